@@ -1,0 +1,1 @@
+"""A SASS emulator that runs cubins on the CPU and checks their control codes."""

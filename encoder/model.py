@@ -1,0 +1,117 @@
+"""The machine-instruction model every back-end stage and the emulator share.
+
+One `Instruction` is one 128-bit SASS word: opcode, modifiers, operands, guard predicate and
+its control fields. Operands are small immutable values so that instructions can be hashed,
+compared and printed back to nvdisasm's syntax (see `sass_text`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Register files: general R, uniform UR, predicate P, uniform predicate UP, convergence
+# barrier B. The zero/true register of each file is its highest index.
+ZERO_INDEX = {"R": 255, "UR": 63, "P": 7, "UP": 7, "B": None}
+ZERO_NAME = {"R": "RZ", "UR": "URZ", "P": "PT", "UP": "UPT"}
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register operand, e.g. `R4`, `-|R2|.reuse`, `!P0`, `UR6`, `R3.H1`, `B0`.
+
+    `suffix` holds operand-level selectors nvdisasm prints after the name (`.H1`, `.B2`,
+    `.64` inside addresses, `.X4` …), in order.
+    """
+    file: str
+    index: int
+    neg: bool = False       # `-R`
+    abs: bool = False       # `|R|`
+    inv: bool = False       # `~R` (bitwise not) or `!P` (logical not)
+    reuse: bool = False     # `.reuse`: mirrors the control field, kept for printing
+    suffix: tuple[str, ...] = ()
+
+    @property
+    def is_zero(self) -> bool:
+        return ZERO_INDEX.get(self.file) == self.index
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate. `value` is the integer bit pattern as nvdisasm shows it for integer
+    immediates; `text` keeps nvdisasm's spelling for floating-point ones (`1.5`, `+INF`),
+    whose encoding the ISA layer derives from the instruction's type."""
+    value: int
+    text: str | None = None
+    neg: bool = False
+    abs: bool = False
+
+
+@dataclass(frozen=True)
+class ConstRef:
+    """`c[bank][offset]`, `c[bank][UR4+0x10]`, optionally negated / absolute / inverted."""
+    bank: int
+    offset: int
+    ureg: Reg | None = None
+    neg: bool = False
+    abs: bool = False
+    inv: bool = False
+    suffix: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Mem:
+    """An address `[R2.64+UR4+0x10]`, optionally with a descriptor `desc[UR4]`."""
+    base: Reg | None = None      # general register (with `.64` in its suffix for 64-bit)
+    ubase: Reg | None = None     # uniform register term
+    offset: int = 0
+    desc: Reg | None = None      # the `desc[URx]` memory descriptor (sm_8x+)
+
+
+@dataclass(frozen=True)
+class SpecialReg:
+    """`SR_TID.X`, `SR_CTAID.Y`, `SR_LANEID`, `SRZ` …"""
+    name: str
+
+
+@dataclass(frozen=True)
+class Label:
+    """A branch or call target: `` `(.L_x_3) `` resolved to a byte offset in its section, or a
+    symbol for calls to other functions (`` `($func) ``)."""
+    name: str
+    offset: int | None = None
+
+
+Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label
+
+
+@dataclass(frozen=True)
+class Control:
+    """The scheduling fields of bits 105..125."""
+    stall: int = 0
+    yield_: bool = False
+    wr_sb: int = 7          # 7 = no scoreboard
+    rd_sb: int = 7
+    wait: int = 0           # bit i: wait on scoreboard i (0..5)
+    reuse: int = 0          # bit i: reuse flag of source slot i
+
+    def pack(self) -> int:
+        """The 21-bit field stored at bit 105, in the layout ISA-NOTES documents."""
+        return (self.stall | (int(self.yield_) << 4) | (self.wr_sb << 5) | (self.rd_sb << 8)
+                | (self.wait << 11) | (self.reuse << 17))
+
+    @classmethod
+    def unpack(cls, bits: int) -> "Control":
+        return cls(stall=bits & 15, yield_=bool(bits >> 4 & 1), wr_sb=bits >> 5 & 7,
+                   rd_sb=bits >> 8 & 7, wait=bits >> 11 & 63, reuse=bits >> 17 & 15)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    opcode: str                              # `FADD`, `IMAD`, `LDG`, …
+    modifiers: tuple[str, ...] = ()          # `("WIDE", "U32")` for `IMAD.WIDE.U32`
+    operands: tuple[Operand, ...] = ()
+    guard: Reg | None = None                 # `@P0` / `@!P0`; None = always (PT)
+    control: Control = field(default_factory=Control)
+
+    @property
+    def mnemonic(self) -> str:
+        return ".".join((self.opcode, *self.modifiers))

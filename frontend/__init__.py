@@ -1,0 +1,1 @@
+"""PTX frontend: PLY lexer and parser, AST, semantic checks, SSA construction."""

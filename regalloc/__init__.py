@@ -1,0 +1,1 @@
+"""Register allocation: liveness, interference, graph colouring, spilling."""

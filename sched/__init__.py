@@ -1,0 +1,1 @@
+"""Scheduling and control codes; the latency table shared with the emulator."""

@@ -1,0 +1,1 @@
+"""Development-time scripts (corpus harvesting, ISA probing); not part of the package."""
