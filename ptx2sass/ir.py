@@ -1,0 +1,369 @@
+"""The SSA IR between the frontend and code generation.
+
+PTX is already a typed three-address code over virtual registers, so the IR keeps PTX's
+operations (opcode + modifiers + instruction type) and changes what matters for optimisation
+and allocation: every value is defined once (`Value`), merges are explicit `Phi`s, control flow
+is a CFG of `Block`s ending in one terminator, and memory operations carry their state space
+and alignment. Predicates are ordinary values of type `pred`; a vector load defines one value
+per element.
+
+Order is always explicit (lists, and dicts in insertion order): no decision here depends on
+object identity or hashing, so compilation is deterministic across processes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# PTX fundamental types: name -> (kind, bits). kind: b(its), u(nsigned), s(igned), f(loat), pred.
+TYPES: dict[str, tuple[str, int]] = {
+    "pred": ("pred", 1),
+    "b8": ("b", 8), "b16": ("b", 16), "b32": ("b", 32), "b64": ("b", 64), "b128": ("b", 128),
+    "u8": ("u", 8), "u16": ("u", 16), "u32": ("u", 32), "u64": ("u", 64),
+    "s8": ("s", 8), "s16": ("s", 16), "s32": ("s", 32), "s64": ("s", 64),
+    "f16": ("f", 16), "f16x2": ("f", 32), "bf16": ("f", 16), "bf16x2": ("f", 32),
+    "tf32": ("f", 32), "f32": ("f", 32), "f64": ("f", 64),
+    "e4m3x2": ("f", 16), "e5m2x2": ("f", 16),
+}
+
+
+def type_bits(ty: str) -> int:
+    return TYPES[ty][1]
+
+
+@dataclass(eq=False)
+class Value:
+    """One SSA definition. `name` is the PTX register it came from (for dumps only)."""
+    id: int
+    type: str
+    name: str = ""
+
+    def __repr__(self) -> str:
+        return f"%{self.id}"
+
+
+@dataclass(frozen=True)
+class Const:
+    """An immediate; `value` is the integer bit pattern for `type` (floats as their bits)."""
+    value: int
+    type: str
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """The address of a module- or function-level variable (`.global`, `.shared`, `.const`,
+    `.local`, `.param`) or of a function, plus a byte offset."""
+    name: str
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class SpecialReg:
+    """A PTX special register such as `%tid.x`, `%laneid`, `%clock64`."""
+    name: str
+    type: str
+
+
+@dataclass
+class Address:
+    """A memory operand `[base + offset]`; base is a Value, a Symbol, or None (absolute)."""
+    base: "Value | Symbol | None"
+    offset: int = 0
+
+
+Operand = Value | Const | Symbol | SpecialReg | Address
+
+
+@dataclass(eq=False)
+class Instr:
+    """One operation. `opcode`/`modifiers`/`type` keep PTX's spelling (`ld`, `("global",
+    "nc")`, `"f32"`); `types` holds the extra types of multi-type instructions (cvt's source,
+    mad.wide's…). Memory instructions set `space` and `align`."""
+    opcode: str
+    dests: list[Value] = field(default_factory=list)
+    srcs: list[Operand] = field(default_factory=list)
+    modifiers: tuple[str, ...] = ()
+    type: str | None = None
+    types: tuple[str, ...] = ()
+    guard: Value | None = None
+    guard_negated: bool = False
+    space: str | None = None
+    align: int | None = None
+    line: int | None = None          # PTX source line, for diagnostics and -lineinfo
+
+    @property
+    def is_terminator(self) -> bool:
+        return self.opcode in TERMINATORS
+
+
+# Operations that end a block. `bra` with a guard is a conditional branch: its block has two
+# successors (taken first, then fall-through).
+TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap_exit"})
+
+
+@dataclass(eq=False)
+class Phi:
+    dest: Value
+    incoming: list[tuple["Block", "Value | Const"]] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Block:
+    name: str
+    phis: list[Phi] = field(default_factory=list)
+    instrs: list[Instr] = field(default_factory=list)
+    succs: list["Block"] = field(default_factory=list)
+    preds: list["Block"] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Block({self.name})"
+
+
+@dataclass
+class Param:
+    name: str
+    type: str
+    size: int
+    align: int
+    offset: int = 0          # byte offset in the parameter space
+    ptr_space: str | None = None   # `.ptr .global` annotation
+
+
+@dataclass
+class Variable:
+    """A named variable in a state space (module-level, or function-local `.local/.shared`)."""
+    name: str
+    space: str
+    type: str
+    size: int
+    align: int
+    init: bytes | None = None
+    relocations: list[tuple[int, str]] = field(default_factory=list)  # (offset, symbol) in init
+    extern: bool = False
+    linkage: str | None = None       # visible / extern / weak / None
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    is_entry: bool
+    params: list[Param] = field(default_factory=list)
+    returns: list[Param] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    locals: list[Variable] = field(default_factory=list)
+    attributes: dict[str, object] = field(default_factory=dict)  # maxntid, reqntid, maxnreg …
+    next_value_id: int = 0
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+    def new_value(self, type: str, name: str = "") -> Value:
+        v = Value(self.next_value_id, type, name)
+        self.next_value_id += 1
+        return v
+
+    def new_block(self, name: str) -> Block:
+        b = Block(name)
+        self.blocks.append(b)
+        return b
+
+
+@dataclass
+class Module:
+    version: str
+    target: str
+    address_size: int = 64
+    variables: list[Variable] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+
+
+def link(pred: Block, succ: Block) -> None:
+    pred.succs.append(succ)
+    succ.preds.append(pred)
+
+
+# --- analyses ---------------------------------------------------------------------------
+
+def reverse_postorder(fn: Function) -> list[Block]:
+    seen: set[int] = set()
+    order: list[Block] = []
+    stack: list[tuple[Block, int]] = [(fn.entry, 0)]
+    seen.add(id(fn.entry))
+    while stack:
+        block, i = stack.pop()
+        if i < len(block.succs):
+            stack.append((block, i + 1))
+            nxt = block.succs[i]
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append((nxt, 0))
+        else:
+            order.append(block)
+    order.reverse()
+    return order
+
+
+def dominators(fn: Function) -> dict[Block, Block | None]:
+    """Immediate dominators (Cooper, Harvey & Kennedy's iterative algorithm) of the blocks
+    reachable from the entry; the entry maps to None."""
+    rpo = reverse_postorder(fn)
+    index = {b: i for i, b in enumerate(rpo)}
+    idom: dict[Block, Block | None] = {rpo[0]: rpo[0]}
+
+    def intersect(a: Block, b: Block) -> Block:
+        while a is not b:
+            while index[a] > index[b]:
+                a = idom[a]
+            while index[b] > index[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            done = [p for p in b.preds if p in idom]
+            new = done[0]
+            for p in done[1:]:
+                new = intersect(p, new)
+            if idom.get(b) is not new:
+                idom[b] = new
+                changed = True
+    idom[rpo[0]] = None
+    return idom
+
+
+def dominates(idom: dict[Block, Block | None], a: Block, b: Block) -> bool:
+    node: Block | None = b
+    while node is not None:
+        if node is a:
+            return True
+        node = idom[node]
+    return False
+
+
+# --- verifier ---------------------------------------------------------------------------
+
+class IRError(Exception):
+    """The IR broke one of its invariants: a compiler bug, not a user error."""
+
+
+def verify(fn: Function) -> None:
+    """Check SSA form and CFG consistency; raise IRError naming the first violation."""
+    def fail(msg: str) -> None:
+        raise IRError(f"{fn.name}: {msg}")
+
+    if not fn.blocks:
+        fail("function has no blocks")
+    for b in fn.blocks:
+        for s in b.succs:
+            if b not in s.preds:
+                fail(f"{b.name} -> {s.name} missing from {s.name}.preds")
+        for p in b.preds:
+            if b not in p.succs:
+                fail(f"{p.name} listed as pred of {b.name} but not linked")
+        for i, ins in enumerate(b.instrs):
+            if ins.is_terminator and i != len(b.instrs) - 1:
+                fail(f"terminator {ins.opcode} in the middle of {b.name}")
+
+    idom = dominators(fn)
+    def_site: dict[int, tuple[Block, int]] = {}
+    for b in fn.blocks:
+        if b not in idom:
+            continue  # unreachable blocks are dropped by the builder; nothing to check
+        for phi in b.phis:
+            if phi.dest.id in def_site:
+                fail(f"{phi.dest!r} defined twice")
+            def_site[phi.dest.id] = (b, -1)
+            if sorted(id(p) for p, _ in phi.incoming) != sorted(id(p) for p in b.preds):
+                fail(f"phi {phi.dest!r} in {b.name} does not match its predecessors")
+        for i, ins in enumerate(b.instrs):
+            for d in ins.dests:
+                if d.id in def_site:
+                    fail(f"{d!r} defined twice")
+                def_site[d.id] = (b, i)
+
+    def check_use(v: Value, b: Block, i: int, what: str) -> None:
+        site = def_site.get(v.id)
+        if site is None:
+            fail(f"{what} uses {v!r} which is never defined")
+        db, di = site
+        if db is b:
+            if di >= i:
+                fail(f"{what} in {b.name} uses {v!r} before its definition")
+        elif not dominates(idom, db, b):
+            fail(f"{what} in {b.name} uses {v!r} whose definition in {db.name} does not dominate it")
+
+    for b in fn.blocks:
+        if b not in idom:
+            continue
+        for phi in b.phis:
+            for p, v in phi.incoming:
+                if isinstance(v, Value) and p in idom:
+                    check_use(v, p, len(p.instrs) + 1, f"phi {phi.dest!r}")
+        for i, ins in enumerate(b.instrs):
+            for v in _uses(ins):
+                check_use(v, b, i, ins.opcode)
+
+
+def _uses(ins: Instr):
+    for s in ins.srcs:
+        if isinstance(s, Value):
+            yield s
+        elif isinstance(s, Address) and isinstance(s.base, Value):
+            yield s.base
+    if ins.guard is not None:
+        yield ins.guard
+
+
+# --- textual dump ---------------------------------------------------------------------------
+
+def _fmt_operand(op: Operand) -> str:
+    if isinstance(op, Value):
+        return repr(op)
+    if isinstance(op, Const):
+        return f"{op.value:#x}:{op.type}" if op.value >= 0 else f"{op.value}:{op.type}"
+    if isinstance(op, Symbol):
+        return f"@{op.name}" + (f"+{op.offset}" if op.offset else "")
+    if isinstance(op, SpecialReg):
+        return op.name
+    if isinstance(op, Address):
+        base = "" if op.base is None else _fmt_operand(op.base)
+        off = f"+{op.offset}" if op.offset > 0 else (f"{op.offset}" if op.offset else "")
+        return f"[{base}{off}]" if base else f"[{op.offset}]"
+    raise TypeError(op)
+
+
+def dump_instr(ins: Instr) -> str:
+    head = ".".join((ins.opcode, *ins.modifiers, *( [ins.type] if ins.type else [] ), *ins.types))
+    if ins.space:
+        head += f" <{ins.space}" + (f" align {ins.align}" if ins.align else "") + ">"
+    guard = f"@{'!' if ins.guard_negated else ''}{ins.guard!r} " if ins.guard is not None else ""
+    dests = ", ".join(f"{d!r}:{d.type}" for d in ins.dests)
+    srcs = ", ".join(_fmt_operand(s) for s in ins.srcs)
+    lhs = f"{dests} = " if dests else ""
+    return f"{guard}{lhs}{head} {srcs}".rstrip()
+
+
+def dump_function(fn: Function) -> str:
+    kind = ".entry" if fn.is_entry else ".func"
+    params = ", ".join(f"{p.type} {p.name}" for p in fn.params)
+    lines = [f"{kind} {fn.name}({params})"]
+    for b in fn.blocks:
+        preds = ", ".join(p.name for p in b.preds)
+        lines.append(f"{b.name}:" + (f"    ; preds {preds}" if preds else ""))
+        for phi in b.phis:
+            inc = ", ".join(f"[{p.name}: {_fmt_operand(v)}]" for p, v in phi.incoming)
+            lines.append(f"  {phi.dest!r}:{phi.dest.type} = phi {inc}")
+        for ins in b.instrs:
+            lines.append(f"  {dump_instr(ins)}")
+        if b.succs:
+            lines.append(f"  ; succs {', '.join(s.name for s in b.succs)}")
+    return "\n".join(lines)
+
+
+def dump_module(mod: Module) -> str:
+    head = [f".version {mod.version}", f".target {mod.target}", f".address_size {mod.address_size}"]
+    for v in mod.variables:
+        head.append(f".{v.space} {v.type} {v.name} size {v.size} align {v.align}")
+    return "\n".join(head + [dump_function(f) for f in mod.functions]) + "\n"
