@@ -1,0 +1,588 @@
+"""SASS text in nvdisasm's syntax: parse one instruction or a whole listing into the shared
+model (`encoder.model`), and print the model back as exactly the text nvdisasm prints.
+
+The parser is syntax-driven, not opcode-driven: it knows how nvdisasm spells operands
+(registers, immediates, constant-bank references, addresses, labels), not what each opcode
+means. The few opcode-specific spelling facts (which operands nvdisasm separates by a space
+instead of a comma) are data in `SPACE_SEPARATED_OPERANDS`.
+
+Conventions of the model as this module fills it (the codec's decoder must produce the same):
+- Registers: `Reg(file, index)` with `RZ`/`URZ`/`PT`/`UPT` at their zero index; `B0` is file
+  "B", the scoreboard `SB0` of `DEPBAR` is file "SB". `!P0`/`~R2` set `inv`, `-R2` `neg`,
+  `|R2|` `abs`; `.reuse` sets `reuse`; every other `.X` after the name goes to `suffix`
+  (`R2.64` in addresses, `R2.H1`, `R2.ROW`, `R2.X4`).
+- Integer immediates (nvdisasm prints them in hex) have `value` = the signed number printed
+  (`-0x1` → -1) and `text=None`. Floating-point immediates (decimal, `+INF`, `-QNAN`) keep
+  nvdisasm's spelling in `text` (sign included) and have `value=0`; `float_value()` reads it.
+- Constant bank: `c[0x3][0x10]` → `ConstRef(3, 0x10)`; `c[0x0][R2+0x4]` puts the register
+  (general or uniform) in `ureg`.
+- Addresses hold exactly the printed terms: `[0x10]` has `base=None` (nvdisasm leaves an RZ
+  base out when an offset is printed), `[RZ]` has `base=Reg("R", 255)`.
+- Branch targets: `` `(.L_x_3) `` → `Label(".L_x_3")`; `parse_listing` fills `offset`.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from .model import (ZERO_INDEX, ZERO_NAME, ConstRef, Control, Imm, Instruction, Label, Mem,
+                    Operand, Reg, SpecialReg)
+
+
+class SassSyntaxError(ValueError):
+    """Text that is not SASS in nvdisasm's syntax; the message names the offending text."""
+
+
+# Opcodes whose operands nvdisasm separates by a space rather than ", " (a register-relative
+# target: `RET.REL.NODEC R20 `(kernel)`, `BRX R2 -0x170`). The value is the index of the
+# first operand that follows a space instead of a comma.
+SPACE_SEPARATED_OPERANDS: dict[str, int] = {"RET": 1, "BRX": 1, "JMX": 1}
+
+# Floating-point immediates nvdisasm prints as words; it writes a space after them.
+_FLOAT_WORDS = ("INF", "QNAN", "NAN", "SNAN")
+
+_GUARD = re.compile(r"@(!?)(U?P[0-6T])\s+")
+_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_])")
+_SUFFIX = re.compile(r"\.([A-Za-z0-9_]+)")
+_HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
+_FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
+_SPECIAL = re.compile(r"SRZ|SR_[A-Za-z0-9_]+(?:\.[XYZ])?")
+_LABEL = re.compile(r"`\(([^()`\s]+)\)")
+
+
+# --------------------------------------------------------------------------- registers
+
+def parse_register(name: str) -> Reg:
+    """`R4`, `RZ`, `UR6`, `P0`, `PT`, `UPT`, `B1`, `SB0` → Reg (no prefixes or suffixes)."""
+    for file, zero in ZERO_NAME.items():
+        if name == zero:
+            return Reg(file, ZERO_INDEX[file])
+    m = re.fullmatch(r"(UR|UP|SB|R|P|B)(\d+)", name)
+    if not m:
+        raise SassSyntaxError(f"not a register: {name!r}")
+    return Reg(m.group(1), int(m.group(2)))
+
+
+def register_name(reg: Reg) -> str:
+    if reg.is_zero:
+        return ZERO_NAME[reg.file]
+    return f"{reg.file}{reg.index}"
+
+
+# --------------------------------------------------------------------------- immediates
+
+def float_value(imm: Imm) -> float:
+    """The number a floating-point immediate's text denotes (`+INF` → inf, `-QNAN` → nan)."""
+    if imm.text is None:
+        raise ValueError(f"{imm} is an integer immediate")
+    t = imm.text
+    body = t.lstrip("+-")
+    sign = -1.0 if t.startswith("-") else 1.0
+    if body == "INF":
+        return sign * math.inf
+    if body in ("QNAN", "NAN", "SNAN"):
+        return math.copysign(math.nan, sign)
+    return float(t)
+
+
+def _format_hex(value: int) -> str:
+    return f"-0x{-value:x}" if value < 0 else f"0x{value:x}"
+
+
+# --------------------------------------------------------------------------- operands
+
+class _Cursor:
+    """A position in one instruction's text, for the small recursive-descent parser."""
+
+    def __init__(self, text: str, whole: str):
+        self.text, self.pos, self.whole = text, 0, whole
+
+    def peek(self, s: str) -> bool:
+        return self.text.startswith(s, self.pos)
+
+    def take(self, s: str) -> bool:
+        if self.text.startswith(s, self.pos):
+            self.pos += len(s)
+            return True
+        return False
+
+    def expect(self, s: str) -> None:
+        if not self.take(s):
+            self.fail(f"expected {s!r}")
+
+    def match(self, pattern: re.Pattern) -> re.Match | None:
+        m = pattern.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.text)
+
+    def fail(self, why: str):
+        raise SassSyntaxError(f"{why} at column {self.pos + 1} of {self.whole!r} "
+                              f"(near {self.text[self.pos:self.pos + 12]!r})")
+
+
+def _suffixes(cur: _Cursor) -> tuple[bool, tuple[str, ...]]:
+    """`.reuse` and the other dotted selectors after a register name."""
+    reuse, out = False, []
+    while True:
+        m = cur.match(_SUFFIX)
+        if not m:
+            return reuse, tuple(out)
+        if m.group(1) == "reuse" and not out:
+            reuse = True
+        else:
+            out.append(m.group(1))
+
+
+def _register(cur: _Cursor) -> Reg | None:
+    m = cur.match(_REG)
+    if not m:
+        return None
+    return parse_register(m.group(1))
+
+
+def _number_term(cur: _Cursor) -> int | None:
+    m = cur.match(_HEX)
+    if not m:
+        return None
+    v = int(m.group(2), 16)
+    return -v if m.group(1) else v
+
+
+def _address_terms(cur: _Cursor, close: str) -> tuple[list[Reg], int | None]:
+    """Terms `R2.64+UR4+0x10` up to `close`: registers (with suffixes) and one offset."""
+    regs: list[Reg] = []
+    offset: int | None = None
+    first = True
+    while not cur.take(close):
+        if not first and not cur.take("+"):
+            if not cur.peek("-"):
+                cur.fail("expected '+' in address")
+        first = False
+        num = _number_term(cur)
+        if num is not None:
+            if offset is not None:
+                cur.fail("two offsets in address")
+            offset = num
+            continue
+        reg = _register(cur)
+        if reg is None:
+            cur.fail("expected register or offset in address")
+        _, suffix = _suffixes(cur)
+        regs.append(replace(reg, suffix=suffix))
+    return regs, offset
+
+
+def _memory(cur: _Cursor, desc: Reg | None) -> Mem:
+    cur.expect("[")
+    regs, offset = _address_terms(cur, "]")
+    base = ubase = None
+    for reg in regs:
+        if reg.file == "UR" and ubase is None:
+            ubase = reg
+        elif reg.file != "UR" and base is None and ubase is None:
+            base = reg
+        else:
+            cur.fail("unexpected register in address")
+    if not regs and offset is None:
+        cur.fail("empty address")
+    return Mem(base=base, ubase=ubase, offset=offset or 0, desc=desc)
+
+
+def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
+    cur.expect("c[")
+    bank = _number_term(cur)
+    if bank is None:
+        cur.fail("expected constant bank number")
+    cur.expect("]")
+    cur.expect("[")
+    regs, offset = _address_terms(cur, "]")
+    if len(regs) > 1:
+        cur.fail("more than one register in constant address")
+    return ConstRef(bank=bank, offset=offset or 0, ureg=regs[0] if regs else None,
+                    neg=neg, abs=abs_, inv=inv)
+
+
+def _operand(cur: _Cursor) -> Operand:
+    """One operand, with its prefixes (`-`, `!`, `~`, `|…|`) and suffixes."""
+    start = cur.pos
+    # Numbers first: `-0x10`, `-24`, `+INF` carry their sign themselves.
+    num = _number_term(cur)
+    if num is not None:
+        return Imm(num)
+    m = cur.match(_FLOAT)
+    if m:
+        return Imm(0, text=m.group(0))
+    m = cur.match(_LABEL)
+    if m:
+        return Label(m.group(1))
+    neg = cur.take("-")
+    inv = not neg and (cur.take("!") or cur.take("~"))
+    abs_ = cur.take("|")
+    if cur.peek("c["):
+        c = _const(cur, neg, abs_, inv)
+        if abs_:
+            cur.expect("|")
+        _, suffix = _suffixes(cur)
+        return replace(c, suffix=suffix)
+    if cur.peek("desc[") or cur.peek("["):
+        if neg or inv or abs_:
+            cur.fail("prefix on an address")
+        desc = None
+        if cur.take("desc["):
+            desc = _register(cur)
+            if desc is None:
+                cur.fail("expected descriptor register")
+            cur.expect("]")
+        return _memory(cur, desc)
+    m = cur.match(_SPECIAL)
+    if m:
+        if neg or inv or abs_:
+            cur.fail("prefix on a special register")
+        return SpecialReg(m.group(0))
+    reg = _register(cur)
+    if reg is None:
+        cur.pos = start
+        cur.fail("unknown operand")
+    if abs_:
+        inner_reuse, inner = _suffixes(cur)
+        cur.expect("|")
+        if inner_reuse or inner:
+            cur.fail("selector inside |…|")
+    reuse, suffix = _suffixes(cur)
+    return replace(reg, neg=neg, abs=abs_, inv=inv, reuse=reuse, suffix=suffix)
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split at `sep` outside brackets, bars and backquoted labels."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def parse_operand(text: str) -> Operand:
+    """One operand as nvdisasm prints it (`-|R2|.reuse`, `c[0x0][0x160]`, `[R2.64+0x10]` …)."""
+    cur = _Cursor(text.strip(), text)
+    op = _operand(cur)
+    if not cur.at_end():
+        cur.fail("trailing text after operand")
+    return op
+
+
+# --------------------------------------------------------------------------- instructions
+
+def parse_instruction(text: str) -> Instruction:
+    """One instruction as it appears in an nvdisasm listing, without the trailing `;`:
+    `@!P0 BRA `(.L_x_1)`, `IMAD.WIDE.U32 R2, R0.reuse, R3, c[0x0][0x160]` …"""
+    if not isinstance(text, str):
+        raise SassSyntaxError(f"expected instruction text, got {type(text).__name__}")
+    body = text.strip()
+    if body.endswith(";"):
+        body = body[:-1].rstrip()
+    guard = None
+    m = _GUARD.match(body)
+    if m:
+        guard = replace(parse_register(m.group(2)), inv=bool(m.group(1)))
+        body = body[m.end():]
+    m = _MNEMONIC.match(body)
+    if not m:
+        raise SassSyntaxError(f"no mnemonic in SASS instruction {text!r}")
+    opcode, *modifiers = m.group(0).split(".")
+    rest = body[m.end():]
+    if rest and not rest[0].isspace():
+        raise SassSyntaxError(f"bad mnemonic in SASS instruction {text!r}")
+    rest = rest.strip()
+    operands: list[Operand] = []
+    if rest:
+        for chunk in _split_top(rest, ","):
+            chunk = chunk.strip()
+            if not chunk:
+                raise SassSyntaxError(f"empty operand in SASS instruction {text!r}")
+            for piece in _split_top(chunk, " "):
+                if piece:
+                    cur = _Cursor(piece, text)
+                    operands.append(_operand(cur))
+                    if not cur.at_end():
+                        cur.fail("trailing text after operand")
+    return Instruction(opcode, tuple(modifiers), tuple(operands), guard)
+
+
+def _format_reg_core(reg: Reg) -> str:
+    return register_name(reg)
+
+
+def format_operand(op: Operand) -> str:
+    """The text nvdisasm prints for one operand (without the separator after it)."""
+    if isinstance(op, Reg):
+        core = register_name(op)
+        if op.abs:
+            core = f"|{core}|"
+        prefix = "-" if op.neg else ("!" if op.inv and op.file in ("P", "UP") else
+                                     "~" if op.inv else "")
+        return (prefix + core + (".reuse" if op.reuse else "")
+                + "".join("." + s for s in op.suffix))
+    if isinstance(op, Imm):
+        if op.text is not None:
+            return op.text
+        return _format_hex(op.value)
+    if isinstance(op, ConstRef):
+        addr = _format_terms([op.ureg] if op.ureg else [], op.offset, keep_zero=op.ureg is None)
+        core = f"c[{_format_hex(op.bank)}][{addr}]"
+        if op.abs:
+            core = f"|{core}|"
+        prefix = "-" if op.neg else ("~" if op.inv else "")
+        return prefix + core + "".join("." + s for s in op.suffix)
+    if isinstance(op, Mem):
+        terms = [r for r in (op.base, op.ubase) if r is not None]
+        inner = _format_terms(terms, op.offset, keep_zero=not terms)
+        desc = f"desc[{register_name(op.desc)}]" if op.desc is not None else ""
+        return f"{desc}[{inner}]"
+    if isinstance(op, SpecialReg):
+        return op.name
+    if isinstance(op, Label):
+        return f"`({op.name})"
+    raise TypeError(f"not a SASS operand: {op!r}")
+
+
+def _format_terms(regs: list[Reg], offset: int, keep_zero: bool) -> str:
+    parts = [register_name(r) + "".join("." + s for s in r.suffix) for r in regs]
+    out = "+".join(parts)
+    if offset or keep_zero:
+        num = _format_hex(offset)
+        out = f"{out}+{num}" if out and offset >= 0 else f"{out}{num}"
+    return out
+
+
+def _ends_with_word(op: Operand) -> bool:
+    return isinstance(op, Imm) and op.text is not None and op.text.lstrip("+-") in _FLOAT_WORDS
+
+
+def format_instruction(ins: Instruction) -> str:
+    """Exactly nvdisasm's text for `ins` (no trailing `;`)."""
+    out = ""
+    if ins.guard is not None:
+        out = f"@{'!' if ins.guard.inv else ''}{register_name(ins.guard)} "
+    out += ins.mnemonic
+    space_from = SPACE_SEPARATED_OPERANDS.get(ins.opcode)
+    for i, op in enumerate(ins.operands):
+        if i == 0:
+            out += " "
+        elif space_from is not None and i >= space_from:
+            out += " "
+        else:
+            out += ", "
+        out += format_operand(op)
+        if _ends_with_word(op):
+            out += " "
+    return out.rstrip()
+
+
+# --------------------------------------------------------------------------- listings
+
+@dataclass
+class Entry:
+    """One instruction of a listing at its byte offset in the section."""
+    offset: int
+    instruction: Instruction
+    text: str                      # the instruction's text as printed (no `;`)
+    word: int | None = None        # the 128-bit word when the listing shows hex
+
+
+@dataclass
+class Function:
+    """A function symbol's instructions: a kernel, or a subroutine in its kernel's section."""
+    name: str
+    section: str                   # `.text.<kernel>`
+    offset: int                    # where the symbol starts in the section
+    entries: list[Entry] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)   # labels inside this function
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.section == f".text.{self.name}"
+
+
+@dataclass
+class Listing:
+    arch: str | None = None
+    functions: list[Function] = field(default_factory=list)
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def section_labels(self, section: str) -> dict[str, int]:
+        """Every label and function symbol of a section with its offset."""
+        out: dict[str, int] = {}
+        for f in self.functions:
+            if f.section == section:
+                out[f.name] = f.offset
+                out.update(f.labels)
+        return out
+
+
+_LINE_OFFSET = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*)$")
+_HEX_COMMENT = re.compile(r"/\*\s*0x([0-9a-f]{16})\s*\*/")
+_SECTION = re.compile(r"\s*\.section\s+([^,\s]+)")
+_LABEL_DEF = re.compile(r"^([.$A-Za-z_][\w.$]*):\s*$")
+_CUOBJDUMP_FUNC = re.compile(r"\s*Function\s*:\s*(\S+)")
+_TARGET = re.compile(r"\s*\.target\s+(sm_\d+\w*)|\s*code for (sm_\d+\w*)")
+_SYMBOL_DIRECTIVE = re.compile(r"\s*\.(?:global|weak|type|size|other)\s")
+
+
+def parse_listing(text: str) -> Listing:
+    """A whole listing: `nvdisasm [-hex] cubin` or `cuobjdump -sass cubin`.
+
+    Functions come in listing order with their instructions; `Label` operands are resolved to
+    section offsets; with hex, each entry has its 128-bit word and its control fields."""
+    listing = Listing()
+    section: str | None = None
+    current: Function | None = None
+    pending_low: tuple[Entry, int] | None = None
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, 1):
+        m = _TARGET.match(line)
+        if m and listing.arch is None:
+            listing.arch = m.group(1) or m.group(2)
+            continue
+        m = _CUOBJDUMP_FUNC.match(line)
+        if m:
+            section = f".text.{m.group(1)}"
+            current = Function(m.group(1), section, 0)
+            listing.functions.append(current)
+            continue
+        m = _SECTION.match(line)
+        if m:
+            section = m.group(1)
+            current = None
+            continue
+        stripped = line.strip()
+        m = _LABEL_DEF.match(stripped)
+        if m and section is not None and section.startswith(".text."):
+            name = m.group(1)
+            if name == section:
+                continue
+            offset = _next_offset(lines, lineno)
+            if name.startswith(".L"):
+                if current is not None:
+                    current.labels[name] = offset
+            else:
+                current = Function(name, section, offset)
+                listing.functions.append(current)
+            continue
+        if pending_low is not None:
+            hm = _HEX_COMMENT.search(line)
+            if hm and not _LINE_OFFSET.match(line):
+                entry, low = pending_low
+                entry.word = low | int(hm.group(1), 16) << 64
+                entry.instruction = replace(entry.instruction,
+                                            control=Control.unpack(entry.word >> 105))
+                pending_low = None
+                continue
+            pending_low = None
+        m = _LINE_OFFSET.match(line)
+        if m and current is not None and section is not None and section.startswith(".text."):
+            body = m.group(2)
+            hm = _HEX_COMMENT.search(body)
+            instr_text = body[:hm.start()] if hm else body
+            instr_text = instr_text.strip()
+            if instr_text.startswith("."):
+                continue  # data directive inside a text section
+            if not instr_text.endswith(";"):
+                raise SassSyntaxError(f"line {lineno}: instruction without ';': {line.strip()!r}")
+            instr_text = instr_text[:-1].rstrip()
+            try:
+                ins = parse_instruction(instr_text)
+            except SassSyntaxError as e:
+                raise SassSyntaxError(f"line {lineno}: {e}") from None
+            entry = Entry(int(m.group(1), 16), ins, instr_text)
+            current.entries.append(entry)
+            if hm:
+                pending_low = (entry, int(hm.group(1), 16))
+    _resolve_labels(listing)
+    return listing
+
+
+def _next_offset(lines: list[str], lineno: int) -> int:
+    """The offset of the first instruction after line `lineno` (1-based): where a label points.
+    A label after the section's last instruction points at the section's end."""
+    last = None
+    for line in lines[lineno:]:
+        m = _LINE_OFFSET.match(line)
+        if m:
+            return int(m.group(1), 16)
+        if _SECTION.match(line):
+            break
+    # End of section: one instruction past the last one before the label.
+    for line in reversed(lines[:lineno]):
+        m = _LINE_OFFSET.match(line)
+        if m:
+            last = int(m.group(1), 16)
+            break
+        if _SECTION.match(line):
+            break
+    return 0 if last is None else last + 16
+
+
+def _resolve_labels(listing: Listing) -> None:
+    by_section: dict[str, dict[str, int]] = {}
+    for f in listing.functions:
+        by_section.setdefault(f.section, {}).update(listing.section_labels(f.section))
+    for f in listing.functions:
+        table = by_section[f.section]
+        for entry in f.entries:
+            ins = entry.instruction
+            if any(isinstance(op, Label) and op.name in table for op in ins.operands):
+                ops = tuple(Label(op.name, table[op.name])
+                            if isinstance(op, Label) and op.name in table else op
+                            for op in ins.operands)
+                entry.instruction = replace(ins, operands=ops)
+
+
+def format_listing(listing: Listing, hex_words: bool = True) -> str:
+    """A listing in nvdisasm's instruction-line layout (sections, labels, instructions; no
+    ELF directives): enough to read or diff, not a byte-exact copy of nvdisasm's file."""
+    out: list[str] = []
+    if listing.arch:
+        out.append(f"\t.target\t{listing.arch}")
+    section = None
+    for f in listing.functions:
+        if f.section != section:
+            section = f.section
+            out.append(f"\t.section\t{section},\"ax\",@progbits")
+        out.append(f"{f.name}:")
+        labels_at: dict[int, list[str]] = {}
+        for name, off in f.labels.items():
+            labels_at.setdefault(off, []).append(name)
+        for entry in f.entries:
+            for name in labels_at.pop(entry.offset, []):
+                out.append(f"{name}:")
+            text = format_instruction(entry.instruction) + " ;"
+            line = f"        /*{entry.offset:04x}*/                   {text:<40}"
+            if hex_words and entry.word is not None:
+                out.append(f"{line}/* 0x{entry.word & (1 << 64) - 1:016x} */")
+                out.append(" " * 77 + f"/* 0x{entry.word >> 64:016x} */")
+            else:
+                out.append(line.rstrip())
+        for off in sorted(labels_at):
+            out.extend(f"{name}:" for name in labels_at[off])
+    return "\n".join(out) + "\n"
