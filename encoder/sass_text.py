@@ -118,6 +118,12 @@ class _Cursor:
             self.pos = m.end()
         return m
 
+    def skip_spaces(self) -> bool:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] == " ":
+            self.pos += 1
+        return self.pos > start
+
     def at_end(self) -> bool:
         return self.pos >= len(self.text)
 
@@ -200,6 +206,7 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
     if bank is None:
         cur.fail("expected constant bank number")
     cur.expect("]")
+    cur.take(" ")  # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows
     cur.expect("[")
     regs, offset = _address_terms(cur, "]")
     if len(regs) > 1:
@@ -258,25 +265,6 @@ def _operand(cur: _Cursor) -> Operand:
     return replace(reg, neg=neg, abs=abs_, inv=inv, reuse=reuse, suffix=suffix)
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """Split at `sep` outside brackets, bars and backquoted labels."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
-            i = start
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
 def parse_operand(text: str) -> Operand:
     """One operand as nvdisasm prints it (`-|R2|.reuse`, `c[0x0][0x160]`, `[R2.64+0x10]` …)."""
     cur = _Cursor(text.strip(), text)
@@ -311,16 +299,16 @@ def parse_instruction(text: str) -> Instruction:
     rest = rest.strip()
     operands: list[Operand] = []
     if rest:
-        for chunk in _split_top(rest, ","):
-            chunk = chunk.strip()
-            if not chunk:
-                raise SassSyntaxError(f"empty operand in SASS instruction {text!r}")
-            for piece in _split_top(chunk, " "):
-                if piece:
-                    cur = _Cursor(piece, text)
-                    operands.append(_operand(cur))
-                    if not cur.at_end():
-                        cur.fail("trailing text after operand")
+        cur = _Cursor(rest, text)
+        while True:
+            operands.append(_operand(cur))
+            spaced = cur.skip_spaces()
+            if cur.at_end():
+                break
+            if cur.take(","):
+                cur.skip_spaces()
+            elif not spaced:
+                cur.fail("expected ',' between operands")
     return Instruction(opcode, tuple(modifiers), tuple(operands), guard)
 
 
@@ -344,7 +332,8 @@ def format_operand(op: Operand) -> str:
         return _format_hex(op.value)
     if isinstance(op, ConstRef):
         addr = _format_terms([op.ureg] if op.ureg else [], op.offset, keep_zero=op.ureg is None)
-        core = f"c[{_format_hex(op.bank)}][{addr}]"
+        gap = " " if op.suffix else ""
+        core = f"c[{_format_hex(op.bank)}]{gap}[{addr}]"
         if op.abs:
             core = f"|{core}|"
         prefix = "-" if op.neg else ("~" if op.inv else "")
@@ -400,9 +389,10 @@ def format_instruction(ins: Instruction) -> str:
 class Entry:
     """One instruction of a listing at its byte offset in the section."""
     offset: int
-    instruction: Instruction
-    text: str                      # the instruction's text as printed (no `;`)
-    word: int | None = None        # the 128-bit word when the listing shows hex
+    instruction: Instruction | None   # None only from `parse_listing(strict=False)`
+    text: str                         # the instruction's text as printed (no `;`)
+    word: int | None = None           # the 128-bit word when the listing shows hex
+    error: str | None = None          # why `instruction` is None
 
 
 @dataclass
@@ -449,11 +439,13 @@ _TARGET = re.compile(r"\s*\.target\s+(sm_\d+\w*)|\s*code for (sm_\d+\w*)")
 _SYMBOL_DIRECTIVE = re.compile(r"\s*\.(?:global|weak|type|size|other)\s")
 
 
-def parse_listing(text: str) -> Listing:
+def parse_listing(text: str, strict: bool = True) -> Listing:
     """A whole listing: `nvdisasm [-hex] cubin` or `cuobjdump -sass cubin`.
 
     Functions come in listing order with their instructions; `Label` operands are resolved to
-    section offsets; with hex, each entry has its 128-bit word and its control fields."""
+    section offsets; with hex, each entry has its 128-bit word and its control fields.
+    `strict=False` keeps going past instructions it cannot parse (for surveys): their
+    entries have `instruction=None` and the reason in `error`."""
     listing = Listing()
     section: str | None = None
     current: Function | None = None
@@ -494,8 +486,9 @@ def parse_listing(text: str) -> Listing:
             if hm and not _LINE_OFFSET.match(line):
                 entry, low = pending_low
                 entry.word = low | int(hm.group(1), 16) << 64
-                entry.instruction = replace(entry.instruction,
-                                            control=Control.unpack(entry.word >> 105))
+                if entry.instruction is not None:
+                    entry.instruction = replace(entry.instruction,
+                                                control=Control.unpack(entry.word >> 105))
                 pending_low = None
                 continue
             pending_low = None
@@ -510,11 +503,14 @@ def parse_listing(text: str) -> Listing:
             if not instr_text.endswith(";"):
                 raise SassSyntaxError(f"line {lineno}: instruction without ';': {line.strip()!r}")
             instr_text = instr_text[:-1].rstrip()
+            error = None
             try:
                 ins = parse_instruction(instr_text)
             except SassSyntaxError as e:
-                raise SassSyntaxError(f"line {lineno}: {e}") from None
-            entry = Entry(int(m.group(1), 16), ins, instr_text)
+                if strict:
+                    raise SassSyntaxError(f"line {lineno}: {e}") from None
+                ins, error = None, str(e)
+            entry = Entry(int(m.group(1), 16), ins, instr_text, error=error)
             current.entries.append(entry)
             if hm:
                 pending_low = (entry, int(hm.group(1), 16))
@@ -551,7 +547,7 @@ def _resolve_labels(listing: Listing) -> None:
         table = by_section[f.section]
         for entry in f.entries:
             ins = entry.instruction
-            if any(isinstance(op, Label) and op.name in table for op in ins.operands):
+            if ins is not None and any(isinstance(op, Label) and op.name in table for op in ins.operands):
                 ops = tuple(Label(op.name, table[op.name])
                             if isinstance(op, Label) and op.name in table else op
                             for op in ins.operands)
