@@ -1,0 +1,846 @@
+"""Cubin (CUDA ELF) reader and writer.
+
+`read_cubin(bytes) -> Cubin` and `write_cubin(Cubin) -> bytes`. A `Cubin` holds what a
+loader and the tools read: the kernels (their instruction words, register and barrier
+counts, shared memory, constant bank 0, `.nv.info.<k>` records, relocations), the module's
+`.nv.info`, call graph, notes, symbols and every other section. Reading then writing gives
+the same bytes: the reader also records the section order and the string tables, which are
+ptxas's creation order and not derivable from the contents (see docs/cubin.md).
+
+To make a cubin from scratch (what the code generator does), build `Kernel`s with their
+facts (text, regcount, params, exit offsets, ...) and call `Cubin.for_kernels(arch, kernels)`
+(encoder/cubin_builder.py): it creates the sections, symbols and `.nv.info` records in the
+order and form ptxas 13.5 uses.
+"""
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass, field
+
+from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, UnknownArch, arch_from_e_flags, arch_info
+from .elf_layout import (ET_EXEC, ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK, SHT_NOBITS,
+                         SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_STRTAB,
+                         SHT_SYMTAB, NOBITS_TYPES, ElfHeader, ProgramHeader, RawSection, Segment,
+                         StringTable, align_up, default_segments, segments_of, write_elf)
+from .nvinfo import (ATTRIBUTE_CODES, Fmt, KParam, NvInfoError, NvInfoRecord, encode_records,
+                     parse_records)
+
+SHT_CUDA_INFO = 0x70000000
+SHT_CUDA_CALLGRAPH = 0x70000001
+SHT_CUDA_CONSTANT0_REL = 0x70000064   # `.nv.constant0.<k>` in relocatable (-c) output
+SHT_CUDA_SHARED_REL = 0x7000000A      # `.nv.shared.<k>` in relocatable (-c) output
+SHN_LORESERVE = 0xFF00
+STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION = 0, 1, 2, 3
+STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
+STO_CUDA_ENTRY = 0x10
+NOTE_OWNER = "NVIDIA Corp"
+NT_CUDA_TKINFO = 2000
+NT_CUDA_CUINFO = 1000
+TEXT_ALIGN = 128
+
+_SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
+                  ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
+
+
+class CubinError(ValueError):
+    """A malformed or unsupported cubin, or a `Cubin` that cannot be written."""
+
+
+@dataclass
+class Symbol:
+    """A `.symtab` entry. `section` names the section it lives in (None: undefined, or the
+    reserved index in `shndx`)."""
+    name: str
+    value: int = 0
+    size: int = 0
+    type: int = STT_NOTYPE
+    bind: int = STB_LOCAL
+    other: int = 0
+    section: str | None = None
+    shndx: int = 0  # used only when `section` is None (SHN_UNDEF, SHN_ABS, ...)
+
+
+@dataclass
+class Relocation:
+    """One relocation: patch `offset` of the target with `type` against `symbol` (an index
+    into `Cubin.symbols`). `addend` None means a REL entry, an int a RELA entry."""
+    offset: int
+    symbol: int
+    type: int
+    addend: int | None = None
+
+
+@dataclass
+class Section:
+    """A section the cubin model does not interpret (debug frames, global data, constant
+    banks other than 0, `.nv.rel.action`, Mercury sections, ...), kept exactly.
+    `link` and, for SHF_INFO_LINK sections, `info_section` name other sections."""
+    name: str
+    type: int
+    flags: int = 0
+    align: int = 1
+    entsize: int = 0
+    data: bytes = b""
+    nobits_size: int = 0
+    link: str | None = None
+    info: int = 0
+    info_section: str | None = None
+
+
+@dataclass
+class RelocSection:
+    """A `.rel.<target>` / `.rela.<target>` section for a target other than a kernel's text."""
+    name: str
+    target: str
+    relocations: list[Relocation]
+    flags: int = SHF_INFO_LINK
+    align: int = 8
+
+    @property
+    def rela(self) -> bool:
+        return self.name.startswith(".rela")
+
+
+@dataclass
+class ToolkitInfo:
+    """`.note.nv.tkinfo`: which tool wrote the file (ptxas, its release, build, options)."""
+    tool_name: str = "ptxas"
+    tool_version: str = "Cuda compilation tools, release 13.5, V13.5.37"
+    tool_branch: str = "Build cuda_13.5.r13.5/compiler.39125733_0"
+    tool_args: str = "-arch sm_89 "
+    note_version: int = 2
+    reserved: int = 0
+
+    def desc(self) -> bytes:
+        strings = [self.tool_name, self.tool_version, self.tool_branch, self.tool_args]
+        blob, offsets = bytearray(b"\0"), []
+        for s in strings:
+            offsets.append(len(blob))
+            blob += s.encode() + b"\0"
+        blob += bytes(-len(blob) % 4)
+        return struct.pack("<6I", self.note_version, self.reserved, *offsets) + bytes(blob)
+
+    @staticmethod
+    def from_desc(desc: bytes) -> "ToolkitInfo":
+        version, reserved, *offsets = struct.unpack_from("<6I", desc)
+        blob = desc[24:]
+
+        def string_at(off: int) -> str:
+            end = blob.index(b"\0", off)
+            return blob[off:end].decode()
+        info = ToolkitInfo(*(string_at(o) for o in offsets), note_version=version,
+                           reserved=reserved)
+        if info.desc() != desc:
+            raise ValueError("tkinfo note is not in ptxas's layout")
+        return info
+
+
+@dataclass
+class CudaInfo:
+    """`.note.nv.cuinfo`: the PTX target the code came from and the toolkit version."""
+    virtual_sm: int
+    toolkit_version: int = 135   # 13.5
+    note_version: int = 2
+
+    def desc(self) -> bytes:
+        return struct.pack("<HHI", self.note_version, self.virtual_sm, self.toolkit_version)
+
+    @staticmethod
+    def from_desc(desc: bytes) -> "CudaInfo":
+        if len(desc) != 8:
+            raise ValueError("cuinfo note is not 8 bytes")
+        version, vsm, tk = struct.unpack("<HHI", desc)
+        return CudaInfo(vsm, tk, version)
+
+
+@dataclass
+class Kernel:
+    """One function with its own `.text.<name>` section: an `.entry` (`is_entry`) or, in
+    relocatable output, a `.func`.
+
+    The scalar facts (regcount ... crs_stack_size) are what the code generator knows; the
+    builder turns them into `attributes`, the exact `.nv.info.<name>` records. On reading,
+    both are filled; `write_cubin` writes the records and refuses a cubin whose facts and
+    records disagree (a stale edit), rather than writing a file that contradicts itself.
+    """
+    name: str
+    text: bytes
+    is_entry: bool = True
+    regcount: int = 0
+    barcount: int = 0
+    shared_bytes: int | None = None   # static `.nv.shared.<name>` size; None: no section
+    shared_align: int = 4
+    const0: bytes | None = None       # `.nv.constant0.<name>`: param_base + parameter bytes
+    param_base: int = 0x160
+    params: list[tuple[int, int, int]] = field(default_factory=list)  # (ordinal, offset, size)
+    exit_offsets: list[int] = field(default_factory=list)
+    s2rctaid_offsets: list[int] | None = None
+    max_threads: tuple[int, int, int] | None = None
+    reqntid: tuple[int, int, int] | None = None
+    maxreg_count: int | None = 0xFF
+    ctaidz_used: bool = False
+    crs_stack_size: int | None = None
+    frame_size: int = 0
+    min_stack_size: int = 0
+    max_stack_size: int | None = None
+    cuda_api_version: int = 0x87
+    attributes: list[NvInfoRecord] | None = None  # `.nv.info.<name>`; None: no such section
+    relocations: list[Relocation] = field(default_factory=list)  # against the text
+    # Which of `.rel.text.<k>` / `.rela.text.<k>` exist ("rel", "rela"); ptxas sometimes
+    # writes an empty one. None: those that `relocations` needs.
+    reloc_kinds: tuple[str, ...] | None = None
+    text_flags: int = SHF_ALLOC | SHF_EXECINSTR
+    text_align: int = TEXT_ALIGN
+
+    @property
+    def param_bytes(self) -> int:
+        return max((off + size for _, off, size in self.params), default=0)
+
+    def attribute(self, name: str) -> list[NvInfoRecord]:
+        code = ATTRIBUTE_CODES[name]
+        return [r for r in self.attributes or [] if r.attr == code]
+
+
+@dataclass
+class Cubin:
+    arch: str
+    kernels: list[Kernel] = field(default_factory=list)     # in section (file) order
+    symbols: list[Symbol] = field(default_factory=lambda: [Symbol("")])
+    module_attributes: list[NvInfoRecord] | None = None      # `.nv.info`
+    callgraph: list[tuple[int, int]] | None = None           # `.nv.callgraph` pairs
+    tkinfo: ToolkitInfo | None = None
+    cuinfo: CudaInfo | None = None
+    sections: list[Section] = field(default_factory=list)   # everything else, kept as is
+    reloc_sections: list[RelocSection] = field(default_factory=list)
+    e_type: int = ET_EXEC
+    osabi: int = ELF_OSABI
+    abi_version: int = ELF_ABI_VERSION
+    e_flags: int | None = None
+    ident_pad: bytes = bytes(7)
+    # Layout as ptxas created it; None lets the writer choose ptxas's default order.
+    section_order: list[str] | None = None
+    shstrtab: list[str] | None = None
+    strtab: list[str] | None = None
+    segments: list[Segment] | None = None   # program headers (executables only)
+    shoff_align: int | None = None          # None: the arch's default
+    # Note section headers: name -> (sh_flags, sh_link section, sh_info section).
+    note_headers: dict[str, tuple[int, str | None, str | None]] = field(default_factory=lambda: {
+        ".note.nv.tkinfo": (0x2000000, None, None),
+        ".note.nv.cuinfo": (0x1000000, ".note.nv.tkinfo", None)})
+
+    # Lookups --------------------------------------------------------------------------
+    def kernel(self, name: str) -> Kernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(f"no kernel {name!r} in this cubin; it has "
+                       f"{', '.join(k.name for k in self.kernels) or 'none'}")
+
+    def section(self, name: str) -> Section:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise KeyError(f"no section {name!r}")
+
+    def symbol_index(self, name: str, section: str | None = None) -> int:
+        for i, sym in enumerate(self.symbols):
+            if sym.name == name and (section is None or sym.section == section):
+                return i
+        raise KeyError(f"no symbol {name!r}")
+
+    def kernel_symbol_index(self, kernel: Kernel) -> int:
+        text = f".text.{kernel.name}"
+        for i, sym in enumerate(self.symbols):
+            if sym.name == kernel.name and sym.type == STT_FUNC and sym.section == text:
+                return i
+        raise CubinError(f"kernel {kernel.name!r} has no function symbol in {text}")
+
+    def local_functions(self, kernel: Kernel) -> list[Symbol]:
+        """Functions ptxas placed inside a kernel's text (`$kernel$callee`)."""
+        text = f".text.{kernel.name}"
+        return [s for s in self.symbols
+                if s.type == STT_FUNC and s.section == text and s.name != kernel.name]
+
+    @staticmethod
+    def for_kernels(arch: str, kernels: list[Kernel], **options) -> "Cubin":
+        """A new cubin holding `kernels` (given in PTX order), laid out as ptxas does."""
+        from .cubin_builder import build_cubin
+        return build_cubin(arch, kernels, **options)
+
+
+# Reading --------------------------------------------------------------------------------
+
+def read_cubin(data: bytes) -> Cubin:
+    """Parse a cubin. Raises CubinError (never a pyelftools exception) on bad input."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CubinError(f"a cubin is bytes, not {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 64 or data[:4] != b"\x7fELF":
+        raise CubinError("not an ELF file (bad magic or shorter than an ELF header)")
+    if data[4] != 2 or data[5] != 1:
+        raise CubinError("not a 64-bit little-endian ELF file: cubins are ELF64 LE")
+    try:
+        return _Reader(data).read()
+    except CubinError:
+        raise
+    except (NvInfoError, UnknownArch) as e:
+        raise CubinError(str(e)) from None
+    except Exception as e:  # pyelftools raises assorted types on truncated/corrupt input
+        raise CubinError(f"malformed cubin: {type(e).__name__}: {e}") from None
+
+
+class _Reader:
+    def __init__(self, data: bytes):
+        from elftools.elf.elffile import ELFFile
+        self.data = data
+        self.elf = ELFFile(io.BytesIO(data))
+
+    def _check_bounds(self) -> None:
+        size = len(self.data)
+        eh = self.elf.header
+        if eh["e_shoff"] + eh["e_shnum"] * eh["e_shentsize"] > size:
+            raise CubinError("truncated cubin: section header table runs past the end")
+        for sec in self.elf.iter_sections():
+            if sec["sh_type"] not in ("SHT_NOBITS", *NOBITS_TYPES) and sec["sh_offset"] + sec["sh_size"] > size:
+                raise CubinError(f"truncated cubin: section {sec.name!r} runs past the end")
+        if eh["e_phoff"] + eh["e_phnum"] * eh["e_phentsize"] > size:
+            raise CubinError("truncated cubin: program header table runs past the end")
+
+    def read(self) -> Cubin:
+        elf, eh = self.elf, self.elf.header
+        if eh["e_machine"] not in ("EM_CUDA", EM_CUDA):
+            raise CubinError(f"not a CUDA cubin: e_machine is {eh['e_machine']}, expected EM_CUDA (190)")
+        self._check_bounds()
+        arch = arch_from_e_flags(eh["e_flags"]).name
+        e_type = {"ET_EXEC": ET_EXEC, "ET_REL": ET_REL}.get(eh["e_type"])
+        if e_type is None:
+            raise CubinError(f"unsupported ELF type {eh['e_type']}")
+        ident = self.data[:16]
+        cubin = Cubin(arch=arch, e_type=e_type, osabi=ident[7], abi_version=ident[8],
+                      e_flags=eh["e_flags"], ident_pad=ident[9:16], symbols=[])
+        raw = [self._raw(i) for i in range(elf.num_sections())]
+        names = [r.name for r in raw]
+        if len(set(names)) != len(names):
+            raise CubinError("duplicate section names: not a cubin this reader understands")
+        cubin.section_order = names[1:]
+        shstr = raw[eh["e_shstrndx"]]
+        cubin.shstrtab = StringTable.parse(shstr.data).strings
+        symtab = next((r for r in raw if r.type == SHT_SYMTAB), None)
+        if symtab is not None:
+            strtab = raw[symtab.link]
+            cubin.strtab = StringTable.parse(strtab.data).strings
+            cubin.symbols = self._symbols(symtab, strtab, names)
+        else:
+            cubin.symbols = [Symbol("")]
+        kernel_names = [n[len(".text."):] for n, r in zip(names, raw)
+                        if n.startswith(".text.") and r.flags & SHF_EXECINSTR]
+        kernels = {k: Kernel(name=k, text=b"") for k in kernel_names}
+
+        for idx, r in enumerate(raw):
+            if idx == 0 or r.type in (SHT_SYMTAB,) or idx == eh["e_shstrndx"] or \
+                    (symtab is not None and idx == symtab.link):
+                continue
+            self._classify(cubin, kernels, r, names)
+        cubin.kernels = [kernels[k] for k in kernel_names]
+        self._layout(cubin, raw)
+        for k in cubin.kernels:
+            self._decode_kernel_facts(cubin, k, raw, names)
+        return cubin
+
+    def _layout(self, cubin: Cubin, raw: list[RawSection]) -> None:
+        eh = self.elf.header
+        end = max([64] + [r.offset + len(r.data) for r in raw[1:]])
+        if eh["e_shoff"] != end:
+            cubin.shoff_align = next((a for a in (2, 4, 8, 16, 32, 64, 128)
+                                      if align_up(end, a) == eh["e_shoff"]), None)
+            if cubin.shoff_align is None:
+                raise CubinError("section header table is not where ptxas puts it "
+                                 f"(offset {eh['e_shoff']:#x}, sections end at {end:#x})")
+        if cubin.e_type == ET_EXEC:
+            phdrs = [ProgramHeader(s["p_type"] if isinstance(s["p_type"], int) else
+                                   {"PT_LOAD": 1, "PT_PHDR": 6}[s["p_type"]],
+                                   s["p_flags"], s["p_offset"], s["p_filesz"], s["p_memsz"],
+                                   s["p_align"], s["p_vaddr"], s["p_paddr"])
+                     for s in self.elf.iter_segments()]
+            cubin.segments = segments_of(phdrs, raw, eh["e_phoff"])
+
+    def _raw(self, i: int) -> RawSection:
+        sec = self.elf.get_section(i)
+        h = sec.header
+        type_ = h["sh_type"]
+        if isinstance(type_, str):  # pyelftools names the standard types
+            from elftools.elf.enums import ENUM_SH_TYPE_BASE
+            if type_ not in ENUM_SH_TYPE_BASE:
+                raise CubinError(f"section {sec.name!r} has unknown type {type_}")
+            type_ = ENUM_SH_TYPE_BASE[type_]
+        nobits = type_ in NOBITS_TYPES
+        data = b"" if nobits else self.data[h["sh_offset"]:h["sh_offset"] + h["sh_size"]]
+        return RawSection(sec.name, type_, h["sh_flags"], h["sh_link"], h["sh_info"],
+                          h["sh_addralign"], h["sh_entsize"], data,
+                          h["sh_size"] if nobits else 0, h["sh_name"], h["sh_offset"])
+
+    def _symbols(self, symtab: RawSection, strtab: RawSection, names: list[str]) -> list[Symbol]:
+        if symtab.entsize != 24 or len(symtab.data) % 24:
+            raise CubinError(".symtab entries are not 24 bytes")
+        out = []
+        for pos in range(0, len(symtab.data), 24):
+            st_name, st_info, st_other, st_shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", symtab.data, pos)
+            end = strtab.data.find(b"\0", st_name)
+            if st_name >= len(strtab.data) or end < 0:
+                raise CubinError(f"symbol {pos // 24} has a name outside .strtab")
+            name = strtab.data[st_name:end].decode("utf-8", "replace")
+            in_section = 0 < st_shndx < SHN_LORESERVE
+            if in_section and st_shndx >= len(names):
+                raise CubinError(f"symbol {name!r} points at section {st_shndx}, which does not exist")
+            out.append(Symbol(name, value, size, st_info & 0xF, st_info >> 4, st_other,
+                              names[st_shndx] if in_section else None,
+                              0 if in_section else st_shndx))
+        return out
+
+    def _classify(self, cubin: Cubin, kernels: dict[str, Kernel], r: RawSection,
+                  names: list[str]) -> None:
+        name = r.name
+        kname = _kernel_suffix(name, kernels)
+        if name.startswith(".text.") and kname:
+            k = kernels[kname]
+            k.text, k.text_flags, k.text_align = r.data, r.flags, r.align
+            return
+        if name.startswith(".nv.info.") and kname and r.type == SHT_CUDA_INFO:
+            kernels[kname].attributes = parse_records(r.data, name)
+            return
+        if name.startswith(".nv.constant0.") and kname:
+            kernels[kname].const0 = r.data
+            return
+        if name.startswith(".nv.shared.") and kname and r.type in (SHT_NOBITS, SHT_CUDA_SHARED_REL):
+            kernels[kname].shared_bytes = r.nobits_size
+            kernels[kname].shared_align = r.align
+            return
+        if r.type in (SHT_REL, SHT_RELA):
+            relocs = _parse_relocs(r, len(cubin.symbols))
+            target = names[r.info] if 0 < r.info < len(names) else ""
+            tk = target[len(".text."):] if target.startswith(".text.") else None
+            if tk in kernels and name in (f".rel{target}", f".rela{target}"):
+                k = kernels[tk]
+                k.relocations.extend(relocs)
+                k.reloc_kinds = (k.reloc_kinds or ()) + ("rela" if r.type == SHT_RELA else "rel",)
+                return
+            cubin.reloc_sections.append(RelocSection(name, target, relocs, r.flags, r.align))
+            return
+        if name == ".nv.info" and r.type == SHT_CUDA_INFO:
+            cubin.module_attributes = parse_records(r.data, name)
+            return
+        if name == ".nv.callgraph" and r.type == SHT_CUDA_CALLGRAPH:
+            if len(r.data) % 8:
+                raise CubinError(".nv.callgraph is not a list of 8-byte pairs")
+            cubin.callgraph = [struct.unpack_from("<ii", r.data, p) for p in range(0, len(r.data), 8)]
+            return
+        if r.type == SHT_NOTE and name in (".note.nv.tkinfo", ".note.nv.cuinfo"):
+            note = _parse_note(r.data)
+            if note is not None:
+                ntype, desc = note
+                try:
+                    if name == ".note.nv.tkinfo" and ntype == NT_CUDA_TKINFO:
+                        cubin.tkinfo = ToolkitInfo.from_desc(desc)
+                    elif name == ".note.nv.cuinfo" and ntype == NT_CUDA_CUINFO:
+                        cubin.cuinfo = CudaInfo.from_desc(desc)
+                    else:
+                        raise ValueError(name)
+                    if r.align != 4 or r.link >= len(names) or r.info >= len(names):
+                        raise ValueError(name)
+                    cubin.note_headers[name] = (r.flags, names[r.link] if r.link else None,
+                                                names[r.info] if r.info else None)
+                    return
+                except (ValueError, struct.error):
+                    if name == ".note.nv.tkinfo":
+                        cubin.tkinfo = None
+                    else:
+                        cubin.cuinfo = None
+        cubin.sections.append(Section(
+            name, r.type, r.flags, r.align, r.entsize, r.data, r.nobits_size,
+            names[r.link] if 0 < r.link < len(names) else None,
+            0 if (r.flags & SHF_INFO_LINK and 0 < r.info < len(names)) else r.info,
+            names[r.info] if (r.flags & SHF_INFO_LINK and 0 < r.info < len(names)) else None))
+
+    def _decode_kernel_facts(self, cubin: Cubin, k: Kernel, raw: list[RawSection],
+                             names: list[str]) -> None:
+        info = arch_info(cubin.arch)
+        text_sec = raw[names.index(f".text.{k.name}")]
+        sym_index = text_sec.info & 0xFFFFFF if info.regcount_in_text_info else text_sec.info
+        if 0 < sym_index < len(cubin.symbols):
+            sym = cubin.symbols[sym_index]
+            k.is_entry = bool(sym.other & STO_CUDA_ENTRY)
+        if info.regcount_in_text_info:
+            k.regcount = text_sec.info >> 24
+        _decode_kernel_records(k)
+        _decode_module_records(cubin, k)
+
+
+def _kernel_suffix(name: str, kernels: dict[str, Kernel]) -> str | None:
+    for prefix in (".text.", ".nv.info.", ".nv.constant0.", ".nv.shared."):
+        if name.startswith(prefix) and name[len(prefix):] in kernels:
+            return name[len(prefix):]
+    return None
+
+
+def _parse_relocs(r: RawSection, nsyms: int) -> list[Relocation]:
+    rela = r.type == SHT_RELA
+    size = 24 if rela else 16
+    if len(r.data) % size:
+        raise CubinError(f"{r.name}: size {len(r.data)} is not a multiple of {size}")
+    out = []
+    for pos in range(0, len(r.data), size):
+        offset, info = struct.unpack_from("<QQ", r.data, pos)
+        addend = struct.unpack_from("<q", r.data, pos + 16)[0] if rela else None
+        if info >> 32 >= nsyms:
+            raise CubinError(f"{r.name}: relocation names symbol {info >> 32}, which does not exist")
+        out.append(Relocation(offset, info >> 32, info & 0xFFFFFFFF, addend))
+    return out
+
+
+def _parse_note(data: bytes) -> tuple[int, bytes] | None:
+    """The (type, desc) of a single NVIDIA note, or None when the section is anything else."""
+    if len(data) < 12:
+        return None
+    namesz, descsz, ntype = struct.unpack_from("<III", data)
+    name_end = 12 + namesz + (-namesz % 4)
+    if data[12:12 + namesz] != NOTE_OWNER.encode() + b"\0" or name_end + descsz != len(data):
+        return None
+    return ntype, data[name_end:name_end + descsz]
+
+
+def _decode_kernel_records(k: Kernel) -> None:
+    recs = k.attributes or []
+    for r in recs:
+        name = r.name
+        if name == "PARAM_CBANK":
+            _, word = struct.unpack("<II", r.payload)
+            k.param_base = word & 0xFFFF
+        elif name == "EXIT_INSTR_OFFSETS":
+            k.exit_offsets = list(r.u32s())
+        elif name == "S2RCTAID_INSTR_OFFSETS":
+            k.s2rctaid_offsets = list(r.u32s())
+        elif name == "MAX_THREADS":
+            k.max_threads = tuple(r.u32s())
+        elif name == "REQNTID":
+            k.reqntid = tuple(r.u32s())
+        elif name == "CTAIDZ_USED":
+            k.ctaidz_used = True
+        elif name == "NUM_BARRIERS":
+            k.barcount = r.value
+        elif name == "CRS_STACK_SIZE":
+            k.crs_stack_size = r.u32s()[0]
+        elif name == "CUDA_API_VERSION":
+            k.cuda_api_version = r.u32s()[0]
+    k.maxreg_count = next((r.value for r in recs if r.name == "MAXREG_COUNT"), None)
+    params = [KParam.from_record(r) for r in recs if r.name == "KPARAM_INFO"]
+    k.params = sorted(((p.ordinal, p.offset, p.size) for p in params))
+
+
+def _decode_module_records(cubin: Cubin, k: Kernel) -> None:
+    try:
+        sym = cubin.kernel_symbol_index(k)
+    except CubinError:
+        return
+    for r in cubin.module_attributes or []:
+        if r.attr in _SYMBOL_VALUED and r.fmt is Fmt.SVAL and len(r.payload) == 8:
+            s, value = r.u32s()
+            if s != sym:
+                continue
+            if r.name == "REGCOUNT":
+                k.regcount = value
+            elif r.name == "FRAME_SIZE":
+                k.frame_size = value
+            elif r.name == "MIN_STACK_SIZE":
+                k.min_stack_size = value
+            elif r.name == "MAX_STACK_SIZE":
+                k.max_stack_size = value
+
+
+# Writing --------------------------------------------------------------------------------
+
+def write_cubin(cubin: Cubin) -> bytes:
+    """The cubin's bytes. Raises CubinError when the model is inconsistent."""
+    return _Writer(cubin).write()
+
+
+class _Writer:
+    def __init__(self, cubin: Cubin):
+        self.c = cubin
+        try:
+            self.arch = arch_info(cubin.arch)
+        except UnknownArch as e:
+            raise CubinError(str(e)) from None
+
+    def write(self) -> bytes:
+        c = self.c
+        for k in c.kernels:
+            _check_kernel_consistency(c, k)
+        sections = self._sections()
+        order = c.section_order if c.section_order is not None else default_section_order(c)
+        by_name = {s.name: s for s in sections}
+        missing = [n for n in order if n not in by_name]
+        if missing:
+            raise CubinError(f"section order names sections the cubin does not have: {missing}")
+        extra = [s.name for s in sections if s.name not in set(order)]
+        if extra:
+            raise CubinError(f"sections missing from the section order: {extra}")
+        ordered = [RawSection("", SHT_NULL)] + [by_name[n] for n in order]
+        index = {s.name: i for i, s in enumerate(ordered) if i}
+        self._link(ordered, index)
+        shstr = StringTable(list(c.shstrtab) if c.shstrtab is not None
+                            else default_shstrtab(c, [s.name for s in ordered[1:]]))
+        for s in ordered[1:]:
+            s.name_offset = shstr.offset(s.name)
+        ordered[index[".shstrtab"]].data = shstr.data()
+        header = ElfHeader(c.e_type, c.osabi, c.abi_version,
+                           c.e_flags if c.e_flags is not None else self.arch.e_flags,
+                           ident_pad=c.ident_pad)
+        segments = None
+        if c.e_type == ET_EXEC:
+            segments = (c.segments if c.segments is not None
+                        else default_segments(ordered, self.arch.phdr_style))
+        return write_elf(header, ordered, index[".shstrtab"], segments,
+                         c.shoff_align or self.arch.shoff_align)
+
+    def _sections(self) -> list[RawSection]:
+        c, rel_mode = self.c, self.c.e_type == ET_REL
+        out = [RawSection(".shstrtab", SHT_STRTAB), RawSection(".strtab", SHT_STRTAB),
+               RawSection(".symtab", SHT_SYMTAB, align=8, entsize=24)]
+        for note_name, note, ntype in ((".note.nv.tkinfo", c.tkinfo, NT_CUDA_TKINFO),
+                                       (".note.nv.cuinfo", c.cuinfo, NT_CUDA_CUINFO)):
+            if note is not None:
+                flags = c.note_headers.get(note_name, (0, None, None))[0]
+                out.append(RawSection(note_name, SHT_NOTE, flags, align=4,
+                                      data=_note(ntype, note.desc())))
+        if c.module_attributes is not None:
+            out.append(RawSection(".nv.info", SHT_CUDA_INFO, align=4,
+                                  data=encode_records(c.module_attributes)))
+        if c.callgraph is not None:
+            out.append(RawSection(".nv.callgraph", SHT_CUDA_CALLGRAPH, align=4, entsize=8,
+                                  data=b"".join(struct.pack("<ii", a, b) for a, b in c.callgraph)))
+        for k in c.kernels:
+            if k.attributes is not None:
+                out.append(RawSection(f".nv.info.{k.name}", SHT_CUDA_INFO, SHF_INFO_LINK, align=4,
+                                      data=encode_records(k.attributes)))
+            if k.const0 is not None:
+                out.append(RawSection(f".nv.constant0.{k.name}",
+                                      SHT_CUDA_CONSTANT0_REL if rel_mode else SHT_PROGBITS,
+                                      SHF_ALLOC | SHF_INFO_LINK, align=4, data=k.const0))
+            out.append(RawSection(f".text.{k.name}", SHT_PROGBITS, k.text_flags,
+                                  align=k.text_align, data=k.text))
+            if k.shared_bytes is not None:
+                out.append(RawSection(f".nv.shared.{k.name}",
+                                      SHT_CUDA_SHARED_REL if rel_mode else SHT_NOBITS,
+                                      0x43, align=k.shared_align, nobits_size=k.shared_bytes))
+            for rela in (False, True):
+                relocs = [r for r in k.relocations if (r.addend is not None) == rela]
+                if ("rela" if rela else "rel") in _reloc_kinds(k):
+                    out.append(_reloc_section(f".rel{'a' if rela else ''}.text.{k.name}",
+                                              relocs, SHF_INFO_LINK, 8))
+        for rs in c.reloc_sections:
+            out.append(_reloc_section(rs.name, rs.relocations, rs.flags, rs.align))
+        for s in c.sections:
+            out.append(RawSection(s.name, s.type, s.flags, 0, s.info, s.align, s.entsize,
+                                  s.data, s.nobits_size))
+        return out
+
+    def _link(self, ordered: list[RawSection], index: dict[str, int]) -> None:
+        """Fill sh_link / sh_info (section indices) and the symbol and string tables."""
+        c = self.c
+        symtab_i, strtab_i = index[".symtab"], index[".strtab"]
+        generic = {s.name: s for s in c.sections}
+        reloc_targets = {rs.name: rs.target for rs in c.reloc_sections}
+        kernel_of = {}
+        for k in c.kernels:
+            for n in (f".nv.info.{k.name}", f".nv.constant0.{k.name}", f".nv.shared.{k.name}",
+                      f".rel.text.{k.name}", f".rela.text.{k.name}"):
+                kernel_of[n] = k
+        for sec in ordered[1:]:
+            n = sec.name
+            if n == ".symtab":
+                sec.link = strtab_i
+            elif n in c.note_headers and n.startswith(".note.nv."):
+                _, link, info = c.note_headers[n]
+                sec.link = index[link] if link else 0
+                sec.info = index[info] if info else 0
+            elif n in (".nv.info", ".nv.callgraph"):
+                sec.link = symtab_i
+            elif n.startswith(".text.") and n not in generic:
+                k = c.kernel(n[len(".text."):])
+                sym = c.kernel_symbol_index(k)
+                sec.link = symtab_i
+                sec.info = (k.regcount << 24 | sym) if self.arch.regcount_in_text_info else sym
+            elif n in kernel_of:
+                k = kernel_of[n]
+                sec.info = index[f".text.{k.name}"]
+                if n.startswith((".nv.info.", ".rel")):
+                    sec.link = symtab_i
+            elif n in reloc_targets:
+                sec.link = symtab_i
+                sec.info = index.get(reloc_targets[n], 0)
+            elif n in generic:
+                g = generic[n]
+                sec.link = index[g.link] if g.link else 0
+                if g.info_section:
+                    sec.info = index[g.info_section]
+        # Symbols and their names.
+        strtab = StringTable(list(c.strtab) if c.strtab is not None
+                             else default_strtab(c, [s.name for s in ordered[1:]]))
+        entries = bytearray()
+        # ptxas puts one past the last local symbol in sh_info (the ELF rule, "first
+        # non-local", differs when a local follows the globals, as on sm_90).
+        first_global = max((i for i, s in enumerate(c.symbols) if s.bind == STB_LOCAL),
+                           default=-1) + 1
+        for sym in c.symbols:
+            if sym.section is not None:
+                if sym.section not in index:
+                    raise CubinError(f"symbol {sym.name!r} is in section {sym.section!r}, "
+                                     f"which the cubin does not have")
+                shndx = index[sym.section]
+            else:
+                shndx = sym.shndx
+            name_off = strtab.offset(sym.name) if sym.name else 0
+            entries += struct.pack("<IBBHQQ", name_off, (sym.bind << 4) | (sym.type & 0xF),
+                                   sym.other, shndx, sym.value, sym.size)
+        sym_sec = ordered[index[".symtab"]]
+        sym_sec.data, sym_sec.info = bytes(entries), first_global
+        ordered[strtab_i].data = strtab.data()
+
+
+def _reloc_kinds(k: Kernel) -> tuple[str, ...]:
+    if k.reloc_kinds is not None:
+        return k.reloc_kinds
+    return tuple(kind for kind, want in (("rel", False), ("rela", True))
+                 if any((r.addend is not None) == want for r in k.relocations))
+
+
+def _reloc_section(name: str, relocs: list[Relocation], flags: int, align: int) -> RawSection:
+    rela = name.startswith(".rela")
+    data = bytearray()
+    for r in relocs:
+        data += struct.pack("<QQ", r.offset, (r.symbol << 32) | r.type)
+        if rela:
+            data += struct.pack("<q", r.addend or 0)
+    return RawSection(name, SHT_RELA if rela else SHT_REL, flags, align=align,
+                      entsize=24 if rela else 16, data=bytes(data))
+
+
+def _note(ntype: int, desc: bytes) -> bytes:
+    owner = NOTE_OWNER.encode() + b"\0"
+    return (struct.pack("<III", len(owner), len(desc), ntype) + owner + bytes(-len(owner) % 4)
+            + desc + bytes(-len(desc) % 4))
+
+
+def _check_kernel_consistency(cubin: Cubin, k: Kernel) -> None:
+    """Refuse to write a kernel whose scalar facts contradict its `.nv.info` records."""
+    if not 0 <= k.regcount <= 255:
+        raise CubinError(f"kernel {k.name!r}: register count {k.regcount} out of range 0..255")
+    if len(k.text) % 16:
+        raise CubinError(f"kernel {k.name!r}: text is {len(k.text)} bytes, not whole 16-byte words")
+    if k.attributes is not None:
+        exits = k.attribute("EXIT_INSTR_OFFSETS")
+        if exits and list(exits[0].u32s()) != list(k.exit_offsets):
+            raise CubinError(f"kernel {k.name!r}: exit_offsets {k.exit_offsets} disagree with "
+                             f"its EXIT_INSTR_OFFSETS record {list(exits[0].u32s())}")
+        bars = k.attribute("NUM_BARRIERS")
+        if (bars[0].value if bars else 0) != k.barcount:
+            raise CubinError(f"kernel {k.name!r}: barcount {k.barcount} disagrees with its "
+                             f"NUM_BARRIERS record")
+        params = sorted((p.ordinal, p.offset, p.size)
+                        for p in map(KParam.from_record, k.attribute("KPARAM_INFO")))
+        if params != sorted(k.params):
+            raise CubinError(f"kernel {k.name!r}: params {k.params} disagree with its "
+                             f"KPARAM_INFO records {params}")
+    try:
+        sym = cubin.kernel_symbol_index(k)
+    except CubinError:
+        return
+    for r in cubin.module_attributes or []:
+        if r.name == "REGCOUNT" and r.fmt is Fmt.SVAL and len(r.payload) == 8:
+            s, value = r.u32s()
+            if s == sym and value != k.regcount:
+                raise CubinError(f"kernel {k.name!r}: regcount {k.regcount} disagrees with "
+                                 f"its REGCOUNT record ({value})")
+
+
+# Default layout (ptxas 13.5's order) ---------------------------------------------------
+
+def default_section_order(c: Cubin) -> list[str]:
+    """Section order ptxas uses: string and symbol tables, debug frame, notes, `.nv.info`
+    tables, call graph, relocation sections, constant banks, texts, then writable data."""
+    ks = [k.name for k in c.kernels]
+    generic = [s.name for s in c.sections]
+    order = [".shstrtab", ".strtab", ".symtab"]
+    order += [n for n in generic if n == ".debug_frame"]
+    order += [n for n in (".note.nv.tkinfo", ".note.nv.cuinfo")
+              if (c.tkinfo if n.endswith("tkinfo") else c.cuinfo) is not None]
+    if c.module_attributes is not None:
+        order.append(".nv.info")
+    order += [n for n in generic if n == ".nv.compat"]
+    order += [f".nv.info.{k.name}" for k in c.kernels if k.attributes is not None]
+    if c.callgraph is not None:
+        order.append(".nv.callgraph")
+    order += [n for n in generic if n == ".nv.rel.action"]
+    for k in c.kernels:
+        order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in _reloc_kinds(k)]
+    rels = [rs.name for rs in c.reloc_sections]
+    order += sorted(rels, key=lambda n: (n.endswith("debug_frame"), n.startswith(".rela")))
+    banks = sorted((n for n in generic if n.startswith(".nv.constant")),
+                   key=lambda n: -int(n[len(".nv.constant"):].split(".")[0] or 0))
+    order += banks
+    order += [f".nv.constant0.{k}" for k, kk in zip(ks, c.kernels) if kk.const0 is not None]
+    order += [f".text.{k}" for k in ks]
+    placed = set(order)
+    order += [n for n in (".nv.global.init", ".nv.global") if n in generic and n not in placed]
+    order += [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
+    placed = set(order)
+    order += [n for n in generic if n not in placed]
+    return order
+
+
+def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
+    """ptxas's section-name table: its fixed prefix, then per-kernel names (including ones
+    for sections it later dropped), then the module's trailing names."""
+    names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+             ".note.nv.cuinfo", ".nv.info"]
+    module_data = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))
+                   and s.name != ".nv.constant0"]
+    for i, k in enumerate(reversed(c.kernels)):
+        names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
+        if i == 0:
+            names += module_data
+        names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
+    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
+                                 if not rs.name.endswith("debug_frame")]
+    names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
+              ".nv.rel.action"]
+    seen: set[str] = set()
+    out = [n for n in names if not (n in seen or seen.add(n))]
+    return out + [n for n in section_names if n not in seen]
+
+
+def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
+    """ptxas's symbol-name table: like the section-name table, with object and function
+    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`."""
+    names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+             ".note.nv.cuinfo", ".nv.info"]
+    kernel_names = {k.name for k in c.kernels}
+    data_secs = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))]
+    for i, k in enumerate(reversed(c.kernels)):
+        names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
+        if i == 0:
+            for sec in data_secs:
+                names.append(sec)
+                names += [s.name for s in c.symbols if s.section == sec and s.type != STT_SECTION]
+        names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
+                  and s.type != STT_SECTION and s.name not in kernel_names]
+        names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
+    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
+                                 if not rs.name.endswith("debug_frame")]
+    names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
+              ".nv.rel.action"]
+    names += [s.name for s in c.symbols if s.bind != STB_LOCAL]
+    seen: set[str] = set()
+    return [n for n in names if not (n in seen or seen.add(n))]
