@@ -1,0 +1,294 @@
+"""Floating-point arithmetic with the GPU's rounding, flush-to-zero and NaN rules.
+
+Round-to-nearest FP32 work is vectorised over lanes: FP32 inputs are exact in FP64, a
+product of two is exact in FP64, and a sum is carried as an FP64 value *rounded to odd*
+(TwoSum gives the error term; an inexact sum gets its last bit forced to 1). A value rounded
+to odd with at least two extra bits rounds correctly to any narrower format in any mode, so
+every FP32 add/mul/fma result is correctly rounded after one final narrowing.
+
+Everything that does not fit that scheme (FP64 fused multiply-add, directed rounding of FP64
+results, 64-bit integer conversions) goes through exact rational arithmetic per lane
+(`round_rational`): slow, but only a handful of instructions need it.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+U32 = np.uint32
+F32_CANONICAL_NAN = np.uint32(0x7FFFFFFF)
+F64_CANONICAL_NAN = np.uint64(0x7FFFFFFFFFFFFFFF)
+F16_CANONICAL_NAN = np.uint16(0x7FFF)
+BF16_CANONICAL_NAN = np.uint16(0x7FFF)
+
+# Binary formats: (mantissa bits including the hidden one, minimum normal exponent,
+# maximum exponent, total bits).
+FORMATS = {
+    "f16": (11, -14, 15, 16),
+    "bf16": (8, -126, 127, 16),
+    "f32": (24, -126, 127, 32),
+    "f64": (53, -1022, 1023, 64),
+}
+
+MODES = ("RN", "RZ", "RM", "RP")
+
+
+def mode_of(modifiers) -> str:
+    """The rounding mode an instruction's modifiers select (round-to-nearest-even default)."""
+    for m in modifiers:
+        if m in ("RZ", "RM", "RP", "RN"):
+            return m
+    for m in modifiers:   # F2I/FRND spell them as rounding-to-integer words
+        if m in INTEGER_ROUNDING:
+            return INTEGER_ROUNDING[m]
+    return "RN"
+
+
+INTEGER_ROUNDING = {"TRUNC": "RZ", "FLOOR": "RM", "CEIL": "RP", "ROUND": "RN"}
+
+
+# --- bit views ---------------------------------------------------------------------------
+
+def f32(bits: np.ndarray) -> np.ndarray:
+    return np.asarray(bits, dtype=np.uint32).view(np.float32)
+
+
+def bits32(values: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32).view(np.uint32)
+
+
+def f64_from_pair(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return (lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))).view(np.float64)
+
+
+def pair_from_f64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    b = np.asarray(values, dtype=np.float64).view(np.uint64)
+    return (b & np.uint64(0xFFFFFFFF)).astype(np.uint32), (b >> np.uint64(32)).astype(np.uint32)
+
+
+def flush_f32(values: np.ndarray) -> np.ndarray:
+    """FTZ: FP32 denormals become zero of the same sign."""
+    v = np.asarray(values, dtype=np.float32)
+    tiny = (np.abs(v) < np.float32(1.1754944e-38)) & (v != 0)
+    if tiny.any():
+        v = np.where(tiny, np.copysign(np.float32(0), v), v).astype(np.float32)
+    return v
+
+
+def canonicalise_f32(values: np.ndarray) -> np.ndarray:
+    """The bits of an FP32 result, any NaN replaced by the GPU's canonical 0x7fffffff."""
+    b = bits32(values)
+    return np.where(np.isnan(values), F32_CANONICAL_NAN, b).astype(np.uint32)
+
+
+def canonicalise_f64(values: np.ndarray) -> np.ndarray:
+    b = np.asarray(values, dtype=np.float64).view(np.uint64)
+    return np.where(np.isnan(values), F64_CANONICAL_NAN, b).astype(np.uint64)
+
+
+# --- round-to-odd FP64 intermediate ----------------------------------------------------------
+
+def _force_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """Round-to-odd correction of an FP64 result `s` whose exact value is `s + err`."""
+    inexact = (err != 0) & np.isfinite(s)
+    if not inexact.any():
+        return s
+    even = (s.view(np.uint64) & np.uint64(1)) == 0
+    fix = inexact & even
+    if fix.any():
+        toward = np.where(err > 0, np.inf, -np.inf)
+        s = np.where(fix, np.nextafter(s, toward), s)
+    return s
+
+
+def add_rto(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b in FP64, rounded to odd (TwoSum supplies the exact error)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+    err = np.where(np.isfinite(err), err, 0.0)
+    return _force_odd(s, err)
+
+
+def narrow_f64(v: np.ndarray, mode: str = "RN") -> np.ndarray:
+    """FP64 values (exact or rounded to odd) to FP32 in the given rounding mode."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(np.float32)
+        if mode == "RN":
+            return r
+        back = r.astype(np.float64)
+        if mode == "RZ":
+            fix = np.abs(back) > np.abs(v)
+            target = np.float32(0)
+            return np.where(fix, np.nextafter(r, np.copysign(target, r)), r).astype(np.float32)
+        if mode == "RM":
+            return np.where(back > v, np.nextafter(r, np.float32(-np.inf)), r).astype(np.float32)
+        if mode == "RP":
+            return np.where(back < v, np.nextafter(r, np.float32(np.inf)), r).astype(np.float32)
+    raise ValueError(mode)
+
+
+def narrow_f64_rto_f32(v: np.ndarray) -> np.ndarray:
+    """FP64 to FP32 rounded to odd (for a further narrowing to BF16/F16)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(np.float32)
+        back = r.astype(np.float64)
+    err = np.where(np.isfinite(back), v - back, 0.0)
+    inexact = (err != 0)
+    even = (r.view(np.uint32) & 1) == 0
+    fix = inexact & even & np.isfinite(r)
+    if fix.any():
+        r = np.where(fix, np.nextafter(r, np.where(err > 0, np.float32(np.inf), np.float32(-np.inf))), r)
+    # An odd-rounded value that overflowed is still infinite: fine for RN narrowing.
+    return r.astype(np.float32)
+
+
+# --- FP32 arithmetic ---------------------------------------------------------------------------
+
+def _prep32(bits: np.ndarray, ftz: bool) -> np.ndarray:
+    v = f32(bits)
+    return flush_f32(v) if ftz else v
+
+
+def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
+    """FP32 add of float32 arrays (already negated/abs'd), result as float32."""
+    if ftz:
+        a, b = flush_f32(a), flush_f32(b)
+    s = add_rto(a.astype(np.float64), b.astype(np.float64))
+    r = narrow_f64(s, mode)
+    return flush_f32(r) if ftz else r
+
+
+def fmul32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
+    if ftz:
+        a, b = flush_f32(a), flush_f32(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a.astype(np.float64) * b.astype(np.float64)
+    r = narrow_f64(p, mode)
+    return flush_f32(r) if ftz else r
+
+
+def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
+    """Fused a*b+c with one rounding."""
+    if ftz:
+        a, b, c = flush_f32(a), flush_f32(b), flush_f32(c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a.astype(np.float64) * b.astype(np.float64)
+    s = add_rto(p, c.astype(np.float64))
+    r = narrow_f64(s, mode)
+    return flush_f32(r) if ftz else r
+
+
+# --- FP16 / BF16 -------------------------------------------------------------------------------
+
+def f16_to_f32(h: np.ndarray) -> np.ndarray:
+    return np.asarray(h, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def bf16_to_f32(h: np.ndarray) -> np.ndarray:
+    return (np.asarray(h, dtype=np.uint32) << 16).astype(np.uint32).view(np.float32)
+
+
+def f32_to_bf16_bits(v: np.ndarray) -> np.ndarray:
+    """FP32 to BF16 round-to-nearest-even, NaN canonical."""
+    b = bits32(v).astype(np.uint64)
+    rounded = (b + np.uint64(0x7FFF) + ((b >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
+    out = (rounded & np.uint64(0xFFFF)).astype(np.uint16)
+    return np.where(np.isnan(v), BF16_CANONICAL_NAN, out).astype(np.uint16)
+
+
+def f64_to_half_bits(v: np.ndarray, kind: str, mode: str = "RN") -> np.ndarray:
+    """FP64 values (exact or rounded to odd) to F16 or BF16 bits."""
+    if mode != "RN":
+        return np.array([round_rational_bits(x, kind, mode) for x in v.tolist()], dtype=np.uint16)
+    if kind == "f16":
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = v.astype(np.float16)
+        out = h.view(np.uint16)
+        return np.where(np.isnan(v), F16_CANONICAL_NAN, out).astype(np.uint16)
+    return f32_to_bf16_bits(narrow_f64_rto_f32(v))
+
+
+def half_to_f64(bits: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "f16":
+        return f16_to_f32(bits).astype(np.float64)
+    return bf16_to_f32(bits).astype(np.float64)
+
+
+# --- exact rational rounding (slow path) ----------------------------------------------------------
+
+def to_fraction(x: float) -> Fraction | None:
+    """None for infinities and NaN."""
+    if math.isnan(x) or math.isinf(x):
+        return None
+    return Fraction(x)
+
+
+def round_rational(x: Fraction, fmt: str, mode: str) -> float:
+    """The value of format `fmt` that `x` rounds to in `mode`, as a Python float (or inf)."""
+    p, emin, emax, _ = FORMATS[fmt]
+    if x == 0:
+        return 0.0
+    neg = x < 0
+    mag = -x if neg else x
+    e = mag.numerator.bit_length() - mag.denominator.bit_length()
+    if Fraction(2) ** e > mag:
+        e -= 1
+    q = max(e, emin) - (p - 1)
+    scaled = mag / (Fraction(2) ** q)
+    n = scaled.numerator // scaled.denominator
+    rem = scaled - n
+    if rem:
+        if mode == "RN":
+            if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+                n += 1
+        elif mode == "RP" and not neg or mode == "RM" and neg:
+            n += 1
+    largest = (2 ** p - 1) * Fraction(2) ** (emax - p + 1)
+    value = n * Fraction(2) ** q
+    if value > largest:
+        to_inf = mode == "RN" or (mode == "RP" and not neg) or (mode == "RM" and neg)
+        result = math.inf if to_inf else float(largest)
+    else:
+        result = math.ldexp(n, q)
+    return -result if neg else result
+
+
+def round_rational_bits(x: float | Fraction, fmt: str, mode: str) -> int:
+    """Bits of `x` rounded to `fmt`; a float `x` may be inf/NaN (passed through)."""
+    width = FORMATS[fmt][3]
+    if isinstance(x, float):
+        if math.isnan(x):
+            return {16: 0x7FFF, 32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF}[width]
+        if math.isinf(x):
+            v = x
+        else:
+            v = round_rational(Fraction(x), fmt, mode)
+            if x == 0:
+                v = x
+    else:
+        v = round_rational(x, fmt, mode)
+    if fmt == "f64":
+        return int(np.float64(v).view(np.uint64))
+    if fmt == "f32":
+        return int(np.float32(v).view(np.uint32))
+    if fmt == "f16":
+        return int(np.float16(v).view(np.uint16))
+    return int(np.float32(v).view(np.uint32)) >> 16       # exact: already a bf16 value
+
+
+def fma64(a: float, b: float, c: float, mode: str) -> float:
+    """FP64 fused multiply-add for one lane, exactly rounded."""
+    if not all(map(math.isfinite, (a, b, c))):
+        return a * b + c
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        # The sign of an exact zero: +0 unless both addends are -0 (or RM mode).
+        prod = a * b
+        if prod == 0 and c == 0:
+            return prod + c if mode != "RM" else -0.0 if (math.copysign(1, prod) < 0 or math.copysign(1, c) < 0) else 0.0
+        return -0.0 if mode == "RM" else 0.0
+    return round_rational(exact, "f64", mode)

@@ -1,0 +1,195 @@
+"""A kernel launch: lay out constant bank 0 as the driver does, place buffers and module
+globals in emulated memory, run every CTA of the grid, and report what happened."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import EmuFault
+from .loader import _RELOC_WIDTH, load_program
+from .machine import Budget, Cta
+from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
+from .program import KernelProgram, compile_program
+from .registry import load_all
+
+DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
+DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared frame
+MAX_SHARED = 228 * 1024
+
+SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b", "s16": "<h",
+                  "s32": "<i", "s64": "<q", "f32": "<f", "f64": "<d", "b32": "<I", "b64": "<Q"}
+
+
+@dataclass
+class Param:
+    """A kernel argument: a buffer (by name) or a typed scalar."""
+    buffer: str | None = None
+    type: str | None = None
+    value: float | int | None = None
+
+
+@dataclass
+class LaunchResult:
+    buffers: dict[str, bytes]
+    instructions: int                 # warp-instructions executed
+    cycles: int = 0
+    hazards: list = field(default_factory=list)
+
+    @property
+    def stats(self) -> dict:
+        return {"instructions": self.instructions, "cycles": self.cycles, "hazards": len(self.hazards)}
+
+
+def _dims(v) -> tuple[int, int, int]:
+    if isinstance(v, int):
+        v = (v,)
+    t = tuple(int(x) for x in v) + (1, 1, 1)
+    t = t[:3]
+    if any(x < 1 for x in t):
+        raise EmuFault(f"launch dimensions must be positive, got {tuple(v)}")
+    return t
+
+
+class Launch:
+    """Everything a running kernel can see that is not per-CTA or per-warp."""
+
+    def __init__(self, program: KernelProgram, grid, block, dynamic_shared_bytes: int = 0,
+                 budget: int = DEFAULT_BUDGET, hazard_check: bool = True):
+        handlers, prepare = load_all()
+        self.program = program
+        self.grid = _dims(grid)
+        self.block = _dims(block)
+        if self.block[0] * self.block[1] * self.block[2] > 1024:
+            raise EmuFault(f"block of {self.block} has more than 1024 threads", kernel=program.name)
+        self.steps = compile_program(program, handlers, prepare)
+        self.gmem = GlobalMemory()
+        self.shared_total = program.shared_bytes + int(dynamic_shared_bytes)
+        if self.shared_total > MAX_SHARED:
+            raise EmuFault(f"{self.shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
+                           kernel=program.name)
+        self.local_bytes = program.local_bytes + DEFAULT_LOCAL_BYTES
+        self.regcount_limit = 255 if program.regcount >= 255 else max(program.regcount, 1)
+        self.budget = Budget(budget)
+        self.bar_counts: dict = {}
+        self.hazard_check = hazard_check
+        self.timing_model = None
+        self._globals = {}
+        for name, (size, init) in program.globals.items():
+            self._globals[name] = self.gmem.allocate(name, size, init)
+        self.const: ConstantBanks | None = None
+
+    def set_params(self, params: list[Param], buffers: dict[str, object]) -> None:
+        prog = self.program
+        layout = sorted(getattr(prog, "params", []))
+        if len(params) != len(layout) and layout:
+            raise EmuFault(f"kernel takes {len(layout)} parameters, {len(params)} given",
+                           kernel=prog.name)
+        size0 = max(len(prog.const0_template), prog.param_base + prog.param_bytes)
+        bank0 = bytearray(size0)
+        bank0[:len(prog.const0_template)] = prog.const0_template
+        struct.pack_into("<III", bank0, 0x0, *self.block)
+        struct.pack_into("<III", bank0, 0xC, *self.grid)
+        struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)
+        struct.pack_into("<Q", bank0, 0x20, LOCAL_WINDOW)
+        struct.pack_into("<I", bank0, 0x28, self.local_bytes)
+        for (ordinal, offset, size), p in zip(layout, params):
+            at = prog.param_base + offset
+            if p.buffer is not None:
+                if p.buffer not in buffers:
+                    raise EmuFault(f"parameter {ordinal} names unknown buffer {p.buffer!r}", kernel=prog.name)
+                value = struct.pack("<Q", buffers[p.buffer].base)
+            else:
+                fmt = SCALAR_FORMATS.get(p.type or "")
+                if fmt is None:
+                    raise EmuFault(f"parameter {ordinal}: unknown scalar type {p.type!r}", kernel=prog.name)
+                value = struct.pack(fmt, p.value)
+            if len(value) > size:
+                raise EmuFault(f"parameter {ordinal} is {size} bytes, {p.type or 'pointer'} value has {len(value)}",
+                               kernel=prog.name)
+            bank0[at:at + len(value)] = value
+        banks = {0: bytes(bank0)}
+        banks.update({b: bytearray(d) for b, d in prog.const_banks.items()})
+        for bank, offset, section, addend, rtype in prog.const_relocations:
+            width, shift = _RELOC_WIDTH[rtype]
+            target = self._globals.get(section)
+            if target is None:
+                raise EmuFault(f"relocation against unknown section {section!r}", kernel=prog.name)
+            data = banks[bank]
+            inplace = int.from_bytes(data[offset:offset + width], "little")
+            value = ((target.base + addend + inplace) >> shift) & ((1 << (8 * width)) - 1)
+            data[offset:offset + width] = value.to_bytes(width, "little")
+        self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    def run(self) -> None:
+        gx, gy, gz = self.grid
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    cta = Cta(self, (x, y, z))
+                    if self.timing_model is not None:
+                        self.timing_model.attach(cta)
+                    cta.run(self.budget)
+                    if self.timing_model is not None:
+                        self.timing_model.finish_cta(cta)
+
+
+def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
+        budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
+        program: KernelProgram | None = None) -> LaunchResult:
+    """Run `kernel` of `cubin` (bytes) on NumPy data.
+
+    `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
+    copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
+    scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault."""
+    if program is None:
+        program = load_program(cubin, kernel, decoder)
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check)
+    if hazard_check:
+        from .hazards import TimingModel
+        launch.timing_model = TimingModel(launch)
+    buffers = {}
+    typed: list[Param] = []
+    arrays: list[tuple[str, np.ndarray]] = []
+    for i, p in enumerate(params):
+        if isinstance(p, Param):
+            typed.append(p)
+        elif isinstance(p, np.ndarray):
+            name = f"arg{i}"
+            buffers[name] = launch.gmem.allocate(name, p.nbytes, np.ascontiguousarray(p))
+            arrays.append((name, p))
+            typed.append(Param(buffer=name))
+        elif isinstance(p, np.generic):
+            kind = {"u": "u", "i": "s", "f": "f"}[p.dtype.kind] + str(8 * p.dtype.itemsize)
+            typed.append(Param(type=kind, value=p.item()))
+        else:
+            raise EmuFault(f"parameter {i}: pass a NumPy array, a NumPy scalar or a Param, not {type(p).__name__}")
+    launch.set_params(typed, buffers)
+    launch.run()
+    for name, arr in arrays:
+        data = buffers[name].data
+        arr.reshape(-1).view(np.uint8)[:] = data[:arr.nbytes]
+    return _result(launch, buffers)
+
+
+def _result(launch: Launch, buffers) -> LaunchResult:
+    res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used)
+    if launch.timing_model is not None:
+        res.cycles = launch.timing_model.cycles
+        res.hazards = launch.timing_model.hazards
+    return res
+
+
+def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
+                *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
+                hazard_check: bool = True) -> LaunchResult:
+    """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check)
+    if hazard_check:
+        from .hazards import TimingModel
+        launch.timing_model = TimingModel(launch)
+    placed = {name: launch.gmem.allocate(name, size, init) for name, (size, init) in buffers.items()}
+    launch.set_params(params, placed)
+    launch.run()
+    return _result(launch, placed)

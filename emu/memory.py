@@ -1,0 +1,226 @@
+"""Emulated memory spaces: global buffers, per-CTA shared memory, per-thread local memory
+and constant banks, each with bounds and alignment checks that name what was touched.
+
+Accesses are vectorised over the lanes of a warp: an address vector (uint64) and a lane
+mask go in, a (lanes, bytes) uint8 array comes out (or is written).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import EmuFault
+
+# Where things sit in the emulated 64-bit generic address space. Global buffers start high
+# and apart so that a stray pointer rarely lands in a neighbour; the shared and local windows
+# are the generic ranges that map onto the CTA's shared memory and the thread's local memory
+# (the driver reports the shared window base in c[0x0][0x18] and the local one at 0x20).
+GLOBAL_BASE = 0x7F00_0000_0000
+GLOBAL_GAP = 0x1_0000          # between buffers, also their alignment
+SHARED_WINDOW = 0x7FF0_0000_0000
+LOCAL_WINDOW = 0x7FF8_0000_0000
+WINDOW_SIZE = 1 << 32
+
+
+@dataclass
+class Buffer:
+    name: str
+    base: int
+    data: np.ndarray          # uint8
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.data)
+
+
+def _gather(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    idx = offsets[:, None].astype(np.int64) + np.arange(size, dtype=np.int64)
+    return data[idx]
+
+
+def _scatter(data: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    size = values.shape[1]
+    idx = offsets[:, None].astype(np.int64) + np.arange(size, dtype=np.int64)
+    data[idx] = values       # later lanes win on overlap, as one store of a warp would
+
+
+def check_alignment(addresses: np.ndarray, size: int, space: str) -> None:
+    align = min(size, 16)
+    bad = (addresses % np.uint64(align)) != 0
+    if bad.any():
+        a = int(addresses[np.argmax(bad)])
+        raise EmuFault(f"misaligned {size}-byte {space} access at address 0x{a:x}")
+
+
+class GlobalMemory:
+    """Named buffers at fixed device addresses."""
+
+    def __init__(self):
+        self.buffers: list[Buffer] = []
+        self._next = GLOBAL_BASE
+        self._bases = np.zeros(0, dtype=np.uint64)
+
+    def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
+                 fill: int = 0) -> Buffer:
+        data = np.full(max(size, 0), fill, dtype=np.uint8)
+        if contents is not None:
+            raw = np.frombuffer(bytes(contents), dtype=np.uint8) if not isinstance(contents, np.ndarray) \
+                else contents.reshape(-1).view(np.uint8)
+            data[:len(raw)] = raw[:size]
+        buf = Buffer(name, self._next, data)
+        self.buffers.append(buf)
+        self._next += -(-max(size, 1) // GLOBAL_GAP) * GLOBAL_GAP + GLOBAL_GAP
+        self._bases = np.array([b.base for b in self.buffers], dtype=np.uint64)
+        return buf
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def _locate(self, addresses: np.ndarray, size: int) -> np.ndarray:
+        """Index of the buffer holding each access, faulting on any out-of-bounds one."""
+        which = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
+        for lane in range(len(addresses)):
+            i = int(which[lane])
+            a = int(addresses[lane])
+            if i < 0 or a + size > self.buffers[i].end:
+                raise EmuFault(self._describe_oob(a, size))
+        return which
+
+    def _describe_oob(self, address: int, size: int) -> str:
+        nearest = None
+        for b in self.buffers:
+            if b.base <= address < b.end + GLOBAL_GAP:
+                nearest = b
+        if nearest is None:
+            return f"out-of-bounds {size}-byte global access at address 0x{address:x} (no buffer there)"
+        return (f"out-of-bounds {size}-byte global access at address 0x{address:x}: buffer "
+                f"'{nearest.name}' is 0x{nearest.base:x}..0x{nearest.end:x} ({len(nearest.data)} bytes), "
+                f"access at byte {address - nearest.base}")
+
+    def _fast_single(self, addresses: np.ndarray, size: int):
+        """The buffer when every address is inside one buffer (the common case), else None."""
+        lo, hi = int(addresses.min()), int(addresses.max())
+        for b in self.buffers:
+            if b.base <= lo and hi + size <= b.end:
+                return b
+        return None
+
+    def load(self, addresses: np.ndarray, size: int) -> np.ndarray:
+        if len(addresses) == 0:
+            return np.zeros((0, size), dtype=np.uint8)
+        check_alignment(addresses, size, "global")
+        b = self._fast_single(addresses, size)
+        if b is not None:
+            return _gather(b.data, addresses - np.uint64(b.base), size)
+        which = self._locate(addresses, size)
+        out = np.empty((len(addresses), size), dtype=np.uint8)
+        for i in np.unique(which):
+            sel = which == i
+            buf = self.buffers[int(i)]
+            out[sel] = _gather(buf.data, addresses[sel] - np.uint64(buf.base), size)
+        return out
+
+    def store(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        if len(addresses) == 0:
+            return
+        size = values.shape[1]
+        check_alignment(addresses, size, "global")
+        b = self._fast_single(addresses, size)
+        if b is not None:
+            _scatter(b.data, addresses - np.uint64(b.base), values)
+            return
+        which = self._locate(addresses, size)
+        for i in np.unique(which):
+            sel = which == i
+            buf = self.buffers[int(i)]
+            _scatter(buf.data, addresses[sel] - np.uint64(buf.base), values[sel])
+
+    def view(self, address: int, size: int) -> tuple[Buffer, int]:
+        """The buffer and byte offset of a scalar access (atomics use this lane by lane)."""
+        self._locate(np.array([address], dtype=np.uint64), size)
+        check_alignment(np.array([address], dtype=np.uint64), size, "global")
+        for b in self.buffers:
+            if b.base <= address < b.end:
+                return b, address - b.base
+        raise EmuFault(self._describe_oob(address, size))
+
+
+class FlatMemory:
+    """One byte array addressed from 0: a CTA's shared memory."""
+
+    def __init__(self, size: int, space: str):
+        self.data = np.zeros(size, dtype=np.uint8)
+        self.space = space
+
+    def _check(self, offsets: np.ndarray, size: int) -> None:
+        check_alignment(offsets, size, self.space)
+        over = offsets.astype(np.int64) + size > len(self.data)
+        if over.any():
+            a = int(offsets[np.argmax(over)])
+            raise EmuFault(f"out-of-bounds {size}-byte {self.space} access at offset 0x{a:x} "
+                           f"({self.space} memory is {len(self.data)} bytes)")
+
+    def load(self, offsets: np.ndarray, size: int) -> np.ndarray:
+        offsets = offsets.astype(np.uint64)
+        self._check(offsets, size)
+        return _gather(self.data, offsets, size)
+
+    def store(self, offsets: np.ndarray, values: np.ndarray) -> None:
+        offsets = offsets.astype(np.uint64)
+        self._check(offsets, values.shape[1])
+        _scatter(self.data, offsets, values)
+
+
+class LocalMemory:
+    """Per-thread local memory of one warp: (lanes, size) bytes."""
+
+    def __init__(self, lanes: int, size: int):
+        self.data = np.zeros((lanes, size), dtype=np.uint8)
+
+    def _check(self, offsets: np.ndarray, size: int) -> None:
+        check_alignment(offsets, size, "local")
+        over = offsets.astype(np.int64) + size > self.data.shape[1]
+        if over.any():
+            a = int(offsets[np.argmax(over)])
+            raise EmuFault(f"out-of-bounds {size}-byte local access at offset 0x{a:x} "
+                           f"(local memory is {self.data.shape[1]} bytes per thread)")
+
+    def load(self, lanes: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+        offsets = offsets.astype(np.uint64)
+        self._check(offsets, size)
+        idx = offsets[:, None].astype(np.int64) + np.arange(size)
+        return self.data[lanes[:, None], idx]
+
+    def store(self, lanes: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+        offsets = offsets.astype(np.uint64)
+        self._check(offsets, values.shape[1])
+        idx = offsets[:, None].astype(np.int64) + np.arange(values.shape[1])
+        self.data[lanes[:, None], idx] = values
+
+
+class ConstantBanks:
+    """c[bank][offset]: read-only, out-of-range reads fault (hardware returns 0, but a read
+    past what the driver wrote is a compiler bug we want to see)."""
+
+    def __init__(self, banks: dict[int, bytes]):
+        self.banks = {k: np.frombuffer(bytes(v), dtype=np.uint8).copy() for k, v in banks.items()}
+
+    def read(self, bank: int, offset: int, size: int = 4) -> int:
+        data = self.banks.get(bank)
+        if data is None or offset < 0 or offset + size > len(data):
+            n = 0 if data is None else len(data)
+            raise EmuFault(f"constant read c[0x{bank:x}][0x{offset:x}] outside the bank ({n} bytes)")
+        return int.from_bytes(data[offset:offset + size].tobytes(), "little")
+
+    def read_lanes(self, bank: int, offsets: np.ndarray, size: int) -> np.ndarray:
+        data = self.banks.get(bank)
+        n = 0 if data is None else len(data)
+        offsets = offsets.astype(np.int64)
+        if data is None or (offsets < 0).any() or (offsets + size > n).any():
+            bad = int(offsets.max()) if len(offsets) else 0
+            raise EmuFault(f"constant read c[0x{bank:x}][0x{bad:x}] outside the bank ({n} bytes)")
+        return _gather(data, offsets, size)

@@ -1,0 +1,170 @@
+"""Control flow and synchronisation: branches, calls, exit, convergence barriers, warp sync,
+CTA barriers."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Label, Reg
+
+from .errors import EmuFault
+from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int
+from .registry import semantics
+
+
+def _target(s):
+    for op in s.ins.operands:
+        if isinstance(op, Label):
+            if op.offset is None:
+                raise EmuFault(f"unresolved branch target {op.name}")
+            return op.offset
+    raise EmuFault("branch without a target")
+
+
+def _uniform_mask(w, op) -> int:
+    if isinstance(op, Imm):
+        return op.value & FULL
+    v = int(np.broadcast_to(w.r(op), (32,))[0])
+    return v & FULL
+
+
+@semantics("BRA")
+def op_bra(w, s, active, mask):
+    mods = s.ins.modifiers
+    ops = s.ins.operands
+    target = _target(s)
+    taken = mask
+    if "DIV" in mods or "CONV" in mods:
+        m = _uniform_mask(w, ops[0])
+        act = mask_to_int(active)
+        converged = (act & m) == m
+        cond = converged if "CONV" in mods else not converged
+        taken = mask if cond else np.zeros(32, bool)
+    elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
+        taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
+    w.pc[taken] = target
+
+
+@semantics("JMP")
+def op_jmp(w, s, active, mask):
+    w.pc[mask] = _target(s)
+
+
+@semantics("BRX", "JMX")
+def op_brx(w, s, active, mask):
+    reg = s.ins.operands[0]
+    offset = s.ins.operands[1].value if len(s.ins.operands) > 1 and isinstance(s.ins.operands[1], Imm) else 0
+    base = s.offset + 16 if s.ins.opcode == "BRX" else 0
+    dest = w.r(reg).astype(np.int64) + offset + base
+    w.pc[mask] = np.broadcast_to(dest, (32,))[mask]
+
+
+@semantics("CALL")
+def op_call(w, s, active, mask):
+    if "ABS" in s.ins.modifiers and not any(isinstance(o, Label) for o in s.ins.operands):
+        w.pc[mask] = np.broadcast_to(w.r(s.ins.operands[0]).astype(np.int64), (32,))[mask]
+        return
+    w.pc[mask] = _target(s)
+
+
+@semantics("RET")
+def op_ret(w, s, active, mask):
+    reg = s.ins.operands[0]
+    w.pc[mask] = np.broadcast_to(w.r(reg).astype(np.int64), (32,))[mask]
+
+
+@semantics("EXIT")
+def op_exit(w, s, active, mask):
+    w.state[mask] = EXITED
+    w.release_convergence()
+
+
+@semantics("KILL")
+def op_kill(w, s, active, mask):
+    w.state[mask] = EXITED
+    w.release_convergence()
+
+
+@semantics("BSSY")
+def op_bssy(w, s, active, mask):
+    b = s.ins.operands[0]
+    w.B[b.index] = mask_to_int(mask)
+
+
+@semantics("BSYNC")
+def op_bsync(w, s, active, mask):
+    b = s.ins.operands[0]
+    members = int_to_mask(w.B[b.index])
+    waiting = mask & members
+    w.state[waiting] = AT_BSYNC
+    w.wait_arg[waiting] = b.index
+    w.release_convergence()
+
+
+@semantics("BMOV")
+def op_bmov(w, s, active, mask):
+    d, src = s.ins.operands[0], s.ins.operands[-1]
+    if isinstance(d, Reg) and d.file == "B":
+        w.B[d.index] = _uniform_mask(w, src) if not (isinstance(src, Reg) and src.file == "B") else w.B[src.index]
+    else:
+        val = np.full(32, w.B[src.index], dtype=np.uint32)
+        w.w(d, val, mask)
+
+
+@semantics("WARPSYNC")
+def op_warpsync(w, s, active, mask):
+    ops = s.ins.operands
+    m = _uniform_mask(w, ops[-1]) if ops else FULL
+    if "ALL" in s.ins.modifiers:
+        m = FULL
+    waiting = mask.copy()
+    w.state[waiting] = AT_WARPSYNC
+    w.wait_arg[waiting] = m
+    w.release_convergence()
+
+
+@semantics("BAR")
+def op_bar(w, s, active, mask):
+    mods = s.ins.modifiers
+    ops = list(s.ins.operands)
+    if "ARV" in mods:
+        return   # arrive-only: no wait (producer side of a named barrier)
+    bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
+        int(np.broadcast_to(w.r(ops[0]), (32,))[0]) if ops else 0
+    count = None
+    pred = None
+    for op in ops[1:]:
+        if isinstance(op, Reg) and op.file in ("P", "UP"):
+            pred = op
+        elif isinstance(op, Imm) or isinstance(op, Reg):
+            count = int(np.broadcast_to(w.r(op), (32,))[0])
+    if pred is not None:
+        w.bar_pred[:] = np.broadcast_to(w.pred(pred), (32,))
+    else:
+        w.bar_pred[:] = True
+    w.bar_kind[bar_id] = "AND" if "AND" in mods else "OR" if "OR" in mods else "POPC"
+    if count:
+        w.launch.bar_counts[(id(w.cta), bar_id)] = count
+    w.state[mask] = AT_BAR
+    w.wait_arg[mask] = bar_id
+
+
+@semantics("B2R")
+def op_b2r(w, s, active, mask):
+    ops = s.ins.operands
+    d = ops[0]
+    bar_id = 0
+    pd = None
+    for op in ops[1:]:
+        if isinstance(op, Reg) and op.file == "P":
+            pd = op
+        elif isinstance(op, Imm):
+            bar_id = int(op.value)
+    count, all_, any_ = w.bar_result.get(bar_id, (0, False, False))
+    if "RESULT" in s.ins.modifiers:
+        if pd is not None:
+            # The predicate result of the reduction just completed (AND or OR, per the BAR).
+            kind = w.bar_kind.get(bar_id, "POPC")
+            w.wp(pd, np.full(32, all_ if kind == "AND" else any_), mask)
+        w.w(d, np.full(32, count, dtype=np.uint32), mask)
+    else:
+        raise EmuFault("unsupported B2R form")

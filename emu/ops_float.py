@@ -1,0 +1,417 @@
+"""FP32 and FP64 arithmetic, comparisons, MUFU, conversions."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Reg
+
+from . import fp
+from .errors import EmuFault
+from .ops_int import _s64, _u64, compare_combine
+from .registry import semantics
+
+U32, U64, I64 = np.uint32, np.uint64, np.int64
+M32 = U64(0xFFFFFFFF)
+
+
+def _prep_mode(step):
+    step.aux["mode"] = fp.mode_of(step.ins.modifiers)
+    step.aux["ftz"] = "FTZ" in step.ins.modifiers
+    step.aux["sat"] = "SAT" in step.ins.modifiers
+
+
+def _finish32(w, s, d, r, mask):
+    if s.aux.get("sat"):
+        r = np.where(np.isnan(r), np.float32(0), np.clip(r, np.float32(0), np.float32(1))).astype(np.float32)
+    w.w(d, fp.canonicalise_f32(r), mask)
+
+
+@semantics("FADD", prepare=_prep_mode)
+def op_fadd(w, s, active, mask):
+    d, a, b = s.ins.operands
+    r = fp.fadd32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
+    _finish32(w, s, d, r, mask)
+
+
+@semantics("FMUL", prepare=_prep_mode)
+def op_fmul(w, s, active, mask):
+    d, a, b = s.ins.operands
+    r = fp.fmul32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
+    _finish32(w, s, d, r, mask)
+
+
+@semantics("FFMA", prepare=_prep_mode)
+def op_ffma(w, s, active, mask):
+    d, a, b, c = s.ins.operands
+    r = fp.ffma32(w.rf(a), w.rf(b), w.rf(c), s.aux["mode"], s.aux["ftz"])
+    _finish32(w, s, d, r, mask)
+
+
+@semantics("FMNMX", prepare=_prep_mode)
+def op_fmnmx(w, s, active, mask):
+    d, a_op, b_op, p_op = s.ins.operands
+    a, b = w.rf(a_op), w.rf(b_op)
+    if s.aux["ftz"]:
+        a, b = fp.flush_f32(a), fp.flush_f32(b)
+    a, b = np.broadcast_arrays(a, b)
+    use_min = np.broadcast_to(w.pred(p_op), a.shape)
+    # -0 orders below +0; a NaN operand yields the other one.
+    a_less = (a < b) | ((a == b) & np.signbit(a) & ~np.signbit(b))
+    r = np.where(use_min, np.where(a_less, a, b), np.where(a_less, b, a))
+    r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r)).astype(np.float32)
+    _finish32(w, s, d, r, mask)
+
+
+_FCMP = {
+    "F": lambda a, b, n: np.zeros(n.shape, bool),
+    "T": lambda a, b, n: np.ones(n.shape, bool),
+    "LT": lambda a, b, n: a < b, "EQ": lambda a, b, n: a == b, "LE": lambda a, b, n: a <= b,
+    "GT": lambda a, b, n: a > b, "NE": lambda a, b, n: (a != b) & ~n, "GE": lambda a, b, n: a >= b,
+    "NUM": lambda a, b, n: ~n, "NAN": lambda a, b, n: n,
+    "LTU": lambda a, b, n: (a < b) | n, "EQU": lambda a, b, n: (a == b) | n,
+    "LEU": lambda a, b, n: (a <= b) | n, "GTU": lambda a, b, n: (a > b) | n,
+    "NEU": lambda a, b, n: a != b, "GEU": lambda a, b, n: (a >= b) | n,
+}
+
+
+def fcompare(mods, a, b):
+    cmp = next(m for m in mods if m in _FCMP)
+    a, b = np.broadcast_arrays(a, b)
+    with np.errstate(invalid="ignore"):
+        return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
+
+
+@semantics("FSETP", prepare=_prep_mode)
+def op_fsetp(w, s, active, mask):
+    pd, pd2, a_op, b_op, pc_op = s.ins.operands
+    a, b = w.rf(a_op), w.rf(b_op)
+    if s.aux["ftz"]:
+        a, b = fp.flush_f32(a), fp.flush_f32(b)
+    p1, p2 = compare_combine(s.ins.modifiers, fcompare(s.ins.modifiers, a, b), w.pred(pc_op))
+    w.wp(pd, p1, mask)
+    w.wp(pd2, p2, mask)
+
+
+@semantics("FSET", prepare=_prep_mode)
+def op_fset(w, s, active, mask):
+    d, a_op, b_op, pc_op = s.ins.operands
+    a, b = w.rf(a_op), w.rf(b_op)
+    if s.aux["ftz"]:
+        a, b = fp.flush_f32(a), fp.flush_f32(b)
+    p1, _ = compare_combine(s.ins.modifiers, fcompare(s.ins.modifiers, a, b), w.pred(pc_op))
+    if "BF" in s.ins.modifiers:
+        w.w(d, np.where(p1, U32(0x3F800000), U32(0)), mask)
+    else:
+        w.w(d, np.where(p1, U32(0xFFFFFFFF), U32(0)), mask)
+
+
+@semantics("FCHK")
+def op_fchk(w, s, active, mask):
+    """True when a/b may not be computed correctly by the fast reciprocal path: any
+    special or denormal operand, or exponents far enough apart to overflow or underflow.
+    Erring towards true is safe: the slow path the compiler branches to is exact."""
+    pd, a_op, b_op = s.ins.operands
+    a, b = np.broadcast_arrays(w.r(a_op), w.r(b_op))
+    ea = (a >> U32(23)) & U32(0xFF)
+    eb = (b >> U32(23)) & U32(0xFF)
+    a_zero = (a & U32(0x7FFFFFFF)) == 0
+    diff = ea.astype(I64) - eb.astype(I64)
+    ok = (eb >= 1) & (eb <= 252) & (a_zero | ((ea >= 1) & (ea <= 252) & (diff > -125) & (diff < 126)))
+    w.wp(pd, ~ok, mask)
+
+
+@semantics("FRND", prepare=_prep_mode)
+def op_frnd(w, s, active, mask):
+    d, a_op = s.ins.operands
+    mode = s.aux["mode"]
+    if "F64" in s.ins.modifiers:
+        a = w.rd(a_op)
+        r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](a)
+        w.w64(d, fp.canonicalise_f64(r), mask)
+        return
+    a = w.rf(a_op)
+    if s.aux["ftz"]:
+        a = fp.flush_f32(a)
+    r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](a).astype(np.float32)
+    _finish32(w, s, d, r, mask)
+
+
+# --------------------------------------------------------------------------- MUFU
+
+def _mufu_prep(step):
+    step.aux["fn"] = next(m for m in step.ins.modifiers)
+
+
+@semantics("MUFU", prepare=_mufu_prep)
+def op_mufu(w, s, active, mask):
+    """Multi-function unit. Results here are the correctly rounded FP32 value of the exact
+    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does.
+    Hardware is an approximation: RCP/RSQ/SQRT within 1 ulp, EX2/LG2 within 2 ulp,
+    SIN/COS within 2^-20.9 absolute on [-pi, pi], TANH within 2^-10.7 relative; programs
+    that depend on the exact approximation bits (rare: compilers refine with FFMA) can differ.
+    SIN/COS take their argument in revolutions (x/2pi), as ptxas prescales with FMUL.RZ.
+    RCP64H/RSQ64H act on the high word of a double and return a high word."""
+    d, a_op = s.ins.operands
+    fn = s.aux["fn"]
+    if fn in ("RCP64H", "RSQ64H"):
+        hi = _u64(w.ri(a_op))
+        if getattr(a_op, "abs", False):
+            hi = hi & U64(0x7FFFFFFF)
+        if getattr(a_op, "neg", False):
+            hi = hi ^ U64(0x80000000)
+        x = (hi << U64(32)).view(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = 1.0 / x if fn == "RCP64H" else 1.0 / np.sqrt(x)
+        yb = y.view(U64)
+        out = (yb >> U64(32)).astype(U32)
+        out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
+        w.w(d, out, mask)
+        return
+    x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if fn == "RCP":
+            y = 1.0 / x
+        elif fn == "RSQ":
+            y = 1.0 / np.sqrt(x)
+        elif fn == "SQRT":
+            y = np.sqrt(x)
+        elif fn == "EX2":
+            y = np.exp2(x)
+        elif fn == "LG2":
+            y = np.log2(x)
+        elif fn == "SIN":
+            y = np.sin(x * 2 * math.pi)
+        elif fn == "COS":
+            y = np.cos(x * 2 * math.pi)
+        elif fn == "TANH":
+            y = np.tanh(x)
+        else:
+            raise EmuFault(f"unsupported MUFU function {fn}")
+    r = fp.flush_f32(y.astype(np.float32))
+    w.w(d, fp.canonicalise_f32(r), mask)
+
+
+# --------------------------------------------------------------------------- FP64
+
+def _f64_result(w, d, vals, mask):
+    w.w64(d, fp.canonicalise_f64(np.asarray(vals, dtype=np.float64)), mask)
+
+
+def _per_lane(fn, *arrays):
+    arrays = np.broadcast_arrays(*arrays)
+    return np.array([fn(*vals) for vals in zip(*(a.tolist() for a in arrays))], dtype=np.float64)
+
+
+def _exact_binop(op, mode):
+    from fractions import Fraction
+
+    def f(a, b):
+        r = op(a, b)
+        if not math.isfinite(a) or not math.isfinite(b) or math.isnan(r):
+            return r
+        exact = op(Fraction(a), Fraction(b)) if op is not _div else Fraction(a) / Fraction(b)
+        if exact == 0:
+            return r
+        return fp.round_rational(exact, "f64", mode)
+    return f
+
+
+def _div(a, b):
+    return a / b
+
+
+@semantics("DADD", prepare=_prep_mode)
+def op_dadd(w, s, active, mask):
+    d, a, b = s.ins.operands
+    va, vb = w.rd(a), w.rd(b)
+    mode = s.aux["mode"]
+    if mode == "RN":
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = va + vb
+    else:
+        r = _per_lane(_exact_binop(lambda x, y: x + y, mode), va, vb)
+    _f64_result(w, d, r, mask)
+
+
+@semantics("DMUL", prepare=_prep_mode)
+def op_dmul(w, s, active, mask):
+    d, a, b = s.ins.operands
+    va, vb = w.rd(a), w.rd(b)
+    mode = s.aux["mode"]
+    if mode == "RN":
+        with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+            r = va * vb
+    else:
+        r = _per_lane(_exact_binop(lambda x, y: x * y, mode), va, vb)
+    _f64_result(w, d, r, mask)
+
+
+@semantics("DFMA", prepare=_prep_mode)
+def op_dfma(w, s, active, mask):
+    d, a, b, c = s.ins.operands
+    mode = s.aux["mode"]
+    r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), w.rd(a), w.rd(b), w.rd(c))
+    _f64_result(w, d, r, mask)
+
+
+@semantics("DSETP")
+def op_dsetp(w, s, active, mask):
+    pd, pd2, a_op, b_op, pc_op = s.ins.operands
+    p1, p2 = compare_combine(s.ins.modifiers, fcompare(s.ins.modifiers, w.rd(a_op), w.rd(b_op)),
+                             w.pred(pc_op))
+    w.wp(pd, p1, mask)
+    w.wp(pd2, p2, mask)
+
+
+@semantics("DMNMX")
+def op_dmnmx(w, s, active, mask):
+    d, a_op, b_op, p_op = s.ins.operands
+    a, b = np.broadcast_arrays(w.rd(a_op), w.rd(b_op))
+    use_min = np.broadcast_to(w.pred(p_op), a.shape)
+    r = np.where(use_min, np.fmin(a, b), np.fmax(a, b))
+    _f64_result(w, d, r, mask)
+
+
+# --------------------------------------------------------------------------- conversions
+
+_INT_TYPES = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True),
+              "U32": (32, False), "S32": (32, True), "U64": (64, False), "S64": (64, True)}
+_FLOAT_TYPES = ("F16", "F32", "F64", "BF16")
+
+
+def _conv_types(mods, default_int="S32"):
+    ints = [m for m in mods if m in _INT_TYPES]
+    floats = [m for m in mods if m in _FLOAT_TYPES]
+    return ints, floats
+
+
+def _read_float(w, op, kind):
+    if kind == "F64":
+        return w.rd(op)
+    if kind in ("F16", "BF16"):
+        bits = w.r(op)
+        sfx = getattr(op, "suffix", ())
+        half = (bits >> U32(16)) if "H1" in sfx else (bits & U32(0xFFFF))
+        v = fp.half_to_f64(half.astype(np.uint16), "f16" if kind == "F16" else "bf16")
+        if getattr(op, "abs", False):
+            v = np.abs(v)
+        if getattr(op, "neg", False):
+            v = -v
+        return v
+    return w.rf(op).astype(np.float64)
+
+
+@semantics("F2I", prepare=_prep_mode)
+def op_f2i(w, s, active, mask):
+    mods = s.ins.modifiers
+    d, a_op = s.ins.operands[0], s.ins.operands[-1]
+    ints, floats = _conv_types(mods)
+    dst = ints[0] if ints else "S32"
+    src = floats[0] if floats else "F32"
+    x = _read_float(w, a_op, src)
+    if s.aux["ftz"] and src == "F32":
+        x = fp.flush_f32(x.astype(np.float32)).astype(np.float64)
+    mode = s.aux["mode"]
+    r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](x)
+    bits, signed = _INT_TYPES[dst]
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    vals = []
+    for v in np.broadcast_to(r, (r.size,)).tolist():
+        if math.isnan(v):
+            vals.append(0)
+        elif v <= lo:
+            vals.append(lo)
+        elif v >= hi:
+            vals.append(hi)
+        else:
+            vals.append(int(v))
+    out = np.array([v & ((1 << 64) - 1) for v in vals], dtype=U64)
+    if bits == 64:
+        w.w64(d, out, mask)
+    else:
+        w.w(d, (out & M32).astype(U32), mask)
+
+
+def _i2f(w, s, mask, dst_default="F32"):
+    mods = s.ins.modifiers
+    d, a_op = s.ins.operands[0], s.ins.operands[-1]
+    ints, floats = _conv_types(mods)
+    src = ints[0] if ints else "S32"
+    dst = floats[0] if floats else dst_default
+    bits, signed = _INT_TYPES[src]
+    if bits == 64:
+        raw = w.r64(a_op)
+        vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
+    else:
+        raw = w.r(a_op).astype(np.int64) & ((1 << bits) - 1)
+        if getattr(a_op, "suffix", ()) and "H1" in a_op.suffix:
+            raw = (w.r(a_op).astype(np.int64) >> 16) & ((1 << bits) - 1)
+        vals = [v - (1 << bits) if signed and v >= 1 << (bits - 1) else v for v in raw.tolist()]
+    mode = fp.mode_of(mods)
+    fmt = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16"}[dst]
+    from fractions import Fraction
+    out = [fp.round_rational_bits(Fraction(v), fmt, mode) if v else 0 for v in vals]
+    if dst == "F64":
+        w.w64(d, np.array(out, dtype=U64), mask)
+    else:
+        w.w(d, np.array(out, dtype=U64).astype(U32), mask)
+
+
+@semantics("I2F")
+def op_i2f(w, s, active, mask):
+    _i2f(w, s, mask)
+
+
+@semantics("I2FP")
+def op_i2fp(w, s, active, mask):
+    _i2f(w, s, mask)
+
+
+@semantics("F2F", prepare=_prep_mode)
+def op_f2f(w, s, active, mask):
+    mods = s.ins.modifiers
+    d, a_op = s.ins.operands[0], s.ins.operands[-1]
+    floats = [m for m in mods if m in _FLOAT_TYPES]
+    dst, src = (floats + ["F32", "F32"])[:2] if len(floats) >= 2 else (floats[0], floats[0])
+    x = _read_float(w, a_op, src)
+    if s.aux["ftz"] and src == "F32":
+        x = fp.flush_f32(x.astype(np.float32)).astype(np.float64)
+    mode = s.aux["mode"]
+    if any(m in mods for m in ("TRUNC", "FLOOR", "CEIL", "ROUND")) or ("INT" in mods):
+        x = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](x)
+        mode = "RN"
+    if dst == "F64":
+        _f64_result(w, d, x, mask)
+    elif dst == "F32":
+        r = fp.narrow_f64(x, mode)
+        if s.aux["ftz"]:
+            r = fp.flush_f32(r)
+        w.w(d, fp.canonicalise_f32(r), mask)
+    else:
+        h = fp.f64_to_half_bits(x, "f16" if dst == "F16" else "bf16", mode)
+        w.w(d, h.astype(U32), mask)
+
+
+@semantics("F2FP", prepare=_prep_mode)
+def op_f2fp(w, s, active, mask):
+    """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
+    mods = s.ins.modifiers
+    d, a_op, b_op = s.ins.operands[:3]
+    kind = "bf16" if "BF16" in mods else "f16"
+    relu = "RELU" in mods
+
+    def conv(op):
+        x = w.rf(op).astype(np.float64)
+        if relu:
+            x = np.where(np.isnan(x), x, np.maximum(x, 0.0))
+        h = fp.f64_to_half_bits(x, kind, s.aux["mode"])
+        if "SATFINITE" in mods:
+            maxbits = 0x7BFF if kind == "f16" else 0x7F7F
+            inf = (h.astype(U32) & U32(0x7FFF)) == (0x7C00 if kind == "f16" else 0x7F80)
+            h = np.where(inf, (h.astype(U32) & U32(0x8000)) | U32(maxbits), h)
+        return h.astype(U32)
+
+    hi, lo = conv(a_op), conv(b_op)
+    w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)

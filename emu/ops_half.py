@@ -1,0 +1,176 @@
+"""Packed half-precision (F16x2, BF16x2) arithmetic: each register holds a low and a high
+half; operand selectors `.H0_H0`/`.H1_H1` broadcast one half, `.F32` reads an FP32 value."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Reg
+
+from . import fp
+from .ops_float import fcompare
+from .ops_int import compare_combine
+from .registry import semantics
+
+U32 = np.uint32
+
+
+def _kind(mods):
+    return "bf16" if any(m.startswith("BF16") for m in mods) else "f16"
+
+
+def _halves(w, op, kind):
+    """(low, high) of a packed operand as float64 arrays."""
+    if isinstance(op, Imm) and op.text is None:
+        bits = np.array([op.value & 0xFFFFFFFF], dtype=U32)
+    elif isinstance(op, Imm):
+        v = np.array([fp.f32(w.r(op))[0]], dtype=np.float64)
+        return v, v
+    else:
+        bits = w.r(op)
+    sfx = getattr(op, "suffix", ())
+    if "F32" in sfx:
+        v = fp.f32(bits).astype(np.float64)
+        lo = hi = v
+    else:
+        lo = fp.half_to_f64((bits & U32(0xFFFF)).astype(np.uint16), kind)
+        hi = fp.half_to_f64((bits >> U32(16)).astype(np.uint16), kind)
+        if "H0_H0" in sfx:
+            hi = lo
+        elif "H1_H1" in sfx:
+            lo = hi
+    if getattr(op, "abs", False):
+        lo, hi = np.abs(lo), np.abs(hi)
+    if getattr(op, "neg", False):
+        lo, hi = -lo, -hi
+    return lo, hi
+
+
+def _operands(s):
+    """Destination and sources; two trailing immediates are one packed (high, low) source."""
+    ops = list(s.ins.operands)
+    out = [ops[0]]
+    rest = ops[1:]
+    i = 0
+    while i < len(rest):
+        op = rest[i]
+        if isinstance(op, Imm) and i + 1 < len(rest) and isinstance(rest[i + 1], Imm) \
+                and not (isinstance(rest[i + 1], Reg)):
+            out.append(("pair", op, rest[i + 1]))
+            i += 2
+        else:
+            out.append(op)
+            i += 1
+    return out[0], out[1:]
+
+
+def _read(w, op, kind):
+    if isinstance(op, tuple):
+        _, hi_op, lo_op = op
+        def val(imm):
+            if imm.text is not None:
+                from ptx2sass.encoder.sass_text import float_value
+                return float_value(imm)
+            return float(fp.half_to_f64(np.array([imm.value & 0xFFFF], np.uint16), kind)[0])
+        return np.array([val(lo_op)]), np.array([val(hi_op)])
+    return _halves(w, op, kind)
+
+
+def _pack(w, d, lo, hi, kind, mods, mask):
+    if "F32" in mods:   # result is a single FP32 (HADD2.F32 converts f16 → f32)
+        r = fp.narrow_f64(lo)
+        w.w(d, fp.canonicalise_f32(r), mask)
+        return
+    if "SAT" in mods:
+        lo = np.where(np.isnan(lo), 0.0, np.clip(lo, 0.0, 1.0))
+        hi = np.where(np.isnan(hi), 0.0, np.clip(hi, 0.0, 1.0))
+    l = fp.f64_to_half_bits(np.asarray(lo, np.float64), kind).astype(U32)
+    h = fp.f64_to_half_bits(np.asarray(hi, np.float64), kind).astype(U32)
+    w.w(d, (h << U32(16)) | l, mask)
+
+
+def _fused(x, y, z):
+    """x*y+z carried rounded-to-odd in FP64 (the product of two halves is exact)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return fp.add_rto(np.asarray(x * y, np.float64), np.asarray(z, np.float64))
+
+
+@semantics("HADD2")
+def op_hadd2(w, s, active, mask):
+    kind = _kind(s.ins.modifiers)
+    d, (a, b) = _operands(s)
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    _pack(w, d, fp.add_rto(*np.broadcast_arrays(al, bl)), fp.add_rto(*np.broadcast_arrays(ah, bh)),
+          kind, s.ins.modifiers, mask)
+
+
+@semantics("HMUL2")
+def op_hmul2(w, s, active, mask):
+    kind = _kind(s.ins.modifiers)
+    d, (a, b) = _operands(s)
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    _pack(w, d, al * bl, ah * bh, kind, s.ins.modifiers, mask)
+
+
+@semantics("HFMA2")
+def op_hfma2(w, s, active, mask):
+    kind = _kind(s.ins.modifiers)
+    d, (a, b, c) = _operands(s)
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    cl, ch = _read(w, c, kind)
+    _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
+
+
+@semantics("HMNMX2")
+def op_hmnmx2(w, s, active, mask):
+    kind = _kind(s.ins.modifiers)
+    d, (a, b, p) = _operands(s)
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    use_min = w.pred(p)
+
+    def pick(x, y):
+        x, y = np.broadcast_arrays(x, y)
+        x_less = (x < y) | ((x == y) & np.signbit(x) & ~np.signbit(y))
+        r = np.where(use_min, np.where(x_less, x, y), np.where(x_less, y, x))
+        return np.where(np.isnan(x), y, np.where(np.isnan(y), x, r))
+
+    _pack(w, d, pick(al, bl), pick(ah, bh), kind, s.ins.modifiers, mask)
+
+
+@semantics("HSET2")
+def op_hset2(w, s, active, mask):
+    mods = s.ins.modifiers
+    kind = _kind(mods)
+    d, (a, b, p) = _operands(s)
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    pc = w.pred(p)
+    lo, _ = compare_combine(mods, fcompare(mods, al, bl), pc)
+    hi, _ = compare_combine(mods, fcompare(mods, ah, bh), pc)
+    one = 0x3F80 if kind == "bf16" else 0x3C00
+    t = U32(one) if "BF" in mods else U32(0xFFFF)
+    res = (np.where(hi, t, U32(0)) << U32(16)) | np.where(lo, t, U32(0))
+    w.w(d, res.astype(U32), mask)
+
+
+@semantics("HSETP2")
+def op_hsetp2(w, s, active, mask):
+    mods = s.ins.modifiers
+    kind = _kind(mods)
+    ops = s.ins.operands
+    pd, pd2 = ops[0], ops[1]
+    a, b, p = ops[2], ops[3], ops[4]
+    al, ah = _read(w, a, kind)
+    bl, bh = _read(w, b, kind)
+    pc = w.pred(p)
+    lo, _ = compare_combine(mods, fcompare(mods, al, bl), pc)
+    hi, _ = compare_combine(mods, fcompare(mods, ah, bh), pc)
+    if "H_AND" in mods:
+        w.wp(pd, lo & hi, mask)
+        w.wp(pd2, ~(lo & hi), mask)
+    else:
+        w.wp(pd, lo, mask)
+        w.wp(pd2, hi, mask)

@@ -1,0 +1,624 @@
+"""Integer, logic, predicate and move semantics (vector and uniform datapath alike: a uniform
+operand reads as a one-element array that broadcasts over the lanes)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Reg, SpecialReg
+
+from .errors import EmuFault
+from .machine import LANES, mask_to_int
+from .memory import LOCAL_WINDOW, SHARED_WINDOW
+from .registry import semantics
+
+U32, U64, I64 = np.uint32, np.uint64, np.int64
+M32 = U64(0xFFFFFFFF)
+
+
+def _u64(x):
+    return np.asarray(x).astype(U64)
+
+
+def _s64(x):
+    return np.asarray(x, dtype=U32).view(np.int32).astype(I64)
+
+
+def _is_pred(op) -> bool:
+    return isinstance(op, Reg) and op.file in ("P", "UP")
+
+
+def _dest_and_preds(ops):
+    """Split `Rd, [P..,] sources…`: the destination register, predicate outputs, the rest."""
+    d = ops[0]
+    i = 1
+    pouts = []
+    while i < len(ops) and _is_pred(ops[i]) and len(ops) - i > 3:
+        pouts.append(ops[i])
+        i += 1
+    return d, pouts, list(ops[i:])
+
+
+# --------------------------------------------------------------------------- moves
+
+@semantics("MOV", "UMOV")
+def op_mov(w, s, active, mask):
+    ops = s.ins.operands
+    w.w(ops[0], w.ri(ops[1]), mask)
+
+
+@semantics("MOV32I")
+def op_mov32i(w, s, active, mask):
+    w.w(s.ins.operands[0], w.r(s.ins.operands[1]), mask)
+
+
+@semantics("ULDC")
+def op_uldc(w, s, active, mask):
+    d, src = s.ins.operands
+    if "64" in s.ins.modifiers:
+        w.w64(d, w.r64(src), mask)
+    else:
+        size = {"U8": 1, "S8": 1, "U16": 2, "S16": 2}.get(next((m for m in s.ins.modifiers if m in ("U8", "S8", "U16", "S16")), ""), 4)
+        w.w(d, _const_value(w, src, size, s.ins.modifiers), mask)
+
+
+def _const_value(w, src, size, mods):
+    v = np.array([w.const(src, size)], dtype=U64)
+    if size < 4 and any(m.startswith("S") for m in mods if m in ("S8", "S16")):
+        bits = 8 * size
+        v = ((v.astype(I64) ^ (1 << (bits - 1))) - (1 << (bits - 1))).astype(U64)
+    return (v & M32).astype(U32)
+
+
+@semantics("SEL", "USEL", "FSEL")
+def op_sel(w, s, active, mask):
+    d, a, b, p = s.ins.operands
+    if s.ins.opcode == "FSEL":
+        va, vb = w.rf(a).view(U32), w.rf(b).view(U32)
+    else:
+        va, vb = w.ri(a), w.ri(b)
+    w.w(d, np.where(w.pred(p), va, vb), mask)
+
+
+# --------------------------------------------------------------------------- special registers
+
+def special_value(w, name: str) -> np.ndarray:
+    cta = w.cta
+    axis = {"X": 0, "Y": 1, "Z": 2}
+    if name.startswith("SR_TID."):
+        return w.tid[axis[name[-1]]].astype(U32)
+    if name.startswith("SR_CTAID."):
+        return np.array([cta.ctaid[axis[name[-1]]]], dtype=U32)
+    if name.startswith("SR_NTID."):
+        return np.array([w.launch.block[axis[name[-1]]]], dtype=U32)
+    if name.startswith("SR_NCTAID."):
+        return np.array([w.launch.grid[axis[name[-1]]]], dtype=U32)
+    lane = np.arange(LANES, dtype=U64)
+    one = U64(1)
+    if name == "SR_LANEID":
+        return lane.astype(U32)
+    if name == "SR_TID":
+        t = w.tid.astype(U32)
+        return t[0] | (t[1] << U32(16)) | (t[2] << U32(26))
+    masks = {
+        "SR_EQMASK": one << lane,
+        "SR_LTMASK": (one << lane) - one,
+        "SR_LEMASK": (one << (lane + one)) - one,
+        "SR_GTMASK": ~((one << (lane + one)) - one),
+        "SR_GEMASK": ~((one << lane) - one),
+    }
+    if name in masks:
+        return (masks[name] & M32).astype(U32)
+    if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO"):
+        return np.array([(w.executed * 4) & 0xFFFFFFFF], dtype=U32)
+    if name in ("SR_CLOCKHI", "SR_GLOBALTIMERHI"):
+        return np.array([(w.executed * 4) >> 32], dtype=U32)
+    if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
+                "SR_VIRTID", "SR_CgaCtaId"):
+        return np.zeros(1, dtype=U32)
+    if name == "SR_WARPID":
+        return np.array([w.index], dtype=U32)
+    if name == "SR_SWINHI":
+        return np.array([SHARED_WINDOW >> 32], dtype=U32)
+    if name == "SR_SWINLO":
+        return np.array([SHARED_WINDOW & 0xFFFFFFFF], dtype=U32)
+    if name == "SR_LWINHI":
+        return np.array([LOCAL_WINDOW >> 32], dtype=U32)
+    raise EmuFault(f"unsupported special register {name}")
+
+
+@semantics("S2R", "S2UR")
+def op_s2r(w, s, active, mask):
+    d, sr = s.ins.operands
+    w.w(d, special_value(w, sr.name), mask)
+
+
+@semantics("CS2R")
+def op_cs2r(w, s, active, mask):
+    d, sr = s.ins.operands
+    if sr.name == "SRZ":
+        v = np.zeros(1, dtype=U64)
+    else:
+        lo = special_value(w, sr.name.replace("HI", "LO")) if "CLOCK" in sr.name else special_value(w, sr.name)
+        v = _u64(lo)
+    if "32" in s.ins.modifiers:
+        w.w(d, (v & M32).astype(U32), mask)
+    else:
+        w.w64(d, v, mask)
+
+
+@semantics("R2UR")
+def op_r2ur(w, s, active, mask):
+    d, a = s.ins.operands[0], s.ins.operands[-1]
+    w.w(d, w.r(a), mask)
+
+
+# --------------------------------------------------------------------------- add / multiply
+
+def _terms_u64(w, ops):
+    """Sources as 33-bit values: `-x` contributes ~x + 1 so carries behave like subtraction."""
+    out = []
+    for op in ops:
+        v = _u64(w.r(op))
+        if getattr(op, "neg", False):
+            v = (~v & M32) + U64(1)
+        out.append(v)
+    return out
+
+
+@semantics("IADD3", "UIADD3")
+def op_iadd3(w, s, active, mask):
+    ops = s.ins.operands
+    extended = "X" in s.ins.modifiers
+    d = ops[0]
+    rest = list(ops[1:])
+    pouts = []
+    while _is_pred(rest[0]):
+        pouts.append(rest.pop(0))
+    srcs, cins = rest[:3], rest[3:]
+    a, b, c = _terms_u64(w, srcs)
+    s1 = a + b
+    carry_in = U64(0)
+    if extended:
+        for p in cins:
+            carry_in = carry_in + w.pred(p).astype(U64)
+    total = s1 + c + carry_in
+    w.w(d, (total & M32).astype(U32), mask)
+    if pouts:
+        # P0 is the carry of the first addition, P1 of the second.
+        first = (s1 >> U64(32)) != 0
+        second = (((s1 & M32) + c + carry_in) >> U64(32)) != 0
+        if len(pouts) == 1:
+            w.wp(pouts[0], (total >> U64(32)) != 0, mask)
+        else:
+            w.wp(pouts[0], first, mask)
+            w.wp(pouts[1], second, mask)
+
+
+def _mul_parts(w, s, a_op, b_op):
+    signed = "U32" not in s.ins.modifiers
+    a, b = w.ri(a_op), w.ri(b_op)
+    if signed:
+        prod = (_s64(a) * _s64(b)).astype(U64)
+    else:
+        prod = _u64(a) * _u64(b)
+    return prod, signed
+
+
+@semantics("IMAD", "UIMAD")
+def op_imad(w, s, active, mask):
+    mods = s.ins.modifiers
+    ops = s.ins.operands
+    d = ops[0]
+    rest = list(ops[1:])
+    pout = rest.pop(0) if _is_pred(rest[0]) else None
+    a_op, b_op, c_op = rest[:3]
+    cin = rest[3] if len(rest) > 3 else None
+    if "MOV" in mods:
+        w.w(d, w.ri(c_op), mask)
+        return
+    carry = w.pred(cin).astype(U64) if ("X" in mods and cin is not None) else U64(0)
+    if "WIDE" in mods or "HI" in mods:
+        prod, signed = _mul_parts(w, s, a_op, b_op)
+        c = w.r64(c_op)
+        if getattr(c_op, "neg", False):
+            c = (U64(0) - c).astype(U64)
+        total = prod + c + carry
+        if "WIDE" in mods:
+            w.w64(d, total, mask)
+        else:
+            # IMAD.HI: the high word of a*b plus the 64-bit pair Rc (carry into bit 32).
+            if signed:
+                hi = ((_s64(w.ri(a_op)) * _s64(w.ri(b_op))) >> I64(32)).astype(U64) & M32
+            else:
+                hi = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) >> U64(32)
+            lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
+            c64 = w.r64(c_op)
+            t = (lo + (c64 & M32)) >> U64(32)
+            res = (hi + (c64 >> U64(32)) + t + carry) & M32
+            w.w(d, res.astype(U32), mask)
+        if pout is not None:
+            w.wp(pout, np.zeros(1, bool), mask)
+        return
+    a, b, c = _u64(w.ri(a_op)), _u64(w.ri(b_op)), _u64(w.ri(c_op))
+    total = (a * b & M32) + c + carry
+    w.w(d, (total & M32).astype(U32), mask)
+    if pout is not None:
+        w.wp(pout, (total >> U64(32)) != 0, mask)
+
+
+@semantics("IMUL", "UIMUL")
+def op_imul(w, s, active, mask):
+    d, a, b = s.ins.operands[:3]
+    prod, signed = _mul_parts(w, s, a, b)
+    if "WIDE" in s.ins.modifiers:
+        w.w64(d, prod, mask)
+    elif "HI" in s.ins.modifiers:
+        w.w(d, (prod >> U64(32)).astype(U32), mask)
+    else:
+        w.w(d, (prod & M32).astype(U32), mask)
+
+
+@semantics("LEA", "ULEA")
+def op_lea(w, s, active, mask):
+    mods = s.ins.modifiers
+    d, pouts, rest = _dest_and_preds(s.ins.operands)
+    ops = rest
+    shift_op = None
+    cin = None
+    # Forms: LEA Rd, Ra, Rb, sh[, Pcarry]; LEA.HI Rd, Ra, Rb, Rc, sh[, Pcarry]
+    if "HI" in mods:
+        a_op, b_op = ops[0], ops[1]
+        if len(ops) >= 4 and not _is_pred(ops[3]) and isinstance(ops[3], Imm):
+            c_op, shift_op = ops[2], ops[3]
+            tail = ops[4:]
+        else:
+            c_op, shift_op = None, ops[2]
+            tail = ops[3:]
+    else:
+        a_op, b_op, shift_op = ops[0], ops[1], ops[2]
+        c_op = None
+        tail = ops[3:]
+    if "X" in mods and tail:
+        cin = tail[0]
+    sh = int(shift_op.value) & 31
+    a = _u64(w.ri(a_op))
+    b = _u64(w.r(b_op))
+    if getattr(b_op, "neg", False):
+        b = (~b & M32) + U64(1)
+    if "HI" in mods:
+        if c_op is not None:
+            hi = _u64(w.ri(c_op))
+        elif "SX32" in mods:
+            hi = _u64(np.where(w.ri(a_op).view(np.int32) < 0, U32(0xFFFFFFFF), U32(0)))
+        else:
+            hi = np.zeros(1, U64)
+        wide = (hi << U64(32)) | a
+        part = ((wide << U64(sh)) >> U64(32)) & M32 if sh else hi
+    else:
+        part = (a << U64(sh)) & M32
+    carry = w.pred(cin).astype(U64) if cin is not None else U64(0)
+    total = part + b + carry
+    w.w(d, (total & M32).astype(U32), mask)
+    if pouts:
+        w.wp(pouts[0], (total >> U64(32)) != 0, mask)
+
+
+# --------------------------------------------------------------------------- compare / select
+
+_ICMP = {
+    "EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+    "GT": np.greater, "GE": np.greater_equal,
+}
+_BOOL = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
+
+
+def compare_combine(mods, base, pc, strict_hi=None):
+    for b in ("AND", "OR", "XOR"):
+        if b in mods:
+            return _BOOL[b](base, pc), _BOOL[b](~base, pc)
+    return base, ~base
+
+
+@semantics("ISETP", "UISETP")
+def op_isetp(w, s, active, mask):
+    mods = s.ins.modifiers
+    ops = s.ins.operands
+    pd, pd2, a_op, b_op, pc_op = ops[:5]
+    cmp = next(m for m in mods if m in _ICMP or m in ("F", "T"))
+    unsigned = "U32" in mods
+    a, b = w.ri(a_op), w.ri(b_op)
+    if unsigned:
+        va, vb = a.astype(U64), b.astype(U64)
+    else:
+        va, vb = _s64(a), _s64(b)
+    if cmp == "T":
+        base = np.ones(np.broadcast(va, vb).shape, bool)
+    elif cmp == "F":
+        base = np.zeros(np.broadcast(va, vb).shape, bool)
+    else:
+        base = _ICMP[cmp](va, vb)
+    if "EX" in mods:
+        pex = w.pred(ops[5])
+        eq = va == vb
+        if cmp == "EQ":
+            base = eq & pex
+        elif cmp == "NE":
+            base = ~eq | pex
+        elif cmp in ("LT", "GT"):
+            base = _ICMP[cmp](va, vb) | (eq & pex)
+        elif cmp in ("LE", "GE"):
+            strict = {"LE": np.less, "GE": np.greater}[cmp]
+            base = strict(va, vb) | (eq & pex)
+    p1, p2 = compare_combine(mods, base, w.pred(pc_op))
+    w.wp(pd, p1, mask)
+    w.wp(pd2, p2, mask)
+
+
+@semantics("IMNMX", "UIMNMX")
+def op_imnmx(w, s, active, mask):
+    d, a_op, b_op, p_op = s.ins.operands
+    a, b = w.ri(a_op), w.ri(b_op)
+    if "U32" in s.ins.modifiers:
+        va, vb = a.astype(U64), b.astype(U64)
+    else:
+        va, vb = _s64(a), _s64(b)
+    use_min = w.pred(p_op)
+    res = np.where(use_min, np.minimum(va, vb), np.maximum(va, vb))
+    w.w(d, (res.astype(U64) & M32).astype(U32), mask)
+
+
+@semantics("IABS", "UIABS")
+def op_iabs(w, s, active, mask):
+    d, a = s.ins.operands
+    v = _s64(w.ri(a))
+    w.w(d, (np.abs(v).astype(U64) & M32).astype(U32), mask)
+
+
+# --------------------------------------------------------------------------- logic
+
+def lut3(a, b, c, lut: int):
+    a, b, c = np.broadcast_arrays(a, b, c)
+    out = np.zeros(a.shape, dtype=a.dtype)
+    for i in range(8):
+        if lut >> i & 1:
+            out |= (a if i & 4 else ~a) & (b if i & 2 else ~b) & (c if i & 1 else ~c)
+    return out
+
+
+@semantics("LOP3", "ULOP3")
+def op_lop3(w, s, active, mask):
+    ops = list(s.ins.operands)
+    pout = ops.pop(0) if _is_pred(ops[0]) else None
+    d, a, b, c, lut = ops[:5]
+    res = lut3(w.ri(a), w.ri(b), w.ri(c), int(lut.value) & 0xFF).astype(U32)
+    w.w(d, res, mask)
+    if pout is not None:
+        w.wp(pout, res != 0, mask)
+
+
+@semantics("LOP", "ULOP")
+def op_lop(w, s, active, mask):
+    d, a, b = s.ins.operands[:3]
+    f = {"AND": np.bitwise_and, "OR": np.bitwise_or, "XOR": np.bitwise_xor}
+    op = next(m for m in s.ins.modifiers if m in f or m == "PASS_B")
+    res = w.ri(b) if op == "PASS_B" else f[op](w.ri(a), w.ri(b))
+    w.w(d, res.astype(U32), mask)
+
+
+@semantics("PLOP3", "UPLOP3")
+def op_plop3(w, s, active, mask):
+    pd, pd2, a, b, c, lut, lut2 = s.ins.operands[:7]
+    va, vb, vc = w.pred(a), w.pred(b), w.pred(c)
+    w.wp(pd, lut3(va, vb, vc, int(lut.value)), mask)
+    w.wp(pd2, lut3(va, vb, vc, int(lut2.value)), mask)
+
+
+@semantics("P2R", "UP2R")
+def op_p2r(w, s, active, mask):
+    ops = s.ins.operands
+    d = ops[0]
+    srcmask = int(ops[-1].value) if isinstance(ops[-1], Imm) else 0x7F
+    v = np.zeros(LANES if s.ins.opcode == "P2R" else 1, dtype=U32)
+    pfile = w.P if s.ins.opcode == "P2R" else w.UP[:, None]
+    for i in range(7):
+        if srcmask >> i & 1:
+            v = v | (pfile[i].astype(U32) << U32(i))
+    if len(ops) == 4:    # P2R Rd, PR, Rb, mask: merge into Rb's other bits
+        base = w.r(ops[2]) & ~U32(srcmask)
+        v = v | base
+    w.w(d, v, mask)
+
+
+@semantics("R2P")
+def op_r2p(w, s, active, mask):
+    _, a, m = s.ins.operands
+    v = w.r(a)
+    bits = int(m.value)
+    for i in range(7):
+        if bits >> i & 1:
+            np.copyto(w.P[i], (v >> U32(i) & U32(1)) != 0, where=mask)
+
+
+# --------------------------------------------------------------------------- shifts and bits
+
+@semantics("SHF", "USHF")
+def op_shf(w, s, active, mask):
+    mods = s.ins.modifiers
+    d, a_op, sh_op, c_op = s.ins.operands
+    left = "L" in mods
+    hi_out = "HI" in mods
+    wide_type = "U64" in mods or "S64" in mods
+    signed = "S32" in mods or "S64" in mods
+    width = 64 if wide_type else 32
+    sh = w.r(sh_op).astype(U64)
+    sh = sh & U64(width - 1) if "W" in mods else np.minimum(sh, U64(width))
+    lo, hi = _u64(w.r(a_op)), _u64(w.r(c_op))
+    val = (hi << U64(32)) | lo
+    if left:
+        res = np.where(sh >= 64, U64(0), val << np.minimum(sh, U64(63)))
+    elif signed:
+        sv = val.view(np.int64) if val.dtype == U64 else val.astype(np.int64)
+        res = (sv >> np.minimum(sh, U64(63)).astype(I64)).astype(U64)
+    else:
+        res = np.where(sh >= 64, U64(0), val >> np.minimum(sh, U64(63)))
+    out = (res >> U64(32)) if hi_out else (res & M32)
+    w.w(d, (out & M32).astype(U32), mask)
+
+
+@semantics("SHL", "USHL")
+def op_shl(w, s, active, mask):
+    d, a, b = s.ins.operands[:3]
+    sh = w.r(b).astype(U64)
+    sh = sh & U64(31) if "W" in s.ins.modifiers else sh
+    v = np.where(sh >= 32, U64(0), _u64(w.r(a)) << np.minimum(sh, U64(31)))
+    w.w(d, (v & M32).astype(U32), mask)
+
+
+@semantics("SHR", "USHR")
+def op_shr(w, s, active, mask):
+    d, a, b = s.ins.operands[:3]
+    sh = np.minimum(w.r(b).astype(U64), U64(32))
+    if "U32" in s.ins.modifiers:
+        v = np.where(sh >= 32, U64(0), _u64(w.r(a)) >> np.minimum(sh, U64(31)))
+    else:
+        v = (_s64(w.r(a)) >> np.minimum(sh, U64(31)).astype(I64)).astype(U64)
+    w.w(d, (v & M32).astype(U32), mask)
+
+
+@semantics("POPC", "UPOPC")
+def op_popc(w, s, active, mask):
+    d, a = s.ins.operands
+    v = w.ri(a)
+    w.w(d, np.bitwise_count(v).astype(U32), mask)
+
+
+@semantics("FLO", "UFLO")
+def op_flo(w, s, active, mask):
+    d = s.ins.operands[0]
+    a_op = s.ins.operands[-1]
+    v = w.ri(a_op)
+    if "U32" not in s.ins.modifiers:      # signed: find the highest bit that differs from the sign
+        v = np.where(v.view(np.int32) < 0, ~v, v).astype(U32)
+    pos = np.where(v == 0, -1, np.floor(np.log2(np.maximum(v, 1).astype(np.float64))).astype(np.int64))
+    # log2 can be off at exact powers near 2^32: correct from the bits.
+    pos = np.where((v != 0) & ((U64(1) << np.maximum(pos, 0).astype(U64)) > v), pos - 1, pos)
+    if "SH" in s.ins.modifiers:
+        res = np.where(pos < 0, 0xFFFFFFFF, 31 - pos)
+    else:
+        res = np.where(pos < 0, 0xFFFFFFFF, pos)
+    w.w(d, res.astype(U64).astype(U32), mask)
+
+
+@semantics("BREV", "UBREV")
+def op_brev(w, s, active, mask):
+    d, a = s.ins.operands
+    v = w.ri(a)
+    b = v.view(np.uint8).reshape(-1, 4)
+    rev = np.unpackbits(b, axis=1, bitorder="little")[:, ::-1]
+    out = np.packbits(rev, axis=1, bitorder="little").view(U32).reshape(-1)
+    w.w(d, out, mask)
+
+
+@semantics("SGXT", "USGXT")
+def op_sgxt(w, s, active, mask):
+    d, a_op, b_op = s.ins.operands
+    a = _u64(w.r(a_op))
+    n = np.minimum(w.r(b_op).astype(U64) & U64(0xFF), U64(32)) if "W" not in s.ins.modifiers \
+        else w.r(b_op).astype(U64) & U64(31)
+    keep = np.where(n >= 32, M32, (U64(1) << n) - U64(1))
+    v = a & keep
+    if "U32" not in s.ins.modifiers:
+        sign = np.where(n == 0, U64(0), (v >> np.maximum(n, U64(1)) - U64(1)) & U64(1))
+        v = np.where((sign == 1) & (n < 32), v | (~keep & M32), v)
+    w.w(d, (v & M32).astype(U32), mask)
+
+
+@semantics("BMSK", "UBMSK")
+def op_bmsk(w, s, active, mask):
+    d, a_op, b_op = s.ins.operands
+    pos = w.r(a_op).astype(U64) & U64(0xFF)
+    width = w.r(b_op).astype(U64) & U64(0xFF)
+    if "W" in s.ins.modifiers:
+        pos, width = pos & U64(31), width & U64(31)
+    ones = np.where(width >= 32, M32, (U64(1) << np.minimum(width, U64(32))) - U64(1))
+    v = np.where(pos >= 32, U64(0), (ones << np.minimum(pos, U64(31))) & M32)
+    w.w(d, v.astype(U32), mask)
+
+
+@semantics("PRMT", "UPRMT")
+def op_prmt(w, s, active, mask):
+    d, a_op, sel_op, b_op = s.ins.operands
+    a, sel, b = np.broadcast_arrays(w.ri(a_op), w.ri(sel_op), w.ri(b_op))
+    pool = np.stack([a, b], axis=-1).astype(U32).view(np.uint8).reshape(-1, 8)
+    mode = next((m for m in s.ins.modifiers if m in ("F4E", "B4E", "RC8", "ECL", "ECR", "RC16")), None)
+    sel = sel.astype(np.int64)
+    out = np.zeros(pool.shape[0], dtype=U64)
+    for i in range(4):
+        if mode is None:
+            nib = (sel >> (4 * i)) & 0xF
+            idx = nib & 7
+            byte = pool[np.arange(pool.shape[0]), idx].astype(U64)
+            sign = (byte >> U64(7)) & U64(1)
+            byte = np.where(nib & 8 != 0, np.where(sign == 1, U64(0xFF), U64(0)), byte)
+        else:
+            s0 = sel & 3
+            idx = {
+                "F4E": (s0 + i) & 7,
+                "B4E": (s0 - i) & 7,
+                "RC8": s0 + 0 * i,
+                "ECL": np.maximum(s0, i) if False else np.where(i <= s0, i, s0),
+                "ECR": np.where(i >= s0, i, s0),
+                "RC16": np.where(i < 2, 2 * (s0 & 1) + i, 2 * (s0 & 1) + i - 2),
+            }[mode]
+            byte = pool[np.arange(pool.shape[0]), np.asarray(idx) & 7].astype(U64)
+        out |= byte << U64(8 * i)
+    w.w(d, out.astype(U32), mask)
+
+
+@semantics("IDP")
+def op_idp(w, s, active, mask):
+    mods = s.ins.modifiers
+    d, a_op, b_op, c_op = s.ins.operands
+    a, b = w.ri(a_op), w.ri(b_op)
+    c = _s64(w.ri(c_op))
+    types = [m for m in mods if m in ("S8", "U8", "S16", "U16")]
+    if "4A" in mods:
+        ta, tb = types[0], types[1]
+        av = np.asarray(a, U32).view(np.int8 if ta == "S8" else np.uint8).reshape(-1, 4).astype(I64)
+        bv = np.asarray(b, U32).view(np.int8 if tb == "S8" else np.uint8).reshape(-1, 4).astype(I64)
+        av, bv = np.broadcast_arrays(av, bv)
+        res = (av * bv).sum(axis=1) + c
+    else:
+        ta, tb = types[0], types[1]
+        av = np.asarray(a, U32).view(np.int16 if ta == "S16" else np.uint16).reshape(-1, 2).astype(I64)
+        bbytes = np.asarray(b, U32).view(np.int8 if tb == "S8" else np.uint8).reshape(-1, 4).astype(I64)
+        half = bbytes[:, 2:4] if "HI" in mods else bbytes[:, 0:2]
+        av, half = np.broadcast_arrays(av, half)
+        res = (av * half).sum(axis=1) + c
+    w.w(d, (res.astype(U64) & M32).astype(U32), mask)
+
+
+@semantics("I2IP")
+def op_i2ip(w, s, active, mask):
+    """cvt.pack.sat: two 32-bit integers saturated to 8 (or 16) bits, packed above the low
+    bytes of Rc: d = c << 16 | a' << 8 | b' for bytes."""
+    mods = s.ins.modifiers
+    d, a_op, b_op, c_op = s.ins.operands
+    dst = mods[0]
+    lo, hi = {"S8": (-128, 127), "U8": (0, 255), "S16": (-32768, 32767), "U16": (0, 65535)}[dst]
+    bits = 8 if dst.endswith("8") else 16
+    src_signed = "U32" not in mods
+
+    def sat(op):
+        v = _s64(w.ri(op)) if src_signed else _u64(w.ri(op)).astype(I64)
+        return (np.clip(v, lo, hi).astype(I64) & ((1 << bits) - 1)).astype(U64)
+
+    c = _u64(w.ri(c_op))
+    res = (c << U64(2 * bits)) | (sat(a_op) << U64(bits)) | sat(b_op)
+    w.w(d, (res & M32).astype(U32), mask)
+
+
+@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "FENCE",
+           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT")
+def op_nop(w, s, active, mask):
+    pass

@@ -1,0 +1,371 @@
+"""Loads, stores, atomics and async copies over the global, shared, local, generic and
+constant spaces."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
+
+from . import fp
+from .errors import EmuFault
+from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .registry import semantics
+
+U32, U64, I64 = np.uint32, np.uint64, np.int64
+M32 = U64(0xFFFFFFFF)
+
+_SIZES = {"U8": (1, False), "S8": (1, True), "U16": (2, False), "S16": (2, True),
+          "32": (4, False), "64": (8, False), "128": (16, False)}
+
+
+def access_size(mods) -> tuple[int, bool]:
+    for m in mods:
+        if m in _SIZES:
+            return _SIZES[m]
+    return 4, False
+
+
+def address(w, mem: Mem, wide: bool) -> np.ndarray:
+    """Per-lane byte address of `[Ra(.64) + URb + imm]` as uint64."""
+    addr = np.zeros(1, dtype=U64)
+    base = mem.base
+    if base is not None and not base.is_zero:
+        if "64" in base.suffix or (wide and "U32" not in base.suffix):
+            addr = w.r64(Reg("R", base.index)) if base.file == "R" else w.r64(base)
+        else:
+            addr = w.r(Reg(base.file, base.index)).astype(U64)
+    if mem.ubase is not None and not mem.ubase.is_zero:
+        if wide:
+            addr = addr + w.r64(Reg("UR", mem.ubase.index))
+        else:
+            addr = addr + w.r(Reg("UR", mem.ubase.index)).astype(U64)
+    addr = (addr.astype(I64) + mem.offset).astype(U64)
+    if not wide:
+        addr = addr & M32
+    return np.broadcast_to(addr, (32,)).copy()
+
+
+def _to_words(raw: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
+    """(lanes, size) bytes → list of 32-bit register values (sign/zero-extended if narrow)."""
+    n = raw.shape[0]
+    if size < 4:
+        dt = {1: np.int8 if signed else np.uint8, 2: np.int16 if signed else np.uint16}[size]
+        v = raw.copy().view(dt).reshape(n).astype(np.int64).astype(U64) & M32
+        return [v.astype(U32)]
+    words = raw.copy().view(U32).reshape(n, size // 4)
+    return [words[:, i] for i in range(size // 4)]
+
+
+def _from_words(w, src: Reg, size: int, lanes: np.ndarray) -> np.ndarray:
+    n = int(lanes.sum())
+    count = max(size // 4, 1)
+    words = []
+    for i in range(count):
+        r = Reg(src.file, src.index + i) if not src.is_zero else src
+        words.append(np.broadcast_to(w.r(r), (32,))[lanes])
+    data = np.stack(words, axis=1).astype(U32).view(np.uint8).reshape(n, 4 * count)
+    return data[:, :size]
+
+
+# --------------------------------------------------------------------------- spaces
+
+def _load(w, space, addrs, size, lanes):
+    a = addrs[lanes]
+    if space == "global":
+        return w.launch.gmem.load(a, size)
+    if space == "shared":
+        return w.cta.shared.load(a, size)
+    if space == "local":
+        return w.local.load(np.nonzero(lanes)[0], a, size)
+    if space == "generic":
+        return _generic(w, a, size, lanes, None)
+    raise EmuFault(f"unknown space {space}")
+
+
+def _store(w, space, addrs, data, lanes):
+    a = addrs[lanes]
+    if space == "global":
+        w.launch.gmem.store(a, data)
+    elif space == "shared":
+        w.cta.shared.store(a, data)
+    elif space == "local":
+        w.local.store(np.nonzero(lanes)[0], a, data)
+    elif space == "generic":
+        _generic(w, a, data.shape[1], lanes, data)
+
+
+def _generic(w, a, size, lanes, data):
+    """Generic addressing: the shared and local windows map onto those spaces."""
+    in_shared = (a >= U64(SHARED_WINDOW)) & (a < U64(SHARED_WINDOW + WINDOW_SIZE))
+    in_local = (a >= U64(LOCAL_WINDOW)) & (a < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    glob = ~in_shared & ~in_local
+    lane_ids = np.nonzero(lanes)[0]
+    out = np.zeros((len(a), size), dtype=np.uint8) if data is None else None
+    if glob.any():
+        if data is None:
+            out[glob] = w.launch.gmem.load(a[glob], size)
+        else:
+            w.launch.gmem.store(a[glob], data[glob])
+    if in_shared.any():
+        off = a[in_shared] - U64(SHARED_WINDOW)
+        if data is None:
+            out[in_shared] = w.cta.shared.load(off, size)
+        else:
+            w.cta.shared.store(off, data[in_shared])
+    if in_local.any():
+        off = a[in_local] - U64(LOCAL_WINDOW)
+        if data is None:
+            out[in_local] = w.local.load(lane_ids[in_local], off, size)
+        else:
+            w.local.store(lane_ids[in_local], off, data[in_local])
+    return out
+
+
+_SPACE = {"LDG": "global", "STG": "global", "LD": "generic", "ST": "generic",
+          "LDS": "shared", "STS": "shared", "LDL": "local", "STL": "local"}
+
+
+def _is_wide(opcode, mods):
+    return _SPACE[opcode] in ("global", "generic") and ("E" in mods or True)
+
+
+@semantics("LDG", "LD", "LDS", "LDL")
+def op_load(w, s, active, mask):
+    ins = s.ins
+    d, mem = ins.operands[0], ins.operands[1]
+    if not mask.any():
+        return
+    size, signed = access_size(ins.modifiers)
+    space = _SPACE[ins.opcode]
+    addrs = address(w, mem, space in ("global", "generic"))
+    raw = _load(w, space, addrs, size, mask)
+    for i, word in enumerate(_to_words(raw, size, signed)):
+        full = np.zeros(32, dtype=U32)
+        full[mask] = word
+        if not d.is_zero:
+            w.w(Reg(d.file, d.index + i), full, mask)
+
+
+@semantics("STG", "ST", "STS", "STL")
+def op_store(w, s, active, mask):
+    ins = s.ins
+    mem, src = ins.operands[0], ins.operands[1]
+    if not mask.any():
+        return
+    size, _ = access_size(ins.modifiers)
+    space = _SPACE[ins.opcode]
+    addrs = address(w, mem, space in ("global", "generic"))
+    _store(w, space, addrs, _from_words(w, src, size, mask), mask)
+
+
+@semantics("LDC", "ULDC_INDEXED")
+def op_ldc(w, s, active, mask):
+    d, ref = s.ins.operands
+    size, signed = access_size(s.ins.modifiers)
+    if ref.ureg is not None and ref.ureg.file == "R":
+        offs = w.R[ref.ureg.index].astype(I64) + ref.offset
+    else:
+        off = ref.offset + (int(w.UR[ref.ureg.index]) if ref.ureg is not None and not ref.ureg.is_zero else 0)
+        offs = np.full(32, off, dtype=I64)
+    offs = np.where(mask, offs, offs[mask][0] if mask.any() else 0)
+    raw = w.launch.const.read_lanes(ref.bank, offs, size)
+    for i, word in enumerate(_to_words(raw, size, signed)):
+        if not d.is_zero:
+            w.w(Reg(d.file, d.index + i), word, mask)
+
+
+# --------------------------------------------------------------------------- atomics
+
+_ATOM_OPS = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST", "SAFEADD")
+
+
+def _atom_type(mods):
+    for t in ("F32", "F64", "F16x2", "BF16x2", "S32", "U32", "64", "S64", "U64"):
+        if t in mods:
+            return t
+    return "U32"
+
+
+def _scalar_apply(op, ty, old, b, c=None):
+    """One lane's read-modify-write on integers/bit patterns; returns the new value."""
+    bits = 64 if ty in ("64", "S64", "U64", "F64") else 32
+    m = (1 << bits) - 1
+    signed = ty in ("S32", "S64")
+
+    def sv(x):
+        return x - (1 << bits) if signed and x >> (bits - 1) else x
+
+    if ty == "F32":
+        a32 = np.array([old], dtype=U32).view(np.float32)
+        b32 = np.array([b], dtype=U32).view(np.float32)
+        if op == "ADD":
+            r = fp.fadd32(a32, b32, "RN", "FTZ" in _CURRENT_MODS)
+        elif op in ("MIN", "MAX"):
+            r = np.fmin(a32, b32) if op == "MIN" else np.fmax(a32, b32)
+        elif op == "EXCH":
+            return b
+        else:
+            raise EmuFault(f"unsupported float atomic {op}")
+        return int(fp.canonicalise_f32(r)[0])
+    if ty == "F64":
+        a = np.array([old], dtype=U64).view(np.float64)
+        bb = np.array([b], dtype=U64).view(np.float64)
+        if op == "ADD":
+            return int((a + bb).view(U64)[0])
+        if op == "EXCH":
+            return b
+        raise EmuFault(f"unsupported float atomic {op}")
+    if op in ("ADD", "SAFEADD"):
+        return (old + b) & m
+    if op == "MIN":
+        return old if sv(old) <= sv(b) else b
+    if op == "MAX":
+        return old if sv(old) >= sv(b) else b
+    if op == "INC":
+        return 0 if old >= b else (old + 1) & m
+    if op == "DEC":
+        return b if (old == 0 or old > b) else (old - 1) & m
+    if op == "AND":
+        return old & b
+    if op == "OR":
+        return old | b
+    if op == "XOR":
+        return old ^ b
+    if op == "EXCH":
+        return b
+    if op == "CAS":
+        return c if old == b else old
+    raise EmuFault(f"unsupported atomic operation {op}")
+
+
+_CURRENT_MODS: tuple = ()
+
+
+def _atomic(w, s, mask, space, has_result):
+    global _CURRENT_MODS
+    ins = s.ins
+    ops = list(ins.operands)
+    if ops and isinstance(ops[0], Reg) and ops[0].file == "P":
+        ops.pop(0)
+    if has_result:
+        d = ops.pop(0)
+    else:
+        d = None
+    mem = ops.pop(0)
+    b_op = ops[0] if ops else None
+    c_op = ops[1] if len(ops) > 1 else None
+    mods = ins.modifiers
+    _CURRENT_MODS = mods
+    op = next((m for m in mods if m in _ATOM_OPS), "ADD")
+    ty = _atom_type(mods)
+    size = 8 if ty in ("64", "S64", "U64", "F64") else 4
+    addrs = address(w, mem, space in ("global", "generic"))
+    if size == 8:
+        bvals = np.broadcast_to(w.r64(b_op), (32,)) if b_op is not None else None
+        cvals = np.broadcast_to(w.r64(c_op), (32,)) if c_op is not None else None
+    else:
+        bvals = np.broadcast_to(w.r(b_op), (32,)) if b_op is not None else None
+        cvals = np.broadcast_to(w.r(c_op), (32,)) if c_op is not None else None
+    results = np.zeros(32, dtype=U64)
+    for lane in np.nonzero(mask)[0]:
+        a = addrs[lane:lane + 1]
+        lanes = np.zeros(32, bool)
+        lanes[lane] = True
+        raw = _load(w, space, addrs, size, lanes)
+        old = int.from_bytes(raw[0].tobytes(), "little")
+        b = int(bvals[lane]) if bvals is not None else 0
+        c = int(cvals[lane]) if cvals is not None else None
+        if op == "CAST":
+            # ATOMS.CAST.SPIN: store c if memory still holds b; the result says whether it did.
+            ok = old == b
+            if ok:
+                new = c
+                _store(w, space, addrs, np.frombuffer(new.to_bytes(size, "little"), np.uint8)[None, :], lanes)
+            results[lane] = 1 if ok else 0
+            continue
+        new = _scalar_apply(op, ty, old, b, c)
+        if new != old:
+            _store(w, space, addrs, np.frombuffer(new.to_bytes(size, "little"), np.uint8)[None, :], lanes)
+        results[lane] = old
+    if d is not None and not d.is_zero:
+        if size == 8:
+            w.w64(d, results, mask)
+        else:
+            w.w(d, results.astype(U32), mask)
+
+
+@semantics("ATOMG")
+def op_atomg(w, s, active, mask):
+    _atomic(w, s, mask, "global", True)
+
+
+@semantics("ATOM")
+def op_atom(w, s, active, mask):
+    _atomic(w, s, mask, "generic", True)
+
+
+@semantics("ATOMS")
+def op_atoms(w, s, active, mask):
+    _atomic(w, s, mask, "shared", True)
+
+
+@semantics("RED")
+def op_red(w, s, active, mask):
+    _atomic(w, s, mask, "generic" if "E" in s.ins.modifiers and False else "global", False)
+
+
+@semantics("REDG")
+def op_redg(w, s, active, mask):
+    _atomic(w, s, mask, "global", False)
+
+
+# --------------------------------------------------------------------------- async copy, LDSM
+
+@semantics("LDGSTS")
+def op_ldgsts(w, s, active, mask):
+    """cp.async global → shared. The copy is performed at once (any later wait is then
+    trivially satisfied); .ZFILL zero-fills when the source size operand is smaller."""
+    ins = s.ins
+    dst_mem, src_mem = ins.operands[0], ins.operands[1]
+    if not mask.any():
+        return
+    size, _ = access_size(ins.modifiers)
+    gaddr = address(w, src_mem, True)
+    saddr = address(w, dst_mem, False)
+    data = _load(w, "global", gaddr, size, mask)
+    _store(w, "shared", saddr, data, mask)
+
+
+@semantics("LDGDEPBAR", "DEPBAR", "ARRIVES")
+def op_depbar(w, s, active, mask):
+    pass
+
+
+@semantics("LDSM")
+def op_ldsm(w, s, active, mask):
+    """ldmatrix: lanes 8i..8i+7 give the row addresses of 8x8 matrix i (16-bit elements);
+    lane t receives row t/4, elements 2(t%4), 2(t%4)+1 of each matrix (transposed with .MT88:
+    column t/4, rows 2(t%4) and 2(t%4)+1)."""
+    ins = s.ins
+    d, mem = ins.operands
+    mods = ins.modifiers
+    count = 4 if "4" in mods else 2 if "2" in mods else 1
+    trans = "MT88" in mods
+    addrs = address(w, mem, False)
+    lanes = np.arange(32)
+    out = []
+    for i in range(count):
+        rows = np.zeros((8, 16), dtype=np.uint8)
+        for r in range(8):
+            src_lane = 8 * i + r
+            a = addrs[src_lane:src_lane + 1]
+            sel = np.zeros(32, bool)
+            sel[src_lane] = True
+            rows[r] = _load(w, "shared", addrs, 16, sel)[0]
+        elems = rows.view(np.uint16).reshape(8, 8)
+        if trans:
+            elems = elems.T
+        lo = elems[lanes // 4, 2 * (lanes % 4)].astype(U32)
+        hi = elems[lanes // 4, 2 * (lanes % 4) + 1].astype(U32)
+        out.append(lo | (hi << U32(16)))
+    w.wn(d, out, mask)

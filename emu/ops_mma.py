@@ -1,0 +1,146 @@
+"""Tensor-core matrix multiply-accumulate (HMMA, IMMA) with the fragment layouts of PTX's
+`mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
+A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
+
+Floating-point products are exact in FP64 and summed there, then rounded once to FP32; the
+hardware's internal accumulation differs from that in the last bits for some inputs."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Reg
+
+from . import fp
+from .errors import EmuFault
+from .registry import semantics
+
+U32 = np.uint32
+LANE = np.arange(32)
+G, T = LANE // 4, LANE % 4
+
+
+def _regs(w, op, n):
+    return [np.broadcast_to(w.r(Reg("R", op.index + i)) if not op.is_zero else np.zeros(1, U32), (32,))
+            for i in range(n)]
+
+
+def _a_coords(m, k, elem_bits):
+    """(reg, position-in-reg) → (row, col) per lane for the A fragment, as index arrays."""
+    per_reg = 32 // elem_bits
+    coords = []
+    nregs = m * k // (32 * per_reg)
+    for r in range(nregs):
+        for e in range(per_reg):
+            row = G + 8 * (r % 2) if m == 16 else G
+            kblock = r // 2 if m == 16 else r
+            col = kblock * (per_reg * 4) + T * per_reg + e
+            coords.append((r, e, row, col))
+    return nregs, per_reg, coords
+
+
+def _b_coords(k, elem_bits):
+    per_reg = 32 // elem_bits
+    nregs = k // (4 * per_reg)
+    coords = []
+    for r in range(nregs):
+        for e in range(per_reg):
+            coords.append((r, e, r * (per_reg * 4) + T * per_reg + e, G))
+    return nregs, per_reg, coords
+
+
+def _unpack(word, e, elem_bits, kind):
+    bits = (word >> U32(e * elem_bits)) & U32((1 << elem_bits) - 1)
+    if kind == "f16":
+        return fp.half_to_f64(bits.astype(np.uint16), "f16")
+    if kind == "bf16":
+        return fp.half_to_f64(bits.astype(np.uint16), "bf16")
+    if kind == "s8":
+        return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x80) << 1)
+    if kind == "u8":
+        return bits.astype(np.int64)
+    if kind == "s4":
+        return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x8) << 1)
+    if kind == "u4":
+        return bits.astype(np.int64)
+    raise EmuFault(f"unsupported MMA element type {kind}")
+
+
+def _shape(mods):
+    for m in mods:
+        if m.isdigit() and len(m) >= 3:
+            if m.startswith("16816"):
+                return 16, 8, 16
+            if m.startswith("1688"):
+                return 16, 8, 8
+            if m.startswith("16832"):
+                return 16, 8, 32
+            if m.startswith("8816"):
+                return 8, 8, 16
+            if m.startswith("16864"):
+                return 16, 8, 64
+    raise EmuFault(f"unsupported MMA shape in {'.'.join(mods)}")
+
+
+def _mma(w, s, mask, a_kind, b_kind, acc_kind):
+    m, n, k = _shape(s.ins.modifiers)
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    bits = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4}[a_kind]
+    dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
+    A = np.zeros((m, k), dtype=dtype)
+    B = np.zeros((k, n), dtype=dtype)
+    na, _, acoords = _a_coords(m, k, bits)
+    areg = _regs(w, a_op, na)
+    for r, e, row, col in acoords:
+        A[row, col] = _unpack(areg[r], e, bits, a_kind)
+    nb, _, bcoords = _b_coords(k, bits)
+    breg = _regs(w, b_op, nb)
+    for r, e, row, col in bcoords:
+        B[row, col] = _unpack(breg[r], e, bits, b_kind)
+    # C/D: rows g (+8), columns 2t, 2t+1.
+    C = np.zeros((m, n), dtype=dtype)
+    halves = m // 8
+    if acc_kind == "f16":
+        creg = _regs(w, c_op, halves)
+        for h in range(halves):
+            for e in range(2):
+                C[G + 8 * h, 2 * T + e] = _unpack(creg[h], e, 16, "f16")
+    else:
+        creg = _regs(w, c_op, 2 * halves)
+        for h in range(halves):
+            for e in range(2):
+                v = creg[2 * h + e]
+                C[G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
+                    else v.view(np.int32).astype(np.int64)
+    D = A @ B + C
+    out = []
+    if acc_kind == "f16":
+        for h in range(halves):
+            lo = fp.f64_to_half_bits(D[G + 8 * h, 2 * T], "f16").astype(U32)
+            hi = fp.f64_to_half_bits(D[G + 8 * h, 2 * T + 1], "f16").astype(U32)
+            out.append(lo | (hi << U32(16)))
+    else:
+        for h in range(halves):
+            for e in range(2):
+                v = D[G + 8 * h, 2 * T + e]
+                if acc_kind == "f32":
+                    out.append(fp.canonicalise_f32(v.astype(np.float32)))
+                else:
+                    if "SAT" in s.ins.modifiers:
+                        v = np.clip(v, -(1 << 31), (1 << 31) - 1)
+                    out.append((v.astype(np.int64) & 0xFFFFFFFF).astype(U32))
+    w.wn(d, out, mask)
+
+
+@semantics("HMMA")
+def op_hmma(w, s, active, mask):
+    mods = s.ins.modifiers
+    kind = "bf16" if "BF16" in mods else "f16"
+    acc = "f32" if "F32" in mods else "f16"
+    _mma(w, s, mask, kind, kind, acc)
+
+
+@semantics("IMMA")
+def op_imma(w, s, active, mask):
+    types = [m.lower() for m in s.ins.modifiers if m in ("S8", "U8", "S4", "U4")]
+    a_kind, b_kind = (types + ["s8", "s8"])[:2]
+    _mma(w, s, mask, a_kind, b_kind, "s32")

@@ -1,0 +1,71 @@
+"""What the emulator runs: a kernel's instructions by offset plus the metadata a launch needs.
+
+A `KernelProgram` is independent of where its instructions came from (our decoder, or
+nvdisasm's text in tests); `compile_program` turns each instruction into an executable step
+once, so the interpreter loop never looks at operand syntax twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ptx2sass.encoder.model import Instruction
+
+from .errors import EmuFault
+
+
+@dataclass
+class KernelProgram:
+    name: str
+    arch: str
+    instructions: list[tuple[int, Instruction]]       # (byte offset in .text, instruction)
+    symbols: dict[str, int] = field(default_factory=dict)   # functions and labels → offset
+    regcount: int = 255
+    shared_bytes: int = 0            # static shared memory
+    local_bytes: int = 0             # per-thread frame (stack) size the kernel needs
+    param_base: int = 0x160
+    param_bytes: int = 0
+    const_banks: dict[int, bytes] = field(default_factory=dict)   # banks other than 0 (user .const …)
+    const0_template: bytes = b""     # bank 0 as the cubin ships it (sized for the params)
+    # Global variables: name → (size, initial bytes); their addresses go where
+    # `const_relocations` say (bank, offset, symbol, addend).
+    globals: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    const_relocations: list[tuple[int, int, str, int]] = field(default_factory=list)
+    words: dict[int, int] = field(default_factory=dict)   # offset → 128-bit word, when known
+
+
+@dataclass
+class Step:
+    """One instruction ready to execute: its handler and whatever it precomputed."""
+    offset: int
+    ins: Instruction
+    run: Callable
+    aux: dict = field(default_factory=dict)
+
+
+class Unsupported(EmuFault):
+    pass
+
+
+def compile_program(program: KernelProgram, handlers: dict[str, Callable],
+                    prepare: dict[str, Callable]) -> dict[int, Step]:
+    """Offset → Step. An opcode without semantics becomes a step that faults when (and only
+    when) it is executed, naming the opcode and the offset."""
+    steps: dict[int, Step] = {}
+    for offset, ins in program.instructions:
+        handler = handlers.get(ins.opcode)
+        if handler is None:
+            handler = _unsupported
+        step = Step(offset, ins, handler)
+        prep = prepare.get(ins.opcode)
+        if prep is not None and handler is not _unsupported:
+            try:
+                prep(step)
+            except EmuFault as e:
+                raise e.located(program.name, offset) from None
+        steps[offset] = step
+    return steps
+
+
+def _unsupported(warp, step, active, mask):
+    raise EmuFault(f"unsupported instruction {step.ins.mnemonic}")

@@ -1,0 +1,118 @@
+"""Development-time helpers for tests and benchmarks (never used by `run` itself):
+a decoder that takes instructions from nvdisasm's listing, and the ZLUDA corpus runner.
+
+The nvdisasm path exists so the emulator can be validated while our own decoder does not
+yet cover every word; `load_program(..., decoder=nvdisasm_decoder)` is test-only."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptx2sass.encoder.model import Instruction
+
+from .errors import EmuFault
+from .launch import Launch, LaunchResult, Param, _result
+from .loader import load_program
+
+ZLUDA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "zluda"
+
+
+def nvdisasm_decoder(text: bytes, arch: str, kernel: str) -> list[tuple[int, Instruction]]:
+    """Instructions of one kernel section from nvdisasm's listing of a raw text section."""
+    from ptx2sass import oracle
+    from ptx2sass.encoder.sass_text import parse_listing
+    run = oracle.nvdisasm_raw(text, arch, ("-hex",))
+    if not run.ok:
+        raise EmuFault(f"nvdisasm could not disassemble the text: {run.stderr.strip()}", kernel=kernel)
+    listing = parse_listing(".section .text.raw\n.text.raw:\n" + run.stdout
+                            if ".section" not in run.stdout else run.stdout)
+    out = []
+    for f in listing.functions:
+        out.extend((e.offset, e.instruction) for e in f.entries)
+    out.sort(key=lambda t: t[0])
+    return out
+
+
+def cubin_listing_decoder(cubin: bytes):
+    """A decoder reading the kernel's instructions from nvdisasm's listing of the whole
+    cubin (labels and call targets resolved by name)."""
+    from ptx2sass import oracle
+    from ptx2sass.encoder.sass_text import parse_listing
+    listing = parse_listing(oracle.nvdisasm(cubin))
+
+    def decode(text: bytes, arch: str, kernel: str):
+        out = []
+        for f in listing.functions:
+            if f.section == f".text.{kernel}":
+                out.extend((e.offset, e.instruction) for e in f.entries)
+        out.sort(key=lambda t: t[0])
+        return out
+    return decode
+
+
+# --------------------------------------------------------------------------- ZLUDA corpus
+
+def zluda_manifest() -> list[dict]:
+    return json.loads((ZLUDA_DIR / "manifest.json").read_text())
+
+
+def zluda_ptx(entry: dict) -> str:
+    """The test's PTX, with the header change the manifest records for files that need it."""
+    src = (ZLUDA_DIR / entry["ptx"]).read_text()
+    patch = entry.get("ptxas_sm89_with_patch")
+    if patch:
+        parts = [p.strip() for p in patch.split(",")]
+        version = next((p for p in parts if p.startswith(".version")), None)
+        target = next((p for p in parts if p.startswith(".target")), None)
+        if version:
+            src = re.sub(r"^\s*\.version[^\n]*", version, src, count=1, flags=re.M)
+        if target:
+            src = re.sub(r"^\s*\.target[^\n]*", target, src, count=1, flags=re.M)
+    return src
+
+
+def zluda_cubin(entry: dict) -> bytes | None:
+    from ptx2sass import oracle
+    run = oracle.ptxas(zluda_ptx(entry), "sm_89", name=entry["ptx"])
+    return run.output if run.ok else None
+
+
+@dataclass
+class ZludaOutcome:
+    name: str
+    passed: bool
+    reason: str = ""
+    result: LaunchResult | None = None
+
+
+def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None) -> ZludaOutcome:
+    """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes."""
+    name = entry["name"]
+    cubin = cubin or zluda_cubin(entry)
+    if cubin is None:
+        return ZludaOutcome(name, False, "ptxas rejects the PTX for sm_89")
+    try:
+        program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
+        launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+                        hazard_check=hazard_check)
+        if hazard_check:
+            from .hazards import TimingModel
+            launch.timing_model = TimingModel(launch)
+        buffers = {}
+        if entry["input"] is not None:
+            data = bytes.fromhex(entry["input"]["hex"])
+            buffers["input"] = launch.gmem.allocate("input", entry["input_bytes"], data)
+        buffers["output"] = launch.gmem.allocate("output", entry["output_alloc_bytes"])
+        params = [Param(buffer=p) for p in entry["params"]]
+        launch.set_params(params, buffers)
+        launch.run()
+    except EmuFault as e:
+        return ZludaOutcome(name, False, f"fault: {e}")
+    result = _result(launch, buffers)
+    got = result.buffers["output"][:entry["output_bytes"]]
+    want = bytes.fromhex(entry["output"]["hex"])
+    if got != want:
+        return ZludaOutcome(name, False, f"output differs: got {got.hex()[:64]} want {want.hex()[:64]}", result)
+    return ZludaOutcome(name, True, "", result)
