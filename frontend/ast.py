@@ -1,0 +1,271 @@
+"""The PTX syntax tree: plain dataclasses, each carrying where it came from (line, column).
+
+The tree records what was written, not what it means: names are unresolved strings and
+types are PTX spellings (`.u32`). `checks.py` resolves and validates; later stages lower it.
+The file name lives once, on `Module`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(slots=True, kw_only=True)
+class Node:
+    line: int = 0
+    column: int = 0
+
+
+# ----------------------------------------------------------------------------- operands
+
+@dataclass(slots=True, kw_only=True)
+class Name(Node):
+    """A register, variable, label or function reference; `component` is `.x` for `v.x`."""
+    name: str
+    component: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class IntLit(Node):
+    value: int
+    text: str
+    unsigned: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
+class FloatLit(Node):
+    """`1.5` (decimal, taken as f64) or `0f3F800000` / `0d...` (exact bits, `bits` set)."""
+    value: float
+    text: str
+    bits: int | None = None
+    width: int = 64
+
+
+@dataclass(slots=True, kw_only=True)
+class Unary(Node):
+    op: str  # '-', '!', '~'
+    operand: "Expr"
+
+
+@dataclass(slots=True, kw_only=True)
+class Binary(Node):
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(slots=True, kw_only=True)
+class Call(Node):
+    """`generic(sym)` or `mask(...)` in an initializer."""
+    function: str
+    args: list
+
+
+@dataclass(slots=True, kw_only=True)
+class Index(Node):
+    """`arr[3]`: the address of an array element (tinygrad writes `mov.u64 %rd, local0[0]`)."""
+    base: Name
+    index: "Expr"
+
+
+@dataclass(slots=True, kw_only=True)
+class VectorOperand(Node):
+    """`{a, b, _, d}`: a brace list; `_` appears as Name('_')."""
+    elements: list
+
+
+@dataclass(slots=True, kw_only=True)
+class ParenList(Node):
+    """`(a, b)`: call arguments/results; a one-element list in an expression is grouping."""
+    elements: list
+
+
+@dataclass(slots=True, kw_only=True)
+class Address(Node):
+    """`[base+offset]`; `elements` holds the raw bracket contents (one for memory operands,
+    several for texture/surface coordinates). `base` is None for an absolute address."""
+    elements: list
+    base: Name | None = None
+    offset: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class PairOperand(Node):
+    """`p|q`: the two predicate results of setp/vote-like instructions."""
+    first: Name
+    second: Name
+
+
+Expr = Union[Name, IntLit, FloatLit, Unary, Binary, Call, ParenList, Index]
+Operand = Union[Expr, VectorOperand, Address, PairOperand]
+
+
+# ----------------------------------------------------------------------------- statements
+
+@dataclass(slots=True, kw_only=True)
+class Guard(Node):
+    predicate: Name
+    negated: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
+class Instruction(Node):
+    opcode: str                      # 'ld'
+    modifiers: tuple[str, ...]       # ('.global', '.v4', '.f32')
+    operands: list
+    guard: Guard | None = None
+
+    @property
+    def text(self) -> str:
+        return self.opcode + "".join(self.modifiers)
+
+
+@dataclass(slots=True, kw_only=True)
+class Label(Node):
+    name: str
+
+
+@dataclass(slots=True, kw_only=True)
+class Declarator(Node):
+    """One name in a declaration: `r<4>` (range_count=4), `a[2][3]`, `b[]`, `x = init`."""
+    name: str
+    range_count: int | None = None
+    dims: list = field(default_factory=list)   # ints, None for `[]`
+    init: object = None                          # Expr, or list for `{...}`
+
+
+@dataclass(slots=True, kw_only=True)
+class VariableDecl(Node):
+    """A `.reg/.shared/.global/.const/.local/.param/...` declaration (also a parameter).
+    `attributes` keeps order-free extras: ('.ptr',), ('.attribute', '.managed'), ..."""
+    space: str
+    type: str | None
+    declarators: list
+    linkage: tuple[str, ...] = ()
+    align: int | None = None
+    vector: str | None = None
+    ptr_space: str | None = None
+    ptr_align: int | None = None
+    attributes: tuple = ()
+
+
+@dataclass(slots=True, kw_only=True)
+class Block(Node):
+    statements: list
+
+
+@dataclass(slots=True, kw_only=True)
+class Loc(Node):
+    file_index: int
+    source_line: int
+    source_column: int
+    function_name: str | None = None
+    inlined_at: tuple[int, int, int] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Pragma(Node):
+    strings: list
+
+
+@dataclass(slots=True, kw_only=True)
+class BranchTargets(Node):
+    label: str
+    targets: list
+
+
+@dataclass(slots=True, kw_only=True)
+class CallTargets(Node):
+    label: str
+    targets: list
+
+
+@dataclass(slots=True, kw_only=True)
+class CallPrototype(Node):
+    label: str
+    return_params: list
+    params: list
+    noreturn: bool = False
+
+
+# ----------------------------------------------------------------------------- module level
+
+@dataclass(slots=True, kw_only=True)
+class PerformanceDirective(Node):
+    name: str              # '.maxntid'
+    args: list             # ints (or strings for .pragma)
+
+
+@dataclass(slots=True, kw_only=True)
+class Function(Node):
+    kind: str                         # '.entry' or '.func'
+    name: str
+    linkage: tuple[str, ...]
+    return_params: list
+    params: list
+    directives: list
+    body: Block | None = None         # None for a declaration (prototype)
+    has_param_list: bool = True
+
+
+@dataclass(slots=True, kw_only=True)
+class Version(Node):
+    major: int
+    minor: int
+
+    @property
+    def number(self) -> int:
+        """10*major + minor: 8.5 -> 85, comparable with the feature table."""
+        return self.major * 10 + self.minor
+
+
+@dataclass(slots=True, kw_only=True)
+class Target(Node):
+    names: list
+
+
+@dataclass(slots=True, kw_only=True)
+class AddressSize(Node):
+    bits: int
+
+
+@dataclass(slots=True, kw_only=True)
+class FileDirective(Node):
+    index: int
+    path: str
+    extra: list = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class SectionEntry(Node):
+    """One `.b8 1, 2` row (values are Exprs or section names) or a label in a debug section."""
+    type: str | None
+    values: list
+    label: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Section(Node):
+    name: str
+    entries: list
+
+
+@dataclass(slots=True, kw_only=True)
+class Alias(Node):
+    alias: str
+    target: str
+
+
+@dataclass(slots=True, kw_only=True)
+class Module(Node):
+    file: str
+    items: list
+    version: Version | None = None
+    target: Target | None = None
+    address_size: AddressSize | None = None
+
+    def functions(self) -> list[Function]:
+        return [item for item in self.items if isinstance(item, Function)]
+
+    def entries(self) -> list[Function]:
+        return [f for f in self.functions() if f.kind == ".entry" and f.body is not None]

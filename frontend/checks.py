@@ -1,0 +1,707 @@
+"""Semantic checks that mirror ptxas: the same errors, on the same lines, in similar words.
+
+ptxas reports in passes: header problems are fatal at once; then per instruction the
+modifier/type/operand errors; then names that resolve to nothing ("Unknown symbol"). We keep
+those passes so that a file with several errors lists them in ptxas's order.
+Instruction facts come from `instructions.py`; this module only applies them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+from ptx2sass.frontend import instructions as isa
+
+_RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
+_TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
+_RELAXED_OPCODES = frozenset(("ld", "ldu", "st", "cvt"))
+_ADDRESS_OF_OPCODES = frozenset(("mov", "cvta"))
+_SPACE_ALIASES = {".shared::cta": ".shared", ".param::entry": ".param", ".param::func": ".param",
+                  ".shared::cluster": ".shared"}
+_SYNC_REQUIRED = {"vote": "vote", "shfl": "shfl"}
+
+
+@dataclass(slots=True)
+class Symbol:
+    kind: str                 # 'reg', 'var', 'func', 'label', 'sreg'
+    type: str | None = None   # '.u32' (element type for vectors)
+    space: str | None = None  # '.reg', '.global', ...
+    vector: str | None = None
+    node: object = None
+
+
+class _Scope:
+    __slots__ = ("names", "ranges", "parent")
+
+    def __init__(self, parent: "_Scope | None"):
+        self.names: dict[str, Symbol] = {}
+        self.ranges: dict[str, tuple[int, Symbol]] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Symbol | None:
+        scope = self
+        while scope is not None:
+            sym = scope.names.get(name)
+            if sym is not None:
+                return sym
+            if scope.ranges:
+                m = _RANGE_SUFFIX.match(name)
+                if m:
+                    hit = scope.ranges.get(m.group(1))
+                    if hit is not None and int(m.group(2)) < hit[0]:
+                        return hit[1]
+            scope = scope.parent
+        return None
+
+    def declared_here(self, name: str) -> bool:
+        if name in self.names:
+            return True
+        m = _RANGE_SUFFIX.match(name)
+        if m:
+            hit = self.ranges.get(m.group(1))
+            return hit is not None and int(m.group(2)) < hit[0]
+        return False
+
+
+def target_number(name: str) -> int | None:
+    m = _TARGET_NUMBER.match(name)
+    return int(m.group(1)) if m else None
+
+
+def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
+    """PTX operand type rules: exact size and compatible class for most instructions,
+    the relaxed (wider register allowed) rules for ld/st/cvt."""
+    if instr_type == reg_type:
+        return True
+    ib, rb = isa.TYPE_BITS.get(instr_type), isa.TYPE_BITS.get(reg_type)
+    if ib is None or rb is None:
+        return True
+    ic, rc = isa.type_class(instr_type), isa.type_class(reg_type)
+    if ic == "pred" or rc == "pred":
+        return False
+    if not relaxed:
+        if rb != ib or rb == 8:
+            return False
+        if ic == "b":
+            return True
+        if ic in "us":
+            return rc in "bus"
+        return rc == "b"
+    if ic in "bus":
+        return (rc in "bus" and rb >= ib) or (ic == "b" and rc == "f" and rb == ib)
+    return rc == "b" and rb >= ib
+
+
+class Checker:
+    def __init__(self, module: ast.Module, arch: str | None):
+        self.module = module
+        self.file = module.file
+        self.arch = arch
+        self.errors: list[CompileError] = []        # instruction-level pass
+        self.symbol_errors: list[CompileError] = []  # unknown names, reported after
+        self.globals = _Scope(None)
+        self.version = (0, 0)
+        self.target_sm = 0
+
+    # ------------------------------------------------------------------ reporting
+
+    def error(self, message: str, node, severity: str = "error"):
+        self.errors.append(CompileError(message, self.file, node.line, node.column, severity))
+
+    def fatal(self, message: str, node):
+        line = node.line if node is not None else None
+        raise CompileError(message, self.file, line, None, severity="fatal")
+
+    def unknown(self, name: ast.Name):
+        self.symbol_errors.append(CompileError(f"Unknown symbol '{name.name}'", self.file,
+                                               name.line, name.column))
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> list[CompileError]:
+        self.check_header()
+        self.declare_globals()
+        for item in self.module.items:
+            if type(item) is ast.Function and item.body is not None:
+                self.check_function(item)
+        return self.errors + self.symbol_errors
+
+    def check_header(self):
+        items = self.module.items
+        first = items[0] if items else None
+        base = self.file.rsplit("/", 1)[-1]
+        if type(first) is not ast.Version:
+            self.fatal(f"Missing .version directive at start of file '{base}'",
+                       first or ast.Node(line=1))
+        v = first
+        if (v.major, v.minor) not in isa.SUPPORTED_VERSIONS:
+            newest = "%d.%d" % isa.NEWEST_VERSION
+            self.fatal(f"Unsupported .version {v.major}.{v.minor}; current version is "
+                       f"'{newest}'", v)
+        self.version = (v.major, v.minor)
+        second = items[1] if len(items) > 1 else None
+        if type(second) is not ast.Target:
+            self.fatal(f"Missing .target directive at start of file '{base}'",
+                       second or ast.Node(line=v.line + 1))
+        for name in second.names:
+            if name.startswith("sm_"):
+                if name not in isa.KNOWN_TARGETS:
+                    self.fatal(f"Unsupported .target '{name}'", second)
+                self.target_sm = target_number(name)
+            elif name not in isa.TARGET_OPTIONS:
+                self.fatal(f"Unsupported .target '{name}'", second)
+        if self.arch is not None and self.target_sm:
+            arch_sm = target_number(self.arch)
+            tgt = next(n for n in second.names if n.startswith("sm_"))
+            if arch_sm is not None and (self.target_sm > arch_sm or (
+                    tgt[-1] in "af" and tgt != self.arch
+                    and not (tgt[-1] == "f" and self.arch.startswith(tgt[:-1])))):
+                raise CompileError("SM version specified by .target is higher than default "
+                                   "SM version assumed", None, None, None, severity="fatal")
+        asz = self.module.address_size
+        if asz is not None and asz.bits not in (32, 64):
+            self.error("Illegal value for .address_size directive (must be 32 or 64)", asz)
+
+    # ------------------------------------------------------------------ declarations
+
+    def declare_globals(self):
+        defined_functions: set[str] = set()
+        for item in self.module.items:
+            t = type(item)
+            if t is ast.VariableDecl:
+                self.declare(self.globals, item)
+            elif t is ast.Function:
+                if item.body is not None:
+                    if item.name in defined_functions:
+                        self.error(f"Duplicate definition of function '{item.name}'", item)
+                    defined_functions.add(item.name)
+                existing = self.globals.names.get(item.name)
+                if existing is not None and existing.kind != "func":
+                    self.error(f"Duplicate definition of function '{item.name}'", item)
+                self.globals.names[item.name] = Symbol("func", node=item)
+            elif t is ast.Alias:
+                self.globals.names[item.alias] = Symbol("func", node=item)
+
+    def declare(self, scope: _Scope, decl: ast.VariableDecl, params: bool = False):
+        if decl.align is not None and (decl.align <= 0 or decl.align & (decl.align - 1)):
+            self.error("Alignment must be a power of two", decl)
+        kind = "reg" if decl.space == ".reg" else "var"
+        for d in decl.declarators:
+            if d.name == "_" and params:
+                continue
+            if d.range_count is not None:
+                if scope.ranges.get(d.name) or scope.names.get(d.name + "0"):
+                    self.error(f"Duplicate definition of variable '{d.name}'", d)
+                scope.ranges[d.name] = (d.range_count, Symbol(kind, decl.type, decl.space,
+                                                              decl.vector, decl))
+                continue
+            if scope.declared_here(d.name):
+                self.error(f"Duplicate definition of variable '{d.name}'", d)
+                continue
+            scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
+            if d.init is not None:
+                self.check_initializer(d.init)
+
+    def check_initializer(self, init):
+        if type(init) is list:
+            for x in init:
+                self.check_initializer(x)
+            return
+        self.resolve_names(init, self.globals, labels=None)
+
+    # ------------------------------------------------------------------ functions
+
+    def check_function(self, fn: ast.Function):
+        scope = _Scope(self.globals)
+        for decl in fn.return_params + fn.params:
+            self.declare(scope, decl, params=True)
+        labels: dict[str, ast.Node] = {}
+        self.collect_labels(fn.body, labels)
+        self.labels = labels
+        self.function = fn
+        self.check_block(fn.body, scope)
+
+    def collect_labels(self, block: ast.Block, labels: dict):
+        for st in block.statements:
+            t = type(st)
+            if t is ast.Label or t is ast.BranchTargets or t is ast.CallTargets \
+                    or t is ast.CallPrototype:
+                name = st.name if t is ast.Label else st.label
+                if name in labels:
+                    self.error(f"Duplicate definition of label '{name}'", st)
+                labels[name] = st
+            elif t is ast.Block:
+                self.collect_labels(st, labels)
+
+    def check_block(self, block: ast.Block, scope: _Scope):
+        for st in block.statements:
+            t = type(st)
+            if t is ast.Instruction:
+                self.check_instruction(st, scope)
+            elif t is ast.VariableDecl:
+                self.declare(scope, st)
+            elif t is ast.Block:
+                self.check_block(st, _Scope(scope))
+            elif t is ast.BranchTargets or t is ast.CallTargets:
+                for name in st.targets:
+                    if name not in self.labels and scope.lookup(name) is None:
+                        self.unknown(ast.Name(name=name, line=st.line, column=st.column))
+
+    # ------------------------------------------------------------------ instructions
+
+    def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if ins.guard is not None:
+            sym = self.lookup(ins.guard.predicate, scope)
+            if sym is None:
+                self.unknown(ins.guard.predicate)
+            elif sym.type != ".pred":
+                self.error("Predicate expression expected", ins)
+        op = ins.opcode
+        forms = isa.FORMS.get(op)
+        self.check_features(ins)
+        lenient = op in isa.LENIENT_OPCODES or (
+            ins.modifiers and op + ins.modifiers[0] in isa.LENIENT_OPCODES)
+        if forms is None or lenient:
+            if lenient:
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return
+            self.error(f"Not a name of any known instruction: '{op}'", ins)
+            return
+        for m in ins.modifiers:
+            if m not in isa.KNOWN_MODIFIERS:
+                self.error(f"Unknown modifier '{m}'", ins)
+                return
+        types = [m for m in ins.modifiers if m in isa.TYPE_MODIFIERS]
+        others = [m for m in ins.modifiers if m not in isa.TYPE_MODIFIERS]
+        candidates = [f for f in forms if len(f.type_slots) == len(types)
+                      and all(t in slot for t, slot in zip(types, f.type_slots))]
+        if not candidates:
+            self.error(f"Unexpected instruction types specified for '{op}'", ins)
+            return
+        first_problem = None
+        chosen = None
+        for form in candidates:
+            problem = _modifier_problem(form, others, op)
+            if problem is None:
+                chosen = form
+                break
+            first_problem = first_problem or problem
+        if chosen is None:
+            self.error(first_problem, ins)
+            return
+        if op == "cvt":
+            problem = _cvt_rounding_problem(types, others)
+            if problem:
+                self.error(problem, ins)
+                return
+        self.check_operands(ins, chosen, types, scope)
+
+    def check_features(self, ins: ast.Instruction):
+        op = ins.opcode
+        keys = [op] + [op + m for m in ins.modifiers]
+        for key in keys:
+            feat = isa.FEATURES.get(key)
+            if feat is None:
+                continue
+            if feat.min_version and self.version < feat.min_version:
+                self.error(f"Feature '{feat.name}' requires PTX ISA .version "
+                           f"{feat.min_version[0]}.{feat.min_version[1]} or later", ins)
+            if feat.min_sm and self.target_sm < feat.min_sm:
+                self.error(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or higher",
+                           ins)
+        if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
+                and self.version >= (6, 4):
+            self.error(f"Instruction '{op}' without '.sync' is not supported on .target sm_70 "
+                       "and higher from PTX ISA version 6.4", ins)
+
+    # ------------------------------------------------------------------ operands
+
+    def check_operands(self, ins, form, types, scope):
+        ops = ins.operands
+        if len(ops) < form.optional_from or len(ops) > len(form.operands):
+            self.mismatch(ins)
+            for operand in ops:
+                self.resolve_names(operand, scope, self.labels)
+            return
+        relaxed = ins.opcode in _RELAXED_OPCODES
+        space = next((m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS), None)
+        vector = next((m for m in ins.modifiers if m in (".v2", ".v4", ".v8")), None)
+        ok = True
+        for index, (code, operand) in enumerate(zip(form.operands, ops)):
+            if not self.check_operand(ins, index, code, operand, types, scope, relaxed, space,
+                                      vector):
+                ok = False
+        if not ok:
+            self.mismatch(ins)
+
+    def mismatch(self, ins):
+        self.error(f"Arguments mismatch for instruction '{ins.opcode}'", ins)
+
+    def check_operand(self, ins, index, code, operand, types, scope, relaxed, space, vector):
+        """True when the operand fits; specific errors are reported here, the generic
+        'Arguments mismatch' by the caller."""
+        if code == "*":
+            self.resolve_names(operand, scope, self.labels)
+            return True
+        if code == "l":
+            return self.check_label(ins, index, operand, scope)
+        if code == "m":
+            return self.check_address(ins, operand, scope, space)
+        if code in ("V", "W"):
+            if vector is None:
+                return self.check_value(ins, index, "d" if code == "V" else "a", operand,
+                                        types[0], scope, relaxed)
+            if type(operand) is ast.Name:
+                sym = self.lookup(operand, scope)
+                if sym is None:
+                    self.unknown(operand)
+                    return False
+                if sym.kind == "reg" and sym.vector == vector:
+                    return type_compatible(types[0], sym.type, relaxed)
+            if type(operand) is not ast.VectorOperand:
+                if code == "V":
+                    self.error("Result vector expected", ins)
+                self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
+                self.resolve_names(operand, scope, self.labels)
+                return True
+            if len(operand.elements) != int(vector[2:]):
+                self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
+            good = True
+            for element in operand.elements:
+                if type(element) is ast.Name and element.name == "_":
+                    continue
+                if not self.check_value(ins, index, "d" if code == "V" else "a", element,
+                                        types[0], scope, relaxed):
+                    good = False
+            return good
+        if code == "p":
+            if type(operand) is ast.PairOperand:
+                return self.is_pred(operand.first, scope) & self.is_pred(operand.second, scope)
+            if type(operand) is ast.Name and operand.name == "_":
+                return True
+            if type(operand) is not ast.Name:
+                self.error(f"Result register required for instruction '{ins.opcode}'", ins)
+                return True
+            return self.is_pred(operand, scope)
+        if code == "q":
+            if type(operand) is ast.Unary and operand.op == "!":
+                operand = operand.operand
+            if type(operand) is ast.IntLit:
+                return True
+            if type(operand) is not ast.Name:
+                self.resolve_names(operand, scope, self.labels)
+                return False
+            return self.is_pred(operand, scope)
+        if code == "dp":
+            if type(operand) is ast.PairOperand:
+                return (self.check_value(ins, index, "d", operand.first, types[0], scope,
+                                         relaxed)
+                        & self.is_pred(operand.second, scope))
+            code = "d"
+        role = "d" if code[0] == "d" else "a"
+        rest = code[1:]
+        if not rest:
+            want = types[0]
+        elif rest.isdigit():
+            want = types[int(rest)]
+        elif rest == ":wide":
+            t = types[0]
+            want = t[:2] + str(isa.TYPE_BITS[t] * 2)
+        else:
+            want = "." + rest[1:]
+        return self.check_value(ins, index, role, operand, want, scope, relaxed)
+
+    def check_value(self, ins, index, role, operand, want, scope, relaxed) -> bool:
+        t = type(operand)
+        if t is ast.VectorOperand and ins.opcode == "mov":
+            return self.check_packing(operand, want, scope)
+        if role == "d":
+            if t is not ast.Name:
+                if t is ast.VectorOperand:
+                    return False
+                self.error(f"Result register required for instruction '{ins.opcode}'", ins)
+                self.resolve_names(operand, scope, self.labels)
+                return True
+            if operand.name == "_":
+                return True
+        if t is ast.Name:
+            if operand.name == "WARP_SZ" and scope.lookup("WARP_SZ") is None:
+                return isa.type_class(want) in "bus"
+            sym = self.lookup(operand, scope)
+            if sym is None:
+                if operand.name in self.labels:
+                    return False
+                self.unknown(operand)
+                return False
+            if sym.kind == "reg":
+                reg_type = sym.type
+                if sym.vector is not None and operand.component is None:
+                    # a whole vector register moved as one bit pattern (mov.b64 d, v2u32)
+                    return ins.opcode == "mov" and isa.type_class(want) == "b" and \
+                        int(sym.vector[2:]) * isa.TYPE_BITS.get(reg_type, 0) == \
+                        isa.TYPE_BITS.get(want)
+                return type_compatible(want, reg_type, relaxed)
+            if sym.kind == "sreg":
+                if isa.type_class(want) not in "bus":
+                    return False
+                return isa.TYPE_BITS.get(want, 32) <= isa.TYPE_BITS[sym.type]
+            # a variable or function name: its address
+            if role == "d":
+                return False
+            if ins.opcode in _ADDRESS_OF_OPCODES:
+                return isa.TYPE_BITS.get(want) in (32, 64) and isa.type_class(want) in "bus"
+            self.error(f"Argument {index} of instruction '{ins.opcode}': must be register",
+                       ins)
+            return True
+        if role == "d":
+            return False
+        value = _constant_value(operand)
+        cls = isa.type_class(want)
+        if value is not None:
+            if not -(1 << 64) < value < (1 << 64):
+                self.error("Constant overflow", ins)
+                return True
+            return cls in "busp" or want == ".pred"
+        if t is ast.FloatLit:
+            if want in (".f32", ".f64"):
+                return True
+            return operand.bits is not None and operand.width == isa.TYPE_BITS.get(want) \
+                and cls == "b"
+        if t is ast.Binary and operand.op in ("+", "-") and type(operand.left) is ast.Name \
+                and _constant_value(operand.right) is not None:
+            sym = self.lookup(operand.left, scope)
+            if sym is not None and sym.kind == "reg":
+                return type_compatible(want, sym.type, relaxed)
+        if t is ast.Index:
+            self.resolve_names(operand, scope, self.labels)
+            return ins.opcode in _ADDRESS_OF_OPCODES
+        if t is ast.Binary or t is ast.Unary:
+            # symbol+offset address arithmetic (mov/cvta only) or a bad expression
+            self.resolve_names(operand, scope, self.labels)
+            return ins.opcode in _ADDRESS_OF_OPCODES
+        self.resolve_names(operand, scope, self.labels)
+        return False
+
+    def check_packing(self, vector: ast.VectorOperand, want: str, scope) -> bool:
+        """`mov.b64 {lo, hi}, d` / `mov.b32 r, {h0, h1}`: the pieces fill the type exactly."""
+        total = 0
+        immediates = 0
+        for element in vector.elements:
+            if _constant_value(element) is not None:
+                immediates += 1
+                continue
+            if type(element) is not ast.Name:
+                return False
+            if element.name == "_":
+                return True
+            sym = self.lookup(element, scope)
+            if sym is None:
+                self.unknown(element)
+                return False
+            if sym.kind != "reg":
+                return False
+            total += isa.TYPE_BITS.get(sym.type, 0)
+        if isa.type_class(want) != "b":
+            return False
+        bits = isa.TYPE_BITS.get(want, 0)
+        return total == bits if not immediates else total < bits
+
+    def is_pred(self, name, scope) -> bool:
+        if type(name) is not ast.Name:
+            return False
+        if name.name == "_":
+            return True
+        sym = self.lookup(name, scope)
+        if sym is None:
+            self.unknown(name)
+            return False
+        return sym.type == ".pred"
+
+    def check_label(self, ins, index, operand, scope) -> bool:
+        if type(operand) is ast.Name:
+            if operand.name in self.labels:
+                return True
+            sym = self.lookup(operand, scope)
+            if sym is None:
+                self.unknown(operand)
+                return True
+        self.error(f"Label expected for argument {index} of instruction '{ins.opcode}'", ins)
+        return True
+
+    def check_address(self, ins, operand, scope, space) -> bool:
+        if type(operand) is not ast.Address:
+            self.resolve_names(operand, scope, self.labels)
+            return False
+        base = operand.base
+        if base is None:
+            for element in operand.elements:
+                self.resolve_names(element, scope, self.labels)
+            return True
+        sym = self.lookup(base, scope)
+        if sym is None:
+            self.unknown(base)
+            return True
+        if sym.kind == "var":
+            want = _SPACE_ALIASES.get(space, space)
+            have = _SPACE_ALIASES.get(sym.space, sym.space)
+            if (want is None and have == ".param") or (want is not None and want != have):
+                self.error("State space mismatch between instruction and address in "
+                           f"instruction '{ins.opcode}'", ins)
+            return True
+        if sym.kind == "reg":
+            return isa.type_class(sym.type) in "bus" and isa.TYPE_BITS[sym.type] in (32, 64)
+        return sym.kind != "label"
+
+    # ------------------------------------------------------------------ names
+
+    def lookup(self, name: ast.Name, scope: _Scope) -> Symbol | None:
+        sym = scope.lookup(name.name)
+        if sym is None and name.name.startswith("%"):
+            sreg = isa.SPECIAL_REGISTERS.get(name.name)
+            if sreg is not None:
+                if sreg.startswith(".v4"):
+                    if name.component not in (".x", ".y", ".z", ".w"):
+                        return None
+                    return Symbol("sreg", sreg[3:])
+                return Symbol("sreg", sreg)
+        return sym
+
+    def resolve_names(self, node, scope: _Scope, labels):
+        """Report every name in an operand tree that is neither declared nor a label."""
+        t = type(node)
+        if t is ast.Name:
+            if node.name == "_" or node.name == "WARP_SZ":
+                return
+            if labels is not None and node.name in labels:
+                return
+            if self.lookup(node, scope) is None:
+                self.unknown(node)
+        elif t is ast.Binary:
+            self.resolve_names(node.left, scope, labels)
+            self.resolve_names(node.right, scope, labels)
+        elif t is ast.Unary:
+            self.resolve_names(node.operand, scope, labels)
+        elif t is ast.PairOperand:
+            self.resolve_names(node.first, scope, labels)
+            self.resolve_names(node.second, scope, labels)
+        elif t is ast.Address or t is ast.VectorOperand or t is ast.ParenList:
+            for e in node.elements:
+                self.resolve_names(e, scope, labels)
+        elif t is ast.Index:
+            self.resolve_names(node.base, scope, labels)
+            self.resolve_names(node.index, scope, labels)
+        elif t is ast.Call:
+            for e in node.args:
+                self.resolve_names(e, scope, labels)
+        elif t is ast.IntLit:
+            if not -(1 << 64) < node.value < (1 << 64):
+                self.errors.append(CompileError("Constant overflow", self.file, node.line,
+                                                node.column))
+
+
+_STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
+                                    ".local", ".const", ".param", ".param::entry",
+                                    ".param::func"))
+
+
+def _constant_value(node) -> int | None:
+    t = type(node)
+    if t is ast.IntLit:
+        return node.value
+    if t is ast.Unary:
+        v = _constant_value(node.operand)
+        if v is None:
+            return None
+        return -v if node.op == "-" else (~v if node.op == "~" else int(not v))
+    if t is ast.Binary:
+        a, b = _constant_value(node.left), _constant_value(node.right)
+        if a is None or b is None:
+            return None
+        try:
+            return _BINARY[node.op](a, b)
+        except (ZeroDivisionError, KeyError, ValueError, OverflowError):
+            return None
+    return None
+
+
+_BINARY = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: int(a / b), "%": lambda a, b: a % b,
+    "<<": lambda a, b: a << min(b, 128), ">>": lambda a, b: a >> b, "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "&&": lambda a, b: int(bool(a and b)),
+    "||": lambda a, b: int(bool(a or b)), "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+}
+
+
+def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str | None:
+    """Why these (non-type) modifiers do not fit the form, in ptxas's words; None if they do."""
+    used: set[int] = set()
+    for m in modifiers:
+        for gi, (group, _) in enumerate(form.groups):
+            if m in group and gi not in used:
+                used.add(gi)
+                break
+        else:
+            if m in isa.ROUNDING_MODIFIERS:
+                return f"Illegal rounding modifier for instruction '{opcode}'"
+            return f"Illegal modifier '{m}' for instruction '{opcode}'"
+    for gi, (group, required) in enumerate(form.groups):
+        if required and gi not in used:
+            if group <= isa.ROUNDING_MODIFIERS:
+                return f"Rounding modifier required for instruction '{opcode}'"
+            if group <= isa.COMPARISON_MODIFIERS:
+                return f"Comparison modifier required for instruction '{opcode}'"
+            return f"Unexpected instruction types specified for '{opcode}'"
+    return None
+
+
+_FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))
+_INT_ROUNDING = frozenset((".rni", ".rzi", ".rmi", ".rpi"))
+
+
+def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
+    """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
+    dst, src = types
+    if dst not in isa.TYPE_SETS["cvt"] or src not in isa.TYPE_SETS["cvt"]:
+        return None
+    rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
+    dst_float = isa.type_class(dst) == "f"
+    src_float = isa.type_class(src) == "f"
+    if dst_float and not src_float:
+        allowed, required = _FLOAT_ROUNDING, True
+    elif dst_float and src_float:
+        db, sb = isa.TYPE_BITS[dst], isa.TYPE_BITS[src]
+        if db < sb:
+            allowed, required = _FLOAT_ROUNDING, True
+        elif db == sb:
+            allowed, required = _INT_ROUNDING, False
+        else:
+            allowed, required = frozenset(), False
+    elif src_float:
+        allowed, required = _INT_ROUNDING, True
+    else:
+        allowed, required = frozenset(), False
+    if any(m not in allowed for m in rounding):
+        return "Illegal rounding modifier for instruction 'cvt'"
+    if required and not rounding:
+        return "Rounding modifier required for instruction 'cvt'"
+    return None
+
+
+def run_checks(module: ast.Module, arch: str | None = None) -> list[CompileError]:
+    """All diagnostics (a fatal header problem raises instead, as ptxas stops there)."""
+    return Checker(module, arch).run()
+
+
+def raise_if_errors(module: ast.Module, arch: str | None = None) -> list[CompileError]:
+    diags = run_checks(module, arch)
+    errors = [d for d in diags if d.severity in ("error", "fatal")]
+    if errors:
+        first = errors[0]
+        first.diagnostics = errors
+        raise first
+    return diags

@@ -1,0 +1,367 @@
+"""PTX instruction forms, as data (following the PTX ISA manual, up to ISA 9.x).
+
+Each line of FORMS is one form of one instruction:
+
+    opcode  groups...  : operands
+
+groups
+    `[.a .b]`    optional modifier, at most one of the listed spellings
+    `{.a .b}`    required modifier, exactly one of them
+    `<.u32 .s32>` a type slot: the instruction's Nth type modifier must be one of these
+                 (`$name` expands a type set from TYPE_SETS below)
+operands (comma separated)
+    d  dN  d:T   destination register typed by slot 0 / slot N / fixed type T
+    a  aN  a:T   source: register, immediate or (for mov/cvta) a symbol's address
+    p            predicate destination (also `p|q`, and `_`)
+    q            predicate source (`p`, `!p`, or an integer immediate)
+    dp           destination, optionally paired with a predicate (`d|p`)
+    d:wide       destination twice as wide as slot 0 (mul.wide)
+    m            memory address `[reg+imm]`, `[sym+imm]`, `[imm]`
+    V / W        ld-style destination / st-style source: a `{...}` vector when the
+                 instruction has `.v2/.v4/.v8`, else a scalar, typed by slot 0
+    l            branch target label
+    *            anything (not type-checked)
+    a trailing `?` makes an operand optional (only at the end of the list)
+
+Instructions in LENIENT_OPCODES are known (so no "unknown instruction" error) but only their
+symbols are checked: their modifier and operand grammar is large and regular enough that a
+wrong spelling is better left to the later stages' explicit "unsupported" errors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TYPE_SETS: dict[str, tuple[str, ...]] = {
+    "int": (".u16", ".u32", ".u64", ".s16", ".s32", ".s64"),
+    "int32+": (".u32", ".u64", ".s32", ".s64"),
+    "u": (".u16", ".u32", ".u64"),
+    "s": (".s16", ".s32", ".s64"),
+    "bit": (".b16", ".b32", ".b64"),
+    "bit+": (".b16", ".b32", ".b64", ".b128"),
+    "f": (".f32", ".f64"),
+    "half": (".f16", ".f16x2", ".bf16", ".bf16x2"),
+    "all": (".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8",
+            ".s16", ".s32", ".s64", ".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2"),
+    "mov": (".pred", ".b16", ".b32", ".b64", ".b128", ".u16", ".u32", ".u64", ".s16", ".s32",
+            ".s64", ".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2"),
+    "cvt": (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".f32",
+            ".f64", ".bf16"),
+    "packed": (".f16x2", ".bf16x2", ".tf32", ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2",
+               ".e3m2x2", ".ue8m0x2", ".e4m3", ".e5m2", ".e2m1", ".f32x2"),
+    "cmp_int": (".b16", ".b32", ".b64", ".u16", ".u32", ".u64", ".s16", ".s32", ".s64"),
+}
+
+ROUND_F = "[.rn .rz .rm .rp]"
+CMP_INT = "{.eq .ne .lt .le .gt .ge .lo .ls .hi .hs}"
+CMP_F = ("{.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan}")
+BOOL = "[.and .or .xor]"
+LD_SPACE = "[.global .shared .shared::cta .shared::cluster .local .const .param .param::entry .param::func]"
+LD_CACHE = "[.ca .cg .cs .lu .cv .nc]"
+ST_CACHE = "[.wb .cg .cs .wt]"
+LD_SEM = "[.weak .volatile .relaxed .acquire .mmio]"
+ST_SEM = "[.weak .volatile .relaxed .release .mmio]"
+SCOPE = "[.cta .cluster .gpu .sys]"
+EVICT = ("[.L1::evict_normal .L1::evict_unchanged .L1::evict_first .L1::evict_last "
+         ".L1::no_allocate]")
+EVICT2 = "[.L2::evict_normal .L2::evict_first .L2::evict_last]"
+L2SIZE = "[.L2::64B .L2::128B .L2::256B]"
+HINT = "[.L2::cache_hint]"
+VEC = "[.v2 .v4 .v8]"
+SREG_NAMES: dict[str, str] = {}
+
+_FORM_TEXT = f"""
+add   [.sat] [.cc] <$int>                              : d, a, b
+add   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
+add   {ROUND_F} <.f64>                                    : d, a, b
+add   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+add   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+add   [.sat] <.u16x2 .s16x2>                              : d:b32, a:b32, b:b32
+sub   [.sat] [.cc] <$int>                              : d, a, b
+sub   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
+sub   {ROUND_F} <.f64>                                    : d, a, b
+sub   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+sub   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+addc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
+subc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
+mul   {{.lo .hi}} <$int>                                   : d, a, b
+mul   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b
+mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
+mul   {ROUND_F} <.f64>                                    : d, a, b
+mul   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+mul   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+mad   {{.lo .hi}} [.sat] [.cc] <$int>                      : d, a, b, c
+mad   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b, c:wide
+mad   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b, c
+mad   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
+madc  {{.lo .hi}} [.cc] <.u32 .s32 .u64 .s64>              : d, a, b, c
+mul24 {{.lo .hi}} <.u32 .s32>                              : d, a, b
+mad24 {{.lo .hi}} [.sat] <.u32 .s32>                       : d, a, b, c
+sad   <$int>                                              : d, a, b, c
+div   <$int>                                              : d, a, b
+div   {{.approx .full .rn .rz .rm .rp}} [.ftz] <.f32>      : d, a, b
+div   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b
+rem   <$int>                                              : d, a, b
+abs   <.s16 .s32 .s64>                                    : d, a
+abs   [.ftz] <.f32>                                       : d, a
+abs   <.f64>                                              : d, a
+abs   [.ftz] <.f16 .f16x2>                                : d, a
+abs   <.bf16 .bf16x2>                                     : d, a
+neg   <.s16 .s32 .s64>                                    : d, a
+neg   [.ftz] <.f32>                                       : d, a
+neg   <.f64>                                              : d, a
+neg   [.ftz] <.f16 .f16x2>                                : d, a
+neg   <.bf16 .bf16x2>                                     : d, a
+min   [.relu] <$int>                                      : d, a, b
+min   [.ftz] [.NaN] [.xorsign] [.abs] <.f32>                  : d, a, b, c?
+min   <.f64>                                              : d, a, b
+min   [.ftz] [.NaN] [.xorsign] [.abs] <.f16 .f16x2 .bf16 .bf16x2> : d, a, b
+min   [.relu] <.u16x2 .s16x2>                             : d:b32, a:b32, b:b32
+max   [.relu] <$int>                                      : d, a, b
+max   [.ftz] [.NaN] [.xorsign] [.abs] <.f32>                  : d, a, b, c?
+max   <.f64>                                              : d, a, b
+max   [.ftz] [.NaN] [.xorsign] [.abs] <.f16 .f16x2 .bf16 .bf16x2> : d, a, b
+max   [.relu] <.u16x2 .s16x2>                             : d:b32, a:b32, b:b32
+popc  <.b32 .b64>                                         : d:u32, a
+clz   <.b32 .b64>                                         : d:u32, a
+bfind [.shiftamt] <.u32 .u64 .s32 .s64>                   : d:u32, a
+fns   <.b32>                                              : d, a:b32, b:u32, c:s32
+brev  <.b32 .b64>                                         : d, a
+bfe   <.u32 .u64 .s32 .s64>                               : d, a, b:u32, c:u32
+bfi   <.b32 .b64>                                         : d, a, b, c:u32, e:u32
+bmsk  {{.clamp .wrap}} <.b32>                              : d, a:u32, b:u32
+szext {{.clamp .wrap}} <.u32 .s32>                         : d, a, b:u32
+dp4a  <.u32 .s32> <.u32 .s32>                             : d:s32, a:b32, b:b32, c:s32
+dp2a  {{.lo .hi}} <.u32 .s32> <.u32 .s32>                  : d:s32, a:b32, b:b32, c:s32
+testp {{.finite .infinite .number .notanumber .normal .subnormal}} <.f32 .f64> : p, a
+copysign <.f32 .f64>                                      : d, a, b
+fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] <.f32>             : d, a, b, c
+fma   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
+fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] [.relu] [.oob] <.f16 .f16x2>  : d, a, b, c
+fma   {{.rn .rz .rm .rp}} [.relu] [.oob] <.bf16 .bf16x2>     : d, a, b, c
+rcp   {{.approx .rn .rz .rm .rp}} [.ftz] <.f32>            : d, a
+rcp   {{.rn .rz .rm .rp}} <.f64>                           : d, a
+rcp   {{.approx}} {{.ftz}} <.f64>                           : d, a
+sqrt  {{.approx .rn .rz .rm .rp}} [.ftz] <.f32>            : d, a
+sqrt  {{.rn .rz .rm .rp}} <.f64>                           : d, a
+rsqrt {{.approx}} [.ftz] <.f32 .f64>                       : d, a
+sin   {{.approx}} [.ftz] <.f32>                            : d, a
+cos   {{.approx}} [.ftz] <.f32>                            : d, a
+lg2   {{.approx}} [.ftz] <.f32>                            : d, a
+ex2   {{.approx}} [.ftz] <.f32>                            : d, a
+ex2   {{.approx}} [.ftz] <.f16 .f16x2 .bf16 .bf16x2>       : d, a
+tanh  {{.approx}} <.f32 .f16 .f16x2 .bf16 .bf16x2>         : d, a
+set   {CMP_INT} {BOOL} <.u32 .s32 .f32> <$cmp_int>       : d, a1, b1, q?
+set   {CMP_F} {BOOL} [.ftz] <.u32 .s32 .f32> <.f32 .f64>  : d, a1, b1, q?
+set   {CMP_F} {BOOL} [.ftz] <.u16 .u32 .s16 .s32 .f16 .f16x2 .bf16 .bf16x2> <.f16 .f16x2 .bf16 .bf16x2> : d, a1, b1, q?
+setp  {CMP_INT} {BOOL} <$cmp_int>                        : p, a, b, q?
+setp  {CMP_F} {BOOL} [.ftz] <.f32 .f64>                  : p, a, b, q?
+setp  {CMP_F} {BOOL} [.ftz] <.f16 .f16x2 .bf16 .bf16x2>  : p, a, b, q?
+selp  <.b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64> : d, a, b, q
+slct  [.ftz] <.b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64> <.s32 .f32> : d, a, b, c1
+and   <.pred .b16 .b32 .b64>                              : d, a, b
+or    <.pred .b16 .b32 .b64>                              : d, a, b
+xor   <.pred .b16 .b32 .b64>                              : d, a, b
+not   <.pred .b16 .b32 .b64>                              : d, a
+cnot  <.b16 .b32 .b64>                                    : d, a
+lop3  <.b32>                                              : d, a, b, c, e:b32
+lop3  {{.or .and}} <.b32>                                  : dp, a, b, c, e:b32, q
+shf   {{.l .r}} {{.clamp .wrap}} <.b32>                     : d, a, b, c:u32
+shl   <.b16 .b32 .b64>                                    : d, a, b:u32
+shr   <.b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64>      : d, a, b:u32
+mov   <$mov>                                              : d, a
+mov   {VEC} <$mov>                                       : V, *
+cvta  [.to] {{.global .shared .shared::cta .shared::cluster .local .const .param .param::entry}} <.u32 .u64> : d, a
+cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$cvt> : d, a1
+cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
+cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
+prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
+ld    {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$all .pred> : V, m, *?
+ldu   [.global] {VEC} <$all>                              : V, m
+st    {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$all .pred> : m, W, *?
+bra   [.uni]                                              : l
+ret   [.uni]                                              :
+exit                                                      :
+trap                                                      :
+brkpt                                                     :
+nanosleep <.u32>                                          : a
+activemask <.b32>                                         : d
+"""
+
+LENIENT_OPCODES = frozenset("""
+    atom red red.async vote match redux shfl bar barrier membar fence call brx prefetch
+    prefetchu isspacep mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
+    applypriority tex tld4 txq istypep suld sust sured suq wmma mma wgmma tcgen05 mbarrier
+    cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
+    st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
+    vabsdiff2 vmin2 vmax2 vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 pmevent
+    alloca stacksave stackrestore cvt.pack prefetch.tensormap
+""".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    opcode: str
+    groups: tuple[tuple[frozenset, bool], ...]   # (spellings, required)
+    type_slots: tuple[frozenset, ...]
+    operands: tuple[str, ...]
+    optional_from: int                           # operands at/after this index are optional
+
+
+def _expand_types(body: str) -> frozenset:
+    out: list[str] = []
+    for word in body.split():
+        out.extend(TYPE_SETS[word[1:]] if word.startswith("$") else (word,))
+    return frozenset(out)
+
+
+def _parse_form(head: str, ops: str) -> Form:
+    opcode, *rest = head.split(None, 1)
+    rest_text = rest[0] if rest else ""
+    groups, slots = [], []
+    i = 0
+    while i < len(rest_text):
+        ch = rest_text[i]
+        if ch in "[{<":
+            close = {"[": "]", "{": "}", "<": ">"}[ch]
+            j = rest_text.index(close, i)
+            body = rest_text[i + 1:j]
+            if ch == "<":
+                slots.append(_expand_types(body))
+            else:
+                groups.append((frozenset(body.split()), ch == "{"))
+            i = j + 1
+        else:
+            i += 1
+    operands = tuple(o.strip() for o in ops.split(",") if o.strip())
+    optional_from = next((k for k, o in enumerate(operands) if o.endswith("?")), len(operands))
+    operands = tuple(o.rstrip("?") for o in operands)
+    return Form(opcode, tuple(groups), tuple(slots), operands, optional_from)
+
+
+def _split_form_lines(text: str) -> list[tuple[str, str]]:
+    # `:` also appears inside `::` modifiers; the operand separator is ` : ` or a line-final `:`.
+    lines = []
+    for raw in text.strip().splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        head, sep, ops = raw.rpartition(" :")
+        lines.append((head, ops) if sep else (raw.rstrip(":"), ""))
+    return lines
+
+
+def _build() -> dict[str, list[Form]]:
+    table: dict[str, list[Form]] = {}
+    for head, ops in _split_form_lines(_FORM_TEXT):
+        form = _parse_form(head, ops)
+        table.setdefault(form.opcode, []).append(form)
+    return table
+
+
+FORMS: dict[str, list[Form]] = _build()
+
+ROUNDING_MODIFIERS = frozenset((".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi",
+                                ".rna", ".rs"))
+COMPARISON_MODIFIERS = frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls",
+                                  ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu",
+                                  ".num", ".nan"))
+
+# Every modifier spelling some form knows (plus the lenient instructions' common ones):
+# anything else is "Unknown modifier".
+KNOWN_MODIFIERS = frozenset(
+    {m for forms in FORMS.values() for f in forms for g, _ in f.groups for m in g}
+    | {t for forms in FORMS.values() for f in forms for s in f.type_slots for t in s}
+    | set(TYPE_SETS["all"]) | {".pred", ".u16x2", ".s16x2", ".xorsign", ".abs", ".NaN"}
+)
+
+# Fundamental types as they appear among an instruction's modifiers.
+TYPE_MODIFIERS = frozenset(TYPE_SETS["all"]) | {
+    ".pred", ".u16x2", ".s16x2", ".tf32", ".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1",
+    ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".f32x2"}
+
+# Sizes in bits of each fundamental type (registers and instruction types).
+TYPE_BITS: dict[str, int] = {
+    ".b8": 8, ".u8": 8, ".s8": 8, ".e4m3": 8, ".e5m2": 8,
+    ".b16": 16, ".u16": 16, ".s16": 16, ".f16": 16, ".bf16": 16, ".e4m3x2": 16, ".e5m2x2": 16,
+    ".b32": 32, ".u32": 32, ".s32": 32, ".f32": 32, ".f16x2": 32, ".bf16x2": 32, ".tf32": 32,
+    ".u16x2": 32, ".s16x2": 32,
+    ".b64": 64, ".u64": 64, ".s64": 64, ".f64": 64, ".f32x2": 64,
+    ".b128": 128, ".pred": 1, ".e2m1x2": 8, ".e2m3x2": 16, ".e3m2x2": 16, ".ue8m0x2": 16,
+}
+
+
+def type_class(t: str) -> str:
+    """'b', 'u', 's', 'f' (floats incl. packed halves) or 'pred'."""
+    if t == ".pred":
+        return "pred"
+    c = t[1]
+    if c in "bus" and not t.startswith(".bf"):
+        return c
+    return "f"
+
+
+# Special registers: name -> type (vector ones take .x/.y/.z/.w).
+SPECIAL_REGISTERS: dict[str, str] = {
+    "%tid": ".v4.u32", "%ntid": ".v4.u32", "%ctaid": ".v4.u32", "%nctaid": ".v4.u32",
+    "%clusterid": ".v4.u32", "%nclusterid": ".v4.u32", "%cluster_ctaid": ".v4.u32",
+    "%cluster_nctaid": ".v4.u32",
+    "%laneid": ".u32", "%warpid": ".u32", "%nwarpid": ".u32", "%smid": ".u32",
+    "%nsmid": ".u32", "%gridid": ".u64", "%lanemask_eq": ".u32", "%lanemask_le": ".u32",
+    "%lanemask_lt": ".u32", "%lanemask_ge": ".u32", "%lanemask_gt": ".u32",
+    "%clock": ".u32", "%clock_hi": ".u32", "%clock64": ".u64", "%globaltimer": ".u64",
+    "%globaltimer_lo": ".u32", "%globaltimer_hi": ".u32",
+    "%dynamic_smem_size": ".u32", "%total_smem_size": ".u32", "%aggr_smem_size": ".u32",
+    "%reserved_smem_offset_begin": ".b32", "%reserved_smem_offset_end": ".b32",
+    "%reserved_smem_offset_cap": ".b32", "%reserved_smem_offset_0": ".b32",
+    "%reserved_smem_offset_1": ".b32", "%cluster_ctarank": ".u32",
+    "%cluster_nctarank": ".u32", "%is_explicit_cluster": ".pred",
+    "%current_graph_exec": ".u64",
+}
+SPECIAL_REGISTERS.update({f"%pm{i}": ".u32" for i in range(8)})
+SPECIAL_REGISTERS.update({f"%pm{i}_64": ".u64" for i in range(8)})
+SPECIAL_REGISTERS.update({f"%envreg{i}": ".b32" for i in range(32)})
+
+# PTX ISA versions this release understands, and the newest (ptxas 13.5: 9.5).
+SUPPORTED_VERSIONS = frozenset(
+    [(1, m) for m in range(5)] + [(2, m) for m in range(4)] + [(3, m) for m in range(3)]
+    + [(4, m) for m in range(4)] + [(5, 0)] + [(6, m) for m in range(6)]
+    + [(7, m) for m in range(9)] + [(8, m) for m in range(9)] + [(9, m) for m in range(6)])
+NEWEST_VERSION = (9, 5)
+
+# Targets ptxas 13.5 knows, by the number used to compare them (`sm_90a` -> 90).
+KNOWN_TARGETS = frozenset(
+    [f"sm_{n}" for n in (10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70,
+                         72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)]
+    + [f"sm_{n}a" for n in (90, 100, 101, 103, 110, 120, 121)]
+    + [f"sm_{n}f" for n in (100, 101, 103, 110, 120, 121)])
+TARGET_OPTIONS = frozenset(("texmode_unified", "texmode_independent", "debug",
+                            "map_f64_to_f32"))
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """A construct that needs a minimum PTX version and/or target (ptxas names it)."""
+    name: str
+    min_version: tuple[int, int] | None
+    min_sm: int | None
+
+
+# Keyed by opcode, or opcode plus one modifier, as written in the instruction.
+FEATURES: dict[str, Feature] = {
+    "redux": Feature("redux", (7, 0), 80),
+    "ld.v8": Feature("256 bit wide load/store", (8, 8), 100),
+    "st.v8": Feature("256 bit wide load/store", (8, 8), 100),
+    "cp.async": Feature("cp.async", (7, 0), 80),
+    "ldmatrix": Feature("ldmatrix", (6, 5), 75),
+    "match": Feature("match", (6, 0), 70),
+    "activemask": Feature("activemask", (6, 2), 30),
+    "nanosleep": Feature("nanosleep", (6, 3), 70),
+    "elect": Feature("elect", (8, 0), 90),
+    "wgmma": Feature("wgmma", (8, 0), 90),
+    "mapa": Feature("mapa", (7, 8), 90),
+    "getctarank": Feature("getctarank", (7, 8), 90),
+    "griddepcontrol": Feature("griddepcontrol", (7, 8), 90),
+    "setmaxnreg": Feature("setmaxnreg", (8, 0), 90),
+    "stmatrix": Feature("stmatrix", (7, 8), 90),
+    "tcgen05": Feature("tcgen05", (8, 6), 100),
+}

@@ -1,0 +1,839 @@
+"""PTX grammar (PLY yacc) building the tree in `ast.py`.
+
+The grammar is deliberately generic about instructions: any opcode with any operand list
+parses, and `checks.py` validates it against the instruction table. That keeps the grammar
+small (fast tables, few conflicts) and lets errors name the instruction as ptxas does,
+instead of a bare syntax error. Syntax errors stop at the first one, like ptxas (`fatal`).
+
+The LALR tables are written once next to this file (`_parsetab.py`, git-ignored) and
+reused; PLY regenerates them only when the grammar's signature changes.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ply import yacc
+
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+from ptx2sass.frontend import lexer as ptx_lexer
+from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
+
+precedence = (
+    ("left", "OROR"),
+    ("left", "ANDAND"),
+    ("left", "PIPE"),
+    ("left", "CARET"),
+    ("left", "AMP"),
+    ("left", "EQEQ", "NOTEQ"),
+    ("left", "SHL", "SHR"),
+    ("left", "PLUS", "MINUS"),
+    ("left", "STAR", "SLASH", "PERCENT"),
+    ("right", "UNARY"),
+)
+
+start = "module"
+
+
+def _pos(p, n):
+    """(line, column) of terminal n of the production."""
+    pos = p.lexpos(n)
+    data = p.lexer.lexdata
+    return p.lineno(n), pos - data.rfind("\n", 0, pos)
+
+
+# ----------------------------------------------------------------------------- module
+
+def p_module(p):
+    "module : items"
+    p[0] = p[1]
+
+
+def p_items(p):
+    """items : items item
+             | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        if p[2] is not None:
+            p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_empty(p):
+    "empty :"
+    p[0] = None
+
+
+def p_item_version(p):
+    """item : VERSION FLOAT"""
+    line, col = _pos(p, 1)
+    major, _, minor = p[2].partition(".")
+    if not minor.isdigit() or not major.isdigit():
+        _raise_at(p, 2)
+    p[0] = ast.Version(major=int(major), minor=int(minor), line=line, column=col)
+
+
+def p_item_target(p):
+    "item : TARGET ident_list"
+    line, col = _pos(p, 1)
+    p[0] = ast.Target(names=p[2], line=line, column=col)
+
+
+def p_item_address_size(p):
+    "item : ADDRESS_SIZE INTEGER"
+    line, col = _pos(p, 1)
+    p[0] = ast.AddressSize(bits=_int_value(p[2]), line=line, column=col)
+
+
+def p_item_file(p):
+    """item : FILE INTEGER STRING
+            | FILE INTEGER STRING COMMA INTEGER COMMA INTEGER"""
+    line, col = _pos(p, 1)
+    extra = [_int_value(p[5]), _int_value(p[7])] if len(p) == 8 else []
+    p[0] = ast.FileDirective(index=_int_value(p[2]), path=_unquote(p[3]), extra=extra,
+                             line=line, column=col)
+
+
+def p_item_section(p):
+    "item : SECTION DOTNAME LBRACE section_entries RBRACE"
+    line, col = _pos(p, 1)
+    p[0] = ast.Section(name=p[2], entries=p[4], line=line, column=col)
+
+
+def p_item_pragma(p):
+    "item : pragma"
+    p[0] = p[1]
+
+
+def p_item_alias(p):
+    "item : ALIAS IDENT COMMA IDENT SEMI"
+    line, col = _pos(p, 1)
+    p[0] = ast.Alias(alias=p[2], target=p[4], line=line, column=col)
+
+
+def p_item_function(p):
+    "item : function"
+    p[0] = p[1]
+
+
+def p_item_global(p):
+    "item : linkages decl SEMI"
+    decl = p[2]
+    decl.linkage = tuple(p[1])
+    p[0] = decl
+
+
+def p_pragma(p):
+    "pragma : PRAGMA string_list SEMI"
+    line, col = _pos(p, 1)
+    p[0] = ast.Pragma(strings=p[2], line=line, column=col)
+
+
+def p_string_list(p):
+    """string_list : STRING
+                   | string_list COMMA STRING"""
+    if len(p) == 2:
+        p[0] = [_unquote(p[1])]
+    else:
+        p[1].append(_unquote(p[3]))
+        p[0] = p[1]
+
+
+def p_ident_list(p):
+    """ident_list : IDENT
+                  | ident_list COMMA IDENT"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_section_entries(p):
+    """section_entries : section_entries section_entry
+                       | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_section_entry_data(p):
+    "section_entry : TYPE section_values"
+    line, col = _pos(p, 1)
+    p[0] = ast.SectionEntry(type=p[1], values=p[2], line=line, column=col)
+
+
+def p_section_entry_label(p):
+    "section_entry : IDENT COLON"
+    line, col = _pos(p, 1)
+    p[0] = ast.SectionEntry(type=None, values=[], label=p[1], line=line, column=col)
+
+
+def p_section_values(p):
+    """section_values : section_value
+                      | section_values COMMA section_value"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_section_value(p):
+    """section_value : expr
+                     | DOTNAME
+                     | DOTNAME PLUS INTEGER
+                     | STRING"""
+    if len(p) == 4:
+        line, col = _pos(p, 1)
+        p[0] = ast.Binary(op="+", left=ast.Name(name=p[1], line=line, column=col),
+                          right=_int_literal(p, 3), line=line, column=col)
+    elif isinstance(p[1], str):
+        line, col = _pos(p, 1)
+        p[0] = ast.Name(name=p[1], line=line, column=col)
+    else:
+        p[0] = p[1]
+
+
+# ----------------------------------------------------------------------------- functions
+
+def p_linkages(p):
+    """linkages : linkages LINKAGE
+                | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_function(p):
+    "function : linkages function_head perf_list function_tail"
+    fn = p[2]
+    if fn.kind == ".entry":
+        for d in p[3]:
+            if d.name == ".noreturn":
+                raise CompileError("Parsing error near '.noreturn': syntax error",
+                                   p.lexer.filename, d.line, d.column, severity="fatal")
+    fn.linkage = tuple(p[1])
+    fn.directives = p[3]
+    fn.body = p[4]
+    p[0] = fn
+
+
+def p_function_head_entry(p):
+    "function_head : ENTRY IDENT param_list_opt"
+    line, col = _pos(p, 1)
+    params = p[3]
+    p[0] = ast.Function(kind=".entry", name=p[2], linkage=(), return_params=[],
+                        params=params or [], directives=[], has_param_list=params is not None,
+                        line=line, column=col)
+
+
+def p_function_head_func(p):
+    """function_head : FUNC param_list IDENT param_list_opt
+                     | FUNC IDENT param_list_opt"""
+    line, col = _pos(p, 1)
+    if len(p) == 5:
+        rets, name, params = p[2], p[3], p[4]
+    else:
+        rets, name, params = [], p[2], p[3]
+    p[0] = ast.Function(kind=".func", name=name, linkage=(), return_params=rets,
+                        params=params or [], directives=[], has_param_list=params is not None,
+                        line=line, column=col)
+
+
+def p_param_list_opt(p):
+    """param_list_opt : param_list
+                      | empty"""
+    p[0] = p[1]
+
+
+def p_param_list(p):
+    """param_list : LPAREN params RPAREN
+                  | LPAREN RPAREN"""
+    p[0] = p[2] if len(p) == 4 else []
+
+
+def p_params(p):
+    """params : param
+              | params COMMA param"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_param(p):
+    "param : decl_specs declarator"
+    p[0] = _make_decl(p[1], [p[2]])
+
+
+def p_perf_list(p):
+    """perf_list : perf_list perf
+                 | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_perf(p):
+    """perf : PERF
+            | PERF int_list"""
+    line, col = _pos(p, 1)
+    p[0] = ast.PerformanceDirective(name=p[1], args=p[2] if len(p) == 3 else [],
+                                    line=line, column=col)
+
+
+def p_perf_pragma(p):
+    "perf : pragma"
+    prag = p[1]
+    p[0] = ast.PerformanceDirective(name=".pragma", args=prag.strings, line=prag.line,
+                                    column=prag.column)
+
+
+def p_int_list(p):
+    """int_list : INTEGER
+                | int_list COMMA INTEGER"""
+    if len(p) == 2:
+        p[0] = [_int_value(p[1])]
+    else:
+        p[1].append(_int_value(p[3]))
+        p[0] = p[1]
+
+
+def p_function_tail(p):
+    """function_tail : block
+                     | SEMI"""
+    p[0] = p[1] if isinstance(p[1], ast.Block) else None
+
+
+# ----------------------------------------------------------------------------- declarations
+
+def p_decl(p):
+    "decl : decl_specs declarators"
+    p[0] = _make_decl(p[1], p[2])
+
+
+def p_decl_specs(p):
+    """decl_specs : SPACE
+                  | decl_specs decl_spec"""
+    if len(p) == 2:
+        line, col = _pos(p, 1)
+        p[0] = [("space", p[1], line, col)]
+    else:
+        p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_decl_spec(p):
+    """decl_spec : SPACE
+                 | TYPE
+                 | VECTOR
+                 | PTR"""
+    p[0] = (p.slice[1].type.lower(), p[1])
+
+
+def p_decl_spec_align(p):
+    "decl_spec : ALIGN INTEGER"
+    p[0] = ("align", _int_value(p[2]))
+
+
+def p_decl_spec_attribute(p):
+    "decl_spec : ATTRIBUTE LPAREN attribute_list RPAREN"
+    p[0] = ("attribute", tuple(p[3]))
+
+
+def p_attribute_list(p):
+    """attribute_list : attribute
+                      | attribute_list COMMA attribute"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_attribute(p):
+    """attribute : DOTNAME
+                 | DOTNAME LPAREN int_list RPAREN"""
+    p[0] = p[1] if len(p) == 2 else (p[1], tuple(p[3]))
+
+
+def p_declarators(p):
+    """declarators : declarator
+                   | declarators COMMA declarator"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_declarator(p):
+    "declarator : decl_name decl_range decl_dims decl_init"
+    name, line, col = p[1]
+    p[0] = ast.Declarator(name=name, range_count=p[2], dims=p[3], init=p[4],
+                          line=line, column=col)
+
+
+def p_decl_name(p):
+    """decl_name : IDENT
+                 | REGISTER"""
+    line, col = _pos(p, 1)
+    p[0] = (p[1], line, col)
+
+
+def p_decl_range(p):
+    """decl_range : LT INTEGER GT
+                  | empty"""
+    p[0] = _int_value(p[2]) if len(p) == 4 else None
+
+
+def p_decl_dims(p):
+    """decl_dims : decl_dims LBRACKET INTEGER RBRACKET
+                 | decl_dims LBRACKET RBRACKET
+                 | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        p[1].append(_int_value(p[3]) if len(p) == 5 else None)
+        p[0] = p[1]
+
+
+def p_decl_init(p):
+    """decl_init : EQUALS initializer
+                 | empty"""
+    p[0] = p[2] if len(p) == 3 else None
+
+
+def p_initializer(p):
+    """initializer : expr
+                   | LBRACE initializers RBRACE"""
+    p[0] = p[1] if len(p) == 2 else p[2]
+
+
+def p_initializers(p):
+    """initializers : initializer
+                    | initializers COMMA initializer"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+# ----------------------------------------------------------------------------- statements
+
+def p_block(p):
+    "block : LBRACE statements RBRACE"
+    line, col = _pos(p, 1)
+    p[0] = ast.Block(statements=p[2], line=line, column=col)
+
+
+def p_statements(p):
+    """statements : statements statement
+                  | empty"""
+    if len(p) == 2:
+        p[0] = []
+    else:
+        if p[2] is not None:
+            p[1].append(p[2])
+        p[0] = p[1]
+
+
+def p_statement_simple(p):
+    """statement : decl SEMI
+                 | instruction SEMI
+                 | block
+                 | pragma"""
+    p[0] = p[1]
+
+
+def p_statement_label(p):
+    "statement : IDENT COLON"
+    line, col = _pos(p, 1)
+    p[0] = ast.Label(name=p[1], line=line, column=col)
+
+
+def p_statement_branchtargets(p):
+    """statement : IDENT COLON BRANCHTARGETS ident_list SEMI
+                 | IDENT COLON CALLTARGETS ident_list SEMI"""
+    line, col = _pos(p, 1)
+    cls = ast.BranchTargets if p.slice[3].type == "BRANCHTARGETS" else ast.CallTargets
+    p[0] = cls(label=p[1], targets=p[4], line=line, column=col)
+
+
+def p_statement_callprototype(p):
+    """statement : IDENT COLON CALLPROTOTYPE param_list IDENT param_list_opt proto_tail
+                 | IDENT COLON CALLPROTOTYPE IDENT param_list_opt proto_tail"""
+    line, col = _pos(p, 1)
+    if len(p) == 8:
+        rets, params, tail = p[4], p[6], p[7]
+    else:
+        rets, params, tail = [], p[5], p[6]
+    p[0] = ast.CallPrototype(label=p[1], return_params=rets, params=params or [],
+                             noreturn=tail, line=line, column=col)
+
+
+def p_proto_tail(p):
+    """proto_tail : SEMI
+                  | PERF SEMI"""
+    p[0] = len(p) == 3 and p[1] == ".noreturn"
+
+
+def p_statement_loc(p):
+    """statement : LOC INTEGER INTEGER INTEGER
+                 | LOC INTEGER INTEGER INTEGER COMMA IDENT IDENT COMMA IDENT INTEGER INTEGER INTEGER"""
+    line, col = _pos(p, 1)
+    loc = ast.Loc(file_index=_int_value(p[2]), source_line=_int_value(p[3]),
+                  source_column=_int_value(p[4]), line=line, column=col)
+    if len(p) == 13:
+        if p[6] != "function_name" or p[9] != "inlined_at":
+            _raise_at(p, 6 if p[6] != "function_name" else 9)
+        loc.function_name = p[7]
+        loc.inlined_at = (_int_value(p[10]), _int_value(p[11]), _int_value(p[12]))
+    p[0] = loc
+
+
+def p_statement_empty(p):
+    "statement : SEMI"
+    p[0] = None
+
+
+def p_instruction(p):
+    """instruction : OPCODE operands_opt
+                   | IDENT operands_opt"""
+    line, col = _pos(p, 1)
+    opcode, *mods = p[1].split(".")
+    p[0] = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods),
+                           operands=p[2], line=line, column=col)
+
+
+def p_instruction_guarded(p):
+    """instruction : guard OPCODE operands_opt
+                   | guard IDENT operands_opt"""
+    line, col = _pos(p, 2)
+    opcode, *mods = p[2].split(".")
+    p[0] = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods),
+                           operands=p[3], guard=p[1], line=line, column=col)
+
+
+def p_guard(p):
+    """guard : AT name
+             | AT BANG name"""
+    line, col = _pos(p, 1)
+    p[0] = ast.Guard(predicate=p[len(p) - 1], negated=len(p) == 4, line=line, column=col)
+
+
+def p_operands_opt(p):
+    """operands_opt : operands
+                    | empty"""
+    p[0] = p[1] or []
+
+
+def p_operands(p):
+    """operands : operand
+                | operands COMMA operand"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_operand_expr(p):
+    "operand : expr"
+    e = p[1]
+    if type(e) is ast.Binary and e.op == "|" and type(e.left) is ast.Name \
+            and type(e.right) is ast.Name:
+        e = ast.PairOperand(first=e.left, second=e.right, line=e.line, column=e.column)
+    p[0] = e
+
+
+def p_operand_vector(p):
+    "operand : LBRACE operands RBRACE"
+    line, col = _pos(p, 1)
+    p[0] = ast.VectorOperand(elements=p[2], line=line, column=col)
+
+
+def p_operand_address(p):
+    "operand : LBRACKET operands RBRACKET"
+    line, col = _pos(p, 1)
+    addr = ast.Address(elements=p[2], line=line, column=col)
+    if len(p[2]) == 1:
+        addr.base, addr.offset = _split_address(p[2][0])
+    p[0] = addr
+
+
+# ----------------------------------------------------------------------------- expressions
+
+def p_expr_binary(p):
+    """expr : expr PLUS expr
+            | expr MINUS expr
+            | expr STAR expr
+            | expr SLASH expr
+            | expr PERCENT expr
+            | expr SHL expr
+            | expr SHR expr
+            | expr AMP expr
+            | expr PIPE expr
+            | expr CARET expr
+            | expr ANDAND expr
+            | expr OROR expr
+            | expr EQEQ expr
+            | expr NOTEQ expr"""
+    left = _ungroup(p[1])
+    p[0] = ast.Binary(op=p[2], left=left, right=_ungroup(p[3]), line=left.line,
+                      column=left.column)
+
+
+def p_expr_unary(p):
+    """expr : MINUS expr %prec UNARY
+            | BANG expr %prec UNARY
+            | TILDE expr %prec UNARY
+            | PLUS expr %prec UNARY"""
+    line, col = _pos(p, 1)
+    if p[1] == "+":
+        p[0] = _ungroup(p[2])
+    else:
+        p[0] = ast.Unary(op=p[1], operand=_ungroup(p[2]), line=line, column=col)
+
+
+def p_expr_paren(p):
+    "expr : LPAREN operands RPAREN"
+    line, col = _pos(p, 1)
+    p[0] = ast.ParenList(elements=p[2], line=line, column=col)
+
+
+def p_expr_empty_paren(p):
+    "expr : LPAREN RPAREN"
+    line, col = _pos(p, 1)
+    p[0] = ast.ParenList(elements=[], line=line, column=col)
+
+
+def p_expr_call(p):
+    "expr : IDENT LPAREN operands RPAREN"
+    line, col = _pos(p, 1)
+    p[0] = ast.Call(function=p[1], args=p[3], line=line, column=col)
+
+
+def p_expr_name(p):
+    "expr : name"
+    p[0] = p[1]
+
+
+def p_expr_index(p):
+    "expr : name LBRACKET expr RBRACKET"
+    p[0] = ast.Index(base=p[1], index=_ungroup(p[3]), line=p[1].line, column=p[1].column)
+
+
+def p_name(p):
+    """name : IDENT
+            | REGISTER
+            | OPCODE"""
+    line, col = _pos(p, 1)
+    text = p[1]
+    base, dot, comp = text.partition(".")
+    if dot:
+        if "." in comp or "::" in comp:
+            _raise_at(p, 1)
+        p[0] = ast.Name(name=base, component="." + comp, line=line, column=col)
+    else:
+        p[0] = ast.Name(name=text, line=line, column=col)
+
+
+def p_expr_integer(p):
+    "expr : INTEGER"
+    p[0] = _int_literal(p, 1)
+
+
+def p_expr_float(p):
+    "expr : FLOAT"
+    line, col = _pos(p, 1)
+    p[0] = ast.FloatLit(value=float(p[1]), text=p[1], line=line, column=col)
+
+
+def p_expr_hexfloat(p):
+    "expr : HEXFLOAT"
+    import struct
+    line, col = _pos(p, 1)
+    text = p[1]
+    bits = int(text[2:], 16)
+    if text[1] in "fF":
+        value = struct.unpack("<f", struct.pack("<I", bits))[0]
+        width = 32
+    else:
+        value = struct.unpack("<d", struct.pack("<Q", bits))[0]
+        width = 64
+    p[0] = ast.FloatLit(value=value, text=text, bits=bits, width=width, line=line, column=col)
+
+
+def p_error(tok):
+    if tok is None:
+        lexer = _current_lexer
+        raise CompileError("Parsing error near '': syntax error", lexer.filename,
+                           lexer.lineno, None, severity="fatal")
+    lexer = tok.lexer
+    data = lexer.lexdata
+    column = tok.lexpos - data.rfind("\n", 0, tok.lexpos)
+    raise CompileError(f"Parsing error near '{tok.value}': syntax error", lexer.filename,
+                       tok.lineno, column, severity="fatal")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _raise_at(p, n):
+    line, col = _pos(p, n)
+    raise CompileError(f"Parsing error near '{p[n]}': syntax error", p.lexer.filename,
+                       line, col, severity="fatal")
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1]
+
+
+def _int_value(text: str) -> int:
+    body = text[:-1] if text.endswith("U") else text
+    if body[:2] in ("0x", "0X"):
+        return int(body[2:], 16)
+    if body[:2] in ("0b", "0B"):
+        return int(body[2:], 2)
+    if len(body) > 1 and body[0] == "0":
+        try:
+            return int(body[1:], 8)
+        except ValueError:
+            return int(body)
+    return int(body)
+
+
+def _int_literal(p, n) -> ast.IntLit:
+    line, col = _pos(p, n)
+    text = p[n]
+    return ast.IntLit(value=_int_value(text), text=text, unsigned=text.endswith("U"),
+                      line=line, column=col)
+
+
+def _ungroup(e):
+    """`(x)` inside an arithmetic expression is grouping, not a call-argument list."""
+    if type(e) is ast.ParenList and len(e.elements) == 1:
+        return e.elements[0]
+    return e
+
+
+def _constant(e) -> int | None:
+    t = type(e)
+    if t is ast.IntLit:
+        return e.value
+    if t is ast.Unary and e.op == "-":
+        v = _constant(e.operand)
+        return None if v is None else -v
+    if t is ast.Binary and e.op in ("+", "-", "*"):
+        a, b = _constant(e.left), _constant(e.right)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def _split_address(e) -> tuple[ast.Name | None, int]:
+    """[name], [name+imm], [name+-imm], [name-imm], [imm] -> (base, offset)."""
+    t = type(e)
+    if t is ast.Name:
+        return e, 0
+    if t is ast.Binary and e.op in ("+", "-") and type(e.left) is ast.Name:
+        off = _constant(e.right)
+        if off is not None:
+            return e.left, off if e.op == "+" else -off
+    off = _constant(e)
+    if off is not None:
+        return None, off
+    return None, 0
+
+
+def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
+    """Fold the order-free specifier list (`.param .u64 .ptr .global .align 16`)."""
+    _, space, line, col = specs[0]
+    decl = ast.VariableDecl(space=space, type=None, declarators=declarators,
+                            line=line, column=col)
+    after_ptr = False
+    attributes = []
+    for kind, value, *_ in specs[1:]:
+        if kind == "type":
+            decl.type = value if decl.type is None else decl.type + value
+        elif kind == "vector":
+            decl.vector = value
+        elif kind == "ptr":
+            after_ptr = True
+            attributes.append(".ptr")
+        elif kind == "space":
+            if after_ptr:
+                decl.ptr_space = value
+            else:
+                attributes.append(("space", value))
+        elif kind == "align":
+            if after_ptr:
+                decl.ptr_align = value
+            else:
+                decl.align = value if decl.align is None else decl.align
+                if decl.align != value:
+                    attributes.append(("align", value))
+        elif kind == "attribute":
+            attributes.append((".attribute", value))
+    decl.attributes = tuple(attributes)
+    if decl.type is None:
+        first = declarators[0]
+        raise CompileError(f"Parsing error near '{first.name}': syntax error", None,
+                           first.line, first.column, severity="fatal")
+    return decl
+
+
+# ----------------------------------------------------------------------------- driver
+
+_PARSER = None
+_current_lexer = None
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        outdir = str(Path(__file__).resolve().parent)
+        _PARSER = yacc.yacc(module=sys.modules[__name__], start="module", debug=False,
+                            write_tables=True, tabmodule="ptx2sass.frontend._parsetab",
+                            outputdir=outdir, errorlog=yacc.NullLogger())
+    return _PARSER
+
+
+def parse(text: str, filename: str = "<input>") -> ast.Module:
+    """Parse PTX source into a Module; a syntax error raises CompileError (fatal)."""
+    global _current_lexer
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise CompileError("Parsing error near '': syntax error", filename, line, None,
+                           severity="fatal")
+    lexer = ptx_lexer.make_lexer(filename)
+    _current_lexer = lexer
+    try:
+        items = _parser().parse(text, lexer=lexer)
+    except RecursionError:
+        raise CompileError("Parsing error: nesting too deep", filename, lexer.lineno, None,
+                           severity="fatal") from None
+    finally:
+        _current_lexer = None
+    module = ast.Module(file=filename, items=[], line=1, column=1)
+    for item in items or []:
+        if type(item) is ast.Version and module.version is None:
+            module.version = item
+        elif type(item) is ast.Target and module.target is None:
+            module.target = item
+        elif type(item) is ast.AddressSize and module.address_size is None:
+            module.address_size = item
+        module.items.append(item)
+    return module
