@@ -435,7 +435,11 @@ def harvest_program(prog: Program, renderer) -> list[dict]:
                     entry["storage_dtype"] = _dtype_name(storage[slot])  # emulated by tinygrad
                 params.append(entry)
             grid, block = info.launch_dims(var_vals)
-            block = block if block is not None else (1, 1, 1)
+            if block is None:
+                # 'i' specials: tinygrad leaves the block size to run time, but PTXRenderer
+                # reads them from %tid with `.maxntid 1`, so no launch computes the intended result
+                raise RuntimeError("kernel uses global-index specials (%tid with .maxntid 1): "
+                                   "tinygrad's PTX renderer cannot launch it correctly")
             kernels.append({
                 "entry": info.function_name,
                 "ptx": ptx,
@@ -460,9 +464,9 @@ def dtype_support() -> dict:
     known = [d for d in dtypes.all if _dtype_key(d) in DTYPE_NAMES]
     return {"native": sorted(_dtype_name(d) for d in known if d in native),
             "emulated": sorted(_dtype_name(d) for d in known if d not in native),
-            "emulation_note": "tinygrad rewrites bfloat16 and fp8 kernels for this renderer to compute in "
-                              "float32 and store the raw bits through 16/8-bit unsigned integer buffers "
-                              "(storage_dtype); fp8e4m3fnuz/fp8e5m2fnuz are not harvested"}
+            "emulation_note": "tinygrad rewrites bfloat16 (fp8) kernels for this renderer to compute in "
+                              "float32 (float16) and load/store the raw bits through 16 (8)-bit unsigned "
+                              "integer buffers (storage_dtype); fp8e4m3fnuz/fp8e5m2fnuz are not harvested"}
 
 
 def _safe(name: str) -> str:
