@@ -292,3 +292,49 @@ def fma64(a: float, b: float, c: float, mode: str) -> float:
             return prod + c if mode != "RM" else -0.0 if (math.copysign(1, prod) < 0 or math.copysign(1, c) < 0) else 0.0
         return -0.0 if mode == "RM" else 0.0
     return round_rational(exact, "f64", mode)
+
+
+# --- FP8 (E4M3, E5M2) ------------------------------------------------------------------------
+
+FORMATS["e4m3"] = (4, -6, 8, 8)
+FORMATS["e5m2"] = (3, -14, 15, 8)
+_FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
+
+
+def fp8_decode(code: int, kind: str) -> float:
+    sign = -1.0 if code & 0x80 else 1.0
+    if kind == "e4m3":
+        e, m = (code >> 3) & 0xF, code & 7
+        if e == 0xF and m == 7:
+            return math.nan
+        return sign * (math.ldexp(m, -9) if e == 0 else math.ldexp(8 + m, e - 10))
+    e, m = (code >> 2) & 0x1F, code & 3
+    if e == 0x1F:
+        return math.nan if m else sign * math.inf
+    return sign * (math.ldexp(m, -16) if e == 0 else math.ldexp(4 + m, e - 17))
+
+
+_FP8_CODES = {kind: {fp8_decode(c, kind): c for c in range(256) if not math.isnan(fp8_decode(c, kind))}
+              for kind in ("e4m3", "e5m2")}
+
+
+def fp8_encode(x: float, kind: str, satfinite: bool) -> int:
+    """Round-to-nearest-even FP32 → FP8; with satfinite, out-of-range values clamp to the
+    largest finite value (NaN stays NaN)."""
+    if math.isnan(x):
+        return 0x7F
+    limit = _FP8_MAX[kind]
+    if math.isinf(x) or abs(x) > limit:
+        v = round_rational(Fraction(x), kind, "RN") if not math.isinf(x) else x
+        if satfinite or kind == "e4m3":
+            if abs(v) > limit or math.isinf(v):
+                v = math.copysign(limit, x) if satfinite else math.nan
+    else:
+        v = round_rational(Fraction(x), kind, "RN") if x else x
+        if abs(v) > limit:
+            v = math.copysign(limit, x) if satfinite else (math.nan if kind == "e4m3" else math.copysign(math.inf, x))
+    if math.isnan(v):
+        return 0x7F
+    if v == 0:
+        return 0x80 if math.copysign(1, v) < 0 else 0
+    return _FP8_CODES[kind][v]

@@ -77,7 +77,9 @@ class Launch:
         self.timing_model = None
         self._globals = {}
         for name, (size, init) in program.globals.items():
-            self._globals[name] = self.gmem.allocate(name, size, init)
+            # The driver maps module data in whole pages: reads a little past a global
+            # array succeed on hardware, so the buffer extends to the page end.
+            self._globals[name] = self.gmem.allocate(name, -(-max(size, 1) // 4096) * 4096, init)
         self.const: ConstantBanks | None = None
 
     def set_params(self, params: list[Param], buffers: dict[str, object]) -> None:

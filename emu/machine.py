@@ -56,7 +56,8 @@ class Warp:
         self.wait_arg = np.zeros(LANES, dtype=np.int64)   # barrier waited on
         self.live_mask = live.copy()
         self.bar_result: dict[int, tuple[int, bool, bool]] = {}
-        self.bar_kind: dict[int, str] = {}                 # AND / OR / POPC of the last BAR.RED
+        self.bar_kind: dict[int, str] = {}
+        self.last_bar = 0                 # AND / OR / POPC of the last BAR.RED
         self.bar_pred = np.zeros(LANES, dtype=bool)       # predicate brought to BAR.RED
         self._local: LocalMemory | None = None
         self.executed = 0
@@ -162,6 +163,8 @@ class Warp:
                 v = self.P[op.index]
             elif op.file == "UP":
                 v = self.UP[op.index:op.index + 1]
+            elif op.file in ("R", "UR") and "SIGN" in op.suffix:
+                v = (self.r(Reg(op.file, op.index)) >> np.uint32(31)) != 0
             else:
                 raise EmuFault(f"{op.file}{op.index} is not a predicate")
             return ~v if op.inv else v
@@ -259,7 +262,10 @@ class Warp:
             for m in np.unique(self.wait_arg[at_ws]):
                 members = int_to_mask(int(m))
                 waiting = at_ws & (self.wait_arg == m)
-                if not (members & ~exited & ~(self.state == AT_WARPSYNC)).any():
+                # Lanes parked at a convergence barrier do not hold up a warp sync (the
+                # hardware lets the synchronising lanes proceed without them).
+                parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
+                if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
                     woke = True
         return woke
@@ -337,6 +343,7 @@ class Cta:
                 sel = (w.state == AT_BAR) & (w.wait_arg == b)
                 w.state[sel] = READY
                 w.bar_result[b] = result
+                w.last_bar = b
             self.launch.bar_counts.pop((id(self), b), None)
             released = True
         return released

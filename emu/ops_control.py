@@ -152,7 +152,7 @@ def op_bar(w, s, active, mask):
 def op_b2r(w, s, active, mask):
     ops = s.ins.operands
     d = ops[0]
-    bar_id = 0
+    bar_id = w.last_bar        # B2R.RESULT reads the reduction of the latest barrier
     pd = None
     for op in ops[1:]:
         if isinstance(op, Reg) and op.file == "P":

@@ -394,10 +394,47 @@ def op_f2f(w, s, active, mask):
         w.w(d, h.astype(U32), mask)
 
 
+def _f2fp_fp8(w, s, mask):
+    """FP8 pairs: PACK_AB narrows two FP32 (Ra high byte, Rb low byte; _MERGE_C puts Rc's low
+    half above them); UNPACK_B widens the two FP8 bytes of Rb's low half to F16x2."""
+    mods = s.ins.modifiers
+    kind = "e4m3" if "E4M3" in mods else "e5m2"
+    ops = s.ins.operands
+    if "UNPACK_B" in mods:
+        d, b_op = ops[0], ops[-1]
+        b = np.broadcast_to(w.r(b_op), (32,))
+        if "H1" in getattr(b_op, "suffix", ()):
+            b = b >> U32(16)
+        out = np.zeros(32, dtype=U32)
+        for lane in range(32):
+            word = 0
+            for i in range(2):
+                code = int(b[lane]) >> (8 * i) & 0xFF
+                v = fp.fp8_decode(code, kind)
+                h = int(np.float16(v).view(np.uint16)) if not math.isnan(v) else 0x7FFF
+                word |= h << (16 * i)
+            out[lane] = word
+        w.w(d, out, mask)
+        return
+    d, a_op, b_op = ops[:3]
+    sat = "SATFINITE" in mods
+    a = np.broadcast_to(w.rf(a_op), (32,))
+    b = np.broadcast_to(w.rf(b_op), (32,))
+    c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
+    out = np.zeros(32, dtype=U32)
+    for lane in range(32):
+        hi = fp.fp8_encode(float(a[lane]), kind, sat)
+        lo = fp.fp8_encode(float(b[lane]), kind, sat)
+        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo
+    w.w(d, out, mask)
+
+
 @semantics("F2FP", prepare=_prep_mode)
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
     mods = s.ins.modifiers
+    if "E4M3" in mods or "E5M2" in mods:
+        return _f2fp_fp8(w, s, mask)
     d, a_op, b_op = s.ins.operands[:3]
     kind = "bf16" if "BF16" in mods else "f16"
     relu = "RELU" in mods

@@ -34,6 +34,9 @@ def address(w, mem: Mem, wide: bool) -> np.ndarray:
             addr = w.r64(Reg("R", base.index)) if base.file == "R" else w.r64(base)
         else:
             addr = w.r(Reg(base.file, base.index)).astype(U64)
+        for sfx in base.suffix:        # `[R7.X4]`: a scaled index
+            if sfx in ("X4", "X8", "X16"):
+                addr = addr * U64(int(sfx[1:]))
     if mem.ubase is not None and not mem.ubase.is_zero:
         if wide:
             addr = addr + w.r64(Reg("UR", mem.ubase.index))
@@ -330,9 +333,20 @@ def op_ldgsts(w, s, active, mask):
     if not mask.any():
         return
     size, _ = access_size(ins.modifiers)
-    gaddr = address(w, src_mem, True)
     saddr = address(w, dst_mem, False)
-    data = _load(w, "global", gaddr, size, mask)
+    if "ZFILL" in ins.modifiers:
+        # With .ZFILL the immediate of the source address is the count of trailing bytes
+        # to zero instead of copy (cp.async's src-size = size - that count).
+        from dataclasses import replace
+        fill = src_mem.offset
+        gaddr = address(w, replace(src_mem, offset=0), True)
+        data = _load(w, "global", gaddr, size, mask) if fill < size else \
+            np.zeros((int(mask.sum()), size), np.uint8)
+        if fill:
+            data[:, size - fill:] = 0
+    else:
+        gaddr = address(w, src_mem, True)
+        data = _load(w, "global", gaddr, size, mask)
     _store(w, "shared", saddr, data, mask)
 
 

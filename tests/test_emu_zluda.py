@@ -1,0 +1,23 @@
+"""The emulator runs ptxas's sm_89 cubins of the ZLUDA conformance suite and reproduces the
+hardware-verified output bytes of the manifest."""
+import pytest
+
+from ptx2sass.emu.testing import ZLUDA_DIR, run_zluda, zluda_manifest
+
+MANIFEST = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
+# ptxas itself rejects these for sm_89 (see the manifest's ptxas_error): nothing to run.
+PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["name"])
+def test_zluda_output_matches_hardware(entry):
+    if entry["name"] in PTXAS_REJECTS:
+        pytest.skip("the pinned ptxas rejects this PTX for sm_89")
+    outcome = run_zluda(entry)
+    assert outcome.passed, outcome.reason
+
+
+def test_pass_rate_at_least_95_percent():
+    runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
+    passed = sum(run_zluda(e).passed for e in runnable)
+    assert passed >= 0.95 * len(MANIFEST), f"{passed}/{len(MANIFEST)}"
