@@ -39,6 +39,11 @@ NT_CUDA_TKINFO = 2000
 NT_CUDA_CUINFO = 1000
 TEXT_ALIGN = 128
 
+# `.nv.info.<k>` attributes that Kernel fields describe (the builder writes these).
+_MODELED_ATTRIBUTES = {
+    "LANGUAGE", "CUDA_API_VERSION", "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
+    "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f", "EXIT_INSTR_OFFSETS",
+    "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS", "CRS_STACK_SIZE"}
 _SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
                   ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
 
@@ -172,6 +177,7 @@ class Kernel:
     shared_bytes: int | None = None   # static `.nv.shared.<name>` size; None: no section
     shared_align: int = 4
     const0: bytes | None = None       # `.nv.constant0.<name>`: param_base + parameter bytes
+    const2: bytes | None = None       # `.nv.constant2.<name>`: literals the code reads (c[0x2])
     param_base: int = 0x160
     params: list[tuple[int, int, int]] = field(default_factory=list)  # (ordinal, offset, size)
     exit_offsets: list[int] = field(default_factory=list)
@@ -185,6 +191,10 @@ class Kernel:
     min_stack_size: int = 0
     max_stack_size: int | None = None
     cuda_api_version: int = 0x87
+    # Records the builder has no field for (COOP_GROUP_*, EXTERNS, ...), placed by its order.
+    extra_attributes: list[NvInfoRecord] = field(default_factory=list)
+    # The kernel's CFA program in `.debug_frame` (None: the builder's default for it).
+    cfa_program: bytes | None = None
     attributes: list[NvInfoRecord] | None = None  # `.nv.info.<name>`; None: no such section
     relocations: list[Relocation] = field(default_factory=list)  # against the text
     # Which of `.rel.text.<k>` / `.rela.text.<k>` exist ("rel", "rela"); ptxas sometimes
@@ -413,6 +423,10 @@ class _Reader:
         if name.startswith(".nv.constant0.") and kname:
             kernels[kname].const0 = r.data
             return
+        if name.startswith(".nv.constant2.") and kname and r.flags == SHF_ALLOC | SHF_INFO_LINK \
+                and r.align == 4 and r.type == SHT_PROGBITS:
+            kernels[kname].const2 = r.data
+            return
         if name.startswith(".nv.shared.") and kname and r.type in (SHT_NOBITS, SHT_CUDA_SHARED_REL):
             kernels[kname].shared_bytes = r.nobits_size
             kernels[kname].shared_align = r.align
@@ -478,7 +492,7 @@ class _Reader:
 
 
 def _kernel_suffix(name: str, kernels: dict[str, Kernel]) -> str | None:
-    for prefix in (".text.", ".nv.info.", ".nv.constant0.", ".nv.shared."):
+    for prefix in (".text.", ".nv.info.", ".nv.constant0.", ".nv.constant2.", ".nv.shared."):
         if name.startswith(prefix) and name[len(prefix):] in kernels:
             return name[len(prefix):]
     return None
@@ -534,6 +548,7 @@ def _decode_kernel_records(k: Kernel) -> None:
         elif name == "CUDA_API_VERSION":
             k.cuda_api_version = r.u32s()[0]
     k.maxreg_count = next((r.value for r in recs if r.name == "MAXREG_COUNT"), None)
+    k.extra_attributes = [r for r in recs if r.name not in _MODELED_ATTRIBUTES]
     params = [KParam.from_record(r) for r in recs if r.name == "KPARAM_INFO"]
     k.params = sorted(((p.ordinal, p.offset, p.size) for p in params))
 
@@ -624,6 +639,9 @@ class _Writer:
             if k.attributes is not None:
                 out.append(RawSection(f".nv.info.{k.name}", SHT_CUDA_INFO, SHF_INFO_LINK, align=4,
                                       data=encode_records(k.attributes)))
+            if k.const2 is not None:
+                out.append(RawSection(f".nv.constant2.{k.name}", SHT_PROGBITS,
+                                      SHF_ALLOC | SHF_INFO_LINK, align=4, data=k.const2))
             if k.const0 is not None:
                 out.append(RawSection(f".nv.constant0.{k.name}",
                                       SHT_CUDA_CONSTANT0_REL if rel_mode else SHT_PROGBITS,
@@ -654,7 +672,8 @@ class _Writer:
         reloc_targets = {rs.name: rs.target for rs in c.reloc_sections}
         kernel_of = {}
         for k in c.kernels:
-            for n in (f".nv.info.{k.name}", f".nv.constant0.{k.name}", f".nv.shared.{k.name}",
+            for n in (f".nv.info.{k.name}", f".nv.constant0.{k.name}", f".nv.constant2.{k.name}",
+                      f".nv.shared.{k.name}",
                       f".rel.text.{k.name}", f".rela.text.{k.name}"):
                 kernel_of[n] = k
         for sec in ordered[1:]:
@@ -790,6 +809,7 @@ def default_section_order(c: Cubin) -> list[str]:
     banks = sorted((n for n in generic if n.startswith(".nv.constant")),
                    key=lambda n: -int(n[len(".nv.constant"):].split(".")[0] or 0))
     order += banks
+    order += [f".nv.constant2.{k.name}" for k in c.kernels if k.const2 is not None]
     order += [f".nv.constant0.{k}" for k, kk in zip(ks, c.kernels) if kk.const0 is not None]
     order += [f".text.{k}" for k in ks]
     placed = set(order)
@@ -811,6 +831,8 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
         names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
         if i == 0:
             names += module_data
+        if k.const2 is not None:
+            names.append(f".nv.constant2.{k.name}")
         names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
     names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
                                  if not rs.name.endswith("debug_frame")]
@@ -836,6 +858,8 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
                 names += [s.name for s in c.symbols if s.section == sec and s.type != STT_SECTION]
         names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
                   and s.type != STT_SECTION and s.name not in kernel_names]
+        if k.const2 is not None:
+            names.append(f".nv.constant2.{k.name}")
         names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
     names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
                                  if not rs.name.endswith("debug_frame")]

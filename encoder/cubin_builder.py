@@ -1,0 +1,319 @@
+"""Make a `Cubin` from scratch the way ptxas 13.5 would lay out the same kernels.
+
+The code generator knows each kernel's instruction words, register count, parameters,
+exit offsets and so on; ptxas's file around them (sections, symbols, `.nv.info` records,
+call graph, debug frame, notes) follows fixed rules, which live here. The rules were read
+off ptxas's own cubins and are checked by tests/test_cubin.py, which rebuilds every corpus
+kernel from those facts alone and compares the result with ptxas's file.
+
+Scope: executables (not `-c` relocatable output) for the sm_75..sm_89 family; kernels whose
+callees were inlined (ptxas's `$kernel$callee` local functions are not built here) and
+without a stack frame unless the caller supplies the frame's CFA program.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from .arch import UnknownArch, arch_info
+from .cubin import (STB_GLOBAL, STB_LOCAL, STO_CUDA_ENTRY, STT_FUNC, STT_OBJECT, STT_SECTION,
+                    CubinError, Cubin, CudaInfo, Kernel, Relocation, RelocSection, Section,
+                    Symbol, ToolkitInfo)
+from .elf_layout import SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, ET_EXEC, align_up
+from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, Fmt, KParam, NvInfoRecord)
+
+R_CUDA_64 = 2
+SHT_CUDA_RELOCINFO = 0x7000000B
+
+# Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them (attributes ptxas did not
+# write in any corpus kernel are not listed, and supplying one is an error).
+KERNEL_ATTRIBUTE_ORDER = [
+    "LANGUAGE", "CUDA_API_VERSION", "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
+    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "COOP_GROUP_MASK_REGIDS",
+    "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
+    "EXIT_INSTR_OFFSETS",
+    "S2RCTAID_INSTR_OFFSETS",  # position assumed: no 13.5 cubin in the corpora has one
+    "CTAIDZ_USED", "REQNTID", "MAX_THREADS", "CRS_STACK_SIZE",
+]
+_ORDER_INDEX = {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i
+                for i, a in enumerate(KERNEL_ATTRIBUTE_ORDER)}
+
+
+@dataclass
+class GlobalVar:
+    """A module-scope variable: `.global` (with `init` bytes, or zero-filled) or `.const`."""
+    name: str
+    size: int
+    align: int = 4
+    init: bytes | None = None
+    space: str = "global"   # "global" or "const"
+
+    @property
+    def section(self) -> str:
+        if self.space == "const":
+            return ".nv.constant3"
+        return ".nv.global.init" if self.init is not None else ".nv.global"
+
+
+# The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
+# Registers are numbered `0x5000000 | n` in its DWARF register space (seen as R1 / R255).
+def _uleb(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _sleb(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        done = (value == 0 and not byte & 0x40) or (value == -1 and byte & 0x40)
+        out.append(byte | (0 if done else 0x80))
+        if done:
+            return bytes(out)
+
+
+def _dwarf_reg(n: int) -> bytes:
+    return _uleb(0x5000000 | n)
+
+
+DW_CFA_advance_loc4, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x08, 0x0C
+CODE_ALIGN, DATA_ALIGN = 4, -4
+STACK_POINTER = 1   # R1
+
+
+def _cie() -> bytes:
+    body = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
+            + _uleb(0xFFFFFFFF)
+            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
+            + bytes([DW_CFA_same_value]) + _dwarf_reg(255)
+            + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER))
+    body += bytes(-(12 + len(body)) % 8)
+    return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
+
+
+def _advance(delta_bytes: int) -> bytes:
+    return bytes([DW_CFA_advance_loc4]) + struct.pack("<I", (delta_bytes & 0xFFFFFFFF) // CODE_ALIGN)
+
+
+def default_cfa_program(k: Kernel) -> bytes:
+    """ptxas's CFA program for a kernel without a stack frame: after the first instruction,
+    then 16 bytes past the first EXIT the CFA is R1+0, then back to the last EXIT. (ptxas
+    picks an earlier point in some branchy kernels; pass `Kernel.cfa_program` to match.)"""
+    exits = k.exit_offsets or [16]
+    first, last = exits[0] + 16, exits[-1]
+    return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
+            + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
+
+
+def _fde(cie_offset: int, text_size: int, program: bytes) -> bytes:
+    body = struct.pack("<QQQ", cie_offset, 0, text_size) + program
+    body += bytes(-(12 + len(body)) % 8)
+    return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
+
+
+FDE_LOCATION_OFFSET = 4 + 8 + 8   # initial_location inside an FDE (relocated R_CUDA_64)
+
+# `.nv.rel.action`: one relocation action, R_CUDA_CONST_FIELD22_37 (type 0x73) for symbol
+# addresses: source bits 0..16 to bit 37, source bits 0..4 to bit 54.
+_REL_ACTION = struct.pack("<IIH6B", 0x73, 0, 0, 0, 17, 37, 0, 5, 54)
+
+DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
+
+
+def kernel_attributes(k: Kernel, const0_symbol: int) -> list[NvInfoRecord]:
+    """The `.nv.info.<k>` records ptxas writes for these facts, in its order."""
+    recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
+            NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if k.params:
+        size = k.param_bytes
+        recs.append(NvInfoRecord.words("PARAM_CBANK", const0_symbol, size << 16 | k.param_base))
+        recs.append(NvInfoRecord.half("CBANK_PARAM_SIZE", size))
+        for ordinal, offset, psize in sorted(k.params, reverse=True):
+            recs.append(KParam(ordinal, offset, psize).record())
+    if k.maxreg_count is not None:
+        recs.append(NvInfoRecord.half("MAXREG_COUNT", k.maxreg_count))
+    if k.barcount:
+        recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
+    recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+    if k.exit_offsets:
+        recs.append(NvInfoRecord.words("EXIT_INSTR_OFFSETS", *k.exit_offsets))
+    if k.s2rctaid_offsets:
+        recs.append(NvInfoRecord.words("S2RCTAID_INSTR_OFFSETS", *k.s2rctaid_offsets))
+    if k.ctaidz_used:
+        recs.append(NvInfoRecord.flag("CTAIDZ_USED"))
+    if k.reqntid:
+        recs.append(NvInfoRecord.words("REQNTID", *k.reqntid))
+    if k.max_threads:
+        recs.append(NvInfoRecord.words("MAX_THREADS", *k.max_threads))
+    if k.crs_stack_size is not None:
+        recs.append(NvInfoRecord.words("CRS_STACK_SIZE", k.crs_stack_size))
+    for extra in k.extra_attributes:
+        if extra.attr not in _ORDER_INDEX:
+            raise CubinError(f"kernel {k.name!r}: no known position for attribute {extra.name}")
+        recs.append(extra)
+    # A stable sort keeps KPARAM_INFO records (and repeated extras) in their given order.
+    recs.sort(key=lambda r: _ORDER_INDEX.get(r.attr, len(_ORDER_INDEX)))
+    return recs
+
+
+def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] = (),
+                bank4: list[str] = (), ptx_target: str | None = None,
+                toolkit: ToolkitInfo | None = None, toolkit_version: int = 135) -> Cubin:
+    """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
+
+    `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
+    addresses the code reads from constant bank 4 (`c[0x4][8*i]`), in slot order.
+    `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
+    `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
+    """
+    try:
+        info = arch_info(arch)
+    except UnknownArch as e:
+        raise CubinError(str(e)) from None
+    if info.phdr_style != "ampere":
+        raise CubinError(f"building cubins from scratch supports sm_75..sm_89 so far, not {arch}")
+    names = [k.name for k in kernels]
+    if len(set(names)) != len(names):
+        raise CubinError(f"duplicate kernel names: {names}")
+    gnames = [g.name for g in globals_]
+    if len(set(gnames)) != len(gnames) or set(gnames) & set(names):
+        raise CubinError("module variables and kernels need distinct names")
+    unknown = [b for b in bank4 if b not in gnames]
+    if unknown:
+        raise CubinError(f"bank4 names {unknown}, which are not module variables")
+    file_order = list(reversed(kernels))
+    vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
+    c = Cubin(arch=arch, e_type=ET_EXEC, e_flags=info.e_flags,
+              tkinfo=toolkit or ToolkitInfo("ptx2sass", "ptx2sass 0.0.1 (ptxas 13.5 compatible)",
+                                            "ptx2sass", f"-arch {arch} "),
+              cuinfo=CudaInfo(vsm, toolkit_version))
+    # Module data sections, in the order ptxas creates them: the first `.global` section,
+    # the bank-4 address table, then the other variable sections.
+    groups: dict[str, list[GlobalVar]] = {}
+    for g in globals_:
+        groups.setdefault(g.section, []).append(g)
+    data_order = list(groups)
+    if bank4:
+        first_global = next((i + 1 for i, s in enumerate(data_order) if s != ".nv.constant3"), 0)
+        data_order.insert(first_global, ".nv.constant4")
+    offsets: dict[str, int] = {}
+    for sec_name in data_order:
+        if sec_name == ".nv.constant4":
+            c.sections.append(Section(".nv.constant4", SHT_PROGBITS, SHF_ALLOC, 8,
+                                      data=bytes(8 * len(bank4))))
+            continue
+        blob, align = bytearray(), 1
+        for g in groups[sec_name]:
+            blob += bytes(align_up(len(blob), g.align) - len(blob))
+            offsets[g.name] = len(blob)
+            blob += (g.init or b"").ljust(g.size, b"\0")[:g.size]
+            align = max(align, g.align)
+        if sec_name == ".nv.global":
+            c.sections.append(Section(sec_name, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, align,
+                                      nobits_size=len(blob)))
+        else:
+            flags = SHF_ALLOC | (SHF_WRITE if sec_name == ".nv.global.init" else 0)
+            c.sections.append(Section(sec_name, SHT_PROGBITS, flags, align, data=bytes(blob)))
+
+    # Symbols: notes, then per kernel (file order) its sections, module data after the first
+    # kernel's text, then the module sections, then the kernels' function symbols.
+    syms = c.symbols
+
+    def section_symbol(name: str) -> int:
+        syms.append(Symbol(name, type=STT_SECTION, bind=STB_LOCAL, section=name))
+        return len(syms) - 1
+
+    section_symbol(".note.nv.tkinfo")
+    section_symbol(".note.nv.cuinfo")
+    const0_sym: dict[str, int] = {}
+    var_sym: dict[str, int] = {}
+    for i, k in enumerate(file_order):
+        section_symbol(f".text.{k.name}")
+        if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
+            section_symbol(f".nv.shared.{k.name}")
+        if i == 0:
+            for sec_name in data_order:
+                section_symbol(sec_name)
+                for g in groups.get(sec_name, []):
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
+                                       section=sec_name))
+                    var_sym[g.name] = len(syms) - 1
+        if k.const2 is not None:
+            section_symbol(f".nv.constant2.{k.name}")
+        const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
+    for name in (".debug_frame", ".nv.callgraph", ".nv.rel.action"):
+        section_symbol(name)
+    func_sym: dict[str, int] = {}
+    for k in file_order:
+        syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
+                           STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
+        func_sym[k.name] = len(syms) - 1
+
+    # Kernels: their own records, constant bank 0, and the module records about them.
+    module: list[NvInfoRecord] = []
+    for k in kernels:
+        if len(k.text) % 16:
+            raise CubinError(f"kernel {k.name!r}: text is {len(k.text)} bytes, not whole words")
+        if k.param_base != info.param_base:
+            raise CubinError(f"kernel {k.name!r}: param_base {k.param_base:#x}, but {arch} "
+                             f"puts parameters at {info.param_base:#x}")
+        if k.attributes is None:
+            k.attributes = kernel_attributes(k, const0_sym[k.name])
+        if k.const0 is None:
+            k.const0 = bytes(k.param_base + k.param_bytes)
+        module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount))
+        module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
+    for k in file_order:
+        module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
+        if k.max_stack_size is not None:
+            module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
+    c.module_attributes = module
+    c.callgraph = list(DEFAULT_CALLGRAPH)
+    c.kernels = file_order
+
+    # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
+    frame, frame_relocs = bytearray(), []
+    for k in file_order:
+        cie_at = len(frame)
+        frame += _cie()
+        frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
+        frame += _fde(cie_at, len(k.text),
+                      k.cfa_program if k.cfa_program is not None else default_cfa_program(k))
+    c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
+    c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
+    if bank4:
+        c.reloc_sections.append(RelocSection(
+            ".rel.nv.constant4", ".nv.constant4",
+            [Relocation(8 * i, var_sym[name], R_CUDA_64) for i, name in reversed(list(enumerate(bank4)))]))
+    c.reloc_sections.append(RelocSection(".rel.debug_frame", ".debug_frame",
+                                         list(reversed(frame_relocs))))
+    return c
+
+
+def cfa_programs_of(cubin: Cubin) -> dict[str, bytes]:
+    """Each function's CFA program from a ptxas-style `.debug_frame` (64-bit CIE/FDE pairs,
+    FDE start addresses given by `.rel.debug_frame`), keyed by symbol name."""
+    try:
+        frame = cubin.section(".debug_frame").data
+    except KeyError:
+        return {}
+    at_offset = {}
+    for rs in cubin.reloc_sections:
+        if rs.target == ".debug_frame":
+            for r in rs.relocations:
+                at_offset[r.offset] = cubin.symbols[r.symbol].name
+    out, pos = {}, 0
+    while pos + 12 <= len(frame):
+        if frame[pos:pos + 4] != b"\xff\xff\xff\xff":
+            raise CubinError(f".debug_frame entry at {pos:#x} is not 64-bit DWARF")
+        length = struct.unpack_from("<Q", frame, pos + 4)[0]
+        body = frame[pos + 12:pos + 12 + length]
+        cie_id = struct.unpack_from("<q", body)[0]
+        if cie_id != -1 and pos + FDE_LOCATION_OFFSET in at_offset:
+            out[at_offset[pos + FDE_LOCATION_OFFSET]] = bytes(body[24:])
+        pos += 12 + length
+    return out
