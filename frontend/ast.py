@@ -263,6 +263,7 @@ class Module(Node):
     version: Version | None = None
     target: Target | None = None
     address_size: AddressSize | None = None
+    end_line: int = 1   # the line the input ends on (where ptxas reports end-of-file errors)
 
     def functions(self) -> list[Function]:
         return [item for item in self.items if isinstance(item, Function)]

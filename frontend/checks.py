@@ -132,9 +132,13 @@ class Checker:
         items = self.module.items
         first = items[0] if items else None
         base = self.file.rsplit("/", 1)[-1]
+        end = ast.Node(line=self.module.end_line)
         if type(first) is not ast.Version:
-            self.fatal(f"Missing .version directive at start of file '{base}'",
-                       first or ast.Node(line=1))
+            # ptxas notices only after reading a `.target` line, at the next token
+            at = first or end
+            if type(first) is ast.Target:
+                at = items[1] if len(items) > 1 else end
+            self.fatal(f"Missing .version directive at start of file '{base}'", at)
         v = first
         if (v.major, v.minor) not in isa.SUPPORTED_VERSIONS:
             newest = "%d.%d" % isa.NEWEST_VERSION
@@ -143,8 +147,7 @@ class Checker:
         self.version = (v.major, v.minor)
         second = items[1] if len(items) > 1 else None
         if type(second) is not ast.Target:
-            self.fatal(f"Missing .target directive at start of file '{base}'",
-                       second or ast.Node(line=v.line + 1))
+            self.fatal(f"Missing .target directive at start of file '{base}'", second or end)
         for name in second.names:
             if name.startswith("sm_"):
                 if name not in isa.KNOWN_TARGETS:
@@ -192,8 +195,13 @@ class Checker:
             if d.name == "_" and params:
                 continue
             if d.range_count is not None:
-                if scope.ranges.get(d.name) or scope.names.get(d.name + "0"):
-                    self.error(f"Duplicate definition of variable '{d.name}'", d)
+                for existing in list(scope.names):
+                    m = _RANGE_SUFFIX.match(existing)
+                    if m and m.group(1) == d.name and int(m.group(2)) < d.range_count:
+                        self.error(f"Duplicate definition of variable '{existing}'", d)
+                        del scope.names[existing]
+                if d.name in scope.ranges:
+                    self.error(f"Duplicate definition of variable '{d.name}0'", d)
                 scope.ranges[d.name] = (d.range_count, Symbol(kind, decl.type, decl.space,
                                                               decl.vector, decl))
                 continue
@@ -255,6 +263,7 @@ class Checker:
         if ins.guard is not None:
             sym = self.lookup(ins.guard.predicate, scope)
             if sym is None:
+                self.error("Predicate expression expected", ins)
                 self.unknown(ins.guard.predicate)
             elif sym.type != ".pred":
                 self.error("Predicate expression expected", ins)
@@ -651,9 +660,9 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
             return f"Illegal modifier '{m}' for instruction '{opcode}'"
     for gi, (group, required) in enumerate(form.groups):
         if required and gi not in used:
-            if group <= isa.ROUNDING_MODIFIERS:
+            if ".rn" in group or ".rni" in group:
                 return f"Rounding modifier required for instruction '{opcode}'"
-            if group <= isa.COMPARISON_MODIFIERS:
+            if ".eq" in group:
                 return f"Comparison modifier required for instruction '{opcode}'"
             return f"Unexpected instruction types specified for '{opcode}'"
     return None

@@ -7,7 +7,7 @@ their `%` sigil. Column numbers are computed lazily from the offset of the last 
 """
 from __future__ import annotations
 
-import hashlib
+import zlib
 from pathlib import Path
 
 from ply import lex
@@ -143,7 +143,7 @@ def t_OPCODE(t):
 
 
 def t_error(t):
-    raise _syntax_error(t.lexer, t.value[0] if t.value[0].isprintable() else "", t.lexpos)
+    raise _syntax_error(t.lexer, t.value[0] if t.value[0] != "\0" else "", t.lexpos)
 
 
 def _syntax_error(lexer, near: str, pos: int) -> CompileError:
@@ -155,7 +155,7 @@ def _syntax_error(lexer, near: str, pos: int) -> CompileError:
 def _lextab_name() -> str:
     """The table module is named after a hash of this file, so an edited lexer never
     reuses a stale table (PLY's optimize mode trusts whatever it finds)."""
-    digest = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:10]
+    digest = "%08x" % zlib.crc32(Path(__file__).read_bytes())
     return f"_lextab_{digest}"
 
 
@@ -171,7 +171,18 @@ def _template():
         _TEMPLATE = lex.lex(module=sys.modules[__name__], optimize=1,
                             lextab=f"ptx2sass.frontend.{name}", outputdir=outdir,
                             errorlog=lex.NullLogger())
+        _remove_stale_tables(Path(outdir), name)
     return _TEMPLATE
+
+
+def _remove_stale_tables(folder: Path, current: str):
+    """Tables of earlier lexer versions are dead weight; drop them (best effort)."""
+    for old in folder.glob("_lextab_*.py"):
+        if old.stem != current:
+            try:
+                old.unlink()
+            except OSError:
+                pass
 
 
 def make_lexer(filename: str | None = None):

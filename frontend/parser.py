@@ -684,7 +684,8 @@ def p_error(tok):
     lexer = tok.lexer
     data = lexer.lexdata
     column = tok.lexpos - data.rfind("\n", 0, tok.lexpos)
-    raise CompileError(f"Parsing error near '{tok.value}': syntax error", lexer.filename,
+    near = tok.value.split(".", 1)[0] if tok.type == "OPCODE" else tok.value
+    raise CompileError(f"Parsing error near '{near}': syntax error", lexer.filename,
                        tok.lineno, column, severity="fatal")
 
 
@@ -827,8 +828,12 @@ def parse(text: str, filename: str = "<input>") -> ast.Module:
                            severity="fatal") from None
     finally:
         _current_lexer = None
-    module = ast.Module(file=filename, items=[], line=1, column=1)
+    module = ast.Module(file=filename, items=[], line=1, column=1, end_line=lexer.lineno)
     for item in items or []:
+        if type(item) is ast.Version and module.version is not None:
+            raise CompileError(f"Parsing error near '.version {item.major}.{item.minor}': "
+                               "syntax error", filename, item.line, item.column,
+                               severity="fatal")
         if type(item) is ast.Version and module.version is None:
             module.version = item
         elif type(item) is ast.Target and module.target is None:
