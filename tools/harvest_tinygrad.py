@@ -39,13 +39,12 @@ _CLEAN_ENV_FLAG = "PTX2SASS_HARVEST_CLEAN_ENV"
 # interpreter, the oracle and its cache needs.
 _KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PTX2SASS_CACHE")
 
-# Names of the dtypes in the manifest (NumPy-style where NumPy has one), with their sizes.
+# tinygrad's dtype names -> the manifest's (NumPy-style where NumPy has one).
 DTYPE_NAMES = {
-    "bool": ("bool", 1), "char": ("int8", 1), "short": ("int16", 2), "int": ("int32", 4),
-    "long": ("int64", 8), "uchar": ("uint8", 1), "ushort": ("uint16", 2), "uint": ("uint32", 4),
-    "ulong": ("uint64", 8), "half": ("float16", 2), "bfloat16": ("bfloat16", 2),
-    "float": ("float32", 4), "double": ("float64", 8), "fp8e4m3": ("float8_e4m3", 1),
-    "fp8e5m2": ("float8_e5m2", 1),
+    "bool": "bool", "char": "int8", "short": "int16", "int": "int32", "long": "int64",
+    "uchar": "uint8", "ushort": "uint16", "uint": "uint32", "ulong": "uint64",
+    "half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64",
+    "fp8e4m3": "float8_e4m3", "fp8e5m2": "float8_e5m2",
 }
 
 # What a kernel's PTX shows about the code paths it exercises, found in its text.
@@ -345,7 +344,7 @@ def tinygrad_programs() -> list[Program]:
     add(P("noopt_conv2d_f32", lambda: [E(1, 2, 8, 8).conv2d(E(4, 2, 3, 3))], ("conv2d",), context=(("NOOPT", 1),)))
     add(P("nolocals_sum_f32", lambda: [E(1 << 14).sum()], ("reduction",), context=(("NOLOCALS", 1),)))
 
-    # ---- training: a small MLP forward + backward, and an SGD step ----
+    # ---- training and small models: an MLP forward + backward, a CNN forward ----
     def mlp_backward():
         x, w1, w2 = E(8, 16), E(16, 32), E(32, 4)
         loss = (x @ w1).relu().matmul(w2).log_softmax().mean()
@@ -364,7 +363,7 @@ def _dtype_key(dt) -> str:
 
 
 def _dtype_name(dt) -> str:
-    return DTYPE_NAMES[_dtype_key(dt)][0]
+    return DTYPE_NAMES[_dtype_key(dt)]
 
 
 def _ptx_params(ptx: str) -> list[tuple[str, str]]:
@@ -393,7 +392,7 @@ def harvest_program(prog: Program, renderer) -> list[dict]:
     from tinygrad.codegen import to_program
     from tinygrad.codegen.opt import Opt, OptOps
     from tinygrad.helpers import Context, prod
-    from tinygrad.uop.ops import AddrSpace, Ops, sym_infer
+    from tinygrad.uop.ops import AddrSpace, Ops
 
     kernels = []
     with Context(**dict(prog.context)):
@@ -443,7 +442,7 @@ def harvest_program(prog: Program, renderer) -> list[dict]:
             kernels.append({
                 "entry": info.function_name,
                 "ptx": ptx,
-                "grid": [_plain_int(sym_infer(g, var_vals)) for g in grid],
+                "grid": [_plain_int(g) for g in grid],
                 "block": [_plain_int(b) for b in block],
                 "static_shared_bytes": _static_shared_bytes(ptx),
                 "params": params,
@@ -610,6 +609,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(p.name for p in tinygrad_programs()))
         return 0
     only = set(args.only.split(",")) if args.only else None
+    if only is not None and args.out.resolve() == DEFAULT_OUT.resolve():
+        print("--only writes a partial manifest: give it another --out folder", file=sys.stderr)
+        return 2
     start = time.monotonic()
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
     manifest = harvest(args.out, only, not args.no_ptxas, log)
