@@ -60,7 +60,7 @@ CASES: dict[str, str] = {
     "ld_vector_into_scalar": kernel("ld.global.v2.u32 r1, [rd1];"),
     "ld_into_immediate": kernel("ld.global.u32 5, [rd1];"),
     "st_without_address": kernel("st.global.u32 rd1, r1;"),
-    "ld_float_into_int_register": kernel("ld.global.f32 r1, [rd1];"),
+    "ok_ld_float_into_bit_register": kernel("ld.global.f32 r1, [rd1];"),
     "ld_u32_into_float_register": kernel("ld.global.u32 f1, [rd1];"),
     "label_as_source": kernel("L1:\nadd.u32 r1, r2, L1;"),
     "constant_overflow": kernel("add.s32 r1, r2, 99999999999999999999999;"),

@@ -1,0 +1,44 @@
+"""Hand-written bad PTX: our verdict, error lines and wording against the pinned ptxas.
+
+The expectations are ptxas's own diagnostics for the same text (cached oracle runs)."""
+import pytest
+
+from frontend_cases import CASES, ptxas_diagnostics
+from ptx2sass import CompileError, oracle
+from ptx2sass.frontend import check, parse
+
+
+def our_diagnostics(text: str) -> list[tuple[int | None, str, str]]:
+    try:
+        check(parse(text, "x.ptx"), "sm_89")
+    except CompileError as e:
+        return [(d.line, d.severity, d.message) for d in getattr(e, "diagnostics", [e])]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_verdict_and_lines_match_ptxas(name):
+    text = CASES[name]
+    ref = oracle.ptxas(text, "sm_89", name="x.ptx")
+    theirs = ptxas_diagnostics(ref.stderr)
+    ours = our_diagnostics(text)
+    assert (not ours) == ref.ok, f"ptxas: {theirs}\nours: {ours}"
+    if ours:
+        assert ours[0][0] == theirs[0][0], f"first error line\nptxas: {theirs}\nours: {ours}"
+        assert {d[0] for d in ours} == {d[0] for d in theirs}
+        assert ours[0][1] == theirs[0][1], "severity (error/fatal)"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith("ok_")))
+def test_first_message_is_one_ptxas_gives(name):
+    text = CASES[name]
+    theirs = ptxas_diagnostics(oracle.ptxas(text, "sm_89", name="x.ptx").stderr)
+    ours = our_diagnostics(text)
+    assert ours and ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
+
+
+def test_error_renders_in_ptxas_form():
+    with pytest.raises(CompileError) as info:
+        check(parse(CASES["undeclared_source"], "k.ptx"), "sm_89")
+    assert str(info.value).startswith("k.ptx, line 14; error   : ")
+    assert [d.line for d in info.value.diagnostics] == [14, 14]
