@@ -42,7 +42,7 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
                     param_base=param_base, global_desc_offset=gdesc,
                     stack_pointer_offset=0x28, max_registers=255, max_param_bytes=32764,
                     regcount_in_text_info=regcount_in_info, shared_reserved=reserved,
-                    phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 4)
+                    phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1)
 
 
 _TABLE = [

@@ -91,6 +91,7 @@ class Section:
     link: str | None = None
     info: int = 0
     info_section: str | None = None
+    alias_of: str | None = None   # shares this section's file bytes (sm_100+ Mercury copies)
 
 
 @dataclass
@@ -330,6 +331,7 @@ class _Reader:
         cubin = Cubin(arch=arch, e_type=e_type, osabi=ident[7], abi_version=ident[8],
                       e_flags=eh["e_flags"], ident_pad=ident[9:16], symbols=[])
         raw = [self._raw(i) for i in range(elf.num_sections())]
+        self._find_aliases(raw)
         names = [r.name for r in raw]
         if len(set(names)) != len(names):
             raise CubinError("duplicate section names: not a cubin this reader understands")
@@ -360,9 +362,9 @@ class _Reader:
 
     def _layout(self, cubin: Cubin, raw: list[RawSection]) -> None:
         eh = self.elf.header
-        end = max([64] + [r.offset + len(r.data) for r in raw[1:]])
-        if eh["e_shoff"] != end:
-            cubin.shoff_align = next((a for a in (2, 4, 8, 16, 32, 64, 128)
+        end = max([64] + [r.offset + len(r.data) for r in raw[1:] if r.alias_of is None])
+        if eh["e_shoff"] != align_up(end, arch_info(cubin.arch).shoff_align):
+            cubin.shoff_align = next((a for a in (1, 2, 4, 8, 16, 32, 64, 128)
                                       if align_up(end, a) == eh["e_shoff"]), None)
             if cubin.shoff_align is None:
                 raise CubinError("section header table is not where ptxas puts it "
@@ -374,6 +376,19 @@ class _Reader:
                                    s["p_align"], s["p_vaddr"], s["p_paddr"])
                      for s in self.elf.iter_segments()]
             cubin.segments = segments_of(phdrs, raw, eh["e_phoff"])
+
+    @staticmethod
+    def _find_aliases(raw: list[RawSection]) -> None:
+        """Mark sections whose bytes are an earlier section's (same offset, same data)."""
+        first_at: dict[int, RawSection] = {}
+        for r in raw[1:]:
+            if r.type in NOBITS_TYPES or not r.data:
+                continue
+            earlier = first_at.get(r.offset)
+            if earlier is not None and earlier.data == r.data:
+                r.alias_of = earlier.name
+            else:
+                first_at.setdefault(r.offset, r)
 
     def _raw(self, i: int) -> RawSection:
         sec = self.elf.get_section(i)
@@ -475,7 +490,8 @@ class _Reader:
             name, r.type, r.flags, r.align, r.entsize, r.data, r.nobits_size,
             names[r.link] if 0 < r.link < len(names) else None,
             0 if (r.flags & SHF_INFO_LINK and 0 < r.info < len(names)) else r.info,
-            names[r.info] if (r.flags & SHF_INFO_LINK and 0 < r.info < len(names)) else None))
+            names[r.info] if (r.flags & SHF_INFO_LINK and 0 < r.info < len(names)) else None,
+            r.alias_of))
 
     def _decode_kernel_facts(self, cubin: Cubin, k: Kernel, raw: list[RawSection],
                              names: list[str]) -> None:
@@ -661,7 +677,7 @@ class _Writer:
             out.append(_reloc_section(rs.name, rs.relocations, rs.flags, rs.align))
         for s in c.sections:
             out.append(RawSection(s.name, s.type, s.flags, 0, s.info, s.align, s.entsize,
-                                  s.data, s.nobits_size))
+                                  s.data, s.nobits_size, alias_of=s.alias_of))
         return out
 
     def _link(self, ordered: list[RawSection], index: dict[str, int]) -> None:
@@ -820,14 +836,21 @@ def default_section_order(c: Cubin) -> list[str]:
     return order
 
 
+def _module_data_sections(c: Cubin) -> list[str]:
+    """Module variable sections and bank 4, in the order of their section symbols (ptxas's
+    creation order)."""
+    names = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))]
+    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
+    return sorted(names, key=lambda n: position.get(n, len(position)))
+
+
 def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's section-name table: its fixed prefix, then per-kernel names (including ones
     for sections it later dropped), then the module's trailing names."""
     names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
              ".note.nv.cuinfo", ".nv.info"]
-    module_data = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))
-                   and s.name != ".nv.constant0"]
-    for i, k in enumerate(reversed(c.kernels)):
+    module_data = _module_data_sections(c)
+    for i, k in enumerate(c.kernels):
         names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
         if i == 0:
             names += module_data
@@ -849,17 +872,17 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
              ".note.nv.cuinfo", ".nv.info"]
     kernel_names = {k.name for k in c.kernels}
-    data_secs = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))]
-    for i, k in enumerate(reversed(c.kernels)):
+    data_secs = _module_data_sections(c)
+    for i, k in enumerate(c.kernels):
         names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
         if i == 0:
             for sec in data_secs:
                 names.append(sec)
                 names += [s.name for s in c.symbols if s.section == sec and s.type != STT_SECTION]
-        names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
-                  and s.type != STT_SECTION and s.name not in kernel_names]
         if k.const2 is not None:
             names.append(f".nv.constant2.{k.name}")
+        names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
+                  and s.type != STT_SECTION and s.name not in kernel_names]
         names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
     names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
                                  if not rs.name.endswith("debug_frame")]

@@ -1,9 +1,9 @@
 """Byte layout of an ELF64 cubin, the way ptxas lays it out.
 
 ptxas writes: the 64-byte header; every section in section-table order from offset 0x40,
-each at its own alignment (NOBITS sections take no file bytes); the section header table
-right after the last section's bytes (8-aligned); then, for executables, the program header
-table. This module only places bytes: what the sections contain is cubin.py's business.
+each at its own alignment (NOBITS sections take no file bytes; on sm_100+ some sections
+share another's bytes); the section header table right after the last section's bytes
+(aligned to 8 before sm_90, 4 after); then, for executables, the program header table. This module only places bytes: what the sections contain is cubin.py's business.
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
 SHT_NOTE, SHT_NOBITS, SHT_REL = 7, 8, 9
 # Relocatable (-c) cubins give `.nv.global` and `.nv.shared.<k>` CUDA-specific types that,
 # like SHT_NOBITS, occupy no file bytes.
-SHT_CUDA_GLOBAL, SHT_CUDA_SHARED = 0x70000007, 0x7000000A
-NOBITS_TYPES = frozenset({SHT_NOBITS, SHT_CUDA_GLOBAL, SHT_CUDA_SHARED})
+# So does the Mercury copy of `.nv.shared.reserved.0` on sm_100+.
+SHT_CUDA_GLOBAL, SHT_CUDA_SHARED, SHT_CUDA_MERC_SHARED = 0x70000007, 0x7000000A, 0x70000015
+NOBITS_TYPES = frozenset({SHT_NOBITS, SHT_CUDA_GLOBAL, SHT_CUDA_SHARED, SHT_CUDA_MERC_SHARED})
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK = 0x1, 0x2, 0x4, 0x40
 ET_REL, ET_EXEC = 1, 2
 PT_LOAD, PT_PHDR = 1, 6
@@ -42,6 +43,7 @@ class RawSection:
     nobits_size: int = 0
     name_offset: int = 0
     offset: int = 0  # filled by `place_sections`
+    alias_of: str | None = None  # shares another section's file bytes (sm_100+ Mercury copies)
 
     @property
     def size(self) -> int:
@@ -75,7 +77,12 @@ class ProgramHeader:
 def place_sections(sections: list[RawSection]) -> int:
     """Assign file offsets (sections[0] is the null section); return the end of the bytes."""
     pos = EHDR_SIZE
+    placed: dict[str, RawSection] = {}
     for sec in sections[1:]:
+        placed[sec.name] = sec
+        if sec.alias_of is not None:
+            sec.offset = placed[sec.alias_of].offset
+            continue
         pos = align_up(pos, sec.align)
         sec.offset = pos
         if sec.type not in NOBITS_TYPES:
@@ -185,7 +192,7 @@ def write_elf(header: ElfHeader, sections: list[RawSection], shstrndx: int,
                      header.e_flags, EHDR_SIZE, PHDR_SIZE, len(phdrs), SHDR_SIZE,
                      len(sections), shstrndx)
     for sec in sections[1:]:
-        if sec.type not in NOBITS_TYPES:
+        if sec.type not in NOBITS_TYPES and sec.alias_of is None:
             out[sec.offset:sec.offset + len(sec.data)] = sec.data
     for i, sec in enumerate(sections):
         if i == 0:
