@@ -62,6 +62,8 @@ class Warp:
         self._local: LocalMemory | None = None
         self.executed = 0
         self.timing = None                                 # hazard/cycle model, when enabled
+        self.tracing = False                               # record register reads/writes
+        self.clock = None                                  # this warp's hazards.WarpTiming
 
     # ---------------------------------------------------------------- memory spaces
     @property
@@ -84,6 +86,8 @@ class Warp:
         """Raw 32-bit bits of a source (register, uniform register, immediate, constant),
         with `~` applied; shape (32,) for per-lane values, (1,) for uniform ones."""
         if isinstance(op, Reg):
+            if self.tracing and not op.is_zero and op.file in ("R", "UR"):
+                self.clock.reads.append((op.file, op.index))
             if op.file == "R":
                 v = self.R[op.index]
             elif op.file == "UR":
@@ -129,12 +133,16 @@ class Warp:
             if op.file == "R":
                 if op.is_zero:
                     return np.zeros(1, np.uint64)
+                if self.tracing:
+                    self.clock.reads += [("R", op.index), ("R", op.index + 1)]
                 lo = self.R[op.index].astype(np.uint64)
                 hi = self.R[op.index + 1].astype(np.uint64) if op.index + 1 < 255 else 0
                 return lo | (hi << np.uint64(32))
             if op.file == "UR":
                 if op.is_zero:
                     return np.zeros(1, np.uint64)
+                if self.tracing:
+                    self.clock.reads += [("UR", op.index), ("UR", op.index + 1)]
                 return np.array([int(self.UR[op.index]) | int(self.UR[op.index + 1]) << 32], np.uint64)
         if isinstance(op, Imm):
             return np.array([op.value & ((1 << 64) - 1)], dtype=np.uint64)
@@ -159,6 +167,8 @@ class Warp:
 
     def pred(self, op) -> np.ndarray:
         if isinstance(op, Reg):
+            if self.tracing and not op.is_zero and op.file in ("P", "UP"):
+                self.clock.reads.append((op.file, op.index))
             if op.file == "P":
                 v = self.P[op.index]
             elif op.file == "UP":
@@ -176,6 +186,8 @@ class Warp:
     def w(self, dst: Reg, values, mask: np.ndarray) -> None:
         if dst.is_zero:
             return
+        if self.tracing and dst.file in ("R", "UR"):
+            self.clock.writes.append((dst.file, dst.index))
         if dst.file == "R":
             if dst.index + 0 >= self.launch.regcount_limit:
                 raise EmuFault(f"write to R{dst.index} beyond the kernel's register count")
@@ -205,6 +217,8 @@ class Warp:
     def wp(self, dst: Reg, values, mask: np.ndarray) -> None:
         if dst.is_zero:
             return
+        if self.tracing:
+            self.clock.writes.append((dst.file, dst.index))
         v = np.asarray(values, dtype=bool)
         if dst.file == "P":
             np.copyto(self.P[dst.index], v, where=mask)
@@ -231,6 +245,8 @@ class Warp:
         if step is None:
             raise EmuFault(f"jump to 0x{pc0:x}, which holds no instruction",
                            kernel=self.launch.program.name, offset=pc0)
+        if self.timing is not None:
+            self.timing.begin(self)
         guard = step.ins.guard
         if guard is None:
             mask = active
@@ -238,12 +254,12 @@ class Warp:
             mask = active & self.pred(guard)
         self.pc[active] = pc0 + 16
         self.executed += 1
-        if self.timing is not None:
-            self.timing.issue(self, step, active)
         try:
             step.run(self, step, active, mask)
         except EmuFault as e:
             raise e.located(self.launch.program.name, pc0) from None
+        if self.timing is not None:
+            self.timing.end(self, step)
 
     def release_convergence(self) -> bool:
         """Wake lanes waiting at BSYNC/WARPSYNC whose partners have all arrived or exited."""
@@ -339,6 +355,8 @@ class Cta:
                 continue
             preds = np.concatenate([w.bar_pred[(w.state == AT_BAR) & (w.wait_arg == b)] for w in ws])
             result = (int(preds.sum()), bool(preds.all()), bool(preds.any()))
+            if getattr(self, "timing", None) is not None:
+                self.timing.barrier_release(ws)
             for w in ws:
                 sel = (w.state == AT_BAR) & (w.wait_arg == b)
                 w.state[sel] = READY

@@ -1,0 +1,164 @@
+"""Control-code checking and cycle estimate.
+
+Each warp keeps an issue clock. An instruction issues once the scoreboards in its wait mask
+are clear, then the clock advances by its stall count. The registers an instruction really
+touches are recorded while it executes (the semantics read and write through the warp), so
+the checker sees exact footprints (register pairs, quads, predicates, uniform registers).
+
+Hazards flagged (each names kernel, offset and registers):
+- a read of a fixed-latency result before `sched.latency.fixed_latency` cycles have passed;
+- a read of a variable-latency result without having waited on its write scoreboard, or of
+  one whose producer set no scoreboard;
+- an overwrite of a register that a pending variable-latency instruction will still write
+  (WAW) or may still be reading under a read scoreboard (WAR).
+
+Cycle model: fixed latencies as tabled; variable ones complete after their typical latency
+(`sched.latency.VARIABLE`: global loads as L1 hits, ~35 cycles); a warp's time is its issue
+clock at exit; a CTA takes as long as its slowest warp (warps interleave freely, issue
+contention between warps is not modelled); CTAs are assumed to run concurrently, so the
+launch's cycles are those of the slowest CTA. A barrier release brings the released warps'
+clocks to the latest arrival.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ptx2sass.sched import latency as lat
+
+NO_SB = 7
+
+
+@dataclass(frozen=True)
+class Hazard:
+    kernel: str
+    offset: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"kernel {self.kernel}, offset 0x{self.offset:04x}: hazard: {self.message}"
+
+
+class WarpTiming:
+    def __init__(self):
+        self.t = 0
+        self.ready: dict[tuple, tuple] = {}   # reg → (time, producer offset, opcode, latency)
+        self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
+        self.sb_release = [0] * 6
+        self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
+        self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
+        self.seq = 0
+        self.reads: list[tuple] = []
+        self.writes: list[tuple] = []
+
+
+def _name(reg: tuple) -> str:
+    return f"{reg[0]}{reg[1]}"
+
+
+class TimingModel:
+    def __init__(self, launch, max_hazards: int = 100):
+        self.launch = launch
+        self.kernel = launch.program.name
+        self.hazards: list[Hazard] = []
+        self.max_hazards = max_hazards
+        self.cycles = 0
+        self._seen: set = set()
+
+    # ------------------------------------------------------------ wiring
+    def attach(self, cta) -> None:
+        for warp in cta.warps:
+            warp.timing = self
+            warp.clock = WarpTiming()
+            warp.tracing = True
+        cta.timing = self
+
+    def finish_cta(self, cta) -> None:
+        self.cycles = max(self.cycles, max((w.clock.t for w in cta.warps), default=0))
+
+    def barrier_release(self, warps) -> None:
+        t = max(w.clock.t for w in warps)
+        for w in warps:
+            w.clock.t = t
+
+    def _flag(self, offset: int, message: str) -> None:
+        key = (offset, message)
+        if key in self._seen or len(self.hazards) >= self.max_hazards:
+            return
+        self._seen.add(key)
+        self.hazards.append(Hazard(self.kernel, offset, message))
+
+    # ------------------------------------------------------------ per instruction
+    def begin(self, warp) -> None:
+        clock = warp.clock
+        clock.reads = []
+        clock.writes = []
+
+    def end(self, warp, step) -> None:
+        clock = warp.clock
+        ins = step.ins
+        ctl = ins.control
+        op = ins.opcode
+        # 1. Wait on scoreboards.
+        t = clock.t
+        wait = ctl.wait
+        if op == "DEPBAR":
+            for o in ins.operands:
+                if getattr(o, "file", None) == "SB":
+                    wait |= 1 << o.index
+        for sb in range(6):
+            if wait >> sb & 1:
+                t = max(t, clock.sb_release[sb])
+                covered = clock.sb_queues[sb]
+                done = [r for r, p in clock.pending.items()
+                        if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                for reg in done:
+                    _, off, pop, _, _ = clock.pending.pop(reg)
+                    clock.ready[reg] = (clock.sb_release[sb], off, pop, 0)
+                clock.sb_readers[sb].clear()
+                covered.clear()
+        # 2. Reads.
+        for reg in dict.fromkeys(clock.reads):
+            if reg in clock.pending:
+                sb, off, pop, _, _ = clock.pending[reg]
+                if sb == NO_SB:
+                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
+                                            f"a variable-latency result with no write scoreboard")
+                else:
+                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
+                                            f"without waiting on scoreboard SB{sb}")
+            elif reg in clock.ready:
+                when, off, pop, need = clock.ready[reg]
+                if when > t:
+                    self._flag(step.offset, f"reads {_name(reg)} {t - (when - need)} cycles after {pop} "
+                                            f"at 0x{off:04x} issued; it needs {need}")
+        # 3. Writes.
+        variable = lat.is_variable(op) and not (op == "CS2R")
+        for reg in dict.fromkeys(clock.writes):
+            if reg in clock.pending:
+                sb, off, pop, _, _ = clock.pending[reg]
+                self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
+                                        f"write it (SB{sb} not waited)")
+                clock.pending.pop(reg)
+            for sb, readers in clock.sb_readers.items():
+                if reg in readers:
+                    self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
+                                            f"0x{readers[reg]:04x} may still read it (SB{sb} not waited)")
+                    readers.pop(reg)
+            if variable:
+                clock.pending[reg] = (ctl.wr_sb, step.offset, op, lat.queue_of(op), clock.seq)
+                clock.ready.pop(reg, None)
+            else:
+                latency = lat.fixed_latency(op, ins.modifiers, predicate=reg[0] in ("P", "UP"),
+                                            uniform=reg[0] in ("UR", "UP"))
+                clock.ready[reg] = (t + latency, step.offset, op, latency)
+        # 4. Scoreboards set by this instruction.
+        if variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS", "LDGSTS", "BAR"):
+            if ctl.wr_sb != NO_SB:
+                clock.sb_release[ctl.wr_sb] = max(clock.sb_release[ctl.wr_sb], t + lat.variable_latency(op))
+                clock.sb_queues[ctl.wr_sb][lat.queue_of(op)] = clock.seq
+            if ctl.rd_sb != NO_SB:
+                clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
+                for reg in clock.reads:
+                    clock.sb_readers[ctl.rd_sb][reg] = step.offset
+        clock.seq += 1
+        clock.t = t + max(ctl.stall, 1)
