@@ -1,1 +1,17 @@
-"""A SASS emulator that runs cubins on the CPU and checks their control codes."""
+"""A SASS emulator that runs cubins on the CPU, checks their control codes and estimates
+their cycles.
+
+    from ptx2sass import emu
+    result = emu.run(cubin, "add", grid=(4,), block=(128,), params=[a, b, np.uint32(n)])
+    result.stats            # {"instructions": …, "cycles": …, "hazards": …}
+
+NumPy arrays passed as parameters are copied into emulated global memory and back after
+the run. Every fault (out-of-bounds access, unsupported instruction, budget, deadlock,
+undecodable word) raises `EmuFault` with a one-line message naming kernel and offset.
+"""
+from .errors import EmuFault
+from .launch import LaunchResult, Param, run
+from .loader import load_program
+from .program import KernelProgram
+
+__all__ = ["EmuFault", "KernelProgram", "LaunchResult", "Param", "load_program", "run"]

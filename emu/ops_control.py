@@ -17,6 +17,9 @@ def _target(s):
             if op.offset is None:
                 raise EmuFault(f"unresolved branch target {op.name}")
             return op.offset
+    for op in s.ins.operands:      # a raw listing prints targets as absolute offsets
+        if isinstance(op, Imm) and op.text is None:
+            return op.value
     raise EmuFault("branch without a target")
 
 

@@ -26,8 +26,8 @@ def nvdisasm_decoder(text: bytes, arch: str, kernel: str) -> list[tuple[int, Ins
     run = oracle.nvdisasm_raw(text, arch, ("-hex",))
     if not run.ok:
         raise EmuFault(f"nvdisasm could not disassemble the text: {run.stderr.strip()}", kernel=kernel)
-    listing = parse_listing(".section .text.raw\n.text.raw:\n" + run.stdout
-                            if ".section" not in run.stdout else run.stdout)
+    # A raw listing has no sections or symbols: give it one function to hang entries on.
+    listing = parse_listing(".section .text.raw\nraw:\n" + run.stdout)
     out = []
     for f in listing.functions:
         out.extend((e.offset, e.instruction) for e in f.entries)

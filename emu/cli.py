@@ -1,0 +1,119 @@
+"""`ptx2sass-emu CUBIN LAUNCH.json [--out-dir DIR] [--stats] [--no-hazard-check]`.
+
+Runs one kernel launch described by LAUNCH.json (see docs in ../shared/DESIGN.md), writes
+every buffer to DIR/<name>.bin, and exits 0; on any fault or hazard prints one line on
+stderr naming kernel, offset and reason, and exits 1 (2 for bad usage or input files)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import EmuFault
+from .launch import DEFAULT_BUDGET, SCALAR_FORMATS, Param, run_buffers
+from .loader import load_program
+
+
+class LaunchFileError(ValueError):
+    pass
+
+
+def _parse_launch(path: Path) -> dict:
+    try:
+        spec = json.loads(path.read_text())
+    except OSError as e:
+        raise LaunchFileError(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise LaunchFileError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(spec, dict):
+        raise LaunchFileError(f"{path}: expected a JSON object")
+    for key in ("grid", "block"):
+        v = spec.get(key, [1, 1, 1])
+        if not (isinstance(v, list) and 1 <= len(v) <= 3 and all(isinstance(x, int) and x > 0 for x in v)):
+            raise LaunchFileError(f"{path}: '{key}' must be a list of 1-3 positive integers")
+    return spec
+
+
+def _buffers(spec: dict, base: Path) -> dict[str, tuple[int, bytes]]:
+    out = {}
+    for name, b in (spec.get("buffers") or {}).items():
+        if not isinstance(b, dict):
+            raise LaunchFileError(f"buffer {name!r}: expected an object")
+        if "file" in b:
+            try:
+                data = (base / b["file"]).read_bytes()
+            except OSError as e:
+                raise LaunchFileError(f"buffer {name!r}: cannot read {b['file']}: {e.strerror}") from None
+            size = int(b.get("size", len(data)))
+            out[name] = (size, data)
+        elif "size" in b:
+            fill = int(b.get("fill", 0))
+            if not 0 <= fill <= 255:
+                raise LaunchFileError(f"buffer {name!r}: fill must be a byte value 0-255")
+            out[name] = (int(b["size"]), bytes([fill]) * int(b["size"]))
+        else:
+            raise LaunchFileError(f"buffer {name!r}: give 'size' (with optional 'fill') or 'file'")
+    return out
+
+
+def _params(spec: dict, buffers: dict) -> list[Param]:
+    params = []
+    for i, p in enumerate(spec.get("params") or []):
+        if isinstance(p, dict) and "buffer" in p:
+            if p["buffer"] not in buffers:
+                raise LaunchFileError(f"param {i}: unknown buffer {p['buffer']!r}")
+            params.append(Param(buffer=p["buffer"]))
+        elif isinstance(p, dict) and "type" in p and "value" in p:
+            if p["type"] not in SCALAR_FORMATS:
+                raise LaunchFileError(f"param {i}: unknown type {p['type']!r} "
+                                      f"(known: {', '.join(sorted(SCALAR_FORMATS))})")
+            params.append(Param(type=p["type"], value=p["value"]))
+        else:
+            raise LaunchFileError(f"param {i}: expected {{\"buffer\": name}} or {{\"type\": t, \"value\": v}}")
+    return params
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ptx2sass-emu", description="Run a cubin kernel on the SASS emulator.")
+    ap.add_argument("cubin", type=Path)
+    ap.add_argument("launch", type=Path, metavar="LAUNCH.json")
+    ap.add_argument("--out-dir", type=Path, default=Path("."))
+    ap.add_argument("--stats", action="store_true", help="print a JSON line of instructions/cycles/hazards")
+    ap.add_argument("--no-hazard-check", action="store_true")
+    ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="warp-instruction budget")
+    args = ap.parse_args(argv)
+    try:
+        spec = _parse_launch(args.launch)
+        buffers = _buffers(spec, args.launch.parent)
+        params = _params(spec, buffers)
+        try:
+            cubin = args.cubin.read_bytes()
+        except OSError as e:
+            raise LaunchFileError(f"cannot read {args.cubin}: {e.strerror}") from None
+    except LaunchFileError as e:
+        print(f"ptx2sass-emu: error: {e}", file=sys.stderr)
+        return 2
+    kernel = spec.get("kernel")
+    try:
+        program = load_program(cubin, kernel)
+        result = run_buffers(program, spec.get("grid", [1]), spec.get("block", [1]), params, buffers,
+                             dynamic_shared_bytes=int(spec.get("dynamic_shared_bytes", 0)),
+                             budget=args.budget, hazard_check=not args.no_hazard_check)
+    except EmuFault as e:
+        print(f"ptx2sass-emu: {e}", file=sys.stderr)
+        return 1
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in result.buffers.items():
+        (args.out_dir / f"{name}.bin").write_bytes(data)
+    if args.stats:
+        print(json.dumps(result.stats))
+    if result.hazards:
+        print(f"ptx2sass-emu: {result.hazards[0]}" + (f" (and {len(result.hazards) - 1} more)"
+                                                     if len(result.hazards) > 1 else ""), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
