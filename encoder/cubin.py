@@ -565,7 +565,8 @@ def _decode_kernel_records(k: Kernel) -> None:
             k.cuda_api_version = r.u32s()[0]
     k.maxreg_count = next((r.value for r in recs if r.name == "MAXREG_COUNT"), None)
     k.extra_attributes = [r for r in recs if r.name not in _MODELED_ATTRIBUTES]
-    params = [KParam.from_record(r) for r in recs if r.name == "KPARAM_INFO"]
+    params = [p for p in map(KParam.from_record, (r for r in recs if r.name == "KPARAM_INFO"))
+              if p is not None]
     k.params = sorted(((p.ordinal, p.offset, p.size) for p in params))
 
 
@@ -593,7 +594,12 @@ def _decode_module_records(cubin: Cubin, k: Kernel) -> None:
 
 def write_cubin(cubin: Cubin) -> bytes:
     """The cubin's bytes. Raises CubinError when the model is inconsistent."""
-    return _Writer(cubin).write()
+    try:
+        return _Writer(cubin).write()
+    except NvInfoError as e:
+        raise CubinError(str(e)) from None
+    except struct.error as e:
+        raise CubinError(f"a value does not fit its ELF field: {e}") from None
 
 
 class _Writer:
@@ -775,16 +781,18 @@ def _check_kernel_consistency(cubin: Cubin, k: Kernel) -> None:
     if len(k.text) % 16:
         raise CubinError(f"kernel {k.name!r}: text is {len(k.text)} bytes, not whole 16-byte words")
     if k.attributes is not None:
-        exits = k.attribute("EXIT_INSTR_OFFSETS")
+        # Only well-formed records are compared; odd ones are written as they are.
+        exits = [r for r in k.attribute("EXIT_INSTR_OFFSETS") if r.fmt is Fmt.SVAL]
         if exits and list(exits[0].u32s()) != list(k.exit_offsets):
             raise CubinError(f"kernel {k.name!r}: exit_offsets {k.exit_offsets} disagree with "
                              f"its EXIT_INSTR_OFFSETS record {list(exits[0].u32s())}")
-        bars = k.attribute("NUM_BARRIERS")
+        bars = [r for r in k.attribute("NUM_BARRIERS") if r.fmt is Fmt.BVAL]
         if (bars[0].value if bars else 0) != k.barcount:
             raise CubinError(f"kernel {k.name!r}: barcount {k.barcount} disagrees with its "
                              f"NUM_BARRIERS record")
         params = sorted((p.ordinal, p.offset, p.size)
-                        for p in map(KParam.from_record, k.attribute("KPARAM_INFO")))
+                        for p in map(KParam.from_record, k.attribute("KPARAM_INFO"))
+                        if p is not None)
         if params != sorted(k.params):
             raise CubinError(f"kernel {k.name!r}: params {k.params} disagree with its "
                              f"KPARAM_INFO records {params}")
@@ -829,8 +837,14 @@ def default_section_order(c: Cubin) -> list[str]:
     order += [f".nv.constant0.{k}" for k, kk in zip(ks, c.kernels) if kk.const0 is not None]
     order += [f".text.{k}" for k in ks]
     placed = set(order)
-    order += [n for n in (".nv.global.init", ".nv.global") if n in generic and n not in placed]
-    order += [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
+    if ".nv.global.init" in generic and ".nv.global.init" not in placed:
+        order.append(".nv.global.init")
+    # Zero-filled data (`.nv.global`, `.nv.shared.<k>`) follows, in the order of the
+    # sections' symbols, i.e. the order ptxas created them.
+    nobits = [n for n in generic if n == ".nv.global" and n not in placed]
+    nobits += [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
+    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
+    order += sorted(nobits, key=lambda n: position.get(n, len(position)))
     placed = set(order)
     order += [n for n in generic if n not in placed]
     return order

@@ -144,10 +144,15 @@ def _program_headers(segments: list[Segment], sections: list[RawSection],
         if not members:
             out.append(ProgramHeader(seg.type, seg.flags, 0, 0, 0, seg.align))
             continue
+        # File size runs to the last file byte (or to where zero-filled data starts);
+        # memory size lays the zero-filled sections out after it at their alignments.
         start = min(s.offset for s in members)
-        ends = [s.offset + s.size for s in members if s.type not in NOBITS_TYPES]
-        filesz = max(ends) - start if ends else 0
-        memsz = filesz + sum(s.size for s in members if s.type in NOBITS_TYPES)
+        filesz = max(s.offset + (0 if s.type in NOBITS_TYPES else s.size) for s in members) - start
+        end = start
+        for s in members:
+            end = (align_up(end, s.align) + s.size if s.type in NOBITS_TYPES
+                   else max(end, s.offset + s.size))
+        memsz = end - start
         out.append(ProgramHeader(seg.type, seg.flags, start, filesz, memsz, seg.align))
     return out
 

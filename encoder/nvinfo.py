@@ -86,6 +86,12 @@ class NvInfoRecord:
     fmt: Fmt
     value: int | bytes = 0
 
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "fmt", Fmt(self.fmt))
+        except ValueError:
+            raise NvInfoError(f"unknown .nv.info record format {self.fmt!r}") from None
+
     @property
     def name(self) -> str:
         return ATTRIBUTE_NAMES.get(self.attr, f"UNKNOWN_{self.attr:#04x}")
@@ -141,9 +147,10 @@ class KParam:
                             struct.pack("<IHHI", self.index, self.ordinal, self.offset, word))
 
     @staticmethod
-    def from_record(rec: NvInfoRecord) -> "KParam":
-        if len(rec.payload) != 12:
-            raise NvInfoError(f"KPARAM_INFO payload of {len(rec.payload)} bytes, expected 12")
+    def from_record(rec: NvInfoRecord) -> "KParam | None":
+        """The parameter a KPARAM_INFO record describes; None for a malformed record."""
+        if rec.fmt is not Fmt.SVAL or len(rec.payload) != 12:
+            return None
         index, ordinal, offset, word = struct.unpack("<IHHI", rec.payload)
         return KParam(ordinal, offset, word >> 18, index, word & 0x3FFFF)
 
