@@ -1,0 +1,460 @@
+"""Bit-exact SASS encoder and decoder, driven only by the per-arch-family tables in `tables/`.
+
+A table holds *forms*: one per (opcode bits, form bits) pattern that `tools/isa_probe.py`
+found with nvdisasm as oracle. A form knows
+* `mask`/`value`: the bits that identify it, and `base`: a word ptxas emitted for it (its
+  don't-care bits are kept as ptxas sets them);
+* `slots`: its operands (slot 0 is the guard) as text shapes with numeric fields
+  (`value = bias + sum(weight_i * bit_i)`, or raw float bits);
+* `groups`: enumerated bit groups (value → mnemonic tokens and operand shapes) and the
+  `layout` that orders the mnemonic's tokens;
+* `reuse`: which operand slot each of the four reuse flags marks.
+
+The codec works on nvdisasm's text (see `fields.py`); `encode`/`decode` bridge to the
+`Instruction` model with `sass_text`.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .fields import (View, apply_edits, float_bits, float_text, operand_shape, parse_view,
+                     render_shape, render_view, undo_edits, value_class)
+from .model import Control, Imm, Instruction, Label
+
+TABLES = Path(__file__).resolve().parent / "tables"
+CONTROL_SHIFT = 105
+CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
+
+# Which table describes each arch (one encoding family per table; see encoder/arch.py).
+ARCH_FAMILY = {"sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere"}
+
+
+class EncodeError(ValueError):
+    """An instruction that has no encoding on the arch (names the instruction)."""
+
+
+class DecodeError(ValueError):
+    """A word that the tables cannot read."""
+
+
+# --- tables --------------------------------------------------------------------------
+
+@dataclass
+class Form:
+    opcode: str
+    mask: int
+    value: int
+    base: int
+    slots: list[dict]
+    groups: list[dict]
+    layout: list
+    reuse: dict[int, int]
+    tokens: list[str]
+    aliases: dict | None
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Form":
+        groups = []
+        for g in d["groups"]:
+            touched = sorted({int(k) for e in g["values"].values() for k in e.get("shapes", {})})
+            groups.append({"bits": g["bits"], "seed": g["seed"], "touched": touched,
+                           "values": {int(v): e for v, e in g["values"].items()}})
+        return cls(d["opcode"], int(d["mask"], 16), int(d["value"], 16), int(d["base"], 16),
+                   d["slots"], groups, d["layout"], {int(k): v for k, v in d["reuse"].items()},
+                   d.get("tokens", []), d.get("aliases"))
+
+    @functools.cached_property
+    def field_mask(self) -> int:
+        m = 0
+        for s in self.slots:
+            for f in s["fields"]:
+                for b in f["bits"]:
+                    m |= 1 << b
+        for g in self.groups:
+            for b in g["bits"]:
+                m |= 1 << b
+        return m
+
+
+@dataclass
+class Table:
+    family: str
+    forms: list[Form]
+
+    @functools.cached_property
+    def by_opcode(self) -> dict[str, list[Form]]:
+        out: dict[str, list[Form]] = {}
+        for f in self.forms:
+            out.setdefault(f.opcode, []).append(f)
+        return out
+
+    @functools.cached_property
+    def by_low_bits(self) -> dict[int, dict[int, list[Form]]]:
+        """Forms indexed by which of bits 0..11 they fix and the value there, most
+        specific form first."""
+        out: dict[int, dict[int, list[Form]]] = {}
+        for f in sorted(self.forms, key=lambda f: -bin(f.mask).count("1")):
+            out.setdefault(f.mask & 0xfff, {}).setdefault(f.value & 0xfff, []).append(f)
+        return out
+
+
+def family_of(arch: str) -> str:
+    try:
+        return ARCH_FAMILY[arch]
+    except KeyError:
+        raise EncodeError(f"unknown arch {arch!r}; supported: {', '.join(sorted(ARCH_FAMILY))}") \
+            from None
+
+
+@functools.cache
+def load_table(family: str) -> Table:
+    path = TABLES / f"{family}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py")
+    data = json.loads(path.read_text())
+    return Table(family, [Form.from_json(d) for d in data["forms"]])
+
+
+def table_for(arch: str) -> Table:
+    return load_table(family_of(arch))
+
+
+# --- numeric fields ------------------------------------------------------------------
+
+def _bits_value(word: int, bits: list[int]) -> int:
+    return sum((word >> b & 1) << i for i, b in enumerate(bits))
+
+
+def _put_bits(word: int, bits: list[int], value: int) -> int:
+    for i, b in enumerate(bits):
+        word = word & ~(1 << b) | ((value >> i & 1) << b)
+    return word
+
+
+def linear_value(word: int, field: dict) -> int:
+    return field["bias"] + sum(w for b, w in zip(field["bits"], field["weights"]) if word >> b & 1)
+
+
+def linear_bits(value: int, field: dict) -> int | None:
+    """The field's bits (packed over field['bits']) that give `value`, or None if out of range
+    or misaligned."""
+    rest = value - field["bias"]
+    weights = field["weights"]
+    negs = [i for i, w in enumerate(weights) if w < 0]
+    pos = sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i])
+    for choice in range(1 << len(negs)):
+        r, out = rest, 0
+        for t, i in enumerate(negs):
+            if choice >> t & 1:
+                r -= weights[i]
+                out |= 1 << i
+        for i in pos:
+            if weights[i] <= r:
+                r -= weights[i]
+                out |= 1 << i
+        if r == 0:
+            return out
+    return None
+
+
+# --- decode --------------------------------------------------------------------------
+
+def find_form(table: Table, word: int) -> Form | None:
+    best = None
+    for low_mask, by_value in table.by_low_bits.items():
+        for f in by_value.get(word & low_mask, ()):
+            if word & f.mask == f.value:
+                if best is None or bin(f.mask).count("1") > bin(best.mask).count("1"):
+                    best = f
+                break
+    return best
+
+
+def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
+    """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
+    table = table_for(arch)
+    form = find_form(table, word)
+    if form is None:
+        raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
+                          f"{word & 0xfff:#05x} with these form bits")
+    values = []
+    for gi, g in enumerate(form.groups):
+        v = _bits_value(word, g["bits"])
+        if v not in g["values"]:
+            raise DecodeError(f"word {word:#034x} ({form.opcode}): bits {g['bits']} hold "
+                              f"{v}, an encoding the table does not know")
+        values.append(g["values"][v])
+    tokens: list[str] = []
+    for item in form.layout:
+        tokens.extend([item] if isinstance(item, str) else values[item].get("tokens", []))
+    if form.aliases:
+        combo = _alias_combo(form, word)
+        # a combination nvdisasm could not show during probing reads as the seed's
+        tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
+    shapes = [s["shape"] for s in form.slots]
+    for e in values:
+        for k, sh in e.get("shapes", {}).items():
+            shapes[int(k)] = sh
+    texts: list[str | None] = []
+    slot_targets: dict[int, int] = {}
+    for k, slot in enumerate(form.slots):
+        nums = []
+        for f in slot["fields"]:
+            if "float" in f:
+                nums.append(float_text(_bits_value(word, f["bits"]), f["float"]))
+            else:
+                n = linear_value(word, f)
+                if f.get("pcrel"):
+                    n += pc
+                    slot_targets[k] = n
+                nums.append(n)
+        if slot.get("optional") and shapes[k] == slot["hidden_shape"] and nums == slot["default"]:
+            texts.append(None)
+        else:
+            texts.append(render_shape(shapes[k], nums))
+    ctl = word >> CONTROL_SHIFT
+    # nvdisasm shows reuse flags only when bit 109 (the no-yield bit) is set
+    reuse_slots = {form.reuse[i] for i in range(4)
+                   if ctl >> 4 & 1 and ctl >> (17 + i) & 1 and i in form.reuse}
+    guard = texts[0]
+    ops, reuse, targets = [], [], {}
+    for k in range(1, len(texts)):
+        if texts[k] is None:
+            continue
+        if k in reuse_slots:
+            reuse.append(len(ops))
+        if k in slot_targets:
+            targets[len(ops)] = slot_targets[k]
+        ops.append(texts[k])
+    return View(guard, tokens, ops, reuse, targets)
+
+
+def decode_text(word: int, arch: str = "sm_89", pc: int = 0) -> str:
+    return render_view(decode_view(word, arch, pc))
+
+
+def _alias_combo(form: Form, word: int) -> str:
+    classes = []
+    for k, j, kind, file in form.aliases["fields"]:
+        classes.append(value_class(kind, linear_value(word, form.slots[k]["fields"][j]), file))
+    return "/".join(classes)
+
+
+# --- encode --------------------------------------------------------------------------
+
+def _order(g: dict) -> list[int]:
+    """Candidate values of a group, ptxas's usual choice (the seed's value) first."""
+    return sorted(g["values"], key=lambda v: (v != g["seed"], v))
+
+
+def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> list[int] | None:
+    """Choose group values so that the mnemonic tokens come out as `target`."""
+    chosen: dict[int, int] = {}
+
+    def walk(i: int, pos: int) -> bool:
+        if i == len(form.layout):
+            return pos == len(target)
+        item = form.layout[i]
+        if isinstance(item, str):
+            return pos < len(target) and target[pos] == item and walk(i + 1, pos + 1)
+        for v in allowed[item]:
+            toks = form.groups[item]["values"][v].get("tokens", [])
+            if target[pos:pos + len(toks)] == toks:
+                chosen[item] = v
+                if walk(i + 1, pos + len(toks)):
+                    return True
+        return False
+
+    if not walk(0, 0):
+        return None
+    return [chosen.get(gi, allowed[gi][0] if allowed[gi] else -1)
+            for gi in range(len(form.groups))]
+
+
+def _align(form: Form, ops: list[str]) -> list[str | None] | None:
+    """Place the printed operands into the form's slots (optional slots may be missing)."""
+    slots = form.slots
+    missing = len(slots) - len(ops)
+    if missing < 0:
+        return None
+    opt = [k for k, s in enumerate(slots) if s.get("optional")]
+    if missing > len(opt):
+        return None
+
+    def kinds(shape: str) -> list[str]:
+        return re.findall(r"\{(\w+)\}", shape)
+
+    def attempt(skip: set[int]) -> list[str | None] | None:
+        it = iter(ops)
+        out = [None if k in skip else next(it) for k in range(len(slots))]
+        for k, o in enumerate(out):
+            if o is not None and kinds(operand_shape(o)[0]) != kinds(slots[k]["shape"]):
+                return None
+        return out
+
+    from itertools import combinations
+    for skip in combinations(opt[::-1], missing):   # fill earlier optional slots first
+        out = attempt(set(skip))
+        if out is not None:
+            return out
+    return None
+
+
+def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
+    """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
+    table = table_for(arch)
+    name = ".".join(view.tokens)
+    forms = table.by_opcode.get(view.tokens[0])
+    if not forms:
+        raise EncodeError(f"{name}: unknown mnemonic on {arch}")
+    ops = [view.guard or "PT", *view.operands]
+    errors = []
+    want = render_view(View(view.guard, view.tokens, view.operands, []))
+    for form in forms:
+        placed = _align(form, ops)
+        if placed is None:
+            continue
+        if form.aliases:      # the printed mnemonic may be an alias: try each way back
+            table_ = form.aliases["table"]
+            order = sorted(table_, key=lambda c: c != form.aliases["seed"])
+            candidates = [undo_edits(view.tokens, table_[c], form.tokens) for c in order]
+        else:
+            candidates = [view.tokens]
+        for tokens in candidates:
+            if tokens is None:
+                continue
+            try:
+                word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
+                                    pc)
+            except EncodeError as e:
+                errors.append(str(e))
+                continue
+            # the table must read the word back as the same text (aliases, hidden operands)
+            try:
+                back = decode_view(word, arch, pc)
+            except DecodeError as e:
+                errors.append(str(e))
+                continue
+            back.reuse = []
+            if render_view(back) == want:
+                return word
+            errors.append(f"would read back as {render_view(back)!r}")
+    detail = f": {errors[0]}" if errors else ": no form takes these operands"
+    raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
+
+
+def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> int:
+    parsed = []
+    for k, o in enumerate(placed):
+        if o is None:
+            parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
+        else:
+            parsed.append(operand_shape(o))
+    allowed = []
+    for g in form.groups:
+        cands = []
+        for v in _order(g):
+            e = g["values"][v]
+            sh = e.get("shapes", {})
+            if all(sh.get(str(k), form.slots[k]["shape"]) == parsed[k][0] for k in g["touched"]):
+                cands.append(v)
+        allowed.append(cands)
+    # an operand shape no group can produce (e.g. `-R4` where the form has no negate bit)
+    owned = {k for g in form.groups for k in g["touched"]}
+    for k, (shape, _n) in enumerate(parsed):
+        if k not in owned and shape != form.slots[k]["shape"]:
+            raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
+    values = _match_layout(form, allowed, view.tokens)
+    if values is None or -1 in values:
+        raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
+    word = form.base & ~form.field_mask & ~CONTROL_MASK
+    for g, v in zip(form.groups, values):
+        word = _put_bits(word, g["bits"], v)
+    for k, slot in enumerate(form.slots):
+        for f, n in zip(slot["fields"], parsed[k][1]):
+            if "float" in f:
+                bits = float_bits(n, f["float"])
+                if bits is None or bits >> len(f["bits"]):
+                    raise EncodeError(f"float immediate {n} is not exactly encodable")
+            else:
+                n = n - pc if f.get("pcrel") else n
+                bits = linear_bits(n, f)
+                if bits is None:
+                    raise EncodeError(f"operand {k} `{placed[k]}`: value {n:#x} out of range "
+                                      f"or misaligned for its field")
+            word = _put_bits(word, f["bits"], bits)
+    return word
+
+
+def encode_text(text: str, arch: str = "sm_89", pc: int = 0, control: Control | None = None) -> int:
+    view = parse_view(text)
+    word = encode_view(view, arch, pc)
+    ctl = control or Control()
+    return word | ctl.pack() << CONTROL_SHIFT
+
+
+# --- the Instruction model -----------------------------------------------------------
+
+_LABEL = re.compile(r"`\(([^)]*)\)")
+
+
+def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
+    """The 128-bit word of an instruction at byte offset `pc` (control bits from
+    `ins.control`; `.reuse` flags on operands are taken from the control field)."""
+    from . import sass_text
+    family_of(arch)
+    labels = [op for op in ins.operands if isinstance(op, Label)]
+    for lab in labels:
+        if lab.offset is None:
+            raise EncodeError(f"{ins.mnemonic}: branch target {lab.name} is not resolved "
+                              "to an offset")
+    text = sass_text.format_instruction(replace(ins, control=Control()))
+    it = iter(labels)
+    text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
+    try:
+        view = parse_view(text)
+        view.reuse = []
+        word = encode_view(view, arch, pc)
+    except EncodeError:
+        raise
+    except (ValueError, IndexError, KeyError) as e:
+        raise EncodeError(f"{text}: {e}") from None
+    return word | ins.control.pack() << CONTROL_SHIFT
+
+
+_LAST_HEX = re.compile(r"-?0x[0-9a-f]+(?!.*0x)")
+
+
+def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
+    """The instruction a word holds at byte offset `pc`. Branch targets come back as
+    `Label(name=".L_<hex offset>", offset=<offset>)`: a word holds no label names."""
+    from . import sass_text
+    family_of(arch)
+    view = decode_view(word, arch, pc)
+    for pos, target in view.targets.items():
+        view.operands[pos] = _LAST_HEX.sub(f"`(.L_{target:x})", view.operands[pos], count=1)
+    view.reuse = []
+    try:
+        ins = sass_text.parse_instruction(render_view(view))
+    except ValueError as e:
+        raise DecodeError(f"word {word:#034x}: table text {render_view(view)!r} does not "
+                          f"parse: {e}") from None
+    ops = tuple(Label(op.name, int(op.name[3:], 16)) if isinstance(op, Label)
+                and op.name.startswith(".L_") and op.name[3:].isalnum() else op
+                for op in ins.operands)
+    ctl = Control.unpack(word >> CONTROL_SHIFT)
+    ins = replace(ins, operands=ops, control=ctl)
+    return _with_reuse(ins, decode_view(word, arch, pc).reuse)
+
+
+def _with_reuse(ins: Instruction, positions: list[int]) -> Instruction:
+    from .model import Reg
+    ops = list(ins.operands)
+    for pos in positions:
+        if pos < len(ops) and isinstance(ops[pos], Reg):
+            ops[pos] = replace(ops[pos], reuse=True)
+    return replace(ins, operands=tuple(ops))

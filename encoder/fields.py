@@ -1,0 +1,263 @@
+"""The text-level view of one SASS instruction that the encoding tables are written against.
+
+Why a separate view: the tables map bits to *nvdisasm's text*, so that the same data can be
+derived by probing nvdisasm and applied by the codec. An instruction's text is cut into
+its guard, its mnemonic tokens and its operands; every number inside an operand (register
+index, immediate, constant-bank offset, float literal) is lifted out, leaving the operand's
+*shape*: `-|R4|` → shape `-|{R}|` with numbers `[4]`; `c[0x0][0x160]` → `c[{i}][{i}]`,
+`[0, 352]`. A numeric field of the word gives a number; everything else in a shape or the
+mnemonic comes from enumerated bit groups.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass, field
+
+# Register files whose index is a number in the text; the zero register of each prints as a
+# name (RZ, URZ, PT, UPT) and stands for the highest index.
+ZERO_NAMES = {"RZ": ("R", 255), "URZ": ("UR", 63), "PT": ("P", 7), "UPT": ("UP", 7)}
+ZERO_OF = {file: name for name, (file, _i) in ZERO_NAMES.items()}
+ZERO_INDEX = {file: index for _n, (file, index) in ZERO_NAMES.items()}
+
+_TOKEN = re.compile(
+    r"(?P<reg>(?<![\w.$])(?:UR|UP|R|P|B)(?:\d+|Z|T)(?![\w$]))"
+    r"|(?P<int>(?<![\w.$])-?0x[0-9a-f]+(?![\w$]))"
+    r"|(?P<float>(?<![\w.$])[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|INF|QNAN|SNAN|NAN)(?![\w$.]) ?)")
+
+# A float placeholder keeps the float format the field uses: f32, f64 (upper 32 bits), f16.
+FLOAT_KINDS = ("f32", "f64h", "f16")
+
+
+@dataclass
+class View:
+    guard: str | None            # "P0", "!P0"; None when the guard is PT (not printed)
+    tokens: list[str]            # mnemonic split at dots, opcode first
+    operands: list[str]          # operand texts, `.reuse` removed
+    reuse: list[int]             # operand positions that carried `.reuse`
+    targets: dict[int, int] = field(default_factory=dict)  # operand position → branch target
+
+
+def split_operands(text: str) -> list[str]:
+    """Split at top-level commas (none inside brackets or backquoted labels)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip(" "))
+            cur = []
+        else:
+            cur.append(ch)
+    last = "".join(cur).strip(" ")
+    if last or out:
+        out.append(last)
+    # keep the space nvdisasm leaves after `+INF ` and friends: it belongs to the literal
+    return [o for o in out]
+
+
+def parse_view(text: str) -> View:
+    text = text.strip().rstrip(";").strip()
+    guard = None
+    if text.startswith("@"):
+        guard, _, text = text[1:].partition(" ")
+        text = text.strip()
+    mnemonic, _, rest = text.partition(" ")
+    raw_ops = split_operands(rest.strip()) if rest.strip() else []
+    ops, reuse = [], []
+    for i, op in enumerate(raw_ops):
+        if ".reuse" in op:
+            reuse.append(i)
+            op = op.replace(".reuse", "")
+        ops.append(op)
+    return View(guard, mnemonic.split("."), ops, reuse)
+
+
+def render_view(view: View) -> str:
+    ops = [o + ".reuse" if i in view.reuse else o for i, o in enumerate(view.operands)]
+    text = ".".join(view.tokens)
+    if ops:
+        text += " " + ", ".join(ops)
+    if view.guard is not None:
+        text = f"@{view.guard} {text}"
+    return text
+
+
+def _is_address(op: str) -> bool:
+    return op.startswith("[") or op.startswith("desc[")
+
+
+def operand_shape(op: str) -> tuple[str, list]:
+    """`-|R4|` → (`-|{R}|`, [4]); floats stay as their text, integers become ints."""
+    if _is_address(op) and not re.search(r"[+\[]-?0x[0-9a-f]+\]$", op):
+        op = op[:-1] + "+0x0]"      # an address always has an offset term, 0 when not printed
+    nums: list = []
+
+    def lift(m: re.Match) -> str:
+        if m.group("reg"):
+            tok = m.group("reg")
+            if tok in ZERO_NAMES:
+                file, index = ZERO_NAMES[tok]
+            else:
+                file = tok.rstrip("0123456789")
+                index = int(tok[len(file):])
+            nums.append(index)
+            return "{" + file + "}"
+        if m.group("int"):
+            s = m.group("int")
+            nums.append(-int(s[1:], 16) if s.startswith("-") else int(s, 16))
+            return "{i}"
+        nums.append(m.group("float"))
+        return "{f}"
+
+    return _TOKEN.sub(lift, op), nums
+
+
+_HOLE = re.compile(r"\{(R|UR|P|UP|B|i|f)\}")
+
+
+def render_shape(shape: str, nums: list) -> str:
+    it = iter(nums)
+
+    def fill(m: re.Match) -> str:
+        kind, v = m.group(1), next(it)
+        if kind == "i":
+            return f"-0x{-v:x}" if v < 0 else f"0x{v:x}"
+        if kind == "f":
+            return v
+        if kind in ZERO_OF and v == ZERO_INDEX[kind]:
+            return ZERO_OF[kind]
+        return f"{kind}{v}"
+
+    text = _HOLE.sub(fill, shape)
+    if _is_address(text) and text.endswith("+0x0]"):
+        text = text[:-5] + "]"
+    return text
+
+
+def shape_kinds(shape: str) -> list[str]:
+    return _HOLE.findall(shape)
+
+
+# --- float literals -------------------------------------------------------------------
+
+def _fmt_float(x: float) -> str:
+    if math.isinf(x):
+        return "+INF " if x > 0 else "-INF "
+    if math.isnan(x):
+        return "+QNAN " if math.copysign(1, x) > 0 else "-QNAN "
+    if x == 0:
+        return "-0.0" if math.copysign(1, x) < 0 else "0"
+    s = "%.20g" % x
+    if "e" not in s and "." not in s and len(s.lstrip("-")) > 16:
+        s = "%.20e" % x       # nvdisasm switches to e-notation for long integers
+        mant, exp = s.split("e")
+        s = f"{mant}e{exp[0]}{int(exp[1:]):02d}"
+    return s
+
+
+def float_text(bits: int, kind: str) -> str:
+    """nvdisasm's spelling of an immediate float field."""
+    if kind == "f32":
+        return _fmt_float(struct.unpack("<f", struct.pack("<I", bits))[0])
+    if kind == "f64h":
+        return _fmt_float(struct.unpack("<d", struct.pack("<Q", bits << 32))[0])
+    if kind == "f16":
+        return _fmt_float(struct.unpack("<e", struct.pack("<H", bits))[0])
+    raise ValueError(kind)
+
+
+def float_bits(text: str, kind: str) -> int | None:
+    """The field bits for a float literal, or None when the text is not exactly encodable."""
+    t = text.strip()
+    special = {"+INF": math.inf, "-INF": -math.inf, "INF": math.inf}
+    if t in ("+QNAN", "QNAN", "-QNAN", "NAN", "+NAN", "-NAN"):
+        sign = 1 if t.startswith("-") else 0
+        return {"f32": 0x7fffffff | sign << 31, "f64h": 0x7fffffff | sign << 31,
+                "f16": 0x7fff | sign << 15}[kind]
+    try:
+        x = special[t] if t in special else float(t)
+    except ValueError:
+        return None
+    if kind == "f32":
+        bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    elif kind == "f64h":
+        full = struct.unpack("<Q", struct.pack("<d", x))[0]
+        if full & 0xffffffff:
+            return None
+        bits = full >> 32
+    else:
+        try:
+            bits = struct.unpack("<H", struct.pack("<e", x))[0]
+        except OverflowError:
+            return None
+    return bits
+
+
+# --- value classes for nvdisasm's aliases ----------------------------------------------
+# nvdisasm prints some opcodes under other names depending on operand *values*
+# (`IMAD.MOV` when a factor is RZ, `IMAD.SHL` for a power-of-two factor, `IMAD.IADD` for a
+# factor of 1). The tables record, per form, how the mnemonic tokens change for each
+# combination of these classes of the fields that matter.
+
+CLASS_VALUES = {"reg": {"zero": None, "other": 0},
+                "int": {"0": 0, "1": 1, "pow2": 0x10, "other": 3}}
+
+
+def value_class(kind: str, value: int, file: str | None = None) -> str:
+    if kind == "reg":
+        return "zero" if value == ZERO_INDEX.get(file or "R") else "other"
+    if value in (0, 1):
+        return str(value)
+    if value > 0 and value & (value - 1) == 0:
+        return "pow2"
+    return "other"
+
+
+def token_edits(base: list[str], toks: list[str]) -> list:
+    """How `toks` differs from `base`: a list of ("del", token) and ("ins", after, token)."""
+    import difflib
+    edits: list = []
+    sm = difflib.SequenceMatcher(a=base, b=toks, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op in ("delete", "replace"):
+            edits.extend(("del", t) for t in base[i1:i2])
+        if op in ("insert", "replace"):
+            anchor = base[i1 - 1] if i1 > 0 else None
+            for t in toks[j1:j2]:
+                edits.append(("ins", anchor, t))
+                anchor = t
+    return edits
+
+
+def apply_edits(toks: list[str], edits: list) -> list[str]:
+    out = list(toks)
+    for e in edits:
+        if e[0] == "del":
+            if e[1] in out:
+                out.remove(e[1])
+        else:
+            _, anchor, t = e
+            pos = out.index(anchor) + 1 if anchor in out else len(out) if anchor else 0
+            out.insert(pos, t)
+    return out
+
+
+def undo_edits(toks: list[str], edits: list, base_tokens: list[str]) -> list[str] | None:
+    """The tokens before `edits` were applied (None when `toks` cannot come from them)."""
+    out = list(toks)
+    for e in reversed(edits):
+        if e[0] == "ins":
+            if e[2] not in out:
+                return None
+            out.remove(e[2])
+        else:
+            t = e[1]
+            i = base_tokens.index(t)
+            anchor = base_tokens[i - 1] if i > 0 else None
+            pos = out.index(anchor) + 1 if anchor in out else 0 if anchor is None else len(out)
+            out.insert(pos, t)
+    return out

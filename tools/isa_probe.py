@@ -1,0 +1,650 @@
+"""Derive the per-arch SASS encoding tables by probing nvdisasm with raw instruction words.
+
+Why: the encoder and decoder in `ptx2sass.encoder.codec` are driven only by data; this tool
+produces that data, with NVIDIA's disassembler as the oracle, so a new arch is a re-run, not
+new code.
+
+How: every distinct word ptxas emits for the corpora is a seed. For a seed, each of the data
+bits (0..104, 126, 127) is flipped on its own and the 107 variants disassembled in one batch;
+how the text changes says what the bit is:
+
+* the opcode, the operand count or an operand's kind changes, or nvdisasm rejects the word:
+  the bit selects the *form*, so it is part of the form's match pattern;
+* nothing changes: a don't-care bit, kept at the value ptxas gives it;
+* one operand's number changes by ±2^k (register index, immediate, constant offset …): the
+  bit is bit k of a numeric *field* of that operand (its weight is the change);
+* anything else (modifier tokens, an operand's sign, |abs|, selectors, special-register
+  name): the bit belongs to a *group*; adjacent group bits are enumerated together and the
+  text of every value is recorded.
+
+Seeds whose words an earlier form already explains are skipped, so the table holds one form
+per distinct (opcode bits, form bits) pattern seen. The result is written to
+`encoder/tables/<family>.json`.
+
+Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--out PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from ptx2sass import oracle
+
+DATA_BITS = tuple(range(105)) + (126, 127)
+CONTROL_SHIFT = 105
+_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_BAD = re.compile(r"at address 0x([0-9a-f]+)")
+NOP_WORD = 0x7918  # sm_7x..sm_12x NOP with zero control bits
+
+
+def disassemble(words: list[int], arch: str, chunk: int = 1024) -> list[str | None]:
+    """nvdisasm's text for each raw word (None where nvdisasm rejects the word).
+
+    nvdisasm refuses a whole file when one word is illegal but names every bad address, so
+    those words are swapped for NOPs and the file disassembled again.
+    """
+    out: list[str | None] = []
+    for start in range(0, len(words), chunk):
+        part = list(words[start:start + chunk])
+        bad: set[int] = set()
+        for _attempt in range(4):
+            data = b"".join((NOP_WORD if i in bad else w).to_bytes(16, "little")
+                            for i, w in enumerate(part))
+            run = oracle.nvdisasm_raw(data, arch, ())
+            if run.ok:
+                break
+            found = {int(a, 16) // 16 for a in _BAD.findall(run.stderr)}
+            if not found - bad:
+                raise oracle.OracleFailed(f"nvdisasm failed without naming a word: {run.stderr}")
+            bad |= found
+        else:
+            raise oracle.OracleFailed(f"nvdisasm kept failing: {run.stderr[:500]}")
+        texts: dict[int, str] = {}
+        for m in _LINE.finditer(run.stdout):
+            texts[int(m.group(1), 16) // 16] = m.group(2)
+        out.extend(None if i in bad else texts.get(i) for i in range(len(part)))
+    return out
+
+
+# --- text views of probe words -------------------------------------------------------
+
+from ptx2sass.encoder.fields import (CLASS_VALUES, ZERO_INDEX, View, float_bits,  # noqa: E402
+                                     operand_shape, parse_view, shape_kinds, token_edits,
+                                     value_class)
+
+GROUP_LIMIT = 10      # bits enumerated together at most (2^10 words)
+
+
+class Probe:
+    """One instruction as the probe sees it: operand 0 is the guard (PT when not printed)."""
+
+    def __init__(self, text: str, addr: int, pcrel: frozenset = frozenset()):
+        v: View = parse_view(text)
+        self.text = text
+        self.tokens = v.tokens
+        ops = [v.guard or "PT", *v.operands]
+        self.shapes, self.nums = [], []
+        for k, op in enumerate(ops):
+            shape, nums = operand_shape(op)
+            nums = [n - addr if (k, j) in pcrel else n for j, n in enumerate(nums)]
+            self.shapes.append(shape)
+            self.nums.append(nums)
+        self.reuse = [i + 1 for i in v.reuse]
+        self.valid = "???" not in text and "INVALID" not in text.upper()
+
+    def kinds(self) -> list[tuple[str, ...]]:
+        return [tuple(shape_kinds(s)) for s in self.shapes]
+
+    def skeleton(self):
+        return (self.tokens[0], tuple(self.kinds()))
+
+
+def probe_texts(words: list[int], arch: str, pcrel=frozenset()) -> list[Probe | None]:
+    """Disassemble; each word sits at address 16*i of its batch (so pc-relative numbers
+    are brought back to offsets from the word itself)."""
+    out = []
+    chunk = 1024
+    for start in range(0, len(words), chunk):
+        part = words[start:start + chunk]
+        texts = disassemble(part, arch, chunk=chunk)
+        for i, t in enumerate(texts):
+            p = Probe(t, 16 * i, pcrel) if t is not None else None
+            out.append(p if p is not None and p.valid else None)
+    return out
+
+
+# --- one seed → one form -------------------------------------------------------------
+
+CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
+NEUTRAL_CONTROL = 1 | 1 << 4 | 7 << 5 | 7 << 8
+REG_SHAPES = {"{P}", "{UP}", "{R}", "{UR}"}
+
+
+def classify(base: Probe, p: Probe | None):
+    """How one flipped word's text differs from the base text."""
+    if p is None or p.tokens[0] != base.tokens[0]:
+        return ("fixed",)
+    n0, n1 = len(base.shapes), len(p.shapes)
+    if abs(n1 - n0) == 1:
+        long_, short = (p, base) if n1 > n0 else (base, p)
+        hits = [k for k in range(1, len(long_.shapes))
+                if long_.shapes[:k] + long_.shapes[k + 1:] == short.shapes
+                and long_.nums[:k] + long_.nums[k + 1:] == short.nums
+                and long_.tokens == short.tokens]
+        if n1 > n0 and hits:
+            return ("insert", hits[0], p)
+        if len(hits) == 1:
+            return ("delete", hits[0])
+        return ("fixed",)       # no single operand, or an ambiguous one, went away
+    if n1 != n0 or p.kinds() != base.kinds():
+        return ("fixed",)
+    nums = [(k, j) for k in range(n0) for j in range(len(base.nums[k]))
+            if base.nums[k][j] != p.nums[k][j]]
+    shapes = {k for k in range(n0) if base.shapes[k] != p.shapes[k]}
+    toks = base.tokens != p.tokens
+    if not nums and not shapes and not toks:
+        return ("silent",)
+    if len(nums) == 1 and not shapes and not toks:
+        k, j = nums[0]
+        return ("num", k, j, base.nums[k][j], p.nums[k][j])
+    if not nums:
+        return ("group", shapes, toks)
+    return ("fixed",)
+
+
+def _pcrel(word: int, arch: str) -> frozenset:
+    a, b = probe_texts([word, word], arch)
+    if a is None or b is None:
+        return frozenset()
+    return frozenset((k, j) for k in range(len(a.nums)) for j, n in enumerate(a.nums[k])
+                     if isinstance(n, int) and b.nums[k][j] - n == 16)
+
+
+def _bits_value(word: int, bits: list[int]) -> int:
+    return sum((word >> b & 1) << i for i, b in enumerate(bits))
+
+
+def _with_bits(word: int, bits: list[int], value: int) -> int:
+    for i, b in enumerate(bits):
+        word = word & ~(1 << b) | ((value >> i & 1) << b)
+    return word
+
+
+def _groups_from_bits(info: dict[int, tuple]) -> list[list[int]]:
+    """Union adjacent group bits and bits that touch the same operand."""
+    parent = {b: b for b in info}
+
+    def find(b):
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        return b
+
+    by_slot: dict[int, int] = {}
+    for b in sorted(info):
+        if b - 1 in info:
+            parent[find(b)] = find(b - 1)
+        for k in info[b][1]:
+            if k in by_slot:
+                parent[find(b)] = find(by_slot[k])
+            else:
+                by_slot[k] = b
+    comps: dict[int, list[int]] = {}
+    for b in info:
+        comps.setdefault(find(b), []).append(b)
+    out = []
+    for comp in comps.values():
+        comp.sort()
+        if len(comp) <= GROUP_LIMIT:
+            out.append(comp)
+            continue
+        run: list[int] = []
+        for b in comp:          # too many to enumerate jointly: fall back to adjacent runs
+            if run and (b != run[-1] + 1 or len(run) == 8):
+                out.append(run)
+                run = []
+            run.append(b)
+        out.append(run)
+    return sorted(out)
+
+
+def _span(base_toks: list[str], toks: list[str]) -> tuple[int, int]:
+    p = 0
+    while p < min(len(base_toks), len(toks)) and base_toks[p] == toks[p]:
+        p += 1
+    s = 0
+    while (s < min(len(base_toks), len(toks)) - p
+           and base_toks[len(base_toks) - 1 - s] == toks[len(toks) - 1 - s]):
+        s += 1
+    return p, len(base_toks) - s
+
+
+def _enumerate_group(work: int, bits: list[int], base: Probe, arch: str, pcrel) -> dict:
+    words = [_with_bits(work, bits, v) for v in range(1 << len(bits))]
+    values = {}
+    for v, p in enumerate(probe_texts(words, arch, pcrel)):
+        if p is None or p.skeleton() != base.skeleton() or p.nums != base.nums:
+            continue
+        values[v] = p
+    return values
+
+
+def derive_form(seed: int, arch: str) -> dict | None:
+    """Probe one seed word; None when nvdisasm cannot read it at all."""
+    # probe with the seed's own scheduling bits (some control values are illegal), minus reuse
+    work = seed & ~(0xf << 122)
+    seed &= ~CONTROL_MASK
+    for _reveal in range(6):
+        pcrel = _pcrel(work, arch)
+        probes = probe_texts([work] + [work ^ (1 << b) for b in DATA_BITS], arch, pcrel)
+        base = probes[0]
+        if base is None:
+            return None
+        kinds = {b: classify(base, p) for b, p in zip(DATA_BITS, probes[1:])}
+        inserts = [b for b, c in kinds.items() if c[0] == "insert"]
+        if not inserts:
+            break
+        # make a hidden operand visible, then probe again; prefer a bit that shows a value
+        # no other operand has, so later deletions say unambiguously which operand went
+        present = list(zip(base.shapes, base.nums))
+        fresh = [b for b in inserts
+                 if (kinds[b][2].shapes[kinds[b][1]], kinds[b][2].nums[kinds[b][1]]) not in present]
+        work ^= 1 << (fresh or inserts)[0]
+    mask = 0
+    num_bits: dict[tuple[int, int], list[tuple[int, object]]] = {}
+    group_info: dict[int, tuple] = {}
+    optional: set[int] = {0}
+    deleted: dict[int, list[int]] = {}
+    for b, c in kinds.items():
+        if b < 12 or c[0] == "fixed" or c[0] == "insert":   # bits 0..11: the opcode
+            mask |= 1 << b
+        elif c[0] == "num":
+            _, k, j, old, new = c
+            num_bits.setdefault((k, j), []).append((b, (old, new)))
+        elif c[0] == "delete":
+            k = c[1]
+            file = base.shapes[k].strip("{}")
+            if base.shapes[k] in REG_SHAPES:
+                optional.add(k)
+                num_bits.setdefault((k, 0), []).append((b, (base.nums[k][0], ZERO_INDEX[file])))
+            elif len(base.nums[k]) == 1 and isinstance(base.nums[k][0], int):
+                deleted.setdefault(k, []).append(b)
+            else:
+                mask |= 1 << b
+        elif c[0] == "group":
+            group_info[b] = (c[0], c[1], c[2])
+    # numeric fields: integer ones are linear (value = bias + sum of weights), floats raw bits
+    slots = []
+    for k, shape in enumerate(base.shapes):
+        fields = []
+        for j, n in enumerate(base.nums[k]):
+            entries = sorted(num_bits.get((k, j), []))
+            bits = [b for b, _ in entries]
+            if isinstance(n, str):
+                raw = _bits_value(work, bits)
+                fkind = next((fk for fk in ("f32", "f64h", "f16")
+                              if float_bits(n, fk) is not None
+                              and float_bits(n, fk) & ((1 << len(bits)) - 1) == raw), None)
+                fields.append({"bits": bits, "float": fkind or "f32"})
+                continue
+            weights = []
+            for b, (old, new) in entries:
+                weights.append(new - old if not work >> b & 1 else old - new)
+            # bits whose flip hides the operand (it printed its default): they continue the
+            # field's power-of-two run at either end
+            for b in sorted(deleted.get(k, [])) if j == 0 else ():
+                if bits and b == bits[0] - 1 and weights[0] % 2 == 0:
+                    bits.insert(0, b)
+                    weights.insert(0, weights[0] // 2)
+                elif bits and b == bits[-1] + 1:
+                    bits.append(b)
+                    weights.append(weights[-1] * 2)
+                else:
+                    mask |= 1 << b
+                    continue
+                optional.add(k)
+            bias = n - sum(w for b, w in zip(bits, weights) if work >> b & 1)
+            field = {"bits": bits, "weights": weights, "bias": bias}
+            if (k, j) in pcrel:
+                field["pcrel"] = True
+            fields.append(field)
+        slots.append({"shape": shape, "fields": fields})
+    # optional register operands: vanish from the text when set to the zero register
+    tests = []
+    for k, slot in enumerate(slots):
+        if k in optional or slot["shape"] not in REG_SHAPES or not slot["fields"][0]["bits"]:
+            continue
+        f = slot["fields"][0]
+        zero = ZERO_INDEX[slot["shape"].strip("{}")]
+        w = _encode_linear(zero, f)
+        if w is not None:
+            tests.append((k, _with_bits(work, f["bits"], w)))
+    for (k, _w), p in zip(tests, probe_texts([w for _k, w in tests], arch, pcrel)):
+        if p is not None and len(p.shapes) == len(base.shapes) - 1:
+            optional.add(k)
+    for k in optional:
+        slots[k]["optional"] = True
+        f = slots[k]["fields"][0] if slots[k]["fields"] else None
+        kinds = shape_kinds(base.shapes[k])
+        slots[k]["hidden_shape"] = base.shapes[k]
+        if len(kinds) == 1 and kinds[0] in ZERO_INDEX:
+            slots[k]["default"] = [ZERO_INDEX[kinds[0]]]
+            slots[k]["hidden_shape"] = "{" + kinds[0] + "}"
+        elif f and "weights" in f:       # what the original seed holds where it hid the operand
+            slots[k]["default"] = [f["bias"] + sum(w for b, w in zip(f["bits"], f["weights"])
+                                                   if seed >> b & 1)]
+        else:
+            del slots[k]["optional"]
+    groups = []
+    for bits in _groups_from_bits(group_info):
+        values = _enumerate_group(work, bits, base, arch, pcrel)
+        groups.append({"bits": bits, "values": values})
+    layout, groups = _layout(base, groups, work, arch, pcrel)
+    reuse = {}
+    # nvdisasm shows reuse flags only when bit 109 is set: probe them under a neutral
+    # control field (stall 1, bit 109 set, no scoreboards)
+    neutral = (work & ~CONTROL_MASK) | NEUTRAL_CONTROL << CONTROL_SHIFT
+    rprobes = probe_texts([neutral | 1 << (122 + i) for i in range(4)], arch, pcrel)
+    for i, p in enumerate(rprobes):
+        if p is not None and len(p.reuse) == 1:
+            reuse[str(i)] = p.reuse[0]
+    aliases = _aliases(work, base, slots, arch, pcrel)
+    first = probe_texts([seed | (work & CONTROL_MASK)], arch)[0]
+    return {"aliases": aliases, "tokens": base.tokens,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
+            "value": hex(seed & mask), "base": hex(seed & ~CONTROL_MASK), "slots": slots,
+            "groups": groups, "layout": layout, "reuse": reuse}
+
+
+def _alias_fields(slots: list[dict]):
+    """(slot, index, kind, file) of every register or integer field an alias might test."""
+    out = []
+    for k, slot in enumerate(slots):
+        if k == 0:
+            continue
+        kinds = shape_kinds(slot["shape"])
+        for j, (kind, f) in enumerate(zip(kinds, slot["fields"])):
+            if "weights" not in f or f.get("pcrel") or not f["bits"]:
+                continue
+            if kind in ("R", "UR"):
+                out.append((k, j, "reg", kind))
+            elif kind == "i" and len(f["bits"]) >= 8:
+                out.append((k, j, "int", None))
+    return out
+
+
+def _class_word(work: int, slots, field, cls: str) -> int | None:
+    k, j, kind, file = field
+    f = slots[k]["fields"][j]
+    value = CLASS_VALUES[kind][cls]
+    if value is None:
+        value = ZERO_INDEX[file]
+    packed = _encode_linear(value, f)
+    return None if packed is None else _with_bits(work, f["bits"], packed)
+
+
+def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dict | None:
+    """Which value classes of which fields change the mnemonic, and how (a truth table)."""
+    import itertools
+    fields = _alias_fields(slots)
+    singles = []
+    for fld in fields:
+        for cls in CLASS_VALUES[fld[2]]:
+            w = _class_word(work, slots, fld, cls)
+            if w is not None:
+                singles.append((fld, w))
+    relevant = []
+    for (fld, _w), p in zip(singles, probe_texts([w for _f, w in singles], arch, pcrel)):
+        if p is not None and p.tokens != base.tokens and fld not in relevant:
+            relevant.append(fld)
+    if not relevant:
+        return None
+    # aliases can test several operands together (IMAD.SHL: a power-of-two factor *and* an
+    # RZ addend), so tabulate every candidate field once one of them matters
+    relevant = (relevant + [f for f in fields if f not in relevant and f[0] >= 2])[:4]
+    combos = list(itertools.product(*[list(CLASS_VALUES[f[2]]) for f in relevant]))
+    words = []
+    for combo in combos:
+        w = work
+        for fld, cls in zip(relevant, combo):
+            w = _class_word(w, slots, fld, cls) if w is not None else None
+        words.append(w)
+    table = {}
+    got = probe_texts([w for w in words if w is not None], arch, pcrel)
+    it = iter(got)
+    for combo, w in zip(combos, words):
+        p = next(it) if w is not None else None
+        if p is not None and p.skeleton()[1] == base.skeleton()[1]:
+            table["/".join(combo)] = token_edits(base.tokens, p.tokens)
+    seed_classes = []
+    for k, j, kind, file in relevant:
+        seed_classes.append(value_class(kind, base.nums[k][j], file))
+    return {"fields": [[k, j, kind, file] for k, j, kind, file in relevant],
+            "seed": "/".join(seed_classes), "table": table}
+
+
+def _encode_linear(value: int, field: dict) -> int | None:
+    """Field bits (as an integer over field['bits']) giving `value`, or None."""
+    rest = value - field["bias"]
+    negs = [i for i, w in enumerate(field["weights"]) if w < 0]
+    for choice in range(1 << len(negs)):
+        r, out = rest, 0
+        for t, i in enumerate(negs):
+            if choice >> t & 1:
+                r -= field["weights"][i]
+                out |= 1 << i
+        for i in sorted((i for i, w in enumerate(field["weights"]) if w > 0),
+                        key=lambda i: -field["weights"][i]):
+            if field["weights"][i] <= r:
+                r -= field["weights"][i]
+                out |= 1 << i
+        if r == 0:
+            return out
+    return None
+
+
+def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
+    """Where each group's mnemonic tokens sit among the base tokens; groups whose token
+    spans overlap are merged and enumerated together."""
+    B = base.tokens
+    for _round in range(3):
+        spans = []
+        for g in groups:
+            ps = [_span(B, p.tokens) for p in g["values"].values() if p.tokens != B]
+            if ps:
+                spans.append((min(a for a, _ in ps), max(e for _, e in ps)))
+            else:
+                spans.append(None)
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                si, sj = spans[i], spans[j]
+                if si and sj and si[0] < sj[1] and sj[0] < si[1]:
+                    bits = sorted(groups[i]["bits"] + groups[j]["bits"])
+                    if len(bits) <= GROUP_LIMIT + 2:
+                        groups[i] = {"bits": bits,
+                                     "values": _enumerate_group(work, bits, base, arch, pcrel)}
+                        del groups[j]
+                        merged = True
+                        break
+            if merged:
+                break
+        if not merged:
+            break
+    layout: list = []
+    placed = set()
+    p = 0
+    while p <= len(B):
+        for gi, s in enumerate(spans):
+            if s and s[0] == p and s[1] == p and gi not in placed:
+                layout.append(gi)
+                placed.add(gi)
+        if p == len(B):
+            break
+        starting = [gi for gi, s in enumerate(spans) if s and s[0] == p and s[1] > p
+                    and gi not in placed]
+        if starting:
+            gi = starting[0]
+            layout.append(gi)
+            placed.add(gi)
+            p = spans[gi][1]
+        else:
+            layout.append(B[p])
+            p += 1
+    out_groups = []
+    for gi, g in enumerate(groups):
+        s = spans[gi]
+        vals = {}
+        for v, pr in g["values"].items():
+            entry = {}
+            if s:
+                tail = len(B) - s[1]
+                entry["tokens"] = pr.tokens[s[0]:len(pr.tokens) - tail]
+            shapes = {str(k): sh for k, sh in enumerate(pr.shapes) if sh != base.shapes[k]}
+            if shapes:
+                entry["shapes"] = shapes
+            vals[str(v)] = entry
+        out_groups.append({"bits": g["bits"], "seed": _bits_value(work, g["bits"]),
+                           "values": vals})
+    return layout, out_groups
+
+
+# --- seeds, iteration, output ----------------------------------------------------------
+
+def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = None,
+                log=print, save=None) -> list[dict]:
+    """Probe seeds (word → nvdisasm's text) in order, skipping those that an earlier form
+    already decodes to the same text."""
+    from ptx2sass.encoder import codec
+    forms = list(existing or [])
+    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms])
+    for i, seed in enumerate(seeds):
+        if _decodes(table, seed, seeds[seed], arch):
+            continue
+        f = derive_form(seed, arch)
+        if f is None:
+            log(f"  seed {seed:#034x}: nvdisasm cannot read it")
+            continue
+        forms.append(f)
+        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms])
+        log(f"  [{i + 1}/{len(seeds)}] {f['text']}  ({len(forms)} forms)")
+        if save and len(forms) % 10 == 0:
+            save(forms)
+    return forms
+
+
+_TARGET = re.compile(r"`\([^)]*\)|-?0x[0-9a-f]+$")
+
+
+def _decodes(table, word: int, text: str, arch: str) -> bool:
+    from ptx2sass.encoder import codec
+    saved = codec.table_for
+    codec.table_for = lambda _arch: table
+    try:
+        got = codec.decode_text(word, arch)
+        if "`(" in text:        # label names are not in the word
+            return _TARGET.sub("L", got) == _TARGET.sub("L", text)
+        return got == text
+    except codec.DecodeError:
+        return False
+    finally:
+        codec.table_for = saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="sm_89", help="arch whose nvdisasm is the oracle")
+    ap.add_argument("--seed-arch", action="append", default=None,
+                    help="archs whose corpus words seed the probe (default: --arch)")
+    ap.add_argument("--corpus", action="append", default=None)
+    ap.add_argument("--family", default=None, help="table name (default from the arch)")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--extend", action="store_true", help="keep the forms already in the table")
+    args = ap.parse_args(argv)
+    from ptx2sass.encoder import codec
+    from tools.corpus_words import corpus_words
+    family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
+    out = Path(args.out) if args.out else codec.TABLES / f"{family}.json"
+    words: dict[int, str] = {}
+    for sa in args.seed_arch or [args.arch]:
+        for w in corpus_words(sa, tuple(args.corpus or ["zluda"])):
+            words.setdefault(w.word, w.text)
+    seeds = {w: words[w] for w in sorted(words, key=lambda w: (w & 0xfff, w))}
+    print(f"{len(seeds)} distinct seed words")
+    existing = json.loads(out.read_text())["forms"] if args.extend and out.is_file() else None
+
+    def save(forms):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"family": family, "probed_with": args.arch,
+                                   "nvdisasm": oracle.tool_version("nvdisasm"),
+                                   "forms": forms}, indent=1, sort_keys=False) + "\n")
+    forms = build_table(args.arch, seeds, existing, save=save)
+    save(forms)
+    print(f"wrote {len(forms)} forms to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# --- checking a table against ptxas's words ---------------------------------------------
+
+def _same_instruction(a, b) -> bool:
+    """Equal, with labels compared by offset (a word holds no label names)."""
+    from dataclasses import replace as _r
+
+    from ptx2sass.encoder.model import Label
+
+    def norm(ins):
+        return _r(ins, operands=tuple(Label("", op.offset) if isinstance(op, Label) else op
+                                      for op in ins.operands))
+    return norm(a) == norm(b)
+
+
+def check_words(words, arch: str) -> dict:
+    """Round-trip every corpus word: encode(parse(text)) == word and decode(word) == parse(text).
+
+    Returns counts and, per failing form (`opcode.mods` + operand shapes), up to 3 examples.
+    A failure is `undetermined` when the bits that differ are ones nvdisasm does not print
+    (the text cannot say what ptxas put there).
+    """
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.fields import operand_shape, parse_view
+    stats = {"words": 0, "encode_ok": 0, "decode_ok": 0, "undetermined": 0, "failures": {}}
+    table = codec.table_for(arch)
+    for w in words:
+        stats["words"] += 1
+        try:
+            ins = w.instruction()
+        except ValueError as e:
+            why = f"sass_text: {e}"
+            ins = None
+        enc_ok = dec_ok = False
+        if ins is not None:
+            try:
+                got = codec.encode(ins, arch, pc=w.offset)
+                enc_ok = got == w.word
+                diff = got ^ w.word
+                form = codec.find_form(table, w.word)
+                if not enc_ok and form is not None and not diff & (form.mask | form.field_mask):
+                    stats["undetermined"] += 1
+                why = f"encode gives {got:#034x}, xor {diff:#x}"
+            except codec.EncodeError as e:
+                why = f"EncodeError: {e}"
+            try:
+                dec_ok = _same_instruction(codec.decode(w.word, arch, pc=w.offset), ins)
+                if not dec_ok and enc_ok:
+                    why = f"decode gives {codec.decode_text(w.word, arch, w.offset)!r}"
+            except codec.DecodeError as e:
+                if enc_ok:
+                    why = f"DecodeError: {e}"
+        stats["encode_ok"] += enc_ok
+        stats["decode_ok"] += dec_ok
+        if not (enc_ok and dec_ok):
+            v = parse_view(w.text)
+            key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o)[0] for o in v.operands)
+            stats["failures"].setdefault(key, []).append(f"{w.text}  [{w.word:032x}] {why}")
+    return stats
