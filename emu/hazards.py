@@ -159,6 +159,7 @@ class TimingModel:
             if ctl.rd_sb != NO_SB:
                 clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in clock.reads:
-                    clock.sb_readers[ctl.rd_sb][reg] = step.offset
+                    if reg[0] in ("R", "UR"):      # predicates are consumed at issue
+                        clock.sb_readers[ctl.rd_sb][reg] = step.offset
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)

@@ -452,3 +452,22 @@ def op_f2fp(w, s, active, mask):
 
     hi, lo = conv(a_op), conv(b_op)
     w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)
+
+
+@semantics("I2I")
+def op_i2i(w, s, active, mask):
+    """Integer narrowing with saturation (I2I.S8.S32.SAT …): destination type first."""
+    mods = s.ins.modifiers
+    d, a_op = s.ins.operands[0], s.ins.operands[-1]
+    ints = [m for m in mods if m in _INT_TYPES]
+    dst = ints[0] if ints else "S32"
+    src = ints[1] if len(ints) > 1 else "S32"
+    dbits, dsigned = _INT_TYPES[dst]
+    sbits, ssigned = _INT_TYPES[src]
+    v = w.r(a_op).astype(np.int64) & ((1 << sbits) - 1)
+    if ssigned:
+        v = np.where(v >= 1 << (sbits - 1), v - (1 << sbits), v)
+    lo, hi = (-(1 << (dbits - 1)), (1 << (dbits - 1)) - 1) if dsigned else (0, (1 << dbits) - 1)
+    if "SAT" in mods:
+        v = np.clip(v, lo, hi)
+    w.w(d, (v & 0xFFFFFFFF).astype(np.uint32), mask)

@@ -91,7 +91,7 @@ def op_match(w, s, active, mask):
 def op_redux(w, s, active, mask):
     d, a_op = s.ins.operands[0], s.ins.operands[-1]
     mods = s.ins.modifiers
-    kind = next(m for m in mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR"))
+    kind = next((m for m in mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR")), "AND")
     v = np.broadcast_to(w.r(a_op), (LANES,))[mask]
     if len(v) == 0:
         return

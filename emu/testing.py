@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+import numpy as np
 from pathlib import Path
 
 from ptx2sass.encoder.model import Instruction
@@ -115,4 +117,54 @@ def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: b
     want = bytes.fromhex(entry["output"]["hex"])
     if got != want:
         return ZludaOutcome(name, False, f"output differs: got {got.hex()[:64]} want {want.hex()[:64]}", result)
+    return ZludaOutcome(name, True, "", result)
+
+
+# --------------------------------------------------------------------------- CUDA corpus
+
+CUDA_DIR = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "cuda"
+
+
+def cuda_reference_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ptx2sass_cuda_reference", CUDA_DIR / "reference.py")
+    mod = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None) -> ZludaOutcome:
+    """Compile the launch's PTX with the pinned ptxas, run it, compare with the NumPy reference."""
+    from ptx2sass import oracle
+    name = entry["name"]
+    build = oracle.ptxas((CUDA_DIR / entry["ptx"]).read_text(), "sm_89", name=entry["ptx"])
+    if not build.ok:
+        return ZludaOutcome(name, False, f"ptxas: {build.stderr.strip()[:100]}")
+    cubin = build.output
+    buffers = ref.make_inputs(entry)
+    try:
+        program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
+        launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+                        hazard_check=hazard_check)
+        if hazard_check:
+            from .hazards import TimingModel
+            launch.timing_model = TimingModel(launch)
+        placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in buffers.items()}
+        params = [Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
+                  for p in entry["params"]]
+        launch.set_params(params, placed)
+        launch.run()
+    except EmuFault as e:
+        return ZludaOutcome(name, False, f"fault: {e}")
+    result = _result(launch, placed)
+    expected = ref.run_reference(entry, {k: v.copy() for k, v in buffers.items()})
+    tolerances = ref.REFERENCES[entry["reference"]].outputs
+    for out_name, want in expected.items():
+        dtype = entry["buffers"][out_name]["dtype"]
+        got = np.frombuffer(result.buffers[out_name], dtype=ref.STORAGE[dtype])[:want.size]
+        why = ref.mismatch(dtype, got, want, tolerances[out_name])
+        if why:
+            return ZludaOutcome(name, False, f"{out_name}: {why}", result)
     return ZludaOutcome(name, True, "", result)
