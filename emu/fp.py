@@ -136,7 +136,8 @@ def narrow_f64_rto_f32(v: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         r = v.astype(np.float32)
         back = r.astype(np.float64)
-    err = np.where(np.isfinite(back), v - back, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(np.isfinite(back), v - back, 0.0)
     inexact = (err != 0)
     even = (r.view(np.uint32) & 1) == 0
     fix = inexact & even & np.isfinite(r)
