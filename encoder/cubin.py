@@ -69,9 +69,10 @@ class Symbol:
 @dataclass
 class Relocation:
     """One relocation: patch `offset` of the target with `type` against `symbol` (an index
-    into `Cubin.symbols`). `addend` None means a REL entry, an int a RELA entry."""
+    into `Cubin.symbols`; the builder also takes a symbol name). `addend` None means a REL
+    entry, an int a RELA entry."""
     offset: int
-    symbol: int
+    symbol: int | str
     type: int
     addend: int | None = None
 
@@ -158,6 +159,23 @@ class CudaInfo:
             raise ValueError("cuinfo note is not 8 bytes")
         version, vsm, tk = struct.unpack("<HHI", desc)
         return CudaInfo(vsm, tk, version)
+
+
+@dataclass
+class GlobalVar:
+    """A module-scope variable: `.global` (with `init` bytes, or zero-filled) or `.const`."""
+    name: str
+    size: int
+    align: int = 4
+    init: bytes | None = None
+    space: str = "global"   # "global" or "const"
+    offset: int = 0         # within its section (filled on reading; the builder lays out)
+
+    @property
+    def section(self) -> str:
+        if self.space == "const":
+            return ".nv.constant3"
+        return ".nv.global.init" if self.init is not None else ".nv.global"
 
 
 @dataclass
@@ -272,6 +290,38 @@ class Cubin:
         text = f".text.{kernel.name}"
         return [s for s in self.symbols
                 if s.type == STT_FUNC and s.section == text and s.name != kernel.name]
+
+    # Module data, for loaders and the emulator --------------------------------------------
+    def variables(self) -> list[GlobalVar]:
+        """Module variables (`.global`, initialised or not, and `.const`) with their bytes."""
+        spaces = {".nv.global": "global", ".nv.global.init": "global", ".nv.constant3": "const"}
+        out = []
+        for sym in self.symbols:
+            if sym.type != STT_OBJECT or sym.section not in spaces:
+                continue
+            sec = self.section(sym.section)
+            init = None if sec.type in NOBITS_TYPES else sec.data[sym.value:sym.value + sym.size]
+            out.append(GlobalVar(sym.name, sym.size, sec.align, init, spaces[sym.section], sym.value))
+        return out
+
+    def constant_bank(self, bank: int, kernel: Kernel | None = None) -> bytes:
+        """Initial contents of `c[bank]` for `kernel` (banks 0 and 2 are per kernel, the
+        others module-wide); addresses in bank 4 are filled by `bank_relocations`."""
+        if bank in (0, 2):
+            if kernel is None:
+                raise KeyError(f"constant bank {bank} belongs to a kernel: name one")
+            data = kernel.const0 if bank == 0 else kernel.const2
+            return data or b""
+        try:
+            return self.section(f".nv.constant{bank}").data
+        except KeyError:
+            return b""
+
+    def bank_relocations(self, bank: int) -> list[tuple[int, str, int, int]]:
+        """(offset, symbol name, relocation type, addend) patched into module bank `bank`."""
+        target = f".nv.constant{bank}"
+        return [(r.offset, self.symbols[r.symbol].name, r.type, r.addend or 0)
+                for rs in self.reloc_sections if rs.target == target for r in rs.relocations]
 
     @staticmethod
     def for_kernels(arch: str, kernels: list[Kernel], **options) -> "Cubin":

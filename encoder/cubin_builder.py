@@ -13,12 +13,10 @@ without a stack frame unless the caller supplies the frame's CFA program.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
-
 from .arch import UnknownArch, arch_info
 from .cubin import (STB_GLOBAL, STB_LOCAL, STO_CUDA_ENTRY, STT_FUNC, STT_OBJECT, STT_SECTION,
-                    CubinError, Cubin, CudaInfo, Kernel, Relocation, RelocSection, Section,
-                    Symbol, ToolkitInfo)
+                    CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation, RelocSection,
+                    Section, Symbol, ToolkitInfo)
 from .elf_layout import SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, ET_EXEC, align_up
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, Fmt, KParam, NvInfoRecord)
 
@@ -37,22 +35,6 @@ KERNEL_ATTRIBUTE_ORDER = [
 ]
 _ORDER_INDEX = {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i
                 for i, a in enumerate(KERNEL_ATTRIBUTE_ORDER)}
-
-
-@dataclass
-class GlobalVar:
-    """A module-scope variable: `.global` (with `init` bytes, or zero-filled) or `.const`."""
-    name: str
-    size: int
-    align: int = 4
-    init: bytes | None = None
-    space: str = "global"   # "global" or "const"
-
-    @property
-    def section(self) -> str:
-        if self.space == "const":
-            return ".nv.constant3"
-        return ".nv.global.init" if self.init is not None else ".nv.global"
 
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
@@ -208,7 +190,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             continue
         blob, align = bytearray(), 1
         for g in groups[sec_name]:
-            blob += bytes(align_up(len(blob), g.align) - len(blob))
+            at = max(align_up(len(blob), g.align), g.offset)   # a given offset is kept
+            blob += bytes(at - len(blob))
             offsets[g.name] = len(blob)
             blob += (g.init or b"").ljust(g.size, b"\0")[:g.size]
             align = max(align, g.align)
@@ -252,6 +235,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                            STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
         func_sym[k.name] = len(syms) - 1
+
+    # Relocations the code generator named by symbol get their symbol-table index.
+    for k in kernels:
+        for r in k.relocations:
+            if isinstance(r.symbol, str):
+                try:
+                    r.symbol = c.symbol_index(r.symbol)
+                except KeyError:
+                    raise CubinError(f"kernel {k.name!r}: relocation against unknown symbol "
+                                     f"{r.symbol!r}") from None
 
     # Kernels: their own records, constant bank 0, and the module records about them.
     module: list[NvInfoRecord] = []

@@ -21,9 +21,9 @@ from elftools.elf.elffile import ELFFile
 
 from ptx2sass import oracle
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin import (STT_OBJECT, Cubin, CubinError, Kernel, read_cubin,
+from ptx2sass.encoder.cubin import (Cubin, CubinError, Kernel, read_cubin,
                                     write_cubin)
-from ptx2sass.encoder.cubin_builder import (GlobalVar, build_cubin, cfa_programs_of,
+from ptx2sass.encoder.cubin_builder import (build_cubin, cfa_programs_of,
                                             default_cfa_program)
 from ptx2sass.encoder.nvinfo import ATTRIBUTE_NAMES, KParam, NvInfoRecord
 from tools.corpora import ptx_files
@@ -131,12 +131,13 @@ def test_other_corpora_round_trip(corpus):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_90", "sm_120"])
-def test_zluda_round_trips_on_other_arches(arch):
-    for path in _sample(ZLUDA):
-        data = _compile(path, arch)
-        if data is not None:
-            _assert_round_trip(data)
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"])
+def test_corpora_round_trip_on_other_arches(arch):
+    for corpus in ("zluda", "tinygrad", "cuda"):
+        for path in _sample(ptx_files(corpus), 4):
+            data = _compile(path, arch)
+            if data is not None:   # PTX whose .target is above `arch` is rejected
+                _assert_round_trip(data)
 
 
 def test_default_layout_matches_ptxas():
@@ -223,24 +224,16 @@ def _facts(cubin: Cubin, with_frame_programs: bool) -> dict:
         if with_frame_programs and not programs[k.name].startswith(default_cfa_program(fresh)):
             fresh.cfa_program = programs[k.name]
         kernels.append(fresh)
-    globals_ = []
-    for s in cubin.symbols:
-        if s.type == STT_OBJECT and s.section in (".nv.global", ".nv.global.init", ".nv.constant3"):
-            sec = cubin.section(s.section)
-            globals_.append(GlobalVar(
-                s.name, s.size, sec.align,
-                None if s.section == ".nv.global" else sec.data[s.value:s.value + s.size],
-                "const" if s.section == ".nv.constant3" else "global"))
-    bank4 = [cubin.symbols[r.symbol].name for rs in cubin.reloc_sections
-             if rs.target == ".nv.constant4" for r in sorted(rs.relocations, key=lambda r: r.offset)]
+    globals_ = cubin.variables()
+    bank4 = [name for _, name, _, _ in sorted(cubin.bank_relocations(4))]
     return {"kernels": kernels, "globals_": globals_, "bank4": bank4,
             "ptx_target": f"sm_{cubin.cuinfo.virtual_sm}"}
 
 
 def _buildable(cubin: Cubin) -> bool:
-    known = {g.name for g in _facts(cubin, False)["globals_"]}
+    known = {g.name for g in cubin.variables()}
     return (not any(cubin.local_functions(k) for k in cubin.kernels)
-            and all(name in known for name in _facts(cubin, False)["bank4"])
+            and all(name in known for _, name, _, _ in cubin.bank_relocations(4))
             and ".rel.nv.constant3" not in (cubin.strtab or []))
 
 
