@@ -27,9 +27,12 @@ class Name(Node):
 
 @dataclass(slots=True, kw_only=True)
 class IntLit(Node):
+    """`value` is already wrapped to 64 bits as ptxas does; `overflow` marks a decimal
+    literal ptxas rejects ("Constant overflow")."""
     value: int
     text: str
     unsigned: bool = False
+    overflow: bool = False
 
 
 @dataclass(slots=True, kw_only=True)

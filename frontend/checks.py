@@ -8,6 +8,7 @@ Instruction facts come from `instructions.py`; this module only applies them.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from ptx2sass.errors import CompileError
@@ -195,6 +196,8 @@ class Checker:
             if d.name == "_" and params:
                 continue
             if d.range_count is not None:
+                if d.range_count >= 1 << 64:
+                    self.error("Constant overflow", d)
                 for existing in list(scope.names):
                     m = _RANGE_SUFFIX.match(existing)
                     if m and m.group(1) == d.name and int(m.group(2)) < d.range_count:
@@ -270,6 +273,9 @@ class Checker:
         op = ins.opcode
         forms = isa.FORMS.get(op)
         self.check_features(ins)
+        if any(_has_overflow(operand) for operand in ins.operands):
+            self.error("Constant overflow", ins)
+            return
         lenient = op in isa.LENIENT_OPCODES or (
             ins.modifiers and op + ins.modifiers[0] in isa.LENIENT_OPCODES)
         if forms is None or lenient:
@@ -290,16 +296,13 @@ class Checker:
         if not candidates:
             self.error(f"Unexpected instruction types specified for '{op}'", ins)
             return
-        first_problem = None
-        chosen = None
-        for form in candidates:
-            problem = _modifier_problem(form, others, op)
-            if problem is None:
-                chosen = form
-                break
-            first_problem = first_problem or problem
+        chosen = next((f for f in candidates if _modifier_problem(f, others, op) is None), None)
         if chosen is None:
-            self.error(first_problem, ins)
+            self.error(_explain_modifiers(candidates, others, op), ins)
+            return
+        problem = _ordering_problem(op, others)
+        if problem:
+            self.error(problem, ins)
             return
         if op == "cvt":
             problem = _cvt_rounding_problem(types, others)
@@ -424,6 +427,8 @@ class Checker:
         return self.check_value(ins, index, role, operand, want, scope, relaxed)
 
     def check_value(self, ins, index, role, operand, want, scope, relaxed) -> bool:
+        while type(operand) is ast.ParenList and len(operand.elements) == 1:
+            operand = operand.elements[0]   # `(x)` outside a call is grouping
         t = type(operand)
         if t is ast.VectorOperand and ins.opcode == "mov":
             return self.check_packing(operand, want, scope)
@@ -470,9 +475,6 @@ class Checker:
         value = _constant_value(operand)
         cls = isa.type_class(want)
         if value is not None:
-            if not -(1 << 64) < value < (1 << 64):
-                self.error("Constant overflow", ins)
-                return True
             return cls in "busp" or want == ".pred"
         if t is ast.FloatLit:
             if want in (".f32", ".f64"):
@@ -605,10 +607,6 @@ class Checker:
         elif t is ast.Call:
             for e in node.args:
                 self.resolve_names(e, scope, labels)
-        elif t is ast.IntLit:
-            if not -(1 << 64) < node.value < (1 << 64):
-                self.errors.append(CompileError("Constant overflow", self.file, node.line,
-                                                node.column))
 
 
 _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
@@ -616,7 +614,25 @@ _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shar
                                     ".param::func"))
 
 
+def _has_overflow(node) -> bool:
+    """Any literal in an operand tree that ptxas calls a 'Constant overflow'."""
+    t = type(node)
+    if t is ast.IntLit:
+        return node.overflow
+    if t is ast.Unary:
+        return _has_overflow(node.operand)
+    if t is ast.Binary:
+        return _has_overflow(node.left) or _has_overflow(node.right)
+    if t is ast.Address or t is ast.VectorOperand or t is ast.ParenList:
+        return any(_has_overflow(e) for e in node.elements)
+    if t is ast.Index:
+        return _has_overflow(node.index)
+    return False
+
+
 def _constant_value(node) -> int | None:
+    while type(node) is ast.ParenList and len(node.elements) == 1:
+        node = node.elements[0]
     t = type(node)
     if t is ast.IntLit:
         return node.value
@@ -644,6 +660,34 @@ _BINARY = {
     "||": lambda a, b: int(bool(a or b)), "==": lambda a, b: int(a == b),
     "!=": lambda a, b: int(a != b),
 }
+
+
+def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str) -> str:
+    """ptxas's wording when no form fits: a modifier no form of these types knows is
+    illegal; known ones in a combination no single form takes are 'unexpected types'."""
+    vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    if len(spaces) > 1:
+        return f"Unexpected number of state spaces specified in instruction '{opcode}'"
+    for m in modifiers:
+        if m not in vocabulary:
+            if m in isa.ROUNDING_MODIFIERS:
+                return f"Illegal rounding modifier for instruction '{opcode}'"
+            return f"Illegal modifier '{m}' for instruction '{opcode}'"
+    return _modifier_problem(candidates[0], modifiers, opcode) if len(candidates) == 1 \
+        else f"Unexpected instruction types specified for '{opcode}'"
+
+
+def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
+    """Memory-ordering rules of ld/st: .relaxed/.acquire/.release need a scope."""
+    if opcode in ("ld", "st"):
+        for sem in (".relaxed", ".acquire", ".release"):
+            if sem in modifiers and not any(m in _SCOPES for m in modifiers):
+                return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+    return None
+
+
+_SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))
 
 
 def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str | None:
@@ -696,14 +740,29 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         allowed, required = frozenset(), False
     if any(m not in allowed for m in rounding):
         return "Illegal rounding modifier for instruction 'cvt'"
+    if ".ftz" in modifiers and ".f32" not in (dst, src):
+        return "Illegal modifier '.ftz' for instruction 'cvt'"
+    if ".sat" in modifiers and dst == src and not dst_float:
+        return "Illegal modifier '.sat' for instruction 'cvt'"
     if required and not rounding:
         return "Rounding modifier required for instruction 'cvt'"
     return None
 
 
 def run_checks(module: ast.Module, arch: str | None = None) -> list[CompileError]:
-    """All diagnostics (a fatal header problem raises instead, as ptxas stops there)."""
-    return Checker(module, arch).run()
+    """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
+
+    Deeply nested blocks and expressions are walked recursively; Python 3.11 keeps
+    Python-to-Python calls off the C stack, so a higher limit for the walk is safe."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _WALK_RECURSION_LIMIT))
+    try:
+        return Checker(module, arch).run()
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+_WALK_RECURSION_LIMIT = 50_000
 
 
 def raise_if_errors(module: ast.Module, arch: str | None = None) -> list[CompileError]:

@@ -70,13 +70,17 @@ VEC = "[.v2 .v4 .v8]"
 SREG_NAMES: dict[str, str] = {}
 
 _FORM_TEXT = f"""
-add   [.sat] [.cc] <$int>                              : d, a, b
+add   <$int>                                              : d, a, b
+add   {{.sat}} <.s32>                                        : d, a, b
+add   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 add   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 add   {ROUND_F} <.f64>                                    : d, a, b
 add   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
 add   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
 add   [.sat] <.u16x2 .s16x2>                              : d:b32, a:b32, b:b32
-sub   [.sat] [.cc] <$int>                              : d, a, b
+sub   <$int>                                              : d, a, b
+sub   {{.sat}} <.s32>                                        : d, a, b
+sub   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 sub   {ROUND_F} <.f64>                                    : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
@@ -89,7 +93,8 @@ mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 mul   {ROUND_F} <.f64>                                    : d, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
 mul   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
-mad   {{.lo .hi}} [.sat] [.cc] <$int>                      : d, a, b, c
+mad   {{.lo .hi}} [.cc] <$int>                              : d, a, b, c
+mad   {{.hi}} {{.sat}} <.s32>                                : d, a, b, c
 mad   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b, c:wide
 mad   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b, c
 mad   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c

@@ -56,8 +56,6 @@ t_ignore = " \t\r\f\v"
 t_COMMA = r","
 t_SEMI = r";"
 t_COLON = r":"
-t_LBRACE = r"\{"
-t_RBRACE = r"\}"
 t_LPAREN = r"\("
 t_RPAREN = r"\)"
 t_LBRACKET = r"\["
@@ -90,8 +88,26 @@ def t_newline(t):
     t.lexer.line_start = t.lexpos + len(t.value)
 
 
+# ptxas's parser stack overflows ("memory exhausted") past this many nested braces.
+MAX_BRACE_DEPTH = 1665
+
+
+def t_LBRACE(t):
+    r"\{"
+    t.lexer.brace_depth += 1
+    if t.lexer.brace_depth > MAX_BRACE_DEPTH:
+        raise _syntax_error(t.lexer, "{", t.lexpos, "memory exhausted")
+    return t
+
+
+def t_RBRACE(t):
+    r"\}"
+    t.lexer.brace_depth -= 1
+    return t
+
+
 def t_block_comment(t):
-    r"/\*(.|\n)*?\*/"
+    r"/\*[\s\S]*?\*/"
     newlines = t.value.count("\n")
     if newlines:
         t.lexer.lineno += newlines
@@ -143,12 +159,17 @@ def t_OPCODE(t):
 
 
 def t_error(t):
-    raise _syntax_error(t.lexer, t.value[0] if t.value[0] != "\0" else "", t.lexpos)
+    char = t.value[0]
+    if ord(char) > 127:
+        # ptxas names only the line, inside the message, and no file
+        raise CompileError(f"Unexpected non-ASCII character encountered on line "
+                           f"{t.lexer.lineno}", None, None, None, severity="fatal")
+    raise _syntax_error(t.lexer, char if char != "\0" else "", t.lexpos)
 
 
-def _syntax_error(lexer, near: str, pos: int) -> CompileError:
+def _syntax_error(lexer, near: str, pos: int, reason: str = "syntax error") -> CompileError:
     column = pos - getattr(lexer, "line_start", 0) + 1
-    return CompileError(f"Parsing error near '{near}': syntax error",
+    return CompileError(f"Parsing error near '{near}': {reason}",
                         getattr(lexer, "filename", None), lexer.lineno, column, severity="fatal")
 
 
@@ -190,6 +211,7 @@ def make_lexer(filename: str | None = None):
     lexer = _template().clone()
     lexer.lineno = 1
     lexer.line_start = 0
+    lexer.brace_depth = 0
     lexer.filename = filename
     return lexer
 

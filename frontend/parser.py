@@ -10,6 +10,7 @@ reused; PLY regenerates them only when the grammar's signature changes.
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -338,17 +339,17 @@ def p_decl_spec(p):
                  | TYPE
                  | VECTOR
                  | PTR"""
-    p[0] = (p.slice[1].type.lower(), p[1])
+    p[0] = (p.slice[1].type.lower(), p[1]) + _pos(p, 1)
 
 
 def p_decl_spec_align(p):
     "decl_spec : ALIGN INTEGER"
-    p[0] = ("align", _int_value(p[2]))
+    p[0] = ("align", _int_value(p[2])) + _pos(p, 1)
 
 
 def p_decl_spec_attribute(p):
     "decl_spec : ATTRIBUTE LPAREN attribute_list RPAREN"
-    p[0] = ("attribute", tuple(p[3]))
+    p[0] = ("attribute", tuple(p[3])) + _pos(p, 1)
 
 
 def p_attribute_list(p):
@@ -715,11 +716,30 @@ def _int_value(text: str) -> int:
     return int(body)
 
 
+_U64_MAX = (1 << 64) - 1
+
+
 def _int_literal(p, n) -> ast.IntLit:
     line, col = _pos(p, n)
     text = p[n]
-    return ast.IntLit(value=_int_value(text), text=text, unsigned=text.endswith("U"),
+    value = _int_value(text)
+    overflow = False
+    if value > _U64_MAX:
+        overflow = text[0] != "0" and _decimal_overflows(text.rstrip("U"))
+        value &= _U64_MAX
+    return ast.IntLit(value=value, text=text, unsigned=text.endswith("U"), overflow=overflow,
                       line=line, column=col)
+
+
+def _decimal_overflows(digits: str) -> bool:
+    """ptxas accumulates digits in 64 bits and checks only the multiply by ten, so 2**64
+    itself wraps to 0 silently while 2**64 * 10 is an overflow."""
+    value = 0
+    for d in digits:
+        if value > _U64_MAX // 10:
+            return True
+        value = (value * 10 + ord(d) - 48) & _U64_MAX
+    return False
 
 
 def _ungroup(e):
@@ -760,43 +780,68 @@ def _split_address(e) -> tuple[ast.Name | None, int]:
 
 
 def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
-    """Fold the order-free specifier list (`.param .u64 .ptr .global .align 16`)."""
+    """Fold the specifier list. ptxas's order: state space, then `.align`/`.attribute`/
+    `.vN` in any order, then the type last; only a parameter's `.ptr .space .align N`
+    may follow the type. Anything else is a syntax error at that specifier."""
     _, space, line, col = specs[0]
     decl = ast.VariableDecl(space=space, type=None, declarators=declarators,
                             line=line, column=col)
     after_ptr = False
     attributes = []
-    for kind, value, *_ in specs[1:]:
+    for kind, value, sline, scol in specs[1:]:
+        if after_ptr and kind not in ("space", "align") or \
+                decl.type is not None and kind not in ("ptr", "space", "align") or \
+                kind in ("space", "align") and decl.type is not None and not after_ptr or \
+                kind == "ptr" and after_ptr or kind == "vector" and decl.vector is not None:
+            _raise_near(value if kind != "align" else ".align", sline, scol)
         if kind == "type":
-            decl.type = value if decl.type is None else decl.type + value
+            decl.type = value
         elif kind == "vector":
             decl.vector = value
         elif kind == "ptr":
             after_ptr = True
             attributes.append(".ptr")
         elif kind == "space":
-            if after_ptr:
-                decl.ptr_space = value
-            else:
-                attributes.append(("space", value))
+            if not after_ptr:
+                _raise_near(value, sline, scol)
+            decl.ptr_space = value
         elif kind == "align":
             if after_ptr:
                 decl.ptr_align = value
+            elif decl.align is None:
+                decl.align = value
             else:
-                decl.align = value if decl.align is None else decl.align
-                if decl.align != value:
-                    attributes.append(("align", value))
+                attributes.append(("align", value))
         elif kind == "attribute":
             attributes.append((".attribute", value))
     decl.attributes = tuple(attributes)
     if decl.type is None:
         first = declarators[0]
-        raise CompileError(f"Parsing error near '{first.name}': syntax error", None,
-                           first.line, first.column, severity="fatal")
+        _raise_near(first.name, first.line, first.column)
     return decl
 
 
+def _raise_near(text, line, column):
+    raise CompileError(f"Parsing error near '{text}': syntax error", None, line, column,
+                       severity="fatal")
+
+
 # ----------------------------------------------------------------------------- driver
+
+_COMMENT_OR_NON_ASCII = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/|[^\x00-\x7f]")
+
+
+def _first_non_ascii_line(text: str) -> int | None:
+    """ptxas screens each line (comments aside) for non-ASCII bytes before parsing it."""
+    for m in _COMMENT_OR_NON_ASCII.finditer(text):
+        if len(m.group()) == 1 and not m.group().isascii():
+            return text.count("\n", 0, m.start()) + 1
+    return None
+
+
+def _non_ascii(line: int) -> CompileError:
+    return CompileError(f"Unexpected non-ASCII character encountered on line {line}", None,
+                        None, None, severity="fatal")
 
 _PARSER = None
 _current_lexer = None
@@ -819,15 +864,21 @@ def parse(text: str, filename: str = "<input>") -> ast.Module:
         line = text.count("\n", 0, text.index("\0")) + 1
         raise CompileError("Parsing error near '': syntax error", filename, line, None,
                            severity="fatal")
+    non_ascii_line = None if text.isascii() else _first_non_ascii_line(text)
     lexer = ptx_lexer.make_lexer(filename)
     _current_lexer = lexer
     try:
         items = _parser().parse(text, lexer=lexer)
-    except RecursionError:
-        raise CompileError("Parsing error: nesting too deep", filename, lexer.lineno, None,
-                           severity="fatal") from None
+    except CompileError as e:
+        if non_ascii_line is not None and (e.line is None or e.line >= non_ascii_line):
+            raise _non_ascii(non_ascii_line) from None
+        if e.file is None and e.line is not None:
+            e.file = filename
+        raise
     finally:
         _current_lexer = None
+    if non_ascii_line is not None:
+        raise _non_ascii(non_ascii_line)
     module = ast.Module(file=filename, items=[], line=1, column=1, end_line=lexer.lineno)
     for item in items or []:
         if type(item) is ast.Version and module.version is not None:
