@@ -2,6 +2,10 @@
 
     module = parse(text, "kernel.ptx")     # raises CompileError on a syntax error
     check(module, arch="sm_89")            # raises CompileError (all errors) if any
+
+Every CompileError raised here carries `.diagnostics`: all errors of the run, in ptxas's
+order, itself first (ptxas reports several semantic errors at once, but stops at the
+first syntax error).
 """
 from __future__ import annotations
 

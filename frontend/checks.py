@@ -766,7 +766,11 @@ _WALK_RECURSION_LIMIT = 50_000
 
 
 def raise_if_errors(module: ast.Module, arch: str | None = None) -> list[CompileError]:
-    diags = run_checks(module, arch)
+    try:
+        diags = run_checks(module, arch)
+    except CompileError as fatal:
+        fatal.diagnostics = [fatal]
+        raise
     errors = [d for d in diags if d.severity in ("error", "fatal")]
     if errors:
         first = errors[0]

@@ -14,10 +14,10 @@ import re
 import sys
 from pathlib import Path
 
-from ply import yacc
+from ply import lex, yacc
 
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend import ast
+from ptx2sass.frontend import ast, fastpath
 from ptx2sass.frontend import lexer as ptx_lexer
 from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
 
@@ -166,6 +166,11 @@ def p_section_entry_data(p):
     "section_entry : TYPE section_values"
     line, col = _pos(p, 1)
     p[0] = ast.SectionEntry(type=p[1], values=p[2], line=line, column=col)
+
+
+def p_section_entry_fast(p):
+    "section_entry : SECTION_ROW"
+    p[0] = p[1]
 
 
 def p_section_entry_label(p):
@@ -458,6 +463,11 @@ def p_statement_simple(p):
     p[0] = p[1]
 
 
+def p_statement_fast(p):
+    "statement : INSTRUCTION"
+    p[0] = p[1]
+
+
 def p_statement_label(p):
     "statement : IDENT COLON"
     line, col = _pos(p, 1)
@@ -685,7 +695,12 @@ def p_error(tok):
     lexer = tok.lexer
     data = lexer.lexdata
     column = tok.lexpos - data.rfind("\n", 0, tok.lexpos)
-    near = tok.value.split(".", 1)[0] if tok.type == "OPCODE" else tok.value
+    if tok.type == "INSTRUCTION":
+        near = tok.value.opcode
+    elif tok.type == "SECTION_ROW":
+        near = tok.value.type
+    else:
+        near = tok.value.split(".", 1)[0] if tok.type == "OPCODE" else tok.value
     raise CompileError(f"Parsing error near '{near}': syntax error", lexer.filename,
                        tok.lineno, column, severity="fatal")
 
@@ -702,44 +717,12 @@ def _unquote(text: str) -> str:
     return text[1:-1]
 
 
-def _int_value(text: str) -> int:
-    body = text[:-1] if text.endswith("U") else text
-    if body[:2] in ("0x", "0X"):
-        return int(body[2:], 16)
-    if body[:2] in ("0b", "0B"):
-        return int(body[2:], 2)
-    if len(body) > 1 and body[0] == "0":
-        try:
-            return int(body[1:], 8)
-        except ValueError:
-            return int(body)
-    return int(body)
-
-
-_U64_MAX = (1 << 64) - 1
+_int_value = fastpath.int_value
 
 
 def _int_literal(p, n) -> ast.IntLit:
     line, col = _pos(p, n)
-    text = p[n]
-    value = _int_value(text)
-    overflow = False
-    if value > _U64_MAX:
-        overflow = text[0] != "0" and _decimal_overflows(text.rstrip("U"))
-        value &= _U64_MAX
-    return ast.IntLit(value=value, text=text, unsigned=text.endswith("U"), overflow=overflow,
-                      line=line, column=col)
-
-
-def _decimal_overflows(digits: str) -> bool:
-    """ptxas accumulates digits in 64 bits and checks only the multiply by ten, so 2**64
-    itself wraps to 0 silently while 2**64 * 10 is an overflow."""
-    value = 0
-    for d in digits:
-        if value > _U64_MAX // 10:
-            return True
-        value = (value * 10 + ord(d) - 48) & _U64_MAX
-    return False
+    return fastpath.int_literal(p[n], line, col)
 
 
 def _ungroup(e):
@@ -828,6 +811,74 @@ def _raise_near(text, line, column):
 
 # ----------------------------------------------------------------------------- driver
 
+_STATEMENT_ENDS = frozenset(("SEMI", "LBRACE", "RBRACE", "COLON", "INSTRUCTION",
+                             "SECTION_ROW"))
+_BLANK = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
+
+
+class _StatementLexer:
+    """The PLY lexer, plus fastpath's one-token instructions at statement starts."""
+
+    def __init__(self, lexer, fast: bool = True):
+        self.lexer = lexer
+        self.fast = fast
+        self.at_start = fast
+        self.after_loc = False     # a `.loc` line or a debug-section row ends at the newline
+        self.in_section = False
+
+    def __getattr__(self, name):
+        return getattr(self.lexer, name)
+
+    def input(self, text):
+        self.lexer.input(text)
+
+    def token(self):
+        lx = self.lexer
+        if self.at_start or self.after_loc:
+            data = lx.lexdata
+            pos = lx.lexpos
+            newline_seen = False
+            while True:   # blank lines and line comments between statements
+                pos = _BLANK.match(data, pos).end()
+                if pos < len(data) and data[pos] == "\n":
+                    lx.lineno += 1
+                    pos += 1
+                    lx.line_start = pos
+                    newline_seen = True
+                else:
+                    break
+            lx.lexpos = pos
+            if self.after_loc and newline_seen:   # a .loc line has ended
+                self.after_loc = False
+                self.at_start = True
+            if self.at_start:
+                m = fastpath.STATEMENT.match(data, pos)
+                kind, build = "INSTRUCTION", fastpath.build
+                if m is None and data.startswith(".b", pos):
+                    m = fastpath.SECTION_ROW.match(data, pos)
+                    kind, build = "SECTION_ROW", fastpath.build_row
+                if m is not None:
+                    tok = lex.LexToken()
+                    tok.type = kind
+                    tok.value = build(m, lx.lineno, lx.line_start)
+                    tok.lineno = lx.lineno
+                    tok.lexpos = pos
+                    tok.lexer = lx
+                    lx.lexpos = m.end()
+                    return tok
+        tok = lx.token()
+        if tok is not None and self.fast:
+            t = tok.type
+            self.at_start = t in _STATEMENT_ENDS
+            if t == "SECTION":
+                self.in_section = True
+            elif t == "RBRACE":
+                self.in_section = False
+            self.after_loc = t == "LOC" or (self.in_section and not self.at_start) or (
+                self.after_loc and not self.at_start)
+        return tok
+
+
 _COMMENT_OR_NON_ASCII = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/|[^\x00-\x7f]")
 
 
@@ -840,8 +891,10 @@ def _first_non_ascii_line(text: str) -> int | None:
 
 
 def _non_ascii(line: int) -> CompileError:
-    return CompileError(f"Unexpected non-ASCII character encountered on line {line}", None,
-                        None, None, severity="fatal")
+    err = CompileError(f"Unexpected non-ASCII character encountered on line {line}", None,
+                       None, None, severity="fatal")
+    err.diagnostics = [err]
+    return err
 
 _PARSER = None
 _current_lexer = None
@@ -857,8 +910,9 @@ def _parser():
     return _PARSER
 
 
-def parse(text: str, filename: str = "<input>") -> ast.Module:
-    """Parse PTX source into a Module; a syntax error raises CompileError (fatal)."""
+def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module:
+    """Parse PTX source into a Module; a syntax error raises CompileError (fatal).
+    `fast=False` sends every statement through the grammar (tests compare both)."""
     global _current_lexer
     if "\0" in text:
         line = text.count("\n", 0, text.index("\0")) + 1
@@ -868,12 +922,13 @@ def parse(text: str, filename: str = "<input>") -> ast.Module:
     lexer = ptx_lexer.make_lexer(filename)
     _current_lexer = lexer
     try:
-        items = _parser().parse(text, lexer=lexer)
+        items = _parser().parse(text, lexer=_StatementLexer(lexer, fast))
     except CompileError as e:
         if non_ascii_line is not None and (e.line is None or e.line >= non_ascii_line):
             raise _non_ascii(non_ascii_line) from None
         if e.file is None and e.line is not None:
             e.file = filename
+        e.diagnostics = [e]
         raise
     finally:
         _current_lexer = None
@@ -882,9 +937,11 @@ def parse(text: str, filename: str = "<input>") -> ast.Module:
     module = ast.Module(file=filename, items=[], line=1, column=1, end_line=lexer.lineno)
     for item in items or []:
         if type(item) is ast.Version and module.version is not None:
-            raise CompileError(f"Parsing error near '.version {item.major}.{item.minor}': "
+            err = CompileError(f"Parsing error near '.version {item.major}.{item.minor}': "
                                "syntax error", filename, item.line, item.column,
                                severity="fatal")
+            err.diagnostics = [err]
+            raise err
         if type(item) is ast.Version and module.version is None:
             module.version = item
         elif type(item) is ast.Target and module.target is None:

@@ -1,0 +1,186 @@
+"""A fast lane for the commonest statement: a plain instruction.
+
+Most PTX lines are `[@p] opcode reg, reg, [reg+imm];` and going through PLY token by token
+costs several microseconds per token. Where a whole statement matches the strict pattern
+below, the lexer hands the parser one INSTRUCTION token carrying the finished
+`ast.Instruction` (exactly the tree the grammar would have built, positions included;
+tests compare both). Anything unusual (expressions, parentheses, decimal floats, pairs,
+octal literals, comments inside the statement, errors) does not match and takes the normal
+grammar path, so diagnostics are unchanged.
+"""
+from __future__ import annotations
+
+import re
+import struct
+
+from ptx2sass.frontend import ast
+
+_NAME = r"[%$A-Za-z_][\w$]*(?:\.[\w$]+)?"
+_INT = r"(?:0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)U?"
+_HEXF = r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}"
+_OPERAND = (rf"(?:{_HEXF}|-?{_INT}|{_NAME}"
+            rf"|\[[ \t]*(?:{_NAME}(?:[ \t]*[+-][ \t]*-?{_INT})?|{_INT})[ \t]*\]"
+            rf"|\{{[ \t]*{_NAME}(?:[ \t]*,[ \t]*{_NAME})*[ \t]*\}})")
+_OPCODE = r"[A-Za-z_][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
+
+STATEMENT = re.compile(
+    rf"(?:@(?P<neg>!?)(?P<pred>{_NAME})[ \t]+)?(?P<op>{_OPCODE})"
+    rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;")
+
+# One data row of a debug section: `.b8 95, 90` / `.b32 .debug_abbrev` / `.b64 $L__tmp1`.
+SECTION_ROW = re.compile(
+    rf"(?P<type>\.b(?:8|16|32|64))[ \t]+(?P<values>(?:{_INT}|\.?{_NAME})"
+    rf"(?:[ \t]*,[ \t]*(?:{_INT}|\.?{_NAME}))*)(?=[ \t]*(?:\n|//|$))")
+_ROW_VALUE = re.compile(rf"(?P<int>{_INT})|(?P<name>\.?{_NAME})")
+
+_PIECE = re.compile(
+    rf"(?P<hexf>{_HEXF})|(?P<neg>-)?(?P<int>{_INT})(?![\w$])|(?P<name>{_NAME})"
+    rf"|(?P<addr>\[)|(?P<vec>\{{)")
+_ADDRESS = re.compile(
+    rf"\[[ \t]*(?:(?P<base>{_NAME})(?:[ \t]*(?P<sign>[+-])[ \t]*(?P<neg>-?)[ \t]*"
+    rf"(?P<off>{_INT}))?|(?P<abs>{_INT}))[ \t]*\]")
+_VECTOR_NAME = re.compile(_NAME)
+_U64 = (1 << 64) - 1
+
+
+def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
+    """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
+    def col(pos: int) -> int:
+        return pos - line_start + 1
+
+    opcode, *mods = match.group("op").split(".")
+    ins = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods), operands=[],
+                          line=line, column=col(match.start("op")))
+    if match.group("pred") is not None:
+        ins.guard = ast.Guard(predicate=_name(match.group("pred"), line, col(match.start("pred"))),
+                              negated=bool(match.group("neg")), line=line,
+                              column=col(match.start()))
+    ops = match.group("ops")
+    if ops is None:
+        return ins
+    text = match.string
+    pos = match.start("ops")
+    end = match.end("ops")
+    while pos < end:
+        m = _PIECE.match(text, pos)
+        if m.group("hexf"):
+            ins.operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+            pos = m.end()
+        elif m.group("int"):
+            lit = int_literal(m.group("int"), line, col(m.start("int")))
+            if m.group("neg"):
+                lit = ast.Unary(op="-", operand=lit, line=line, column=col(m.start()))
+            ins.operands.append(lit)
+            pos = m.end()
+        elif m.group("name"):
+            ins.operands.append(_name(m.group("name"), line, col(m.start())))
+            pos = m.end()
+        elif m.group("addr"):
+            a = _ADDRESS.match(text, pos)
+            ins.operands.append(_address(a, line, col))
+            pos = a.end()
+        else:
+            close = text.index("}", pos)
+            elements = [_name(v.group(), line, col(v.start()))
+                        for v in _VECTOR_NAME.finditer(text, pos + 1, close)]
+            ins.operands.append(ast.VectorOperand(elements=elements, line=line,
+                                                  column=col(pos)))
+            pos = close + 1
+        # skip the separator
+        while pos < end and text[pos] in " \t,":
+            pos += 1
+    return ins
+
+
+def build_row(match: re.Match, line: int, line_start: int) -> ast.SectionEntry:
+    """The SectionEntry for a SECTION_ROW match (exactly what the grammar builds)."""
+    values = []
+    text = match.string
+    for v in _ROW_VALUE.finditer(text, match.start("values"), match.end("values")):
+        column = v.start() - line_start + 1
+        if v.group("int"):
+            values.append(int_literal(v.group("int"), line, column))
+        elif v.group().startswith("."):
+            values.append(ast.Name(name=v.group(), line=line, column=column))
+        else:
+            values.append(_name(v.group(), line, column))
+    return ast.SectionEntry(type=match.group("type"), values=values, line=line,
+                            column=match.start() - line_start + 1)
+
+
+def _name(text: str, line: int, column: int) -> ast.Name:
+    base, dot, comp = text.partition(".")
+    if dot:
+        return ast.Name(name=base, component="." + comp, line=line, column=column)
+    return ast.Name(name=text, line=line, column=column)
+
+
+def _address(m: re.Match, line: int, col) -> ast.Address:
+    start = col(m.start())
+    if m.group("abs") is not None:
+        lit = int_literal(m.group("abs"), line, col(m.start("abs")))
+        return ast.Address(elements=[lit], base=None, offset=lit.value, line=line,
+                           column=start)
+    base = _name(m.group("base"), line, col(m.start("base")))
+    if m.group("off") is None:
+        return ast.Address(elements=[base], base=base, offset=0, line=line, column=start)
+    lit = int_literal(m.group("off"), line, col(m.start("off")))
+    right = lit
+    value = lit.value
+    if m.group("neg"):
+        right = ast.Unary(op="-", operand=lit, line=line, column=col(m.start("neg")))
+        value = -value
+    expr = ast.Binary(op=m.group("sign"), left=base, right=right, line=base.line,
+                      column=base.column)
+    return ast.Address(elements=[expr], base=base,
+                       offset=value if m.group("sign") == "+" else -value, line=line,
+                       column=start)
+
+
+def _hexfloat(text: str, line: int, column: int) -> ast.FloatLit:
+    bits = int(text[2:], 16)
+    if text[1] in "fF":
+        value = struct.unpack("<f", struct.pack("<I", bits))[0]
+        width = 32
+    else:
+        value = struct.unpack("<d", struct.pack("<Q", bits))[0]
+        width = 64
+    return ast.FloatLit(value=value, text=text, bits=bits, width=width, line=line,
+                        column=column)
+
+
+def int_value(text: str) -> int:
+    body = text[:-1] if text.endswith("U") else text
+    if body[:2] in ("0x", "0X"):
+        return int(body[2:], 16)
+    if body[:2] in ("0b", "0B"):
+        return int(body[2:], 2)
+    if len(body) > 1 and body[0] == "0":
+        try:
+            return int(body[1:], 8)
+        except ValueError:
+            return int(body)
+    return int(body)
+
+
+def int_literal(text: str, line: int, column: int) -> ast.IntLit:
+    """An integer literal as ptxas reads it: wrapped to 64 bits, with `overflow` set for a
+    decimal one ptxas rejects."""
+    value = int_value(text)
+    overflow = False
+    if value > _U64:
+        overflow = text[0] != "0" and _decimal_overflows(text.rstrip("U"))
+        value &= _U64
+    return ast.IntLit(value=value, text=text, unsigned=text.endswith("U"), overflow=overflow,
+                      line=line, column=column)
+
+
+def _decimal_overflows(digits: str) -> bool:
+    """ptxas accumulates digits in 64 bits and checks only the multiply by ten, so 2**64
+    itself wraps to 0 silently while 2**64 * 10 is an overflow."""
+    value = 0
+    for d in digits:
+        if value > _U64 // 10:
+            return True
+        value = (value * 10 + ord(d) - 48) & _U64
+    return False
