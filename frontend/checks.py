@@ -191,6 +191,8 @@ class Checker:
     def declare(self, scope: _Scope, decl: ast.VariableDecl, params: bool = False):
         if decl.align is not None and (decl.align <= 0 or decl.align & (decl.align - 1)):
             self.error("Alignment must be a power of two", decl)
+        if decl.type in _INSTRUCTION_ONLY_TYPES:
+            self.error(f"Type {decl.type} may only be used as an instruction type", decl)
         kind = "reg" if decl.space == ".reg" else "var"
         for d in decl.declarators:
             if d.name == "_" and params:
@@ -291,25 +293,31 @@ class Checker:
                 return
         types = [m for m in ins.modifiers if m in isa.TYPE_MODIFIERS]
         others = [m for m in ins.modifiers if m not in isa.TYPE_MODIFIERS]
-        candidates = [f for f in forms if len(f.type_slots) == len(types)
-                      and all(t in slot for t, slot in zip(types, f.type_slots))]
-        if not candidates:
-            self.error(f"Unexpected instruction types specified for '{op}'", ins)
-            return
-        chosen = next((f for f in candidates if _modifier_problem(f, others, op) is None), None)
-        if chosen is None:
-            self.error(_explain_modifiers(candidates, others, op), ins)
-            return
-        problem = _ordering_problem(op, others)
+        name = _display_name(op, others)
+        problem = _operation_type_problem(op, others, types)
         if problem:
             self.error(problem, ins)
             return
-        if op == "cvt":
+        candidates = [f for f in forms if len(f.type_slots) == len(types)
+                      and all(t in slot for t, slot in zip(types, f.type_slots))]
+        if name != op:   # `mul.wide.u64`: the named variant has no form of these types
+            candidates = [f for f in candidates
+                          if any(name[len(op):] in g for g, _ in f.groups)]
+        if not candidates:
+            self.error(f"Unexpected instruction types specified for '{name}'", ins)
+            return
+        chosen = next((f for f in candidates if _modifier_problem(f, others, op) is None), None)
+        if chosen is None:
+            self.error(_explain_modifiers(candidates, others, op, name), ins)
+            return
+        problem = _ordering_problem(op, others) or _space_problem(op, others) or \
+            _required_companion(op, others, types)
+        if not problem and op == "cvt":
             problem = _cvt_rounding_problem(types, others)
-            if problem:
-                self.error(problem, ins)
-                return
-        self.check_operands(ins, chosen, types, scope)
+        if problem:
+            self.error(problem, ins)
+            return
+        self.check_operands(ins, chosen, types, scope, name)
 
     def check_features(self, ins: ast.Instruction):
         op = ins.opcode
@@ -331,10 +339,10 @@ class Checker:
 
     # ------------------------------------------------------------------ operands
 
-    def check_operands(self, ins, form, types, scope):
+    def check_operands(self, ins, form, types, scope, name):
         ops = ins.operands
         if len(ops) < form.optional_from or len(ops) > len(form.operands):
-            self.mismatch(ins)
+            self.mismatch(name, ins)
             for operand in ops:
                 self.resolve_names(operand, scope, self.labels)
             return
@@ -347,10 +355,10 @@ class Checker:
                                       vector):
                 ok = False
         if not ok:
-            self.mismatch(ins)
+            self.mismatch(name, ins)
 
-    def mismatch(self, ins):
-        self.error(f"Arguments mismatch for instruction '{ins.opcode}'", ins)
+    def mismatch(self, name, ins):
+        self.error(f"Arguments mismatch for instruction '{name}'", ins)
 
     def check_operand(self, ins, index, code, operand, types, scope, relaxed, space, vector):
         """True when the operand fits; specific errors are reported here, the generic
@@ -489,6 +497,8 @@ class Checker:
         if t is ast.Index:
             self.resolve_names(operand, scope, self.labels)
             return ins.opcode in _ADDRESS_OF_OPCODES
+        if t is ast.Unary and operand.op == "!" and want == ".pred":
+            return self.is_pred(operand.operand, scope)
         if t is ast.Binary or t is ast.Unary:
             # symbol+offset address arithmetic (mov/cvta only) or a bad expression
             self.resolve_names(operand, scope, self.labels)
@@ -609,6 +619,8 @@ class Checker:
                 self.resolve_names(e, scope, labels)
 
 
+_INSTRUCTION_ONLY_TYPES = frozenset((".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1x2",
+                                     ".e2m3x2", ".e3m2x2", ".ue8m0x2"))
 _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
                                     ".local", ".const", ".param", ".param::entry",
                                     ".param::func"))
@@ -662,9 +674,10 @@ _BINARY = {
 }
 
 
-def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str) -> str:
+def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str) -> str:
     """ptxas's wording when no form fits: a modifier no form of these types knows is
-    illegal; known ones in a combination no single form takes are 'unexpected types'."""
+    illegal; a missing required one has its own message; known ones in a combination no
+    single form takes are 'unexpected types'."""
     vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
@@ -674,8 +687,53 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str) -> s
             if m in isa.ROUNDING_MODIFIERS:
                 return f"Illegal rounding modifier for instruction '{opcode}'"
             return f"Illegal modifier '{m}' for instruction '{opcode}'"
-    return _modifier_problem(candidates[0], modifiers, opcode) if len(candidates) == 1 \
-        else f"Unexpected instruction types specified for '{opcode}'"
+    problems = [_modifier_problem(f, modifiers, opcode) for f in candidates]
+    missing = [p for p in problems if not p.startswith(("Illegal", _UNEXPECTED_TYPES))]
+    if len(candidates) == 1 and not problems[0].startswith(_UNEXPECTED_TYPES):
+        return problems[0]
+    if missing:
+        return missing[0]
+    return f"Unexpected instruction types specified for '{name}'"
+
+
+def _display_name(opcode: str, modifiers: list[str]) -> str:
+    """`mul.wide`, `bar.red`, `cvta.to`: how ptxas names the instruction in messages."""
+    subs = isa.SUBOPCODES.get(opcode)
+    if subs:
+        for m in modifiers:
+            if m in subs:
+                return opcode + m
+    return opcode
+
+
+def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str]) -> str | None:
+    """atom/red/redux/vote: the operation modifier decides which types are allowed."""
+    rules = isa.OPERATION_TYPES_BY_OPCODE.get(opcode)
+    if not rules or len(types) != 1:
+        return None
+    t = types[0]
+    for m in modifiers:
+        allowed = rules.get(m)
+        if allowed is not None and t not in allowed and t in rules["*"]:
+            return isa.OPERATION_TYPE_MESSAGES[opcode].format(
+                op=opcode, mod=m, type=t, allowed=" or ".join(allowed),
+                first=allowed[0])
+    return None
+
+
+def _space_problem(opcode: str, modifiers: list[str]) -> str | None:
+    illegal = isa.ILLEGAL_SPACES.get(opcode)
+    if illegal and any(m in illegal for m in modifiers):
+        return f"State space incorrect for instruction '{opcode}'"
+    return None
+
+
+def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> str | None:
+    """`rcp.approx.f64` needs `.ftz` (ptxas names the variant in its message)."""
+    for (op, mod, typ), need in isa.REQUIRED_COMPANIONS.items():
+        if op == opcode and mod in modifiers and typ in types and need not in modifiers:
+            return f"'{need}' modifier required for instruction '{op}{mod}{typ}'"
+    return None
 
 
 def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
@@ -704,12 +762,14 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
             return f"Illegal modifier '{m}' for instruction '{opcode}'"
     for gi, (group, required) in enumerate(form.groups):
         if required and gi not in used:
-            if ".rn" in group or ".rni" in group:
-                return f"Rounding modifier required for instruction '{opcode}'"
-            if ".eq" in group:
-                return f"Comparison modifier required for instruction '{opcode}'"
+            for trigger, message in isa.MISSING_GROUP_MESSAGES:
+                if trigger <= group:
+                    return message.format(op=opcode)
             return f"Unexpected instruction types specified for '{opcode}'"
     return None
+
+
+_UNEXPECTED_TYPES = "Unexpected instruction types specified for"
 
 
 _FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))

@@ -67,6 +67,8 @@ EVICT2 = "[.L2::evict_normal .L2::evict_first .L2::evict_last]"
 L2SIZE = "[.L2::64B .L2::128B .L2::256B]"
 HINT = "[.L2::cache_hint]"
 VEC = "[.v2 .v4 .v8]"
+ATOM_SEM = "[.relaxed .acquire .release .acq_rel]"
+ATOM_SPACE = "[.global .shared .shared::cta .shared::cluster .const .local .param]"
 SREG_NAMES: dict[str, str] = {}
 
 _FORM_TEXT = f"""
@@ -144,8 +146,7 @@ fma   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
 fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] [.relu] [.oob] <.f16 .f16x2>  : d, a, b, c
 fma   {{.rn .rz .rm .rp}} [.relu] [.oob] <.bf16 .bf16x2>     : d, a, b, c
 rcp   {{.approx .rn .rz .rm .rp}} [.ftz] <.f32>            : d, a
-rcp   {{.rn .rz .rm .rp}} <.f64>                           : d, a
-rcp   {{.approx}} {{.ftz}} <.f64>                           : d, a
+rcp   {{.approx .rn .rz .rm .rp}} [.ftz] <.f64>            : d, a
 sqrt  {{.approx .rn .rz .rm .rp}} [.ftz] <.f32>            : d, a
 sqrt  {{.rn .rz .rm .rp}} <.f64>                           : d, a
 rsqrt {{.approx}} [.ftz] <.f32 .f64>                       : d, a
@@ -188,13 +189,53 @@ ret   [.uni]                                              :
 exit                                                      :
 trap                                                      :
 brkpt                                                     :
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.and .or .xor}} {HINT} <.b32 .b64> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.exch}} {HINT} <.b32 .b64 .b128> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.add}} {HINT} [.noftz] <.u32 .u64 .s32 .f32 .f64 .f16 .f16x2 .bf16 .bf16x2> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.inc .dec}} {HINT} <.u32> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.min .max}} {HINT} <.u32 .u64 .s32 .s64> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.min .max}} {HINT} [.noftz] <.f16 .f16x2 .bf16 .bf16x2> : d, m, a, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.cas}} {HINT} <.b16 .b32 .b64 .b128> : d, m, a, b, *?
+atom  {ATOM_SEM} {SCOPE} {ATOM_SPACE} {VEC} {{.add .min .max}} {HINT} [.noftz] <.f16 .f16x2 .bf16 .bf16x2 .f32> : *, m, *, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.and .or .xor}} {HINT} <.b32 .b64> : m, a, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.add}} {HINT} [.noftz] <.u32 .u64 .s32 .f32 .f64 .f16 .f16x2 .bf16 .bf16x2> : m, a, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.inc .dec}} {HINT} <.u32> : m, a, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.min .max}} {HINT} <.u32 .u64 .s32 .s64> : m, a, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.min .max}} {HINT} [.noftz] <.f16 .f16x2 .bf16 .bf16x2> : m, a, *?
+red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {VEC} {{.add .min .max}} {HINT} [.noftz] <.f16 .f16x2 .bf16 .bf16x2 .f32> : m, *, *?
+shfl  {{.sync}} {{.up .down .bfly .idx}} <.b32>              : dp, a, b:b32, c:b32, e:b32
+shfl  {{.up .down .bfly .idx}} <.b32>                       : dp, a, b:b32, c:b32
+vote  [.sync] {{.all .any .uni}} <.pred>                    : p, q, e:b32?
+vote  [.sync] {{.ballot}} <.b32>                            : d, q, e:b32?
+match {{.any}} {{.sync}} <.b32 .b64>                       : d:b32, a, e:b32
+match {{.all}} {{.sync}} <.b32 .b64>                       : *, a, e:b32
+redux {{.sync}} {{.add .min .max}} <.u32 .s32>                : d, a, e:b32
+redux {{.sync}} {{.and .or .xor}} <.b32>                     : d, a, e:b32
+redux {{.sync}} {{.min .max}} [.abs] [.NaN] <.f32>              : d, a, e:b32
+bar   [.cta] {{.sync .arrive}} [.aligned]                      : a:u32, b:u32?
+bar   [.cta] {{.red}} {{.popc}} [.aligned] <.u32>                : d, a:u32, q
+bar   [.cta] {{.red}} {{.popc}} [.aligned] <.u32>                : d, a:u32, b:u32, q
+bar   [.cta] {{.red}} {{.and .or}} [.aligned] <.pred>              : p, a:u32, q
+bar   [.cta] {{.red}} {{.and .or}} [.aligned] <.pred>              : p, a:u32, b:u32, q
+bar   {{.warp}} {{.sync}}                                      : a:u32
+barrier [.cta] [.aligned] {{.sync .arrive}}                    : a:u32?, b:u32?
+barrier [.cta] [.aligned] {{.red}} {{.popc}} <.u32>              : d, a:u32, q
+barrier [.cta] [.aligned] {{.red}} {{.popc}} <.u32>              : d, a:u32, b:u32, q
+barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, q
+barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, b:u32, q
+barrier {{.cluster}} {{.arrive .wait}} [.release .relaxed .acquire] [.aligned] :
+membar {{.cta .gl .sys}}                                      :
+isspacep {{.const .global .local .shared .shared::cta .shared::cluster .param .param::entry}} : p, *
+add   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
+sub   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
+mul   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
+fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] <.f32x2>               : d, a, b, c
 nanosleep <.u32>                                          : a
 activemask <.b32>                                         : d
 """
 
 LENIENT_OPCODES = frozenset("""
-    atom red red.async vote match redux shfl bar barrier membar fence call brx prefetch
-    prefetchu isspacep mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
+    red.async fence call brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
     applypriority tex tld4 txq istypep suld sust sured suq wmma mma wgmma tcgen05 mbarrier
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
@@ -264,6 +305,67 @@ def _build() -> dict[str, list[Form]]:
 
 
 FORMS: dict[str, list[Form]] = _build()
+
+# Modifiers ptxas treats as part of the instruction's name in its messages
+# ("Arguments mismatch for instruction 'mul.wide'").
+SUBOPCODES: dict[str, frozenset] = {
+    "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
+    "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
+    "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
+}
+
+# A required modifier group that is missing, by a spelling it contains -> ptxas's message.
+MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
+    (frozenset((".approx", ".rn")), "Rounding modifier or '.approx' modifier required for "
+                                    "instruction '{op}'"),
+    (frozenset((".approx",)), ".approx modifier required for instruction '{op}'"),
+    (frozenset((".rn",)), "Rounding modifier required for instruction '{op}'"),
+    (frozenset((".rni",)), "Rounding modifier required for instruction '{op}'"),
+    (frozenset((".eq",)), "Comparison modifier required for instruction '{op}'"),
+    (frozenset((".up",)), "Shuffle modifier required for instruction '{op}'"),
+    (frozenset((".gl",)), "Membar level required for instruction '{op}'"),
+)
+
+# Types an atomic operation takes, in the order ptxas lists them in its message.
+OPERATION_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
+    (op, ".add"): (".u32", ".s32", ".u64", ".f64", ".f16", ".f16x2", ".f32", ".bf16", ".bf16x2")
+    for op in ("atom", "red")
+}
+OPERATION_TYPES.update({(op, m): (".u32", ".s32", ".u64", ".s64", ".f16", ".f16x2", ".bf16",
+                                  ".bf16x2")
+                        for op in ("atom", "red") for m in (".min", ".max")})
+OPERATION_TYPES.update({(op, m): (".b32", ".b64") for op in ("atom", "red")
+                        for m in (".and", ".or", ".xor")})
+OPERATION_TYPES.update({(op, m): (".u32",) for op in ("atom", "red") for m in (".inc", ".dec")})
+OPERATION_TYPES[("atom", ".exch")] = (".b32", ".b64", ".b128")
+
+OPERATION_TYPES[("redux", ".add")] = OPERATION_TYPES[("redux", ".min")] = \
+    OPERATION_TYPES[("redux", ".max")] = (".u32", ".s32", ".f32")
+OPERATION_TYPES.update({("redux", m): (".b32",) for m in (".and", ".or", ".xor")})
+OPERATION_TYPES.update({("vote", m): (".pred",) for m in (".all", ".any", ".uni")})
+OPERATION_TYPES[("vote", ".ballot")] = (".b32",)
+OPERATION_TYPE_MESSAGES = {
+    "atom": "Operation {mod} requires {allowed} type for instruction '{op}'",
+    "red": "Operation {mod} requires {allowed} type for instruction '{op}'",
+    "redux": "Incorrect type '{type}' for operation '{mod}' in instruction '{op}'",
+    "vote": "Instruction '{op}' requires '{first}' type with '{mod}' modifier.",
+}
+# By opcode, with "*" the union of the types any of its operations takes.
+OPERATION_TYPES_BY_OPCODE: dict[str, dict[str, tuple[str, ...]]] = {}
+for (_op, _mod), _types in OPERATION_TYPES.items():
+    _rules = OPERATION_TYPES_BY_OPCODE.setdefault(_op, {"*": ()})
+    _rules[_mod] = _types
+    _rules["*"] = tuple(dict.fromkeys(_rules["*"] + _types))
+
+# (opcode, modifier, type) -> the modifier it cannot go without.
+REQUIRED_COMPANIONS = {("rcp", ".approx", ".f64"): ".ftz"}
+
+# State spaces an instruction's modifiers may name but that ptxas refuses for it.
+ILLEGAL_SPACES: dict[str, frozenset] = {
+    "atom": frozenset((".const", ".local", ".param")),
+    "red": frozenset((".const", ".local", ".param")),
+    "st": frozenset((".const",)),
+}
 
 ROUNDING_MODIFIERS = frozenset((".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi",
                                 ".rna", ".rs"))

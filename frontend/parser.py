@@ -778,6 +778,8 @@ def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
                 kind == "ptr" and after_ptr or kind == "vector" and decl.vector is not None:
             _raise_near(value if kind != "align" else ".align", sline, scol)
         if kind == "type":
+            if value in _NOT_DECLARABLE:
+                _raise_near(value, sline, scol)
             decl.type = value
         elif kind == "vector":
             decl.vector = value
@@ -802,6 +804,10 @@ def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
         first = declarators[0]
         _raise_near(first.name, first.line, first.column)
     return decl
+
+
+# Types ptxas's grammar does not take in a declaration (only as instruction types).
+_NOT_DECLARABLE = frozenset((".bf16", ".bf16x2", ".tf32", ".e2m1", ".e2m3", ".e3m2", ".ue8m0"))
 
 
 def _raise_near(text, line, column):

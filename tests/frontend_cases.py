@@ -110,6 +110,236 @@ CASES: dict[str, str] = {
 }
 
 
+# One instruction per kernel, checked at sm_90a: forms ptxas accepts (we must too) and
+# misuses it rejects (we must too, on the same line, ideally in the same words).
+SM90_HEADER = ".version 8.5\n.target sm_90a\n.address_size 64\n"
+SM90_DECLS = (".reg .b32 r<8>;\n.reg .u32 u<4>;\n.reg .s32 s<4>;\n.reg .pred p<4>;\n.reg .f32 f<8>;\n.reg .b64 rd<4>;\n.reg .u64 ud<4>;\n.reg .f64 fd<4>;\n"
+     ".reg .f16 h<4>;\n.reg .b16 rs<4>;\n.reg .b16 bh<2>;\n.reg .f16x2 hh<2>;\n.shared .align 16 .b8 smem[256];\n.global .align 4 .u32 gv[4];\n.const .u32 cv;\n")
+VALID_FORMS = """
+atom.global.add.u32 r1, [rd1], r2;
+atom.shared.add.f32 f1, [smem], f2;
+atom.add.u64 rd1, [rd2], rd3;
+atom.global.cas.b32 r1, [rd1], r2, r3;
+atom.global.cas.b64 rd1, [rd1], rd2, rd3;
+atom.global.exch.b32 r1, [rd1], r2;
+atom.global.inc.u32 r1, [rd1], 17;
+atom.global.max.s32 s1, [rd1], s2;
+atom.global.min.u64 ud1, [rd1], ud2;
+atom.global.and.b32 r1, [rd1], r2;
+atom.acq_rel.gpu.global.add.u32 r1, [rd1], 1;
+atom.relaxed.sys.global.or.b64 rd1, [rd1], rd2;
+atom.global.add.noftz.f16 h1, [rd1], h2;
+atom.global.add.noftz.bf16x2 r1, [rd1], r2;
+atom.global.add.f64 fd1, [rd1], fd2;
+atom.shared::cta.add.u32 r1, [smem+4], 1;
+red.global.add.u32 [rd1], r2;
+red.global.add.f32 [rd1], f2;
+red.release.gpu.global.add.u64 [rd1], rd2;
+red.shared.max.s32 [smem], s1;
+shfl.sync.idx.b32 r1|p1, r2, 0, 31, 0xffffffff;
+shfl.sync.bfly.b32 r1, r2, r3, 0x1f, -1;
+shfl.sync.down.b32 f1, f2, 1, 0x1f, 0xffffffff;
+vote.sync.ballot.b32 r1, p1, 0xffffffff;
+vote.sync.any.pred p1, !p2, r3;
+vote.sync.uni.pred p1, p2, 0xffffffff;
+match.any.sync.b64 r1, rd1, 0xffffffff;
+match.all.sync.b32 r1|p1, r2, 0xffffffff;
+redux.sync.add.s32 s1, s2, 0xffffffff;
+redux.sync.xor.b32 r1, r2, 0xffffffff;
+bar.sync 0;
+bar.sync 1, 64;
+bar.arrive 2, 64;
+bar.red.popc.u32 r1, 0, p1;
+bar.red.and.pred p1, 3, !p2;
+bar.warp.sync 0xffffffff;
+barrier.sync 0;
+barrier.sync.aligned 0, 32;
+bar.cta.sync 0;
+barrier.cluster.arrive.release.aligned;
+barrier.cluster.wait;
+membar.gl;
+membar.cta;
+fence.acq_rel.gpu;
+fence.proxy.async.shared::cta;
+isspacep.global p1, rd1;
+isspacep.shared::cta p1, rd1;
+cvta.to.global.u64 rd1, rd2;
+cvta.shared.u64 rd1, smem;
+cvta.global.u64 rd1, gv;
+mov.u64 rd1, gv;
+mov.u64 rd1, smem;
+mov.b32 f1, 0f3F800000;
+mov.f32 f1, 0f3F800000;
+mov.f64 fd1, 0d3FF0000000000000;
+mov.b16 rs1, 0x3C00;
+mov.b32 hh1, {h1, h2};
+mov.b32 {h1, h2}, hh1;
+cvt.rn.f16.f32 h1, f1;
+cvt.f32.f16 f1, h1;
+cvt.rn.bf16.f32 bh1, f1;
+cvt.rn.f16x2.f32 hh1, f1, f2;
+cvt.rn.bf16x2.f32 r1, f1, f2;
+cvt.rna.tf32.f32 r1, f1;
+cvt.u8.u32 rs1, r1;
+cvt.s64.s32 rd1, r1;
+cvt.rzi.s32.f32 s1, f1;
+cvt.rni.f32.f32 f1, f1;
+cvt.sat.u8.s32 r1, s1;
+cvt.ftz.sat.f32.f32 f1, f1;
+cvt.u32.u64 r1, rd1;
+add.rn.f16 h1, h2, h3;
+add.f16x2 hh1, hh1, hh1;
+fma.rn.f16x2 r1, r2, r3, r4;
+fma.rn.relu.bf16 bh1, bh1, bh1, bh1;
+max.NaN.f32 f1, f2, f3;
+min.xorsign.abs.f32 f1, f2, f3;
+max.s16x2 r1, r2, r3;
+add.s16x2 r1, r2, r3;
+mul.wide.u16 r1, rs1, rs2;
+mul.hi.s64 rd1, rd2, rd3;
+mad.lo.cc.u32 r1, r2, r3, r4;
+madc.hi.u32 r1, r2, r3, r4;
+addc.cc.u32 r1, r2, r3;
+sub.cc.s64 rd1, rd2, rd3;
+div.rn.f64 fd1, fd2, fd3;
+div.full.f32 f1, f2, f3;
+rem.s64 rd1, rd2, rd3;
+rcp.approx.ftz.f64 fd1, fd2;
+sqrt.rn.f32 f1, f2;
+rsqrt.approx.f64 fd1, fd2;
+ex2.approx.ftz.f32 f1, f2;
+tanh.approx.f32 f1, f2;
+lg2.approx.ftz.f32 f1, f2;
+testp.finite.f32 p1, f1;
+copysign.f64 fd1, fd2, fd3;
+setp.eq.and.s32 p1|p2, r1, r2, p3;
+setp.gtu.ftz.f32 p1, f1, 0f00000000;
+setp.ne.b64 p1, rd1, 0;
+setp.lt.f16 p1, h1, h2;
+set.gt.u32.f32 r1, f1, f2;
+selp.f32 f1, f2, 0f3F800000, p1;
+slct.s32.s32 r1, r2, r3, s1;
+lop3.b32 r1, r2, r3, r4, 0x96;
+shf.l.wrap.b32 r1, r2, r3, 5;
+shr.s64 rd1, rd2, 3;
+bfe.u64 rd1, rd2, 4, 8;
+bfi.b32 r1, r2, r3, 0, 8;
+bfind.u64 r1, rd1;
+popc.b64 r1, rd1;
+clz.b64 r1, rd1;
+brev.b64 rd1, rd2;
+prmt.b32.f4e r1, r2, r3, r4;
+dp4a.u32.s32 s1, r2, r3, s2;
+dp2a.lo.s32.u32 s1, r2, r3, s2;
+sad.u32 r1, r2, r3, r4;
+mul24.hi.s32 s1, s2, s3;
+abs.bf16x2 r1, r2;
+neg.f16 h1, h2;
+not.pred p1, p2;
+and.pred p1, p2, !p3;
+xor.b16 rs1, rs2, rs3;
+cnot.b32 r1, r2;
+ld.global.nc.L1::no_allocate.v4.f32 {f1, f2, f3, f4}, [rd1];
+ld.global.L2::128B.u32 r1, [rd1];
+ld.shared.v2.b64 {rd1, rd2}, [smem];
+ld.relaxed.gpu.global.u32 r1, [rd1];
+ld.volatile.shared.u32 r1, [smem+8];
+ld.global.cs.b16 rs1, [rd1];
+ld.global.s8 r1, [rd1];
+ldu.global.u32 r1, [rd1];
+st.global.wt.f64 [rd1], fd1;
+st.release.sys.global.u32 [rd1], r1;
+st.shared.v4.u32 [smem], {r1, r2, r3, r4};
+st.global.u8 [rd1], 255;
+st.global.v2.f32 [rd1+8], {f1, 0f00000000};
+st.local.u32 [rd1], r1;
+prefetch.global.L2 [rd1];
+prefetch.global.L2::evict_last [rd1];
+cp.async.ca.shared.global [smem], [rd1], 4;
+cp.async.cg.shared.global [smem], [rd1], 16, 8;
+cp.async.commit_group;
+cp.async.wait_group 0;
+cp.async.wait_all;
+ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r1, r2, r3, r4}, [smem];
+stmatrix.sync.aligned.m8n8.x2.shared.b16 [smem], {r1, r2};
+mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {f1,f2,f3,f4}, {r1,r2,r3,r4}, {r5,r6}, {f5,f6,f7,f4};
+mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 {s1,s2,s3,s0}, {r1,r2,r3,r4}, {r5,r6}, {s1,s2,s3,s0};
+wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {r0,r1,r2,r3,r4,r5,r6,r7}, [rd1];
+activemask.b32 r1;
+elect.sync r1|p1, 0xffffffff;
+mapa.shared::cluster.u32 r1, r2, 1;
+getctarank.shared::cluster.u32 r1, r2;
+griddepcontrol.wait;
+griddepcontrol.launch_dependents;
+setmaxnreg.inc.sync.aligned.u32 240;
+mbarrier.init.shared.b64 [smem], 32;
+mbarrier.arrive.shared.b64 rd1, [smem];
+mbarrier.try_wait.parity.shared::cta.b64 p1, [smem], r1;
+nanosleep.u32 100;
+trap;
+brkpt;
+pmevent 1;
+exit;
+""".strip().splitlines()
+INVALID_FORMS = """
+atom.global.add.b32 r1, [rd1], r2;
+atom.global.cas.b32 r1, [rd1], r2;
+atom.global.add.u32 [rd1], r2;
+atom.const.add.u32 r1, [cv], 1;
+atom.global.add.u32 r1, [rd1], f1;
+atom.global.inc.s32 r1, [rd1], 1;
+atom.global.and.u32 r1, [rd1], 1;
+atom.local.add.u32 r1, [rd1], 1;
+red.global.add.u32 r1, [rd1], r2;
+red.global.cas.b32 [rd1], r2, r3;
+shfl.sync.idx.b32 r1, r2, 0, 31;
+shfl.sync.idx.b64 rd1, rd2, 0, 31, -1;
+shfl.sync.b32 r1, r2, 0, 31, -1;
+vote.sync.ballot.pred p1, p2, -1;
+vote.sync.any.pred r1, p2, -1;
+vote.sync.all.b32 r1, p2, -1;
+match.any.sync.b16 r1, rs1, -1;
+redux.sync.add.u64 rd1, rd2, -1;
+redux.sync.and.u32 r1, r2, -1;
+bar.sync f1;
+bar.red.popc.u32 r1, 0;
+bar.red.and.pred p1, 0, r1;
+bar.foo 0;
+barrier.cluster.sync;
+membar.foo;
+membar;
+isspacep.global r1, rd1;
+cvta.to.global.u32 rd1, rd2;
+mov.u64 rd1, nosuch;
+ld.global.u32 r1, [nosuch];
+st.global.u32 [rd1], nosuch;
+ld.shared.u32 r1, [gv];
+st.const.u32 [cv], r1;
+setp.lt.f32 p1, f1;
+selp.b32 r1, r2, r3, r4;
+fma.f32 f1, f2, f3, f4;
+mad.lo.f32 f1, f2, f3, f4;
+div.f32 f1, f2, f3;
+sqrt.f32 f1, f2;
+rcp.f64 fd1, fd2;
+ex2.f32 f1, f2;
+cvt.rn.f32 f1, r1;
+cvt.f32.f32.f32 f1, f1;
+brev.b16 rs1, rs2;
+popc.b32 rd1, r1;
+shl.b32 r1, r2, rd1;
+prmt.b32.foo r1, r2, r3, r4;
+lop3.b32 r1, r2, r3, r4;
+bfe.b32 r1, r2, 1, 2;
+mul.wide.u64 rd1, rd2, rd3;
+""".strip().splitlines()
+
+
+def sm90_kernel(line: str) -> str:
+    return (SM90_HEADER + ".visible .entry k(.param .u64 pp)\n{\n" + SM90_DECLS + line
+            + "\nret;\n}\n")
+
+
 _PTXAS_LINE = re.compile(r"^ptxas (?:(?P<file>.+?), line (?P<line>\d+); )?"
                          r"(?P<sev>error|fatal|warning)\s*: (?P<msg>.*)$")
 

@@ -3,14 +3,15 @@
 The expectations are ptxas's own diagnostics for the same text (cached oracle runs)."""
 import pytest
 
-from frontend_cases import CASES, ptxas_diagnostics
+from frontend_cases import (CASES, INVALID_FORMS, VALID_FORMS, ptxas_diagnostics,
+                            sm90_kernel)
 from ptx2sass import CompileError, oracle
 from ptx2sass.frontend import check, parse
 
 
-def our_diagnostics(text: str) -> list[tuple[int | None, str, str]]:
+def our_diagnostics(text: str, arch: str = "sm_89") -> list[tuple[int | None, str, str]]:
     try:
-        check(parse(text, "x.ptx"), "sm_89")
+        check(parse(text, "x.ptx"), arch)
     except CompileError as e:
         return [(d.line, d.severity, d.message) for d in getattr(e, "diagnostics", [e])]
     return []
@@ -42,3 +43,22 @@ def test_error_renders_in_ptxas_form():
         check(parse(CASES["undeclared_source"], "k.ptx"), "sm_89")
     assert str(info.value).startswith("k.ptx, line 14; error   : ")
     assert [d.line for d in info.value.diagnostics] == [14, 14]
+
+
+@pytest.mark.parametrize("line", VALID_FORMS)
+def test_instruction_forms_ptxas_accepts(line):
+    text = sm90_kernel(line)
+    ref = oracle.ptxas(text, "sm_90a", name="x.ptx")
+    assert ref.ok, ref.stderr  # the case itself must be valid PTX
+    assert our_diagnostics(text, "sm_90a") == []
+
+
+@pytest.mark.parametrize("line", INVALID_FORMS)
+def test_instruction_misuse_ptxas_rejects(line):
+    text = sm90_kernel(line)
+    theirs = ptxas_diagnostics(oracle.ptxas(text, "sm_90a", name="x.ptx").stderr)
+    ours = our_diagnostics(text, "sm_90a")
+    assert theirs, "the case must be invalid PTX"
+    assert ours and ours[0][0] == theirs[0][0], f"ptxas: {theirs}\nours: {ours}"
+    if line != "barrier.cluster.sync;":  # ptxas names a sub-opcode we do not model
+        assert ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
