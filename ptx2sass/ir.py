@@ -86,9 +86,13 @@ class Instr:
     types: tuple[str, ...] = ()
     guard: Value | None = None
     guard_negated: bool = False
+    # For a guarded instruction with results: the value each dest keeps where the guard is
+    # false (the register's previous value), so a predicated write is a proper SSA merge.
+    merge: list = field(default_factory=list)
     space: str | None = None
     align: int | None = None
     line: int | None = None          # PTX source line, for diagnostics and -lineinfo
+    attrs: dict = field(default_factory=dict)  # per-opcode extras (call: `.param` returns)
 
     @property
     def is_terminator(self) -> bool:
@@ -314,6 +318,9 @@ def _uses(ins: Instr):
             yield s.base
     if ins.guard is not None:
         yield ins.guard
+    for m in ins.merge:
+        if isinstance(m, Value):
+            yield m
 
 
 # --- textual dump ---------------------------------------------------------------------------
@@ -342,7 +349,8 @@ def dump_instr(ins: Instr) -> str:
     dests = ", ".join(f"{d!r}:{d.type}" for d in ins.dests)
     srcs = ", ".join(_fmt_operand(s) for s in ins.srcs)
     lhs = f"{dests} = " if dests else ""
-    return f"{guard}{lhs}{head} {srcs}".rstrip()
+    merge = f"  (else {', '.join(_fmt_operand(m) for m in ins.merge)})" if ins.merge else ""
+    return f"{guard}{lhs}{head} {srcs}".rstrip() + merge
 
 
 def dump_function(fn: Function) -> str:

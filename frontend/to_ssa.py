@@ -1,0 +1,680 @@
+"""Lowering a checked PTX syntax tree to the SSA IR (`ptx2sass.ir`).
+
+PTX registers are mutable variables; SSA wants one definition per value. We build the CFG
+from labels and branches first, then rename with Braun et al.'s on-the-fly algorithm
+("Simple and Efficient Construction of Static Single Assignment Form", CC 2013): blocks are
+filled in reverse postorder, a block is sealed once all its predecessors are filled, and
+reads in unsealed blocks get operandless phis that are completed on sealing. Trivial phis are
+removed afterwards to a fixpoint and phis that only feed phis are dropped, which gives minimal,
+pruned SSA for the reducible CFGs real producers write.
+
+Everything here iterates lists in source order, so the IR is the same in every process.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from ptx2sass import ir
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
+
+# Instructions with no result operand (everything else writes its first operand).
+NO_RESULT = frozenset({
+    "st", "st.async", "red", "red.async", "bar.sync", "bar.arrive", "barrier.sync",
+    "barrier.arrive", "bar.warp.sync", "barrier.cluster.arrive", "barrier.cluster.wait",
+    "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "membar", "fence", "prefetch",
+    "prefetchu", "cp.async", "cp.async.commit_group", "cp.async.wait_group",
+    "cp.async.wait_all", "cp.async.bulk", "cp.reduce.async.bulk", "cp.async.bulk.tensor",
+    "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "cp.async.mbarrier.arrive",
+    "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
+    "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
+    "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
+    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore",
+})
+SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
+          ".shared::cluster", ".param::entry", ".param::func")
+MEMORY_OPCODES = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta", "isspacep",
+                            "cp", "multimem", "ld.global.nc"})
+
+
+@dataclass(eq=False)
+class _Var:
+    """One declared register (a PTX name in one scope)."""
+    name: str
+    type: str
+
+
+@dataclass
+class _Scope:
+    parent: "_Scope | None"
+    names: dict = field(default_factory=dict)     # name -> _Var | ir.Variable | ir.Param
+    ranges: dict = field(default_factory=dict)    # prefix -> (count, type, {index: _Var})
+
+    def lookup(self, name: str):
+        scope = self
+        while scope is not None:
+            hit = scope.names.get(name)
+            if hit is not None:
+                return hit
+            if scope.ranges:
+                stem = name.rstrip("0123456789")
+                digits = name[len(stem):]
+                entry = scope.ranges.get(stem)
+                if entry is not None and digits and (digits == "0" or digits[0] != "0") \
+                        and int(digits) < entry[0]:
+                    cache = entry[2]
+                    var = cache.get(int(digits))
+                    if var is None:
+                        var = cache[int(digits)] = _Var(name, entry[1])
+                    return var
+            scope = scope.parent
+        return None
+
+
+def _strip(t: str | None) -> str | None:
+    return t[1:] if t and t.startswith(".") else t
+
+
+def _type_size(t: str) -> int:
+    return max(1, TYPE_BITS.get(t, 8) // 8)
+
+
+def _float_bits(value: float, ty: str) -> int:
+    bits = TYPE_BITS.get("." + ty, 32)
+    if bits == 64:
+        return struct.unpack("<Q", struct.pack("<d", value))[0]
+    if bits == 16:
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
+    """Enter a declaration into `scope`; return the memory variables it creates."""
+    ty = _strip(decl.type) or "b8"
+    created = []
+    for d in decl.declarators:
+        if decl.space == ".reg":
+            if d.range_count is not None:
+                scope.ranges[d.name] = (d.range_count, ty, {})
+            elif decl.vector:
+                comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
+                for var in comps:
+                    scope.names[var.name] = var
+                scope.names[d.name] = comps   # the whole vector: its components in order
+            else:
+                scope.names[d.name] = _Var(d.name, ty)
+            continue
+        count = 1
+        for dim in d.dims:
+            count *= dim if isinstance(dim, int) else 0
+        elems = int(decl.vector[2:]) if decl.vector else 1
+        size = _type_size("." + ty) * elems * count
+        var = ir.Variable(d.name, decl.space[1:].split("::")[0], ty, size,
+                          decl.align or _type_size("." + ty) * elems,
+                          extern=".extern" in decl.linkage,
+                          linkage=_strip(decl.linkage[0]) if decl.linkage else None)
+        scope.names[d.name] = var
+        created.append(var)
+    return created
+
+
+class _FunctionLowering:
+    def __init__(self, module_scope: _Scope, fn_ast: ast.Function, file: str,
+                 module_functions: set[str], labels: set[str]):
+        self.module_functions = module_functions
+        self.labels = labels
+        self.file = file
+        self.fn_ast = fn_ast
+        self.fn = ir.Function(fn_ast.name, fn_ast.kind == ".entry")
+        self.scope = _Scope(module_scope)
+        self.current_def: dict[int, dict[int, ir.Value]] = {}   # id(block) -> id(var) -> value
+        self.incomplete: dict[int, list[tuple[_Var, ir.Phi]]] = {}
+        self.sealed: set[int] = set()
+        self.filled: set[int] = set()
+        self.replaced: dict[int, ir.Value | ir.Const] = {}       # phi value id -> replacement
+        self.phi_block: dict[int, ir.Block] = {}
+        self.branch_tables: dict[str, list[str]] = {}
+
+    def error(self, node, msg: str) -> CompileError:
+        return CompileError(msg, self.file, getattr(node, "line", None), getattr(node, "column", None))
+
+    # --- declarations ------------------------------------------------------------------
+
+    def declare(self, scope: _Scope, decl: ast.VariableDecl) -> None:
+        for var in declare(scope, decl):
+            if decl.space != ".param":
+                self.fn.locals.append(var)
+
+    def lower_params(self, params: list, into: list[ir.Param]) -> list[tuple[_Var, ir.Param]]:
+        """Lay parameters out in the parameter space; `.reg` parameters of `.func`s become
+        registers defined on entry."""
+        reg_params = []
+        offset = 0
+        for decl in params:
+            ty = _strip(decl.type) or "b8"
+            for d in decl.declarators:
+                count = 1
+                for dim in d.dims:
+                    count *= dim if isinstance(dim, int) else 0
+                size = _type_size("." + ty) * count
+                align = decl.align or _type_size("." + ty)
+                offset = (offset + align - 1) // align * align
+                param = ir.Param(d.name, ty, size, align, offset, _strip(decl.ptr_space))
+                into.append(param)
+                offset += size
+                if decl.space == ".reg":
+                    if decl.vector:
+                        comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
+                        for var in comps:
+                            self.scope.names[var.name] = var
+                        self.scope.names[d.name] = comps
+                    else:
+                        comps = [_Var(d.name, ty)]
+                        self.scope.names[d.name] = comps[0]
+                    reg_params.extend((var, param) for var in comps)
+                else:
+                    self.scope.names[d.name] = param
+        return reg_params
+
+    # --- CFG -----------------------------------------------------------------------------
+
+    def flatten(self, block: ast.Block, scope: _Scope, out: list) -> None:
+        """Statements in order, each with the scope it was written in."""
+        for st in block.statements:
+            if isinstance(st, ast.Block):
+                self.flatten(st, _Scope(scope), out)
+            elif isinstance(st, ast.VariableDecl):
+                self.declare(scope, st)
+            elif isinstance(st, ast.BranchTargets):
+                self.branch_tables[st.label] = [t.name if isinstance(t, ast.Name) else str(t)
+                                                for t in st.targets]
+            elif isinstance(st, (ast.Instruction, ast.Label)):
+                out.append((st, scope))
+
+    def build_cfg(self, stmts: list) -> list[tuple[ir.Block, list]]:
+        blocks: list[tuple[ir.Block, list]] = []
+        by_label: dict[str, ir.Block] = {}
+        current = None
+        n = 0
+
+        def new_block(name: str | None = None):
+            nonlocal n
+            b = ir.Block(name or f"bb{n}")
+            n += 1
+            blocks.append((b, []))
+            return b
+
+        for st, scope in stmts:
+            if isinstance(st, ast.Label):
+                b = new_block(st.name)
+                by_label[st.name] = b
+                current = b
+                continue
+            if current is None:
+                current = new_block()
+            blocks[-1][1].append((st, scope))
+            if _ends_block(st):
+                current = None
+        if not blocks:
+            new_block()
+        # Edges: explicit targets, then the fall-through.
+        for i, (b, body) in enumerate(blocks):
+            last = body[-1][0] if body else None
+            fall = blocks[i + 1][0] if i + 1 < len(blocks) else None
+            targets: list[ir.Block] = []
+            falls = True
+            if last is not None and _ends_block(last):
+                guarded = last.guard is not None
+                if last.opcode == "bra":
+                    label = last.operands[0]
+                    dest = by_label.get(label.name) if isinstance(label, ast.Name) else None
+                    if dest is None:
+                        raise self.error(last, f"Label '{getattr(label, 'name', label)}' not defined")
+                    targets.append(dest)
+                    falls = guarded
+                elif last.opcode == "brx":
+                    table = last.operands[1].name if isinstance(last.operands[1], ast.Name) else None
+                    for name in self.branch_tables.get(table, []):
+                        dest = by_label.get(name)
+                        if dest is None:
+                            raise self.error(last, f"Label '{name}' not defined")
+                        if dest not in targets:
+                            targets.append(dest)
+                    falls = guarded
+                else:  # ret / exit
+                    falls = guarded
+            for t in targets:
+                ir.link(b, t)
+            if falls and fall is not None and fall not in b.succs:
+                ir.link(b, fall)
+        return blocks
+
+    # --- SSA renaming (Braun et al.) ----------------------------------------------------
+
+    def write(self, var: _Var, block: ir.Block, value: ir.Value) -> None:
+        self.current_def.setdefault(id(block), {})[id(var)] = value
+
+    def read(self, var: _Var, block: ir.Block):
+        # Walk single-predecessor chains iteratively (long straight-line CFGs are common).
+        chain = []
+        b = block
+        while True:
+            hit = self.current_def.get(id(b), {}).get(id(var))
+            if hit is not None:
+                value = self.resolve(hit)
+                break
+            if id(b) in self.sealed and len(b.preds) == 1:
+                chain.append(b)
+                b = b.preds[0]
+                continue
+            value = self.read_recursive(var, b)
+            break
+        for c in chain:
+            self.write(var, c, value)
+        return value
+
+    def read_recursive(self, var: _Var, block: ir.Block):
+        if id(block) not in self.sealed:
+            phi = self.new_phi(var, block)
+            self.incomplete.setdefault(id(block), []).append((var, phi))
+            value = phi.dest
+        elif not block.preds:
+            value = self.undef(var)
+        else:
+            phi = self.new_phi(var, block)
+            self.write(var, block, phi.dest)
+            self.add_phi_operands(var, phi, block)
+            value = phi.dest
+        self.write(var, block, value)
+        return value
+
+    def new_phi(self, var: _Var, block: ir.Block) -> ir.Phi:
+        phi = ir.Phi(self.fn.new_value(var.type, var.name))
+        block.phis.append(phi)
+        self.phi_block[phi.dest.id] = block
+        return phi
+
+    def add_phi_operands(self, var: _Var, phi: ir.Phi, block: ir.Block) -> None:
+        for pred in block.preds:
+            phi.incoming.append((pred, self.read(var, pred)))
+
+    def seal(self, block: ir.Block) -> None:
+        for var, phi in self.incomplete.pop(id(block), []):
+            self.add_phi_operands(var, phi, block)
+        self.sealed.add(id(block))
+
+    def undef(self, var: _Var) -> ir.Value:
+        """A read with no reaching definition: PTX leaves the value unspecified."""
+        v = self.fn.new_value(var.type, var.name)
+        self.fn.entry.instrs.insert(self.undef_count, ir.Instr("undef", [v], type=var.type))
+        self.undef_count += 1
+        return v
+
+    def resolve(self, v):
+        while isinstance(v, ir.Value) and v.id in self.replaced:
+            v = self.replaced[v.id]
+        return v
+
+    def cleanup_phis(self) -> None:
+        """Remove trivial phis to a fixpoint, then phis no real instruction needs."""
+        changed = True
+        while changed:
+            changed = False
+            for b in self.fn.blocks:
+                keep = []
+                for phi in b.phis:
+                    phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+                    others = []
+                    for _, v in phi.incoming:
+                        if v is phi.dest or any(_same(v, o) for o in others):
+                            continue
+                        others.append(v)
+                    if len(others) == 1:
+                        self.replaced[phi.dest.id] = others[0]
+                        changed = True
+                    elif not others:
+                        self.replaced[phi.dest.id] = self.undef(_Var(phi.dest.name, phi.dest.type))
+                        changed = True
+                    else:
+                        keep.append(phi)
+                b.phis = keep
+        for b in self.fn.blocks:
+            for phi in b.phis:
+                phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+            for ins in b.instrs:
+                ins.srcs = [_resolve_operand(self.resolve, s) for s in ins.srcs]
+                if ins.guard is not None:
+                    ins.guard = self.resolve(ins.guard)
+                ins.merge = [self.resolve(m) for m in ins.merge]
+        # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
+        phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
+        live: set[int] = set()
+        work = [v.id for b in self.fn.blocks for ins in b.instrs for v in ir._uses(ins)
+                if v.id in phi_of]
+        while work:
+            vid = work.pop()
+            if vid in live:
+                continue
+            live.add(vid)
+            work.extend(v.id for _, v in phi_of[vid].incoming
+                        if isinstance(v, ir.Value) and v.id in phi_of)
+        for b in self.fn.blocks:
+            b.phis = [phi for phi in b.phis if phi.dest.id in live]
+
+    # --- instructions --------------------------------------------------------------------
+
+    def lower(self) -> ir.Function:
+        f = self.fn_ast
+        reg_params = self.lower_params(f.params, self.fn.params)
+        self.return_vars = [v for v, _ in self.lower_params(f.return_params, self.fn.returns)]
+        for d in f.directives:
+            if isinstance(d, ast.PerformanceDirective):
+                self.fn.attributes[d.name[1:]] = list(d.args)
+        stmts: list = []
+        if f.body is not None:
+            self.flatten(f.body, self.scope, stmts)
+        blocks = self.build_cfg(stmts)
+        entry = blocks[0][0]
+        if entry.preds:  # a loop back to the first statement: give the function a fresh entry
+            fresh = ir.Block("entry")
+            ir.link(fresh, entry)
+            blocks.insert(0, (fresh, []))
+        reachable = {id(b) for b in ir.reverse_postorder(_Shell(blocks[0][0]))}
+        for b, _ in blocks:
+            if id(b) not in reachable:
+                for s in b.succs:
+                    s.preds.remove(b)
+                b.succs = []
+        live_blocks = [(b, body) for b, body in blocks if id(b) in reachable]
+        self.fn.blocks = [b for b, _ in live_blocks]
+        self.undef_count = 0
+        body_of = {id(b): body for b, body in live_blocks}
+        self.seal(self.fn.entry)
+        for var, param in reg_params:
+            v = self.fn.new_value(var.type, var.name)
+            self.fn.entry.instrs.append(ir.Instr("param", [v], [ir.Symbol(param.name)], type=var.type))
+            self.undef_count += 1
+            self.write(var, self.fn.entry, v)
+        for b in ir.reverse_postorder(self.fn):
+            for st, scope in body_of[id(b)]:
+                self.lower_instruction(st, scope, b)
+            self.filled.add(id(b))
+            for cand in self.fn.blocks:
+                if id(cand) not in self.sealed and all(id(p) in self.filled for p in cand.preds):
+                    self.seal(cand)
+        self.cleanup_phis()
+        ir.verify(self.fn)
+        return self.fn
+
+    def operand(self, node, scope: _Scope, block: ir.Block, ty: str | None, out: list) -> object:
+        if isinstance(node, ast.Name):
+            name = _full_name(node)
+            hit = scope.lookup(name)
+            if hit is None and node.component is not None:
+                hit = scope.lookup(node.name)
+            if isinstance(hit, _Var):
+                return self.read(hit, block)
+            if isinstance(hit, list):
+                return [self.read(v, block) for v in hit]
+            if isinstance(hit, (ir.Variable, ir.Param)):
+                return ir.Symbol(hit.name)
+            if node.name in SPECIAL_REGISTERS:
+                sty = SPECIAL_REGISTERS[node.name].split(".")[-1]
+                return ir.SpecialReg(name, sty)
+            if node.name == "WARP_SZ":
+                return ir.Const(32, ty or "u32")
+            if hit is None and node.name in self.module_functions:
+                return ir.Symbol(node.name)
+            if node.name in self.labels:
+                return ir.Symbol(node.name)
+            raise self.error(node, f"Unknown symbol '{name}'")
+        if isinstance(node, ast.IntLit):
+            return ir.Const(_mask(node.value, ty), ty or "s64")
+        if isinstance(node, ast.FloatLit):
+            if node.bits is not None and (ty is None or TYPE_BITS.get("." + ty) == node.width
+                                          or ty.startswith(("b", "u", "s"))):
+                return ir.Const(node.bits, ty or ("f32" if node.width == 32 else "f64"))
+            value = node.value if node.bits is None else (
+                struct.unpack("<f", struct.pack("<I", node.bits))[0] if node.width == 32
+                else struct.unpack("<d", struct.pack("<Q", node.bits))[0])
+            return ir.Const(_float_bits(value, ty or "f64"), ty or "f64")
+        if isinstance(node, ast.Unary) and node.op == "!":
+            v = self.operand(node.operand, scope, block, "pred", out)
+            t = self.fn.new_value("pred")
+            out.append(ir.Instr("not", [t], [v], type="pred", line=node.line))
+            return t
+        if isinstance(node, (ast.Unary, ast.Binary)):
+            const = _fold(node)
+            if const is not None:
+                return ir.Const(_mask(const, ty), ty or "s64")
+            sym = _symbol_plus(node)
+            if sym is not None:
+                return ir.Symbol(*sym)
+            raise self.error(node, "unsupported operand expression")
+        if isinstance(node, ast.Index):
+            base = scope.lookup(node.base.name)
+            const = _fold(node.index)
+            if not isinstance(base, (ir.Variable, ir.Param)) or const is None:
+                raise self.error(node, f"unsupported array operand '{node.base.name}'")
+            return ir.Symbol(base.name, const * _type_size("." + base.type))
+        if isinstance(node, ast.Address):
+            offset = node.offset
+            if node.base is None:
+                return ir.Address(None, offset)
+            base = self.operand(node.base, scope, block, None, out)
+            if isinstance(base, ir.Symbol):
+                return ir.Address(ir.Symbol(base.name), base.offset + offset)
+            return ir.Address(base, offset)
+        if isinstance(node, ast.VectorOperand):
+            return [self.operand(e, scope, block, ty, out) for e in node.elements]
+        if isinstance(node, ast.ParenList):
+            return [self.operand(e, scope, block, None, out) for e in node.elements]
+        raise self.error(node, f"unsupported operand {type(node).__name__}")
+
+    def dests(self, node, scope: _Scope, block: ir.Block) -> list[tuple[_Var | None, ir.Value]]:
+        """The registers an operand defines, each with a fresh value."""
+        if isinstance(node, ast.VectorOperand):
+            return [d for e in node.elements for d in self.dests(e, scope, block)]
+        if isinstance(node, ast.PairOperand):
+            return self.dests(node.first, scope, block) + self.dests(node.second, scope, block)
+        if isinstance(node, ast.ParenList):
+            return [d for e in node.elements for d in self.dests(e, scope, block)]
+        if isinstance(node, ast.Name):
+            if node.name == "_":
+                return [(None, self.fn.new_value("b32", "_"))]
+            name = _full_name(node)
+            var = scope.lookup(name)
+            if isinstance(var, _Var):
+                return [(var, self.fn.new_value(var.type, var.name))]
+            if isinstance(var, list):
+                return [(v, self.fn.new_value(v.type, v.name)) for v in var]
+        raise self.error(node, "destination operand must be a register")
+
+    def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+        out: list[ir.Instr] = []
+        mods = [m for m in st.modifiers]
+        types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
+        space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
+        rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+        key = st.opcode + ("." + rest[0] if rest else "")
+        ins = ir.Instr(st.opcode, modifiers=rest, type=types[0] if types else None,
+                       types=tuple(types[1:]), line=st.line)
+        if st.opcode in MEMORY_OPCODES:
+            ins.space = space or "generic"
+        elif space is not None:
+            ins.space = space
+        ty = ins.type
+        operands = list(st.operands)
+        if st.guard is not None:
+            g = scope.lookup(st.guard.predicate.name)
+            if not isinstance(g, _Var):
+                raise self.error(st.guard, f"Unknown symbol '{st.guard.predicate.name}'")
+            ins.guard = self.read(g, block)
+            ins.guard_negated = st.guard.negated
+        defined: list[tuple[_Var | None, ir.Value]] = []
+        if st.opcode == "call":
+            # call[.uni] [(rets),] target, [(args)][, prototype | call-table]
+            if operands and isinstance(operands[0], ast.ParenList):
+                for element in operands.pop(0).elements:
+                    hit = scope.lookup(element.name) if isinstance(element, ast.Name) else None
+                    if isinstance(hit, _Var):      # a `.reg` return: the call defines it
+                        defined += self.dests(element, scope, block)
+                    else:                          # a `.param` return: read back with ld.param
+                        ins.attrs.setdefault("returns", []).append(
+                            self.operand(element, scope, block, None, out))
+                ins.dests = [v for _, v in defined]
+            ins.srcs = _flatten([self.operand(o, scope, block, None, out) for o in operands])
+        elif st.opcode == "ret":
+            # `.reg` return parameters leave the function as the values current at `ret`.
+            ins.srcs = [self.read(v, block) for v in self.return_vars]
+        elif st.opcode in ("bra", "brx"):
+            if st.opcode == "brx":
+                ins.srcs = [self.operand(operands[0], scope, block, "u32", out)]
+                ins.srcs += [ir.Symbol(t) for t in self.branch_tables.get(operands[1].name, [])]
+        else:
+            has_result = key not in NO_RESULT and st.opcode not in NO_RESULT and operands
+            srcs_ast = operands[1:] if has_result else operands
+            srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
+                    for i, o in enumerate(srcs_ast)]
+            ins.srcs = _flatten(srcs)
+            if has_result:
+                defined = self.dests(operands[0], scope, block)
+                ins.dests = [v for _, v in defined]
+        if ins.guard is not None and defined:
+            ins.merge = [self.read(var, block) if var is not None else ir.Const(0, v.type)
+                         for var, v in defined]
+        for extra in out:
+            block.instrs.append(extra)
+        block.instrs.append(ins)
+        for var, value in defined:
+            if var is not None:
+                self.write(var, block, value)
+
+
+class _Shell:
+    """Just enough of a Function for `reverse_postorder` before blocks are final."""
+    def __init__(self, entry: ir.Block):
+        self.entry = entry
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, ir.Value) or isinstance(b, ir.Value):
+        return a is b
+    return a == b
+
+
+def _resolve_operand(resolve, s):
+    if isinstance(s, ir.Value):
+        return resolve(s)
+    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
+        return ir.Address(resolve(s.base), s.offset)
+    return s
+
+
+def _flatten(items: list) -> list:
+    out = []
+    for it in items:
+        if isinstance(it, list):
+            out.extend(_flatten(it))
+        else:
+            out.append(it)
+    return out
+
+
+def _full_name(node: ast.Name) -> str:
+    """`v.x` for a vector component (the parser keeps the component with its dot)."""
+    if node.component is None:
+        return node.name
+    return f"{node.name}.{node.component.lstrip('.')}"
+
+
+def _ends_block(st: ast.Instruction) -> bool:
+    return st.opcode in ("bra", "brx", "ret", "exit")
+
+
+def _src_type(opcode: str, types: list[str], index: int) -> str | None:
+    """The type an immediate source takes: the instruction's (source) type."""
+    if not types:
+        return None
+    if opcode == "cvt" and len(types) > 1:
+        return types[1]
+    if opcode in ("shl", "shr") and index == 1:
+        return "u32"
+    if opcode in ("setp", "set") and types:
+        return types[-1]
+    return types[0] if types[0] != "pred" or opcode in ("mov", "and", "or", "xor", "not") else None
+
+
+def _mask(value: int, ty: str | None) -> int:
+    bits = TYPE_BITS.get("." + ty, 64) if ty else 64
+    if ty and ty.startswith("f") and bits < 64:
+        bits = 64 if value < 0 or value >= 1 << bits else bits
+    return value & ((1 << bits) - 1)
+
+
+_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+        "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b, "&": lambda a, b: a & b,
+        "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+        "/": lambda a, b: int(a / b) if b else None, "%": lambda a, b: a % b if b else None}
+
+
+def _fold(node) -> int | None:
+    if isinstance(node, ast.IntLit):
+        return node.value
+    if isinstance(node, ast.Unary):
+        v = _fold(node.operand)
+        if v is None:
+            return None
+        return {"-": -v, "~": ~v, "!": int(not v), "+": v}.get(node.op)
+    if isinstance(node, ast.Binary):
+        a, b = _fold(node.left), _fold(node.right)
+        if a is None or b is None or node.op not in _OPS:
+            return None
+        return _OPS[node.op](a, b)
+    if isinstance(node, ast.ParenList) and len(node.elements) == 1:
+        return _fold(node.elements[0])
+    return None
+
+
+def _symbol_plus(node) -> tuple[str, int] | None:
+    """`sym+4`, `sym-4`, `4+sym`: a symbol's address with a constant offset."""
+    if isinstance(node, ast.Binary) and node.op in "+-":
+        if isinstance(node.left, ast.Name):
+            off = _fold(node.right)
+            if off is not None:
+                return node.left.name, off if node.op == "+" else -off
+        if isinstance(node.right, ast.Name) and node.op == "+":
+            off = _fold(node.left)
+            if off is not None:
+                return node.right.name, off
+    return None
+
+
+def lower_module(module: ast.Module) -> ir.Module:
+    """Lower a parsed and checked module; raises CompileError for constructs the IR lacks."""
+    version = f"{module.version.major}.{module.version.minor}" if module.version else "0.0"
+    target = module.target.names[0] if module.target and module.target.names else "sm_89"
+    out = ir.Module(version, target, module.address_size.bits if module.address_size else 64)
+    scope = _Scope(None)
+    functions = {f.name for f in module.functions()}
+    for item in module.items:
+        if isinstance(item, ast.VariableDecl):
+            out.variables.extend(declare(scope, item))
+    for f in module.functions():
+        if f.body is None:
+            continue
+        lowering = _FunctionLowering(scope, f, module.file, functions, _labels(f.body))
+        out.functions.append(lowering.lower())
+    return out
+
+
+def _labels(block: ast.Block) -> set[str]:
+    names = set()
+    for st in block.statements:
+        if isinstance(st, (ast.Label, ast.CallPrototype, ast.CallTargets, ast.BranchTargets)):
+            names.add(st.name if isinstance(st, ast.Label) else st.label)
+        elif isinstance(st, ast.Block):
+            names |= _labels(st)
+    return names
