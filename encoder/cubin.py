@@ -169,7 +169,7 @@ class GlobalVar:
     align: int = 4
     init: bytes | None = None
     space: str = "global"   # "global" or "const"
-    offset: int = 0         # within its section (filled on reading; the builder lays out)
+    offset: int | None = None  # within its section; None: the builder places it next
 
     @property
     def section(self) -> str:
@@ -212,7 +212,11 @@ class Kernel:
     cuda_api_version: int = 0x87
     # Records the builder has no field for (COOP_GROUP_*, EXTERNS, ...), placed by its order.
     extra_attributes: list[NvInfoRecord] = field(default_factory=list)
-    # The kernel's CFA program in `.debug_frame` (None: the builder's default for it).
+    # Where the entry basic block ends (the second block's first byte): ptxas's debug frame
+    # names this point. None: 16 bytes past the first EXIT, right for straight-line code.
+    entry_block_end: int | None = None
+    # The kernel's whole CFA program in `.debug_frame`, for what the default cannot describe
+    # (stack frames, call sequences); None: the builder's default.
     cfa_program: bytes | None = None
     attributes: list[NvInfoRecord] | None = None  # `.nv.info.<name>`; None: no such section
     relocations: list[Relocation] = field(default_factory=list)  # against the text
@@ -880,21 +884,25 @@ def default_section_order(c: Cubin) -> list[str]:
         order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in _reloc_kinds(k)]
     rels = [rs.name for rs in c.reloc_sections]
     order += sorted(rels, key=lambda n: (n.endswith("debug_frame"), n.startswith(".rela")))
-    banks = sorted((n for n in generic if n.startswith(".nv.constant")),
-                   key=lambda n: -int(n[len(".nv.constant"):].split(".")[0] or 0))
-    order += banks
-    order += [f".nv.constant2.{k.name}" for k in c.kernels if k.const2 is not None]
-    order += [f".nv.constant0.{k}" for k, kk in zip(ks, c.kernels) if kk.const0 is not None]
+    # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
+    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
+    banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2]
+    order += sorted(banks, key=lambda n: position.get(n, len(position)))
+    order += [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
+              and not n.startswith(".nv.constant2.")]
+    for k in c.kernels:   # each kernel's literal bank right before its parameter bank
+        order += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
+                  if data is not None]
     order += [f".text.{k}" for k in ks]
     placed = set(order)
     if ".nv.global.init" in generic and ".nv.global.init" not in placed:
         order.append(".nv.global.init")
-    # Zero-filled data (`.nv.global`, `.nv.shared.<k>`) follows, in the order of the
-    # sections' symbols, i.e. the order ptxas created them.
-    nobits = [n for n in generic if n == ".nv.global" and n not in placed]
-    nobits += [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
-    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
-    order += sorted(nobits, key=lambda n: position.get(n, len(position)))
+    # Zero-filled data follows in creation order: the first kernel's shared memory, the
+    # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
+    shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
+    first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
+    order += first + [n for n in generic if n == ".nv.global" and n not in placed]
+    order += [n for n in shared if n not in first]
     placed = set(order)
     order += [n for n in generic if n not in placed]
     return order
@@ -939,10 +947,9 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     data_secs = _module_data_sections(c)
     for i, k in enumerate(c.kernels):
         names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
-        if i == 0:
-            for sec in data_secs:
-                names.append(sec)
-                names += [s.name for s in c.symbols if s.section == sec and s.type != STT_SECTION]
+        if i == 0:   # module data: section and variable names in symbol-table order
+            names += [s.name for s in c.symbols if s.name in data_secs or
+                      (s.section in data_secs and s.type != STT_SECTION)]
         if k.const2 is not None:
             names.append(f".nv.constant2.{k.name}")
         names += [s.name for s in c.symbols if s.section == f".text.{k.name}"

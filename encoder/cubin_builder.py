@@ -31,6 +31,9 @@ KERNEL_ATTRIBUTE_ORDER = [
     "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "EXIT_INSTR_OFFSETS",
     "S2RCTAID_INSTR_OFFSETS",  # position assumed: no 13.5 cubin in the corpora has one
+    # Seen only between EXIT_INSTR_OFFSETS and CRS_STACK_SIZE (switch via BRX); its order
+    # against CTAIDZ_USED / REQNTID / MAX_THREADS is not observed.
+    "INDIRECT_BRANCH_TARGETS",
     "CTAIDZ_USED", "REQNTID", "MAX_THREADS", "CRS_STACK_SIZE",
 ]
 _ORDER_INDEX = {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i
@@ -82,11 +85,15 @@ def _advance(delta_bytes: int) -> bytes:
 
 
 def default_cfa_program(k: Kernel) -> bytes:
-    """ptxas's CFA program for a kernel without a stack frame: after the first instruction,
-    then 16 bytes past the first EXIT the CFA is R1+0, then back to the last EXIT. (ptxas
-    picks an earlier point in some branchy kernels; pass `Kernel.cfa_program` to match.)"""
+    """ptxas's CFA program for a kernel without a stack frame: rows after the first
+    instruction, at the end of the entry basic block (CFA = R1 + frame size), and at the last
+    EXIT. The entry block ends at its first branch, EXIT or call, or before the first branch
+    target; without `Kernel.entry_block_end` the builder assumes straight-line code (16 bytes
+    past the first EXIT). ptxas splits blocks at a few more places (MEMBAR.SC sequences,
+    call sequences), where the code generator passes the whole `Kernel.cfa_program`."""
     exits = k.exit_offsets or [16]
-    first, last = exits[0] + 16, exits[-1]
+    first = k.entry_block_end if k.entry_block_end is not None else exits[0] + 16
+    last = exits[-1]
     return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
             + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
 
@@ -178,10 +185,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     groups: dict[str, list[GlobalVar]] = {}
     for g in globals_:
         groups.setdefault(g.section, []).append(g)
-    data_order = list(groups)
-    if bank4:
-        first_global = next((i + 1 for i, s in enumerate(data_order) if s != ".nv.constant3"), 0)
-        data_order.insert(first_global, ".nv.constant4")
+    data_order = list(groups) + ([".nv.constant4"] if bank4 else [])
     offsets: dict[str, int] = {}
     for sec_name in data_order:
         if sec_name == ".nv.constant4":
@@ -189,11 +193,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                       data=bytes(8 * len(bank4))))
             continue
         blob, align = bytearray(), 1
-        for g in groups[sec_name]:
-            at = max(align_up(len(blob), g.align), g.offset)   # a given offset is kept
-            blob += bytes(at - len(blob))
-            offsets[g.name] = len(blob)
-            blob += (g.init or b"").ljust(g.size, b"\0")[:g.size]
+        for g in groups[sec_name]:   # given offsets are kept; the others follow the last
+            at = g.offset if g.offset is not None else align_up(len(blob), g.align)
+            blob.extend(bytes(max(0, at + g.size - len(blob))))
+            blob[at:at + g.size] = (g.init or b"").ljust(g.size, b"\0")[:g.size]
+            offsets[g.name] = at
             align = max(align, g.align)
         if sec_name == ".nv.global":
             c.sections.append(Section(sec_name, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, align,
@@ -219,12 +223,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:
-            for sec_name in data_order:
+            # Variable sections as first used, each followed by its variables; the bank-4
+            # address table right after the variable in its first slot.
+            for sec_name in groups:
                 section_symbol(sec_name)
-                for g in groups.get(sec_name, []):
+                for g in groups[sec_name]:
                     syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
                                        section=sec_name))
                     var_sym[g.name] = len(syms) - 1
+                    if bank4 and g.name == bank4[0]:
+                        section_symbol(".nv.constant4")
         if k.const2 is not None:
             section_symbol(f".nv.constant2.{k.name}")
         const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
