@@ -47,8 +47,13 @@ PLAIN_OPTIONS: dict[str, tuple[str, ...]] = {
 
 LAUNCH_TAG = "//@launch"
 SCRATCH_ROOT = "/tmp"                 # fixed, so the DWARF comp_dir always has the same length
-SCRATCH_RE = re.compile(r"/tmp/ptx2sass-oracle-[A-Za-z0-9_]{8}")
-SCRATCH_FIXED = "/tmp/ptx2sass-oracle-XXXXXXXX"
+# Machine- or run-specific text and its same-length stand-in. nvcc names internal-linkage
+# functions (inlined header intrinsics, seen in DWARF strings) with a per-run random hash.
+MACHINE_SPECIFIC = (
+    (re.compile(rb"/tmp/ptx2sass-oracle-[A-Za-z0-9_]{8}"), b"/tmp/ptx2sass-oracle-XXXXXXXX"),
+    (re.compile(rb"_INTERNAL_[0-9a-f]{8}_"), b"_INTERNAL_00000000_"),
+)
+B8_RUN_RE = re.compile(r"(?:^\.b8 \d+(?:,\d+)*\n)+", re.M)
 FILE_LINE_RE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
 
 
@@ -75,25 +80,35 @@ def sources() -> list[Path]:
     return sorted(CORPUS.glob("*.cu"))
 
 
-def _bytes_line(text: str) -> str:
-    return ",".join(str(b) for b in text.encode())
+def _scrub(data: bytes) -> bytes:
+    for pattern, stand_in in MACHINE_SPECIFIC:
+        data = pattern.sub(stand_in, data)
+    return data
+
+
+def _scrub_b8_run(m: re.Match) -> str:
+    """Rewrite consecutive `.b8` lines (DWARF strings split over lines) as one byte string,
+    keeping every line's byte count."""
+    rows = [[int(v) for v in line[4:].split(",")] for line in m.group(0).splitlines()]
+    data = _scrub(bytes(b for row in rows for b in row))
+    out, pos = [], 0
+    for row in rows:
+        out.append(".b8 " + ",".join(str(b) for b in data[pos:pos + len(row)]) + "\n")
+        pos += len(row)
+    return "".join(out)
 
 
 def normalise_ptx(ptx: str) -> str:
-    """Remove what depends on the machine rather than the source.
+    """Remove what depends on the machine or the run rather than the source.
 
     `.file` directives keep only the file's base name (they hold nvcc's scratch folder and the
-    installation's include path). With -G the DWARF comp_dir holds the scratch folder as `.b8`
-    bytes; its random part is replaced by a same-length placeholder, so no offset changes.
+    installation's include path). The scratch folder (DWARF comp_dir of -G builds) and the
+    random hash in internal function names are replaced by same-length stand-ins, also inside
+    DWARF `.b8` byte strings, so no section offset or length changes.
     """
     ptx = FILE_LINE_RE.sub(lambda m: f'{m.group(1)}"{Path(m.group(2)).name}"', ptx)
-    def fix_bytes(m: re.Match) -> str:
-        decoded = bytes(int(v) for v in m.group(1).split(",")).decode("latin-1")
-        if SCRATCH_RE.fullmatch(decoded):
-            return m.group(0).replace(m.group(1), _bytes_line(SCRATCH_FIXED))
-        return m.group(0)
-    ptx = re.sub(r"^\.b8 ((?:\d+,){28}\d+)$", fix_bytes, ptx, flags=re.M)
-    return SCRATCH_RE.sub(SCRATCH_FIXED, ptx)
+    ptx = B8_RUN_RE.sub(_scrub_b8_run, ptx)
+    return _scrub(ptx.encode()).decode()
 
 
 @contextlib.contextmanager

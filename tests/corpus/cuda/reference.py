@@ -444,8 +444,8 @@ def wrap(values, dtype: str) -> np.ndarray:
     """Python / numpy integers reduced modulo 2^bits into a signed or unsigned type."""
     lo, hi = INT_RANGE[dtype]
     span = hi - lo + 1
-    return np.array([((int(v) - lo) % span) + lo for v in np.asarray(values).reshape(-1).tolist()],
-                    dtype=STORAGE[dtype])
+    items = values if isinstance(values, (list, tuple)) else np.asarray(values).reshape(-1).tolist()
+    return np.array([((int(v) - lo) % span) + lo for v in items], dtype=STORAGE[dtype])
 
 
 def py(a) -> list:
