@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .fields import (View, apply_edits, float_bits, float_text, operand_shape, parse_view,
+from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, value_class)
 from .model import Control, Imm, Instruction, Label
 
@@ -55,6 +55,7 @@ class Form:
     reuse: dict[int, int]
     tokens: list[str]
     aliases: dict | None
+    arch: str | None = None     # the arch whose nvdisasm it was probed with
 
     @classmethod
     def from_json(cls, d: dict) -> "Form":
@@ -65,7 +66,7 @@ class Form:
                            "values": {int(v): e for v, e in g["values"].items()}})
         return cls(d["opcode"], int(d["mask"], 16), int(d["value"], 16), int(d["base"], 16),
                    d["slots"], groups, d["layout"], {int(k): v for k, v in d["reuse"].items()},
-                   d.get("tokens", []), d.get("aliases"))
+                   d.get("tokens", []), d.get("aliases"), d.get("arch"))
 
     @functools.cached_property
     def field_mask(self) -> int:
@@ -82,24 +83,39 @@ class Form:
 
 @dataclass
 class Table:
+    """One arch family's forms. Most were probed with the family's primary arch; a member
+    arch whose nvdisasm reads some words differently has its own forms, which win for it."""
     family: str
     forms: list[Form]
+    primary: str | None = None
 
-    @functools.cached_property
-    def by_opcode(self) -> dict[str, list[Form]]:
+    def _applies(self, f: Form, arch: str | None) -> int:
+        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch."""
+        if arch is None or f.arch == arch:
+            return 0
+        return 1 if f.arch in (None, self.primary) else 2
+
+    @functools.cache
+    def by_opcode(self, arch: str | None = None) -> dict[str, list[Form]]:
         out: dict[str, list[Form]] = {}
-        for f in self.forms:
-            out.setdefault(f.opcode, []).append(f)
+        for f in sorted(self.forms, key=lambda f: self._applies(f, arch)):
+            if self._applies(f, arch) < 2:
+                out.setdefault(f.opcode, []).append(f)
         return out
 
-    @functools.cached_property
-    def by_low_bits(self) -> dict[int, dict[int, list[Form]]]:
-        """Forms indexed by which of bits 0..11 they fix and the value there, most
-        specific form first."""
+    @functools.cache
+    def by_low_bits(self, arch: str | None = None) -> dict[int, dict[int, list[Form]]]:
+        """Forms indexed by which of bits 0..11 they fix and the value there, the arch's
+        own and the most specific forms first."""
         out: dict[int, dict[int, list[Form]]] = {}
-        for f in sorted(self.forms, key=lambda f: -bin(f.mask).count("1")):
-            out.setdefault(f.mask & 0xfff, {}).setdefault(f.value & 0xfff, []).append(f)
+        for f in sorted(self.forms, key=lambda f: (self._applies(f, arch),
+                                                   -bin(f.mask).count("1"))):
+            if self._applies(f, arch) < 2:
+                out.setdefault(f.mask & 0xfff, {}).setdefault(f.value & 0xfff, []).append(f)
         return out
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 def family_of(arch: str) -> str:
@@ -116,7 +132,7 @@ def load_table(family: str) -> Table:
     if not path.is_file():
         raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py")
     data = json.loads(path.read_text())
-    return Table(family, [Form.from_json(d) for d in data["forms"]])
+    return Table(family, [Form.from_json(d) for d in data["forms"]], data.get("probed_with"))
 
 
 def table_for(arch: str) -> Table:
@@ -125,11 +141,11 @@ def table_for(arch: str) -> Table:
 
 # --- numeric fields ------------------------------------------------------------------
 
-def _bits_value(word: int, bits: list[int]) -> int:
+def bits_value(word: int, bits: list[int]) -> int:
     return sum((word >> b & 1) << i for i, b in enumerate(bits))
 
 
-def _put_bits(word: int, bits: list[int], value: int) -> int:
+def put_bits(word: int, bits: list[int], value: int) -> int:
     for i, b in enumerate(bits):
         word = word & ~(1 << b) | ((value >> i & 1) << b)
     return word
@@ -163,13 +179,14 @@ def linear_bits(value: int, field: dict) -> int | None:
 
 # --- decode --------------------------------------------------------------------------
 
-def find_form(table: Table, word: int) -> Form | None:
-    best = None
-    for low_mask, by_value in table.by_low_bits.items():
+def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
+    best, rank = None, None
+    for low_mask, by_value in table.by_low_bits(arch).items():
         for f in by_value.get(word & low_mask, ()):
             if word & f.mask == f.value:
-                if best is None or bin(f.mask).count("1") > bin(best.mask).count("1"):
-                    best = f
+                r = (table._applies(f, arch), -bin(f.mask).count("1"))
+                if best is None or r < rank:
+                    best, rank = f, r
                 break
     return best
 
@@ -177,13 +194,13 @@ def find_form(table: Table, word: int) -> Form | None:
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     table = table_for(arch)
-    form = find_form(table, word)
+    form = find_form(table, word, arch)
     if form is None:
         raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
                           f"{word & 0xfff:#05x} with these form bits")
     values = []
     for gi, g in enumerate(form.groups):
-        v = _bits_value(word, g["bits"])
+        v = bits_value(word, g["bits"])
         if v not in g["values"]:
             raise DecodeError(f"word {word:#034x} ({form.opcode}): bits {g['bits']} hold "
                               f"{v}, an encoding the table does not know")
@@ -205,7 +222,7 @@ def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
         nums = []
         for f in slot["fields"]:
             if "float" in f:
-                nums.append(float_text(_bits_value(word, f["bits"]), f["float"]))
+                nums.append(float_text(bits_value(word, f["bits"]), f["float"]))
             else:
                 n = linear_value(word, f)
                 if f.get("pcrel"):
@@ -308,12 +325,12 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
     name = ".".join(view.tokens)
-    forms = table.by_opcode.get(view.tokens[0])
+    forms = table.by_opcode(arch).get(view.tokens[0])
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
     errors = []
-    want = render_view(View(view.guard, view.tokens, view.operands, []))
+    want = canonical(view)
     for form in forms:
         placed = _align(form, ops)
         if placed is None:
@@ -339,8 +356,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
             except DecodeError as e:
                 errors.append(str(e))
                 continue
-            back.reuse = []
-            if render_view(back) == want:
+            if canonical(back) == want:
                 return word
             errors.append(f"would read back as {render_view(back)!r}")
     detail = f": {errors[0]}" if errors else ": no form takes these operands"
@@ -373,7 +389,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
         raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
     word = form.base & ~form.field_mask & ~CONTROL_MASK
     for g, v in zip(form.groups, values):
-        word = _put_bits(word, g["bits"], v)
+        word = put_bits(word, g["bits"], v)
     for k, slot in enumerate(form.slots):
         for f, n in zip(slot["fields"], parsed[k][1]):
             if "float" in f:
@@ -386,7 +402,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
                 if bits is None:
                     raise EncodeError(f"operand {k} `{placed[k]}`: value {n:#x} out of range "
                                       f"or misaligned for its field")
-            word = _put_bits(word, f["bits"], bits)
+            word = put_bits(word, f["bits"], bits)
     return word
 
 

@@ -151,12 +151,9 @@ def _fmt_float(x: float) -> str:
         return "+QNAN " if math.copysign(1, x) > 0 else "-QNAN "
     if x == 0:
         return "-0.0" if math.copysign(1, x) < 0 else "0"
-    s = "%.20g" % x
-    if "e" not in s and "." not in s and len(s.lstrip("-")) > 16:
-        s = "%.20e" % x       # nvdisasm switches to e-notation for long integers
-        mant, exp = s.split("e")
-        s = f"{mant}e{exp[0]}{int(exp[1:]):02d}"
-    return s
+    if abs(x) >= 2.0 ** 32:
+        return "%.20e" % x    # nvdisasm's notation from 2^32 up (probed)
+    return "%.20g" % x
 
 
 def float_text(bits: int, kind: str) -> str:
@@ -176,8 +173,10 @@ def float_bits(text: str, kind: str) -> int | None:
     special = {"+INF": math.inf, "-INF": -math.inf, "INF": math.inf}
     if t in ("+QNAN", "QNAN", "-QNAN", "NAN", "+NAN", "-NAN"):
         sign = 1 if t.startswith("-") else 0
-        return {"f32": 0x7fffffff | sign << 31, "f64h": 0x7fffffff | sign << 31,
-                "f16": 0x7fff | sign << 15}[kind]
+        # the NaNs ptxas writes: PTX's 0f7FFFFFFF, and the hardware's default -NaN
+        if sign:
+            return {"f32": 0xffc00000, "f64h": 0xfff80000, "f16": 0xfe00}[kind]
+        return {"f32": 0x7fffffff, "f64h": 0x7fffffff, "f16": 0x7fff}[kind]
     try:
         x = special[t] if t in special else float(t)
     except ValueError:
@@ -261,3 +260,21 @@ def undo_edits(toks: list[str], edits: list, base_tokens: list[str]) -> list[str
             pos = out.index(anchor) + 1 if anchor in out else 0 if anchor is None else len(out)
             out.insert(pos, t)
     return out
+
+
+def canonical(view: View) -> tuple:
+    """A view with float literals compared by value (`+INF ` = `+INF`), for checking that
+    the table reads a word back as the text that was meant."""
+    ops = []
+    for op in [view.guard or "PT", *view.operands]:
+        shape, nums = operand_shape(op.strip())
+        ops.append((shape, tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
+    return tuple(view.tokens), tuple(ops)
+
+
+def _float_key(text: str):
+    for kind in ("f32", "f64h"):
+        bits = float_bits(text, kind)
+        if bits is not None:
+            return (kind, bits)
+    return text.strip()

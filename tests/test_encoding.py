@@ -18,7 +18,7 @@ from ptx2sass.encoder import codec
 from ptx2sass.encoder.model import Control, Imm, Instruction, Reg
 from ptx2sass.encoder.sass_text import format_instruction, parse_instruction
 from tools.corpus_words import corpus_words
-from tools.isa_probe import check_words, disassemble
+from tools.isa_probe import NEUTRAL_CONTROL, check_words, disassemble
 
 SAMPLE = os.environ.get("PTX2SASS_SAMPLE", "")
 
@@ -63,12 +63,12 @@ def _random_word(form: codec.Form, rng: random.Random) -> int:
     """A word of `form` with random field values and random known group values."""
     word = form.base & ~codec.CONTROL_MASK
     for g in form.groups:
-        word = codec._put_bits(word, g["bits"], rng.choice(sorted(g["values"])))
+        word = codec.put_bits(word, g["bits"], rng.choice(sorted(g["values"])))
     for slot in form.slots:
         for f in slot["fields"]:
             if "float" in f:
                 continue        # floats: keep ptxas's value (not every pattern prints exactly)
-            word = codec._put_bits(word, f["bits"], rng.getrandbits(len(f["bits"])))
+            word = codec.put_bits(word, f["bits"], rng.getrandbits(len(f["bits"])))
     # a legal control field: ptxas's own (some combinations are illegal)
     return word
 
@@ -101,7 +101,7 @@ def test_random_instructions_print_as_meant():
                     words.append(w)
                     continue
                 meant.append((format_instruction(replace_control(ins)), None))
-                words.append(enc | 0x7e0 << 105)   # wr/rd scoreboards 7: a legal control field
+                words.append(enc | NEUTRAL_CONTROL << 105)
         texts = disassemble(words, "sm_89")
         bad = [(m, t, why) for (m, why), t in zip(meant, texts) if why or t != m]
         assert len(bad) <= len(meant) // 100, "\n".join(f"{m!r} → nvdisasm {t!r} {why or ''}"

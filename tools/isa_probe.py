@@ -71,6 +71,7 @@ def disassemble(words: list[int], arch: str, chunk: int = 1024) -> list[str | No
 
 # --- text views of probe words -------------------------------------------------------
 
+from ptx2sass.encoder.codec import bits_value, linear_bits, put_bits  # noqa: E402
 from ptx2sass.encoder.fields import (CLASS_VALUES, ZERO_INDEX, View, float_bits,  # noqa: E402
                                      operand_shape, parse_view, shape_kinds, token_edits,
                                      value_class)
@@ -163,14 +164,6 @@ def _pcrel(word: int, arch: str) -> frozenset:
                      if isinstance(n, int) and b.nums[k][j] - n == 16)
 
 
-def _bits_value(word: int, bits: list[int]) -> int:
-    return sum((word >> b & 1) << i for i, b in enumerate(bits))
-
-
-def _with_bits(word: int, bits: list[int], value: int) -> int:
-    for i, b in enumerate(bits):
-        word = word & ~(1 << b) | ((value >> i & 1) << b)
-    return word
 
 
 def _groups_from_bits(info: dict[int, tuple]) -> list[list[int]]:
@@ -223,7 +216,7 @@ def _span(base_toks: list[str], toks: list[str]) -> tuple[int, int]:
 
 
 def _enumerate_group(work: int, bits: list[int], base: Probe, arch: str, pcrel) -> dict:
-    words = [_with_bits(work, bits, v) for v in range(1 << len(bits))]
+    words = [put_bits(work, bits, v) for v in range(1 << len(bits))]
     values = {}
     for v, p in enumerate(probe_texts(words, arch, pcrel)):
         if p is None or p.skeleton() != base.skeleton() or p.nums != base.nums:
@@ -232,12 +225,13 @@ def _enumerate_group(work: int, bits: list[int], base: Probe, arch: str, pcrel) 
     return values
 
 
-def derive_form(seed: int, arch: str) -> dict | None:
-    """Probe one seed word; None when nvdisasm cannot read it at all."""
+def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
+    """Probe one seed word; None when nvdisasm cannot read it at all. With `reveal`, hidden
+    operands are made visible first so that their fields are found too."""
     # probe with the seed's own scheduling bits (some control values are illegal), minus reuse
     work = seed & ~(0xf << 122)
     seed &= ~CONTROL_MASK
-    for _reveal in range(6):
+    for _reveal in range(6 if reveal else 1):
         pcrel = _pcrel(work, arch)
         probes = probe_texts([work] + [work ^ (1 << b) for b in DATA_BITS], arch, pcrel)
         base = probes[0]
@@ -245,7 +239,7 @@ def derive_form(seed: int, arch: str) -> dict | None:
             return None
         kinds = {b: classify(base, p) for b, p in zip(DATA_BITS, probes[1:])}
         inserts = [b for b, c in kinds.items() if c[0] == "insert"]
-        if not inserts:
+        if not inserts or not reveal:
             break
         # make a hidden operand visible, then probe again; prefer a bit that shows a value
         # no other operand has, so later deletions say unambiguously which operand went
@@ -284,7 +278,12 @@ def derive_form(seed: int, arch: str) -> dict | None:
             entries = sorted(num_bits.get((k, j), []))
             bits = [b for b, _ in entries]
             if isinstance(n, str):
-                raw = _bits_value(work, bits)
+                # a NaN or infinity seed hides its low mantissa bits: a float field is 32 bits
+                low = bits[-1] - 31 if bits else 0
+                if bits and low >= 0 and all(kinds.get(b, ("",))[0] == "silent"
+                                             for b in range(low, bits[0])):
+                    bits = list(range(low, bits[0])) + bits
+                raw = bits_value(work, bits)
                 fkind = next((fk for fk in ("f32", "f64h", "f16")
                               if float_bits(n, fk) is not None
                               and float_bits(n, fk) & ((1 << len(bits)) - 1) == raw), None)
@@ -319,12 +318,14 @@ def derive_form(seed: int, arch: str) -> dict | None:
             continue
         f = slot["fields"][0]
         zero = ZERO_INDEX[slot["shape"].strip("{}")]
-        w = _encode_linear(zero, f)
+        w = linear_bits(zero, f)
         if w is not None:
-            tests.append((k, _with_bits(work, f["bits"], w)))
+            tests.append((k, put_bits(work, f["bits"], w)))
     for (k, _w), p in zip(tests, probe_texts([w for _k, w in tests], arch, pcrel)):
         if p is not None and len(p.shapes) == len(base.shapes) - 1:
             optional.add(k)
+    first = probe_texts([seed | (work & CONTROL_MASK)], arch)[0]
+    hidden_in_seed = first is not None and len(first.shapes) < len(base.shapes)
     for k in optional:
         slots[k]["optional"] = True
         f = slots[k]["fields"][0] if slots[k]["fields"] else None
@@ -333,7 +334,7 @@ def derive_form(seed: int, arch: str) -> dict | None:
         if len(kinds) == 1 and kinds[0] in ZERO_INDEX:
             slots[k]["default"] = [ZERO_INDEX[kinds[0]]]
             slots[k]["hidden_shape"] = "{" + kinds[0] + "}"
-        elif f and "weights" in f:       # what the original seed holds where it hid the operand
+        elif f and "weights" in f and hidden_in_seed:   # what the seed holds where it hid it
             slots[k]["default"] = [f["bias"] + sum(w for b, w in zip(f["bits"], f["weights"])
                                                    if seed >> b & 1)]
         else:
@@ -352,8 +353,7 @@ def derive_form(seed: int, arch: str) -> dict | None:
         if p is not None and len(p.reuse) == 1:
             reuse[str(i)] = p.reuse[0]
     aliases = _aliases(work, base, slots, arch, pcrel)
-    first = probe_texts([seed | (work & CONTROL_MASK)], arch)[0]
-    return {"aliases": aliases, "tokens": base.tokens,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
+    return {"arch": arch, "aliases": aliases, "tokens": base.tokens,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
             "value": hex(seed & mask), "base": hex(seed & ~CONTROL_MASK), "slots": slots,
             "groups": groups, "layout": layout, "reuse": reuse}
 
@@ -370,7 +370,7 @@ def _alias_fields(slots: list[dict]):
                 continue
             if kind in ("R", "UR"):
                 out.append((k, j, "reg", kind))
-            elif kind == "i" and len(f["bits"]) >= 8:
+            elif kind == "i" and slot["shape"] == "{i}" and len(f["bits"]) >= 8:
                 out.append((k, j, "int", None))
     return out
 
@@ -381,29 +381,19 @@ def _class_word(work: int, slots, field, cls: str) -> int | None:
     value = CLASS_VALUES[kind][cls]
     if value is None:
         value = ZERO_INDEX[file]
-    packed = _encode_linear(value, f)
-    return None if packed is None else _with_bits(work, f["bits"], packed)
+    packed = linear_bits(value, f)
+    return None if packed is None else put_bits(work, f["bits"], packed)
 
 
 def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dict | None:
     """Which value classes of which fields change the mnemonic, and how (a truth table)."""
     import itertools
-    fields = _alias_fields(slots)
-    singles = []
-    for fld in fields:
-        for cls in CLASS_VALUES[fld[2]]:
-            w = _class_word(work, slots, fld, cls)
-            if w is not None:
-                singles.append((fld, w))
-    relevant = []
-    for (fld, _w), p in zip(singles, probe_texts([w for _f, w in singles], arch, pcrel)):
-        if p is not None and p.tokens != base.tokens and fld not in relevant:
-            relevant.append(fld)
+    # the full grid of value classes over the source fields (aliases can test several
+    # operands together: IMAD.MOV when either factor is RZ, IMAD.SHL for a power-of-two
+    # factor *and* an RZ addend)
+    relevant = [f for f in _alias_fields(slots) if f[0] >= 2][:3]
     if not relevant:
         return None
-    # aliases can test several operands together (IMAD.SHL: a power-of-two factor *and* an
-    # RZ addend), so tabulate every candidate field once one of them matters
-    relevant = (relevant + [f for f in fields if f not in relevant and f[0] >= 2])[:4]
     combos = list(itertools.product(*[list(CLASS_VALUES[f[2]]) for f in relevant]))
     words = []
     for combo in combos:
@@ -418,31 +408,14 @@ def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dic
         p = next(it) if w is not None else None
         if p is not None and p.skeleton()[1] == base.skeleton()[1]:
             table["/".join(combo)] = token_edits(base.tokens, p.tokens)
+    if not any(table.values()):
+        return None
     seed_classes = []
     for k, j, kind, file in relevant:
         seed_classes.append(value_class(kind, base.nums[k][j], file))
     return {"fields": [[k, j, kind, file] for k, j, kind, file in relevant],
             "seed": "/".join(seed_classes), "table": table}
 
-
-def _encode_linear(value: int, field: dict) -> int | None:
-    """Field bits (as an integer over field['bits']) giving `value`, or None."""
-    rest = value - field["bias"]
-    negs = [i for i, w in enumerate(field["weights"]) if w < 0]
-    for choice in range(1 << len(negs)):
-        r, out = rest, 0
-        for t, i in enumerate(negs):
-            if choice >> t & 1:
-                r -= field["weights"][i]
-                out |= 1 << i
-        for i in sorted((i for i, w in enumerate(field["weights"]) if w > 0),
-                        key=lambda i: -field["weights"][i]):
-            if field["weights"][i] <= r:
-                r -= field["weights"][i]
-                out |= 1 << i
-        if r == 0:
-            return out
-    return None
 
 
 def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
@@ -506,7 +479,7 @@ def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
             if shapes:
                 entry["shapes"] = shapes
             vals[str(v)] = entry
-        out_groups.append({"bits": g["bits"], "seed": _bits_value(work, g["bits"]),
+        out_groups.append({"bits": g["bits"], "seed": bits_value(work, g["bits"]),
                            "values": vals})
     return layout, out_groups
 
@@ -514,12 +487,12 @@ def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
 # --- seeds, iteration, output ----------------------------------------------------------
 
 def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = None,
-                log=print, save=None) -> list[dict]:
+                log=print, save=None, primary: str | None = None) -> list[dict]:
     """Probe seeds (word → nvdisasm's text) in order, skipping those that an earlier form
     already decodes to the same text."""
     from ptx2sass.encoder import codec
     forms = list(existing or [])
-    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms])
+    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary)
     for i, seed in enumerate(seeds):
         if _decodes(table, seed, seeds[seed], arch):
             continue
@@ -527,8 +500,13 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
         if f is None:
             log(f"  seed {seed:#034x}: nvdisasm cannot read it")
             continue
+        alone = codec.Table("probe", [codec.Form.from_json(f)], primary)
+        if not _decodes(alone, seed, seeds[seed], arch):
+            # a revealed operand was shown by a presence flag, not by its value: probe the
+            # seed as it is
+            f = derive_form(seed, arch, reveal=False)
         forms.append(f)
-        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms])
+        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary)
         log(f"  [{i + 1}/{len(seeds)}] {f['text']}  ({len(forms)} forms)")
         if save and len(forms) % 10 == 0:
             save(forms)
@@ -573,14 +551,17 @@ def main(argv: list[str] | None = None) -> int:
             words.setdefault(w.word, w.text)
     seeds = {w: words[w] for w in sorted(words, key=lambda w: (w & 0xfff, w))}
     print(f"{len(seeds)} distinct seed words")
-    existing = json.loads(out.read_text())["forms"] if args.extend and out.is_file() else None
+    existing, primary = None, args.arch
+    if args.extend and out.is_file():
+        old = json.loads(out.read_text())
+        existing, primary = old["forms"], old.get("probed_with", args.arch)
 
     def save(forms):
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"family": family, "probed_with": args.arch,
+        out.write_text(json.dumps({"family": family, "probed_with": primary,
                                    "nvdisasm": oracle.tool_version("nvdisasm"),
                                    "forms": forms}, indent=1, sort_keys=False) + "\n")
-    forms = build_table(args.arch, seeds, existing, save=save)
+    forms = build_table(args.arch, seeds, existing, save=save, primary=primary)
     save(forms)
     print(f"wrote {len(forms)} forms to {out}")
     return 0
@@ -628,7 +609,7 @@ def check_words(words, arch: str) -> dict:
                 got = codec.encode(ins, arch, pc=w.offset)
                 enc_ok = got == w.word
                 diff = got ^ w.word
-                form = codec.find_form(table, w.word)
+                form = codec.find_form(table, w.word, arch)
                 if not enc_ok and form is not None and not diff & (form.mask | form.field_mask):
                     stats["undetermined"] += 1
                 why = f"encode gives {got:#034x}, xor {diff:#x}"
