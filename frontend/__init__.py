@@ -14,14 +14,15 @@ from ptx2sass.frontend.parser import parse
 __all__ = ["parse", "check", "diagnostics"]
 
 
-def diagnostics(module, arch: str | None = None):
-    """Every semantic error and warning found in the module, in ptxas's order."""
+def diagnostics(module, arch: str | None = None, whole_program: bool = True):
+    """Every semantic error found in the module, in ptxas's order (a fatal one raises)."""
     from ptx2sass.frontend.checks import run_checks
-    return run_checks(module, arch)
+    return run_checks(module, arch, whole_program)
 
 
-def check(module, arch: str | None = None):
-    """Raise the first error (carrying all of them in `.errors`) if any check fails;
-    return the warnings otherwise."""
+def check(module, arch: str | None = None, whole_program: bool = True):
+    """Raise the first error (carrying all of them in `.diagnostics`) if any check fails.
+    `arch` is ptxas's -arch (a `.target` above it is fatal); `whole_program=False` is
+    ptxas's -c (functions may stay unresolved externs)."""
     from ptx2sass.frontend.checks import raise_if_errors
-    return raise_if_errors(module, arch)
+    return raise_if_errors(module, arch, whole_program)

@@ -155,6 +155,7 @@ class VariableDecl(Node):
 @dataclass(slots=True, kw_only=True)
 class Block(Node):
     statements: list
+    end_line: int = 0   # the closing brace (ptxas reports some function-level errors there)
 
 
 @dataclass(slots=True, kw_only=True)

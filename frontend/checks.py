@@ -34,12 +34,24 @@ class Symbol:
 
 
 class _Scope:
-    __slots__ = ("names", "ranges", "parent")
+    """One `{ }` block (or the module): its variables, register ranges and labels.
+    Labels are block-scoped in PTX like variables, and visible before their definition."""
+    __slots__ = ("names", "ranges", "labels", "parent")
 
     def __init__(self, parent: "_Scope | None"):
         self.names: dict[str, Symbol] = {}
         self.ranges: dict[str, tuple[int, Symbol]] = {}
+        self.labels: dict[str, ast.Node] = {}
         self.parent = parent
+
+    def __contains__(self, label: str) -> bool:
+        """`name in scope`: is `name` a label visible here."""
+        scope = self
+        while scope is not None:
+            if label in scope.labels:
+                return True
+            scope = scope.parent
+        return False
 
     def lookup(self, name: str) -> Symbol | None:
         scope = self
@@ -96,7 +108,9 @@ def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
 
 
 class Checker:
-    def __init__(self, module: ast.Module, arch: str | None):
+    def __init__(self, module: ast.Module, arch: str | None, whole_program: bool = True):
+        self.whole_program = whole_program
+        self.called: set[str] = set()
         self.module = module
         self.file = module.file
         self.arch = arch
@@ -127,7 +141,21 @@ class Checker:
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
-        return self.errors + self.symbol_errors
+        diagnostics = self.errors + self.symbol_errors
+        if not diagnostics and self.whole_program:
+            self.check_linkage()
+        return diagnostics
+
+    def check_linkage(self):
+        """Whole-program mode: every function used or declared non-extern must be defined
+        here (ptxas links nothing else in, bar its own system calls)."""
+        defined = {f.name for f in self.module.functions() if f.body is not None}
+        for fn in self.module.functions():
+            if fn.name in defined or fn.name in isa.SYSTEM_FUNCTIONS:
+                continue
+            if ".extern" not in fn.linkage or fn.name in self.called:
+                raise CompileError(f"Unresolved extern function '{fn.name}'", None, None, None,
+                                   severity="fatal")
 
     def check_header(self):
         items = self.module.items
@@ -175,7 +203,10 @@ class Checker:
         for item in self.module.items:
             t = type(item)
             if t is ast.VariableDecl:
-                self.declare(self.globals, item)
+                if item.space in (".reg", ".local"):
+                    self.error(f"Module-scoped variables in {item.space} state space are not "
+                               "allowed with ABI", item)
+                self.declare(self.globals, item, module_scope=True)
             elif t is ast.Function:
                 if item.body is not None:
                     if item.name in defined_functions:
@@ -184,11 +215,36 @@ class Checker:
                 existing = self.globals.names.get(item.name)
                 if existing is not None and existing.kind != "func":
                     self.error(f"Duplicate definition of function '{item.name}'", item)
-                self.globals.names[item.name] = Symbol("func", node=item)
+                elif existing is not None:
+                    self.compare_prototypes(existing.node, item)
+                if existing is None or item.body is not None:
+                    self.globals.names[item.name] = Symbol("func", node=item)
             elif t is ast.Alias:
                 self.globals.names[item.alias] = Symbol("func", node=item)
 
-    def declare(self, scope: _Scope, decl: ast.VariableDecl, params: bool = False):
+    def compare_prototypes(self, first: ast.Function, second: ast.Function):
+        """A function declared twice must be declared the same way."""
+        if not (first.has_param_list and second.has_param_list):
+            return
+        at = second.body if second.body is not None else second
+        a = first.return_params + first.params
+        b = second.return_params + second.params
+        if len(first.params) != len(second.params) or \
+                len(first.return_params) != len(second.return_params):
+            self.error(f"Inconsistent prototypes of '{second.name}', number of parameters "
+                       "differ", at)
+            return
+        for x, y in zip(a, b):
+            if (x.type, x.vector, x.declarators[0].dims) != (y.type, y.vector,
+                                                             y.declarators[0].dims):
+                self.error(f"Inconsistent prototypes of '{second.name}', parameter types "
+                           "differ", at)
+            if _alignment(x) != _alignment(y):
+                self.error(f"Inconsistent prototypes of '{second.name}', parameter alignment "
+                           "differ", at)
+
+    def declare(self, scope: _Scope, decl: ast.VariableDecl, params: bool = False,
+                module_scope: bool = False):
         if decl.align is not None and (decl.align <= 0 or decl.align & (decl.align - 1)):
             self.error("Alignment must be a power of two", decl)
         if decl.type in _INSTRUCTION_ONLY_TYPES:
@@ -214,41 +270,68 @@ class Checker:
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
+            if None in d.dims and ".extern" not in decl.linkage and not params:
+                self.error(f"Non-external variable '{d.name}' has incomplete type", decl)
             if d.init is not None:
-                self.check_initializer(d.init)
+                if decl.space in (".reg", ".shared", ".local", ".param"):
+                    self.error(f"No initial value is allowed for '{d.name}' in this state "
+                               "space", decl)
+                    continue
+                if _too_many_elements(d.init, d.dims):
+                    self.fatal("Greater number of elements in array initializer", decl)
+                self.check_initializer(d.init, decl)
 
-    def check_initializer(self, init):
+    def check_initializer(self, init, decl):
+        """Initialisers may name only module-scope symbols (as addresses)."""
         if type(init) is list:
             for x in init:
-                self.check_initializer(x)
+                self.check_initializer(x, decl)
             return
-        self.resolve_names(init, self.globals, labels=None)
+        for name, wrapped in _initializer_names(init):
+            if self.globals.lookup(name.name) is None:
+                if wrapped:
+                    self.fatal("Invalid initial value expression", decl)
+                self.fatal(f"Invalid initial value symbol '{name.name}'", decl)
 
     # ------------------------------------------------------------------ functions
 
     def check_function(self, fn: ast.Function):
         scope = _Scope(self.globals)
         for decl in fn.return_params + fn.params:
+            if fn.kind == ".entry" and decl.space != ".param":
+                self.error(f"Entry parameter '{decl.declarators[0].name}' must have .param "
+                           "state space", decl)
             self.declare(scope, decl, params=True)
-        labels: dict[str, ast.Node] = {}
-        self.collect_labels(fn.body, labels)
-        self.labels = labels
+        self.check_directives(fn)
         self.function = fn
         self.check_block(fn.body, scope)
 
-    def collect_labels(self, block: ast.Block, labels: dict):
+    def check_directives(self, fn: ast.Function):
+        """Performance directives; ptxas reports a bad value at the next token's line and a
+        conflict at the function's closing brace."""
+        names = {d.name for d in fn.directives}
+        for i, d in enumerate(fn.directives):
+            if d.name in _POSITIVE_DIRECTIVES and any(a <= 0 for a in d.args):
+                after = fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
+                self.error(f"Positive non-zero value expected for {d.name[1:]}", after)
+        if ".maxntid" in names and ".reqntid" in names:
+            self.error("Conflicting directives: .maxntid and .reqntid cannot both be "
+                       "specified", ast.Node(line=fn.body.end_line))
+
+    def collect_labels(self, block: ast.Block, scope: _Scope):
         for st in block.statements:
             t = type(st)
             if t is ast.Label or t is ast.BranchTargets or t is ast.CallTargets \
                     or t is ast.CallPrototype:
                 name = st.name if t is ast.Label else st.label
-                if name in labels:
+                if name in scope.labels:
                     self.error(f"Duplicate definition of label '{name}'", st)
-                labels[name] = st
-            elif t is ast.Block:
-                self.collect_labels(st, labels)
+                scope.labels[name] = st
 
     def check_block(self, block: ast.Block, scope: _Scope):
+        self.collect_labels(block, scope)
+        outer_labels = getattr(self, "labels", None)
+        self.labels = scope
         for st in block.statements:
             t = type(st)
             if t is ast.Instruction:
@@ -257,10 +340,12 @@ class Checker:
                 self.declare(scope, st)
             elif t is ast.Block:
                 self.check_block(st, _Scope(scope))
+                self.labels = scope
             elif t is ast.BranchTargets or t is ast.CallTargets:
                 for name in st.targets:
-                    if name not in self.labels and scope.lookup(name) is None:
+                    if name not in scope and scope.lookup(name) is None:
                         self.unknown(ast.Name(name=name, line=st.line, column=st.column))
+        self.labels = outer_labels
 
     # ------------------------------------------------------------------ instructions
 
@@ -280,6 +365,9 @@ class Checker:
             return
         lenient = op in isa.LENIENT_OPCODES or (
             ins.modifiers and op + ins.modifiers[0] in isa.LENIENT_OPCODES)
+        if op == "call":
+            self.check_call(ins, scope)
+            return
         if forms is None or lenient:
             if lenient:
                 for operand in ins.operands:
@@ -318,6 +406,41 @@ class Checker:
             self.error(problem, ins)
             return
         self.check_operands(ins, chosen, types, scope, name)
+
+    def check_call(self, ins: ast.Instruction, scope: _Scope):
+        """call [(results),] target [, (arguments)] [, prototype | call-targets]."""
+        ops = list(ins.operands)
+        results = ops.pop(0).elements if ops and type(ops[0]) is ast.ParenList else None
+        target = ops.pop(0) if ops else None
+        args = ops.pop(0).elements if ops and type(ops[0]) is ast.ParenList else []
+        proto = ops.pop(0) if ops else None
+        for group in (results or [], args):
+            for operand in group:
+                self.resolve_names(operand, scope, self.labels)
+        if proto is not None:
+            self.resolve_names(proto, scope, self.labels)
+        if type(target) is not ast.Name or ops:
+            self.error("Label expected for argument 0 of instruction 'call'", ins)
+            return
+        if target.name in self.labels:
+            self.error("Illegal call target, device function expected", ins)
+            return
+        sym = self.lookup(target, scope)
+        if sym is None:
+            self.error(f"Call to '{target.name}' requires call prototype", ins)
+            self.unknown(target)
+            return
+        if sym.kind == "reg":
+            if proto is None:
+                self.error("Label expected for argument 0 of instruction 'call'", ins)
+            return
+        fn = sym.node
+        if sym.kind != "func" or type(fn) is not ast.Function or fn.kind == ".entry":
+            self.error("Illegal call target, device function expected", ins)
+            return
+        self.called.add(fn.name)
+        if len(args) != len(fn.params) or len(results or []) != len(fn.return_params):
+            self.error("Call has wrong number of parameters", ins)
 
     def check_features(self, ins: ast.Instruction):
         op = ins.opcode
@@ -619,6 +742,44 @@ class Checker:
                 self.resolve_names(e, scope, labels)
 
 
+_POSITIVE_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
+                                  ".maxnreg", ".reqnctapercluster", ".maxclusterrank"))
+
+
+def _alignment(decl: ast.VariableDecl) -> int:
+    if decl.align is not None:
+        return decl.align
+    bits = isa.TYPE_BITS.get(decl.type, 8) * (int(decl.vector[2:]) if decl.vector else 1)
+    return max(1, bits // 8)
+
+
+def _too_many_elements(init, dims: list) -> bool:
+    """An initializer list longer than its array dimension (at any nesting level)."""
+    if type(init) is not list:
+        return False
+    if dims and dims[0] is not None and len(init) > dims[0]:
+        return True
+    return any(_too_many_elements(x, dims[1:]) for x in init)
+
+
+def _initializer_names(node, wrapped: bool = False):
+    """(Name, inside generic()/mask()) for every symbol an initializer refers to."""
+    t = type(node)
+    if t is ast.Name:
+        yield node, wrapped
+    elif t is ast.Call:
+        for a in node.args:
+            yield from _initializer_names(a, True)
+    elif t is ast.Binary:
+        yield from _initializer_names(node.left, wrapped)
+        yield from _initializer_names(node.right, wrapped)
+    elif t is ast.Unary:
+        yield from _initializer_names(node.operand, wrapped)
+    elif t is ast.ParenList:
+        for e in node.elements:
+            yield from _initializer_names(e, wrapped)
+
+
 _INSTRUCTION_ONLY_TYPES = frozenset((".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1x2",
                                      ".e2m3x2", ".e3m2x2", ".ue8m0x2"))
 _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
@@ -809,7 +970,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     return None
 
 
-def run_checks(module: ast.Module, arch: str | None = None) -> list[CompileError]:
+def run_checks(module: ast.Module, arch: str | None = None,
+               whole_program: bool = True) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
 
     Deeply nested blocks and expressions are walked recursively; Python 3.11 keeps
@@ -817,7 +979,7 @@ def run_checks(module: ast.Module, arch: str | None = None) -> list[CompileError
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _WALK_RECURSION_LIMIT))
     try:
-        return Checker(module, arch).run()
+        return Checker(module, arch, whole_program).run()
     finally:
         sys.setrecursionlimit(limit)
 
@@ -825,9 +987,10 @@ def run_checks(module: ast.Module, arch: str | None = None) -> list[CompileError
 _WALK_RECURSION_LIMIT = 50_000
 
 
-def raise_if_errors(module: ast.Module, arch: str | None = None) -> list[CompileError]:
+def raise_if_errors(module: ast.Module, arch: str | None = None,
+                    whole_program: bool = True) -> list[CompileError]:
     try:
-        diags = run_checks(module, arch)
+        diags = run_checks(module, arch, whole_program)
     except CompileError as fatal:
         fatal.diagnostics = [fatal]
         raise

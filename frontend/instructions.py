@@ -235,7 +235,7 @@ activemask <.b32>                                         : d
 """
 
 LENIENT_OPCODES = frozenset("""
-    red.async fence call brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
+    red.async fence brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
     applypriority tex tld4 txq istypep suld sust sured suq wmma mma wgmma tcgen05 mbarrier
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
@@ -406,6 +406,9 @@ def type_class(t: str) -> str:
         return c
     return "f"
 
+
+# Functions ptxas provides itself: calling their `.extern` declaration needs no definition.
+SYSTEM_FUNCTIONS = frozenset(("vprintf", "malloc", "free", "__assertfail"))
 
 # Special registers: name -> type (vector ones take .x/.y/.z/.w).
 SPECIAL_REGISTERS: dict[str, str] = {

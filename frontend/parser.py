@@ -225,9 +225,14 @@ def p_function(p):
             if d.name == ".noreturn":
                 raise CompileError("Parsing error near '.noreturn': syntax error",
                                    p.lexer.filename, d.line, d.column, severity="fatal")
+    tail = p[4]
+    if type(tail) is tuple and any(d.name != ".noreturn" for d in p[3]):
+        # performance directives belong to a definition, not to a declaration
+        raise CompileError("Parsing error near ';': syntax error", p.lexer.filename, tail[0],
+                           tail[1], severity="fatal")
     fn.linkage = tuple(p[1])
     fn.directives = p[3]
-    fn.body = p[4]
+    fn.body = tail if type(tail) is ast.Block else None
     p[0] = fn
 
 
@@ -318,7 +323,7 @@ def p_int_list(p):
 def p_function_tail(p):
     """function_tail : block
                      | SEMI"""
-    p[0] = p[1] if isinstance(p[1], ast.Block) else None
+    p[0] = p[1] if isinstance(p[1], ast.Block) else _pos(p, 1)
 
 
 # ----------------------------------------------------------------------------- declarations
@@ -441,7 +446,7 @@ def p_initializers(p):
 def p_block(p):
     "block : LBRACE statements RBRACE"
     line, col = _pos(p, 1)
-    p[0] = ast.Block(statements=p[2], line=line, column=col)
+    p[0] = ast.Block(statements=p[2], line=line, column=col, end_line=p.lineno(3))
 
 
 def p_statements(p):

@@ -14,6 +14,14 @@ def kernel(body: str, header: str = HEADER) -> str:
     return (header + ".visible .entry k(.param .u64 p)\n{\n" + DECLS + body + "\nret;\n}\n")
 
 
+FUNC_F = HEADER + ".func (.param .b32 rv) f(.param .b32 a, .param .b32 b)\n{\nret;\n}\n"
+
+
+def kernel_calling(body: str) -> str:
+    return (HEADER + ".visible .entry k(.param .u64 pp)\n{\n.reg .b32 r<4>;\n"
+            ".param .b32 a0;\n.param .b32 a1;\n.param .b32 rr;\n" + body + "\nret;\n}\n")
+
+
 CASES: dict[str, str] = {
     # names
     "undeclared_source": kernel("add.s32 r1, r2, q;"),
@@ -82,7 +90,47 @@ CASES: dict[str, str] = {
     "target_above_arch": kernel("", ".version 8.5\n.target sm_90\n.address_size 64\n"),
     "bad_address_size": ".version 8.5\n.target sm_89\n.address_size 48\n",
     "alignment_not_power_of_two": HEADER + ".global .align 3 .u32 g;\n",
+    # functions, calls, directives, declarations
+    "call_wrong_argument_count": FUNC_F + kernel_calling("call (rr), f, (a0);")[len(HEADER):],
+    "call_without_result": FUNC_F + kernel_calling("call f, (a0, a1);")[len(HEADER):],
+    "call_undeclared": FUNC_F + kernel_calling("call (rr), g, (a0, a1);")[len(HEADER):],
+    "call_label": FUNC_F + kernel_calling("L:\ncall L;")[len(HEADER):],
+    "call_entry": HEADER + ".entry e2();\n" + kernel_calling("call e2;")[len(HEADER):],
+    "called_extern_unresolved": FUNC_F + ".extern .func g(.param .b32 x);\n"
+                                + kernel_calling("call g, (a0);")[len(HEADER):],
+    "declared_func_never_defined": HEADER + ".func f() .noreturn;\n",
+    "perf_directive_on_declaration": HEADER + ".visible .entry k() .maxnreg 32;\n",
+    "maxntid_zero": HEADER + ".visible .entry k()\n.maxntid 0\n\n\n.minnctapersm 1\n{\nret;\n}\n",
+    "maxntid_and_reqntid": HEADER + ".visible .entry k()\n.maxntid 128\n.reqntid 64\n{\n"
+                           ".reg .b32 r;\n\nmov.b32 r, 1;\n\n}\n\n\n",
+    "duplicate_entry": HEADER + ".visible .entry k()\n{\nret;\n}\n.visible .entry k()\n{\nret;\n}\n",
+    "duplicate_global": HEADER + ".global .u32 g;\n.global .u32 g;\n",
+    "param_redeclared_in_body": HEADER + ".visible .entry k(.param .u64 p)\n{\n.reg .b64 p;\nret;\n}\n",
+    "entry_register_parameter": HEADER + ".visible .entry k(.reg .b32 x)\n{\nret;\n}\n",
+    "module_register": HEADER + ".reg .b32 x;\n",
+    "shared_initializer": kernel(".shared .u32 s9 = 5;"),
+    "register_initializer": kernel(".reg .u32 zz = 5;"),
+    "initializer_too_long": HEADER + ".global .u32 g[2][2] = {{1,2},{3,4,5}};\n",
+    "initializer_unknown_symbol": HEADER + ".global .u64 g = nope;\n",
+    "initializer_unknown_generic": HEADER + ".global .u64 g = generic(nope);\n",
+    "incomplete_global_array": HEADER + ".global .u32 g[];\n",
+    "inconsistent_prototype_types": HEADER + ".func f(.param .b32 a);\n.func f(.param .b64 a)\n{\nret;\n}\n",
+    "inconsistent_prototype_count": HEADER + ".func f(.param .b32 a);\n"
+                                    ".func f(.param .b32 a, .param .b32 b)\n{\nret;\n}\n",
+    "label_of_inner_block_used_outside": kernel("bra L;\n{\nL:\n}"),
+    "register_of_inner_block_used_outside": kernel("{\n.reg .b32 z;\n}\nmov.b32 z, 1;"),
+    "declarable_only_as_instruction_type": kernel(".reg .e4m3 e;"),
+    "bf16_register": kernel(".reg .bf16 b;"),
+    "two_types_in_declaration": kernel(".reg .u64 .u64 x;"),
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_same_label_in_nested_blocks": kernel("L:\n{\nL:\n}"),
+    "ok_call": FUNC_F + kernel_calling("call (rr), f, (a0, a1);")[len(HEADER):],
+    "ok_uncalled_extern": FUNC_F + ".extern .func g(.param .b32 x);\n"
+                          + kernel_calling("")[len(HEADER):],
+    "ok_system_call": HEADER + ".extern .func (.param .b32 r) vprintf(.param .b64 f, "
+                      ".param .b64 a);\n.visible .entry k()\n{\n.param .b64 f0;\n"
+                      ".param .b64 f1;\n.param .b32 r0;\nst.param.b64 [f0], 0;\n"
+                      "st.param.b64 [f1], 0;\ncall.uni (r0), vprintf, (f0, f1);\nret;\n}\n",
     "ok_relaxed_ld_wider": kernel("ld.global.u8 r1, [rd1];\nld.global.f32 rd1, [rd2];"),
     "ok_negative_offset": kernel("ld.global.u32 r1, [rd1+-4];\nst.shared.u32 [smem+8], r1;"),
     "ok_modifier_order_free": kernel("add.f32.rn f1, f1, f2;"),
