@@ -558,9 +558,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def save(forms):
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"family": family, "probed_with": primary,
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"family": family, "probed_with": primary,
                                    "nvdisasm": oracle.tool_version("nvdisasm"),
-                                   "forms": forms}, indent=1, sort_keys=False) + "\n")
+                                   "forms": forms}, indent=None) + "\n")
+        tmp.replace(out)        # readers never see a half-written table
     forms = build_table(args.arch, seeds, existing, save=save, primary=primary)
     save(forms)
     print(f"wrote {len(forms)} forms to {out}")
