@@ -116,6 +116,7 @@ class Checker:
         self.arch = arch
         self.errors: list[CompileError] = []        # instruction-level pass
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
+        self.warnings: list[CompileError] = []
         self.globals = _Scope(None)
         self.version = (0, 0)
         self.target_sm = 0
@@ -144,7 +145,7 @@ class Checker:
         diagnostics = self.errors + self.symbol_errors
         if not diagnostics and self.whole_program:
             self.check_linkage()
-        return diagnostics
+        return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
 
     def check_linkage(self):
         """Whole-program mode: every function used or declared non-extern must be defined
@@ -314,9 +315,14 @@ class Checker:
             if d.name in _POSITIVE_DIRECTIVES and any(a <= 0 for a in d.args):
                 after = fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
                 self.error(f"Positive non-zero value expected for {d.name[1:]}", after)
+        end = ast.Node(line=fn.body.end_line)
         if ".maxntid" in names and ".reqntid" in names:
             self.error("Conflicting directives: .maxntid and .reqntid cannot both be "
-                       "specified", ast.Node(line=fn.body.end_line))
+                       "specified", end)
+        if ".minnctapersm" in names and not names & {".maxntid", ".reqntid"}:
+            self.warnings.append(CompileError(
+                ".minnctapersm is ignored when neither .maxntid nor .reqntid is specified.",
+                self.file, end.line, None, severity="warning"))
 
     def collect_labels(self, block: ast.Block, scope: _Scope):
         for st in block.statements:

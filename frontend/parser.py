@@ -225,6 +225,10 @@ def p_function(p):
             if d.name == ".noreturn":
                 raise CompileError("Parsing error near '.noreturn': syntax error",
                                    p.lexer.filename, d.line, d.column, severity="fatal")
+    for d in p[3]:
+        if d.name in _THREE_D_DIRECTIVES and len(d.args) > 3:
+            raise CompileError("Parsing error near ',': syntax error", p.lexer.filename,
+                               d.line, None, severity="fatal")
     tail = p[4]
     if type(tail) is tuple and any(d.name != ".noreturn" for d in p[3]):
         # performance directives belong to a definition, not to a declaration
@@ -234,6 +238,9 @@ def p_function(p):
     fn.directives = p[3]
     fn.body = tail if type(tail) is ast.Block else None
     p[0] = fn
+
+
+_THREE_D_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".reqnctapercluster"))
 
 
 def p_function_head_entry(p):

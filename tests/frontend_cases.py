@@ -101,6 +101,7 @@ CASES: dict[str, str] = {
     "declared_func_never_defined": HEADER + ".func f() .noreturn;\n",
     "perf_directive_on_declaration": HEADER + ".visible .entry k() .maxnreg 32;\n",
     "maxntid_zero": HEADER + ".visible .entry k()\n.maxntid 0\n\n\n.minnctapersm 1\n{\nret;\n}\n",
+    "maxntid_four_values": HEADER + ".visible .entry k()\n.maxntid 1,2,3,4\n{\nret;\n}\n",
     "maxntid_and_reqntid": HEADER + ".visible .entry k()\n.maxntid 128\n.reqntid 64\n{\n"
                            ".reg .b32 r;\n\nmov.b32 r, 1;\n\n}\n\n\n",
     "duplicate_entry": HEADER + ".visible .entry k()\n{\nret;\n}\n.visible .entry k()\n{\nret;\n}\n",
@@ -123,6 +124,7 @@ CASES: dict[str, str] = {
     "bf16_register": kernel(".reg .bf16 b;"),
     "two_types_in_declaration": kernel(".reg .u64 .u64 x;"),
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_minnctapersm_alone_warns": HEADER + ".visible .entry k()\n.minnctapersm 2\n{\nret;\n}\n",
     "ok_same_label_in_nested_blocks": kernel("L:\n{\nL:\n}"),
     "ok_call": FUNC_F + kernel_calling("call (rr), f, (a0, a1);")[len(HEADER):],
     "ok_uncalled_extern": FUNC_F + ".extern .func g(.param .b32 x);\n"
