@@ -29,6 +29,8 @@ class ArchInfo:
     shared_reserved: bool         # ptxas emits `.nv.shared.reserved.0` / Mercury sections (sm_100+)
     phdr_style: str               # program-header scheme (elf_layout.default_segments)
     shoff_align: int              # alignment of the section header table's file offset
+    kernel_sw_war: int | None     # SW_WAR value ptxas writes into every `.nv.info.<k>`
+    kernel_nval_35: bool          # ptxas writes attribute 0x35 (NVAL, unnamed) per kernel
 
 
 ELF_OSABI = 0x41          # "CUDA" OS ABI of CUDA 12.9+ toolkits
@@ -37,20 +39,22 @@ EM_CUDA = 190
 
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,
-          regcount_in_info: bool, reserved: bool) -> ArchInfo:
+          regcount_in_info: bool, reserved: bool, sw_war: int | None = None,
+          nval_35: bool = False) -> ArchInfo:
     return ArchInfo(name=f"sm_{sm}", sm=sm, family=family, e_flags=e_flags,
                     param_base=param_base, global_desc_offset=gdesc,
                     stack_pointer_offset=0x28, max_registers=255, max_param_bytes=32764,
                     regcount_in_text_info=regcount_in_info, shared_reserved=reserved,
-                    phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1)
+                    phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1,
+                    kernel_sw_war=sw_war, kernel_nval_35=nval_35)
 
 
 _TABLE = [
-    #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury
-    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False),
-    _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False),
-    _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False),
-    _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False),
+    #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
+    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1),
+    _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True),
+    _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True),
+    _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True),
     _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False),
     _info(100, "blackwell", 0x6006402, 0x380, None, False, True),

@@ -18,7 +18,8 @@ from .cubin import (STB_GLOBAL, STB_LOCAL, STO_CUDA_ENTRY, STT_FUNC, STT_OBJECT,
                     CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation, RelocSection,
                     Section, Symbol, ToolkitInfo)
 from .elf_layout import SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, ET_EXEC, align_up
-from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, Fmt, KParam, NvInfoRecord)
+from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
+                     NvInfoRecord)
 
 R_CUDA_64 = 2
 SHT_CUDA_RELOCINFO = 0x7000000B
@@ -26,7 +27,7 @@ SHT_CUDA_RELOCINFO = 0x7000000B
 # Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them (attributes ptxas did not
 # write in any corpus kernel are not listed, and supplying one is an error).
 KERNEL_ATTRIBUTE_ORDER = [
-    "LANGUAGE", "CUDA_API_VERSION", "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
+    "LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
     "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "COOP_GROUP_MASK_REGIDS",
     "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "EXIT_INSTR_OFFSETS",
@@ -113,10 +114,15 @@ _REL_ACTION = struct.pack("<IIH6B", 0x73, 0, 0, 0, 17, 37, 0, 5, 54)
 DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 
 
-def kernel_attributes(k: Kernel, const0_symbol: int) -> list[NvInfoRecord]:
-    """The `.nv.info.<k>` records ptxas writes for these facts, in its order."""
+def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89") -> list[NvInfoRecord]:
+    """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order."""
+    info = arch_info(arch)
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if info.kernel_sw_war is not None:
+        recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
+    if info.kernel_nval_35:
+        recs.append(NvInfoRecord(UNNAMED_35, Fmt.NVAL, 0))
     if k.params:
         size = k.param_bytes
         recs.append(NvInfoRecord.words("PARAM_CBANK", const0_symbol, size << 16 | k.param_base))
@@ -263,7 +269,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             raise CubinError(f"kernel {k.name!r}: param_base {k.param_base:#x}, but {arch} "
                              f"puts parameters at {info.param_base:#x}")
         if k.attributes is None:
-            k.attributes = kernel_attributes(k, const0_sym[k.name])
+            k.attributes = kernel_attributes(k, const0_sym[k.name], arch)
         if k.const0 is None:
             k.const0 = bytes(k.param_base + k.param_bytes)
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount))

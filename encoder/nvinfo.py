@@ -65,6 +65,9 @@ ATTRIBUTE_CODES: dict[str, int] = {name: code for code, name in ATTRIBUTE_NAMES.
 # Written by ptxas 13.5 into every kernel's table after MAXREG_COUNT (HVAL 0); cuobjdump has
 # no name for it.
 UNNAMED_5F = 0x5F
+# Written by ptxas 13.5 into every kernel's table on sm_80/86/87 (NVAL), after
+# CUDA_API_VERSION; also unnamed by cuobjdump.
+UNNAMED_35 = 0x35
 
 LANGUAGE_PTX = 3   # EIATTR_LANGUAGE value cuobjdump prints as "PTX"
 

@@ -330,6 +330,30 @@ def test_builder_reproduces_feature_kernels_without_callees():
     assert write_cubin(build_cubin("sm_89", toolkit=theirs.tkinfo, **facts)) == run.output
 
 
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_87"])
+def test_builder_reproduces_feature_kernels_on_older_arches(arch):
+    """The same family's per-arch details (workaround records, e_flags) come from arch.py."""
+    ptx = re.sub(r"\{ \.param .*?\}", "add.u32 %r2, %r1, 7;", FEATURES_PTX, flags=re.S)
+    run = oracle.ptxas(ptx, arch, name="features.ptx")
+    assert run.ok, run.stderr
+    theirs = read_cubin(run.output)
+    facts = _facts(theirs, with_frame_programs=True)
+    assert write_cubin(build_cubin(arch, toolkit=theirs.tkinfo, **facts)) == run.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86"])
+def test_builder_reproduces_ptxas_on_older_arches(arch):
+    for corpus in ("zluda", "cuda"):
+        for path in _sample(ptx_files(corpus)):
+            data = _compile(path, arch)
+            if data is None or not _buildable(read_cubin(data)):
+                continue
+            theirs = read_cubin(data)
+            facts = _facts(theirs, with_frame_programs=True)
+            assert write_cubin(build_cubin(arch, toolkit=theirs.tkinfo, **facts)) == data, path.name
+
+
 @pytest.mark.slow
 def test_builder_reproduces_ptxas_for_tinygrad_sample():
     for path in _sample(ptx_files("tinygrad")):
