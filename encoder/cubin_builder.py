@@ -12,6 +12,7 @@ without a stack frame unless the caller supplies the frame's CFA program.
 """
 from __future__ import annotations
 
+import copy
 import struct
 from .arch import UnknownArch, arch_info
 from .cubin import (STB_GLOBAL, STB_LOCAL, STO_CUDA_ENTRY, STT_FUNC, STT_OBJECT, STT_SECTION,
@@ -155,6 +156,34 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89") -> lis
     return recs
 
 
+def _check_kernel_facts(k: Kernel, info) -> None:
+    """Facts that cannot describe a kernel are the caller's bug: say which."""
+    def bad(msg: str) -> CubinError:
+        return CubinError(f"kernel {k.name!r}: {msg}")
+    if not k.name or any(c.isspace() or c == "\0" for c in k.name):
+        raise bad("a kernel needs a name without spaces or NULs")
+    if len(k.text) % 16 or not k.text:
+        raise bad(f"text is {len(k.text)} bytes, not a non-empty run of 16-byte words")
+    if not 0 <= k.regcount <= info.max_registers + 1:
+        raise bad(f"register count {k.regcount} outside 0..{info.max_registers + 1}")
+    if k.param_base != info.param_base:
+        raise bad(f"param_base {k.param_base:#x}, but {info.name} puts parameters at "
+                  f"{info.param_base:#x}")
+    ordinals = [o for o, _, _ in k.params]
+    if sorted(ordinals) != list(range(len(ordinals))):
+        raise bad(f"parameter ordinals {ordinals} are not 0..{len(ordinals) - 1}")
+    for ordinal, offset, size in k.params:
+        if offset < 0 or size <= 0:
+            raise bad(f"parameter {ordinal} at {offset} of size {size}")
+    if k.param_bytes > info.max_param_bytes:
+        raise bad(f"{k.param_bytes} bytes of parameters, more than {info.max_param_bytes}")
+    for off in k.exit_offsets + (k.s2rctaid_offsets or []):
+        if off % 16 or not 0 <= off < len(k.text):
+            raise bad(f"instruction offset {off:#x} is not a word inside the text")
+    if k.barcount > 16:
+        raise bad(f"{k.barcount} barriers; there are 16")
+
+
 def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] = (),
                 bank4: list[str] = (), ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135) -> Cubin:
@@ -164,6 +193,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     addresses the code reads from constant bank 4 (`c[0x4][8*i]`), in slot order.
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
     `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
+    The given kernels are not modified: the cubin holds copies.
     """
     try:
         info = arch_info(arch)
@@ -171,6 +201,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError(str(e)) from None
     if info.phdr_style != "ampere":
         raise CubinError(f"building cubins from scratch supports sm_75..sm_89 so far, not {arch}")
+    kernels = [copy.deepcopy(k) for k in kernels]
+    for k in kernels:
+        _check_kernel_facts(k, info)
     names = [k.name for k in kernels]
     if len(set(names)) != len(names):
         raise CubinError(f"duplicate kernel names: {names}")
@@ -186,8 +219,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
               tkinfo=toolkit or ToolkitInfo("ptx2sass", "ptx2sass 0.0.1 (ptxas 13.5 compatible)",
                                             "ptx2sass", f"-arch {arch} "),
               cuinfo=CudaInfo(vsm, toolkit_version))
-    # Module data sections, in the order ptxas creates them: the first `.global` section,
-    # the bank-4 address table, then the other variable sections.
+    # Module data sections, one per kind of variable, in the order first used.
     groups: dict[str, list[GlobalVar]] = {}
     for g in globals_:
         groups.setdefault(g.section, []).append(g)
@@ -263,11 +295,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # Kernels: their own records, constant bank 0, and the module records about them.
     module: list[NvInfoRecord] = []
     for k in kernels:
-        if len(k.text) % 16:
-            raise CubinError(f"kernel {k.name!r}: text is {len(k.text)} bytes, not whole words")
-        if k.param_base != info.param_base:
-            raise CubinError(f"kernel {k.name!r}: param_base {k.param_base:#x}, but {arch} "
-                             f"puts parameters at {info.param_base:#x}")
         if k.attributes is None:
             k.attributes = kernel_attributes(k, const0_sym[k.name], arch)
         if k.const0 is None:

@@ -403,11 +403,32 @@ def test_arch_table_matches_ptxas(arch):
     assert sh_info == expected
 
 
+@pytest.mark.parametrize("change, message", [
+    (dict(text=b"\0" * 20), "16-byte words"),
+    (dict(regcount=300), "register count"),
+    (dict(params=[(0, 0, 8), (2, 8, 8)]), "ordinals"),
+    (dict(exit_offsets=[0x1000]), "inside the text"),
+    (dict(param_base=0x210), "param_base"),
+])
+def test_builder_rejects_impossible_facts(change, message):
+    base = dict(name="k", text=bytes(128), regcount=8, params=[(0, 0, 8)], exit_offsets=[0])
+    with pytest.raises(CubinError, match=message):
+        build_cubin("sm_89", [Kernel(**{**base, **change})])
+
+
+def test_builder_leaves_its_input_alone():
+    k = Kernel("k", bytes(128), regcount=8, params=[(0, 0, 8)], exit_offsets=[0])
+    build_cubin("sm_89", [k])
+    assert k.attributes is None and k.const0 is None
+
+
 def test_unknown_arch_is_a_clear_error():
     with pytest.raises(UnknownArch, match="sm_42"):
         arch_info("sm_42")
     with pytest.raises(CubinError, match="sm_42"):
         build_cubin("sm_42", [])
+    with pytest.raises(CubinError, match="sm_90"):   # the reader handles it; the builder not yet
+        build_cubin("sm_90", [])
 
 
 # Consistency and bad input ---------------------------------------------------------------------
