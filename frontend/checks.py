@@ -288,6 +288,10 @@ class Checker:
             for x in init:
                 self.check_initializer(x, decl)
             return
+        if _has_overflow(init):
+            lit = next(n for n in _literals(init) if n.overflow)
+            self.errors.append(CompileError("Constant overflow", self.file, lit.line,
+                                            lit.column))
         for name, wrapped in _initializer_names(init):
             if self.globals.lookup(name.name) is None:
                 if wrapped:
@@ -313,8 +317,10 @@ class Checker:
         names = {d.name for d in fn.directives}
         for i, d in enumerate(fn.directives):
             if d.name in _POSITIVE_DIRECTIVES and any(a <= 0 for a in d.args):
-                after = fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
-                self.error(f"Positive non-zero value expected for {d.name[1:]}", after)
+                at = d
+                if d.name in _LIST_DIRECTIVES:  # ptxas has read the next token by then
+                    at = fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
+                self.error(f"Positive non-zero value expected for {d.name[1:]}", at)
         end = ast.Node(line=fn.body.end_line)
         if ".maxntid" in names and ".reqntid" in names:
             self.error("Conflicting directives: .maxntid and .reqntid cannot both be "
@@ -748,6 +754,7 @@ class Checker:
                 self.resolve_names(e, scope, labels)
 
 
+_LIST_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".reqnctapercluster"))
 _POSITIVE_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
                                   ".maxnreg", ".reqnctapercluster", ".maxclusterrank"))
 
@@ -766,6 +773,20 @@ def _too_many_elements(init, dims: list) -> bool:
     if dims and dims[0] is not None and len(init) > dims[0]:
         return True
     return any(_too_many_elements(x, dims[1:]) for x in init)
+
+
+def _literals(node):
+    t = type(node)
+    if t is ast.IntLit:
+        yield node
+    elif t is ast.Unary:
+        yield from _literals(node.operand)
+    elif t is ast.Binary:
+        yield from _literals(node.left)
+        yield from _literals(node.right)
+    elif t is ast.Call:
+        for a in node.args:
+            yield from _literals(a)
 
 
 def _initializer_names(node, wrapped: bool = False):
@@ -909,7 +930,13 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
         for sem in (".relaxed", ".acquire", ".release"):
             if sem in modifiers and not any(m in _SCOPES for m in modifiers):
                 return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+        for scope in _SCOPES:
+            if scope in modifiers and not any(m in _ORDERS for m in modifiers):
+                return f"Modifier '{scope}' requires memory order with '{opcode}' instruction"
     return None
+
+
+_ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
 
 
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))

@@ -42,6 +42,9 @@ TYPE_SETS: dict[str, tuple[str, ...]] = {
     "half": (".f16", ".f16x2", ".bf16", ".bf16x2"),
     "all": (".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8",
             ".s16", ".s32", ".s64", ".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2"),
+    # what ld/st/ldu take: no half types (those move as .b16/.b32)
+    "mem": (".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8",
+            ".s16", ".s32", ".s64", ".f32", ".f64"),
     "mov": (".pred", ".b16", ".b32", ".b64", ".b128", ".u16", ".u32", ".u64", ".s16", ".s32",
             ".s64", ".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2"),
     "cvt": (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".f32",
@@ -67,6 +70,7 @@ EVICT2 = "[.L2::evict_normal .L2::evict_first .L2::evict_last]"
 L2SIZE = "[.L2::64B .L2::128B .L2::256B]"
 HINT = "[.L2::cache_hint]"
 VEC = "[.v2 .v4 .v8]"
+EVICT_PRIORITY = ("[.L2::evict_last .L2::evict_normal .L2::evict_first .L2::evict_unchanged]")
 ATOM_SEM = "[.relaxed .acquire .release .acq_rel]"
 ATOM_SPACE = "[.global .shared .shared::cta .shared::cluster .const .local .param]"
 SREG_NAMES: dict[str, str] = {}
@@ -181,9 +185,9 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$all .pred> : V, m, *?
-ldu   [.global] {VEC} <$all>                              : V, m
-st    {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$all .pred> : m, W, *?
+ld    {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ldu   [.global] {VEC} <$mem>                              : V, m
+st    {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
 bra   [.uni]                                              : l
 ret   [.uni]                                              :
 exit                                                      :
@@ -230,12 +234,14 @@ add   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] <.f32x2>               : d, a, b, c
+createpolicy {{.fractional}} {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, a:f32?
+createpolicy {{.range}} [.global] {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, m, a:u32, b:u32
 nanosleep <.u32>                                          : a
 activemask <.b32>                                         : d
 """
 
 LENIENT_OPCODES = frozenset("""
-    red.async fence brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix createpolicy discard
+    red.async fence brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix discard
     applypriority tex tld4 txq istypep suld sust sured suq wmma mma wgmma tcgen05 mbarrier
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
@@ -312,6 +318,7 @@ SUBOPCODES: dict[str, frozenset] = {
     "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
     "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
+    "createpolicy": frozenset((".fractional", ".range")),
 }
 
 # A required modifier group that is missing, by a spelling it contains -> ptxas's message.

@@ -326,6 +326,10 @@ mbarrier.init.shared.b64 [smem], 32;
 mbarrier.arrive.shared.b64 rd1, [smem];
 mbarrier.try_wait.parity.shared::cta.b64 p1, [smem], r1;
 nanosleep.u32 100;
+createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 rd1, 0.5;
+createpolicy.fractional.L2::evict_first.b64 rd1;
+createpolicy.range.global.L2::evict_last.L2::evict_first.b64 rd1, [rd2], 128, 256;
+st.relaxed.cta.global.b16 [rd1], rs1;
 trap;
 brkpt;
 pmevent 1;
@@ -382,6 +386,10 @@ prmt.b32.foo r1, r2, r3, r4;
 lop3.b32 r1, r2, r3, r4;
 bfe.b32 r1, r2, 1, 2;
 mul.wide.u64 rd1, rd2, rd3;
+createpolicy.fractional.L2::evict_last.b64 rd1, [rd2], 128, 256;
+createpolicy.fractional.L2::evict_last.b64 r1, 0.5;
+st.cta.global.b16 [rd1], rs1;
+ld.global.f16 h1, [rd1];
 """.strip().splitlines()
 
 

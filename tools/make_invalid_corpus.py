@@ -6,7 +6,7 @@ nesting, ...). The pinned ptxas is run on each and its verdict, error lines and 
 recorded in manifest.json; tests compare the frontend against that record. Some mutations
 happen to leave valid PTX (ptxas accepts them): they stay, as checks that we accept too.
 
-    python -m tools.make_invalid_corpus [--count 160] [--seed 5]
+    python -m tools.make_invalid_corpus [--count 240] [--seed 5]
 
 The mutation functions are also used by the frontend's fuzz test.
 """
@@ -156,10 +156,52 @@ def swap_operands(text: str, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+def drop_call_argument(text: str, rng: random.Random) -> str:
+    """Remove one argument from a call's argument list (or a whole call's results)."""
+    calls = list(re.finditer(r"call(?:\.uni)?[^;]*?\(([^()]*)\)\s*;", text, re.S))
+    if not calls:
+        return misspell_directive(text, rng)
+    m = rng.choice(calls)
+    args = [a for a in m.group(1).split(",")]
+    if len(args) > 1:
+        del args[rng.randrange(len(args))]
+    else:
+        args = []
+    return text[:m.start(1)] + ",".join(args) + text[m.end(1):]
+
+
+def duplicate_label(text: str, rng: random.Random) -> str:
+    labels = list(re.finditer(r"^\s*([$\w]+):[^\n]*\n", text, re.M))
+    if not labels:
+        return misspell_directive(text, rng)
+    m = rng.choice(labels)
+    return text[:m.end()] + m.group(0) + text[m.end():]
+
+
+def misspell_directive(text: str, rng: random.Random) -> str:
+    found = list(re.finditer(r"\.(reg|param|shared|global|entry|func|align|target|version|"
+                             r"address_size|maxntid|visible)\b", text))
+    if not found:
+        return text
+    m = rng.choice(found)
+    return text[:m.end()] + rng.choice(["x", "_", "s", "0"]) + text[m.end():]
+
+
+def bad_directive_value(text: str, rng: random.Random) -> str:
+    """A kernel-level directive with a value ptxas refuses (0, 4 dimensions, conflicts)."""
+    m = re.search(r"\.entry\s+[\w$]+\s*\([^)]*\)|\.entry\s+[\w$]+", text)
+    if not m:
+        return text
+    extra = rng.choice(["\n.maxntid 0", "\n.maxntid 1, 2, 3, 4", "\n.maxntid 128\n.reqntid 64",
+                        "\n.minnctapersm 0", "\n.maxnreg 0", "\n.reqntid 32, 0"])
+    return text[:m.end()] + extra + text[m.end():]
+
+
 MUTATIONS = {f.__name__: f for f in (
     delete_token, wrong_type, unknown_modifier, undeclared_name, duplicate_declaration,
     truncate, binary_garbage, huge_literal, deep_nesting, drop_semicolon, remove_label,
-    swap_operands)}
+    swap_operands, drop_call_argument, duplicate_label, misspell_directive,
+    bad_directive_value)}
 
 
 def seed_files() -> list[Path]:
@@ -193,7 +235,7 @@ def ptxas_record(data: bytes, name: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--count", type=int, default=160)
+    ap.add_argument("--count", type=int, default=240)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
