@@ -187,6 +187,30 @@ def test_fp8_and_bf16_encodings():
     assert REF.f32_to_bf16_bits(1.01171875) == 0x3F82    # tie rounds to even
 
 
+def test_prmt_follows_the_ptx_isa():
+    a, b = 0x33221100, 0x77665544          # byte k of {b, a} holds 0x11 * k
+    assert REF.prmt(a, b, 0x3210) == a and REF.prmt(a, b, 0x7654) == b
+    assert REF.prmt(0x00007F80, 0, 0x1098) == 0x7F8000FF   # nibble bit 3: replicate the sign
+    # .ecr, selector 0..3 -> source bytes (b3, b2, b1, b0): (0000), (1110), (2210), (3210)
+    assert [REF.prmt_ecr(a, b, c) for c in range(4)] == [0x00000000, 0x11111100, 0x22221100, a]
+
+
+def test_bfe_bfi_follow_the_ptx_isa():
+    assert REF.bfe(0xF0F0F0F0, 4, 8, 32, False) == 0x0F
+    assert REF.bfe(0x80000000, 28, 8, 32, True) == 0xFFFFFFF8   # field runs past bit 31
+    assert REF.bfe(0x80000000, 40, 5, 32, True) == 0xFFFFFFFF   # start past the msb: sign fill
+    assert REF.bfe(0x80000000, 40, 5, 32, False) == 0 and REF.bfe(0xFFFFFFFF, 3, 0, 32, True) == 0
+    assert REF.bfe(0x1FF, 256 + 4, 256 + 4, 32, False) == 0xF    # pos and len are taken mod 256
+    assert REF.bfi(0xFF, 0, 28, 8, 32) == 0xF0000000
+
+
+def test_float_to_int_clamps_like_ptx_cvt():
+    assert REF.f2i(float("nan"), "rn", "s32") == 0
+    assert REF.f2i(3e9, "rz", "s32") == 2**31 - 1 and REF.f2i(-1.5, "rn", "u32") == 0
+    assert REF.f2i(2.5, "rn", "s8") == 2 and REF.f2i(-2.5, "rd", "s8") == -3
+    assert REF.f2i(float("-inf"), "ru", "s64") == -2**63
+
+
 # ------------------------------------------------------------------ PTX coverage
 # What the corpus is for: PTX that tinygrad's renderer does not produce. If an edit drops one
 # of these, the corpus no longer does its job.
@@ -222,7 +246,7 @@ COVERAGE = {
     "sin approx": r"\bsin\.approx\.ftz\.f32\b", "cos approx": r"\bcos\.approx\.ftz\.f32\b",
     "cvt f->int rn": r"\bcvt\.rni\.s32\.f32\b", "cvt f->int rz": r"\bcvt\.rzi\.s32\.f32\b",
     "cvt f->int rp": r"\bcvt\.rpi\.s64\.f32\b", "cvt f->int rm": r"\bcvt\.rmi\.u64\.f32\b",
-    "cvt f64->int": r"\bcvt\.rni\.u64\.f64\b", "cvt f64->s16": r"\bcvt\.rni\.s16\.f64\b",
+    "cvt f64->int": r"\bcvt\.rni\.u64\.f64\b", "cvt f32->8-bit": r"\bcvt\.rmi\.s8\.f32\b", "cvt f64->s16": r"\bcvt\.rni\.s16\.f64\b",
     "cvt int->f directed": r"\bcvt\.(rz|rm|rp)\.f32\.(s|u)(32|64)\b",
     "cvt int->f64": r"\bcvt\.rn\.f64\.s64\b",
     "cvt f64->f32": r"\bcvt\.rn\.f32\.f64\b", "cvt f64->f32 directed": r"\bcvt\.(rz|rm|rp)\.f32\.f64\b",

@@ -5,8 +5,9 @@
 // integer narrowing / widening, and saturation.
 
 
-//@launch {"grid": [1,1,1], "block": [128,1,1], "buffers": {"f": {"dtype": "f32", "count": 128, "init": "values_then_random", "seed": 90, "low": -300, "high": 300, "values": [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 3e9, -3e9, 5e18, -5e18, 2e19, 4.5e9, "nan", "inf", "-inf", 1e-40, -1e30, 2147483520.0, -2147483904.0, 4294967040.0]}, "i32": {"dtype": "s32", "count": 512}, "u32": {"dtype": "u32", "count": 512}, "i64": {"dtype": "s64", "count": 512}, "u64": {"dtype": "u64", "count": 256}}, "params": [{"buffer": "f"}, {"buffer": "i32"}, {"buffer": "u32"}, {"buffer": "i64"}, {"buffer": "u64"}], "reference": "ref_cvt_f32_to_int"}
-__global__ void cvt_f32_to_int(const float *f, int *i32, unsigned *u32, long long *i64, unsigned long long *u64)
+//@launch {"grid": [1,1,1], "block": [128,1,1], "buffers": {"f": {"dtype": "f32", "count": 128, "init": "values_then_random", "seed": 90, "low": -300, "high": 300, "values": [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 3e9, -3e9, 5e18, -5e18, 2e19, 4.5e9, "nan", "inf", "-inf", 1e-40, -1e30, 2147483520.0, -2147483904.0, 4294967040.0]}, "i32": {"dtype": "s32", "count": 512}, "u32": {"dtype": "u32", "count": 512}, "i64": {"dtype": "s64", "count": 512}, "u64": {"dtype": "u64", "count": 256}, "narrow": {"dtype": "s32", "count": 512}}, "params": [{"buffer": "f"}, {"buffer": "i32"}, {"buffer": "u32"}, {"buffer": "i64"}, {"buffer": "u64"}, {"buffer": "narrow"}], "reference": "ref_cvt_f32_to_int"}
+__global__ void cvt_f32_to_int(const float *f, int *i32, unsigned *u32, long long *i64, unsigned long long *u64,
+                               int *narrow)
 {
     int i = threadIdx.x;
     float x = f[i];
@@ -17,6 +18,11 @@ __global__ void cvt_f32_to_int(const float *f, int *i32, unsigned *u32, long lon
     i64[4 * i] = __float2ll_rn(x);    i64[4 * i + 1] = __float2ll_rz(x);
     i64[4 * i + 2] = __float2ll_ru(x); i64[4 * i + 3] = __float2ll_rd(x);
     u64[2 * i] = __float2ull_rn(x);   u64[2 * i + 1] = __float2ull_rd(x);
+    int *n = narrow + 4 * i;             // 8- and 16-bit destinations, widened again
+    asm("{ .reg .s16 t; cvt.rni.s16.f32 t, %1; cvt.s32.s16 %0, t; }" : "=r"(n[0]) : "f"(x));
+    asm("{ .reg .u16 t; cvt.rzi.u16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(n[1]) : "f"(x));
+    asm("{ .reg .s16 t; cvt.rmi.s8.f32 t, %1; cvt.s32.s8 %0, t; }" : "=r"(n[2]) : "f"(x));
+    asm("{ .reg .u16 t; cvt.rpi.u8.f32 t, %1; cvt.u32.u8 %0, t; }" : "=r"(n[3]) : "f"(x));
 }
 
 //@launch {"grid": [1,1,1], "block": [128,1,1], "buffers": {"d": {"dtype": "f64", "count": 128, "init": "values_then_random", "seed": 91, "low": -40000, "high": 40000, "values": [0.5, 1.5, 2.5, -0.5, -2.5, -0.0, 3e9, -3e9, 5e18, 2e19, -1e300, "nan", "inf", "-inf", 2147483647.5, -2147483648.5, 65535.5, 32767.5, -32768.5, 255.5, 127.5, -128.5]}, "out": {"dtype": "s32", "count": 1024}, "o64": {"dtype": "s64", "count": 256}}, "params": [{"buffer": "d"}, {"buffer": "out"}, {"buffer": "o64"}], "reference": "ref_cvt_f64_to_int"}

@@ -898,11 +898,14 @@ def ref_fast_transcendental(b, p, launch):
 # --------------------------------------------------------------------------------------------
 # convert.cu
 
-@reference(i32=EXACT, u32=EXACT, i64=EXACT, u64=EXACT)
+@reference(i32=EXACT, u32=EXACT, i64=EXACT, u64=EXACT, narrow=EXACT)
 def ref_cvt_f32_to_int(b, p, launch):
     f = py(b["f"])
     modes = ("rn", "rz", "ru", "rd")
-    return {"i32": np.array([f2i(x, m, "s32") for x in f for m in modes], dtype=np.int32),
+    narrow = [v for x in f for v in (f2i(x, "rn", "s16"), f2i(x, "rz", "u16"), f2i(x, "rd", "s8"),
+                                      f2i(x, "ru", "u8"))]
+    return {"narrow": np.array(narrow, dtype=np.int32),
+            "i32": np.array([f2i(x, m, "s32") for x in f for m in modes], dtype=np.int32),
             "u32": np.array([f2i(x, m, "u32") for x in f for m in modes], dtype=np.uint32),
             "i64": np.array([f2i(x, m, "s64") for x in f for m in modes], dtype=np.int64),
             "u64": np.array([f2i(x, m, "u64") for x in f for m in ("rn", "rd")], dtype=np.uint64)}
