@@ -15,10 +15,10 @@ from __future__ import annotations
 import copy
 import struct
 from .arch import UnknownArch, arch_info
-from .cubin import (STB_GLOBAL, STB_LOCAL, STO_CUDA_ENTRY, STT_FUNC, STT_OBJECT, STT_SECTION,
-                    CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation, RelocSection,
-                    Section, Symbol, ToolkitInfo)
-from .elf_layout import SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, ET_EXEC, align_up
+from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
+                    RelocSection, Section, Symbol, ToolkitInfo)
+from .elf_layout import (ET_EXEC, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+                         STB_LOCAL, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
                      NvInfoRecord)
 

@@ -1,0 +1,124 @@
+"""ptxas 13.5's ordering rules for a cubin: section order, string tables.
+
+These are what the writer uses when a `Cubin` carries no recorded layout (one built from
+scratch, or one whose layout the caller dropped). They were read off ptxas's files and are
+checked by tests/test_cubin.py::test_default_layout_matches_ptxas and the builder tests.
+The string tables are ptxas's creation log: they also name sections it created and then
+dropped, which the rules below reproduce.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .elf_layout import STB_LOCAL, STT_SECTION
+
+if TYPE_CHECKING:
+    from .cubin import Cubin, Kernel
+
+
+def reloc_kinds(k: Kernel) -> tuple[str, ...]:
+    """Which of `.rel.text.<k>` / `.rela.text.<k>` a kernel has."""
+    if k.reloc_kinds is not None:
+        return k.reloc_kinds
+    return tuple(kind for kind, want in (("rel", False), ("rela", True))
+                 if any((r.addend is not None) == want for r in k.relocations))
+
+
+def default_section_order(c: Cubin) -> list[str]:
+    """Section order ptxas uses: string and symbol tables, debug frame, notes, `.nv.info`
+    tables, call graph, relocation sections, constant banks, texts, then writable data."""
+    ks = [k.name for k in c.kernels]
+    generic = [s.name for s in c.sections]
+    order = [".shstrtab", ".strtab", ".symtab"]
+    order += [n for n in generic if n == ".debug_frame"]
+    order += [n for n in (".note.nv.tkinfo", ".note.nv.cuinfo")
+              if (c.tkinfo if n.endswith("tkinfo") else c.cuinfo) is not None]
+    if c.module_attributes is not None:
+        order.append(".nv.info")
+    order += [n for n in generic if n == ".nv.compat"]
+    order += [f".nv.info.{k.name}" for k in c.kernels if k.attributes is not None]
+    if c.callgraph is not None:
+        order.append(".nv.callgraph")
+    order += [n for n in generic if n == ".nv.rel.action"]
+    for k in c.kernels:
+        order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in reloc_kinds(k)]
+    rels = [rs.name for rs in c.reloc_sections]
+    order += sorted(rels, key=lambda n: (n.endswith("debug_frame"), n.startswith(".rela")))
+    # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
+    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
+    banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2]
+    order += sorted(banks, key=lambda n: position.get(n, len(position)))
+    order += [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
+              and not n.startswith(".nv.constant2.")]
+    for k in c.kernels:   # each kernel's literal bank right before its parameter bank
+        order += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
+                  if data is not None]
+    order += [f".text.{k}" for k in ks]
+    placed = set(order)
+    if ".nv.global.init" in generic and ".nv.global.init" not in placed:
+        order.append(".nv.global.init")
+    # Zero-filled data follows in creation order: the first kernel's shared memory, the
+    # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
+    shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
+    first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
+    order += first + [n for n in generic if n == ".nv.global" and n not in placed]
+    order += [n for n in shared if n not in first]
+    placed = set(order)
+    order += [n for n in generic if n not in placed]
+    return order
+
+
+def _module_data_sections(c: Cubin) -> list[str]:
+    """Module variable sections and bank 4, in the order of their section symbols (ptxas's
+    creation order)."""
+    names = [s.name for s in c.sections if s.name.startswith((".nv.global", ".nv.constant"))]
+    position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
+    return sorted(names, key=lambda n: position.get(n, len(position)))
+
+
+def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
+    """ptxas's section-name table: its fixed prefix, then per-kernel names (including ones
+    for sections it later dropped), then the module's trailing names."""
+    names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+             ".note.nv.cuinfo", ".nv.info"]
+    module_data = _module_data_sections(c)
+    for i, k in enumerate(c.kernels):
+        names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
+        if i == 0:
+            names += module_data
+        if k.const2 is not None:
+            names.append(f".nv.constant2.{k.name}")
+        names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
+    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
+                                 if not rs.name.endswith("debug_frame")]
+    names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
+              ".nv.rel.action"]
+    seen: set[str] = set()
+    out = [n for n in names if not (n in seen or seen.add(n))]
+    return out + [n for n in section_names if n not in seen]
+
+
+def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
+    """ptxas's symbol-name table: like the section-name table, with object and function
+    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`."""
+    names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+             ".note.nv.cuinfo", ".nv.info"]
+    kernel_names = {k.name for k in c.kernels}
+    data_secs = _module_data_sections(c)
+    for i, k in enumerate(c.kernels):
+        names += [f".text.{k.name}", f".nv.info.{k.name}", f".nv.shared.{k.name}"]
+        if i == 0:   # module data: section and variable names in symbol-table order
+            names += [s.name for s in c.symbols if s.name in data_secs or
+                      (s.section in data_secs and s.type != STT_SECTION)]
+        if k.const2 is not None:
+            names.append(f".nv.constant2.{k.name}")
+        names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
+                  and s.type != STT_SECTION and s.name not in kernel_names]
+        names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
+    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
+                                 if not rs.name.endswith("debug_frame")]
+    names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
+              ".nv.rel.action"]
+    names += [s.name for s in c.symbols if s.bind != STB_LOCAL]
+    seen: set[str] = set()
+    return [n for n in names if not (n in seen or seen.add(n))]
