@@ -7,6 +7,8 @@ their `%` sigil. Column numbers are computed lazily from the offset of the last 
 """
 from __future__ import annotations
 
+import os
+import sys
 import zlib
 from pathlib import Path
 
@@ -184,22 +186,61 @@ def _lextab_name() -> str:
 _TEMPLATE = None
 
 
+def table_location(table: str) -> tuple[str, str]:
+    """(folder, module name) for a generated PLY table: beside this file, or, when the
+    package folder is read-only (a system-wide install), in the user's cache folder (put on
+    sys.path), so the tables are still built only once."""
+    here = Path(__file__).resolve().parent
+    if (here / f"{table}.py").is_file() or os.access(here, os.W_OK):
+        return str(here), f"ptx2sass.frontend.{table}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptx2sass"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return str(here), f"ptx2sass.frontend.{table}"   # PLY then keeps tables in memory
+    if str(cache) not in sys.path:
+        sys.path.append(str(cache))
+    return str(cache), f"ptx2sass{table}"
+
+
+def with_atomic_tables(build, folder: str, module: str):
+    """Run `build(scratch_folder)` (a PLY constructor that writes its table there only when
+    it had to regenerate it) and move a written table into `folder` atomically, so that
+    processes starting together (pytest -n, parallel builds) never read a half-written one."""
+    import shutil
+    import tempfile
+    scratch = tempfile.mkdtemp(prefix="ptx2sass-tables-")
+    try:
+        result = build(scratch)
+        produced = Path(scratch) / (module.rsplit(".", 1)[-1] + ".py")
+        if produced.is_file():
+            staging = Path(folder) / f".{produced.name}.{os.getpid()}.tmp"
+            try:
+                shutil.copyfile(produced, staging)
+                os.replace(staging, Path(folder) / produced.name)
+            except OSError:
+                pass   # read-only: the tables stay in memory for this run
+        return result
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def _template():
     global _TEMPLATE
     if _TEMPLATE is None:
-        import sys
         name = _lextab_name()
-        outdir = str(Path(__file__).resolve().parent)
-        _TEMPLATE = lex.lex(module=sys.modules[__name__], optimize=1,
-                            lextab=f"ptx2sass.frontend.{name}", outputdir=outdir,
-                            errorlog=lex.NullLogger())
-        _remove_stale_tables(Path(outdir), name)
+        outdir, module = table_location(name)
+        _TEMPLATE = with_atomic_tables(
+            lambda scratch: lex.lex(module=sys.modules[__name__], optimize=1, lextab=module,
+                                    outputdir=scratch, errorlog=lex.NullLogger()),
+            outdir, module)
+        _remove_stale_tables(Path(outdir), module.rsplit(".", 1)[-1])
     return _TEMPLATE
 
 
 def _remove_stale_tables(folder: Path, current: str):
     """Tables of earlier lexer versions are dead weight; drop them (best effort)."""
-    for old in folder.glob("_lextab_*.py"):
+    for old in folder.glob("*_lextab_*.py"):
         if old.stem != current:
             try:
                 old.unlink()
@@ -216,8 +257,3 @@ def make_lexer(filename: str | None = None):
     lexer.filename = filename
     return lexer
 
-
-def column_of(lexer, pos: int) -> int:
-    """1-based column of offset `pos` on the lexer's current line."""
-    data = lexer.lexdata
-    return pos - data.rfind("\n", 0, pos)

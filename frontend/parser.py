@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 from ply import lex, yacc
 
@@ -921,10 +920,12 @@ _current_lexer = None
 def _parser():
     global _PARSER
     if _PARSER is None:
-        outdir = str(Path(__file__).resolve().parent)
-        _PARSER = yacc.yacc(module=sys.modules[__name__], start="module", debug=False,
-                            write_tables=True, tabmodule="ptx2sass.frontend._parsetab",
-                            outputdir=outdir, errorlog=yacc.NullLogger())
+        outdir, tabmodule = ptx_lexer.table_location("_parsetab")
+        _PARSER = ptx_lexer.with_atomic_tables(
+            lambda scratch: yacc.yacc(module=sys.modules[__name__], start="module",
+                                      debug=False, write_tables=True, tabmodule=tabmodule,
+                                      outputdir=scratch, errorlog=yacc.NullLogger()),
+            outdir, tabmodule)
     return _PARSER
 
 

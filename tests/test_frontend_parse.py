@@ -139,3 +139,13 @@ def test_tables_are_cached_and_import_is_light(tmp_path):
     assert out.stdout.strip() == "False" and out.stderr == ""
     assert [t.stat().st_mtime_ns for t in tables] == stamps
     assert not list(REPO.glob("frontend/parser.out")) and not list(tmp_path.iterdir())
+
+
+def test_tables_go_to_the_user_cache_when_the_package_is_read_only(tmp_path, monkeypatch):
+    from ptx2sass.frontend import lexer
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(lexer.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder, module = lexer.table_location("_no_such_table")
+    assert folder == str(tmp_path / "ptx2sass") and module == "ptx2sass_no_such_table"
+    assert folder in sys.path
