@@ -1,0 +1,576 @@
+"""The `ptx2sass` command: a drop-in for `ptxas`, with its options, messages and exit codes.
+
+    ptx2sass [options] file.ptx
+
+Reads the command line exactly as the pinned ptxas does (see `ptx2sass.options`), prints
+diagnostics in its form (`file.ptx, line 12; error   : ...`, `ptx2sass fatal   : ...`),
+exits 255 on any error and never shows a Python traceback (PTX2SASS_DEBUG=1 shows one for
+internal errors). The cubin is written through a temporary file and renamed, so a failed
+run leaves no partial output. `-v` prints ptxas's resource lines, read back from the cubin
+bytes. `--dump-ir` (ours only) prints the SSA IR of the checked module instead of compiling.
+
+Imports stay lazy: `--version` and `--help` load nothing beyond the option table, and no
+path here imports NumPy (process start time is part of the compile time users see).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ptx2sass.errors import CompileError, format_diagnostic
+from ptx2sass import options as opt
+
+PROG = "ptx2sass"
+EXIT_OK = 0
+EXIT_ERROR = 255
+PTXAS_RELEASE = "13.5, V13.5.37"   # the ptxas whose command line this one reproduces
+DEBUG_ENV = "PTX2SASS_DEBUG"
+ABORTED = "Ptx assembly aborted due to errors"
+# Fatal errors after which ptxas stops without its closing ABORTED line.
+ENDS_WITHOUT_ABORT = frozenset({
+    "SM version specified by .target is higher than default SM version assumed"})
+
+# Our own options, beyond ptxas's table: spelled only in their long form.
+DUMP_IR = opt.Option("dump-ir", "", opt.FLAG,
+                     "ptx2sass only: print the SSA IR of the checked module and stop.")
+OWN_OPTIONS = {DUMP_IR.name: DUMP_IR}
+
+
+class UsageError(Exception):
+    """A bad command line: ptxas prints one fatal line and stops."""
+
+
+# Command line -----------------------------------------------------------------------------
+
+@dataclass
+class CommandLine:
+    values: dict[str, object] = field(default_factory=dict)   # option name -> value
+    inputs: list[str] = field(default_factory=list)           # file names ("-": stdin)
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, name: str, default=None):
+        return self.values.get(name, default)
+
+    def flag(self, name: str) -> bool:
+        return bool(self.values.get(name))
+
+
+def _lookup(key: str) -> tuple[opt.Option | None, str | None]:
+    """The option an argument names (one dash already dropped), and a value glued onto a
+    single-letter alias (`O3`, `m64`)."""
+    if key.startswith("-"):
+        long = key[1:]
+        found = opt.BY_LONG.get(long) or OWN_OPTIONS.get(long)
+        return found, None
+    if key in opt.BY_ALIAS:
+        return opt.BY_ALIAS[key], None
+    for o in opt.OPTIONS:
+        if o.glued and key.startswith(o.alias) and len(key) > len(o.alias):
+            return o, key[len(o.alias):]
+    return None, None
+
+
+def _typed_value(o: opt.Option, value: str):
+    if o.kind == opt.BOOL:
+        if value not in ("true", "false"):
+            raise UsageError(f"'{value}': expected true or false")
+        return value == "true"
+    if o.kind == opt.NUMBER:
+        try:
+            number = int(value, 10)
+        except ValueError:
+            raise UsageError(f"'{value}': expected a number") from None
+        if o.values and value not in o.values:
+            raise UsageError(f"Value '{value}' is not defined for option '{o.name}'")
+        return number
+    if o.values and value not in o.values:
+        raise UsageError(f"Value '{value}' is not defined for option '{o.name}'")
+    return value
+
+
+def _read_options_file(path: str) -> list[str]:
+    import shlex
+    try:
+        with open(path, encoding="latin-1") as f:
+            return shlex.split(f.read())
+    except (OSError, ValueError):
+        raise UsageError(f"Could not open options file '{path}'") from None
+
+
+def parse_command_line(argv: list[str]) -> CommandLine:
+    """Read argv as ptxas does; raises UsageError with ptxas's message on the first fault."""
+    cl = CommandLine()
+    queue = list(argv)
+    i = 0
+    while i < len(queue):
+        arg = queue[i]
+        i += 1
+        if arg == "-" or not arg.startswith("-"):
+            cl.inputs.append(arg)
+            continue
+        key, has_eq, value = arg[1:].partition("=")
+        o, glued = _lookup(key)
+        if o is None:
+            raise UsageError(f"Unknown option '{key}'")
+        if not o.takes_value:
+            cl.values[o.name] = True
+            continue
+        if glued is not None:
+            value = glued
+        elif not has_eq:
+            if o.optional_value:
+                value = o.default
+            elif i < len(queue):
+                value = queue[i]
+                i += 1
+            else:
+                raise UsageError(f"argument expected after '{arg}'")
+        if o.kind == opt.LIST:
+            items = value.split(",")
+            cl.values.setdefault(o.name, []).extend(items)
+            if o.name == "options-file":
+                extra = [a for p in items for a in _read_options_file(p)]
+                queue[i:i] = extra
+            continue
+        typed = _typed_value(o, value)
+        if o.name in cl.values and cl.values[o.name] != typed:
+            cl.warnings.append(f"incompatible redefinition for option '{o.name}', "
+                               "the last value of this option was used")
+        cl.values[o.name] = typed
+    return cl
+
+
+# Help and version -------------------------------------------------------------------------
+
+def _wrap(text: str, width: int = 80, indent: str = "        ") -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
+
+
+def help_text() -> str:
+    """`--help` in ptxas's layout: usage line, then each option with its alias column."""
+    lines = ["", f"Usage  : {PROG} [options] <ptx file>,...", "", "Options", "=======", ""]
+    for o in sorted(opt.OPTIONS + tuple(OWN_OPTIONS.values()), key=lambda o: o.name):
+        left = f"--{o.name}" + (f" {o.placeholder}" if o.placeholder else "")
+        right = f"(-{o.alias})" if o.alias else ""
+        lines.append(f"{left:<52}{right:<28}".rstrip())
+        text = o.help
+        if o.effect == opt.ACCEPTED:
+            text += " (Accepted for ptxas compatibility; no effect in ptx2sass.)"
+        lines += _wrap(text)
+        if o.values:
+            shown = ",".join(v if o.kind == opt.NUMBER else f"'{v}'" for v in o.values)
+            lines += _wrap(f"Allowed values for this option:  {shown}.")
+        if o.default is not None:
+            shown = o.default if o.kind == opt.NUMBER else f"'{o.default}'"
+            lines.append(f"        Default value:  {shown}.")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _own_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("ptx2sass")
+    except Exception:
+        return "unknown"
+
+
+def version_text() -> str:
+    """`--version` in ptxas's five-line layout, naming ptx2sass. The release line keeps the
+    words `release 13.5` because tools (Triton) read the PTX ISA level they may emit from it."""
+    own = _own_version()
+    py = ".".join(map(str, sys.version_info[:3]))
+    return (f"{PROG}: PTX to SASS assembler (open source, not NVIDIA ptxas)\n"
+            f"Copyright (c) the ptx2sass authors\n"
+            f"Version {own}, running on Python {py}\n"
+            f"Command-line compatible with Cuda compilation tools, release {PTXAS_RELEASE}\n"
+            f"Build {PROG} {own}\n")
+
+
+def list_arch_text() -> str:
+    return "".join(f"{sm}\n" for sm in opt.LISTED_ARCHS)
+
+
+# Diagnostics ------------------------------------------------------------------------------
+
+class Reporter:
+    """Prints ptxas-style lines on stderr, applying -w and -Werror to warnings."""
+
+    def __init__(self, cl: CommandLine, stream=None):
+        self.stream = stream or sys.stderr
+        self.quiet = cl.flag("disable-warnings")
+        self.werror = cl.flag("warning-as-error") and not self.quiet
+        self.failed = False
+
+    def line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+
+    def fatal(self, message: str) -> int:
+        self.line(f"{PROG} {format_diagnostic(message, None, None, 'fatal')}")
+        return EXIT_ERROR
+
+    def warning(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        if self.quiet:
+            return
+        severity = "error" if self.werror else "warning"
+        self.failed |= self.werror
+        self.line(f"{PROG} {format_diagnostic(message, file, line, severity)}")
+
+    def diagnostic(self, d: CompileError) -> None:
+        if d.severity == "warning":
+            self.warning(d.message, d.file, d.line)
+            return
+        self.failed = True
+        self.line(f"{PROG} {format_diagnostic(d.message, d.file, d.line, d.severity)}")
+
+    def info(self, text: str) -> None:
+        # Resource lines keep ptxas's own prefix: scripts and tools match `ptxas info`.
+        self.line(f"ptxas {format_diagnostic(text, None, None, 'info')}")
+
+
+def _all_diagnostics(err: CompileError) -> list[CompileError]:
+    return list(getattr(err, "diagnostics", None) or [err])
+
+
+def _report_errors(err: CompileError, report: Reporter) -> int:
+    """Every diagnostic the error carries, then ptxas's closing line."""
+    diagnostics = _all_diagnostics(err)
+    for d in diagnostics:
+        report.diagnostic(d)
+    if diagnostics[-1].message in ENDS_WITHOUT_ABORT and diagnostics[-1].file is None:
+        return EXIT_ERROR
+    return report.fatal(ABORTED)
+
+
+# Option values that need the target -------------------------------------------------------
+
+def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> int | None:
+    """-maxrregcount as ptxas reads it: archmax/archmin/N, too big ignored, too small raised."""
+    raw = cl.get("maxrregcount")
+    if raw is None:
+        return None
+    from ptx2sass.encoder.arch import arch_info, UnknownArch
+    try:
+        max_regs = arch_info(_real_arch(arch)).max_registers
+    except UnknownArch:
+        max_regs = 255
+    if raw == "archmax":
+        return max_regs
+    if raw == "archmin":
+        return opt.MIN_REGISTERS
+    try:
+        n = int(raw, 10)
+    except ValueError:
+        raise UsageError(f"Invalid value '{raw}' for option 'maxrregcount'") from None
+    if n < 0 or n > max_regs:
+        report.warning(f"Too big maxrregcount value specified {n}, will be ignored")
+        return None
+    if n < opt.MIN_REGISTERS:
+        report.warning(f"For profile {arch} adjusting per thread register count of {n} "
+                       f"to lower bound of {opt.MIN_REGISTERS}")
+        return opt.MIN_REGISTERS
+    return n
+
+
+def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
+    """Values of ignored options that ptxas still checks, with its messages."""
+    level = cl.get("Ofast-compile")
+    if level is not None and level not in opt.FAST_COMPILE_LEVELS:
+        raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
+                         "is not 'max', 'mid', 'min', or '0'")
+    usage = cl.get("register-usage-level")
+    if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
+        report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
+                       "option will be ignored")
+    for name, allowed in opt.CACHE_OPERATORS.items():
+        value = cl.get(name)
+        if value is not None and value not in allowed:
+            what = "load" if "load" in name else "store"
+            kind = "default" if name.startswith("def") else "forced"
+            report.diagnostic(CompileError(
+                f"Invalid {kind} cache modifier on {what} specified: {value}"))
+    if "position-independent-code" in cl.values:
+        report.warning("'--position-independent-code' is a deprecated option and is no "
+                       "longer functional. It will be removed in a future release")
+
+
+def _real_arch(arch: str) -> str:
+    """compute_89 / lto_89 check PTX as sm_89 would."""
+    for prefix in ("compute_", "lto_"):
+        if arch.startswith(prefix):
+            return "sm_" + arch[len(prefix):]
+    return arch
+
+
+def _is_virtual(arch: str) -> bool:
+    return not arch.startswith("sm_")
+
+
+# Inputs and output ------------------------------------------------------------------------
+
+def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | None:
+    """(name, text) of every module; ptxas names every unopenable file, then aborts."""
+    modules, missing = [], False
+    for path in cl.inputs:
+        try:
+            if path == "-":
+                data = sys.stdin.buffer.read()
+                path = "<stdin>"
+            else:
+                with open(path, "rb") as f:
+                    data = f.read()
+        except OSError:
+            report.fatal(f"Input file '{path}' could not be opened")
+            missing = True
+            continue
+        modules.append((path, data.decode("latin-1")))
+    for n, text in enumerate(cl.get("input-as-string", []) or []):
+        modules.append((f"<input-as-string {n + 1}>", text))
+    if missing:
+        report.fatal(ABORTED)
+        return None
+    return modules
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write via a temporary file in the same folder and rename: never a partial file."""
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# Code generation interface ----------------------------------------------------------------
+
+def _code_generator():
+    """`ptx2sass.compile(ptx, arch, **options) -> bytes`, wherever the back end defines it;
+    None while no back end exists."""
+    import importlib
+    import ptx2sass
+    candidate = getattr(ptx2sass, "compile", None)
+    if callable(candidate) and not isinstance(candidate, type(sys)):
+        return candidate
+    for module in ("ptx2sass.compile", "ptx2sass.codegen"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            continue
+        fn = getattr(mod, "compile", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str) -> dict:
+    return {
+        "opt_level": cl.get("opt-level", 3),
+        "fmad": cl.get("fmad", True),
+        "maxrregcount": maxrregcount,
+        "lineinfo": cl.flag("generate-line-info"),
+        "debug": cl.flag("device-debug"),
+        "compile_only": cl.flag("compile-only"),
+        "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
+        "filename": filename,
+    }
+
+
+def _accepted_subset(fn, options: dict) -> dict:
+    """The options the back end's signature names (all of them if it takes **kwargs), so
+    that a back end growing option by option never sees one it does not know."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k in params}
+
+
+# -v resource lines ------------------------------------------------------------------------
+
+UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
+
+def resource_lines(cubin: bytes, arch: str) -> list[str]:
+    """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes alone.
+    Spill figures are 0 (a cubin does not record them), and non-entry functions that
+    ptxas keeps apart get no `Function properties` lines yet."""
+    from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
+
+    c = read_cubin(cubin)
+
+    def size(name: str) -> int | None:
+        try:
+            s = c.section(name)
+        except KeyError:
+            return None
+        return s.nobits_size if s.type in NOBITS_TYPES else len(s.data)
+
+    gmem = sum(size(n) or 0 for n in (".nv.global", ".nv.global.init"))
+    module = f"{gmem} bytes gmem"
+    for bank in range(1, 18):
+        n = size(f".nv.constant{bank}")
+        if n:
+            module += f", {n} bytes cmem[{bank}]"
+    lines = [module]
+    for k in c.kernels:
+        if not k.is_entry:
+            continue
+        lines.append(f"Compiling entry function '{k.name}' for '{arch}'")
+        lines.append(f"Function properties for {k.name}")
+        lines.append(f"    {k.frame_size} bytes stack frame, 0 bytes spill stores, "
+                     "0 bytes spill loads")
+        used = f"Used {k.regcount} registers, used {k.barcount} barriers"
+        if k.min_stack_size and k.min_stack_size != UNBOUNDED_STACK:
+            used += f", {k.min_stack_size} bytes cumulative stack size"
+        if k.shared_bytes:
+            used += f", {k.shared_bytes} bytes smem"
+        used += f", {len(k.const0 or b'')} bytes cmem[0]"
+        if k.const2:
+            used += f", {len(k.const2)} bytes cmem[2]"
+        lines.append(used)
+    return lines
+
+
+# The command ------------------------------------------------------------------------------
+
+def _entry_names(module) -> list[str]:
+    return [item.name for item in module.items
+            if getattr(item, "kind", None) == ".entry" and getattr(item, "body", None)]
+
+
+def _compile(cl: CommandLine, report: Reporter) -> int:
+    arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
+    _check_tuning_options(cl, report)
+    maxrregcount = _register_limit(cl, arch, report)
+    if report.failed:
+        return report.fatal(ABORTED)
+    modules = _read_inputs(cl, report)
+    if modules is None:
+        return EXIT_ERROR
+    if len(modules) != 1:
+        return report.fatal("ptx2sass compiles one PTX module per run; "
+                            f"{len(modules)} were given")
+    filename, text = modules[0]
+
+    started = time.perf_counter()
+    from ptx2sass import frontend
+    try:
+        module = frontend.parse(text, filename)
+        diagnostics = frontend.check(module, _real_arch(arch),
+                                     whole_program=not cl.flag("compile-only"))
+    except CompileError as err:
+        return _report_errors(err, report)
+    for d in diagnostics or ():
+        report.diagnostic(d)
+    if report.failed:
+        return report.fatal(ABORTED)
+
+    known = _entry_names(module)
+    for name in dict.fromkeys(cl.get("entry") or ()):
+        if name not in known:
+            return report.fatal(f"Unknown function {name}")
+
+    if cl.flag(DUMP_IR.name):
+        from ptx2sass import ir
+        from ptx2sass.frontend.to_ssa import lower_module
+        try:
+            dump = ir.dump_module(lower_module(module))
+        except CompileError as err:
+            return _report_errors(err, report)
+        sys.stdout.write(dump if dump.endswith("\n") else dump + "\n")
+        return EXIT_OK
+
+    if _is_virtual(arch):
+        return EXIT_OK     # a virtual target only checks the PTX, as ptxas does
+
+    generate = _code_generator()
+    if generate is None:
+        return report.fatal("code generation is not available in this build of ptx2sass")
+    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename))
+    try:
+        cubin = generate(text, arch, **options)
+    except CompileError as err:
+        return _report_errors(err, report)
+    if not isinstance(cubin, (bytes, bytearray)):
+        raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
+    if report.failed:
+        return report.fatal(ABORTED)
+
+    if cl.flag("verbose") or cl.flag("verbose2"):
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        for text_line in resource_lines(bytes(cubin), arch):
+            if text_line.startswith("    "):
+                report.line(text_line)
+            else:
+                report.info(text_line)
+        report.info(f"Compile time = {elapsed_ms:.3f} ms")
+
+    output = cl.get("output-file", "elf.o")
+    try:
+        write_atomically(output, bytes(cubin))
+    except OSError:
+        return report.fatal(f"Output file '{output}' could not be opened")
+    return EXIT_OK
+
+
+def run(argv: list[str]) -> int:
+    """The command without the safety net (tests call main)."""
+    cl = parse_command_line(argv)
+    if cl.flag("help"):
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    if cl.flag("version"):
+        sys.stdout.write(version_text())
+        return EXIT_OK
+    if cl.flag("list-arch"):
+        sys.stdout.write(list_arch_text())
+        return EXIT_OK
+    if cl.flag("list-version"):
+        sys.stdout.write("".join(f"{v}\n" for v in opt.PTX_ISA_VERSIONS))
+        return EXIT_OK
+    report = Reporter(cl)
+    for w in cl.warnings:
+        report.warning(w)
+    if not cl.inputs and not cl.get("input-as-string"):
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    return _compile(cl, report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `ptx2sass` console script: exit status, never a traceback."""
+    if argv is None:
+        argv = sys.argv[1:]
+    try:
+        return run(list(argv))
+    except UsageError as err:
+        sys.stderr.write(f"{PROG} {format_diagnostic(str(err), None, None, 'fatal')}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # noqa: BLE001 - the safety net: one line, no traceback
+        if os.environ.get(DEBUG_ENV):
+            import traceback
+            traceback.print_exc()
+        what = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        sys.stderr.write(f"{PROG} fatal   : internal error: {what} "
+                         f"(set {DEBUG_ENV}=1 for a traceback)\n")
+        return EXIT_ERROR
