@@ -522,7 +522,10 @@ class Checker:
                 self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
                 self.resolve_names(operand, scope, self.labels)
                 return True
-            if len(operand.elements) != int(vector[2:]):
+            count = len(operand.elements)
+            if count not in (2, 4, 8):
+                self.error(f"Illegal vector size: {count}", ins)
+            if count != int(vector[2:]):
                 self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
             good = True
             for element in operand.elements:
@@ -591,20 +594,36 @@ class Checker:
             if sym is None:
                 if operand.name in self.labels:
                     return False
+                if isa.SPECIAL_REGISTERS.get(operand.name, "").startswith(".v4"):
+                    self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'",
+                               ins)
+                    return True
                 self.unknown(operand)
                 return False
+            if operand.component is not None and sym.vector is None and \
+                    not (sym.kind == "sreg" and operand.name in _VECTOR_SREGS):
+                self.error(f"Unknown field '{operand.component}'", ins)
+                return True
+            if sym.kind == "reg" and sym.vector is not None and operand.component is None \
+                    and ins.opcode != "mov":
+                self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
+                return True
             if sym.kind == "reg":
                 reg_type = sym.type
                 if sym.vector is not None and operand.component is None:
                     # a whole vector register moved as one bit pattern (mov.b64 d, v2u32)
-                    return ins.opcode == "mov" and isa.type_class(want) == "b" and \
-                        int(sym.vector[2:]) * isa.TYPE_BITS.get(reg_type, 0) == \
-                        isa.TYPE_BITS.get(want)
+                    if isa.type_class(want) == "b" and int(sym.vector[2:]) * \
+                            isa.TYPE_BITS.get(reg_type, 0) == isa.TYPE_BITS.get(want):
+                        return True
+                    self.error(f"Argument vector size mismatch for instruction "
+                               f"'{ins.opcode}'", ins)
+                    return True
                 return type_compatible(want, reg_type, relaxed)
             if sym.kind == "sreg":
                 if isa.type_class(want) not in "bus":
                     return False
-                return isa.TYPE_BITS.get(want, 32) <= isa.TYPE_BITS[sym.type]
+                have, bits = isa.TYPE_BITS[sym.type], isa.TYPE_BITS.get(want, 32)
+                return bits <= have and (have != 64 or bits == 64)
             # a variable or function name: its address
             if role == "d":
                 return False
@@ -691,6 +710,9 @@ class Checker:
         if type(operand) is not ast.Address:
             self.resolve_names(operand, scope, self.labels)
             return False
+        if any(type(e) is ast.FloatLit for e in _leaves(operand)):
+            self.error("Integer constant expression expected", ins)
+            return True
         base = operand.base
         if base is None:
             for element in operand.elements:
@@ -708,7 +730,10 @@ class Checker:
                            f"instruction '{ins.opcode}'", ins)
             return True
         if sym.kind == "reg":
-            return isa.type_class(sym.type) in "bus" and isa.TYPE_BITS[sym.type] in (32, 64)
+            if isa.type_class(sym.type) not in "bus":
+                self.error(f"Illegal to use symbol '{base.name}' of type {sym.type} as address "
+                           "operand. Use integer or bit only.", ins)
+            return True
         return sym.kind != "label"
 
     # ------------------------------------------------------------------ names
@@ -755,6 +780,7 @@ class Checker:
 
 
 _LIST_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".reqnctapercluster"))
+_VECTOR_SREGS = frozenset(n for n, t in isa.SPECIAL_REGISTERS.items() if t.startswith(".v4"))
 _POSITIVE_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
                                   ".maxnreg", ".reqnctapercluster", ".maxclusterrank"))
 
@@ -773,6 +799,21 @@ def _too_many_elements(init, dims: list) -> bool:
     if dims and dims[0] is not None and len(init) > dims[0]:
         return True
     return any(_too_many_elements(x, dims[1:]) for x in init)
+
+
+def _leaves(node):
+    """Every name and literal in an operand tree."""
+    t = type(node)
+    if t is ast.Binary:
+        yield from _leaves(node.left)
+        yield from _leaves(node.right)
+    elif t is ast.Unary:
+        yield from _leaves(node.operand)
+    elif t in (ast.Address, ast.VectorOperand, ast.ParenList):
+        for e in node.elements:
+            yield from _leaves(e)
+    else:
+        yield node
 
 
 def _literals(node):

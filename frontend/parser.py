@@ -592,6 +592,7 @@ def p_operand_address(p):
     addr = ast.Address(elements=p[2], line=line, column=col)
     if len(p[2]) == 1:
         addr.base, addr.offset = _split_address(p[2][0])
+        _only_one_name(p[2][0], p.lexer.filename)
     p[0] = addr
 
 
@@ -756,6 +757,26 @@ def _constant(e) -> int | None:
             return None
         return a + b if e.op == "+" else a - b if e.op == "-" else a * b
     return None
+
+
+def _only_one_name(e, filename):
+    """ptxas's address grammar is `[name]`, `[name+const]` or `[const]`: a second name
+    (`[smem+%r1]`) is a syntax error at that name."""
+    names = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            names.append(n)
+        elif t is ast.Binary:
+            stack += (n.right, n.left)
+        elif t is ast.Unary:
+            stack.append(n.operand)
+    if len(names) > 1:
+        n = sorted(names, key=lambda x: (x.line, x.column))[1]
+        raise CompileError(f"Parsing error near '{n.name}': syntax error", filename, n.line,
+                           n.column, severity="fatal")
 
 
 def _split_address(e) -> tuple[ast.Name | None, int]:
