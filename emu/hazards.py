@@ -18,6 +18,12 @@ clock at exit; a CTA takes as long as its slowest warp (warps interleave freely,
 contention between warps is not modelled); CTAs are assumed to run concurrently, so the
 launch's cycles are those of the slowest CTA. A barrier release brings the released warps'
 clocks to the latest arrival.
+
+Debug builds (`-G`, recognised by their DWARF `.debug_info`) carry no schedule at all: ptxas
+gives every instruction the same control field (stall 0, no scoreboards, no waits), even
+loads whose completion time nothing else could bound, so such code only runs correctly if
+the hardware interlocks it. The model runs it serialised (each instruction issues when the
+previous one's result is ready) and checks nothing.
 """
 from __future__ import annotations
 
@@ -63,6 +69,7 @@ class TimingModel:
         self.max_hazards = max_hazards
         self.cycles = 0
         self._seen: set = set()
+        self.serialised = launch.program.debug_build
 
     # ------------------------------------------------------------ wiring
     def attach(self, cta) -> None:
@@ -98,6 +105,10 @@ class TimingModel:
         ins = step.ins
         ctl = ins.control
         op = ins.opcode
+        if self.serialised:
+            clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
+                lat.fixed_latency(op, ins.modifiers)
+            return
         # 1. Wait on scoreboards.
         t = clock.t
         wait = ctl.wait

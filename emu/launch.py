@@ -63,7 +63,6 @@ class Launch:
         self.block = _dims(block)
         if self.block[0] * self.block[1] * self.block[2] > 1024:
             raise EmuFault(f"block of {self.block} has more than 1024 threads", kernel=program.name)
-        self.steps = compile_program(program, handlers, prepare)
         self.gmem = GlobalMemory()
         self.shared_total = program.shared_bytes + int(dynamic_shared_bytes)
         if self.shared_total > MAX_SHARED:
@@ -80,7 +79,27 @@ class Launch:
             # The driver maps module data in whole pages: reads a little past a global
             # array succeed on hardware, so the buffer extends to the page end.
             self._globals[name] = self.gmem.allocate(name, -(-max(size, 1) // 4096) * 4096, init)
+        for section, offset, sym_section, addend, rtype in program.global_relocations:
+            data = self._globals[section].data
+            width, shift = _RELOC_WIDTH[rtype]
+            value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
+            data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
+        self.steps = compile_program(program, handlers, prepare, self._data_immediate)
         self.const: ConstantBanks | None = None
+
+    def symbol_address(self, section: str, addend: int) -> int:
+        """Address of a module symbol: code (a placed `.text.` section) or a global."""
+        if section in self.program.code_bases:
+            return self.program.code_bases[section] + addend
+        target = self._globals.get(section)
+        if target is None:
+            raise EmuFault(f"relocation against unknown section {section!r}", kernel=self.program.name)
+        return target.base + addend
+
+    def _data_immediate(self, ref) -> int:
+        """The 32-bit immediate a `DataAddress` stands for in this launch."""
+        value = self.symbol_address(ref.section, ref.addend)
+        return (value >> 32 if ref.half == "hi" else value) & 0xFFFFFFFF
 
     def set_params(self, params: list[Param], buffers: dict[str, object]) -> None:
         prog = self.program
@@ -115,12 +134,9 @@ class Launch:
         banks.update({b: bytearray(d) for b, d in prog.const_banks.items()})
         for bank, offset, section, addend, rtype in prog.const_relocations:
             width, shift = _RELOC_WIDTH[rtype]
-            target = self._globals.get(section)
-            if target is None:
-                raise EmuFault(f"relocation against unknown section {section!r}", kernel=prog.name)
             data = banks[bank]
             inplace = int.from_bytes(data[offset:offset + width], "little")
-            value = ((target.base + addend + inplace) >> shift) & ((1 << (8 * width)) - 1)
+            value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
 

@@ -7,14 +7,17 @@ from typing import Callable
 
 from ptx2sass.encoder.arch import arch_info
 from ptx2sass.encoder.cubin import CubinError, read_cubin
-from ptx2sass.encoder.model import Instruction, Label
+from dataclasses import dataclass, replace
+
+from ptx2sass.encoder.model import Imm, Instruction, Label, Reloc
 
 from .errors import EmuFault
-from .program import KernelProgram
+from .program import DataAddress, KernelProgram
 
 # Relocation types the loader applies to constant banks: R_CUDA_64 (2) writes the symbol's
 # 64-bit address; 0x38/0x39 (ABS32_LO/HI-style pairs tinygrad also accepts) its halves.
 _RELOC_WIDTH = {2: (8, 0), 0x38: (4, 0), 0x39: (4, 32), 1: (4, 0)}
+_TEXT_ALIGN = 128
 
 Decoder = Callable[[bytes, str, str], list[tuple[int, Instruction]]]
 
@@ -51,31 +54,123 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
         raise EmuFault(f"no kernel {kernel!r} in the cubin (it has {', '.join(names) or 'none'})") from None
     arch = cubin.arch
     info = arch_info(arch)
-    instructions = (decoder or codec_decoder)(k.text, arch, kernel)
-    symbols = {s.name: s.value for s in cubin.symbols if s.section == f".text.{kernel}" and s.name}
-    instructions = [(off, _resolve(ins, off, symbols)) for off, ins in instructions]
+    decode = decoder or codec_decoder
+    layout = _code_layout(cubin, k)
+    symbols = _code_symbols(cubin, layout)
+    instructions = []
+    for fn in layout:
+        base = layout[fn].base
+        relocs = {r.offset: r for r in layout[fn].kernel.relocations}
+        for off, ins in decode(layout[fn].kernel.text, arch, fn):
+            ins = _resolve(ins, base, fn, symbols)
+            if off in relocs:
+                ins = _relocate_code(ins, relocs[off], cubin, symbols, kernel)
+            instructions.append((base + off, ins))
+    text = b"".join(layout[fn].kernel.text.ljust(layout[fn].size, b"\0") for fn in layout)
 
     program = KernelProgram(
         name=kernel, arch=arch, instructions=instructions, symbols=symbols,
         regcount=k.regcount or 255, shared_bytes=k.shared_bytes or 0,
-        local_bytes=(k.frame_size or 0) + (k.max_stack_size or k.min_stack_size or 0),
+        local_bytes=(k.frame_size or 0) + _known_stack(k.max_stack_size or k.min_stack_size),
         param_base=k.param_base or info.param_base, param_bytes=k.param_bytes,
         const0_template=k.const0 or b"",
-        words={off: int.from_bytes(k.text[off:off + 16], "little") for off in range(0, len(k.text) - 15, 16)},
+        words={off: int.from_bytes(text[off:off + 16], "little") for off in range(0, len(text) - 15, 16)},
     )
     program.params = list(k.params)
+    program.debug_build = any(sec.name == ".debug_info" for sec in cubin.sections)
+    program.code_bases = {f".text.{fn}": place.base for fn, place in layout.items()}
     _module_data(cubin, program)
+    if k.const2:
+        # `.nv.constant2.<kernel>`: literals and jump/call tables the code reads as c[0x2].
+        program.const_banks[2] = bytes(k.const2)
     return program
 
 
-def _resolve(ins: Instruction, offset: int, symbols: dict[str, int]) -> Instruction:
-    """Fill label offsets the decoder left symbolic (calls to `$kernel$func`)."""
-    if not any(isinstance(op, Label) and op.offset is None for op in ins.operands):
+# ptxas writes 0xFFFFFFFF as the stack size of recursive code (not knowable); the driver then
+# gives each thread its default stack limit (cudaLimitStackSize, 1 KiB), which the launch adds.
+_UNKNOWN_STACK = 0xFFFFFFFF
+
+
+def _known_stack(size: int | None) -> int:
+    return 0 if not size or size == _UNKNOWN_STACK else size
+
+
+@dataclass
+class _Placed:
+    kernel: object          # the cubin's Kernel record of this function
+    base: int               # where its first instruction sits in the emulated code space
+    size: int
+
+
+def _code_layout(cubin, k) -> dict[str, _Placed]:
+    """The kernel's text at address 0, then every separately compiled function of the module
+    (`.text.<func>` sections of non-entry functions, as `-G` builds make them), each at the
+    next 128-byte boundary: one code space in which the module's absolute code addresses
+    (CALL.ABS targets, return addresses, function pointers) mean something."""
+    placed: dict[str, _Placed] = {}
+    at = 0
+    for fn in [k] + [f for f in cubin.kernels if not f.is_entry]:
+        size = -(-len(fn.text) // _TEXT_ALIGN) * _TEXT_ALIGN
+        placed[fn.name] = _Placed(fn, at, size)
+        at += size
+    return placed
+
+
+def _code_symbols(cubin, layout: dict[str, _Placed]) -> dict[str, int]:
+    """Every symbol in a placed text section → its code address."""
+    bases = {f".text.{fn}": p.base for fn, p in layout.items()}
+    return {s.name: bases[s.section] + s.value for s in cubin.symbols
+            if s.name and s.section in bases}
+
+
+def _resolve(ins: Instruction, base: int, fn: str, symbols: dict[str, int]) -> Instruction:
+    """Labels to code addresses: a function's name to where it was placed, a label the
+    decoder resolved within its section shifted by the section's base."""
+    if not any(isinstance(op, Label) for op in ins.operands):
         return ins
-    from dataclasses import replace
-    ops = tuple(Label(op.name, symbols.get(op.name)) if isinstance(op, Label) and op.offset is None else op
-                for op in ins.operands)
-    return replace(ins, operands=ops)
+    ops = []
+    for op in ins.operands:
+        if isinstance(op, Label):
+            if op.name in symbols and not op.name.startswith(".L"):
+                op = Label(op.name, symbols[op.name])
+            elif op.offset is not None:
+                op = Label(op.name, op.offset + base)
+            else:
+                op = Label(op.name, symbols.get(op.name))
+        ops.append(op)
+    return replace(ins, operands=tuple(ops))
+
+
+# Relocations of code words: the low/high halves of a 32-bit immediate (MOV R20, 32@lo(sym))
+# and the absolute target of CALL.ABS.
+_CODE_RELOC_LO, _CODE_RELOC_HI, _CODE_RELOC_CALL = 0x38, 0x39, 0x3a
+
+
+def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: str) -> Instruction:
+    """Apply one relocation to a decoded instruction. A code symbol is resolved now; a data
+    symbol (a global's address) gets a `Reloc` operand that the launch resolves once it has
+    placed the module's globals."""
+    sym = cubin.symbols[r.symbol]
+    addend = r.addend or 0
+    if r.type == _CODE_RELOC_CALL:
+        if sym.name not in symbols:
+            raise EmuFault(f"CALL.ABS to {sym.name!r}, which is not code of this module", kernel=kernel)
+        ops = [o for o in ins.operands if not isinstance(o, (Label, Imm))]
+        return replace(ins, operands=tuple(ops) + (Label(sym.name, symbols[sym.name] + addend),))
+    if r.type not in (_CODE_RELOC_LO, _CODE_RELOC_HI):
+        raise EmuFault(f"unsupported relocation type {r.type:#x} in the text of {sym.name!r}", kernel=kernel)
+    half = "lo" if r.type == _CODE_RELOC_LO else "hi"
+    slot = next((i for i, o in enumerate(ins.operands) if isinstance(o, (Imm, Reloc))), None)
+    if slot is None:
+        raise EmuFault(f"relocation {r.type:#x} on an instruction without an immediate", kernel=kernel)
+    if sym.name in symbols:
+        value = symbols[sym.name] + addend
+        new = Imm((value >> (32 if half == "hi" else 0)) & 0xFFFFFFFF)
+    else:
+        new = DataAddress(half, sym.section or "", sym.value + addend)
+    ops = list(ins.operands)
+    ops[slot] = new
+    return replace(ins, operands=tuple(ops))
 
 
 def _module_data(cubin, program: KernelProgram) -> None:
@@ -89,10 +184,15 @@ def _module_data(cubin, program: KernelProgram) -> None:
             bank = int(sec.name[len(".nv.constant"):].split(".")[0])
             program.const_banks[bank] = bytes(sec.data)
     for rs in cubin.reloc_sections:
+        if rs.target in (".nv.global", ".nv.global.init"):
+            for r in rs.relocations:
+                sym = cubin.symbols[r.symbol]
+                if r.type not in _RELOC_WIDTH:
+                    raise EmuFault(f"unsupported relocation type {r.type:#x} in {rs.name}", kernel=program.name)
+                program.global_relocations.append((rs.target, r.offset, sym.section or "",
+                                                   sym.value + (r.addend or 0), r.type))
+            continue
         if not rs.target.startswith(".nv.constant"):
-            if rs.target.startswith(".text.") and rs.target == f".text.{program.name}" and rs.relocations:
-                raise EmuFault(f"relocations against the kernel text are not supported "
-                               f"({len(rs.relocations)} in {rs.name})", kernel=program.name)
             continue
         bank = int(rs.target[len(".nv.constant"):].split(".")[0])
         for r in rs.relocations:

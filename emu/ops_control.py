@@ -61,24 +61,42 @@ def op_brx(w, s, active, mask):
     w.pc[mask] = np.broadcast_to(dest, (32,))[mask]
 
 
+def _register_target(w, s, mask):
+    """CALL/RET through a register: nvdisasm prints `CALL.REL.NOINC R6 `(kernel)`, the
+    register holding the target relative to the named function's start (an absolute
+    .text offset when there is no label)."""
+    ops = s.ins.operands
+    base = next((o.offset or 0 for o in ops if isinstance(o, Label)), 0)
+    base += sum(o.value for o in ops if isinstance(o, Imm))      # RET.ABS.NODEC R20 0x0
+    reg = next(o for o in ops if isinstance(o, Reg) and o.file in ("R", "UR"))
+    dest = w.r(reg).astype(np.int64) + base
+    w.pc[mask] = np.broadcast_to(dest, (32,))[mask]
+
+
 @semantics("CALL")
 def op_call(w, s, active, mask):
-    if "ABS" in s.ins.modifiers and not any(isinstance(o, Label) for o in s.ins.operands):
-        w.pc[mask] = np.broadcast_to(w.r(s.ins.operands[0]).astype(np.int64), (32,))[mask]
+    if any(isinstance(o, Reg) and o.file in ("R", "UR") for o in s.ins.operands):
+        _register_target(w, s, mask)
         return
     w.pc[mask] = _target(s)
 
 
 @semantics("RET")
 def op_ret(w, s, active, mask):
-    reg = s.ins.operands[0]
-    w.pc[mask] = np.broadcast_to(w.r(reg).astype(np.int64), (32,))[mask]
+    _register_target(w, s, mask)
 
 
 @semantics("EXIT")
 def op_exit(w, s, active, mask):
     w.state[mask] = EXITED
     w.release_convergence()
+
+
+@semantics("BPT")
+def op_bpt(w, s, active, mask):
+    if mask.any():
+        raise EmuFault(f"breakpoint/trap {s.ins.mnemonic} executed (a failed check of the kernel, "
+                       f"e.g. debug code's stack-overflow test)")
 
 
 @semantics("KILL")

@@ -123,6 +123,10 @@ def special_value(w, name: str) -> np.ndarray:
         return np.array([SHARED_WINDOW & 0xFFFFFFFF], dtype=U32)
     if name == "SR_LWINHI":
         return np.array([LOCAL_WINDOW >> 32], dtype=U32)
+    if name == "SR_LMEMHIOFF":
+        # The lowest stack offset a thread may use (debug code traps when R1 goes below
+        # it): the stack grows down from c[0x0][0x28] to the start of the local window.
+        return np.zeros(1, dtype=U32)
     raise EmuFault(f"unsupported special register {name}")
 
 

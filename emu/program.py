@@ -6,10 +6,10 @@ once, so the interpreter loop never looks at operand syntax twice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ptx2sass.encoder.model import Instruction
+from ptx2sass.encoder.model import Imm, Instruction
 
 from .errors import EmuFault
 
@@ -32,6 +32,24 @@ class KernelProgram:
     globals: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     const_relocations: list[tuple[int, int, str, int]] = field(default_factory=list)
     words: dict[int, int] = field(default_factory=dict)   # offset → 128-bit word, when known
+    # A `-G` debug build: ptxas leaves such code unscheduled (every control field is the
+    # same: no stall, no scoreboard, no wait), so the hardware must interlock it; the timing
+    # model then runs it serialised instead of checking the control codes.
+    debug_build: bool = False
+    # Where each placed `.text.<function>` section starts in the emulated code space.
+    code_bases: dict[str, int] = field(default_factory=dict)
+    # Relocations of module globals' initial bytes: (global section, offset, symbol's
+    # section, symbol value + addend, relocation type), applied once addresses are known.
+    global_relocations: list[tuple[str, int, str, int, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DataAddress:
+    """An instruction immediate that holds half of a module global's address
+    (`MOV R8, 32@lo(op_table)`): known only once a launch has placed the globals."""
+    half: str            # "lo" or "hi"
+    section: str         # the global's section (`.nv.global.init`)
+    addend: int          # symbol value + relocation addend
 
 
 @dataclass
@@ -48,11 +66,16 @@ class Unsupported(EmuFault):
 
 
 def compile_program(program: KernelProgram, handlers: dict[str, Callable],
-                    prepare: dict[str, Callable]) -> dict[int, Step]:
+                    prepare: dict[str, Callable],
+                    data_immediate: Callable[[DataAddress], int] | None = None) -> dict[int, Step]:
     """Offset → Step. An opcode without semantics becomes a step that faults when (and only
-    when) it is executed, naming the opcode and the offset."""
+    when) it is executed, naming the opcode and the offset. `data_immediate` turns the
+    `DataAddress` operands into immediates for this launch."""
     steps: dict[int, Step] = {}
     for offset, ins in program.instructions:
+        if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
+            ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
+                                              for o in ins.operands))
         handler = handlers.get(ins.opcode)
         if handler is None:
             handler = _unsupported
