@@ -120,9 +120,9 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         if glued is not None:
             value = glued
         elif not has_eq:
-            if o.optional_value:
-                value = o.default
-            elif i < len(queue):
+            if o.optional_value and not key.startswith("-"):
+                continue       # a bare `-O` changes nothing; `--opt-level` takes the next
+            if i < len(queue):
                 value = queue[i]
                 i += 1
             else:
@@ -183,7 +183,7 @@ def version_text() -> str:
     words `release 13.5` because tools (Triton) read the PTX ISA level they may emit from it."""
     own = _own_version()
     py = ".".join(map(str, sys.version_info[:3]))
-    return (f"{PROG}: PTX to SASS assembler (open source, not NVIDIA ptxas)\n"
+    return (f"{PROG}: PTX optimizing assembler, an open-source drop-in for ptxas\n"
             f"Copyright (c) the ptx2sass authors\n"
             f"Version {own}, running on Python {py}\n"
             f"Command-line compatible with Cuda compilation tools, release {PTXAS_RELEASE}\n"
@@ -485,7 +485,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
     known = _entry_names(module)
     for name in dict.fromkeys(cl.get("entry") or ()):
-        if name not in known:
+        if name not in known and not _is_virtual(arch):
             return report.fatal(f"Unknown function {name}")
 
     if cl.flag(DUMP_IR.name):

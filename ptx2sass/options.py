@@ -11,7 +11,7 @@ How ptxas reads a command line (measured, and reproduced by `ptx2sass.cli`):
 - one leading dash is dropped and the rest is matched against `-long` and `alias`, so
   `--gpu-name` and `-arch` name one option but `-gpu-name` and `--arch` are unknown;
 - a value follows as `name=value` or as the next argument; single-letter numeric aliases
-  (`-O3`, `-m64`) also take it glued on, and `-O` alone means its default;
+  (`-O3`, `-m64`) also take it glued on, and a bare `-O` changes nothing;
 - list options (`--entry a,b`) split at commas and accumulate when repeated; any other
   option given twice with different values keeps the last and warns.
 """
@@ -41,7 +41,7 @@ class Option:
     default: str | None = None
     effect: str = USED
     glued: bool = False             # the alias takes its value glued on: -O3, -m64
-    optional_value: bool = False    # may be given with no value (-O)
+    optional_value: bool = False    # the alias may stand alone, changing nothing (-O)
 
     @property
     def takes_value(self) -> bool:
