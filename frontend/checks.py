@@ -78,6 +78,24 @@ class _Scope:
         return False
 
 
+def _arch_problem(target: str, arch: str) -> str | None:
+    """Can code for `.target target` be compiled for `-arch arch` (ptxas's words if not)."""
+    t, a = _TARGET_NUMBER.match(target), _TARGET_NUMBER.match(arch)
+    if not t or not a:
+        return None
+    tn, an = int(t.group(1)), int(a.group(1))
+    if tn > an:
+        return "SM version specified by .target is higher than default SM version assumed"
+    if t.group(2) == "a" and target != arch:
+        if tn == an:
+            return f"PTX with .target '{target}' cannot be compiled for architecture '{arch}'"
+        return f"Program with .target '{target}' cannot be compiled to future architecture"
+    if t.group(2) == "f" and tn // 10 != an // 10:
+        return (f"Program with .target '{target}' cannot be compiled to different SM-family "
+                "architecture")
+    return None
+
+
 def target_number(name: str) -> int | None:
     m = _TARGET_NUMBER.match(name)
     return int(m.group(1)) if m else None
@@ -185,15 +203,19 @@ class Checker:
                 self.target_sm = target_number(name)
             elif name not in isa.TARGET_OPTIONS:
                 self.fatal(f"Unsupported .target '{name}'", second)
-        if self.arch is not None and self.target_sm:
-            arch_sm = target_number(self.arch)
-            tgt = next(n for n in second.names if n.startswith("sm_"))
-            if arch_sm is not None and (self.target_sm > arch_sm or (
-                    tgt[-1] in "af" and tgt != self.arch
-                    and not (tgt[-1] == "f" and self.arch.startswith(tgt[:-1])))):
-                raise CompileError("SM version specified by .target is higher than default "
-                                   "SM version assumed", None, None, None, severity="fatal")
+        tgt = next((n for n in second.names if n.startswith("sm_")), None)
+        if self.arch is not None and tgt is not None:
+            problem = _arch_problem(tgt, self.arch)
+            if problem:
+                raise CompileError(problem, None, None, None, severity="fatal")
+        if tgt is not None and self.module.functions() and \
+                self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0)):
+            self.error(f"PTX .version {v.major}.{v.minor} does not support .target {tgt}",
+                       second)
         asz = self.module.address_size
+        if asz is not None and self.version < isa.ADDRESS_SIZE_MIN_VERSION:
+            self.error("Feature '.address_size directive' requires PTX ISA .version "
+                       "%d.%d or later" % isa.ADDRESS_SIZE_MIN_VERSION, asz)
         if asz is not None and asz.bits not in (32, 64):
             self.error("Illegal value for .address_size directive (must be 32 or 64)", asz)
 

@@ -451,6 +451,22 @@ KNOWN_TARGETS = frozenset(
                          72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)]
     + [f"sm_{n}a" for n in (90, 100, 101, 103, 110, 120, 121)]
     + [f"sm_{n}f" for n in (100, 101, 103, 110, 120, 121)])
+# The first PTX ISA version that knows each target (PTX ISA manual, release notes; each
+# entry checked against ptxas 13.5: one minor version lower is refused).
+TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {
+    "sm_10": (1, 0), "sm_11": (1, 0), "sm_12": (1, 2), "sm_13": (1, 2), "sm_20": (2, 0),
+    "sm_21": (2, 1), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1),
+    "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0),
+    "sm_62": (5, 0), "sm_70": (6, 0), "sm_72": (6, 1), "sm_75": (6, 3), "sm_80": (7, 0),
+    "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (9, 0), "sm_89": (7, 8), "sm_90": (7, 8),
+    "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
+    "sm_101": (8, 6), "sm_101a": (8, 6), "sm_101f": (8, 8), "sm_103": (8, 8),
+    "sm_103a": (8, 8), "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0),
+    "sm_110f": (9, 0), "sm_120": (8, 7), "sm_120a": (8, 7), "sm_120f": (8, 8),
+    "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
+}
+ADDRESS_SIZE_MIN_VERSION = (2, 3)
+
 TARGET_OPTIONS = frozenset(("texmode_unified", "texmode_independent", "debug",
                             "map_f64_to_f32"))
 

@@ -88,6 +88,8 @@ CASES: dict[str, str] = {
     "unsupported_version": kernel("", ".version 9.9\n.target sm_89\n.address_size 64\n"),
     "unsupported_target": kernel("", ".version 8.5\n.target sm_999\n.address_size 64\n"),
     "target_above_arch": kernel("", ".version 8.5\n.target sm_90\n.address_size 64\n"),
+    "version_too_old_for_target": kernel("", ".version 7.7\n.target sm_89\n.address_size 64\n"),
+    "address_size_before_2_3": ".version 2.2\n.target sm_20\n.address_size 64\n",
     "bad_address_size": ".version 8.5\n.target sm_89\n.address_size 48\n",
     "alignment_not_power_of_two": HEADER + ".global .align 3 .u32 g;\n",
     # functions, calls, directives, declarations
@@ -161,6 +163,7 @@ CASES: dict[str, str] = {
     'ok_operand_add_f32_f1_f1_1_5': kernel('add.f32 f1, f1, 1.5;'),
     'operand_exit_uni': kernel('exit.uni;'),
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_oldest_version_for_target": kernel("", ".version 7.8\n.target sm_89\n.address_size 64\n"),
     "ok_minnctapersm_alone_warns": HEADER + ".visible .entry k()\n.minnctapersm 2\n{\nret;\n}\n",
     "ok_same_label_in_nested_blocks": kernel("L:\n{\nL:\n}"),
     "ok_call": FUNC_F + kernel_calling("call (rr), f, (a0, a1);")[len(HEADER):],

@@ -70,3 +70,22 @@ def test_instruction_misuse_ptxas_rejects(line):
     assert ours and ours[0][0] == theirs[0][0], f"ptxas: {theirs}\nours: {ours}"
     if line != "barrier.cluster.sync;":  # ptxas names a sub-opcode we do not model
         assert ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
+
+
+TARGETS = ["sm_80", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_100f", "sm_103f", "sm_120a"]
+ARCHS = ["sm_89", "sm_90", "sm_90a", "sm_103", "sm_120"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_target_against_arch_like_ptxas(target):
+    """Which `.target` compiles for which -arch (numbers, `a` and `f` suffixes)."""
+    from ptx2sass.frontend.instructions import TARGET_MIN_VERSION
+    v = max(TARGET_MIN_VERSION[target], (8, 8))
+    text = (f".version {v[0]}.{v[1]}\n.target {target}\n.address_size 64\n"
+            ".visible .entry k()\n{\nret;\n}\n")
+    for arch in ARCHS:
+        run = oracle.ptxas(text, arch, name="x.ptx")
+        ours = our_diagnostics(text, arch)
+        assert (not ours) == run.ok, (arch, run.stderr, ours)
+        if ours:
+            assert ours[0][2] in run.stderr
