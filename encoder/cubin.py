@@ -24,8 +24,8 @@ from .elf_layout import (ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR
                          SHT_NOBITS, SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA,
                          SHT_STRTAB, SHT_SYMTAB, STB_LOCAL, STT_FUNC, STT_NOTYPE, STT_OBJECT,
                          ElfHeader, ProgramHeader,
-                         RawSection, Segment, StringTable, align_up, default_segments,
-                         segments_of, write_elf)
+                         LayoutError, RawSection, Segment, StringTable, align_up,
+                         default_segments, segments_of, write_elf)
 from .nvinfo import (ATTRIBUTE_CODES, Fmt, KParam, NvInfoError, NvInfoRecord, encode_records,
                      parse_records)
 
@@ -41,10 +41,12 @@ NT_CUDA_CUINFO = 1000
 TEXT_ALIGN = 128
 
 # `.nv.info.<k>` attributes that Kernel fields describe (the builder writes these).
+# SW_WAR and 0x35 are per-arch constants (arch.py), written by the builder on its own.
 _MODELED_ATTRIBUTES = {
-    "LANGUAGE", "SW_WAR", "UNKNOWN_0x35", "CUDA_API_VERSION", "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
-    "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f", "EXIT_INSTR_OFFSETS",
-    "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS", "CRS_STACK_SIZE"}
+    "LANGUAGE", "SW_WAR", "UNKNOWN_0x35", "CUDA_API_VERSION", "PARAM_CBANK",
+    "CBANK_PARAM_SIZE", "KPARAM_INFO", "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f",
+    "EXIT_INSTR_OFFSETS", "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS",
+    "CRS_STACK_SIZE"}
 _SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
                   ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
 
@@ -368,8 +370,14 @@ class _Reader:
         if eh["e_shoff"] + eh["e_shnum"] * eh["e_shentsize"] > size:
             raise CubinError("truncated cubin: section header table runs past the end")
         for sec in self.elf.iter_sections():
-            if sec["sh_type"] not in ("SHT_NOBITS", *NOBITS_TYPES) and sec["sh_offset"] + sec["sh_size"] > size:
+            has_bytes = sec["sh_type"] not in ("SHT_NOBITS", *NOBITS_TYPES)
+            if has_bytes and sec["sh_offset"] + sec["sh_size"] > size:
                 raise CubinError(f"truncated cubin: section {sec.name!r} runs past the end")
+            align = sec["sh_addralign"]
+            if align & (align - 1) or (has_bytes and sec["sh_size"] and align > 1
+                                       and sec["sh_offset"] % align):
+                raise CubinError(f"section {sec.name!r}: alignment {align} does not fit "
+                                 f"its offset {sec['sh_offset']:#x}")
         if eh["e_phoff"] + eh["e_phnum"] * eh["e_phentsize"] > size:
             raise CubinError("truncated cubin: program header table runs past the end")
 
@@ -651,7 +659,7 @@ def write_cubin(cubin: Cubin) -> bytes:
     """The cubin's bytes. Raises CubinError when the model is inconsistent."""
     try:
         return _Writer(cubin).write()
-    except NvInfoError as e:
+    except (NvInfoError, LayoutError) as e:
         raise CubinError(str(e)) from None
     except struct.error as e:
         raise CubinError(f"a value does not fit its ELF field: {e}") from None
@@ -747,6 +755,14 @@ class _Writer:
         symtab_i, strtab_i = index[".symtab"], index[".strtab"]
         generic = {s.name: s for s in c.sections}
         reloc_targets = {rs.name: rs.target for rs in c.reloc_sections}
+        def section_index(name: str | None, user: str) -> int:
+            if name is None:
+                return 0
+            if name not in index:
+                raise CubinError(f"section {user!r} refers to section {name!r}, which the "
+                                 f"cubin does not have")
+            return index[name]
+
         kernel_of = {}
         for k in c.kernels:
             for n in (f".nv.info.{k.name}", f".nv.constant0.{k.name}", f".nv.constant2.{k.name}",
@@ -759,8 +775,8 @@ class _Writer:
                 sec.link = strtab_i
             elif n in c.note_headers and n.startswith(".note.nv."):
                 _, link, info = c.note_headers[n]
-                sec.link = index[link] if link else 0
-                sec.info = index[info] if info else 0
+                sec.link = section_index(link, n)
+                sec.info = section_index(info, n)
             elif n in (".nv.info", ".nv.callgraph"):
                 sec.link = symtab_i
             elif n.startswith(".text.") and n not in generic:
@@ -778,9 +794,9 @@ class _Writer:
                 sec.info = index.get(reloc_targets[n], 0)
             elif n in generic:
                 g = generic[n]
-                sec.link = index[g.link] if g.link else 0
+                sec.link = section_index(g.link, n)
                 if g.info_section:
-                    sec.info = index[g.info_section]
+                    sec.info = section_index(g.info_section, n)
         # Symbols and their names.
         strtab = StringTable(list(c.strtab) if c.strtab is not None
                              else default_strtab(c, [s.name for s in ordered[1:]]))

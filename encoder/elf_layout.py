@@ -27,6 +27,13 @@ PF_X, PF_W, PF_R = 1, 2, 4
 EHDR_SIZE, SHDR_SIZE, PHDR_SIZE = 64, 64, 56
 
 
+MAX_FILE_BYTES = 1 << 32   # far beyond any cubin; a bigger layout means corrupt input
+
+
+class LayoutError(ValueError):
+    """Sections that cannot be laid out (bad alignment, absurd sizes)."""
+
+
 def align_up(value: int, alignment: int) -> int:
     return value if alignment <= 1 else (value + alignment - 1) // alignment * alignment
 
@@ -83,9 +90,16 @@ def place_sections(sections: list[RawSection]) -> int:
     for sec in sections[1:]:
         placed[sec.name] = sec
         if sec.alias_of is not None:
+            if sec.alias_of not in placed or sec.alias_of == sec.name:
+                raise LayoutError(f"section {sec.name!r} shares the bytes of {sec.alias_of!r}, "
+                                  f"which does not come before it")
             sec.offset = placed[sec.alias_of].offset
             continue
+        if sec.align < 0 or sec.align & (sec.align - 1):
+            raise LayoutError(f"section {sec.name!r}: alignment {sec.align} is not a power of two")
         pos = align_up(pos, sec.align)
+        if pos > MAX_FILE_BYTES:
+            raise LayoutError(f"section {sec.name!r} would start at {pos:#x}: far too large")
         sec.offset = pos
         if sec.type not in NOBITS_TYPES:
             pos += len(sec.data)

@@ -491,14 +491,20 @@ def test_corrupt_nv_info_is_a_cubin_error():
 
 
 def test_random_corruption_never_escapes_as_another_exception():
-    data = _compile(next(p for p in ZLUDA if p.stem == "add"))
+    """Damaged files either read (and then write, or are refused) or raise CubinError."""
+    files = [_compile(next(p for p in ZLUDA if p.stem == "add")), _features_cubin(),
+             _features_cubin("sm_120")]
     rng = random.Random(7)
-    for _ in range(300):
-        mutated = bytearray(data)
+    for _ in range(400):
+        mutated = bytearray(rng.choice(files))
         for _ in range(rng.randint(1, 4)):
-            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+            if rng.random() < 0.5:
+                mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+            else:   # large or boundary words where sizes, offsets and alignments live
+                at = rng.randrange(len(mutated) - 4)
+                mutated[at:at + 4] = rng.choice([b"\xff\xff\xff\xff", bytes(4), b"\0\x10\0\0"])
         try:
-            read_cubin(bytes(mutated))
+            write_cubin(read_cubin(bytes(mutated)))
         except CubinError:
             pass
 
