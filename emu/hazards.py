@@ -5,6 +5,10 @@ are clear, then the clock advances by its stall count. The registers an instruct
 touches are recorded while it executes (the semantics read and write through the warp), so
 the checker sees exact footprints (register pairs, quads, predicates, uniform registers).
 
+Registers are per thread, so hazards are tracked per lane: on divergent paths one group of
+lanes may overwrite a register that a pending instruction of the other group still reads
+(ptxas relies on this), which is no conflict. Uniform registers belong to the whole warp.
+
 Hazards flagged (each names kernel, offset and registers):
 - a read of a fixed-latency result before `sched.latency.fixed_latency` cycles have passed;
 - a read of a variable-latency result without having waited on its write scoreboard, or of
@@ -28,6 +32,8 @@ previous one's result is ready) and checks nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from ptx2sass.sched import latency as lat
 
@@ -100,7 +106,7 @@ class TimingModel:
         clock.reads = []
         clock.writes = []
 
-    def end(self, warp, step) -> None:
+    def end(self, warp, step, active) -> None:
         clock = warp.clock
         ins = step.ins
         ctl = ins.control
@@ -109,6 +115,7 @@ class TimingModel:
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
             return
+        lanes = _lanes(active)
         # 1. Wait on scoreboards.
         t = clock.t
         wait = ctl.wait
@@ -123,45 +130,52 @@ class TimingModel:
                 done = [r for r, p in clock.pending.items()
                         if p[0] == sb or p[4] <= covered.get(p[3], -1)]
                 for reg in done:
-                    _, off, pop, _, _ = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, 0)
+                    _, off, pop, _, _, who = clock.pending.pop(reg)
+                    clock.ready[reg] = (clock.sb_release[sb], off, pop, 0, who)
                 clock.sb_readers[sb].clear()
                 covered.clear()
         # 2. Reads.
         for reg in dict.fromkeys(clock.reads):
+            mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
-                sb, off, pop, _, _ = clock.pending[reg]
-                if sb == NO_SB:
+                sb, off, pop, _, _, who = clock.pending[reg]
+                if not who & mine:
+                    pass
+                elif sb == NO_SB:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
                                             f"a variable-latency result with no write scoreboard")
                 else:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
                                             f"without waiting on scoreboard SB{sb}")
             elif reg in clock.ready:
-                when, off, pop, need = clock.ready[reg]
-                if when > t:
+                when, off, pop, need, who = clock.ready[reg]
+                if when > t and who & mine:
                     self._flag(step.offset, f"reads {_name(reg)} {t - (when - need)} cycles after {pop} "
                                             f"at 0x{off:04x} issued; it needs {need}")
         # 3. Writes.
         variable = lat.is_variable(op) and not (op == "CS2R")
         for reg in dict.fromkeys(clock.writes):
+            mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
-                sb, off, pop, _, _ = clock.pending[reg]
-                self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
-                                        f"write it (SB{sb} not waited)")
-                clock.pending.pop(reg)
+                sb, off, pop, q, seq, who = clock.pending[reg]
+                if who & mine:
+                    self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
+                                            f"write it (SB{sb} not waited)")
+                    clock.pending.pop(reg)
             for sb, readers in clock.sb_readers.items():
-                if reg in readers:
+                if reg in readers and readers[reg][1] & mine:
                     self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
-                                            f"0x{readers[reg]:04x} may still read it (SB{sb} not waited)")
+                                            f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
                     readers.pop(reg)
             if variable:
-                clock.pending[reg] = (ctl.wr_sb, step.offset, op, lat.queue_of(op), clock.seq)
+                if reg in clock.pending:      # other lanes' pending result stays tracked
+                    mine |= clock.pending[reg][5]
+                clock.pending[reg] = (ctl.wr_sb, step.offset, op, lat.queue_of(op), clock.seq, mine)
                 clock.ready.pop(reg, None)
             else:
                 latency = lat.fixed_latency(op, ins.modifiers, predicate=reg[0] in ("P", "UP"),
                                             uniform=reg[0] in ("UR", "UP"))
-                clock.ready[reg] = (t + latency, step.offset, op, latency)
+                clock.ready[reg] = (t + latency, step.offset, op, latency, mine)
         # 4. Scoreboards set by this instruction.
         if variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS", "LDGSTS", "BAR"):
             if ctl.wr_sb != NO_SB:
@@ -171,6 +185,14 @@ class TimingModel:
                 clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in clock.reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
-                        clock.sb_readers[ctl.rd_sb][reg] = step.offset
+                        clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL)
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)
+
+
+_ALL = (1 << 32) - 1
+
+
+def _lanes(active) -> int:
+    """The lanes of a boolean (32,) mask as a bit set."""
+    return int.from_bytes(np.packbits(active, bitorder="little").tobytes(), "little")

@@ -259,7 +259,7 @@ class Warp:
         except EmuFault as e:
             raise e.located(self.launch.program.name, pc0) from None
         if self.timing is not None:
-            self.timing.end(self, step)
+            self.timing.end(self, step, active)
 
     def release_convergence(self) -> bool:
         """Wake lanes waiting at BSYNC/WARPSYNC whose partners have all arrived or exited."""

@@ -256,9 +256,33 @@ def op_dfma(w, s, active, mask):
     _f64_result(w, d, r, mask)
 
 
+def _minmax_select(mods, a, b):
+    """DSETP.MIN/.MAX, how ptxas builds min/max.f64 on sm_8x (no DMNMX there): the first
+    predicate says "the result is a" (a is a number and b is NaN or a orders first, -0
+    before +0), the second "both are NaN" (ptxas then returns b with its quiet bit set).
+    Read off ptxas's sequence: FSEL/SEL on the first, `@P LOP3 hi | 0x80000` on the second."""
+    a, b = np.broadcast_arrays(a, b)
+    na, nb = np.isnan(a), np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        if "MIN" in mods:
+            first = (a < b) | ((a == b) & np.signbit(a) & ~np.signbit(b))
+        else:
+            first = (a > b) | ((a == b) & ~np.signbit(a) & np.signbit(b))
+    return ~na & (nb | first), na & nb
+
+
 @semantics("DSETP")
 def op_dsetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = s.ins.operands
+    mods = s.ins.modifiers
+    if "MIN" in mods or "MAX" in mods:
+        pick_a, both_nan = _minmax_select(mods, w.rd(a_op), w.rd(b_op))
+        combine = next((m for m in ("AND", "OR", "XOR") if m in mods), "AND")
+        pc = w.pred(pc_op)
+        from .ops_int import _BOOL
+        w.wp(pd, _BOOL[combine](pick_a, pc), mask)
+        w.wp(pd2, _BOOL[combine](both_nan, pc), mask)
+        return
     p1, p2 = compare_combine(s.ins.modifiers, fcompare(s.ins.modifiers, w.rd(a_op), w.rd(b_op)),
                              w.pred(pc_op))
     w.wp(pd, p1, mask)

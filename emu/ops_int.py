@@ -226,7 +226,10 @@ def op_imad(w, s, active, mask):
         c = w.r64(c_op)
         if getattr(c_op, "neg", False):
             c = (U64(0) - c).astype(U64)
-        total = prod + c + carry
+        partial = (prod + c).astype(U64)
+        total = (partial + carry).astype(U64)
+        # The carry out of the 64-bit addition (consumed by a following .X instruction).
+        carry_out = (partial < prod) | (total < partial)
         if "WIDE" in mods:
             w.w64(d, total, mask)
         else:
@@ -238,10 +241,11 @@ def op_imad(w, s, active, mask):
             lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
             c64 = w.r64(c_op)
             t = (lo + (c64 & M32)) >> U64(32)
-            res = (hi + (c64 >> U64(32)) + t + carry) & M32
-            w.w(d, res.astype(U32), mask)
+            res = hi + (c64 >> U64(32)) + t + carry
+            carry_out = (res >> U64(32)) != 0
+            w.w(d, (res & M32).astype(U32), mask)
         if pout is not None:
-            w.wp(pout, np.zeros(1, bool), mask)
+            w.wp(pout, carry_out, mask)
         return
     a, b, c = _u64(w.ri(a_op)), _u64(w.ri(b_op)), _u64(w.ri(c_op))
     total = (a * b & M32) + c + carry
@@ -570,13 +574,28 @@ def op_prmt(w, s, active, mask):
                 "F4E": (s0 + i) & 7,
                 "B4E": (s0 - i) & 7,
                 "RC8": s0 + 0 * i,
-                "ECL": np.maximum(s0, i) if False else np.where(i <= s0, i, s0),
-                "ECR": np.where(i >= s0, i, s0),
+                # Edge clamps (PTX ISA, prmt): byte i of the result is byte max(i, c) (left)
+                # or min(i, c) (right) of the source.
+                "ECL": np.maximum(s0, i),
+                "ECR": np.minimum(s0, i),
                 "RC16": np.where(i < 2, 2 * (s0 & 1) + i, 2 * (s0 & 1) + i - 2),
             }[mode]
             byte = pool[np.arange(pool.shape[0]), np.asarray(idx) & 7].astype(U64)
         out |= byte << U64(8 * i)
     w.w(d, out.astype(U32), mask)
+
+
+@semantics("VABSDIFF")
+def op_vabsdiff(w, s, active, mask):
+    """|a - b| + c, the SASS form of PTX `sad` (signed unless .U32), wrapping to 32 bits."""
+    unknown = set(s.ins.modifiers) - {"U32", "S32"}
+    if unknown:
+        raise EmuFault(f"unsupported VABSDIFF form {s.ins.mnemonic}")
+    d, a_op, b_op, c_op = s.ins.operands
+    a, b, c = (w.ri(o).astype(I64) for o in (a_op, b_op, c_op))
+    if "U32" not in s.ins.modifiers:
+        a, b = _s64(a.astype(U32)), _s64(b.astype(U32))
+    w.w(d, ((np.abs(a - b) + c) & 0xFFFFFFFF).astype(U32), mask)
 
 
 @semantics("IDP")

@@ -260,6 +260,11 @@ def _atomic(w, s, mask, space, has_result):
     mods = ins.modifiers
     _CURRENT_MODS = mods
     op = next((m for m in mods if m in _ATOM_OPS), "ADD")
+    popc_increment = op == "INC" and "POPC" in mods
+    if popc_increment:
+        # ATOMS.POPC.INC: ptxas's form of `atom.add 1` (no source operand): every lane adds
+        # one, i.e. each address grows by the number of lanes that name it.
+        op = "ADD"
     ty = _atom_type(mods)
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
@@ -276,7 +281,7 @@ def _atomic(w, s, mask, space, has_result):
         lanes[lane] = True
         raw = _load(w, space, addrs, size, lanes)
         old = int.from_bytes(raw[0].tobytes(), "little")
-        b = int(bvals[lane]) if bvals is not None else 0
+        b = 1 if popc_increment else int(bvals[lane]) if bvals is not None else 0
         c = int(cvals[lane]) if cvals is not None else None
         if op == "CAST":
             # ATOMS.CAST.SPIN: store c if memory still holds b; the result says whether it did.
