@@ -195,6 +195,9 @@ class Kernel:
     text: bytes
     is_entry: bool = True
     regcount: int = 0
+    # The module's REGCOUNT record when it differs from `regcount` (ptxas -G writes the
+    # register count after debug spilling there, the text section's before); None: equal.
+    regcount_attribute: int | None = None
     barcount: int = 0
     shared_bytes: int | None = None   # static `.nv.shared.<name>` size; None: no section
     shared_align: int = 4
@@ -644,7 +647,10 @@ def _decode_module_records(cubin: Cubin, k: Kernel) -> None:
             if s != sym:
                 continue
             if r.name == "REGCOUNT":
-                k.regcount = value
+                if not arch_info(cubin.arch).regcount_in_text_info:
+                    k.regcount = value
+                elif value != k.regcount:
+                    k.regcount_attribute = value
             elif r.name == "FRAME_SIZE":
                 k.frame_size = value
             elif r.name == "MIN_STACK_SIZE":
@@ -867,6 +873,7 @@ def _check_kernel_consistency(cubin: Cubin, k: Kernel) -> None:
     for r in cubin.module_attributes or []:
         if r.name == "REGCOUNT" and r.fmt is Fmt.SVAL and len(r.payload) == 8:
             s, value = r.u32s()
-            if s == sym and value != k.regcount:
-                raise CubinError(f"kernel {k.name!r}: regcount {k.regcount} disagrees with "
+            expected = k.regcount if k.regcount_attribute is None else k.regcount_attribute
+            if s == sym and value != expected:
+                raise CubinError(f"kernel {k.name!r}: regcount {expected} disagrees with "
                                  f"its REGCOUNT record ({value})")

@@ -299,7 +299,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             k.attributes = kernel_attributes(k, const0_sym[k.name], arch)
         if k.const0 is None:
             k.const0 = bytes(k.param_base + k.param_bytes)
-        module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount))
+        module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
+                                         k.regcount if k.regcount_attribute is None
+                                         else k.regcount_attribute))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
     for k in file_order:
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))

@@ -235,6 +235,7 @@ def _facts(cubin: Cubin, with_frame_programs: bool, counts: dict | None = None) 
     for k in reversed(cubin.kernels):  # back to PTX order
         fresh = Kernel(
             name=k.name, text=k.text, is_entry=k.is_entry, regcount=k.regcount,
+            regcount_attribute=k.regcount_attribute,
             barcount=k.barcount, shared_bytes=k.shared_bytes, shared_align=k.shared_align,
             const2=k.const2, param_base=k.param_base, params=k.params,
             exit_offsets=k.exit_offsets, max_threads=k.max_threads, reqntid=k.reqntid,
