@@ -135,9 +135,11 @@ class Checker:
         self.errors: list[CompileError] = []        # instruction-level pass
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
         self.warnings: list[CompileError] = []
+        self.late_errors: list[CompileError] = []
         self.globals = _Scope(None)
         self.version = (0, 0)
         self.target_sm = 0
+        self.target_name = ""
 
     # ------------------------------------------------------------------ reporting
 
@@ -160,7 +162,7 @@ class Checker:
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
-        diagnostics = self.errors + self.symbol_errors
+        diagnostics = self.errors + self.late_errors + self.symbol_errors
         if not diagnostics and self.whole_program:
             self.check_linkage()
         return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
@@ -201,6 +203,7 @@ class Checker:
                 if name not in isa.KNOWN_TARGETS:
                     self.fatal(f"Unsupported .target '{name}'", second)
                 self.target_sm = target_number(name)
+                self.target_name = name
             elif name not in isa.TARGET_OPTIONS:
                 self.fatal(f"Unsupported .target '{name}'", second)
         tgt = next((n for n in second.names if n.startswith("sm_")), None)
@@ -210,8 +213,10 @@ class Checker:
                 raise CompileError(problem, None, None, None, severity="fatal")
         if tgt is not None and self.module.functions() and \
                 self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0)):
-            self.error(f"PTX .version {v.major}.{v.minor} does not support .target {tgt}",
-                       second)
+            # ptxas reports this after the instruction-level errors
+            self.late_errors.append(CompileError(
+                f"PTX .version {v.major}.{v.minor} does not support .target {tgt}",
+                self.file, second.line, second.column))
         asz = self.module.address_size
         if asz is not None and self.version < isa.ADDRESS_SIZE_MIN_VERSION:
             self.error("Feature '.address_size directive' requires PTX ISA .version "
@@ -478,7 +483,16 @@ class Checker:
 
     def check_features(self, ins: ast.Instruction):
         op = ins.opcode
-        keys = [op] + [op + m for m in ins.modifiers]
+        # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
+        # then single modifiers anywhere (`ld` ... `.v8`)
+        prefix = None
+        name = op
+        for m in (None,) + ins.modifiers:
+            name = name if m is None else name + m
+            if name in isa.FEATURES:
+                prefix = name
+        keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
+                                               if op + m != prefix]
         for key in keys:
             feat = isa.FEATURES.get(key)
             if feat is None:
@@ -489,6 +503,10 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 self.error(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or higher",
                            ins)
+        if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
+            variant = op + (ins.modifiers[0] if ins.modifiers else "")
+            self.error(f"Instruction '{variant}' not supported on .target '{self.target_name}'",
+                       ins)
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
             self.error(f"Instruction '{op}' without '.sync' is not supported on .target sm_70 "

@@ -433,6 +433,30 @@ ld.global.f16 h1, [rd1];
 """.strip().splitlines()
 
 
+# Instructions tied to a PTX version / target: each is compiled for too old a target, too
+# old a version, sm_90 and sm_90a, and our verdict must be ptxas's.
+FEATURE_DECLS = (".reg .b32 r<8>;\n.reg .pred p<4>;\n.reg .b64 rd<4>;\n"
+                 ".shared .align 16 .b8 smem[256];\n")
+FEATURE_USES = {"cp.async": "cp.async.ca.shared.global [smem], [rd1], 4;", "ldmatrix": "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {r1}, [smem];",
+ "match": "match.any.sync.b32 r1, r2, -1;", "activemask": "activemask.b32 r1;", "nanosleep": "nanosleep.u32 5;", "elect": "elect.sync r1|p1, -1;",
+ "mapa": "mapa.shared::cluster.u32 r1, r2, 1;", "getctarank": "getctarank.shared::cluster.u32 r1, r2;", "griddepcontrol": "griddepcontrol.wait;",
+ "setmaxnreg": "setmaxnreg.inc.sync.aligned.u32 240;", "stmatrix": "stmatrix.sync.aligned.m8n8.x1.shared.b16 [smem], {r1};", "redux": "redux.sync.add.u32 r1, r2, -1;",
+ "shfl.sync": "shfl.sync.idx.b32 r1, r2, 0, 31, -1;", "vote.sync": "vote.sync.any.pred p1, p2, -1;", "bar.warp.sync": "bar.warp.sync -1;", "fence.acq_rel": "fence.acq_rel.gpu;",
+ "ld.acquire": "ld.acquire.gpu.global.u32 r1, [rd1];", "mma": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {r0,r1,r2,r3}, {r4,r5,r6,r7}, {r0,r1}, {r0,r1,r2,r3};",
+ "cvt.bf16": "cvt.rn.bf16x2.f32 r1, r2, r3;", "tanh": "tanh.approx.f32 r1, r2;", "ex2.f16": "ex2.approx.f16 r1, r1;", "lop3": "lop3.b32 r1, r2, r3, r4, 0x96;",
+ "barrier.cluster": "barrier.cluster.arrive;", "multimem": "multimem.ld_reduce.relaxed.sys.global.add.u32 r1, [rd1];", "prmt": "prmt.b32 r1, r2, r3, r4;", "dp4a": "dp4a.u32.u32 r1, r2, r3, r4;",
+ "bmsk": "bmsk.clamp.b32 r1, r2, r3;", "szext": "szext.clamp.s32 r1, r2, r3;", "fns": "fns.b32 r1, r2, r3, 1;", "add.s16x2": "add.s16x2 r1, r2, r3;", "min.relu": "min.relu.s32 r1, r2, r3;",
+ "cp.async.bulk": "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [smem], [rd1], 16, [smem];", "mbarrier": "mbarrier.init.shared.b64 [smem], 1;",
+ "ld.L2::256B": "ld.global.L2::256B.u32 r1, [rd1];", "st.async": "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [rd1], r1, [rd2];"}
+FEATURE_SETTINGS = (("9.0", "sm_70", "sm_90"), ("6.0", "sm_90", "sm_90"), ("9.0", "sm_90", "sm_90"),
+                    ("9.0", "sm_90a", "sm_90a"))
+
+
+def feature_kernel(use: str, version: str, target: str) -> str:
+    return (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
+            + FEATURE_DECLS + use + "\nret;\n}\n")
+
+
 def sm90_kernel(line: str) -> str:
     return (SM90_HEADER + ".visible .entry k(.param .u64 pp)\n{\n" + SM90_DECLS + line
             + "\nret;\n}\n")

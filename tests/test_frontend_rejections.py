@@ -3,8 +3,8 @@
 The expectations are ptxas's own diagnostics for the same text (cached oracle runs)."""
 import pytest
 
-from frontend_cases import (CASES, INVALID_FORMS, VALID_FORMS, ptxas_diagnostics,
-                            sm90_kernel)
+from frontend_cases import (CASES, FEATURE_SETTINGS, FEATURE_USES, INVALID_FORMS, VALID_FORMS,
+                            feature_kernel, ptxas_diagnostics, sm90_kernel)
 from ptx2sass import CompileError, oracle
 from ptx2sass.frontend import check, parse
 
@@ -89,3 +89,15 @@ def test_target_against_arch_like_ptxas(target):
         assert (not ours) == run.ok, (arch, run.stderr, ours)
         if ours:
             assert ours[0][2] in run.stderr
+
+
+@pytest.mark.parametrize("feature", sorted(FEATURE_USES))
+def test_version_and_target_requirements_like_ptxas(feature):
+    for version, target, arch in FEATURE_SETTINGS:
+        text = feature_kernel(FEATURE_USES[feature], version, target)
+        run = oracle.ptxas(text, arch, name="x.ptx")
+        theirs = [d for d in ptxas_diagnostics(run.stderr) if d[1] != "warning"]
+        ours = our_diagnostics(text, arch)
+        assert (not ours) == run.ok, (version, target, theirs, ours)
+        if ours:
+            assert ours[0][0] == theirs[0][0], (version, target, theirs, ours)
