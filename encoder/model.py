@@ -47,7 +47,10 @@ class Imm:
 
 @dataclass(frozen=True)
 class ConstRef:
-    """`c[bank][offset]`, `c[bank][UR4+0x10]`, optionally negated / absolute / inverted."""
+    """`c[bank][offset]`, `c[bank][UR4+0x10]`, optionally negated / absolute / inverted.
+    `ureg` is the register added to the offset (uniform, or general for LDC's `c[0x0][R2]`);
+    `ubank`, when set, makes the bank a uniform register: the bindless form `cx[UR4][0x10]`
+    (then `bank` is unused and 0)."""
     bank: int
     offset: int
     ureg: Reg | None = None
@@ -55,6 +58,7 @@ class ConstRef:
     abs: bool = False
     inv: bool = False
     suffix: tuple[str, ...] = ()
+    ubank: Reg | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,26 @@ class Label:
     offset: int | None = None
 
 
-Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label
+@dataclass(frozen=True)
+class Reloc:
+    """An immediate the loader fills from a relocation, as nvdisasm prints it:
+    `32@lo(op_table)` (low 32 bits of a symbol's address) or
+    `32@hi((kernel + .L_x_4@srel))` (high bits of the address of a label in `symbol`'s
+    section, e.g. a return address for an indirect call)."""
+    half: str                    # "lo" or "hi"
+    symbol: str
+    label: str | None = None     # the `@srel` label added to the symbol
+    width: int = 32
+
+
+@dataclass(frozen=True)
+class IndexList:
+    """A braced list of small numbers in printed order: `DEPBAR.LE SB0, 0x0, {5,4,0}` (the
+    scoreboards DEPBAR also waits for; nvdisasm lists them highest first)."""
+    items: tuple[int, ...]
+
+
+Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
 
 
 @dataclass(frozen=True)

@@ -27,29 +27,37 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .model import (ZERO_INDEX, ZERO_NAME, ConstRef, Control, Imm, Instruction, Label, Mem,
-                    Operand, Reg, SpecialReg)
+                    IndexList, Operand, Reg, Reloc, SpecialReg)
 
 
 class SassSyntaxError(ValueError):
     """Text that is not SASS in nvdisasm's syntax; the message names the offending text."""
 
 
-# Opcodes whose operands nvdisasm separates by a space rather than ", " (a register-relative
-# target: `RET.REL.NODEC R20 `(kernel)`, `BRX R2 -0x170`). The value is the index of the
-# first operand that follows a space instead of a comma.
-SPACE_SEPARATED_OPERANDS: dict[str, int] = {"RET": 1, "BRX": 1, "JMX": 1}
+# Opcodes with a register-relative target: nvdisasm separates the target from the register
+# before it by a space, not ", " (`RET.REL.NODEC R20 `(kernel)`, `BRX R2 -0x170`,
+# `CALL.REL.NOINC P6, UR0 0x960`).
+REGISTER_RELATIVE_TARGET = frozenset({"RET", "BRX", "JMX", "CALL"})
 
-# Floating-point immediates nvdisasm prints as words; it writes a space after them.
-_FLOAT_WORDS = ("INF", "QNAN", "NAN", "SNAN")
+
+# Floating-point immediates nvdisasm follows with a space (`+INF , PT`, `-0.0 , 0`).
+_SPACED_FLOATS = frozenset({"+INF", "-INF", "+QNAN", "-QNAN", "+SNAN", "-SNAN", "-0.0"})
+# Register selectors nvdisasm writes inside `|…|` (others go after the closing bar).
+_SELECTORS_INSIDE_ABS = frozenset({"H0", "H1"})
+# nvdisasm prints floating-point immediates of at least this magnitude as `%.20e`.
+_EXPONENT_FROM = 1e9
 
 _GUARD = re.compile(r"@(!?)(U?P[0-6T])\s+")
-_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.(?:[A-Za-z0-9_]+|\?\?\?\d*))*")
 _REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_])")
-_SUFFIX = re.compile(r"\.([A-Za-z0-9_]+)")
+_SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
-_SPECIAL = re.compile(r"SRZ|SR_[A-Za-z0-9_]+(?:\.[XYZ])?")
+_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
+_RELOC = re.compile(r"(\d+)@(lo|hi)\((?:([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
+_INDEX_LIST = re.compile(r"\{(\d+(?:,\d+)*)\}")
+_ANNOTATION = re.compile(r"\s*\(\*.*\*\)\s*$")
 
 
 # --------------------------------------------------------------------------- registers
@@ -85,6 +93,43 @@ def float_value(imm: Imm) -> float:
     if body in ("QNAN", "NAN", "SNAN"):
         return math.copysign(math.nan, sign)
     return float(t)
+
+
+def float_text(x: float, quiet: bool = True) -> str:
+    """nvdisasm's spelling of a floating-point immediate's value (f16, f32 or f64 alike:
+    `0.5`, `16777216`, `1.175494350822287508e-38`, `4.29496729600000000000e+09`, `+INF`,
+    `-0.0`); `quiet` tells a NaN's kind (`+QNAN` / `+SNAN`)."""
+    sign = "-" if math.copysign(1.0, x) < 0 else "+"
+    if math.isnan(x):
+        return f"{sign}{'QNAN' if quiet else 'SNAN'}"
+    if math.isinf(x):
+        return f"{sign}INF"
+    if x == 0:
+        return "-0.0" if sign == "-" else "0"
+    if abs(x) >= _EXPONENT_FROM:
+        return f"{x:.20e}"
+    return f"{x:.20g}"
+
+
+# (exponent bits, mantissa bits) of the IEEE formats immediates come in.
+_FLOAT_FORMATS = {16: (5, 10), 32: (8, 23), 64: (11, 52)}
+
+
+def float_bits_text(bits: int, width: int) -> str:
+    """nvdisasm's spelling of an IEEE-754 binary16/32/64 bit pattern."""
+    exp_bits, man_bits = _FLOAT_FORMATS[width]
+    sign = bits >> (width - 1) & 1
+    exp = bits >> man_bits & ((1 << exp_bits) - 1)
+    man = bits & ((1 << man_bits) - 1)
+    if exp == (1 << exp_bits) - 1:
+        if man == 0:
+            return "-INF" if sign else "+INF"
+        quiet = bool(man >> (man_bits - 1) & 1)
+        return ("-" if sign else "+") + ("QNAN" if quiet else "SNAN")
+    bias = (1 << (exp_bits - 1)) - 1
+    value = math.ldexp(man if exp == 0 else man | 1 << man_bits,
+                       (1 if exp == 0 else exp) - bias - man_bits)
+    return float_text(-value if sign else value)
 
 
 def _format_hex(value: int) -> str:
@@ -167,8 +212,7 @@ def _address_terms(cur: _Cursor, close: str) -> tuple[list[Reg], int | None]:
     first = True
     while not cur.take(close):
         if not first and not cur.take("+"):
-            if not cur.peek("-"):
-                cur.fail("expected '+' in address")
+            cur.fail("expected '+' in address")
         first = False
         num = _number_term(cur)
         if num is not None:
@@ -201,10 +245,16 @@ def _memory(cur: _Cursor, desc: Reg | None) -> Mem:
 
 
 def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
-    cur.expect("c[")
-    bank = _number_term(cur)
-    if bank is None:
-        cur.fail("expected constant bank number")
+    bank, ubank = 0, None
+    if cur.take("cx["):
+        ubank = _register(cur)
+        if ubank is None:
+            cur.fail("expected bank register")
+    else:
+        cur.expect("c[")
+        bank = _number_term(cur)
+        if bank is None:
+            cur.fail("expected constant bank number")
     cur.expect("]")
     cur.take(" ")  # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows
     cur.expect("[")
@@ -212,13 +262,21 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
     if len(regs) > 1:
         cur.fail("more than one register in constant address")
     return ConstRef(bank=bank, offset=offset or 0, ureg=regs[0] if regs else None,
-                    neg=neg, abs=abs_, inv=inv)
+                    neg=neg, abs=abs_, inv=inv, ubank=ubank)
 
 
 def _operand(cur: _Cursor) -> Operand:
     """One operand, with its prefixes (`-`, `!`, `~`, `|…|`) and suffixes."""
     start = cur.pos
-    # Numbers first: `-0x10`, `-24`, `+INF` carry their sign themselves.
+    m = cur.match(_RELOC)
+    if m:
+        if m.group(3) is not None:
+            return Reloc(m.group(2), m.group(3), None, int(m.group(1)))
+        return Reloc(m.group(2), m.group(4), m.group(5), int(m.group(1)))
+    m = cur.match(_INDEX_LIST)
+    if m:
+        return IndexList(tuple(int(x) for x in m.group(1).split(",")))
+    # Numbers: `-0x10`, `-24`, `+INF` carry their sign themselves.
     num = _number_term(cur)
     if num is not None:
         return Imm(num)
@@ -231,7 +289,7 @@ def _operand(cur: _Cursor) -> Operand:
     neg = cur.take("-")
     inv = not neg and (cur.take("!") or cur.take("~"))
     abs_ = cur.take("|")
-    if cur.peek("c["):
+    if cur.peek("c[") or cur.peek("cx["):
         c = _const(cur, neg, abs_, inv)
         if abs_:
             cur.expect("|")
@@ -256,13 +314,16 @@ def _operand(cur: _Cursor) -> Operand:
     if reg is None:
         cur.pos = start
         cur.fail("unknown operand")
+    inner: tuple[str, ...] = ()
     if abs_:
         inner_reuse, inner = _suffixes(cur)
         cur.expect("|")
-        if inner_reuse or inner:
-            cur.fail("selector inside |…|")
+        if inner_reuse or not all(_inside_abs(x) for x in inner):
+            cur.fail("selector inside |…| that nvdisasm prints outside")
     reuse, suffix = _suffixes(cur)
-    return replace(reg, neg=neg, abs=abs_, inv=inv, reuse=reuse, suffix=suffix)
+    if abs_ and any(_inside_abs(x) for x in suffix):
+        cur.fail("selector after |…| that nvdisasm prints inside")
+    return replace(reg, neg=neg, abs=abs_, inv=inv, reuse=reuse, suffix=inner + suffix)
 
 
 def parse_operand(text: str) -> Operand:
@@ -281,7 +342,7 @@ def parse_instruction(text: str) -> Instruction:
     `@!P0 BRA `(.L_x_1)`, `IMAD.WIDE.U32 R2, R0.reuse, R3, c[0x0][0x160]` …"""
     if not isinstance(text, str):
         raise SassSyntaxError(f"expected instruction text, got {type(text).__name__}")
-    body = text.strip()
+    body = _ANNOTATION.sub("", text.strip())
     if body.endswith(";"):
         body = body[:-1].rstrip()
     guard = None
@@ -320,12 +381,15 @@ def format_operand(op: Operand) -> str:
     """The text nvdisasm prints for one operand (without the separator after it)."""
     if isinstance(op, Reg):
         core = register_name(op)
+        outer = op.suffix
         if op.abs:
-            core = f"|{core}|"
+            inner = "".join("." + s for s in op.suffix if _inside_abs(s))
+            outer = tuple(s for s in op.suffix if not _inside_abs(s))
+            core = f"|{core}{inner}|"
         prefix = "-" if op.neg else ("!" if op.inv and op.file in ("P", "UP") else
                                      "~" if op.inv else "")
         return (prefix + core + (".reuse" if op.reuse else "")
-                + "".join("." + s for s in op.suffix))
+                + "".join("." + s for s in outer))
     if isinstance(op, Imm):
         if op.text is not None:
             return op.text
@@ -333,7 +397,9 @@ def format_operand(op: Operand) -> str:
     if isinstance(op, ConstRef):
         addr = _format_terms([op.ureg] if op.ureg else [], op.offset, keep_zero=op.ureg is None)
         gap = " " if op.suffix else ""
-        core = f"c[{_format_hex(op.bank)}]{gap}[{addr}]"
+        bank = (f"cx[{register_name(op.ubank)}]" if op.ubank is not None
+                else f"c[{_format_hex(op.bank)}]")
+        core = f"{bank}{gap}[{addr}]"
         if op.abs:
             core = f"|{core}|"
         prefix = "-" if op.neg else ("~" if op.inv else "")
@@ -347,6 +413,11 @@ def format_operand(op: Operand) -> str:
         return op.name
     if isinstance(op, Label):
         return f"`({op.name})"
+    if isinstance(op, IndexList):
+        return "{" + ",".join(str(i) for i in op.items) + "}"
+    if isinstance(op, Reloc):
+        target = op.symbol if op.label is None else f"({op.symbol} + {op.label}@srel)"
+        return f"{op.width}@{op.half}({target})"
     raise TypeError(f"not a SASS operand: {op!r}")
 
 
@@ -355,12 +426,26 @@ def _format_terms(regs: list[Reg], offset: int, keep_zero: bool) -> str:
     out = "+".join(parts)
     if offset or keep_zero:
         num = _format_hex(offset)
-        out = f"{out}+{num}" if out and offset >= 0 else f"{out}{num}"
+        out = f"{out}+{num}" if out else num
     return out
 
 
 def _ends_with_word(op: Operand) -> bool:
-    return isinstance(op, Imm) and op.text is not None and op.text.lstrip("+-") in _FLOAT_WORDS
+    return isinstance(op, Imm) and op.text in _SPACED_FLOATS
+
+
+def _inside_abs(selector: str) -> bool:
+    """nvdisasm prints a single-half selector inside the bars (`|R2.H1|`), a swizzle of both
+    halves after them (`|R2|.H0_H0`)."""
+    return selector in _SELECTORS_INSIDE_ABS or selector.startswith("INVALID")
+
+
+def _is_target(op: Operand) -> bool:
+    return isinstance(op, (Label, Imm))
+
+
+def _is_address_register(op: Operand | None) -> bool:
+    return isinstance(op, Reg) and op.file in ("R", "UR")
 
 
 def format_instruction(ins: Instruction) -> str:
@@ -369,17 +454,19 @@ def format_instruction(ins: Instruction) -> str:
     if ins.guard is not None:
         out = f"@{'!' if ins.guard.inv else ''}{register_name(ins.guard)} "
     out += ins.mnemonic
-    space_from = SPACE_SEPARATED_OPERANDS.get(ins.opcode)
+    relative = ins.opcode in REGISTER_RELATIVE_TARGET
+    previous = None
     for i, op in enumerate(ins.operands):
         if i == 0:
             out += " "
-        elif space_from is not None and i >= space_from:
+        elif relative and _is_target(op) and _is_address_register(previous):
             out += " "
         else:
             out += ", "
         out += format_operand(op)
         if _ends_with_word(op):
             out += " "
+        previous = op
     return out.rstrip()
 
 
@@ -393,6 +480,7 @@ class Entry:
     text: str                         # the instruction's text as printed (no `;`)
     word: int | None = None           # the 128-bit word when the listing shows hex
     error: str | None = None          # why `instruction` is None
+    annotation: str | None = None     # nvdisasm's `(*"…"*)` note, e.g. BRX's BRANCH_TARGETS
 
 
 @dataclass
@@ -503,6 +591,11 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
             if not instr_text.endswith(";"):
                 raise SassSyntaxError(f"line {lineno}: instruction without ';': {line.strip()!r}")
             instr_text = instr_text[:-1].rstrip()
+            annotation = None
+            am = _ANNOTATION.search(instr_text)
+            if am:
+                annotation = am.group(0).strip()[2:-2].strip().strip('"')
+                instr_text = instr_text[:am.start()].rstrip()
             error = None
             try:
                 ins = parse_instruction(instr_text)
@@ -510,7 +603,8 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
                 if strict:
                     raise SassSyntaxError(f"line {lineno}: {e}") from None
                 ins, error = None, str(e)
-            entry = Entry(int(m.group(1), 16), ins, instr_text, error=error)
+            entry = Entry(int(m.group(1), 16), ins, instr_text, error=error,
+                          annotation=annotation)
             current.entries.append(entry)
             if hm:
                 pending_low = (entry, int(hm.group(1), 16))

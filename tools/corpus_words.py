@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -31,7 +32,8 @@ from tools.corpora import REPO, corpus_dirs, ptx_files
 
 DEFAULT_ARCHS = ("sm_89", "sm_86", "sm_80")
 ALL_ARCHS = ("sm_89", "sm_86", "sm_80", "sm_75", "sm_90", "sm_120")
-_FORMAT = 1   # bump when the record layout or the extraction changes
+_FORMAT = 2   # bump when the record layout or the extraction changes
+_TARGET = re.compile(rb"(\.target\s+)sm_\d+[a-z]?")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Word:
     source: str               # `corpus/relative/path.ptx:function`
     offset: int               # byte offset of the instruction in its .text section
     targets: tuple[tuple[str, int], ...] = ()   # labels in `text` → their section offsets
+    retargeted: bool = False  # compiled with the PTX's `.target` rewritten to `arch`
 
     @property
     def control(self) -> Control:
@@ -58,12 +61,13 @@ class Word:
 
     def to_json(self) -> dict:
         return {"word": f"{self.word:032x}", "text": self.text, "arch": self.arch,
-                "source": self.source, "offset": self.offset, "targets": list(self.targets)}
+                "source": self.source, "offset": self.offset, "targets": list(self.targets),
+                "retargeted": self.retargeted}
 
     @classmethod
     def from_json(cls, d: dict) -> "Word":
         return cls(int(d["word"], 16), d["text"], d["arch"], d["source"], d["offset"],
-                   tuple((str(n), int(o)) for n, o in d["targets"]))
+                   tuple((str(n), int(o)) for n, o in d["targets"]), bool(d["retargeted"]))
 
 
 def _corpus_files(corpora: tuple[str, ...]) -> list[tuple[str, Path]]:
@@ -74,17 +78,33 @@ def _corpus_files(corpora: tuple[str, ...]) -> list[tuple[str, Path]]:
     return out
 
 
-def _cache_path(arch: str, files: list[tuple[str, Path]]) -> Path:
+def _cache_path(arch: str, corpora: tuple[str, ...], files: list[tuple[str, Path]]) -> Path:
     h = hashlib.sha256()
     h.update(json.dumps([_FORMAT, arch, oracle.tool_version("ptxas"),
                          oracle.tool_version("nvdisasm")]).encode())
     for name, path in files:
         h.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     root = Path(os.environ.get("PTX2SASS_CACHE", REPO / ".cache")) / "corpus_words"
-    return root / f"{arch}-{h.hexdigest()[:20]}.json"
+    return root / f"{arch}-{'+'.join(corpora)}-{h.hexdigest()[:20]}.json"
 
 
-def words_of_listing(listing_text: str, arch: str, source: str) -> list[Word]:
+def compile_for(ptx: bytes, arch: str, name: str) -> tuple[bytes | None, bool]:
+    """ptxas's cubin for `arch` (None if rejected) and whether the PTX's `.target` had to be
+    rewritten to `arch` first (PTX written for sm_89 is refused for sm_86 as it stands)."""
+    run = oracle.ptxas(ptx, arch, name=name)
+    if run.ok and run.output:
+        return run.output, False
+    m = _TARGET.search(ptx)
+    if m and m.group(0)[len(m.group(1)):] != arch.encode():
+        run = oracle.ptxas(_TARGET.sub(lambda t: t.group(1) + arch.encode(), ptx, count=1),
+                           arch, name=name)
+        if run.ok and run.output:
+            return run.output, True
+    return None, False
+
+
+def words_of_listing(listing_text: str, arch: str, source: str,
+                     retargeted: bool = False) -> list[Word]:
     """Records for every instruction of one `nvdisasm -hex` listing (unparsable ones too:
     the text is what nvdisasm printed; the labels are read from the listing itself)."""
     listing = parse_listing(listing_text, strict=False)
@@ -97,7 +117,7 @@ def words_of_listing(listing_text: str, arch: str, source: str) -> list[Word]:
             targets = tuple((name, table[name]) for name in table
                             if f"`({name})" in entry.text)
             out.append(Word(entry.word, entry.text, arch, f"{source}:{func.name}",
-                            entry.offset, targets))
+                            entry.offset, targets, retargeted))
     return out
 
 
@@ -105,19 +125,24 @@ def collect(arch: str, corpora: tuple[str, ...]) -> list[Word]:
     """Compile and disassemble every file (no caching of the result here)."""
     seen: dict[tuple[int, str], Word] = {}
     for source, path in _corpus_files(corpora):
-        run = oracle.ptxas(path.read_bytes(), arch, name=path.name)
-        if not run.ok or not run.output:
+        cubin, retargeted = compile_for(path.read_bytes(), arch, path.name)
+        if cubin is None:
             continue
-        for w in words_of_listing(oracle.nvdisasm(run.output, ("-hex",)), arch, source):
+        for w in words_of_listing(oracle.nvdisasm(cubin, ("-hex",)), arch, source, retargeted):
             seen.setdefault((w.word, w.text), w)
     return list(seen.values())
 
 
 def corpus_words(arch: str = "sm_89", corpora: tuple[str, ...] | None = None) -> list[Word]:
-    """Distinct (word, text) records of ptxas's output over the corpora for `arch`, cached."""
+    """Distinct (word, text) records of ptxas's output over the corpora for `arch`, cached.
+    The cache file is named by arch, corpora and a hash of every PTX file and tool version;
+    older files for the same arch and corpora are removed when a new one is written."""
     corpora = tuple(corpora or corpus_dirs())
+    unknown = [c for c in corpora if c not in corpus_dirs()]
+    if unknown:
+        raise ValueError(f"unknown corpus {', '.join(unknown)} (known: {', '.join(corpus_dirs())})")
     files = _corpus_files(corpora)
-    path = _cache_path(arch, files)
+    path = _cache_path(arch, corpora, files)
     if path.is_file():
         try:
             return [Word.from_json(d) for d in json.loads(path.read_text())]
@@ -129,6 +154,10 @@ def corpus_words(arch: str = "sm_89", corpora: tuple[str, ...] | None = None) ->
     with os.fdopen(fd, "w") as f:
         json.dump([w.to_json() for w in words], f)
     os.replace(tmp, path)
+    prefix = f"{arch}-{'+'.join(corpora)}-"
+    for old in path.parent.glob(f"{prefix}*.json"):
+        if old != path and old.name[len(prefix):].count("-") == 0:
+            old.unlink(missing_ok=True)
     return words
 
 
@@ -158,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in args.corpus if c not in corpus_dirs()]
     if unknown:
         ap.error(f"unknown corpus {', '.join(unknown)} (known: {', '.join(corpus_dirs())})")
+    bad_arch = [a for a in archs if not re.fullmatch(r"sm_\d+[a-z]?", a)]
+    if bad_arch:
+        ap.error(f"bad arch {', '.join(bad_arch)} (expected e.g. sm_89)")
     out = args.jsonl.open("w") if args.jsonl else None
     print(f"{'arch':<8} {'words':>7} {'texts':>7} {'mnemonics':>10} {'round trip':>16}")
     for arch in archs:
