@@ -121,6 +121,15 @@ def op_bsync(w, s, active, mask):
     w.release_convergence()
 
 
+@semantics("BREAK")
+def op_break(w, s, active, mask):
+    """BREAK Bx: the executing lanes leave convergence barrier Bx (a loop's break path), so a
+    BSYNC on it no longer waits for them."""
+    b = s.ins.operands[-1]
+    w.B[b.index] &= ~mask_to_int(mask) & FULL
+    w.release_convergence()
+
+
 @semantics("BMOV")
 def op_bmov(w, s, active, mask):
     d, src = s.ins.operands[0], s.ins.operands[-1]

@@ -49,11 +49,15 @@ def _b_coords(k, elem_bits):
 
 
 def _unpack(word, e, elem_bits, kind):
-    bits = (word >> U32(e * elem_bits)) & U32((1 << elem_bits) - 1)
+    bits = (word >> U32(e * elem_bits)) & U32((1 << elem_bits) - 1) if elem_bits < 32 else word
     if kind == "f16":
         return fp.half_to_f64(bits.astype(np.uint16), "f16")
     if kind == "bf16":
         return fp.half_to_f64(bits.astype(np.uint16), "bf16")
+    if kind == "tf32":
+        # TF32 operands are FP32 registers of which the tensor core uses the sign, exponent
+        # and top 10 mantissa bits (PTX ISA, "Alternate floating-point data formats").
+        return (bits & U32(0xFFFFE000)).view(np.float32).astype(np.float64)
     if kind == "s8":
         return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x80) << 1)
     if kind == "u8":
@@ -84,7 +88,7 @@ def _shape(mods):
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
-    bits = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4}[a_kind]
+    bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
@@ -134,7 +138,7 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
 @semantics("HMMA")
 def op_hmma(w, s, active, mask):
     mods = s.ins.modifiers
-    kind = "bf16" if "BF16" in mods else "f16"
+    kind = "bf16" if "BF16" in mods else "tf32" if "TF32" in mods else "f16"
     acc = "f32" if "F32" in mods else "f16"
     _mma(w, s, mask, kind, kind, acc)
 

@@ -77,10 +77,11 @@ def op_match(w, s, active, mask):
     for l in lanes:
         out[l] = bits[int(v[l])]
     if "ALL" in s.ins.modifiers:
+        # MATCH.ALL Pd, Rd, Rs: the predicate operand comes first when present.
         all_same = len(bits) <= 1
-        d = ops[0]
+        d = next(op for op in ops[:-1] if isinstance(op, Reg) and op.file == "R")
         w.w(d, np.full(LANES, mask_to_int(mask) if all_same else 0, dtype=U32), mask)
-        for op in ops[1:-1]:
+        for op in ops[:-1]:
             if isinstance(op, Reg) and op.file == "P":
                 w.wp(op, np.full(LANES, all_same), mask)
     else:
