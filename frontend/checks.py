@@ -158,6 +158,7 @@ class Checker:
 
     def run(self) -> list[CompileError]:
         self.check_header()
+        self.check_debug_files()
         self.declare_globals()
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
@@ -223,6 +224,37 @@ class Checker:
                        "%d.%d or later" % isa.ADDRESS_SIZE_MIN_VERSION, asz)
         if asz is not None and asz.bits not in (32, 64):
             self.error("Illegal value for .address_size directive (must be 32 or 64)", asz)
+
+    def check_debug_files(self):
+        """`.file` indices are unique; `.target debug` needs DWARF sections."""
+        items = self.module.items
+        self.file_indices: set[int] = set()
+        for i, item in enumerate(items):
+            if type(item) is ast.FileDirective:
+                if item.index in self.file_indices:
+                    # ptxas has read the next token (a `.file` may continue with `, ts, size`)
+                    at = items[i + 1] if i + 1 < len(items) else ast.Node(
+                        line=self.module.end_line)
+                    self.error(f"Duplicate file index #{item.index}", at)
+                self.file_indices.add(item.index)
+        target = self.module.target
+        if target is not None and "debug" in target.names and \
+                not any(type(item) is ast.Section for item in items):
+            self.late_errors.append(CompileError(
+                "Debug information not found in presence of .target debug"))
+        self.loc_seen: set[tuple[int, int, int]] = set()
+
+    def check_loc(self, loc: ast.Loc):
+        if not self.file_indices and not getattr(self, "warned_loc", False):
+            self.warned_loc = True
+            self.warnings.append(CompileError(
+                ".loc directive without .file directive is found, line information in "
+                "generated binary may not be complete", severity="warning"))
+        if loc.inlined_at is not None and loc.inlined_at not in self.loc_seen:
+            f, line, col = loc.inlined_at
+            self.error(f"Source location {f} {line} {col} used in inlined_at directive must be "
+                       "used in a preceding .loc directive", loc)
+        self.loc_seen.add((loc.file_index, loc.source_line, loc.source_column))
 
     # ------------------------------------------------------------------ declarations
 
@@ -380,6 +412,8 @@ class Checker:
             elif t is ast.Block:
                 self.check_block(st, _Scope(scope))
                 self.labels = scope
+            elif t is ast.Loc:
+                self.check_loc(st)
             elif t is ast.BranchTargets or t is ast.CallTargets:
                 for name in st.targets:
                     if name not in scope and scope.lookup(name) is None:

@@ -162,7 +162,15 @@ CASES: dict[str, str] = {
     'ok_operand_add_f64_rd1_rd1_0f3f800000': kernel('add.f64 rd1, rd1, 0f3F800000;'),
     'ok_operand_add_f32_f1_f1_1_5': kernel('add.f32 f1, f1, 1.5;'),
     'operand_exit_uni': kernel('exit.uni;'),
+    "duplicate_file_index": HEADER + ".file 1 \"a.cu\"\n.file 1 \"b.cu\"\n.visible .entry k()\n{\nret;\n}\n",
+    "inlined_at_unknown_location": HEADER + ".file 1 \"a.cu\"\n.visible .entry k()\n{\n"
+                                   ".loc 1 2 3, function_name f, inlined_at 1 1 1\nret;\n}\n",
+    "debug_target_without_sections": ".version 8.5\n.target sm_89, debug\n.address_size 64\n"
+                                     ".visible .entry k()\n{\nret;\n}\n",
+    "label_of_other_function": HEADER + ".func f()\n{\nL:\nret;\n}\n.visible .entry k()\n{\n"
+                                "bra L;\nret;\n}\n",
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_loc_without_file_warns": HEADER + ".visible .entry k()\n{\n.loc 5 1 1\nret;\n}\n",
     "ok_oldest_version_for_target": kernel("", ".version 7.8\n.target sm_89\n.address_size 64\n"),
     "ok_minnctapersm_alone_warns": HEADER + ".visible .entry k()\n.minnctapersm 2\n{\nret;\n}\n",
     "ok_same_label_in_nested_blocks": kernel("L:\n{\nL:\n}"),

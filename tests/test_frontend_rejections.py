@@ -38,9 +38,10 @@ def test_first_message_is_one_ptxas_gives(name):
     assert ours and ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
 
 
-def test_warnings_match_ptxas():
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.endswith("_warns")))
+def test_warnings_match_ptxas(name):
     from ptx2sass.frontend import diagnostics
-    text = CASES["ok_minnctapersm_alone_warns"]
+    text = CASES[name]
     theirs = [d for d in ptxas_diagnostics(oracle.ptxas(text, "sm_89", name="x.ptx").stderr)]
     ours = [(d.line, d.severity, d.message) for d in diagnostics(parse(text, "x.ptx"), "sm_89")]
     assert ours == theirs and theirs[0][1] == "warning"
