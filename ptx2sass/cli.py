@@ -275,6 +275,21 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> int | None:
     return n
 
 
+def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
+    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first)."""
+    if cl.flag("device-debug"):
+        if cl.flag("generate-line-info"):
+            report.warning("Conflicting options --device-debug and --generate-line-info "
+                           "specified, ignoring --generate-line-info option")
+            cl.values["generate-line-info"] = False
+        if cl.get("opt-level", 0) != 0:
+            raise UsageError("Optimized debugging not supported")
+        cl.values["opt-level"] = 0
+    elif cl.flag("suppress-debug-info") and not cl.flag("generate-line-info"):
+        report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
+                       "ignoring since latter is not specified")
+
+
 def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
     """Values of ignored options that ptxas still checks, with its messages."""
     level = cl.get("Ofast-compile")
@@ -437,7 +452,10 @@ def resource_lines(cubin: bytes, arch: str) -> list[str]:
         lines.append(f"Function properties for {k.name}")
         lines.append(f"    {k.frame_size} bytes stack frame, 0 bytes spill stores, "
                      "0 bytes spill loads")
-        used = f"Used {k.regcount} registers, used {k.barcount} barriers"
+        # -G cubins hold two counts; ptxas reports its REGCOUNT record's.
+        record = getattr(k, "regcount_attribute", None)
+        regs = k.regcount if record is None else record
+        used = f"Used {regs} registers, used {k.barcount} barriers"
         if k.min_stack_size and k.min_stack_size != UNBOUNDED_STACK:
             used += f", {k.min_stack_size} bytes cumulative stack size"
         if k.shared_bytes:
@@ -458,8 +476,9 @@ def _entry_names(module) -> list[str]:
 
 def _compile(cl: CommandLine, report: Reporter) -> int:
     arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
-    _check_tuning_options(cl, report)
+    _check_debug_options(cl, report)
     maxrregcount = _register_limit(cl, arch, report)
+    _check_tuning_options(cl, report)
     if report.failed:
         return report.fatal(ABORTED)
     modules = _read_inputs(cl, report)

@@ -84,6 +84,11 @@ CASES = [
     ("-arch=compute_89 -fmad=true -fmad=false k.ptx", "elf.o"),
     ("-arch=sm_89 -arch=compute_89 k.ptx", "elf.o"),
     ("-arch=compute_89 -arch=compute_89 k.ptx", "elf.o"),
+    ("-arch=compute_89 -O3 -g k.ptx", "elf.o"), ("-arch=compute_89 -g -O0 k.ptx", "elf.o"),
+    ("-arch=compute_89 -g -lineinfo -maxrregcount=1000 k.ptx", "elf.o"),
+    ("-arch=compute_89 -g -lineinfo -O2 k.ptx", "elf.o"),
+    ("-arch=compute_89 -suppress-debug-info k.ptx", "elf.o"),
+    ("-arch=compute_89 -g -lineinfo -w k.ptx", "elf.o"),
     # accepted spellings (a virtual target: ptxas checks and writes nothing, exit 0)
     ("-arch=compute_89 -O3 -O0 -O -O=2 --opt-level 1 --opt-level=3 k.ptx", "elf.o"),
     ("-arch compute_89 -m64 -m 64 -m=64 --machine 64 k.ptx", "elf.o"),
@@ -97,8 +102,15 @@ CASES = [
     ("-arch=compute_89 -preserve-relocs -ret-end -no-bb-merge -disable-optimizer-consts "
      "-sp-bounds-check -opt-fp-atomics -warn-double-usage -warn-lmem-usage k.ptx", "elf.o"),
     ("-arch=compute_89 -optf opts.txt k.ptx", "elf.o"),
-    # what nvcc and Triton pass (virtual target in place of sm_89)
+    # what nvcc (`nvcc --dryrun`) and Triton (make_cubin) pass, virtual target for sm_89
     ("-arch=compute_89 -m64 -O3 --output-file x.cubin k.ptx", "x.cubin"),
+    ("-arch=compute_89 -m64 k.ptx -o k.sm_89.cubin", "k.sm_89.cubin"),
+    ("-arch=compute_89 -m64 -v -maxrregcount=32 -g --dont-merge-basicblocks --return-at-end "
+     "--generate-line-info k.ptx -o k.cubin", "k.cubin"),
+    ("-arch=compute_89 -m64 --compile-only k.ptx -o k.cubin", "k.cubin"),
+    ("-lineinfo -suppress-debug-info --fmad=false -v --opt-level 0 --gpu-name=compute_89 "
+     "k.ptx -o k.ptx.o", "k.ptx.o"),
+    ("-g -v --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o --fmad=false -O0 --warn-on-spills",
      "k.ptx.o"),
