@@ -73,7 +73,6 @@ VEC = "[.v2 .v4 .v8]"
 EVICT_PRIORITY = ("[.L2::evict_last .L2::evict_normal .L2::evict_first .L2::evict_unchanged]")
 ATOM_SEM = "[.relaxed .acquire .release .acq_rel]"
 ATOM_SPACE = "[.global .shared .shared::cta .shared::cluster .const .local .param]"
-SREG_NAMES: dict[str, str] = {}
 
 _FORM_TEXT = f"""
 add   <$int>                                              : d, a, b
@@ -376,10 +375,6 @@ ILLEGAL_SPACES: dict[str, frozenset] = {
 
 ROUNDING_MODIFIERS = frozenset((".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi",
                                 ".rna", ".rs"))
-COMPARISON_MODIFIERS = frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls",
-                                  ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu",
-                                  ".num", ".nan"))
-
 # Every modifier spelling some form knows (plus the lenient instructions' common ones):
 # anything else is "Unknown modifier".
 KNOWN_MODIFIERS = frozenset(

@@ -5,8 +5,13 @@ parses, and `checks.py` validates it against the instruction table. That keeps t
 small (fast tables, few conflicts) and lets errors name the instruction as ptxas does,
 instead of a bare syntax error. Syntax errors stop at the first one, like ptxas (`fatal`).
 
-The LALR tables are written once next to this file (`_parsetab.py`, git-ignored) and
-reused; PLY regenerates them only when the grammar's signature changes.
+Plain instruction statements and debug-section rows arrive pre-built from `fastpath.py`
+as single INSTRUCTION / SECTION_ROW tokens (the `_StatementLexer` below decides where a
+statement starts); everything else goes token by token through the grammar.
+
+The LALR tables are written once next to this file (`_parsetab.py`, git-ignored; the user
+cache folder for a read-only install) and reused; PLY regenerates them only when the
+grammar's signature changes.
 """
 from __future__ import annotations
 
