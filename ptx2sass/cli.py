@@ -128,7 +128,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             else:
                 raise UsageError(f"argument expected after '{arg}'")
         if o.kind == opt.LIST:
-            items = value.split(",")
+            items = value.split(",") if o.split_commas else [value]
             cl.values.setdefault(o.name, []).extend(items)
             if o.name == "options-file":
                 extra = [a for p in items for a in _read_options_file(p)]
@@ -342,8 +342,8 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
             missing = True
             continue
         modules.append((path, data.decode("latin-1")))
-    for n, text in enumerate(cl.get("input-as-string", []) or []):
-        modules.append((f"<input-as-string {n + 1}>", text))
+    for text in cl.get("input-as-string", []) or []:
+        modules.append((opt.INPUT_STRING_NAME, text))
     if missing:
         report.fatal(ABORTED)
         return None

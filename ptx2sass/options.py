@@ -12,7 +12,8 @@ How ptxas reads a command line (measured, and reproduced by `ptx2sass.cli`):
   `--gpu-name` and `-arch` name one option but `-gpu-name` and `--arch` are unknown;
 - a value follows as `name=value` or as the next argument; single-letter numeric aliases
   (`-O3`, `-m64`) also take it glued on, and a bare `-O` changes nothing;
-- list options (`--entry a,b`) split at commas and accumulate when repeated; any other
+- list options (`--entry a,b`) split at commas (PTX given with --input-as-string does
+  not) and accumulate when repeated; any other
   option given twice with different values keeps the last and warns.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Option:
     effect: str = USED
     glued: bool = False             # the alias takes its value glued on: -O3, -m64
     optional_value: bool = False    # the alias may stand alone, changing nothing (-O)
+    split_commas: bool = True       # a LIST value holds several items (not PTX text)
 
     @property
     def takes_value(self) -> bool:
@@ -127,7 +129,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("help", "h", FLAG, "Print this list of options."),
     Option("input-as-string", "ias", LIST,
            "Take PTX modules as strings on the command line instead of files.",
-           "<ptx string>,..."),
+           "<ptx string>,...", split_commas=False),
     Option("jobserver", "jobserver", FLAG,
            "Cooperate with a GNU make jobserver.", effect=ACCEPTED),
     Option("legacy-bar-warp-wide-behavior", "legacy-bar-warp-wide-behavior", FLAG,
@@ -206,6 +208,7 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_LONG: dict[str, Option] = {o.name: o for o in OPTIONS}
 BY_ALIAS: dict[str, Option] = {o.alias: o for o in OPTIONS}
+INPUT_STRING_NAME = "application ptx input"   # how diagnostics name --input-as-string PTX
 
 # Late checks ptxas makes on some values (after the command line is read).
 CACHE_OPERATORS = {"def-load-cache": ("ca", "cg", "cs", "lu", "cv"),

@@ -114,6 +114,8 @@ CASES = [
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o --fmad=false -O0 --warn-on-spills",
      "k.ptx.o"),
+    # PTX on the command line (not split at its commas)
+    ("-arch=compute_89 -ias " + "\x00".join(SEVERAL_ERRORS.split()), "elf.o"),
     # no compilation
     ("-V k.ptx", "elf.o"), ("--version", "elf.o"), ("-h k.ptx", "elf.o"), ("-V -h", "elf.o"),
     ("", "elf.o"), ("-arch=sm_89", "elf.o"), ("-arch=sm_89 -maxrregcount k.ptx", "elf.o"),
@@ -141,9 +143,9 @@ def _as_ours(ptxas_stderr: str) -> str:
     return re.sub(r"(?m)^ptxas ", "ptx2sass ", ptxas_stderr)
 
 
-@pytest.mark.parametrize("command,output", CASES, ids=[c or "(none)" for c, _ in CASES])
+@pytest.mark.parametrize("command,output", CASES, ids=[c[:80] or "(none)" for c, _ in CASES])
 def test_same_verdict_and_messages_as_ptxas(command, output, tmp_path, capsys, monkeypatch):
-    argv = command.split()
+    argv = [a.replace("\x00", " ") for a in command.split()]
     theirs = _ptxas(argv, output)
     rc, out, err = _ours(argv, tmp_path, capsys, monkeypatch)
     assert rc == theirs.returncode
