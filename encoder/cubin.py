@@ -243,6 +243,10 @@ class Kernel:
 
 @dataclass
 class Cubin:
+    """A whole cubin. `kernels`, the `.nv.info` records, call graph and notes are decoded;
+    `symbols` is the symbol table (relocations and records name symbols by index into it);
+    `sections` and `reloc_sections` hold everything else exactly. The layout fields record
+    ptxas's order so that writing gives back its bytes; None means "as ptxas would"."""
     arch: str
     kernels: list[Kernel] = field(default_factory=list)     # in section (file) order
     symbols: list[Symbol] = field(default_factory=lambda: [Symbol("")])

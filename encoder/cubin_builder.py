@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import struct
+
 from .arch import UnknownArch, arch_info
 from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
