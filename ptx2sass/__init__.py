@@ -1,4 +1,13 @@
 """ptx2sass: PTX in, a cubin the CUDA driver loads out."""
 from ptx2sass.errors import CompileError
 
-__all__ = ["CompileError"]
+__all__ = ["CompileError", "compile"]
+
+
+def __getattr__(name):
+    # `compile` is loaded on first use, so `import ptx2sass` stays cheap for tools that only
+    # need the errors or the oracle.
+    if name == "compile":
+        from ptx2sass.compile import compile as _compile
+        return _compile
+    raise AttributeError(f"module 'ptx2sass' has no attribute {name!r}")

@@ -1,0 +1,217 @@
+"""The code-generation pipeline: SSA IR module → cubin bytes.
+
+Per kernel: instruction selection (`ptx2sass.isel`), register allocation
+(`ptx2sass.regalloc.allocate`), rewriting to physical SASS with exact register footprints,
+block layout with fall-through branches, control codes (`ptx2sass.sched.control`),
+encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ptx2sass import ir
+from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
+from ptx2sass.errors import CompileError
+from ptx2sass.isel import select_function
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+from ptx2sass.regalloc.allocate import allocate
+from ptx2sass.sched.control import Slot, assign_controls
+
+RZ = Reg("R", 255)
+PT = Reg("P", 7)
+STACK_POINTER = 1
+DESCRIPTOR_UR = 4
+TEXT_ALIGN = 128
+REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
+
+
+class KernelCode:
+    """What code generation knows about one kernel once its text is final."""
+
+    def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int],
+                 regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes):
+        self.name = name
+        self.instructions = instructions
+        self.labels = labels
+        self.regcount = regcount
+        self.exit_offsets = exit_offsets
+        self.entry_block_end = entry_block_end
+        self.text = text
+
+
+def _physical(op, colors, mf: MFunction):
+    if isinstance(op, VOp):
+        base = colors[op.reg.id] + (op.part or 0)
+        file = op.reg.cls
+        return Reg(file, base, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+    if isinstance(op, VMem):
+        base = None
+        if op.base is not None:
+            base = _physical(op.base, colors, mf)
+            if op.wide:
+                base = replace(base, suffix=("64",))
+        return Mem(base=base, offset=op.offset)
+    return op
+
+
+def _footprint(mi: MInstr, colors, mf: MFunction):
+    reads, writes = [], []
+    for i, op in enumerate(mi.operands):
+        if isinstance(op, VOp):
+            base = colors[op.reg.id] + (op.part or 0)
+            regs = [(op.reg.cls, base + k) for k in range(op.width)]
+            (writes if i < mi.ndefs else reads).extend(regs)
+        elif isinstance(op, VMem):
+            if op.base is not None:
+                base = colors[op.base.reg.id] + (op.base.part or 0)
+                reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
+            if op.wide:
+                reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+    if isinstance(mi.guard, VOp):
+        reads.append(("P", colors[mi.guard.reg.id]))
+    return reads, writes
+
+
+def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    d, s = mi.operands[0], mi.operands[1]
+    if d.reg.cls == "P":
+        ds, ss = colors[d.reg.id], colors[s.reg.id]
+        if ds == ss and not s.inv:
+            return []
+        ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, Reg("P", ss, inv=s.inv), PT, PT,
+                                              Imm(0x80), Imm(0)))
+        return [Slot(ins, [("P", ss)], [("P", ds)])]
+    out = []
+    width = d.width
+    dbase = colors[d.reg.id] + (d.part or 0)
+    if isinstance(s, VOp):
+        sbase = colors[s.reg.id] + (s.part or 0)
+        for k in range(width):
+            if dbase + k != sbase + k:
+                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k))),
+                                [("R", sbase + k)], [("R", dbase + k)]))
+    else:
+        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s)), [], [("R", dbase)]))
+    return out
+
+
+def _prologue(mf: MFunction, arch) -> list[Slot]:
+    """What ptxas puts first in every kernel: the stack pointer, and the global-memory
+    descriptor that `desc[UR4]` memory instructions read."""
+    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (Reg("R", STACK_POINTER), RZ, RZ,
+                                                     ConstRef(0, arch.stack_pointer_offset))),
+                [], [("R", STACK_POINTER)])]
+    if mf.uses_global_descriptor and arch.global_desc_offset is not None:
+        out.append(Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR),
+                                                      ConstRef(0, arch.global_desc_offset))),
+                        [], [("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)]))
+    return out
+
+
+def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> KernelCode:
+    from ptx2sass.encoder import codec
+    info = arch_info(arch)
+    mf = select_function(fn, info, filename)
+    alloc = allocate(mf)
+    colors = alloc.color
+    slots: list[Slot] = _prologue(mf, info)
+    label_pending: list[str] = []
+    block_start = False
+    for i, b in enumerate(mf.blocks):
+        label_pending.append(b.name)
+        block_start = block_start or i > 0
+        emitted: list[Slot] = []
+        for mi in b.instrs:
+            if mi.opcode == IMPLICIT_DEF:
+                continue
+            if mi.opcode == COPY:
+                emitted.extend(_lower_copy(mi, colors, mf))
+                continue
+            ops = tuple(_physical(op, colors, mf) for op in mi.operands)
+            guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
+            reads, writes = _footprint(mi, colors, mf)
+            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+        nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
+        if b.fallthrough is not None and b.fallthrough is not nxt:
+            emitted.append(Slot(Instruction("BRA", (), (Label(b.fallthrough.name),))))
+        if emitted:
+            emitted[0].labels.extend(label_pending)
+            emitted[0].block_start = block_start
+            label_pending, block_start = [], False
+        slots.extend(emitted)
+    if label_pending:
+        raise CompileError(f"kernel {fn.name}: a block at the end has no instructions", filename)
+    slots = assign_controls(slots)
+    labels: dict[str, int] = {}
+    for k, s in enumerate(slots):
+        for name in s.labels:
+            labels[name] = 16 * k
+    instructions = []
+    for s in slots:
+        ins = s.ins
+        if any(isinstance(op, Label) for op in ins.operands):
+            ins = replace(ins, operands=tuple(Label(op.name, labels[op.name]) if isinstance(op, Label)
+                                              else op for op in ins.operands))
+        instructions.append(ins)
+    # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
+    end = 16 * len(instructions)
+    instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
+    while (16 * len(instructions)) % TEXT_ALIGN:
+        instructions.append(Instruction("NOP"))
+    words = bytearray()
+    for pc, ins in enumerate(instructions):
+        try:
+            word = codec.encode(ins, arch, 16 * pc)
+        except codec.EncodeError as e:
+            raise CompileError(f"kernel {fn.name}: internal error: cannot encode `{e}`", filename) from None
+        words += word.to_bytes(16, "little")
+    exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
+    entry_end = None
+    first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
+    first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)
+                         if ins.opcode in ("EXIT", "BRA")), None)
+    candidates = [x for x in (first_block, first_branch) if x is not None]
+    entry_end = min(candidates) if candidates else None
+    regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+    return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words))
+
+
+def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
+                   filename: str | None = None) -> bytes:
+    """The cubin for every kernel of an SSA IR module."""
+    from ptx2sass.encoder.cubin import Kernel, write_cubin
+    from ptx2sass.encoder.cubin_builder import build_cubin
+    try:
+        info = arch_info(arch)
+    except UnknownArch as e:
+        raise CompileError(str(e)) from None
+    if info.family != "ampere":
+        raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
+    if module.variables:
+        raise CompileError("module-level variables (.global/.shared/.const) not supported yet", filename)
+    kernels = []
+    for fn in module.functions:
+        if not fn.is_entry:
+            raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
+        if fn.locals:
+            raise CompileError(f"kernel `{fn.name}`: local .shared/.local variables not supported yet",
+                               filename)
+        code = generate_kernel(fn, arch, filename)
+        params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
+        kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
+                              param_base=info.param_base, params=params,
+                              exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
+    if not kernels:
+        raise CompileError("the module has no kernels", filename)
+    target = module.target.split(",")[0].strip() if module.target else arch
+    return write_cubin(build_cubin(arch, kernels, ptx_target=target if target.startswith("sm_") else arch))
+
+
+def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
+    """PTX text → cubin: the frontend, then `compile_module`."""
+    from ptx2sass.frontend import check, parse
+    from ptx2sass.frontend.to_ssa import lower_module
+    module = parse(ptx, filename)
+    check(module, arch)
+    return compile_module(lower_module(module), arch, options, filename)

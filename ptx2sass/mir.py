@@ -1,0 +1,124 @@
+"""Machine IR: SASS instructions over virtual registers, between instruction selection and
+register allocation.
+
+An `MInstr` is one SASS instruction whose register operands may still be virtual (`VOp`
+naming a `VReg`, or one 32-bit part of a wide one). Its first `ndefs` operands are the
+registers it writes; everything else is read. The code is not in SSA form: a value built in
+parts (a 64-bit add writes its low and high halves separately) or written under a guard
+(`@P0 R2 = ...`) is defined more than once, so liveness treats a partial or guarded write as
+a use-and-def and `IMPLICIT_DEF` starts such a value's live range.
+
+Physical operands (`RZ`, `PT`, `UR4`, constants, immediates) are the encoder's own model
+objects, so after allocation an `MInstr` turns into an `encoder.model.Instruction` by
+replacing each `VOp` with its register.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptx2sass.encoder.model import Reg
+
+# Pseudo-instructions that exist only before allocation / encoding.
+IMPLICIT_DEF = "IMPLICIT_DEF"   # starts a live range (a value built in parts, or PTX undef)
+COPY = "COPY"                   # register copy, lowered to MOV (or dropped when coalesced)
+PSEUDOS = frozenset({IMPLICIT_DEF, COPY})
+
+
+@dataclass(eq=False)
+class VReg:
+    """A virtual register: `cls` is the register file ("R" or "P"), `width` the number of
+    consecutive 32-bit registers (1, 2 for an even-aligned pair, 4 for an aligned quad)."""
+    id: int
+    cls: str
+    width: int = 1
+
+    def __repr__(self) -> str:
+        return f"%{self.cls.lower()}{self.id}" + (f"x{self.width}" if self.width > 1 else "")
+
+
+@dataclass(frozen=True)
+class VOp:
+    """A register operand on a virtual register: the whole register (`part` None) or one
+    32-bit part of a wide one; `neg`/`abs`/`inv`/`suffix` as on `encoder.model.Reg`."""
+    reg: VReg
+    part: int | None = None
+    neg: bool = False
+    abs: bool = False
+    inv: bool = False
+    suffix: tuple[str, ...] = ()
+
+    @property
+    def width(self) -> int:
+        return self.reg.width if self.part is None else 1
+
+
+@dataclass(frozen=True)
+class VMem:
+    """A memory address on a virtual base register: `[%r.64+offset]` (`wide`) or `[%r+offset]`."""
+    base: VOp | None
+    offset: int = 0
+    wide: bool = True
+
+
+@dataclass(eq=False)
+class MInstr:
+    opcode: str
+    modifiers: tuple[str, ...] = ()
+    operands: list = field(default_factory=list)
+    ndefs: int = 0
+    guard: VOp | Reg | None = None
+    line: int | None = None
+    # Extra register footprint the operands cannot show (e.g. the high register of a
+    # 64-bit store's data `R4` covers R4..R5): operand index -> width in 32-bit registers.
+    widths: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def defs(self) -> list:
+        return self.operands[:self.ndefs]
+
+    @property
+    def uses(self) -> list:
+        return self.operands[self.ndefs:]
+
+    def __repr__(self) -> str:
+        g = f"@{self.guard!r} " if self.guard is not None else ""
+        return f"{g}{'.'.join((self.opcode, *self.modifiers))} {self.operands}"
+
+
+@dataclass(eq=False)
+class MBlock:
+    name: str
+    instrs: list[MInstr] = field(default_factory=list)
+    succs: list["MBlock"] = field(default_factory=list)
+    preds: list["MBlock"] = field(default_factory=list)
+    # The successor reached without a branch (None: the block ends in EXIT or an
+    # unconditional BRA); layout must place it next or add a BRA.
+    fallthrough: "MBlock | None" = None
+
+    def __repr__(self) -> str:
+        return f"MBlock({self.name})"
+
+
+@dataclass(eq=False)
+class MFunction:
+    name: str
+    blocks: list[MBlock] = field(default_factory=list)
+    vregs: list[VReg] = field(default_factory=list)
+    uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
+
+    def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
+        v = VReg(len(self.vregs), cls, width)
+        self.vregs.append(v)
+        return v
+
+
+def register_operands(ins: MInstr):
+    """(operand index, VOp, is_def) for every virtual register the instruction names,
+    including address bases and the guard (index -1)."""
+    for i, op in enumerate(ins.operands):
+        if isinstance(op, VOp):
+            yield i, op, i < ins.ndefs
+        elif isinstance(op, VMem) and op.base is not None:
+            yield i, op.base, False
+    if isinstance(ins.guard, VOp):
+        yield -1, ins.guard, False

@@ -1,0 +1,158 @@
+"""Control codes for straight-line issue order: stall counts, yield, scoreboards, wait masks.
+
+The pass walks the final instruction order once, keeping for every register when a
+fixed-latency result becomes readable (`sched.latency`, the table the emulator's hazard
+checker uses) and which scoreboard guards a pending variable-latency result. An instruction
+that reads too early raises the stall count of the one before it; one that reads (or
+overwrites) a scoreboarded register waits on that scoreboard.
+
+Block boundaries are handled conservatively (correct for any control flow, loops
+included): the last instruction before a block start stalls until every fixed-latency result
+is ready, and the first instruction of a block waits on every scoreboard in use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ptx2sass.encoder.model import Control, Instruction
+from ptx2sass.sched import latency as lat
+
+NUM_SCOREBOARDS = 6
+MAX_STALL = 15
+# A guard read by a branch or EXIT needs the predicate well before the branch unit reads it
+# (ptxas keeps 13 cycles between ISETP and a predicated EXIT/BRA).
+BRANCH_GUARD_LATENCY = 13
+# A wait sees a scoreboard only a couple of cycles after its producer issued.
+SCOREBOARD_VISIBLE = 2
+STORES = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS"}
+LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
+BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
+
+
+@dataclass
+class Slot:
+    """One instruction to schedule with its exact register footprint: lists of
+    (file, index) such as ("R", 4), ("P", 0), ("UR", 4)."""
+    ins: Instruction
+    reads: list[tuple[str, int]] = field(default_factory=list)
+    writes: list[tuple[str, int]] = field(default_factory=list)
+    block_start: bool = False
+    labels: list[str] = field(default_factory=list)   # block labels bound to this slot
+    stall: int = 1
+    wr_sb: int = 7
+    rd_sb: int = 7
+    wait: int = 0
+
+
+def _is_variable(ins: Instruction) -> bool:
+    return lat.is_variable(ins.opcode)
+
+
+def assign_controls(slots: list[Slot]) -> list[Slot]:
+    """Fill each slot's control fields and return the slots in order, each `ins` carrying
+    its Control (NOP slots inserted where a stall would exceed 15 cycles)."""
+    out: list[Slot] = []
+    t = 0
+    ready: dict[tuple, int] = {}                 # register -> first cycle it may be read
+    produced: dict[tuple, int] = {}              # predicate -> issue cycle of its producer
+    pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
+    readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
+    set_time = [0] * NUM_SCOREBOARDS
+    in_use = [False] * NUM_SCOREBOARDS
+    rr = 0
+
+    def bump_previous(need: int) -> None:
+        """Delay the current issue to cycle `need` by stalling the previous slot (or NOPs)."""
+        nonlocal t
+        if need <= t or not out:
+            t = max(t, need) if not out else t
+            return
+        prev = out[-1]
+        extra = need - t
+        room = MAX_STALL - prev.stall
+        take = min(extra, room)
+        prev.stall += take
+        extra -= take
+        while extra > 0:
+            nop = Slot(Instruction("NOP"), stall=min(extra, MAX_STALL))
+            out.append(nop)
+            extra -= nop.stall
+        t = need
+
+    def alloc_sb() -> int:
+        nonlocal rr
+        for k in range(NUM_SCOREBOARDS):
+            sb = (rr + k) % NUM_SCOREBOARDS
+            if not in_use[sb]:
+                rr = (sb + 1) % NUM_SCOREBOARDS
+                in_use[sb] = True
+                return sb
+        sb = min(range(NUM_SCOREBOARDS), key=lambda s: set_time[s])
+        return sb
+
+    for slot in slots:
+        ins = slot.ins
+        if slot.block_start and out:
+            # Drain fixed latencies into the block; wait on every scoreboard at its top.
+            bump_previous(max(ready.values(), default=0))
+            slot.wait |= sum(1 << sb for sb in range(NUM_SCOREBOARDS) if in_use[sb])
+        need = t
+        wait = slot.wait
+        for r in slot.reads + slot.writes:
+            if r in pending:
+                wait |= 1 << pending[r]
+        for r in slot.writes:
+            for sb, regs in readers.items():
+                if r in regs:
+                    wait |= 1 << sb
+        for sb in range(NUM_SCOREBOARDS):
+            if wait >> sb & 1 and in_use[sb]:
+                need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)
+        for r in slot.reads:
+            if r in ready:
+                need = max(need, ready[r])
+        if ins.opcode in BRANCHES and ins.guard is not None:
+            g = ("P", ins.guard.index)
+            if g in produced:
+                need = max(need, produced[g] + BRANCH_GUARD_LATENCY)
+        bump_previous(need)
+        # The wait clears those scoreboards.
+        for sb in range(NUM_SCOREBOARDS):
+            if wait >> sb & 1:
+                for r in [r for r, s in pending.items() if s == sb]:
+                    del pending[r]
+                readers[sb].clear()
+                in_use[sb] = False
+        slot.wait = wait
+        # This instruction's own effects.
+        if _is_variable(ins) and slot.writes:
+            sb = alloc_sb()
+            slot.wr_sb = sb
+            set_time[sb] = t
+            for r in slot.writes:
+                pending[r] = sb
+                ready.pop(r, None)
+        else:
+            for r in slot.writes:
+                ready[r] = t + lat.fixed_latency(ins.opcode, ins.modifiers, predicate=r[0] in ("P", "UP"),
+                                                 uniform=r[0] in ("UR", "UP"))
+                if r[0] == "P":
+                    produced[r] = t
+        reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
+        if reg_reads and (ins.opcode in STORES or (_is_variable(ins) and ins.opcode not in LOADS)):
+            sb = alloc_sb()
+            slot.rd_sb = sb
+            set_time[sb] = t
+            readers[sb].update(reg_reads)
+        out.append(slot)
+        t += slot.stall
+    if out:
+        bump_previous(max(ready.values(), default=0))
+    for s in out:
+        variable = _is_variable(s.ins) or s.ins.opcode in STORES
+        yield_ = s.stall <= 2 or variable or s.ins.opcode in BRANCHES
+        if s.ins.opcode == "NOP":
+            yield_ = False
+        ctl = Control(stall=s.stall, yield_=yield_, wr_sb=s.wr_sb, rd_sb=s.rd_sb, wait=s.wait)
+        s.ins = replace(s.ins, control=ctl)
+    return out
