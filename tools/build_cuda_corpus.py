@@ -31,8 +31,8 @@ ARCH = "sm_89"
 BASE_OPTIONS = ("-O3",)
 
 # File stem -> extra builds beyond the plain one: (suffix of the .ptx name, nvcc options).
-# -G only for files that call no header intrinsics: with -G those become internal functions
-# whose mangled names carry a per-run random hash, which would make the PTX irreproducible.
+# With -G, header intrinsics become internal .func calls (named with a per-run hash that
+# normalise_ptx replaces); nvcc 13.5 -G fails on bits.cu (dp2a in sm_61_intrinsics.hpp).
 VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "calls": (("G", ("-G",)),),
     "control": (("G", ("-G",)),),
