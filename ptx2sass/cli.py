@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 
 from ptx2sass.errors import CompileError, format_diagnostic
 from ptx2sass import options as opt
@@ -44,11 +43,13 @@ class UsageError(Exception):
 
 # Command line -----------------------------------------------------------------------------
 
-@dataclass
 class CommandLine:
-    values: dict[str, object] = field(default_factory=dict)   # option name -> value
-    inputs: list[str] = field(default_factory=list)           # file names ("-": stdin)
-    warnings: list[str] = field(default_factory=list)
+    """What the command line asked for: option values by long name, inputs, warnings."""
+
+    def __init__(self):
+        self.values: dict[str, object] = {}
+        self.inputs: list[str] = []          # file names ("-": stdin)
+        self.warnings: list[str] = []
 
     def get(self, name: str, default=None):
         return self.values.get(name, default)
@@ -171,11 +172,21 @@ def help_text() -> str:
 
 
 def _own_version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("ptx2sass")
-    except Exception:
-        return "unknown"
+    """The installed distribution's version, read from its `.dist-info` folder name:
+    `importlib.metadata` would triple the start-up time of `--version`."""
+    import ptx2sass
+    if getattr(ptx2sass, "__version__", None):
+        return ptx2sass.__version__
+    prefix = "ptx2sass-"
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix):-len(".dist-info")]
+    return "unknown"
 
 
 def version_text() -> str:
@@ -373,27 +384,35 @@ def write_atomically(path: str, data: bytes) -> None:
 # Code generation interface ----------------------------------------------------------------
 
 def _code_generator():
-    """`ptx2sass.compile(ptx, arch, **options) -> bytes`, wherever the back end defines it;
-    None while no back end exists."""
-    import importlib
+    """The back end as `generate(ptx, arch, module=None, **options) -> cubin bytes`, or None
+    while there is none. With `module` (already parsed and checked), the PTX is not parsed a
+    second time: `ptx2sass.codegen.compile_module` takes the SSA IR directly. Otherwise the
+    public `ptx2sass.compile(ptx, arch, **options)`."""
+    try:
+        from ptx2sass.codegen import compile_module
+    except ModuleNotFoundError as e:
+        if e.name != "ptx2sass.codegen":
+            raise
+        compile_module = None
+    if compile_module is not None:
+        def generate(ptx, arch, module=None, filename="<input>", **options):
+            from ptx2sass import frontend
+            from ptx2sass.frontend.to_ssa import lower_module
+            if module is None:
+                module = frontend.parse(ptx, filename)
+                frontend.check(module, arch)
+            return compile_module(lower_module(module), arch, options, filename)
+        return generate
     import ptx2sass
-    candidate = getattr(ptx2sass, "compile", None)
-    if callable(candidate) and not isinstance(candidate, type(sys)):
-        return candidate
-    for module in ("ptx2sass.compile", "ptx2sass.codegen"):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            continue
-        fn = getattr(mod, "compile", None)
-        if callable(fn):
-            return fn
-    return None
+    try:
+        public = ptx2sass.compile
+    except AttributeError:
+        return None
+    return public if callable(public) else None
 
 
-def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str) -> dict:
+def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str,
+                     module=None) -> dict:
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
@@ -403,6 +422,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str) -
         "compile_only": cl.flag("compile-only"),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
+        "module": module,    # the checked AST, so the back end need not parse again
     }
 
 
@@ -523,7 +543,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     generate = _code_generator()
     if generate is None:
         return report.fatal("code generation is not available in this build of ptx2sass")
-    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename))
+    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename, module))
     try:
         cubin = generate(text, arch, **options)
     except CompileError as err:

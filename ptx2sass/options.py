@@ -18,8 +18,6 @@ How ptxas reads a command line (measured, and reproduced by `ptx2sass.cli`):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Value kinds.
 FLAG = "flag"          # no value
 BOOL = "bool"          # true | false
@@ -31,23 +29,34 @@ USED = "used"
 ACCEPTED = "accepted"  # taken and ignored: tunes ptxas internals only
 
 
-@dataclass(frozen=True)
 class Option:
-    name: str                       # long name without dashes: "gpu-name"
-    alias: str                      # alias without its dash: "arch"
-    kind: str
-    help: str
-    placeholder: str = ""           # shown in --help: "<gpu name>"
-    values: tuple[str, ...] = ()    # allowed values, when ptxas restricts them
-    default: str | None = None
-    effect: str = USED
-    glued: bool = False             # the alias takes its value glued on: -O3, -m64
-    optional_value: bool = False    # the alias may stand alone, changing nothing (-O)
-    split_commas: bool = True       # a LIST value holds several items (not PTX text)
+    """One option. A plain class, not a dataclass: `--version` must not pay for importing
+    `dataclasses` (and `inspect`) at start-up."""
+    __slots__ = ("name", "alias", "kind", "help", "placeholder", "values", "default",
+                 "effect", "glued", "optional_value", "split_commas")
+
+    def __init__(self, name: str, alias: str, kind: str, help: str, placeholder: str = "",
+                 values: tuple[str, ...] = (), default: str | None = None,
+                 effect: str = USED, glued: bool = False, optional_value: bool = False,
+                 split_commas: bool = True):
+        self.name = name                    # long name without dashes: "gpu-name"
+        self.alias = alias                  # alias without its dash: "arch"
+        self.kind = kind
+        self.help = help
+        self.placeholder = placeholder      # shown in --help: "<gpu name>"
+        self.values = values                # allowed values, when ptxas restricts them
+        self.default = default
+        self.effect = effect
+        self.glued = glued                  # the alias takes its value glued on: -O3, -m64
+        self.optional_value = optional_value  # the alias may stand alone, changing nothing
+        self.split_commas = split_commas    # a LIST value holds several items (not PTX text)
 
     @property
     def takes_value(self) -> bool:
         return self.kind != FLAG
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r}, {self.alias!r}, {self.kind!r})"
 
 
 def _gpu_names() -> tuple[str, ...]:
