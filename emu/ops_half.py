@@ -160,9 +160,8 @@ def op_hset2(w, s, active, mask):
 def op_hsetp2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)
-    ops = s.ins.operands
-    pd, pd2 = ops[0], ops[1]
-    a, b, p = ops[2], ops[3], ops[4]
+    pd, rest = _operands(s)       # an immediate source is a (high, low) pair of operands
+    pd2, a, b, p = rest[:4]
     al, ah = _read(w, a, kind)
     bl, bh = _read(w, b, kind)
     pc = w.pred(p)

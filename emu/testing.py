@@ -180,3 +180,236 @@ def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None
         if why:
             return ZludaOutcome(name, False, f"{out_name}: {why}", result)
     return ZludaOutcome(name, True, "", result)
+
+
+# --------------------------------------------------------------------------- tinygrad corpus
+
+TINYGRAD_DIR = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "tinygrad"
+
+_NUMPY_DTYPE = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+                "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+                "uint64": np.uint64, "float16": np.float16, "float32": np.float32,
+                "float64": np.float64}
+_VAR_TYPES = {"int32": "s32", "int64": "s64", "uint32": "u32"}
+
+
+def tinygrad_manifest() -> list[dict]:
+    """The corpus kernels that the pinned ptxas accepts (the others have no cubin to run)."""
+    kernels = json.loads((TINYGRAD_DIR / "manifest.json").read_text())["kernels"]
+    return [k for k in kernels if "ptxas_error" not in k]
+
+
+def tinygrad_cubin(entry: dict) -> bytes | None:
+    from ptx2sass import oracle
+    run = oracle.ptxas((TINYGRAD_DIR / entry["file"]).read_text(), "sm_89", name=entry["file"])
+    return run.output if run.ok else None
+
+
+def tinygrad_inputs(entry: dict, seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic inputs for every buffer parameter, in the dtype the kernel really loads
+    (`storage_dtype` for the ones tinygrad emulates). Floats are drawn from [-2, 2); integers
+    from [0, 4), small enough that a buffer read as gather indices stays in bounds; output
+    buffers start as a fixed non-zero pattern so that an unwritten element is noticed."""
+    rng = np.random.default_rng([seed, int(entry["sha256"][:8], 16)])
+    out = {}
+    for p in entry["params"]:
+        if p["kind"] != "buffer":
+            continue
+        name = p.get("storage_dtype", p["dtype"])
+        dtype = np.dtype(_NUMPY_DTYPE[name])
+        count = p["bytes"] // dtype.itemsize
+        if p["access"] == "out":
+            arr = np.full(p["bytes"], 0xA5, np.uint8).view(dtype)
+        elif dtype.kind == "f":
+            arr = rng.uniform(-2, 2, count).astype(dtype)
+        elif dtype.kind == "b":
+            arr = rng.integers(0, 2, count).astype(dtype)
+        elif "storage_dtype" in p:
+            # Raw bits of an emulated float type (bfloat16 / fp8): values near 1.
+            arr = _emulated_float_bits(p["dtype"], rng, count).astype(dtype)
+        else:
+            arr = rng.integers(0, 4, count).astype(dtype)
+        out[p["name"]] = arr
+    return out
+
+
+def _emulated_float_bits(dtype: str, rng, count: int) -> np.ndarray:
+    values = rng.uniform(-2, 2, count).astype(np.float32)
+    if dtype == "bfloat16":
+        return (values.view(np.uint32) >> 16).astype(np.uint16)
+    # fp8: keep sign, a small exponent range and random mantissa bits (no NaN/Inf patterns).
+    sign = (values < 0).astype(np.uint8) << 7
+    return sign | rng.integers(0x30, 0x48, count).astype(np.uint8)
+
+
+@dataclass
+class TinygradOutcome:
+    name: str
+    ok: bool
+    reason: str = ""
+    result: LaunchResult | None = None
+    inputs: dict | None = None
+
+
+def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
+                 cubin: bytes | None = None) -> TinygradOutcome:
+    """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says."""
+    name = entry["file"]
+    cubin = cubin or tinygrad_cubin(entry)
+    if cubin is None:
+        return TinygradOutcome(name, False, "ptxas rejects the kernel")
+    inputs = tinygrad_inputs(entry, seed)
+    try:
+        program = load_program(cubin, entry["entry"], decoder or cubin_listing_decoder(cubin))
+        launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+                        hazard_check=hazard_check)
+        if hazard_check:
+            from .hazards import TimingModel
+            launch.timing_model = TimingModel(launch)
+        placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in inputs.items()}
+        params = [Param(buffer=p["name"]) if p["kind"] == "buffer"
+                  else Param(type=_VAR_TYPES[p["dtype"]], value=p["value"]) for p in entry["params"]]
+        launch.set_params(params, placed)
+        launch.run()
+    except EmuFault as e:
+        return TinygradOutcome(name, False, f"fault: {e}", inputs=inputs)
+    return TinygradOutcome(name, True, "", _result(launch, placed), inputs)
+
+
+# tinygrad's own execution of the same kernel is the reference. It runs on tinygrad's PYTHON
+# device (a UOp interpreter, independent of PTX and of this emulator) in a subprocess with a
+# clean environment, because tinygrad reads its settings from environment variables at import.
+
+def tinygrad_references(files: list[str], out_dir: Path, seed: int = 0, timeout: int = 900) -> dict[str, dict]:
+    """Reference outputs for corpus kernels: {file: {"buffers": {name: ndarray}} or
+    {"missing": reason}}. Each kernel is re-derived from its program in
+    `tools.harvest_tinygrad` (found by the sha256 of its PTX), lowered for the PYTHON device
+    and run there on `tinygrad_inputs`."""
+    import os
+    import subprocess
+    import sys
+    repo = Path(__file__).resolve().parent.parent
+    request = out_dir / "request.json"
+    request.write_text(json.dumps({"files": files, "seed": seed}))
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"),
+           "DEV": "NULL", "CACHELEVEL": "0", "PYTHONPATH": str(repo)}
+    run = subprocess.run([sys.executable, "-c", "from ptx2sass.emu.testing import _reference_worker; "
+                          f"_reference_worker({str(out_dir)!r})"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        raise RuntimeError(f"tinygrad reference run failed: {run.stderr.strip()[-2000:]}")
+    result = json.loads((out_dir / "result.json").read_text())
+    out = {}
+    for f, r in result.items():
+        if "missing" in r:
+            out[f] = r
+        else:
+            with np.load(out_dir / r["npz"]) as z:
+                out[f] = {"buffers": {k: z[k] for k in z.files}}
+    return out
+
+
+def _reference_worker(out_dir: str) -> None:
+    import hashlib
+
+    from tinygrad import Tensor
+    from tinygrad.codegen import to_program
+    from tinygrad.helpers import Context, Target
+    from tinygrad.runtime.ops_python import PythonProgram, PythonRenderer
+    from tinygrad.uop.ops import Ops
+
+    from tools.harvest_tinygrad import make_renderer, tinygrad_programs
+
+    out = Path(out_dir)
+    req = json.loads((out / "request.json").read_text())
+    entries = {k["file"]: k for k in tinygrad_manifest()}
+    programs = {p.name: p for p in tinygrad_programs()}
+    ptx_renderer = make_renderer()
+    py_renderer = PythonRenderer(Target(device="PYTHON", renderer="PYTHON", arch=""))
+    result = {}
+    for i, f in enumerate(req["files"]):
+        entry = entries[f]
+        try:
+            result[f] = _reference_one(entry, programs[entry["program"]], ptx_renderer, py_renderer,
+                                       req["seed"], out / f"ref{i}.npz", hashlib, Tensor, to_program,
+                                       Context, PythonProgram, Ops)
+        except Exception as e:       # tinygrad cannot run this kernel on PYTHON: no reference
+            result[f] = {"missing": f"{type(e).__name__}: {str(e)[:200]}"}
+    (out / "result.json").write_text(json.dumps(result))
+
+
+def _reference_one(entry, prog, ptx_renderer, py_renderer, seed, npz, hashlib, Tensor, to_program,
+                   Context, PythonProgram, Ops) -> dict:
+    with Context(**dict(prog.context)):
+        linear, var_vals = Tensor.linear_with_vars(*prog.build())
+        for call in linear.src:
+            ast = call.src[0]
+            if ast.op is not Ops.SINK:
+                continue
+            if prog.opts is not None:
+                from dataclasses import replace as dc_replace
+
+                from tinygrad.codegen.opt import Opt, OptOps
+                opts = tuple(Opt(OptOps[op], axis, arg) for op, axis, arg in prog.opts)
+                ast = ast.replace(arg=dc_replace(ast.arg, opts_to_apply=opts))
+            ptx = to_program(ast, ptx_renderer).src[-1].arg.decode()
+            if hashlib.sha256(ptx.encode()).hexdigest() != entry["sha256"]:
+                continue
+            program = to_program(ast, py_renderer)
+            info = program.arg
+            grid, block = info.launch_dims(var_vals)
+            inputs = tinygrad_inputs(entry, seed)
+            names = [p["name"] for p in entry["params"] if p["kind"] == "buffer"]
+            bufs = [memoryview(bytearray(inputs[n].tobytes())) for n in names]
+            PythonProgram(None, program.to_elf())(*bufs, global_size=tuple(grid),
+                                                    local_size=tuple(block or (1, 1, 1)),
+                                                    vals=info.vals(var_vals))
+            written = {p["name"]: np.frombuffer(bytes(b), inputs[p["name"]].dtype)
+                       for p, b in zip([p for p in entry["params"] if p["kind"] == "buffer"], bufs)
+                       if p["access"] in ("out", "inout")}
+            np.savez(npz, **written)
+            return {"npz": npz.name}
+    return {"missing": "kernel not found among its program's kernels"}
+
+
+def _as_float(arr: np.ndarray, dtype: str) -> np.ndarray:
+    """Values of an output for comparison: emulated float types decoded from their bits."""
+    if dtype == "bfloat16":
+        return (arr.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if dtype.startswith("float8"):
+        exp_bits, bias = (4, 7) if "e4m3" in dtype else (5, 15)
+        man_bits = 7 - exp_bits
+        a = arr.astype(np.int64)
+        sign = np.where(a >> 7, -1.0, 1.0)
+        e = (a >> man_bits) & ((1 << exp_bits) - 1)
+        m = a & ((1 << man_bits) - 1)
+        normal = (1 + m / (1 << man_bits)) * np.exp2(e - bias)
+        sub = (m / (1 << man_bits)) * np.exp2(1 - bias)
+        return sign * np.where(e == 0, sub, normal)
+    return arr.astype(np.float64)
+
+
+def compare_tinygrad(entry: dict, got: dict[str, bytes], want: dict[str, np.ndarray]) -> str:
+    """Empty when the emulator's outputs agree with tinygrad's: integers and booleans exactly,
+    floats within a tolerance that allows for PTX's approximate transcendentals (ex2/lg2/sin/
+    rcp.approx, about 2^-21 relative) and one rounding step of 16- and 8-bit formats."""
+    params = {p["name"]: p for p in entry["params"]}
+    for name, ref in want.items():
+        p = params[name]
+        got_arr = np.frombuffer(got[name], ref.dtype)[:ref.size]
+        if ref.dtype.kind in "iub" and "storage_dtype" not in p:
+            bad = got_arr != ref
+        else:
+            kind = p["dtype"]
+            a, b = _as_float(got_arr, kind), _as_float(ref, kind)
+            rtol = {"float64": 1e-6, "float32": 1e-4, "float16": 2e-3, "bfloat16": 1.6e-2}.get(kind, 0.13)
+            if "approx_transcendental" in entry["features"] or kind in ("float16", "bfloat16") \
+                    or kind.startswith("float8"):
+                rtol = max(rtol, 2e-3) if kind != "float64" else 1e-4
+            with np.errstate(invalid="ignore"):
+                close = np.isclose(a, b, rtol=rtol, atol=rtol * max(1.0, float(np.nanmax(np.abs(b)) if b.size and np.isfinite(b).any() else 1.0)) * 1e-2, equal_nan=True)
+            bad = ~close
+        if bad.any():
+            i = int(np.argmax(bad))
+            return f"{name}: {int(bad.sum())} of {bad.size} differ; first at [{i}]: {got_arr[i]!r} != {ref[i]!r}"
+    return ""
