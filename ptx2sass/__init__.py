@@ -8,6 +8,7 @@ def __getattr__(name):
     # `compile` is loaded on first use, so `import ptx2sass` stays cheap for tools that only
     # need the errors or the oracle.
     if name == "compile":
-        from ptx2sass.compile import compile as _compile
+        from ptx2sass.compiler import compile as _compile
+        globals()["compile"] = _compile
         return _compile
     raise AttributeError(f"module 'ptx2sass' has no attribute {name!r}")

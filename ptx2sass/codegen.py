@@ -109,8 +109,30 @@ def _prologue(mf: MFunction, arch) -> list[Slot]:
     return out
 
 
-def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> KernelCode:
+def _signed_immediates(ins: Instruction) -> Instruction:
+    ops = tuple(Imm(op.value - (1 << 32)) if isinstance(op, Imm) and op.text is None
+                and op.value >= 1 << 31 else op for op in ins.operands)
+    return replace(ins, operands=ops)
+
+
+def _encode(ins: Instruction, arch: str, pc: int, kernel: str, filename: str | None) -> int:
+    """The instruction's word. 32-bit immediates are unsigned for logic ops (LOP3, SEL, MOV)
+    and signed for arithmetic ones (IADD3, IMAD, ISETP): the selector writes them unsigned
+    and the signed spelling is tried when the unsigned one has no encoding."""
     from ptx2sass.encoder import codec
+    try:
+        return codec.encode(ins, arch, pc)
+    except codec.EncodeError as first:
+        signed = _signed_immediates(ins)
+        if signed != ins:
+            try:
+                return codec.encode(signed, arch, pc)
+            except codec.EncodeError:
+                pass
+        raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
+
+
+def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> KernelCode:
     info = arch_info(arch)
     mf = select_function(fn, info, filename)
     alloc = allocate(mf)
@@ -161,11 +183,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
         instructions.append(Instruction("NOP"))
     words = bytearray()
     for pc, ins in enumerate(instructions):
-        try:
-            word = codec.encode(ins, arch, 16 * pc)
-        except codec.EncodeError as e:
-            raise CompileError(f"kernel {fn.name}: internal error: cannot encode `{e}`", filename) from None
-        words += word.to_bytes(16, "little")
+        words += _encode(ins, arch, 16 * pc, fn.name, filename).to_bytes(16, "little")
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)

@@ -317,6 +317,8 @@ class Selector:
             return
         if isinstance(src, ir.Symbol):
             raise self.unsupported("`mov` of a variable's address")
+        if len(ins.srcs) > 1:
+            return self.pack(d, ins.srcs)
         if r.width > 1:
             self.begin_wide(d)
         for k in range(r.width):
@@ -325,6 +327,21 @@ class Selector:
                 self.emit(COPY, (), [VOp(r), s], guarded=False)
             else:
                 self.move(self.dst(d, k), s)
+
+    def pack(self, d: ir.Value, elems) -> None:
+        """`mov.b32 d, {a, b}` (two 16-bit halves) or `mov.b64 d, {a, b}` (two words)."""
+        r = self.vreg(d)
+        n = len(elems)
+        if r.width == 2 and n == 2:
+            self.begin_wide(d)
+            for k in range(2):
+                self.move(self.dst(d, k), self.part_of(elems[k], 0))
+            return
+        if r.width == 1 and n == 2:
+            self.emit("PRMT", (), [self.dst(d), self.reg_part(elems[0]), Imm(0x5410),
+                                   self.reg_part(elems[1])])
+            return
+        raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
 
     def param_const(self, addr: ir.Address, part: int) -> ConstRef:
         sym = addr.base
@@ -517,11 +534,18 @@ class Selector:
             raise self.unsupported(f"`mul.hi.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
         if mode == "lo":
-            self.emit("IMAD", (), [self.dst(d), ra, sb, RZ])
+            self.imad((), self.dst(d), ra, sb, RZ)
         elif mode == "hi":
             self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, RZ])
         else:
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
+
+    def imad(self, mods, d, a, b, c) -> None:
+        """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none."""
+        if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
+            self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
+            return
+        self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
         if isinstance(op, Imm):
@@ -540,8 +564,8 @@ class Selector:
             raise self.unsupported("`mad.lo.64` with an immediate addend")
         self.emit("IMAD", ("WIDE", "U32"), [t, self.reg_part(a, 0), self.part_of(b, 0), acc])
         hi = VOp(self.mf.new_vreg())
-        self.emit("IMAD", (), [hi, self.reg_part(a, 0), self.part_of(b, 1), VOp(t.reg, 1)])
-        self.emit("IMAD", (), [self.dst(d, 1), self.reg_part(a, 1), self.part_of(b, 0), hi])
+        self.imad((), hi, self.reg_part(a, 0), self.part_of(b, 1), VOp(t.reg, 1))
+        self.imad((), self.dst(d, 1), self.reg_part(a, 1), self.part_of(b, 0), hi)
         self.emit("MOV", (), [self.dst(d, 0), VOp(t.reg, 0)])
 
     def sel_mad(self, ins):
@@ -567,7 +591,7 @@ class Selector:
         elif mode == "hi":
             self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, self.reg_part(c)])
         else:
-            self.emit("IMAD", (), [self.dst(d), ra, sb, self.reg_part(c)])
+            self.imad((), self.dst(d), ra, sb, self.reg_part(c))
 
     def wide_reg(self, op):
         if isinstance(op, ir.Value):
@@ -698,6 +722,36 @@ class Selector:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
             else:
                 self.move(self.dst(d, 1), RZ)
+
+    def sel_shf(self, ins):
+        d, a, b, c = ins.dests[0], *ins.srcs
+        left = "l" in ins.modifiers
+        wrap = ("W",) if "wrap" in ins.modifiers else ()
+        mods = ("L",) + wrap + ("U32", "HI") if left else ("R",) + wrap + ("U32",)
+        self.emit("SHF", mods, [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
+
+    def sel_prmt(self, ins):
+        if any(m in ins.modifiers for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")):
+            raise self.unsupported(f"`prmt.{'.'.join(ins.modifiers)}`")
+        d, a, b, c = ins.dests[0], *ins.srcs
+        self.emit("PRMT", (), [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
+
+    def sel_popc(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`popc.{ins.type}`")
+        self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_brev(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`brev.{ins.type}`")
+        self.emit("BREV", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_clz(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`clz.{ins.type}`")
+        t = VOp(self.mf.new_vreg())
+        self.emit("FLO", ("U32",), [t, self.reg_part(ins.srcs[0])])
+        self.emit("IADD3", (), [self.dst(ins.dests[0]), self.negate(t), Imm(0x1f), RZ])
 
     # ------------------------------------------------------------------ compare and select
     def sel_setp(self, ins):

@@ -1,4 +1,5 @@
-"""`ptx2sass.compile(ptx, arch="sm_89", **options) -> bytes`: the public compile API."""
+"""`ptx2sass.compile(ptx, arch="sm_89", **options) -> bytes`: the public compile API (a module
+named `compile` would shadow the function on the package, hence `compiler`)."""
 from __future__ import annotations
 
 from ptx2sass.errors import CompileError
