@@ -580,6 +580,12 @@ class Checker:
         if code == "m":
             return self.check_address(ins, operand, scope, space)
         if code in ("V", "W"):
+            if vector is None and type(operand) is ast.VectorOperand:
+                if len(operand.elements) != 1:
+                    self.error(f"Argument vector size mismatch for instruction "
+                               f"'{ins.opcode}'", ins)
+                    return True
+                operand = operand.elements[0]   # `{ %r2 }`: Triton's one-element braces
             if vector is None:
                 return self.check_value(ins, index, "d" if code == "V" else "a", operand,
                                         types[0], scope, relaxed)
@@ -597,7 +603,7 @@ class Checker:
                 self.resolve_names(operand, scope, self.labels)
                 return True
             count = len(operand.elements)
-            if count not in (2, 4, 8):
+            if count not in (1, 2, 4, 8):
                 self.error(f"Illegal vector size: {count}", ins)
             if count != int(vector[2:]):
                 self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
@@ -650,8 +656,11 @@ class Checker:
         while type(operand) is ast.ParenList and len(operand.elements) == 1:
             operand = operand.elements[0]   # `(x)` outside a call is grouping
         t = type(operand)
-        if t is ast.VectorOperand and ins.opcode == "mov":
-            return self.check_packing(operand, want, scope)
+        if t is ast.VectorOperand:
+            if ins.opcode == "mov":
+                return self.check_packing(operand, want, scope)
+            self.error(f"Vector operand is not allowed for instruction '{ins.opcode}'", ins)
+            return True
         if role == "d":
             if t is not ast.Name:
                 if t is ast.VectorOperand:
