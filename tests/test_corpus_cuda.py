@@ -187,6 +187,20 @@ def test_fp8_and_bf16_encodings():
     assert REF.f32_to_bf16_bits(1.01171875) == 0x3F82    # tie rounds to even
 
 
+def test_comparison_tolerances():
+    one = np.array([1.0, 2.0, -0.0], dtype=np.float32)
+    near = np.nextafter(one, np.float32(np.inf))
+    far = one + np.float32(1e-5)
+    assert REF.mismatch("f32", one, one, REF.EXACT) is None
+    assert REF.mismatch("f32", np.abs(one), one, REF.EXACT) is not None      # -0.0 != +0.0
+    assert REF.mismatch("f32", near, one, REF.ulps(1)) is None
+    assert REF.mismatch("f32", far, one, REF.ulps(4)) is not None
+    assert REF.mismatch("f32", far, one, REF.close(rtol=2e-5, atol=2e-5)) is None
+    bf = np.array([0x3F80, 0x4000], dtype=np.uint16)                         # 1.0, 2.0
+    assert REF.mismatch("bf16", bf + 1, bf, REF.ulps(1)) is None
+    assert REF.mismatch("bf16", bf + 2, bf, REF.ulps(1)) is not None
+
+
 def test_prmt_follows_the_ptx_isa():
     a, b = 0x33221100, 0x77665544          # byte k of {b, a} holds 0x11 * k
     assert REF.prmt(a, b, 0x3210) == a and REF.prmt(a, b, 0x7654) == b
@@ -246,7 +260,8 @@ COVERAGE = {
     "sin approx": r"\bsin\.approx\.ftz\.f32\b", "cos approx": r"\bcos\.approx\.ftz\.f32\b",
     "cvt f->int rn": r"\bcvt\.rni\.s32\.f32\b", "cvt f->int rz": r"\bcvt\.rzi\.s32\.f32\b",
     "cvt f->int rp": r"\bcvt\.rpi\.s64\.f32\b", "cvt f->int rm": r"\bcvt\.rmi\.u64\.f32\b",
-    "cvt f64->int": r"\bcvt\.rni\.u64\.f64\b", "cvt f32->8-bit": r"\bcvt\.rmi\.s8\.f32\b", "cvt f64->s16": r"\bcvt\.rni\.s16\.f64\b",
+    "cvt f64->int": r"\bcvt\.rni\.u64\.f64\b", "cvt f32->8-bit": r"\bcvt\.rmi\.s8\.f32\b",
+    "cvt f64->s16": r"\bcvt\.rni\.s16\.f64\b",
     "cvt int->f directed": r"\bcvt\.(rz|rm|rp)\.f32\.(s|u)(32|64)\b",
     "cvt int->f64": r"\bcvt\.rn\.f64\.s64\b",
     "cvt f64->f32": r"\bcvt\.rn\.f32\.f64\b", "cvt f64->f32 directed": r"\bcvt\.(rz|rm|rp)\.f32\.f64\b",

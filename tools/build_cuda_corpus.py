@@ -8,8 +8,9 @@ their kernels by `//@launch {json}` comments; the NumPy reference named there
 (`tests/corpus/cuda/reference.py`) declares which buffers are outputs and how to compare them.
 The manifest joins the two. `--check` regenerates in memory and reports files that differ.
 
-nvcc writes its scratch folder into debug builds (`.file` paths and the DWARF comp_dir) and
-the host's include paths into `.file` lines, so those are normalised (see `normalise_ptx`).
+nvcc writes its scratch folder into debug builds (`.file` paths and the DWARF comp_dir), the
+installation's include paths into `.file` lines and a per-run random hash into the names of
+internal functions, so those are normalised (see `normalise_ptx`).
 """
 from __future__ import annotations
 

@@ -157,14 +157,17 @@ def mismatch(dtype: str, actual: np.ndarray, expected: np.ndarray, tol: Toleranc
     if actual.shape != expected.shape:
         return f"shape {actual.shape} != {expected.shape}"
     if tol.kind == "exact" or dtype not in FLOATS:
-        bad = actual.view(np.uint8).reshape(len(actual), -1) != expected.view(np.uint8).reshape(len(expected), -1)
-        bad = bad.any(axis=1)
+        bytes_a = actual.view(np.uint8).reshape(len(actual), -1)
+        bad = (bytes_a != expected.view(np.uint8).reshape(len(expected), -1)).any(axis=1)
     else:
         a = bf16_bits_to_f32(actual) if dtype == "bf16" else actual.astype(np.float64)
         e = bf16_bits_to_f32(expected) if dtype == "bf16" else expected.astype(np.float64)
         both_nan = np.isnan(a) & np.isnan(e)
         if tol.kind == "ulp":
-            spacing = np.spacing(np.abs(expected.astype(STORAGE[dtype] if dtype != "bf16" else np.float32))).astype(np.float64)
+            if dtype == "bf16":   # 8 significand bits: an f32 ulp scaled by 2^16
+                spacing = np.spacing(np.abs(e.astype(np.float32))).astype(np.float64) * 65536
+            else:
+                spacing = np.spacing(np.abs(expected)).astype(np.float64)
             ok = (a == e) | (np.abs(a - e) <= tol.ulp * spacing)
         elif tol.kind == "close":
             ok = np.isclose(a, e, rtol=tol.rtol, atol=tol.atol)
