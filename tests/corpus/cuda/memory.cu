@@ -84,6 +84,7 @@ __global__ void device_globals(const unsigned *k, float *out, int *partial, int 
         int s = 0;
         for (int b = 0; b < gridDim.x; b++) s += ((volatile int *)partial)[b];
         *total = s;
+        dev_arrivals = 0;                    // ready for the next launch of the same module
     }
 }
 
