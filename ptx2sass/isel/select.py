@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
-from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
+from ptx2sass.encoder.sass_text import float_bits_text, float_text, parse_operand
 from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VMem, VOp, VReg
 
@@ -875,6 +875,175 @@ class Selector:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
         raise self.unsupported(f"`abs.{ty}`")
+
+    # ------------------------------------------------------------------ MUFU approximations
+    # ptxas's range handling around the multi-function unit: inputs that MUFU would flush
+    # (subnormals, huge values) are scaled first and the result corrected after, unless
+    # the PTX asked for .ftz.
+    def fimm(self, x: float) -> Imm:
+        return parse_operand(float_text(x))
+
+    def mufu(self, func: str, d: VOp, x) -> None:
+        self.emit("MUFU", (func,), [d, x])
+
+    def guarded(self, p: VOp, negate: bool, opcode, mods, operands) -> None:
+        mi = self.emit(opcode, mods, operands)
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{self.ins.opcode}`")
+        mi.guard = VOp(p.reg, inv=negate)
+
+    def scaled_input(self, x: VOp, threshold, compare: str, scale) -> tuple[VOp, VOp]:
+        """p = (x cmp threshold); where !p, x' = x * scale (else x' = x)."""
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("FSETP", (compare, "AND"), [p, PT, x, threshold, PT], ndefs=2)
+        xs = VOp(self.mf.new_vreg())
+        self.emit(COPY, (), [xs, x], guarded=False)
+        self.guarded(p, True, "FMUL", (), [xs, xs, scale])
+        return p, xs
+
+    FLT_MIN = 1.1754943508222875e-38
+
+    def sel_ex2(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("EX2", d, x)
+        p, xs = self.scaled_input(x, self.fimm(-126.0), "GEU", self.fimm(0.5))
+        r = VOp(self.mf.new_vreg())
+        self.mufu("EX2", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FMUL", (), [d, r, r])
+
+    def sel_lg2(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("LG2", d, x)
+        p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
+                                  self.fimm(16777216.0))
+        self.fix_abs_copy(xs, x)
+        r = VOp(self.mf.new_vreg())
+        self.mufu("LG2", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FADD", (), [d, r, self.fimm(-24.0)])
+
+    def fix_abs_copy(self, xs: VOp, x: VOp) -> None:
+        """scaled_input copied |x| as a register: make that copy read plain x."""
+        for mi in self.out:
+            if mi.opcode == COPY and mi.operands[0] == xs:
+                mi.operands[1] = x
+
+    def sel_sqrt(self, ins):
+        if "approx" not in ins.modifiers or ins.type != "f32":
+            raise self.unsupported(f"`sqrt.{'.'.join(ins.modifiers)}.{ins.type}`")
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("SQRT", d, x)
+        p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
+                                  self.fimm(16777216.0))
+        self.fix_abs_copy(xs, x)
+        r = VOp(self.mf.new_vreg())
+        self.mufu("SQRT", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FMUL", (), [d, r, self.fimm(0.000244140625)])
+
+    def sel_sin(self, ins):
+        self.trig(ins, "SIN")
+
+    def sel_cos(self, ins):
+        self.trig(ins, "COS")
+
+    def trig(self, ins, func: str):
+        self.approx_check(ins)
+        t = VOp(self.mf.new_vreg())
+        self.emit("FMUL", ("RZ",), [t, self.reg_part(ins.srcs[0]), self.fimm(0.15915493667125701904)])
+        self.mufu(func, self.dst(ins.dests[0]), t)
+
+    def sel_tanh(self, ins):
+        self.approx_check(ins)
+        self.mufu("TANH", self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]))
+
+    def sel_rcp(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("RCP", d, x)
+        # scale = |x| < FLT_MIN ? 2^24 : (|x| > 2^126 ? 0.25 : 1); rcp(x) = rcp(x*scale)*scale
+        big = VOp(self.mf.new_vreg())
+        self.move(big, Imm(0x4B800000))
+        small_ok, huge = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        xa = VOp(x.reg, x.part, abs=True)
+        self.emit("FSETP", ("GEU", "AND"), [small_ok, PT, xa, self.fimm(self.FLT_MIN), PT], ndefs=2)
+        self.emit("FSETP", ("GT", "AND"), [huge, PT, xa, self.fimm(8.50705917302346158658e+37), PT], ndefs=2)
+        s1, s2 = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FSEL", (), [s1, big, self.fimm(1.0), VOp(small_ok.reg, inv=True)])
+        self.emit("FSEL", (), [s2, s1, self.fimm(0.25), VOp(huge.reg, inv=True)])
+        xs, r = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FMUL", (), [xs, x, s2])
+        self.mufu("RCP", r, xs)
+        self.emit("FMUL", (), [d, s2, r])
+
+    def sel_div(self, ins):
+        if ins.type != "f32" or "approx" not in ins.modifiers:
+            raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
+        d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("FSETP", ("GEU", "AND"), [p, PT, VOp(b.reg, b.part, abs=True), self.fimm(self.FLT_MIN), PT],
+                  ndefs=2)
+        bs, as_ = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit(COPY, (), [bs, b], guarded=False)
+        self.emit(COPY, (), [as_, a], guarded=False)
+        self.guarded(p, True, "FMUL", (), [bs, bs, self.fimm(16777216.0)])
+        self.guarded(p, True, "FMUL", (), [as_, as_, self.fimm(16777216.0)])
+        r = VOp(self.mf.new_vreg())
+        self.mufu("RCP", r, bs)
+        self.emit("FMUL", (), [d, r, as_])
+
+    def approx_check(self, ins):
+        if ins.type != "f32":
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}`")
+
+    # ------------------------------------------------------------------ atomics, barriers, warp
+    ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
+                "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH"}
+
+    def sel_atom(self, ins):
+        op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
+        ty = ins.type
+        if op is None or _bits(ty) != 32 or ins.space not in ("global", "generic"):
+            raise self.unsupported(f"`atom.{ins.space}.{'.'.join(ins.modifiers)}.{ty}`")
+        mods = [self.ATOM_OPS[op]]
+        if ty == "f32":
+            if op != "add":
+                raise self.unsupported(f"`atom.{op}.f32`")
+            mods += ["F32", "FTZ", "RN"]
+        elif _signed(ty) and op in ("min", "max"):
+            mods.append("S32")
+        sem = [m for m in ins.modifiers if m in ("relaxed", "acquire", "release", "acq_rel")]
+        scope = [m for m in ins.modifiers if m in ("cta", "sys", "cluster")]
+        if sem or scope:
+            raise self.unsupported(f"`atom` with {'.'.join(sem + scope)}")
+        opcode = "ATOMG" if ins.space == "global" else "ATOM"
+        mem = self.address(ins.srcs[0], True)
+        self.mf.uses_global_descriptor = True
+        d = self.dst(ins.dests[0])
+        # Destinations: the (unused) predicate PT, then the old value.
+        self.emit(opcode, ("E",) + tuple(mods) + ("STRONG", "GPU"),
+                  [PT, d, mem, self.reg_part(ins.srcs[1])], ndefs=2)
+
+    def sel_membar(self, ins):
+        level = next((m for m in ins.modifiers if m in ("cta", "gl", "sys")), "gl")
+        if level == "cta":
+            self.emit("MEMBAR", ("SC", "CTA"), [], ndefs=0)
+            return
+        self.emit("MEMBAR", ("SC", "SYS" if level == "sys" else "GPU"), [], ndefs=0)
+        self.emit("ERRBAR", (), [], ndefs=0)
+        self.emit("CCTL", ("IVALL",), [], ndefs=0)
+
+    def sel_activemask(self, ins):
+        self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, PT])
 
     # ------------------------------------------------------------------ conversions
     def sel_cvt(self, ins):
