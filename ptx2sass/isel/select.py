@@ -461,6 +461,8 @@ class Selector:
         ty = ins.type
         if _is_float(ty):
             return self.float_binary(ins, "FADD")
+        if ins.modifiers == ("sat",) and ty == "s32":
+            return self.add_sat(ins)
         if "sat" in ins.modifiers or "cc" in ins.modifiers:
             raise self.unsupported(f"`add.{'.'.join(ins.modifiers)}`")
         a, b = self.two_sources(ins)
@@ -473,6 +475,21 @@ class Selector:
         if "sat" in ins.modifiers or "cc" in ins.modifiers:
             raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
+
+    def add_sat(self, ins):
+        """Signed saturating add as ptxas does it: the wrapped sum, then overflow detected
+        from the operands' and the sum's sign bits."""
+        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        s = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [s, a, b, RZ])
+        pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))
+        # (a, b, s) signs: + + - → positive overflow (LUT bit 1), - - + → negative (bit 6).
+        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(0x2), Imm(0)], ndefs=2)
+        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(0x40), Imm(0)], ndefs=2)
+        t = VOp(self.mf.new_vreg())
+        self.emit("SEL", (), [t, s, Imm(0x7FFFFFFF), VOp(pos.reg, inv=True)])
+        self.emit("SEL", (), [self.dst(ins.dests[0]), t, Imm(0x80000000), VOp(neg.reg, inv=True)])
 
     def int_add(self, d: ir.Value, a, b, negate_b: bool) -> None:
         r = self.vreg(d)
@@ -863,6 +880,27 @@ class Selector:
         self.emit("FFMA", self.float_mods(ins), [self.dst(d), self.reg_part(a), self.fsrc(b),
                                                  self.fsrc(c, allow_imm=False)])
 
+    def sel_copysign(self, ins):
+        if ins.type != "f32":
+            raise self.unsupported(f"`copysign.{ins.type}`")
+        # copysign(a, b): the sign of a, the rest of b (LUT: a ? c : b over (b, imm, a)).
+        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), b, Imm(0x80000000), a, Imm(0xB8), NOT_PT])
+
+    def sel_mul24(self, ins):
+        if "lo" not in ins.modifiers:
+            raise self.unsupported(f"`mul24.{'.'.join(ins.modifiers)}.{ins.type}`")
+        a, b = ins.srcs
+        ext = []
+        for v in (a, b):
+            t = VOp(self.mf.new_vreg())
+            if _signed(ins.type):
+                self.emit("SGXT", (), [t, self.reg_part(v), Imm(24)])
+            else:
+                self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
+            ext.append(t)
+        self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
+
     def sel_abs(self, ins):
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
@@ -1050,6 +1088,12 @@ class Selector:
         dty, sty = ins.type, ins.types[0]
         d, a = ins.dests[0], ins.srcs[0]
         if any(m == "sat" for m in ins.modifiers):
+            if dty == "u32" and sty == "s32":      # clamp negatives to zero
+                a32 = self.reg_part(a)
+                p = VOp(self.mf.new_vreg("P"))
+                self.emit("ISETP", ("LT", "AND"), [p, PT, a32, RZ, PT], ndefs=2)
+                self.emit("SEL", (), [self.dst(d), a32, RZ, VOp(p.reg, inv=True)])
+                return
             raise self.unsupported(f"`cvt.sat.{dty}.{sty}`")
         if not _is_float(dty) and not _is_float(sty):
             return self.int_convert(d, a, dty, sty)
@@ -1062,9 +1106,10 @@ class Selector:
                 return
             self.emit("FADD", ftz, [self.dst(d), self.reg_part(a), Reg("R", 255, neg=True)])
             return
-        if sty == "f32" and not _is_float(dty) and _bits(dty) == 32:
+        if sty == "f32" and not _is_float(dty) and _bits(dty) in (16, 32):
             mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
-            signed = () if _signed(dty) else ("U32",)
+            signed = {"u32": ("U32",), "s32": (), "u16": ("U16",), "s16": ("S16",)}[
+                dty.replace("b", "u")]
             self.emit("F2I", signed + ftz + ((mode,) if mode else ()) + ("NTZ",),
                       [self.dst(d), self.reg_part(a)])
             return
