@@ -436,8 +436,7 @@ class Checker:
         if any(_has_overflow(operand) for operand in ins.operands):
             self.error("Constant overflow", ins)
             return
-        lenient = op in isa.LENIENT_OPCODES or (
-            ins.modifiers and op + ins.modifiers[0] in isa.LENIENT_OPCODES)
+        lenient = _is_lenient(op, ins.modifiers)
         if op == "call":
             self.check_call(ins, scope)
             return
@@ -555,11 +554,28 @@ class Checker:
             for operand in ops:
                 self.resolve_names(operand, scope, self.labels)
             return
+        for m in ins.modifiers:
+            choice = isa.IMMEDIATE_CHOICES.get((ins.opcode, m))
+            if choice and choice[0] < len(ops):
+                value = _constant_value(ops[choice[0]])
+                if value is not None and value not in choice[1]:
+                    allowed = " or ".join(str(v) for v in choice[1])
+                    self.error(f"Argument {choice[0]} of instruction '{name}': unexpected value "
+                               f"'{value}', expected to be {allowed}", ins)
+                    return
         relaxed = ins.opcode in _RELAXED_OPCODES
-        space = next((m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS), None)
+        # each memory operand in turn takes the next state space named (cp.async: dst, src)
+        spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
+        memory_operands = sum(1 for c in form.operands if c == "m")
         vector = next((m for m in ins.modifiers if m in (".v2", ".v4", ".v8")), None)
         ok = True
+        seen_memory = 0
         for index, (code, operand) in enumerate(zip(form.operands, ops)):
+            space = spaces[0] if spaces else None
+            if code == "m":
+                if len(spaces) == memory_operands > 1:
+                    space = spaces[seen_memory]
+                seen_memory += 1
             if not self.check_operand(ins, index, code, operand, types, scope, relaxed, space,
                                       vector):
                 ok = False
@@ -579,6 +595,22 @@ class Checker:
             return self.check_label(ins, index, operand, scope)
         if code == "m":
             return self.check_address(ins, operand, scope, space)
+        if code in ("V2", "W2"):   # ldmatrix/stmatrix: .x1/.x2/.x4 registers of .b32
+            count = next((int(m[2:]) for m in ins.modifiers if m in (".x1", ".x2", ".x4")), 1)
+            if type(operand) is not ast.VectorOperand:
+                self.error(f"Vector of size {count} is expected for argument {index} of "
+                           f"instruction '{ins.opcode}'", ins)
+                self.resolve_names(operand, scope, self.labels)
+                return True
+            if len(operand.elements) != count:
+                self.error(f"Argument vector size mismatch for instruction '{ins.opcode}'", ins)
+                return True
+            good = True
+            for element in operand.elements:
+                if not self.check_value(ins, index, "d" if code == "V2" else "a", element,
+                                        ".b32", scope, relaxed):
+                    good = False
+            return good
         if code in ("V", "W"):
             if vector is None and type(operand) is ast.VectorOperand:
                 if len(operand.elements) != 1:
@@ -1006,6 +1038,18 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     if missing:
         return missing[0]
     return f"Unexpected instruction types specified for '{name}'"
+
+
+def _is_lenient(opcode: str, modifiers) -> bool:
+    """Whether any dotted prefix of the instruction (`cp.async.bulk`) is checked leniently."""
+    name = opcode
+    if name in isa.LENIENT_OPCODES:
+        return True
+    for m in modifiers:
+        name += m
+        if name in isa.LENIENT_OPCODES:
+            return True
+    return False
 
 
 def _display_name(opcode: str, modifiers: list[str]) -> str:

@@ -233,6 +233,9 @@ add   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] <.f32x2>               : d, a, b, c
+cp    {{.async}} {{.ca .cg}} {{.shared .shared::cta}} {{.global}} {HINT} {L2SIZE} : m, m, a:u32, b:u32?, c:b64?
+ldmatrix {{.sync}} {{.aligned}} {{.m8n8}} {{.x1 .x2 .x4}} [.trans] [.shared .shared::cta] <.b16> : V2, m
+stmatrix {{.sync}} {{.aligned}} {{.m8n8}} {{.x1 .x2 .x4}} [.trans] [.shared .shared::cta] <.b16> : m, W2
 createpolicy {{.fractional}} {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, a:f32?
 createpolicy {{.range}} [.global] {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, m, a:u32, b:u32
 nanosleep <.u32>                                          : a
@@ -240,7 +243,10 @@ activemask <.b32>                                         : d
 """
 
 LENIENT_OPCODES = frozenset("""
-    red.async fence brx prefetch prefetchu mapa getctarank cp ldmatrix stmatrix movmatrix discard
+    red.async fence brx prefetch prefetchu mapa getctarank movmatrix discard
+    cp.async.bulk cp.reduce cp.async.mbarrier cp.async.wait_group cp.async.wait_all
+    cp.async.commit_group ldmatrix.sync.aligned.m16n16 ldmatrix.sync.aligned.m8n16
+    stmatrix.sync.aligned.m16n8
     applypriority tex tld4 txq istypep suld sust sured suq wmma mma wgmma tcgen05 mbarrier
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
@@ -317,7 +323,7 @@ SUBOPCODES: dict[str, frozenset] = {
     "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
     "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
-    "createpolicy": frozenset((".fractional", ".range")),
+    "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
 }
 
 # A required modifier group that is missing, by a spelling it contains -> ptxas's message.
@@ -330,6 +336,7 @@ MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
     (frozenset((".eq",)), "Comparison modifier required for instruction '{op}'"),
     (frozenset((".up",)), "Shuffle modifier required for instruction '{op}'"),
     (frozenset((".gl",)), "Membar level required for instruction '{op}'"),
+    (frozenset((".aligned",)), ".aligned modifier required for instruction '{op}'"),
 )
 
 # Types an atomic operation takes, in the order ptxas lists them in its message.
@@ -365,6 +372,12 @@ for (_op, _mod), _types in OPERATION_TYPES.items():
 
 # (opcode, modifier, type) -> the modifier it cannot go without.
 REQUIRED_COMPANIONS = {("rcp", ".approx", ".f64"): ".ftz"}
+
+# Operands that must be one of a few immediates: (opcode, modifier) -> (operand index, values).
+IMMEDIATE_CHOICES: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {
+    ("cp", ".ca"): (2, (4, 8, 16)),
+    ("cp", ".cg"): (2, (16,)),
+}
 
 # State spaces an instruction's modifiers may name but that ptxas refuses for it.
 ILLEGAL_SPACES: dict[str, frozenset] = {
