@@ -361,15 +361,23 @@ def parse_instruction(text: str) -> Instruction:
     operands: list[Operand] = []
     if rest:
         cur = _Cursor(rest, text)
+        relative = opcode in REGISTER_RELATIVE_TARGET
+        space_before = False
         while True:
-            operands.append(_operand(cur))
+            at = cur.pos
+            op = _operand(cur)
+            if space_before and not (relative and _is_target(op)
+                                     and _is_address_register(operands[-1])):
+                cur.pos = at
+                cur.fail("expected ',' between operands")
+            operands.append(op)
             spaced = cur.skip_spaces()
             if cur.at_end():
                 break
-            if cur.take(","):
-                cur.skip_spaces()
-            elif not spaced:
+            space_before = not cur.take(",")
+            if space_before and not spaced:
                 cur.fail("expected ',' between operands")
+            cur.skip_spaces()
     return Instruction(opcode, tuple(modifiers), tuple(operands), guard)
 
 
@@ -523,12 +531,14 @@ _HEX_COMMENT = re.compile(r"/\*\s*0x([0-9a-f]{16})\s*\*/")
 _SECTION = re.compile(r"\s*\.section\s+([^,\s]+)")
 _LABEL_DEF = re.compile(r"^([.$A-Za-z_][\w.$]*):\s*$")
 _CUOBJDUMP_FUNC = re.compile(r"\s*Function\s*:\s*(\S+)")
-_TARGET = re.compile(r"\s*\.target\s+(sm_\d+\w*)|\s*code for (sm_\d+\w*)")
+_TARGET = re.compile(r"\s*\.target\s+(sm_\d+\w*)|\s*code for (sm_\d+\w*)"
+                     r"|\s*\.headerflags\s+@\"[^\"]*?EF_CUDA_SM(\d+\w*)")
 _SYMBOL_DIRECTIVE = re.compile(r"\s*\.(?:global|weak|type|size|other)\s")
 
 
 def parse_listing(text: str, strict: bool = True) -> Listing:
-    """A whole listing: `nvdisasm [-hex] cubin` or `cuobjdump -sass cubin`.
+    """A whole listing: `nvdisasm [-hex] cubin`, `cuobjdump -sass cubin`, or nvdisasm's
+    listing of raw words (`-b SM89`), which becomes one function named "" in ".text".
 
     Functions come in listing order with their instructions; `Label` operands are resolved to
     section offsets; with hex, each entry has its 128-bit word and its control fields.
@@ -542,7 +552,7 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
     for lineno, line in enumerate(lines, 1):
         m = _TARGET.match(line)
         if m and listing.arch is None:
-            listing.arch = m.group(1) or m.group(2)
+            listing.arch = m.group(1) or m.group(2) or f"sm_{m.group(3).lower()}"
             continue
         m = _CUOBJDUMP_FUNC.match(line)
         if m:
@@ -556,15 +566,19 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
             current = None
             continue
         stripped = line.strip()
+        # A raw listing (`nvdisasm -b SM89 words.bin`) has no sections: all of it is code.
+        in_text = section is None or section.startswith(".text")
         m = _LABEL_DEF.match(stripped)
-        if m and section is not None and section.startswith(".text."):
+        if m and in_text:
             name = m.group(1)
             if name == section:
                 continue
             offset = _next_offset(lines, lineno)
             if name.startswith(".L"):
-                if current is not None:
-                    current.labels[name] = offset
+                if current is None:
+                    current = Function("", section or ".text", 0)
+                    listing.functions.append(current)
+                current.labels[name] = offset
             else:
                 current = Function(name, section, offset)
                 listing.functions.append(current)
@@ -581,7 +595,10 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
                 continue
             pending_low = None
         m = _LINE_OFFSET.match(line)
-        if m and current is not None and section is not None and section.startswith(".text."):
+        if m and in_text and not m.group(2).lstrip().startswith("."):
+            if current is None:
+                current = Function("", section or ".text", 0)
+                listing.functions.append(current)
             body = m.group(2)
             hm = _HEX_COMMENT.search(body)
             instr_text = body[:hm.start()] if hm else body
