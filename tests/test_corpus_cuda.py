@@ -104,10 +104,8 @@ def test_reference_runs_and_gives_the_declared_outputs(entry):
     for out in entry["outputs"]:
         arr = expected[out["buffer"]]
         assert arr.dtype == REF.STORAGE[out["dtype"]] and arr.size == out["count"]
-        assert REF.mismatch(out["dtype"], arr, arr, REF.Tolerance(**out["compare"])) is None
-        if out["dtype"] not in ("f16", "bf16", "f32", "f64") or out["compare"]["kind"] == "exact":
-            continue
-        assert np.isfinite(arr.astype(np.float64)).all()
+        if out["compare"]["kind"] != "exact":     # tolerances are meaningless on inf / NaN
+            assert np.isfinite(arr.astype(np.float64)).all()
     # An output must not simply be its initial contents (a reference that computes nothing).
     for out in entry["outputs"]:
         assert not np.array_equal(expected[out["buffer"]], inputs[out["buffer"]]), out["buffer"]
