@@ -3,22 +3,31 @@ model (`encoder.model`), and print the model back as exactly the text nvdisasm p
 
 The parser is syntax-driven, not opcode-driven: it knows how nvdisasm spells operands
 (registers, immediates, constant-bank references, addresses, labels), not what each opcode
-means. The few opcode-specific spelling facts (which operands nvdisasm separates by a space
-instead of a comma) are data in `SPACE_SEPARATED_OPERANDS`.
+means. The few spelling facts that depend on the opcode or the value are data below
+(`REGISTER_RELATIVE_TARGET`, `_SPACED_FLOATS`, `_SELECTORS_INSIDE_ABS`, `_EXPONENT_FROM`).
+They were found by compiling the corpora for sm_75…sm_120 and by disassembling corpus words
+with bits flipped (tests/test_sass_text.py keeps checking both).
 
 Conventions of the model as this module fills it (the codec's decoder must produce the same):
 - Registers: `Reg(file, index)` with `RZ`/`URZ`/`PT`/`UPT` at their zero index; `B0` is file
   "B", the scoreboard `SB0` of `DEPBAR` is file "SB". `!P0`/`~R2` set `inv`, `-R2` `neg`,
   `|R2|` `abs`; `.reuse` sets `reuse`; every other `.X` after the name goes to `suffix`
-  (`R2.64` in addresses, `R2.H1`, `R2.ROW`, `R2.X4`).
+  (`R2.64` in addresses, `R2.H1`, `R2.ROW`, `R2.X4`), whether printed inside `|…|` or after.
 - Integer immediates (nvdisasm prints them in hex) have `value` = the signed number printed
-  (`-0x1` → -1) and `text=None`. Floating-point immediates (decimal, `+INF`, `-QNAN`) keep
-  nvdisasm's spelling in `text` (sign included) and have `value=0`; `float_value()` reads it.
+  (`-0x1` → -1) and `text=None`. Floating-point immediates (decimal, `+INF`, `-QNAN`, `-0.0`)
+  keep nvdisasm's spelling in `text` (sign included) and have `value=0`; `float_value()`
+  reads it, `float_bits_text()` spells an f16/f32/f64 bit pattern the way nvdisasm does.
 - Constant bank: `c[0x3][0x10]` → `ConstRef(3, 0x10)`; `c[0x0][R2+0x4]` puts the register
-  (general or uniform) in `ureg`.
+  (general or uniform) in `ureg`; the bindless `cx[UR4][0x10]` puts UR4 in `ubank`.
 - Addresses hold exactly the printed terms: `[0x10]` has `base=None` (nvdisasm leaves an RZ
   base out when an offset is printed), `[RZ]` has `base=Reg("R", 255)`.
+- `SR_TID.X`, `SRZ`, `SR161` and the whole predicate file `PR` are `SpecialReg`s.
 - Branch targets: `` `(.L_x_3) `` → `Label(".L_x_3")`; `parse_listing` fills `offset`.
+  Relocated immediates `32@lo(sym)` are `Reloc`; DEPBAR's `{5,4,0}` is an `IndexList`.
+- nvdisasm's notes after an instruction (`(*"BRANCH_TARGETS .L_x_5,…"*)`) are not part of
+  it: `parse_instruction` ignores them, `parse_listing` keeps them in `Entry.annotation`.
+- A field value nvdisasm has no name for prints as `???3`/`INVALID2`; those parse as
+  ordinary modifiers or selectors.
 """
 from __future__ import annotations
 
@@ -379,10 +388,6 @@ def parse_instruction(text: str) -> Instruction:
                 cur.fail("expected ',' between operands")
             cur.skip_spaces()
     return Instruction(opcode, tuple(modifiers), tuple(operands), guard)
-
-
-def _format_reg_core(reg: Reg) -> str:
-    return register_name(reg)
 
 
 def format_operand(op: Operand) -> str:

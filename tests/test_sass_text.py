@@ -437,3 +437,13 @@ def test_bad_operand_and_listing_raise():
         parse_listing(bad)
     entry = parse_listing(bad, strict=False).functions[0].entries[0]
     assert entry.instruction is None and "FROB" in entry.error
+
+
+def test_float_spelling_matches_nvdisasm_f16():
+    # `HADD2 R9, R3, -1, -1` as ptxas 13.5 emitted it for a tinygrad kernel (sm_89): the two
+    # f16 immediates sit at bits 32..47 and 48..63; both get the same pattern here.
+    base = 0x000fe20000000000bc00bc0003097430
+    patterns = sorted({random.Random(16).getrandbits(16) for _ in range(300)}
+                      | {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x0001, 0x3c00, 0x7bff})
+    words = [base & ~(0xffffffff << 32) | (p | p << 16) << 32 for p in patterns]
+    assert _last_operand_texts(words, "sm_89") == [float_bits_text(p, 16) for p in patterns]
