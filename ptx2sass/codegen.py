@@ -115,18 +115,19 @@ def _signed_immediates(ins: Instruction) -> Instruction:
     return replace(ins, operands=ops)
 
 
-def _encode(ins: Instruction, arch: str, pc: int, kernel: str, filename: str | None) -> int:
+def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
+            filename: str | None) -> tuple[int, Instruction]:
     """The instruction's word. 32-bit immediates are unsigned for logic ops (LOP3, SEL, MOV)
     and signed for arithmetic ones (IADD3, IMAD, ISETP): the selector writes them unsigned
     and the signed spelling is tried when the unsigned one has no encoding."""
     from ptx2sass.encoder import codec
     try:
-        return codec.encode(ins, arch, pc)
+        return codec.encode(ins, arch, pc), ins
     except codec.EncodeError as first:
         signed = _signed_immediates(ins)
         if signed != ins:
             try:
-                return codec.encode(signed, arch, pc)
+                return codec.encode(signed, arch, pc), signed
             except codec.EncodeError:
                 pass
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
@@ -183,7 +184,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
         instructions.append(Instruction("NOP"))
     words = bytearray()
     for pc, ins in enumerate(instructions):
-        words += _encode(ins, arch, 16 * pc, fn.name, filename).to_bytes(16, "little")
+        word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
+        words += word.to_bytes(16, "little")
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
@@ -198,6 +200,12 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
                    filename: str | None = None) -> bytes:
     """The cubin for every kernel of an SSA IR module."""
+    return generate_module(module, arch, options, filename)[0]
+
+
+def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
+                    filename: str | None = None) -> tuple[bytes, list[KernelCode]]:
+    """The cubin and, per kernel, the code that went into it (for tests and listings)."""
     from ptx2sass.encoder.cubin import Kernel, write_cubin
     from ptx2sass.encoder.cubin_builder import build_cubin
     try:
@@ -208,7 +216,7 @@ def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None 
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
     if module.variables:
         raise CompileError("module-level variables (.global/.shared/.const) not supported yet", filename)
-    kernels = []
+    kernels, codes = [], []
     for fn in module.functions:
         if not fn.is_entry:
             raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
@@ -216,6 +224,7 @@ def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None 
             raise CompileError(f"kernel `{fn.name}`: local .shared/.local variables not supported yet",
                                filename)
         code = generate_kernel(fn, arch, filename)
+        codes.append(code)
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
@@ -223,13 +232,19 @@ def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None 
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
-    return write_cubin(build_cubin(arch, kernels, ptx_target=target if target.startswith("sm_") else arch))
+    cubin = write_cubin(build_cubin(arch, kernels, ptx_target=target if target.startswith("sm_") else arch))
+    return cubin, codes
 
 
-def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
-    """PTX text → cubin: the frontend, then `compile_module`."""
+def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Module:
+    """PTX text → checked SSA IR (the frontend)."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
     module = parse(ptx, filename)
     check(module, arch)
-    return compile_module(lower_module(module), arch, options, filename)
+    return lower_module(module)
+
+
+def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
+    """PTX text → cubin: the frontend, then `compile_module`."""
+    return compile_module(lower_ptx(ptx, arch, filename), arch, options, filename)

@@ -182,3 +182,33 @@ def allocate(mf: MFunction) -> Allocation:
                     c = colors[op.reg.id] + (op.part or 0)
                     max_r = max(max_r, c + op.width - 1)
     return Allocation(colors, max_r)
+
+
+def verify(mf: MFunction, colors: dict[int, int]) -> None:
+    """Check an allocation against liveness: wherever a register is written, no other value
+    live across that write may share any of its physical registers (a copy's source
+    excepted when the copy is a whole-register move). Raises AssertionError naming the
+    first conflict; a compiler bug, never a user error."""
+    live_out = liveness(mf)
+
+    def span(vid: int) -> set[tuple[str, int]]:
+        v = mf.vregs[vid]
+        return {(v.cls, colors[vid] + k) for k in range(v.width)}
+
+    for i, b in enumerate(mf.blocks):
+        live = set(live_out[i])
+        for ins in reversed(b.instrs):
+            uses, kills = _use_def(ins)
+            defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+            exempt = None
+            if (ins.opcode == COPY and isinstance(ins.operands[1], VOp)
+                    and ins.operands[0].part is None and ins.operands[1].part is None):
+                exempt = ins.operands[1].reg.id
+            for d in defs:
+                for lv in sorted(live):
+                    if lv != d and lv != exempt and span(d) & span(lv):
+                        raise AssertionError(f"{mf.name}/{b.name}: {ins!r} overwrites "
+                                             f"{mf.vregs[lv]!r}, live in the same register")
+            for k in kills:
+                live.discard(k)
+            live.update(uses)

@@ -276,8 +276,11 @@ class Selector:
             raise self.unsupported(f"`{term.opcode}`")
         target = mb.succs[0]
         guard = self.guard_of(term)
+        if guard is None:      # layout emits the BRA unless the target comes next
+            mb.fallthrough = target
+            return
         self.out.append(MInstr("BRA", (), [Label(target.name)], 0, guard, term.line))
-        mb.fallthrough = mb.succs[1] if guard is not None and len(mb.succs) > 1 else None
+        mb.fallthrough = mb.succs[1] if len(mb.succs) > 1 else None
 
     def guard_of(self, ins: ir.Instr):
         if ins.guard is None:
