@@ -164,9 +164,19 @@ class Checker:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
         diagnostics = self.errors + self.late_errors + self.symbol_errors
+        if not diagnostics:
+            self.check_arch()
         if not diagnostics and self.whole_program:
             self.check_linkage()
         return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
+
+    def check_arch(self):
+        """`.target` against -arch: ptxas decides this once the module is error-free."""
+        tgt = self.target_name
+        if self.arch is not None and tgt:
+            problem = _arch_problem(tgt, self.arch)
+            if problem:
+                raise CompileError(problem, None, None, None, severity="fatal")
 
     def check_linkage(self):
         """Whole-program mode: every function used or declared non-extern must be defined
@@ -208,10 +218,6 @@ class Checker:
             elif name not in isa.TARGET_OPTIONS:
                 self.fatal(f"Unsupported .target '{name}'", second)
         tgt = next((n for n in second.names if n.startswith("sm_")), None)
-        if self.arch is not None and tgt is not None:
-            problem = _arch_problem(tgt, self.arch)
-            if problem:
-                raise CompileError(problem, None, None, None, severity="fatal")
         if tgt is not None and self.module.functions() and \
                 self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0)):
             # ptxas reports this after the instruction-level errors
@@ -1028,6 +1034,8 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
         return f"Unexpected number of state spaces specified in instruction '{opcode}'"
     for m in modifiers:
         if m not in vocabulary:
+            if m in (".v2", ".v4", ".v8"):
+                return f"Illegal vector size: {m[2:]}"
             if m in isa.ROUNDING_MODIFIERS:
                 return f"Illegal rounding modifier for instruction '{opcode}'"
             return f"Illegal modifier '{m}' for instruction '{opcode}'"

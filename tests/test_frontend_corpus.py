@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from frontend_cases import ptxas_diagnostics
 from ptx2sass import CompileError, oracle
 from ptx2sass.frontend import check, parse
 from tools.corpora import corpus_dirs, ptx_files
@@ -35,6 +36,8 @@ def test_verdict_matches_ptxas(corpus, path):
         assert ours is None, f"ptxas accepts {path.name}, we said: {ours}"
     else:
         assert ours is not None, f"ptxas rejects {path.name}: {ref.stderr}"
+        theirs = [d for d in ptxas_diagnostics(ref.stderr) if d[1] != "warning"]
+        assert ours.line == theirs[0][0], f"ptxas: {theirs}\nours: {ours}"
 
 
 def test_corpora_are_present():
