@@ -62,6 +62,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
             base = colors[op.reg.id] + (op.part or 0)
             regs = [(op.reg.cls, base + k) for k in range(op.width)]
             (writes if i < mi.ndefs else reads).extend(regs)
+        elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
+            (writes if i < mi.ndefs else reads).append((op.file, op.index))
         elif isinstance(op, VMem):
             if op.base is not None:
                 base = colors[op.base.reg.id] + (op.base.part or 0)

@@ -1083,6 +1083,45 @@ class Selector:
         self.emit("ERRBAR", (), [], ndefs=0)
         self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
+    def full_mask(self, mask) -> None:
+        if not (isinstance(mask, ir.Const) and mask.value & 0xFFFFFFFF == 0xFFFFFFFF):
+            raise self.unsupported(f"`{self.ins.opcode}.sync` with a partial member mask")
+
+    def sel_shfl(self, ins):
+        mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
+        if mode is None or "sync" not in ins.modifiers:
+            raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
+        a, b, c, mask = ins.srcs
+        self.full_mask(mask)
+        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+        self.emit("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
+                                            self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
+
+    def sel_vote(self, ins):
+        mode = next((m for m in ins.modifiers if m in ("any", "all", "ballot")), None)
+        if mode is None or "sync" not in ins.modifiers:
+            raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
+        p, mask = ins.srcs
+        self.full_mask(mask)
+        src = self.pred_operand(p)
+        if mode == "ballot":
+            self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+        else:
+            self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+
+    REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
+    REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
+
+    def sel_redux(self, ins):
+        op = next((m for m in ins.modifiers if m in self.REDUX_OPS), None)
+        if op is None:
+            raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
+        a, mask = ins.srcs
+        self.full_mask(mask)
+        mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
+        self.emit("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
+        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+
     def sel_activemask(self, ins):
         self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, PT])
 
