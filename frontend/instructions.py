@@ -178,7 +178,7 @@ shf   {{.l .r}} {{.clamp .wrap}} <.b32>                     : d, a, b, c:u32
 shl   <.b16 .b32 .b64>                                    : d, a, b:u32
 shr   <.b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64>      : d, a, b:u32
 mov   <$mov>                                              : d, a
-mov   {VEC} <$mov>                                       : V, W
+mov   [.v2 .v4] <$mov>                                   : V, W
 cvta  [.to] {{.global .shared .shared::cta .shared::cluster .local .const .param .param::entry}} <.u32 .u64> : d, a
 cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$cvt> : d, a1
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
