@@ -408,3 +408,24 @@ def test_no_numpy_on_the_command_path(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_ptxas_shim_serves_triton(tmp_path):
+    """A script named `ptxas` that runs ptx2sass (what TRITON_PTXAS_PATH would name): Triton
+    reads the CUDA release from `--version`, then runs its make_cubin command line."""
+    if cli._code_generator() is None:
+        pytest.skip("no code generator in this checkout yet (ptx2sass.compile missing)")
+    shim = tmp_path / "ptxas"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ptx2sass "$@"\n')
+    shim.chmod(0o755)
+    (tmp_path / "k.ptx").write_text(GOOD)
+    version = subprocess.run([str(shim), "--version"], capture_output=True, text=True,
+                             check=True).stdout
+    assert re.search(r".*release (\d+\.\d+).*", version).group(1) == "13.5"
+    proc = subprocess.run([str(shim), "-lineinfo", "-v", "--gpu-name=sm_89", "k.ptx", "-o",
+                           "k.ptx.o"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ptxas info    : Used " in proc.stderr
+    from ptx2sass.encoder.cubin import read_cubin
+    assert [k.name for k in read_cubin((tmp_path / "k.ptx.o").read_bytes()).kernels] == ["k"]
