@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from frontend_speed import CLOCK, CORPORA, best_child, corpus_files, now, timed_child  # noqa: E402,E501
+from frontend_speed import (CLOCK, CORPORA, best_child, corpus_files, now,  # noqa: E402
+                            timed_child)
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:

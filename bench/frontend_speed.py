@@ -6,9 +6,10 @@ ptxas's whole compile of the same file, both measured in the same run.
 Each figure is the best of `--repeat` runs. Times are CPU seconds by default (this
 process's for the frontend, the child's user+system for ptxas): on a machine shared with
 other jobs, wall-clock figures mostly measure the queue for a core. `--clock wall` gives
-wall-clock time instead. The frontend is warmed up first (its parser tables loaded), so the figure is the
-per-file cost; its one-off import time is printed separately. Files ptxas rejects are left
-out. The target: median ratio under 10% of ptxas's time.
+wall-clock time instead. The frontend is warmed up first (its parser tables loaded), so
+the figure is the per-file cost; its one-off import time is printed separately. Files
+ptxas rejects are left out.
+The target: median ratio under 10% of ptxas's time.
 """
 from __future__ import annotations
 

@@ -208,7 +208,8 @@ DIAGNOSTIC = re.compile(r"^ptx2sass (\S+, line \d+; )?(error|fatal|warning) *: \
 def _garbage_inputs() -> dict[str, bytes]:
     return {"empty.ptx": b"", "binary.ptx": bytes(range(256)) * 4,
             "nested.ptx": GOOD.encode().replace(b"ret;", b"{" * 5000 + b"ret;" + b"}" * 5000),
-            "half.ptx": GOOD.encode()[:97], "huge.ptx": GOOD.encode().replace(b"7;", b"9" * 400 + b";")}
+            "half.ptx": GOOD.encode()[:97],
+            "huge.ptx": GOOD.encode().replace(b"7;", b"9" * 400 + b";")}
 
 
 def test_garbage_gives_diagnostics_never_a_traceback(tmp_path):
