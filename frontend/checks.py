@@ -182,6 +182,7 @@ class Checker:
         """Whole-program mode: every function used or declared non-extern must be defined
         here (ptxas links nothing else in, bar its own system calls)."""
         defined = {f.name for f in self.module.functions() if f.body is not None}
+        defined |= {a.alias for a in self.module.items if type(a) is ast.Alias}
         for fn in self.module.functions():
             if fn.name in defined or fn.name in isa.SYSTEM_FUNCTIONS:
                 continue
@@ -513,6 +514,9 @@ class Checker:
                 self.error("Label expected for argument 0 of instruction 'call'", ins)
             return
         fn = sym.node
+        if type(fn) is ast.Alias:   # `.alias a, b;` calls b
+            target_sym = self.globals.lookup(fn.target)
+            fn = target_sym.node if target_sym is not None else None
         if sym.kind != "func" or type(fn) is not ast.Function or fn.kind == ".entry":
             self.error("Illegal call target, device function expected", ins)
             return

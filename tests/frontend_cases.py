@@ -178,6 +178,10 @@ CASES: dict[str, str] = {
     "one_element_for_v2": kernel("ld.global.v2.b32 {r1}, [rd1];"),
     "two_elements_for_scalar_st": kernel("st.global.b32 [rd1], {r1, r2};"),
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_alias": HEADER + (".visible .func f(.param .b32 a)\n{\nret;\n}\n"
+                          ".visible .func g(.param .b32 a);\n.alias g, f;\n"
+                          ".visible .entry k()\n{\n.param .b32 x;\nst.param.b32 [x], 1;\n"
+                          "call g, (x);\nret;\n}\n"),
     "ok_llvm_style": LLVM_STYLE,
     "ok_one_element_braces": kernel("@p1 ld.global.b32 { r2 }, [ rd1 + 0 ];\n"
                                     "st.global.b32 [ rd1 + 4 ], { r2 };\nmov.b32 {r1}, r2;"),
