@@ -131,6 +131,20 @@ def op_frnd(w, s, active, mask):
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](a)
         w.w64(d, fp.canonicalise_f64(r), mask)
         return
+    if "F16" in s.ins.modifiers:
+        # FRND.F16: one half of the source (`.H1` selects the high one), rounded to an
+        # integral half; the result is the low half of Rd, the high half zero.
+        bits = w.r(a_op)
+        if "H1" in getattr(a_op, "suffix", ()):
+            bits = bits >> U32(16)
+        h = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16)
+        if getattr(a_op, "abs", False):
+            h = np.abs(h)
+        if getattr(a_op, "neg", False):
+            h = -h
+        r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](h).astype(np.float16)
+        w.w(d, r.view(np.uint16).astype(U32), mask)
+        return
     a = w.rf(a_op)
     if s.aux["ftz"]:
         a = fp.flush_f32(a)
@@ -327,10 +341,25 @@ def _read_float(w, op, kind):
     return w.rf(op).astype(np.float64)
 
 
+@semantics("F2IP", prepare=_prep_mode)
+def op_f2ip(w, s, active, mask):
+    """F2IP.U8.F32 Rd, RZ, Ra, RZ: ptxas's form of `cvt.rzi.u8.f32` (the kernels mask the
+    low byte of the result). Only the form with both other sources RZ is known; its result
+    is the saturated 8-bit conversion of Ra in the low byte (PTX cvt: float-to-integer
+    conversions clamp to the destination range, NaN gives 0)."""
+    d, b_op, a_op, c_op = s.ins.operands
+    if not (getattr(b_op, "is_zero", False) and getattr(c_op, "is_zero", False)):
+        raise EmuFault(f"unsupported F2IP form (second and merge sources other than RZ)")
+    _f2i(w, s, mask, d, a_op)
+
+
 @semantics("F2I", prepare=_prep_mode)
 def op_f2i(w, s, active, mask):
+    _f2i(w, s, mask, s.ins.operands[0], s.ins.operands[-1])
+
+
+def _f2i(w, s, mask, d, a_op):
     mods = s.ins.modifiers
-    d, a_op = s.ins.operands[0], s.ins.operands[-1]
     ints, floats = _conv_types(mods)
     dst = ints[0] if ints else "S32"
     src = floats[0] if floats else "F32"
