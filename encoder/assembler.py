@@ -57,6 +57,7 @@ PAD_CONTROL = Control(wr_sb=7, rd_sb=7)
 TEXT_PAD = 128
 REGISTERS_RESERVED = 2     # ptxas counts the highest register + 1 + 2
 DEFAULT_MAXREG = 0xFF
+CUINFO_DESC = 0x18         # where nvdisasm's offsets put the cuinfo note's description
 
 
 class AsmError(ValueError):
@@ -106,6 +107,7 @@ class Source:
     arch_line: int | None = None
     kernels: list[KernelSource] = field(default_factory=list)
     from_listing: bool = False      # an nvdisasm listing: kernels are in file (reverse) order
+    cuinfo: tuple[int, int] | None = None   # a listing's `.note.nv.cuinfo`: (PTX SM, toolkit)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -356,15 +358,26 @@ class _Parser:
                 sec["fixups"].append((at, width, item))
 
     def _apply_listing_sections(self) -> None:
-        for sec in self.data.values():
+        kernels = {k.name: k for k in self.src.kernels}
+        for sec_name, sec in self.data.items():
             for name in sec["pending_labels"]:
                 sec["labels"][name] = len(sec["bytes"])
+            owner = kernels.get(sec_name[len(".nv.info."):]) \
+                if sec_name.startswith(".nv.info.") else None
             for at, width, expr in sec["fixups"]:
                 m = re.fullmatch(r"\((\S+) - (\S+)\)", expr)
+                s = re.fullmatch(r"(\S+)@srel", expr)
                 if m and m.group(1) in sec["labels"] and m.group(2) in sec["labels"]:
                     value = sec["labels"][m.group(1)] - sec["labels"][m.group(2)]
-                    sec["bytes"][at:at + width] = value.to_bytes(width, "little", signed=True)
-                # `index@(sym)` and `.L_x_1@srel` stay 0: the builder derives both.
+                elif s and owner is not None and s.group(1) in owner.labels:
+                    value = 16 * owner.labels[s.group(1)][0]   # an offset in the kernel's text
+                else:
+                    continue    # `index@(sym)`: a symbol index, which the builder assigns
+                sec["bytes"][at:at + width] = value.to_bytes(width, "little", signed=True)
+        note = self.data.get(".note.nv.cuinfo")
+        if note is not None and len(note["bytes"]) >= CUINFO_DESC + 6:
+            _, vsm, toolkit = struct.unpack_from("<HHH", note["bytes"], CUINFO_DESC)
+            self.src.cuinfo = (vsm, toolkit)
         for k in self.src.kernels:
             info = self.data.get(f".nv.info.{k.name}")
             if info is not None:
@@ -593,8 +606,11 @@ def assemble(text: str, arch: str | None = None, filename: str = "<input>") -> b
     kernels = [_kernel(ks, target, filename) for ks in src.kernels]
     if src.from_listing:
         kernels.reverse()       # nvdisasm lists them in file order, the reverse of PTX's
+    options = {}
+    if src.cuinfo is not None:  # the PTX `.target` and toolkit a listing's cubin records
+        options = {"ptx_target": f"sm_{src.cuinfo[0]}", "toolkit_version": src.cuinfo[1]}
     try:
-        return write_cubin(Cubin.for_kernels(target, kernels))
+        return write_cubin(Cubin.for_kernels(target, kernels, **options))
     except CubinError as e:
         raise AsmError(str(e), filename) from None
 

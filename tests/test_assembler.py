@@ -269,12 +269,16 @@ def test_reassembled_cubin_equals_ptxas(name, item):
 
 
 def _without_tool_note(elf_text: str) -> str:
-    """cuobjdump -elf with what the tool-identification note changes taken out: the note's
-    size and the file offsets of the sections after it."""
-    out = []
+    """cuobjdump -elf with what the tool-identification note changes taken out: the note
+    itself, its size and the file offsets of the sections after it."""
+    out, skipping = [], False
     for line in elf_text.splitlines():
+        if line.startswith(".section "):
+            skipping = line.strip() == ".section .note.nv.tkinfo"
+        if skipping:
+            continue
         m = re.match(r"(\s+[0-9a-f]+)\s+[0-9a-f]+(\s.*)$", line)
-        if m and re.search(r"\s\.\S+$", line) and "Offset" not in line:
+        if m and re.search(r"\s\.\S+$", line):
             line = m.group(1) + m.group(2)              # drop the Offset column
             if line.endswith(".note.nv.tkinfo"):
                 line = ".note.nv.tkinfo"
