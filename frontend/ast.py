@@ -138,6 +138,13 @@ class Declarator(Node):
 
 
 @dataclass(slots=True, kw_only=True)
+class FieldInit(Node):
+    """`addr_mode_0 = clamp_to_edge` inside a `.samplerref` initializer."""
+    field: str
+    value: object      # a keyword (str) or a number (IntLit / FloatLit)
+
+
+@dataclass(slots=True, kw_only=True)
 class VariableDecl(Node):
     """A `.reg/.shared/.global/.const/.local/.param/...` declaration (also a parameter).
     `attributes` keeps order-free extras: ('.ptr',), ('.attribute', '.managed'), ..."""

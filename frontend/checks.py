@@ -958,6 +958,8 @@ def _literals(node):
 def _initializer_names(node, wrapped: bool = False):
     """(Name, inside generic()/mask()) for every symbol an initializer refers to."""
     t = type(node)
+    if t is ast.FieldInit:   # sampler fields hold keywords, not symbols
+        return
     if t is ast.Name:
         yield node, wrapped
     elif t is ast.Call:

@@ -442,6 +442,33 @@ def p_initializer(p):
     p[0] = p[1] if len(p) == 2 else p[2]
 
 
+def p_initializer_fields(p):
+    "initializer : LBRACE field_inits RBRACE"
+    p[0] = p[2]
+
+
+def p_field_inits(p):
+    """field_inits : field_init
+                   | field_inits COMMA field_init"""
+    if len(p) == 2:
+        p[0] = [p[1]]
+    else:
+        p[1].append(p[3])
+        p[0] = p[1]
+
+
+def p_field_init(p):
+    """field_init : IDENT EQUALS IDENT
+                  | IDENT EQUALS INTEGER
+                  | IDENT EQUALS FLOAT"""
+    line, col = _pos(p, 1)
+    kind = p.slice[3].type
+    value = p[3] if kind == "IDENT" else (
+        _int_literal(p, 3) if kind == "INTEGER" else
+        ast.FloatLit(value=float(p[3]), text=p[3], line=line, column=col))
+    p[0] = ast.FieldInit(field=p[1], value=value, line=line, column=col)
+
+
 def p_initializers(p):
     """initializers : initializer
                     | initializers COMMA initializer"""

@@ -178,6 +178,17 @@ CASES: dict[str, str] = {
     "one_element_for_v2": kernel("ld.global.v2.b32 {r1}, [rd1];"),
     "two_elements_for_scalar_st": kernel("st.global.b32 [rd1], {r1, r2};"),
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_textures_samplers_surfaces": (
+        ".version 8.5\n.target sm_89, texmode_independent\n.address_size 64\n"
+        ".global .texref tex1;\n"
+        ".global .samplerref smp = { addr_mode_0 = clamp_to_edge, filter_mode = nearest };\n"
+        ".global .surfref surf1;\n"
+        ".visible .entry k(.param .u64 p, .param .texref t2, .param .samplerref s2)\n{\n"
+        ".reg .f32 f<8>;\n.reg .b32 r<4>;\n"
+        "tex.2d.v4.f32.f32 {f1, f2, f3, f4}, [tex1, smp, {f5, f6}];\n"
+        "tex.1d.v4.f32.s32 {f1, f2, f3, f4}, [t2, s2, {r1}];\n"
+        "suld.b.2d.b32.trap {r1}, [surf1, {r2, r3}];\n"
+        "sust.b.2d.b32.trap [surf1, {r2, r3}], {r1};\ntxq.width.b32 r1, [tex1];\nret;\n}\n"),
     "ok_alias": HEADER + (".visible .func f(.param .b32 a)\n{\nret;\n}\n"
                           ".visible .func g(.param .b32 a);\n.alias g, f;\n"
                           ".visible .entry k()\n{\n.param .b32 x;\nst.param.b32 [x], 1;\n"
