@@ -61,6 +61,7 @@ class WarpTiming:
         self.seq = 0
         self.reads: list[tuple] = []
         self.writes: list[tuple] = []
+        self.lanes_of: tuple = (None, 0)      # (active mask array, its lanes as a bit set)
 
 
 def _name(reg: tuple) -> str:
@@ -115,7 +116,11 @@ class TimingModel:
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
             return
-        lanes = _lanes(active)
+        if active is clock.lanes_of[0]:          # same lanes as the last step (converged warp)
+            lanes = clock.lanes_of[1]
+        else:
+            lanes = _lanes(active)
+            clock.lanes_of = (active, lanes)
         # 1. Wait on scoreboards.
         t = clock.t
         wait = ctl.wait

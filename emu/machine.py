@@ -64,6 +64,7 @@ class Warp:
         self.timing = None                                 # hazard/cycle model, when enabled
         self.tracing = False                               # record register reads/writes
         self.clock = None                                  # this warp's hazards.WarpTiming
+        self._converged: tuple[int, np.ndarray] | None = None   # see `step`
 
     # ---------------------------------------------------------------- memory spaces
     @property
@@ -230,17 +231,30 @@ class Warp:
 
     # ---------------------------------------------------------------- scheduling
     def runnable(self) -> bool:
+        if self._converged is not None:
+            return True
         return bool((self.state == READY).any())
 
     def finished(self) -> bool:
         return bool((self.state == EXITED).all())
 
     def step(self) -> None:
-        """Execute one instruction for the ready lanes at the lowest PC."""
-        ready = self.state == READY
-        pcs = np.where(ready, self.pc, _NO_PC)
-        pc0 = int(pcs.min())
-        active = pcs == pc0
+        """Execute one instruction for the ready lanes at the lowest PC.
+
+        Fast path: after an instruction that cannot touch PCs or lane states (anything but
+        control flow and synchronisation), executed by every ready lane, the next step runs
+        the same lanes at the next PC; `_converged` remembers that (PC, lanes) until a
+        control instruction or a barrier/convergence release changes the picture."""
+        converged = self._converged
+        if converged is not None:
+            pc0, active = converged
+            everyone = True
+        else:
+            ready = self.state == READY
+            pcs = np.where(ready, self.pc, _NO_PC)
+            pc0 = int(pcs.min())
+            active = pcs == pc0
+            everyone = bool((active == ready).all())
         step = self.launch.steps.get(pc0)
         if step is None:
             raise EmuFault(f"jump to 0x{pc0:x}, which holds no instruction",
@@ -254,10 +268,13 @@ class Warp:
             mask = active & self.pred(guard)
         self.pc[active] = pc0 + 16
         self.executed += 1
+        self._converged = None
         try:
             step.run(self, step, active, mask)
         except EmuFault as e:
             raise e.located(self.launch.program.name, pc0) from None
+        if everyone and step.plain:
+            self._converged = (pc0 + 16, active)
         if self.timing is not None:
             self.timing.end(self, step, active)
 
@@ -272,6 +289,7 @@ class Warp:
                 waiting_here = at_bsync & (self.wait_arg == b)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
+                    self._converged = None
                     woke = True
         at_ws = self.state == AT_WARPSYNC
         if at_ws.any():
@@ -283,6 +301,7 @@ class Warp:
                 parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
+                    self._converged = None
                     woke = True
         return woke
 
@@ -360,6 +379,7 @@ class Cta:
             for w in ws:
                 sel = (w.state == AT_BAR) & (w.wait_arg == b)
                 w.state[sel] = READY
+                w._converged = None
                 w.bar_result[b] = result
                 w.last_bar = b
             self.launch.bar_counts.pop((id(self), b), None)

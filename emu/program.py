@@ -52,6 +52,11 @@ class DataAddress:
     addend: int          # symbol value + relocation addend
 
 
+# Semantics modules whose handlers may change lane PCs or states (branches, calls, exits,
+# convergence and CTA barriers); `Warp.step` keeps its converged fast path only across others.
+CONTROL_MODULES = {"ptx2sass.emu.ops_control"}
+
+
 @dataclass
 class Step:
     """One instruction ready to execute: its handler and whatever it precomputed."""
@@ -59,6 +64,8 @@ class Step:
     ins: Instruction
     run: Callable
     aux: dict = field(default_factory=dict)
+    # Neither control flow nor synchronisation: leaves every lane's PC and state alone.
+    plain: bool = True
 
 
 class Unsupported(EmuFault):
@@ -79,7 +86,7 @@ def compile_program(program: KernelProgram, handlers: dict[str, Callable],
         handler = handlers.get(ins.opcode)
         if handler is None:
             handler = _unsupported
-        step = Step(offset, ins, handler)
+        step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES)
         prep = prepare.get(ins.opcode)
         if prep is not None and handler is not _unsupported:
             try:
