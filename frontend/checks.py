@@ -166,8 +166,9 @@ class Checker:
         diagnostics = self.errors + self.late_errors + self.symbol_errors
         if not diagnostics:
             self.check_arch()
-        if not diagnostics and self.whole_program:
-            self.check_linkage()
+            if self.whole_program:
+                self.check_linkage()
+            diagnostics = self.late_errors
         return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
 
     def check_arch(self):
@@ -181,6 +182,15 @@ class Checker:
     def check_linkage(self):
         """Whole-program mode: every function used or declared non-extern must be defined
         here (ptxas links nothing else in, bar its own system calls)."""
+        for item in self.module.items:
+            if type(item) is ast.VariableDecl and any(
+                    a[0] == ".attribute" and any(type(x) is tuple and x[0] == ".unified"
+                                                 for x in a[1])
+                    for a in item.attributes if type(a) is tuple):
+                self.late_errors.append(CompileError(
+                    "Feature 'unified Functions' requires command line option "
+                    "'--compile-only'."))
+                return
         defined = {f.name for f in self.module.functions() if f.body is not None}
         defined |= {a.alias for a in self.module.items if type(a) is ast.Alias}
         for fn in self.module.functions():
@@ -383,11 +393,16 @@ class Checker:
         names = {d.name for d in fn.directives}
         for i, d in enumerate(fn.directives):
             if d.name in _POSITIVE_DIRECTIVES and any(a <= 0 for a in d.args):
-                at = d
-                if d.name in _LIST_DIRECTIVES:  # ptxas has read the next token by then
-                    at = fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
-                self.error(f"Positive non-zero value expected for {d.name[1:]}", at)
+                self.error(f"Positive non-zero value expected for {d.name[1:]}",
+                           _reported_at(fn, i))
         end = ast.Node(line=fn.body.end_line)
+        if ".noreturn" in names and fn.return_params:
+            self.error(f"Invalid directive '.noreturn' for function '{fn.name}'", fn.body)
+        if ".reqnctapercluster" in names and ".maxclusterrank" in names:
+            last = max(i for i, d in enumerate(fn.directives)
+                       if d.name in (".reqnctapercluster", ".maxclusterrank"))
+            self.error("Conflicting directives: .reqnctapercluster and .maxclusterrank cannot "
+                       "both be specified", _reported_at(fn, last))
         if ".maxntid" in names and ".reqntid" in names:
             self.error("Conflicting directives: .maxntid and .reqntid cannot both be "
                        "specified", end)
@@ -908,6 +923,15 @@ _LIST_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".reqnctapercluster"))
 _VECTOR_SREGS = frozenset(n for n, t in isa.SPECIAL_REGISTERS.items() if t.startswith(".v4"))
 _POSITIVE_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
                                   ".maxnreg", ".reqnctapercluster", ".maxclusterrank"))
+
+
+def _reported_at(fn: ast.Function, i: int) -> ast.Node:
+    """Where ptxas reports a problem with directive i: on its own line, or, for a directive
+    that takes a list (`.maxntid 1, 2, 3`), at the next token, which it had to read."""
+    d = fn.directives[i]
+    if d.name in _LIST_DIRECTIVES:
+        return fn.directives[i + 1] if i + 1 < len(fn.directives) else fn.body
+    return d
 
 
 def _alignment(decl: ast.VariableDecl) -> int:

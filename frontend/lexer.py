@@ -122,7 +122,8 @@ def t_line_comment(t):
 
 
 def t_STRING(t):
-    r'"([^"\\\n]|\\.)*"'
+    r'"[^"\n]*"'
+    # no escapes: ptxas ends a string at the next quote
     return t
 
 

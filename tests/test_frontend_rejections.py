@@ -3,8 +3,8 @@
 The expectations are ptxas's own diagnostics for the same text (cached oracle runs)."""
 import pytest
 
-from frontend_cases import (CASES, FEATURE_SETTINGS, FEATURE_USES, INVALID_FORMS, VALID_FORMS,
-                            feature_kernel, ptxas_diagnostics, sm90_kernel)
+from frontend_cases import (CASE_ARCH, CASES, FEATURE_SETTINGS, FEATURE_USES, INVALID_FORMS,
+                            VALID_FORMS, feature_kernel, ptxas_diagnostics, sm90_kernel)
 from ptx2sass import CompileError, oracle
 from ptx2sass.frontend import check, parse
 
@@ -20,9 +20,10 @@ def our_diagnostics(text: str, arch: str = "sm_89") -> list[tuple[int | None, st
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_verdict_and_lines_match_ptxas(name):
     text = CASES[name]
-    ref = oracle.ptxas(text, "sm_89", name="x.ptx")
+    arch = CASE_ARCH.get(name, "sm_89")
+    ref = oracle.ptxas(text, arch, name="x.ptx")
     theirs = [d for d in ptxas_diagnostics(ref.stderr) if d[1] != "warning"]
-    ours = our_diagnostics(text)
+    ours = our_diagnostics(text, arch)
     assert (not ours) == ref.ok, f"ptxas: {theirs}\nours: {ours}"
     if ours:
         assert ours[0][0] == theirs[0][0], f"first error line\nptxas: {theirs}\nours: {ours}"
@@ -33,8 +34,9 @@ def test_verdict_and_lines_match_ptxas(name):
 @pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith("ok_")))
 def test_first_message_is_one_ptxas_gives(name):
     text = CASES[name]
-    theirs = ptxas_diagnostics(oracle.ptxas(text, "sm_89", name="x.ptx").stderr)
-    ours = our_diagnostics(text)
+    arch = CASE_ARCH.get(name, "sm_89")
+    theirs = ptxas_diagnostics(oracle.ptxas(text, arch, name="x.ptx").stderr)
+    ours = our_diagnostics(text, arch)
     assert ours and ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
 
 
