@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from . import codec
 from .arch import UnknownArch, arch_info
 from .cubin import Cubin, CubinError, Kernel, _decode_kernel_records, write_cubin
+from .cubin_builder import FDE_LOCATION_OFFSET, default_cfa_program
 from .model import Control, Imm, Instruction, Label, Reg, SpecialReg
 from .nvinfo import NvInfoError, parse_records
 from .sass_text import SassSyntaxError, parse_instruction
@@ -57,6 +58,8 @@ PAD_CONTROL = Control(wr_sb=7, rd_sb=7)
 TEXT_PAD = 128
 REGISTERS_RESERVED = 2     # ptxas counts the highest register + 1 + 2
 DEFAULT_MAXREG = 0xFF
+MODULE_RECORD_FIELDS = {"FRAME_SIZE": "frame_size", "MIN_STACK_SIZE": "min_stack_size",
+                        "MAX_STACK_SIZE": "max_stack_size"}
 CUINFO_DESC = 0x18         # where nvdisasm's offsets put the cuinfo note's description
 
 
@@ -97,8 +100,12 @@ class KernelSource:
     reqntid: tuple[int, int, int] | None = None
     maxntid: tuple[int, int, int] | None = None
     maxreg: int | None = DEFAULT_MAXREG
-    # Facts read from an nvdisasm listing's `.nv.info.<k>` section (a decoded Kernel).
+    shared_align: int = 4
+    # Facts read from an nvdisasm listing: its `.nv.info.<k>` records (a decoded Kernel),
+    # its module `.nv.info` records (frame and stack sizes) and its debug-frame program.
     info: Kernel | None = None
+    module_facts: dict[str, int] = field(default_factory=dict)
+    cfa_program: bytes | None = None
 
 
 @dataclass
@@ -321,7 +328,7 @@ class _Parser:
         else:
             self.kernel = None
             self.data[name] = {"bytes": bytearray(), "labels": {}, "fixups": [], "line": lineno,
-                               "pending_labels": [], "zero": 0}
+                               "pending_labels": [], "zero": 0, "align": None, "symbols": {}}
 
     # nvdisasm's data sections ------------------------------------------------------------
     def _data_line(self, lineno: int, line: str) -> None:
@@ -335,6 +342,8 @@ class _Parser:
             d = _DIRECTIVE.match(line)
             if d and d.group(1) == ".zero":
                 sec["zero"] += _int(d.group(2), ".zero")
+            elif d and d.group(1) == ".align" and sec["align"] is None:
+                sec["align"] = _int(d.group(2), ".align")   # the section's own alignment
             return
         offset = int(m.group(1), 16)
         for name in sec["pending_labels"]:
@@ -372,7 +381,12 @@ class _Parser:
                 elif s and owner is not None and s.group(1) in owner.labels:
                     value = 16 * owner.labels[s.group(1)][0]   # an offset in the kernel's text
                 else:
-                    continue    # `index@(sym)`: a symbol index, which the builder assigns
+                    # `index@(sym)`, `.dword sym`: symbol indexes and addresses, which the
+                    # builder assigns; remember which symbol each names.
+                    sym = re.fullmatch(r"(?:index@\()?([^()\s]+)\)?", expr)
+                    if sym:
+                        sec["symbols"][at] = sym.group(1)
+                    continue
                 sec["bytes"][at:at + width] = value.to_bytes(width, "little", signed=True)
         note = self.data.get(".note.nv.cuinfo")
         if note is not None and len(note["bytes"]) >= CUINFO_DESC + 6:
@@ -389,8 +403,45 @@ class _Parser:
                 _decode_kernel_records(facts)
                 k.info = facts
             shared = self.data.get(f".nv.shared.{k.name}")
-            if shared is not None:
+            if shared is not None:     # present even when empty (extern shared only)
                 k.shared = shared["zero"] or len(shared["bytes"])
+                k.shared_align = shared["align"] or 4
+        self._module_records(kernels)
+        self._frame_programs(kernels)
+
+    def _module_records(self, kernels: dict[str, KernelSource]) -> None:
+        """Frame and stack sizes from a listing's module `.nv.info` (records naming a
+        kernel by `index@(name)`)."""
+        sec = self.data.get(".nv.info")
+        if sec is None:
+            return
+        try:
+            records = parse_records(bytes(sec["bytes"]))
+        except NvInfoError as e:
+            raise self.error(sec["line"], str(e)) from None
+        pos = 0
+        for r in records:
+            name = sec["symbols"].get(pos + 4)
+            if isinstance(r.value, bytes) and len(r.value) == 8 and name in kernels:
+                value = struct.unpack_from("<I", r.value, 4)[0]
+                field_ = MODULE_RECORD_FIELDS.get(r.name)
+                if field_:
+                    kernels[name].module_facts[field_] = value
+            pos += 4 + (len(r.value) if isinstance(r.value, bytes) else 0)
+
+    def _frame_programs(self, kernels: dict[str, KernelSource]) -> None:
+        """Each kernel's CFA program from a listing's `.debug_frame` (64-bit CIE/FDE pairs;
+        an FDE names its function by the `.dword name` of its start address)."""
+        sec = self.data.get(".debug_frame")
+        if sec is None:
+            return
+        frame, pos = bytes(sec["bytes"]), 0
+        while pos + 12 <= len(frame) and frame[pos:pos + 4] == b"\xff" * 4:
+            length = struct.unpack_from("<Q", frame, pos + 4)[0]
+            name = sec["symbols"].get(pos + FDE_LOCATION_OFFSET)
+            if name in kernels:
+                kernels[name].cfa_program = frame[pos + 12 + 24:pos + 12 + length]
+            pos += 12 + length
 
     # Instructions -----------------------------------------------------------------------
     def _instruction(self, lineno: int, line: str, offset: int | None) -> None:
@@ -583,8 +634,12 @@ def _kernel(ks: KernelSource, arch: str, filename: str) -> Kernel:
         k.params = _param_layout(ks.params)
         k.barcount = ks.barriers if ks.barriers is not None else _barrier_count(code)
         k.maxreg_count, k.reqntid, k.max_threads = ks.maxreg, ks.reqntid, ks.maxntid
-    if ks.shared:
-        k.shared_bytes = ks.shared
+    if ks.shared is not None:
+        k.shared_bytes, k.shared_align = ks.shared, ks.shared_align
+    for name, value in ks.module_facts.items():
+        setattr(k, name, value)
+    if ks.cfa_program is not None and not ks.cfa_program.startswith(default_cfa_program(k)):
+        k.cfa_program = ks.cfa_program    # a frame the derived entry block cannot describe
     return k
 
 
