@@ -56,6 +56,7 @@ class Form:
     tokens: list[str]
     aliases: dict | None
     arch: str | None = None     # the arch whose nvdisasm it was probed with
+    order: frozenset = frozenset()  # (a, b): nvdisasm prints token a before token b
 
     @classmethod
     def from_json(cls, d: dict) -> "Form":
@@ -66,7 +67,8 @@ class Form:
                            "values": {int(v): e for v, e in g["values"].items()}})
         return cls(d["opcode"], int(d["mask"], 16), int(d["value"], 16), int(d["base"], 16),
                    d["slots"], groups, d["layout"], {int(k): v for k, v in d["reuse"].items()},
-                   d.get("tokens", []), d.get("aliases"), d.get("arch"))
+                   d.get("tokens", []), d.get("aliases"), d.get("arch"),
+                   frozenset(map(tuple, d.get("order") or ())))
 
     @functools.cached_property
     def field_mask(self) -> int:
@@ -208,6 +210,8 @@ def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     tokens: list[str] = []
     for item in form.layout:
         tokens.extend([item] if isinstance(item, str) else values[item].get("tokens", []))
+    if form.order:
+        tokens = tokens[:1] + _in_order(tokens[1:], form.order)
     if form.aliases:
         combo = _alias_combo(form, word)
         # a combination nvdisasm could not show during probing reads as the seed's
@@ -254,6 +258,21 @@ def decode_text(word: int, arch: str = "sm_89", pc: int = 0) -> str:
     return render_view(decode_view(word, arch, pc))
 
 
+def _in_order(tokens: list[str], before: frozenset) -> list[str]:
+    """Put the tokens (in group order) into nvdisasm's printed order: swap neighbours only
+    where the probes saw them the other way round."""
+    out = list(tokens)
+    for _ in range(len(out)):
+        swapped = False
+        for i in range(len(out) - 1):
+            if (out[i + 1], out[i]) in before:
+                out[i], out[i + 1] = out[i + 1], out[i]
+                swapped = True
+        if not swapped:
+            break
+    return out
+
+
 def _alias_combo(form: Form, word: int) -> str:
     classes = []
     for k, j, kind, file in form.aliases["fields"]:
@@ -270,7 +289,32 @@ def _order(g: dict) -> list[int]:
 
 def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> list[int] | None:
     """Choose group values so that the mnemonic tokens come out as `target`."""
+    from collections import Counter
     chosen: dict[int, int] = {}
+    if form.order:
+        # tokens are printed in nvdisasm's order, not group by group: match as multisets
+        need = Counter(target)
+        literals = Counter(t for t in form.layout if isinstance(t, str))
+        if literals - need:
+            return None
+        need -= literals
+        items = [i for i in form.layout if not isinstance(i, str)]
+
+        def walk_set(i: int, rest: Counter) -> bool:
+            if i == len(items):
+                return not +rest
+            for v in allowed[items[i]]:
+                toks = Counter(form.groups[items[i]]["values"][v].get("tokens", []))
+                if not toks - rest:
+                    chosen[items[i]] = v
+                    if walk_set(i + 1, rest - toks):
+                        return True
+            return False
+
+        if not walk_set(0, need):
+            return None
+        return [chosen.get(gi, allowed[gi][0] if allowed[gi] else -1)
+                for gi in range(len(form.groups))]
 
     def walk(i: int, pos: int) -> bool:
         if i == len(form.layout):

