@@ -1,39 +1,54 @@
-"""Emulator speed over the ZLUDA corpus: warp-instructions executed per second of
-emulation (instructions come from nvdisasm's listing; decoding and compilation by ptxas are
-cached and excluded from the timing, program preparation is included).
+"""Emulator speed: warp-instructions executed per second of emulation, over the ZLUDA corpus
+or a deterministic sample of the tinygrad corpus. Instructions come from nvdisasm's listing;
+compilation by ptxas and disassembly are cached and excluded from the timing, program
+preparation (loading, per-instruction compilation) is included.
 
-    .venv/bin/python bench/emu_speed.py [--hazards] [--repeat N]
+    .venv/bin/python bench/emu_speed.py [--corpus zluda|tinygrad] [--hazards] [--repeat N]
 """
 from __future__ import annotations
 
 import argparse
 import time
 
-from ptx2sass.emu.testing import cubin_listing_decoder, run_zluda, zluda_cubin, zluda_manifest
+from ptx2sass.emu import testing
+
+
+def _zluda():
+    for entry in testing.zluda_manifest():
+        cubin = testing.zluda_cubin(entry)
+        if cubin is not None:
+            decoder = testing.cubin_listing_decoder(cubin)
+            yield lambda hz, e=entry, c=cubin, d=decoder: testing.run_zluda(e, hazard_check=hz, decoder=d, cubin=c)
+
+
+def _tinygrad(count: int):
+    kernels = sorted(testing.tinygrad_manifest(), key=lambda k: k["sha256"])[:count]
+    for entry in kernels:
+        cubin = testing.tinygrad_cubin(entry)
+        decoder = testing.cubin_listing_decoder(cubin)
+        yield lambda hz, e=entry, c=cubin, d=decoder: testing.run_tinygrad(e, hazard_check=hz, decoder=d, cubin=c)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", choices=("zluda", "tinygrad"), default="zluda")
+    ap.add_argument("--kernels", type=int, default=40, help="tinygrad kernels (first by sha256)")
     ap.add_argument("--hazards", action="store_true", help="with the hazard checker and cycle model")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    prepared = []
-    for entry in zluda_manifest():
-        cubin = zluda_cubin(entry)
-        if cubin is not None:
-            prepared.append((entry, cubin, cubin_listing_decoder(cubin)))
+    runs = list(_zluda() if args.corpus == "zluda" else _tinygrad(args.kernels))
     best = None
     for _ in range(args.repeat):
         instructions = 0
         start = time.perf_counter()
-        for entry, cubin, decoder in prepared:
-            outcome = run_zluda(entry, hazard_check=args.hazards, decoder=decoder, cubin=cubin)
+        for run in runs:
+            outcome = run(args.hazards)
             if outcome.result is not None:
                 instructions += outcome.result.instructions
         elapsed = time.perf_counter() - start
         rate = instructions / elapsed
         best = rate if best is None else max(best, rate)
-    print(f"{len(prepared)} kernels, {instructions} warp-instructions, "
+    print(f"{args.corpus}: {len(runs)} kernels, {instructions} warp-instructions, "
           f"{best:,.0f} warp-instructions/s (best of {args.repeat}, hazards {'on' if args.hazards else 'off'})")
     return 0
 

@@ -1,5 +1,7 @@
 """The emulator runs ptxas's sm_89 cubins of the ZLUDA conformance suite and reproduces the
-hardware-verified output bytes of the manifest."""
+hardware-verified output bytes of the manifest, with zero hazards; through nvdisasm's listing
+(every word) and through our own decoder (`encoder.codec`, what `emu.run` and the command
+use)."""
 import pytest
 
 from ptx2sass.emu.testing import ZLUDA_DIR, run_zluda, zluda_manifest
@@ -13,11 +15,21 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 def test_zluda_output_matches_hardware(entry):
     if entry["name"] in PTXAS_REJECTS:
         pytest.skip("the pinned ptxas rejects this PTX for sm_89")
-    outcome = run_zluda(entry)
+    outcome = run_zluda(entry, hazard_check=True)
     assert outcome.passed, outcome.reason
+    assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
 
 
 def test_pass_rate_at_least_95_percent():
     runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
     passed = sum(run_zluda(e).passed for e in runnable)
     assert passed >= 0.95 * len(MANIFEST), f"{passed}/{len(MANIFEST)}"
+
+
+def test_pass_rate_with_our_decoder():
+    """The same bar with instructions decoded by `encoder.codec` instead of nvdisasm."""
+    from ptx2sass.emu.loader import codec_decoder
+    runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
+    failed = [(e["name"], o.reason) for e in runnable
+              if not (o := run_zluda(e, decoder=codec_decoder)).passed]
+    assert len(runnable) - len(failed) >= 0.95 * len(MANIFEST), failed
