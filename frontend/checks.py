@@ -7,6 +7,7 @@ Instruction facts come from `instructions.py`; this module only applies them.
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -469,37 +470,11 @@ class Checker:
                 return
             self.error(f"Not a name of any known instruction: '{op}'", ins)
             return
-        for m in ins.modifiers:
-            if m not in isa.KNOWN_MODIFIERS:
-                self.error(f"Unknown modifier '{m}'", ins)
-                return
-        types = [m for m in ins.modifiers if m in isa.TYPE_MODIFIERS]
-        others = [m for m in ins.modifiers if m not in isa.TYPE_MODIFIERS]
-        name = _display_name(op, others)
-        problem = _operation_type_problem(op, others, types)
+        form, types, name, problem = select_form(op, ins.modifiers)
         if problem:
             self.error(problem, ins)
             return
-        candidates = [f for f in forms if len(f.type_slots) == len(types)
-                      and all(t in slot for t, slot in zip(types, f.type_slots))]
-        if name != op:   # `mul.wide.u64`: the named variant has no form of these types
-            candidates = [f for f in candidates
-                          if any(name[len(op):] in g for g, _ in f.groups)]
-        if not candidates:
-            self.error(f"Unexpected instruction types specified for '{name}'", ins)
-            return
-        chosen = next((f for f in candidates if _modifier_problem(f, others, op) is None), None)
-        if chosen is None:
-            self.error(_explain_modifiers(candidates, others, op, name), ins)
-            return
-        problem = _ordering_problem(op, others) or _space_problem(op, others) or \
-            _required_companion(op, others, types)
-        if not problem and op == "cvt":
-            problem = _cvt_rounding_problem(types, others)
-        if problem:
-            self.error(problem, ins)
-            return
-        self.check_operands(ins, chosen, types, scope, name)
+        self.check_operands(ins, form, types, scope, name)
 
     def check_call(self, ins: ast.Instruction, scope: _Scope):
         """call [(results),] target [, (arguments)] [, prototype | call-targets]."""
@@ -1076,6 +1051,37 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     if missing:
         return missing[0]
     return f"Unexpected instruction types specified for '{name}'"
+
+
+@functools.lru_cache(maxsize=4096)
+def select_form(opcode: str, modifiers: tuple[str, ...]):
+    """(form, type modifiers, display name, problem) for an instruction spelling; problem is
+    ptxas's message when the modifiers and types fit no form. A pure function of the
+    spelling, so it is cached: kernels repeat the same few spellings many times."""
+    forms = isa.FORMS[opcode]
+    for m in modifiers:
+        if m not in isa.KNOWN_MODIFIERS:
+            return None, [], opcode, f"Unknown modifier '{m}'"
+    types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
+    others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    name = _display_name(opcode, others)
+    problem = _operation_type_problem(opcode, others, types)
+    if problem:
+        return None, types, name, problem
+    candidates = [f for f in forms if len(f.type_slots) == len(types)
+                  and all(t in slot for t, slot in zip(types, f.type_slots))]
+    if name != opcode:   # `mul.wide.u64`: the named variant has no form of these types
+        candidates = [f for f in candidates if any(name[len(opcode):] in g for g, _ in f.groups)]
+    if not candidates:
+        return None, types, name, f"Unexpected instruction types specified for '{name}'"
+    chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
+    if chosen is None:
+        return None, types, name, _explain_modifiers(candidates, others, opcode, name)
+    problem = _ordering_problem(opcode, others) or _space_problem(opcode, others) or \
+        _required_companion(opcode, others, types)
+    if not problem and opcode == "cvt":
+        problem = _cvt_rounding_problem(types, others)
+    return chosen, tuple(types), name, problem
 
 
 def _is_lenient(opcode: str, modifiers) -> bool:
