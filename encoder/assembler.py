@@ -482,22 +482,28 @@ def parse_source(text: str, filename: str = "<input>") -> Source:
 # --------------------------------------------------------------------------- facts
 
 _BLOCK_END = frozenset({"BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK"})
-_WIDE_TOKENS = {"64": 2, "128": 4, "U64": 2, "S64": 2, "F64": 2}
 
 
 def _register_span(ins: Instruction, position: int, reg: Reg) -> int:
-    """How many consecutive R registers operand `position` covers: 2 for `.64` addresses and
-    64-bit data, 4 for 128-bit data, 2 for FP64 ops (a guess for anything subtler)."""
-    if ".".join(reg.suffix) == "64" or ins.opcode.startswith("D") and ins.opcode[1:] in (
-            "ADD", "MUL", "FMA", "SETP", "MNMX"):
+    """How many consecutive R registers an operand covers: 2 for a `.64` address, the
+    access width for a memory instruction's data (`.64` 2, `.128` 4), 2 for FP64 operands
+    and IMAD.WIDE's destination and addend. `position` -1 is a register inside an address
+    or constant reference. (A heuristic for the default register count: `.regcount` wins.)"""
+    if position < 0:
+        return 2 if "64" in reg.suffix else 1
+    if ins.opcode in _FP64_OPS:
         return 2
-    if ins.opcode in ("LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "LDC", "ATOMG",
-                      "ATOM", "RED", "ATOMS"):
-        return max((_WIDE_TOKENS.get(t, 1) for t in ins.modifiers if t in ("64", "128")),
-                   default=1)
+    if ins.opcode in _MEMORY_OPS:
+        return max((_WIDTH_REGS[t] for t in ins.modifiers if t in _WIDTH_REGS), default=1)
     if "WIDE" in ins.modifiers and position in (0, 3):
         return 2
     return 1
+
+
+_FP64_OPS = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"})
+_MEMORY_OPS = frozenset({"LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "LDC", "ATOMG",
+                         "ATOM", "RED", "ATOMS"})
+_WIDTH_REGS = {"64": 2, "128": 4}
 
 
 def highest_register(instructions: list[Instruction]) -> int:

@@ -25,7 +25,7 @@ from ptx2sass import oracle
 from ptx2sass.emu import run
 from ptx2sass.emu.testing import cubin_listing_decoder, zluda_cubin, zluda_manifest
 from ptx2sass.encoder import codec
-from ptx2sass.encoder.assembler import AsmError, assemble, main
+from ptx2sass.encoder.assembler import AsmError, assemble, highest_register, main
 from ptx2sass.encoder.cubin import read_cubin, write_cubin
 from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 
@@ -137,6 +137,31 @@ def test_sum_loop_runs_as_numpy_says():
                  decoder=cubin_listing_decoder(cubin))
     assert out[0] == want
     assert result.stats["hazards"] == 0
+
+
+def test_control_fields_reach_the_hazard_checker():
+    """Dropping the FADD's wait on the loads' scoreboard is a read-before-ready hazard."""
+    racy = VADD.replace("{stall=5, wait=0b100}", "{stall=5}")
+    assert racy != VADD
+    cubin = assemble(racy)
+    a = b = np.ones(64, np.float32)
+    c = np.zeros(64, np.float32)
+    try:
+        result = run(cubin, "vadd", (1,), (64,), [a, b, c, np.uint32(64)],
+                     decoder=cubin_listing_decoder(cubin))
+    except Exception as e:          # the checker may stop the run at the hazard
+        assert "hazard" in str(e).lower(), e
+    else:
+        assert result.stats["hazards"] > 0
+
+
+def test_kernels_in_ptx_order_are_stored_as_ptxas_stores_them():
+    two = VADD + SUM.replace(".arch sm_89\n", "")
+    ours = [k.name for k in read_cubin(assemble(two)).kernels]
+    ptx = (".version 8.0\n.target sm_89\n.address_size 64\n"
+           ".visible .entry vadd() { ret; }\n.visible .entry sum() { ret; }\n")
+    theirs = [k.name for k in read_cubin(oracle.ptxas(ptx, "sm_89").output).kernels]
+    assert ours == theirs == ["sum", "vadd"]
 
 
 def test_register_count_follows_ptxas_rule():
@@ -268,6 +293,26 @@ def test_reassembled_cubin_equals_ptxas(name, item):
     again = write_cubin(cubin)
     assert again == data
     assert oracle.cuobjdump_elf(again) == oracle.cuobjdump_elf(data)
+
+
+def test_default_register_count_is_ptxas_count():
+    """The assembler's default `.regcount` (highest R register used + 3, with register
+    pairs and quads) equals ptxas's own count for the sampled corpus kernels' code."""
+    checked = 0
+    for name, item in CORPUS:
+        data = _cubin(item)
+        if data is None:
+            continue
+        cubin = read_cubin(data)
+        for k in cubin.kernels:
+            try:
+                code = [codec.decode(int.from_bytes(k.text[pc:pc + 16], "little"), cubin.arch, pc)
+                        for pc in range(0, len(k.text), 16)]
+            except codec.DecodeError:
+                continue
+            assert highest_register(code) + 3 == k.regcount, f"{name} {k.name}"
+            checked += 1
+    assert checked >= len(CORPUS) // 2
 
 
 def _without_tool_note(elf_text: str) -> str:
