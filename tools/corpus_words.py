@@ -70,20 +70,26 @@ class Word:
                    tuple((str(n), int(o)) for n, o in d["targets"]), bool(d["retargeted"]))
 
 
-def _corpus_files(corpora: tuple[str, ...]) -> list[tuple[str, Path]]:
+def _corpus_files(corpora: tuple[str, ...]) -> list[tuple[str, bytes]]:
+    """(`corpus/relative/path.ptx`, contents) of every PTX file, read once so the cache key
+    and the compiled text agree even while a corpus is being rewritten."""
     out = []
     for corpus in corpora:
         root = corpus_dirs()[corpus]
-        out.extend((f"{corpus}/{p.relative_to(root).as_posix()}", p) for p in ptx_files(corpus))
+        for p in ptx_files(corpus):
+            try:
+                out.append((f"{corpus}/{p.relative_to(root).as_posix()}", p.read_bytes()))
+            except FileNotFoundError:
+                continue  # removed since the folder was listed
     return out
 
 
-def _cache_path(arch: str, corpora: tuple[str, ...], files: list[tuple[str, Path]]) -> Path:
+def _cache_path(arch: str, corpora: tuple[str, ...], files: list[tuple[str, bytes]]) -> Path:
     h = hashlib.sha256()
     h.update(json.dumps([_FORMAT, arch, oracle.tool_version("ptxas"),
                          oracle.tool_version("nvdisasm")]).encode())
-    for name, path in files:
-        h.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for name, data in files:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     root = Path(os.environ.get("PTX2SASS_CACHE", REPO / ".cache")) / "corpus_words"
     return root / f"{arch}-{'+'.join(corpora)}-{h.hexdigest()[:20]}.json"
 
@@ -121,11 +127,12 @@ def words_of_listing(listing_text: str, arch: str, source: str,
     return out
 
 
-def collect(arch: str, corpora: tuple[str, ...]) -> list[Word]:
+def collect(arch: str, corpora: tuple[str, ...],
+            files: list[tuple[str, bytes]] | None = None) -> list[Word]:
     """Compile and disassemble every file (no caching of the result here)."""
     seen: dict[tuple[int, str], Word] = {}
-    for source, path in _corpus_files(corpora):
-        cubin, retargeted = compile_for(path.read_bytes(), arch, path.name)
+    for source, data in _corpus_files(corpora) if files is None else files:
+        cubin, retargeted = compile_for(data, arch, source.rsplit("/", 1)[-1])
         if cubin is None:
             continue
         for w in words_of_listing(oracle.nvdisasm(cubin, ("-hex",)), arch, source, retargeted):
@@ -148,7 +155,7 @@ def corpus_words(arch: str = "sm_89", corpora: tuple[str, ...] | None = None) ->
             return [Word.from_json(d) for d in json.loads(path.read_text())]
         except (ValueError, KeyError, TypeError):
             pass  # a damaged cache entry is rebuilt
-    words = collect(arch, corpora)
+    words = collect(arch, corpora, files)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
