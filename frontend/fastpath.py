@@ -1,4 +1,4 @@
-"""A fast lane for the commonest statement: a plain instruction.
+"""A fast lane for the commonest statements: plain instructions and debug-section rows.
 
 Most PTX lines are `[@p] opcode reg, reg, [reg+imm];` and going through PLY token by token
 costs several microseconds per token. Where a whole statement matches the strict pattern

@@ -162,7 +162,10 @@ def p_section_entries(p):
     if len(p) == 2:
         p[0] = []
     else:
-        p[1].append(p[2])
+        if type(p[2]) is list:   # a run of rows from the fast lane
+            p[1].extend(p[2])
+        else:
+            p[1].append(p[2])
         p[0] = p[1]
 
 
@@ -174,7 +177,7 @@ def p_section_entry_data(p):
 
 def p_section_entry_fast(p):
     "section_entry : SECTION_ROW"
-    p[0] = p[1]
+    p[0] = p[1]   # a list of SectionEntry (a run of plain rows)
 
 
 def p_section_entry_label(p):
@@ -742,7 +745,7 @@ def p_error(tok):
     if tok.type == "INSTRUCTION":
         near = tok.value.opcode
     elif tok.type == "SECTION_ROW":
-        near = tok.value.type
+        near = tok.value[0].type
     else:
         near = tok.value.split(".", 1)[0] if tok.type == "OPCODE" else tok.value
     raise CompileError(f"Parsing error near '{near}': syntax error", lexer.filename,
@@ -902,6 +905,41 @@ class _StatementLexer:
     def input(self, text):
         self.lexer.input(text)
 
+    def section_rows(self, pos):
+        """All consecutive plain data rows of a debug section as one SECTION_ROW token
+        (a -G build has thousands); stops before anything else (labels, `}`, odd rows)."""
+        lx = self.lexer
+        data = lx.lexdata
+        rows = []
+        start_line, start_pos = lx.lineno, pos
+        while True:
+            m = fastpath.SECTION_ROW.match(data, pos)
+            if m is None:
+                break
+            rows.append(fastpath.build_row(m, lx.lineno, lx.line_start))
+            pos = m.end()
+            while True:   # the rest of the line, blank lines and comments
+                pos = _BLANK.match(data, pos).end()
+                if pos < len(data) and data[pos] == "\n":
+                    lx.lineno += 1
+                    pos += 1
+                    lx.line_start = pos
+                else:
+                    break
+        if not rows:   # not a plain row: the grammar takes it, token by token
+            lx.lexpos = start_pos
+            self.at_start = False
+            return self.token()
+        lx.lexpos = pos
+        tok = lex.LexToken()
+        tok.type = "SECTION_ROW"
+        tok.value = rows
+        tok.lineno = start_line
+        tok.lexpos = start_pos
+        tok.lexer = lx
+        self.at_start = True
+        return tok
+
     def token(self):
         lx = self.lexer
         if self.at_start or self.after_loc:
@@ -924,9 +962,8 @@ class _StatementLexer:
             if self.at_start:
                 m = fastpath.STATEMENT.match(data, pos)
                 kind, build = "INSTRUCTION", fastpath.build
-                if m is None and data.startswith(".b", pos):
-                    m = fastpath.SECTION_ROW.match(data, pos)
-                    kind, build = "SECTION_ROW", fastpath.build_row
+                if m is None and self.in_section and data.startswith(".b", pos):
+                    return self.section_rows(pos)
                 if m is not None:
                     tok = lex.LexToken()
                     tok.type = kind
