@@ -6,6 +6,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frontend_cases import CASES, LLVM_STYLE
 from ptx2sass import CompileError
 from ptx2sass.frontend import check, parse
 from tools.corpora import ptx_files
@@ -13,6 +14,8 @@ from tools.make_invalid_corpus import MUTATIONS
 
 SEEDS = [p.read_text() for corpus in ("zluda", "tinygrad")
          for p in ptx_files(corpus)[::23] if p.stat().st_size < 20000]
+SEEDS += [CASES["ok_debug_sections"], CASES["ok_rare_syntax"], LLVM_STYLE,
+          CASES["ok_textures_samplers_surfaces"], CASES["ok_call_prototype"]]
 EXAMPLES = int(os.environ.get("PTX2SASS_FUZZ_EXAMPLES", 200))
 CHARS = st.characters(min_codepoint=0, max_codepoint=0x2FF)
 TOKENS = st.sampled_from(["{", "}", "(", ")", "[", "]", ";", ",", ":", "@", "!", "|", "+",
