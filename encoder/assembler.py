@@ -11,7 +11,8 @@ Input (one file, `-` or no name for standard input)::
     .params 8, 8, 8, 4          // parameter sizes in order, each at its natural alignment;
                                 //   `size@offset` places one explicitly; `.param 8` adds one
     .regcount 12                // default: highest R register used + 1 + 2, as ptxas counts
-    .shared 1024                // static shared-memory bytes (default none)
+    .shared 1024                // static shared-memory bytes (default none; `.shared 0`
+                                //   writes the empty section ptxas gives extern-only shared)
     .barriers 1                 // NUM_BARRIERS (default: highest `BAR ... 0xN` id + 1)
     .reqntid 128, 1, 1          // also .maxntid; .maxreg N (default 255, as ptxas writes)
     .L_x_0:                     // a label (any name ending in ':')
@@ -19,7 +20,8 @@ Input (one file, `-` or no name for standard input)::
         @P0 BRA `(.L_x_0) ; {ctl=0x7e0}
         /*0040*/ EXIT ;         // nvdisasm's `/*offset*/` is optional; when given it is checked
 
-The control block after `;` sets the scheduling fields: `stall=N` (0..15), `yield`,
+The control block after `;` sets the scheduling fields: `stall=N` (0..15), `yield` (word
+bit 109; ptxas sets it on most instructions, and nvdisasm prints `.reuse` only with it),
 `wr=N` / `rd=N` (scoreboard 0..5; default none), `wait=MASK` (scoreboards waited on,
 e.g. `0b101`), `reuse=MASK`, or `ctl=0x...`, the raw 21 bits of word bits 105..125.
 `.reuse` on operands sets the matching reuse flags. Without a control block every field
@@ -680,9 +682,10 @@ def assemble(text: str, arch: str | None = None, filename: str = "<input>") -> b
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="ptx2sass-as",
+        prog="ptx2sass-as", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Assemble SASS in nvdisasm's syntax (plus .kernel/.params/... metadata, "
-                    "or a whole `nvdisasm -hex` listing) into a cubin.")
+                    "or a whole `nvdisasm -hex` listing) into a cubin.",
+        epilog=__doc__[__doc__.index("Input ("):__doc__.index("Errors are one line")].rstrip())
     ap.add_argument("input", nargs="?", default="-", help="SASS file (default: standard input)")
     ap.add_argument("-o", "--output", default="a.cubin", help="cubin to write (default a.cubin)")
     ap.add_argument("--arch", help="target when the input has no .arch line (e.g. sm_89)")
