@@ -137,6 +137,8 @@ class Checker:
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
         self.warnings: list[CompileError] = []
         self.late_errors: list[CompileError] = []
+        self.call_sequence_problem: str | None = None   # first ld.param before its call
+        self.returned_params: set[int] = set()            # ids of call-result .param decls
         self.globals = _Scope(None)
         self.version = (0, 0)
         self.target_sm = 0
@@ -169,6 +171,8 @@ class Checker:
             self.check_arch()
             if self.whole_program:
                 self.check_linkage()
+            if self.call_sequence_problem and not self.late_errors:
+                raise CompileError(self.call_sequence_problem, severity="fatal")
             diagnostics = self.late_errors
         return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
 
@@ -379,6 +383,7 @@ class Checker:
 
     def check_function(self, fn: ast.Function):
         scope = _Scope(self.globals)
+        self.function_params = {id(d) for d in fn.return_params + fn.params}
         for decl in fn.return_params + fn.params:
             if fn.kind == ".entry" and decl.space != ".param":
                 self.error(f"Entry parameter '{decl.declarators[0].name}' must have .param "
@@ -470,16 +475,35 @@ class Checker:
                 return
             self.error(f"Not a name of any known instruction: '{op}'", ins)
             return
+        if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
+            self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
         if problem:
             self.error(problem, ins)
             return
         self.check_operands(ins, form, types, scope, name)
 
+    def check_call_sequence(self, address, scope: _Scope):
+        """`ld.param` of a `.param` declared in the body reads a call's result, so it must
+        follow a call returning into it (ptxas: a fatal 'call sequence' error)."""
+        base = address.base if type(address) is ast.Address else None
+        sym = self.lookup(base, scope) if base is not None else None
+        if sym is None or sym.kind != "var" or sym.space != ".param":
+            return
+        if id(sym.node) in self.function_params or id(sym.node) in self.returned_params:
+            return
+        if self.call_sequence_problem is None:
+            self.call_sequence_problem = (f"Function call sequence invalid: 'ld.param' of "
+                                          f"'{base.name}' without corresponding call")
+
     def check_call(self, ins: ast.Instruction, scope: _Scope):
         """call [(results),] target [, (arguments)] [, prototype | call-targets]."""
         ops = list(ins.operands)
         results = ops.pop(0).elements if ops and type(ops[0]) is ast.ParenList else None
+        for r in results or []:
+            sym = self.lookup(r, scope) if type(r) is ast.Name else None
+            if sym is not None and sym.kind == "var":
+                self.returned_params.add(id(sym.node))
         target = ops.pop(0) if ops else None
         args = ops.pop(0).elements if ops and type(ops[0]) is ast.ParenList else []
         proto = ops.pop(0) if ops else None

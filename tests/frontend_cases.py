@@ -21,6 +21,10 @@ CASE_ARCH = {"ok_rare_syntax": "sm_90", "noreturn_with_result_and_cluster_confli
 FUNC_F = HEADER + ".func (.param .b32 rv) f(.param .b32 a, .param .b32 b)\n{\nret;\n}\n"
 
 
+FUNC_RET = HEADER + (".func (.param .b32 r) f(.param .b32 a)\n{\n.reg .b32 %r1;\n"
+                     "ld.param.b32 %r1, [a];\nst.param.b32 [r], %r1;\nret;\n}\n")
+
+
 def kernel_calling(body: str) -> str:
     return (HEADER + ".visible .entry k(.param .u64 pp)\n{\n.reg .b32 r<4>;\n"
             ".param .b32 a0;\n.param .b32 a1;\n.param .b32 rr;\n" + body + "\nret;\n}\n")
@@ -192,7 +196,18 @@ CASES: dict[str, str] = {
         ".reqnctapercluster 2, 1, 1\n", ".reqnctapercluster 2, 1, 1\n.maxclusterrank 8\n"),
     "unified_attribute_needs_compile_only": RARE_SYNTAX.replace(
         ".global .f32 nf", ".global .attribute(.unified(19,95)) .f32 uf;\n.global .f32 nf"),
+    "call_sequence_ld_without_call": FUNC_RET + ".visible .entry k()\n{\n.reg .b32 x;\n"
+                                     ".param .b32 p;\nld.param.b32 x, [p];\nret;\n}\n",
+    "call_sequence_ld_argument": FUNC_RET + ".visible .entry k()\n{\n.reg .b32 x;\n"
+                                 ".param .b32 a;\n.param .b32 r;\nst.param.b32 [a], 1;\n"
+                                 "call (r), f, (a);\nld.param.b32 x, [a];\nret;\n}\n",
+    "call_sequence_ld_before_call": FUNC_RET + ".visible .entry k()\n{\n.reg .b32 x;\n"
+                                    ".param .b32 a;\n.param .b32 r;\nst.param.b32 [a], 1;\n"
+                                    "ld.param.b32 x, [r];\ncall (r), f, (a);\nret;\n}\n",
     # accepted edge cases (ptxas takes these; we must too)
+    "ok_call_sequence": FUNC_RET + ".visible .entry k()\n{\n.reg .b32 x;\n.param .b32 a;\n"
+                        ".param .b32 r;\nst.param.b32 [a], 1;\ncall (r), f, (a);\n"
+                        "ld.param.b32 x, [r];\nret;\n}\n",
     "ok_rare_syntax": RARE_SYNTAX,
     "ok_textures_samplers_surfaces": (
         ".version 8.5\n.target sm_89, texmode_independent\n.address_size 64\n"

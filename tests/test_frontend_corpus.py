@@ -11,9 +11,6 @@ from ptx2sass.frontend import check, parse
 from tools.corpora import corpus_dirs, ptx_files
 
 FILES = [(name, path) for name in corpus_dirs() for path in ptx_files(name)]
-# Rejections ptxas makes at link/call-sequence level, which the frontend does not model yet.
-NOT_MODELLED = {"extern_func.ptx": "unresolved extern function (link time)",
-                "implicit_param.ptx": "call-sequence validation of ld.param"}
 
 
 def frontend_verdict(text: str, filename: str) -> CompileError | None:
@@ -27,8 +24,6 @@ def frontend_verdict(text: str, filename: str) -> CompileError | None:
 @pytest.mark.parametrize("corpus,path", FILES,
                          ids=[f"{c}/{p.relative_to(corpus_dirs()[c])}" for c, p in FILES])
 def test_verdict_matches_ptxas(corpus, path):
-    if path.name in NOT_MODELLED:
-        pytest.xfail(NOT_MODELLED[path.name])
     text = path.read_text()
     ref = oracle.ptxas(text, "sm_89", name=path.name)
     ours = frontend_verdict(text, path.name)
