@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 
 from . import codec
 from .arch import UnknownArch, arch_info
-from .cubin import Cubin, CubinError, Kernel, _decode_kernel_records, write_cubin
+from .cubin import Cubin, CubinError, GlobalVar, Kernel, _decode_kernel_records, write_cubin
 from .cubin_builder import FDE_LOCATION_OFFSET, default_cfa_program
 from .model import Control, Imm, Instruction, Label, Reg, SpecialReg
 from .nvinfo import NvInfoError, parse_records
@@ -117,6 +117,8 @@ class Source:
     kernels: list[KernelSource] = field(default_factory=list)
     from_listing: bool = False      # an nvdisasm listing: kernels are in file (reverse) order
     cuinfo: tuple[int, int] | None = None   # a listing's `.note.nv.cuinfo`: (PTX SM, toolkit)
+    variables: list[GlobalVar] = field(default_factory=list)  # a listing's module variables
+    bank4: list[str] = field(default_factory=list)   # symbols whose addresses fill c[0x4]
 
 
 # --------------------------------------------------------------------------- parsing
@@ -330,7 +332,8 @@ class _Parser:
         else:
             self.kernel = None
             self.data[name] = {"bytes": bytearray(), "labels": {}, "fixups": [], "line": lineno,
-                               "pending_labels": [], "zero": 0, "align": None, "symbols": {}}
+                               "pending_labels": [], "zero": 0, "align": None, "symbols": {},
+                               "cursor": 0, "objects": [], "sizes": {}}
 
     # nvdisasm's data sections ------------------------------------------------------------
     def _data_line(self, lineno: int, line: str) -> None:
@@ -342,15 +345,21 @@ class _Parser:
         m = _OFFSET.match(line)
         if not m:
             d = _DIRECTIVE.match(line)
-            if d and d.group(1) == ".zero":
-                sec["zero"] += _int(d.group(2), ".zero")
-            elif d and d.group(1) == ".align" and sec["align"] is None:
-                sec["align"] = _int(d.group(2), ".align")   # the section's own alignment
+            kind, arg = (d.group(1), d.group(2)) if d else ("", "")
+            if kind == ".zero":
+                self._place_labels(sec, sec["cursor"])
+                sec["zero"] += _int(arg, ".zero")
+                sec["cursor"] += _int(arg, ".zero")
+            elif kind == ".align" and sec["align"] is None:
+                sec["align"] = _int(arg, ".align")   # the section's own alignment
+            elif kind == ".type" and arg.endswith("@object"):
+                sec["objects"].append(arg.split(",")[0].strip())
+            elif kind == ".size":
+                name, _, expr = arg.partition(",")
+                sec["sizes"][name.strip()] = expr.strip()
             return
         offset = int(m.group(1), 16)
-        for name in sec["pending_labels"]:
-            sec["labels"][name] = offset
-        sec["pending_labels"].clear()
+        self._place_labels(sec, offset)
         d = _DIRECTIVE.match(line[m.end():])
         if not d:
             return
@@ -367,12 +376,18 @@ class _Parser:
                 blob[at:at + width] = (int(item, 0) & (1 << 8 * width) - 1).to_bytes(width, "little")
             else:
                 sec["fixups"].append((at, width, item))
+            sec["cursor"] = max(sec["cursor"], at + width)
+
+    @staticmethod
+    def _place_labels(sec: dict, offset: int) -> None:
+        for name in sec["pending_labels"]:
+            sec["labels"][name] = offset
+        sec["pending_labels"].clear()
 
     def _apply_listing_sections(self) -> None:
         kernels = {k.name: k for k in self.src.kernels}
         for sec_name, sec in self.data.items():
-            for name in sec["pending_labels"]:
-                sec["labels"][name] = len(sec["bytes"])
+            self._place_labels(sec, sec["cursor"])
             owner = kernels.get(sec_name[len(".nv.info."):]) \
                 if sec_name.startswith(".nv.info.") else None
             for at, width, expr in sec["fixups"]:
@@ -410,6 +425,29 @@ class _Parser:
                 k.shared_align = shared["align"] or 4
         self._module_records(kernels)
         self._frame_programs(kernels)
+        self._variables()
+
+    def _variables(self) -> None:
+        """Module variables of a listing (`.nv.global[.init]`, `.nv.constant3`: their
+        `.type x,@object` / `.size` / `x:` lines) and the bank-4 address table
+        (`.nv.constant4`'s `.dword x`)."""
+        spaces = {".nv.global": "global", ".nv.global.init": "global", ".nv.constant3": "const"}
+        for name, space in spaces.items():
+            sec = self.data.get(name)
+            if sec is None:
+                continue
+            for obj in sec["objects"]:
+                m = re.fullmatch(r"\((\S+) - (\S+)\)", sec["sizes"].get(obj, ""))
+                if obj not in sec["labels"] or not m or not {m.group(1), m.group(2)} <= set(sec["labels"]):
+                    raise self.error(sec["line"], f"variable {obj}: no offset or size in {name}")
+                at = sec["labels"][obj]
+                size = sec["labels"][m.group(1)] - sec["labels"][m.group(2)]
+                init = None if name == ".nv.global" else \
+                    bytes(sec["bytes"][at:at + size]).ljust(size, b"\0")
+                self.src.variables.append(GlobalVar(obj, size, sec["align"] or 4, init, space, at))
+        bank4 = self.data.get(".nv.constant4")
+        if bank4 is not None:
+            self.src.bank4 = [bank4["symbols"][at] for at in sorted(bank4["symbols"])]
 
     def _module_records(self, kernels: dict[str, KernelSource]) -> None:
         """Frame and stack sizes from a listing's module `.nv.info` (records naming a
@@ -672,6 +710,7 @@ def assemble(text: str, arch: str | None = None, filename: str = "<input>") -> b
     options = {}
     if src.cuinfo is not None:  # the PTX `.target` and toolkit a listing's cubin records
         options = {"ptx_target": f"sm_{src.cuinfo[0]}", "toolkit_version": src.cuinfo[1]}
+    options.update(globals_=src.variables, bank4=src.bank4)
     try:
         return write_cubin(Cubin.for_kernels(target, kernels, **options))
     except CubinError as e:

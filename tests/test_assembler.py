@@ -413,6 +413,23 @@ def _without_tool_note(elf_text: str) -> str:
     return "\n".join(out)
 
 
+def _outside_builder_scope(cubin) -> str | None:
+    """What the builder cannot make yet (docs/cubin.md): in-text callees, external
+    functions, debug info, pointer-valued constants (ptxas's string tables then name a
+    `.rel.nv.constant3` it dropped)."""
+    if any(cubin.local_functions(k) for k in cubin.kernels):
+        return "in-text callees"
+    known = {g.name for g in cubin.variables()}
+    if not all(name in known for _, name, _, _ in cubin.bank_relocations(4)):
+        return "external functions"
+    if any(s.name.startswith((".debug_", ".nv_debug")) and s.name != ".debug_frame"
+           for s in cubin.sections):
+        return "debug info"
+    if ".rel.nv.constant3" in (cubin.strtab or []):
+        return "pointer-valued constants"
+    return None
+
+
 @pytest.mark.parametrize("name,item", CORPUS, ids=[n for n, _ in CORPUS])
 def test_nvdisasm_listing_reassembles(name, item):
     """`nvdisasm -hex ptxas.cubin | ptx2sass-as`: the same cubin as cuobjdump -elf shows it,
@@ -423,8 +440,9 @@ def test_nvdisasm_listing_reassembles(name, item):
     cubin = read_cubin(data)
     for k in cubin.kernels:
         _reencoded_text(k.text, cubin.arch)          # xfails where the codec cannot read
-    if any(cubin.local_functions(k) for k in cubin.kernels) or cubin.variables():
-        pytest.skip("in-text callees / module variables: not built from a listing yet")
+    reason = _outside_builder_scope(cubin)
+    if reason:
+        pytest.skip(f"{reason}: the cubin builder does not make them yet")
     try:
         ours = assemble(oracle.nvdisasm(data), "sm_89", name)
     except AsmError as e:
