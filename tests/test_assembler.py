@@ -303,8 +303,11 @@ def _corpus_cubins() -> list[tuple[str, bytes]]:
     for e in zluda_manifest():
         out.append((f"zluda/{e['name']}", e))
     if SAMPLE == "all":
-        from tools.corpus_words import _corpus_files
-        out.extend((name, path) for name, path in _corpus_files(("tinygrad", "cuda")))
+        from tools.corpora import corpus_dirs, ptx_files
+        for corpus in ("tinygrad", "cuda"):
+            root = corpus_dirs()[corpus]
+            out.extend((f"{corpus}/{p.relative_to(root).as_posix()}", p)
+                       for p in ptx_files(corpus))
     elif SAMPLE.isdigit():
         out = out[:int(SAMPLE)]
     else:
