@@ -183,7 +183,20 @@ def op_mufu(w, s, active, mask):
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
-    x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
+    half = "F16" in s.ins.modifiers
+    if half:
+        # MUFU.<fn>.F16: one half of the source (`.H1`: the high one); the FP16 result goes
+        # to the low half of Rd, the high half zero (ptxas packs two with PRMT 0x5410).
+        bits = w.r(a_op)
+        if "H1" in getattr(a_op, "suffix", ()):
+            bits = bits >> U32(16)
+        x = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+        if getattr(a_op, "abs", False):
+            x = np.abs(x)
+        if getattr(a_op, "neg", False):
+            x = -x
+    else:
+        x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if fn == "RCP":
             y = 1.0 / x
@@ -203,6 +216,10 @@ def op_mufu(w, s, active, mask):
             y = np.tanh(x)
         else:
             raise EmuFault(f"unsupported MUFU function {fn}")
+    if half:
+        with np.errstate(over="ignore"):
+            w.w(d, y.astype(np.float16).view(np.uint16).astype(U32), mask)
+        return
     r = fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
 

@@ -208,7 +208,8 @@ def tinygrad_cubin(entry: dict) -> bytes | None:
 def tinygrad_inputs(entry: dict, seed: int = 0) -> dict[str, np.ndarray]:
     """Deterministic inputs for every buffer parameter, in the dtype the kernel really loads
     (`storage_dtype` for the ones tinygrad emulates). Floats are drawn from [-2, 2); integers
-    from [0, 4), small enough that a buffer read as gather indices stays in bounds; output
+    from [1, 4] (small enough that a buffer read as gather indices stays in bounds, and no
+    divisor is zero: integer division by zero is undefined in PTX and in tinygrad); output
     buffers start as a fixed non-zero pattern so that an unwritten element is noticed."""
     rng = np.random.default_rng([seed, int(entry["sha256"][:8], 16)])
     # A float-to-integer conversion out of the target's range is undefined in tinygrad (its
@@ -236,7 +237,7 @@ def tinygrad_inputs(entry: dict, seed: int = 0) -> dict[str, np.ndarray]:
             # Raw bits of an emulated float type (bfloat16 / fp8): values near 1.
             arr = _emulated_float_bits(p["dtype"], rng, count).astype(dtype)
         else:
-            arr = rng.integers(0, 4, count).astype(dtype)
+            arr = rng.integers(1, 5, count).astype(dtype)
         out[p["name"]] = arr
     return out
 
