@@ -232,7 +232,9 @@ def _address_terms(cur: _Cursor, close: str) -> tuple[list[Reg], int | None]:
         reg = _register(cur)
         if reg is None:
             cur.fail("expected register or offset in address")
-        _, suffix = _suffixes(cur)
+        reuse, suffix = _suffixes(cur)
+        if reuse:
+            cur.fail("'.reuse' inside an address")
         regs.append(replace(reg, suffix=suffix))
     return regs, offset
 
@@ -302,7 +304,9 @@ def _operand(cur: _Cursor) -> Operand:
         c = _const(cur, neg, abs_, inv)
         if abs_:
             cur.expect("|")
-        _, suffix = _suffixes(cur)
+        reuse, suffix = _suffixes(cur)
+        if reuse:
+            cur.fail("'.reuse' on a constant")
         return replace(c, suffix=suffix)
     if cur.peek("desc[") or cur.peek("["):
         if neg or inv or abs_:
