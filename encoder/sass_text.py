@@ -498,6 +498,7 @@ class Entry:
     word: int | None = None           # the 128-bit word when the listing shows hex
     error: str | None = None          # why `instruction` is None
     annotation: str | None = None     # nvdisasm's `(*"…"*)` note, e.g. BRX's BRANCH_TARGETS
+    branch_targets: tuple[Label, ...] = ()   # the note's BRANCH_TARGETS, resolved
 
 
 @dataclass
@@ -666,6 +667,10 @@ def _resolve_labels(listing: Listing) -> None:
     for f in listing.functions:
         table = by_section[f.section]
         for entry in f.entries:
+            if entry.annotation and entry.annotation.startswith("BRANCH_TARGETS "):
+                names = entry.annotation.split(None, 1)[1].split(",")
+                entry.branch_targets = tuple(Label(n.strip(), table.get(n.strip()))
+                                             for n in names)
             ins = entry.instruction
             if ins is not None and any(isinstance(op, Label) and op.name in table for op in ins.operands):
                 ops = tuple(Label(op.name, table[op.name])

@@ -204,6 +204,7 @@ def test_branch_target_note_is_kept_apart():
             '/* 0x000fea000383ffff */\n')
     entry = parse_listing(line).functions[0].entries[0]
     assert entry.text == "BRX R8 -0x4c0"
+    assert [t.name for t in entry.branch_targets] == [".L_x_205", ".L_x_206", ".L_x_207"]
     assert entry.annotation == "BRANCH_TARGETS .L_x_205,.L_x_206,.L_x_207"
     assert entry.instruction.operands == (R(8), Imm(-0x4c0))
 
@@ -449,3 +450,17 @@ def test_float_spelling_matches_nvdisasm_f16():
                       | {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x0001, 0x3c00, 0x7bff})
     words = [base & ~(0xffffffff << 32) | (p | p << 16) << 32 for p in patterns]
     assert _last_operand_texts(words, "sm_89") == [float_bits_text(p, 16) for p in patterns]
+
+
+def test_indirect_branch_targets_resolve():
+    path = corpus_dirs()["cuda"] / "control.G.ptx"
+    if not path.is_file():
+        pytest.skip("tests/corpus/cuda/control.G.ptx not present")
+    run = oracle.ptxas(path.read_bytes(), "sm_89", name=path.name)
+    assert run.ok, run.stderr
+    listing = parse_listing(oracle.nvdisasm(run.output))
+    brx = [(f, e) for f in listing.functions for e in f.entries if e.instruction.opcode == "BRX"]
+    assert brx
+    for f, e in brx:
+        offsets = {x.offset for g in listing.functions if g.section == f.section for x in g.entries}
+        assert e.branch_targets and all(t.offset in offsets for t in e.branch_targets), e.annotation
