@@ -195,7 +195,16 @@ class _FunctionLowering:
 
     def build_cfg(self, stmts: list) -> list[tuple[ir.Block, list]]:
         blocks: list[tuple[ir.Block, list]] = []
-        by_label: dict[str, ir.Block] = {}
+        # Labels are scoped to their `{ }` block: key by (scope, name), resolve outwards.
+        by_label: dict[tuple[int, str], ir.Block] = {}
+
+        def find(name: str, scope: _Scope) -> ir.Block | None:
+            while scope is not None:
+                hit = by_label.get((id(scope), name))
+                if hit is not None:
+                    return hit
+                scope = scope.parent
+            return None
         current = None
         n = 0
 
@@ -209,7 +218,7 @@ class _FunctionLowering:
         for st, scope in stmts:
             if isinstance(st, ast.Label):
                 b = new_block(st.name)
-                by_label[st.name] = b
+                by_label[(id(scope), st.name)] = b
                 current = b
                 continue
             if current is None:
@@ -221,7 +230,7 @@ class _FunctionLowering:
             new_block()
         # Edges: explicit targets, then the fall-through.
         for i, (b, body) in enumerate(blocks):
-            last = body[-1][0] if body else None
+            last, last_scope = body[-1] if body else (None, None)
             fall = blocks[i + 1][0] if i + 1 < len(blocks) else None
             targets: list[ir.Block] = []
             falls = True
@@ -229,7 +238,7 @@ class _FunctionLowering:
                 guarded = last.guard is not None
                 if last.opcode == "bra":
                     label = last.operands[0]
-                    dest = by_label.get(label.name) if isinstance(label, ast.Name) else None
+                    dest = find(label.name, last_scope) if isinstance(label, ast.Name) else None
                     if dest is None:
                         raise self.error(last, f"Label '{getattr(label, 'name', label)}' not defined")
                     targets.append(dest)
@@ -237,7 +246,7 @@ class _FunctionLowering:
                 elif last.opcode == "brx":
                     table = last.operands[1].name if isinstance(last.operands[1], ast.Name) else None
                     for name in self.branch_tables.get(table, []):
-                        dest = by_label.get(name)
+                        dest = find(name, last_scope)
                         if dest is None:
                             raise self.error(last, f"Label '{name}' not defined")
                         if dest not in targets:

@@ -13,6 +13,8 @@ class CompileError(Exception):
         self.line = line
         self.column = column
         self.severity = severity
+        # Every diagnostic of the run, this one first, where a stage reports several.
+        self.diagnostics: list[CompileError] = [self]
 
     def __str__(self) -> str:
         return format_diagnostic(self.message, self.file, self.line, self.severity)

@@ -149,3 +149,31 @@ def test_ir_dump_is_identical_across_hash_seeds():
         assert "phi" in out or "ret" in out
         dumps.add(out)
     assert len(dumps) == 1
+
+
+def test_labels_are_scoped_to_their_block():
+    # The same label name in two nested blocks names two different places (ptxas accepts it).
+    fn = lower("""
+  .reg .u32 %i;
+  .reg .pred %p;
+  mov.u32 %i, 0;
+  {
+  L:
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, 4;
+    @%p bra L;
+  }
+  {
+  L:
+    add.u32 %i, %i, 2;
+    setp.lt.u32 %p, %i, 9;
+    @%p bra L;
+  }
+  ret;""")
+    ir.verify(fn)
+    loops = [b for b in fn.blocks if b.name == "L"]
+    assert len(loops) == 2
+    for b in loops:
+        assert b in b.succs and b in b.preds      # each branch loops to its own block
+    assert loops[0].preds == [fn.entry, loops[0]]
+    assert loops[1].preds == [loops[0], loops[1]]  # the first loop falls through into the second
