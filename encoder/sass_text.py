@@ -302,9 +302,9 @@ def _operand(cur: _Cursor) -> Operand:
     abs_ = cur.take("|")
     if cur.peek("c[") or cur.peek("cx["):
         c = _const(cur, neg, abs_, inv)
+        reuse, suffix = _suffixes(cur)   # inside the bars: `|c[0x2] [0x0].F32|`
         if abs_:
             cur.expect("|")
-        reuse, suffix = _suffixes(cur)
         if reuse:
             cur.fail("'.reuse' on a constant")
         return replace(c, suffix=suffix)
@@ -416,11 +416,11 @@ def format_operand(op: Operand) -> str:
         gap = " " if op.suffix else ""
         bank = (f"cx[{register_name(op.ubank)}]" if op.ubank is not None
                 else f"c[{_format_hex(op.bank)}]")
-        core = f"{bank}{gap}[{addr}]"
+        core = f"{bank}{gap}[{addr}]" + "".join("." + s for s in op.suffix)
         if op.abs:
             core = f"|{core}|"
         prefix = "-" if op.neg else ("~" if op.inv else "")
-        return prefix + core + "".join("." + s for s in op.suffix)
+        return prefix + core
     if isinstance(op, Mem):
         terms = [r for r in (op.base, op.ubase) if r is not None]
         inner = _format_terms(terms, op.offset, keep_zero=not terms)
