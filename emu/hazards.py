@@ -121,14 +121,13 @@ class TimingModel:
         else:
             lanes = _lanes(active)
             clock.lanes_of = (active, lanes)
+        facts = step.aux.get("timing")
+        if facts is None:
+            facts = step.aux["timing"] = _StepFacts(ins)
         # 1. Wait on scoreboards.
         t = clock.t
-        wait = ctl.wait
-        if op == "DEPBAR":
-            for o in ins.operands:
-                if getattr(o, "file", None) == "SB":
-                    wait |= 1 << o.index
-        for sb in range(6):
+        wait = facts.wait
+        for sb in (range(6) if wait else ()):
             if wait >> sb & 1:
                 t = max(t, clock.sb_release[sb])
                 covered = clock.sb_queues[sb]
@@ -158,7 +157,9 @@ class TimingModel:
                     self._flag(step.offset, f"reads {_name(reg)} {t - (when - need)} cycles after {pop} "
                                             f"at 0x{off:04x} issued; it needs {need}")
         # 3. Writes.
-        variable = lat.is_variable(op) and not (op == "CS2R")
+        variable = facts.variable
+        busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
+            if clock.writes else ()
         for reg in dict.fromkeys(clock.writes):
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
@@ -167,7 +168,7 @@ class TimingModel:
                     self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
                                             f"write it (SB{sb} not waited)")
                     clock.pending.pop(reg)
-            for sb, readers in clock.sb_readers.items():
+            for sb, readers in busy_readers:
                 if reg in readers and readers[reg][1] & mine:
                     self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
                                             f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
@@ -175,17 +176,16 @@ class TimingModel:
             if variable:
                 if reg in clock.pending:      # other lanes' pending result stays tracked
                     mine |= clock.pending[reg][5]
-                clock.pending[reg] = (ctl.wr_sb, step.offset, op, lat.queue_of(op), clock.seq, mine)
+                clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
                 clock.ready.pop(reg, None)
             else:
-                latency = lat.fixed_latency(op, ins.modifiers, predicate=reg[0] in ("P", "UP"),
-                                            uniform=reg[0] in ("UR", "UP"))
+                latency = facts.latency[reg[0]]
                 clock.ready[reg] = (t + latency, step.offset, op, latency, mine)
         # 4. Scoreboards set by this instruction.
-        if variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS", "LDGSTS", "BAR"):
+        if facts.sets_scoreboards:
             if ctl.wr_sb != NO_SB:
-                clock.sb_release[ctl.wr_sb] = max(clock.sb_release[ctl.wr_sb], t + lat.variable_latency(op))
-                clock.sb_queues[ctl.wr_sb][lat.queue_of(op)] = clock.seq
+                clock.sb_release[ctl.wr_sb] = max(clock.sb_release[ctl.wr_sb], t + facts.variable_latency)
+                clock.sb_queues[ctl.wr_sb][facts.queue] = clock.seq
             if ctl.rd_sb != NO_SB:
                 clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in clock.reads:
@@ -196,6 +196,26 @@ class TimingModel:
 
 
 _ALL = (1 << 32) - 1
+
+
+class _StepFacts:
+    """What the timing model needs of one instruction, worked out once per instruction."""
+    __slots__ = ("wait", "variable", "queue", "variable_latency", "latency", "sets_scoreboards")
+
+    def __init__(self, ins):
+        op = ins.opcode
+        self.wait = ins.control.wait
+        if op == "DEPBAR":
+            for o in ins.operands:
+                if getattr(o, "file", None) == "SB":
+                    self.wait |= 1 << o.index
+        self.variable = lat.is_variable(op) and op != "CS2R"
+        self.queue = lat.queue_of(op)
+        self.variable_latency = lat.variable_latency(op)
+        self.latency = {f: lat.fixed_latency(op, ins.modifiers, predicate=f in ("P", "UP"),
+                                             uniform=f in ("UR", "UP")) for f in ("R", "P", "UR", "UP")}
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
+                                                        "LDGSTS", "BAR")
 
 
 def _lanes(active) -> int:

@@ -101,14 +101,17 @@ class ZludaOutcome:
     result: LaunchResult | None = None
 
 
-def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None) -> ZludaOutcome:
-    """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes."""
+def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None,
+              program=None) -> ZludaOutcome:
+    """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes
+    (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["name"]
-    cubin = cubin or zluda_cubin(entry)
-    if cubin is None:
+    cubin = cubin or (None if program is not None else zluda_cubin(entry))
+    if cubin is None and program is None:
         return ZludaOutcome(name, False, "ptxas rejects the PTX for sm_89")
     try:
-        program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
+        if program is None:
+            program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                         hazard_check=hazard_check)
         if hazard_check:
@@ -261,15 +264,17 @@ class TinygradOutcome:
 
 
 def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
-                 cubin: bytes | None = None) -> TinygradOutcome:
-    """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says."""
+                 cubin: bytes | None = None, program=None) -> TinygradOutcome:
+    """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says
+    (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["file"]
-    cubin = cubin or tinygrad_cubin(entry)
-    if cubin is None:
+    cubin = cubin or (None if program is not None else tinygrad_cubin(entry))
+    if cubin is None and program is None:
         return TinygradOutcome(name, False, "ptxas rejects the kernel")
     inputs = tinygrad_inputs(entry, seed)
     try:
-        program = load_program(cubin, entry["entry"], decoder or cubin_listing_decoder(cubin))
+        if program is None:
+            program = load_program(cubin, entry["entry"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                         hazard_check=hazard_check)
         if hazard_check:
