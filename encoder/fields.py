@@ -76,8 +76,18 @@ def parse_view(text: str) -> View:
     return View(guard, mnemonic.split("."), ops, reuse)
 
 
+_FIRST_REG = re.compile(r"(?:UR|R)(?:\d+|Z)(?![\w$])\|?")
+
+
+def _with_reuse(op: str) -> str:
+    """nvdisasm writes `.reuse` right after the register (and its closing `|`), before any
+    selector: `R64.reuse.H0_H0`, `|R0|.reuse`."""
+    m = _FIRST_REG.search(op)
+    return op[:m.end()] + ".reuse" + op[m.end():] if m else op + ".reuse"
+
+
 def render_view(view: View) -> str:
-    ops = [o + ".reuse" if i in view.reuse else o for i, o in enumerate(view.operands)]
+    ops = [_with_reuse(o) if i in view.reuse else o for i, o in enumerate(view.operands)]
     text = ".".join(view.tokens)
     if ops:
         text += " " + ", ".join(ops)

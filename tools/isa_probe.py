@@ -283,11 +283,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
                 if bits and low >= 0 and all(kinds.get(b, ("",))[0] == "silent"
                                              for b in range(low, bits[0])):
                     bits = list(range(low, bits[0])) + bits
-                raw = bits_value(work, bits)
-                fkind = next((fk for fk in ("f32", "f64h", "f16")
-                              if float_bits(n, fk) is not None
-                              and float_bits(n, fk) & ((1 << len(bits)) - 1) == raw), None)
-                fields.append({"bits": bits, "float": fkind or "f32"})
+                fields.append({"bits": bits, "float": _float_kind(work, bits, k, j, arch, pcrel)})
                 continue
             weights = []
             for b, (old, new) in entries:
@@ -356,6 +352,20 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
     return {"arch": arch, "aliases": aliases, "tokens": base.tokens, "order": order,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
             "value": hex(seed & mask), "base": hex(seed & ~CONTROL_MASK), "slots": slots,
             "groups": groups, "layout": layout, "reuse": reuse}
+
+
+def _float_kind(work: int, bits: list[int], k: int, j: int, arch: str, pcrel) -> str:
+    """Which float format a float immediate field holds: shown a pattern that reads
+    differently in each (0x3ff80000: f64 1.5, f32 1.9375), nvdisasm tells."""
+    from ptx2sass.encoder.fields import float_text
+    if len(bits) < 32:
+        return "f16"
+    p = probe_texts([put_bits(work, bits, 0x3ff80000)], arch, pcrel)[0]
+    if p is not None and len(p.nums) > k and len(p.nums[k]) > j:
+        for kind in ("f32", "f64h"):
+            if float_text(0x3ff80000, kind).strip() == str(p.nums[k][j]).strip():
+                return kind
+    return "f32"
 
 
 def _alias_fields(slots: list[dict]):
