@@ -17,11 +17,26 @@ how the text changes says what the bit is:
   name): the bit belongs to a *group*; adjacent group bits are enumerated together and the
   text of every value is recorded.
 
-Seeds whose words an earlier form already explains are skipped, so the table holds one form
-per distinct (opcode bits, form bits) pattern seen. The result is written to
-`encoder/tables/<family>.json`.
+Also recorded per form: which operands nvdisasm leaves out at their default (`PT`, the
+`0xf` lane mask of MOV), nvdisasm's aliases (value classes of operands that rename the
+mnemonic: `IMAD.MOV` when a factor is RZ, `IMAD.SHL`, `IMAD.IADD`), the printed order of the
+mnemonic's tokens (read off probes that show two groups at once), and which operand each of
+the four reuse flags marks.
 
-Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--out PATH]
+Seeds whose words the table already reads back as nvdisasm's text are skipped, so the table
+holds one form per distinct pattern that needed one. `--extend --arch sm_86` adds forms for a
+member arch whose nvdisasm prints some words differently (they win for that arch only). The
+result is written atomically to `encoder/tables/<family>.json`.
+
+Known gaps (groups are enumerated one at a time, so interactions between them are not
+seen): I2F's byte selectors and immediate signedness depend on its type modifier; HADD2.F32
+drops |abs| on .F32 operands; IMMA's two type tokens print in either order; a random mix of
+group values can be a combination nvdisasm rejects. ptxas also writes the descriptor
+register of generic LD/ST/LDG (UR4/UR6…) where nvdisasm does not print it, so those words are
+not determined by their text.
+
+Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
+       python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
 
