@@ -87,7 +87,12 @@ class Warp:
         """Raw 32-bit bits of a source (register, uniform register, immediate, constant),
         with `~` applied; shape (32,) for per-lane values, (1,) for uniform ones."""
         if isinstance(op, Reg):
-            if self.tracing and not op.is_zero and op.file in ("R", "UR"):
+            if op.file == "R":                      # the common case first
+                if self.tracing and op.index != 255:
+                    self.clock.reads.append(("R", op.index))
+                v = self.R[op.index]
+                return ~v if op.inv else v
+            if self.tracing and not op.is_zero and op.file == "UR":
                 self.clock.reads.append((op.file, op.index))
             if op.file == "R":
                 v = self.R[op.index]
@@ -185,6 +190,16 @@ class Warp:
 
     # ---------------------------------------------------------------- writes
     def w(self, dst: Reg, values, mask: np.ndarray) -> None:
+        if dst.file == "R":                         # the common case first
+            index = dst.index
+            if index == 255:
+                return
+            if index >= self.launch.regcount_limit:
+                raise EmuFault(f"write to R{index} beyond the kernel's register count")
+            if self.tracing:
+                self.clock.writes.append(("R", index))
+            np.copyto(self.R[index], values, where=mask, casting="unsafe")
+            return
         if dst.is_zero:
             return
         if self.tracing and dst.file in ("R", "UR"):
