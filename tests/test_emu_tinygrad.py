@@ -5,6 +5,7 @@ interpreter, independent of PTX and of this emulator) on the same deterministic 
 The default run takes a deterministic sample (PTX2SASS_SAMPLE kernels, default 40, chosen by
 the sha256 of their PTX among the cheaper launches); PTX2SASS_SAMPLE=all runs every kernel
 that the pinned ptxas accepts."""
+import importlib.util
 import math
 import os
 import tempfile
@@ -43,6 +44,8 @@ class _References:
         self.done: dict[str, dict] = {}
 
     def __getitem__(self, file: str) -> dict:
+        if importlib.util.find_spec("tinygrad") is None:
+            return {"missing": "tinygrad is not installed"}
         if file not in self.done:
             start = self.files.index(file) // self.CHUNK * self.CHUNK
             chunk = self.files[start:start + self.CHUNK]
