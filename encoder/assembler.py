@@ -535,8 +535,8 @@ def _register_span(ins: Instruction, position: int, reg: Reg) -> int:
         return 2
     if ins.opcode in _MEMORY_OPS:
         return max((_WIDTH_REGS[t] for t in ins.modifiers if t in _WIDTH_REGS), default=1)
-    if "WIDE" in ins.modifiers and position in (0, 3):
-        return 2
+    if "WIDE" in ins.modifiers and position in (0, len(ins.operands) - 1):
+        return 2    # the 64-bit result and addend (a carry-out predicate may sit between)
     return 1
 
 
