@@ -54,9 +54,9 @@ from .model import Control, Imm, Instruction, Label, Reg, SpecialReg
 from .nvinfo import NvInfoError, parse_records
 from .sass_text import SassSyntaxError, parse_instruction
 
-# ptxas's padding word: `NOP` with its control bits (stall 0, no yield, no scoreboards).
+# ptxas's padding word: `NOP` with control bits 0x7e0 (stall 0, bit 109 clear, no scoreboards).
 PAD_NOP = "NOP"
-PAD_CONTROL = Control(wr_sb=7, rd_sb=7)
+PAD_CONTROL = Control(stall=0, yield_=False, wr_sb=7, rd_sb=7)
 TEXT_PAD = 128
 REGISTERS_RESERVED = 2     # ptxas counts the highest register + 1 + 2
 DEFAULT_MAXREG = 0xFF
@@ -644,7 +644,10 @@ def _encode_kernel(ks: KernelSource, arch: str, filename: str) -> tuple[bytes, l
         resolved.append(replace(ins, control=control))
     if not ks.statements:
         raise AsmError(f"kernel {ks.name} has no instructions", filename, ks.line)
-    pad = codec.encode(Instruction(PAD_NOP, control=PAD_CONTROL), arch, 0)
+    try:
+        pad = codec.encode(Instruction(PAD_NOP, control=PAD_CONTROL), arch, 0)
+    except codec.EncodeError as e:
+        raise AsmError(f"cannot pad the text with NOPs: {e}", filename, ks.line) from None
     while len(words) % (TEXT_PAD // 16):
         words.append(pad)
     return b"".join(w.to_bytes(16, "little") for w in words), resolved
@@ -740,6 +743,9 @@ def main(argv: list[str] | None = None) -> int:
     except AsmError as e:
         print(str(e), file=sys.stderr)
         return 1
+    except Exception as e:    # a bug of ours: still one line, and a distinct exit status
+        print(f"ptx2sass-as: internal error on {name}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
     try:
         with open(args.output, "wb") as f:
             f.write(data)
