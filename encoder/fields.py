@@ -192,7 +192,12 @@ def float_bits(text: str, kind: str) -> int | None:
     except ValueError:
         return None
     if kind == "f32":
-        bits = struct.unpack("<I", struct.pack("<f", x))[0]
+        try:
+            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+        except OverflowError:
+            return None
+        if struct.unpack("<f", struct.pack("<I", bits))[0] != x and not math.isnan(x):
+            return None             # not exactly an f32
     elif kind == "f64h":
         full = struct.unpack("<Q", struct.pack("<d", x))[0]
         if full & 0xffffffff:

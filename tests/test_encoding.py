@@ -152,3 +152,19 @@ def test_modifier_without_encoding():
 def test_undecodable_word():
     with pytest.raises(codec.DecodeError, match="0x"):
         codec.decode(0xfff, "sm_89")
+
+
+def test_float_immediate_not_representable():
+    ins = parse_instruction("FADD R1, R2, 1e+300")
+    with pytest.raises(codec.EncodeError, match="FADD"):
+        codec.encode(ins, "sm_89")
+
+
+def test_round_trip_of_a_known_word():
+    """The ISA-NOTES example, as ptxas wrote it (sm_89): text → word → text."""
+    word = 0x000fda0003f06270_00005e0006007a0c
+    ins = parse_instruction("ISETP.GE.AND P0, PT, R6, c[0x0][0x178], PT")
+    ins = Instruction(ins.opcode, ins.modifiers, ins.operands, ins.guard,
+                      Control.unpack(word >> 105))
+    assert codec.encode(ins, "sm_89") == word
+    assert format_instruction(codec.decode(word, "sm_89")) == format_instruction(ins)
