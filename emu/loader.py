@@ -1,14 +1,18 @@
 """From cubin bytes to a `KernelProgram`: the instructions (decoded by our own codec, or
 supplied by a caller), the kernel's metadata, and the module's global data and constant
-banks with their relocations."""
+banks with their relocations.
+
+The kernel's text is placed at code address 0 and every separately compiled function of the
+module (`-G` builds) after it, so that absolute code addresses (CALL.ABS targets, return
+addresses in registers, function pointers in globals) resolve; relocations of code words are
+applied to the decoded instructions, those naming globals once a launch has placed them."""
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ptx2sass.encoder.arch import arch_info
 from ptx2sass.encoder.cubin import CubinError, read_cubin
-from dataclasses import dataclass, replace
-
 from ptx2sass.encoder.model import Imm, Instruction, Label, Reloc
 
 from .errors import EmuFault
