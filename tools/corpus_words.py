@@ -2,8 +2,11 @@
 
 Usage: python -m tools.corpus_words [--arch sm_89 ...] [--corpus zluda ...] [--jsonl FILE]
 
-Each PTX file of each corpus is compiled with the oracle's ptxas (files it rejects are
-skipped) and disassembled with `nvdisasm -hex`; the listing gives one record per instruction.
+Each PTX file of each corpus is compiled with the oracle's ptxas and disassembled with
+`nvdisasm -hex`; the listing gives one record per instruction. A file ptxas rejects for the
+arch is tried once more with its `.target` line set to the arch (the tinygrad and CUDA
+corpora are written for sm_89, which sm_80/sm_86/sm_75 refuse as it stands); files rejected
+both ways are skipped.
 Records are deduplicated by (word, text): a branch word can print different label names in
 different kernels. `corpus_words(arch)` is what the encoder's round-trip test and the stats
 use; its result is cached under .cache/corpus_words/, keyed by the PTX contents and the tool
@@ -34,6 +37,7 @@ DEFAULT_ARCHS = ("sm_89", "sm_86", "sm_80")
 ALL_ARCHS = ("sm_89", "sm_86", "sm_80", "sm_75", "sm_90", "sm_120")
 _FORMAT = 2   # bump when the record layout or the extraction changes
 _TARGET = re.compile(rb"(\.target\s+)sm_\d+[a-z]?")
+_ARCH = re.compile(r"sm_\d{2,3}[af]?")
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,8 @@ def corpus_words(arch: str = "sm_89", corpora: tuple[str, ...] | None = None) ->
     """Distinct (word, text) records of ptxas's output over the corpora for `arch`, cached.
     The cache file is named by arch, corpora and a hash of every PTX file and tool version;
     older files for the same arch and corpora are removed when a new one is written."""
+    if not _ARCH.fullmatch(arch):
+        raise ValueError(f"bad arch {arch!r} (expected e.g. sm_89)")
     corpora = tuple(corpora or corpus_dirs())
     unknown = [c for c in corpora if c not in corpus_dirs()]
     if unknown:
@@ -194,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in args.corpus if c not in corpus_dirs()]
     if unknown:
         ap.error(f"unknown corpus {', '.join(unknown)} (known: {', '.join(corpus_dirs())})")
-    bad_arch = [a for a in archs if not re.fullmatch(r"sm_\d+[a-z]?", a)]
+    bad_arch = [a for a in archs if not _ARCH.fullmatch(a)]
     if bad_arch:
         ap.error(f"bad arch {', '.join(bad_arch)} (expected e.g. sm_89)")
     out = args.jsonl.open("w") if args.jsonl else None
