@@ -632,7 +632,7 @@ def _encode_kernel(ks: KernelSource, arch: str, filename: str) -> tuple[bytes, l
         try:
             word = codec.encode(ins, arch, pc)
             reuse = _reuse_from_operands(ins, word, arch, pc)
-        except (codec.EncodeError, codec.DecodeError, ValueError) as e:
+        except (codec.EncodeError, codec.DecodeError, ValueError, ArithmeticError) as e:
             raise AsmError(f"`{st.text}`: {_strip_text(str(e), st.text)}", *where) from None
         if st.reuse_given and reuse & ~control.reuse:
             raise AsmError(f"`{st.text}`: operands marked .reuse (flags {reuse:#06b}) that "
