@@ -519,6 +519,7 @@ class Function:
 class Listing:
     arch: str | None = None
     functions: list[Function] = field(default_factory=list)
+    hex_column: int | None = None    # where nvdisasm put the `/* 0x…` comments, when it did
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -632,6 +633,8 @@ def parse_listing(text: str, strict: bool = True) -> Listing:
                 ins, error = None, str(e)
             entry = Entry(int(m.group(1), 16), ins, instr_text, error=error,
                           annotation=annotation)
+            if hm and listing.hex_column is None:
+                listing.hex_column = line.index("/* 0x")
             current.entries.append(entry)
             if hm:
                 pending_low = (entry, int(hm.group(1), 16))
@@ -679,9 +682,48 @@ def _resolve_labels(listing: Listing) -> None:
                 entry.instruction = replace(ins, operands=ops)
 
 
+def _listing_body(entry: Entry, note_column: int = 0) -> str:
+    """One instruction line up to its `;` in nvdisasm's layout: a `@P0`/`@!P0` guard
+    right-aligned in the 19 columns before the opcode (a uniform `@!UPT` starts at the opcode
+    column), and no space before `;` when the word has neither a stall count nor the yield
+    bit (nvdisasm's own habit, e.g. `NOP;`). A note (BRX's targets) starts at `note_column`
+    and is followed by `;` directly."""
+    ins = entry.instruction
+    guard = ""
+    if ins is None:
+        text = entry.text
+    elif ins.guard is not None and ins.guard.file == "P":
+        guard = f"@{'!' if ins.guard.inv else ''}{register_name(ins.guard)} "
+        text = format_instruction(replace(ins, guard=None))
+    else:   # a uniform predicate guard stands in the opcode column
+        text = format_instruction(ins)
+    if ins is not None and ins.operands and _ends_with_word(ins.operands[-1]):
+        text += " "   # `+INF  ;`: the space nvdisasm writes after such a value stays
+    line = f"        /*{entry.offset:04x}*/{guard:>19}{text}"
+    if entry.annotation:
+        return f"{line:<{note_column - 1}} {_note(entry)};"
+    tight = entry.word is not None and (entry.word >> 105) & 0x1F == 0
+    return line + (";" if tight else " ;")
+
+
+def _note(entry: Entry) -> str:
+    return f'(*"{entry.annotation}"*)'
+
+
 def format_listing(listing: Listing, hex_words: bool = True) -> str:
-    """A listing in nvdisasm's instruction-line layout (sections, labels, instructions; no
-    ELF directives): enough to read or diff, not a byte-exact copy of nvdisasm's file."""
+    """A listing in nvdisasm's layout for its code: section and label lines, and instruction
+    lines as nvdisasm prints them. nvdisasm's rule for the column of the hex comments is not
+    known exactly (at least two past the longest instruction; notes such as BRX's targets
+    start there and push the hex further right): a listing read from nvdisasm keeps its
+    column (`hex_column`), others get two past the longest line. ELF directives and data
+    sections are not reproduced."""
+    entries = [e for f in listing.functions for e in f.entries]
+    note_width = max((len(_note(e)) for e in entries if e.annotation), default=0)
+    if listing.hex_column:
+        base = listing.hex_column - (note_width + 2 if note_width else 0)
+    else:
+        base = max((len(_listing_body(e)) for e in entries if not e.annotation), default=0) + 2
+    column = base + note_width + 2 if note_width else base
     out: list[str] = []
     if listing.arch:
         out.append(f"\t.target\t{listing.arch}")
@@ -690,20 +732,19 @@ def format_listing(listing: Listing, hex_words: bool = True) -> str:
         if f.section != section:
             section = f.section
             out.append(f"\t.section\t{section},\"ax\",@progbits")
-        out.append(f"{f.name}:")
+        if f.name:
+            out.append(f"{f.name}:")
         labels_at: dict[int, list[str]] = {}
         for name, off in f.labels.items():
             labels_at.setdefault(off, []).append(name)
         for entry in f.entries:
-            for name in labels_at.pop(entry.offset, []):
-                out.append(f"{name}:")
-            text = format_instruction(entry.instruction) + " ;"
-            line = f"        /*{entry.offset:04x}*/                   {text:<40}"
+            out.extend(f"{name}:" for name in labels_at.pop(entry.offset, []))
+            body = _listing_body(entry, base)
             if hex_words and entry.word is not None:
-                out.append(f"{line}/* 0x{entry.word & (1 << 64) - 1:016x} */")
-                out.append(" " * 77 + f"/* 0x{entry.word >> 64:016x} */")
+                out.append(f"{body:<{column - 1}} /* 0x{entry.word & (1 << 64) - 1:016x} */")
+                out.append(" " * column + f"/* 0x{entry.word >> 64:016x} */")
             else:
-                out.append(line.rstrip())
+                out.append(body)
         for off in sorted(labels_at):
             out.extend(f"{name}:" for name in labels_at[off])
     return "\n".join(out) + "\n"

@@ -196,6 +196,26 @@ def test_formatted_listing_reads_back():
         [(e.offset, e.instruction, e.word) for f in listing.functions for e in f.entries]
 
 
+@pytest.mark.parametrize("name", LISTING_FILES + ["cuda/control.G.ptx"])
+def test_formatted_instruction_lines_equal_nvdisasm_lines(name):
+    if name.startswith("cuda/"):
+        path = corpus_dirs()["cuda"] / name[5:]
+        if not path.is_file():
+            pytest.skip(f"{path} not present")
+        run = oracle.ptxas(path.read_bytes(), "sm_89", name=path.name)
+        assert run.ok, run.stderr
+        cubin = run.output
+    else:
+        cubin = _cubin(name)
+    text = oracle.nvdisasm(cubin)
+    ours = format_listing(parse_listing(text))
+
+    def code_lines(listing: str) -> list[str]:
+        return [ln for ln in listing.splitlines()
+                if re.match(r"\s+/\*[0-9a-f]{4}\*/\s+[^\s.]", ln) or _HIGH_LINE.match(ln)]
+    assert code_lines(ours) == code_lines(text)
+
+
 def test_branch_target_note_is_kept_apart():
     # nvdisasm prints BRX's jump table as a note before the `;` (tests/corpus/cuda/control).
     line = ('        /*04b0*/                   BRX R8 -0x4c0                               '
