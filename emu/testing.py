@@ -218,10 +218,11 @@ def tinygrad_inputs(entry: dict, seed: int = 0) -> dict[str, np.ndarray]:
     # A float-to-integer conversion out of the target's range is undefined in tinygrad (its
     # PYTHON device wraps, PTX's cvt saturates): kernels with float inputs and integer
     # outputs get non-negative floats, so that the reference can judge them.
-    kinds = {p["access"]: [] for p in entry["params"]}
+    kinds: dict[str, list[str]] = {}
     for p in entry["params"]:
         if p["kind"] == "buffer":
-            kinds[p["access"]].append(np.dtype(_NUMPY_DTYPE[p.get("storage_dtype", p["dtype"])]).kind)
+            kinds.setdefault(p["access"], []).append(
+                np.dtype(_NUMPY_DTYPE[p.get("storage_dtype", p["dtype"])]).kind)
     low = 0.0 if "f" in kinds.get("in", []) and set(kinds.get("out", [])) & set("iu") else -2.0
     out = {}
     for p in entry["params"]:
@@ -408,6 +409,10 @@ def _as_float(arr: np.ndarray, dtype: str) -> np.ndarray:
 _RTOL = {"float64": 1e-9, "float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3,
          "float8_e4m3": 0.13, "float8_e5m2": 0.26}
 _RTOL_APPROX = 2e-4       # ex2/lg2/sin/rcp/sqrt.approx (about 2^-21 relative, then compounded)
+# 16-bit float outputs of transcendental kernels: tinygrad's PYTHON device rounds every
+# intermediate to the kernel's dtype while the PTX computes bf16 in f32 (and some f16 steps
+# in f32); through exp/pow amplification they end a few 16-bit steps apart.
+_RTOL_APPROX_16 = 3e-2
 _RTOL_TF32 = 1e-2         # tensor cores read TF32 (10 mantissa bits); tinygrad's PYTHON WMMA full FP32
 
 
@@ -428,7 +433,7 @@ def compare_tinygrad(entry: dict, got: dict[str, bytes], want: dict[str, np.ndar
             a, b = _as_float(got_arr, kind), _as_float(ref, kind)
             rtol = _RTOL.get(kind, 1e-5)
             if ".approx" in ptx:
-                rtol = max(rtol, _RTOL_APPROX)
+                rtol = max(rtol, _RTOL_APPROX_16 if kind in ("float16", "bfloat16") else _RTOL_APPROX)
             if ".tf32" in ptx:
                 rtol = max(rtol, _RTOL_TF32)
             finite = np.abs(b[np.isfinite(b)])
