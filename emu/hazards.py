@@ -14,7 +14,9 @@ Hazards flagged (each names kernel, offset and registers):
 - a read of a variable-latency result without having waited on its write scoreboard, or of
   one whose producer set no scoreboard;
 - an overwrite of a register that a pending variable-latency instruction will still write
-  (WAW) or may still be reading under a read scoreboard (WAR).
+  (WAW) or may still be reading under a read scoreboard (WAR). A read is over once the
+  reader's write scoreboard has been waited on (its result arrived), and a later instruction
+  of the same in-order unit (`sched.latency.source_unit`) cannot overtake it.
 
 Cycle model: fixed latencies as tabled; variable ones complete after their typical latency
 (`sched.latency.VARIABLE`: global loads as L1 hits, ~35 cycles); a warp's time is its issue
@@ -138,6 +140,10 @@ class TimingModel:
                     clock.ready[reg] = (clock.sb_release[sb], off, pop, 0, who)
                 clock.sb_readers[sb].clear()
                 covered.clear()
+                # An instruction whose result has arrived has read its sources, too.
+                for readers in clock.sb_readers.values():
+                    for reg in [r for r, e in readers.items() if e[3] == sb]:
+                        readers.pop(reg)
         # 2. Reads.
         for reg in dict.fromkeys(clock.reads):
             mine = lanes if reg[0] in ("R", "P") else _ALL
@@ -169,7 +175,8 @@ class TimingModel:
                                             f"write it (SB{sb} not waited)")
                     clock.pending.pop(reg)
             for sb, readers in busy_readers:
-                if reg in readers and readers[reg][1] & mine:
+                if reg in readers and readers[reg][1] & mine and not (
+                        variable and facts.unit is not None and readers[reg][2] == facts.unit):
                     self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
                                             f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
                     readers.pop(reg)
@@ -190,7 +197,8 @@ class TimingModel:
                 clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in clock.reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
-                        clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL)
+                        clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
+                                                            facts.unit, ctl.wr_sb)
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)
 
@@ -200,7 +208,7 @@ _ALL = (1 << 32) - 1
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "variable_latency", "latency", "sets_scoreboards")
+    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "latency", "sets_scoreboards")
 
     def __init__(self, ins):
         op = ins.opcode
@@ -211,6 +219,7 @@ class _StepFacts:
                     self.wait |= 1 << o.index
         self.variable = lat.is_variable(op) and op != "CS2R"
         self.queue = lat.queue_of(op)
+        self.unit = lat.source_unit(op)
         self.variable_latency = lat.variable_latency(op)
         self.latency = {f: lat.fixed_latency(op, ins.modifiers, predicate=f in ("P", "UP"),
                                              uniform=f in ("UR", "UP")) for f in ("R", "P", "UR", "UP")}

@@ -50,6 +50,18 @@ QUEUE: dict[str, str] = {
 # read scoreboard covers this window).
 SOURCE_READ_CYCLES = 4
 
+# The same in-order units read their source registers in issue order, so a later
+# instruction of the unit cannot write a register before an earlier one has read it (ptxas
+# relies on this: a DADD overwrites a source of the DADD before it, an LDS the address
+# register of an STS before it, without waiting on their read scoreboards). Stores, which
+# have no result and so no entry in QUEUE, go with the loads of their memory space.
+STORE_QUEUE: dict[str, str] = {"STS": "shared", "STG": "global", "ST": "global", "STL": "global"}
+
+
+def source_unit(opcode: str) -> str | None:
+    """The in-order unit whose instructions read their sources in issue order, if any."""
+    return QUEUE.get(opcode) or STORE_QUEUE.get(opcode)
+
 # Fixed-latency producers: cycles from issue until a dependent instruction may read the
 # result. Keys are opcodes (or "OPCODE.MOD" for a modifier-specific value); anything not
 # listed and not VARIABLE uses DEFAULT_FIXED.
