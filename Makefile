@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 example: $(STAMP)
-	$(VPY) -m tools.reference_sass examples/vecadd.ptx
+	$(VPY) -m tools.example examples/vecadd.ptx
 
 test: $(STAMP)
 	$(VPY) -m pytest -n 2 -q
