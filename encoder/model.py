@@ -110,6 +110,10 @@ Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
 class Control:
     """The scheduling fields of bits 105..125."""
     stall: int = 0
+    # The raw bit 109. Despite the name, probing nvdisasm suggests 1 means "do not yield"
+    # (ptxas sets it on most instructions; nvdisasm rejects it with stall >= 12 and hides
+    # reuse flags when it is 0: docs/isa-facts.md). Kept raw until the scheduler needs the
+    # meaning; renaming it is an open item on the ISA issue.
     yield_: bool = False
     wr_sb: int = 7          # 7 = no scoreboard
     rd_sb: int = 7
