@@ -32,6 +32,15 @@ CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
 # Which table describes each arch (one encoding family per table; see encoder/arch.py).
 ARCH_FAMILY = {"sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere"}
 
+# Where a global-memory instruction keeps the uniform register of its `desc[URx]` memory
+# descriptor, per family and opcode. nvdisasm hides it on sm_8x (ptxas picks UR4 or UR6 for
+# the same text), so `decode` reads it into `Mem.desc` and `encode` writes it back; a form
+# that uses these bits for an operand or modifier has no hidden descriptor.
+HIDDEN_DESCRIPTOR_BITS = {
+    "ampere": {"LD": range(32, 38), "LDG": range(32, 38),
+               "ST": range(64, 70), "STG": range(64, 70), "RED": range(64, 70)},
+}
+
 
 class EncodeError(ValueError):
     """An instruction that has no encoding on the arch (names the instruction)."""
@@ -472,6 +481,7 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
         if lab.offset is None:
             raise EncodeError(f"{ins.mnemonic}: branch target {lab.name} is not resolved "
                               "to an offset")
+    desc, ins = _without_hidden_descriptor(ins, arch)
     text = sass_text.format_instruction(replace(ins, control=Control()))
     it = iter(labels)
     text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
@@ -483,7 +493,42 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
         raise
     except (ValueError, IndexError, KeyError) as e:
         raise EncodeError(f"{text}: {e}") from None
+    if desc is not None:
+        bits = _descriptor_bits(word, arch)
+        if bits is None:
+            raise EncodeError(f"{text}: this form has no desc[{desc.file}{desc.index}] field")
+        word = put_bits(word, bits, desc.index)
     return word | ins.control.pack() << CONTROL_SHIFT
+
+
+def _descriptor_bits(word: int, arch: str) -> list[int] | None:
+    """The bits of `word` that hold its hidden memory-descriptor register, if its form has
+    them (they must be neither form-identifying nor operand/modifier bits)."""
+    form = find_form(table_for(arch), word, arch)
+    if form is None:
+        return None
+    bits = HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}).get(form.opcode)
+    used = form.mask | form.field_mask
+    if bits is None or any(used >> b & 1 for b in bits):
+        return None
+    return list(bits)
+
+
+def _without_hidden_descriptor(ins: Instruction, arch: str):
+    """(the descriptor register, `ins` with it removed) when `ins`'s opcode hides it in text
+    on `arch`; (None, ins) otherwise."""
+    from .model import Mem
+    if ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
+        return None, ins
+    desc, ops = None, []
+    for op in ins.operands:
+        if isinstance(op, Mem) and op.desc is not None:
+            if op.desc.file != "UR" or not 0 <= op.desc.index < 64:
+                raise EncodeError(f"{ins.mnemonic}: memory descriptor must be a uniform "
+                                  f"register UR0..UR63, not {op.desc!r}")
+            desc, op = op.desc, replace(op, desc=None)
+        ops.append(op)
+    return desc, replace(ins, operands=tuple(ops))
 
 
 _LAST_HEX = re.compile(r"-?0x[0-9a-f]+(?!.*0x)")
@@ -507,8 +552,23 @@ def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
                 and op.name.startswith(".L_") and op.name[3:].isalnum() else op
                 for op in ins.operands)
     ctl = Control.unpack(word >> CONTROL_SHIFT)
-    ins = replace(ins, operands=ops, control=ctl)
+    ins = replace(ins, operands=_with_descriptor(ops, word, arch), control=ctl)
     return _with_reuse(ins, decode_view(word, arch, pc).reuse)
+
+
+def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
+    """`ops` with the hidden descriptor register in its memory operand, when it is not the
+    one the table's form encodes by default (so the usual case reads as nvdisasm prints)."""
+    from .model import Mem, Reg
+    bits = _descriptor_bits(word, arch)
+    if bits is None:
+        return ops
+    form = find_form(table_for(arch), word, arch)
+    value = bits_value(word, bits)
+    if value == bits_value(form.base, bits):
+        return ops
+    return tuple(replace(op, desc=Reg("UR", value)) if isinstance(op, Mem) and op.desc is None
+                 else op for op in ops)
 
 
 def _with_reuse(ins: Instruction, positions: list[int]) -> Instruction:
