@@ -1,0 +1,53 @@
+"""Registers, tables and type helpers shared by the instruction-selection modules."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Reg
+
+RZ = Reg("R", 255)
+PT = Reg("P", 7)
+NOT_PT = Reg("P", 7, inv=True)
+UR4 = Reg("UR", 4)
+
+# PTX comparison → (SASS comparison, unsigned?) for integer setp.
+INT_COMPARE = {"eq": ("EQ", None), "ne": ("NE", None), "lt": ("LT", None), "le": ("LE", None),
+               "gt": ("GT", None), "ge": ("GE", None),
+               "lo": ("LT", True), "ls": ("LE", True), "hi": ("GT", True), "hs": ("GE", True)}
+FLOAT_COMPARE = {c: c.upper() for c in ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu",
+                                        "leu", "gtu", "geu", "num", "nan")}
+BOOL_OPS = {"and": "AND", "or": "OR", "xor": "XOR"}
+# Truth tables of LOP3 over (a, b, c) = (0xF0, 0xCC, 0xAA).
+LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
+ROUNDING = {"rn": None, "rz": "RZ", "rm": "RM", "rp": "RP"}
+FRND_MODE = {"rni": None, "rzi": "TRUNC", "rmi": "FLOOR", "rpi": "CEIL"}
+F2I_MODE = {"rni": None, "rzi": "TRUNC", "rmi": "FLOOR", "rpi": "CEIL", None: "TRUNC"}
+
+# Special registers read with S2R, and those ptxas reads from constant bank 0.
+S2R_NAMES = {"%tid.x": "SR_TID.X", "%tid.y": "SR_TID.Y", "%tid.z": "SR_TID.Z",
+             "%ctaid.x": "SR_CTAID.X", "%ctaid.y": "SR_CTAID.Y", "%ctaid.z": "SR_CTAID.Z",
+             "%laneid": "SR_LANEID", "%clock": "SR_CLOCKLO",
+             "%lanemask_eq": "SR_EQMASK", "%lanemask_lt": "SR_LTMASK", "%lanemask_le": "SR_LEMASK",
+             "%lanemask_gt": "SR_GTMASK", "%lanemask_ge": "SR_GEMASK"}
+CBANK_SPECIALS = {"%ntid.x": 0x0, "%ntid.y": 0x4, "%ntid.z": 0x8,
+                  "%nctaid.x": 0xC, "%nctaid.y": 0x10, "%nctaid.z": 0x14}
+
+# Memory access width/sign → the size modifier of LD*/ST*.
+def _size_modifier(ty: str, load: bool) -> tuple[str, ...]:
+    kind, bits = ir.TYPES[ty]
+    if bits == 8:
+        return ("S8",) if load and kind == "s" else ("U8",)
+    if bits == 16:
+        return ("S16",) if load and kind == "s" else ("U16",)
+    return {32: (), 64: ("64",), 128: ("128",)}[bits]
+
+
+def _bits(ty: str) -> int:
+    return ir.TYPES[ty][1]
+
+
+def _signed(ty: str) -> bool:
+    return ir.TYPES[ty][0] == "s"
+
+
+def _is_float(ty: str) -> bool:
+    return ir.TYPES[ty][0] == "f"

@@ -1,0 +1,232 @@
+"""Floating-point arithmetic and the MUFU-based approximations with ptxas's range handling.
+
+A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Imm, Reg
+from ptx2sass.encoder.sass_text import float_text, parse_operand
+from ptx2sass.mir import COPY, VOp
+from ptx2sass.isel.common import (LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
+                                  _signed)
+
+
+class FloatSelection:
+    # ------------------------------------------------------------------ floating point
+    def float_mods(self, ins) -> tuple[str, ...]:
+        mods = []
+        if "ftz" in ins.modifiers:
+            mods.append("FTZ")
+        rnd = next((ROUNDING[m] for m in ins.modifiers if m in ROUNDING), None)
+        if rnd:
+            mods.append(rnd)
+        if "sat" in ins.modifiers:
+            mods.append("SAT")
+        return tuple(mods)
+
+    def float_binary(self, ins, opcode: str, negate_b: bool = False):
+        ty = ins.type
+        bits = _bits(ty)
+        if ty != "f32" and ty != "f64":
+            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        a, b = ins.srcs[0], ins.srcs[1]
+        if not negate_b and isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+        d = ins.dests[0]
+        if bits == 64:
+            dop = {"FADD": "DADD", "FMUL": "DMUL"}[opcode]
+            sb = self.wide_reg(b)
+            if negate_b:
+                sb = self.negate(sb) if isinstance(sb, VOp) else sb
+            mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
+            self.emit(dop, mods, [self.dst(d), self.wide_reg(a), sb])
+            return
+        sb = self.fsrc(b)
+        if negate_b:
+            sb = self.negate_float(sb)
+        self.emit(opcode, self.float_mods(ins), [self.dst(d), self.reg_part(a), sb])
+
+    def negate_float(self, op):
+        if isinstance(op, Imm):
+            return Imm(op.value, op.text, neg=not op.neg) if op.text is not None else self.negate(op)
+        if isinstance(op, Reg) and op.is_zero:
+            return Reg("R", 255, neg=True)
+        return self.negate(op)
+
+    def sel_fma(self, ins):
+        ty = ins.type
+        a, b, c = ins.srcs
+        d = ins.dests[0]
+        if ty == "f64":
+            mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
+            self.emit("DFMA", mods, [self.dst(d), self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)])
+            return
+        if ty != "f32":
+            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+        self.emit("FFMA", self.float_mods(ins), [self.dst(d), self.reg_part(a), self.fsrc(b),
+                                                 self.fsrc(c, allow_imm=False)])
+
+    def sel_copysign(self, ins):
+        if ins.type != "f32":
+            raise self.unsupported(f"`copysign.{ins.type}`")
+        # copysign(a, b): the sign of a, the rest of b (LUT: a ? c : b over (b, imm, a)).
+        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), b, Imm(0x80000000), a, Imm(0xB8), NOT_PT])
+
+    def sel_mul24(self, ins):
+        if "lo" not in ins.modifiers:
+            raise self.unsupported(f"`mul24.{'.'.join(ins.modifiers)}.{ins.type}`")
+        a, b = ins.srcs
+        ext = []
+        for v in (a, b):
+            t = VOp(self.mf.new_vreg())
+            if _signed(ins.type):
+                self.emit("SGXT", (), [t, self.reg_part(v), Imm(24)])
+            else:
+                self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
+            ext.append(t)
+        self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
+
+    def sel_abs(self, ins):
+        ty = ins.type
+        d, a = ins.dests[0], ins.srcs[0]
+        if ty == "f32":
+            src = self.reg_part(a)
+            self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
+                      [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
+            return
+        if _bits(ty) == 32:
+            self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
+            return
+        raise self.unsupported(f"`abs.{ty}`")
+
+    # ------------------------------------------------------------------ MUFU approximations
+    # ptxas's range handling around the multi-function unit: inputs that MUFU would flush
+    # (subnormals, huge values) are scaled first and the result corrected after, unless
+    # the PTX asked for .ftz.
+    def fimm(self, x: float) -> Imm:
+        return parse_operand(float_text(x))
+
+    def mufu(self, func: str, d: VOp, x) -> None:
+        self.emit("MUFU", (func,), [d, x])
+
+    def guarded(self, p: VOp, negate: bool, opcode, mods, operands) -> None:
+        mi = self.emit(opcode, mods, operands)
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{self.ins.opcode}`")
+        mi.guard = VOp(p.reg, inv=negate)
+
+    def scaled_input(self, x: VOp, threshold, compare: str, scale) -> tuple[VOp, VOp]:
+        """p = (x cmp threshold); where !p, x' = x * scale (else x' = x)."""
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("FSETP", (compare, "AND"), [p, PT, x, threshold, PT], ndefs=2)
+        xs = VOp(self.mf.new_vreg())
+        self.emit(COPY, (), [xs, x], guarded=False)
+        self.guarded(p, True, "FMUL", (), [xs, xs, scale])
+        return p, xs
+
+    FLT_MIN = 1.1754943508222875e-38
+
+    def sel_ex2(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("EX2", d, x)
+        p, xs = self.scaled_input(x, self.fimm(-126.0), "GEU", self.fimm(0.5))
+        r = VOp(self.mf.new_vreg())
+        self.mufu("EX2", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FMUL", (), [d, r, r])
+
+    def sel_lg2(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("LG2", d, x)
+        p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
+                                  self.fimm(16777216.0))
+        self.fix_abs_copy(xs, x)
+        r = VOp(self.mf.new_vreg())
+        self.mufu("LG2", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FADD", (), [d, r, self.fimm(-24.0)])
+
+    def fix_abs_copy(self, xs: VOp, x: VOp) -> None:
+        """scaled_input copied |x| as a register: make that copy read plain x."""
+        for mi in self.out:
+            if mi.opcode == COPY and mi.operands[0] == xs:
+                mi.operands[1] = x
+
+    def sel_sqrt(self, ins):
+        if "approx" not in ins.modifiers or ins.type != "f32":
+            raise self.unsupported(f"`sqrt.{'.'.join(ins.modifiers)}.{ins.type}`")
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("SQRT", d, x)
+        p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
+                                  self.fimm(16777216.0))
+        self.fix_abs_copy(xs, x)
+        r = VOp(self.mf.new_vreg())
+        self.mufu("SQRT", r, xs)
+        self.emit(COPY, (), [d, r], guarded=False)
+        self.guarded(p, True, "FMUL", (), [d, r, self.fimm(0.000244140625)])
+
+    def sel_sin(self, ins):
+        self.trig(ins, "SIN")
+
+    def sel_cos(self, ins):
+        self.trig(ins, "COS")
+
+    def trig(self, ins, func: str):
+        self.approx_check(ins)
+        t = VOp(self.mf.new_vreg())
+        self.emit("FMUL", ("RZ",), [t, self.reg_part(ins.srcs[0]), self.fimm(0.15915493667125701904)])
+        self.mufu(func, self.dst(ins.dests[0]), t)
+
+    def sel_tanh(self, ins):
+        self.approx_check(ins)
+        self.mufu("TANH", self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]))
+
+    def sel_rcp(self, ins):
+        self.approx_check(ins)
+        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        if "ftz" in ins.modifiers:
+            return self.mufu("RCP", d, x)
+        # scale = |x| < FLT_MIN ? 2^24 : (|x| > 2^126 ? 0.25 : 1); rcp(x) = rcp(x*scale)*scale
+        big = VOp(self.mf.new_vreg())
+        self.move(big, Imm(0x4B800000))
+        small_ok, huge = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        xa = VOp(x.reg, x.part, abs=True)
+        self.emit("FSETP", ("GEU", "AND"), [small_ok, PT, xa, self.fimm(self.FLT_MIN), PT], ndefs=2)
+        self.emit("FSETP", ("GT", "AND"), [huge, PT, xa, self.fimm(8.50705917302346158658e+37), PT], ndefs=2)
+        s1, s2 = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FSEL", (), [s1, big, self.fimm(1.0), VOp(small_ok.reg, inv=True)])
+        self.emit("FSEL", (), [s2, s1, self.fimm(0.25), VOp(huge.reg, inv=True)])
+        xs, r = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FMUL", (), [xs, x, s2])
+        self.mufu("RCP", r, xs)
+        self.emit("FMUL", (), [d, s2, r])
+
+    def sel_div(self, ins):
+        if ins.type != "f32" or "approx" not in ins.modifiers:
+            raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
+        d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("FSETP", ("GEU", "AND"), [p, PT, VOp(b.reg, b.part, abs=True), self.fimm(self.FLT_MIN), PT],
+                  ndefs=2)
+        bs, as_ = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit(COPY, (), [bs, b], guarded=False)
+        self.emit(COPY, (), [as_, a], guarded=False)
+        self.guarded(p, True, "FMUL", (), [bs, bs, self.fimm(16777216.0)])
+        self.guarded(p, True, "FMUL", (), [as_, as_, self.fimm(16777216.0)])
+        r = VOp(self.mf.new_vreg())
+        self.mufu("RCP", r, bs)
+        self.emit("FMUL", (), [d, r, as_])
+
+    def approx_check(self, ins):
+        if ins.type != "f32":
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}`")

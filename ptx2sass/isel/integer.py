@@ -1,0 +1,386 @@
+"""Integer arithmetic, logic, shifts, comparisons and selects.
+
+A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import ConstRef, Imm, Reg
+from ptx2sass.mir import IMPLICIT_DEF, VOp
+from ptx2sass.isel.common import (BOOL_OPS, FLOAT_COMPARE, INT_COMPARE, LUT, NOT_PT, PT,
+                                  RZ, _bits, _is_float, _signed)
+
+
+class IntegerSelection:
+    # ------------------------------------------------------------------ integer arithmetic
+    def two_sources(self, ins, commutative: bool = True):
+        a, b = ins.srcs[0], ins.srcs[1]
+        if commutative and isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+        return a, b
+
+    def sel_add(self, ins):
+        ty = ins.type
+        if _is_float(ty):
+            return self.float_binary(ins, "FADD")
+        if ins.modifiers == ("sat",) and ty == "s32":
+            return self.add_sat(ins)
+        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+            raise self.unsupported(f"`add.{'.'.join(ins.modifiers)}`")
+        a, b = self.two_sources(ins)
+        self.int_add(ins.dests[0], a, b, negate_b=False)
+
+    def sel_sub(self, ins):
+        ty = ins.type
+        if _is_float(ty):
+            return self.float_binary(ins, "FADD", negate_b=True)
+        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+            raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
+        self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
+
+    def add_sat(self, ins):
+        """Signed saturating add as ptxas does it: the wrapped sum, then overflow detected
+        from the operands' and the sum's sign bits."""
+        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        s = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [s, a, b, RZ])
+        pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))
+        # (a, b, s) signs: + + - → positive overflow (LUT bit 1), - - + → negative (bit 6).
+        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(0x2), Imm(0)], ndefs=2)
+        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(0x40), Imm(0)], ndefs=2)
+        t = VOp(self.mf.new_vreg())
+        self.emit("SEL", (), [t, s, Imm(0x7FFFFFFF), VOp(pos.reg, inv=True)])
+        self.emit("SEL", (), [self.dst(ins.dests[0]), t, Imm(0x80000000), VOp(neg.reg, inv=True)])
+
+    def int_add(self, d: ir.Value, a, b, negate_b: bool) -> None:
+        r = self.vreg(d)
+        if r.width == 1:
+            ra = self.reg_part(a, 0)
+            sb = self.part_of(b, 0)
+            if negate_b:
+                sb = self.negate(sb)
+            self.emit("IADD3", (), [self.dst(d), ra, sb, RZ])
+            return
+        if isinstance(b, ir.Const) and negate_b:
+            b, negate_b = ir.Const((-b.value) & 0xFFFFFFFFFFFFFFFF, b.type), False
+        self.begin_wide(d)
+        carry = VOp(self.mf.new_vreg("P"))
+        lo_b = self.part_of(b, 0)
+        hi_b = self.part_of(b, 1)
+        if negate_b:   # a - b = a + ~b + 1: the low half adds -b.lo, the high half ~b.hi + carry
+            lo_b = self.negate(lo_b)
+            hi_b = self.invert(self.reg_part(b, 1))
+        self.emit("IADD3", (), [self.dst(d, 0), carry, self.reg_part(a, 0), lo_b, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), self.reg_part(a, 1), hi_b, RZ, carry, NOT_PT])
+
+    def negate(self, op):
+        if isinstance(op, VOp):
+            return VOp(op.reg, op.part, neg=not op.neg)
+        if isinstance(op, Imm):
+            return Imm((-op.value) & 0xFFFFFFFF)
+        if isinstance(op, Reg) and op.is_zero:
+            return op
+        if isinstance(op, ConstRef):
+            return ConstRef(op.bank, op.offset, neg=not op.neg)
+        raise self.unsupported("negating this operand")
+
+    def invert(self, op):
+        if isinstance(op, VOp):
+            return VOp(op.reg, op.part, inv=not op.inv)
+        if isinstance(op, Reg) and op.is_zero:
+            return Imm(0xFFFFFFFF)
+        raise self.unsupported("inverting this operand")
+
+    def sel_mul(self, ins):
+        ty = ins.type
+        if _is_float(ty):
+            return self.float_binary(ins, "FMUL")
+        mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
+        a, b = self.two_sources(ins)
+        d = ins.dests[0]
+        unsigned = ("U32",) if not _signed(ty) else ()
+        bits = _bits(ty)
+        if bits == 64 and mode == "lo":
+            return self.mul64(d, a, b, None)
+        if bits > 32:
+            raise self.unsupported(f"`mul.{mode}.{ty}`")
+        if bits < 32 and mode != "lo":
+            a, b = self.extend(a, ty), self.extend(b, ty)
+            if mode == "wide":
+                self.emit("IMAD", (), [self.dst(d), self.as_reg(a), b, RZ])
+                return
+            raise self.unsupported(f"`mul.hi.{ty}`")
+        ra, sb = self.reg_part(a), self.part_of(b, 0)
+        if mode == "lo":
+            self.imad((), self.dst(d), ra, sb, RZ)
+        elif mode == "hi":
+            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, RZ])
+        else:
+            self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
+
+    def imad(self, mods, d, a, b, c) -> None:
+        """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none."""
+        if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
+            self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
+            return
+        self.emit("IMAD", mods, [d, a, b, c])
+
+    def as_reg(self, op):
+        if isinstance(op, Imm):
+            t = VOp(self.mf.new_vreg())
+            self.move(t, op)
+            return t
+        return op
+
+    def mul64(self, d, a, b, c) -> None:
+        """64-bit multiply(-add) from 32-bit pieces: lo*lo wide, plus both cross products
+        into the high half."""
+        self.begin_wide(d)
+        t = VOp(self.mf.new_vreg("R", 2))
+        acc = RZ if c is None else VOp(self.vreg(c)) if isinstance(c, ir.Value) else None
+        if acc is None:
+            raise self.unsupported("`mad.lo.64` with an immediate addend")
+        self.emit("IMAD", ("WIDE", "U32"), [t, self.reg_part(a, 0), self.part_of(b, 0), acc])
+        hi = VOp(self.mf.new_vreg())
+        self.imad((), hi, self.reg_part(a, 0), self.part_of(b, 1), VOp(t.reg, 1))
+        self.imad((), self.dst(d, 1), self.reg_part(a, 1), self.part_of(b, 0), hi)
+        self.emit("MOV", (), [self.dst(d, 0), VOp(t.reg, 0)])
+
+    def sel_mad(self, ins):
+        ty = ins.type
+        if _is_float(ty):
+            return self.sel_fma(ins)
+        mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
+        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+            raise self.unsupported("`mad` with carry or saturation")
+        a, b, c = ins.srcs
+        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+        d = ins.dests[0]
+        bits = _bits(ty)
+        unsigned = ("U32",) if not _signed(ty) else ()
+        if bits == 64 and mode == "lo":
+            return self.mul64(d, a, b, c)
+        if bits != 32:
+            raise self.unsupported(f"`mad.{mode}.{ty}`")
+        ra, sb = self.reg_part(a), self.part_of(b, 0)
+        if mode == "wide":
+            self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, self.wide_reg(c)])
+        elif mode == "hi":
+            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, self.reg_part(c)])
+        else:
+            self.imad((), self.dst(d), ra, sb, self.reg_part(c))
+
+    def wide_reg(self, op):
+        if isinstance(op, ir.Value):
+            return VOp(self.vreg(op))
+        if isinstance(op, ir.Const) and op.value == 0:
+            return RZ
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), self.part_of(op, k))
+        return VOp(t)
+
+    def sel_neg(self, ins):
+        ty = ins.type
+        d, a = ins.dests[0], ins.srcs[0]
+        if _is_float(ty):
+            if _bits(ty) != 32:
+                raise self.unsupported(f"`neg.{ty}`")
+            mods = ("FTZ",) if "ftz" in ins.modifiers else ()
+            self.emit("FADD", mods, [self.dst(d), self.negate(self.reg_part(a)), Reg("R", 255, neg=True)])
+            return
+        self.int_add(d, ir.Const(0, ty), a, negate_b=True) if _bits(ty) == 64 else \
+            self.emit("IADD3", (), [self.dst(d), self.negate(self.reg_part(a)), RZ, RZ])
+
+    def sel_min(self, ins):
+        self.min_max(ins, PT)
+
+    def sel_max(self, ins):
+        self.min_max(ins, NOT_PT)
+
+    def min_max(self, ins, which: Reg):
+        ty = ins.type
+        if _is_float(ty):
+            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        if _bits(ty) > 32:
+            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        a, b = self.two_sources(ins)
+        mods = () if _signed(ty) else ("U32",)
+        self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.extend(a, ty)),
+                                  self.extend(b, ty), which])
+
+    # ------------------------------------------------------------------ logic and shifts
+    def sel_and(self, ins):
+        self.logic(ins, "and")
+
+    def sel_or(self, ins):
+        self.logic(ins, "or")
+
+    def sel_xor(self, ins):
+        self.logic(ins, "xor")
+
+    def logic(self, ins, op: str):
+        d = ins.dests[0]
+        r = self.vreg(d)
+        a, b = self.two_sources(ins)
+        if r.cls == "P":
+            pa, pb = self.pred_operand(a), self.pred_operand(b)
+            self.emit("PLOP3", ("LUT",), [VOp(r), PT, pa, pb, PT, Imm(LUT[op]), Imm(0)])
+            return
+        if r.width > 1:
+            self.begin_wide(d)
+        for k in range(r.width):
+            self.emit("LOP3", ("LUT",), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), RZ,
+                                         Imm(LUT[op]), NOT_PT])
+
+    def pred_operand(self, op):
+        if isinstance(op, ir.Value):
+            return VOp(self.vreg(op))
+        if isinstance(op, ir.Const):
+            return PT if op.value else Reg("P", 7, inv=True)
+        raise self.unsupported("this predicate operand")
+
+    def sel_not(self, ins):
+        d, a = ins.dests[0], ins.srcs[0]
+        r = self.vreg(d)
+        if r.cls == "P":
+            self.emit("PLOP3", ("LUT",), [VOp(r), PT, self.pred_operand(a), PT, PT, Imm(0x08), Imm(0)])
+            return
+        if r.width > 1:
+            self.begin_wide(d)
+        for k in range(r.width):
+            self.emit("LOP3", ("LUT",), [self.dst(d, k), RZ, self.reg_part(a, k), RZ, Imm(0x33), NOT_PT])
+
+    def sel_shl(self, ins):
+        d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
+        if _bits(ins.type) == 64:
+            return self.shift64(ins, left=True)
+        self.emit("SHF", ("L", "U32"), [self.dst(d), self.reg_part(a), self.shift_amount(n, 32), RZ])
+
+    def shift_amount(self, n, limit: int):
+        if isinstance(n, ir.Const):
+            return Imm(min(n.value & 0xFFFFFFFF, limit))
+        return self.part_of(n, 0)
+
+    def sel_shr(self, ins):
+        d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
+        ty = ins.type
+        if _bits(ty) == 64:
+            return self.shift64(ins, left=False)
+        mode = ("S32",) if _signed(ty) else ("U32",)
+        src = self.as_reg(self.extend(a, ty))
+        self.emit("SHF", ("R",) + mode + ("HI",), [self.dst(d), RZ, self.shift_amount(n, 32), src])
+
+    def shift64(self, ins, left: bool):
+        d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
+        if not isinstance(n, ir.Const):
+            raise self.unsupported(f"64-bit `{ins.opcode}` by a register amount")
+        s = n.value & 0xFFFFFFFF
+        signed = _signed(ins.type)
+        self.begin_wide(d)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        if s == 0:
+            self.move(self.dst(d, 0), lo)
+            self.move(self.dst(d, 1), hi)
+        elif left and s < 32:
+            self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, Imm(s), hi])
+            self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, Imm(s), RZ])
+        elif left:
+            self.emit("SHF", ("L", "U32"), [self.dst(d, 1), lo, Imm(min(s - 32, 32)), RZ])
+            self.move(self.dst(d, 0), RZ)
+        elif s < 32:
+            self.emit("SHF", ("R", "U64"), [self.dst(d, 0), lo, Imm(s), hi])
+            self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, Imm(s), hi])
+        else:
+            mode = "S32" if signed else "U32"
+            self.emit("SHF", ("R", mode, "HI"), [self.dst(d, 0), RZ, Imm(min(s - 32, 32)), hi])
+            if signed:
+                self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
+            else:
+                self.move(self.dst(d, 1), RZ)
+
+    def sel_shf(self, ins):
+        d, a, b, c = ins.dests[0], *ins.srcs
+        left = "l" in ins.modifiers
+        wrap = ("W",) if "wrap" in ins.modifiers else ()
+        mods = ("L",) + wrap + ("U32", "HI") if left else ("R",) + wrap + ("U32",)
+        self.emit("SHF", mods, [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
+
+    def sel_prmt(self, ins):
+        if any(m in ins.modifiers for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")):
+            raise self.unsupported(f"`prmt.{'.'.join(ins.modifiers)}`")
+        d, a, b, c = ins.dests[0], *ins.srcs
+        self.emit("PRMT", (), [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
+
+    def sel_popc(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`popc.{ins.type}`")
+        self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_brev(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`brev.{ins.type}`")
+        self.emit("BREV", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_clz(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`clz.{ins.type}`")
+        t = VOp(self.mf.new_vreg())
+        self.emit("FLO", ("U32",), [t, self.reg_part(ins.srcs[0])])
+        self.emit("IADD3", (), [self.dst(ins.dests[0]), self.negate(t), Imm(0x1f), RZ])
+
+    # ------------------------------------------------------------------ compare and select
+    def sel_setp(self, ins):
+        ty = ins.type
+        cmp = next(m for m in ins.modifiers if m in INT_COMPARE or m in FLOAT_COMPARE)
+        boolop = next((m for m in ins.modifiers if m in BOOL_OPS), None)
+        combine = self.pred_operand(ins.srcs[2]) if boolop else PT
+        bool_mod = BOOL_OPS.get(boolop, "AND")
+        dests = [VOp(self.vreg(v)) for v in ins.dests]
+        second = dests[1] if len(dests) > 1 else PT
+        a, b = ins.srcs[0], ins.srcs[1]
+        if _is_float(ty):
+            if _bits(ty) == 64:
+                raise self.unsupported("`setp.f64`")
+            if _bits(ty) != 32:
+                raise self.unsupported(f"`setp.{ty}`")
+            ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+            if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+                raise self.unsupported("`setp` with an immediate first operand")
+            self.emit("FSETP", (FLOAT_COMPARE[cmp],) + ftz + (bool_mod,),
+                      [dests[0], second, self.reg_part(a), self.fsrc(b), combine], ndefs=2)
+            return
+        if cmp not in INT_COMPARE:
+            raise self.unsupported(f"`setp.{cmp}.{ty}`")
+        op, unsigned = INT_COMPARE[cmp]
+        unsigned = unsigned if unsigned is not None else not _signed(ty)
+        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+            op = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE"}.get(op, op)
+        if _bits(ty) == 64:
+            if len(dests) > 1:
+                raise self.unsupported("64-bit `setp` with two results")
+            lo = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
+                      ndefs=2)
+            self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod, "EX"),
+                      [dests[0], PT, self.reg_part(a, 1), self.part_of(b, 1), combine, lo], ndefs=2)
+            return
+        a_ext, b_ext = self.extend(a, ty), self.extend(b, ty)
+        self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
+                  [dests[0], second, self.as_reg(a_ext), b_ext, combine], ndefs=2)
+
+    def sel_selp(self, ins):
+        d = ins.dests[0]
+        a, b, p = ins.srcs
+        r = self.vreg(d)
+        cond = self.pred_operand(p)
+        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b = b, a
+            cond = VOp(cond.reg, inv=not cond.inv) if isinstance(cond, VOp) else Reg("P", 7, inv=not cond.inv)
+        if r.width > 1:
+            self.begin_wide(d)
+        for k in range(r.width):
+            self.emit("SEL", (), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), cond])
