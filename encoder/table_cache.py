@@ -15,7 +15,6 @@ The directory is `$PTX2SASS_TABLE_CACHE`, else `$XDG_CACHE_HOME/ptx2sass`, else
 """
 from __future__ import annotations
 
-import json
 import marshal
 import os
 
@@ -53,6 +52,7 @@ def build(json_path: str) -> dict:
     """The cache's content for one JSON table: `keys` lists (mask, value, opcode, arch) of
     every form in table order; `blobs` maps an opcode to marshal bytes of its
     [(position, form fields), ...]."""
+    import json     # only on a cache miss: the compile path never needs it
     with open(json_path, encoding="utf-8") as fh:
         data = json.load(fh)
     keys, per_opcode = [], {}
