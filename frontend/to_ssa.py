@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.initializers import element_count, initial_bytes
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
 
 # Instructions with no result operand (everything else writes its first operand).
@@ -110,9 +111,17 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
         for dim in d.dims:
             count *= dim if isinstance(dim, int) else 0
         elems = int(decl.vector[2:]) if decl.vector else 1
+        if d.init is not None and d.dims and d.dims[0] is None:   # `a[] = {...}`: sized by it
+            inner = 1
+            for dim in d.dims[1:]:
+                inner *= dim if isinstance(dim, int) else 0
+            count = -(-element_count(d.init) // max(1, inner * elems)) * inner
         size = _type_size("." + ty) * elems * count
+        init, relocs = None, []
+        if d.init is not None and decl.space in (".global", ".const"):
+            init, relocs = initial_bytes(d.init, ir.TYPES.get(ty, ("b", 8))[0], _type_size("." + ty), size)
         var = ir.Variable(d.name, decl.space[1:].split("::")[0], ty, size,
-                          decl.align or _type_size("." + ty) * elems,
+                          decl.align or _type_size("." + ty) * elems, init=init, relocations=relocs,
                           extern=".extern" in decl.linkage,
                           linkage=_strip(decl.linkage[0]) if decl.linkage else None)
         scope.names[d.name] = var

@@ -17,6 +17,7 @@ from ptx2sass.isel import select_function
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc.allocate import allocate
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
@@ -30,7 +31,8 @@ class KernelCode:
     """What code generation knows about one kernel once its text is final."""
 
     def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int],
-                 regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes):
+                 regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes,
+                 frame_size: int = 0):
         self.name = name
         self.instructions = instructions
         self.labels = labels
@@ -38,9 +40,12 @@ class KernelCode:
         self.exit_offsets = exit_offsets
         self.entry_block_end = entry_block_end
         self.text = text
+        self.frame_size = frame_size      # bytes of local memory below the caller's stack pointer
 
 
 def _physical(op, colors, mf: MFunction):
+    if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+        return replace(op, ureg=_physical(op.ureg, colors, mf))
     if isinstance(op, VOp):
         base = colors[op.reg.id] + (op.part or 0)
         file = op.reg.cls
@@ -62,10 +67,15 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
             base = colors[op.reg.id] + (op.part or 0)
             regs = [(op.reg.cls, base + k) for k in range(op.width)]
             (writes if i < mi.ndefs else reads).extend(regs)
+        elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+            reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
         elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
             (writes if i < mi.ndefs else reads).append((op.file, op.index))
         elif isinstance(op, VMem):
-            if op.base is not None:
+            if isinstance(op.base, Reg):        # the stack pointer, or RZ
+                if not op.base.is_zero:
+                    reads.append(("R", op.base.index))
+            elif op.base is not None:
                 base = colors[op.base.reg.id] + (op.base.part or 0)
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
@@ -98,12 +108,16 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
     return out
 
 
-def _prologue(mf: MFunction, arch) -> list[Slot]:
-    """What ptxas puts first in every kernel: the stack pointer, and the global-memory
-    descriptor that `desc[UR4]` memory instructions read."""
-    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (Reg("R", STACK_POINTER), RZ, RZ,
-                                                     ConstRef(0, arch.stack_pointer_offset))),
+def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
+    """What ptxas puts first in every kernel: the stack pointer (moved down by the frame's
+    size when there is one), and the global-memory descriptor that `desc[UR4]` memory
+    instructions read."""
+    sp = Reg("R", STACK_POINTER)
+    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, ConstRef(0, arch.stack_pointer_offset))),
                 [], [("R", STACK_POINTER)])]
+    if frame_size:
+        out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
+                        [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
     if mf.uses_global_descriptor and arch.global_desc_offset is not None:
         out.append(Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR),
                                                       ConstRef(0, arch.global_desc_offset))),
@@ -135,12 +149,14 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
 
 
-def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> KernelCode:
+def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
+                    layout: KernelLayout | None = None) -> KernelCode:
     info = arch_info(arch)
-    mf = select_function(fn, info, filename)
+    mf = select_function(fn, info, filename, layout)
     alloc = allocate(mf)
     colors = alloc.color
-    slots: list[Slot] = _prologue(mf, info)
+    frame_size = layout.frame.size if layout is not None else 0
+    slots: list[Slot] = _prologue(mf, info, frame_size)
     label_pending: list[str] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
@@ -196,7 +212,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
     candidates = [x for x in (first_block, first_branch) if x is not None]
     entry_end = min(candidates) if candidates else None
     regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
-    return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words))
+    return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
+                      frame_size)
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -216,25 +233,25 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError(str(e)) from None
     if info.family != "ampere":
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
-    if module.variables:
-        raise CompileError("module-level variables (.global/.shared/.const) not supported yet", filename)
+    mod_layout = module_layout(module, filename)
     kernels, codes = [], []
     for fn in module.functions:
         if not fn.is_entry:
             raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
-        if fn.locals:
-            raise CompileError(f"kernel `{fn.name}`: local .shared/.local variables not supported yet",
-                               filename)
-        code = generate_kernel(fn, arch, filename)
+        layout = kernel_layout(fn, module, mod_layout, filename)
+        code = generate_kernel(fn, arch, filename, layout)
         codes.append(code)
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
+                              shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
+                              frame_size=code.frame_size, min_stack_size=code.frame_size,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
-    cubin = write_cubin(build_cubin(arch, kernels, ptx_target=target if target.startswith("sm_") else arch))
+    cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
+                                    ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VMem, VOp
-from ptx2sass.isel.common import PT, RZ, _bits, _signed, _size_modifier
+from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
+
+SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
 
 class MemorySelection:
@@ -26,7 +28,7 @@ class MemorySelection:
                 raise self.unsupported("`mov` of this predicate operand")
             return
         if isinstance(src, ir.Symbol):
-            raise self.unsupported("`mov` of a variable's address")
+            return self.address_value(d, src)
         if len(ins.srcs) > 1:
             return self.pack(d, ins.srcs)
         if r.width > 1:
@@ -60,18 +62,105 @@ class MemorySelection:
             raise self.unsupported("`ld.param` of a non-kernel parameter")
         return ConstRef(0, self.arch.param_base + p.offset + sym.offset + addr.offset + 4 * part)
 
-    def address(self, addr, wide: bool) -> VMem:
+    # ------------------------------------------------------------------ variables and addresses
+    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts it).
+    WINDOW_BASE = {"shared": 0x18, "local": 0x20}
+
+    def placement(self, sym: ir.Symbol):
+        p = self.placements.get(sym.name)
+        if p is None:
+            what = "parameter" if sym.name in self.params else "symbol"
+            raise self.unsupported(f"the address of {what} `{sym.name}`")
+        return p
+
+    def global_address(self, slot: int) -> VReg:
+        """A `.global` variable's 64-bit address, read from its constant-bank-4 slot."""
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), ConstRef(4, 8 * slot + 4 * k))
+        return t
+
+    def window_location(self, p, offset: int):
+        """(base register or None, byte offset) of a shared/const/local variable + offset in
+        its window: local variables sit above the stack pointer."""
+        return (SP if p.space == "local" else None), p.value + offset
+
+    def window_word(self, p, offset: int, into: VOp | None = None):
+        """A 32-bit operand holding a window address (written into `into` when given)."""
+        base, off = self.window_location(p, offset)
+        if base is not None and off:
+            d = into or VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [d, base, self.imm32(off), RZ])
+            return d
+        src = base if base is not None else (self.imm32(off) if off else RZ)
+        if into is not None:
+            self.move(into, src)
+            return into
+        return src
+
+    def add_wide(self, d: ir.Value, lo, hi, b_lo, b_hi) -> None:
+        """d = {hi:lo} + {b_hi:b_lo} (64-bit, through the carry)."""
+        self.begin_wide(d)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [self.dst(d, 0), carry, lo, b_lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), hi, b_hi, RZ, carry, NOT_PT])
+
+    def address_value(self, d: ir.Value, sym: ir.Symbol) -> None:
+        """`mov d, var`: the variable's address in its own state space (a generic address
+        for `.global`, a window offset for the others; 64-bit ones zero-extended)."""
+        p = self.placement(sym)
+        r = self.vreg(d)
+        if p.space == "global":
+            if r.width != 2:
+                raise self.unsupported("a 32-bit address of a .global variable")
+            t = self.global_address(p.value)
+            if sym.offset:
+                self.add_wide(d, VOp(t, 0), VOp(t, 1), self.imm32(sym.offset), self.imm32(sym.offset >> 32))
+            else:
+                self.copy_reg(VOp(r), VOp(t))
+            return
+        if r.width > 1:
+            self.begin_wide(d)
+        self.window_word(p, sym.offset, into=self.dst(d, 0))
+        if r.width > 1:
+            self.move(self.dst(d, 1), RZ)
+
+    def copy_reg(self, d: VOp, s: VOp) -> None:
+        if self.guard is None:
+            self.emit(COPY, (), [d, s], guarded=False)
+            return
+        for k in range(d.width):
+            self.move(VOp(d.reg, k if d.width > 1 else None), VOp(s.reg, k if s.width > 1 else None))
+
+    def address(self, addr, space: str) -> VMem:
+        """The memory operand of an access to `space`: `[R.64+imm]` for global/generic,
+        `[R+imm]`, `[imm]` or `[R1+imm]` (local variables) for the 32-bit windows."""
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
-        if isinstance(addr.base, ir.Value):
-            r = self.vreg(addr.base)
-            return VMem(VOp(r), addr.offset, wide=wide)
-        if addr.base is None:
-            return VMem(None, addr.offset, wide=wide)
-        raise self.unsupported(f"addressing variable `{addr.base.name}` directly")
+        wide = space in ("global", "generic")
+        base = addr.base
+        if isinstance(base, ir.Value):
+            r = self.vreg(base)
+            if wide:
+                if r.width != 2:
+                    raise self.unsupported(f"a 32-bit address in `{self.ins.opcode}.{space}`")
+                return VMem(VOp(r), addr.offset, wide=True)
+            return VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False)
+        if base is None:
+            return VMem(None if addr.offset or wide else RZ, addr.offset, wide=wide)
+        p = self.placement(base)
+        if p.space == "global" and wide:
+            return VMem(VOp(self.global_address(p.value)), base.offset + addr.offset, wide=True)
+        if p.space == space and not wide:
+            reg, off = self.window_location(p, base.offset + addr.offset)
+            return VMem(RZ if reg is None and not off else reg, off, wide=False)
+        raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
 
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
+    # Vector accesses move whole 8..128-bit words: the size modifier of each width.
+    WORD_SIZE = {8: ("U8",), 16: ("U16",), 32: (), 64: ("64",), 128: ("128",)}
 
     def sel_ld(self, ins):
         if ins.space == "param":
@@ -84,11 +173,13 @@ class MemorySelection:
                 for k in range(r.width):
                     self.move(self.dst(d, k), self.param_const(ins.srcs[0], i * r.width + k))
             return
+        if ins.space == "const":
+            return self.load_const(ins)
         if ins.space not in self.MEMORY_OPS:
             raise self.unsupported(f"`ld.{ins.space}`")
         load, _, wide = self.MEMORY_OPS[ins.space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], wide)
+        mem = self.address(ins.srcs[0], ins.space)
         if wide:
             self.mf.uses_global_descriptor = True
         n = len(ins.dests)
@@ -96,14 +187,67 @@ class MemorySelection:
         if n == 1:
             self.emit(load, mods + _size_modifier(ty, True), [self.dst_whole(ins.dests[0]), mem])
             return
-        elem_bits = _bits(ty)
-        if elem_bits != 32 or n not in (2, 4):
+        self.load_vector(load, mods, mem, ins)
+
+    def load_vector(self, load: str, mods, mem, ins) -> None:
+        """One load of the whole vector into a temporary, then each element out of it."""
+        n, ty = len(ins.dests), ins.type
+        bits = _bits(ty)
+        total = n * bits
+        if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `ld` of {n} x {ty}")
-        t = self.mf.new_vreg("R", n)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False) if self.guard is not None else None
-        self.emit(load, mods + ({2: ("64",), 4: ("128",)}[n]), [VOp(t), mem])
+        t = self.mf.new_vreg("R", max(1, total // 32))
+        if self.guard is not None:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        self.emit(load, mods + self.WORD_SIZE[total], [VOp(t), mem])
         for k, d in enumerate(ins.dests):
-            self.emit(COPY, (), [VOp(self.vreg(d)), VOp(t, k)], guarded=self.guard is not None)
+            if bits >= 32:
+                words = bits // 32
+                r = self.vreg(d)
+                if words > 1:
+                    self.begin_wide(d)
+                for w in range(words):
+                    self.copy_reg(VOp(r, w if r.width > 1 else None),
+                                  VOp(t, k * words + w if t.width > 1 else None))
+                continue
+            word = VOp(t, (k * bits) // 32 if t.width > 1 else None)
+            byte = ((k * bits) % 32) // 8
+            self.extract_field(d, word, byte, bits, ty)
+
+    def extract_field(self, d: ir.Value, word: VOp, byte: int, bits: int, ty: str) -> None:
+        """d = the `bits`-wide field at `byte` of `word`, zero- or sign-extended when d's
+        register is wider than the field (PTX's rule for ld into a wider register)."""
+        extend = _bits(d.type) > bits
+        if byte == 0 and not extend:
+            self.copy_reg(VOp(self.vreg(d)), word)
+            return
+        nbytes = bits // 8
+        fill = (8 | (byte + nbytes - 1)) if (_signed(ty) and extend) else 7
+        sel = 0
+        for i in range(4):
+            sel |= (byte + i if i < nbytes else fill) << (4 * i)
+        self.emit("PRMT", (), [self.dst(d), word, Imm(sel), RZ])
+
+    def load_const(self, ins):
+        """`ld.const`: LDC from constant bank 3 at the variable's offset (plus a register)."""
+        addr = ins.srcs[0]
+        if len(ins.dests) != 1 or not isinstance(addr, ir.Address):
+            raise self.unsupported(f"vector `ld.const`")
+        if _bits(ins.type) > 64:
+            raise self.unsupported(f"`ld.const.{ins.type}`")
+        base = addr.base
+        if isinstance(base, ir.Symbol):
+            p = self.placement(base)
+            if p.space != "const":
+                raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
+            at = p.value + base.offset + addr.offset
+            ref = ConstRef(3, at, ureg=None if at else RZ)
+        elif isinstance(base, ir.Value):
+            r = self.vreg(base)
+            ref = ConstRef(3, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))
+        else:
+            ref = ConstRef(3, addr.offset, ureg=None if addr.offset else RZ)
+        self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(ins.dests[0]), ref])
 
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
@@ -113,7 +257,7 @@ class MemorySelection:
             raise self.unsupported(f"`st.{ins.space}`")
         _, store, wide = self.MEMORY_OPS[ins.space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], wide)
+        mem = self.address(ins.srcs[0], ins.space)
         if wide:
             self.mf.uses_global_descriptor = True
         data = ins.srcs[1:]
@@ -133,22 +277,76 @@ class MemorySelection:
                 src = VOp(t)
             self.emit(store, mods + _size_modifier(ty, False), [mem, src], ndefs=0)
             return
-        n = len(data)
-        if _bits(ty) != 32 or n not in (2, 4):
+        n, bits = len(data), _bits(ty)
+        total = n * bits
+        if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `st` of {n} x {ty}")
-        t = self.mf.new_vreg("R", n)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        for k, v in enumerate(data):
-            if isinstance(v, ir.Value):
-                self.emit(COPY, (), [VOp(t, k), VOp(self.vreg(v))], guarded=False)
+        words = max(1, total // 32)
+        t = self.mf.new_vreg("R", words)
+        if words > 1:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        part = lambda w: VOp(t, w if words > 1 else None)
+        if bits >= 32:
+            per = bits // 32
+            for k, v in enumerate(data):
+                for w in range(per):
+                    if isinstance(v, ir.Value) and per == 1:
+                        self.emit(COPY, (), [part(k), VOp(self.vreg(v))], guarded=False)
+                    else:
+                        self.move(part(k * per + w), self.part_of(v, w))
+        else:
+            per_word = 32 // bits if total >= 32 else n
+            for w in range(words):
+                self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
+        self.emit(store, mods + self.WORD_SIZE[total], [mem, VOp(t) if words > 1 else part(0)], ndefs=0)
+
+    def pack_word(self, d: VOp, elems, bits: int) -> None:
+        """d = the 8- or 16-bit elements side by side, first in the low bits (PRMT)."""
+        regs = [self.reg_part(e) if not (isinstance(e, ir.Const) and e.value == 0) else RZ for e in elems]
+        if len(regs) == 1:
+            if isinstance(regs[0], VOp):
+                self.copy_reg(d, regs[0])
             else:
-                self.move(VOp(t, k), self.part_of(v, 0))
-        self.emit(store, mods + ({2: ("64",), 4: ("128",)}[n]), [mem, VOp(t)], ndefs=0)
+                self.move(d, regs[0])
+            return
+        if bits == 16:
+            self.emit("PRMT", (), [d, regs[0], Imm(0x5410), regs[1]])
+            return
+        # bytes: pair them up (b0 | b1 << 8), then the two pairs into one word
+        lo = VOp(self.mf.new_vreg()) if len(regs) > 2 else d
+        self.emit("PRMT", (), [lo, regs[0], Imm(0x3340), regs[1]])
+        if len(regs) == 2:
+            return
+        hi = VOp(self.mf.new_vreg())
+        self.emit("PRMT", (), [hi, regs[2], Imm(0x3340), regs[3] if len(regs) > 3 else RZ])
+        self.emit("PRMT", (), [d, lo, Imm(0x5410), hi])
 
     def sel_cvta(self, ins):
-        if ins.space not in ("global", None) and "global" not in ins.modifiers:
-            raise self.unsupported(f"`cvta` of the {ins.space} window")
-        self.copy_value(ins.dests[0], ins.srcs[0])
+        """Addresses between a window and the generic space: global ones are equal; shared
+        and local ones differ by the window's base (c[0x0][0x18] / c[0x0][0x20])."""
+        d, src = ins.dests[0], ins.srcs[0]
+        space = ins.space
+        to_window = "to" in ins.modifiers
+        if space in (None, "global"):
+            if isinstance(src, ir.Symbol):
+                return self.address_value(d, src)
+            return self.copy_value(d, src)
+        if space not in self.WINDOW_BASE:
+            raise self.unsupported(f"`cvta` of the {space} window")
+        if self.vreg(d).width != 2:
+            raise self.unsupported(f"32-bit `cvta.{space}`")
+        base = self.WINDOW_BASE[space]
+        if to_window:
+            self.add_wide(d, self.reg_part(src, 0), self.reg_part(src, 1),
+                          ConstRef(0, base, neg=True), ConstRef(0, base + 4, inv=True))
+            return
+        if isinstance(src, ir.Symbol):
+            lo = self.window_word(self.placement(src), src.offset)
+            if isinstance(lo, Imm):
+                lo = self.reg_part(ir.Const(lo.value, "u32"))
+        else:
+            lo = self.reg_part(src, 0)
+        self.add_wide(d, lo, RZ, ConstRef(0, base), ConstRef(0, base + 4))
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)
@@ -168,6 +366,12 @@ class MemorySelection:
     def sel_atom(self, ins):
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
+        if ins.space == "shared" and op in ("add", "min", "max", "exch", "and", "or", "xor", "inc", "dec") \
+                and _bits(ty) == 32 and ty != "f32":
+            mods = (self.ATOM_OPS[op],) + (("S32",) if _signed(ty) and op in ("min", "max") else ())
+            self.emit("ATOMS", mods, [self.dst(ins.dests[0]), self.address(ins.srcs[0], "shared"),
+                                      self.reg_part(ins.srcs[1])])
+            return
         if op is None or _bits(ty) != 32 or ins.space not in ("global", "generic"):
             raise self.unsupported(f"`atom.{ins.space}.{'.'.join(ins.modifiers)}.{ty}`")
         mods = [self.ATOM_OPS[op]]
@@ -182,7 +386,7 @@ class MemorySelection:
         if sem or scope:
             raise self.unsupported(f"`atom` with {'.'.join(sem + scope)}")
         opcode = "ATOMG" if ins.space == "global" else "ATOM"
-        mem = self.address(ins.srcs[0], True)
+        mem = self.address(ins.srcs[0], ins.space)
         self.mf.uses_global_descriptor = True
         d = self.dst(ins.dests[0])
         # Destinations: the (unused) predicate PT, then the old value.

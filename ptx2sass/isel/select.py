@@ -30,8 +30,10 @@ from ptx2sass.isel.memory import MemorySelection
 
 class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
-    def __init__(self, fn: ir.Function, arch_info, filename: str | None):
+    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
+        # Where the variables the code names live (ptx2sass.variables.KernelLayout).
+        self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
         self.mf = MFunction(fn.name)
@@ -263,5 +265,6 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
 
 
 
-def select_function(fn: ir.Function, arch_info, filename: str | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename).run()
+def select_function(fn: ir.Function, arch_info, filename: str | None = None,
+                    layout=None) -> MFunction:
+    return Selector(fn, arch_info, filename, layout).run()
