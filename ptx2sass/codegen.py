@@ -32,7 +32,7 @@ class KernelCode:
 
     def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int],
                  regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes,
-                 frame_size: int = 0):
+                 frame_size: int = 0, num_barriers: int = 0):
         self.name = name
         self.instructions = instructions
         self.labels = labels
@@ -41,6 +41,7 @@ class KernelCode:
         self.entry_block_end = entry_block_end
         self.text = text
         self.frame_size = frame_size      # bytes of local memory below the caller's stack pointer
+        self.num_barriers = num_barriers
 
 
 def _physical(op, colors, mf: MFunction):
@@ -213,7 +214,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     entry_end = min(candidates) if candidates else None
     regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
     return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
-                      frame_size)
+                      frame_size, mf.num_barriers)
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -246,6 +247,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
+                              barcount=code.num_barriers,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)

@@ -106,6 +106,7 @@ class MFunction:
     blocks: list[MBlock] = field(default_factory=list)
     vregs: list[VReg] = field(default_factory=list)
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
+    num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

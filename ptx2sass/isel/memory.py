@@ -393,6 +393,49 @@ class MemorySelection:
         self.emit(opcode, ("E",) + tuple(mods) + ("STRONG", "GPU"),
                   [PT, d, mem, self.reg_part(ins.srcs[1])], ndefs=2)
 
+    # ------------------------------------------------------------------ barriers
+    BAR_REDUCTIONS = {"and": "AND", "or": "OR", "popc": "POPC"}
+    BARRIER_COUNT = 16
+
+    def barrier_operand(self, op):
+        """A barrier id or thread count: an immediate, or a register (then every barrier may
+        be named: NUM_BARRIERS is all 16)."""
+        if isinstance(op, ir.Const):
+            if op.value < self.BARRIER_COUNT:
+                self.mf.num_barriers = max(self.mf.num_barriers, op.value + 1)
+            return Imm(op.value & 0xFFFFFFFF)
+        self.mf.num_barriers = self.BARRIER_COUNT
+        return self.reg_part(op)
+
+    def sel_bar(self, ins):
+        """`bar.sync/arrive/red` (always CTA-aligned): BAR.SYNC/ARV/RED; a reduction's
+        result comes back through B2R.RESULT."""
+        mode = ins.modifiers[0] if ins.modifiers else None
+        if mode == "sync":
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"),
+                      [self.barrier_operand(op) for op in ins.srcs], ndefs=0)
+        elif mode == "arrive":
+            self.emit("BAR", ("ARV",), [self.barrier_operand(op) for op in ins.srcs], ndefs=0)
+        elif mode == "red":
+            kind = next((m for m in ins.modifiers if m in self.BAR_REDUCTIONS), None)
+            if kind is None or len(ins.srcs) not in (2, 3):
+                raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
+            ops = [self.barrier_operand(op) for op in ins.srcs[:-1]]
+            self.emit("BAR", ("RED", self.BAR_REDUCTIONS[kind], "DEFER_BLOCKING"),
+                      ops + [self.pred_operand(ins.srcs[-1])], ndefs=0)
+            d = ins.dests[0]
+            if kind == "popc":
+                self.emit("B2R", ("RESULT",), [self.dst(d)])
+            else:
+                self.emit("B2R", ("RESULT",), [RZ, self.dst(d)], ndefs=2)
+        else:
+            raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
+
+    def sel_barrier(self, ins):
+        if "aligned" not in ins.modifiers and ins.modifiers[:1] == ("sync",):
+            raise self.unsupported("`barrier.sync` without .aligned")
+        self.sel_bar(ins)
+
     def sel_membar(self, ins):
         level = next((m for m in ins.modifiers if m in ("cta", "gl", "sys")), "gl")
         if level == "cta":
