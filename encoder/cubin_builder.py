@@ -101,6 +101,16 @@ def default_cfa_program(k: Kernel) -> bytes:
             + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
 
 
+def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
+    """ptxas's CFA program for a kernel that moves the stack pointer down by `frame_size`
+    (`.local` variables): a row after the first instruction, one after the instruction that
+    sets up the frame (CFA = R1 + frame size, from byte `frame_set_end`), then a row at the
+    same place returning to CFA = R1 (as ptxas 13.5 writes it for straight-line kernels)."""
+    return (_advance(16) + _advance(frame_set_end - 16) + bytes([DW_CFA_def_cfa])
+            + _dwarf_reg(STACK_POINTER) + _uleb(frame_size) + _advance(0)
+            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0))
+
+
 def _fde(cie_offset: int, text_size: int, program: bytes) -> bytes:
     body = struct.pack("<QQQ", cie_offset, 0, text_size) + program
     body += bytes(-(12 + len(body)) % 8)

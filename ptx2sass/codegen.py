@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.cubin_builder import frame_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
@@ -32,7 +33,7 @@ class KernelCode:
 
     def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int],
                  regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes,
-                 frame_size: int = 0, num_barriers: int = 0):
+                 frame_size: int = 0, num_barriers: int = 0, cfa_program: bytes | None = None):
         self.name = name
         self.instructions = instructions
         self.labels = labels
@@ -42,6 +43,7 @@ class KernelCode:
         self.text = text
         self.frame_size = frame_size      # bytes of local memory below the caller's stack pointer
         self.num_barriers = num_barriers
+        self.cfa_program = cfa_program    # the debug frame's program; None: the builder's default
 
 
 def _physical(op, colors, mf: MFunction):
@@ -213,8 +215,13 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     candidates = [x for x in (first_block, first_branch) if x is not None]
     entry_end = min(candidates) if candidates else None
     regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+    cfa = None
+    if frame_size:
+        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
+                      and ins.operands[0] == Reg("R", STACK_POINTER))
+        cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
     return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
-                      frame_size, mf.num_barriers)
+                      frame_size, mf.num_barriers, cfa)
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -247,7 +254,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
-                              barcount=code.num_barriers,
+                              barcount=code.num_barriers, cfa_program=code.cfa_program,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
