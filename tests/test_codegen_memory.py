@@ -138,3 +138,63 @@ def test_local_frame_matches_ptxas_attributes():
     loads = lambda c: sorted(l.split("[")[1].split("]")[0] for l in oracle.nvdisasm(c, ("-c",)).splitlines()
                              if "LDL" in l)
     assert loads(ours) == loads(theirs) == ["R1+0x4", "R1+0xd"]
+
+
+def test_vector_loads_and_stores_of_every_width():
+    """b16 x2/x4, u8/s8 x4 (into 32-bit registers: zero/sign-extended), f64 x2, guarded
+    loads keeping the old values, in the global, shared and local windows."""
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .shared .align 16 .b8 sh[512];
+  .local .align 16 .b8 lo[32];
+  .reg .b16 %h<10>; .reg .b32 %r<24>; .reg .b64 %rd<10>; .reg .f64 %fd<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r20, %tid.x;
+  mul.wide.u32 %rd3, %r20, 16;
+  add.u64 %rd4, %rd2, %rd3;
+  add.u64 %rd5, %rd1, %rd3;
+  setp.lt.u32 %p1, %r20, 20;
+  mov.b16 %h1, 1; mov.b16 %h2, 2; mov.b16 %h3, 3; mov.b16 %h4, 4;
+  @%p1 ld.global.v4.b16 {%h1, %h2, %h3, %h4}, [%rd4];
+  ld.global.v4.u8 {%r1, %r2, %r3, %r4}, [%rd4+8];
+  ld.global.v4.s8 {%r5, %r6, %r7, %r8}, [%rd4+12];
+  ld.global.v2.b16 {%h5, %h6}, [%rd4+4];
+  ld.global.v2.f64 {%fd1, %fd2}, [%rd2+512];
+  st.global.v4.b16 [%rd5], {%h4, %h3, %h2, %h1};
+  st.global.v2.b16 [%rd5+8], {%h6, %h5};
+  add.u32 %r9, %r1, %r5;
+  add.u32 %r10, %r2, %r6;
+  add.u32 %r11, %r3, %r7;
+  add.u32 %r12, %r4, %r8;
+  st.global.v4.u8 [%rd5+12], {%r12, %r11, %r10, %r9};
+  shl.b32 %r13, %r20, 4;
+  st.shared.v4.u32 [%r13], {%r9, %r10, %r11, %r12};
+  bar.sync 0;
+  xor.b32 %r14, %r13, 16;
+  ld.shared.v4.u32 {%r15, %r16, %r17, %r18}, [%r14];
+  st.local.v4.u32 [lo+16], {%r18, %r17, %r16, %r15};
+  st.local.v2.f64 [lo], {%fd2, %fd1};
+  and.b32 %r19, %r20, 3;
+  shl.b32 %r19, %r19, 2;
+  mov.u64 %rd6, lo;
+  cvt.u64.u32 %rd7, %r19;
+  add.u64 %rd6, %rd6, %rd7;
+  ld.local.u32 %r21, [%rd6+16];
+  ld.local.v2.u32 {%r22, %r23}, [lo+8];
+  add.u32 %r21, %r21, %r22;
+  add.u32 %r21, %r21, %r23;
+  st.global.u32 [%rd5+512], %r21;
+  ret;
+}"""
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 256, 1024, dtype=np.uint8).tobytes()
+    out = run_both(ptx, "k", {"out": (1024, bytes(1024)), "in": (1024, data)})["out"]
+    # Spot-check against NumPy: lane 3's b16 elements reversed, lane 25's defaults.
+    h = np.frombuffer(data, np.uint16)
+    assert list(np.frombuffer(out, np.uint16)[24:28]) == list(h[24:28][::-1])
+    assert list(np.frombuffer(out, np.uint16)[25 * 8:25 * 8 + 4]) == [4, 3, 2, 1]
+    b = np.frombuffer(data, np.uint8)[3 * 16 + 8:3 * 16 + 16]
+    sums = (b[:4].astype(np.int32) + b[4:].astype(np.int8)) & 0xFF
+    assert list(np.frombuffer(out, np.uint8)[3 * 16 + 12:3 * 16 + 16]) == list(sums[::-1])

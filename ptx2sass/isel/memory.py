@@ -130,8 +130,11 @@ class MemorySelection:
         if self.guard is None:
             self.emit(COPY, (), [d, s], guarded=False)
             return
+        if d.width == 1:
+            self.move(d, s)
+            return
         for k in range(d.width):
-            self.move(VOp(d.reg, k if d.width > 1 else None), VOp(s.reg, k if s.width > 1 else None))
+            self.move(VOp(d.reg, (d.part or 0) + k), VOp(s.reg, (s.part or 0) + k))
 
     def address(self, addr, space: str) -> VMem:
         """The memory operand of an access to `space`: `[R.64+imm]` for global/generic,
