@@ -57,7 +57,7 @@ def _physical(op, colors, mf: MFunction):
         base = None
         if op.base is not None:
             base = _physical(op.base, colors, mf)
-            if op.wide:
+            if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
         return Mem(base=base, offset=op.offset)
     return op
@@ -147,6 +147,15 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
         if signed != ins:
             try:
                 return codec.encode(signed, arch, pc), signed
+            except codec.EncodeError:
+                pass
+        # An absolute window address `[0x8]` is the base-register form with RZ (nvdisasm
+        # prints both alike; the tables know some stores only as `[RZ+0x8]`).
+        based = replace(ins, operands=tuple(replace(op, base=RZ) if isinstance(op, Mem) and op.base is None
+                                           and op.ubase is None else op for op in ins.operands))
+        if based != ins:
+            try:
+                return codec.encode(based, arch, pc), ins
             except codec.EncodeError:
                 pass
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None

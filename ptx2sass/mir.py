@@ -59,6 +59,7 @@ class VMem:
     base: VOp | None
     offset: int = 0
     wide: bool = True
+    suffix64: bool = True      # print a wide base as `R2.64` (compare-and-swap forms: `R2`)
 
 
 @dataclass(eq=False)

@@ -198,3 +198,86 @@ def test_vector_loads_and_stores_of_every_width():
     b = np.frombuffer(data, np.uint8)[3 * 16 + 8:3 * 16 + 16]
     sums = (b[:4].astype(np.int32) + b[4:].astype(np.int8)) & 0xFF
     assert list(np.frombuffer(out, np.uint8)[3 * 16 + 12:3 * 16 + 16]) == list(sums[::-1])
+
+
+ATOMICS = """
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+  .shared .align 8 .b8 sh[64];
+  .reg .b32 %r<40>; .reg .b64 %rd<20>; .reg .f32 %f<4>; .reg .f64 %fd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r9, [n];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd10, %r1, 8;
+  add.u64 %rd11, %rd1, %rd10;
+  cvt.u64.u32 %rd12, %r1;
+  cvt.rn.f32.u32 %f3, %r1;
+  mov.f64 %fd3, 0d3FF8000000000000;
+  st.shared.v2.u32 [sh], {%r9, %r9};
+  st.shared.v2.u32 [sh+8], {%r9, %r9};
+  st.shared.v2.u32 [sh+16], {%r9, %r9};
+  st.shared.v2.u32 [sh+24], {%r9, %r9};
+  bar.sync 0;
+  atom.global.cas.b32 %r2, [%rd1], %r1, %r9;
+  atom.global.add.f32 %f1, [%rd1+4], %f3;
+  atom.global.cta.add.u32 %r3, [%rd1+8], %r1;
+  atom.global.sys.min.s32 %r4, [%rd1+12], %r1;
+  atom.global.acq_rel.gpu.exch.b32 %r5, [%rd1+16], %r1;
+  atom.global.acquire.sys.xor.b32 %r6, [%rd1+20], %r1;
+  atom.global.release.cta.inc.u32 %r7, [%rd1+24], 20;
+  atom.global.dec.u32 %r8, [%rd1+28], 20;
+  atom.global.add.u64 %rd2, [%rd1+32], %rd12;
+  atom.global.cas.b64 %rd3, [%rd1+40], %rd12, 77;
+  atom.global.exch.b64 %rd4, [%rd1+48], %rd12;
+  atom.global.add.f64 %fd1, [%rd1+56], %fd3;
+  atom.global.max.s64 %rd5, [%rd1+64], %rd12;
+  atom.add.u32 %r10, [%rd1+72], %r1;
+  red.global.add.u32 [%rd1+76], %r1;
+  red.global.add.f32 [%rd1+80], %f3;
+  red.global.cta.max.s32 [%rd1+84], %r1;
+  red.global.add.u64 [%rd1+88], %rd12;
+  red.or.b32 [%rd1+96], %r1;
+  atom.shared.add.u32 %r11, [sh], %r1;
+  atom.shared.inc.u32 %r12, [sh+4], 9;
+  atom.shared.max.s32 %r13, [sh+8], %r1;
+  atom.shared.cas.b32 %r14, [sh+12], %r1, 99;
+  atom.shared.exch.b32 %r15, [sh+16], %r1;
+  atom.shared.cas.b64 %rd6, [sh+24], %rd12, %rd1;
+  red.shared.add.u32 [sh+20], %r1;
+  add.u32 %r20, %r2, %r3;  add.u32 %r20, %r20, %r4;  add.u32 %r20, %r20, %r5;
+  add.u32 %r20, %r20, %r6; add.u32 %r20, %r20, %r7;  add.u32 %r20, %r20, %r8;
+  add.u32 %r20, %r20, %r10; add.u32 %r20, %r20, %r11; add.u32 %r20, %r20, %r12;
+  add.u32 %r20, %r20, %r13; add.u32 %r20, %r20, %r14; add.u32 %r20, %r20, %r15;
+  cvt.rzi.u32.f32 %r21, %f1;
+  add.u64 %rd7, %rd2, %rd3; add.u64 %rd7, %rd7, %rd4; add.u64 %rd7, %rd7, %rd5;
+  add.u64 %rd7, %rd7, %rd6;
+  mov.b64 %rd8, %fd1;
+  add.u64 %rd7, %rd7, %rd8;
+  st.global.v2.u32 [%rd11+128], {%r20, %r21};
+  st.global.u64 [%rd11+384], %rd7;
+  bar.sync 0;
+  ld.shared.v2.u32 {%r30, %r31}, [sh];
+  ld.shared.v2.u32 {%r32, %r33}, [sh+8];
+  ld.shared.v2.u32 {%r34, %r35}, [sh+16];
+  ld.shared.u64 %rd9, [sh+24];
+  st.global.v4.u32 [%rd1+640], {%r30, %r31, %r32, %r33};
+  st.global.v2.u32 [%rd1+656], {%r34, %r35};
+  st.global.u64 [%rd1+664], %rd9;
+  ret;
+}"""
+
+
+def test_atomics_in_every_space_scope_and_width():
+    out = run_both(ATOMICS, "k", {"out": (1024, bytes(1024))},
+                   [Param(buffer="out"), Param(type="u32", value=5)])["out"]
+    w = words(out)
+    assert w[19] == sum(range(32))                  # red.global.add.u32
+    assert w[160] == 5 + sum(range(32))             # atom.shared.add.u32 on 5
+
+
+def test_atomics_use_ptxas_scopes_and_fences():
+    sass = oracle.nvdisasm(codegen.compile_ptx(HEADER + ATOMICS, "sm_89"), ("-c",))
+    for text in ("ATOMG.E.ADD.STRONG.SM", "ATOMG.E.MIN.S32.STRONG.SYS", "ATOMG.E.CAS.STRONG.GPU",
+                 "ATOMG.E.ADD.F64.RN.STRONG.GPU", "RED.E.MAX.S32.STRONG.SM", "MEMBAR.ALL.CTA",
+                 "MEMBAR.ALL.GPU", "CCTL.IVALL", "ATOMS.CAS.64", "ATOMS.ADD RZ"):
+        assert text in sass, text

@@ -34,7 +34,6 @@ UNSUPPORTED = {
     'rcp_f64': '`rcp.rz.f64` not supported yet',
     'fma_bf16x2': '`fma.bf16x2` not supported yet',
     'fma_f16x2': '`fma.f16x2` not supported yet',
-    'atom_cas': '`atom.generic.cas.b32` not supported yet',
     'sqrt_rn_ftz': '`sqrt.rn.ftz.f32` not supported yet',
     'rsqrt': 'PTX instruction `rsqrt` not supported yet',
     'fmax': '`max.f16` not supported yet',

@@ -364,37 +364,110 @@ class MemorySelection:
 
     # ------------------------------------------------------------------ atomics, barriers, warp
     ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
-                "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH"}
+                "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH", "cas": "CAS"}
+    ATOM_SCOPES = {"cta": "SM", "gpu": "GPU", "sys": "SYS"}
+    # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
+    # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
+    RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
+                     "GPU": [("MEMBAR", ("ALL", "GPU")), ("ERRBAR", ())],
+                     "SYS": [("MEMBAR", ("ALL", "SYS")), ("ERRBAR", ())]}
+    ACQUIRE_FENCE = {"SM": [], "GPU": [("CCTL", ("IVALL",))], "SYS": [("CCTL", ("IVALL",))]}
+
+    def atom_modifiers(self, op: str, ty: str, space: str) -> list[str]:
+        """The operation and type modifiers of ATOM/ATOMG/ATOMS/RED for `op` on `ty`."""
+        bits, kind = _bits(ty), ir.TYPES[ty][0]
+        if bits not in (32, 64) or (op == "cas" and kind == "f"):
+            raise self.unsupported(f"`{self.ins.opcode}.{op}.{ty}`")
+        mods = [self.ATOM_OPS[op]]
+        if kind == "f":
+            if op == "exch":
+                return mods + (["64"] if bits == 64 else [])
+            if op != "add" or space == "shared":
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + (["F32", "FTZ", "RN"] if bits == 32 else ["F64", "RN"])
+        if bits == 64:
+            if op in ("inc", "dec") or (space == "shared" and op not in ("cas", "exch", "min")
+                                        or space == "shared" and _signed(ty)):
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + (["S64"] if _signed(ty) and op in ("min", "max") else ["64"])
+        return mods + (["S32"] if _signed(ty) and op in ("min", "max") else [])
+
+    def atom_data(self, v, bits: int):
+        """A 32-bit register, or a register pair for 64-bit data."""
+        if bits <= 32:
+            return self.reg_part(v)
+        if isinstance(v, ir.Value):
+            return VOp(self.vreg(v))
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), self.part_of(v, k))
+        return VOp(t)
+
+    def atom_ordering(self):
+        """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,
+        `.sys` → SYS; semantics relaxed unless acquire/release/acq_rel."""
+        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES or m == "cluster"]
+        if "cluster" in scopes:
+            raise self.unsupported(f"`{self.ins.opcode}` with .cluster scope")
+        scope = self.ATOM_SCOPES[scopes[0]] if scopes else "GPU"
+        sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
+        return scope, sem
+
+    def fences(self, table, scope: str) -> None:
+        for opcode, mods in table[scope]:
+            self.emit(opcode, mods, [], ndefs=0)
+
+    def offset_free(self, mem: VMem) -> VMem:
+        """`[R]` for `[R+imm]`: the encoder's tables do not know ATOMS's offset field yet
+        (it is bits 40..63, as for LDS), so the offset is added first."""
+        if not mem.offset:
+            return mem
+        t = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [t, mem.base if isinstance(mem.base, VOp) else RZ, self.imm32(mem.offset), RZ])
+        return VMem(t, 0, wide=False)
 
     def sel_atom(self, ins):
+        self.atomic(ins, ins.dests[0] if ins.dests else None)
+
+    def sel_red(self, ins):
+        self.atomic(ins, None)
+
+    def atomic(self, ins, d) -> None:
+        """atom/red in every space: ATOMG (global), ATOM (generic), ATOMS (shared), RED (a
+        global reduction without result); the old value lands in `d`."""
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
-        if ins.space == "shared" and op in ("add", "min", "max", "exch", "and", "or", "xor", "inc", "dec") \
-                and _bits(ty) == 32 and ty != "f32":
-            mods = (self.ATOM_OPS[op],) + (("S32",) if _signed(ty) and op in ("min", "max") else ())
-            self.emit("ATOMS", mods, [self.dst(ins.dests[0]), self.address(ins.srcs[0], "shared"),
-                                      self.reg_part(ins.srcs[1])])
+        space = ins.space or "generic"
+        if op is None or space not in ("global", "generic", "shared"):
+            raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
+        if op == "cas" and d is None:
+            raise self.unsupported("`red.cas`")
+        mods = self.atom_modifiers(op, ty, space)
+        bits = _bits(ty)
+        data = [self.atom_data(v, bits) for v in ins.srcs[1:]]
+        scope, sem = self.atom_ordering()
+        dst = self.dst_whole(d) if d is not None else RZ
+        if space == "shared":
+            if sem is not None:
+                raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
+            self.emit("ATOMS", tuple(mods), [dst, self.offset_free(self.address(ins.srcs[0], "shared"))] + data)
             return
-        if op is None or _bits(ty) != 32 or ins.space not in ("global", "generic"):
-            raise self.unsupported(f"`atom.{ins.space}.{'.'.join(ins.modifiers)}.{ty}`")
-        mods = [self.ATOM_OPS[op]]
-        if ty == "f32":
-            if op != "add":
-                raise self.unsupported(f"`atom.{op}.f32`")
-            mods += ["F32", "FTZ", "RN"]
-        elif _signed(ty) and op in ("min", "max"):
-            mods.append("S32")
-        sem = [m for m in ins.modifiers if m in ("relaxed", "acquire", "release", "acq_rel")]
-        scope = [m for m in ins.modifiers if m in ("cta", "sys", "cluster")]
-        if sem or scope:
-            raise self.unsupported(f"`atom` with {'.'.join(sem + scope)}")
-        opcode = "ATOMG" if ins.space == "global" else "ATOM"
-        mem = self.address(ins.srcs[0], ins.space)
+        mem = self.address(ins.srcs[0], space)
+        if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
+            mem = VMem(mem.base, mem.offset, wide=True, suffix64=False)
         self.mf.uses_global_descriptor = True
-        d = self.dst(ins.dests[0])
-        # Destinations: the (unused) predicate PT, then the old value.
-        self.emit(opcode, ("E",) + tuple(mods) + ("STRONG", "GPU"),
-                  [PT, d, mem, self.reg_part(ins.srcs[1])], ndefs=2)
+        if sem in ("release", "acq_rel"):
+            self.fences(self.RELEASE_FENCE, scope)
+        strong = ("STRONG", scope)
+        if d is None and space == "global":
+            self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
+        else:
+            opcode = "ATOMG" if space == "global" else "ATOM"
+            # Destinations: the (unused) predicate PT, then the old value.
+            self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
+        if sem in ("acquire", "acq_rel"):
+            self.fences(self.ACQUIRE_FENCE, scope)
 
     # ------------------------------------------------------------------ barriers
     BAR_REDUCTIONS = {"and": "AND", "or": "OR", "popc": "POPC"}
