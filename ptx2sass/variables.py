@@ -1,9 +1,10 @@
 """Where each PTX variable lives, as ptxas 13.5 lays them out for sm_8x executables.
 
 * module `.global` variables: their own bytes in `.nv.global` (zero-filled) or
-  `.nv.global.init`; code reads a variable's 64-bit address from the constant-bank-4 table
+  `.nv.global.init` (largest alignment first, then smallest size); code reads a variable's 64-bit address from the constant-bank-4 table
   (`c[0x4][8*slot]`), whose entries the loader fills through `R_CUDA_64` relocations;
-* module `.const` variables: byte offsets in constant bank 3 (`.nv.constant3`);
+* module `.const` variables: byte offsets in constant bank 3 (`.nv.constant3`), in
+  declaration order;
 * `.shared` variables, the kernel's own and the module's it names: byte offsets in the
   kernel's shared window (`.nv.shared.<kernel>`); extern (unsized) arrays start after the
   static ones, 16-byte aligned, and make the section exist even when it is empty;
@@ -45,8 +46,23 @@ class KernelLayout:
     frame: Frame
 
 
+def _global_offsets(variables) -> dict[str, int]:
+    """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
+    size, then declaration order."""
+    order = sorted(range(len(variables)), key=lambda i: (-variables[i].align, variables[i].size, i))
+    at, out = 0, {}
+    for i in order:
+        v = variables[i]
+        out[v.name] = align_up(at, v.align)
+        at = out[v.name] + v.size
+    return out
+
+
 def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayout:
     out = ModuleLayout()
+    globals_ = [v for v in module.variables if v.space == "global"]
+    offsets = {**_global_offsets([v for v in globals_ if v.init is not None]),
+               **_global_offsets([v for v in globals_ if v.init is None])}
     const_end = 0
     for v in module.variables:
         if v.space not in ("global", "const", "shared"):
@@ -61,7 +77,7 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
         if v.space == "global":
             out.placements[v.name] = Placement("global", len(out.bank4))
             out.bank4.append(v.name)
-            out.globals_.append(GlobalVar(v.name, v.size, v.align, v.init, "global"))
+            out.globals_.append(GlobalVar(v.name, v.size, v.align, v.init, "global", offsets[v.name]))
         else:
             at = align_up(const_end, v.align)
             const_end = at + v.size

@@ -281,3 +281,105 @@ def test_atomics_use_ptxas_scopes_and_fences():
                  "ATOMG.E.ADD.F64.RN.STRONG.GPU", "RED.E.MAX.S32.STRONG.SM", "MEMBAR.ALL.CTA",
                  "MEMBAR.ALL.GPU", "CCTL.IVALL", "ATOMS.CAS.64", "ATOMS.ADD RZ"):
         assert text in sass, text
+
+
+VARIABLES = """
+.global .align 4 .u32 gtab[8] = {10, 20, 30, 40, 50, 60, 70, 80};
+.global .align 8 .u64 gzero[2];
+.global .f32 gscale = 0f40000000;
+.const .align 4 .u32 ctab[4] = {1, 2, 3, 4};
+.const .align 8 .b16 chalf[4] = {5, 6, 7, 8};
+.shared .align 4 .u32 mshared[32];
+.extern .shared .align 16 .b8 dyn[];
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 8 .u32 fshared[64];
+  .reg .b32 %r<30>; .reg .b64 %rd<20>; .reg .f32 %f<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 7;
+  shl.b32 %r3, %r2, 2;
+  // .global: by symbol, by address + offset, through a generic pointer
+  mov.u64 %rd2, gtab;
+  cvt.u64.u32 %rd3, %r3;
+  add.u64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r4, [%rd4];
+  ld.global.u32 %r5, [gtab+4];
+  mov.u64 %rd5, gtab+8;
+  ld.u32 %r6, [%rd5];
+  ld.global.f32 %f1, [gscale];
+  setp.eq.u32 %p1, %r1, 5;
+  @%p1 st.global.u64 [gzero+8], %rd3;
+  // .const: by symbol and through a register
+  and.b32 %r7, %r1, 3;
+  shl.b32 %r8, %r7, 2;
+  mov.u32 %r9, ctab;
+  add.u32 %r10, %r9, %r8;
+  ld.const.u32 %r11, [%r10];
+  ld.const.u32 %r12, [ctab+12];
+  ld.const.u16 %r13, [chalf+2];
+  // .shared: function and module scope, a 32-bit address, a generic one, extern
+  shl.b32 %r14, %r1, 2;
+  st.shared.u32 [fshared+128], %r1;
+  mov.u32 %r15, mshared;
+  add.u32 %r16, %r15, %r14;
+  st.shared.u32 [%r16], %r4;
+  mov.u64 %rd7, dyn;
+  cvta.shared.u64 %rd8, %rd7;
+  cvt.u64.u32 %rd9, %r14;
+  add.u64 %rd10, %rd8, %rd9;
+  st.u32 [%rd10], %r11;
+  bar.sync 0;
+  ld.global.u64 %rd6, [gzero+8];
+  xor.b32 %r17, %r14, 4;
+  ld.shared.u32 %r18, [mshared+4];
+  add.u32 %r19, %r15, %r17;
+  ld.shared.u32 %r20, [%r19];
+  cvta.to.shared.u64 %rd11, %rd10;
+  cvt.u32.u64 %r21, %rd11;
+  ld.shared.u32 %r22, [%r21];
+  ld.shared.u32 %r23, [fshared+132];
+  add.u32 %r24, %r4, %r5;  add.u32 %r24, %r24, %r6;  add.u32 %r24, %r24, %r12;
+  add.u32 %r24, %r24, %r13; add.u32 %r24, %r24, %r18; add.u32 %r24, %r24, %r20;
+  add.u32 %r24, %r24, %r22; add.u32 %r24, %r24, %r23;
+  mul.wide.u32 %rd12, %r1, 16;
+  add.u64 %rd13, %rd1, %rd12;
+  st.global.v2.u32 [%rd13], {%r24, %r11};
+  st.global.f32 [%rd13+8], %f1;
+  cvt.u32.u64 %r25, %rd6;
+  st.global.u32 [%rd13+12], %r25;
+  ret;
+}"""
+
+
+def test_module_and_function_variables_in_every_space():
+    out = run_both(VARIABLES, "k", {"out": (512, bytes(512))}, shared=256)["out"]
+    w = words(out).reshape(32, 4)
+    assert list(w[:, 1]) == [[1, 2, 3, 4][t & 3] for t in range(32)]      # ld.const via register
+    assert set(np.frombuffer(out, np.float32).reshape(32, 4)[:, 2]) == {2.0}
+    assert set(w[:, 3]) == {20}                     # lane 5's (5 & 7) * 4 through gzero
+
+
+def _sections(cubin: bytes) -> list[tuple]:
+    """(name, type, flags, size, alignment) of every section but notes, text, the string and
+    symbol tables, and ptxas's literal pool `.nv.constant2.<k>` (its code's choice)."""
+    out = []
+    for line in oracle.cuobjdump_elf(cubin).splitlines():
+        parts = line.split()
+        if len(parts) == 10 and parts[-1].startswith(".") and not parts[-1].startswith((".note", ".text")) \
+                and not parts[-1].startswith((".nv.constant2", ".s")):  # ptxas's literal pool
+            out.append((parts[-1], parts[5], parts[6], parts[2], parts[4]))
+    return sorted(out)
+
+
+def test_variable_sections_are_ptxas_s():
+    """Sections, their contents and the variables' symbols (offsets, order) as ptxas's."""
+    ptx = HEADER + VARIABLES
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    assert _sections(ours) == _sections(theirs)
+    data = lambda c, name: oracle.cuobjdump_elf(c).split(f"\n{name}\n")[1].split("\n\n")[0]
+    for name in (".nv.global.init", ".nv.constant3"):
+        assert data(ours, name) == data(theirs, name)
+    objects = lambda c: [l.split()[1:5] + l.split()[-1:] for l in oracle.cuobjdump_elf(c).splitlines()
+                         if "OBJECT" in l or ("SECTION" in l and ".nv.constant2" not in l)]
+    assert objects(ours)[:12] == objects(theirs)[:12]

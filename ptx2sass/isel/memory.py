@@ -244,6 +244,13 @@ class MemorySelection:
             if p.space != "const":
                 raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
             at = p.value + base.offset + addr.offset
+            if _bits(ins.type) >= 32 and at % 4 == 0:      # a plain constant operand, as ptxas
+                d = ins.dests[0]
+                if self.vreg(d).width > 1:
+                    self.begin_wide(d)
+                for k in range(self.vreg(d).width):
+                    self.move(self.dst(d, k), ConstRef(3, at + 4 * k))
+                return
             ref = ConstRef(3, at, ureg=None if at else RZ)
         elif isinstance(base, ir.Value):
             r = self.vreg(base)
