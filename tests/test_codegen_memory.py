@@ -383,3 +383,36 @@ def test_variable_sections_are_ptxas_s():
     objects = lambda c: [l.split()[1:5] + l.split()[-1:] for l in oracle.cuobjdump_elf(c).splitlines()
                          if "OBJECT" in l or ("SECTION" in l and ".nv.constant2" not in l)]
     assert objects(ours)[:12] == objects(theirs)[:12]
+
+
+def test_warp_operations_with_partial_member_masks():
+    """shfl/vote/redux `.sync` with a constant partial mask (also through a register set by
+    mov), converged and inside a branch taken by half the warp."""
+    ptx = """
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<30>; .reg .b64 %rd<20>; .reg .pred %p<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 16;
+  add.u64 %rd3, %rd1, %rd2;
+  mov.u32 %r9, 0xffff;
+  mov.u32 %r2, 0; mov.u32 %r4, 0; mov.u32 %r6, 0; mov.u32 %r8, 0;
+  setp.lt.u32 %p3, %r1, 16;
+  and.b32 %r10, %r1, 1;
+  setp.eq.u32 %p4, %r10, 1;
+  @!%p3 bra L1;
+  shfl.sync.bfly.b32 %r2, %r1, 1, 31, %r9;
+  vote.sync.ballot.b32 %r4, %p4, 0xffff;
+  redux.sync.add.u32 %r6, %r1, %r9;
+  vote.sync.all.pred %p5, %p3, 0xffff;
+  selp.u32 %r8, 7, 0, %p5;
+L1:
+  st.global.v4.u32 [%rd3], {%r2, %r4, %r6, %r8};
+  ret;
+}"""
+    out = words(run_both(ptx, "k", {"out": (512, bytes(512))})["out"]).reshape(32, 4)
+    lanes = np.arange(32)
+    assert list(out[:16, 0]) == list(lanes[:16] ^ 1)
+    assert set(out[:16, 1]) == {0xAAAA} and set(out[:16, 2]) == {sum(range(16))}
+    assert list(out[:, 3]) == [7] * 16 + [0] * 16

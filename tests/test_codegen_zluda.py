@@ -70,7 +70,6 @@ UNSUPPORTED = {
     'sad_s64': 'PTX instruction `sad` not supported yet',
     'match_sync': 'PTX instruction `match` not supported yet',
     'bar_red_and_pred': 'PTX instruction `rem` not supported yet',
-    'vote_all': '`vote.sync` with a partial member mask not supported yet',
     'redux_sync_add_u32_partial': 'PTX instruction `rem` not supported yet',
     'ldmatrix': 'PTX instruction `ldmatrix` not supported yet',
     'ldmatrix_trans': 'PTX instruction `ldmatrix` not supported yet',

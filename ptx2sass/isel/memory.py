@@ -528,16 +528,36 @@ class MemorySelection:
         self.emit("ERRBAR", (), [], ndefs=0)
         self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
-    def full_mask(self, mask) -> None:
-        if not (isinstance(mask, ir.Const) and mask.value & 0xFFFFFFFF == 0xFFFFFFFF):
-            raise self.unsupported(f"`{self.ins.opcode}.sync` with a partial member mask")
+    def known_constant(self, op) -> int | None:
+        """The value of an operand that is a constant, or a register moved from one."""
+        if isinstance(op, ir.Const):
+            return op.value
+        if not isinstance(op, ir.Value):
+            return None
+        if not hasattr(self, "_const_defs"):
+            self._const_defs = {ins.dests[0].id: ins.srcs[0].value for b in self.fn.blocks
+                                for ins in b.instrs if ins.opcode == "mov" and ins.guard is None
+                                and len(ins.dests) == 1 and len(ins.srcs) == 1
+                                and isinstance(ins.srcs[0], ir.Const)}
+        return self._const_defs.get(op.id)
+
+    def sync_members(self, mask) -> int:
+        """The member mask of a `.sync` warp operation; a partial one first makes those lanes
+        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
+        value = self.known_constant(mask)
+        if value is None:
+            raise self.unsupported(f"`{self.ins.opcode}.sync` with a member mask computed at run time")
+        value &= 0xFFFFFFFF
+        if value != 0xFFFFFFFF:
+            self.emit("WARPSYNC", (), [Imm(value)], ndefs=0)
+        return value
 
     def sel_shfl(self, ins):
         mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
         self.emit("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
                                             self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
@@ -547,10 +567,15 @@ class MemorySelection:
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
         p, mask = ins.srcs
-        self.full_mask(mask)
+        members = self.sync_members(mask)
         src = self.pred_operand(p)
         if mode == "ballot":
-            self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+            if members == 0xFFFFFFFF:
+                self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+                return
+            t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
+            self.emit("VOTE", ("ANY",), [t, PT, src], ndefs=2)
+            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
             self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
 
@@ -562,7 +587,7 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
         self.emit("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
