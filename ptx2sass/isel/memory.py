@@ -160,6 +160,17 @@ class MemorySelection:
             return VMem(RZ if reg is None and not off else reg, off, wide=False)
         raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
 
+    def access_space(self, ins) -> str:
+        """The window an access goes to: a generic access naming a variable goes to the
+        variable's own space, as ptxas compiles it."""
+        space = ins.space or "generic"
+        addr = ins.srcs[0] if ins.srcs else None
+        if space == "generic" and isinstance(addr, ir.Address) and isinstance(addr.base, ir.Symbol):
+            p = self.placements.get(addr.base.name)
+            if p is not None:
+                return p.space
+        return space
+
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
     # Vector accesses move whole 8..128-bit words: the size modifier of each width.
@@ -176,13 +187,14 @@ class MemorySelection:
                 for k in range(r.width):
                     self.move(self.dst(d, k), self.param_const(ins.srcs[0], i * r.width + k))
             return
-        if ins.space == "const":
+        space = self.access_space(ins)
+        if space == "const":
             return self.load_const(ins)
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`ld.{ins.space}`")
-        load, _, wide = self.MEMORY_OPS[ins.space]
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`ld.{space}`")
+        load, _, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], ins.space)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         n = len(ins.dests)
@@ -263,11 +275,12 @@ class MemorySelection:
         return VOp(self.vreg(v))
 
     def sel_st(self, ins):
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`st.{ins.space}`")
-        _, store, wide = self.MEMORY_OPS[ins.space]
+        space = self.access_space(ins)
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`st.{space}`")
+        _, store, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], ins.space)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         data = ins.srcs[1:]
@@ -445,7 +458,7 @@ class MemorySelection:
         global reduction without result); the old value lands in `d`."""
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
-        space = ins.space or "generic"
+        space = self.access_space(ins)
         if op is None or space not in ("global", "generic", "shared"):
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
