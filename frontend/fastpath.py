@@ -2,7 +2,7 @@
 
 Most PTX lines are `[@p] opcode reg, reg, [reg+imm];` and going through PLY token by token
 costs several microseconds per token. Where a whole statement matches the strict pattern
-below, the lexer hands the parser one INSTRUCTION token carrying the finished
+below, the lexer hands the parser the finished
 `ast.Instruction` (exactly the tree the grammar would have built, positions included;
 tests compare both). Anything unusual (expressions, parentheses, decimal floats, pairs,
 octal literals, comments inside the statement, errors) does not match and takes the normal

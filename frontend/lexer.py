@@ -51,7 +51,7 @@ tokens = (
     "COMMA", "SEMI", "COLON", "LBRACE", "RBRACE", "LPAREN", "RPAREN", "LBRACKET", "RBRACKET",
     "LT", "GT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "BANG", "TILDE", "AMP", "PIPE",
     "CARET", "SHL", "SHR", "AT", "EQUALS", "ANDAND", "OROR", "EQEQ", "NOTEQ",
-    "INSTRUCTION", "SECTION_ROW",  # whole statements pre-built by fastpath.py
+    "INSTRUCTIONS", "SECTION_ROW",  # whole statements pre-built by fastpath.py
 )
 
 t_ignore = " \t\r\f\v"
