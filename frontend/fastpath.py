@@ -14,6 +14,7 @@ import re
 import struct
 
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.lexer import FUNDAMENTAL_TYPES, NOT_DECLARABLE
 
 _NAME = r"[%$A-Za-z_][\w$]*(?:\.[\w$]+)?"
 _INT = r"(?:0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)U?"
@@ -32,6 +33,14 @@ SECTION_ROW = re.compile(
     rf"(?P<type>\.b(?:8|16|32|64))[ \t]+(?P<values>(?:{_INT}|\.?{_NAME})"
     rf"(?:[ \t]*,[ \t]*(?:{_INT}|\.?{_NAME}))*)(?=[ \t]*(?:\n|//|$))")
 _ROW_VALUE = re.compile(rf"(?P<int>{_INT})|(?P<name>\.?{_NAME})")
+
+# `.reg .type %name;` / `.reg .type %name<N>;` inside a body (other declarations, names
+# that are not %registers and types the grammar refuses in a declaration take the grammar).
+REG_DECL = re.compile(
+    r"\.reg[ \t]+(?P<type>\.(?:%s))(?![\w$])[ \t]+(?P<name>%%[A-Za-z0-9_$]+)"
+    r"(?:[ \t]*<[ \t]*(?P<count>[1-9][0-9]*|0)[ \t]*>)?[ \t]*;"
+    % "|".join(sorted((t for t in FUNDAMENTAL_TYPES if "." + t not in NOT_DECLARABLE),
+                      key=len, reverse=True)))
 
 _PIECE = re.compile(
     rf"(?P<hexf>{_HEXF})|(?P<neg>-)?(?P<int>{_INT})(?![\w$])|(?P<name>{_NAME})"
@@ -90,6 +99,17 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
         while pos < end and text[pos] in " \t,":
             pos += 1
     return ins
+
+
+def build_reg_decl(match: re.Match, line: int, line_start: int):
+    """The VariableDecl for a REG_DECL match (exactly what the grammar builds)."""
+    ty = match.group("type")
+    count = match.group("count")
+    decl = ast.Declarator(name=match.group("name"),
+                          range_count=int(count) if count is not None else None,
+                          line=line, column=match.start("name") - line_start + 1)
+    return ast.VariableDecl(space=".reg", type=ty, declarators=[decl], line=line,
+                            column=match.start() - line_start + 1)
 
 
 def build_row(match: re.Match, line: int, line_start: int) -> ast.SectionEntry:

@@ -515,7 +515,7 @@ def p_statement_simple(p):
 
 def p_statement_fast(p):
     "statement : INSTRUCTIONS"
-    p[0] = p[1]   # a list of Instruction (a run of plain statements)
+    p[0] = p[1]   # a list of Instruction / VariableDecl (a run of plain statements)
 
 
 def p_statement_label(p):
@@ -877,8 +877,7 @@ def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
     return decl
 
 
-# Types ptxas's grammar does not take in a declaration (only as instruction types).
-_NOT_DECLARABLE = frozenset((".bf16", ".bf16x2", ".tf32", ".e2m1", ".e2m3", ".e3m2", ".ue8m0"))
+_NOT_DECLARABLE = ptx_lexer.NOT_DECLARABLE
 
 
 def _raise_near(text, line, column):
@@ -902,6 +901,7 @@ class _StatementLexer:
         self.at_start = fast
         self.after_loc = False     # a `.loc` line or a debug-section row ends at the newline
         self.in_section = False
+        self.depth = 0             # braces open: `.reg` declarations take the fast lane inside
 
     def __getattr__(self, name):
         return getattr(self.lexer, name)
@@ -945,8 +945,9 @@ class _StatementLexer:
         return tok
 
     def instructions(self, m, pos):
-        """A run of consecutive plain instruction statements as one INSTRUCTIONS token: the
-        grammar then reduces once per run instead of once per instruction."""
+        """A run of consecutive plain statements (instructions, and `.reg` declarations inside
+        a body) as one INSTRUCTIONS token: the grammar then reduces once per run instead of
+        once per statement."""
         lx = self.lexer
         data = lx.lexdata
         statement, blank, build = fastpath.STATEMENT, _BLANK, fastpath.build
@@ -956,8 +957,12 @@ class _StatementLexer:
         tok.lexpos = pos
         tok.lexer = lx
         run = []
+        reg_decl, build_decl = fastpath.REG_DECL, fastpath.build_reg_decl
         while m is not None:
-            run.append(build(m, lx.lineno, lx.line_start))
+            if m.re is statement:
+                run.append(build(m, lx.lineno, lx.line_start))
+            else:
+                run.append(build_decl(m, lx.lineno, lx.line_start))
             pos = end = m.end()
             while True:   # blank lines and line comments before the next statement
                 pos = blank.match(data, pos).end()
@@ -968,6 +973,8 @@ class _StatementLexer:
                 else:
                     break
             m = statement.match(data, pos)
+            if m is None and self.depth:
+                m = reg_decl.match(data, pos)
         # Leave the lexer right after the last statement's blanks, as the token-by-token
         # path would (it skips them itself on the next call).
         lx.lexpos = pos if pos > end else end
@@ -997,6 +1004,8 @@ class _StatementLexer:
                 m = fastpath.STATEMENT.match(data, pos)
                 if m is None and self.in_section and data.startswith(".b", pos):
                     return self.section_rows(pos)
+                if m is None and self.depth:
+                    m = fastpath.REG_DECL.match(data, pos)
                 if m is not None:
                     return self.instructions(m, pos)
         tok = lx.token()
@@ -1007,6 +1016,9 @@ class _StatementLexer:
                 self.in_section = True
             elif t == "RBRACE":
                 self.in_section = False
+                self.depth -= 1
+            elif t == "LBRACE":
+                self.depth += 1
             self.after_loc = t == "LOC" or (self.in_section and not self.at_start) or (
                 self.after_loc and not self.at_start)
         return tok
