@@ -102,6 +102,7 @@ def target_number(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@functools.lru_cache(maxsize=1024)
 def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
     """PTX operand type rules: exact size and compatible class for most instructions,
     the relaxed (wider register allowed) rules for ld/st/cvt."""
@@ -141,6 +142,7 @@ class Checker:
         self.returned_params: set[int] = set()            # ids of call-result .param decls
         self.globals = _Scope(None)
         self.version = (0, 0)
+        self.feature_problems: dict[tuple, list[str]] = {}
         self.target_sm = 0
         self.target_name = ""
 
@@ -539,6 +541,17 @@ class Checker:
             self.error("Call has wrong number of parameters", ins)
 
     def check_features(self, ins: ast.Instruction):
+        key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
+        problems = self.feature_problems.get(key)
+        if problems is None:
+            problems = self.feature_problems[key] = self._feature_problems(ins)
+        for message in problems:
+            self.error(message, ins)
+
+    def _feature_problems(self, ins: ast.Instruction) -> list[str]:
+        """The messages check_features reports for this spelling (a function of the spelling
+        and the module's .version/.target, so check_features caches it)."""
+        problems = []
         op = ins.opcode
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
         # then single modifiers anywhere (`ld` ... `.v8`)
@@ -555,19 +568,20 @@ class Checker:
             if feat is None:
                 continue
             if feat.min_version and self.version < feat.min_version:
-                self.error(f"Feature '{feat.name}' requires PTX ISA .version "
-                           f"{feat.min_version[0]}.{feat.min_version[1]} or later", ins)
+                problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
+                                f"{feat.min_version[0]}.{feat.min_version[1]} or later")
             if feat.min_sm and self.target_sm < feat.min_sm:
-                self.error(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or higher",
-                           ins)
+                problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
+                                "higher")
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
-            self.error(f"Instruction '{variant}' not supported on .target '{self.target_name}'",
-                       ins)
+            problems.append(f"Instruction '{variant}' not supported on .target "
+                            f"'{self.target_name}'")
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
-            self.error(f"Instruction '{op}' without '.sync' is not supported on .target sm_70 "
-                       "and higher from PTX ISA version 6.4", ins)
+            problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
+                            "sm_70 and higher from PTX ISA version 6.4")
+        return problems
 
     # ------------------------------------------------------------------ operands
 

@@ -49,6 +49,7 @@ _ADDRESS = re.compile(
     rf"\[[ \t]*(?:(?P<base>{_NAME})(?:[ \t]*(?P<sign>[+-])[ \t]*(?P<neg>-?)[ \t]*"
     rf"(?P<off>{_INT}))?|(?P<abs>{_INT}))[ \t]*\]")
 _VECTOR_NAME = re.compile(_NAME)
+_SEPARATOR = re.compile(r"[ \t,]*")
 _U64 = (1 << 64) - 1
 
 
@@ -70,34 +71,33 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     text = match.string
     pos = match.start("ops")
     end = match.end("ops")
+    operands = ins.operands
     while pos < end:
         m = _PIECE.match(text, pos)
-        if m.group("hexf"):
-            ins.operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+        kind = m.lastgroup
+        if kind == "name":
+            operands.append(_name(m.group("name"), line, m.start() - line_start + 1))
             pos = m.end()
-        elif m.group("int"):
+        elif kind == "int":
             lit = int_literal(m.group("int"), line, col(m.start("int")))
             if m.group("neg"):
                 lit = ast.Unary(op="-", operand=lit, line=line, column=col(m.start()))
-            ins.operands.append(lit)
+            operands.append(lit)
             pos = m.end()
-        elif m.group("name"):
-            ins.operands.append(_name(m.group("name"), line, col(m.start())))
-            pos = m.end()
-        elif m.group("addr"):
+        elif kind == "addr":
             a = _ADDRESS.match(text, pos)
-            ins.operands.append(_address(a, line, col))
+            operands.append(_address(a, line, col))
             pos = a.end()
+        elif kind == "hexf":
+            operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+            pos = m.end()
         else:
             close = text.index("}", pos)
             elements = [_name(v.group(), line, col(v.start()))
                         for v in _VECTOR_NAME.finditer(text, pos + 1, close)]
-            ins.operands.append(ast.VectorOperand(elements=elements, line=line,
-                                                  column=col(pos)))
+            operands.append(ast.VectorOperand(elements=elements, line=line, column=col(pos)))
             pos = close + 1
-        # skip the separator
-        while pos < end and text[pos] in " \t,":
-            pos += 1
+        pos = _SEPARATOR.match(text, pos).end()
     return ins
 
 
