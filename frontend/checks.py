@@ -102,6 +102,18 @@ def target_number(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _operand_shape(opcode: str, modifiers: tuple, codes: tuple):
+    """What check_operands reads off an instruction's spelling: the immediate-value choices
+    its modifiers impose, the relaxed type rules, the state space each memory operand
+    takes in turn (cp.async: dst, src), how many memory operands the form has, and the
+    vector modifier."""
+    choices = [c for c in (isa.IMMEDIATE_CHOICES.get((opcode, m)) for m in modifiers) if c]
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    return (choices, opcode in _RELAXED_OPCODES, spaces, sum(1 for c in codes if c == "m"),
+            next((m for m in modifiers if m in (".v2", ".v4", ".v8")), None))
+
+
 @functools.lru_cache(maxsize=1024)
 def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
     """PTX operand type rules: exact size and compatible class for most instructions,
@@ -592,20 +604,16 @@ class Checker:
             for operand in ops:
                 self.resolve_names(operand, scope, self.labels)
             return
-        for m in ins.modifiers:
-            choice = isa.IMMEDIATE_CHOICES.get((ins.opcode, m))
-            if choice and choice[0] < len(ops):
+        choices, relaxed, spaces, memory_operands, vector = _operand_shape(
+            ins.opcode, ins.modifiers, form.operands)
+        for choice in choices:
+            if choice[0] < len(ops):
                 value = _constant_value(ops[choice[0]])
                 if value is not None and value not in choice[1]:
                     allowed = " or ".join(str(v) for v in choice[1])
                     self.error(f"Argument {choice[0]} of instruction '{name}': unexpected value "
                                f"'{value}', expected to be {allowed}", ins)
                     return
-        relaxed = ins.opcode in _RELAXED_OPCODES
-        # each memory operand in turn takes the next state space named (cp.async: dst, src)
-        spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
-        memory_operands = sum(1 for c in form.operands if c == "m")
-        vector = next((m for m in ins.modifiers if m in (".v2", ".v4", ".v8")), None)
         ok = True
         seen_memory = 0
         for index, (code, operand) in enumerate(zip(form.operands, ops)):
