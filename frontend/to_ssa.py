@@ -52,8 +52,19 @@ class _Scope:
     parent: "_Scope | None"
     names: dict = field(default_factory=dict)     # name -> _Var | ir.Variable | ir.Param
     ranges: dict = field(default_factory=dict)    # prefix -> (count, type, {index: _Var})
+    # Names already resolved from this scope: lowering starts only after every declaration
+    # of the function has been entered (`flatten`), so a hit never goes stale.
+    memo: dict = field(default_factory=dict)
 
     def lookup(self, name: str):
+        hit = self.memo.get(name)
+        if hit is None:
+            hit = self._walk(name)
+            if hit is not None:
+                self.memo[name] = hit
+        return hit
+
+    def _walk(self, name: str):
         scope = self
         while scope is not None:
             hit = scope.names.get(name)
@@ -512,11 +523,10 @@ class _FunctionLowering:
 
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
         out: list[ir.Instr] = []
-        mods = [m for m in st.modifiers]
-        types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
-        space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
-        rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
-        key = st.opcode + ("." + rest[0] if rest else "")
+        shape = _SHAPES.get((st.opcode, st.modifiers))
+        if shape is None:
+            shape = _SHAPES[(st.opcode, st.modifiers)] = _shape(st.opcode, st.modifiers)
+        types, space, rest, key = shape
         ins = ir.Instr(st.opcode, modifiers=rest, type=types[0] if types else None,
                        types=tuple(types[1:]), line=st.line)
         if st.opcode in MEMORY_OPCODES:
@@ -569,6 +579,18 @@ class _FunctionLowering:
         for var, value in defined:
             if var is not None:
                 self.write(var, block, value)
+
+
+# (opcode, modifiers) -> what lower_instruction needs from them; a kernel repeats a few
+# dozen shapes thousands of times.
+_SHAPES: dict = {}
+
+
+def _shape(opcode: str, mods: tuple) -> tuple:
+    types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
+    space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
+    rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+    return types, space, rest, opcode + ("." + rest[0] if rest else "")
 
 
 class _Shell:
