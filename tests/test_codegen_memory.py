@@ -416,3 +416,39 @@ L1:
     assert list(out[:16, 0]) == list(lanes[:16] ^ 1)
     assert set(out[:16, 1]) == {0xAAAA} and set(out[:16, 2]) == {sum(range(16))}
     assert list(out[:, 3]) == [7] * 16 + [0] * 16
+
+
+def test_initialisers_are_ptxas_s_bytes():
+    """Integer wrap-around, negative and float literals (decimal, 0f/0d), b8 and b16 arrays, an unsized array sized by its list, a 2-D array, a partial
+    list zero-filled: the bytes of `.nv.constant3` and `.nv.global.init` are ptxas's."""
+    ptx = HEADER + """
+.const .align 4 .s32 c1[4] = {-1, 2147483648, -7, 0x7fffffff};
+.const .align 8 .f64 c2[3] = {1.5, 0d4000000000000000, -3.0};
+.const .align 4 .f32 c3[3] = {0f3F800000, 2.0, -0.25};
+.const .align 2 .b16 c4[2] = {0x3c00, 0xc000};
+.const .align 1 .b8 c5[] = {1, 2, 3, 255, 256};
+.global .align 4 .u32 g1[2][3] = {{1, 2, 3}, {4, 5}};
+.global .align 8 .u64 g2[3] = {-2, 1};
+.global .align 2 .u16 g3 = 65535;
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  ld.const.u32 %r1, [c1+4];
+  ld.const.u32 %r2, [c2+8];
+  ld.const.f32 %f1, [c3+4];
+  ld.const.u16 %r3, [c4+2];
+  ld.const.u8 %r4, [c5+4];
+  ld.global.u32 %r5, [g1+16];
+  ld.global.u32 %r6, [g2];
+  ld.global.u16 %r7, [g3];
+  add.u32 %r1, %r1, %r2; add.u32 %r1, %r1, %r3; add.u32 %r1, %r1, %r4;
+  add.u32 %r1, %r1, %r5; add.u32 %r1, %r1, %r6; add.u32 %r1, %r1, %r7;
+  st.global.u32 [%rd1], %r1;
+  st.global.f32 [%rd1+4], %f1;
+  ret;
+}"""
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    data = lambda c, name: oracle.cuobjdump_elf(c).split(f"\n{name}\n")[1].split("\n\n")[0]
+    for name in (".nv.global.init", ".nv.constant3"):
+        assert data(ours, name) == data(theirs, name), name
