@@ -452,3 +452,41 @@ def test_initialisers_are_ptxas_s_bytes():
     data = lambda c, name: oracle.cuobjdump_elf(c).split(f"\n{name}\n")[1].split("\n\n")[0]
     for name in (".nv.global.init", ".nv.constant3"):
         assert data(ours, name) == data(theirs, name), name
+
+
+def test_cache_operators_and_memory_ordering_as_ptxas():
+    """Every cache operator, eviction hint, volatile and relaxed/acquire/release scope on
+    ld/st in each space: the same memory instructions and fences as ptxas (as a multiset;
+    each access has its own pointer so ptxas merges none)."""
+    import collections
+    import re
+    loads = ["global.nc", "volatile.global", "relaxed.gpu.global", "acquire.gpu.global", "global.cg",
+             "global.cs", "global.lu", "global.cv", "global.ca", "relaxed.sys.global",
+             "acquire.cta.global", "acquire.sys.global", "volatile", "relaxed.gpu", "acquire.gpu",
+             "global.L1::no_allocate", "global.L1::evict_last", "global.L1::evict_unchanged",
+             "global.L2::256B", "global.nc.L2::128B", "volatile.shared", "acquire.cta.shared"]
+    stores = ["volatile.global", "relaxed.gpu.global", "release.gpu.global", "global.cg", "global.cs",
+              "global.wb", "global.wt", "release.sys.global", "relaxed.cta.global", "release.cta.global",
+              "volatile", "release.gpu", "volatile.shared", "release.cta.shared", "global.L1::no_allocate"]
+    body, params = [], []
+    for i, m in enumerate(loads):
+        params.append(f".param .u64 a{i}")
+        body += [f"ld.param.u64 %rd{i + 1}, [a{i}];",
+                 f"ld.{m}.u32 %r{i + 1}, {'[sh]' if 'shared' in m else f'[%rd{i + 1}]'};",
+                 f"add.u32 %r0, %r0, %r{i + 1};"]
+    for i, m in enumerate(stores):
+        params.append(f".param .u64 b{i}")
+        body += [f"ld.param.u64 %rd{i + 40}, [b{i}];",
+                 f"st.{m}.u32 {'[sh+4]' if 'shared' in m else f'[%rd{i + 40}]'}, %r0;"]
+    ptx = HEADER + (f".visible .entry k({', '.join(params)})\n{{\n .shared .align 4 .b32 sh[4];\n"
+                    " .reg .b32 %r<40>; .reg .b64 %rd<80>;\n mov.u32 %r0, 0;\n "
+                    + "\n ".join(body) + "\n ret;\n}\n")
+
+    def memory_ops(cubin):
+        out = []
+        for line in oracle.nvdisasm(cubin, ("-c",)).splitlines():
+            m = re.search(r"\*/\s+(?:@!?P\d\s+)?([A-Z][A-Z0-9_.]*)", line)
+            if m and re.match(r"(LDG|STG|LD|ST|LDS|STS|MEMBAR|ERRBAR|CCTL)\b", m.group(1)):
+                out.append(m.group(1))
+        return collections.Counter(out)
+    assert memory_ops(codegen.compile_ptx(ptx, "sm_89")) == memory_ops(oracle.ptxas(ptx, "sm_89").output)

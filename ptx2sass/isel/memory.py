@@ -171,6 +171,57 @@ class MemorySelection:
                 return p.space
         return space
 
+    # PTX cache operators and eviction hints → LDG/STG/LD/ST modifiers, as ptxas writes them:
+    # (before the size, after it). An explicit `.ca`/`.wb` is a strong CTA-scope access,
+    # `.cg`/`.cv`/`.wt` strong at GPU/system scope.
+    LOAD_HINTS = {"ca": ((), ("STRONG", "SM")), "cg": ((), ("STRONG", "GPU")), "cs": (("EF",), ()),
+                  "lu": (("LU",), ()), "cv": ((), ("STRONG", "SYS")), "nc": ((), ("CONSTANT",))}
+    STORE_HINTS = {"wb": ((), ("STRONG", "SM")), "cg": ((), ("STRONG", "GPU")), "cs": (("EF",), ()),
+                   "wt": ((), ("STRONG", "SYS"))}
+    EVICTION = {"L1::no_allocate": "NA", "L1::evict_last": "EL", "L1::evict_first": "EF",
+                "L1::evict_normal": None, "L1::evict_unchanged": "EU",
+                "L2::64B": "LTC64B", "L2::128B": "LTC128B", "L2::256B": "LTC256B"}
+
+    def access_modifiers(self, ins, load: bool):
+        """(modifiers before the size, after it) of a global/generic LD/ST, and the memory
+        ordering (scope, semantics) whose fences go around it."""
+        pre, post = [], []
+        scope, sem = "GPU", None
+        hints = self.LOAD_HINTS if load else self.STORE_HINTS
+        for m in ins.modifiers:
+            if m in hints:
+                pre += hints[m][0]
+                post += hints[m][1]
+            elif m in self.EVICTION:
+                if self.EVICTION[m]:
+                    pre.append(self.EVICTION[m])
+            elif m == "volatile":
+                post, scope = ["STRONG", "SYS"], "SYS"
+            elif m in ("relaxed", "acquire", "release"):
+                sem = m
+            elif m in self.ATOM_SCOPES:
+                scope = self.ATOM_SCOPES[m]
+            elif m in ("weak", "L2::cache_hint"):
+                pass
+            else:
+                raise self.unsupported(f"`{ins.opcode}.{m}`")
+        if sem is not None:
+            post = ["STRONG", scope]
+        # eviction hints first, then the L2 prefetch size
+        pre.sort(key=lambda m: m.startswith("LTC"))
+        return tuple(pre), tuple(post), scope, sem
+
+    def ordered_access(self, ins, load: bool, opcode: str, mods, size, operands, ndefs: int) -> None:
+        """The access with its cache/strength modifiers and the fences of its ordering."""
+        pre, post, scope, sem = self.access_modifiers(ins, load)
+        if opcode in ("LDS", "STS", "LDL", "STL"):
+            pre, post = (), ()              # the CTA's own memory: ordering only by fences
+        if sem == "release":
+            self.fences(self.RELEASE_FENCE, scope)
+        self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs)
+        if sem == "acquire":
+            self.fences(self.ACQUIRE_FENCE, scope)
+
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
     # Vector accesses move whole 8..128-bit words: the size modifier of each width.
@@ -200,9 +251,14 @@ class MemorySelection:
         n = len(ins.dests)
         ty = ins.type
         if n == 1:
-            self.emit(load, mods + _size_modifier(ty, True), [self.dst_whole(ins.dests[0]), mem])
+            self.ordered_access(ins, True, load, mods, _size_modifier(ty, True),
+                                [self.dst_whole(ins.dests[0]), mem], 1)
             return
         self.load_vector(load, mods, mem, ins)
+
+    def sel_ldu(self, ins):
+        """`ldu`: a load the whole warp makes from one address (ptxas: a plain LDG)."""
+        self.sel_ld(ins)
 
     def load_vector(self, load: str, mods, mem, ins) -> None:
         """One load of the whole vector into a temporary, then each element out of it."""
@@ -214,7 +270,7 @@ class MemorySelection:
         t = self.mf.new_vreg("R", max(1, total // 32))
         if self.guard is not None:
             self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        self.emit(load, mods + self.WORD_SIZE[total], [VOp(t), mem])
+        self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
         for k, d in enumerate(ins.dests):
             if bits >= 32:
                 words = bits // 32
@@ -298,7 +354,7 @@ class MemorySelection:
                 for k in range(width):
                     self.move(VOp(t, k), self.part_of(v, k))
                 src = VOp(t)
-            self.emit(store, mods + _size_modifier(ty, False), [mem, src], ndefs=0)
+            self.ordered_access(ins, False, store, mods, _size_modifier(ty, False), [mem, src], 0)
             return
         n, bits = len(data), _bits(ty)
         total = n * bits
@@ -321,7 +377,8 @@ class MemorySelection:
             per_word = 32 // bits if total >= 32 else n
             for w in range(words):
                 self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
-        self.emit(store, mods + self.WORD_SIZE[total], [mem, VOp(t) if words > 1 else part(0)], ndefs=0)
+        self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],
+                            [mem, VOp(t) if words > 1 else part(0)], 0)
 
     def pack_word(self, d: VOp, elems, bits: int) -> None:
         """d = the 8- or 16-bit elements side by side, first in the low bits (PRMT)."""
