@@ -201,7 +201,7 @@ class MemorySelection:
                 sem = m
             elif m in self.ATOM_SCOPES:
                 scope = self.ATOM_SCOPES[m]
-            elif m in ("weak", "L2::cache_hint"):
+            elif m in ("weak", "L2::cache_hint", "v2", "v4", "v8"):
                 pass
             else:
                 raise self.unsupported(f"`{ins.opcode}.{m}`")
