@@ -490,3 +490,46 @@ def test_cache_operators_and_memory_ordering_as_ptxas():
                 out.append(m.group(1))
         return collections.Counter(out)
     assert memory_ops(codegen.compile_ptx(ptx, "sm_89")) == memory_ops(oracle.ptxas(ptx, "sm_89").output)
+
+
+def test_cp_async_copies_with_zero_fill():
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .shared .align 16 .b8 s4[128];
+  .shared .align 16 .b8 s8[256];
+  .shared .align 16 .b8 s16[512];
+  .shared .align 16 .b8 z16[512];
+  .reg .b32 %r<20>; .reg .b64 %rd<20>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;  mov.u32 %r3, s4;  add.u32 %r3, %r3, %r2;
+  shl.b32 %r4, %r1, 3;  mov.u32 %r5, s8;  add.u32 %r5, %r5, %r4;
+  shl.b32 %r6, %r1, 4;  mov.u32 %r7, s16; add.u32 %r7, %r7, %r6;
+  mov.u32 %r8, z16; add.u32 %r8, %r8, %r6;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.u64 %rd4, %rd2, %rd3;
+  cp.async.ca.shared.global [%r3], [%rd4], 4;
+  cp.async.ca.shared.global [%r5], [%rd4+8], 8;
+  cp.async.commit_group;
+  cp.async.cg.shared.global [%r7], [%rd4], 16;
+  cp.async.ca.shared.global [%r8], [%rd4], 16, 8;
+  cp.async.commit_group;
+  cp.async.wait_group 1;
+  cp.async.wait_all;
+  bar.sync 0;
+  ld.shared.u32 %r10, [%r3];
+  ld.shared.v2.u32 {%r11, %r12}, [%r5];
+  ld.shared.v4.u32 {%r13, %r14, %r15, %r16}, [%r8];
+  ld.shared.u32 %r17, [%r7+12];
+  add.u64 %rd5, %rd1, %rd3;
+  st.global.v4.u32 [%rd5], {%r10, %r11, %r12, %r17};
+  add.u64 %rd6, %rd5, 512;
+  st.global.v4.u32 [%rd6], {%r13, %r14, %r15, %r16};
+  ret;
+}"""
+    data = np.arange(256, dtype=np.uint32).tobytes()
+    out = words(run_both(ptx, "k", {"out": (1024, bytes(1024)), "in": (1024, data)})["out"])
+    assert list(out[128 + 4 * 3:128 + 4 * 4]) == [12, 13, 0, 0]        # 8 of 16 bytes, zeros
+    assert list(out[4 * 3:4 * 4]) == [12, 14, 15, 15]

@@ -54,7 +54,6 @@ UNSUPPORTED = {
     'shared_unify_local': '.func `add` (function calls) not supported yet',
     'call_rnd': '`st.param` not supported yet',
     'multiple_return': '.func `do_something` (function calls) not supported yet',
-    'cp_async': 'PTX instruction `cp` not supported yet',
     'div_ftz': '`div.ftz.rn.f32` not supported yet',
     'div_noftz': '`div.rn.f32` not supported yet',
     'nanosleep': 'PTX instruction `nanosleep` not supported yet',

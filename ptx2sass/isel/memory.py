@@ -401,6 +401,38 @@ class MemorySelection:
         self.emit("PRMT", (), [hi, regs[2], Imm(0x3340), regs[3] if len(regs) > 3 else RZ])
         self.emit("PRMT", (), [d, lo, Imm(0x5410), hi])
 
+    def sel_cp(self, ins):
+        """`cp.async` global → shared, done synchronously (LDG then STS): the copy may land
+        any time before the matching wait, so completing at once is one valid order, and
+        commit/wait then have nothing to wait for. (ptxas's LDGSTS/LDGDEPBAR/DEPBAR form
+        needs the scheduler to keep scoreboard SB0 for it.)"""
+        mods = ins.modifiers
+        if mods[:1] != ("async",) or "bulk" in mods or "mbarrier" in "".join(mods):
+            raise self.unsupported(f"`cp.{'.'.join(mods)}`")
+        if any(m in mods for m in ("commit_group", "wait_group", "wait_all")):
+            return
+        dst, src, size, *rest = ins.srcs
+        cp_size = self.known_constant(size)
+        src_size = cp_size if not rest else self.known_constant(rest[0])
+        if cp_size not in (4, 8, 16) or src_size is None or src_size % 4 or not 0 <= src_size <= cp_size:
+            raise self.unsupported("`cp.async` with this source size")
+        words, loaded = cp_size // 4, src_size // 4
+        t = self.mf.new_vreg("R", words)
+        part = lambda k: VOp(t, k if words > 1 else None)
+        if words > 1:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        src_mem = self.address(src, "global")
+        self.mf.uses_global_descriptor = True
+        if loaded == words:
+            self.emit("LDG", ("E",) + self.WORD_SIZE[32 * words], [VOp(t), src_mem])
+        else:               # the bytes past src-size are zeros, and are not read
+            for k in range(words):
+                if k < loaded:
+                    self.emit("LDG", ("E",), [part(k), VMem(src_mem.base, src_mem.offset + 4 * k)])
+                else:
+                    self.move(part(k), RZ)
+        self.emit("STS", self.WORD_SIZE[32 * words], [self.address(dst, "shared"), VOp(t)], ndefs=0)
+
     def sel_cvta(self, ins):
         """Addresses between a window and the generic space: global ones are equal; shared
         and local ones differ by the window's base (c[0x0][0x18] / c[0x0][0x20])."""
