@@ -269,6 +269,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
+                                    var_relocations=mod_layout.relocations,
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
 

@@ -36,6 +36,8 @@ class ModuleLayout:
     placements: dict[str, Placement] = field(default_factory=dict)
     globals_: list[GlobalVar] = field(default_factory=list)   # for the cubin, in PTX order
     bank4: list[str] = field(default_factory=list)            # address-table slot order
+    # Addresses in initial bytes: cubin name -> [(offset, symbol, addend)].
+    relocations: dict[str, list] = field(default_factory=dict)
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
 
@@ -80,8 +82,7 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
     const_end = 0
     for v, name, fn_name in data:
         if v.relocations:
-            raise CompileError(f"variable `{v.name}` initialised with addresses not supported yet",
-                               filename)
+            out.relocations[name] = _initial_addresses(v, module, filename)
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if v.space == "global":
@@ -98,6 +99,17 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
         else:
             out.function_placements.setdefault(fn_name, {})[v.name] = where
     return out
+
+
+def _initial_addresses(v: ir.Variable, module: ir.Module, filename) -> list:
+    """The addresses an initialiser holds, checked to name module `.global`/`.const`
+    variables (a function's address belongs to call support)."""
+    known = {m.name for m in module.variables if m.space in ("global", "const")}
+    for at, name, addend in v.relocations:
+        if name not in known:
+            raise CompileError(f"variable `{v.name}` initialised with the address of `{name}` "
+                               "not supported yet", filename)
+    return list(v.relocations)
 
 
 def referenced_symbols(fn: ir.Function) -> list[str]:

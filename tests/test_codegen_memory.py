@@ -533,3 +533,33 @@ def test_cp_async_copies_with_zero_fill():
     out = words(run_both(ptx, "k", {"out": (1024, bytes(1024)), "in": (1024, data)})["out"])
     assert list(out[128 + 4 * 3:128 + 4 * 4]) == [12, 13, 0, 0]        # 8 of 16 bytes, zeros
     assert list(out[4 * 3:4 * 4]) == [12, 14, 15, 15]
+
+
+def test_initialisers_holding_variable_addresses():
+    """`{gtab, generic(gtab)+8}` in .global and `gtab+4` in .const: the loader relocates
+    them (R_CUDA_G64, REL and RELA), the kernel follows them; sections as ptxas's."""
+    ptx = """
+.global .align 4 .u32 gtab[4] = {1, 2, 3, 4};
+.global .align 8 .u64 ptrs[3] = {gtab, generic(gtab)+8, 0};
+.const .align 8 .u64 cptr = gtab+4;
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u64 %rd2, [ptrs+8];
+  ld.u32 %r1, [%rd2];
+  ld.const.u64 %rd3, [cptr];
+  ld.u32 %r2, [%rd3];
+  ld.global.u64 %rd4, [ptrs];
+  ld.u32 %r3, [%rd4+12];
+  st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r3};
+  ret;
+}"""
+    out = words(run_both(ptx, "k", {"out": (16, bytes(16))}, block=(1, 1, 1))["out"])
+    assert list(out) == [3, 2, 4, 4]
+    ours, theirs = codegen.compile_ptx(HEADER + ptx, "sm_89"), oracle.ptxas(HEADER + ptx, "sm_89").output
+    assert _sections(ours) == _sections(theirs)
+    def relocs(cubin):
+        blocks = oracle.cuobjdump_elf(cubin).split("\n.section ")
+        return [b.split("\n\n")[0] for b in blocks if b.startswith(".rel") and "debug_frame" not in b[:20]]
+    assert relocs(ours) == relocs(theirs) and len(relocs(ours)) == 4
