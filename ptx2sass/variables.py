@@ -79,21 +79,27 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
     globals_ = [(v, name) for v, name, _ in data if v.space == "global"]
     offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
                **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
-    const_end = 0
+    const_offsets, const_end = {}, 0
+    for v, name, _ in data:
+        if v.space == "const":
+            const_offsets[name] = align_up(const_end, v.align)
+            const_end = const_offsets[name] + v.size
     for v, name, fn_name in data:
-        if v.relocations:
-            out.relocations[name] = _initial_addresses(v, module, filename)
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
+        init = v.init
+        if v.relocations:
+            init, relocs = _initial_addresses(v, module, const_offsets, filename)
+            if relocs:
+                out.relocations[name] = relocs
         if v.space == "global":
             where = Placement("global", len(out.bank4))
             out.bank4.append(name)
-            out.globals_.append(GlobalVar(name, v.size, v.align, v.init, "global", offsets[name]))
+            out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         else:
-            at = align_up(const_end, v.align)
-            const_end = at + v.size
-            where = Placement("const", at)
-            out.globals_.append(GlobalVar(name, v.size, v.align, v.init or bytes(v.size), "const", at))
+            where = Placement("const", const_offsets[name])
+            out.globals_.append(GlobalVar(name, v.size, v.align, init or bytes(v.size), "const",
+                                          const_offsets[name]))
         if fn_name is None:
             out.placements[v.name] = where
         else:
@@ -101,15 +107,24 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
     return out
 
 
-def _initial_addresses(v: ir.Variable, module: ir.Module, filename) -> list:
-    """The addresses an initialiser holds, checked to name module `.global`/`.const`
-    variables (a function's address belongs to call support)."""
-    known = {m.name for m in module.variables if m.space in ("global", "const")}
+def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename):
+    """(initial bytes, relocations) of an initialiser holding addresses. A `.const`
+    variable's address is its offset in bank 3, written into the bytes (as ptxas); a
+    `.global` one's is left to the loader (R_CUDA_G64). A function's address belongs to
+    call support."""
+    spaces = {m.name: m.space for m in module.variables}
+    data, relocs = bytearray(v.init or bytes(v.size)), []
+    width = max(1, ir.type_bits(v.type) // 8)
     for at, name, addend in v.relocations:
-        if name not in known:
+        if spaces.get(name) == "const" and name in const_offsets:
+            value = const_offsets[name] + addend
+            data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+        elif spaces.get(name) == "global":
+            relocs.append((at, name, addend))
+        else:
             raise CompileError(f"variable `{v.name}` initialised with the address of `{name}` "
                                "not supported yet", filename)
-    return list(v.relocations)
+    return bytes(data), relocs
 
 
 def referenced_symbols(fn: ir.Function) -> list[str]:
