@@ -438,9 +438,11 @@ class _FunctionLowering:
         return self.fn
 
     def operand(self, node, scope: _Scope, block: ir.Block, ty: str | None, out: list) -> object:
-        if isinstance(node, ast.Name):
-            name = _full_name(node)
+        if type(node) is ast.Name:
+            name = node.name if node.component is None else _full_name(node)
             hit = scope.lookup(name)
+            if type(hit) is _Var:     # the common case first: a plain register
+                return self.read(hit, block)
             if hit is None and node.component is not None:
                 hit = scope.lookup(node.name)
             if isinstance(hit, _Var):
@@ -566,7 +568,7 @@ class _FunctionLowering:
             srcs_ast = operands[1:] if has_result else operands
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
                     for i, o in enumerate(srcs_ast)]
-            ins.srcs = _flatten(srcs)
+            ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
             if has_result:
                 defined = self.dests(operands[0], scope, block)
                 ins.dests = [v for _, v in defined]
