@@ -369,14 +369,23 @@ class _FunctionLowering:
                     else:
                         keep.append(phi)
                 b.phis = keep
-        for b in self.fn.blocks:
+        replaced, resolve, Value, Address = self.replaced, self.resolve, ir.Value, ir.Address
+        for b in self.fn.blocks if replaced else ():
             for phi in b.phis:
-                phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+                phi.incoming = [(p, resolve(v)) for p, v in phi.incoming]
             for ins in b.instrs:
-                ins.srcs = [_resolve_operand(self.resolve, s) for s in ins.srcs]
+                srcs = ins.srcs
+                for k, src in enumerate(srcs):
+                    t = type(src)
+                    if t is Value:
+                        if src.id in replaced:
+                            srcs[k] = resolve(src)
+                    elif t is Address and type(src.base) is Value and src.base.id in replaced:
+                        srcs[k] = Address(resolve(src.base), src.offset)
                 if ins.guard is not None:
-                    ins.guard = self.resolve(ins.guard)
-                ins.merge = [self.resolve(m) for m in ins.merge]
+                    ins.guard = resolve(ins.guard)
+                if ins.merge:
+                    ins.merge = [resolve(m) for m in ins.merge]
         # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
         phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
         live: set[int] = set()
@@ -605,14 +614,6 @@ def _same(a, b) -> bool:
     if isinstance(a, ir.Value) or isinstance(b, ir.Value):
         return a is b
     return a == b
-
-
-def _resolve_operand(resolve, s):
-    if isinstance(s, ir.Value):
-        return resolve(s)
-    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
-        return ir.Address(resolve(s.base), s.offset)
-    return s
 
 
 def _flatten(items: list) -> list:
