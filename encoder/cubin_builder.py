@@ -272,16 +272,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:
-            # Variable sections as first used, each followed by its variables; the bank-4
-            # address table right after the variable in its first slot.
-            for sec_name in groups:
-                section_symbol(sec_name)
-                for g in groups[sec_name]:
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
-                                       section=sec_name))
-                    var_sym[g.name] = len(syms) - 1
-                    if bank4 and g.name == bank4[0]:
-                        section_symbol(".nv.constant4")
+            # Variables in the given (PTX declaration) order, each section's symbol before
+            # its first variable; the bank-4 address table right after the variable in its
+            # first slot.
+            for g in globals_:
+                if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
+                    section_symbol(g.section)
+                syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
+                                   section=g.section))
+                var_sym[g.name] = len(syms) - 1
+                if bank4 and g.name == bank4[0]:
+                    section_symbol(".nv.constant4")
         if k.const2 is not None:
             section_symbol(f".nv.constant2.{k.name}")
         const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")

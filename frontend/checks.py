@@ -366,7 +366,8 @@ class Checker:
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
-            if None in d.dims and ".extern" not in decl.linkage and not params:
+            if None in d.dims and ".extern" not in decl.linkage and not params and \
+                    (d.init is None or d.dims[0] is not None):      # `a[] = {...}` is sized by it
                 self.error(f"Non-external variable '{d.name}' has incomplete type", decl)
             if d.init is not None:
                 if decl.space in (".reg", ".shared", ".local", ".param"):

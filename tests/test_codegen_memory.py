@@ -281,3 +281,174 @@ def test_atomics_use_ptxas_scopes_and_fences():
                  "ATOMG.E.ADD.F64.RN.STRONG.GPU", "RED.E.MAX.S32.STRONG.SM", "MEMBAR.ALL.CTA",
                  "MEMBAR.ALL.GPU", "CCTL.IVALL", "ATOMS.CAS.64", "ATOMS.ADD RZ"):
         assert text in sass, text
+
+
+VARIABLES = """
+.global .align 4 .u32 gtab[8] = {10, 20, 30, 40, 50, 60, 70, 80};
+.global .align 8 .u64 gzero[2];
+.global .f32 gscale = 0f40000000;
+.const .align 4 .u32 ctab[4] = {1, 2, 3, 4};
+.const .align 8 .b16 chalf[4] = {5, 6, 7, 8};
+.shared .align 4 .u32 mshared[32];
+.extern .shared .align 16 .b8 dyn[];
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 8 .u32 fshared[64];
+  .reg .b32 %r<30>; .reg .b64 %rd<20>; .reg .f32 %f<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 7;
+  shl.b32 %r3, %r2, 2;
+  // .global: by symbol, by address + offset, through a generic pointer
+  mov.u64 %rd2, gtab;
+  cvt.u64.u32 %rd3, %r3;
+  add.u64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r4, [%rd4];
+  ld.global.u32 %r5, [gtab+4];
+  mov.u64 %rd5, gtab+8;
+  ld.u32 %r6, [%rd5];
+  ld.global.f32 %f1, [gscale];
+  setp.eq.u32 %p1, %r1, 5;
+  @%p1 st.global.u64 [gzero+8], %rd3;
+  // .const: by symbol and through a register
+  and.b32 %r7, %r1, 3;
+  shl.b32 %r8, %r7, 2;
+  mov.u32 %r9, ctab;
+  add.u32 %r10, %r9, %r8;
+  ld.const.u32 %r11, [%r10];
+  ld.const.u32 %r12, [ctab+12];
+  ld.const.u16 %r13, [chalf+2];
+  // .shared: function and module scope, a 32-bit address, a generic one, extern
+  shl.b32 %r14, %r1, 2;
+  st.shared.u32 [fshared+128], %r1;
+  mov.u32 %r15, mshared;
+  add.u32 %r16, %r15, %r14;
+  st.shared.u32 [%r16], %r4;
+  mov.u64 %rd7, dyn;
+  cvta.shared.u64 %rd8, %rd7;
+  cvt.u64.u32 %rd9, %r14;
+  add.u64 %rd10, %rd8, %rd9;
+  st.u32 [%rd10], %r11;
+  bar.sync 0;
+  ld.global.u64 %rd6, [gzero+8];
+  xor.b32 %r17, %r14, 4;
+  ld.shared.u32 %r18, [mshared+4];
+  add.u32 %r19, %r15, %r17;
+  ld.shared.u32 %r20, [%r19];
+  cvta.to.shared.u64 %rd11, %rd10;
+  cvt.u32.u64 %r21, %rd11;
+  ld.shared.u32 %r22, [%r21];
+  ld.shared.u32 %r23, [fshared+132];
+  add.u32 %r24, %r4, %r5;  add.u32 %r24, %r24, %r6;  add.u32 %r24, %r24, %r12;
+  add.u32 %r24, %r24, %r13; add.u32 %r24, %r24, %r18; add.u32 %r24, %r24, %r20;
+  add.u32 %r24, %r24, %r22; add.u32 %r24, %r24, %r23;
+  mul.wide.u32 %rd12, %r1, 16;
+  add.u64 %rd13, %rd1, %rd12;
+  st.global.v2.u32 [%rd13], {%r24, %r11};
+  st.global.f32 [%rd13+8], %f1;
+  cvt.u32.u64 %r25, %rd6;
+  st.global.u32 [%rd13+12], %r25;
+  ret;
+}"""
+
+
+def test_module_and_function_variables_in_every_space():
+    out = run_both(VARIABLES, "k", {"out": (512, bytes(512))}, shared=256)["out"]
+    w = words(out).reshape(32, 4)
+    assert list(w[:, 1]) == [[1, 2, 3, 4][t & 3] for t in range(32)]      # ld.const via register
+    assert set(np.frombuffer(out, np.float32).reshape(32, 4)[:, 2]) == {2.0}
+    assert set(w[:, 3]) == {20}                     # lane 5's (5 & 7) * 4 through gzero
+
+
+def _sections(cubin: bytes) -> list[tuple]:
+    """(name, type, flags, size, alignment) of every section but notes, text, the string and
+    symbol tables, and ptxas's literal pool `.nv.constant2.<k>` (its code's choice)."""
+    out = []
+    for line in oracle.cuobjdump_elf(cubin).splitlines():
+        parts = line.split()
+        if len(parts) == 10 and parts[-1].startswith(".") and not parts[-1].startswith((".note", ".text")) \
+                and not parts[-1].startswith((".nv.constant2", ".s")):  # ptxas's literal pool
+            out.append((parts[-1], parts[5], parts[6], parts[2], parts[4]))
+    return sorted(out)
+
+
+def test_variable_sections_are_ptxas_s():
+    """Sections, their contents and the variables' symbols (offsets, order) as ptxas's."""
+    ptx = HEADER + VARIABLES
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    assert _sections(ours) == _sections(theirs)
+    data = lambda c, name: oracle.cuobjdump_elf(c).split(f"\n{name}\n")[1].split("\n\n")[0]
+    for name in (".nv.global.init", ".nv.constant3"):
+        assert data(ours, name) == data(theirs, name)
+    objects = lambda c: [l.split()[1:5] + l.split()[-1:] for l in oracle.cuobjdump_elf(c).splitlines()
+                         if "OBJECT" in l or ("SECTION" in l and ".nv.constant2" not in l)]
+    assert objects(ours)[:12] == objects(theirs)[:12]
+
+
+def test_warp_operations_with_partial_member_masks():
+    """shfl/vote/redux `.sync` with a constant partial mask (also through a register set by
+    mov), converged and inside a branch taken by half the warp."""
+    ptx = """
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<30>; .reg .b64 %rd<20>; .reg .pred %p<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 16;
+  add.u64 %rd3, %rd1, %rd2;
+  mov.u32 %r9, 0xffff;
+  mov.u32 %r2, 0; mov.u32 %r4, 0; mov.u32 %r6, 0; mov.u32 %r8, 0;
+  setp.lt.u32 %p3, %r1, 16;
+  and.b32 %r10, %r1, 1;
+  setp.eq.u32 %p4, %r10, 1;
+  @!%p3 bra L1;
+  shfl.sync.bfly.b32 %r2, %r1, 1, 31, %r9;
+  vote.sync.ballot.b32 %r4, %p4, 0xffff;
+  redux.sync.add.u32 %r6, %r1, %r9;
+  vote.sync.all.pred %p5, %p3, 0xffff;
+  selp.u32 %r8, 7, 0, %p5;
+L1:
+  st.global.v4.u32 [%rd3], {%r2, %r4, %r6, %r8};
+  ret;
+}"""
+    out = words(run_both(ptx, "k", {"out": (512, bytes(512))})["out"]).reshape(32, 4)
+    lanes = np.arange(32)
+    assert list(out[:16, 0]) == list(lanes[:16] ^ 1)
+    assert set(out[:16, 1]) == {0xAAAA} and set(out[:16, 2]) == {sum(range(16))}
+    assert list(out[:, 3]) == [7] * 16 + [0] * 16
+
+
+def test_initialisers_are_ptxas_s_bytes():
+    """Integer wrap-around, negative and float literals (decimal, 0f/0d), b8 and b16 arrays, an unsized array sized by its list, a 2-D array, a partial
+    list zero-filled: the bytes of `.nv.constant3` and `.nv.global.init` are ptxas's."""
+    ptx = HEADER + """
+.const .align 4 .s32 c1[4] = {-1, 2147483648, -7, 0x7fffffff};
+.const .align 8 .f64 c2[3] = {1.5, 0d4000000000000000, -3.0};
+.const .align 4 .f32 c3[3] = {0f3F800000, 2.0, -0.25};
+.const .align 2 .b16 c4[2] = {0x3c00, 0xc000};
+.const .align 1 .b8 c5[] = {1, 2, 3, 255, 256};
+.global .align 4 .u32 g1[2][3] = {{1, 2, 3}, {4, 5}};
+.global .align 8 .u64 g2[3] = {-2, 1};
+.global .align 2 .u16 g3 = 65535;
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  ld.const.u32 %r1, [c1+4];
+  ld.const.u32 %r2, [c2+8];
+  ld.const.f32 %f1, [c3+4];
+  ld.const.u16 %r3, [c4+2];
+  ld.const.u8 %r4, [c5+4];
+  ld.global.u32 %r5, [g1+16];
+  ld.global.u32 %r6, [g2];
+  ld.global.u16 %r7, [g3];
+  add.u32 %r1, %r1, %r2; add.u32 %r1, %r1, %r3; add.u32 %r1, %r1, %r4;
+  add.u32 %r1, %r1, %r5; add.u32 %r1, %r1, %r6; add.u32 %r1, %r1, %r7;
+  st.global.u32 [%rd1], %r1;
+  st.global.f32 [%rd1+4], %f1;
+  ret;
+}"""
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    data = lambda c, name: oracle.cuobjdump_elf(c).split(f"\n{name}\n")[1].split("\n\n")[0]
+    for name in (".nv.global.init", ".nv.constant3"):
+        assert data(ours, name) == data(theirs, name), name

@@ -160,6 +160,17 @@ class MemorySelection:
             return VMem(RZ if reg is None and not off else reg, off, wide=False)
         raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
 
+    def access_space(self, ins) -> str:
+        """The window an access goes to: a generic access naming a variable goes to the
+        variable's own space, as ptxas compiles it."""
+        space = ins.space or "generic"
+        addr = ins.srcs[0] if ins.srcs else None
+        if space == "generic" and isinstance(addr, ir.Address) and isinstance(addr.base, ir.Symbol):
+            p = self.placements.get(addr.base.name)
+            if p is not None:
+                return p.space
+        return space
+
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
     # Vector accesses move whole 8..128-bit words: the size modifier of each width.
@@ -176,13 +187,14 @@ class MemorySelection:
                 for k in range(r.width):
                     self.move(self.dst(d, k), self.param_const(ins.srcs[0], i * r.width + k))
             return
-        if ins.space == "const":
+        space = self.access_space(ins)
+        if space == "const":
             return self.load_const(ins)
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`ld.{ins.space}`")
-        load, _, wide = self.MEMORY_OPS[ins.space]
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`ld.{space}`")
+        load, _, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], ins.space)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         n = len(ins.dests)
@@ -244,6 +256,13 @@ class MemorySelection:
             if p.space != "const":
                 raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
             at = p.value + base.offset + addr.offset
+            if _bits(ins.type) >= 32 and at % 4 == 0:      # a plain constant operand, as ptxas
+                d = ins.dests[0]
+                if self.vreg(d).width > 1:
+                    self.begin_wide(d)
+                for k in range(self.vreg(d).width):
+                    self.move(self.dst(d, k), ConstRef(3, at + 4 * k))
+                return
             ref = ConstRef(3, at, ureg=None if at else RZ)
         elif isinstance(base, ir.Value):
             r = self.vreg(base)
@@ -256,11 +275,12 @@ class MemorySelection:
         return VOp(self.vreg(v))
 
     def sel_st(self, ins):
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`st.{ins.space}`")
-        _, store, wide = self.MEMORY_OPS[ins.space]
+        space = self.access_space(ins)
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`st.{space}`")
+        _, store, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], ins.space)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         data = ins.srcs[1:]
@@ -438,7 +458,7 @@ class MemorySelection:
         global reduction without result); the old value lands in `d`."""
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
-        space = ins.space or "generic"
+        space = self.access_space(ins)
         if op is None or space not in ("global", "generic", "shared"):
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
@@ -521,16 +541,36 @@ class MemorySelection:
         self.emit("ERRBAR", (), [], ndefs=0)
         self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
-    def full_mask(self, mask) -> None:
-        if not (isinstance(mask, ir.Const) and mask.value & 0xFFFFFFFF == 0xFFFFFFFF):
-            raise self.unsupported(f"`{self.ins.opcode}.sync` with a partial member mask")
+    def known_constant(self, op) -> int | None:
+        """The value of an operand that is a constant, or a register moved from one."""
+        if isinstance(op, ir.Const):
+            return op.value
+        if not isinstance(op, ir.Value):
+            return None
+        if not hasattr(self, "_const_defs"):
+            self._const_defs = {ins.dests[0].id: ins.srcs[0].value for b in self.fn.blocks
+                                for ins in b.instrs if ins.opcode == "mov" and ins.guard is None
+                                and len(ins.dests) == 1 and len(ins.srcs) == 1
+                                and isinstance(ins.srcs[0], ir.Const)}
+        return self._const_defs.get(op.id)
+
+    def sync_members(self, mask) -> int:
+        """The member mask of a `.sync` warp operation; a partial one first makes those lanes
+        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
+        value = self.known_constant(mask)
+        if value is None:
+            raise self.unsupported(f"`{self.ins.opcode}.sync` with a member mask computed at run time")
+        value &= 0xFFFFFFFF
+        if value != 0xFFFFFFFF:
+            self.emit("WARPSYNC", (), [Imm(value)], ndefs=0)
+        return value
 
     def sel_shfl(self, ins):
         mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
         self.emit("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
                                             self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
@@ -540,10 +580,15 @@ class MemorySelection:
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
         p, mask = ins.srcs
-        self.full_mask(mask)
+        members = self.sync_members(mask)
         src = self.pred_operand(p)
         if mode == "ballot":
-            self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+            if members == 0xFFFFFFFF:
+                self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+                return
+            t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
+            self.emit("VOTE", ("ANY",), [t, PT, src], ndefs=2)
+            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
             self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
 
@@ -555,7 +600,7 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
         self.emit("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
