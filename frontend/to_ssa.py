@@ -515,6 +515,10 @@ class _FunctionLowering:
 
     def dests(self, node, scope: _Scope, block: ir.Block) -> list[tuple[_Var | None, ir.Value]]:
         """The registers an operand defines, each with a fresh value."""
+        if type(node) is ast.Name and node.component is None and node.name != "_":
+            var = scope.lookup(node.name)
+            if type(var) is _Var:     # the common case first: a plain register
+                return [(var, self.fn.new_value(var.type, var.name))]
         if isinstance(node, ast.VectorOperand):
             return [d for e in node.elements for d in self.dests(e, scope, block)]
         if isinstance(node, ast.PairOperand):
