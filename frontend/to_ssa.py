@@ -369,14 +369,23 @@ class _FunctionLowering:
                     else:
                         keep.append(phi)
                 b.phis = keep
-        for b in self.fn.blocks:
+        replaced, resolve, Value, Address = self.replaced, self.resolve, ir.Value, ir.Address
+        for b in self.fn.blocks if replaced else ():
             for phi in b.phis:
-                phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+                phi.incoming = [(p, resolve(v)) for p, v in phi.incoming]
             for ins in b.instrs:
-                ins.srcs = [_resolve_operand(self.resolve, s) for s in ins.srcs]
+                srcs = ins.srcs
+                for k, src in enumerate(srcs):
+                    t = type(src)
+                    if t is Value:
+                        if src.id in replaced:
+                            srcs[k] = resolve(src)
+                    elif t is Address and type(src.base) is Value and src.base.id in replaced:
+                        srcs[k] = Address(resolve(src.base), src.offset)
                 if ins.guard is not None:
-                    ins.guard = self.resolve(ins.guard)
-                ins.merge = [self.resolve(m) for m in ins.merge]
+                    ins.guard = resolve(ins.guard)
+                if ins.merge:
+                    ins.merge = [resolve(m) for m in ins.merge]
         # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
         phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
         live: set[int] = set()
@@ -438,9 +447,11 @@ class _FunctionLowering:
         return self.fn
 
     def operand(self, node, scope: _Scope, block: ir.Block, ty: str | None, out: list) -> object:
-        if isinstance(node, ast.Name):
-            name = _full_name(node)
+        if type(node) is ast.Name:
+            name = node.name if node.component is None else _full_name(node)
             hit = scope.lookup(name)
+            if type(hit) is _Var:     # the common case first: a plain register
+                return self.read(hit, block)
             if hit is None and node.component is not None:
                 hit = scope.lookup(node.name)
             if isinstance(hit, _Var):
@@ -504,6 +515,10 @@ class _FunctionLowering:
 
     def dests(self, node, scope: _Scope, block: ir.Block) -> list[tuple[_Var | None, ir.Value]]:
         """The registers an operand defines, each with a fresh value."""
+        if type(node) is ast.Name and node.component is None and node.name != "_":
+            var = scope.lookup(node.name)
+            if type(var) is _Var:     # the common case first: a plain register
+                return [(var, self.fn.new_value(var.type, var.name))]
         if isinstance(node, ast.VectorOperand):
             return [d for e in node.elements for d in self.dests(e, scope, block)]
         if isinstance(node, ast.PairOperand):
@@ -566,7 +581,7 @@ class _FunctionLowering:
             srcs_ast = operands[1:] if has_result else operands
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
                     for i, o in enumerate(srcs_ast)]
-            ins.srcs = _flatten(srcs)
+            ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
             if has_result:
                 defined = self.dests(operands[0], scope, block)
                 ins.dests = [v for _, v in defined]
@@ -603,14 +618,6 @@ def _same(a, b) -> bool:
     if isinstance(a, ir.Value) or isinstance(b, ir.Value):
         return a is b
     return a == b
-
-
-def _resolve_operand(resolve, s):
-    if isinstance(s, ir.Value):
-        return resolve(s)
-    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
-        return ir.Address(resolve(s.base), s.offset)
-    return s
 
 
 def _flatten(items: list) -> list:
