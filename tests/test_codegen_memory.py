@@ -563,3 +563,40 @@ def test_initialisers_holding_variable_addresses():
         blocks = oracle.cuobjdump_elf(cubin).split("\n.section ")
         return [b.split("\n\n")[0] for b in blocks if b.startswith(".rel") and "debug_frame" not in b[:20]]
     assert relocs(ours) == relocs(theirs) and len(relocs(ours)) == 4
+
+
+def test_shared_atomics_through_compare_and_swap_loops():
+    """f32/f64/u64 add on shared memory (no ATOMS form: ptxas's ATOMS.CAST.SPIN loop), all
+    lanes on one address; the final values, and a lane's old value in (0, total)."""
+    ptx = """
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 8 .b8 sh[32];
+  .reg .b32 %r<8>; .reg .b64 %rd<10>; .reg .f32 %f<4>; .reg .f64 %fd<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 st.shared.v4.u32 [sh], {0, 0, 0, 0};
+  @%p1 st.shared.v4.u32 [sh+16], {0, 0, 0, 0};
+  bar.sync 0;
+  cvt.rn.f32.u32 %f1, %r1;
+  atom.shared.add.f32 %f2, [sh], %f1;
+  mov.b64 %fd1, 0d3FF0000000000000;
+  atom.shared.add.f64 %fd2, [sh+8], %fd1;
+  cvt.u64.u32 %rd2, %r1;
+  atom.shared.add.u64 %rd3, [sh+16], %rd2;
+  bar.sync 0;
+  @!%p1 bra END;
+  ld.shared.f32 %f3, [sh];
+  ld.shared.f64 %fd3, [sh+8];
+  ld.shared.u64 %rd4, [sh+16];
+  st.global.f32 [%rd1], %f3;
+  st.global.f64 [%rd1+8], %fd3;
+  st.global.u64 [%rd1+16], %rd4;
+END:
+  ret;
+}"""
+    out = run_both(ptx, "k", {"out": (24, bytes(24))})["out"]
+    assert np.frombuffer(out[:4], np.float32)[0] == sum(range(32))
+    assert np.frombuffer(out[8:16], np.float64)[0] == 32.0
+    assert np.frombuffer(out[16:24], np.uint64)[0] == sum(range(32))

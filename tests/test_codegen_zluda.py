@@ -48,7 +48,6 @@ UNSUPPORTED = {
     'bfe': 'PTX instruction `bfe` not supported yet',
     'bfi': 'PTX instruction `bfi` not supported yet',
     'bmsk_clamp_b32': 'PTX instruction `bmsk` not supported yet',
-    'atom_add_float': '`atom.shared.add.f32` not supported yet',
     'shared_unify_extern': '.func `add` (function calls) not supported yet',
     'shared_unify_local': '.func `add` (function calls) not supported yet',
     'call_rnd': '`st.param` not supported yet',

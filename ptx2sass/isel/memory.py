@@ -4,8 +4,8 @@ A mixin of `Selector` (isel/select.py): methods reach the shared state through `
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, VMem, VOp
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
@@ -536,6 +536,44 @@ class MemorySelection:
         self.emit("IADD3", (), [t, mem.base if isinstance(mem.base, VOp) else RZ, self.imm32(mem.offset), RZ])
         return VMem(t, 0, wide=False)
 
+    # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
+
+    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
+        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
+        @!(ok == 1) BRA loop — then d = old."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
+        bits = _bits(ty)
+        width = bits // 32
+        size = ("64",) if width == 2 else ()
+        mem = self.offset_free(self.address(ins.srcs[0], "shared"))
+        v = self.atom_data(ins.srcs[1], bits)
+        loop = self.start_block("cas")
+        old = VOp(self.mf.new_vreg("R", width))
+        new = VOp(self.mf.new_vreg("R", width))
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("LDS", size, [old, mem])
+        if ty == "f32":
+            self.emit("FADD", (), [new, old, v])
+        elif ty == "f64":
+            self.emit("DADD", (), [new, old, v])
+        else:
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            carry = VOp(self.mf.new_vreg("P"))
+            self.emit("IADD3", (), [VOp(new.reg, 0), carry, VOp(old.reg, 0), VOp(v.reg, 0), RZ], ndefs=2)
+            self.emit("IADD3", ("X",), [VOp(new.reg, 1), VOp(old.reg, 1), VOp(v.reg, 1), RZ, carry, NOT_PT])
+        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, mem, old, new])
+        done = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"),
+                  [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+        self.start_block("cas_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if d is not None:
+            self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
+
     def sel_atom(self, ins):
         self.atomic(ins, ins.dests[0] if ins.dests else None)
 
@@ -552,6 +590,8 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
+        if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
+            return self.shared_cas_loop(ins, op, ty, d)
         mods = self.atom_modifiers(op, ty, space)
         bits = _bits(ty)
         data = [self.atom_data(v, bits) for v in ins.srcs[1:]]

@@ -172,7 +172,7 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
                 temps.append((phi, self.mf.new_vreg(d.cls, d.width)))
             self.phi_temps[id(b)] = temps
         for b in order:
-            mb = self.blocks[id(b)]
+            mb = self.current = self.blocks[id(b)]
             self.out = mb.instrs
             self.guard = None
             for phi, tmp in self.phi_temps[id(b)]:
@@ -182,12 +182,26 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
             for ins in (body[:-1] if term else body):
                 self.select(ins)
             self.phi_copies(b)
+            mb = self.current           # a selection that made a loop continues in a new block
             mb.succs = [self.blocks[id(s)] for s in b.succs]
             for s in mb.succs:
                 s.preds.append(mb)
             self.terminator(b, mb, term)
             self.mf.blocks.append(mb)
         return self.mf
+
+    def start_block(self, suffix: str) -> MBlock:
+        """End the current machine block (falling through) and continue in a new one, for
+        selections that need control flow of their own (a compare-and-swap loop). The
+        caller links any extra edges; the IR block's tail then lands in the new block."""
+        prev = self.current
+        nb = MBlock(f"{prev.name.split('$')[0]}${suffix}{len(self.mf.blocks)}")
+        prev.succs.append(nb)
+        nb.preds.append(prev)
+        prev.fallthrough = nb
+        self.mf.blocks.append(prev)
+        self.current, self.out = nb, nb.instrs
+        return nb
 
     def phi_copies(self, b: ir.Block) -> None:
         self.guard = None
