@@ -71,16 +71,23 @@ class _Scope:
             if hit is not None:
                 return hit
             if scope.ranges:
-                stem = name.rstrip("0123456789")
-                digits = name[len(stem):]
+                base, _, comp = name.partition(".")     # `%v3.x`: a component of a vector range
+                stem = base.rstrip("0123456789")
+                digits = base[len(stem):]
                 entry = scope.ranges.get(stem)
                 if entry is not None and digits and (digits == "0" or digits[0] != "0") \
                         and int(digits) < entry[0]:
-                    cache = entry[2]
+                    cache, width = entry[2], entry[3] if len(entry) > 3 else 0
                     var = cache.get(int(digits))
                     if var is None:
-                        var = cache[int(digits)] = _Var(name, entry[1])
-                    return var
+                        var = cache[int(digits)] = (
+                            [_Var(f"{base}.{c}", entry[1]) for c in "xyzw"[:width]] if width
+                            else _Var(base, entry[1]))
+                    if not comp:
+                        return var
+                    if isinstance(var, list) and comp in "xyzw"[:len(var)]:
+                        return var["xyzw".index(comp)]
+                    return None
             scope = scope.parent
         return None
 
@@ -108,8 +115,8 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
     created = []
     for d in decl.declarators:
         if decl.space == ".reg":
-            if d.range_count is not None:
-                scope.ranges[d.name] = (d.range_count, ty, {})
+            if d.range_count is not None:     # (count, type, made so far, vector width)
+                scope.ranges[d.name] = (d.range_count, ty, {}, int(decl.vector[2:]) if decl.vector else 0)
             elif decl.vector:
                 comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
                 for var in comps:

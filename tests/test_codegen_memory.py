@@ -600,3 +600,48 @@ END:
     assert np.frombuffer(out[:4], np.float32)[0] == sum(range(32))
     assert np.frombuffer(out[8:16], np.float64)[0] == 32.0
     assert np.frombuffer(out[16:24], np.uint64)[0] == sum(range(32))
+
+
+def test_mov_unpacks_and_ldmatrix():
+    """`mov` into a vector of 16/32-bit registers (a `.v2` register range too) and ldmatrix
+    x1/x2/x4 with .trans from a shared and a generic address."""
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .shared .align 16 .b16 tile[256];
+  .reg .b32 %r<20>; .reg .b64 %rd<10>; .reg .b16 %h<8>; .reg .v2 .b16 %v<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.u64 %rd4, %rd2, %rd3;
+  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd4];
+  mov.u32 %r6, tile;
+  shl.b32 %r7, %r1, 4;
+  add.u32 %r8, %r6, %r7;
+  st.shared.v4.u32 [%r8], {%r2, %r3, %r4, %r5};
+  bar.sync 0;
+  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r10, %r11, %r12, %r13}, [%r8];
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r14}, [%r8];
+  mov.u64 %rd5, tile;
+  cvta.shared.u64 %rd6, %rd5;
+  add.u64 %rd7, %rd6, %rd3;
+  ldmatrix.sync.aligned.m8n8.x2.b16 {%r15, %r16}, [%rd7];
+  mov.b64 %rd8, {%r10, %r11};
+  mov.b64 {%h0, %h1, %h2, %h3}, %rd8;
+  mov.b32 {%h4, %h5}, %r12;
+  mov.b32 %v0, %r13;
+  mov.b32 %r19, {%v0.y, %v0.x};
+  mov.b64 {%r17, %r18}, %rd8;
+  add.u64 %rd9, %rd1, %rd3;
+  st.global.v4.b16 [%rd9], {%h3, %h2, %h1, %h0};
+  st.global.v4.b16 [%rd9+8], {%h5, %h4, %v0.x, %v0.y};
+  mul.wide.u32 %rd6, %r1, 4;
+  add.u64 %rd6, %rd6, %rd1;
+  st.global.u32 [%rd6+1024], %r19;
+  add.u64 %rd9, %rd9, 512;
+  st.global.v4.u32 [%rd9], {%r14, %r15, %r16, %r17};
+  ret;
+}"""
+    data = np.random.default_rng(3).integers(0, 1 << 16, 256, dtype=np.uint16).tobytes() * 2
+    run_both(ptx, "k", {"out": (1152, bytes(1152)), "in": (1024, data)})

@@ -68,8 +68,6 @@ UNSUPPORTED = {
     'match_sync': 'PTX instruction `match` not supported yet',
     'bar_red_and_pred': 'PTX instruction `rem` not supported yet',
     'redux_sync_add_u32_partial': 'PTX instruction `rem` not supported yet',
-    'ldmatrix': 'PTX instruction `ldmatrix` not supported yet',
-    'ldmatrix_trans': 'PTX instruction `ldmatrix` not supported yet',
     'mma_m16n8k16_f32_bf16_bf16_f32': '`cvt.bf16x2.f32` not supported yet',
     'mma_m16n8k32_s32_s8_s8_s32': '.func `pack_u8` (function calls) not supported yet',
     'mma_m16n8k32_s32_s8_s8_s32_interleave': '.func `pack_u8` (function calls) not supported yet',

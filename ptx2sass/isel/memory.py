@@ -31,6 +31,8 @@ class MemorySelection:
             return self.address_value(d, src)
         if len(ins.srcs) > 1:
             return self.pack(d, ins.srcs)
+        if len(ins.dests) > 1:
+            return self.unpack(ins.dests, src)
         if r.width > 1:
             self.begin_wide(d)
         for k in range(r.width):
@@ -54,6 +56,19 @@ class MemorySelection:
                                    self.reg_part(elems[1])])
             return
         raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
+
+    def unpack(self, dests, src) -> None:
+        """`mov.b32 {a, b}, r` / `mov.b64 {a, b(, c, d)}, r`: the source's fields, first
+        in the low bits."""
+        bits = _bits(dests[0].type)
+        if bits not in (16, 32) or not isinstance(src, ir.Value):
+            raise self.unsupported(f"`mov` unpacking into {len(dests)} x {dests[0].type}")
+        for k, d in enumerate(dests):
+            word = self.part_of(src, (k * bits) // 32)
+            if bits == 32:
+                self.copy_reg(VOp(self.vreg(d)), word)
+            else:
+                self.extract_field(d, word, ((k * bits) % 32) // 8, bits, dests[0].type)
 
     def param_const(self, addr: ir.Address, part: int) -> ConstRef:
         sym = addr.base
@@ -432,6 +447,35 @@ class MemorySelection:
                 else:
                     self.move(part(k), RZ)
         self.emit("STS", self.WORD_SIZE[32 * words], [self.address(dst, "shared"), VOp(t)], ndefs=0)
+
+    def sel_ldmatrix(self, ins):
+        """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
+        (a generic address is first made a shared one, as ptxas does)."""
+        mods = ins.modifiers
+        count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+        if count is None or "m8n8" not in mods or ins.type != "b16" or len(ins.dests) != count:
+            raise self.unsupported(f"`ldmatrix.{'.'.join(mods)}.{ins.type}`")
+        space = ins.space or "generic"
+        if space == "generic":
+            addr = ins.srcs[0]
+            if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
+                raise self.unsupported("`ldmatrix` of this generic address")
+            r = self.vreg(addr.base)
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
+                                    ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
+            mem = VMem(t, addr.offset, wide=False)
+        elif space == "shared":
+            mem = self.address(ins.srcs[0], "shared")
+        else:
+            raise self.unsupported(f"`ldmatrix.{space}`")
+        t = self.mf.new_vreg("R", count)
+        if self.guard is not None:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        shape = "MT88" if "trans" in mods else "M88"
+        self.emit("LDSM", ("16", shape) + ((str(count),) if count > 1 else ()), [VOp(t), mem])
+        for k, d in enumerate(ins.dests):
+            self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
 
     def sel_cvta(self, ins):
         """Addresses between a window and the generic space: global ones are equal; shared
