@@ -645,3 +645,32 @@ def test_mov_unpacks_and_ldmatrix():
 }"""
     data = np.random.default_rng(3).integers(0, 1 << 16, 256, dtype=np.uint16).tobytes() * 2
     run_both(ptx, "k", {"out": (1152, bytes(1152)), "in": (1024, data)})
+
+
+def test_match_nanosleep_vector_moves_and_parameter_addresses():
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+  .reg .b32 %r<12>; .reg .b64 %rd<10>; .reg .pred %p<3>; .reg .v2 .u32 %v<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 3;
+  match.any.sync.b32 %r3, %r2, 0xffffffff;
+  match.all.sync.b32 %r4|%p1, %r2, 0xffffffff;
+  cvt.u64.u32 %rd2, %r2;
+  match.any.sync.b64 %r5, %rd2, 0xffffffff;
+  match.all.sync.b64 %r6, %rd2, 0xffffffff;
+  selp.u32 %r7, 1, 0, %p1;
+  nanosleep.u32 100;
+  mov.v2.u32 %v0, {%r3, %r4};
+  mov.v2.u32 %v1, %v0;
+  mov.u64 %rd4, n;
+  ld.param.u32 %r8, [%rd4];
+  add.u32 %r3, %v1.x, %v1.y; add.u32 %r3, %r3, %r5; add.u32 %r3, %r3, %r6;
+  add.u32 %r3, %r3, %r7; add.u32 %r3, %r3, %r8;
+  mul.wide.u32 %rd3, %r1, 4; add.u64 %rd3, %rd3, %rd1;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}"""
+    out = words(run_both(ptx, "k", {"out": (128, bytes(128))}, [Param(buffer="out"), Param(type="u32", value=9)])["out"])
+    assert out[0] == 0x11111111 + 0 + 0x11111111 + 0 + 0 + 9

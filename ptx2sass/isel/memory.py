@@ -7,6 +7,7 @@ from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
+from ptx2sass.variables import Placement
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
@@ -29,6 +30,10 @@ class MemorySelection:
             return
         if isinstance(src, ir.Symbol):
             return self.address_value(d, src)
+        if len(ins.srcs) > 1 and len(ins.dests) == len(ins.srcs):     # vector to vector
+            for dv, sv in zip(ins.dests, ins.srcs):
+                self.copy_value(dv, sv)
+            return
         if len(ins.srcs) > 1:
             return self.pack(d, ins.srcs)
         if len(ins.dests) > 1:
@@ -83,6 +88,9 @@ class MemorySelection:
 
     def placement(self, sym: ir.Symbol):
         p = self.placements.get(sym.name)
+        if p is None and sym.name in self.params and self.fn.is_entry:
+            # A kernel parameter's address in the .param window: its constant-bank-0 offset.
+            return Placement("param", self.arch.param_base + self.params[sym.name].offset)
         if p is None:
             what = "parameter" if sym.name in self.params else "symbol"
             raise self.unsupported(f"the address of {what} `{sym.name}`")
@@ -246,6 +254,9 @@ class MemorySelection:
         if ins.space == "param":
             if not self.fn.is_entry:
                 raise self.unsupported("`ld.param` in a .func")
+            addr = ins.srcs[0]
+            if isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value):
+                return self.load_param_indirect(ins, addr)
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 if r.width > 1:
@@ -313,6 +324,15 @@ class MemorySelection:
         for i in range(4):
             sel |= (byte + i if i < nbytes else fill) << (4 * i)
         self.emit("PRMT", (), [self.dst(d), word, Imm(sel), RZ])
+
+    def load_param_indirect(self, ins, addr: ir.Address) -> None:
+        """`ld.param` through a register holding a kernel parameter's address: LDC from
+        constant bank 0 at that address."""
+        if len(ins.dests) != 1 or _bits(ins.type) > 64:
+            raise self.unsupported(f"vector `ld.param` through a register")
+        r = self.vreg(addr.base)
+        self.emit("LDC", _size_modifier(ins.type, True),
+                  [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
 
     def load_const(self, ins):
         """`ld.const`: LDC from constant bank 3 at the variable's offset (plus a register)."""
@@ -764,6 +784,28 @@ class MemorySelection:
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
             self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+
+    def sel_match(self, ins):
+        """`match.{any,all}.sync.b32/b64`: MATCH.ANY d, a / MATCH.ALL p, d, a (.U64 for pairs)."""
+        mode = next((m for m in ins.modifiers if m in ("any", "all")), None)
+        if mode is None or "sync" not in ins.modifiers or _bits(ins.type) not in (32, 64):
+            raise self.unsupported(f"`match.{'.'.join(ins.modifiers)}.{ins.type}`")
+        a, mask = ins.srcs
+        self.sync_members(mask)
+        mods = (mode.upper(),) + (("U64",) if _bits(ins.type) == 64 else ())
+        src = self.atom_data(a, _bits(ins.type))
+        d = self.dst(ins.dests[0])
+        if mode == "any":
+            self.emit("MATCH", mods, [d, src])
+        else:
+            p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+            self.emit("MATCH", mods, [p, d, src], ndefs=2)
+
+    def sel_nanosleep(self, ins):
+        value = self.known_constant(ins.srcs[0])
+        if value is None:      # NANOSLEEP R: the encoder's tables know the immediate form only
+            raise self.unsupported("`nanosleep` for a time computed at run time")
+        self.emit("NANOSLEEP", (), [Imm(value & 0xFFFFFFFF)], ndefs=0)
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
