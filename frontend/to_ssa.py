@@ -498,6 +498,13 @@ class _FunctionLowering:
                 return ir.Const(_mask(const, ty), ty or "s64")
             sym = _symbol_plus(node)
             if sym is not None:
+                var = scope.lookup(sym[0])
+                if isinstance(var, _Var):      # `%r + 1`: ptxas adds (the register's value)
+                    v = self.read(var, block)
+                    t = self.fn.new_value(var.type)
+                    out.append(ir.Instr("add", [t], [v, ir.Const(_mask(sym[1], var.type), var.type)],
+                                        type=var.type, line=node.line))
+                    return t
                 return ir.Symbol(*sym)
             raise self.error(node, "unsupported operand expression")
         if isinstance(node, ast.Index):

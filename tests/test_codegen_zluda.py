@@ -27,7 +27,6 @@ UNSUPPORTED = {
     'cvt_pack': '`cvt.sat.u8.s32` not supported yet',
     'call': '`st.param` not supported yet',
     'vector': '.func `impl` (function calls) not supported yet',
-    'reg_local': "operand Symbol(name='temp', offset=1) of `st` not supported yet",
     'min_f16': '`min.f16` not supported yet',
     'extern_shared_call': '.func `incr_shared_2_global` (function calls) not supported yet',
     'rcp_f64': '`rcp.rz.f64` not supported yet',
