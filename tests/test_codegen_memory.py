@@ -674,3 +674,40 @@ def test_match_nanosleep_vector_moves_and_parameter_addresses():
 }"""
     out = words(run_both(ptx, "k", {"out": (128, bytes(128))}, [Param(buffer="out"), Param(type="u32", value=9)])["out"])
     assert out[0] == 0x11111111 + 0 + 0x11111111 + 0 + 0 + 9
+
+
+def test_const_loads_of_every_width_and_vector():
+    ptx = """
+.const .align 16 .b8 ctab[64] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+  19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 200, 201, 202, 203};
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<20>; .reg .b64 %rd<10>; .reg .b16 %h<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 3;
+  shl.b32 %r3, %r2, 3;
+  mov.u32 %r4, ctab;
+  add.u32 %r5, %r4, %r3;
+  ld.const.v2.u32 {%r6, %r7}, [%r5];
+  ld.const.v4.u32 {%r8, %r9, %r10, %r11}, [ctab+16];
+  ld.const.v2.u64 {%rd2, %rd3}, [ctab];
+  ld.const.v4.u8 {%r12, %r13, %r14, %r15}, [%r5+1];
+  ld.const.s8 %r16, [ctab+33];
+  ld.const.s16 %r19, [%r5+2];
+  add.u32 %r16, %r16, %r19;
+  ld.const.v2.b16 {%h0, %h1}, [ctab+4];
+  ld.const.v4.s8 {%r19, %r18, %r17, %r16}, [%r5+32];
+  ld.const.v2.u16 {%r18, %r19}, [%r5+4];
+  add.u32 %r17, %r17, %r19;
+  cvt.u32.u16 %r19, %h1;
+  add.u32 %r17, %r17, %r19;
+  add.u32 %r6, %r6, %r7; add.u32 %r6, %r6, %r8; add.u32 %r6, %r6, %r11;
+  add.u32 %r6, %r6, %r12; add.u32 %r6, %r6, %r15; add.u32 %r6, %r6, %r16; add.u32 %r6, %r6, %r17;
+  cvt.u32.u64 %r18, %rd3;
+  add.u32 %r6, %r6, %r18;
+  mul.wide.u32 %rd4, %r1, 4; add.u64 %rd4, %rd4, %rd1;
+  st.global.u32 [%rd4], %r6;
+  ret;
+}"""
+    run_both(ptx, "k", {"out": (128, bytes(128))})

@@ -335,32 +335,57 @@ class MemorySelection:
                   [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
 
     def load_const(self, ins):
-        """`ld.const`: LDC from constant bank 3 at the variable's offset (plus a register)."""
+        """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
+        for whole words at a fixed place (as ptxas), else LDC (plus a register); a vector
+        loads element by element."""
         addr = ins.srcs[0]
-        if len(ins.dests) != 1 or not isinstance(addr, ir.Address):
-            raise self.unsupported(f"vector `ld.const`")
-        if _bits(ins.type) > 64:
+        bits = _bits(ins.type)
+        if not isinstance(addr, ir.Address) or bits > 64:
             raise self.unsupported(f"`ld.const.{ins.type}`")
-        base = addr.base
+        base, at, ureg = addr.base, addr.offset, None
         if isinstance(base, ir.Symbol):
             p = self.placement(base)
             if p.space != "const":
                 raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
-            at = p.value + base.offset + addr.offset
-            if _bits(ins.type) >= 32 and at % 4 == 0:      # a plain constant operand, as ptxas
-                d = ins.dests[0]
+            at += p.value + base.offset
+        elif isinstance(base, ir.Value):
+            r = self.vreg(base)
+            ureg = VOp(r, 0 if r.width > 1 else None)
+        n = len(ins.dests)
+        if bits < 32 and n > 1 and n * bits in (32, 64):      # one word (or two), then fields
+            words = n * bits // 32
+            t = self.mf.new_vreg("R", words)
+            if words > 1 or self.guard is not None:
+                self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+            for w in range(words):
+                part = VOp(t, w if words > 1 else None)
+                if ureg is None:
+                    self.move(part, ConstRef(3, at + 4 * w))
+                else:
+                    self.emit("LDC", (), [part, ConstRef(3, at + 4 * w, ureg=ureg)])
+            for k, d in enumerate(ins.dests):
+                word = VOp(t, (k * bits) // 32 if words > 1 else None)
+                self.extract_field(d, word, ((k * bits) % 32) // 8, bits, ins.type)
+            return
+        step = max(1, bits // 8)
+        if ureg is not None and bits < 32 and at:
+            # (the encoder's tables know sub-word LDC only as `c[0x3][R]`)
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, ureg, self.imm32(at), RZ])
+            ureg, at = t, 0
+        for i, d in enumerate(ins.dests):
+            where = at + i * step
+            if ureg is not None:
+                self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(d), ConstRef(3, where, ureg=ureg)])
+            elif bits >= 32 and where % 4 == 0:
                 if self.vreg(d).width > 1:
                     self.begin_wide(d)
                 for k in range(self.vreg(d).width):
-                    self.move(self.dst(d, k), ConstRef(3, at + 4 * k))
-                return
-            ref = ConstRef(3, at, ureg=None if at else RZ)
-        elif isinstance(base, ir.Value):
-            r = self.vreg(base)
-            ref = ConstRef(3, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))
-        else:
-            ref = ConstRef(3, addr.offset, ureg=None if addr.offset else RZ)
-        self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(ins.dests[0]), ref])
+                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
+            else:     # a byte or half of a constant word
+                t = VOp(self.mf.new_vreg())
+                self.move(t, ConstRef(3, where & ~3))
+                self.extract_field(d, t, where % 4, bits, ins.type)
 
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
