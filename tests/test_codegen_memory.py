@@ -711,3 +711,19 @@ def test_const_loads_of_every_width_and_vector():
   ret;
 }"""
     run_both(ptx, "k", {"out": (128, bytes(128))})
+
+
+@pytest.mark.parametrize("fence", ["fence.sc.cta", "fence.sc.gpu", "fence.acq_rel.cta", "fence.acq_rel.sys",
+                                   "membar.cta", "membar.gl", "membar.sys"])
+def test_fences_as_ptxas(fence):
+    ptx = HEADER + f""".visible .entry k(.param .u64 out)
+{{ .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], 1;
+  {fence};
+  st.global.u32 [%rd1+4], 2;
+  ret; }}"""
+    def barriers(cubin):
+        return [l.split("*/")[1].split(";")[0].strip() for l in oracle.nvdisasm(cubin, ("-c",)).splitlines()
+                if any(op in l for op in ("MEMBAR", "ERRBAR", "CCTL"))]
+    assert barriers(codegen.compile_ptx(ptx, "sm_89")) == barriers(oracle.ptxas(ptx, "sm_89").output)

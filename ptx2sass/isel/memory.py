@@ -750,14 +750,26 @@ class MemorySelection:
             raise self.unsupported("`barrier.sync` without .aligned")
         self.sel_bar(ins)
 
+    MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
+
     def sel_membar(self, ins):
-        level = next((m for m in ins.modifiers if m in ("cta", "gl", "sys")), "gl")
-        if level == "cta":
-            self.emit("MEMBAR", ("SC", "CTA"), [], ndefs=0)
-            return
-        self.emit("MEMBAR", ("SC", "SYS" if level == "sys" else "GPU"), [], ndefs=0)
-        self.emit("ERRBAR", (), [], ndefs=0)
-        self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        level = next((m for m in ins.modifiers if m in self.MEMBAR_LEVELS), "gl")
+        self.memory_barrier("SC", self.MEMBAR_LEVELS[level])
+
+    def sel_fence(self, ins):
+        """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
+        mods = ins.modifiers
+        if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
+            raise self.unsupported(f"`fence.{'.'.join(mods)}`")
+        level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
+        self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    def memory_barrier(self, kind: str, scope: str) -> None:
+        """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
+        self.emit("MEMBAR", (kind, scope), [], ndefs=0)
+        if scope != "CTA":
+            self.emit("ERRBAR", (), [], ndefs=0)
+            self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def known_constant(self, op) -> int | None:
         """The value of an operand that is a constant, or a register moved from one."""
