@@ -727,3 +727,57 @@ def test_fences_as_ptxas(fence):
         return [l.split("*/")[1].split(";")[0].strip() for l in oracle.nvdisasm(cubin, ("-c",)).splitlines()
                 if any(op in l for op in ("MEMBAR", "ERRBAR", "CCTL"))]
     assert barriers(codegen.compile_ptx(ptx, "sm_89")) == barriers(oracle.ptxas(ptx, "sm_89").output)
+
+
+WIDTH_TYPES = ["u8", "s8", "u16", "s16", "b32", "f32", "b64", "f64"]
+
+
+def _copy_kernel(space: str) -> str:
+    """Every type and vector width: loaded from `in`, passed through `space`, stored to
+    `out` (at distinct offsets, each lane its own 512-byte stripe)."""
+    regs = {"u8": "r", "s8": "r", "u16": "r", "s16": "r", "b32": "r", "f32": "f", "b64": "rd", "f64": "fd"}
+    body, at, n = [], 0, 0
+    for ty in WIDTH_TYPES:
+        size = {"u8": 1, "s8": 1, "u16": 2, "s16": 2, "b32": 4, "f32": 4, "b64": 8, "f64": 8}[ty]
+        for vec in (1, 2, 4):
+            if size * vec > 16:
+                continue
+            at = (at + size * vec - 1) // (size * vec) * (size * vec)
+            names = [f"%{regs[ty]}{n + k}" for k in range(vec)]
+            n += vec
+            dst = names[0] if vec == 1 else "{" + ", ".join(names) + "}"
+            v = "" if vec == 1 else f".v{vec}"
+            body.append(f"ld.global{v}.{ty} {dst}, [%rd2+{at}];")
+            if space == "global":
+                body.append(f"st.global{v}.{ty} [%rd3+{at}], {dst};")
+            else:
+                where = {"shared": f"[%r100+{at}]", "local": f"[lo+{at}]", "generic": f"[%rd3+{at}]"}[space]
+                sp = "" if space == "generic" else "." + space
+                body.append(f"st{sp}{v}.{ty} {where}, {dst};")
+                body.append(f"ld{sp}{v}.{ty} {dst}, {where};")
+                body.append(f"st.global{v}.{ty} [%rd3+{at}], {dst};")
+            at += size * vec
+    return f""".visible .entry k(.param .u64 out, .param .u64 in)
+{{
+  .shared .align 16 .b8 sh[16384];
+  .local .align 16 .b8 lo[512];
+  .reg .b32 %r<120>; .reg .f32 %f<120>; .reg .b64 %rd<120>; .reg .f64 %fd<120>;
+  ld.param.u64 %rd0, [out];
+  ld.param.u64 %rd1, [in];
+  mov.u32 %r110, %tid.x;
+  mul.wide.u32 %rd4, %r110, 512;
+  add.u64 %rd2, %rd1, %rd4;
+  add.u64 %rd3, %rd0, %rd4;
+  mov.u32 %r100, sh;
+  shl.b32 %r111, %r110, 9;
+  add.u32 %r100, %r100, %r111;
+  {chr(10).join('  ' + line for line in body)}
+  ret;
+}}"""
+
+
+@pytest.mark.parametrize("space", ["global", "shared", "local", "generic"])
+def test_every_width_and_vector_through_every_space(space):
+    data = np.random.default_rng(7).integers(0, 256, 32 * 512, dtype=np.uint8).tobytes()
+    out = run_both(_copy_kernel(space), "k", {"out": (32 * 512, bytes(32 * 512)), "in": (32 * 512, data)})["out"]
+    assert out[:8] != bytes(8)
