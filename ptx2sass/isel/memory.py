@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 
@@ -329,7 +329,7 @@ class MemorySelection:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
         constant bank 0 at that address."""
         if len(ins.dests) != 1 or _bits(ins.type) > 64:
-            raise self.unsupported(f"vector `ld.param` through a register")
+            raise self.unsupported("vector `ld.param` through a register")
         r = self.vreg(addr.base)
         self.emit("LDC", _size_modifier(ins.type, True),
                   [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
