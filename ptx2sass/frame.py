@@ -11,7 +11,7 @@ API (used by isel for `.local` variables, and meant for the spiller and call low
     frame = Frame()
     offsets = frame.place_variables(fn.locals_in_local_space)  # ptxas's order, see below
     at = frame.allocate(8, 8, "spill.%r7")    # one more slot: its byte offset
-    frame.size                                 # total bytes, rounded to FRAME_ALIGN
+    frame.size                                 # total bytes, a multiple of frame.alignment
     frame.offset_of("spill.%r7")               # the offset a name got
 
 Offsets are final when handed out (a slot never moves), so code can be selected with them
@@ -19,7 +19,8 @@ at once; `size` grows as slots are added and is read when the function's code is
 
 Layout as ptxas 13.5 does it (read off its output for kernels with several `.local`
 arrays): PTX variables sorted by alignment, largest first (declaration order among equals),
-each at the next offset of its alignment; the total rounded up to 8 bytes.
+each at the next offset of its alignment; the total rounded up to 8 bytes, or to the
+largest slot alignment if that is more (a 16-byte aligned array makes a 16-byte multiple).
 """
 from __future__ import annotations
 
@@ -75,8 +76,9 @@ class Frame:
 
     @property
     def size(self) -> int:
-        """The frame's size in bytes (0: the function needs no frame)."""
-        return align_up(self._end, FRAME_ALIGN)
+        """The frame's size in bytes (0: the function needs no frame): a multiple of its
+        alignment, so the stack pointer stays aligned for every slot."""
+        return align_up(self._end, self.alignment)
 
     @property
     def alignment(self) -> int:

@@ -20,6 +20,8 @@ def test_frame_slots_are_aligned_and_stable():
     assert f.size == 24
     f.allocate(1, 1)
     assert f.size == 32
+    f.allocate(4, 16)
+    assert f.size == 48 and f.alignment == 16
     with pytest.raises(ValueError):
         f.allocate(4, 3)
     with pytest.raises(ValueError):
@@ -781,3 +783,24 @@ def test_every_width_and_vector_through_every_space(space):
     data = np.random.default_rng(7).integers(0, 256, 32 * 512, dtype=np.uint8).tobytes()
     out = run_both(_copy_kernel(space), "k", {"out": (32 * 512, bytes(32 * 512)), "in": (32 * 512, data)})["out"]
     assert out[:8] != bytes(8)
+
+
+def test_frame_of_a_16_byte_aligned_array_is_a_16_byte_multiple():
+    ptx = HEADER + """
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+  .local .align 16 .b8 a[20];
+  .reg .b32 %r<10>; .reg .b64 %rd<10>;
+  ld.param.u32 %r1, [n];
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, a;
+  cvt.u64.u32 %rd3, %r1;
+  add.u64 %rd4, %rd2, %rd3;
+  st.local.u8 [%rd4], %r1;
+  ld.local.v4.u32 {%r2, %r3, %r4, %r5}, [a];
+  add.u32 %r2, %r2, %r5;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}"""
+    sizes = lambda c: [l for l in oracle.cuobjdump_elf(c).splitlines() if "frame size" in l or "stack size" in l]
+    assert sizes(codegen.compile_ptx(ptx, "sm_89")) == sizes(oracle.ptxas(ptx, "sm_89").output)
