@@ -18,7 +18,8 @@ Offsets are final when handed out (a slot never moves), so code can be selected 
 at once; `size` grows as slots are added and is read when the function's code is final.
 
 Layout as ptxas 13.5 does it (read off its output for kernels with several `.local`
-arrays): PTX variables sorted by alignment, largest first (declaration order among equals),
+arrays): PTX variables sorted by alignment, largest first, then by size, smallest first
+(declaration order among equals),
 each at the next offset of its alignment; the total rounded up to 8 bytes, or to the
 largest slot alignment if that is more (a 16-byte aligned array makes a 16-byte multiple).
 """
@@ -66,8 +67,9 @@ class Frame:
 
     def place_variables(self, variables) -> dict[str, int]:
         """Slots for PTX variables (objects with `name`, `size`, `align`), in ptxas's order:
-        largest alignment first, declaration order among equals. Returns name -> offset."""
-        order = sorted(range(len(variables)), key=lambda i: (-variables[i].align, i))
+        largest alignment first, then smallest size, then declaration order. Returns
+        name -> offset."""
+        order = sorted(range(len(variables)), key=lambda i: (-variables[i].align, variables[i].size, i))
         return {variables[i].name: self.allocate(variables[i].size, variables[i].align,
                                                  variables[i].name) for i in order}
 

@@ -28,11 +28,12 @@ def test_frame_slots_are_aligned_and_stable():
         f.allocate(4, 4, "a")
 
 
-def test_frame_places_variables_largest_alignment_first():
+def test_frame_places_variables_largest_alignment_then_smallest_size_first():
     v = lambda name, size, align: SimpleNamespace(name=name, size=size, align=align)
     f = Frame()
-    assert f.place_variables([v("a", 5, 1), v("b", 12, 4), v("c", 3, 4)]) == {"b": 0, "c": 12, "a": 15}
-    assert f.size == 24
+    assert f.place_variables([v("a", 5, 1), v("b", 12, 4), v("c", 3, 4), v("d", 4, 4)]) == \
+        {"c": 0, "d": 4, "b": 8, "a": 20}
+    assert f.size == 32
 
 
 # --------------------------------------------------------------------------- end to end
@@ -783,6 +784,29 @@ def test_every_width_and_vector_through_every_space(space):
     data = np.random.default_rng(7).integers(0, 256, 32 * 512, dtype=np.uint8).tobytes()
     out = run_both(_copy_kernel(space), "k", {"out": (32 * 512, bytes(32 * 512)), "in": (32 * 512, data)})["out"]
     assert out[:8] != bytes(8)
+
+
+def test_local_layout_orders_by_alignment_then_size():
+    """ptxas's offsets for four arrays of mixed alignment and size (all indexed at run
+    time, so none is kept in registers)."""
+    lines = ["ld.param.u32 %r1, [n];", "ld.param.u64 %rd1, [out];", "cvt.u64.u32 %rd3, %r1;"]
+    for k, name in enumerate("xyzw"):
+        lines += [f"mov.u64 %rd{10 + k}, {name};", f"add.u64 %rd{20 + k}, %rd{10 + k}, %rd3;",
+                  f"st.local.u8 [%rd{20 + k}], %r1;", f"ld.local.u8 %r{2 + k}, [{name}+1];"]
+    ptx = HEADER + f""".visible .entry k(.param .u64 out, .param .u32 n)
+{{
+  .local .align 4 .b8 x[12];
+  .local .align 4 .b8 y[4];
+  .local .align 8 .b8 z[8];
+  .local .align 2 .b8 w[2];
+  .reg .b32 %r<10>; .reg .b64 %rd<30>;
+  {chr(10).join(lines)}
+  st.global.v4.u32 [%rd1], {{%r2, %r3, %r4, %r5}};
+  ret;
+}}"""
+    loads = lambda c: sorted(l.split("[")[1].split("]")[0] for l in oracle.nvdisasm(c, ("-c",)).splitlines()
+                             if "LDL" in l)
+    assert loads(codegen.compile_ptx(ptx, "sm_89")) == loads(oracle.ptxas(ptx, "sm_89").output)
 
 
 def test_frame_of_a_16_byte_aligned_array_is_a_16_byte_multiple():
