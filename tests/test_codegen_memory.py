@@ -828,3 +828,20 @@ def test_frame_of_a_16_byte_aligned_array_is_a_16_byte_multiple():
 }"""
     sizes = lambda c: [l for l in oracle.cuobjdump_elf(c).splitlines() if "frame size" in l or "stack size" in l]
     assert sizes(codegen.compile_ptx(ptx, "sm_89")) == sizes(oracle.ptxas(ptx, "sm_89").output)
+
+
+def test_offsets_beyond_the_immediate_field():
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  add.u64 %rd3, %rd2, -16777216;
+  ld.global.u32 %r1, [%rd3+16777220];
+  add.u64 %rd4, %rd1, 9000000;
+  st.global.u32 [%rd4+-9000000], %r1;
+  ret;
+}"""
+    out = run_both(ptx, "k", {"out": (16, bytes(16)), "in": (16, bytes(range(16)))}, block=(1, 1, 1))["out"]
+    assert out[:4] == bytes([4, 5, 6, 7])

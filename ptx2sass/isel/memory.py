@@ -159,9 +159,14 @@ class MemorySelection:
         for k in range(d.width):
             self.move(VOp(d.reg, (d.part or 0) + k), VOp(s.reg, (s.part or 0) + k))
 
+    OFFSET_LIMIT = 1 << 23       # memory instructions take a signed 24-bit immediate offset
+
     def address(self, addr, space: str) -> VMem:
         """The memory operand of an access to `space`: `[R.64+imm]` for global/generic,
         `[R+imm]`, `[imm]` or `[R1+imm]` (local variables) for the 32-bit windows."""
+        return self.near_offset(self.memory_operand(addr, space))
+
+    def memory_operand(self, addr, space: str) -> VMem:
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
         wide = space in ("global", "generic")
@@ -182,6 +187,23 @@ class MemorySelection:
             reg, off = self.window_location(p, base.offset + addr.offset)
             return VMem(RZ if reg is None and not off else reg, off, wide=False)
         raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
+
+    def near_offset(self, mem: VMem) -> VMem:
+        """An offset beyond the immediate's reach is added to the base first."""
+        if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
+            return mem
+        off = mem.offset & 0xFFFFFFFFFFFFFFFF
+        if not mem.wide:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, mem.base if mem.base is not None else RZ, self.imm32(off), RZ])
+            return VMem(t, 0, wide=False)
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        lo, hi = (VOp(mem.base.reg, 0), VOp(mem.base.reg, 1)) if mem.base is not None else (RZ, RZ)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(t, 0), carry, lo, self.imm32(off), RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(t, 1), hi, self.imm32(off >> 32), RZ, carry, NOT_PT])
+        return VMem(VOp(t), 0, wide=True)
 
     def access_space(self, ins) -> str:
         """The window an access goes to: a generic access naming a variable goes to the
