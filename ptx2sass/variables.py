@@ -160,10 +160,11 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         placements[v.name] = Placement("shared", at)
         size = at + v.size
         align = max(align, v.align)
-    if externs:
+    if externs:         # they start where the static part, padded to 16 bytes, ends
         align = max(align, EXTERN_SHARED_ALIGN)
+        size = align_up(size, EXTERN_SHARED_ALIGN)
         for v in externs:
-            placements[v.name] = Placement("shared", align_up(size, EXTERN_SHARED_ALIGN))
+            placements[v.name] = Placement("shared", size)
     frame = Frame()
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)

@@ -845,3 +845,23 @@ def test_offsets_beyond_the_immediate_field():
 }"""
     out = run_both(ptx, "k", {"out": (16, bytes(16)), "in": (16, bytes(range(16)))}, block=(1, 1, 1))["out"]
     assert out[:4] == bytes([4, 5, 6, 7])
+
+
+def test_extern_shared_follows_the_static_part_padded_to_16_bytes():
+    ptx = HEADER + """
+.extern .shared .align 4 .b32 dyn[];
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 4 .b32 s[1];
+  .reg .b32 %r<8>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, dyn;
+  mov.u32 %r2, s;
+  st.global.v2.u32 [%rd1], {%r1, %r2};
+  ret;
+}"""
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    assert _sections(ours) == _sections(theirs)
+    out = {n: run_cubin(c, "k", (1, 1, 1), (1, 1, 1), {"out": (8, bytes(8))}, [Param(buffer="out")], 64)
+           .buffers["out"] for n, c in (("ours", ours), ("theirs", theirs))}
+    assert out["ours"] == out["theirs"] == bytes([16, 0, 0, 0, 0, 0, 0, 0])
