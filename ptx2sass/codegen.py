@@ -264,6 +264,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
+                              max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
@@ -272,6 +273,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
+
+
+def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
+    """`.maxntid` / `.reqntid` as the three dimensions the cubin records (missing ones 1)."""
+    dims = fn.attributes.get(name)
+    if not dims:
+        return None
+    dims = [int(d) for d in dims][:3]
+    return tuple(dims + [1] * (3 - len(dims)))
 
 
 def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Module:
