@@ -865,3 +865,14 @@ def test_extern_shared_follows_the_static_part_padded_to_16_bytes():
     out = {n: run_cubin(c, "k", (1, 1, 1), (1, 1, 1), {"out": (8, bytes(8))}, [Param(buffer="out")], 64)
            .buffers["out"] for n, c in (("ours", ours), ("theirs", theirs))}
     assert out["ours"] == out["theirs"] == bytes([16, 0, 0, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("bounds", [".maxntid 16", ".maxntid 64, 2", ".reqntid 32, 2, 2"])
+def test_launch_bounds_reach_the_cubin(bounds):
+    ptx = HEADER + f""".visible .entry k(.param .u64 out) {bounds}
+{{ .reg .b64 %rd<2>; ld.param.u64 %rd1, [out]; st.global.u32 [%rd1], 1; ret; }}"""
+    def records(cubin):
+        lines = oracle.cuobjdump_elf(cubin).splitlines()
+        return [lines[i + 2] for i, l in enumerate(lines) if "MAX_THREADS" in l or "REQNTID" in l]
+    theirs = records(oracle.ptxas(ptx, "sm_89").output)
+    assert theirs and records(codegen.compile_ptx(ptx, "sm_89")) == theirs
