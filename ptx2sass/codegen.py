@@ -26,6 +26,7 @@ STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
+ASYNC_COPY_SCOREBOARD = 0
 
 
 class KernelCode:
@@ -185,6 +186,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
+                emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
             emitted.append(Slot(Instruction("BRA", (), (Label(b.fallthrough.name),))))

@@ -192,6 +192,12 @@ class MemorySelection:
         """An offset beyond the immediate's reach is added to the base first."""
         if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
             return mem
+        return self.offset_added(mem)
+
+    def offset_added(self, mem: VMem) -> VMem:
+        """The same address with its offset added into a (new) base register."""
+        if not mem.offset:
+            return mem
         off = mem.offset & 0xFFFFFFFFFFFFFFFF
         if not mem.wide:
             t = VOp(self.mf.new_vreg())
@@ -483,37 +489,42 @@ class MemorySelection:
         self.emit("PRMT", (), [hi, regs[2], Imm(0x3340), regs[3] if len(regs) > 3 else RZ])
         self.emit("PRMT", (), [d, lo, Imm(0x5410), hi])
 
+    ASYNC_GROUPS = Reg("SB", 0)     # the scoreboard LDGDEPBAR counts cp.async groups on
+    COPY_SIZE = {4: (), 8: ("64",), 16: ("128",)}
+
     def sel_cp(self, ins):
-        """`cp.async` global → shared, done synchronously (LDG then STS): the copy may land
-        any time before the matching wait, so completing at once is one valid order, and
-        commit/wait then have nothing to wait for. (ptxas's LDGSTS/LDGDEPBAR/DEPBAR form
-        needs the scheduler to keep scoreboard SB0 for it.)"""
+        """`cp.async` global → shared as ptxas writes it: LDGSTS per copy (`.cg` bypasses
+        L1; a source size below the copy size zero-fills, the immediate of the source
+        address then being the count of zeroed bytes), LDGDEPBAR closing a group on SB0
+        (codegen gives it that scoreboard), DEPBAR.LE SB0, n waiting for all but n groups."""
         mods = ins.modifiers
-        if mods[:1] != ("async",) or "bulk" in mods or "mbarrier" in "".join(mods):
+        if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
-        if any(m in mods for m in ("commit_group", "wait_group", "wait_all")):
+        if "commit_group" in mods:
+            self.emit("LDGDEPBAR", (), [], ndefs=0)
+            return
+        if "wait_group" in mods or "wait_all" in mods:
+            pending = 0 if "wait_all" in mods else self.known_constant(ins.srcs[0])
+            if pending is None:
+                raise self.unsupported("`cp.async.wait_group` with a register count")
+            if "wait_all" in mods:                   # wait_all also closes the open group
+                self.emit("LDGDEPBAR", (), [], ndefs=0)
+            self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
             return
         dst, src, size, *rest = ins.srcs
         cp_size = self.known_constant(size)
         src_size = cp_size if not rest else self.known_constant(rest[0])
-        if cp_size not in (4, 8, 16) or src_size is None or src_size % 4 or not 0 <= src_size <= cp_size:
-            raise self.unsupported("`cp.async` with this source size")
-        words, loaded = cp_size // 4, src_size // 4
-        t = self.mf.new_vreg("R", words)
-        part = lambda k: VOp(t, k if words > 1 else None)
-        if words > 1:
-            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
+                or ("cg" in mods and cp_size != 16):
+            raise self.unsupported("`cp.async` with this copy or source size")
         src_mem = self.address(src, "global")
         self.mf.uses_global_descriptor = True
-        if loaded == words:
-            self.emit("LDG", ("E",) + self.WORD_SIZE[32 * words], [VOp(t), src_mem])
-        else:               # the bytes past src-size are zeros, and are not read
-            for k in range(words):
-                if k < loaded:
-                    self.emit("LDG", ("E",), [part(k), VMem(src_mem.base, src_mem.offset + 4 * k)])
-                else:
-                    self.move(part(k), RZ)
-        self.emit("STS", self.WORD_SIZE[32 * words], [self.address(dst, "shared"), VOp(t)], ndefs=0)
+        zfill = src_size != cp_size
+        if zfill:                     # the immediate says how many bytes to zero
+            src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
+        mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
+            (("ZFILL",) if zfill else ())
+        self.emit("LDGSTS", mods_out, [self.address(dst, "shared"), src_mem], ndefs=0)
 
     def sel_ldmatrix(self, ins):
         """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
@@ -641,11 +652,7 @@ class MemorySelection:
     def offset_free(self, mem: VMem) -> VMem:
         """`[R]` for `[R+imm]`: the encoder's tables do not know ATOMS's offset field yet
         (it is bits 40..63, as for LDS), so the offset is added first."""
-        if not mem.offset:
-            return mem
-        t = VOp(self.mf.new_vreg())
-        self.emit("IADD3", (), [t, mem.base if isinstance(mem.base, VOp) else RZ, self.imm32(mem.offset), RZ])
-        return VMem(t, 0, wide=False)
+        return self.offset_added(mem)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
