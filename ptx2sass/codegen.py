@@ -26,6 +26,7 @@ STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
+ASYNC_COPY_SCOREBOARD = 0
 
 
 class KernelCode:
@@ -185,6 +186,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
+                emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
             emitted.append(Slot(Instruction("BRA", (), (Label(b.fallthrough.name),))))
@@ -264,6 +267,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
+                              max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
@@ -272,6 +276,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
+
+
+def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
+    """`.maxntid` / `.reqntid` as the three dimensions the cubin records (missing ones 1)."""
+    dims = fn.attributes.get(name)
+    if not dims:
+        return None
+    dims = [int(d) for d in dims][:3]
+    return tuple(dims + [1] * (3 - len(dims)))
 
 
 def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Module:

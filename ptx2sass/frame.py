@@ -11,15 +11,17 @@ API (used by isel for `.local` variables, and meant for the spiller and call low
     frame = Frame()
     offsets = frame.place_variables(fn.locals_in_local_space)  # ptxas's order, see below
     at = frame.allocate(8, 8, "spill.%r7")    # one more slot: its byte offset
-    frame.size                                 # total bytes, rounded to FRAME_ALIGN
+    frame.size                                 # total bytes, a multiple of frame.alignment
     frame.offset_of("spill.%r7")               # the offset a name got
 
 Offsets are final when handed out (a slot never moves), so code can be selected with them
 at once; `size` grows as slots are added and is read when the function's code is final.
 
 Layout as ptxas 13.5 does it (read off its output for kernels with several `.local`
-arrays): PTX variables sorted by alignment, largest first (declaration order among equals),
-each at the next offset of its alignment; the total rounded up to 8 bytes.
+arrays): PTX variables sorted by alignment, largest first, then by size, smallest first
+(declaration order among equals),
+each at the next offset of its alignment; the total rounded up to 8 bytes, or to the
+largest slot alignment if that is more (a 16-byte aligned array makes a 16-byte multiple).
 """
 from __future__ import annotations
 
@@ -65,8 +67,9 @@ class Frame:
 
     def place_variables(self, variables) -> dict[str, int]:
         """Slots for PTX variables (objects with `name`, `size`, `align`), in ptxas's order:
-        largest alignment first, declaration order among equals. Returns name -> offset."""
-        order = sorted(range(len(variables)), key=lambda i: (-variables[i].align, i))
+        largest alignment first, then smallest size, then declaration order. Returns
+        name -> offset."""
+        order = sorted(range(len(variables)), key=lambda i: (-variables[i].align, variables[i].size, i))
         return {variables[i].name: self.allocate(variables[i].size, variables[i].align,
                                                  variables[i].name) for i in order}
 
@@ -75,8 +78,9 @@ class Frame:
 
     @property
     def size(self) -> int:
-        """The frame's size in bytes (0: the function needs no frame)."""
-        return align_up(self._end, FRAME_ALIGN)
+        """The frame's size in bytes (0: the function needs no frame): a multiple of its
+        alignment, so the stack pointer stays aligned for every slot."""
+        return align_up(self._end, self.alignment)
 
     @property
     def alignment(self) -> int:

@@ -1,14 +1,18 @@
 """Where each PTX variable lives, as ptxas 13.5 lays them out for sm_8x executables.
 
-* module `.global` variables: their own bytes in `.nv.global` (zero-filled) or
-  `.nv.global.init` (largest alignment first, then smallest size); code reads a variable's 64-bit address from the constant-bank-4 table
-  (`c[0x4][8*slot]`), whose entries the loader fills through `R_CUDA_64` relocations;
+* module (and function-scope) `.global` variables: their own bytes in `.nv.global`
+  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); code
+  reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
+  whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
+  initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
 * module `.const` variables: byte offsets in constant bank 3 (`.nv.constant3`), in
   declaration order;
-* `.shared` variables, the kernel's own and the module's it names: byte offsets in the
-  kernel's shared window (`.nv.shared.<kernel>`); extern (unsized) arrays start after the
-  static ones, 16-byte aligned, and make the section exist even when it is empty;
-* `.local` variables: slots of the kernel's stack frame (`ptx2sass.frame`).
+* `.shared` variables, the kernel's own and the module's it names, in declaration order:
+  byte offsets in the kernel's shared window (`.nv.shared.<kernel>`); extern (unsized)
+  arrays start after the static part padded to 16 bytes, and make the section exist even
+  when it is empty;
+* `.local` variables: slots of the kernel's stack frame (`ptx2sass.frame`);
+* kernel parameters (their address taken): offsets in constant bank 0 (isel).
 
 A `Placement` is what instruction selection needs: the state space and the number (table
 slot or byte offset) that addresses the variable.
@@ -27,7 +31,7 @@ EXTERN_SHARED_ALIGN = 16
 
 @dataclass(frozen=True)
 class Placement:
-    space: str     # "global" (value: bank-4 slot), "const", "shared", "local" (byte offsets)
+    space: str     # "global" (value: bank-4 slot); "const", "shared", "local", "param": byte offset
     value: int
 
 
@@ -160,10 +164,11 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         placements[v.name] = Placement("shared", at)
         size = at + v.size
         align = max(align, v.align)
-    if externs:
+    if externs:         # they start where the static part, padded to 16 bytes, ends
         align = max(align, EXTERN_SHARED_ALIGN)
+        size = align_up(size, EXTERN_SHARED_ALIGN)
         for v in externs:
-            placements[v.name] = Placement("shared", align_up(size, EXTERN_SHARED_ALIGN))
+            placements[v.name] = Placement("shared", size)
     frame = Frame()
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)

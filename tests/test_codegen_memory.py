@@ -20,17 +20,20 @@ def test_frame_slots_are_aligned_and_stable():
     assert f.size == 24
     f.allocate(1, 1)
     assert f.size == 32
+    f.allocate(4, 16)
+    assert f.size == 48 and f.alignment == 16
     with pytest.raises(ValueError):
         f.allocate(4, 3)
     with pytest.raises(ValueError):
         f.allocate(4, 4, "a")
 
 
-def test_frame_places_variables_largest_alignment_first():
+def test_frame_places_variables_largest_alignment_then_smallest_size_first():
     v = lambda name, size, align: SimpleNamespace(name=name, size=size, align=align)
     f = Frame()
-    assert f.place_variables([v("a", 5, 1), v("b", 12, 4), v("c", 3, 4)]) == {"b": 0, "c": 12, "a": 15}
-    assert f.size == 24
+    assert f.place_variables([v("a", 5, 1), v("b", 12, 4), v("c", 3, 4), v("d", 4, 4)]) == \
+        {"c": 0, "d": 4, "b": 8, "a": 20}
+    assert f.size == 32
 
 
 # --------------------------------------------------------------------------- end to end
@@ -674,3 +677,202 @@ def test_match_nanosleep_vector_moves_and_parameter_addresses():
 }"""
     out = words(run_both(ptx, "k", {"out": (128, bytes(128))}, [Param(buffer="out"), Param(type="u32", value=9)])["out"])
     assert out[0] == 0x11111111 + 0 + 0x11111111 + 0 + 0 + 9
+
+
+def test_const_loads_of_every_width_and_vector():
+    ptx = """
+.const .align 16 .b8 ctab[64] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+  19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 200, 201, 202, 203};
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<20>; .reg .b64 %rd<10>; .reg .b16 %h<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 3;
+  shl.b32 %r3, %r2, 3;
+  mov.u32 %r4, ctab;
+  add.u32 %r5, %r4, %r3;
+  ld.const.v2.u32 {%r6, %r7}, [%r5];
+  ld.const.v4.u32 {%r8, %r9, %r10, %r11}, [ctab+16];
+  ld.const.v2.u64 {%rd2, %rd3}, [ctab];
+  ld.const.v4.u8 {%r12, %r13, %r14, %r15}, [%r5+1];
+  ld.const.s8 %r16, [ctab+33];
+  ld.const.s16 %r19, [%r5+2];
+  add.u32 %r16, %r16, %r19;
+  ld.const.v2.b16 {%h0, %h1}, [ctab+4];
+  ld.const.v4.s8 {%r19, %r18, %r17, %r16}, [%r5+32];
+  ld.const.v2.u16 {%r18, %r19}, [%r5+4];
+  add.u32 %r17, %r17, %r19;
+  cvt.u32.u16 %r19, %h1;
+  add.u32 %r17, %r17, %r19;
+  add.u32 %r6, %r6, %r7; add.u32 %r6, %r6, %r8; add.u32 %r6, %r6, %r11;
+  add.u32 %r6, %r6, %r12; add.u32 %r6, %r6, %r15; add.u32 %r6, %r6, %r16; add.u32 %r6, %r6, %r17;
+  cvt.u32.u64 %r18, %rd3;
+  add.u32 %r6, %r6, %r18;
+  mul.wide.u32 %rd4, %r1, 4; add.u64 %rd4, %rd4, %rd1;
+  st.global.u32 [%rd4], %r6;
+  ret;
+}"""
+    run_both(ptx, "k", {"out": (128, bytes(128))})
+
+
+@pytest.mark.parametrize("fence", ["fence.sc.cta", "fence.sc.gpu", "fence.acq_rel.cta", "fence.acq_rel.sys",
+                                   "membar.cta", "membar.gl", "membar.sys"])
+def test_fences_as_ptxas(fence):
+    ptx = HEADER + f""".visible .entry k(.param .u64 out)
+{{ .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], 1;
+  {fence};
+  st.global.u32 [%rd1+4], 2;
+  ret; }}"""
+    def barriers(cubin):
+        return [l.split("*/")[1].split(";")[0].strip() for l in oracle.nvdisasm(cubin, ("-c",)).splitlines()
+                if any(op in l for op in ("MEMBAR", "ERRBAR", "CCTL"))]
+    assert barriers(codegen.compile_ptx(ptx, "sm_89")) == barriers(oracle.ptxas(ptx, "sm_89").output)
+
+
+WIDTH_TYPES = ["u8", "s8", "u16", "s16", "b32", "f32", "b64", "f64"]
+
+
+def _copy_kernel(space: str) -> str:
+    """Every type and vector width: loaded from `in`, passed through `space`, stored to
+    `out` (at distinct offsets, each lane its own 512-byte stripe)."""
+    regs = {"u8": "r", "s8": "r", "u16": "r", "s16": "r", "b32": "r", "f32": "f", "b64": "rd", "f64": "fd"}
+    body, at, n = [], 0, 0
+    for ty in WIDTH_TYPES:
+        size = {"u8": 1, "s8": 1, "u16": 2, "s16": 2, "b32": 4, "f32": 4, "b64": 8, "f64": 8}[ty]
+        for vec in (1, 2, 4):
+            if size * vec > 16:
+                continue
+            at = (at + size * vec - 1) // (size * vec) * (size * vec)
+            names = [f"%{regs[ty]}{n + k}" for k in range(vec)]
+            n += vec
+            dst = names[0] if vec == 1 else "{" + ", ".join(names) + "}"
+            v = "" if vec == 1 else f".v{vec}"
+            body.append(f"ld.global{v}.{ty} {dst}, [%rd2+{at}];")
+            if space == "global":
+                body.append(f"st.global{v}.{ty} [%rd3+{at}], {dst};")
+            else:
+                where = {"shared": f"[%r100+{at}]", "local": f"[lo+{at}]", "generic": f"[%rd3+{at}]"}[space]
+                sp = "" if space == "generic" else "." + space
+                body.append(f"st{sp}{v}.{ty} {where}, {dst};")
+                body.append(f"ld{sp}{v}.{ty} {dst}, {where};")
+                body.append(f"st.global{v}.{ty} [%rd3+{at}], {dst};")
+            at += size * vec
+    return f""".visible .entry k(.param .u64 out, .param .u64 in)
+{{
+  .shared .align 16 .b8 sh[16384];
+  .local .align 16 .b8 lo[512];
+  .reg .b32 %r<120>; .reg .f32 %f<120>; .reg .b64 %rd<120>; .reg .f64 %fd<120>;
+  ld.param.u64 %rd0, [out];
+  ld.param.u64 %rd1, [in];
+  mov.u32 %r110, %tid.x;
+  mul.wide.u32 %rd4, %r110, 512;
+  add.u64 %rd2, %rd1, %rd4;
+  add.u64 %rd3, %rd0, %rd4;
+  mov.u32 %r100, sh;
+  shl.b32 %r111, %r110, 9;
+  add.u32 %r100, %r100, %r111;
+  {chr(10).join('  ' + line for line in body)}
+  ret;
+}}"""
+
+
+@pytest.mark.parametrize("space", ["global", "shared", "local", "generic"])
+def test_every_width_and_vector_through_every_space(space):
+    data = np.random.default_rng(7).integers(0, 256, 32 * 512, dtype=np.uint8).tobytes()
+    out = run_both(_copy_kernel(space), "k", {"out": (32 * 512, bytes(32 * 512)), "in": (32 * 512, data)})["out"]
+    assert out[:8] != bytes(8)
+
+
+def test_local_layout_orders_by_alignment_then_size():
+    """ptxas's offsets for four arrays of mixed alignment and size (all indexed at run
+    time, so none is kept in registers)."""
+    lines = ["ld.param.u32 %r1, [n];", "ld.param.u64 %rd1, [out];", "cvt.u64.u32 %rd3, %r1;"]
+    for k, name in enumerate("xyzw"):
+        lines += [f"mov.u64 %rd{10 + k}, {name};", f"add.u64 %rd{20 + k}, %rd{10 + k}, %rd3;",
+                  f"st.local.u8 [%rd{20 + k}], %r1;", f"ld.local.u8 %r{2 + k}, [{name}+1];"]
+    ptx = HEADER + f""".visible .entry k(.param .u64 out, .param .u32 n)
+{{
+  .local .align 4 .b8 x[12];
+  .local .align 4 .b8 y[4];
+  .local .align 8 .b8 z[8];
+  .local .align 2 .b8 w[2];
+  .reg .b32 %r<10>; .reg .b64 %rd<30>;
+  {chr(10).join(lines)}
+  st.global.v4.u32 [%rd1], {{%r2, %r3, %r4, %r5}};
+  ret;
+}}"""
+    loads = lambda c: sorted(l.split("[")[1].split("]")[0] for l in oracle.nvdisasm(c, ("-c",)).splitlines()
+                             if "LDL" in l)
+    assert loads(codegen.compile_ptx(ptx, "sm_89")) == loads(oracle.ptxas(ptx, "sm_89").output)
+
+
+def test_frame_of_a_16_byte_aligned_array_is_a_16_byte_multiple():
+    ptx = HEADER + """
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+  .local .align 16 .b8 a[20];
+  .reg .b32 %r<10>; .reg .b64 %rd<10>;
+  ld.param.u32 %r1, [n];
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, a;
+  cvt.u64.u32 %rd3, %r1;
+  add.u64 %rd4, %rd2, %rd3;
+  st.local.u8 [%rd4], %r1;
+  ld.local.v4.u32 {%r2, %r3, %r4, %r5}, [a];
+  add.u32 %r2, %r2, %r5;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}"""
+    sizes = lambda c: [l for l in oracle.cuobjdump_elf(c).splitlines() if "frame size" in l or "stack size" in l]
+    assert sizes(codegen.compile_ptx(ptx, "sm_89")) == sizes(oracle.ptxas(ptx, "sm_89").output)
+
+
+def test_offsets_beyond_the_immediate_field():
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  add.u64 %rd3, %rd2, -16777216;
+  ld.global.u32 %r1, [%rd3+16777220];
+  add.u64 %rd4, %rd1, 9000000;
+  st.global.u32 [%rd4+-9000000], %r1;
+  ret;
+}"""
+    out = run_both(ptx, "k", {"out": (16, bytes(16)), "in": (16, bytes(range(16)))}, block=(1, 1, 1))["out"]
+    assert out[:4] == bytes([4, 5, 6, 7])
+
+
+def test_extern_shared_follows_the_static_part_padded_to_16_bytes():
+    ptx = HEADER + """
+.extern .shared .align 4 .b32 dyn[];
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 4 .b32 s[1];
+  .reg .b32 %r<8>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, dyn;
+  mov.u32 %r2, s;
+  st.global.v2.u32 [%rd1], {%r1, %r2};
+  ret;
+}"""
+    ours, theirs = codegen.compile_ptx(ptx, "sm_89"), oracle.ptxas(ptx, "sm_89").output
+    assert _sections(ours) == _sections(theirs)
+    out = {n: run_cubin(c, "k", (1, 1, 1), (1, 1, 1), {"out": (8, bytes(8))}, [Param(buffer="out")], 64)
+           .buffers["out"] for n, c in (("ours", ours), ("theirs", theirs))}
+    assert out["ours"] == out["theirs"] == bytes([16, 0, 0, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("bounds", [".maxntid 16", ".maxntid 64, 2", ".reqntid 32, 2, 2"])
+def test_launch_bounds_reach_the_cubin(bounds):
+    ptx = HEADER + f""".visible .entry k(.param .u64 out) {bounds}
+{{ .reg .b64 %rd<2>; ld.param.u64 %rd1, [out]; st.global.u32 [%rd1], 1; ret; }}"""
+    def records(cubin):
+        lines = oracle.cuobjdump_elf(cubin).splitlines()
+        return [lines[i + 2] for i, l in enumerate(lines) if "MAX_THREADS" in l or "REQNTID" in l]
+    theirs = records(oracle.ptxas(ptx, "sm_89").output)
+    assert theirs and records(codegen.compile_ptx(ptx, "sm_89")) == theirs

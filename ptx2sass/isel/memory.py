@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 
@@ -159,9 +159,14 @@ class MemorySelection:
         for k in range(d.width):
             self.move(VOp(d.reg, (d.part or 0) + k), VOp(s.reg, (s.part or 0) + k))
 
+    OFFSET_LIMIT = 1 << 23       # memory instructions take a signed 24-bit immediate offset
+
     def address(self, addr, space: str) -> VMem:
         """The memory operand of an access to `space`: `[R.64+imm]` for global/generic,
         `[R+imm]`, `[imm]` or `[R1+imm]` (local variables) for the 32-bit windows."""
+        return self.near_offset(self.memory_operand(addr, space))
+
+    def memory_operand(self, addr, space: str) -> VMem:
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
         wide = space in ("global", "generic")
@@ -182,6 +187,29 @@ class MemorySelection:
             reg, off = self.window_location(p, base.offset + addr.offset)
             return VMem(RZ if reg is None and not off else reg, off, wide=False)
         raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
+
+    def near_offset(self, mem: VMem) -> VMem:
+        """An offset beyond the immediate's reach is added to the base first."""
+        if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
+            return mem
+        return self.offset_added(mem)
+
+    def offset_added(self, mem: VMem) -> VMem:
+        """The same address with its offset added into a (new) base register."""
+        if not mem.offset:
+            return mem
+        off = mem.offset & 0xFFFFFFFFFFFFFFFF
+        if not mem.wide:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, mem.base if mem.base is not None else RZ, self.imm32(off), RZ])
+            return VMem(t, 0, wide=False)
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        lo, hi = (VOp(mem.base.reg, 0), VOp(mem.base.reg, 1)) if mem.base is not None else (RZ, RZ)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(t, 0), carry, lo, self.imm32(off), RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(t, 1), hi, self.imm32(off >> 32), RZ, carry, NOT_PT])
+        return VMem(VOp(t), 0, wide=True)
 
     def access_space(self, ins) -> str:
         """The window an access goes to: a generic access naming a variable goes to the
@@ -329,38 +357,63 @@ class MemorySelection:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
         constant bank 0 at that address."""
         if len(ins.dests) != 1 or _bits(ins.type) > 64:
-            raise self.unsupported(f"vector `ld.param` through a register")
+            raise self.unsupported("vector `ld.param` through a register")
         r = self.vreg(addr.base)
         self.emit("LDC", _size_modifier(ins.type, True),
                   [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
 
     def load_const(self, ins):
-        """`ld.const`: LDC from constant bank 3 at the variable's offset (plus a register)."""
+        """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
+        for whole words at a fixed place (as ptxas), else LDC (plus a register); a vector
+        loads element by element."""
         addr = ins.srcs[0]
-        if len(ins.dests) != 1 or not isinstance(addr, ir.Address):
-            raise self.unsupported(f"vector `ld.const`")
-        if _bits(ins.type) > 64:
+        bits = _bits(ins.type)
+        if not isinstance(addr, ir.Address) or bits > 64:
             raise self.unsupported(f"`ld.const.{ins.type}`")
-        base = addr.base
+        base, at, ureg = addr.base, addr.offset, None
         if isinstance(base, ir.Symbol):
             p = self.placement(base)
             if p.space != "const":
                 raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
-            at = p.value + base.offset + addr.offset
-            if _bits(ins.type) >= 32 and at % 4 == 0:      # a plain constant operand, as ptxas
-                d = ins.dests[0]
+            at += p.value + base.offset
+        elif isinstance(base, ir.Value):
+            r = self.vreg(base)
+            ureg = VOp(r, 0 if r.width > 1 else None)
+        n = len(ins.dests)
+        if bits < 32 and n > 1 and n * bits in (32, 64):      # one word (or two), then fields
+            words = n * bits // 32
+            t = self.mf.new_vreg("R", words)
+            if words > 1 or self.guard is not None:
+                self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+            for w in range(words):
+                part = VOp(t, w if words > 1 else None)
+                if ureg is None:
+                    self.move(part, ConstRef(3, at + 4 * w))
+                else:
+                    self.emit("LDC", (), [part, ConstRef(3, at + 4 * w, ureg=ureg)])
+            for k, d in enumerate(ins.dests):
+                word = VOp(t, (k * bits) // 32 if words > 1 else None)
+                self.extract_field(d, word, ((k * bits) % 32) // 8, bits, ins.type)
+            return
+        step = max(1, bits // 8)
+        if ureg is not None and bits < 32 and at:
+            # (the encoder's tables know sub-word LDC only as `c[0x3][R]`)
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, ureg, self.imm32(at), RZ])
+            ureg, at = t, 0
+        for i, d in enumerate(ins.dests):
+            where = at + i * step
+            if ureg is not None:
+                self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(d), ConstRef(3, where, ureg=ureg)])
+            elif bits >= 32 and where % 4 == 0:
                 if self.vreg(d).width > 1:
                     self.begin_wide(d)
                 for k in range(self.vreg(d).width):
-                    self.move(self.dst(d, k), ConstRef(3, at + 4 * k))
-                return
-            ref = ConstRef(3, at, ureg=None if at else RZ)
-        elif isinstance(base, ir.Value):
-            r = self.vreg(base)
-            ref = ConstRef(3, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))
-        else:
-            ref = ConstRef(3, addr.offset, ureg=None if addr.offset else RZ)
-        self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(ins.dests[0]), ref])
+                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
+            else:     # a byte or half of a constant word
+                t = VOp(self.mf.new_vreg())
+                self.move(t, ConstRef(3, where & ~3))
+                self.extract_field(d, t, where % 4, bits, ins.type)
 
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
@@ -436,37 +489,42 @@ class MemorySelection:
         self.emit("PRMT", (), [hi, regs[2], Imm(0x3340), regs[3] if len(regs) > 3 else RZ])
         self.emit("PRMT", (), [d, lo, Imm(0x5410), hi])
 
+    ASYNC_GROUPS = Reg("SB", 0)     # the scoreboard LDGDEPBAR counts cp.async groups on
+    COPY_SIZE = {4: (), 8: ("64",), 16: ("128",)}
+
     def sel_cp(self, ins):
-        """`cp.async` global → shared, done synchronously (LDG then STS): the copy may land
-        any time before the matching wait, so completing at once is one valid order, and
-        commit/wait then have nothing to wait for. (ptxas's LDGSTS/LDGDEPBAR/DEPBAR form
-        needs the scheduler to keep scoreboard SB0 for it.)"""
+        """`cp.async` global → shared as ptxas writes it: LDGSTS per copy (`.cg` bypasses
+        L1; a source size below the copy size zero-fills, the immediate of the source
+        address then being the count of zeroed bytes), LDGDEPBAR closing a group on SB0
+        (codegen gives it that scoreboard), DEPBAR.LE SB0, n waiting for all but n groups."""
         mods = ins.modifiers
-        if mods[:1] != ("async",) or "bulk" in mods or "mbarrier" in "".join(mods):
+        if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
-        if any(m in mods for m in ("commit_group", "wait_group", "wait_all")):
+        if "commit_group" in mods:
+            self.emit("LDGDEPBAR", (), [], ndefs=0)
+            return
+        if "wait_group" in mods or "wait_all" in mods:
+            pending = 0 if "wait_all" in mods else self.known_constant(ins.srcs[0])
+            if pending is None:
+                raise self.unsupported("`cp.async.wait_group` with a register count")
+            if "wait_all" in mods:                   # wait_all also closes the open group
+                self.emit("LDGDEPBAR", (), [], ndefs=0)
+            self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
             return
         dst, src, size, *rest = ins.srcs
         cp_size = self.known_constant(size)
         src_size = cp_size if not rest else self.known_constant(rest[0])
-        if cp_size not in (4, 8, 16) or src_size is None or src_size % 4 or not 0 <= src_size <= cp_size:
-            raise self.unsupported("`cp.async` with this source size")
-        words, loaded = cp_size // 4, src_size // 4
-        t = self.mf.new_vreg("R", words)
-        part = lambda k: VOp(t, k if words > 1 else None)
-        if words > 1:
-            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
+                or ("cg" in mods and cp_size != 16):
+            raise self.unsupported("`cp.async` with this copy or source size")
         src_mem = self.address(src, "global")
         self.mf.uses_global_descriptor = True
-        if loaded == words:
-            self.emit("LDG", ("E",) + self.WORD_SIZE[32 * words], [VOp(t), src_mem])
-        else:               # the bytes past src-size are zeros, and are not read
-            for k in range(words):
-                if k < loaded:
-                    self.emit("LDG", ("E",), [part(k), VMem(src_mem.base, src_mem.offset + 4 * k)])
-                else:
-                    self.move(part(k), RZ)
-        self.emit("STS", self.WORD_SIZE[32 * words], [self.address(dst, "shared"), VOp(t)], ndefs=0)
+        zfill = src_size != cp_size
+        if zfill:                     # the immediate says how many bytes to zero
+            src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
+        mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
+            (("ZFILL",) if zfill else ())
+        self.emit("LDGSTS", mods_out, [self.address(dst, "shared"), src_mem], ndefs=0)
 
     def sel_ldmatrix(self, ins):
         """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
@@ -594,14 +652,12 @@ class MemorySelection:
     def offset_free(self, mem: VMem) -> VMem:
         """`[R]` for `[R+imm]`: the encoder's tables do not know ATOMS's offset field yet
         (it is bits 40..63, as for LDS), so the offset is added first."""
-        if not mem.offset:
-            return mem
-        t = VOp(self.mf.new_vreg())
-        self.emit("IADD3", (), [t, mem.base if isinstance(mem.base, VOp) else RZ, self.imm32(mem.offset), RZ])
-        return VMem(t, 0, wide=False)
+        return self.offset_added(mem)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
+
+    CONVERGENCE = Reg("B", 0)        # the convergence barrier around a CAS loop
 
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
         """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
@@ -613,6 +669,9 @@ class MemorySelection:
         size = ("64",) if width == 2 else ()
         mem = self.offset_free(self.address(ins.srcs[0], "shared"))
         v = self.atom_data(ins.srcs[1], bits)
+        # The lanes leave the loop one by one: BSSY/BSYNC make the warp whole again after it.
+        bssy = MInstr("BSSY", (), [self.CONVERGENCE, None], 0, None, self.line)
+        self.out.append(bssy)
         loop = self.start_block("cas")
         old = VOp(self.mf.new_vreg("R", width))
         new = VOp(self.mf.new_vreg("R", width))
@@ -632,7 +691,9 @@ class MemorySelection:
         self.emit("ISETP", ("EQ", "U32", "AND"),
                   [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
-        self.start_block("cas_done")
+        after = self.start_block("cas_done")
+        bssy.operands[1] = Label(after.name)
+        self.emit("BSYNC", (), [self.CONVERGENCE], ndefs=0, guarded=False)
         loop.succs.insert(0, loop)
         loop.preds.append(loop)
         if d is not None:
@@ -725,14 +786,26 @@ class MemorySelection:
             raise self.unsupported("`barrier.sync` without .aligned")
         self.sel_bar(ins)
 
+    MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
+
     def sel_membar(self, ins):
-        level = next((m for m in ins.modifiers if m in ("cta", "gl", "sys")), "gl")
-        if level == "cta":
-            self.emit("MEMBAR", ("SC", "CTA"), [], ndefs=0)
-            return
-        self.emit("MEMBAR", ("SC", "SYS" if level == "sys" else "GPU"), [], ndefs=0)
-        self.emit("ERRBAR", (), [], ndefs=0)
-        self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        level = next((m for m in ins.modifiers if m in self.MEMBAR_LEVELS), "gl")
+        self.memory_barrier("SC", self.MEMBAR_LEVELS[level])
+
+    def sel_fence(self, ins):
+        """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
+        mods = ins.modifiers
+        if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
+            raise self.unsupported(f"`fence.{'.'.join(mods)}`")
+        level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
+        self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    def memory_barrier(self, kind: str, scope: str) -> None:
+        """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
+        self.emit("MEMBAR", (kind, scope), [], ndefs=0)
+        if scope != "CTA":
+            self.emit("ERRBAR", (), [], ndefs=0)
+            self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def known_constant(self, op) -> int | None:
         """The value of an operand that is a constant, or a register moved from one."""
