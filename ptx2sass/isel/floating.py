@@ -3,11 +3,13 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
-from ptx2sass.mir import COPY, VOp
-from ptx2sass.isel.common import (LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+from ptx2sass.isel.common import (FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
                                   _signed)
 
 
@@ -45,6 +47,72 @@ class FloatSelection:
         if negate_b:
             sb = self.negate_float(sb)
         self.emit(opcode, self.float_mods(ins), [self.dst(d), self.reg_part(a), sb])
+
+    def float_min_max(self, ins, which: Reg):
+        """min/max: FMNMX for f32, HMNMX2 on the low halves for f16/bf16 (whole registers for
+        the x2 types), and ptxas's DSETP.MIN/MAX sequence for f64 (no 64-bit FMNMX on sm_8x):
+        select each half on the first predicate, and where both inputs were NaN (the second
+        predicate) return the second input quietened."""
+        ty = ins.type
+        extra = [m for m in ins.modifiers if m not in ("ftz", "NaN")]
+        if extra:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
+        nan = ("NAN",) if "NaN" in ins.modifiers else ()
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        a, b = ins.srcs[0], ins.srcs[1]
+        d = ins.dests[0]
+        if ty == "f32":
+            if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+                a, b = b, a
+            self.emit("FMNMX", ftz + nan, [self.dst(d), self.reg_part(a), self.fsrc(b), which])
+            return
+        if ty in ("f16", "bf16", "f16x2", "bf16x2"):
+            if ty.startswith("bf16") and ftz:
+                raise self.unsupported(f"`{ins.opcode}.ftz.{ty}`")
+            half = ("H0_H0",) if ty in ("f16", "bf16") else ()
+            mods = ftz + (("BF16_V2",) if ty.startswith("bf16") else ()) + nan
+            ra, rb = self.reg_part(a), self.reg_part(b)
+            if half:
+                ra, rb = replace(ra, suffix=half), replace(rb, suffix=half)
+            self.emit("HMNMX2", mods, [self.dst(d), ra, rb, which])
+            return
+        if ty == "f64" and not nan:
+            if self.guard is not None:
+                raise self.unsupported(f"guarded `{ins.opcode}.f64`")
+            wa, wb = self.wide_reg(a), self.wide_reg(b)
+            if not isinstance(wa, VOp) or not isinstance(wb, VOp):
+                wa, wb = self.force_wide(a), self.force_wide(b)
+            pick, both_nan = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+            self.emit("DSETP", ("MIN" if which == PT else "MAX", "AND"),
+                      [pick, both_nan, wa, wb, PT], ndefs=2)
+            self.begin_wide(d)
+            hi, lo = self.dst(d, 1), self.dst(d, 0)
+            self.emit("FSEL", (), [hi, VOp(wa.reg, 1), VOp(wb.reg, 1), pick])
+            self.emit("SEL", (), [lo, VOp(wa.reg, 0), VOp(wb.reg, 0), pick])
+            self.guarded(both_nan, False, "LOP3", ("LUT",),
+                         [hi, VOp(wb.reg, 1), Imm(0x80000), RZ, Imm(LUT["or"]), NOT_PT])
+            return
+        raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers + (ty,))}`")
+
+    def force_wide(self, op) -> VOp:
+        """A 64-bit operand in a register pair, even a zero constant."""
+        r = self.wide_reg(op)
+        if isinstance(r, VOp):
+            return r
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), RZ)
+        return VOp(t)
+
+    def half_setp(self, ins, cmp, bool_mod, p, second, combine):
+        """setp on f16/bf16: HSETP2 on the low halves."""
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        bf = ("BF16_V2",) if ins.type == "bf16" else ()
+        ra, rb = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.emit("HSETP2", (FLOAT_COMPARE[cmp],) + ftz + bf + (bool_mod,),
+                  [p, second, replace(ra, suffix=("H0_H0",)), replace(rb, suffix=("H0_H0",)),
+                   combine], ndefs=2)
 
     def negate_float(self, op):
         if isinstance(op, Imm):
