@@ -123,6 +123,9 @@ class IntegerSelection:
         if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
             return
+        if not mods and isinstance(b, Imm) and b.value == 1 and b.text is None and not b.neg:
+            # nvdisasm spells a unit factor as IMAD.IADD (IMAD.MOV when c is RZ)
+            mods = ("MOV",) if isinstance(c, Reg) and c.is_zero else ("IADD",)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
