@@ -57,7 +57,6 @@ UNSUPPORTED = {
     'cvt_relu_f16x2_f32': '`cvt.f16x2.f32` not supported yet',
     'set_f16': 'PTX instruction `set` not supported yet',
     'set_gt_f16x2': 'PTX instruction `set` not supported yet',
-    'uint_to_fp_bf16': '`cvt.bf16.f32` not supported yet',
     'sad_s64': 'PTX instruction `sad` not supported yet',
     'bar_red_and_pred': 'PTX instruction `rem` not supported yet',
     'redux_sync_add_u32_partial': 'PTX instruction `rem` not supported yet',
