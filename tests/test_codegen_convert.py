@@ -2,9 +2,7 @@
 against ptxas's in the emulator, bit for bit, over special values and random bits."""
 import pytest
 
-from codegen_harness import kernel, run_both
-from ptx2sass import CompileError, codegen
-from ptx2sass.isel.convert import UNPROBED
+from codegen_harness import run_both
 
 BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "s8": 16, "u8": 16, "s16": 16, "u16": 16,
         "s32": 32, "u32": 32, "s64": 64, "u64": 64}
@@ -22,8 +20,6 @@ def _cases():
                 continue    # the other bf16 conversions are sm_90 features
             if d == "u8" and s == "f32":
                 continue    # ptxas uses the packed F2IP here: not done yet
-            if (d, s) in UNPROBED:
-                continue    # refused: see test_unprobed_conversions_are_refused
             if fd and fs:
                 narrowing = BITS[d] < BITS[s] or d == "bf16"
                 for r in (FLOAT_ROUNDING if narrowing else ("",)):
@@ -60,18 +56,6 @@ def _values(bits):
     from codegen_harness import SPECIAL
     return SPECIAL.get(bits, []) + [1, 2, 127, 128, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF,
                                     0x80000000, 0xFFFFFFFF]
-
-
-@pytest.mark.parametrize("d,s", sorted(UNPROBED))
-def test_unprobed_conversions_are_refused(d, s):
-    """Until the encoding table knows their instruction, these say so (no bad cubin)."""
-    regs = {16: "%h0", 64: "%a0"}
-    body = f".reg .b16 %h<2>;\ncvt.rn.{d}.{s} {regs[BITS[d]]}, {regs[BITS[s]]};\nmov.b64 %o, %a0;"
-    if d[0] in "su":
-        body = body.replace("cvt.rn.", "cvt.rzi.")
-    ptx = kernel(body, 64, 1, 64)
-    with pytest.raises(CompileError, match="not supported yet"):
-        codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
 
 
 @pytest.mark.parametrize("d", ["f64", "s64", "u64"])

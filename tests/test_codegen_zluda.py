@@ -29,8 +29,6 @@ UNSUPPORTED = {
     'vector': '.func `impl` (function calls) not supported yet',
     'extern_shared_call': '.func `incr_shared_2_global` (function calls) not supported yet',
     'rcp_f64': '`rcp.rz.f64` not supported yet',
-    'fma_bf16x2': '`fma.bf16x2` not supported yet',
-    'fma_f16x2': '`fma.f16x2` not supported yet',
     'sqrt_rn_ftz': '`sqrt.rn.ftz.f32` not supported yet',
     'rsqrt': 'PTX instruction `rsqrt` not supported yet',
     'cvt_rn_satfinite_e4m3x2_f32': '`cvt.e4m3x2.f32` not supported yet',

@@ -15,10 +15,6 @@ from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, PT, ROUNDING, RZ, _bits,
 # Float pairs F2F converts directly (dest, source).
 F2F_PAIRS = {("f16", "f32"), ("f16", "f64"), ("f32", "f64"), ("f64", "f32"), ("f64", "f16"),
              ("bf16", "f32")}
-# Conversions whose single instruction the sm_8x encoding table does not know yet (never
-# seen in the probed corpora): refused until the table is probed for them (issue 3).
-UNPROBED = {("f64", "u8"), ("f64", "u16"), ("f16", "s64"), ("f16", "u64"), ("s64", "f16"),
-            ("u64", "f16")}
 # The integer-type selector of I2F's source / F2I's destination (s32 is the default).
 INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), "s32": (),
                 "u32": ("U32",), "s64": ("S64",), "u64": ("U64",), "b8": ("U8",),
@@ -71,8 +67,6 @@ class ConvertSelection:
     def table_convert(self, d, a, dty: str, sty: str, rnd: str | None) -> None:
         """The conversions ptxas does in one instruction (F2F, I2F/I2FP, F2I, FRND, and the
         f16/bf16 widenings done with HADD2.F32 and a shift), spelled as ptxas spells them."""
-        if (dty, sty) in UNPROBED:
-            raise self.unsupported(f"`cvt.{dty}.{sty}`")
         dst = self.dst(d)
         if _bits(dty) == 64:
             self.begin_wide(d)

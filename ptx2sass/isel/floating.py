@@ -26,8 +26,38 @@ class FloatSelection:
             mods.append("SAT")
         return tuple(mods)
 
+    HALF_TYPES = ("f16", "f16x2", "bf16", "bf16x2")
+
+    def half_operand(self, op, ty: str, neg: bool = False, abs_: bool = False):
+        """A 16-bit float source: the low half broadcast (`.H0_H0`) for scalar types, the
+        whole register for the x2 types."""
+        r = self.reg_part(op)
+        suffix = ("H0_H0",) if ty in ("f16", "bf16") else ()
+        return replace(r, suffix=suffix, neg=neg != getattr(r, "neg", False),
+                       abs=abs_ or getattr(r, "abs", False))
+
+    def half_mods(self, ins) -> tuple[str, ...]:
+        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat")]
+        if extra:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        return (("FTZ",) if "ftz" in ins.modifiers else ()) + \
+            (("BF16_V2",) if ins.type.startswith("bf16") else ()) + \
+            (("SAT",) if "sat" in ins.modifiers else ())
+
+    def half_arith(self, ins, opcode: str, negate_b: bool = False):
+        """f16/f16x2 add, sub, mul, fma as HADD2/HMUL2/HFMA2 (bf16 ones only for fma on sm_8x:
+        the others are sm_90 features the frontend refuses)."""
+        ty = ins.type
+        mods = self.half_mods(ins)
+        srcs = [self.half_operand(op, ty) for op in ins.srcs]
+        if negate_b:
+            srcs[1] = replace(srcs[1], neg=not srcs[1].neg)
+        self.emit(opcode, mods, [self.dst(ins.dests[0])] + srcs)
+
     def float_binary(self, ins, opcode: str, negate_b: bool = False):
         ty = ins.type
+        if ty in self.HALF_TYPES:
+            return self.half_arith(ins, {"FADD": "HADD2", "FMUL": "HMUL2"}[opcode], negate_b)
         bits = _bits(ty)
         if ty != "f32" and ty != "f64":
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
@@ -129,6 +159,8 @@ class FloatSelection:
             mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
             self.emit("DFMA", mods, [self.dst(d), self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)])
             return
+        if ty in self.HALF_TYPES:
+            return self.half_arith(ins, "HFMA2")
         if ty != "f32":
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
@@ -165,10 +197,25 @@ class FloatSelection:
             self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
                       [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
             return
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=False)
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
         raise self.unsupported(f"`abs.{ty}`")
+
+    def half_sign(self, ins, neg: bool):
+        """neg/abs on 16-bit float types as ptxas does: HADD2 of the operand (negated or
+        absolute) and -0 for f16, HFMA2.BF16_V2 -0 * 0 + operand for bf16."""
+        ty = ins.type
+        mods = self.half_mods(ins)
+        x = self.half_operand(ins.srcs[0], ty, neg=neg, abs_=not neg)
+        if ty.startswith("bf16"):     # no bf16 HADD2 on sm_8x: -0 * 0 + x
+            self.emit("HFMA2", mods, [self.dst(ins.dests[0]), Reg("R", 255, neg=True, suffix=("H0_H0",)),
+                                      Reg("R", 255, suffix=("H0_H0",)), x])
+            return
+        minus_zero = Reg("R", 255, neg=True, suffix=("H0_H0",) if ty == "f16" else ())
+        self.emit("HADD2", mods, [self.dst(ins.dests[0]), x, minus_zero])
 
     # ------------------------------------------------------------------ MUFU approximations
     # ptxas's range handling around the multi-function unit: inputs that MUFU would flush

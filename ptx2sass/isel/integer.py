@@ -164,6 +164,9 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
+            self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
@@ -188,6 +191,8 @@ class IntegerSelection:
     def sel_neg(self, ins):
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=True)
         if _is_float(ty):
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
