@@ -17,6 +17,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc.allocate import allocate
+from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
 from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
@@ -166,7 +167,13 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     layout: KernelLayout | None = None) -> KernelCode:
     info = arch_info(arch)
     mf = select_function(fn, info, filename, layout)
-    alloc = allocate(mf)
+    try:
+        alloc = allocate(mf)
+    except CompileError as e:
+        # out of predicates: recompute compares next to their readers, then try again
+        if "out of predicate registers" not in e.message or not rematerialise_predicates(mf):
+            raise
+        alloc = allocate(mf)
     colors = alloc.color
     frame_size = layout.frame.size if layout is not None else 0
     slots: list[Slot] = _prologue(mf, info, frame_size)
