@@ -16,8 +16,9 @@ from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
 
 KERNELS = tinygrad_manifest() if (TINYGRAD_DIR / "manifest.json").is_file() else []
 CHEAP_THREADS = 1024
-# Share of the sample that must compile (measured 292/539 of the cheap kernels when set).
-SUPPORTED_FLOOR = 0.45
+# Share of the sample that must compile (measured: 36/40 of the default sample and 477/539
+# of all cheap kernels when this was last raised).
+SUPPORTED_FLOOR = 0.8
 
 
 def _sample() -> list[dict]:
