@@ -324,7 +324,7 @@ class FloatSelection:
         self.mufu("RCP", r, xs)
         self.emit("FMUL", (), [d, s2, r])
 
-    def sel_div(self, ins):
+    def float_div(self, ins):
         if ins.type != "f32" or "approx" not in ins.modifiers:
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
         d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
