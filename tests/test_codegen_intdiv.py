@@ -27,3 +27,10 @@ def test_divide_16(op):
 def test_divide_by_constant(op, k):
     ours, theirs, _ = run_both(f"{op} %o, %a0, {k};", 32, 1, 32, values=EDGES32)
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["mad.hi.u32", "mad.hi.s32"])
+def test_mad_hi_adds_to_the_high_word(op):
+    """IMAD.HI adds a register pair to the product: the addend must be {0, c}."""
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1, %a2;", 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()

@@ -173,7 +173,12 @@ class IntegerSelection:
         if mode == "wide":
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, self.wide_reg(c)])
         elif mode == "hi":
-            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, self.reg_part(c)])
+            # IMAD.HI adds a register pair to the 64-bit product: {0, c} adds c to the high word
+            pair = VOp(self.mf.new_vreg("R", 2))
+            self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
+            self.move(VOp(pair.reg, 0), RZ)
+            self.move(VOp(pair.reg, 1), self.part_of(c, 0))
+            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, pair])
         else:
             self.imad((), self.dst(d), ra, sb, self.reg_part(c))
 
