@@ -164,6 +164,9 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
+            self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
@@ -188,6 +191,8 @@ class IntegerSelection:
     def sel_neg(self, ins):
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=True)
         if _is_float(ty):
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
@@ -205,14 +210,34 @@ class IntegerSelection:
 
     def min_max(self, ins, which: Reg):
         ty = ins.type
-        if _is_float(ty):
-            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            return self.float_min_max(ins, which)
+        if ins.modifiers:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
+        if _bits(ty) == 64:
+            return self.min_max64(ins, which)
         if _bits(ty) > 32:
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         a, b = self.two_sources(ins)
         mods = () if _signed(ty) else ("U32",)
         self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.extend(a, ty)),
                                   self.extend(b, ty), which])
+
+    def min_max64(self, ins, which: Reg):
+        """ptxas: a 64-bit compare (ISETP lo, then .EX on hi) and a SEL per half."""
+        op = "LT" if which == PT else "GT"
+        unsigned = () if _signed(ins.type) else ("U32",)
+        a, b = self.two_sources(ins)
+        lo = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
+                  ndefs=2)
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op,) + unsigned + ("AND", "EX"),
+                  [p, PT, self.reg_part(a, 1), self.part_of(b, 1), PT, lo], ndefs=2)
+        d = ins.dests[0]
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit("SEL", (), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), p])
 
     # ------------------------------------------------------------------ logic and shifts
     def sel_and(self, ins):
@@ -344,9 +369,13 @@ class IntegerSelection:
         dests = [VOp(self.vreg(v)) for v in ins.dests]
         second = dests[1] if len(dests) > 1 else PT
         a, b = ins.srcs[0], ins.srcs[1]
-        if _is_float(ty):
-            if _bits(ty) == 64:
-                raise self.unsupported("`setp.f64`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            if ty == "f64":
+                self.emit("DSETP", (FLOAT_COMPARE[cmp], bool_mod),
+                          [dests[0], second, self.wide_reg(a), self.wide_reg(b), combine], ndefs=2)
+                return
+            if ty in ("f16", "bf16"):
+                return self.half_setp(ins, cmp, bool_mod, dests[0], second, combine)
             if _bits(ty) != 32:
                 raise self.unsupported(f"`setp.{ty}`")
             ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
