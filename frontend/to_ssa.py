@@ -24,7 +24,7 @@ from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MO
 # Instructions with no result operand (everything else writes its first operand).
 NO_RESULT = frozenset({
     "st", "st.async", "red", "red.async", "bar.sync", "bar.arrive", "barrier.sync",
-    "barrier.arrive", "bar.warp.sync", "barrier.cluster.arrive", "barrier.cluster.wait",
+    "barrier.arrive", "bar.warp.sync", "bar.warp", "barrier.cluster.arrive", "barrier.cluster.wait",
     "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "membar", "fence", "prefetch",
     "prefetchu", "cp.async", "cp.async.commit_group", "cp.async.wait_group",
     "cp.async.wait_all", "cp.async.bulk", "cp.reduce.async.bulk", "cp.async.bulk.tensor",

@@ -46,6 +46,7 @@ class KernelCode:
         self.frame_size = frame_size      # bytes of local memory below the caller's stack pointer
         self.num_barriers = num_barriers
         self.cfa_program = cfa_program    # the debug frame's program; None: the builder's default
+        self.warp_sync_offsets: list[int] = []    # COOP_GROUP_INSTR_OFFSETS
 
 
 def _physical(op, colors, mf: MFunction):
@@ -178,6 +179,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     frame_size = layout.frame.size if layout is not None else 0
     slots: list[Slot] = _prologue(mf, info, frame_size)
     label_pending: list[str] = []
+    warp_sync_slots: list[Slot] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
         label_pending.append(b.name)
@@ -193,6 +195,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            if any(mi is w for w in mf.warp_sync):
+                warp_sync_slots.append(emitted[-1])
             if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
                 emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
@@ -206,6 +210,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     if label_pending:
         raise CompileError(f"kernel {fn.name}: a block at the end has no instructions", filename)
     slots = assign_controls(slots)
+    warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
         for name in s.labels:
@@ -239,8 +244,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
                       and ins.operands[0] == Reg("R", STACK_POINTER))
         cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
-    return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
+    code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
+    code.warp_sync_offsets = warp_sync_offsets
+    return code
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -275,6 +282,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
+                              extra_attributes=_warp_sync_records(code.warp_sync_offsets),
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
@@ -283,6 +291,17 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
+
+
+def _warp_sync_records(offsets: list[int]) -> list:
+    """ptxas lists every warp-synchronous instruction (`.sync` shuffles, votes, matches,
+    reductions, `bar.warp.sync`, unaligned `barrier.sync`) with the register holding its
+    member mask (0xffffffff: an immediate mask)."""
+    from ptx2sass.encoder.nvinfo import NvInfoRecord
+    if not offsets:
+        return []
+    return [NvInfoRecord.words("COOP_GROUP_MASK_REGIDS", *[0xFFFFFFFF] * len(offsets)),
+            NvInfoRecord.words("COOP_GROUP_INSTR_OFFSETS", *offsets)]
 
 
 def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:

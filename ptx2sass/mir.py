@@ -108,6 +108,7 @@ class MFunction:
     vregs: list[VReg] = field(default_factory=list)
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
+    warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

@@ -876,3 +876,38 @@ def test_launch_bounds_reach_the_cubin(bounds):
         return [lines[i + 2] for i, l in enumerate(lines) if "MAX_THREADS" in l or "REQNTID" in l]
     theirs = records(oracle.ptxas(ptx, "sm_89").output)
     assert theirs and records(codegen.compile_ptx(ptx, "sm_89")) == theirs
+
+
+def test_warp_synchronous_instructions_are_listed_as_ptxas_does():
+    """COOP_GROUP_INSTR_OFFSETS/MASK_REGIDS name every `.sync` warp operation (not
+    activemask) and unaligned barrier: as many as ptxas lists, each at such an instruction."""
+    ptx = HEADER + """.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<10>; .reg .b64 %rd<10>; .reg .pred %p<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  activemask.b32 %r2;
+  redux.sync.add.u32 %r3, %r1, 0xffffffff;
+  match.any.sync.b32 %r4, %r1, 0xffffffff;
+  setp.eq.u32 %p1, %r1, 3;
+  vote.sync.any.pred %p2, %p1, 0xffffffff;
+  shfl.sync.bfly.b32 %r6, %r1, 1, 31, 0xffffffff;
+  selp.u32 %r5, 1, 0, %p2;
+  bar.warp.sync 0xffffffff;
+  barrier.sync 1;
+  add.u32 %r2, %r2, %r3; add.u32 %r2, %r2, %r4; add.u32 %r2, %r2, %r5; add.u32 %r2, %r2, %r6;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}"""
+    def records(cubin):
+        lines = oracle.cuobjdump_elf(cubin).splitlines()
+        get = lambda name: next(lines[i + 2].split(":", 1)[1].split() for i, l in enumerate(lines) if name in l)
+        return get("COOP_GROUP_MASK_REGIDS"), [int(x, 16) for x in get("COOP_GROUP_INSTR_OFFSETS")]
+    ours = codegen.compile_ptx(ptx, "sm_89")
+    masks, offsets = records(ours)
+    theirs_masks, theirs_offsets = records(oracle.ptxas(ptx, "sm_89").output)
+    assert masks == theirs_masks and len(offsets) == len(theirs_offsets) == 6
+    listing = {int(l.split("/*")[1].split("*/")[0], 16): l.split("*/")[1].strip()
+               for l in oracle.nvdisasm(ours, ("-c",)).splitlines() if l.strip().startswith("/*0")}
+    assert sorted(listing[o].split()[0].split(".")[0] for o in offsets) == \
+        ["BAR", "MATCH", "REDUX", "SHFL", "VOTE", "WARPSYNC"]

@@ -747,30 +747,31 @@ class MemorySelection:
     BAR_REDUCTIONS = {"and": "AND", "or": "OR", "popc": "POPC"}
     BARRIER_COUNT = 16
 
-    def barrier_operand(self, op):
-        """A barrier id or thread count: an immediate, or a register (then every barrier may
-        be named: NUM_BARRIERS is all 16)."""
-        if isinstance(op, ir.Const):
-            if op.value < self.BARRIER_COUNT:
-                self.mf.num_barriers = max(self.mf.num_barriers, op.value + 1)
-            return Imm(op.value & 0xFFFFFFFF)
-        self.mf.num_barriers = self.BARRIER_COUNT
-        return self.reg_part(op)
+    def barrier_operands(self, srcs) -> list:
+        """The barrier id (an immediate). A thread count or an id in a register has no
+        BAR form in the encoder's tables yet (ptxas writes `BAR.SYNC 0x1, 0x40`, `BAR.SYNC R2`)."""
+        bar_id = srcs[0]
+        if not isinstance(bar_id, ir.Const):
+            raise self.unsupported(f"`{self.ins.opcode}` with a barrier id computed at run time")
+        if len(srcs) > 1:
+            raise self.unsupported(f"`{self.ins.opcode}` with a thread count")
+        if bar_id.value < self.BARRIER_COUNT:
+            self.mf.num_barriers = max(self.mf.num_barriers, bar_id.value + 1)
+        return [Imm(bar_id.value & 0xFFFFFFFF)]
 
     def sel_bar(self, ins):
-        """`bar.sync/arrive/red` (always CTA-aligned): BAR.SYNC/ARV/RED; a reduction's
+        """`bar.sync/red` (always CTA-aligned): BAR.SYNC/RED.DEFER_BLOCKING; a reduction's
         result comes back through B2R.RESULT."""
         mode = ins.modifiers[0] if ins.modifiers else None
+        if mode == "warp":
+            return self.sel_bar_warp(ins)
         if mode == "sync":
-            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"),
-                      [self.barrier_operand(op) for op in ins.srcs], ndefs=0)
-        elif mode == "arrive":
-            self.emit("BAR", ("ARV",), [self.barrier_operand(op) for op in ins.srcs], ndefs=0)
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), self.barrier_operands(ins.srcs), ndefs=0)
         elif mode == "red":
             kind = next((m for m in ins.modifiers if m in self.BAR_REDUCTIONS), None)
             if kind is None or len(ins.srcs) not in (2, 3):
                 raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
-            ops = [self.barrier_operand(op) for op in ins.srcs[:-1]]
+            ops = self.barrier_operands(ins.srcs[:-1])
             self.emit("BAR", ("RED", self.BAR_REDUCTIONS[kind], "DEFER_BLOCKING"),
                       ops + [self.pred_operand(ins.srcs[-1])], ndefs=0)
             d = ins.dests[0]
@@ -778,13 +779,23 @@ class MemorySelection:
                 self.emit("B2R", ("RESULT",), [self.dst(d)])
             else:
                 self.emit("B2R", ("RESULT",), [RZ, self.dst(d)], ndefs=2)
-        else:
-            raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
+        else:       # bar.arrive: no BAR.ARV form in the encoder's tables yet
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
 
     def sel_barrier(self, ins):
-        if "aligned" not in ins.modifiers and ins.modifiers[:1] == ("sync",):
-            raise self.unsupported("`barrier.sync` without .aligned")
-        self.sel_bar(ins)
+        """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
+        without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
+            return self.sel_bar(ins)
+        self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+
+    def sel_bar_warp(self, ins):
+        """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
+        converged)."""
+        mask = self.known_constant(ins.srcs[0])
+        if mask is None:
+            raise self.unsupported("`bar.warp.sync` with a member mask computed at run time")
+        self.warp_sync_op("WARPSYNC", (), [Imm(mask & 0xFFFFFFFF)], ndefs=0)
 
     MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
 
@@ -820,6 +831,12 @@ class MemorySelection:
                                 and isinstance(ins.srcs[0], ir.Const)}
         return self._const_defs.get(op.id)
 
+    def warp_sync_op(self, *args, **kwargs):
+        """A `.sync` warp operation: ptxas lists each one in COOP_GROUP_INSTR_OFFSETS."""
+        mi = self.emit(*args, **kwargs)
+        self.mf.warp_sync.append(mi)
+        return mi
+
     def sync_members(self, mask) -> int:
         """The member mask of a `.sync` warp operation; a partial one first makes those lanes
         meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
@@ -838,7 +855,7 @@ class MemorySelection:
         a, b, c, mask = ins.srcs
         self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
-        self.emit("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
+        self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
                                             self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
 
     def sel_vote(self, ins):
@@ -850,13 +867,13 @@ class MemorySelection:
         src = self.pred_operand(p)
         if mode == "ballot":
             if members == 0xFFFFFFFF:
-                self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+                self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
                 return
             t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
-            self.emit("VOTE", ("ANY",), [t, PT, src], ndefs=2)
+            self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
-            self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+            self.warp_sync_op("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
 
     def sel_match(self, ins):
         """`match.{any,all}.sync.b32/b64`: MATCH.ANY d, a / MATCH.ALL p, d, a (.U64 for pairs)."""
@@ -869,10 +886,10 @@ class MemorySelection:
         src = self.atom_data(a, _bits(ins.type))
         d = self.dst(ins.dests[0])
         if mode == "any":
-            self.emit("MATCH", mods, [d, src])
+            self.warp_sync_op("MATCH", mods, [d, src])
         else:
             p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
-            self.emit("MATCH", mods, [p, d, src], ndefs=2)
+            self.warp_sync_op("MATCH", mods, [p, d, src], ndefs=2)
 
     def sel_nanosleep(self, ins):
         value = self.known_constant(ins.srcs[0])
@@ -890,7 +907,7 @@ class MemorySelection:
         a, mask = ins.srcs
         self.sync_members(mask)
         mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
-        self.emit("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
+        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
     def sel_activemask(self, ins):
