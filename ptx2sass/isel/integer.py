@@ -309,7 +309,7 @@ class IntegerSelection:
     def shift64(self, ins, left: bool):
         d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
         if not isinstance(n, ir.Const):
-            raise self.unsupported(f"64-bit `{ins.opcode}` by a register amount")
+            return self.shift64_by_register(ins, left)
         s = n.value & 0xFFFFFFFF
         signed = _signed(ins.type)
         self.begin_wide(d)
@@ -333,6 +333,21 @@ class IntegerSelection:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
             else:
                 self.move(self.dst(d, 1), RZ)
+
+    def shift64_by_register(self, ins, left: bool):
+        """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and
+        beyond, clamped as PTX says), so no range checks are needed."""
+        d, a = ins.dests[0], ins.srcs[0]
+        n = self.reg_part(ins.srcs[1], 0)
+        self.begin_wide(d)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        if left:
+            self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, n, hi])
+            self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, n, RZ])
+        else:
+            signed = _signed(ins.type)
+            self.emit("SHF", ("R", "S64" if signed else "U64"), [self.dst(d, 0), lo, n, hi])
+            self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, n, hi])
 
     def sel_shf(self, ins):
         d, a, b, c = ins.dests[0], *ins.srcs

@@ -1,6 +1,6 @@
-"""Integer division and remainder (32, 16 and 8 bits, signed and unsigned, by registers and
-by constants): our cubin against ptxas's in the emulator, bit for bit, including division
-by zero, INT_MIN / -1 and the boundary values."""
+"""Integer operations with a sequence behind them: division and remainder (32, 16 and 8 bits,
+signed and unsigned, by registers and by constants, incl. division by zero and INT_MIN / -1),
+mad.hi, 64-bit shifts by a register: our cubin against ptxas's in the emulator, bit for bit."""
 import pytest
 
 from codegen_harness import run_both
@@ -33,4 +33,14 @@ def test_divide_by_constant(op, k):
 def test_mad_hi_adds_to_the_high_word(op):
     """IMAD.HI adds a register pair to the product: the addend must be {0, c}."""
     ours, theirs, _ = run_both(f"{op} %o, %a0, %a1, %a2;", 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["shl.b64", "shr.u64", "shr.s64"])
+def test_64_bit_shift_by_a_register(op):
+    """Amounts 0..70 (PTX clamps past 64)."""
+    body = "cvt.u32.u64 %x0, %a1;\nand.b32 %x0, %x0, 127;\nmin.u32 %x0, %x0, 70;\n" \
+           f"{op} %o, %a0, %x0;"
+    ours, theirs, _ = run_both(body, 64, 2, 64, values=[0, 1, 31, 32, 33, 63, 64, 65, 70,
+                                                        0x8000000000000001, 0xFFFFFFFFFFFFFFFF])
     assert (ours == theirs).all()
