@@ -78,3 +78,15 @@ CARRY_CHAINS = [
 def test_carry_chains(body):
     ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32)
     assert (ours == theirs).all()
+
+
+EDGES64 = [0, 1, 2, 3, 7, 10, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000,
+           0x8000000000000001, 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFE, 0x123456789ABCDEF]
+
+
+@pytest.mark.parametrize("op", ["div.u64", "rem.u64", "div.s64", "rem.s64"])
+def test_divide_64(op):
+    ours, theirs, data = run_both(f"{op} %o, %a0, %a1;", 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
