@@ -96,6 +96,7 @@ class IntDivision:
     def int_divide64(self, ins, remainder: bool) -> None:
         signed = _signed(ins.type)
         n, d = self.pair_of(ins.srcs[0]), self.pair_of(ins.srcs[1])
+        n_orig, d_orig = n, d
         if signed:
             n_neg, d_neg = self.new_p(), self.new_p()
             self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n.reg, 1), RZ, PT], ndefs=2)
@@ -104,6 +105,10 @@ class IntDivision:
         q, r = self.restoring_divide64(n, d)
         result = r if remainder else q
         if signed:
+            # the signs again, from the operands, so no predicate lives across the loop
+            n_neg, d_neg = self.new_p(), self.new_p()
+            self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n_orig.reg, 1), RZ, PT], ndefs=2)
+            self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d_orig.reg, 1), RZ, PT], ndefs=2)
             negate = n_neg
             if not remainder:
                 negate = self.new_p()
