@@ -68,7 +68,6 @@ UNSUPPORTED = {
     'cp_async': 'kernel `cp_async`: local .shared/.local variables not supported yet',
     'div_ftz': '`div.ftz.rn.f32` not supported yet',
     'div_noftz': '`div.rn.f32` not supported yet',
-    'nanosleep': 'PTX instruction `nanosleep` not supported yet',
     'dp4a': 'PTX instruction `dp4a` not supported yet',
     'dp2a': 'PTX instruction `dp2a` not supported yet',
     'vshr_clamp': 'PTX instruction `vshr` not supported yet',
