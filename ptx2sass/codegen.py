@@ -242,8 +242,11 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Mo
     """PTX text → checked SSA IR (the frontend)."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import has_calls, inline_calls
     module = parse(ptx, filename)
     check(module, arch)
+    if has_calls(module):
+        module = inline_calls(module)
     return lower_module(module)
 
 

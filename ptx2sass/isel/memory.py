@@ -27,6 +27,12 @@ class MemorySelection:
             return
         if isinstance(src, ir.Symbol):
             raise self.unsupported("`mov` of a variable's address")
+        if len(ins.dests) > 1:          # `mov.v2.u32 a, b`: component by component
+            if len(ins.dests) != len(ins.srcs):
+                raise self.unsupported("vector `mov` with unequal element counts")
+            for dv, sv in zip(ins.dests, ins.srcs):
+                self.sel_mov(ir.Instr("mov", type=ins.type, dests=[dv], srcs=[sv], line=ins.line))
+            return
         if len(ins.srcs) > 1:
             return self.pack(d, ins.srcs)
         if r.width > 1:

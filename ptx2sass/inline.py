@@ -1,0 +1,191 @@
+"""Inline `.func` calls into their callers, on the checked AST, before SSA construction.
+
+Why inline: code generation has no calling convention yet. ptxas itself (whole-program
+mode, sm_8x) does not inline: it appends a private copy of each callee to the kernel's
+text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx` with a custom register
+convention chosen across the call). Inlining gives the same results; the cubin's structure
+differs (no `$kernel$func` symbol, no CALL/RET).
+
+How: `.param` scalars become `.reg` variables. In a caller, a call-site `.param x` declared
+in the body is a register, `st.param [x], v` / `ld.param d, [x]` become `mov`s. In the
+callee, its parameters are registers, `ld.param`/`st.param` of them become `mov`s, and
+`ret` becomes a branch to the end of the inlined body. The callee's names are prefixed so
+they cannot clash; SSA construction then makes the phis (several `ret`s, loops around
+calls). Anything else (param arrays, offsets, indirect calls, recursion) raises
+`CompileError("... not supported yet")`.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+from ptx2sass.frontend.instructions import SPECIAL_REGISTERS
+
+MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
+
+
+class _Inliner:
+    def __init__(self, module: ast.Module):
+        self.module = module
+        self.file = module.file
+        self.bodies = {f.name: f for f in module.functions() if f.kind == ".func" and f.body is not None}
+        self.globals = {f.name for f in module.functions()}
+        for item in module.items:
+            if isinstance(item, ast.VariableDecl):
+                self.globals.update(d.name for d in item.declarators)
+        self.count = 0
+
+    def unsupported(self, node, what: str) -> CompileError:
+        return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
+
+    # ------------------------------------------------------------------ rewriting a body
+    def body(self, block: ast.Block, params: set[str], stack: tuple[str, ...]) -> ast.Block:
+        """`block` with call-site `.param`s as registers and every call inlined; `params`
+        holds the names (visible here) that are `.param` variables turned into registers."""
+        params = set(params)
+        out = []
+        for st in block.statements:
+            if isinstance(st, ast.VariableDecl) and st.space == ".param":
+                out.append(self.param_as_reg(st))
+                params.update(d.name for d in st.declarators)
+            elif isinstance(st, ast.Block):
+                out.append(self.body(st, params, stack))
+            elif isinstance(st, ast.Instruction) and st.opcode == "call":
+                out.extend(self.inline_call(st, stack))
+            elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:
+                out.append(self.param_move(st, params))
+            else:
+                out.append(st)
+        return dataclasses.replace(block, statements=out)
+
+    def param_as_reg(self, decl: ast.VariableDecl) -> ast.VariableDecl:
+        if decl.space == ".reg":          # a `.reg` parameter (vectors and predicates too)
+            return decl
+        for d in decl.declarators:
+            if d.dims or d.range_count is not None or decl.vector or d.init is not None:
+                raise self.unsupported(decl, f"`.param` array or vector `{d.name}` in a call")
+        if decl.type in (None, ".pred"):
+            raise self.unsupported(decl, "untyped `.param` in a call")
+        return dataclasses.replace(decl, space=".reg", align=None, ptr_space=None, ptr_align=None)
+
+    def param_move(self, st: ast.Instruction, params: set[str]) -> ast.Instruction:
+        """`ld.param d, [p]` → `mov d, p`; `st.param [p], v` → `mov p, v` (p a register now)."""
+        is_load = st.opcode == "ld"
+        addr = st.operands[1] if is_load else st.operands[0]
+        if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
+            return st         # a kernel parameter: the selector reads it from the constant bank
+        if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
+            raise self.unsupported(st, "`ld.param`/`st.param` with an offset or vector in a call")
+        types = [m for m in st.modifiers if m != ".param"]
+        reg = ast.Name(line=addr.line, column=addr.column, name=addr.base.name)
+        operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
+        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
+                               operands=operands, guard=st.guard)
+
+    # ------------------------------------------------------------------ one call
+    def inline_call(self, st: ast.Instruction, stack: tuple[str, ...]) -> list:
+        ops = list(st.operands)
+        rets = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        target = ops.pop(0) if ops else None
+        args = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        if ops or not isinstance(target, ast.Name):
+            raise self.unsupported(st, "indirect `call` (through a function pointer or prototype)")
+        callee = self.bodies.get(target.name)
+        if callee is None:
+            raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
+        if target.name in stack or len(stack) >= MAX_DEPTH:
+            raise self.unsupported(st, f"recursive `call` of `{target.name}`")
+        if st.guard is not None:
+            raise self.unsupported(st, "guarded `call`")
+        self.count += 1
+        prefix = f"$inl{self.count}$"
+        formal_decls = [self.param_as_reg(d) for d in callee.params + callee.return_params]
+        formals = [d.name for decl in callee.params for d in decl.declarators]
+        results = [d.name for decl in callee.return_params for d in decl.declarators]
+        if len(formals) != len(args) or len(results) != len(rets):
+            raise self.unsupported(st, f"`call` of `{target.name}` with a different parameter count")
+        end = prefix + "$end"
+        renamed = _Renamer(prefix, self.globals).visit(copy.deepcopy(
+            ast.Block(line=st.line, column=st.column, statements=formal_decls + callee.body.statements)))
+        body = self.body(renamed, {prefix + n for n in formals + results}, stack + (target.name,))
+        types = {d.name: tuple(m for m in (decl.vector, decl.type) if m)
+                 for decl in formal_decls for d in decl.declarators}
+        moves_in = [self.mov(st, types[f], ast.Name(line=st.line, column=st.column, name=prefix + f), a)
+                    for f, a in zip(formals, args)]
+        moves_out = [self.mov(st, types[r], d, ast.Name(line=st.line, column=st.column, name=prefix + r))
+                     for r, d in zip(results, rets)]
+        stmts = body.statements
+        decl_count = len(formal_decls)
+        body.statements = (stmts[:decl_count] + moves_in
+                           + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
+                           + [ast.Label(line=st.line, column=st.column, name=end)] + moves_out)
+        return [body]
+
+    def mov(self, st, types: tuple[str, ...], dst, src) -> ast.Instruction:
+        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=types,
+                               operands=[dst, src])
+
+    def ret_to_branch(self, st, end: str):
+        if isinstance(st, ast.Block):
+            return dataclasses.replace(st, statements=[self.ret_to_branch(s, end) for s in st.statements])
+        if isinstance(st, ast.Instruction) and st.opcode == "ret":
+            return ast.Instruction(line=st.line, column=st.column, opcode="bra", modifiers=(),
+                                   operands=[ast.Name(line=st.line, column=st.column, name=end)],
+                                   guard=st.guard)
+        return st
+
+    def run(self) -> ast.Module:
+        items = []
+        for item in self.module.items:
+            if isinstance(item, ast.Function):
+                if item.kind == ".func":
+                    continue          # inlined everywhere it is called
+                if item.body is not None:
+                    item = dataclasses.replace(item, body=self.body(item.body, set(), (item.name,)))
+            items.append(item)
+        return dataclasses.replace(self.module, items=items)
+
+
+class _Renamer:
+    """Prefix every name declared inside a callee (registers, labels, its parameters);
+    module-level names and special registers keep theirs."""
+
+    def __init__(self, prefix: str, keep: set[str]):
+        self.prefix = prefix
+        self.keep = keep
+        self.seen: set[int] = set()     # an Address shares its base Name with its elements
+
+    def new(self, name: str) -> str:
+        if name in self.keep or name in SPECIAL_REGISTERS or name == "WARP_SZ":
+            return name
+        return self.prefix + name
+
+    def visit(self, node):
+        if isinstance(node, list):
+            return [self.visit(x) for x in node]
+        if not dataclasses.is_dataclass(node) or id(node) in self.seen:
+            return node
+        self.seen.add(id(node))
+        if isinstance(node, (ast.BranchTargets, ast.CallTargets, ast.CallPrototype)):
+            raise CompileError("branch/call tables inside an inlined .func not supported yet",
+                               None, node.line)
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if f.name == "name" and isinstance(node, (ast.Name, ast.Declarator, ast.Label)):
+                setattr(node, f.name, self.new(value))
+            elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], str):
+                setattr(node, f.name, type(value)(self.visit(list(value))))
+            elif dataclasses.is_dataclass(value):
+                setattr(node, f.name, self.visit(value))
+        return node
+
+
+def has_calls(module: ast.Module) -> bool:
+    return any(f.kind == ".func" for f in module.functions())
+
+
+def inline_calls(module: ast.Module) -> ast.Module:
+    """The module with every `.func` inlined into its callers and the `.func`s removed."""
+    return _Inliner(module).run()
