@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS
 
 MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
+_PREFIX = re.compile(r"^(\$inl\d+\$)+")
+
+
+def _source_name(name: str) -> str:
+    """A renamed callee name as the user wrote it (for messages)."""
+    return _PREFIX.sub("", name)
 
 
 class _Inliner:
@@ -65,7 +72,7 @@ class _Inliner:
             return decl
         for d in decl.declarators:
             if d.dims or d.range_count is not None or decl.vector or d.init is not None:
-                raise self.unsupported(decl, f"`.param` array or vector `{d.name}` in a call")
+                raise self.unsupported(decl, f"`.param` array or vector `{_source_name(d.name)}` in a call")
         if decl.type in (None, ".pred"):
             raise self.unsupported(decl, "untyped `.param` in a call")
         return dataclasses.replace(decl, space=".reg", align=None, ptr_space=None, ptr_align=None)

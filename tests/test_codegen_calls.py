@@ -64,3 +64,111 @@ def test_trap_faults_like_ptxas():
     for cubin in (_ptxas_cubin(SLEEP_THEN_TRAP), ours):
         with pytest.raises(EmuFault, match="BPT.TRAP"):
             _launch(cubin, 7, False)
+
+
+# Calls: a .func with two `ret`s (one guarded), called in a loop, calling another .func;
+# `.param` and `.reg` parameters.
+CALLS_IN_LOOP = HEADER + """
+.func (.param .u32 r) clamp(.param .u32 x, .param .u32 hi)
+{
+  .reg .u32 %a<3>; .reg .pred %p;
+  ld.param.u32 %a0, [x];
+  ld.param.u32 %a1, [hi];
+  setp.gt.u32 %p, %a0, %a1;
+  @%p bra BIG;
+  st.param.u32 [r], %a0;
+  ret;
+BIG:
+  st.param.u32 [r], %a1;
+  ret;
+}
+.func (.reg .u32 s, .reg .pred odd) step(.reg .u32 acc, .reg .u32 i)
+{
+  .reg .u32 %t<3>;
+  mul.lo.u32 %t0, i, 7;
+  .param .u32 cx; .param .u32 chi; .param .u32 cr;
+  st.param.u32 [cx], %t0;
+  st.param.u32 [chi], 40;
+  call (cr), clamp, (cx, chi);
+  ld.param.u32 %t1, [cr];
+  add.u32 s, acc, %t1;
+  and.b32 %t2, %t1, 1;
+  setp.ne.u32 odd, %t2, 0;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .u32 %r<6>; .reg .u64 %rd<3>; .reg .pred %q;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, 0;
+  mov.u32 %r3, 0;
+  mov.u32 %r5, 0;
+LOOP:
+  add.u32 %r4, %r1, %r3;
+  call (%r2, %q), step, (%r2, %r4);
+  @%q add.u32 %r5, %r5, 1;
+  add.u32 %r3, %r3, 1;
+  setp.lt.u32 %q, %r3, 5;
+  @%q bra LOOP;
+  add.u32 %r2, %r2, %r5;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd1, %rd1, %rd2;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+"""
+
+
+def _calls_reference() -> np.ndarray:
+    want = np.zeros(32, np.uint32)
+    for t in range(32):
+        acc = odd = 0
+        for i in range(5):
+            c = min(7 * (t + i), 40)
+            acc += c
+            odd += c & 1
+        want[t] = acc + odd
+    return want
+
+
+def test_calls_in_a_loop_run_like_ptxas():
+    out = np.zeros(32, np.uint32)
+    run(_ptxas_cubin(CALLS_IN_LOOP), "k", 1, 32, [out], hazard_check=False)
+    np.testing.assert_array_equal(out, _calls_reference())
+    ours = np.zeros(32, np.uint32)
+    res = run(codegen.compile_ptx(CALLS_IN_LOOP), "k", 1, 32, [ours], hazard_check=True)
+    assert res.hazards == []
+    np.testing.assert_array_equal(ours, out)
+
+
+RECURSIVE = HEADER + """
+.func (.param .u32 r) f(.param .u32 x)
+{
+  .reg .u32 %a; .param .u32 y; .param .u32 z;
+  ld.param.u32 %a, [x];
+  st.param.u32 [y], %a;
+  call (z), f, (y);
+  ld.param.u32 %a, [z];
+  st.param.u32 [r], %a;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .u32 %r; .param .u32 a; .param .u32 b;
+  st.param.u32 [a], 1;
+  call (b), f, (a);
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("ptx, message", [
+    (RECURSIVE, "recursive `call` of `f` not supported yet"),
+    (CALLS_IN_LOOP.replace(".param .u32 cx;", ".param .align 4 .b8 cx[4];"),
+     "`.param` array or vector `cx` in a call not supported yet"),
+])
+def test_unsupported_calls_are_reported(ptx, message):
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx)
+    assert message in e.value.message
