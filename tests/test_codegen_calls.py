@@ -55,7 +55,7 @@ def test_nanosleep_runs_like_ptxas():
 
 def test_nanosleep_register_operand_is_reported():
     ptx = SLEEP_THEN_TRAP.replace("nanosleep.u32 100;", "nanosleep.u32 %r1;")
-    with pytest.raises(CompileError, match="nanosleep` with a register operand not supported yet"):
+    with pytest.raises(CompileError, match="`nanosleep` for a time computed at run time not supported yet"):
         codegen.compile_ptx(ptx)
 
 

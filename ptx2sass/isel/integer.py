@@ -123,6 +123,9 @@ class IntegerSelection:
         if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
             return
+        if not mods and isinstance(b, Imm) and b.value == 1 and b.text is None and not b.neg:
+            # nvdisasm spells a unit factor as IMAD.IADD (IMAD.MOV when c is RZ)
+            mods = ("MOV",) if isinstance(c, Reg) and c.is_zero else ("IADD",)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
@@ -161,13 +164,21 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
+            self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
         if mode == "wide":
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, self.wide_reg(c)])
         elif mode == "hi":
-            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, self.reg_part(c)])
+            # IMAD.HI adds a register pair to the 64-bit product: {0, c} adds c to the high word
+            pair = VOp(self.mf.new_vreg("R", 2))
+            self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
+            self.move(VOp(pair.reg, 0), RZ)
+            self.move(VOp(pair.reg, 1), self.part_of(c, 0))
+            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, pair])
         else:
             self.imad((), self.dst(d), ra, sb, self.reg_part(c))
 
@@ -185,6 +196,8 @@ class IntegerSelection:
     def sel_neg(self, ins):
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=True)
         if _is_float(ty):
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
@@ -202,14 +215,34 @@ class IntegerSelection:
 
     def min_max(self, ins, which: Reg):
         ty = ins.type
-        if _is_float(ty):
-            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            return self.float_min_max(ins, which)
+        if ins.modifiers:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
+        if _bits(ty) == 64:
+            return self.min_max64(ins, which)
         if _bits(ty) > 32:
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         a, b = self.two_sources(ins)
         mods = () if _signed(ty) else ("U32",)
         self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.extend(a, ty)),
                                   self.extend(b, ty), which])
+
+    def min_max64(self, ins, which: Reg):
+        """ptxas: a 64-bit compare (ISETP lo, then .EX on hi) and a SEL per half."""
+        op = "LT" if which == PT else "GT"
+        unsigned = () if _signed(ins.type) else ("U32",)
+        a, b = self.two_sources(ins)
+        lo = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
+                  ndefs=2)
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op,) + unsigned + ("AND", "EX"),
+                  [p, PT, self.reg_part(a, 1), self.part_of(b, 1), PT, lo], ndefs=2)
+        d = ins.dests[0]
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit("SEL", (), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), p])
 
     # ------------------------------------------------------------------ logic and shifts
     def sel_and(self, ins):
@@ -276,7 +309,7 @@ class IntegerSelection:
     def shift64(self, ins, left: bool):
         d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
         if not isinstance(n, ir.Const):
-            raise self.unsupported(f"64-bit `{ins.opcode}` by a register amount")
+            return self.shift64_by_register(ins, left)
         s = n.value & 0xFFFFFFFF
         signed = _signed(ins.type)
         self.begin_wide(d)
@@ -300,6 +333,21 @@ class IntegerSelection:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
             else:
                 self.move(self.dst(d, 1), RZ)
+
+    def shift64_by_register(self, ins, left: bool):
+        """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and
+        beyond, clamped as PTX says), so no range checks are needed."""
+        d, a = ins.dests[0], ins.srcs[0]
+        n = self.reg_part(ins.srcs[1], 0)
+        self.begin_wide(d)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        if left:
+            self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, n, hi])
+            self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, n, RZ])
+        else:
+            signed = _signed(ins.type)
+            self.emit("SHF", ("R", "S64" if signed else "U64"), [self.dst(d, 0), lo, n, hi])
+            self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, n, hi])
 
     def sel_shf(self, ins):
         d, a, b, c = ins.dests[0], *ins.srcs
@@ -341,9 +389,13 @@ class IntegerSelection:
         dests = [VOp(self.vreg(v)) for v in ins.dests]
         second = dests[1] if len(dests) > 1 else PT
         a, b = ins.srcs[0], ins.srcs[1]
-        if _is_float(ty):
-            if _bits(ty) == 64:
-                raise self.unsupported("`setp.f64`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            if ty == "f64":
+                self.emit("DSETP", (FLOAT_COMPARE[cmp], bool_mod),
+                          [dests[0], second, self.wide_reg(a), self.wide_reg(b), combine], ndefs=2)
+                return
+            if ty in ("f16", "bf16"):
+                return self.half_setp(ins, cmp, bool_mod, dests[0], second, combine)
             if _bits(ty) != 32:
                 raise self.unsupported(f"`setp.{ty}`")
             ftz = ("FTZ",) if "ftz" in ins.modifiers else ()

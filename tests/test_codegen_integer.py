@@ -1,0 +1,46 @@
+"""Integer operations with a sequence behind them: division and remainder (32, 16 and 8 bits,
+signed and unsigned, by registers and by constants, incl. division by zero and INT_MIN / -1),
+mad.hi, 64-bit shifts by a register: our cubin against ptxas's in the emulator, bit for bit."""
+import pytest
+
+from codegen_harness import run_both
+
+EDGES32 = [0, 1, 2, 3, 7, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 10, 100]
+EDGES16 = [0, 1, 2, 3, 7, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0xFFFE, 10, 100]
+
+
+@pytest.mark.parametrize("op", ["div.u32", "div.s32", "rem.u32", "rem.s32"])
+def test_divide_32(op):
+    ours, theirs, data = run_both(f"{op} %o, %a0, %a1;", 32, 2, 32, values=EDGES32)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
+
+
+@pytest.mark.parametrize("op", ["div.u16", "div.s16", "rem.u16", "rem.s16"])
+def test_divide_16(op):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 16, 2, 16, values=EDGES16)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op,k", [("div.u32", 7), ("rem.s32", -3), ("div.s32", 1)])
+def test_divide_by_constant(op, k):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, {k};", 32, 1, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["mad.hi.u32", "mad.hi.s32"])
+def test_mad_hi_adds_to_the_high_word(op):
+    """IMAD.HI adds a register pair to the product: the addend must be {0, c}."""
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1, %a2;", 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["shl.b64", "shr.u64", "shr.s64"])
+def test_64_bit_shift_by_a_register(op):
+    """Amounts 0..70 (PTX clamps past 64)."""
+    body = "cvt.u32.u64 %x0, %a1;\nand.b32 %x0, %x0, 127;\nmin.u32 %x0, %x0, 70;\n" \
+           f"{op} %o, %a0, %x0;"
+    ours, theirs, _ = run_both(body, 64, 2, 64, values=[0, 1, 31, 32, 33, 63, 64, 65, 70,
+                                                        0x8000000000000001, 0xFFFFFFFFFFFFFFFF])
+    assert (ours == theirs).all()
