@@ -104,8 +104,6 @@ class _Inliner:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
         if target.name in stack or len(stack) >= MAX_DEPTH:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")
-        if st.guard is not None:
-            raise self.unsupported(st, "guarded `call`")
         self.count += 1
         prefix = f"$inl{self.count}$"
         formal_decls = [self.param_as_reg(d) for d in callee.params + callee.return_params]
@@ -128,6 +126,12 @@ class _Inliner:
         body.statements = (stmts[:decl_count] + moves_in
                            + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
                            + [ast.Label(line=st.line, column=st.column, name=end)] + moves_out)
+        if st.guard is not None:     # `@p call`: branch around the whole inlined body
+            skip = prefix + "$skip"
+            guard = dataclasses.replace(st.guard, negated=not st.guard.negated)
+            body.statements = ([ast.Instruction(line=st.line, column=st.column, opcode="bra",
+                                                modifiers=(), operands=[_name(st, skip)], guard=guard)]
+                               + body.statements + [ast.Label(line=st.line, column=st.column, name=skip)])
         return [body]
 
     def mov(self, st, types: tuple[str, ...], dst, src) -> ast.Instruction:
@@ -187,6 +191,10 @@ class _Renamer:
             elif dataclasses.is_dataclass(value):
                 setattr(node, f.name, self.visit(value))
         return node
+
+
+def _name(node, name: str) -> ast.Name:
+    return ast.Name(line=node.line, column=node.column, name=name)
 
 
 def has_calls(module: ast.Module) -> bool:
