@@ -249,6 +249,8 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, FloatSelection, C
             if guard is not None and not mb.succs:
                 self.emit("EXIT", (), [], ndefs=0)
             return
+        if term.opcode == "brx":
+            return self.select_brx(term, mb)       # isel/calls.py
         if term.opcode != "bra":
             raise self.unsupported(f"`{term.opcode}`")
         target = mb.succs[0]
