@@ -41,3 +41,8 @@ def test_half_sign(op, bits):
 def test_mad_lo_16(op):
     ours, theirs, _ = run_both(f"{op} %o, %a0, %a1, %a2;", 16, 3, 16)
     assert (ours == theirs).all()
+
+
+def test_ex2_f16_is_the_mufu_f16_form():
+    ours, theirs, _ = run_both("ex2.approx.f16 %o, %a0;", 16, 1, 16)
+    assert (ours == theirs).all()

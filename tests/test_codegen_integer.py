@@ -44,3 +44,21 @@ def test_64_bit_shift_by_a_register(op):
     ours, theirs, _ = run_both(body, 64, 2, 64, values=[0, 1, 31, 32, 33, 63, 64, 65, 70,
                                                         0x8000000000000001, 0xFFFFFFFFFFFFFFFF])
     assert (ours == theirs).all()
+
+
+BITFIELD = [
+    "bfe.u32 %o, %a0, %a1, %a2;", "bfe.s32 %o, %a0, %a1, %a2;", "bfe.u32 %o, %a0, 3, 9;",
+    "bfe.s32 %o, %a0, 30, 9;", "bfi.b32 %o, %a0, %a1, %a2, 7;", "bfi.b32 %o, %a0, %a1, 3, 7;",
+    "bfi.b32 %o, %a0, %a1, %a2, %a0;", "bfind.u32 %o, %a0;", "bfind.s32 %o, %a0;",
+    "bfind.shiftamt.u32 %o, %a0;", "bmsk.clamp.b32 %o, %a0, %a1;",
+]
+
+
+@pytest.mark.parametrize("body", BITFIELD)
+def test_bit_fields(body):
+    """Positions and lengths cover 0, inside, past 32 and garbage in the high bits."""
+    ours, theirs, data = run_both(body, 32, 3, 32, values=[0, 1, 5, 31, 32, 33, 40, 255, 0x105,
+                                                           0x80000000, 0xFFFFFFFF, 0x7FFFFFFF])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), hex(data[3 * i + 2]),
+                           hex(ours[i]), hex(theirs[i])) for i in bad[:4]]

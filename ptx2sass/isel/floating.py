@@ -245,6 +245,9 @@ class FloatSelection:
     FLT_MIN = 1.1754943508222875e-38
 
     def sel_ex2(self, ins):
+        if ins.type == "f16":        # MUFU has an f16 form (ptxas uses it as is)
+            self.emit("MUFU", ("EX2", "F16"), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+            return
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:

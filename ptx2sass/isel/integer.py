@@ -367,6 +367,56 @@ class IntegerSelection:
             raise self.unsupported(f"`popc.{ins.type}`")
         self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
+    def sel_bfind(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfind.{ins.type}`")
+        mods = (() if _signed(ins.type) else ("U32",)) + (("SH",) if "shiftamt" in ins.modifiers else ())
+        self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_bmsk(self, ins):
+        if "wrap" in ins.modifiers:
+            raise self.unsupported("`bmsk.wrap`")
+        a, b = ins.srcs
+        self.emit("BMSK", (), [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+
+    def byte_operand(self, op):
+        """The low byte of a position/length operand (PTX reads only bits 0..7)."""
+        if isinstance(op, ir.Const):
+            return Imm(op.value & 0xFF)
+        t = VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [t, self.reg_part(op), Imm(0xFF), RZ, Imm(LUT["and"]), NOT_PT])
+        return t
+
+    def sel_bfe(self, ins):
+        """ptxas: shift the field down (an arithmetic shift for signed types, which also
+        fills past the top), then SGXT keeps `len` bits, zero- or sign-extended."""
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfe.{ins.type}`")
+        a, pos, length = ins.srcs
+        signed = _signed(ins.type)
+        t = VOp(self.mf.new_vreg())
+        self.emit("SHF", ("R", "S32" if signed else "U32", "HI"),
+                  [t, RZ, self.byte_operand(pos), self.reg_part(a)])
+        self.emit("SGXT", () if signed else ("U32",), [self.dst(ins.dests[0]), t, self.byte_operand(length)])
+
+    def sel_bfi(self, ins):
+        """ptxas: the field's mask from BMSK, the inserted value shifted into place, and one
+        LOP3 choosing between them (a & mask | b & ~mask)."""
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfi.{ins.type}`")
+        a, b, pos, length = ins.srcs
+        p, n = self.byte_operand(pos), self.byte_operand(length)
+        if isinstance(p, Imm) and isinstance(n, Imm):
+            width = min(n.value, 32)
+            mask = Imm((((1 << width) - 1) << p.value) & 0xFFFFFFFF) if p.value < 32 else RZ
+        else:
+            mask = VOp(self.mf.new_vreg())
+            self.emit("BMSK", (), [mask, self.as_reg(p), self.as_reg(n)])
+        shifted = VOp(self.mf.new_vreg())
+        self.emit("SHF", ("L", "U32"), [shifted, self.reg_part(a), p, RZ])
+        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), shifted, mask, self.reg_part(b),
+                                     Imm(0xE2), NOT_PT])
+
     def sel_brev(self, ins):
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`brev.{ins.type}`")
