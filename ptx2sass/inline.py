@@ -22,7 +22,7 @@ import re
 
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
-from ptx2sass.frontend.instructions import SPECIAL_REGISTERS
+from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS
 
 MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
 _PREFIX = re.compile(r"^(\$inl\d+\$)+")
@@ -48,15 +48,16 @@ class _Inliner:
         return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
 
     # ------------------------------------------------------------------ rewriting a body
-    def body(self, block: ast.Block, params: set[str], stack: tuple[str, ...]) -> ast.Block:
+    def body(self, block: ast.Block, params: dict[str, int], stack: tuple[str, ...]) -> ast.Block:
         """`block` with call-site `.param`s as registers and every call inlined; `params`
-        holds the names (visible here) that are `.param` variables turned into registers."""
-        params = set(params)
+        maps the names (visible here) of `.param` variables turned into registers to their
+        declared width in bits."""
+        params = dict(params)
         out = []
         for st in block.statements:
             if isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
-                params.update(d.name for d in st.declarators)
+                params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
             elif isinstance(st, ast.Block):
                 out.append(self.body(st, params, stack))
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
@@ -77,7 +78,7 @@ class _Inliner:
             raise self.unsupported(decl, "untyped `.param` in a call")
         return dataclasses.replace(decl, space=".reg", align=None, ptr_space=None, ptr_align=None)
 
-    def param_move(self, st: ast.Instruction, params: set[str]) -> ast.Instruction:
+    def param_move(self, st: ast.Instruction, params: dict[str, int]) -> ast.Instruction:
         """`ld.param d, [p]` → `mov d, p`; `st.param [p], v` → `mov p, v` (p a register now)."""
         is_load = st.opcode == "ld"
         addr = st.operands[1] if is_load else st.operands[0]
@@ -86,6 +87,10 @@ class _Inliner:
         if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
             raise self.unsupported(st, "`ld.param`/`st.param` with an offset or vector in a call")
         types = [m for m in st.modifiers if m != ".param"]
+        if sum(TYPE_BITS.get(m, 0) for m in types) != params[addr.base.name]:
+            # (a narrower access extends or truncates: a `cvt`, not a `mov`)
+            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a parameter of "
+                                       f"another width in a call")
         reg = ast.Name(line=addr.line, column=addr.column, name=addr.base.name)
         operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
         return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
@@ -114,7 +119,8 @@ class _Inliner:
         end = prefix + "$end"
         renamed = _Renamer(prefix, self.globals).visit(copy.deepcopy(
             ast.Block(line=st.line, column=st.column, statements=formal_decls + callee.body.statements)))
-        body = self.body(renamed, {prefix + n for n in formals + results}, stack + (target.name,))
+        widths = {prefix + d.name: TYPE_BITS.get(decl.type, 0) for decl in formal_decls for d in decl.declarators}
+        body = self.body(renamed, widths, stack + (target.name,))
         types = {d.name: tuple(m for m in (decl.vector, decl.type) if m)
                  for decl in formal_decls for d in decl.declarators}
         moves_in = [self.mov(st, types[f], ast.Name(line=st.line, column=st.column, name=prefix + f), a)

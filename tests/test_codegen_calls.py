@@ -248,3 +248,61 @@ def test_brx_tables_in_the_cubin_as_nvdisasm_reads_them():
         assert int(minus, 16) == int(at, 16) + 16
         assert len(names.split(",")) in (2, 3)
         assert all(n.strip() in labels for n in names.split(","))
+
+
+# nvcc's call sequence: parameters declared in a brace scope, `[p+0]` addresses, call.uni.
+NVCC_STYLE = HEADER + """
+.func (.param .b32 func_retval0) mix3(.param .b32 mix3_param_0, .param .b32 mix3_param_1,
+                                      .param .b32 mix3_param_2)
+{
+  .reg .b32 %r<8>;
+  ld.param.u32 %r1, [mix3_param_0];
+  ld.param.u32 %r2, [mix3_param_1];
+  ld.param.u32 %r3, [mix3_param_2];
+  mad.lo.s32 %r4, %r1, 31, %r2;
+  shl.b32 %r5, %r3, 3;
+  xor.b32 %r6, %r4, %r5;
+  st.param.b32 [func_retval0+0], %r6;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  {
+  .reg .b32 temp_param_reg;
+  .param .b32 param0;
+  st.param.b32 [param0+0], %r1;
+  .param .b32 param1;
+  st.param.b32 [param1+0], 5;
+  .param .b32 param2;
+  st.param.b32 [param2+0], %r1;
+  .param .b32 retval0;
+  call.uni (retval0), mix3, (param0, param1, param2);
+  ld.param.b32 %r2, [retval0+0];
+  }
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+"""
+
+
+def test_nvcc_call_sequence_runs_like_ptxas():
+    theirs = np.zeros(32, np.int32)
+    run(_ptxas_cubin(NVCC_STYLE), "k", 1, 32, [theirs], hazard_check=False)
+    t = np.arange(32)
+    np.testing.assert_array_equal(theirs, (t * 31 + 5) ^ (t << 3))
+    ours = np.zeros(32, np.int32)
+    res = run(codegen.compile_ptx(NVCC_STYLE), "k", 1, 32, [ours], hazard_check=True)
+    assert res.hazards == []
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_narrow_parameter_access_is_reported():
+    ptx = NVCC_STYLE.replace("ld.param.u32 %r3, [mix3_param_2];", "ld.param.u16 %r3, [mix3_param_2];")
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx)
+    assert "`ld.param.u16` of a parameter of another width in a call not supported yet" in e.value.message
