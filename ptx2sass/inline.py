@@ -48,22 +48,27 @@ class _Inliner:
         return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
 
     # ------------------------------------------------------------------ rewriting a body
-    def body(self, block: ast.Block, params: dict[str, int], stack: tuple[str, ...]) -> ast.Block:
+    def body(self, block: ast.Block, params: dict[str, int], stack: tuple[str, ...],
+             regs: dict[str, str] | None = None) -> ast.Block:
         """`block` with call-site `.param`s as registers and every call inlined; `params`
         maps the names (visible here) of `.param` variables turned into registers to their
-        declared width in bits."""
-        params = dict(params)
+        declared width in bits; `regs` the types of the registers visible here (a range
+        `%r<4>` under its stem)."""
+        params, regs = dict(params), dict(regs or {})
         out = []
         for st in block.statements:
             if isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
                 params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
+            elif isinstance(st, ast.VariableDecl) and st.space == ".reg":
+                out.append(st)
+                regs.update((d.name, st.type) for d in st.declarators)
             elif isinstance(st, ast.Block):
-                out.append(self.body(st, params, stack))
+                out.append(self.body(st, params, stack, regs))
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 out.extend(self.inline_call(st, stack))
             elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:
-                out.append(self.param_move(st, params))
+                out.append(self.param_move(st, params, regs))
             else:
                 out.append(st)
         return dataclasses.replace(block, statements=out)
@@ -78,8 +83,10 @@ class _Inliner:
             raise self.unsupported(decl, "untyped `.param` in a call")
         return dataclasses.replace(decl, space=".reg", align=None, ptr_space=None, ptr_align=None)
 
-    def param_move(self, st: ast.Instruction, params: dict[str, int]) -> ast.Instruction:
-        """`ld.param d, [p]` → `mov d, p`; `st.param [p], v` → `mov p, v` (p a register now)."""
+    def param_move(self, st: ast.Instruction, params: dict[str, int], regs: dict[str, str]) -> ast.Instruction:
+        """`ld.param d, [p]` → `mov d, p`; `st.param [p], v` → `mov p, v` (p a register now).
+        An integer access narrower than the parameter (nvcc's `st.param.b16` / `ld.param.s16`
+        of a `.b32` parameter) is a `cvt`: extended as its type says, to the register's width."""
         is_load = st.opcode == "ld"
         addr = st.operands[1] if is_load else st.operands[0]
         if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
@@ -87,13 +94,28 @@ class _Inliner:
         if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
             raise self.unsupported(st, "`ld.param`/`st.param` with an offset or vector in a call")
         types = [m for m in st.modifiers if m != ".param"]
-        if sum(TYPE_BITS.get(m, 0) for m in types) != params[addr.base.name]:
-            # (a narrower access extends or truncates: a `cvt`, not a `mov`)
-            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a parameter of "
-                                       f"another width in a call")
         reg = ast.Name(line=addr.line, column=addr.column, name=addr.base.name)
         operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
-        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
+        bits, declared = sum(TYPE_BITS.get(m, 0) for m in types), params[addr.base.name]
+        opcode = "mov"
+        if bits != declared:
+            other = st.operands[0] if is_load else st.operands[1]
+            wide = regs.get(other.name) or regs.get(other.name.rstrip("0123456789")) \
+                if isinstance(other, ast.Name) else None
+            if is_load:
+                wide_bits = TYPE_BITS.get(wide or "", 0)
+            else:
+                wide_bits = declared
+            if (len(types) != 1 or types[0][1] not in "bus" or bits > declared or not wide_bits
+                    or (wide and wide[1] not in "bus")):
+                raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a parameter of "
+                                           f"another width in a call")
+            narrow = "." + ("u" if types[0][1] == "b" else types[0][1]) + types[0][2:]
+            if not is_load and not isinstance(other, ast.Name):
+                types = [f".b{declared}"]          # an immediate: its low bits are what is read
+            else:
+                opcode, types = "cvt", [f".u{wide_bits}", narrow]
+        return ast.Instruction(line=st.line, column=st.column, opcode=opcode, modifiers=tuple(types),
                                operands=operands, guard=st.guard)
 
     # ------------------------------------------------------------------ one call

@@ -301,8 +301,25 @@ def test_nvcc_call_sequence_runs_like_ptxas():
     np.testing.assert_array_equal(ours, theirs)
 
 
-def test_narrow_parameter_access_is_reported():
-    ptx = NVCC_STYLE.replace("ld.param.u32 %r3, [mix3_param_2];", "ld.param.u16 %r3, [mix3_param_2];")
+def test_narrow_parameter_accesses_extend_like_ptxas():
+    """nvcc passes a short as `st.param.b16` into a `.b32` parameter and reads it back with
+    `ld.param.s16`: the callee must see it sign-extended from 16 bits."""
+    ptx = (NVCC_STYLE.replace("ld.param.u32 %r3, [mix3_param_2];", "ld.param.s16 %r3, [mix3_param_2];")
+           .replace("st.param.b32 [param2+0], %r1;",
+                    ".reg .b16 %h; sub.u32 %r7, %r1, 16; cvt.u16.u32 %h, %r7; st.param.b16 [param2+0], %h;"))
+    theirs = np.zeros(32, np.int32)
+    run(_ptxas_cubin(ptx), "k", 1, 32, [theirs], hazard_check=False)
+    t = np.arange(32)
+    np.testing.assert_array_equal(theirs, (t * 31 + 5) ^ ((t - 16) << 3))
+    ours = np.zeros(32, np.int32)
+    res = run(codegen.compile_ptx(ptx), "k", 1, 32, [ours], hazard_check=True)
+    assert res.hazards == []
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_wider_parameter_access_is_reported():
+    ptx = NVCC_STYLE.replace("ld.param.u32 %r3, [mix3_param_2];", "ld.param.u64 %rd3, [mix3_param_2];")
+    ptx = ptx.replace(".reg .b32 %r<8>;\n  ld.param.u32 %r1", ".reg .b32 %r<8>; .reg .b64 %rd3;\n  ld.param.u32 %r1")
     with pytest.raises(CompileError) as e:
         codegen.compile_ptx(ptx)
-    assert "`ld.param.u16` of a parameter of another width in a call not supported yet" in e.value.message
+    assert "`ld.param.u64` of a parameter of another width in a call not supported yet" in e.value.message
