@@ -43,6 +43,8 @@ class _Inliner:
             if isinstance(item, ast.VariableDecl):
                 self.globals.update(d.name for d in item.declarators)
         self.count = 0
+        self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
+        self.fields: dict[str, int] = {}       # field register → width in bits
 
     def unsupported(self, node, what: str) -> CompileError:
         return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
@@ -57,7 +59,9 @@ class _Inliner:
         params, regs = dict(params), dict(regs or {})
         out = []
         for st in block.statements:
-            if isinstance(st, ast.VariableDecl) and st.space == ".param":
+            if isinstance(st, ast.VariableDecl) and st.space == ".param" and _is_array(st):
+                self.arrays.update(d.name for d in st.declarators)
+            elif isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
                 params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
             elif isinstance(st, ast.VariableDecl) and st.space == ".reg":
@@ -89,6 +93,8 @@ class _Inliner:
         of a `.b32` parameter) is a `cvt`: extended as its type says, to the register's width."""
         is_load = st.opcode == "ld"
         addr = st.operands[1] if is_load else st.operands[0]
+        if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.arrays:
+            return self.field_move(st, addr, is_load)
         if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
             return st         # a kernel parameter: the selector reads it from the constant bank
         if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
@@ -118,6 +124,22 @@ class _Inliner:
         return ast.Instruction(line=st.line, column=st.column, opcode=opcode, modifiers=tuple(types),
                                operands=operands, guard=st.guard)
 
+    def field_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool) -> ast.Instruction:
+        """`ld.param.f32 d, [s+4]` → `mov.f32 d, s$f4`: a struct parameter is a register per
+        field (offset), all declared at the top of the kernel."""
+        types = [m for m in st.modifiers if m != ".param"]
+        bits = sum(TYPE_BITS.get(m, 0) for m in types)
+        if len(types) != 1 or bits < 16 or len(addr.elements) != 1:
+            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a struct parameter")
+        name = f"{addr.base.name}$f{addr.offset}"
+        if self.fields.setdefault(name, bits) != bits:
+            raise self.unsupported(st, f"struct parameter field `{_source_name(addr.base.name)}+{addr.offset}` "
+                                       f"accessed at two widths")
+        reg = ast.Name(line=addr.line, column=addr.column, name=name)
+        operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
+        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
+                               operands=operands, guard=st.guard)
+
     # ------------------------------------------------------------------ one call
     def inline_call(self, st: ast.Instruction, stack: tuple[str, ...]) -> list:
         ops = list(st.operands)
@@ -133,22 +155,37 @@ class _Inliner:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")
         self.count += 1
         prefix = f"$inl{self.count}$"
-        formal_decls = [self.param_as_reg(d) for d in callee.params + callee.return_params]
+        formal_decls = [None if _is_array(d) else self.param_as_reg(d) for d in callee.params + callee.return_params]
         formals = [d.name for decl in callee.params for d in decl.declarators]
         results = [d.name for decl in callee.return_params for d in decl.declarators]
         if len(formals) != len(args) or len(results) != len(rets):
             raise self.unsupported(st, f"`call` of `{target.name}` with a different parameter count")
         end = prefix + "$end"
-        renamed = _Renamer(prefix, self.globals).visit(copy.deepcopy(
+        # A struct (array) parameter is the caller's own: the callee's name aliases it.
+        array_formals = {d.name for decl in callee.params + callee.return_params if _is_array(decl)
+                         for d in decl.declarators}
+        alias = {}
+        for f, a in zip(formals + results, list(args) + list(rets)):
+            if f in array_formals:
+                if not isinstance(a, ast.Name) or a.name not in self.arrays:
+                    raise self.unsupported(st, f"struct parameter `{f}` passed something other than a .param array")
+                alias[f] = a.name
+        for f, a in zip(formals + results, list(args) + list(rets)):
+            if f not in alias and isinstance(a, ast.Name) and a.name in self.arrays:
+                raise self.unsupported(st, f"a .param array passed for the scalar parameter `{f}`")
+        formal_decls = [d for d in formal_decls if d is not None]
+        renamer = _Renamer(prefix, self.globals)
+        renamer.alias = alias
+        renamed = renamer.visit(copy.deepcopy(
             ast.Block(line=st.line, column=st.column, statements=formal_decls + callee.body.statements)))
         widths = {prefix + d.name: TYPE_BITS.get(decl.type, 0) for decl in formal_decls for d in decl.declarators}
         body = self.body(renamed, widths, stack + (target.name,))
         types = {d.name: tuple(m for m in (decl.vector, decl.type) if m)
                  for decl in formal_decls for d in decl.declarators}
         moves_in = [self.mov(st, types[f], ast.Name(line=st.line, column=st.column, name=prefix + f), a)
-                    for f, a in zip(formals, args)]
+                    for f, a in zip(formals, args) if f not in alias]
         moves_out = [self.mov(st, types[r], d, ast.Name(line=st.line, column=st.column, name=prefix + r))
-                     for r, d in zip(results, rets)]
+                     for r, d in zip(results, rets) if r not in alias]
         stmts = body.statements
         decl_count = len(formal_decls)
         body.statements = (stmts[:decl_count] + moves_in
@@ -182,7 +219,12 @@ class _Inliner:
                 if item.kind == ".func":
                     continue          # inlined everywhere it is called
                 if item.body is not None:
-                    item = dataclasses.replace(item, body=self.body(item.body, set(), (item.name,)))
+                    self.fields = {}
+                    body = self.body(item.body, {}, (item.name,))
+                    decls = [ast.VariableDecl(line=body.line, column=body.column, space=".reg", type=f".b{bits}",
+                                              declarators=[ast.Declarator(line=body.line, column=body.column, name=name)])
+                             for name, bits in self.fields.items()]
+                    item = dataclasses.replace(item, body=dataclasses.replace(body, statements=decls + body.statements))
             items.append(item)
         return dataclasses.replace(self.module, items=items)
 
@@ -196,7 +238,11 @@ class _Renamer:
         self.keep = keep
         self.seen: set[int] = set()     # an Address shares its base Name with its elements
 
+    alias: dict[str, str] = {}
+
     def new(self, name: str) -> str:
+        if name in self.alias:
+            return self.alias[name]
         if name in self.keep or name in SPECIAL_REGISTERS or name == "WARP_SZ":
             return name
         return self.prefix + name
@@ -219,6 +265,10 @@ class _Renamer:
             elif dataclasses.is_dataclass(value):
                 setattr(node, f.name, self.visit(value))
         return node
+
+
+def _is_array(decl: ast.VariableDecl) -> bool:
+    return any(d.dims for d in decl.declarators)
 
 
 def _name(node, name: str) -> ast.Name:
