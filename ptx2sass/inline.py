@@ -175,7 +175,7 @@ class _Inliner:
                 raise self.unsupported(st, f"a .param array passed for the scalar parameter `{f}`")
         formal_decls = [d for d in formal_decls if d is not None]
         renamer = _Renamer(prefix, self.globals)
-        renamer.alias = alias
+        renamer.alias.update(alias)
         renamed = renamer.visit(copy.deepcopy(
             ast.Block(line=st.line, column=st.column, statements=formal_decls + callee.body.statements)))
         widths = {prefix + d.name: TYPE_BITS.get(decl.type, 0) for decl in formal_decls for d in decl.declarators}
@@ -237,8 +237,7 @@ class _Renamer:
         self.prefix = prefix
         self.keep = keep
         self.seen: set[int] = set()     # an Address shares its base Name with its elements
-
-    alias: dict[str, str] = {}
+        self.alias: dict[str, str] = {}  # callee name → caller name (struct parameters)
 
     def new(self, name: str) -> str:
         if name in self.alias:

@@ -62,3 +62,31 @@ def test_bit_fields(body):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), hex(data[3 * i + 2]),
                            hex(ours[i]), hex(theirs[i])) for i in bad[:4]]
+
+
+CARRY_CHAINS = [
+    "add.cc.u32 %x0, %a0, %a1;\naddc.cc.u32 %x1, %a1, %a2;\naddc.u32 %o, %x0, %x1;",
+    "sub.cc.u32 %x0, %a0, %a1;\nsubc.cc.u32 %x1, %a1, %a2;\nsubc.u32 %o, %x0, %x1;",
+    "sub.cc.u32 %x0, %a0, 0;\nsubc.u32 %o, %a1, 0;",
+    "mad.lo.cc.u32 %x0, %a0, %a1, %a2;\nmadc.lo.cc.u32 %x1, %a1, %a2, %a0;\n"
+    "madc.hi.u32 %x2, %a0, %a2, %x1;\nadd.u32 %o, %x0, %x2;",
+    "add.cc.s32 %x0, %a0, %a1;\naddc.s32 %o, 0, 0;",
+]
+
+
+@pytest.mark.parametrize("body", CARRY_CHAINS)
+def test_carry_chains(body):
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+EDGES64 = [0, 1, 2, 3, 7, 10, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000,
+           0x8000000000000001, 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFE, 0x123456789ABCDEF]
+
+
+@pytest.mark.parametrize("op", ["div.u64", "rem.u64", "div.s64", "rem.s64"])
+def test_divide_64(op):
+    ours, theirs, data = run_both(f"{op} %o, %a0, %a1;", 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]

@@ -17,11 +17,6 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
     'mul_hi': '`mul.hi.u64` not supported yet',
-    'add_extended': '`add.cc` not supported yet',
-    'sub_extended': '`sub.cc` not supported yet',
-    'mad_extended': '`mad` with carry or saturation not supported yet',
-    'addc_cc_s32': '`add.cc` not supported yet',
-    'subc_cc_s32': '`add.cc` not supported yet',
     'mul24_hi_u32': '`mul24.hi.u32` not supported yet',
     'mul24_hi_s32': '`mul24.hi.s32` not supported yet',
     'cvt_pack': '`cvt.sat.u8.s32` not supported yet',

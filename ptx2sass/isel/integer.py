@@ -24,7 +24,9 @@ class IntegerSelection:
             return self.float_binary(ins, "FADD")
         if ins.modifiers == ("sat",) and ty == "s32":
             return self.add_sat(ins)
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+        if "cc" in ins.modifiers:
+            return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=False, carry_in=False)
+        if "sat" in ins.modifiers:
             raise self.unsupported(f"`add.{'.'.join(ins.modifiers)}`")
         a, b = self.two_sources(ins)
         self.int_add(ins.dests[0], a, b, negate_b=False)
@@ -33,7 +35,9 @@ class IntegerSelection:
         ty = ins.type
         if _is_float(ty):
             return self.float_binary(ins, "FADD", negate_b=True)
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+        if "cc" in ins.modifiers:
+            return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=True, carry_in=False)
+        if "sat" in ins.modifiers:
             raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
 
@@ -154,8 +158,10 @@ class IntegerSelection:
         if _is_float(ty):
             return self.sel_fma(ins)
         mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
-            raise self.unsupported("`mad` with carry or saturation")
+        if "cc" in ins.modifiers:
+            return self.mad_carry(ins, carry_in=False)
+        if "sat" in ins.modifiers:
+            raise self.unsupported("`mad` with saturation")
         a, b, c = ins.srcs
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
             a, b = b, a
