@@ -15,6 +15,7 @@ from ptx2sass.encoder.cubin_builder import frame_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
+from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc.allocate import allocate
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
@@ -222,6 +223,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             ins = replace(ins, operands=tuple(Label(op.name, labels[op.name]) if isinstance(op, Label)
                                               else op for op in ins.operands))
         instructions.append(ins)
+    instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
     # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
@@ -247,6 +249,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
+    code.const2, code.jump_records = const2, jump_records
     return code
 
 
@@ -282,7 +285,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_size, min_stack_size=code.frame_size,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
-                              extra_attributes=_warp_sync_records(code.warp_sync_offsets),
+                              extra_attributes=_warp_sync_records(code.warp_sync_offsets) + code.jump_records,
+                              const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
@@ -317,8 +321,11 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Mo
     """PTX text → checked SSA IR (the frontend)."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import has_calls, inline_calls
     module = parse(ptx, filename)
     check(module, arch)
+    if has_calls(module):
+        module = inline_calls(module)
     return lower_module(module)
 
 

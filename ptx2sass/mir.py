@@ -109,6 +109,7 @@ class MFunction:
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
     warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
+    jump_tables: list = field(default_factory=list)  # `brx.idx`: target label names, per BRX in order
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

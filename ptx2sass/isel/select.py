@@ -22,6 +22,7 @@ from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
 from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
+from ptx2sass.isel.calls import CallSelection
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
 from ptx2sass.isel.integer import IntegerSelection
@@ -30,7 +31,8 @@ from ptx2sass.isel.carry import CarryArithmetic
 from ptx2sass.isel.memory import MemorySelection
 
 
-class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, FloatSelection, ConvertSelection):
+class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, FloatSelection,
+               ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
@@ -248,6 +250,8 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
             if guard is not None and not mb.succs:
                 self.emit("EXIT", (), [], ndefs=0)
             return
+        if term.opcode == "brx":
+            return self.select_brx(term, mb)       # isel/calls.py
         if term.opcode != "bra":
             raise self.unsupported(f"`{term.opcode}`")
         target = mb.succs[0]
