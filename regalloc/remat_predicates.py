@@ -5,10 +5,10 @@ Why: sm_8x has seven predicate registers. tinygrad (and other generators) write 
 `setp` of a kernel first and the `selp`s that read them afterwards; allocated in program
 order that needs dozens of predicates at once. ptxas schedules each compare next to its
 users instead. Until the list scheduler does that, the allocator falls back on this pass
-when it runs out of predicates: a compare whose sources are each written exactly once
-still has the same inputs wherever its predicate is read (the single definition of each
-source dominates the compare, which dominates the read), so a copy placed just before the
-read computes the same predicate, and that predicate lives for one instruction.
+when it runs out of predicates: a compare whose sources are never written again after it
+(written once, or built in parts just before it in its block) has the same inputs wherever
+its predicate is read (the compare dominates the read), so a copy placed just before the read
+computes the same predicate, and that predicate lives for one instruction.
 """
 from __future__ import annotations
 
@@ -20,34 +20,42 @@ from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 COMPARES = frozenset({"ISETP", "FSETP", "DSETP", "HSETP2", "PLOP3"})
 
 
-def _definition_counts(mf: MFunction) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
+def _definition_sites(mf: MFunction) -> dict[int, list[tuple[int, int]]]:
+    """vreg id -> every (block index, instruction index) that writes it."""
+    sites: dict[int, list[tuple[int, int]]] = {}
+    for bi, b in enumerate(mf.blocks):
+        for ii, ins in enumerate(b.instrs):
             for _, op, is_def in register_operands(ins):
                 if is_def:
-                    counts[op.reg.id] = counts.get(op.reg.id, 0) + 1
-    return counts
+                    sites.setdefault(op.reg.id, []).append((bi, ii))
+    return sites
 
 
-def _sources_fixed(ins: MInstr, counts: dict[int, int]) -> bool:
+def _sources_fixed(ins: MInstr, at: tuple[int, int], sites) -> bool:
+    """Each source keeps its value from the compare on: written once (that write dominates
+    the compare), or written only in the compare's block before it (a value built in parts,
+    a 64-bit pair), so nothing anywhere writes it again."""
     for op in ins.uses:
         base = op.base if isinstance(op, VMem) else op
-        if isinstance(base, VOp) and counts.get(base.reg.id, 0) != 1:
+        if not isinstance(base, VOp):
+            continue
+        where = sites.get(base.reg.id, [])
+        if len(where) != 1 and not all(bi == at[0] and ii < at[1] for bi, ii in where):
             return False
     return True
 
 
 def rematerialise_predicates(mf: MFunction) -> bool:
     """Rewrite `mf` in place; True if anything changed."""
-    counts = _definition_counts(mf)
+    sites = _definition_sites(mf)
     compare_of: dict[int, MInstr] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
+    for bi, b in enumerate(mf.blocks):
+        for ii, ins in enumerate(b.instrs):
             if (ins.opcode in COMPARES and ins.guard is None and ins.ndefs == 2
                     and isinstance(ins.operands[0], VOp) and ins.operands[0].reg.cls == "P"
                     and isinstance(ins.operands[1], Reg)
-                    and counts.get(ins.operands[0].reg.id) == 1 and _sources_fixed(ins, counts)):
+                    and len(sites.get(ins.operands[0].reg.id, [])) == 1
+                    and _sources_fixed(ins, (bi, ii), sites)):
                 compare_of[ins.operands[0].reg.id] = ins
     if not compare_of:
         return False

@@ -133,8 +133,15 @@ class IntDivision:
             self.move(VOp(t.reg, k), self.part_of(op, k))
         return t
 
-    def negate64(self, x: VOp, into: VOp, guard: VOp | None) -> None:
+    def guarded_carry(self) -> VOp:
+        """A carry predicate written under a guard: IMPLICIT_DEF first, or liveness would see
+        a partial write of a value live since the function's entry."""
         carry = self.new_p()
+        self.emit(IMPLICIT_DEF, (), [carry], guarded=False)
+        return carry
+
+    def negate64(self, x: VOp, into: VOp, guard: VOp | None) -> None:
+        carry = self.guarded_carry() if guard is not None else self.new_p()
         lo = self.emit("IADD3", (), [VOp(into.reg, 0), carry, RZ, VOp(x.reg, 0, neg=True), RZ],
                        ndefs=2, guarded=False)
         hi = self.emit("IADD3", ("X",), [VOp(into.reg, 1), RZ, VOp(x.reg, 1, inv=True), RZ, carry,
@@ -179,7 +186,7 @@ class IntDivision:
         low = self.new_p()
         self.emit("ISETP", ("GE", "U32", "AND"), [low, PT, r0, VOp(d.reg, 0), PT], ndefs=2)
         self.emit("ISETP", ("GE", "U32", "AND", "EX"), [fits, PT, r1, VOp(d.reg, 1), PT, low], ndefs=2)
-        carry = self.new_p()
+        carry = self.guarded_carry()
         sub_lo = self.emit("IADD3", (), [r0, carry, r0, VOp(d.reg, 0, neg=True), RZ], ndefs=2,
                            guarded=False)
         sub_hi = self.emit("IADD3", ("X",), [r1, r1, VOp(d.reg, 1, inv=True), RZ, carry, NOT_PT],
