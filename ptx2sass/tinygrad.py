@@ -51,8 +51,7 @@ class SASSCompiler(Compiler):
 
 
 class SASSRenderer(PTXRenderer):
-    """PTXRenderer whose PTX ptx2sass compiles. Tensor cores stay off until the code
-    generator selects `mma` (its PTX would be refused)."""
+    """PTXRenderer whose PTX ptx2sass compiles, tensor cores included (HMMA)."""
 
     def __init__(self, target):
         # PTXRenderer's own constructor would build NVIDIA's JIT-linker compiler: set up
@@ -62,7 +61,7 @@ class SASSRenderer(PTXRenderer):
         arch = target.arch or DEFAULT_ARCH
         Renderer.__init__(self, replace(target, arch=arch))
         self.compiler = SASSCompiler(arch)
-        self.tensor_cores = []
+        self.tensor_cores = PTXRenderer.tc_sm80
 
 
 def sass_listing(cubin: bytes, arch: str = DEFAULT_ARCH) -> str:

@@ -43,6 +43,24 @@ def test_program_matches_tinygrad(name):
     assert _same(ours, ref), f"max abs diff {np.max(np.abs(ours.astype(float) - ref.astype(float)))}"
 
 
+def test_tensor_core_matmul_runs_hmma(monkeypatch):
+    """The tile-sized half matmul goes through mma.sync, which we select as HMMA."""
+    libs = []
+    compile_ = backend.SASSCompiler.compile
+    monkeypatch.setattr(backend.SASSCompiler, "compile",
+                        lambda self, src: libs.append(compile_(self, src)) or libs[-1])
+    from tinygrad import Tensor, dtypes
+    from tinygrad.helpers import Context
+    from tinygrad_programs import on
+    with on("SASSEMU"), Context(CCACHE=0):
+        # a shape no other test uses, so tinygrad's in-process cache cannot skip the compile
+        a = Tensor(np.full((48, 32), 0.5, np.float16))
+        b = Tensor(np.full((32, 16), 0.25, np.float16))
+        out = a.matmul(b, dtype=dtypes.float).numpy()
+    assert np.all(out == 4.0)
+    assert any("HMMA" in backend.sass_listing(lib) for lib in libs)
+
+
 def test_documented_one_liner():
     code = ("import ptx2sass.tinygrad; from tinygrad import Tensor; "
             "print((Tensor([1,2,3])+1).tolist())")

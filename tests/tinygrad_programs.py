@@ -64,6 +64,14 @@ def matmul(dtype):
     return program
 
 
+def matmul_tensor_cores(device):
+    """half inputs, float accumulation, tile-sized: tinygrad emits mma.sync (HMMA)."""
+    from tinygrad import Tensor, dtypes
+    a = Tensor(_data((32, 32), np.float16, -1, 1, seed=22))
+    b = Tensor(_data((32, 32), np.float16, -1, 1, seed=23))
+    return a.matmul(b, dtype=dtypes.float).numpy()
+
+
 def conv2d(device):
     from tinygrad import Tensor
     x = Tensor(_data((1, 2, 6, 6), np.float32, seed=7))
@@ -143,6 +151,7 @@ PROGRAMS = {
     "int_reductions": int_reductions,
     "matmul_float32": matmul(np.float32),
     "matmul_float16": matmul(np.float16),
+    "matmul_tensor_cores": matmul_tensor_cores,
     "conv2d": conv2d,
     "softmax": softmax,
     "layernorm": layernorm,

@@ -28,11 +28,12 @@ from ptx2sass.isel.floating import FloatSelection
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
 
 
-class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, FloatSelection,
-               ConvertSelection, CallSelection):
+class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, MatrixMultiply,
+               FloatSelection, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
