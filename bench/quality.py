@@ -28,8 +28,8 @@ USED_REGISTERS = re.compile(r"Used (\d+) registers")
 
 def static_instructions(cubin: bytes, kernel: str) -> int:
     listing = parse_listing(_parseable(oracle.nvdisasm(cubin)))
-    (fn,) = [f for f in listing.functions if f.section == f".text.{kernel}"]
-    ops = [e.instruction.opcode for e in fn.entries]
+    ops = [e.instruction.opcode for f in listing.functions if f.section == f".text.{kernel}"
+           for e in f.entries]
     while ops and ops[-1] in ("NOP", "BRA"):
         ops.pop()
     return sum(1 for op in ops if op != "NOP")
