@@ -424,14 +424,25 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
         else:
             parsed.append(operand_shape(o))
     allowed = []
-    for g in form.groups:
-        cands = []
+    all_controls = [_controlled_attributes(form, g) for g in form.groups]
+    owners: dict[tuple[int, int], int] = {}
+    for controls in all_controls:
+        for k, attrs in controls.items():
+            for i in attrs:
+                owners[k, i] = owners.get((k, i), 0) + 1
+    for g, controls in zip(form.groups, all_controls):
+        exact, partial = [], []
+        shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
         for v in _order(g):
             e = g["values"][v]
             sh = e.get("shapes", {})
-            if all(sh.get(str(k), form.slots[k]["shape"]) == parsed[k][0] for k in g["touched"]):
-                cands.append(v)
-        allowed.append(cands)
+            given = [sh.get(str(k), form.slots[k]["shape"]) for k in g["touched"]]
+            if all(x == parsed[k][0] for x, k in zip(given, g["touched"])):
+                exact.append(v)
+            elif all(_agrees(x, parsed[k][0], controls[k], shared[k], form.slots[k]["shape"])
+                     for x, k in zip(given, g["touched"])):
+                partial.append(v)
+        allowed.append(exact + partial)
     # an operand shape no group can produce (e.g. `-R4` where the form has no negate bit)
     owned = {k for g in form.groups for k in g["touched"]}
     for k, (shape, _n) in enumerate(parsed):
@@ -457,6 +468,42 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
                                       f"or misaligned for its field")
             word = put_bits(word, f["bits"], bits)
     return word
+
+
+_SHAPE_PARTS = re.compile(r"^(?P<prefix>[-!~]*)(?P<abs>\|?)(?P<core>.*?)\|?(?P<suffix>(?:\.[\w]+)*)$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _attributes(shape: str) -> tuple[str, bool, str, str]:
+    """An operand shape split into what groups can set independently: the prefix (`-`,
+    `!`, `~`), |abs|, the core (`{R}`), and the selector suffix (`.H0_H0`, `.F32` ...)."""
+    m = _SHAPE_PARTS.match(shape)
+    return m["prefix"], bool(m["abs"]), m["core"], m["suffix"]
+
+
+def _controlled_attributes(form: Form, g: dict) -> dict[int, frozenset[int]]:
+    """For each operand a group touches, which of its shape attributes the group's values
+    vary (several groups can shape one operand: HFMA2's `-R0.H1_H1` takes its sign and its
+    selector from different bits)."""
+    out = {}
+    for k in g["touched"]:
+        seen = {_attributes(e.get("shapes", {}).get(str(k), form.slots[k]["shape"]))
+                for e in g["values"].values()}
+        seen.add(_attributes(form.slots[k]["shape"]))
+        out[k] = frozenset(i for i in range(4) if len({a[i] for a in seen}) > 1) | {2}
+    return out
+
+
+def _agrees(value_shape: str, wanted: str, attributes: frozenset[int], shared: frozenset[int],
+            default: str) -> bool:
+    """Does a group value give the wanted operand shape in the attributes it controls, or,
+    for one that another group controls too, leave it at the slot's default for that group
+    to set? (The whole word is read back through the decoder afterwards, so a wrong
+    combination cannot slip through.)"""
+    if value_shape == wanted:
+        return True
+    a, b, d = _attributes(value_shape), _attributes(wanted), _attributes(default)
+    return all(a[i] == b[i] or (i in shared and a[i] == d[i]) for i in attributes)
 
 
 def encode_text(text: str, arch: str = "sm_89", pc: int = 0, control: Control | None = None) -> int:

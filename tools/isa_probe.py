@@ -36,6 +36,7 @@ register of generic LD/ST/LDG (UR4/UR6…) where nvdisasm does not print it, so 
 not determined by their text.
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
+                                [--seed-ptx tools/isa_seeds/FILE.ptx ...]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
@@ -635,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", default=None, help="table name (default from the arch)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--extend", action="store_true", help="keep the forms already in the table")
+    ap.add_argument("--seed-ptx", action="append", default=[], metavar="FILE",
+                    help="also seed with the words ptxas writes for this PTX (tools/isa_seeds/: "
+                         "forms the code generator needs that the corpora lack)")
     ap.add_argument("--check", action="store_true",
                     help="do not probe: report how the table round-trips the corpus words")
     args = ap.parse_args(argv)
@@ -650,6 +654,9 @@ def main(argv: list[str] | None = None) -> int:
     words: dict[int, str] = {}
     for sa in args.seed_arch or [args.arch]:
         for w in corpus_words(sa, tuple(args.corpus or ["zluda"])):
+            words.setdefault(w.word, w.text)
+    for path in args.seed_ptx:
+        for w in ptx_words(Path(path), args.arch):
             words.setdefault(w.word, w.text)
     seeds = {w: words[w] for w in sorted(words, key=lambda w: (w & 0xfff, w))}
     print(f"{len(seeds)} distinct seed words")
@@ -670,6 +677,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {len(forms)} forms to {out}")
     return 0
 
+
+
+def ptx_words(path: Path, arch: str):
+    """The words (with nvdisasm's text) of ptxas's cubin for one PTX file."""
+    from tools.corpus_words import compile_for, words_of_listing
+    cubin, retargeted = compile_for(path.read_bytes(), arch, path.name)
+    if cubin is None:
+        raise SystemExit(f"{path}: ptxas rejects it for {arch}")
+    return words_of_listing(oracle.nvdisasm(cubin), arch, path.name, retargeted)
 
 
 # --- checking a table against ptxas's words ---------------------------------------------

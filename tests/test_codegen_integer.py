@@ -1,0 +1,92 @@
+"""Integer operations with a sequence behind them: division and remainder (32, 16 and 8 bits,
+signed and unsigned, by registers and by constants, incl. division by zero and INT_MIN / -1),
+mad.hi, 64-bit shifts by a register: our cubin against ptxas's in the emulator, bit for bit."""
+import pytest
+
+from codegen_harness import run_both
+
+EDGES32 = [0, 1, 2, 3, 7, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 10, 100]
+EDGES16 = [0, 1, 2, 3, 7, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0xFFFE, 10, 100]
+
+
+@pytest.mark.parametrize("op", ["div.u32", "div.s32", "rem.u32", "rem.s32"])
+def test_divide_32(op):
+    ours, theirs, data = run_both(f"{op} %o, %a0, %a1;", 32, 2, 32, values=EDGES32)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
+
+
+@pytest.mark.parametrize("op", ["div.u16", "div.s16", "rem.u16", "rem.s16"])
+def test_divide_16(op):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 16, 2, 16, values=EDGES16)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op,k", [("div.u32", 7), ("rem.s32", -3), ("div.s32", 1)])
+def test_divide_by_constant(op, k):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, {k};", 32, 1, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["mad.hi.u32", "mad.hi.s32"])
+def test_mad_hi_adds_to_the_high_word(op):
+    """IMAD.HI adds a register pair to the product: the addend must be {0, c}."""
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1, %a2;", 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["shl.b64", "shr.u64", "shr.s64"])
+def test_64_bit_shift_by_a_register(op):
+    """Amounts 0..70 (PTX clamps past 64)."""
+    body = "cvt.u32.u64 %x0, %a1;\nand.b32 %x0, %x0, 127;\nmin.u32 %x0, %x0, 70;\n" \
+           f"{op} %o, %a0, %x0;"
+    ours, theirs, _ = run_both(body, 64, 2, 64, values=[0, 1, 31, 32, 33, 63, 64, 65, 70,
+                                                        0x8000000000000001, 0xFFFFFFFFFFFFFFFF])
+    assert (ours == theirs).all()
+
+
+BITFIELD = [
+    "bfe.u32 %o, %a0, %a1, %a2;", "bfe.s32 %o, %a0, %a1, %a2;", "bfe.u32 %o, %a0, 3, 9;",
+    "bfe.s32 %o, %a0, 30, 9;", "bfi.b32 %o, %a0, %a1, %a2, 7;", "bfi.b32 %o, %a0, %a1, 3, 7;",
+    "bfi.b32 %o, %a0, %a1, %a2, %a0;", "bfind.u32 %o, %a0;", "bfind.s32 %o, %a0;",
+    "bfind.shiftamt.u32 %o, %a0;", "bmsk.clamp.b32 %o, %a0, %a1;",
+]
+
+
+@pytest.mark.parametrize("body", BITFIELD)
+def test_bit_fields(body):
+    """Positions and lengths cover 0, inside, past 32 and garbage in the high bits."""
+    ours, theirs, data = run_both(body, 32, 3, 32, values=[0, 1, 5, 31, 32, 33, 40, 255, 0x105,
+                                                           0x80000000, 0xFFFFFFFF, 0x7FFFFFFF])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), hex(data[3 * i + 2]),
+                           hex(ours[i]), hex(theirs[i])) for i in bad[:4]]
+
+
+CARRY_CHAINS = [
+    "add.cc.u32 %x0, %a0, %a1;\naddc.cc.u32 %x1, %a1, %a2;\naddc.u32 %o, %x0, %x1;",
+    "sub.cc.u32 %x0, %a0, %a1;\nsubc.cc.u32 %x1, %a1, %a2;\nsubc.u32 %o, %x0, %x1;",
+    "sub.cc.u32 %x0, %a0, 0;\nsubc.u32 %o, %a1, 0;",
+    "mad.lo.cc.u32 %x0, %a0, %a1, %a2;\nmadc.lo.cc.u32 %x1, %a1, %a2, %a0;\n"
+    "madc.hi.u32 %x2, %a0, %a2, %x1;\nadd.u32 %o, %x0, %x2;",
+    "add.cc.s32 %x0, %a0, %a1;\naddc.s32 %o, 0, 0;",
+]
+
+
+@pytest.mark.parametrize("body", CARRY_CHAINS)
+def test_carry_chains(body):
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32)
+    assert (ours == theirs).all()
+
+
+EDGES64 = [0, 1, 2, 3, 7, 10, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000,
+           0x8000000000000001, 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFE, 0x123456789ABCDEF]
+
+
+@pytest.mark.parametrize("op", ["div.u64", "rem.u64", "div.s64", "rem.s64"])
+def test_divide_64(op):
+    ours, theirs, data = run_both(f"{op} %o, %a0, %a1;", 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
