@@ -122,7 +122,7 @@ class IntegerSelection:
         """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none.
 
         With an immediate factor nvdisasm prints some plain IMADs under an alias
-        (`IMAD.IADD R, R, 0x1, R`, `IMAD.MOV R, R, 0x1, RZ`, `IMAD.SHL R, R, 0x4, RZ`) and
+        (`IMAD.IADD R, R, 0x1, R`, `IMAD.SHL R, R, 0x4, RZ`) and
         the encoder takes the text as printed, so the alias is spelled here."""
         if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
@@ -133,8 +133,11 @@ class IntegerSelection:
         if not mods and isinstance(b, Imm):
             c_zero = isinstance(c, Reg) and c.is_zero
             factor = b.value & 0xFFFFFFFF
+            if factor == 1 and c_zero:     # printed `IMAD.MOV R, R, 0x1, RZ`: a plain move
+                self.move(d, a)
+                return
             if factor == 1:
-                mods = ("MOV",) if c_zero else ("IADD",)
+                mods = ("IADD",)
             elif c_zero and factor & (factor - 1) == 0:
                 mods = ("SHL",)
         self.emit("IMAD", mods, [d, a, b, c])
