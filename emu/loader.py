@@ -20,7 +20,7 @@ from .program import DataAddress, KernelProgram
 
 # Relocation types the loader applies to constant banks: R_CUDA_64 (2) writes the symbol's
 # 64-bit address; 0x38/0x39 (ABS32_LO/HI-style pairs tinygrad also accepts) its halves.
-_RELOC_WIDTH = {2: (8, 0), 0x38: (4, 0), 0x39: (4, 32), 1: (4, 0)}
+_RELOC_WIDTH = {2: (8, 0), 4: (8, 0), 0x38: (4, 0), 0x39: (4, 32), 1: (4, 0)}   # 4: R_CUDA_G64
 _TEXT_ALIGN = 128
 
 Decoder = Callable[[bytes, str, str], list[tuple[int, Instruction]]]

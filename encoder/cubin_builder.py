@@ -24,6 +24,7 @@ from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt,
                      NvInfoRecord)
 
 R_CUDA_64 = 2
+R_CUDA_G64 = 4      # a generic 64-bit address (initialisers naming a variable)
 SHT_CUDA_RELOCINFO = 0x7000000B
 
 # Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them (attributes ptxas did not
@@ -99,6 +100,16 @@ def default_cfa_program(k: Kernel) -> bytes:
     last = exits[-1]
     return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
             + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
+
+
+def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
+    """ptxas's CFA program for a kernel that moves the stack pointer down by `frame_size`
+    (`.local` variables): a row after the first instruction, one after the instruction that
+    sets up the frame (CFA = R1 + frame size, from byte `frame_set_end`), then a row at the
+    same place returning to CFA = R1 (as ptxas 13.5 writes it for straight-line kernels)."""
+    return (_advance(16) + _advance(frame_set_end - 16) + bytes([DW_CFA_def_cfa])
+            + _dwarf_reg(STACK_POINTER) + _uleb(frame_size) + _advance(0)
+            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0))
 
 
 def _fde(cie_offset: int, text_size: int, program: bytes) -> bytes:
@@ -186,12 +197,16 @@ def _check_kernel_facts(k: Kernel, info) -> None:
 
 
 def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] = (),
-                bank4: list[str] = (), ptx_target: str | None = None,
+                bank4: list[str] = (), var_relocations: dict | None = None,
+                ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
     addresses the code reads from constant bank 4 (`c[0x4][8*i]`), in slot order.
+    `var_relocations` gives, per variable name, the addresses its initial bytes hold:
+    (byte offset in the variable, symbol name, addend), written as R_CUDA_G64 entries of
+    `.rel.<section>` (addend 0) and `.rela.<section>`.
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
     `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
     The given kernels are not modified: the cubin holds copies.
@@ -262,16 +277,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:
-            # Variable sections as first used, each followed by its variables; the bank-4
-            # address table right after the variable in its first slot.
-            for sec_name in groups:
-                section_symbol(sec_name)
-                for g in groups[sec_name]:
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
-                                       section=sec_name))
-                    var_sym[g.name] = len(syms) - 1
-                    if bank4 and g.name == bank4[0]:
-                        section_symbol(".nv.constant4")
+            # Variables in the given (PTX declaration) order, each section's symbol before
+            # its first variable; the bank-4 address table right after the variable in its
+            # first slot.
+            for g in globals_:
+                if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
+                    section_symbol(g.section)
+                syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
+                                   section=g.section))
+                var_sym[g.name] = len(syms) - 1
+                if bank4 and g.name == bank4[0]:
+                    section_symbol(".nv.constant4")
         if k.const2 is not None:
             section_symbol(f".nv.constant2.{k.name}")
         const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
@@ -326,6 +342,21 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         c.reloc_sections.append(RelocSection(
             ".rel.nv.constant4", ".nv.constant4",
             [Relocation(8 * i, var_sym[name], R_CUDA_64) for i, name in reversed(list(enumerate(bank4)))]))
+    # Addresses inside variables' initial bytes: per section, REL entries (no addend) then
+    # RELA ones, each in reverse order as ptxas lists them.
+    by_section: dict[str, list[Relocation]] = {}
+    for g in globals_:
+        for at, name, addend in (var_relocations or {}).get(g.name, []):
+            if name not in var_sym:
+                raise CubinError(f"variable {g.name!r}: relocation against unknown symbol {name!r}")
+            by_section.setdefault(g.section, []).append(
+                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend or None))
+    for sec_name in (".nv.constant3", ".nv.global.init"):
+        relocs = sorted(by_section.get(sec_name, []), key=lambda r: r.offset, reverse=True)
+        for kind, chosen in (("rel", [r for r in relocs if r.addend is None]),
+                             ("rela", [r for r in relocs if r.addend is not None])):
+            if chosen:
+                c.reloc_sections.append(RelocSection(f".{kind}{sec_name}", sec_name, chosen))
     c.reloc_sections.append(RelocSection(".rel.debug_frame", ".debug_frame",
                                          list(reversed(frame_relocs))))
     return c

@@ -42,12 +42,18 @@ def default_section_order(c: Cubin) -> list[str]:
     order += [n for n in generic if n == ".nv.rel.action"]
     for k in c.kernels:
         order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in reloc_kinds(k)]
-    rels = [rs.name for rs in c.reloc_sections]
-    order += sorted(rels, key=lambda n: (n.endswith("debug_frame"), n.startswith(".rela")))
     # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
     position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
-    banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2]
-    order += sorted(banks, key=lambda n: position.get(n, len(position)))
+    banks = sorted([n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2],
+                   key=lambda n: position.get(n, len(position)))
+    # Relocation sections by their target (banks as placed, then data), REL before RELA;
+    # the debug frame's last.
+    target_rank = {b: i for i, b in enumerate(banks)}
+    rels = [(rs.name, rs.target) for rs in c.reloc_sections]
+    order += [n for n, t in sorted(rels, key=lambda r: (r[0].endswith("debug_frame"),
+                                                         target_rank.get(r[1], len(banks)),
+                                                         r[0].startswith(".rela")))]
+    order += banks
     order += [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
               and not n.startswith(".nv.constant2.")]
     for k in c.kernels:   # each kernel's literal bank right before its parameter bank

@@ -102,6 +102,19 @@ def target_number(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _operand_shape(opcode: str, modifiers: tuple, codes: tuple):
+    """What check_operands reads off an instruction's spelling: the immediate-value choices
+    its modifiers impose, the relaxed type rules, the state space each memory operand
+    takes in turn (cp.async: dst, src), how many memory operands the form has, and the
+    vector modifier."""
+    choices = [c for c in (isa.IMMEDIATE_CHOICES.get((opcode, m)) for m in modifiers) if c]
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    return (choices, opcode in _RELAXED_OPCODES, spaces, sum(1 for c in codes if c == "m"),
+            next((m for m in modifiers if m in (".v2", ".v4", ".v8")), None))
+
+
+@functools.lru_cache(maxsize=1024)
 def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
     """PTX operand type rules: exact size and compatible class for most instructions,
     the relaxed (wider register allowed) rules for ld/st/cvt."""
@@ -141,6 +154,7 @@ class Checker:
         self.returned_params: set[int] = set()            # ids of call-result .param decls
         self.globals = _Scope(None)
         self.version = (0, 0)
+        self.feature_problems: dict[tuple, list[str]] = {}
         self.target_sm = 0
         self.target_name = ""
 
@@ -352,7 +366,8 @@ class Checker:
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
-            if None in d.dims and ".extern" not in decl.linkage and not params:
+            if None in d.dims and ".extern" not in decl.linkage and not params and \
+                    (d.init is None or d.dims[0] is not None):      # `a[] = {...}` is sized by it
                 self.error(f"Non-external variable '{d.name}' has incomplete type", decl)
             if d.init is not None:
                 if decl.space in (".reg", ".shared", ".local", ".param"):
@@ -539,6 +554,17 @@ class Checker:
             self.error("Call has wrong number of parameters", ins)
 
     def check_features(self, ins: ast.Instruction):
+        key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
+        problems = self.feature_problems.get(key)
+        if problems is None:
+            problems = self.feature_problems[key] = self._feature_problems(ins)
+        for message in problems:
+            self.error(message, ins)
+
+    def _feature_problems(self, ins: ast.Instruction) -> list[str]:
+        """The messages check_features reports for this spelling (a function of the spelling
+        and the module's .version/.target, so check_features caches it)."""
+        problems = []
         op = ins.opcode
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
         # then single modifiers anywhere (`ld` ... `.v8`)
@@ -555,19 +581,20 @@ class Checker:
             if feat is None:
                 continue
             if feat.min_version and self.version < feat.min_version:
-                self.error(f"Feature '{feat.name}' requires PTX ISA .version "
-                           f"{feat.min_version[0]}.{feat.min_version[1]} or later", ins)
+                problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
+                                f"{feat.min_version[0]}.{feat.min_version[1]} or later")
             if feat.min_sm and self.target_sm < feat.min_sm:
-                self.error(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or higher",
-                           ins)
+                problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
+                                "higher")
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
-            self.error(f"Instruction '{variant}' not supported on .target '{self.target_name}'",
-                       ins)
+            problems.append(f"Instruction '{variant}' not supported on .target "
+                            f"'{self.target_name}'")
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
-            self.error(f"Instruction '{op}' without '.sync' is not supported on .target sm_70 "
-                       "and higher from PTX ISA version 6.4", ins)
+            problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
+                            "sm_70 and higher from PTX ISA version 6.4")
+        return problems
 
     # ------------------------------------------------------------------ operands
 
@@ -578,20 +605,16 @@ class Checker:
             for operand in ops:
                 self.resolve_names(operand, scope, self.labels)
             return
-        for m in ins.modifiers:
-            choice = isa.IMMEDIATE_CHOICES.get((ins.opcode, m))
-            if choice and choice[0] < len(ops):
+        choices, relaxed, spaces, memory_operands, vector = _operand_shape(
+            ins.opcode, ins.modifiers, form.operands)
+        for choice in choices:
+            if choice[0] < len(ops):
                 value = _constant_value(ops[choice[0]])
                 if value is not None and value not in choice[1]:
                     allowed = " or ".join(str(v) for v in choice[1])
                     self.error(f"Argument {choice[0]} of instruction '{name}': unexpected value "
                                f"'{value}', expected to be {allowed}", ins)
                     return
-        relaxed = ins.opcode in _RELAXED_OPCODES
-        # each memory operand in turn takes the next state space named (cp.async: dst, src)
-        spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
-        memory_operands = sum(1 for c in form.operands if c == "m")
-        vector = next((m for m in ins.modifiers if m in (".v2", ".v4", ".v8")), None)
         ok = True
         seen_memory = 0
         for index, (code, operand) in enumerate(zip(form.operands, ops)):

@@ -2,7 +2,7 @@
 
 Most PTX lines are `[@p] opcode reg, reg, [reg+imm];` and going through PLY token by token
 costs several microseconds per token. Where a whole statement matches the strict pattern
-below, the lexer hands the parser one INSTRUCTION token carrying the finished
+below, the lexer hands the parser the finished
 `ast.Instruction` (exactly the tree the grammar would have built, positions included;
 tests compare both). Anything unusual (expressions, parentheses, decimal floats, pairs,
 octal literals, comments inside the statement, errors) does not match and takes the normal
@@ -14,6 +14,7 @@ import re
 import struct
 
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.lexer import FUNDAMENTAL_TYPES, NOT_DECLARABLE
 
 _NAME = r"[%$A-Za-z_][\w$]*(?:\.[\w$]+)?"
 _INT = r"(?:0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)U?"
@@ -33,6 +34,14 @@ SECTION_ROW = re.compile(
     rf"(?:[ \t]*,[ \t]*(?:{_INT}|\.?{_NAME}))*)(?=[ \t]*(?:\n|//|$))")
 _ROW_VALUE = re.compile(rf"(?P<int>{_INT})|(?P<name>\.?{_NAME})")
 
+# `.reg .type %name;` / `.reg .type %name<N>;` inside a body (other declarations, names
+# that are not %registers and types the grammar refuses in a declaration take the grammar).
+REG_DECL = re.compile(
+    r"\.reg[ \t]+(?P<type>\.(?:%s))(?![\w$])[ \t]+(?P<name>%%[A-Za-z0-9_$]+)"
+    r"(?:[ \t]*<[ \t]*(?P<count>[1-9][0-9]*|0)[ \t]*>)?[ \t]*;"
+    % "|".join(sorted((t for t in FUNDAMENTAL_TYPES if "." + t not in NOT_DECLARABLE),
+                      key=len, reverse=True)))
+
 _PIECE = re.compile(
     rf"(?P<hexf>{_HEXF})|(?P<neg>-)?(?P<int>{_INT})(?![\w$])|(?P<name>{_NAME})"
     rf"|(?P<addr>\[)|(?P<vec>\{{)")
@@ -40,6 +49,7 @@ _ADDRESS = re.compile(
     rf"\[[ \t]*(?:(?P<base>{_NAME})(?:[ \t]*(?P<sign>[+-])[ \t]*(?P<neg>-?)[ \t]*"
     rf"(?P<off>{_INT}))?|(?P<abs>{_INT}))[ \t]*\]")
 _VECTOR_NAME = re.compile(_NAME)
+_SEPARATOR = re.compile(r"[ \t,]*")
 _U64 = (1 << 64) - 1
 
 
@@ -61,35 +71,45 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     text = match.string
     pos = match.start("ops")
     end = match.end("ops")
+    operands = ins.operands
     while pos < end:
         m = _PIECE.match(text, pos)
-        if m.group("hexf"):
-            ins.operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+        kind = m.lastgroup
+        if kind == "name":
+            operands.append(_name(m.group("name"), line, m.start() - line_start + 1))
             pos = m.end()
-        elif m.group("int"):
+        elif kind == "int":
             lit = int_literal(m.group("int"), line, col(m.start("int")))
             if m.group("neg"):
                 lit = ast.Unary(op="-", operand=lit, line=line, column=col(m.start()))
-            ins.operands.append(lit)
+            operands.append(lit)
             pos = m.end()
-        elif m.group("name"):
-            ins.operands.append(_name(m.group("name"), line, col(m.start())))
-            pos = m.end()
-        elif m.group("addr"):
+        elif kind == "addr":
             a = _ADDRESS.match(text, pos)
-            ins.operands.append(_address(a, line, col))
+            operands.append(_address(a, line, col))
             pos = a.end()
+        elif kind == "hexf":
+            operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+            pos = m.end()
         else:
             close = text.index("}", pos)
             elements = [_name(v.group(), line, col(v.start()))
                         for v in _VECTOR_NAME.finditer(text, pos + 1, close)]
-            ins.operands.append(ast.VectorOperand(elements=elements, line=line,
-                                                  column=col(pos)))
+            operands.append(ast.VectorOperand(elements=elements, line=line, column=col(pos)))
             pos = close + 1
-        # skip the separator
-        while pos < end and text[pos] in " \t,":
-            pos += 1
+        pos = _SEPARATOR.match(text, pos).end()
     return ins
+
+
+def build_reg_decl(match: re.Match, line: int, line_start: int):
+    """The VariableDecl for a REG_DECL match (exactly what the grammar builds)."""
+    ty = match.group("type")
+    count = match.group("count")
+    decl = ast.Declarator(name=match.group("name"),
+                          range_count=int(count) if count is not None else None,
+                          line=line, column=match.start("name") - line_start + 1)
+    return ast.VariableDecl(space=".reg", type=ty, declarators=[decl], line=line,
+                            column=match.start() - line_start + 1)
 
 
 def build_row(match: re.Match, line: int, line_start: int) -> ast.SectionEntry:

@@ -535,3 +535,8 @@ FEATURES: dict[str, Feature] = {
     "ld.L2::256B": Feature("cache prefetching", (7, 4), 75),
     "tcgen05": Feature("tcgen05", (8, 6), 100),
 }
+# bf16 arithmetic, comparisons and approximations are sm_90 features (min/max/neg/abs/fma and
+# the conversions are not).
+FEATURES.update({f"{op}.{ty}": Feature(f"{op}.{ty}", (7, 8), 90)
+                 for op in ("add", "sub", "mul", "set", "setp", "ex2", "tanh")
+                 for ty in ("bf16", "bf16x2")})

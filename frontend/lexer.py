@@ -24,6 +24,8 @@ FUNDAMENTAL_TYPES = (
     "e2m1", "e2m1x2", "e2m3", "e3m2", "e2m3x2", "e3m2x2", "ue8m0", "ue8m0x2", "pred",
     "texref", "samplerref", "surfref",
 )
+# Types ptxas's grammar does not take in a declaration (only as instruction types).
+NOT_DECLARABLE = frozenset((".bf16", ".bf16x2", ".tf32", ".e2m1", ".e2m3", ".e3m2", ".ue8m0"))
 LINKAGES = ("visible", "extern", "weak", "common")
 PERFORMANCE_DIRECTIVES = (
     "maxntid", "reqntid", "minnctapersm", "maxnctapersm", "maxnreg", "noreturn",
@@ -51,7 +53,7 @@ tokens = (
     "COMMA", "SEMI", "COLON", "LBRACE", "RBRACE", "LPAREN", "RPAREN", "LBRACKET", "RBRACKET",
     "LT", "GT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "BANG", "TILDE", "AMP", "PIPE",
     "CARET", "SHL", "SHR", "AT", "EQUALS", "ANDAND", "OROR", "EQEQ", "NOTEQ",
-    "INSTRUCTION", "SECTION_ROW",  # whole statements pre-built by fastpath.py
+    "INSTRUCTIONS", "SECTION_ROW",  # whole statements pre-built by fastpath.py
 )
 
 t_ignore = " \t\r\f\v"

@@ -6,7 +6,7 @@ small (fast tables, few conflicts) and lets errors name the instruction as ptxas
 instead of a bare syntax error. Syntax errors stop at the first one, like ptxas (`fatal`).
 
 Plain instruction statements and debug-section rows arrive pre-built from `fastpath.py`
-as single INSTRUCTION / SECTION_ROW tokens (the `_StatementLexer` below decides where a
+as INSTRUCTIONS / SECTION_ROW tokens (runs of whole statements) (the `_StatementLexer` below decides where a
 statement starts); everything else goes token by token through the grammar.
 
 The LALR tables are written once next to this file (`_parsetab.py`, git-ignored; the user
@@ -61,7 +61,9 @@ def p_items(p):
     if len(p) == 2:
         p[0] = []
     else:
-        if p[2] is not None:
+        if type(p[2]) is list:
+            p[1].extend(p[2])
+        elif p[2] is not None:
             p[1].append(p[2])
         p[0] = p[1]
 
@@ -496,7 +498,9 @@ def p_statements(p):
     if len(p) == 2:
         p[0] = []
     else:
-        if p[2] is not None:
+        if type(p[2]) is list:
+            p[1].extend(p[2])
+        elif p[2] is not None:
             p[1].append(p[2])
         p[0] = p[1]
 
@@ -510,8 +514,8 @@ def p_statement_simple(p):
 
 
 def p_statement_fast(p):
-    "statement : INSTRUCTION"
-    p[0] = p[1]
+    "statement : INSTRUCTIONS"
+    p[0] = p[1]   # a list of Instruction / VariableDecl (a run of plain statements)
 
 
 def p_statement_label(p):
@@ -742,8 +746,8 @@ def p_error(tok):
     lexer = tok.lexer
     data = lexer.lexdata
     column = tok.lexpos - data.rfind("\n", 0, tok.lexpos)
-    if tok.type == "INSTRUCTION":
-        near = tok.value.opcode
+    if tok.type == "INSTRUCTIONS":
+        near = tok.value[0].opcode
     elif tok.type == "SECTION_ROW":
         near = tok.value[0].type
     else:
@@ -873,8 +877,7 @@ def _make_decl(specs: list, declarators: list) -> ast.VariableDecl:
     return decl
 
 
-# Types ptxas's grammar does not take in a declaration (only as instruction types).
-_NOT_DECLARABLE = frozenset((".bf16", ".bf16x2", ".tf32", ".e2m1", ".e2m3", ".e3m2", ".ue8m0"))
+_NOT_DECLARABLE = ptx_lexer.NOT_DECLARABLE
 
 
 def _raise_near(text, line, column):
@@ -884,7 +887,7 @@ def _raise_near(text, line, column):
 
 # ----------------------------------------------------------------------------- driver
 
-_STATEMENT_ENDS = frozenset(("SEMI", "LBRACE", "RBRACE", "COLON", "INSTRUCTION",
+_STATEMENT_ENDS = frozenset(("SEMI", "LBRACE", "RBRACE", "COLON", "INSTRUCTIONS",
                              "SECTION_ROW"))
 _BLANK = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
 
@@ -898,6 +901,7 @@ class _StatementLexer:
         self.at_start = fast
         self.after_loc = False     # a `.loc` line or a debug-section row ends at the newline
         self.in_section = False
+        self.depth = 0             # braces open: `.reg` declarations take the fast lane inside
 
     def __getattr__(self, name):
         return getattr(self.lexer, name)
@@ -940,6 +944,43 @@ class _StatementLexer:
         self.at_start = True
         return tok
 
+    def instructions(self, m, pos):
+        """A run of consecutive plain statements (instructions, and `.reg` declarations inside
+        a body) as one INSTRUCTIONS token: the grammar then reduces once per run instead of
+        once per statement."""
+        lx = self.lexer
+        data = lx.lexdata
+        statement, blank, build = fastpath.STATEMENT, _BLANK, fastpath.build
+        tok = lex.LexToken()
+        tok.type = "INSTRUCTIONS"
+        tok.lineno = lx.lineno
+        tok.lexpos = pos
+        tok.lexer = lx
+        run = []
+        reg_decl, build_decl = fastpath.REG_DECL, fastpath.build_reg_decl
+        while m is not None:
+            if m.re is statement:
+                run.append(build(m, lx.lineno, lx.line_start))
+            else:
+                run.append(build_decl(m, lx.lineno, lx.line_start))
+            pos = end = m.end()
+            while True:   # blank lines and line comments before the next statement
+                pos = blank.match(data, pos).end()
+                if pos < len(data) and data[pos] == "\n":
+                    lx.lineno += 1
+                    pos += 1
+                    lx.line_start = pos
+                else:
+                    break
+            m = statement.match(data, pos)
+            if m is None and self.depth:
+                m = reg_decl.match(data, pos)
+        # Leave the lexer right after the last statement's blanks, as the token-by-token
+        # path would (it skips them itself on the next call).
+        lx.lexpos = pos if pos > end else end
+        tok.value = run
+        return tok
+
     def token(self):
         lx = self.lexer
         if self.at_start or self.after_loc:
@@ -961,18 +1002,12 @@ class _StatementLexer:
                 self.at_start = True
             if self.at_start:
                 m = fastpath.STATEMENT.match(data, pos)
-                kind, build = "INSTRUCTION", fastpath.build
                 if m is None and self.in_section and data.startswith(".b", pos):
                     return self.section_rows(pos)
+                if m is None and self.depth:
+                    m = fastpath.REG_DECL.match(data, pos)
                 if m is not None:
-                    tok = lex.LexToken()
-                    tok.type = kind
-                    tok.value = build(m, lx.lineno, lx.line_start)
-                    tok.lineno = lx.lineno
-                    tok.lexpos = pos
-                    tok.lexer = lx
-                    lx.lexpos = m.end()
-                    return tok
+                    return self.instructions(m, pos)
         tok = lx.token()
         if tok is not None and self.fast:
             t = tok.type
@@ -981,6 +1016,9 @@ class _StatementLexer:
                 self.in_section = True
             elif t == "RBRACE":
                 self.in_section = False
+                self.depth -= 1
+            elif t == "LBRACE":
+                self.depth += 1
             self.after_loc = t == "LOC" or (self.in_section and not self.at_start) or (
                 self.after_loc and not self.at_start)
         return tok

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.initializers import element_count, initial_bytes
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
 
 # Instructions with no result operand (everything else writes its first operand).
 NO_RESULT = frozenset({
     "st", "st.async", "red", "red.async", "bar.sync", "bar.arrive", "barrier.sync",
-    "barrier.arrive", "bar.warp.sync", "barrier.cluster.arrive", "barrier.cluster.wait",
+    "barrier.arrive", "bar.warp.sync", "bar.warp", "barrier.cluster.arrive", "barrier.cluster.wait",
     "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "membar", "fence", "prefetch",
     "prefetchu", "cp.async", "cp.async.commit_group", "cp.async.wait_group",
     "cp.async.wait_all", "cp.async.bulk", "cp.reduce.async.bulk", "cp.async.bulk.tensor",
@@ -51,24 +52,42 @@ class _Scope:
     parent: "_Scope | None"
     names: dict = field(default_factory=dict)     # name -> _Var | ir.Variable | ir.Param
     ranges: dict = field(default_factory=dict)    # prefix -> (count, type, {index: _Var})
+    # Names already resolved from this scope: lowering starts only after every declaration
+    # of the function has been entered (`flatten`), so a hit never goes stale.
+    memo: dict = field(default_factory=dict)
 
     def lookup(self, name: str):
+        hit = self.memo.get(name)
+        if hit is None:
+            hit = self._walk(name)
+            if hit is not None:
+                self.memo[name] = hit
+        return hit
+
+    def _walk(self, name: str):
         scope = self
         while scope is not None:
             hit = scope.names.get(name)
             if hit is not None:
                 return hit
             if scope.ranges:
-                stem = name.rstrip("0123456789")
-                digits = name[len(stem):]
+                base, _, comp = name.partition(".")     # `%v3.x`: a component of a vector range
+                stem = base.rstrip("0123456789")
+                digits = base[len(stem):]
                 entry = scope.ranges.get(stem)
                 if entry is not None and digits and (digits == "0" or digits[0] != "0") \
                         and int(digits) < entry[0]:
-                    cache = entry[2]
+                    cache, width = entry[2], entry[3] if len(entry) > 3 else 0
                     var = cache.get(int(digits))
                     if var is None:
-                        var = cache[int(digits)] = _Var(name, entry[1])
-                    return var
+                        var = cache[int(digits)] = (
+                            [_Var(f"{base}.{c}", entry[1]) for c in "xyzw"[:width]] if width
+                            else _Var(base, entry[1]))
+                    if not comp:
+                        return var
+                    if isinstance(var, list) and comp in "xyzw"[:len(var)]:
+                        return var["xyzw".index(comp)]
+                    return None
             scope = scope.parent
         return None
 
@@ -96,8 +115,8 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
     created = []
     for d in decl.declarators:
         if decl.space == ".reg":
-            if d.range_count is not None:
-                scope.ranges[d.name] = (d.range_count, ty, {})
+            if d.range_count is not None:     # (count, type, made so far, vector width)
+                scope.ranges[d.name] = (d.range_count, ty, {}, int(decl.vector[2:]) if decl.vector else 0)
             elif decl.vector:
                 comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
                 for var in comps:
@@ -110,9 +129,17 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
         for dim in d.dims:
             count *= dim if isinstance(dim, int) else 0
         elems = int(decl.vector[2:]) if decl.vector else 1
+        if d.init is not None and d.dims and d.dims[0] is None:   # `a[] = {...}`: sized by it
+            inner = 1
+            for dim in d.dims[1:]:
+                inner *= dim if isinstance(dim, int) else 0
+            count = -(-element_count(d.init) // max(1, inner * elems)) * inner
         size = _type_size("." + ty) * elems * count
+        init, relocs = None, []
+        if d.init is not None and decl.space in (".global", ".const"):
+            init, relocs = initial_bytes(d.init, ir.TYPES.get(ty, ("b", 8))[0], _type_size("." + ty), size)
         var = ir.Variable(d.name, decl.space[1:].split("::")[0], ty, size,
-                          decl.align or _type_size("." + ty) * elems,
+                          decl.align or _type_size("." + ty) * elems, init=init, relocations=relocs,
                           extern=".extern" in decl.linkage,
                           linkage=_strip(decl.linkage[0]) if decl.linkage else None)
         scope.names[d.name] = var
@@ -349,14 +376,23 @@ class _FunctionLowering:
                     else:
                         keep.append(phi)
                 b.phis = keep
-        for b in self.fn.blocks:
+        replaced, resolve, Value, Address = self.replaced, self.resolve, ir.Value, ir.Address
+        for b in self.fn.blocks if replaced else ():
             for phi in b.phis:
-                phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+                phi.incoming = [(p, resolve(v)) for p, v in phi.incoming]
             for ins in b.instrs:
-                ins.srcs = [_resolve_operand(self.resolve, s) for s in ins.srcs]
+                srcs = ins.srcs
+                for k, src in enumerate(srcs):
+                    t = type(src)
+                    if t is Value:
+                        if src.id in replaced:
+                            srcs[k] = resolve(src)
+                    elif t is Address and type(src.base) is Value and src.base.id in replaced:
+                        srcs[k] = Address(resolve(src.base), src.offset)
                 if ins.guard is not None:
-                    ins.guard = self.resolve(ins.guard)
-                ins.merge = [self.resolve(m) for m in ins.merge]
+                    ins.guard = resolve(ins.guard)
+                if ins.merge:
+                    ins.merge = [resolve(m) for m in ins.merge]
         # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
         phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
         live: set[int] = set()
@@ -418,9 +454,11 @@ class _FunctionLowering:
         return self.fn
 
     def operand(self, node, scope: _Scope, block: ir.Block, ty: str | None, out: list) -> object:
-        if isinstance(node, ast.Name):
-            name = _full_name(node)
+        if type(node) is ast.Name:
+            name = node.name if node.component is None else _full_name(node)
             hit = scope.lookup(name)
+            if type(hit) is _Var:     # the common case first: a plain register
+                return self.read(hit, block)
             if hit is None and node.component is not None:
                 hit = scope.lookup(node.name)
             if isinstance(hit, _Var):
@@ -460,6 +498,13 @@ class _FunctionLowering:
                 return ir.Const(_mask(const, ty), ty or "s64")
             sym = _symbol_plus(node)
             if sym is not None:
+                var = scope.lookup(sym[0])
+                if isinstance(var, _Var):      # `%r + 1`: ptxas adds (the register's value)
+                    v = self.read(var, block)
+                    t = self.fn.new_value(var.type)
+                    out.append(ir.Instr("add", [t], [v, ir.Const(_mask(sym[1], var.type), var.type)],
+                                        type=var.type, line=node.line))
+                    return t
                 return ir.Symbol(*sym)
             raise self.error(node, "unsupported operand expression")
         if isinstance(node, ast.Index):
@@ -484,6 +529,10 @@ class _FunctionLowering:
 
     def dests(self, node, scope: _Scope, block: ir.Block) -> list[tuple[_Var | None, ir.Value]]:
         """The registers an operand defines, each with a fresh value."""
+        if type(node) is ast.Name and node.component is None and node.name != "_":
+            var = scope.lookup(node.name)
+            if type(var) is _Var:     # the common case first: a plain register
+                return [(var, self.fn.new_value(var.type, var.name))]
         if isinstance(node, ast.VectorOperand):
             return [d for e in node.elements for d in self.dests(e, scope, block)]
         if isinstance(node, ast.PairOperand):
@@ -503,11 +552,10 @@ class _FunctionLowering:
 
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
         out: list[ir.Instr] = []
-        mods = [m for m in st.modifiers]
-        types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
-        space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
-        rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
-        key = st.opcode + ("." + rest[0] if rest else "")
+        shape = _SHAPES.get((st.opcode, st.modifiers))
+        if shape is None:
+            shape = _SHAPES[(st.opcode, st.modifiers)] = _shape(st.opcode, st.modifiers)
+        types, space, rest, key = shape
         ins = ir.Instr(st.opcode, modifiers=rest, type=types[0] if types else None,
                        types=tuple(types[1:]), line=st.line)
         if st.opcode in MEMORY_OPCODES:
@@ -547,7 +595,7 @@ class _FunctionLowering:
             srcs_ast = operands[1:] if has_result else operands
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
                     for i, o in enumerate(srcs_ast)]
-            ins.srcs = _flatten(srcs)
+            ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
             if has_result:
                 defined = self.dests(operands[0], scope, block)
                 ins.dests = [v for _, v in defined]
@@ -562,6 +610,18 @@ class _FunctionLowering:
                 self.write(var, block, value)
 
 
+# (opcode, modifiers) -> what lower_instruction needs from them; a kernel repeats a few
+# dozen shapes thousands of times.
+_SHAPES: dict = {}
+
+
+def _shape(opcode: str, mods: tuple) -> tuple:
+    types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
+    space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
+    rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+    return types, space, rest, opcode + ("." + rest[0] if rest else "")
+
+
 class _Shell:
     """Just enough of a Function for `reverse_postorder` before blocks are final."""
     def __init__(self, entry: ir.Block):
@@ -572,14 +632,6 @@ def _same(a, b) -> bool:
     if isinstance(a, ir.Value) or isinstance(b, ir.Value):
         return a is b
     return a == b
-
-
-def _resolve_operand(resolve, s):
-    if isinstance(s, ir.Value):
-        return resolve(s)
-    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
-        return ir.Address(resolve(s.base), s.offset)
-    return s
 
 
 def _flatten(items: list) -> list:

@@ -11,12 +11,16 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.cubin_builder import frame_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
+from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc.allocate import allocate
+from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
@@ -24,13 +28,15 @@ STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
+ASYNC_COPY_SCOREBOARD = 0
 
 
 class KernelCode:
     """What code generation knows about one kernel once its text is final."""
 
     def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int],
-                 regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes):
+                 regcount: int, exit_offsets: list[int], entry_block_end: int | None, text: bytes,
+                 frame_size: int = 0, num_barriers: int = 0, cfa_program: bytes | None = None):
         self.name = name
         self.instructions = instructions
         self.labels = labels
@@ -38,9 +44,15 @@ class KernelCode:
         self.exit_offsets = exit_offsets
         self.entry_block_end = entry_block_end
         self.text = text
+        self.frame_size = frame_size      # bytes of local memory below the caller's stack pointer
+        self.num_barriers = num_barriers
+        self.cfa_program = cfa_program    # the debug frame's program; None: the builder's default
+        self.warp_sync_offsets: list[int] = []    # COOP_GROUP_INSTR_OFFSETS
 
 
 def _physical(op, colors, mf: MFunction):
+    if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+        return replace(op, ureg=_physical(op.ureg, colors, mf))
     if isinstance(op, VOp):
         base = colors[op.reg.id] + (op.part or 0)
         file = op.reg.cls
@@ -49,7 +61,7 @@ def _physical(op, colors, mf: MFunction):
         base = None
         if op.base is not None:
             base = _physical(op.base, colors, mf)
-            if op.wide:
+            if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
         return Mem(base=base, offset=op.offset)
     return op
@@ -62,10 +74,15 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
             base = colors[op.reg.id] + (op.part or 0)
             regs = [(op.reg.cls, base + k) for k in range(op.width)]
             (writes if i < mi.ndefs else reads).extend(regs)
+        elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+            reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
         elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
             (writes if i < mi.ndefs else reads).append((op.file, op.index))
         elif isinstance(op, VMem):
-            if op.base is not None:
+            if isinstance(op.base, Reg):        # the stack pointer, or RZ
+                if not op.base.is_zero:
+                    reads.append(("R", op.base.index))
+            elif op.base is not None:
                 base = colors[op.base.reg.id] + (op.base.part or 0)
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
@@ -98,12 +115,16 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
     return out
 
 
-def _prologue(mf: MFunction, arch) -> list[Slot]:
-    """What ptxas puts first in every kernel: the stack pointer, and the global-memory
-    descriptor that `desc[UR4]` memory instructions read."""
-    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (Reg("R", STACK_POINTER), RZ, RZ,
-                                                     ConstRef(0, arch.stack_pointer_offset))),
+def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
+    """What ptxas puts first in every kernel: the stack pointer (moved down by the frame's
+    size when there is one), and the global-memory descriptor that `desc[UR4]` memory
+    instructions read."""
+    sp = Reg("R", STACK_POINTER)
+    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, ConstRef(0, arch.stack_pointer_offset))),
                 [], [("R", STACK_POINTER)])]
+    if frame_size:
+        out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
+                        [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
     if mf.uses_global_descriptor and arch.global_desc_offset is not None:
         out.append(Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR),
                                                       ConstRef(0, arch.global_desc_offset))),
@@ -132,16 +153,34 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
                 return codec.encode(signed, arch, pc), signed
             except codec.EncodeError:
                 pass
+        # An absolute window address `[0x8]` is the base-register form with RZ (nvdisasm
+        # prints both alike; the tables know some stores only as `[RZ+0x8]`).
+        based = replace(ins, operands=tuple(replace(op, base=RZ) if isinstance(op, Mem) and op.base is None
+                                           and op.ubase is None else op for op in ins.operands))
+        if based != ins:
+            try:
+                return codec.encode(based, arch, pc), ins
+            except codec.EncodeError:
+                pass
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
 
 
-def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> KernelCode:
+def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
+                    layout: KernelLayout | None = None) -> KernelCode:
     info = arch_info(arch)
-    mf = select_function(fn, info, filename)
-    alloc = allocate(mf)
+    mf = select_function(fn, info, filename, layout)
+    try:
+        alloc = allocate(mf)
+    except CompileError as e:
+        # out of predicates: recompute compares next to their readers, then try again
+        if "out of predicate registers" not in e.message or not rematerialise_predicates(mf):
+            raise
+        alloc = allocate(mf)
     colors = alloc.color
-    slots: list[Slot] = _prologue(mf, info)
+    frame_size = layout.frame.size if layout is not None else 0
+    slots: list[Slot] = _prologue(mf, info, frame_size)
     label_pending: list[str] = []
+    warp_sync_slots: list[Slot] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
         label_pending.append(b.name)
@@ -157,6 +196,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            if any(mi is w for w in mf.warp_sync):
+                warp_sync_slots.append(emitted[-1])
+            if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
+                emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
             emitted.append(Slot(Instruction("BRA", (), (Label(b.fallthrough.name),))))
@@ -168,6 +211,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
     if label_pending:
         raise CompileError(f"kernel {fn.name}: a block at the end has no instructions", filename)
     slots = assign_controls(slots)
+    warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
         for name in s.labels:
@@ -179,6 +223,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
             ins = replace(ins, operands=tuple(Label(op.name, labels[op.name]) if isinstance(op, Label)
                                               else op for op in ins.operands))
         instructions.append(ins)
+    instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
     # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
@@ -196,7 +241,16 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None) -> 
     candidates = [x for x in (first_block, first_branch) if x is not None]
     entry_end = min(candidates) if candidates else None
     regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
-    return KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words))
+    cfa = None
+    if frame_size:
+        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
+                      and ins.operands[0] == Reg("R", STACK_POINTER))
+        cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
+    code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
+                      frame_size, mf.num_barriers, cfa)
+    code.warp_sync_offsets = warp_sync_offsets
+    code.const2, code.jump_records = const2, jump_records
+    return code
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -216,34 +270,62 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError(str(e)) from None
     if info.family != "ampere":
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
-    if module.variables:
-        raise CompileError("module-level variables (.global/.shared/.const) not supported yet", filename)
+    mod_layout = module_layout(module, filename)
     kernels, codes = [], []
     for fn in module.functions:
         if not fn.is_entry:
             raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
-        if fn.locals:
-            raise CompileError(f"kernel `{fn.name}`: local .shared/.local variables not supported yet",
-                               filename)
-        code = generate_kernel(fn, arch, filename)
+        layout = kernel_layout(fn, module, mod_layout, filename)
+        code = generate_kernel(fn, arch, filename, layout)
         codes.append(code)
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
+                              shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
+                              frame_size=code.frame_size, min_stack_size=code.frame_size,
+                              barcount=code.num_barriers, cfa_program=code.cfa_program,
+                              max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
+                              extra_attributes=_warp_sync_records(code.warp_sync_offsets) + code.jump_records,
+                              const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
-    cubin = write_cubin(build_cubin(arch, kernels, ptx_target=target if target.startswith("sm_") else arch))
+    cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
+                                    var_relocations=mod_layout.relocations,
+                                    ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
+
+
+def _warp_sync_records(offsets: list[int]) -> list:
+    """ptxas lists every warp-synchronous instruction (`.sync` shuffles, votes, matches,
+    reductions, `bar.warp.sync`, unaligned `barrier.sync`) with the register holding its
+    member mask (0xffffffff: an immediate mask)."""
+    from ptx2sass.encoder.nvinfo import NvInfoRecord
+    if not offsets:
+        return []
+    return [NvInfoRecord.words("COOP_GROUP_MASK_REGIDS", *[0xFFFFFFFF] * len(offsets)),
+            NvInfoRecord.words("COOP_GROUP_INSTR_OFFSETS", *offsets)]
+
+
+def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
+    """`.maxntid` / `.reqntid` as the three dimensions the cubin records (missing ones 1)."""
+    dims = fn.attributes.get(name)
+    if not dims:
+        return None
+    dims = [int(d) for d in dims][:3]
+    return tuple(dims + [1] * (3 - len(dims)))
 
 
 def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Module:
     """PTX text → checked SSA IR (the frontend)."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import has_calls, inline_calls
     module = parse(ptx, filename)
     check(module, arch)
+    if has_calls(module):
+        module = inline_calls(module)
     return lower_module(module)
 
 

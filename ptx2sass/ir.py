@@ -141,7 +141,8 @@ class Variable:
     size: int
     align: int
     init: bytes | None = None
-    relocations: list[tuple[int, str]] = field(default_factory=list)  # (offset, symbol) in init
+    # Addresses in the initialiser: (byte offset, symbol, addend); their bytes in `init` are 0.
+    relocations: list[tuple[int, str, int]] = field(default_factory=list)
     extern: bool = False
     linkage: str | None = None       # visible / extern / weak / None
 

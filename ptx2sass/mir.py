@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptx2sass.encoder.model import Reg
+from ptx2sass.encoder.model import ConstRef, Reg
 
 # Pseudo-instructions that exist only before allocation / encoding.
 IMPLICIT_DEF = "IMPLICIT_DEF"   # starts a live range (a value built in parts, or PTX undef)
@@ -54,10 +54,12 @@ class VOp:
 
 @dataclass(frozen=True)
 class VMem:
-    """A memory address on a virtual base register: `[%r.64+offset]` (`wide`) or `[%r+offset]`."""
+    """A memory address on a virtual base register: `[%r.64+offset]` (`wide`) or `[%r+offset]`;
+    the base may also be a physical register (the stack pointer R1, RZ) or None (`[imm]`)."""
     base: VOp | None
     offset: int = 0
     wide: bool = True
+    suffix64: bool = True      # print a wide base as `R2.64` (compare-and-swap forms: `R2`)
 
 
 @dataclass(eq=False)
@@ -105,6 +107,9 @@ class MFunction:
     blocks: list[MBlock] = field(default_factory=list)
     vregs: list[VReg] = field(default_factory=list)
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
+    num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
+    warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
+    jump_tables: list = field(default_factory=list)  # `brx.idx`: target label names, per BRX in order
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)
@@ -118,7 +123,9 @@ def register_operands(ins: MInstr):
     for i, op in enumerate(ins.operands):
         if isinstance(op, VOp):
             yield i, op, i < ins.ndefs
-        elif isinstance(op, VMem) and op.base is not None:
+        elif isinstance(op, VMem) and isinstance(op.base, VOp):
             yield i, op.base, False
+        elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+            yield i, op.ureg, False
     if isinstance(ins.guard, VOp):
         yield -1, ins.guard, False

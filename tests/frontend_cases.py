@@ -239,6 +239,9 @@ CASES: dict[str, str] = {
                       ".param .b64 f1;\n.param .b32 r0;\nst.param.b64 [f0], 0;\n"
                       "st.param.b64 [f1], 0;\ncall.uni (r0), vprintf, (f0, f1);\nret;\n}\n",
     "ok_relaxed_ld_wider": kernel("ld.global.u8 r1, [rd1];\nld.global.f32 rd1, [rd2];"),
+    "bf16_compare_needs_sm90": kernel("setp.gt.bf16 p1, rs1, rs2;"),
+    "bf16_add_needs_sm90": kernel("add.rn.bf16x2 r1, r2, r3;"),
+    "ok_bf16_min_max_on_sm89": kernel("max.NaN.bf16 rs1, rs1, rs2;\nmin.bf16x2 r1, r2, r3;"),
     "ok_negative_offset": kernel("ld.global.u32 r1, [rd1+-4];\nst.shared.u32 [smem+8], r1;"),
     "ok_modifier_order_free": kernel("add.f32.rn f1, f1, f2;"),
     "ok_pack_unpack": kernel("mov.b64 {r1, r2}, rd1;\nmov.b32 r1, {rs1, rs2};"),

@@ -36,6 +36,7 @@ register of generic LD/ST/LDG (UR4/UR6…) where nvdisasm does not print it, so 
 not determined by their text.
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
+                                [--seed-ptx tools/isa_seeds/FILE.ptx ...]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
@@ -635,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", default=None, help="table name (default from the arch)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--extend", action="store_true", help="keep the forms already in the table")
+    ap.add_argument("--seed-ptx", action="append", default=[], metavar="FILE",
+                    help="also seed with the words ptxas writes for this PTX (tools/isa_seeds/: "
+                         "forms the code generator needs that the corpora lack)")
     ap.add_argument("--check", action="store_true",
                     help="do not probe: report how the table round-trips the corpus words")
     args = ap.parse_args(argv)
@@ -650,6 +654,9 @@ def main(argv: list[str] | None = None) -> int:
     words: dict[int, str] = {}
     for sa in args.seed_arch or [args.arch]:
         for w in corpus_words(sa, tuple(args.corpus or ["zluda"])):
+            words.setdefault(w.word, w.text)
+    for path in args.seed_ptx:
+        for w in ptx_words(Path(path), args.arch):
             words.setdefault(w.word, w.text)
     seeds = {w: words[w] for w in sorted(words, key=lambda w: (w & 0xfff, w))}
     print(f"{len(seeds)} distinct seed words")
@@ -672,17 +679,36 @@ def main(argv: list[str] | None = None) -> int:
 
 
 
+def ptx_words(path: Path, arch: str):
+    """The words (with nvdisasm's text) of ptxas's cubin for one PTX file."""
+    from tools.corpus_words import compile_for, words_of_listing
+    cubin, retargeted = compile_for(path.read_bytes(), arch, path.name)
+    if cubin is None:
+        raise SystemExit(f"{path}: ptxas rejects it for {arch}")
+    return words_of_listing(oracle.nvdisasm(cubin), arch, path.name, retargeted)
+
+
 # --- checking a table against ptxas's words ---------------------------------------------
 
-def _same_instruction(a, b) -> bool:
-    """Equal, with labels compared by offset (a word holds no label names)."""
+def _same_instruction(a, b, arch: str | None = None) -> bool:
+    """Equal, with labels compared by offset (a word holds no label names), and without the
+    `desc[URx]` register where `arch`'s nvdisasm hides it (its text cannot say which)."""
     from dataclasses import replace as _r
 
-    from ptx2sass.encoder.model import Label
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.model import Label, Mem
+    hides_desc = arch is not None and \
+        codec.ARCH_FAMILY.get(arch) in codec.HIDDEN_DESCRIPTOR_BITS
 
     def norm(ins):
-        return _r(ins, operands=tuple(Label("", op.offset) if isinstance(op, Label) else op
-                                      for op in ins.operands))
+        ops = []
+        for op in ins.operands:
+            if isinstance(op, Label):
+                op = Label("", op.offset)
+            elif hides_desc and isinstance(op, Mem) and op.desc is not None:
+                op = _r(op, desc=None)
+            ops.append(op)
+        return _r(ins, operands=tuple(ops))
     return norm(a) == norm(b)
 
 
@@ -717,7 +743,7 @@ def check_words(words, arch: str) -> dict:
             except codec.EncodeError as e:
                 why = f"EncodeError: {e}"
             try:
-                dec_ok = _same_instruction(codec.decode(w.word, arch, pc=w.offset), ins)
+                dec_ok = _same_instruction(codec.decode(w.word, arch, pc=w.offset), ins, arch)
                 if not dec_ok and enc_ok:
                     why = f"decode gives {codec.decode_text(w.word, arch, w.offset)!r}"
             except codec.DecodeError as e:

@@ -3,11 +3,22 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.mir import COPY, VOp
 from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, PT, ROUNDING, RZ, _bits,
                                   _is_float, _signed)
+
+
+# Float pairs F2F converts directly (dest, source).
+F2F_PAIRS = {("f16", "f32"), ("f16", "f64"), ("f32", "f64"), ("f64", "f32"), ("f64", "f16"),
+             ("bf16", "f32")}
+# The integer-type selector of I2F's source / F2I's destination (s32 is the default).
+INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), "s32": (),
+                "u32": ("U32",), "s64": ("S64",), "u64": ("U64",), "b8": ("U8",),
+                "b16": ("U16",), "b32": ("U32",), "b64": ("U64",)}
 
 
 class ConvertSelection:
@@ -41,15 +52,71 @@ class ConvertSelection:
             self.emit("F2I", signed + ftz + ((mode,) if mode else ()) + ("NTZ",),
                       [self.dst(d), self.reg_part(a)])
             return
-        if dty == "f32" and not _is_float(sty) and _bits(sty) == 32:
-            signed = () if _signed(sty) else ("U32",)
-            r = ROUNDING.get(rnd) if rnd in ROUNDING else None
-            self.emit("I2F", signed + ((r,) if r else ()), [self.dst(d), self.reg_part(a)])
+        if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
+            ftz = ()       # ptxas ignores .ftz on these (f16 has no subnormal flushing here)
+        if ftz and sty == "f32" and dty != "f32":
+            # ptxas flushes the source first (FMUL.FTZ by one), then converts as usual
+            flushed = VOp(self.mf.new_vreg())
+            self.emit("FMUL", ("FTZ",), [flushed, self.reg_part(a), self.fimm(1.0)])
+            a = flushed
+            ftz = ()
+        if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
+        return self.table_convert(d, a, dty, sty, rnd)
+
+    def table_convert(self, d, a, dty: str, sty: str, rnd: str | None) -> None:
+        """The conversions ptxas does in one instruction (F2F, I2F/I2FP, F2I, FRND, and the
+        f16/bf16 widenings done with HADD2.F32 and a shift), spelled as ptxas spells them."""
+        dst = self.dst(d)
+        if _bits(dty) == 64:
+            self.begin_wide(d)
+        src = a if isinstance(a, VOp) else self.wide_reg(a) if _bits(sty) == 64 else self.reg_part(a)
+        if isinstance(src, Reg) and src.is_zero and _bits(sty) == 64:
+            src = self.force_wide(a)
+        round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
+        if _is_float(dty) and _is_float(sty):
+            if dty == sty:
+                if rnd in FRND_MODE and dty in ("f16", "f64"):
+                    mode = FRND_MODE[rnd]
+                    self.emit("FRND", (dty.upper(),) + ((mode,) if mode else ()), [dst, src])
+                elif rnd is None and dty == "f64":
+                    self.emit(COPY, (), [dst, src], guarded=self.guard is not None)
+                elif rnd is None and dty == "f16":
+                    self.emit("HADD2", (), [dst, replace(src, suffix=("H0_H0",)),
+                                            Reg("R", 255, neg=True, suffix=("H0_H0",))])
+                else:
+                    raise self.unsupported(f"`cvt.{rnd}.{dty}.{sty}`")
+                return
+            if dty == "f32" and sty == "f16":
+                self.emit("HADD2", ("F32",), [dst, Reg("R", 255, neg=True),
+                                              replace(src, suffix=("H0_H0",))])
+                return
+            if dty == "f32" and sty == "bf16":
+                self.emit("SHF", ("L", "U32"), [dst, src, Imm(0x10), RZ])
+                return
+            if (dty, sty) not in F2F_PAIRS:
+                raise self.unsupported(f"`cvt.{dty}.{sty}`")
+            self.emit("F2F", (dty.upper(), sty.upper()) + ((round_to,) if round_to else ()),
+                      [dst, src])
             return
-        if dty == "f64" and sty == "f32":
-            self.emit("F2F", ("F64", "F32"), [self.dst(d), self.reg_part(a)])
+        if _is_float(dty):          # from an integer
+            if dty == "bf16":
+                raise self.unsupported(f"`cvt.{dty}.{sty}`")
+            if dty == "f32" and sty in ("s32", "u32") and round_to is None:
+                self.emit("I2FP", ("F32", sty.upper()), [dst, src])
+                return
+            mods = (() if dty == "f32" else (dty.upper(),)) + INT_SELECTOR[sty]
+            self.emit("I2F", mods + ((round_to,) if round_to else ()), [dst, src])
             return
-        raise self.unsupported(f"`cvt.{dty}.{sty}`")
+        # to an integer
+        if sty == "bf16" or (dty in ("u8", "b8") and sty == "f32"):
+            raise self.unsupported(f"`cvt.{dty}.{sty}`")
+        mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
+        mods = INT_SELECTOR[dty] + (() if sty == "f32" else (sty.upper(),)) + \
+            ((mode,) if mode else ())
+        if sty != "f64" and _bits(dty) < 64:
+            mods += ("NTZ",)
+        self.emit("F2I", mods, [dst, src])
 
     def int_convert(self, d: ir.Value, a, dty: str, sty: str) -> None:
         db, sb = _bits(dty), _bits(sty)

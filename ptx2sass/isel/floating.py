@@ -3,11 +3,13 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
-from ptx2sass.mir import COPY, VOp
-from ptx2sass.isel.common import (LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+from ptx2sass.isel.common import (FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
                                   _signed)
 
 
@@ -24,8 +26,38 @@ class FloatSelection:
             mods.append("SAT")
         return tuple(mods)
 
+    HALF_TYPES = ("f16", "f16x2", "bf16", "bf16x2")
+
+    def half_operand(self, op, ty: str, neg: bool = False, abs_: bool = False):
+        """A 16-bit float source: the low half broadcast (`.H0_H0`) for scalar types, the
+        whole register for the x2 types."""
+        r = self.reg_part(op)
+        suffix = ("H0_H0",) if ty in ("f16", "bf16") else ()
+        return replace(r, suffix=suffix, neg=neg != getattr(r, "neg", False),
+                       abs=abs_ or getattr(r, "abs", False))
+
+    def half_mods(self, ins) -> tuple[str, ...]:
+        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat")]
+        if extra:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        return (("FTZ",) if "ftz" in ins.modifiers else ()) + \
+            (("BF16_V2",) if ins.type.startswith("bf16") else ()) + \
+            (("SAT",) if "sat" in ins.modifiers else ())
+
+    def half_arith(self, ins, opcode: str, negate_b: bool = False):
+        """f16/f16x2 add, sub, mul, fma as HADD2/HMUL2/HFMA2 (bf16 ones only for fma on sm_8x:
+        the others are sm_90 features the frontend refuses)."""
+        ty = ins.type
+        mods = self.half_mods(ins)
+        srcs = [self.half_operand(op, ty) for op in ins.srcs]
+        if negate_b:
+            srcs[1] = replace(srcs[1], neg=not srcs[1].neg)
+        self.emit(opcode, mods, [self.dst(ins.dests[0])] + srcs)
+
     def float_binary(self, ins, opcode: str, negate_b: bool = False):
         ty = ins.type
+        if ty in self.HALF_TYPES:
+            return self.half_arith(ins, {"FADD": "HADD2", "FMUL": "HMUL2"}[opcode], negate_b)
         bits = _bits(ty)
         if ty != "f32" and ty != "f64":
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
@@ -46,6 +78,72 @@ class FloatSelection:
             sb = self.negate_float(sb)
         self.emit(opcode, self.float_mods(ins), [self.dst(d), self.reg_part(a), sb])
 
+    def float_min_max(self, ins, which: Reg):
+        """min/max: FMNMX for f32, HMNMX2 on the low halves for f16/bf16 (whole registers for
+        the x2 types), and ptxas's DSETP.MIN/MAX sequence for f64 (no 64-bit FMNMX on sm_8x):
+        select each half on the first predicate, and where both inputs were NaN (the second
+        predicate) return the second input quietened."""
+        ty = ins.type
+        extra = [m for m in ins.modifiers if m not in ("ftz", "NaN")]
+        if extra:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
+        nan = ("NAN",) if "NaN" in ins.modifiers else ()
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        a, b = ins.srcs[0], ins.srcs[1]
+        d = ins.dests[0]
+        if ty == "f32":
+            if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+                a, b = b, a
+            self.emit("FMNMX", ftz + nan, [self.dst(d), self.reg_part(a), self.fsrc(b), which])
+            return
+        if ty in ("f16", "bf16", "f16x2", "bf16x2"):
+            if ty.startswith("bf16") and ftz:
+                raise self.unsupported(f"`{ins.opcode}.ftz.{ty}`")
+            half = ("H0_H0",) if ty in ("f16", "bf16") else ()
+            mods = ftz + (("BF16_V2",) if ty.startswith("bf16") else ()) + nan
+            ra, rb = self.reg_part(a), self.reg_part(b)
+            if half:
+                ra, rb = replace(ra, suffix=half), replace(rb, suffix=half)
+            self.emit("HMNMX2", mods, [self.dst(d), ra, rb, which])
+            return
+        if ty == "f64" and not nan:
+            if self.guard is not None:
+                raise self.unsupported(f"guarded `{ins.opcode}.f64`")
+            wa, wb = self.wide_reg(a), self.wide_reg(b)
+            if not isinstance(wa, VOp) or not isinstance(wb, VOp):
+                wa, wb = self.force_wide(a), self.force_wide(b)
+            pick, both_nan = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+            self.emit("DSETP", ("MIN" if which == PT else "MAX", "AND"),
+                      [pick, both_nan, wa, wb, PT], ndefs=2)
+            self.begin_wide(d)
+            hi, lo = self.dst(d, 1), self.dst(d, 0)
+            self.emit("FSEL", (), [hi, VOp(wa.reg, 1), VOp(wb.reg, 1), pick])
+            self.emit("SEL", (), [lo, VOp(wa.reg, 0), VOp(wb.reg, 0), pick])
+            self.guarded(both_nan, False, "LOP3", ("LUT",),
+                         [hi, VOp(wb.reg, 1), Imm(0x80000), RZ, Imm(LUT["or"]), NOT_PT])
+            return
+        raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers + (ty,))}`")
+
+    def force_wide(self, op) -> VOp:
+        """A 64-bit operand in a register pair, even a zero constant."""
+        r = self.wide_reg(op)
+        if isinstance(r, VOp):
+            return r
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), RZ)
+        return VOp(t)
+
+    def half_setp(self, ins, cmp, bool_mod, p, second, combine):
+        """setp on f16/bf16: HSETP2 on the low halves."""
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        bf = ("BF16_V2",) if ins.type == "bf16" else ()
+        ra, rb = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.emit("HSETP2", (FLOAT_COMPARE[cmp],) + ftz + bf + (bool_mod,),
+                  [p, second, replace(ra, suffix=("H0_H0",)), replace(rb, suffix=("H0_H0",)),
+                   combine], ndefs=2)
+
     def negate_float(self, op):
         if isinstance(op, Imm):
             return Imm(op.value, op.text, neg=not op.neg) if op.text is not None else self.negate(op)
@@ -61,6 +159,8 @@ class FloatSelection:
             mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
             self.emit("DFMA", mods, [self.dst(d), self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)])
             return
+        if ty in self.HALF_TYPES:
+            return self.half_arith(ins, "HFMA2")
         if ty != "f32":
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
@@ -97,10 +197,25 @@ class FloatSelection:
             self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
                       [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
             return
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=False)
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
         raise self.unsupported(f"`abs.{ty}`")
+
+    def half_sign(self, ins, neg: bool):
+        """neg/abs on 16-bit float types as ptxas does: HADD2 of the operand (negated or
+        absolute) and -0 for f16, HFMA2.BF16_V2 -0 * 0 + operand for bf16."""
+        ty = ins.type
+        mods = self.half_mods(ins)
+        x = self.half_operand(ins.srcs[0], ty, neg=neg, abs_=not neg)
+        if ty.startswith("bf16"):     # no bf16 HADD2 on sm_8x: -0 * 0 + x
+            self.emit("HFMA2", mods, [self.dst(ins.dests[0]), Reg("R", 255, neg=True, suffix=("H0_H0",)),
+                                      Reg("R", 255, suffix=("H0_H0",)), x])
+            return
+        minus_zero = Reg("R", 255, neg=True, suffix=("H0_H0",) if ty == "f16" else ())
+        self.emit("HADD2", mods, [self.dst(ins.dests[0]), x, minus_zero])
 
     # ------------------------------------------------------------------ MUFU approximations
     # ptxas's range handling around the multi-function unit: inputs that MUFU would flush
@@ -130,6 +245,9 @@ class FloatSelection:
     FLT_MIN = 1.1754943508222875e-38
 
     def sel_ex2(self, ins):
+        if ins.type == "f16":        # MUFU has an f16 form (ptxas uses it as is)
+            self.emit("MUFU", ("EX2", "F16"), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+            return
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:
@@ -209,7 +327,7 @@ class FloatSelection:
         self.mufu("RCP", r, xs)
         self.emit("FMUL", (), [d, s2, r])
 
-    def sel_div(self, ins):
+    def float_div(self, ins):
         if ins.type != "f32" or "approx" not in ins.modifiers:
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
         d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])

@@ -24,7 +24,9 @@ class IntegerSelection:
             return self.float_binary(ins, "FADD")
         if ins.modifiers == ("sat",) and ty == "s32":
             return self.add_sat(ins)
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+        if "cc" in ins.modifiers:
+            return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=False, carry_in=False)
+        if "sat" in ins.modifiers:
             raise self.unsupported(f"`add.{'.'.join(ins.modifiers)}`")
         a, b = self.two_sources(ins)
         self.int_add(ins.dests[0], a, b, negate_b=False)
@@ -33,7 +35,9 @@ class IntegerSelection:
         ty = ins.type
         if _is_float(ty):
             return self.float_binary(ins, "FADD", negate_b=True)
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
+        if "cc" in ins.modifiers:
+            return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=True, carry_in=False)
+        if "sat" in ins.modifiers:
             raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
 
@@ -130,7 +134,7 @@ class IntegerSelection:
         if isinstance(b, Imm) and b.value == 0:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
             return
-        if not mods and isinstance(b, Imm):
+        if not mods and isinstance(b, Imm) and b.text is None and not b.neg:
             c_zero = isinstance(c, Reg) and c.is_zero
             factor = b.value & 0xFFFFFFFF
             if factor == 1 and c_zero:     # printed `IMAD.MOV R, R, 0x1, RZ`: a plain move
@@ -168,8 +172,10 @@ class IntegerSelection:
         if _is_float(ty):
             return self.sel_fma(ins)
         mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
-        if "sat" in ins.modifiers or "cc" in ins.modifiers:
-            raise self.unsupported("`mad` with carry or saturation")
+        if "cc" in ins.modifiers:
+            return self.mad_carry(ins, carry_in=False)
+        if "sat" in ins.modifiers:
+            raise self.unsupported("`mad` with saturation")
         a, b, c = ins.srcs
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
             a, b = b, a
@@ -178,13 +184,21 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
+            self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
         if mode == "wide":
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, self.wide_reg(c)])
         elif mode == "hi":
-            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, self.reg_part(c)])
+            # IMAD.HI adds a register pair to the 64-bit product: {0, c} adds c to the high word
+            pair = VOp(self.mf.new_vreg("R", 2))
+            self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
+            self.move(VOp(pair.reg, 0), RZ)
+            self.move(VOp(pair.reg, 1), self.part_of(c, 0))
+            self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, pair])
         else:
             self.imad((), self.dst(d), ra, sb, self.reg_part(c))
 
@@ -202,6 +216,8 @@ class IntegerSelection:
     def sel_neg(self, ins):
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
+        if ty in self.HALF_TYPES:
+            return self.half_sign(ins, neg=True)
         if _is_float(ty):
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
@@ -219,14 +235,34 @@ class IntegerSelection:
 
     def min_max(self, ins, which: Reg):
         ty = ins.type
-        if _is_float(ty):
-            raise self.unsupported(f"`{ins.opcode}.{ty}`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            return self.float_min_max(ins, which)
+        if ins.modifiers:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
+        if _bits(ty) == 64:
+            return self.min_max64(ins, which)
         if _bits(ty) > 32:
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         a, b = self.two_sources(ins)
         mods = () if _signed(ty) else ("U32",)
         self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.extend(a, ty)),
                                   self.extend(b, ty), which])
+
+    def min_max64(self, ins, which: Reg):
+        """ptxas: a 64-bit compare (ISETP lo, then .EX on hi) and a SEL per half."""
+        op = "LT" if which == PT else "GT"
+        unsigned = () if _signed(ins.type) else ("U32",)
+        a, b = self.two_sources(ins)
+        lo = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
+                  ndefs=2)
+        p = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", (op,) + unsigned + ("AND", "EX"),
+                  [p, PT, self.reg_part(a, 1), self.part_of(b, 1), PT, lo], ndefs=2)
+        d = ins.dests[0]
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit("SEL", (), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), p])
 
     # ------------------------------------------------------------------ logic and shifts
     def sel_and(self, ins):
@@ -293,7 +329,7 @@ class IntegerSelection:
     def shift64(self, ins, left: bool):
         d, a, n = ins.dests[0], ins.srcs[0], ins.srcs[1]
         if not isinstance(n, ir.Const):
-            raise self.unsupported(f"64-bit `{ins.opcode}` by a register amount")
+            return self.shift64_by_register(ins, left)
         s = n.value & 0xFFFFFFFF
         signed = _signed(ins.type)
         self.begin_wide(d)
@@ -318,6 +354,21 @@ class IntegerSelection:
             else:
                 self.move(self.dst(d, 1), RZ)
 
+    def shift64_by_register(self, ins, left: bool):
+        """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and
+        beyond, clamped as PTX says), so no range checks are needed."""
+        d, a = ins.dests[0], ins.srcs[0]
+        n = self.reg_part(ins.srcs[1], 0)
+        self.begin_wide(d)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        if left:
+            self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, n, hi])
+            self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, n, RZ])
+        else:
+            signed = _signed(ins.type)
+            self.emit("SHF", ("R", "S64" if signed else "U64"), [self.dst(d, 0), lo, n, hi])
+            self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, n, hi])
+
     def sel_shf(self, ins):
         d, a, b, c = ins.dests[0], *ins.srcs
         left = "l" in ins.modifiers
@@ -335,6 +386,56 @@ class IntegerSelection:
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`popc.{ins.type}`")
         self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_bfind(self, ins):
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfind.{ins.type}`")
+        mods = (() if _signed(ins.type) else ("U32",)) + (("SH",) if "shiftamt" in ins.modifiers else ())
+        self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+
+    def sel_bmsk(self, ins):
+        if "wrap" in ins.modifiers:
+            raise self.unsupported("`bmsk.wrap`")
+        a, b = ins.srcs
+        self.emit("BMSK", (), [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+
+    def byte_operand(self, op):
+        """The low byte of a position/length operand (PTX reads only bits 0..7)."""
+        if isinstance(op, ir.Const):
+            return Imm(op.value & 0xFF)
+        t = VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [t, self.reg_part(op), Imm(0xFF), RZ, Imm(LUT["and"]), NOT_PT])
+        return t
+
+    def sel_bfe(self, ins):
+        """ptxas: shift the field down (an arithmetic shift for signed types, which also
+        fills past the top), then SGXT keeps `len` bits, zero- or sign-extended."""
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfe.{ins.type}`")
+        a, pos, length = ins.srcs
+        signed = _signed(ins.type)
+        t = VOp(self.mf.new_vreg())
+        self.emit("SHF", ("R", "S32" if signed else "U32", "HI"),
+                  [t, RZ, self.byte_operand(pos), self.reg_part(a)])
+        self.emit("SGXT", () if signed else ("U32",), [self.dst(ins.dests[0]), t, self.byte_operand(length)])
+
+    def sel_bfi(self, ins):
+        """ptxas: the field's mask from BMSK, the inserted value shifted into place, and one
+        LOP3 choosing between them (a & mask | b & ~mask)."""
+        if _bits(ins.type) != 32:
+            raise self.unsupported(f"`bfi.{ins.type}`")
+        a, b, pos, length = ins.srcs
+        p, n = self.byte_operand(pos), self.byte_operand(length)
+        if isinstance(p, Imm) and isinstance(n, Imm):
+            width = min(n.value, 32)
+            mask = Imm((((1 << width) - 1) << p.value) & 0xFFFFFFFF) if p.value < 32 else RZ
+        else:
+            mask = VOp(self.mf.new_vreg())
+            self.emit("BMSK", (), [mask, self.as_reg(p), self.as_reg(n)])
+        shifted = VOp(self.mf.new_vreg())
+        self.emit("SHF", ("L", "U32"), [shifted, self.reg_part(a), p, RZ])
+        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), shifted, mask, self.reg_part(b),
+                                     Imm(0xE2), NOT_PT])
 
     def sel_brev(self, ins):
         if _bits(ins.type) != 32:
@@ -358,9 +459,13 @@ class IntegerSelection:
         dests = [VOp(self.vreg(v)) for v in ins.dests]
         second = dests[1] if len(dests) > 1 else PT
         a, b = ins.srcs[0], ins.srcs[1]
-        if _is_float(ty):
-            if _bits(ty) == 64:
-                raise self.unsupported("`setp.f64`")
+        if _is_float(ty) or ty in ("bf16", "bf16x2"):
+            if ty == "f64":
+                self.emit("DSETP", (FLOAT_COMPARE[cmp], bool_mod),
+                          [dests[0], second, self.wide_reg(a), self.wide_reg(b), combine], ndefs=2)
+                return
+            if ty in ("f16", "bf16"):
+                return self.half_setp(ins, cmp, bool_mod, dests[0], second, combine)
             if _bits(ty) != 32:
                 raise self.unsupported(f"`setp.{ty}`")
             ftz = ("FTZ",) if "ftz" in ins.modifiers else ()

@@ -4,9 +4,12 @@ A mixin of `Selector` (isel/select.py): methods reach the shared state through `
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, VMem, VOp
-from ptx2sass.isel.common import PT, RZ, _bits, _signed, _size_modifier
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
+from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
+from ptx2sass.variables import Placement
+
+SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
 
 class MemorySelection:
@@ -26,9 +29,15 @@ class MemorySelection:
                 raise self.unsupported("`mov` of this predicate operand")
             return
         if isinstance(src, ir.Symbol):
-            raise self.unsupported("`mov` of a variable's address")
+            return self.address_value(d, src)
+        if len(ins.srcs) > 1 and len(ins.dests) == len(ins.srcs):     # vector to vector
+            for dv, sv in zip(ins.dests, ins.srcs):
+                self.copy_value(dv, sv)
+            return
         if len(ins.srcs) > 1:
             return self.pack(d, ins.srcs)
+        if len(ins.dests) > 1:
+            return self.unpack(ins.dests, src)
         if r.width > 1:
             self.begin_wide(d)
         for k in range(r.width):
@@ -53,6 +62,19 @@ class MemorySelection:
             return
         raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
 
+    def unpack(self, dests, src) -> None:
+        """`mov.b32 {a, b}, r` / `mov.b64 {a, b(, c, d)}, r`: the source's fields, first
+        in the low bits."""
+        bits = _bits(dests[0].type)
+        if bits not in (16, 32) or not isinstance(src, ir.Value):
+            raise self.unsupported(f"`mov` unpacking into {len(dests)} x {dests[0].type}")
+        for k, d in enumerate(dests):
+            word = self.part_of(src, (k * bits) // 32)
+            if bits == 32:
+                self.copy_reg(VOp(self.vreg(d)), word)
+            else:
+                self.extract_field(d, word, ((k * bits) % 32) // 8, bits, dests[0].type)
+
     def param_const(self, addr: ir.Address, part: int) -> ConstRef:
         sym = addr.base
         p = self.params.get(sym.name) if isinstance(sym, ir.Symbol) else None
@@ -60,23 +82,209 @@ class MemorySelection:
             raise self.unsupported("`ld.param` of a non-kernel parameter")
         return ConstRef(0, self.arch.param_base + p.offset + sym.offset + addr.offset + 4 * part)
 
-    def address(self, addr, wide: bool) -> VMem:
+    # ------------------------------------------------------------------ variables and addresses
+    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts it).
+    WINDOW_BASE = {"shared": 0x18, "local": 0x20}
+
+    def placement(self, sym: ir.Symbol):
+        p = self.placements.get(sym.name)
+        if p is None and sym.name in self.params and self.fn.is_entry:
+            # A kernel parameter's address in the .param window: its constant-bank-0 offset.
+            return Placement("param", self.arch.param_base + self.params[sym.name].offset)
+        if p is None:
+            what = "parameter" if sym.name in self.params else "symbol"
+            raise self.unsupported(f"the address of {what} `{sym.name}`")
+        return p
+
+    def global_address(self, slot: int) -> VReg:
+        """A `.global` variable's 64-bit address, read from its constant-bank-4 slot."""
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), ConstRef(4, 8 * slot + 4 * k))
+        return t
+
+    def window_location(self, p, offset: int):
+        """(base register or None, byte offset) of a shared/const/local variable + offset in
+        its window: local variables sit above the stack pointer."""
+        return (SP if p.space == "local" else None), p.value + offset
+
+    def window_word(self, p, offset: int, into: VOp | None = None):
+        """A 32-bit operand holding a window address (written into `into` when given)."""
+        base, off = self.window_location(p, offset)
+        if base is not None and off:
+            d = into or VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [d, base, self.imm32(off), RZ])
+            return d
+        src = base if base is not None else (self.imm32(off) if off else RZ)
+        if into is not None:
+            self.move(into, src)
+            return into
+        return src
+
+    def add_wide(self, d: ir.Value, lo, hi, b_lo, b_hi) -> None:
+        """d = {hi:lo} + {b_hi:b_lo} (64-bit, through the carry)."""
+        self.begin_wide(d)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [self.dst(d, 0), carry, lo, b_lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), hi, b_hi, RZ, carry, NOT_PT])
+
+    def address_value(self, d: ir.Value, sym: ir.Symbol) -> None:
+        """`mov d, var`: the variable's address in its own state space (a generic address
+        for `.global`, a window offset for the others; 64-bit ones zero-extended)."""
+        p = self.placement(sym)
+        r = self.vreg(d)
+        if p.space == "global":
+            if r.width != 2:
+                raise self.unsupported("a 32-bit address of a .global variable")
+            t = self.global_address(p.value)
+            if sym.offset:
+                self.add_wide(d, VOp(t, 0), VOp(t, 1), self.imm32(sym.offset), self.imm32(sym.offset >> 32))
+            else:
+                self.copy_reg(VOp(r), VOp(t))
+            return
+        if r.width > 1:
+            self.begin_wide(d)
+        self.window_word(p, sym.offset, into=self.dst(d, 0))
+        if r.width > 1:
+            self.move(self.dst(d, 1), RZ)
+
+    def copy_reg(self, d: VOp, s: VOp) -> None:
+        if self.guard is None:
+            self.emit(COPY, (), [d, s], guarded=False)
+            return
+        if d.width == 1:
+            self.move(d, s)
+            return
+        for k in range(d.width):
+            self.move(VOp(d.reg, (d.part or 0) + k), VOp(s.reg, (s.part or 0) + k))
+
+    OFFSET_LIMIT = 1 << 23       # memory instructions take a signed 24-bit immediate offset
+
+    def address(self, addr, space: str) -> VMem:
+        """The memory operand of an access to `space`: `[R.64+imm]` for global/generic,
+        `[R+imm]`, `[imm]` or `[R1+imm]` (local variables) for the 32-bit windows."""
+        return self.near_offset(self.memory_operand(addr, space))
+
+    def memory_operand(self, addr, space: str) -> VMem:
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
-        if isinstance(addr.base, ir.Value):
-            r = self.vreg(addr.base)
-            return VMem(VOp(r), addr.offset, wide=wide)
-        if addr.base is None:
-            return VMem(None, addr.offset, wide=wide)
-        raise self.unsupported(f"addressing variable `{addr.base.name}` directly")
+        wide = space in ("global", "generic")
+        base = addr.base
+        if isinstance(base, ir.Value):
+            r = self.vreg(base)
+            if wide:
+                if r.width != 2:
+                    raise self.unsupported(f"a 32-bit address in `{self.ins.opcode}.{space}`")
+                return VMem(VOp(r), addr.offset, wide=True)
+            return VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False)
+        if base is None:
+            return VMem(None if addr.offset or wide else RZ, addr.offset, wide=wide)
+        p = self.placement(base)
+        if p.space == "global" and wide:
+            return VMem(VOp(self.global_address(p.value)), base.offset + addr.offset, wide=True)
+        if p.space == space and not wide:
+            reg, off = self.window_location(p, base.offset + addr.offset)
+            return VMem(RZ if reg is None and not off else reg, off, wide=False)
+        raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
+
+    def near_offset(self, mem: VMem) -> VMem:
+        """An offset beyond the immediate's reach is added to the base first."""
+        if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
+            return mem
+        return self.offset_added(mem)
+
+    def offset_added(self, mem: VMem) -> VMem:
+        """The same address with its offset added into a (new) base register."""
+        if not mem.offset:
+            return mem
+        off = mem.offset & 0xFFFFFFFFFFFFFFFF
+        if not mem.wide:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, mem.base if mem.base is not None else RZ, self.imm32(off), RZ])
+            return VMem(t, 0, wide=False)
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        lo, hi = (VOp(mem.base.reg, 0), VOp(mem.base.reg, 1)) if mem.base is not None else (RZ, RZ)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(t, 0), carry, lo, self.imm32(off), RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(t, 1), hi, self.imm32(off >> 32), RZ, carry, NOT_PT])
+        return VMem(VOp(t), 0, wide=True)
+
+    def access_space(self, ins) -> str:
+        """The window an access goes to: a generic access naming a variable goes to the
+        variable's own space, as ptxas compiles it."""
+        space = ins.space or "generic"
+        addr = ins.srcs[0] if ins.srcs else None
+        if space == "generic" and isinstance(addr, ir.Address) and isinstance(addr.base, ir.Symbol):
+            p = self.placements.get(addr.base.name)
+            if p is not None:
+                return p.space
+        return space
+
+    # PTX cache operators and eviction hints → LDG/STG/LD/ST modifiers, as ptxas writes them:
+    # (before the size, after it). An explicit `.ca`/`.wb` is a strong CTA-scope access,
+    # `.cg`/`.cv`/`.wt` strong at GPU/system scope.
+    LOAD_HINTS = {"ca": ((), ("STRONG", "SM")), "cg": ((), ("STRONG", "GPU")), "cs": (("EF",), ()),
+                  "lu": (("LU",), ()), "cv": ((), ("STRONG", "SYS")), "nc": ((), ("CONSTANT",))}
+    STORE_HINTS = {"wb": ((), ("STRONG", "SM")), "cg": ((), ("STRONG", "GPU")), "cs": (("EF",), ()),
+                   "wt": ((), ("STRONG", "SYS"))}
+    EVICTION = {"L1::no_allocate": "NA", "L1::evict_last": "EL", "L1::evict_first": "EF",
+                "L1::evict_normal": None, "L1::evict_unchanged": "EU",
+                "L2::64B": "LTC64B", "L2::128B": "LTC128B", "L2::256B": "LTC256B"}
+
+    def access_modifiers(self, ins, load: bool):
+        """(modifiers before the size, after it) of a global/generic LD/ST, and the memory
+        ordering (scope, semantics) whose fences go around it."""
+        pre, post = [], []
+        scope, sem = "GPU", None
+        hints = self.LOAD_HINTS if load else self.STORE_HINTS
+        for m in ins.modifiers:
+            if m in hints:
+                pre += hints[m][0]
+                post += hints[m][1]
+            elif m in self.EVICTION:
+                if self.EVICTION[m]:
+                    pre.append(self.EVICTION[m])
+            elif m == "volatile":
+                post, scope = ["STRONG", "SYS"], "SYS"
+            elif m in ("relaxed", "acquire", "release"):
+                sem = m
+            elif m in self.ATOM_SCOPES:
+                scope = self.ATOM_SCOPES[m]
+            elif m in ("weak", "L2::cache_hint", "v2", "v4", "v8"):
+                pass
+            else:
+                raise self.unsupported(f"`{ins.opcode}.{m}`")
+        if sem is not None:
+            post = ["STRONG", scope]
+        # eviction hints first, then the L2 prefetch size
+        pre.sort(key=lambda m: m.startswith("LTC"))
+        return tuple(pre), tuple(post), scope, sem
+
+    def ordered_access(self, ins, load: bool, opcode: str, mods, size, operands, ndefs: int) -> None:
+        """The access with its cache/strength modifiers and the fences of its ordering."""
+        pre, post, scope, sem = self.access_modifiers(ins, load)
+        if opcode in ("LDS", "STS", "LDL", "STL"):
+            pre, post = (), ()              # the CTA's own memory: ordering only by fences
+        if sem == "release":
+            self.fences(self.RELEASE_FENCE, scope)
+        self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs)
+        if sem == "acquire":
+            self.fences(self.ACQUIRE_FENCE, scope)
 
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
+    # Vector accesses move whole 8..128-bit words: the size modifier of each width.
+    WORD_SIZE = {8: ("U8",), 16: ("U16",), 32: (), 64: ("64",), 128: ("128",)}
 
     def sel_ld(self, ins):
         if ins.space == "param":
             if not self.fn.is_entry:
                 raise self.unsupported("`ld.param` in a .func")
+            addr = ins.srcs[0]
+            if isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value):
+                return self.load_param_indirect(ins, addr)
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 if r.width > 1:
@@ -84,36 +292,139 @@ class MemorySelection:
                 for k in range(r.width):
                     self.move(self.dst(d, k), self.param_const(ins.srcs[0], i * r.width + k))
             return
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`ld.{ins.space}`")
-        load, _, wide = self.MEMORY_OPS[ins.space]
+        space = self.access_space(ins)
+        if space == "const":
+            return self.load_const(ins)
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`ld.{space}`")
+        load, _, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], wide)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         n = len(ins.dests)
         ty = ins.type
         if n == 1:
-            self.emit(load, mods + _size_modifier(ty, True), [self.dst_whole(ins.dests[0]), mem])
+            self.ordered_access(ins, True, load, mods, _size_modifier(ty, True),
+                                [self.dst_whole(ins.dests[0]), mem], 1)
             return
-        elem_bits = _bits(ty)
-        if elem_bits != 32 or n not in (2, 4):
+        self.load_vector(load, mods, mem, ins)
+
+    def sel_ldu(self, ins):
+        """`ldu`: a load the whole warp makes from one address (ptxas: a plain LDG)."""
+        self.sel_ld(ins)
+
+    def load_vector(self, load: str, mods, mem, ins) -> None:
+        """One load of the whole vector into a temporary, then each element out of it."""
+        n, ty = len(ins.dests), ins.type
+        bits = _bits(ty)
+        total = n * bits
+        if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `ld` of {n} x {ty}")
-        t = self.mf.new_vreg("R", n)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False) if self.guard is not None else None
-        self.emit(load, mods + ({2: ("64",), 4: ("128",)}[n]), [VOp(t), mem])
+        t = self.mf.new_vreg("R", max(1, total // 32))
+        if self.guard is not None:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
         for k, d in enumerate(ins.dests):
-            self.emit(COPY, (), [VOp(self.vreg(d)), VOp(t, k)], guarded=self.guard is not None)
+            if bits >= 32:
+                words = bits // 32
+                r = self.vreg(d)
+                if words > 1:
+                    self.begin_wide(d)
+                for w in range(words):
+                    self.copy_reg(VOp(r, w if r.width > 1 else None),
+                                  VOp(t, k * words + w if t.width > 1 else None))
+                continue
+            word = VOp(t, (k * bits) // 32 if t.width > 1 else None)
+            byte = ((k * bits) % 32) // 8
+            self.extract_field(d, word, byte, bits, ty)
+
+    def extract_field(self, d: ir.Value, word: VOp, byte: int, bits: int, ty: str) -> None:
+        """d = the `bits`-wide field at `byte` of `word`, zero- or sign-extended when d's
+        register is wider than the field (PTX's rule for ld into a wider register)."""
+        extend = _bits(d.type) > bits
+        if byte == 0 and not extend:
+            self.copy_reg(VOp(self.vreg(d)), word)
+            return
+        nbytes = bits // 8
+        fill = (8 | (byte + nbytes - 1)) if (_signed(ty) and extend) else 7
+        sel = 0
+        for i in range(4):
+            sel |= (byte + i if i < nbytes else fill) << (4 * i)
+        self.emit("PRMT", (), [self.dst(d), word, Imm(sel), RZ])
+
+    def load_param_indirect(self, ins, addr: ir.Address) -> None:
+        """`ld.param` through a register holding a kernel parameter's address: LDC from
+        constant bank 0 at that address."""
+        if len(ins.dests) != 1 or _bits(ins.type) > 64:
+            raise self.unsupported("vector `ld.param` through a register")
+        r = self.vreg(addr.base)
+        self.emit("LDC", _size_modifier(ins.type, True),
+                  [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
+
+    def load_const(self, ins):
+        """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
+        for whole words at a fixed place (as ptxas), else LDC (plus a register); a vector
+        loads element by element."""
+        addr = ins.srcs[0]
+        bits = _bits(ins.type)
+        if not isinstance(addr, ir.Address) or bits > 64:
+            raise self.unsupported(f"`ld.const.{ins.type}`")
+        base, at, ureg = addr.base, addr.offset, None
+        if isinstance(base, ir.Symbol):
+            p = self.placement(base)
+            if p.space != "const":
+                raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
+            at += p.value + base.offset
+        elif isinstance(base, ir.Value):
+            r = self.vreg(base)
+            ureg = VOp(r, 0 if r.width > 1 else None)
+        n = len(ins.dests)
+        if bits < 32 and n > 1 and n * bits in (32, 64):      # one word (or two), then fields
+            words = n * bits // 32
+            t = self.mf.new_vreg("R", words)
+            if words > 1 or self.guard is not None:
+                self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+            for w in range(words):
+                part = VOp(t, w if words > 1 else None)
+                if ureg is None:
+                    self.move(part, ConstRef(3, at + 4 * w))
+                else:
+                    self.emit("LDC", (), [part, ConstRef(3, at + 4 * w, ureg=ureg)])
+            for k, d in enumerate(ins.dests):
+                word = VOp(t, (k * bits) // 32 if words > 1 else None)
+                self.extract_field(d, word, ((k * bits) % 32) // 8, bits, ins.type)
+            return
+        step = max(1, bits // 8)
+        if ureg is not None and bits < 32 and at:
+            # (the encoder's tables know sub-word LDC only as `c[0x3][R]`)
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, ureg, self.imm32(at), RZ])
+            ureg, at = t, 0
+        for i, d in enumerate(ins.dests):
+            where = at + i * step
+            if ureg is not None:
+                self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(d), ConstRef(3, where, ureg=ureg)])
+            elif bits >= 32 and where % 4 == 0:
+                if self.vreg(d).width > 1:
+                    self.begin_wide(d)
+                for k in range(self.vreg(d).width):
+                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
+            else:     # a byte or half of a constant word
+                t = VOp(self.mf.new_vreg())
+                self.move(t, ConstRef(3, where & ~3))
+                self.extract_field(d, t, where % 4, bits, ins.type)
 
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
 
     def sel_st(self, ins):
-        if ins.space not in self.MEMORY_OPS:
-            raise self.unsupported(f"`st.{ins.space}`")
-        _, store, wide = self.MEMORY_OPS[ins.space]
+        space = self.access_space(ins)
+        if space not in self.MEMORY_OPS:
+            raise self.unsupported(f"`st.{space}`")
+        _, store, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], wide)
+        mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
         data = ins.srcs[1:]
@@ -131,24 +442,145 @@ class MemorySelection:
                 for k in range(width):
                     self.move(VOp(t, k), self.part_of(v, k))
                 src = VOp(t)
-            self.emit(store, mods + _size_modifier(ty, False), [mem, src], ndefs=0)
+            self.ordered_access(ins, False, store, mods, _size_modifier(ty, False), [mem, src], 0)
             return
-        n = len(data)
-        if _bits(ty) != 32 or n not in (2, 4):
+        n, bits = len(data), _bits(ty)
+        total = n * bits
+        if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `st` of {n} x {ty}")
-        t = self.mf.new_vreg("R", n)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        for k, v in enumerate(data):
-            if isinstance(v, ir.Value):
-                self.emit(COPY, (), [VOp(t, k), VOp(self.vreg(v))], guarded=False)
+        words = max(1, total // 32)
+        t = self.mf.new_vreg("R", words)
+        if words > 1:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        part = lambda w: VOp(t, w if words > 1 else None)
+        if bits >= 32:
+            per = bits // 32
+            for k, v in enumerate(data):
+                for w in range(per):
+                    if isinstance(v, ir.Value) and per == 1:
+                        self.emit(COPY, (), [part(k), VOp(self.vreg(v))], guarded=False)
+                    else:
+                        self.move(part(k * per + w), self.part_of(v, w))
+        else:
+            per_word = 32 // bits if total >= 32 else n
+            for w in range(words):
+                self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
+        self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],
+                            [mem, VOp(t) if words > 1 else part(0)], 0)
+
+    def pack_word(self, d: VOp, elems, bits: int) -> None:
+        """d = the 8- or 16-bit elements side by side, first in the low bits (PRMT)."""
+        regs = [self.reg_part(e) if not (isinstance(e, ir.Const) and e.value == 0) else RZ for e in elems]
+        if len(regs) == 1:
+            if isinstance(regs[0], VOp):
+                self.copy_reg(d, regs[0])
             else:
-                self.move(VOp(t, k), self.part_of(v, 0))
-        self.emit(store, mods + ({2: ("64",), 4: ("128",)}[n]), [mem, VOp(t)], ndefs=0)
+                self.move(d, regs[0])
+            return
+        if bits == 16:
+            self.emit("PRMT", (), [d, regs[0], Imm(0x5410), regs[1]])
+            return
+        # bytes: pair them up (b0 | b1 << 8), then the two pairs into one word
+        lo = VOp(self.mf.new_vreg()) if len(regs) > 2 else d
+        self.emit("PRMT", (), [lo, regs[0], Imm(0x3340), regs[1]])
+        if len(regs) == 2:
+            return
+        hi = VOp(self.mf.new_vreg())
+        self.emit("PRMT", (), [hi, regs[2], Imm(0x3340), regs[3] if len(regs) > 3 else RZ])
+        self.emit("PRMT", (), [d, lo, Imm(0x5410), hi])
+
+    ASYNC_GROUPS = Reg("SB", 0)     # the scoreboard LDGDEPBAR counts cp.async groups on
+    COPY_SIZE = {4: (), 8: ("64",), 16: ("128",)}
+
+    def sel_cp(self, ins):
+        """`cp.async` global → shared as ptxas writes it: LDGSTS per copy (`.cg` bypasses
+        L1; a source size below the copy size zero-fills, the immediate of the source
+        address then being the count of zeroed bytes), LDGDEPBAR closing a group on SB0
+        (codegen gives it that scoreboard), DEPBAR.LE SB0, n waiting for all but n groups."""
+        mods = ins.modifiers
+        if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
+            raise self.unsupported(f"`cp.{'.'.join(mods)}`")
+        if "commit_group" in mods:
+            self.emit("LDGDEPBAR", (), [], ndefs=0)
+            return
+        if "wait_group" in mods or "wait_all" in mods:
+            pending = 0 if "wait_all" in mods else self.known_constant(ins.srcs[0])
+            if pending is None:
+                raise self.unsupported("`cp.async.wait_group` with a register count")
+            if "wait_all" in mods:                   # wait_all also closes the open group
+                self.emit("LDGDEPBAR", (), [], ndefs=0)
+            self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
+            return
+        dst, src, size, *rest = ins.srcs
+        cp_size = self.known_constant(size)
+        src_size = cp_size if not rest else self.known_constant(rest[0])
+        if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
+                or ("cg" in mods and cp_size != 16):
+            raise self.unsupported("`cp.async` with this copy or source size")
+        src_mem = self.address(src, "global")
+        self.mf.uses_global_descriptor = True
+        zfill = src_size != cp_size
+        if zfill:                     # the immediate says how many bytes to zero
+            src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
+        mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
+            (("ZFILL",) if zfill else ())
+        self.emit("LDGSTS", mods_out, [self.address(dst, "shared"), src_mem], ndefs=0)
+
+    def sel_ldmatrix(self, ins):
+        """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
+        (a generic address is first made a shared one, as ptxas does)."""
+        mods = ins.modifiers
+        count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+        if count is None or "m8n8" not in mods or ins.type != "b16" or len(ins.dests) != count:
+            raise self.unsupported(f"`ldmatrix.{'.'.join(mods)}.{ins.type}`")
+        space = ins.space or "generic"
+        if space == "generic":
+            addr = ins.srcs[0]
+            if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
+                raise self.unsupported("`ldmatrix` of this generic address")
+            r = self.vreg(addr.base)
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
+                                    ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
+            mem = VMem(t, addr.offset, wide=False)
+        elif space == "shared":
+            mem = self.address(ins.srcs[0], "shared")
+        else:
+            raise self.unsupported(f"`ldmatrix.{space}`")
+        t = self.mf.new_vreg("R", count)
+        if self.guard is not None:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        shape = "MT88" if "trans" in mods else "M88"
+        self.emit("LDSM", ("16", shape) + ((str(count),) if count > 1 else ()), [VOp(t), mem])
+        for k, d in enumerate(ins.dests):
+            self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
 
     def sel_cvta(self, ins):
-        if ins.space not in ("global", None) and "global" not in ins.modifiers:
-            raise self.unsupported(f"`cvta` of the {ins.space} window")
-        self.copy_value(ins.dests[0], ins.srcs[0])
+        """Addresses between a window and the generic space: global ones are equal; shared
+        and local ones differ by the window's base (c[0x0][0x18] / c[0x0][0x20])."""
+        d, src = ins.dests[0], ins.srcs[0]
+        space = ins.space
+        to_window = "to" in ins.modifiers
+        if space in (None, "global"):
+            if isinstance(src, ir.Symbol):
+                return self.address_value(d, src)
+            return self.copy_value(d, src)
+        if space not in self.WINDOW_BASE:
+            raise self.unsupported(f"`cvta` of the {space} window")
+        if self.vreg(d).width != 2:
+            raise self.unsupported(f"32-bit `cvta.{space}`")
+        base = self.WINDOW_BASE[space]
+        if to_window:
+            self.add_wide(d, self.reg_part(src, 0), self.reg_part(src, 1),
+                          ConstRef(0, base, neg=True), ConstRef(0, base + 4, inv=True))
+            return
+        if isinstance(src, ir.Symbol):
+            lo = self.window_word(self.placement(src), src.offset)
+            if isinstance(lo, Imm):
+                lo = self.reg_part(ir.Const(lo.value, "u32"))
+        else:
+            lo = self.reg_part(src, 0)
+        self.add_wide(d, lo, RZ, ConstRef(0, base), ConstRef(0, base + 4))
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)
@@ -163,53 +595,267 @@ class MemorySelection:
 
     # ------------------------------------------------------------------ atomics, barriers, warp
     ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
-                "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH"}
+                "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH", "cas": "CAS"}
+    ATOM_SCOPES = {"cta": "SM", "gpu": "GPU", "sys": "SYS"}
+    # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
+    # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
+    RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
+                     "GPU": [("MEMBAR", ("ALL", "GPU")), ("ERRBAR", ())],
+                     "SYS": [("MEMBAR", ("ALL", "SYS")), ("ERRBAR", ())]}
+    ACQUIRE_FENCE = {"SM": [], "GPU": [("CCTL", ("IVALL",))], "SYS": [("CCTL", ("IVALL",))]}
+
+    def atom_modifiers(self, op: str, ty: str, space: str) -> list[str]:
+        """The operation and type modifiers of ATOM/ATOMG/ATOMS/RED for `op` on `ty`."""
+        bits, kind = _bits(ty), ir.TYPES[ty][0]
+        if bits not in (32, 64) or (op == "cas" and kind == "f"):
+            raise self.unsupported(f"`{self.ins.opcode}.{op}.{ty}`")
+        mods = [self.ATOM_OPS[op]]
+        if kind == "f":
+            if op == "exch":
+                return mods + (["64"] if bits == 64 else [])
+            if op != "add" or space == "shared":
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + (["F32", "FTZ", "RN"] if bits == 32 else ["F64", "RN"])
+        if bits == 64:
+            if op in ("inc", "dec") or (space == "shared" and op not in ("cas", "exch", "min")
+                                        or space == "shared" and _signed(ty)):
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + (["S64"] if _signed(ty) and op in ("min", "max") else ["64"])
+        return mods + (["S32"] if _signed(ty) and op in ("min", "max") else [])
+
+    def atom_data(self, v, bits: int):
+        """A 32-bit register, or a register pair for 64-bit data."""
+        if bits <= 32:
+            return self.reg_part(v)
+        if isinstance(v, ir.Value):
+            return VOp(self.vreg(v))
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k in range(2):
+            self.move(VOp(t, k), self.part_of(v, k))
+        return VOp(t)
+
+    def atom_ordering(self):
+        """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,
+        `.sys` → SYS; semantics relaxed unless acquire/release/acq_rel."""
+        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES or m == "cluster"]
+        if "cluster" in scopes:
+            raise self.unsupported(f"`{self.ins.opcode}` with .cluster scope")
+        scope = self.ATOM_SCOPES[scopes[0]] if scopes else "GPU"
+        sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
+        return scope, sem
+
+    def fences(self, table, scope: str) -> None:
+        for opcode, mods in table[scope]:
+            self.emit(opcode, mods, [], ndefs=0)
+
+    def offset_free(self, mem: VMem) -> VMem:
+        """`[R]` for `[R+imm]`: the encoder's tables do not know ATOMS's offset field yet
+        (it is bits 40..63, as for LDS), so the offset is added first."""
+        return self.offset_added(mem)
+
+    # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
+
+    CONVERGENCE = Reg("B", 0)        # the convergence barrier around a CAS loop
+
+    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
+        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
+        @!(ok == 1) BRA loop — then d = old."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
+        bits = _bits(ty)
+        width = bits // 32
+        size = ("64",) if width == 2 else ()
+        mem = self.offset_free(self.address(ins.srcs[0], "shared"))
+        v = self.atom_data(ins.srcs[1], bits)
+        # The lanes leave the loop one by one: BSSY/BSYNC make the warp whole again after it.
+        bssy = MInstr("BSSY", (), [self.CONVERGENCE, None], 0, None, self.line)
+        self.out.append(bssy)
+        loop = self.start_block("cas")
+        old = VOp(self.mf.new_vreg("R", width))
+        new = VOp(self.mf.new_vreg("R", width))
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("LDS", size, [old, mem])
+        if ty == "f32":
+            self.emit("FADD", (), [new, old, v])
+        elif ty == "f64":
+            self.emit("DADD", (), [new, old, v])
+        else:
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            carry = VOp(self.mf.new_vreg("P"))
+            self.emit("IADD3", (), [VOp(new.reg, 0), carry, VOp(old.reg, 0), VOp(v.reg, 0), RZ], ndefs=2)
+            self.emit("IADD3", ("X",), [VOp(new.reg, 1), VOp(old.reg, 1), VOp(v.reg, 1), RZ, carry, NOT_PT])
+        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, mem, old, new])
+        done = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"),
+                  [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+        after = self.start_block("cas_done")
+        bssy.operands[1] = Label(after.name)
+        self.emit("BSYNC", (), [self.CONVERGENCE], ndefs=0, guarded=False)
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if d is not None:
+            self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
 
     def sel_atom(self, ins):
+        self.atomic(ins, ins.dests[0] if ins.dests else None)
+
+    def sel_red(self, ins):
+        self.atomic(ins, None)
+
+    def atomic(self, ins, d) -> None:
+        """atom/red in every space: ATOMG (global), ATOM (generic), ATOMS (shared), RED (a
+        global reduction without result); the old value lands in `d`."""
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
-        if op is None or _bits(ty) != 32 or ins.space not in ("global", "generic"):
-            raise self.unsupported(f"`atom.{ins.space}.{'.'.join(ins.modifiers)}.{ty}`")
-        mods = [self.ATOM_OPS[op]]
-        if ty == "f32":
-            if op != "add":
-                raise self.unsupported(f"`atom.{op}.f32`")
-            mods += ["F32", "FTZ", "RN"]
-        elif _signed(ty) and op in ("min", "max"):
-            mods.append("S32")
-        sem = [m for m in ins.modifiers if m in ("relaxed", "acquire", "release", "acq_rel")]
-        scope = [m for m in ins.modifiers if m in ("cta", "sys", "cluster")]
-        if sem or scope:
-            raise self.unsupported(f"`atom` with {'.'.join(sem + scope)}")
-        opcode = "ATOMG" if ins.space == "global" else "ATOM"
-        mem = self.address(ins.srcs[0], True)
+        space = self.access_space(ins)
+        if op is None or space not in ("global", "generic", "shared"):
+            raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
+        if op == "cas" and d is None:
+            raise self.unsupported("`red.cas`")
+        if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
+            return self.shared_cas_loop(ins, op, ty, d)
+        mods = self.atom_modifiers(op, ty, space)
+        bits = _bits(ty)
+        data = [self.atom_data(v, bits) for v in ins.srcs[1:]]
+        scope, sem = self.atom_ordering()
+        dst = self.dst_whole(d) if d is not None else RZ
+        if space == "shared":
+            if sem is not None:
+                raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
+            self.emit("ATOMS", tuple(mods), [dst, self.offset_free(self.address(ins.srcs[0], "shared"))] + data)
+            return
+        mem = self.address(ins.srcs[0], space)
+        if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
+            mem = VMem(mem.base, mem.offset, wide=True, suffix64=False)
         self.mf.uses_global_descriptor = True
-        d = self.dst(ins.dests[0])
-        # Destinations: the (unused) predicate PT, then the old value.
-        self.emit(opcode, ("E",) + tuple(mods) + ("STRONG", "GPU"),
-                  [PT, d, mem, self.reg_part(ins.srcs[1])], ndefs=2)
+        if sem in ("release", "acq_rel"):
+            self.fences(self.RELEASE_FENCE, scope)
+        strong = ("STRONG", scope)
+        if d is None and space == "global":
+            self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
+        else:
+            opcode = "ATOMG" if space == "global" else "ATOM"
+            # Destinations: the (unused) predicate PT, then the old value.
+            self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
+        if sem in ("acquire", "acq_rel"):
+            self.fences(self.ACQUIRE_FENCE, scope)
+
+    # ------------------------------------------------------------------ barriers
+    BAR_REDUCTIONS = {"and": "AND", "or": "OR", "popc": "POPC"}
+    BARRIER_COUNT = 16
+
+    def barrier_operands(self, srcs) -> list:
+        """The barrier id (an immediate). A thread count or an id in a register has no
+        BAR form in the encoder's tables yet (ptxas writes `BAR.SYNC 0x1, 0x40`, `BAR.SYNC R2`)."""
+        bar_id = srcs[0]
+        if not isinstance(bar_id, ir.Const):
+            raise self.unsupported(f"`{self.ins.opcode}` with a barrier id computed at run time")
+        if len(srcs) > 1:
+            raise self.unsupported(f"`{self.ins.opcode}` with a thread count")
+        if bar_id.value < self.BARRIER_COUNT:
+            self.mf.num_barriers = max(self.mf.num_barriers, bar_id.value + 1)
+        return [Imm(bar_id.value & 0xFFFFFFFF)]
+
+    def sel_bar(self, ins):
+        """`bar.sync/red` (always CTA-aligned): BAR.SYNC/RED.DEFER_BLOCKING; a reduction's
+        result comes back through B2R.RESULT."""
+        mode = ins.modifiers[0] if ins.modifiers else None
+        if mode == "warp":
+            return self.sel_bar_warp(ins)
+        if mode == "sync":
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), self.barrier_operands(ins.srcs), ndefs=0)
+        elif mode == "red":
+            kind = next((m for m in ins.modifiers if m in self.BAR_REDUCTIONS), None)
+            if kind is None or len(ins.srcs) not in (2, 3):
+                raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
+            ops = self.barrier_operands(ins.srcs[:-1])
+            self.emit("BAR", ("RED", self.BAR_REDUCTIONS[kind], "DEFER_BLOCKING"),
+                      ops + [self.pred_operand(ins.srcs[-1])], ndefs=0)
+            d = ins.dests[0]
+            if kind == "popc":
+                self.emit("B2R", ("RESULT",), [self.dst(d)])
+            else:
+                self.emit("B2R", ("RESULT",), [RZ, self.dst(d)], ndefs=2)
+        else:       # bar.arrive: no BAR.ARV form in the encoder's tables yet
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
+
+    def sel_barrier(self, ins):
+        """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
+        without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
+            return self.sel_bar(ins)
+        self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+
+    def sel_bar_warp(self, ins):
+        """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
+        converged)."""
+        mask = self.known_constant(ins.srcs[0])
+        if mask is None:
+            raise self.unsupported("`bar.warp.sync` with a member mask computed at run time")
+        self.warp_sync_op("WARPSYNC", (), [Imm(mask & 0xFFFFFFFF)], ndefs=0)
+
+    MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
 
     def sel_membar(self, ins):
-        level = next((m for m in ins.modifiers if m in ("cta", "gl", "sys")), "gl")
-        if level == "cta":
-            self.emit("MEMBAR", ("SC", "CTA"), [], ndefs=0)
-            return
-        self.emit("MEMBAR", ("SC", "SYS" if level == "sys" else "GPU"), [], ndefs=0)
-        self.emit("ERRBAR", (), [], ndefs=0)
-        self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        level = next((m for m in ins.modifiers if m in self.MEMBAR_LEVELS), "gl")
+        self.memory_barrier("SC", self.MEMBAR_LEVELS[level])
 
-    def full_mask(self, mask) -> None:
-        if not (isinstance(mask, ir.Const) and mask.value & 0xFFFFFFFF == 0xFFFFFFFF):
-            raise self.unsupported(f"`{self.ins.opcode}.sync` with a partial member mask")
+    def sel_fence(self, ins):
+        """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
+        mods = ins.modifiers
+        if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
+            raise self.unsupported(f"`fence.{'.'.join(mods)}`")
+        level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
+        self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    def memory_barrier(self, kind: str, scope: str) -> None:
+        """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
+        self.emit("MEMBAR", (kind, scope), [], ndefs=0)
+        if scope != "CTA":
+            self.emit("ERRBAR", (), [], ndefs=0)
+            self.emit("CCTL", ("IVALL",), [], ndefs=0)
+
+    def known_constant(self, op) -> int | None:
+        """The value of an operand that is a constant, or a register moved from one."""
+        if isinstance(op, ir.Const):
+            return op.value
+        if not isinstance(op, ir.Value):
+            return None
+        if not hasattr(self, "_const_defs"):
+            self._const_defs = {ins.dests[0].id: ins.srcs[0].value for b in self.fn.blocks
+                                for ins in b.instrs if ins.opcode == "mov" and ins.guard is None
+                                and len(ins.dests) == 1 and len(ins.srcs) == 1
+                                and isinstance(ins.srcs[0], ir.Const)}
+        return self._const_defs.get(op.id)
+
+    def warp_sync_op(self, *args, **kwargs):
+        """A `.sync` warp operation: ptxas lists each one in COOP_GROUP_INSTR_OFFSETS."""
+        mi = self.emit(*args, **kwargs)
+        self.mf.warp_sync.append(mi)
+        return mi
+
+    def sync_members(self, mask) -> int:
+        """The member mask of a `.sync` warp operation; a partial one first makes those lanes
+        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
+        value = self.known_constant(mask)
+        if value is None:
+            raise self.unsupported(f"`{self.ins.opcode}.sync` with a member mask computed at run time")
+        value &= 0xFFFFFFFF
+        if value != 0xFFFFFFFF:
+            self.emit("WARPSYNC", (), [Imm(value)], ndefs=0)
+        return value
 
     def sel_shfl(self, ins):
         mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
-        self.emit("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
+        self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
                                             self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
 
     def sel_vote(self, ins):
@@ -217,12 +863,39 @@ class MemorySelection:
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
         p, mask = ins.srcs
-        self.full_mask(mask)
+        members = self.sync_members(mask)
         src = self.pred_operand(p)
         if mode == "ballot":
-            self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+            if members == 0xFFFFFFFF:
+                self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
+                return
+            t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
+            self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
+            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
-            self.emit("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+            self.warp_sync_op("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+
+    def sel_match(self, ins):
+        """`match.{any,all}.sync.b32/b64`: MATCH.ANY d, a / MATCH.ALL p, d, a (.U64 for pairs)."""
+        mode = next((m for m in ins.modifiers if m in ("any", "all")), None)
+        if mode is None or "sync" not in ins.modifiers or _bits(ins.type) not in (32, 64):
+            raise self.unsupported(f"`match.{'.'.join(ins.modifiers)}.{ins.type}`")
+        a, mask = ins.srcs
+        self.sync_members(mask)
+        mods = (mode.upper(),) + (("U64",) if _bits(ins.type) == 64 else ())
+        src = self.atom_data(a, _bits(ins.type))
+        d = self.dst(ins.dests[0])
+        if mode == "any":
+            self.warp_sync_op("MATCH", mods, [d, src])
+        else:
+            p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+            self.warp_sync_op("MATCH", mods, [p, d, src], ndefs=2)
+
+    def sel_nanosleep(self, ins):
+        value = self.known_constant(ins.srcs[0])
+        if value is None:      # NANOSLEEP R: the encoder's tables know the immediate form only
+            raise self.unsupported("`nanosleep` for a time computed at run time")
+        self.emit("NANOSLEEP", (), [Imm(value & 0xFFFFFFFF)], ndefs=0)
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
@@ -232,9 +905,9 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        self.full_mask(mask)
+        self.sync_members(mask)
         mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
-        self.emit("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
+        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
     def sel_activemask(self, ins):

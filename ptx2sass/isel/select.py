@@ -22,16 +22,23 @@ from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
 from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
+from ptx2sass.isel.calls import CallSelection
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
 from ptx2sass.isel.integer import IntegerSelection
+from ptx2sass.isel.intdiv import IntDivision
+from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
 
 
-class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelection):
+class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, MatrixMultiply,
+               FloatSelection, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
-    def __init__(self, fn: ir.Function, arch_info, filename: str | None):
+    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
+        # Where the variables the code names live (ptx2sass.variables.KernelLayout).
+        self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
         self.mf = MFunction(fn.name)
@@ -170,7 +177,7 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
                 temps.append((phi, self.mf.new_vreg(d.cls, d.width)))
             self.phi_temps[id(b)] = temps
         for b in order:
-            mb = self.blocks[id(b)]
+            mb = self.current = self.blocks[id(b)]
             self.out = mb.instrs
             self.guard = None
             for phi, tmp in self.phi_temps[id(b)]:
@@ -180,12 +187,26 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
             for ins in (body[:-1] if term else body):
                 self.select(ins)
             self.phi_copies(b)
+            mb = self.current           # a selection that made a loop continues in a new block
             mb.succs = [self.blocks[id(s)] for s in b.succs]
             for s in mb.succs:
                 s.preds.append(mb)
             self.terminator(b, mb, term)
             self.mf.blocks.append(mb)
         return self.mf
+
+    def start_block(self, suffix: str) -> MBlock:
+        """End the current machine block (falling through) and continue in a new one, for
+        selections that need control flow of their own (a compare-and-swap loop). The
+        caller links any extra edges; the IR block's tail then lands in the new block."""
+        prev = self.current
+        nb = MBlock(f"{prev.name.split('$')[0]}${suffix}{len(self.mf.blocks)}")
+        prev.succs.append(nb)
+        nb.preds.append(prev)
+        prev.fallthrough = nb
+        self.mf.blocks.append(prev)
+        self.current, self.out = nb, nb.instrs
+        return nb
 
     def phi_copies(self, b: ir.Block) -> None:
         self.guard = None
@@ -230,6 +251,8 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
             if guard is not None and not mb.succs:
                 self.emit("EXIT", (), [], ndefs=0)
             return
+        if term.opcode == "brx":
+            return self.select_brx(term, mb)       # isel/calls.py
         if term.opcode != "bra":
             raise self.unsupported(f"`{term.opcode}`")
         target = mb.succs[0]
@@ -263,5 +286,6 @@ class Selector(MemorySelection, IntegerSelection, FloatSelection, ConvertSelecti
 
 
 
-def select_function(fn: ir.Function, arch_info, filename: str | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename).run()
+def select_function(fn: ir.Function, arch_info, filename: str | None = None,
+                    layout=None) -> MFunction:
+    return Selector(fn, arch_info, filename, layout).run()

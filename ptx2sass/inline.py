@@ -1,0 +1,283 @@
+"""Inline `.func` calls into their callers, on the checked AST, before SSA construction.
+
+Why inline: code generation has no calling convention yet. ptxas itself (whole-program
+mode, sm_8x) does not inline: it appends a private copy of each callee to the kernel's
+text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx` with a custom register
+convention chosen across the call). Inlining gives the same results; the cubin's structure
+differs (no `$kernel$func` symbol, no CALL/RET).
+
+How: `.param` scalars become `.reg` variables. In a caller, a call-site `.param x` declared
+in the body is a register, `st.param [x], v` / `ld.param d, [x]` become `mov`s. In the
+callee, its parameters are registers, `ld.param`/`st.param` of them become `mov`s, and
+`ret` becomes a branch to the end of the inlined body. The callee's names are prefixed so
+they cannot clash; SSA construction then makes the phis (several `ret`s, loops around
+calls). Anything else (param arrays, offsets, indirect calls, recursion) raises
+`CompileError("... not supported yet")`.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS
+
+MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
+_PREFIX = re.compile(r"^(\$inl\d+\$)+")
+
+
+def _source_name(name: str) -> str:
+    """A renamed callee name as the user wrote it (for messages)."""
+    return _PREFIX.sub("", name)
+
+
+class _Inliner:
+    def __init__(self, module: ast.Module):
+        self.module = module
+        self.file = module.file
+        self.bodies = {f.name: f for f in module.functions() if f.kind == ".func" and f.body is not None}
+        self.globals = {f.name for f in module.functions()}
+        for item in module.items:
+            if isinstance(item, ast.VariableDecl):
+                self.globals.update(d.name for d in item.declarators)
+        self.count = 0
+        self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
+        self.fields: dict[str, int] = {}       # field register → width in bits
+
+    def unsupported(self, node, what: str) -> CompileError:
+        return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
+
+    # ------------------------------------------------------------------ rewriting a body
+    def body(self, block: ast.Block, params: dict[str, int], stack: tuple[str, ...],
+             regs: dict[str, str] | None = None) -> ast.Block:
+        """`block` with call-site `.param`s as registers and every call inlined; `params`
+        maps the names (visible here) of `.param` variables turned into registers to their
+        declared width in bits; `regs` the types of the registers visible here (a range
+        `%r<4>` under its stem)."""
+        params, regs = dict(params), dict(regs or {})
+        out = []
+        for st in block.statements:
+            if isinstance(st, ast.VariableDecl) and st.space == ".param" and _is_array(st):
+                self.arrays.update(d.name for d in st.declarators)
+            elif isinstance(st, ast.VariableDecl) and st.space == ".param":
+                out.append(self.param_as_reg(st))
+                params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
+            elif isinstance(st, ast.VariableDecl) and st.space == ".reg":
+                out.append(st)
+                regs.update((d.name, st.type) for d in st.declarators)
+            elif isinstance(st, ast.Block):
+                out.append(self.body(st, params, stack, regs))
+            elif isinstance(st, ast.Instruction) and st.opcode == "call":
+                out.extend(self.inline_call(st, stack))
+            elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:
+                out.append(self.param_move(st, params, regs))
+            else:
+                out.append(st)
+        return dataclasses.replace(block, statements=out)
+
+    def param_as_reg(self, decl: ast.VariableDecl) -> ast.VariableDecl:
+        if decl.space == ".reg":          # a `.reg` parameter (vectors and predicates too)
+            return decl
+        for d in decl.declarators:
+            if d.dims or d.range_count is not None or decl.vector or d.init is not None:
+                raise self.unsupported(decl, f"`.param` array or vector `{_source_name(d.name)}` in a call")
+        if decl.type in (None, ".pred"):
+            raise self.unsupported(decl, "untyped `.param` in a call")
+        return dataclasses.replace(decl, space=".reg", align=None, ptr_space=None, ptr_align=None)
+
+    def param_move(self, st: ast.Instruction, params: dict[str, int], regs: dict[str, str]) -> ast.Instruction:
+        """`ld.param d, [p]` → `mov d, p`; `st.param [p], v` → `mov p, v` (p a register now).
+        An integer access narrower than the parameter (nvcc's `st.param.b16` / `ld.param.s16`
+        of a `.b32` parameter) is a `cvt`: extended as its type says, to the register's width."""
+        is_load = st.opcode == "ld"
+        addr = st.operands[1] if is_load else st.operands[0]
+        if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.arrays:
+            return self.field_move(st, addr, is_load)
+        if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
+            return st         # a kernel parameter: the selector reads it from the constant bank
+        if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
+            raise self.unsupported(st, "`ld.param`/`st.param` with an offset or vector in a call")
+        types = [m for m in st.modifiers if m != ".param"]
+        reg = ast.Name(line=addr.line, column=addr.column, name=addr.base.name)
+        operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
+        bits, declared = sum(TYPE_BITS.get(m, 0) for m in types), params[addr.base.name]
+        opcode = "mov"
+        if bits != declared:
+            other = st.operands[0] if is_load else st.operands[1]
+            wide = regs.get(other.name) or regs.get(other.name.rstrip("0123456789")) \
+                if isinstance(other, ast.Name) else None
+            if is_load:
+                wide_bits = TYPE_BITS.get(wide or "", 0)
+            else:
+                wide_bits = declared
+            if (len(types) != 1 or types[0][1] not in "bus" or bits > declared or not wide_bits
+                    or (wide and wide[1] not in "bus")):
+                raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a parameter of "
+                                           f"another width in a call")
+            narrow = "." + ("u" if types[0][1] == "b" else types[0][1]) + types[0][2:]
+            if not is_load and not isinstance(other, ast.Name):
+                types = [f".b{declared}"]          # an immediate: its low bits are what is read
+            else:
+                opcode, types = "cvt", [f".u{wide_bits}", narrow]
+        return ast.Instruction(line=st.line, column=st.column, opcode=opcode, modifiers=tuple(types),
+                               operands=operands, guard=st.guard)
+
+    def field_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool) -> ast.Instruction:
+        """`ld.param.f32 d, [s+4]` → `mov.f32 d, s$f4`: a struct parameter is a register per
+        field (offset), all declared at the top of the kernel."""
+        types = [m for m in st.modifiers if m != ".param"]
+        bits = sum(TYPE_BITS.get(m, 0) for m in types)
+        if len(types) != 1 or bits < 16 or len(addr.elements) != 1:
+            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a struct parameter")
+        name = f"{addr.base.name}$f{addr.offset}"
+        if self.fields.setdefault(name, bits) != bits:
+            raise self.unsupported(st, f"struct parameter field `{_source_name(addr.base.name)}+{addr.offset}` "
+                                       f"accessed at two widths")
+        reg = ast.Name(line=addr.line, column=addr.column, name=name)
+        operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
+        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
+                               operands=operands, guard=st.guard)
+
+    # ------------------------------------------------------------------ one call
+    def inline_call(self, st: ast.Instruction, stack: tuple[str, ...]) -> list:
+        ops = list(st.operands)
+        rets = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        target = ops.pop(0) if ops else None
+        args = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        if ops or not isinstance(target, ast.Name):
+            raise self.unsupported(st, "indirect `call` (through a function pointer or prototype)")
+        callee = self.bodies.get(target.name)
+        if callee is None:
+            raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
+        if target.name in stack or len(stack) >= MAX_DEPTH:
+            raise self.unsupported(st, f"recursive `call` of `{target.name}`")
+        self.count += 1
+        prefix = f"$inl{self.count}$"
+        formal_decls = [None if _is_array(d) else self.param_as_reg(d) for d in callee.params + callee.return_params]
+        formals = [d.name for decl in callee.params for d in decl.declarators]
+        results = [d.name for decl in callee.return_params for d in decl.declarators]
+        if len(formals) != len(args) or len(results) != len(rets):
+            raise self.unsupported(st, f"`call` of `{target.name}` with a different parameter count")
+        end = prefix + "$end"
+        # A struct (array) parameter is the caller's own: the callee's name aliases it.
+        array_formals = {d.name for decl in callee.params + callee.return_params if _is_array(decl)
+                         for d in decl.declarators}
+        alias = {}
+        for f, a in zip(formals + results, list(args) + list(rets)):
+            if f in array_formals:
+                if not isinstance(a, ast.Name) or a.name not in self.arrays:
+                    raise self.unsupported(st, f"struct parameter `{f}` passed something other than a .param array")
+                alias[f] = a.name
+        for f, a in zip(formals + results, list(args) + list(rets)):
+            if f not in alias and isinstance(a, ast.Name) and a.name in self.arrays:
+                raise self.unsupported(st, f"a .param array passed for the scalar parameter `{f}`")
+        formal_decls = [d for d in formal_decls if d is not None]
+        renamer = _Renamer(prefix, self.globals)
+        renamer.alias.update(alias)
+        renamed = renamer.visit(copy.deepcopy(
+            ast.Block(line=st.line, column=st.column, statements=formal_decls + callee.body.statements)))
+        widths = {prefix + d.name: TYPE_BITS.get(decl.type, 0) for decl in formal_decls for d in decl.declarators}
+        body = self.body(renamed, widths, stack + (target.name,))
+        types = {d.name: tuple(m for m in (decl.vector, decl.type) if m)
+                 for decl in formal_decls for d in decl.declarators}
+        moves_in = [self.mov(st, types[f], ast.Name(line=st.line, column=st.column, name=prefix + f), a)
+                    for f, a in zip(formals, args) if f not in alias]
+        moves_out = [self.mov(st, types[r], d, ast.Name(line=st.line, column=st.column, name=prefix + r))
+                     for r, d in zip(results, rets) if r not in alias]
+        stmts = body.statements
+        decl_count = len(formal_decls)
+        body.statements = (stmts[:decl_count] + moves_in
+                           + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
+                           + [ast.Label(line=st.line, column=st.column, name=end)] + moves_out)
+        if st.guard is not None:     # `@p call`: branch around the whole inlined body
+            skip = prefix + "$skip"
+            guard = dataclasses.replace(st.guard, negated=not st.guard.negated)
+            body.statements = ([ast.Instruction(line=st.line, column=st.column, opcode="bra",
+                                                modifiers=(), operands=[_name(st, skip)], guard=guard)]
+                               + body.statements + [ast.Label(line=st.line, column=st.column, name=skip)])
+        return [body]
+
+    def mov(self, st, types: tuple[str, ...], dst, src) -> ast.Instruction:
+        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=types,
+                               operands=[dst, src])
+
+    def ret_to_branch(self, st, end: str):
+        if isinstance(st, ast.Block):
+            return dataclasses.replace(st, statements=[self.ret_to_branch(s, end) for s in st.statements])
+        if isinstance(st, ast.Instruction) and st.opcode == "ret":
+            return ast.Instruction(line=st.line, column=st.column, opcode="bra", modifiers=(),
+                                   operands=[ast.Name(line=st.line, column=st.column, name=end)],
+                                   guard=st.guard)
+        return st
+
+    def run(self) -> ast.Module:
+        items = []
+        for item in self.module.items:
+            if isinstance(item, ast.Function):
+                if item.kind == ".func":
+                    continue          # inlined everywhere it is called
+                if item.body is not None:
+                    self.fields = {}
+                    body = self.body(item.body, {}, (item.name,))
+                    decls = [ast.VariableDecl(line=body.line, column=body.column, space=".reg", type=f".b{bits}",
+                                              declarators=[ast.Declarator(line=body.line, column=body.column, name=name)])
+                             for name, bits in self.fields.items()]
+                    item = dataclasses.replace(item, body=dataclasses.replace(body, statements=decls + body.statements))
+            items.append(item)
+        return dataclasses.replace(self.module, items=items)
+
+
+class _Renamer:
+    """Prefix every name declared inside a callee (registers, labels, its parameters);
+    module-level names and special registers keep theirs."""
+
+    def __init__(self, prefix: str, keep: set[str]):
+        self.prefix = prefix
+        self.keep = keep
+        self.seen: set[int] = set()     # an Address shares its base Name with its elements
+        self.alias: dict[str, str] = {}  # callee name → caller name (struct parameters)
+
+    def new(self, name: str) -> str:
+        if name in self.alias:
+            return self.alias[name]
+        if name in self.keep or name in SPECIAL_REGISTERS or name == "WARP_SZ":
+            return name
+        return self.prefix + name
+
+    def visit(self, node):
+        if isinstance(node, list):
+            return [self.visit(x) for x in node]
+        if not dataclasses.is_dataclass(node) or id(node) in self.seen:
+            return node
+        self.seen.add(id(node))
+        if isinstance(node, (ast.BranchTargets, ast.CallTargets, ast.CallPrototype)):
+            raise CompileError("branch/call tables inside an inlined .func not supported yet",
+                               None, node.line)
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if f.name == "name" and isinstance(node, (ast.Name, ast.Declarator, ast.Label)):
+                setattr(node, f.name, self.new(value))
+            elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], str):
+                setattr(node, f.name, type(value)(self.visit(list(value))))
+            elif dataclasses.is_dataclass(value):
+                setattr(node, f.name, self.visit(value))
+        return node
+
+
+def _is_array(decl: ast.VariableDecl) -> bool:
+    return any(d.dims for d in decl.declarators)
+
+
+def _name(node, name: str) -> ast.Name:
+    return ast.Name(line=node.line, column=node.column, name=name)
+
+
+def has_calls(module: ast.Module) -> bool:
+    return any(f.kind == ".func" for f in module.functions())
+
+
+def inline_calls(module: ast.Module) -> ast.Module:
+    """The module with every `.func` inlined into its callers and the `.func`s removed."""
+    return _Inliner(module).run()

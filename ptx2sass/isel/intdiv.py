@@ -1,0 +1,215 @@
+"""32-bit (and narrower) integer division and remainder, with the sequence ptxas uses on
+sm_8x: a reciprocal estimate of the divisor from MUFU.RCP, one Newton step in integer
+arithmetic, the quotient from the high word of a product, and two conditional corrections,
+which make the result exact whatever the estimate's last-bit error. Division by zero gives
+all ones (ptxas's `~divisor`), signed operands go through their absolute values.
+
+A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Imm
+from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+
+NOT_B = 0x33          # LOP3 truth table of ~b over (a, b, c)
+XOR_AB = 0x3C         # a ^ b
+
+
+class IntDivision:
+    def sel_div(self, ins):
+        if ir.TYPES[ins.type][0] == "f":
+            return self.float_div(ins)
+        self.int_divide(ins, remainder=False)
+
+    def sel_rem(self, ins):
+        self.int_divide(ins, remainder=True)
+
+    def int_divide(self, ins, remainder: bool):
+        ty = ins.type
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}`")
+        if _bits(ty) == 64:
+            return self.int_divide64(ins, remainder)
+        signed = _signed(ty)
+        n = self.as_reg(self.extend(ins.srcs[0], ty))
+        d = self.as_reg(self.extend(ins.srcs[1], ty))
+        if signed:
+            n_abs, d_abs = self.new(), self.new()
+            self.emit("IABS", (), [d_abs, d])
+            self.emit("IABS", (), [n_abs, n])
+        else:
+            n_abs, d_abs = n, d
+        q, r = self.unsigned_divide(n_abs, d_abs, remainder)
+        result = r if remainder else q
+        if signed:
+            # the remainder takes the dividend's sign, the quotient the product of the signs
+            sign_source = n
+            if not remainder:
+                sign_source = self.new()
+                self.emit("LOP3", ("LUT",), [sign_source, n, d, RZ, Imm(XOR_AB), NOT_PT])
+            positive = self.new_p()
+            self.emit("ISETP", ("GE", "AND"), [positive, PT, sign_source, RZ, PT], ndefs=2)
+            self.guarded_op(positive, True, "IADD3", (), [result, RZ, VOp(result.reg, neg=True), RZ])
+        nonzero = self.new_p()
+        self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, d, RZ, PT], ndefs=2)
+        self.guarded_op(nonzero, True, "LOP3", ("LUT",), [result, RZ, d, RZ, Imm(NOT_B), NOT_PT])
+        self.emit(COPY, (), [self.dst(ins.dests[0]), result], guarded=False)
+
+    def unsigned_divide(self, n: VOp, d: VOp, remainder: bool) -> tuple[VOp, VOp]:
+        """(quotient, remainder) registers of n / d for d != 0 (garbage for d == 0)."""
+        f = self.new()
+        self.emit("I2F", ("U32", "RP"), [f, d])
+        self.emit("MUFU", ("RCP",), [f, f])
+        self.emit("IADD3", (), [f, f, Imm(0x0FFFFFFE), RZ])
+        q = self.new()
+        self.emit("F2I", ("FTZ", "U32", "TRUNC", "NTZ"), [q, f])
+        # one Newton step: q += hi(q * (-d * q)), the addend as the high word of a pair
+        minus_d, e = self.new(), self.new()
+        self.emit("IADD3", (), [minus_d, RZ, VOp(d.reg, neg=True), RZ])
+        self.emit("IMAD", (), [e, minus_d, q, RZ])
+        pair = VOp(self.mf.new_vreg("R", 2))
+        self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
+        self.move(VOp(pair.reg, 0), RZ)
+        self.emit(COPY, (), [VOp(pair.reg, 1), q], guarded=False)
+        self.emit("IMAD", ("HI", "U32"), [q, q, e, pair])
+        self.emit("IMAD", ("HI", "U32"), [q, q, n, RZ])
+        minus_q, r = self.new(), self.new()
+        self.emit("IADD3", (), [minus_q, RZ, VOp(q.reg, neg=True), RZ])
+        self.emit("IMAD", (), [r, d, minus_q, n])
+        for _ in range(2):        # at most two corrections
+            p = self.new_p()
+            self.emit("ISETP", ("GE", "U32", "AND"), [p, PT, r, d, PT], ndefs=2)
+            self.guarded_op(p, False, "IADD3", (), [r, r, VOp(d.reg, neg=True), RZ])
+            if not remainder:
+                self.guarded_op(p, False, "IADD3", (), [q, q, Imm(1), RZ])
+        return q, r
+
+    # --- 64 bits ---------------------------------------------------------------------------
+    # ptxas calls a division subroutine here. This is a plain restoring division instead: the
+    # 128-bit pair (remainder:quotient) shifts left one bit per step, and the divisor is
+    # subtracted wherever it fits: 64 steps, the same number for every lane (no divergence),
+    # exact by construction. By zero the quotient comes out all ones, as ptxas's does; the
+    # remainder is set to all ones too (ptxas's value).
+
+    def int_divide64(self, ins, remainder: bool) -> None:
+        signed = _signed(ins.type)
+        n, d = self.pair_of(ins.srcs[0]), self.pair_of(ins.srcs[1])
+        n_orig, d_orig = n, d
+        if signed:
+            n_neg, d_neg = self.new_p(), self.new_p()
+            self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n.reg, 1), RZ, PT], ndefs=2)
+            self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d.reg, 1), RZ, PT], ndefs=2)
+            n, d = self.absolute64(n, n_neg), self.absolute64(d, d_neg)
+        q, r = self.restoring_divide64(n, d)
+        result = r if remainder else q
+        if signed:
+            # the signs again, from the operands, so no predicate lives across the loop
+            n_neg, d_neg = self.new_p(), self.new_p()
+            self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n_orig.reg, 1), RZ, PT], ndefs=2)
+            self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d_orig.reg, 1), RZ, PT], ndefs=2)
+            negate = n_neg
+            if not remainder:
+                negate = self.new_p()
+                self.emit("PLOP3", ("LUT",), [negate, PT, n_neg, d_neg, PT, Imm(0x3C), Imm(0)], ndefs=2)
+            result = self.negate64_where(result, negate)
+        if remainder:      # by zero: all ones, as ptxas's subroutine gives
+            low, zero = self.new_p(), self.new_p()
+            self.emit("ISETP", ("EQ", "U32", "AND"), [low, PT, VOp(d.reg, 0), RZ, PT], ndefs=2)
+            self.emit("ISETP", ("EQ", "U32", "AND", "EX"), [zero, PT, VOp(d.reg, 1), RZ, PT, low],
+                      ndefs=2)
+            for k in range(2):
+                self.guarded_op(zero, False, "IADD3", (), [VOp(result.reg, k), RZ, Imm(0xFFFFFFFF), RZ])
+        out = ins.dests[0]
+        self.begin_wide(out)
+        for k in range(2):
+            self.emit(COPY, (), [self.dst(out, k), VOp(result.reg, k)], guarded=False)
+
+    def pair_of(self, op) -> VOp:
+        t = VOp(self.mf.new_vreg("R", 2))
+        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
+        for k in range(2):
+            self.move(VOp(t.reg, k), self.part_of(op, k))
+        return t
+
+    def guarded_carry(self) -> VOp:
+        """A carry predicate written under a guard: IMPLICIT_DEF first, or liveness would see
+        a partial write of a value live since the function's entry."""
+        carry = self.new_p()
+        self.emit(IMPLICIT_DEF, (), [carry], guarded=False)
+        return carry
+
+    def negate64(self, x: VOp, into: VOp, guard: VOp | None) -> None:
+        carry = self.guarded_carry() if guard is not None else self.new_p()
+        lo = self.emit("IADD3", (), [VOp(into.reg, 0), carry, RZ, VOp(x.reg, 0, neg=True), RZ],
+                       ndefs=2, guarded=False)
+        hi = self.emit("IADD3", ("X",), [VOp(into.reg, 1), RZ, VOp(x.reg, 1, inv=True), RZ, carry,
+                                         NOT_PT], guarded=False)
+        if guard is not None:
+            lo.guard = hi.guard = guard
+
+    def absolute64(self, x: VOp, negative: VOp) -> VOp:
+        t = self.pair_of_copy(x)
+        self.negate64(x, t, negative)
+        return t
+
+    def negate64_where(self, x: VOp, p: VOp) -> VOp:
+        t = self.pair_of_copy(x)
+        self.negate64(x, t, p)
+        return t
+
+    def pair_of_copy(self, x: VOp) -> VOp:
+        t = VOp(self.mf.new_vreg("R", 2))
+        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
+        for k in range(2):
+            self.emit(COPY, (), [VOp(t.reg, k), VOp(x.reg, k)], guarded=False)
+        return t
+
+    def restoring_divide64(self, n: VOp, d: VOp) -> tuple[VOp, VOp]:
+        q, r = self.pair_of_copy(n), VOp(self.mf.new_vreg("R", 2))
+        self.emit(IMPLICIT_DEF, (), [r], guarded=False)
+        for k in range(2):
+            self.move(VOp(r.reg, k), RZ)
+        steps = self.new()
+        self.move(steps, Imm(64))
+        from ptx2sass.encoder.model import Label
+        from ptx2sass.mir import MInstr
+        loop = self.start_block("div64_")
+        r0, r1, q0, q1 = VOp(r.reg, 0), VOp(r.reg, 1), VOp(q.reg, 0), VOp(q.reg, 1)
+        one = Imm(1)
+        self.emit("SHF", ("L", "U64", "HI"), [r1, r0, one, r1], guarded=False)
+        self.emit("SHF", ("L", "U64", "HI"), [r0, q1, one, r0], guarded=False)
+        self.emit("SHF", ("L", "U64", "HI"), [q1, q0, one, q1], guarded=False)
+        self.emit("SHF", ("L", "U32"), [q0, q0, one, RZ], guarded=False)
+        fits = self.new_p()
+        low = self.new_p()
+        self.emit("ISETP", ("GE", "U32", "AND"), [low, PT, r0, VOp(d.reg, 0), PT], ndefs=2)
+        self.emit("ISETP", ("GE", "U32", "AND", "EX"), [fits, PT, r1, VOp(d.reg, 1), PT, low], ndefs=2)
+        carry = self.guarded_carry()
+        sub_lo = self.emit("IADD3", (), [r0, carry, r0, VOp(d.reg, 0, neg=True), RZ], ndefs=2,
+                           guarded=False)
+        sub_hi = self.emit("IADD3", ("X",), [r1, r1, VOp(d.reg, 1, inv=True), RZ, carry, NOT_PT],
+                           guarded=False)
+        set_bit = self.emit("LOP3", ("LUT",), [q0, q0, one, RZ, Imm(0xFC), NOT_PT], guarded=False)
+        sub_lo.guard = sub_hi.guard = set_bit.guard = fits
+        self.emit("IADD3", (), [steps, steps, Imm(0xFFFFFFFF), RZ], guarded=False)
+        more = self.new_p()
+        self.emit("ISETP", ("NE", "AND"), [more, PT, steps, RZ, PT], ndefs=2)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, more, self.line))
+        self.start_block("div64_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        return q, r
+
+    def new(self) -> VOp:
+        return VOp(self.mf.new_vreg())
+
+    def new_p(self) -> VOp:
+        return VOp(self.mf.new_vreg("P"))
+
+    def guarded_op(self, p: VOp, negate: bool, opcode, mods, operands) -> None:
+        """An instruction under a predicate of the sequence (the register keeps its value
+        where the predicate is false)."""
+        mi = self.emit(opcode, mods, operands, guarded=False)
+        mi.guard = VOp(p.reg, inv=negate)

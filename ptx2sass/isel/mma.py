@@ -1,0 +1,57 @@
+"""`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x.
+
+PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
+consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
+pairs for f16x2 ones), so the selector gathers the PTX registers into such groups with copies
+(the allocator's coalescing removes most of them) and scatters D back out. The fragment
+layouts are the hardware's and PTX's alike: register k of a group is PTX's element k.
+
+A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
+"""
+from __future__ import annotations
+
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+
+# (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
+HMMA_FORMS = {
+    ("m16n8k16", "f32", "f16"): (("16816", "F32"), 4, 4, 2),
+    ("m16n8k16", "f16", "f16"): (("16816", "F16"), 2, 4, 2),
+    ("m16n8k16", "f32", "bf16"): (("16816", "F32", "BF16"), 4, 4, 2),
+    ("m16n8k8", "f32", "f16"): (("1688", "F32"), 4, 2, 1),
+    ("m16n8k8", "f16", "f16"): (("1688", "F16"), 2, 2, 1),
+    ("m16n8k8", "f32", "bf16"): (("1688", "F32", "BF16"), 4, 2, 1),
+    ("m16n8k8", "f32", "tf32"): (("1688", "F32", "TF32"), 4, 4, 2),
+}
+
+
+class MatrixMultiply:
+    def sel_mma(self, ins):
+        shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+        a_type = ins.types[0] if ins.types else None
+        form = HMMA_FORMS.get((shape, ins.type, a_type))
+        if form is None or "row" not in ins.modifiers or "col" not in ins.modifiers:
+            raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}."
+                                   f"{'.'.join(ins.types)}`")
+        if self.guard is not None:
+            raise self.unsupported("guarded `mma`")
+        mods, n_d, n_a, n_b = form
+        srcs = list(ins.srcs)
+        if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d:
+            raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
+        a = self.gather(srcs[:n_a])
+        b = self.gather(srcs[n_a:n_a + n_b])
+        c = self.gather(srcs[n_a + n_b:])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        self.emit("HMMA", mods, [d, a, b, c])
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def gather(self, values) -> VOp:
+        """One aligned register group holding `values` in order."""
+        if len(values) == 1:
+            return self.reg_part(values[0])
+        group = VOp(self.mf.new_vreg("R", len(values)))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            self.move(VOp(group.reg, k), self.part_of(v, 0))
+        return group

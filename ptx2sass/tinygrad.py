@@ -1,0 +1,179 @@
+"""tinygrad backend: tinygrad's PTX renderer compiled by ptx2sass, run by ptx2sass's SASS
+emulator (`DEV=SASSEMU`) or, with a GPU, by the CUDA driver (`DEV=CUDA:SASS`).
+
+Registration is one import, before tinygrad opens a device:
+
+    import ptx2sass.tinygrad                  # registers SASSEMU, and SASS on CUDA
+    from tinygrad import Tensor
+    print((Tensor([1, 2, 3]) + 1).tolist())  # with DEV=SASSEMU: [2, 3, 4]
+
+tinygrad finds a device `X` by importing `tinygrad.runtime.ops_x`; this module installs
+itself under that name for SASSEMU (nothing is written into tinygrad's package). The
+renderer and compiler classes live here, at module level, so tinygrad's spawned compile
+workers rebuild them by importing this module (which registers again in the child).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+from tinygrad.device import Allocator, BufferSpec, Compiled, Compiler, CompileError, Program
+from tinygrad.renderer.ptx import PTXRenderer
+
+DEFAULT_ARCH = "sm_89"
+
+
+def ptx_for(src: str, arch: str) -> str:
+    """Fill the `.version/.target` placeholders of tinygrad's PTX as its PTXCompiler does."""
+    version = "8.7" if int(arch[3:]) >= 120 else ("7.8" if int(arch[3:]) >= 89 else "7.5")
+    return src.replace("TARGET", arch).replace("VERSION", version)
+
+
+class SASSCompiler(Compiler):
+    """PTX (as PTXRenderer writes it) to a cubin, by ptx2sass. No disk cache: the output
+    depends on ptx2sass's own version, which tinygrad's cache key would not see."""
+
+    def __init__(self, arch: str = DEFAULT_ARCH):
+        self.arch = arch
+        super().__init__(None)
+
+    def compile(self, src: str) -> bytes:
+        import ptx2sass
+        try:
+            return ptx2sass.compile(ptx_for(src, self.arch), self.arch, "tinygrad.ptx")
+        except ptx2sass.CompileError as e:
+            raise CompileError(f"ptx2sass: {e}") from None
+
+    def disassemble(self, lib: bytes):
+        print(sass_listing(lib, self.arch))
+
+
+class SASSRenderer(PTXRenderer):
+    """PTXRenderer whose PTX ptx2sass compiles, tensor cores included (HMMA)."""
+
+    def __init__(self, target):
+        # PTXRenderer's own constructor would build NVIDIA's JIT-linker compiler: set up
+        # what it sets up, with ours (the sm_75 fallbacks it adds do not apply: ptx2sass
+        # generates code for sm_80 and newer).
+        from tinygrad.renderer import Renderer
+        arch = target.arch or DEFAULT_ARCH
+        Renderer.__init__(self, replace(target, arch=arch))
+        self.compiler = SASSCompiler(arch)
+        self.tensor_cores = PTXRenderer.tc_sm80
+
+
+def sass_listing(cubin: bytes, arch: str = DEFAULT_ARCH) -> str:
+    """Our SASS of a cubin, read back by our own decoder and printer."""
+    from ptx2sass.encoder import codec, sass_text
+    from ptx2sass.encoder.cubin import read_cubin
+    lines = []
+    for kernel in read_cubin(cubin).kernels:
+        lines.append(f"        Function : {kernel.name}")
+        for pc in range(0, len(kernel.text), 16):
+            word = int.from_bytes(kernel.text[pc:pc + 16], "little")
+            try:
+                shown = sass_text.format_instruction(codec.decode(word, arch, pc))
+            except Exception as e:  # noqa: BLE001 - show the word rather than stop the listing
+                shown = f"<not decodable: {e}>"
+            lines.append(f"        /*{pc:04x}*/  {shown} ;")
+    return "\n".join(lines)
+
+
+# --- the emulator-backed device ----------------------------------------------------------
+
+class SASSEmuAllocator(Allocator["SassemuDevice"]):
+    """Buffers are host memory (bytearrays); kernels see copies placed in the emulator's
+    global memory for the length of a launch."""
+
+    def _alloc(self, size: int, options: BufferSpec):
+        return memoryview(bytearray(size))
+
+    def _copyin(self, dest: memoryview, src: memoryview):
+        dest[:] = src
+
+    def _copyout(self, dest: memoryview, src: memoryview):
+        dest[:] = src
+
+    def _as_buffer(self, src: memoryview) -> memoryview:
+        return src
+
+    def _offset(self, buf: memoryview, size: int, offset: int):
+        return buf[offset:offset + size]
+
+
+class SASSEmuProgram(Program["SassemuDevice"]):
+    def __init__(self, dev, obj):
+        from ptx2sass.emu.loader import load_program
+        self.dev, self.name, self.lib, self.signature = dev, obj.name, obj.lib, obj.signature
+        self.program = load_program(obj.lib, obj.name)
+
+    def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False, **kw):
+        from ptx2sass.emu.launch import Launch, Param
+        from tinygrad.device import TinyELF
+        start = time.perf_counter()
+        launch = Launch(self.program, global_size, local_size, hazard_check=False)
+        placed, params, names = {}, [], {}
+        for i, buf in enumerate(bufs):
+            key = id(buf)       # a buffer passed twice is one allocation
+            if key not in names:
+                names[key] = f"buf{i}"
+                placed[names[key]] = launch.gmem.allocate(names[key], len(buf), np.frombuffer(buf, np.uint8))
+            params.append(Param(buffer=names[key]))
+        value_types = [dt for _, dt in TinyELF.iter_sig(self.signature[len(bufs):], len(bufs) * 8)]
+        for value, dt in zip(vals, value_types):
+            kind = "u" if dt.name.startswith(("uint", "bool")) else "f" if "float" in dt.name else "s"
+            params.append(Param(type=f"{kind}{8 * dt.itemsize}", value=value))
+        launch.set_params(params, placed)
+        launch.run()
+        for buf in bufs:
+            data = placed[names[id(buf)]].data
+            buf[:] = data[:len(buf)].tobytes()
+        return time.perf_counter() - start if wait else None
+
+
+class SassemuDevice(Compiled):
+    """DEV=SASSEMU: tinygrad programs compiled by ptx2sass and run in its SASS emulator."""
+
+    def __init__(self, device: str):
+        super().__init__(device, SASSEmuAllocator(self), [SASSRenderer], SASSEmuProgram,
+                         arch=DEFAULT_ARCH)
+
+    def synchronize(self):
+        pass
+
+
+# --- registration ------------------------------------------------------------------------
+
+def register() -> None:
+    """Make DEV=SASSEMU resolvable, and offer the SASS renderer on CUDA devices."""
+    sys.modules.setdefault("tinygrad.runtime.ops_sassemu", sys.modules[__name__])
+    from tinygrad.device import Device
+    if "SASSEMU" not in Device._devices:
+        Device._devices.append("SASSEMU")
+    _offer_on_cuda()
+
+
+def _offer_on_cuda() -> None:
+    """DEV=CUDA:SASS: the CUDA device loads our cubins (cuModuleLoadData takes a cubin as
+    well as PTX). tinygrad lists a device's renderers in its constructor, so the list is
+    extended after it runs."""
+    try:
+        from tinygrad.runtime import ops_cuda
+    except Exception:  # noqa: BLE001 - no CUDA bindings on this machine: nothing to offer
+        return
+    if getattr(ops_cuda.CUDADevice, "_ptx2sass", False):
+        return
+    original = ops_cuda.CUDADevice.__init__
+
+    def __init__(self, device: str):
+        original(self, device)
+        if SASSRenderer not in self.renderers:
+            self.renderers = [*self.renderers, SASSRenderer]
+
+    ops_cuda.CUDADevice.__init__ = __init__
+    ops_cuda.CUDADevice._ptx2sass = True
+
+
+register()

@@ -1,0 +1,176 @@
+"""Where each PTX variable lives, as ptxas 13.5 lays them out for sm_8x executables.
+
+* module (and function-scope) `.global` variables: their own bytes in `.nv.global`
+  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); code
+  reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
+  whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
+  initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
+* module `.const` variables: byte offsets in constant bank 3 (`.nv.constant3`), in
+  declaration order;
+* `.shared` variables, the kernel's own and the module's it names, in declaration order:
+  byte offsets in the kernel's shared window (`.nv.shared.<kernel>`); extern (unsized)
+  arrays start after the static part padded to 16 bytes, and make the section exist even
+  when it is empty;
+* `.local` variables: slots of the kernel's stack frame (`ptx2sass.frame`);
+* kernel parameters (their address taken): offsets in constant bank 0 (isel).
+
+A `Placement` is what instruction selection needs: the state space and the number (table
+slot or byte offset) that addresses the variable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptx2sass import ir
+from ptx2sass.encoder.cubin import GlobalVar
+from ptx2sass.errors import CompileError
+from ptx2sass.frame import Frame, align_up
+
+EXTERN_SHARED_ALIGN = 16
+
+
+@dataclass(frozen=True)
+class Placement:
+    space: str     # "global" (value: bank-4 slot); "const", "shared", "local", "param": byte offset
+    value: int
+
+
+@dataclass
+class ModuleLayout:
+    placements: dict[str, Placement] = field(default_factory=dict)
+    globals_: list[GlobalVar] = field(default_factory=list)   # for the cubin, in PTX order
+    bank4: list[str] = field(default_factory=list)            # address-table slot order
+    # Addresses in initial bytes: cubin name -> [(offset, symbol, addend)].
+    relocations: dict[str, list] = field(default_factory=dict)
+    # Function-scope .global/.const variables: function name -> PTX name -> placement.
+    function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
+
+
+@dataclass
+class KernelLayout:
+    placements: dict[str, Placement]
+    shared_bytes: int | None       # static size of `.nv.shared.<k>`; None: no such section
+    shared_align: int
+    frame: Frame
+
+
+def _global_offsets(variables) -> dict[str, int]:
+    """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
+    size, then declaration order. `variables`: (variable, cubin name) pairs."""
+    order = sorted(range(len(variables)), key=lambda i: (-variables[i][0].align, variables[i][0].size, i))
+    at, out = 0, {}
+    for i in order:
+        v, name = variables[i]
+        out[name] = align_up(at, v.align)
+        at = out[name] + v.size
+    return out
+
+
+def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayout:
+    """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
+    ptxas names them `$__<name>__<n>` in the cubin), in declaration order."""
+    out = ModuleLayout()
+    data: list[tuple[ir.Variable, str, str | None]] = []     # (variable, cubin name, function)
+    for v in module.variables:
+        if v.space not in ("global", "const", "shared"):
+            raise CompileError(f"module-level .{v.space} variable `{v.name}` not supported yet", filename)
+        if v.space != "shared":                               # shared: laid out per kernel
+            data.append((v, v.name, None))
+    for fn in module.functions:
+        for v in fn.locals:
+            if v.space in ("global", "const"):
+                data.append((v, f"$__{v.name}__{len(data)}", fn.name))
+    globals_ = [(v, name) for v, name, _ in data if v.space == "global"]
+    offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
+               **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
+    const_offsets, const_end = {}, 0
+    for v, name, _ in data:
+        if v.space == "const":
+            const_offsets[name] = align_up(const_end, v.align)
+            const_end = const_offsets[name] + v.size
+    for v, name, fn_name in data:
+        if v.extern:
+            raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
+        init = v.init
+        if v.relocations:
+            init, relocs = _initial_addresses(v, module, const_offsets, filename)
+            if relocs:
+                out.relocations[name] = relocs
+        if v.space == "global":
+            where = Placement("global", len(out.bank4))
+            out.bank4.append(name)
+            out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
+        else:
+            where = Placement("const", const_offsets[name])
+            out.globals_.append(GlobalVar(name, v.size, v.align, init or bytes(v.size), "const",
+                                          const_offsets[name]))
+        if fn_name is None:
+            out.placements[v.name] = where
+        else:
+            out.function_placements.setdefault(fn_name, {})[v.name] = where
+    return out
+
+
+def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename):
+    """(initial bytes, relocations) of an initialiser holding addresses. A `.const`
+    variable's address is its offset in bank 3, written into the bytes (as ptxas); a
+    `.global` one's is left to the loader (R_CUDA_G64). A function's address belongs to
+    call support."""
+    spaces = {m.name: m.space for m in module.variables}
+    data, relocs = bytearray(v.init or bytes(v.size)), []
+    width = max(1, ir.type_bits(v.type) // 8)
+    for at, name, addend in v.relocations:
+        if spaces.get(name) == "const" and name in const_offsets:
+            value = const_offsets[name] + addend
+            data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+        elif spaces.get(name) == "global":
+            relocs.append((at, name, addend))
+        else:
+            raise CompileError(f"variable `{v.name}` initialised with the address of `{name}` "
+                               "not supported yet", filename)
+    return bytes(data), relocs
+
+
+def referenced_symbols(fn: ir.Function) -> list[str]:
+    """Names of the variables the function's code mentions, in first-use order."""
+    names: dict[str, None] = {}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            for s in ins.srcs:
+                if isinstance(s, ir.Address):
+                    s = s.base
+                if isinstance(s, ir.Symbol):
+                    names[s.name] = None
+    return list(names)
+
+
+def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
+                  filename: str | None = None) -> KernelLayout:
+    placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
+    used = set(referenced_symbols(fn))
+    shared = [v for v in fn.locals if v.space == "shared"]
+    shared += [v for v in module.variables if v.space == "shared" and v.name in used]
+    local = [v for v in fn.locals if v.space == "local"]
+    for v in fn.locals:
+        if v.space not in ("shared", "local", "global", "const"):
+            raise CompileError(f"kernel `{fn.name}`: .{v.space} variable `{v.name}` not supported yet",
+                               filename)
+    size, align, externs = 0, 4, []
+    for v in shared:
+        if v.extern or v.size == 0:
+            externs.append(v)
+            continue
+        at = align_up(size, v.align)
+        placements[v.name] = Placement("shared", at)
+        size = at + v.size
+        align = max(align, v.align)
+    if externs:         # they start where the static part, padded to 16 bytes, ends
+        align = max(align, EXTERN_SHARED_ALIGN)
+        size = align_up(size, EXTERN_SHARED_ALIGN)
+        for v in externs:
+            placements[v.name] = Placement("shared", size)
+    frame = Frame()
+    for name, at in frame.place_variables(local).items():
+        placements[name] = Placement("local", at)
+    section = size if (size or externs) else None
+    return KernelLayout(placements, section, align, frame)

@@ -1,0 +1,98 @@
+"""Element-wise kernels for code-generation tests: each thread loads a few inputs of one
+type, runs a PTX body on them and stores one result; our cubin and ptxas's run in the
+emulator on the same inputs (random bit patterns plus the special values of the type) and
+must agree bit for bit, with zero hazards in ours."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+
+THREADS = 64
+DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+# Bit patterns worth including for each floating type: zeros, ones, infinities, NaNs (quiet,
+# signalling, with payloads), subnormals, the largest finite values.
+SPECIAL = {
+    16: [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE00, 0x0001, 0x8001,
+         0x03FF, 0x7BFF, 0xFBFF, 0x3F80, 0x7F80, 0xFF80, 0x7FC0, 0x0080],
+    32: [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000,
+         0x7F800001, 0xFFC00001, 0x00000001, 0x80000001, 0x007FFFFF, 0x7F7FFFFF, 0xFF7FFFFF,
+         0x00800000, 0x80000000, 0x7FFFFFFF, 0x4B000000],
+    64: [0x0, 0x8000000000000000, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FF0000000000000,
+         0xFFF0000000000000, 0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000001, 0x1,
+         0x8000000000000001, 0x000FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF,
+         0x7FFFFFFFFFFFFFFF, 0x0010000000000000],
+}
+
+
+def kernel(body: str, in_bits: int, n_in: int, out_bits: int) -> str:
+    """PTX for `body`, which reads %a0..%a{n_in-1} (.b{in_bits}) and writes %o (.b{out_bits});
+    %p0..%p3 (.pred) and %x0..%x7 (.b32) are free for it."""
+    isz, osz = in_bits // 8, out_bits // 8
+    loads = "\n".join(f"ld.global.b{in_bits} %a{k}, [%rd4+{k * isz}];" for k in range(n_in))
+    return f""".version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %rd<6>;
+.reg .b32 %t;
+.reg .pred %p<4>;
+.reg .b32 %x<8>;
+.reg .b{in_bits} %a<{n_in}>;
+.reg .b{out_bits} %o;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in];
+mov.u32 %t, %tid.x;
+mul.wide.u32 %rd3, %t, {isz * n_in};
+add.s64 %rd4, %rd2, %rd3;
+{loads}
+{body}
+mul.wide.u32 %rd3, %t, {osz};
+add.s64 %rd5, %rd1, %rd3;
+st.global.b{out_bits} [%rd5], %o;
+ret;
+}}
+"""
+
+
+def inputs(in_bits: int, n_in: int, seed: int = 0, values=None) -> np.ndarray:
+    """THREADS * n_in values: every pair of special values first (for n_in == 2, as far as
+    they go), then random bit patterns and random small integers."""
+    rng = np.random.default_rng(seed)
+    dtype = DTYPES[in_bits]
+    count = THREADS * n_in
+    special = list(values if values is not None else SPECIAL.get(in_bits, []))
+    out = []
+    if n_in == 2:
+        for a in special:
+            for b in special:
+                out += [a, b]
+    else:
+        for a in special:
+            out += [a] * n_in
+    out = out[:count // 2]
+    rest = count - len(out)
+    rand = rng.integers(0, 1 << min(in_bits, 63), size=rest, dtype=np.uint64)
+    small = rng.integers(-5, 6, size=rest).astype(np.int64).astype(np.uint64)
+    mixed = np.where(rng.random(rest) < 0.25, small, rand)
+    return np.concatenate([np.array(out, dtype=np.uint64), mixed]).astype(dtype)
+
+
+def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, values=None):
+    """(ours, ptxas's) output arrays; raises if ours faults or has hazards."""
+    ptx = kernel(body, in_bits, n_in, out_bits)
+    data = inputs(in_bits, n_in, seed, values)
+    theirs_cubin = oracle.ptxas(ptx).output
+    ours_cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
+                                            filename="k.ptx")
+    results = []
+    for cubin, check in ((ours_cubin, True), (theirs_cubin, False)):
+        out = np.zeros(THREADS, dtype=DTYPES[out_bits])
+        res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy()], hazard_check=check)
+        if check:
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        results.append(out)
+    return results[0], results[1], data

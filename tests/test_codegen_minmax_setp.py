@@ -1,0 +1,41 @@
+"""min/max of every float and 64-bit integer type, and setp on f64/f16 (bf16 compares are
+sm_90 features, refused on sm_89 as ptxas does): our cubin
+against ptxas's in the emulator, bit for bit, over special values and random bits."""
+import numpy as np
+import pytest
+
+from codegen_harness import run_both
+
+FLOAT_MINMAX = [
+    ("f32", 32, op) for op in ("max", "min", "max.ftz", "min.NaN", "max.ftz.NaN")
+] + [("f64", 64, op) for op in ("max", "min")] + [
+    ("f16", 16, op) for op in ("max", "min", "max.NaN", "min.ftz")
+] + [("bf16", 16, op) for op in ("max", "min.NaN")]
+
+
+@pytest.mark.parametrize("ty,bits,op", FLOAT_MINMAX, ids=lambda x: str(x))
+def test_float_min_max(ty, bits, op):
+    ours, theirs, data = run_both(f"{op}.{ty} %o, %a0, %a1;", bits, 2, bits)
+    bad = np.nonzero(ours != theirs)[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
+
+
+@pytest.mark.parametrize("op", ["max.s64", "min.s64", "max.u64", "min.u64"])
+def test_int64_min_max(op):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 64, 2, 64)
+    assert (ours == theirs).all()
+
+
+SETP = [("f64", 64, cmp) for cmp in ("lt", "ge", "neu", "equ", "num", "nan", "gtu")] + \
+       [("f16", 16, cmp) for cmp in ("lt", "le", "ne", "geu", "nan")] + \
+       [("f16", 16, "lt.ftz")]
+
+
+@pytest.mark.parametrize("ty,bits,cmp", SETP, ids=lambda x: str(x))
+def test_setp(ty, bits, cmp):
+    body = (f"setp.{cmp}.{ty} %p0, %a0, %a1;\n"
+            f"setp.{cmp.split('.')[0]}.and.{ty} %p1, %a1, %a0, %p0;\n")
+    body += "selp.u32 %x0, 1, 0, %p0;\nselp.u32 %x1, 2, 0, %p1;\nor.b32 %o, %x0, %x1;"
+    ours, theirs, _ = run_both(body, bits, 2, 32)
+    assert (ours == theirs).all()
