@@ -90,3 +90,19 @@ def test_divide_64(op):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:5]]
+
+
+# Immediate factors nvdisasm prints under an alias (IMAD.IADD x*1+c, IMAD.SHL x*2^k, and
+# x*1 alone, which we emit as a move) and ordinary ones, as multiply and multiply-add.
+IMMEDIATE_FACTORS = [
+    "mad.lo.s32 %o, %a0, 1, %a1;", "mad.lo.u32 %o, %a0, 16, %a1;",
+    "mad.lo.s32 %o, %a0, -1048576, %a1;", "mad.lo.s32 %o, %a0, 7, %a1;",
+    "mul.lo.s32 %o, %a0, 1;", "mul.lo.u32 %o, %a0, 8;", "mul.lo.u32 %o, %a0, 0;",
+    "mul.lo.s32 %o, %a0, 9;",
+]
+
+
+@pytest.mark.parametrize("body", IMMEDIATE_FACTORS)
+def test_immediate_factor(body):
+    ours, theirs, _ = run_both(body, 32, 2, 32, values=EDGES32)
+    assert (ours == theirs).all()

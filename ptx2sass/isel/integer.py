@@ -111,7 +111,7 @@ class IntegerSelection:
         if bits < 32 and mode != "lo":
             a, b = self.extend(a, ty), self.extend(b, ty)
             if mode == "wide":
-                self.emit("IMAD", (), [self.dst(d), self.as_reg(a), b, RZ])
+                self.imad((), self.dst(d), self.as_reg(a), b, RZ)
                 return
             raise self.unsupported(f"`mul.hi.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
@@ -123,13 +123,27 @@ class IntegerSelection:
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
 
     def imad(self, mods, d, a, b, c) -> None:
-        """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none."""
+        """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none.
+
+        With an immediate factor nvdisasm prints some plain IMADs under an alias
+        (`IMAD.IADD R, R, 0x1, R`, `IMAD.SHL R, R, 0x4, RZ`) and
+        the encoder takes the text as printed, so the alias is spelled here."""
         if isinstance(b, Reg) and b.is_zero or isinstance(a, Reg) and a.is_zero:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
             return
-        if not mods and isinstance(b, Imm) and b.value == 1 and b.text is None and not b.neg:
-            # nvdisasm spells a unit factor as IMAD.IADD (IMAD.MOV when c is RZ)
-            mods = ("MOV",) if isinstance(c, Reg) and c.is_zero else ("IADD",)
+        if isinstance(b, Imm) and b.value == 0:
+            self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
+            return
+        if not mods and isinstance(b, Imm) and b.text is None and not b.neg:
+            c_zero = isinstance(c, Reg) and c.is_zero
+            factor = b.value & 0xFFFFFFFF
+            if factor == 1 and c_zero:     # printed `IMAD.MOV R, R, 0x1, RZ`: a plain move
+                self.move(d, a)
+                return
+            if factor == 1:
+                mods = ("IADD",)
+            elif c_zero and factor & (factor - 1) == 0:
+                mods = ("SHL",)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
