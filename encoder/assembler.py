@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 
 from . import codec
 from .arch import UnknownArch, arch_info
-from .cubin import Cubin, CubinError, GlobalVar, Kernel, _decode_kernel_records, write_cubin
+from .cubin import Cubin, CubinError, GlobalVar, Kernel, decode_kernel_records, write_cubin
 from .cubin_builder import FDE_LOCATION_OFFSET, default_cfa_program
 from .model import Control, Imm, Instruction, Label, Reg, SpecialReg
 from .nvinfo import NvInfoError, parse_records
@@ -417,7 +417,7 @@ class _Parser:
                 except NvInfoError as e:
                     raise self.error(info["line"], str(e)) from None
                 facts = Kernel(k.name, b"", attributes=records)
-                _decode_kernel_records(facts)
+                decode_kernel_records(facts)
                 k.info = facts
             shared = self.data.get(f".nv.shared.{k.name}")
             if shared is not None:     # present even when empty (extern shared only)

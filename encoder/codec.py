@@ -16,11 +16,11 @@ The codec works on nvdisasm's text (see `fields.py`); `encode`/`decode` bridge t
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, value_class)
 from .model import Control, Imm, Instruction, Label
@@ -69,15 +69,7 @@ class Form:
 
     @classmethod
     def from_json(cls, d: dict) -> "Form":
-        groups = []
-        for g in d["groups"]:
-            touched = sorted({int(k) for e in g["values"].values() for k in e.get("shapes", {})})
-            groups.append({"bits": g["bits"], "seed": g["seed"], "touched": touched,
-                           "values": {int(v): e for v, e in g["values"].items()}})
-        return cls(d["opcode"], int(d["mask"], 16), int(d["value"], 16), int(d["base"], 16),
-                   d["slots"], groups, d["layout"], {int(k): v for k, v in d["reuse"].items()},
-                   d.get("tokens", []), d.get("aliases"), d.get("arch"),
-                   frozenset(map(tuple, d.get("order") or ())))
+        return cls(*table_cache.form_fields(d))
 
     @functools.cached_property
     def field_mask(self) -> int:
@@ -92,41 +84,90 @@ class Form:
         return m
 
 
-@dataclass
 class Table:
     """One arch family's forms. Most were probed with the family's primary arch; a member
-    arch whose nvdisasm reads some words differently has its own forms, which win for it."""
-    family: str
-    forms: list[Form]
-    primary: str | None = None
+    arch whose nvdisasm reads some words differently has its own forms, which win for it.
+
+    A table loaded from the cache (`table_cache`) builds an opcode's forms only when they are
+    first needed; `forms` builds them all."""
+
+    def __init__(self, family: str, forms: list[Form], primary: str | None = None):
+        self.family = family
+        self.primary = primary
+        self._keys = [(f.mask, f.value, f.opcode, f.arch) for f in forms]
+        self._forms: list[Form | None] = list(forms)
+        self._blobs: dict[str, bytes] = {}
+        self._index()
+
+    @classmethod
+    def from_cache(cls, family: str, content: dict) -> "Table":
+        table = cls.__new__(cls)
+        table.family = family
+        table.primary = content["primary"]
+        table._keys = [tuple(k) for k in content["keys"]]
+        table._forms = [None] * len(table._keys)
+        table._blobs = dict(content["blobs"])
+        table._index()
+        return table
+
+    def _index(self) -> None:
+        self._positions: dict[str, list[int]] = {}
+        for pos, key in enumerate(self._keys):
+            self._positions.setdefault(key[2], []).append(pos)
+        self._by_opcode: dict[tuple, list[Form]] = {}
+        self._low: dict[str | None, dict] = {}
+
+    def _rank(self, form_arch: str | None, arch: str | None) -> int:
+        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch."""
+        if arch is None or form_arch == arch:
+            return 0
+        return 1 if form_arch in (None, self.primary) else 2
 
     def _applies(self, f: Form, arch: str | None) -> int:
-        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch."""
-        if arch is None or f.arch == arch:
-            return 0
-        return 1 if f.arch in (None, self.primary) else 2
+        return self._rank(f.arch, arch)
 
-    @functools.cache
+    def form_at(self, pos: int) -> Form:
+        form = self._forms[pos]
+        if form is None:
+            for p, fields in table_cache.unpack(self._blobs.pop(self._keys[pos][2])):
+                self._forms[p] = Form(*fields)
+            form = self._forms[pos]
+        return form
+
+    @property
+    def forms(self) -> list[Form]:
+        return [self.form_at(pos) for pos in range(len(self._keys))]
+
+    @property
+    def opcodes(self) -> list[str]:
+        return list(self._positions)
+
+    def forms_of(self, opcode: str, arch: str | None = None) -> list[Form]:
+        """The forms of one opcode that apply to `arch`, its own forms first."""
+        key = (opcode, arch)
+        if key not in self._by_opcode:
+            ranked = [(self._rank(self._keys[p][3], arch), p)
+                      for p in self._positions.get(opcode, ())]
+            self._by_opcode[key] = [self.form_at(p) for r, p in sorted(ranked) if r < 2]
+        return self._by_opcode[key]
+
     def by_opcode(self, arch: str | None = None) -> dict[str, list[Form]]:
-        out: dict[str, list[Form]] = {}
-        for f in sorted(self.forms, key=lambda f: self._applies(f, arch)):
-            if self._applies(f, arch) < 2:
-                out.setdefault(f.opcode, []).append(f)
-        return out
+        return {op: fs for op in self._positions if (fs := self.forms_of(op, arch))}
 
-    @functools.cache
-    def by_low_bits(self, arch: str | None = None) -> dict[int, dict[int, list[Form]]]:
-        """Forms indexed by which of bits 0..11 they fix and the value there, the arch's
-        own and the most specific forms first."""
-        out: dict[int, dict[int, list[Form]]] = {}
-        for f in sorted(self.forms, key=lambda f: (self._applies(f, arch),
-                                                   -bin(f.mask).count("1"))):
-            if self._applies(f, arch) < 2:
-                out.setdefault(f.mask & 0xfff, {}).setdefault(f.value & 0xfff, []).append(f)
-        return out
-
-    def __hash__(self) -> int:
-        return id(self)
+    def low_bits_index(self, arch: str | None = None) -> dict[int, dict[int, list[tuple]]]:
+        """(position, mask, value, rank) of the forms, indexed by which of bits 0..11 they
+        fix and the value there; the arch's own and the most specific forms first."""
+        if arch not in self._low:
+            ranked = sorted((self._rank(form_arch, arch), -bin(mask).count("1"), pos)
+                            for pos, (mask, _v, _op, form_arch) in enumerate(self._keys))
+            out: dict[int, dict[int, list[tuple]]] = {}
+            for rank, neg_bits, pos in ranked:
+                if rank < 2:
+                    mask, value = self._keys[pos][0], self._keys[pos][1]
+                    out.setdefault(mask & 0xfff, {}).setdefault(value & 0xfff, []).append(
+                        (pos, mask, value, (rank, neg_bits)))
+            self._low[arch] = out
+        return self._low[arch]
 
 
 def family_of(arch: str) -> str:
@@ -142,8 +183,7 @@ def load_table(family: str) -> Table:
     path = TABLES / f"{family}.json"
     if not path.is_file():
         raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py")
-    data = json.loads(path.read_text())
-    return Table(family, [Form.from_json(d) for d in data["forms"]], data.get("probed_with"))
+    return Table.from_cache(family, table_cache.load(str(path), family))
 
 
 def table_for(arch: str) -> Table:
@@ -192,14 +232,13 @@ def linear_bits(value: int, field: dict) -> int | None:
 
 def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     best, rank = None, None
-    for low_mask, by_value in table.by_low_bits(arch).items():
-        for f in by_value.get(word & low_mask, ()):
-            if word & f.mask == f.value:
-                r = (table._applies(f, arch), -bin(f.mask).count("1"))
+    for low_mask, by_value in table.low_bits_index(arch).items():
+        for pos, mask, value, r in by_value.get(word & low_mask, ()):
+            if word & mask == value:
                 if best is None or r < rank:
-                    best, rank = f, r
+                    best, rank = pos, r
                 break
-    return best
+    return None if best is None else table.form_at(best)
 
 
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
@@ -378,7 +417,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
     name = ".".join(view.tokens)
-    forms = table.by_opcode(arch).get(view.tokens[0])
+    forms = table.forms_of(view.tokens[0], arch)
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]

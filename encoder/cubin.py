@@ -573,7 +573,7 @@ class _Reader:
             k.is_entry = bool(sym.other & STO_CUDA_ENTRY)
         if info.regcount_in_text_info:
             k.regcount = text_sec.info >> 24
-        _decode_kernel_records(k)
+        decode_kernel_records(k)
         _decode_module_records(cubin, k)
 
 
@@ -610,7 +610,9 @@ def _parse_note(data: bytes) -> tuple[int, bytes] | None:
     return ntype, data[name_end:name_end + descsz]
 
 
-def _decode_kernel_records(k: Kernel) -> None:
+def decode_kernel_records(k: Kernel) -> None:
+    """Fill `k`'s typed fields (param base, exit offsets, ...) from its raw `.nv.info.<k>`
+    attribute records; the reader and the assembler both need it."""
     recs = k.attributes or []
     for r in recs:
         name = r.name
@@ -638,6 +640,9 @@ def _decode_kernel_records(k: Kernel) -> None:
     params = [p for p in map(KParam.from_record, (r for r in recs if r.name == "KPARAM_INFO"))
               if p is not None]
     k.params = sorted(((p.ordinal, p.offset, p.size) for p in params))
+
+
+_decode_kernel_records = decode_kernel_records   # the old private name, for callers not yet updated
 
 
 def _decode_module_records(cubin: Cubin, k: Kernel) -> None:

@@ -1,0 +1,59 @@
+"""The marshal cache of the encoding tables (encoder/table_cache.py) gives exactly the forms
+the JSON describes, is rebuilt when stale or corrupt, and is optional when unwritable."""
+from __future__ import annotations
+
+import json
+import os
+
+from ptx2sass.encoder import codec, table_cache
+
+JSON = str(codec.TABLES / "ampere.json")
+
+
+def _from_json() -> list:
+    with open(JSON) as fh:
+        return [codec.Form.from_json(d) for d in json.load(fh)["forms"]]
+
+
+def test_cached_forms_equal_json_forms(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    first = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
+    assert os.listdir(tmp_path), "the first load writes the cache"
+    second = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
+    reference = _from_json()
+    assert first.forms == reference
+    assert second.forms == reference
+
+
+def test_lazy_table_decodes_like_the_eager_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    lazy = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
+    eager = codec.Table("ampere", _from_json(), lazy.primary)
+    for form in eager.forms[::7]:
+        for arch in ("sm_89", "sm_86"):
+            a, b = codec.find_form(lazy, form.base, arch), codec.find_form(eager, form.base, arch)
+            assert (a and a.base) == (b and b.base)
+            assert [f.base for f in lazy.forms_of(form.opcode, arch)] == \
+                [f.base for f in eager.forms_of(form.opcode, arch)]
+    # only the opcodes met so far were unpacked from the cache
+    assert len(lazy._blobs) > 0
+
+
+def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    path = table_cache.cache_path(JSON, "ampere")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(b"not marshal data")
+    content = table_cache.load(JSON, "ampere")
+    assert codec.Table.from_cache("ampere", content).forms == _from_json()
+    with open(path, "rb") as fh:
+        assert fh.read(4) != b"not "
+
+
+def test_unwritable_cache_dir_falls_back(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(blocker / "sub"))
+    content = table_cache.load(JSON, "ampere")
+    assert codec.Table.from_cache("ampere", content).forms == _from_json()
