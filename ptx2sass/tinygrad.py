@@ -1,9 +1,10 @@
 """tinygrad backend: tinygrad's PTX renderer compiled by ptx2sass, run by ptx2sass's SASS
-emulator (`DEV=SASSEMU`) or, with a GPU, by the CUDA driver (`DEV=CUDA:SASS`).
+emulator (`DEV=SASSEMU`) or, with a GPU, by the CUDA driver (`DEV=CUDA:SASS`) or tinygrad's
+own NVIDIA driver (`DEV=NV:SASS`).
 
 Registration is one import, before tinygrad opens a device:
 
-    import ptx2sass.tinygrad                  # registers SASSEMU, and SASS on CUDA
+    import ptx2sass.tinygrad                  # registers SASSEMU, and SASS on CUDA and NV
     from tinygrad import Tensor
     print((Tensor([1, 2, 3]) + 1).tolist())  # with DEV=SASSEMU: [2, 3, 4]
 
@@ -147,33 +148,40 @@ class SassemuDevice(Compiled):
 # --- registration ------------------------------------------------------------------------
 
 def register() -> None:
-    """Make DEV=SASSEMU resolvable, and offer the SASS renderer on CUDA devices."""
+    """Make DEV=SASSEMU resolvable, and offer the SASS renderer on NVIDIA devices."""
     sys.modules.setdefault("tinygrad.runtime.ops_sassemu", sys.modules[__name__])
     from tinygrad.device import Device
     if "SASSEMU" not in Device._devices:
         Device._devices.append("SASSEMU")
-    _offer_on_cuda()
+    for module, cls in GPU_DEVICES:
+        _offer_sass(module, cls)
 
 
-def _offer_on_cuda() -> None:
-    """DEV=CUDA:SASS: the CUDA device loads our cubins (cuModuleLoadData takes a cubin as
-    well as PTX). tinygrad lists a device's renderers in its constructor, so the list is
-    extended after it runs."""
+# Devices that load our cubins: DEV=CUDA:SASS (the CUDA driver, cuModuleLoadData takes a cubin
+# as well as PTX) and DEV=NV:SASS (tinygrad's own driver, which reads the cubin's ELF itself:
+# code, constant banks, .nv.info register count and parameter bank).
+GPU_DEVICES = (("tinygrad.runtime.ops_cuda", "CUDADevice"), ("tinygrad.runtime.ops_nv", "NVDevice"))
+
+
+def _offer_sass(module_name: str, class_name: str) -> None:
+    """Add SASSRenderer to a GPU device's renderers. tinygrad lists them in the device's
+    constructor, so the list is extended after it runs."""
+    import importlib
     try:
-        from tinygrad.runtime import ops_cuda
-    except Exception:  # noqa: BLE001 - no CUDA bindings on this machine: nothing to offer
+        device_class = getattr(importlib.import_module(module_name), class_name)
+    except Exception:  # noqa: BLE001 - that runtime cannot load on this machine: nothing to offer
         return
-    if getattr(ops_cuda.CUDADevice, "_ptx2sass", False):
+    if getattr(device_class, "_ptx2sass", False):
         return
-    original = ops_cuda.CUDADevice.__init__
+    original = device_class.__init__
 
-    def __init__(self, device: str):
-        original(self, device)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
         if SASSRenderer not in self.renderers:
             self.renderers = [*self.renderers, SASSRenderer]
 
-    ops_cuda.CUDADevice.__init__ = __init__
-    ops_cuda.CUDADevice._ptx2sass = True
+    device_class.__init__ = __init__
+    device_class._ptx2sass = True
 
 
 register()

@@ -108,21 +108,60 @@ def test_unsupported_ptx_is_a_tinygrad_compile_error():
         backend.SASSCompiler().compile("this is not PTX")
 
 
-def _gpu_available() -> bool:
+def _gpu_available(device: str) -> bool:
     try:
         from tinygrad import Device
-        Device["CUDA"]
+        Device[device]
         return True
     except Exception:  # noqa: BLE001
         return False
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu_available(), reason="no NVIDIA GPU (CUDA driver) on this machine")
+@pytest.mark.parametrize("device", ["CUDA:SASS", "NV:SASS"])
 @pytest.mark.parametrize("name", [n for n in PROGRAMS if n not in EXPECTED_FAILURES])
-def test_program_on_a_real_gpu(name):
-    """DEV=CUDA:SASS: our cubins loaded by the CUDA driver (runs only where a GPU exists)."""
-    ours = np.asarray(PROGRAMS[name]("CUDA:SASS"))
+def test_program_on_a_real_gpu(name, device):
+    """Our cubins loaded by the CUDA driver (CUDA:SASS) or by tinygrad's own NVIDIA driver
+    (NV:SASS); runs only where that GPU runtime opens."""
+    if not _gpu_available(device.split(":")[0]):
+        pytest.skip(f"no NVIDIA GPU for {device} on this machine")
+    ours = np.asarray(PROGRAMS[name](device))
     ref = np.asarray(PROGRAMS[name]("PYTHON"))
     assert _same(ours, ref)
 
+
+def _nv_runtime_view(cubin: bytes, kernel: str) -> dict:
+    """What tinygrad's NV runtime (NVProgram) reads from a cubin's ELF before it launches:
+    the kernel's code section, its parameter-bank size and the module's register count."""
+    from tinygrad.runtime.ops_nv import NVProgram
+    from tinygrad.runtime.support.elf import elf_loader
+    import struct
+    _, sections, _ = elf_loader(cubin, force_section_align=128)
+    seen = {"text": 0, "param_cbank": None, "regcount": None}
+    for sh in sections:
+        if sh.name == f".text.{kernel}":
+            seen["text"] = sh.header.sh_size
+        elif sh.name.startswith(".nv.info"):
+            for _, param, data in NVProgram._parse_elf_info(None, sh):
+                if sh.name == f".nv.info.{kernel}" and param == 0xa:
+                    seen["param_cbank"] = struct.unpack_from("IH", data)[1]
+                elif sh.name == ".nv.info" and param == 0x2f:
+                    seen["regcount"] = struct.unpack_from("II", data)[1]
+    return seen
+
+
+def test_nv_runtime_reads_our_cubin_like_ptxas():
+    """DEV=NV:SASS has no GPU here: check instead that tinygrad's NV loader finds in our cubin
+    what it finds in ptxas's for the same tinygrad kernel (code, parameter bank size, a
+    register count), and that registration offers SASS on NV."""
+    from ptx2sass import oracle
+    from tinygrad.helpers import Target
+    from tinygrad.runtime import ops_nv
+    assert getattr(ops_nv.NVDevice, "_ptx2sass", False)
+    ptx = backend.ptx_for(open(os.path.join(os.path.dirname(__file__), "corpus", "tinygrad",
+                                            "add_float32__E_32_32_4.ptx")).read(), "sm_89")
+    kernel = "E_32_32_4"
+    ours = _nv_runtime_view(backend.SASSCompiler().compile(ptx), kernel)
+    theirs = _nv_runtime_view(oracle.ptxas(ptx, "sm_89").output, kernel)
+    assert ours["text"] > 0 and ours["regcount"] and ours["param_cbank"] == theirs["param_cbank"]
+    assert type(backend.SASSRenderer(Target("NV", arch="sm_89")).compiler) is backend.SASSCompiler
