@@ -17,8 +17,8 @@ from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
-from ptx2sass.regalloc.allocate import allocate
-from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
+from ptx2sass.frame import Frame
+from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
@@ -166,18 +166,14 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
 
 
 def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
-                    layout: KernelLayout | None = None) -> KernelCode:
+                    layout: KernelLayout | None = None,
+                    max_registers: int | None = None) -> KernelCode:
     info = arch_info(arch)
     mf = select_function(fn, info, filename, layout)
-    try:
-        alloc = allocate(mf)
-    except CompileError as e:
-        # out of predicates: recompute compares next to their readers, then try again
-        if "out of predicate registers" not in e.message or not rematerialise_predicates(mf):
-            raise
-        alloc = allocate(mf)
+    frame = layout.frame if layout is not None else Frame()
+    alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
     colors = alloc.color
-    frame_size = layout.frame.size if layout is not None else 0
+    frame_size = frame.size
     slots: list[Slot] = _prologue(mf, info, frame_size)
     label_pending: list[str] = []
     warp_sync_slots: list[Slot] = []
@@ -249,6 +245,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
+    code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     return code
 
@@ -276,7 +273,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         if not fn.is_entry:
             raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
         layout = kernel_layout(fn, module, mod_layout, filename)
-        code = generate_kernel(fn, arch, filename, layout)
+        code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"))
         codes.append(code)
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
@@ -306,6 +303,14 @@ def _warp_sync_records(offsets: list[int]) -> list:
         return []
     return [NvInfoRecord.words("COOP_GROUP_MASK_REGIDS", *[0xFFFFFFFF] * len(offsets)),
             NvInfoRecord.words("COOP_GROUP_INSTR_OFFSETS", *offsets)]
+
+
+def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
+    """The register count the kernel must fit: `.maxnreg` or -maxrregcount, the smaller."""
+    limits = [int(n) for n in (fn.attributes.get("maxnreg") or [])[:1]]
+    if maxrregcount:
+        limits.append(int(maxrregcount))
+    return min(limits) if limits else None
 
 
 def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:

@@ -6,76 +6,48 @@ widths 1, 2 (even-aligned pair) and 4 (4-aligned quad), and `P` (P0–P6). Colou
 biased: a node takes the register of an already coloured copy partner when it can, which
 removes most of the copies phi elimination and two-address sequences leave.
 
-Liveness treats a write of one part of a wide register, and a guarded write, as a use and a
-def (the rest of the register, or its value where the guard is false, stays live); an
-`IMPLICIT_DEF` starts such a register's live range. Iteration orders are lists and vreg ids,
-never sets of objects, so allocations are identical across runs.
+Liveness (`regalloc.liveness`) treats a write of one part of a wide register, and a guarded
+write, as a use and a def; an `IMPLICIT_DEF` starts such a register's live range. Iteration
+orders are lists and vreg ids, never sets of objects, so allocations are identical across
+runs.
 
-Spilling is not implemented: running out of registers is a CompileError.
+When a class runs out, simplification removes the node of least spill cost per unit of
+degree (cost: its reads and writes weighted by loop depth, `regalloc.loops`), select
+colours optimistically, and whatever stays uncoloured is spilled (`regalloc.spill`) and the
+whole allocation runs again. Predicates first try recomputing their compares
+(`regalloc.remat_predicates`).
 """
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ptx2sass.errors import CompileError
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
+from ptx2sass.frame import Frame
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
+from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.loops import block_weights
+from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
+from ptx2sass.regalloc.spill import Spiller, SpillStats
 
 # Registers the allocator may hand out, per class. R1 is the stack pointer (ptxas
 # initialises it in every kernel); RZ (R255) and PT (P7) are constants.
-R_LIMIT = 255
+REGISTER_FILE = 255          # registers a thread may use on sm_8x (ptxas's archmax)
+REGISTERS_RESERVED = 2       # ptxas counts the highest register + 1 + 2
+R_LIMIT = REGISTER_FILE - REGISTERS_RESERVED     # R0..R252
+STACK_POINTER = 1
 P_REGS = list(range(7))
+MAX_ROUNDS = 24              # colour / spill rounds before giving up
 
 
 @dataclass
 class Allocation:
     color: dict[int, int]          # vreg id -> first physical register index
     max_r: int                     # highest R index written or read (-1: none)
+    spills: SpillStats = field(default_factory=SpillStats)
 
 
-def _use_def(ins: MInstr) -> tuple[list[int], list[int]]:
-    """Virtual registers read (for liveness) and killed (fully written) by `ins`."""
-    uses, kills = [], []
-    guarded = ins.guard is not None
-    for _, op, is_def in register_operands(ins):
-        rid = op.reg.id
-        if is_def:
-            if op.part is not None or guarded:
-                uses.append(rid)
-            if op.part is None and not guarded:
-                kills.append(rid)
-        else:
-            uses.append(rid)
-    return uses, kills
-
-
-def liveness(mf: MFunction) -> dict[int, set[int]]:
-    """Live-out vreg ids per block (keyed by block index)."""
-    n = len(mf.blocks)
-    index = {id(b): i for i, b in enumerate(mf.blocks)}
-    gen, kill = [set() for _ in range(n)], [set() for _ in range(n)]
-    for i, b in enumerate(mf.blocks):
-        for ins in reversed(b.instrs):
-            uses, kills = _use_def(ins)
-            for k in kills:
-                gen[i].discard(k)
-                kill[i].add(k)
-            gen[i].update(uses)
-    live_in = [set() for _ in range(n)]
-    live_out = [set() for _ in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for i in reversed(range(n)):
-            b = mf.blocks[i]
-            out = set()
-            for s in b.succs:
-                out |= live_in[index[id(s)]]
-            inn = gen[i] | (out - kill[i])
-            if out != live_out[i] or inn != live_in[i]:
-                live_out[i], live_in[i] = out, inn
-                changed = True
-    return {i: live_out[i] for i in range(n)}
+_use_def = use_def     # the name other modules imported before liveness had its own module
 
 
 def interference(mf: MFunction):
@@ -118,60 +90,112 @@ def interference(mf: MFunction):
     return edges, moves
 
 
-def color(mf: MFunction, edges, moves, reserved_r=(1,)) -> dict[int, int]:
-    vregs = mf.vregs
-    present = vregs
-    # Simplify: repeatedly take the node of least (weighted) degree; with ~250 registers
-    # this is plain Chaitin order, and the optimistic select below handles the rest.
-    degree = {v.id: sum(vregs[n].width for n in edges[v.id]) for v in present}
+def registers_of(r_limit: int = R_LIMIT) -> dict[str, list[int]]:
+    """The physical registers each class may take: R0..R(r_limit-1) but the stack pointer,
+    and P0..P6."""
+    return {"R": [r for r in range(r_limit) if r != STACK_POINTER], "P": list(P_REGS)}
+
+
+def present_vregs(mf: MFunction) -> list[int]:
+    """Ids of the virtual registers the code names, ascending."""
+    seen = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            for _, op, _ in register_operands(ins):
+                seen.add(op.reg.id)
+    return sorted(seen)
+
+
+def spill_costs(mf: MFunction, unspillable: set[int] = frozenset()) -> dict[int, float]:
+    """vreg id -> how much spilling it would cost: each read or write weighted by how often
+    its block runs; infinite for registers that spilling itself created."""
+    weights = block_weights(mf)
+    cost: dict[int, float] = {}
+    for bi, b in enumerate(mf.blocks):
+        w = weights[bi]
+        for ins in b.instrs:
+            for _, op, _ in register_operands(ins):
+                cost[op.reg.id] = cost.get(op.reg.id, 0) + w
+    for vid in unspillable:
+        cost[vid] = float("inf")
+    return cost
+
+
+def _simplify(nodes: list[int], edges, width, capacity: int, cost) -> list[int]:
+    """Chaitin–Briggs simplification of one class: the order to colour in (reversed).
+    A node whose neighbours cannot fill the class (degree + width <= capacity) is always
+    colourable and goes first; when none is left, the node of least cost per unit of degree
+    is removed optimistically, as the spill candidate. Without costs (None) the node of
+    least degree is taken every time (plain Chaitin order, which usually colours anyway)."""
+    degree = {v: sum(width[n] for n in edges[v]) for v in nodes}
+    by_degree = [(degree[v], v) for v in nodes]
+    cost_of = cost or {}
+    by_cost = [(cost_of.get(v, 0) / (degree[v] + 1), degree[v], v) for v in nodes]
+    heapq.heapify(by_degree)
+    heapq.heapify(by_cost)
     removed: set[int] = set()
     stack: list[int] = []
-    heap = [(degree[v.id], v.id) for v in present]
-    heapq.heapify(heap)
-    while heap:
-        deg, vid = heapq.heappop(heap)
-        if vid in removed or deg != degree[vid]:
-            continue
-        removed.add(vid)
-        stack.append(vid)
-        for n in sorted(edges[vid]):
+    while len(stack) < len(nodes):
+        while by_degree[0][1] in removed or by_degree[0][0] != degree[by_degree[0][1]]:
+            heapq.heappop(by_degree)
+        d, pick = by_degree[0]
+        if cost is None or d + width[pick] <= capacity:
+            heapq.heappop(by_degree)
+        else:
+            while by_cost[0][2] in removed or by_cost[0][1] != degree[by_cost[0][2]]:
+                heapq.heappop(by_cost)
+            pick = heapq.heappop(by_cost)[2]
+        removed.add(pick)
+        stack.append(pick)
+        for n in sorted(edges[pick]):
             if n not in removed:
-                degree[n] -= vregs[vid].width
-                heapq.heappush(heap, (degree[n], n))
+                degree[n] -= width[pick]
+                heapq.heappush(by_degree, (degree[n], n))
+                if cost is not None:
+                    heapq.heappush(by_cost, (cost_of.get(n, 0) / (degree[n] + 1), degree[n], n))
+    return stack
+
+
+def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = None,
+          cost: dict[int, float] | None = None) -> tuple[dict[int, int], list[int]]:
+    """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
+    are simplified by spill cost once a class is full (see `_simplify`)."""
+    registers = registers or registers_of()
+    vregs = mf.vregs
+    width = {v.id: v.width for v in vregs}
+    present = present_vregs(mf)
     colors: dict[int, int] = {}
-    for vid in reversed(stack):
-        v = vregs[vid]
-        taken: set[int] = set()
-        for n in edges[vid]:
-            if n in colors:
-                taken.update(range(colors[n], colors[n] + vregs[n].width))
-        def fits(c: int) -> bool:
-            if c % v.width:
-                return False
-            span = range(c, c + v.width)
-            if v.cls == "R":
-                return all(r not in taken and r not in reserved_r and r < R_LIMIT for r in span)
-            return all(r not in taken and r in P_REGS for r in span)
-        choice = None
-        for partner in moves[vid]:
-            c = colors.get(partner)
-            if c is not None and vregs[partner].width == v.width and fits(c):
-                choice = c
-                break
-        if choice is None:
-            limit = R_LIMIT if v.cls == "R" else len(P_REGS)
-            choice = next((c for c in range(0, limit, v.width) if fits(c)), None)
-        if choice is None:
-            kind = "predicate" if v.cls == "P" else "general"
-            raise CompileError(f"function {mf.name}: out of {kind} registers "
-                               f"(spilling is not supported yet)")
-        colors[vid] = choice
-    return colors
+    uncoloured: list[int] = []
+    for cls in ("P", "R"):
+        allowed = registers[cls]
+        allowed_set = set(allowed)
+        nodes = [v for v in present if vregs[v].cls == cls]
+        stack = _simplify(nodes, edges, width, len(allowed), cost)
+        for vid in reversed(stack):
+            w = width[vid]
+            taken: set[int] = set()
+            for n in edges[vid]:
+                if n in colors:
+                    taken.update(range(colors[n], colors[n] + width[n]))
+
+            def fits(c: int) -> bool:
+                return c % w == 0 and all(r in allowed_set and r not in taken for r in range(c, c + w))
+            choice = None
+            for partner in moves[vid]:
+                c = colors.get(partner)
+                if c is not None and width[partner] == w and fits(c):
+                    choice = c
+                    break
+            if choice is None:
+                choice = next((c for c in allowed if fits(c)), None)
+            if choice is None:
+                uncoloured.append(vid)
+            else:
+                colors[vid] = choice
+    return colors, sorted(uncoloured)
 
 
-def allocate(mf: MFunction) -> Allocation:
-    edges, moves = interference(mf)
-    colors = color(mf, edges, moves)
+def _highest_r(mf: MFunction, colors: dict[int, int]) -> int:
     max_r = -1
     for b in mf.blocks:
         for ins in b.instrs:
@@ -181,7 +205,84 @@ def allocate(mf: MFunction) -> Allocation:
                 if op.reg.cls == "R":
                     c = colors[op.reg.id] + (op.part or 0)
                     max_r = max(max_r, c + op.width - 1)
-    return Allocation(colors, max_r)
+    return max_r
+
+
+def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
+    kind = "predicate" if all(mf.vregs[v].cls == "P" for v in vids) else "general"
+    return CompileError(f"function {mf.name}: out of {kind} registers "
+                        f"(spilling is not supported yet)")
+
+
+def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
+    """Colour without spilling: a CompileError when a class runs out."""
+    edges, moves = interference(mf)
+    colors, uncoloured = color(mf, edges, moves, registers_of(r_limit))
+    if uncoloured:
+        raise _out_of(mf, uncoloured)
+    return Allocation(colors, _highest_r(mf, colors))
+
+
+def _make_room(mf: MFunction, stuck: list[int], edges, registers, cost) -> set[int]:
+    """Neighbours to spill so that each register spilling created (live for one
+    instruction, never spilled itself) finds a place: the cheapest per 32-bit register,
+    until the neighbours leave room for it twice over (wide ones need aligned space)."""
+    chosen: set[int] = set()
+    width = lambda v: mf.vregs[v].width  # noqa: E731
+    for v in stuck:
+        capacity = len(registers[mf.vregs[v].cls])
+        degree = sum(width(n) for n in edges[v] if n not in chosen)
+        candidates = sorted((n for n in edges[v] if n not in chosen and cost.get(n, 0) != float("inf")),
+                            key=lambda n: (cost.get(n, 0) / width(n), n))
+        for n in candidates:
+            if degree + 2 * width(v) <= capacity:
+                break
+            chosen.add(n)
+            degree -= width(n)
+    return chosen
+
+
+def register_budget(max_registers: int | None) -> int:
+    """R indices the allocator may use under a register count (ptxas's -maxrregcount or
+    `.maxnreg`: the count includes the two registers ptxas reserves)."""
+    if max_registers is None:
+        return R_LIMIT
+    return max(min(max_registers, REGISTER_FILE) - REGISTERS_RESERVED, STACK_POINTER + 2)
+
+
+def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
+                           max_registers: int | None = None) -> tuple[Allocation, Frame]:
+    """Colour, spilling what does not fit, until everything fits. Spill slots go into
+    `frame` (a new one when None); returns the allocation and the frame."""
+    frame = frame if frame is not None else Frame()
+    registers = registers_of(register_budget(max_registers))
+    unspillable: set[int] = set()
+    stats = SpillStats()
+    recomputed_compares = False
+    for _ in range(MAX_ROUNDS):
+        edges, moves = interference(mf)
+        colors, uncoloured = color(mf, edges, moves, registers)
+        if not uncoloured:
+            return Allocation(colors, _highest_r(mf, colors), stats), frame
+        if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
+            recomputed_compares = True
+            if rematerialise_predicates(mf):
+                continue
+        # choose what to spill by cost: simplify again, cheapest per unit of degree first
+        colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable))
+        if not uncoloured:
+            return Allocation(colors, _highest_r(mf, colors), stats), frame
+        spillable = [v for v in uncoloured if v not in unspillable]
+        stuck = [v for v in uncoloured if v in unspillable]
+        if stuck:
+            spillable = sorted(set(spillable) | _make_room(mf, stuck, edges, registers,
+                                                             spill_costs(mf, unspillable)))
+        if not spillable:
+            raise CompileError(f"function {mf.name}: an instruction needs more registers at "
+                               f"once than the register limit allows")
+        Spiller(mf, frame, unspillable, stats).spill(spillable)
+    raise CompileError(f"function {mf.name}: register allocation did not converge after "
+                       f"{MAX_ROUNDS} spill rounds")
 
 
 def verify(mf: MFunction, colors: dict[int, int]) -> None:
