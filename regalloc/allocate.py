@@ -124,35 +124,56 @@ def spill_costs(mf: MFunction, unspillable: set[int] = frozenset()) -> dict[int,
 def _simplify(nodes: list[int], edges, width, capacity: int, cost) -> list[int]:
     """Chaitin–Briggs simplification of one class: the order to colour in (reversed).
     A node whose neighbours cannot fill the class (degree + width <= capacity) is always
-    colourable and goes first; when none is left, the node of least cost per unit of degree
-    is removed optimistically, as the spill candidate. Without costs (None) the node of
-    least degree is taken every time (plain Chaitin order, which usually colours anyway)."""
+    colourable; those go first, least degree first. When none is left, the next node
+    removed (optimistically: it may still find a colour) is the one of least spill cost per
+    unit of degree, or without costs (None) the one of least degree. Heap entries are
+    (key, vreg id) tuples, so the order never depends on set iteration."""
     degree = {v: sum(width[n] for n in edges[v]) for v in nodes}
-    by_degree = [(degree[v], v) for v in nodes]
-    cost_of = cost or {}
-    by_cost = [(cost_of.get(v, 0) / (degree[v] + 1), degree[v], v) for v in nodes]
-    heapq.heapify(by_degree)
-    heapq.heapify(by_cost)
+    low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
+    high: list[tuple] = []                     # lazy: stale entries skipped on pop
+
+    def is_low(v: int) -> bool:
+        return degree[v] + width[v] <= capacity
+
+    def high_key(v: int) -> tuple:
+        if cost is None:
+            return (degree[v], v)
+        return (cost.get(v, 0) / (degree[v] + 1), degree[v], v)
+
+    for v in nodes:
+        heapq.heappush(low, (degree[v], v)) if is_low(v) else high.append(high_key(v))
+    heapq.heapify(high)
     removed: set[int] = set()
     stack: list[int] = []
     while len(stack) < len(nodes):
-        while by_degree[0][1] in removed or by_degree[0][0] != degree[by_degree[0][1]]:
-            heapq.heappop(by_degree)
-        d, pick = by_degree[0]
-        if cost is None or d + width[pick] <= capacity:
-            heapq.heappop(by_degree)
+        if low:
+            pick = heapq.heappop(low)[1]
         else:
-            while by_cost[0][2] in removed or by_cost[0][1] != degree[by_cost[0][2]]:
-                heapq.heappop(by_cost)
-            pick = heapq.heappop(by_cost)[2]
+            while True:
+                entry = heapq.heappop(high)
+                v = entry[-1]
+                if v in removed or is_low(v):
+                    continue
+                if entry[-2] == degree[v]:
+                    break
+                if cost is not None:
+                    # a cost key only grows as the degree falls: re-key on the way out
+                    heapq.heappush(high, high_key(v))
+            pick = v
         removed.add(pick)
         stack.append(pick)
-        for n in sorted(edges[pick]):
-            if n not in removed:
-                degree[n] -= width[pick]
-                heapq.heappush(by_degree, (degree[n], n))
-                if cost is not None:
-                    heapq.heappush(by_cost, (cost_of.get(n, 0) / (degree[n] + 1), degree[n], n))
+        w = width[pick]
+        for n in edges[pick]:
+            if n in removed:
+                continue
+            was_low = is_low(n)
+            degree[n] -= w
+            if was_low:
+                continue
+            if is_low(n):
+                heapq.heappush(low, (degree[n], n))
+            elif cost is None:
+                heapq.heappush(high, high_key(n))
     return stack
 
 
@@ -175,8 +196,9 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
             w = width[vid]
             taken: set[int] = set()
             for n in edges[vid]:
-                if n in colors:
-                    taken.update(range(colors[n], colors[n] + width[n]))
+                c = colors.get(n)
+                if c is not None:
+                    taken.update(range(c, c + width[n]))
 
             def fits(c: int) -> bool:
                 return c % w == 0 and all(r in allowed_set and r not in taken for r in range(c, c + w))
@@ -187,7 +209,10 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     choice = c
                     break
             if choice is None:
-                choice = next((c for c in allowed if fits(c)), None)
+                if w == 1:
+                    choice = next((c for c in allowed if c not in taken), None)
+                else:
+                    choice = next((c for c in allowed if fits(c)), None)
             if choice is None:
                 uncoloured.append(vid)
             else:
@@ -259,19 +284,24 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     unspillable: set[int] = set()
     stats = SpillStats()
     recomputed_compares = False
+    by_cost = False
     for _ in range(MAX_ROUNDS):
         edges, moves = interference(mf)
-        colors, uncoloured = color(mf, edges, moves, registers)
+        colors, uncoloured = color(mf, edges, moves, registers,
+                                   spill_costs(mf, unspillable) if by_cost else None)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
         if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
             recomputed_compares = True
             if rematerialise_predicates(mf):
                 continue
-        # choose what to spill by cost: simplify again, cheapest per unit of degree first
-        colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable))
-        if not uncoloured:
-            return Allocation(colors, _highest_r(mf, colors), stats), frame
+        if not by_cost:
+            # from now on choose what to spill by cost: simplify again, cheapest per unit
+            # of degree first
+            by_cost = True
+            colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable))
+            if not uncoloured:
+                return Allocation(colors, _highest_r(mf, colors), stats), frame
         spillable = [v for v in uncoloured if v not in unspillable]
         stuck = [v for v in uncoloured if v in unspillable]
         if stuck:

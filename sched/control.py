@@ -93,9 +93,11 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
     for slot in slots:
         ins = slot.ins
         if slot.block_start and out:
-            # Drain fixed latencies into the block; wait on every scoreboard at its top.
+            # Drain fixed latencies into the block; wait on every scoreboard at its top: all
+            # six, since an edge from further down (a loop's back edge) or one that skips a
+            # wait in between may bring scoreboards this linear walk sees as free here.
             bump_previous(max(ready.values(), default=0))
-            slot.wait |= sum(1 << sb for sb in range(NUM_SCOREBOARDS) if in_use[sb])
+            slot.wait |= (1 << NUM_SCOREBOARDS) - 1
         need = t
         wait = slot.wait
         for r in slot.reads + slot.writes:
