@@ -423,6 +423,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str,
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
         "module": module,    # the checked AST, so the back end need not parse again
+        "spill_report": {},  # filled by the back end: kernel -> (spill store, load bytes)
     }
 
 
@@ -443,10 +444,11 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def resource_lines(cubin: bytes, arch: str) -> list[str]:
-    """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes alone.
-    Spill figures are 0 (a cubin does not record them), and non-entry functions that
-    ptxas keeps apart get no `Function properties` lines yet."""
+def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[str]:
+    """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
+    back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
+    not record them, so 0 without). Non-entry functions that ptxas keeps apart get no
+    `Function properties` lines yet."""
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
@@ -470,8 +472,9 @@ def resource_lines(cubin: bytes, arch: str) -> list[str]:
             continue
         lines.append(f"Compiling entry function '{k.name}' for '{arch}'")
         lines.append(f"Function properties for {k.name}")
-        lines.append(f"    {k.frame_size} bytes stack frame, 0 bytes spill stores, "
-                     "0 bytes spill loads")
+        stores, loads = (spills or {}).get(k.name, (0, 0))
+        lines.append(f"    {k.frame_size} bytes stack frame, {stores} bytes spill stores, "
+                     f"{loads} bytes spill loads")
         # -G cubins hold two counts; ptxas reports its REGCOUNT record's.
         record = getattr(k, "regcount_attribute", None)
         regs = k.regcount if record is None else record
@@ -550,12 +553,18 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
+    spills = options.get("spill_report") or {}
+    if cl.flag("warn-on-spills"):
+        for name, (stores, loads) in spills.items():
+            if stores or loads:
+                report.warning(f"Registers are spilled to local memory in function '{name}', "
+                               f"{stores} bytes spill stores, {loads} bytes spill loads")
     if report.failed:
         return report.fatal(ABORTED)
 
     if cl.flag("verbose") or cl.flag("verbose2"):
         elapsed_ms = (time.perf_counter() - started) * 1000
-        for text_line in resource_lines(bytes(cubin), arch):
+        for text_line in resource_lines(bytes(cubin), arch, spills):
             if text_line.startswith("    "):
                 report.line(text_line)
             else:

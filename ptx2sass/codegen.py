@@ -275,6 +275,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"))
         codes.append(code)
+        spill_report = (options or {}).get("spill_report")
+        if spill_report is not None:      # the command's -v and --warn-on-spills read it
+            spill_report[fn.name] = (code.spill_store_bytes, code.spill_load_bytes)
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
@@ -305,12 +308,27 @@ def _warp_sync_records(offsets: list[int]) -> list:
             NvInfoRecord.words("COOP_GROUP_INSTR_OFFSETS", *offsets)]
 
 
+REGISTER_FILE_PER_SM = 65536     # 32-bit registers per SM on sm_8x
+REGISTER_GRANULE = 8             # registers per thread are allotted in steps of 8
+
+
 def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
-    """The register count the kernel must fit: `.maxnreg` or -maxrregcount, the smaller."""
-    limits = [int(n) for n in (fn.attributes.get("maxnreg") or [])[:1]]
-    if maxrregcount:
-        limits.append(int(maxrregcount))
-    return min(limits) if limits else None
+    """The register count the kernel must fit, as ptxas decides it (measured with 13.5):
+    `.maxnreg` wins over -maxrregcount; a `.maxntid`/`.reqntid` kernel ignores
+    -maxrregcount and gets what lets that many threads (times `.minnctapersm` blocks) share
+    an SM's register file, in steps of 8 (1024 threads: 64; 768: 80); otherwise
+    -maxrregcount."""
+    maxnreg = fn.attributes.get("maxnreg")
+    if maxnreg:
+        return int(maxnreg[0])
+    threads = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
+    if threads:
+        blocks = int((fn.attributes.get("minnctapersm") or [1])[0]) or 1
+        warps = -(-threads[0] * threads[1] * threads[2] // 32)
+        per_thread = REGISTER_FILE_PER_SM // (warps * 32 * blocks)
+        limit = per_thread // REGISTER_GRANULE * REGISTER_GRANULE
+        return limit if limit < 255 else None
+    return int(maxrregcount) if maxrregcount else None
 
 
 def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:

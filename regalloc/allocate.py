@@ -121,27 +121,39 @@ def spill_costs(mf: MFunction, unspillable: set[int] = frozenset()) -> dict[int,
     return cost
 
 
-def _simplify(nodes: list[int], edges, width, capacity: int, cost) -> list[int]:
+def aligned_places(allowed: list[int], w: int) -> int:
+    """How many aligned groups of `w` registers the class offers."""
+    allowed_set = set(allowed)
+    return sum(1 for c in allowed if c % w == 0 and all(r in allowed_set for r in range(c, c + w)))
+
+
+def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[int]:
     """Chaitin–Briggs simplification of one class: the order to colour in (reversed).
-    A node whose neighbours cannot fill the class (degree + width <= capacity) is always
-    colourable; those go first, least degree first. When none is left, the next node
-    removed (optimistically: it may still find a colour) is the one of least spill cost per
-    unit of degree, or without costs (None) the one of least degree. Heap entries are
-    (key, vreg id) tuples, so the order never depends on set iteration."""
-    degree = {v: sum(width[n] for n in edges[v]) for v in nodes}
+    A node is trivially colourable when its neighbours cannot block every aligned place
+    it could take (a neighbour blocks at most max(1, its width / this width) of them; for
+    single registers this is degree < registers); those go first, least pressure first.
+    When none is left, the next node removed (optimistically: it may still find a colour)
+    is the one of least spill cost per unit of pressure, or without costs (None) the one
+    of least pressure. Heap entries are (key, vreg id) tuples, so the order never depends
+    on set iteration."""
+    places = {w: aligned_places(allowed, w) for w in sorted({width[v] for v in nodes})}
+
+    def blocks(n: int, v: int) -> int:
+        return max(1, width[n] // width[v])
+    pressure = {v: sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop
 
     def is_low(v: int) -> bool:
-        return degree[v] + width[v] <= capacity
+        return pressure[v] < places[width[v]]
 
     def high_key(v: int) -> tuple:
         if cost is None:
-            return (degree[v], v)
-        return (cost.get(v, 0) / (degree[v] + 1), degree[v], v)
+            return (pressure[v], v)
+        return (cost.get(v, 0) / (pressure[v] + 1), pressure[v], v)
 
     for v in nodes:
-        heapq.heappush(low, (degree[v], v)) if is_low(v) else high.append(high_key(v))
+        heapq.heappush(low, (pressure[v], v)) if is_low(v) else high.append(high_key(v))
     heapq.heapify(high)
     removed: set[int] = set()
     stack: list[int] = []
@@ -154,24 +166,23 @@ def _simplify(nodes: list[int], edges, width, capacity: int, cost) -> list[int]:
                 v = entry[-1]
                 if v in removed or is_low(v):
                     continue
-                if entry[-2] == degree[v]:
+                if entry[-2] == pressure[v]:
                     break
                 if cost is not None:
-                    # a cost key only grows as the degree falls: re-key on the way out
+                    # a cost key only grows as the pressure falls: re-key on the way out
                     heapq.heappush(high, high_key(v))
             pick = v
         removed.add(pick)
         stack.append(pick)
-        w = width[pick]
         for n in edges[pick]:
             if n in removed:
                 continue
             was_low = is_low(n)
-            degree[n] -= w
+            pressure[n] -= blocks(pick, n)
             if was_low:
                 continue
             if is_low(n):
-                heapq.heappush(low, (degree[n], n))
+                heapq.heappush(low, (pressure[n], n))
             elif cost is None:
                 heapq.heappush(high, high_key(n))
     return stack
@@ -191,7 +202,7 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
         allowed = registers[cls]
         allowed_set = set(allowed)
         nodes = [v for v in present if vregs[v].cls == cls]
-        stack = _simplify(nodes, edges, width, len(allowed), cost)
+        stack = _simplify(nodes, edges, width, allowed, cost)
         for vid in reversed(stack):
             w = width[vid]
             taken: set[int] = set()
@@ -249,21 +260,23 @@ def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
 
 
 def _make_room(mf: MFunction, stuck: list[int], edges, registers, cost) -> set[int]:
-    """Neighbours to spill so that each register spilling created (live for one
-    instruction, never spilled itself) finds a place: the cheapest per 32-bit register,
-    until the neighbours leave room for it twice over (wide ones need aligned space)."""
+    """Neighbours to spill so that a register spilling created (live for one instruction,
+    never spilled itself) finds a place next round: the cheapest per 32-bit register, at
+    least its own width's worth, and enough that the rest leave room for it twice over."""
     chosen: set[int] = set()
-    width = lambda v: mf.vregs[v].width  # noqa: E731
+    width = lambda n: mf.vregs[n].width  # noqa: E731
     for v in stuck:
         capacity = len(registers[mf.vregs[v].cls])
         degree = sum(width(n) for n in edges[v] if n not in chosen)
+        freed = 0
         candidates = sorted((n for n in edges[v] if n not in chosen and cost.get(n, 0) != float("inf")),
                             key=lambda n: (cost.get(n, 0) / width(n), n))
         for n in candidates:
-            if degree + 2 * width(v) <= capacity:
+            if freed >= width(v) and degree + 2 * width(v) <= capacity:
                 break
             chosen.add(n)
             degree -= width(n)
+            freed += width(n)
     return chosen
 
 

@@ -128,7 +128,7 @@ class Spiller:
     def _memory(self, vid: int, offset: int = 0) -> VMem:
         return VMem(STACK_POINTER, self.slot[vid] + offset, wide=False)
 
-    def _reload(self, vid: int, into: VOp, out: list[MInstr]) -> None:
+    def _reload(self, vid: int, into: VOp, out: list[MInstr], word: int | None = None) -> None:
         if vid in self.recompute:
             original = self.recompute[vid]
             out.append(MInstr(original.opcode, original.modifiers, [into, *original.uses], 1, None,
@@ -136,16 +136,16 @@ class Spiller:
         elif vid in self.home:
             out.append(MInstr("ISETP", ("NE", "AND"), [into, PT, self.home[vid], RZ, PT], 2))
         else:
-            width = self.mf.vregs[vid].width
-            out.append(MInstr("LDL", SIZE_MODIFIER[width], [into, self._memory(vid)], 1))
+            width = self.mf.vregs[vid].width if word is None else 1
+            out.append(MInstr("LDL", SIZE_MODIFIER[width], [into, self._memory(vid, 4 * (word or 0))], 1))
             self.stats.load_bytes += 4 * width
 
-    def _store(self, vid: int, value: VOp, out: list[MInstr]) -> None:
+    def _store(self, vid: int, value: VOp, out: list[MInstr], word: int | None = None) -> None:
         if vid in self.home:
             out.append(MInstr("SEL", (), [self.home[vid], RZ, Imm(1), replace(value, inv=True)], 1))
         else:
-            width = self.mf.vregs[vid].width
-            out.append(MInstr("STL", SIZE_MODIFIER[width], [self._memory(vid), value], 0))
+            width = self.mf.vregs[vid].width if word is None else 1
+            out.append(MInstr("STL", SIZE_MODIFIER[width], [self._memory(vid, 4 * (word or 0)), value], 0))
             self.stats.store_bytes += 4 * width
 
     # --- rewriting -------------------------------------------------------------------------
@@ -169,40 +169,53 @@ class Spiller:
         return True
 
     def _rewrite(self, ins: MInstr, named: list[int], out: list[MInstr]) -> None:
-        temp: dict[int, object] = {}
+        temp: dict[int, tuple] = {}          # vid -> (temp vreg, the one part it stands for)
         reads, writes = set(), set()
         guarded = ins.guard is not None
+        occurrences: dict[int, list] = {}
         for _, op, is_def in register_operands(ins):
-            vid = op.reg.id
-            if vid not in named:
-                continue
-            if vid not in temp:
-                t = self.mf.new_vreg(op.reg.cls, op.reg.width)
-                self.unspillable.add(t.id)
-                temp[vid] = t
-            if is_def:
-                writes.add(vid)
-                if op.part is not None or guarded:
+            if op.reg.id in named:
+                occurrences.setdefault(op.reg.id, []).append((op, is_def))
+        for vid in named:
+            ops = occurrences[vid]
+            parts = {op.part for op, _ in ops}
+            reg = ops[0][0].reg
+            # one 32-bit word of a register kept in memory: reload or store just that word
+            # (a write of it then leaves the other words alone, so it needs no reload)
+            word = parts.pop() if (len(parts) == 1 and vid in self.slot and reg.width > 1
+                                   and None not in parts and not guarded) else None
+            t = self.mf.new_vreg(reg.cls, 1 if word is not None else reg.width)
+            self.unspillable.add(t.id)
+            temp[vid] = (t, word)
+            for op, is_def in ops:
+                if is_def:
+                    writes.add(vid)
+                    if word is None and (op.part is not None or guarded):
+                        reads.add(vid)
+                else:
                     reads.add(vid)
-            else:
-                reads.add(vid)
         for vid in named:
             if vid in reads:
-                self._reload(vid, VOp(temp[vid]), out)
+                t, word = temp[vid]
+                self._reload(vid, VOp(t), out, word)
         ins.operands = [self._renamed(op, temp) for op in ins.operands]
         if isinstance(ins.guard, VOp):
             ins.guard = self._renamed(ins.guard, temp)
         out.append(ins)
         for vid in named:
             if vid in writes:
-                self._store(vid, VOp(temp[vid]), out)
+                t, word = temp[vid]
+                self._store(vid, VOp(t), out, word)
 
     @staticmethod
     def _renamed(op, temp: dict):
+        def swap(v: VOp) -> VOp:
+            t, word = temp[v.reg.id]
+            return replace(v, reg=t, part=None) if word is not None else replace(v, reg=t)
         if isinstance(op, VOp) and op.reg.id in temp:
-            return replace(op, reg=temp[op.reg.id])
+            return swap(op)
         if isinstance(op, VMem) and isinstance(op.base, VOp) and op.base.reg.id in temp:
-            return replace(op, base=replace(op.base, reg=temp[op.base.reg.id]))
+            return replace(op, base=swap(op.base))
         if isinstance(op, ConstRef) and isinstance(op.ureg, VOp) and op.ureg.reg.id in temp:
-            return replace(op, ureg=replace(op.ureg, reg=temp[op.ureg.reg.id]))
+            return replace(op, ureg=swap(op.ureg))
         return op
