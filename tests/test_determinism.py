@@ -56,3 +56,37 @@ def test_cubins_identical_across_hash_seeds_and_repeats():
     for f in files:
         assert first[f][0] == first[f][1], f"{f}: differs between two compiles in one process"
         assert first[f] == second[f], f"{f}: differs between PYTHONHASHSEED 1 and 4242"
+
+
+SPILL_SCRIPT = """
+import hashlib, json, sys
+sys.path.insert(0, "tests")
+from ptx2sass import codegen
+from ptx2sass.emu.testing import TINYGRAD_DIR
+import test_regalloc_spill as spill
+cases = [(spill.PTX, spill.LIMIT),
+         ((TINYGRAD_DIR / "sqrt_float16_software__E_16_32_4.ptx").read_text(), None)]
+out = []
+for ptx, limit in cases:
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
+                                       {"maxrregcount": limit}, filename="k.ptx")
+    out.append(hashlib.sha256(cubin).hexdigest())
+print(json.dumps(out))
+"""
+
+
+def test_spilling_is_deterministic_across_hash_seeds():
+    """The spill paths (registers to the stack frame under -maxrregcount, predicates kept in
+    R registers) choose, place and order their code the same way in every process."""
+    from ptx2sass.emu.testing import TINYGRAD_DIR
+    if not (TINYGRAD_DIR / "sqrt_float16_software__E_16_32_4.ptx").is_file():
+        import pytest
+        pytest.skip("no tinygrad corpus")
+    digests = []
+    for seed in ("0", "977"):
+        run = subprocess.run([sys.executable, "-c", SPILL_SCRIPT], cwd=REPO,
+                             env={**os.environ, "PYTHONHASHSEED": seed},
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        digests.append(json.loads(run.stdout))
+    assert digests[0] == digests[1]
