@@ -106,3 +106,12 @@ IMMEDIATE_FACTORS = [
 def test_immediate_factor(body):
     ours, theirs, _ = run_both(body, 32, 2, 32, values=EDGES32)
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("body", ["mul.hi.u64 %o, %a0, %a1;", "mul.hi.s64 %o, %a0, %a1;",
+                                  "mul.hi.s64 %o, %a0, -4294967296;"])
+def test_mul_hi_64(body):
+    ours, theirs, data = run_both(body, 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]

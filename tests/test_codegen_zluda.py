@@ -16,7 +16,6 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # Kernels using constructs the code generator does not support yet: the CompileError's
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
-    'mul_hi': '`mul.hi.u64` not supported yet',
     'mul24_hi_u32': '`mul24.hi.u32` not supported yet',
     'mul24_hi_s32': '`mul24.hi.s32` not supported yet',
     'cvt_pack': '`cvt.sat.u8.s32` not supported yet',

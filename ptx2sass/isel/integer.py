@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.mir import IMPLICIT_DEF, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 from ptx2sass.isel.common import (BOOL_OPS, FLOAT_COMPARE, INT_COMPARE, LUT, NOT_PT, PT,
                                   RZ, _bits, _is_float, _signed)
 
@@ -106,6 +106,8 @@ class IntegerSelection:
         bits = _bits(ty)
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, None)
+        if bits == 64 and mode == "hi":
+            return self.mul_hi64(d, a, b, _signed(ty))
         if bits > 32:
             raise self.unsupported(f"`mul.{mode}.{ty}`")
         if bits < 32 and mode != "lo":
@@ -121,6 +123,50 @@ class IntegerSelection:
             self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, RZ])
         else:
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
+
+    def mul_hi64(self, d, a, b, signed: bool) -> None:
+        """The high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
+        products: the two cross terms summed with their carry, the low product's high word
+        added for its carry only, then the high product with all of it. Signed: subtract
+        the other operand from the unsigned result for each negative one."""
+        a0, a1, b0, b1 = (self.reg_part(a, 0), self.reg_part(a, 1), self.reg_part(b, 0),
+                          self.reg_part(b, 1))
+        pair = lambda: VOp(self.mf.new_vreg("R", 2))   # noqa: E731
+        t, u, low, top = pair(), pair(), pair(), pair()
+        self.emit("IMAD", ("WIDE", "U32"), [t, a1, b0, RZ])
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IMAD", ("WIDE", "U32"), [u, carry, a0, b1, t], ndefs=2)
+        self.emit(IMPLICIT_DEF, (), [top], guarded=False)
+        self.emit(COPY, (), [VOp(top.reg, 0), VOp(u.reg, 1)], guarded=False)
+        self.emit("IADD3", ("X",), [VOp(top.reg, 1), RZ, RZ, RZ, carry, NOT_PT])
+        self.emit("IMAD", ("WIDE", "U32"), [low, a0, b0, RZ])
+        carry2, scratch = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [scratch, carry2, VOp(low.reg, 1), VOp(u.reg, 0), RZ], ndefs=2)
+        hi = pair()
+        self.emit("IMAD", ("WIDE", "U32", "X"), [hi, a1, b1, top, carry2])
+        if signed:
+            for x, y in ((a, b), (b, a)):      # if y < 0: hi -= x
+                negative = VOp(self.mf.new_vreg("P"))
+                self.emit("ISETP", ("LT", "AND"), [negative, PT, self.reg_part(y, 1), RZ, PT], ndefs=2)
+                diff, borrow = pair(), VOp(self.mf.new_vreg("P"))
+                self.emit(IMPLICIT_DEF, (), [diff], guarded=False)
+                x0 = self.reg_part(x, 0)
+                if not isinstance(x0, VOp):       # a zero low word still borrows: ~0 + 1
+                    x0 = VOp(self.mf.new_vreg())
+                    self.move(x0, RZ)
+                self.emit("IADD3", (), [VOp(diff.reg, 0), borrow, VOp(hi.reg, 0),
+                                        self.negate(x0), RZ], ndefs=2)
+                self.emit("IADD3", ("X",), [VOp(diff.reg, 1), VOp(hi.reg, 1),
+                                            self.invert(self.reg_part(x, 1)), RZ, borrow, NOT_PT])
+                chosen = pair()
+                self.emit(IMPLICIT_DEF, (), [chosen], guarded=False)
+                for k in range(2):
+                    self.emit("SEL", (), [VOp(chosen.reg, k), VOp(diff.reg, k), VOp(hi.reg, k),
+                                          negative])
+                hi = chosen
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
 
     def imad(self, mods, d, a, b, c) -> None:
         """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none.
