@@ -15,7 +15,8 @@ When a class runs out, simplification removes the node of least spill cost per u
 degree (cost: its reads and writes weighted by loop depth, `regalloc.loops`), select
 colours optimistically, and whatever stays uncoloured is spilled (`regalloc.spill`) and the
 whole allocation runs again. Predicates first try recomputing their compares
-(`regalloc.remat_predicates`).
+(`regalloc.remat_predicates`). Before the first colouring, copies are coalesced
+conservatively (`regalloc.coalesce`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
+from ptx2sass.regalloc.coalesce import coalesce
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
@@ -298,8 +300,10 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     stats = SpillStats()
     recomputed_compares = False
     by_cost = False
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         edges, moves = interference(mf)
+        if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
+            edges, moves = interference(mf)
         colors, uncoloured = color(mf, edges, moves, registers,
                                    spill_costs(mf, unspillable) if by_cost else None)
         if not uncoloured:
