@@ -921,15 +921,7 @@ class _StatementLexer:
             if m is None:
                 break
             rows.append(fastpath.build_row(m, lx.lineno, lx.line_start))
-            pos = m.end()
-            while True:   # the rest of the line, blank lines and comments
-                pos = _BLANK.match(data, pos).end()
-                if pos < len(data) and data[pos] == "\n":
-                    lx.lineno += 1
-                    pos += 1
-                    lx.line_start = pos
-                else:
-                    break
+            pos = self.skip_blank_lines(m.end())   # the rest of the line, blank lines, comments
         if not rows:   # not a plain row: the grammar takes it, token by token
             lx.lexpos = start_pos
             self.at_start = False
@@ -944,13 +936,26 @@ class _StatementLexer:
         self.at_start = True
         return tok
 
+    def skip_blank_lines(self, pos: int) -> int:
+        """Past blanks, line comments and newlines from `pos`, counting the lines."""
+        lx = self.lexer
+        data = lx.lexdata
+        while True:
+            pos = _BLANK.match(data, pos).end()
+            if pos < len(data) and data[pos] == "\n":
+                lx.lineno += 1
+                pos += 1
+                lx.line_start = pos
+            else:
+                return pos
+
     def instructions(self, m, pos):
         """A run of consecutive plain statements (instructions, and `.reg` declarations inside
         a body) as one INSTRUCTIONS token: the grammar then reduces once per run instead of
         once per statement."""
         lx = self.lexer
         data = lx.lexdata
-        statement, blank, build = fastpath.STATEMENT, _BLANK, fastpath.build
+        statement, build = fastpath.STATEMENT, fastpath.build
         tok = lex.LexToken()
         tok.type = "INSTRUCTIONS"
         tok.lineno = lx.lineno
@@ -963,21 +968,11 @@ class _StatementLexer:
                 run.append(build(m, lx.lineno, lx.line_start))
             else:
                 run.append(build_decl(m, lx.lineno, lx.line_start))
-            pos = end = m.end()
-            while True:   # blank lines and line comments before the next statement
-                pos = blank.match(data, pos).end()
-                if pos < len(data) and data[pos] == "\n":
-                    lx.lineno += 1
-                    pos += 1
-                    lx.line_start = pos
-                else:
-                    break
+            pos = self.skip_blank_lines(m.end())
             m = statement.match(data, pos)
             if m is None and self.depth:
                 m = reg_decl.match(data, pos)
-        # Leave the lexer right after the last statement's blanks, as the token-by-token
-        # path would (it skips them itself on the next call).
-        lx.lexpos = pos if pos > end else end
+        lx.lexpos = pos
         tok.value = run
         return tok
 
@@ -985,18 +980,9 @@ class _StatementLexer:
         lx = self.lexer
         if self.at_start or self.after_loc:
             data = lx.lexdata
-            pos = lx.lexpos
-            newline_seen = False
-            while True:   # blank lines and line comments between statements
-                pos = _BLANK.match(data, pos).end()
-                if pos < len(data) and data[pos] == "\n":
-                    lx.lineno += 1
-                    pos += 1
-                    lx.line_start = pos
-                    newline_seen = True
-                else:
-                    break
-            lx.lexpos = pos
+            line = lx.lineno
+            pos = lx.lexpos = self.skip_blank_lines(lx.lexpos)
+            newline_seen = lx.lineno != line
             if self.after_loc and newline_seen:   # a .loc line has ended
                 self.after_loc = False
                 self.at_start = True
