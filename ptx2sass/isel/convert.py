@@ -70,9 +70,7 @@ class ConvertSelection:
         dst = self.dst(d)
         if _bits(dty) == 64:
             self.begin_wide(d)
-        src = a if isinstance(a, VOp) else self.wide_reg(a) if _bits(sty) == 64 else self.reg_part(a)
-        if isinstance(src, Reg) and src.is_zero and _bits(sty) == 64:
-            src = self.force_wide(a)
+        src = a if isinstance(a, VOp) else self.force_wide(a) if _bits(sty) == 64 else self.reg_part(a)
         round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
         if _is_float(dty) and _is_float(sty):
             if dty == sty:

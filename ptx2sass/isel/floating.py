@@ -8,7 +8,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
-from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+from ptx2sass.mir import COPY, VOp
 from ptx2sass.isel.common import (FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
                                   _signed)
 
@@ -109,9 +109,7 @@ class FloatSelection:
         if ty == "f64" and not nan:
             if self.guard is not None:
                 raise self.unsupported(f"guarded `{ins.opcode}.f64`")
-            wa, wb = self.wide_reg(a), self.wide_reg(b)
-            if not isinstance(wa, VOp) or not isinstance(wb, VOp):
-                wa, wb = self.force_wide(a), self.force_wide(b)
+            wa, wb = self.force_wide(a), self.force_wide(b)
             pick, both_nan = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
             self.emit("DSETP", ("MIN" if which == PT else "MAX", "AND"),
                       [pick, both_nan, wa, wb, PT], ndefs=2)
@@ -127,13 +125,7 @@ class FloatSelection:
     def force_wide(self, op) -> VOp:
         """A 64-bit operand in a register pair, even a zero constant."""
         r = self.wide_reg(op)
-        if isinstance(r, VOp):
-            return r
-        t = self.mf.new_vreg("R", 2)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        for k in range(2):
-            self.move(VOp(t, k), RZ)
-        return VOp(t)
+        return r if isinstance(r, VOp) else self.pair_of(op)
 
     def half_setp(self, ins, cmp, bool_mod, p, second, combine):
         """setp on f16/bf16: HSETP2 on the low halves."""

@@ -51,10 +51,10 @@ class IntDivision:
                 self.emit("LOP3", ("LUT",), [sign_source, n, d, RZ, Imm(XOR_AB), NOT_PT])
             positive = self.new_p()
             self.emit("ISETP", ("GE", "AND"), [positive, PT, sign_source, RZ, PT], ndefs=2)
-            self.guarded_op(positive, True, "IADD3", (), [result, RZ, VOp(result.reg, neg=True), RZ])
+            self.guarded(positive, True, "IADD3", (), [result, RZ, VOp(result.reg, neg=True), RZ])
         nonzero = self.new_p()
         self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, d, RZ, PT], ndefs=2)
-        self.guarded_op(nonzero, True, "LOP3", ("LUT",), [result, RZ, d, RZ, Imm(NOT_B), NOT_PT])
+        self.guarded(nonzero, True, "LOP3", ("LUT",), [result, RZ, d, RZ, Imm(NOT_B), NOT_PT])
         self.emit(COPY, (), [self.dst(ins.dests[0]), result], guarded=False)
 
     def unsigned_divide(self, n: VOp, d: VOp, remainder: bool) -> tuple[VOp, VOp]:
@@ -81,9 +81,9 @@ class IntDivision:
         for _ in range(2):        # at most two corrections
             p = self.new_p()
             self.emit("ISETP", ("GE", "U32", "AND"), [p, PT, r, d, PT], ndefs=2)
-            self.guarded_op(p, False, "IADD3", (), [r, r, VOp(d.reg, neg=True), RZ])
+            self.guarded(p, False, "IADD3", (), [r, r, VOp(d.reg, neg=True), RZ])
             if not remainder:
-                self.guarded_op(p, False, "IADD3", (), [q, q, Imm(1), RZ])
+                self.guarded(p, False, "IADD3", (), [q, q, Imm(1), RZ])
         return q, r
 
     # --- 64 bits ---------------------------------------------------------------------------
@@ -120,7 +120,7 @@ class IntDivision:
             self.emit("ISETP", ("EQ", "U32", "AND", "EX"), [zero, PT, VOp(d.reg, 1), RZ, PT, low],
                       ndefs=2)
             for k in range(2):
-                self.guarded_op(zero, False, "IADD3", (), [VOp(result.reg, k), RZ, Imm(0xFFFFFFFF), RZ])
+                self.guarded(zero, False, "IADD3", (), [VOp(result.reg, k), RZ, Imm(0xFFFFFFFF), RZ])
         out = ins.dests[0]
         self.begin_wide(out)
         for k in range(2):
@@ -207,9 +207,3 @@ class IntDivision:
 
     def new_p(self) -> VOp:
         return VOp(self.mf.new_vreg("P"))
-
-    def guarded_op(self, p: VOp, negate: bool, opcode, mods, operands) -> None:
-        """An instruction under a predicate of the sequence (the register keeps its value
-        where the predicate is false)."""
-        mi = self.emit(opcode, mods, operands, guarded=False)
-        mi.guard = VOp(p.reg, inv=negate)
