@@ -747,7 +747,8 @@ def p_error(tok):
     data = lexer.lexdata
     column = tok.lexpos - data.rfind("\n", 0, tok.lexpos)
     if tok.type == "INSTRUCTIONS":
-        near = tok.value[0].opcode
+        first = tok.value[0]   # a run may open with an Instruction or a fast-lane .reg VariableDecl
+        near = first.opcode if isinstance(first, ast.Instruction) else first.space
     elif tok.type == "SECTION_ROW":
         near = tok.value[0].type
     else:
