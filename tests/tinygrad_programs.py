@@ -1,6 +1,6 @@
 """Small tinygrad programs for the backend tests: each takes a device name and returns a
-NumPy array; the SASSEMU result is compared with tinygrad's PYTHON device (its own UOp
-interpreter, independent of PTX, ptx2sass and the emulator)."""
+NumPy array; the SASSEMU result is compared with tinygrad's CPU device (C through clang,
+independent of PTX, ptx2sass and the emulator)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +17,8 @@ def on(device: str):
 def _data(shape, dtype, lo=-3, hi=3, seed=0):
     rng = np.random.default_rng(RNG_SEED + seed)
     if np.dtype(dtype).kind in "iu":
-        # narrow integers stay small: tinygrad's PTX computes int8/uint8 in 16-bit registers
-        # without wrapping, its PYTHON device wraps (a tinygrad difference, not ours)
+        # narrow integers stay small so that no result overflows: tinygrad's PTX computes
+        # int8/uint8 in 16-bit registers without wrapping (a tinygrad difference, not ours)
         bound = 6 if np.dtype(dtype).itemsize == 1 else 50
         info = np.iinfo(dtype)
         return rng.integers(max(info.min, -bound), min(info.max, bound), size=shape).astype(dtype)
