@@ -21,7 +21,9 @@ from dataclasses import replace
 
 import numpy as np
 from tinygrad.device import Allocator, BufferSpec, Compiled, Compiler, CompileError, Program
-from tinygrad.renderer.ptx import PTXRenderer
+from tinygrad.dtype import dtypes
+from tinygrad.renderer.ptx import PTXRenderer, asm_for_op
+from tinygrad.uop.ops import Ops
 
 DEFAULT_ARCH = "sm_89"
 
@@ -51,8 +53,20 @@ class SASSCompiler(Compiler):
         print(sass_listing(lib, self.arch))
 
 
+def _ieee_for_float64(op: Ops, approx_spelling):
+    """PTX has no `rcp/sqrt.approx.f64` (only `rcp.approx.ftz.f64`, a 20-bit seed), which
+    tinygrad 0.14 writes anyway: for float64 write the IEEE `.rn` form, as a C compiler would
+    compute it; other types keep tinygrad's own spelling."""
+    name = {Ops.RECIPROCAL: "rcp", Ops.SQRT: "sqrt"}[op]
+    return lambda d, a, dt, ty: (f"{name}.rn.f64 {d}, {a};" if dt == dtypes.float64
+                                 else approx_spelling(d, a, dt, ty))
+
+
 class SASSRenderer(PTXRenderer):
-    """PTXRenderer whose PTX ptx2sass compiles, tensor cores included (HMMA)."""
+    """PTXRenderer whose PTX ptx2sass compiles, tensor cores included (HMMA), with valid PTX
+    for float64 reciprocal and square root."""
+    code_for_op = {**asm_for_op, **{op: _ieee_for_float64(op, asm_for_op[op])
+                                    for op in (Ops.RECIPROCAL, Ops.SQRT)}}
 
     def __init__(self, target):
         # PTXRenderer's own constructor would build NVIDIA's JIT-linker compiler: set up
