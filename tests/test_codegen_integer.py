@@ -64,6 +64,30 @@ def test_bit_fields(body):
                            hex(ours[i]), hex(theirs[i])) for i in bad[:4]]
 
 
+# 64-bit fields: positions/lengths are the low words of %a1/%a2 (0, inside, 32, 63, 64, past
+# 64, garbage above the low byte), the values have both words busy.
+BITFIELD64 = [
+    "cvt.u32.u64 %x0, %a1;\ncvt.u32.u64 %x1, %a2;\nbfe.u64 %o, %a0, %x0, %x1;",
+    "cvt.u32.u64 %x0, %a1;\ncvt.u32.u64 %x1, %a2;\nbfe.s64 %o, %a0, %x0, %x1;",
+    "cvt.u32.u64 %x0, %a1;\ncvt.u32.u64 %x1, %a2;\nbfi.b64 %o, %a0, %a2, %x0, %x1;",
+    "bfi.b64 %o, %a0, %a1, 32, 32;",
+    "bfi.b64 %o, %a0, %a1, 5, 40;",
+    "popc.b64 %x0, %a0;\ncvt.u64.u32 %o, %x0;",
+    "clz.b64 %x0, %a0;\ncvt.u64.u32 %o, %x0;",
+    "brev.b64 %o, %a0;",
+]
+EDGES64 = [0, 1, 5, 31, 32, 33, 40, 63, 64, 65, 255, 0x141, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF,
+           0x7FFFFFFF00000000, 0x00000000FFFFFFFF, 0x123456789ABCDEF0]
+
+
+@pytest.mark.parametrize("body", BITFIELD64)
+def test_bit_operations_64(body):
+    ours, theirs, data = run_both(body, 64, 3, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), hex(data[3 * i + 2]),
+                           hex(ours[i]), hex(theirs[i])) for i in bad[:4]]
+
+
 CARRY_CHAINS = [
     "add.cc.u32 %x0, %a0, %a1;\naddc.cc.u32 %x1, %a1, %a2;\naddc.u32 %o, %x0, %x1;",
     "sub.cc.u32 %x0, %a0, %a1;\nsubc.cc.u32 %x1, %a1, %a2;\nsubc.u32 %o, %x0, %x1;",

@@ -27,6 +27,9 @@ class ConvertSelection:
         dty, sty = ins.type, ins.types[0]
         d, a = ins.dests[0], ins.srcs[0]
         if any(m == "sat" for m in ins.modifiers):
+            if _is_float(sty) and not _is_float(dty):
+                # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
+                return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
             if dty == "u32" and sty == "s32":      # clamp negatives to zero
                 a32 = self.reg_part(a)
                 p = VOp(self.mf.new_vreg("P"))
@@ -107,9 +110,15 @@ class ConvertSelection:
             self.emit("I2F", mods + ((round_to,) if round_to else ()), [dst, src])
             return
         # to an integer
-        if sty == "bf16" or (dty in ("u8", "b8") and sty == "f32"):
+        if sty == "bf16":
             raise self.unsupported(f"`cvt.{dty}.{sty}`")
         mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
+        if dty in ("u8", "b8") and sty == "f32" and mode == "TRUNC":
+            # ptxas's packed convert (the byte lands in the low byte, the rest zero). ptxas
+            # uses it for .rni too, a form the encoding table lacks: F2I.U8 below rounds and
+            # saturates the same way.
+            self.emit("F2IP", ("U8", "F32", "TRUNC", "NTZ"), [dst, RZ, src, RZ])
+            return
         mods = INT_SELECTOR[dty] + (() if sty == "f32" else (sty.upper(),)) + \
             ((mode,) if mode else ())
         if sty != "f64" and _bits(dty) < 64:

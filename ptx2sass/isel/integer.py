@@ -429,6 +429,8 @@ class IntegerSelection:
         self.emit("PRMT", (), [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
 
     def sel_popc(self, ins):
+        if _bits(ins.type) == 64:
+            return self.popc64(ins)
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`popc.{ins.type}`")
         self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
@@ -456,6 +458,8 @@ class IntegerSelection:
     def sel_bfe(self, ins):
         """ptxas: shift the field down (an arithmetic shift for signed types, which also
         fills past the top), then SGXT keeps `len` bits, zero- or sign-extended."""
+        if _bits(ins.type) == 64:
+            return self.bfe64(ins, _signed(ins.type))
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`bfe.{ins.type}`")
         a, pos, length = ins.srcs
@@ -468,6 +472,8 @@ class IntegerSelection:
     def sel_bfi(self, ins):
         """ptxas: the field's mask from BMSK, the inserted value shifted into place, and one
         LOP3 choosing between them (a & mask | b & ~mask)."""
+        if _bits(ins.type) == 64:
+            return self.bfi64(ins)
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`bfi.{ins.type}`")
         a, b, pos, length = ins.srcs
@@ -484,11 +490,15 @@ class IntegerSelection:
                                      Imm(0xE2), NOT_PT])
 
     def sel_brev(self, ins):
+        if _bits(ins.type) == 64:
+            return self.brev64(ins)
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`brev.{ins.type}`")
         self.emit("BREV", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def sel_clz(self, ins):
+        if _bits(ins.type) == 64:
+            return self.clz64(ins)
         if _bits(ins.type) != 32:
             raise self.unsupported(f"`clz.{ins.type}`")
         t = VOp(self.mf.new_vreg())

@@ -22,6 +22,7 @@ from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
 from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
+from ptx2sass.isel.bits64 import Bits64
 from ptx2sass.isel.calls import CallSelection
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
@@ -32,7 +33,7 @@ from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
 
 
-class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, MatrixMultiply,
+class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
