@@ -62,3 +62,12 @@ def test_min_max_nan_keeps_the_nan_modifier():
     ptx = BINARY_KERNEL.format(op="min.NaN.f32", b="%f2")
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "t.ptx"), "sm_89", filename="t.ptx")
     assert "FMNMX.NAN" in oracle.nvdisasm(ours)
+
+
+@pytest.mark.parametrize("mods", ["sat", "ftz.sat", "rni.sat", "rmi.ftz.sat", "rzi.sat", "rpi.sat"])
+def test_cvt_saturate_f32(mods):
+    """Clamp to [0, 1], NaN to zero, after rounding to an integer when asked."""
+    from codegen_harness import SPECIAL, run_both
+    ours, theirs, _ = run_both(f"cvt.{mods}.f32.f32 %o, %a0;", 32, 1, 32,
+                               values=SPECIAL[32] + [0x3F000000, 0x3F7FFFFF, 0x3FC00000, 0xBF000000])
+    assert (ours == theirs).all()

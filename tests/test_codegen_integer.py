@@ -139,3 +139,21 @@ def test_mul_hi_64(body):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:5]]
+
+
+PERMUTES = ["prmt.b32 %o, %a0, %a1, %a2;"] + \
+    [f"prmt.b32.{m} %o, %a0, %a1, %a2;" for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
+
+
+@pytest.mark.parametrize("body", PERMUTES)
+def test_prmt_modes(body):
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32 + [0x76543210, 0x01234567, 0x8888])
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor", "add", "min", "max"])
+def test_redux_every_operation(op):
+    """AND is REDUX's unnamed default: it must not be spelled out (it has no encoding)."""
+    ty = "u32" if op in ("add", "min", "max") else "b32"
+    ours, theirs, _ = run_both(f"redux.sync.{op}.{ty} %o, %a0, -1;", 32, 1, 32, values=EDGES32)
+    assert (ours == theirs).all()

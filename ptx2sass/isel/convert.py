@@ -30,6 +30,8 @@ class ConvertSelection:
             if _is_float(sty) and not _is_float(dty):
                 # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
                 return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+            if dty == sty == "f32":
+                return self.saturate_f32(ins)
             if dty == "u32" and sty == "s32":      # clamp negatives to zero
                 a32 = self.reg_part(a)
                 p = VOp(self.mf.new_vreg("P"))
@@ -66,6 +68,20 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def saturate_f32(self, ins) -> None:
+        """cvt.sat.f32.f32: clamp to [0, 1] (NaN to 0) by adding zero with .SAT, after the
+        rounding to an integer if one is asked for (FRND), as ptxas does."""
+        d, a = ins.dests[0], self.reg_part(ins.srcs[0])
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        rnd = next((m for m in ins.modifiers if m in FRND_MODE), None)
+        if rnd is not None:
+            rounded, mode = VOp(self.mf.new_vreg()), FRND_MODE[rnd]
+            self.emit("FRND", ftz + ((mode,) if mode else ()), [rounded, a])
+            a = rounded
+        elif any(m in ROUNDING for m in ins.modifiers):
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.f32.f32`")
+        self.emit("FADD", ftz + ("SAT",), [self.dst(d), RZ, a])
 
     def table_convert(self, d, a, dty: str, sty: str, rnd: str | None) -> None:
         """The conversions ptxas does in one instruction (F2F, I2F/I2FP, F2I, FRND, and the

@@ -423,10 +423,9 @@ class IntegerSelection:
         self.emit("SHF", mods, [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
 
     def sel_prmt(self, ins):
-        if any(m in ins.modifiers for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")):
-            raise self.unsupported(f"`prmt.{'.'.join(ins.modifiers)}`")
+        mode = tuple(m.upper() for m in ins.modifiers if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"))
         d, a, b, c = ins.dests[0], *ins.srcs
-        self.emit("PRMT", (), [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
+        self.emit("PRMT", mode, [self.dst(d), self.reg_part(a), self.part_of(c, 0), self.reg_part(b)])
 
     def sel_popc(self, ins):
         if _bits(ins.type) == 64:

@@ -906,7 +906,9 @@ class MemorySelection:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
         self.sync_members(mask)
-        mods = (self.REDUX_OPS[op],) + (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
+        # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
+        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + \
+            (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
         self.warp_sync_op("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
