@@ -157,3 +157,39 @@ def test_redux_every_operation(op):
     ty = "u32" if op in ("add", "min", "max") else "b32"
     ours, theirs, _ = run_both(f"redux.sync.{op}.{ty} %o, %a0, -1;", 32, 1, 32, values=EDGES32)
     assert (ours == theirs).all()
+
+
+SETS = ["set.lt.u32.f32 %o, %a0, %a1;", "set.eq.f32.s32 %o, %a0, %a1;",
+        pytest.param("set.gtu.f32.f32 %o, %a0, %a1;", marks=pytest.mark.xfail(
+            strict=True, reason="ptxas's FSET form (opcode 0x20a) is not in the codec's table")),
+        "set.ne.s32.u32 %o, %a0, %a1;",
+        "setp.ne.u32 %p0, %a2, 0;\nset.lt.and.s32.u32 %o, %a0, %a1, %p0;",
+        "setp.ne.u32 %p0, %a2, 0;\nset.ge.or.f32.s32 %o, %a0, %a1, !%p0;"]
+
+
+@pytest.mark.parametrize("body", SETS)
+def test_set_writes_all_ones_or_one_point_zero(body):
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32 + [0x3F800000, 0x7FC00000])
+    assert (ours == theirs).all()
+
+
+UNSIGNED_SIGNED_4A = pytest.mark.xfail(strict=True, reason="the codec's IDP table reads "
+                                       ".4A.U8.S8 back as .4A.S8.U8 (type order)")
+DOTS = [pytest.param(f"dp4a.{a}.{b} %o, %a0, %a1, %a2;",
+                     marks=[UNSIGNED_SIGNED_4A] if (a, b) == ("u32", "s32") else [])
+        for a in ("u32", "s32") for b in ("u32", "s32")] + \
+    [f"dp2a.{h}.{a}.{b} %o, %a0, %a1, %a2;" for h in ("lo", "hi") for a in ("u32", "s32")
+     for b in ("u32", "s32")]
+
+
+@pytest.mark.parametrize("body", DOTS)
+def test_dot_products(body):
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=EDGES32 + [0x80FF7F01, 0x7F80FF01])
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("d", ["u8", "s8", "u16", "s16"])
+def test_cvt_sat_narrows_s32(d):
+    ours, theirs, _ = run_both(f".reg .b16 %h;\ncvt.sat.{d}.s32 %h, %a0;\ncvt.u32.u16 %o, %h;", 32, 1, 32,
+                               values=EDGES32 + [255, 256, 0xFFFFFF80, 0xFFFF7FFF, 0x8000])
+    assert (ours == theirs).all()

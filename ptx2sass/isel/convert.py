@@ -32,6 +32,11 @@ class ConvertSelection:
                 return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
             if dty == sty == "f32":
                 return self.saturate_f32(ins)
+            if _bits(dty) in (8, 16) and sty == "s32":
+                # I2I clamps a 32-bit integer into an 8/16-bit range
+                self.emit("I2I", (INT_SELECTOR[dty][0], "S32", "SAT"),
+                          [self.dst(d), self.reg_part(a)])
+                return
             if dty == "u32" and sty == "s32":      # clamp negatives to zero
                 a32 = self.reg_part(a)
                 p = VOp(self.mf.new_vreg("P"))

@@ -549,6 +549,38 @@ class IntegerSelection:
         self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
                   [dests[0], second, self.as_reg(a_ext), b_ext, combine], ndefs=2)
 
+    def sel_set(self, ins):
+        """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones
+        or zero for an integer destination, 1.0 or +0.0 for f32."""
+        if self.guard is not None:
+            raise self.unsupported("guarded `set`")
+        dty, sty = ins.type, ins.types[0] if ins.types else ins.type
+        if dty not in ("u32", "s32", "b32", "f32"):
+            raise self.unsupported(f"`set` into .{dty}")
+        self._set_ids = getattr(self, "_set_ids", 0) + 1
+        p = ir.Value(id=-self._set_ids, type="pred")     # ids of real values are >= 0
+        self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
+                               line=ins.line))
+        true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
+        self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
+                                                          VOp(self.vreg(p), inv=True)])
+
+    def sel_dp4a(self, ins):
+        """Four 8-bit products summed into c: IDP.4A, each input's byte signedness from its type."""
+        a_ty, b_ty = ins.type, ins.types[0] if ins.types else ins.type
+        self.dot_product(ins, ("4A", f"{a_ty[0].upper()}8", f"{b_ty[0].upper()}8"))
+
+    def sel_dp2a(self, ins):
+        """Two 16-bit x 8-bit products (a's halves, b's low or high byte pair) summed into c."""
+        a_ty, b_ty = ins.type, ins.types[0] if ins.types else ins.type
+        half = "HI" if "hi" in ins.modifiers else "LO"
+        self.dot_product(ins, ("2A", half, f"{a_ty[0].upper()}16", f"{b_ty[0].upper()}8"))
+
+    def dot_product(self, ins, mods):
+        a, b, c = ins.srcs
+        self.emit("IDP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0),
+                                self.reg_part(c)])
+
     def sel_selp(self, ins):
         d = ins.dests[0]
         a, b, p = ins.srcs
