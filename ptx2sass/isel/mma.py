@@ -1,4 +1,5 @@
-"""`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x.
+"""`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x, IMMA for the
+8-bit integer ones.
 
 PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
 consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
@@ -9,6 +10,8 @@ layouts are the hardware's and PTX's alike: register k of a group is PTX's eleme
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
@@ -22,12 +25,17 @@ HMMA_FORMS = {
     ("m16n8k8", "f32", "bf16"): (("1688", "F32", "BF16"), 4, 2, 1),
     ("m16n8k8", "f32", "tf32"): (("1688", "F32", "TF32"), 4, 4, 2),
 }
+# 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
+# (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
+IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
 
 
 class MatrixMultiply:
     def sel_mma(self, ins):
         shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
         a_type = ins.types[0] if ins.types else None
+        if ins.type == "s32" and a_type in ("s8", "u8"):
+            return self.integer_mma(ins, shape)
         form = HMMA_FORMS.get((shape, ins.type, a_type))
         if form is None or "row" not in ins.modifiers or "col" not in ins.modifiers:
             raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}."
@@ -43,6 +51,24 @@ class MatrixMultiply:
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit("HMMA", mods, [d, a, b, c])
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def integer_mma(self, ins, shape):
+        types = ins.types[:2]
+        if shape not in IMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
+                or any(t not in ("s8", "u8") for t in types) or self.guard is not None:
+            raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
+        name, n_d, n_a, n_b = IMMA_SHAPES[shape]
+        srcs = list(ins.srcs)
+        if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d:
+            raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
+        mods = (name,) + tuple(t.upper() for t in types) + (("SAT",) if "satfinite" in ins.modifiers else ())
+        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
+        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        c = self.gather(srcs[n_a + n_b:])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        self.emit("IMMA", mods, [d, a, b, c])
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
