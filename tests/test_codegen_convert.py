@@ -84,3 +84,15 @@ def test_ftz_to_u8(rnd):
     body = f".reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.{rnd}.ftz.u8.f32 %h1, %x0;\ncvt.u64.u16 %o, %h1;"
     ours, theirs, _ = run_both(body, 64, 1, 64, values=_values(32) + [0x00400000, 0x807FFFFF])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("mods", ["rn", "rz", "rn.relu", "rz.relu"])
+@pytest.mark.parametrize("ty", ["f16x2", "bf16x2"])
+def test_cvt_packs_two_f32(mods, ty):
+    """F2FP.PACK_AB: the first source lands in the high half (NaN, overflow, subnormals, relu)."""
+    from codegen_harness import SPECIAL
+    ours, theirs, data = run_both(f"cvt.{mods}.{ty}.f32 %o, %a0, %a1;", 32, 2, 32,
+                                  values=SPECIAL[32] + [0x477FF000, 0x47800000, 0x33800000, 0xC0490FDB])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:4]]

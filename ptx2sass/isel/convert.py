@@ -46,6 +46,8 @@ class ConvertSelection:
             raise self.unsupported(f"`cvt.sat.{dty}.{sty}`")
         if not _is_float(dty) and not _is_float(sty):
             return self.int_convert(d, a, dty, sty)
+        if dty in ("f16x2", "bf16x2") and sty == "f32":
+            return self.pack_pair(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         if dty == "f32" and sty == "f32":
@@ -73,6 +75,17 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def pack_pair(self, ins) -> None:
+        """cvt.{rn,rz}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a into the high
+        half and b into the low one."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu")]
+        if extra or not any(m in ("rn", "rz") for m in ins.modifiers) or len(ins.srcs) != 2:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+        mods = (("RELU",) if "relu" in ins.modifiers else ()) + \
+            (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
+        a, b = ins.srcs
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
 
     def saturate_f32(self, ins) -> None:
         """cvt.sat.f32.f32: clamp to [0, 1] (NaN to 0) by adding zero with .SAT, after the
