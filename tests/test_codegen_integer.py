@@ -193,3 +193,10 @@ def test_cvt_sat_narrows_s32(d):
     ours, theirs, _ = run_both(f".reg .b16 %h;\ncvt.sat.{d}.s32 %h, %a0;\ncvt.u32.u16 %o, %h;", 32, 1, 32,
                                values=EDGES32 + [255, 256, 0xFFFFFF80, 0xFFFF7FFF, 0x8000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["mul24.lo.u32", "mul24.lo.s32", "mul24.hi.u32", "mul24.hi.s32"])
+def test_mul24(op):
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 32, 2, 32,
+                               values=EDGES32 + [0xFFFFFF, 0x800000, 0x7FFFFF, 0xFF800001])
+    assert (ours == theirs).all()

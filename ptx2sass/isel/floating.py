@@ -9,8 +9,7 @@ from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
 from ptx2sass.mir import COPY, VOp
-from ptx2sass.isel.common import (FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits,
-                                  _signed)
+from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
 
 class FloatSelection:
@@ -166,20 +165,6 @@ class FloatSelection:
         # copysign(a, b): the sign of a, the rest of b (LUT: a ? c : b over (b, imm, a)).
         a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
         self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), b, Imm(0x80000000), a, Imm(0xB8), NOT_PT])
-
-    def sel_mul24(self, ins):
-        if "lo" not in ins.modifiers:
-            raise self.unsupported(f"`mul24.{'.'.join(ins.modifiers)}.{ins.type}`")
-        a, b = ins.srcs
-        ext = []
-        for v in (a, b):
-            t = VOp(self.mf.new_vreg())
-            if _signed(ins.type):
-                self.emit("SGXT", (), [t, self.reg_part(v), Imm(24)])
-            else:
-                self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
-            ext.append(t)
-        self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
 
     def sel_abs(self, ins):
         ty = ins.type

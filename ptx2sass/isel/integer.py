@@ -549,6 +549,27 @@ class IntegerSelection:
         self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
                   [dests[0], second, self.as_reg(a_ext), b_ext, combine], ndefs=2)
 
+    def sel_mul24(self, ins):
+        """The low 24 bits of each input (sign-extended for .s32) multiplied: .lo keeps bits
+        0..31 of the 48-bit product, .hi bits 16..47."""
+        hi = "hi" in ins.modifiers
+        a, b = ins.srcs
+        ext = []
+        for v in (a, b):
+            t = VOp(self.mf.new_vreg())
+            if _signed(ins.type):
+                self.emit("SGXT", (), [t, self.reg_part(v), Imm(24)])
+            else:
+                self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
+            ext.append(t)
+        if not hi:
+            self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
+            return
+        product = VOp(self.mf.new_vreg("R", 2))
+        self.emit("IMAD", ("WIDE",) if _signed(ins.type) else ("WIDE", "U32"), [product, ext[0], ext[1], RZ])
+        self.emit("SHF", ("R", "U64"), [self.dst(ins.dests[0]), VOp(product.reg, 0), Imm(0x10),
+                                        VOp(product.reg, 1)])
+
     def sel_set(self, ins):
         """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones
         or zero for an integer destination, 1.0 or +0.0 for f32."""
