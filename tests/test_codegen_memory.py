@@ -911,3 +911,13 @@ def test_warp_synchronous_instructions_are_listed_as_ptxas_does():
                for l in oracle.nvdisasm(ours, ("-c",)).splitlines() if l.strip().startswith("/*0")}
     assert sorted(listing[o].split()[0].split(".")[0] for o in offsets) == \
         ["BAR", "MATCH", "REDUX", "SHFL", "VOTE", "WARPSYNC"]
+
+
+@pytest.mark.parametrize("policy", [
+    "L2::evict_last.b64 %o, 1.0", "L2::evict_first.b64 %o, 0.5", "L2::evict_normal.b64 %o",
+    "L2::evict_last.L2::evict_first.b64 %o, 0.3", "L2::evict_unchanged.b64 %o, 0.07",
+    "L2::evict_last.L2::evict_unchanged.b64 %o, 0.01"])
+def test_createpolicy_fractional_matches_ptxas(policy):
+    from codegen_harness import run_both
+    ours, theirs, _ = run_both(f"createpolicy.fractional.{policy};", 64, 1, 64)
+    assert (ours == theirs).all(), (hex(ours[0]), hex(theirs[0]))

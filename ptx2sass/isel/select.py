@@ -23,6 +23,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
 from ptx2sass.isel.bits64 import Bits64
+from ptx2sass.isel.cache_policy import CachePolicy
 from ptx2sass.isel.calls import CallSelection
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
@@ -34,7 +35,7 @@ from ptx2sass.isel.memory import MemorySelection
 
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
-               FloatSelection, ConvertSelection, CallSelection):
+               FloatSelection, ConvertSelection, CallSelection, CachePolicy):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
