@@ -17,6 +17,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+from ptx2sass.opt import optimise
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
@@ -272,6 +273,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     for fn in module.functions:
         if not fn.is_entry:
             raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
+        if int((options or {}).get("opt_level", 3)) > 0:
+            optimise(fn)
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"))
         codes.append(code)

@@ -10,6 +10,11 @@ from ptx2sass.isel.common import (BOOL_OPS, FLOAT_COMPARE, INT_COMPARE, LUT, NOT
                                   RZ, _bits, _is_float, _signed)
 
 
+# a < b is b > a: the comparison with its operands swapped (the symmetric ones map to themselves)
+MIRRORED_COMPARE = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "ltu": "gtu", "gtu": "ltu",
+                    "leu": "geu", "geu": "leu", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls"}
+
+
 class IntegerSelection:
     # ------------------------------------------------------------------ integer arithmetic
     def two_sources(self, ins, commutative: bool = True):
@@ -525,7 +530,7 @@ class IntegerSelection:
                 raise self.unsupported(f"`setp.{ty}`")
             ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
             if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
-                raise self.unsupported("`setp` with an immediate first operand")
+                a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)   # the immediate goes second
             self.emit("FSETP", (FLOAT_COMPARE[cmp],) + ftz + (bool_mod,),
                       [dests[0], second, self.reg_part(a), self.fsrc(b), combine], ndefs=2)
             return

@@ -1,0 +1,23 @@
+"""SSA optimisations before instruction selection, one pass per module.
+
+tinygrad, Triton and NVVM all write PTX that names every constant in a register (`mov.b32 %c,
+3; shl.b32 %x, %y, %c`) and copies values between registers of different types. Selecting
+that literally costs a register and an instruction per constant and hides immediates from
+the selector's folding into operands (`SHF ... 0x3`, `LOP3 ... 0x7f`)."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.dce import remove_dead_code
+from ptx2sass.opt.fold import fold_constants
+from ptx2sass.opt.propagate import propagate_copies
+
+MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
+
+
+def optimise(fn: ir.Function) -> None:
+    for _ in range(MAX_ROUNDS):
+        changed = propagate_copies(fn)
+        changed |= fold_constants(fn)
+        changed |= remove_dead_code(fn)
+        if not changed:
+            return

@@ -1,0 +1,63 @@
+"""Rewriting the operands of an SSA function through a substitution map (Value id -> operand)."""
+from __future__ import annotations
+
+from ptx2sass import ir
+
+
+def substitute(fn: ir.Function, subst: dict[int, object]) -> bool:
+    """Replace every use of a substituted value; True if any operand changed. A constant
+    only replaces plain source operands and phi inputs; addresses, guards and guarded-write
+    merges take values only."""
+    changed = False
+
+    def resolve(v, allow_const: bool):
+        nonlocal changed
+        seen = 0
+        while isinstance(v, ir.Value) and v.id in subst and seen < 64:
+            new = subst[v.id]
+            if not allow_const and not isinstance(new, ir.Value):
+                break
+            v, seen = new, seen + 1
+        changed |= seen > 0
+        return v
+
+    for block in fn.blocks:
+        for phi in block.phis:
+            phi.incoming = [(b, resolve(v, True)) for b, v in phi.incoming]
+        for ins in block.instrs:
+            srcs = []
+            for s in ins.srcs:
+                if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
+                    base = resolve(s.base, False)
+                    s = s if base is s.base else ir.Address(base, s.offset)
+                elif isinstance(s, ir.Value):
+                    s = resolve(s, True)
+                srcs.append(s)
+            ins.srcs = srcs
+            if ins.guard is not None:
+                ins.guard = resolve(ins.guard, False)
+            if ins.merge:
+                ins.merge = [resolve(m, False) if isinstance(m, ir.Value) else m for m in ins.merge]
+    return changed
+
+
+def use_counts(fn: ir.Function) -> dict[int, int]:
+    counts: dict[int, int] = {}
+
+    def count(v) -> None:
+        if isinstance(v, ir.Value):
+            counts[v.id] = counts.get(v.id, 0) + 1
+        elif isinstance(v, ir.Address) and isinstance(v.base, ir.Value):
+            counts[v.base.id] = counts.get(v.base.id, 0) + 1
+
+    for block in fn.blocks:
+        for phi in block.phis:
+            for _, v in phi.incoming:
+                count(v)
+        for ins in block.instrs:
+            for s in ins.srcs:
+                count(s)
+            count(ins.guard)
+            for m in ins.merge:
+                count(m)
+    return counts
