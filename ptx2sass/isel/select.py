@@ -35,8 +35,10 @@ from ptx2sass.isel.memory import MemorySelection
 class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
-    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
+    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
+                 callees: dict | None = None):
         self.fn = fn
+        self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
@@ -180,6 +182,8 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
             mb = self.current = self.blocks[id(b)]
             self.out = mb.instrs
             self.guard = None
+            if b is self.fn.entry and not self.fn.is_entry:
+                self.begin_function()            # isel/calls.py
             for phi, tmp in self.phi_temps[id(b)]:
                 self.emit(COPY, (), [VOp(self.vreg(phi.dest)), VOp(tmp)], guarded=False)
             body = b.instrs
@@ -244,7 +248,7 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
         self.ins = term
         if term.opcode in ("ret", "exit"):
             if not self.fn.is_entry:
-                raise self.unsupported("`ret` from a .func (calls)")
+                return self.select_return(term, mb)       # isel/calls.py
             guard = self.guard_of(term)
             self.out.append(MInstr("EXIT", (), [], 0, guard, term.line))
             mb.fallthrough = mb.succs[0] if guard is not None and mb.succs else None
@@ -287,5 +291,5 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout).run()
+                    layout=None, callees: dict | None = None) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees).run()
