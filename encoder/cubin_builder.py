@@ -274,8 +274,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     var_sym: dict[str, int] = {}
     for i, k in enumerate(file_order):
         section_symbol(f".text.{k.name}")
-        for name, at, _ in k.subfunctions:     # local functions right after their section
-            syms.append(Symbol(name, at, len(k.text) - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+        ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
+        for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
+            syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
         if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:

@@ -19,6 +19,12 @@ ptxas chooses some of these registers per call graph; this convention fixes them
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
 refused (ptxas passes the rest on the stack).
+
+Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
+address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
+that calls through a pointer has a table in `.nv.constant2.<kernel>` of 64-bit code offsets
+(word 0 holds 1, for the null pointer), and calls with `LDC.64 Rt, c[0x2][Rptr]` then
+`CALL.REL.NOINC Rt `(kernel)`; its text holds a copy of every address-taken function.
 """
 from __future__ import annotations
 
@@ -61,3 +67,31 @@ def register_layout(types: list[str], what: str, function: str) -> list[tuple[in
 def result_registers(types: list[str], function: str) -> set[int]:
     """The physical registers a function's results occupy: it need not preserve them."""
     return {r + k for r, w in register_layout(types, "result", function) for k in range(w)}
+
+
+POINTER_STRIDE = 8
+NULL_POINTER_ENTRY = 1
+INDIRECT = "*"          # in MFunction.calls: the function calls through a pointer
+
+
+def function_pointers(module) -> dict[str, int]:
+    """Address-taken out-of-line functions of an IR module -> their pointer value: those
+    named other than as a call's target, or in a variable's initialiser, in module order."""
+    names = {fn.name for fn in module.functions if not fn.is_entry}
+    taken = {name for v in module.variables for _, name, _ in v.relocations if name in names}
+    for fn in module.functions:
+        for b in fn.blocks:
+            for ins in b.instrs:
+                srcs = ins.srcs[1:] if ins.opcode == "call" else ins.srcs
+                taken.update(s.name for s in srcs if getattr(s, "name", None) in names
+                             and type(s).__name__ == "Symbol")
+    order = [fn.name for fn in module.functions if fn.name in taken]
+    return {name: POINTER_STRIDE * (i + 1) for i, name in enumerate(order)}
+
+
+def pointer_table(pointers: dict[str, int], offsets: dict[str, int]) -> bytes:
+    """A kernel's `.nv.constant2` table: 64-bit code offsets indexed by pointer value."""
+    words = [NULL_POINTER_ENTRY] + [0] * len(pointers)
+    for name, value in pointers.items():
+        words[value // POINTER_STRIDE] = offsets[name]
+    return b"".join(w.to_bytes(8, "little") for w in words)

@@ -175,8 +175,9 @@ class _Compiled:
 
 
 def _compile_function(fn: ir.Function, info, filename: str | None, layout: KernelLayout | None,
-                      max_registers: int | None, callees: dict | None = None) -> _Compiled:
-    mf = select_function(fn, info, filename, layout, callees)
+                      max_registers: int | None, callees: dict | None = None,
+                      pointers: dict | None = None) -> _Compiled:
+    mf = select_function(fn, info, filename, layout, callees, pointers)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
     compiled = _Compiled(fn, mf, alloc, frame)
@@ -266,12 +267,15 @@ def _epilogue(c: _Compiled) -> list[Slot]:
     return out
 
 
-def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled]) -> list[str]:
-    """The out-of-line functions a kernel reaches, in the order first called."""
+def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled], pointers: dict[str, int]) -> list[str]:
+    """The out-of-line functions a kernel reaches, in the order first called (a call
+    through a pointer reaches every address-taken function)."""
     order, work = [], list(mf.calls)
     while work:
         name = work.pop(0)
-        if name not in order:
+        if name == abi.INDIRECT:
+            work.extend(pointers)
+        elif name not in order:
             order.append(name)
             work.extend(compiled[name].mf.calls)
     return order
@@ -280,15 +284,16 @@ def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled]) -> list[st
 def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     layout: KernelLayout | None = None,
                     max_registers: int | None = None,
-                    functions: dict[str, _Compiled] | None = None) -> KernelCode:
+                    functions: dict[str, _Compiled] | None = None,
+                    pointers: dict[str, int] | None = None) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
     info = arch_info(arch)
-    functions = functions or {}
+    functions, pointers = functions or {}, pointers or {}
     kernel = _compile_function(fn, info, filename, layout, max_registers,
-                               {name: c.fn for name, c in functions.items()})
+                               {name: c.fn for name, c in functions.items()}, pointers)
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
-    callees = [functions[name] for name in _reachable_callees(mf, functions)]
+    callees = [functions[name] for name in _reachable_callees(mf, functions, pointers)]
     frame_size = frame.size
     uses_descriptor = mf.uses_global_descriptor or any(c.mf.uses_global_descriptor for c in callees)
     mf.uses_global_descriptor = uses_descriptor
@@ -322,6 +327,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                 if isinstance(op, Label) else op for op in ins.operands))
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
+    if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
+        if const2:
+            raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
+                               f"not supported yet", filename)
+        const2 = abi.pointer_table(pointers, {name: labels[abi.label_of(name)] for name in pointers})
     # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
@@ -381,14 +391,16 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
+    pointers = abi.function_pointers(module)
     functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
-                                         (options or {}).get("maxrregcount"), out_of_line)
+                                         (options or {}).get("maxrregcount"), out_of_line, pointers)
                  for name, fn in out_of_line.items()}
     for fn in module.functions:
         if not fn.is_entry:
             continue
         layout = kernel_layout(fn, module, mod_layout, filename)
-        code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions)
+        code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
+                               pointers)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it

@@ -47,7 +47,7 @@ class _Inliner:
         for item in module.items:
             if isinstance(item, ast.VariableDecl):
                 self.globals.update(d.name for d in item.declarators)
-        self.out_of_line = recursive_functions(module)
+        self.out_of_line = recursive_functions(module) | address_taken_functions(module)
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
         self.fields: dict[str, int] = {}       # field register → width in bits
@@ -152,6 +152,9 @@ class _Inliner:
         rets = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
         target = ops.pop(0) if ops else None
         args = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        if isinstance(target, ast.Name) and target.name not in self.globals and len(ops) == 1 \
+                and isinstance(ops[0], ast.Name):
+            return self.keep_call(st, None, rets, args)     # through a register, with a prototype
         if ops or not isinstance(target, ast.Name):
             raise self.unsupported(st, "indirect `call` (through a function pointer or prototype)")
         callee = self.bodies.get(target.name)
@@ -207,13 +210,14 @@ class _Inliner:
                                + body.statements + [ast.Label(line=st.line, column=st.column, name=skip)])
         return [body]
 
-    def keep_call(self, st: ast.Instruction, name: str, rets: list, args: list) -> list:
-        """A call of an out-of-line function: its `.param` arguments are registers by now;
-        a guarded call becomes a branch around an unguarded one."""
+    def keep_call(self, st: ast.Instruction, name: str | None, rets: list, args: list) -> list:
+        """A call of an out-of-line function (`name`; None: through a function pointer): its
+        `.param` arguments are registers by now; a guarded call becomes a branch around an
+        unguarded one."""
         for a in list(args) + list(rets):
             if isinstance(a, ast.Name) and a.name in self.arrays:
                 raise self.unsupported(st, f"struct (.param array) argument of the out-of-line "
-                                           f"function `{_source_name(name)}`")
+                                           f"function `{_source_name(name or 'called indirectly')}`")
         if st.guard is None:
             return [st]
         self.count += 1
@@ -344,6 +348,44 @@ def recursive_functions(module: ast.Module) -> set[str]:
                 continue
             seen.add(n)
             work.extend(graph[n])
+    return out
+
+
+def _names(node):
+    """Every ast.Name under `node` (instructions, initialisers)."""
+    if isinstance(node, ast.Name):
+        yield node.name
+    elif isinstance(node, (list, tuple)):
+        for x in node:
+            yield from _names(x)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _names(getattr(node, f.name))
+
+
+def address_taken_functions(module: ast.Module) -> set[str]:
+    """Names of the `.func`s whose address the module takes (`mov.u64 %rd, f`, a variable
+    initialised with `{f, g}`): they can be called through a pointer, so they stay out of
+    line."""
+    funcs = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
+    out = set()
+
+    def scan(block: ast.Block):
+        for st in block.statements:
+            if isinstance(st, ast.Block):
+                scan(st)
+            elif isinstance(st, ast.VariableDecl):
+                out.update(n for n in _names(st.declarators) if n in funcs)
+            elif isinstance(st, ast.Instruction):
+                ops = st.operands
+                if st.opcode == "call":
+                    ops = [o for o in ops if isinstance(o, ast.ParenList)]    # not the target
+                out.update(n for n in _names(ops) if n in funcs)
+    for item in module.items:
+        if isinstance(item, ast.VariableDecl):
+            out.update(n for n in _names(item.declarators) if n in funcs)
+        elif isinstance(item, ast.Function) and item.body is not None:
+            scan(item.body)
     return out
 
 

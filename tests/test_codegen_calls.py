@@ -145,27 +145,6 @@ def test_calls_in_a_loop_run_like_ptxas():
     np.testing.assert_array_equal(ours, out)
 
 
-RECURSIVE = HEADER + """
-.func (.param .u32 r) f(.param .u32 x)
-{
-  .reg .u32 %a; .param .u32 y; .param .u32 z;
-  ld.param.u32 %a, [x];
-  st.param.u32 [y], %a;
-  call (z), f, (y);
-  ld.param.u32 %a, [z];
-  st.param.u32 [r], %a;
-  ret;
-}
-.visible .entry k(.param .u64 out)
-{
-  .reg .u32 %r; .param .u32 a; .param .u32 b;
-  st.param.u32 [a], 1;
-  call (b), f, (a);
-  ret;
-}
-"""
-
-
 INDIRECT = HEADER + """
 .func (.param .u32 r) f(.param .u32 x)
 {
@@ -187,7 +166,8 @@ INDIRECT = HEADER + """
 
 
 @pytest.mark.parametrize("ptx, message", [
-    (INDIRECT, "indirect `call` (through a function pointer or prototype) not supported yet"),
+    (INDIRECT.replace(".param .u32 x)", ".param .align 4 .b8 x[4])"),
+     "struct (.param array) parameter of the out-of-line function `f` not supported yet"),
     (CALLS_IN_LOOP.replace(".param .u32 cx;", ".param .align 4 .b8 cx[4];"),
      "a .param array passed for the scalar parameter `x` not supported yet"),
 ])
@@ -681,3 +661,77 @@ def test_out_of_line_function_in_the_cubin_as_ptxas_lays_it_out():
         symbols = re.findall(r"FUNC\s+(LOCAL|GLOBAL)\s+\S+\s+(?:ENTRY|-)\s+\S+\s+(\S+)\n", elf)
         return names, stack, symbols, "EIATTR_CRS_STACK_SIZE" in elf
     assert records(ours) == records(theirs)
+
+
+def _corpus_launches(ptx: str):
+    from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module
+    if not (CUDA_DIR / "manifest.json").is_file():
+        return None, []
+    ref = cuda_reference_module()
+    return ref, [e for e in ref.load_manifest() if e["ptx"] == ptx]
+
+
+_REF, _CALL_LAUNCHES = _corpus_launches("calls.ptx")
+
+
+@pytest.mark.parametrize("entry", _CALL_LAUNCHES, ids=lambda e: e["name"])
+def test_cuda_corpus_calls_run_with_our_cubin(entry):
+    """nvcc's calls.cu (noinline, many arguments, recursion, a table of function pointers,
+    struct returns) compiled by ptx2sass gives the NumPy reference, with zero hazards."""
+    from ptx2sass.emu.testing import run_cuda_launch
+    outcome = run_cuda_launch(entry, _REF, compiler=lambda text, name: codegen.compile_ptx(text, filename=name))
+    assert outcome.passed, outcome.reason
+    assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:3]]
+
+
+# Calls through function pointers: a table of two functions in `.global` memory, one
+# pointer taken with `mov`, a prototype at the call.
+POINTERS = HEADER + """.func (.param .b32 r) add(.param .b32 x, .param .b32 y)
+{
+  .reg .b32 %a<3>;
+  ld.param.u32 %a0, [x]; ld.param.u32 %a1, [y];
+  add.u32 %a2, %a0, %a1;
+  st.param.u32 [r], %a2;
+  ret;
+}
+.func (.param .b32 r) sub(.param .b32 x, .param .b32 y)
+{
+  .reg .b32 %a<3>;
+  ld.param.u32 %a0, [x]; ld.param.u32 %a1, [y];
+  sub.u32 %a2, %a0, %a1;
+  st.param.u32 [r], %a2;
+  ret;
+}
+.global .align 8 .u64 table[2] = {add, sub};
+.visible .entry k(.param .u64 out)
+{
+  .reg .u32 %r<4>; .reg .u64 %rd<6>; .reg .pred %p;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 1;
+  mul.wide.u32 %rd1, %r2, 8;
+  mov.u64 %rd2, table;
+  add.u64 %rd2, %rd2, %rd1;
+  ld.global.u64 %rd3, [%rd2];
+  setp.eq.u32 %p, %r1, 5;
+  @%p mov.u64 %rd3, sub;
+  { .param .b32 a; .param .b32 b; .param .b32 c;
+  st.param.b32 [a], %r1;
+  st.param.b32 [b], 100;
+  proto: .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _);
+  call (c), %rd3, (a, b), proto;
+  ld.param.b32 %r3, [c]; }
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r1, 4;
+  add.u64 %rd4, %rd4, %rd5;
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+"""
+
+
+def test_calls_through_function_pointers_run_like_ptxas():
+    ours, theirs = _run_both(POINTERS, [], np.uint32)
+    t = np.arange(32, dtype=np.int64)
+    want = np.where((t & 1) | (t == 5), t - 100, t + 100).astype(np.uint32)
+    np.testing.assert_array_equal(theirs, want)
+    np.testing.assert_array_equal(ours, theirs)

@@ -21,6 +21,9 @@ What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
   copies the results into R4.. and the return address back into R2:R3 before
   `RET.REL.NODEC R2`. The frame, saves and restores are added once registers are known
   (codegen).
+* `call (r), %fp, (a), proto` through a function pointer: `LDC.64 Rt, c[0x2][Rfp]` reads the
+  code offset from the kernel's pointer table (ptx2sass.abi), then `CALL.REL.NOINC Rt
+  `(kernel)`; argument and result registers follow the values' own types.
 """
 from __future__ import annotations
 
@@ -60,21 +63,38 @@ class CallSelection:
 
     # ------------------------------------------------------------------ calls
     def sel_call(self, ins):
-        target = ins.srcs[0] if ins.srcs else None
-        if not isinstance(target, ir.Symbol) or target.name not in self.callees:
-            raise self.unsupported("indirect `call` (through a function pointer or prototype)")
-        callee = self.callees[target.name]
         if ins.guard is not None or ins.attrs.get("returns"):
             raise self.unsupported("guarded `call` or `.param` results of an out-of-line function")
-        args = ins.srcs[1:]
-        arg_layout = abi.register_layout([p.type for p in callee.params], "argument", callee.name)
-        res_layout = abi.register_layout([p.type for p in callee.returns], "result", callee.name)
+        target = ins.srcs[0] if ins.srcs else None
+        if isinstance(target, ir.Value):          # through a function pointer
+            args = [a for a in ins.srcs[1:] if not isinstance(a, ir.Symbol)]    # less the prototype
+            if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
+                raise self.unsupported("this argument of an indirect `call`")
+            arg_types = [a.type for a in args]
+            result_types = [d.type for d in ins.dests]
+            what = "function called through a pointer"
+            code = VOp(self.mf.new_vreg("R", 2))
+            self.emit("LDC", ("64",), [code, ConstRef(2, 0, ureg=self.reg_part(target, 0))], guarded=False)
+            how = [code, Label(abi.ENTRY_LABEL)]
+            name = abi.INDIRECT
+        elif isinstance(target, ir.Symbol) and target.name in self.callees:
+            callee = self.callees[target.name]
+            args = ins.srcs[1:]
+            arg_types = [p.type for p in callee.params]
+            result_types = [p.type for p in callee.returns]
+            what = callee.name
+            how = [Label(abi.label_of(callee.name))]
+            name = callee.name
+        else:
+            raise self.unsupported("indirect `call` (through a function pointer or prototype)")
+        arg_layout = abi.register_layout(arg_types, "argument", what)
+        res_layout = abi.register_layout(result_types, "result", what)
         if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
-            raise self.unsupported(f"`call` of `{callee.name}` with a different parameter count")
+            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
-        for a, p, (reg, width) in zip(args, callee.params, arg_layout):
+        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
             r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), a, p.type)
+            self.copy_into(VOp(r), a, ty)
             uses.append(VOp(r))
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
@@ -82,11 +102,11 @@ class CallSelection:
         self.emit("MOV", (), [VOp(ra, 1), RZ], guarded=False)
         defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
         n = len(defs)
-        self.out.append(MInstr("CALL", ("REL", "NOINC"),
-                               [*defs, Label(abi.label_of(callee.name)), *uses, VOp(ra)], n, None,
-                               self.line, clobbers=abi.CLOBBERED_PREDICATES, shown=(n,)))
-        if callee.name not in self.mf.calls:
-            self.mf.calls.append(callee.name)
+        self.out.append(MInstr("CALL", ("REL", "NOINC"), [*defs, *how, *uses, VOp(ra)], n, None,
+                               self.line, clobbers=abi.CLOBBERED_PREDICATES,
+                               shown=tuple(range(n, n + len(how)))))
+        if name not in self.mf.calls:
+            self.mf.calls.append(name)
         back = self.start_block("ret")
         low.operands[1] = Label(back.name)
         for d, r in zip(ins.dests, defs):

@@ -36,9 +36,10 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
                FloatSelection, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
-                 callees: dict | None = None):
+                 callees: dict | None = None, pointers: dict | None = None):
         self.fn = fn
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
+        self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
@@ -291,5 +292,5 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None, callees: dict | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers).run()
