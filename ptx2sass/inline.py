@@ -5,7 +5,9 @@ moves, no saves, one register allocation across the call). ptxas itself (whole-p
 mode, sm_8x) does not inline `__noinline__` functions: it appends a private copy of each
 callee to the kernel's text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx`).
 Here every call is inlined except those that cannot be: calls of a function that is part
-of a cycle of calls (recursion). Those functions stay out of line (`out_of_line`), are
+of a cycle of calls (recursion), and calls through a function pointer. Recursive and
+address-taken functions stay out of line (`out_of_line`; an address-taken one is still
+inlined where it is called by name), are
 rewritten the same way (their `.param` parameters become `.reg` ones, `ld.param`/`st.param`
 of them `mov`s, their own calls of inlinable functions inlined) and are compiled with the
 calling convention of `ptx2sass.abi`; a call of one stays a `call` whose arguments and
@@ -47,7 +49,10 @@ class _Inliner:
         for item in module.items:
             if isinstance(item, ast.VariableDecl):
                 self.globals.update(d.name for d in item.declarators)
-        self.out_of_line = recursive_functions(module) | address_taken_functions(module)
+        self.recursive = recursive_functions(module)
+        # compiled out of line: the recursive ones (every call of them stays a call) and the
+        # address-taken ones (their direct calls are still inlined; the copy serves pointers)
+        self.out_of_line = self.recursive | address_taken_functions(module)
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
         self.fields: dict[str, int] = {}       # field register → width in bits
@@ -160,7 +165,7 @@ class _Inliner:
         callee = self.bodies.get(target.name)
         if callee is None:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
-        if target.name in self.out_of_line:
+        if target.name in self.recursive:
             return self.keep_call(st, target.name, rets, args)
         if target.name in stack or len(stack) >= MAX_DEPTH:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")

@@ -247,9 +247,9 @@ class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, 
             return
         self.line = term.line
         self.ins = term
+        if term.opcode == "ret" and not self.fn.is_entry:
+            return self.select_return(term, mb)           # isel/calls.py
         if term.opcode in ("ret", "exit"):
-            if not self.fn.is_entry:
-                return self.select_return(term, mb)       # isel/calls.py
             guard = self.guard_of(term)
             self.out.append(MInstr("EXIT", (), [], 0, guard, term.line))
             mb.fallthrough = mb.succs[0] if guard is not None and mb.succs else None
