@@ -18,8 +18,8 @@ in the body is a register, `st.param [x], v` / `ld.param d, [x]` become `mov`s. 
 callee, its parameters are registers, `ld.param`/`st.param` of them become `mov`s, and
 `ret` becomes a branch to the end of the inlined body. The callee's names are prefixed so
 they cannot clash; SSA construction then makes the phis (several `ret`s, loops around
-calls). Anything else (param arrays, offsets, indirect calls, struct parameters of an
-out-of-line function) raises `CompileError("... not supported yet")`.
+calls). Anything else (param offsets and vectors, indirect calls of the call-table form,
+struct parameters of an out-of-line function) raises `CompileError("... not supported yet")`.
 """
 from __future__ import annotations
 
