@@ -150,14 +150,19 @@ def cuda_reference_module():
     return mod
 
 
-def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None) -> ZludaOutcome:
-    """Compile the launch's PTX with the pinned ptxas, run it, compare with the NumPy reference."""
+def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None,
+                    compiler=None) -> ZludaOutcome:
+    """Compile the launch's PTX with the pinned ptxas (or `compiler(ptx text, file name) ->
+    cubin`), run it, compare with the NumPy reference."""
     from ptx2sass import oracle
     name = entry["name"]
-    build = oracle.ptxas((CUDA_DIR / entry["ptx"]).read_text(), "sm_89", name=entry["ptx"])
-    if not build.ok:
-        return ZludaOutcome(name, False, f"ptxas: {build.stderr.strip()[:100]}")
-    cubin = build.output
+    if compiler is not None:
+        cubin = compiler((CUDA_DIR / entry["ptx"]).read_text(), entry["ptx"])
+    else:
+        build = oracle.ptxas((CUDA_DIR / entry["ptx"]).read_text(), "sm_89", name=entry["ptx"])
+        if not build.ok:
+            return ZludaOutcome(name, False, f"ptxas: {build.stderr.strip()[:100]}")
+        cubin = build.output
     buffers = ref.make_inputs(entry)
     try:
         program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))

@@ -213,6 +213,9 @@ class Kernel:
     ctaidz_used: bool = False
     crs_stack_size: int | None = None
     frame_size: int = 0
+    # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):
+    # (symbol name, offset in the text, frame size); only the builder reads it.
+    subfunctions: list[tuple[str, int, int]] = field(default_factory=list)
     min_stack_size: int = 0
     max_stack_size: int | None = None
     cuda_api_version: int = 0x87

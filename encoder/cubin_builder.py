@@ -112,8 +112,8 @@ def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
             + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0))
 
 
-def _fde(cie_offset: int, text_size: int, program: bytes) -> bytes:
-    body = struct.pack("<QQQ", cie_offset, 0, text_size) + program
+def _fde(cie_offset: int, text_size: int, program: bytes, location: int = 0) -> bytes:
+    body = struct.pack("<QQQ", cie_offset, location, text_size) + program
     body += bytes(-(12 + len(body)) % 8)
     return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
 
@@ -274,6 +274,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     var_sym: dict[str, int] = {}
     for i, k in enumerate(file_order):
         section_symbol(f".text.{k.name}")
+        ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
+        for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
+            syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
         if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:
@@ -319,6 +322,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
                                          k.regcount if k.regcount_attribute is None
                                          else k.regcount_attribute))
+        for name, _, size in k.subfunctions:
+            module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
     for k in file_order:
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
@@ -334,8 +339,18 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         cie_at = len(frame)
         frame += _cie()
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
-        frame += _fde(cie_at, len(k.text),
+        kernel_end = k.subfunctions[0][1] if k.subfunctions else len(k.text)
+        frame += _fde(cie_at, kernel_end,
                       k.cfa_program if k.cfa_program is not None else default_cfa_program(k))
+        for i, (_, at, size) in enumerate(k.subfunctions):
+            # ptxas: a CIE and FDE per local function, its start relocated against the
+            # kernel's symbol with the offset in place
+            end = k.subfunctions[i + 1][1] if i + 1 < len(k.subfunctions) else len(k.text)
+            cie_at = len(frame)
+            frame += _cie()
+            frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
+            frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
+                          + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
     c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:

@@ -401,6 +401,9 @@ def _code_generator():
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch)
+            from ptx2sass.inline import has_calls, inline_calls
+            if has_calls(module):       # as codegen.lower_ptx does
+                module = inline_calls(module)
             return compile_module(lower_module(module), arch, options, filename)
         return generate
     import ptx2sass
@@ -553,6 +556,8 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
+    for name in _unknown_stack_kernels(bytes(cubin)):
+        report.warning(f"Stack size for entry function '{name}' cannot be statically determined")
     spills = options.get("spill_report") or {}
     if cl.flag("warn-on-spills"):
         for name, (stores, loads) in spills.items():
@@ -601,6 +606,14 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(help_text())
         return EXIT_OK
     return _compile(cl, report)
+
+
+def _unknown_stack_kernels(cubin: bytes) -> list[str]:
+    """Kernels whose stack ptxas cannot bound (recursion): it warns about each."""
+    from ptx2sass.abi import UNKNOWN_STACK_SIZE
+    from ptx2sass.encoder.cubin import read_cubin
+    return [k.name for k in reversed(read_cubin(cubin).kernels)
+            if k.is_entry and k.min_stack_size == UNKNOWN_STACK_SIZE]
 
 
 def main(argv: list[str] | None = None) -> int:

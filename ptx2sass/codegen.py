@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptx2sass import ir
+from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import frame_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
@@ -166,21 +166,51 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
 
 
-def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
-                    layout: KernelLayout | None = None,
-                    max_registers: int | None = None) -> KernelCode:
-    info = arch_info(arch)
-    mf = select_function(fn, info, filename, layout)
+class _Compiled:
+    """One function after instruction selection and register allocation. For an
+    out-of-line function also the registers its prologue saves: (register, frame offset)."""
+
+    def __init__(self, fn: ir.Function, mf: MFunction, alloc, frame: Frame):
+        self.fn, self.mf, self.alloc, self.frame = fn, mf, alloc, frame
+        self.saves: list[tuple[int, int]] = []
+
+
+def _compile_function(fn: ir.Function, info, filename: str | None, layout: KernelLayout | None,
+                      max_registers: int | None, callees: dict | None = None,
+                      pointers: dict | None = None) -> _Compiled:
+    mf = select_function(fn, info, filename, layout, callees, pointers)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
-    colors = alloc.color
-    frame_size = frame.size
-    slots: list[Slot] = _prologue(mf, info, frame_size)
+    compiled = _Compiled(fn, mf, alloc, frame)
+    if not fn.is_entry:
+        if mf.jump_tables:
+            raise CompileError(f"function {fn.name}: `brx.idx` in an out-of-line function not supported yet",
+                               filename)
+        if layout is not None and layout.shared_bytes is not None:
+            raise CompileError(f"function {fn.name}: .shared variables in an out-of-line function "
+                               f"not supported yet", filename)
+        body, _ = _body_slots(compiled, "")
+        keep = abi.result_registers([p.type for p in fn.returns], fn.name) | {STACK_POINTER, RZ.index}
+        written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
+        compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
+    return compiled
+
+
+def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
+    """The function's blocks as slots in layout order (fall-through branches added), block
+    labels renamed with `prefix`; and the slots of its warp-synchronous instructions. An
+    out-of-line function's RETs get the epilogue in front (restores, frame popped)."""
+    mf, colors = c.mf, c.alloc.color
+    blocks = {b.name for b in mf.blocks}
+
+    def label(op):
+        return Label(prefix + op.name, op.offset) if isinstance(op, Label) and op.name in blocks else op
+    slots: list[Slot] = []
     label_pending: list[str] = []
     warp_sync_slots: list[Slot] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
-        label_pending.append(b.name)
+        label_pending.append(prefix + b.name)
         block_start = block_start or i > 0
         emitted: list[Slot] = []
         for mi in b.instrs:
@@ -189,7 +219,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             if mi.opcode == COPY:
                 emitted.extend(_lower_copy(mi, colors, mf))
                 continue
-            ops = tuple(_physical(op, colors, mf) for op in mi.operands)
+            if mi.opcode == "RET":
+                emitted.extend(_epilogue(c))
+            shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
+            ops = tuple(label(_physical(op, colors, mf)) for op in shown)
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
@@ -199,14 +232,85 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                 emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
-            emitted.append(Slot(Instruction("BRA", (), (Label(b.fallthrough.name),))))
+            emitted.append(Slot(Instruction("BRA", (), (Label(prefix + b.fallthrough.name),))))
         if emitted:
             emitted[0].labels.extend(label_pending)
             emitted[0].block_start = block_start
             label_pending, block_start = [], False
         slots.extend(emitted)
     if label_pending:
-        raise CompileError(f"kernel {fn.name}: a block at the end has no instructions", filename)
+        raise CompileError(f"function {c.fn.name}: a block at the end has no instructions")
+    return slots, warp_sync_slots
+
+
+def _frame_move(size: int) -> Slot:
+    sp = Reg("R", STACK_POINTER)
+    return Slot(Instruction("IADD3", (), (sp, sp, Imm(size & 0xFFFFFFFF), RZ)),
+                [("R", STACK_POINTER)], [("R", STACK_POINTER)])
+
+
+def _callee_prologue(c: _Compiled) -> list[Slot]:
+    """An out-of-line function's first instructions: its frame, then the saves."""
+    out = [_frame_move(-c.frame.size)] if c.frame.size else []
+    sp = Reg("R", STACK_POINTER)
+    for r, at in c.saves:
+        out.append(Slot(Instruction("STL", (), (Mem(base=sp, offset=at), Reg("R", r))),
+                        [("R", STACK_POINTER), ("R", r)], []))
+    return out
+
+
+def _epilogue(c: _Compiled) -> list[Slot]:
+    sp = Reg("R", STACK_POINTER)
+    out = [Slot(Instruction("LDL", (), (Reg("R", r), Mem(base=sp, offset=at))),
+                [("R", STACK_POINTER)], [("R", r)]) for r, at in c.saves]
+    if c.frame.size:
+        out.append(_frame_move(c.frame.size))
+    return out
+
+
+def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled], pointers: dict[str, int]) -> list[str]:
+    """The out-of-line functions a kernel reaches, in the order first called (a call
+    through a pointer reaches every address-taken function)."""
+    order, work = [], list(mf.calls)
+    while work:
+        name = work.pop(0)
+        if name == abi.INDIRECT:
+            work.extend(pointers)
+        elif name not in order:
+            order.append(name)
+            work.extend(compiled[name].mf.calls)
+    return order
+
+
+def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
+                    layout: KernelLayout | None = None,
+                    max_registers: int | None = None,
+                    functions: dict[str, _Compiled] | None = None,
+                    pointers: dict[str, int] | None = None) -> KernelCode:
+    """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
+    of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
+    info = arch_info(arch)
+    functions, pointers = functions or {}, pointers or {}
+    kernel = _compile_function(fn, info, filename, layout, max_registers,
+                               {name: c.fn for name, c in functions.items()}, pointers)
+    mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
+    callees = [functions[name] for name in _reachable_callees(mf, functions, pointers)]
+    frame_size = frame.size
+    uses_descriptor = mf.uses_global_descriptor or any(c.mf.uses_global_descriptor for c in callees)
+    mf.uses_global_descriptor = uses_descriptor
+    slots: list[Slot] = _prologue(mf, info, frame_size)
+    body, warp_sync_slots = _body_slots(kernel, "")
+    slots.extend(body)
+    slots[0].labels.insert(0, abi.ENTRY_LABEL)
+    subfunctions = []
+    for c in callees:
+        code, sync = _body_slots(c, abi.label_of(c.fn.name) + "/")
+        code = _callee_prologue(c) + code
+        code[0].labels.insert(0, abi.label_of(c.fn.name))
+        code[0].block_start = True
+        subfunctions.append(c)
+        slots.extend(code)
+        warp_sync_slots.extend(sync)
     slots = assign_controls(slots)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
@@ -217,10 +321,18 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     for s in slots:
         ins = s.ins
         if any(isinstance(op, Label) for op in ins.operands):
-            ins = replace(ins, operands=tuple(Label(op.name, labels[op.name]) if isinstance(op, Label)
-                                              else op for op in ins.operands))
+            # a branch names its target; a MOV of a label is a return address (an offset)
+            code_address = ins.opcode in ("MOV", "IMAD")
+            ins = replace(ins, operands=tuple(
+                (Imm(labels[op.name]) if code_address else Label(op.name, labels[op.name]))
+                if isinstance(op, Label) else op for op in ins.operands))
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
+    if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
+        if const2:
+            raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
+                               f"not supported yet", filename)
+        const2 = abi.pointer_table(pointers, {name: labels[abi.label_of(name)] for name in pointers})
     # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
@@ -237,7 +349,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                          if ins.opcode in ("EXIT", "BRA")), None)
     candidates = [x for x in (first_block, first_branch) if x is not None]
     entry_end = min(candidates) if candidates else None
-    regcount = max(alloc.max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+    max_r = max([alloc.max_r] + [c.alloc.max_r for c in callees]
+                + [r for c in callees for r, _ in c.saves])
+    regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
     cfa = None
     if frame_size:
         sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
@@ -248,6 +362,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
+    # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
+    # needs below its frame (recursion: not knowable, as ptxas writes it)
+    code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
+                         for c in subfunctions]
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
     return code
 
 
@@ -270,13 +389,22 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
     mod_layout = module_layout(module, filename)
     kernels, codes = [], []
+    if int((options or {}).get("opt_level", 3)) > 0:
+        for fn in module.functions:
+            optimise(fn)
+    # Out-of-line functions (recursive ones; the inliner removed the others) first: every
+    # kernel that reaches one gets a copy of its code.
+    out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
+    pointers = abi.function_pointers(module)
+    functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
+                                         (options or {}).get("maxrregcount"), out_of_line, pointers)
+                 for name, fn in out_of_line.items()}
     for fn in module.functions:
         if not fn.is_entry:
-            raise CompileError(f".func `{fn.name}` (function calls) not supported yet", filename)
-        if int((options or {}).get("opt_level", 3)) > 0:
-            optimise(fn)
+            continue
         layout = kernel_layout(fn, module, mod_layout, filename)
-        code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"))
+        code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
+                               pointers)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -285,7 +413,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
-                              frame_size=code.frame_size, min_stack_size=code.frame_size,
+                              frame_size=code.frame_size, min_stack_size=code.stack_size,
+                              crs_stack_size=abi.UNKNOWN_STACK_SIZE if code.subfunctions else None,
+                              subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               extra_attributes=_warp_sync_records(code.warp_sync_offsets) + code.jump_records,

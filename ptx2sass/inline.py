@@ -1,18 +1,25 @@
 """Inline `.func` calls into their callers, on the checked AST, before SSA construction.
 
-Why inline: code generation has no calling convention yet. ptxas itself (whole-program
-mode, sm_8x) does not inline: it appends a private copy of each callee to the kernel's
-text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx` with a custom register
-convention chosen across the call). Inlining gives the same results; the cubin's structure
-differs (no `$kernel$func` symbol, no CALL/RET).
+Why inline: it is what makes ptxas-class code from small device functions (no argument
+moves, no saves, one register allocation across the call). ptxas itself (whole-program
+mode, sm_8x) does not inline `__noinline__` functions: it appends a private copy of each
+callee to the kernel's text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx`).
+Here every call is inlined except those that cannot be: calls of a function that is part
+of a cycle of calls (recursion), and calls through a function pointer. Recursive and
+address-taken functions stay out of line (`out_of_line`; an address-taken one is still
+inlined where it is called by name), are
+rewritten the same way (their `.param` parameters become `.reg` ones, `ld.param`/`st.param`
+of them `mov`s, their own calls of inlinable functions inlined) and are compiled with the
+calling convention of `ptx2sass.abi`; a call of one stays a `call` whose arguments and
+results are registers.
 
 How: `.param` scalars become `.reg` variables. In a caller, a call-site `.param x` declared
 in the body is a register, `st.param [x], v` / `ld.param d, [x]` become `mov`s. In the
 callee, its parameters are registers, `ld.param`/`st.param` of them become `mov`s, and
 `ret` becomes a branch to the end of the inlined body. The callee's names are prefixed so
 they cannot clash; SSA construction then makes the phis (several `ret`s, loops around
-calls). Anything else (param arrays, offsets, indirect calls, recursion) raises
-`CompileError("... not supported yet")`.
+calls). Anything else (param offsets and vectors, indirect calls of the call-table form,
+struct parameters of an out-of-line function) raises `CompileError("... not supported yet")`.
 """
 from __future__ import annotations
 
@@ -42,6 +49,10 @@ class _Inliner:
         for item in module.items:
             if isinstance(item, ast.VariableDecl):
                 self.globals.update(d.name for d in item.declarators)
+        self.recursive = recursive_functions(module)
+        # compiled out of line: the recursive ones (every call of them stays a call) and the
+        # address-taken ones (their direct calls are still inlined; the copy serves pointers)
+        self.out_of_line = self.recursive | address_taken_functions(module)
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
         self.fields: dict[str, int] = {}       # field register → width in bits
@@ -146,11 +157,16 @@ class _Inliner:
         rets = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
         target = ops.pop(0) if ops else None
         args = ops.pop(0).elements if ops and isinstance(ops[0], ast.ParenList) else []
+        if isinstance(target, ast.Name) and target.name not in self.globals and len(ops) == 1 \
+                and isinstance(ops[0], ast.Name):
+            return self.keep_call(st, None, rets, args)     # through a register, with a prototype
         if ops or not isinstance(target, ast.Name):
             raise self.unsupported(st, "indirect `call` (through a function pointer or prototype)")
         callee = self.bodies.get(target.name)
         if callee is None:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
+        if target.name in self.recursive:
+            return self.keep_call(st, target.name, rets, args)
         if target.name in stack or len(stack) >= MAX_DEPTH:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")
         self.count += 1
@@ -199,6 +215,39 @@ class _Inliner:
                                + body.statements + [ast.Label(line=st.line, column=st.column, name=skip)])
         return [body]
 
+    def keep_call(self, st: ast.Instruction, name: str | None, rets: list, args: list) -> list:
+        """A call of an out-of-line function (`name`; None: through a function pointer): its
+        `.param` arguments are registers by now; a guarded call becomes a branch around an
+        unguarded one."""
+        for a in list(args) + list(rets):
+            if isinstance(a, ast.Name) and a.name in self.arrays:
+                raise self.unsupported(st, f"struct (.param array) argument of the out-of-line "
+                                           f"function `{_source_name(name or 'called indirectly')}`")
+        if st.guard is None:
+            return [st]
+        self.count += 1
+        skip = f"$call{self.count}$skip"
+        guard = dataclasses.replace(st.guard, negated=not st.guard.negated)
+        return [ast.Instruction(line=st.line, column=st.column, opcode="bra", modifiers=(),
+                                operands=[_name(st, skip)], guard=guard),
+                dataclasses.replace(st, guard=None),
+                ast.Label(line=st.line, column=st.column, name=skip)]
+
+    def out_of_line_function(self, item: ast.Function) -> ast.Function:
+        """An out-of-line function with `.reg` parameters and its body rewritten."""
+        decls = item.params + item.return_params
+        if any(_is_array(d) for d in decls):
+            raise self.unsupported(item, f"struct (.param array) parameter of the out-of-line "
+                                         f"function `{item.name}`")
+        decls = [self.param_as_reg(d) for d in decls]
+        widths = {d.name: TYPE_BITS.get(decl.type, 0) for decl in decls for d in decl.declarators}
+        self.fields = {}
+        body = self.body(item.body, widths, (item.name,))
+        if self.fields:
+            raise self.unsupported(item, f"struct parameters in the out-of-line function `{item.name}`")
+        return dataclasses.replace(item, params=decls[:len(item.params)],
+                                   return_params=decls[len(item.params):], body=body)
+
     def mov(self, st, types: tuple[str, ...], dst, src) -> ast.Instruction:
         return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=types,
                                operands=[dst, src])
@@ -216,6 +265,9 @@ class _Inliner:
         items = []
         for item in self.module.items:
             if isinstance(item, ast.Function):
+                if item.kind == ".func" and item.name in self.out_of_line and item.body is not None:
+                    items.append(self.out_of_line_function(item))
+                    continue
                 if item.kind == ".func":
                     continue          # inlined everywhere it is called
                 if item.body is not None:
@@ -272,6 +324,74 @@ def _is_array(decl: ast.VariableDecl) -> bool:
 
 def _name(node, name: str) -> ast.Name:
     return ast.Name(line=node.line, column=node.column, name=name)
+
+
+def _call_targets(block: ast.Block):
+    for st in block.statements:
+        if isinstance(st, ast.Block):
+            yield from _call_targets(st)
+        elif isinstance(st, ast.Instruction) and st.opcode == "call":
+            ops = [o for o in st.operands if not isinstance(o, ast.ParenList)]
+            if ops and isinstance(ops[0], ast.Name):
+                yield ops[0].name
+
+
+def recursive_functions(module: ast.Module) -> set[str]:
+    """Names of the `.func`s that can reach themselves through direct calls: they cannot be
+    inlined and are compiled out of line."""
+    graph = {f.name: sorted(set(_call_targets(f.body))) for f in module.functions()
+             if f.kind == ".func" and f.body is not None}
+    out = set()
+    for start in graph:
+        seen, work = set(), list(graph[start])
+        while work:
+            n = work.pop()
+            if n == start:
+                out.add(start)
+                break
+            if n in seen or n not in graph:
+                continue
+            seen.add(n)
+            work.extend(graph[n])
+    return out
+
+
+def _names(node):
+    """Every ast.Name under `node` (instructions, initialisers)."""
+    if isinstance(node, ast.Name):
+        yield node.name
+    elif isinstance(node, (list, tuple)):
+        for x in node:
+            yield from _names(x)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _names(getattr(node, f.name))
+
+
+def address_taken_functions(module: ast.Module) -> set[str]:
+    """Names of the `.func`s whose address the module takes (`mov.u64 %rd, f`, a variable
+    initialised with `{f, g}`): they can be called through a pointer, so they stay out of
+    line."""
+    funcs = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
+    out = set()
+
+    def scan(block: ast.Block):
+        for st in block.statements:
+            if isinstance(st, ast.Block):
+                scan(st)
+            elif isinstance(st, ast.VariableDecl):
+                out.update(n for n in _names(st.declarators) if n in funcs)
+            elif isinstance(st, ast.Instruction):
+                ops = st.operands
+                if st.opcode == "call":
+                    ops = [o for o in ops if isinstance(o, ast.ParenList)]    # not the target
+                out.update(n for n in _names(ops) if n in funcs)
+    for item in module.items:
+        if isinstance(item, ast.VariableDecl):
+            out.update(n for n in _names(item.declarators) if n in funcs)
+        elif isinstance(item, ast.Function) and item.body is not None:
+            scan(item.body)
+    return out
 
 
 def has_calls(module: ast.Module) -> bool:

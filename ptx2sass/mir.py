@@ -73,6 +73,13 @@ class MInstr:
     # Extra register footprint the operands cannot show (e.g. the high register of a
     # 64-bit store's data `R4` covers R4..R5): operand index -> width in 32-bit registers.
     widths: dict[int, int] = field(default_factory=dict)
+    # Physical registers the instruction destroys beyond its operands (a call: the
+    # predicates, see ptx2sass.abi): no value live across it may be kept in them.
+    clobbers: tuple[tuple[str, int], ...] = ()
+    # Indices of the operands the SASS instruction prints (None: all). The others are
+    # register uses and defs the instruction implies without naming them (a call's
+    # arguments and results in the ABI registers), there for liveness and scheduling.
+    shown: tuple[int, ...] | None = None
 
     @property
     def defs(self) -> list:
@@ -110,10 +117,19 @@ class MFunction:
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
     warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
     jump_tables: list = field(default_factory=list)  # `brx.idx`: target label names, per BRX in order
+    # vreg id -> the physical register it must get (calling-convention registers)
+    precolored: dict = field(default_factory=dict)
+    calls: list = field(default_factory=list)        # names of the functions it calls, in order
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)
         self.vregs.append(v)
+        return v
+
+    def fixed_vreg(self, cls: str, index: int, width: int = 1) -> VReg:
+        """A new virtual register that the allocator must put at physical `index`."""
+        v = self.new_vreg(cls, width)
+        self.precolored[v.id] = index
         return v
 
 

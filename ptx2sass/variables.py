@@ -116,7 +116,10 @@ def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, f
     variable's address is its offset in bank 3, written into the bytes (as ptxas); a
     `.global` one's is left to the loader (R_CUDA_G64). A function's address belongs to
     call support."""
+    from ptx2sass.abi import function_pointers
     spaces = {m.name: m.space for m in module.variables}
+    pointers = function_pointers(module) if any(f.name == n for f in module.functions
+                                                for _, n, _ in v.relocations) else {}
     data, relocs = bytearray(v.init or bytes(v.size)), []
     width = max(1, ir.type_bits(v.type) // 8)
     for at, name, addend in v.relocations:
@@ -125,6 +128,9 @@ def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, f
             data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
         elif spaces.get(name) == "global":
             relocs.append((at, name, addend))
+        elif name in pointers:            # a function's address: its pointer value (abi)
+            value = pointers[name] + addend
+            data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
         else:
             raise CompileError(f"variable `{v.name}` initialised with the address of `{name}` "
                                "not supported yet", filename)

@@ -17,6 +17,11 @@ colours optimistically, and whatever stays uncoloured is spilled (`regalloc.spil
 whole allocation runs again. Predicates first try recomputing their compares
 (`regalloc.remat_predicates`). Before the first colouring, copies are coalesced
 conservatively (`regalloc.coalesce`).
+
+Calls add two constraints (`ptx2sass.abi`): virtual registers precoloured to the
+convention's registers (`MFunction.precolored`, seeded before colouring, never spilled
+and never coalesced), and registers a call clobbers, which values live across it avoid
+(`regalloc.constraints`).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
+from ptx2sass.regalloc.constraints import forbidden_registers
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
@@ -118,7 +124,7 @@ def spill_costs(mf: MFunction, unspillable: set[int] = frozenset()) -> dict[int,
         for ins in b.instrs:
             for _, op, _ in register_operands(ins):
                 cost[op.reg.id] = cost.get(op.reg.id, 0) + w
-    for vid in unspillable:
+    for vid in list(unspillable) + list(mf.precolored):
         cost[vid] = float("inf")
     return cost
 
@@ -177,7 +183,7 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
         removed.add(pick)
         stack.append(pick)
         for n in edges[pick]:
-            if n in removed:
+            if n in removed or n not in pressure:      # a precoloured neighbour stays
                 continue
             was_low = is_low(n)
             pressure[n] -= blocks(pick, n)
@@ -191,23 +197,26 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
 
 
 def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = None,
-          cost: dict[int, float] | None = None) -> tuple[dict[int, int], list[int]]:
+          cost: dict[int, float] | None = None,
+          forbidden: dict[int, set[int]] | None = None) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
-    are simplified by spill cost once a class is full (see `_simplify`)."""
+    are simplified by spill cost once a class is full (see `_simplify`). Precoloured
+    registers keep their register; `forbidden` (vreg id -> indices) are never chosen."""
     registers = registers or registers_of()
     vregs = mf.vregs
     width = {v.id: v.width for v in vregs}
     present = present_vregs(mf)
-    colors: dict[int, int] = {}
+    colors: dict[int, int] = {v: c for v, c in mf.precolored.items() if v in set(present)}
+    forbidden = forbidden or {}
     uncoloured: list[int] = []
     for cls in ("P", "R"):
         allowed = registers[cls]
         allowed_set = set(allowed)
-        nodes = [v for v in present if vregs[v].cls == cls]
+        nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
         stack = _simplify(nodes, edges, width, allowed, cost)
         for vid in reversed(stack):
             w = width[vid]
-            taken: set[int] = set()
+            taken: set[int] = set(forbidden.get(vid, ()))
             for n in edges[vid]:
                 c = colors.get(n)
                 if c is not None:
@@ -255,7 +264,8 @@ def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
 def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
     """Colour without spilling: a CompileError when a class runs out."""
     edges, moves = interference(mf)
-    colors, uncoloured = color(mf, edges, moves, registers_of(r_limit))
+    colors, uncoloured = color(mf, edges, moves, registers_of(r_limit),
+                               forbidden=forbidden_registers(mf))
     if uncoloured:
         raise _out_of(mf, uncoloured)
     return Allocation(colors, _highest_r(mf, colors))
@@ -304,8 +314,9 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
         edges, moves = interference(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
             edges, moves = interference(mf)
+        forbidden = forbidden_registers(mf)
         colors, uncoloured = color(mf, edges, moves, registers,
-                                   spill_costs(mf, unspillable) if by_cost else None)
+                                   spill_costs(mf, unspillable) if by_cost else None, forbidden)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
         if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
@@ -316,7 +327,8 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
             # from now on choose what to spill by cost: simplify again, cheapest per unit
             # of degree first
             by_cost = True
-            colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable))
+            colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable),
+                                       forbidden)
             if not uncoloured:
                 return Allocation(colors, _highest_r(mf, colors), stats), frame
         spillable = [v for v in uncoloured if v not in unspillable]

@@ -68,7 +68,7 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     for bi, b in enumerate(mf.blocks):
         for ii, ins in enumerate(b.instrs):
             pair = _plain_copy(ins)
-            if pair is not None:
+            if pair is not None and not (pair[0] in mf.precolored or pair[1] in mf.precolored):
                 copies.append((-weights[bi], bi, ii, pair))
     copies.sort()
     groups = _Groups()

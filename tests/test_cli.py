@@ -385,6 +385,19 @@ def test_compile_with_the_code_generator(tmp_path, capsys, monkeypatch):
     assert ".text.k" in oracle.nvdisasm(cubin)
 
 
+def test_recursion_compiles_with_ptxas_warning(tmp_path, capsys, monkeypatch):
+    """A recursive function: the command inlines what it can, compiles the rest out of line
+    and warns, as ptxas does, that the kernel's stack size is not knowable."""
+    from tests.test_codegen_calls import FIB
+    monkeypatch.setitem(INPUTS, "fib.ptx", FIB)
+    argv = ["-arch=sm_89", "fib.ptx", "-o", "fib.cubin"]
+    theirs = _ptxas(argv, "fib.cubin")
+    rc, out, err = _ours(argv, tmp_path, capsys, monkeypatch)
+    assert "cannot be statically determined" in theirs.stderr
+    assert (rc, err) == (theirs.returncode, _as_ours(theirs.stderr))
+    assert (tmp_path / "fib.cubin").exists()
+
+
 # Debugging output and start-up cost --------------------------------------------------------
 
 def test_dump_ir(tmp_path, capsys, monkeypatch):

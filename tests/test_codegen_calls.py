@@ -145,29 +145,29 @@ def test_calls_in_a_loop_run_like_ptxas():
     np.testing.assert_array_equal(ours, out)
 
 
-RECURSIVE = HEADER + """
+INDIRECT = HEADER + """
 .func (.param .u32 r) f(.param .u32 x)
 {
-  .reg .u32 %a; .param .u32 y; .param .u32 z;
+  .reg .u32 %a;
   ld.param.u32 %a, [x];
-  st.param.u32 [y], %a;
-  call (z), f, (y);
-  ld.param.u32 %a, [z];
   st.param.u32 [r], %a;
   ret;
 }
 .visible .entry k(.param .u64 out)
 {
-  .reg .u32 %r; .param .u32 a; .param .u32 b;
+  .reg .u32 %r; .reg .u64 %fp; .param .u32 a; .param .u32 b;
+  mov.u64 %fp, f;
   st.param.u32 [a], 1;
-  call (b), f, (a);
+  proto: .callprototype (.param .u32 _) _ (.param .u32 _);
+  call (b), %fp, (a), proto;
   ret;
 }
 """
 
 
 @pytest.mark.parametrize("ptx, message", [
-    (RECURSIVE, "recursive `call` of `f` not supported yet"),
+    (INDIRECT.replace(".param .u32 x)", ".param .align 4 .b8 x[4])"),
+     "struct (.param array) parameter of the out-of-line function `f` not supported yet"),
     (CALLS_IN_LOOP.replace(".param .u32 cx;", ".param .align 4 .b8 cx[4];"),
      "a .param array passed for the scalar parameter `x` not supported yet"),
 ])
@@ -394,3 +394,353 @@ def test_struct_parameters_run_like_ptxas():
     res = run(codegen.compile_ptx(STRUCTS), "k", 1, 32, [ours], hazard_check=True)
     assert res.hazards == []
     np.testing.assert_array_equal(ours, want)
+
+
+# Recursion: a function that can reach itself stays out of line and is called with the
+# calling convention of ptx2sass.abi. The kernels keep values (64-bit pointers, the thread
+# index, a predicate) live across the calls, so callee-saved registers and the clobbered
+# predicates both matter.
+FIB = HEADER + """
+.func (.param .b32 func_retval0) fib(.param .b32 fib_param_0)
+{
+  .reg .pred %p<2>; .reg .b32 %r<8>;
+  ld.param.u32 %r1, [fib_param_0];
+  setp.lt.s32 %p1, %r1, 2;
+  mov.u32 %r7, %r1;
+  @%p1 bra DONE;
+  add.s32 %r2, %r1, -1;
+  { .param .b32 param0; st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), fib, (param0);
+    ld.param.b32 %r3, [retval0+0]; }
+  add.s32 %r4, %r1, -2;
+  { .param .b32 param0; st.param.b32 [param0+0], %r4;
+    .param .b32 retval0;
+    call.uni (retval0), fib, (param0);
+    ld.param.b32 %r5, [retval0+0]; }
+  add.s32 %r7, %r5, %r3;
+DONE:
+  st.param.b32 [func_retval0+0], %r7;
+  ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .reg .pred %p; .reg .b32 %r<6>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p, %r1, 16;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  { .param .b32 param0; st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), fib, (param0);
+    ld.param.b32 %r3, [retval0+0]; }
+  @%p add.u32 %r3, %r3, 1000;
+  add.u32 %r3, %r3, %r1;
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.u32 [%rd5], %r3;
+  ret;
+}
+"""
+
+
+def _fib(n: int) -> int:
+    return n if n < 2 else _fib(n - 1) + _fib(n - 2)
+
+
+def _run_both(ptx: str, args, out_dtype, threads: int = 32):
+    """(ours, ptxas's) outputs of kernel `k` on the same inputs; ours with zero hazards."""
+    results = []
+    for cubin, check in ((codegen.compile_ptx(ptx), True), (_ptxas_cubin(ptx), False)):
+        out = np.zeros(threads, out_dtype)
+        res = run(cubin, "k", 1, threads, [out] + [a.copy() if isinstance(a, np.ndarray) else a for a in args],
+                  hazard_check=check)
+        if check:
+            assert res.hazards == [], [str(h) for h in res.hazards[:3]]
+        results.append(out)
+    return results
+
+
+def test_recursive_fib_runs_like_ptxas():
+    n = np.array([i % 13 for i in range(32)], np.uint32)
+    ours, theirs = _run_both(FIB, [n], np.uint32)
+    t = np.arange(32)
+    want = np.array([_fib(int(v)) for v in n]) + np.where(t < 16, 1000, 0) + t
+    np.testing.assert_array_equal(theirs, want)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+# Several arguments of mixed widths (64-bit ones in register pairs), a 64-bit result, a
+# float argument, and a guarded `ret`.
+WALK = HEADER + """
+.func (.param .b64 r) walk(.param .b64 acc, .param .b32 n, .param .b64 mul, .param .f32 s, .param .b32 step)
+{
+  .reg .pred %p; .reg .b32 %r<6>; .reg .b64 %rd<9>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [acc];
+  ld.param.u32 %r1, [n];
+  ld.param.u64 %rd2, [mul];
+  ld.param.f32 %f1, [s];
+  ld.param.u32 %r2, [step];
+  setp.eq.u32 %p, %r1, 0;
+  st.param.b64 [r], %rd1;
+  @%p ret;
+  mul.lo.u64 %rd3, %rd1, %rd2;
+  cvt.u64.u32 %rd4, %r1;
+  add.u64 %rd3, %rd3, %rd4;
+  sub.u32 %r3, %r1, 1;
+  cvt.u64.u32 %rd5, %r2;
+  xor.b64 %rd6, %rd2, %rd5;
+  add.f32 %f2, %f1, 0f3F000000;
+  { .param .b64 a0; .param .b32 a1; .param .b64 a2; .param .f32 a3; .param .b32 a4; .param .b64 rv;
+    st.param.b64 [a0], %rd3; st.param.b32 [a1], %r3; st.param.b64 [a2], %rd6;
+    st.param.f32 [a3], %f2; st.param.b32 [a4], %r2;
+    call.uni (rv), walk, (a0, a1, a2, a3, a4);
+    ld.param.b64 %rd7, [rv]; }
+  cvt.rzi.u32.f32 %r4, %f1;
+  mul.wide.u32 %rd8, %r4, %r2;
+  add.u64 %rd7, %rd7, %rd8;
+  st.param.b64 [r], %rd7;
+  ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .reg .pred %q; .reg .b32 %r<6>; .reg .b64 %rd<9>; .reg .f32 %f1;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 8;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u64 %rd5, [%rd4];
+  and.b32 %r2, %r1, 7;
+  cvt.rn.f32.u32 %f1, %r1;
+  setp.gt.u32 %q, %r1, 20;
+  { .param .b64 a0; .param .b32 a1; .param .b64 a2; .param .f32 a3; .param .b32 a4; .param .b64 rv;
+    st.param.b64 [a0], %rd5; st.param.b32 [a1], %r2; st.param.b64 [a2], 0x100000001b3;
+    st.param.f32 [a3], %f1; st.param.b32 [a4], %r1;
+    call.uni (rv), walk, (a0, a1, a2, a3, a4);
+    ld.param.b64 %rd6, [rv]; }
+  @%q xor.b64 %rd6, %rd6, %rd4;
+  add.s64 %rd7, %rd1, %rd3;
+  st.global.u64 [%rd7], %rd6;
+  ret;
+}
+"""
+
+
+def _walk(acc: int, n: int, mul: int, s: float, step: int) -> int:
+    m = (1 << 64) - 1
+    if n == 0:
+        return acc
+    inner = _walk((acc * mul + n) & m, n - 1, mul ^ step, s + 0.5, step)
+    return (inner + int(s) * step) & m
+
+
+def test_recursion_with_wide_arguments_and_result_runs_like_ptxas():
+    rng = np.random.default_rng(5)
+    acc = rng.integers(0, 1 << 63, 32, dtype=np.uint64)
+    ours, theirs = _run_both(WALK, [acc], np.uint64)
+    want = [_walk(int(a), t & 7, 0x100000001b3, float(t), t) for t, a in enumerate(acc)]
+    np.testing.assert_array_equal(theirs[:21], np.array(want[:21], np.uint64))
+    np.testing.assert_array_equal(ours, theirs)
+
+
+# Mutual recursion (even/odd), a guarded call of it, and a helper that is inlined both into
+# the kernel and into the out-of-line function.
+MUTUAL = HEADER + """
+.func (.param .b32 r) mix(.param .b32 x)
+{
+  .reg .b32 %a<3>;
+  ld.param.u32 %a0, [x];
+  mul.lo.u32 %a1, %a0, 2654435761;
+  shr.u32 %a2, %a1, 7;
+  xor.b32 %a2, %a2, %a0;
+  st.param.u32 [r], %a2;
+  ret;
+}
+.func (.param .b32 r) odd(.param .b32 n, .param .b32 h);
+.func (.param .b32 r) even(.param .b32 n, .param .b32 h)
+{
+  .reg .pred %p; .reg .b32 %a<6>; .param .b32 x; .param .b32 y; .param .b32 z; .param .b32 w;
+  ld.param.u32 %a0, [n];
+  ld.param.u32 %a1, [h];
+  setp.eq.u32 %p, %a0, 0;
+  @%p bra BASE;
+  sub.u32 %a2, %a0, 1;
+  st.param.u32 [x], %a1;
+  call (y), mix, (x);
+  ld.param.u32 %a3, [y];
+  st.param.u32 [x], %a2;
+  st.param.u32 [w], %a3;
+  call (z), odd, (x, w);
+  ld.param.u32 %a4, [z];
+  st.param.u32 [r], %a4;
+  ret;
+BASE:
+  st.param.u32 [r], %a1;
+  ret;
+}
+.func (.param .b32 r) odd(.param .b32 n, .param .b32 h)
+{
+  .reg .pred %p; .reg .b32 %a<5>; .param .b32 x; .param .b32 w; .param .b32 z;
+  ld.param.u32 %a0, [n];
+  ld.param.u32 %a1, [h];
+  setp.eq.u32 %p, %a0, 0;
+  @%p bra BASE;
+  sub.u32 %a2, %a0, 1;
+  add.u32 %a3, %a1, 17;
+  st.param.u32 [x], %a2;
+  st.param.u32 [w], %a3;
+  call (z), even, (x, w);
+  ld.param.u32 %a4, [z];
+  st.param.u32 [r], %a4;
+  ret;
+BASE:
+  not.b32 %a1, %a1;
+  st.param.u32 [r], %a1;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %q; .reg .b32 %r<6>; .reg .b64 %rd<3>;
+  .param .b32 x; .param .b32 y; .param .b32 n; .param .b32 h; .param .b32 z;
+  mov.u32 %r1, %tid.x;
+  st.param.u32 [x], %r1;
+  call (y), mix, (x);
+  ld.param.u32 %r2, [y];
+  mov.u32 %r3, 5;
+  setp.ne.u32 %q, %r1, 3;
+  st.param.u32 [n], %r1;
+  st.param.u32 [h], %r2;
+  @%q call (z), even, (n, h);
+  ld.param.u32 %r4, [z];
+  selp.u32 %r3, %r4, %r3, %q;
+  add.u32 %r3, %r3, %r1;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd1, %rd1, %rd2;
+  st.global.u32 [%rd1], %r3;
+  ret;
+}
+"""
+
+
+def test_mutual_recursion_with_inlined_helper_runs_like_ptxas():
+    m = 0xFFFFFFFF
+
+    def mix(x):
+        return (((x * 2654435761) & m) >> 7) ^ x
+
+    def even(n, h):
+        return h if n == 0 else odd(n - 1, mix(h))
+
+    def odd(n, h):
+        return (~h & m) if n == 0 else even(n - 1, (h + 17) & m)
+    ours, theirs = _run_both(MUTUAL, [], np.uint32)
+    want = [(5 if t == 3 else even(t, mix(t))) + t for t in range(32)]
+    np.testing.assert_array_equal(theirs, np.array(want, np.uint32))
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_out_of_line_function_in_the_cubin_as_ptxas_lays_it_out():
+    """A private copy `$k$fib` after the kernel's code in `.text.k`, reached by
+    CALL.REL.NOINC, leaving by RET.REL.NODEC; its frame size in `.nv.info`, the kernel's
+    stack size unknown (recursion) — the records ptxas writes, as cuobjdump reads them."""
+    import re
+    ours, theirs = codegen.compile_ptx(FIB), _ptxas_cubin(FIB)
+    listing = oracle.nvdisasm(ours, ())
+    assert re.search(r"^\$k\$fib:", listing, re.M)
+    assert "CALL.REL.NOINC `($k$fib)" in listing and "RET.REL.NODEC R2 `(k)" in listing
+
+    def records(cubin):
+        elf = oracle.cuobjdump_elf(cubin)
+        module = elf.split(".nv.info\n", 1)[1].split("\n\n.nv.info.k", 1)[0]
+        names = re.findall(r"Attribute:\s+(\S+)\s+Format:\s+\S+\s+Value:\s+function: (\S+)\(", module)
+        stack = re.search(r"min stack size: (0x[0-9a-f]+)", module).group(1)
+        symbols = re.findall(r"FUNC\s+(LOCAL|GLOBAL)\s+\S+\s+(?:ENTRY|-)\s+\S+\s+(\S+)\n", elf)
+        return names, stack, symbols, "EIATTR_CRS_STACK_SIZE" in elf
+    assert records(ours) == records(theirs)
+
+
+def _corpus_launches(ptx: str):
+    from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module
+    if not (CUDA_DIR / "manifest.json").is_file():
+        return None, []
+    ref = cuda_reference_module()
+    return ref, [e for e in ref.load_manifest() if e["ptx"] == ptx]
+
+
+_REF, _CALL_LAUNCHES = _corpus_launches("calls.ptx")
+
+
+@pytest.mark.parametrize("entry", _CALL_LAUNCHES, ids=lambda e: e["name"])
+def test_cuda_corpus_calls_run_with_our_cubin(entry):
+    """nvcc's calls.cu (noinline, many arguments, recursion, a table of function pointers,
+    struct returns) compiled by ptx2sass gives the NumPy reference, with zero hazards."""
+    from ptx2sass.emu.testing import run_cuda_launch
+    outcome = run_cuda_launch(entry, _REF, compiler=lambda text, name: codegen.compile_ptx(text, filename=name))
+    assert outcome.passed, outcome.reason
+    assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:3]]
+
+
+# Calls through function pointers: a table of two functions in `.global` memory, one
+# pointer taken with `mov`, a prototype at the call.
+POINTERS = HEADER + """.func (.param .b32 r) add(.param .b32 x, .param .b32 y)
+{
+  .reg .b32 %a<3>;
+  ld.param.u32 %a0, [x]; ld.param.u32 %a1, [y];
+  add.u32 %a2, %a0, %a1;
+  st.param.u32 [r], %a2;
+  ret;
+}
+.func (.param .b32 r) sub(.param .b32 x, .param .b32 y)
+{
+  .reg .b32 %a<3>;
+  ld.param.u32 %a0, [x]; ld.param.u32 %a1, [y];
+  sub.u32 %a2, %a0, %a1;
+  st.param.u32 [r], %a2;
+  ret;
+}
+.global .align 8 .u64 table[2] = {add, sub};
+.visible .entry k(.param .u64 out)
+{
+  .reg .u32 %r<4>; .reg .u64 %rd<6>; .reg .pred %p;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 1;
+  mul.wide.u32 %rd1, %r2, 8;
+  mov.u64 %rd2, table;
+  add.u64 %rd2, %rd2, %rd1;
+  ld.global.u64 %rd3, [%rd2];
+  setp.eq.u32 %p, %r1, 5;
+  @%p mov.u64 %rd3, sub;
+  { .param .b32 a; .param .b32 b; .param .b32 c;
+  st.param.b32 [a], %r1;
+  st.param.b32 [b], 100;
+  proto: .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _);
+  call (c), %rd3, (a, b), proto;
+  ld.param.b32 %r3, [c];
+  .param .b32 d; .param .b32 e; .param .b32 f;
+  st.param.b32 [d], %r1;
+  st.param.b32 [e], 100;
+  call (f), add, (d, e);
+  ld.param.b32 %r2, [f]; }
+  xor.b32 %r3, %r3, %r2;
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r1, 4;
+  add.u64 %rd4, %rd4, %rd5;
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+"""
+
+
+def test_calls_through_function_pointers_run_like_ptxas():
+    """`add` is also called by name: that call is inlined, only the pointer call remains."""
+    ours, theirs = _run_both(POINTERS, [], np.uint32)
+    t = np.arange(32, dtype=np.int64)
+    want = (np.where((t & 1) | (t == 5), t - 100, t + 100) ^ (t + 100)).astype(np.uint32)
+    np.testing.assert_array_equal(theirs, want)
+    np.testing.assert_array_equal(ours, theirs)
+    listing = oracle.nvdisasm(codegen.compile_ptx(POINTERS), ())
+    assert listing.count("CALL.REL.NOINC") == 1 and "$k$add:" in listing and "$k$sub:" in listing

@@ -1,6 +1,6 @@
-"""Control instructions beyond plain branches: `trap`, `brx.idx` (and, as they grow, calls
-and returns; `nanosleep` is selected in isel/memory.py; `.func` calls are inlined before
-SSA, see ptx2sass/inline.py).
+"""Control instructions beyond plain branches: `trap`, `brx.idx`, calls of out-of-line
+functions and their returns (`nanosleep` is selected in isel/memory.py; most `.func` calls
+are inlined before SSA, see ptx2sass/inline.py).
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
 What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
@@ -11,13 +11,28 @@ What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
   BRX r -(pc of the next instruction)` (the offsets are absolute in .text); ptxas also wraps
   a divergent switch in BSSY/BSYNC, which is not emitted here (the lanes reconverge at the
   join anyway). The table and the BRX immediate are filled after layout (codegen).
+* `call (r), f, (a)` of an out-of-line function (ptx2sass.abi): the arguments copied into
+  precoloured registers R4.., the return address into R2:R3 (`MOV R2, <label>` filled after
+  layout; `MOV R3, RZ`), then `CALL.REL.NOINC` naming the arguments and results as hidden
+  operands (liveness and scheduling see them, the encoding does not) and clobbering the
+  predicates; the call ends its block, so the code after it (the return address) starts one.
+* in the out-of-line function: its arguments and return address arrive in precoloured
+  registers defined at the top of the entry block and are copied out at once; every `ret`
+  copies the results into R4.. and the return address back into R2:R3 before
+  `RET.REL.NODEC R2`. The frame, saves and restores are added once registers are known
+  (codegen).
+* `call (r), %fp, (a), proto` through a function pointer: `LDC.64 Rt, c[0x2][Rfp]` reads the
+  code offset from the kernel's pointer table (ptx2sass.abi), then `CALL.REL.NOINC Rt
+  `(kernel)`; argument and result registers follow the values' own types.
 """
 from __future__ import annotations
 
-from ptx2sass import ir
+from dataclasses import replace
+
+from ptx2sass import abi, ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label
 from ptx2sass.isel.common import RZ
-from ptx2sass.mir import IMPLICIT_DEF, MInstr, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp
 
 TRAP_CODE = 0x1      # the immediate ptxas gives BPT.TRAP for PTX `trap`
 
@@ -45,3 +60,94 @@ class CallSelection:
         self.emit("SHF", ("R", "S32", "HI"), [VOp(target, 1), RZ, Imm(0x1F), VOp(target, 0)], guarded=False)
         self.emit("BRX", (), [VOp(target), Imm(0)], ndefs=0, guarded=False)
         self.mf.jump_tables.append(targets)
+
+    # ------------------------------------------------------------------ calls
+    def sel_call(self, ins):
+        if ins.guard is not None or ins.attrs.get("returns"):
+            raise self.unsupported("guarded `call` or `.param` results of an out-of-line function")
+        target = ins.srcs[0] if ins.srcs else None
+        if isinstance(target, ir.Value):          # through a function pointer
+            args = [a for a in ins.srcs[1:] if not isinstance(a, ir.Symbol)]    # less the prototype
+            if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
+                raise self.unsupported("this argument of an indirect `call`")
+            arg_types = [a.type for a in args]
+            result_types = [d.type for d in ins.dests]
+            what = "function called through a pointer"
+            code = VOp(self.mf.new_vreg("R", 2))
+            self.emit("LDC", ("64",), [code, ConstRef(2, 0, ureg=self.reg_part(target, 0))], guarded=False)
+            how = [code, Label(abi.ENTRY_LABEL)]
+            name = abi.INDIRECT
+        elif isinstance(target, ir.Symbol) and target.name in self.callees:
+            callee = self.callees[target.name]
+            args = ins.srcs[1:]
+            arg_types = [p.type for p in callee.params]
+            result_types = [p.type for p in callee.returns]
+            what = callee.name
+            how = [Label(abi.label_of(callee.name))]
+            name = callee.name
+        else:
+            raise self.unsupported("indirect `call` (through a function pointer or prototype)")
+        arg_layout = abi.register_layout(arg_types, "argument", what)
+        res_layout = abi.register_layout(result_types, "result", what)
+        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
+            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
+        uses = []
+        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
+            r = self.mf.fixed_vreg("R", reg, width)
+            self.copy_into(VOp(r), a, ty)
+            uses.append(VOp(r))
+        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
+        self.emit("MOV", (), [VOp(ra, 1), RZ], guarded=False)
+        defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
+        n = len(defs)
+        self.out.append(MInstr("CALL", ("REL", "NOINC"), [*defs, *how, *uses, VOp(ra)], n, None,
+                               self.line, clobbers=abi.CLOBBERED_PREDICATES,
+                               shown=tuple(range(n, n + len(how)))))
+        if name not in self.mf.calls:
+            self.mf.calls.append(name)
+        back = self.start_block("ret")
+        low.operands[1] = Label(back.name)
+        for d, r in zip(ins.dests, defs):
+            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+
+    def begin_function(self) -> None:
+        """At the top of an out-of-line function's entry block: its arguments and return
+        address as the convention delivers them."""
+        layout = abi.register_layout([p.type for p in self.fn.params], "argument", self.fn.name)
+        self.result_layout = abi.register_layout([p.type for p in self.fn.returns], "result", self.fn.name)
+        self.incoming = {}
+        for p, (reg, width) in zip(self.fn.params, layout):
+            r = self.mf.fixed_vreg("R", reg, width)
+            self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
+            self.incoming[p.name] = r
+        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        self.return_address = self.mf.new_vreg("R", 2)
+        self.emit(COPY, (), [VOp(self.return_address), VOp(ra)], guarded=False)
+
+    def sel_param(self, ins):
+        """An argument of an out-of-line function (a `.reg` parameter, defined on entry)."""
+        src = self.incoming.get(ins.srcs[0].name) if not self.fn.is_entry else None
+        if src is None:
+            raise self.unsupported(f"parameter `{ins.srcs[0].name}` as a register")
+        self.emit(COPY, (), [VOp(self.vreg(ins.dests[0])), VOp(src)], guarded=False)
+
+    def select_return(self, term, mb) -> None:
+        """`ret` of an out-of-line function; a guarded one branches around it for the lanes
+        that go on."""
+        guard = self.guard_of(term)
+        mb.fallthrough = None
+        if guard is not None and mb.succs:
+            self.out.append(MInstr("BRA", (), [Label(mb.succs[0].name)], 0,
+                                   replace(guard, inv=not guard.inv), term.line))
+        results = []
+        for v, p, (reg, width) in zip(term.srcs, self.fn.returns, self.result_layout):
+            r = self.mf.fixed_vreg("R", reg, width)
+            self.copy_into(VOp(r), v, p.type)
+            results.append(VOp(r))
+        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit(COPY, (), [VOp(ra), VOp(self.return_address)], guarded=False)
+        self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
+                               0, None, term.line, shown=(0, 1)))

@@ -131,7 +131,11 @@ class MemorySelection:
 
     def address_value(self, d: ir.Value, sym: ir.Symbol) -> None:
         """`mov d, var`: the variable's address in its own state space (a generic address
-        for `.global`, a window offset for the others; 64-bit ones zero-extended)."""
+        for `.global`, a window offset for the others; 64-bit ones zero-extended). A
+        function's address is its pointer value (ptx2sass.abi)."""
+        if sym.name in self.pointers:
+            return self.copy_into(VOp(self.vreg(d)), ir.Const(self.pointers[sym.name] + sym.offset, d.type),
+                                  d.type)
         p = self.placement(sym)
         r = self.vreg(d)
         if p.space == "global":

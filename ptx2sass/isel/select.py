@@ -37,8 +37,11 @@ from ptx2sass.isel.memory import MemorySelection
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, ConvertSelection, CallSelection, CachePolicy):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
-    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
+    def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
+                 callees: dict | None = None, pointers: dict | None = None):
         self.fn = fn
+        self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
+        self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
@@ -182,6 +185,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb = self.current = self.blocks[id(b)]
             self.out = mb.instrs
             self.guard = None
+            if b is self.fn.entry and not self.fn.is_entry:
+                self.begin_function()            # isel/calls.py
             for phi, tmp in self.phi_temps[id(b)]:
                 self.emit(COPY, (), [VOp(self.vreg(phi.dest)), VOp(tmp)], guarded=False)
             body = b.instrs
@@ -244,9 +249,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return
         self.line = term.line
         self.ins = term
+        if term.opcode == "ret" and not self.fn.is_entry:
+            return self.select_return(term, mb)           # isel/calls.py
         if term.opcode in ("ret", "exit"):
-            if not self.fn.is_entry:
-                raise self.unsupported("`ret` from a .func (calls)")
             guard = self.guard_of(term)
             self.out.append(MInstr("EXIT", (), [], 0, guard, term.line))
             mb.fallthrough = mb.succs[0] if guard is not None and mb.succs else None
@@ -289,5 +294,5 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers).run()

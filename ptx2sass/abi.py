@@ -1,0 +1,97 @@
+"""The calling convention of out-of-line functions (recursive `.func`s, see ptx2sass.inline).
+
+ptxas (whole-program mode, sm_8x) keeps a private copy of each callee in the kernel's text
+(`$kernel$func`) and reaches it with `CALL.REL.NOINC`; the callee returns with
+`RET.REL.NODEC Rra` to the address the caller left in a register pair (`MOV Rra, <offset of
+the instruction after the CALL>; MOV Rra+1, 0`, offsets from the kernel's start). Arguments
+and results travel in registers from R4 up; the callee moves the stack pointer R1 down by
+its frame and saves there, with STL, the registers it writes that its caller may still need.
+ptxas chooses some of these registers per call graph; this convention fixes them:
+
+* arguments: R4 up, in declaration order, each value in as many 32-bit registers as its
+  type needs (64-bit values in an even-aligned pair); results the same way from R4;
+* return address: the pair R2:R3 at the CALL (the callee may keep it anywhere after);
+* callee-saved: every R register but R1 (restored by undoing the frame), RZ and the
+  function's own result registers, so a caller keeps its values in registers across a call;
+* caller-saved: the predicates P0..P6 (saving them costs more than the caller keeping the
+  few live across a call in R registers, which the allocator does by itself);
+* stack: R1 points at the callee's frame after its prologue; the kernel's frame lies above.
+
+A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
+refused (ptxas passes the rest on the stack).
+
+Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
+address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
+that calls through a pointer has a table in `.nv.constant2.<kernel>` of 64-bit code offsets
+(word 0 holds 1, for the null pointer), and calls with `LDC.64 Rt, c[0x2][Rptr]` then
+`CALL.REL.NOINC Rt `(kernel)`; its text holds a copy of every address-taken function.
+"""
+from __future__ import annotations
+
+from ptx2sass.errors import CompileError
+from ptx2sass.ir import type_bits
+
+FIRST_ARGUMENT = 4
+MAX_ARGUMENT_REGISTERS = 24          # R4..R27
+RETURN_ADDRESS = 2                   # R2:R3
+STACK_POINTER = 1
+CLOBBERED_PREDICATES = tuple(("P", k) for k in range(7))
+UNKNOWN_STACK_SIZE = 0xFFFFFFFF      # MIN_STACK_SIZE / CRS_STACK_SIZE of recursive code
+
+
+def label_of(function: str) -> str:
+    """The internal label of an out-of-line function's first instruction (not a PTX name:
+    `@` cannot start a PTX identifier)."""
+    return "@" + function
+
+
+ENTRY_LABEL = "@entry"                # the kernel's first instruction: RET offsets count from it
+
+
+def register_layout(types: list[str], what: str, function: str) -> list[tuple[int, int]]:
+    """(first register, width in 32-bit registers) for values of PTX `types`, packed from R4."""
+    out, at = [], FIRST_ARGUMENT
+    for ty in types:
+        if ty == "pred":
+            raise CompileError(f"predicate {what} of the out-of-line function `{function}` not supported yet")
+        width = max(1, type_bits(ty) // 32)
+        at = (at + width - 1) // width * width
+        out.append((at, width))
+        at += width
+    if at - FIRST_ARGUMENT > MAX_ARGUMENT_REGISTERS:
+        raise CompileError(f"{what}s of the out-of-line function `{function}` need more than "
+                           f"{MAX_ARGUMENT_REGISTERS} registers (passing on the stack) not supported yet")
+    return out
+
+
+def result_registers(types: list[str], function: str) -> set[int]:
+    """The physical registers a function's results occupy: it need not preserve them."""
+    return {r + k for r, w in register_layout(types, "result", function) for k in range(w)}
+
+
+POINTER_STRIDE = 8
+NULL_POINTER_ENTRY = 1
+INDIRECT = "*"          # in MFunction.calls: the function calls through a pointer
+
+
+def function_pointers(module) -> dict[str, int]:
+    """Address-taken out-of-line functions of an IR module -> their pointer value: those
+    named other than as a call's target, or in a variable's initialiser, in module order."""
+    names = {fn.name for fn in module.functions if not fn.is_entry}
+    taken = {name for v in module.variables for _, name, _ in v.relocations if name in names}
+    for fn in module.functions:
+        for b in fn.blocks:
+            for ins in b.instrs:
+                srcs = ins.srcs[1:] if ins.opcode == "call" else ins.srcs
+                taken.update(s.name for s in srcs if getattr(s, "name", None) in names
+                             and type(s).__name__ == "Symbol")
+    order = [fn.name for fn in module.functions if fn.name in taken]
+    return {name: POINTER_STRIDE * (i + 1) for i, name in enumerate(order)}
+
+
+def pointer_table(pointers: dict[str, int], offsets: dict[str, int]) -> bytes:
+    """A kernel's `.nv.constant2` table: 64-bit code offsets indexed by pointer value."""
+    words = [NULL_POINTER_ENTRY] + [0] * len(pointers)
+    for name, value in pointers.items():
+        words[value // POINTER_STRIDE] = offsets[name]
+    return b"".join(w.to_bytes(8, "little") for w in words)
