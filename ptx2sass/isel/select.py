@@ -25,6 +25,8 @@ from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES,
 from ptx2sass.isel.calls import CallSelection
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
+from ptx2sass.isel.flow import FlowBuilding
+from ptx2sass.isel.ieee import IeeeFloat
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
@@ -33,7 +35,7 @@ from ptx2sass.isel.memory import MemorySelection
 
 
 class Selector(MemorySelection, IntegerSelection, IntDivision, CarryArithmetic, MatrixMultiply,
-               FloatSelection, ConvertSelection, CallSelection):
+               FloatSelection, IeeeFloat, FlowBuilding, ConvertSelection, CallSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None):
         self.fn = fn
