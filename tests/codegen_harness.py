@@ -81,17 +81,21 @@ def inputs(in_bits: int, n_in: int, seed: int = 0, values=None) -> np.ndarray:
     return np.concatenate([np.array(out, dtype=np.uint64), mixed]).astype(dtype)
 
 
-def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, values=None):
-    """(ours, ptxas's) output arrays; raises if ours faults or has hazards."""
+def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, values=None,
+             data: np.ndarray | None = None):
+    """(ours, ptxas's) output arrays; raises if ours faults or has hazards. `data` (n_in
+    values per thread, at most 1024 threads) replaces the generated inputs."""
     ptx = kernel(body, in_bits, n_in, out_bits)
-    data = inputs(in_bits, n_in, seed, values)
+    if data is None:
+        data = inputs(in_bits, n_in, seed, values)
+    threads = len(data) // n_in
     theirs_cubin = oracle.ptxas(ptx).output
     ours_cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
                                             filename="k.ptx")
     results = []
     for cubin, check in ((ours_cubin, True), (theirs_cubin, False)):
-        out = np.zeros(THREADS, dtype=DTYPES[out_bits])
-        res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy()], hazard_check=check)
+        out = np.zeros(threads, dtype=DTYPES[out_bits])
+        res = run(cubin, "k", (1, 1, 1), (threads, 1, 1), [out, data.copy()], hazard_check=check)
         if check:
             assert not res.hazards, [str(h) for h in res.hazards[:3]]
         results.append(out)

@@ -255,7 +255,9 @@ class FloatSelection:
                 mi.operands[1] = x
 
     def sel_sqrt(self, ins):
-        if "approx" not in ins.modifiers or ins.type != "f32":
+        if "approx" not in ins.modifiers:
+            return self.ieee_sqrt(ins)        # isel/ieee.py
+        if ins.type != "f32":
             raise self.unsupported(f"`sqrt.{'.'.join(ins.modifiers)}.{ins.type}`")
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:
@@ -285,6 +287,8 @@ class FloatSelection:
         self.mufu("TANH", self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]))
 
     def sel_rcp(self, ins):
+        if "approx" not in ins.modifiers:
+            return self.ieee_rcp(ins)         # isel/ieee.py
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:
@@ -305,7 +309,9 @@ class FloatSelection:
         self.emit("FMUL", (), [d, s2, r])
 
     def float_div(self, ins):
-        if ins.type != "f32" or "approx" not in ins.modifiers:
+        if "approx" not in ins.modifiers:
+            return self.ieee_div(ins)         # isel/ieee.py
+        if ins.type != "f32":
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
         d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
         p = VOp(self.mf.new_vreg("P"))
