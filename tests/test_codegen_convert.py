@@ -96,3 +96,11 @@ def test_cvt_packs_two_f32(mods, ty):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:4]]
+
+
+@pytest.mark.parametrize("d", ["u8", "s8"])
+def test_cvt_pack_saturates_two_words_over_a_third(d):
+    ours, theirs, _ = run_both(f"cvt.pack.sat.{d}.s32.b32 %o, %a0, %a1, %a2;", 32, 3, 32,
+                               values=[0, 1, 127, 128, 255, 256, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF,
+                                       0xFFFFFF80, 0x12345678])
+    assert (ours == theirs).all()

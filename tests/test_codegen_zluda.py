@@ -16,29 +16,15 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # Kernels using constructs the code generator does not support yet: the CompileError's
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
-    'mul24_hi_u32': '`mul24.hi.u32` not supported yet',
-    'mul24_hi_s32': '`mul24.hi.s32` not supported yet',
-    'cvt_pack': '`cvt.sat.u8.s32` not supported yet',
     'rcp_f64': '`rcp.rz.f64` not supported yet',
     'cvt_rn_satfinite_e4m3x2_f32': '`cvt.e4m3x2.f32` not supported yet',
     'cvt_rn_satfinite_e5m2x2_f32': '`cvt.e5m2x2.f32` not supported yet',
     'cvt_rn_f16x2_e4m3x2': '`cvt.f16x2.e4m3x2` not supported yet',
     'cvt_rn_f16x2_e5m2x2': '`cvt.f16x2.e5m2x2` not supported yet',
-    'cvt_rn_bf16x2_f32': '`cvt.bf16x2.f32` not supported yet',
-    'popc_b64': '`popc.b64` not supported yet',
-    'dp4a': 'PTX instruction `dp4a` not supported yet',
-    'dp2a': 'PTX instruction `dp2a` not supported yet',
     'vshr_clamp': 'PTX instruction `vshr` not supported yet',
-    'cvt_f16x2_f32': '`cvt.f16x2.f32` not supported yet',
-    'cvt_relu_f16x2_f32': '`cvt.f16x2.f32` not supported yet',
-    'set_f16': 'PTX instruction `set` not supported yet',
-    'set_gt_f16x2': 'PTX instruction `set` not supported yet',
+    'set_f16': '`set` of .f16x2 not supported yet',
+    'set_gt_f16x2': '`set` into .f16x2 not supported yet',
     'sad_s64': 'PTX instruction `sad` not supported yet',
-    'mma_m16n8k16_f32_bf16_bf16_f32': '`cvt.bf16x2.f32` not supported yet',
-    'mma_m16n8k32_s32_s8_s8_s32': 'PTX instruction `mma` not supported yet',
-    'mma_m16n8k32_s32_s8_s8_s32_interleave': 'PTX instruction `mma` not supported yet',
-    'mma_m16n8k16_f32_f16_f16_f32': '`cvt.f16x2.f32` not supported yet',
-    'mma_m16n8k16_f32_bf16_bf16_f32_2x': '`cvt.bf16x2.f32` not supported yet',
 }
 
 

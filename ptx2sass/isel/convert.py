@@ -26,6 +26,8 @@ class ConvertSelection:
     def sel_cvt(self, ins):
         dty, sty = ins.type, ins.types[0]
         d, a = ins.dests[0], ins.srcs[0]
+        if "pack" in ins.modifiers:
+            return self.pack_saturated(ins)
         if any(m == "sat" for m in ins.modifiers):
             if _is_float(sty) and not _is_float(dty):
                 # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
@@ -75,6 +77,16 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def pack_saturated(self, ins) -> None:
+        """cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to bytes over c's
+        bytes, one I2IP as ptxas does."""
+        if ins.type not in ("u8", "s8") or tuple(ins.types) != ("s32", "b32") or "sat" not in ins.modifiers \
+                or len(ins.srcs) != 3:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
+        a, b, c = ins.srcs
+        self.emit("I2IP", (ins.type.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
+                                                             self.part_of(b, 0), self.reg_part(c)])
 
     def pack_pair(self, ins) -> None:
         """cvt.{rn,rz}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a into the high

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
 from ptx2sass.encoder.sass_text import parse_operand
 from ptx2sass.isel.common import NOT_PT, PT, RZ

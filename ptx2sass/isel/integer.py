@@ -583,6 +583,8 @@ class IntegerSelection:
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
         if dty not in ("u32", "s32", "b32", "f32"):
             raise self.unsupported(f"`set` into .{dty}")
+        if sty.endswith("x2"):      # one result per half, not one predicate
+            raise self.unsupported(f"`set` of .{sty}")
         self._set_ids = getattr(self, "_set_ids", 0) + 1
         p = ir.Value(id=-self._set_ids, type="pred")     # ids of real values are >= 0
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,

@@ -859,8 +859,12 @@ class MemorySelection:
         a, b, c, mask = ins.srcs
         self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
-        self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a),
-                                            self.part_of(b, 0), self.part_of(c, 0)], ndefs=2)
+        # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
+        # larger constants go through a register, as the hardware reads all 32 bits there
+        lane = self.reg_part(b) if isinstance(b, ir.Const) and b.value & 0xFFFFFFFF > 0x1F else self.part_of(b, 0)
+        clamp = self.reg_part(c) if isinstance(c, ir.Const) and c.value & 0xFFFFFFFF > 0x1FFF else self.part_of(c, 0)
+        self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a), lane, clamp],
+                          ndefs=2)
 
     def sel_vote(self, ins):
         mode = next((m for m in ins.modifiers if m in ("any", "all", "ballot")), None)
