@@ -93,6 +93,17 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
     return reads, writes
 
 
+def _is_self_move(opcode: str, modifiers, ops) -> bool:
+    """`MOV R0, R0` (or its IMAD form): a move the allocator made redundant."""
+    if opcode == "MOV" and not modifiers and len(ops) == 2:
+        src = ops[1]
+    elif opcode == "IMAD" and modifiers == ("MOV", "U32") and len(ops) == 4 and ops[1] == ops[2] == RZ:
+        src = ops[3]
+    else:
+        return False
+    return isinstance(src, Reg) and isinstance(ops[0], Reg) and src == ops[0]
+
+
 def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
     d, s = mi.operands[0], mi.operands[1]
     if d.reg.cls == "P":
@@ -224,6 +235,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
+            if guard is None and _is_self_move(mi.opcode, mi.modifiers, ops):
+                continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
             if any(mi is w for w in mf.warp_sync):

@@ -38,8 +38,6 @@ REFERENCE = "CPU"
 # Programs that cannot pass for a reason outside ptx2sass (strict: they fail the suite when
 # they start passing, so the list stays true).
 EXPECTED_FAILURES = {
-    "elementwise_float64": "SASSRenderer writes float64 division as `rcp.rn.f64`, which ptx2sass "
-                           "does not select yet",
 }
 TOLERANCE = {np.float16: (1e-2, 1e-2), np.float32: (1e-4, 1e-5), np.float64: (1e-9, 1e-12)}
 
