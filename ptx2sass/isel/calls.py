@@ -53,7 +53,7 @@ class CallSelection:
             return
         base = 4 * sum(len(t) for t in self.mf.jump_tables)
         offset = VOp(self.mf.new_vreg())
-        self.emit("IMAD", ("SHL", "U32"), [offset, self.part_of(index, 0), Imm(4), RZ], guarded=False)
+        self.emit("IMAD", ("SHL", "U32"), [offset, self.reg_part(index, 0), Imm(4), RZ], guarded=False)
         target = self.mf.new_vreg("R", 2)
         self.emit(IMPLICIT_DEF, (), [VOp(target)], guarded=False)
         self.emit("LDC", (), [VOp(target, 0), ConstRef(2, base, ureg=offset)], guarded=False)

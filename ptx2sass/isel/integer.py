@@ -17,9 +17,13 @@ MIRRORED_COMPARE = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "ltu": "gtu"
 
 class IntegerSelection:
     # ------------------------------------------------------------------ integer arithmetic
+    def in_place(self, op) -> bool:
+        """An operand the second source slot can take as it is (immediate or c[0x0][…])."""
+        return isinstance(op, ir.Const) or (isinstance(op, ir.Value) and op.id in self.param_values)
+
     def two_sources(self, ins, commutative: bool = True):
         a, b = ins.srcs[0], ins.srcs[1]
-        if commutative and isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+        if commutative and self.in_place(a) and not self.in_place(b):
             a, b = b, a
         return a, b
 
@@ -198,7 +202,8 @@ class IntegerSelection:
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
-        if isinstance(op, Imm):
+        """`op` in a register: immediates and constant-bank words are moved into one."""
+        if isinstance(op, (Imm, ConstRef)):
             t = VOp(self.mf.new_vreg())
             self.move(t, op)
             return t
@@ -242,6 +247,10 @@ class IntegerSelection:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
         if mode == "wide":
+            if isinstance(c, ir.Value) and c.id in self.param_values:   # c[0x0][…] as the addend
+                self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, self.reg_part(b),
+                                                         self.param_values[c.id][0]])
+                return
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, self.wide_reg(c)])
         elif mode == "hi":
             # IMAD.HI adds a register pair to the 64-bit product: {0, c} adds c to the high word
@@ -538,7 +547,7 @@ class IntegerSelection:
             raise self.unsupported(f"`setp.{cmp}.{ty}`")
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
-        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+        if self.in_place(a) and not self.in_place(b):
             a, b = b, a
             op = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE"}.get(op, op)
         if _bits(ty) == 64:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
-from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed, _size_modifier
+from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
@@ -30,6 +30,11 @@ class MemorySelection:
             return
         if isinstance(src, ir.Symbol):
             return self.address_value(d, src)
+        if isinstance(src, ir.SpecialReg) and src.name in CBANK_SPECIALS and self.guard is None \
+                and r.width == 1:         # %ntid & co. live in constant bank 0: read in place
+            start = len(self.out)
+            self.move(VOp(r), self.special(src))
+            return self.note_param_value(d, [self.special(src)], self.out[start:])
         if len(ins.srcs) > 1 and len(ins.dests) == len(ins.srcs):     # vector to vector
             for dv, sv in zip(ins.dests, ins.srcs):
                 self.copy_value(dv, sv)
@@ -291,10 +296,14 @@ class MemorySelection:
                 return self.load_param_indirect(ins, addr)
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
+                start = len(self.out)
                 if r.width > 1:
                     self.begin_wide(d)
-                for k in range(r.width):
-                    self.move(self.dst(d, k), self.param_const(ins.srcs[0], i * r.width + k))
+                parts = [self.param_const(ins.srcs[0], i * r.width + k) for k in range(r.width)]
+                for k, part in enumerate(parts):
+                    self.move(self.dst(d, k), part)
+                if self.guard is None and r.cls == "R":
+                    self.note_param_value(d, parts, self.out[start:])
             return
         space = self.access_space(ins)
         if space == "const":

@@ -20,7 +20,7 @@ from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
 from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
 from ptx2sass.errors import CompileError
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg, register_operands
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
 from ptx2sass.isel.bits64 import Bits64
 from ptx2sass.isel.cache_policy import CachePolicy
@@ -50,6 +50,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.file = filename
         self.mf = MFunction(fn.name)
         self.values: dict[int, VReg] = {}
+        self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
+        self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
+        self.param_moves: dict[int, list[MInstr]] = {}
         self.blocks: dict[int, MBlock] = {}
         self.params = {p.name: p for p in fn.params}
         self.out: list[MInstr] = []
@@ -104,9 +107,35 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
     def imm32(self, value: int) -> Imm:
         return Imm(value & 0xFFFFFFFF)
 
+    # ------------------------------------------------------------------ parameters in place
+    # A kernel parameter loaded with `ld.param` stays readable in constant bank 0: operand
+    # slots that take an immediate take `c[0x0][offset]` as well, as in ptxas's code. The
+    # load's moves are still emitted (a register is needed wherever a slot wants one) and
+    # are dropped after selection when nothing read the register.
+    def note_param_value(self, v: ir.Value, parts: list[ConstRef], moves: list[MInstr]) -> None:
+        self.param_values[v.id] = parts
+        self.param_moves[self.vreg(v).id] = moves
+
+    def drop_unread_param_moves(self) -> None:
+        if not self.param_moves:
+            return
+        own = {id(mi) for moves in self.param_moves.values() for mi in moves}
+        read: set[int] = set()
+        for mb in self.mf.blocks:
+            for mi in mb.instrs:
+                if id(mi) in own:
+                    continue
+                read.update(op.reg.id for _, op, _ in register_operands(mi))
+        dead = {id(mi) for reg, moves in self.param_moves.items() if reg not in read for mi in moves}
+        if dead:
+            for mb in self.mf.blocks:
+                mb.instrs[:] = [mi for mi in mb.instrs if id(mi) not in dead]
+
     def part_of(self, op, part: int, ty: str | None = None):
         """A 32-bit source operand for part `part` of an IR operand: a register, an
-        immediate, or RZ for zero."""
+        immediate, a kernel parameter in constant bank 0, or RZ for zero."""
+        if isinstance(op, ir.Value) and op.id in self.param_values:
+            return self.param_values[op.id][part]
         if isinstance(op, ir.Value):
             r = self.vreg(op)
             if r.width == 1:
@@ -121,10 +150,20 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
     def reg_part(self, op, part: int = 0) -> VOp | Reg:
         """Like part_of, but an immediate is first moved into a register."""
+        if isinstance(op, ir.Value) and op.id in self.param_values:    # its register
+            r = self.vreg(op)
+            return VOp(r, part if r.width > 1 else None)
         src = self.part_of(op, part)
         if isinstance(src, Imm):
+            # one register per constant and machine block (unguarded: a guarded move would
+            # leave it undefined on the other lanes)
+            key = (id(self.current), src.value, src.neg, src.text)
+            if self.guard is None and key in self.const_regs:
+                return self.const_regs[key]
             t = VOp(self.mf.new_vreg())
             self.move(t, src)
+            if self.guard is None:
+                self.const_regs[key] = t
             return t
         return src
 
@@ -202,6 +241,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 s.preds.append(mb)
             self.terminator(b, mb, term)
             self.mf.blocks.append(mb)
+        self.drop_unread_param_moves()
         return self.mf
 
     def start_block(self, suffix: str) -> MBlock:
