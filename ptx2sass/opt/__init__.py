@@ -9,7 +9,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.fold import fold_constants
-from ptx2sass.opt.fuse import fuse_wide_multiply_add
+from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.propagate import propagate_copies
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
@@ -19,6 +19,7 @@ def optimise(fn: ir.Function) -> None:
     for _ in range(MAX_ROUNDS):
         changed = propagate_copies(fn)
         changed |= fold_constants(fn)
+        changed |= narrow_wide_products(fn)
         changed |= fuse_wide_multiply_add(fn)
         changed |= remove_dead_code(fn)
         if not changed:
