@@ -309,7 +309,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if guard is None:      # layout emits the BRA unless the target comes next
             mb.fallthrough = target
             return
-        self.out.append(MInstr("BRA", (), [Label(target.name)], 0, guard, term.line))
+        ir_target = b.succs[0]
+        exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+                      and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
+        # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
+        self.out.append(MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
+                               0, guard, term.line))
         mb.fallthrough = mb.succs[1] if len(mb.succs) > 1 else None
 
     def guard_of(self, ins: ir.Instr):
