@@ -413,6 +413,14 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
     return None
 
 
+# (arch, tokens, operand shapes) -> (form, its empty optional slots, tokens to encode): the
+# form an instruction of that spelling took, once its word read back as the same text. What
+# varies between hits is only register numbers and immediate values, which fill fields.
+_FORM_OF_SHAPE: dict[tuple, tuple] = {}
+# (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
+_GROUP_VALUES: dict[tuple, list[int] | None] = {}
+
+
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
@@ -421,6 +429,17 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
+    shapes = tuple(operand_shape(o)[0] for o in ops)
+    key = (arch, tuple(view.tokens), shapes)
+    known = _FORM_OF_SHAPE.get(key)
+    if known is not None:      # this mnemonic with these operand shapes encoded before
+        form, skip, tokens = known
+        it = iter(ops)
+        placed = [None if k in skip else next(it) for k in range(len(form.slots))]
+        try:
+            return _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc)
+        except EncodeError:
+            pass               # a value this form cannot hold: search all forms again
     errors = []
     want = canonical(view)
     for form in forms:
@@ -449,6 +468,8 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
                 errors.append(str(e))
                 continue
             if canonical(back) == want:
+                _FORM_OF_SHAPE[key] = (form, frozenset(k for k, o in enumerate(placed) if o is None),
+                                       tokens)
                 return word
             errors.append(f"would read back as {render_view(back)!r}")
     detail = f": {errors[0]}" if errors else ": no form takes these operands"
@@ -462,6 +483,36 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
             parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
         else:
             parsed.append(operand_shape(o))
+    key = (id(form), tuple(view.tokens), tuple(p[0] for p in parsed))
+    if key in _GROUP_VALUES:
+        values = _GROUP_VALUES[key]
+    else:
+        values = _search_group_values(form, parsed, placed, view)
+        _GROUP_VALUES[key] = values
+    if values is None or -1 in values:
+        raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
+    word = form.base & ~form.field_mask & ~CONTROL_MASK
+    for g, v in zip(form.groups, values):
+        word = put_bits(word, g["bits"], v)
+    for k, slot in enumerate(form.slots):
+        for f, n in zip(slot["fields"], parsed[k][1]):
+            if "float" in f:
+                bits = float_bits(n, f["float"])
+                if bits is None or bits >> len(f["bits"]):
+                    raise EncodeError(f"float immediate {n} is not exactly encodable")
+            else:
+                n = n - pc if f.get("pcrel") else n
+                bits = linear_bits(n, f)
+                if bits is None:
+                    raise EncodeError(f"operand {k} `{placed[k]}`: value {n:#x} out of range "
+                                      f"or misaligned for its field")
+            word = put_bits(word, f["bits"], bits)
+    return word
+
+
+def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | None:
+    """The group values for these modifiers and operand shapes (an operand shape no group
+    can produce raises EncodeError)."""
     allowed = []
     all_controls = [_controlled_attributes(form, g) for g in form.groups]
     owners: dict[tuple[int, int], int] = {}
@@ -487,26 +538,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> i
     for k, (shape, _n) in enumerate(parsed):
         if k not in owned and shape != form.slots[k]["shape"]:
             raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
-    values = _match_layout(form, allowed, view.tokens)
-    if values is None or -1 in values:
-        raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
-    word = form.base & ~form.field_mask & ~CONTROL_MASK
-    for g, v in zip(form.groups, values):
-        word = put_bits(word, g["bits"], v)
-    for k, slot in enumerate(form.slots):
-        for f, n in zip(slot["fields"], parsed[k][1]):
-            if "float" in f:
-                bits = float_bits(n, f["float"])
-                if bits is None or bits >> len(f["bits"]):
-                    raise EncodeError(f"float immediate {n} is not exactly encodable")
-            else:
-                n = n - pc if f.get("pcrel") else n
-                bits = linear_bits(n, f)
-                if bits is None:
-                    raise EncodeError(f"operand {k} `{placed[k]}`: value {n:#x} out of range "
-                                      f"or misaligned for its field")
-            word = put_bits(word, f["bits"], bits)
-    return word
+    return _match_layout(form, allowed, view.tokens)
 
 
 _SHAPE_PARTS = re.compile(r"^(?P<prefix>[-!~]*)(?P<abs>\|?)(?P<core>.*?)\|?(?P<suffix>(?:\.[\w]+)*)$")
