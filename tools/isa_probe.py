@@ -156,8 +156,10 @@ def classify(base: Probe, p: Probe | None):
         if len(hits) == 1:
             return ("delete", hits[0])
         return ("fixed",)       # no single operand, or an ambiguous one, went away
-    if n1 != n0 or p.kinds() != base.kinds():
+    if n1 != n0:
         return ("fixed",)
+    if p.kinds() != base.kinds():
+        return _address_offset_change(base, p)
     nums = [(k, j) for k in range(n0) for j in range(len(base.nums[k]))
             if base.nums[k][j] != p.nums[k][j]]
     shapes = {k for k in range(n0) if base.shapes[k] != p.shapes[k]}
@@ -170,6 +172,73 @@ def classify(base: Probe, p: Probe | None):
     if not nums:
         return ("group", shapes, toks)
     return ("fixed",)
+
+
+def _without_zero_terms(shape: str, nums: list) -> tuple[str, list]:
+    """An address with its zero-register terms left out (`[RZ+0x0]` → `[{i}]`, [0]): nvdisasm
+    prints an absolute address `[0x10]` and, at offset 0, its RZ base `[RZ]`."""
+    if not shape.startswith("[") or not shape.endswith("]"):
+        return shape, nums
+    parts, out_nums, it = [], [], iter(nums)
+    for part in shape[1:-1].split("+"):
+        holes = shape_kinds(part)
+        values = [next(it) for _ in holes]
+        if part in ("{R}", "{UR}") and values[0] == ZERO_INDEX[holes[0]]:
+            continue
+        parts.append(part)
+        out_nums.extend(values)
+    return "[" + "+".join(parts) + "]", out_nums
+
+
+def _address_offset_change(base: Probe, p: Probe):
+    """A flipped bit that only moves an absolute address's offset to or from 0 (`[0x4]` ↔
+    `[RZ]`) is a bit of the offset field, although the printed shape changes."""
+    if base.tokens != p.tokens:
+        return ("fixed",)
+    change = None
+    for k, (s0, n0, s1, n1) in enumerate(zip(base.shapes, base.nums, p.shapes, p.nums)):
+        if s0 == s1 and n0 == n1:
+            continue
+        c0, c1 = _without_zero_terms(s0, n0), _without_zero_terms(s1, n1)
+        if change is not None or c0[0] != c1[0] or c0 != (s0, n0) or len(n0) != len(c1[1]):
+            return ("fixed",)
+        diff = [j for j in range(len(n0)) if n0[j] != c1[1][j]]
+        if len(diff) != 1 or not isinstance(n0[diff[0]], int):
+            return ("fixed",)
+        change = ("num", k, diff[0], n0[diff[0]], c1[1][diff[0]])
+    return change or ("fixed",)
+
+
+def _group_bits_hidden_by_illegal_values(work: int, kinds: dict, base: Probe, arch: str,
+                                         pcrel) -> dict[int, tuple]:
+    """Bits that look form-fixing alone but are bits of a neighbouring group: flipping one
+    bit of a size field can give an illegal value (LDC's 73..75 hold 4 for 32 bits; 6 is
+    illegal, so bit 74 alone says `fixed`, yet 2 is `.U16`). Such a bit joins the group
+    when some value of the group with it flipped prints with the same operands."""
+    group = {b for b, c in kinds.items() if c[0] == "group"}
+    trials = []
+    for b, c in sorted(kinds.items()):
+        if c[0] != "fixed" or b < 12 or b > 104 or not ({b - 1, b + 1} & group):
+            continue
+        run = [b]
+        while run[0] - 1 in group and len(run) < 7:
+            run.insert(0, run[0] - 1)
+        while run[-1] + 1 in group and len(run) < 7:
+            run.append(run[-1] + 1)
+        trials.append((b, run))
+    if not trials:
+        return {}
+    words = [put_bits(work, run, v) for _b, run in trials for v in range(1 << len(run))]
+    probes = iter(probe_texts(words, arch, pcrel))
+    out = {}
+    for b, run in trials:
+        at = run.index(b)
+        for v in range(1 << len(run)):
+            p = next(probes)
+            if (p is not None and v >> at & 1 != work >> b & 1
+                    and p.skeleton() == base.skeleton() and p.nums == base.nums):
+                out[b] = ("group", set(), True)
+    return out
 
 
 def _pcrel(word: int, arch: str) -> frozenset:
@@ -263,6 +332,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         fresh = [b for b in inserts
                  if (kinds[b][2].shapes[kinds[b][1]], kinds[b][2].nums[kinds[b][1]]) not in present]
         work ^= 1 << (fresh or inserts)[0]
+    kinds.update(_group_bits_hidden_by_illegal_values(work, kinds, base, arch, pcrel))
     mask = 0
     num_bits: dict[tuple[int, int], list[tuple[int, object]]] = {}
     group_info: dict[int, tuple] = {}
@@ -696,18 +766,12 @@ def _same_instruction(a, b, arch: str | None = None) -> bool:
     from dataclasses import replace as _r
 
     from ptx2sass.encoder import codec
-    from ptx2sass.encoder.model import Label, Mem
-    hides_desc = arch is not None and \
-        codec.ARCH_FAMILY.get(arch) in codec.HIDDEN_DESCRIPTOR_BITS
+    from ptx2sass.encoder.model import Label
 
     def norm(ins):
-        ops = []
-        for op in ins.operands:
-            if isinstance(op, Label):
-                op = Label("", op.offset)
-            elif hides_desc and isinstance(op, Mem) and op.desc is not None:
-                op = _r(op, desc=None)
-            ops.append(op)
+        if arch is not None:
+            ins = codec.as_text_shows(ins, arch)
+        ops = [Label("", op.offset) if isinstance(op, Label) else op for op in ins.operands]
         return _r(ins, operands=tuple(ops))
     return norm(a) == norm(b)
 
