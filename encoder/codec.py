@@ -236,12 +236,9 @@ def linear_bits(value: int, field: dict) -> int | None:
 
 def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     """The form that reads `word`: the arch's own before the primary arch's; among those,
-    one that knows the values of the word's bit groups, then the one whose don't-care bits
-    agree with the word, then the most specific.
-
-    Why agreement first: a form probed from a seed where a field hid another (`STS [RZ]`:
-    the `.X4` scale of an RZ base does not print) fixes more bits but cannot show a word
-    that sets the hidden bit (`STS [R7.X4]`), which a less specific form reads."""
+    one that knows the values of the word's bit groups, then the most specific. (A form
+    whose seed hid a bit behind a zero register, `STS.64 [RZ], R2` hiding `.X4`, holds
+    that bit among its form bits: `tools/isa_probe.py` reveals it.)"""
     matches = []
     for low_mask, by_value in table.low_bits_index(arch).items():
         for pos, mask, value, r in by_value.get(word & low_mask, ()):
@@ -251,14 +248,12 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
         return None
     if len(matches) == 1:
         return table.form_at(matches[0][1])
-    data = word & ~CONTROL_MASK
 
     def key(match):
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
-        stray = (data ^ form.base) & ~(form.mask | form.field_mask | CONTROL_MASK)
         unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
-        return rank, unknown, bin(stray).count("1"), neg_bits, pos
+        return rank, unknown, neg_bits, pos
     return table.form_at(min(matches, key=key)[1])
 
 
