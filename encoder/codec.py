@@ -24,6 +24,7 @@ from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, value_class)
 from .model import Control, Imm, Instruction, Label
+from .register_widths import misaligned
 
 TABLES = Path(__file__).resolve().parent / "tables"
 CONTROL_SHIFT = 105
@@ -583,6 +584,10 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
         if lab.offset is None:
             raise EncodeError(f"{ins.mnemonic}: branch target {lab.name} is not resolved "
                               "to an offset")
+    why = misaligned(ins)
+    if why is not None:
+        raise EncodeError(f"{sass_text.format_instruction(replace(ins, control=Control()))}: "
+                          f"{why}")
     desc, ins = _without_hidden_descriptor(ins, arch)
     text = sass_text.format_instruction(replace(ins, control=Control()))
     it = iter(labels)

@@ -9,6 +9,7 @@ PTX2SASS_SAMPLE bounds the corpus part (default: zluda only; `all` = every corpu
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 
@@ -289,3 +290,52 @@ def test_barrier_id_and_count_share_one_register():
     count into one register): two different registers have no encoding."""
     with pytest.raises(codec.EncodeError, match="BAR.SYNC"):
         codec.encode(parse_instruction("BAR.SYNC.DEFER_BLOCKING R9, R10"), "sm_89")
+
+
+# --- (f) misaligned register pairs and quads ------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "IMAD.WIDE R3, R4, R5, R2",
+    "IMAD.WIDE.U32 R2, R4, R5, R7",
+    "LDG.E.64 R5, [R2.64]",
+    "LDG.E R4, [R3.64]",
+    "LDG.E.128 R6, [R2.64]",
+    "STG.E.64 [R2.64], R9",
+    "DADD R2, R4, R7",
+    "DSETP.GE.AND P0, PT, R3, R4, PT",
+    "F2F.F64.F32 R3, R4",
+    "F2F.F32.F64 R2, R5",
+    "I2F.F64.S64 R2, R5",
+    "F2I.S64.TRUNC R3, R4",
+    "HMMA.16816.F32 R4, R10, R12, R4",
+    "LDSM.16.M88.4 R6, [R2]",
+    "ULDC.64 UR5, c[0x0][0x118]",
+])
+def test_misaligned_pair_or_quad_is_refused(text):
+    ins = parse_instruction(text)
+    with pytest.raises(codec.EncodeError, match=rf"{ins.mnemonic}.*must start at a multiple"):
+        codec.encode(ins, "sm_89")
+
+
+def test_ptxas_never_misaligns_what_the_width_table_calls_wide():
+    """The pair/quad table against ptxas: no corpus word has a wide operand at a register
+    the table refuses, and the table does call many operands wide (so the rule is tested);
+    shifting each wide operand by one register is refused."""
+    from ptx2sass.encoder.register_widths import misaligned, wide_operands
+    wide = 0
+    for w in corpus_words("sm_89", _corpora()):
+        ins = w.instruction()
+        found = wide_operands(ins)
+        if not found:
+            continue
+        wide += 1
+        assert misaligned(ins) is None, w.text
+        where, reg, width = found[0]
+        if reg.is_zero or reg.index + 1 >= (255 if reg.file == "R" else 63):
+            continue
+        shifted = dataclasses.replace(reg, index=reg.index + 1)
+        ops = tuple(dataclasses.replace(op, base=shifted) if op is not None and
+                    getattr(op, "base", None) is reg and where.startswith("address")
+                    else shifted if op is reg else op for op in ins.operands)
+        assert misaligned(dataclasses.replace(ins, operands=ops)) is not None, w.text
+    assert wide > 200
