@@ -365,9 +365,18 @@ def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> li
         need -= literals
         items = [i for i in form.layout if not isinstance(i, str)]
 
+        def printed(values: dict[int, int]) -> list[str]:
+            toks: list[str] = []
+            for item in form.layout:
+                toks.extend([item] if isinstance(item, str)
+                            else form.groups[item]["values"][values[item]].get("tokens", []))
+            return toks[:1] + _in_order(toks[1:], form.order)
+
         def walk_set(i: int, rest: Counter) -> bool:
             if i == len(items):
-                return not +rest
+                # the same tokens from other groups can print in another order (IMMA's
+                # `.U8.S8` is not `.S8.U8`): the choice must print as the target
+                return not +rest and printed(chosen) == target
             for v in allowed[items[i]]:
                 toks = Counter(form.groups[items[i]]["values"][v].get("tokens", []))
                 if not toks - rest:

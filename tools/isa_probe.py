@@ -296,6 +296,63 @@ def _silent_bits_a_register_reveals(work: int, kinds: dict, base: Probe, arch: s
             if p is None or (p.tokens, p.shapes, p.nums) != (ref.tokens, ref.shapes, ref.nums)}
 
 
+def _merge_interacting(work: int, groups: list[dict], base: Probe, arch: str,
+                       pcrel) -> list[dict]:
+    """Merge two groups when their values do not combine independently: enumerated one at a
+    time (the others at the seed's values), a group cannot show that another changes how it
+    prints. I2F's source selector prints `.B1` for a byte type, `.H1` for a 16-bit one and
+    nothing for 32 bits; F2I's likewise; HADD2's `.F32` hides |abs|. Pairs are shown together
+    once; those whose joint texts differ from the combination of their own are merged."""
+    from collections import Counter
+
+    def effect(p: Probe, touched: set[int]):
+        return {k: p.shapes[k] for k in touched}, Counter(p.tokens) - Counter(base.tokens), \
+            Counter(base.tokens) - Counter(p.tokens)
+
+    merged = True
+    while merged:
+        merged = False
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                ga, gb = groups[a], groups[b]
+                bits = sorted(ga["bits"] + gb["bits"])
+                if len(bits) > GROUP_LIMIT:
+                    continue
+                ta = {k for p in ga["values"].values() for k in range(len(base.shapes))
+                      if p.shapes[k] != base.shapes[k]}
+                tb = {k for p in gb["values"].values() for k in range(len(base.shapes))
+                      if p.shapes[k] != base.shapes[k]}
+                joint = _enumerate_group(work, bits, base, arch, pcrel)
+                interacting = False
+                for va in range(1 << len(ga["bits"])):
+                    for vb in range(1 << len(gb["bits"])):
+                        w = put_bits(put_bits(work, ga["bits"], va), gb["bits"], vb)
+                        v = bits_value(w, bits)
+                        pa, pb, pj = ga["values"].get(va), gb["values"].get(vb), joint.get(v)
+                        if pa is None or pb is None:
+                            # a value invalid alone stays unknown: no evidence either way
+                            continue
+                        if pj is None:
+                            interacting = True
+                            break
+                        sa, add_a, del_a = effect(pa, ta - tb)
+                        sb, add_b, del_b = effect(pb, tb - ta)
+                        sj, add_j, del_j = effect(pj, (ta ^ tb))
+                        if {**sa, **sb} != sj or add_a + add_b != add_j or del_a + del_b != del_j:
+                            interacting = True
+                            break
+                    if interacting:
+                        break
+                if interacting:
+                    groups[a] = {"bits": bits, "values": joint}
+                    del groups[b]
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
+
+
 def _pcrel(word: int, arch: str) -> frozenset:
     a, b = probe_texts([word, word], arch)
     if a is None or b is None:
@@ -485,6 +542,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
     for bits in _groups_from_bits(group_info):
         values = _enumerate_group(work, bits, base, arch, pcrel)
         groups.append({"bits": bits, "values": values})
+    groups = _merge_interacting(work, groups, base, arch, pcrel)
     layout, groups, order = _layout(base, groups, work, arch, pcrel)
     reuse = {}
     # nvdisasm shows reuse flags only when bit 109 is set: probe them under a neutral
