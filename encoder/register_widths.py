@@ -91,12 +91,15 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
             at(pos, width)
     elif ins.opcode == "LDSM":
         at(0, max((LDSM_COUNT[m] for m in mods if m in LDSM_COUNT), default=1))
-    if "WIDE" in mods:       # IMAD.WIDE / UIMAD.WIDE: the 64-bit result and addend (the
-        # first and last registers; carry predicates may sit between or after them)
+    if "WIDE" in mods:       # IMAD.WIDE / UIMAD.WIDE: the 64-bit result (the first
+        # register) and addend (the last operand before any carry-in predicate)
         regs = [i for i, op in enumerate(ops) if isinstance(op, Reg) and op.file in ("R", "UR")]
+        last = len(ops) - 1
+        while last > 0 and isinstance(ops[last], Reg) and ops[last].file in ("P", "UP"):
+            last -= 1
         if regs:
             at(regs[0], 2)
-            at(regs[-1], 2)
+            at(last, 2)
     return out
 
 
