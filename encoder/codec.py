@@ -24,6 +24,7 @@ from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, value_class)
 from .model import Control, Imm, Instruction, Label
+from .register_widths import misaligned
 
 TABLES = Path(__file__).resolve().parent / "tables"
 CONTROL_SHIFT = 105
@@ -40,6 +41,10 @@ HIDDEN_DESCRIPTOR_BITS = {
     "ampere": {"LD": range(32, 38), "LDG": range(32, 38),
                "ST": range(64, 70), "STG": range(64, 70), "RED": range(64, 70)},
 }
+# The descriptor register an instruction without `Mem.desc` uses: the one ptxas loads the
+# global-memory descriptor into (`ULDC.64 UR4, c[0x0][0x118]`) and the code generator's too.
+# A word holding another (ptxas uses UR6, UR8 … when UR4 is taken) decodes with `desc` set.
+DEFAULT_DESCRIPTOR = {"ampere": 4}
 
 
 class EncodeError(ValueError):
@@ -231,14 +236,26 @@ def linear_bits(value: int, field: dict) -> int | None:
 # --- decode --------------------------------------------------------------------------
 
 def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
-    best, rank = None, None
+    """The form that reads `word`: the arch's own before the primary arch's; among those,
+    one that knows the values of the word's bit groups, then the most specific. (A form
+    whose seed hid a bit behind a zero register, `STS.64 [RZ], R2` hiding `.X4`, holds
+    that bit among its form bits: `tools/isa_probe.py` reveals it.)"""
+    matches = []
     for low_mask, by_value in table.low_bits_index(arch).items():
         for pos, mask, value, r in by_value.get(word & low_mask, ()):
             if word & mask == value:
-                if best is None or r < rank:
-                    best, rank = pos, r
-                break
-    return None if best is None else table.form_at(best)
+                matches.append((r, pos))
+    if not matches:
+        return None
+    if len(matches) == 1:
+        return table.form_at(matches[0][1])
+
+    def key(match):
+        (rank, neg_bits), pos = match
+        form = table.form_at(pos)
+        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
+        return rank, unknown, neg_bits, pos
+    return table.form_at(min(matches, key=key)[1])
 
 
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
@@ -348,9 +365,18 @@ def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> li
         need -= literals
         items = [i for i in form.layout if not isinstance(i, str)]
 
+        def printed(values: dict[int, int]) -> list[str]:
+            toks: list[str] = []
+            for item in form.layout:
+                toks.extend([item] if isinstance(item, str)
+                            else form.groups[item]["values"][values[item]].get("tokens", []))
+            return toks[:1] + _in_order(toks[1:], form.order)
+
         def walk_set(i: int, rest: Counter) -> bool:
             if i == len(items):
-                return not +rest
+                # the same tokens from other groups can print in another order (IMMA's
+                # `.U8.S8` is not `.S8.U8`): the choice must print as the target
+                return not +rest and printed(chosen) == target
             for v in allowed[items[i]]:
                 toks = Counter(form.groups[items[i]]["values"][v].get("tokens", []))
                 if not toks - rest:
@@ -599,6 +625,10 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
         if lab.offset is None:
             raise EncodeError(f"{ins.mnemonic}: branch target {lab.name} is not resolved "
                               "to an offset")
+    why = misaligned(ins)
+    if why is not None:
+        raise EncodeError(f"{sass_text.format_instruction(replace(ins, control=Control()))}: "
+                          f"{why}")
     desc, ins = _without_hidden_descriptor(ins, arch)
     text = sass_text.format_instruction(replace(ins, control=Control()))
     it = iter(labels)
@@ -611,11 +641,12 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
         raise
     except (ValueError, IndexError, KeyError) as e:
         raise EncodeError(f"{text}: {e}") from None
-    if desc is not None:
-        bits = _descriptor_bits(word, arch)
-        if bits is None:
-            raise EncodeError(f"{text}: this form has no desc[{desc.file}{desc.index}] field")
-        word = put_bits(word, bits, desc.index)
+    bits = _descriptor_bits(word, arch)
+    if desc is not None and bits is None:
+        raise EncodeError(f"{text}: this form has no desc[{desc.file}{desc.index}] field")
+    if bits is not None:
+        word = put_bits(word, bits, DEFAULT_DESCRIPTOR[family_of(arch)] if desc is None
+                        else desc.index)
     return word | ins.control.pack() << CONTROL_SHIFT
 
 
@@ -676,17 +707,28 @@ def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
 
 def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
     """`ops` with the hidden descriptor register in its memory operand, when it is not the
-    one the table's form encodes by default (so the usual case reads as nvdisasm prints)."""
+    default one (so the usual case reads as nvdisasm prints)."""
     from .model import Mem, Reg
     bits = _descriptor_bits(word, arch)
     if bits is None:
         return ops
-    form = find_form(table_for(arch), word, arch)
     value = bits_value(word, bits)
-    if value == bits_value(form.base, bits):
+    if value == DEFAULT_DESCRIPTOR[family_of(arch)]:
         return ops
     return tuple(replace(op, desc=Reg("UR", value)) if isinstance(op, Mem) and op.desc is None
                  else op for op in ops)
+
+
+def as_text_shows(ins: Instruction, arch: str) -> Instruction:
+    """`ins` as far as `arch`'s nvdisasm text can show it: without the `desc[URx]` memory
+    descriptor where nvdisasm never prints one (sm_8x). For comparing with nvdisasm's text;
+    the descriptor itself round-trips through `decode`/`encode` and our own printer."""
+    from .model import Mem
+    if family_of(arch) not in HIDDEN_DESCRIPTOR_BITS:
+        return ins
+    ops = tuple(replace(op, desc=None) if isinstance(op, Mem) and op.desc is not None else op
+                for op in ins.operands)
+    return replace(ins, operands=ops)
 
 
 def _with_reuse(ins: Instruction, positions: list[int]) -> Instruction:

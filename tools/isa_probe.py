@@ -36,7 +36,7 @@ register of generic LD/ST/LDG (UR4/UR6…) where nvdisasm does not print it, so 
 not determined by their text.
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
-                                [--seed-ptx tools/isa_seeds/FILE.ptx ...]
+                                [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
@@ -156,8 +156,10 @@ def classify(base: Probe, p: Probe | None):
         if len(hits) == 1:
             return ("delete", hits[0])
         return ("fixed",)       # no single operand, or an ambiguous one, went away
-    if n1 != n0 or p.kinds() != base.kinds():
+    if n1 != n0:
         return ("fixed",)
+    if p.kinds() != base.kinds():
+        return _address_offset_change(base, p)
     nums = [(k, j) for k in range(n0) for j in range(len(base.nums[k]))
             if base.nums[k][j] != p.nums[k][j]]
     shapes = {k for k in range(n0) if base.shapes[k] != p.shapes[k]}
@@ -169,7 +171,186 @@ def classify(base: Probe, p: Probe | None):
         return ("num", k, j, base.nums[k][j], p.nums[k][j])
     if not nums:
         return ("group", shapes, toks)
+    changes = {(base.nums[k][j], p.nums[k][j]) for k, j in nums}
+    if not shapes and not toks and len(changes) == 1 and all(
+            isinstance(base.nums[k][j], int) for k, j in nums):
+        # one field printed as several operands (`BAR.SYNC R6, R6`: id and count in one
+        # register): each operand gets the field
+        (old, new), = changes
+        return ("nums", [(k, j, old, new) for k, j in nums])
     return ("fixed",)
+
+
+def _without_zero_terms(shape: str, nums: list) -> tuple[str, list]:
+    """An address with its zero-register terms left out (`[RZ+0x0]` → `[{i}]`, [0];
+    `c[0x3][RZ]` → `c[{i}][{i}]`, [3, 0]): nvdisasm prints an absolute address `[0x10]` and,
+    at offset 0, its RZ base `[RZ]`."""
+    if not shape.endswith("]") or "[" not in shape:
+        return shape, nums
+    head, _, inner = shape[:-1].rpartition("[")
+    it = iter(nums)
+    out_nums = [next(it) for _ in shape_kinds(head)]
+    parts = []
+    for part in inner.split("+"):
+        holes = shape_kinds(part)
+        values = [next(it) for _ in holes]
+        if part in ("{R}", "{UR}") and values[0] == ZERO_INDEX[holes[0]]:
+            continue
+        parts.append(part)
+        out_nums.extend(values)
+    if not parts:             # `c[0x3][RZ]`: the constant address 0
+        parts, out_nums = ["{i}"], out_nums + [0]
+    return head + "[" + "+".join(parts) + "]", out_nums
+
+
+def _address_offset_change(base: Probe, p: Probe):
+    """A flipped bit that only moves an absolute address's offset to or from 0 (`[0x4]` ↔
+    `[RZ]`) is a bit of the offset field, although the printed shape changes."""
+    if base.tokens != p.tokens:
+        return ("fixed",)
+    change = None
+    for k, (s0, n0, s1, n1) in enumerate(zip(base.shapes, base.nums, p.shapes, p.nums)):
+        if s0 == s1 and n0 == n1:
+            continue
+        c0, c1 = _without_zero_terms(s0, n0), _without_zero_terms(s1, n1)
+        if change is not None or c0[0] != c1[0] or c0 != (s0, n0) or len(n0) != len(c1[1]):
+            return ("fixed",)
+        diff = [j for j in range(len(n0)) if n0[j] != c1[1][j]]
+        if len(diff) != 1 or not isinstance(n0[diff[0]], int):
+            return ("fixed",)
+        change = ("num", k, diff[0], n0[diff[0]], c1[1][diff[0]])
+    return change or ("fixed",)
+
+
+def _group_bits_hidden_by_illegal_values(work: int, kinds: dict, base: Probe, arch: str,
+                                         pcrel) -> dict[int, tuple]:
+    """Bits that look form-fixing alone but are bits of a neighbouring group: flipping one
+    bit of a size field can give an illegal value (LDC's 73..75 hold 4 for 32 bits; 6 is
+    illegal, so bit 74 alone says `fixed`, yet 2 is `.U16`). Such a bit joins the group
+    when some value of the group with it flipped prints with the same operands; a bit that
+    prints nothing alone joins when it changes how another value of the group prints."""
+    group = {b for b, c in kinds.items() if c[0] == "group"}
+    trials = []
+    for b, c in sorted(kinds.items()):
+        if c[0] not in ("fixed", "silent") or b < 12 or b > 104 or not ({b - 1, b + 1} & group):
+            continue
+        run = [b]
+        while run[0] - 1 in group and len(run) < 7:
+            run.insert(0, run[0] - 1)
+        while run[-1] + 1 in group and len(run) < 7:
+            run.append(run[-1] + 1)
+        trials.append((b, run))
+    if not trials:
+        return {}
+    words = [put_bits(work, run, v) for _b, run in trials for v in range(1 << len(run))]
+    probes = iter(probe_texts(words, arch, pcrel))
+    out = {}
+    for b, run in trials:
+        at = run.index(b)
+        shown = {}
+        for v in range(1 << len(run)):
+            p = next(probes)
+            if p is not None and p.skeleton() == base.skeleton() and p.nums == base.nums:
+                shown[v] = (p.tokens, p.shapes)
+        flipped = {v for v in shown if v >> at & 1 != work >> b & 1}
+        if kinds[b][0] == "fixed" and flipped:
+            out[b] = ("group", set(), True)
+        # a bit silent alone that changes the text of another value of the group
+        # (ATOMS's SPIN, bit 88, shows only with CAST, bit 87)
+        elif kinds[b][0] == "silent" and any(shown.get(v ^ 1 << at) != shown[v] for v in flipped):
+            out[b] = ("group", set(), True)
+    return out
+
+
+def _silent_bits_a_register_reveals(work: int, kinds: dict, base: Probe, arch: str,
+                                    pcrel) -> set[int]:
+    """Bits that print nothing only because a register operand of the seed is the zero
+    register: `STS.64 [RZ], R2` hides the `.X4` scale (bit 78) that `[R2.X4]` shows. They
+    are kept at the seed's value (form bits), so that the form does not claim words that
+    set them (another form, probed from a seed with a real register, reads those)."""
+    fields: dict[tuple[int, int], list] = {}
+    for b, c in kinds.items():
+        if c[0] == "num":
+            fields.setdefault((c[1], c[2]), []).append((b, c[3], c[4]))
+    changed = work
+    for (k, j), entries in fields.items():
+        kind = shape_kinds(base.shapes[k])[j]
+        n = base.nums[k][j]
+        if kind not in ("R", "UR") or n != ZERO_INDEX[kind]:
+            continue
+        entries.sort()
+        bits = [b for b, _o, _n in entries]
+        weights = [new - old if not work >> b & 1 else old - new for b, old, new in entries]
+        bias = n - sum(w for b, w in zip(bits, weights) if work >> b & 1)
+        packed = linear_bits(2, {"bits": bits, "weights": weights, "bias": bias})
+        if packed is not None:
+            changed = put_bits(changed, bits, packed)
+    silent = [b for b, c in sorted(kinds.items()) if c[0] == "silent" and 12 <= b <= 104]
+    if changed == work or not silent:
+        return set()
+    probes = probe_texts([changed] + [changed ^ 1 << b for b in silent], arch, pcrel)
+    ref = probes[0]
+    if ref is None:
+        return set()
+    return {b for b, p in zip(silent, probes[1:])
+            if p is None or (p.tokens, p.shapes, p.nums) != (ref.tokens, ref.shapes, ref.nums)}
+
+
+def _merge_interacting(work: int, groups: list[dict], base: Probe, arch: str,
+                       pcrel) -> list[dict]:
+    """Merge two groups when their values do not combine independently: enumerated one at a
+    time (the others at the seed's values), a group cannot show that another changes how it
+    prints. I2F's source selector prints `.B1` for a byte type, `.H1` for a 16-bit one and
+    nothing for 32 bits; F2I's likewise; HADD2's `.F32` hides |abs|. Pairs are shown together
+    once; those whose joint texts differ from the combination of their own are merged."""
+    from collections import Counter
+
+    def effect(p: Probe, touched: set[int]):
+        return {k: p.shapes[k] for k in touched}, Counter(p.tokens) - Counter(base.tokens), \
+            Counter(base.tokens) - Counter(p.tokens)
+
+    merged = True
+    while merged:
+        merged = False
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                ga, gb = groups[a], groups[b]
+                bits = sorted(ga["bits"] + gb["bits"])
+                if len(bits) > GROUP_LIMIT:
+                    continue
+                ta = {k for p in ga["values"].values() for k in range(len(base.shapes))
+                      if p.shapes[k] != base.shapes[k]}
+                tb = {k for p in gb["values"].values() for k in range(len(base.shapes))
+                      if p.shapes[k] != base.shapes[k]}
+                joint = _enumerate_group(work, bits, base, arch, pcrel)
+                interacting = False
+                for va in range(1 << len(ga["bits"])):
+                    for vb in range(1 << len(gb["bits"])):
+                        w = put_bits(put_bits(work, ga["bits"], va), gb["bits"], vb)
+                        v = bits_value(w, bits)
+                        pa, pb, pj = ga["values"].get(va), gb["values"].get(vb), joint.get(v)
+                        if pa is None or pb is None:
+                            # a value invalid alone stays unknown: no evidence either way
+                            continue
+                        if pj is None:
+                            interacting = True
+                            break
+                        sa, add_a, del_a = effect(pa, ta - tb)
+                        sb, add_b, del_b = effect(pb, tb - ta)
+                        sj, add_j, del_j = effect(pj, (ta ^ tb))
+                        if {**sa, **sb} != sj or add_a + add_b != add_j or del_a + del_b != del_j:
+                            interacting = True
+                            break
+                    if interacting:
+                        break
+                if interacting:
+                    groups[a] = {"bits": bits, "values": joint}
+                    del groups[b]
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
 
 
 def _pcrel(word: int, arch: str) -> frozenset:
@@ -263,6 +444,9 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         fresh = [b for b in inserts
                  if (kinds[b][2].shapes[kinds[b][1]], kinds[b][2].nums[kinds[b][1]]) not in present]
         work ^= 1 << (fresh or inserts)[0]
+    kinds.update(_group_bits_hidden_by_illegal_values(work, kinds, base, arch, pcrel))
+    kinds.update({b: ("fixed",) for b in _silent_bits_a_register_reveals(work, kinds, base,
+                                                                         arch, pcrel)})
     mask = 0
     num_bits: dict[tuple[int, int], list[tuple[int, object]]] = {}
     group_info: dict[int, tuple] = {}
@@ -274,6 +458,9 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         elif c[0] == "num":
             _, k, j, old, new = c
             num_bits.setdefault((k, j), []).append((b, (old, new)))
+        elif c[0] == "nums":
+            for k, j, old, new in c[1]:
+                num_bits.setdefault((k, j), []).append((b, (old, new)))
         elif c[0] == "delete":
             k = c[1]
             file = base.shapes[k].strip("{}")
@@ -355,6 +542,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
     for bits in _groups_from_bits(group_info):
         values = _enumerate_group(work, bits, base, arch, pcrel)
         groups.append({"bits": bits, "values": values})
+    groups = _merge_interacting(work, groups, base, arch, pcrel)
     layout, groups, order = _layout(base, groups, work, arch, pcrel)
     reuse = {}
     # nvdisasm shows reuse flags only when bit 109 is set: probe them under a neutral
@@ -601,6 +789,11 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
             # a revealed operand was shown by a presence flag, not by its value: probe the
             # seed as it is
             f = derive_form(seed, arch, reveal=False)
+            alone = codec.Table("probe", [codec.Form.from_json(f)], primary)
+            if not _decodes(alone, seed, seeds[seed], arch) and \
+                    _text(alone, seed, arch) == _text(table, seed, arch):
+                continue        # no better than the forms already there (the text does not
+                                # determine the word: a NaN payload, a relocation)
         forms.append(f)
         table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary)
         log(f"  [{i + 1}/{len(seeds)}] {f['text']}  ({len(forms)} forms)")
@@ -610,6 +803,18 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
 
 
 _TARGET = re.compile(r"`\([^)]*\)|-?0x[0-9a-f]+$")
+
+
+def _text(table, word: int, arch: str) -> str | None:
+    from ptx2sass.encoder import codec
+    saved = codec.table_for
+    codec.table_for = lambda _arch: table
+    try:
+        return codec.decode_text(word, arch)
+    except codec.DecodeError:
+        return None
+    finally:
+        codec.table_for = saved
 
 
 def _decodes(table, word: int, text: str, arch: str) -> bool:
@@ -639,6 +844,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-ptx", action="append", default=[], metavar="FILE",
                     help="also seed with the words ptxas writes for this PTX (tools/isa_seeds/: "
                          "forms the code generator needs that the corpora lack)")
+    ap.add_argument("--reprobe", action="append", default=[], metavar="OPCODE",
+                    help="with --extend: drop the table's forms of this opcode and probe its "
+                         "seeds again (after the probe learnt something new)")
     ap.add_argument("--check", action="store_true",
                     help="do not probe: report how the table round-trips the corpus words")
     args = ap.parse_args(argv)
@@ -664,6 +872,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.extend and out.is_file():
         old = json.loads(out.read_text())
         existing, primary = old["forms"], old.get("probed_with", args.arch)
+        existing = [f for f in existing
+                    if f["opcode"] not in args.reprobe or f.get("arch", primary) != args.arch]
 
     def save(forms):
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -696,18 +906,12 @@ def _same_instruction(a, b, arch: str | None = None) -> bool:
     from dataclasses import replace as _r
 
     from ptx2sass.encoder import codec
-    from ptx2sass.encoder.model import Label, Mem
-    hides_desc = arch is not None and \
-        codec.ARCH_FAMILY.get(arch) in codec.HIDDEN_DESCRIPTOR_BITS
+    from ptx2sass.encoder.model import Label
 
     def norm(ins):
-        ops = []
-        for op in ins.operands:
-            if isinstance(op, Label):
-                op = Label("", op.offset)
-            elif hides_desc and isinstance(op, Mem) and op.desc is not None:
-                op = _r(op, desc=None)
-            ops.append(op)
+        if arch is not None:
+            ins = codec.as_text_shows(ins, arch)
+        ops = [Label("", op.offset) if isinstance(op, Label) else op for op in ins.operands]
         return _r(ins, operands=tuple(ops))
     return norm(a) == norm(b)
 

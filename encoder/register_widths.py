@@ -1,0 +1,113 @@
+"""Which operands of an sm_8x instruction are register pairs or quads: data, not code.
+
+Why: a 64-bit value lives in an even register and the next one, a 128-bit one in four
+registers starting at a multiple of 4. nvdisasm prints `IMAD.WIDE R3, …` or `LDG.E.64 R5, …`
+without complaint (the word has room for any index), so the tables cannot tell; a misaligned
+pair or quad is a code-generator bug that `codec.encode` refuses, naming the instruction.
+The rules below hold for every word ptxas writes for the corpora (tests/test_encoding.py).
+
+A rule names operands by position in the printed operand list (0 = first, -1 = last) or by
+role ("regs": every R/UR operand outside an address); register-file operands only (RZ/URZ
+and predicates are never checked).
+"""
+from __future__ import annotations
+
+from .model import Instruction, Mem, Reg
+
+# Memory instructions: every data register has the access width, which the size or type
+# modifier gives (`.64`, `.128`, 64-bit atomic types).
+MEMORY = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "ST", "STG", "STS", "STL",
+                    "ATOM", "ATOMG", "ATOMS", "RED"})
+ACCESS_WIDTH = {"64": 2, "128": 4, "S64": 2, "U64": 2, "F64": 2}
+
+# FP64 arithmetic: every register operand is a pair.
+FP64 = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "DSET"})
+
+# Conversions: which operand a 64-bit type token widens. I2F names the destination's float
+# type and the source's integer type; F2I the reverse; F2F destination then source; FRND
+# one type for both.
+CONVERSION = {
+    "I2F": {"F64": (0,), "S64": (-1,), "U64": (-1,)},
+    "F2I": {"F64": (-1,), "S64": (0,), "U64": (0,)},
+    "FRND": {"F64": (0, -1)},
+}
+
+# Matrix multiply-accumulate: (opcode, shape, accumulator or input type) → widths of
+# D, A, B, C (operands 0..3), from the fragment sizes per thread.
+MMA = {
+    ("HMMA", "16816", "F32"): (4, 4, 2, 4),
+    ("HMMA", "16816", "F16"): (2, 4, 2, 2),
+    ("HMMA", "1688", "F32"): (4, 2, 1, 4),
+    ("HMMA", "1688", "F16"): (2, 2, 1, 2),
+    ("HMMA", "1688", "TF32"): (4, 4, 2, 4),
+    ("HMMA", "1684", "TF32"): (4, 2, 1, 4),
+    ("IMMA", "16832", None): (4, 4, 2, 4),
+    ("IMMA", "16816", None): (4, 2, 1, 4),
+    ("IMMA", "8816", None): (2, 1, 1, 2),
+    ("IMMA", "16864", None): (4, 4, 2, 4),
+    ("IMMA", "8832", None): (2, 1, 1, 2),
+    ("DMMA", "884", None): (4, 2, 2, 4),
+}
+
+# ldmatrix: the count of 8x8 matrices is the destination's width.
+LDSM_COUNT = {"2": 2, "4": 4}
+
+
+def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
+    """(where, register, width) of each operand that must be a pair or quad; `where` is
+    `operand N` or `address of operand N`."""
+    ops = ins.operands
+    out: list[tuple[str, Reg, int]] = []
+
+    def at(pos: int, width: int) -> None:
+        if (-len(ops) <= pos < len(ops) and width > 1 and isinstance(ops[pos], Reg)
+                and ops[pos].file in ("R", "UR")):
+            out.append((f"operand {pos % len(ops)}", ops[pos], width))
+
+    for i, op in enumerate(ops):
+        if isinstance(op, Mem) and op.base is not None and "64" in op.base.suffix:
+            out.append((f"address of operand {i}", op.base, 2))
+    mods = ins.modifiers
+    if ins.opcode in MEMORY:
+        width = max((ACCESS_WIDTH[m] for m in mods if m in ACCESS_WIDTH), default=1)
+        for i in range(len(ops)):
+            at(i, width)
+    elif ins.opcode in FP64:
+        for i in range(len(ops)):
+            at(i, 2)
+    elif ins.opcode == "F2F":
+        types = [m for m in mods if m[:1] in "FSU" and m[1:].isdigit()]
+        for pos, t in zip((0, -1), types):
+            at(pos, 2 if t == "F64" else 1)
+    elif ins.opcode in CONVERSION:
+        for m in mods:
+            for pos in CONVERSION[ins.opcode].get(m, ()):
+                at(pos, 2)
+    elif ins.opcode in ("HMMA", "IMMA", "DMMA"):
+        shape = next((m for m in mods if m.isdigit()), None)
+        kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
+        widths = MMA.get((ins.opcode, shape, kind if ins.opcode == "HMMA" else None))
+        for pos, width in enumerate(widths or ()):
+            at(pos, width)
+    elif ins.opcode == "LDSM":
+        at(0, max((LDSM_COUNT[m] for m in mods if m in LDSM_COUNT), default=1))
+    if "WIDE" in mods:       # IMAD.WIDE / UIMAD.WIDE: the 64-bit result (the first
+        # register) and addend (the last operand before any carry-in predicate)
+        regs = [i for i, op in enumerate(ops) if isinstance(op, Reg) and op.file in ("R", "UR")]
+        last = len(ops) - 1
+        while last > 0 and isinstance(ops[last], Reg) and ops[last].file in ("P", "UP"):
+            last -= 1
+        if regs:
+            at(regs[0], 2)
+            at(last, 2)
+    return out
+
+
+def misaligned(ins: Instruction) -> str | None:
+    """Why `ins` names a pair or quad at a register it cannot start at, or None."""
+    for where, reg, width in wide_operands(ins):
+        if not reg.is_zero and reg.index % width:
+            kind = "pair" if width == 2 else "quad"
+            return (f"{where} {reg.file}{reg.index} is a register {kind} ({32 * width}-bit) "
+                    f"and must start at a multiple of {width}")
+    return None
