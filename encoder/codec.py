@@ -447,6 +447,25 @@ _FORM_OF_SHAPE: dict[tuple, tuple] = {}
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
 
 
+_SHARED_FIELDS: dict[int, bool] = {}
+
+
+def _shares_fields(form: Form) -> bool:
+    """Does one field print as two operands (`BAR.SYNC R6, R6`)? Then which values encode
+    depends on more than the operand shapes, and every word is read back to check."""
+    known = _SHARED_FIELDS.get(id(form))
+    if known is None:
+        seen: set[int] = set()
+        known = False
+        for slot in form.slots:
+            for f in slot["fields"]:
+                bits = set(f["bits"])
+                known = known or bool(bits & seen)
+                seen |= bits
+        _SHARED_FIELDS[id(form)] = known
+    return known
+
+
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
@@ -463,8 +482,10 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         it = iter(ops)
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
         try:
-            return _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc)
-        except EncodeError:
+            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc)
+            if not _shares_fields(form) or canonical(decode_view(word, arch, pc)) == canonical(view):
+                return word
+        except (EncodeError, DecodeError):
             pass               # a value this form cannot hold: search all forms again
     errors = []
     want = canonical(view)
