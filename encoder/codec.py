@@ -39,7 +39,8 @@ ARCH_FAMILY = {"sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89":
 # that uses these bits for an operand or modifier has no hidden descriptor.
 HIDDEN_DESCRIPTOR_BITS = {
     "ampere": {"LD": range(32, 38), "LDG": range(32, 38),
-               "ST": range(64, 70), "STG": range(64, 70), "RED": range(64, 70)},
+               "ST": range(64, 70), "STG": range(64, 70), "RED": range(64, 70),
+               "ATOMG": range(64, 70), "LDGSTS": range(64, 70)},
 }
 # The descriptor register an instruction without `Mem.desc` uses: the one ptxas loads the
 # global-memory descriptor into (`ULDC.64 UR4, c[0x0][0x118]`) and the code generator's too.
@@ -736,8 +737,12 @@ def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
     value = bits_value(word, bits)
     if value == DEFAULT_DESCRIPTOR[family_of(arch)]:
         return ops
-    return tuple(replace(op, desc=Reg("UR", value)) if isinstance(op, Mem) and op.desc is None
-                 else op for op in ops)
+    mems = [i for i, op in enumerate(ops) if isinstance(op, Mem)]
+    # the global-memory address (LDGSTS's second: `[R2], [R6.64]`)
+    at = next((i for i in mems if ops[i].base is not None and "64" in ops[i].base.suffix),
+              mems[0] if mems else None)
+    return tuple(replace(op, desc=Reg("UR", value)) if i == at and op.desc is None else op
+                 for i, op in enumerate(ops))
 
 
 def as_text_shows(ins: Instruction, arch: str) -> Instruction:

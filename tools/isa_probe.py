@@ -28,12 +28,19 @@ holds one form per distinct pattern that needed one. `--extend --arch sm_86` add
 member arch whose nvdisasm prints some words differently (they win for that arch only). The
 result is written atomically to `encoder/tables/<family>.json`.
 
-Known gaps (groups are enumerated one at a time, so interactions between them are not
-seen): I2F's byte selectors and immediate signedness depend on its type modifier; HADD2.F32
-drops |abs| on .F32 operands; IMMA's two type tokens print in either order; a random mix of
-group values can be a combination nvdisasm rejects. ptxas also writes the descriptor
-register of generic LD/ST/LDG (UR4/UR6…) where nvdisasm does not print it, so those words are
-not determined by their text.
+Groups found one bit at a time are completed before enumeration: a bit whose flip alone is
+illegal or silent joins a neighbouring group when the group's values show it (LDC's size
+bits, ATOMS's SPIN); a bit a zero-register operand hides (`.X4` of `[RZ]`) stays a form bit;
+the offset of an absolute address (`[0x4]` ↔ `[RZ]`) is a field; one field printed as two
+operands (`BAR.SYNC R6, R6`) is a field of both; and two groups whose values do not combine
+independently are enumerated together (I2F/F2I selectors by type, HADD2.F32 |abs|).
+`--reprobe OPCODE` (with `--extend`) drops an opcode's forms for the arch and probes again.
+
+Known gaps: an immediate's signedness that depends on a type group (I2F prints a signed
+immediate for signed sources) and an optional operand that a group makes visible (R2UR.OR's
+PT) are not modelled. ptxas also writes the descriptor register of LD/ST/LDG/STG/RED/ATOMG/
+LDGSTS (UR4/UR6…) where nvdisasm does not print it (the codec carries it in `Mem.desc`), and
+NaN payloads of float immediates, so those words are not determined by their text.
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
