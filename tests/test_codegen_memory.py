@@ -921,3 +921,19 @@ def test_createpolicy_fractional_matches_ptxas(policy):
     from codegen_harness import run_both
     ours, theirs, _ = run_both(f"createpolicy.fractional.{policy};", 64, 1, 64)
     assert (ours == theirs).all(), (hex(ours[0]), hex(theirs[0]))
+
+
+BARRIER_FORMS = [
+    "bar.sync 1, 64;", "bar.arrive 1, 64;\nbar.sync 0;", "bar.sync %x2;", "bar.sync %x2, 64;",
+    "bar.sync 1, %x3;", "nanosleep.u32 %x2;",
+]
+
+
+@pytest.mark.parametrize("form", BARRIER_FORMS)
+def test_barrier_ids_counts_and_sleep_times_in_registers(form):
+    """Barrier ids and thread counts as immediates or (uniform) registers, BAR.ARV, and
+    NANOSLEEP R: the 64 threads pass and compute like ptxas's cubin."""
+    from codegen_harness import run_both
+    body = ("mov.u32 %x3, %ntid.x;\nshr.u32 %x2, %x3, 6;\n" + form + "\nadd.u32 %o, %a0, %x2;")
+    ours, theirs, _ = run_both(body, 32, 1, 32)
+    assert (ours == theirs).all()

@@ -761,16 +761,23 @@ class MemorySelection:
     BARRIER_COUNT = 16
 
     def barrier_operands(self, srcs) -> list:
-        """The barrier id (an immediate). A thread count or an id in a register has no
-        BAR form in the encoder's tables yet (ptxas writes `BAR.SYNC 0x1, 0x40`, `BAR.SYNC R2`)."""
+        """The barrier id and the optional thread count, each an immediate or a register
+        (`BAR.SYNC 0x1, 0x40`, `BAR.SYNC R2`, `BAR.SYNC 0x2, R0`). Both in registers share one
+        register field in the hardware (ptxas packs them): not done here."""
         bar_id = srcs[0]
-        if not isinstance(bar_id, ir.Const):
-            raise self.unsupported(f"`{self.ins.opcode}` with a barrier id computed at run time")
+        if len(srcs) > 1 and not isinstance(bar_id, ir.Const) and not isinstance(srcs[1], ir.Const):
+            raise self.unsupported(f"`{self.ins.opcode}` with both barrier id and thread count computed at run time")
+        if isinstance(bar_id, ir.Const):
+            if bar_id.value < self.BARRIER_COUNT:
+                self.mf.num_barriers = max(self.mf.num_barriers, bar_id.value + 1)
+            ops = [Imm(bar_id.value & 0xFFFFFFFF)]
+        else:           # any barrier may be named at run time
+            self.mf.num_barriers = self.BARRIER_COUNT
+            ops = [self.reg_part(bar_id)]
         if len(srcs) > 1:
-            raise self.unsupported(f"`{self.ins.opcode}` with a thread count")
-        if bar_id.value < self.BARRIER_COUNT:
-            self.mf.num_barriers = max(self.mf.num_barriers, bar_id.value + 1)
-        return [Imm(bar_id.value & 0xFFFFFFFF)]
+            count = srcs[1]
+            ops.append(Imm(count.value & 0xFFFFFFFF) if isinstance(count, ir.Const) else self.reg_part(count))
+        return ops
 
     def sel_bar(self, ins):
         """`bar.sync/red` (always CTA-aligned): BAR.SYNC/RED.DEFER_BLOCKING; a reduction's
@@ -792,7 +799,9 @@ class MemorySelection:
                 self.emit("B2R", ("RESULT",), [self.dst(d)])
             else:
                 self.emit("B2R", ("RESULT",), [RZ, self.dst(d)], ndefs=2)
-        else:       # bar.arrive: no BAR.ARV form in the encoder's tables yet
+        elif mode == "arrive" and len(ins.srcs) == 2:
+            self.emit("BAR", ("ARV",), self.barrier_operands(ins.srcs), ndefs=0)
+        else:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
 
     def sel_barrier(self, ins):
@@ -910,9 +919,8 @@ class MemorySelection:
 
     def sel_nanosleep(self, ins):
         value = self.known_constant(ins.srcs[0])
-        if value is None:      # NANOSLEEP R: the encoder's tables know the immediate form only
-            raise self.unsupported("`nanosleep` for a time computed at run time")
-        self.emit("NANOSLEEP", (), [Imm(value & 0xFFFFFFFF)], ndefs=0)
+        time = self.reg_part(ins.srcs[0]) if value is None else Imm(value & 0xFFFFFFFF)
+        self.emit("NANOSLEEP", (), [time], ndefs=0)
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
