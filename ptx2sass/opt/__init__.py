@@ -7,6 +7,7 @@ the selector's folding into operands (`SHF ... 0x3`, `LOP3 ... 0x7f`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
@@ -19,6 +20,7 @@ def optimise(fn: ir.Function) -> None:
     for _ in range(MAX_ROUNDS):
         changed = propagate_copies(fn)
         changed |= fold_constants(fn)
+        changed |= eliminate_common_subexpressions(fn)
         changed |= narrow_wide_products(fn)
         changed |= fuse_wide_multiply_add(fn)
         changed |= remove_dead_code(fn)

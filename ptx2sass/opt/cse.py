@@ -1,0 +1,64 @@
+"""Common-subexpression elimination over the dominator tree: a pure instruction that
+computes what a dominating one already computed (same opcode, modifiers, types and
+operands) reuses that result. tinygrad's PTX re-derives each address from the same index
+(`cvt.s64.s32` of one value three times), and NVVM repeats `%tid`-based arithmetic."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.dce import _pure
+from ptx2sass.opt.uses import substitute
+
+
+def _operand_key(op):
+    if isinstance(op, ir.Value):
+        return ("v", op.id)
+    if isinstance(op, ir.Address):
+        return ("a", _operand_key(op.base) if op.base is not None else None, op.offset)
+    return ("c", op)        # Const, Symbol and SpecialReg are frozen dataclasses
+
+
+# special registers that change while a thread runs: every read is its own value
+TIME_VARYING = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi")
+
+
+def _key(ins: ir.Instr):
+    if ins.guard is not None or not _pure(ins) or len(ins.dests) != 1 or ins.opcode == "ld":
+        return None
+    if any(isinstance(s, ir.SpecialReg) and (s.name in TIME_VARYING or s.name.startswith("%pm"))
+           for s in ins.srcs):
+        return None
+    return (ins.opcode, ins.modifiers, ins.type, ins.types, ins.space,
+            tuple(_operand_key(s) for s in ins.srcs), ins.dests[0].type)
+
+
+def eliminate_common_subexpressions(fn: ir.Function) -> bool:
+    idom = ir.dominators(fn)
+    children: dict[int, list[ir.Block]] = {}
+    for b, parent in idom.items():
+        if parent is not None and parent is not b:
+            children.setdefault(id(parent), []).append(b)
+    subst: dict[int, ir.Value] = {}
+    available: dict[tuple, ir.Value] = {}
+    stack = [(fn.entry, None)]
+    while stack:                 # preorder walk; (block, None) enters, (None, undo) leaves
+        block, undo = stack.pop()
+        if block is None:
+            for k in undo:
+                del available[k]
+            continue
+        added = []
+        keep = []
+        for ins in block.instrs:
+            k = _key(ins)
+            if k is not None and k in available:
+                subst[ins.dests[0].id] = available[k]
+                continue
+            if k is not None:
+                available[k] = ins.dests[0]
+                added.append(k)
+            keep.append(ins)
+        block.instrs = keep
+        stack.append((None, added))
+        for child in reversed(children.get(id(block), [])):
+            stack.append((child, None))
+    return bool(subst) and substitute(fn, subst)
