@@ -131,6 +131,7 @@ class Audit:
     # same-queue scoreboard covering it: opcode → count.
     unguarded_reads: dict = field(default_factory=lambda: defaultdict(int))
     kernels: int = 0
+    hazards: list = field(default_factory=list)     # what the hazard checker flagged in ptxas's cubins
     skipped: list = field(default_factory=list)
     listing_fallback: int = 0
 
@@ -322,6 +323,8 @@ def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = 
                 audit.skipped.append((name, outcome.reason[:100]))
                 continue
             audit.kernels += 1
+            if outcome.result is not None:
+                audit.hazards += [str(h) for h in outcome.result.hazards]
             if progress:
                 progress(name)
     return audit
@@ -437,7 +440,10 @@ def _fmt_key(key) -> str:
 def report(audit: Audit, detail: bool = False, out=sys.stdout, min_sites: int = 3) -> None:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"{audit.kernels} launches audited; {len(audit.skipped)} skipped; "
-      f"{audit.listing_fallback} kernel texts read through nvdisasm (codec gaps)")
+      f"{audit.listing_fallback} kernel texts read through nvdisasm (codec gaps); "
+      f"hazards the checker flags in these ptxas cubins: {len(audit.hazards)}")
+    for h in audit.hazards[:10]:
+        p(f"  {h}")
     low, high = findings(audit, min_sites)
     prods = by_producer(audit.raw)
     p(f"\nfixed-latency producers (opcode.key-modifiers, result register): {len(prods)}; "
