@@ -62,9 +62,17 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
         t0, op, mods = issued[r]
         return t0 + lat.read_latency(op, mods, r[0], reader, guard)
 
+    worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
+
     def drained() -> int:
-        return max((max([ready_for(r, rd) for rd in readers] + [ready_for(r, "", True)])
-                    for r in issued), default=0)
+        out = 0
+        for r, (t0, op, mods) in issued.items():
+            key = (op, mods, r[0])
+            if key not in worst:
+                worst[key] = max([lat.read_latency(op, mods, r[0], rd) for rd in readers]
+                                 + [lat.read_latency(op, mods, r[0], "", True)])
+            out = max(out, t0 + worst[key])
+        return out
     pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
     sb_readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
     set_time = [0] * NUM_SCOREBOARDS
