@@ -10,7 +10,8 @@ lanes may overwrite a register that a pending instruction of the other group sti
 (ptxas relies on this), which is no conflict. Uniform registers belong to the whole warp.
 
 Hazards flagged (each names kernel, offset and registers):
-- a read of a fixed-latency result before `sched.latency.fixed_latency` cycles have passed;
+- a read of a fixed-latency result before `sched.latency.read_latency` cycles have passed
+  (which depends on the reader too: its pipe, a guard, a memory address ...);
 - a read of a variable-latency result without having waited on its write scoreboard, or of
   one whose producer set no scoreboard;
 - an overwrite of a register that a pending variable-latency instruction will still write
@@ -137,7 +138,7 @@ class TimingModel:
                         if p[0] == sb or p[4] <= covered.get(p[3], -1)]
                 for reg in done:
                     _, off, pop, _, _, who = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, 0, who)
+                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who)
                 clock.sb_readers[sb].clear()
                 covered.clear()
                 # An instruction whose result has arrived has read its sources, too.
@@ -158,10 +159,12 @@ class TimingModel:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
                                             f"without waiting on scoreboard SB{sb}")
             elif reg in clock.ready:
-                when, off, pop, need, who = clock.ready[reg]
-                if when > t and who & mine:
-                    self._flag(step.offset, f"reads {_name(reg)} {t - (when - need)} cycles after {pop} "
-                                            f"at 0x{off:04x} issued; it needs {need}")
+                issued, off, pop, pmods, who = clock.ready[reg]
+                if who & mine:
+                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard)
+                    if issued + need > t:
+                        self._flag(step.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
+                                                f"at 0x{off:04x} issued; {op} needs {need}")
         # 3. Writes.
         variable = facts.variable
         busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
@@ -186,8 +189,7 @@ class TimingModel:
                 clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
                 clock.ready.pop(reg, None)
             else:
-                latency = facts.latency[reg[0]]
-                clock.ready[reg] = (t + latency, step.offset, op, latency, mine)
+                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine)
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
             if ctl.wr_sb != NO_SB:
@@ -208,7 +210,7 @@ _ALL = (1 << 32) - 1
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "latency", "sets_scoreboards")
+    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards")
 
     def __init__(self, ins):
         op = ins.opcode
@@ -221,8 +223,8 @@ class _StepFacts:
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
         self.variable_latency = lat.variable_latency(op)
-        self.latency = {f: lat.fixed_latency(op, ins.modifiers, predicate=f in ("P", "UP"),
-                                             uniform=f in ("UR", "UP")) for f in ("R", "P", "UR", "UP")}
+        g = ins.guard
+        self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
                                                         "LDGSTS", "BAR")
 

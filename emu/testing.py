@@ -93,6 +93,14 @@ def zluda_cubin(entry: dict) -> bytes | None:
     return run.output if run.ok else None
 
 
+def _timing_model(timing):
+    """The hazard/cycle model class for a launch: `timing` if given, else the plain one."""
+    if timing is not None:
+        return timing
+    from .hazards import TimingModel
+    return TimingModel
+
+
 @dataclass
 class ZludaOutcome:
     name: str
@@ -102,9 +110,10 @@ class ZludaOutcome:
 
 
 def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None,
-              program=None) -> ZludaOutcome:
+              program=None, timing=None) -> ZludaOutcome:
     """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes
-    (`program`: an already loaded KernelProgram, to time launches alone)."""
+    (`program`: an already loaded KernelProgram, to time launches alone; `timing`: a
+    TimingModel subclass to use instead of the plain one, e.g. the latency audit's)."""
     name = entry["name"]
     cubin = cubin or (None if program is not None else zluda_cubin(entry))
     if cubin is None and program is None:
@@ -115,8 +124,7 @@ def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: b
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                         hazard_check=hazard_check)
         if hazard_check:
-            from .hazards import TimingModel
-            launch.timing_model = TimingModel(launch)
+            launch.timing_model = _timing_model(timing)(launch)
         buffers = {}
         if entry["input"] is not None:
             data = bytes.fromhex(entry["input"]["hex"])
@@ -151,7 +159,7 @@ def cuda_reference_module():
 
 
 def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None,
-                    compiler=None) -> ZludaOutcome:
+                    compiler=None, timing=None) -> ZludaOutcome:
     """Compile the launch's PTX with the pinned ptxas (or `compiler(ptx text, file name) ->
     cubin`), run it, compare with the NumPy reference."""
     from ptx2sass import oracle
@@ -169,8 +177,7 @@ def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                         hazard_check=hazard_check)
         if hazard_check:
-            from .hazards import TimingModel
-            launch.timing_model = TimingModel(launch)
+            launch.timing_model = _timing_model(timing)(launch)
         placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in buffers.items()}
         params = [Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
                   for p in entry["params"]]
@@ -270,7 +277,7 @@ class TinygradOutcome:
 
 
 def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
-                 cubin: bytes | None = None, program=None) -> TinygradOutcome:
+                 cubin: bytes | None = None, program=None, timing=None) -> TinygradOutcome:
     """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says
     (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["file"]
@@ -284,8 +291,7 @@ def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: 
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                         hazard_check=hazard_check)
         if hazard_check:
-            from .hazards import TimingModel
-            launch.timing_model = TimingModel(launch)
+            launch.timing_model = _timing_model(timing)(launch)
         placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in inputs.items()}
         params = [Param(buffer=p["name"]) if p["kind"] == "buffer"
                   else Param(type=_VAR_TYPES[p["dtype"]], value=p["value"]) for p in entry["params"]]

@@ -8,7 +8,8 @@ overwrites) a scoreboarded register waits on that scoreboard.
 
 Block boundaries are handled conservatively (correct for any control flow, loops
 included): the last instruction before a block start stalls until every fixed-latency result
-is ready, and the first instruction of a block waits on every scoreboard in use.
+is ready for any reader the code has (guards included), and the first instruction of a block
+waits on every scoreboard in use.
 """
 from __future__ import annotations
 
@@ -19,9 +20,6 @@ from ptx2sass.sched import latency as lat
 
 NUM_SCOREBOARDS = 6
 MAX_STALL = 15
-# A guard read by a branch or EXIT needs the predicate well before the branch unit reads it
-# (ptxas keeps 13 cycles between ISETP and a predicated EXIT/BRA).
-BRANCH_GUARD_LATENCY = 13
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
 STORES = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS"}
@@ -53,10 +51,30 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
     its Control (NOP slots inserted where a stall would exceed 15 cycles)."""
     out: list[Slot] = []
     t = 0
-    ready: dict[tuple, int] = {}                 # register -> first cycle it may be read
-    produced: dict[tuple, int] = {}              # predicate -> issue cycle of its producer
+    # register -> (issue cycle, opcode, modifiers) of its fixed-latency producer; when a
+    # reader may read it depends on the reader too (`sched.latency.read_latency`).
+    issued: dict[tuple, tuple] = {}
+    # Opcodes that read registers anywhere in the code: a block start drains every fixed
+    # latency towards the slowest of these readers (and guards), whatever the edge.
+    readers = {s.ins.opcode for s in slots if s.reads}
+
+    def ready_for(r: tuple, reader: str, guard: bool = False) -> int:
+        t0, op, mods = issued[r]
+        return t0 + lat.read_latency(op, mods, r[0], reader, guard)
+
+    worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
+
+    def drained() -> int:
+        out = 0
+        for r, (t0, op, mods) in issued.items():
+            key = (op, mods, r[0])
+            if key not in worst:
+                worst[key] = max([lat.read_latency(op, mods, r[0], rd) for rd in readers]
+                                 + [lat.read_latency(op, mods, r[0], "", True)])
+            out = max(out, t0 + worst[key])
+        return out
     pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
-    readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
+    sb_readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
     set_time = [0] * NUM_SCOREBOARDS
     in_use = [False] * NUM_SCOREBOARDS
     rr = 0
@@ -96,7 +114,7 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
             # Drain fixed latencies into the block; wait on every scoreboard at its top: all
             # six, since an edge from further down (a loop's back edge) or one that skips a
             # wait in between may bring scoreboards this linear walk sees as free here.
-            bump_previous(max(ready.values(), default=0))
+            bump_previous(drained())
             slot.wait |= (1 << NUM_SCOREBOARDS) - 1
         need = t
         wait = slot.wait
@@ -104,26 +122,25 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
             if r in pending:
                 wait |= 1 << pending[r]
         for r in slot.writes:
-            for sb, regs in readers.items():
+            for sb, regs in sb_readers.items():
                 if r in regs:
                     wait |= 1 << sb
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1 and in_use[sb]:
                 need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)
+        guard = (ins.guard.file, ins.guard.index) if ins.guard is not None else None
         for r in slot.reads:
-            if r in ready:
-                need = max(need, ready[r])
-        if ins.opcode in BRANCHES and ins.guard is not None:
-            g = ("P", ins.guard.index)
-            if g in produced:
-                need = max(need, produced[g] + BRANCH_GUARD_LATENCY)
+            if r in issued:
+                need = max(need, ready_for(r, ins.opcode, r == guard))
+        if guard is not None and guard in issued:
+            need = max(need, ready_for(guard, ins.opcode, True))
         bump_previous(need)
         # The wait clears those scoreboards.
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1:
                 for r in [r for r, s in pending.items() if s == sb]:
                     del pending[r]
-                readers[sb].clear()
+                sb_readers[sb].clear()
                 in_use[sb] = False
         slot.wait = wait
         # This instruction's own effects.
@@ -133,27 +150,24 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
             set_time[sb] = t
             for r in slot.writes:
                 pending[r] = sb
-                ready.pop(r, None)
+                issued.pop(r, None)
         else:
             for r in slot.writes:
-                ready[r] = t + lat.fixed_latency(ins.opcode, ins.modifiers, predicate=r[0] in ("P", "UP"),
-                                                 uniform=r[0] in ("UR", "UP"))
-                if r[0] == "P":
-                    produced[r] = t
+                issued[r] = (t, ins.opcode, tuple(ins.modifiers))
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         if reg_reads and (ins.opcode in STORES or (_is_variable(ins) and ins.opcode not in LOADS)):
             sb = alloc_sb()
             slot.rd_sb = sb
             set_time[sb] = t
-            readers[sb].update(reg_reads)
+            sb_readers[sb].update(reg_reads)
         out.append(slot)
         t += slot.stall
     if out:
-        bump_previous(max(ready.values(), default=0))
+        bump_previous(drained())
     for s in out:
         variable = _is_variable(s.ins) or s.ins.opcode in STORES
         yield_ = s.stall <= 2 or variable or s.ins.opcode in BRANCHES
-        if s.ins.opcode == "NOP":
+        if s.ins.opcode == "NOP" or s.stall >= 12:    # bit 109 with a stall of 12+ is illegal
             yield_ = False
         ctl = Control(stall=s.stall, yield_=yield_, wr_sb=s.wr_sb, rd_sb=s.rd_sb, wait=s.wait)
         s.ins = replace(s.ins, control=ctl)

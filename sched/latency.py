@@ -16,6 +16,8 @@ table is wrong and gets corrected, never the other way round).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 # Variable-latency (scoreboarded) opcodes → typical cycles until the result is written
 # (for the cycle estimate). Memory figures follow ISA-NOTES: shared ~25, L1 hit ~35
 # (global loads are modelled as L1 hits), constant ~30, DRAM would be ~500.
@@ -28,6 +30,7 @@ VARIABLE: dict[str, int] = {
     "POPC": 16, "FLO": 16, "BREV": 16,
     "DADD": 40, "DMUL": 40, "DFMA": 40, "DSETP": 40, "DMNMX": 40,
     "LDGDEPBAR": 35, "LDGSTS": 35, "R2UR": 12,
+    "BMOV": 20,      # BMOV R, B: ptxas sets a write scoreboard on every one (latency audit)
 }
 
 # Variable-latency units whose results come back in issue order: waiting on the scoreboard
@@ -43,7 +46,7 @@ QUEUE: dict[str, str] = {
     "MUFU": "xu", "F2F": "xu", "F2I": "xu", "I2F": "xu", "FRND": "xu", "FCHK": "xu",
     "POPC": "xu", "FLO": "xu", "BREV": "xu",
     "DADD": "fp64", "DMUL": "fp64", "DFMA": "fp64", "DSETP": "fp64", "DMNMX": "fp64",
-    "R2UR": "r2ur",
+    "R2UR": "r2ur", "BMOV": "bmov",
 }
 
 # Cycles a variable-latency instruction may still be reading its source registers (the
@@ -64,15 +67,74 @@ def source_unit(opcode: str) -> str | None:
 
 # Fixed-latency producers: cycles from issue until a dependent instruction may read the
 # result. Keys are opcodes (or "OPCODE.MOD" for a modifier-specific value); anything not
-# listed and not VARIABLE uses DEFAULT_FIXED.
+# listed and not VARIABLE uses DEFAULT_FIXED. `read_latency` adds what depends on the
+# reader (pipe crossings, readers that fetch operands early, guards).
+#
+# The figures below are the smallest issue distances ptxas leaves on sm_89, measured over
+# every launch of the three corpora by `.venv/bin/python -m tools.latency_audit` (the
+# audit prints, per producer and reader, ptxas's minimum stall-count distance beside what
+# this module says; tests/test_latency_audit.py fails when this module is below ptxas on
+# well-sampled pairs). None may exceed ptxas's minimum: the hazard checker would then flag
+# ptxas's own cubins.
 DEFAULT_FIXED = 4
 FIXED: dict[str, int] = {
-    "HMMA": 16, "IMMA": 16,
+    # Tensor cores: 24 to other instructions (HMMA→HMMA, →F2FP, →PRMT), 23 to a store
+    # (MMA_TO_MEMORY); ptxas never goes lower on 1,000+ pairs.
+    "HMMA": 24, "IMMA": 24,
+    # CS2R R, SRZ / SR_CLOCK: 6 to IADD3 and IMAD.
+    "CS2R": 6,
+    # F2IP (pack two floats to 8/16-bit integers): 8 to its only readers seen (LOP3).
+    "F2IP": 8,
 }
-# Predicate results read as a guard or as a predicate source.
+# Producer/pipe pairs slower than the rules below give: (producer key as in FIXED, result
+# file, reader's pipe) → cycles. IMAD.HI's carry-out predicate reaches IADD3.X's carry-in
+# 9 cycles after issue (21 static sites), IMAD's own carry-in 4.
+PAIR_FIXED: dict[tuple[str, str, str], int] = {
+    ("IMAD.HI", "P", "alu"): 9,
+}
+MMA_TO_MEMORY = 23
+# Predicate results read as a predicate source (SEL, FSEL, ISETP's combine, PLOP3 ...).
 PREDICATE_FIXED = 4
-# Results of the uniform datapath (UR/UP writes by fixed-latency instructions).
-UNIFORM_FIXED = 2
+# A predicate read as an instruction's guard (any instruction, not only branches), or as a
+# source by the instructions in PREDICATE_AT_ISSUE, is needed 13 cycles after a
+# fixed-latency producer issued: ptxas never leaves less after ISETP/FSETP/HSETP2/LOP3/
+# PLOP3 (75,000+ guarded reads), where a predicate source gets 4.
+GUARD_FIXED = 13
+PREDICATE_AT_ISSUE = {"VOTE", "BAR"}
+
+# Pipes of the fixed-latency instructions: a result crossing between the integer/logic
+# pipe ("alu"), the FMA pipe ("fma", IMAD included) and the packed-half pipe ("fp16")
+# needs CROSS_PIPE cycles (IADD3→IMAD, IMAD→IADD3, FADD→FSETP, PRMT→HMUL2: 5, where
+# IADD3→SHF and IMAD→IMAD take 4). Opcodes not listed are "alu".
+PIPE: dict[str, str] = {
+    "IMAD": "fma", "FFMA": "fma", "FADD": "fma", "FMUL": "fma", "IDP": "fma",
+    "HADD2": "fp16", "HMUL2": "fp16", "HFMA2": "fp16", "HSETP2": "fp16", "HSET2": "fp16",
+    "HMNMX2": "fp16",
+}
+CROSS_PIPE = 5
+# Readers outside the three pipes (no crossing cost): control flow (IMAD.MOV→RET: 4).
+NO_PIPE_READERS = {"RET", "BRA", "BRX", "JMP", "JMX", "CALL", "EXIT"}
+# Readers that fetch their register operands early, whoever produced them: memory
+# instructions (address and data; also SHFL), FP64 (DADD/DMUL/DFMA/DSETP), tensor cores,
+# and HADD2/HSETP2 (HMUL2→HADD2 is 5 where HMUL2→HMUL2 is 4).
+MEMORY_READERS = {"LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "LDGSTS", "ST", "STG", "STS", "STL",
+                  "ATOM", "ATOMG", "ATOMS", "RED", "SHFL"}
+READER_FIXED: dict[str, int] = {
+    **{op: 5 for op in MEMORY_READERS},
+    "DADD": 6, "DMUL": 6, "DFMA": 6, "DSETP": 6, "DMNMX": 6,
+    "HMMA": 7, "IMMA": 7,
+    "HADD2": 5, "HSETP2": 5,
+}
+
+# Results of the uniform datapath (UR/UP writes by fixed-latency instructions): 4 to
+# another uniform instruction (UIADD3→USHF, UISETP→USEL), 6 to UIMAD and to a
+# non-uniform reader (UIADD3→IMAD/MOV/ISETP). Uniform moves are faster: UMOV, ULDC and
+# VOTEU results are read 2 cycles later by anyone (UMOV→IADD3, ULDC.64→UIMAD).
+UNIFORM_FIXED = 4
+UNIFORM_TO_VECTOR = 6
+UNIFORM_READER_FIXED: dict[str, int] = {"UIMAD": 6}
+UNIFORM_MOVES = {"UMOV", "ULDC", "VOTEU"}
+UNIFORM_MOVE_FIXED = 2
 
 # Instructions that stall issue until every scoreboard is clear are modelled through their
 # wait masks; these merely end a warp (or wait elsewhere) and need no table entry.
@@ -85,9 +147,10 @@ def is_variable(opcode: str) -> bool:
 
 def fixed_latency(opcode: str, modifiers: tuple[str, ...] = (), predicate: bool = False,
                   uniform: bool = False) -> int:
-    """Cycles until a fixed-latency result can be read."""
+    """Cycles until a fixed-latency result can be read by an instruction of its own pipe
+    (the producer's side alone; `read_latency` is what a given reader needs)."""
     if uniform:
-        return UNIFORM_FIXED
+        return UNIFORM_MOVE_FIXED if opcode in UNIFORM_MOVES else UNIFORM_FIXED
     for m in modifiers:
         key = f"{opcode}.{m}"
         if key in FIXED:
@@ -95,6 +158,36 @@ def fixed_latency(opcode: str, modifiers: tuple[str, ...] = (), predicate: bool 
     if predicate and opcode not in FIXED:
         return PREDICATE_FIXED
     return FIXED.get(opcode, DEFAULT_FIXED)
+
+
+def pipe(opcode: str) -> str:
+    return PIPE.get(opcode, "alu")
+
+
+@lru_cache(maxsize=None)
+def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str,
+                 guard: bool = False) -> int:
+    """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
+    `reader` may read it (`guard`: as its guard predicate)."""
+    base = fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
+                         uniform=file in ("UR", "UP"))
+    if file in ("P", "UP") and (guard or reader in PREDICATE_AT_ISSUE):
+        return max(base, GUARD_FIXED)
+    if file in ("UR", "UP"):
+        if opcode in UNIFORM_MOVES:
+            return base
+        if not reader.startswith("U"):
+            return max(base, UNIFORM_TO_VECTOR)
+        return max(base, UNIFORM_READER_FIXED.get(reader, 0))
+    if opcode in ("HMMA", "IMMA") and reader in MEMORY_READERS:
+        return MMA_TO_MEMORY
+    need = max(base, READER_FIXED.get(reader, 0))
+    if reader not in READER_FIXED and reader not in NO_PIPE_READERS and not is_variable(reader):
+        if pipe(opcode) != pipe(reader):
+            need = max(need, CROSS_PIPE)
+        for key in (opcode, *(f"{opcode}.{m}" for m in modifiers)):
+            need = max(need, PAIR_FIXED.get((key, file, pipe(reader)), 0))
+    return need
 
 
 def queue_of(opcode: str) -> str:

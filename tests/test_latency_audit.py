@@ -1,0 +1,64 @@
+"""sched.latency against ptxas: on a sample of ptxas's cubins run in the emulator, no value
+of our latency table may be below the issue distance ptxas always leaves for the readers it
+applies to (tools/latency_audit.py; `.venv/bin/python -m tools.latency_audit` runs the whole
+corpora), nor above a distance ptxas relies on.
+
+The sample: every ZLUDA kernel plus tinygrad kernels chosen for the table rows ZLUDA does not
+exercise (uniform datapath, tensor cores, packed halves, FP64, 64-bit division). A LOW
+finding needs 3 distinct padded static sites at ptxas's minimum (tools.latency_audit.findings)."""
+import pytest
+
+from tools import latency_audit as la
+
+TINYGRAD = {
+    "sum_odd_float32__r_37_91", "noopt_add_f32__E_4096",                 # uniform datapath
+    "matmul_f16_batched_tc__r_2_32_2_2_2_4_4_2_2", "matmul_f16_tc_16__r_32_2_2_2_2",  # HMMA
+    "gelu_float16__E_16_32_4", "cmplt_float16__E_2_32_4", "sin_float16_software__E_16_32_4",  # halves
+    "max_axis1_float64__r_2_32_25_4",                                     # FP64 readers
+    "idiv_uint64__E_125_2_4",                                             # IMAD.HI carry
+    "cast_float32_to_uint8__E_125_2_4",                                   # F2IP
+    "rmsnorm_f32__E_8_8_16_4",
+}
+
+
+@pytest.fixture(scope="module")
+def audit():
+    a = la.run_audit(("zluda", "tinygrad"), names={"tinygrad": TINYGRAD})
+    if a.kernels < 150:
+        pytest.skip(f"only {a.kernels} launches audited (corpus or oracle missing)")
+    return a
+
+
+def _rows(rows):
+    return [f"{k} ours {ours} ptxas {mn} ({len(st.sites)} sites, e.g. {st.example})"
+            for k, ours, mn, st in rows]
+
+
+def test_table_not_below_ptxas(audit):
+    low, _ = la.findings(audit)
+    assert not low, _rows(low)
+
+
+def test_table_not_above_ptxas(audit):
+    _, high = la.findings(audit)
+    assert not high, _rows(high)
+    assert not audit.hazards, audit.hazards[:5]
+
+
+def test_sample_exercises_the_table(audit):
+    """The sample reaches the rows it was chosen for (else the checks above prove little)."""
+    groups = {(k[0].split(".")[0], k[1], la.reader_group(k)) for k in audit.raw}
+    for want in [("ISETP", "P", "guard"), ("IADD3", "R", "memory"), ("IADD3", "R", "fma"),
+                 ("IMAD", "R", "alu"), ("HMMA", "R", "memory"), ("HMMA", "R", "mma"),
+                 ("UIADD3", "UR", "uniform"), ("UIADD3", "UR", "fma"), ("HMUL2", "R", "fp16"),
+                 ("HSETP2", "P", "alu"), ("SEL", "R", "fp64"), ("IMAD", "P", "alu"),
+                 ("F2IP", "R", "alu")]:
+        assert want in groups, want
+
+
+def test_scoreboards_agree_with_ptxas(audit):
+    """Opcodes ptxas tracks with a write scoreboard are VARIABLE in our table, and results of
+    VARIABLE opcodes are never read without a scoreboard wait covering them."""
+    fixed_sb, var_nosb = la.scoreboard_findings(audit)
+    assert not fixed_sb, fixed_sb
+    assert not [r for r in var_nosb if r[3]], var_nosb

@@ -1,0 +1,532 @@
+"""Audit `sched.latency` against the distances ptxas itself leaves between a fixed-latency
+producer and the instructions that read (RAW) or overwrite (WAW) its result.
+
+    .venv/bin/python -m tools.latency_audit [--corpus zluda --corpus cuda --corpus tinygrad]
+        [--limit N] [--detail] [--json FILE]
+
+ptxas's cubins are decoded with our codec (nvdisasm's listing only where the codec has a
+gap) and run in the emulator on the corpora's launches; the emulator records the exact
+register footprint of every executed instruction (pairs, quads, predicates, uniform
+registers), which a static reading of operands cannot give. For each warp the audit keeps a
+*stall clock*: the sum of the stall counts ptxas wrote (`max(stall, 1)`: the timing model's
+issue rule; it models no dual issue and no yield effect), i.e. the issue distance ptxas
+guarantees with stall counts alone, whatever the scoreboards do. A sample is a pair
+(producer, consumer) on the executed path with the consumer's lanes overlapping the
+producer's; it is *covered* when, between the two, some instruction waited on a scoreboard
+set after the producer issued (then the variable-latency wait may be what ptxas counted on,
+and the stall distance proves nothing).
+
+Per (producer opcode + key modifiers, result file, register of the result) the minimum
+uncovered RAW distance is compared with `sched.latency.fixed_latency` (the value the
+scheduler and the hazard checker use):
+
+- our table LOWER than ptxas's minimum: suspect (ptxas may know the hardware needs more);
+- our table HIGHER: impossible while the hazard checker passes ptxas's cubins, since it
+  would flag them (listed all the same);
+- per consumer class too (branch guards, memory addresses, store data ...), since ptxas's
+  distance can depend on who reads.
+
+It also checks scoreboard use: opcodes our table calls variable-latency that ptxas runs
+without a write scoreboard although a result is read, and opcodes ptxas gives a write
+scoreboard that our table calls fixed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ptx2sass.emu.errors import EmuFault  # noqa: E402
+from ptx2sass.emu.hazards import TimingModel, _lanes  # noqa: E402
+from ptx2sass.encoder.model import ConstRef, Mem, Reg  # noqa: E402
+from ptx2sass.sched import latency as lat  # noqa: E402
+
+NO_SB = 7
+BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "KILL"}
+MEMORY = {"LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "ATOM", "ATOMG",
+          "ATOMS", "RED", "LDGSTS", "ULDC"}
+# Modifiers that name a different operation (or a different width of result) and so may
+# change the latency; the others (types, comparisons, rounding, LUTs, shift directions)
+# are folded into the opcode's row.
+KEY_MODIFIERS = {"WIDE", "HI", "MOV", "IADD", "SHL", "X", "64", "128", "U16", "16816", "1688",
+                 "8816", "8832", "16832", "16864", "F32", "F16", "BF16", "PACK_AB", "MERGE_C",
+                 "MMA", "RELU", "SX32"}
+
+
+def producer_key(ins) -> str:
+    mods = [m for m in ins.modifiers if m in KEY_MODIFIERS]
+    return ".".join([ins.opcode, *mods])
+
+
+def consumer_class(ins, reg: tuple) -> str:
+    """Who reads: `guard` (and `branch-guard` for control flow), `addr` (a memory address),
+    `data` (a store's value), `pred` (a predicate source), or the pipe-agnostic `alu`."""
+    file, index = reg
+    g = ins.guard
+    if isinstance(g, Reg) and g.file == file and g.index == index:
+        return "branch-guard" if ins.opcode in BRANCHES else "guard"
+    if file in ("P", "UP"):
+        return "pred"
+    for op in ins.operands:
+        if isinstance(op, Mem):
+            for r in (op.base, op.ubase, op.desc):
+                if isinstance(r, Reg) and r.file == file and r.index <= index <= r.index + 1:
+                    return "addr"
+        if isinstance(op, ConstRef) and isinstance(op.ureg, Reg) and op.ureg.file == file \
+                and op.ureg.index == index:
+            return "addr"
+    if ins.opcode in MEMORY:
+        return "data"
+    return "alu"
+
+
+def result_part(ins, reg: tuple) -> int:
+    """Which register of a multi-register result `reg` is (0: the named one, 1: the next…)."""
+    file, index = reg
+    best = None
+    for op in ins.operands:
+        if isinstance(op, Reg) and op.file == file and op.index <= index and not op.is_zero:
+            if best is None or op.index > best:
+                best = op.index
+    return 0 if best is None else min(index - best, 3)
+
+
+@dataclass
+class Stat:
+    """Distances seen for one key: minimum, samples, samples at the minimum, an example."""
+    min: int = 10 ** 9
+    n: int = 0
+    at_min: int = 0
+    tight: int = 0          # samples at the minimum whose last step stalled more than 1
+    example: str = ""
+    sites: set = field(default_factory=set)    # distinct static (kernel, producer, consumer) at the minimum
+
+    def add(self, d: int, tight: bool, where: str) -> None:
+        self.n += 1
+        if d < self.min:
+            self.min, self.at_min, self.tight, self.example = d, 0, 0, where
+            self.sites = set()
+        if d == self.min:
+            self.at_min += 1
+            self.tight += tight
+            if tight:
+                self.sites.add(where)
+
+
+@dataclass
+class Audit:
+    raw: dict = field(default_factory=lambda: defaultdict(Stat))         # (prod, file, part, cons) →
+    raw_covered: dict = field(default_factory=lambda: defaultdict(Stat))
+    waw: dict = field(default_factory=lambda: defaultdict(Stat))
+    # Scoreboard use, per opcode: [instances with a write scoreboard, without one] among
+    # executed instructions that wrote a register.
+    wr_sb: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # Variable-latency results read with no write scoreboard on the producer and no later
+    # same-queue scoreboard covering it: opcode → count.
+    unguarded_reads: dict = field(default_factory=lambda: defaultdict(int))
+    kernels: int = 0
+    hazards: list = field(default_factory=list)     # what the hazard checker flagged in ptxas's cubins
+    skipped: list = field(default_factory=list)
+    listing_fallback: int = 0
+
+
+class _WarpAudit:
+    __slots__ = ("s", "last", "sb_set", "waited_set", "last_stall", "pending_var")
+
+    def __init__(self):
+        self.s = 0                          # stall clock
+        self.last: dict = {}                # reg → (s, offset, ins, lanes)
+        self.sb_set = [None] * 6            # stall clock when each scoreboard was last set
+        self.waited_set = -1                # latest set time of any scoreboard waited on
+        self.last_stall = 1
+        self.pending_var: dict = {}         # reg → (offset, opcode, wr_sb, seq) of variable producers
+
+
+def audit_model(audit: Audit):
+    """A TimingModel that also feeds `audit` (one class per audit; hazards are still judged)."""
+
+    class AuditModel(TimingModel):
+        def attach(self, cta) -> None:
+            super().attach(cta)
+            for w in cta.warps:
+                w.audit = _WarpAudit()
+
+        def end(self, warp, step, active) -> None:
+            if not self.serialised:
+                self._record(warp, step, active)
+            super().end(warp, step, active)
+
+        def _record(self, warp, step, active) -> None:
+            a = warp.audit
+            clock = warp.clock
+            ins = step.ins
+            ctl = ins.control
+            lanes = _lanes(active)
+            wait = ctl.wait
+            if ins.opcode == "DEPBAR":
+                for o in ins.operands:
+                    if isinstance(o, Reg) and o.file == "SB":
+                        wait |= 1 << o.index
+            for sb in range(6):
+                if wait >> sb & 1:
+                    if a.sb_set[sb] is not None:
+                        a.waited_set = max(a.waited_set, a.sb_set[sb])
+                    for reg in [r for r, p in a.pending_var.items() if p[2] == sb]:
+                        del a.pending_var[reg]
+            where = f"{self.kernel}@0x{step.offset:04x}"
+            tight = a.last_stall > 1
+            for reg in dict.fromkeys(clock.reads):
+                p = a.last.get(reg)
+                mine = lanes if reg[0] in ("R", "P") else _ALL
+                if p is not None and p[3] & mine:
+                    s0, off, pins, _ = p
+                    key = (producer_key(pins), reg[0], result_part(pins, reg), consumer_class(ins, reg),
+                           ins.opcode)
+                    table = audit.raw_covered if a.waited_set > s0 else audit.raw
+                    table[key].add(a.s - s0, tight, f"{where} <- 0x{off:04x} {pins.opcode}")
+                q = a.pending_var.get(reg)
+                if q is not None and q[2] == NO_SB:
+                    audit.unguarded_reads[q[1]] += 1
+            variable = lat.is_variable(ins.opcode)
+            writes = list(dict.fromkeys(clock.writes))
+            for reg in writes:
+                p = a.last.get(reg)
+                mine = lanes if reg[0] in ("R", "P") else _ALL
+                if p is not None and p[3] & mine:
+                    s0, off, pins, _ = p
+                    key = (producer_key(pins), reg[0], result_part(pins, reg),
+                           "var" if variable else "fixed")
+                    audit.waw[key].add(a.s - s0, tight, f"{where} <- 0x{off:04x} {pins.opcode}")
+                if variable:
+                    a.last.pop(reg, None)
+                    a.pending_var[reg] = (step.offset, ins.opcode, ctl.wr_sb, 0)
+                else:
+                    a.last[reg] = (a.s, step.offset, ins, lanes)
+                    a.pending_var.pop(reg, None)
+            if writes and any(r[0] in ("R", "UR", "P", "UP") for r in writes):
+                audit.wr_sb[ins.opcode][0 if ctl.wr_sb != NO_SB else 1] += 1
+            if ctl.wr_sb != NO_SB:
+                a.sb_set[ctl.wr_sb] = a.s
+                # A later same-queue scoreboard covers earlier unguarded results of its unit.
+                q = lat.queue_of(ins.opcode)
+                for reg, p in list(a.pending_var.items()):
+                    if p[2] == NO_SB and lat.queue_of(p[1]) == q:
+                        a.pending_var[reg] = (p[0], p[1], ctl.wr_sb, 0)
+            if ctl.rd_sb != NO_SB:
+                a.sb_set[ctl.rd_sb] = a.s
+            a.last_stall = max(ctl.stall, 1)
+            a.s += a.last_stall
+
+    return AuditModel
+
+
+_ALL = (1 << 32) - 1
+
+
+# --------------------------------------------------------------------------- corpora
+
+def _decoder(cubin: bytes, audit: Audit):
+    """Our codec when it reads the whole text, else nvdisasm's listing (counted)."""
+    from ptx2sass.emu.loader import codec_decoder
+    from ptx2sass.emu.testing import cubin_listing_decoder
+    listing = None
+
+    def decode(text, arch, kernel):
+        nonlocal listing
+        try:
+            return codec_decoder(text, arch, kernel)
+        except EmuFault:
+            audit.listing_fallback += 1
+            listing = listing or cubin_listing_decoder(cubin)
+            return listing(text, arch, kernel)
+    return decode
+
+
+def _spread(items: list, limit: int | None) -> list:
+    if not limit or limit >= len(items):
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def launches(corpus: str, limit: int | None = None, max_threads: int = 4096, names=None):
+    """(name, runner) for each launch of a corpus; runner(timing, decoder_for) → outcome.
+    `names`: only these launches (zluda/cuda test names, tinygrad file names)."""
+    for name, run in _launches(corpus, limit, max_threads):
+        if names is None or name.split("/", 1)[1].removesuffix(".ptx") in names:
+            yield name, run
+
+
+def _launches(corpus: str, limit: int | None, max_threads: int):
+    from ptx2sass.emu import testing as t
+    if corpus == "zluda":
+        entries = [e for e in t.zluda_manifest() if "ptxas_error" not in e]
+        for e in _spread(entries, limit):
+            def run(timing, decoder_for, e=e):
+                cubin = t.zluda_cubin(e)
+                if cubin is None:
+                    return None
+                return t.run_zluda(e, hazard_check=True, cubin=cubin, decoder=decoder_for(cubin),
+                                   timing=timing)
+            yield f"zluda/{e['name']}", run
+    elif corpus == "cuda":
+        from ptx2sass import oracle
+        ref = t.cuda_reference_module()
+        entries = [e for e in ref.load_manifest() if not e["name"].endswith(".G")]
+        for e in _spread(entries, limit):
+            def run(timing, decoder_for, e=e):
+                build = oracle.ptxas((t.CUDA_DIR / e["ptx"]).read_text(), "sm_89", name=e["ptx"])
+                if not build.ok:
+                    return None
+                return t.run_cuda_launch(e, ref, decoder=decoder_for(build.output), timing=timing)
+            yield f"cuda/{e['name']}", run
+    elif corpus == "tinygrad":
+        entries = [e for e in t.tinygrad_manifest()
+                   if math.prod(e["grid"]) * math.prod(e["block"]) <= max_threads]
+        entries.sort(key=lambda e: e["sha256"])
+        for e in _spread(entries, limit):
+            def run(timing, decoder_for, e=e):
+                cubin = t.tinygrad_cubin(e)
+                if cubin is None:
+                    return None
+                return t.run_tinygrad(e, cubin=cubin, decoder=decoder_for(cubin), timing=timing)
+            yield f"tinygrad/{e['file']}", run
+    else:
+        raise ValueError(f"unknown corpus {corpus!r}")
+
+
+def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = None,
+              progress=None, names: dict | None = None) -> Audit:
+    """Audit the launches of `corpora`; `limit`: at most that many launches per corpus (an
+    even spread), or a dict corpus → limit; `names`: corpus → the launches to take."""
+    audit = Audit()
+    model = audit_model(audit)
+    for corpus in corpora:
+        for name, runner in launches(corpus, limit.get(corpus) if isinstance(limit, dict) else limit,
+                                     names=(names or {}).get(corpus)):
+            try:
+                outcome = runner(model, lambda cubin: _decoder(cubin, audit))
+            except EmuFault as e:
+                audit.skipped.append((name, str(e)[:100]))
+                continue
+            if outcome is None:
+                audit.skipped.append((name, "ptxas rejects"))
+                continue
+            ok = getattr(outcome, "passed", getattr(outcome, "ok", False))
+            if not ok and "fault" in (outcome.reason or ""):
+                audit.skipped.append((name, outcome.reason[:100]))
+                continue
+            audit.kernels += 1
+            if outcome.result is not None:
+                audit.hazards += [str(h) for h in outcome.result.hazards]
+            if progress:
+                progress(name)
+    return audit
+
+
+# --------------------------------------------------------------------------- judging
+
+def table_latency(key: tuple) -> int:
+    """What sched.latency says for a sample key (producer opcode.MODS, result file, part,
+    reader class, reader opcode); for a merged key without the reader, the least over the
+    readers seen is not known here: the producer's own-pipe latency."""
+    prod, file = key[0], key[1]
+    opcode, *mods = prod.split(".")
+    if len(key) < 5:
+        return lat.fixed_latency(opcode, tuple(mods), predicate=file in ("P", "UP"),
+                                 uniform=file in ("UR", "UP"))
+    return lat.read_latency(opcode, tuple(mods), file, key[4], key[3] in ("guard", "branch-guard"))
+
+
+def merge(stats: dict, width: int) -> dict:
+    """Stats merged over the key's fields beyond `width` (3: per producer and result
+    register; 4: per consumer class as well)."""
+    out: dict = defaultdict(Stat)
+    for key, st in stats.items():
+        m = out[key[:width]]
+        if st.min < m.min:
+            m.min, m.at_min, m.tight, m.example = st.min, st.at_min, st.tight, st.example
+            m.sites = set(st.sites)
+        elif st.min == m.min:
+            m.at_min += st.at_min
+            m.tight += st.tight
+            m.sites |= st.sites
+        m.n += st.n
+    return out
+
+
+def by_producer(stats: dict) -> dict:
+    return merge(stats, 3)
+
+
+def findings(audit: Audit, min_sites: int = 3) -> tuple[list, list]:
+    """(too_low, too_high).
+
+    too_low: rows (group, ours, ptxas min, Stat) where a value of our table is below what
+    ptxas ever leaves. A group is every sample our table treats alike: one producer opcode,
+    result file, and the latency `read_latency` gives (so IADD3→STG and IADD3→LDG, both 5,
+    are one group: a table value is too low only if ptxas leaves more for every reader it
+    covers). It counts only with at least `min_sites` distinct static pairs at the minimum
+    where ptxas visibly padded (the step before the reader stalled more than 1 cycle): a
+    minimum that ptxas merely happened to leave is no evidence.
+
+    too_high: rows (key, ours, ptxas min, Stat) per producer and reader where our latency
+    exceeds a distance ptxas relies on (the hazard checker flags those in ptxas's cubins).
+    """
+    groups: dict = defaultdict(dict)
+    high = []
+    for key, st in sorted(audit.raw.items()):
+        ours = table_latency(key)
+        groups[(key[0].split(".")[0], key[1], reader_group(key), ours)][key] = st
+        if ours > st.min:
+            high.append((key, ours, st.min, st))
+    low = []
+    for g, rows in sorted(groups.items()):
+        st = merge(rows, 0)[()]
+        if g[2] == "variable":
+            # Readers of the variable-latency units (MUFU, I2F, F2I ...): ptxas's gaps before
+            # them vary with the unit's issue rate, not with the producer (FMUL→MUFU and
+            # IADD3→F2I are 4 on thousands of pairs, HMUL2→MUFU 6 in one kernel): no evidence
+            # about the table either way.
+            continue
+        if g[3] < st.min and len(st.sites) >= min_sites:
+            low.append((g, g[3], st.min, st))
+    return low, high
+
+
+def reader_group(key: tuple) -> str:
+    """How a reader uses a result, independently of the table: as a guard, or by the kind of
+    unit reading it (memory, FP64, tensor core, another variable-latency unit, the uniform
+    datapath, or the ALU/FMA/FP16 pipe)."""
+    cls, reader = key[3], key[4]
+    if cls in ("guard", "branch-guard"):
+        return "guard"
+    if reader in lat.MEMORY_READERS or cls in ("addr", "data"):
+        return "memory"
+    if reader.startswith("D") and reader[1:] in ("ADD", "MUL", "FMA", "SETP", "MNMX"):
+        return "fp64"
+    if reader in ("HMMA", "IMMA"):
+        return "mma"
+    if lat.is_variable(reader):
+        return "variable"
+    if reader.startswith("U"):
+        return "uniform"
+    if reader in BRANCHES:
+        return "control"
+    return lat.pipe(reader)
+
+
+def scoreboard_findings(audit: Audit) -> tuple[list, list]:
+    """(fixed_but_scoreboarded, variable_without_scoreboard) per opcode."""
+    fixed_sb, var_nosb = [], []
+    for op, (with_sb, without) in sorted(audit.wr_sb.items()):
+        if not lat.is_variable(op) and with_sb:
+            fixed_sb.append((op, with_sb, without))
+        if lat.is_variable(op) and without:
+            var_nosb.append((op, with_sb, without, audit.unguarded_reads.get(op, 0)))
+    return fixed_sb, var_nosb
+
+
+def _fmt_key(key) -> str:
+    return f"{key[0]} {key[1]}{'+' + str(key[2]) if key[2] else ''}"
+
+
+def report(audit: Audit, detail: bool = False, out=sys.stdout, min_sites: int = 3) -> None:
+    p = lambda *a: print(*a, file=out)  # noqa: E731
+    p(f"{audit.kernels} launches audited; {len(audit.skipped)} skipped; "
+      f"{audit.listing_fallback} kernel texts read through nvdisasm (codec gaps); "
+      f"hazards the checker flags in these ptxas cubins: {len(audit.hazards)}")
+    for h in audit.hazards[:10]:
+        p(f"  {h}")
+    low, high = findings(audit, min_sites)
+    prods = by_producer(audit.raw)
+    p(f"\nfixed-latency producers (opcode.key-modifiers, result register): {len(prods)}; "
+      f"RAW samples {sum(s.n for s in audit.raw.values())} uncovered, "
+      f"{sum(s.n for s in audit.raw_covered.values())} covered by a scoreboard wait; "
+      f"(producer, reader) rows {len(audit.raw)}")
+    hdr = (f"{'producer':<28} {'reader':<20} {'ours':>4} {'ptxas':>5} {'n':>8} {'at min':>7} "
+           f"{'sites':>5}  example")
+
+    def row(key, ours, mn, st):
+        p(f"{_fmt_key(key):<28} {key[4] + ' ' + key[3]:<20} {ours:>4} {mn:>5} {st.n:>8} {st.at_min:>7} "
+          f"{len(st.sites):>5}  {st.example}")
+    p(f"\nOUR LATENCY LOWER than ptxas's minimum distance over every reader it applies to, with "
+      f">= {min_sites} padded static sites at the minimum (suspect: too optimistic): {len(low)} groups")
+    p(f"{'producer':<12} {'file':<4} {'readers':<9} {'ours':>4} {'ptxas':>5} {'n':>8} {'at min':>7} "
+      f"{'sites':>5}  example")
+    for g, ours, mn, st in low:
+        p(f"{g[0]:<12} {g[1]:<4} {g[2]:<9} {ours:>4} {mn:>5} {st.n:>8} {st.at_min:>7} {len(st.sites):>5}  "
+          f"{st.example}")
+    p(f"\nOUR LATENCY HIGHER than ptxas's minimum distance (the hazard checker flags these in "
+      f"ptxas's cubins; we may also waste cycles): {len(high)} rows")
+    p(hdr)
+    for r in high:
+        row(*r)
+    lower = [(k, table_latency(k), st.min, st) for k, st in sorted(audit.raw.items())
+             if table_latency(k) < st.min and (detail or len(st.sites) >= min_sites)]
+    p(f"\nsingle (producer, reader) rows where ours is lower (other readers of the same table "
+      f"value may need less; {'all' if detail else f'>= {min_sites} padded sites'}): {len(lower)} rows")
+    p(hdr)
+    for r in lower:
+        row(*r)
+    fixed_sb, var_nosb = scoreboard_findings(audit)
+    p("\nscoreboards: opcodes our table calls FIXED that ptxas gives a write scoreboard "
+      "(executed instances with / without):")
+    for op, w, wo in fixed_sb:
+        p(f"  {op:<10} {w:>7} / {wo}")
+    p("opcodes our table calls VARIABLE executed without a write scoreboard "
+      "(with / without; reads of such a result never covered by a same-queue scoreboard):")
+    for op, w, wo, bad in var_nosb:
+        p(f"  {op:<10} {w:>7} / {wo:<7} uncovered reads {bad}")
+    if detail:
+        p("\nWAW (fixed producer, later writer): producer, file, part, later kind → min distance")
+        for key, st in sorted(audit.waw.items()):
+            p(f"  {_fmt_key(key):<28} {key[3]:<6} ours {table_latency(key):>3} min {st.min:>3} "
+              f"n {st.n:>7}  {st.example}")
+        p("\nall RAW rows (uncovered): producer, reader → ours / min (n, at min, padded sites)")
+        for key, st in sorted(audit.raw.items()):
+            p(f"  {_fmt_key(key):<28} {key[3]:<13} {key[4]:<8} {table_latency(key):>3} / {st.min:<3} "
+              f"({st.n}, {st.at_min}, {len(st.sites)})  {st.example}")
+        if audit.skipped:
+            p("\nskipped:")
+            for name, why in audit.skipped:
+                p(f"  {name}: {why}")
+
+
+def to_json(audit: Audit) -> dict:
+    def rows(stats):
+        return [{"key": list(k), "min": s.min, "n": s.n, "at_min": s.at_min, "tight": s.tight,
+                 "sites": len(s.sites), "example": s.example} for k, s in sorted(stats.items())]
+    return {"kernels": audit.kernels, "raw": rows(audit.raw), "raw_covered": rows(audit.raw_covered),
+            "waw": rows(audit.waw), "wr_sb": dict(audit.wr_sb),
+            "unguarded_reads": dict(audit.unguarded_reads), "skipped": audit.skipped}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad"))
+    ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
+    ap.add_argument("--detail", action="store_true", help="every RAW/WAW row, skipped launches")
+    ap.add_argument("--json", type=Path, help="write the raw statistics here")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--min-sites", type=int, default=3,
+                    help="padded static sites at ptxas's minimum for a LOW row to count (default 3)")
+    args = ap.parse_args(argv)
+    corpora = args.corpus or ["zluda", "cuda", "tinygrad"]
+    progress = None if args.quiet else (lambda name: print(f"  {name}", file=sys.stderr))
+    audit = run_audit(corpora, args.limit, progress)
+    report(audit, args.detail, min_sites=args.min_sites)
+    if args.json:
+        args.json.write_text(json.dumps(to_json(audit), indent=1))
+    low, high = findings(audit, args.min_sites)
+    return 1 if low or high else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
