@@ -80,7 +80,7 @@ SUM = """\
         FADD R4, R4, R5 ;                           {stall=13, wait=0b1}
         @P1 BRA `(.L_x_0) ;                         {stall=5}
         MOV R6, c[0x0][0x168] ;                     {stall=1}
-        MOV R7, c[0x0][0x16c] ;                     {stall=4}
+        MOV R7, c[0x0][0x16c] ;                     {stall=5}
         STG.E [R6.64], R4 ;                         {stall=1}
         EXIT ;                                      {stall=5}
 .L_x_1:
