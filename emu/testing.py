@@ -102,7 +102,7 @@ class ZludaOutcome:
 
 
 def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None,
-              program=None) -> ZludaOutcome:
+              program=None, reconverge: str = "optimistic") -> ZludaOutcome:
     """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes
     (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["name"]
@@ -113,7 +113,7 @@ def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: b
         if program is None:
             program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             from .hazards import TimingModel
             launch.timing_model = TimingModel(launch)
@@ -151,7 +151,7 @@ def cuda_reference_module():
 
 
 def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None,
-                    compiler=None) -> ZludaOutcome:
+                    compiler=None, reconverge: str = "optimistic") -> ZludaOutcome:
     """Compile the launch's PTX with the pinned ptxas (or `compiler(ptx text, file name) ->
     cubin`), run it, compare with the NumPy reference."""
     from ptx2sass import oracle
@@ -167,7 +167,7 @@ def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None
     try:
         program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             from .hazards import TimingModel
             launch.timing_model = TimingModel(launch)
@@ -270,7 +270,7 @@ class TinygradOutcome:
 
 
 def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
-                 cubin: bytes | None = None, program=None) -> TinygradOutcome:
+                 cubin: bytes | None = None, program=None, reconverge: str = "optimistic") -> TinygradOutcome:
     """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says
     (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["file"]
@@ -282,7 +282,7 @@ def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: 
         if program is None:
             program = load_program(cubin, entry["entry"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             from .hazards import TimingModel
             launch.timing_model = TimingModel(launch)
