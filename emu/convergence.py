@@ -12,8 +12,10 @@ says, for each instruction, which lanes must be executing it together:
   mask. SASS carries no mask on them: a mask that is not known to be the full warp is made
   to meet first, by a WARPSYNC (ptxas: inline, or in its `shflsync` subroutine; our
   selector likewise) or by a `BRA.CONV mask` / `BRA.DIV mask` test that picks the fast
-  path only when they are together, so the mask is the one the
-  lanes last met on with no control instruction since, else the whole warp. VOTE is also
+  path only when they are together. So the members are the lanes last met with no control
+  instruction since: those a WARPSYNC released together (lanes of its mask parked at a
+  BSYNC do not hold it up, nor count), or the mask a BRA.CONV/DIV found together; else
+  the whole warp. VOTE is also
   `activemask` (`VOTE.ANY R, PT, PT`), which is no collective: where the cubin lists its
   warp-synchronous instructions (COOP_GROUP_INSTR_OFFSETS) a VOTE counts only if listed,
   otherwise only if its predicate source is not PT.
@@ -66,9 +68,7 @@ def prepare(steps, warp_sync_offsets: set[int] | None) -> None:
 
 def check(warp, step, active: np.ndarray, need: Collective) -> None:
     """Flag the step if a live member lane is not among the `active` lanes running it. The
-    member mask is the one the lanes last met on (`Warp.sync_hint`: a WARPSYNC, or a
-    BRA.CONV/BRA.DIV that found them together, with only plain instructions since), else
-    the full warp."""
+    member mask is what the lanes last met on (`Warp.sync_hint`), else the full warp."""
     from .machine import EXITED, mask_to_int
     ran = mask_to_int(active)
     live = mask_to_int(warp.state != EXITED) | ran

@@ -85,8 +85,9 @@ class Warp:
         self._next_group = 1
         self._running = 0
         self._turn = 0
-        # Per lane, the member mask it last met on (WARPSYNC, BRA.CONV) with no control
-        # instruction since: the member mask of a collective (emu.convergence)
+        # Per lane, the lanes it last met (released together from a WARPSYNC, or found
+        # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
+        # of a collective (emu.convergence)
         self.sync_hint = np.full(LANES, FULL, dtype=np.int64)
 
     # ---------------------------------------------------------------- memory spaces
@@ -409,6 +410,7 @@ class Warp:
                 parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
+                    self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
                     self.merge_lanes(waiting)
                     self._converged = None
                     woke = True

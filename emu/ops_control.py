@@ -149,7 +149,6 @@ def op_warpsync(w, s, active, mask):
     if "ALL" in s.ins.modifiers:
         m = FULL
     waiting = mask.copy()
-    w.sync_hint[waiting] = m
     w.state[waiting] = AT_WARPSYNC
     w.wait_arg[waiting] = m
     w.release_convergence()
