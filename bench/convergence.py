@@ -6,6 +6,7 @@ buffers) and how many convergence hazards the explicit mode finds.
     py bench/convergence.py                       # ptxas's cubins, all three corpora
     py bench/convergence.py --ours                # our cubins (kernels we compile)
     py bench/convergence.py --corpus zluda --list # name every kernel with a hazard
+    py bench/convergence.py --ours --no-barriers  # our cubins as before ptx2sass/reconverge.py
 """
 from __future__ import annotations
 
@@ -78,7 +79,11 @@ def main() -> None:
     ap.add_argument("--corpus", action="append", choices=sorted(CORPORA))
     ap.add_argument("--ours", action="store_true", help="our cubins instead of ptxas's")
     ap.add_argument("--list", action="store_true", help="name the launches with hazards or differences")
+    ap.add_argument("--no-barriers", action="store_true",
+                    help="with --ours: leave out the convergence barriers (the pass made a no-op)")
     args = ap.parse_args()
+    if args.no_barriers:
+        codegen.insert_reconvergence = lambda mf: None
     for corpus in args.corpus or ["zluda", "cuda", "tinygrad"]:
         t0 = time.time()
         n = same = flagged = hazards = 0
@@ -90,7 +95,8 @@ def main() -> None:
             if args.list and (hz or (opt_ok and not exp_ok)):
                 print(f"  {name}: {'ok' if exp_ok else 'DIFFERS ' + reason[:120]}; "
                       + "; ".join(h.message for h in hz[:2]))
-        print(f"{corpus}{' (ours)' if args.ours else ''}: {n} launches, {same} correct in explicit mode, "
+        who = (" (ours" + (", no barriers)" if args.no_barriers else ")")) if args.ours else ""
+        print(f"{corpus}{who}: {n} launches, {same} correct in explicit mode, "
               f"{flagged} with convergence hazards ({hazards} in all); {time.time() - t0:.0f} s", flush=True)
 
 

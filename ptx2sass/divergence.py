@@ -70,33 +70,48 @@ def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
 
 
 def _joins(branch: ir.Block) -> set[int]:
-    """Blocks where paths from different successors of `branch` first meet: each block is
-    labelled with the successor it is reached from; one reached with two labels is a join
-    and labels onward with itself."""
+    """Blocks where paths from different successors of `branch` first meet. In reverse
+    postorder of what the successors reach (not passing the branch again), each block takes
+    the label its incoming edges agree on (an edge from the branch labels with its target);
+    where they disagree the block is a join and labels onward with itself."""
+    order: list[ir.Block] = []
+    seen: set[int] = {id(branch)}
+
+    def visit(b: ir.Block) -> None:           # iterative DFS, postorder
+        stack = [(b, iter(b.succs))]
+        seen.add(id(b))
+        while stack:
+            node, it = stack[-1]
+            nxt = next((s for s in it if id(s) not in seen), None)
+            if nxt is None:
+                order.append(node)
+                stack.pop()
+            else:
+                seen.add(id(nxt))
+                stack.append((nxt, iter(nxt.succs)))
+    for s in branch.succs:
+        if id(s) not in seen:
+            visit(s)
+    order.reverse()
+    inside = {id(b) for b in order}
     label: dict[int, int] = {}
     joins: set[int] = set()
-    work: list[ir.Block] = []
-    for s in branch.succs:
-        if id(s) in label and label[id(s)] != id(s):
-            joins.add(id(s))
-        label[id(s)] = id(s)
-        work.append(s)
-    while work:
-        n = work.pop()
-        if n is branch:
-            continue
-        mine = label[id(n)]
-        for m in n.succs:
-            have = label.get(id(m))
-            if have is None:
-                label[id(m)] = mine
-                work.append(m)
-            elif have != mine and have != id(m):
-                joins.add(id(m))
-                label[id(m)] = id(m)
-                work.append(m)
-            elif have != mine:
-                joins.add(id(m))
+    for _ in range(len(order) + 2):
+        changed = False
+        for b in order:
+            if id(b) in joins:
+                continue
+            incoming = {id(b) if p is branch else label.get(id(p)) for p in b.preds
+                        if p is branch or id(p) in inside}
+            incoming.discard(None)
+            new = incoming.pop() if len(incoming) == 1 else id(b)
+            if len(incoming) > 0:           # more than one label came in
+                joins.add(id(b))
+            if label.get(id(b)) != new:
+                label[id(b)] = new
+                changed = True
+        if not changed:
+            break
     return joins
 
 

@@ -9,8 +9,9 @@ operation (SHFL, VOTE, …, HMMA) with a full member mask may run with part of t
 
 What ptxas does (read off its output for if/else, nested ifs, loops with breaks, early
 exits):
-* a conditional branch on a value that may differ between lanes (ptx2sass.divergence; the
-  selector marks the others `uniform`) gets a region; a uniform branch does not;
+* a conditional branch (or BRX switch) on a value that may differ between lanes
+  (ptx2sass.divergence; the selector marks the others `uniform`) gets a region; a uniform
+  branch does not;
 * the region ends at the branch's immediate post-dominator, where paths that only lead to
   an EXIT of their own do not count: lanes that exit count as arrived, so `if (c) return;`
   needs no barrier, and a side that returns early does not push the meeting point to the
@@ -66,7 +67,7 @@ def _divergent_branch(b: MBlock) -> bool:
     if mi is None:
         return False
     if mi.opcode == "BRX":
-        return True
+        return not mi.uniform
     return mi.opcode == "BRA" and mi.guard is not None and not mi.uniform
 
 
