@@ -19,7 +19,8 @@ exits):
 * the BSSY sits just before the branch, or, when the branch is in a loop that the
   reconvergence block is outside of (a divergent exit), before the outermost such loop
   (its preheader), so that the lanes leaving early wait for those still looping; branches
-  with the same start and end share one region;
+  with the same start and end share one region, and so does a region inside another that
+  ends at the same block (an else-if chain, a slow path's several exits);
 * the BSYNC gets a block of its own in front of the reconvergence block, which only the
   edges from inside the region enter (regions ending at the same block: innermost first);
 * barriers are numbered by nesting: a region gets the lowest barrier no region overlapping
@@ -307,6 +308,10 @@ def insert_reconvergence(mf: MFunction) -> None:
     ordered = list(regions.values())
     for r in ordered:
         r.body = _body(r)
+    # A region inside another that ends at the same block adds nothing (its lanes wait at
+    # the outer BSYNC with the rest): ptxas gives an else-if chain one barrier.
+    ordered = [r for r in ordered
+               if not any(o is not r and o.end is r.end and id(r.start) in o.body for o in ordered)]
     # 3. Barriers: outermost first, the lowest one no overlapping region holds.
     ordered.sort(key=lambda r: (-len(r.body), mf.blocks.index(r.start)))
     for i, r in enumerate(ordered):

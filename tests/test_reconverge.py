@@ -80,6 +80,17 @@ JOIN:
 {_work('%r1', 4)}J2:
   shfl.sync.bfly.b32 %r2, %r1, 4, 31, -1;
 """,
+    "else_if_chain_shfl": f"""  setp.lt.u32 %p1, %r0, %r9;
+  @%p1 bra A;
+  setp.lt.u32 %p2, %r0, 20;
+  @%p2 bra B;
+{_work('%r1', 3)}  bra.uni JOIN;
+A:
+{_work('%r1', 5)}  bra.uni JOIN;
+B:
+{_work('%r1', 7)}JOIN:
+  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;
+""",
     "loop_break_shfl": """  mov.u32 %r1, 0;
   mov.u32 %r4, 0;
 LOOP:
