@@ -23,7 +23,8 @@ says, for each instruction, which lanes must be executing it together:
   has not exited.
 
 A hazard names the instruction, the lanes that ran it and the member lanes that were
-elsewhere (still live, not with them).
+elsewhere: still live, or exited after the warp split them from the runners with no meeting
+since (another schedule would have run the collective before they exited).
 """
 from __future__ import annotations
 
@@ -71,11 +72,14 @@ def check(warp, step, active: np.ndarray, need: Collective) -> None:
     member mask is what the lanes last met on (`Warp.sync_hint`), else the full warp."""
     from .machine import EXITED, mask_to_int
     ran = mask_to_int(active)
-    live = mask_to_int(warp.state != EXITED) | ran
+    first = int(np.argmax(active))
+    # lanes that could still be running it: live ones, and exited ones that left apart
+    # from these (they may not have exited yet when the collective ran)
+    present = mask_to_int(warp.state != EXITED) | ran | int(warp.apart[first])
     if need.whole_warp:
-        members = live
+        members = present
     else:
-        members = int(warp.sync_hint[int(np.argmax(active))]) & live
+        members = int(warp.sync_hint[first]) & present
     missing = members & ~ran
     if missing:
         what = "the warp's live lanes" if need.whole_warp else "member lanes"

@@ -89,6 +89,11 @@ class Warp:
         # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
         # of a collective (emu.convergence)
         self.sync_hint = np.full(LANES, FULL, dtype=np.int64)
+        # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
+        # or CTA barrier releasing them together, or one that counted them as exited): a
+        # collective run without such a lane is a hazard even if that lane has exited
+        # meanwhile, since the hardware may as well have run the collective first.
+        self.apart = np.zeros(LANES, dtype=np.int64)
 
     # ---------------------------------------------------------------- memory spaces
     @property
@@ -370,13 +375,20 @@ class Warp:
             self._next_group += 1
             self.group[lanes & (self.pc == t)] = gid
             first = gid if first is None else first
+        for t in targets:
+            here = lanes & (self.pc == t)
+            self.apart[here] |= mask_to_int(lanes & ~here)
         self._running = first
         self._turn = 0
 
-    def merge_lanes(self, released: np.ndarray) -> None:
-        """Lanes released together (BSYNC, WARPSYNC, CTA barrier) run as one group per PC."""
+    def merge_lanes(self, released: np.ndarray, accounted: int = 0) -> None:
+        """Lanes released together (BSYNC, WARPSYNC, CTA barrier) run as one group per PC;
+        they are no longer apart from each other nor from the exited lanes the release
+        counted as arrived (`accounted`)."""
         if not self.explicit or not released.any():
             return
+        met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
+        self.apart[released] &= ~met
         first = None
         for t in np.unique(self.pc[released]):
             gid = self._next_group
@@ -397,7 +409,7 @@ class Warp:
                 waiting_here = at_bsync & (self.wait_arg == b)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
-                    self.merge_lanes(waiting_here)
+                    self.merge_lanes(waiting_here, self.B[int(b)])
                     self._converged = None
                     woke = True
         at_ws = self.state == AT_WARPSYNC
@@ -411,7 +423,7 @@ class Warp:
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
                     self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
-                    self.merge_lanes(waiting)
+                    self.merge_lanes(waiting, int(m))
                     self._converged = None
                     woke = True
         return woke
@@ -490,7 +502,7 @@ class Cta:
             for w in ws:
                 sel = (w.state == AT_BAR) & (w.wait_arg == b)
                 w.state[sel] = READY
-                w.merge_lanes(sel)
+                w.merge_lanes(sel, FULL)
                 w._converged = None
                 w.bar_result[b] = result
                 w.last_bar = b

@@ -26,9 +26,10 @@ exits):
 * barriers are numbered by nesting: a region gets the lowest barrier no region overlapping
   it holds (sequential regions reuse B0). B0..B15 are no general registers: they appear as
   physical `Reg("B", k)` operands, which the allocator and the footprints ignore;
-* a `.sync` collective with the full member mask inside a region may find the warp split
-  (ptxas tests that with `BRA.CONV` and calls a slow path that starts with `WARPSYNC
-  0xffffffff`): it gets that WARPSYNC in front.
+* a `.sync` collective with the full member mask inside a region, or anywhere after a
+  divergent branch that has no region, may find the warp split (ptxas tests that with
+  `BRA.CONV` and calls a slow path that starts with `WARPSYNC 0xffffffff`): it gets that
+  WARPSYNC in front.
 
 Out-of-line functions get no regions (ptxas saves the caller's barriers around calls with
 BMOV, which is not modelled); in-selection loops and slow paths (isel/flow.py, CAS loops,
@@ -269,32 +270,33 @@ def _divergent_regions(mf: MFunction):
     loops = _loops(blocks, dom)
     pdoms = _PostDominators(blocks)
     exit_memo: dict[int, frozenset] = {}
-    found = []
+    found, unjoined = [], []
     for b in blocks:
         if not _divergent_branch(b):
             continue
         end = _reconvergence_block(b, pdoms, exit_memo)
         if end is None:
+            unjoined.append(b)
             continue
         left = [h for h, body in loops.items() if id(b) in body and id(end) not in body]
         header = max(left, key=lambda h: len(loops[h])) if left else None
         found.append((b, end, header))
-    return found, loops, {id(b): b for b in blocks}
+    return found, unjoined, loops, {id(b): b for b in blocks}
 
 
 def insert_reconvergence(mf: MFunction) -> None:
     """Add BSSY/BSYNC pairs around the divergent regions of a kernel's machine code."""
     if any(mi.opcode in ("BSSY", "BSYNC") for b in mf.blocks for mi in b.instrs):
         raise CompileError(f"kernel {mf.name}: internal error: convergence barriers before the reconvergence pass")
-    found, loops, by_id = _divergent_regions(mf)
+    found, unjoined, loops, by_id = _divergent_regions(mf)
     # 1. Loops left by a divergent branch need a preheader for the BSSY; made where there is
     # none, then everything is worked out again (a region may now end at the preheader).
     missing = {h for _, _, h in found if h is not None and _preheader_of(by_id[h], loops[h]) is None}
     if missing:
         for h in missing:
             _make_preheader(mf, by_id[h], loops[h])
-        found, loops, by_id = _divergent_regions(mf)
-    if not found:
+        found, unjoined, loops, by_id = _divergent_regions(mf)
+    if not found and not unjoined:
         return
     # 2. One region per (start, end).
     regions: dict[tuple[int, int], _Region] = {}
@@ -346,8 +348,9 @@ def insert_reconvergence(mf: MFunction) -> None:
     # 6. Each BSSY names the instruction after its BSYNC.
     for r in ordered:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
-    # 7. Full-mask collectives inside a region may run with the warp split: make it meet.
-    inside = set().union(*(_body(r) for r in ordered))
+    # 7. Full-mask collectives inside a region, or after a divergent branch that has none
+    # (its sides end in EXITs of their own), may run with the warp split: make it meet.
+    inside = set().union(*(_body(r) for r in ordered), *({id(x) for x in _reachable(b)} for b in unjoined))
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
     for b in mf.blocks:
         if id(b) in inside:

@@ -118,6 +118,18 @@ OUT:
   ret;
 }}
 """,
+    # the lanes left shuffle among themselves (reading an exited lane is undefined)
+    "returning_side_then_shfl": f"""  and.b32 %r7, %r0, 2;
+  setp.eq.u32 %p1, %r7, 0;
+  @%p1 bra OTHER;
+{_work('%r1', 3)}  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;
+  st.global.u32 [%rd3], %r2;
+  ret;
+OTHER:
+{_work('%r1', 5)}  st.global.u32 [%rd3], %r1;
+  ret;
+}}
+""",
     "early_exit_shfl": f"""  setp.ge.u32 %p1, %r0, %r9;
   @%p1 bra END;
 {_work('%r1', 3)}  shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;
@@ -196,20 +208,23 @@ def test_outputs_and_no_convergence_hazards(name, n):
     assert np.array_equal(got, want)
 
 
-def test_without_barriers_the_collective_runs_apart(monkeypatch):
-    """The code our compiler wrote before it placed barriers: the explicit mode flags the
-    SHFL after the divergent if/else, and its output differs from ptxas's; the optimistic
-    mode (lanes merge at the same PC) sees nothing."""
-    ptx = _ptx("if_else_shfl")
+@pytest.mark.parametrize("name", ["if_else_shfl", "returning_side_then_shfl"])
+def test_without_barriers_the_collective_runs_apart(monkeypatch, name):
+    """The code our compiler wrote before it placed barriers (and WARPSYNCs): the explicit
+    mode flags the SHFL after the divergent branch (after the if/else; after lanes split
+    off to return, whether or not they have exited by then), and the if/else's output
+    differs from ptxas's; the optimistic mode (lanes merge at the same PC) sees nothing."""
+    ptx = _ptx(name)
     monkeypatch.setattr(codegen, "insert_reconvergence", lambda mf: None)
     cubin = codegen.compile_ptx(ptx)
-    assert not _barriers(cubin)
+    assert not _barriers(cubin) and "WARPSYNC" not in oracle.nvdisasm(cubin)
     _, optimistic = _launch(cubin, "optimistic")
     assert not optimistic.convergence_hazards
     got, explicit = _launch(cubin, "explicit")
     assert [h.message.split(":")[1].split()[0] for h in explicit.convergence_hazards] == ["SHFL"]
-    want, _ = _launch(oracle.ptxas(ptx).output, "explicit")
-    assert not np.array_equal(got, want)
+    if name == "if_else_shfl":
+        want, _ = _launch(oracle.ptxas(ptx).output, "explicit")
+        assert not np.array_equal(got, want)
 
 
 def test_ptxas_cubin_with_its_bsync_removed_is_flagged():
