@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from .convergence import RECONVERGE_MODES
 from .errors import EmuFault
 from .launch import DEFAULT_BUDGET, SCALAR_FORMATS, Param, run_buffers
 from .loader import load_program
@@ -82,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stats", action="store_true", help="print a JSON line of instructions/cycles/hazards")
     ap.add_argument("--no-hazard-check", action="store_true")
     ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="warp-instruction budget")
+    ap.add_argument("--reconverge", choices=RECONVERGE_MODES, default="optimistic",
+                    help="explicit: diverged lanes meet only at BSYNC/WARPSYNC/BAR, and warp "
+                         "collectives run apart are reported as convergence hazards")
     args = ap.parse_args(argv)
     try:
         spec = _parse_launch(args.launch)
@@ -99,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         program = load_program(cubin, kernel)
         result = run_buffers(program, spec.get("grid", [1]), spec.get("block", [1]), params, buffers,
                              dynamic_shared_bytes=int(spec.get("dynamic_shared_bytes", 0)),
-                             budget=args.budget, hazard_check=not args.no_hazard_check)
+                             budget=args.budget, hazard_check=not args.no_hazard_check,
+                             reconverge=args.reconverge)
     except EmuFault as e:
         print(f"ptx2sass-emu: {e}", file=sys.stderr)
         return 1
@@ -108,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         (args.out_dir / f"{name}.bin").write_bytes(data)
     if args.stats:
         print(json.dumps(result.stats))
-    if result.hazards:
-        print(f"ptx2sass-emu: {result.hazards[0]}" + (f" (and {len(result.hazards) - 1} more)"
-                                                     if len(result.hazards) > 1 else ""), file=sys.stderr)
+    hazards = result.hazards + result.convergence_hazards
+    if hazards:
+        print(f"ptx2sass-emu: {hazards[0]}" + (f" (and {len(hazards) - 1} more)"
+                                              if len(hazards) > 1 else ""), file=sys.stderr)
         return 1
     return 0
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import convergence
 from .errors import EmuFault
 from .loader import _RELOC_WIDTH, load_program
 from .machine import Budget, Cta
@@ -36,10 +37,14 @@ class LaunchResult:
     instructions: int                 # warp-instructions executed
     cycles: int = 0
     hazards: list = field(default_factory=list)
+    # `reconverge="explicit"` only: warp-collective instructions run by part of their
+    # members (emu.convergence)
+    convergence_hazards: list = field(default_factory=list)
 
     @property
     def stats(self) -> dict:
-        return {"instructions": self.instructions, "cycles": self.cycles, "hazards": len(self.hazards)}
+        return {"instructions": self.instructions, "cycles": self.cycles, "hazards": len(self.hazards),
+                "convergence_hazards": len(self.convergence_hazards)}
 
 
 def _dims(v) -> tuple[int, int, int]:
@@ -56,8 +61,16 @@ class Launch:
     """Everything a running kernel can see that is not per-CTA or per-warp."""
 
     def __init__(self, program: KernelProgram, grid, block, dynamic_shared_bytes: int = 0,
-                 budget: int = DEFAULT_BUDGET, hazard_check: bool = True):
+                 budget: int = DEFAULT_BUDGET, hazard_check: bool = True, reconverge: str = "optimistic"):
         handlers, prepare = load_all()
+        if reconverge not in convergence.RECONVERGE_MODES:
+            raise EmuFault(f"reconverge must be one of {', '.join(convergence.RECONVERGE_MODES)}, "
+                           f"not {reconverge!r}")
+        # "optimistic": lanes at the same PC run together (structured code reconverges at
+        # once); "explicit": diverged lanes meet again only at BSYNC, WARPSYNC or a CTA
+        # barrier, and collectives run apart are flagged (emu.convergence)
+        self.reconverge = reconverge
+        self.convergence = convergence.ConvergenceLog(program.name)
         self.program = program
         self.grid = _dims(grid)
         self.block = _dims(block)
@@ -85,7 +98,12 @@ class Launch:
             value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
         self.steps = compile_program(program, handlers, prepare, self._data_immediate)
+        if reconverge == "explicit":
+            convergence.prepare(self.steps, program.warp_sync_offsets)
         self.const: ConstantBanks | None = None
+
+    def flag_convergence(self, offset: int, message: str) -> None:
+        self.convergence.flag(offset, message)
 
     def symbol_address(self, section: str, addend: int) -> int:
         """Address of a module symbol: code (a placed `.text.` section) or a global."""
@@ -155,15 +173,17 @@ class Launch:
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
-        program: KernelProgram | None = None) -> LaunchResult:
+        program: KernelProgram | None = None, reconverge: str = "optimistic") -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
     copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
-    scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault."""
+    scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault.
+    `reconverge="explicit"` runs diverged lanes apart until a BSYNC/WARPSYNC/BAR joins them
+    and reports collectives run apart in `convergence_hazards` (emu.convergence)."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check)
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     if hazard_check:
         from .hazards import TimingModel
         launch.timing_model = TimingModel(launch)
@@ -193,6 +213,7 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
 
 def _result(launch: Launch, buffers) -> LaunchResult:
     res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used)
+    res.convergence_hazards = list(launch.convergence.hazards)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles
         res.hazards = launch.timing_model.hazards
@@ -201,9 +222,9 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
-                hazard_check: bool = True) -> LaunchResult:
+                hazard_check: bool = True, reconverge: str = "optimistic") -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check)
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     if hazard_check:
         from .hazards import TimingModel
         launch.timing_model = TimingModel(launch)

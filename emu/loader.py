@@ -83,6 +83,7 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
     program.params = list(k.params)
     program.debug_build = any(sec.name == ".debug_info" for sec in cubin.sections)
     program.code_bases = {f".text.{fn}": place.base for fn, place in layout.items()}
+    program.warp_sync_offsets = _warp_sync_offsets(layout)
     _module_data(cubin, program)
     if k.const2:
         # `.nv.constant2.<kernel>`: literals and jump/call tables the code reads as c[0x2].
@@ -118,6 +119,16 @@ def _code_layout(cubin, k) -> dict[str, _Placed]:
         placed[fn.name] = _Placed(fn, at, size)
         at += size
     return placed
+
+
+def _warp_sync_offsets(layout: dict[str, _Placed]) -> set[int] | None:
+    """COOP_GROUP_INSTR_OFFSETS of every placed function, as code addresses."""
+    out: set[int] | None = None
+    for place in layout.values():
+        for rec in getattr(place.kernel, "extra_attributes", None) or ():
+            if rec.name == "COOP_GROUP_INSTR_OFFSETS":
+                out = (out or set()) | {place.base + off for off in rec.u32s()}
+    return out
 
 
 def _code_symbols(cubin, layout: dict[str, _Placed]) -> dict[str, int]:

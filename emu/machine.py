@@ -2,9 +2,19 @@
 
 A warp holds its register files as NumPy arrays (general registers as [256, 32] uint32 so
 that one register of all lanes is one contiguous row). Volta-style independent thread
-scheduling is modelled with a program counter per lane: each step runs every ready lane that
-sits at the lowest pending PC, which reconverges structured control flow at the earliest
-point; BSSY/BSYNC, WARPSYNC and BAR make lanes wait explicitly.
+scheduling is modelled with a program counter per lane, in one of two modes (the launch's
+`reconverge`):
+
+* "optimistic" (the default): each step runs every ready lane that sits at the lowest
+  pending PC, which reconverges structured control flow at the earliest point;
+* "explicit": what the hardware guarantees and no more. Lanes run in groups; a group that
+  diverges (a branch, BRX, RET with lanes going different ways) splits, and groups never
+  merge because they reach the same PC: only lanes released together from a BSYNC, a
+  WARPSYNC or a CTA barrier form one group again. The current group runs on (taken path
+  first) until it exits or waits; warp-collective instructions run by part of their
+  members are reported (emu.convergence).
+
+In both modes BSSY/BSYNC, WARPSYNC and BAR make lanes wait explicitly.
 
 Warps of a CTA run in rounds (a bounded number of steps each before the next warp gets a
 turn), so spin-waits on another warp's store make progress and BAR.SYNC releases a CTA when
@@ -26,6 +36,10 @@ LANE_BITS = (np.uint64(1) << np.arange(LANES, dtype=np.uint64)).astype(np.uint64
 # Lane states.
 READY, EXITED, AT_BSYNC, AT_WARPSYNC, AT_BAR = 0, 1, 2, 3, 4
 _NO_PC = np.iinfo(np.int64).max
+# Explicit reconvergence: a group that keeps the warp this many scheduling decisions in a row
+# (branches, mostly) hands it to another ready group, so that spin-waits between lanes of
+# one warp make progress as under the hardware's fair scheduling.
+GROUP_TURN = 64
 
 
 def mask_to_int(mask: np.ndarray) -> int:
@@ -65,6 +79,21 @@ class Warp:
         self.tracing = False                               # record register reads/writes
         self.clock = None                                  # this warp's hazards.WarpTiming
         self._converged: tuple[int, np.ndarray] | None = None   # see `step`
+        # Explicit reconvergence: the lane groups (ids), the group running, its run length.
+        self.explicit = getattr(self.launch, "reconverge", "optimistic") == "explicit"
+        self.group = np.zeros(LANES, dtype=np.int64)
+        self._next_group = 1
+        self._running = 0
+        self._turn = 0
+        # Per lane, the lanes it last met (released together from a WARPSYNC, or found
+        # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
+        # of a collective (emu.convergence)
+        self.sync_hint = np.full(LANES, FULL, dtype=np.int64)
+        # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
+        # or CTA barrier releasing them together, or one that counted them as exited): a
+        # collective run without such a lane is a hazard even if that lane has exited
+        # meanwhile, since the hardware may as well have run the collective first.
+        self.apart = np.zeros(LANES, dtype=np.int64)
 
     # ---------------------------------------------------------------- memory spaces
     @property
@@ -264,6 +293,9 @@ class Warp:
         if converged is not None:
             pc0, active = converged
             everyone = True
+        elif self.explicit:
+            pc0, active = self._pick_group()
+            everyone = True
         else:
             ready = self.state == READY
             pcs = np.where(ready, self.pc, _NO_PC)
@@ -281,6 +313,11 @@ class Warp:
             mask = active
         else:
             mask = active & self.pred(guard)
+        if self.explicit:
+            need = step.aux.get("collective")
+            if need is not None:
+                from .convergence import check
+                check(self, step, active, need)
         self.pc[active] = pc0 + 16
         self.executed += 1
         self._converged = None
@@ -290,8 +327,76 @@ class Warp:
             raise e.located(self.launch.program.name, pc0) from None
         if everyone and step.plain:
             self._converged = (pc0 + 16, active)
+        elif self.explicit and not step.plain:
+            self._split(active, pc0 + 16)
+            if not step.aux.get("meets"):
+                self.sync_hint[active] = FULL
         if self.timing is not None:
             self.timing.end(self, step, active)
+
+    # ---------------------------------------------------------------- explicit groups
+    def _pick_group(self) -> tuple[int, np.ndarray]:
+        """The lanes to run next: the running group while it has ready lanes and its turn
+        lasts, else the ready group at the lowest PC (then the lowest id)."""
+        ready = self.state == READY
+        active = ready & (self.group == self._running)
+        self._turn += 1
+        if not active.any() or self._turn > GROUP_TURN:
+            others = ready & ~active if active.any() else ready
+            if others.any():
+                lanes = np.nonzero(others)[0]
+                key = min(zip(self.pc[lanes].tolist(), self.group[lanes].tolist()))
+                self._running = key[1]
+                self._turn = 0
+                active = ready & (self.group == self._running)
+            elif not active.any():
+                raise EmuFault("no ready lanes to run", kernel=self.launch.program.name)
+            else:
+                self._turn = 0
+        pcs = self.pc[active]
+        pc0 = int(pcs[0])
+        if (pcs != pc0).any():
+            raise EmuFault("internal: a lane group at different PCs", kernel=self.launch.program.name)
+        return pc0, active
+
+    def _split(self, active: np.ndarray, next_pc: int) -> None:
+        """After a control instruction: lanes of the running group that went different ways
+        become separate groups; the taken path (the lowest target) runs first."""
+        lanes = active & (self.state == READY) & (self.group == self._running)
+        if not lanes.any():
+            return
+        targets = np.unique(self.pc[lanes])
+        if len(targets) == 1:
+            return
+        taken = [int(t) for t in targets if t != next_pc]
+        first = None
+        for t in taken:
+            gid = self._next_group
+            self._next_group += 1
+            self.group[lanes & (self.pc == t)] = gid
+            first = gid if first is None else first
+        for t in targets:
+            here = lanes & (self.pc == t)
+            self.apart[here] |= mask_to_int(lanes & ~here)
+        self._running = first
+        self._turn = 0
+
+    def merge_lanes(self, released: np.ndarray, accounted: int = 0) -> None:
+        """Lanes released together (BSYNC, WARPSYNC, CTA barrier) run as one group per PC;
+        they are no longer apart from each other nor from the exited lanes the release
+        counted as arrived (`accounted`)."""
+        if not self.explicit or not released.any():
+            return
+        met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
+        self.apart[released] &= ~met
+        first = None
+        for t in np.unique(self.pc[released]):
+            gid = self._next_group
+            self._next_group += 1
+            self.group[released & (self.pc == t)] = gid
+            first = gid if first is None else first
+        self._running = first
+        self._turn = 0
 
     def release_convergence(self) -> bool:
         """Wake lanes waiting at BSYNC/WARPSYNC whose partners have all arrived or exited."""
@@ -304,6 +409,7 @@ class Warp:
                 waiting_here = at_bsync & (self.wait_arg == b)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
+                    self.merge_lanes(waiting_here, self.B[int(b)])
                     self._converged = None
                     woke = True
         at_ws = self.state == AT_WARPSYNC
@@ -316,6 +422,8 @@ class Warp:
                 parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
+                    self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
+                    self.merge_lanes(waiting, int(m))
                     self._converged = None
                     woke = True
         return woke
@@ -394,6 +502,7 @@ class Cta:
             for w in ws:
                 sel = (w.state == AT_BAR) & (w.wait_arg == b)
                 w.state[sel] = READY
+                w.merge_lanes(sel, FULL)
                 w._converged = None
                 w.bar_result[b] = result
                 w.last_bar = b

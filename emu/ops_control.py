@@ -42,6 +42,8 @@ def op_bra(w, s, active, mask):
         converged = (act & m) == m
         cond = converged if "CONV" in mods else not converged
         taken = mask if cond else np.zeros(32, bool)
+        # BRA.CONV taken / BRA.DIV not taken: the lanes go on knowing they are together on m
+        w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
         taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
     w.pc[taken] = target

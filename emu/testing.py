@@ -110,7 +110,7 @@ class ZludaOutcome:
 
 
 def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None,
-              program=None, timing=None) -> ZludaOutcome:
+              program=None, timing=None, reconverge: str = "optimistic") -> ZludaOutcome:
     """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes
     (`program`: an already loaded KernelProgram, to time launches alone; `timing`: a
     TimingModel subclass to use instead of the plain one, e.g. the latency audit's)."""
@@ -122,7 +122,7 @@ def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: b
         if program is None:
             program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             launch.timing_model = _timing_model(timing)(launch)
         buffers = {}
@@ -159,7 +159,7 @@ def cuda_reference_module():
 
 
 def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None,
-                    compiler=None, timing=None) -> ZludaOutcome:
+                    compiler=None, timing=None, reconverge: str = "optimistic") -> ZludaOutcome:
     """Compile the launch's PTX with the pinned ptxas (or `compiler(ptx text, file name) ->
     cubin`), run it, compare with the NumPy reference."""
     from ptx2sass import oracle
@@ -175,7 +175,7 @@ def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None
     try:
         program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             launch.timing_model = _timing_model(timing)(launch)
         placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in buffers.items()}
@@ -277,7 +277,8 @@ class TinygradOutcome:
 
 
 def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
-                 cubin: bytes | None = None, program=None, timing=None) -> TinygradOutcome:
+                 cubin: bytes | None = None, program=None, timing=None,
+                 reconverge: str = "optimistic") -> TinygradOutcome:
     """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says
     (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["file"]
@@ -289,7 +290,7 @@ def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: 
         if program is None:
             program = load_program(cubin, entry["entry"], decoder or cubin_listing_decoder(cubin))
         launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                        hazard_check=hazard_check)
+                        hazard_check=hazard_check, reconverge=reconverge)
         if hazard_check:
             launch.timing_model = _timing_model(timing)(launch)
         placed = {n: launch.gmem.allocate(n, a.nbytes, a.tobytes()) for n, a in inputs.items()}

@@ -1,6 +1,7 @@
 """The code-generation pipeline: SSA IR module → cubin bytes.
 
-Per kernel: instruction selection (`ptx2sass.isel`), register allocation
+Per kernel: instruction selection (`ptx2sass.isel`), convergence barriers around divergent
+regions (`ptx2sass.reconverge`), register allocation
 (`ptx2sass.regalloc.allocate`), rewriting to physical SASS with exact register footprints,
 block layout with fall-through branches, control codes (`ptx2sass.sched.control`),
 encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`.
@@ -18,6 +19,7 @@ from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.opt import optimise
+from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
@@ -190,6 +192,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None) -> _Compiled:
     mf = select_function(fn, info, filename, layout, callees, pointers)
+    if fn.is_entry:
+        insert_reconvergence(mf)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
     compiled = _Compiled(fn, mf, alloc, frame)

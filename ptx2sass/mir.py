@@ -80,6 +80,9 @@ class MInstr:
     # register uses and defs the instruction implies without naming them (a call's
     # arguments and results in the ABI registers), there for liveness and scheduling.
     shown: tuple[int, ...] | None = None
+    # A conditional branch whose guard is the same in every lane (ptx2sass.divergence): it
+    # keeps the warp together and needs no reconvergence barrier (ptx2sass.reconverge).
+    uniform: bool = False
 
     @property
     def defs(self) -> list:

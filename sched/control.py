@@ -25,6 +25,12 @@ SCOREBOARD_VISIBLE = 2
 STORES = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS"}
 LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
+# Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
+# stalls 5 cycles; both keep the yield bit set unless the stall is 12 or more (nvdisasm
+# rejects the bit there).
+CONVERGENCE = {"BSSY", "BSYNC"}
+MIN_STALL = {"BSYNC": 5}
+NO_YIELD_STALL = 12
 
 
 @dataclass
@@ -160,6 +166,7 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
             slot.rd_sb = sb
             set_time[sb] = t
             sb_readers[sb].update(reg_reads)
+        slot.stall = max(slot.stall, MIN_STALL.get(ins.opcode, 1))
         out.append(slot)
         t += slot.stall
     if out:
@@ -167,6 +174,8 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
     for s in out:
         variable = _is_variable(s.ins) or s.ins.opcode in STORES
         yield_ = s.stall <= 2 or variable or s.ins.opcode in BRANCHES
+        if s.ins.opcode in CONVERGENCE:
+            yield_ = s.stall < NO_YIELD_STALL
         if s.ins.opcode == "NOP" or s.stall >= 12:    # bit 109 with a stall of 12+ is illegal
             yield_ = False
         ctl = Control(stall=s.stall, yield_=yield_, wr_sb=s.wr_sb, rd_sb=s.rd_sb, wait=s.wait)

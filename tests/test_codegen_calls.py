@@ -1,6 +1,8 @@
 """Control instructions outside plain branches (`nanosleep`, `trap`): our cubin and ptxas's
 run in the emulator on the same inputs and must agree, with zero hazards in ours; a trap
 must fault in both."""
+import re
+
 import numpy as np
 import pytest
 
@@ -224,9 +226,19 @@ def test_brx_jump_tables_run_like_the_reference(n):
     _ptxas_cubin(SWITCHES)             # the PTX is valid
     theirs = _switches_reference(n)
     ours = np.zeros(32, np.uint32)
-    res = run(codegen.compile_ptx(SWITCHES), "k", 1, 32, [ours, np.uint32(n)], hazard_check=True)
-    assert res.hazards == []
+    res = run(codegen.compile_ptx(SWITCHES), "k", 1, 32, [ours, np.uint32(n)], hazard_check=True,
+              reconverge="explicit")
+    assert res.hazards == [] and res.convergence_hazards == []
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_divergent_switch_in_a_convergence_barrier_as_ptxas():
+    """BSSY/BSYNC around the switch on a lane-varying index, none around the uniform one."""
+    def barriers(cubin):
+        return re.findall(r"\b(BSSY|BSYNC|BRXU?) ", oracle.nvdisasm(cubin))
+    theirs = barriers(_ptxas_cubin(SWITCHES))
+    assert theirs == ["BSSY", "BRX", "BSYNC", "BRXU"]
+    assert barriers(codegen.compile_ptx(SWITCHES)) == ["BSSY", "BRX", "BSYNC", "BRX"]
 
 
 def test_brx_tables_in_the_cubin_as_nvdisasm_reads_them():

@@ -1,5 +1,6 @@
 """ptxas's cubins of the CUDA corpus (optimised, `-lineinfo` and `-G` builds) produce the
-NumPy reference outputs in the emulator, with zero hazards."""
+NumPy reference outputs in the emulator, with zero hazards, under explicit reconvergence
+(diverged lanes meet only at BSYNC/WARPSYNC/BAR) with zero convergence hazards."""
 import pytest
 
 from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
@@ -10,9 +11,10 @@ LAUNCHES = REF.load_manifest() if REF else []
 
 @pytest.mark.parametrize("entry", LAUNCHES, ids=lambda e: e["name"])
 def test_cuda_launch_matches_reference(entry):
-    outcome = run_cuda_launch(entry, REF)
+    outcome = run_cuda_launch(entry, REF, reconverge="explicit")
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards]
+    assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]
 
 
 def test_debug_builds_carry_no_schedule():

@@ -1,6 +1,7 @@
 """ptxas's cubins of the tinygrad corpus run in the emulator: no fault, zero hazards, and the
 outputs agree with tinygrad itself running the same kernel on its PYTHON device (a UOp
 interpreter, independent of PTX and of this emulator) on the same deterministic inputs.
+Launches run with explicit reconvergence and must show zero convergence hazards.
 
 The default run takes a deterministic sample (PTX2SASS_SAMPLE kernels, default 40, chosen by
 the sha256 of their PTX among the cheaper launches); PTX2SASS_SAMPLE=all runs every kernel
@@ -63,9 +64,10 @@ def references():
 
 @pytest.mark.parametrize("entry", SAMPLE, ids=lambda k: k["file"])
 def test_tinygrad_kernel(entry, references):
-    outcome = run_tinygrad(entry)
+    outcome = run_tinygrad(entry, reconverge="explicit")
     assert outcome.ok, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
+    assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]
     ref = references[entry["file"]]
     if "missing" in ref:
         pytest.skip(f"no tinygrad reference ({ref['missing']}); ran without fault or hazard")

@@ -1,7 +1,9 @@
 """The emulator runs ptxas's sm_89 cubins of the ZLUDA conformance suite and reproduces the
 hardware-verified output bytes of the manifest, with zero hazards; through nvdisasm's listing
 (every word) and through our own decoder (`encoder.codec`, what `emu.run` and the command
-use)."""
+use). Each kernel runs with explicit reconvergence (diverged lanes meet only where a
+BSYNC/WARPSYNC/BAR says so): ptxas's convergence barriers must make every warp collective
+run with all its members (zero convergence hazards)."""
 import pytest
 
 from ptx2sass.emu.testing import ZLUDA_DIR, run_zluda, zluda_manifest
@@ -15,9 +17,10 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 def test_zluda_output_matches_hardware(entry):
     if entry["name"] in PTXAS_REJECTS:
         pytest.skip("the pinned ptxas rejects this PTX for sm_89")
-    outcome = run_zluda(entry, hazard_check=True)
+    outcome = run_zluda(entry, hazard_check=True, reconverge="explicit")
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
+    assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]
 
 
 def test_pass_rate_at_least_95_percent():

@@ -8,9 +8,9 @@ What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
   the guarded instruction itself (same effect: only the lanes with `p` trap);
 * `brx.idx i, table` → the table of target offsets in `.nv.constant2.<kernel>`, then
   `IMAD.SHL.U32 t, i, 0x4, RZ; LDC r, c[0x2][t+base]; SHF.R.S32.HI r+1, RZ, 0x1f, r;
-  BRX r -(pc of the next instruction)` (the offsets are absolute in .text); ptxas also wraps
-  a divergent switch in BSSY/BSYNC, which is not emitted here (the lanes reconverge at the
-  join anyway). The table and the BRX immediate are filled after layout (codegen).
+  BRX r -(pc of the next instruction)` (the offsets are absolute in .text); a switch on a
+  lane-varying index gets BSSY/BSYNC around it like any divergent branch
+  (ptx2sass/reconverge.py). The table and the BRX immediate are filled after layout (codegen).
 * `call (r), f, (a)` of an out-of-line function (ptx2sass.abi): the arguments copied into
   precoloured registers R4.., the return address into R2:R3 (`MOV R2, <label>` filled after
   layout; `MOV R3, RZ`), then `CALL.REL.NOINC` naming the arguments and results as hidden
@@ -58,7 +58,9 @@ class CallSelection:
         self.emit(IMPLICIT_DEF, (), [VOp(target)], guarded=False)
         self.emit("LDC", (), [VOp(target, 0), ConstRef(2, base, ureg=offset)], guarded=False)
         self.emit("SHF", ("R", "S32", "HI"), [VOp(target, 1), RZ, Imm(0x1F), VOp(target, 0)], guarded=False)
-        self.emit("BRX", (), [VOp(target), Imm(0)], ndefs=0, guarded=False)
+        brx = self.emit("BRX", (), [VOp(target), Imm(0)], ndefs=0, guarded=False)
+        # a switch on a lane-varying index needs BSSY/BSYNC around it (ptx2sass/reconverge.py)
+        brx.uniform = isinstance(index, ir.Value) and index.id not in self.divergent
         self.mf.jump_tables.append(targets)
 
     # ------------------------------------------------------------------ calls

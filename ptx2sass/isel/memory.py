@@ -670,8 +670,6 @@ class MemorySelection:
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
 
-    CONVERGENCE = Reg("B", 0)        # the convergence barrier around a CAS loop
-
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
         """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
         @!(ok == 1) BRA loop — then d = old."""
@@ -682,9 +680,8 @@ class MemorySelection:
         size = ("64",) if width == 2 else ()
         mem = self.offset_free(self.address(ins.srcs[0], "shared"))
         v = self.atom_data(ins.srcs[1], bits)
-        # The lanes leave the loop one by one: BSSY/BSYNC make the warp whole again after it.
-        bssy = MInstr("BSSY", (), [self.CONVERGENCE, None], 0, None, self.line)
-        self.out.append(bssy)
+        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
+        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
         loop = self.start_block("cas")
         old = VOp(self.mf.new_vreg("R", width))
         new = VOp(self.mf.new_vreg("R", width))
@@ -704,9 +701,7 @@ class MemorySelection:
         self.emit("ISETP", ("EQ", "U32", "AND"),
                   [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
-        after = self.start_block("cas_done")
-        bssy.operands[1] = Label(after.name)
-        self.emit("BSYNC", (), [self.CONVERGENCE], ndefs=0, guarded=False)
+        self.start_block("cas_done")
         loop.succs.insert(0, loop)
         loop.preds.append(loop)
         if d is not None:

@@ -211,6 +211,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
     # ------------------------------------------------------------------ driver
     def run(self) -> MFunction:
+        from ptx2sass.divergence import divergent_values
+        self.divergent = divergent_values(self.fn)
         for b in self.fn.blocks:
             self.blocks[id(b)] = MBlock(b.name)
         order = [b for b in self.fn.blocks if b.preds or b is self.fn.entry]
@@ -313,8 +315,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
-        self.out.append(MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
-                               0, guard, term.line))
+        mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
+                    0, guard, term.line)
+        mi.uniform = term.guard.id not in self.divergent
+        self.out.append(mi)
         mb.fallthrough = mb.succs[1] if len(mb.succs) > 1 else None
 
     def guard_of(self, ins: ir.Instr):

@@ -1,0 +1,103 @@
+"""Pessimistic reconvergence: which instructions need their warp converged, and the check
+that flags a "convergence hazard" when they run apart.
+
+On Volta and later (independent thread scheduling) lanes that diverge at a branch are only
+guaranteed to run together again where the code says so: a BSYNC whose convergence barrier
+(set by BSSY) all its members have reached, a WARPSYNC of a member mask, and a CTA barrier
+that releases them together. In the launch mode `reconverge="explicit"` the machine
+(`machine.Warp`) keeps diverged lane groups apart until one of those joins them; this module
+says, for each instruction, which lanes must be executing it together:
+
+* `.sync` warp-collective operations (SHFL, VOTE, REDUX, MATCH): the lanes of the member
+  mask. SASS carries no mask on them: a mask that is not known to be the full warp is made
+  to meet first, by a WARPSYNC (ptxas: inline, or in its `shflsync` subroutine; our
+  selector likewise) or by a `BRA.CONV mask` / `BRA.DIV mask` test that picks the fast
+  path only when they are together. So the members are the lanes last met with no control
+  instruction since: those a WARPSYNC released together (lanes of its mask parked at a
+  BSYNC do not hold it up, nor count), or the mask a BRA.CONV/DIV found together; else
+  the whole warp. VOTE is also
+  `activemask` (`VOTE.ANY R, PT, PT`), which is no collective: where the cubin lists its
+  warp-synchronous instructions (COOP_GROUP_INSTR_OFFSETS) a VOTE counts only if listed,
+  otherwise only if its predicate source is not PT.
+* matrix instructions (HMMA, IMMA, DMMA, BMMA, LDSM, MOVM): every lane of the warp that
+  has not exited.
+
+A hazard names the instruction, the lanes that ran it and the member lanes that were
+elsewhere: still live, or exited after the warp split them from the runners with no meeting
+since (another schedule would have run the collective before they exited).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptx2sass.encoder.model import Reg
+
+from .hazards import Hazard
+
+FULL = 0xFFFFFFFF
+MEMBER_MASK_OPS = {"SHFL", "VOTE", "REDUX", "MATCH"}
+WHOLE_WARP_OPS = {"HMMA", "IMMA", "DMMA", "BMMA", "LDSM", "MOVM"}
+RECONVERGE_MODES = ("optimistic", "explicit")
+
+
+@dataclass(frozen=True)
+class Collective:
+    """What an instruction needs: the whole warp (`whole_warp`), or its member mask."""
+    whole_warp: bool = False
+
+
+def _is_activemask(ins) -> bool:
+    src = ins.operands[-1] if ins.operands else None
+    return isinstance(src, Reg) and src.file in ("P", "UP") and src.index == 7 and not src.inv
+
+
+def prepare(steps, warp_sync_offsets: set[int] | None) -> None:
+    """Mark each step that needs its warp converged (`step.aux["collective"]`)."""
+    for off, s in steps.items():
+        op = s.ins.opcode
+        if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
+            s.aux["meets"] = True          # sets the lanes' sync_hint itself
+        if op in WHOLE_WARP_OPS:
+            s.aux["collective"] = Collective(whole_warp=True)
+        elif op in MEMBER_MASK_OPS:
+            if op == "VOTE" and (off not in warp_sync_offsets if warp_sync_offsets else _is_activemask(s.ins)):
+                continue
+            s.aux["collective"] = Collective()
+
+
+def check(warp, step, active: np.ndarray, need: Collective) -> None:
+    """Flag the step if a live member lane is not among the `active` lanes running it. The
+    member mask is what the lanes last met on (`Warp.sync_hint`), else the full warp."""
+    from .machine import EXITED, mask_to_int
+    ran = mask_to_int(active)
+    first = int(np.argmax(active))
+    # lanes that could still be running it: live ones, and exited ones that left apart
+    # from these (they may not have exited yet when the collective ran)
+    present = mask_to_int(warp.state != EXITED) | ran | int(warp.apart[first])
+    if need.whole_warp:
+        members = present
+    else:
+        members = int(warp.sync_hint[first]) & present
+    missing = members & ~ran
+    if missing:
+        what = "the warp's live lanes" if need.whole_warp else "member lanes"
+        warp.launch.flag_convergence(step.offset, f"convergence hazard: {step.ins.opcode} run by lanes "
+                                     f"{ran:#010x} without {what} {missing:#010x}")
+
+
+class ConvergenceLog:
+    """The convergence hazards of one launch (one per offset and message)."""
+
+    def __init__(self, kernel: str, limit: int = 100):
+        self.kernel = kernel
+        self.limit = limit
+        self.hazards: list[Hazard] = []
+        self._seen: set = set()
+
+    def flag(self, offset: int, message: str) -> None:
+        if offset in self._seen or len(self.hazards) >= self.limit:
+            return
+        self._seen.add(offset)
+        self.hazards.append(Hazard(self.kernel, offset, message))

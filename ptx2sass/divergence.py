@@ -1,0 +1,179 @@
+"""Divergence analysis on the SSA IR: which values may differ between the lanes of a warp.
+
+A conditional branch on a value that is the same in every lane (a kernel parameter, the
+block index, a loop counter advanced in lockstep) keeps the warp together; one on a
+lane-varying value splits it, and the code generator must then make the lanes meet again
+(BSSY/BSYNC, ptx2sass/reconverge.py). Being wrong in the divergent direction costs two
+instructions; in the other it loses reconvergence, so everything not known uniform is
+divergent.
+
+Sources of divergence: the per-lane special registers (%tid, %laneid, %lanemask_*, the
+clocks), memory reads other than `.param`/`.const` (local memory is per thread; the
+others are treated alike, conservatively), atomics, shuffles, matches, matrix fragments
+and call results. It spreads through data (any divergent operand or address), through a
+divergent guard, and through control:
+* a phi at a join of a divergent branch (two disjoint paths from the branch meet there)
+  merges lane-dependent choices;
+* a value defined in a loop that lanes leave at different iterations (a divergent exit)
+  differs between lanes where it is read after the loop.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+
+DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask", "%clock", "%globaltimer", "%pm")
+UNIFORM_SPACES = ("param", "const")
+ALWAYS_DIVERGENT = {"atom", "shfl", "match", "mma", "wmma", "ldmatrix", "call", "tex", "tld4",
+                    "suld", "cp", "mbarrier", "prmt_lane"}
+# Warp-wide results: the same in every lane that computes them (a phi or a loop exit
+# makes them divergent where lanes computed them apart).
+WARP_UNIFORM = {"vote", "redux", "activemask"}
+
+
+def _operands(ins: ir.Instr):
+    for s in ins.srcs:
+        if isinstance(s, ir.Address):
+            if isinstance(s.base, ir.Value):
+                yield s.base
+        else:
+            yield s
+
+
+def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
+    op = ins.opcode
+    if op in WARP_UNIFORM:
+        return False
+    if op in ALWAYS_DIVERGENT or op.startswith(("wmma", "tex", "sust", "suld", "atom")):
+        return True
+    if op in ("ld", "ldu") and (ins.space not in UNIFORM_SPACES or (ins.space == "param" and not kernel)):
+        return True      # a function's parameters are per-thread arguments
+    return any(isinstance(s, ir.SpecialReg) and s.name.startswith(DIVERGENT_SPECIALS) for s in ins.srcs)
+
+
+def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
+    """Block-id sets of the natural loops (one per header, back edges merged)."""
+    by_header: dict[int, set[int]] = {}
+    for b in fn.blocks:
+        if b not in idom:
+            continue
+        for s in b.succs:
+            if ir.dominates(idom, s, b):           # back edge b -> s
+                body = by_header.setdefault(id(s), {id(s)})
+                work = [b]
+                while work:
+                    n = work.pop()
+                    if id(n) in body:
+                        continue
+                    body.add(id(n))
+                    work.extend(p for p in n.preds if p in idom)
+    return list(by_header.values())
+
+
+def _joins(branch: ir.Block) -> set[int]:
+    """Blocks where paths from different successors of `branch` first meet. In reverse
+    postorder of what the successors reach (not passing the branch again), each block takes
+    the label its incoming edges agree on (an edge from the branch labels with its target);
+    where they disagree the block is a join and labels onward with itself."""
+    order: list[ir.Block] = []
+    seen: set[int] = {id(branch)}
+
+    def visit(b: ir.Block) -> None:           # iterative DFS, postorder
+        stack = [(b, iter(b.succs))]
+        seen.add(id(b))
+        while stack:
+            node, it = stack[-1]
+            nxt = next((s for s in it if id(s) not in seen), None)
+            if nxt is None:
+                order.append(node)
+                stack.pop()
+            else:
+                seen.add(id(nxt))
+                stack.append((nxt, iter(nxt.succs)))
+    for s in branch.succs:
+        if id(s) not in seen:
+            visit(s)
+    order.reverse()
+    inside = {id(b) for b in order}
+    label: dict[int, int] = {}
+    joins: set[int] = set()
+    for _ in range(len(order) + 2):
+        changed = False
+        for b in order:
+            if id(b) in joins:
+                continue
+            incoming = {id(b) if p is branch else label.get(id(p)) for p in b.preds
+                        if p is branch or id(p) in inside}
+            incoming.discard(None)
+            new = incoming.pop() if len(incoming) == 1 else id(b)
+            if len(incoming) > 0:           # more than one label came in
+                joins.add(id(b))
+            if label.get(id(b)) != new:
+                label[id(b)] = new
+                changed = True
+        if not changed:
+            break
+    return joins
+
+
+def divergent_values(fn: ir.Function) -> set[int]:
+    """Ids of the values that may differ between the lanes of a warp."""
+    idom = ir.dominators(fn)
+    loops = _natural_loops(fn, idom)
+    blocks = [b for b in fn.blocks if b in idom]
+    block_of: dict[int, ir.Block] = {}
+    for b in blocks:
+        for phi in b.phis:
+            block_of[phi.dest.id] = b
+        for ins in b.instrs:
+            for d in ins.dests:
+                block_of[d.id] = b
+    div: set[int] = set()
+    done_branches: set[int] = set()
+    join_blocks: set[int] = set()
+    leaky_loops: list[set[int]] = []
+
+    def leaky(v: ir.Value, b: ir.Block) -> bool:
+        """Is `v` read in `b` outside a loop with a divergent exit that defines it?"""
+        where = block_of.get(v.id)
+        return where is not None and any(id(where) in body and id(b) not in body for body in leaky_loops)
+
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            if id(b) in join_blocks:
+                for phi in b.phis:
+                    if phi.dest.id not in div:
+                        div.add(phi.dest.id)
+                        changed = True
+            for phi in b.phis:
+                if phi.dest.id not in div and any(isinstance(v, ir.Value) and (v.id in div or leaky(v, b))
+                                                  for _, v in phi.incoming):
+                    div.add(phi.dest.id)
+                    changed = True
+            for ins in b.instrs:
+                if not ins.dests or all(d.id in div for d in ins.dests):
+                    continue
+                from_data = ins.opcode not in WARP_UNIFORM and any(
+                    isinstance(v, ir.Value) and (v.id in div or leaky(v, b)) for v in _operands(ins))
+                if (from_data or _source_divergent(ins, fn.is_entry)
+                        or (ins.guard is not None and ins.guard.id in div)
+                        or any(isinstance(m, ir.Value) and m.id in div for m in ins.merge)):
+                    for d in ins.dests:
+                        div.add(d.id)
+                    changed = True
+            # Divergent branches: their joins, and the loops they leave.
+            term = b.instrs[-1] if b.instrs and b.instrs[-1].is_terminator else None
+            if term is None or id(b) in done_branches or len(b.succs) < 2:
+                continue
+            sel = term.guard if term.opcode == "bra" else (term.srcs[0] if term.opcode == "brx" else None)
+            if not (isinstance(sel, ir.Value) and (sel.id in div or leaky(sel, b))):
+                continue
+            done_branches.add(id(b))
+            join_blocks |= _joins(b)
+            for body in loops:
+                if id(b) in body and any(id(s) not in body for s in b.succs) and body not in leaky_loops:
+                    leaky_loops.append(body)
+            changed = True
+    return div
+

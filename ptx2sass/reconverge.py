@@ -1,0 +1,377 @@
+"""Reconvergence: BSSY/BSYNC around divergent control flow, as ptxas writes them for sm_8x.
+
+Since Volta, lanes that take different ways at a branch are not guaranteed to run together
+again where the paths meet: the code must say so. ptxas brackets every divergent region with
+a convergence barrier: `BSSY Bk, <after>` records the lanes entering it and `BSYNC Bk`, the
+first instruction of the reconvergence block, holds them until every one has arrived (or
+exited); `<after>` is the instruction after the BSYNC. Without it, a later warp-collective
+operation (SHFL, VOTE, …, HMMA) with a full member mask may run with part of the warp.
+
+What ptxas does (read off its output for if/else, nested ifs, loops with breaks, early
+exits):
+* a conditional branch (or BRX switch) on a value that may differ between lanes
+  (ptx2sass.divergence; the selector marks the others `uniform`) gets a region; a uniform
+  branch does not;
+* the region ends at the branch's immediate post-dominator, where paths that only lead to
+  an EXIT of their own do not count: lanes that exit count as arrived, so `if (c) return;`
+  needs no barrier, and a side that returns early does not push the meeting point to the
+  end of the kernel. A branch whose sides share no exit (each ends in its own EXIT) gets none;
+* the BSSY sits just before the branch, or, when the branch is in a loop that the
+  reconvergence block is outside of (a divergent exit), before the outermost such loop
+  (its preheader), so that the lanes leaving early wait for those still looping; branches
+  with the same start and end share one region, and so does a region inside another that
+  ends at the same block (an else-if chain, a slow path's several exits);
+* the BSYNC gets a block of its own in front of the reconvergence block, which only the
+  edges from inside the region enter (regions ending at the same block: innermost first);
+* barriers are numbered by nesting: a region gets the lowest barrier no region overlapping
+  it holds (sequential regions reuse B0). B0..B15 are no general registers: they appear as
+  physical `Reg("B", k)` operands, which the allocator and the footprints ignore;
+* a `.sync` collective with the full member mask inside a region, or anywhere after a
+  divergent branch that has no region, may find the warp split (ptxas tests that with
+  `BRA.CONV` and calls a slow path that starts with `WARPSYNC 0xffffffff`): it gets that
+  WARPSYNC in front.
+
+Out-of-line functions get no regions (ptxas saves the caller's barriers around calls with
+BMOV, which is not modelled); in-selection loops and slow paths (isel/flow.py, CAS loops,
+64-bit division) are divergent branches like any other.
+"""
+from __future__ import annotations
+
+from ptx2sass.encoder.model import Imm, Label, Reg
+from ptx2sass.errors import CompileError
+from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr
+
+NUM_BARRIERS = 16
+
+
+class _Region:
+    def __init__(self, start: MBlock, end: MBlock, in_branch_block: bool):
+        self.start = start              # where the BSSY goes
+        self.end = end                  # the reconvergence block
+        self.in_branch_block = in_branch_block    # BSSY before the start's final branch
+        self.body: set[int] = set()
+        self.barrier = -1
+        self.bssy: MInstr | None = None
+        self.sync_block: MBlock | None = None
+
+
+def _last_real(b: MBlock) -> MInstr | None:
+    for mi in reversed(b.instrs):
+        if mi.opcode not in PSEUDOS:
+            return mi
+    return None
+
+
+def _divergent_branch(b: MBlock) -> bool:
+    if len({id(s) for s in b.succs}) < 2:
+        return False
+    mi = _last_real(b)
+    if mi is None:
+        return False
+    if mi.opcode == "BRX":
+        return not mi.uniform
+    return mi.opcode == "BRA" and mi.guard is not None and not mi.uniform
+
+
+def _reachable(entry: MBlock) -> list[MBlock]:
+    seen, order, work = {id(entry)}, [], [entry]
+    while work:
+        b = work.pop()
+        order.append(b)
+        for s in b.succs:
+            if id(s) not in seen:
+                seen.add(id(s))
+                work.append(s)
+    return order
+
+
+def _dominators(blocks: list[MBlock], entry: MBlock) -> dict[int, set[int]]:
+    ids = {id(b) for b in blocks}
+    dom = {id(b): set(ids) for b in blocks}
+    dom[id(entry)] = {id(entry)}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            if b is entry:
+                continue
+            preds = [dom[id(p)] for p in b.preds if id(p) in ids]
+            new = set.intersection(*preds) | {id(b)} if preds else {id(b)}
+            if new != dom[id(b)]:
+                dom[id(b)] = new
+                changed = True
+    return dom
+
+
+def _loops(blocks: list[MBlock], dom) -> dict[int, set[int]]:
+    """Natural loops: header id -> body (block ids), back edges to one header merged."""
+    by_id = {id(b): b for b in blocks}
+    loops: dict[int, set[int]] = {}
+    for b in blocks:
+        for s in b.succs:
+            if id(s) in dom[id(b)]:
+                body = loops.setdefault(id(s), {id(s)})
+                work = [b]
+                while work:
+                    n = work.pop()
+                    if id(n) in body:
+                        continue
+                    body.add(id(n))
+                    work.extend(p for p in n.preds if id(p) in by_id)
+    return loops
+
+
+class _PostDominators:
+    """Post-dominators towards a virtual exit reached from a given set of exit blocks (the
+    others are dead ends: paths into them do not count); cached per exit set."""
+
+    def __init__(self, blocks: list[MBlock]):
+        self.blocks = blocks
+        self.index = {id(b): i for i, b in enumerate(blocks)}
+        self.cache: dict[frozenset, dict[int, int]] = {}
+
+    def sets(self, exits: frozenset) -> dict[int, int]:
+        got = self.cache.get(exits)
+        if got is not None:
+            return got
+        index = self.index
+        live: set[int] = set()
+        work = [b for b in self.blocks if id(b) in exits]
+        while work:
+            b = work.pop()
+            if id(b) in live:
+                continue
+            live.add(id(b))
+            work.extend(p for p in b.preds if id(p) in index)
+        full = (1 << len(self.blocks)) - 1
+        pdom = {i: full for i in live}
+        order = [b for b in reversed(self.blocks) if id(b) in live]
+        changed = True
+        while changed:
+            changed = False
+            for b in order:
+                if id(b) in exits:
+                    new = 1 << index[id(b)]
+                else:
+                    new = full
+                    for s in b.succs:
+                        if id(s) in live:
+                            new &= pdom[id(s)]
+                    new |= 1 << index[id(b)]
+                if new != pdom[id(b)]:
+                    pdom[id(b)] = new
+                    changed = True
+        self.cache[exits] = pdom
+        return pdom
+
+
+def _exits_from(b: MBlock, memo: dict[int, frozenset]) -> frozenset:
+    got = memo.get(id(b))
+    if got is None:
+        got = frozenset(id(x) for x in _reachable(b) if not x.succs)
+        memo[id(b)] = got
+    return got
+
+
+def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exit_memo) -> MBlock | None:
+    """The branch's immediate post-dominator, counting only exits every successor reaches."""
+    common = None
+    for s in b.succs:
+        e = _exits_from(s, exit_memo)
+        common = e if common is None else common & e
+    if not common:
+        return None
+    pdom = pdoms.sets(common)
+    mine = pdom.get(id(b))
+    if mine is None:
+        return None
+    strict = mine & ~(1 << pdoms.index[id(b)])
+    best, best_size = None, -1
+    for i, blk in enumerate(pdoms.blocks):
+        if strict >> i & 1:
+            size = bin(pdom[id(blk)]).count("1")
+            if size > best_size:
+                best, best_size = blk, size
+    return best
+
+
+def _redirect(mf: MFunction, p: MBlock, old: MBlock, new: MBlock) -> None:
+    """Make p's edges to `old` go to `new` (successor lists, fall-through, branch labels,
+    jump tables)."""
+    n = sum(1 for s in p.succs if s is old)
+    p.succs = [new if s is old else s for s in p.succs]
+    old.preds[:] = [q for q in old.preds if q is not p]
+    new.preds.extend([p] * n)
+    if p.fallthrough is old:
+        p.fallthrough = new
+    for mi in p.instrs:
+        if any(isinstance(op, Label) and op.name == old.name for op in mi.operands):
+            mi.operands = [Label(new.name, op.offset) if isinstance(op, Label) and op.name == old.name else op
+                           for op in mi.operands]
+    if any(mi.opcode == "BRX" for mi in p.instrs):
+        k = sum(1 for b in mf.blocks[:mf.blocks.index(p)] for mi in b.instrs if mi.opcode == "BRX")
+        mf.jump_tables[k] = [new.name if t == old.name else t for t in mf.jump_tables[k]]
+
+
+def _body(region: _Region) -> set[int]:
+    """Blocks reachable from the region's start without passing its end."""
+    body: set[int] = set()
+    work = list(region.start.succs)
+    while work:
+        b = work.pop()
+        if b is region.end or id(b) in body:
+            continue
+        body.add(id(b))
+        work.extend(b.succs)
+    return body
+
+
+def _conflict(x: _Region, y: _Region) -> bool:
+    """Do the two regions hold their barriers at some common point? A block is covered
+    whole by a region's body, at its top by the region's end (the BSYNC), at its bottom by
+    its start (the BSSY)."""
+    if x.body & y.body:
+        return True
+    if id(x.start) in y.body or id(x.end) in y.body or id(y.start) in x.body or id(y.end) in x.body:
+        return True
+    return x.start is y.start or x.end is y.end
+
+
+def _preheader_of(header: MBlock, body: set[int]) -> MBlock | None:
+    """The block every entry into the loop passes last, if it is one that ends in nothing
+    but a fall-through into the header."""
+    outside = [p for p in header.preds if id(p) not in body]
+    if len({id(p) for p in outside}) != 1:
+        return None
+    p = outside[0]
+    last = _last_real(p)
+    if len(p.succs) == 1 and (last is None or last.opcode not in ("BRA", "BRX", "CALL", "RET", "EXIT")):
+        return p
+    return None
+
+
+def _make_preheader(mf: MFunction, header: MBlock, body: set[int]) -> None:
+    pre = MBlock(f"{header.name}$pre{len(mf.blocks)}")
+    for p in list(dict.fromkeys(p for p in header.preds if id(p) not in body)):
+        _redirect(mf, p, header, pre)
+    pre.succs.append(header)
+    header.preds.append(pre)
+    pre.fallthrough = header
+    mf.blocks.insert(mf.blocks.index(header), pre)
+
+
+def _divergent_regions(mf: MFunction):
+    """(branch block, reconvergence block, header of the outermost loop the branch leaves
+    or None) for each divergent branch with a reconvergence block; and the loops."""
+    entry = mf.blocks[0]
+    reach = {id(x) for x in _reachable(entry)}
+    blocks = [b for b in mf.blocks if id(b) in reach]
+    dom = _dominators(blocks, entry)
+    loops = _loops(blocks, dom)
+    pdoms = _PostDominators(blocks)
+    exit_memo: dict[int, frozenset] = {}
+    found, unjoined = [], []
+    for b in blocks:
+        if not _divergent_branch(b):
+            continue
+        end = _reconvergence_block(b, pdoms, exit_memo)
+        if end is None:
+            unjoined.append(b)
+            continue
+        left = [h for h, body in loops.items() if id(b) in body and id(end) not in body]
+        header = max(left, key=lambda h: len(loops[h])) if left else None
+        found.append((b, end, header))
+    return found, unjoined, loops, {id(b): b for b in blocks}
+
+
+def insert_reconvergence(mf: MFunction) -> None:
+    """Add BSSY/BSYNC pairs around the divergent regions of a kernel's machine code."""
+    if any(mi.opcode in ("BSSY", "BSYNC") for b in mf.blocks for mi in b.instrs):
+        raise CompileError(f"kernel {mf.name}: internal error: convergence barriers before the reconvergence pass")
+    found, unjoined, loops, by_id = _divergent_regions(mf)
+    # 1. Loops left by a divergent branch need a preheader for the BSSY; made where there is
+    # none, then everything is worked out again (a region may now end at the preheader).
+    missing = {h for _, _, h in found if h is not None and _preheader_of(by_id[h], loops[h]) is None}
+    if missing:
+        for h in missing:
+            _make_preheader(mf, by_id[h], loops[h])
+        found, unjoined, loops, by_id = _divergent_regions(mf)
+    if not found and not unjoined:
+        return
+    # 2. One region per (start, end).
+    regions: dict[tuple[int, int], _Region] = {}
+    for b, end, header in found:
+        start = b if header is None else _preheader_of(by_id[header], loops[header])
+        if start is None:
+            raise CompileError(f"kernel {mf.name}: internal error: loop {by_id[header].name} has no preheader")
+        key = (id(start), id(end))
+        if key not in regions:
+            regions[key] = _Region(start, end, header is None)
+    ordered = list(regions.values())
+    for r in ordered:
+        r.body = _body(r)
+    # A region inside another that ends at the same block adds nothing (its lanes wait at
+    # the outer BSYNC with the rest): ptxas gives an else-if chain one barrier.
+    ordered = [r for r in ordered
+               if not any(o is not r and o.end is r.end and id(r.start) in o.body for o in ordered)]
+    # 3. Barriers: outermost first, the lowest one no overlapping region holds.
+    ordered.sort(key=lambda r: (-len(r.body), mf.blocks.index(r.start)))
+    for i, r in enumerate(ordered):
+        taken = {o.barrier for o in ordered[:i] if _conflict(r, o)}
+        r.barrier = next((k for k in range(NUM_BARRIERS) if k not in taken), None)
+        if r.barrier is None:
+            raise CompileError(f"kernel {mf.name}: more than {NUM_BARRIERS} nested divergent regions "
+                               f"not supported yet")
+    # 4. BSSY at the start: just before its branch, or last in a preheader (outer first).
+    for r in ordered:
+        r.bssy = MInstr("BSSY", (), [Reg("B", r.barrier), None], 0)
+        if r.in_branch_block:
+            last = _last_real(r.start)
+            r.start.instrs.insert(next(k for k, mi in enumerate(r.start.instrs) if mi is last), r.bssy)
+        else:
+            r.start.instrs.append(r.bssy)
+    # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
+    count = 0
+    for r in sorted(ordered, key=lambda r: (len(r.body), mf.blocks.index(r.start))):
+        body = _body(r)
+        count += 1
+        sync = MBlock(f"{r.end.name}$sync{count}")
+        sync.instrs.append(MInstr("BSYNC", (), [Reg("B", r.barrier)], 0))
+        for p in list(dict.fromkeys(r.end.preds)):
+            if id(p) in body or p is r.start:
+                _redirect(mf, p, r.end, sync)
+        sync.succs.append(r.end)
+        r.end.preds.append(sync)
+        sync.fallthrough = r.end
+        mf.blocks.insert(mf.blocks.index(r.end), sync)
+        r.sync_block = sync
+    # 6. Each BSSY names the instruction after its BSYNC.
+    for r in ordered:
+        r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
+    # 7. Full-mask collectives inside a region, or after a divergent branch that has none
+    # (its sides end in EXITs of their own), may run with the warp split: make it meet.
+    inside = set().union(*(_body(r) for r in ordered), *({id(x) for x in _reachable(b)} for b in unjoined))
+    collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
+    for b in mf.blocks:
+        if id(b) in inside:
+            _meet_before_collectives(b, collectives)
+
+
+COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}
+FULL_MASK = 0xFFFFFFFF
+
+
+def _meet_before_collectives(b: MBlock, collectives: set[int]) -> None:
+    """`WARPSYNC 0xffffffff` before each full-mask collective of the block (one with a
+    partial mask already has its WARPSYNC, isel/memory.py), as ptxas's slow path does."""
+    out: list[MInstr] = []
+    synced = False
+    for mi in b.instrs:
+        if mi.opcode == "WARPSYNC":
+            synced = True
+        elif id(mi) in collectives:
+            if not synced:
+                out.append(MInstr("WARPSYNC", (), [Imm(FULL_MASK)], 0))
+            synced = False
+        out.append(mi)
+    b.instrs[:] = out
