@@ -104,3 +104,12 @@ def test_cvt_pack_saturates_two_words_over_a_third(d):
                                values=[0, 1, 127, 128, 255, 256, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF,
                                        0xFFFFFF80, 0x12345678])
     assert (ours == theirs).all()
+
+
+def test_cvt_rna_tf32():
+    """Round to tf32, ties away from zero; NaN and infinity keep their top bits."""
+    from codegen_harness import SPECIAL
+    ours, theirs, _ = run_both("cvt.u32.u64 %x0, %a0;\ncvt.rna.tf32.f32 %x1, %x0;\ncvt.u64.u32 %o, %x1;",
+                               64, 1, 64, values=SPECIAL[32] + [0x3F801000, 0x3F800FFF, 0x7F7FFFFF,
+                                                                0x7F7FF000, 0xBF801000])
+    assert (ours == theirs).all()

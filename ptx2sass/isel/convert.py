@@ -8,7 +8,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.mir import COPY, VOp
-from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, PT, ROUNDING, RZ, _bits,
+from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, NOT_PT, PT, ROUNDING, RZ, _bits,
                                   _is_float, _signed)
 
 
@@ -50,6 +50,8 @@ class ConvertSelection:
             return self.int_convert(d, a, dty, sty)
         if dty in ("f16x2", "bf16x2") and sty == "f32":
             return self.pack_pair(ins)
+        if dty == "tf32" and sty == "f32":
+            return self.round_to_tf32(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         if dty == "f32" and sty == "f32":
@@ -77,6 +79,22 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def round_to_tf32(self, ins) -> None:
+        """cvt.rna.tf32.f32: round to 10 mantissa bits, ties away from zero, by adding half a
+        unit of the last kept bit to the pattern of a finite value, then clearing the 13
+        dropped bits (NaN and infinity only lose those bits), as ptxas does."""
+        if "rna" not in ins.modifiers or any(m not in ("rna",) for m in ins.modifiers):
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.tf32.f32`")
+        x = self.reg_part(ins.srcs[0])
+        special = VOp(self.mf.new_vreg("P"))
+        self.emit("FSETP", ("GEU", "AND"), [special, PT, VOp(x.reg, x.part, abs=True),
+                                            self.fimm(float("inf")), PT], ndefs=2)
+        rounded = VOp(self.mf.new_vreg())
+        self.emit(COPY, (), [rounded, x], guarded=False)
+        self.guarded(special, True, "IADD3", (), [rounded, rounded, Imm(0x1000), RZ])
+        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), rounded, Imm(0xFFFFE000), RZ,
+                                     Imm(0xC0), NOT_PT])
 
     def pack_saturated(self, ins) -> None:
         """cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to bytes over c's
