@@ -113,3 +113,26 @@ def test_cvt_rna_tf32():
                                64, 1, 64, values=SPECIAL[32] + [0x3F801000, 0x3F800FFF, 0x7F7FFFFF,
                                                                 0x7F7FF000, 0xBF801000])
     assert (ours == theirs).all()
+
+
+FP8 = ["e4m3x2", "e5m2x2"]
+
+
+@pytest.mark.parametrize("relu", ["", ".relu"])
+@pytest.mark.parametrize("ty", FP8)
+def test_cvt_f32_pair_to_fp8(ty, relu):
+    """Saturating fp8 packs (PTX 8.1 on sm_89): NaN, overflow, subnormals, ties."""
+    from codegen_harness import SPECIAL
+    body = f".reg .b16 %h;\ncvt.rn.satfinite{relu}.{ty}.f32 %h, %a0, %a1;\ncvt.u32.u16 %o, %h;"
+    ours, theirs, _ = run_both(body, 32, 2, 32, version="8.1",
+                               values=SPECIAL[32] + [0x43E00000, 0x43F00000, 0x47600000, 0x3B000000, 0x3A800000])
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("relu", ["", ".relu"])
+@pytest.mark.parametrize("ty", FP8)
+def test_cvt_fp8_pair_to_f16x2(ty, relu):
+    body = f".reg .b16 %h;\ncvt.u16.u32 %h, %a0;\ncvt.rn{relu}.f16x2.{ty} %o, %h;"
+    ours, theirs, _ = run_both(body, 32, 1, 32, version="8.1",
+                               values=list(range(0, 0x10000, 0x0101)) + [0x7F7F, 0xFFFF, 0x8080, 0x7E01])
+    assert (ours == theirs).all()

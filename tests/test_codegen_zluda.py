@@ -17,10 +17,6 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
     'rcp_f64': '`rcp.rz.f64` not supported yet',
-    'cvt_rn_satfinite_e4m3x2_f32': '`cvt.e4m3x2.f32` not supported yet',
-    'cvt_rn_satfinite_e5m2x2_f32': '`cvt.e5m2x2.f32` not supported yet',
-    'cvt_rn_f16x2_e4m3x2': '`cvt.f16x2.e4m3x2` not supported yet',
-    'cvt_rn_f16x2_e5m2x2': '`cvt.f16x2.e5m2x2` not supported yet',
     'vshr_clamp': 'PTX instruction `vshr` not supported yet',
     'set_f16': '`set` of .f16x2 not supported yet',
     'set_gt_f16x2': '`set` into .f16x2 not supported yet',

@@ -21,6 +21,10 @@ INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), 
                 "b16": ("U16",), "b32": ("U32",), "b64": ("U64",)}
 
 
+# fp8 pair types -> F2FP's name for the format
+FP8_PAIRS = {"e4m3x2": "E4M3", "e5m2x2": "E5M2"}
+
+
 class ConvertSelection:
     # ------------------------------------------------------------------ conversions
     def sel_cvt(self, ins):
@@ -52,6 +56,10 @@ class ConvertSelection:
             return self.pack_pair(ins)
         if dty == "tf32" and sty == "f32":
             return self.round_to_tf32(ins)
+        if dty in FP8_PAIRS and sty == "f32":
+            return self.pack_fp8(ins)
+        if dty == "f16x2" and sty in FP8_PAIRS:
+            return self.unpack_fp8(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         if dty == "f32" and sty == "f32":
@@ -79,6 +87,26 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def pack_fp8(self, ins) -> None:
+        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)
+        and b (low byte), merged over zero."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
+        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers or len(ins.srcs) != 2:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
+            (FP8_PAIRS[ins.type], "F32", "PACK_AB_MERGE_C")
+        a, b = ins.srcs
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), RZ])
+
+    def unpack_fp8(self, ins) -> None:
+        """cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a: the two bytes of a widened to halves."""
+        sty = ins.types[0]
+        extra = [m for m in ins.modifiers if m not in ("rn", "relu")]
+        if extra or "rn" not in ins.modifiers:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.f16x2.{sty}`")
+        mods = (("RELU",) if "relu" in ins.modifiers else ()) + ("F16", FP8_PAIRS[sty], "UNPACK_B")
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def round_to_tf32(self, ins) -> None:
         """cvt.rna.tf32.f32: round to 10 mantissa bits, ties away from zero, by adding half a
