@@ -196,3 +196,16 @@ def test_mul24(op):
     ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 32, 2, 32,
                                values=EDGES32 + [0xFFFFFF, 0x800000, 0x7FFFFF, 0xFF800001])
     assert (ours == theirs).all()
+
+
+HALF_SETS = ["set.gtu.u32.f16x2 %o, %a0, %a1;", "set.gt.f16x2.f16x2 %o, %a0, %a1;",
+             "set.lt.ftz.u32.f16x2 %o, %a0, %a1;", "set.ne.s32.f16x2 %o, %a0, %a1;",
+             "setp.ne.u32 %p0, %a2, 0;\nset.ge.and.f16x2.f16x2 %o, %a0, %a1, %p0;"]
+
+
+@pytest.mark.parametrize("body", HALF_SETS)
+def test_set_of_half_pairs(body):
+    """HSET2: one result per half (all ones, or 1.0 for an f16x2 destination)."""
+    ours, theirs, _ = run_both(body, 32, 3, 32, values=[0, 0x3C003C00, 0x7E00BC00, 0x7C00FC00,
+                                                        0x00010001, 0x80003C00, 0x3C000000])
+    assert (ours == theirs).all()

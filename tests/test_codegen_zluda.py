@@ -18,8 +18,6 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 UNSUPPORTED = {
     'rcp_f64': '`rcp.rz.f64` not supported yet',
     'vshr_clamp': 'PTX instruction `vshr` not supported yet',
-    'set_f16': '`set` of .f16x2 not supported yet',
-    'set_gt_f16x2': '`set` into .f16x2 not supported yet',
     'sad_s64': 'PTX instruction `sad` not supported yet',
 }
 

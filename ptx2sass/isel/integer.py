@@ -590,9 +590,11 @@ class IntegerSelection:
         if self.guard is not None:
             raise self.unsupported("guarded `set`")
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
+        if sty == "f16x2":
+            return self.set_halves(ins, dty)
         if dty not in ("u32", "s32", "b32", "f32"):
             raise self.unsupported(f"`set` into .{dty}")
-        if sty.endswith("x2"):      # one result per half, not one predicate
+        if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
         self._set_ids = getattr(self, "_set_ids", 0) + 1
         p = ir.Value(id=-self._set_ids, type="pred")     # ids of real values are >= 0
@@ -601,6 +603,19 @@ class IntegerSelection:
         true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
         self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
                                                           VOp(self.vreg(p), inv=True)])
+
+    def set_halves(self, ins, dty: str) -> None:
+        """`set` of f16x2: one result per half, all ones (integer destination) or 1.0
+        (f16x2 destination, HSET2's .BF), in one HSET2."""
+        if dty not in ("u32", "s32", "b32", "f16x2"):
+            raise self.unsupported(f"`set` into .{dty}")
+        cmp = next(m for m in ins.modifiers if m in FLOAT_COMPARE)
+        boolop = next((m for m in ins.modifiers if m in BOOL_OPS), None)
+        combine = self.pred_operand(ins.srcs[2]) if boolop else PT
+        mods = (("BF",) if dty == "f16x2" else ()) + (FLOAT_COMPARE[cmp],) + \
+            (("FTZ",) if "ftz" in ins.modifiers else ()) + (BOOL_OPS.get(boolop, "AND"),)
+        a, b = ins.srcs[0], ins.srcs[1]
+        self.emit("HSET2", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), combine])
 
     def sel_dp4a(self, ins):
         """Four 8-bit products summed into c: IDP.4A, each input's byte signedness from its type."""
