@@ -937,3 +937,26 @@ def test_barrier_ids_counts_and_sleep_times_in_registers(form):
     body = ("mov.u32 %x3, %ntid.x;\nshr.u32 %x2, %x3, 6;\n" + form + "\nadd.u32 %o, %a0, %x2;")
     ours, theirs, _ = run_both(body, 32, 1, 32)
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("body", [
+    "ld.global.u32 %o, [%rd4];", "ld.global.s32 %o, [%rd4];", "ld.global.s16 %o, [%rd4];",
+    "ld.global.u8 %o, [%rd4];", "ld.global.s32 %o, [%rd4];\nshl.b64 %o, %o, 1;"])
+def test_narrow_load_into_a_64_bit_register_extends(body):
+    """PTX fills the rest of a wider destination register: sign for signed types, else zero."""
+    from codegen_harness import run_both
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=[0xFFFFFFFF80000001, 0x00000000FFFFFFFF,
+                                                        0x12345678ABCDEF01, 0x80, 0x8000])
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("launch", ["scalar_params", "atomic_bitwise"])
+def test_cuda_launches_with_our_cubin(launch):
+    """nvcc's kernels with a u8 parameter (read with its own size: the bank ends after it) and
+    a 32-bit load into a 64-bit register, against NumPy."""
+    from ptx2sass.emu import testing
+    ref = testing.cuda_reference_module()
+    entry = next(e for e in ref.load_manifest() if e["name"] == launch)
+    out = testing.run_cuda_launch(entry, ref, hazard_check=True,
+                                  compiler=lambda text, name: codegen.compile_ptx(text, "sm_89", name))
+    assert out.passed, out.reason

@@ -294,6 +294,8 @@ class MemorySelection:
             addr = ins.srcs[0]
             if isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value):
                 return self.load_param_indirect(ins, addr)
+            if _bits(ins.type) < 32:
+                return self.load_param_subword(ins)
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 start = len(self.out)
@@ -318,10 +320,24 @@ class MemorySelection:
         n = len(ins.dests)
         ty = ins.type
         if n == 1:
+            d = ins.dests[0]
+            narrow = self.vreg(d).width == 2 and _bits(ty) < 64
+            if narrow:
+                self.begin_wide(d)
             self.ordered_access(ins, True, load, mods, _size_modifier(ty, True),
-                                [self.dst_whole(ins.dests[0]), mem], 1)
+                                [self.dst(d, 0) if narrow else self.dst_whole(d), mem], 1)
+            if narrow:
+                self.widen_loaded(d, ty)
             return
         self.load_vector(load, mods, mem, ins)
+
+    def widen_loaded(self, d: ir.Value, ty: str) -> None:
+        """A load narrower than its 64-bit destination register fills the high word as PTX
+        says: the loaded value's sign for signed types, zero otherwise."""
+        if _signed(ty):
+            self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1F), self.dst(d, 0)])
+        else:
+            self.move(self.dst(d, 1), RZ)
 
     def sel_ldu(self, ins):
         """`ldu`: a load the whole warp makes from one address (ptxas: a plain LDG)."""
@@ -365,6 +381,14 @@ class MemorySelection:
         for i in range(4):
             sel |= (byte + i if i < nbytes else fill) << (4 * i)
         self.emit("PRMT", (), [self.dst(d), word, Imm(sel), RZ])
+
+    def load_param_subword(self, ins) -> None:
+        """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
+        end, and would bring the neighbouring bytes along)."""
+        size = {"u8": "U8", "s8": "S8", "u16": "U16", "s16": "S16", "b8": "U8", "b16": "U16"}.get(ins.type)
+        if size is None or len(ins.dests) != 1:
+            raise self.unsupported(f"`ld.param.{ins.type}` into several registers")
+        self.emit("LDC", (size,), [self.dst(ins.dests[0]), self.param_const(ins.srcs[0], 0)])
 
     def load_param_indirect(self, ins, addr: ir.Address) -> None:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
