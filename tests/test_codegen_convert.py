@@ -136,3 +136,16 @@ def test_cvt_fp8_pair_to_f16x2(ty, relu):
     ours, theirs, _ = run_both(body, 32, 1, 32, version="8.1",
                                values=list(range(0, 0x10000, 0x0101)) + [0x7F7F, 0xFFFF, 0x8080, 0x7E01])
     assert (ours == theirs).all()
+
+
+SAT64 = [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000,
+         0xFFFFFFFF80000000, 0xFFFFFFFF7FFFFFFF, 0xFFFFFFFFFFFFFFFF, 0x8000000000000000,
+         0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFF8000, 0xFFFFFFFFFFFF7FFF, 0x80, 0xFFFFFFFFFFFFFF7F]
+
+
+@pytest.mark.parametrize("s", ["s64", "u64"])
+@pytest.mark.parametrize("d", ["s8", "u8", "s16", "u16", "s32", "u32"])
+def test_cvt_sat_narrows_64_bit_integers(d, s):
+    reg, post = ("%h", "cvt.u64.u16 %o, %h;") if d[1:] in ("8", "16") else ("%x1", "cvt.u64.u32 %o, %x1;")
+    ours, theirs, _ = run_both(f".reg .b16 %h;\ncvt.sat.{d}.{s} {reg}, %a0;\n{post}", 64, 1, 64, values=SAT64)
+    assert (ours == theirs).all()

@@ -38,6 +38,8 @@ class ConvertSelection:
                 return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
             if dty == sty == "f32":
                 return self.saturate_f32(ins)
+            if sty in ("s64", "u64") and _bits(dty) <= 32 and not _is_float(dty):
+                return self.saturate_from_64(d, a, dty, sty)
             if _bits(dty) in (8, 16) and sty == "s32":
                 # I2I clamps a 32-bit integer into an 8/16-bit range
                 self.emit("I2I", (INT_SELECTOR[dty][0], "S32", "SAT"),
@@ -123,6 +125,48 @@ class ConvertSelection:
         self.guarded(special, True, "IADD3", (), [rounded, rounded, Imm(0x1000), RZ])
         self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), rounded, Imm(0xFFFFE000), RZ,
                                      Imm(0xC0), NOT_PT])
+
+    def saturate_from_64(self, d, a, dty: str, sty: str) -> None:
+        """cvt.sat from a 64-bit integer: clamp to the 32-bit range of the destination's
+        signedness first (ptxas: the low word when the high word is its extension, else the
+        bound on the value's side), then narrow further with I2I.SAT."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `cvt.sat.{dty}.{sty}`")
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        fits, above = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        clamped = VOp(self.mf.new_vreg())
+        if _signed(dty):
+            if sty == "s64":
+                ext = VOp(self.mf.new_vreg())
+                self.emit("SHF", ("R", "S32", "HI"), [ext, RZ, Imm(0x1F), lo])
+                self.emit("ISETP", ("EQ", "AND"), [fits, PT, hi, ext, PT], ndefs=2)
+                self.emit("ISETP", ("GE", "AND"), [above, PT, hi, RZ, PT], ndefs=2)
+            else:       # u64: fits when the high word is zero and the low one is below 2^31
+                self.emit("ISETP", ("EQ", "U32", "AND"), [fits, PT, hi, RZ, PT], ndefs=2)
+                self.emit("ISETP", ("GE", "AND"), [fits, PT, lo, RZ, fits], ndefs=2)
+                self.emit("PLOP3", ("LUT",), [above, PT, PT, PT, PT, Imm(0xFF), Imm(0)])
+            bound = VOp(self.mf.new_vreg())
+            self.move(bound, Imm(0x7FFFFFFF))
+            self.emit("SEL", (), [bound, bound, Imm(0x80000000), above])
+            self.emit("SEL", (), [clamped, lo, bound, fits])
+            narrow = INT_SELECTOR[dty][0] if _bits(dty) < 32 else None
+            if narrow:
+                self.emit("I2I", (narrow, "S32", "SAT"), [self.dst(d), clamped])
+            else:
+                self.emit(COPY, (), [self.dst(d), clamped], guarded=False)
+            return
+        # unsigned: zero below, all ones above, else the low word; narrower ones then take
+        # the smaller of that and their largest value
+        self.emit("ISETP", ("EQ", "U32", "AND"), [fits, PT, hi, RZ, PT], ndefs=2)
+        self.emit("ISETP", ("GE", "AND") if sty == "s64" else ("GE", "U32", "AND"),
+                  [above, PT, hi, RZ, PT], ndefs=2)
+        high = VOp(self.mf.new_vreg())
+        self.emit("SEL", (), [high, RZ, Imm(0xFFFFFFFF), VOp(above.reg, inv=True)])
+        if _bits(dty) == 32:
+            self.emit("SEL", (), [self.dst(d), lo, high, fits])
+            return
+        self.emit("SEL", (), [clamped, lo, high, fits])
+        self.emit("IMNMX", ("U32",), [self.dst(d), clamped, Imm((1 << _bits(dty)) - 1), PT])
 
     def pack_saturated(self, ins) -> None:
         """cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to bytes over c's
