@@ -960,3 +960,26 @@ def test_cuda_launches_with_our_cubin(launch):
     out = testing.run_cuda_launch(entry, ref, hazard_check=True,
                                   compiler=lambda text, name: codegen.compile_ptx(text, "sm_89", name))
     assert out.passed, out.reason
+
+
+def test_shared_atomics_take_the_address_offset():
+    """ATOMS [R+imm] (the offset field the table now has), CAS and the f32-add CAS loop."""
+    from codegen_harness import run_both
+    body = """.shared .align 8 .b32 sm[160];
+.reg .b32 %y<4>;
+mov.u32 %x0, sm;
+shl.b32 %x1, %t, 2;
+add.u32 %x1, %x0, %x1;
+st.shared.u32 [%x1+8], %a0;
+bar.sync 0;
+atom.shared.add.u32 %y0, [%x1+8], 5;
+atom.shared.max.s32 %y1, [%x1+8], %a0;
+atom.shared.cas.b32 %y2, [%x1+8], %y1, 7;
+atom.shared.add.f32 %y3, [%x1+8], 0f3F800000;
+ld.shared.u32 %x2, [%x1+8];
+add.u32 %x2, %x2, %y0;
+add.u32 %x2, %x2, %y1;
+add.u32 %x2, %x2, %y2;
+add.u32 %o, %x2, %y3;"""
+    ours, theirs, _ = run_both(body, 32, 1, 32, values=[0, 1, 0x7FFFFFFF, 0x80000000, 0x3F800000])
+    assert (ours == theirs).all()

@@ -686,11 +686,6 @@ class MemorySelection:
         for opcode, mods in table[scope]:
             self.emit(opcode, mods, [], ndefs=0)
 
-    def offset_free(self, mem: VMem) -> VMem:
-        """`[R]` for `[R+imm]`: the encoder's tables do not know ATOMS's offset field yet
-        (it is bits 40..63, as for LDS), so the offset is added first."""
-        return self.offset_added(mem)
-
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
 
@@ -702,7 +697,7 @@ class MemorySelection:
         bits = _bits(ty)
         width = bits // 32
         size = ("64",) if width == 2 else ()
-        mem = self.offset_free(self.address(ins.srcs[0], "shared"))
+        mem = self.address(ins.srcs[0], "shared")
         v = self.atom_data(ins.srcs[1], bits)
         # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
         # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
@@ -757,7 +752,7 @@ class MemorySelection:
         if space == "shared":
             if sem is not None:
                 raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
-            self.emit("ATOMS", tuple(mods), [dst, self.offset_free(self.address(ins.srcs[0], "shared"))] + data)
+            self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
             return
         mem = self.address(ins.srcs[0], space)
         if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
