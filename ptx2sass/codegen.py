@@ -23,6 +23,7 @@ from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -328,7 +329,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         subfunctions.append(c)
         slots.extend(code)
         warp_sync_slots.extend(sync)
-    slots = assign_controls(slots)
+    slots = assign_controls(list_schedule(slots))
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):

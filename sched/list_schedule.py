@@ -1,0 +1,133 @@
+"""List scheduling inside straight-line regions, after register allocation.
+
+The selector emits each PTX instruction's sequence in source order, so a load's address is
+often computed just before the load and its consumer follows at once, and independent
+chains are not interleaved. This pass reorders each region by critical path on the
+latency table (`sched.latency`, the one the control pass and the emulator use), so that
+long-latency producers issue early and their readers late.
+
+What may move is deliberately narrow: a region is a run of pure arithmetic and memory
+instructions inside one block; memory instructions keep their relative order; anything
+else (branches, calls, barriers, warp collectives, S2R, convergence and sync instructions)
+ends the region and stays where it is. Dependences are the exact register footprints the
+allocator produced (read after write, write after read, write after write). Control codes
+are computed afterwards, for the final order, by `sched.control`.
+"""
+from __future__ import annotations
+
+import heapq
+
+from ptx2sass.encoder.model import Reg
+from ptx2sass.sched import latency as lat
+
+# Instructions that only compute registers from registers and constants.
+PURE = frozenset({
+    "IADD3", "IMAD", "LOP3", "SHF", "ISETP", "FSETP", "FADD", "FMUL", "FFMA", "MOV", "SEL",
+    "FSEL", "PRMT", "IMNMX", "FMNMX", "I2F", "I2FP", "F2I", "F2IP", "F2F", "FRND", "MUFU",
+    "POPC", "FLO", "BREV", "SGXT", "BMSK", "LEA", "IABS", "PLOP3", "HADD2", "HMUL2", "HFMA2",
+    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "I2I", "I2IP", "F2FP", "IDP",
+    "VABSDIFF", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
+})
+# Memory instructions: movable past pure ones, never past each other.
+MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"})
+# Registers that are constants or sinks: no dependence goes through them.
+FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 63), ("UP", 7)}
+
+
+def _movable(slot) -> bool:
+    op = slot.ins.opcode
+    return op in PURE or op in MEMORY
+
+
+def schedule(slots: list) -> list:
+    """The slots with each movable region reordered; block starts and labels stay put."""
+    out: list = []
+    region: list = []
+    for slot in slots:
+        if slot.block_start or slot.labels or not _movable(slot):
+            out.extend(_schedule_region(region))
+            region = []
+            if _movable(slot):          # a movable instruction that starts a block: the
+                region.append(slot)     # region begins with it and keeps it first
+            else:
+                out.append(slot)
+            continue
+        region.append(slot)
+    out.extend(_schedule_region(region))
+    return out
+
+
+def _schedule_region(region: list) -> list:
+    n = len(region)
+    if n < 3:
+        return region
+    anchored = region[0].block_start or bool(region[0].labels)
+    succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    npreds = [0] * n
+    last_write: dict[tuple, int] = {}
+    reads_since: dict[tuple, list[int]] = {}
+    last_memory = -1
+
+    def edge(a: int, b: int, latency: int) -> None:
+        succs[a].append((b, latency))
+        npreds[b] += 1
+
+    for j, s in enumerate(region):
+        ins = s.ins
+        guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
+        for r in s.reads:
+            if r in FIXED_REGISTERS or r not in last_write:
+                continue
+            i = last_write[r]
+            p = region[i].ins
+            if lat.is_variable(p.opcode):
+                latency = lat.variable_latency(p.opcode)      # an estimate, for priority only
+            else:
+                latency = lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
+            edge(i, j, latency)
+        for r in s.writes:
+            if r in FIXED_REGISTERS:
+                continue
+            for i in reads_since.get(r, ()):
+                if i != j:
+                    edge(i, j, 1)
+            if r in last_write:
+                edge(last_write[r], j, 1)
+        for r in s.reads:
+            reads_since.setdefault(r, []).append(j)
+        for r in s.writes:
+            if r not in FIXED_REGISTERS:
+                last_write[r] = j
+                reads_since[r] = []
+        if ins.opcode in MEMORY:
+            if last_memory >= 0:
+                edge(last_memory, j, 1)
+            last_memory = j
+    if anchored:                         # the block's first instruction stays first
+        for j in range(1, n):
+            edge(0, j, 0)
+    height = [0] * n
+    for i in range(n - 1, -1, -1):
+        height[i] = max((lat_ + height[j] for j, lat_ in succs[i]), default=1)
+    earliest = [0] * n
+    ready: list[tuple[int, int]] = [(-height[j], j) for j in range(n) if npreds[j] == 0]
+    heapq.heapify(ready)
+    waiting: list[tuple[int, int, int]] = []      # (earliest cycle, -height, index)
+    order: list[int] = []
+    t = 0
+    while ready or waiting:
+        while waiting and waiting[0][0] <= t:
+            _, h, j = heapq.heappop(waiting)
+            heapq.heappush(ready, (h, j))
+        if not ready:
+            t = waiting[0][0]
+            continue
+        _, j = heapq.heappop(ready)
+        order.append(j)
+        t += 1
+        for k, latency in succs[j]:
+            earliest[k] = max(earliest[k], t - 1 + latency)
+            npreds[k] -= 1
+            if npreds[k] == 0:
+                heapq.heappush(waiting, (earliest[k], -height[k], k))
+    return [region[j] for j in order]
