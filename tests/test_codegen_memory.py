@@ -983,3 +983,51 @@ add.u32 %x2, %x2, %y2;
 add.u32 %o, %x2, %y3;"""
     ours, theirs, _ = run_both(body, 32, 1, 32, values=[0, 1, 0x7FFFFFFF, 0x80000000, 0x3F800000])
     assert (ours == theirs).all()
+
+
+CONST_NARROW_PTX = """.version 8.0
+.target sm_89
+.address_size 64
+.const .align 8 .b32 cv[8] = {0x80000001, 0x7fffffff, 0xfffe8001, 0x12345678, 0xdeadbeef, 0x00008000, 0xffffffff, 0x80};
+.visible .entry k(.param .u64 out)
+{
+.reg .b64 %rd<12>;
+.reg .b32 %r<4>;
+ld.param.u64 %rd1, [out];
+mov.u32 %r1, %tid.x;
+and.b32 %r1, %r1, 3;
+shl.b32 %r1, %r1, 2;
+mov.u32 %r2, cv;
+add.u32 %r2, %r2, %r1;
+ld.const.u32 %rd2, [cv];
+ld.const.s32 %rd3, [cv];
+ld.const.s16 %rd4, [cv+8];
+ld.const.u8 %rd5, [cv+9];
+ld.const.s32 %rd6, [%r2];
+ld.const.s16 %rd7, [%r2+8];
+ld.const.u16 %rd8, [%r2+2];
+cvt.u64.u32 %rd9, %r1;
+shl.b64 %rd9, %rd9, 3;
+add.s64 %rd9, %rd1, %rd9;
+st.global.v2.u64 [%rd9], {%rd2, %rd3};
+add.s64 %rd10, %rd2, %rd4;
+add.s64 %rd10, %rd10, %rd5;
+add.s64 %rd11, %rd6, %rd7;
+add.s64 %rd11, %rd11, %rd8;
+st.global.v2.u64 [%rd9+16], {%rd10, %rd11};
+ret;
+}
+"""
+
+
+def test_narrow_constant_loads_into_64_bit_registers():
+    """ld.const of 8/16/32 bits into a 64-bit register, at a constant and at a register
+    address: the high word is the sign or zero, not the next constant word."""
+    from ptx2sass.emu.launch import run
+    from ptx2sass.emu.testing import cubin_listing_decoder
+    outs = []
+    for cubin in (codegen.compile_ptx(CONST_NARROW_PTX, "sm_89", "k.ptx"), oracle.ptxas(CONST_NARROW_PTX).output):
+        out = np.zeros(16, dtype=np.uint64)
+        run(cubin, "k", (1, 1, 1), (4, 1, 1), [out], decoder=cubin_listing_decoder(cubin))
+        outs.append(out)
+    assert (outs[0] == outs[1]).all()

@@ -375,12 +375,15 @@ class MemorySelection:
         if byte == 0 and not extend:
             self.copy_reg(VOp(self.vreg(d)), word)
             return
+        self.extract_field_into(self.dst(d), word, byte, bits, ty, extend)
+
+    def extract_field_into(self, out: VOp, word: VOp, byte: int, bits: int, ty: str, extend: bool) -> None:
         nbytes = bits // 8
         fill = (8 | (byte + nbytes - 1)) if (_signed(ty) and extend) else 7
         sel = 0
         for i in range(4):
             sel |= (byte + i if i < nbytes else fill) << (4 * i)
-        self.emit("PRMT", (), [self.dst(d), word, Imm(sel), RZ])
+        self.emit("PRMT", (), [out, word, Imm(sel), RZ])
 
     def load_param_subword(self, ins) -> None:
         """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
@@ -433,24 +436,30 @@ class MemorySelection:
                 self.extract_field(d, word, ((k * bits) % 32) // 8, bits, ins.type)
             return
         step = max(1, bits // 8)
-        if ureg is not None and bits < 32 and at:
-            # (the encoder's tables know sub-word LDC only as `c[0x3][R]`)
-            t = VOp(self.mf.new_vreg())
-            self.emit("IADD3", (), [t, ureg, self.imm32(at), RZ])
-            ureg, at = t, 0
         for i, d in enumerate(ins.dests):
             where = at + i * step
+            narrow = self.vreg(d).width == 2 and bits < 64     # the rest of d is filled below
+            if narrow:
+                self.begin_wide(d)
+            target = self.dst(d, 0) if narrow else self.dst_whole(d)
             if ureg is not None:
-                self.emit("LDC", _size_modifier(ins.type, True), [self.dst_whole(d), ConstRef(3, where, ureg=ureg)])
+                self.emit("LDC", _size_modifier(ins.type, True), [target, ConstRef(3, where, ureg=ureg)])
             elif bits >= 32 and where % 4 == 0:
-                if self.vreg(d).width > 1:
+                if self.vreg(d).width > 1 and not narrow:
                     self.begin_wide(d)
-                for k in range(self.vreg(d).width):
-                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
+                for k in range(max(1, bits // 32) if narrow else self.vreg(d).width):
+                    self.move(self.dst(d, k) if self.vreg(d).width > 1 else target, ConstRef(3, where + 4 * k))
             else:     # a byte or half of a constant word
                 t = VOp(self.mf.new_vreg())
                 self.move(t, ConstRef(3, where & ~3))
-                self.extract_field(d, t, where % 4, bits, ins.type)
+                if narrow:
+                    field = VOp(self.mf.new_vreg())
+                    self.extract_field_into(field, t, where % 4, bits, ins.type, extend=True)
+                    self.copy_reg(target, field)
+                else:
+                    self.extract_field(d, t, where % 4, bits, ins.type)
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
