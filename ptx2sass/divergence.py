@@ -58,14 +58,7 @@ def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
             continue
         for s in b.succs:
             if ir.dominates(idom, s, b):           # back edge b -> s
-                body = by_header.setdefault(id(s), {id(s)})
-                work = [b]
-                while work:
-                    n = work.pop()
-                    if id(n) in body:
-                        continue
-                    body.add(id(n))
-                    work.extend(p for p in n.preds if p in idom)
+                ir.reach_backwards([b], lambda p: p in idom, by_header.setdefault(id(s), {id(s)}))
     return list(by_header.values())
 
 

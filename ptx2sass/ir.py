@@ -208,6 +208,22 @@ def reverse_postorder(fn: Function) -> list[Block]:
     return order
 
 
+def reach_backwards(starts, inside, seen: set[int] | None = None) -> set[int]:
+    """Ids of the blocks from which one of `starts` is reached (the starts included),
+    following predecessors only into blocks `inside` accepts and never through a block
+    already in `seen` (a loop's header, to collect the loop's body). Serves IR and
+    machine blocks alike: it needs only `preds`."""
+    seen = set() if seen is None else seen
+    work = list(starts)
+    while work:
+        n = work.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        work.extend(p for p in n.preds if inside(p))
+    return seen
+
+
 def dominators(fn: Function) -> dict[Block, Block | None]:
     """Immediate dominators (Cooper, Harvey & Kennedy's iterative algorithm) of the blocks
     reachable from the entry; the entry maps to None."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
+from ptx2sass.ir import reach_backwards
 from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr
 
 NUM_BARRIERS = 16
@@ -110,14 +111,7 @@ def _loops(blocks: list[MBlock], dom) -> dict[int, set[int]]:
     for b in blocks:
         for s in b.succs:
             if id(s) in dom[id(b)]:
-                body = loops.setdefault(id(s), {id(s)})
-                work = [b]
-                while work:
-                    n = work.pop()
-                    if id(n) in body:
-                        continue
-                    body.add(id(n))
-                    work.extend(p for p in n.preds if id(p) in by_id)
+                reach_backwards([b], lambda p: id(p) in by_id, loops.setdefault(id(s), {id(s)}))
     return loops
 
 
@@ -135,14 +129,7 @@ class _PostDominators:
         if got is not None:
             return got
         index = self.index
-        live: set[int] = set()
-        work = [b for b in self.blocks if id(b) in exits]
-        while work:
-            b = work.pop()
-            if id(b) in live:
-                continue
-            live.add(id(b))
-            work.extend(p for p in b.preds if id(p) in index)
+        live = reach_backwards([b for b in self.blocks if id(b) in exits], lambda p: id(p) in index)
         full = (1 << len(self.blocks)) - 1
         pdom = {i: full for i in live}
         order = [b for b in reversed(self.blocks) if id(b) in live]
