@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm
 from ptx2sass.isel.common import NOT_PT, PT, RZ
-from ptx2sass.mir import IMPLICIT_DEF, VOp
+from ptx2sass.mir import VOp
 
 LUT_AND = 0xC0            # a & b
 LUT_OR_ANDNOT = 0xF4      # a | (b & ~c)
@@ -21,11 +21,6 @@ class Bits64:
     def no_guard_for(self, ins) -> None:
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{ins.type}`")
-
-    def new_pair(self) -> VOp:
-        t = VOp(self.mf.new_vreg("R", 2))
-        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
-        return t
 
     def popc64(self, ins):
         self.no_guard_for(ins)

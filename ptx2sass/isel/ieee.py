@@ -88,11 +88,6 @@ class IeeeFloat:
     def r32(self) -> VOp:
         return VOp(self.mf.new_vreg())
 
-    def r64(self) -> VOp:
-        t = VOp(self.mf.new_vreg("R", 2))
-        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
-        return t
-
     def pred(self) -> VOp:
         return VOp(self.mf.new_vreg("P"))
 
@@ -128,12 +123,12 @@ class IeeeFloat:
         return d
 
     def dfma(self, a, b, c, mods: str = "", into: VOp | None = None, when=None) -> VOp:
-        d = into if into is not None else self.r64()
+        d = into if into is not None else self.new_pair()
         self.put("DFMA", mods, d, a, b, c, when=when)
         return d
 
     def dmul(self, a, b, mods: str = "", into: VOp | None = None, when=None) -> VOp:
-        d = into if into is not None else self.r64()
+        d = into if into is not None else self.new_pair()
         self.put("DMUL", mods, d, a, b, when=when)
         return d
 
@@ -185,22 +180,20 @@ class IeeeFloat:
         self.ieee_result(ins, lambda: self.div_rn_f64(a, b))
 
     def ieee_rcp(self, ins) -> None:
-        if "rn" not in ins.modifiers or ins.type not in ("f32", "f64"):
-            raise self.unsupported(f"`rcp.{'.'.join(ins.modifiers)}.{ins.type}`")
-        if ins.type == "f32":
-            (x,) = self.ieee_f32_operands(ins)
-            return self.ieee_result(ins, lambda: self.rcp_rn_f32(x, "ftz" in ins.modifiers))
-        x = self.force_wide(ins.srcs[0])
-        self.ieee_result(ins, lambda: self.rcp_rn_f64(x))
+        self.ieee_unary(ins, self.rcp_rn_f32, self.rcp_rn_f64)
 
     def ieee_sqrt(self, ins) -> None:
+        self.ieee_unary(ins, self.sqrt_rn_f32, self.sqrt_rn_f64)
+
+    def ieee_unary(self, ins, f32_sequence, f64_sequence) -> None:
+        """`rcp.rn` / `sqrt.rn` of f32 (with or without .ftz) or f64."""
         if "rn" not in ins.modifiers or ins.type not in ("f32", "f64"):
-            raise self.unsupported(f"`sqrt.{'.'.join(ins.modifiers)}.{ins.type}`")
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
         if ins.type == "f32":
             (x,) = self.ieee_f32_operands(ins)
-            return self.ieee_result(ins, lambda: self.sqrt_rn_f32(x, "ftz" in ins.modifiers))
+            return self.ieee_result(ins, lambda: f32_sequence(x, "ftz" in ins.modifiers))
         x = self.force_wide(ins.srcs[0])
-        self.ieee_result(ins, lambda: self.sqrt_rn_f64(x))
+        self.ieee_result(ins, lambda: f64_sequence(x))
 
     def sel_rsqrt(self, ins) -> None:
         if "approx" not in ins.modifiers or ins.type not in ("f32", "f64"):
@@ -551,7 +544,7 @@ class IeeeFloat:
     def pair(self, low, high_from) -> VOp:
         """A pair whose high word is written by `high_from(hi_part)` and low word is `low`
         (a register or immediate; None: written by the caller)."""
-        p = self.r64()
+        p = self.new_pair()
         if isinstance(low, VOp):
             self.emit(COPY, (), [lo(p), low], guarded=False)
         elif low is not None:
@@ -772,7 +765,7 @@ class IeeeFloat:
         special = self.flow_block("dsqrt_special")
         self.flow_goto(special, when=no(medium))
         tm = self.dfma(r, yh, s, mods="RM")
-        t1 = self.r64()
+        t1 = self.new_pair()
         carry = self.pred()
         self.put("IADD3", "", lo(t1), carry, lo(tm), self.i(1), RZ, ndefs=2)
         self.put("IMAD", "X", hi(t1), RZ, RZ, hi(tm), carry)

@@ -126,13 +126,6 @@ class IntDivision:
         for k in range(2):
             self.emit(COPY, (), [self.dst(out, k), VOp(result.reg, k)], guarded=False)
 
-    def pair_of(self, op) -> VOp:
-        t = VOp(self.mf.new_vreg("R", 2))
-        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
-        for k in range(2):
-            self.move(VOp(t.reg, k), self.part_of(op, k))
-        return t
-
     def guarded_carry(self) -> VOp:
         """A carry predicate written under a guard: IMPLICIT_DEF first, or liveness would see
         a partial write of a value live since the function's entry."""
@@ -160,8 +153,7 @@ class IntDivision:
         return t
 
     def pair_of_copy(self, x: VOp) -> VOp:
-        t = VOp(self.mf.new_vreg("R", 2))
-        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
+        t = self.new_pair()
         for k in range(2):
             self.emit(COPY, (), [VOp(t.reg, k), VOp(x.reg, k)], guarded=False)
         return t

@@ -267,11 +267,7 @@ class IntegerSelection:
             return VOp(self.vreg(op))
         if isinstance(op, ir.Const) and op.value == 0:
             return RZ
-        t = self.mf.new_vreg("R", 2)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        for k in range(2):
-            self.move(VOp(t, k), self.part_of(op, k))
-        return VOp(t)
+        return self.pair_of(op)
 
     def sel_neg(self, ins):
         ty = ins.type
@@ -545,11 +541,10 @@ class IntegerSelection:
             return
         if cmp not in INT_COMPARE:
             raise self.unsupported(f"`setp.{cmp}.{ty}`")
+        if self.in_place(a) and not self.in_place(b):
+            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)     # the in-place operand goes second
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
-        if self.in_place(a) and not self.in_place(b):
-            a, b = b, a
-            op = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE"}.get(op, op)
         if _bits(ty) == 64:
             if len(dests) > 1:
                 raise self.unsupported("64-bit `setp` with two results")

@@ -103,11 +103,10 @@ class MemorySelection:
 
     def global_address(self, slot: int) -> VReg:
         """A `.global` variable's 64-bit address, read from its constant-bank-4 slot."""
-        t = self.mf.new_vreg("R", 2)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        t = self.new_pair()
         for k in range(2):
-            self.move(VOp(t, k), ConstRef(4, 8 * slot + 4 * k))
-        return t
+            self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
+        return t.reg
 
     def window_location(self, p, offset: int):
         """(base register or None, byte offset) of a shared/const/local variable + offset in
@@ -388,10 +387,10 @@ class MemorySelection:
     def load_param_subword(self, ins) -> None:
         """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
         end, and would bring the neighbouring bytes along)."""
-        size = {"u8": "U8", "s8": "S8", "u16": "U16", "s16": "S16", "b8": "U8", "b16": "U16"}.get(ins.type)
-        if size is None or len(ins.dests) != 1:
+        if len(ins.dests) != 1:
             raise self.unsupported(f"`ld.param.{ins.type}` into several registers")
-        self.emit("LDC", (size,), [self.dst(ins.dests[0]), self.param_const(ins.srcs[0], 0)])
+        self.emit("LDC", _size_modifier(ins.type, True), [self.dst(ins.dests[0]),
+                                                          self.param_const(ins.srcs[0], 0)])
 
     def load_param_indirect(self, ins, addr: ir.Address) -> None:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
@@ -675,11 +674,7 @@ class MemorySelection:
             return self.reg_part(v)
         if isinstance(v, ir.Value):
             return VOp(self.vreg(v))
-        t = self.mf.new_vreg("R", 2)
-        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        for k in range(2):
-            self.move(VOp(t, k), self.part_of(v, k))
-        return VOp(t)
+        return self.pair_of(v)
 
     def atom_ordering(self):
         """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,

@@ -167,6 +167,20 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return t
         return src
 
+    def new_pair(self) -> VOp:
+        """A fresh register pair, defined as a whole (IMPLICIT_DEF) before its halves are
+        written one by one, so liveness sees no partial definition."""
+        t = VOp(self.mf.new_vreg("R", 2))
+        self.emit(IMPLICIT_DEF, (), [t], guarded=False)
+        return t
+
+    def pair_of(self, op) -> VOp:
+        """A 64-bit operand (immediate, parameter…) moved into a fresh register pair."""
+        t = self.new_pair()
+        for k in range(2):
+            self.move(VOp(t.reg, k), self.part_of(op, k))
+        return t
+
     def float_imm(self, op: ir.Const, bits: int = 32) -> Imm | VOp | Reg:
         if op.value == 0:
             return RZ

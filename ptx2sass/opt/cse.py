@@ -5,7 +5,7 @@ operands) reuses that result. tinygrad's PTX re-derives each address from the sa
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dce import _pure
+from ptx2sass.opt.dce import is_pure
 from ptx2sass.opt.uses import substitute
 
 
@@ -22,7 +22,7 @@ TIME_VARYING = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globa
 
 
 def _key(ins: ir.Instr):
-    if ins.guard is not None or not _pure(ins) or len(ins.dests) != 1 or ins.opcode == "ld":
+    if ins.guard is not None or not is_pure(ins) or len(ins.dests) != 1 or ins.opcode == "ld":
         return None
     if any(isinstance(s, ir.SpecialReg) and (s.name in TIME_VARYING or s.name.startswith("%pm"))
            for s in ins.srcs):

@@ -12,14 +12,14 @@ PURE = frozenset({
     "and", "or", "xor", "not", "cnot", "shl", "shr", "shf", "lop3", "setp", "set", "selp",
     "slct", "neg", "abs", "min", "max", "bfe", "bfi", "brev", "clz", "popc", "prmt", "bfind",
     "fns", "sad", "dp4a", "dp2a", "copysign", "testp", "sqrt", "rsqrt", "rcp", "ex2", "lg2",
-    "sin", "cos", "tanh", "madc", "addc", "subc", "bmsk", "szext",
+    "sin", "cos", "tanh", "bmsk", "szext",
 })
 PURE_SPACES = frozenset({"param", "const"})
 CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
 
 
-def _pure(ins: ir.Instr) -> bool:
-    if not ins.dests or any(m in CARRY for m in ins.modifiers) or ins.opcode in ("addc", "subc", "madc"):
+def is_pure(ins: ir.Instr) -> bool:
+    if not ins.dests or any(m in CARRY for m in ins.modifiers):
         return False
     if ins.opcode == "ld":
         return ins.space in PURE_SPACES and "volatile" not in ins.modifiers
@@ -36,7 +36,7 @@ def remove_dead_code(fn: ir.Function) -> bool:
             if len(kept) != len(block.phis):
                 block.phis, removed = kept, True
             instrs = [i for i in block.instrs
-                      if not (_pure(i) and not any(counts.get(d.id, 0) for d in i.dests))]
+                      if not (is_pure(i) and not any(counts.get(d.id, 0) for d in i.dests))]
             if len(instrs) != len(block.instrs):
                 block.instrs, removed = instrs, True
         if not removed:
