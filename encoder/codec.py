@@ -475,15 +475,15 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
-    shapes = tuple(operand_shape(o)[0] for o in ops)
-    key = (arch, tuple(view.tokens), shapes)
+    parsed_ops = {o: operand_shape(o) for o in ops}     # each operand's text parsed once
+    key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
     known = _FORM_OF_SHAPE.get(key)
     if known is not None:      # this mnemonic with these operand shapes encoded before
         form, skip, tokens = known
         it = iter(ops)
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
         try:
-            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc)
+            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc, parsed_ops)
             if not _shares_fields(form) or canonical(decode_view(word, arch, pc)) == canonical(view):
                 return word
         except (EncodeError, DecodeError):
@@ -505,7 +505,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
                 continue
             try:
                 word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
-                                    pc)
+                                    pc, parsed_ops)
             except EncodeError as e:
                 errors.append(str(e))
                 continue
@@ -524,13 +524,14 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
 
 
-def _encode_form(form: Form, placed: list[str | None], view: View, pc: int) -> int:
+def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
+                 parsed_ops: dict[str, tuple] | None = None) -> int:
     parsed = []
     for k, o in enumerate(placed):
         if o is None:
             parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
         else:
-            parsed.append(operand_shape(o))
+            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops else operand_shape(o))
     key = (id(form), tuple(view.tokens), tuple(p[0] for p in parsed))
     if key in _GROUP_VALUES:
         values = _GROUP_VALUES[key]

@@ -591,8 +591,7 @@ class IntegerSelection:
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
-        self._set_ids = getattr(self, "_set_ids", 0) + 1
-        p = ir.Value(id=-self._set_ids, type="pred")     # ids of real values are >= 0
+        p = self.fn.new_value("pred")
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
                                line=ins.line))
         true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)

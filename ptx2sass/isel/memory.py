@@ -446,8 +446,8 @@ class MemorySelection:
             elif bits >= 32 and where % 4 == 0:
                 if self.vreg(d).width > 1 and not narrow:
                     self.begin_wide(d)
-                for k in range(max(1, bits // 32) if narrow else self.vreg(d).width):
-                    self.move(self.dst(d, k) if self.vreg(d).width > 1 else target, ConstRef(3, where + 4 * k))
+                for k in range(bits // 32 if narrow else self.vreg(d).width):
+                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
             else:     # a byte or half of a constant word
                 t = VOp(self.mf.new_vreg())
                 self.move(t, ConstRef(3, where & ~3))
