@@ -885,15 +885,20 @@ def main(argv: list[str] | None = None) -> int:
     def save(forms):
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"family": family, "probed_with": primary,
-                                   "nvdisasm": oracle.tool_version("nvdisasm"),
-                                   "forms": forms}, indent=None) + "\n")
+        tmp.write_text(table_json(family, primary, oracle.tool_version("nvdisasm"), forms))
         tmp.replace(out)        # readers never see a half-written table
     forms = build_table(args.arch, seeds, existing, save=save, primary=primary)
     save(forms)
     print(f"wrote {len(forms)} forms to {out}")
     return 0
 
+
+
+def table_json(family: str, primary: str, nvdisasm: str, forms: list) -> str:
+    """The table file's text: one form per line, so that branches which add forms merge in git."""
+    head = json.dumps({"family": family, "probed_with": primary, "nvdisasm": nvdisasm})
+    body = ",\n".join(json.dumps(f) for f in forms)
+    return head[:-1] + ', "forms": [\n' + body + "\n]}\n"
 
 
 def ptx_words(path: Path, arch: str):
