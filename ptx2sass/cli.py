@@ -556,7 +556,8 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    for name in _unknown_stack_kernels(bytes(cubin)):
+    from ptx2sass.inline import has_calls
+    for name in _unknown_stack_kernels(bytes(cubin)) if has_calls(module) else ():
         report.warning(f"Stack size for entry function '{name}' cannot be statically determined")
     spills = options.get("spill_report") or {}
     if cl.flag("warn-on-spills"):
@@ -609,7 +610,9 @@ def run(argv: list[str]) -> int:
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
-    """Kernels whose stack ptxas cannot bound (recursion): it warns about each."""
+    """Kernels whose stack ptxas cannot bound (recursion): it warns about each. Only modules
+    with `.func`s can have them, so others skip reading the cubin back (and importing
+    pyelftools: a fifth of a small compile's time)."""
     from ptx2sass.abi import UNKNOWN_STACK_SIZE
     from ptx2sass.encoder.cubin import read_cubin
     return [k.name for k in reversed(read_cubin(cubin).kernels)
