@@ -176,6 +176,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("preserve-relocs", "preserve-relocs", FLAG,
            "Keep relocations for variable references in the linked output.",
            effect=ACCEPTED),
+    Option("regAllocOptLevel", "regAllocOptLevel", NUMBER,
+           "Register allocator effort (an option ptxas leaves out of its --help; Triton "
+           "passes --regAllocOptLevel=2 on every compile).", "<N>", effect=ACCEPTED),
     Option("register-usage-level", "regUsageLevel", NUMBER,
            "0..10: how freely optimisations may spend registers.", "<0..10>",
            default="5", effect=ACCEPTED),

@@ -60,6 +60,7 @@ CASES = [
     ("-fmad=0 k.ptx", "elf.o"), ("-device-stack-protector=yes k.ptx", "elf.o"),
     ("-sanitize=foo k.ptx", "elf.o"), ("-minnctapersm=x k.ptx", "elf.o"),
     ("-split-compile=x k.ptx", "elf.o"), ("-regUsageLevel=x k.ptx", "elf.o"),
+    ("-regAllocOptLevel=x k.ptx", "elf.o"),
     ("-arch=compute_89 -maxrregcount=foo k.ptx", "elf.o"),
     ("-arch=compute_89 -maxrregcount=12x k.ptx", "elf.o"),
     ("-arch=compute_89 -Ofc=bad k.ptx", "elf.o"),
@@ -112,6 +113,11 @@ CASES = [
      "k.ptx -o k.ptx.o", "k.ptx.o"),
     ("-g -v --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
+    # Triton 3.9's make_cubin (and its --regAllocOptLevel, absent from ptxas's --help)
+    ("-lineinfo -v --regAllocOptLevel=2 --gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
+    ("-lineinfo -suppress-debug-info --fmad=false -v --regAllocOptLevel=2 --opt-level 1 "
+     "--gpu-name=compute_89 k.ptx -o k.ptx.o", "k.ptx.o"),
+    ("-regAllocOptLevel 2 -arch=compute_89 k.ptx", "elf.o"),
     ("-lineinfo -v --gpu-name=compute_89 k.ptx -o k.ptx.o --fmad=false -O0 --warn-on-spills",
      "k.ptx.o"),
     # PTX on the command line (not split at its commas)
