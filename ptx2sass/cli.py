@@ -154,6 +154,8 @@ def help_text() -> str:
     """`--help` in ptxas's layout: usage line, then each option with its alias column."""
     lines = ["", f"Usage  : {PROG} [options] <ptx file>,...", "", "Options", "=======", ""]
     for o in sorted(opt.OPTIONS + tuple(OWN_OPTIONS.values()), key=lambda o: o.name):
+        if o.hidden:
+            continue
         left = f"--{o.name}" + (f" {o.placeholder}" if o.placeholder else "")
         right = f"(-{o.alias})" if o.alias else ""
         lines.append(f"{left:<52}{right:<28}".rstrip())

@@ -33,12 +33,12 @@ class Option:
     """One option. A plain class, not a dataclass: `--version` must not pay for importing
     `dataclasses` (and `inspect`) at start-up."""
     __slots__ = ("name", "alias", "kind", "help", "placeholder", "values", "default",
-                 "effect", "glued", "optional_value", "split_commas")
+                 "effect", "glued", "optional_value", "split_commas", "hidden")
 
     def __init__(self, name: str, alias: str, kind: str, help: str, placeholder: str = "",
                  values: tuple[str, ...] = (), default: str | None = None,
                  effect: str = USED, glued: bool = False, optional_value: bool = False,
-                 split_commas: bool = True):
+                 split_commas: bool = True, hidden: bool = False):
         self.name = name                    # long name without dashes: "gpu-name"
         self.alias = alias                  # alias without its dash: "arch"
         self.kind = kind
@@ -50,6 +50,7 @@ class Option:
         self.glued = glued                  # the alias takes its value glued on: -O3, -m64
         self.optional_value = optional_value  # the alias may stand alone, changing nothing
         self.split_commas = split_commas    # a LIST value holds several items (not PTX text)
+        self.hidden = hidden                # taken, but left out of --help as ptxas does
 
     @property
     def takes_value(self) -> bool:
@@ -178,7 +179,8 @@ OPTIONS: tuple[Option, ...] = (
            effect=ACCEPTED),
     Option("regAllocOptLevel", "regAllocOptLevel", NUMBER,
            "Register allocator effort (an option ptxas leaves out of its --help; Triton "
-           "passes --regAllocOptLevel=2 on every compile).", "<N>", effect=ACCEPTED),
+           "passes --regAllocOptLevel=2 on every compile).", "<N>", effect=ACCEPTED,
+           hidden=True),
     Option("register-usage-level", "regUsageLevel", NUMBER,
            "0..10: how freely optimisations may spend registers.", "<0..10>",
            default="5", effect=ACCEPTED),
