@@ -339,6 +339,17 @@ def op_ldgsts(w, s, active, mask):
         return
     size, _ = access_size(ins.modifiers)
     saddr = address(w, dst_mem, False)
+    if len(ins.operands) > 2:
+        # The predicate operand: ptxas's fold of a source size `p ? size : 0` (Triton's
+        # masked copies). Lanes where it is false read nothing and write zeros.
+        copy = mask & w.pred(ins.operands[2])
+        if not copy.all():
+            zero = mask & ~copy
+            if zero.any():
+                _store(w, "shared", saddr, np.zeros((int(zero.sum()), size), np.uint8), zero)
+            mask = copy
+            if not mask.any():
+                return
     if "ZFILL" in ins.modifiers:
         # With .ZFILL the immediate of the source address is the count of trailing bytes
         # to zero instead of copy (cp.async's src-size = size - that count).

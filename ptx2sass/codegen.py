@@ -408,8 +408,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     mod_layout = module_layout(module, filename)
     kernels, codes = [], []
     if int((options or {}).get("opt_level", 3)) > 0:
+        contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
-            optimise(fn)
+            optimise(fn, contract)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}

@@ -21,6 +21,7 @@ def corpus_dirs() -> dict[str, Path]:
         "zluda": shared_dir() / "corpus" / "zluda",
         "tinygrad": REPO / "tests" / "corpus" / "tinygrad",
         "cuda": REPO / "tests" / "corpus" / "cuda",
+        "triton": REPO / "tests" / "corpus" / "triton",
     }
 
 

@@ -43,14 +43,14 @@ class FloatSelection:
             (("BF16_V2",) if ins.type.startswith("bf16") else ()) + \
             (("SAT",) if "sat" in ins.modifiers else ())
 
-    def half_arith(self, ins, opcode: str, negate_b: bool = False):
+    def half_arith(self, ins, opcode: str, negate_b: bool = False, negate=()):
         """f16/f16x2 add, sub, mul, fma as HADD2/HMUL2/HFMA2 (bf16 ones only for fma on sm_8x:
-        the others are sm_90 features the frontend refuses)."""
+        the others are sm_90 features the frontend refuses); `negate`: source positions."""
         ty = ins.type
         mods = self.half_mods(ins)
         srcs = [self.half_operand(op, ty) for op in ins.srcs]
-        if negate_b:
-            srcs[1] = replace(srcs[1], neg=not srcs[1].neg)
+        for k in set(negate) | ({1} if negate_b else set()):
+            srcs[k] = replace(srcs[k], neg=not srcs[k].neg)
         self.emit(opcode, mods, [self.dst(ins.dests[0])] + srcs)
 
     def float_binary(self, ins, opcode: str, negate_b: bool = False):
@@ -143,21 +143,27 @@ class FloatSelection:
         return self.negate(op)
 
     def sel_fma(self, ins):
+        """fma, also as made by contraction (opt/contract.py), whose `negate` attribute names
+        the sources to negate (the first is then always a register)."""
         ty = ins.type
         a, b, c = ins.srcs
         d = ins.dests[0]
+        negate = ins.attrs.get("negate", ())
         if ty == "f64":
             mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
-            self.emit("DFMA", mods, [self.dst(d), self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)])
+            srcs = [self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)]
+            srcs = [self.negate(s) if k in negate else s for k, s in enumerate(srcs)]
+            self.emit("DFMA", mods, [self.dst(d)] + srcs)
             return
         if ty in self.HALF_TYPES:
-            return self.half_arith(ins, "HFMA2")
+            return self.half_arith(ins, "HFMA2", negate=negate)
         if ty != "f32":
             raise self.unsupported(f"`{ins.opcode}.{ty}`")
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
             a, b = b, a
-        self.emit("FFMA", self.float_mods(ins), [self.dst(d), self.reg_part(a), self.fsrc(b),
-                                                 self.fsrc(c, allow_imm=False)])
+        srcs = [self.reg_part(a), self.fsrc(b), self.fsrc(c, allow_imm=False)]
+        srcs = [self.negate_float(s) if k in negate else s for k, s in enumerate(srcs)]
+        self.emit("FFMA", self.float_mods(ins), [self.dst(d)] + srcs)
 
     def sel_copysign(self, ins):
         if ins.type != "f32":

@@ -168,6 +168,8 @@ class IeeeFloat:
 
     def ieee_div(self, ins) -> None:
         ftz = "ftz" in ins.modifiers
+        if ins.type == "f32" and "full" in ins.modifiers and len(ins.dests) == 2:
+            return self.div_full_parts(ins, ftz)
         if ins.type == "f32" and "full" in ins.modifiers:
             a, b = self.ieee_f32_operands(ins)
             return self.ieee_result(ins, lambda: self.div_full_f32(a, b, ftz))
@@ -210,6 +212,21 @@ class IeeeFloat:
         """div.full: rcp(b)*a with both operands scaled by 1/4 when |b| > 2^126 (its
         reciprocal would be subnormal and flushed by MUFU) and, without .ftz, by 2^24 when b
         is subnormal (MUFU would flush it)."""
+        r, a = self.div_full_scaled(a, b, ftz)
+        q = self.r32()
+        self.put("FMUL", "FTZ" if ftz else "", q, r, a)
+        return q
+
+    def div_full_parts(self, ins, ftz: bool) -> None:
+        """The two-result div.full of opt/contract.py: the reciprocal and the scaled
+        numerator, whose product (a plain `mul`) may then fuse into the adds reading it."""
+        a, b = self.ieee_f32_operands(ins)
+        r, a = self.div_full_scaled(a, b, ftz)
+        for d, v in zip(ins.dests, (r, a)):
+            self.emit(COPY, (), [VOp(self.vreg(d)), v], guarded=False)
+
+    def div_full_scaled(self, a: VOp, b: VOp, ftz: bool) -> tuple[VOp, VOp]:
+        """(rcp(b'), a'): b and a scaled alike, as div_full_f32 says."""
         z = ".FTZ" if ftz else ""
         a, b = self.copy(a), self.copy(b)
         huge = self.setp("FSETP", "GT" + z, mag(b), self.f(2.0 ** 126))
@@ -219,10 +236,9 @@ class IeeeFloat:
             normal = self.setp("FSETP", "GEU", mag(b), self.f(self.FLT_MIN))
             self.put("FMUL", "", b, b, self.f(2.0 ** 24), when=no(normal))
             self.put("FMUL", "", a, a, self.f(2.0 ** 24), when=no(normal))
-        r, q = self.r32(), self.r32()
+        r = self.r32()
         self.put("MUFU", "RCP", r, b)
-        self.put("FMUL", z[1:], q, r, a)
-        return q
+        return r, a
 
     def div_rn_f32(self, a: VOp, b: VOp, ftz: bool) -> VOp:
         """Fast path: reciprocal estimate, one Newton step, quotient, one residual correction.

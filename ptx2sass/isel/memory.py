@@ -559,6 +559,10 @@ class MemorySelection:
         dst, src, size, *rest = ins.srcs
         cp_size = self.known_constant(size)
         src_size = cp_size if not rest else self.known_constant(rest[0])
+        copy_if = None
+        if rest and src_size is None and cp_size is not None:
+            copy_if = self.all_or_nothing_size(rest[0], cp_size)
+            src_size = cp_size if copy_if is not None else None
         if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
                 or ("cg" in mods and cp_size != 16):
             raise self.unsupported("`cp.async` with this copy or source size")
@@ -569,7 +573,28 @@ class MemorySelection:
             src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
         mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
             (("ZFILL",) if zfill else ())
-        self.emit("LDGSTS", mods_out, [self.address(dst, "shared"), src_mem], ndefs=0)
+        operands = [self.address(dst, "shared"), src_mem]
+        if copy_if is not None:       # LDGSTS's predicate: copy where true, zeros where false
+            operands.append(copy_if)
+        self.emit("LDGSTS", mods_out, operands, ndefs=0)
+
+    def all_or_nothing_size(self, op, cp_size: int):
+        """The predicate operand for a source size `selp.b32 s, cp_size, 0, p` (Triton's
+        masked loads: copy all or zero-fill all), as ptxas folds it; None for other sizes."""
+        if not isinstance(op, ir.Value):
+            return None
+        if not hasattr(self, "_selp_defs"):
+            self._selp_defs = {ins.dests[0].id: ins for b in self.fn.blocks for ins in b.instrs
+                               if ins.opcode == "selp" and ins.guard is None
+                               and len(ins.dests) == 1 and len(ins.srcs) == 3}
+        sel = self._selp_defs.get(op.id)
+        if sel is None:
+            return None
+        a, b = (self.known_constant(x) for x in sel.srcs[:2])
+        p = sel.srcs[2]
+        if not isinstance(p, ir.Value) or {a, b} != {cp_size, 0}:
+            return None
+        return VOp(self.vreg(p), inv=(a == 0))
 
     def sel_ldmatrix(self, ins):
         """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers

@@ -7,6 +7,7 @@ the selector's folding into operands (`SHF ... 0x3`, `LOP3 ... 0x7f`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.fold import fold_constants
@@ -16,11 +17,14 @@ from ptx2sass.opt.propagate import propagate_copies
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
 
-def optimise(fn: ir.Function) -> None:
+def optimise(fn: ir.Function, contract: bool = True) -> None:
+    """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`."""
     for _ in range(MAX_ROUNDS):
         changed = propagate_copies(fn)
         changed |= fold_constants(fn)
         changed |= eliminate_common_subexpressions(fn)
+        if contract:
+            changed |= contract_multiply_add(fn)
         changed |= narrow_wide_products(fn)
         changed |= fuse_wide_multiply_add(fn)
         changed |= remove_dead_code(fn)

@@ -1,0 +1,142 @@
+"""Floating-point contraction: a multiply feeding adds becomes fused multiply-adds.
+
+ptxas contracts by default (`--fmad=true`, off at -O0), and the rounding differs (one
+rounding instead of two), so matching its results bit for bit needs the same rule. Measured
+on ptxas 13.5 (see tests/test_contract.py):
+
+* `mul` and `add`/`sub` of f32, f64, f16 or f16x2, in the same block, neither with an explicit
+  rounding modifier (`.rn` forbids contraction), with the same `.ftz`; `.sat` on the add
+  carries over to the fma, `.sat` on the multiply forbids it;
+* the multiply is contracted only when every reader is such an add (a multiply that is also
+  stored stays a multiply), a `neg` in between just flips the product's sign;
+* an add of two products fuses its first operand's; a subtraction negates the addend (`a*b - c`)
+  or the product (`c - a*b`);
+* `div.full.f32` ends in a multiply by the reciprocal, and ptxas fuses that one by the same
+  rule: so a div.full read by an add is split here into a two-result `div.full` (the
+  reciprocal and the scaled numerator, isel/ieee.py) and a plain `mul` of the two.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+
+CONTRACT_TYPES = ("f32", "f64", "f16", "f16x2")
+ADD_MODIFIERS = {"ftz", "sat"}
+
+
+def _readers(fn: ir.Function) -> dict[int, list]:
+    """Value id -> the instructions (or phis) that read it, once per reading operand."""
+    readers: dict[int, list] = {}
+
+    def read(v, who):
+        if isinstance(v, ir.Address):
+            v = v.base
+        if isinstance(v, ir.Value):
+            readers.setdefault(v.id, []).append(who)
+
+    for block in fn.blocks:
+        for phi in block.phis:
+            for _, v in phi.incoming:
+                read(v, phi)
+        for ins in block.instrs:
+            for s in ins.srcs:
+                read(s, ins)
+            read(ins.guard, ins)
+            for m in ins.merge:
+                read(m, ins)
+    return readers
+
+
+def _is_product(ins: ir.Instr) -> bool:
+    return ins.opcode == "mul" and ins.guard is None and len(ins.dests) == 1 \
+        and ins.type in CONTRACT_TYPES and set(ins.modifiers) <= {"ftz"}
+
+
+def _split_full_divisions(fn: ir.Function, readers: dict[int, list]) -> bool:
+    """div.full.f32 q, a, b read by an add → div.full.f32 (r, a'), a, b; mul.f32 q, r, a'."""
+    changed = False
+    for block in fn.blocks:
+        out = []
+        for ins in block.instrs:
+            if ins.opcode == "div" and ins.type == "f32" and ins.guard is None \
+                    and set(ins.modifiers) in ({"full"}, {"full", "ftz"}) and len(ins.dests) == 1 \
+                    and any(isinstance(u, ir.Instr) and u.opcode in ("add", "sub")
+                            for u in readers.get(ins.dests[0].id, [])):
+                r, scaled = fn.new_value("f32"), fn.new_value("f32")
+                out.append(ir.Instr("div", dests=[r, scaled], srcs=ins.srcs, modifiers=ins.modifiers,
+                                    type="f32", line=ins.line))
+                out.append(ir.Instr("mul", dests=ins.dests, srcs=[r, scaled],
+                                    modifiers=tuple(m for m in ins.modifiers if m == "ftz"),
+                                    type="f32", line=ins.line))
+                changed = True
+            else:
+                out.append(ins)
+        block.instrs[:] = out
+    return changed
+
+
+def _fusible_add(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
+    return isinstance(ins, ir.Instr) and id(ins) in block_instrs and ins.opcode in ("add", "sub") \
+        and ins.guard is None and ins.type == product.type and set(ins.modifiers) <= ADD_MODIFIERS \
+        and ("ftz" in ins.modifiers) == ("ftz" in product.modifiers) \
+        and all(s is not None for s in ins.srcs[:2])
+
+
+def _is_negation(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
+    return isinstance(ins, ir.Instr) and id(ins) in block_instrs and ins.opcode == "neg" \
+        and ins.guard is None and len(ins.dests) == 1 and ins.type == product.type \
+        and set(ins.modifiers) <= {"ftz"}
+
+
+def contract_multiply_add(fn: ir.Function) -> bool:
+    readers = _readers(fn)
+    changed = False
+    if _split_full_divisions(fn, readers):
+        readers, changed = _readers(fn), True
+    for block in fn.blocks:
+        here = {id(ins) for ins in block.instrs}
+        # value id -> (product instruction, negated): products whose readers are all adds
+        products: dict[int, tuple[ir.Instr, bool]] = {}
+        for ins in block.instrs:
+            if not _is_product(ins):
+                continue
+            value, negated = ins.dests[0], False
+            users = readers.get(value.id, [])
+            if ins.opcode == "mul" and len(users) == 1 and _is_negation(users[0], ins, here):
+                value, negated = users[0].dests[0], True      # -(a*b) + c
+                users = readers.get(value.id, [])
+            if users and all(_fusible_add(u, ins, here) for u in users):
+                products[value.id] = (ins, negated)
+        if not products:
+            continue
+        for k, ins in enumerate(block.instrs):
+            if ins.opcode not in ("add", "sub") or ins.guard is not None:
+                continue
+            for pos in (0, 1):
+                src = ins.srcs[pos]
+                found = products.get(src.id) if isinstance(src, ir.Value) else None
+                if found is None or not _fusible_add(ins, found[0], here):
+                    continue
+                fused = _fuse(ins, pos, *found)
+                if fused is not None:
+                    block.instrs[k] = fused
+                    changed = True
+                    break
+    return changed
+
+
+def _fuse(add: ir.Instr, pos: int, product: ir.Instr, negated: bool) -> ir.Instr | None:
+    """The fma computing `add` with its operand `pos` fused."""
+    addend = add.srcs[1 - pos]
+    negate_product = negated ^ (add.opcode == "sub" and pos == 1)
+    negate_addend = add.opcode == "sub" and pos == 0
+    x, y = product.srcs[0], product.srcs[1]
+    negate = {2} if negate_addend else set()
+    if isinstance(x, ir.Const):
+        x, y = y, x
+    if isinstance(x, ir.Const):
+        return None             # two constants: folding's business
+    if negate_product:
+        negate.add(0)
+    mods = ("rn",) + tuple(m for m in ("ftz", "sat") if m in add.modifiers)
+    return ir.Instr("fma", dests=add.dests, srcs=[x, y, addend], modifiers=mods, type=add.type,
+                    line=add.line, attrs={"negate": frozenset(negate)})
