@@ -219,6 +219,10 @@ class Kernel:
     min_stack_size: int = 0
     max_stack_size: int | None = None
     cuda_api_version: int = 0x87
+    # Functions it calls that the file does not define (ptxas's system calls, `vprintf`...):
+    # the builder gives them undefined FUNC symbols, the EXTERNS record and call-graph pairs.
+    # Only the builder reads it (a cubin read back keeps EXTERNS in `extra_attributes`).
+    externs: list[str] = field(default_factory=list)
     # Records the builder has no field for (COOP_GROUP_*, EXTERNS, ...), placed by its order.
     extra_attributes: list[NvInfoRecord] = field(default_factory=list)
     # Where the entry basic block ends (the second block's first byte): ptxas's debug frame

@@ -7,8 +7,9 @@ off ptxas's own cubins and are checked by tests/test_cubin.py, which rebuilds ev
 kernel from those facts alone and compares the result with ptxas's file.
 
 Scope: executables (not `-c` relocatable output) for the sm_75..sm_89 family; kernels whose
-callees were inlined (ptxas's `$kernel$callee` local functions are not built here) and
-without a stack frame unless the caller supplies the frame's CFA program.
+callees were inlined or are private copies in their text (`Kernel.subfunctions`), calling
+system functions the loader resolves (`Kernel.externs`); without a stack frame unless the
+caller supplies the frame's CFA program.
 """
 from __future__ import annotations
 
@@ -127,8 +128,10 @@ _REL_ACTION = struct.pack("<IIH6B", 0x73, 0, 0, 0, 17, 37, 0, 5, 54)
 DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 
 
-def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89") -> list[NvInfoRecord]:
-    """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order."""
+def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
+                      extern_symbols: list[int] = ()) -> list[NvInfoRecord]:
+    """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
+    (`extern_symbols`: the symbol indices of `k.externs`)."""
     info = arch_info(arch)
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
@@ -144,6 +147,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89") -> lis
             recs.append(KParam(ordinal, offset, psize).record())
     if k.maxreg_count is not None:
         recs.append(NvInfoRecord.half("MAXREG_COUNT", k.maxreg_count))
+    if extern_symbols:
+        recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
@@ -226,9 +231,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     gnames = [g.name for g in globals_]
     if len(set(gnames)) != len(gnames) or set(gnames) & set(names):
         raise CubinError("module variables and kernels need distinct names")
-    unknown = [b for b in bank4 if b not in gnames]
+    extern_names = list(dict.fromkeys(e for k in kernels for e in k.externs))
+    if set(extern_names) & (set(gnames) | set(names)):
+        raise CubinError(f"extern functions {extern_names} clash with kernels or variables")
+    unknown = [b for b in bank4 if b not in gnames and b not in extern_names]
     if unknown:
-        raise CubinError(f"bank4 names {unknown}, which are not module variables")
+        raise CubinError(f"bank4 names {unknown}, which are neither module variables nor externs")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
     c = Cubin(arch=arch, e_type=ET_EXEC, e_flags=info.e_flags,
@@ -282,7 +290,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
-            # first slot.
+            # first slot, or before the variables when that slot holds an extern function.
+            if bank4 and bank4[0] in extern_names:
+                section_symbol(".nv.constant4")
             for g in globals_:
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
@@ -297,10 +307,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for name in (".debug_frame", ".nv.callgraph", ".nv.rel.action"):
         section_symbol(name)
     func_sym: dict[str, int] = {}
+    extern_sym: dict[str, int] = {}
     for k in file_order:
         syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                            STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
         func_sym[k.name] = len(syms) - 1
+        for name in k.externs:         # undefined, after the first kernel that calls it
+            if name not in extern_sym:
+                syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
+                extern_sym[name] = len(syms) - 1
+    address_sym = {**var_sym, **extern_sym}
 
     # Relocations the code generator named by symbol get their symbol-table index.
     for k in kernels:
@@ -316,7 +332,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     module: list[NvInfoRecord] = []
     for k in kernels:
         if k.attributes is None:
-            k.attributes = kernel_attributes(k, const0_sym[k.name], arch)
+            k.attributes = kernel_attributes(k, const0_sym[k.name], arch,
+                                             [extern_sym[e] for e in k.externs])
         if k.const0 is None:
             k.const0 = bytes(k.param_base + k.param_bytes)
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
@@ -330,7 +347,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
     c.module_attributes = module
-    c.callgraph = list(DEFAULT_CALLGRAPH)
+    # The call graph: (caller, callee) symbol pairs after the first default entry.
+    c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], extern_sym[e]) for k in file_order
+                                            for e in k.externs] + DEFAULT_CALLGRAPH[1:])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
@@ -356,7 +375,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if bank4:
         c.reloc_sections.append(RelocSection(
             ".rel.nv.constant4", ".nv.constant4",
-            [Relocation(8 * i, var_sym[name], R_CUDA_64) for i, name in reversed(list(enumerate(bank4)))]))
+            [Relocation(8 * i, address_sym[name], R_CUDA_64) for i, name in reversed(list(enumerate(bank4)))]))
     # Addresses inside variables' initial bytes: per section, REL entries (no addend) then
     # RELA ones, each in reverse order as ptxas lists them.
     by_section: dict[str, list[Relocation]] = {}

@@ -94,6 +94,8 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
             names += module_data
         if k.const2 is not None:
             names.append(f".nv.constant2.{k.name}")
+        if k.externs:        # ptxas names a text relocation section for a system call
+            names.append(f".rel.text.{k.name}")
         names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
     names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
                                  if not rs.name.endswith("debug_frame")]
@@ -120,6 +122,8 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
             names.append(f".nv.constant2.{k.name}")
         names += [s.name for s in c.symbols if s.section == f".text.{k.name}"
                   and s.type != STT_SECTION and s.name not in kernel_names]
+        if k.externs:
+            names.append(f".rel.text.{k.name}")
         names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
     names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
                                  if not rs.name.endswith("debug_frame")]

@@ -720,15 +720,34 @@ def lower_module(module: ast.Module) -> ir.Module:
     out = ir.Module(version, target, module.address_size.bits if module.address_size else 64)
     scope = _Scope(None)
     functions = {f.name for f in module.functions()}
+    defined = {f.name for f in module.functions() if f.body is not None}   # the rest: externs
     for item in module.items:
         if isinstance(item, ast.VariableDecl):
             out.variables.extend(declare(scope, item))
     for f in module.functions():
         if f.body is None:
+            if f.kind == ".func" and f.name not in defined | {e.name for e in out.externs}:
+                out.externs.append(_extern(f))
             continue
         lowering = _FunctionLowering(scope, f, module.file, functions, _labels(f.body))
         out.functions.append(lowering.lower())
     return out
+
+
+def _extern(f: ast.Function) -> ir.Function:
+    """A bodiless `.func` declaration: its name and parameter/result types (a `.param`
+    array keeps its element type and byte size)."""
+    fn = ir.Function(f.name, False)
+    for decls, into in ((f.params, fn.params), (f.return_params, fn.returns)):
+        for decl in decls:
+            ty = _strip(decl.type) or "b8"
+            for d in decl.declarators:
+                count = 1
+                for dim in d.dims:
+                    count *= dim if isinstance(dim, int) else 0
+                size = _type_size("." + ty) * count
+                into.append(ir.Param(d.name, ty, size, decl.align or _type_size("." + ty)))
+    return fn
 
 
 def _labels(block: ast.Block) -> set[str]:

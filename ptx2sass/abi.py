@@ -28,6 +28,8 @@ that calls through a pointer has a table in `.nv.constant2.<kernel>` of 64-bit c
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ptx2sass.errors import CompileError
 from ptx2sass.ir import type_bits
 
@@ -67,6 +69,46 @@ def register_layout(types: list[str], what: str, function: str) -> list[tuple[in
 def result_registers(types: list[str], function: str) -> set[int]:
     """The physical registers a function's results occupy: it need not preserve them."""
     return {r + k for r, w in register_layout(types, "result", function) for k in range(w)}
+
+
+# System calls (ptxas's `.extern .func`s without a body: `vprintf`, `malloc`, `free`,
+# `__assertfail`), as ptxas 13.5 makes them in whole-program mode for sm_8x: the callee's
+# 64-bit address sits in a constant-bank-4 slot (`.nv.constant4`, filled by the loader
+# through an `R_CUDA_64` relocation against an undefined FUNC symbol; ptxas's slot order,
+# seen with one and two kernels: the system functions the last kernel calls (declaration
+# order), the variables, then those the other kernels add, last kernel first); the call is `CALL.ABS.NOINC Rf` with the
+# arguments in R4.. as above (at most R15), the absolute return address in R20:R21 (ptxas
+# computes it from `LEPC`) and the result in R4..; the callee preserves R16..R255 but R20:R21
+# (seen: ptxas keeps 40 values across `vprintf` in R16..R57, skipping R20/R21), and clobbers
+# R0..R15, the predicates and UR4:UR5 (ptxas reloads the global-memory descriptor after the
+# call). The kernel's `.nv.info` lists the callees (EXTERNS) and the CALL offsets
+# (SYSCALL_OFFSETS); the call graph has a (kernel, callee) pair for each.
+SYSCALL_RETURN_ADDRESS = 20          # R20:R21
+SYSCALL_LAST_ARGUMENT = 15
+SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
+                     + (("R", SYSCALL_RETURN_ADDRESS), ("R", SYSCALL_RETURN_ADDRESS + 1))
+                     + CLOBBERED_PREDICATES)
+
+
+@dataclass(frozen=True)
+class LabelDistance:
+    """An immediate filled after layout: the byte distance from label `start` to `end`
+    (a system call's return address relative to its LEPC)."""
+    end: str
+    start: str
+
+
+def called_externs(module) -> list[list[str]]:
+    """Per kernel, in ptxas's compile order (the last kernel first), the bodiless `.func`s
+    it calls (directly or through an out-of-line function), each list in declaration order."""
+    order = [e.name for e in module.externs]
+
+    def called(fn) -> set[str]:
+        return {ins.srcs[0].name for b in fn.blocks for ins in b.instrs
+                if ins.opcode == "call" and ins.srcs and type(ins.srcs[0]).__name__ == "Symbol"}
+    shared = set().union(*(called(fn) for fn in module.functions if not fn.is_entry))
+    return [[n for n in order if n in called(fn) | shared]
+            for fn in reversed(module.functions) if fn.is_entry]
 
 
 POINTER_STRIDE = 8

@@ -141,10 +141,13 @@ def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
         out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
                         [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
     if mf.uses_global_descriptor and arch.global_desc_offset is not None:
-        out.append(Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR),
-                                                      ConstRef(0, arch.global_desc_offset))),
-                        [], [("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)]))
+        out.append(_descriptor_slot(ConstRef(0, arch.global_desc_offset)))
     return out
+
+
+def _descriptor_slot(where: ConstRef) -> Slot:
+    return Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR), where)),
+                [], [("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
 
 
 def _signed_immediates(ins: Instruction) -> Instruction:
@@ -220,6 +223,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     blocks = {b.name for b in mf.blocks}
 
     def label(op):
+        if isinstance(op, abi.LabelDistance):
+            return abi.LabelDistance(prefix + op.end, prefix + op.start)
         return Label(prefix + op.name, op.offset) if isinstance(op, Label) and op.name in blocks else op
     slots: list[Slot] = []
     label_pending: list[str] = []
@@ -237,6 +242,11 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             if mi.opcode == "RET":
                 emitted.extend(_epilogue(c))
+            if mi.opcode == "ULDC" and mi.operands[0] == Reg("UR", DESCRIPTOR_UR):
+                # the descriptor again after a system call: only if some code reads it
+                if mf.uses_global_descriptor:
+                    emitted.append(_descriptor_slot(mi.operands[1]))
+                continue
             shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
@@ -244,6 +254,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            if mi.opcode == "LEPC":           # a system call's return address counts from here
+                emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
                 warp_sync_slots.append(emitted[-1])
             if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
@@ -304,18 +316,21 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     layout: KernelLayout | None = None,
                     max_registers: int | None = None,
                     functions: dict[str, _Compiled] | None = None,
-                    pointers: dict[str, int] | None = None) -> KernelCode:
+                    pointers: dict[str, int] | None = None,
+                    externs: dict[str, ir.Function] | None = None) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
     info = arch_info(arch)
-    functions, pointers = functions or {}, pointers or {}
+    functions, pointers, externs = functions or {}, pointers or {}, externs or {}
     kernel = _compile_function(fn, info, filename, layout, max_registers,
-                               {name: c.fn for name, c in functions.items()}, pointers)
+                               {**externs, **{name: c.fn for name, c in functions.items()}}, pointers)
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
     callees = [functions[name] for name in _reachable_callees(mf, functions, pointers)]
     frame_size = frame.size
     uses_descriptor = mf.uses_global_descriptor or any(c.mf.uses_global_descriptor for c in callees)
     mf.uses_global_descriptor = uses_descriptor
+    for c in callees:          # a system call in one of them must restore the kernel's descriptor
+        c.mf.uses_global_descriptor |= uses_descriptor
     slots: list[Slot] = _prologue(mf, info, frame_size)
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
@@ -338,6 +353,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     instructions = []
     for s in slots:
         ins = s.ins
+        if any(isinstance(op, abi.LabelDistance) for op in ins.operands):
+            ins = replace(ins, operands=tuple(Imm(labels[op.end] - labels[op.start])
+                                              if isinstance(op, abi.LabelDistance) else op
+                                              for op in ins.operands))
         if any(isinstance(op, Label) for op in ins.operands):
             # a branch names its target; a MOV of a label is a return address (an offset)
             code_address = ins.opcode in ("MOV", "IMAD")
@@ -361,11 +380,14 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
+    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
     first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)
                          if ins.opcode in ("EXIT", "BRA")), None)
-    candidates = [x for x in (first_block, first_branch) if x is not None]
+    # ptxas starts a block at a system call's LEPC (its debug frame has a row there)
+    first_lepc = next((16 * k for k, ins in enumerate(instructions) if ins.opcode == "LEPC"), None)
+    candidates = [x for x in (first_block, first_branch, first_lepc) if x is not None]
     entry_end = min(candidates) if candidates else None
     max_r = max([alloc.max_r] + [c.alloc.max_r for c in callees]
                 + [r for c in callees for r, _ in c.saves])
@@ -385,6 +407,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
                          for c in subfunctions]
     code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
+    called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
+    code.externs = [name for name in externs if name in called]     # declaration order
+    code.syscall_offsets = syscalls
     return code
 
 
@@ -415,15 +440,17 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
     pointers = abi.function_pointers(module)
+    externs = {e.name: e for e in module.externs}
     functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
-                                         (options or {}).get("maxrregcount"), out_of_line, pointers)
+                                         (options or {}).get("maxrregcount"), {**externs, **out_of_line},
+                                         pointers)
                  for name, fn in out_of_line.items()}
     for fn in module.functions:
         if not fn.is_entry:
             continue
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers)
+                               pointers, externs)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -437,7 +464,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
-                              extra_attributes=_warp_sync_records(code.warp_sync_offsets) + code.jump_records,
+                              extra_attributes=(_warp_sync_records(code.warp_sync_offsets) + code.jump_records
+                                                + _syscall_records(code.syscall_offsets)),
+                              externs=code.externs,
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
@@ -458,6 +487,12 @@ def _warp_sync_records(offsets: list[int]) -> list:
         return []
     return [NvInfoRecord.words("COOP_GROUP_MASK_REGIDS", *[0xFFFFFFFF] * len(offsets)),
             NvInfoRecord.words("COOP_GROUP_INSTR_OFFSETS", *offsets)]
+
+
+def _syscall_records(offsets: list[int]) -> list:
+    """ptxas lists the offset of every system call's CALL.ABS (EIATTR_SYSCALL_OFFSETS)."""
+    from ptx2sass.encoder.nvinfo import NvInfoRecord
+    return [NvInfoRecord.words("SYSCALL_OFFSETS", *offsets)] if offsets else []
 
 
 REGISTER_FILE_PER_SM = 65536     # 32-bit registers per SM on sm_8x

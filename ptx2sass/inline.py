@@ -5,7 +5,8 @@ moves, no saves, one register allocation across the call). ptxas itself (whole-p
 mode, sm_8x) does not inline `__noinline__` functions: it appends a private copy of each
 callee to the kernel's text (symbol `$kernel$func`, `CALL.REL.NOINC` / `RET.REL.NODEC Rx`).
 Here every call is inlined except those that cannot be: calls of a function that is part
-of a cycle of calls (recursion), and calls through a function pointer. Recursive and
+of a cycle of calls (recursion), calls through a function pointer, and calls of an
+`.extern .func` without a body here (ptxas's system calls, `vprintf`...). Recursive and
 address-taken functions stay out of line (`out_of_line`; an address-taken one is still
 inlined where it is called by name), are
 rewritten the same way (their `.param` parameters become `.reg` ones, `ld.param`/`st.param`
@@ -46,6 +47,9 @@ class _Inliner:
         self.file = module.file
         self.bodies = {f.name: f for f in module.functions() if f.kind == ".func" and f.body is not None}
         self.globals = {f.name for f in module.functions()}
+        # `.extern .func`s without a body (system calls such as `vprintf`): their calls stay
+        # calls, compiled as ptxas does (isel/calls.py)
+        self.externs = {f.name for f in module.functions() if f.kind == ".func" and f.body is None} - set(self.bodies)
         for item in module.items:
             if isinstance(item, ast.VariableDecl):
                 self.globals.update(d.name for d in item.declarators)
@@ -163,6 +167,8 @@ class _Inliner:
         if ops or not isinstance(target, ast.Name):
             raise self.unsupported(st, "indirect `call` (through a function pointer or prototype)")
         callee = self.bodies.get(target.name)
+        if callee is None and target.name in self.externs:
+            return self.keep_call(st, target.name, rets, args)     # resolved by the loader
         if callee is None:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
         if target.name in self.recursive:
@@ -267,6 +273,9 @@ class _Inliner:
             if isinstance(item, ast.Function):
                 if item.kind == ".func" and item.name in self.out_of_line and item.body is not None:
                     items.append(self.out_of_line_function(item))
+                    continue
+                if item.kind == ".func" and item.name in self.externs:
+                    items.append(item)        # no body anywhere: its calls stay calls
                     continue
                 if item.kind == ".func":
                     continue          # inlined everywhere it is called

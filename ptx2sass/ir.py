@@ -180,6 +180,9 @@ class Module:
     address_size: int = 64
     variables: list[Variable] = field(default_factory=list)
     functions: list[Function] = field(default_factory=list)
+    # `.extern .func`s called without a body here (ptxas's system calls): name, parameter
+    # and result types; no blocks
+    externs: list[Function] = field(default_factory=list)
 
 
 def link(pred: Block, succ: Block) -> None:

@@ -123,6 +123,7 @@ class MFunction:
     # vreg id -> the physical register it must get (calling-convention registers)
     precolored: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
+    externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

@@ -31,8 +31,10 @@ exits):
   `BRA.CONV` and calls a slow path that starts with `WARPSYNC 0xffffffff`): it gets that
   WARPSYNC in front.
 
-Out-of-line functions get no regions (ptxas saves the caller's barriers around calls with
-BMOV, which is not modelled); in-selection loops and slow paths (isel/flow.py, CAS loops,
+Out-of-line functions get no regions, so a call inside a kernel's region leaves its barrier
+alone (ptxas instead gives the callee regions and has it save the caller's barrier:
+`BMOV.32.CLEAR Rs, Bk` on entry, `BMOV.32 Bk, Rs` before RET; not done here, so a callee's
+own divergence reconverges only at the caller's next BSYNC); in-selection loops and slow paths (isel/flow.py, CAS loops,
 64-bit division) are divergent branches like any other.
 """
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptx2sass import ir
+from ptx2sass.abi import called_externs
 from ptx2sass.encoder.cubin import GlobalVar
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame, align_up
@@ -70,6 +71,10 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
     ptxas names them `$__<name>__<n>` in the cubin), in declaration order."""
     out = ModuleLayout()
+    per_kernel = called_externs(module)       # system calls' addresses (ptx2sass.abi's order)
+    for name in per_kernel[0] if per_kernel else []:
+        out.placements[name] = Placement("global", len(out.bank4))
+        out.bank4.append(name)
     data: list[tuple[ir.Variable, str, str | None]] = []     # (variable, cubin name, function)
     for v in module.variables:
         if v.space not in ("global", "const", "shared"):
@@ -108,6 +113,10 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
             out.placements[v.name] = where
         else:
             out.function_placements.setdefault(fn_name, {})[v.name] = where
+    for name in (n for names in per_kernel[1:] for n in names):
+        if name not in out.placements:
+            out.placements[name] = Placement("global", len(out.bank4))
+            out.bank4.append(name)
     return out
 
 

@@ -30,11 +30,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import abi, ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
 from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp
 
 TRAP_CODE = 0x1      # the immediate ptxas gives BPT.TRAP for PTX `trap`
+PT_NOT = Reg("P", 7, inv=True)
+DESCRIPTOR_UR = 4    # the global-memory descriptor's uniform pair (codegen's prologue sets it)
 
 
 class CallSelection:
@@ -79,6 +81,8 @@ class CallSelection:
             self.emit("LDC", ("64",), [code, ConstRef(2, 0, ureg=self.reg_part(target, 0))], guarded=False)
             how = [code, Label(abi.ENTRY_LABEL)]
             name = abi.INDIRECT
+        elif isinstance(target, ir.Symbol) and target.name in self.callees and not self.callees[target.name].blocks:
+            return self.sel_system_call(ins, self.callees[target.name])
         elif isinstance(target, ir.Symbol) and target.name in self.callees:
             callee = self.callees[target.name]
             args = ins.srcs[1:]
@@ -111,6 +115,55 @@ class CallSelection:
             self.mf.calls.append(name)
         back = self.start_block("ret")
         low.operands[1] = Label(back.name)
+        for d, r in zip(ins.dests, defs):
+            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+
+    def sel_system_call(self, ins, callee) -> None:
+        """`call (r), vprintf, (a)` of a bodiless `.extern .func` (ptx2sass.abi): the
+        address from its bank-4 slot, the arguments in R4.., the return address
+        `LEPC` + (return point - LEPC) in R20:R21, `CALL.ABS.NOINC`, then the global-memory
+        descriptor read again (the callee may have changed UR4:UR5)."""
+        from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
+        if callee.name not in SYSTEM_FUNCTIONS:
+            raise self.unsupported(f"`call` of the extern function `{callee.name}` (relocatable output)")
+        what = callee.name
+        args = ins.srcs[1:]
+        arg_types = [p.type for p in callee.params]
+        result_types = [p.type for p in callee.returns]
+        if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
+            raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
+        arg_layout = abi.register_layout(arg_types, "argument", what)
+        res_layout = abi.register_layout(result_types, "result", what)
+        if any(r + w - 1 > abi.SYSCALL_LAST_ARGUMENT for r, w in arg_layout + res_layout):
+            raise self.unsupported(f"arguments of `{what}` beyond R{abi.SYSCALL_LAST_ARGUMENT} (on the stack)")
+        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
+            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
+        uses = []
+        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
+            r = self.mf.fixed_vreg("R", reg, width)
+            self.copy_into(VOp(r), a, ty)
+            uses.append(VOp(r))
+        address = self.global_address(self.placements[what].value)
+        pc = self.mf.new_vreg("R", 2)
+        here = f"{self.current.name}$pc{len(self.mf.blocks)}"
+        self.out.append(MInstr("LEPC", (), [VOp(pc), Label(here)], 1, None, self.line, shown=(0,)))
+        ra = self.mf.fixed_vreg("R", abi.SYSCALL_RETURN_ADDRESS, 2)
+        carry = self.mf.new_vreg("P")
+        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        add = self.emit("IADD3", (), [VOp(ra, 0), VOp(carry), VOp(pc, 0), Imm(0), RZ], ndefs=2, guarded=False)
+        self.emit("IADD3", ("X",), [VOp(ra, 1), RZ, VOp(pc, 1), RZ, VOp(carry), PT_NOT], guarded=False)
+        defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
+        n = len(defs)
+        self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, VOp(address), *uses, VOp(ra)], n, None,
+                               self.line, clobbers=abi.SYSCALL_CLOBBERED, shown=(n,)))
+        if what not in self.mf.externs:
+            self.mf.externs.append(what)
+        back = self.start_block("ret")
+        add.operands[3] = abi.LabelDistance(back.name, here)
+        if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
+            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
+                                                     ConstRef(0, self.arch.global_desc_offset)],
+                                   1, None, self.line))
         for d, r in zip(ins.dests, defs):
             self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
 
