@@ -13,7 +13,8 @@ Hazards flagged (each names kernel, offset and registers):
 - a read of a fixed-latency result before `sched.latency.read_latency` cycles have passed
   (which depends on the reader too: its pipe, a guard, a memory address ...);
 - a read of a variable-latency result without having waited on its write scoreboard, or of
-  one whose producer set no scoreboard;
+  one whose producer set no scoreboard (unless the reader goes through the producer's
+  in-order queue, `sched.latency.QUEUE`, which then reads it after the write);
 - an overwrite of a register that a pending variable-latency instruction will still write
   (WAW) or may still be reading under a read scoreboard (WAR). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
@@ -152,6 +153,8 @@ class TimingModel:
                 sb, off, pop, _, _, who = clock.pending[reg]
                 if not who & mine:
                     pass
+                elif sb == NO_SB and clock.pending[reg][3] == facts.queue:
+                    pass              # the same in-order queue reads it after the write
                 elif sb == NO_SB:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
                                             f"a variable-latency result with no write scoreboard")
