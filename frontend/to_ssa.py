@@ -564,6 +564,8 @@ class _FunctionLowering:
             ins.space = space
         ty = ins.type
         operands = list(st.operands)
+        if st.opcode in VIDEO_OPCODES:
+            operands = _video_operands(ins, operands)
         if st.guard is not None:
             g = scope.lookup(st.guard.predicate.name)
             if not isinstance(g, _Var):
@@ -608,6 +610,38 @@ class _FunctionLowering:
         for var, value in defined:
             if var is not None:
                 self.write(var, block, value)
+
+
+# Scalar video instructions: their operands may carry a byte/half selector (`a.b1`, `d.h0`)
+# and vmad's a negation (`-a`); lowering takes them off the operands into `ins.attrs`.
+VIDEO_OPCODES = frozenset({"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"})
+VIDEO_SELECTORS = frozenset({"b0", "b1", "b2", "b3", "h0", "h1"})
+
+
+def _video_operands(ins: ir.Instr, operands: list) -> list:
+    """Strip selectors and negations: `attrs["sel"]` holds one selector (or None) per source,
+    `attrs["dsel"]` the destination's, `attrs["neg"]` which sources are negated."""
+    def strip(node):
+        neg = False
+        if isinstance(node, ast.Unary) and node.op == "-" and isinstance(node.operand, ast.Name):
+            node, neg = node.operand, True
+        sel = None
+        if isinstance(node, ast.Name) and node.component is not None \
+                and node.component.lstrip(".") in VIDEO_SELECTORS:
+            sel = node.component.lstrip(".")
+            node = ast.Name(name=node.name, line=node.line, column=node.column)
+        return node, sel, neg
+    out, sels, negs = [], [], []
+    for node in operands:
+        node, sel, neg = strip(node)
+        out.append(node)
+        sels.append(sel)
+        negs.append(neg)
+    if out:
+        ins.attrs["dsel"] = sels[0]
+        ins.attrs["sel"] = tuple(sels[1:])
+        ins.attrs["neg"] = tuple(negs[1:])
+    return out
 
 
 # (opcode, modifiers) -> what lower_instruction needs from them; a kernel repeats a few
