@@ -626,14 +626,16 @@ class IeeeFloat:
         self.flow_enter(done)
         return res
 
-    def div_f64_slow(self, a: VOp, b: VOp, res: VOp, done) -> None:
+    def div_f64_slow(self, a: VOp, b: VOp, res: VOp, done, mode: str = "RN") -> None:
         """Both operands with their exponents replaced: b's by 0 (b tiny: b * 2^1023 instead),
         a's by one that keeps a/b far from both ends of the range (0x634 or 0x1ca, whichever
         side a's exponent is of b's; a tiny a is first rebuilt with 2a - implicit bit). The
         refined quotient is then multiplied by 2^(true exponent difference), clamped; a
         result that comes out subnormal is re-rounded with DMUL.RP and a residual test.
         Exponent fields 0 or 0x7ff (after the scaling) are the special cases: NaN operands
-        quieted, equal specials (0/0, inf/inf) NaN, x/0 and inf/x infinity, else zero."""
+        quieted, equal specials (0/0, inf/inf) NaN, x/0 and inf/x infinity, else zero.
+        A directed `mode` (isel/rounding.py) instead rounds one more correction step and the
+        scaling DMUL in that mode: the same direction twice rounds as once."""
         exp_mask = self.i(0x7FF00000)
         b_ok = self.fsetp_hi("GEU", hi(b), self.TINY_HI)
         a_ok = self.fsetp_hi("GEU", hi(a), self.TINY_HI)
@@ -665,6 +667,10 @@ class IeeeFloat:
         q2 = self.dfma(y2, r, q)
         special = self.flow_block("ddiv_special")
         self.flow_goto(special, when=odd)
+        if mode != "RN":
+            self.div_f64_directed_tail(a_exp, ea, eb, y2, q2, bn, an, res, mode)
+            self.flow_goto(done)
+            return self.div_f64_special(a, b, ea_s, eb_s, exp_mask, res, done, special)
         # put the exponent back: scale = 2^(ea - eb - a's given exponent), clamped
         above = self.setp("ISETP", "GE.U32", ea, eb)
         given = self.exponent_choice(above)
@@ -691,6 +697,11 @@ class IeeeFloat:
         self.put("FSEL", "", lo(res), lo(t), lo(res), no(differ))
         self.put("FSEL", "", hi(res), t_hi, hi(res), no(differ))
         self.flow_goto(done)
+        self.div_f64_special(a, b, ea_s, eb_s, exp_mask, res, done, special)
+
+    def div_f64_special(self, a, b, ea_s, eb_s, exp_mask, res, done, special) -> None:
+        """Exponent fields 0 or 0x7ff: NaN operands quieted, 0/0 and inf/inf NaN, x/0 and
+        inf/x signed infinity, else signed zero."""
         self.flow_enter(special)
         a_nan = self.setp("DSETP", "NAN", a, a)
         self.quieted(res, a, a_nan)

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm
 from ptx2sass.isel.common import NOT_PT, PT, RZ
-from ptx2sass.isel.ieee import (AND, A_OR_B_AND_C, F32_INF, F32_NAN, F64_NAN_HI, INF, OR, SIGN, hi, lo,
-                                mag, neg, no)
+from ptx2sass.isel.ieee import AND, F32_INF, F64_NAN_HI, INF, OR, SIGN, hi, lo, mag, neg, no
 from ptx2sass.mir import VOp
 
 MODES = {"rz": "RZ", "rm": "RM", "rp": "RP"}
@@ -236,5 +235,174 @@ class DirectedRounding:
         y = self.r32()
         self.put("MUFU", "RSQ", y, x)
         self.sqrt_step_f32(x, y, mode, res)
+        self.flow_enter(done)
+        return res
+
+    # ------------------------------------------------------------------ f64 helpers
+    def exponent_f64(self, x_hi: VOp) -> VOp:
+        """The biased exponent field of a double, from its high word: (hi << 1) >> 21."""
+        t, e = self.r32(), self.r32()
+        self.put("SHF", "L.U32", t, x_hi, self.i(1), RZ)
+        self.put("SHF", "R.U32.HI", e, RZ, self.i(21), t)
+        return e
+
+    def edge_f64(self, res: VOp, sign: VOp, mode: str, low, high, low_away, high_away, when: VOp) -> None:
+        """res = sign | (high:low), or (high_away:low_away) on the lanes rounded away from zero."""
+        h, l = self.r32(), self.r32()
+        self.move(h, self.i(high))
+        self.move(l, self.i(low))
+        away = self.away(sign, mode)
+        if away is not None:
+            self.move_when(away, h, self.i(high_away))
+            self.move_when(away, l, self.i(low_away))
+        self.put("IMAD", "MOV.U32", lo(res), RZ, RZ, l, when=when)
+        self.lop(h, sign, RZ, OR, when=when, into=hi(res))
+
+    # ------------------------------------------------------------------ f64 division
+    def div_directed_f64(self, a: VOp, b: VOp, mode: str) -> VOp:
+        """isel/ieee.py's slow path (ptxas has no fast one here) with a directed tail."""
+        res = self.new_pair()
+        done = self.flow_block("ddiv_done")
+        self.div_f64_slow(a, b, res, done, mode)
+        self.flow_enter(done)
+        return res
+
+    def div_f64_directed_tail(self, a_exp, ea, eb, y2, q2, bn, an, res, mode: str) -> None:
+        """One more correction q2 + y2*(an - q2*bn) in `mode`, then times 2^(exponent
+        difference, clamped) in `mode`: overflow and subnormal results round there."""
+        d = self.add3(ea, neg(eb))
+        self.put("IMNMX", "", d, d, self.i(-0x46A00000), NOT_PT)
+        self.put("IMNMX", "", d, d, self.i(0x46A00000), PT)
+        scale = self.pair(RZ, lambda h: self.add3(d, self.i(0x7FE00000), neg(a_exp), into=h))
+        r = self.dfma(q2, neg(bn), an, mods=mode)
+        q3 = self.dfma(y2, r, q2, mods=mode)
+        self.dmul(scale, q3, mods=mode, into=res)
+
+    # ------------------------------------------------------------------ f64 reciprocal
+    def rcp_directed_f64(self, x: VOp, mode: str) -> VOp:
+        """Special operands (NaN quieted, ±inf → ±0, ±0 → ±inf) and subnormals (times 2^54)
+        first; then x with its exponent replaced by 0, a reciprocal refined in three steps
+        (the last in `mode`), and the exponent put back: overflow to infinity or the largest
+        finite value, underflow to zero or the smallest subnormal, a subnormal result
+        shifted by hand (64-bit)."""
+        res = self.new_pair()
+        done, core = self.flow_block("drcp_done"), self.flow_block("drcp_core")
+        e = self.exponent_f64(hi(x))
+        sign = self.lop(hi(x), self.i(SIGN), RZ, AND)
+        xs = self.copy(x)
+        adj = self.r32()
+        self.move(adj, RZ)
+        odd = self.setp("ISETP", "GT.U32", self.add3(e, self.i(-1)), self.i(0x7FD))
+        self.flow_goto(core, when=no(odd))
+        nan = self.setp("DSETP", "GTU", mag(x), INF)
+        self.quieted(res, x, nan)
+        self.flow_goto(done, when=nan)
+        inf = self.setp("DSETP", "EQ", mag(x), INF)
+        self.set_pair(res, RZ, sign, when=inf)
+        self.flow_goto(done, when=inf)
+        zero = self.setp("DSETP", "EQ", x, RZ)
+        self.set_pair(res, RZ, self.lop(sign, self.i(0x7FF00000), RZ, OR), when=zero)
+        self.flow_goto(done, when=zero)
+        self.dmul(x, self.f(2.0 ** 54), into=xs)
+        self.move(adj, self.i(54))
+        self.flow_enter(core)
+        xn = self.pair(lo(xs), lambda h: self.put("IMAD", "", h, self.add3(e, self.i(-0x3FF)),
+                                                  self.i(-0x100000), hi(xs)))
+        y0 = self.pair(self.i(1), lambda h: self.put("MUFU", "RCP64H", h, hi(xn)))
+        ee = self.dfma(neg(xn), y0, self.f(1.0))
+        t = self.dfma(y0, ee, y0)
+        t2 = self.dfma(t, self.dmul(ee, ee), t)
+        e3 = self.dfma(neg(xn), t2, self.f(1.0))
+        y1 = self.dfma(ee, t2, y0)
+        t3 = self.dfma(t2, e3, t2)
+        e4 = self.dfma(neg(xn), y1, self.f(1.0))
+        rm = self.dfma(t3, e4, y1, mods=mode)
+        er = self.exponent_f64(hi(rm))
+        eo = self.add3(adj, er, neg(e))                 # result exponent - 0x3ff
+        in_range = self.setp("ISETP", "LE.U32", self.add3(eo, self.i(0x3FE)), self.i(0x7FD))
+        self.put("IMAD", "MOV.U32", lo(res), RZ, RZ, lo(rm), when=in_range)
+        self.put("LEA", "", hi(res), self.add3(eo, self.i(0x3FF), neg(er)), hi(rm), self.i(20), when=in_range)
+        self.flow_goto(done, when=in_range)
+        over = self.setp("ISETP", "GT", eo, self.i(0x3FF))
+        self.edge_f64(res, sign, mode, 0xFFFFFFFF, 0x7FEFFFFF, 0, 0x7FF00000, when=over)
+        self.flow_goto(done, when=over)
+        tiny = self.setp("ISETP", "LT", eo, self.i(-0x434))
+        self.edge_f64(res, sign, mode, 0, 0, 1, 0, when=tiny)
+        self.flow_goto(done, when=tiny)
+        tz = self.dfma(t3, e4, y1, mods="RZ")
+        m_hi = self.lop(self.lop(hi(tz), self.i(0xFFFFF), RZ, AND), self.i(0x100000), RZ, OR)
+        shift = self.add3(neg(eo), self.i(-0x3FE))      # 1..54
+        kept = self.new_pair()
+        self.put("SHF", "R.U64", lo(kept), lo(tz), shift, m_hi)
+        self.put("SHF", "R.U32.HI", hi(kept), RZ, shift, m_hi)
+        if mode != "RZ":
+            back = self.add3(eo, self.i(0x43E))         # 64 - shift
+            lost_lo, lost_hi = self.r32(), self.r32()
+            self.put("SHF", "L.U32", lost_lo, lo(tz), back, RZ)
+            self.put("SHF", "L.U64.HI", lost_hi, lo(tz), back, m_hi)
+            inexact = self.setp("DSETP", "NE", rm, self.dfma(t3, e4, y1, mods=OPPOSITE[mode]))
+            self.put("ISETP", "NE.U32.OR", inexact, PT, lost_lo, RZ, inexact, ndefs=2)
+            self.put("ISETP", "NE.U32.OR", inexact, PT, lost_hi, RZ, inexact, ndefs=2)
+            up = self.away(sign, mode)
+            self.put("PLOP3", "LUT", up, PT, up, inexact, PT, Imm(0xC0), Imm(0), ndefs=2)   # a & b
+            carry = self.pred()
+            self.put("IADD3", "", lo(kept), carry, lo(kept), self.i(1), RZ, ndefs=2, when=up)
+            self.put("IMAD", "X", hi(kept), RZ, RZ, hi(kept), carry, when=up)
+        self.put("IMAD", "MOV.U32", lo(res), RZ, RZ, lo(kept))
+        self.lop(hi(kept), sign, RZ, OR, into=hi(res))
+        self.flow_enter(done)
+        return res
+
+    # ------------------------------------------------------------------ f64 square root
+    def sqrt_directed_f64(self, x: VOp, mode: str) -> VOp:
+        """Negative → NaN, ±0 and +inf → x, NaN quieted, subnormal → times 2^54; then x with
+        its exponent brought to 0 or 1 (even difference), an f32 rsqrt estimate widened
+        and refined (s and y/2 together, Goldschmidt style), the last correction in `mode`,
+        and half the exponent difference put back (no overflow or underflow possible)."""
+        res = self.new_pair()
+        done, core = self.flow_block("dsqrt_done"), self.flow_block("dsqrt_core")
+        e1 = self.add3(self.exponent_f64(hi(x)), self.i(-1))
+        xs = self.copy(x)
+        adj = self.r32()
+        self.move(adj, RZ)
+        odd = self.setp("ISETP", "GT.U32", e1, self.i(0x7FD))
+        self.put("ISETP", "LT.OR", odd, PT, hi(x), RZ, odd, ndefs=2)
+        self.flow_goto(core, when=no(odd))
+        negative = self.setp("DSETP", "LT", x, RZ)
+        self.set_pair(res, RZ, self.i(F64_NAN_HI), when=negative)
+        self.flow_goto(done, when=negative)
+        keep = self.setp("DSETP", "EQ", mag(x), INF)
+        self.put("DSETP", "EQ.OR", keep, PT, x, RZ, keep, ndefs=2)
+        self.put("IMAD", "MOV.U32", lo(res), RZ, RZ, lo(x), when=keep)
+        self.put("IMAD", "MOV.U32", hi(res), RZ, RZ, hi(x), when=keep)
+        self.flow_goto(done, when=keep)
+        nan = self.setp("DSETP", "NAN", x, x)
+        self.quieted(res, x, nan)
+        self.flow_goto(done, when=nan)
+        self.dmul(x, self.f(2.0 ** 54), into=xs)
+        self.move(adj, self.i(54))
+        self.flow_enter(core)
+        ev = self.lop(e1, self.i(0xFFFFFFFE), RZ, AND)
+        k = self.add3(ev, self.i(-0x3FE))
+        half = self.add3(k, neg(adj))
+        xn = self.pair(lo(xs), lambda h: self.put("IMAD", "", h, k, self.i(-0x100000), hi(xs)))
+        xh = self.pair(lo(xs), lambda h: self.add3(hi(xn), self.i(-0x100000), into=h))     # xn / 2
+        f = self.r32()
+        self.put("F2F", "F32.F64", f, xn)
+        self.put("MUFU", "RSQ", f, f)
+        y = self.new_pair()
+        self.put("F2F", "F64.F32", y, f)
+        t = self.dfma(xh, neg(self.dmul(y, y)), self.f(0.5))
+        y1 = self.dfma(y, t, y)
+        s = self.dmul(xn, y1)
+        hy = self.dmul(xh, y1)
+        yh = self.pair(lo(y1), lambda h: self.add3(hi(y1), self.i(-0x100000), into=h))     # y1 / 2
+        r = self.dfma(neg(s), s, xn)
+        t2 = self.dfma(y1, neg(hy), self.f(0.5))
+        s1 = self.dfma(r, yh, s)
+        yh2 = self.dfma(yh, t2, yh)
+        r2 = self.dfma(neg(s1), s1, xn)
+        self.dfma(r2, yh2, s1, mods=mode, into=res)
+        self.put("IMAD", "", hi(res), half, self.i(0x80000), hi(res))
         self.flow_enter(done)
         return res
