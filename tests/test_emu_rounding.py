@@ -1,5 +1,5 @@
 """The emulator's FFMA/FADD/FMUL and DFMA/DADD/DMUL in each rounding mode (RN, RZ, RM, RP)
-against exact rational arithmetic (fractions.Fraction, rounded by hand here), on ptxas's
+against exact rational arithmetic (fractions.Fraction, rounded by hand in tests/exact_rounding.py), on ptxas's
 own `fma/add/mul.r{n,z,m,p}.f32/.f64` kernels. The directed-rounding division, reciprocal
 and square root sequences (isel/ieee.py, tests/test_codegen_rounding.py) rest on these.
 
@@ -14,36 +14,12 @@ import numpy as np
 import pytest
 
 from codegen_harness import SPECIAL, kernel
+from exact_rounding import round_exact
 from ptx2sass import oracle
 from ptx2sass.emu.launch import run
 
 LANES = 256
-FMT = {32: (np.uint32, np.float32, 24, -126, 127), 64: (np.uint64, np.float64, 53, -1022, 1023)}
-
-
-def round_exact(x: Fraction, bits: int, mode: str) -> float:
-    """x rounded to the format by hand (independent of emu/fp.py): the integer significand
-    at the right scale, bumped away from zero in the directions that ask for it."""
-    _, _, p, emin, emax = FMT[bits]
-    neg, m = x < 0, abs(x)
-    e = m.numerator.bit_length() - m.denominator.bit_length()
-    while Fraction(2) ** e > m:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= m:
-        e += 1
-    q = max(e, emin) - (p - 1)
-    scaled = m / Fraction(2) ** q
-    n, rest = divmod(scaled.numerator, scaled.denominator)
-    rest = Fraction(rest, scaled.denominator)
-    up = {"RN": rest > Fraction(1, 2) or rest == Fraction(1, 2) and n % 2 == 1, "RZ": False,
-          "RM": rest > 0 and neg, "RP": rest > 0 and not neg}[mode]
-    n += up
-    if n * Fraction(2) ** q >= Fraction(2) ** (emax + 1):
-        away = mode == "RN" or mode == ("RM" if neg else "RP")
-        value = math.inf if away else float((2 ** p - 1) * Fraction(2) ** (emax - p + 1))
-    else:
-        value = math.ldexp(n, q)
-    return -value if neg else value
+FMT = {32: (np.uint32, np.float32), 64: (np.uint64, np.float64)}
 
 
 def reference(op: str, mode: str, bits: int, vals) -> float | None:
@@ -65,7 +41,7 @@ def reference(op: str, mode: str, bits: int, vals) -> float | None:
 
 def inputs(bits: int, n_in: int) -> np.ndarray:
     rng = np.random.default_rng(bits + n_in)
-    dtype, ftype, p, _, _ = FMT[bits]
+    dtype, ftype = FMT[bits]
     data = rng.integers(0, np.iinfo(dtype).max, size=(LANES, n_in), dtype=dtype, endpoint=True)
     data[:64] = rng.choice(np.array(SPECIAL[bits], dtype=dtype), size=(64, n_in))
     near = rng.standard_normal((96, n_in)) * np.exp2(rng.integers(-4, 5, size=(96, n_in)))
@@ -85,7 +61,7 @@ def inputs(bits: int, n_in: int) -> np.ndarray:
 @pytest.mark.parametrize("op", ["fma", "add", "mul"])
 def test_rounding_modes_match_exact_arithmetic(op, bits):
     n_in = 3 if op == "fma" else 2
-    dtype, ftype = FMT[bits][:2]
+    dtype, ftype = FMT[bits]
     data = inputs(bits, n_in)
     bad = []
     for mode in ("RN", "RZ", "RM", "RP"):
