@@ -154,11 +154,22 @@ def _prep32(bits: np.ndarray, ftz: bool) -> np.ndarray:
     return flush_f32(v) if ftz else v
 
 
+def zero_sum_sign(x: np.ndarray, y: np.ndarray, s: np.ndarray, mode: str) -> np.ndarray:
+    """IEEE 754's sign for an exact zero sum x + y (x, y exact FP64 addends): -0 in
+    round-toward-minus-infinity unless both addends are +0 (NumPy, rounding to nearest,
+    gives +0 for x + (-x) and for +0 + -0)."""
+    if mode != "RM":
+        return s
+    plus_zeros = (x == 0) & (y == 0) & ~np.signbit(x) & ~np.signbit(y)
+    return np.where((s == 0) & ~plus_zeros, -0.0, s)
+
+
 def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     """FP32 add of float32 arrays (already negated/abs'd), result as float32."""
     if ftz:
         a, b = flush_f32(a), flush_f32(b)
-    s = add_rto(a.astype(np.float64), b.astype(np.float64))
+    a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
+    s = zero_sum_sign(a64, b64, add_rto(a64, b64), mode)
     r = narrow_f64(s, mode)
     return flush_f32(r) if ftz else r
 
@@ -178,7 +189,8 @@ def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) ->
         a, b, c = flush_f32(a), flush_f32(b), flush_f32(c)
     with np.errstate(invalid="ignore", over="ignore"):
         p = a.astype(np.float64) * b.astype(np.float64)
-    s = add_rto(p, c.astype(np.float64))
+    p, c64 = np.broadcast_arrays(p, c.astype(np.float64))
+    s = zero_sum_sign(p, c64, add_rto(p, c64), mode)
     r = narrow_f64(s, mode)
     return flush_f32(r) if ftz else r
 

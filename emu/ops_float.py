@@ -244,9 +244,15 @@ def _exact_binop(op, mode):
             return r
         exact = op(Fraction(a), Fraction(b)) if op is not _div else Fraction(a) / Fraction(b)
         if exact == 0:
+            if mode == "RM" and op is _add and not (math.copysign(1, a) > 0 < math.copysign(1, b) and a == b == 0):
+                return -0.0       # x + (-x), +0 + -0: -0 when rounding toward -inf
             return r
         return fp.round_rational(exact, "f64", mode)
     return f
+
+
+def _add(a, b):
+    return a + b
 
 
 def _div(a, b):
@@ -262,7 +268,7 @@ def op_dadd(w, s, active, mask):
         with np.errstate(invalid="ignore", over="ignore"):
             r = va + vb
     else:
-        r = _per_lane(_exact_binop(lambda x, y: x + y, mode), va, vb)
+        r = _per_lane(_exact_binop(_add, mode), va, vb)
     _f64_result(w, d, r, mask)
 
 

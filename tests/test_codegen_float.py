@@ -71,3 +71,12 @@ def test_cvt_saturate_f32(mods):
     ours, theirs, _ = run_both(f"cvt.{mods}.f32.f32 %o, %a0;", 32, 1, 32,
                                values=SPECIAL[32] + [0x3F000000, 0x3F7FFFFF, 0x3FC00000, 0xBF000000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["abs.f64", "neg.f64", "abs.f32", "neg.f32", "abs.ftz.f32", "neg.ftz.f32"])
+def test_abs_neg_match_ptxas(op):
+    """Sign operations, NaN payloads and subnormals included (f64: DADD -RZ, |x| / -x)."""
+    from codegen_harness import run_both
+    bits = 64 if op.endswith("f64") else 32
+    ours, theirs, _ = run_both(f"{op} %o, %a0;", bits, 1, bits)
+    np.testing.assert_array_equal(ours, theirs)

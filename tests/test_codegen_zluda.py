@@ -16,7 +16,6 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # Kernels using constructs the code generator does not support yet: the CompileError's
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
-    'rcp_f64': '`rcp.rz.f64` not supported yet',
 }
 
 

@@ -182,6 +182,10 @@ class FloatSelection:
             return
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=False)
+        if ty == "f64":           # ptxas: DADD -RZ, |x| (NaN payloads kept, like FADD's)
+            x = self.force_wide(a)
+            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), replace(x, abs=True)])
+            return
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return

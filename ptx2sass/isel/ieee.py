@@ -173,8 +173,10 @@ class IeeeFloat:
         if ins.type == "f32" and "full" in ins.modifiers:
             a, b = self.ieee_f32_operands(ins)
             return self.ieee_result(ins, lambda: self.div_full_f32(a, b, ftz))
-        if "rn" not in ins.modifiers or ins.type not in ("f32", "f64"):
+        if ins.type not in ("f32", "f64") or not any(m in ins.modifiers for m in ("rn", "rz", "rm", "rp")):
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
+        if "rn" not in ins.modifiers:
+            return self.directed_div(ins)         # isel/rounding.py
         if ins.type == "f32":
             a, b = self.ieee_f32_operands(ins)
             return self.ieee_result(ins, lambda: self.div_rn_f32(a, b, ftz))
@@ -188,9 +190,12 @@ class IeeeFloat:
         self.ieee_unary(ins, self.sqrt_rn_f32, self.sqrt_rn_f64)
 
     def ieee_unary(self, ins, f32_sequence, f64_sequence) -> None:
-        """`rcp.rn` / `sqrt.rn` of f32 (with or without .ftz) or f64."""
-        if "rn" not in ins.modifiers or ins.type not in ("f32", "f64"):
+        """`rcp.rn` / `sqrt.rn` of f32 (with or without .ftz) or f64; the directed roundings
+        go to isel/rounding.py."""
+        if ins.type not in ("f32", "f64") or not any(m in ins.modifiers for m in ("rn", "rz", "rm", "rp")):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        if "rn" not in ins.modifiers:
+            return self.directed_unary(ins)
         if ins.type == "f32":
             (x,) = self.ieee_f32_operands(ins)
             return self.ieee_result(ins, lambda: f32_sequence(x, "ftz" in ins.modifiers))
@@ -258,13 +263,14 @@ class IeeeFloat:
         self.flow_enter(done)
         return q
 
-    def div_f32_slow(self, a: VOp, b: VOp, q: VOp, done, ftz: bool) -> None:
+    def div_f32_slow(self, a: VOp, b: VOp, q: VOp, done, ftz: bool, mode: str = "RN") -> None:
         """The hard quotients. Operands with a normal exponent go straight to the scaled
         division; the others are, in this order: NaN → a + b; 0/0 and inf/inf → NaN;
         x/inf and 0/x → signed zero; inf/x and x/0 → signed infinity; else (some subnormal
         operand) scaled by 2^64 with the exponent adjustment remembered. With .ftz the
         zero tests are float compares that see subnormals as zero, and no scaling is
-        needed (every remaining case was special)."""
+        needed (every remaining case was special). `mode` is the rounding of the quotient
+        (isel/rounding.py sends the directed ones here: ptxas has no fast path for them)."""
         ea, eb = self.exponent_f32(a), self.exponent_f32(b)
         ea1, eb1 = self.add3(ea, self.i(-1)), self.add3(eb, self.i(-1))
         odd = self.setp("ISETP", "GT.U32", eb1, self.i(0xFD))
@@ -310,16 +316,17 @@ class IeeeFloat:
             self.fma(b, self.f(2.0 ** 64), RZ, into=b_s, when=b_sub)
             self.add3(adj, self.i(64), into=adj, when=b_sub)
         self.flow_enter(core)
-        self.div_f32_scaled(a_s, b_s, ea, eb, adj, q, done, ftz)
+        self.div_f32_scaled(a_s, b_s, ea, eb, adj, q, done, ftz, mode)
 
     def move_when(self, p: VOp, d: VOp, value) -> None:
         self.put("IMAD", "MOV.U32", d, RZ, RZ, value, when=p)
 
-    def div_f32_scaled(self, a_s, b_s, ea, eb, adj, q, done, ftz: bool) -> None:
+    def div_f32_scaled(self, a_s, b_s, ea, eb, adj, q, done, ftz: bool, mode: str = "RN") -> None:
         """Both operands moved to exponent 0 (b's mantissa in [1, 2)), divided with two
         residual corrections, and the exponent difference put back by integer addition.
         A result exponent outside 1..254 becomes infinity (overflow), or a subnormal rounded
-        to nearest-even by hand (zero below 2^-150), or, with .ftz, a signed zero."""
+        to nearest-even by hand (zero below 2^-150), or, with .ftz, a signed zero. A directed
+        `mode` rounds the last step so (without FTZ) and its edges are isel/rounding.py's."""
         eb_bias = self.r32()
         self.put("LEA", "", eb_bias, eb, self.i(0xC0800000), self.i(23))      # (eb - 127) << 23
         bn = self.add3(b_s, neg(eb_bias))
@@ -337,12 +344,14 @@ class IeeeFloat:
         rem0 = self.fma(nb, q0, an)
         q1 = self.fma(r1, rem0, q0)
         rem1 = self.fma(nb, q1, an)
-        qn = self.fma(r1, rem1, q1, mods="FTZ" if ftz else "")
+        qn = self.fma(r1, rem1, q1, mods=mode if mode != "RN" else "FTZ" if ftz else "")
         eo = self.add3(self.exponent_f32(qn), eq)
         in_range = self.setp("ISETP", "LT.U32", self.add3(eo, self.i(-1)), self.i(0xFE))
         self.put("IMAD", "", q, eq, self.i(0x800000), qn, when=in_range)
         self.flow_goto(done, when=in_range)
         sign = self.lop(qn, self.i(SIGN), RZ, AND)
+        if mode != "RN":
+            return self.div_f32_directed_edges(r1, rem1, q1, qn, eo, sign, q, done, ftz, mode)
         over = self.setp("ISETP", "GT", eo, self.i(0xFE))
         if ftz:
             normal = self.setp("ISETP", "GE", eo, self.i(1))
@@ -508,10 +517,11 @@ class IeeeFloat:
         self.flow_enter(done)
         return res
 
-    def sqrt_f32_slow(self, x: VOp, res: VOp, done, ftz: bool) -> None:
+    def sqrt_f32_slow(self, x: VOp, res: VOp, done, ftz: bool, mode: str = "RN") -> None:
         """Zero → itself (with .ftz: a subnormal → signed zero), negative → NaN, NaN →
         x + 1 (quiet), +inf → itself, otherwise (small, or with .ftz any positive subnormal
-        value it did not flush) scaled by 2^64, the fast step, and scaled back by 2^-32."""
+        value it did not flush) scaled by 2^64, the fast step (rounded in `mode`: see
+        isel/rounding.py), and scaled back by 2^-32."""
         if ftz:
             zero = self.setp("FSETP", "EQ.FTZ", x, RZ)
             self.put("FMUL", "FTZ", res, x, self.f(1.0), when=zero)
@@ -535,6 +545,10 @@ class IeeeFloat:
             self.fma(x, self.f(2.0 ** 64), RZ, into=xs)
         y, p, h, n = self.r32(), self.r32(), self.r32(), self.r32()
         self.put("MUFU", "RSQ", y, xs)
+        if mode != "RN":
+            r = self.sqrt_step_f32(xs, y, mode, self.r32())
+            self.put("FMUL", "FTZ", res, r, self.f(2.0 ** -32))
+            return
         self.put("FMUL", "FTZ", p, xs, y)
         self.put("FMUL", "FTZ", h, y, self.f(0.5))
         self.put("FADD", "FTZ", n, neg(p), neg(RZ))
@@ -628,14 +642,16 @@ class IeeeFloat:
         self.flow_enter(done)
         return res
 
-    def div_f64_slow(self, a: VOp, b: VOp, res: VOp, done) -> None:
+    def div_f64_slow(self, a: VOp, b: VOp, res: VOp, done, mode: str = "RN") -> None:
         """Both operands with their exponents replaced: b's by 0 (b tiny: b * 2^1023 instead),
         a's by one that keeps a/b far from both ends of the range (0x634 or 0x1ca, whichever
         side a's exponent is of b's; a tiny a is first rebuilt with 2a - implicit bit). The
         refined quotient is then multiplied by 2^(true exponent difference), clamped; a
         result that comes out subnormal is re-rounded with DMUL.RP and a residual test.
         Exponent fields 0 or 0x7ff (after the scaling) are the special cases: NaN operands
-        quieted, equal specials (0/0, inf/inf) NaN, x/0 and inf/x infinity, else zero."""
+        quieted, equal specials (0/0, inf/inf) NaN, x/0 and inf/x infinity, else zero.
+        A directed `mode` (isel/rounding.py) instead rounds one more correction step and the
+        scaling DMUL in that mode: the same direction twice rounds as once."""
         exp_mask = self.i(0x7FF00000)
         b_ok = self.fsetp_hi("GEU", hi(b), self.TINY_HI)
         a_ok = self.fsetp_hi("GEU", hi(a), self.TINY_HI)
@@ -667,6 +683,10 @@ class IeeeFloat:
         q2 = self.dfma(y2, r, q)
         special = self.flow_block("ddiv_special")
         self.flow_goto(special, when=odd)
+        if mode != "RN":
+            self.div_f64_directed_tail(a_exp, ea, eb, y2, q2, bn, an, res, mode)
+            self.flow_goto(done)
+            return self.div_f64_special(a, b, ea_s, eb_s, exp_mask, res, done, special)
         # put the exponent back: scale = 2^(ea - eb - a's given exponent), clamped
         above = self.setp("ISETP", "GE.U32", ea, eb)
         given = self.exponent_choice(above)
@@ -693,6 +713,11 @@ class IeeeFloat:
         self.put("FSEL", "", lo(res), lo(t), lo(res), no(differ))
         self.put("FSEL", "", hi(res), t_hi, hi(res), no(differ))
         self.flow_goto(done)
+        self.div_f64_special(a, b, ea_s, eb_s, exp_mask, res, done, special)
+
+    def div_f64_special(self, a, b, ea_s, eb_s, exp_mask, res, done, special) -> None:
+        """Exponent fields 0 or 0x7ff: NaN operands quieted, 0/0 and inf/inf NaN, x/0 and
+        inf/x signed infinity, else signed zero."""
         self.flow_enter(special)
         a_nan = self.setp("DSETP", "NAN", a, a)
         self.quieted(res, a, a_nan)

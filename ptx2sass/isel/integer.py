@@ -275,6 +275,10 @@ class IntegerSelection:
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=True)
         if _is_float(ty):
+            if ty == "f64":       # ptxas: DADD -RZ, -x
+                x = self.force_wide(a)
+                self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), self.negate(x)])
+                return
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
             mods = ("FTZ",) if "ftz" in ins.modifiers else ()

@@ -29,6 +29,7 @@ from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
 from ptx2sass.isel.flow import FlowBuilding
 from ptx2sass.isel.ieee import IeeeFloat
+from ptx2sass.isel.rounding import DirectedRounding
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
@@ -38,8 +39,8 @@ from ptx2sass.isel.video import VideoSelection
 
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
-               FloatSelection, IeeeFloat, FlowBuilding, ConvertSelection, CallSelection, CachePolicy,
-               VideoSelection):
+               FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
+               CachePolicy, VideoSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):
