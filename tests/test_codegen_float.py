@@ -71,3 +71,12 @@ def test_cvt_saturate_f32(mods):
     ours, theirs, _ = run_both(f"cvt.{mods}.f32.f32 %o, %a0;", 32, 1, 32,
                                values=SPECIAL[32] + [0x3F000000, 0x3F7FFFFF, 0x3FC00000, 0xBF000000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("op", ["abs", "neg"])
+def test_f64_abs_neg_as_ptxas(op):
+    """abs.f64/neg.f64 (Triton's tl.abs on float64) as ptxas makes them, DADD d, -RZ, |a|
+    or -a: NaNs keep their payload and sign handling, bit for bit with ptxas's cubin."""
+    from codegen_harness import SPECIAL, run_both
+    ours, theirs, _ = run_both(f"{op}.f64 %o, %a0;", 64, 1, 64, values=SPECIAL[64])
+    assert (ours == theirs).all()

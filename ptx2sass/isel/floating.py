@@ -182,6 +182,10 @@ class FloatSelection:
             return
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=False)
+        if ty == "f64":               # ptxas: DADD d, -RZ, |a|
+            src = self.wide_reg(a)
+            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), replace(src, abs=True)])
+            return
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
