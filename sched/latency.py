@@ -140,6 +140,10 @@ READER_FIXED: dict[str, int] = {
 UNIFORM_FIXED = 4
 UNIFORM_TO_VECTOR = 6
 UNIFORM_READER_FIXED: dict[str, int] = {"UIMAD": 6}
+# ... except from UIMAD itself (the same uniform multiplier): 4, as ptxas leaves between
+# UIMAD.WIDE.U32 and the UIMAD adding its high half (Triton's int64 row offsets,
+# tests/corpus/triton int64_rows).
+UNIFORM_SAME_UNIT = {"UIMAD"}
 UNIFORM_MOVES = {"UMOV", "ULDC", "VOTEU"}
 UNIFORM_MOVE_FIXED = 2
 
@@ -185,6 +189,8 @@ def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str
             return base
         if not reader.startswith("U"):
             return max(base, UNIFORM_TO_VECTOR)
+        if opcode == reader and opcode in UNIFORM_SAME_UNIT:
+            return base
         return max(base, UNIFORM_READER_FIXED.get(reader, 0))
     if opcode in ("HMMA", "IMMA") and reader in MEMORY_READERS:
         return MMA_TO_MEMORY
