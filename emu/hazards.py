@@ -13,8 +13,8 @@ Hazards flagged (each names kernel, offset and registers):
 - a read of a fixed-latency result before `sched.latency.read_latency` cycles have passed
   (which depends on the reader too: its pipe, a guard, a memory address ...);
 - a read of a variable-latency result without having waited on its write scoreboard, or of
-  one whose producer set no scoreboard (unless the reader goes through the producer's
-  in-order queue, `sched.latency.QUEUE`, which then reads it after the write);
+  one whose producer set no scoreboard, except by a later instruction of the same unit when
+  that unit reads in order (`sched.latency.READS_IN_ORDER`: LDS → SHFL);
 - an overwrite of a register that a pending variable-latency instruction will still write
   (WAW) or may still be reading under a read scoreboard (WAR). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
@@ -150,11 +150,11 @@ class TimingModel:
         for reg in dict.fromkeys(clock.reads):
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
-                sb, off, pop, _, _, who = clock.pending[reg]
+                sb, off, pop, q, _, who = clock.pending[reg]
                 if not who & mine:
                     pass
-                elif sb == NO_SB and clock.pending[reg][3] == facts.queue:
-                    pass              # the same in-order queue reads it after the write
+                elif q == facts.unit and q in lat.READS_IN_ORDER:
+                    pass          # read after the result was written, in the unit's order
                 elif sb == NO_SB:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
                                             f"a variable-latency result with no write scoreboard")

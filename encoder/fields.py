@@ -26,8 +26,9 @@ _TOKEN = re.compile(
     r"|(?P<int>(?<![\w.$])-?0x[0-9a-f]+(?![\w$]))"
     r"|(?P<float>(?<![\w.$])[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|INF|QNAN|SNAN|NAN)(?![\w$.]) ?)")
 
-# A float placeholder keeps the float format the field uses: f32, f64 (upper 32 bits), f16.
-FLOAT_KINDS = ("f32", "f64h", "f16")
+# A float placeholder keeps the float format the field uses: f32, f64 (upper 32 bits), f16,
+# bf16 (the immediates of the .BF16_V2 half-precision forms).
+FLOAT_KINDS = ("f32", "f64h", "f16", "bf16")
 
 
 @dataclass
@@ -174,6 +175,8 @@ def float_text(bits: int, kind: str) -> str:
         return _fmt_float(struct.unpack("<d", struct.pack("<Q", bits << 32))[0])
     if kind == "f16":
         return _fmt_float(struct.unpack("<e", struct.pack("<H", bits))[0])
+    if kind == "bf16":
+        return _fmt_float(struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0])
     raise ValueError(kind)
 
 
@@ -185,8 +188,8 @@ def float_bits(text: str, kind: str) -> int | None:
         sign = 1 if t.startswith("-") else 0
         # the quiet NaNs ptxas writes (counted over the corpora)
         if sign:
-            return {"f32": 0xffc00000, "f64h": 0xfff80000, "f16": 0xfe00}[kind]
-        return {"f32": 0x7fc00000, "f64h": 0x7ff80000, "f16": 0x7e00}[kind]
+            return {"f32": 0xffc00000, "f64h": 0xfff80000, "f16": 0xfe00, "bf16": 0xffc0}[kind]
+        return {"f32": 0x7fc00000, "f64h": 0x7ff80000, "f16": 0x7e00, "bf16": 0x7fc0}[kind]
     try:
         x = special[t] if t in special else float(t)
     except ValueError:
@@ -203,6 +206,11 @@ def float_bits(text: str, kind: str) -> int | None:
         if full & 0xffffffff:
             return None
         bits = full >> 32
+    elif kind == "bf16":
+        full = struct.unpack("<I", struct.pack("<f", x))[0]
+        if full & 0xffff and not math.isnan(x):
+            return None             # not exactly a bf16
+        bits = full >> 16
     else:
         try:
             bits = struct.unpack("<H", struct.pack("<e", x))[0]

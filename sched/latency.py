@@ -35,17 +35,15 @@ VARIABLE: dict[str, int] = {
 
 # Variable-latency units whose results come back in issue order: waiting on the scoreboard
 # of one instruction also covers earlier ones of the same queue (ptxas relies on this: of
-# two back-to-back LDS, POPC or DFMA only the later one sets a scoreboard).
+# two back-to-back LDS, POPC or DFMA only the later one sets a scoreboard). Shared memory
+# and shuffles go through one queue, MIO: ptxas waits on a SHFL's scoreboard to cover an
+# LDSM before it that set none (Triton's flash attention, tests/corpus/triton).
 QUEUE: dict[str, str] = {
-    "LDS": "shared", "LDSM": "shared", "ATOMS": "shared",
+    "LDS": "mio", "LDSM": "mio", "ATOMS": "mio", "SHFL": "mio", "MATCH": "mio", "REDUX": "mio",
     "LDG": "global", "LD": "global", "LDL": "global", "ATOMG": "global", "ATOM": "global",
     "RED": "global", "LDGSTS": "global", "LDGDEPBAR": "global",
     "LDC": "constant",
     "S2R": "s2r", "S2UR": "s2r", "B2R": "s2r",
-    # SHFL goes through the shared-memory unit's queue: ptxas leaves an LDS without a
-    # scoreboard when a SHFL after it reads the loaded register and a wait on the SHFL's
-    # scoreboard guards later overwrites (Triton's argmax, tests/test_triton_corpus.py).
-    "SHFL": "shared", "MATCH": "shuffle", "REDUX": "shuffle",
     "MUFU": "xu", "F2F": "xu", "F2I": "xu", "I2F": "xu", "FRND": "xu", "FCHK": "xu",
     "POPC": "xu", "FLO": "xu", "BREV": "xu",
     "DADD": "fp64", "DMUL": "fp64", "DFMA": "fp64", "DSETP": "fp64", "DMNMX": "fp64",
@@ -61,7 +59,13 @@ SOURCE_READ_CYCLES = 4
 # relies on this: a DADD overwrites a source of the DADD before it, an LDS the address
 # register of an STS before it, without waiting on their read scoreboards). Stores, which
 # have no result and so no entry in QUEUE, go with the loads of their memory space.
-STORE_QUEUE: dict[str, str] = {"STS": "shared", "STG": "global", "ST": "global", "STL": "global"}
+STORE_QUEUE: dict[str, str] = {"STS": "mio", "STG": "global", "ST": "global", "STL": "global"}
+
+# Units that also read their source registers only after the earlier instructions of the
+# unit have written their results: a later one may read such a result without waiting (ptxas
+# gives an LDS no scoreboard and feeds its result straight to a SHFL: Triton's cross-warp
+# reductions, tests/corpus/triton welford_rows).
+READS_IN_ORDER = {"mio"}
 
 
 def source_unit(opcode: str) -> str | None:
@@ -136,6 +140,10 @@ READER_FIXED: dict[str, int] = {
 UNIFORM_FIXED = 4
 UNIFORM_TO_VECTOR = 6
 UNIFORM_READER_FIXED: dict[str, int] = {"UIMAD": 6}
+# ... except from UIMAD itself (the same uniform multiplier): 4, as ptxas leaves between
+# UIMAD.WIDE.U32 and the UIMAD adding its high half (Triton's int64 row offsets,
+# tests/corpus/triton int64_rows).
+UNIFORM_SAME_UNIT = {"UIMAD"}
 UNIFORM_MOVES = {"UMOV", "ULDC", "VOTEU"}
 UNIFORM_MOVE_FIXED = 2
 
@@ -181,6 +189,8 @@ def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str
             return base
         if not reader.startswith("U"):
             return max(base, UNIFORM_TO_VECTOR)
+        if opcode == reader and opcode in UNIFORM_SAME_UNIT:
+            return base
         return max(base, UNIFORM_READER_FIXED.get(reader, 0))
     if opcode in ("HMMA", "IMMA") and reader in MEMORY_READERS:
         return MMA_TO_MEMORY

@@ -538,6 +538,42 @@ def test_cp_async_copies_with_zero_fill():
     assert list(out[4 * 3:4 * 4]) == [12, 14, 15, 15]
 
 
+
+def test_cp_async_source_size_from_a_chain_of_selp():
+    """Triton's masked loads on several dimensions: the source size is `selp 8, 0, p`, then
+    `selp s, 0, q` per further mask; all or nothing is copied (LDGSTS with the predicates
+    ANDed), zeros elsewhere; the same as ptxas and as NumPy."""
+    ptx = """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .shared .align 16 .b8 s8[256];
+  .reg .b32 %r<20>; .reg .b64 %rd<20>; .reg .pred %p<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r4, %r1, 3;  mov.u32 %r5, s8;  add.u32 %r5, %r5, %r4;
+  mul.wide.u32 %rd3, %r1, 8;
+  add.u64 %rd4, %rd2, %rd3;
+  setp.lt.u32 %p1, %r1, 20;
+  and.b32 %r6, %r1, 3;
+  setp.ne.u32 %p2, %r6, 0;
+  selp.b32 %r7, 8, 0, %p1;
+  selp.b32 %r8, %r7, 0, %p2;
+  cp.async.ca.shared.global [%r5], [%rd4], 8, %r8;
+  cp.async.commit_group;
+  cp.async.wait_all;
+  bar.sync 0;
+  ld.shared.v2.u32 {%r10, %r11}, [%r5];
+  add.u64 %rd5, %rd1, %rd3;
+  st.global.v2.u32 [%rd5], {%r10, %r11};
+  ret;
+}"""
+    data = np.arange(64, dtype=np.uint32) + 100
+    out = words(run_both(ptx, "k", {"out": (256, bytes(256)), "in": (256, data.tobytes())})["out"])
+    t = np.arange(32)
+    keep = np.repeat((t < 20) & (t % 4 != 0), 2)
+    assert (out == np.where(keep, data, 0)).all()
+
 def test_initialisers_holding_variable_addresses():
     """`{gtab, generic(gtab)+8}` in .global and `gtab+4` in .const: the loader relocates
     them (R_CUDA_G64, REL and RELA), the kernel follows them; sections as ptxas's."""

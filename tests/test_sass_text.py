@@ -489,3 +489,20 @@ def test_indirect_branch_targets_resolve():
     for f, e in brx:
         offsets = {x.offset for g in listing.functions if g.section == f.section for x in g.entries}
         assert e.branch_targets and all(t.offset in offsets for t in e.branch_targets), e.annotation
+
+
+def test_bf16_immediates_decode_and_encode_as_nvdisasm_shows_them():
+    # `HFMA2.BF16_V2 R7, R11, -1, -1, R2` as ptxas 13.5 wrote it for Triton's bf16 x*y+x-y
+    # (tests/corpus/triton bf16_elementwise): the immediates are bf16 (0xbf80 = -1), not f16
+    # (0xbf80 = -1.875), in the .BF16_V2 forms; the emulator computed with the latter.
+    from ptx2sass.encoder import codec
+    base = 0x001fe20000200002bf80bf800b077831
+    patterns = sorted({random.Random(17).getrandbits(16) & 0x7fff for _ in range(60)}
+                      | {0x0000, 0x8000, 0x3f80, 0xbf80, 0x3fc0, 0x7f80, 0xff80, 0x0001})
+    words = [base & ~(0xffffffff << 32) | (p | p << 16) << 32 for p in patterns]
+    run = oracle.nvdisasm_raw(b"".join(w.to_bytes(16, "little") for w in words), "sm_89")
+    shown = [e.instruction for e in parse_listing(run.stdout).functions[0].entries]
+    for w, ins in zip(words, shown):
+        assert codec.decode_text(w, "sm_89") == codec.decode_text(codec.encode(ins, "sm_89"), "sm_89")
+        imm = [o for o in codec.decode(w, "sm_89").operands if isinstance(o, Imm)]
+        assert [o.text for o in imm] == [format_operand(o) for o in ins.operands if isinstance(o, Imm)]

@@ -14,7 +14,9 @@ from ptx2sass.emu.launch import run
 
 TRITON_DIR = Path(__file__).resolve().parent / "corpus" / "triton"
 _STORAGE = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,
-            "int32": np.int32, "uint8": np.uint8}
+            "int32": np.int32, "uint8": np.uint8, "float64": np.float64, "int64": np.int64,
+            "int8": np.int8, "uint32": np.uint32, "float8e4nv": np.uint8, "float8e5": np.uint8}
+_SCALARS = {"fp32": np.float32, "i32": np.int32, "fp64": np.float64, "i64": np.int64}
 
 
 def manifest() -> list[dict]:
@@ -44,6 +46,10 @@ def inputs(entry: dict) -> dict[str, np.ndarray]:
             values = np.zeros(n)
         elif init == "rand":
             values = rng.uniform(-4, 4, n)
+        elif init == "rand_nan":              # every 5th a NaN, one +inf and one -inf
+            values = rng.uniform(-4, 4, n)
+            values[::5] = np.nan
+            values[1], values[3] = np.inf, -np.inf
         elif init == "randn":
             values = rng.standard_normal(n)
         elif init.startswith("ints:"):
@@ -51,7 +57,12 @@ def inputs(entry: dict) -> dict[str, np.ndarray]:
             values = rng.integers(lo, hi, n)
         else:
             raise ValueError(f"unknown init {init!r}")
-        out[p["name"]] = _bf16(values) if dtype == "bfloat16" else values.astype(_STORAGE[dtype])
+        if dtype == "bfloat16":
+            out[p["name"]] = _bf16(values)
+        elif dtype in _FP8:
+            out[p["name"]] = _fp8(values, dtype)
+        else:
+            out[p["name"]] = values.astype(_STORAGE[dtype])
     return out
 
 
@@ -64,10 +75,8 @@ def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None
             params.append(data[p["name"]])
         elif p["kind"] == "null_pointer":
             params.append(np.uint64(0))
-        elif p["ttype"] == "fp32":
-            params.append(np.float32(p["value"]))
         else:
-            params.append(np.int32(p["value"]))
+            params.append(_SCALARS[p["ttype"]](p["value"]))
     result = run(cubin, entry["entry"], tuple(entry["grid"]), tuple(entry["block"]), params,
                  dynamic_shared_bytes=entry["dynamic_shared_bytes"], hazard_check=hazard_check,
                  decoder=decoder)
@@ -90,19 +99,54 @@ def _c_mod(a, b):
     return a - _c_div(a, b) * b
 
 
-def _e4m3(values: np.ndarray) -> np.ndarray:
-    """float → fp8 e4m3 (bias 7, no infinities, saturating at ±448), nearest even."""
+def _fp8_magnitudes(dtype: str) -> np.ndarray:
+    """The value of each fp8 code 0..127 (non-finite codes as +inf, never a nearest value):
+    e4m3 (bias 7, 0x7f NaN, no infinities) or e5m2 (bias 15, IEEE-like)."""
     codes = np.arange(128)
-    exp, man = codes >> 3, codes & 7
-    mags = np.where(exp == 0, man / 8 * 2.0 ** -6, (1 + man / 8) * 2.0 ** (exp - 7.0))
-    mags[127] = np.inf                            # 0x7f is NaN: never the nearest value
-    a = np.minimum(np.abs(values), 448.0)
+    if dtype == "float8e4nv":
+        exp, man, mbits, bias = codes >> 3, codes & 7, 3, 7
+    else:
+        exp, man, mbits, bias = codes >> 2, codes & 3, 2, 15
+    scale = 2.0 ** mbits
+    mags = np.where(exp == 0, man / scale * 2.0 ** (1 - bias),
+                    (1 + man / scale) * 2.0 ** (exp - float(bias)))
+    if dtype == "float8e4nv":
+        mags[127] = np.inf
+    else:
+        mags[124:] = np.inf
+    return mags
+
+
+_FP8 = ("float8e4nv", "float8e5")
+
+
+def _fp8(values: np.ndarray, dtype: str = "float8e4nv") -> np.ndarray:
+    """float → fp8 code, nearest even, saturating to the largest finite value."""
+    codes = np.arange(128)
+    mags = _fp8_magnitudes(dtype)
+    a = np.minimum(np.abs(values), mags[np.isfinite(mags)].max())
     dist = np.abs(mags[None, :] - a[:, None])
     best = dist.min(axis=1, keepdims=True)
     ties = dist == best
     even = ties & (codes[None, :] % 2 == 0)
     pick = np.where(even.any(axis=1), even.argmax(axis=1), ties.argmax(axis=1))
     return (pick | np.where(values < 0, 0x80, 0)).astype(np.uint8)
+
+
+def _e4m3(values: np.ndarray) -> np.ndarray:
+    return _fp8(values, "float8e4nv")
+
+
+def fp8_to_f64(codes: np.ndarray, dtype: str) -> np.ndarray:
+    mags = _fp8_magnitudes(dtype)[codes & 0x7F]
+    return np.where(codes & 0x80, -mags, mags)
+
+
+def _round_bf16(v: np.ndarray) -> np.ndarray:
+    """float64 → bfloat16 bits with one rounding (nearest even; normal, finite values)."""
+    m, e = np.frexp(v)
+    r = np.ldexp(np.rint(np.ldexp(m, 8)), e - 8)   # 8 significant bits
+    return _bf16(r)                                # exact in float32 and in bfloat16
 
 
 def _scalars(entry):
@@ -134,6 +178,96 @@ def reference(entry: dict, data: dict[str, np.ndarray]) -> dict[str, tuple[np.nd
         return {"out": (_f(d["x"]).reshape(s["n_rows"], s["n_cols"]).sum(axis=0), 1e-4)}
     if name == "cumsum_rows":
         return {"out": (np.cumsum(d["x"].reshape(2, -1), axis=1).ravel(), 0)}
+    if name.startswith("flash_attn"):
+        seq, scale = s["seq_len"], s["sm_scale"]
+        head = entry["constexprs"]["HEAD"]
+        q, k, v = (_f(d[b]).reshape(-1, seq, head) for b in ("q", "k", "v"))
+        scores = q @ k.transpose(0, 2, 1) * scale
+        if entry["constexprs"]["CAUSAL"]:
+            scores = np.where(np.tril(np.ones((seq, seq), bool)), scores, -np.inf)
+        e = np.exp(scores - scores.max(axis=2, keepdims=True))
+        return {"o": ((e / e.sum(axis=2, keepdims=True) @ v).ravel(), 1e-2)}
+    if name in ("matmul_masked", "matmul_int8", "matmul_fp8", "matmul_w8s4",
+                "matmul_persistent"):
+        m, n, k = s["M"], s["N"], s["K"]
+        if name == "matmul_fp8":
+            a, b = fp8_to_f64(d["a"], "float8e4nv"), fp8_to_f64(d["b"], "float8e4nv")
+        else:
+            a, b = _f(d["a"]), _f(d["b"])
+        c = a.reshape(m, k) @ b.reshape(k, n)
+        tol = {"matmul_int8": 0, "matmul_w8s4": 2e-3}.get(name, 1e-4)
+        return {"c": (c.ravel(), tol)}
+    if name == "welford_rows":
+        x = _f(d["x"]).reshape(-1, s["n_cols"])
+        return {"mean": (x.mean(axis=1), 1e-5), "var": (x.var(axis=1), 1e-5)}
+    if name == "atomics_mix":
+        d = {**d, **{k: v for k, v in inputs(entry).items() if k != "x"}}   # inout: as before
+        x, offs = d["x"], np.arange(len(d["x"]))
+        fmax = np.array([max(d["fmax"][j], x[offs % 8 == j].max()) for j in range(8)])
+        fmin = np.array([min(d["fmin"][j], x[offs % 8 == j].min()) for j in range(8)])
+        want = np.arange(len(d["cas"])) % 3
+        return {"fmax": (fmax, 0), "fmin": (fmin, 0), "xchg": (_f(x) * 2, 0),
+                "old": (d["xchg"], 0), "cas_old": (d["cas"], 0),
+                "cas": (np.where(d["cas"] == want, want + 100, d["cas"]), 0)}
+    if name == "libdevice_math":
+        from math import erf
+        x = _f(d["x"])
+        r = np.vectorize(erf)(x) + (np.abs(x) + 0.5) ** 1.7 + np.tanh(x) + np.log1p(np.abs(x))
+        r += np.exp(x * 0.5) + np.arctan2(x, 1.5) + np.expm1(x * 0.25)
+        r += np.rint(d["x"] * np.float32(3))
+        return {"out": (r, 1e-5)}
+    if name == "float64_ops":
+        x, y = d["x"], d["y"]
+        r = x * y + x / (np.abs(y) + 1) + np.sqrt(np.abs(x)) - np.minimum(x, y)
+        r += np.floor(x) + np.exp(x * 0.1) + (x > y)
+        return {"out": (r, 1e-13)}
+    if name == "int64_rows":
+        stride, cols = s["stride_row"], s["n_cols"]
+        x = d["x"].reshape(-1, stride)[:, :cols]
+        with np.errstate(over="ignore"):
+            r = (x * np.int64(0x100000001)) >> 7
+            r = r + _c_div(x, 13) + _c_mod(x, 13) + np.abs(x) + (x.view(np.uint64) >> 3).view(np.int64)
+        out = np.zeros_like(d["x"]).reshape(-1, stride)
+        out[:, :cols] = r
+        return {"out": (out.ravel(), 0)}
+    if name == "nan_where":
+        x, y = d["x"], d["y"]
+        with np.errstate(invalid="ignore"):
+            sel = np.where(np.isnan(x), np.float32(0), np.where(y > 0, x, np.float32(np.nan)))
+        return {"max": (np.maximum(x, y), 0), "min": (np.fmin(x, y), 0), "sel": (sel, 0)}
+    if name == "bf16_elementwise":
+        x, y = _f(bf16_to_f32(d["x"])), _f(bf16_to_f32(d["y"]))
+        t = _f(bf16_to_f32(_round_bf16(x * y + x)))        # fma.rn.bf16, then t - y
+        return {"out": (_round_bf16(t - y), 0), "max": (_bf16(np.maximum(x, y)), 0)}
+    if name == "sort_flip":
+        x = d["x"].reshape(-1, entry["constexprs"]["BLOCK"])
+        return {"sorted": (-np.sort(-x, axis=1).ravel(), 0), "flipped": (x[:, ::-1].ravel(), 0)}
+    if name == "block_histogram":
+        bins = entry["constexprs"]["BINS"]
+        x = d["x"].reshape(-1, entry["constexprs"]["BLOCK"])
+        return {"hist": (np.concatenate([np.bincount(r, minlength=bins) for r in x]), 0)}
+    if name == "gather_rows":
+        c = entry["constexprs"]["C"]
+        x, idx = d["x"].reshape(-1, c), d["idx"].reshape(-1, c)
+        return {"out": (np.take_along_axis(x, idx, axis=1).ravel(), 0)}
+    if name == "permute_join":
+        a, b, c = (entry["constexprs"][k] for k in "ABC")
+        x = d["x"].reshape(a, b, c)
+        pairs = x.reshape(a * b, c // 2, 2)
+        joined = np.stack([pairs[..., 1], pairs[..., 0] * np.float32(2)], axis=-1)
+        return {"perm": (x.transpose(2, 0, 1).ravel(), 0), "join": (joined.ravel(), 0)}
+    if name == "scan_max":
+        x = d["x"].reshape(-1, entry["constexprs"]["BLOCK"])
+        return {"out": (np.maximum.accumulate(x, axis=1).ravel(), 0)}
+    if name == "asm_barrier":
+        x = d["x"].astype(np.uint64)
+        rot = ((x << 7) | (x >> 25)) & 0xFFFFFFFF                  # shf.l.wrap x, x, 7
+        return {"out": (rot.astype(np.uint32).byteswap(), 0)}      # prmt 0x0123
+    if name == "fp8_casts":
+        x = _f(d["x"])
+        e5 = _fp8(x, "float8e5")
+        return {"e4": (_fp8(x, "float8e4nv"), 0), "e5": (e5, 0),
+                "back": (fp8_to_f64(e5, "float8e5"), 0)}
     if name.startswith("matmul"):
         m, n, k = s["M"], s["N"], s["K"]
         if name == "matmul_bf16":
@@ -175,7 +309,8 @@ def check_reference(entry: dict, data: dict[str, np.ndarray]) -> list[str]:
             got = bf16_to_f32(got)
         if tol == 0:
             bad = np.nonzero(got.astype(np.int64) != np.asarray(want).astype(np.int64))[0] \
-                if got.dtype.kind in "iu" else np.nonzero(got != want.astype(got.dtype))[0]
+                if got.dtype.kind in "iu" else \
+                np.nonzero((got != want.astype(got.dtype)) & ~(np.isnan(got) & np.isnan(want)))[0]
         else:
             g = got.astype(np.float64)
             bad = np.nonzero(~(np.abs(g - want) <= tol * (1 + np.abs(want))))[0]

@@ -569,7 +569,11 @@ def _float_kind(work: int, bits: list[int], k: int, j: int, arch: str, pcrel) ->
     """Which float format a float immediate field holds: shown a pattern that reads
     differently in each (0x3ff80000: f64 1.5, f32 1.9375), nvdisasm tells."""
     from ptx2sass.encoder.fields import float_text
-    if len(bits) < 32:
+    if len(bits) < 32:      # f16 or bf16 (the .BF16_V2 forms): 0x3fc0 is f16 1.9375, bf16 1.5
+        p = probe_texts([put_bits(work, bits, 0x3fc0)], arch, pcrel)[0]
+        if p is not None and len(p.nums) > k and len(p.nums[k]) > j \
+                and float_text(0x3fc0, "bf16").strip() == str(p.nums[k][j]).strip():
+            return "bf16"
         return "f16"
     p = probe_texts([put_bits(work, bits, 0x3ff80000)], arch, pcrel)[0]
     if p is not None and len(p.nums) > k and len(p.nums[k]) > j:

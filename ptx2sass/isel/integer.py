@@ -274,6 +274,9 @@ class IntegerSelection:
         d, a = ins.dests[0], ins.srcs[0]
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=True)
+        if ty == "f64":               # ptxas: DADD d, -RZ, -a
+            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), self.negate(self.wide_reg(a))])
+            return
         if _is_float(ty):
             if ty == "f64":       # ptxas: DADD -RZ, -x
                 x = self.force_wide(a)

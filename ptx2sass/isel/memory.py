@@ -592,9 +592,20 @@ class MemorySelection:
             return None
         a, b = (self.known_constant(x) for x in sel.srcs[:2])
         p = sel.srcs[2]
-        if not isinstance(p, ir.Value) or {a, b} != {cp_size, 0}:
+        if not isinstance(p, ir.Value):
             return None
-        return VOp(self.vreg(p), inv=(a == 0))
+        if {a, b} == {cp_size, 0}:
+            return VOp(self.vreg(p), inv=(a == 0))
+        # A chain `selp s2, s1, 0, q` over an all-or-nothing s1 (Triton's masks on several
+        # dimensions: one selp per mask): copy where both hold, one PLOP3 AND.
+        inner = sel.srcs[0] if b == 0 else sel.srcs[1] if a == 0 else None
+        inner_p = self.all_or_nothing_size(inner, cp_size) if inner is not None else None
+        if inner_p is None:
+            return None
+        both = VOp(self.mf.new_vreg("P"))
+        self.emit("PLOP3", ("LUT",), [both, PT, VOp(self.vreg(p), inv=(a == 0)), inner_p, PT,
+                                      Imm(0xC0), Imm(0)], ndefs=2)
+        return both
 
     def sel_ldmatrix(self, ins):
         """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
