@@ -4,6 +4,8 @@ its caller is waiting on (ptxas saves the caller's mask with `BMOV.32.CLEAR Rs, 
 entry and restores it with `BMOV.32 Bk, Rs` before RET), so barrier masks must be per lane
 and a BSYNC must wait for its own barrier's members only (emu/machine.py). Each kernel's
 reference is NumPy's; both ptxas's cubin and ours must give it with no hazards."""
+import re
+
 import numpy as np
 import pytest
 
@@ -201,10 +203,61 @@ def _pointer_in_loop():
     return down * 100 + v
 
 
+# A collective inside a recursive callee after a divergent `if` (called by the whole warp):
+# the function's own regions make its lanes meet before the shuffle and before they return.
+SHUFFLE_IN_CALLEE = HEADER + """
+.func (.reg .u32 r) h(.reg .u32 n, .reg .u32 x)
+{
+  .reg .pred %p<3>; .reg .u32 %t<6>;
+  and.b32 %t0, x, 1;
+  setp.ne.u32 %p0, %t0, 0;
+  @%p0 bra ODD;
+  add.u32 %t1, x, 7;
+  bra J;
+ODD:
+  mul.lo.u32 %t1, x, 3;
+J:
+  shfl.sync.bfly.b32 %t2, %t1, 1, 31, -1;
+  add.u32 %t3, %t2, %t1;
+  setp.eq.u32 %p1, n, 0;
+  @%p1 bra BASE;
+  sub.u32 %t4, n, 1;
+  call (%t5), h, (%t4, %t3);
+  mov.u32 r, %t5;
+  ret;
+BASE:
+  mov.u32 r, %t3;
+  ret;
+}
+.visible .entry k(.param .u64 p)
+{
+  .reg .u64 %a<4>; .reg .u32 %r<10>;
+  ld.param.u64 %a0, [p];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %a1, %r1, 4;
+  add.u64 %a2, %a0, %a1;
+  call (%r2), h, (3, %r1);
+  shfl.sync.idx.b32 %r3, %r2, 5, 31, -1;
+  xor.b32 %r4, %r3, %r2;
+  st.global.u32 [%a2], %r4;
+  ret;
+}
+"""
+
+
+def _shuffle_in_callee():
+    x = np.arange(32, dtype=np.uint32)
+    for _ in range(4):
+        t1 = np.where(x & 1, x * 3, x + 7).astype(np.uint32)
+        x = (t1 + t1[np.arange(32) ^ 1]).astype(np.uint32)
+    return x ^ x[5]
+
+
 CASES = {
     "fib_in_region": (FIB_IN_REGION, _fib_in_region),
     "loop_in_callee": (LOOP_IN_CALLEE, _loop_in_callee),
     "pointer_in_loop": (POINTER_IN_LOOP, _pointer_in_loop),
+    "shuffle_in_callee": (SHUFFLE_IN_CALLEE, _shuffle_in_callee),
 }
 
 
@@ -238,3 +291,28 @@ def test_our_calls_in_divergent_code_run_right(name):
     np.testing.assert_array_equal(out, reference())
     assert res.hazards == [] and res.convergence_hazards == [], \
         [str(h) for h in res.hazards + res.convergence_hazards][:3]
+
+
+def _barriers(cubin: bytes) -> dict[str, list[str]]:
+    """Per function of the listing, its convergence-barrier instructions in order."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in oracle.nvdisasm(cubin, ()).splitlines():
+        if re.match(r"^[$\w]+:$", line) and not line.startswith(".") and line != ".text.k:":
+            current = out.setdefault(line[:-1], [])
+        m = re.search(r"\*/\s+(BSSY|BSYNC|BMOV\S*|BREAK)\s+(?:R\d+, )?(B\d+)", line)
+        if m and current is not None:
+            current.append(f"{m.group(1)} {m.group(2)}")
+    return out
+
+
+# (ptxas turns SHUFFLE_IN_CALLEE's small if/else into predicated code; we branch, B0)
+@pytest.mark.parametrize("name", [n for n in CASES if n != "shuffle_in_callee"])
+def test_barriers_around_calls_as_ptxas(name):
+    """Regions with a call inside on B6 up (innermost lowest), the others from B0; a function
+    with regions on B6.. keeps its caller's with BMOV.32.CLEAR / BMOV.32 (ptxas's own
+    subroutines, such as its shuffle slow path, left out)."""
+    ptx, _ = CASES[name]
+    ours = _barriers(codegen.compile_ptx(ptx))
+    theirs = {f: seq for f, seq in _barriers(_ptxas_cubin(ptx)).items() if f in ours}
+    assert ours == theirs
