@@ -162,8 +162,10 @@ INDIRECT = HEADER + """
 
 
 @pytest.mark.parametrize("ptx, message", [
-    (INDIRECT.replace(".param .u32 x)", ".param .align 4 .b8 x[4])"),
-     "struct (.param array) parameter of the out-of-line function `f` not supported yet"),
+    (INDIRECT.replace(".param .u32 x)", ".param .align 4 .b8 x[4])")
+     .replace(".param .u32 a;", ".param .align 4 .b8 a[4];")
+     .replace("(.param .u32 _);", "(.param .align 4 .b8 _[4]);"),
+     "struct (.param array) argument of the out-of-line function `called indirectly` not supported yet"),
     (CALLS_IN_LOOP.replace(".param .u32 cx;", ".param .align 4 .b8 cx[4];"),
      "a .param array passed for the scalar parameter `x` not supported yet"),
 ])
