@@ -83,7 +83,7 @@ def main() -> None:
                     help="with --ours: leave out the convergence barriers (the pass made a no-op)")
     args = ap.parse_args()
     if args.no_barriers:
-        codegen.insert_reconvergence = lambda mf: None
+        codegen.insert_reconvergence = lambda mf, function=False: None
     for corpus in args.corpus or ["zluda", "cuda", "tinygrad"]:
         t0 = time.time()
         n = same = flagged = hazards = 0

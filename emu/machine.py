@@ -63,7 +63,12 @@ class Warp:
         self.UR = np.zeros(64, dtype=np.uint32)
         self.UP = np.zeros(8, dtype=bool)
         self.UP[7] = True
-        self.B = [0] * 16                                  # convergence barrier masks
+        # Convergence barriers, per lane: B[x, lane] is the member mask of the barrier Bx the
+        # lane is in (its BSSY's lanes, less those that left by BREAK). Per lane, not per
+        # warp, since lanes apart can each be inside their own region on the same Bx: a
+        # recursive callee's BSSY B6 while the caller's lanes wait at their BSYNC B6 (ptxas
+        # saves the caller's mask with BMOV.32.CLEAR and restores it before RET).
+        self.B = np.zeros((16, LANES), dtype=np.int64)
         self.tid = tids                                    # (3, 32) thread index per lane
         self.pc = np.zeros(LANES, dtype=np.int64)
         self.state = np.where(live, READY, EXITED).astype(np.int8)
@@ -404,12 +409,16 @@ class Warp:
         exited = self.state == EXITED
         at_bsync = self.state == AT_BSYNC
         if at_bsync.any():
-            for b in np.unique(self.wait_arg[at_bsync]):
-                members = int_to_mask(self.B[int(b)])
-                waiting_here = at_bsync & (self.wait_arg == b)
+            # one barrier instance: lanes waiting on the same Bx with the same member mask;
+            # it releases once every live member waits on it
+            keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
+                    zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
+            for b, m in sorted(keys):
+                waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+                members = int_to_mask(m)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
-                    self.merge_lanes(waiting_here, self.B[int(b)])
+                    self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
         at_ws = self.state == AT_WARPSYNC

@@ -23,10 +23,13 @@ def _target(s):
     raise EmuFault("branch without a target")
 
 
-def _uniform_mask(w, op) -> int:
+def _uniform_mask(w, op, active) -> int:
+    """A mask operand meant to be warp-uniform, read from the first executing lane (lane 0
+    may be elsewhere)."""
     if isinstance(op, Imm):
         return op.value & FULL
-    v = int(np.broadcast_to(w.r(op), (32,))[0])
+    lane = int(np.argmax(active)) if active.any() else 0
+    v = int(np.broadcast_to(w.r(op), (32,))[lane])
     return v & FULL
 
 
@@ -37,7 +40,7 @@ def op_bra(w, s, active, mask):
     target = _target(s)
     taken = mask
     if "DIV" in mods or "CONV" in mods:
-        m = _uniform_mask(w, ops[0])
+        m = _uniform_mask(w, ops[0], active)
         act = mask_to_int(active)
         converged = (act & m) == m
         cond = converged if "CONV" in mods else not converged
@@ -109,15 +112,19 @@ def op_kill(w, s, active, mask):
 
 @semantics("BSSY")
 def op_bssy(w, s, active, mask):
+    """BSSY Bx: the executing lanes become the members of a new barrier on Bx (each lane
+    keeps its own copy: machine.Warp.B)."""
     b = s.ins.operands[0]
-    w.B[b.index] = mask_to_int(mask)
+    w.B[b.index, mask] = mask_to_int(mask)
 
 
 @semantics("BSYNC")
 def op_bsync(w, s, active, mask):
+    """BSYNC Bx: members wait until every live member of their barrier waits too; a lane
+    that is not a member of its own Bx (it left by BREAK) goes on."""
     b = s.ins.operands[0]
-    members = int_to_mask(w.B[b.index])
-    waiting = mask & members
+    own = (w.B[b.index] >> np.arange(32)) & 1 != 0
+    waiting = mask & own
     w.state[waiting] = AT_BSYNC
     w.wait_arg[waiting] = b.index
     w.release_convergence()
@@ -126,26 +133,36 @@ def op_bsync(w, s, active, mask):
 @semantics("BREAK")
 def op_break(w, s, active, mask):
     """BREAK Bx: the executing lanes leave convergence barrier Bx (a loop's break path), so a
-    BSYNC on it no longer waits for them."""
-    b = s.ins.operands[-1]
-    w.B[b.index] &= ~mask_to_int(mask) & FULL
+    BSYNC on it no longer waits for them: every member's copy of the mask loses them."""
+    x = s.ins.operands[-1].index
+    row = w.B[x]
+    for m in np.unique(row[mask]).tolist():
+        leaving = mask_to_int(mask & (row == m))
+        row[row == m] = m & ~leaving & FULL
     w.release_convergence()
 
 
 @semantics("BMOV")
 def op_bmov(w, s, active, mask):
+    """BMOV.32 Bx, R / Rd, Bx / Bx, By: move barrier masks, per lane. `.CLEAR` also empties
+    the source barrier (ptxas: a callee saving its caller's barrier before its own BSSY)."""
     d, src = s.ins.operands[0], s.ins.operands[-1]
-    if isinstance(d, Reg) and d.file == "B":
-        w.B[d.index] = _uniform_mask(w, src) if not (isinstance(src, Reg) and src.file == "B") else w.B[src.index]
+    if isinstance(src, Reg) and src.file == "B":
+        val = w.B[src.index].copy()
+        if "CLEAR" in s.ins.modifiers:
+            w.B[src.index, mask] = 0
     else:
-        val = np.full(32, w.B[src.index], dtype=np.uint32)
-        w.w(d, val, mask)
+        val = np.broadcast_to(w.r(src), (32,)).astype(np.int64)
+    if isinstance(d, Reg) and d.file == "B":
+        w.B[d.index, mask] = val[mask]
+    else:
+        w.w(d, (val & FULL).astype(np.uint32), mask)
 
 
 @semantics("WARPSYNC")
 def op_warpsync(w, s, active, mask):
     ops = s.ins.operands
-    m = _uniform_mask(w, ops[-1]) if ops else FULL
+    m = _uniform_mask(w, ops[-1], mask) if ops else FULL
     if "ALL" in s.ins.modifiers:
         m = FULL
     waiting = mask.copy()

@@ -16,9 +16,18 @@ ptxas chooses some of these registers per call graph; this convention fixes them
 * caller-saved: the predicates P0..P6 (saving them costs more than the caller keeping the
   few live across a call in R registers, which the allocator does by itself);
 * stack: R1 points at the callee's frame after its prologue; the kernel's frame lies above.
+* convergence barriers (ptxas's rule): B6..B15 callee-saved, B0..B5 not; a region with a
+  call inside uses B6 up and a function that uses one saves it with `BMOV.32.CLEAR`
+  (ptx2sass/reconverge.py);
+* structs (`.param .align A .b8 x[K]`): their K bytes in ceil(K/4) consecutive registers,
+  little-endian, from an even register when A >= 8 (the odd one skipped), as ptxas passes
+  them (ptx2sass/inline.py packs them into `.b32` word parameters); 8- and 16-bit `.param`s
+  in a whole register whose upper bits the callee ignores. ptxas refuses `.reg .pred`
+  (and 8/16-bit `.reg`) parameters of such functions; we refuse predicates.
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
-refused (ptxas passes the rest on the stack).
+refused (ptxas passes the rest on the stack: seen with 31 arguments, the caller fills
+R4..R15 and stores the others with STL into a frame it opens below R1; not done here).
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel

@@ -196,8 +196,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None) -> _Compiled:
     mf = select_function(fn, info, filename, layout, callees, pointers)
-    if fn.is_entry:
-        insert_reconvergence(mf)
+    insert_reconvergence(mf, function=not fn.is_entry)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
     compiled = _Compiled(fn, mf, alloc, frame)

@@ -47,6 +47,8 @@ def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
         return True
     if op in ("ld", "ldu") and (ins.space not in UNIFORM_SPACES or (ins.space == "param" and not kernel)):
         return True      # a function's parameters are per-thread arguments
+    if op == "param" and not kernel:
+        return True      # so are its `.reg` parameters
     return any(isinstance(s, ir.SpecialReg) and s.name.startswith(DIVERGENT_SPECIALS) for s in ins.srcs)
 
 

@@ -19,8 +19,12 @@ in the body is a register, `st.param [x], v` / `ld.param d, [x]` become `mov`s. 
 callee, its parameters are registers, `ld.param`/`st.param` of them become `mov`s, and
 `ret` becomes a branch to the end of the inlined body. The callee's names are prefixed so
 they cannot clash; SSA construction then makes the phis (several `ret`s, loops around
-calls). Anything else (param offsets and vectors, indirect calls of the call-table form,
-struct parameters of an out-of-line function) raises `CompileError("... not supported yet")`.
+calls). A struct parameter of an inlined callee is a register per field; one that crosses
+an out-of-line call is packed: a `.b32` register per 4 bytes, fields moved in and out with
+`mov` (whole words), `mov.b64 {lo, hi}` (pairs) and `bfe`/`bfi` (bytes, half-words), so
+that it travels in argument registers as ptxas passes it (ptx2sass.abi). Anything else
+(param vectors, indirect calls of the call-table form, structs through function pointers)
+raises `CompileError("... not supported yet")`.
 """
 from __future__ import annotations
 
@@ -60,6 +64,13 @@ class _Inliner:
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
         self.fields: dict[str, int] = {}       # field register → width in bits
+        # Structs that cross an out-of-line call travel packed, as ptxas passes them: their
+        # bytes in 32-bit words, `x$w0`, `x$w1`, … (little-endian), in consecutive argument
+        # registers (an 8-aligned one from an even register). name → size in bytes.
+        self.packed: dict[str, int] = {}
+        self.temps: dict[str, str] = {}        # registers the packing declares → PTX type
+        self.layouts = {f.name: self.flat_layout(f) for f in module.functions()
+                        if f.kind == ".func" and f.body is not None and f.name in self.out_of_line}
 
     def unsupported(self, node, what: str) -> CompileError:
         return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
@@ -73,9 +84,13 @@ class _Inliner:
         `%r<4>` under its stem)."""
         params, regs = dict(params), dict(regs or {})
         out = []
+        kept = set(self.kept_call_operands(block))
         for st in block.statements:
             if isinstance(st, ast.VariableDecl) and st.space == ".param" and _is_array(st):
                 self.arrays.update(d.name for d in st.declarators)
+                for d in st.declarators:
+                    if d.name in kept:
+                        self.pack(st, d)
             elif isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
                 params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
@@ -87,7 +102,8 @@ class _Inliner:
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 out.extend(self.inline_call(st, stack))
             elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:
-                out.append(self.param_move(st, params, regs))
+                moved = self.param_move(st, params, regs)
+                out.extend(moved if isinstance(moved, list) else [moved])
             else:
                 out.append(st)
         return dataclasses.replace(block, statements=out)
@@ -108,6 +124,8 @@ class _Inliner:
         of a `.b32` parameter) is a `cvt`: extended as its type says, to the register's width."""
         is_load = st.opcode == "ld"
         addr = st.operands[1] if is_load else st.operands[0]
+        if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.packed:
+            return self.word_move(st, addr, is_load, regs)
         if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.arrays:
             return self.field_move(st, addr, is_load)
         if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
@@ -154,6 +172,133 @@ class _Inliner:
         operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
         return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
                                operands=operands, guard=st.guard)
+
+    # ------------------------------------------------------------------ packed structs
+    def pack(self, decl: ast.VariableDecl, d: ast.Declarator) -> list[str]:
+        """Make the array `d` of `decl` packed; its word registers' names."""
+        size = (d.dims[0] if len(d.dims) == 1 and d.dims[0] else 0) * TYPE_BITS.get(decl.type, 0) // 8
+        if not size:
+            raise self.unsupported(decl, f"struct parameter `{_source_name(d.name)}` of this shape in an "
+                                         f"out-of-line call")
+        self.packed[d.name] = size
+        return [f"{d.name}$w{i}" for i in range((size + 3) // 4)]
+
+    def temp(self, ty: str) -> ast.Name:
+        name = f"$pk{len(self.temps)}"
+        self.temps[name] = ty
+        return ast.Name(line=0, column=0, name=name)
+
+    def word_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool, regs: dict[str, str]) -> list:
+        """`ld.param`/`st.param` of a packed struct at [x+o]: a whole word or pair of words
+        is a `mov`; a byte or half-word is a bit field of its word (`bfe` / `bfi`)."""
+        types = [m for m in st.modifiers if m != ".param"]
+        bits = sum(TYPE_BITS.get(m, 0) for m in types)
+        o = addr.offset
+        name = addr.base.name
+        if (len(types) != 1 or bits not in (8, 16, 32, 64) or o % (bits // 8) or len(addr.elements) != 1
+                or o + bits // 8 > self.packed[name]):
+            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a struct parameter")
+        line, col = st.line, st.column
+
+        def word(i):
+            self.temps.setdefault(f"{name}$w{i}", ".b32")
+            return ast.Name(line=line, column=col, name=f"{name}$w{i}")
+
+        def ins(opcode, mods, operands):
+            return ast.Instruction(line=line, column=col, opcode=opcode, modifiers=tuple(mods),
+                                   operands=operands, guard=st.guard)
+        value = st.operands[0] if is_load else st.operands[1]
+        w = o // 4
+        if bits == 32:
+            return [ins("mov", types, [value, word(w)] if is_load else [word(w), value])]
+        if bits == 64:
+            pair = ast.VectorOperand(line=line, column=col, elements=[word(w), word(w + 1)])
+            if is_load:
+                return [ins("mov", [".b64"], [value, pair])]
+            if not isinstance(value, ast.Name):
+                t = self.temp(".b64")
+                return [ins("mov", types, [t, value]), ins("mov", [".b64"], [pair, t])]
+            return [ins("mov", [".b64"], [pair, value])]
+        at = ast.IntLit(line=line, column=col, value=8 * (o % 4), text=str(8 * (o % 4)))
+        n = ast.IntLit(line=line, column=col, value=bits, text=str(bits))
+        reg_type = regs.get(value.name) or regs.get(value.name.rstrip("0123456789")) \
+            if isinstance(value, ast.Name) else None
+        narrow = TYPE_BITS.get(reg_type or "", 32) == 16
+        if is_load:
+            signed = types[0].startswith(".s")
+            if not narrow:
+                return [ins("bfe", [".s32" if signed else ".u32"], [value, word(w), at, n])]
+            t = self.temp(".b32")
+            return [ins("bfe", [".s32" if signed else ".u32"], [t, word(w), at, n]),
+                    ins("cvt", [".u16", ".u32"], [value, t])]
+        out = []
+        if narrow:
+            t = self.temp(".b32")
+            out.append(ins("cvt", [".u32", ".u16"], [t, value]))
+            value = t
+        return out + [ins("bfi", [".b32"], [word(w), value, word(w), at, n])]
+
+    def kept_call_operands(self, block: ast.Block):
+        """Names passed to (or returned from) calls that stay calls in `block`."""
+        for st in block.statements:
+            if isinstance(st, ast.Block):
+                yield from self.kept_call_operands(st)
+            elif isinstance(st, ast.Instruction) and st.opcode == "call":
+                ops = st.operands
+                names = [o for o in ops if isinstance(o, ast.Name)]
+                if names and names[0].name in self.recursive:
+                    for o in ops:
+                        if isinstance(o, ast.ParenList):
+                            yield from (e.name for e in o.elements if isinstance(e, ast.Name))
+
+    def flat_layout(self, fn: ast.Function) -> list:
+        """Per parameter then per result of an out-of-line function: None for a scalar, or
+        (padded, words) for a struct: its words start at an even register when it is
+        8-aligned (the rule of ptx2sass.abi.register_layout, followed here)."""
+        out = []
+        for group in (fn.params, fn.return_params):
+            at = 4
+            for decl in group:
+                for d in decl.declarators:
+                    if not _is_array(decl):
+                        width = max(1, TYPE_BITS.get(decl.type or "", 32) // 32)
+                        at = (at + width - 1) // width * width + width
+                        out.append(None)
+                        continue
+                    size = (d.dims[0] or 0) * TYPE_BITS.get(decl.type, 0) // 8
+                    pad = (decl.align or 1) >= 8 and at % 2 == 1
+                    words = (size + 3) // 4
+                    at += pad + words
+                    out.append((pad, words))
+        return out
+
+    def flatten(self, st, name: str | None, rets: list, args: list) -> tuple[list, list]:
+        """A kept call's results and arguments with packed structs as their words."""
+        layout = self.layouts.get(name) if name is not None else None
+        if layout is None or len(layout) != len(args) + len(rets):
+            return rets, args
+
+        def expand(ops, shapes):
+            out = []
+            for a, shape in zip(ops, shapes):
+                if shape is None:
+                    if isinstance(a, ast.Name) and a.name in self.arrays:
+                        raise self.unsupported(st, f"a .param array passed for a scalar parameter of "
+                                                   f"`{_source_name(name)}`")
+                    out.append(a)
+                    continue
+                if not isinstance(a, ast.Name) or a.name not in self.packed:
+                    raise self.unsupported(st, f"struct parameter of `{_source_name(name)}` passed something "
+                                               f"other than a .param array")
+                pad, words = shape
+                if pad:
+                    self.temps.setdefault("$pad", ".b32")
+                    out.append(ast.Name(line=st.line, column=st.column, name="$pad"))
+                for i in range(words):
+                    self.temps.setdefault(f"{a.name}$w{i}", ".b32")
+                    out.append(ast.Name(line=st.line, column=st.column, name=f"{a.name}$w{i}"))
+            return out
+        return expand(rets, layout[len(args):]), expand(args, layout[:len(args)])
 
     # ------------------------------------------------------------------ one call
     def inline_call(self, st: ast.Instruction, stack: tuple[str, ...]) -> list:
@@ -225,10 +370,16 @@ class _Inliner:
         """A call of an out-of-line function (`name`; None: through a function pointer): its
         `.param` arguments are registers by now; a guarded call becomes a branch around an
         unguarded one."""
-        for a in list(args) + list(rets):
+        new_rets, new_args = self.flatten(st, name, rets, args)
+        for a in list(new_args) + list(new_rets):
             if isinstance(a, ast.Name) and a.name in self.arrays:
                 raise self.unsupported(st, f"struct (.param array) argument of the out-of-line "
                                            f"function `{_source_name(name or 'called indirectly')}`")
+        if (new_rets, new_args) != (rets, args):
+            ops = [ast.ParenList(line=st.line, column=st.column, elements=new_rets)] if rets else []
+            ops += [o for o in st.operands if not isinstance(o, ast.ParenList)]
+            ops.append(ast.ParenList(line=st.line, column=st.column, elements=new_args))
+            st = dataclasses.replace(st, operands=ops)
         if st.guard is None:
             return [st]
         self.count += 1
@@ -241,18 +392,37 @@ class _Inliner:
 
     def out_of_line_function(self, item: ast.Function) -> ast.Function:
         """An out-of-line function with `.reg` parameters and its body rewritten."""
-        decls = item.params + item.return_params
-        if any(_is_array(d) for d in decls):
-            raise self.unsupported(item, f"struct (.param array) parameter of the out-of-line "
-                                         f"function `{item.name}`")
-        decls = [self.param_as_reg(d) for d in decls]
+        self.fields, self.temps = {}, {}
+        shapes = iter(self.layouts[item.name])
+        groups = []
+        for group in (item.params, item.return_params):
+            out = []
+            for decl in group:
+                if not _is_array(decl):
+                    out.append(self.param_as_reg(decl))
+                    next(shapes)
+                    continue
+                for d in decl.declarators:         # a struct: a register per word
+                    pad, _ = next(shapes)
+                    names = ([f"{d.name}$pad"] if pad else []) + self.pack(decl, d)
+                    out.append(ast.VariableDecl(line=decl.line, column=decl.column, space=".reg", type=".b32",
+                                                declarators=[ast.Declarator(line=d.line, column=d.column, name=n)
+                                                             for n in names]))
+            groups.append(out)
+        decls = groups[0] + groups[1]
         widths = {d.name: TYPE_BITS.get(decl.type, 0) for decl in decls for d in decl.declarators}
-        self.fields = {}
         body = self.body(item.body, widths, (item.name,))
-        if self.fields:
-            raise self.unsupported(item, f"struct parameters in the out-of-line function `{item.name}`")
-        return dataclasses.replace(item, params=decls[:len(item.params)],
-                                   return_params=decls[len(item.params):], body=body)
+        body = self.declare_extras(body, {d.name for decl in decls for d in decl.declarators})
+        return dataclasses.replace(item, params=groups[0], return_params=groups[1], body=body)
+
+    def declare_extras(self, body: ast.Block, params: set[str]) -> ast.Block:
+        """The registers of struct fields and packed words, declared at the top."""
+        regs = dict((name, f".b{bits}") for name, bits in self.fields.items())
+        regs.update((n, t) for n, t in self.temps.items() if n not in params)
+        decls = [ast.VariableDecl(line=body.line, column=body.column, space=".reg", type=ty,
+                                  declarators=[ast.Declarator(line=body.line, column=body.column, name=name)])
+                 for name, ty in regs.items()]
+        return dataclasses.replace(body, statements=decls + body.statements)
 
     def mov(self, st, types: tuple[str, ...], dst, src) -> ast.Instruction:
         return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=types,
@@ -280,12 +450,9 @@ class _Inliner:
                 if item.kind == ".func":
                     continue          # inlined everywhere it is called
                 if item.body is not None:
-                    self.fields = {}
+                    self.fields, self.temps = {}, {}
                     body = self.body(item.body, {}, (item.name,))
-                    decls = [ast.VariableDecl(line=body.line, column=body.column, space=".reg", type=f".b{bits}",
-                                              declarators=[ast.Declarator(line=body.line, column=body.column, name=name)])
-                             for name, bits in self.fields.items()]
-                    item = dataclasses.replace(item, body=dataclasses.replace(body, statements=decls + body.statements))
+                    item = dataclasses.replace(item, body=self.declare_extras(body, set()))
             items.append(item)
         return dataclasses.replace(self.module, items=items)
 

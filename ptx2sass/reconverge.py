@@ -26,15 +26,20 @@ exits):
 * barriers are numbered by nesting: a region gets the lowest barrier no region overlapping
   it holds (sequential regions reuse B0). B0..B15 are no general registers: they appear as
   physical `Reg("B", k)` operands, which the allocator and the footprints ignore;
+* calls: B6..B15 are callee-saved, B0..B5 not. A region with a CALL inside gets a barrier
+  from B6 up (innermost first: the innermost B6, the one around it B7); the others count
+  from B0. An out-of-line function that uses a callee-saved barrier keeps its caller's
+  mask: `BMOV.32.CLEAR Rs, Bk` on entry (highest first), `BMOV.32 Bk, Rs` before its RET;
+  its several `ret`s leave by one RET (isel/calls.py), where its regions end. Without the
+  save, a recursive callee's BSSY would replace the mask its caller's lanes wait on
+  (tests/test_emu_calls.py: ptxas's cubins and ours, explicit reconvergence);
 * a `.sync` collective with the full member mask inside a region, or anywhere after a
   divergent branch that has no region, may find the warp split (ptxas tests that with
   `BRA.CONV` and calls a slow path that starts with `WARPSYNC 0xffffffff`): it gets that
   WARPSYNC in front.
 
-Out-of-line functions get no regions, so a call inside a kernel's region leaves its barrier
-alone (ptxas instead gives the callee regions and has it save the caller's barrier:
-`BMOV.32.CLEAR Rs, Bk` on entry, `BMOV.32 Bk, Rs` before RET; not done here, so a callee's
-own divergence reconverges only at the caller's next BSYNC); in-selection loops and slow paths (isel/flow.py, CAS loops,
+Out-of-line functions get regions like kernels (their `.reg` and `.param` arguments are
+lane-varying); in-selection loops and slow paths (isel/flow.py, CAS loops,
 64-bit division) are divergent branches like any other.
 """
 from __future__ import annotations
@@ -42,9 +47,10 @@ from __future__ import annotations
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
 from ptx2sass.ir import reach_backwards
-from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr
+from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr, VOp
 
 NUM_BARRIERS = 16
+FIRST_CALLEE_SAVED = 6       # B6..B15 survive a call; B0..B5 do not
 
 
 class _Region:
@@ -273,8 +279,9 @@ def _divergent_regions(mf: MFunction):
     return found, unjoined, loops, {id(b): b for b in blocks}
 
 
-def insert_reconvergence(mf: MFunction) -> None:
-    """Add BSSY/BSYNC pairs around the divergent regions of a kernel's machine code."""
+def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
+    """Add BSSY/BSYNC pairs around the divergent regions of a kernel's machine code, or of
+    an out-of-line function's (`function`: it also saves the callee-saved barriers it uses)."""
     if any(mi.opcode in ("BSSY", "BSYNC") for b in mf.blocks for mi in b.instrs):
         raise CompileError(f"kernel {mf.name}: internal error: convergence barriers before the reconvergence pass")
     found, unjoined, loops, by_id = _divergent_regions(mf)
@@ -303,14 +310,23 @@ def insert_reconvergence(mf: MFunction) -> None:
     # the outer BSYNC with the rest): ptxas gives an else-if chain one barrier.
     ordered = [r for r in ordered
                if not any(o is not r and o.end is r.end and id(r.start) in o.body for o in ordered)]
-    # 3. Barriers: outermost first, the lowest one no overlapping region holds.
-    ordered.sort(key=lambda r: (-len(r.body), mf.blocks.index(r.start)))
-    for i, r in enumerate(ordered):
-        taken = {o.barrier for o in ordered[:i] if _conflict(r, o)}
-        r.barrier = next((k for k in range(NUM_BARRIERS) if k not in taken), None)
+    # 3. Barriers. Regions with a call inside: innermost first, the lowest callee-saved one
+    # (B6 up) no overlapping region holds; then the others, outermost first, the lowest one.
+    calls = {id(b) for b in mf.blocks if any(mi.opcode == "CALL" for mi in b.instrs)}
+    around_calls = [r for r in ordered if r.body & calls]
+    around_calls.sort(key=lambda r: (len(r.body), mf.blocks.index(r.start)))
+    others = [r for r in ordered if not r.body & calls]
+    others.sort(key=lambda r: (-len(r.body), mf.blocks.index(r.start)))
+    done: list[_Region] = []
+    for r in around_calls + others:
+        taken = {o.barrier for o in done if _conflict(r, o)}
+        first = FIRST_CALLEE_SAVED if r in around_calls else 0
+        r.barrier = next((k for k in range(first, NUM_BARRIERS) if k not in taken), None)
         if r.barrier is None:
-            raise CompileError(f"kernel {mf.name}: more than {NUM_BARRIERS} nested divergent regions "
-                               f"not supported yet")
+            raise CompileError(f"kernel {mf.name}: more than {NUM_BARRIERS - first} nested divergent regions "
+                               f"{'around calls ' if first else ''}not supported yet")
+        done.append(r)
+    ordered = done
     # 4. BSSY at the start: just before its branch, or last in a preheader (outer first).
     for r in ordered:
         r.bssy = MInstr("BSSY", (), [Reg("B", r.barrier), None], 0)
@@ -344,6 +360,27 @@ def insert_reconvergence(mf: MFunction) -> None:
     for b in mf.blocks:
         if id(b) in inside:
             _meet_before_collectives(b, collectives)
+    # 8. An out-of-line function keeps its caller's callee-saved barriers.
+    if function:
+        _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
+
+
+def _save_barriers(mf: MFunction, barriers: list[int]) -> None:
+    """`BMOV.32.CLEAR Rs, Bk` on entry (the caller's mask kept in a register, the
+    barrier emptied for the function's own regions), `BMOV.32 Bk, Rs` before each RET;
+    ptxas's order: the highest barrier saved first and restored last."""
+    if not barriers:
+        return
+    entry = mf.blocks[0]
+    at = next((k for k, mi in enumerate(entry.instrs) if mi.opcode not in PSEUDOS), len(entry.instrs))
+    saved = {}
+    for k in reversed(barriers):
+        saved[k] = mf.new_vreg("R")
+        entry.instrs.insert(at, MInstr("BMOV", ("32", "CLEAR"), [VOp(saved[k]), Reg("B", k)], 1))
+        at += 1
+    for b in mf.blocks:
+        for i in [i for i, mi in enumerate(b.instrs) if mi.opcode == "RET"][::-1]:
+            b.instrs[i:i] = [MInstr("BMOV", ("32",), [Reg("B", k), VOp(saved[k])], 0) for k in barriers]
 
 
 COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}

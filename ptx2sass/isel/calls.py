@@ -32,7 +32,7 @@ from dataclasses import replace
 from ptx2sass import abi, ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
 from ptx2sass.isel.common import RZ
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VOp
 
 TRAP_CODE = 0x1      # the immediate ptxas gives BPT.TRAP for PTX `trap`
 PT_NOT = Reg("P", 7, inv=True)
@@ -179,6 +179,9 @@ class CallSelection:
             self.incoming[p.name] = r
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        rets = sum(1 for b in self.fn.blocks if b.instrs and b.instrs[-1].opcode == "ret")
+        self.return_block = MBlock(f"{self.fn.entry.name}$return") if rets > 1 else None
+        self.return_values = [self.mf.new_vreg("R", width) for _, width in self.result_layout]
         self.return_address = self.mf.new_vreg("R", 2)
         self.emit(COPY, (), [VOp(self.return_address), VOp(ra)], guarded=False)
 
@@ -191,18 +194,49 @@ class CallSelection:
 
     def select_return(self, term, mb) -> None:
         """`ret` of an out-of-line function; a guarded one branches around it for the lanes
-        that go on."""
+        that go on. A function with several `ret`s leaves by one RET, as ptxas's do: each
+        `ret` sets the results and branches there, so that lanes that went different ways
+        in the function can meet before it (a BSYNC, ptx2sass/reconverge.py) and return
+        together."""
         guard = self.guard_of(term)
         mb.fallthrough = None
         if guard is not None and mb.succs:
             self.out.append(MInstr("BRA", (), [Label(mb.succs[0].name)], 0,
                                    replace(guard, inv=not guard.inv), term.line))
+        if self.return_block is not None:
+            for v, p, r in zip(term.srcs, self.fn.returns, self.return_values):
+                self.copy_into(VOp(r), v, p.type)
+            mb.succs.append(self.return_block)
+            self.return_block.preds.append(mb)
+            mb.fallthrough = self.return_block
+            return
+        self.emit_return([(v, p.type) for v, p in zip(term.srcs, self.fn.returns)], term.line)
+
+    def emit_return(self, values, line) -> None:
+        """The results into R4.., the return address back into R2:R3, RET."""
         results = []
-        for v, p, (reg, width) in zip(term.srcs, self.fn.returns, self.result_layout):
+        for (v, ty), (reg, width) in zip(values, self.result_layout):
             r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), v, p.type)
+            self.copy_into(VOp(r), v, ty)
             results.append(VOp(r))
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(COPY, (), [VOp(ra), VOp(self.return_address)], guarded=False)
         self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
-                               0, None, term.line, shown=(0, 1)))
+                               0, None, line, shown=(0, 1)))
+
+    def end_function(self) -> None:
+        """The shared return block of a function with several `ret`s, laid out last."""
+        rb = self.return_block
+        if rb is None or not rb.preds:
+            return
+        self.current, self.out, self.guard = rb, rb.instrs, None
+        results = []
+        for r, (reg, width) in zip(self.return_values, self.result_layout):
+            f = self.mf.fixed_vreg("R", reg, width)
+            self.emit(COPY, (), [VOp(f), VOp(r)], guarded=False)
+            results.append(VOp(f))
+        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit(COPY, (), [VOp(ra), VOp(self.return_address)], guarded=False)
+        self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
+                               0, None, None, shown=(0, 1)))
+        self.mf.blocks.append(rb)

@@ -260,6 +260,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 s.preds.append(mb)
             self.terminator(b, mb, term)
             self.mf.blocks.append(mb)
+        if not self.fn.is_entry:
+            self.end_function()                  # isel/calls.py
         self.drop_unread_param_moves()
         return self.mf
 
