@@ -263,8 +263,8 @@ def test_relocated_operands_encode_as_zero_fields(text, word):
 
 # --- (e) forms the code generator needs that no corpus made ptxas write --------------------
 # Seeded from tools/isa_seeds/sync_and_shared.ptx and set_and_const.ptx (FSET, F2IP without
-# .TRUNC, sub-word ULDC); each must encode and read back in nvdisasm as exactly this text on
-# every sm_8x arch.
+# .TRUNC, sub-word ULDC), and I2F's immediate, signed for a signed source (`signed_by`); each
+# must encode and read back in nvdisasm as exactly this text on every sm_8x arch.
 GENERATOR_FORMS = """\
 ATOMS.ADD R9, [R2+0x10], R6
 ATOMS.ADD RZ, [R2+-0x10], R6
@@ -339,7 +339,12 @@ ULDC.U8 UR4, c[0x3][0x9]
 ULDC.S8 UR4, c[0x3][0xd]
 ULDC.U16 UR5, c[0x3][0x6]
 ULDC.S16 UR5, c[0x3][0x12]
-ULDC UR5, c[0x3][0x10]""".splitlines()
+ULDC UR5, c[0x3][0x10]
+I2F.RP R0, -0x10
+I2F R3, -0x80000000
+I2F.RZ R3, 0x7fffffff
+I2F.U32.RP R0, 0xfffffff0
+I2F.U32 R3, 0x80000000""".splitlines()
 
 
 @pytest.mark.parametrize("arch", ["sm_89", "sm_86", "sm_80"])
@@ -348,6 +353,15 @@ def test_generator_forms_read_back_by_nvdisasm(arch):
     words = [codec.encode(parse_instruction(t), arch) | NEUTRAL_CONTROL << 105 for t in forms]
     got = disassemble(words, arch)
     assert [(m, t) for m, t in zip(forms, got) if m != t] == []
+
+
+@pytest.mark.parametrize("text", ["I2F.RP R0, 0xfffffff0", "I2F.U32.RP R0, -0x10"])
+def test_immediate_signedness_follows_the_type(text):
+    """nvdisasm never prints these (the same bits read `-0x10` for a signed source and
+    `0xfffffff0` for `.U32`): encode refuses them rather than write a word that reads back
+    differently."""
+    with pytest.raises(codec.EncodeError):
+        codec.encode(parse_instruction(text), "sm_89")
 
 
 def test_f2ip_is_not_an_sm80_instruction():

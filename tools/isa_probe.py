@@ -39,9 +39,11 @@ independently are enumerated together (I2F/F2I selectors by type, HADD2.F32 |abs
 An immediate whose signedness a type group decides (I2F prints `-0x10` for a signed source,
 `0xfffffff0` for an unsigned one) gets `signed_by` [group, values].
 
-Known gaps: an optional operand that a group makes visible (R2UR.OR's PT) is not modelled. ptxas also writes the descriptor register of LD/ST/LDG/STG/RED/ATOMG/
-LDGSTS (UR4/UR6…) where nvdisasm does not print it (the codec carries it in `Mem.desc`), and
-NaN payloads of float immediates, so those words are not determined by their text.
+Known gaps: an optional operand that a group makes visible (R2UR.OR's PT) is not modelled.
+ptxas also writes the descriptor register of LD/ST/LDG/STG/RED/ATOMG/LDGSTS (UR4/UR6…) where
+nvdisasm does not print it, and NaN payloads of float immediates, so those words are not
+determined by their text (the codec carries them in `Mem.desc` and `Imm.value`; `--check`
+counts them apart and measures decode → encode on every word).
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
