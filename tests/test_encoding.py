@@ -194,11 +194,11 @@ DECODE_ENCODE_EXCEPTIONS: dict[int, str] = {}
 
 
 def test_corpus_decode_encode_is_bit_exact_sm89():
-    """Every distinct zluda word (ptxas's, sm_89) survives decode → encode unchanged; this
-    includes the `desc[URx]` register nvdisasm hides (ptxas uses UR6 where the text equals
-    UR4's)."""
+    """Every distinct zluda word (ptxas's, sm_89; all corpora with PTX2SASS_SAMPLE=all)
+    survives decode → encode unchanged; this includes the `desc[URx]` register nvdisasm hides
+    (ptxas uses UR6 where the text equals UR4's) and NaN payloads (tinygrad's FSEL)."""
     seen, failures = set(), {}
-    for w in corpus_words("sm_89", ("zluda",)):
+    for w in corpus_words("sm_89", _corpora()):
         if w.word in seen:
             continue
         seen.add(w.word)
