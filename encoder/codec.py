@@ -23,7 +23,7 @@ from pathlib import Path
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, value_class)
-from .model import Control, Imm, Instruction, Label
+from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -212,6 +212,19 @@ def linear_value(word: int, field: dict) -> int:
     return field["bias"] + sum(w for b, w in zip(field["bits"], field["weights"]) if word >> b & 1)
 
 
+def signed_variant(field: dict, group_values) -> dict:
+    """The field as the chosen group values read it: a field with `signed_by` [group,
+    values] is two's complement (its top weight negative) when that group holds one of the
+    values (I2F's immediate prints signed for a signed source type), unsigned otherwise."""
+    rule = field.get("signed_by")
+    if not rule or group_values[rule[0]] not in rule[1]:
+        return field
+    weights = list(field["weights"])
+    top = max(range(len(weights)), key=lambda i: abs(weights[i]))
+    weights[top] = -abs(weights[top])
+    return {**field, "weights": weights}
+
+
 def linear_bits(value: int, field: dict) -> int | None:
     """The field's bits (packed over field['bits']) that give `value`, or None if out of range
     or misaligned."""
@@ -294,6 +307,8 @@ def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
             if "float" in f:
                 nums.append(float_text(bits_value(word, f["bits"]), f["float"]))
             else:
+                if "signed_by" in f:
+                    f = signed_variant(f, [bits_value(word, g["bits"]) for g in form.groups])
                 n = linear_value(word, f)
                 if f.get("pcrel"):
                     n += pc
@@ -551,7 +566,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
                     raise EncodeError(f"float immediate {n} is not exactly encodable")
             else:
                 n = n - pc if f.get("pcrel") else n
-                bits = linear_bits(n, f)
+                bits = linear_bits(n, signed_variant(f, values) if "signed_by" in f else f)
                 if bits is None:
                     raise EncodeError(f"operand {k} `{placed[k]}`: value {n:#x} out of range "
                                       f"or misaligned for its field")
@@ -638,11 +653,26 @@ def encode_text(text: str, arch: str = "sm_89", pc: int = 0, control: Control | 
 _LABEL = re.compile(r"`\(([^)]*)\)")
 
 
-def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
+def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
+           relocations: list | None = None) -> int:
     """The 128-bit word of an instruction at byte offset `pc` (control bits from
-    `ins.control`; `.reuse` flags on operands are taken from the control field)."""
+    `ins.control`; `.reuse` flags on operands are taken from the control field).
+
+    Relocated operands (`32@lo(sym)`, `CALL.ABS` to another function's symbol) are encoded
+    as the zero field the linker or loader patches, and `(operand index, operand)` is appended
+    to `relocations`; without that list they raise EncodeError, so that a target left
+    unresolved by mistake never becomes a silent zero. A NaN immediate whose `Imm.value`
+    holds raw field bits (what `decode` reads from a payload nvdisasm prints as `+QNAN`)
+    gets those bits."""
     from . import sass_text
     family_of(arch)
+    ins, relocated = without_relocations(ins)
+    if relocated:
+        if relocations is None:
+            raise EncodeError(f"{ins.mnemonic}: operand {relocated[0][1]} needs a relocation "
+                              "(pass relocations=[] to encode its field as zero)")
+        relocations.extend(relocated)
+    payloads = [op.value for op in ins.operands if _is_nan(op)]
     labels = [op for op in ins.operands if isinstance(op, Label)]
     for lab in labels:
         if lab.offset is None:
@@ -670,7 +700,72 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0) -> int:
     if bits is not None:
         word = put_bits(word, bits, DEFAULT_DESCRIPTOR[family_of(arch)] if desc is None
                         else desc.index)
+    if any(payloads):
+        word = _put_nan_payloads(word, arch, payloads, text)
     return word | ins.control.pack() << CONTROL_SHIFT
+
+
+def without_relocations(ins: Instruction) -> tuple[Instruction, list[tuple[int, object]]]:
+    """`ins` with its relocated operands as the zero immediate the word holds under the
+    relocation, and the (operand index, operand) of each: a `Reloc` (`32@hi(sym)`) and a
+    `CALL.ABS`/`JMP.ABS` target that is a symbol, not an offset (a call to another function
+    of a relocatable cubin)."""
+    ops, found = [], []
+    absolute = "ABS" in ins.modifiers
+    for i, op in enumerate(ins.operands):
+        if isinstance(op, Reloc) or (absolute and isinstance(op, Label) and op.offset is None):
+            found.append((i, op))
+            op = Imm(0)
+        ops.append(op)
+    return (replace(ins, operands=tuple(ops)) if found else ins), found
+
+
+def _is_nan(op) -> bool:
+    return isinstance(op, Imm) and op.text is not None and op.text.strip().lstrip("+-") in (
+        "QNAN", "NAN", "SNAN")
+
+
+def _nan_fields(form: Form, word: int) -> list[tuple[list[int], str]]:
+    """(bits, float kind) of each float field of `form` whose value in `word` is a NaN, in
+    operand order."""
+    return [(f["bits"], f["float"]) for slot in form.slots for f in slot["fields"]
+            if "float" in f and float_text(bits_value(word, f["bits"]), f["float"]).strip()
+            .lstrip("+-") == "QNAN"]
+
+
+def _put_nan_payloads(word: int, arch: str, payloads: list[int], text: str) -> int:
+    """Put the raw bits of NaN immediates (0: the default quiet NaN) into their fields."""
+    form = find_form(table_for(arch), word, arch)
+    fields = _nan_fields(form, word) if form is not None else []
+    if len(fields) != len(payloads):
+        raise EncodeError(f"{text}: {len(payloads)} NaN immediates but {len(fields)} NaN "
+                          "fields in the word")
+    for (bits, kind), payload in zip(fields, payloads):
+        if not payload:
+            continue
+        if payload >> len(bits) or not float_text(payload, kind).strip().endswith("NAN"):
+            raise EncodeError(f"{text}: {payload:#x} is not a NaN of the field's format")
+        word = put_bits(word, bits, payload)
+    return word
+
+
+def _with_nan_payloads(ops: tuple, word: int, arch: str) -> tuple:
+    """`ops` with each NaN immediate's raw field bits in `Imm.value` where they are not the
+    quiet NaN a `+QNAN` text encodes to (nvdisasm prints every NaN alike; ptxas writes
+    0x7ff00000 and 0x7ff80000 as well as 0x7fc00000)."""
+    if not any(_is_nan(op) for op in ops):
+        return ops
+    form = find_form(table_for(arch), word, arch)
+    fields = _nan_fields(form, word) if form is not None else []
+    nans = [i for i, op in enumerate(ops) if _is_nan(op)]
+    if len(fields) != len(nans):
+        return ops
+    out = list(ops)
+    for i, (bits, kind) in zip(nans, fields):
+        raw = bits_value(word, bits)
+        if raw != float_bits(ops[i].text, kind):
+            out[i] = replace(ops[i], value=raw)
+    return tuple(out)
 
 
 def _descriptor_bits(word: int, arch: str) -> list[int] | None:
@@ -724,7 +819,8 @@ def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
                 and op.name.startswith(".L_") and op.name[3:].isalnum() else op
                 for op in ins.operands)
     ctl = Control.unpack(word >> CONTROL_SHIFT)
-    ins = replace(ins, operands=_with_descriptor(ops, word, arch), control=ctl)
+    ins = replace(ins, operands=_with_nan_payloads(_with_descriptor(ops, word, arch), word, arch),
+                  control=ctl)
     return _with_reuse(ins, decode_view(word, arch, pc).reuse)
 
 
@@ -749,12 +845,12 @@ def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
 def as_text_shows(ins: Instruction, arch: str) -> Instruction:
     """`ins` as far as `arch`'s nvdisasm text can show it: without the `desc[URx]` memory
     descriptor where nvdisasm never prints one (sm_8x). For comparing with nvdisasm's text;
-    the descriptor itself round-trips through `decode`/`encode` and our own printer."""
+    the descriptor itself round-trips through `decode`/`encode` and our own printer), and
+    without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
     from .model import Mem
-    if family_of(arch) not in HIDDEN_DESCRIPTOR_BITS:
-        return ins
-    ops = tuple(replace(op, desc=None) if isinstance(op, Mem) and op.desc is not None else op
-                for op in ins.operands)
+    hides_desc = family_of(arch) in HIDDEN_DESCRIPTOR_BITS
+    ops = tuple(replace(op, desc=None) if hides_desc and isinstance(op, Mem) and op.desc is not None
+                else replace(op, value=0) if _is_nan(op) else op for op in ins.operands)
     return replace(ins, operands=ops)
 
 

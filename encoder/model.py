@@ -38,7 +38,9 @@ class Reg:
 class Imm:
     """An immediate. `value` is the integer bit pattern as nvdisasm shows it for integer
     immediates; `text` keeps nvdisasm's spelling for floating-point ones (`1.5`, `+INF`),
-    whose encoding the ISA layer derives from the instruction's type."""
+    whose encoding the ISA layer derives from the instruction's type. A NaN's text hides its
+    payload: `decode` puts the field's raw bits in `value` when they are not the quiet NaN the
+    text encodes to (0 otherwise), and `encode` writes them back."""
     value: int
     text: str | None = None
     neg: bool = False

@@ -160,8 +160,8 @@ def test_redux_every_operation(op):
 
 
 SETS = ["set.lt.u32.f32 %o, %a0, %a1;", "set.eq.f32.s32 %o, %a0, %a1;",
-        pytest.param("set.gtu.f32.f32 %o, %a0, %a1;", marks=pytest.mark.xfail(
-            strict=True, reason="ptxas's FSET form (opcode 0x20a) is not in the codec's table")),
+        "set.gtu.f32.f32 %o, %a0, %a1;", "set.eq.ftz.f32.f32 %o, %a0, 0f3F800000;",
+        "setp.ne.u32 %p0, %a2, 0;\nset.le.or.f32.f32 %o, 0f40000000, %a1, !%p0;",
         "set.ne.s32.u32 %o, %a0, %a1;",
         "setp.ne.u32 %p0, %a2, 0;\nset.lt.and.s32.u32 %o, %a0, %a1, %p0;",
         "setp.ne.u32 %p0, %a2, 0;\nset.ge.or.f32.s32 %o, %a0, %a1, !%p0;"]

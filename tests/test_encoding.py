@@ -194,11 +194,11 @@ DECODE_ENCODE_EXCEPTIONS: dict[int, str] = {}
 
 
 def test_corpus_decode_encode_is_bit_exact_sm89():
-    """Every distinct zluda word (ptxas's, sm_89) survives decode → encode unchanged; this
-    includes the `desc[URx]` register nvdisasm hides (ptxas uses UR6 where the text equals
-    UR4's)."""
+    """Every distinct zluda word (ptxas's, sm_89; all corpora with PTX2SASS_SAMPLE=all)
+    survives decode → encode unchanged; this includes the `desc[URx]` register nvdisasm hides
+    (ptxas uses UR6 where the text equals UR4's) and NaN payloads (tinygrad's FSEL)."""
     seen, failures = set(), {}
-    for w in corpus_words("sm_89", ("zluda",)):
+    for w in corpus_words("sm_89", _corpora()):
         if w.word in seen:
             continue
         seen.add(w.word)
@@ -225,9 +225,46 @@ def test_hidden_descriptor_register_round_trips():
     assert codec.encode(text_only, "sm_89") == word & ~(0x3f << 64) | 4 << 64
 
 
+@pytest.mark.parametrize("word,payload", [
+    (0x001fe200068000007ff0000017147808, 0x7ff00000),     # FSEL R20, R23, +QNAN , !P5
+    (0x000fe400058000007ff8000000097808, 0x7ff80000),     # FSEL R9, R0, +QNAN , !P3
+    (0x001fe20000000000fff0000035077808, 0xfff00000),     # FSEL R7, R53, -QNAN , P0
+])
+def test_nan_payload_round_trips(word, payload):
+    """ptxas's NaN immediates print alike (`+QNAN`) whatever their payload: decode keeps the
+    field's bits in `Imm.value`, encode puts them back; from text alone the quiet NaN
+    0x7fc00000 (0xffc00000) is written."""
+    ins = codec.decode(word, "sm_89")
+    assert ins.operands[2].value == payload
+    assert codec.encode(ins, "sm_89") == word
+    text_only = dataclasses.replace(parse_instruction(format_instruction(ins)), control=ins.control)
+    assert codec.encode(text_only, "sm_89") == word & ~(0xffffffff << 32) | \
+        (payload & 0x80000000 | 0x7fc00000) << 32
+    assert disassemble([word, codec.encode(text_only, "sm_89")], "sm_89") == \
+        [format_instruction(dataclasses.replace(ins, control=Control()))] * 2
+
+
+@pytest.mark.parametrize("text,word", [
+    ("MOV R8, 32@lo(op_table)", 0x000fc00000000f000000000000087802),
+    ("MOV R21, 32@hi((_Z7fib_reci + .L_x_2@srel))", 0x000fc00000000f000000000000157802),
+    ("CALL.ABS.NOINC `(_Z7fib_reci)", 0x000fc00003c000000000000000007943),
+])
+def test_relocated_operands_encode_as_zero_fields(text, word):
+    """ptxas's relocatable cubins (nvcc -c, the cuda corpus's calls.cu) hold zero bits under
+    a relocation; nvdisasm prints the relocation instead. encode writes the zero field and
+    reports the operand; without a list to report it to, it refuses."""
+    ins = dataclasses.replace(parse_instruction(text), control=Control.unpack(word >> 105))
+    relocations = []
+    assert codec.encode(ins, "sm_89", pc=0x40, relocations=relocations) == word
+    assert relocations == [(len(ins.operands) - 1, ins.operands[-1])]
+    with pytest.raises(codec.EncodeError, match="needs a relocation"):
+        codec.encode(ins, "sm_89")
+
+
 # --- (e) forms the code generator needs that no corpus made ptxas write --------------------
-# Seeded from tools/isa_seeds/sync_and_shared.ptx; each must encode and read back in
-# nvdisasm as exactly this text on every sm_8x arch.
+# Seeded from tools/isa_seeds/sync_and_shared.ptx and set_and_const.ptx (FSET, F2IP without
+# .TRUNC, sub-word ULDC), and I2F's immediate, signed for a signed source (`signed_by`); each
+# must encode and read back in nvdisasm as exactly this text on every sm_8x arch.
 GENERATOR_FORMS = """\
 ATOMS.ADD R9, [R2+0x10], R6
 ATOMS.ADD RZ, [R2+-0x10], R6
@@ -288,15 +325,50 @@ BAR.SYNC R0
 BAR.RED.POPC.DEFER_BLOCKING 0x1, 0x40, !P2
 BAR.RED.AND.DEFER_BLOCKING R0, !P2
 BAR.RED.OR.DEFER_BLOCKING 0x2, R7, !P2
-BAR.RED.OR.DEFER_BLOCKING 0x2, P1""".splitlines()
+BAR.RED.OR.DEFER_BLOCKING 0x2, P1
+FSET.BF.GTU.AND R4, R0, R5, PT
+FSET.BF.GTU.FTZ.AND R3, R2, R3, PT
+FSET.BF.LT.OR R4, R0, R5, !P1
+FSET.BF.EQ.AND R5, R0, 1, PT
+FSET.BF.GE.XOR R5, R0, -2.5, P2
+FSET.BF.LE.OR R7, R0, c[0x0][0x170], !P0
+F2IP.U8.F32.NTZ R8, RZ, R0, RZ
+F2IP.U8.F32.TRUNC.NTZ R8, RZ, R0, RZ
+F2IP.S8.F32.NTZ R8, RZ, R0, RZ
+ULDC.U8 UR4, c[0x3][0x9]
+ULDC.S8 UR4, c[0x3][0xd]
+ULDC.U16 UR5, c[0x3][0x6]
+ULDC.S16 UR5, c[0x3][0x12]
+ULDC UR5, c[0x3][0x10]
+I2F.RP R0, -0x10
+I2F R3, -0x80000000
+I2F.RZ R3, 0x7fffffff
+I2F.U32.RP R0, 0xfffffff0
+I2F.U32 R3, 0x80000000""".splitlines()
 
 
 @pytest.mark.parametrize("arch", ["sm_89", "sm_86", "sm_80"])
 def test_generator_forms_read_back_by_nvdisasm(arch):
-    words = [codec.encode(parse_instruction(t), arch) | NEUTRAL_CONTROL << 105
-             for t in GENERATOR_FORMS]
+    forms = [t for t in GENERATOR_FORMS if arch != "sm_80" or not t.startswith("F2IP")]
+    words = [codec.encode(parse_instruction(t), arch) | NEUTRAL_CONTROL << 105 for t in forms]
     got = disassemble(words, arch)
-    assert [(m, t) for m, t in zip(GENERATOR_FORMS, got) if m != t] == []
+    assert [(m, t) for m, t in zip(forms, got) if m != t] == []
+
+
+@pytest.mark.parametrize("text", ["I2F.RP R0, 0xfffffff0", "I2F.U32.RP R0, -0x10"])
+def test_immediate_signedness_follows_the_type(text):
+    """nvdisasm never prints these (the same bits read `-0x10` for a signed source and
+    `0xfffffff0` for `.U32`): encode refuses them rather than write a word that reads back
+    differently."""
+    with pytest.raises(codec.EncodeError):
+        codec.encode(parse_instruction(text), "sm_89")
+
+
+def test_f2ip_is_not_an_sm80_instruction():
+    """F2IP (and I2FP) came with sm_86: sm_80's nvdisasm rejects the word the table encodes
+    (the code generator writes F2I.U8 / I2F there, as ptxas does)."""
+    word = codec.encode(parse_instruction("F2IP.U8.F32.NTZ R8, RZ, R0, RZ"), "sm_89")
+    assert disassemble([word | NEUTRAL_CONTROL << 105], "sm_80") == [None]
 
 
 def test_barrier_id_and_count_share_one_register():

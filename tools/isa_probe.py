@@ -36,11 +36,14 @@ operands (`BAR.SYNC R6, R6`) is a field of both; and two groups whose values do 
 independently are enumerated together (I2F/F2I selectors by type, HADD2.F32 |abs|).
 `--reprobe OPCODE` (with `--extend`) drops an opcode's forms for the arch and probes again.
 
-Known gaps: an immediate's signedness that depends on a type group (I2F prints a signed
-immediate for signed sources) and an optional operand that a group makes visible (R2UR.OR's
-PT) are not modelled. ptxas also writes the descriptor register of LD/ST/LDG/STG/RED/ATOMG/
-LDGSTS (UR4/UR6…) where nvdisasm does not print it (the codec carries it in `Mem.desc`), and
-NaN payloads of float immediates, so those words are not determined by their text.
+An immediate whose signedness a type group decides (I2F prints `-0x10` for a signed source,
+`0xfffffff0` for an unsigned one) gets `signed_by` [group, values].
+
+Known gaps: an optional operand that a group makes visible (R2UR.OR's PT) is not modelled.
+ptxas also writes the descriptor register of LD/ST/LDG/STG/RED/ATOMG/LDGSTS (UR4/UR6…) where
+nvdisasm does not print it, and NaN payloads of float immediates, so those words are not
+determined by their text (the codec carries them in `Mem.desc` and `Imm.value`; `--check`
+counts them apart and measures decode → encode on every word).
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
@@ -551,6 +554,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         groups.append({"bits": bits, "values": values})
     groups = _merge_interacting(work, groups, base, arch, pcrel)
     layout, groups, order = _layout(base, groups, work, arch, pcrel)
+    _mark_signed_immediates(work, base, slots, groups, arch, pcrel)
     reuse = {}
     # nvdisasm shows reuse flags only when bit 109 is set: probe them under a neutral
     # control field (stall 1, bit 109 set, no scoreboards)
@@ -563,6 +567,38 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
     return {"arch": arch, "aliases": aliases, "tokens": base.tokens, "order": order,"opcode": base.tokens[0], "text": first.text if first else base.text, "mask": hex(mask),
             "value": hex(seed & mask), "base": hex(seed & ~CONTROL_MASK), "slots": slots,
             "groups": groups, "layout": layout, "reuse": reuse}
+
+
+def _mark_signed_immediates(work: int, base: Probe, slots: list[dict], groups: list[dict],
+                            arch: str, pcrel) -> None:
+    """An immediate whose signedness a group decides (I2F prints `-0x10` for a signed
+    source type, `0xfffffff0` for an unsigned one): each group value is shown with the
+    field's bits all set; where some values print the number negative and others do not,
+    the field gets `signed_by` [group index, the values printing it signed]."""
+    for k, slot in enumerate(slots):
+        kinds = shape_kinds(base.shapes[k])
+        for j, f in enumerate(slot["fields"]):
+            if "weights" not in f or kinds[j] != "i" or len(f["bits"]) < 8 or f.get("pcrel"):
+                continue
+            top = max(f["weights"], key=abs)
+            if top < 0:
+                continue            # signed whatever the groups hold
+            ones = put_bits(work, f["bits"], (1 << len(f["bits"])) - 1)
+            unsigned = f["bias"] + sum(f["weights"])
+            trials = [(gi, int(v)) for gi, g in enumerate(groups) for v in g["values"]]
+            words = [put_bits(ones, groups[gi]["bits"], v) for gi, v in trials]
+            signed: dict[int, list[int]] = {}
+            shown: dict[int, int] = {}
+            for (gi, v), p in zip(trials, probe_texts(words, arch, pcrel)):
+                if p is None or len(p.nums) != len(base.nums) or len(p.nums[k]) != len(kinds):
+                    continue
+                shown[gi] = shown.get(gi, 0) + 1
+                if p.nums[k][j] == unsigned - 2 * top:
+                    signed.setdefault(gi, []).append(v)
+            for gi, values in sorted(signed.items()):
+                if len(values) < shown[gi]:
+                    f["signed_by"] = [gi, sorted(values)]
+                    break
 
 
 def _float_kind(work: int, bits: list[int], k: int, j: int, arch: str, pcrel) -> str:
@@ -933,15 +969,21 @@ def _same_instruction(a, b, arch: str | None = None) -> bool:
 
 
 def check_words(words, arch: str) -> dict:
-    """Round-trip every corpus word: encode(parse(text)) == word and decode(word) == parse(text).
+    """Round-trip every corpus word: encode(parse(text)) == word, decode(word) == parse(text)
+    and encode(decode(word)) == word.
 
     Returns counts and, per failing form (`opcode.mods` + operand shapes), up to 3 examples.
     A failure is `undetermined` when the bits that differ are ones nvdisasm does not print
-    (the text cannot say what ptxas put there).
+    (the text cannot say what ptxas put there): counted per reason in `undetermined_by`
+    ("descriptor": bits outside the form's fields, the hidden `desc[URx]`; "NaN payload": a
+    float field that prints `+QNAN` whatever its mantissa). Relocated operands (`32@lo(sym)`,
+    `CALL.ABS` to a symbol) compare as the zero field the word holds under the relocation
+    (`codec.without_relocations`); `relocated` counts those words.
     """
     from ptx2sass.encoder import codec
     from ptx2sass.encoder.fields import operand_shape, parse_view
-    stats = {"words": 0, "encode_ok": 0, "decode_ok": 0, "undetermined": 0, "failures": {}}
+    stats = {"words": 0, "encode_ok": 0, "decode_ok": 0, "decode_encode_ok": 0,
+             "undetermined": 0, "undetermined_by": {}, "relocated": 0, "failures": {}}
     table = codec.table_for(arch)
     for w in words:
         stats["words"] += 1
@@ -952,23 +994,31 @@ def check_words(words, arch: str) -> dict:
             ins = None
         enc_ok = dec_ok = False
         if ins is not None:
+            relocations: list = []
             try:
-                got = codec.encode(ins, arch, pc=w.offset)
+                got = codec.encode(ins, arch, pc=w.offset, relocations=relocations)
                 enc_ok = got == w.word
                 diff = got ^ w.word
                 form = codec.find_form(table, w.word, arch)
-                if not enc_ok and form is not None and not diff & (form.mask | form.field_mask):
+                reason = None if enc_ok or form is None else _undetermined(form, w.word, diff)
+                if reason:
                     stats["undetermined"] += 1
+                    stats["undetermined_by"][reason] = stats["undetermined_by"].get(reason, 0) + 1
                 why = f"encode gives {got:#034x}, xor {diff:#x}"
             except codec.EncodeError as e:
                 why = f"EncodeError: {e}"
+            stats["relocated"] += bool(relocations)
             try:
-                dec_ok = _same_instruction(codec.decode(w.word, arch, pc=w.offset), ins, arch)
+                decoded = codec.decode(w.word, arch, pc=w.offset)
+                dec_ok = _same_instruction(decoded, codec.without_relocations(ins)[0], arch)
                 if not dec_ok and enc_ok:
                     why = f"decode gives {codec.decode_text(w.word, arch, w.offset)!r}"
+                stats["decode_encode_ok"] += codec.encode(decoded, arch, pc=w.offset) == w.word
             except codec.DecodeError as e:
                 if enc_ok:
                     why = f"DecodeError: {e}"
+            except codec.EncodeError:
+                pass
         stats["encode_ok"] += enc_ok
         stats["decode_ok"] += dec_ok
         if not (enc_ok and dec_ok):
@@ -978,14 +1028,33 @@ def check_words(words, arch: str) -> dict:
     return stats
 
 
+def _undetermined(form, word: int, diff: int) -> str | None:
+    """Why the differing bits are ones the text cannot determine, or None if it can."""
+    from ptx2sass.encoder import codec
+    if not diff & (form.mask | form.field_mask):
+        return "descriptor"
+    nan_bits = 0
+    for bits, _kind in codec._nan_fields(form, word):
+        nan_bits |= sum(1 << b for b in bits)
+    # a NaN stays a NaN: the exponent bits agree, only the payload differs
+    if nan_bits and not diff & ~nan_bits:
+        return "NaN payload"
+    return None
+
+
 def format_report(arch: str, stats: dict, examples: int = 2) -> str:
     n = stats["words"]
     determined = n - stats["undetermined"]
+    by = ", ".join(f"{k}: {v}" for k, v in sorted(stats["undetermined_by"].items()))
     lines = [f"{arch}: {stats['encode_ok']}/{n} distinct words encode bit-exactly "
              f"({100.0 * stats['encode_ok'] / max(n, 1):.2f}%; "
              f"{100.0 * stats['encode_ok'] / max(determined, 1):.2f}% of the {determined} whose "
-             f"bits the text determines), {stats['decode_ok']}/{n} decode to the same "
-             f"instruction ({100.0 * stats['decode_ok'] / max(n, 1):.2f}%)",
+             f"bits the text determines; undetermined: {by or 'none'}; "
+             f"{stats['relocated']} with relocated operands), "
+             f"{stats['decode_ok']}/{n} decode to the same "
+             f"instruction ({100.0 * stats['decode_ok'] / max(n, 1):.2f}%), "
+             f"{stats['decode_encode_ok']}/{n} decode → encode bit-exactly "
+             f"({100.0 * stats['decode_encode_ok'] / max(n, 1):.2f}%)",
              "failing forms (count, mnemonic and operand shapes):"]
     for form, items in sorted(stats["failures"].items(), key=lambda kv: -len(kv[1])):
         lines.append(f"  {len(items):5d}  {form}")

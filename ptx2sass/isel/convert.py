@@ -239,7 +239,8 @@ class ConvertSelection:
         if _is_float(dty):          # from an integer
             if dty == "bf16":
                 raise self.unsupported(f"`cvt.{dty}.{sty}`")
-            if dty == "f32" and sty in ("s32", "u32") and round_to is None:
+            if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.sm >= 86:
+                # I2FP and F2IP are sm_86+; sm_80's ptxas writes I2F / F2I.U8
                 self.emit("I2FP", ("F32", sty.upper()), [dst, src])
                 return
             mods = (() if dty == "f32" else (dty.upper(),)) + INT_SELECTOR[sty]
@@ -249,11 +250,11 @@ class ConvertSelection:
         if sty == "bf16":
             raise self.unsupported(f"`cvt.{dty}.{sty}`")
         mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
-        if dty in ("u8", "b8") and sty == "f32" and mode == "TRUNC":
-            # ptxas's packed convert (the byte lands in the low byte, the rest zero). ptxas
-            # uses it for .rni too, a form the encoding table lacks: F2I.U8 below rounds and
-            # saturates the same way.
-            self.emit("F2IP", ("U8", "F32", "TRUNC", "NTZ"), [dst, RZ, src, RZ])
+        if dty in ("u8", "b8") and sty == "f32" and mode in ("TRUNC", None) and self.arch.sm >= 86:
+            # ptxas's packed convert (the byte lands in the low byte, the rest zero), for
+            # .rzi and .rni (round to nearest: no rounding token); .rmi/.rpi are F2I.U8
+            self.emit("F2IP", ("U8", "F32") + ((mode,) if mode else ()) + ("NTZ",),
+                      [dst, RZ, src, RZ])
             return
         mods = INT_SELECTOR[dty] + (() if sty == "f32" else (sty.upper(),)) + \
             ((mode,) if mode else ())

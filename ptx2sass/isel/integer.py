@@ -598,12 +598,26 @@ class IntegerSelection:
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
+        if dty == "f32" and sty == "f32":
+            return self.set_float(ins)
         p = self.fn.new_value("pred")
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
                                line=ins.line))
         true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
         self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
                                                           VOp(self.vreg(p), inv=True)])
+
+    def set_float(self, ins) -> None:
+        """`set.<cmp>.f32.f32`: one FSET.BF (1.0 or +0.0), as ptxas writes it."""
+        cmp = next(m for m in ins.modifiers if m in FLOAT_COMPARE)
+        boolop = next((m for m in ins.modifiers if m in BOOL_OPS), None)
+        combine = self.pred_operand(ins.srcs[2]) if boolop else PT
+        a, b = ins.srcs[0], ins.srcs[1]
+        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)   # the immediate goes second
+        mods = ("BF", FLOAT_COMPARE[cmp]) + (("FTZ",) if "ftz" in ins.modifiers else ()) + \
+            (BOOL_OPS.get(boolop, "AND"),)
+        self.emit("FSET", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.fsrc(b), combine])
 
     def set_halves(self, ins, dty: str) -> None:
         """`set` of f16x2: one result per half, all ones (integer destination) or 1.0
