@@ -138,10 +138,10 @@ class Warp:
                 raise EmuFault(f"cannot read {op.file}{op.index} as a value")
             return ~v if op.inv else v
         if isinstance(op, Imm):
-            if op.text is not None:
+            if op.text is not None and not (op.value and "NAN" in op.text):
                 from ptx2sass.encoder.sass_text import float_value
                 return np.array([np.float32(float_value(op))], dtype=np.float32).view(np.uint32)
-            return np.array([op.value & FULL], dtype=np.uint32)
+            return np.array([op.value & FULL], dtype=np.uint32)   # (a NaN's payload bits)
         if isinstance(op, ConstRef):
             if op.ureg is not None and op.ureg.file == "R":
                 offs = self.R[op.ureg.index].astype(np.int64) + op.offset
@@ -192,7 +192,7 @@ class Warp:
 
     def rd(self, op) -> np.ndarray:
         """FP64 source with `-`/`|.|`. A float immediate is the double it spells."""
-        if isinstance(op, Imm) and op.text is not None:
+        if isinstance(op, Imm) and op.text is not None and not (op.value and "NAN" in op.text):
             from ptx2sass.encoder.sass_text import float_value
             return np.array([float_value(op)], dtype=np.float64)
         if isinstance(op, Imm):

@@ -80,3 +80,17 @@ def test_abs_neg_match_ptxas(op):
     bits = 64 if op.endswith("f64") else 32
     ours, theirs, _ = run_both(f"{op} %o, %a0;", bits, 1, bits)
     np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("bits,const", [(32, "0f7FF00000"), (32, "0fFF812345"), (64, "0d7FF0000100000000")])
+def test_nan_payload_constants_keep_their_bits(bits, const):
+    """selp of a NaN constant returns its exact bits (PTX moves bits; ptxas writes FSEL with a
+    `+QNAN` immediate whose payload nvdisasm's text hides, and the emulator must use the
+    word's bits, not the text's default NaN)."""
+    from codegen_harness import run_both
+    body = f"setp.ne.b{bits} %p0, %a0, 0; selp.f{bits} %o, %a0, {const}, %p0;"
+    ours, theirs, data = run_both(body, bits, 1, bits)
+    value = int(const[2:], 16)
+    want = np.where(data != 0, data, value).astype(ours.dtype)
+    np.testing.assert_array_equal(theirs, want)
+    np.testing.assert_array_equal(ours, want)
