@@ -1,4 +1,4 @@
-"""Which operands of an sm_8x instruction are register pairs or quads: data, not code.
+"""Which operands of an sm_75/sm_8x instruction are register pairs or quads: data, not code.
 
 Why: a 64-bit value lives in an even register and the next one, a 128-bit one in four
 registers starting at a multiple of 4. nvdisasm prints `IMAD.WIDE R3, …` or `LDG.E.64 R5, …`
@@ -19,6 +19,10 @@ from .model import Instruction, Mem, Reg
 MEMORY = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "ST", "STG", "STS", "STL",
                     "ATOM", "ATOMG", "ATOMS", "RED"})
 ACCESS_WIDTH = {"64": 2, "128": 4, "S64": 2, "U64": 2, "F64": 2}
+# Global/generic accesses whose `.E` (64-bit address) base register prints without `.64`:
+# every such address on sm_75 (`LDG.E.SYS R0, [R2]`) and compare-and-swap's on sm_8x
+# (`ATOMG.E.CAS … [R2]`). LDGSTS is not among them: its bare `[R]` is the shared address.
+E_ADDRESS = frozenset({"LD", "LDG", "ST", "STG", "RED", "ATOM", "ATOMG"})
 
 # FP64 arithmetic: every register operand is a pair.
 FP64 = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "DSET"})
@@ -64,10 +68,12 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
                 and ops[pos].file in ("R", "UR")):
             out.append((f"operand {pos % len(ops)}", ops[pos], width))
 
-    for i, op in enumerate(ops):
-        if isinstance(op, Mem) and op.base is not None and "64" in op.base.suffix:
-            out.append((f"address of operand {i}", op.base, 2))
     mods = ins.modifiers
+    for i, op in enumerate(ops):
+        if isinstance(op, Mem) and op.base is not None and (
+                "64" in op.base.suffix or op.base.file == "R" and not op.base.suffix
+                and ins.opcode in E_ADDRESS and "E" in mods):
+            out.append((f"address of operand {i}", op.base, 2))
     if ins.opcode in MEMORY:
         width = max((ACCESS_WIDTH[m] for m in mods if m in ACCESS_WIDTH), default=1)
         for i in range(len(ops)):

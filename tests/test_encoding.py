@@ -32,8 +32,13 @@ def _report(arch: str, stats: dict) -> str:
     return format_report(arch, stats)
 
 
-@pytest.mark.parametrize("arch", ["sm_89"])
-def test_corpus_round_trip_sm89(arch):
+# sm_89 and sm_75 are the primary archs of their tables ("ampere", "turing"): every form was
+# probed with their nvdisasm.
+PRIMARY = ["sm_89", "sm_75"]
+
+
+@pytest.mark.parametrize("arch", PRIMARY)
+def test_corpus_round_trip(arch):
     words = corpus_words(arch, _corpora())
     stats = check_words(words, arch)
     print(_report(arch, stats))
@@ -68,11 +73,12 @@ def _random_word(form: codec.Form, rng: random.Random) -> int:
     return word
 
 
-def test_random_instructions_print_as_meant():
+@pytest.mark.parametrize("arch", PRIMARY)
+def test_random_instructions_print_as_meant(arch):
     """Build random instructions of every form through the model, encode them, and check
     that nvdisasm prints exactly format_instruction's text."""
     from hypothesis import Phase, given, settings, strategies as st
-    table = codec.table_for("sm_89")
+    table = codec.table_for(arch)
     n = int(SAMPLE) if SAMPLE.isdigit() else 4
 
     @settings(max_examples=1, deadline=None, derandomize=True, phases=(Phase.generate,))
@@ -84,23 +90,23 @@ def test_random_instructions_print_as_meant():
             for _ in range(n):
                 w = _random_word(form, rng)
                 try:
-                    ins = codec.decode(w, "sm_89", pc=0)
+                    ins = codec.decode(w, arch, pc=0)
                 except codec.DecodeError:
                     continue
                 if any(type(op).__name__ == "Label" for op in ins.operands):
                     continue    # targets print relative to the raw file's addresses
                 ins = _aligned(ins)     # random register pairs/quads start anywhere
                 try:
-                    enc = codec.encode(ins, "sm_89", pc=0)
+                    enc = codec.encode(ins, arch, pc=0)
                 except codec.EncodeError as e:
                     meant.append((format_instruction(ins), f"EncodeError {e}"))
                     words.append(w)
                     continue
                 # nvdisasm cannot show a memory descriptor on sm_8x
                 meant.append((format_instruction(replace_control(
-                    codec.as_text_shows(ins, "sm_89"))), None))
+                    codec.as_text_shows(ins, arch))), None))
                 words.append(enc | NEUTRAL_CONTROL << 105)
-        texts = disassemble(words, "sm_89")
+        texts = disassemble(words, arch)
         # group values are probed one group at a time, so a random mix can be a combination
         # nvdisasm rejects or calls INVALID: such words are no instruction, only counted
         illegal = [m for (m, _why), t in zip(meant, texts) if t is None or "INVALID" in t]
@@ -193,17 +199,19 @@ def test_round_trip_of_a_known_word():
 DECODE_ENCODE_EXCEPTIONS: dict[int, str] = {}
 
 
-def test_corpus_decode_encode_is_bit_exact_sm89():
-    """Every distinct zluda word (ptxas's, sm_89; all corpora with PTX2SASS_SAMPLE=all)
-    survives decode → encode unchanged; this includes the `desc[URx]` register nvdisasm hides
-    (ptxas uses UR6 where the text equals UR4's) and NaN payloads (tinygrad's FSEL)."""
+@pytest.mark.parametrize("arch", PRIMARY)
+def test_corpus_decode_encode_is_bit_exact(arch):
+    """Every distinct zluda word (ptxas's; all corpora with PTX2SASS_SAMPLE=all on sm_89)
+    survives decode → encode unchanged; on sm_89 this includes the `desc[URx]` register
+    nvdisasm hides (ptxas uses UR6 where the text equals UR4's) and NaN payloads (tinygrad's
+    FSEL)."""
     seen, failures = set(), {}
-    for w in corpus_words("sm_89", _corpora()):
+    for w in corpus_words(arch, _corpora() if arch == "sm_89" else ("zluda",)):
         if w.word in seen:
             continue
         seen.add(w.word)
         try:
-            again = codec.encode(codec.decode(w.word, "sm_89", w.offset), "sm_89", w.offset)
+            again = codec.encode(codec.decode(w.word, arch, w.offset), arch, w.offset)
             if again != w.word:
                 failures[w.word] = f"{w.text}: xor {again ^ w.word:#x}"
         except (codec.EncodeError, codec.DecodeError) as e:
@@ -262,9 +270,10 @@ def test_relocated_operands_encode_as_zero_fields(text, word):
 
 
 # --- (e) forms the code generator needs that no corpus made ptxas write --------------------
-# Seeded from tools/isa_seeds/sync_and_shared.ptx and set_and_const.ptx (FSET, F2IP without
-# .TRUNC, sub-word ULDC), and I2F's immediate, signed for a signed source (`signed_by`); each
-# must encode and read back in nvdisasm as exactly this text on every sm_8x arch.
+# Seeded from tools/isa_seeds/sync_and_shared.ptx (sync_and_shared_sm75.ptx for sm_75) and
+# set_and_const.ptx (FSET, F2IP without .TRUNC, sub-word ULDC), and I2F's immediate, signed
+# for a signed source (`signed_by`); each must encode and read back in nvdisasm as exactly
+# this text on every sm_8x arch and, for the forms its table was probed with, sm_75.
 GENERATOR_FORMS = """\
 ATOMS.ADD R9, [R2+0x10], R6
 ATOMS.ADD RZ, [R2+-0x10], R6
@@ -347,12 +356,22 @@ I2F.U32.RP R0, 0xfffffff0
 I2F.U32 R3, 0x80000000""".splitlines()
 
 
-@pytest.mark.parametrize("arch", ["sm_89", "sm_86", "sm_80"])
+# L2 prefetch/discard/priority (`prefetch.L2::evict_*`, `discard`, `applypriority`): sm_80+
+SM80_ONLY = ("CCTL.E.PML2", "CCTL.E.RML2", "CCTL.E.DML2")
+# set_and_const.ptx's forms: the sm_75 table was not probed with that seed yet
+NOT_PROBED_SM75 = ("FSET", "ULDC.", "I2F")
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_86", "sm_80", "sm_75"])
 def test_generator_forms_read_back_by_nvdisasm(arch):
-    forms = [t for t in GENERATOR_FORMS if arch != "sm_80" or not t.startswith("F2IP")]
-    words = [codec.encode(parse_instruction(t), arch) | NEUTRAL_CONTROL << 105 for t in forms]
+    from ptx2sass.encoder.arch import arch_info
+    sm = arch_info(arch).sm
+    texts = [t for t in GENERATOR_FORMS
+             if not (sm < 80 and t.startswith(SM80_ONLY + NOT_PROBED_SM75))
+             and not (sm < 86 and t.startswith("F2IP"))]
+    words = [codec.encode(parse_instruction(t), arch) | NEUTRAL_CONTROL << 105 for t in texts]
     got = disassemble(words, arch)
-    assert [(m, t) for m, t in zip(forms, got) if m != t] == []
+    assert [(m, t) for m, t in zip(texts, got) if m != t] == []
 
 
 @pytest.mark.parametrize("text", ["I2F.RP R0, 0xfffffff0", "I2F.U32.RP R0, -0x10"])
@@ -396,20 +415,30 @@ def test_barrier_id_and_count_share_one_register():
     "HMMA.16816.F32 R4, R10, R12, R4",
     "LDSM.16.M88.4 R6, [R2]",
     "ULDC.64 UR5, c[0x0][0x118]",
+    # sm_75: a 64-bit (`.E`) address prints without `.64`
+    "sm_75 LDG.E.SYS R4, [R3]",
+    "sm_75 LDG.E.64.SYS R5, [R2]",
+    "sm_75 STG.E.128.SYS [R4+0x10], R6",
+    "sm_75 ATOMG.E.ADD.STRONG.GPU PT, R2, [R5], R0",
+    "sm_75 IMAD.WIDE R3, R4, R5, R2",
+    "sm_75 DADD R2, R4, R7",
+    "sm_75 HMMA.1688.F32 R4, R10, R12, R6",
 ])
 def test_misaligned_pair_or_quad_is_refused(text):
+    arch, text = text.split(" ", 1) if text.startswith("sm_") else ("sm_89", text)
     ins = parse_instruction(text)
     with pytest.raises(codec.EncodeError, match=rf"{ins.mnemonic}.*must start at a multiple"):
-        codec.encode(ins, "sm_89")
+        codec.encode(ins, arch)
 
 
-def test_ptxas_never_misaligns_what_the_width_table_calls_wide():
+@pytest.mark.parametrize("arch", PRIMARY)
+def test_ptxas_never_misaligns_what_the_width_table_calls_wide(arch):
     """The pair/quad table against ptxas: no corpus word has a wide operand at a register
     the table refuses, and the table does call many operands wide (so the rule is tested);
     shifting each wide operand by one register is refused."""
     from ptx2sass.encoder.register_widths import misaligned, wide_operands
     wide = 0
-    for w in corpus_words("sm_89", _corpora()):
+    for w in corpus_words(arch, _corpora()):
         ins = w.instruction()
         found = wide_operands(ins)
         if not found:
@@ -424,19 +453,20 @@ def test_ptxas_never_misaligns_what_the_width_table_calls_wide():
                     getattr(op, "base", None) is reg and where.startswith("address")
                     else shifted if op is reg else op for op in ins.operands)
         assert misaligned(dataclasses.replace(ins, operands=ops)) is not None, w.text
-    assert wide > 200
+    assert wide > 100
 
 
-def test_corpus_decode_print_parse_encode_is_bit_exact_sm89():
+@pytest.mark.parametrize("arch", PRIMARY)
+def test_corpus_decode_print_parse_encode_is_bit_exact(arch):
     """Our printer keeps what nvdisasm hides: a decoded word printed (with `desc[UR6]` where
-    ptxas used UR6, which nvdisasm's text does not show), parsed back and encoded gives the
-    word again; the words with a non-default descriptor are among them."""
+    ptxas used UR6, which sm_89's nvdisasm text does not show), parsed back and encoded gives
+    the word again; on sm_89 the words with a non-default descriptor are among them."""
     seen, failures, with_desc = set(), {}, 0
-    for w in corpus_words("sm_89", _corpora()):
+    for w in corpus_words(arch, _corpora()):
         if w.word in seen:
             continue
         seen.add(w.word)
-        ins = codec.decode(w.word, "sm_89", w.offset)
+        ins = codec.decode(w.word, arch, w.offset)
         text = format_instruction(ins)
         if "NAN" in text:
             continue    # a NaN immediate's payload is not in the model (docs/isa-facts.md)
@@ -445,10 +475,12 @@ def test_corpus_decode_print_parse_encode_is_bit_exact_sm89():
         again = dataclasses.replace(again, operands=ins.operands if any(
             type(op).__name__ == "Label" for op in ins.operands) else again.operands,
             control=ins.control)
-        if codec.encode(again, "sm_89", w.offset) != w.word:
+        if codec.encode(again, arch, w.offset) != w.word:
             failures[w.word] = text
     assert not failures
-    assert with_desc > 0
+    # sm_75 has no memory descriptor: `LDG.E.SYS R0, [R2]`
+    assert with_desc > 0 if codec.family_of(arch) in codec.HIDDEN_DESCRIPTOR_BITS else \
+        with_desc == 0
 
 
 @pytest.mark.parametrize("text,bits", [

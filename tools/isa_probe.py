@@ -714,34 +714,55 @@ def _order_inserts(gis: list[int], groups: list[dict], B: list[str], work: int, 
     return sorted(gis, key=functools.cmp_to_key(cmp))
 
 
+def _split_group(work: int, group: dict, base: Probe, arch: str, pcrel) -> list[dict]:
+    """A group as one group per bit, merged back where their values interact."""
+    if len(group["bits"]) < 2:
+        return [group]
+    singles = [{"bits": [b], "values": _enumerate_group(work, [b], base, arch, pcrel)}
+               for b in group["bits"]]
+    return _merge_interacting(work, singles, base, arch, pcrel)
+
+
 def _layout(base: Probe, groups: list[dict], work: int, arch: str, pcrel):
     """Where each group's mnemonic tokens sit among the base tokens; groups whose token
     spans overlap are merged and enumerated together."""
     B = base.tokens
-    for _round in range(3):
+
+    def token_spans():
         spans = []
         for g in groups:
             ps = [_span(B, p.tokens) for p in g["values"].values() if p.tokens != B]
-            if ps:
-                spans.append((min(a for a, _ in ps), max(e for _, e in ps)))
-            else:
-                spans.append(None)
-        merged = False
+            spans.append((min(a for a, _ in ps), max(e for _, e in ps)) if ps else None)
+        return spans
+    for _round in range(8):
+        spans = token_spans()
+        changed = False
         for i in range(len(groups)):
             for j in range(i + 1, len(groups)):
                 si, sj = spans[i], spans[j]
-                if si and sj and si[0] < sj[1] and sj[0] < si[1]:
-                    bits = sorted(groups[i]["bits"] + groups[j]["bits"])
-                    if len(bits) <= GROUP_LIMIT + 2:
-                        groups[i] = {"bits": bits,
-                                     "values": _enumerate_group(work, bits, base, arch, pcrel)}
-                        del groups[j]
-                        merged = True
-                        break
-            if merged:
+                if not (si and sj and si[0] < sj[1] and sj[0] < si[1]):
+                    continue
+                bits = sorted(groups[i]["bits"] + groups[j]["bits"])
+                if len(bits) <= GROUP_LIMIT + 2:
+                    groups[i] = {"bits": bits,
+                                 "values": _enumerate_group(work, bits, base, arch, pcrel)}
+                    del groups[j]
+                    changed = True
+                    break
+                # too many bits to enumerate together: split the larger group into the parts
+                # that print independently (sm_75's RED.E.AND: bits 72..78 hold `.E`, the
+                # type, `.PRIVATE` and the scope, whose tokens straddle the operation's)
+                big = i if len(groups[i]["bits"]) >= len(groups[j]["bits"]) else j
+                parts = _split_group(work, groups[big], base, arch, pcrel)
+                if len(parts) > 1:
+                    groups[big:big + 1] = parts
+                    changed = True
+                    break
+            if changed:
                 break
-        if not merged:
+        if not changed:
             break
+    spans = token_spans()
     layout: list = []
     placed = set()
     p = 0
