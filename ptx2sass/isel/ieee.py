@@ -426,11 +426,11 @@ class IeeeFloat:
         self.put("FADD", "FTZ", e, neg(e), neg(RZ), when=when)
         self.fma(r, e, r, into=res, when=when)
 
-    def rcp_f32_slow(self, x: VOp, res: VOp, done) -> None:
-        """Exponent 0: zero gives MUFU's signed infinity, a subnormal is scaled by 2^64 and
-        the Newton result scaled back. Exponent 255: MUFU's answer (0 or NaN). Exponents 253
-        and 254: the reciprocal of the mantissa (in [1, 2)), rounded by hand to the
-        subnormal (or smallest normal) result, nearest-even from its RM/RP roundings."""
+    def rcp_f32_exponent_cases(self, x: VOp, res: VOp, done):
+        """The slow path's dispatch on x's biased exponent: 0 branches to a block `sub`
+        (returned, not yet entered), 255 (and anything but 253/254) takes MUFU's answer and
+        leaves for `done`; falls through for 253/254 with (x << 1, ex, ex - 253, x's mantissa
+        as a float in [1, 2), sub)."""
         x2 = self.r32()
         self.put("SHF", "L.U32", x2, x, self.i(1), RZ)
         ex = self.r32()
@@ -443,6 +443,14 @@ class IeeeFloat:
         self.put("MUFU", "RCP", res, x, when=other)
         self.flow_goto(done, when=other)
         m = self.lop(self.lop(x, self.i(0x7FFFFF), RZ, AND), self.i(0x3F800000), RZ, OR)
+        return x2, ex, k, m, sub
+
+    def rcp_f32_slow(self, x: VOp, res: VOp, done) -> None:
+        """Exponent 0: zero gives MUFU's signed infinity, a subnormal is scaled by 2^64 and
+        the Newton result scaled back. Exponent 255: MUFU's answer (0 or NaN). Exponents 253
+        and 254: the reciprocal of the mantissa (in [1, 2)), rounded by hand to the
+        subnormal (or smallest normal) result, nearest-even from its RM/RP roundings."""
+        x2, ex, k, m, sub = self.rcp_f32_exponent_cases(x, res, done)
         three = self.r32()
         self.move(three, self.i(3))
         mask = self.r32()

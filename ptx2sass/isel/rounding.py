@@ -158,18 +158,7 @@ class DirectedRounding:
         largest finite value, by direction); else x * 2^64, the Newton step, times 2^64.
         Exponent 255: MUFU's answer. Exponents 253 and 254: the reciprocal of the mantissa
         shifted to the subnormal result by hand."""
-        x2 = self.r32()
-        self.put("SHF", "L.U32", x2, x, self.i(1), RZ)
-        ex = self.r32()
-        self.put("SHF", "R.U32.HI", ex, RZ, self.i(24), x2)
-        exp0 = self.setp("ISETP", "EQ.U32", ex, RZ)
-        sub = self.flow_block("rcp_sub")
-        self.flow_goto(sub, when=exp0)
-        k = self.add3(ex, self.i(-0xFD))
-        other = self.setp("ISETP", "GT.U32", k, self.i(1))
-        self.put("MUFU", "RCP", res, x, when=other)
-        self.flow_goto(done, when=other)
-        m = self.lop(self.lop(x, self.i(0x7FFFFF), RZ, AND), self.i(0x3F800000), RZ, OR)
+        x2, ex, k, m, sub = self.rcp_f32_exponent_cases(x, res, done)
         r = self.r32()
         self.put("MUFU", "RCP", r, m)
         e = self.fma(m, r, self.f(-1.0))
