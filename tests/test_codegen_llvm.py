@@ -100,3 +100,95 @@ def test_jump_table_in_an_inlined_function_runs_like_ptxas():
     (theirs, _), (ours, res) = outs
     assert res.hazards == []
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_an_empty_initializer_is_all_zeros():
+    """LLVM writes `= {}` for empty aggregates (Zig's Debug builds); ptxas takes it."""
+    ptx = """.version 7.8
+.target sm_89
+.address_size 64
+.global .align 4 .b8 z[16] = {};
+.global .align 4 .u32 w[2] = {7, 9};
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u32 %r1, [z+8];
+  ld.global.u32 %r2, [w+4];
+  add.s32 %r3, %r1, %r2;
+  st.global.u32 [%rd1], %r3;
+  ret;
+}
+"""
+    outs = []
+    for cubin in (oracle.ptxas(ptx).output, codegen.compile_ptx(ptx)):
+        out = np.full(1, 0xFFFFFFFF, np.uint32)
+        run(cubin, "k", 1, 1, [out], hazard_check=True)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert outs[0][0] == 9
+
+
+def _panic_loop(checks: int) -> str:
+    """A loop with a lane-dependent trip count and `checks` safety checks in its body, each
+    calling a `.noreturn` handler that stays out of line (it calls itself, as Zig's Debug
+    handlers do through `unreachable`)."""
+    body = "\n".join(f"  setp.gt.u32 %p2, %r3, {100000 + k}; @%p2 bra PANIC{k};\n"
+                     f"  add.s32 %r3, %r3, {k + 1};" for k in range(checks))
+    panics = "\n".join(f"PANIC{k}:\n  {{ .param .b32 c; st.param.b32 [c], {k};\n"
+                       f"    call.uni fail, (c); }}\n  exit;" for k in range(checks))
+    return f""".version 7.8
+.target sm_89
+.address_size 64
+.func fail(.param .b32 c) .noreturn
+{{
+  trap;
+  {{ .param .b32 d; st.param.b32 [d], 0; call.uni fail, (d); }}
+  exit;
+}}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  and.b32 %r2, %r2, 7;
+  mov.u32 %r3, 0;
+  mov.u32 %r4, 0;
+LOOP:
+  setp.ge.u32 %p1, %r4, %r2;
+  @%p1 bra DONE;
+{body}
+  add.s32 %r4, %r4, 1;
+  bra.uni LOOP;
+DONE:
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.u32 [%rd5], %r3;
+  ret;
+{panics}
+}}
+"""
+
+
+def test_panic_checks_in_a_divergent_loop_get_no_barriers_of_their_own():
+    """Each check's panic side leaves for good; the loop's back edge makes its EXIT
+    reachable from the other side, which once made every check a region of its own (more
+    than 16 nested: refused)."""
+    ptx = _panic_loop(20)
+    data = np.arange(64, dtype=np.uint32) * 2654435761 % 1000
+    outs, listings = [], []
+    for cubin in (oracle.ptxas(ptx).output, codegen.compile_ptx(ptx)):
+        out = np.zeros(64, np.uint32)
+        res = run(cubin, "k", 1, 64, [out, data.astype(np.uint32)], hazard_check=True)
+        outs.append(out)
+        listings.append(oracle.nvdisasm(cubin))
+    assert res.hazards == []
+    np.testing.assert_array_equal(outs[1], outs[0])
+    # ptxas: one around the loop and one around its rotated guard, none per check
+    assert 1 <= listings[1].count("BSSY") <= listings[0].count("BSSY") == 2

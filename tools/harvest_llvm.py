@@ -143,23 +143,34 @@ KERNELS = [
                  _s("p", "f32x2", [1.25, -0.5]), _s("len", "u32", 9), _s("n", "u32", 48)]),
 ]
 
+# The same sources at other optimisation levels: Debug (LLVM at -O0 with Zig's safety
+# checks: every value through the local stack frame, generic pointers from cvta.local, calls
+# kept) and ReleaseSmall (calls and loops kept rolled).
+VARIANTS = [("calls", "Debug"), ("switch_op", "Debug"), ("local_sort", "Debug"),
+            ("int64", "Debug"), ("block_reduce", "Debug"), ("saturate", "Debug"),
+            ("int_narrow", "Debug"), ("bits", "Debug"), ("divide", "Debug"),
+            ("calls", "ReleaseSmall"), ("local_sort", "ReleaseSmall"), ("unroll", "ReleaseSmall")]
+_SUFFIX = {"Debug": "debug", "ReleaseSmall": "small"}
+KERNELS += [dict(next(k for k in KERNELS if k["name"] == src), name=f"{src}_{_SUFFIX[mode]}",
+                 source=src, mode=mode) for src, mode in VARIANTS]
+
 
 def zig_version() -> str:
     return importlib.metadata.version("ziglang")
 
 
-def compile_ptx(name: str, mode: str, tmp: Path) -> str:
-    """LLVM's PTX for tools/llvm_kernels/<name>.zig, built in the scratch folder `tmp`."""
+def compile_ptx(source: str, mode: str, tmp: Path) -> str:
+    """LLVM's PTX for tools/llvm_kernels/<source>.zig, built in the scratch folder `tmp`."""
     src = tmp / "src"
     if not src.exists():
         shutil.copytree(SOURCES, src)
     cmd = [sys.executable, "-m", "ziglang", "build-obj", "-target", "nvptx64-cuda",
            f"-mcpu={ARCH}", "-O", mode, "-femit-asm=out.ptx", "-fno-emit-bin",
            "--cache-dir", str(tmp / "cache"),
-           "--global-cache-dir", str(tmp / "gcache"), f"{name}.zig"]
+           "--global-cache-dir", str(tmp / "gcache"), f"{source}.zig"]
     run = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
     if run.returncode:
-        raise SystemExit(f"{name}: zig failed\n{run.stderr}")
+        raise SystemExit(f"{source}: zig failed\n{run.stderr}")
     return (src / "out.ptx").read_text()
 
 
@@ -186,17 +197,18 @@ def main(argv=None) -> int:
     scratch = tempfile.TemporaryDirectory()
     for spec in KERNELS:
         mode = spec.get("mode", "ReleaseFast")
-        ptx = compile_ptx(spec["name"], mode, Path(scratch.name))
+        source = spec.get("source", spec["name"])
+        ptx = compile_ptx(source, mode, Path(scratch.name))
         (out / f"{spec['name']}.ptx").write_text(ptx)
-        entry = {"file": f"{spec['name']}.ptx", "entry": spec["name"],
+        entry = {"file": f"{spec['name']}.ptx", "entry": source,
                  "sha256": hashlib.sha256(ptx.encode()).hexdigest(),
-                 "source": f"tools/llvm_kernels/{spec['name']}.zig", "optimize": mode,
+                 "source": f"tools/llvm_kernels/{source}.zig", "optimize": mode,
                  "grid": spec["grid"], "block": spec["block"], "params": spec["params"]}
         err = ptxas_error(ptx)
         if err:
             entry["ptxas_error"] = err
         kernels.append(entry)
-        print(f"{spec['name']:<14} {len(ptx.splitlines()):5d} lines  {mode}"
+        print(f"{spec['name']:<18} {len(ptx.splitlines()):5d} lines  {mode}"
               + (f"  ptxas: {err.splitlines()[0]}" if err else ""))
     scratch.cleanup()
     manifest = {"generator": "tools/harvest_llvm.py", "ziglang_version": zig_version(),
