@@ -174,13 +174,15 @@ def _exits_from(b: MBlock, memo: dict[int, frozenset], dead: dict) -> frozenset:
 
 def _dead_end(s: MBlock, b: MBlock) -> bool:
     """Whether `s` is a panic side of branch block `b`, whose lanes never meet the others
-    again: straight-line code from `s` to an EXIT that calls a function (LLVM: a
-    `.noreturn` panic handler, then EXIT) and never comes back to `b`. Zig's safety checks
+    again: straight-line code from `s` to an EXIT, entered only through `s`, that calls a
+    function (LLVM: a `.noreturn` panic handler, then EXIT) and never comes back to `b`. Zig's safety checks
     inside loops are such sides; the loop's back edge makes their EXIT reachable from the
     other side too, which must neither make it the meeting point nor keep the other exits
     from counting (ptxas gives them no barrier)."""
     calls, x, seen = False, s, set()
     while x is not b and id(x) not in seen:
+        if x is not s and len({id(p) for p in x.preds}) > 1:
+            return False          # the other side's lanes come here too: a meeting point
         seen.add(id(x))
         calls = calls or any(mi.opcode == "CALL" for mi in x.instrs)
         if not x.succs:
