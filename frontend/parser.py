@@ -447,6 +447,11 @@ def p_initializer(p):
     p[0] = p[1] if len(p) == 2 else p[2]
 
 
+def p_initializer_empty(p):
+    "initializer : LBRACE RBRACE"
+    p[0] = []          # `= {}`: all zeros (LLVM writes it for empty aggregates; ptxas takes it)
+
+
 def p_initializer_fields(p):
     "initializer : LBRACE field_inits RBRACE"
     p[0] = p[2]

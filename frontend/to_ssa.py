@@ -534,7 +534,14 @@ class _FunctionLowering:
             if type(var) is _Var:     # the common case first: a plain register
                 return [(var, self.fn.new_value(var.type, var.name))]
         if isinstance(node, ast.VectorOperand):
-            return [d for e in node.elements for d in self.dests(e, scope, block)]
+            out = [d for e in node.elements for d in self.dests(e, scope, block)]
+            # a sink `_` is as wide as its named siblings (`mov.b32 {_, %rs9}, %r8` drops
+            # the low 16 bits, not 32)
+            named = next((v.type for var, v in out if var is not None), None)
+            if named is not None and named != "b32":
+                out = [(var, v) if var is not None else (None, self.fn.new_value(named, "_"))
+                       for var, v in out]
+            return out
         if isinstance(node, ast.PairOperand):
             return self.dests(node.first, scope, block) + self.dests(node.second, scope, block)
         if isinstance(node, ast.ParenList):

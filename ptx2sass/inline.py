@@ -480,8 +480,13 @@ class _Renamer:
         if not dataclasses.is_dataclass(node) or id(node) in self.seen:
             return node
         self.seen.add(id(node))
-        if isinstance(node, (ast.BranchTargets, ast.CallTargets, ast.CallPrototype)):
-            raise CompileError("branch/call tables inside an inlined .func not supported yet",
+        if isinstance(node, ast.BranchTargets):
+            # a jump table's label and its targets are the callee's labels: renamed with them
+            node.label = self.new(node.label)
+            node.targets = [self.new(t) for t in node.targets]
+            return node
+        if isinstance(node, (ast.CallTargets, ast.CallPrototype)):
+            raise CompileError("call tables inside an inlined .func not supported yet",
                                None, node.line)
         for f in dataclasses.fields(node):
             value = getattr(node, f.name)

@@ -160,19 +160,50 @@ class _PostDominators:
         return pdom
 
 
-def _exits_from(b: MBlock, memo: dict[int, frozenset]) -> frozenset:
+def _exits_from(b: MBlock, memo: dict[int, frozenset], dead: dict) -> frozenset:
+    """The exits reachable from `b`, not counting those only reached through a dead end
+    (`_dead_end`: panics, whose lanes leave for good)."""
     got = memo.get(id(b))
     if got is None:
-        got = frozenset(id(x) for x in _reachable(b) if not x.succs)
-        memo[id(b)] = got
+        seen, work, exits = {id(b)}, [b], set()
+        while work:
+            x = work.pop()
+            if not x.succs:
+                exits.add(id(x))
+            for t in x.succs:
+                if id(t) not in seen and not (len(x.succs) > 1 and dead.get((id(x), id(t)))):
+                    seen.add(id(t))
+                    work.append(t)
+        got = memo[id(b)] = frozenset(exits)
     return got
 
 
-def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exit_memo) -> MBlock | None:
+def _dead_end(s: MBlock, b: MBlock) -> bool:
+    """Whether `s` is a panic side of branch block `b`, whose lanes never meet the others
+    again: straight-line code from `s` to an EXIT, entered only through `s`, that calls a
+    function (LLVM: a `.noreturn` panic handler, then EXIT) and never comes back to `b`. Zig's safety checks
+    inside loops are such sides; the loop's back edge makes their EXIT reachable from the
+    other side too, which must neither make it the meeting point nor keep the other exits
+    from counting (ptxas gives them no barrier)."""
+    calls, x, seen = False, s, set()
+    while x is not b and id(x) not in seen:
+        if x is not s and len({id(p) for p in x.preds}) > 1:
+            return False          # the other side's lanes come here too: a meeting point
+        seen.add(id(x))
+        calls = calls or any(mi.opcode == "CALL" for mi in x.instrs)
+        if not x.succs:
+            return calls
+        if len(x.succs) > 1:
+            return False
+        x = x.succs[0]
+    return False
+
+
+def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exit_memo, dead) -> MBlock | None:
     """The branch's immediate post-dominator, counting only exits every successor reaches."""
     common = None
     for s in b.succs:
-        e = _exits_from(s, exit_memo)
+        e = _exits_from(s, exit_memo, dead)
         common = e if common is None else common & e
     if not common:
         return None
@@ -266,10 +297,15 @@ def _divergent_regions(mf: MFunction):
     pdoms = _PostDominators(blocks)
     exit_memo: dict[int, frozenset] = {}
     found, unjoined = [], []
+    dead = {(id(b), id(s)): _dead_end(s, b) for b in blocks if len(b.succs) > 1
+            for s in b.succs}
     for b in blocks:
         if not _divergent_branch(b):
             continue
-        end = _reconvergence_block(b, pdoms, exit_memo)
+        if len({id(s) for s in b.succs if not dead[(id(b), id(s))]}) <= 1:
+            unjoined.append(b)    # the lanes of the other sides never come back
+            continue
+        end = _reconvergence_block(b, pdoms, exit_memo, dead)
         if end is None:
             unjoined.append(b)
             continue

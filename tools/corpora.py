@@ -22,6 +22,7 @@ def corpus_dirs() -> dict[str, Path]:
         "tinygrad": REPO / "tests" / "corpus" / "tinygrad",
         "cuda": REPO / "tests" / "corpus" / "cuda",
         "triton": REPO / "tests" / "corpus" / "triton",
+        "llvm": REPO / "tests" / "corpus" / "llvm",
     }
 
 

@@ -166,6 +166,13 @@ class FloatSelection:
         self.emit("FFMA", self.float_mods(ins), [self.dst(d)] + srcs)
 
     def sel_copysign(self, ins):
+        if ins.type == "f64":
+            # as ptxas: the low word of b, the high word merged with a's sign bit
+            a, b, d = ins.srcs[0], ins.srcs[1], ins.dests[0]
+            self.emit(COPY, (), [self.dst(d, 0), self.part_of(b, 0)])
+            self.emit("LOP3", ("LUT",), [self.dst(d, 1), self.part_of(b, 1), Imm(0x80000000),
+                                         self.part_of(a, 1), Imm(0xB8), NOT_PT])
+            return
         if ins.type != "f32":
             raise self.unsupported(f"`copysign.{ins.type}`")
         # copysign(a, b): the sign of a, the rest of b (LUT: a ? c : b over (b, imm, a)).
@@ -179,6 +186,10 @@ class FloatSelection:
             src = self.reg_part(a)
             self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
                       [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
+            return
+        if ty == "f64":               # ptxas: DADD d, -RZ, |a|
+            src = self.wide_reg(a)
+            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), replace(src, abs=True)])
             return
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=False)

@@ -124,7 +124,13 @@ class IntegerSelection:
             if mode == "wide":
                 self.imad((), self.dst(d), self.as_reg(a), b, RZ)
                 return
-            raise self.unsupported(f"`mul.hi.{ty}`")
+            # mul.hi of 8/16-bit values: the extended operands' 32-bit product shifted down
+            # by the width, arithmetically when signed (ptxas: IMAD, then SHF.R.S32/U32.HI).
+            t = VOp(self.mf.new_vreg())
+            self.imad((), t, self.as_reg(a), b, RZ)
+            shift = ("R", "S32" if _signed(ty) else "U32", "HI")
+            self.emit("SHF", shift, [self.dst(d), RZ, Imm(bits), t])
+            return
         ra, sb = self.reg_part(a), self.part_of(b, 0)
         if mode == "lo":
             self.imad((), self.dst(d), ra, sb, RZ)
