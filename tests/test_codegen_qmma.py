@@ -202,13 +202,16 @@ def ids(form):
     return ".".join(form)
 
 
+def sass_name(shape, acc, a, b):
+    return f"QMMA.{shape[1:].replace('n', '').replace('k', '')}.{acc.upper()}.{a.upper()}.{b.upper()}"
+
+
 @pytest.mark.parametrize("form", FORMS, ids=ids)
 def test_ptxas_qmma_in_the_emulator_equals_the_reference(form):
     shape, acc, a, b = form
     ptx = qmma_kernel(*form)
     cubin = oracle.ptxas(ptx).output
-    want_sass = f"QMMA.{shape[1:].replace('n', '').replace('k', '')}.{acc.upper()}.{a.upper()}.{b.upper()}"
-    assert want_sass in oracle.nvdisasm(cubin, ())
+    assert sass_name(*form) + " " in oracle.nvdisasm(cubin, ())
     for seed in (1, 2):
         data = inputs(acc, seed)
         _, out = launch(cubin, data, False)
@@ -236,6 +239,7 @@ def test_ours_equals_ptxas(form):
     ours, codes = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
                                           filename="k.ptx")
     assert any(i.opcode == "QMMA" for c in codes for i in c.instructions)
+    assert sass_name(*form) + " " in oracle.nvdisasm(ours, ())   # our word, read by nvdisasm
     theirs = oracle.ptxas(ptx).output
     data = inputs(form[1], 4, specials=True)
     _, want = launch(theirs, data, False)
@@ -262,6 +266,9 @@ def test_fp8_qmma_sum_is_exact():
     ("8.7", "sm_86", ("m16n8k32", "f32", "e4m3", "e4m3")),
     ("8.7", "sm_80", ("m16n8k16", "f16", "e5m2", "e4m3")),
     ("8.0", "sm_86", ("m16n8k32", "f16", "e4m3", "e4m3")),
+    ("8.0", "sm_86", ("m16n8k16", "f16", "e5m2", "e4m3")),
+    ("6.5", "sm_75", ("m16n8k32", "f32", "e5m2", "e4m3")),
+    ("8.5", "sm_86", ("m16n8k16", "f32", "e5m2", "e4m3")),
     ("8.3", "sm_89", ("m16n8k32", "f32", "e4m3", "e5m2")),
     ("8.3", "sm_89", ("m16n8k16", "f16", "e4m3", "e5m2")),
     ("8.4", "sm_89", ("m16n8k16", "f32", "e4m3", "e4m3")),
