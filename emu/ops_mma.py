@@ -1,10 +1,25 @@
-"""Tensor-core matrix multiply-accumulate (HMMA, IMMA) with the fragment layouts of PTX's
+"""Tensor-core matrix multiply-accumulate (HMMA, IMMA, QMMA) with the fragment layouts of PTX's
 `mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
 A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
 
 Floating-point products are exact in FP64 and summed there, then rounded once to FP32; the
-hardware's internal accumulation differs from that in the last bits for some inputs."""
+hardware's internal accumulation differs from that in the last bits for some inputs.
+
+QMMA (sm_89's fp8 `mma.sync`, E4M3/E5M2 operands, F32 or F16 accumulators) is modelled as
+the exact A·B + C rounded once to nearest even: each fp8 product is exact in FP64 (at most
+4 x 4 significant bits), the products are summed in FP64 in a fixed order (exact whenever
+their magnitudes span at most 53 bits: always for E4M3 x E4M3, whose products are multiples
+of 2^-18 below 2^18; E5M2 products range over 2^-32 .. 2^32), C is added rounded to odd
+and the sum narrowed once to F32 or F16. NaN codes (E4M3 0x7f/0xff, E5M2 exponent 31 with
+a mantissa) and Inf - Inf give the canonical NaN; E5M2 infinities stay infinite. Published
+measurements of FP8 tensor cores (H100, RTX 40xx) report products aligned to the largest
+exponent and truncated to about 13 fraction bits before accumulation, so the hardware can
+differ from this model below about 2^-13 relative to the largest term; that was not
+calibrated here (no sm_89 device), as for HMMA."""
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -66,7 +81,14 @@ def _unpack(word, e, elem_bits, kind):
         return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x8) << 1)
     if kind == "u4":
         return bits.astype(np.int64)
+    if kind in _FP8:
+        return _FP8[kind][bits.astype(np.intp)]
     raise EmuFault(f"unsupported MMA element type {kind}")
+
+
+# fp8 code -> value (OCP FP8: E4M3 bias 7, no infinities; E5M2 bias 15, IEEE-like).
+_FP8 = {kind: np.array([fp.fp8_decode(c, kind) for c in range(256)], dtype=np.float64)
+        for kind in ("e4m3", "e5m2")}
 
 
 def _shape(mods):
@@ -85,10 +107,42 @@ def _shape(mods):
     raise EmuFault(f"unsupported MMA shape in {'.'.join(mods)}")
 
 
+def _fp8_dot(A, B, C):
+    """A·B + C for fp8 A and B, as FP64 rounded to odd (so one narrowing rounds correctly).
+
+    Every fp8 product is a multiple of 2^-32 below 2^32 with at most 6 significant bits: the
+    products below 2^16 sum exactly in FP64 (multiples of 2^-32 below 2^21), and so do those
+    above (multiples of 2^11 below 2^37). Where those two sums do not add exactly, the few
+    elements go through exact rational arithmetic."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = A[:, :, None] * B[None, :, :]
+        big = np.abs(p) >= 2.0 ** 16
+        hi = np.where(big, p, 0.0).sum(axis=1)
+        lo = np.where(big, 0.0, p).sum(axis=1)
+        s = hi + lo
+        bb = s - hi
+        err = (hi - (s - bb)) + (lo - bb)
+        D = fp.add_rto(s, C)
+    inexact = np.isfinite(err) & (err != 0)
+    for i, j in zip(*np.nonzero(inexact)):
+        exact = Fraction(hi[i, j]) + Fraction(lo[i, j]) + Fraction(C[i, j])
+        D[i, j] = fp.round_rational(exact, "f64", "RN") if exact == 0 else _odd(exact)
+    return D
+
+
+def _odd(x: Fraction) -> float:
+    """x rounded to odd in FP64 (x is within FP64's normal range here)."""
+    r = fp.round_rational(x, "f64", "RZ")
+    if Fraction(r) != x and not int(np.float64(r).view(np.uint64)) & 1:
+        r = float(np.nextafter(r, math.copysign(math.inf, x)))
+    return r
+
+
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
-    bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4}[a_kind]
+    bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
+            "e4m3": 8, "e5m2": 8}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
@@ -115,7 +169,10 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                 v = creg[2 * h + e]
                 C[G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
                     else v.view(np.int32).astype(np.int64)
-    D = A @ B + C
+    if a_kind in _FP8:
+        D = _fp8_dot(A, B, C)
+    else:
+        D = A @ B + C
     out = []
     if acc_kind == "f16":
         for h in range(halves):
@@ -148,3 +205,10 @@ def op_imma(w, s, active, mask):
     types = [m.lower() for m in s.ins.modifiers if m in ("S8", "U8", "S4", "U4")]
     a_kind, b_kind = (types + ["s8", "s8"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "s32")
+
+
+@semantics("QMMA")
+def op_qmma(w, s, active, mask):
+    types = [m.lower() for m in s.ins.modifiers if m in ("E4M3", "E5M2")]
+    a_kind, b_kind = (types + ["e4m3", "e4m3"])[:2]
+    _mma(w, s, mask, a_kind, b_kind, "f32" if "F32" in s.ins.modifiers else "f16")

@@ -51,6 +51,10 @@ MMA = {
     ("IMMA", "16864", None): (4, 4, 2, 4),
     ("IMMA", "8832", None): (2, 1, 1, 2),
     ("DMMA", "884", None): (4, 2, 2, 4),
+    ("QMMA", "16832", "F32"): (4, 4, 2, 4),
+    ("QMMA", "16832", "F16"): (2, 4, 2, 2),
+    ("QMMA", "16816", "F32"): (4, 2, 1, 4),
+    ("QMMA", "16816", "F16"): (2, 2, 1, 2),
 }
 
 # ldmatrix: the count of 8x8 matrices is the destination's width.
@@ -89,10 +93,10 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         for m in mods:
             for pos in CONVERSION[ins.opcode].get(m, ()):
                 at(pos, 2)
-    elif ins.opcode in ("HMMA", "IMMA", "DMMA"):
+    elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA"):
         shape = next((m for m in mods if m.isdigit()), None)
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
-        widths = MMA.get((ins.opcode, shape, kind if ins.opcode == "HMMA" else None))
+        widths = MMA.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA") else None))
         for pos, width in enumerate(widths or ()):
             at(pos, width)
     elif ins.opcode == "LDSM":

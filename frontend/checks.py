@@ -566,6 +566,8 @@ class Checker:
         and the module's .version/.target, so check_features caches it)."""
         problems = []
         op = ins.opcode
+        if op == "mma" and (".e4m3" in ins.modifiers or ".e5m2" in ins.modifiers):
+            return self._fp8_mma_problems(ins)
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
         # then single modifiers anywhere (`ld` ... `.v8`)
         prefix = None
@@ -594,6 +596,25 @@ class Checker:
                 and self.version >= (6, 4):
             problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
                             "sm_70 and higher from PTX ISA version 6.4")
+        return problems
+
+    def _fp8_mma_problems(self, ins: ast.Instruction) -> list[str]:
+        """fp8 `mma` (sm_89, PTX 8.4; its m16n8k16 shape and f16 accumulators PTX 8.7), in
+        ptxas's order; the generic shape features (`.m16n8k32` of 7.0/sm_80) are not
+        reported for it, as ptxas does not."""
+        name = "mma with FP8 floating point type"
+        problems = []
+        if self.version < (8, 4):
+            problems.append(f"Feature '{name}' requires PTX ISA .version 8.4 or later")
+        if self.target_sm < 89:
+            problems.append(f"Feature '{name}' requires .target sm_89 or higher")
+        if self.version < (8, 7):
+            if ".m16n8k16" in ins.modifiers:
+                problems.append(f"Feature '{name} and .m16n8k16 shape' requires PTX ISA "
+                                ".version 8.7 or later")
+            if ".f16" in ins.modifiers:
+                problems.append(f"Feature '{name} and FP16 accumulation' requires PTX ISA "
+                                ".version 8.7 or later")
         return problems
 
     # ------------------------------------------------------------------ operands

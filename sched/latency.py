@@ -86,8 +86,9 @@ def source_unit(opcode: str) -> str | None:
 DEFAULT_FIXED = 4
 FIXED: dict[str, int] = {
     # Tensor cores: 24 to other instructions (HMMA→HMMA, →F2FP, →PRMT), 23 to a store
-    # (MMA_TO_MEMORY); ptxas never goes lower on 1,000+ pairs.
-    "HMMA": 24, "IMMA": 24,
+    # (MMA_TO_MEMORY); ptxas never goes lower on 1,000+ pairs. QMMA (fp8, sm_89) as ptxas
+    # schedules it in tests/test_codegen_qmma.py's kernels: no scoreboard, 23 to a store.
+    "HMMA": 24, "IMMA": 24, "QMMA": 24,
     # CS2R R, SRZ / SR_CLOCK: 6 to IADD3 and IMAD.
     "CS2R": 6,
     # F2IP (pack two floats to 8/16-bit integers): 8 to its only readers seen (LOP3).
@@ -129,7 +130,7 @@ MEMORY_READERS = {"LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "LDGSTS", "ST", "STG
 READER_FIXED: dict[str, int] = {
     **{op: 5 for op in MEMORY_READERS},
     "DADD": 6, "DMUL": 6, "DFMA": 6, "DSETP": 6, "DMNMX": 6,
-    "HMMA": 7, "IMMA": 7,
+    "HMMA": 7, "IMMA": 7, "QMMA": 7,
     "HADD2": 5, "HSETP2": 5,
 }
 # Producer/reader pairs exempt from READER_FIXED: HADD2 reads another HADD2's result 4 cycles
@@ -196,7 +197,7 @@ def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str
         if opcode == reader and opcode in UNIFORM_SAME_UNIT:
             return base
         return max(base, UNIFORM_READER_FIXED.get(reader, 0))
-    if opcode in ("HMMA", "IMMA") and reader in MEMORY_READERS:
+    if opcode in ("HMMA", "IMMA", "QMMA") and reader in MEMORY_READERS:
         return MMA_TO_MEMORY
     need = max(base, READER_PAIR_FIXED.get((opcode, reader), READER_FIXED.get(reader, 0)))
     if reader not in READER_FIXED and reader not in NO_PIPE_READERS and not is_variable(reader):

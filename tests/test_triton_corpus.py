@@ -31,9 +31,8 @@ def test_every_kernel_has_a_reference():
         assert outputs <= checked, k["file"]
 
 
-# Known gaps: fp8 tensor-core MMA (mma.sync m16n8k32 .e4m3, ptxas's QMMA) is neither
-# compiled by us nor run by the emulator yet.
-GAPS = {"matmul_fp8.ptx": "QMMA (fp8 mma.sync) not supported by the isel or the emulator"}
+# Known gaps (kernel file -> reason), run as strict xfails; none at present.
+GAPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("entry", [pytest.param(k, marks=pytest.mark.xfail(

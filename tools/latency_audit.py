@@ -411,7 +411,7 @@ def reader_group(key: tuple) -> str:
         return "memory"
     if reader.startswith("D") and reader[1:] in ("ADD", "MUL", "FMA", "SETP", "MNMX"):
         return "fp64"
-    if reader in ("HMMA", "IMMA"):
+    if reader in ("HMMA", "IMMA", "QMMA"):
         return "mma"
     if lat.is_variable(reader):
         return "variable"

@@ -1,5 +1,5 @@
 """`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x, IMMA for the
-8-bit integer ones.
+8-bit integer ones, QMMA for sm_89's fp8 (e4m3/e5m2) ones.
 
 PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
 consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
@@ -28,6 +28,10 @@ HMMA_FORMS = {
 # 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
 # (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
 IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
+# fp8 shapes (sm_89) -> (QMMA shape, registers in A, in B); D/C are 4 f32 or 2 f16x2
+# registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
+QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
+FP8_TYPES = ("e4m3", "e5m2")
 
 
 class MatrixMultiply:
@@ -36,6 +40,8 @@ class MatrixMultiply:
         a_type = ins.types[0] if ins.types else None
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
+        if a_type in FP8_TYPES:
+            return self.fp8_mma(ins, shape)
         form = HMMA_FORMS.get((shape, ins.type, a_type))
         if form is None or "row" not in ins.modifiers or "col" not in ins.modifiers:
             raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}."
@@ -69,6 +75,27 @@ class MatrixMultiply:
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit("IMMA", mods, [d, a, b, c])
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def fp8_mma(self, ins, shape):
+        """QMMA: the fragments are IMMA's (four fp8 values per register, PTX's element order)."""
+        types = ins.types[:3]
+        if shape not in QMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
+                or ins.type not in ("f32", "f16") or len(types) != 3 or types[2] != ins.type \
+                or any(t not in FP8_TYPES for t in types[:2]) or self.guard is not None:
+            raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
+        name, n_a, n_b = QMMA_SHAPES[shape]
+        n_d = 4 if ins.type == "f32" else 2
+        srcs = list(ins.srcs)
+        if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d:
+            raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
+        mods = (name, ins.type.upper()) + tuple(t.upper() for t in types[:2])
+        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
+        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        c = self.gather(srcs[n_a + n_b:])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        self.emit("QMMA", mods, [d, a, b, c])
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
