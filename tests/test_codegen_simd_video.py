@@ -73,7 +73,11 @@ def test_simd_video_against_ptxas(body):
     _assert_same(ours, theirs, data)
 
 
-@pytest.mark.parametrize("body", MATRIX if ALL else MATRIX[3::24])
+# The model reads a, b and c from the three inputs: not the form naming %a0 twice.
+MANUAL = [b for b in MATRIX if "%a0, %a0" not in b]
+
+
+@pytest.mark.parametrize("body", MANUAL if ALL else MANUAL[3::24])
 def test_ptxas_agrees_with_the_manual(body):
     data = data32(1)
     cubin = oracle.ptxas(kernel(body, 32, 3, 32)).output
