@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend import instructions as isa
+from ptx2sass.frontend.video_checks import video_problems
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
@@ -485,6 +486,8 @@ class Checker:
             return
         if forms is None or lenient:
             if lenient:
+                for problem in video_problems(op, ins.modifiers, ins.operands):
+                    self.error(problem, ins)
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
                 return

@@ -12,6 +12,7 @@ Everything here iterates lists in source order, so the IR is the same in every p
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -571,7 +572,7 @@ class _FunctionLowering:
             ins.space = space
         ty = ins.type
         operands = list(st.operands)
-        if st.opcode in VIDEO_OPCODES:
+        if st.opcode in VIDEO_OPCODES or st.opcode in SIMD_VIDEO_OPCODES:
             operands = _video_operands(ins, operands)
         if st.guard is not None:
             g = scope.lookup(st.guard.predicate.name)
@@ -623,20 +624,29 @@ class _FunctionLowering:
 # and vmad's a negation (`-a`); lowering takes them off the operands into `ins.attrs`.
 VIDEO_OPCODES = frozenset({"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"})
 VIDEO_SELECTORS = frozenset({"b0", "b1", "b2", "b3", "h0", "h1"})
+# SIMD video instructions: lane selectors on a and b (`.h21`, `.b7250`) and a lane mask on
+# the destination (`.h0`, `.b310`).
+SIMD_VIDEO_OPCODES = frozenset(f"{op}{n}" for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax",
+                                                      "vset") for n in (2, 4))
+_SIMD_SELECTOR = re.compile(r"^[bh][0-7]+$")
 
 
 def _video_operands(ins: ir.Instr, operands: list) -> list:
     """Strip selectors and negations: `attrs["sel"]` holds one selector (or None) per source,
-    `attrs["dsel"]` the destination's, `attrs["neg"]` which sources are negated."""
+    `attrs["dsel"]` the destination's, `attrs["neg"]` which sources are negated; for the
+    SIMD forms `attrs["sel"]` holds a's and b's and `attrs["mask"]` the destination's."""
+    simd = ins.opcode in SIMD_VIDEO_OPCODES
+
     def strip(node):
         neg = False
         if isinstance(node, ast.Unary) and node.op == "-" and isinstance(node.operand, ast.Name):
             node, neg = node.operand, True
         sel = None
-        if isinstance(node, ast.Name) and node.component is not None \
-                and node.component.lstrip(".") in VIDEO_SELECTORS:
-            sel = node.component.lstrip(".")
-            node = ast.Name(name=node.name, line=node.line, column=node.column)
+        if isinstance(node, ast.Name) and node.component is not None:
+            part = node.component.lstrip(".")
+            if _SIMD_SELECTOR.match(part) if simd else part in VIDEO_SELECTORS:
+                sel = part
+                node = ast.Name(name=node.name, line=node.line, column=node.column)
         return node, sel, neg
     out, sels, negs = [], [], []
     for node in operands:
@@ -644,7 +654,10 @@ def _video_operands(ins: ir.Instr, operands: list) -> list:
         out.append(node)
         sels.append(sel)
         negs.append(neg)
-    if out:
+    if out and simd:
+        ins.attrs["mask"] = sels[0]
+        ins.attrs["sel"] = tuple(sels[1:3])
+    elif out:
         ins.attrs["dsel"] = sels[0]
         ins.attrs["sel"] = tuple(sels[1:])
         ins.attrs["neg"] = tuple(negs[1:])

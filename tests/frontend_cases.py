@@ -529,6 +529,41 @@ stmatrix.sync.aligned.m8n8.x2.shared.b16 [smem], {r1};
 """.strip().splitlines()
 
 
+# Video instructions' selectors and modifiers (frontend/video_checks.py): ptxas's messages,
+# all of them (as a set: ptxas repeats "Unknown video selector" per internal pass).
+VIDEO_MISUSE = """
+vadd.u32.u32.u32.add r1.b0, r2, r3, r4;
+vset.u32.u32.lt.min r1.h1, r2, r3, r4;
+vshl.u32.u32.u32.clamp.max r1.b0, r2, r3, r4;
+vmad.u32.u32.u32 r1.b0, r2, r3, r4;
+vadd2.u32.u32.u32 r1, r2, r3;
+vset2.u32.u32.lt.sat r1, r2, r3, r4;
+vadd2.u32.u32.u32.sat.add r1, r2, r3, r4;
+vadd2.u32.u32.u32 r1.h01, r2, r3, r4;
+vadd2.u32.u32.u32 r1.b0, r2, r3, r4;
+vadd4.u32.u32.u32 r1.h0, r2, r3, r4;
+vadd4.u32.u32.u32 r1.b0123, r2, r3, r4;
+vadd4.u32.u32.u32 r1, r2.b8888, r3, r4;
+vadd4.u32.u32.u32 r1, r2.b01, r3, r4;
+vadd2.u32.u32.u32 r1, r2.h1, r3, r4;
+vadd2.u32.u32.u32 r1, r2, r3.h3, r4;
+vadd2.u32.u32.u32 r1, r2, r3, r4.h10;
+vadd2.u32.u32.u32.add r1, r2.h44, 3, r4.h1;
+vabsdiff4.u32.u32.u32.add r1, r2, 5, r4;
+vabsdiff4.u32.u32.u32 r1, r2, r3, 7;
+vadd2.u32.u32.u32.min r1, r2, r3, r4;
+vset4.u32.u32.lt.max r1, r2, r3, r4;
+vadd2.u16.u32.u32 r1, r2, r3, r4;
+vadd4.u32.u32.u32 r1, r2, r3, r4, r4;
+vadd4.u32.u32.u32 r1, r2.x, r3, r4;
+""".strip().splitlines()
+VIDEO_FORMS = """
+vadd.u32.u32.u32.sat r1.b0, r2.h1, r3, r4;
+vadd2.s32.u32.s32.add r1.h1, r2.h21, r3.h03, r4;
+vset4.u32.s32.ge r1.b310, r2.b7250, r3, r4;
+vabsdiff4.u32.u32.u32.sat r1.b3210, r2.b0123, r3.b7654, r4;
+""".strip().splitlines()
+
 # Instructions tied to a PTX version / target: each is compiled for too old a target, too
 # old a version, sm_90 and sm_90a, and our verdict must be ptxas's.
 FEATURE_DECLS = (".reg .b32 r<8>;\n.reg .pred p<4>;\n.reg .b64 rd<4>;\n"

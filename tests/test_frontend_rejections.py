@@ -4,7 +4,7 @@ The expectations are ptxas's own diagnostics for the same text (cached oracle ru
 import pytest
 
 from frontend_cases import (CASE_ARCH, CASES, FEATURE_SETTINGS, FEATURE_USES, INVALID_FORMS,
-                            VALID_FORMS, feature_kernel, ptxas_diagnostics, sm90_kernel)
+                            VALID_FORMS, VIDEO_FORMS, VIDEO_MISUSE, feature_kernel, ptxas_diagnostics, sm90_kernel)
 from ptx2sass import CompileError, oracle
 from ptx2sass.frontend import check, parse
 
@@ -74,6 +74,16 @@ def test_instruction_misuse_ptxas_rejects(line):
     if line not in WORDING_GAPS:
         assert ours[0][2] in {d[2] for d in theirs}, f"ptxas: {theirs}\nours: {ours}"
 
+
+
+@pytest.mark.parametrize("line", VIDEO_MISUSE + VIDEO_FORMS)
+def test_video_selectors_and_modifiers_as_ptxas(line):
+    """Every message ptxas gives for a video instruction's selectors and modifiers."""
+    text = sm90_kernel(line)
+    theirs = {(d[0], d[2]) for d in ptxas_diagnostics(oracle.ptxas(text, "sm_90a", name="x.ptx").stderr)
+              if d[1] == "error"}
+    ours = {(d[0], d[2]) for d in our_diagnostics(text, "sm_90a") if d[1] == "error"}
+    assert ours == theirs
 
 # Right verdict and line, different words (ptxas's sub-opcode and operand-order rules that
 # the table does not model).

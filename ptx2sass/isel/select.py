@@ -36,11 +36,12 @@ from ptx2sass.isel.carry import CarryArithmetic
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
+from ptx2sass.isel.simd_video import SimdVideoSelection
 
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
-               CachePolicy, VideoSelection):
+               CachePolicy, VideoSelection, SimdVideoSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):

@@ -27,8 +27,15 @@ def _key(ins: ir.Instr):
     if any(isinstance(s, ir.SpecialReg) and (s.name in TIME_VARYING or s.name.startswith("%pm"))
            for s in ins.srcs):
         return None
+    # per-opcode extras (a video instruction's selectors, contraction's negations) are
+    # part of what is computed
+    attrs = tuple(sorted(ins.attrs.items()))
+    try:
+        hash(attrs)
+    except TypeError:
+        return None
     return (ins.opcode, ins.modifiers, ins.type, ins.types, ins.space,
-            tuple(_operand_key(s) for s in ins.srcs), ins.dests[0].type)
+            tuple(_operand_key(s) for s in ins.srcs), ins.dests[0].type, attrs)
 
 
 def eliminate_common_subexpressions(fn: ir.Function) -> bool:

@@ -13,6 +13,10 @@ PURE = frozenset({
     "slct", "neg", "abs", "min", "max", "bfe", "bfi", "brev", "clz", "popc", "prmt", "bfind",
     "fns", "sad", "dp4a", "dp2a", "copysign", "testp", "sqrt", "rsqrt", "rcp", "ex2", "lg2",
     "sin", "cos", "tanh", "bmsk", "szext",
+    # video instructions (their selectors live in `ins.attrs`, which CSE's key includes)
+    "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
+    "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2",
+    "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
 })
 PURE_SPACES = frozenset({"param", "const"})
 CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
