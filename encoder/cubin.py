@@ -274,6 +274,9 @@ class Cubin:
     strtab: list[str] | None = None
     segments: list[Segment] | None = None   # program headers (executables only)
     shoff_align: int | None = None          # None: the arch's default
+    # Relocatable output: extern functions' prototype strings (`#iil`), which ptxas puts
+    # first in `.strtab` (`.nv.prototype` names them by offset); used by the default layout.
+    prototype_strings: list[str] = field(default_factory=list)
     # Note section headers: name -> (sh_flags, sh_link section, sh_info section).
     note_headers: dict[str, tuple[int, str | None, str | None]] = field(default_factory=lambda: {
         ".note.nv.tkinfo": (0x2000000, None, None),

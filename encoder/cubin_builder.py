@@ -6,10 +6,12 @@ call graph, debug frame, notes) follows fixed rules, which live here. The rules 
 off ptxas's own cubins and are checked by tests/test_cubin.py, which rebuilds every corpus
 kernel from those facts alone and compares the result with ptxas's file.
 
-Scope: executables (not `-c` relocatable output) for the sm_75..sm_89 family; kernels whose
-callees were inlined or are private copies in their text (`Kernel.subfunctions`), calling
-system functions the loader resolves (`Kernel.externs`); without a stack frame unless the
-caller supplies the frame's CFA program.
+Scope: executables and `-c` relocatable output (`relocatable=True`: ELF type ET_REL, no
+bank-4 table or `.nv.rel.action`, code relocations in `Kernel.relocations`, externs the
+linker resolves, `.nv.prototype`) for the sm_75..sm_89 family; kernels whose callees were
+inlined or are private copies in their text (`Kernel.subfunctions`), calling functions the
+loader or linker resolves (`Kernel.externs`); without a stack frame unless the caller
+supplies the frame's CFA program. Relocatable output holds kernels only (no `.func` of its own).
 """
 from __future__ import annotations
 
@@ -19,14 +21,21 @@ import struct
 from .arch import UnknownArch, arch_info
 from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
-from .elf_layout import (ET_EXEC, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
                      NvInfoRecord)
 
 R_CUDA_64 = 2
 R_CUDA_G64 = 4      # a generic 64-bit address (initialisers naming a variable)
+R_CUDA_UNUSED_CLEAR64 = 0x49    # relocatable output: an FDE's address range
 SHT_CUDA_RELOCINFO = 0x7000000B
+SHT_CUDA_PROTOTYPE = 0x70000002
+SHT_CUDA_GLOBAL_INIT = 0x70000008
+# Relocatable output (ptxas -c): module variables and `_param` are CUDA objects.
+STT_CUDA_OBJECT = 13
+STO_CUDA_GLOBAL = 0x20
+STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
 # Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them (attributes ptxas did not
 # write in any corpus kernel are not listed, and supplying one is an error).
@@ -204,7 +213,9 @@ def _check_kernel_facts(k: Kernel, info) -> None:
 def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] = (),
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
-                toolkit: ToolkitInfo | None = None, toolkit_version: int = 135) -> Cubin:
+                toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
+                relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
+                visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -215,6 +226,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
     `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
     The given kernels are not modified: the cubin holds copies.
+    `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89): variables as
+    CUDA objects (`visible` ones global), `extern_variables` (name, size) as undefined
+    ones, `_param` in each constant bank 0, MAX_STACK_SIZE for MIN_STACK_SIZE,
+    `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
+    `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
+    debug-frame relocations for the linker.
     """
     try:
         info = arch_info(arch)
@@ -237,11 +254,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     unknown = [b for b in bank4 if b not in gnames and b not in extern_names]
     if unknown:
         raise CubinError(f"bank4 names {unknown}, which are neither module variables nor externs")
+    if relocatable and bank4:
+        raise CubinError("relocatable output has no bank-4 address table")
+    if extern_variables and not relocatable:
+        raise CubinError("extern variables need relocatable output")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
-    c = Cubin(arch=arch, e_type=ET_EXEC, e_flags=info.e_flags,
+    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=info.e_flags,
               tkinfo=toolkit or ToolkitInfo("ptx2sass", "ptx2sass 0.0.1 (ptxas 13.5 compatible)",
-                                            "ptx2sass", f"-arch {arch} "),
+                                            "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
               cuinfo=CudaInfo(vsm, toolkit_version))
     # Module data sections, one per kind of variable, in the order first used.
     groups: dict[str, list[GlobalVar]] = {}
@@ -262,15 +283,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             offsets[g.name] = at
             align = max(align, g.align)
         if sec_name == ".nv.global":
-            c.sections.append(Section(sec_name, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, align,
-                                      nobits_size=len(blob)))
+            c.sections.append(Section(sec_name, SHT_CUDA_GLOBAL if relocatable else SHT_NOBITS,
+                                      SHF_ALLOC | SHF_WRITE, align, nobits_size=len(blob)))
         else:
             flags = SHF_ALLOC | (SHF_WRITE if sec_name == ".nv.global.init" else 0)
-            c.sections.append(Section(sec_name, SHT_PROGBITS, flags, align, data=bytes(blob)))
+            kind = SHT_CUDA_GLOBAL_INIT if relocatable and sec_name == ".nv.global.init" else SHT_PROGBITS
+            c.sections.append(Section(sec_name, kind, flags, align, data=bytes(blob)))
 
     # Symbols: notes, then per kernel (file order) its sections, module data after the first
     # kernel's text, then the module sections, then the kernels' function symbols.
     syms = c.symbols
+    object_kind = ((STT_CUDA_OBJECT, STO_CUDA_GLOBAL) if relocatable else (STT_OBJECT, 0))
 
     def section_symbol(name: str) -> int:
         syms.append(Symbol(name, type=STT_SECTION, bind=STB_LOCAL, section=name))
@@ -296,7 +319,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             for g in globals_:
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
-                syms.append(Symbol(g.name, offsets[g.name], g.size, STT_OBJECT, STB_LOCAL,
+                if g.name in visible:
+                    continue
+                syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL, object_kind[1],
                                    section=g.section))
                 var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
@@ -304,7 +329,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.const2 is not None:
             section_symbol(f".nv.constant2.{k.name}")
         const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
-    for name in (".debug_frame", ".nv.callgraph", ".nv.rel.action"):
+        if relocatable and k.params:
+            syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
+                               STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
+    module_sections = [".debug_frame", ".nv.callgraph"]
+    if relocatable:
+        module_sections += [".nv.prototype"] if extern_names else []
+    else:
+        module_sections.append(".nv.rel.action")
+    for name in module_sections:
         section_symbol(name)
     func_sym: dict[str, int] = {}
     extern_sym: dict[str, int] = {}
@@ -312,6 +345,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                            STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
         func_sym[k.name] = len(syms) - 1
+        if k is file_order[0]:       # relocatable: visible and undefined variables
+            for g in globals_:
+                if g.name in visible:
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_GLOBAL, object_kind[1],
+                                       section=g.section))
+                    var_sym[g.name] = len(syms) - 1
+            for name, size in extern_variables:
+                syms.append(Symbol(name, 0, size, object_kind[0], STB_GLOBAL, object_kind[1]))
+                var_sym[name] = len(syms) - 1
         for name in k.externs:         # undefined, after the first kernel that calls it
             if name not in extern_sym:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
@@ -342,21 +384,45 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for name, _, size in k.subfunctions:
             module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
-    for k in file_order:
+    if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
+        module = []
+        for k in kernels:
+            module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
+                       NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.min_stack_size),
+                       NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
+    for k in file_order if not relocatable else ():
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
     c.module_attributes = module
+    if relocatable and extern_names:
+        # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
+        missing = [e for e in extern_names if e not in (prototypes or {})]
+        if missing:
+            raise CubinError(f"extern functions {missing} need a prototype string")
+        # the strings first in `.strtab`, the last extern's first (shared when equal)
+        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(extern_names)))
+        at, where = 1, {}
+        for p in c.prototype_strings:
+            where[p], at = at, at + len(p.encode()) + 1
+        c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
+                                  b"".join(struct.pack("<Ii", extern_sym[e], where[prototypes[e]])
+                                           for e in extern_names),
+                                  link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], extern_sym[e]) for k in file_order
                                             for e in k.externs] + DEFAULT_CALLGRAPH[1:])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
-    frame, frame_relocs = bytearray(), []
+    frame, frame_relocs, frame_relas = bytearray(), [], []
     for k in file_order:
         cie_at = len(frame)
         frame += _cie()
+        if relocatable:     # the FDE's CIE pointer and address range, for the linker
+            frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
+            frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
+                                          R_CUDA_UNUSED_CLEAR64, 0))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
         kernel_end = k.subfunctions[0][1] if k.subfunctions else len(k.text)
         frame += _fde(cie_at, kernel_end,
@@ -371,7 +437,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
-    c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
+    if not relocatable:
+        c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:
         c.reloc_sections.append(RelocSection(
             ".rel.nv.constant4", ".nv.constant4",
@@ -393,6 +460,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 c.reloc_sections.append(RelocSection(f".{kind}{sec_name}", sec_name, chosen))
     c.reloc_sections.append(RelocSection(".rel.debug_frame", ".debug_frame",
                                          list(reversed(frame_relocs))))
+    if frame_relas:
+        c.reloc_sections.append(RelocSection(".rela.debug_frame", ".debug_frame",
+                                             list(reversed(frame_relas))))
     return c
 
 

@@ -39,7 +39,7 @@ def default_section_order(c: Cubin) -> list[str]:
     order += [f".nv.info.{k.name}" for k in c.kernels if k.attributes is not None]
     if c.callgraph is not None:
         order.append(".nv.callgraph")
-    order += [n for n in generic if n == ".nv.rel.action"]
+    order += [n for n in generic if n in (".nv.prototype", ".nv.rel.action")]
     for k in c.kernels:
         order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in reloc_kinds(k)]
     # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
@@ -109,8 +109,9 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
 def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's symbol-name table: like the section-name table, with object and function
     names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`."""
-    names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
-             ".note.nv.cuinfo", ".nv.info"]
+    names = [""] + list(c.prototype_strings) + [
+        ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+        ".note.nv.cuinfo", ".nv.info"]
     kernel_names = {k.name for k in c.kernels}
     data_secs = _module_data_sections(c)
     for i, k in enumerate(c.kernels):

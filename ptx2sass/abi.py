@@ -98,6 +98,40 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
                      + (("R", SYSCALL_RETURN_ADDRESS), ("R", SYSCALL_RETURN_ADDRESS + 1))
                      + CLOBBERED_PREDICATES)
 
+# Calls of a function another module defines (relocatable output, `-c`), as ptxas 13.5
+# makes them for sm_8x and as its callees expect them (seen: a ptxas-compiled `.visible
+# .func` under register pressure uses R0..R15 and R32 up without saving them, keeps
+# R16..R31 but R20/R21 untouched, returns with `RET.ABS.NODEC R20`): arguments and results
+# from R4 as above, the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
+# .L@srel))`, `MOV R21, 32@hi(...)`: relocations against the kernel's symbol with the return
+# point's offset as addend), `CALL.ABS.NOINC `(callee)` (an R_CUDA_ABS47_34 relocation
+# against the undefined FUNC symbol). Values live across the call stay in R16..R31 (not
+# R20/R21) or are spilled; predicates and uniform registers do not survive (ptxas's callee
+# reads the global-memory descriptor into UR4 itself).
+EXTERN_RETURN_ADDRESS = 20
+EXTERN_CALLEE_SAVED = tuple(k for k in range(16, 32) if k not in (20, 21))
+EXTERN_CLOBBERED = (tuple(("R", k) for k in range(255) if k != STACK_POINTER and k not in EXTERN_CALLEE_SAVED)
+                    + CLOBBERED_PREDICATES + tuple(("UR", k) for k in range(63)))
+
+
+def prototype_string(function) -> str:
+    """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
+    result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `b<N>` an N-byte `.param` array):
+    `#iil` for `(.param .b32 r) f(.param .b32 x, .param .b64 y)`."""
+    def code(p) -> str:
+        bits = type_bits(p.type)
+        if p.size * 8 > bits:
+            return f"b{p.size}"
+        if bits not in (32, 64):
+            raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
+                               "to device functions is not supported")
+        return {"f32": "f", "f64": "d"}.get(p.type, "i" if bits == 32 else "l")
+    return "#" + ("".join(code(p) for p in function.returns) or "v") + "".join(code(p) for p in function.params)
+
+
+# The symbol a return address's relocation names until the kernel's name is known.
+RETURN_SYMBOL = "@kernel"
+
 
 @dataclass(frozen=True)
 class LabelDistance:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import frame_cfa_program
-from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg
+from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
@@ -156,6 +156,24 @@ def _signed_immediates(ins: Instruction) -> Instruction:
     return replace(ins, operands=ops)
 
 
+# Relocations of code words in relocatable output (the types ptxas writes for sm_8x):
+# the low and high halves of a 32-bit immediate, and a CALL.ABS target.
+R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32, R_CUDA_ABS47_34 = 0x38, 0x39, 0x3A
+
+
+def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int]) -> list:
+    """The relocations of the word at `pc`: (offset, symbol name, type, addend or None)."""
+    from ptx2sass.encoder.codec import without_relocations
+    out = []
+    for _, op in without_relocations(ins)[1]:
+        if isinstance(op, Reloc):
+            kind = R_CUDA_ABS32_LO_32 if op.half == "lo" else R_CUDA_ABS32_HI_32
+            out.append((pc, op.symbol, kind, labels[op.label] if op.label is not None else None))
+        else:
+            out.append((pc, op.name, R_CUDA_ABS47_34, None))
+    return out
+
+
 def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
             filename: str | None) -> tuple[int, Instruction]:
     """The instruction's word. 32-bit immediates are unsigned for logic ops (LOP3, SEL, MOV)
@@ -163,12 +181,12 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
     and the signed spelling is tried when the unsigned one has no encoding."""
     from ptx2sass.encoder import codec
     try:
-        return codec.encode(ins, arch, pc), ins
+        return codec.encode(ins, arch, pc, []), ins
     except codec.EncodeError as first:
         signed = _signed_immediates(ins)
         if signed != ins:
             try:
-                return codec.encode(signed, arch, pc), signed
+                return codec.encode(signed, arch, pc, []), signed
             except codec.EncodeError:
                 pass
         # An absolute window address `[0x8]` is the base-register form with RZ (nvdisasm
@@ -177,7 +195,7 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
                                            and op.ubase is None else op for op in ins.operands))
         if based != ins:
             try:
-                return codec.encode(based, arch, pc), ins
+                return codec.encode(based, arch, pc, []), ins
             except codec.EncodeError:
                 pass
         raise CompileError(f"kernel {kernel}: internal error: cannot encode `{first}`", filename) from None
@@ -224,6 +242,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     def label(op):
         if isinstance(op, abi.LabelDistance):
             return abi.LabelDistance(prefix + op.end, prefix + op.start)
+        if isinstance(op, Reloc) and op.label in blocks:
+            return replace(op, label=prefix + op.label)
         return Label(prefix + op.name, op.offset) if isinstance(op, Label) and op.name in blocks else op
     slots: list[Slot] = []
     label_pending: list[str] = []
@@ -357,11 +377,16 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                                               if isinstance(op, abi.LabelDistance) else op
                                               for op in ins.operands))
         if any(isinstance(op, Label) for op in ins.operands):
-            # a branch names its target; a MOV of a label is a return address (an offset)
+            # a branch names its target; a MOV of a label is a return address (an offset);
+            # CALL.ABS names another module's function (a relocation)
             code_address = ins.opcode in ("MOV", "IMAD")
             ins = replace(ins, operands=tuple(
                 (Imm(labels[op.name]) if code_address else Label(op.name, labels[op.name]))
-                if isinstance(op, Label) else op for op in ins.operands))
+                if isinstance(op, Label) and op.name in labels else op for op in ins.operands))
+        if any(isinstance(op, Reloc) and op.symbol == abi.RETURN_SYMBOL for op in ins.operands):
+            ins = replace(ins, operands=tuple(replace(op, symbol=fn.name)
+                                              if isinstance(op, Reloc) and op.symbol == abi.RETURN_SYMBOL
+                                              else op for op in ins.operands))
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
     if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
@@ -375,9 +400,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     while (16 * len(instructions)) % TEXT_ALIGN:
         instructions.append(Instruction("NOP"))
     words = bytearray()
+    text_relocations = []
     for pc, ins in enumerate(instructions):
         word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
+        text_relocations += _text_relocations(ins, 16 * pc, labels)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None
@@ -409,6 +436,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
     code.externs = [name for name in externs if name in called]     # declaration order
     code.syscall_offsets = syscalls
+    code.relocations = text_relocations
     return code
 
 
@@ -421,7 +449,7 @@ def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None 
 def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
                     filename: str | None = None) -> tuple[bytes, list[KernelCode]]:
     """The cubin and, per kernel, the code that went into it (for tests and listings)."""
-    from ptx2sass.encoder.cubin import Kernel, write_cubin
+    from ptx2sass.encoder.cubin import Kernel, Relocation, write_cubin
     from ptx2sass.encoder.cubin_builder import build_cubin
     try:
         info = arch_info(arch)
@@ -429,7 +457,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError(str(e)) from None
     if info.family != "ampere":
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
-    mod_layout = module_layout(module, filename)
+    relocatable = _flag((options or {}).get("compile_only"))
+    mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
     if int((options or {}).get("opt_level", 3)) > 0:
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
@@ -464,8 +493,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               extra_attributes=(_warp_sync_records(code.warp_sync_offsets) + code.jump_records
-                                                + _syscall_records(code.syscall_offsets)),
+                                                + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs,
+                              relocations=[Relocation(*r) for r in reversed(code.relocations)],
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
@@ -473,6 +503,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     target = module.target.split(",")[0].strip() if module.target else arch
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
+                                    relocatable=relocatable, extern_variables=mod_layout.extern_variables,
+                                    visible=mod_layout.visible,
+                                    prototypes={e.name: abi.prototype_string(e) for e in module.externs
+                                                if relocatable and any(e.name in c.externs for c in codes)},
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
 
@@ -526,13 +560,19 @@ def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
     return tuple(dims + [1] * (3 - len(dims)))
 
 
-def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Module:
-    """PTX text → checked SSA IR (the frontend)."""
+def _flag(value) -> bool:
+    return bool(value) and str(value).lower() not in ("false", "0")
+
+
+def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
+              whole_program: bool = True) -> ir.Module:
+    """PTX text → checked SSA IR (the frontend); `whole_program=False` (ptxas -c) lets
+    calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.inline import has_calls, inline_calls
     module = parse(ptx, filename)
-    check(module, arch)
+    check(module, arch, whole_program=whole_program)
     if has_calls(module):
         module = inline_calls(module)
     return lower_module(module)
@@ -540,4 +580,5 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>") -> ir.Mo
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
     """PTX text → cubin: the frontend, then `compile_module`."""
-    return compile_module(lower_ptx(ptx, arch, filename), arch, options, filename)
+    whole_program = not _flag(options.get("compile_only"))
+    return compile_module(lower_ptx(ptx, arch, filename, whole_program), arch, options, filename)

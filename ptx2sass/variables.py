@@ -33,7 +33,7 @@ EXTERN_SHARED_ALIGN = 16
 @dataclass(frozen=True)
 class Placement:
     space: str     # "global" (value: bank-4 slot); "const", "shared", "local", "param": byte offset
-    value: int
+    value: int     # relocatable output: a "global"'s value is its symbol name (a str)
 
 
 @dataclass
@@ -45,6 +45,10 @@ class ModuleLayout:
     relocations: dict[str, list] = field(default_factory=dict)
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
+    # Relocatable output: `.extern .global` variables another module defines (name, size),
+    # and the names of module variables other modules may name (`.visible`).
+    extern_variables: list[tuple[str, int]] = field(default_factory=list)
+    visible: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -67,11 +71,20 @@ def _global_offsets(variables) -> dict[str, int]:
     return out
 
 
-def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayout:
+def module_layout(module: ir.Module, filename: str | None = None,
+                  relocatable: bool = False) -> ModuleLayout:
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
-    ptxas names them `$__<name>__<n>` in the cubin), in declaration order."""
+    ptxas names them `$__<name>__<n>` in the cubin), in declaration order.
+
+    Relocatable output (`-c`, as ptxas 13.5 writes it): no bank-4 table; the code builds a
+    `.global`'s address from `32@lo(sym)`/`32@hi(sym)` relocations (placement value: the
+    symbol's name), `.extern .global`s included, and every bodiless function is an extern
+    the code calls with `CALL.ABS.NOINC` relocated against its symbol."""
     out = ModuleLayout()
-    per_kernel = called_externs(module)       # system calls' addresses (ptx2sass.abi's order)
+    if relocatable:
+        for e in module.externs:
+            out.placements[e.name] = Placement("global", e.name)
+    per_kernel = [] if relocatable else called_externs(module)   # system calls' bank-4 slots
     for name in per_kernel[0] if per_kernel else []:
         out.placements[name] = Placement("global", len(out.bank4))
         out.bank4.append(name)
@@ -94,14 +107,23 @@ def module_layout(module: ir.Module, filename: str | None = None) -> ModuleLayou
             const_offsets[name] = align_up(const_end, v.align)
             const_end = const_offsets[name] + v.size
     for v, name, fn_name in data:
+        if v.extern and relocatable and v.space == "global" and fn_name is None:
+            out.extern_variables.append((name, v.size))
+            out.placements[v.name] = Placement("global", name)
+            continue
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
+        if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
+            out.visible.add(name)
         init = v.init
         if v.relocations:
             init, relocs = _initial_addresses(v, module, const_offsets, filename)
             if relocs:
                 out.relocations[name] = relocs
-        if v.space == "global":
+        if v.space == "global" and relocatable:
+            where = Placement("global", name)
+            out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
+        elif v.space == "global":
             where = Placement("global", len(out.bank4))
             out.bank4.append(name)
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import abi, ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc
 from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VOp
 
@@ -82,6 +82,8 @@ class CallSelection:
             how = [code, Label(abi.ENTRY_LABEL)]
             name = abi.INDIRECT
         elif isinstance(target, ir.Symbol) and target.name in self.callees and not self.callees[target.name].blocks:
+            if isinstance(getattr(self.placements.get(target.name), "value", None), str):
+                return self.sel_extern_call(ins, self.callees[target.name])     # relocatable output
             return self.sel_system_call(ins, self.callees[target.name])
         elif isinstance(target, ir.Symbol) and target.name in self.callees:
             callee = self.callees[target.name]
@@ -160,6 +162,48 @@ class CallSelection:
             self.mf.externs.append(what)
         back = self.start_block("ret")
         add.operands[3] = abi.LabelDistance(back.name, here)
+        if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
+            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
+                                                     ConstRef(0, self.arch.global_desc_offset)],
+                                   1, None, self.line))
+        for d, r in zip(ins.dests, defs):
+            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+
+    def sel_extern_call(self, ins, callee) -> None:
+        """`call (r), f, (a)` of a function another module defines (relocatable output,
+        ptx2sass.abi): the arguments in R4.., the absolute return address in R20:R21 from
+        relocations against the kernel's symbol, `CALL.ABS.NOINC `(f)` relocated against
+        f's symbol; then the global-memory descriptor read again."""
+        what = callee.name
+        args = ins.srcs[1:]
+        arg_types = [p.type for p in callee.params]
+        result_types = [p.type for p in callee.returns]
+        if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
+            raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
+        arg_layout = abi.register_layout(arg_types, "argument", what)
+        res_layout = abi.register_layout(result_types, "result", what)
+        if any(r + w - 1 > abi.SYSCALL_LAST_ARGUMENT for r, w in arg_layout + res_layout):
+            raise self.unsupported(f"arguments of `{what}` beyond R{abi.SYSCALL_LAST_ARGUMENT} (on the stack)")
+        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
+            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
+        uses = []
+        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
+            r = self.mf.fixed_vreg("R", reg, width)
+            self.copy_into(VOp(r), a, ty)
+            uses.append(VOp(r))
+        ra = self.mf.fixed_vreg("R", abi.EXTERN_RETURN_ADDRESS, 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
+        high = self.emit("MOV", (), [VOp(ra, 1), Imm(0)], guarded=False)
+        defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
+        n = len(defs)
+        self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, Label(what), *uses, VOp(ra)], n, None,
+                               self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
+        if what not in self.mf.externs:
+            self.mf.externs.append(what)
+        back = self.start_block("ret")
+        low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
+        high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
         if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
             self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
                                                      ConstRef(0, self.arch.global_desc_offset)],

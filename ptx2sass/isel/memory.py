@@ -4,7 +4,7 @@ A mixin of `Selector` (isel/select.py): methods reach the shared state through `
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
@@ -101,11 +101,16 @@ class MemorySelection:
             raise self.unsupported(f"the address of {what} `{sym.name}`")
         return p
 
-    def global_address(self, slot: int) -> VReg:
-        """A `.global` variable's 64-bit address, read from its constant-bank-4 slot."""
+    def global_address(self, slot: int | str) -> VReg:
+        """A `.global` variable's 64-bit address, read from its constant-bank-4 slot; in
+        relocatable output (`slot` a symbol name) the halves the linker fills,
+        `MOV r, 32@lo(sym)` and `MOV r+1, 32@hi(sym)`."""
         t = self.new_pair()
         for k in range(2):
-            self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
+            if isinstance(slot, str):
+                self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", slot)], guarded=False)
+            else:
+                self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
         return t.reg
 
     def window_location(self, p, offset: int):
