@@ -74,7 +74,9 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
 
     program = KernelProgram(
         name=kernel, arch=arch, instructions=instructions, symbols=symbols,
-        regcount=k.regcount or 255, shared_bytes=k.shared_bytes or 0,
+        # nvlink raises the REGCOUNT record to cover the callees it linked in (the text
+        # section's count stays the kernel's own); the driver launches with the record's
+        regcount=max(k.regcount, getattr(k, "regcount_attribute", None) or 0) or 255, shared_bytes=k.shared_bytes or 0,
         local_bytes=(k.frame_size or 0) + _known_stack(k.max_stack_size or k.min_stack_size),
         param_base=k.param_base or info.param_base, param_bytes=k.param_bytes,
         const0_template=k.const0 or b"",

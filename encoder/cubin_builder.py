@@ -316,6 +316,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # first slot, or before the variables when that slot holds an extern function.
             if bank4 and bank4[0] in extern_names:
                 section_symbol(".nv.constant4")
+            if relocatable and any(g.section == ".nv.global" for g in globals_):
+                section_symbol(".nv.global")     # ptxas -c: before `.nv.global.init`'s
             for g in globals_:
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)

@@ -41,7 +41,7 @@ def default_section_order(c: Cubin) -> list[str]:
         order.append(".nv.callgraph")
     order += [n for n in generic if n in (".nv.prototype", ".nv.rel.action")]
     for k in c.kernels:
-        order += [f".{kind}.text.{k.name}" for kind in ("rel", "rela") if kind in reloc_kinds(k)]
+        order += [f".{kind}.text.{k.name}" for kind in reloc_kinds(k)]   # in the order given
     # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
     position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
     banks = sorted([n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2],

@@ -126,7 +126,14 @@ def prototype_string(function) -> str:
             raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
                                "to device functions is not supported")
         return {"f32": "f", "f64": "d"}.get(p.type, "i" if bits == 32 else "l")
-    return "#" + ("".join(code(p) for p in function.returns) or "v") + "".join(code(p) for p in function.params)
+    text = "#" + ("".join(code(p) for p in function.returns) or "v") + "".join(code(p) for p in function.params)
+    from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
+    return text + SYSTEM_PROTOTYPE_SUFFIX if function.name in SYSTEM_FUNCTIONS else text
+
+
+# What ptxas 13.5 appends to a system function's prototype (vprintf, malloc, free,
+# __assertfail alike, measured): its register convention, with a 256-bit register mask.
+SYSTEM_PROTOTYPE_SUFFIX = "|12p4r20sRx" + f"{0xFFF9:064x}"
 
 
 # The symbol a return address's relocation names until the kernel's name is known.

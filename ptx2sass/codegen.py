@@ -496,6 +496,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
+                              # ptxas creates the relocation section of the first relocated word first
+                              reloc_kinds=tuple(dict.fromkeys("rel" if r[3] is None else "rela"
+                                                              for r in code.relocations)) or None,
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
     if not kernels:
