@@ -186,7 +186,8 @@ def test_builder_rebuilds_ptxas_system_call_cubins():
 
 def test_unresolved_extern_is_refused_in_ptxas_words():
     """A bodiless function other than ptxas's system calls: whole-program mode refuses it as
-    ptxas does; with -c (relocatable output, which we do not write yet) a clear refusal."""
+    ptxas does; a module lowered for -c but compiled without `compile_only` a clear refusal
+    (relocatable output: tests/test_relocatable.py)."""
     path = ZLUDA / "compile_only" / "extern_func.ptx"
     ptx = path.read_text() if path.is_file() else HEADER + """
 .extern .func (.param .align 16 .b8 r[16]) foobar(.param .b64 x);
