@@ -16,7 +16,8 @@ degree (cost: its reads and writes weighted by loop depth, `regalloc.loops`), se
 colours optimistically, and whatever stays uncoloured is spilled (`regalloc.spill`) and the
 whole allocation runs again. Predicates first try recomputing their compares
 (`regalloc.remat_predicates`). Before the first colouring, copies are coalesced
-conservatively (`regalloc.coalesce`).
+conservatively (`regalloc.coalesce`), after scalars copied from or into one part of a
+wide register have been renamed to that part (`regalloc.coalesce_parts`).
 
 Calls add two constraints (`ptx2sass.abi`): virtual registers precoloured to the
 convention's registers (`MFunction.precolored`, seeded before colouring, never spilled
@@ -32,6 +33,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
+from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
@@ -310,6 +312,7 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     stats = SpillStats()
     recomputed_compares = False
     by_cost = False
+    coalesce_parts(mf)
     for round_ in range(MAX_ROUNDS):
         edges, moves = interference(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):

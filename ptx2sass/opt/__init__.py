@@ -7,6 +7,7 @@ the selector's folding into operands (`SHF ... 0x3`, `LOP3 ... 0x7f`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.address import fold_address_offsets
 from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
@@ -27,6 +28,7 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
             changed |= contract_multiply_add(fn)
         changed |= narrow_wide_products(fn)
         changed |= fuse_wide_multiply_add(fn)
+        changed |= fold_address_offsets(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return
