@@ -188,6 +188,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tinygrad-limit", type=int, default=DEFAULT_LIMITS["tinygrad"],
                     help="tinygrad sample size when --limit is not given (0 = all)")
     ap.add_argument("--worst", type=int, default=5, help="list the N worst kernels per ratio")
+    ap.add_argument("--match", default=None, help="only kernels whose name contains this")
     ap.add_argument("--all", action="store_true", help="print every kernel, not only the summary")
     args = ap.parse_args(argv)
     table = {}
@@ -196,7 +197,10 @@ def main(argv=None) -> int:
         limit = args.limit if args.limit is not None else (
             args.tinygrad_limit if name == "tinygrad" else DEFAULT_LIMITS[name])
         rows, skipped = [], []
-        for entry in spread(corpus.entries(), limit or None):
+        entries = corpus.entries()
+        if args.match:
+            entries = [e for e in entries if args.match in corpus.describe(e)[0]]
+        for entry in spread(entries, limit or None):
             m = measure(corpus, entry)
             label = corpus.describe(entry)[0]
             (skipped.append((label, m)) if isinstance(m, str) else rows.append((label, m)))
