@@ -99,6 +99,11 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str]) -> list[MInstr
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((l + height[j] for j, l in succs[i]), default=1)
+    for i, ins in enumerate(region):
+        # a copy goes as soon as its source is ready: its two sides then do not overlap
+        # and the allocator can still give them one register
+        if ins.opcode in (COPY, IMPLICIT_DEF):
+            height[i] = 1 << 20
     earliest = [0] * n
     ready = [(-height[j], j) for j in range(n) if npreds[j] == 0]
     heapq.heapify(ready)
