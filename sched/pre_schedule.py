@@ -11,7 +11,8 @@ The regions and what may move are those of `sched.list_schedule` (pure arithmeti
 instructions; memory instructions keep their order; anything else is a boundary), plus the
 selector's COPY and IMPLICIT_DEF. A partial or guarded write reads the register too. Because
 issuing early lengthens live ranges, a block keeps its new order only while its register
-pressure stays within PRESSURE_LIMIT or the pressure it had.
+pressure stays within PRESSURE_LIMIT or the pressure it had, and its predicates within the
+seven the file has (or what it needed before).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ptx2sass.sched import latency as lat
 from ptx2sass.sched.list_schedule import MEMORY, PURE
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
+PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 
 
 def _movable(ins: MInstr) -> bool:
@@ -60,7 +62,8 @@ def _latency(producer: MInstr, reader: MInstr, file: str) -> int:
     return lat.read_latency(op, producer.modifiers, file, rd, False)
 
 
-def _schedule_region(region: list[MInstr], vfile: dict[int, str]) -> list[MInstr]:
+def _schedule_region(region: list[MInstr], vfile: dict[int, str],
+                     live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
     n = len(region)
     if n < 3:
         return region
@@ -104,6 +107,18 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str]) -> list[MInstr
         # and the allocator can still give them one register
         if ins.opcode in (COPY, IMPLICIT_DEF):
             height[i] = 1 << 20
+    # Predicates: at most PREDICATE_LIMIT live at once where the order allows; a compare
+    # waits while the file is full and something else is ready.
+    pdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.cls == "P"]
+             for ins in region]
+    readers: dict[int, int] = {}
+    for ins in region:
+        for _, op, d in register_operands(ins):
+            if not d and op.reg.cls == "P":
+                readers[op.reg.id] = readers.get(op.reg.id, 0) + 1
+    live_p: set[int] = set()
+    # predicates live through the region take their registers for all of it
+    limit = max(1, PREDICATE_LIMIT - sum(1 for v in live_in & live_after if vfile.get(v) == "P"))
     earliest = [0] * n
     ready = [(-height[j], j) for j in range(n) if npreds[j] == 0]
     heapq.heapify(ready)
@@ -117,9 +132,34 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str]) -> list[MInstr
         if not ready:
             t = waiting[0][0]
             continue
-        _, j = heapq.heappop(ready)
+        if len(live_p) >= limit:
+            others = [item for item in ready if not pdefs[item[1]]]
+            if not others and waiting:
+                # only compares are ready: wait for something else rather than fill the file
+                t = max(t, waiting[0][0])
+                while waiting and waiting[0][0] <= t:
+                    _, h, k = heapq.heappop(waiting)
+                    heapq.heappush(ready, (h, k))
+                continue
+            if others:
+                best = min(others)
+                ready.remove(best)
+                heapq.heapify(ready)
+                j = best[1]
+            else:
+                _, j = heapq.heappop(ready)
+        else:
+            _, j = heapq.heappop(ready)
         order.append(j)
         t += 1
+        for _, op, d in register_operands(region[j]):
+            if not d and op.reg.cls == "P" and op.reg.id in readers:
+                readers[op.reg.id] -= 1
+                if readers[op.reg.id] == 0 and op.reg.id not in live_after:
+                    live_p.discard(op.reg.id)
+        for v in pdefs[j]:
+            if readers.get(v, 0) > 0 or v in live_after:
+                live_p.add(v)
         for k, l in succs[j]:
             earliest[k] = max(earliest[k], t - 1 + l)
             npreds[k] -= 1
@@ -150,24 +190,39 @@ def pre_schedule(mf: MFunction) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered."""
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
+    preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
     live_out = liveness(mf)
     changed = 0
     for bi, b in enumerate(mf.blocks):
+        # live_before[k]: registers live just before instruction k of the block
+        live = set(live_out[bi])
+        live_before = [set()] * (len(b.instrs) + 1)
+        live_before[len(b.instrs)] = set(live)
+        for k in range(len(b.instrs) - 1, -1, -1):
+            uses, kills = use_def(b.instrs[k])
+            live.difference_update(kills)
+            live.update(uses)
+            live_before[k] = set(live)
         out: list[MInstr] = []
         region: list[MInstr] = []
-        for ins in b.instrs:
+        start = 0
+        for k, ins in enumerate(b.instrs):
             if _movable(ins):
+                if not region:
+                    start = k
                 region.append(ins)
                 continue
-            out.extend(_schedule_region(region, vfile))
+            out.extend(_schedule_region(region, vfile, live_before[k], live_before[start]))
             region = []
             out.append(ins)
-        out.extend(_schedule_region(region, vfile))
+        out.extend(_schedule_region(region, vfile, live_before[len(b.instrs)], live_before[start]))
         if out == b.instrs:
             continue
         before = _pressure(b.instrs, live_out[bi], width)
         after = _pressure(out, live_out[bi], width)
-        if after <= max(before, PRESSURE_LIMIT):
+        p_before = _pressure(b.instrs, live_out[bi], preds)
+        p_after = _pressure(out, live_out[bi], preds)
+        if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1
     return changed
