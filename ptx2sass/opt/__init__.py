@@ -14,7 +14,9 @@ from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
+from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
+from ptx2sass.opt.reassociate import reassociate_offsets
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
 
@@ -27,8 +29,9 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
     unrolled code is simplified again."""
     _simplify(fn, contract)
     if unroll_counted_loops(fn):
+        merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains
-        _simplify(fn, contract, MAX_ROUNDS + unroll.MAX_TRIPS)
+        _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
 
 
 def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None:
@@ -42,6 +45,7 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed |= fuse_wide_multiply_add(fn)
         changed |= fold_address_offsets(fn)
         changed |= fuse_integer_multiply_add(fn)
+        changed |= reassociate_offsets(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return

@@ -48,6 +48,8 @@ def _fused(reader: ir.Instr, product: ir.Instr):
     if (x is p) == (y is p):
         return None
     a, b = product.srcs
+    if isinstance(x if y is p else y, ir.Const) and (isinstance(a, ir.Const) or isinstance(b, ir.Const)):
+        return None          # IMAD takes one immediate: a*B + K stays IMAD + IADD3 (opt/reassociate)
     ty = product.type
     if reader.opcode == "add":
         srcs = [a, b, y if x is p else x]
