@@ -22,6 +22,8 @@ from ptx2sass.opt.fold import _fold, _signed
 from ptx2sass.opt.uses import substitute
 
 MAX_TRIPS = 16
+PARTIAL = 4                  # longer loops: the body four times per exit test
+MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 MAX_INSTRUCTIONS = 400       # instructions of the unrolled code
 INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 
@@ -89,7 +91,8 @@ def _shape(h: ir.Block):
     return others[0], body, exit_
 
 
-def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body) -> int | None:
+def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body,
+                limit: int = MAX_TRIPS) -> int | None:
     """How many times h runs (its branch leaves the loop on the last), or None."""
     latch_target = body if body is not None else h
     known: dict[int, int | bool] = {}
@@ -98,7 +101,7 @@ def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body) -> int | None:
         if isinstance(v, ir.Const):
             known[phi.dest.id] = v.value
     branch = h.instrs[-1]
-    for runs in range(1, MAX_TRIPS + 2):
+    for runs in range(1, limit + 2):
         for ins in h.instrs[:-1]:
             value = _evaluate(ins, known)
             for d in ins.dests:
@@ -111,7 +114,7 @@ def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body) -> int | None:
         taken = cond != branch.guard_negated
         if (h.succs[0] if taken else h.succs[1]) is not latch_target:
             return runs
-        if runs > MAX_TRIPS:
+        if runs > limit:
             return None
         nxt = {}
         for phi in h.phis:
@@ -153,9 +156,12 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     if any(phi.dest.type == "pred" for phi in h.phis):
         return False
     runs = _trip_count(h, pre, back, body)
-    if runs is None:
-        return False
     body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
+    if runs is None:
+        runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
+        if runs is None:
+            return False
+        return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
     if size > MAX_INSTRUCTIONS:
         return False
@@ -197,3 +203,59 @@ def unroll_counted_loops(fn: ir.Function) -> bool:
         if h in fn.blocks and h is not fn.entry and _unroll(fn, h):
             changed = True
     return changed
+
+
+class _Blocks:
+    """The blocks of `fn` other than one, for `substitute`."""
+
+    def __init__(self, fn: ir.Function, skip: ir.Block):
+        self.blocks = [b for b in fn.blocks if b is not skip]
+
+
+def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int, exit_) -> bool:
+    """The loop body PARTIAL times per exit test, where the trip count allows: the header's
+    tests in between would all have continued. Two-block loops: B runs runs-1 times, and
+    becomes B; H'; B; H'; ... (H' the header without its branch). One-block loops: H runs
+    `runs` times and becomes H'; H'; ...; H with the branch."""
+    bodies = runs - 1 if body is not None else runs
+    if bodies < 2 * PARTIAL or bodies % PARTIAL:
+        return False
+    header = h.instrs[:-1]
+    size = PARTIAL * (len(header) + len(h.phis) + len(body_instrs))
+    if size > MAX_INSTRUCTIONS:
+        return False
+    back = body if body is not None else h
+    env: dict[int, object] = {}
+    out: list[ir.Instr] = []
+
+    def next_iteration():
+        incoming = []
+        for phi in h.phis:
+            src = dict((id(b), x) for b, x in phi.incoming)[id(back)]
+            incoming.append(env.get(src.id, src) if isinstance(src, ir.Value) else src)
+        for phi, src in zip(h.phis, incoming):
+            d = fn.new_value(phi.dest.type, phi.dest.name)
+            out.append(ir.Instr("mov", dests=[d], srcs=[src], type=phi.dest.type))
+            env[phi.dest.id] = d
+
+    if body is not None:
+        out.extend(body_instrs)                      # iteration 0 after H's own test
+        for _ in range(PARTIAL - 1):
+            next_iteration()
+            out.extend(_clone(fn, ins, env) for ins in header)
+            out.extend(_clone(fn, ins, env) for ins in body_instrs)
+        term = [i for i in body.instrs if i.opcode in ir.TERMINATORS]
+        body.instrs = out + term
+    else:
+        out.extend(header)                           # iteration 0: H's own instructions
+        for _ in range(PARTIAL - 1):
+            next_iteration()
+            out.extend(_clone(fn, ins, env) for ins in header)
+        out.append(_clone(fn, h.instrs[-1], env))    # the exit test, on the last copy
+        h.instrs = out
+        # after the loop, H's values are the last copy's
+        substitute(_Blocks(fn, h), {vid: v for vid, v in env.items()})
+    for phi in h.phis:
+        phi.incoming = [(b, env.get(v.id, v) if b is back and isinstance(v, ir.Value) else v)
+                        for b, v in phi.incoming]
+    return True
