@@ -3,7 +3,8 @@
 address of an unrolled or vectorised access as base + constant; the add then dies unless
 something else reads it. Only offsets the instruction's signed 24-bit immediate holds are
 folded; the sum is the same modulo the address width because the immediate is added to the
-base register at that width."""
+base register at that width. A register holding a function-local `.shared`/`.local`
+variable's address, read by an access to that space, gives way to the variable itself."""
 from __future__ import annotations
 
 from ptx2sass import ir
@@ -30,7 +31,17 @@ def fold_address_offsets(fn: ir.Function) -> bool:
                 if isinstance(a, ir.Value) and isinstance(b, ir.Const):
                     c = _signed(b.value, ADD_TYPES[ins.type])
                     offsets[ins.dests[0].id] = (a, -c if ins.opcode == "sub" else c)
-    if not offsets:
+    # a register holding the address of one of the function's own variables, read by an
+    # access to that variable's space: the access names the variable (`LDS [0x10]`)
+    spaces = {v.name: v.space for v in fn.locals}
+    symbols: dict[int, ir.Symbol] = {}
+    for block in fn.blocks:
+        for ins in block.instrs:
+            if (ins.opcode == "mov" and ins.guard is None and len(ins.dests) == 1
+                    and len(ins.srcs) == 1 and isinstance(ins.srcs[0], ir.Symbol)
+                    and ins.srcs[0].name in spaces):
+                symbols[ins.dests[0].id] = ins.srcs[0]
+    if not offsets and not symbols:
         return False
     changed = False
     for block in fn.blocks:
@@ -46,7 +57,12 @@ def fold_address_offsets(fn: ir.Function) -> bool:
                     if not -OFFSET_LIMIT <= offset + c < OFFSET_LIMIT:
                         break
                     base, offset = inner, offset + c
-                if base is not src.base:
+                sym = symbols.get(base.id)
+                if sym is not None and spaces[sym.name] == ins.space and ins.space in ("shared", "local") \
+                        and -OFFSET_LIMIT <= sym.offset + offset < OFFSET_LIMIT:
+                    ins.srcs[k] = ir.Address(sym, offset)
+                    changed = True
+                elif base is not src.base:
                     ins.srcs[k] = ir.Address(base, offset)
                     changed = True
     return changed

@@ -9,7 +9,8 @@ iterations of a loop (or the elements of a vector) share is computed once:
 
 The inner `r + K` must have no other reader (so no instruction is added; the last rule
 needs none); CSE then merges
-the shared parts (`x*16 + base` once, `+ k` per iteration, as ptxas writes it). Exact:
+the shared parts (`x*16 + base` once, `+ k` per iteration, as ptxas writes it). A
+`mad.wide` of two immediates becomes a 64-bit add of their product. Exact:
 all of it is arithmetic modulo 2^32."""
 from __future__ import annotations
 
@@ -69,7 +70,33 @@ def _split(fn, ins, opcode, modifiers, srcs, k):
     return [first, second]
 
 
+def _wide_product(ins: ir.Instr):
+    """`mad.wide.s32/u32 d, A, B, c` of two immediates: `add.s64 d, c, A*B` (the product of
+    the extended immediates), which the address folding then puts in the memory operand."""
+    if not (ins.opcode == "mad" and ins.modifiers == ("wide",) and ins.guard is None
+            and ins.type in ("s32", "u32") and len(ins.srcs) == 3 and len(ins.dests) == 1):
+        return None
+    a, b, c = ins.srcs
+    if not (isinstance(a, ir.Const) and isinstance(b, ir.Const) and isinstance(c, ir.Value)):
+        return None
+    if ins.type == "s32":
+        x, y = _signed32(a.value), _signed32(b.value)
+    else:
+        x, y = a.value & MASK, b.value & MASK
+    wide = "s64" if ins.type == "s32" else "u64"
+    return [ir.Instr("add", dests=ins.dests, srcs=[c, ir.Const((x * y) & ((1 << 64) - 1), wide)],
+                     type=wide, line=ins.line)]
+
+
+def _signed32(v: int) -> int:
+    v &= MASK
+    return v - (1 << 32) if v >> 31 else v
+
+
 def _rewrite(fn: ir.Function, ins: ir.Instr, offsets, any_offsets):
+    wide = _wide_product(ins)
+    if wide is not None:
+        return wide
     if _plain(ins, "mad", ("lo",)) and len(ins.srcs) == 3:
         a, b, c = ins.srcs
         if isinstance(a, ir.Const):
