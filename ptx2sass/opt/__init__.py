@@ -17,6 +17,7 @@ from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
+from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
 
@@ -32,6 +33,8 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
         merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
+    if vectorize_shared_loads(fn):
+        _simplify(fn, contract)
 
 
 def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None:
