@@ -7,6 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
+Loops of more than MAX_TRIPS whose body count is a multiple of PARTIAL keep their loop but
+run PARTIAL copies of the body per exit test (`_unroll_partially`).
+
 A loop qualifies when it is innermost and simple: a header H ending in a conditional branch to
 a body block B that branches straight back (or H branching to itself), entered from one
 preheader; its trip count is found by evaluating H's induction arithmetic from the phis'
@@ -189,10 +192,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     h.succs = [exit_]
     if body is not None:
         fn.blocks.remove(body)
-        h.preds = [pre]
-    else:
-        h.preds = [pre]
-        exit_.preds = [p for p in exit_.preds]
+    h.preds = [pre]
     substitute(fn, {vid: v for vid, v in env.items()})
     return True
 
