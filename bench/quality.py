@@ -1,29 +1,42 @@
-"""Code quality (issue 6): per ZLUDA corpus kernel our compiler supports, our registers,
-static instructions and emulated cycles against ptxas -O3's, with geometric means.
+"""Code quality (issue 6): per corpus kernel our compiler supports, our registers, static
+instructions and emulated cycles against ptxas -O3's, with geometric means per corpus.
 
-    .venv/bin/python bench/quality.py [--limit N] [--all]
+    .venv/bin/python bench/quality.py [--corpus zluda|tinygrad|triton ...] [--limit N]
+                                      [--worst N] [--all]
 
-Registers: ptxas's `-v` count against our KernelCode.regcount. Instructions: the kernel's
-text as nvdisasm reads it, without NOP padding and the final self-branch. Cycles: the
-emulator's timing model (emu.hazards.TimingModel) on the manifest's launch; only kernels
-whose output matches with both cubins are timed. Ratios are ours / ptxas (lower is better).
+Corpora: ZLUDA (`../shared/corpus/zluda`, the manifest's launch and expected output),
+tinygrad (`tests/corpus/tinygrad`, the manifest's launch on `tinygrad_inputs`) and Triton
+(`tests/corpus/triton`, `tests/triton_corpus.py`'s inputs and launch). The default run is
+every ZLUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
+tinygrad kernels of at most 4096 threads; `--limit N` caps every corpus to N kernels spread
+evenly over its manifest.
+
+Registers: the cubin's register count (ours / ptxas's). Instructions: the kernel's text as
+nvdisasm reads it, without NOP padding and the final self-branch. Cycles: the emulator's
+timing model (emu.hazards.TimingModel). A kernel is measured only when both cubins run and
+our output buffers equal ptxas's bit for bit (and, for ZLUDA, the manifest's expected
+output). Ratios are ours / ptxas (lower is better).
 """
 from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from ptx2sass import CompileError, codegen, oracle  # noqa: E402
-from ptx2sass.emu.testing import (_parseable, run_zluda, zluda_cubin, zluda_manifest,  # noqa: E402
-                                  zluda_ptx)
+from ptx2sass.emu.errors import EmuFault  # noqa: E402
+from ptx2sass.emu.testing import (TINYGRAD_DIR, _parseable, cubin_listing_decoder,  # noqa: E402
+                                  run_tinygrad, run_zluda,
+                                  tinygrad_manifest, zluda_manifest, zluda_ptx)
+from ptx2sass.encoder.cubin import read_cubin  # noqa: E402
 from ptx2sass.encoder.sass_text import parse_listing  # noqa: E402
 
-USED_REGISTERS = re.compile(r"Used (\d+) registers")
+MAX_THREADS = 4096
 
 
 def static_instructions(cubin: bytes, kernel: str) -> int:
@@ -35,32 +48,105 @@ def static_instructions(cubin: bytes, kernel: str) -> int:
     return sum(1 for op in ops if op != "NOP")
 
 
-def ptxas_registers(entry: dict) -> int | None:
-    run = oracle.ptxas(zluda_ptx(entry), "sm_89", options=("-v",), name=entry["ptx"])
-    found = USED_REGISTERS.findall(run.stderr or "")
-    return int(found[0]) if found else None
+def registers(cubin: bytes, kernel: str) -> int:
+    (k,) = [k for k in read_cubin(cubin).kernels if k.name == kernel]
+    return k.regcount
 
 
-def measure(entry: dict) -> dict | str:
+# Each corpus: its entries, and for one entry the name, PTX, kernel, file name, and a
+# launch(cubin) -> (LaunchResult | None, {buffer: bytes} | reason).
+
+class Zluda:
+    name = "zluda"
+
+    def entries(self):
+        return [e for e in zluda_manifest() if "ptxas_error" not in e]
+
+    def describe(self, e):
+        return e["name"], zluda_ptx(e), e["kernel"], e["ptx"]
+
+    def launch(self, e, cubin):
+        run = run_zluda(e, hazard_check=True, cubin=cubin)
+        if not run.passed:
+            return None, run.reason
+        return run.result, run.result.buffers
+
+
+class Tinygrad:
+    name = "tinygrad"
+
+    def entries(self):
+        return [k for k in tinygrad_manifest()
+                if math.prod(k["grid"]) * math.prod(k["block"]) <= MAX_THREADS]
+
+    def describe(self, e):
+        return e["file"][:-4], (TINYGRAD_DIR / e["file"]).read_text(), e["entry"], e["file"]
+
+    def launch(self, e, cubin):
+        run = run_tinygrad(e, hazard_check=True, cubin=cubin)
+        if not run.ok:
+            return None, run.reason
+        return run.result, run.result.buffers
+
+
+class Triton:
+    name = "triton"
+
+    def __init__(self):
+        import triton_corpus
+        self.tc = triton_corpus
+
+    def entries(self):
+        return self.tc.manifest()
+
+    def describe(self, e):
+        return e["file"][:-4], (self.tc.TRITON_DIR / e["file"]).read_text(), e["entry"], e["file"]
+
+    def launch(self, e, cubin):
+        try:
+            # decoded from nvdisasm's listing (as the ZLUDA and tinygrad launches are): our
+            # codec's tables lack a few forms ptxas uses in this corpus
+            result, data = self.tc.launch(e, cubin, decoder=cubin_listing_decoder(cubin))
+        except EmuFault as err:
+            return None, f"fault: {err}"
+        return result, {n: a.tobytes() for n, a in data.items()}
+
+
+CORPORA = {"zluda": Zluda, "tinygrad": Tinygrad, "triton": Triton}
+DEFAULT_LIMITS = {"zluda": None, "tinygrad": 60, "triton": None}
+
+
+def spread(entries: list, limit: int | None) -> list:
+    """At most `limit` entries, evenly spaced over the list (deterministic)."""
+    if not limit or limit >= len(entries):
+        return entries
+    return [entries[i * len(entries) // limit] for i in range(limit)]
+
+
+def measure(corpus, entry) -> dict | str:
+    name, ptx, kernel, filename = corpus.describe(entry)
     try:
-        module = codegen.lower_ptx(zluda_ptx(entry), "sm_89", entry["ptx"])
-        ours_cubin, codes = codegen.generate_module(module, "sm_89", filename=entry["ptx"])
+        module = codegen.lower_ptx(ptx, "sm_89", filename)
+        ours_cubin, _ = codegen.generate_module(module, "sm_89", filename=filename)
     except CompileError as e:
         return f"refused: {e.message}"
-    theirs_cubin = zluda_cubin(entry)
-    if theirs_cubin is None:
+    run = oracle.ptxas(ptx, "sm_89", name=filename)
+    if not run.ok:
         return "ptxas rejects"
-    (code,) = [c for c in codes if c.name == entry["kernel"]]
-    ours_run = run_zluda(entry, hazard_check=True, cubin=ours_cubin)
-    theirs_run = run_zluda(entry, hazard_check=True, cubin=theirs_cubin)
-    if not (ours_run.passed and theirs_run.passed):
-        return f"not timed: ours {ours_run.reason or 'ok'} / ptxas {theirs_run.reason or 'ok'}"
+    theirs_cubin = run.output
+    theirs, theirs_bufs = corpus.launch(entry, theirs_cubin)
+    if theirs is None:
+        return f"ptxas's cubin fails: {theirs_bufs}"
+    ours, ours_bufs = corpus.launch(entry, ours_cubin)
+    if ours is None:
+        return f"ours fails: {ours_bufs}"
+    if any(ours_bufs[n] != b for n, b in theirs_bufs.items()):
+        return "outputs differ from ptxas's"
     return {
-        "regs": (code.regcount, ptxas_registers(entry)),
-        "insts": (static_instructions(ours_cubin, entry["kernel"]),
-                  static_instructions(theirs_cubin, entry["kernel"])),
-        "cycles": (ours_run.result.cycles, theirs_run.result.cycles),
-        "hazards": len(ours_run.result.hazards),
+        "regs": (registers(ours_cubin, kernel), registers(theirs_cubin, kernel)),
+        "insts": (static_instructions(ours_cubin, kernel), static_instructions(theirs_cubin, kernel)),
+        "cycles": (ours.cycles, theirs.cycles),
+        "hazards": len(ours.hazards),
     }
 
 
@@ -68,36 +154,63 @@ def geomean(ratios: list[float]) -> float:
     return math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else float("nan")
 
 
+def ratio(m: dict, key: str) -> float:
+    a, b = m[key]
+    return a / b if b else float("nan")
+
+
+def report(corpus_name: str, rows: list, skipped: list, args) -> dict:
+    print(f"\n## {corpus_name}")
+    if args.all:
+        print(f"{'kernel':<40} {'regs':>9} {'insts':>9} {'cycles':>15} hazards")
+        for name, m in rows:
+            r, i, c = m["regs"], m["insts"], m["cycles"]
+            print(f"{name[:40]:<40} {r[0]:>4}/{r[1]:<4} {i[0]:>4}/{i[1]:<4} "
+                  f"{c[0]:>7}/{c[1]:<7} {m['hazards']}")
+        for name, why in skipped:
+            print(f"{name[:40]:<40} skipped: {why[:80]}")
+    figures = {key: geomean([ratio(m, key) for _, m in rows if m[key][1]])
+               for key in ("regs", "insts", "cycles")}
+    print(f"{len(rows)} kernels measured, {len(skipped)} skipped (refused, rejected or not matching); "
+          f"zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)}")
+    print("geomean ours/ptxas: regs {regs:.3f}  insts {insts:.3f}  cycles {cycles:.3f}".format(**figures))
+    for key in ("cycles", "insts"):
+        worst = sorted(rows, key=lambda r: -ratio(r[1], key))[:args.worst]
+        if worst:
+            print(f"worst by {key}: " + ", ".join(
+                f"{n} {ratio(m, key):.2f} ({m[key][0]}/{m[key][1]})" for n, m in worst))
+    return figures | {"n": len(rows), "skipped": len(skipped)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--limit", type=int, default=None, help="at most N kernels (even spread)")
-    ap.add_argument("--all", action="store_true", help="print every kernel, not only the table")
+    ap.add_argument("--corpus", action="append", choices=sorted(CORPORA),
+                    help="corpus to measure (repeatable; default: all three)")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="at most N kernels per corpus (even spread); 0 = no limit")
+    ap.add_argument("--tinygrad-limit", type=int, default=DEFAULT_LIMITS["tinygrad"],
+                    help="tinygrad sample size when --limit is not given (0 = all)")
+    ap.add_argument("--worst", type=int, default=5, help="list the N worst kernels per ratio")
+    ap.add_argument("--match", default=None, help="only kernels whose name contains this")
+    ap.add_argument("--all", action="store_true", help="print every kernel, not only the summary")
     args = ap.parse_args(argv)
-    entries = [e for e in zluda_manifest() if "ptxas_error" not in e]
-    if args.limit:
-        step = max(1, len(entries) // args.limit)
-        entries = entries[::step][:args.limit]
-    rows, skipped = [], 0
-    for entry in entries:
-        m = measure(entry)
-        if isinstance(m, str):
-            skipped += 1
-            if args.all:
-                print(f"{entry['name']:<36} {m[:80]}")
-            continue
-        rows.append((entry["name"], m))
-    print(f"{'kernel':<36} {'regs':>9} {'insts':>9} {'cycles':>13} hazards")
-    for name, m in rows:
-        r, i, c = m["regs"], m["insts"], m["cycles"]
-        print(f"{name:<36} {r[0]:>4}/{r[1] if r[1] is not None else '?':<4} {i[0]:>4}/{i[1]:<4} "
-              f"{c[0]:>6}/{c[1]:<6} {m['hazards']}")
-    print(f"{len(rows)} kernels measured, {skipped} skipped (refused, rejected or not matching)")
-    for key in ("regs", "insts", "cycles"):
-        ratios = [m[key][0] / m[key][1] for _, m in rows if m[key][1]]
-        print(f"geomean {key:<7} ours/ptxas = {geomean(ratios):.3f}  (n={len(ratios)})")
-    spills = sum(1 for _, m in rows if m["regs"][1] is not None and m["regs"][0] > 255)
-    print(f"kernels with zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)}"
-          f"; over-255-register kernels: {spills}")
+    table = {}
+    for name in args.corpus or list(CORPORA):
+        corpus = CORPORA[name]()
+        limit = args.limit if args.limit is not None else (
+            args.tinygrad_limit if name == "tinygrad" else DEFAULT_LIMITS[name])
+        rows, skipped = [], []
+        entries = corpus.entries()
+        if args.match:
+            entries = [e for e in entries if args.match in corpus.describe(e)[0]]
+        for entry in spread(entries, limit or None):
+            m = measure(corpus, entry)
+            label = corpus.describe(entry)[0]
+            (skipped.append((label, m)) if isinstance(m, str) else rows.append((label, m)))
+        table[name] = report(name, rows, skipped, args)
+    print("\n| corpus | kernels | registers | instructions | cycles |\n|---|---|---|---|---|")
+    for name, f in table.items():
+        print(f"| {name} | {f['n']} | {f['regs']:.3f} | {f['insts']:.3f} | {f['cycles']:.3f} |")
     return 0
 
 

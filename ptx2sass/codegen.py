@@ -24,6 +24,8 @@ from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.sched.list_schedule import schedule as list_schedule
+from ptx2sass.sched.pre_schedule import pre_schedule
+from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -215,6 +217,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       pointers: dict | None = None) -> _Compiled:
     mf = select_function(fn, info, filename, layout, callees, pointers)
     insert_reconvergence(mf, function=not fn.is_entry)
+    combine_adds(mf)
+    pre_schedule(mf)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
     compiled = _Compiled(fn, mf, alloc, frame)

@@ -16,7 +16,8 @@ degree (cost: its reads and writes weighted by loop depth, `regalloc.loops`), se
 colours optimistically, and whatever stays uncoloured is spilled (`regalloc.spill`) and the
 whole allocation runs again. Predicates first try recomputing their compares
 (`regalloc.remat_predicates`). Before the first colouring, copies are coalesced
-conservatively (`regalloc.coalesce`).
+conservatively (`regalloc.coalesce`), after scalars copied from or into one part of a
+wide register have been renamed to that part (`regalloc.coalesce_parts`).
 
 Calls add two constraints (`ptx2sass.abi`): virtual registers precoloured to the
 convention's registers (`MFunction.precolored`, seeded before colouring, never spilled
@@ -30,8 +31,10 @@ from dataclasses import dataclass, field
 
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
+from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
+from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
@@ -46,6 +49,7 @@ R_LIMIT = REGISTER_FILE - REGISTERS_RESERVED     # R0..R252
 STACK_POINTER = 1
 P_REGS = list(range(7))
 MAX_ROUNDS = 24              # colour / spill rounds before giving up
+_RZ = Reg("R", 255)
 
 
 @dataclass
@@ -56,6 +60,24 @@ class Allocation:
 
 
 _use_def = use_def     # the name other modules imported before liveness had its own module
+
+
+def _move_source(ins) -> VOp | None:
+    """A register copy: COPY, or a plain unguarded `MOV d, s` between virtual registers (the
+    selector's move out of S2R and the like), whose two sides may share a register."""
+    if ins.opcode == COPY:
+        return ins.operands[1] if isinstance(ins.operands[1], VOp) else None
+    if ins.guard is not None or ins.ndefs != 1 or not isinstance(ins.operands[0], VOp):
+        return None
+    if ins.opcode == "MOV" and not ins.modifiers and len(ins.operands) == 2:
+        src = ins.operands[1]
+    elif (ins.opcode == "IMAD" and ins.modifiers == ("MOV", "U32") and len(ins.operands) == 4
+          and ins.operands[1] == _RZ and ins.operands[2] == _RZ):
+        src = ins.operands[3]
+    else:
+        return None
+    plain = isinstance(src, VOp) and not (src.neg or src.abs or src.inv or src.suffix)
+    return src if plain else None
 
 
 def interference(mf: MFunction):
@@ -74,15 +96,16 @@ def interference(mf: MFunction):
             uses, kills = _use_def(ins)
             defs = [op.reg.id for _, op, d in register_operands(ins) if d]
             copy_src = None
-            if ins.opcode == COPY and isinstance(ins.operands[1], VOp):
-                copy_src = ins.operands[1].reg.id
+            src = _move_source(ins)
+            if src is not None:
+                copy_src = src.reg.id
                 dst = ins.operands[0].reg.id
-                if ins.operands[0].part is None and ins.operands[1].part is None:
+                if ins.operands[0].part is None and src.part is None:
                     moves[dst].append(copy_src)
                     moves[copy_src].append(dst)
             for d in defs:
                 for lv in sorted(live):
-                    if lv != copy_src or ins.operands[0].part is not None or ins.operands[1].part is not None:
+                    if lv != copy_src or ins.operands[0].part is not None or src.part is not None:
                         add(d, lv)
                 for d2 in defs:
                     add(d, d2)
@@ -310,6 +333,7 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     stats = SpillStats()
     recomputed_compares = False
     by_cost = False
+    coalesce_parts(mf)
     for round_ in range(MAX_ROUNDS):
         edges, moves = interference(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):

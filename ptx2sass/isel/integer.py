@@ -266,7 +266,9 @@ class IntegerSelection:
             self.move(VOp(pair.reg, 1), self.part_of(c, 0))
             self.emit("IMAD", ("HI",) + unsigned, [self.dst(d), ra, sb, pair])
         else:
-            self.imad((), self.dst(d), ra, sb, self.reg_part(c))
+            # a register factor leaves the addend slot free for an immediate (`IMAD R, R, R, -0x3`)
+            addend = self.part_of(c, 0) if isinstance(c, ir.Const) and isinstance(sb, VOp) else None
+            self.imad((), self.dst(d), ra, sb, addend if addend is not None else self.reg_part(c))
 
     def wide_reg(self, op):
         if isinstance(op, ir.Value):

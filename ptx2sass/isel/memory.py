@@ -355,9 +355,49 @@ class MemorySelection:
         if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `ld` of {n} x {ty}")
         t = self.mf.new_vreg("R", max(1, total // 32))
-        if self.guard is not None:
+        guard = self.guard
+        if guard is not None:
             self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+            if self.merges_in_place(ins):
+                # ptxas's form of a masked load (Triton writes `mov r, 0; @p ld.v4 {r..}`):
+                # the else-values go into the vector register, the guarded load overwrites
+                # it, and the elements are copied out unguarded (copies the allocator can
+                # coalesce) instead of one guarded MOV per element after the load.
+                self.guard = None
+                for k, m in enumerate(ins.merge):
+                    words = bits // 32
+                    for w in range(words):
+                        part = VOp(t, k * words + w if t.width > 1 else None)
+                        if self.known_constant(m) is not None:
+                            m = ir.Const(self.known_constant(m), m.type)
+                        if isinstance(m, ir.Value):
+                            mr = self.vreg(m)
+                            self.emit(COPY, (), [part, VOp(mr, w if mr.width > 1 else None)],
+                                      guarded=False)
+                        else:
+                            word = (m.value >> (32 * w)) & 0xFFFFFFFF
+                            self.move(part, RZ if word == 0 else Imm(word))
+                self.guard = guard
+                self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
+                self.guard = None
+                try:
+                    self.copy_out_vector(ins, t, bits, ty)
+                finally:
+                    self.guard = guard
+                return
         self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
+        self.copy_out_vector(ins, t, bits, ty)
+
+    def merges_in_place(self, ins) -> bool:
+        """A guarded vector load whose else-values can be put into its vector register:
+        32- or 64-bit elements, every element with an else-value (see load_vector)."""
+        return (ins.opcode in ("ld", "ldu") and len(ins.dests) > 1 and _bits(ins.type) >= 32
+                and len(ins.merge) == len(ins.dests)
+                and all(isinstance(m, (ir.Value, ir.Const)) for m in ins.merge)
+                and ins.space not in ("param", "const")
+                and self.access_space(ins) in self.MEMORY_OPS)
+
+    def copy_out_vector(self, ins, t, bits: int, ty: str) -> None:
         for k, d in enumerate(ins.dests):
             if bits >= 32:
                 words = bits // 32

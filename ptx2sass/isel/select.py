@@ -353,8 +353,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.guard = None
         if ins.guard is not None:
             g = self.guard_of(ins)
-            for d, m in zip(ins.dests, ins.merge):
-                self.copy_into(VOp(self.vreg(d)), m, d.type)
+            if not (ins.opcode in ("ld", "ldu") and self.merges_in_place(ins)):
+                for d, m in zip(ins.dests, ins.merge):
+                    self.copy_into(VOp(self.vreg(d)), m, d.type)
             self.guard = g
         handler = getattr(self, "sel_" + ins.opcode.replace(".", "_"), None)
         if handler is None:

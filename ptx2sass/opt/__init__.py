@@ -7,19 +7,38 @@ the selector's folding into operands (`SHF ... 0x3`, `LOP3 ... 0x7f`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.address import fold_address_offsets
 from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.fold import fold_constants
+from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
+from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
+from ptx2sass.opt.reassociate import reassociate_offsets
+from ptx2sass.opt.vectorize import vectorize_shared_loads
+from ptx2sass.opt import unroll
+from ptx2sass.opt.unroll import unroll_counted_loops
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
-    """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`."""
-    for _ in range(MAX_ROUNDS):
+    """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
+    Counted loops are unrolled once their induction arithmetic is simplified, and the
+    unrolled code is simplified again."""
+    _simplify(fn, contract)
+    if unroll_counted_loops(fn):
+        merge_blocks(fn)
+        # each round folds one more step of the unrolled induction chains
+        _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
+    if vectorize_shared_loads(fn):
+        _simplify(fn, contract)
+
+
+def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None:
+    for _ in range(rounds):
         changed = propagate_copies(fn)
         changed |= fold_constants(fn)
         changed |= eliminate_common_subexpressions(fn)
@@ -27,6 +46,9 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
             changed |= contract_multiply_add(fn)
         changed |= narrow_wide_products(fn)
         changed |= fuse_wide_multiply_add(fn)
+        changed |= fold_address_offsets(fn)
+        changed |= fuse_integer_multiply_add(fn)
+        changed |= reassociate_offsets(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return

@@ -1,0 +1,92 @@
+"""Integer multiply-add fusion: `mul.lo.s32 p, a, b` read only by adds and subtracts becomes one
+`mad.lo` per reader (IMAD), as ptxas writes it: `x - (x / 5) * 5` is `IMAD q, -0x5, x`, and
+`a * b - 3` is `IMAD a, b, -0x3`. Exact: modulo 2^32, a*b + c and (a*(-b)) + c are the same
+sums. A subtraction is fused only where a constant takes the minus sign (the multiplier
+of `c - p`, the addend of `p - c`); otherwise the multiply stays."""
+from __future__ import annotations
+
+from ptx2sass import ir
+
+TYPES = ("s32", "u32")
+ADD_TYPES = ("s32", "u32", "b32")
+MASK = 0xFFFFFFFF
+
+
+def _readers(fn: ir.Function) -> dict[int, list]:
+    readers: dict[int, list] = {}
+
+    def read(v, who, plain: bool):
+        if isinstance(v, ir.Address):
+            v, plain = v.base, False
+        if isinstance(v, ir.Value):
+            readers.setdefault(v.id, []).append(who if plain else None)
+
+    for block in fn.blocks:
+        for phi in block.phis:
+            for _, v in phi.incoming:
+                read(v, None, False)
+        for ins in block.instrs:
+            for s in ins.srcs:
+                read(s, ins, True)
+            read(ins.guard, None, False)
+            for m in ins.merge:
+                read(m, None, False)
+    return readers
+
+
+def _negated(c: ir.Const, ty: str) -> ir.Const:
+    return ir.Const((-c.value) & MASK, ty)
+
+
+def _fused(reader: ir.Instr, product: ir.Instr):
+    """The mad.lo replacing `reader`, or None when it cannot absorb the product."""
+    if (reader.opcode not in ("add", "sub") or reader.modifiers or reader.guard is not None
+            or reader.type not in ADD_TYPES or len(reader.srcs) != 2 or len(reader.dests) != 1):
+        return None
+    p = product.dests[0]
+    x, y = reader.srcs
+    if (x is p) == (y is p):
+        return None
+    a, b = product.srcs
+    if isinstance(x if y is p else y, ir.Const) and (isinstance(a, ir.Const) or isinstance(b, ir.Const)):
+        return None          # IMAD takes one immediate: a*B + K stays IMAD + IADD3 (opt/reassociate)
+    ty = product.type
+    if reader.opcode == "add":
+        srcs = [a, b, y if x is p else x]
+    elif y is p:                                   # c - a*b
+        if isinstance(b, ir.Const):
+            srcs = [a, _negated(b, ty), x]
+        elif isinstance(a, ir.Const):
+            srcs = [b, _negated(a, ty), x]
+        else:
+            return None
+    elif isinstance(y, ir.Const):                  # a*b - c
+        srcs = [a, b, _negated(y, ty)]
+    else:
+        return None
+    return ir.Instr("mad", dests=reader.dests, srcs=srcs, modifiers=("lo",), type=ty,
+                    line=reader.line)
+
+
+def fuse_integer_multiply_add(fn: ir.Function) -> bool:
+    readers = None
+    changed = False
+    for block in fn.blocks:
+        for ins in block.instrs:
+            if not (ins.opcode == "mul" and ins.modifiers == ("lo",) and ins.type in TYPES
+                    and ins.guard is None and len(ins.dests) == 1 and len(ins.srcs) == 2):
+                continue
+            if readers is None:
+                readers = _readers(fn)
+            users = readers.get(ins.dests[0].id, [])
+            if not users or any(u is None for u in users):
+                continue
+            fused = [_fused(u, ins) for u in users]
+            if any(f is None for f in fused):
+                continue
+            replace = {id(u): f for u, f in zip(users, fused)}
+            for b in fn.blocks:
+                b.instrs[:] = [replace.get(id(i), i) for i in b.instrs]
+            readers = None
+            changed = True
+    return changed

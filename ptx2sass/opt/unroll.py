@@ -1,0 +1,261 @@
+"""Full unrolling of counted loops, as ptxas does for short ones.
+
+tinygrad writes every reduction as a loop over a constant range (`ridx = -1; bra END; LOOP:
+body; END: ridx += 1; setp.lt p, ridx, 16; @p bra LOOP`). Run as a loop, each iteration waits
+for its load before the next begins; ptxas unrolls it completely, issues all the loads at once
+and folds the induction variable into each address. Unrolling changes nothing a thread
+computes: the same instructions run in the same order, the loop branch (uniform: its
+condition depends only on constants) disappears.
+
+Loops of more than MAX_TRIPS whose body count is a multiple of PARTIAL keep their loop but
+run PARTIAL copies of the body per exit test (`_unroll_partially`).
+
+A loop qualifies when it is innermost and simple: a header H ending in a conditional branch to
+a body block B that branches straight back (or H branching to itself), entered from one
+preheader; its trip count is found by evaluating H's induction arithmetic from the phis'
+constant initial values (integer add/sub/mul/mad/shl/and/or/xor/shr, setp), at most
+MAX_TRIPS times and MAX_INSTRUCTIONS instructions in all. The copies are straight-line code in
+H: per iteration the phis become movs of the previous copy's values (constants then propagate),
+the branches go, and uses after the loop take the last copy's values.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.fold import _fold, _signed
+from ptx2sass.opt.uses import substitute
+
+MAX_TRIPS = 16
+PARTIAL = 4                  # longer loops: the body four times per exit test
+MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
+MAX_INSTRUCTIONS = 400       # instructions of the unrolled code
+INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
+
+
+def _compare(cmp: str, a: int, b: int, ty: str) -> bool | None:
+    bits = ir.type_bits(ty)
+    if ty[0] == "s" and cmp in ("lt", "le", "gt", "ge"):
+        a, b = _signed(a, bits), _signed(b, bits)
+    else:
+        a, b = a & ((1 << bits) - 1), b & ((1 << bits) - 1)
+    op = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}.get(cmp, cmp)
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+
+
+def _evaluate(ins: ir.Instr, known: dict[int, int]) -> int | bool | None:
+    """The value `ins` computes when its sources are known integers (None otherwise)."""
+    srcs = []
+    for s in ins.srcs:
+        if isinstance(s, ir.Const):
+            srcs.append(s)
+        elif isinstance(s, ir.Value) and s.id in known and not isinstance(known[s.id], bool):
+            srcs.append(ir.Const(known[s.id], s.type))
+        else:
+            return None
+    if ins.guard is not None or len(ins.dests) != 1 or ins.type is None or ins.type not in ir.TYPES:
+        return None
+    if ins.opcode == "setp":
+        if len(srcs) != 2 or ins.type[0] not in "sub" or len(ins.modifiers) != 1 \
+                or ins.modifiers[0] not in INT_COMPARES:
+            return None
+        return _compare(ins.modifiers[0], srcs[0].value, srcs[1].value, ins.type)
+    if ins.opcode == "mov":
+        return srcs[0].value if len(srcs) == 1 and ins.dests[0].type != "pred" else None
+    const = _fold(ir.Instr(ins.opcode, dests=ins.dests, srcs=srcs, modifiers=ins.modifiers,
+                           type=ins.type))
+    return None if const is None else const.value
+
+
+def _shape(h: ir.Block):
+    """(preheader, body or None for a one-block loop, exit) of a simple loop headed by h."""
+    if not h.instrs or h.instrs[-1].opcode != "bra" or h.instrs[-1].guard is None or len(h.succs) != 2:
+        return None
+    if len(h.preds) != 2:
+        return None
+    if h in h.succs:
+        body = None
+        exit_ = h.succs[1] if h.succs[0] is h else h.succs[0]
+        others = [p for p in h.preds if p is not h]
+    else:
+        cands = [s for s in h.succs if s.preds == [h] and s.succs == [h] and s is not h]
+        if len(cands) != 1 or cands[0] not in h.preds:
+            return None
+        body = cands[0]
+        exit_ = h.succs[1] if h.succs[0] is body else h.succs[0]
+        if any(i.opcode in ir.TERMINATORS and i is not body.instrs[-1] for i in body.instrs):
+            return None
+        if body.instrs and body.instrs[-1].opcode in ir.TERMINATORS and \
+                (body.instrs[-1].opcode != "bra" or body.instrs[-1].guard is not None):
+            return None
+        others = [p for p in h.preds if p is not body]
+    if len(others) != 1 or exit_ is h or exit_ is body:
+        return None
+    if any(i.opcode in ir.TERMINATORS for i in h.instrs[:-1]):
+        return None
+    return others[0], body, exit_
+
+
+def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body,
+                limit: int = MAX_TRIPS) -> int | None:
+    """How many times h runs (its branch leaves the loop on the last), or None."""
+    latch_target = body if body is not None else h
+    known: dict[int, int | bool] = {}
+    for phi in h.phis:
+        v = dict((id(b), x) for b, x in phi.incoming)[id(pre)]
+        if isinstance(v, ir.Const):
+            known[phi.dest.id] = v.value
+    branch = h.instrs[-1]
+    for runs in range(1, limit + 2):
+        for ins in h.instrs[:-1]:
+            value = _evaluate(ins, known)
+            for d in ins.dests:
+                known.pop(d.id, None)
+            if value is not None:
+                known[ins.dests[0].id] = value
+        cond = known.get(branch.guard.id)
+        if not isinstance(cond, bool):
+            return None
+        taken = cond != branch.guard_negated
+        if (h.succs[0] if taken else h.succs[1]) is not latch_target:
+            return runs
+        if runs > limit:
+            return None
+        nxt = {}
+        for phi in h.phis:
+            v = dict((id(b), x) for b, x in phi.incoming)[id(back)]
+            if isinstance(v, ir.Const):
+                nxt[phi.dest.id] = v.value
+            elif isinstance(v, ir.Value) and v.id in known and not isinstance(known[v.id], bool):
+                nxt[phi.dest.id] = known[v.id]
+        for phi in h.phis:
+            known.pop(phi.dest.id, None)
+        known.update(nxt)
+    return None
+
+
+def _clone(fn: ir.Function, ins: ir.Instr, env: dict[int, object]) -> ir.Instr:
+    def m(v):
+        if isinstance(v, ir.Value):
+            return env.get(v.id, v)
+        if isinstance(v, ir.Address) and isinstance(v.base, ir.Value):
+            return ir.Address(env.get(v.base.id, v.base), v.offset)
+        return v
+    dests = []
+    for d in ins.dests:
+        nd = fn.new_value(d.type, d.name)
+        env[d.id] = nd
+        dests.append(nd)
+    return ir.Instr(ins.opcode, dests=dests, srcs=[m(s) for s in ins.srcs], modifiers=ins.modifiers,
+                    type=ins.type, types=ins.types, guard=m(ins.guard), guard_negated=ins.guard_negated,
+                    merge=[m(x) for x in ins.merge], space=ins.space, align=ins.align, line=ins.line,
+                    attrs=dict(ins.attrs))
+
+
+def _unroll(fn: ir.Function, h: ir.Block) -> bool:
+    shape = _shape(h)
+    if shape is None:
+        return False
+    pre, body, exit_ = shape
+    back = body if body is not None else h
+    if any(phi.dest.type == "pred" for phi in h.phis):
+        return False
+    runs = _trip_count(h, pre, back, body)
+    body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
+    if runs is None:
+        runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
+        if runs is None:
+            return False
+        return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
+    size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
+    if size > MAX_INSTRUCTIONS:
+        return False
+    out: list[ir.Instr] = []
+    env: dict[int, object] = {}
+    for k in range(runs):
+        incoming = []
+        for phi in h.phis:
+            src = dict((id(b), x) for b, x in phi.incoming)[id(pre if k == 0 else back)]
+            if k and isinstance(src, ir.Value):
+                src = env.get(src.id, src)
+            incoming.append(src)
+        for phi, src in zip(h.phis, incoming):
+            d = fn.new_value(phi.dest.type, phi.dest.name)
+            out.append(ir.Instr("mov", dests=[d], srcs=[src], type=phi.dest.type))
+            env[phi.dest.id] = d
+        for ins in h.instrs[:-1]:
+            out.append(_clone(fn, ins, env))
+        if k < runs - 1 and body is not None:
+            for ins in body_instrs:
+                out.append(_clone(fn, ins, env))
+    # h becomes the straight-line block: entered from pre, falling through to the exit.
+    h.phis = []
+    h.instrs = out
+    h.succs = [exit_]
+    if body is not None:
+        fn.blocks.remove(body)
+    h.preds = [pre]
+    substitute(fn, {vid: v for vid, v in env.items()})
+    return True
+
+
+def unroll_counted_loops(fn: ir.Function) -> bool:
+    changed = False
+    for h in list(fn.blocks):
+        if h in fn.blocks and h is not fn.entry and _unroll(fn, h):
+            changed = True
+    return changed
+
+
+class _Blocks:
+    """The blocks of `fn` other than one, for `substitute`."""
+
+    def __init__(self, fn: ir.Function, skip: ir.Block):
+        self.blocks = [b for b in fn.blocks if b is not skip]
+
+
+def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int, exit_) -> bool:
+    """The loop body PARTIAL times per exit test, where the trip count allows: the header's
+    tests in between would all have continued. Two-block loops: B runs runs-1 times, and
+    becomes B; H'; B; H'; ... (H' the header without its branch). One-block loops: H runs
+    `runs` times and becomes H'; H'; ...; H with the branch."""
+    bodies = runs - 1 if body is not None else runs
+    if bodies < 2 * PARTIAL or bodies % PARTIAL:
+        return False
+    header = h.instrs[:-1]
+    size = PARTIAL * (len(header) + len(h.phis) + len(body_instrs))
+    if size > MAX_INSTRUCTIONS:
+        return False
+    back = body if body is not None else h
+    env: dict[int, object] = {}
+    out: list[ir.Instr] = []
+
+    def next_iteration():
+        incoming = []
+        for phi in h.phis:
+            src = dict((id(b), x) for b, x in phi.incoming)[id(back)]
+            incoming.append(env.get(src.id, src) if isinstance(src, ir.Value) else src)
+        for phi, src in zip(h.phis, incoming):
+            d = fn.new_value(phi.dest.type, phi.dest.name)
+            out.append(ir.Instr("mov", dests=[d], srcs=[src], type=phi.dest.type))
+            env[phi.dest.id] = d
+
+    if body is not None:
+        out.extend(body_instrs)                      # iteration 0 after H's own test
+        for _ in range(PARTIAL - 1):
+            next_iteration()
+            out.extend(_clone(fn, ins, env) for ins in header)
+            out.extend(_clone(fn, ins, env) for ins in body_instrs)
+        term = [i for i in body.instrs if i.opcode in ir.TERMINATORS]
+        body.instrs = out + term
+    else:
+        out.extend(header)                           # iteration 0: H's own instructions
+        for _ in range(PARTIAL - 1):
+            next_iteration()
+            out.extend(_clone(fn, ins, env) for ins in header)
+        out.append(_clone(fn, h.instrs[-1], env))    # the exit test, on the last copy
+        h.instrs = out
+        # after the loop, H's values are the last copy's
+        substitute(_Blocks(fn, h), {vid: v for vid, v in env.items()})
+    for phi in h.phis:
+        phi.incoming = [(b, env.get(v.id, v) if b is back and isinstance(v, ir.Value) else v)
+                        for b, v in phi.incoming]
+    return True

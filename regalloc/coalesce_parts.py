@@ -1,0 +1,172 @@
+"""Coalescing of copies between a scalar register and one part of a wide one (before the
+whole-register coalescing of `regalloc.coalesce`).
+
+A vector load writes a pair or quad and selection copies each element out into a scalar
+(`d = COPY t.k`); a vector store reads a quad that selection packs from scalars
+(`COPY s.k = x`). Interference is per virtual register, so colouring cannot give `d` the
+register of `t.k` while the other parts of `t` are live, and ptxas's code has none of these
+MOVs. Where it is safe the scalar is renamed to the part itself:
+
+* load side: `d = COPY t.k` is `d`'s only definition, every write of `t` precedes the copy
+  in the same block, and `d` is not live into that block — so `t.k` keeps `d`'s value for
+  as long as `d` is live;
+* store side: `COPY s.k = x` where `x` has one unguarded whole definition earlier in the same
+  block, is not live into it, and `s` is written only by one IMPLICIT_DEF and one copy per
+  part in that block and is not live into it — `x`'s definition then writes `s.k` directly
+  and the IMPLICIT_DEF moves up to the first such definition.
+
+The renamed register's live range becomes the wide register's, as in ptxas's allocation.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ptx2sass.encoder.model import ConstRef
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
+from ptx2sass.regalloc.liveness import liveness, use_def
+
+
+def _live_in(mf: MFunction) -> list[set[int]]:
+    live_out = liveness(mf)
+    result = []
+    for i, b in enumerate(mf.blocks):
+        live = set(live_out[i])
+        for ins in reversed(b.instrs):
+            uses, kills = use_def(ins)
+            live.difference_update(kills)
+            live.update(uses)
+        result.append(live)
+    return result
+
+
+def _defs(mf: MFunction) -> dict[int, list[tuple[int, int, MInstr]]]:
+    """vreg id -> [(block index, position, instruction)] of every write."""
+    out: dict[int, list] = {}
+    for bi, b in enumerate(mf.blocks):
+        for ii, ins in enumerate(b.instrs):
+            for _, op, is_def in register_operands(ins):
+                if is_def:
+                    out.setdefault(op.reg.id, []).append((bi, ii, ins))
+    return out
+
+
+def _mentions_in_widths(mf: MFunction) -> set[int]:
+    """Registers named by an operand with an extra footprint (never renamed to a part)."""
+    out = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            for i in ins.widths:
+                op = ins.operands[i]
+                if isinstance(op, VOp):
+                    out.add(op.reg.id)
+    return out
+
+
+def _plain_part(op) -> bool:
+    return isinstance(op, VOp) and not (op.neg or op.abs or op.inv or op.suffix)
+
+
+def _rename(mf: MFunction, renames: dict[int, VOp]) -> None:
+    def sub(op):
+        if isinstance(op, VOp) and op.reg.id in renames and op.part is None:
+            to = renames[op.reg.id]
+            return replace(op, reg=to.reg, part=to.part)
+        if isinstance(op, VMem) and isinstance(op.base, VOp):
+            return replace(op, base=sub(op.base))
+        if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
+            return replace(op, ureg=sub(op.ureg))
+        return op
+    for b in mf.blocks:
+        for ins in b.instrs:
+            ins.operands = [sub(op) for op in ins.operands]
+
+
+def coalesce_parts(mf: MFunction) -> int:
+    """Rename scalars to the parts of wide registers they are copied from/into (see the
+    module docstring). Returns the number of copies removed."""
+    return _load_side(mf) + _store_side(mf)
+
+
+def _candidates_ok(mf: MFunction, vid: int, excluded: set[int]) -> bool:
+    v = mf.vregs[vid]
+    return v.cls == "R" and v.width == 1 and vid not in mf.precolored and vid not in excluded
+
+
+def _load_side(mf: MFunction) -> int:
+    defs, live_in, excluded = _defs(mf), _live_in(mf), _mentions_in_widths(mf)
+    renames: dict[int, VOp] = {}
+    dropped: set[int] = set()
+    for bi, b in enumerate(mf.blocks):
+        for ii, ins in enumerate(b.instrs):
+            if ins.opcode != COPY or ins.guard is not None:
+                continue
+            d, s = ins.operands[0], ins.operands[1]
+            if not (isinstance(d, VOp) and d.part is None and _plain_part(s) and s.part is not None):
+                continue
+            t = s.reg
+            if (not _candidates_ok(mf, d.reg.id, excluded) or t.cls != "R" or t.id in mf.precolored
+                    or t.id in renames or d.reg.id in live_in[bi] or len(defs.get(d.reg.id, ())) != 1):
+                continue
+            if not all(dbi == bi and dii < ii for dbi, dii, _ in defs.get(t.id, ())):
+                continue
+            renames[d.reg.id] = VOp(t, s.part)
+            dropped.add(id(ins))
+    if not renames:
+        return 0
+    for b in mf.blocks:
+        b.instrs = [ins for ins in b.instrs if id(ins) not in dropped]
+    _rename(mf, renames)
+    return len(dropped)
+
+
+def _store_side(mf: MFunction) -> int:
+    defs, live_in, excluded = _defs(mf), _live_in(mf), _mentions_in_widths(mf)
+    renames: dict[int, VOp] = {}
+    dropped: set[int] = set()
+    moves: list[tuple[int, MInstr, int]] = []        # (block, IMPLICIT_DEF, new position)
+    for vid, writes in defs.items():
+        s = mf.vregs[vid]
+        if s.cls != "R" or s.width == 1 or vid in mf.precolored or vid in renames:
+            continue
+        bi = writes[0][0]
+        if any(w[0] != bi for w in writes) or vid in live_in[bi]:
+            continue
+        imp = [w for w in writes if w[2].opcode == IMPLICIT_DEF]
+        copies = [w for w in writes if w[2].opcode == COPY and w[2].guard is None
+                  and w[2].operands[0].part is not None]
+        if len(imp) != 1 or len(imp) + len(copies) != len(writes) or imp[0][1] > min(w[1] for w in copies or [imp[0]]):
+            continue
+        parts = [w[2].operands[0].part for w in copies]
+        if len(set(parts)) != len(parts):
+            continue
+        first = imp[0][1]
+        for _, ii, ins in copies:
+            x = ins.operands[1]
+            if not (_plain_part(x) and x.part is None) or x.reg.id in renames:
+                continue
+            xid = x.reg.id
+            xdefs = defs.get(xid, ())
+            if (not _candidates_ok(mf, xid, excluded) or xid in live_in[bi] or len(xdefs) != 1):
+                continue
+            xbi, xii, xins = xdefs[0]
+            if xbi != bi or xii >= ii or xins.guard is not None or xins.opcode == IMPLICIT_DEF:
+                continue
+            if any(op.reg.id == xid and op.part is not None
+                   for _, op, is_def in register_operands(xins) if is_def):
+                continue
+            renames[xid] = VOp(s, ins.operands[0].part)
+            dropped.add(id(ins))
+            first = min(first, xii)
+        if first < imp[0][1]:
+            moves.append((bi, imp[0][2], first))
+    if not renames:
+        return 0
+    for bi, imp, pos in moves:
+        b = mf.blocks[bi]
+        anchor = b.instrs[pos]
+        b.instrs.remove(imp)
+        b.instrs.insert(b.instrs.index(anchor), imp)
+    for b in mf.blocks:
+        b.instrs = [ins for ins in b.instrs if id(ins) not in dropped]
+    _rename(mf, renames)
+    return len(dropped)
