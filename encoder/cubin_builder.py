@@ -84,12 +84,18 @@ CODE_ALIGN, DATA_ALIGN = 4, -4
 STACK_POINTER = 1   # R1
 
 
-def _cie() -> bytes:
+LINK_RETURN_ADDRESS = 20   # a relocatable `.func`'s return address: R20:R21
+
+
+def _cie(function: bool = False) -> bytes:
+    """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged)."""
+    ra = [LINK_RETURN_ADDRESS, LINK_RETURN_ADDRESS + 1] if function else []
     body = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
-            + _uleb(0xFFFFFFFF)
+            + (_uleb(0x5000000 | ra[0]) if ra else _uleb(0xFFFFFFFF))
             + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
             + bytes([DW_CFA_same_value]) + _dwarf_reg(255)
-            + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER))
+            + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
+            + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
     body += bytes(-(12 + len(body)) % 8)
     return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
 
@@ -110,6 +116,13 @@ def default_cfa_program(k: Kernel) -> bytes:
     last = exits[-1]
     return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
             + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
+
+
+def function_cfa_program(frame_size: int, last_return: int) -> bytes:
+    """ptxas's CFA program for a relocatable `.func` (seen without a frame): a row at its
+    start with CFA = R1 + frame size, one at its last RET."""
+    return (_advance(0) + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(frame_size)
+            + _advance(last_return))
 
 
 def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
@@ -248,7 +261,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     gnames = [g.name for g in globals_]
     if len(set(gnames)) != len(gnames) or set(gnames) & set(names):
         raise CubinError("module variables and kernels need distinct names")
-    extern_names = list(dict.fromkeys(e for k in kernels for e in k.externs))
+    # relocatable: a `.func` of the module (not is_entry) is a link target its kernels call
+    # through relocations like an extern, but defined here
+    defined_funcs = [k.name for k in kernels if not k.is_entry]
+    extern_names = list(dict.fromkeys(e for k in kernels for e in k.externs if e not in defined_funcs))
     if set(extern_names) & (set(gnames) | set(names)):
         raise CubinError(f"extern functions {extern_names} clash with kernels or variables")
     unknown = [b for b in bank4 if b not in gnames and b not in extern_names]
@@ -304,7 +320,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     const0_sym: dict[str, int] = {}
     var_sym: dict[str, int] = {}
     for i, k in enumerate(file_order):
-        section_symbol(f".text.{k.name}")
+        lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
+        if not lead_function:
+            section_symbol(f".text.{k.name}")
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
@@ -328,15 +346,18 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
+            if lead_function:
+                section_symbol(f".text.{k.name}")
         if k.const2 is not None:
             section_symbol(f".nv.constant2.{k.name}")
-        const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
+        if k.is_entry:
+            const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
     module_sections = [".debug_frame", ".nv.callgraph"]
     if relocatable:
-        module_sections += [".nv.prototype"] if extern_names else []
+        module_sections += [".nv.prototype"] if extern_names or defined_funcs else []
     else:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
@@ -344,9 +365,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     func_sym: dict[str, int] = {}
     extern_sym: dict[str, int] = {}
     for k in file_order:
-        syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
-                           STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
-        func_sym[k.name] = len(syms) - 1
+        if k is not file_order[0] or k.is_entry:
+            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
+                               STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
+            func_sym[k.name] = len(syms) - 1
         if k is file_order[0]:       # relocatable: visible and undefined variables
             for g in globals_:
                 if g.name in visible:
@@ -356,8 +378,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             for name, size in extern_variables:
                 syms.append(Symbol(name, 0, size, object_kind[0], STB_GLOBAL, object_kind[1]))
                 var_sym[name] = len(syms) - 1
+            if not k.is_entry:       # a leading function after them (seen with one `.func`)
+                syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL, 0, section=f".text.{k.name}"))
+                func_sym[k.name] = len(syms) - 1
         for name in k.externs:         # undefined, after the first kernel that calls it
-            if name not in extern_sym:
+            if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
     address_sym = {**var_sym, **extern_sym}
@@ -376,9 +401,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     module: list[NvInfoRecord] = []
     for k in kernels:
         if k.attributes is None:
-            k.attributes = kernel_attributes(k, const0_sym[k.name], arch,
-                                             [extern_sym[e] for e in k.externs])
-        if k.const0 is None:
+            k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
+                                             [extern_sym[e] for e in k.externs if e in extern_sym])
+        if k.const0 is None and k.is_entry:
             k.const0 = bytes(k.param_base + k.param_bytes)
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
                                          k.regcount if k.regcount_attribute is None
@@ -392,27 +417,32 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
                        NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.min_stack_size),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
+        if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
+            module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
     for k in file_order if not relocatable else ():
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
     c.module_attributes = module
-    if relocatable and extern_names:
+    if relocatable and (extern_names or defined_funcs):
         # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
-        missing = [e for e in extern_names if e not in (prototypes or {})]
+        proto_names = extern_names + defined_funcs
+        proto_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+        missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")
         # the strings first in `.strtab`, the last extern's first (shared when equal)
-        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(extern_names)))
+        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(proto_names)))
         at, where = 1, {}
         for p in c.prototype_strings:
             where[p], at = at, at + len(p.encode()) + 1
         c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
-                                  b"".join(struct.pack("<Ii", extern_sym[e], where[prototypes[e]])
-                                           for e in extern_names),
+                                  b"".join(struct.pack("<Ii", proto_sym[e], where[prototypes[e]])
+                                           for e in proto_names),
                                   link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
-    c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], extern_sym[e]) for k in file_order
+    callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+    c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
                                             for e in k.externs] + DEFAULT_CALLGRAPH[1:])
     c.kernels = file_order
 
@@ -420,9 +450,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     frame, frame_relocs, frame_relas = bytearray(), [], []
     for k in file_order:
         cie_at = len(frame)
-        frame += _cie()
-        if relocatable:     # the FDE's CIE pointer and address range, for the linker
-            frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
+        frame += _cie(function=not k.is_entry)
+        if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
+            if cie_at:
+                frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
+            else:
+                frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))

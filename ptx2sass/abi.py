@@ -109,9 +109,27 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 # R20/R21) or are spilled; predicates and uniform registers do not survive (ptxas's callee
 # reads the global-memory descriptor into UR4 itself).
 EXTERN_RETURN_ADDRESS = 20
+# Our own `.visible .func`s in relocatable output are such link targets (ptxas -c compiles
+# each once, in its own `.text.<f>` section, and calls it through the relocation even from
+# the same module): arguments from R4, the return address in R20:R21, `RET.ABS.NODEC R20`,
+# saving the registers it writes that `link_target_saves` names, reading the global-memory
+# descriptor itself. ir.Function.attributes[LINKABLE] marks them.
+LINKABLE = "linkable"
 EXTERN_CALLEE_SAVED = tuple(k for k in range(16, 32) if k not in (20, 21))
 EXTERN_CLOBBERED = (tuple(("R", k) for k in range(255) if k != STACK_POINTER and k not in EXTERN_CALLEE_SAVED)
                     + CLOBBERED_PREDICATES + tuple(("UR", k) for k in range(63)))
+
+
+def link_target_saves(r: int) -> bool:
+    """Whether our link target must keep register `r` for a ptxas-compiled caller (seen:
+    ptxas's caller of an extern function under pressure keeps values across the call in R2,
+    R16..R31 and R36..R39, R44..R47, …; ptxas's callee uses R0, R3..R15, R20/R21 and
+    R32..R35, R40..R43, … freely). Our callers rely only on EXTERN_CALLEE_SAVED."""
+    return r == 2 or (16 <= r < 32 and r not in (20, 21)) or (r >= 32 and r % 8 >= 4)
+
+
+def is_linkable(function) -> bool:
+    return bool(function.attributes.get(LINKABLE))
 
 
 def prototype_string(function) -> str:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import frame_cfa_program
+from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
@@ -232,6 +232,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         body, _ = _body_slots(compiled, "")
         keep = abi.result_registers([p.type for p in fn.returns], fn.name) | {STACK_POINTER, RZ.index}
         written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
+        if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
+            written = [r for r in written if abi.link_target_saves(r)]
         compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
     return compiled
 
@@ -345,8 +347,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
-    kernel = _compile_function(fn, info, filename, layout, max_registers,
-                               {**externs, **{name: c.fn for name, c in functions.items()}}, pointers)
+    if fn.is_entry:
+        kernel = _compile_function(fn, info, filename, layout, max_registers,
+                                   {**externs, **{name: c.fn for name, c in functions.items()}}, pointers)
+    else:                          # a link target of relocatable output, compiled already
+        kernel = functions[fn.name]
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
     callees = [functions[name] for name in _reachable_callees(mf, functions, pointers)]
     frame_size = frame.size
@@ -354,7 +359,12 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     mf.uses_global_descriptor = uses_descriptor
     for c in callees:          # a system call in one of them must restore the kernel's descriptor
         c.mf.uses_global_descriptor |= uses_descriptor
-    slots: list[Slot] = _prologue(mf, info, frame_size)
+    if fn.is_entry:
+        slots: list[Slot] = _prologue(mf, info, frame_size)
+    else:        # a link target reads the descriptor itself, then opens its frame and saves
+        slots = ([_descriptor_slot(ConstRef(0, info.global_desc_offset))]
+                 if mf.uses_global_descriptor and info.global_desc_offset is not None else [])
+        slots += _callee_prologue(kernel)
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)
@@ -427,6 +437,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
                       and ins.operands[0] == Reg("R", STACK_POINTER))
         cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
+    if not fn.is_entry:
+        rets = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "RET"]
+        cfa = function_cfa_program(frame_size, rets[-1] if rets else 0)
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
@@ -437,6 +450,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
                          for c in subfunctions]
     code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
+    if not fn.is_entry:
+        max_r = max([max_r] + [r for r, _ in kernel.saves])
+        regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+        code.regcount = regcount
     called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
     code.externs = [name for name in externs if name in called]     # declaration order
     code.syscall_offsets = syscalls
@@ -477,9 +494,16 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers)
                  for name, fn in out_of_line.items()}
+    # ptxas's compile order: each kernel, then the link targets it calls first; then the rest
+    linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
+    externs.update(linkable)
+    order: dict[str, ir.Function] = {}
     for fn in module.functions:
-        if not fn.is_entry:
-            continue
+        if fn.is_entry:
+            order[fn.name] = fn
+            order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
+    order.update((n, f) for n, f in linkable.items() if n not in order)
+    for fn in order.values():
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs)
@@ -487,7 +511,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
             spill_report[fn.name] = (code.spill_store_bytes, code.spill_load_bytes)
-        params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)]
+        params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)] if fn.is_entry else []
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
@@ -504,7 +528,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               reloc_kinds=tuple(dict.fromkeys("rel" if r[3] is None else "rela"
                                                               for r in code.relocations)) or None,
                               const2=code.const2,
-                              exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end))
+                              exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
+                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
@@ -512,10 +537,18 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible,
-                                    prototypes={e.name: abi.prototype_string(e) for e in module.externs
-                                                if relocatable and any(e.name in c.externs for c in codes)},
+                                    prototypes={e.name: abi.prototype_string(e) for e in externs.values()
+                                                if relocatable and (e.name in linkable or
+                                                                    any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch))
     return cubin, codes
+
+
+def _called_names(fn: ir.Function) -> list[str]:
+    """The functions `fn` calls by name, in the order first called."""
+    out = [ins.srcs[0].name for b in fn.blocks for ins in b.instrs
+           if ins.opcode == "call" and ins.srcs and isinstance(ins.srcs[0], ir.Symbol)]
+    return list(dict.fromkeys(out))
 
 
 def _warp_sync_records(offsets: list[int]) -> list:
@@ -577,12 +610,17 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
-    from ptx2sass.inline import has_calls, inline_calls
+    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
     module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
+    linkable = set() if whole_program else linkable_functions(module)
     if has_calls(module):
-        module = inline_calls(module)
-    return lower_module(module)
+        module = inline_calls(module, linkable=not whole_program)
+    out = lower_module(module)
+    for fn in out.functions:
+        if fn.name in linkable:
+            fn.attributes[abi.LINKABLE] = True
+    return out
 
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:

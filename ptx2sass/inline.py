@@ -46,7 +46,7 @@ def _source_name(name: str) -> str:
 
 
 class _Inliner:
-    def __init__(self, module: ast.Module):
+    def __init__(self, module: ast.Module, linkable: bool = False):
         self.module = module
         self.file = module.file
         self.bodies = {f.name: f for f in module.functions() if f.kind == ".func" and f.body is not None}
@@ -61,6 +61,10 @@ class _Inliner:
         # compiled out of line: the recursive ones (every call of them stays a call) and the
         # address-taken ones (their direct calls are still inlined; the copy serves pointers)
         self.out_of_line = self.recursive | address_taken_functions(module)
+        # separate compilation (`-c`): a `.visible .func` with a body is a link target, compiled
+        # once with the link-time convention (ptx2sass.abi) and called, even here, through it
+        self.linkable = linkable_functions(module) if linkable else set()
+        self.out_of_line |= self.linkable
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
         self.fields: dict[str, int] = {}       # field register → width in bits
@@ -316,7 +320,7 @@ class _Inliner:
             return self.keep_call(st, target.name, rets, args)     # resolved by the loader
         if callee is None:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
-        if target.name in self.recursive:
+        if target.name in self.recursive or target.name in self.linkable:
             return self.keep_call(st, target.name, rets, args)
         if target.name in stack or len(stack) >= MAX_DEPTH:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")
@@ -579,6 +583,13 @@ def has_calls(module: ast.Module) -> bool:
     return any(f.kind == ".func" for f in module.functions())
 
 
-def inline_calls(module: ast.Module) -> ast.Module:
-    """The module with every `.func` inlined into its callers and the `.func`s removed."""
-    return _Inliner(module).run()
+def linkable_functions(module: ast.Module) -> set[str]:
+    """`.visible .func`s with a body: what separate compilation makes link targets."""
+    return {f.name for f in module.functions()
+            if f.kind == ".func" and f.body is not None and ".visible" in f.linkage}
+
+
+def inline_calls(module: ast.Module, linkable: bool = False) -> ast.Module:
+    """The module with every `.func` inlined into its callers and the `.func`s removed
+    (`linkable`: but for the link targets of separate compilation, `linkable_functions`)."""
+    return _Inliner(module, linkable).run()

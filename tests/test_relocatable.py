@@ -121,8 +121,34 @@ PROTOTYPES = HEADER + """
  ret; }
 """
 
+# Our own `.visible .func` called in its module: ptxas -c compiles it out of line as a link
+# target and calls it through the relocation too.
+LOCAL_CALL = HEADER + """
+.visible .func (.param .b32 r) addk(.param .b32 x, .param .b64 y)
+{
+  .reg .u32 %r<4>; .reg .u64 %a<2>;
+  ld.param.u32 %r1, [x];
+  ld.param.u64 %a1, [y];
+  ld.global.u32 %r2, [%a1+8];
+  mad.lo.u32 %r3, %r1, 3, %r2;
+  st.param.u32 [r], %r3;
+  ret;
+}
+.visible .entry k2(.param .u64 p)
+{
+  .reg .u64 %a<4>; .reg .u32 %r<16>;
+  ld.param.u64 %a0, [p];
+  ld.global.u32 %r1, [%a0];
+  { .param .b32 x; st.param.b32 [x], %r1; .param .b64 y; st.param.b64 [y], %a0;
+    .param .b32 r; call.uni (r), addk, (x, y); ld.param.b32 %r9, [r]; }
+  st.global.u32 [%a0+4], %r9;
+  ret;
+}
+"""
+
 SOURCES = {"caller": CALLER, "heavy_caller": HEAVY_CALLER, "own_globals": OWN_GLOBALS,
-           "prototypes": PROTOTYPES}
+           "prototypes": PROTOTYPES, "callee": CALLEE, "heavy_callee": HEAVY_CALLEE,
+           "local_call": LOCAL_CALL}
 
 
 def _ptxas_c(ptx: str) -> bytes:
@@ -165,7 +191,7 @@ def _structure(data: bytes) -> dict:
         "text relocations": {k.name: sorted((names[r.symbol], r.type, r.addend is None) for r in k.relocations)
                              for k in c.kernels},
         "callgraph": [(names[a] if a > 0 else a, names[b] if b > 0 else b) for a, b in c.callgraph],
-        "module records": [(r.name, names[r.u32s()[0]]) for r in c.module_attributes],
+        "module records": [(r.name, names[r.u32s()[0]] if r.fmt.name == "SVAL" else r.fmt.name) for r in c.module_attributes],
         "kernel records": {k.name: [r.name for r in k.attributes] for k in c.kernels},
         "prototypes": proto,
     }
@@ -192,20 +218,28 @@ def _nvlink(*cubins: bytes, tmp_path) -> bytes:
     return out.read_bytes()
 
 
-@pytest.mark.parametrize("who", ["ours", "ptxas"])
-def test_our_caller_links_with_ptxas_callee_and_runs(who, tmp_path):
-    caller = _ours_c(CALLER) if who == "ours" else _ptxas_c(CALLER)
-    linked = _nvlink(caller, _ptxas_c(CALLEE), tmp_path=tmp_path)
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ptxas"),
+                                                  ("ptxas", "ours"), ("ours", "ours")])
+def test_callers_link_with_callees_and_run(caller_by, callee_by, tmp_path):
+    """Our caller with ptxas's `.visible .func addk`, and ptxas's caller with ours."""
+    caller = _ours_c(CALLER) if caller_by == "ours" else _ptxas_c(CALLER)
+    callee = _ours_c(CALLEE) if callee_by == "ours" else _ptxas_c(CALLEE)
+    linked = _nvlink(caller, callee, tmp_path=tmp_path)
     data = (np.arange(1, 9, dtype=np.uint32) * 7)
     want = data.copy()
     want[0] = (3 * data[0] + data[2]) + data[1] + 100      # addk(x, p) + p[1] + gval
-    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=who == "ours")
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check="ours" in (caller_by, callee_by))
     assert not res.hazards
     assert data.tolist() == want.tolist()
 
 
-def test_values_live_across_an_extern_call_survive_a_callee_using_scratch_registers(tmp_path):
-    linked = _nvlink(_ours_c(HEAVY_CALLER), _ptxas_c(HEAVY_CALLEE), tmp_path=tmp_path)
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ptxas", "ptxas")])
+def test_values_live_across_an_extern_call_survive_a_callee_using_scratch_registers(
+        caller_by, callee_by, tmp_path):
+    """Our caller keeps its values out of the callee's scratch registers; our callee (48
+    values live) saves the R16..R31 it uses, which ptxas's caller keeps its 20 values in."""
+    linked = _nvlink((_ours_c if caller_by == "ours" else _ptxas_c)(HEAVY_CALLER),
+                     (_ours_c if callee_by == "ours" else _ptxas_c)(HEAVY_CALLEE), tmp_path=tmp_path)
     rng = np.random.default_rng(1)
     p = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
     q = rng.integers(0, 1 << 32, N_HEAVY, dtype=np.uint64).astype(np.uint32)
@@ -219,6 +253,20 @@ def test_values_live_across_an_extern_call_survive_a_callee_using_scratch_regist
         t = (t * 3 + int(p0[i])) & 0xFFFFFFFF
     assert int(p[32]) == t
     assert q.tolist() == ((q0.astype(np.uint64) + 1) & 0xFFFFFFFF).astype(np.uint32).tolist()
+
+
+def test_own_visible_function_called_in_its_module_links_and_runs(tmp_path):
+    """ptxas -c calls a `.visible .func` of the same module through the link (CALL.ABS);
+    ours does too, and the linked program computes what NumPy says."""
+    linked = _nvlink(_ours_c(LOCAL_CALL), tmp_path=tmp_path)
+    data = np.arange(3, 11, dtype=np.uint32) * 5
+    want = data.copy()
+    want[1] = 3 * data[0] + data[2]
+    res = run(linked, "k2", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert data.tolist() == want.tolist()
+    text = {k.name: k.text for k in read_cubin(_ours_c(LOCAL_CALL)).kernels}
+    assert set(text) == {"addk", "k2"}        # not inlined: its own section, as ptxas's
 
 
 def test_whole_program_still_refuses_unresolved_externs():

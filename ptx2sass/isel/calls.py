@@ -85,6 +85,9 @@ class CallSelection:
             if isinstance(getattr(self.placements.get(target.name), "value", None), str):
                 return self.sel_extern_call(ins, self.callees[target.name])     # relocatable output
             return self.sel_system_call(ins, self.callees[target.name])
+        elif isinstance(target, ir.Symbol) and target.name in self.callees \
+                and abi.is_linkable(self.callees[target.name]):
+            return self.sel_extern_call(ins, self.callees[target.name])     # our own link target
         elif isinstance(target, ir.Symbol) and target.name in self.callees:
             callee = self.callees[target.name]
             args = ins.srcs[1:]
@@ -221,7 +224,7 @@ class CallSelection:
             r = self.mf.fixed_vreg("R", reg, width)
             self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
             self.incoming[p.name] = r
-        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        ra = self.mf.fixed_vreg("R", self.return_register(), 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         rets = sum(1 for b in self.fn.blocks if b.instrs and b.instrs[-1].opcode == "ret")
         self.return_block = MBlock(f"{self.fn.entry.name}$return") if rets > 1 else None
@@ -263,10 +266,23 @@ class CallSelection:
             r = self.mf.fixed_vreg("R", reg, width)
             self.copy_into(VOp(r), v, ty)
             results.append(VOp(r))
-        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit_ret(results, line)
+
+    def return_register(self) -> int:
+        """Where the return address arrives: R2:R3, or R20:R21 in a link target (abi)."""
+        return abi.EXTERN_RETURN_ADDRESS if abi.is_linkable(self.fn) else abi.RETURN_ADDRESS
+
+    def emit_ret(self, results, line) -> None:
+        """The return address back into its register pair, then `RET.REL.NODEC R2` (offsets
+        in the kernel's text) or, in a link target, `RET.ABS.NODEC R20 0x0`."""
+        ra = self.mf.fixed_vreg("R", self.return_register(), 2)
         self.emit(COPY, (), [VOp(ra), VOp(self.return_address)], guarded=False)
-        self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
-                               0, None, line, shown=(0, 1)))
+        if abi.is_linkable(self.fn):
+            self.out.append(MInstr("RET", ("ABS", "NODEC"), [VOp(ra), Imm(0), *results],
+                                   0, None, line, shown=(0, 1)))
+        else:
+            self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
+                                   0, None, line, shown=(0, 1)))
 
     def end_function(self) -> None:
         """The shared return block of a function with several `ret`s, laid out last."""
@@ -279,8 +295,5 @@ class CallSelection:
             f = self.mf.fixed_vreg("R", reg, width)
             self.emit(COPY, (), [VOp(f), VOp(r)], guarded=False)
             results.append(VOp(f))
-        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
-        self.emit(COPY, (), [VOp(ra), VOp(self.return_address)], guarded=False)
-        self.out.append(MInstr("RET", ("REL", "NODEC"), [VOp(ra), Label(abi.ENTRY_LABEL), *results],
-                               0, None, None, shown=(0, 1)))
+        self.emit_ret(results, None)
         self.mf.blocks.append(rb)
