@@ -26,8 +26,9 @@ and never coalesced), and registers a call clobbers, which values live across it
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
