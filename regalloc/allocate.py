@@ -63,9 +63,10 @@ def interference(mf: MFunction):
     live_out = liveness(mf)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
+    cls = [v.cls for v in mf.vregs]
 
     def add(a: int, b: int) -> None:
-        if a != b and mf.vregs[a].cls == mf.vregs[b].cls:
+        if a != b and cls[a] == cls[b]:
             edges[a].add(b)
             edges[b].add(a)
 
@@ -81,10 +82,18 @@ def interference(mf: MFunction):
                 if ins.operands[0].part is None and ins.operands[1].part is None:
                     moves[dst].append(copy_src)
                     moves[copy_src].append(dst)
+            if defs:
+                if copy_src is not None and (ins.operands[0].part is not None
+                                             or ins.operands[1].part is not None):
+                    copy_src = None          # a part copy: source and result interfere
+                ordered = sorted(live)
             for d in defs:
-                for lv in sorted(live):
-                    if lv != copy_src or ins.operands[0].part is not None or ins.operands[1].part is not None:
-                        add(d, lv)
+                # add(d, lv) for every live lv, inlined: the hottest loop of allocation
+                mine, c = edges[d], cls[d]
+                for lv in ordered:
+                    if lv != d and lv != copy_src and cls[lv] == c:
+                        mine.add(lv)
+                        edges[lv].add(d)
                 for d2 in defs:
                     add(d, d2)
             for k in kills:
@@ -149,7 +158,9 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
 
     def blocks(n: int, v: int) -> int:
         return max(1, width[n] // width[v])
-    pressure = {v: sum(blocks(n, v) for n in edges[v]) for v in nodes}
+    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths
+    pressure = {v: sum(width[n] for n in edges[v]) if width[v] == 1
+                else sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop
 
@@ -183,11 +194,12 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
             pick = v
         removed.add(pick)
         stack.append(pick)
+        w_pick = width[pick]
         for n in edges[pick]:
             if n in removed or n not in pressure:      # a precoloured neighbour stays
                 continue
             was_low = is_low(n)
-            pressure[n] -= blocks(pick, n)
+            pressure[n] -= w_pick if width[n] == 1 else blocks(pick, n)
             if was_low:
                 continue
             if is_low(n):
