@@ -205,9 +205,22 @@ def bits_value(word: int, bits: list[int]) -> int:
 
 
 def put_bits(word: int, bits: list[int], value: int) -> int:
+    run = _bit_run(tuple(bits))
+    if run is not None:
+        low, mask = run
+        return word & ~(mask << low) | (value & mask) << low
     for i, b in enumerate(bits):
         word = word & ~(1 << b) | ((value >> i & 1) << b)
     return word
+
+
+@functools.lru_cache(maxsize=None)
+def _bit_run(bits: tuple[int, ...]) -> tuple[int, int] | None:
+    """(lowest bit, mask) when the bits are consecutive and ascending, as most fields'
+    are: the value is then written with one shift (encoding is the compile's hot spot)."""
+    if bits and bits == tuple(range(bits[0], bits[0] + len(bits))):
+        return bits[0], (1 << len(bits)) - 1
+    return None
 
 
 def linear_value(word: int, field: dict) -> int:
@@ -232,8 +245,11 @@ def linear_bits(value: int, field: dict) -> int | None:
     or misaligned."""
     rest = value - field["bias"]
     weights = field["weights"]
-    negs = [i for i, w in enumerate(weights) if w < 0]
-    pos = sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i])
+    negs, pos, shift = _weight_plan(tuple(weights))
+    if shift is not None:      # weights 2^s, 2^(s+1), ...: the value's binary digits
+        if rest < 0 or rest & ((1 << shift) - 1) or rest >> shift >> len(weights):
+            return None
+        return rest >> shift
     for choice in range(1 << len(negs)):
         r, out = rest, 0
         for t, i in enumerate(negs):
@@ -247,6 +263,18 @@ def linear_bits(value: int, field: dict) -> int | None:
         if r == 0:
             return out
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _weight_plan(weights: tuple[int, ...]) -> tuple[tuple, tuple, int | None]:
+    """For linear_bits: the negative weights, the positive ones largest first, and `s` when
+    the weights are exactly 2^s, 2^(s+1), ... (most fields: no search needed)."""
+    negs = tuple(i for i, w in enumerate(weights) if w < 0)
+    pos = tuple(sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i]))
+    first = weights[0] if weights else 0
+    plain = first > 0 and first & (first - 1) == 0 and all(
+        w == first << i for i, w in enumerate(weights))
+    return negs, pos, first.bit_length() - 1 if plain else None
 
 
 # --- decode --------------------------------------------------------------------------
@@ -457,10 +485,13 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
     return None
 
 
-# (arch, tokens, operand shapes) -> (form, its empty optional slots, tokens to encode): the
-# form an instruction of that spelling took, once its word read back as the same text. What
-# varies between hits is only register numbers and immediate values, which fill fields.
-_FORM_OF_SHAPE: dict[tuple, tuple] = {}
+# (arch, tokens, operand shapes) -> [(form, its empty optional slots, tokens to encode)]: the
+# ways the search tries for that spelling, in its order. Which of them encodes depends only on
+# the spelling, but for the values (register numbers, immediates) filling the fields.
+_CANDIDATES: dict[tuple, list[tuple]] = {}
+# (arch, tokens, operand shapes, form, tokens to encode) of candidates whose word read back as
+# the same text: later words of that shape skip the read-back (but see _shares_fields)
+_READS_BACK: set[tuple] = set()
 # (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
 
@@ -494,51 +525,56 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     ops = [view.guard or "PT", *view.operands]
     parsed_ops = {o: operand_shape(o) for o in ops}     # each operand's text parsed once
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
-    known = _FORM_OF_SHAPE.get(key)
-    if known is not None:      # this mnemonic with these operand shapes encoded before
-        form, skip, tokens = known
+    candidates = _CANDIDATES.get(key)
+    if candidates is None:
+        candidates = _CANDIDATES[key] = _candidates(forms, ops, view.tokens)
+    errors = []
+    want = None
+    for form, skip, tokens in candidates:
         it = iter(ops)
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
         try:
-            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc, parsed_ops)
-            if not _shares_fields(form) or canonical(decode_view(word, arch, pc)) == canonical(view):
-                return word
-        except (EncodeError, DecodeError):
-            pass               # a value this form cannot hold: search all forms again
-    errors = []
-    want = canonical(view)
+            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
+                                pc, parsed_ops)
+        except EncodeError as e:
+            errors.append(str(e))
+            continue
+        checked = (key, id(form), tuple(tokens))
+        if checked in _READS_BACK and not _shares_fields(form):
+            return word
+        # the table must read the word back as the same text (aliases, hidden operands)
+        try:
+            back = decode_view(word, arch, pc)
+        except DecodeError as e:
+            errors.append(str(e))
+            continue
+        want = want or canonical(view)
+        if canonical(back) == want:
+            _READS_BACK.add(checked)
+            return word
+        errors.append(f"would read back as {render_view(back)!r}")
+    detail = f": {errors[0]}" if errors else ": no form takes these operands"
+    raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
+
+
+def _candidates(forms: list[Form], ops: list[str], printed: list[str]) -> list[tuple]:
+    """(form, empty optional slots, tokens to encode) for each form whose slots take the
+    operands' shapes, and each way back from an alias, in the order encode_view tries them:
+    the first that encodes the values and reads back as the same text wins."""
+    out = []
     for form in forms:
         placed = _align(form, ops)
         if placed is None:
             continue
+        skip = frozenset(k for k, o in enumerate(placed) if o is None)
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
             table_ = form.aliases["table"]
             order = sorted(table_, key=lambda c: c != form.aliases["seed"])
-            candidates = [undo_edits(view.tokens, table_[c], form.tokens) for c in order]
+            ways = [undo_edits(printed, table_[c], form.tokens) for c in order]
         else:
-            candidates = [view.tokens]
-        for tokens in candidates:
-            if tokens is None:
-                continue
-            try:
-                word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
-                                    pc, parsed_ops)
-            except EncodeError as e:
-                errors.append(str(e))
-                continue
-            # the table must read the word back as the same text (aliases, hidden operands)
-            try:
-                back = decode_view(word, arch, pc)
-            except DecodeError as e:
-                errors.append(str(e))
-                continue
-            if canonical(back) == want:
-                _FORM_OF_SHAPE[key] = (form, frozenset(k for k, o in enumerate(placed) if o is None),
-                                       tokens)
-                return word
-            errors.append(f"would read back as {render_view(back)!r}")
-    detail = f": {errors[0]}" if errors else ": no form takes these operands"
-    raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
+            ways = [printed]
+        out.extend((form, skip, tokens) for tokens in ways if tokens is not None)
+    return out
 
 
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
