@@ -456,8 +456,9 @@ def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> li
             for gi in range(len(form.groups))]
 
 
-def _align(form: Form, ops: list[str]) -> list[str | None] | None:
-    """Place the printed operands into the form's slots (optional slots may be missing)."""
+def _align(form: Form, ops: list[str], shapes: dict[str, str]) -> list[str | None] | None:
+    """Place the printed operands (`shapes`: each one's shape) into the form's slots
+    (optional slots may be missing)."""
     slots = form.slots
     missing = len(slots) - len(ops)
     if missing < 0:
@@ -466,14 +467,11 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
     if missing > len(opt):
         return None
 
-    def kinds(shape: str) -> list[str]:
-        return re.findall(r"\{(\w+)\}", shape)
-
     def attempt(skip: set[int]) -> list[str | None] | None:
         it = iter(ops)
         out = [None if k in skip else next(it) for k in range(len(slots))]
         for k, o in enumerate(out):
-            if o is not None and kinds(operand_shape(o)[0]) != kinds(slots[k]["shape"]):
+            if o is not None and _kinds(shapes[o]) != _kinds(slots[k]["shape"]):
                 return None
         return out
 
@@ -483,6 +481,12 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
         if out is not None:
             return out
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _kinds(shape: str) -> tuple[str, ...]:
+    """The register files and immediate kinds of an operand shape's holes, in order."""
+    return tuple(re.findall(r"\{(\w+)\}", shape))
 
 
 # (arch, tokens, operand shapes) -> [(form, its empty optional slots, tokens to encode)]: the
@@ -527,7 +531,8 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
     candidates = _CANDIDATES.get(key)
     if candidates is None:
-        candidates = _CANDIDATES[key] = _candidates(forms, ops, view.tokens)
+        shapes = {o: parsed[0] for o, parsed in parsed_ops.items()}
+        candidates = _CANDIDATES[key] = _candidates(forms, ops, shapes, view.tokens)
     errors = []
     want = None
     for form, skip, tokens in candidates:
@@ -557,13 +562,14 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
 
 
-def _candidates(forms: list[Form], ops: list[str], printed: list[str]) -> list[tuple]:
+def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
+                printed: list[str]) -> list[tuple]:
     """(form, empty optional slots, tokens to encode) for each form whose slots take the
     operands' shapes, and each way back from an alias, in the order encode_view tries them:
     the first that encodes the values and reads back as the same text wins."""
     out = []
     for form in forms:
-        placed = _align(form, ops)
+        placed = _align(form, ops, shapes)
         if placed is None:
             continue
         skip = frozenset(k for k, o in enumerate(placed) if o is None)

@@ -74,7 +74,7 @@ def _load() -> None:
     _codes, _path = {}, cache_path()
     try:
         with open(_path, "rb") as fh:
-            codes = marshal.load(fh)
+            codes = marshal.loads(fh.read())   # load(fh) reads piecemeal: slower
         if isinstance(codes, dict):
             _codes = codes
     except (OSError, EOFError, ValueError, TypeError):
