@@ -727,7 +727,7 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
         raise EncodeError(f"{sass_text.format_instruction(replace(ins, control=Control()))}: "
                           f"{why}")
     desc, ins = _without_hidden_descriptor(ins, arch)
-    text = sass_text.format_instruction(replace(ins, control=Control()))
+    text = sass_text.format_instruction(ins)      # the text never shows the control bits
     it = iter(labels)
     text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
     try:

@@ -74,7 +74,8 @@ def interference(mf: MFunction):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
             uses, kills = _use_def(ins)
-            defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+            # what register_operands(ins) yields as defs, without walking every operand
+            defs = [op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp)]
             copy_src = None
             if ins.opcode == COPY and isinstance(ins.operands[1], VOp):
                 copy_src = ins.operands[1].reg.id
@@ -159,7 +160,7 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
     def blocks(n: int, v: int) -> int:
         return max(1, width[n] // width[v])
     # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths
-    pressure = {v: sum(width[n] for n in edges[v]) if width[v] == 1
+    pressure = {v: sum(map(width.__getitem__, edges[v])) if width[v] == 1
                 else sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop
