@@ -622,31 +622,65 @@ def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | 
     """The group values for these modifiers and operand shapes (an operand shape no group
     can produce raises EncodeError)."""
     allowed = []
-    all_controls = [_controlled_attributes(form, g) for g in form.groups]
-    owners: dict[tuple[int, int], int] = {}
-    for controls in all_controls:
-        for k, attrs in controls.items():
-            for i in attrs:
-                owners[k, i] = owners.get((k, i), 0) + 1
-    for g, controls in zip(form.groups, all_controls):
-        exact, partial = [], []
-        shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
-        for v in _order(g):
-            e = g["values"][v]
-            sh = e.get("shapes", {})
-            given = [sh.get(str(k), form.slots[k]["shape"]) for k in g["touched"]]
-            if all(x == parsed[k][0] for x, k in zip(given, g["touched"])):
-                exact.append(v)
-            elif all(_agrees(x, parsed[k][0], controls[k], shared[k], form.slots[k]["shape"])
-                     for x, k in zip(given, g["touched"])):
-                partial.append(v)
-        allowed.append(exact + partial)
+    for gi, g in enumerate(form.groups):
+        # a group's candidates depend only on the shapes of the operands it touches, which
+        # many spellings of the form share (the first compile in a process meets them all)
+        key = (id(form), gi, tuple(parsed[k][0] for k in g["touched"]))
+        choices = _GROUP_CHOICES.get(key)
+        if choices is None:
+            choices = _GROUP_CHOICES[key] = _group_choices(form, gi, key[2])
+        allowed.append(choices)
     # an operand shape no group can produce (e.g. `-R4` where the form has no negate bit)
     owned = {k for g in form.groups for k in g["touched"]}
     for k, (shape, _n) in enumerate(parsed):
         if k not in owned and shape != form.slots[k]["shape"]:
             raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
     return _match_layout(form, allowed, view.tokens)
+
+
+# (form, group index, shapes of the operands the group touches) -> its candidate values
+_GROUP_CHOICES: dict[tuple, tuple[int, ...]] = {}
+# id(form) -> (attributes each group controls per operand, how many groups control each,
+# each group's values in _order with the shapes they give the operands it touches)
+_CONTROLS: dict[int, tuple[list, dict, list]] = {}
+
+
+def _group_choices(form: Form, gi: int, wanted: tuple[str, ...]) -> tuple[int, ...]:
+    """The values of group `gi` that give the wanted shapes of the operands it touches,
+    exactly first, then those agreeing in the attributes the group controls."""
+    if id(form) not in _CONTROLS:
+        all_controls = [_controlled_attributes(form, g) for g in form.groups]
+        owners: dict[tuple[int, int], int] = {}
+        for controls in all_controls:
+            for k, attrs in controls.items():
+                for i in attrs:
+                    owners[k, i] = owners.get((k, i), 0) + 1
+        givens = []
+        for g in form.groups:
+            values = []
+            for v in _order(g):
+                sh = g["values"][v].get("shapes", {})
+                values.append((v, tuple(sh.get(str(k), form.slots[k]["shape"])
+                                        for k in g["touched"])))
+            givens.append(values)
+        _CONTROLS[id(form)] = all_controls, owners, givens
+    all_controls, owners, givens = _CONTROLS[id(form)]
+    g, controls = form.groups[gi], all_controls[gi]
+    exact, partial = [], []
+    shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
+    agrees: dict[tuple, bool] = {}      # many values give the same shapes: judge each once
+    for v, given in givens[gi]:
+        if given == wanted:
+            exact.append(v)
+            continue
+        verdict = agrees.get(given)
+        if verdict is None:
+            verdict = agrees[given] = all(
+                _agrees(x, w, controls[k], shared[k], form.slots[k]["shape"])
+                for x, w, k in zip(given, wanted, g["touched"]))
+        if verdict:
+            partial.append(v)
+    return tuple(exact + partial)
 
 
 _SHAPE_PARTS = re.compile(r"^(?P<prefix>[-!~]*)(?P<abs>\|?)(?P<core>.*?)\|?(?P<suffix>(?:\.[\w]+)*)$")
