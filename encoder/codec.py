@@ -640,9 +640,10 @@ def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | 
 
 # (form, group index, shapes of the operands the group touches) -> its candidate values
 _GROUP_CHOICES: dict[tuple, tuple[int, ...]] = {}
-# id(form) -> (attributes each group controls per operand, how many groups control each,
-# each group's values in _order with the shapes they give the operands it touches)
-_CONTROLS: dict[int, tuple[list, dict, list]] = {}
+# id(form) -> (the form, kept alive so that its id is never reused while these are cached;
+# attributes each group controls per operand, how many groups control each; each group's
+# values in _order with the shapes they give the operands it touches)
+_CONTROLS: dict[int, tuple[Form, list, dict, list]] = {}
 
 
 def _group_choices(form: Form, gi: int, wanted: tuple[str, ...]) -> tuple[int, ...]:
@@ -663,8 +664,8 @@ def _group_choices(form: Form, gi: int, wanted: tuple[str, ...]) -> tuple[int, .
                 values.append((v, tuple(sh.get(str(k), form.slots[k]["shape"])
                                         for k in g["touched"])))
             givens.append(values)
-        _CONTROLS[id(form)] = all_controls, owners, givens
-    all_controls, owners, givens = _CONTROLS[id(form)]
+        _CONTROLS[id(form)] = form, all_controls, owners, givens
+    _, all_controls, owners, givens = _CONTROLS[id(form)]
     g, controls = form.groups[gi], all_controls[gi]
     exact, partial = [], []
     shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
