@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+
+from ptx2sass.dataclass_cache import dataclass
 
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
@@ -203,9 +205,22 @@ def bits_value(word: int, bits: list[int]) -> int:
 
 
 def put_bits(word: int, bits: list[int], value: int) -> int:
+    run = _bit_run(tuple(bits))
+    if run is not None:
+        low, mask = run
+        return word & ~(mask << low) | (value & mask) << low
     for i, b in enumerate(bits):
         word = word & ~(1 << b) | ((value >> i & 1) << b)
     return word
+
+
+@functools.lru_cache(maxsize=None)
+def _bit_run(bits: tuple[int, ...]) -> tuple[int, int] | None:
+    """(lowest bit, mask) when the bits are consecutive and ascending, as most fields'
+    are: the value is then written with one shift (encoding is the compile's hot spot)."""
+    if bits and bits == tuple(range(bits[0], bits[0] + len(bits))):
+        return bits[0], (1 << len(bits)) - 1
+    return None
 
 
 def linear_value(word: int, field: dict) -> int:
@@ -230,8 +245,11 @@ def linear_bits(value: int, field: dict) -> int | None:
     or misaligned."""
     rest = value - field["bias"]
     weights = field["weights"]
-    negs = [i for i, w in enumerate(weights) if w < 0]
-    pos = sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i])
+    negs, pos, shift = _weight_plan(tuple(weights))
+    if shift is not None:      # weights 2^s, 2^(s+1), ...: the value's binary digits
+        if rest < 0 or rest & ((1 << shift) - 1) or rest >> shift >> len(weights):
+            return None
+        return rest >> shift
     for choice in range(1 << len(negs)):
         r, out = rest, 0
         for t, i in enumerate(negs):
@@ -245,6 +263,18 @@ def linear_bits(value: int, field: dict) -> int | None:
         if r == 0:
             return out
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _weight_plan(weights: tuple[int, ...]) -> tuple[tuple, tuple, int | None]:
+    """For linear_bits: the negative weights, the positive ones largest first, and `s` when
+    the weights are exactly 2^s, 2^(s+1), ... (most fields: no search needed)."""
+    negs = tuple(i for i, w in enumerate(weights) if w < 0)
+    pos = tuple(sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i]))
+    first = weights[0] if weights else 0
+    plain = first > 0 and first & (first - 1) == 0 and all(
+        w == first << i for i, w in enumerate(weights))
+    return negs, pos, first.bit_length() - 1 if plain else None
 
 
 # --- decode --------------------------------------------------------------------------
@@ -426,8 +456,9 @@ def _match_layout(form: Form, allowed: list[list[int]], target: list[str]) -> li
             for gi in range(len(form.groups))]
 
 
-def _align(form: Form, ops: list[str]) -> list[str | None] | None:
-    """Place the printed operands into the form's slots (optional slots may be missing)."""
+def _align(form: Form, ops: list[str], shapes: dict[str, str]) -> list[str | None] | None:
+    """Place the printed operands (`shapes`: each one's shape) into the form's slots
+    (optional slots may be missing)."""
     slots = form.slots
     missing = len(slots) - len(ops)
     if missing < 0:
@@ -436,14 +467,11 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
     if missing > len(opt):
         return None
 
-    def kinds(shape: str) -> list[str]:
-        return re.findall(r"\{(\w+)\}", shape)
-
     def attempt(skip: set[int]) -> list[str | None] | None:
         it = iter(ops)
         out = [None if k in skip else next(it) for k in range(len(slots))]
         for k, o in enumerate(out):
-            if o is not None and kinds(operand_shape(o)[0]) != kinds(slots[k]["shape"]):
+            if o is not None and _kinds(shapes[o]) != _kinds(slots[k]["shape"]):
                 return None
         return out
 
@@ -455,10 +483,19 @@ def _align(form: Form, ops: list[str]) -> list[str | None] | None:
     return None
 
 
-# (arch, tokens, operand shapes) -> (form, its empty optional slots, tokens to encode): the
-# form an instruction of that spelling took, once its word read back as the same text. What
-# varies between hits is only register numbers and immediate values, which fill fields.
-_FORM_OF_SHAPE: dict[tuple, tuple] = {}
+@functools.lru_cache(maxsize=4096)
+def _kinds(shape: str) -> tuple[str, ...]:
+    """The register files and immediate kinds of an operand shape's holes, in order."""
+    return tuple(re.findall(r"\{(\w+)\}", shape))
+
+
+# (arch, tokens, operand shapes) -> [(form, its empty optional slots, tokens to encode)]: the
+# ways the search tries for that spelling, in its order. Which of them encodes depends only on
+# the spelling, but for the values (register numbers, immediates) filling the fields.
+_CANDIDATES: dict[tuple, list[tuple]] = {}
+# (arch, tokens, operand shapes, form, tokens to encode) of candidates whose word read back as
+# the same text: later words of that shape skip the read-back (but see _shares_fields)
+_READS_BACK: set[tuple] = set()
 # (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
 
@@ -492,51 +529,58 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     ops = [view.guard or "PT", *view.operands]
     parsed_ops = {o: operand_shape(o) for o in ops}     # each operand's text parsed once
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
-    known = _FORM_OF_SHAPE.get(key)
-    if known is not None:      # this mnemonic with these operand shapes encoded before
-        form, skip, tokens = known
+    candidates = _CANDIDATES.get(key)
+    if candidates is None:
+        shapes = {o: parsed[0] for o, parsed in parsed_ops.items()}
+        candidates = _CANDIDATES[key] = _candidates(forms, ops, shapes, view.tokens)
+    errors = []
+    want = None
+    for form, skip, tokens in candidates:
         it = iter(ops)
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
         try:
-            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []), pc, parsed_ops)
-            if not _shares_fields(form) or canonical(decode_view(word, arch, pc)) == canonical(view):
-                return word
-        except (EncodeError, DecodeError):
-            pass               # a value this form cannot hold: search all forms again
-    errors = []
-    want = canonical(view)
+            word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
+                                pc, parsed_ops)
+        except EncodeError as e:
+            errors.append(str(e))
+            continue
+        checked = (key, id(form), tuple(tokens))
+        if checked in _READS_BACK and not _shares_fields(form):
+            return word
+        # the table must read the word back as the same text (aliases, hidden operands)
+        try:
+            back = decode_view(word, arch, pc)
+        except DecodeError as e:
+            errors.append(str(e))
+            continue
+        want = want or canonical(view)
+        if canonical(back) == want:
+            _READS_BACK.add(checked)
+            return word
+        errors.append(f"would read back as {render_view(back)!r}")
+    detail = f": {errors[0]}" if errors else ": no form takes these operands"
+    raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
+
+
+def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
+                printed: list[str]) -> list[tuple]:
+    """(form, empty optional slots, tokens to encode) for each form whose slots take the
+    operands' shapes, and each way back from an alias, in the order encode_view tries them:
+    the first that encodes the values and reads back as the same text wins."""
+    out = []
     for form in forms:
-        placed = _align(form, ops)
+        placed = _align(form, ops, shapes)
         if placed is None:
             continue
+        skip = frozenset(k for k, o in enumerate(placed) if o is None)
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
             table_ = form.aliases["table"]
             order = sorted(table_, key=lambda c: c != form.aliases["seed"])
-            candidates = [undo_edits(view.tokens, table_[c], form.tokens) for c in order]
+            ways = [undo_edits(printed, table_[c], form.tokens) for c in order]
         else:
-            candidates = [view.tokens]
-        for tokens in candidates:
-            if tokens is None:
-                continue
-            try:
-                word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
-                                    pc, parsed_ops)
-            except EncodeError as e:
-                errors.append(str(e))
-                continue
-            # the table must read the word back as the same text (aliases, hidden operands)
-            try:
-                back = decode_view(word, arch, pc)
-            except DecodeError as e:
-                errors.append(str(e))
-                continue
-            if canonical(back) == want:
-                _FORM_OF_SHAPE[key] = (form, frozenset(k for k, o in enumerate(placed) if o is None),
-                                       tokens)
-                return word
-            errors.append(f"would read back as {render_view(back)!r}")
-    detail = f": {errors[0]}" if errors else ": no form takes these operands"
-    raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
+            ways = [printed]
+        out.extend((form, skip, tokens) for tokens in ways if tokens is not None)
+    return out
 
 
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
@@ -578,31 +622,66 @@ def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | 
     """The group values for these modifiers and operand shapes (an operand shape no group
     can produce raises EncodeError)."""
     allowed = []
-    all_controls = [_controlled_attributes(form, g) for g in form.groups]
-    owners: dict[tuple[int, int], int] = {}
-    for controls in all_controls:
-        for k, attrs in controls.items():
-            for i in attrs:
-                owners[k, i] = owners.get((k, i), 0) + 1
-    for g, controls in zip(form.groups, all_controls):
-        exact, partial = [], []
-        shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
-        for v in _order(g):
-            e = g["values"][v]
-            sh = e.get("shapes", {})
-            given = [sh.get(str(k), form.slots[k]["shape"]) for k in g["touched"]]
-            if all(x == parsed[k][0] for x, k in zip(given, g["touched"])):
-                exact.append(v)
-            elif all(_agrees(x, parsed[k][0], controls[k], shared[k], form.slots[k]["shape"])
-                     for x, k in zip(given, g["touched"])):
-                partial.append(v)
-        allowed.append(exact + partial)
+    for gi, g in enumerate(form.groups):
+        # a group's candidates depend only on the shapes of the operands it touches, which
+        # many spellings of the form share (the first compile in a process meets them all)
+        key = (id(form), gi, tuple(parsed[k][0] for k in g["touched"]))
+        choices = _GROUP_CHOICES.get(key)
+        if choices is None:
+            choices = _GROUP_CHOICES[key] = _group_choices(form, gi, key[2])
+        allowed.append(choices)
     # an operand shape no group can produce (e.g. `-R4` where the form has no negate bit)
     owned = {k for g in form.groups for k in g["touched"]}
     for k, (shape, _n) in enumerate(parsed):
         if k not in owned and shape != form.slots[k]["shape"]:
             raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
     return _match_layout(form, allowed, view.tokens)
+
+
+# (form, group index, shapes of the operands the group touches) -> its candidate values
+_GROUP_CHOICES: dict[tuple, tuple[int, ...]] = {}
+# id(form) -> (the form, kept alive so that its id is never reused while these are cached;
+# attributes each group controls per operand, how many groups control each; each group's
+# values in _order with the shapes they give the operands it touches)
+_CONTROLS: dict[int, tuple[Form, list, dict, list]] = {}
+
+
+def _group_choices(form: Form, gi: int, wanted: tuple[str, ...]) -> tuple[int, ...]:
+    """The values of group `gi` that give the wanted shapes of the operands it touches,
+    exactly first, then those agreeing in the attributes the group controls."""
+    if id(form) not in _CONTROLS:
+        all_controls = [_controlled_attributes(form, g) for g in form.groups]
+        owners: dict[tuple[int, int], int] = {}
+        for controls in all_controls:
+            for k, attrs in controls.items():
+                for i in attrs:
+                    owners[k, i] = owners.get((k, i), 0) + 1
+        givens = []
+        for g in form.groups:
+            values = []
+            for v in _order(g):
+                sh = g["values"][v].get("shapes", {})
+                values.append((v, tuple(sh.get(str(k), form.slots[k]["shape"])
+                                        for k in g["touched"])))
+            givens.append(values)
+        _CONTROLS[id(form)] = form, all_controls, owners, givens
+    _, all_controls, owners, givens = _CONTROLS[id(form)]
+    g, controls = form.groups[gi], all_controls[gi]
+    exact, partial = [], []
+    shared = {k: frozenset(i for i in attrs if owners[k, i] > 1) for k, attrs in controls.items()}
+    agrees: dict[tuple, bool] = {}      # many values give the same shapes: judge each once
+    for v, given in givens[gi]:
+        if given == wanted:
+            exact.append(v)
+            continue
+        verdict = agrees.get(given)
+        if verdict is None:
+            verdict = agrees[given] = all(
+                _agrees(x, w, controls[k], shared[k], form.slots[k]["shape"])
+                for x, w, k in zip(given, wanted, g["touched"]))
+        if verdict:
+            partial.append(v)
+    return tuple(exact + partial)
 
 
 _SHAPE_PARTS = re.compile(r"^(?P<prefix>[-!~]*)(?P<abs>\|?)(?P<core>.*?)\|?(?P<suffix>(?:\.[\w]+)*)$")
@@ -683,7 +762,7 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
         raise EncodeError(f"{sass_text.format_instruction(replace(ins, control=Control()))}: "
                           f"{why}")
     desc, ins = _without_hidden_descriptor(ins, arch)
-    text = sass_text.format_instruction(replace(ins, control=Control()))
+    text = sass_text.format_instruction(ins)      # the text never shows the control bits
     it = iter(labels)
     text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
     try:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ptx2sass.dataclass_cache import dataclass
 
 # Register files whose index is a number in the text; the zero register of each prints as a
 # name (RZ, URZ, PT, UPT) and stands for the highest index.

@@ -6,7 +6,9 @@ compared and printed back to nvdisasm's syntax (see `sass_text`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ptx2sass.dataclass_cache import dataclass
 
 # Register files: general R, uniform UR, predicate P, uniform predicate UP, convergence
 # barrier B. The zero/true register of each file is its highest index.

@@ -9,8 +9,9 @@ tests/test_cubin.py::test_attribute_names_match_cuobjdump).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
+
+from ptx2sass.dataclass_cache import dataclass
 
 
 class NvInfoError(ValueError):

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+
+from ptx2sass.dataclass_cache import dataclass
 
 from .model import (ZERO_INDEX, ZERO_NAME, ConstRef, Control, Imm, Instruction, Label, Mem,
                     IndexList, Operand, Reg, Reloc, SpecialReg)

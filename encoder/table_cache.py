@@ -73,7 +73,7 @@ def load(json_path: str, family: str) -> dict:
             from None
     try:
         with open(path, "rb") as fh:
-            content = marshal.load(fh)
+            content = marshal.loads(fh.read())   # load(fh) reads piecemeal: slower
         if isinstance(content, dict) and content.get("format") == FORMAT:
             return content
     except (OSError, EOFError, ValueError, TypeError):

@@ -6,8 +6,10 @@ The file name lives once, on `Module`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Union
+
+from ptx2sass.dataclass_cache import dataclass
 
 
 @dataclass(slots=True, kw_only=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from dataclasses import dataclass
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend import instructions as isa

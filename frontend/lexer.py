@@ -179,11 +179,14 @@ def _syntax_error(lexer, near: str, pos: int, reason: str = "syntax error") -> C
                         getattr(lexer, "filename", None), lexer.lineno, column, severity="fatal")
 
 
-def _lextab_name() -> str:
-    """The table module is named after a hash of this file, so an edited lexer never
-    reuses a stale table (PLY's optimize mode trusts whatever it finds)."""
-    digest = "%08x" % zlib.crc32(Path(__file__).read_bytes())
-    return f"_lextab_{digest}"
+def table_name(stem: str, *sources: str) -> str:
+    """A table module named after a hash of the files it is built from, so an edited lexer
+    or grammar never reuses a stale table (PLY's optimize mode trusts whatever it finds),
+    and an existing table needs no check."""
+    digest = 0
+    for source in sources:
+        digest = zlib.crc32(Path(source).read_bytes(), digest)
+    return f"{stem}_{digest:08x}"
 
 
 _TEMPLATE = None
@@ -209,13 +212,18 @@ def table_location(table: str) -> tuple[str, str]:
 def with_atomic_tables(build, folder: str, module: str):
     """Run `build(scratch_folder)` (a PLY constructor that writes its table there only when
     it had to regenerate it) and move a written table into `folder` atomically, so that
-    processes starting together (pytest -n, parallel builds) never read a half-written one."""
+    processes starting together (pytest -n, parallel builds) never read a half-written one.
+    A table already in `folder` is current (see `table_name`): `build(None)` only reads it,
+    with no scratch folder (process start-up is part of every compile)."""
+    name = module.rsplit(".", 1)[-1]
+    if (Path(folder) / f"{name}.py").is_file():
+        return build(None)
     import shutil
     import tempfile
     scratch = tempfile.mkdtemp(prefix="ptx2sass-tables-")
     try:
         result = build(scratch)
-        produced = Path(scratch) / (module.rsplit(".", 1)[-1] + ".py")
+        produced = Path(scratch) / f"{name}.py"
         if produced.is_file():
             staging = Path(folder) / f".{produced.name}.{os.getpid()}.tmp"
             try:
@@ -223,6 +231,7 @@ def with_atomic_tables(build, folder: str, module: str):
                 os.replace(staging, Path(folder) / produced.name)
             except OSError:
                 pass   # read-only: the tables stay in memory for this run
+            _remove_stale_tables(Path(folder), name)
         return result
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -231,19 +240,18 @@ def with_atomic_tables(build, folder: str, module: str):
 def _template():
     global _TEMPLATE
     if _TEMPLATE is None:
-        name = _lextab_name()
-        outdir, module = table_location(name)
+        outdir, module = table_location(table_name("_lextab", __file__))
         _TEMPLATE = with_atomic_tables(
             lambda scratch: lex.lex(module=sys.modules[__name__], optimize=1, lextab=module,
-                                    outputdir=scratch, errorlog=lex.NullLogger()),
+                                    outputdir=scratch or outdir, errorlog=lex.NullLogger()),
             outdir, module)
-        _remove_stale_tables(Path(outdir), module.rsplit(".", 1)[-1])
     return _TEMPLATE
 
 
 def _remove_stale_tables(folder: Path, current: str):
-    """Tables of earlier lexer versions are dead weight; drop them (best effort)."""
-    for old in folder.glob("*_lextab_*.py"):
+    """Tables of earlier lexer or grammar versions are dead weight; drop them (best effort)."""
+    stem = current.rsplit("_", 1)[0]
+    for old in folder.glob(f"*{stem}*.py"):
         if old.stem != current:
             try:
                 old.unlink()

@@ -9,9 +9,9 @@ Plain instruction statements and debug-section rows arrive pre-built from `fastp
 as INSTRUCTIONS / SECTION_ROW tokens (runs of whole statements) (the `_StatementLexer` below decides where a
 statement starts); everything else goes token by token through the grammar.
 
-The LALR tables are written once next to this file (`_parsetab.py`, git-ignored; the user
-cache folder for a read-only install) and reused; PLY regenerates them only when the
-grammar's signature changes.
+The LALR tables are written once next to this file (`_parsetab_<hash>.py`, git-ignored; the
+user cache folder for a read-only install) and reused; the hash of this file and the lexer's
+names them, so an edited grammar gets new tables.
 """
 from __future__ import annotations
 
@@ -1040,11 +1040,13 @@ _current_lexer = None
 def _parser():
     global _PARSER
     if _PARSER is None:
-        outdir, tabmodule = ptx_lexer.table_location("_parsetab")
+        name = ptx_lexer.table_name("_parsetab", __file__, ptx_lexer.__file__)
+        outdir, tabmodule = ptx_lexer.table_location(name)
         _PARSER = ptx_lexer.with_atomic_tables(
             lambda scratch: yacc.yacc(module=sys.modules[__name__], start="module",
-                                      debug=False, write_tables=True, tabmodule=tabmodule,
-                                      outputdir=scratch, errorlog=yacc.NullLogger()),
+                                      debug=False, write_tables=scratch is not None,
+                                      tabmodule=tabmodule, outputdir=scratch,
+                                      errorlog=yacc.NullLogger()),
             outdir, tabmodule)
     return _PARSER
 

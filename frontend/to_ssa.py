@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ptx2sass import ir
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.initializers import element_count, initial_bytes

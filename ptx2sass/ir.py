@@ -12,7 +12,9 @@ object identity or hashing, so compilation is deterministic across processes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ptx2sass.dataclass_cache import dataclass
 
 # PTX fundamental types: name -> (kind, bits). kind: b(its), u(nsigned), s(igned), f(loat), pred.
 TYPES: dict[str, tuple[str, int]] = {

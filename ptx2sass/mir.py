@@ -14,8 +14,9 @@ replacing each `VOp` with its register.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.encoder.model import ConstRef, Reg
 
 # Pseudo-instructions that exist only before allocation / encoding.

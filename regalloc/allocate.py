@@ -27,8 +27,9 @@ and never coalesced), and registers a call clobbers, which values live across it
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.encoder.model import Reg
@@ -84,9 +85,10 @@ def interference(mf: MFunction):
     live_out = liveness(mf)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
+    cls = [v.cls for v in mf.vregs]
 
     def add(a: int, b: int) -> None:
-        if a != b and mf.vregs[a].cls == mf.vregs[b].cls:
+        if a != b and cls[a] == cls[b]:
             edges[a].add(b)
             edges[b].add(a)
 
@@ -94,7 +96,8 @@ def interference(mf: MFunction):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
             uses, kills = _use_def(ins)
-            defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+            # what register_operands(ins) yields as defs, without walking every operand
+            defs = [op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp)]
             copy_src = None
             src = _move_source(ins)
             if src is not None:
@@ -103,10 +106,18 @@ def interference(mf: MFunction):
                 if ins.operands[0].part is None and src.part is None:
                     moves[dst].append(copy_src)
                     moves[copy_src].append(dst)
+            if defs:
+                if copy_src is not None and (ins.operands[0].part is not None
+                                             or src.part is not None):
+                    copy_src = None          # a part copy: source and result interfere
+                ordered = sorted(live)
             for d in defs:
-                for lv in sorted(live):
-                    if lv != copy_src or ins.operands[0].part is not None or src.part is not None:
-                        add(d, lv)
+                # add(d, lv) for every live lv, inlined: the hottest loop of allocation
+                mine, c = edges[d], cls[d]
+                for lv in ordered:
+                    if lv != d and lv != copy_src and cls[lv] == c:
+                        mine.add(lv)
+                        edges[lv].add(d)
                 for d2 in defs:
                     add(d, d2)
             for k in kills:
@@ -171,7 +182,9 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
 
     def blocks(n: int, v: int) -> int:
         return max(1, width[n] // width[v])
-    pressure = {v: sum(blocks(n, v) for n in edges[v]) for v in nodes}
+    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths
+    pressure = {v: sum(map(width.__getitem__, edges[v])) if width[v] == 1
+                else sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop
 
@@ -205,11 +218,12 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
             pick = v
         removed.add(pick)
         stack.append(pick)
+        w_pick = width[pick]
         for n in edges[pick]:
             if n in removed or n not in pressure:      # a precoloured neighbour stays
                 continue
             was_low = is_low(n)
-            pressure[n] -= blocks(pick, n)
+            pressure[n] -= w_pick if width[n] == 1 else blocks(pick, n)
             if was_low:
                 continue
             if is_low(n):

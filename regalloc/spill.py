@@ -21,8 +21,9 @@ become the store or the reload themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 

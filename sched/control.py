@@ -13,8 +13,9 @@ waits on every scoreboard in use.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.encoder.model import Control, Instruction
 from ptx2sass.sched import latency as lat
 

@@ -127,7 +127,7 @@ def test_tables_are_cached_and_import_is_light(tmp_path):
     """A second process reuses the generated tables (no rewrite, no parser.out) and never
     pulls in numpy."""
     parse(HEADER)
-    tables = sorted(REPO.glob("frontend/_parsetab.py")) + sorted(REPO.glob("frontend/_lextab_*.py"))
+    tables = sorted(REPO.glob("frontend/_parsetab_*.py")) + sorted(REPO.glob("frontend/_lextab_*.py"))
     assert len(tables) == 2
     stamps = [t.stat().st_mtime_ns for t in tables]
     code = ("import sys; from ptx2sass.frontend import parse, check; "
