@@ -506,10 +506,13 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
             pass               # a value this form cannot hold: search all forms again
     errors = []
     want = canonical(view)
-    for form in forms:
-        placed = _align(form, ops)
-        if placed is None:
-            continue
+    # a form holding every printed operand before one that hides an operand at its default:
+    # sm_90's `BAR.SYNC.DEFER_BLOCKING 0x0` is the id-only word (opcode 0xb1d) that ptxas
+    # writes, although the id-and-count-register form (0x91d) with the count RZ prints alike
+    aligned = [(form, placed) for form in forms
+               if (placed := _align(form, ops)) is not None]
+    aligned.sort(key=lambda fp: sum(o is None for o in fp[1]))
+    for form, placed in aligned:
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
             table_ = form.aliases["table"]
             order = sorted(table_, key=lambda c: c != form.aliases["seed"])
