@@ -33,7 +33,8 @@ CONTROL_SHIFT = 105
 CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
 
 # Which table describes each arch (one encoding family per table; see encoder/arch.py).
-ARCH_FAMILY = {"sm_75": "turing", "sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere"}
+ARCH_FAMILY = {"sm_75": "turing", "sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere",
+               "sm_90": "hopper", "sm_90a": "hopper"}
 
 # Where a global-memory instruction keeps the uniform register of its `desc[URx]` memory
 # descriptor, per family and opcode. nvdisasm hides it on sm_8x (ptxas picks UR4 or UR6 for
@@ -568,10 +569,13 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
     operands' shapes, and each way back from an alias, in the order encode_view tries them:
     the first that encodes the values and reads back as the same text wins."""
     out = []
-    for form in forms:
-        placed = _align(form, ops, shapes)
-        if placed is None:
-            continue
+    # a form holding every printed operand before one that hides an operand at its default:
+    # sm_90's `BAR.SYNC.DEFER_BLOCKING 0x0` is the id-only word (opcode 0xb1d) that ptxas
+    # writes, although the id-and-count-register form (0x91d) with the count RZ prints alike
+    aligned = [(form, placed) for form in forms
+               if (placed := _align(form, ops, shapes)) is not None]
+    aligned.sort(key=lambda fp: sum(o is None for o in fp[1]))
+    for form, placed in aligned:
         skip = frozenset(k for k, o in enumerate(placed) if o is None)
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
             table_ = form.aliases["table"]

@@ -361,13 +361,14 @@ def test_reassembled_cubin_equals_ptxas(name, item):
 
 
 FAMILY = [(arch, name, e) for name, e in CORPUS if isinstance(e, dict)
-          for arch in ("sm_86", "sm_80", "sm_75")][:None if SAMPLE == "all" else 9]
+          for arch in ("sm_86", "sm_80", "sm_75", "sm_90")][:None if SAMPLE == "all" else 12]
 
 
 @pytest.mark.parametrize("arch,name,entry", FAMILY, ids=[f"{a}-{n}" for a, n, _ in FAMILY])
 def test_reassembled_cubin_equals_ptxas_family(arch, name, entry):
-    """The same bar for the other arches of the sm_89 encoding family and for sm_75 (its
-    own "turing" table) (ZLUDA's PTX, its `.target` retargeted where ptxas needs it)."""
+    """The same bar for the other arches of the sm_89 encoding family and for sm_75 and
+    sm_90 (their own "turing" and "hopper" tables) (ZLUDA's PTX, its `.target` retargeted
+    where ptxas needs it)."""
     from ptx2sass.emu.testing import zluda_ptx
     from tools.corpus_words import compile_for
     data, _ = compile_for(zluda_ptx(entry).encode(), arch, entry["ptx"])
