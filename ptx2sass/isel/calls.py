@@ -123,14 +123,10 @@ class CallSelection:
         for d, r in zip(ins.dests, defs):
             self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
 
-    def sel_system_call(self, ins, callee) -> None:
-        """`call (r), vprintf, (a)` of a bodiless `.extern .func` (ptx2sass.abi): the
-        address from its bank-4 slot, the arguments in R4.., the return address
-        `LEPC` + (return point - LEPC) in R20:R21, `CALL.ABS.NOINC`, then the global-memory
-        descriptor read again (the callee may have changed UR4:UR5)."""
-        from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
-        if callee.name not in SYSTEM_FUNCTIONS:
-            raise self.unsupported(f"`call` of the extern function `{callee.name}` (relocatable output)")
+    def extern_call_arguments(self, ins, callee):
+        """The arguments of a call by the link-time convention (system calls and other
+        modules' functions) moved into R4.., and the results' (register, width) layout;
+        what the convention cannot pass is refused."""
         what = callee.name
         args = ins.srcs[1:]
         arg_types = [p.type for p in callee.params]
@@ -148,6 +144,28 @@ class CallSelection:
             r = self.mf.fixed_vreg("R", reg, width)
             self.copy_into(VOp(r), a, ty)
             uses.append(VOp(r))
+        return uses, res_layout
+
+    def extern_call_results(self, ins, defs) -> None:
+        """After such a call: the global-memory descriptor read again (the callee may have
+        changed UR4:UR5), the results copied out of their fixed registers."""
+        if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
+            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
+                                                     ConstRef(0, self.arch.global_desc_offset)],
+                                   1, None, self.line))
+        for d, r in zip(ins.dests, defs):
+            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+
+    def sel_system_call(self, ins, callee) -> None:
+        """`call (r), vprintf, (a)` of a bodiless `.extern .func` (ptx2sass.abi): the
+        address from its bank-4 slot, the arguments in R4.., the return address
+        `LEPC` + (return point - LEPC) in R20:R21, `CALL.ABS.NOINC`, then the global-memory
+        descriptor read again (the callee may have changed UR4:UR5)."""
+        from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
+        if callee.name not in SYSTEM_FUNCTIONS:
+            raise self.unsupported(f"`call` of the extern function `{callee.name}` (relocatable output)")
+        what = callee.name
+        uses, res_layout = self.extern_call_arguments(ins, callee)
         address = self.global_address(self.placements[what].value)
         pc = self.mf.new_vreg("R", 2)
         here = f"{self.current.name}$pc{len(self.mf.blocks)}"
@@ -165,12 +183,7 @@ class CallSelection:
             self.mf.externs.append(what)
         back = self.start_block("ret")
         add.operands[3] = abi.LabelDistance(back.name, here)
-        if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
-            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
-                                                     ConstRef(0, self.arch.global_desc_offset)],
-                                   1, None, self.line))
-        for d, r in zip(ins.dests, defs):
-            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+        self.extern_call_results(ins, defs)
 
     def sel_extern_call(self, ins, callee) -> None:
         """`call (r), f, (a)` of a function another module defines (relocatable output,
@@ -178,22 +191,7 @@ class CallSelection:
         relocations against the kernel's symbol, `CALL.ABS.NOINC `(f)` relocated against
         f's symbol; then the global-memory descriptor read again."""
         what = callee.name
-        args = ins.srcs[1:]
-        arg_types = [p.type for p in callee.params]
-        result_types = [p.type for p in callee.returns]
-        if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
-            raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
-        arg_layout = abi.register_layout(arg_types, "argument", what)
-        res_layout = abi.register_layout(result_types, "result", what)
-        if any(r + w - 1 > abi.SYSCALL_LAST_ARGUMENT for r, w in arg_layout + res_layout):
-            raise self.unsupported(f"arguments of `{what}` beyond R{abi.SYSCALL_LAST_ARGUMENT} (on the stack)")
-        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
-            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
-        uses = []
-        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
-            r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), a, ty)
-            uses.append(VOp(r))
+        uses, res_layout = self.extern_call_arguments(ins, callee)
         ra = self.mf.fixed_vreg("R", abi.EXTERN_RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
@@ -207,12 +205,7 @@ class CallSelection:
         back = self.start_block("ret")
         low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
         high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
-        if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
-            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
-                                                     ConstRef(0, self.arch.global_desc_offset)],
-                                   1, None, self.line))
-        for d, r in zip(ins.dests, defs):
-            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+        self.extern_call_results(ins, defs)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
