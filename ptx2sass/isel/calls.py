@@ -98,15 +98,7 @@ class CallSelection:
             name = callee.name
         else:
             raise self.unsupported("indirect `call` (through a function pointer or prototype)")
-        arg_layout = abi.register_layout(arg_types, "argument", what)
-        res_layout = abi.register_layout(result_types, "result", what)
-        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
-            raise self.unsupported(f"`call` of `{what}` with a different parameter count")
-        uses = []
-        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
-            r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), a, ty)
-            uses.append(VOp(r))
+        uses, res_layout = self.call_arguments(ins, args, arg_types, result_types, what)
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
@@ -128,15 +120,20 @@ class CallSelection:
         modules' functions) moved into R4.., and the results' (register, width) layout;
         what the convention cannot pass is refused."""
         what = callee.name
-        args = ins.srcs[1:]
-        arg_types = [p.type for p in callee.params]
-        result_types = [p.type for p in callee.returns]
         if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
             raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
+        return self.call_arguments(ins, ins.srcs[1:], [p.type for p in callee.params],
+                                   [p.type for p in callee.returns], what,
+                                   last=abi.SYSCALL_LAST_ARGUMENT)
+
+    def call_arguments(self, ins, args, arg_types, result_types, what, last=None):
+        """The register layouts of a call's arguments and results (refused past R`last`:
+        those would go on the stack), the arguments moved into their fixed registers; the
+        uses for the CALL and the results' (register, width) layout."""
         arg_layout = abi.register_layout(arg_types, "argument", what)
         res_layout = abi.register_layout(result_types, "result", what)
-        if any(r + w - 1 > abi.SYSCALL_LAST_ARGUMENT for r, w in arg_layout + res_layout):
-            raise self.unsupported(f"arguments of `{what}` beyond R{abi.SYSCALL_LAST_ARGUMENT} (on the stack)")
+        if last is not None and any(r + w - 1 > last for r, w in arg_layout + res_layout):
+            raise self.unsupported(f"arguments of `{what}` beyond R{last} (on the stack)")
         if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
