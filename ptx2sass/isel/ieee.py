@@ -393,16 +393,22 @@ class IeeeFloat:
         self.lop(self.add3(kept, up), sign, RZ, OR, into=q)
 
     # ------------------------------------------------------------------ f32 reciprocal
-    def rcp_rn_f32(self, x: VOp, ftz: bool) -> VOp:
-        """Fast path when the exponent is neither 0 (zero, subnormal) nor 253..255 (a
-        reciprocal that is subnormal, or an infinite/NaN operand): MUFU.RCP and one Newton
-        step, whose FFMA rounds correctly. (x + 3 << 23) & exponent-mask <= 3 << 23 picks
-        exactly those four exponents."""
+    def rcp_f32_range_test(self, x: VOp):
+        """(result register, the masked exponent test t, fast block, done block), having
+        branched to the fast block for exponents other than 0 and 253..255."""
         res = self.r64_free32()
         t = self.lop(self.add3(x, self.i(0x1800000)), self.i(F32_INF), RZ, AND)
         fast_ok = self.setp("ISETP", "GT.U32", t, self.i(0x1FFFFFF))
         fast, done = self.flow_block("rcp_fast"), self.flow_block("rcp_done")
         self.flow_goto(fast, when=fast_ok)
+        return res, t, fast, done
+
+    def rcp_rn_f32(self, x: VOp, ftz: bool) -> VOp:
+        """Fast path when the exponent is neither 0 (zero, subnormal) nor 253..255 (a
+        reciprocal that is subnormal, or an infinite/NaN operand): MUFU.RCP and one Newton
+        step, whose FFMA rounds correctly. (x + 3 << 23) & exponent-mask <= 3 << 23 picks
+        exactly those four exponents."""
+        res, t, fast, done = self.rcp_f32_range_test(x)
         if ftz:
             self.rcp_f32_slow_ftz(x, t, res, done)
         else:

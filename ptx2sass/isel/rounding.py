@@ -127,11 +127,7 @@ class DirectedRounding:
     def rcp_directed_f32(self, x: VOp, ftz: bool, mode: str) -> VOp:
         """isel/ieee.py's range test; the fast path's Newton step in `mode` (without .ftz its
         error term too, as ptxas does)."""
-        res = self.r64_free32()
-        t = self.lop(self.add3(x, self.i(0x1800000)), self.i(F32_INF), RZ, AND)
-        fast_ok = self.setp("ISETP", "GT.U32", t, self.i(0x1FFFFFF))
-        fast, done = self.flow_block("rcp_fast"), self.flow_block("rcp_done")
-        self.flow_goto(fast, when=fast_ok)
+        res, t, fast, done = self.rcp_f32_range_test(x)
         if ftz:
             self.rcp_f32_slow_ftz(x, t, res, done)        # the edges flush: no direction left
         else:
