@@ -182,13 +182,8 @@ class _FunctionLowering:
         reg_params = []
         offset = 0
         for decl in params:
-            ty = _strip(decl.type) or "b8"
             for d in decl.declarators:
-                count = 1
-                for dim in d.dims:
-                    count *= dim if isinstance(dim, int) else 0
-                size = _type_size("." + ty) * count
-                align = decl.align or _type_size("." + ty)
+                ty, size, align = _param_shape(decl, d)
                 offset = (offset + align - 1) // align * align
                 param = ir.Param(d.name, ty, size, align, offset, _strip(decl.ptr_space))
                 into.append(param)
@@ -795,14 +790,19 @@ def _extern(f: ast.Function) -> ir.Function:
     fn = ir.Function(f.name, False)
     for decls, into in ((f.params, fn.params), (f.return_params, fn.returns)):
         for decl in decls:
-            ty = _strip(decl.type) or "b8"
             for d in decl.declarators:
-                count = 1
-                for dim in d.dims:
-                    count *= dim if isinstance(dim, int) else 0
-                size = _type_size("." + ty) * count
-                into.append(ir.Param(d.name, ty, size, decl.align or _type_size("." + ty)))
+                into.append(ir.Param(d.name, *_param_shape(decl, d)))
     return fn
+
+
+def _param_shape(decl, d) -> tuple[str, int, int]:
+    """(element type, byte size, alignment) of one declared parameter (an array's size is
+    its element's times its dimensions; unsized dimensions count 0)."""
+    ty = _strip(decl.type) or "b8"
+    count = 1
+    for dim in d.dims:
+        count *= dim if isinstance(dim, int) else 0
+    return ty, _type_size("." + ty) * count, decl.align or _type_size("." + ty)
 
 
 def _labels(block: ast.Block) -> set[str]:
