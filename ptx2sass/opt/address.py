@@ -8,15 +8,11 @@ variable's address, read by an access to that space, gives way to the variable i
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.fold import signed_value
 
 MEMORY_OPCODES = ("ld", "ldu", "st", "atom", "red")
 OFFSET_LIMIT = 1 << 23
 ADD_TYPES = {"s64": 64, "u64": 64, "b64": 64, "s32": 32, "u32": 32, "b32": 32}
-
-
-def _signed(value: int, bits: int) -> int:
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
 
 
 def fold_address_offsets(fn: ir.Function) -> bool:
@@ -29,7 +25,7 @@ def fold_address_offsets(fn: ir.Function) -> bool:
                 if ins.opcode == "add" and isinstance(a, ir.Const):
                     a, b = b, a
                 if isinstance(a, ir.Value) and isinstance(b, ir.Const):
-                    c = _signed(b.value, ADD_TYPES[ins.type])
+                    c = signed_value(b.value, ADD_TYPES[ins.type])
                     offsets[ins.dests[0].id] = (a, -c if ins.opcode == "sub" else c)
     # a register holding the address of one of the function's own variables, read by an
     # access to that variable's space: the access names the variable (`LDS [0x10]`)

@@ -18,32 +18,10 @@ on ptxas 13.5 (see tests/test_contract.py):
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.uses import readers as uses_of
 
 CONTRACT_TYPES = ("f32", "f64", "f16", "f16x2")
 ADD_MODIFIERS = {"ftz", "sat"}
-
-
-def _readers(fn: ir.Function) -> dict[int, list]:
-    """Value id -> the instructions (or phis) that read it, once per reading operand."""
-    readers: dict[int, list] = {}
-
-    def read(v, who):
-        if isinstance(v, ir.Address):
-            v = v.base
-        if isinstance(v, ir.Value):
-            readers.setdefault(v.id, []).append(who)
-
-    for block in fn.blocks:
-        for phi in block.phis:
-            for _, v in phi.incoming:
-                read(v, phi)
-        for ins in block.instrs:
-            for s in ins.srcs:
-                read(s, ins)
-            read(ins.guard, ins)
-            for m in ins.merge:
-                read(m, ins)
-    return readers
 
 
 def _is_product(ins: ir.Instr) -> bool:
@@ -88,10 +66,10 @@ def _is_negation(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
 
 
 def contract_multiply_add(fn: ir.Function) -> bool:
-    readers = _readers(fn)
+    readers = uses_of(fn)
     changed = False
     if _split_full_divisions(fn, readers):
-        readers, changed = _readers(fn), True
+        readers, changed = uses_of(fn), True
     for block in fn.blocks:
         here = {id(ins) for ins in block.instrs}
         # value id -> (product instruction, negated): products whose readers are all adds

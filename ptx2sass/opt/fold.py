@@ -7,7 +7,8 @@ from ptx2sass import ir
 INT_KINDS = ("u", "s", "b")
 
 
-def _signed(value: int, bits: int) -> int:
+def signed_value(value: int, bits: int) -> int:
+    """`value`'s low `bits` bits read as a two's-complement number."""
     value &= (1 << bits) - 1
     return value - (1 << bits) if value >> (bits - 1) else value
 
@@ -35,7 +36,7 @@ def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
         return args[0] << args[1] if args[1] < bits else 0
     if op == "shr":
         if signed:
-            return _signed(args[0], bits) >> min(args[1], bits - 1)
+            return signed_value(args[0], bits) >> min(args[1], bits - 1)
         return args[0] >> args[1] if args[1] < bits else 0
     return None
 

@@ -6,32 +6,11 @@ of `c - p`, the addend of `p - c`); otherwise the multiply stays."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.uses import readers as uses_of
 
 TYPES = ("s32", "u32")
 ADD_TYPES = ("s32", "u32", "b32")
 MASK = 0xFFFFFFFF
-
-
-def _readers(fn: ir.Function) -> dict[int, list]:
-    readers: dict[int, list] = {}
-
-    def read(v, who, plain: bool):
-        if isinstance(v, ir.Address):
-            v, plain = v.base, False
-        if isinstance(v, ir.Value):
-            readers.setdefault(v.id, []).append(who if plain else None)
-
-    for block in fn.blocks:
-        for phi in block.phis:
-            for _, v in phi.incoming:
-                read(v, None, False)
-        for ins in block.instrs:
-            for s in ins.srcs:
-                read(s, ins, True)
-            read(ins.guard, None, False)
-            for m in ins.merge:
-                read(m, None, False)
-    return readers
 
 
 def _negated(c: ir.Const, ty: str) -> ir.Const:
@@ -77,7 +56,7 @@ def fuse_integer_multiply_add(fn: ir.Function) -> bool:
                     and ins.guard is None and len(ins.dests) == 1 and len(ins.srcs) == 2):
                 continue
             if readers is None:
-                readers = _readers(fn)
+                readers = uses_of(fn)
             users = readers.get(ins.dests[0].id, [])
             if not users or any(u is None for u in users):
                 continue

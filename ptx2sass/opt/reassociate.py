@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.opt.uses import use_counts
+from ptx2sass.opt.fold import signed_value
 
 TYPES = ("s32", "u32", "b32")
 MASK = 0xFFFFFFFF
@@ -80,17 +81,12 @@ def _wide_product(ins: ir.Instr):
     if not (isinstance(a, ir.Const) and isinstance(b, ir.Const) and isinstance(c, ir.Value)):
         return None
     if ins.type == "s32":
-        x, y = _signed32(a.value), _signed32(b.value)
+        x, y = signed_value(a.value, 32), signed_value(b.value, 32)
     else:
         x, y = a.value & MASK, b.value & MASK
     wide = "s64" if ins.type == "s32" else "u64"
     return [ir.Instr("add", dests=ins.dests, srcs=[c, ir.Const((x * y) & ((1 << 64) - 1), wide)],
                      type=wide, line=ins.line)]
-
-
-def _signed32(v: int) -> int:
-    v &= MASK
-    return v - (1 << 32) if v >> 31 else v
 
 
 def _rewrite(fn: ir.Function, ins: ir.Instr, offsets, any_offsets):

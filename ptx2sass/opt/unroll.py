@@ -21,7 +21,7 @@ the branches go, and uses after the loop take the last copy's values.
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.fold import _fold, _signed
+from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
 MAX_TRIPS = 16
@@ -34,7 +34,7 @@ INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 def _compare(cmp: str, a: int, b: int, ty: str) -> bool | None:
     bits = ir.type_bits(ty)
     if ty[0] == "s" and cmp in ("lt", "le", "gt", "ge"):
-        a, b = _signed(a, bits), _signed(b, bits)
+        a, b = signed_value(a, bits), signed_value(b, bits)
     else:
         a, b = a & ((1 << bits) - 1), b & ((1 << bits) - 1)
     op = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}.get(cmp, cmp)

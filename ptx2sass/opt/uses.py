@@ -1,4 +1,5 @@
-"""Rewriting the operands of an SSA function through a substitution map (Value id -> operand)."""
+"""Uses of SSA values: rewriting operands through a substitution map (Value id -> operand),
+and who reads each value."""
 from __future__ import annotations
 
 from ptx2sass import ir
@@ -41,23 +42,30 @@ def substitute(fn: ir.Function, subst: dict[int, object]) -> bool:
     return changed
 
 
-def use_counts(fn: ir.Function) -> dict[int, int]:
-    counts: dict[int, int] = {}
+def readers(fn: ir.Function) -> dict[int, list]:
+    """Value id -> one entry per operand that reads it: the instruction where it is a plain
+    source operand, None where it is read otherwise (an address base, a guard, a guarded
+    write's merge, a phi input)."""
+    out: dict[int, list] = {}
 
-    def count(v) -> None:
+    def read(v, who) -> None:
+        if isinstance(v, ir.Address):
+            v, who = v.base, None
         if isinstance(v, ir.Value):
-            counts[v.id] = counts.get(v.id, 0) + 1
-        elif isinstance(v, ir.Address) and isinstance(v.base, ir.Value):
-            counts[v.base.id] = counts.get(v.base.id, 0) + 1
+            out.setdefault(v.id, []).append(who)
 
     for block in fn.blocks:
         for phi in block.phis:
             for _, v in phi.incoming:
-                count(v)
+                read(v, None)
         for ins in block.instrs:
             for s in ins.srcs:
-                count(s)
-            count(ins.guard)
+                read(s, ins)
+            read(ins.guard, None)
             for m in ins.merge:
-                count(m)
-    return counts
+                read(m, None)
+    return out
+
+
+def use_counts(fn: ir.Function) -> dict[int, int]:
+    return {v: len(r) for v, r in readers(fn).items()}
