@@ -218,9 +218,10 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     mf = select_function(fn, info, filename, layout, callees, pointers)
     insert_reconvergence(mf, function=not fn.is_entry)
     combine_adds(mf)
-    pre_schedule(mf)
+    limit = _register_limit(fn, max_registers)
+    pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
-    alloc, frame = allocate_with_spilling(mf, frame, _register_limit(fn, max_registers))
+    alloc, frame = allocate_with_spilling(mf, frame, limit)
     compiled = _Compiled(fn, mf, alloc, frame)
     if not fn.is_entry:
         if mf.jump_tables:

@@ -13,12 +13,18 @@ selector's COPY and IMPLICIT_DEF. A partial or guarded write reads the register 
 issuing early lengthens live ranges, a block keeps its new order only while its register
 pressure stays within PRESSURE_LIMIT or the pressure it had, and its predicates within the
 seven the file has (or what it needed before).
+
+Where both the source order and that order need more than HIGH_PRESSURE registers (an
+unrolled tinygrad kernel loads every operand first and then runs hundreds of FMAs), the block
+is scheduled again for pressure: plain loads may pass each other (stores and strong loads
+still order memory), and once the live registers reach PRESSURE_LIMIT the next instruction is
+the one that adds the fewest, so each loaded value is consumed soon after it arrives.
 """
 from __future__ import annotations
 
 import heapq
 
-from ptx2sass.encoder.model import Reg
+from ptx2sass.encoder.model import Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.sched import latency as lat
@@ -26,11 +32,21 @@ from ptx2sass.sched.list_schedule import MEMORY, PURE
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
+HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
+BUDGET_MARGIN = 16           # registers the allocator may need beyond the peak pressure
+
+
+# Special registers whose value is fixed for the thread, so reading them may move.
+FIXED_SPECIALS = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_EQMASK", "SR_LTMASK", "SR_LEMASK",
+                  "SR_GTMASK", "SR_GEMASK")
 
 
 def _movable(ins: MInstr) -> bool:
     if ins.clobbers or ins.shown is not None:
         return False
+    if ins.opcode == "S2R":
+        return any(isinstance(op, SpecialReg) and op.name.startswith(FIXED_SPECIALS)
+                   for op in ins.operands)
     return ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF)
 
 
@@ -62,16 +78,25 @@ def _latency(producer: MInstr, reader: MInstr, file: str) -> int:
     return lat.read_latency(op, producer.modifiers, file, rd, False)
 
 
-def _schedule_region(region: list[MInstr], vfile: dict[int, str],
-                     live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
+LOADS = frozenset({"LDG", "LDS", "LDL", "LD", "LDC"})
+
+
+def _plain_load(ins: MInstr) -> bool:
+    """A load that may pass another load: weak, so no ordering is observable."""
+    return ins.opcode in LOADS and "STRONG" not in ins.modifiers and "MMIO" not in ins.modifiers
+
+
+def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool):
+    """Successors (index, latency) and predecessor counts of the region's dependence graph.
+    Memory instructions keep their order, except plain loads among themselves when
+    `loads_pass`."""
     n = len(region)
-    if n < 3:
-        return region
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
     last_write: dict = {}
     reads_since: dict = {}
     last_memory = -1
+    loads_since: list[int] = []
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -98,7 +123,19 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
         if ins.opcode in MEMORY:
             if last_memory >= 0:
                 edge(last_memory, j, 1)
+            if loads_pass and _plain_load(ins):
+                loads_since.append(j)
+                continue
+            for i in loads_since:
+                edge(i, j, 1)
+            loads_since = []
             last_memory = j
+    return succs, npreds
+
+
+def _heights(region: list[MInstr], succs) -> list[int]:
+    """Critical path to the region's end; copies first (they then cost no register)."""
+    n = len(region)
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((l + height[j] for j, l in succs[i]), default=1)
@@ -107,6 +144,16 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
         # and the allocator can still give them one register
         if ins.opcode in (COPY, IMPLICIT_DEF):
             height[i] = 1 << 20
+    return height
+
+
+def _schedule_region(region: list[MInstr], vfile: dict[int, str],
+                     live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
+    n = len(region)
+    if n < 3:
+        return region
+    succs, npreds = _dependences(region, vfile, loads_pass=False)
+    height = _heights(region, succs)
     # Predicates: at most PREDICATE_LIMIT live at once where the order allows; a compare
     # waits while the file is full and something else is ready.
     pdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.cls == "P"]
@@ -168,6 +215,73 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
     return [region[j] for j in order]
 
 
+def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: dict[int, int],
+                           live_after: set[int], limit: int) -> list[MInstr]:
+    """Bottom-up list scheduling that keeps the live registers near `limit`.
+
+    Going upwards, an instruction's results die where it is placed and its operands become
+    live, so a value's producer is picked as soon as its last reader is placed; that is why
+    this runs bottom-up (a top-down greedy choice cannot tell which of many loads will let
+    something finish). Below the limit the choice is by latency: the instruction furthest
+    from the region's start goes last, and one whose results are not yet due waits."""
+    n = len(region)
+    succs, _ = _dependences(region, vfile, loads_pass=True)
+    preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    nsuccs = [0] * n
+    for i in range(n):
+        for j, l in succs[i]:
+            preds[j].append((i, l))
+            nsuccs[i] += 1
+    depth = [0] * n
+    for j in range(n):
+        depth[j] = max((depth[i] + l for i, l in preds[j]), default=0)
+    effects = [use_def(ins) for ins in region]
+    live = {v for v in live_after if v in width}
+    cur = sum(width[v] for v in live)
+    due = [0] * n                   # reverse time from which each instruction may be placed
+    t = 0
+    candidates = [j for j in range(n) if nsuccs[j] == 0]
+    order: list[int] = []
+
+    # A value's registers are shared out among its readers: the first reader placed need not
+    # pay for all of a loaded quad whose other parts other readers want anyway.
+    readers: dict[int, int] = {}
+    for uses, _ in effects:
+        for v in set(uses):
+            readers[v] = readers.get(v, 0) + 1
+
+    def delta(j: int) -> float:
+        uses, kills = effects[j]
+        born = sum(width[v] / readers[v] for v in set(uses) if v in width and v not in live)
+        dead = sum(width[v] for v in set(kills) if v in live and v not in uses)
+        return born - dead
+
+    while candidates:
+        if cur >= limit:
+            j = min(candidates, key=lambda j: (delta(j), max(due[j], t), -depth[j], -j))
+        else:
+            j = min(candidates, key=lambda j: (max(due[j], t), -depth[j], -j))
+        candidates.remove(j)
+        order.append(j)
+        placed = max(due[j], t)
+        t = placed + 1
+        uses, kills = effects[j]
+        for v in set(kills):
+            if v in live and v not in uses:
+                live.discard(v)
+                cur -= width[v]
+        for v in set(uses):
+            if v in width and v not in live:
+                live.add(v)
+                cur += width[v]
+        for i, l in preds[j]:
+            due[i] = max(due[i], placed + l)
+            nsuccs[i] -= 1
+            if nsuccs[i] == 0:
+                candidates.append(i)
+    return [region[j] for j in reversed(order)]
+
+
 def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -> int:
     live = {v for v in live_out if v in width}
     cur = sum(width[v] for v in live)
@@ -186,8 +300,36 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -
     return peak
 
 
-def pre_schedule(mf: MFunction) -> int:
-    """Reorder each block's movable regions; returns the number of blocks reordered."""
+def _reorder_block(instrs: list[MInstr], live_before: list[set[int]], schedule) -> list[MInstr]:
+    """The block with each movable region replaced by `schedule(region, live_after, live_in)`."""
+    out: list[MInstr] = []
+    region: list[MInstr] = []
+    start = 0
+    for k, ins in enumerate(instrs):
+        if _movable(ins):
+            if not region:
+                start = k
+            region.append(ins)
+            continue
+        out.extend(schedule(region, live_before[k], live_before[start]))
+        region = []
+        out.append(ins)
+    out.extend(schedule(region, live_before[len(instrs)], live_before[start]))
+    return out
+
+
+def _for_pressure(instrs, live_before, live_out, vfile, width, limit):
+    """The block scheduled for pressure around `limit`, and the pressure it reaches."""
+    out = _reorder_block(instrs, live_before,
+                         lambda region, after, _: _schedule_for_pressure(region, vfile, width, after, limit))
+    return out, _pressure(out, live_out, width)
+
+
+def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
+    """Reorder each block's movable regions; returns the number of blocks reordered.
+    `register_limit`: what the allocator must fit (None: the file's 255)."""
+    budget = (register_limit or 255) - BUDGET_MARGIN
+    high = min(HIGH_PRESSURE, budget)
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
     preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
@@ -203,23 +345,24 @@ def pre_schedule(mf: MFunction) -> int:
             live.difference_update(kills)
             live.update(uses)
             live_before[k] = set(live)
-        out: list[MInstr] = []
-        region: list[MInstr] = []
-        start = 0
-        for k, ins in enumerate(b.instrs):
-            if _movable(ins):
-                if not region:
-                    start = k
-                region.append(ins)
-                continue
-            out.extend(_schedule_region(region, vfile, live_before[k], live_before[start]))
-            region = []
-            out.append(ins)
-        out.extend(_schedule_region(region, vfile, live_before[len(b.instrs)], live_before[start]))
+        out = _reorder_block(b.instrs, live_before,
+                             lambda region, after, before: _schedule_region(region, vfile, after, before))
+        before = _pressure(b.instrs, live_out[bi], width)
+        after = _pressure(out, live_out[bi], width) if out != b.instrs else before
+        if min(before, after) > high:
+            low, low_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile, width,
+                                              PRESSURE_LIMIT)
+            if low_pressure > high:
+                # the block needs many registers whatever the order: use the room up to
+                # the budget for latency rather than stop at the usual limit
+                roomy, roomy_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile,
+                                                      width, low_pressure)
+                if roomy_pressure <= budget:
+                    low, low_pressure = roomy, roomy_pressure
+            if low_pressure < min(before, after):
+                out, after = low, low_pressure
         if out == b.instrs:
             continue
-        before = _pressure(b.instrs, live_out[bi], width)
-        after = _pressure(out, live_out[bi], width)
         p_before = _pressure(b.instrs, live_out[bi], preds)
         p_after = _pressure(out, live_out[bi], preds)
         if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
