@@ -1,6 +1,9 @@
 """Integer operations with a sequence behind them: division and remainder (32, 16 and 8 bits,
 signed and unsigned, by registers and by constants, incl. division by zero and INT_MIN / -1),
 mad.hi, 64-bit shifts by a register: our cubin against ptxas's in the emulator, bit for bit."""
+import random
+
+import numpy as np
 import pytest
 
 from codegen_harness import run_both
@@ -114,6 +117,35 @@ def test_divide_64(op):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:5]]
+
+
+def _hard_divisions(count: int = 1024) -> np.ndarray:
+    """(dividend, divisor) pairs where a reciprocal estimate is least exact: divisors at and
+    next to powers of two, dividends near 2^64 and just below a multiple of the divisor,
+    operands of every bit length."""
+    rng = random.Random(64)
+    pairs = []
+    for k in range(64):
+        for d in (1 << k, (1 << k) - 1, (1 << k) + 1):
+            d &= (1 << 64) - 1
+            if d:
+                top = (1 << 64) - 1
+                pairs += [(top, d), (top - top % d - 1, d), (rng.getrandbits(64), d)]
+    while len(pairs) < count:
+        n, d = rng.getrandbits(rng.randint(1, 64)), rng.getrandbits(rng.randint(1, 64))
+        pairs.append((n, d or 1))
+    return np.array([x for pair in pairs[:count] for x in pair], dtype=np.uint64)
+
+
+@pytest.mark.parametrize("op", ["div.u64", "rem.u64"])
+def test_divide_64_exact_on_hard_operands(op):
+    """The quotient is exact however far the estimate is off, against integer arithmetic."""
+    data = _hard_divisions()
+    ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 64, 2, 64, data=data)
+    n, d = data[0::2].tolist(), data[1::2].tolist()
+    want = [a // b if op == "div.u64" else a % b for a, b in zip(n, d)]
+    assert ours.tolist() == want
+    assert theirs.tolist() == want
 
 
 # Immediate factors nvdisasm prints under an alias (IMAD.IADD x*1+c, IMAD.SHL x*2^k, and

@@ -87,11 +87,12 @@ class IntDivision:
         return q, r
 
     # --- 64 bits ---------------------------------------------------------------------------
-    # ptxas calls a division subroutine here. This is a plain restoring division instead: the
-    # 128-bit pair (remainder:quotient) shifts left one bit per step, and the divisor is
-    # subtracted wherever it fits: 64 steps, the same number for every lane (no divergence),
-    # exact by construction. By zero the quotient comes out all ones, as ptxas's does; the
-    # remainder is set to all ones too (ptxas's value).
+    # ptxas calls a subroutine with the same method as the 32-bit sequence, widened: an
+    # estimate x of 2^64/d from MUFU.RCP of the divisor rounded up (I2F.U64.RP; 0x1ffffffe
+    # added to the bits scales by 2^64 less two ulps, so x stays below 2^64/d), two Newton
+    # steps x += hi64(x * -(d*x)) that keep it below while squaring its error, the quotient
+    # hi64(x * n), and two corrections. Here the same is inline: straight-line, so no lane
+    # diverges. By zero the quotient is all ones, as ptxas's; the remainder too (set below).
 
     def int_divide64(self, ins, remainder: bool) -> None:
         signed = _signed(ins.type)
@@ -102,10 +103,10 @@ class IntDivision:
             self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n.reg, 1), RZ, PT], ndefs=2)
             self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d.reg, 1), RZ, PT], ndefs=2)
             n, d = self.absolute64(n, n_neg), self.absolute64(d, d_neg)
-        q, r = self.restoring_divide64(n, d)
+        q, r = self.newton_divide64(n, d)
         result = r if remainder else q
         if signed:
-            # the signs again, from the operands, so no predicate lives across the loop
+            # the signs again, from the operands, so no predicate lives across the division
             n_neg, d_neg = self.new_p(), self.new_p()
             self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n_orig.reg, 1), RZ, PT], ndefs=2)
             self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d_orig.reg, 1), RZ, PT], ndefs=2)
@@ -158,41 +159,76 @@ class IntDivision:
             self.emit(COPY, (), [VOp(t.reg, k), VOp(x.reg, k)], guarded=False)
         return t
 
-    def restoring_divide64(self, n: VOp, d: VOp) -> tuple[VOp, VOp]:
-        q, r = self.pair_of_copy(n), VOp(self.mf.new_vreg("R", 2))
-        self.emit(IMPLICIT_DEF, (), [r], guarded=False)
+    def newton_divide64(self, n: VOp, d: VOp) -> tuple[VOp, VOp]:
+        """(quotient, remainder) pairs of n / d, unsigned."""
+        f = self.new()
+        self.emit("I2F", ("U64", "RP"), [f, d])
+        self.emit("MUFU", ("RCP",), [f, f])
+        self.emit("IADD3", (), [f, f, Imm(0x1FFFFFFE), RZ])
+        x = VOp(self.mf.new_vreg("R", 2))
+        self.emit("F2I", ("U64", "TRUNC"), [x, f])
+        for _ in range(2):
+            error = self.negated64(self.mul_lo64(d, x))
+            x = self.add64(x, self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1),
+                                                     VOp(error.reg, 0), VOp(error.reg, 1)))
+        q = self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1), VOp(n.reg, 0), VOp(n.reg, 1))
+        r = self.sub64(n, self.mul_lo64(q, d))
+        for _ in range(2):
+            fits = self.at_least64(r, d)
+            r = self.select64(fits, self.sub64(r, d), r)
+            q = self.select64(fits, self.add64(q, None, one=True), q)
+        nonzero, low_nonzero = self.new_p(), self.new_p()
+        self.emit("ISETP", ("NE", "U32", "AND"), [low_nonzero, PT, VOp(d.reg, 0), RZ, PT], ndefs=2)
+        self.emit("ISETP", ("NE", "AND", "EX"), [nonzero, PT, VOp(d.reg, 1), RZ, PT, low_nonzero],
+                  ndefs=2)
+        quotient = self.new_pair()
         for k in range(2):
-            self.move(VOp(r.reg, k), RZ)
-        steps = self.new()
-        self.move(steps, Imm(64))
-        from ptx2sass.encoder.model import Label
-        from ptx2sass.mir import MInstr
-        loop = self.start_block("div64_")
-        r0, r1, q0, q1 = VOp(r.reg, 0), VOp(r.reg, 1), VOp(q.reg, 0), VOp(q.reg, 1)
-        one = Imm(1)
-        self.emit("SHF", ("L", "U64", "HI"), [r1, r0, one, r1], guarded=False)
-        self.emit("SHF", ("L", "U64", "HI"), [r0, q1, one, r0], guarded=False)
-        self.emit("SHF", ("L", "U64", "HI"), [q1, q0, one, q1], guarded=False)
-        self.emit("SHF", ("L", "U32"), [q0, q0, one, RZ], guarded=False)
-        fits = self.new_p()
-        low = self.new_p()
-        self.emit("ISETP", ("GE", "U32", "AND"), [low, PT, r0, VOp(d.reg, 0), PT], ndefs=2)
-        self.emit("ISETP", ("GE", "U32", "AND", "EX"), [fits, PT, r1, VOp(d.reg, 1), PT, low], ndefs=2)
-        carry = self.guarded_carry()
-        sub_lo = self.emit("IADD3", (), [r0, carry, r0, VOp(d.reg, 0, neg=True), RZ], ndefs=2,
-                           guarded=False)
-        sub_hi = self.emit("IADD3", ("X",), [r1, r1, VOp(d.reg, 1, inv=True), RZ, carry, NOT_PT],
-                           guarded=False)
-        set_bit = self.emit("LOP3", ("LUT",), [q0, q0, one, RZ, Imm(0xFC), NOT_PT], guarded=False)
-        sub_lo.guard = sub_hi.guard = set_bit.guard = fits
-        self.emit("IADD3", (), [steps, steps, Imm(0xFFFFFFFF), RZ], guarded=False)
-        more = self.new_p()
-        self.emit("ISETP", ("NE", "AND"), [more, PT, steps, RZ, PT], ndefs=2)
-        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, more, self.line))
-        self.start_block("div64_done")
-        loop.succs.insert(0, loop)
-        loop.preds.append(loop)
-        return q, r
+            self.emit("SEL", (), [VOp(quotient.reg, k), VOp(q.reg, k), Imm(0xFFFFFFFF), nonzero])
+        return quotient, r
+
+    def mul_lo64(self, a: VOp, b: VOp) -> VOp:
+        """A fresh pair: a * b modulo 2^64."""
+        out = VOp(self.mf.new_vreg("R", 2))
+        self.emit("IMAD", ("WIDE", "U32"), [out, VOp(a.reg, 0), VOp(b.reg, 0), RZ])
+        for x, y in ((a, b), (b, a)):       # the cross products into the high word
+            self.emit("IMAD", (), [VOp(out.reg, 1), VOp(x.reg, 0), VOp(y.reg, 1), VOp(out.reg, 1)])
+        return out
+
+    def negated64(self, x: VOp) -> VOp:
+        t = self.new_pair()
+        self.negate64(x, t, None)
+        return t
+
+    def add64(self, a: VOp, b: VOp | None, one: bool = False) -> VOp:
+        """A fresh pair: a + b (or a + 1)."""
+        out, carry = self.new_pair(), self.new_p()
+        b0 = Imm(1) if one else VOp(b.reg, 0)
+        self.emit("IADD3", (), [VOp(out.reg, 0), carry, VOp(a.reg, 0), b0, RZ], ndefs=2)
+        b1 = RZ if one else VOp(b.reg, 1)
+        self.emit("IADD3", ("X",), [VOp(out.reg, 1), VOp(a.reg, 1), b1, RZ, carry, NOT_PT])
+        return out
+
+    def sub64(self, a: VOp, b: VOp) -> VOp:
+        """A fresh pair: a - b."""
+        out, borrow = self.new_pair(), self.new_p()
+        self.emit("IADD3", (), [VOp(out.reg, 0), borrow, VOp(a.reg, 0), VOp(b.reg, 0, neg=True), RZ],
+                  ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(out.reg, 1), VOp(a.reg, 1), VOp(b.reg, 1, inv=True), RZ, borrow,
+                                    NOT_PT])
+        return out
+
+    def at_least64(self, a: VOp, b: VOp) -> VOp:
+        low, p = self.new_p(), self.new_p()
+        self.emit("ISETP", ("GE", "U32", "AND"), [low, PT, VOp(a.reg, 0), VOp(b.reg, 0), PT], ndefs=2)
+        self.emit("ISETP", ("GE", "U32", "AND", "EX"), [p, PT, VOp(a.reg, 1), VOp(b.reg, 1), PT, low],
+                  ndefs=2)
+        return p
+
+    def select64(self, p: VOp, a: VOp, b: VOp) -> VOp:
+        out = self.new_pair()
+        for k in range(2):
+            self.emit("SEL", (), [VOp(out.reg, k), VOp(a.reg, k), VOp(b.reg, k), p])
+        return out
 
     def new(self) -> VOp:
         return VOp(self.mf.new_vreg())

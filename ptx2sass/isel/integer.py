@@ -144,21 +144,9 @@ class IntegerSelection:
         products: the two cross terms summed with their carry, the low product's high word
         added for its carry only, then the high product with all of it. Signed: subtract
         the other operand from the unsigned result for each negative one."""
-        a0, a1, b0, b1 = (self.reg_part(a, 0), self.reg_part(a, 1), self.reg_part(b, 0),
-                          self.reg_part(b, 1))
         pair = lambda: VOp(self.mf.new_vreg("R", 2))   # noqa: E731
-        t, u, low, top = pair(), pair(), pair(), pair()
-        self.emit("IMAD", ("WIDE", "U32"), [t, a1, b0, RZ])
-        carry = VOp(self.mf.new_vreg("P"))
-        self.emit("IMAD", ("WIDE", "U32"), [u, carry, a0, b1, t], ndefs=2)
-        self.emit(IMPLICIT_DEF, (), [top], guarded=False)
-        self.emit(COPY, (), [VOp(top.reg, 0), VOp(u.reg, 1)], guarded=False)
-        self.emit("IADD3", ("X",), [VOp(top.reg, 1), RZ, RZ, RZ, carry, NOT_PT])
-        self.emit("IMAD", ("WIDE", "U32"), [low, a0, b0, RZ])
-        carry2, scratch = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg())
-        self.emit("IADD3", (), [scratch, carry2, VOp(low.reg, 1), VOp(u.reg, 0), RZ], ndefs=2)
-        hi = pair()
-        self.emit("IMAD", ("WIDE", "U32", "X"), [hi, a1, b1, top, carry2])
+        hi = self.unsigned_mul_hi64(self.reg_part(a, 0), self.reg_part(a, 1), self.reg_part(b, 0),
+                                    self.reg_part(b, 1))
         if signed:
             for x, y in ((a, b), (b, a)):      # if y < 0: hi -= x
                 negative = VOp(self.mf.new_vreg("P"))
@@ -182,6 +170,23 @@ class IntegerSelection:
         self.begin_wide(d)
         for k in range(2):
             self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+
+    def unsigned_mul_hi64(self, a0, a1, b0, b1) -> VOp:
+        """A fresh pair holding the high 64 bits of (a1:a0) * (b1:b0), unsigned."""
+        pair = lambda: VOp(self.mf.new_vreg("R", 2))   # noqa: E731
+        t, u, low, top = pair(), pair(), pair(), pair()
+        self.emit("IMAD", ("WIDE", "U32"), [t, a1, b0, RZ])
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IMAD", ("WIDE", "U32"), [u, carry, a0, b1, t], ndefs=2)
+        self.emit(IMPLICIT_DEF, (), [top], guarded=False)
+        self.emit(COPY, (), [VOp(top.reg, 0), VOp(u.reg, 1)], guarded=False)
+        self.emit("IADD3", ("X",), [VOp(top.reg, 1), RZ, RZ, RZ, carry, NOT_PT])
+        self.emit("IMAD", ("WIDE", "U32"), [low, a0, b0, RZ])
+        carry2, scratch = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [scratch, carry2, VOp(low.reg, 1), VOp(u.reg, 0), RZ], ndefs=2)
+        hi = pair()
+        self.emit("IMAD", ("WIDE", "U32", "X"), [hi, a1, b1, top, carry2])
+        return hi
 
     def imad(self, mods, d, a, b, c) -> None:
         """IMAD d = a * b + c; a zero factor has no IMAD form, and needs none.
