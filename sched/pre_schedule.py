@@ -163,9 +163,18 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
         for _, op, d in register_operands(ins):
             if not d and op.reg.cls == "P":
                 readers[op.reg.id] = readers.get(op.reg.id, 0) + 1
-    live_p: set[int] = set()
-    # predicates live through the region take their registers for all of it
-    limit = max(1, PREDICATE_LIMIT - sum(1 for v in live_in & live_after if vfile.get(v) == "P"))
+    # predicates from before the region count until their last reader here (all of it for
+    # those live through)
+    live_p = {v for v in live_in if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
+
+    def _adds_predicates(j: int) -> int:
+        """Predicates live after `j` less before it (a PLOP3 joining two frees one)."""
+        born = sum(1 for v in pdefs[j] if readers.get(v, 0) > 0 or v in live_after)
+        dying = {op.reg.id for _, op, d in register_operands(region[j])
+                 if not d and op.reg.cls == "P" and readers.get(op.reg.id) == 1
+                 and op.reg.id not in live_after}
+        return born - len(dying)
+    limit = PREDICATE_LIMIT
     earliest = [0] * n
     ready = [(-height[j], j) for j in range(n) if npreds[j] == 0]
     heapq.heapify(ready)
@@ -180,7 +189,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
             t = waiting[0][0]
             continue
         if len(live_p) >= limit:
-            others = [item for item in ready if not pdefs[item[1]]]
+            others = [item for item in ready if _adds_predicates(item[1]) <= 0]
             if not others and waiting:
                 # only compares are ready: wait for something else rather than fill the file
                 t = max(t, waiting[0][0])

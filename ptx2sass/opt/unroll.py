@@ -7,8 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS whose body count is a multiple of PARTIAL keep their loop but
-run PARTIAL copies of the body per exit test (`_unroll_partially`).
+Loops of more than MAX_TRIPS whose body count is a multiple of one of PARTIAL (the first that
+fits) keep their loop but run that many copies of the body per exit test
+(`_unroll_partially`).
 
 A loop qualifies when it is innermost and simple: a header H ending in a conditional branch to
 a body block B that branches straight back (or H branching to itself), entered from one
@@ -25,7 +26,7 @@ from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
 MAX_TRIPS = 16
-PARTIAL = 4                  # longer loops: the body four times per exit test
+PARTIAL = (4, 5, 3)          # longer loops: the body this many times per exit test
 MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 MAX_INSTRUCTIONS = 400       # instructions of the unrolled code
 INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
@@ -156,8 +157,6 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
         return False
     pre, body, exit_ = shape
     back = body if body is not None else h
-    if any(phi.dest.type == "pred" for phi in h.phis):
-        return False
     runs = _trip_count(h, pre, back, body)
     body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
     if runs is None:
@@ -213,16 +212,16 @@ class _Blocks:
 
 
 def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int, exit_) -> bool:
-    """The loop body PARTIAL times per exit test, where the trip count allows: the header's
+    """The loop body k times per exit test (k from PARTIAL, dividing the trip count): the header's
     tests in between would all have continued. Two-block loops: B runs runs-1 times, and
     becomes B; H'; B; H'; ... (H' the header without its branch). One-block loops: H runs
     `runs` times and becomes H'; H'; ...; H with the branch."""
     bodies = runs - 1 if body is not None else runs
-    if bodies < 2 * PARTIAL or bodies % PARTIAL:
-        return False
     header = h.instrs[:-1]
-    size = PARTIAL * (len(header) + len(h.phis) + len(body_instrs))
-    if size > MAX_INSTRUCTIONS:
+    size = len(header) + len(h.phis) + len(body_instrs)
+    copies = next((k for k in PARTIAL if bodies >= 2 * k and bodies % k == 0
+                   and k * size <= MAX_INSTRUCTIONS), None)
+    if copies is None:
         return False
     back = body if body is not None else h
     env: dict[int, object] = {}
@@ -240,7 +239,7 @@ def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int
 
     if body is not None:
         out.extend(body_instrs)                      # iteration 0 after H's own test
-        for _ in range(PARTIAL - 1):
+        for _ in range(copies - 1):
             next_iteration()
             out.extend(_clone(fn, ins, env) for ins in header)
             out.extend(_clone(fn, ins, env) for ins in body_instrs)
@@ -248,7 +247,7 @@ def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int
         body.instrs = out + term
     else:
         out.extend(header)                           # iteration 0: H's own instructions
-        for _ in range(PARTIAL - 1):
+        for _ in range(copies - 1):
             next_iteration()
             out.extend(_clone(fn, ins, env) for ins in header)
         out.append(_clone(fn, h.instrs[-1], env))    # the exit test, on the last copy
