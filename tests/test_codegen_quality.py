@@ -303,3 +303,62 @@ def test_tinygrad_reductions_equal_ptxas(name, max_cycles_ratio):
         (mine.result.cycles, theirs.result.cycles)
     if name.startswith(("attention", "sum_large")):
         assert any(o.startswith("LDS.128") for o in _instructions(sass_listing(ours)))
+
+
+# Triton's pipelined matmuls carry f16 halves across the loop and pack them again for the
+# mma (`mov.b32 {%h0, %h1}, %r` ... `mov.b32 %s, {%h0, %h1}`): the pack is the register.
+REPACKED = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+.reg .b32 %r<12>;
+.reg .b16 %rs<4>;
+.reg .b64 %rd<6>;
+.reg .pred %p<2>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.u32 %r2, [%rd4];
+mov.b32 {%rs1, %rs2}, %r2;
+mov.u32 %r3, 0;
+mov.u32 %r4, 0;
+LOOP:
+mov.b32 %r5, {%rs1, %rs2};
+xor.b32 %r3, %r3, %r5;
+shf.l.wrap.b32 %r3, %r3, %r3, 5;
+add.s32 %r4, %r4, 1;
+mul.wide.u32 %rd5, %r4, 128;
+add.s64 %rd5, %rd4, %rd5;
+ld.global.u32 %r6, [%rd5];
+mov.b32 {%rs1, %rs2}, %r6;
+setp.lt.u32 %p1, %r4, %r1;
+@%p1 bra LOOP;
+mov.b32 %r7, {%rs2, %rs1};
+xor.b32 %r3, %r3, %r7;
+add.s64 %rd5, %rd1, %rd3;
+st.global.u32 [%rd5], %r3;
+ret;
+}
+"""
+
+
+def test_unpacked_halves_packed_again_are_the_register():
+    """Halves joined in their order (across the loop's phis too) are the unpacked register:
+    only the pack in swapped order after the loop takes PRMTs (two: the high half, then the
+    join; before, the loop split and joined every iteration too); outputs equal ptxas's."""
+    theirs = oracle.ptxas(REPACKED).output
+    ours, _ = codegen.generate_module(codegen.lower_ptx(REPACKED, "sm_89", "k.ptx"), "sm_89",
+                                      filename="k.ptx")
+    data = np.random.default_rng(7).integers(0, 2**32, 32 * 40, dtype=np.uint32)
+    outs = []
+    for cubin in (ours, theirs):
+        out = np.zeros(32, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy()], hazard_check=cubin is ours)
+        assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        outs.append(out)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    mine = _instructions(sass_listing(ours))
+    assert sum(1 for o in mine if o.startswith("PRMT")) == 2, "\n".join(mine)

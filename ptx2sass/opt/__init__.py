@@ -17,6 +17,7 @@ from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
+from ptx2sass.opt.repack import repack
 from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
@@ -49,6 +50,7 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed |= fold_address_offsets(fn)
         changed |= fuse_integer_multiply_add(fn)
         changed |= reassociate_offsets(fn)
+        changed |= repack(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return
