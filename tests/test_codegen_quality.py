@@ -362,3 +362,30 @@ def test_unpacked_halves_packed_again_are_the_register():
     assert outs[0].tobytes() == outs[1].tobytes()
     mine = _instructions(sass_listing(ours))
     assert sum(1 for o in mine if o.startswith("PRMT")) == 2, "\n".join(mine)
+
+
+@pytest.mark.parametrize("name", ["matmul_f16.ptx", "matmul_w8s4.ptx"])
+def test_pipelined_matmul_loop_keeps_fragments_in_their_groups(name):
+    """Triton's pipelined matmul loop (its outputs against ptxas's are tests/test_triton_corpus):
+    every HMMA accumulates in place (D is C, as in ptxas's `HMMA R4, R12, R2, R4`), and the
+    loop body moves no register into another (before: the accumulators and the next A/B
+    tiles were gathered into fresh groups, scattered out and copied back every iteration,
+    about 50 moves). Not yet where the next tile is loaded before the mmas that read the
+    current one (matmul_bf16): its registers must differ, and the copies stay."""
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "corpus" / "triton" / name).read_text()
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", name), "sm_89", filename=name)
+    import re
+    lines = [(int(m.group(1), 16), m.group(2).strip().rstrip(" ;"))
+             for m in re.finditer(r"/\*([0-9a-f]{4})\*/\s+(.*)", sass_listing(cubin))]
+    at, branch = max((at, o) for at, o in lines if o.startswith("@P") and "BRA" in o)
+    target = int(re.search(r"\.L_([0-9a-f]+)", branch).group(1), 16)
+    body = [o for off, o in lines if target <= off < at]
+    hmmas = [o for o in body if o.startswith("HMMA")]
+    assert hmmas, body
+    for o in hmmas:
+        operands = [x.strip() for x in o.split(" ", 1)[1].split(",")]
+        assert operands[0] == operands[3], o
+    moves = [o for o in body if o.startswith(("MOV ", "IMAD.MOV"))
+             and o.split(",")[-1].strip().startswith("R")]
+    assert len(moves) <= 2, "\n".join(body)

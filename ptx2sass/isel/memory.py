@@ -678,6 +678,7 @@ class MemorySelection:
             self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
         shape = "MT88" if "trans" in mods else "M88"
         self.emit("LDSM", ("16", shape) + ((str(count),) if count > 1 else ()), [VOp(t), mem])
+        self.note_wide(ins, t, ())
         for k, d in enumerate(ins.dests):
             self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
 

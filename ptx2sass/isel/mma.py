@@ -4,8 +4,10 @@
 PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
 consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
 pairs for f16x2 ones), so the selector gathers the PTX registers into such groups with copies
-(the allocator's coalescing removes most of them) and scatters D back out. The fragment
-layouts are the hardware's and PTX's alike: register k of a group is PTX's element k.
+and scatters D back out; fragments that are an ldmatrix's or an earlier mma's results, in
+order, are read where those were written, and groups carried around a loop are kept in one
+register group (isel/loop_groups.py). The fragment layouts are the hardware's and PTX's
+alike: register k of a group is PTX's element k.
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ptx2sass import ir
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -32,6 +35,20 @@ IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
 # registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
 QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
 FP8_TYPES = ("e4m3", "e5m2")
+
+
+def mma_fragments(ins) -> tuple[int, int, int] | None:
+    """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
+    shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+    a_type = ins.types[0] if ins.types else None
+    if ins.type == "s32" and a_type in ("s8", "u8"):
+        form = IMMA_SHAPES.get(shape)
+        return None if form is None else (form[2], form[3], form[1])
+    if a_type in FP8_TYPES:
+        form = QMMA_SHAPES.get(shape)
+        return None if form is None else (form[1], form[2], 4 if ins.type == "f32" else 2)
+    form = HMMA_FORMS.get((shape, ins.type, a_type))
+    return None if form is None else (form[2], form[3], form[1])
 
 
 class MatrixMultiply:
@@ -56,7 +73,7 @@ class MatrixMultiply:
         b = self.gather(srcs[n_a:n_a + n_b])
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
-        self.emit("HMMA", mods, [d, a, b, c])
+        self.emit_mma("HMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
@@ -74,7 +91,7 @@ class MatrixMultiply:
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
-        self.emit("IMMA", mods, [d, a, b, c])
+        self.emit_mma("IMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
@@ -95,16 +112,32 @@ class MatrixMultiply:
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
-        self.emit("QMMA", mods, [d, a, b, c])
+        self.emit_mma("QMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
     def gather(self, values) -> VOp:
-        """One aligned register group holding `values` in order."""
+        """One aligned register group holding `values` in order: the register group they
+        were selected into when they are all of it, or an aligned run of it, in order (an
+        ldmatrix's or mma's results); else a fresh group filled by copies."""
         if len(values) == 1:
             return self.reg_part(values[0])
+        homes = [self.part_home.get(v.id) if isinstance(v, ir.Value) else None for v in values]
+        if all(h is not None and h[0] is homes[0][0] for h in homes):
+            reg, first = homes[0]
+            if [h[1] for h in homes] == list(range(first, first + len(values))) \
+                    and first % len(values) == 0:
+                return VOp(reg, None if first == 0 and len(values) == reg.width else first)
         group = VOp(self.mf.new_vreg("R", len(values)))
         self.emit(IMPLICIT_DEF, (), [group], guarded=False)
         for k, v in enumerate(values):
             self.move(VOp(group.reg, k), self.part_of(v, 0))
         return group
+
+    def emit_mma(self, opcode: str, mods, ins, d: VOp, fragments) -> None:
+        """The mma, with the footprint of fragments read from within a larger group."""
+        sizes = mma_fragments(ins)
+        widths = {1 + i: n for i, (op, n) in enumerate(zip(fragments, sizes))
+                  if isinstance(op, VOp) and op.part is not None and n > 1}
+        self.note_wide(ins, d.reg, fragments)
+        self.emit(opcode, mods, [d, *fragments], widths=widths)

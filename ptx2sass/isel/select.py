@@ -33,6 +33,7 @@ from ptx2sass.isel.rounding import DirectedRounding
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
@@ -41,7 +42,7 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
-               CachePolicy, VideoSelection, SimdVideoSelection):
+               CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):
@@ -64,6 +65,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.line: int | None = None
         self.ins: ir.Instr | None = None
         self._mov_parity = 0
+        self.wide_regs: dict = {}        # mma/ldmatrix -> (result register, fragment groups)
+        self.part_home: dict = {}        # value id -> (group register, part) it was selected into
+        self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -236,6 +240,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         order = [b for b in self.fn.blocks if b.preds or b is self.fn.entry]
         # Temporaries the phis of each block read at its top (filled per predecessor).
         self.phi_temps: dict[int, list[tuple[ir.Phi, VReg]]] = {}
+        loop_groups = self.plan_loop_groups()
         for b in order:
             temps = []
             for phi in b.phis:
@@ -263,6 +268,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             self.mf.blocks.append(mb)
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
+        self.place_loop_groups(loop_groups)
         self.drop_unread_param_moves()
         return self.mf
 
@@ -282,6 +288,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
     def phi_copies(self, b: ir.Block) -> None:
         self.guard = None
         for s in b.succs:
+            self.phi_copy_blocks[(id(b), id(s))] = self.current
             for phi, tmp in self.phi_temps.get(id(s), []):
                 for pred, v in phi.incoming:
                     if pred is b:

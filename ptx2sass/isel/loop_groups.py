@@ -1,0 +1,243 @@
+"""Register groups carried around a loop stay in one aligned group (mma accumulators and
+the ldmatrix tiles of a pipelined matmul).
+
+PTX names each fragment register on its own, so a Triton matmul loop carries its
+accumulators and its next A/B tiles as scalar phis; selected literally, every iteration
+gathers the phis into fresh quads for HMMA (copies), scatters the results out (copies), and
+moves them back into the phis' registers at the back edge (copies), and the allocator cannot
+remove them because each scalar would have to sit in the part of several quads at once.
+ptxas accumulates in place (`HMMA R4, R12, R2, R4`) and loads the next tile straight into
+the registers the mma reads.
+
+A group is planned on the IR of a loop that is one block H: phis p_0..p_{n-1} of H whose
+values from H are, in order, all the results of one instruction X of H (an mma or an
+ldmatrix), and whose only readers are mma fragments of H before X that name exactly
+p_0..p_{n-1} in order. A fragment read as an accumulator (C) must be the phis' only reader,
+and the accumulation may go on through mmas in H whose results feed only the next one's C,
+ending at X (`C -> mma -> mma -> back edge`). Then one wide register G, X's result
+register, holds the phis, every such fragment, the chain's intermediate results and X's
+results: the selection's copies between them become copies of G to itself and go, the
+gathers' IMPLICIT_DEFs go, and the predecessors outside the loop fill G's parts after one
+IMPLICIT_DEF. This is sound because nothing reads a phi after X (or after the first chain
+mma, which rewrites G in place only where the phis had no other reader), and X's results
+stay in G until the next iteration's first write of G.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.isel.mma import mma_fragments
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp, VReg, register_operands
+
+
+def _fragments(ins: ir.Instr) -> list[list]:
+    """The mma's A, B, C source groups."""
+    sizes = mma_fragments(ins)
+    if sizes is None:
+        return []
+    n_a, n_b, _ = sizes
+    return [ins.srcs[:n_a], ins.srcs[n_a:n_a + n_b], ins.srcs[n_a + n_b:]]
+
+
+def _same(values, group) -> bool:
+    return len(values) == len(group) and all(isinstance(v, ir.Value) and v is g
+                                             for v, g in zip(values, group))
+
+
+def _offset_in(values, group) -> int | None:
+    """Where `values` sit in `group` as an aligned run, in order (None: they do not)."""
+    n = len(values)
+    for start in range(0, len(group) - n + 1, n):
+        if _same(values, group[start:start + n]):
+            return start
+    return None
+
+
+class LoopGroups:
+    def note_wide(self, ins: ir.Instr, d: VReg, fragments: tuple) -> None:
+        """Record an mma's or ldmatrix's result register and fragment groups; its results
+        (unguarded: they are then exactly the group's parts) can be read in place."""
+        self.wide_regs[id(ins)] = (d, fragments)
+        if self.guard is None and d.width == len(ins.dests):
+            for k, v in enumerate(ins.dests):
+                self.part_home[v.id] = (d, k)
+
+    def plan_loop_groups(self) -> list[dict]:
+        readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
+        other_uses: set[int] = set()
+        for b in self.fn.blocks:
+            for phi in b.phis:
+                other_uses.update(v.id for _, v in phi.incoming if isinstance(v, ir.Value))
+            for ins in b.instrs:
+                frags = _fragments(ins) if ins.opcode == "mma" else []
+                in_frag = set()
+                for g, frag in enumerate(frags):
+                    for v in frag:
+                        if isinstance(v, ir.Value):
+                            readers.setdefault(v.id, []).append((ins, g))
+                            in_frag.add(id(v))
+                for s in ins.srcs:
+                    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
+                        other_uses.add(s.base.id)
+                    elif isinstance(s, ir.Value) and id(s) not in in_frag:
+                        other_uses.add(s.id)
+                if ins.guard is not None:
+                    other_uses.add(ins.guard.id)
+                other_uses.update(v.id for v in ins.merge if isinstance(v, ir.Value))
+        plans = []
+        for h in self.fn.blocks:
+            if h not in h.succs or not h.phis:
+                continue
+            plans += self._plan_block(h, readers, other_uses)
+        return plans
+
+    def _plan_block(self, h: ir.Block, readers, other_uses) -> list[dict]:
+        pos = {id(ins): i for i, ins in enumerate(h.instrs)}
+        by_back: dict[int, list[ir.Phi]] = {}
+        for phi in h.phis:
+            for b, v in phi.incoming:
+                if b is h and isinstance(v, ir.Value):
+                    by_back.setdefault(v.id, []).append(phi)
+        plans, taken = [], set()
+        for x in h.instrs:
+            if x.opcode not in ("mma", "ldmatrix") or x.guard is not None or len(x.dests) < 2:
+                continue
+            phis = [by_back.get(d.id, []) for d in x.dests]
+            if any(len(p) != 1 for p in phis) or any(id(p[0]) in taken for p in phis):
+                continue
+            group = [p[0].dest for p in phis]
+            if any(p.id in other_uses for p in group) or \
+                    any(sum(1 for b, _ in p[0].incoming if b is h) != 1 for p in phis):
+                continue
+            uses = {(id(m), g): (m, g) for p in group for m, g in readers.get(p.id, [])}
+            ok = bool(uses)
+            chain: list[ir.Instr] = []
+            placed = []
+            for m, g in uses.values():
+                start = _offset_in(_fragments(m)[g], group)
+                placed.append((m, g, start))
+                if id(m) not in pos or pos[id(m)] > pos[id(x)] or start is None \
+                        or (g == 2 and len(_fragments(m)[g]) != len(group)):
+                    ok = False
+                elif g == 2:                     # read as the accumulator: rewritten in place
+                    chain = self._chain(m, x, h, pos, readers, other_uses)
+                    ok = ok and chain is not None and len(uses) == 1
+            if not ok or (x.opcode == "mma" and not chain):
+                continue
+            taken.update(id(p[0]) for p in phis)
+            plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
+                          "chain": chain, "exits": self._exit_phis(h, x, taken)})
+        return plans
+
+    @staticmethod
+    def _exit_phis(h: ir.Block, x: ir.Instr, taken: set[int]) -> list[tuple[ir.Block, list[ir.Phi]]]:
+        """Phis of the loop's exits that take, in order, all of X's results from the loop:
+        they can be the group too (X's results stay in it after the loop), so the copies
+        into them leave the loop body."""
+        out = []
+        for e in h.succs:
+            if e is h:
+                continue
+            found = []
+            for d in x.dests:
+                match = [phi for phi in e.phis if id(phi) not in taken
+                         and [v for b, v in phi.incoming if b is h] == [d]]
+                if len(match) != 1:
+                    break
+                found.append(match[0])
+            if len(found) == len(x.dests):
+                taken.update(id(phi) for phi in found)
+                out.append((e, found))
+        return out
+
+    @staticmethod
+    def _chain(first: ir.Instr, x: ir.Instr, h: ir.Block, pos, readers, other_uses):
+        """mmas from `first` to `x`, each one's results read only as the next one's C."""
+        chain, m = [first], first
+        while m is not x:
+            results = m.dests
+            nxt = {id(r): r for d in results for r, g in readers.get(d.id, []) if g == 2}
+            if len(nxt) != 1 or any(d.id in other_uses or len(readers.get(d.id, [])) != 1
+                                    for d in results):
+                return None
+            m = next(iter(nxt.values()))
+            if id(m) not in pos or pos[id(m)] > pos[id(x)] or not _same(_fragments(m)[2], results):
+                return None
+            chain.append(m)
+        return chain
+
+    def place_loop_groups(self, plans: list[dict]) -> None:
+        """Rename the planned values' registers to parts of one group register (see the
+        module docstring) and drop the copies and IMPLICIT_DEFs that become void."""
+        if not plans:
+            return
+        renames: dict[int, tuple[VReg, int | None]] = {}
+        groups: set[int] = set()
+        temps = {id(phi): tmp for b in self.fn.blocks for phi, tmp in self.phi_temps.get(id(b), [])}
+        for plan in plans:
+            g, _ = self.wide_regs[id(plan["producer"])]
+            groups.add(g.id)
+            for k, phi in enumerate(plan["phis"]):
+                renames[self.vreg(phi.dest).id] = (g, k)
+                renames[temps[id(phi)].id] = (g, k)
+            for k, d in enumerate(plan["producer"].dests):
+                renames[self.vreg(d).id] = (g, k)
+            for _, phis in plan["exits"]:
+                for k, phi in enumerate(phis):
+                    renames[self.vreg(phi.dest).id] = (g, k)
+                    renames[temps[id(phi)].id] = (g, k)
+            for m, frag, start in plan["readers"]:
+                reg = self.wide_regs[id(m)][1][frag].reg
+                renames[reg.id] = (g, None if reg.width == g.width else start)
+            for m in plan["chain"]:
+                d, frags = self.wide_regs[id(m)]
+                renames[d.id] = (g, None)
+                renames[frags[2].reg.id] = (g, None)
+                for k, v in enumerate(m.dests):
+                    renames[self.vreg(v).id] = (g, k)
+
+        def rename(op):
+            if isinstance(op, VOp) and op.reg.id in renames:
+                g, start = renames[op.reg.id]
+                part = op.part if start is None else start + (op.part or 0)
+                return VOp(g, part, op.neg, op.abs, op.inv, op.suffix)
+            return op
+        for mb in self.mf.blocks:
+            kept: list[MInstr] = []
+            for mi in mb.instrs:
+                for i, op in enumerate(mi.operands):
+                    new = rename(op)
+                    if new is not op and op.part is None and op.reg.width > 1 and new.part is not None:
+                        mi.widths[i] = op.reg.width      # a pair read from within the group
+                    mi.operands[i] = new
+                if mi.opcode == IMPLICIT_DEF and isinstance(mi.operands[0], VOp) \
+                        and mi.operands[0].reg.id in groups:
+                    continue
+                if _self_copy(mi):
+                    continue
+                kept.append(mi)
+            mb.instrs = kept
+        # the predecessors outside the loop fill a group part by part: define it first
+        for plan in plans:
+            g, _ = self.wide_regs[id(plan["producer"])]
+            h = next(b for b in self.fn.blocks if plan["phis"][0] in b.phis)
+            edges = [(pred, h) for pred in h.preds] + [(pred, e) for e, _ in plan["exits"]
+                                                       for pred in e.preds]
+            for pred, succ in edges:
+                mb = self.phi_copy_blocks.get((id(pred), id(succ)))
+                if pred is h or mb is None:
+                    continue
+                first = next((i for i, mi in enumerate(mb.instrs) if any(
+                    d and op.reg is g for _, op, d in register_operands(mi))), None)
+                if first is not None:
+                    mb.instrs.insert(first, MInstr(IMPLICIT_DEF, (), [VOp(g)], 1))
+
+
+def _self_copy(mi: MInstr) -> bool:
+    if mi.guard is not None:
+        return False
+    ops = mi.operands
+    if mi.opcode in (COPY, "MOV") and len(ops) == 2:
+        return ops[0] == ops[1]
+    if mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(ops) == 4:
+        return ops[0] == ops[3]
+    return False
