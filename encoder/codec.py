@@ -34,7 +34,7 @@ CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
 
 # Which table describes each arch (one encoding family per table; see encoder/arch.py).
 ARCH_FAMILY = {"sm_75": "turing", "sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere",
-               "sm_90": "hopper", "sm_90a": "hopper"}
+               "sm_90": "hopper", "sm_90a": "hopper", "sm_120": "blackwell"}
 
 # Where a global-memory instruction keeps the uniform register of its `desc[URx]` memory
 # descriptor, per family and opcode. nvdisasm hides it on sm_8x (ptxas picks UR4 or UR6 for

@@ -361,7 +361,7 @@ def test_reassembled_cubin_equals_ptxas(name, item):
 
 
 FAMILY = [(arch, name, e) for name, e in CORPUS if isinstance(e, dict)
-          for arch in ("sm_86", "sm_80", "sm_75", "sm_90")][:None if SAMPLE == "all" else 12]
+          for arch in ("sm_86", "sm_80", "sm_75", "sm_90", "sm_120")][:None if SAMPLE == "all" else 15]
 
 
 @pytest.mark.parametrize("arch,name,entry", FAMILY, ids=[f"{a}-{n}" for a, n, _ in FAMILY])
