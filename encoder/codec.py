@@ -24,7 +24,7 @@ from ptx2sass.dataclass_cache import dataclass
 
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
-                     render_shape, render_view, undo_edits, value_class)
+                     render_shape, render_view, undo_edits, use_family, value_class)
 from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
@@ -306,6 +306,7 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     table = table_for(arch)
+    use_family(table.family)
     form = find_form(table, word, arch)
     if form is None:
         raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
@@ -523,6 +524,7 @@ def _shares_fields(form: Form) -> bool:
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
+    use_family(table.family)
     name = ".".join(view.tokens)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:

@@ -22,6 +22,19 @@ from ptx2sass.dataclass_cache import dataclass
 ZERO_NAMES = {"RZ": ("R", 255), "URZ": ("UR", 63), "PT": ("P", 7), "UPT": ("UP", 7)}
 ZERO_OF = {file: name for name, (file, _i) in ZERO_NAMES.items()}
 ZERO_INDEX = {file: index for _n, (file, index) in ZERO_NAMES.items()}
+# URZ's number in the words: 63 where uniform-register fields are 6 bits, 255 in sm_120's
+# 8-bit fields. The view's numbers are the word's, so URZ reads as the family's value.
+UR_ZERO = {"blackwell": 255}
+_family = [None]
+
+
+def use_family(family: str) -> None:
+    """Read and write view numbers as `family`'s words hold them (the codec and the probe
+    call this for the table they work with)."""
+    if _family[0] != family:
+        _family[0] = family
+        ZERO_NAMES["URZ"] = ("UR", UR_ZERO.get(family, 63))
+        ZERO_INDEX["UR"] = ZERO_NAMES["URZ"][1]
 
 _TOKEN = re.compile(
     r"(?P<reg>(?<![\w.$])(?:UR|UP|R|P|B)(?:\d+|Z|T)(?![\w$]))"

@@ -100,7 +100,7 @@ def disassemble(words: list[int], arch: str, chunk: int = 1024) -> list[str | No
 from ptx2sass.encoder.codec import bits_value, linear_bits, put_bits  # noqa: E402
 from ptx2sass.encoder.fields import (CLASS_VALUES, ZERO_INDEX, View, float_bits,  # noqa: E402
                                      operand_shape, parse_view, shape_kinds, token_edits,
-                                     value_class)
+                                     use_family, value_class)
 
 GROUP_LIMIT = 10      # bits enumerated together at most (2^10 words)
 
@@ -926,6 +926,7 @@ def main(argv: list[str] | None = None) -> int:
     from ptx2sass.encoder import codec
     from tools.corpus_words import corpus_words
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
+    use_family(family)              # URZ's number as this family's words hold it
     out = Path(args.out) if args.out else codec.TABLES / f"{family}.json"
     words: dict[int, str] = {}
     for sa in args.seed_arch or [args.arch]:
