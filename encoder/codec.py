@@ -306,7 +306,7 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     table = table_for(arch)
-    use_family(table.family)
+    use_family(ARCH_FAMILY.get(arch, table.family))
     form = find_form(table, word, arch)
     if form is None:
         raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
@@ -524,7 +524,7 @@ def _shares_fields(form: Form) -> bool:
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
-    use_family(table.family)
+    use_family(ARCH_FAMILY.get(arch, table.family))
     name = ".".join(view.tokens)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:
