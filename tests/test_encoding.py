@@ -32,16 +32,12 @@ def _report(arch: str, stats: dict) -> str:
     return format_report(arch, stats)
 
 
-# sm_89, sm_75 and sm_90 are the primary archs of their tables ("ampere", "turing",
-# "hopper"): every form was probed with their nvdisasm.
-PRIMARY = ["sm_89", "sm_75", "sm_90"]
+# sm_89, sm_75, sm_90 and sm_120 are the primary archs of their tables ("ampere", "turing",
+# "hopper", "blackwell"): every form was probed with their nvdisasm.
+PRIMARY = ["sm_89", "sm_75", "sm_90", "sm_120"]
 
 
-# sm_120's "blackwell" table reads 99.8% of its words: its uniform-register fields are 8 bits
-# wide with URZ at 255, where the other families' are 6 bits with URZ at 63 (the model's
-# index), so the probe learnt some UR fields too narrow or too wide (see docs/STATUS.md); the
-# random-instruction test below waits for that.
-@pytest.mark.parametrize("arch", PRIMARY + ["sm_120"])
+@pytest.mark.parametrize("arch", PRIMARY)
 def test_corpus_round_trip(arch):
     words = corpus_words(arch, _corpora())
     stats = check_words(words, arch)
