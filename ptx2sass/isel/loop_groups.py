@@ -11,8 +11,8 @@ the registers the mma reads.
 
 A group is planned on the IR of a loop that is one block H: phis p_0..p_{n-1} of H whose
 values from H are, in order, all the results of one instruction X of H (an mma or an
-ldmatrix), and whose only readers are mma fragments of H before X that name exactly
-p_0..p_{n-1} in order. A fragment read as an accumulator (C) must be the phis' only reader,
+ldmatrix), and whose only readers are mma fragments of H that name p_0..p_{n-1} in order
+(or, for A and B, an aligned run of them). A fragment read as an accumulator (C) must be the phis' only reader,
 and the accumulation may go on through mmas in H whose results feed only the next one's C,
 ending at X (`C -> mma -> mma -> back edge`). Then one wide register G, X's result
 register, holds the phis, every such fragment, the chain's intermediate results and X's
@@ -21,6 +21,11 @@ gathers' IMPLICIT_DEFs go, and the predecessors outside the loop fill G's parts 
 IMPLICIT_DEF. This is sound because nothing reads a phi after X (or after the first chain
 mma, which rewrites G in place only where the phis had no other reader), and X's results
 stay in G until the next iteration's first write of G.
+
+Where X comes before a reader (the next tile loaded before the mmas read the current one),
+the phis get a group of their own instead: the readers take it in place, and the back edge
+copies X's results into it, part by part (the copies ptxas makes too); accumulators are
+never read after their chain's end, so this case has no C readers.
 """
 from __future__ import annotations
 
@@ -112,11 +117,13 @@ class LoopGroups:
             ok = bool(uses)
             chain: list[ir.Instr] = []
             placed = []
+            # X before a reader (the next tile loaded before the mmas read this one): the
+            # phis get a group of their own, which X's results are copied into at the back edge
+            own = any(id(m) in pos and pos[id(m)] > pos[id(x)] for m, _ in uses.values())
             for m, g in uses.values():
                 start = _offset_in(_fragments(m)[g], group)
                 placed.append((m, g, start))
-                if id(m) not in pos or pos[id(m)] > pos[id(x)] or start is None \
-                        or (g == 2 and len(_fragments(m)[g]) != len(group)):
+                if id(m) not in pos or start is None or (g == 2 and (own or len(_fragments(m)[g]) != len(group))):
                     ok = False
                 elif g == 2:                     # read as the accumulator: rewritten in place
                     chain = self._chain(m, x, h, pos, readers, other_uses)
@@ -125,7 +132,8 @@ class LoopGroups:
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
-                          "chain": chain, "exits": self._exit_phis(h, x, taken)})
+                          "chain": chain, "own": own,
+                          "exits": [] if own else self._exit_phis(h, x, taken)})
         return plans
 
     @staticmethod
@@ -165,6 +173,13 @@ class LoopGroups:
             chain.append(m)
         return chain
 
+    def group_register(self, plan: dict) -> VReg:
+        """X's result register, or the phis' own group when X comes before a reader."""
+        if "register" not in plan:
+            x_reg = self.wide_regs[id(plan["producer"])][0]
+            plan["register"] = self.mf.new_vreg("R", x_reg.width) if plan["own"] else x_reg
+        return plan["register"]
+
     def place_loop_groups(self, plans: list[dict]) -> None:
         """Rename the planned values' registers to parts of one group register (see the
         module docstring) and drop the copies and IMPLICIT_DEFs that become void."""
@@ -174,11 +189,16 @@ class LoopGroups:
         groups: set[int] = set()
         temps = {id(phi): tmp for b in self.fn.blocks for phi, tmp in self.phi_temps.get(id(b), [])}
         for plan in plans:
-            g, _ = self.wide_regs[id(plan["producer"])]
+            g = self.group_register(plan)
             groups.add(g.id)
             for k, phi in enumerate(plan["phis"]):
                 renames[self.vreg(phi.dest).id] = (g, k)
                 renames[temps[id(phi)].id] = (g, k)
+            if plan["own"]:
+                for m, frag, start in plan["readers"]:
+                    reg = self.wide_regs[id(m)][1][frag].reg
+                    renames[reg.id] = (g, None if reg.width == g.width else start)
+                continue
             for k, d in enumerate(plan["producer"].dests):
                 renames[self.vreg(d).id] = (g, k)
             for _, phis in plan["exits"]:
@@ -218,7 +238,7 @@ class LoopGroups:
             mb.instrs = kept
         # the predecessors outside the loop fill a group part by part: define it first
         for plan in plans:
-            g, _ = self.wide_regs[id(plan["producer"])]
+            g = self.group_register(plan)
             h = next(b for b in self.fn.blocks if plan["phis"][0] in b.phis)
             edges = [(pred, h) for pred in h.preds] + [(pred, e) for e, _ in plan["exits"]
                                                        for pred in e.preds]
