@@ -358,8 +358,8 @@ I2F.U32 R3, 0x80000000""".splitlines()
 
 # L2 prefetch/discard/priority (`prefetch.L2::evict_*`, `discard`, `applypriority`): sm_80+
 SM80_ONLY = ("CCTL.E.PML2", "CCTL.E.RML2", "CCTL.E.DML2")
-# set_and_const.ptx's forms: the sm_75 table was not probed with that seed yet
-NOT_PROBED_SM75 = ("FSET", "ULDC.", "I2F")
+# I2F from a signed immediate: the sm_75 table has no such seed word yet
+NOT_PROBED_SM75 = ("I2F",)
 # forms ptxas does not write for sm_90, so the hopper table has none: it computes shared
 # addresses into R or UR registers (`STS [R13+0x10]`, `LDS.U8 R12, [UR4+0xa]`, never `[0x10]`),
 # reads constants through UR (`FSET.BF.LE.OR R7, R0, UR5, !P0`; no ALU word of the corpora
