@@ -100,3 +100,16 @@ def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, v
             assert not res.hazards, [str(h) for h in res.hazards[:3]]
         results.append(out)
     return results[0], results[1], data
+
+
+def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "optimistic"):
+    """Run a tinygrad corpus kernel with ptxas's cubin and with `cubin` on the same inputs:
+    ours runs, has no hazards and writes ptxas's buffers bit for bit. Returns (ours, theirs)."""
+    from ptx2sass.emu.testing import run_tinygrad
+    theirs = run_tinygrad(entry, hazard_check=False)
+    ours = run_tinygrad(entry, cubin=cubin, reconverge=reconverge)
+    assert ours.ok, ours.reason
+    assert not ours.result.hazards, [str(h) for h in ours.result.hazards[:5]]
+    for name, want in theirs.result.buffers.items():
+        assert ours.result.buffers[name] == want, f"buffer {name} differs from ptxas's"
+    return ours, theirs

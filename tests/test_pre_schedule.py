@@ -9,8 +9,9 @@ import re
 
 import pytest
 
+from codegen_harness import assert_tinygrad_matches_ptxas
 from ptx2sass import codegen, oracle
-from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
+from ptx2sass.emu.testing import TINYGRAD_DIR, tinygrad_manifest
 from ptx2sass.mir import MInstr, VMem, VOp, VReg
 from ptx2sass.sched import pre_schedule
 
@@ -83,9 +84,4 @@ def test_high_pressure_kernel_needs_no_spill_and_matches_ptxas(name):
     assert report[entry["entry"]] == (0, 0)
     # the source order needs over 255; ptxas takes 64-254 for these (we: 86, 86, 241)
     assert codes[0].regcount <= max(1.5 * ptxas_registers, 96)
-    theirs = run_tinygrad(entry, hazard_check=False)
-    ours = run_tinygrad(entry, cubin=cubin)
-    assert ours.ok, ours.reason
-    assert not ours.result.hazards, [str(h) for h in ours.result.hazards[:5]]
-    for buffer, want in theirs.result.buffers.items():
-        assert ours.result.buffers[buffer] == want, f"buffer {buffer} differs from ptxas's"
+    assert_tinygrad_matches_ptxas(entry, cubin)

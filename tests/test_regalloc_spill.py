@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from codegen_harness import DTYPES, THREADS, inputs, kernel
+from codegen_harness import DTYPES, THREADS, assert_tinygrad_matches_ptxas, inputs, kernel
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 
@@ -190,7 +190,7 @@ def test_tinygrad_kernels_that_spill_match_ptxas(name, home):
     before the first FFMA, more than 253 registers' worth in program order (ptxas
     interleaves them and needs 64/70), so ours spill to the stack frame. The outputs must be
     ptxas's, with zero hazards, and the allocation must pass the verifier."""
-    from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
+    from ptx2sass.emu.testing import TINYGRAD_DIR, tinygrad_manifest
     from ptx2sass.encoder.arch import arch_info
     from ptx2sass.isel import select_function
     from ptx2sass.regalloc.allocate import allocate_with_spilling, verify
@@ -204,9 +204,4 @@ def test_tinygrad_kernels_that_spill_match_ptxas(name, home):
     assert getattr(alloc.spills, home), f"nothing went to {home}"
     verify(mf, alloc.color)
     cubin, _ = codegen.generate_module(module, "sm_89", filename=name)
-    theirs = run_tinygrad(entry, hazard_check=False)
-    ours = run_tinygrad(entry, cubin=cubin)
-    assert ours.ok, ours.reason
-    assert not ours.result.hazards, [str(h) for h in ours.result.hazards[:3]]
-    for buf, want in theirs.result.buffers.items():
-        assert ours.result.buffers[buf] == want, f"buffer {buf} differs from ptxas's"
+    assert_tinygrad_matches_ptxas(entry, cubin)
