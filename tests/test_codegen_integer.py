@@ -20,15 +20,38 @@ def test_divide_32(op):
                           for i in bad[:5]]
 
 
+# div and rem of the same operands share one quotient and remainder; divisions by the same
+# divisor share its reciprocal (by a register, by a constant, signed and unsigned)
+SHARED_DIVISIONS = [
+    "div.s32 %x0, %a0, %a1;\nrem.s32 %x1, %a0, %a1;\nmul.lo.s32 %x2, %x0, 31;\nadd.s32 %o, %x2, %x1;",
+    "rem.u32 %x1, %a0, 13;\ndiv.u32 %x0, %a0, 13;\ndiv.u32 %x2, %a2, 13;\nxor.b32 %x3, %x0, %x2;\nadd.s32 %o, %x3, %x1;",
+    "div.s32 %x0, %a0, -7;\nrem.s32 %x1, %a0, -7;\ndiv.s32 %x2, %a2, -7;\nxor.b32 %x3, %x0, %x2;\nadd.s32 %o, %x3, %x1;",
+    "div.u32 %x0, %a0, %a1;\ndiv.u32 %x1, %a2, %a1;\nrem.u32 %x2, %a2, %a1;\nxor.b32 %x3, %x0, %x1;\nadd.s32 %o, %x3, %x2;",
+]
+
+
+@pytest.mark.parametrize("body", SHARED_DIVISIONS)
+def test_shared_divisions(body):
+    ours, theirs, data = run_both(body, 32, 3, 32, values=EDGES32)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), hex(data[3 * i + 2]),
+                           hex(ours[i]), hex(theirs[i])) for i in bad[:4]]
+
+
 @pytest.mark.parametrize("op", ["div.u16", "div.s16", "rem.u16", "rem.s16"])
 def test_divide_16(op):
     ours, theirs, _ = run_both(f"{op} %o, %a0, %a1;", 16, 2, 16, values=EDGES16)
     assert (ours == theirs).all()
 
 
-@pytest.mark.parametrize("op,k", [("div.u32", 7), ("rem.s32", -3), ("div.s32", 1)])
+@pytest.mark.parametrize("op,k", [("div.u32", 7), ("rem.s32", -3), ("div.s32", 1), ("div.s32", -1),
+                                  ("div.s32", -7), ("rem.u32", 0x80000001), ("div.u32", 1),
+                                  ("rem.s32", 0x7FFFFFFF), ("div.s32", -2147483648), ("div.u32", 0),
+                                  ("rem.s16", -5), ("div.u16", 13), ("div.s16", -32768)])
 def test_divide_by_constant(op, k):
-    ours, theirs, _ = run_both(f"{op} %o, %a0, {k};", 32, 1, 32, values=EDGES32)
+    bits = 16 if op.endswith("16") else 32
+    ours, theirs, _ = run_both(f"{op} %o, %a0, {k};", bits, 1, bits,
+                               values=EDGES32 if bits == 32 else None)
     assert (ours == theirs).all()
 
 

@@ -34,54 +34,132 @@ class IntDivision:
             return self.int_divide64(ins, remainder)
         signed = _signed(ty)
         n = self.as_reg(self.extend(ins.srcs[0], ty))
-        d = self.as_reg(self.extend(ins.srcs[1], ty))
-        if signed:
-            n_abs, d_abs = self.new(), self.new()
-            self.emit("IABS", (), [d_abs, d])
-            self.emit("IABS", (), [n_abs, n])
-        else:
-            n_abs, d_abs = n, d
-        q, r = self.unsigned_divide(n_abs, d_abs, remainder)
+        divisor = ins.srcs[1]
+        # a constant divisor stays an immediate (ptxas: `IMAD R2, R11, -0x7, R12`), and its
+        # magnitude, sign and non-zeroness are known here
+        constant = None
+        if isinstance(divisor, ir.Const) and isinstance(self.extend(divisor, ty), Imm):
+            constant = self.extend(divisor, ty).value      # (a zero divisor is RZ)
+            constant = constant - (1 << 32) if signed and constant >> 31 else constant
+            if constant == 0 or constant == -(1 << 31):
+                constant = None
+        key = (id(self.current), ty, divisor.value if isinstance(divisor, ir.Const) else
+               divisor.id if isinstance(divisor, ir.Value) else None)
+        shared = self.reciprocals.get(key) if key[2] is not None else None
+        if shared is None:
+            if constant is not None:
+                d = d_abs = Imm(abs(constant))
+            else:
+                d = d_abs = self.as_reg(self.extend(divisor, ty))
+                if not isinstance(d, VOp):          # a zero divisor (RZ): ptxas's ~0 result
+                    d = d_abs = self.new()
+                    self.move(d, RZ)
+                if signed:
+                    d_abs = self.new()
+                    self.emit("IABS", (), [d_abs, d])
+            shared = (d, d_abs, self.reciprocal_estimate(d_abs))
+            if key[2] is not None:
+                self.reciprocals[key] = shared
+        d, d_abs, recip = shared
+        # div and rem of the same operands in a block share one quotient and remainder
+        pair_key = key + (ins.srcs[0].id if isinstance(ins.srcs[0], ir.Value) else None,)
+        both = pair_key[2] is not None and pair_key[3] is not None and self.divides_both(pair_key[3], key[2], ty)
+        done = self.quotients.get(pair_key) if both else None
+        if done is None:
+            n_abs = n
+            if signed:
+                n_abs = self.new()
+                self.emit("IABS", (), [n_abs, n])
+            done = self.unsigned_divide(n_abs, d_abs, recip, remainder and not both)
+            if both:
+                self.quotients[pair_key] = done
+        q, r = done
         result = r if remainder else q
         if signed:
             # the remainder takes the dividend's sign, the quotient the product of the signs
             sign_source = n
-            if not remainder:
+            if not remainder and (constant is None or constant < 0):
                 sign_source = self.new()
-                self.emit("LOP3", ("LUT",), [sign_source, n, d, RZ, Imm(XOR_AB), NOT_PT])
+                divisor_bits = self.imm32(constant) if constant is not None else d
+                self.emit("LOP3", ("LUT",), [sign_source, n, divisor_bits, RZ, Imm(XOR_AB), NOT_PT])
             positive = self.new_p()
             self.emit("ISETP", ("GE", "AND"), [positive, PT, sign_source, RZ, PT], ndefs=2)
-            self.guarded(positive, True, "IADD3", (), [result, RZ, VOp(result.reg, neg=True), RZ])
-        nonzero = self.new_p()
-        self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, d, RZ, PT], ndefs=2)
-        self.guarded(nonzero, True, "LOP3", ("LUT",), [result, RZ, d, RZ, Imm(NOT_B), NOT_PT])
+            negated = self.new()
+            self.emit("SEL", (), [negated, result, self.negate_reg(result), positive])
+            result = negated
+        if constant is None:
+            nonzero = self.new_p()
+            self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, d, RZ, PT], ndefs=2)
+            by_zero = self.new()
+            self.emit("LOP3", ("LUT",), [by_zero, RZ, d, RZ, Imm(NOT_B), NOT_PT])
+            checked = self.new()
+            self.emit("SEL", (), [checked, result, by_zero, nonzero])
+            result = checked
         self.emit(COPY, (), [self.dst(ins.dests[0]), result], guarded=False)
 
-    def unsigned_divide(self, n: VOp, d: VOp, remainder: bool) -> tuple[VOp, VOp]:
-        """(quotient, remainder) registers of n / d for d != 0 (garbage for d == 0)."""
+    def negate_reg(self, x: VOp) -> VOp:
+        t = self.new()
+        self.emit("IADD3", (), [t, RZ, VOp(x.reg, neg=True), RZ])
+        return t
+
+    def divides_both(self, dividend: int, divisor, ty: str) -> bool:
+        """Whether the function has both `div` and `rem` of these operands (then one
+        selection computes the quotient and the remainder for both)."""
+        if self.divrem_pairs is None:
+            seen: dict[tuple, set[str]] = {}
+            for b in self.fn.blocks:
+                for i in b.instrs:
+                    if i.opcode in ("div", "rem") and i.type and ir.TYPES[i.type][0] in "su" \
+                            and isinstance(i.srcs[0], ir.Value):
+                        d = i.srcs[1]
+                        dk = d.value if isinstance(d, ir.Const) else d.id if isinstance(d, ir.Value) else None
+                        seen.setdefault((i.srcs[0].id, dk, i.type), set()).add(i.opcode)
+            self.divrem_pairs = {k for k, ops in seen.items() if len(ops) == 2}
+        return (dividend, divisor, ty) in self.divrem_pairs
+
+    def reciprocal_estimate(self, d: VOp) -> VOp:
+        """2^32 / d less a little, for d != 0: MUFU.RCP of d rounded up, scaled, and one
+        Newton step in integer arithmetic (the addend as the high word of a pair)."""
         f = self.new()
         self.emit("I2F", ("U32", "RP"), [f, d])
         self.emit("MUFU", ("RCP",), [f, f])
         self.emit("IADD3", (), [f, f, Imm(0x0FFFFFFE), RZ])
         q = self.new()
         self.emit("F2I", ("FTZ", "U32", "TRUNC", "NTZ"), [q, f])
-        # one Newton step: q += hi(q * (-d * q)), the addend as the high word of a pair
-        minus_d, e = self.new(), self.new()
-        self.emit("IADD3", (), [minus_d, RZ, VOp(d.reg, neg=True), RZ])
-        self.emit("IMAD", (), [e, minus_d, q, RZ])
+        e = self.new()
+        if isinstance(d, Imm):
+            self.emit("IMAD", (), [e, q, self.imm32(-d.value), RZ])
+        else:
+            minus_d = self.new()
+            self.emit("IADD3", (), [minus_d, RZ, VOp(d.reg, neg=True), RZ])
+            self.emit("IMAD", (), [e, minus_d, q, RZ])
         pair = VOp(self.mf.new_vreg("R", 2))
         self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
         self.move(VOp(pair.reg, 0), RZ)
         self.emit(COPY, (), [VOp(pair.reg, 1), q], guarded=False)
-        self.emit("IMAD", ("HI", "U32"), [q, q, e, pair])
-        self.emit("IMAD", ("HI", "U32"), [q, q, n, RZ])
-        minus_q, r = self.new(), self.new()
-        self.emit("IADD3", (), [minus_q, RZ, VOp(q.reg, neg=True), RZ])
-        self.emit("IMAD", (), [r, d, minus_q, n])
+        recip = self.new()
+        self.emit("IMAD", ("HI", "U32"), [recip, q, e, pair])
+        return recip
+
+    def unsigned_divide(self, n: VOp, d: VOp, recip: VOp, remainder: bool) -> tuple[VOp, VOp]:
+        """(quotient, remainder) registers of n / d for d != 0 (garbage for d == 0), from
+        d's reciprocal estimate: the quotient from its product with n, then at most two
+        corrections."""
+        q = self.new()
+        self.emit("IMAD", ("HI", "U32"), [q, recip, n, RZ])
+        r = self.new()
+        if isinstance(d, Imm):
+            self.emit("IMAD", (), [r, q, self.imm32(-d.value), n])
+            minus_d = self.imm32(-d.value)
+        else:
+            minus_q = self.new()
+            self.emit("IADD3", (), [minus_q, RZ, VOp(q.reg, neg=True), RZ])
+            self.emit("IMAD", (), [r, d, minus_q, n])
+            minus_d = VOp(d.reg, neg=True)
         for _ in range(2):        # at most two corrections
             p = self.new_p()
             self.emit("ISETP", ("GE", "U32", "AND"), [p, PT, r, d, PT], ndefs=2)
-            self.guarded(p, False, "IADD3", (), [r, r, VOp(d.reg, neg=True), RZ])
+            self.guarded(p, False, "IADD3", (), [r, r, minus_d, RZ])
             if not remainder:
                 self.guarded(p, False, "IADD3", (), [q, q, Imm(1), RZ])
         return q, r

@@ -67,6 +67,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self._mov_parity = 0
         self.wide_regs: dict = {}        # mma/ldmatrix -> (result register, fragment groups)
         self.part_home: dict = {}        # value id -> (group register, part) it was selected into
+        self.reciprocals: dict = {}      # (block, type, divisor) -> its 32-bit division reciprocal
+        self.quotients: dict = {}        # (block, type, divisor, dividend) -> (quotient, remainder)
+        self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
 
     # ------------------------------------------------------------------ helpers
