@@ -9,9 +9,10 @@ remove them because each scalar would have to sit in the part of several quads a
 ptxas accumulates in place (`HMMA R4, R12, R2, R4`) and loads the next tile straight into
 the registers the mma reads.
 
-A group is planned on the IR of a loop that is one block H: phis p_0..p_{n-1} of H whose
-values from H are, in order, all the results of one instruction X of H (an mma or an
-ldmatrix), and whose only readers are mma fragments of H that name p_0..p_{n-1} in order
+A group is planned on the IR of a loop that is one block H, or H and one body block B that
+H enters and that returns to H (tinygrad's `bra END; LOOP: B; END: H`; below, B is H for a
+one-block loop): phis p_0..p_{n-1} of H whose values from B are, in order, all the results
+of one instruction X of B (an mma or an ldmatrix), and whose only readers are mma fragments of H that name p_0..p_{n-1} in order
 (or, for A and B, an aligned run of them). A fragment read as an accumulator (C) must be the phis' only reader,
 and the accumulation may go on through mmas in H whose results feed only the next one's C,
 ending at X (`C -> mma -> mma -> back edge`). Then one wide register G, X's result
@@ -68,10 +69,12 @@ class LoopGroups:
 
     def plan_loop_groups(self) -> list[dict]:
         readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
-        other_uses: set[int] = set()
+        other_uses: dict[int, set[int]] = {}     # value id -> blocks with another kind of use
         for b in self.fn.blocks:
             for phi in b.phis:
-                other_uses.update(v.id for _, v in phi.incoming if isinstance(v, ir.Value))
+                for pred, v in phi.incoming:
+                    if isinstance(v, ir.Value):
+                        other_uses.setdefault(v.id, set()).add(id(pred))
             for ins in b.instrs:
                 frags = _fragments(ins) if ins.opcode == "mma" else []
                 in_frag = set()
@@ -80,38 +83,44 @@ class LoopGroups:
                         if isinstance(v, ir.Value):
                             readers.setdefault(v.id, []).append((ins, g))
                             in_frag.add(id(v))
-                for s in ins.srcs:
-                    if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
-                        other_uses.add(s.base.id)
-                    elif isinstance(s, ir.Value) and id(s) not in in_frag:
-                        other_uses.add(s.id)
-                if ins.guard is not None:
-                    other_uses.add(ins.guard.id)
-                other_uses.update(v.id for v in ins.merge if isinstance(v, ir.Value))
+                used = [s.base for s in ins.srcs if isinstance(s, ir.Address) and isinstance(s.base, ir.Value)]
+                used += [s for s in ins.srcs if isinstance(s, ir.Value) and id(s) not in in_frag]
+                used += [ins.guard] if ins.guard is not None else []
+                used += [v for v in ins.merge if isinstance(v, ir.Value)]
+                for v in used:
+                    other_uses.setdefault(v.id, set()).add(id(b))
         plans = []
         for h in self.fn.blocks:
-            if h not in h.succs or not h.phis:
+            if not h.phis:
                 continue
-            plans += self._plan_block(h, readers, other_uses)
+            # the loop: H alone, or H and one body block B between H and the back edge
+            # (tinygrad's `bra END; LOOP: body; END: test; @p bra LOOP`)
+            bodies = [b for b in h.succs if b is h or (b.succs == [h] and b.preds == [h])]
+            if len(bodies) == 1:
+                plans += self._plan_block(h, bodies[0], readers, other_uses)
         return plans
 
-    def _plan_block(self, h: ir.Block, readers, other_uses) -> list[dict]:
-        pos = {id(ins): i for i, ins in enumerate(h.instrs)}
+    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses) -> list[dict]:
+        pos = {id(ins): i for i, ins in enumerate(body.instrs)}
         by_back: dict[int, list[ir.Phi]] = {}
         for phi in h.phis:
             for b, v in phi.incoming:
-                if b is h and isinstance(v, ir.Value):
+                if b is body and isinstance(v, ir.Value):
                     by_back.setdefault(v.id, []).append(phi)
+        # where a phi may be read otherwise: nowhere in a one-block loop (X's results replace
+        # it in the group before the loop is left), outside the body in a two-block one (the
+        # loop is left from H, where the group holds the phis)
+        barred = {id(body)} if body is not h else None
         plans, taken = [], set()
-        for x in h.instrs:
+        for x in body.instrs:
             if x.opcode not in ("mma", "ldmatrix") or x.guard is not None or len(x.dests) < 2:
                 continue
             phis = [by_back.get(d.id, []) for d in x.dests]
             if any(len(p) != 1 for p in phis) or any(id(p[0]) in taken for p in phis):
                 continue
             group = [p[0].dest for p in phis]
-            if any(p.id in other_uses for p in group) or \
-                    any(sum(1 for b, _ in p[0].incoming if b is h) != 1 for p in phis):
+            if any(p.id in other_uses and (barred is None or other_uses[p.id] & barred) for p in group) \
+                    or any(sum(1 for b, _ in p[0].incoming if b is body) != 1 for p in phis):
                 continue
             uses = {(id(m), g): (m, g) for p in group for m, g in readers.get(p.id, [])}
             ok = bool(uses)
@@ -126,39 +135,40 @@ class LoopGroups:
                 if id(m) not in pos or start is None or (g == 2 and (own or len(_fragments(m)[g]) != len(group))):
                     ok = False
                 elif g == 2:                     # read as the accumulator: rewritten in place
-                    chain = self._chain(m, x, h, pos, readers, other_uses)
+                    chain = self._chain(m, x, pos, readers, other_uses)
                     ok = ok and chain is not None and len(uses) == 1
             if not ok or (x.opcode == "mma" and not chain):
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
-                          "chain": chain, "own": own,
-                          "exits": [] if own else self._exit_phis(h, x, taken)})
+                          "chain": chain, "own": own, "body": body,
+                          "exits": [] if own else self._exit_phis(
+                              h, x.dests if body is h else group, body, taken)})
         return plans
 
     @staticmethod
-    def _exit_phis(h: ir.Block, x: ir.Instr, taken: set[int]) -> list[tuple[ir.Block, list[ir.Phi]]]:
-        """Phis of the loop's exits that take, in order, all of X's results from the loop:
-        they can be the group too (X's results stay in it after the loop), so the copies
-        into them leave the loop body."""
+    def _exit_phis(h: ir.Block, values, body: ir.Block, taken: set[int]) -> list[tuple[ir.Block, list[ir.Phi]]]:
+        """Phis of the loop's exits that take, in order, all the values the group holds
+        when the loop is left (X's results from a one-block loop, the phis from H of a
+        two-block one): they can be the group too, so the copies into them leave the loop."""
         out = []
         for e in h.succs:
-            if e is h:
+            if e is h or e is body:
                 continue
             found = []
-            for d in x.dests:
+            for d in values:
                 match = [phi for phi in e.phis if id(phi) not in taken
                          and [v for b, v in phi.incoming if b is h] == [d]]
                 if len(match) != 1:
                     break
                 found.append(match[0])
-            if len(found) == len(x.dests):
+            if len(found) == len(values):
                 taken.update(id(phi) for phi in found)
                 out.append((e, found))
         return out
 
     @staticmethod
-    def _chain(first: ir.Instr, x: ir.Instr, h: ir.Block, pos, readers, other_uses):
+    def _chain(first: ir.Instr, x: ir.Instr, pos, readers, other_uses):
         """mmas from `first` to `x`, each one's results read only as the next one's C."""
         chain, m = [first], first
         while m is not x:
@@ -240,11 +250,11 @@ class LoopGroups:
         for plan in plans:
             g = self.group_register(plan)
             h = next(b for b in self.fn.blocks if plan["phis"][0] in b.phis)
-            edges = [(pred, h) for pred in h.preds] + [(pred, e) for e, _ in plan["exits"]
-                                                       for pred in e.preds]
+            edges = [(pred, h) for pred in h.preds if pred is not plan["body"]] + \
+                [(pred, e) for e, _ in plan["exits"] for pred in e.preds if pred is not h]
             for pred, succ in edges:
                 mb = self.phi_copy_blocks.get((id(pred), id(succ)))
-                if pred is h or mb is None:
+                if mb is None:
                     continue
                 first = next((i for i, mi in enumerate(mb.instrs) if any(
                     d and op.reg is g for _, op, d in register_operands(mi))), None)

@@ -9,7 +9,8 @@ iteration; ptxas keeps the packed registers. Two rewrites:
 * a pack whose parts are, in order, all the parts of one unguarded unpack is that unpack's
   source;
 * a pack of phis of one block whose incoming values on every edge are, in order, all the
-  parts of one unpack is a new phi of those unpacks' sources.
+  parts of one unpack (or all constants) is a new phi of those unpacks' sources (or of the
+  constant they make).
 
 The halves and their phis are left to dead-code elimination when nothing else reads them.
 """
@@ -74,6 +75,10 @@ def repack(fn: ir.Function) -> bool:
         for pred, _ in homes[0][1].incoming:
             values = [dict((id(b), v) for b, v in h[1].incoming).get(id(pred)) for h in homes]
             source = joined(values, width)
+            if source is None and all(isinstance(v, ir.Const) for v in values):
+                part = width // len(values)      # constant parts (a zeroed accumulator): one constant
+                source = ir.Const(sum((v.value & ((1 << part) - 1)) << (part * k)
+                                      for k, v in enumerate(values)), ty)
             if source is None:
                 return None
             incoming.append((pred, source))
