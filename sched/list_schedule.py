@@ -109,6 +109,18 @@ def _schedule_region(region: list) -> list:
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((lat_ + height[j] for j, lat_ in succs[i]), default=1)
+    return [region[j] for j in issue_order(succs, npreds, height)]
+
+
+def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: list[int],
+                choose=None, issued=None) -> list[int]:
+    """The instructions' indices in issue order, one per cycle: the ready one of greatest
+    height (critical path) first, an instruction being ready once every producer's latency
+    has passed. `choose(ready, waiting)` may decide instead: it returns an index it took off
+    the `ready` heap of (-height, index), or None to wait until the next instruction is
+    ready (`waiting` is a heap of (cycle, -height, index)); `issued(j)` hears of each issue.
+    (sched.pre_schedule's predicate-aware order uses both.)"""
+    n = len(succs)
     earliest = [0] * n
     ready: list[tuple[int, int]] = [(-height[j], j) for j in range(n) if npreds[j] == 0]
     heapq.heapify(ready)
@@ -122,12 +134,17 @@ def _schedule_region(region: list) -> list:
         if not ready:
             t = waiting[0][0]
             continue
-        _, j = heapq.heappop(ready)
+        j = heapq.heappop(ready)[1] if choose is None else choose(ready, waiting)
+        if j is None:
+            t = waiting[0][0]
+            continue
         order.append(j)
         t += 1
+        if issued is not None:
+            issued(j)
         for k, latency in succs[j]:
             earliest[k] = max(earliest[k], t - 1 + latency)
             npreds[k] -= 1
             if npreds[k] == 0:
                 heapq.heappush(waiting, (earliest[k], -height[k], k))
-    return [region[j] for j in order]
+    return order

@@ -28,7 +28,7 @@ from ptx2sass.encoder.model import Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.sched import latency as lat
-from ptx2sass.sched.list_schedule import MEMORY, PURE
+from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
@@ -174,40 +174,20 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
                  if not d and op.reg.cls == "P" and readers.get(op.reg.id) == 1
                  and op.reg.id not in live_after}
         return born - len(dying)
-    limit = PREDICATE_LIMIT
-    earliest = [0] * n
-    ready = [(-height[j], j) for j in range(n) if npreds[j] == 0]
-    heapq.heapify(ready)
-    waiting: list[tuple[int, int, int]] = []
-    order: list[int] = []
-    t = 0
-    while ready or waiting:
-        while waiting and waiting[0][0] <= t:
-            _, h, j = heapq.heappop(waiting)
-            heapq.heappush(ready, (h, j))
-        if not ready:
-            t = waiting[0][0]
-            continue
-        if len(live_p) >= limit:
+
+    def choose(ready, waiting):
+        if len(live_p) >= PREDICATE_LIMIT:
             others = [item for item in ready if _adds_predicates(item[1]) <= 0]
             if not others and waiting:
-                # only compares are ready: wait for something else rather than fill the file
-                t = max(t, waiting[0][0])
-                while waiting and waiting[0][0] <= t:
-                    _, h, k = heapq.heappop(waiting)
-                    heapq.heappush(ready, (h, k))
-                continue
+                return None      # only compares are ready: wait for something else
             if others:
                 best = min(others)
                 ready.remove(best)
                 heapq.heapify(ready)
-                j = best[1]
-            else:
-                _, j = heapq.heappop(ready)
-        else:
-            _, j = heapq.heappop(ready)
-        order.append(j)
-        t += 1
+                return best[1]
+        return heapq.heappop(ready)[1]
+
+    def issued(j: int) -> None:
         for _, op, d in register_operands(region[j]):
             if not d and op.reg.cls == "P" and op.reg.id in readers:
                 readers[op.reg.id] -= 1
@@ -216,12 +196,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
         for v in pdefs[j]:
             if readers.get(v, 0) > 0 or v in live_after:
                 live_p.add(v)
-        for k, l in succs[j]:
-            earliest[k] = max(earliest[k], t - 1 + l)
-            npreds[k] -= 1
-            if npreds[k] == 0:
-                heapq.heappush(waiting, (earliest[k], -height[k], k))
-    return [region[j] for j in order]
+    return [region[j] for j in issue_order(succs, npreds, height, choose, issued)]
 
 
 def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: dict[int, int],
