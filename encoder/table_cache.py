@@ -79,7 +79,7 @@ def load(json_path: str, family: str) -> dict:
     except (OSError, EOFError, ValueError, TypeError):
         pass
     content = build(json_path)
-    _write(path, content)
+    write_atomically(path, content)
     return content
 
 
@@ -87,15 +87,16 @@ def unpack(blob: bytes) -> list[tuple[int, tuple]]:
     return marshal.loads(blob)
 
 
-def _write(path: str, content: dict) -> None:
-    """Write atomically (other processes may be reading); give up quietly if we cannot."""
+def write_atomically(path: str, content) -> None:
+    """Marshal `content` to `path` atomically (other processes may be reading); give up
+    quietly if we cannot. (Also the dataclass bytecode cache's writer.)"""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as fh:
             marshal.dump(content, fh)
         os.replace(tmp, path)
-    except OSError:
+    except (OSError, ValueError):
         try:
             os.unlink(tmp)
         except OSError:

@@ -87,16 +87,5 @@ def _save() -> None:
     """Write the cache atomically if this process compiled anything new."""
     if not _new:
         return
-    codes = _codes if len(_codes) <= _LIMIT else {s: _codes[s] for s in _used}
-    path = _path
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            marshal.dump(codes, fh)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from ptx2sass.encoder.table_cache import write_atomically
+    write_atomically(_path, _codes if len(_codes) <= _LIMIT else {s: _codes[s] for s in _used})
