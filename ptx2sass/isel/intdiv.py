@@ -37,9 +37,9 @@ class IntDivision:
         divisor = ins.srcs[1]
         # a constant divisor stays an immediate (ptxas: `IMAD R2, R11, -0x7, R12`), and its
         # magnitude, sign and non-zeroness are known here
-        constant = None
-        if isinstance(divisor, ir.Const) and isinstance(self.extend(divisor, ty), Imm):
-            constant = self.extend(divisor, ty).value      # (a zero divisor is RZ)
+        constant = self.extend(divisor, ty) if isinstance(divisor, ir.Const) else None
+        constant = constant.value if isinstance(constant, Imm) else None    # (zero is RZ)
+        if constant is not None:
             constant = constant - (1 << 32) if signed and constant >> 31 else constant
             if constant == 0 or constant == -(1 << 31):
                 constant = None
@@ -250,11 +250,11 @@ class IntDivision:
             x = self.add64(x, self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1),
                                                      VOp(error.reg, 0), VOp(error.reg, 1)))
         q = self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1), VOp(n.reg, 0), VOp(n.reg, 1))
-        r = self.sub64(n, self.mul_lo64(q, d))
+        r = self.add64(n, self.mul_lo64(q, d), negate_b=True)
         for _ in range(2):
             fits = self.at_least64(r, d)
-            r = self.select64(fits, self.sub64(r, d), r)
-            q = self.select64(fits, self.add64(q, None, one=True), q)
+            r = self.select64(fits, self.add64(r, d, negate_b=True), r)
+            q = self.select64(fits, self.add64(q, 1), q)
         nonzero, low_nonzero = self.new_p(), self.new_p()
         self.emit("ISETP", ("NE", "U32", "AND"), [low_nonzero, PT, VOp(d.reg, 0), RZ, PT], ndefs=2)
         self.emit("ISETP", ("NE", "AND", "EX"), [nonzero, PT, VOp(d.reg, 1), RZ, PT, low_nonzero],
@@ -277,22 +277,15 @@ class IntDivision:
         self.negate64(x, t, None)
         return t
 
-    def add64(self, a: VOp, b: VOp | None, one: bool = False) -> VOp:
-        """A fresh pair: a + b (or a + 1)."""
+    def add64(self, a: VOp, b: VOp | int, negate_b: bool = False) -> VOp:
+        """A fresh pair: a + b, or a - b (`negate_b`); `b` a pair or a small constant."""
         out, carry = self.new_pair(), self.new_p()
-        b0 = Imm(1) if one else VOp(b.reg, 0)
+        if isinstance(b, int):
+            b0, b1 = Imm(b), RZ
+        else:
+            b0, b1 = VOp(b.reg, 0, neg=negate_b), VOp(b.reg, 1, inv=negate_b)
         self.emit("IADD3", (), [VOp(out.reg, 0), carry, VOp(a.reg, 0), b0, RZ], ndefs=2)
-        b1 = RZ if one else VOp(b.reg, 1)
         self.emit("IADD3", ("X",), [VOp(out.reg, 1), VOp(a.reg, 1), b1, RZ, carry, NOT_PT])
-        return out
-
-    def sub64(self, a: VOp, b: VOp) -> VOp:
-        """A fresh pair: a - b."""
-        out, borrow = self.new_pair(), self.new_p()
-        self.emit("IADD3", (), [VOp(out.reg, 0), borrow, VOp(a.reg, 0), VOp(b.reg, 0, neg=True), RZ],
-                  ndefs=2)
-        self.emit("IADD3", ("X",), [VOp(out.reg, 1), VOp(a.reg, 1), VOp(b.reg, 1, inv=True), RZ, borrow,
-                                    NOT_PT])
         return out
 
     def at_least64(self, a: VOp, b: VOp) -> VOp:
