@@ -33,6 +33,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.isel.mma import mma_fragments
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp, VReg, register_operands
+from ptx2sass.opt.uses import reads
 
 
 def _fragments(ins: ir.Instr) -> list[list]:
@@ -69,26 +70,16 @@ class LoopGroups:
 
     def plan_loop_groups(self) -> list[dict]:
         readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
-        other_uses: dict[int, set[int]] = {}     # value id -> blocks with another kind of use
         for b in self.fn.blocks:
-            for phi in b.phis:
-                for pred, v in phi.incoming:
-                    if isinstance(v, ir.Value):
-                        other_uses.setdefault(v.id, set()).add(id(pred))
             for ins in b.instrs:
-                frags = _fragments(ins) if ins.opcode == "mma" else []
-                in_frag = set()
-                for g, frag in enumerate(frags):
+                for g, frag in enumerate(_fragments(ins) if ins.opcode == "mma" else ()):
                     for v in frag:
                         if isinstance(v, ir.Value):
                             readers.setdefault(v.id, []).append((ins, g))
-                            in_frag.add(id(v))
-                used = [s.base for s in ins.srcs if isinstance(s, ir.Address) and isinstance(s.base, ir.Value)]
-                used += [s for s in ins.srcs if isinstance(s, ir.Value) and id(s) not in in_frag]
-                used += [ins.guard] if ins.guard is not None else []
-                used += [v for v in ins.merge if isinstance(v, ir.Value)]
-                for v in used:
-                    other_uses.setdefault(v.id, set()).add(id(b))
+        other_uses: dict[int, set[int]] = {}     # value id -> blocks with another kind of use
+        for block, who, v in reads(self.fn):
+            if who is None or who.opcode != "mma" or not _fragments(who):
+                other_uses.setdefault(v.id, set()).add(id(block))
         plans = []
         for h in self.fn.blocks:
             if not h.phis:

@@ -42,28 +42,36 @@ def substitute(fn: ir.Function, subst: dict[int, object]) -> bool:
     return changed
 
 
-def readers(fn: ir.Function) -> dict[int, list]:
-    """Value id -> one entry per operand that reads it: the instruction where it is a plain
-    source operand, None where it is read otherwise (an address base, a guard, a guarded
-    write's merge, a phi input)."""
-    out: dict[int, list] = {}
-
-    def read(v, who) -> None:
-        if isinstance(v, ir.Address):
-            v, who = v.base, None
-        if isinstance(v, ir.Value):
-            out.setdefault(v.id, []).append(who)
-
+def reads(fn: ir.Function):
+    """(block, reader, value) for every operand that reads a value: the reader is the
+    instruction where the value is a plain source operand, None where it is read otherwise
+    (an address base, a guard, a guarded write's merge, a phi input; a phi input is read in
+    the block it comes from)."""
     for block in fn.blocks:
         for phi in block.phis:
-            for _, v in phi.incoming:
-                read(v, None)
+            for pred, v in phi.incoming:
+                if isinstance(v, ir.Value):
+                    yield pred, None, v
         for ins in block.instrs:
             for s in ins.srcs:
-                read(s, ins)
-            read(ins.guard, None)
+                if isinstance(s, ir.Address):
+                    if isinstance(s.base, ir.Value):
+                        yield block, None, s.base
+                elif isinstance(s, ir.Value):
+                    yield block, ins, s
+            if isinstance(ins.guard, ir.Value):
+                yield block, None, ins.guard
             for m in ins.merge:
-                read(m, None)
+                if isinstance(m, ir.Value):
+                    yield block, None, m
+
+
+def readers(fn: ir.Function) -> dict[int, list]:
+    """Value id -> one entry per operand that reads it: the instruction where it is a plain
+    source operand, None where it is read otherwise (see `reads`)."""
+    out: dict[int, list] = {}
+    for _, who, v in reads(fn):
+        out.setdefault(v.id, []).append(who)
     return out
 
 
