@@ -63,7 +63,7 @@ class Allocation:
 _use_def = use_def     # the name other modules imported before liveness had its own module
 
 
-def _move_source(ins) -> VOp | None:
+def move_source(ins) -> VOp | None:
     """A register copy: COPY, or a plain unguarded `MOV d, s` between virtual registers (the
     selector's move out of S2R and the like), whose two sides may share a register."""
     if ins.opcode == COPY:
@@ -99,7 +99,7 @@ def interference(mf: MFunction):
             # what register_operands(ins) yields as defs, without walking every operand
             defs = [op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp)]
             copy_src = None
-            src = _move_source(ins)
+            src = move_source(ins)
             if src is not None:
                 copy_src = src.reg.id
                 dst = ins.operands[0].reg.id

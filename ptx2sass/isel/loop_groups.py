@@ -34,6 +34,7 @@ from ptx2sass import ir
 from ptx2sass.isel.mma import mma_fragments
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp, VReg, register_operands
 from ptx2sass.opt.uses import reads
+from ptx2sass.regalloc.allocate import move_source
 
 
 def _fragments(ins: ir.Instr) -> list[list]:
@@ -132,7 +133,7 @@ class LoopGroups:
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
-                          "chain": chain, "own": own, "body": body,
+                          "chain": chain, "own": own, "header": h, "body": body,
                           "exits": [] if own else self._exit_phis(
                               h, x.dests if body is h else group, body, taken)})
         return plans
@@ -195,10 +196,10 @@ class LoopGroups:
             for k, phi in enumerate(plan["phis"]):
                 renames[self.vreg(phi.dest).id] = (g, k)
                 renames[temps[id(phi)].id] = (g, k)
+            for m, frag, start in plan["readers"]:
+                reg = self.wide_regs[id(m)][1][frag].reg
+                renames[reg.id] = (g, None if reg.width == g.width else start)
             if plan["own"]:
-                for m, frag, start in plan["readers"]:
-                    reg = self.wide_regs[id(m)][1][frag].reg
-                    renames[reg.id] = (g, None if reg.width == g.width else start)
                 continue
             for k, d in enumerate(plan["producer"].dests):
                 renames[self.vreg(d).id] = (g, k)
@@ -206,9 +207,6 @@ class LoopGroups:
                 for k, phi in enumerate(phis):
                     renames[self.vreg(phi.dest).id] = (g, k)
                     renames[temps[id(phi)].id] = (g, k)
-            for m, frag, start in plan["readers"]:
-                reg = self.wide_regs[id(m)][1][frag].reg
-                renames[reg.id] = (g, None if reg.width == g.width else start)
             for m in plan["chain"]:
                 d, frags = self.wide_regs[id(m)]
                 renames[d.id] = (g, None)
@@ -239,8 +237,7 @@ class LoopGroups:
             mb.instrs = kept
         # the predecessors outside the loop fill a group part by part: define it first
         for plan in plans:
-            g = self.group_register(plan)
-            h = next(b for b in self.fn.blocks if plan["phis"][0] in b.phis)
+            g, h = self.group_register(plan), plan["header"]
             edges = [(pred, h) for pred in h.preds if pred is not plan["body"]] + \
                 [(pred, e) for e, _ in plan["exits"] for pred in e.preds if pred is not h]
             for pred, succ in edges:
@@ -254,11 +251,5 @@ class LoopGroups:
 
 
 def _self_copy(mi: MInstr) -> bool:
-    if mi.guard is not None:
-        return False
-    ops = mi.operands
-    if mi.opcode in (COPY, "MOV") and len(ops) == 2:
-        return ops[0] == ops[1]
-    if mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(ops) == 4:
-        return ops[0] == ops[3]
-    return False
+    src = move_source(mi) if mi.guard is None else None
+    return src is not None and src == mi.operands[0]
