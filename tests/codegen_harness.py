@@ -113,3 +113,22 @@ def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "
     for name, want in theirs.result.buffers.items():
         assert ours.result.buffers[name] == want, f"buffer {name} differs from ptxas's"
     return ours, theirs
+
+
+def assert_corpus_kernel_matches(corpus, ptx_dir, entry: dict) -> None:
+    """A Triton/LLVM corpus kernel (`corpus`: tests/triton_corpus.py or llvm_corpus.py, which
+    give `launch`, `check_reference`): ptxas's cubin and ours run hazard-free, ours writes
+    ptxas's outputs byte for byte, and both meet the NumPy reference."""
+    ptx = (ptx_dir / entry["file"]).read_text()
+    theirs_result, theirs = corpus.launch(entry, oracle.ptxas(ptx).output)
+    assert not theirs_result.hazards, [str(h) for h in theirs_result.hazards[:3]]
+    assert corpus.check_reference(entry, theirs) == []
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", entry["file"]), "sm_89",
+                                       filename=entry["file"])
+    ours_result, ours = corpus.launch(entry, cubin)
+    assert not ours_result.hazards, [str(h) for h in ours_result.hazards[:3]]
+    for name, want in theirs.items():
+        got = ours[name]
+        bad = np.nonzero(got.view(np.uint8) != want.view(np.uint8))[0]
+        assert not len(bad), f"{name}: {len(bad)} bytes differ from ptxas's, first at byte {bad[0]}"
+    assert corpus.check_reference(entry, ours) == []

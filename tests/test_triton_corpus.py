@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 import pytest
 
+from codegen_harness import assert_corpus_kernel_matches
 import triton_corpus as tc
-from ptx2sass import codegen, oracle
 
 KERNELS = tc.manifest()
 
@@ -39,16 +38,4 @@ GAPS: dict[str, str] = {}
     reason=GAPS[k["file"]], strict=True)) if k["file"] in GAPS else k for k in KERNELS],
     ids=lambda k: k["file"])
 def test_ours_equals_ptxas_and_the_reference(entry):
-    ptx = (tc.TRITON_DIR / entry["file"]).read_text()
-    theirs_result, theirs = tc.launch(entry, oracle.ptxas(ptx).output)
-    assert not theirs_result.hazards, [str(h) for h in theirs_result.hazards[:3]]
-    assert tc.check_reference(entry, theirs) == []
-    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", entry["file"]), "sm_89",
-                                       filename=entry["file"])
-    ours_result, ours = tc.launch(entry, cubin)
-    assert not ours_result.hazards, [str(h) for h in ours_result.hazards[:3]]
-    for name, want in theirs.items():
-        got = ours[name]
-        bad = np.nonzero(got.view(np.uint8) != want.view(np.uint8))[0]
-        assert not len(bad), f"{name}: {len(bad)} bytes differ from ptxas's, first at byte {bad[0]}"
-    assert tc.check_reference(entry, ours) == []
+    assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry)
