@@ -346,10 +346,52 @@ def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
             report.diagnostic(CompileError(
                 f"Invalid {kind} cache modifier on {what} specified: {value}"))
     _check_controls_file(cl.get("apply-controls"))
+    if cl.get("maxrregcount") is not None:
+        for bound in ("minnctapersm", "maxntid"):
+            if cl.get(bound) is not None:
+                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
+                               f"ignoring -{bound} option")
     if "position-independent-code" in cl.values and \
             not cl.flag("suppress-position-independent-code-warning"):
         report.warning("'--position-independent-code' is a deprecated option and is no "
                        "longer functional. It will be removed in a future release")
+
+
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def _apply_launch_bounds(module, cl: CommandLine, report: Reporter) -> None:
+    """-maxntid / -minnctapersm as ptxas applies them: as if every entry without the
+    directive had it (with --override-directive-values, in place of the directive), all of
+    it ignored when -maxrregcount is given. A value that is not a positive number is
+    ignored; more than three, or more threads than a block may have, are warned about."""
+    if cl.get("maxrregcount") is not None:
+        return
+    from ptx2sass.frontend import ast
+    override = cl.flag("override-directive-values")
+    dims = [int(v) for v in cl.get("maxntid") or () if v.isdigit() and int(v) > 0]
+    if len(dims) > 3:
+        report.warning("Too many values specified for option '-maxntid', option will be ignored")
+        dims = []
+    blocks = cl.get("minnctapersm")
+    for fn in module.entries():
+        given = {d.name for d in fn.directives}
+        wanted = {}
+        if dims and (override or not given & {".maxntid", ".reqntid"}):
+            threads = 1
+            for d in dims:
+                threads *= d
+            if threads > MAX_THREADS_PER_BLOCK:
+                report.warning(f"Value of threads per SM for entry {fn.name} is out of range. "
+                               ".minnctapersm and .maxntid will be ignored")
+                continue
+            wanted[".maxntid"] = dims
+        if blocks and blocks > 0 and (override or ".minnctapersm" not in given):
+            wanted[".minnctapersm"] = [blocks]
+        if wanted:
+            fn.directives = [d for d in fn.directives if d.name not in wanted] + [
+                ast.PerformanceDirective(name=name, args=list(args), line=fn.line, column=0)
+                for name, args in wanted.items()]
 
 
 def _check_controls_file(path: str | None) -> None:
@@ -603,6 +645,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
     if _is_virtual(arch):
         return EXIT_OK     # a virtual target only checks the PTX, as ptxas does
+    _apply_launch_bounds(module, cl, report)
 
     generate = _code_generator()
     if generate is None:

@@ -118,6 +118,12 @@ CASES = [
     ("-arch=sm_89 -apply-controls empty.txt k.ptx", "elf.o"),
     ("-arch=sm_89 -O3 -O2 -Werror k.ptx", "elf.o"),
     ("-arch=sm_89 -maxrregcount=16 -Werror k.ptx", "elf.o"),
+    # launch bounds from the command line
+    ("-arch=sm_89 -maxntid x k.ptx", "elf.o"), ("-arch=sm_89 -maxntid 1,2,3,4 k.ptx", "elf.o"),
+    ("-arch=sm_89 -maxntid 2048 k.ptx", "elf.o"), ("-arch=sm_89 -maxntid 0 k.ptx", "elf.o"),
+    ("-arch=sm_89 -maxntid 64 -maxntid 2 -minnctapersm 2 k.ptx", "elf.o"),
+    ("-arch=sm_89 -maxntid 64 -minnctapersm 2 -maxrregcount 32 k.ptx", "elf.o"),
+    ("-arch=sm_89 -maxrregcount 32 -maxntid 64 -Werror k.ptx", "elf.o"),
     # several inputs: files and strings
     ("-arch=sm_89 k.ptx k2.ptx", "elf.o"), ("-arch=sm_89 k.ptx k.ptx", "elf.o"),
     ("-arch=sm_89 k2.ptx -ias " + "\x00".join(GOOD.split()), "elf.o"),

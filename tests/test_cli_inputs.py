@@ -292,3 +292,20 @@ def test_lines_name_ptxas_when_invoked_as_ptxas(tmp_path, capsys, monkeypatch):
         assert cli.main(["-arch=sm_89", "-v", "k.ptx", "-maxrregcount", "999"]) == 0
         err = capsys.readouterr().err.splitlines()
         assert err and all(ln.startswith(name + " ") or ln.startswith("    ") for ln in err)
+
+
+@pytest.mark.parametrize("options", [["-maxntid", "512"], ["-maxntid", "256,2"],
+                                     ["-maxntid", "1024", "-maxrregcount", "100"],
+                                     ["-maxntid", "128", "-override-directive-values"],
+                                     ["-minnctapersm", "2"]])
+def test_launch_bound_options_reach_the_cubin(options, tmp_path, capsys, monkeypatch):
+    """-maxntid stands in for a missing `.maxntid` (recorded in the cubin as ptxas records
+    it), unless -maxrregcount is given; with --override-directive-values it replaces one."""
+    text = VECADD.replace(".entry vecadd(", ".entry vecadd(").replace(
+        "\n{", "\n.maxntid 64, 1, 1\n{", 1) if "-override-directive-values" in options else VECADD
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "x.ptx", *options], tmp_path, capsys,
+                         monkeypatch)
+    _assert_same(theirs, ours)
+    from ptx2sass.encoder.cubin import read_cubin
+    assert [k.max_threads for k in read_cubin(ours[2]).kernels] == \
+        [k.max_threads for k in read_cubin(theirs.output).kernels]
