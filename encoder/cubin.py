@@ -692,6 +692,14 @@ def write_cubin(cubin: Cubin) -> bytes:
         raise CubinError(f"a value does not fit its ELF field: {e}") from None
 
 
+def _e_flags(arch, index: dict[str, int]) -> int:
+    """ptxas's ELF flags: the arch's, with the section index of `.note.nv.cuinfo` in the top
+    byte (6 in a cubin without debug sections: each debug section before the notes moves it)."""
+    if ".note.nv.cuinfo" not in index:
+        return arch.e_flags
+    return (arch.e_flags & 0xFFFFFF) | index[".note.nv.cuinfo"] << 24
+
+
 class _Writer:
     def __init__(self, cubin: Cubin):
         self.c = cubin
@@ -722,7 +730,7 @@ class _Writer:
             s.name_offset = shstr.offset(s.name)
         ordered[index[".shstrtab"]].data = shstr.data()
         header = ElfHeader(c.e_type, c.osabi, c.abi_version,
-                           c.e_flags if c.e_flags is not None else self.arch.e_flags,
+                           c.e_flags if c.e_flags is not None else _e_flags(self.arch, index),
                            ident_pad=c.ident_pad)
         segments = None
         if c.e_type == ET_EXEC:

@@ -228,7 +228,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
-                visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None) -> Cubin:
+                visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
+                debug_sections: list = ()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -245,6 +246,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
     debug-frame relocations for the linker.
+    `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
+    with a section symbol and its `.rel.<name>` of R_CUDA_64 entries against kernels' symbols
+    (`relocations`: (offset, kernel name)).
     """
     try:
         info = arch_info(arch)
@@ -276,7 +280,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError("extern variables need relocatable output")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
-    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=info.e_flags,
+    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass", "ptx2sass 0.0.1 (ptxas 13.5 compatible)",
                                             "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
               cuinfo=CudaInfo(vsm, toolkit_version))
@@ -355,7 +359,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
-    module_sections = [".debug_frame", ".nv.callgraph"]
+    module_sections = [".debug_frame"] + [d.name for d in debug_sections] + [".nv.callgraph"]
     if relocatable:
         module_sections += [".nv.prototype"] if extern_names or defined_funcs else []
     else:
@@ -472,8 +476,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
+    for i, d in enumerate(debug_sections, 1):
+        c.sections.insert(i, Section(d.name, SHT_PROGBITS, 0, 1, data=d.data))
+        if d.relocations:
+            c.reloc_sections.append(RelocSection(
+                f".rel{d.name}", d.name,
+                [Relocation(at, func_sym[name], R_CUDA_64) for at, name in reversed(d.relocations)]))
     if not relocatable:
-        c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
+        c.sections.insert(1 + len(debug_sections),
+                          Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:
         c.reloc_sections.append(RelocSection(
             ".rel.nv.constant4", ".nv.constant4",

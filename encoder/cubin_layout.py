@@ -24,6 +24,24 @@ def reloc_kinds(k: Kernel) -> tuple[str, ...]:
                  if any((r.addend is not None) == want for r in k.relocations))
 
 
+def is_debug_section(name: str) -> bool:
+    """DWARF and NVIDIA debug sections (`-lineinfo`, `-g`): placed after `.debug_frame`."""
+    return name.startswith((".debug_", ".nv_debug_"))
+
+
+def _debug_names(c: Cubin) -> list[str]:
+    """The debug sections in the order given, each followed by its relocation sections,
+    as ptxas names them (from `.debug_frame` on)."""
+    relocs = {}
+    for rs in c.reloc_sections:
+        relocs.setdefault(rs.target, []).append(rs.name)
+    names = [".debug_frame"]
+    for s in c.sections:
+        if is_debug_section(s.name) and s.name != ".debug_frame":
+            names += [s.name] + relocs.get(s.name, [])
+    return names
+
+
 def default_section_order(c: Cubin) -> list[str]:
     """Section order ptxas uses: string and symbol tables, debug frame, notes, `.nv.info`
     tables, call graph, relocation sections, constant banks, texts, then writable data."""
@@ -31,6 +49,7 @@ def default_section_order(c: Cubin) -> list[str]:
     generic = [s.name for s in c.sections]
     order = [".shstrtab", ".strtab", ".symtab"]
     order += [n for n in generic if n == ".debug_frame"]
+    order += [n for n in generic if is_debug_section(n) and n != ".debug_frame"]
     order += [n for n in (".note.nv.tkinfo", ".note.nv.cuinfo")
               if (c.tkinfo if n.endswith("tkinfo") else c.cuinfo) is not None]
     if c.module_attributes is not None:
@@ -97,8 +116,8 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
         if k.externs:        # ptxas names a text relocation section for a system call
             names.append(f".rel.text.{k.name}")
         names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
-    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
-                                 if not rs.name.endswith("debug_frame")]
+    names += _debug_names(c) + [rs.name for rs in c.reloc_sections
+                                if not rs.name.endswith("debug_frame")]
     names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
               ".nv.rel.action"]
     seen: set[str] = set()
@@ -126,8 +145,8 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
         if k.externs:
             names.append(f".rel.text.{k.name}")
         names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
-    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
-                                 if not rs.name.endswith("debug_frame")]
+    names += _debug_names(c) + [rs.name for rs in c.reloc_sections
+                                if not rs.name.endswith("debug_frame")]
     names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
               ".nv.rel.action"]
     names += [s.name for s in c.symbols if s.bind != STB_LOCAL]

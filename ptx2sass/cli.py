@@ -470,6 +470,7 @@ def _code_generator():
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch)
             from ptx2sass.inline import has_calls, inline_calls
+            options.setdefault("ptx_ast", module)    # -lineinfo reads `.loc`s off the tree
             if has_calls(module):       # as codegen.lower_ptx does
                 module = inline_calls(module)
             return compile_module(lower_module(module), arch, options, filename)
@@ -483,13 +484,15 @@ def _code_generator():
 
 
 def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filename: str,
-                     module=None) -> dict:
+                     module=None, last_text: str | None = None) -> dict:
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
         "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),
         "debug": cl.flag("device-debug"),
+        "suppress_debug_info": cl.flag("suppress-debug-info"),
+        "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
@@ -650,7 +653,8 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     generate = _code_generator()
     if generate is None:
         return report.fatal("code generation is not available in this build of ptx2sass")
-    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename, module))
+    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename, module,
+                                                          modules[-1][1]))
     try:
         cubin = generate(text, arch, **options)
     except CompileError as err:

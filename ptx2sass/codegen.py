@@ -265,14 +265,14 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             if mi.opcode == IMPLICIT_DEF:
                 continue
             if mi.opcode == COPY:
-                emitted.extend(_lower_copy(mi, colors, mf))
+                emitted.extend(_with_line(_lower_copy(mi, colors, mf), mi.line))
                 continue
             if mi.opcode == "RET":
-                emitted.extend(_epilogue(c))
+                emitted.extend(_with_line(_epilogue(c), mi.line))
             if mi.opcode == "ULDC" and mi.operands[0] == Reg("UR", DESCRIPTOR_UR):
                 # the descriptor again after a system call: only if some code reads it
                 if mf.uses_global_descriptor:
-                    emitted.append(_descriptor_slot(mi.operands[1]))
+                    emitted.extend(_with_line([_descriptor_slot(mi.operands[1])], mi.line))
                 continue
             shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
@@ -280,7 +280,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             if guard is None and _is_self_move(mi.opcode, mi.modifiers, ops):
                 continue
             reads, writes = _footprint(mi, colors, mf)
-            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
+            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
+                                line=mi.line))
             if mi.opcode == "LEPC":           # a system call's return address counts from here
                 emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
@@ -298,6 +299,12 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     if label_pending:
         raise CompileError(f"function {c.fn.name}: a block at the end has no instructions")
     return slots, warp_sync_slots
+
+
+def _with_line(slots: list[Slot], line: int | None) -> list[Slot]:
+    for s in slots:
+        s.line = line
+    return slots
 
 
 def _frame_move(size: int) -> Slot:
@@ -344,9 +351,12 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     max_registers: int | None = None,
                     functions: dict[str, _Compiled] | None = None,
                     pointers: dict[str, int] | None = None,
-                    externs: dict[str, ir.Function] | None = None) -> KernelCode:
+                    externs: dict[str, ir.Function] | None = None,
+                    body_lines: dict[str, int] | None = None) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
-    of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
+    of which the kernel's text gets a private copy of those it reaches (as ptxas does).
+    `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
+    prologue in line tables (absent: the prologue has no line)."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
     if fn.is_entry:
@@ -367,13 +377,15 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots = ([_descriptor_slot(ConstRef(0, info.global_desc_offset))]
                  if mf.uses_global_descriptor and info.global_desc_offset is not None else [])
         slots += _callee_prologue(kernel)
+    body_lines = body_lines or {}
+    _with_line(slots, body_lines.get(fn.name))
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)
     subfunctions = []
     for c in callees:
         code, sync = _body_slots(c, abi.label_of(c.fn.name) + "/")
-        code = _callee_prologue(c) + code
+        code = _with_line(_callee_prologue(c), body_lines.get(c.fn.name)) + code
         code[0].labels.insert(0, abi.label_of(c.fn.name))
         code[0].block_start = True
         subfunctions.append(c)
@@ -460,7 +472,23 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.externs = [name for name in externs if name in called]     # declaration order
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
+    code.ptx_lines = _block_filled_lines(slots)
     return code
+
+
+def _block_filled_lines(slots: list[Slot]) -> list[int | None]:
+    """Each slot's PTX line; a slot without one (a copy, a NOP, a convergence barrier) takes
+    its predecessor's in the same block, or at a block's top its successor's."""
+    lines = [s.line for s in slots]
+    starts = [k for k, s in enumerate(slots) if k == 0 or s.block_start or s.labels] + [len(slots)]
+    for a, b in zip(starts, starts[1:]):
+        known = [lines[k] for k in range(a, b) if lines[k] is not None]
+        previous = known[0] if known else None
+        for k in range(a, b):
+            if lines[k] is None:
+                lines[k] = previous
+            previous = lines[k]
+    return lines
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -481,6 +509,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if info.family != "ampere":
         raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
     relocatable = _flag((options or {}).get("compile_only"))
+    source = _debug_source(module, options or {}, filename)
+    body_lines = source.body_line if source is not None else None
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
     if int((options or {}).get("opt_level", 3)) > 0:
@@ -510,7 +540,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         started = time.perf_counter()
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs)
+                               pointers, externs, body_lines)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -539,6 +569,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
+    debug_sections = []
+    if source is not None:
+        from ptx2sass.debuginfo.sections import KernelLines, lineinfo_sections
+        debug_sections = lineinfo_sections(
+            [KernelLines(k.name, len(k.text), c.ptx_lines) for k, c in reversed(list(zip(kernels, codes)))],
+            source, (options or {}).get("ptx_text") or "")
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
@@ -546,8 +582,31 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
-                                    ptx_target=target if target.startswith("sm_") else arch))
+                                    ptx_target=target if target.startswith("sm_") else arch,
+                                    debug_sections=debug_sections))
     return cubin, codes
+
+
+def _debug_source(module: ir.Module, options: dict, filename: str | None):
+    """The PTX's source map when the cubin gets line tables (None otherwise): with
+    -lineinfo, -g or `.target debug`, or when the PTX has any `.loc` (ptxas then writes
+    them unasked); never with --suppress-debug-info."""
+    if _flag(options.get("suppress_debug_info")):
+        return None
+    wanted = (_flag(options.get("lineinfo")) or _flag(options.get("debug"))
+              or "debug" in (module.target or "").replace(" ", "").split(","))
+    text = options.get("ptx_text")
+    if not wanted and not (text and ".loc" in text):
+        return None
+    tree = options.get("ptx_ast")
+    if tree is None:
+        if text is None:
+            return None
+        from ptx2sass.frontend import parse
+        tree = parse(text, filename or "<input>")
+    from ptx2sass.debuginfo.source_map import SourceMap
+    source = SourceMap(tree)
+    return source if wanted or source.has_loc else None
 
 
 def _called_names(fn: ir.Function) -> list[str]:
@@ -614,10 +673,15 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
               whole_program: bool = True) -> ir.Module:
     """PTX text → checked SSA IR (the frontend); `whole_program=False` (ptxas -c) lets
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
+    return _lower(ptx, arch, filename, whole_program)[0]
+
+
+def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
+    """`lower_ptx`'s SSA IR and the checked syntax tree it came from."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.inline import has_calls, inline_calls, linkable_functions
-    module = parse(ptx, filename)
+    tree = module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
     linkable = set() if whole_program else linkable_functions(module)
     if has_calls(module):
@@ -626,10 +690,13 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
-    return out
+    return out, tree
 
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
     """PTX text → cubin: the frontend, then `compile_module`."""
     whole_program = not _flag(options.get("compile_only"))
-    return compile_module(lower_ptx(ptx, arch, filename, whole_program), arch, options, filename)
+    module, tree = _lower(ptx, arch, filename, whole_program)
+    options.setdefault("ptx_text", ptx)
+    options.setdefault("ptx_ast", tree)
+    return compile_module(module, arch, options, filename)

@@ -43,6 +43,7 @@ class Slot:
     writes: list[tuple[str, int]] = field(default_factory=list)
     block_start: bool = False
     labels: list[str] = field(default_factory=list)   # block labels bound to this slot
+    line: int | None = None        # the PTX line it came from (debug line tables); None: unknown
     stall: int = 1
     wr_sb: int = 7
     rd_sb: int = 7

@@ -1,0 +1,176 @@
+"""The debug sections of a cubin, as ptxas 13.5 writes them for `-lineinfo`.
+
+`.debug_line` maps SASS addresses to the `.loc` source lines (its files from `.file`);
+`.nv_debug_line_sass` maps them to lines of `.nv_debug_ptx_txt`, the PTX itself (file 0, an
+empty file table). Both hold one sequence per kernel, in the cubin's kernel order, whose
+start address is relocated (R_CUDA_64) against the kernel's symbol; a kernel without any
+`.loc` has no `.debug_line` sequence. The PTX's `.debug_str`, which names inlined functions
+for the line table, is kept.
+"""
+from __future__ import annotations
+
+from ptx2sass.dataclass_cache import dataclass
+
+from .line_program import NOT_INLINED, Row, Sequence, line_program
+from .ptx_text import ptx_text_section
+from .source_map import DATA_WIDTH, SourceMap, section_labels
+
+
+@dataclass
+class KernelLines:
+    """One kernel's text size and the PTX line of each instruction from its start (the
+    words after the last are its closing branch and padding, covered by the last row);
+    `functions`: (offset, opening-brace line) of each out-of-line function in its text (at
+    offset 0 for a `.func` compiled on its own: it has no prologue)."""
+    name: str
+    text_size: int
+    ptx_lines: list[int | None]
+    functions: list[tuple[int, int]] = ()
+
+
+@dataclass
+class DebugSection:
+    """A section to add after `.debug_frame`, with its relocations: (offset, kernel)."""
+    name: str
+    data: bytes
+    relocations: list[tuple[int, str]]
+
+
+def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: str) -> list[DebugSection]:
+    """`kernels` in the cubin's order; `ptx_text` the (last) input file's text."""
+    strings = source.section(".debug_str")
+    names = section_labels(strings) if strings is not None else {}
+    sass_seqs = [Sequence(k.name, k.text_size, _ptx_rows(k)) for k in kernels]
+    source_seqs = [Sequence(k.name, k.text_size, rows) for k in kernels
+                   if (rows := _source_rows(k, source, names))]
+    directories, files = _file_table(source)
+    out = []
+    data, relocs = line_program(source_seqs, directories, files)
+    out.append(DebugSection(".debug_line", data, relocs))
+    if strings is not None:
+        out.append(DebugSection(".debug_str", section_data(strings), []))
+    data, relocs = line_program(sass_seqs)
+    out.append(DebugSection(".nv_debug_line_sass", data, relocs))
+    out.append(DebugSection(".nv_debug_ptx_txt", ptx_text_section(ptx_text), []))
+    return out
+
+
+def _filled(lines: list[int | None]) -> list[int]:
+    out, previous = [], next((x for x in lines if x is not None), 1)
+    for x in lines:
+        previous = x if x is not None else previous
+        out.append(previous)
+    return out
+
+
+def _ptx_rows(k: KernelLines) -> list[Row]:
+    """A row where the PTX line changes; an out-of-line function in the text starts with a
+    row for its opening brace (its prologue's line) and `prologue_end`."""
+    entries = dict(k.functions)
+    rows: list[Row] = []
+    for i, line in enumerate(_filled(k.ptx_lines) or [1]):
+        if 16 * i in entries:
+            rows.append(Row(16 * i, entries[16 * i], prologue_end=True))
+        if not rows or line != rows[-1].line:
+            rows.append(Row(16 * i, line))
+    return rows
+
+
+def _source_rows(k: KernelLines, source: SourceMap, names: dict[str, int]) -> list[Row]:
+    """Rows for the instructions' `.loc`s. The first instruction (the prologue) takes the
+    function's first `.loc`; an instruction without one (more of the prologue, code before
+    the first `.loc`, `.loc` line 0) continues the row before it. Inlined code first gets a
+    row for each call site of its chain that has none yet (made once per chain prefix), and
+    refers to the innermost one."""
+    chains = [c if c is not None and c[-1].line else None
+              for c in (source.loc(k.name, line) for line in k.ptx_lines)]
+    first = (chains[0] if chains else None) or source.first_loc.get(k.name) \
+        or next((c for c in chains if c is not None), None)
+    if first is None:
+        return []
+    rows: list[Row] = []
+    site_rows: dict[tuple, int] = {}     # a chain prefix -> its call-site row (1-based,
+                                         # counting rows proper, not address moves)
+    state = None
+    moves = 0       # rows that only move the address
+
+    def inlined(prefix: tuple) -> tuple[int, int]:
+        """The extension operands of a row for `prefix`'s last `.loc`."""
+        if len(prefix) == 1:
+            return NOT_INLINED
+        return site_rows[prefix[:-1]], names.get(prefix[-1].function_name, 0)
+
+    def emit(address: int, chain: tuple) -> None:
+        nonlocal state, moves
+        for j in range(1, len(chain)):
+            prefix = chain[:j]
+            if prefix not in site_rows:
+                rows.append(Row(address, prefix[-1].line, prefix[-1].file, inlined(prefix)))
+                site_rows[prefix] = len(rows) - moves
+                state = (rows[-1].file, rows[-1].line, rows[-1].inlined)
+        leaf = (chain[-1].file, chain[-1].line, inlined(chain))
+        if leaf != state:       # the same line in another inlining: no row, only the state
+            same_line = state is not None and leaf[:2] == state[:2]
+            rows.append(Row(address, leaf[1], leaf[0], leaf[2], copy=not same_line))
+            moves += same_line
+            state = leaf
+
+    emit(0, first)
+    # ptxas moves the address to the first instruction after a kernel's prologue even when
+    # that instruction continues the first row
+    body = None
+    if 0 not in dict(k.functions):
+        body = next((i for i, line in enumerate(k.ptx_lines) if line != k.ptx_lines[0]), None)
+    for i, chain in enumerate(chains[1:], 1):
+        before = len(rows)
+        if chain is not None:
+            emit(16 * i, chain)
+        if i == body and len(rows) == before:
+            rows.append(Row(16 * i, rows[-1].line, rows[-1].file, rows[-1].inlined, copy=False))
+            moves += 1
+    return rows
+
+
+def _file_table(source: SourceMap) -> tuple[list[str], list[tuple[str, int, int, int]]]:
+    """`.file`s by index: each path split into a directory (numbered in order of first use,
+    from 1) and a name; the line rows name files by their `.file` index as written."""
+    directories: list[str] = []
+    files = []
+    for index in sorted(source.files):
+        f = source.files[index]
+        directory, _, name = f.path.rpartition("/")
+        if directory:
+            if directory not in directories:
+                directories.append(directory)
+            d = directories.index(directory) + 1
+        else:
+            d = 0
+        mtime, length = (f.extra + [0, 0])[:2]
+        files.append((name, d, mtime, length))
+    return directories, files
+
+
+def section_data(section, resolve=None) -> bytes:
+    """A debug section's bytes; a value naming a label or section is `resolve(name)` (0
+    without a resolver)."""
+    out = bytearray()
+    for entry in section.entries:
+        if entry.label is not None:
+            continue
+        width = DATA_WIDTH.get(entry.type, 1)
+        for value in entry.values:
+            out += (_value(value, resolve) & ((1 << 8 * width) - 1)).to_bytes(width, "little")
+    return bytes(out)
+
+
+def _value(node, resolve) -> int:
+    from ptx2sass.frontend import ast
+    if isinstance(node, ast.IntLit):
+        return node.value
+    if isinstance(node, ast.Name):
+        return resolve(node.name) if resolve else 0
+    if isinstance(node, ast.Binary) and node.op == "+":
+        return _value(node.left, resolve) + _value(node.right, resolve)
+    if isinstance(node, ast.Unary) and node.op == "-":
+        return -_value(node.operand, resolve)
+    return 0
