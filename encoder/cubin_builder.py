@@ -247,8 +247,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
     debug-frame relocations for the linker.
     `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
-    with a section symbol and its `.rel.<name>` of R_CUDA_64 entries against kernels' symbols
-    (`relocations`: (offset, kernel name)).
+    with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
+    (offset, kernel or section name, type, addend or None)).
     """
     try:
         info = arch_info(arch)
@@ -478,10 +478,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
     for i, d in enumerate(debug_sections, 1):
         c.sections.insert(i, Section(d.name, SHT_PROGBITS, 0, 1, data=d.data))
-        if d.relocations:
-            c.reloc_sections.append(RelocSection(
-                f".rel{d.name}", d.name,
-                [Relocation(at, func_sym[name], R_CUDA_64) for at, name in reversed(d.relocations)]))
+        relocs = [Relocation(at, func_sym[name] if name in func_sym else c.symbol_index(name), kind, addend)
+                  for at, name, kind, addend in reversed(d.relocations)]
+        for kind in ("rela", "rel"):     # ptxas: RELA first
+            chosen = [r for r in relocs if (r.addend is not None) == (kind == "rela")]
+            if chosen:
+                c.reloc_sections.append(RelocSection(f".{kind}{d.name}", d.name, chosen))
     if not relocatable:
         c.sections.insert(1 + len(debug_sections),
                           Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))

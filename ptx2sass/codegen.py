@@ -574,7 +574,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         from ptx2sass.debuginfo.sections import KernelLines, lineinfo_sections
         debug_sections = lineinfo_sections(
             [KernelLines(k.name, len(k.text), c.ptx_lines) for k, c in reversed(list(zip(kernels, codes)))],
-            source, (options or {}).get("ptx_text") or "")
+            source, (options or {}).get("ptx_text") or "", relocatable)
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,

@@ -256,7 +256,7 @@ def replay(ptx: str, arch: str = "sm_89", name: str = "input.ptx",
             functions.insert(0, (0, source.body_line.get(k.name)))
         kernels.append(KernelLines(k.name, len(k.text), lines[k.name],
                                    [(at, line) for at, line in functions if line is not None]))
-    ours = {d.name: d for d in lineinfo_sections(kernels, source, ptx)}
+    ours = {d.name: d for d in lineinfo_sections(kernels, source, ptx, "-c" in options)}
     out = {}
     for s in c.sections:
         if s.name.startswith((".debug_", ".nv_debug_")) and s.name != ".debug_frame":
@@ -277,8 +277,9 @@ def debug_structure(cubin: bytes) -> dict:
     """What `cuobjdump -elf` shows of a cubin's debug sections, without sizes and offsets:
     the ELF flags; each debug section's name, type, flags, alignment, entry size, link and
     info (as names) in file order; the debug section symbols in symbol-table order; each
-    debug relocation section's entries as (symbol name, type); the section list's position
-    of `.note.nv.cuinfo`."""
+    debug relocation section's entries as sorted (symbol name, type) pairs and whether they
+    are listed at decreasing offsets, as ptxas lists them (`.debug_frame`'s, which follow the
+    code's functions, left out); the section list's position of `.note.nv.cuinfo`."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.relocation import RelocationSection
     elf = ELFFile(io.BytesIO(cubin))
@@ -292,9 +293,11 @@ def debug_structure(cubin: bytes) -> dict:
         info = names[s["sh_info"]] if isinstance(s, RelocationSection) else s["sh_info"]
         sections.append((s.name, s["sh_type"], s["sh_flags"], s["sh_addralign"], s["sh_entsize"],
                          names[s["sh_link"]] if s["sh_link"] else None, info))
-        if isinstance(s, RelocationSection):
-            relocations[s.name] = [(symbols[r["r_info_sym"]].name, r["r_info_type"])
-                                   for r in s.iter_relocations()]
+        if isinstance(s, RelocationSection) and not s.name.endswith("debug_frame"):
+            entries = list(s.iter_relocations())
+            offsets = [r["r_offset"] for r in entries]
+            relocations[s.name] = (sorted((symbols[r["r_info_sym"]].name, r["r_info_type"]) for r in entries),
+                                   offsets == sorted(offsets, reverse=True))
     return {"e_flags": elf.header["e_flags"], "cuinfo_index": names.index(".note.nv.cuinfo"),
             "sections": sections, "relocations": relocations,
             "section_symbols": [s.name for s in symbols

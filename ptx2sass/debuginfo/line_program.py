@@ -9,8 +9,8 @@ the end of the kernel's text before `DW_LNE_end_sequence`. A row that moves the 
 changes the line by -5..8 is a special opcode; any other is `advance_line`, `advance_pc`,
 `copy` (each only when needed). ptxas's inlining extension (extended opcode 0x90) gives a row
 the row (1-based within its sequence) of its call site and its function's name (an offset
-into `.debug_str`); (0, 0) ends inlining. A program that uses it has four zero bytes more
-at the end of its header (ptxas 13.5; their meaning is not known).
+into `.debug_str`); (0, 0) ends inlining. A program that uses it ends its header with the
+32-bit offset of those names' `.debug_str` (0; relocated in relocatable output).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ DW_LNS_set_prologue_end = 10
 DW_LNE_end_sequence, DW_LNE_set_address = 1, 2
 DW_LNE_NV_inlined = 0x90      # ptxas's extension: (call-site row, function name offset)
 NOT_INLINED = (0, 0)
-INLINING_HEADER_PAD = 4
+NAMES_OFFSET_SIZE = 4
 
 
 @dataclass
@@ -79,8 +79,9 @@ def _extended(opcode: int, payload: bytes) -> bytes:
 
 
 def line_program(sequences: list[Sequence], directories: list[str] = (),
-                 files: list[tuple[str, int, int, int]] = ()) -> tuple[bytes, list[tuple[int, str]]]:
-    """The section's bytes and its relocations: (offset of a set_address operand, symbol).
+                 files: list[tuple[str, int, int, int]] = ()) -> tuple[bytes, list[tuple[int, str]], int | None]:
+    """The section's bytes, its relocations (offset of a set_address operand, symbol) and
+    where the header holds the `.debug_str` offset (None: no inlining, no such field).
     `files` are (name, directory index, modification time, length)."""
     # minimum instruction length 1, default_is_stmt 1
     header = bytearray([1, 1, LINE_BASE & 0xFF, LINE_RANGE, OPCODE_BASE]) + STANDARD_OPCODE_LENGTHS
@@ -90,8 +91,10 @@ def line_program(sequences: list[Sequence], directories: list[str] = (),
     for name, directory, mtime, length in files:
         header += name.encode("latin-1", "replace") + b"\0" + uleb(directory) + uleb(mtime) + uleb(length)
     header += b"\0"
+    names_field = None
     if any(row.inlined != NOT_INLINED for seq in sequences for row in seq.rows):
-        header += bytes(INLINING_HEADER_PAD)
+        names_field = 4 + 2 + 4 + len(header)
+        header += bytes(NAMES_OFFSET_SIZE)
     body, relocations = bytearray(), []
     start = 4 + 2 + 4 + len(header)            # where the program begins in the section
     for seq in sequences:
@@ -100,7 +103,7 @@ def line_program(sequences: list[Sequence], directories: list[str] = (),
         body += struct.pack("<Q", 0)
         body += _sequence(seq)
     unit = struct.pack("<H", VERSION) + struct.pack("<I", len(header)) + bytes(header) + bytes(body)
-    return struct.pack("<I", len(unit)) + unit, relocations
+    return struct.pack("<I", len(unit)) + unit, relocations, names_field
 
 
 def _sequence(seq: Sequence) -> bytes:

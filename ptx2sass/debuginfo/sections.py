@@ -5,9 +5,13 @@
 empty file table). Both hold one sequence per kernel, in the cubin's kernel order, whose
 start address is relocated (R_CUDA_64) against the kernel's symbol; a kernel without any
 `.loc` has no `.debug_line` sequence. The PTX's `.debug_str`, which names inlined functions
-for the line table, is kept.
+for the line table, is kept. Relocatable output (-c) names the PTX text
+`.nv_debug_ptx_txt.<Adler-32 of the input>` and relocates `.debug_line`'s pointer to
+`.debug_str` (R_CUDA_32).
 """
 from __future__ import annotations
+
+import zlib
 
 from ptx2sass.dataclass_cache import dataclass
 
@@ -28,15 +32,21 @@ class KernelLines:
     functions: list[tuple[int, int]] = ()
 
 
+R_CUDA_32, R_CUDA_64 = 1, 2
+
+
 @dataclass
 class DebugSection:
-    """A section to add after `.debug_frame`, with its relocations: (offset, kernel)."""
+    """A section to add after `.debug_frame`, with its relocations: (offset, symbol, type,
+    addend); the symbol is a kernel or a section (its section symbol), the addend None
+    for a REL entry."""
     name: str
     data: bytes
-    relocations: list[tuple[int, str]]
+    relocations: list[tuple[int, str, int, int | None]]
 
 
-def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: str) -> list[DebugSection]:
+def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: str,
+                      relocatable: bool = False) -> list[DebugSection]:
     """`kernels` in the cubin's order; `ptx_text` the (last) input file's text."""
     strings = source.section(".debug_str")
     names = section_labels(strings) if strings is not None else {}
@@ -45,13 +55,20 @@ def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: s
                    if (rows := _source_rows(k, source, names))]
     directories, files = _file_table(source)
     out = []
-    data, relocs = line_program(source_seqs, directories, files)
+    data, relocs, names_field = line_program(source_seqs, directories, files)
+    relocs = [(at, kernel, R_CUDA_64, None) for at, kernel in relocs]
+    if relocatable and names_field is not None and strings is not None:
+        relocs.insert(0, (names_field, ".debug_str", R_CUDA_32, 0))
     out.append(DebugSection(".debug_line", data, relocs))
     if strings is not None:
         out.append(DebugSection(".debug_str", section_data(strings), []))
-    data, relocs = line_program(sass_seqs)
-    out.append(DebugSection(".nv_debug_line_sass", data, relocs))
-    out.append(DebugSection(".nv_debug_ptx_txt", ptx_text_section(ptx_text), []))
+    data, relocs, _ = line_program(sass_seqs)
+    out.append(DebugSection(".nv_debug_line_sass", data, [(at, k, R_CUDA_64, None) for at, k in relocs]))
+    text = ptx_text_section(ptx_text)
+    name = ".nv_debug_ptx_txt"
+    if relocatable:
+        name += f".{zlib.adler32(ptx_text.encode('latin-1', 'replace'))}"
+    out.append(DebugSection(name, text, []))
     return out
 
 
