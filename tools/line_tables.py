@@ -5,7 +5,9 @@
 For every kernel both compilers build from a corpus file (compiled with `-lineinfo`), the
 per-instruction line of nvdisasm's listings: `-gp` (the PTX line, `.nv_debug_line_sass`) and
 `-g` (the `.loc` source line, `.debug_line`). Where our instruction sequence maps 1:1 to
-ptxas's (the same opcodes and modifiers, in the same order), the two tables must be equal;
+ptxas's (the same opcodes in the same order; modifiers, and MOV against IMAD.MOV, aside),
+the two tables must be equal; elsewhere instructions are paired by opcode runs and the
+share of pairs with the same line is printed;
 everywhere, ours must be complete (every instruction has a PTX line of its function) and
 well formed (each sequence's rows at increasing addresses inside the text, read back with
 pyelftools). Figures are printed separately for the held-back quarter of each corpus
@@ -76,6 +78,26 @@ class KernelResult:
     source_equal: bool | None = None     # -g tables equal (1:1 kernels)
     complete: bool = True
     problems: list[str] = field(default_factory=list)
+    matched: int = 0                     # instructions paired with ptxas's by opcode
+    ptx_agree: int = 0                   # ... of which both map to the same PTX line
+    source_matched: int = 0              # paired instructions where ptxas has a source line
+    source_agree: int = 0                # ... of which ours is the same (-g)
+
+
+def _family(opcode: str) -> str:
+    """An opcode with the choices two compilers make differently folded away: the
+    modifiers, and IMAD.MOV / IADD3 / LOP3 moves as MOV."""
+    if opcode.startswith(("IMAD.MOV", "MOV")):
+        return "MOV"
+    return opcode.split(".")[0]
+
+
+def _pairs(mine: list[Listed], other: list[Listed]) -> list[tuple[int, int]]:
+    """Instructions paired by the longest matching runs of opcode families."""
+    import difflib
+    sm = difflib.SequenceMatcher(None, [_family(i.opcode) for i in mine],
+                                 [_family(i.opcode) for i in other], autojunk=False)
+    return [(a + k, b + k) for a, b, n in sm.get_matching_blocks() for k in range(n)]
 
 
 def compare(ptx: str, arch: str = "sm_89", name: str = "input.ptx") -> list[KernelResult]:
@@ -92,18 +114,24 @@ def compare(ptx: str, arch: str = "sm_89", name: str = "input.ptx") -> list[Kern
     ours_gp, theirs_gp = tables["-gp"]
     for kernel, mine in ours_gp.items():
         mine, other = body(mine), body(theirs_gp.get(kernel, []))
-        same = [i.opcode for i in mine] == [i.opcode for i in other]
+        same = [_family(i.opcode) for i in mine] == [_family(i.opcode) for i in other]
         r = KernelResult(kernel, same, problems=list(problems.get(kernel, [])))
         for i in mine:
             if not i.lines or i.lines[-1][1] not in valid:
                 r.complete = False
                 r.problems.append(f"{i.address:#06x} {i.opcode}: PTX line {i.lines}")
                 break
+        src_mine = body(tables["-g"][0].get(kernel, []))
+        src_theirs = body(tables["-g"][1].get(kernel, []))
         if same:
             r.ptx_equal = [i.lines for i in mine] == [i.lines for i in other]
-            src_mine = body(tables["-g"][0].get(kernel, []))
-            src_theirs = body(tables["-g"][1].get(kernel, []))
             r.source_equal = [i.lines for i in src_mine] == [i.lines for i in src_theirs]
+        for a, b in _pairs(mine, other):
+            r.matched += 1
+            r.ptx_agree += mine[a].lines == other[b].lines
+            if a < len(src_mine) and b < len(src_theirs) and src_theirs[b].lines:
+                r.source_matched += 1
+                r.source_agree += src_mine[a].lines == src_theirs[b].lines
         results.append(r)
     return results
 
@@ -160,6 +188,10 @@ def well_formed(cubin: bytes) -> dict[str, list[str]]:
     return out
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
 def held_back(name: str) -> bool:
     """The quarter of each corpus kept out of tuning."""
     return hashlib.sha256(name.encode()).digest()[0] % 4 == 0
@@ -174,12 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="files per corpus (0: all)")
     ap.add_argument("-v", "--verbose", action="store_true", help="name the kernels that differ")
     args = ap.parse_args(argv)
-    print("corpus   part       files kernels  1:1  -gp equal  -g equal  complete  failed")
+    print("corpus   part       files kernels  1:1  -gp equal  -g equal  complete  failed"
+          "  paired  -gp agree  -g agree")
     for corpus in args.corpora:
         files = ptx_files(corpus)[: args.limit or None]
         for part, chosen in (("tuned", [f for f in files if not held_back(f.name)]),
                              ("held-back", [f for f in files if held_back(f.name)])):
-            kernels = one = gp = g = complete = failed = 0
+            kernels = one = gp = g = complete = failed = paired = gp_agree = g_paired = g_agree = 0
             for path in chosen:
                 try:
                     results = compare(path.read_text(encoding="latin-1"), args.arch, path.name)
@@ -192,9 +225,14 @@ def main(argv: list[str] | None = None) -> int:
                     gp += bool(r.ptx_equal)
                     g += bool(r.source_equal)
                     complete += r.complete and not r.problems
+                    paired += r.matched
+                    gp_agree += r.ptx_agree
+                    g_paired += r.source_matched
+                    g_agree += r.source_agree
                     if args.verbose and (r.problems or r.one_to_one and not (r.ptx_equal and r.source_equal)):
                         print(f"    {path.name} {r.name}: gp={r.ptx_equal} g={r.source_equal} {r.problems[:2]}")
-            print(f"{corpus:8} {part:9} {len(chosen):6} {kernels:7} {one:4} {gp:10} {g:9} {complete:9} {failed:7}")
+            print(f"{corpus:8} {part:9} {len(chosen):6} {kernels:7} {one:4} {gp:10} {g:9} {complete:9} {failed:7}"
+                  f"  {paired:6} {_share(gp_agree, paired):>10} {_share(g_agree, g_paired):>9}")
     return 0
 
 

@@ -4,8 +4,9 @@
 Header: version 3, minimum instruction length 1, `default_is_stmt` 1, line base -5, line
 range 14, opcode base 13, then the include directories and files. One sequence per kernel:
 `DW_LNE_set_address` (an 8-byte field the caller relocates against the kernel's symbol),
-`DW_LNS_set_file`, the first row, `DW_LNS_set_prologue_end`, the other rows, and an advance to
-the end of the kernel's text before `DW_LNE_end_sequence`. A row that moves the address and
+`DW_LNS_set_file`, the first row, the other rows, and an advance to the end of the kernel's
+text before `DW_LNE_end_sequence`; `DW_LNS_set_prologue_end` follows a function's first row
+(after the next row's file switch). A row that moves the address and
 changes the line by -5..8 is a special opcode; any other is `advance_line`, `advance_pc`,
 `copy` (each only when needed). ptxas's inlining extension (extended opcode 0x90) gives a row
 the row (1-based within its sequence) of its call site and its function's name (an offset
@@ -111,11 +112,15 @@ def _sequence(seq: Sequence) -> bytes:
     first = seq.rows[0]
     out += bytes([DW_LNS_set_file]) + uleb(first.file)
     address, line, file, inlined = 0, 1, first.file, NOT_INLINED
+    prologue_end = False     # written before the next row's moves (after its file switch)
     for k, row in enumerate(seq.rows):
         if row.file != file:
             out += bytes([DW_LNS_set_file]) + uleb(row.file)
         if row.inlined != inlined:
             out += _extended(DW_LNE_NV_inlined, uleb(row.inlined[0]) + uleb(row.inlined[1]))
+        if prologue_end:
+            out.append(DW_LNS_set_prologue_end)
+            prologue_end = False
         dl, da = row.line - line, row.address - address
         special = OPCODE_BASE + (dl - LINE_BASE) + LINE_RANGE * da
         if row.copy and dl and da > 0 and LINE_BASE <= dl < LINE_BASE + LINE_RANGE and special <= 255:
@@ -130,8 +135,9 @@ def _sequence(seq: Sequence) -> bytes:
         address, file, inlined = row.address, row.file, row.inlined
         if row.copy:
             line = row.line
-        if k == 0 or row.prologue_end:
-            out.append(DW_LNS_set_prologue_end)
+        prologue_end = k == 0 or row.prologue_end
+    if prologue_end:
+        out.append(DW_LNS_set_prologue_end)
     out += bytes([DW_LNS_advance_pc]) + _address_advance(seq.end - address)
     out += _extended(DW_LNE_end_sequence, b"")
     return bytes(out)

@@ -6,8 +6,9 @@ empty file table). Both hold one sequence per kernel, in the cubin's kernel orde
 start address is relocated (R_CUDA_64) against the kernel's symbol; a kernel without any
 `.loc` has no `.debug_line` sequence. The PTX's `.debug_str`, which names inlined functions
 for the line table, is kept. Relocatable output (-c) names the PTX text
-`.nv_debug_ptx_txt.<Adler-32 of the input>` and relocates `.debug_line`'s pointer to
-`.debug_str` (R_CUDA_32).
+`.nv_debug_ptx_txt.<Adler-32 of the input>`, lists that name as file 1 of
+`.nv_debug_line_sass` (for the linker, which joins several), and relocates `.debug_line`'s
+pointer to `.debug_str` (R_CUDA_32).
 """
 from __future__ import annotations
 
@@ -50,7 +51,11 @@ def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: s
     """`kernels` in the cubin's order; `ptx_text` the (last) input file's text."""
     strings = source.section(".debug_str")
     names = section_labels(strings) if strings is not None else {}
-    sass_seqs = [Sequence(k.name, k.text_size, _ptx_rows(k)) for k in kernels]
+    text_name = ".nv_debug_ptx_txt"
+    if relocatable:
+        text_name += f".{zlib.adler32(ptx_text.encode('latin-1', 'replace'))}"
+    file = 1 if relocatable else 0      # relocatable: the text section is file 1
+    sass_seqs = [Sequence(k.name, k.text_size, _ptx_rows(k, file)) for k in kernels]
     source_seqs = [Sequence(k.name, k.text_size, rows) for k in kernels
                    if (rows := _source_rows(k, source, names))]
     directories, files = _file_table(source)
@@ -62,13 +67,9 @@ def lineinfo_sections(kernels: list[KernelLines], source: SourceMap, ptx_text: s
     out.append(DebugSection(".debug_line", data, relocs))
     if strings is not None:
         out.append(DebugSection(".debug_str", section_data(strings), []))
-    data, relocs, _ = line_program(sass_seqs)
+    data, relocs, _ = line_program(sass_seqs, files=[(text_name, 0, 0, 0)] if relocatable else ())
     out.append(DebugSection(".nv_debug_line_sass", data, [(at, k, R_CUDA_64, None) for at, k in relocs]))
-    text = ptx_text_section(ptx_text)
-    name = ".nv_debug_ptx_txt"
-    if relocatable:
-        name += f".{zlib.adler32(ptx_text.encode('latin-1', 'replace'))}"
-    out.append(DebugSection(name, text, []))
+    out.append(DebugSection(text_name, ptx_text_section(ptx_text), []))
     return out
 
 
@@ -80,16 +81,16 @@ def _filled(lines: list[int | None]) -> list[int]:
     return out
 
 
-def _ptx_rows(k: KernelLines) -> list[Row]:
+def _ptx_rows(k: KernelLines, file: int) -> list[Row]:
     """A row where the PTX line changes; an out-of-line function in the text starts with a
     row for its opening brace (its prologue's line) and `prologue_end`."""
     entries = dict(k.functions)
     rows: list[Row] = []
     for i, line in enumerate(_filled(k.ptx_lines) or [1]):
         if 16 * i in entries:
-            rows.append(Row(16 * i, entries[16 * i], prologue_end=True))
+            rows.append(Row(16 * i, entries[16 * i], file, prologue_end=True))
         if not rows or line != rows[-1].line:
-            rows.append(Row(16 * i, line))
+            rows.append(Row(16 * i, line, file))
     return rows
 
 
@@ -133,11 +134,11 @@ def _source_rows(k: KernelLines, source: SourceMap, names: dict[str, int]) -> li
             state = leaf
 
     emit(0, first)
-    # ptxas moves the address to the first instruction after a kernel's prologue even when
-    # that instruction continues the first row
+    # ptxas moves the address to a kernel's first instruction after the prologue that has a
+    # `.loc`, even when that instruction continues the first row
     body = None
     if 0 not in dict(k.functions):
-        body = next((i for i, line in enumerate(k.ptx_lines) if line != k.ptx_lines[0]), None)
+        body = next((i for i, c in enumerate(chains) if i and c is not None), None)
     for i, chain in enumerate(chains[1:], 1):
         before = len(rows)
         if chain is not None:

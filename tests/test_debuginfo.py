@@ -1,0 +1,284 @@
+"""Debug information (`-lineinfo`, and any `.loc` in the PTX) against the pinned ptxas.
+
+Three checks, each against ptxas's own output for the same PTX (cached oracle runs):
+- replay: ptxas's instruction-to-PTX-line map (read off its `.nv_debug_line_sass`) fed to our
+  section writer must give ptxas's debug sections byte for byte: the PTX text, both line
+  programs with their `.loc` chains, inlining rows and file tables;
+- structure: our cubin's debug sections, flags, symbols and relocations as ptxas's
+  (`cuobjdump -elf`'s view without sizes and offsets);
+- our own line tables, read back by nvdisasm (`-gp`, `-g`) and pyelftools: complete (every
+  instruction has a PTX line of its function), well formed, and equal to ptxas's where
+  both compilers' code maps 1:1.
+
+Corpus sweeps take PTX2SASS_SAMPLE files per corpus (default 4; `all`: every file);
+`python -m tools.line_tables` gives the figures for whole corpora.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ptx2sass import cli, codegen, oracle
+from ptx2sass.encoder.cubin import read_cubin
+from tools.corpora import ptx_files
+from tools.line_tables import compare, debug_structure, listing, ptx_lines_of, replay
+
+HEADER = ".version 8.8\n.target sm_89\n.address_size 64\n"
+KERNEL = """.visible .entry k(.param .u64 p)
+{
+.reg .b64 %rd<3>; .reg .b32 %r<3>;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+st.global.u32 [%rd2], %r1;
+ret;
+}
+"""
+
+# What ptxas keeps of the text: leading blanks and a CR go, `//` lines, `.loc`, `.file` and
+# section data rows become empty, other comments stay, trailing empty lines are dropped.
+TEXT_EDGES = ("// head comment\n.version 8.8   \n.target sm_89 // trailing\n.address_size 64\n\n"
+              "/* block\n   comment */ .visible .entry k(.param .u64 p) /* in */ // x\n{\n"
+              "\t.reg .b64 %rd<3>;   .reg .b32 %r<3>;\t\n"
+              "\tld.param.u64 \t%rd1, [p];  /* a */  /* b\n c */ cvta.to.global.u64 %rd2, %rd1;\n"
+              "  mov.u32 %r1,   %tid.x;\r\n\t.loc 1 7 3\n st.global.u32 [%rd2], %r1; // \"s // t\"\n"
+              " ret;\n}\n.file 1 \"a.cu\"\n\n\n")
+
+# Inlined `.loc`s name their function in `.debug_str` and their call site; `.file` carries a
+# time and size; labels, pragmas and a `.loc` inside a block comment.
+INLINED = HEADER + """.file 1 "a.cu"
+.file\t2 "dir/b.cu", 1700000000, 1234
+   // c1
+/* only */
+.visible .entry k(.param .u64 p)
+{
+.reg .b64 %rd<3>; .reg .b32 %r<3>; .reg .pred %p<2>;
+ld.param.u64 %rd1, [p]; /* c */
+.loc 1 2 3 // c
+cvta.to.global.u64 %rd2, %rd1;
+.loc 2 5 1, function_name $L__info_string0, inlined_at 1 2 3
+mov.u32 %r1, %tid.x;
+\t.pragma "nounroll";
+$L__x1:
+   \t   
+\tsetp.eq.u32 %p1, %r1, 0; /* .loc 1 9 9
+\tmore */ @%p1 bra $L__x2;
+st.global.u32 [%rd2], %r1;
+$L__x2:
+ret;
+}
+\t.section\t.debug_str
+\t{
+$L__info_string0:
+.b8 95,90,0
+\t}
+\t.section\t.debug_abbrev
+\t{
+.b8 1
+.b8 0  // x
+\t}
+// end
+"""
+
+# `.file` indices out of order with gaps (ptxas lists them by index and keeps the index in
+# the rows), directories split off, a `.loc` after the first instructions.
+FILE_TABLE = HEADER + """.file 3 "x/y/c.cu"
+.file 1 "a.cu", 1700000000, 1234
+.file 5 "x/y/d.cu"
+.file 2 "/abs/dir/b.cu"
+.file 7 "z/e.cu"
+.visible .entry k(.param .u64 p)
+{
+.reg .b64 %rd<3>; .reg .b32 %r<3>;
+.loc 1 10 3
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, %tid.x;
+.loc 5 20 1
+add.u32 %r1, %r1, 7;
+cvta.to.global.u64 %rd2, %rd1;
+st.global.u32 [%rd2], %r1;
+ret;
+}
+"""
+
+# Two kernels, one without any `.loc` (no `.debug_line` sequence); the first `.loc` after
+# code (the prologue takes it, the code before it continues the row).
+TWO_KERNELS = HEADER + """.file 1 "a.cu"
+.file 2 "/abs/dir/b.cu"
+.visible .entry k(.param .u64 p)
+{
+.reg .b64 %rd<3>; .reg .b32 %r<3>;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+.loc 1 10 3
+mov.u32 %r1, %tid.x;
+.loc 2 20 1
+add.u32 %r1, %r1, 7;
+st.global.u32 [%rd2], %r1;
+ret;
+}
+""" + KERNEL.replace("entry k(", "entry k2(")
+
+HAND_WRITTEN = {"text_edges": TEXT_EDGES, "inlined": INLINED, "file_table": FILE_TABLE,
+                "two_kernels": TWO_KERNELS, "no_loc": HEADER + KERNEL}
+
+
+def _sample(corpus: str, default: int = 4) -> list:
+    files = [p for p in ptx_files(corpus) if ".G." not in p.name]
+    wanted = os.environ.get("PTX2SASS_SAMPLE", str(default))
+    return files if wanted == "all" else files[:: max(1, len(files) // int(wanted))][: int(wanted)]
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+def test_sections_written_as_ptxas_writes_them(name):
+    """Fed ptxas's own instruction-to-line map, our writer gives ptxas's debug sections."""
+    assert replay(HAND_WRITTEN[name], "sm_89", f"{name}.ptx") == {}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+def test_relocatable_sections_written_as_ptxas_writes_them(name):
+    assert replay(HAND_WRITTEN[name], "sm_89", f"{name}.ptx", ("-lineinfo", "-c")) == {}
+
+
+@pytest.mark.parametrize("path", [p for c in ("cuda", "triton", "llvm") for p in _sample(c)],
+                         ids=lambda p: p.name)
+def test_corpus_sections_written_as_ptxas_writes_them(path):
+    assert replay(path.read_text(encoding="latin-1"), "sm_89", path.name) == {}
+
+
+def _structures(ptx: str, name: str, options: tuple[str, ...], **ours):
+    theirs = oracle.ptxas(ptx, "sm_89", options, name=name)
+    assert theirs.ok, theirs.stderr
+    return debug_structure(codegen.compile_ptx(ptx, "sm_89", name, **ours)), debug_structure(theirs.output)
+
+
+STRUCTURE_CASES = {
+    "loc_implies_lineinfo": (INLINED, (), {}),
+    "lineinfo": (HEADER + KERNEL, ("-lineinfo",), {"lineinfo": True}),
+    "lineinfo_relocatable": (HEADER + KERNEL, ("-lineinfo", "-c"), {"lineinfo": True, "compile_only": True}),
+    "inlined_relocatable": (INLINED, ("-c",), {"compile_only": True}),
+    "suppressed": (INLINED, ("-lineinfo", "--suppress-debug-info"),
+                   {"lineinfo": True, "suppress_debug_info": True}),
+    "none": (HEADER + KERNEL, (), {}),
+    "two_kernels": (TWO_KERNELS, ("-lineinfo",), {"lineinfo": True}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRUCTURE_CASES))
+def test_debug_structure_matches_ptxas(case):
+    ptx, options, ours = STRUCTURE_CASES[case]
+    mine, theirs = _structures(ptx, f"{case}.ptx", options, **ours)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("path", [p for c in ("cuda", "triton", "llvm", "tinygrad", "zluda")
+                                  for p in _sample(c, 2)], ids=lambda p: p.name)
+def test_corpus_debug_structure_matches_ptxas(path):
+    text = path.read_text(encoding="latin-1")
+    if not oracle.ptxas(text, "sm_89", ("-lineinfo",), name=path.name).ok:
+        pytest.skip("ptxas rejects it")
+    try:
+        mine, theirs = _structures(text, path.name, ("-lineinfo",), lineinfo=True)
+    except codegen.CompileError as e:
+        pytest.skip(f"not compiled yet: {e}")
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("path", [p for c in ("cuda", "triton", "llvm", "tinygrad", "zluda")
+                                  for p in _sample(c, 2)], ids=lambda p: p.name)
+def test_our_line_tables_complete_and_well_formed(path):
+    """Every instruction of ours maps to a PTX line of its function (nvdisasm -gp), the
+    sequences decode with pyelftools in address order to the text's end, and where our
+    code maps 1:1 to ptxas's the tables are equal."""
+    text = path.read_text(encoding="latin-1")
+    if not oracle.ptxas(text, "sm_89", ("-lineinfo",), name=path.name).ok:
+        pytest.skip("ptxas rejects it")
+    try:
+        results = compare(text, "sm_89", path.name)
+    except codegen.CompileError as e:
+        pytest.skip(f"not compiled yet: {e}")
+    assert results
+    for r in results:
+        assert r.complete and not r.problems, (r.name, r.problems)
+        if r.one_to_one:
+            assert r.ptx_equal and r.source_equal, r.name
+
+
+def test_pyelftools_and_nvdisasm_read_the_same_table():
+    """Our `.nv_debug_line_sass` decoded by pyelftools gives nvdisasm's -gp lines."""
+    cubin = codegen.compile_ptx(INLINED, "sm_89", "inlined.ptx")
+    decoded = ptx_lines_of(read_cubin(cubin))
+    for kernel, instrs in listing(cubin, "-gp").items():
+        assert [i.lines[-1][1] for i in instrs] == decoded[kernel][: len(instrs)]
+
+
+def test_prologue_maps_to_the_opening_brace_and_exit_to_ret():
+    """ptxas's rule: the prologue's PTX line is the function's `{`, the EXIT's the `ret`."""
+    cubin = codegen.compile_ptx(HEADER + KERNEL, "sm_89", "k.ptx", lineinfo=True)
+    instrs = listing(cubin, "-gp")["k"]
+    lines = (HEADER + KERNEL).split("\n")
+    assert lines[instrs[0].lines[-1][1] - 1] == "{"
+    exit_line = next(i for i in instrs if i.opcode == "EXIT").lines[-1][1]
+    assert lines[exit_line - 1] == "ret;"
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90", "sm_120"])
+@pytest.mark.parametrize("options", [(), ("-lineinfo",), ("-lineinfo", "-c")])
+def test_e_flags_top_byte_is_the_cuinfo_section_index(arch, options):
+    """The fact our writer relies on, in ptxas's cubins: e_flags' top byte is the section
+    index of `.note.nv.cuinfo` (6 without debug sections)."""
+    from elftools.elf.elffile import ELFFile
+    import io
+    run = oracle.ptxas(INLINED.replace("sm_89", arch), arch, options, name="k.ptx")
+    assert run.ok, run.stderr
+    elf = ELFFile(io.BytesIO(run.output))
+    names = [s.name for s in elf.iter_sections()]
+    assert elf.header["e_flags"] >> 24 == names.index(".note.nv.cuinfo")
+
+
+def _cli(argv, tmp_path, monkeypatch, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="latin-1")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv + ["-o", "out.cubin"]) == 0
+    return (tmp_path / "out.cubin").read_bytes()
+
+
+def test_command_line_lineinfo_and_suppress(tmp_path, monkeypatch):
+    files = {"k.ptx": HEADER + KERNEL}
+    plain = read_cubin(_cli(["-arch=sm_89", "k.ptx"], tmp_path, monkeypatch, files))
+    lined = read_cubin(_cli(["-arch=sm_89", "-lineinfo", "k.ptx"], tmp_path, monkeypatch, files))
+    suppressed = read_cubin(_cli(["-arch=sm_89", "-lineinfo", "--suppress-debug-info", "k.ptx"],
+                                 tmp_path, monkeypatch, files))
+    debug = {".debug_line", ".nv_debug_line_sass", ".nv_debug_ptx_txt"}
+    assert not debug & {s.name for s in plain.sections}
+    assert debug <= {s.name for s in lined.sections}
+    assert not debug & {s.name for s in suppressed.sections}
+    theirs = read_cubin(oracle.ptxas(HEADER + KERNEL, "sm_89", ("-lineinfo",), name="k.ptx").output)
+    assert lined.section(".nv_debug_ptx_txt").data == theirs.section(".nv_debug_ptx_txt").data
+
+
+def test_several_inputs_keep_the_last_text(tmp_path, monkeypatch):
+    """ptxas stores only the last input file's text (and counts each kernel's lines in its
+    own file)."""
+    files = {"a.ptx": HEADER + KERNEL, "b.ptx": "// b\n" + HEADER + KERNEL.replace("entry k(", "entry k2(")}
+    ours = read_cubin(_cli(["-arch=sm_89", "-lineinfo", "a.ptx", "b.ptx"], tmp_path, monkeypatch, files))
+    run = oracle._run_cached("ptxas", ["-arch=sm_89", "-lineinfo", "a.ptx", "b.ptx", "-o", "out.cubin"],
+                             {n: t.encode() for n, t in files.items()}, "out.cubin")
+    theirs = read_cubin(run.output)
+    assert ours.section(".nv_debug_ptx_txt").data == theirs.section(".nv_debug_ptx_txt").data
+    assert ptx_lines_of(ours)["k2"][0] == ptx_lines_of(theirs)["k2"][0] == 6   # b.ptx's `{`
+    assert ptx_lines_of(ours)["k"][0] == ptx_lines_of(theirs)["k"][0] == 5     # a.ptx's `{`
+
+
+def test_debug_modules_not_imported_without_debug_information():
+    code = ("import sys, ptx2sass\n"
+            f"ptx2sass.compile({HEADER + KERNEL!r})\n"
+            "assert 'ptx2sass.debuginfo' not in sys.modules, 'imported'\n"
+            f"ptx2sass.compile({HEADER + KERNEL!r}, lineinfo=True)\n"
+            "assert 'ptx2sass.debuginfo.sections' in sys.modules\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
