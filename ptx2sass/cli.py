@@ -328,6 +328,18 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
                        "ignoring since latter is not specified")
 
 
+def _debug_section_warnings(module, report: Reporter) -> None:
+    """-g reads the PTX's DWARF sections; ptxas says which are missing (errors with -Werror)."""
+    from ptx2sass.frontend import ast
+    names = {item.name for item in module.items if isinstance(item, ast.Section)}
+    if ".debug_abbrev" not in names:
+        report.warning(" .debug_abbrev section not found")
+        if ".debug_info" in names and not report.failed:
+            report.info("skipping .debug_info section due to missing .debug_abbrev section")
+    if ".debug_info" not in names:
+        report.warning(" .debug_info section not found")
+
+
 def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
     """Values of ignored options that ptxas still checks, with its messages."""
     level = cl.get("Ofast-compile")
@@ -624,6 +636,8 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
+    if cl.flag("device-debug"):
+        _debug_section_warnings(module, report)
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings
         for d in double_precision_warnings(module, as_errors=report.werror):

@@ -215,12 +215,14 @@ class _Compiled:
 
 def _compile_function(fn: ir.Function, info, filename: str | None, layout: KernelLayout | None,
                       max_registers: int | None, callees: dict | None = None,
-                      pointers: dict | None = None) -> _Compiled:
+                      pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
+    """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
     mf = select_function(fn, info, filename, layout, callees, pointers)
     insert_reconvergence(mf, function=not fn.is_entry)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
-    pre_schedule(mf, limit)
+    if not keep_order:
+        pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, limit)
     compiled = _Compiled(fn, mf, alloc, frame)
@@ -352,16 +354,18 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     functions: dict[str, _Compiled] | None = None,
                     pointers: dict[str, int] | None = None,
                     externs: dict[str, ir.Function] | None = None,
-                    body_lines: dict[str, int] | None = None) -> KernelCode:
+                    body_lines: dict[str, int] | None = None, keep_order: bool = False) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does).
     `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
-    prologue in line tables (absent: the prologue has no line)."""
+    prologue in line tables (absent: the prologue has no line). `keep_order` (-g): no
+    scheduling."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
-                                   {**externs, **{name: c.fn for name, c in functions.items()}}, pointers)
+                                   {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
+                                   keep_order)
     else:                          # a link target of relocatable output, compiled already
         kernel = functions[fn.name]
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
@@ -391,7 +395,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         subfunctions.append(c)
         slots.extend(code)
         warp_sync_slots.extend(sync)
-    slots = assign_controls(list_schedule(slots))
+    slots = assign_controls(slots if keep_order else list_schedule(slots))
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
@@ -511,6 +515,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     relocatable = _flag((options or {}).get("compile_only"))
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
+    full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
     if int((options or {}).get("opt_level", 3)) > 0:
@@ -524,7 +529,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     externs = {e.name: e for e in module.externs}
     functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
-                                         pointers)
+                                         pointers, full_debug)
                  for name, fn in out_of_line.items()}
     # ptxas's compile order: each kernel, then the link targets it calls first; then the rest
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
@@ -540,7 +545,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         started = time.perf_counter()
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs, body_lines)
+                               pointers, externs, body_lines, full_debug)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -571,10 +576,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
     if source is not None:
-        from ptx2sass.debuginfo.sections import KernelLines, lineinfo_sections
-        debug_sections = lineinfo_sections(
-            [KernelLines(k.name, len(k.text), c.ptx_lines) for k, c in reversed(list(zip(kernels, codes)))],
-            source, (options or {}).get("ptx_text") or "", relocatable)
+        from ptx2sass.debuginfo.sections import KernelLines, dwarf_sections, lineinfo_sections
+        lines = [KernelLines(k.name, len(k.text), c.ptx_lines,
+                             [(at, body_lines.get(name[len(k.name) + 2:])) for name, at, _ in c.subfunctions]
+                             + ([] if k.is_entry else [(0, body_lines.get(k.name))]))
+                 for k, c in reversed(list(zip(kernels, codes)))]
+        debug_sections = lineinfo_sections(lines, source, (options or {}).get("ptx_text") or "", relocatable)
+        if full_debug:
+            debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
+                                             | set(mod_layout.bank4))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
@@ -587,14 +597,20 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     return cubin, codes
 
 
+def _full_debug(module: ir.Module, options: dict) -> bool:
+    """-g, or `.target debug` (which ptxas treats as -g: the tree knows it)."""
+    tree = options.get("ptx_ast")
+    target = getattr(tree, "target", None)
+    return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
 def _debug_source(module: ir.Module, options: dict, filename: str | None):
     """The PTX's source map when the cubin gets line tables (None otherwise): with
     -lineinfo, -g or `.target debug`, or when the PTX has any `.loc` (ptxas then writes
     them unasked); never with --suppress-debug-info."""
     if _flag(options.get("suppress_debug_info")):
         return None
-    wanted = (_flag(options.get("lineinfo")) or _flag(options.get("debug"))
-              or "debug" in (module.target or "").replace(" ", "").split(","))
+    wanted = _flag(options.get("lineinfo")) or _full_debug(module, options)
     text = options.get("ptx_text")
     if not wanted and not (text and ".loc" in text):
         return None

@@ -84,7 +84,7 @@ def _filled(lines: list[int | None]) -> list[int]:
 def _ptx_rows(k: KernelLines, file: int) -> list[Row]:
     """A row where the PTX line changes; an out-of-line function in the text starts with a
     row for its opening brace (its prologue's line) and `prologue_end`."""
-    entries = dict(k.functions)
+    entries = {at: line for at, line in k.functions if line is not None}
     rows: list[Row] = []
     for i, line in enumerate(_filled(k.ptx_lines) or [1]):
         if 16 * i in entries:
@@ -168,27 +168,75 @@ def _file_table(source: SourceMap) -> tuple[list[str], list[tuple[str, int, int,
     return directories, files
 
 
+# The PTX's own DWARF sections (-g), in the order ptxas writes them; others follow in PTX order.
+DWARF_ORDER = [".debug_abbrev", ".debug_loc", ".debug_info", ".debug_macinfo"]
+GENERATED = {".debug_line", ".debug_str"}     # written by `lineinfo_sections`
+
+
+def dwarf_sections(kernels: list[KernelLines], source: SourceMap,
+                   variables: set[str] = frozenset()) -> list[DebugSection]:
+    """-g: the PTX's `.section .debug_*` blocks (empty ones dropped), each label resolved: a
+    debug section's name is its start (0), a label in a debug section its offset there, a
+    code label the SASS address of the first instruction after it (its function's end when
+    none follows), relocated against the kernel, a module variable (`variables`) relocated
+    against its symbol (R_CUDA_64; RELA with the address as addend in `.debug_info`, REL
+    with it in place elsewhere). Labels of functions the code generator inlined have no
+    address: 0."""
+    offsets = {}
+    for sec in source.sections:
+        offsets.update(section_labels(sec))
+    kernels_by_name = {k.name: k for k in kernels}
+    sections = [s for s in source.sections if s.name not in GENERATED]
+    sections.sort(key=lambda s: DWARF_ORDER.index(s.name) if s.name in DWARF_ORDER else len(DWARF_ORDER))
+    out = []
+    for sec in sections:
+        relocations = []
+        rela = sec.name == ".debug_info"
+
+        def resolve(name: str, at: int) -> int:
+            if name in variables:
+                relocations.append((at, name, R_CUDA_64, 0 if rela else None))
+                return 0
+            if name.startswith(".") or name not in source.code_labels:
+                return offsets.get(name, 0)
+            function, line = source.code_labels[name]
+            k = kernels_by_name.get(function)
+            if k is None:
+                return 0
+            address = next((16 * i for i, x in enumerate(k.ptx_lines) if x is not None and x > line),
+                           k.text_size)
+            relocations.append((at, function, R_CUDA_64, address if rela else None))
+            return address
+
+        data = section_data(sec, resolve)
+        if data:
+            out.append(DebugSection(sec.name, data, relocations))
+    return out
+
+
 def section_data(section, resolve=None) -> bytes:
-    """A debug section's bytes; a value naming a label or section is `resolve(name)` (0
-    without a resolver)."""
+    """A debug section's bytes; a value naming a label or section is `resolve(name, offset
+    of the value)` (0 without a resolver)."""
     out = bytearray()
     for entry in section.entries:
         if entry.label is not None:
             continue
         width = DATA_WIDTH.get(entry.type, 1)
         for value in entry.values:
-            out += (_value(value, resolve) & ((1 << 8 * width) - 1)).to_bytes(width, "little")
+            at = len(out)
+            out += (_value(value, resolve, at) & ((1 << 8 * width) - 1)).to_bytes(width, "little")
     return bytes(out)
 
 
-def _value(node, resolve) -> int:
+def _value(node, resolve, at: int) -> int:
     from ptx2sass.frontend import ast
     if isinstance(node, ast.IntLit):
         return node.value
     if isinstance(node, ast.Name):
-        return resolve(node.name) if resolve else 0
-    if isinstance(node, ast.Binary) and node.op == "+":
-        return _value(node.left, resolve) + _value(node.right, resolve)
+        return resolve(node.name, at) if resolve else 0
+    if isinstance(node, ast.Binary) and node.op in "+-":
+        left, right = _value(node.left, resolve, at), _value(node.right, None, at)
+        return left + right if node.op == "+" else left - right
     if isinstance(node, ast.Unary) and node.op == "-":
-        return -_value(node.operand, resolve)
+        return -_value(node.operand, None, at)
     return 0

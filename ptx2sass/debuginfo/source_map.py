@@ -35,6 +35,7 @@ class SourceMap:
         self.body_line: dict[str, int] = {}
         self.first_loc: dict[str, Chain | None] = {}
         self.function_file: dict[str, str | None] = {}
+        self.code_labels: dict[str, tuple[str, int]] = {}   # label -> (function, its line)
         self._loc_at: dict[str | None, dict[int, Chain]] = {}
         self.files: dict[int, ast.FileDirective] = {}
         self.sections: list[ast.Section] = []
@@ -70,8 +71,11 @@ class SourceMap:
                     current += (loc,)
                 latest[(loc.file, loc.line, loc.column)] = current
                 first = first or current
-            elif current is not None and isinstance(node, (ast.Instruction, ast.Label)):
-                at[node.line] = current
+            else:
+                if isinstance(node, ast.Label):
+                    self.code_labels.setdefault(node.name, (fn.name, node.line))
+                if current is not None and isinstance(node, (ast.Instruction, ast.Label)):
+                    at[node.line] = current
         self.first_loc[fn.name] = first
         self.has_loc = self.has_loc or first is not None
 
