@@ -7,7 +7,8 @@ per-instruction line of nvdisasm's listings: `-gp` (the PTX line, `.nv_debug_lin
 `-g` (the `.loc` source line, `.debug_line`). Where our instruction sequence maps 1:1 to
 ptxas's (the same opcodes in the same order; modifiers, and MOV against IMAD.MOV, aside),
 the two tables must be equal; elsewhere instructions are paired by opcode runs and the
-share of pairs with the same line is printed;
+share of pairs with the same line is printed, and the share of our instructions whose
+(opcode, PTX line) ptxas's code also has (order aside: "shared");
 everywhere, ours must be complete (every instruction has a PTX line of its function) and
 well formed (each sequence's rows at increasing addresses inside the text, read back with
 pyelftools). Figures are printed separately for the held-back quarter of each corpus
@@ -80,6 +81,8 @@ class KernelResult:
     problems: list[str] = field(default_factory=list)
     matched: int = 0                     # instructions paired with ptxas's by opcode
     ptx_agree: int = 0                   # ... of which both map to the same PTX line
+    instructions: int = 0                # ours
+    shared: int = 0                      # (opcode, PTX line) pairs ptxas's code has too
     source_matched: int = 0              # paired instructions where ptxas has a source line
     source_agree: int = 0                # ... of which ours is the same (-g)
 
@@ -126,6 +129,11 @@ def compare(ptx: str, arch: str = "sm_89", name: str = "input.ptx") -> list[Kern
         if same:
             r.ptx_equal = [i.lines for i in mine] == [i.lines for i in other]
             r.source_equal = [i.lines for i in src_mine] == [i.lines for i in src_theirs]
+        import collections
+        have = collections.Counter((_family(i.opcode), i.lines) for i in mine)
+        want = collections.Counter((_family(i.opcode), i.lines) for i in other)
+        r.instructions = len(mine)
+        r.shared = sum((have & want).values())
         for a, b in _pairs(mine, other):
             r.matched += 1
             r.ptx_agree += mine[a].lines == other[b].lines
@@ -207,12 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="name the kernels that differ")
     args = ap.parse_args(argv)
     print("corpus   part       files kernels  1:1  -gp equal  -g equal  complete  failed"
-          "  paired  -gp agree  -g agree")
+          "  paired  -gp agree  -g agree  instrs  shared")
     for corpus in args.corpora:
         files = ptx_files(corpus)[: args.limit or None]
         for part, chosen in (("tuned", [f for f in files if not held_back(f.name)]),
                              ("held-back", [f for f in files if held_back(f.name)])):
             kernels = one = gp = g = complete = failed = paired = gp_agree = g_paired = g_agree = 0
+            instrs = shared = 0
             for path in chosen:
                 try:
                     results = compare(path.read_text(encoding="latin-1"), args.arch, path.name)
@@ -228,11 +237,14 @@ def main(argv: list[str] | None = None) -> int:
                     paired += r.matched
                     gp_agree += r.ptx_agree
                     g_paired += r.source_matched
+                    instrs += r.instructions
+                    shared += r.shared
                     g_agree += r.source_agree
                     if args.verbose and (r.problems or r.one_to_one and not (r.ptx_equal and r.source_equal)):
                         print(f"    {path.name} {r.name}: gp={r.ptx_equal} g={r.source_equal} {r.problems[:2]}")
             print(f"{corpus:8} {part:9} {len(chosen):6} {kernels:7} {one:4} {gp:10} {g:9} {complete:9} {failed:7}"
-                  f"  {paired:6} {_share(gp_agree, paired):>10} {_share(g_agree, g_paired):>9}")
+                  f"  {paired:6} {_share(gp_agree, paired):>10} {_share(g_agree, g_paired):>9}"
+                  f"  {instrs:6} {_share(shared, instrs):>7}")
     return 0
 
 
