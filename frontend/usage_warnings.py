@@ -19,17 +19,19 @@ def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> li
     """One warning per double-precision instruction use, in PTX order (`as_errors`: the
     count ptxas reaches with -Werror)."""
     out: list[CompileError] = []
-
-    def walk(block: ast.Block, file: str):
-        for st in block.statements:
-            if type(st) is ast.Block:
-                walk(st, file)
+    for fn in module.functions():
+        if fn.body is None:
+            continue
+        file = fn.file or module.file
+        pending = [iter(fn.body.statements)]       # blocks being read, innermost last
+        while pending:
+            st = next(pending[-1], None)
+            if st is None:
+                pending.pop()
+            elif type(st) is ast.Block:
+                pending.append(iter(st.statements))
             elif type(st) is ast.Instruction and ".f64" in st.modifiers:
                 times = 2 if st.opcode in _TWICE and not as_errors else 1
                 out.extend(CompileError(DOUBLE_USE, file, st.line, st.column, "warning")
                            for _ in range(times))
-
-    for fn in module.functions():
-        if fn.body is not None:
-            walk(fn.body, fn.file or module.file)
     return out
