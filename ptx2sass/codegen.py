@@ -218,6 +218,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
     """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
     mf = select_function(fn, info, filename, layout, callees, pointers)
+    if not keep_order:
+        mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     insert_reconvergence(mf, function=not fn.is_entry)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
@@ -260,6 +262,7 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     warp_sync_slots: list[Slot] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
+        aliases: list[tuple] = []        # named values a coalesced copy put in a register
         label_pending.append(prefix + b.name)
         block_start = block_start or i > 0
         emitted: list[Slot] = []
@@ -267,7 +270,10 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             if mi.opcode == IMPLICIT_DEF:
                 continue
             if mi.opcode == COPY:
-                emitted.extend(_with_line(_lower_copy(mi, colors, mf), mi.line))
+                moves = _with_values(_with_line(_lower_copy(mi, colors, mf), mi.line), mi, colors, mf)
+                if not moves and mf.value_names:    # coalesced: the register now holds it too
+                    aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
+                emitted.extend(moves)
                 continue
             if mi.opcode == "RET":
                 emitted.extend(_with_line(_epilogue(c), mi.line))
@@ -280,10 +286,16 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             if guard is None and _is_self_move(mi.opcode, mi.modifiers, ops):
+                if mf.value_names:          # the register now holds the move's value too
+                    aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
                 continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
                                 line=mi.line))
+            _with_values(emitted[-1:], mi, colors, mf)
+            if aliases:
+                emitted[-1].values = tuple(aliases) + emitted[-1].values
+                aliases = []
             if mi.opcode == "LEPC":           # a system call's return address counts from here
                 emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
@@ -301,6 +313,27 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     if label_pending:
         raise CompileError(f"function {c.fn.name}: a block at the end has no instructions")
     return slots, warp_sync_slots
+
+
+def _named_parts(mi: MInstr, colors, mf: MFunction) -> list[tuple]:
+    """(name, PTX type, part, file, index) of each named PTX register part `mi` defines."""
+    named = []
+    for op in mi.defs:
+        if isinstance(op, VOp) and op.reg.id in mf.value_names:
+            base = colors[op.reg.id] + (op.part or 0)
+            named += [(name, ptx_type, (op.part or 0) + j, op.reg.cls, base + j)
+                      for name, ptx_type in mf.value_names[op.reg.id] for j in range(op.width)]
+    return named
+
+
+def _with_values(slots: list[Slot], mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    """Record which parts of named PTX registers each slot writes (-g's register maps)."""
+    if not mf.value_names:
+        return slots
+    named = _named_parts(mi, colors, mf)
+    for s in slots:
+        s.values = tuple(v + (False,) for v in named if (v[3], v[4]) in s.writes)
+    return slots
 
 
 def _with_line(slots: list[Slot], line: int | None) -> list[Slot]:
@@ -477,6 +510,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
     code.ptx_lines = _block_filled_lines(slots)
+    code.registers = []
+    if keep_order:         # -g: where each PTX register lives
+        from ptx2sass.debuginfo.registers import register_records
+        code.registers = register_records(slots)
     return code
 
 
@@ -576,13 +613,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
     if source is not None:
-        from ptx2sass.debuginfo.sections import KernelLines, dwarf_sections, lineinfo_sections
+        from ptx2sass.debuginfo.sections import (KernelLines, dwarf_sections, lineinfo_sections,
+                                                 register_sections)
         lines = [KernelLines(k.name, len(k.text), c.ptx_lines,
                              [(at, body_lines.get(name[len(k.name) + 2:])) for name, at, _ in c.subfunctions]
-                             + ([] if k.is_entry else [(0, body_lines.get(k.name))]))
+                             + ([] if k.is_entry else [(0, body_lines.get(k.name))]), c.registers)
                  for k, c in reversed(list(zip(kernels, codes)))]
         debug_sections = lineinfo_sections(lines, source, (options or {}).get("ptx_text") or "", relocatable)
         if full_debug:
+            debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,

@@ -44,6 +44,9 @@ class Slot:
     block_start: bool = False
     labels: list[str] = field(default_factory=list)   # block labels bound to this slot
     line: int | None = None        # the PTX line it came from (debug line tables); None: unknown
+    # named PTX registers it writes, or (alias True) that a coalesced copy put in a register
+    # it does not write: (name, PTX type, part, file, index, alias) (-g's register maps)
+    values: tuple = ()
     stall: int = 1
     wr_sb: int = 7
     rd_sb: int = 7

@@ -303,26 +303,13 @@ def test_g_says_which_dwarf_sections_are_missing(case, flags, tmp_path, monkeypa
     assert (rc, err) == (theirs.returncode, theirs.stderr)
 
 
-REGISTER_MAPS = {".nv_debug_info_reg_sass", ".nv_debug_info_reg_type"}   # not written yet
-
-
-def _without_register_maps(structure: dict) -> dict:
-    """ptxas's -g structure without the PTX-register-to-SASS maps we do not write yet (and
-    the section index they move)."""
-    out = dict(structure)
-    out["sections"] = [s for s in structure["sections"] if s[0] not in REGISTER_MAPS]
-    out["section_symbols"] = [s for s in structure["section_symbols"] if s not in REGISTER_MAPS]
-    out["cuinfo_index"] -= len(structure["sections"]) - len(out["sections"])
-    out["e_flags"] = (structure["e_flags"] & 0xFFFFFF) | out["cuinfo_index"] << 24
-    return out
-
-
 @pytest.mark.parametrize("path", [p for c in ("cuda", "triton") for p in ptx_files(c)
                                   if p.name in ("control.G.ptx", "vec_add.ptx", "warp.lineinfo.ptx")],
                          ids=lambda p: p.name)
 def test_g_debug_structure_matches_ptxas(path):
-    """-g (`.target debug` in the -G files): the PTX's DWARF sections in ptxas's order, code
-    labels relocated against the kernels (REL in `.debug_loc`, RELA in `.debug_info`).
+    """-g (`.target debug` in the -G files): the register maps, then the PTX's DWARF sections
+    in ptxas's order, code labels relocated against the kernels (REL in `.debug_loc`, RELA
+    in `.debug_info`).
     (calls.G.ptx is left out: ptxas -g keeps every `.func` out of line, with its own text
     and line sequence, where we inline them.)"""
     text = path.read_text(encoding="latin-1")
@@ -330,7 +317,7 @@ def test_g_debug_structure_matches_ptxas(path):
         mine, theirs = _structures(text, path.name, ("-g",), debug=True)
     except codegen.CompileError as e:
         pytest.skip(f"not compiled yet: {e}")
-    assert mine == _without_register_maps(theirs)
+    assert mine == theirs
 
 
 def test_g_code_follows_the_ptx():
@@ -340,3 +327,65 @@ def test_g_code_follows_the_ptx():
     for kernel, instrs in listing(cubin, "-gp").items():
         lines = [i.lines[-1][1] for i in instrs]
         assert lines == sorted(lines), kernel
+
+
+def _register_records(cubin: bytes) -> dict[str, list[tuple]]:
+    """`.nv_debug_info_reg_sass` with `.nv_debug_info_reg_type`, per function."""
+    import struct
+    c = read_cubin(cubin)
+    sass, types = c.section(".nv_debug_info_reg_sass").data, c.section(".nv_debug_info_reg_type").data
+    out, p, q = {}, 0, 0
+    while p < len(sass):
+        end = sass.index(b"\0", p)
+        name, count = sass[p:end].decode(), struct.unpack_from("<I", sass, end + 1)[0]
+        p = end + 5
+        q = types.index(b"\0", q) + 5
+        assert struct.unpack_from("<I", types, q - 4)[0] == count
+        records = []
+        for k in range(count):
+            part = struct.unpack_from("<I", sass, p)[0]
+            e = sass.index(b"\0", p + 4)
+            reg, start, stop = struct.unpack_from("<III", sass, e + 1)
+            records.append((sass[p + 4:e].decode(), part, reg, start, stop, types[q + k]))
+            p = e + 13
+        q += count
+        out[name] = records
+    return out
+
+
+def test_g_register_maps_read_like_ptxas():
+    """The PTX-register-to-SASS maps have ptxas's layout (our reader reads ptxas's, with
+    ptxas's type codes) and ours name the PTX registers where our code keeps them."""
+    ptx = HEADER + """.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .pred %p<2>; .reg .b16 %rs<3>; .reg .f32 %f<3>; .reg .f64 %fd<2>;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r1, [n];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r2, %tid.x;
+setp.lt.u32 %p1, %r2, %r1;
+@%p1 bra $L1;
+cvt.u16.u32 %rs1, %r2;
+add.u16 %rs2, %rs1, 3;
+cvt.rn.f32.u16 %f1, %rs2;
+mul.f32 %f2, %f1, 0f40000000;
+cvt.f64.f32 %fd1, %f2;
+st.global.f64 [%rd2], %fd1;
+$L1:
+ret;
+}
+"""
+    theirs = _register_records(oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx").output)["k"]
+    codes = {name: code for name, *_, code in theirs}
+    assert codes == {"%r2": 2, "%rd2": 3, "%rd1": 3, "%r1": 2, "%p1": 16, "%rs1": 1, "%rs2": 1,
+                     "%f1": 14, "%f2": 14, "%fd1": 15}
+    cubin = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
+    ours = _register_records(cubin)["k"]
+    listed = {i.address: i for i in listing(cubin, "-gp")["k"]}
+    for name, part, reg, start, stop, code in ours:
+        assert code == codes[name]
+        assert reg >> 24 == (2 if name.startswith("%p") else 5)
+        assert start <= stop and start in listed and stop in listed
+    # every value the code keeps in a register is named, with its parts
+    assert {(n, part) for n, part, *_ in ours} >= {("%rd2", 0), ("%rd2", 1), ("%p1", 0), ("%rs2", 0),
+                                                  ("%f1", 0), ("%f2", 0), ("%fd1", 0), ("%fd1", 1)}

@@ -31,6 +31,7 @@ class KernelLines:
     text_size: int
     ptx_lines: list[int | None]
     functions: list[tuple[int, int]] = ()
+    registers: list[tuple] = ()        # -g: see `registers.register_records`
 
 
 R_CUDA_32, R_CUDA_64 = 1, 2
@@ -166,6 +167,14 @@ def _file_table(source: SourceMap) -> tuple[list[str], list[tuple[str, int, int,
         mtime, length = (f.extra + [0, 0])[:2]
         files.append((name, d, mtime, length))
     return directories, files
+
+
+def register_sections(kernels: list[KernelLines]) -> list[DebugSection]:
+    """-g: where each PTX register lives (see `registers`)."""
+    from .registers import register_sections as build
+    sass, types = build(kernels)
+    return [DebugSection(".nv_debug_info_reg_sass", sass, []),
+            DebugSection(".nv_debug_info_reg_type", types, [])]
 
 
 # The PTX's own DWARF sections (-g), in the order ptxas writes them; others follow in PTX order.

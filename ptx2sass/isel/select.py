@@ -91,6 +91,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             else:
                 r = self.mf.new_vreg("R", max(1, _bits(v.type) // 32))
             self.values[v.id] = r
+            if v.name and v.name != "_":
+                self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
 
     def dst(self, v: ir.Value, part: int | None = None) -> VOp:
