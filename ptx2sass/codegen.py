@@ -4,7 +4,9 @@ Per kernel: instruction selection (`ptx2sass.isel`), convergence barriers around
 regions (`ptx2sass.reconverge`), register allocation
 (`ptx2sass.regalloc.allocate`), rewriting to physical SASS with exact register footprints,
 block layout with fall-through branches, control codes (`ptx2sass.sched.control`),
-encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`.
+encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`, with the line
+tables and, for -g, the DWARF sections of `ptx2sass.debuginfo` when debug information is
+wanted (each instruction carries its PTX line through the pipeline).
 """
 from __future__ import annotations
 
@@ -555,7 +557,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
-    if int((options or {}).get("opt_level", 3)) > 0:
+    if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
             optimise(fn, contract)

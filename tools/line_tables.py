@@ -1,6 +1,6 @@
 """Our `-lineinfo` line tables against ptxas's, as nvdisasm reads them.
 
-    python -m tools.line_tables [--arch sm_89] [--limit N] [cuda triton tinygrad llvm zluda]
+    python -m tools.line_tables [--arch sm_89] [--limit N] [--replay] [cuda triton tinygrad llvm zluda]
 
 For every kernel both compilers build from a corpus file (compiled with `-lineinfo`), the
 per-instruction line of nvdisasm's listings: `-gp` (the PTX line, `.nv_debug_line_sass`) and
@@ -13,6 +13,9 @@ everywhere, ours must be complete (every instruction has a PTX line of its funct
 well formed (each sequence's rows at increasing addresses inside the text, read back with
 pyelftools). Figures are printed separately for the held-back quarter of each corpus
 (`held_back`: by the sha256 of the file name), on which the line attribution was not tuned.
+
+`--replay` checks the section writer alone instead: ptxas's own instruction-to-PTX-line map
+fed to it must give ptxas's debug sections byte for byte (`replay`), per corpus.
 """
 from __future__ import annotations
 
@@ -196,6 +199,38 @@ def well_formed(cubin: bytes) -> dict[str, list[str]]:
     return out
 
 
+def _replay_corpora(args) -> int:
+    """Per corpus: files whose every debug section ptxas writes with -lineinfo we write the
+    same from its instruction-to-line map (-G builds, whose `.func`s ptxas keeps out of line
+    and whose prologues differ, are counted apart)."""
+    from tools.corpora import ptx_files
+    print("corpus   files  identical  differ  (-G builds: identical/files)  ptxas rejects")
+    for corpus in args.corpora:
+        same = differ = rejected = g_same = g_files = 0
+        for path in ptx_files(corpus)[: args.limit or None]:
+            text = path.read_text(encoding="latin-1")
+            if not oracle_ok(text, args.arch, path.name):
+                rejected += 1
+                continue
+            d = replay(text, args.arch, path.name)
+            if ".G." in path.name:
+                g_files += 1
+                g_same += not d
+            elif d:
+                differ += 1
+                if args.verbose:
+                    print(f"    {path.name}: {sorted(d)}")
+            else:
+                same += 1
+        print(f"{corpus:8} {same + differ:5} {same:10} {differ:7}  {g_same}/{g_files} {rejected:>28}")
+    return 0
+
+
+def oracle_ok(text: str, arch: str, name: str) -> bool:
+    from ptx2sass import oracle
+    return oracle.ptxas(text, arch, ("-lineinfo",), name=name).ok
+
+
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -213,7 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arch", default="sm_89")
     ap.add_argument("--limit", type=int, default=0, help="files per corpus (0: all)")
     ap.add_argument("-v", "--verbose", action="store_true", help="name the kernels that differ")
+    ap.add_argument("--replay", action="store_true", help="check the section writer on ptxas's own line map")
     args = ap.parse_args(argv)
+    if args.replay:
+        return _replay_corpora(args)
     print("corpus   part       files kernels  1:1  -gp equal  -g equal  complete  failed"
           "  paired  -gp agree  -g agree  instrs  shared")
     for corpus in args.corpora:
@@ -247,9 +285,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"  {instrs:6} {_share(shared, instrs):>7}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 def ptx_lines_of(cubin) -> dict[str, list[int]]:
@@ -352,3 +387,7 @@ def debug_structure(cubin: bytes) -> dict:
             "sections": sections, "relocations": relocations,
             "section_symbols": [s.name for s in symbols
                                 if s["st_info"]["type"] == "STT_SECTION" and _is_debug(s.name)]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

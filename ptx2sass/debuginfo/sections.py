@@ -186,8 +186,9 @@ def dwarf_sections(kernels: list[KernelLines], source: SourceMap,
                    variables: set[str] = frozenset()) -> list[DebugSection]:
     """-g: the PTX's `.section .debug_*` blocks (empty ones dropped), each label resolved: a
     debug section's name is its start (0), a label in a debug section its offset there, a
-    code label the SASS address of the first instruction after it (its function's end when
-    none follows), relocated against the kernel, a module variable (`variables`) relocated
+    code label the SASS address of the first instruction after it (0 before the first, so
+    the prologue's; its function's end when none follows), relocated against the kernel, a
+    module variable (`variables`) relocated
     against its symbol (R_CUDA_64; RELA with the address as addend in `.debug_info`, REL
     with it in place elsewhere). Labels of functions the code generator inlined have no
     address: 0."""
@@ -212,8 +213,13 @@ def dwarf_sections(kernels: list[KernelLines], source: SourceMap,
             k = kernels_by_name.get(function)
             if k is None:
                 return 0
-            address = next((16 * i for i, x in enumerate(k.ptx_lines) if x is not None and x > line),
-                           k.text_size)
+            body = source.body_line.get(function)
+            first = min((x for x in k.ptx_lines if x is not None and x != body), default=None)
+            if first is not None and line < first:        # before the code: the prologue's start
+                address = 0
+            else:
+                address = next((16 * i for i, x in enumerate(k.ptx_lines) if x is not None and x > line),
+                               k.text_size)
             relocations.append((at, function, R_CUDA_64, address if rela else None))
             return address
 
