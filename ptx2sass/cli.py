@@ -314,7 +314,8 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLim
 
 
 def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
-    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first)."""
+    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first;
+    --suppress-debug-info alone is judged once the PTX is read)."""
     if cl.flag("device-debug"):
         if cl.flag("generate-line-info"):
             report.warning("Conflicting options --device-debug and --generate-line-info "
@@ -323,9 +324,24 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
         if cl.get("opt-level", 0) != 0:
             raise UsageError("Optimized debugging not supported")
         cl.values["opt-level"] = 0
-    elif cl.flag("suppress-debug-info") and not cl.flag("generate-line-info"):
-        report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
-                       "ignoring since latter is not specified")
+
+
+def _implies_debug_information(module) -> bool:
+    """A `.loc` (line tables) or `.target debug` (-g): ptxas then takes
+    --suppress-debug-info without -lineinfo or -g."""
+    from ptx2sass.frontend import ast
+    if module.target is not None and "debug" in module.target.names:
+        return True
+    for item in module.items:
+        if isinstance(item, ast.Function) and item.body is not None:
+            stack = [item.body.statements]
+            while stack:
+                for st in stack.pop():
+                    if isinstance(st, ast.Loc):
+                        return True
+                    if isinstance(st, ast.Block):
+                        stack.append(st.statements)
+    return False
 
 
 def _debug_section_warnings(module, report: Reporter) -> None:
@@ -636,8 +652,13 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
-    if cl.flag("device-debug"):
+    target_debug = module.target is not None and "debug" in module.target.names
+    if cl.flag("device-debug") or target_debug:       # `.target debug` is -g to ptxas
         _debug_section_warnings(module, report)
+    if not cl.flag("device-debug") and cl.flag("suppress-debug-info") \
+            and not cl.flag("generate-line-info") and not _implies_debug_information(module):
+        report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
+                       "ignoring since latter is not specified")
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings
         for d in double_precision_warnings(module, as_errors=report.werror):

@@ -389,3 +389,20 @@ ret;
     # every value the code keeps in a register is named, with its parts
     assert {(n, part) for n, part, *_ in ours} >= {("%rd2", 0), ("%rd2", 1), ("%p1", 0), ("%rs2", 0),
                                                   ("%f1", 0), ("%f2", 0), ("%fd1", 0), ("%fd1", 1)}
+
+
+@pytest.mark.parametrize("case", ["no_loc", "inlined", "target_debug"])
+def test_suppress_debug_info_alone_warns_as_ptxas(case, tmp_path, monkeypatch, capsys):
+    """--suppress-debug-info without -lineinfo/-g: ptxas warns only when the PTX implies no
+    debug information itself (no `.loc`, no `.target debug`)."""
+    ptx = {"no_loc": HEADER + KERNEL, "inlined": INLINED,
+           "target_debug": INLINED.replace(".target sm_89", ".target sm_89, debug")}[case]
+    argv = ["-arch=sm_89", "--suppress-debug-info", "k.ptx"]
+    theirs = oracle._run_cached("ptxas", argv + ["-o", "out.cubin"], {"k.ptx": ptx.encode()}, "out.cubin")
+    (tmp_path / "k.ptx").write_text(ptx)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    rc = cli.main(argv + ["-o", "out.cubin"])
+    assert (rc, capsys.readouterr().err.replace("ptx2sass ", "ptxas ")) == (theirs.returncode, theirs.stderr)
+    names = {s.name for s in read_cubin((tmp_path / "out.cubin").read_bytes()).sections}
+    assert not {n for n in names if n.startswith((".debug_line", ".nv_debug"))}
