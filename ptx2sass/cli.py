@@ -652,9 +652,6 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
-    target_debug = module.target is not None and "debug" in module.target.names
-    if cl.flag("device-debug") or target_debug:       # `.target debug` is -g to ptxas
-        _debug_section_warnings(module, report)
     if not cl.flag("device-debug") and cl.flag("suppress-debug-info") \
             and not cl.flag("generate-line-info") and not _implies_debug_information(module):
         report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
@@ -683,6 +680,10 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
     if _is_virtual(arch):
         return EXIT_OK     # a virtual target only checks the PTX, as ptxas does
+    if cl.flag("device-debug") or (module.target is not None and "debug" in module.target.names):
+        _debug_section_warnings(module, report)        # `.target debug` is -g to ptxas
+        if report.failed:
+            return report.fatal(ABORTED)
     _apply_launch_bounds(module, cl, report)
 
     generate = _code_generator()
