@@ -618,8 +618,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         from ptx2sass.debuginfo.sections import (KernelLines, dwarf_sections, lineinfo_sections,
                                                  register_sections)
         lines = [KernelLines(k.name, len(k.text), c.ptx_lines,
-                             [(at, body_lines.get(name[len(k.name) + 2:])) for name, at, _ in c.subfunctions]
-                             + ([] if k.is_entry else [(0, body_lines.get(k.name))]), c.registers)
+                             [(at, body_lines.get(name[len(k.name) + 2:])) for name, at, _ in c.subfunctions],
+                             c.registers, body_lines.get(k.name), k.is_entry)
                  for k, c in reversed(list(zip(kernels, codes)))]
         debug_sections = lineinfo_sections(lines, source, (options or {}).get("ptx_text") or "", relocatable)
         if full_debug:

@@ -406,3 +406,12 @@ def test_suppress_debug_info_alone_warns_as_ptxas(case, tmp_path, monkeypatch, c
     assert (rc, capsys.readouterr().err.replace("ptx2sass ", "ptxas ")) == (theirs.returncode, theirs.stderr)
     names = {s.name for s in read_cubin((tmp_path / "out.cubin").read_bytes()).sections}
     assert not {n for n in names if n.startswith((".debug_line", ".nv_debug"))}
+
+
+def test_kernel_without_prologue_still_opens_with_its_brace():
+    """A kernel whose first instruction is not its prologue (ptxas's code for ZLUDA's
+    multiple_return has none) still starts its PTX table with a row for its `{`."""
+    path = next((p for p in ptx_files("zluda") if p.name == "multiple_return.ptx"), None)
+    if path is None:
+        pytest.skip("the ZLUDA corpus is not beside this clone")
+    assert replay(path.read_text(encoding="latin-1"), "sm_89", path.name) == {}

@@ -337,10 +337,9 @@ def replay(ptx: str, arch: str = "sm_89", name: str = "input.ptx",
         prefix = f"${k.name}$"
         functions = [(s.value, source.body_line.get(s.name[len(prefix):])) for s in c.symbols
                      if s.section == f".text.{k.name}" and s.name.startswith(prefix) and s.size]
-        if not k.is_entry:
-            functions.insert(0, (0, source.body_line.get(k.name)))
         kernels.append(KernelLines(k.name, len(k.text), lines[k.name],
-                                   [(at, line) for at, line in functions if line is not None]))
+                                   [(at, line) for at, line in functions if line is not None],
+                                   entry_line=source.body_line.get(k.name), is_entry=k.is_entry))
     ours = {d.name: d for d in lineinfo_sections(kernels, source, ptx, "-c" in options)}
     out = {}
     for s in c.sections:

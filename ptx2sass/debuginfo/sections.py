@@ -25,13 +25,16 @@ from .source_map import DATA_WIDTH, SourceMap, section_labels
 class KernelLines:
     """One kernel's text size and the PTX line of each instruction from its start (the
     words after the last are its closing branch and padding, covered by the last row);
-    `functions`: (offset, opening-brace line) of each out-of-line function in its text (at
-    offset 0 for a `.func` compiled on its own: it has no prologue)."""
+    `entry_line`: its opening brace's line (its prologue's); `functions`: (offset,
+    opening-brace line) of each out-of-line function in its text; `is_entry`: a kernel (not
+    a `.func` compiled on its own, which has no prologue)."""
     name: str
     text_size: int
     ptx_lines: list[int | None]
     functions: list[tuple[int, int]] = ()
     registers: list[tuple] = ()        # -g: see `registers.register_records`
+    entry_line: int | None = None
+    is_entry: bool = True
 
 
 R_CUDA_32, R_CUDA_64 = 1, 2
@@ -83,9 +86,10 @@ def _filled(lines: list[int | None]) -> list[int]:
 
 
 def _ptx_rows(k: KernelLines, file: int) -> list[Row]:
-    """A row where the PTX line changes; an out-of-line function in the text starts with a
-    row for its opening brace (its prologue's line) and `prologue_end`."""
-    entries = {at: line for at, line in k.functions if line is not None}
+    """A row where the PTX line changes; each function in the text (the kernel at 0, then
+    any out-of-line one) starts with a row for its opening brace (its prologue's line) and
+    `prologue_end`."""
+    entries = {at: line for at, line in [(0, k.entry_line), *k.functions] if line is not None}
     rows: list[Row] = []
     for i, line in enumerate(_filled(k.ptx_lines) or [1]):
         if 16 * i in entries:
@@ -138,7 +142,7 @@ def _source_rows(k: KernelLines, source: SourceMap, names: dict[str, int]) -> li
     # ptxas moves the address to a kernel's first instruction after the prologue that has a
     # `.loc`, even when that instruction continues the first row
     body = None
-    if 0 not in dict(k.functions):
+    if k.is_entry:
         body = next((i for i, c in enumerate(chains) if i and c is not None), None)
     for i, chain in enumerate(chains[1:], 1):
         before = len(rows)
