@@ -9,7 +9,7 @@ kept in a marshal file keyed by the text itself: an edited class yields a new te
 miss, compiled as before), never a stale hit. Everything else is the standard decorator:
 the same `fields()`, `replace()`, repr, equality and frozen checks.
 
-The file lives in the table cache directory (`encoder/table_cache.py`), is named after the
+The file lives in the cache directory (`ptx2sass/cache.py`), is named after the
 interpreter's exact version, is written once at exit when this process compiled
 something new, and is only an optimisation: unreadable or unwritable, classes are built as
 usual.
@@ -64,7 +64,7 @@ def _exec(source, globals=None, locals=None):
 
 
 def cache_path() -> str:
-    from ptx2sass.encoder.table_cache import cache_dir
+    from ptx2sass.cache import cache_dir
     tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"   # bytecode differs by release
     return os.path.join(cache_dir(), f"dataclasses-{tag}.marshal")
 
@@ -87,5 +87,6 @@ def _save() -> None:
     """Write the cache atomically if this process compiled anything new."""
     if not _new:
         return
-    from ptx2sass.encoder.table_cache import write_atomically
-    write_atomically(_path, _codes if len(_codes) <= _LIMIT else {s: _codes[s] for s in _used})
+    from ptx2sass.cache import write_bytes
+    write_bytes(_path, marshal.dumps(_codes if len(_codes) <= _LIMIT
+                                     else {s: _codes[s] for s in _used}))

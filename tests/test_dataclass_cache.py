@@ -58,7 +58,7 @@ def test_a_second_process_reuses_the_cache(tmp_path):
         assert Probe(1) == Probe(1, "x") and hash(Probe(1)) == hash(Probe(1, "x"))
         print(dataclass_cache._new)
     """)
-    env = dict(os.environ, PTX2SASS_TABLE_CACHE=str(tmp_path))
+    env = dict(os.environ, PTX2SASS_CACHE=str(tmp_path))
     runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr

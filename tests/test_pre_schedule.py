@@ -11,7 +11,7 @@ import pytest
 
 from codegen_harness import assert_tinygrad_matches_ptxas
 from ptx2sass import codegen, oracle
-from ptx2sass.emu.testing import TINYGRAD_DIR, tinygrad_manifest
+from tools.emu_testing import TINYGRAD_DIR, tinygrad_manifest
 from ptx2sass.mir import MInstr, VMem, VOp, VReg
 from ptx2sass.sched import pre_schedule
 
