@@ -20,7 +20,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Union
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 @dataclass(slots=True, kw_only=True)

@@ -11,7 +11,7 @@ import functools
 import re
 import sys
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend import instructions as isa

@@ -178,4 +178,5 @@ def test_installed_commands_match_the_editable_install(installed, tmp_path):
             (tmp_path / "as_editable.cubin").read_bytes()
     finally:
         locked.chmod(0o700)
+    assert not (locked / "cache").exists()
     assert sorted(str(p) for p in installed["purelib"].rglob("*")) == before
