@@ -1,12 +1,7 @@
 """ptx2sass installed as a user gets it: a wheel built from the working tree, installed into a
 fresh virtual environment (no editable finder, no repository on sys.path), its three commands
-run on the bundled example.
-
-Offline (CI reaches PyPI only in `make setup`): the wheel is built without build isolation
-with this venv's setuptools, installed with `--no-deps`, and the new environment reaches the
-dependencies (ply, numpy, pyelftools) through a `.pth` line naming this venv's site-packages
-folder, which Python appends to sys.path without running that folder's own `.pth` files (so
-the editable install's finder stays out).
+run on the bundled example. Offline (CI reaches PyPI only in `make setup`): see
+tools/wheel_env.py.
 """
 from __future__ import annotations
 
@@ -14,57 +9,35 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tools import wheel_env
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "vecadd.ptx"
-MAPPED = {"ptx2sass": "ptx2sass", "frontend": "ptx2sass/frontend",
-          "regalloc": "ptx2sass/regalloc", "sched": "ptx2sass/sched",
-          "encoder": "ptx2sass/encoder", "emu": "ptx2sass/emu"}
+MAPPED = wheel_env.MAPPED
 N = 1000
 
 
 def _source_files() -> list[str]:
-    """The working tree's files (tracked, or new and not ignored): what a commit would hold."""
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                         capture_output=True, text=True)
-    if out.returncode != 0:
+    files = wheel_env.source_files()
+    if files is None:
         pytest.skip("not a git checkout")
-    return [f for f in out.stdout.splitlines() if (REPO / f).is_file()]
+    return files
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("packaging")
-    src = tmp / "src"
-    for f in _source_files():
-        if f.split("/")[0] in MAPPED or f in ("pyproject.toml", "setup.py", "README.md"):
-            (src / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / f, src / f)
-    wheels = tmp / "wheels"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation",
-                    "--no-deps", "--no-index", "-w", str(wheels), str(src)],
-                   check=True, env=env, cwd=tmp)
-    (wheel,) = wheels.glob("ptx2sass-*.whl")
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-                    "--no-deps", "--no-index", str(wheel)], check=True, env=env, cwd=tmp)
-    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
-                                   "get_paths()['purelib'])"], capture_output=True, text=True,
-                                  check=True).stdout.strip())
-    (purelib / "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return {"tmp": tmp, "wheel": wheel, "venv": venv, "python": python, "purelib": purelib}
+    _source_files()
+    wheel = wheel_env.build_wheel(tmp)
+    return {"tmp": tmp, "wheel": wheel, **wheel_env.install(wheel, tmp)}
 
 
 def _run(cmd, cwd, env=None, **kw):
