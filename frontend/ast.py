@@ -7,8 +7,6 @@ The file name lives once, on `Module`.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Union
-
 from ptx2sass.records import dataclass
 
 
@@ -101,8 +99,8 @@ class PairOperand(Node):
     second: Name
 
 
-Expr = Union[Name, IntLit, FloatLit, Unary, Binary, Call, ParenList, Index]
-Operand = Union[Expr, VectorOperand, Address, PairOperand]
+Expr = Name | IntLit | FloatLit | Unary | Binary | Call | ParenList | Index
+Operand = Expr | VectorOperand | Address | PairOperand
 
 
 # ----------------------------------------------------------------------------- statements
@@ -283,3 +281,8 @@ class Module(Node):
 
     def entries(self) -> list[Function]:
         return [f for f in self.functions() if f.kind == ".entry" and f.body is not None]
+
+    def has_calls(self) -> bool:
+        """Whether any `.func` is declared (only then is the inliner, ptx2sass/inline.py,
+        imported)."""
+        return any(f.kind == ".func" for f in self.functions())

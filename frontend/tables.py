@@ -18,14 +18,12 @@ ours to write).
 from __future__ import annotations
 
 import os
-import sys
 import types
 import zlib
-from pathlib import Path
 
 from ptx2sass import cache
 
-HERE = Path(__file__).resolve().parent
+HERE = os.path.dirname(os.path.abspath(__file__))      # no pathlib at start-up
 PACKAGE = __name__.rsplit(".", 1)[0]          # ptx2sass.frontend
 
 # What PLY's generated table modules define (lex: readtab, yacc: LRTable.read_table).
@@ -39,7 +37,8 @@ def table_name(stem: str, *sources: str) -> str:
     """`stem_<crc of the sources>`: the table's module name."""
     digest = 0
     for source in sources:
-        digest = zlib.crc32(Path(source).read_bytes(), digest)
+        with open(source, "rb") as fh:
+            digest = zlib.crc32(fh.read(), digest)
     return f"{stem}_{digest:08x}"
 
 
@@ -54,7 +53,7 @@ def load(name: str, build, fields: tuple[str, ...]):
     """`build(table, outputdir=None)` (a PLY constructor given a table module or module
     name, or None to derive the table, written to `outputdir` if given) with the table
     `name` from the first place that has it."""
-    if (HERE / f"{name}.py").is_file():
+    if os.path.isfile(os.path.join(HERE, f"{name}.py")):
         return build(f"{PACKAGE}.{name}")
     path = cache.cache_dir("ply", f"{name}.marshal")
     content = cache.read(path)
@@ -75,6 +74,7 @@ def derive(name: str, build, fields: tuple[str, ...]) -> dict | None:
     way of producing one), which is read back."""
     import shutil
     import tempfile
+    from pathlib import Path
     scratch = tempfile.mkdtemp(prefix="ptx2sass-tables-")
     try:
         build(None, scratch)
@@ -105,6 +105,8 @@ def _as_module(name: str, content: dict, path: str) -> types.ModuleType:
 def generate(folder: str | os.PathLike) -> list[Path]:
     """Write the current lexer and parser tables into `folder` as modules (the build step of
     setup.py and `make setup`), removing tables of earlier sources; return the files."""
+    from pathlib import Path
+
     from ptx2sass.frontend import lexer, parser
     folder = Path(folder)
     written = []

@@ -394,8 +394,8 @@ def _code_generator():
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch)
-            from ptx2sass.inline import has_calls, inline_calls
-            if has_calls(module):       # as codegen.lower_ptx does
+            if module.has_calls():       # as codegen.lower_ptx does
+                from ptx2sass.inline import inline_calls
                 module = inline_calls(module)
             return compile_module(lower_module(module), arch, options, filename)
         return generate
@@ -549,8 +549,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    from ptx2sass.inline import has_calls
-    for name in _unknown_stack_kernels(bytes(cubin)) if has_calls(module) else ():
+    for name in _unknown_stack_kernels(bytes(cubin)) if module.has_calls() else ():
         report.warning(f"Stack size for entry function '{name}' cannot be statically determined")
     spills = options.get("spill_report") or {}
     if cl.flag("warn-on-spills"):

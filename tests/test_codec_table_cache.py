@@ -7,7 +7,7 @@ import os
 
 from ptx2sass.encoder import codec, table_cache
 
-JSON = str(codec.TABLES / "ampere.json")
+JSON = os.path.join(codec.TABLES, "ampere.json")
 
 
 def _from_json() -> list:
