@@ -446,6 +446,101 @@ def large_programs() -> list[Program]:
         return [(h + h.linear(E(d, 4 * d)).gelu().linear(E(4 * d, d))).layernorm()]
     add(P("big_transformer_block", transformer_block, ("matmul", "softmax_layernorm")))
 
+    # variants: dtypes, fused epilogues, plain loops (NOOPT), explicit optimisations
+    for dn, d in (("f32", dtypes.float32), ("f16", dtypes.half)):
+        for cin, cout, hw in ((8, 16, 32), (24, 48, 16), (48, 96, 8), (128, 128, 4)):
+            add(P(f"big_conv_bias_relu_{dn}_{cin}x{cout}_{hw}",
+                  lambda cin=cin, cout=cout, hw=hw, d=d: [(E(2, cin, hw, hw, dtype=d).conv2d(
+                      E(cout, cin, 3, 3, dtype=d), E(cout, dtype=d), padding=1)).relu()],
+                  ("conv2d",)))
+        for m, k, n in ((384, 384, 384), (96, 1536, 96), (2048, 64, 256), (200, 300, 100)):
+            add(P(f"big_matmul_{dn}_{m}x{k}x{n}", mm(m, k, n, d), ("matmul",)))
+    for name, build in (("matmul", mm(64, 256, 64)),
+                        ("conv3x3", lambda: [E(1, 16, 16, 16).conv2d(E(32, 16, 3, 3))]),
+                        ("sum_axis1", lambda: [E(32, 2048).sum(axis=1)]),
+                        ("softmax", lambda: [E(32, 1024).softmax()]),
+                        ("layernorm", lambda: [E(64, 512).layernorm()]),
+                        ("argmax", lambda: [E(64, 2000).argmax(axis=1)]),
+                        ("cumsum", lambda: [E(16, 1024).cumsum(axis=1)]),
+                        ("attention", lambda: [E(1, 4, 64, 32).scaled_dot_product_attention(
+                            E(1, 4, 64, 32), E(1, 4, 64, 32))])):
+        add(P(f"big_noopt_{name}", build, ("reduction",), context=(("NOOPT", 1),)))
+    for name, build, opts in (
+            ("group_sum", lambda: [E(256, 8192).sum(axis=1)], (("GROUP", 0, 16),)),
+            ("grouptop_max", lambda: [E(1 << 18).max()], (("GROUPTOP", 0, 256),)),
+            ("unroll8_sum", lambda: [E(512, 512).sum(axis=1)], (("UNROLL", 0, 8),)),
+            ("upcast_unroll_matmul", mm(256, 256, 256),
+             (("UPCAST", 0, 4), ("UPCAST", 1, 4), ("UNROLL", 0, 8))),
+            ("locals_matmul", mm(512, 128, 512),
+             (("LOCAL", 0, 16), ("LOCAL", 1, 16), ("UPCAST", 0, 4), ("UNROLL", 0, 4))),
+            ("upcast16_elementwise", lambda: [(E(1 << 16) * 3 + E(1 << 16)).exp2()],
+             (("UPCAST", 0, 16),))):
+        add(P(f"big_opt_{name}", build, ("reduction",), opts=opts))
+
+    def resnet_block():
+        c1, c2 = nn.Conv2d(32, 32, 3, padding=1), nn.Conv2d(32, 32, 3, padding=1)
+        b1, b2 = nn.BatchNorm(32), nn.BatchNorm(32)
+        x = E(4, 32, 16, 16)
+        y = (b2(c2(b1(c1(x)).relu())) + x).relu()
+        loss = y.mean()
+        return [loss, *loss.gradient(c1.weight, c2.weight)]
+    add(P("big_resnet_block_train", resnet_block, ("conv2d", "backward")))
+
+    def adam_step():
+        w = Tensor.empty(4096, 256)
+        opt = nn.optim.Adam([w], lr=1e-3)
+        w.grad = Tensor.empty(4096, 256)
+        opt.step()
+        return [w, *opt.m, *opt.v]
+    add(P("big_adam_step", adam_step, ("elementwise",), context=(("TRAINING", 1),)))
+
+    def embedding_mlp():
+        emb = nn.Embedding(1000, 128)
+        h = emb(Tensor.empty(8, 32, dtype=dtypes.int32)).mean(axis=1)
+        return [h.linear(E(128, 64)).relu().linear(E(64, 10)).softmax()]
+    add(P("big_embedding_mlp", embedding_mlp, ("matmul", "softmax_layernorm")))
+
+    def gru_cell():
+        x, h = E(16, 96), E(16, 96)
+        r = (x @ E(96, 96) + h @ E(96, 96)).sigmoid()
+        z = (x @ E(96, 96) + h @ E(96, 96)).sigmoid()
+        n = (x @ E(96, 96) + r * (h @ E(96, 96))).tanh()
+        return [(1 - z) * n + z * h]
+    add(P("big_gru_cell", gru_cell, ("matmul", "transcendental")))
+
+    # long fused elementwise chains, reductions over every dtype, sizes and plain loops
+    def chain(k, d):
+        def build():
+            x = E(1 << 14, dtype=d)
+            for i in range(k):
+                x = (x * 1.0001 + 0.5).sin() if i % 3 == 0 else (x.exp2() - x) if i % 3 == 1 \
+                    else x.maximum(x * 0.5).sqrt()
+            return [x]
+        return build
+    for k in (8, 24, 48):
+        for dn, d in (("f32", dtypes.float32), ("f16", dtypes.half)):
+            add(P(f"big_chain_{k}_{dn}", chain(k, d), ("elementwise", "transcendental")))
+    for dn, d in (("f16", dtypes.half), ("bf16", dtypes.bfloat16), ("i32", dtypes.int32),
+                  ("i64", dtypes.int64), ("f64", dtypes.float64), ("u8", dtypes.uint8)):
+        add(P(f"big_sum_axis1_{dn}", lambda d=d: [E(256, 4096, dtype=d).sum(axis=1)], ("reduction",)))
+        add(P(f"big_max_axis0_{dn}", lambda d=d: [E(2048, 128, dtype=d).max(axis=0)], ("reduction",)))
+        add(P(f"big_noopt_sum_{dn}", lambda d=d: [E(64, 1024, dtype=d).sum(axis=1)], ("reduction",),
+              context=(("NOOPT", 1),)))
+    for rows, cols in ((64, 10000), (1000, 100), (8, 65536)):
+        add(P(f"big_softmax_{rows}x{cols}", lambda rows=rows, cols=cols: [E(rows, cols).softmax()],
+              ("softmax_layernorm",)))
+        add(P(f"big_layernorm_{rows}x{cols}", lambda rows=rows, cols=cols: [E(rows, cols).layernorm()],
+              ("softmax_layernorm",)))
+    for k in (2, 3, 5, 7):
+        add(P(f"big_conv1d_k{k}", lambda k=k: [E(8, 64, 512).conv2d(E(128, 64, k), padding=k // 2)],
+              ("conv2d",)))
+        add(P(f"big_pool_k{k}", lambda k=k: [E(4, 16, 64, 64).max_pool2d(kernel_size=(k, k), stride=1)],
+              ("reduction",)))
+    for m in (3, 5, 17, 31):
+        add(P(f"big_matvec_odd_{m}", lambda m=m: [E(m, 4096) @ E(4096, m)], ("matmul",)))
+        add(P(f"big_noopt_matmul_odd_{m}", lambda m=m: [E(m, 512) @ E(512, 64)], ("matmul",),
+              context=(("NOOPT", 1),)))
+
     def lstm_like():
         x, h, w, u = E(32, 128), E(32, 128), E(128, 512), E(128, 512)
         g = x @ w + h @ u
