@@ -15,7 +15,8 @@
 Corpora: those of tools/corpora.py and `tinygrad_large` (tools/harvest_tinygrad.py --set
 large), whose held-back quarter (`tools.corpora.held_back`, by content hash) is reported on
 its own: it is not tuned on. Only files both compilers accept are timed; the refusals are
-counted. CPU time, best of `--repeat`; children run without PYTHONDONTWRITEBYTECODE.
+counted. CPU time, best of `--repeat`; children run without PYTHONDONTWRITEBYTECODE
+(`--dont-write-bytecode`: with it, which must not change the figure by 10%).
 `--check-only` runs both with `-arch=compute_XX`, where neither generates code: process
 start, imports and the frontend, the floor under every compile.
 """
@@ -128,10 +129,12 @@ def _in_process_line(name: str, rows) -> None:
 
 
 def whole_process(files, arch: str, repeat: int, editable: bool, check_only: bool,
-                  show_all: bool) -> None:
+                  show_all: bool, no_bytecode_writes: bool = False) -> None:
     from ptx2sass import oracle
     ptxas = str(oracle.tool_path("ptxas"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if no_bytecode_writes:        # as container images often run: start-up must not care
+        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     target = arch.replace("sm_", "compute_") if check_only else arch
     with tempfile.TemporaryDirectory(prefix="ptx2sass-bench-") as tmp:
         if editable:
@@ -187,13 +190,16 @@ def main(argv=None) -> int:
                     help="whole process: this checkout's `python -m ptx2sass`, not a wheel")
     ap.add_argument("--check-only", action="store_true",
                     help="whole process only, virtual target: no code generation on either side")
+    ap.add_argument("--dont-write-bytecode", action="store_true",
+                    help="whole process: run the children with PYTHONDONTWRITEBYTECODE=1")
     ap.add_argument("--all", action="store_true", help="print every file")
     args = ap.parse_args(argv)
     files = corpus_files(args.corpus or DEFAULT_CORPORA, args.limit)
     if not args.no_in_process and not args.check_only:
         in_process(files, args.arch, args.repeat, args.all)
     if not args.no_process:
-        whole_process(files, args.arch, args.repeat, args.editable, args.check_only, args.all)
+        whole_process(files, args.arch, args.repeat, args.editable, args.check_only, args.all,
+                      args.dont_write_bytecode)
     return 0
 
 
