@@ -42,10 +42,14 @@ start = "module"
 
 
 def _pos(p, n):
-    """(line, column) of terminal n of the production."""
-    pos = p.lexpos(n)
-    data = p.lexer.lexdata
-    return p.lineno(n), pos - data.rfind("\n", 0, pos)
+    """(line, column) of terminal n of the production. The lexer knows where its current
+    line starts; a token on an earlier line (read ahead past a newline) looks for its own.
+    (Searching back for every token costs the square of a long line's length.)"""
+    pos, line = p.lexpos(n), p.lineno(n)
+    lexer = p.lexer
+    if line == lexer.lineno and pos >= lexer.line_start:
+        return line, pos - lexer.line_start + 1
+    return line, pos - lexer.lexdata.rfind("\n", 0, pos)
 
 
 # ----------------------------------------------------------------------------- module
