@@ -401,7 +401,11 @@ def op_lop3(w, s, active, mask):
     res = lut3(w.ri(a), w.ri(b), w.ri(c), int(lut.value) & 0xFF).astype(U32)
     w.w(d, res, mask)
     if pout is not None:
-        w.wp(pout, res != 0, mask)
+        # the predicate result is `res != 0` combined with the predicate source: OR by
+        # default, AND with .PAND (PTX lop3.or / lop3.and)
+        nonzero = res != 0
+        pin = w.pred(ops[5]) if len(ops) > 5 else np.ones_like(nonzero)
+        w.wp(pout, (nonzero & pin) if "PAND" in s.ins.modifiers else (nonzero | pin), mask)
 
 
 @semantics("LOP", "ULOP")
