@@ -471,10 +471,17 @@ class IntegerSelection:
         self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def sel_bmsk(self, ins):
-        if "wrap" in ins.modifiers:
-            raise self.unsupported("`bmsk.wrap`")
         a, b = ins.srcs
-        self.emit("BMSK", (), [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+        mods = ("W",) if "wrap" in ins.modifiers else ()
+        self.emit("BMSK", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+
+    def sel_szext(self, ins):
+        """SGXT keeps the low b bits, sign- (.s32) or zero-extended (.u32); .W takes b mod 32."""
+        a, b = ins.srcs
+        mods = (("W",) if "wrap" in ins.modifiers else ()) + (() if _signed(ins.type) else ("U32",))
+        n = Imm(b.value & 0xFFFFFFFF) if isinstance(b, ir.Const) and b.value & 0xFFFFFFFF < 256 \
+            else self.reg_part(b)
+        self.emit("SGXT", mods, [self.dst(ins.dests[0]), self.reg_part(a), n])
 
     def byte_operand(self, op):
         """The low byte of a position/length operand (PTX reads only bits 0..7)."""
