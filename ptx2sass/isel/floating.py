@@ -8,7 +8,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
-from ptx2sass.mir import COPY, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
 
@@ -200,7 +200,20 @@ class FloatSelection:
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
-        raise self.unsupported(f"`abs.{ty}`")
+        if _bits(ty) == 16:           # the sign-extended value's absolute value
+            self.emit("IABS", (), [self.dst(d), self.extend(a, "s16")])
+            return
+        # s64, as ptxas: -a with a borrow, the sign from the high word, SEL per half
+        neg, borrow = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("P"))
+        negative = VOp(self.mf.new_vreg("P"))
+        self.emit(IMPLICIT_DEF, (), [neg], guarded=False)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        self.emit("IADD3", (), [VOp(neg.reg, 0), borrow, RZ, self.negate(lo), RZ], ndefs=2)
+        self.emit("ISETP", ("LT", "AND"), [negative, PT, hi, RZ, PT], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(neg.reg, 1), RZ, self.invert(hi), RZ, borrow, NOT_PT])
+        self.begin_wide(d)
+        for k, x in enumerate((lo, hi)):
+            self.emit("SEL", (), [self.dst(d, k), VOp(neg.reg, k), x, negative])
 
     def half_sign(self, ins, neg: bool):
         """neg/abs on 16-bit float types as ptxas does: HADD2 of the operand (negated or

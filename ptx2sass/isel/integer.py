@@ -46,24 +46,31 @@ class IntegerSelection:
             return self.float_binary(ins, "FADD", negate_b=True)
         if "cc" in ins.modifiers:
             return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=True, carry_in=False)
+        if ins.modifiers == ("sat",) and ty == "s32":
+            return self.add_sat(ins, negate_b=True)
         if "sat" in ins.modifiers:
             raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
 
-    def add_sat(self, ins):
-        """Signed saturating add as ptxas does it: the wrapped sum, then overflow detected
-        from the operands' and the sum's sign bits."""
+    def add_sat(self, ins, negate_b: bool = False):
         a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.saturating_sum(self.dst(ins.dests[0]), a, b, negate_b)
+
+    def saturating_sum(self, d, a: VOp, b: VOp, negate_b: bool = False) -> None:
+        """Signed saturating a + b (or a - b) as ptxas does it: the wrapped sum, then
+        overflow detected from the operands' and the sum's sign bits."""
         s = VOp(self.mf.new_vreg())
-        self.emit("IADD3", (), [s, a, b, RZ])
+        self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
-        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))
-        # (a, b, s) signs: + + - → positive overflow (LUT bit 1), - - + → negative (bit 6).
-        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(0x2), Imm(0)], ndefs=2)
-        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(0x40), Imm(0)], ndefs=2)
+        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))   # noqa: E731
+        # LUT index (a, b, s) sign bits. add: + + - overflows up (bit 1), - - + down (bit 6);
+        # sub: + - - up (bit 3), - + + down (bit 4)
+        up, down = (0x8, 0x10) if negate_b else (0x2, 0x40)
+        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(up), Imm(0)], ndefs=2)
+        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(down), Imm(0)], ndefs=2)
         t = VOp(self.mf.new_vreg())
         self.emit("SEL", (), [t, s, Imm(0x7FFFFFFF), VOp(pos.reg, inv=True)])
-        self.emit("SEL", (), [self.dst(ins.dests[0]), t, Imm(0x80000000), VOp(neg.reg, inv=True)])
+        self.emit("SEL", (), [d, t, Imm(0x80000000), VOp(neg.reg, inv=True)])
 
     def int_add(self, d: ir.Value, a, b, negate_b: bool) -> None:
         r = self.vreg(d)
@@ -140,7 +147,13 @@ class IntegerSelection:
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
 
     def mul_hi64(self, d, a, b, signed: bool) -> None:
-        """The high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
+        hi = self.mul_hi64_pair(a, b, signed)
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+
+    def mul_hi64_pair(self, a, b, signed: bool) -> VOp:
+        """A fresh pair: the high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
         products: the two cross terms summed with their carry, the low product's high word
         added for its carry only, then the high product with all of it. Signed: subtract
         the other operand from the unsigned result for each negative one."""
@@ -167,9 +180,7 @@ class IntegerSelection:
                     self.emit("SEL", (), [VOp(chosen.reg, k), VOp(diff.reg, k), VOp(hi.reg, k),
                                           negative])
                 hi = chosen
-        self.begin_wide(d)
-        for k in range(2):
-            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+        return hi
 
     def unsigned_mul_hi64(self, a0, a1, b0, b1) -> VOp:
         """A fresh pair holding the high 64 bits of (a1:a0) * (b1:b0), unsigned."""
@@ -241,8 +252,12 @@ class IntegerSelection:
         mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
         if "cc" in ins.modifiers:
             return self.mad_carry(ins, carry_in=False)
-        if "sat" in ins.modifiers:
-            raise self.unsupported("`mad` with saturation")
+        if "sat" in ins.modifiers:       # mad.hi.sat.s32: IMAD.HI, then a saturating add
+            t = VOp(self.mf.new_vreg())
+            a, b, c = ins.srcs
+            self.emit("IMAD", ("HI",), [t, self.reg_part(a), self.reg_part(b), RZ])
+            self.saturating_sum(self.dst(ins.dests[0]), t, self.reg_part(c))
+            return
         a, b, c = ins.srcs
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
             a, b = b, a
@@ -251,6 +266,8 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 64 and mode == "hi":
+            return self.mad_hi64(d, a, b, c, _signed(ty))
         if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
             self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
             return
@@ -274,6 +291,16 @@ class IntegerSelection:
             # a register factor leaves the addend slot free for an immediate (`IMAD R, R, R, -0x3`)
             addend = self.part_of(c, 0) if isinstance(c, ir.Const) and isinstance(sb, VOp) else None
             self.imad((), self.dst(d), ra, sb, addend if addend is not None else self.reg_part(c))
+
+    def mad_hi64(self, d, a, b, c, signed: bool) -> None:
+        """The high 64 bits of a * b (as mul.hi), plus c with a carry between the halves."""
+        hi = self.mul_hi64_pair(a, b, signed)
+        self.begin_wide(d)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [self.dst(d, 0), carry, VOp(hi.reg, 0), self.part_of(c, 0), RZ],
+                  ndefs=2)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), VOp(hi.reg, 1), self.part_of(c, 1), RZ, carry,
+                                    NOT_PT])
 
     def wide_reg(self, op):
         if isinstance(op, ir.Value):
@@ -585,11 +612,22 @@ class IntegerSelection:
         self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
                   [dests[0], second, self.as_reg(a_ext), b_ext, combine], ndefs=2)
 
-    def sel_mul24(self, ins):
+    def sel_mad24(self, ins):
+        """mul24 into a temporary, then + c (saturating for .hi.sat.s32)."""
+        t = VOp(self.mf.new_vreg())
+        self.sel_mul24(ins, into=t)
+        c = ins.srcs[2]
+        if "sat" in ins.modifiers:
+            self.saturating_sum(self.dst(ins.dests[0]), t, self.reg_part(c))
+        else:
+            self.emit("IADD3", (), [self.dst(ins.dests[0]), t, self.part_of(c, 0), RZ])
+
+    def sel_mul24(self, ins, into=None):
         """The low 24 bits of each input (sign-extended for .s32) multiplied: .lo keeps bits
         0..31 of the 48-bit product, .hi bits 16..47."""
         hi = "hi" in ins.modifiers
-        a, b = ins.srcs
+        a, b = ins.srcs[:2]
+        dest = into if into is not None else self.dst(ins.dests[0])
         ext = []
         for v in (a, b):
             t = VOp(self.mf.new_vreg())
@@ -599,12 +637,11 @@ class IntegerSelection:
                 self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
             ext.append(t)
         if not hi:
-            self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
+            self.emit("IMAD", (), [dest, ext[0], ext[1], RZ])
             return
         product = VOp(self.mf.new_vreg("R", 2))
         self.emit("IMAD", ("WIDE",) if _signed(ins.type) else ("WIDE", "U32"), [product, ext[0], ext[1], RZ])
-        self.emit("SHF", ("R", "U64"), [self.dst(ins.dests[0]), VOp(product.reg, 0), Imm(0x10),
-                                        VOp(product.reg, 1)])
+        self.emit("SHF", ("R", "U64"), [dest, VOp(product.reg, 0), Imm(0x10), VOp(product.reg, 1)])
 
     def sel_set(self, ins):
         """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones
