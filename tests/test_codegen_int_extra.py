@@ -85,3 +85,22 @@ def test_abs_s16():
         v = int(v) & 0xFFFF
         return abs(v - 0x10000 if v >> 15 else v) & 0xFFFF
     _check(ours, theirs, [ref(a) for a in d])
+
+
+@pytest.mark.parametrize("form", ["u64", "s64", "shiftamt.u64", "shiftamt.s64"])
+def test_bfind_64(form):
+    values = E64 + [2, 3, 0x80000000, 0x7FFFFFFF, 0xFFFFFFFF00000000, 0xFFFFFFFF80000000,
+                    0xFFFFFFFE00000000, 0x0000000100000000]
+    body = f"bfind.{form} %x0, %a0;\ncvt.u64.u32 %o, %x0;"
+    ours, theirs, d = run_both(body, 64, 1, 64, values=values)
+    want = []
+    for a in d:
+        v = s64(a) if form.endswith("s64") else int(a)
+        if v < 0:
+            v = ~v
+        idx = v.bit_length() - 1
+        if idx < 0:
+            want.append(0xFFFFFFFF)
+        else:
+            want.append(63 - idx if form.startswith("shiftamt") else idx)
+    _check(ours, theirs, want)

@@ -492,10 +492,37 @@ class IntegerSelection:
         self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def sel_bfind(self, ins):
-        if _bits(ins.type) != 32:
-            raise self.unsupported(f"`bfind.{ins.type}`")
-        mods = (() if _signed(ins.type) else ("U32",)) + (("SH",) if "shiftamt" in ins.modifiers else ())
-        self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+        shift = ("SH",) if "shiftamt" in ins.modifiers else ()
+        mods = (() if _signed(ins.type) else ("U32",)) + shift
+        if _bits(ins.type) == 32:
+            self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+            return
+        # 64 bits: FLO of the high word (signed FLO finds the highest bit unlike the sign);
+        # where it finds none, FLO.U32 of the low word (inverted for a negative value)
+        a = ins.srcs[0]
+        hi, lo = self.reg_part(a, 1), self.reg_part(a, 0)
+        hi_r, lo_r = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FLO", mods, [hi_r, hi])
+        if _signed(ins.type):
+            sign, flipped = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("SHF", ("R", "S32", "HI"), [sign, RZ, Imm(0x1F), hi])
+            self.emit("LOP3", ("LUT",), [flipped, lo, sign, RZ, Imm(LUT["xor"]), NOT_PT])
+            lo = flipped
+        self.emit("FLO", ("U32",) + shift, [lo_r, lo])
+        found_hi = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("NE", "U32", "AND"), [found_hi, PT, hi_r, Imm(0xFFFFFFFF), PT], ndefs=2)
+        d = self.dst(ins.dests[0])
+        if not shift:           # a bit of the high word is bit 32 + its index
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, hi_r, Imm(0x20), RZ])
+            self.emit("SEL", (), [d, t, lo_r, found_hi])
+            return
+        # shift amounts: the high word's count stands; the low word's is 32 more
+        found_lo, t, u = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("ISETP", ("NE", "U32", "AND"), [found_lo, PT, lo_r, Imm(0xFFFFFFFF), PT], ndefs=2)
+        self.emit("IADD3", (), [t, lo_r, Imm(0x20), RZ])
+        self.emit("SEL", (), [u, t, Imm(0xFFFFFFFF), found_lo])
+        self.emit("SEL", (), [d, hi_r, u, found_hi])
 
     def sel_bmsk(self, ins):
         a, b = ins.srcs
