@@ -133,3 +133,44 @@ def test_cnot(bits):
     mask = (1 << bits) - 1
     want = np.array([int(int(v) & mask == 0) for v in data], dtype=ours.dtype)
     assert (theirs == want).all() and (ours == want).all()
+
+
+def _fns_reference(mask, base, off):
+    """The PTX ISA's fns semantics, with exact arithmetic for |offset|."""
+    off = off - (1 << 32) if off >> 31 else off
+    if off == 0:
+        return base if mask >> base & 1 else 0xFFFFFFFF
+    pos, count, inc = base, abs(off) - 1, 1 if off > 0 else -1
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("offset", [None, 0, 1, 3, -1, -4, 40])
+def test_fns(offset):
+    """Ours equals the PTX semantics everywhere; ptxas's code too, except for offset
+    INT_MIN, where it returns 0 (|INT_MIN| overflows in its sequence)."""
+    from codegen_harness import run_both
+    rng = np.random.default_rng(3)
+    n = 256
+    data = np.zeros(n * 3, dtype=np.uint32)
+    offs = [0, 1, 2, 3, -1, -2, -3, 31, 32, 33, -31, -32, -33, 0x7FFFFFFF, 0x80000000, 0x80000001]
+    masks = [0xAAAAAAAA, 0, 0xFFFFFFFF, 1, 0x80000000]
+    for t in range(n):
+        data[3 * t] = masks[t % 5] if t < 100 else rng.integers(0, 1 << 32)
+        data[3 * t + 1] = t % 32
+        data[3 * t + 2] = offs[t % len(offs)] & 0xFFFFFFFF if t < 200 else rng.integers(-40, 41) & 0xFFFFFFFF
+    off_text = "%a2" if offset is None else str(offset)
+    ours, theirs, d = run_both(f"fns.b32 %o, %a0, %a1, {off_text};", 32, 3, 32, data=data)
+    offsets = d[2::3] if offset is None else np.full(n, offset & 0xFFFFFFFF, dtype=np.uint32)
+    want = np.array([_fns_reference(int(a), int(b), int(c))
+                     for a, b, c in zip(d[0::3], d[1::3], offsets)], dtype=np.uint32)
+    assert (ours == want).all(), np.nonzero(ours != want)[0][:5]
+    sure = offsets != 0x80000000
+    assert (theirs[sure] == want[sure]).all()
+    if offset is None:
+        assert (theirs[~sure] == 0).all()       # the ptxas deviation, as documented above

@@ -32,6 +32,13 @@ VALUE_KINDS = frozenset("d a r i p q dp pp x".split())
 # special registers whose value differs between two correct programs (time, placement)
 NONDETERMINISTIC = ("%clock", "%globaltimer", "%smid", "%nsmid", "%warpid", "%nwarpid",
                     "%gridid", "%pm", "%envreg", "%reserved_smem", "%current_graph_exec")
+# Inputs where ptxas's code is known to differ from the PTX semantics (an independent
+# reference decides, tests say which): spelling -> rows to leave out of the comparison.
+PTXAS_DEVIATIONS = {
+    # |offset| of INT_MIN overflows in ptxas's sequence: it returns 0, PTX says no bit is
+    # found (tests/test_codegen_logic.py::test_fns)
+    "fns.b32": lambda data: data[:, 2] == 0x80000000,
+}
 FLOAT_EDGES = {
     16: [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x7BFF, 0x3F80,
          0x7F80, 0xFF80, 0x7FC0],
@@ -239,7 +246,10 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
         if hazards and res.hazards:
             return "hazard", str(res.hazards[0])
         results.append(out)
-    bad = np.nonzero((results[0] != results[1]).any(axis=1))[0]
+    differ = (results[0] != results[1]).any(axis=1)
+    if form.spelling in PTXAS_DEVIATIONS:
+        differ &= ~PTXAS_DEVIATIONS[form.spelling](data)
+    bad = np.nonzero(differ)[0]
     if len(bad):
         t = bad[0]
         return "mismatch", (f"{len(bad)} threads differ; inputs {[hex(int(v)) for v in data[t]]}: "
