@@ -104,3 +104,28 @@ def test_bfind_64(form):
         else:
             want.append(63 - idx if form.startswith("shiftamt") else idx)
     _check(ours, theirs, want)
+
+
+@pytest.mark.parametrize("form", ["lt.s64", "le.u64", "eq.b64", "hs.u64", "gt.and.s64",
+                                  "ne.or.u64", "ge.xor.s64"])
+def test_setp_64_two_results(form):
+    """`setp.<cmp>[.<bool>].<64-bit> p|q, a, b[, c]`: p = cmp BOOL c, q = !cmp BOOL c."""
+    import operator
+    parts = form.split(".")
+    cmp, ty = parts[0], parts[-1]
+    boolop = parts[1] if len(parts) == 3 else None
+    c = ", %p2" if boolop else ""
+    body = ("cvt.u32.u64 %x0, %a2;\nsetp.ne.b32 %p2, %x0, 0;\n" if boolop else "") + \
+        f"setp.{form} %p0|%p1, %a0, %a1{c};\nselp.b64 %o, 1, 0, %p0;\nselp.b64 %x4x, 2, 0, %p1;"
+    body = body.replace("selp.b64 %x4x, 2, 0, %p1;", "@%p1 add.u64 %o, %o, 2;")
+    ours, theirs, d = run_both(body, 64, 3, 64, values=E64)
+    rel = {"lt": operator.lt, "le": operator.le, "eq": operator.eq, "ne": operator.ne,
+           "gt": operator.gt, "ge": operator.ge, "hs": operator.ge, "lo": operator.lt}[cmp]
+    conv = s64 if ty == "s64" else int
+    comb = {None: lambda x, y: x, "and": operator.and_, "or": operator.or_, "xor": operator.xor}[boolop]
+    want = []
+    for a, b, cc in zip(d[0::3], d[1::3], d[2::3]):
+        r = rel(conv(a), conv(b))
+        q = (int(cc) & 0xFFFFFFFF) != 0
+        want.append(int(comb(r, q)) + 2 * int(comb(not r, q)))
+    _check(ours, theirs, want)

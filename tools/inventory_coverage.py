@@ -39,6 +39,10 @@ PTXAS_DEVIATIONS = {
     # found (tests/test_codegen_logic.py::test_fns)
     "fns.b32": lambda data: data[:, 2] == 0x80000000,
 }
+# Operands given as immediates in the value kernels (warp masks: the full warp, as nearly
+# every program writes them), by opcode and operand index.
+IMMEDIATE_OPERANDS = {"vote": {2: 0xFFFFFFFF}, "shfl": {4: 0xFFFFFFFF}, "match": {2: 0xFFFFFFFF},
+                      "redux": {2: 0xFFFFFFFF}}
 FLOAT_EDGES = {
     16: [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x7BFF, 0x3F80,
          0x7F80, 0xFF80, 0x7FC0],
@@ -119,6 +123,8 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple
         if op.kind == "x":
             ops.append(op.type)
         elif op.kind == "i":
+            ops.append(str(imm[k]))
+        elif op.kind == "a" and k in imm:
             ops.append(str(imm[k]))
         elif op.kind in ("a", "r"):
             ops.append(load(op.type, k))
@@ -214,6 +220,7 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     if value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
+        imm.update(IMMEDIATE_OPERANDS.get(form.opcode, {}))
         text, sources, outs = value_kernel(form, ptx, imm)
     else:
         text, _ = acceptance_module([instruction_text(form)], 89, ptx,

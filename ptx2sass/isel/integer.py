@@ -627,13 +627,12 @@ class IntegerSelection:
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
         if _bits(ty) == 64:
-            if len(dests) > 1:
-                raise self.unsupported("64-bit `setp` with two results")
+            # the .EX compare's second result is the complement (combined likewise): q of p|q
             lo = VOp(self.mf.new_vreg("P"))
             self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
                       ndefs=2)
             self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod, "EX"),
-                      [dests[0], PT, self.reg_part(a, 1), self.part_of(b, 1), combine, lo], ndefs=2)
+                      [dests[0], second, self.reg_part(a, 1), self.part_of(b, 1), combine, lo], ndefs=2)
             return
         a_ext, b_ext = self.extend(a, ty), self.extend(b, ty)
         self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
