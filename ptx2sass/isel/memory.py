@@ -985,7 +985,7 @@ class MemorySelection:
                           ndefs=2)
 
     def sel_vote(self, ins):
-        mode = next((m for m in ins.modifiers if m in ("any", "all", "ballot")), None)
+        mode = next((m for m in ins.modifiers if m in ("any", "all", "uni", "ballot")), None)
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
         p, mask = ins.srcs
@@ -999,7 +999,9 @@ class MemorySelection:
             self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
-            self.warp_sync_op("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+            # vote.uni: the voting lanes agree (VOTE.EQ, as ptxas)
+            self.warp_sync_op("VOTE", ("EQ" if mode == "uni" else mode.upper(),),
+                              [self.dst(ins.dests[0]), src])
 
     def sel_match(self, ins):
         """`match.{any,all}.sync.b32/b64`: MATCH.ANY d, a / MATCH.ALL p, d, a (.U64 for pairs)."""
