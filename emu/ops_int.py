@@ -679,7 +679,7 @@ def op_i2ip(w, s, active, mask):
     w.w(d, (res & M32).astype(U32), mask)
 
 
-@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "FENCE",
+@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
            "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT")
 def op_nop(w, s, active, mask):
     pass

@@ -34,7 +34,8 @@ class ArchInfo:
     # Launch facts the driver places in constant bank 0 (read by special registers), by
     # name -> c[0x0][offset]: dynamic_smem (%dynamic_smem_size), nsmid, gridid (64-bit),
     # envreg (%envreg0, then 4 bytes each), reserved_smem (the reserved shared bytes that
-    # %total_smem_size leaves out), reserved_smem_end, reserved_smem_1, graph_exec (64-bit)
+    # %total_smem_size leaves out), reserved_smem_end, reserved_smem_1, graph_exec (64-bit),
+    # param_window / const_window (64-bit generic bases of those windows, for cvta)
     driver_cbank: dict | None
     max_warps_per_sm: int | None  # %nwarpid, an immediate in ptxas's code
 
@@ -47,7 +48,8 @@ EM_CUDA = 190
 # Read off ptxas 13.5's code for `mov` of each special register on sm_80/86/87/89.
 _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x120,
-                        "reserved_smem_1": 0x124, "graph_exec": 0x130}
+                        "reserved_smem_1": 0x124, "graph_exec": 0x130,
+                        "param_window": 0x40, "const_window": 0x50}
 
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,

@@ -33,6 +33,7 @@ from ptx2sass.isel.rounding import DirectedRounding
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.cache_ops import CacheOps
 from ptx2sass.isel.classify import Classify
 from ptx2sass.isel.special_regs import SpecialRegisters
 from ptx2sass.isel.logic_ops import LogicOps
@@ -46,7 +47,7 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters):
+               Classify, SpecialRegisters, CacheOps):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):
