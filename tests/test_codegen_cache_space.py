@@ -99,3 +99,34 @@ ret;
                   hazard_check=check)
         assert not (check and res.hazards)
         assert (out == 40).all()
+
+
+@pytest.mark.parametrize("split", [0, 7, 32])
+def test_vote_uni(split):
+    """vote.sync.uni.pred (VOTE.EQ): true when every lane votes the same."""
+    ptx = f""".version 7.8
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+.reg .b64 %rd<4>;
+.reg .b32 %r<4>;
+.reg .pred %p<3>;
+ld.param.u64 %rd1, [out];
+mov.u32 %r1, %tid.x;
+setp.lt.u32 %p1, %r1, {split};
+vote.sync.uni.pred %p2, %p1, 0xffffffff;
+selp.u32 %r2, 1, 0, %p2;
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r2;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(ptx).output
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    for cubin, check in ((ours, True), (theirs, False)):
+        out = np.zeros(32, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out], hazard_check=check)
+        assert not (check and res.hazards)
+        assert (out == int(split in (0, 32))).all()
