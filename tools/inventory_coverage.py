@@ -43,7 +43,9 @@ PTXAS_DEVIATIONS = {
 # Operands given as immediates in the value kernels (warp masks: the full warp, as nearly
 # every program writes them), by opcode and operand index.
 IMMEDIATE_OPERANDS = {"vote": {2: 0xFFFFFFFF}, "shfl": {4: 0xFFFFFFFF}, "match": {2: 0xFFFFFFFF},
-                      "redux": {2: 0xFFFFFFFF}}
+                      "redux": {2: 0xFFFFFFFF},
+                      # barrier 1 for the whole 64-thread block (random ids/counts would hang)
+                      "bar": {1: 1, 2: THREADS}, "barrier": {1: 1, 2: THREADS}}
 FLOAT_EDGES = {
     16: [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x7BFF, 0x3F80,
          0x7F80, 0xFF80, 0x7FC0],
