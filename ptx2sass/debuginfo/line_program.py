@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 VERSION = 3
 LINE_BASE, LINE_RANGE, OPCODE_BASE = -5, 14, 13

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import zlib
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 from .line_program import NOT_INLINED, Row, Sequence, line_program
 from .ptx_text import ptx_text_section

@@ -9,7 +9,7 @@ functions for the line table; with `-g` the sections themselves go into the cubi
 """
 from __future__ import annotations
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.frontend import ast
 
 DATA_WIDTH = {".b8": 1, ".b16": 2, ".b32": 4, ".b64": 8}
