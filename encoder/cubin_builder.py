@@ -81,7 +81,7 @@ def _dwarf_reg(n: int) -> bytes:
     return _uleb(0x5000000 | n)
 
 
-DW_CFA_advance_loc4, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x08, 0x0C
+DW_CFA_advance_loc4, DW_CFA_undefined, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x07, 0x08, 0x0C
 CODE_ALIGN, DATA_ALIGN = 4, -4
 STACK_POINTER = 1   # R1
 
@@ -89,14 +89,31 @@ STACK_POINTER = 1   # R1
 LINK_RETURN_ADDRESS = 20   # a relocatable `.func`'s return address: R20:R21
 
 
-def _cie(function: bool = False) -> bytes:
-    """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged)."""
+# -g's CIE: ptxas 13.5 (sm_75..sm_90 alike) marks every register but R1 and RZ undefined
+# after a call, as (DWARF register class, first, last) ranges in its order; class 5 is
+# R, 2 the predicates, 11 the uniform registers, 9 the uniform predicates, 1 a single
+# register of its own (read off ptxas's output, not documented).
+DEBUG_UNDEFINED_BEFORE_R1 = ((9, 0, 0), (9, 2, 6), (11, 4, 61), (1, 0, 0), (2, 0, 0), (2, 2, 6),
+                             (5, 0, 0))
+DEBUG_UNDEFINED_AFTER_R1 = ((5, 2, 254),)
+
+
+def _undefined(ranges) -> bytes:
+    return b"".join(bytes([DW_CFA_undefined]) + _uleb(cls << 24 | r)
+                    for cls, first, last in ranges for r in range(first, last + 1))
+
+
+def _cie(function: bool = False, device_debug: bool = False) -> bytes:
+    """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged).
+    With -g, every other register is undefined (`DEBUG_UNDEFINED_*`)."""
     ra = [LINK_RETURN_ADDRESS, LINK_RETURN_ADDRESS + 1] if function else []
     body = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
             + (_uleb(0x5000000 | ra[0]) if ra else _uleb(0xFFFFFFFF))
             + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
             + bytes([DW_CFA_same_value]) + _dwarf_reg(255)
+            + (_undefined(DEBUG_UNDEFINED_BEFORE_R1) if device_debug else b"")
             + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
+            + (_undefined(DEBUG_UNDEFINED_AFTER_R1) if device_debug else b"")
             + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
     body += bytes(-(12 + len(body)) % 8)
     return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
@@ -231,7 +248,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
-                debug_sections: list = ()) -> Cubin:
+                debug_sections: list = (), device_debug: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -250,7 +267,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     debug-frame relocations for the linker.
     `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
     with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
-    (offset, kernel or section name, type, addend or None)).
+    (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
+    is preceded by an error barrier (EIATTR_GEN_ERRBAR_AT_EXIT) and the CIE says which
+    registers a debugger cannot recover.
     """
     try:
         info = arch_info(arch)
@@ -418,12 +437,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for name, _, size in k.subfunctions:
             module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
+        if device_debug:
+            module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
         module = []
         for k in kernels:
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
                        NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.min_stack_size),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
+            if device_debug:
+                module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
     for k in file_order if not relocatable else ():
@@ -457,7 +480,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     frame, frame_relocs, frame_relas = bytearray(), [], []
     for k in file_order:
         cie_at = len(frame)
-        frame += _cie(function=not k.is_entry)
+        frame += _cie(function=not k.is_entry, device_debug=device_debug)
         if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
             if cie_at:
                 frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
@@ -474,7 +497,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # kernel's symbol with the offset in place
             end = k.subfunctions[i + 1][1] if i + 1 < len(k.subfunctions) else len(k.text)
             cie_at = len(frame)
-            frame += _cie()
+            frame += _cie(device_debug=device_debug)
             frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)

@@ -29,6 +29,7 @@ from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -222,6 +223,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     mf = select_function(fn, info, filename, layout, callees, pointers)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
+    else:
+        errbar_at_exit(mf)
     insert_reconvergence(mf, function=not fn.is_entry)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
@@ -612,6 +615,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
+    if full_debug:      # ptxas -g writes the functions in PTX order (else reversed)
+        kernels.reverse()
+        codes.reverse()
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
     if source is not None:
@@ -634,7 +640,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
-                                    debug_sections=debug_sections))
+                                    debug_sections=debug_sections, device_debug=full_debug))
     return cubin, codes
 
 

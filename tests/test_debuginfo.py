@@ -415,3 +415,93 @@ def test_kernel_without_prologue_still_opens_with_its_brace():
     if path is None:
         pytest.skip("the ZLUDA corpus is not beside this clone")
     assert replay(path.read_text(encoding="latin-1"), "sm_89", path.name) == {}
+
+
+# -g's effect on code and on the module records, against ptxas -g on the same PTX: a guarded
+# exit (a branch to `ret`), two kernels, executable and relocatable.
+G_KERNELS = HEADER + """.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .pred %p<2>;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r1, [n];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r2, %tid.x;
+setp.ge.u32 %p1, %r2, %r1;
+@%p1 bra $L1;
+mul.wide.u32 %rd3, %r2, 4;
+add.s64 %rd3, %rd2, %rd3;
+st.global.u32 [%rd3], %r2;
+$L1:
+ret;
+}
+""" + KERNEL.replace("entry k(", "entry k2(")
+
+
+def _elf_view(cubin: bytes) -> tuple[list, list, list]:
+    """`cuobjdump -elf`'s attribute names of `.nv.info` (the module's records), the text
+    sections in file order and the function symbols in symbol-table order."""
+    import re
+    text = oracle.cuobjdump_elf(cubin)
+    module = text.split("\n.nv.info\n", 1)[1].split("\n\n", 1)[0]
+    c = read_cubin(cubin)
+    return (re.findall(r"Attribute:\s+(\S+)", module),
+            [s.name for s in c.sections if s.name.startswith(".text.")],
+            [s.name for s in c.symbols if s.name in ("k", "k2")])
+
+
+def _exits(cubin: bytes) -> dict[str, list[list[str]]]:
+    """Per function, the three instructions ending at each EXIT (opcode with modifiers and
+    guard), as nvdisasm lists them."""
+    import re
+    out: dict[str, list[list[str]]] = {}
+    for name, instrs in listing(cubin, "-gp").items():
+        ops = [i.opcode for i in instrs]
+        out[name] = [ops[max(0, k - 2):k + 1] for k, op in enumerate(ops) if op == "EXIT"]
+    return out
+
+
+@pytest.mark.parametrize("relocatable", [False, True], ids=["executable", "relocatable"])
+def test_g_module_records_and_function_order_as_ptxas(relocatable):
+    """ptxas -g: EIATTR_GEN_ERRBAR_AT_EXIT after each function's records, and the functions
+    in PTX order (without -g, reversed)."""
+    flags = ("-g", "-c") if relocatable else ("-g",)
+    theirs = oracle.ptxas(G_KERNELS, "sm_89", flags, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0,
+                               compile_only=relocatable)
+    assert _elf_view(ours) == _elf_view(theirs.output)
+    assert "EIATTR_GEN_ERRBAR_AT_EXIT" in _elf_view(ours)[0]
+
+
+def test_g_exits_wait_for_memory_errors_as_ptxas():
+    """ptxas -g puts `MEMBAR.SC.VC; ERRBAR` before every EXIT; so do we (a guarded EXIT
+    gets a guarded pair), and not without -g."""
+    theirs = oracle.ptxas(G_KERNELS, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    pair = ["MEMBAR.SC.VC", "ERRBAR", "EXIT"]
+    assert all(seq == pair for seqs in _exits(theirs.output).values() for seq in seqs)
+    ours = _exits(codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0))
+    assert ours.keys() == {"k", "k2"}
+    for seqs in ours.values():
+        assert seqs and all([op.split(" ")[-1] for op in seq] == pair for seq in seqs)
+    plain = _exits(codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx"))
+    assert not any("ERRBAR" in seq for seqs in plain.values() for s in seqs for seq in s)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
+@pytest.mark.parametrize("flags", [("-g",), ("-g", "-c"), ()], ids=["g", "g_relocatable", "plain"])
+def test_debug_frame_cie_as_ptxas(arch, flags):
+    """The CIE (first entry of `.debug_frame`) byte for byte as ptxas's: with -g, every
+    register but R1 and RZ undefined."""
+    import struct
+    ptx = G_KERNELS.replace("sm_89", arch)
+    theirs = oracle.ptxas(ptx, arch, flags, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch, "k.ptx", debug="-g" in flags, opt_level=0 if flags else 3,
+                               compile_only="-c" in flags)
+
+    def cie(cubin):
+        data = read_cubin(cubin).section(".debug_frame").data
+        return data[:12 + struct.unpack_from("<Q", data, 4)[0]]
+    assert cie(ours) == cie(theirs.output)
+    assert (len(cie(ours)) > 1000) == ("-g" in flags)
