@@ -505,3 +505,21 @@ def test_debug_frame_cie_as_ptxas(arch, flags):
         return data[:12 + struct.unpack_from("<Q", data, 4)[0]]
     assert cie(ours) == cie(theirs.output)
     assert (len(cie(ours)) > 1000) == ("-g" in flags)
+
+
+def test_g_cubin_runs_as_ptxas_g_cubin():
+    """Our -g cubin and ptxas's run in the emulator to the values the PTX means
+    (out[i] = i below n, untouched above), without hazards in ours."""
+    from ptx2sass.emu.launch import Param, run_buffers
+    from ptx2sass.emu.loader import load_program
+    from tools.emu_testing import cubin_listing_decoder
+    theirs = oracle.ptxas(G_KERNELS, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0)
+    n, want = 20, b"".join(i.to_bytes(4, "little") for i in range(20)) + bytes(4 * 12)
+    for cubin in (theirs.output, ours):
+        program = load_program(cubin, "k", cubin_listing_decoder(cubin))
+        run = run_buffers(program, (1, 1, 1), (32, 1, 1), [Param(buffer="out"), Param(type="u32", value=n)],
+                          {"out": (128, bytes(128))})
+        assert run.buffers["out"] == want
+    assert not run.hazards, [str(h) for h in run.hazards[:3]]
