@@ -220,7 +220,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
     """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
-    mf = select_function(fn, info, filename, layout, callees, pointers)
+    mf = select_function(fn, info, filename, layout, callees, pointers, exit_branches=not keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     else:
@@ -599,7 +599,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=abi.UNKNOWN_STACK_SIZE if code.subfunctions else None,
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions
+                                              else 0 if full_debug and _branches_conditionally(code)
+                                              else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
@@ -642,6 +644,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug))
     return cubin, codes
+
+
+def _branches_conditionally(code: KernelCode) -> bool:
+    """A guarded BRA: ptxas -g then writes a CRS_STACK_SIZE of 0."""
+    return any(ins.opcode == "BRA" and ins.guard is not None for ins in code.instructions)
 
 
 def _full_debug(module: ir.Module, options: dict) -> bool:

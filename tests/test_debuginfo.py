@@ -523,3 +523,18 @@ def test_g_cubin_runs_as_ptxas_g_cubin():
                           {"out": (128, bytes(128))})
         assert run.buffers["out"] == want
     assert not run.hazards, [str(h) for h in run.hazards[:3]]
+
+
+def test_g_crs_stack_size_record_where_ptxas_writes_it():
+    """ptxas -g writes CRS_STACK_SIZE 0 for a kernel whose code branches conditionally (k),
+    not for straight-line code (k2); so do we."""
+    import re
+
+    def with_record(cubin):
+        text = oracle.cuobjdump_elf(cubin)
+        return {m.group(1): "CRS_STACK_SIZE" in m.group(2)
+                for m in re.finditer(r"\n\.nv\.info\.(\S+)\n(.*?)(?=\n\.|\Z)", text, re.S)}
+    theirs = oracle.ptxas(G_KERNELS, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0)
+    assert with_record(ours) == with_record(theirs.output) == {"k": True, "k2": False}

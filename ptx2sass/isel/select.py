@@ -50,8 +50,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                Classify, SpecialRegisters, CacheOps):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
-                 callees: dict | None = None, pointers: dict | None = None):
+                 callees: dict | None = None, pointers: dict | None = None,
+                 exit_branches: bool = True):
         self.fn = fn
+        # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
+        # where ptxas keeps the branch to the `ret` line)
+        self.exit_branches = exit_branches
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
@@ -352,7 +356,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb.fallthrough = target
             return
         ir_target = b.succs[0]
-        exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+        exits_only = (self.exit_branches and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
         mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
@@ -386,5 +390,6 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None,
+                    exit_branches: bool = True) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches).run()
