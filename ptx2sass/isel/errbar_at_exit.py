@@ -1,9 +1,9 @@
 """-g: every EXIT waits for the kernel's outstanding memory errors first.
 
-ptxas -g writes `MEMBAR.SC.VC; ERRBAR` before each EXIT (and marks the module with
-EIATTR_GEN_ERRBAR_AT_EXIT), so that a fault of the kernel's last stores is reported while
-the debugger can still see the kernel. A guarded EXIT gets a guarded pair: the other
-threads go on without waiting.
+ptxas -g writes `MEMBAR.SC.VC; ERRBAR` before each EXIT (and marks each function with
+EIATTR_GEN_ERRBAR_AT_EXIT; our reading: a fault of the kernel's last memory accesses is
+then reported at the instruction, while a debugger can still see the kernel). A guarded
+EXIT gets a guarded pair: the other threads go on without waiting.
 """
 from __future__ import annotations
 
