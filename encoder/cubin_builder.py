@@ -89,32 +89,47 @@ STACK_POINTER = 1   # R1
 LINK_RETURN_ADDRESS = 20   # a relocatable `.func`'s return address: R20:R21
 
 
-# -g's CIE: ptxas 13.5 (sm_75..sm_90 alike) marks every register but R1 and RZ undefined
-# after a call, as (DWARF register class, first, last) ranges in its order; class 5 is
-# R, 2 the predicates, 11 the uniform registers, 9 the uniform predicates, 1 a single
-# register of its own (read off ptxas's output, not documented).
-DEBUG_UNDEFINED_BEFORE_R1 = ((9, 0, 0), (9, 2, 6), (11, 4, 61), (1, 0, 0), (2, 0, 0), (2, 2, 6),
-                             (5, 0, 0))
-DEBUG_UNDEFINED_AFTER_R1 = ((5, 2, 254),)
+# -g's CIE: ptxas 13.5 (sm_75..sm_90 alike) gives every register a rule, after RZ's
+# same_value, in this order of (DWARF register class, registers): class 5 is R, 2 the
+# predicates, 11 the uniform registers, 9 the uniform predicates, 1 a single register of its
+# own (read off ptxas's output, not documented). A kernel's: all undefined but R1. A link
+# target's (`-c` `.func`): the registers its callers keep across the call are same_value.
+DEBUG_REGISTER_ORDER = ((9, (0, 2, 3, 4, 5, 6)), (11, range(4, 62)), (1, (0,)),
+                        (2, (0, 2, 3, 4, 5, 6)), (5, range(0, 255)))
 
 
-def _undefined(ranges) -> bytes:
-    return b"".join(bytes([DW_CFA_undefined]) + _uleb(cls << 24 | r)
-                    for cls, first, last in ranges for r in range(first, last + 1))
+def _kept_across_a_call(cls: int, r: int, function: bool) -> bool:
+    """Registers ptxas -g's CIE calls unchanged: R1 (the stack pointer); in a link target
+    also R2, R16..R31, R32 up with r % 8 >= 4 and UR36..UR61 (ptx2sass.abi's link-target
+    convention, with the return address R20:R21)."""
+    if cls == 5 and r == STACK_POINTER:
+        return True
+    if not function:
+        return False
+    if cls == 11:
+        return r >= 36
+    return cls == 5 and (r == 2 or 16 <= r < 32 or (r >= 32 and r % 8 >= 4))
+
+
+def _debug_rules(function: bool) -> bytes:
+    return b"".join(bytes([DW_CFA_same_value if _kept_across_a_call(cls, r, function) else DW_CFA_undefined])
+                    + _uleb(cls << 24 | r)
+                    for cls, registers in DEBUG_REGISTER_ORDER for r in registers)
 
 
 def _cie(function: bool = False, device_debug: bool = False) -> bytes:
     """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged).
-    With -g, every other register is undefined (`DEBUG_UNDEFINED_*`)."""
+    With -g, every register has a rule (`_debug_rules`)."""
     ra = [LINK_RETURN_ADDRESS, LINK_RETURN_ADDRESS + 1] if function else []
-    body = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
+    head = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
             + (_uleb(0x5000000 | ra[0]) if ra else _uleb(0xFFFFFFFF))
             + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
-            + bytes([DW_CFA_same_value]) + _dwarf_reg(255)
-            + (_undefined(DEBUG_UNDEFINED_BEFORE_R1) if device_debug else b"")
-            + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
-            + (_undefined(DEBUG_UNDEFINED_AFTER_R1) if device_debug else b"")
-            + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
+            + bytes([DW_CFA_same_value]) + _dwarf_reg(255))
+    if device_debug:
+        body = head + _debug_rules(function)
+    else:
+        body = (head + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
+                + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
     body += bytes(-(12 + len(body)) % 8)
     return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
 

@@ -617,9 +617,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
-    if full_debug:      # ptxas -g writes the functions in PTX order (else reversed)
-        kernels.reverse()
-        codes.reverse()
+    if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
+        position = {fn.name: i for i, fn in enumerate(module.functions)}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: -position[kc[0].name])
+        kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
     if source is not None:

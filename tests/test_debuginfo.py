@@ -15,6 +15,7 @@ Corpus sweeps take PTX2SASS_SAMPLE files per corpus (default 4; `all`: every fil
 """
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -443,10 +444,11 @@ def _elf_view(cubin: bytes) -> tuple[list, list, list]:
     import re
     text = oracle.cuobjdump_elf(cubin)
     module = text.split("\n.nv.info\n", 1)[1].split("\n\n", 1)[0]
-    c = read_cubin(cubin)
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(cubin))
     return (re.findall(r"Attribute:\s+(\S+)", module),
-            [s.name for s in c.sections if s.name.startswith(".text.")],
-            [s.name for s in c.symbols if s.name in ("k", "k2")])
+            [s.name for s in elf.iter_sections() if s.name.startswith(".text.")],
+            [s.name for s in elf.get_section_by_name(".symtab").iter_symbols() if s.name in ("k", "k2")])
 
 
 def _exits(cubin: bytes) -> dict[str, list[list[str]]]:
@@ -470,7 +472,9 @@ def test_g_module_records_and_function_order_as_ptxas(relocatable):
     ours = codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0,
                                compile_only=relocatable)
     assert _elf_view(ours) == _elf_view(theirs.output)
-    assert "EIATTR_GEN_ERRBAR_AT_EXIT" in _elf_view(ours)[0]
+    records, texts, symbols = _elf_view(ours)
+    assert "EIATTR_GEN_ERRBAR_AT_EXIT" in records
+    assert texts == [".text.k", ".text.k2"] and symbols == ["k", "k2"]
 
 
 def test_g_exits_wait_for_memory_errors_as_ptxas():
@@ -538,3 +542,58 @@ def test_g_crs_stack_size_record_where_ptxas_writes_it():
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx", debug=True, opt_level=0)
     assert with_record(ours) == with_record(theirs.output) == {"k": True, "k2": False}
+
+
+LINK_TARGET = HEADER + """.visible .func (.param .b32 r) addone(.param .b32 a)
+{
+.reg .b32 %r<3>;
+ld.param.b32 %r1, [a];
+add.s32 %r2, %r1, 1;
+st.param.b32 [r], %r2;
+ret;
+}
+.visible .entry k(.param .u64 p)
+{
+.reg .b64 %rd<3>; .reg .b32 %r<3>;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+{
+.param .b32 a0;
+.param .b32 r0;
+st.param.b32 [a0], %r1;
+call.uni (r0), addone, (a0);
+ld.param.b32 %r2, [r0];
+}
+st.global.u32 [%rd2], %r2;
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [("-g", "-c"), ("-c",)], ids=["g", "plain"])
+def test_link_target_cie_and_order_as_ptxas(flags):
+    """-g -c: a link target's CIE keeps the registers its callers keep across the call
+    (same_value) and marks the rest undefined, byte for byte as ptxas's; the functions'
+    text sections in ptxas's order."""
+    import struct
+    theirs = oracle.ptxas(LINK_TARGET, "sm_89", flags, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(LINK_TARGET, "sm_89", "k.ptx", debug="-g" in flags,
+                               opt_level=0, compile_only=True)
+
+    def cies(cubin):
+        data, out, at = read_cubin(cubin).section(".debug_frame").data, [], 0
+        while at < len(data):
+            size = 12 + struct.unpack_from("<Q", data, at + 4)[0]
+            if struct.unpack_from("<q", data, at + 12)[0] == -1:
+                out.append(data[at:at + size])
+            at += size
+        return out
+
+    def texts(cubin):
+        import io
+        from elftools.elf.elffile import ELFFile
+        return [s.name for s in ELFFile(io.BytesIO(cubin)).iter_sections() if s.name.startswith(".text.")]
+    assert texts(ours) == texts(theirs.output) == [".text.addone", ".text.k"]
+    assert cies(ours) == cies(theirs.output)
