@@ -1,10 +1,13 @@
-"""Where ptxas -g writes a kernel's CRS_STACK_SIZE record, against ours.
+"""Our -g cubins against ptxas -g's (sm_89).
 
     python -m tools.g_records FILE.ptx ...
+    python -m tools.g_records --structure CORPUS ...      (cuda, triton, llvm, zluda, ...)
 
-For every kernel both compilers build with -g (sm_89), whether `.nv.info.<kernel>` has
+FILEs: for every kernel both compilers build, whether `.nv.info.<kernel>` has
 CRS_STACK_SIZE; prints the kernels that differ and the agreement over the kernels our
 cubin has (functions ptxas -g keeps out of line, which we inline, are left out).
+--structure: per corpus, the files whose debug sections, relocations and section symbols
+(`tools.line_tables.debug_structure`) equal ptxas -g's, and why the others differ.
 """
 from __future__ import annotations
 
@@ -20,7 +23,33 @@ def crs_records(cubin: bytes) -> dict[str, bool]:
             for m in re.finditer(r"\n\.nv\.info\.(\S+)\n(.*?)(?=\n\.|\Z)", text, re.S)}
 
 
+def structures(corpora: list[str]) -> int:
+    from tools.corpora import ptx_files
+    from tools.line_tables import debug_structure
+    for corpus in corpora:
+        same = total = 0
+        for path in ptx_files(corpus):
+            text = path.read_text(encoding="latin-1")
+            theirs = oracle.ptxas(text, "sm_89", ("-g",), name=path.name)
+            if not theirs.ok:
+                continue
+            total += 1
+            try:
+                ours = debug_structure(codegen.compile_ptx(text, "sm_89", path.name, debug=True, opt_level=0))
+            except codegen.CompileError as e:
+                print(f"  we refuse {path.name}: {e}")
+                continue
+            want = debug_structure(theirs.output)
+            same += ours == want
+            if ours != want:
+                print(f"  differs {path.name}: {', '.join(k for k in want if want[k] != ours.get(k))}")
+        print(f"{corpus}: -g debug structure as ptxas's for {same}/{total} files")
+    return 0
+
+
 def main(paths: list[str]) -> int:
+    if paths[:1] == ["--structure"]:
+        return structures(paths[1:])
     agree = total = 0
     for path in paths:
         ptx = open(path, encoding="latin-1").read()
