@@ -454,7 +454,6 @@ def _elf_view(cubin: bytes) -> tuple[list, list, list]:
 def _exits(cubin: bytes) -> dict[str, list[list[str]]]:
     """Per function, the three instructions ending at each EXIT (opcode with modifiers and
     guard), as nvdisasm lists them."""
-    import re
     out: dict[str, list[list[str]]] = {}
     for name, instrs in listing(cubin, "-gp").items():
         ops = [i.opcode for i in instrs]
@@ -489,7 +488,7 @@ def test_g_exits_wait_for_memory_errors_as_ptxas():
     for seqs in ours.values():
         assert seqs and all([op.split(" ")[-1] for op in seq] == pair for seq in seqs)
     plain = _exits(codegen.compile_ptx(G_KERNELS, "sm_89", "k.ptx"))
-    assert not any("ERRBAR" in seq for seqs in plain.values() for s in seqs for seq in s)
+    assert not any("ERRBAR" in op for seqs in plain.values() for seq in seqs for op in seq)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
