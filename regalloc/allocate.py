@@ -34,6 +34,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
+from ptx2sass.regalloc.bitsets import dense_interference, max_live
 from ptx2sass.regalloc.coalesce import coalesce
 from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
@@ -81,8 +82,15 @@ def move_source(ins) -> VOp | None:
     return src if plain else None
 
 
+# Beyond this many values live at once, neighbour sets are bit masks (regalloc.bitsets).
+DENSE_LIVE = 1024
+
+
 def interference(mf: MFunction):
+    """(vreg id -> the vreg ids it interferes with, vreg id -> its copy partners)."""
     live_out = liveness(mf)
+    if max_live(mf, live_out, _use_def) > DENSE_LIVE:
+        return dense_interference(mf, live_out, _use_def, move_source)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
     cls = [v.cls for v in mf.vregs]

@@ -284,7 +284,26 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -
     return peak
 
 
-def _reorder_block(instrs: list[MInstr], live_before: list[set[int]], schedule) -> list[MInstr]:
+def _live_at_region_bounds(instrs: list[MInstr], live_out: set[int]) -> dict[int, set[int]]:
+    """k -> the registers live just before instruction k, for the k that `_reorder_block`
+    asks about: where a movable region starts, and just past where one ends. (A copy for
+    every instruction costs the square of a long block's length.)"""
+    bounds = {len(instrs)}
+    for k, ins in enumerate(instrs):
+        if not _movable(ins) or k == 0 or not _movable(instrs[k - 1]):
+            bounds.add(k)
+    live = set(live_out)
+    out = {len(instrs): set(live)}
+    for k in range(len(instrs) - 1, -1, -1):
+        uses, kills = use_def(instrs[k])
+        live.difference_update(kills)
+        live.update(uses)
+        if k in bounds:
+            out[k] = set(live)
+    return out
+
+
+def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], schedule) -> list[MInstr]:
     """The block with each movable region replaced by `schedule(region, live_after, live_in)`."""
     out: list[MInstr] = []
     region: list[MInstr] = []
@@ -320,15 +339,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     live_out = liveness(mf)
     changed = 0
     for bi, b in enumerate(mf.blocks):
-        # live_before[k]: registers live just before instruction k of the block
-        live = set(live_out[bi])
-        live_before = [set()] * (len(b.instrs) + 1)
-        live_before[len(b.instrs)] = set(live)
-        for k in range(len(b.instrs) - 1, -1, -1):
-            uses, kills = use_def(b.instrs[k])
-            live.difference_update(kills)
-            live.update(uses)
-            live_before[k] = set(live)
+        live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, after, before))
         before = _pressure(b.instrs, live_out[bi], width)
