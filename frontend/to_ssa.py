@@ -17,7 +17,7 @@ import struct
 from dataclasses import field
 
 from ptx2sass import ir
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks

@@ -183,28 +183,10 @@ def help_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _own_version() -> str:
-    """The installed distribution's version, read from its `.dist-info` folder name:
-    `importlib.metadata` would triple the start-up time of `--version`."""
-    import ptx2sass
-    if getattr(ptx2sass, "__version__", None):
-        return ptx2sass.__version__
-    prefix = "ptx2sass-"
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(prefix) and name.endswith(".dist-info"):
-                return name[len(prefix):-len(".dist-info")]
-    return "unknown"
-
-
 def version_text() -> str:
     """`--version` in ptxas's five-line layout, naming ptx2sass. The release line keeps the
     words `release 13.5` because tools (Triton) read the PTX ISA level they may emit from it."""
-    own = _own_version()
+    from ptx2sass import __version__ as own
     py = ".".join(map(str, sys.version_info[:3]))
     return (f"{PROG}: PTX optimizing assembler, an open-source drop-in for ptxas\n"
             f"Copyright (c) the ptx2sass authors\n"
@@ -469,8 +451,8 @@ def _code_generator():
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch)
-            from ptx2sass.inline import has_calls, inline_calls
-            if has_calls(module):       # as codegen.lower_ptx does
+            if module.has_calls():       # as codegen.lower_ptx does
+                from ptx2sass.inline import inline_calls
                 module = inline_calls(module)
             return compile_module(lower_module(module), arch, options, filename)
         return generate
@@ -657,8 +639,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    from ptx2sass.inline import has_calls
-    if has_calls(module) and not cl.flag("suppress-stack-size-warning"):
+    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
         for name in _unknown_stack_kernels(bytes(cubin)):
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")

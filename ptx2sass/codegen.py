@@ -616,11 +616,12 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
-    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
     module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
-    linkable = set() if whole_program else linkable_functions(module)
-    if has_calls(module):
+    linkable = set()
+    if module.has_calls():
+        from ptx2sass.inline import inline_calls, linkable_functions
+        linkable = set() if whole_program else linkable_functions(module)
         module = inline_calls(module, linkable=not whole_program)
     out = lower_module(module)
     for fn in out.functions:

@@ -579,10 +579,6 @@ def address_taken_functions(module: ast.Module) -> set[str]:
     return out
 
 
-def has_calls(module: ast.Module) -> bool:
-    return any(f.kind == ".func" for f in module.functions())
-
-
 def linkable_functions(module: ast.Module) -> set[str]:
     """`.visible .func`s with a body: what separate compilation makes link targets."""
     return {f.name for f in module.functions()
