@@ -1,12 +1,12 @@
-"""Chains of arithmetic folded in one pass (issue 21: a 1 MB line of 40,000 `add %r1, %r1, k`
-took the four optimisation rounds each halving the chain, and left 2,500 adds behind).
-Constant folding sees the constants earlier folds of the same pass made, and reassociation
-sees the forms earlier rewrites of the same pass made."""
+"""A chain of constant arithmetic folded in one pass (issue 21: a 1 MB line of 40,000
+`add %r1, %r1, k` from `mov %r1, 0` took the four optimisation rounds, each halving the
+chain by reassociation, and left 2,500 adds behind): constant folding sees the constants
+earlier folds of the same pass made."""
 from __future__ import annotations
 
 from ptx2sass import frontend
 from ptx2sass.frontend.to_ssa import lower_module
-from ptx2sass.opt import fold, optimise, propagate, reassociate
+from ptx2sass.opt import fold, optimise, propagate
 
 HEADER = ".version 8.0\n.target sm_89\n.address_size 64\n"
 N = 300
@@ -39,18 +39,7 @@ def test_constant_chain_folds_in_one_pass():
     assert movs[store.srcs[1].id].value == 5 + _total()
 
 
-def test_offset_chain_reassociates_in_one_pass():
-    fn = _function("ld.global.u32 %r1, [%rd1+4];")
-    root = next(ins for ins in _instrs(fn) if ins.opcode == "ld" and ins.space == "global").dests[0]
-    assert reassociate.reassociate_offsets(fn) is True
-    adds = [ins for ins in _instrs(fn) if ins.opcode == "add"]
-    assert len(adds) == N
-    assert all(ins.srcs[0] is root for ins in adds)       # each one: root + its running sum
-    assert adds[-1].srcs[1].value == _total()
-
-
-def test_optimised_chain_leaves_one_add():
-    fn = _function("ld.global.u32 %r1, [%rd1+4];")
+def test_optimised_constant_chain_leaves_no_add():
+    fn = _function("mov.u32 %r1, 5;")
     optimise(fn)
-    adds = [ins for ins in _instrs(fn) if ins.opcode == "add"]
-    assert len(adds) == 1 and adds[0].srcs[1].value == _total()
+    assert not [ins for ins in _instrs(fn) if ins.opcode == "add"]

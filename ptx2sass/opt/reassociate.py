@@ -8,8 +8,7 @@ iterations of a loop (or the elements of a vector) share is computed once:
   `add d, (r + K1), K2` becomes `add d, r, K1 + K2`.
 
 The inner `r + K` must have no other reader (so no instruction is added; the last rule
-needs none; a rewritten result's new form is what later readers see, so a chain of
-`+ K` becomes `r + sum` in one pass); CSE then merges
+needs none); CSE then merges
 the shared parts (`x*16 + base` once, `+ k` per iteration, as ptxas writes it). A
 `mad.wide` of two immediates becomes a 64-bit add of their product. Exact:
 all of it is arithmetic modulo 2^32."""
@@ -57,17 +56,9 @@ def reassociate_offsets(fn: ir.Function) -> bool:
             new = _rewrite(fn, ins, offsets, any_offsets)
             if new is None:
                 out.append(ins)
-                continue
-            out.extend(new)
-            changed = True
-            # readers further on see the new form: a chain of `+ K` collapses in one pass
-            d = new[-1].dests[0].id
-            form = _offset_form(new[-1])
-            for table, applies in ((any_offsets, True), (offsets, counts.get(d) == 1)):
-                if form is not None and applies:
-                    table[d] = form
-                else:
-                    table.pop(d, None)
+            else:
+                out.extend(new)
+                changed = True
         block.instrs[:] = out
     return changed
 
