@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
 
@@ -81,6 +81,7 @@ class TimingModel:
         self.cycles = 0
         self._seen: set = set()
         self.serialised = launch.program.debug_build
+        self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
 
     # ------------------------------------------------------------ wiring
     def attach(self, cta) -> None:
@@ -116,6 +117,7 @@ class TimingModel:
         ins = step.ins
         ctl = ins.control
         op = ins.opcode
+        lat = self.lat
         if self.serialised:
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
@@ -127,7 +129,7 @@ class TimingModel:
             clock.lanes_of = (active, lanes)
         facts = step.aux.get("timing")
         if facts is None:
-            facts = step.aux["timing"] = _StepFacts(ins)
+            facts = step.aux["timing"] = _StepFacts(ins, lat)
         # 1. Wait on scoreboards.
         t = clock.t
         wait = facts.wait
@@ -215,7 +217,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards")
 
-    def __init__(self, ins):
+    def __init__(self, ins, lat):
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
@@ -228,7 +230,7 @@ class _StepFacts:
         self.variable_latency = lat.variable_latency(op)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
-        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
 
 

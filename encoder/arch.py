@@ -43,8 +43,22 @@ class Target:
     # one (constants come through LDC into R or ULDC into UR), and the hopper table holds
     # only forms ptxas writes: there the selector loads every constant with LDC first.
     alu_constants: bool = True
-    # Integer min/max: IMNMX (sm_7x/8x) or VIMNMX (sm_90: the only form ptxas writes)
-    int_minmax: str = "IMNMX"
+    # Opcodes the selector's sm_8x choice is spelled differently on this target, with the
+    # same operands: (sm_8x opcode, target opcode) pairs. sm_90: integer min/max is VIMNMX
+    # (no IMNMX form), a global reduction REDG (no RED form).
+    renamed_opcodes: tuple[tuple[str, str], ...] = ()
+    # Global/generic memory operands print their descriptor (`desc[UR4][R2.64]`): nvdisasm
+    # shows it on sm_90, so the word's field is an operand the code generator writes
+    memory_descriptor_operand: bool = False
+    # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
+    # `WARPSYNC.ALL`, what ptxas writes there
+    warpsync_immediate: bool = True
+    # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
+    # the fp8 fragments to f16 and uses HMMA)
+    fp8_mma: bool = True
+    # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
+    # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
+    lepc_label: bool = False
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -85,7 +99,9 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, alu_constants=False, int_minmax="VIMNMX", latency="hopper",
+_HOPPER_CODEGEN = dict(codegen=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import abi, ir
-from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
@@ -23,9 +23,11 @@ from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -69,7 +71,11 @@ def _physical(op, colors, mf: MFunction):
             base = _physical(op.base, colors, mf)
             if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
-        return Mem(base=base, offset=op.offset)
+        # a 64-bit address reads the global-memory descriptor; sm_90 prints it (not on
+        # compare-and-swap, whose base prints without `.64`)
+        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
+                else None)
+        return Mem(base=base, offset=op.offset, desc=desc)
     return op
 
 
@@ -135,10 +141,13 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
 def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
     """What ptxas puts first in every kernel: the stack pointer (moved down by the frame's
     size when there is one), and the global-memory descriptor that `desc[UR4]` memory
-    instructions read."""
+    instructions read. The stack pointer comes through an ALU move of the constant where
+    the target has one (sm_8x), else through LDC (sm_90)."""
     sp = Reg("R", STACK_POINTER)
-    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, ConstRef(0, arch.stack_pointer_offset))),
-                [], [("R", STACK_POINTER)])]
+    stack = ConstRef(0, arch.stack_pointer_offset)
+    load = (Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, stack)) if arch.alu_constants
+            else Instruction("LDC", (), (sp, stack)))
+    out = [Slot(load, [], [("R", STACK_POINTER)])]
     if frame_size:
         out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
                         [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
@@ -217,6 +226,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       pointers: dict | None = None) -> _Compiled:
     mf = select_function(fn, info, filename, layout, callees, pointers)
     insert_reconvergence(mf, function=not fn.is_entry)
+    apply_target_forms(mf, info)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
     pre_schedule(mf, limit)
@@ -280,7 +290,7 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
-            if mi.opcode == "LEPC":           # a system call's return address counts from here
+            if mi.opcode == "LEPC" and mi.shown == (0,):   # a system call's return address counts from here
                 emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
                 warp_sync_slots.append(emitted[-1])
@@ -378,7 +388,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         subfunctions.append(c)
         slots.extend(code)
         warp_sync_slots.extend(sync)
-    slots = assign_controls(list_schedule(slots))
+    latency = latency_model(info.latency)
+    slots = assign_controls(list_schedule(slots, latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
@@ -417,7 +428,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     words = bytearray()
     text_relocations = []
     for pc, ins in enumerate(instructions):
-        word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
+        word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
         text_relocations += _text_relocations(ins, 16 * pc, labels)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
@@ -477,8 +488,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         info = arch_info(arch)
     except UnknownArch as e:
         raise CompileError(str(e)) from None
-    if info.family != "ampere":
-        raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
+    if not info.codegen:
+        supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
+        raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []

@@ -125,6 +125,7 @@ class MFunction:
     precolored: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
+    target: object = None                            # the encoder.arch.Target compiled for
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

@@ -17,13 +17,13 @@ from dataclasses import field, replace
 
 from ptx2sass.dataclass_cache import dataclass
 from ptx2sass.encoder.model import Control, Instruction
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 NUM_SCOREBOARDS = 6
 MAX_STALL = 15
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
-STORES = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS"}
+STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS"}
 LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
@@ -49,13 +49,14 @@ class Slot:
     wait: int = 0
 
 
-def _is_variable(ins: Instruction) -> bool:
-    return lat.is_variable(ins.opcode)
-
-
-def assign_controls(slots: list[Slot]) -> list[Slot]:
+def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[Slot]:
     """Fill each slot's control fields and return the slots in order, each `ins` carrying
-    its Control (NOP slots inserted where a stall would exceed 15 cycles)."""
+    its Control (NOP slots inserted where a stall would exceed 15 cycles); `lat` is the
+    target's latency model (default: sm_8x's)."""
+    lat = lat or latency_model("ampere")
+
+    def _is_variable(ins: Instruction) -> bool:
+        return lat.is_variable(ins.opcode)
     out: list[Slot] = []
     t = 0
     # register -> (issue cycle, opcode, modifiers) of its fixed-latency producer; when a

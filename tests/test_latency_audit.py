@@ -47,7 +47,7 @@ def test_table_not_above_ptxas(audit):
 
 def test_sample_exercises_the_table(audit):
     """The sample reaches the rows it was chosen for (else the checks above prove little)."""
-    groups = {(k[0].split(".")[0], k[1], la.reader_group(k)) for k in audit.raw}
+    groups = {(k[0].split(".")[0], k[1], la.reader_group(k, audit.lat)) for k in audit.raw}
     for want in [("ISETP", "P", "guard"), ("IADD3", "R", "memory"), ("IADD3", "R", "fma"),
                  ("IMAD", "R", "alu"), ("HMMA", "R", "memory"), ("HMMA", "R", "mma"),
                  ("UIADD3", "UR", "uniform"), ("UIADD3", "UR", "fma"), ("HMUL2", "R", "fp16"),

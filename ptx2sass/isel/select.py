@@ -53,7 +53,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
-        self.mf = MFunction(fn.name)
+        self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
