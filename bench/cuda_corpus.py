@@ -2,7 +2,7 @@
 ptx2sass, run in the emulator with the hazard check, compared with the NumPy reference.
 Prints the counts and the launches that differ or are refused (by reason).
 
-    .venv/bin/python bench/cuda_corpus.py
+    .venv/bin/python bench/cuda_corpus.py [--arch sm_90]
 """
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from ptx2sass import CompileError, codegen  # noqa: E402
 from ptx2sass.emu import testing  # noqa: E402
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    arch = args[args.index("--arch") + 1] if "--arch" in args else "sm_89"
     ref = testing.cuda_reference_module()
     launches = ref.load_manifest()
     counts: collections.Counter = collections.Counter()
@@ -25,7 +27,7 @@ def main() -> int:
     for entry in launches:
         try:
             out = testing.run_cuda_launch(entry, ref, hazard_check=True,
-                                          compiler=lambda text, name: codegen.compile_ptx(text, "sm_89", name))
+                                          compiler=lambda text, name: codegen.compile_ptx(text, arch, name))
         except CompileError as e:
             counts["refused"] += 1
             refusals[f"{entry['ptx']}: {e.message}"] += 1
@@ -33,7 +35,7 @@ def main() -> int:
         counts["pass" if out.passed else "differ"] += 1
         if not out.passed:
             differ.append(f"{entry['name']}: {out.reason[:120]}")
-    print(f"CUDA corpus, {len(launches)} launches: {counts['pass']} match NumPy with our cubins, "
+    print(f"CUDA corpus ({arch}), {len(launches)} launches: {counts['pass']} match NumPy with our cubins, "
           f"{counts['differ']} differ or fault, {counts['refused']} refused")
     for line in differ:
         print("  differs:", line)

@@ -141,7 +141,7 @@ class TimingModel:
                         if p[0] == sb or p[4] <= covered.get(p[3], -1)]
                 for reg in done:
                     _, off, pop, _, _, who = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who)
+                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
                 clock.sb_readers[sb].clear()
                 covered.clear()
                 # An instruction whose result has arrived has read its sources, too.
@@ -164,9 +164,10 @@ class TimingModel:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
                                             f"without waiting on scoreboard SB{sb}")
             elif reg in clock.ready:
-                issued, off, pop, pmods, who = clock.ready[reg]
+                issued, off, pop, pmods, who, part = clock.ready[reg]
                 if who & mine:
-                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard)
+                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard,
+                                                                    part, reg in facts.addend)
                     if issued + need > t:
                         self._flag(step.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                 f"at 0x{off:04x} issued; {op} needs {need}")
@@ -174,7 +175,9 @@ class TimingModel:
         variable = facts.variable
         busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
             if clock.writes else ()
+        first_of_file: dict[str, int] = {}
         for reg in dict.fromkeys(clock.writes):
+            first_of_file.setdefault(reg[0], reg[1])
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
                 sb, off, pop, q, seq, who = clock.pending[reg]
@@ -194,7 +197,7 @@ class TimingModel:
                 clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
                 clock.ready.pop(reg, None)
             else:
-                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine)
+                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine, reg[1] - first_of_file[reg[0]])
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
             if ctl.wr_sb != NO_SB:
@@ -215,7 +218,8 @@ _ALL = (1 << 32) - 1
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards")
+    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards",
+                 "addend")
 
     def __init__(self, ins, lat):
         op = ins.opcode
@@ -228,6 +232,7 @@ class _StepFacts:
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
         self.variable_latency = lat.variable_latency(op)
+        self.addend = lat.addend_registers(ins)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",

@@ -53,6 +53,11 @@ class Target:
     # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
+    # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
+    # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
+    # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
+    # form adds the window base in c[0x0][0x18]
+    cluster_shared_addresses: bool = False
     # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
     # the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
@@ -69,6 +74,8 @@ class Target:
     # `.nv.shared.reserved.0`): a kernel's `.shared` variables start after it and its
     # `.nv.shared.<k>` section covers it
     reserved_shared_bytes: int = 0
+    # `ptxas -v` reports the constant banks' sizes (`556 bytes cmem[0]`); not for sm_90
+    verbose_cmem: bool = True
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
     # records ACCELERATOR_TARGET 1
     variant: str = ""
@@ -101,8 +108,9 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       cluster_shared_addresses=True,
                        latency="hopper",
-                       cubin_style="hopper", reserved_shared_bytes=0x400)
+                       cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 
 _TABLE = [

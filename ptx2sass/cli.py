@@ -463,9 +463,11 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
     not record them, so 0 without). Non-entry functions that ptxas keeps apart get no
     `Function properties` lines yet."""
+    from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
+    info = target(_real_arch(arch))
 
     def size(name: str) -> int | None:
         try:
@@ -476,7 +478,7 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[
 
     gmem = sum(size(n) or 0 for n in (".nv.global", ".nv.global.init"))
     module = f"{gmem} bytes gmem"
-    for bank in range(1, 18):
+    for bank in range(1, 18) if info.verbose_cmem else ():
         n = size(f".nv.constant{bank}")
         if n:
             module += f", {n} bytes cmem[{bank}]"
@@ -495,11 +497,13 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[
         used = f"Used {regs} registers, used {k.barcount} barriers"
         if k.min_stack_size and k.min_stack_size != UNBOUNDED_STACK:
             used += f", {k.min_stack_size} bytes cumulative stack size"
-        if k.shared_bytes:
-            used += f", {k.shared_bytes} bytes smem"
-        used += f", {len(k.const0 or b'')} bytes cmem[0]"
-        if k.const2:
-            used += f", {len(k.const2)} bytes cmem[2]"
+        smem = (k.shared_bytes or 0) - info.reserved_shared_bytes    # the kernel's own
+        if smem > 0:
+            used += f", {smem} bytes smem"
+        if info.verbose_cmem:
+            used += f", {len(k.const0 or b'')} bytes cmem[0]"
+            if k.const2:
+                used += f", {len(k.const2)} bytes cmem[2]"
         lines.append(used)
     return lines
 

@@ -37,6 +37,7 @@ DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
+FP8_FORMATS = {"E4M3", "E5M2"}
 
 
 class KernelCode:
@@ -455,6 +456,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
+    code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
@@ -503,7 +505,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
     pointers = abi.function_pointers(module)
     externs = {e.name: e for e in module.externs}
-    functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
+    reserved = info.reserved_shared_bytes
+    functions = {name: _compile_function(fn, info, filename,
+                                         kernel_layout(fn, module, mod_layout, filename, reserved),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers)
                  for name, fn in out_of_line.items()}
@@ -517,7 +521,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
     order.update((n, f) for n, f in linkable.items() if n not in order)
     for fn in order.values():
-        layout = kernel_layout(fn, module, mod_layout, filename)
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs)
         codes.append(code)
@@ -542,10 +546,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                               for r in code.relocations)) or None,
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
-                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
+                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
+                              shared_window=code.shared_addresses))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     target = module.target.split(",")[0].strip() if module.target else arch
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS for c in codes for ins in c.instructions for m in ins.modifiers)
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
@@ -553,7 +560,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
-                                    ptx_target=target if target.startswith("sm_") else arch))
+                                    ptx_target=target if target.startswith("sm_") else arch,
+                                    isa_class=2 if fp8 else 1))
     return cubin, codes
 
 

@@ -126,6 +126,7 @@ class MFunction:
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
     target: object = None                            # the encoder.arch.Target compiled for
+    shared_addresses: bool = False                   # computes cluster shared addresses (sm_90)
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

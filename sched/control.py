@@ -66,15 +66,15 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
     # latency towards the slowest of these readers (and guards), whatever the edge.
     readers = {s.ins.opcode for s in slots if s.reads}
 
-    def ready_for(r: tuple, reader: str, guard: bool = False) -> int:
-        t0, op, mods = issued[r]
-        return t0 + lat.read_latency(op, mods, r[0], reader, guard)
+    def ready_for(r: tuple, reader: str, guard: bool = False, addend: bool = False) -> int:
+        t0, op, mods, part = issued[r]
+        return t0 + lat.read_latency(op, mods, r[0], reader, guard, part, addend)
 
     worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
 
     def drained() -> int:
         out = 0
-        for r, (t0, op, mods) in issued.items():
+        for r, (t0, op, mods, _part) in issued.items():
             key = (op, mods, r[0])
             if key not in worst:
                 worst[key] = max([lat.read_latency(op, mods, r[0], rd) for rd in readers]
@@ -137,9 +137,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             if wait >> sb & 1 and in_use[sb]:
                 need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)
         guard = (ins.guard.file, ins.guard.index) if ins.guard is not None else None
+        addend = lat.addend_registers(ins)
         for r in slot.reads:
             if r in issued:
-                need = max(need, ready_for(r, ins.opcode, r == guard))
+                need = max(need, ready_for(r, ins.opcode, r == guard, r in addend))
         if guard is not None and guard in issued:
             need = max(need, ready_for(guard, ins.opcode, True))
         bump_previous(need)
@@ -160,8 +161,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 pending[r] = sb
                 issued.pop(r, None)
         else:
+            first = {}
             for r in slot.writes:
-                issued[r] = (t, ins.opcode, tuple(ins.modifiers))
+                first.setdefault(r[0], r[1])
+                issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         if reg_reads and (ins.opcode in STORES or (_is_variable(ins) and ins.opcode not in LOADS)):
             sb = alloc_sb()

@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from codegen_harness import assert_corpus_kernel_matches
+from codegen_harness import assert_corpus_kernel_matches, with_hopper
 import triton_corpus as tc
 
 KERNELS = tc.manifest()
@@ -34,8 +34,8 @@ def test_every_kernel_has_a_reference():
 GAPS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(k, marks=pytest.mark.xfail(
-    reason=GAPS[k["file"]], strict=True)) if k["file"] in GAPS else k for k in KERNELS],
-    ids=lambda k: k["file"])
-def test_ours_equals_ptxas_and_the_reference(entry):
-    assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry)
+@pytest.mark.parametrize("entry, arch", [pytest.param(k, arch, marks=pytest.mark.xfail(
+    reason=GAPS[k["file"]], strict=True), id=f"{k['file']}-{arch}") if k["file"] in GAPS
+    else pytest.param(k, arch, id=f"{k['file']}-{arch}") for k, arch in with_hopper(KERNELS)])
+def test_ours_equals_ptxas_and_the_reference(entry, arch):
+    assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry, arch)

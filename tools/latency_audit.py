@@ -64,9 +64,10 @@ def producer_key(ins) -> str:
     return ".".join([ins.opcode, *mods])
 
 
-def consumer_class(ins, reg: tuple) -> str:
+def consumer_class(ins, reg: tuple, lat: LatencyModel | None = None) -> str:
     """Who reads: `guard` (and `branch-guard` for control flow), `addr` (a memory address),
-    `data` (a store's value), `pred` (a predicate source), or the pipe-agnostic `alu`."""
+    `data` (a store's value), `pred` (a predicate source), `addend` (IMAD's addend, where
+    the model reads it later), or the pipe-agnostic `alu`."""
     file, index = reg
     g = ins.guard
     if isinstance(g, Reg) and g.file == file and g.index == index:
@@ -83,6 +84,8 @@ def consumer_class(ins, reg: tuple) -> str:
             return "addr"
     if ins.opcode in MEMORY:
         return "data"
+    if lat is not None and reg in lat.addend_registers(ins):
+        return "addend"
     return "alu"
 
 
@@ -192,8 +195,8 @@ def audit_model(audit: Audit):
                 mine = lanes if reg[0] in ("R", "P") else _ALL
                 if p is not None and p[3] & mine:
                     s0, off, pins, _ = p
-                    key = (producer_key(pins), reg[0], result_part(pins, reg), consumer_class(ins, reg),
-                           ins.opcode)
+                    key = (producer_key(pins), reg[0], result_part(pins, reg),
+                           consumer_class(ins, reg, audit.lat), ins.opcode)
                     table = audit.raw_covered if a.waited_set > s0 else audit.raw
                     table[key].add(a.s - s0, tight, f"{where} <- 0x{off:04x} {pins.opcode}")
                 q = a.pending_var.get(reg)
@@ -350,7 +353,8 @@ def table_latency(key: tuple, lat: LatencyModel) -> int:
     if len(key) < 5:
         return lat.fixed_latency(opcode, tuple(mods), predicate=file in ("P", "UP"),
                                  uniform=file in ("UR", "UP"))
-    return lat.read_latency(opcode, tuple(mods), file, key[4], key[3] in ("guard", "branch-guard"))
+    return lat.read_latency(opcode, tuple(mods), file, key[4], key[3] in ("guard", "branch-guard"),
+                            key[2], key[3] == "addend")
 
 
 def merge(stats: dict, width: int) -> dict:
@@ -436,7 +440,7 @@ def scoreboard_findings(audit: Audit) -> tuple[list, list]:
     fixed_sb, var_nosb = [], []
     lat = audit.lat
     for op, (with_sb, without) in sorted(audit.wr_sb.items()):
-        if not lat.is_variable(op) and with_sb:
+        if not lat.is_variable(op) and with_sb and op not in lat.SCOREBOARD_OPTIONAL:
             fixed_sb.append((op, with_sb, without))
         if lat.is_variable(op) and without:
             var_nosb.append((op, with_sb, without, audit.unguarded_reads.get(op, 0)))

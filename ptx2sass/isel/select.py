@@ -272,6 +272,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
+        self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
         return self.mf
 

@@ -71,6 +71,18 @@ class LatencyModel:
         self.UNIFORM_MOVES = frozenset(data["uniform_moves"])
         self.UNIFORM_MOVE_FIXED: int = data["uniform_move_fixed"]
         self.NO_RESULT = frozenset(data["no_result"])
+        # (producer key, file, result part, reader pipe) -> cycles: a part of a multi-register
+        # result that arrives sooner than the rest (sm_90: IMAD.WIDE's low half)
+        self.PART_FIXED = {(p, f, n, r): c for p, f, n, r, c in data.get("part_fixed", [])}
+        # producer key -> cycles until an IMAD may read the result as its addend, which it
+        # reads later than its factors (sm_90)
+        self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
+        # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
+        self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
+        # (uniform producer, reader opcode) -> cycles, beyond the uniform rules (sm_90)
+        self.UNIFORM_PAIR_FIXED = {(p, r): c for p, r, c in data.get("uniform_pair_fixed", [])}
+        # producer -> cycles until its predicate may guard an instruction, beyond guard_fixed
+        self.GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("guard_pair_fixed", {}))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def is_variable(self, opcode: str) -> bool:
@@ -98,14 +110,26 @@ class LatencyModel:
         return self.PIPE.get(opcode, "alu")
 
     def _read_latency(self, opcode: str, modifiers: tuple[str, ...], file: str, reader: str,
-                      guard: bool = False) -> int:
+                      guard: bool = False, part: int = 0, addend: bool = False) -> int:
         """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
-        `reader` may read it (`guard`: as its guard predicate)."""
+        `reader` may read it (`guard`: as its guard predicate; `part`: which register of the
+        producer's result of that file, 0 the first; `addend`: read as IMAD's addend)."""
+        keys = (opcode, *(f"{opcode}.{m}" for m in modifiers))
+        if addend and reader == "IMAD":
+            for key in reversed(keys):
+                if key in self.ADDEND_FIXED:
+                    return self.ADDEND_FIXED[key]
+        for key in reversed(keys):
+            value = self.PART_FIXED.get((key, file, part, self.pipe(reader)))
+            if value is not None and reader not in self.READER_FIXED and not self.is_variable(reader):
+                return value
         base = self.fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
                                   uniform=file in ("UR", "UP"))
         if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
-            return max(base, self.GUARD_FIXED)
+            return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
         if file in ("UR", "UP"):
+            if (opcode, reader) in self.UNIFORM_PAIR_FIXED:
+                return max(base, self.UNIFORM_PAIR_FIXED[(opcode, reader)])
             if opcode in self.UNIFORM_MOVES:
                 return base
             if not reader.startswith("U"):
@@ -122,6 +146,19 @@ class LatencyModel:
             for key in (opcode, *(f"{opcode}.{m}" for m in modifiers)):
                 need = max(need, self.PAIR_FIXED.get((key, file, self.pipe(reader)), 0))
         return need
+
+    def addend_registers(self, ins) -> set:
+        """The registers an IMAD reads as its addend (the last R operand before trailing
+        predicates: two for .WIDE), when the model says anything about addends."""
+        if ins.opcode != "IMAD" or not self.ADDEND_FIXED:
+            return set()
+        ops = list(ins.operands)
+        while ops and getattr(ops[-1], "file", None) == "P":
+            ops.pop()
+        c = ops[-1] if len(ops) >= 4 else None
+        if getattr(c, "file", None) != "R" or c.index == 255:
+            return set()
+        return {("R", c.index + k) for k in range(2 if "WIDE" in ins.modifiers else 1)}
 
     def queue_of(self, opcode: str) -> str:
         return self.QUEUE.get(opcode, opcode)
