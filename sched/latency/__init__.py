@@ -74,8 +74,8 @@ class LatencyModel:
         # (producer key, file, result part, reader pipe) -> cycles: a part of a multi-register
         # result that arrives sooner than the rest (sm_90: IMAD.WIDE's low half)
         self.PART_FIXED = {(p, f, n, r): c for p, f, n, r, c in data.get("part_fixed", [])}
-        # producer key -> cycles until an IMAD may read the result as its addend, which it
-        # reads later than its factors (sm_90)
+        # producer key -> cycles until an IMAD.WIDE may read the result as the high half of
+        # its addend, which it reads later than its other operands (sm_90)
         self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
         # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
         self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
@@ -113,7 +113,8 @@ class LatencyModel:
                       guard: bool = False, part: int = 0, addend: bool = False) -> int:
         """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
         `reader` may read it (`guard`: as its guard predicate; `part`: which register of the
-        producer's result of that file, 0 the first; `addend`: read as IMAD's addend)."""
+        producer's result of that file, 0 the first; `addend`: read as the high half of an
+        IMAD.WIDE's addend)."""
         keys = (opcode, *(f"{opcode}.{m}" for m in modifiers))
         if addend and reader == "IMAD":
             for key in reversed(keys):
@@ -148,9 +149,9 @@ class LatencyModel:
         return need
 
     def addend_registers(self, ins) -> set:
-        """The registers an IMAD reads as its addend (the last R operand before trailing
-        predicates: two for .WIDE), when the model says anything about addends."""
-        if ins.opcode != "IMAD" or not self.ADDEND_FIXED:
+        """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
+        before trailing predicates, plus one), when the model says anything about it."""
+        if ins.opcode != "IMAD" or "WIDE" not in ins.modifiers or not self.ADDEND_FIXED:
             return set()
         ops = list(ins.operands)
         while ops and getattr(ops[-1], "file", None) == "P":
@@ -158,7 +159,7 @@ class LatencyModel:
         c = ops[-1] if len(ops) >= 4 else None
         if getattr(c, "file", None) != "R" or c.index == 255:
             return set()
-        return {("R", c.index + k) for k in range(2 if "WIDE" in ins.modifiers else 1)}
+        return {("R", c.index + 1)}
 
     def queue_of(self, opcode: str) -> str:
         return self.QUEUE.get(opcode, opcode)
