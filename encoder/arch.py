@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 class UnknownArch(ValueError):

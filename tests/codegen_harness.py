@@ -120,7 +120,7 @@ def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "
     """Run a tinygrad corpus kernel with ptxas's cubin (for `arch`) and with `cubin` on the
     same inputs: ours runs, has no hazards and writes ptxas's buffers bit for bit. Returns
     (ours, theirs)."""
-    from ptx2sass.emu.testing import run_tinygrad
+    from tools.emu_testing import run_tinygrad
     theirs = run_tinygrad(entry, hazard_check=False, arch=arch)
     ours = run_tinygrad(entry, cubin=cubin, reconverge=reconverge)
     assert ours.ok, ours.reason

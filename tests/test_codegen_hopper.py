@@ -8,7 +8,7 @@ import pytest
 from codegen_harness import run_both
 from ptx2sass import codegen, oracle
 from ptx2sass.encoder.sass_text import parse_listing
-from ptx2sass.emu.testing import _parseable
+from tools.emu_testing import _parseable
 
 
 def _ours(ptx: str, arch: str = "sm_90"):

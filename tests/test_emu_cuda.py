@@ -7,7 +7,7 @@ import pytest
 
 from codegen_harness import with_hopper
 from ptx2sass import codegen
-from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
+from tools.emu_testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
 
 REF = cuda_reference_module() if (CUDA_DIR / "manifest.json").is_file() else None
 LAUNCHES = REF.load_manifest() if REF else []
