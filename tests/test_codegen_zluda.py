@@ -6,13 +6,13 @@ yet are listed with the reason (strict xfail: supporting one makes its entry fai
 is removed from the list)."""
 import pytest
 
+from codegen_harness import with_hopper
 from ptx2sass import CompileError, codegen, oracle
 from tools.emu_testing import ZLUDA_DIR, _parseable, run_zluda, zluda_manifest, zluda_ptx
 from ptx2sass.encoder.model import Label
 from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 
 MANIFEST = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
-ARCHS = ("sm_89", "sm_90")
 # ptxas rejects these for sm_89 and sm_90 too (see the manifest's ptxas_error): nothing to compare.
 PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # Kernels using constructs the code generator does not support yet: the CompileError's
@@ -22,14 +22,12 @@ UNSUPPORTED = {
 
 
 def _cases():
-    for arch in ARCHS:
-        for e in MANIFEST:
-            if e["name"] in PTXAS_REJECTS:
-                continue
-            marks = ()
-            if e["name"] in UNSUPPORTED:
-                marks = pytest.mark.xfail(strict=True, raises=CompileError, reason=UNSUPPORTED[e["name"]])
-            yield pytest.param(e, arch, id=f"{e['name']}-{arch}", marks=marks)
+    runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
+    for e, arch in with_hopper(runnable):     # sm_90 on a sample (PTX2SASS_SAMPLE=all: all)
+        marks = ()
+        if e["name"] in UNSUPPORTED:
+            marks = pytest.mark.xfail(strict=True, raises=CompileError, reason=UNSUPPORTED[e["name"]])
+        yield pytest.param(e, arch, id=f"{e['name']}-{arch}", marks=marks)
 
 
 def _normalised(ins) -> str:
