@@ -118,6 +118,8 @@ def special_value(w, name: str) -> np.ndarray:
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
+    if name == "SR_VIRTCFG":                # bits 8..15: warps per SM (64, as on an H100)
+        return np.array([64 << 8], dtype=U32)
     if name == "SR_WARPID":
         return np.array([w.index], dtype=U32)
     if name == "SR_SWINHI":

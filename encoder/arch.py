@@ -39,7 +39,8 @@ class Target:
     # name -> c[0x0][offset]: dynamic_smem (%dynamic_smem_size), nsmid, gridid (64-bit),
     # envreg (%envreg0, then 4 bytes each), reserved_smem (the reserved shared bytes that
     # %total_smem_size leaves out), reserved_smem_end, reserved_smem_1, graph_exec (64-bit),
-    # param_window / const_window (64-bit generic bases of those windows, for cvta); as
+    # param_window / const_window (64-bit generic bases of those windows, for cvta),
+    # aggr_smem_limit (what %aggr_smem_size caps SR_SMEMSZ at, sm_90); as
     # (name, offset) pairs, so that a Target stays hashable (read it with dict())
     driver_cbank: tuple[tuple[str, int], ...] | None
     max_warps_per_sm: int | None  # %nwarpid, an immediate in ptxas's code
@@ -82,6 +83,8 @@ class Target:
     # `.nv.shared.reserved.0`): a kernel's `.shared` variables start after it and its
     # `.nv.shared.<k>` section covers it
     reserved_shared_bytes: int = 0
+    # %nwarpid is bits 8..15 of SR_VIRTCFG (sm_90, as ptxas reads it), not an immediate
+    nwarpid_virtcfg: bool = False
     # `ptxas -v` reports the constant banks' sizes (`556 bytes cmem[0]`); not for sm_90
     verbose_cmem: bool = True
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
@@ -128,11 +131,12 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 # parameters' offset in the bank (sm_8x adds both), a rule not modelled yet.
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
-                        "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0}
+                        "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
+                        "aggr_smem_limit": 0x13C}
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        cluster_shared_addresses=True,
                        latency="hopper",
