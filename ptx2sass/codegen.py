@@ -635,13 +635,18 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     """PTX text → checked SSA IR (the frontend); `whole_program=False` (ptxas -c) lets
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
-    from ptx2sass.frontend.to_ssa import lower_module
     module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
-    linkable = set()
-    if module.has_calls():
-        from ptx2sass.inline import inline_calls, linkable_functions
-        linkable = set() if whole_program else linkable_functions(module)
+    return lower_checked(module, whole_program)
+
+
+def lower_checked(module, whole_program: bool = True) -> ir.Module:
+    """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
+    the `.visible .func`s other units may call, which stay functions of their own."""
+    from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import inline_calls, linkable_functions
+    linkable = set() if whole_program else linkable_functions(module)
+    if module.has_calls() or linkable:
         module = inline_calls(module, linkable=not whole_program)
     out = lower_module(module)
     for fn in out.functions:
