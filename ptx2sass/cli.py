@@ -37,6 +37,7 @@ EXIT_ERROR = 255
 PTXAS_RELEASE = "13.5, V13.5.37"   # the ptxas whose command line this one reproduces
 DEBUG_ENV = "PTX2SASS_DEBUG"
 ABORTED = "Ptx assembly aborted due to errors"
+OUT_OF_MEMORY = "Memory allocation failure"     # ptxas's words when an allocation fails
 # Fatal errors after which ptxas stops without its closing ABORTED line.
 ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
                       "Unresolved extern function ")     # (message prefixes)
@@ -806,6 +807,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        pass        # reported below, once the exception and the frames it holds are gone
     except Exception as err:  # noqa: BLE001 - the safety net: one line, no traceback
         if os.environ.get(DEBUG_ENV):
             import traceback
@@ -817,3 +820,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()
+    # ptxas's two lines when an allocation fails, written once the compile's objects (cycles
+    # among them: the collector is off) are freed, so that writing them cannot fail too
+    gc.collect()
+    name = program_name()
+    sys.stderr.write(f"{name} {format_diagnostic(OUT_OF_MEMORY, None, None, 'fatal')}\n"
+                     f"{name} {format_diagnostic(ABORTED, None, None, 'fatal')}\n")
+    return EXIT_ERROR

@@ -245,7 +245,6 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     cur = sum(width[v] for v in live)
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
-    candidates = [j for j in range(n) if nsuccs[j] == 0]
     order: list[int] = []
 
     # A value's registers are shared out among its readers: the first reader placed need not
@@ -273,16 +272,67 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
             got = deltas[j] = born - dead
         return got
 
+    # Candidates whose results are due (due <= t) are `ready`: among them the latency order
+    # is (-depth, -j), and under pressure (delta, -depth, -j), kept in two heaps (the
+    # second re-keyed lazily when a candidate's delta changes: `version`). The others wait
+    # in a heap by (due, -depth, -j); they were placed recently, so there are few. Keys end
+    # in -j, so each choice is the unique minimum the full scan of every candidate found.
+    state = [0] * n                 # 0: not yet a candidate, 1: waiting, 2: ready, 3: placed
+    version = [0] * n
+    by_latency: list[tuple] = []
+    by_delta: list[tuple] = []
+    waiting: list[tuple] = []
+    dirty: set[int] = set()
+
     def changed(v: int) -> None:
         for k in touching.get(v, ()):
             deltas.pop(k, None)
+            if state[k] == 2:
+                dirty.add(k)
 
-    while candidates:
-        if cur >= limit:
-            j = min(candidates, key=lambda j: (delta(j), max(due[j], t), -depth[j], -j))
+    def make_ready(j: int) -> None:
+        state[j] = 2
+        heapq.heappush(by_latency, (-depth[j], -j))
+        heapq.heappush(by_delta, (delta(j), -depth[j], -j, version[j]))
+
+    def add_candidate(j: int) -> None:
+        if due[j] <= t:
+            make_ready(j)
         else:
-            j = min(candidates, key=lambda j: (max(due[j], t), -depth[j], -j))
-        candidates.remove(j)
+            state[j] = 1
+            heapq.heappush(waiting, (due[j], -depth[j], -j))
+
+    for j in range(n):
+        if nsuccs[j] == 0:
+            add_candidate(j)
+    left = sum(1 for j in range(n) if nsuccs[j] == 0)
+    while left:
+        while waiting and (waiting[0][0] <= t or state[-waiting[0][2]] != 1):
+            j = -heapq.heappop(waiting)[2]
+            if state[j] == 1:
+                make_ready(j)
+        while by_latency and state[-by_latency[0][1]] != 2:
+            heapq.heappop(by_latency)
+        while by_delta and (state[-by_delta[0][2]] != 2
+                            or by_delta[0][3] != version[-by_delta[0][2]]):
+            heapq.heappop(by_delta)
+        if cur >= limit:
+            best = None
+            if by_delta:
+                d, neg_depth, neg_j, _ = by_delta[0]
+                best = (d, t, neg_depth, neg_j)
+            for _, neg_depth, neg_j in waiting:
+                if state[-neg_j] == 1:
+                    key = (delta(-neg_j), due[-neg_j], neg_depth, neg_j)
+                    if best is None or key < best:
+                        best = key
+            j = -best[3]
+        elif by_latency:
+            j = -by_latency[0][1]
+        else:
+            j = -waiting[0][2]
+        state[j] = 3
+        left -= 1
         order.append(j)
         placed = max(due[j], t)
         t = placed + 1
@@ -297,11 +347,16 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
                 live.add(v)
                 cur += width[v]
                 changed(v)
+        for k in dirty:
+            version[k] += 1
+            heapq.heappush(by_delta, (delta(k), -depth[k], -k, version[k]))
+        dirty.clear()
         for i, l in preds[j]:
             due[i] = max(due[i], placed + l)
             nsuccs[i] -= 1
             if nsuccs[i] == 0:
-                candidates.append(i)
+                left += 1
+                add_candidate(i)
     return [region[j] for j in reversed(order)]
 
 
@@ -323,7 +378,26 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -
     return peak
 
 
-def _reorder_block(instrs: list[MInstr], live_before: list[set[int]], schedule) -> list[MInstr]:
+def _live_at_region_bounds(instrs: list[MInstr], live_out: set[int]) -> dict[int, set[int]]:
+    """k -> the registers live just before instruction k, for the k that `_reorder_block`
+    asks about: where a movable region starts, and just past where one ends. (A copy for
+    every instruction costs the square of a long block's length.)"""
+    bounds = {len(instrs)}
+    for k, ins in enumerate(instrs):
+        if not _movable(ins) or k == 0 or not _movable(instrs[k - 1]):
+            bounds.add(k)
+    live = set(live_out)
+    out = {len(instrs): set(live)}
+    for k in range(len(instrs) - 1, -1, -1):
+        uses, kills = use_def(instrs[k])
+        live.difference_update(kills)
+        live.update(uses)
+        if k in bounds:
+            out[k] = set(live)
+    return out
+
+
+def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], schedule) -> list[MInstr]:
     """The block with each movable region replaced by `schedule(region, live_after, live_in)`."""
     out: list[MInstr] = []
     region: list[MInstr] = []
@@ -360,15 +434,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     live_out = liveness(mf)
     changed = 0
     for bi, b in enumerate(mf.blocks):
-        # live_before[k]: registers live just before instruction k of the block
-        live = set(live_out[bi])
-        live_before = [set()] * (len(b.instrs) + 1)
-        live_before[len(b.instrs)] = set(live)
-        for k in range(len(b.instrs) - 1, -1, -1):
-            uses, kills = use_def(b.instrs[k])
-            live.difference_update(kills)
-            live.update(uses)
-            live_before[k] = set(live)
+        live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before))
         before = _pressure(b.instrs, live_out[bi], width)
