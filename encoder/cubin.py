@@ -48,7 +48,7 @@ _MODELED_ATTRIBUTES = {
     "LANGUAGE", "SW_WAR", "UNKNOWN_0x35", "CUDA_API_VERSION", "PARAM_CBANK",
     "CBANK_PARAM_SIZE", "KPARAM_INFO", "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f",
     "EXIT_INSTR_OFFSETS", "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS",
-    "CRS_STACK_SIZE"}
+    "CRS_STACK_SIZE", "SPARSE_MMA_MASK", "NVSAL_SW_WAR", "PREEXIT_USED"}
 _SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
                   ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
 
@@ -240,6 +240,10 @@ class Kernel:
     reloc_kinds: tuple[str, ...] | None = None
     text_flags: int = SHF_ALLOC | SHF_EXECINSTR
     text_align: int = TEXT_ALIGN
+    # sm_90: the code computes shared-memory addresses. ptxas resolves their relocation
+    # against the reserved shared offset itself and leaves an empty `.rela.text.<k>` and an
+    # internal symbol behind; only the builder reads it.
+    shared_window: bool = False
 
     @property
     def param_bytes(self) -> int:

@@ -75,11 +75,16 @@ def default_section_order(c: Cubin) -> list[str]:
         r[0].endswith("debug_frame"), target_rank.get(r[1], len(banks)), debug_rank.get(r[1], -1),
         r[0].startswith(".rela") != (is_debug_section(r[1]) and r[1] != ".debug_frame")))]
     order += banks
-    order += [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
-              and not n.startswith(".nv.constant2.")]
+    kernel_banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
+                    and not n.startswith(".nv.constant2.")]
+    hopper = _cubin_style(c) == "hopper"
     for k in c.kernels:   # each kernel's literal bank right before its parameter bank
-        order += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
-                  if data is not None]
+        if hopper and k.const2 is not None:       # sm_90: with the module's banks
+            order.append(f".nv.constant2.{k.name}")
+        kernel_banks += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
+                         if data is not None and not (hopper and b == 2)]
+    if not hopper:         # sm_90: the parameter banks after the texts and writable data
+        order += kernel_banks
     order += [f".text.{k}" for k in ks]
     placed = set(order)
     if ".nv.global.init" in generic and ".nv.global.init" not in placed:
@@ -88,11 +93,27 @@ def default_section_order(c: Cubin) -> list[str]:
     # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
     shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
     first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
-    order += first + [n for n in generic if n == ".nv.global" and n not in placed]
+    order += first + [n for n in generic if n == RESERVED_SHARED]
+    order += [n for n in generic if n == ".nv.global" and n not in placed]
     order += [n for n in shared if n not in first]
+    if hopper:
+        order += kernel_banks
     placed = set(order)
     order += [n for n in generic if n not in placed]
     return order
+
+
+RESERVED_SHARED = ".nv.shared.reserved.0"
+RESERVED_CAP, STV_INTERNAL = ".nv.reservedSmem.cap", 1
+HOPPER_SHSTRTAB_PADDING = 14     # empty names ptxas 13.5 ends sm_90's section-name table with
+
+
+def _cubin_style(c: Cubin) -> str:
+    from .arch import UnknownArch, target
+    try:
+        return target(c.arch).cubin_style
+    except UnknownArch:
+        return "ampere"
 
 
 def _module_data_sections(c: Cubin) -> list[str]:
@@ -105,7 +126,10 @@ def _module_data_sections(c: Cubin) -> list[str]:
 
 def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's section-name table: its fixed prefix, then per-kernel names (including ones
-    for sections it later dropped), then the module's trailing names."""
+    for sections it later dropped), then the module's trailing names. sm_90: the names in
+    section order, then 14 empty strings."""
+    if _cubin_style(c) == "hopper":
+        return ["", *section_names] + [""] * HOPPER_SHSTRTAB_PADDING
     names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
              ".note.nv.cuinfo", ".nv.info"]
     module_data = _module_data_sections(c)
@@ -129,7 +153,12 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
 
 def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's symbol-name table: like the section-name table, with object and function
-    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`."""
+    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`.
+    sm_90: the symbols' names in symbol order."""
+    if _cubin_style(c) == "hopper":
+        # the nameless internal symbol a shared-memory kernel leaves was `.nv.reservedSmem.cap`
+        return ["", *dict.fromkeys(s.name or (RESERVED_CAP if s.other == STV_INTERNAL else "")
+                                   for s in c.symbols[1:] if s.name or s.other == STV_INTERNAL)]
     names = [""] + list(c.prototype_strings) + [
         ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
         ".note.nv.cuinfo", ".nv.info"]

@@ -576,9 +576,11 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
     `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
     `Function properties` lines; one we inlined has no frame of its own (0 bytes)."""
+    from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
+    info = target(_real_arch(arch))
     frames = {k.name: k.frame_size for k in c.kernels if not k.is_entry}
 
     def function_lines(name: str, timed: bool) -> list[str]:
@@ -599,7 +601,7 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
 
     gmem = sum(size(n) or 0 for n in (".nv.global", ".nv.global.init"))
     module = f"{gmem} bytes gmem"
-    for bank in range(1, 18):
+    for bank in range(1, 18) if info.verbose_cmem else ():
         n = size(f".nv.constant{bank}")
         if n:
             module += f", {n} bytes cmem[{bank}]"
@@ -621,11 +623,13 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         used = f"Used {regs} registers, used {k.barcount} barriers"
         if k.min_stack_size and k.min_stack_size != UNBOUNDED_STACK:
             used += f", {k.min_stack_size} bytes cumulative stack size"
-        if k.shared_bytes:
-            used += f", {k.shared_bytes} bytes smem"
-        used += f", {len(k.const0 or b'')} bytes cmem[0]"
-        if k.const2:
-            used += f", {len(k.const2)} bytes cmem[2]"
+        smem = (k.shared_bytes or 0) - info.reserved_shared_bytes    # the kernel's own
+        if smem > 0:
+            used += f", {smem} bytes smem"
+        if info.verbose_cmem:
+            used += f", {len(k.const0 or b'')} bytes cmem[0]"
+            if k.const2:
+                used += f", {len(k.const2)} bytes cmem[2]"
         lines.append(used)
         if times is not None:
             lines.append(f"Compile time = {times.get(k.name, 0.0):.3f} ms")

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 
 from ptx2sass import abi, ir
-from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
@@ -26,10 +26,12 @@ from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -39,6 +41,7 @@ DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
+FP8_FORMATS = {"E4M3", "E5M2"}
 
 
 class KernelCode:
@@ -73,7 +76,11 @@ def _physical(op, colors, mf: MFunction):
             base = _physical(op.base, colors, mf)
             if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
-        return Mem(base=base, offset=op.offset)
+        # a 64-bit address reads the global-memory descriptor; sm_90 prints it (not on
+        # compare-and-swap, whose base prints without `.64`)
+        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
+                else None)
+        return Mem(base=base, offset=op.offset, desc=desc)
     return op
 
 
@@ -139,10 +146,13 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
 def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
     """What ptxas puts first in every kernel: the stack pointer (moved down by the frame's
     size when there is one), and the global-memory descriptor that `desc[UR4]` memory
-    instructions read."""
+    instructions read. The stack pointer comes through an ALU move of the constant where
+    the target has one (sm_8x), else through LDC (sm_90)."""
     sp = Reg("R", STACK_POINTER)
-    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, ConstRef(0, arch.stack_pointer_offset))),
-                [], [("R", STACK_POINTER)])]
+    stack = ConstRef(0, arch.stack_pointer_offset)
+    load = (Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, stack)) if arch.alu_constants
+            else Instruction("LDC", (), (sp, stack)))
+    out = [Slot(load, [], [("R", STACK_POINTER)])]
     if frame_size:
         out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
                         [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
@@ -226,6 +236,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     else:
         errbar_at_exit(mf)
     insert_reconvergence(mf, function=not fn.is_entry)
+    apply_target_forms(mf, info)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
@@ -301,7 +312,7 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             if aliases:
                 emitted[-1].values = tuple(aliases) + emitted[-1].values
                 aliases = []
-            if mi.opcode == "LEPC":           # a system call's return address counts from here
+            if mi.opcode == "LEPC" and mi.shown == (0,):   # a system call's return address counts from here
                 emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
                 warp_sync_slots.append(emitted[-1])
@@ -433,7 +444,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         subfunctions.append(c)
         slots.extend(code)
         warp_sync_slots.extend(sync)
-    slots = assign_controls(slots if keep_order else list_schedule(slots))
+    latency = latency_model(info.latency)
+    slots = assign_controls(slots if keep_order else list_schedule(slots, latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
@@ -472,7 +484,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     words = bytearray()
     text_relocations = []
     for pc, ins in enumerate(instructions):
-        word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
+        word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
         text_relocations += _text_relocations(ins, 16 * pc, labels)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
@@ -499,6 +511,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
+    code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
@@ -552,8 +565,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         info = arch_info(arch)
     except UnknownArch as e:
         raise CompileError(str(e)) from None
-    if info.family != "ampere":
-        raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
+    if not info.codegen:
+        supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
+        raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
@@ -569,7 +583,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
     pointers = abi.function_pointers(module)
     externs = {e.name: e for e in module.externs}
-    functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
+    reserved = info.reserved_shared_bytes
+    functions = {name: _compile_function(fn, info, filename,
+                                         kernel_layout(fn, module, mod_layout, filename, reserved),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
                  for name, fn in out_of_line.items()}
@@ -585,7 +601,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     time_report = (options or {}).get("time_report")
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename)
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug)
         codes.append(code)
@@ -614,7 +630,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                               for r in code.relocations)) or None,
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
-                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
+                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
+                              shared_window=code.shared_addresses))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
@@ -635,6 +652,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS for c in codes for ins in c.instructions for m in ins.modifiers)
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
@@ -643,7 +662,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
-                                    debug_sections=debug_sections, device_debug=full_debug))
+                                    debug_sections=debug_sections, device_debug=full_debug,
+                                    isa_class=2 if fp8 else 1))
     return cubin, codes
 
 

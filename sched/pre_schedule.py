@@ -27,7 +27,7 @@ import heapq
 from ptx2sass.encoder.model import Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
@@ -68,7 +68,7 @@ def _footprint(ins: MInstr) -> tuple[list, list]:
     return reads, writes
 
 
-def _latency(producer: MInstr, reader: MInstr, file: str) -> int:
+def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
     op = "MOV" if producer.opcode == COPY else producer.opcode
     if producer.opcode == IMPLICIT_DEF:
         return 0
@@ -86,7 +86,7 @@ def _plain_load(ins: MInstr) -> bool:
     return ins.opcode in LOADS and "STRONG" not in ins.modifiers and "MMIO" not in ins.modifiers
 
 
-def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool):
+def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order, except plain loads among themselves when
     `loads_pass`."""
@@ -108,7 +108,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool):
             if r in last_write:
                 i = last_write[r]
                 file = vfile.get(r, "R") if isinstance(r, int) else r[0]
-                edge(i, j, _latency(region[i], ins, file))
+                edge(i, j, _latency(region[i], ins, file, lat))
         for r in writes:
             for i in reads_since.get(r, ()):
                 if i != j:
@@ -147,12 +147,12 @@ def _heights(region: list[MInstr], succs) -> list[int]:
     return height
 
 
-def _schedule_region(region: list[MInstr], vfile: dict[int, str],
+def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
     n = len(region)
     if n < 3:
         return region
-    succs, npreds = _dependences(region, vfile, loads_pass=False)
+    succs, npreds = _dependences(region, vfile, False, lat)
     height = _heights(region, succs)
     # Predicates: at most PREDICATE_LIMIT live at once where the order allows; a compare
     # waits while the file is full and something else is ready.
@@ -220,7 +220,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
     return [region[j] for j in issue_order(succs, npreds, height, choose, issued)]
 
 
-def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: dict[int, int],
+def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],
                            live_after: set[int], limit: int) -> list[MInstr]:
     """Bottom-up list scheduling that keeps the live registers near `limit`.
 
@@ -230,7 +230,7 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
     something finish). Below the limit the choice is by latency: the instruction furthest
     from the region's start goes last, and one whose results are not yet due waits."""
     n = len(region)
-    succs, _ = _dependences(region, vfile, loads_pass=True)
+    succs, _ = _dependences(region, vfile, True, lat)
     preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     nsuccs = [0] * n
     for i in range(n):
@@ -415,10 +415,10 @@ def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], sched
     return out
 
 
-def _for_pressure(instrs, live_before, live_out, vfile, width, limit):
+def _for_pressure(instrs, live_before, live_out, vfile, width, limit, lat):
     """The block scheduled for pressure around `limit`, and the pressure it reaches."""
     out = _reorder_block(instrs, live_before,
-                         lambda region, after, _: _schedule_for_pressure(region, vfile, width, after, limit))
+                         lambda region, after, _: _schedule_for_pressure(region, vfile, lat, width, after, limit))
     return out, _pressure(out, live_out, width)
 
 
@@ -427,6 +427,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     `register_limit`: what the allocator must fit (None: the file's 255)."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
+    lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
     preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
@@ -435,17 +436,17 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     for bi, b in enumerate(mf.blocks):
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         out = _reorder_block(b.instrs, live_before,
-                             lambda region, after, before: _schedule_region(region, vfile, after, before))
+                             lambda region, after, before: _schedule_region(region, vfile, lat, after, before))
         before = _pressure(b.instrs, live_out[bi], width)
         after = _pressure(out, live_out[bi], width) if out != b.instrs else before
         if min(before, after) > high:
             low, low_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile, width,
-                                              PRESSURE_LIMIT)
+                                              PRESSURE_LIMIT, lat)
             if low_pressure > high:
                 # the block needs many registers whatever the order: use the room up to
                 # the budget for latency rather than stop at the usual limit
                 roomy, roomy_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile,
-                                                      width, low_pressure)
+                                                      width, low_pressure, lat)
                 if roomy_pressure <= budget:
                     low, low_pressure = roomy, roomy_pressure
             if low_pressure < min(before, after):

@@ -115,7 +115,8 @@ def test_pressure_scheduling_is_linear_in_the_region():
                 calls[0] += 1
         sys.setprofile(count)
         try:
-            order = pre_schedule._schedule_for_pressure(region, vfile, width, set(range(n)), 8)
+            order = pre_schedule._schedule_for_pressure(region, vfile, pre_schedule.latency_model("ampere"),
+                                                         width, set(range(n)), 8)
         finally:
             sys.setprofile(None)
         assert sorted(map(id, order)) == sorted(map(id, region))

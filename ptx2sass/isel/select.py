@@ -62,7 +62,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
-        self.mf = MFunction(fn.name)
+        self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
@@ -286,6 +286,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
+        self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
         return self.mf
 
