@@ -40,6 +40,8 @@ class LaunchResult:
     # `reconverge="explicit"` only: warp-collective instructions run by part of their
     # members (emu.convergence)
     convergence_hazards: list = field(default_factory=list)
+    # `trace=True`: the emu.timing.trace.TraceRecorder that watched the launch
+    trace: object = None
 
     @property
     def stats(self) -> dict:
@@ -194,20 +196,21 @@ class Launch:
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
-        program: KernelProgram | None = None, reconverge: str = "optimistic") -> LaunchResult:
+        program: KernelProgram | None = None, reconverge: str = "optimistic",
+        trace: bool = False) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
     copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
     scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault.
     `reconverge="explicit"` runs diverged lanes apart until a BSYNC/WARPSYNC/BAR joins them
-    and reports collectives run apart in `convergence_hazards` (emu.convergence)."""
+    and reports collectives run apart in `convergence_hazards` (emu.convergence).
+    `trace=True` records the instruction trace the SM timing model replays
+    (`result.trace`, see emu.timing)."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
-    if hazard_check:
-        from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+    _attach_timing(launch, hazard_check, trace)
     buffers = {}
     typed: list[Param] = []
     arrays: list[tuple[str, np.ndarray]] = []
@@ -232,8 +235,22 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     return _result(launch, buffers)
 
 
+def _attach_timing(launch: Launch, hazard_check: bool, trace: bool) -> None:
+    """The control-code checker, the trace recorder of the SM model, or both."""
+    checker = recorder = None
+    if hazard_check:
+        from .hazards import TimingModel
+        checker = TimingModel(launch)
+    if trace:
+        from .timing.trace import Tee, TraceRecorder
+        recorder = TraceRecorder(launch)
+    launch.recorder = recorder
+    launch.timing_model = Tee(checker, recorder) if checker and recorder else (checker or recorder)
+
+
 def _result(launch: Launch, buffers) -> LaunchResult:
     res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used)
+    res.trace = getattr(launch, "recorder", None)
     res.convergence_hazards = list(launch.convergence.hazards)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles
@@ -243,12 +260,10 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
-                hazard_check: bool = True, reconverge: str = "optimistic") -> LaunchResult:
+                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
-    if hazard_check:
-        from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+    _attach_timing(launch, hazard_check, trace)
     placed = {name: launch.gmem.allocate(name, size, init) for name, (size, init) in buffers.items()}
     launch.set_params(params, placed)
     launch.run()
