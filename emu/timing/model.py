@@ -50,6 +50,7 @@ class Estimate:
     dram_lines: int = 0
     shared_wavefronts: int = 0
     sms_used: int = 0
+    pipe_results: dict = field(default_factory=dict)     # pipe -> lane results issued
 
     @property
     def microseconds(self) -> float:
@@ -159,7 +160,8 @@ def _tensor_weight(op) -> float:
     return 2048 / 32.0
 
 
-def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory) -> tuple[float, int]:
+def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
+            stats: dict) -> tuple[float, int]:
     pending = deque(ctas)
     sps = facts.sub_partitions
     by_sp: list[list[_Warp]] = [[] for _ in range(sps)]
@@ -175,6 +177,7 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory) 
     issue_cycles = {p: facts.issue_cycles(p) for p in facts.throughput}
     latency = facts.latency
     t_end = [0.0]
+    pipe_results = stats.setdefault("pipe_results", {})
 
     def launch_ctas(now: float):
         nonlocal slot
@@ -231,7 +234,9 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory) 
                 cost = issue_cycles.get(pipe, 1.0)
                 if pipe == "tensor":
                     cost *= _tensor_weight(op)
-                pipe_free[sp][pipe] = t + cost
+                # the load/store unit's limit is the SM's wavefront rate (lsu_free below)
+                pipe_free[sp][pipe] = t + (1.0 if pipe == "lsu" else cost)
+                pipe_results[pipe] = pipe_results.get(pipe, 0) + op.lanes
                 done_at = t + max(latency.get(pipe, 4), cost)
                 if op.space == "global":
                     lat, waves = mem.global_access(l1, op)
@@ -286,10 +291,11 @@ def simulate(ctas: list[CtaTrace], facts: SmFacts, registers: int, threads_per_c
     for i, cta in enumerate(ctas):
         per_sm[i % len(per_sm)].append(cta)
     worst, total = 0.0, 0
+    stats: dict = {}
     for sm_ctas in per_sm:
         if not sm_ctas:
             continue
-        cycles, n = _run_sm(sm_ctas, facts, occ, mem)
+        cycles, n = _run_sm(sm_ctas, facts, occ, mem, stats)
         worst, total = max(worst, cycles), total + n
     dram = mem.dram_bytes / facts.dram_bytes_per_clk
     l2 = mem.l2_bytes / facts.memory["l2_bytes_per_clk"]
@@ -300,6 +306,7 @@ def simulate(ctas: list[CtaTrace], facts: SmFacts, registers: int, threads_per_c
     est.dram_lines = mem.dram_lines
     est.shared_wavefronts = mem.shared_wavefronts
     est.sms_used = len(per_sm)
+    est.pipe_results = stats.get("pipe_results", {})
     return est
 
 
