@@ -34,7 +34,8 @@ def _run(args) -> int:
     stages = tuple(args.stages.split(","))
     return run(Path(args.bundle), Path(args.report), budget_s=args.budget_s, device=args.device,
                repeats=args.repeats, unit_timeout=args.unit_timeout, stages=stages,
-               variants=tuple(args.variants.split(",")))
+               variants=tuple(args.variants.split(",")), select=args.select,
+               tinygrad_devices=tuple(args.tinygrad_devices.split(",")) if args.tinygrad_devices else None)
 
 
 def main(argv=None) -> int:
@@ -62,6 +63,10 @@ def main(argv=None) -> int:
     r.add_argument("--unit-timeout", type=float, default=30.0, help="seconds before a silent worker is killed")
     r.add_argument("--stages", default="launches,calibration,tinygrad")
     r.add_argument("--variants", default="ptxas,ours")
+    r.add_argument("--select", default=None, help="regular expression: only launches/benchmarks whose id matches")
+    r.add_argument("--tinygrad-devices", default=None,
+                   help="tinygrad devices for its programs (default CUDA:SASS,NV:SASS,CUDA:PTX; "
+                        "SASSEMU with --device emulator)")
     sub.add_parser("worker", help="(internal) the process that runs units on the device")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:

@@ -133,7 +133,7 @@ class CudaDevice:
 
     # -- modules
 
-    def load(self, image: bytes, is_ptx: bool = False):
+    def load(self, image: bytes, is_ptx: bool = False, label: str = ""):
         data = np.frombuffer(image + (b"\0" if is_ptx else b""), dtype=np.uint8).copy()
         return self._check(self.cu.cuModuleLoadData(data.ctypes.data), "load")
 
@@ -241,10 +241,11 @@ class CudaDevice:
 
 class EmuDevice:
     """ptx2sass's emulator standing in for a GPU, so that `run` can be tested where there is
-    none. Cubins only; times are wall-clock milliseconds of the emulation. For tests of the
-    run's robustness, GPU_CHECK_FAKE="corrupt:PAT,crash:PAT,hang:PAT,fault:PAT" corrupts the
-    first output byte / kills the process / hangs / raises a sticky fault for launches whose
-    label contains PAT."""
+    none. PTX is compiled by the pinned ptxas (standing in for the driver's JIT); times are
+    wall-clock milliseconds of the emulation. For tests of the run's robustness,
+    GPU_CHECK_FAKE="corrupt:PAT,crash:PAT,hang:PAT,fault:PAT,noload:PAT" corrupts the first
+    output byte / kills the process / hangs / raises a sticky fault / refuses to load the
+    module, for launches whose label (`id:variant`) contains PAT."""
     kind = "emulator"
 
     def __init__(self, arch: str = "sm_89"):
@@ -258,9 +259,15 @@ class EmuDevice:
         return {"kind": self.kind, "name": "ptx2sass emulator", "arch": self.arch, "sms": 2,
                 "clock_khz": 1_000_000, "l2_bytes": 1 << 20}
 
-    def load(self, image: bytes, is_ptx: bool = False):
-        if is_ptx:
-            raise DeviceError("load", "the emulator device loads cubins only")
+    def load(self, image: bytes, is_ptx: bool = False, label: str = ""):
+        if self._fault("noload", label):
+            raise DeviceError("load", "CUDA_ERROR_INVALID_IMAGE", code="CUDA_ERROR_INVALID_IMAGE")
+        if is_ptx:             # the driver's JIT: here, the pinned ptxas
+            from ptx2sass import oracle
+            run = oracle.ptxas(image, self.arch)
+            if not run.ok:
+                raise DeviceError("load", f"CUDA_ERROR_INVALID_PTX ({run.stderr.strip()[:200]})")
+            image = run.output
         from ptx2sass.encoder.cubin import read_cubin
         try:
             read_cubin(image)
@@ -313,7 +320,7 @@ class EmuDevice:
             t0 = time.perf_counter()
             got = once()
             times = []
-            for _ in range(min(repeats, 2)):
+            for _ in range(min(repeats, 1)):
                 t1 = time.perf_counter()
                 last = once()
                 times.append((time.perf_counter() - t1) * 1000)

@@ -111,8 +111,11 @@ class Report:
         for i, spec in enumerate(self.bundle.launches if self.bundle else []):
             entry = {"id": spec["id"], "corpus": spec["corpus"], "held_back": spec.get("held_back", False),
                      "threads": spec.get("threads")}
-            for v in VARIANTS:
-                build, emu = spec["cubins"].get(v, {}), spec["emu"].get(v, {})
+            for v in VARIANTS + ("jit",):
+                if v == "jit" and (i, v) not in self.units:
+                    continue
+                build = spec["cubins"].get(v, {"status": "ok"})        # jit: the driver compiles
+                emu = spec["emu"].get("ptxas" if v == "jit" else v, {})
                 e = {"compile": build.get("status")}
                 if build.get("status") != "ok":
                     e["compile_error"] = (build.get("error") or "")[:200]
@@ -163,6 +166,11 @@ class Report:
                 c[f"{v} {what} checked"] = sum(x != "none" for x in verdicts)
                 c[f"{v} {what} ok"] = sum(x in ("same", "pass") for x in verdicts)
                 c[f"{v} {what} same bits"] = sum(x == "same" for x in verdicts)
+        jit = [e for e in items if (e.get("jit") or {}).get("gpu")]
+        if jit:
+            c["jit ran"] = sum(gpu(e, "jit").get("status") == "ok" for e in jit)
+            c["jit reference ok"] = sum((gpu(e, "jit").get("reference") or {}).get("verdict") in ("same", "pass")
+                                        for e in jit)
         pairs = [e["ours_vs_ptxas"] for e in items if e["ours_vs_ptxas"]]
         c["ours vs ptxas compared"] = len(pairs)
         c["ours = ptxas bits"] = sum(p == "same" for p in pairs)
@@ -182,7 +190,7 @@ class Report:
     def problems(self, launches: list[dict]) -> list[str]:
         out = []
         for e in launches:
-            for v in VARIANTS:
+            for v in [v for v in VARIANTS + ("jit",) if v in e]:
                 g = e[v].get("gpu")
                 if e[v]["compile"] == "crash":
                     out.append(f"{e['id']}: {v}: compiler crashed: {e[v].get('compile_error')}")
@@ -266,12 +274,15 @@ def markdown(doc: dict) -> str:
         lines += [f"device: {dev.get('sms')} SMs, clock {dev.get('clock_khz', 0) / 1000:.0f} MHz, "
                   f"L2 {dev.get('l2_bytes', 0) / 2**20:.0f} MiB, driver CUDA {dev.get('driver_cuda_version', '?')}, "
                   f"cuda-bindings {dev.get('cuda_bindings', '?')}", ""]
+        for when in ("before", "after"):
+            if dev.get(f"nvidia_smi_{when}"):
+                lines += [f"nvidia-smi {when}:", "", "```", dev[f"nvidia_smi_{when}"], "```", ""]
     for stage, note in doc.get("notes", {}).items():
         lines += [f"{stage}: {note}", ""]
     for stage, s in doc.get("stages", {}).items():
         lines.append(f"- {stage}: {s['done']}/{s['units']} units in {s['seconds']} s ({s['workers']} worker process(es))")
     lines.append("")
-    summary = doc.get("summary")
+    summary = doc.get("summary") if "launches" in doc.get("stages", {}) else None
     if summary:
         lines += ["## Corpus launches", "",
                   "Counts are ok/checked. *ref*: outputs meet the corpus's reference; *emu*: the GPU wrote the "
@@ -293,6 +304,10 @@ def markdown(doc: dict) -> str:
                 f"{_ratio(c['time ours/ptxas'])} ({c['time pairs']}) | {_ratio(c['emu cycles ours/ptxas'])} | "
                 f"{_ratio(c['rank correlation emu cycles ~ GPU time (ptxas)'])} ({c['rank pairs']}) |")
         lines.append("")
+        jit = summary.get("all", {})
+        if "jit ran" in jit:
+            lines += [f"The driver's JIT of the PTX (where ptxas's cubins did not load): {jit['jit ran']} ran, "
+                      f"{jit['jit reference ok']} meet the reference.", ""]
         problems = doc.get("problems", [])
         if problems:
             lines += [f"### Problems ({len(problems)})", ""]

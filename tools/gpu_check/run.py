@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -123,6 +124,18 @@ class Supervisor:
         return results
 
 
+def nvidia_smi() -> str | None:
+    """The GPU's clocks, power and temperature as nvidia-smi reports them (None without it):
+    timings depend on them."""
+    query = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu"
+    try:
+        run = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv"], capture_output=True,
+                             text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return run.stdout.strip() if run.returncode == 0 else None
+
+
 def _kill(proc) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -130,11 +143,12 @@ def _kill(proc) -> None:
         pass
 
 
-def _interleave(bundle: Bundle, variants: tuple[str, ...]) -> list[tuple]:
+def _interleave(bundle: Bundle, variants: tuple[str, ...], select=None) -> list[tuple]:
     """Launch units, taking the corpora in turn, so that a budget cut leaves each a share."""
     by_corpus: dict[str, list[int]] = {}
     for i, spec in enumerate(bundle.launches):
-        by_corpus.setdefault(spec["corpus"], []).append(i)
+        if select is None or select.search(spec["id"]):
+            by_corpus.setdefault(spec["corpus"], []).append(i)
     order = []
     queues = list(by_corpus.values())
     while any(queues):
@@ -145,15 +159,19 @@ def _interleave(bundle: Bundle, variants: tuple[str, ...]) -> list[tuple]:
     for i in order:
         spec = bundle.launches[i]
         for variant in variants:
-            if spec["cubins"].get(variant, {}).get("status") == "ok":
+            if variant == "jit" or spec["cubins"].get(variant, {}).get("status") == "ok":
                 units.append(("launch", i, variant))
     return units
 
 
 def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: str = "cuda",
         repeats: int = 5, unit_timeout: float = 30.0, stages: tuple[str, ...] = ("launches", "calibration", "tinygrad"),
-        variants: tuple[str, ...] = ("ptxas", "ours"), log=print) -> int:
+        variants: tuple[str, ...] = ("ptxas", "ours"), select: str | None = None,
+        tinygrad_devices: tuple[str, ...] | None = None, log=print) -> int:
+    """Run the bundle; `select` (a regular expression) keeps the launches and calibration
+    benchmarks whose id it matches."""
     t0 = time.time()
+    pattern = re.compile(select) if select else None
     report = Report(report_path, budget_s)
     try:
         bundle = Bundle(bundle_dir)
@@ -191,6 +209,7 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
         log(f"gpu_check: skipped (no GPU: {events[0]['why']})")
         return 0
     info = events[0]["info"]
+    info["nvidia_smi_before"] = nvidia_smi() if device == "cuda" else None
     report.set_device(info)
     log(f"gpu_check: {info.get('name')} ({info.get('arch')}, {info.get('sms')} SMs); bundle for {bundle.arch}, "
         f"{len(bundle.launches)} launches, {len(bundle.calibration)} calibration kernels; budget {budget_s:.0f} s")
@@ -200,15 +219,24 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
             report.note("launches", f"skipped: the bundle's cubins are for {bundle.arch}, the device is "
                                     f"{info.get('arch')} (prepare with --arch {info.get('arch')})")
         else:
-            units = _interleave(bundle, variants)
+            units = _interleave(bundle, variants, pattern)
             sup = Supervisor("launch", worker_command, work, log, unit_timeout)
             t = time.time()
             results = sup.run(units, t0 + budget_s * STAGE_ENDS["launches"], report.launch_event, beat)
+            # ptxas's cubins that the driver would not load: its own JIT of the PTX instead
+            unloaded = [("launch", u[1], "jit") for u, r in results.items()
+                        if u[2] == "ptxas" and r.get("status") == "load error" and "jit" not in variants]
+            if unloaded:
+                report.note("jit", f"{len(unloaded)} of ptxas's cubins did not load; the driver's JIT of "
+                                   f"their PTX ran instead (variant 'jit')")
+                results.update(sup.run(unloaded, t0 + budget_s * STAGE_ENDS["launches"], report.launch_event, beat))
+                units += unloaded
             report.stage("launches", len(units), len(results), time.time() - t, sup.workers)
             log(f"  launches: {len(results)}/{len(units)} units in {time.time() - t:.0f} s, {sup.workers} worker(s)")
         report.write()
     if "calibration" in stages:
-        units = [("bench", i) for i in range(len(bundle.calibration))]
+        units = [("bench", i) for i, spec in enumerate(bundle.calibration)
+                 if pattern is None or pattern.search(spec["id"])]
         sup = Supervisor("bench", worker_command, work, log, unit_timeout)
         t = time.time()
         results = sup.run(units, t0 + budget_s * STAGE_ENDS["calibration"], report.bench_event, beat)
@@ -218,9 +246,14 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
     if "tinygrad" in stages:
         from . import tinygrad_stage
         t = time.time()
+        if tinygrad_devices is None:   # the emulator device stands in for a GPU: so does SASSEMU
+            tinygrad_devices = tinygrad_stage.DEVICES if device == "cuda" else ("SASSEMU",)
         tinygrad_stage.run_stage(bundle, report, work, t0 + budget_s * STAGE_ENDS["tinygrad"],
-                                 unit_timeout=max(unit_timeout, 120.0), log=log, beat=beat)
+                                 unit_timeout=max(unit_timeout, 120.0), log=log, beat=beat,
+                                 devices=tinygrad_devices)
         log(f"  tinygrad: {time.time() - t:.0f} s")
+    if device == "cuda":
+        info["nvidia_smi_after"] = nvidia_smi()
     report.attach_mismatches(dump)
     status = "ok" if time.time() - t0 < budget_s and not report.incomplete() else "partial"
     report.finish(status)
