@@ -246,6 +246,11 @@ def p_function(p):
     fn.linkage = tuple(p[1])
     fn.directives = p[3]
     fn.body = tail if type(tail) is ast.Block else None
+    if not fn.head_end_line:
+        # where ptxas has read the whole head: an entry's parameter list ends it (set by
+        # the head's rule), otherwise the token after the head and its directives
+        after = tail.line if fn.body is not None else tail[0]
+        fn.head_end_line = p[3][0].line if p[3] and fn.kind == ".entry" else after
     p[0] = fn
 
 
@@ -258,6 +263,7 @@ def p_function_head_entry(p):
     params = p[3]
     p[0] = ast.Function(kind=".entry", name=p[2], linkage=(), return_params=[],
                         params=params or [], directives=[], has_param_list=params is not None,
+                        head_end_line=p.lexer.param_list_end if params is not None else 0,
                         line=line, column=col)
 
 
@@ -284,6 +290,7 @@ def p_param_list(p):
     """param_list : LPAREN params RPAREN
                   | LPAREN RPAREN"""
     p[0] = p[2] if len(p) == 4 else []
+    p.lexer.param_list_end = p.lineno(len(p) - 1)     # read by the function head
 
 
 def p_params(p):
@@ -1056,9 +1063,17 @@ def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module
     `fast=False` sends every statement through the grammar (tests compare both)."""
     global _current_lexer
     if "\0" in text:
-        line = text.count("\n", 0, text.index("\0")) + 1
-        raise CompileError("Parsing error near '': syntax error", filename, line, None,
-                           severity="fatal")
+        # ptxas reads up to a NUL byte as its end of input, then stops there (a non-ASCII
+        # character on an earlier line is reported first)
+        nul = text.index("\0")
+        before = text[:nul]
+        non_ascii_line = None if before.isascii() else _first_non_ascii_line(before)
+        if non_ascii_line is not None:
+            raise _non_ascii(non_ascii_line)
+        err = CompileError(f"Unexpected EOF encountered on line {before.count(chr(10)) + 1}",
+                           None, None, None, severity="fatal")
+        err.diagnostics = [err]
+        raise err
     non_ascii_line = None if text.isascii() else _first_non_ascii_line(text)
     lexer = ptx_lexer.make_lexer(filename)
     _current_lexer = lexer

@@ -779,7 +779,7 @@ def lower_module(module: ast.Module) -> ir.Module:
             if f.kind == ".func" and f.name not in defined | {e.name for e in out.externs}:
                 out.externs.append(_extern(f))
             continue
-        lowering = _FunctionLowering(scope, f, module.file, functions, _labels(f.body))
+        lowering = _FunctionLowering(scope, f, f.file or module.file, functions, _labels(f.body))
         out.functions.append(lowering.lower())
     return out
 

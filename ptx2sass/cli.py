@@ -5,9 +5,9 @@
 Reads the command line exactly as the pinned ptxas does (see `ptx2sass.options`), prints
 diagnostics in its form (`file.ptx, line 12; error   : ...`, `ptx2sass fatal   : ...`),
 exits 255 on any error and never shows a Python traceback (PTX2SASS_DEBUG=1 shows one for
-internal errors). The cubin is written through a temporary file and renamed, so a failed
-run leaves no partial output. `-v` prints ptxas's resource lines, read back from the cubin
-bytes. `--dump-ir` (ours only) prints the SSA IR of the checked module instead of compiling.
+internal errors). The cubin is written as ptxas writes it, through the path named
+(`ptx2sass.output_file`), and only once the compile has succeeded. `-v` prints ptxas's
+resource lines, read back from the cubin bytes. `--dump-ir` (ours only) prints the SSA IR of the checked module instead of compiling.
 
 Imports stay lazy: `--version` and `--help` load nothing beyond the option table, and no
 path here imports NumPy (process start time is part of the compile time users see).
@@ -29,8 +29,8 @@ PTXAS_RELEASE = "13.5, V13.5.37"   # the ptxas whose command line this one repro
 DEBUG_ENV = "PTX2SASS_DEBUG"
 ABORTED = "Ptx assembly aborted due to errors"
 # Fatal errors after which ptxas stops without its closing ABORTED line.
-ENDS_WITHOUT_ABORT = frozenset({
-    "SM version specified by .target is higher than default SM version assumed"})
+ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
+                      "Unresolved extern function ")     # (message prefixes)
 
 # Our own options, beyond ptxas's table: spelled only in their long form.
 DUMP_IR = opt.Option("dump-ir", "", opt.FLAG,
@@ -254,7 +254,7 @@ def _report_errors(err: CompileError, report: Reporter) -> int:
     diagnostics = _all_diagnostics(err)
     for d in diagnostics:
         report.diagnostic(d)
-    if diagnostics[-1].message in ENDS_WITHOUT_ABORT and diagnostics[-1].file is None:
+    if diagnostics[-1].message.startswith(ENDS_WITHOUT_ABORT) and diagnostics[-1].file is None:
         return EXIT_ERROR
     return report.fatal(ABORTED)
 
@@ -351,6 +351,8 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
             else:
                 with open(path, "rb") as f:
                     data = f.read()
+        except IsADirectoryError:
+            data = b""            # ptxas reads a folder as an empty file
         except OSError:
             report.fatal(f"Input file '{path}' could not be opened")
             missing = True
@@ -362,34 +364,6 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
         report.fatal(ABORTED)
         return None
     return modules
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: never a partial file.
-    (Created as `tempfile.mkstemp` would, without importing it: start-up time counts.)"""
-    folder = os.path.dirname(os.path.abspath(path))
-    for n in range(1 << 16):
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{n}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(tmp)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # Code generation interface ----------------------------------------------------------------
@@ -521,19 +495,18 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     modules = _read_inputs(cl, report)
     if modules is None:
         return EXIT_ERROR
-    if len(modules) != 1:
-        return report.fatal("ptx2sass compiles one PTX module per run; "
-                            f"{len(modules)} were given")
     filename, text = modules[0]
 
     started = time.perf_counter()
     from ptx2sass import frontend
+    from ptx2sass.frontend.ast import join_modules
     try:
-        module = frontend.parse(text, filename)
-        diagnostics = frontend.check(module, _real_arch(arch),
+        parsed = [frontend.parse(source, name) for name, source in modules]
+        diagnostics = frontend.check(parsed, _real_arch(arch),
                                      whole_program=not cl.flag("compile-only"))
     except CompileError as err:
         return _report_errors(err, report)
+    module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
     if report.failed:
@@ -589,8 +562,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         report.info(f"Compile time = {elapsed_ms:.3f} ms")
 
     output = cl.get("output-file", "elf.o")
+    from ptx2sass.output_file import write_output
     try:
-        write_atomically(output, bytes(cubin))
+        write_output(output, bytes(cubin))
     except OSError:
         return report.fatal(f"Output file '{output}' could not be opened")
     return EXIT_OK
