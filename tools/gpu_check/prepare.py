@@ -30,8 +30,12 @@ from . import calibration, sources
 from .bundle import WHEELS, BundleWriter, scalar_bytes
 from .compare import compare_outputs
 
-EMU_BUDGET = 1_000_000          # warp-instructions per emulated launch (about 20 s at worst)
+EMU_BUDGET = 5_000_000          # warp-instructions per emulated launch (the emulator's default)
 TINYGRAD_REF_CHUNK = 40
+# tinygrad's PYTHON device interprets every thread: references for launches above this many
+# threads cost minutes each (tests/test_emu_tinygrad.py's CHEAP_THREADS); those launches are
+# still compared with the emulator's outputs and ours with ptxas's
+TINYGRAD_REF_MAX_THREADS = 4096
 HELD_BACK = "0123"              # ids whose sha256 starts with one of these: a fixed quarter
 
 
@@ -221,18 +225,24 @@ def prepare_benchmark(task: tuple[calibration.Benchmark, str]) -> dict:
 
 # --------------------------------------------------------------------------- tinygrad
 
-def tinygrad_corpus_references(files: list[str], log) -> dict[str, dict]:
-    """tinygrad's own outputs for corpus kernels (its PYTHON device), chunk by chunk."""
+def tinygrad_corpus_references(files: list[str], jobs: int, log) -> dict[str, dict]:
+    """tinygrad's own outputs for corpus kernels (its PYTHON device), chunks in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ptx2sass.emu.testing import tinygrad_references
-    out = {}
-    for start in range(0, len(files), TINYGRAD_REF_CHUNK):
-        chunk = files[start:start + TINYGRAD_REF_CHUNK]
+
+    def chunk_refs(chunk: list[str]) -> dict:
         with tempfile.TemporaryDirectory(prefix="gpu-check-tg-") as tmp:
             try:
-                out.update(tinygrad_references(chunk, Path(tmp), timeout=900))
+                return tinygrad_references(chunk, Path(tmp), timeout=1800)
             except Exception as e:  # noqa: BLE001
                 log(f"  tinygrad references for {len(chunk)} kernels failed: {str(e)[:200]}")
-                out.update({f: {"missing": f"reference run failed: {str(e)[:200]}"} for f in chunk})
+                return {f: {"missing": f"reference run failed: {str(e)[:200]}"} for f in chunk}
+    chunks = [files[i:i + TINYGRAD_REF_CHUNK] for i in range(0, len(files), TINYGRAD_REF_CHUNK)]
+    out = {}
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for refs in pool.map(chunk_refs, chunks):
+            out.update(refs)
     return out
 
 
@@ -322,12 +332,14 @@ def prepare(arch: str, out: Path, corpora: list[str], limit: int | None, max_thr
                 log(f"  {done}/{len(tasks)} launches ({time.time() - t0:.0f} s)")
         bench_records = list(pool.imap(prepare_benchmark, [(b, arch) for b in benches]))
     log(f"  launches done ({time.time() - t0:.0f} s); calibration: {len(bench_records)} benchmarks")
+    phases = {"launches and calibration": round(time.time() - t0)}
 
     tg = [r for r in launches if r["corpus"] == "tinygrad"]
     if tg and tinygrad:
-        refs = tinygrad_corpus_references([r["ptx_name"] for r in tg], log)
+        cheap = [r["ptx_name"] for r in tg if r["threads"] <= TINYGRAD_REF_MAX_THREADS]
+        refs = tinygrad_corpus_references(cheap, jobs, log)
         for r in tg:
-            ref = refs.get(r["ptx_name"], {"missing": "no reference"})
+            ref = refs.get(r["ptx_name"], {"missing": f"no reference for more than {TINYGRAD_REF_MAX_THREADS} threads"})
             if "missing" in ref:
                 r["reference_error"] = ref["missing"]
                 continue
@@ -338,6 +350,7 @@ def prepare(arch: str, out: Path, corpora: list[str], limit: int | None, max_thr
                 if result.get("status") == "ok":
                     result["reference"] = compare_outputs(r["outputs"], result["outputs"], expected)
         log(f"  tinygrad corpus references ({time.time() - t0:.0f} s)")
+        phases["tinygrad corpus references"] = round(time.time() - t0 - sum(phases.values()))
 
     launches.sort(key=lambda r: r["id"])
     for r in launches:
@@ -356,8 +369,10 @@ def prepare(arch: str, out: Path, corpora: list[str], limit: int | None, max_thr
                                          "failures": programs.get("failures", {}),
                                          "error": programs.get("error")}
         log(f"  tinygrad program references ({time.time() - t0:.0f} s)")
+        phases["tinygrad program references"] = round(time.time() - t0 - sum(phases.values()))
     if wheels:
         manifest["wheels"] = download_wheels(out / WHEELS, log)
+    manifest["prepare_seconds"] = {**phases, "total": round(time.time() - t0)}
     size = writer.close(manifest)
     wheel_bytes = sum(p.stat().st_size for p in (out / WHEELS).glob("*.whl")) if (out / WHEELS).is_dir() else 0
     summary = {"arch": arch, "launches": len(launches), "skipped": len(skipped),
