@@ -2,10 +2,9 @@
 modules, which need ptx2sass): what to compile, what to put in memory, which buffers are
 outputs, how each is held to its reference, and that reference.
 
-A `Source` lists its launch keys cheaply (`keys`) and builds one `Launch` from a key
-(`launch`), so that worker processes can build their own. `Launch.expected(after)` gives the
-expected bytes of each output, from the inputs (or, for Triton, from the buffers after a run
-of ptxas's cubin, as tests/triton_corpus.py judges them); tinygrad's references come from
+Each corpus lists its launch keys cheaply (`keys`) and builds one `Launch` from a key
+(`launch`), so that worker processes can build their own. `Launch.expected()` gives the
+expected bytes of each output, computed from the inputs; tinygrad's references come from
 tinygrad itself in a batch (`emu.testing.tinygrad_references`), so its launches have none here.
 """
 from __future__ import annotations
@@ -52,8 +51,7 @@ class Launch:
     params: list[dict]                        # {"buffer": name} or {"type": t, "value": v}
     outputs: list[dict]                       # {"buffer", "check"}
     sizes: dict[str, int] = field(default_factory=dict)
-    expected: Callable[[dict[str, bytes]], dict[str, bytes]] | None = None
-    after_run: bool = False                   # `expected` reads the buffers after a run
+    expected: Callable[[], dict[str, bytes]] | None = None
 
     @property
     def id(self) -> str:
@@ -102,7 +100,7 @@ def _zluda_launch(key: str) -> Launch:
                   [{"buffer": p} for p in entry["params"]],
                   [{"buffer": "output", "check": {"kind": "bits", "dtype": dtype}}],
                   sizes={"output": entry["output_alloc_bytes"]},
-                  expected=lambda after: {"output": want})
+                  expected=lambda: {"output": want})
 
 
 # --------------------------------------------------------------------------- CUDA
@@ -132,7 +130,7 @@ def _cuda_launch(key: str) -> Launch:
             "kind": _CUDA_KINDS[c["kind"]], "dtype": o["dtype"], "ulp": c["ulp"],
             "rtol": c["rtol"], "atol": c["atol"], "nan_equal": True}})
 
-    def expected(after):
+    def expected():
         want = ref.run_reference(entry, {k: v.copy() for k, v in inputs.items()})
         return _bytes_of(want)
 
@@ -203,7 +201,7 @@ def _llvm():
     return _module(REPO / "tests" / "llvm_corpus.py", "ptx2sass_gpu_check_llvm_corpus")
 
 
-def _pairs_to_expected(pairs: dict, after: dict[str, np.ndarray], outputs: list[dict]) -> dict[str, bytes]:
+def _pairs_to_expected(pairs: dict, buffers: dict[str, np.ndarray], outputs: list[dict]) -> dict[str, bytes]:
     """(want, tol) per buffer, as the Triton/LLVM references give them, into expected bytes
     and checks: tol 0 is exact in the buffer's own type (integers modulo their width), a
     tolerance compares float64 values as `|got - want| <= tol * (1 + |want|)`. Buffers
@@ -214,7 +212,7 @@ def _pairs_to_expected(pairs: dict, after: dict[str, np.ndarray], outputs: list[
         if name not in pairs:
             continue
         want, tol = pairs[name]
-        storage = after[name].dtype
+        storage = buffers[name].dtype
         if tol == 0:
             if storage.kind in "iu":
                 mask = (1 << 8 * storage.itemsize) - 1
@@ -250,13 +248,15 @@ def _triton_launch(key: str) -> Launch:
         else:
             params.append({"type": _TRITON_SCALARS[p["ttype"]], "value": p["value"]})
 
-    def expected(after: dict[str, bytes]):
-        data = {k: np.frombuffer(after[k], dtype=v.dtype).copy() for k, v in inputs.items()}
+    def expected():
+        # tests/triton_corpus.py hands its references the buffers after a run; they read only
+        # the inputs (the same expected values from either, on every kernel of the corpus)
+        data = {k: v.copy() for k, v in inputs.items()}
         return _pairs_to_expected(mod.reference(entry, data), data, outputs)
 
     return Launch("triton", key[:-4], (corpus_dirs()["triton"] / key).read_text(), key,
                   entry["entry"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
-                  _bytes_of(inputs), params, outputs, expected=expected, after_run=True)
+                  _bytes_of(inputs), params, outputs, expected=expected)
 
 
 def _llvm_keys() -> list[str]:
@@ -280,7 +280,7 @@ def _llvm_launch(key: str) -> Launch:
         else:
             params.append({"type": p["type"], "value": p["value"]})
 
-    def expected(after):
+    def expected():
         return _pairs_to_expected(mod.reference(entry, mod.inputs(entry)), inputs, outputs)
 
     return Launch("llvm", key[:-4], (corpus_dirs()["llvm"] / key).read_text(), key,
