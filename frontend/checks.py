@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend.video_checks import video_problems
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
@@ -488,6 +487,7 @@ class Checker:
             return
         if forms is None or lenient:
             if lenient:
+                from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
                 for operand in ins.operands:
@@ -1303,22 +1303,14 @@ def run_checks(module: ast.Module | list[ast.Module], arch: str | None = None,
     A list of modules is several input files of one run: one program, each file with its
     own header, their diagnostics in file order.
 
-    Deeply nested blocks and expressions are walked recursively; Python 3.11 keeps
-    Python-to-Python calls off the C stack, so a higher limit for the walk is safe."""
+    Deeply nested blocks and expressions are walked recursively (`frontend.depth`)."""
     modules = module if isinstance(module, list) else [module]
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _WALK_RECURSION_LIMIT))
-    try:
+    with deep_walks():
         checkers: list[Checker] = []
         for m in modules:
             checkers.append(Checker(m, arch, whole_program, checkers[-1] if checkers else None))
             checkers[-1].check_items()
         return _program_diagnostics(checkers, whole_program)
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-_WALK_RECURSION_LIMIT = 50_000
 
 
 def _program_diagnostics(checkers: list[Checker], whole_program: bool) -> list[CompileError]:

@@ -21,7 +21,7 @@ import sys
 from ply import lex, yacc
 
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend import ast, fastpath
+from ptx2sass.frontend import ast, fastpath, tables
 from ptx2sass.frontend import lexer as ptx_lexer
 from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
 
@@ -42,10 +42,14 @@ start = "module"
 
 
 def _pos(p, n):
-    """(line, column) of terminal n of the production."""
-    pos = p.lexpos(n)
-    data = p.lexer.lexdata
-    return p.lineno(n), pos - data.rfind("\n", 0, pos)
+    """(line, column) of terminal n of the production. The lexer knows where its current
+    line starts; a token on an earlier line (read ahead past a newline) looks for its own.
+    (Searching back for every token costs the square of a long line's length.)"""
+    pos, line = p.lexpos(n), p.lineno(n)
+    lexer = p.lexer
+    if line == lexer.lineno and pos >= lexer.line_start:
+        return line, pos - lexer.line_start + 1
+    return line, pos - lexer.lexdata.rfind("\n", 0, pos)
 
 
 # ----------------------------------------------------------------------------- module
@@ -664,9 +668,38 @@ def p_expr_binary(p):
             | expr OROR expr
             | expr EQEQ expr
             | expr NOTEQ expr"""
-    left = _ungroup(p[1])
-    p[0] = ast.Binary(op=p[2], left=left, right=_ungroup(p[3]), line=left.line,
-                      column=left.column)
+    left, right = _ungroup(p[1]), _ungroup(p[3])
+    p[0] = _folded(p[2], left, right) or ast.Binary(op=p[2], left=left, right=right,
+                                                    line=left.line, column=left.column)
+
+
+_FOLDABLE = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+             "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b}
+
+
+def _folded(op: str, left, right) -> ast.Node | None:
+    """`1 + 2` read as `3`, and `sym + 1 + 2` as `sym + 3`, as the parser reduces them: a
+    chain of any length (ptxas takes 100,000 terms) stays one shallow node. Only where every
+    later reading of the tree agrees on the value (plain 64-bit literals, results within
+    64 bits)."""
+    if op not in _FOLDABLE or type(right) is not ast.IntLit or right.overflow:
+        return None
+    base = None
+    if type(left) is ast.Binary and left.op in "+-" and op in "+-" \
+            and type(left.left) is ast.Name and type(left.right) is ast.IntLit:
+        base, left = left, left.right      # sym ± c1 ± c2 -> sym ± (c1 ± c2)
+        if base.op == "-":
+            return None
+    if type(left) is not ast.IntLit or left.overflow:
+        return None
+    value = _FOLDABLE[op](left.value, right.value)
+    if not -(1 << 63) <= value < (1 << 64) or (base is not None and value < 0):
+        return None
+    lit = ast.IntLit(value=value, text=str(value), unsigned=left.unsigned or right.unsigned,
+                     line=left.line, column=left.column)
+    if base is None:
+        return lit
+    return ast.Binary(op="+", left=base.left, right=lit, line=base.line, column=base.column)
 
 
 def p_expr_unary(p):
@@ -905,6 +938,11 @@ _STATEMENT_ENDS = frozenset(("SEMI", "LBRACE", "RBRACE", "COLON", "INSTRUCTIONS"
 _BLANK = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
 
 
+MAX_EXPRESSION_UNITS = 9980
+_OPERAND_TOKENS = frozenset({"INTEGER", "FLOAT", "HEXFLOAT", "IDENT", "REGISTER", "OPCODE"})
+_OPERAND_ENDS = _OPERAND_TOKENS | {"RPAREN", "RBRACKET"}
+
+
 class _StatementLexer:
     """The PLY lexer, plus fastpath's one-token instructions at statement starts."""
 
@@ -915,6 +953,8 @@ class _StatementLexer:
         self.after_loc = False     # a `.loc` line or a debug-section row ends at the newline
         self.in_section = False
         self.depth = 0             # braces open: `.reg` declarations take the fast lane inside
+        self.expression_stack: list[int] = []   # parser-stack units of open `(` and `-`
+        self.previous = None                    # the last token's type
 
     def __getattr__(self, name):
         return getattr(self.lexer, name)
@@ -989,6 +1029,43 @@ class _StatementLexer:
         tok.value = run
         return tok
 
+    def bound_expression_depth(self, tok) -> None:
+        """ptxas's parser stack holds 10000 states: an expression nested deeper than that
+        fails with "memory exhausted" at the token that would not fit (measured in an
+        instruction operand: 9980 units, a `(` taking one and a unary `-` two; then the
+        operand one more, a `)` two with the expression it closes). Stopping there also bounds every recursive walk of
+        the tree; long flat chains (`1+1+...`, which ptxas takes) fold as they are read
+        (`p_expr_binary`)."""
+        t = tok.type
+        held = self.expression_stack
+        if t in ("LPAREN", "MINUS"):
+            if t == "MINUS" and self.previous in _OPERAND_ENDS:
+                self.previous = t          # a binary minus: its operands are reduced
+                return
+            cost = 1 if t == "LPAREN" else 2
+        elif t == "RPAREN":
+            cost = 2                       # the expression inside, and the `)`
+        elif t in _OPERAND_TOKENS:
+            cost = 1
+        else:
+            if t in (_STATEMENT_ENDS | {"COMMA"}):
+                held.clear()
+            self.previous = t
+            return
+        if sum(held) + cost > MAX_EXPRESSION_UNITS:
+            raise ptx_lexer._syntax_error(self.lexer, str(tok.value), tok.lexpos,
+                                          "memory exhausted")
+        if t in ("LPAREN", "MINUS"):
+            held.append(cost)
+        else:                              # an operand or `)` completes what is open
+            while held and held[-1] == 2:
+                held.pop()
+            if t == "RPAREN" and held:
+                held.pop()
+                while held and held[-1] == 2:
+                    held.pop()
+        self.previous = t
+
     def token(self):
         lx = self.lexer
         if self.at_start or self.after_loc:
@@ -1008,6 +1085,8 @@ class _StatementLexer:
                 if m is not None:
                     return self.instructions(m, pos)
         tok = lx.token()
+        if tok is not None:
+            self.bound_expression_depth(tok)
         if tok is not None and self.fast:
             t = tok.type
             self.at_start = t in _STATEMENT_ENDS
@@ -1044,17 +1123,23 @@ _PARSER = None
 _current_lexer = None
 
 
+def table_spec():
+    """(table name, PLY constructor, table fields) for `tables.load` and `tables.generate`."""
+    name = tables.table_name("_parsetab", __file__, ptx_lexer.__file__)
+
+    def build(table, outputdir=None):
+        return yacc.yacc(module=sys.modules[__name__], start="module", debug=False,
+                         write_tables=outputdir is not None,
+                         tabmodule=table or tables.derived_name(name),
+                         outputdir="" if outputdir is None else outputdir,   # "": no lookup
+                         errorlog=yacc.NullLogger())
+    return name, build, tables.YACC_FIELDS
+
+
 def _parser():
     global _PARSER
     if _PARSER is None:
-        name = ptx_lexer.table_name("_parsetab", __file__, ptx_lexer.__file__)
-        outdir, tabmodule = ptx_lexer.table_location(name)
-        _PARSER = ptx_lexer.with_atomic_tables(
-            lambda scratch: yacc.yacc(module=sys.modules[__name__], start="module",
-                                      debug=False, write_tables=scratch is not None,
-                                      tabmodule=tabmodule, outputdir=scratch,
-                                      errorlog=yacc.NullLogger()),
-            outdir, tabmodule)
+        _PARSER = tables.load(*table_spec())
     return _PARSER
 
 

@@ -257,3 +257,55 @@ def test_file_we_may_not_write_is_refused(tmp_path, capsys, monkeypatch):
     assert rc == 255
     assert err == "ptx2sass fatal   : Output file 'out.o' could not be opened\n"
     assert (tmp_path / "out.o").read_bytes() == b"previous"
+
+
+# ---------------------------------------------------------------------------- -v details
+
+DIRECTIVES = HEADER + "".join(
+    f".visible .entry {name}() {directive} {{ ret; }}\n"
+    for name, directive in (("k1", ".maxntid 256"), ("k2", ".maxnreg 32"),
+                            ("k3", ".reqntid 64"), ("k4", "")))
+
+
+@pytest.mark.parametrize("limit", ["40", "16", "archmin", "archmax", "300"])
+def test_maxrregcount_notes_in_verbose_output(limit, tmp_path, capsys, monkeypatch):
+    """`-v -maxrregcount N`: ptxas's note per entry (or none, or the .maxnreg one), the
+    value it names for archmin/archmax/too big/too small, and one compile time per kernel."""
+    argv = ["-arch=sm_89", "-v", "-maxrregcount", limit, "x.ptx"]
+    theirs, ours = _both({"x.ptx": DIRECTIVES}, argv, tmp_path, capsys, monkeypatch)
+
+    def notes(err: str) -> list[str]:
+        return [ln for ln in err.splitlines() if "Overriding" in ln or "warning" in ln]
+    assert ours[0] == theirs.returncode == 0
+    assert notes(ours[1]) == notes(theirs.stderr) and notes(theirs.stderr)
+    assert ours[1].count("Compile time") == theirs.stderr.count("Compile time") == 4
+
+
+def test_lines_name_ptxas_when_invoked_as_ptxas(tmp_path, capsys, monkeypatch):
+    """One rule for every line: the name the command was invoked under."""
+    (tmp_path / "k.ptx").write_text(VECADD)
+    monkeypatch.chdir(tmp_path)
+    for invoked, name in (("/usr/local/bin/ptxas", "ptxas"), ("/x/ptx2sass", "ptx2sass"),
+                          ("/x/__main__.py", "ptx2sass")):
+        monkeypatch.setattr(sys, "argv", [invoked])
+        capsys.readouterr()
+        assert cli.main(["-arch=sm_89", "-v", "k.ptx", "-maxrregcount", "999"]) == 0
+        err = capsys.readouterr().err.splitlines()
+        assert err and all(ln.startswith(name + " ") or ln.startswith("    ") for ln in err)
+
+
+@pytest.mark.parametrize("options", [["-maxntid", "512"], ["-maxntid", "256,2"],
+                                     ["-maxntid", "1024", "-maxrregcount", "100"],
+                                     ["-maxntid", "128", "-override-directive-values"],
+                                     ["-minnctapersm", "2"]])
+def test_launch_bound_options_reach_the_cubin(options, tmp_path, capsys, monkeypatch):
+    """-maxntid stands in for a missing `.maxntid` (recorded in the cubin as ptxas records
+    it), unless -maxrregcount is given; with --override-directive-values it replaces one."""
+    text = VECADD.replace(".entry vecadd(", ".entry vecadd(").replace(
+        "\n{", "\n.maxntid 64, 1, 1\n{", 1) if "-override-directive-values" in options else VECADD
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "x.ptx", *options], tmp_path, capsys,
+                         monkeypatch)
+    _assert_same(theirs, ours)
+    from ptx2sass.encoder.cubin import read_cubin
+    assert [k.max_threads for k in read_cubin(ours[2]).kernels] == \
+        [k.max_threads for k in read_cubin(theirs.output).kernels]

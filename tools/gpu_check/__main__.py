@@ -15,11 +15,12 @@ from pathlib import Path
 
 def _prepare(args) -> int:
     from .prepare import prepare
-    from .sources import CORPORA
+    from .sources import CORPORA, EXTRA_CORPORA
     corpora = args.corpus or list(CORPORA)
-    unknown = [c for c in corpora if c not in CORPORA]
+    unknown = [c for c in corpora if c not in CORPORA + EXTRA_CORPORA]
     if unknown:
-        print(f"gpu_check: unknown corpus {', '.join(unknown)} (known: {', '.join(CORPORA)})", file=sys.stderr)
+        print(f"gpu_check: unknown corpus {', '.join(unknown)} (known: {', '.join(CORPORA + EXTRA_CORPORA)})",
+              file=sys.stderr)
         return 2
     kinds = None
     if args.calibration is not None:
@@ -44,7 +45,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare", help="build the bundle (needs ptx2sass, the pinned ptxas, the emulator)")
     p.add_argument("--arch", default="sm_90", help="the GPU's arch (default sm_90: H100/H200)")
     p.add_argument("--out", default=".gpu_bundle")
-    p.add_argument("--corpus", action="append", help="zluda, cuda, tinygrad, triton, llvm (repeatable; default all)")
+    p.add_argument("--corpus", action="append",
+                   help="zluda, cuda, tinygrad, triton, llvm (repeatable; default these five), tinygrad_large")
     p.add_argument("--limit", type=int, default=None, help="launches per corpus (a fixed spread by hash)")
     p.add_argument("--max-threads", type=int, default=16384, help="leave out launches with more threads")
     p.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.corpora import REPO
+from tools.corpora import REPO, held_back
 
 from . import calibration, sources
 from .bundle import WHEELS, BundleWriter, scalar_bytes
@@ -36,15 +36,6 @@ TINYGRAD_REF_CHUNK = 40
 # threads cost minutes each (tests/test_emu_tinygrad.py's CHEAP_THREADS); those launches are
 # still compared with the emulator's outputs and ours with ptxas's
 TINYGRAD_REF_MAX_THREADS = 4096
-HELD_BACK = "0123"              # ids whose sha256 starts with one of these: a fixed quarter
-
-
-def held_back(launch_id: str) -> bool:
-    """The fixed quarter of the launches kept out of tuning (figures are reported on it
-    separately)."""
-    return hashlib.sha256(launch_id.encode()).hexdigest()[0] in HELD_BACK
-
-
 def select(corpora: list[str], limit: int | None) -> list[tuple[str, str]]:
     """(corpus, key) pairs: every launch, or per corpus the first `limit` by the sha256 of
     the key (a spread across the corpus that does not change as it grows)."""
@@ -61,7 +52,7 @@ def select(corpora: list[str], limit: int | None) -> list[tuple[str, str]]:
 
 def _decoder_for(cubin: bytes):
     """Our codec first; nvdisasm's listing where a word is not in our tables yet."""
-    from ptx2sass.emu.testing import cubin_listing_decoder
+    from tools.emu_testing import cubin_listing_decoder
     return cubin_listing_decoder(cubin)
 
 
@@ -138,7 +129,7 @@ def prepare_launch(task: tuple[str, str, str, int]) -> dict:
     record = {"id": launch.id, "corpus": corpus, "name": launch.name, "kernel": launch.kernel,
               "ptx_name": launch.ptx_name, "grid": list(launch.grid), "block": list(launch.block),
               "dynamic_shared_bytes": int(launch.dynamic_shared_bytes), "threads": launch.threads,
-              "held_back": held_back(launch.id)}
+              "held_back": held_back(launch.ptx_path)}
     if launch.threads > max_threads:
         record["skip"] = f"{launch.threads} threads (more than --max-threads {max_threads})"
         return record
@@ -183,7 +174,7 @@ def prepare_launch(task: tuple[str, str, str, int]) -> dict:
 
 def _loop_opcodes(cubin: bytes, kernel: str, arch: str) -> dict[str, int]:
     """Opcodes of the kernel's largest loop (the measured one) in ptxas's cubin."""
-    from ptx2sass.emu.testing import cubin_listing_decoder
+    from tools.emu_testing import cubin_listing_decoder
     from ptx2sass.encoder.cubin import read_cubin
     k = next(k for k in read_cubin(cubin).kernels if k.name == kernel)
     ins = cubin_listing_decoder(cubin)(k.text, arch, kernel)
@@ -227,7 +218,7 @@ def tinygrad_corpus_references(files: list[str], jobs: int, log) -> dict[str, di
     """tinygrad's own outputs for corpus kernels (its PYTHON device), chunks in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ptx2sass.emu.testing import tinygrad_references
+    from tools.emu_testing import tinygrad_references
 
     def chunk_refs(chunk: list[str]) -> dict:
         with tempfile.TemporaryDirectory(prefix="gpu-check-tg-") as tmp:

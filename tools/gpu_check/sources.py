@@ -5,11 +5,12 @@ outputs, how each is held to its reference, and that reference.
 Each corpus lists its launch keys cheaply (`keys`) and builds one `Launch` from a key
 (`launch`), so that worker processes can build their own. `Launch.expected()` gives the
 expected bytes of each output, computed from the inputs; tinygrad's references come from
-tinygrad itself in a batch (`emu.testing.tinygrad_references`), so its launches have none here.
+tinygrad itself in a batch (`tools.emu_testing.tinygrad_references`), so its launches have none here.
 """
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from dataclasses import dataclass, field
@@ -18,11 +19,13 @@ from typing import Callable
 
 import numpy as np
 
-from tools.corpora import REPO, corpus_dirs
+from tools.corpora import REPO, all_corpus_dirs, corpus_dirs
 
 from .compare import FLOATS
 
 CORPORA = ("zluda", "cuda", "tinygrad", "triton", "llvm")
+# also preparable (--corpus tinygrad_large): bigger tinygrad kernels, without references
+EXTRA_CORPORA = ("tinygrad_large",)
 
 _NUMPY_NAMES = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
                 np.dtype(np.uint64): "u64", np.dtype(np.int8): "s8", np.dtype(np.int16): "s16",
@@ -43,6 +46,7 @@ class Launch:
     name: str
     ptx: str
     ptx_name: str
+    ptx_path: Path                            # the corpus file (its content decides `held_back`)
     kernel: str
     grid: list
     block: list
@@ -80,14 +84,14 @@ def _bytes_of(arrays: dict[str, np.ndarray]) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- ZLUDA
 
 def _zluda_keys() -> list[str]:
-    from ptx2sass.emu.testing import zluda_manifest
+    from tools.emu_testing import zluda_manifest
     if not (corpus_dirs()["zluda"] / "manifest.json").is_file():
         return []
     return [e["name"] for e in zluda_manifest()]
 
 
 def _zluda_launch(key: str) -> Launch:
-    from ptx2sass.emu.testing import zluda_manifest, zluda_ptx
+    from tools.emu_testing import zluda_manifest, zluda_ptx
     entry = next(e for e in zluda_manifest() if e["name"] == key)
     buffers = {}
     if entry["input"] is not None:
@@ -95,7 +99,8 @@ def _zluda_launch(key: str) -> Launch:
     dtype = entry["output"]["dtype"]
     want = bytes.fromhex(entry["output"]["hex"])
     # ZLUDA's outputs were checked on hardware: the same bits, whatever the type
-    return Launch("zluda", key, zluda_ptx(entry), entry["ptx"], entry["kernel"], entry["grid"],
+    return Launch("zluda", key, zluda_ptx(entry), entry["ptx"], corpus_dirs()["zluda"] / entry["ptx"],
+                  entry["kernel"], entry["grid"],
                   entry["block"], entry["dynamic_shared_bytes"], buffers,
                   [{"buffer": p} for p in entry["params"]],
                   [{"buffer": "output", "check": {"kind": "bits", "dtype": dtype}}],
@@ -106,7 +111,7 @@ def _zluda_launch(key: str) -> Launch:
 # --------------------------------------------------------------------------- CUDA
 
 def _cuda_ref():
-    from ptx2sass.emu.testing import cuda_reference_module
+    from tools.emu_testing import cuda_reference_module
     return cuda_reference_module()
 
 
@@ -136,26 +141,29 @@ def _cuda_launch(key: str) -> Launch:
 
     params = [{"buffer": p["buffer"]} if "buffer" in p else {"type": p["type"], "value": p["value"]}
               for p in entry["params"]]
-    return Launch("cuda", key, (corpus_dirs()["cuda"] / entry["ptx"]).read_text(), entry["ptx"],
-                  entry["kernel"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+    path = corpus_dirs()["cuda"] / entry["ptx"]
+    return Launch("cuda", key, path.read_text(), entry["ptx"], path, entry["kernel"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                   _bytes_of(inputs), params, outputs, expected=expected)
 
 
 # --------------------------------------------------------------------------- tinygrad
 
-def _tinygrad_keys() -> list[str]:
-    from ptx2sass.emu.testing import tinygrad_manifest
-    if not (corpus_dirs()["tinygrad"] / "manifest.json").is_file():
-        return []
-    return [k["file"] for k in tinygrad_manifest()]
+def _tinygrad_entries(corpus: str) -> dict[str, dict]:
+    """The kernels of a tinygrad corpus ("tinygrad", or the larger "tinygrad_large" kept for
+    benchmarks) that the pinned ptxas accepts, by file."""
+    path = all_corpus_dirs()[corpus] / "manifest.json"
+    if not path.is_file():
+        return {}
+    kernels = json.loads(path.read_text())["kernels"]
+    return {k["file"]: k for k in kernels if "ptxas_error" not in k}
 
 
 _TINYGRAD_SCALARS = {"int32": "s32", "int64": "s64", "uint32": "u32"}
 
 
-def _tinygrad_launch(key: str) -> Launch:
-    from ptx2sass.emu.testing import tinygrad_inputs, tinygrad_manifest
-    entry = next(k for k in tinygrad_manifest() if k["file"] == key)
+def _tinygrad_launch(key: str, corpus: str = "tinygrad") -> Launch:
+    from tools.emu_testing import tinygrad_inputs
+    entry = _tinygrad_entries(corpus)[key]
     inputs = tinygrad_inputs(entry)
     params, outputs = [], []
     for p in entry["params"]:
@@ -168,16 +176,17 @@ def _tinygrad_launch(key: str) -> Launch:
             if "storage_dtype" in p and dtype not in FLOATS:   # an integer kept in a narrower one
                 dtype = _NUMPY_NAMES[inputs[p["name"]].dtype]
             outputs.append({"buffer": p["name"], "check": {"kind": "bits", "dtype": dtype}})
-    return Launch("tinygrad", key[:-4], (corpus_dirs()["tinygrad"] / key).read_text(), key,
-                  entry["entry"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+    path = all_corpus_dirs()[corpus] / key
+    return Launch(corpus, key[:-4], path.read_text(), key, path, entry["entry"],
+                  entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                   _bytes_of(inputs), params, outputs)
 
 
 def tinygrad_checks(key: str, launch: Launch, refs: dict[str, np.ndarray]) -> dict[str, bytes]:
     """Fill the checks of a tinygrad launch from tinygrad's own outputs (`refs`), as
-    `emu.testing.compare_tinygrad` holds them; returns the expected bytes."""
-    from ptx2sass.emu.testing import tinygrad_manifest, tinygrad_tolerance
-    entry = next(k for k in tinygrad_manifest() if k["file"] == key)
+    `tools.emu_testing.compare_tinygrad` holds them; returns the expected bytes."""
+    from tools.emu_testing import tinygrad_tolerance
+    entry = _tinygrad_entries("tinygrad")[key]
     want = {}
     for out in launch.outputs:
         ref = refs.get(out["buffer"])
@@ -254,8 +263,8 @@ def _triton_launch(key: str) -> Launch:
         data = {k: v.copy() for k, v in inputs.items()}
         return _pairs_to_expected(mod.reference(entry, data), data, outputs)
 
-    return Launch("triton", key[:-4], (corpus_dirs()["triton"] / key).read_text(), key,
-                  entry["entry"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+    path = corpus_dirs()["triton"] / key
+    return Launch("triton", key[:-4], path.read_text(), key, path, entry["entry"], entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
                   _bytes_of(inputs), params, outputs, expected=expected)
 
 
@@ -283,14 +292,16 @@ def _llvm_launch(key: str) -> Launch:
     def expected():
         return _pairs_to_expected(mod.reference(entry, mod.inputs(entry)), inputs, outputs)
 
-    return Launch("llvm", key[:-4], (corpus_dirs()["llvm"] / key).read_text(), key,
-                  entry["entry"], entry["grid"], entry["block"], entry.get("dynamic_shared_bytes") or 0,
+    path = corpus_dirs()["llvm"] / key
+    return Launch("llvm", key[:-4], path.read_text(), key, path, entry["entry"], entry["grid"], entry["block"], entry.get("dynamic_shared_bytes") or 0,
                   _bytes_of(inputs), params, outputs, expected=expected)
 
 
 _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_launch),
-            "tinygrad": (_tinygrad_keys, _tinygrad_launch), "triton": (_triton_keys, _triton_launch),
-            "llvm": (_llvm_keys, _llvm_launch)}
+            "tinygrad": (lambda: sorted(_tinygrad_entries("tinygrad")), _tinygrad_launch),
+            "triton": (_triton_keys, _triton_launch), "llvm": (_llvm_keys, _llvm_launch),
+            "tinygrad_large": (lambda: sorted(_tinygrad_entries("tinygrad_large")),
+                               lambda key: _tinygrad_launch(key, "tinygrad_large"))}
 
 
 def keys(corpus: str) -> list[str]:
