@@ -26,7 +26,7 @@ from .report import Report
 
 STAGE_ENDS = {"launches": 0.55, "calibration": 0.78, "tinygrad": 0.97}
 START_TIMEOUT = 90.0            # seconds for a worker to open the device
-MAX_RESTARTS = 40
+MAX_RESTARTS = 1000             # worker processes per stage (each fault costs one)
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
@@ -61,13 +61,17 @@ class Supervisor:
             current, last, progressed, stop = None, time.time(), False, None
             offset = 0
             while True:
-                with open(results_file) as f:
+                exited = proc.poll() is not None         # then everything it wrote is there
+                with open(results_file, "rb") as f:
                     f.seek(offset)
                     chunk = f.read()
-                complete = chunk[:chunk.rfind("\n") + 1] if "\n" in chunk else ""
+                complete = chunk[:chunk.rfind(b"\n") + 1]
                 offset += len(complete)
-                for line in complete.splitlines():
-                    event = json.loads(line)
+                for line in complete.decode(errors="replace").splitlines():
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
                     kind = event.get("event")
                     if kind == "begin":
                         current, last = tuple(event["unit"]), time.time()
@@ -84,17 +88,19 @@ class Supervisor:
                         stop = event.get("why")
                     if on_event:
                         on_event(event)
-                if proc.poll() is not None and not chunk[len(complete):]:
+                if exited:
                     break
                 now = time.time()
                 waited = now - last
-                if (current is not None and waited > self.unit_timeout) or \
-                        (current is None and not progressed and waited > START_TIMEOUT) or \
-                        now > deadline + self.unit_timeout:
+                # silent for too long: inside a unit, between units, or before the first
+                patience = self.unit_timeout if current is not None or progressed else START_TIMEOUT
+                if waited > patience or now > deadline + self.unit_timeout:
                     _kill(proc)
                     if current is not None:
+                        why = f"no answer in {waited:.0f} s (killed)" if waited > patience else \
+                            "still running at the end of the stage's time (killed)"
                         results[current] = {"event": "result", "unit": list(current), "status": "timeout",
-                                            "error": f"no answer in {waited:.0f} s (killed)"}
+                                            "error": why}
                         pending.remove(current)
                         if on_event:
                             on_event(results[current])

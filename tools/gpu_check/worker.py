@@ -127,10 +127,16 @@ class Worker:
         arch_matches = self.info.get("arch") == self.bundle.arch
         cubin = spec["cubin"].get("cubin") if spec["cubin"]["status"] == "ok" else None
         image = "ptxas" if cubin and arch_matches else "driver JIT of the PTX"
+        module = None
         if image == "ptxas":
-            module = self.module(cubin)
-        else:
-            module = self.module(spec["ptx"], is_ptx=True)
+            try:
+                module = self.module(cubin, label=spec["id"])
+            except DeviceError as e:
+                if e.sticky:
+                    raise
+                image = f"driver JIT of the PTX (ptxas's cubin: {e.message})"
+        if module is None:
+            module = self.module(spec["ptx"], is_ptx=True, label=spec["id"])
         fn, facts = self.device.function(module, spec["kernel"])
         grid, block = resolve_dims(spec["grid"], sms), resolve_dims(spec["block"], sms)
         buffers = []
