@@ -79,9 +79,10 @@ class Report:
         if event.get("event") == "result":
             self.tinygrad.setdefault(device, {})[event["unit"][1]] = event
 
-    def stage(self, name: str, units: int, done: int, seconds: float, workers: int) -> None:
+    def stage(self, name: str, units: int, done: int, seconds: float, workers: int, log: str = "") -> None:
+        """A stage's counts, with the end of its last worker's output (warnings, tracebacks)."""
         self.data["stages"][name] = {"units": units, "done": done, "seconds": round(seconds, 1),
-                                     "workers": workers}
+                                     "workers": workers, "last_worker_output": log[-1500:]}
 
     def incomplete(self) -> bool:
         return any(s["done"] < s["units"] for s in self.data["stages"].values())

@@ -237,7 +237,7 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
                                    f"their PTX ran instead (variant 'jit')")
                 results.update(sup.run(unloaded, t0 + budget_s * STAGE_ENDS["launches"], report.launch_event, beat))
                 units += unloaded
-            report.stage("launches", len(units), len(results), time.time() - t, sup.workers)
+            report.stage("launches", len(units), len(results), time.time() - t, sup.workers, sup.stderr_tail)
             log(f"  launches: {len(results)}/{len(units)} units in {time.time() - t:.0f} s, {sup.workers} worker(s)")
         report.write()
     if "calibration" in stages:
@@ -246,7 +246,7 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
         sup = Supervisor("bench", worker_command, work, log, unit_timeout)
         t = time.time()
         results = sup.run(units, t0 + budget_s * STAGE_ENDS["calibration"], report.bench_event, beat)
-        report.stage("calibration", len(units), len(results), time.time() - t, sup.workers)
+        report.stage("calibration", len(units), len(results), time.time() - t, sup.workers, sup.stderr_tail)
         log(f"  calibration: {len(results)}/{len(units)} kernels in {time.time() - t:.0f} s")
         report.write()
     if "tinygrad" in stages:

@@ -108,7 +108,8 @@ def run_stage(bundle, report, work: Path, deadline: float, unit_timeout: float, 
                           lambda e, device=device: report.tinygrad_event(device, e), beat)
         ok = sum(r.get("status") == "ok" and r.get("match") for r in results.values())
         log(f"  tinygrad {device}: {ok}/{len(programs)} match the CPU device ({len(results)} ran)")
-        report.stage(f"tinygrad {device}", len(programs), len(results), time.time() - started, sup.workers)
+        report.stage(f"tinygrad {device}", len(programs), len(results), time.time() - started, sup.workers,
+                     sup.stderr_tail)
         if not results and sup.stderr_tail:
             report.note(f"tinygrad {device}", f"no program ran: {sup.stderr_tail.strip()[-300:]}")
         report.write()
