@@ -182,6 +182,11 @@ class Report:
         c["time pairs"] = len(both)
         emu = [e for e in both if (e["ours"].get("emu") or {}).get("cycles") and (e["ptxas"].get("emu") or {}).get("cycles")]
         c["emu cycles ours/ptxas"] = geomean([e["ours"]["emu"]["cycles"] / e["ptxas"]["emu"]["cycles"] for e in emu])
+        regs = [(gpu(e, "ours").get("facts") or {}).get("registers", 0) /
+                (gpu(e, "ptxas").get("facts") or {}).get("registers", 0)
+                for e in items if (gpu(e, "ptxas").get("facts") or {}).get("registers")
+                and (gpu(e, "ours").get("facts") or {}).get("registers")]
+        c["registers ours/ptxas"] = geomean(regs)
         timed = [e for e in items if gpu(e, "ptxas").get("time_us") and (e["ptxas"].get("emu") or {}).get("cycles")]
         c["rank correlation emu cycles ~ GPU time (ptxas)"] = spearman(
             [e["ptxas"]["emu"]["cycles"] for e in timed], [gpu(e, "ptxas")["time_us"]["median"] for e in timed])
@@ -305,6 +310,9 @@ def markdown(doc: dict) -> str:
                 f"{_ratio(c['time ours/ptxas'])} ({c['time pairs']}) | {_ratio(c['emu cycles ours/ptxas'])} | "
                 f"{_ratio(c['rank correlation emu cycles ~ GPU time (ptxas)'])} ({c['rank pairs']}) |")
         lines.append("")
+        if summary.get("all", {}).get("registers ours/ptxas"):
+            lines += [f"Registers per thread (the driver's count), geomean ours/ptxas: "
+                      f"{summary['all']['registers ours/ptxas']:.3f}.", ""]
         jit = summary.get("all", {})
         if "jit ran" in jit:
             lines += [f"The driver's JIT of the PTX (where ptxas's cubins did not load): {jit['jit ran']} ran, "
