@@ -17,6 +17,7 @@ from tools import fit_timing
 from tools.gpu_check import calibration
 from tools.gpu_check.bundle import Bundle
 from tools.gpu_check.compare import compare_outputs, mismatch
+from tools.gpu_check.run import NO_GPU
 from tools.gpu_check.worker import chain_bytes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -183,7 +184,8 @@ def test_run_without_a_gpu_skips_cleanly(bundle, tmp_path):
     if _has_gpu():
         pytest.skip("this machine has a GPU")
     run, report = _run(bundle, tmp_path, "--device", "cuda")
-    assert run.returncode == 0, run.stderr[-1000:]
+    assert run.returncode == NO_GPU, run.stderr[-1000:]
+    assert "no GPU here, nothing ran" in run.stdout and "libcuda" in run.stdout
     doc = json.loads(report.read_text())
     assert doc["status"] == "skipped" and "no GPU" in doc["reason"]
     assert "skipped" in report.with_suffix(".md").read_text()
@@ -363,3 +365,116 @@ def test_fit_command_line(tmp_path):
     run = subprocess.run([sys.executable, "-m", "tools.fit_timing", str(path)], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "no calibration timings" in run.stderr
+
+
+# --------------------------------------------------------------------------- the GPU machine's side
+
+RUN_SIDE = ("__main__", "bundle", "calibration", "compare", "device", "report", "run", "worker")
+
+
+@pytest.mark.parametrize("module", RUN_SIDE)
+def test_run_side_parses_as_python_3_8(module):
+    """The GPU machine's python3 may be older than ours: `run` keeps to Python 3.8's grammar."""
+    import ast
+    ast.parse((REPO / "tools" / "gpu_check" / f"{module}.py").read_text(), feature_version=(3, 8))
+
+
+def _without(tmp_path, *packages) -> dict:
+    """An environment whose Python (and its child processes) cannot import `packages`."""
+    site = tmp_path / "blocker"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {set(packages)!r}:\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+
+
+@pytest.fixture(scope="module")
+def mock_libcuda(tmp_path_factory):
+    """tests/data/mock_libcuda.c built as libcuda.so.1 (skips without a C compiler)."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("mockcuda")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out / "libcuda.so.1"),
+                    str(REPO / "tests" / "data" / "mock_libcuda.c")], check=True, capture_output=True)
+    return out
+
+
+def _mock_env(mock_libcuda, tmp_path, **extra) -> dict:
+    env = _without(tmp_path, "numpy", "cuda", "ptx2sass")
+    env["LD_LIBRARY_PATH"] = str(mock_libcuda)
+    env.update(extra)
+    return env
+
+
+DRIVE = """
+import json, struct
+from tools.gpu_check.device import open_device, Buffer, DeviceError
+d = open_device("cuda")
+out = {"info": d.info()}
+m = d.load(b"\\x7fELF" + bytes(60))
+fn, out["facts"] = d.function(m, "k")
+r = d.run(fn, (2, 1, 1), (4, 1, 1), 0, [Buffer("out", 32, None, 0xAB)],
+          [{"buffer": "out"}, {"type": "u32", "value": 3, "bytes": "03000000"}], ["out"], repeats=3)
+out["words"], out["times"] = list(struct.unpack("<8I", r.outputs["out"])), r.times_ms
+for what, call in (("load", lambda: d.load(b"junk")), ("function", lambda: d.function(m, "missing")),
+                   ("fault", lambda: d.run(d.function(m, "fault")[0], (1, 1, 1), (1, 1, 1), 0, [Buffer("o", 4)],
+                                           [{"buffer": "o"}, {"bytes": "00000000"}], ["o"]))):
+    try:
+        call()
+    except DeviceError as e:
+        out[what] = [e.code, e.sticky]
+print(json.dumps(out))
+"""
+
+
+def test_the_driver_through_ctypes_on_a_stand_in_libcuda(mock_libcuda, tmp_path):
+    """device.py's ctypes calls (the _v2 entry points, 64-bit device pointers, the kernel
+    parameter array, error names, stickiness) against a C stand-in for libcuda.so.1, in a
+    Python that has neither NumPy nor cuda-bindings nor ptx2sass."""
+    run = subprocess.run([sys.executable, "-c", DRIVE], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **_mock_env(mock_libcuda, tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout)
+    assert out["info"]["arch"] == "sm_90" and out["info"]["sms"] == 132 and out["info"]["name"] == "Mock GPU"
+    assert out["facts"]["registers"] == 42
+    assert out["words"] == [3 * i for i in range(8)] and out["times"] == [0.25] * 3
+    assert out["load"] == ["CUDA_ERROR_INVALID_IMAGE", False]
+    assert out["function"] == ["CUDA_ERROR_NOT_FOUND", False]
+    assert out["fault"] == ["CUDA_ERROR_ILLEGAL_ADDRESS", True]
+
+
+def test_run_without_numpy_on_a_stand_in_driver_writes_a_report(bundle, mock_libcuda, tmp_path):
+    """The whole run (workers, comparisons, report, fit) with only the standard library: the
+    stand-in's kernels write the wrong numbers, so every launch fails its reference, cleanly."""
+    run, report = _run(bundle, tmp_path, "--budget-s", "120", "--stages", "launches,calibration",
+                       env=_mock_env(mock_libcuda, tmp_path, MOCK_CUDA_CC="89"))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "ok" and doc["device"]["name"] == "Mock GPU"
+    assert all(s["launches"] for s in [doc["summary"]["all"]]) if "all" in doc.get("summary", {}) else True
+    results = [l["ptxas"]["gpu"] for l in doc["launches"] if "gpu" in l.get("ptxas", {})]
+    assert results and all(r["status"] in ("ok", "crash") for r in results)
+    assert "Timing model calibration" in report.with_suffix(".md").read_text()
+
+
+def test_run_keeps_to_its_budget_when_every_kernel_hangs(bundle, mock_libcuda, tmp_path):
+    """Kernels that never end: each is killed after --unit-timeout, and the run ends by its
+    budget (plus the report's writing) with the units it reached marked `timeout`."""
+    import time
+    t = time.time()
+    run, report = _run(bundle, tmp_path, "--budget-s", "12", "--unit-timeout", "2",
+                       "--stages", "launches,calibration", env=_mock_env(mock_libcuda, tmp_path, MOCK_CUDA_HANG="1", MOCK_CUDA_CC="89"))
+    spent = time.time() - t
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert spent < 12 + 8, spent
+    doc = json.loads(report.read_text())
+    assert doc["status"] in ("ok", "partial")
+    gpu = [l["ptxas"]["gpu"] for l in doc["launches"] if "gpu" in l.get("ptxas", {})]
+    assert gpu and all(g["status"] == "timeout" for g in gpu)

@@ -3,8 +3,8 @@
     python -m tools.gpu_check prepare --arch sm_90 --out .gpu_bundle      # here: ptxas, ptx2sass, emulator
     python3 -m tools.gpu_check run --bundle .gpu_bundle --report $OUT/gpu_report.json   # on the GPU
 
-`run` needs only NumPy and cuda-bindings; without a GPU it writes a report that says
-"skipped" and exits 0."""
+`run` needs only the standard library (libcuda.so.1 through ctypes); without a GPU it
+writes a report that says "skipped" and exits 4."""
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,5 @@
-"""How the GPU check compares one output buffer with another (NumPy only, so it runs on the
-GPU machine without ptx2sass).
+"""How the GPU check compares one output buffer with another (standard library only, so it
+runs with the GPU machine's bare `python3`, without NumPy or ptx2sass).
 
 An output's `check` says how it is held to its reference, in one vocabulary for every corpus:
 - "bits": the same bytes, element by element (ZLUDA's hardware-checked outputs; integers);
@@ -10,30 +10,36 @@ An output's `check` says how it is held to its reference, in one vocabulary for 
   `tol * (1 + |want|)`).
 Integer dtypes are always compared as "bits". `dtype` names how the bytes are stored and
 read: u8..u64, s8..s64, f16, bf16, f32, f64, fp8e4m3, fp8e5m2 (fp8 and bf16 are decoded to
-float64 for "equal"/"ulp"/"close"); `want_dtype` (default `dtype`) is how the expected bytes
+float for "equal"/"ulp"/"close"); `want_dtype` (default `dtype`) is how the expected bytes
 are stored, e.g. "f64" for a float reference computed in double precision."""
 from __future__ import annotations
 
-import numpy as np
+import math
+import struct
 
-STORAGE = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-           "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
-           "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
-           "fp8e4m3": np.uint8, "fp8e5m2": np.uint8, "bool": np.uint8}
+# dtype -> struct format of one little-endian element
+STORAGE = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "s8": "b", "s16": "h", "s32": "i", "s64": "q",
+           "f16": "e", "bf16": "H", "f32": "f", "f64": "d", "fp8e4m3": "B", "fp8e5m2": "B", "bool": "B"}
 FLOATS = ("f16", "bf16", "f32", "f64", "fp8e4m3", "fp8e5m2")
 KINDS = ("bits", "equal", "ulp", "close")
+# explicit significand bits and the smallest normal exponent (for one ulp at or below it)
+PRECISION = {"f16": (10, -14), "bf16": (7, -126), "f32": (23, -126), "f64": (52, -1022),
+             "fp8e4m3": (3, None), "fp8e5m2": (2, None)}
 
 
-def _fp8_table(exp_bits: int, bias: int, nan_codes: tuple[int, ...], inf_codes: tuple[int, ...]) -> np.ndarray:
-    codes = np.arange(256)
+def _fp8_table(exp_bits: int, bias: int, nan_codes: tuple, inf_codes: tuple) -> list:
     man_bits = 7 - exp_bits
-    e = (codes >> man_bits) & ((1 << exp_bits) - 1)
-    m = codes & ((1 << man_bits) - 1)
-    mag = np.where(e == 0, m / (1 << man_bits) * 2.0 ** (1 - bias),
-                   (1 + m / (1 << man_bits)) * 2.0 ** (e - bias))
-    values = np.where(codes & 0x80, -mag, mag)
-    values[list(inf_codes)] = [np.inf if c < 0x80 else -np.inf for c in inf_codes]
-    values[list(nan_codes)] = np.nan
+    values = []
+    for code in range(256):
+        e = (code >> man_bits) & ((1 << exp_bits) - 1)
+        m = code & ((1 << man_bits) - 1)
+        mag = (m / (1 << man_bits) * 2.0 ** (1 - bias) if e == 0
+               else (1 + m / (1 << man_bits)) * 2.0 ** (e - bias))
+        values.append(-mag if code & 0x80 else mag)
+    for c in inf_codes:
+        values[c] = math.inf if c < 0x80 else -math.inf
+    for c in nan_codes:
+        values[c] = math.nan
     return values
 
 
@@ -42,32 +48,47 @@ _FP8 = {"fp8e4m3": _fp8_table(4, 7, (0x7F, 0xFF), ()),
         "fp8e5m2": _fp8_table(5, 15, (0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF), (0x7C, 0xFC))}
 
 
-def as_array(data: bytes, dtype: str) -> np.ndarray:
-    """The stored elements (whole elements only)."""
-    storage = np.dtype(STORAGE[dtype])
-    usable = len(data) // storage.itemsize * storage.itemsize
-    return np.frombuffer(data[:usable], dtype=storage)
+def itemsize(dtype: str) -> int:
+    return struct.calcsize("<" + STORAGE[dtype])
 
 
-def as_float(arr: np.ndarray, dtype: str) -> np.ndarray:
-    """Float values of stored elements, as float64."""
+def as_array(data: bytes, dtype: str) -> list:
+    """The stored elements (whole elements only), as Python ints or floats."""
+    size = itemsize(dtype)
+    n = len(data) // size
+    return list(struct.unpack("<%d%s" % (n, STORAGE[dtype]), data[:n * size]))
+
+
+def as_float(values: list, dtype: str) -> list:
+    """Float values of stored elements."""
     if dtype == "bf16":
-        return (arr.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        return list(struct.unpack("<%df" % len(values), struct.pack("<%dI" % len(values), *[v << 16 for v in values])))
     if dtype in _FP8:
-        return _FP8[dtype][arr]
-    return arr.astype(np.float64)
+        return [_FP8[dtype][v] for v in values]
+    return [float(v) for v in values]
 
 
-def _spacing(expected: np.ndarray, dtype: str) -> np.ndarray:
-    """One unit in the last place at each expected value, in float64."""
-    mags = np.abs(expected)
-    if dtype == "bf16":                       # 8 significant bits: an f32 ulp times 2^16
-        return np.spacing(mags.astype(np.float32)).astype(np.float64) * 65536
-    if dtype in _FP8:
-        man_bits = 3 if dtype == "fp8e4m3" else 2
-        _, exp = np.frexp(np.where(mags > 0, mags, 1.0))
-        return np.ldexp(1.0, exp - 1 - man_bits)
-    return np.spacing(mags.astype(STORAGE[dtype])).astype(np.float64)
+def spacing(value: float, dtype: str) -> float:
+    """One unit in the last place at `value` in `dtype` (NaN for NaN and infinities)."""
+    if math.isnan(value) or math.isinf(value):
+        return math.nan
+    man_bits, min_exp = PRECISION[dtype]
+    mag = abs(value)
+    _, exp = math.frexp(mag if mag > 0 else 1.0)
+    if min_exp is not None:
+        if mag == 0:
+            exp = min_exp + 1
+        exp = max(exp, min_exp + 1)       # subnormals share the smallest normal's ulp
+    return math.ldexp(1.0, exp - 1 - man_bits)
+
+
+def _close(a: float, e: float, rtol: float, atol: float) -> bool:
+    """NumPy's isclose: equal infinities are close, NaN is not."""
+    if a == e:
+        return True
+    if math.isinf(a) or math.isinf(e):
+        return False
+    return abs(a - e) <= atol + rtol * abs(e)
 
 
 def mismatch(check: dict, got: bytes, want: bytes) -> str | None:
@@ -75,39 +96,44 @@ def mismatch(check: dict, got: bytes, want: bytes) -> str | None:
     of differing elements and the first one."""
     dtype = check.get("dtype", "u8")
     want_dtype = check.get("want_dtype", dtype)
-    w = as_array(want, want_dtype)
-    g = as_array(got, dtype)[:len(w)]
-    if len(g) < len(w):
-        return f"{len(g)} elements, expected {len(w)}"
     kind = check.get("kind", "bits")
     if kind not in KINDS:
         raise ValueError(f"unknown comparison kind {kind!r}")
     if want_dtype != dtype and (kind == "bits" or dtype not in FLOATS):
         raise ValueError(f"expected values of type {want_dtype} need a float comparison of {dtype}")
+    gsize, wsize = itemsize(dtype), itemsize(want_dtype)
+    n = len(want) // wsize
+    if len(got) // gsize < n:
+        return f"{len(got) // gsize} elements, expected {n}"
+    exact = want_dtype == dtype and (kind != "close" or check.get("nan_equal", True))
+    if exact and got[:n * gsize] == want[:n * wsize]:
+        return None                       # identical bytes meet every check (the common case)
+    g, w = as_array(got[:n * gsize], dtype), as_array(want[:n * wsize], want_dtype)
     if kind == "bits" or dtype not in FLOATS:
-        bad = g.view(np.uint8).reshape(len(g), -1) != w.view(np.uint8).reshape(len(w), -1)
-        bad = bad.any(axis=1)
+        bad = [got[i * gsize:(i + 1) * gsize] != want[i * wsize:(i + 1) * wsize] for i in range(n)]
     else:
         a, e = as_float(g, dtype), as_float(w, want_dtype)
-        both_nan = np.isnan(a) & np.isnan(e)
-        with np.errstate(invalid="ignore", over="ignore"):
-            if kind == "equal":
-                ok = (a == e) | both_nan
+        rtol, atol, ulp = check.get("rtol", 0.0), check.get("atol", 0.0), check.get("ulp", 0)
+        nan_equal = kind != "close" or check.get("nan_equal", True)
+        bad = []
+        for x, y in zip(a, e):
+            if math.isnan(x) and math.isnan(y):
+                ok = nan_equal
+            elif kind == "equal":
+                ok = x == y
             elif kind == "ulp":
-                ok = (a == e) | (np.abs(a - e) <= check.get("ulp", 0) * _spacing(e, dtype)) | both_nan
+                ok = x == y or abs(x - y) <= ulp * spacing(y, dtype)
             else:
-                ok = np.isclose(a, e, rtol=check.get("rtol", 0.0), atol=check.get("atol", 0.0))
-                if check.get("nan_equal", True):
-                    ok |= both_nan
-        bad = ~ok
-    if not bad.any():
+                ok = _close(x, y, rtol, atol)
+            bad.append(not ok)
+    count = sum(bad)
+    if not count:
         return None
-    k = int(np.flatnonzero(bad)[0])
-    return f"{int(bad.sum())} of {len(bad)} differ; first at [{k}]: {g[k]!r} != {w[k]!r}"
+    k = bad.index(True)
+    return f"{count} of {len(bad)} differ; first at [{k}]: {g[k]!r} != {w[k]!r}"
 
 
-def compare_outputs(outputs: list[dict], got: dict[str, bytes], want: dict[str, bytes | None],
-                    how: str = "check") -> dict:
+def compare_outputs(outputs: list, got: dict, want: dict, how: str = "check") -> dict:
     """Compare each output buffer of a launch: {"verdict": "same" | "pass" | "fail" | "none",
     "detail": {buffer: message}}. `how="check"` holds `got` to `want` under each output's
     check ("pass"/"fail"); `how="bits"` asks for identical bytes first and, where they differ,

@@ -1,5 +1,5 @@
-"""Where launches run: the CUDA driver (`cuda.bindings.driver`, PyPI `cuda-bindings`) on a
-real GPU, or ptx2sass's emulator standing in for one in tests (`EmuDevice`).
+"""Where launches run: the CUDA driver (libcuda.so through ctypes: the GPU machine needs
+no Python packages) on a real GPU, or ptx2sass's emulator standing in for one in tests (`EmuDevice`).
 
 Both take the same requests: load a module image (cubin, or PTX for the driver to JIT), get
 a kernel's facts, run it once on given buffers and read its outputs back, and time further
@@ -13,8 +13,6 @@ import os
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
 
 class DeviceError(Exception):
     def __init__(self, stage: str, message: str, sticky: bool = False, code: str = ""):
@@ -23,7 +21,7 @@ class DeviceError(Exception):
 
 
 class NoDevice(Exception):
-    """No usable GPU here (no driver, no device, no cuda-bindings): `run` skips."""
+    """No usable GPU here (no libcuda.so, no device): `run` skips."""
 
 
 @dataclass
@@ -50,125 +48,160 @@ STICKY = {"CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR
           "CUDA_ERROR_UNKNOWN"}
 
 
+# CUdevice_attribute / CUfunction_attribute numbers (cuda.h; stable across driver releases)
+DEVICE_ATTRIBUTES = {"cc_major": 75, "cc_minor": 76, "sms": 16, "clock_khz": 13,
+                     "memory_clock_khz": 36, "bus_width_bits": 37, "l2_bytes": 38,
+                     "shared_per_sm": 81, "shared_per_block_optin": 97,
+                     "registers_per_sm": 82, "threads_per_sm": 39, "warp_size": 10}
+FUNCTION_ATTRIBUTES = {"max_threads": 0, "shared_bytes": 1, "local_bytes": 3, "registers": 4}
+MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+LIBCUDA = ("libcuda.so.1", "libcuda.so")
+
+
+def _libcuda():
+    """The driver library through ctypes (stdlib only: the GPU machine needs no packages)."""
+    import ctypes
+    import ctypes.util
+    names = list(LIBCUDA)
+    found = ctypes.util.find_library("cuda")
+    if found:
+        names.append(found)
+    errors = []
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError as e:
+            errors.append(str(e))
+    raise NoDevice("no CUDA driver: libcuda.so could not be loaded (" + "; ".join(errors) + ")")
+
+
 class CudaDevice:
-    """GPU 0 through the CUDA driver API, in its primary context."""
+    """GPU 0 through the CUDA driver API (libcuda.so via ctypes), in its primary context."""
     kind = "cuda"
 
     def __init__(self):
+        import ctypes
+        self.ct = ctypes
+        self.lib = _libcuda()
         try:
-            from cuda.bindings import driver as cu
-        except Exception as e:  # noqa: BLE001 - ImportError, or a broken install
-            raise NoDevice(f"cuda.bindings is not importable: {type(e).__name__}: {e}") from None
-        self.cu = cu
-        try:
-            self._check(cu.cuInit(0), "cuInit")
-            count = self._check(cu.cuDeviceGetCount(), "cuDeviceGetCount")
+            self._call("cuInit", "cuInit", ctypes.c_uint(0))
+            count = ctypes.c_int(0)
+            self._call("cuDeviceGetCount", "cuDeviceGetCount", ctypes.byref(count))
         except DeviceError as e:
             raise NoDevice(str(e)) from None
-        except Exception as e:  # noqa: BLE001 - no libcuda.so: the bindings raise their own error
-            raise NoDevice(f"no CUDA driver: {type(e).__name__}: {e}") from None
-        if count < 1:
+        except AttributeError as e:   # a library without the driver API's symbols
+            raise NoDevice(f"libcuda.so lacks the driver API: {e}") from None
+        if count.value < 1:
             raise NoDevice("the CUDA driver sees no device")
-        self.dev = self._check(cu.cuDeviceGet(0), "cuDeviceGet")
-        self.ctx = self._check(cu.cuDevicePrimaryCtxRetain(self.dev), "cuDevicePrimaryCtxRetain")
-        self._check(cu.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
-        self._events = [self._check(cu.cuEventCreate(0), "cuEventCreate") for _ in range(2)]
-        self._keep = []
+        self.dev = ctypes.c_int(0)
+        self._call("cuDeviceGet", "cuDeviceGet", ctypes.byref(self.dev), ctypes.c_int(0))
+        self.ctx = ctypes.c_void_p()
+        self._call("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), self.dev)
+        self._call("cuCtxSetCurrent", "cuCtxSetCurrent", self.ctx)
+        self._events = []
+        for _ in range(2):
+            ev = ctypes.c_void_p()
+            self._call("cuEventCreate", "cuEventCreate", ctypes.byref(ev), ctypes.c_uint(0))
+            self._events.append(ev)
 
     # -- errors
 
-    def _name(self, err) -> str:
+    def _name(self, err: int) -> str:
+        ct = self.ct
+        text = ct.c_char_p()
         try:
-            res = self.cu.cuGetErrorName(err)
-            return res[1].decode() if isinstance(res[1], bytes) else str(res[1])
+            if self.lib.cuGetErrorName(ct.c_int(err), ct.byref(text)) == 0 and text.value:
+                return text.value.decode(errors="replace")
         except Exception:  # noqa: BLE001
-            return str(err)
+            pass
+        return f"CUDA error {err}"
 
-    def _check(self, result, stage: str):
-        """The value(s) of a cuda.bindings call that returns (CUresult, *values)."""
-        if not isinstance(result, tuple):
-            result = (result,)
-        err = result[0]
-        if int(err) != 0:
+    def _call(self, fn: str, stage: str, *args) -> None:
+        """Call driver entry point `fn` (the `_v2` one where it exists); a DeviceError
+        naming the CUresult when it is not CUDA_SUCCESS."""
+        lib = self.lib
+        f = getattr(lib, fn + "_v2", None) if fn in V2 else None
+        if f is None:
+            f = getattr(lib, fn, None) or getattr(lib, fn + "_v2")   # e.g. cuEventElapsedTime in CUDA 13
+        err = f(*args)
+        if err != 0:
             name = self._name(err)
             raise DeviceError(stage, name, sticky=name in STICKY, code=name)
-        values = result[1:]
-        return values[0] if len(values) == 1 else (values or None)
 
     # -- facts
 
     def info(self) -> dict:
-        cu, A = self.cu, self.cu.CUdevice_attribute
-        out = {"kind": self.kind}
-        name = self._check(cu.cuDeviceGetName(128, self.dev), "cuDeviceGetName")
-        out["name"] = name.split(b"\0", 1)[0].decode(errors="replace") if isinstance(name, bytes) else str(name)
-        attrs = {"cc_major": "COMPUTE_CAPABILITY_MAJOR", "cc_minor": "COMPUTE_CAPABILITY_MINOR",
-                 "sms": "MULTIPROCESSOR_COUNT", "clock_khz": "CLOCK_RATE",
-                 "memory_clock_khz": "MEMORY_CLOCK_RATE", "bus_width_bits": "GLOBAL_MEMORY_BUS_WIDTH",
-                 "l2_bytes": "L2_CACHE_SIZE", "shared_per_sm": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
-                 "shared_per_block_optin": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-                 "registers_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
-                 "threads_per_sm": "MAX_THREADS_PER_MULTIPROCESSOR", "warp_size": "WARP_SIZE"}
-        for key, attr in attrs.items():
-            enum = getattr(A, f"CU_DEVICE_ATTRIBUTE_{attr}", None)
-            if enum is None:
-                continue
+        ct = self.ct
+        out = {"kind": self.kind, "api": "libcuda.so via ctypes"}
+        name = ct.create_string_buffer(256)
+        try:
+            self._call("cuDeviceGetName", "cuDeviceGetName", name, ct.c_int(255), self.dev)
+            out["name"] = name.value.decode(errors="replace")
+        except DeviceError:
+            out["name"] = "?"
+        for key, attr in DEVICE_ATTRIBUTES.items():
+            v = ct.c_int(0)
             try:
-                out[key] = int(self._check(cu.cuDeviceGetAttribute(enum, self.dev), attr))
+                self._call("cuDeviceGetAttribute", key, ct.byref(v), ct.c_int(attr), self.dev)
+                out[key] = v.value
             except DeviceError:
                 pass
         out["arch"] = f"sm_{out.get('cc_major', 0)}{out.get('cc_minor', 0)}"
         try:
-            out["memory_bytes"] = int(self._check(cu.cuDeviceTotalMem(self.dev), "cuDeviceTotalMem"))
-            v = int(self._check(cu.cuDriverGetVersion(), "cuDriverGetVersion"))
-            out["driver_cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
+            total = ct.c_size_t(0)
+            self._call("cuDeviceTotalMem", "cuDeviceTotalMem", ct.byref(total), self.dev)
+            out["memory_bytes"] = total.value
+            v = ct.c_int(0)
+            self._call("cuDriverGetVersion", "cuDriverGetVersion", ct.byref(v))
+            out["driver_cuda_version"] = f"{v.value // 1000}.{v.value % 1000 // 10}"
         except DeviceError:
-            pass
-        try:
-            import cuda.bindings
-            out["cuda_bindings"] = cuda.bindings.__version__
-        except Exception:  # noqa: BLE001
             pass
         return out
 
     # -- modules
 
     def load(self, image: bytes, is_ptx: bool = False, label: str = ""):
-        data = np.frombuffer(image + (b"\0" if is_ptx else b""), dtype=np.uint8).copy()
-        return self._check(self.cu.cuModuleLoadData(data.ctypes.data), "load")
+        ct = self.ct
+        data = ct.create_string_buffer(image + (b"\0" if is_ptx else b""))
+        module = ct.c_void_p()
+        self._call("cuModuleLoadData", "load", ct.byref(module), data)
+        return module
 
     def unload(self, module) -> None:
         try:
-            self._check(self.cu.cuModuleUnload(module), "unload")
+            self._call("cuModuleUnload", "unload", module)
         except DeviceError:
             pass
 
     def function(self, module, name: str):
         """(handle, facts: registers, local/shared bytes, max threads per block)."""
-        cu, A = self.cu, self.cu.CUfunction_attribute
-        fn = self._check(cu.cuModuleGetFunction(module, name.encode()), "function")
+        ct = self.ct
+        fn = ct.c_void_p()
+        self._call("cuModuleGetFunction", "function", ct.byref(fn), module, name.encode())
         facts = {}
-        for key, attr in (("registers", "NUM_REGS"), ("local_bytes", "LOCAL_SIZE_BYTES"),
-                          ("shared_bytes", "SHARED_SIZE_BYTES"), ("max_threads", "MAX_THREADS_PER_BLOCK")):
+        for key, attr in FUNCTION_ATTRIBUTES.items():
+            v = ct.c_int(0)
             try:
-                facts[key] = int(self._check(cu.cuFuncGetAttribute(getattr(A, f"CU_FUNC_ATTRIBUTE_{attr}"), fn), attr))
-            except (DeviceError, AttributeError):
+                self._call("cuFuncGetAttribute", key, ct.byref(v), ct.c_int(attr), fn)
+                facts[key] = v.value
+            except DeviceError:
                 pass
         return fn, facts
 
     # -- running
 
-    def _alloc(self, buf: Buffer) -> tuple[int, object]:
-        cu = self.cu
-        ptr = self._check(cu.cuMemAlloc(max(buf.size, 1)), "alloc")
-        base = int(ptr)
+    def _alloc(self, buf: Buffer):
+        ct = self.ct
+        ptr = ct.c_uint64(0)
+        self._call("cuMemAlloc", "alloc", ct.byref(ptr), ct.c_size_t(max(buf.size, 1)))
+        base = ptr.value
         if buf.size:
-            self._check(cu.cuMemsetD8(ptr, buf.fill, buf.size), "memset")
+            self._call("cuMemsetD8", "memset", ct.c_uint64(base), ct.c_ubyte(buf.fill), ct.c_size_t(buf.size))
             init = buf.init(base) if callable(buf.init) else buf.init
             if init:
-                host = np.frombuffer(bytes(init[:buf.size]), dtype=np.uint8)
-                self._check(cu.cuMemcpyHtoD(ptr, host.ctypes.data, len(host)), "copy in")
-        return base, ptr
+                host = bytes(init[:buf.size])
+                self._call("cuMemcpyHtoD", "copy in", ct.c_uint64(base), host, ct.c_size_t(len(host)))
+        return base
 
     def run(self, fn, grid, block, shared: int, buffers: list[Buffer], params: list[dict],
             outputs: list[str], repeats: int = 0, time_budget_s: float = 0.05, label: str = "",
@@ -177,66 +210,74 @@ class CudaDevice:
         by events; fewer when they would exceed `time_budget_s`); `outputs` are read back
         after the first launch (`read="first"`) or the last ("last": calibration kernels
         report their own warm cycles)."""
-        cu = self.cu
+        ct = self.ct
         placed = {}
         try:
             for b in buffers:
                 placed[b.name] = self._alloc(b)
             if shared > 48 * 1024:
-                self._check(cu.cuFuncSetAttribute(
-                    fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
-                    "dynamic shared memory")
+                self._call("cuFuncSetAttribute", "dynamic shared memory", fn,
+                           ct.c_int(MAX_DYNAMIC_SHARED_SIZE_BYTES), ct.c_int(shared))
             holders = []
             for p in params:
                 if "buffer" in p:
-                    holders.append(np.array([placed[p["buffer"]][0]], dtype=np.uint64).view(np.uint8))
+                    holders.append(ct.create_string_buffer(placed[p["buffer"]].to_bytes(8, "little"), 8))
                 else:
                     raw = bytes.fromhex(p["bytes"])
-                    holders.append(np.frombuffer(raw.ljust(8, b"\0"), dtype=np.uint8).copy())
-            pointers = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
-            args = pointers.ctypes.data if len(holders) else 0
+                    holders.append(ct.create_string_buffer(raw.ljust(8, b"\0"), max(len(raw), 8)))
+            args = (ct.c_void_p * max(len(holders), 1))(*[ct.cast(h, ct.c_void_p) for h in holders])
+            dims = [ct.c_uint(int(d)) for d in list(grid) + list(block)]
 
             def launch():
-                self._check(cu.cuLaunchKernel(fn, *grid, *block, shared, 0, args, 0), "launch")
+                self._call("cuLaunchKernel", "launch", fn, *dims, ct.c_uint(shared), None,
+                           args if holders else None, None)
+
+            def sync(stage="run"):
+                self._call("cuCtxSynchronize", stage)
 
             sizes = {b.name: b.size for b in buffers}
 
             def read_back():
                 got = {}
                 for name in outputs:
-                    host = np.empty(sizes[name], dtype=np.uint8)
+                    host = ct.create_string_buffer(max(sizes[name], 1))
                     if sizes[name]:
-                        self._check(cu.cuMemcpyDtoH(host.ctypes.data, placed[name][1], sizes[name]), "copy out")
-                    got[name] = host.tobytes()
+                        self._call("cuMemcpyDtoH", "copy out", host, ct.c_uint64(placed[name]), ct.c_size_t(sizes[name]))
+                    got[name] = host.raw[:sizes[name]]
                 return got
 
             launch()
-            self._check(cu.cuCtxSynchronize(), "run")
+            sync()
             got = read_back() if read == "first" else None
             times = []
             if repeats:
                 start, end = self._events
-                elapsed = getattr(cu, "cuEventElapsedTime", None) or cu.cuEventElapsedTime_v2
                 launch()                                  # warm-up (caches, clocks)
-                self._check(cu.cuCtxSynchronize(), "run")
+                sync()
                 spent = 0.0
+                ms = ct.c_float(0)
                 for _ in range(repeats):
-                    self._check(cu.cuEventRecord(start, 0), "event")
+                    self._call("cuEventRecord", "event", start, None)
                     launch()
-                    self._check(cu.cuEventRecord(end, 0), "event")
-                    self._check(cu.cuEventSynchronize(end), "run")
-                    ms = float(self._check(elapsed(start, end), "event"))
-                    times.append(ms)
-                    spent += ms / 1000
+                    self._call("cuEventRecord", "event", end, None)
+                    self._call("cuEventSynchronize", "run", end)
+                    self._call("cuEventElapsedTime", "event", ct.byref(ms), start, end)
+                    times.append(float(ms.value))
+                    spent += ms.value / 1000
                     if spent > time_budget_s:
                         break
             return RunResult(got if got is not None else read_back(), times)
         finally:
-            for _, ptr in placed.values():
+            for ptr in placed.values():
                 try:
-                    cu.cuMemFree(ptr)
+                    self._call("cuMemFree", "free", ct.c_uint64(ptr))
                 except Exception:  # noqa: BLE001 - freeing after a sticky fault may fail too
                     pass
+
+
+# entry points whose current ABI is the `_v2` symbol (64-bit sizes and pointers)
+V2 = {"cuDeviceTotalMem", "cuMemAlloc", "cuMemFree", "cuMemsetD8", "cuMemcpyHtoD", "cuMemcpyDtoH",
+      "cuDevicePrimaryCtxRelease", "cuEventDestroy", "cuModuleGetGlobal"}
 
 
 class EmuDevice:
@@ -310,6 +351,7 @@ class EmuDevice:
                 placed[b.name] = launch.gmem.allocate(b.name, b.size, fill=b.fill)
                 init = b.init(placed[b.name].base) if callable(b.init) else b.init
                 if init:
+                    import numpy as np
                     placed[b.name].data[:len(init)] = np.frombuffer(bytes(init[:b.size]), np.uint8)
             launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
                                for p in params], placed)

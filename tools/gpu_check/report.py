@@ -14,8 +14,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
-
 FORMAT = 1
 VARIANTS = ("ptxas", "ours")
 PROBLEMS_SHOWN = 40
@@ -34,10 +32,16 @@ def spearman(x: list[float], y: list[float]) -> float | None:
     """Rank correlation (ties broken by order), None below five points."""
     if len(x) < 5:
         return None
-    rx = np.argsort(np.argsort(x)).astype(float)
-    ry = np.argsort(np.argsort(y)).astype(float)
-    c = np.corrcoef(rx, ry)[0, 1]
-    return None if np.isnan(c) else float(c)
+    def ranks(v):
+        r = [0.0] * len(v)
+        for rank, i in enumerate(sorted(range(len(v)), key=lambda i: v[i])):
+            r[i] = float(rank)
+        return r
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx, syy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
+    return sxy / math.sqrt(sxx * syy) if sxx and syy else None
 
 
 class Report:

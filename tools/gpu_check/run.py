@@ -27,6 +27,7 @@ from .report import Report
 STAGE_ENDS = {"launches": 0.55, "calibration": 0.78, "tinygrad": 0.97}
 START_TIMEOUT = 90.0            # seconds for a worker to open the device
 MAX_RESTARTS = 1000             # worker processes per stage (each fault costs one)
+NO_GPU = 4                      # exit status when no GPU could be opened (the report says why)
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
@@ -35,9 +36,10 @@ class Supervisor:
     deadline)`; `on_event(event)` sees every line. Returns {unit (tuple): result event}."""
 
     def __init__(self, name: str, command, workdir: Path, log, unit_timeout: float,
-                 env: dict | None = None, cwd: Path | None = None):
+                 env: dict | None = None, cwd: Path | None = None, hard_end: float | None = None):
         self.name, self.command, self.workdir, self.log = name, command, workdir, log
         self.unit_timeout, self.env, self.cwd = unit_timeout, env, cwd
+        self.hard_end = hard_end        # the whole run's end: no worker outlives it
         self.workers = 0
         self.device_events: list[dict] = []
         self.stderr_tail = ""
@@ -46,6 +48,9 @@ class Supervisor:
         pending = [tuple(u) for u in units]
         results: dict[tuple, dict] = {}
         idle_starts = 0
+        last_kill = deadline + self.unit_timeout
+        if self.hard_end is not None:
+            deadline, last_kill = min(deadline, self.hard_end), min(last_kill, self.hard_end)
         while pending and time.time() < deadline and self.workers < MAX_RESTARTS:
             self.workers += 1
             tag = f"{self.name}{self.workers}"
@@ -94,7 +99,7 @@ class Supervisor:
                 waited = now - last
                 # silent for too long: inside a unit, between units, or before the first
                 patience = self.unit_timeout if current is not None or progressed else START_TIMEOUT
-                if waited > patience or now > deadline + self.unit_timeout:
+                if waited > patience or now > last_kill:
                     _kill(proc)
                     if current is not None:
                         why = f"no answer in {waited:.0f} s (killed)" if waited > patience else \
@@ -130,13 +135,13 @@ class Supervisor:
         return results
 
 
-def nvidia_smi() -> str | None:
+def nvidia_smi(timeout: float = 10.0) -> str | None:
     """The GPU's clocks, power and temperature as nvidia-smi reports them (None without it):
     timings depend on them."""
     query = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu"
     try:
         run = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv"], capture_output=True,
-                             text=True, timeout=20)
+                             text=True, timeout=max(1.0, timeout))
     except (OSError, subprocess.TimeoutExpired):
         return None
     return run.stdout.strip() if run.returncode == 0 else None
@@ -202,7 +207,8 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
             last_write[0] = time.time()
 
     # the device first: a machine without one gets a report that says so, and exit status 0
-    probe = Supervisor("probe", worker_command, work, log, unit_timeout)
+    hard_end = t0 + budget_s
+    probe = Supervisor("probe", worker_command, work, log, unit_timeout, hard_end=hard_end)
     probe.run([("probe",)], t0 + min(START_TIMEOUT, budget_s))
     events = probe.device_events
     if not events:
@@ -212,8 +218,8 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
         return 1
     if events[0]["event"] == "no_device":
         report.finish("skipped", f"no GPU: {events[0]['why']}")
-        log(f"gpu_check: skipped (no GPU: {events[0]['why']})")
-        return 0
+        log(f"gpu_check: no GPU here, nothing ran: {events[0]['why']}")
+        return NO_GPU
     info = events[0]["info"]
     info["nvidia_smi_before"] = nvidia_smi() if device == "cuda" else None
     report.set_device(info)
@@ -226,7 +232,7 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
                                     f"{info.get('arch')} (prepare with --arch {info.get('arch')})")
         else:
             units = _interleave(bundle, variants, pattern)
-            sup = Supervisor("launch", worker_command, work, log, unit_timeout)
+            sup = Supervisor("launch", worker_command, work, log, unit_timeout, hard_end=hard_end)
             t = time.time()
             results = sup.run(units, t0 + budget_s * STAGE_ENDS["launches"], report.launch_event, beat)
             # ptxas's cubins that the driver would not load: its own JIT of the PTX instead
@@ -243,7 +249,7 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
     if "calibration" in stages:
         units = [("bench", i) for i, spec in enumerate(bundle.calibration)
                  if pattern is None or pattern.search(spec["id"])]
-        sup = Supervisor("bench", worker_command, work, log, unit_timeout)
+        sup = Supervisor("bench", worker_command, work, log, unit_timeout, hard_end=hard_end)
         t = time.time()
         results = sup.run(units, t0 + budget_s * STAGE_ENDS["calibration"], report.bench_event, beat)
         report.stage("calibration", len(units), len(results), time.time() - t, sup.workers, sup.stderr_tail)
@@ -256,10 +262,10 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
             tinygrad_devices = tinygrad_stage.DEVICES if device == "cuda" else ("SASSEMU",)
         tinygrad_stage.run_stage(bundle, report, work, t0 + budget_s * STAGE_ENDS["tinygrad"],
                                  unit_timeout=max(unit_timeout, 120.0), log=log, beat=beat,
-                                 devices=tinygrad_devices)
+                                 devices=tinygrad_devices, hard_end=hard_end)
         log(f"  tinygrad: {time.time() - t:.0f} s")
-    if device == "cuda":
-        info["nvidia_smi_after"] = nvidia_smi()
+    if device == "cuda" and time.time() < hard_end:
+        info["nvidia_smi_after"] = nvidia_smi(hard_end - time.time())
     report.attach_mismatches(dump)
     status = "ok" if time.time() - t0 < budget_s and not report.incomplete() else "partial"
     report.finish(status)

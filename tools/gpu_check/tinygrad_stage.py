@@ -73,8 +73,13 @@ def site(bundle, scratch: Path) -> list[str] | str:
 
 
 def run_stage(bundle, report, work: Path, deadline: float, unit_timeout: float, log, beat=None,
-              devices: tuple[str, ...] = DEVICES) -> None:
+              devices: tuple[str, ...] = DEVICES, hard_end: float | None = None) -> None:
     from .run import Supervisor
+    try:
+        import numpy as np
+    except ImportError:
+        report.note("tinygrad", "skipped: NumPy is not importable here (tinygrad's programs need it)")
+        return
     info = bundle.manifest.get("tinygrad_programs")
     if not info or not info.get("reference"):
         report.note("tinygrad", "skipped: the bundle has no tinygrad references (prepared with --no-tinygrad?)")
@@ -85,7 +90,6 @@ def run_stage(bundle, report, work: Path, deadline: float, unit_timeout: float, 
         return
     ref_file = work / "tinygrad" / "reference.npz"
     ref_file.write_bytes(bundle.blob(info["reference"]))
-    import numpy as np
     with np.load(ref_file) as z:
         programs = sorted(z.files)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
@@ -102,7 +106,7 @@ def run_stage(bundle, report, work: Path, deadline: float, unit_timeout: float, 
                     "--reference", str(ref_file), "--units", str(units_file), "--results", str(results_file),
                     "--deadline", str(dl)]
         sup = Supervisor(f"tinygrad-{device.replace(':', '-')}", command, work, log, unit_timeout, env=env,
-                         cwd=work)
+                         cwd=work, hard_end=hard_end)
         started = time.time()
         results = sup.run([("tinygrad", p) for p in programs], share,
                           lambda e, device=device: report.tinygrad_event(device, e), beat)

@@ -8,20 +8,20 @@ at once, so that the supervisor (`run.py`) knows where it was if it dies:
     {"event": "stop", "why": "deadline"}         it stopped before its list ended
 
 Exit status 3: a fault left the context unusable (the unit's result is written); the
-supervisor starts a new worker for the units after it. NumPy and cuda.bindings only (plus
-ptx2sass for the emulator device used in tests).
+supervisor starts a new worker for the units after it. Standard library only (plus
+ptx2sass and NumPy for the emulator device used in tests).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
+import random
 import statistics
+import struct
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 from .bundle import Bundle
 from .calibration import OUT_WORDS, resolve, resolve_dims
@@ -38,12 +38,18 @@ def chain_bytes(spec: dict, size: int, base: int) -> bytes:
     a random cycle (seeded), each holding the absolute address of the next."""
     stride = spec["stride"]
     n = max(size // stride, 1)
-    order = np.random.default_rng(spec.get("seed", 0)).permutation(n)
-    nxt = np.empty(n, dtype=np.uint64)
-    nxt[order] = np.roll(order, -1).astype(np.uint64)
-    words = np.zeros(size // 8, dtype=np.uint64)
-    words[np.arange(n) * (stride // 8)] = np.uint64(base) + nxt * np.uint64(stride)
-    return words.tobytes()
+    order = list(range(n))
+    random.Random(spec.get("seed", 0)).shuffle(order)
+    words = bytearray(max(size, 8))
+    pack = struct.Struct("<Q").pack_into
+    for here, there in zip(order, order[1:] + order[:1]):
+        pack(words, here * stride, base + there * stride)
+    return bytes(words[:size])
+
+
+def _summary(values: list) -> dict:
+    v = [float(x) for x in values]
+    return {"min": min(v), "median": float(statistics.median(v)), "max": max(v)}
 
 
 def time_stats(times_ms: list[float]) -> dict | None:
@@ -147,15 +153,13 @@ class Worker:
         repeats = 3 if spec["kind"] in ("chain", "bank", "chase") else 5
         res = self.device.run(fn, grid, block, spec["dynamic_shared_bytes"], buffers, spec["params"],
                               ["out"], repeats=repeats, time_budget_s=2.0, label=f"{spec['id']}", read="last")
-        words = np.frombuffer(res.outputs["out"], dtype=np.uint64).reshape(-1, OUT_WORDS)
-        cycles, ns, smid = words[:, 0], words[:, 1], words[:, 2]
-
-        def summary(v):
-            v = v.astype(np.float64)
-            return {"min": float(v.min()), "median": float(np.median(v)), "max": float(v.max())}
+        out = res.outputs["out"]
+        words = list(struct.unpack("<%dQ" % (len(out) // 8), out[:len(out) // 8 * 8]))
+        rows = [words[i:i + OUT_WORDS] for i in range(0, len(words) - OUT_WORDS + 1, OUT_WORDS)]
+        cycles, ns, smid = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
         return {"status": "ok", "image": image, "facts": facts, "grid": grid, "block": block,
-                "time_us": time_stats(res.times_ms), "ctas": int(len(words)),
-                "cycles": summary(cycles), "ns": summary(ns), "sms_used": int(len(np.unique(smid)))}
+                "time_us": time_stats(res.times_ms), "ctas": len(rows),
+                "cycles": _summary(cycles), "ns": _summary(ns), "sms_used": len(set(smid))}
 
 
 def main(argv=None) -> int:
