@@ -430,30 +430,44 @@ _RTOL_APPROX_16 = 3e-2
 _RTOL_TF32 = 1e-2         # tensor cores read TF32 (10 mantissa bits); tinygrad's PYTHON WMMA full FP32
 
 
+def tinygrad_tolerance(entry: dict, name: str, ref: np.ndarray, ptx: str | None = None) -> tuple[float, float] | None:
+    """(rtol, atol) an output of a tinygrad corpus kernel is held to against tinygrad's own
+    result `ref`, or None when it must be exact (integers and booleans): floats within `_RTOL`
+    of the output dtype (loosened for approximate transcendentals and TF32 tensor cores),
+    measured against the largest reference magnitude as well so that cancellation in sums
+    does not count."""
+    p = next(q for q in entry["params"] if q["name"] == name)
+    if ref.dtype.kind in "iub" and "storage_dtype" not in p:
+        return None
+    if ptx is None:
+        ptx = (TINYGRAD_DIR / entry["file"]).read_text()
+    kind = p["dtype"]
+    rtol = _RTOL.get(kind, 1e-5)
+    if ".approx" in ptx:
+        rtol = max(rtol, _RTOL_APPROX_16 if kind in ("float16", "bfloat16") else _RTOL_APPROX)
+    if ".tf32" in ptx:
+        rtol = max(rtol, _RTOL_TF32)
+    b = _as_float(ref, kind)
+    finite = np.abs(b[np.isfinite(b)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return rtol, rtol * scale
+
+
 def compare_tinygrad(entry: dict, got: dict[str, bytes], want: dict[str, np.ndarray]) -> str:
-    """Empty when the emulator's outputs agree with tinygrad's: integers and booleans exactly,
-    floats within `_RTOL` of the output dtype (loosened for approximate transcendentals and
-    TF32 tensor cores), measured against the largest reference magnitude as well so that
-    cancellation in sums does not count."""
+    """Empty when the emulator's outputs agree with tinygrad's (`tinygrad_tolerance`)."""
     params = {p["name"]: p for p in entry["params"]}
     ptx = (TINYGRAD_DIR / entry["file"]).read_text()
     for name, ref in want.items():
-        p = params[name]
         got_arr = np.frombuffer(got[name], ref.dtype)[:ref.size]
-        if ref.dtype.kind in "iub" and "storage_dtype" not in p:
+        tolerance = tinygrad_tolerance(entry, name, ref, ptx)
+        if tolerance is None:
             bad = got_arr != ref
         else:
-            kind = p["dtype"]
+            kind = params[name]["dtype"]
             a, b = _as_float(got_arr, kind), _as_float(ref, kind)
-            rtol = _RTOL.get(kind, 1e-5)
-            if ".approx" in ptx:
-                rtol = max(rtol, _RTOL_APPROX_16 if kind in ("float16", "bfloat16") else _RTOL_APPROX)
-            if ".tf32" in ptx:
-                rtol = max(rtol, _RTOL_TF32)
-            finite = np.abs(b[np.isfinite(b)])
-            scale = max(1.0, float(finite.max())) if finite.size else 1.0
+            rtol, atol = tolerance
             with np.errstate(invalid="ignore"):
-                bad = ~np.isclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
+                bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
         if bad.any():
             i = int(np.argmax(bad))
             return f"{name}: {int(bad.sum())} of {bad.size} differ; first at [{i}]: {got_arr[i]!r} != {ref[i]!r}"
