@@ -39,9 +39,9 @@ def ffma_chain(arch: str, n: int) -> str:
 
 
 def fma_throughput(arch: str, n: int, ctype: str = "f32", chains: int = 4) -> str:
-    """Every thread runs `chains` independent FMA chains of `n` each."""
+    """Every thread runs `chains` independent FMA chains of `n` each (the operands are
+    registers: an immediate may be rematerialised per use, which is not what is timed)."""
     r = "%f" if ctype == "f32" else "%d"
-    one = "0f3F800000" if ctype == "f32" else "0d3FF0000000000000"
     lines = []
     for _ in range(n):
         for c in range(chains):
@@ -52,7 +52,7 @@ def fma_throughput(arch: str, n: int, ctype: str = "f32", chains: int = 4) -> st
     return _HEAD.format(arch=arch) + f""".visible .entry k(.param .u64 out, .param .{ctype} b)
 {{
     .reg .{ctype} {r}<{chains + 2}>; .reg .u64 %rd<4>; .reg .u32 %r<2>;
-    ld.param.u64 %rd1, [out]; ld.param.{ctype} {r}0, [b]; mov.{ctype} {r}1, {one};
+    ld.param.u64 %rd1, [out]; ld.param.{ctype} {r}0, [b]; add.{ctype} {r}1, {r}0, {r}0;
 {init}
 {chr(10).join(lines)}
     {total}
@@ -78,10 +78,12 @@ def pointer_chase(arch: str, n: int, cache: str = "") -> str:
 
 
 def shared_stride(arch: str, n: int, stride_words: int) -> str:
-    """Every thread reads shared word tid * stride `n` times, into `n` registers (no load
-    waits on another); volatile, so none is left out though one result is used."""
+    """Every thread reads shared word tid * stride `n` times into `n` registers, then sums
+    them."""
     loads = "\n".join(f"    ld.volatile.shared.u32 %v{i}, [%r3];" for i in range(n))
-    acc = f"add.u32 %r4, %r4, %v{n - 1};"      # volatile loads stay even when unused
+    # every result is used, so each load has a register of its own (no write-after-write
+    # waits between them)
+    acc = " ".join(f"add.u32 %r4, %r4, %v{i};" for i in range(n))
     return _HEAD.format(arch=arch) + f""".visible .entry k(.param .u64 out)
 {{
     .shared .align 4 .b8 sm[4096];

@@ -202,7 +202,9 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
     while resident:
         issued = False
         next_event = math.inf
-        for sp in range(sps):
+        first = int(t) % sps           # the SM's shared units arbitrate round-robin
+        for k in range(sps):
+            sp = (first + k) % sps
             warps = by_sp[sp]
             if not warps:
                 continue
