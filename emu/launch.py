@@ -244,7 +244,6 @@ def _attach_timing(launch: Launch, hazard_check: bool, trace: bool) -> None:
     if trace:
         from .timing.trace import Tee, TraceRecorder
         recorder = TraceRecorder(launch)
-    launch.recorder = recorder
     launch.timing_model = Tee(checker, recorder) if checker and recorder else (checker or recorder)
 
 

@@ -59,6 +59,7 @@ class _RecordingMemory:
 class TraceRecorder:
     def __init__(self, launch):
         self.launch = launch
+        launch.recorder = self          # the launch's result carries the trace
         self.ctas: list[CtaTrace] = []
         self._access = None
         if not isinstance(launch.gmem, _RecordingMemory):
@@ -109,6 +110,13 @@ class Tee:
 
     def __init__(self, checker, recorder: TraceRecorder):
         self.checker, self.recorder = checker, recorder
+
+    @classmethod
+    def checked(cls, launch) -> "Tee":
+        """The plain checker with a recorder beside it (a `timing=` factory for the
+        corpus runners of tools.emu_testing)."""
+        from ..hazards import TimingModel
+        return cls(TimingModel(launch), TraceRecorder(launch))
 
     @property
     def cycles(self):
