@@ -50,3 +50,12 @@ def test_bank_conflict_stride_slowdown(arch, stride):
     """Programming guide, 'Shared Memory': a request with n-way bank conflicts is split into
     n conflict-free requests, dividing the bandwidth by n (stride s words: gcd(s, 32)-way)."""
     assert within(mb.bank_conflict_slowdown(arch, stride), stride)
+
+
+# Occupancy sweep: with dependent FFMAs only, a sub-partition issues one per warp per
+# latency; the guide (Performance Guidelines, 'Multiprocessor Level') puts the warps needed
+# to hide a 4-cycle latency at 4 per scheduler, 16 per SM. Expected: min(peak, warps * 32 / 4).
+@pytest.mark.parametrize("arch,warps", [("sm_80", 4), ("sm_80", 16), ("sm_89", 4), ("sm_89", 8), ("sm_89", 16)])
+def test_occupancy_sweep_hides_latency_with_warps(arch, warps):
+    expected = min(FP32_PER_CLK[arch], warps * 32 / FFMA_LATENCY[arch])
+    assert within(mb.chain_per_clock(arch, warps), expected)

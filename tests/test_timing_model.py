@@ -78,3 +78,29 @@ def test_bank_conflicts_follow_the_guide(stride, degree):
 def test_wide_shared_accesses_take_a_phase_per_128_bytes():
     assert bank_wavefronts(np.arange(32, dtype=np.int64) * 8, 8) == 2
     assert bank_wavefronts(np.arange(32, dtype=np.int64) * 16, 16) == 4
+
+
+def _chain_cta(n=100, warps=1):
+    from ptx2sass.emu.timing.trace import CtaTrace, TraceOp
+    op = TraceOp("FFMA", (), (("R", 1), ("R", 2)), (("R", 1),), 32)
+    return CtaTrace((0, 0, 0), [[op] * n for _ in range(warps)])
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_launch_fills_the_gpu_by_occupancy(arch):
+    """CTAs go over all the GPU's SMs; a second wave runs only when occupancy forbids two
+    CTAs on one SM."""
+    from ptx2sass.emu.timing import simulate
+    f = facts_for(arch)
+    one = simulate([_chain_cta()], f, 32, 32).cycles
+    assert within_10(one, 100 * 4)
+    assert simulate([_chain_cta() for _ in range(f.sms)], f, 32, 32).cycles == one
+    both = simulate([_chain_cta() for _ in range(2 * f.sms)], f, 32, 32).cycles
+    assert within_10(both, one)                       # two CTAs resident per SM
+    big = f.shared_per_cta                            # one CTA per SM: two waves
+    waves = simulate([_chain_cta() for _ in range(2 * f.sms)], f, 32, 32, big).cycles
+    assert within_10(waves, 2 * one)
+
+
+def within_10(measured, expected):
+    return abs(measured - expected) <= 0.1 * expected

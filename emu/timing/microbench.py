@@ -137,6 +137,23 @@ def fma_per_clock(arch: str, ctype: str = "f32", threads: int = 256) -> float:
                       "fma" if ctype == "f32" else "fp64")
 
 
+def chain_per_clock(arch: str, warps: int) -> float:
+    """FMA results per clock per SM when each of `warps` warps runs one dependent FFMA chain
+    (the occupancy sweep: latency hidden only by other warps)."""
+    threads = 32 * warps
+    return _per_clock(arch, ffma_chain_per_thread, (32, 96),
+                      lambda c: estimate(c, "k", 1, threads, [np.zeros(threads, np.float32), np.float32(0.5)]),
+                      "fma")
+
+
+def ffma_chain_per_thread(arch: str, n: int) -> str:
+    """Every thread one chain of `n` dependent FFMAs, stored at out[tid]."""
+    return ffma_chain(arch, n).replace(
+        "    st.global.f32 [%rd1], %f1;",
+        "    .reg .u32 %t; .reg .u64 %o<3>; mov.u32 %t, %tid.x; mul.wide.u32 %o1, %t, 4;\n"
+        "    add.u64 %o2, %rd1, %o1; st.global.f32 [%o2], %f1;")
+
+
 def chase_latency(arch: str, level: str) -> float:
     """Cycles per load of a pointer chase served by `level` ("l1", "l2", "dram")."""
     if level == "dram":      # every load a first touch of its own line: the cold chase
