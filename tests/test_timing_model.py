@@ -104,3 +104,18 @@ def test_launch_fills_the_gpu_by_occupancy(arch):
 
 def within_10(measured, expected):
     return abs(measured - expected) <= 0.1 * expected
+
+
+def test_a_fit_updates_the_table_and_records_its_source(tmp_path):
+    import shutil
+    from ptx2sass.emu.timing.facts import DATA, update
+    copy = tmp_path / "gpus.json"
+    shutil.copy(DATA, copy)
+    update("sm_89", {"memory.l2_latency": 250, "latency.fp64": 12}, "gpu_check report X", copy)
+    f = facts_for("sm_89", copy)
+    assert f.memory["l2_latency"] == 250 and f.latency["fp64"] == 12
+    row = load_table(copy)["arch"]["sm_89"]
+    assert "gpu_check report X" in row["memory_source"] and "gpu_check report X" in row["latency_source"]
+    assert facts_for("sm_89").memory["l2_latency"] != 250 or DATA == copy
+    with pytest.raises(KeyError):
+        update("sm_89", {"memory.nonsense": 1}, "x", copy)

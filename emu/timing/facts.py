@@ -73,3 +73,43 @@ def _facts(name: str, path: str) -> SmFacts:
 def facts_for(arch: "str | Target", path: Path = DATA) -> SmFacts:
     """The SM facts of `arch` (a name or a Target)."""
     return _facts(target(arch).name, str(path))
+
+
+def update(arch: "str | Target", values: dict, source: str, path: Path = DATA) -> None:
+    """Set measured constants of `arch`'s entry (`{"memory.l1_latency": 31, "latency.fma": 4}`)
+    and record where they came from in the section's `*_source` field: what a fit of GPU
+    timings (tools/fit_timing.py) calls to move the model onto a measured card."""
+    table = load_table(path)
+    row = table["arch"][target(arch).name]
+    for key, value in values.items():
+        section, _, name = key.partition(".")
+        if section not in ("latency", "memory", "throughput") or name not in row[section]:
+            raise KeyError(f"unknown timing constant {key!r}")
+        row[section][name] = value
+        note = f"{name} = {value}: {source}"
+        field = f"{section}_source"
+        if isinstance(row.get(field), dict):
+            row[field][name] = note
+        else:
+            row[field] = f"{row.get(field, '')}; {note}".lstrip("; ")
+    path.write_text(json.dumps(table, indent=1) + "\n")
+    _facts.cache_clear()
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description="Set measured timing constants in gpus.json.")
+    ap.add_argument("arch")
+    ap.add_argument("values", nargs="+", help="section.name=value, e.g. memory.l2_latency=214")
+    ap.add_argument("--source", required=True, help="where the figures come from (a GPU report)")
+    args = ap.parse_args(argv)
+    values = {}
+    for item in args.values:
+        key, _, value = item.partition("=")
+        values[key] = float(value) if "." in value else int(value)
+    update(args.arch, values, args.source)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
