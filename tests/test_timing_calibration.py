@@ -39,6 +39,12 @@ def test_fp64_throughput_per_sm(arch):
     assert within(mb.fma_per_clock(arch, "f64"), FP64_PER_CLK[arch])
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
+def test_mufu_throughput_per_sm(arch):
+    """Guide row '32-bit floating-point reciprocal, ..., base 2 exponential, sine, cosine': 16."""
+    assert within(mb.mufu_per_clock(arch), 16)
+
+
 @pytest.mark.parametrize("arch,level", [(a, lv) for a in sorted(CHASE) for lv in ("l1", "l2", "dram")])
 def test_pointer_chase_latency(arch, level):
     assert within(mb.chase_latency(arch, level), CHASE[arch][level])

@@ -137,6 +137,18 @@ def fma_per_clock(arch: str, ctype: str = "f32", threads: int = 256) -> float:
                       "fma" if ctype == "f32" else "fp64")
 
 
+def mufu_per_clock(arch: str, threads: int = 256) -> float:
+    """MUFU results per clock per SM: 8 independent `sin.approx.ftz.f32` chains a thread (bounded values)."""
+    def kernel(a, n):
+        src = fma_throughput(a, n, "f32", chains=8)
+        for c in range(8):
+            src = src.replace(f"fma.rn.f32 %f{c + 2}, %f{c + 2}, %f0, %f1;", f"sin.approx.ftz.f32 %f{c + 2}, %f{c + 2};")
+        return src
+    return _per_clock(arch, kernel, (8, 24),
+                      lambda c: estimate(c, "k", 1, threads, [np.zeros(threads, np.float32), np.float32(0.5)]),
+                      "xu")
+
+
 def chain_per_clock(arch: str, warps: int) -> float:
     """FMA results per clock per SM when each of `warps` warps runs one dependent FFMA chain
     (the occupancy sweep: latency hidden only by other warps)."""
