@@ -5,9 +5,10 @@ instructions and emulated cycles against ptxas -O3's, with geometric means per c
                                       [--limit N] [--worst N] [--all]
 
 Corpora: ZLUDA (`../shared/corpus/zluda`, the manifest's launch and expected output),
+CUDA (`tests/corpus/cuda`, the manifest's launch and NumPy reference),
 tinygrad (`tests/corpus/tinygrad`, the manifest's launch on `tinygrad_inputs`) and Triton
 (`tests/corpus/triton`, `tests/triton_corpus.py`'s inputs and launch). The default run is
-every ZLUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
+every ZLUDA, CUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
 tinygrad kernels of at most 4096 threads; `--limit N` caps every corpus to N kernels spread
 evenly over its manifest.
 
@@ -117,8 +118,33 @@ class Triton:
         return result, {n: a.tobytes() for n, a in data.items()}
 
 
-CORPORA = {"zluda": Zluda, "tinygrad": Tinygrad, "triton": Triton}
-DEFAULT_LIMITS = {"zluda": None, "tinygrad": 60, "triton": None}
+class Cuda:
+    """tests/corpus/cuda: nvcc-written PTX of ordinary CUDA kernels (atomics, shared-memory
+    transposes and histograms, shuffles ...), checked against the corpus's NumPy reference."""
+    name = "cuda"
+
+    def __init__(self):
+        from tools import emu_testing
+        self.testing = emu_testing
+        self.ref = emu_testing.cuda_reference_module()
+
+    def entries(self):
+        return [e for e in self.ref.load_manifest()
+                if math.prod(e["grid"]) * math.prod(e["block"]) <= MAX_THREADS]
+
+    def describe(self, e):
+        return e["name"], (self.testing.CUDA_DIR / e["ptx"]).read_text(), e["kernel"], e["ptx"]
+
+    def launch(self, e, cubin):
+        run = self.testing.run_cuda_launch(e, self.ref, hazard_check=True, compiler=lambda *_: cubin,
+                                           timing=Tee.checked if SM_MODEL else None)
+        if not run.passed:
+            return None, run.reason
+        return run.result, run.result.buffers
+
+
+CORPORA = {"zluda": Zluda, "tinygrad": Tinygrad, "triton": Triton, "cuda": Cuda}
+DEFAULT_LIMITS = {"zluda": None, "tinygrad": 60, "triton": None, "cuda": None}
 
 
 def spread(entries: list, limit: int | None) -> list:
@@ -198,7 +224,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_89", help="target of both compilers (default sm_89)")
     ap.add_argument("--corpus", action="append", choices=sorted(CORPORA),
-                    help="corpus to measure (repeatable; default: all three)")
+                    help="corpus to measure (repeatable; default: all)")
     ap.add_argument("--limit", type=int, default=None,
                     help="at most N kernels per corpus (even spread); 0 = no limit")
     ap.add_argument("--tinygrad-limit", type=int, default=DEFAULT_LIMITS["tinygrad"],
