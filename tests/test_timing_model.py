@@ -119,3 +119,15 @@ def test_a_fit_updates_the_table_and_records_its_source(tmp_path):
     assert facts_for("sm_89").memory["l2_latency"] != 250 or DATA == copy
     with pytest.raises(KeyError):
         update("sm_89", {"memory.nonsense": 1}, "x", copy)
+
+
+def test_a_launch_waits_for_its_stores():
+    """A kernel that only stores is not done when it has issued them: the stores (write
+    misses go to DRAM here) must land."""
+    from ptx2sass.emu.timing import simulate
+    from ptx2sass.emu.timing.trace import CtaTrace, TraceOp
+    f = facts_for("sm_89")
+    st = TraceOp("STG", ("E",), (("R", 2), ("R", 3), ("R", 4)), (), 32, "global",
+                 np.arange(32, dtype=np.int64) * 4 + (1 << 40), 4)
+    cycles = simulate([CtaTrace((0, 0, 0), [[st, TraceOp("EXIT", (), (), (), 32)]])], f, 16, 32).cycles
+    assert cycles >= f.memory["dram_latency"]

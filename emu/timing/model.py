@@ -12,8 +12,9 @@ of its sub-partition per warp instruction. Results are ready after the pipe's la
 the unified array less the shared carveout), L2 (GPU-wide), DRAM. The load/store unit
 takes one wavefront per cycle per SM: one per 128-byte line a global access touches, or per
 shared-memory conflict degree (32 banks of 4 bytes; lanes reading the same word share it).
-The launch takes as long as its slowest SM, and no less than its DRAM and L2 traffic needs
-at the GPU's bandwidths.
+A CTA ends when its warps have exited and their stores and reductions have reached the
+level that serves them. The launch takes as long as its slowest SM, and no less than its
+DRAM and L2 traffic needs at the GPU's bandwidths.
 
 Not modelled (yet): instruction fetch, register-bank conflicts, L2 partitions and their
 near/far latency, TLBs, DRAM page effects, clusters, async copies' overlap."""
@@ -67,6 +68,7 @@ class _Warp:
     next_t: float = 0.0
     at_barrier: bool = False
     ready: dict = field(default_factory=dict)
+    drain: float = 0.0          # when its last store/reduction has reached its level
 
     @property
     def done(self) -> bool:
@@ -244,6 +246,8 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                     lat, waves = mem.global_access(l1, op)
                     lsu_free = max(lsu_free, t) + waves
                     done_at = t + lat
+                    if not op.writes:         # a store or reduction: the launch waits for it
+                        w.drain = max(w.drain, done_at)
                 elif op.space == "shared":
                     lat, waves = mem.shared_access(op)
                     lsu_free = max(lsu_free, t) + waves
@@ -264,7 +268,8 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                 if w.done:
                     release_if_met(w.cta, t)
                     if all(x.done for x in w.cta.warps):
-                        finish = max([t + 1] + [v for x in w.cta.warps for v in x.ready.values()])
+                        finish = max([t + 1] + [v for x in w.cta.warps for v in x.ready.values()]
+                                     + [x.drain for x in w.cta.warps])
                         resident.remove(w.cta)
                         for x in w.cta.warps:
                             by_sp[x.sp].remove(x)
