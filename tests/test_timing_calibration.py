@@ -45,6 +45,17 @@ def test_mufu_throughput_per_sm(arch):
     assert within(mb.mufu_per_clock(arch), 16)
 
 
+# Dense f16 tensor FMAs per clock per SM with f32 accumulators, from the whitepapers' peak
+# TFLOPS / (SMs x boost clock x 2): A100 312 -> 1024; RTX 3090 71 -> 256; RTX 4090 165.2 -> 256;
+# H100 SXM 2x A100 per SM -> 2048 (ptxas's cubin: see mma_fma_per_clock).
+TENSOR_F32_ACC = {"sm_80": 1024, "sm_86": 256, "sm_89": 256, "sm_90": 2048}
+
+
+@pytest.mark.parametrize("arch", sorted(TENSOR_F32_ACC))
+def test_tensor_core_throughput_per_sm(arch):
+    assert within(mb.mma_fma_per_clock(arch), TENSOR_F32_ACC[arch])
+
+
 @pytest.mark.parametrize("arch,level", [(a, lv) for a in sorted(CHASE) for lv in ("l1", "l2", "dram")])
 def test_pointer_chase_latency(arch, level):
     assert within(mb.chase_latency(arch, level), CHASE[arch][level])

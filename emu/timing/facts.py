@@ -39,6 +39,7 @@ class SmFacts:
     latency: dict             # pipe -> dependent-issue latency (cycles)
     memory: dict
     opcode_pipe: dict         # SASS opcode -> pipe
+    tensor_f32_accumulate: float = 1.0    # tensor rate with f32 accumulators, over the f16 one
 
     def pipe(self, opcode: str) -> str:
         return self.opcode_pipe.get(opcode, "alu")

@@ -19,7 +19,15 @@ from .model import estimate
 _HEAD = ".version 8.0\n.target {arch}\n.address_size 64\n"
 
 
-def _compile(ptx: str, arch: str) -> bytes:
+def _compile(ptx: str, arch: str, compiler: str = "ours") -> bytes:
+    """Our compiler's cubin, or ("ptxas") the pinned ptxas's, for kernels whose measured
+    loop our code generator still pads (see mma_fma_per_clock)."""
+    if compiler == "ptxas":
+        from ptx2sass import oracle
+        run = oracle.ptxas(ptx, arch, name="microbench.ptx")
+        if not run.ok:
+            raise RuntimeError(run.stderr)
+        return run.output
     return codegen.generate_module(codegen.lower_ptx(ptx, arch), arch)[0]
 
 
@@ -147,6 +155,48 @@ def mufu_per_clock(arch: str, threads: int = 256) -> float:
     return _per_clock(arch, kernel, (8, 24),
                       lambda c: estimate(c, "k", 1, threads, [np.zeros(threads, np.float32), np.float32(0.5)]),
                       "xu")
+
+
+def mma_throughput(arch: str, n: int, chains: int = 4) -> str:
+    """Every warp runs `chains` independent accumulations of `n` mma.sync m16n8k16 (f16 in,
+    f32 accumulate). The fragments are computed values: a copy of a parameter may be
+    reloaded per use, which is not what is timed."""
+    lines = []
+    for _ in range(n):
+        for c in range(chains):
+            d = ", ".join(f"%d{c}_{i}" for i in range(4))
+            lines.append(f"    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{d}}}, "
+                         f"{{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {{{d}}};")
+    regs = "\n".join(f"    .reg .f32 %d{c}_<4>;" for c in range(chains))
+    init = "\n".join(f"    cvt.rn.f32.u32 %d{c}_{i}, {c * 4 + i};" for c in range(chains) for i in range(4))
+    total = " ".join(f"add.f32 %s, %s, %d{c}_{i};" for c in range(chains) for i in range(4))
+    return _HEAD.format(arch=arch) + f""".visible .entry k(.param .u64 out, .param .u32 h)
+{{
+    .reg .b32 %a<4>; .reg .b32 %b<2>; .reg .f32 %s; .reg .u64 %rd<4>; .reg .u32 %r<2>;
+{regs}
+    ld.param.u64 %rd1, [out]; ld.param.u32 %r0, [h]; mov.u32 %r1, %tid.x; and.b32 %r1, %r1, 1;
+    xor.b32 %a0, %r0, %r1; xor.b32 %a1, %a0, 2; xor.b32 %a2, %a0, 4; xor.b32 %a3, %a0, 8;
+    xor.b32 %b0, %a0, 16; xor.b32 %b1, %a0, 32;
+{init}
+{chr(10).join(lines)}
+    mov.f32 %s, 0f00000000;
+    {total}
+    mov.u32 %r1, %tid.x; mul.wide.u32 %rd2, %r1, 4; add.u64 %rd3, %rd1, %rd2;
+    st.global.f32 [%rd3], %s;
+    ret;
+}}
+"""
+
+
+def mma_fma_per_clock(arch: str, threads: int = 256, compiler: str = "ptxas") -> float:
+    """Dense f16 tensor FMAs per clock per SM (m16n8k16: 2048 FMAs a warp instruction).
+    ptxas's cubin by default: ours copies the fragments into fresh registers before every
+    HMMA (8 moves each), which on sm_90 limits the loop below the tensor rate."""
+    sizes = (4, 12)
+    ests = [estimate(_compile(mma_throughput(arch, n), arch, compiler), "k", 1, threads,
+                     [np.zeros(threads, np.float32), np.uint32(0x3C003C00)]) for n in sizes]
+    mmas = (ests[1].pipe_results.get("tensor", 0) - ests[0].pipe_results.get("tensor", 0)) / 32
+    return mmas * 2048 / (ests[1].cycles - ests[0].cycles)
 
 
 def chain_per_clock(arch: str, warps: int) -> float:

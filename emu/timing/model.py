@@ -238,6 +238,8 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                 cost = issue_cycles.get(pipe, 1.0)
                 if pipe == "tensor":
                     cost *= _tensor_weight(op)
+                    if "F32" in op.modifiers:
+                        cost /= facts.tensor_f32_accumulate
                 # the load/store unit's limit is the SM's wavefront rate (lsu_free below)
                 pipe_free[sp][pipe] = t + (1.0 if pipe == "lsu" else cost)
                 pipe_results[pipe] = pipe_results.get(pipe, 0) + op.lanes
