@@ -13,8 +13,9 @@ FFMA_LATENCY = {"sm_80": 4, "sm_86": 4, "sm_89": 4, "sm_90": 4}
 FP32_PER_CLK = {"sm_80": 64, "sm_86": 128, "sm_89": 128, "sm_90": 128}
 FP64_PER_CLK = {"sm_80": 32, "sm_86": 2, "sm_89": 2, "sm_90": 64}
 # Pointer-chase latency, cycles (L1 hit / L2 hit via ld.global.cg / DRAM, cold lines):
-# A100: Abdelkhalik et al. 2022; RTX 4090, H800: Luo et al. 2024 (figures as recalled from
-# the papers' memory-latency tables, not re-read in the session that wrote them).
+# A100: Abdelkhalik et al. 2022; RTX 4090, H800: Luo et al. 2024 (L2/DRAM figures as recalled
+# from the papers' memory-latency tables, not re-read in the session that wrote them; their
+# L1 figure is sm_80's stand-in).
 CHASE = {"sm_80": {"l1": 33, "l2": 200, "dram": 290},
          "sm_89": {"l1": 33, "l2": 273, "dram": 541},
          "sm_90": {"l1": 33, "l2": 262, "dram": 479}}
