@@ -8,12 +8,12 @@ class Cache:
         self.line = line
         self.ways = max(1, ways)
         self.sets = max(1, size_bytes // (line * self.ways))
-        self._sets: list[dict] = [dict() for _ in range(self.sets)]   # line -> None, LRU first
+        self._sets: dict[int, dict] = {}     # set -> {line: None}, LRU first (made on use)
         self.hits = self.misses = 0
 
     def lookup(self, line_no: int, allocate: bool = True) -> bool:
         """Whether `line_no` (address // line) hits; a miss fills it when `allocate`."""
-        s = self._sets[line_no % self.sets]
+        s = self._sets.setdefault(line_no % self.sets, {})
         if line_no in s:
             del s[line_no]
             s[line_no] = None
@@ -27,4 +27,4 @@ class Cache:
         return False
 
     def invalidate(self, line_no: int) -> None:
-        self._sets[line_no % self.sets].pop(line_no, None)
+        self._sets.get(line_no % self.sets, {}).pop(line_no, None)
