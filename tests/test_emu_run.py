@@ -137,10 +137,14 @@ def test_cli_writes_buffers_and_stats(tmp_path, monkeypatch, capsys):
                          {"type": "u32", "value": 64}]}
     (tmp_path / "launch.json").write_text(json.dumps(launch))
     rc = main([str(tmp_path / "k.cubin"), str(tmp_path / "launch.json"), "--out-dir",
-               str(tmp_path / "out"), "--stats"])
+               str(tmp_path / "out"), "--stats", "--sm-model"])
     assert rc == 0
     stats = json.loads(capsys.readouterr().out.strip())
     assert stats["hazards"] == 0 and stats["instructions"] > 0
+    # the SM model: an RTX 4090 (sm_89) runs the two warps at once; loads of x miss to DRAM
+    assert stats["gpu"] == "GeForce RTX 4090" and stats["resident_warps"] > 2
+    from ptx2sass.emu.timing import facts_for
+    assert stats["sm_cycles"] > facts_for("sm_89").memory["dram_latency"]
     y = np.frombuffer((tmp_path / "out" / "y.bin").read_bytes(), np.float32)
     assert np.array_equal(y, 2 * x)
 
