@@ -38,7 +38,9 @@ from tools.emu_testing import (TINYGRAD_DIR, _parseable, cubin_listing_decoder, 
                                   tinygrad_manifest, zluda_manifest, zluda_ptx)
 from ptx2sass.encoder.cubin import read_cubin  # noqa: E402
 from ptx2sass.encoder.sass_text import parse_listing  # noqa: E402
+from ptx2sass.emu.timing.facts import NoTimingFacts  # noqa: E402
 from ptx2sass.emu.timing.model import from_result  # noqa: E402
+from ptx2sass.emu.timing.occupancy import LaunchTooLarge  # noqa: E402
 from ptx2sass.emu.timing.trace import Tee  # noqa: E402
 
 MAX_THREADS = 4096
@@ -175,7 +177,10 @@ def measure(corpus, entry, arch: str = "sm_89") -> dict | str:
         return "outputs differ from ptxas's"
     sm = (0, 0)
     if SM_MODEL and ours.trace is not None and theirs.trace is not None:
-        sm = (from_result(ours, arch).cycles, from_result(theirs, arch).cycles)
+        try:
+            sm = (from_result(ours, arch).cycles, from_result(theirs, arch).cycles)
+        except (NoTimingFacts, LaunchTooLarge):     # no GPU model for the arch, or no room
+            pass
     return {
         "sm_cycles": sm,
         "regs": (registers(ours_cubin, kernel), registers(theirs_cubin, kernel)),
