@@ -131,3 +131,9 @@ def test_a_launch_waits_for_its_stores():
                  np.arange(32, dtype=np.int64) * 4 + (1 << 40), 4)
     cycles = simulate([CtaTrace((0, 0, 0), [[st, TraceOp("EXIT", (), (), (), 32)]])], f, 16, 32).cycles
     assert cycles >= f.memory["dram_latency"]
+
+
+def test_a_cta_of_empty_warps_takes_no_time():
+    from ptx2sass.emu.timing import simulate
+    from ptx2sass.emu.timing.trace import CtaTrace
+    assert simulate([CtaTrace((0, 0, 0), [[], []])], facts_for("sm_80"), 16, 64).cycles == 0

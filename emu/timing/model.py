@@ -187,11 +187,14 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
             trace = pending.popleft()
             cta = _Cta([], now)
             for ops in trace.warps:
+                if not ops:               # a warp that ran nothing (never scheduled)
+                    continue
                 w = _Warp(ops, cta, slot % sps, slot, next_t=now)
                 slot += 1
                 cta.warps.append(w)
                 by_sp[w.sp].append(w)
-            resident.append(cta)
+            if cta.warps:
+                resident.append(cta)
 
     def release_if_met(cta: _Cta, now: float):
         live = [w for w in cta.warps if not w.done]
@@ -287,7 +290,6 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
         elif resident:
             raise RuntimeError("timing model deadlock: every resident warp waits at a barrier")
     return max(t, t_end[0]), issued_total
-
 
 
 def simulate(ctas: list[CtaTrace], facts: SmFacts, registers: int, threads_per_cta: int,
