@@ -5,7 +5,11 @@ and must agree bit for bit, ours with zero hazards; nvdisasm must read our words
 the instructions we meant.
 
     py -m tools.inventory_coverage [--chapter integer] [--opcode lop3] [--sample N] [--seed S]
-                                    [--show 30] [--json FILE]
+                                    [--show 30] [--json FILE] [--log FILE.jsonl] [--only FILE.jsonl]
+
+`--log` appends one JSON line per form as it is checked and skips forms already in the file,
+so a long run (the full matrix takes hours on a loaded machine) can stop and resume.
+`--only` checks just the forms a previous log gave a status other than match/ptxas-refused.
 
 Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm disagrees),
 refused (our CompileError), crash (any other exception in our compiler or emulator),
@@ -270,12 +274,39 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     return "match", ""
 
 
-def coverage(forms: list[Form], seed: int = 0, progress=None) -> dict[str, tuple[str, str]]:
+def read_log(path: str) -> dict[str, tuple[str, str]]:
+    """{form name: (status, detail)} from a `--log` file (the last line per form wins)."""
     out = {}
-    for k, f in enumerate(forms):
-        out[f.name] = check_form(f, seed)
-        if progress:
-            progress(k, f, out[f.name])
+    try:
+        with open(path) as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    out[row["form"]] = (row["status"], row["detail"])
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def coverage(forms: list[Form], seed: int = 0, progress=None,
+             log: str | None = None) -> dict[str, tuple[str, str]]:
+    out = read_log(log) if log else {}
+    out = {f.name: out[f.name] for f in forms if f.name in out}
+    fh = open(log, "a") if log else None
+    try:
+        for k, f in enumerate(forms):
+            if f.name in out:
+                continue
+            out[f.name] = check_form(f, seed)
+            if fh:
+                fh.write(json.dumps({"form": f.name, "status": out[f.name][0],
+                                     "detail": out[f.name][1]}) + "\n")
+                fh.flush()
+            if progress:
+                progress(k, f, out[f.name])
+    finally:
+        if fh:
+            fh.close()
     return out
 
 
@@ -312,15 +343,21 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--log", help="append one JSON line per form; resume from it")
+    ap.add_argument("--only", help="only the forms this log did not give match/ptxas-refused")
     args = ap.parse_args(argv)
     forms = sm89_forms()
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:
         forms = [f for f in forms if f.opcode == args.opcode]
+    if args.only:
+        earlier = read_log(args.only)
+        forms = [f for f in forms
+                 if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms, args.seed)
+    results = coverage(forms, args.seed, log=args.log)
     print(report(forms, results))
     shown = 0
     for f in forms:
