@@ -509,6 +509,16 @@ class Checker:
                          and f.type_slots == form.type_slots
                          and f.optional_from <= n <= len(f.operands)), form)
         self.check_operands(ins, form, types, scope, name)
+        if op == "alloca" and len(ins.operands) == 3:
+            self.check_alloca_alignment(ins, scope)
+
+    def check_alloca_alignment(self, ins: ast.Instruction, scope: _Scope):
+        """alloca's third operand: a constant power of two."""
+        value = _constant_value(ins.operands[2])
+        if value is None:
+            self.mismatch("alloca", ins)
+        elif value <= 0 or value & (value - 1):
+            self.error("Alignment must be a power of two", ins)
 
     def check_call_sequence(self, address, scope: _Scope):
         """`ld.param` of a `.param` declared in the body reads a call's result, so it must

@@ -240,6 +240,9 @@ createpolicy {{.fractional}} {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, a:f32
 createpolicy {{.range}} [.global] {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, m, a:u32, b:u32
 nanosleep <.u32>                                          : a
 activemask <.b32>                                         : d
+alloca <.u32 .u64>                                        : d, a, *?
+stacksave <.u32 .u64>                                     : d
+stackrestore <.u32 .u64>                                  : a
 """
 
 LENIENT_OPCODES = frozenset("""
@@ -251,7 +254,7 @@ LENIENT_OPCODES = frozenset("""
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
     vabsdiff2 vmin2 vmax2 vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 pmevent
-    alloca stacksave stackrestore cvt.pack prefetch.tensormap
+    cvt.pack prefetch.tensormap
 """.split())
 
 
@@ -502,6 +505,9 @@ FEATURES: dict[str, Feature] = {
     "match": Feature("match", (6, 0), 70),
     "activemask": Feature("activemask", (6, 2), None),
     "nanosleep": Feature("nanosleep", (6, 2), 70),
+    "alloca": Feature("alloca", (7, 3), 52),
+    "stacksave": Feature("stacksave", (7, 3), 52),
+    "stackrestore": Feature("stackrestore", (7, 3), 52),
     "elect": Feature("elect", (8, 0), 90),
     "mapa": Feature("mapa", (7, 8), 90),
     "getctarank": Feature("getctarank", (7, 8), 90),

@@ -639,7 +639,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
+    if (module.has_calls() or "alloca" in text or "stackrestore" in text) and not cl.flag("suppress-stack-size-warning"):
         for name in _unknown_stack_kernels(bytes(cubin)):
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")
@@ -720,8 +720,8 @@ def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
-    """Kernels whose stack ptxas cannot bound (recursion): it warns about each. Only modules
-    with `.func`s can have them, so others skip reading the cubin back (and importing
+    """Kernels whose stack ptxas cannot bound (recursion, alloca): it warns about each. Only
+    modules with `.func`s or `alloca` can have them, so others skip reading the cubin back (and importing
     pyelftools: a fifth of a small compile's time)."""
     from ptx2sass.abi import UNKNOWN_STACK_SIZE
     from ptx2sass.encoder.cubin import read_cubin

@@ -451,7 +451,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     # needs below its frame (recursion: not knowable, as ptxas writes it)
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
                          for c in subfunctions]
-    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
+    # alloca: the stack below the frame grows at run time (ptxas writes the same records)
+    code.dynamic_stack = any(f.attributes.get(ir.DYNAMIC_STACK) for f in [fn] + [c.fn for c in callees])
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees or code.dynamic_stack else frame_size
     if not fn.is_entry:
         max_r = max([max_r] + [r for r, _ in kernel.saves])
         regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
@@ -522,7 +524,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=abi.UNKNOWN_STACK_SIZE if code.subfunctions else None,
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions or code.dynamic_stack
+                                              else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),

@@ -359,9 +359,19 @@ class _Inliner:
                      for r, d in zip(results, rets) if r not in alias]
         stmts = body.statements
         decl_count = len(formal_decls)
-        body.statements = (stmts[:decl_count] + moves_in
+        # A callee's alloca memory ends with its call (ptxas restores the stack pointer on
+        # return): save the dynamic stack pointer around the inlined body.
+        save, restore = [], []
+        if _uses_alloca(callee.body):
+            sp = self.temp(".u32")
+            save = [ast.Instruction(line=st.line, column=st.column, opcode="stacksave",
+                                    modifiers=(".u32",), operands=[sp])]
+            restore = [ast.Instruction(line=st.line, column=st.column, opcode="stackrestore",
+                                       modifiers=(".u32",), operands=[sp])]
+        body.statements = (stmts[:decl_count] + save + moves_in
                            + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
-                           + [ast.Label(line=st.line, column=st.column, name=end)] + moves_out)
+                           + [ast.Label(line=st.line, column=st.column, name=end)] + restore
+                           + moves_out)
         if st.guard is not None:     # `@p call`: branch around the whole inlined body
             skip = prefix + "$skip"
             guard = dataclasses.replace(st.guard, negated=not st.guard.negated)
@@ -501,6 +511,12 @@ class _Renamer:
             elif dataclasses.is_dataclass(value):
                 setattr(node, f.name, self.visit(value))
         return node
+
+
+def _uses_alloca(block: ast.Block) -> bool:
+    return any(_uses_alloca(st) if isinstance(st, ast.Block)
+               else isinstance(st, ast.Instruction) and st.opcode == "alloca"
+               for st in block.statements)
 
 
 def _is_array(decl: ast.VariableDecl) -> bool:

@@ -73,8 +73,8 @@ def is_value_form(form: Form) -> bool:
     for op in form.operands:
         if op.kind not in VALUE_KINDS:
             return False
-        if op.kind == "x" and not op.type.startswith("%"):
-            return False
+        if op.kind == "x" and not (op.type.startswith("%") or op.type.isdigit()):
+            return False    # a special register or a fixed immediate (alloca's alignment)
         if op.kind in ("d", "a", "r", "i", "dp") and WIDTH.get(op.type or "", 0) not in (8, 16, 32, 64):
             return False
     return any(op.kind in ("d", "p", "dp", "pp") for op in form.operands)

@@ -17,6 +17,11 @@ class MemorySelection:
     def sel_undef(self, ins):
         self.emit(IMPLICIT_DEF, (), [VOp(self.vreg(ins.dests[0]))], guarded=False)
 
+    def sel_stacksave(self, ins):
+        """The stack pointer at the bottom of the static frame, where the dynamic stack
+        (alloca) starts (frontend/to_ssa.py keeps the dynamic pointer in a register)."""
+        self.move(self.dst(ins.dests[0]), SP)
+
     def sel_mov(self, ins):
         d, src = ins.dests[0], ins.srcs[0]
         r = self.vreg(d)
