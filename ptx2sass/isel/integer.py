@@ -271,6 +271,17 @@ class IntegerSelection:
         if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
             self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
             return
+        if bits == 16:
+            # the extended operands' 32-bit product: .wide adds c to all of it, .hi adds c to
+            # its high half (LEA.HI: c + product >> 16; only the low 16 bits are the result)
+            a, b = self.extend(a, ty), self.extend(b, ty)
+            if mode == "wide":
+                self.imad((), self.dst(d), self.as_reg(a), b, self.reg_part(c))
+                return
+            t = VOp(self.mf.new_vreg())
+            self.imad((), t, self.as_reg(a), b, RZ)
+            self.emit("LEA", ("HI",), [self.dst(d), t, self.reg_part(c), RZ, Imm(16)])
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
