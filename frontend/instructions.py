@@ -159,8 +159,10 @@ lg2   {{.approx}} [.ftz] <.f32>                            : d, a
 ex2   {{.approx}} [.ftz] <.f32>                            : d, a
 ex2   {{.approx}} [.ftz] <.f16 .f16x2 .bf16 .bf16x2>       : d, a
 tanh  {{.approx}} <.f32 .f16 .f16x2 .bf16 .bf16x2>         : d, a
-set   {CMP_INT} {BOOL} <.u32 .s32 .f32> <$cmp_int>       : d, a1, b1, q?
-set   {CMP_F} {BOOL} [.ftz] <.u32 .s32 .f32> <.f32 .f64>  : d, a1, b1, q?
+set   {CMP_INT} {BOOL} <.u32 .s32 .f32 .f16 .bf16> <$cmp_int>       : d, a1, b1, q?
+set   {CMP_F} {BOOL} [.ftz] <.u32 .s32 .f32 .f16> <.f32>       : d, a1, b1, q?
+set   {CMP_F} {BOOL} <.u32 .s32 .f32 .f16 .bf16> <.f64>         : d, a1, b1, q?
+set   {CMP_F} {BOOL} <.bf16> <.f32>                             : d, a1, b1, q?
 set   {CMP_F} {BOOL} [.ftz] <.u16 .u32 .s16 .s32 .f16 .f16x2 .bf16 .bf16x2> <.f16 .f16x2 .bf16 .bf16x2> : d, a1, b1, q?
 setp  {CMP_INT} {BOOL} <$cmp_int>                        : p, a, b, q?
 setp  {CMP_F} {BOOL} [.ftz] <.f32 .f64>                  : p, a, b, q?

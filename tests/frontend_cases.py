@@ -468,6 +468,12 @@ stacksave.u64 rd1;
 stacksave.u32 r1;
 stackrestore.u64 rd1;
 stackrestore.u32 r1;
+set.lt.f16.f32 h1, f1, f2;
+set.gtu.ftz.and.f16.f32 h1, f1, f2, p1;
+set.eq.f16.u32 h1, r1, r2;
+set.ne.f16.f64 h1, fd1, fd2;
+set.lt.bf16.f32 bh1, f1, f2;
+set.lt.bf16.s64 bh1, rd1, rd2;
 """.strip().splitlines()
 INVALID_FORMS = """
 atom.global.add.b32 r1, [rd1], r2;
@@ -543,6 +549,10 @@ alloca.b64 rd1, rd2;
 alloca.u64 rd1;
 stacksave.u64 r1;
 stackrestore.s32 r1;
+set.lt.ftz.f16.f64 h1, fd1, fd2;
+set.lt.ftz.u32.f64 r1, fd1, fd2;
+set.lt.ftz.bf16.f32 bh1, f1, f2;
+set.lt.f16x2.f32 r1, f1, f2;
 """.strip().splitlines()
 
 

@@ -680,24 +680,29 @@ class IntegerSelection:
         self.emit("IMAD", ("WIDE",) if _signed(ins.type) else ("WIDE", "U32"), [product, ext[0], ext[1], RZ])
         self.emit("SHF", ("R", "U64"), [dest, VOp(product.reg, 0), Imm(0x10), VOp(product.reg, 1)])
 
+    # `set`'s true value per destination type (false is zero): all ones, or 1.0
+    SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "b32": 0xFFFFFFFF, "f32": 0x3F800000,
+                "f16": 0x3C00, "bf16": 0x3F80}
+
     def sel_set(self, ins):
         """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones
-        or zero for an integer destination, 1.0 or +0.0 for f32."""
-        if self.guard is not None:
-            raise self.unsupported("guarded `set`")
+        or zero for an integer destination, 1.0 or +0.0 for f32/f16/bf16 (a guarded `set`
+        guards only that last step)."""
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
         if sty == "f16x2":
             return self.set_halves(ins, dty)
-        if dty not in ("u32", "s32", "b32", "f32"):
+        if dty not in self.SET_TRUE:
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
         if dty == "f32" and sty == "f32":
             return self.set_float(ins)
         p = self.fn.new_value("pred")
+        guard, self.guard = self.guard, None
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
                                line=ins.line))
-        true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
+        self.guard = guard
+        true = self.fimm(1.0) if dty == "f32" else Imm(self.SET_TRUE[dty])
         self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
                                                           VOp(self.vreg(p), inv=True)])
 
