@@ -179,7 +179,24 @@ def op_ldc(w, s, active, mask):
 
 # --------------------------------------------------------------------------- atomics
 
-_ATOM_OPS = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST", "SAFEADD")
+_ATOM_OPS = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST", "SAFEADD",
+             "ARRIVE")
+
+# The 64-bit mbarrier object as ptxas's sm_8x code lays it out (mbarrier.init writes it,
+# test_wait/pending_count read it): word 0 holds 2^30 - the expected arrival count
+# (arrive_drop's ATOMS.POPC.INC raises it), word 1 the phase in bit 31 and 2^31 - the
+# pending count below it. An arrival adds one to word 1: the pending count's last arrival
+# carries into bit 31 (the phase flips) and the pending count starts again from word 0.
+MBARRIER_PHASE = 0x80000000
+
+
+def mbarrier_arrive(old: int) -> int:
+    """The object after one arrival (ATOMS.ARRIVE.64, ARRIVES.LDGSTSBAR.64)."""
+    w0, w1 = old & 0xFFFFFFFF, old >> 32
+    w1 = (w1 + 1) & 0xFFFFFFFF
+    if not w1 & ~MBARRIER_PHASE:
+        w1 = (w1 & MBARRIER_PHASE) | ((w0 + 0x40000000) & ~MBARRIER_PHASE & 0xFFFFFFFF)
+    return w0 | w1 << 32
 
 
 def _atom_type(mods):
@@ -220,6 +237,8 @@ def _scalar_apply(op, ty, old, b, c=None):
         raise EmuFault(f"unsupported float atomic {op}")
     if op in ("ADD", "SAFEADD"):
         return (old + b) & m
+    if op == "ARRIVE":
+        return mbarrier_arrive(old)
     if op == "MIN":
         return old if sv(old) <= sv(b) else b
     if op == "MAX":
@@ -366,9 +385,22 @@ def op_ldgsts(w, s, active, mask):
     _store(w, "shared", saddr, data, mask)
 
 
-@semantics("LDGDEPBAR", "DEPBAR", "ARRIVES")
+@semantics("LDGDEPBAR", "DEPBAR")
 def op_depbar(w, s, active, mask):
     pass
+
+
+@semantics("ARRIVES")
+def op_arrives(w, s, active, mask):
+    """ARRIVES.LDGSTSBAR.64 [a]: each lane arrives on the mbarrier at shared address a once
+    its earlier LDGSTS copies are done; LDGSTS copies at once here, so the arrival is now."""
+    addrs = address(w, s.ins.operands[0], False)
+    for lane in np.nonzero(mask)[0]:
+        lanes = np.zeros(32, bool)
+        lanes[lane] = True
+        old = int.from_bytes(_load(w, "shared", addrs, 8, lanes)[0].tobytes(), "little")
+        new = mbarrier_arrive(old)
+        _store(w, "shared", addrs, np.frombuffer(new.to_bytes(8, "little"), np.uint8)[None, :], lanes)
 
 
 @semantics("LDSM")

@@ -582,6 +582,12 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        if ins.opcode == "mbarrier" and self.target_sm < 90 and len(ins.operands) == 3 \
+                and ins.modifiers[:1] in ((".arrive",), (".arrive_drop",)) \
+                and not {".noComplete", ".expect_tx"} & set(ins.modifiers):
+            # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
+            self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
+                       "or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling

@@ -70,6 +70,9 @@ def _physical(op, colors, mf: MFunction):
             base = _physical(op.base, colors, mf)
             if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
+        if op.uniform_zero:
+            return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 63),
+                       offset=op.offset)
         return Mem(base=base, offset=op.offset)
     return op
 
@@ -94,6 +97,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+        elif isinstance(op, Mem) and op.ubase is not None and not op.ubase.is_zero:
+            reads.append(("UR", op.ubase.index))      # a fixed uniform address register
     if isinstance(mi.guard, VOp):
         reads.append(("P", colors[mi.guard.reg.id]))
     return reads, writes

@@ -345,6 +345,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--log", help="append one JSON line per form; resume from it")
     ap.add_argument("--only", help="only the forms this log did not give match/ptxas-refused")
+    ap.add_argument("--reverse", action="store_true",
+                    help="check the forms last to first (a second process on the same matrix)")
     args = ap.parse_args(argv)
     forms = sm89_forms()
     if args.chapter:
@@ -357,7 +359,7 @@ def main(argv=None) -> int:
                  if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms, args.seed, log=args.log)
+    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log)
     print(report(forms, results))
     shown = 0
     for f in forms:

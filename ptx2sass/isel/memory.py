@@ -593,6 +593,8 @@ class MemorySelection:
         address then being the count of zeroed bytes), LDGDEPBAR closing a group on SB0
         (codegen gives it that scoreboard), DEPBAR.LE SB0, n waiting for all but n groups."""
         mods = ins.modifiers
+        if mods[:3] == ("async", "mbarrier", "arrive"):
+            return self.cp_async_mbarrier_arrive(ins)         # isel/mbarrier.py
         if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         if "commit_group" in mods:
