@@ -582,6 +582,10 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        if ins.opcode == "mbarrier" and self.version < (7, 8) and ins.operands \
+                and isinstance(ins.operands[0], ast.Name) and ins.operands[0].name == "_":
+            self.fatal(f"Result discard mode is not allowed for instruction "
+                       f"'mbarrier{ins.modifiers[0] if ins.modifiers else ''}'", ins)
         if ins.opcode == "mbarrier" and self.target_sm < 90 and len(ins.operands) == 3 \
                 and ins.modifiers[:1] in ((".arrive",), (".arrive_drop",)) \
                 and not {".noComplete", ".expect_tx"} & set(ins.modifiers):
@@ -616,6 +620,13 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
+            problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op == "mbarrier" and self.version < (8, 0):
+            for m in ins.modifiers:
+                if m in (".release", ".acquire", ".relaxed"):
+                    problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
+                                    ".version 8.0 or later")
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
             problems.append(f"Instruction '{variant}' not supported on .target "

@@ -525,6 +525,7 @@ FEATURES: dict[str, Feature] = {
     "mbarrier.init": Feature("mbarrier.init", (7, 0), 80),
     "mbarrier.arrive": Feature("mbarrier.arrive", (7, 0), 80),
     "mbarrier.test_wait": Feature("mbarrier.test_wait", (7, 0), 80),
+    "mbarrier.test_wait.parity": Feature("mbarrier.test_wait.parity", (7, 1), 80),
     "mbarrier.try_wait": Feature("mbarrier.try_wait", (7, 8), 90),
     "mbarrier.try_wait.parity": Feature("mbarrier.try_wait.parity", (7, 8), 90),
     "mbarrier.arrive.expect_tx": Feature("mbarrier.arrive.expect_tx", (8, 0), 90),

@@ -163,7 +163,7 @@ class MbarrierSelection:
         value = self.known_constant(count)
         c = self.imm32(value) if value is not None else self.reg_part(count)
         total = VOp(self.mf.new_vreg())
-        self.emit("IMAD", (), [total, lanes, c, RZ], guarded=False)
+        self.unguarded_imad(total, lanes, c, RZ)
         rank = VOp(self.mf.new_vreg())
         self.emit("POPC", (), [rank, below], guarded=False)
         old = VOp(self.mf.new_vreg())
@@ -177,9 +177,16 @@ class MbarrierSelection:
         d = ins.dests[0] if ins.dests else None
         if d is not None:
             state = VOp(self.mf.new_vreg())
-            self.emit("IMAD", (), [state, rank, c, old], guarded=False)
+            self.unguarded_imad(state, rank, c, old)
             self.move(self.dst(d, 0), state)
             self.move(self.dst(d, 1), state)
+
+    def unguarded_imad(self, d, a, b, c) -> None:
+        """a * b + c for every lane (IMAD, or the move/add/shift ptxas writes for a constant
+        factor of 1 or a power of two)."""
+        saved, self.guard = self.guard, None
+        self.imad((), d, a, b, c)
+        self.guard = saved
 
     def counted_add(self, space: str, mem: VMem, dst, value) -> None:
         if space == "shared":
