@@ -373,3 +373,60 @@ ret;
     with pytest.raises(CompileError, match=r"line 9; error   : Feature 'mbarrier.arrive with a count' "
                                            r"requires .target sm_90 or higher"):
         codegen.lower_ptx(text, "sm_89", "k.ptx")
+
+
+FORMS = [
+    "mbarrier.init.shared.b64 [bar], %r1;",
+    "mbarrier.init.b64 [%rd2], 7;",
+    "mbarrier.init.shared::cta.b64 [bar], %r1;",
+    "mbarrier.inval.shared.b64 [bar];",
+    "mbarrier.arrive.shared.b64 %rd3, [bar];",
+    "mbarrier.arrive.shared.b64 _, [bar];",
+    "mbarrier.arrive.shared::cta.b64 %rd3, [bar];",
+    "mbarrier.arrive.shared.b64 %rd3, [bar], %r1;",
+    "mbarrier.arrive.release.cta.shared.b64 %rd3, [bar];",
+    "mbarrier.arrive.expect_tx.shared.b64 %rd3, [bar], %r1;",
+    "mbarrier.arrive.noComplete.shared.b64 %rd3, [bar], 3;",
+    "mbarrier.arrive_drop.shared.b64 %rd3, [bar], %r1;",
+    "mbarrier.arrive_drop.noComplete.shared.b64 %rd3, [bar], %r1;",
+    "mbarrier.test_wait.b64 %p1, [%rd2], %rd3;",
+    "mbarrier.test_wait.parity.shared.b64 %p1, [bar], %r1;",
+    "mbarrier.test_wait.acquire.cta.shared.b64 %p1, [bar], %rd3;",
+    "mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r1;",
+    "mbarrier.pending_count.b64 %r3, %rd3;",
+    "cp.async.mbarrier.arrive.noinc.b64 [%rd2];",
+    "cp.async.mbarrier.arrive.shared::cta.b64 [bar];",
+    "ld.shared::cta.u32 %r3, [bar];",
+]
+
+
+@pytest.mark.parametrize("version", ["7.0", "7.8", "8.0"])
+@pytest.mark.parametrize("ins", FORMS)
+def test_versions_and_targets_like_ptxas(ins, version):
+    """Accepted where ptxas accepts the form (PTX version, sm_80), else the same first
+    message (ptxas names no feature for a count before sm_90: '(null)')."""
+    text = f""".version {version}
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n, .param .u64 g)
+{{
+.reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .pred %p<2>;
+.shared .align 8 .b64 bar;
+ld.param.u32 %r1, [n];
+ld.param.u64 %rd2, [g];
+mov.b64 %rd3, {{%r1, %r1}};
+{ins}
+ret;
+}}
+"""
+    theirs = oracle.ptxas(text, "sm_80")
+    try:
+        codegen.generate_module(codegen.lower_ptx(text, "sm_80", "k.ptx"), "sm_80", filename="k.ptx")
+        ours = None
+    except CompileError as e:
+        ours = str(e)
+    assert (ours is None) == theirs.ok, (theirs.stderr, ours)
+    if ours is not None:
+        first = theirs.stderr.strip().splitlines()[0].split(": ", 1)[1]
+        assert first.replace("'(null)'", "'mbarrier.arrive with a count'").replace(
+            "'(null)'", "") in ours or "(null)" in first, (first, ours)
