@@ -181,6 +181,97 @@ ret;
     return text, sources, outs
 
 
+def is_mbarrier_form(form: Form) -> bool:
+    """The mbarrier forms on an object in memory (and cp.async.mbarrier.arrive): checked by
+    mbarrier_kernel, not as value forms (pending_count, on a state alone, is one)."""
+    return (form.opcode == "mbarrier" or form.opcode == "cp" and ".mbarrier" in form.modifiers) \
+        and any(op.kind == "m" for op in form.operands)
+
+
+def mbarrier_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, int]:
+    """(PTX text, output slots) for an mbarrier form: 16 barriers in shared memory, 8 per
+    warp (so no two warps race on one: the states each lane gets back are then the same
+    for any order of the warps), initialised to expect 2..6 arrivals; every thread arrives
+    once (a state to test, phases under way), runs the form on its warp's barrier
+    tid % 8 (init: thread t < 16 re-initialises barrier t) and stores the form's results,
+    its state and, after a CTA barrier, the barrier's words. Count operands are 1..3
+    (init: 1..5), parities the thread's index times 3."""
+    generic = not form.spaces
+    ops, stores = [], []
+    outs = 0
+    init = ".init" in form.modifiers
+    for op in form.operands:
+        if op.kind == "m":
+            ops.append("[%g]" if generic else "[%sa]")
+        elif op.kind == "a":
+            ops.append("%a")
+        elif op.kind == "r":
+            ops.append("%st")
+        elif op.kind == "d":
+            ops.append("%d")
+            stores.append(f"st.global.b64 [%rdo+{8 * outs}], %d;")
+            outs += 1
+        elif op.kind == "p":
+            ops.append("%p")
+            stores.append(f"selp.b32 %v, 1, 0, %p;\nst.global.b32 [%rdo+{8 * outs}], %v;")
+            outs += 1
+    if ".parity" in form.modifiers:
+        count = "mul.lo.u32 %a, %tx, 3;"
+    elif init:
+        count = "rem.u32 %a, %tx, 5;\nadd.u32 %a, %a, 1;"
+    else:
+        count = "rem.u32 %a, %tx, 3;\nadd.u32 %a, %a, 1;"
+    body = f"{form.spelling} {', '.join(ops)};"
+    if init:          # thread t < 16 on barrier t
+        body = ("setp.ge.u32 %q, %tx, 16;\n@%q bra L_skip;\nmov.u32 %sa, bars;\nmad.lo.u32 %sa, %tx, 8, %sa;\n"
+                "cvta.shared.u64 %g, bars;\nmul.wide.u32 %rdt, %tx, 8;\nadd.s64 %g, %g, %rdt;\n"
+                f"{body}\nL_skip:")
+    text = f""".version {ptx[0]}.{ptx[1]}
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %rdo, %rdt, %g, %st, %d, %words;
+.reg .b32 %tx, %w, %bi, %sa, %own, %a, %n, %v;
+.reg .pred %p, %q;
+.shared .align 8 .b64 bars[16];
+ld.param.u64 %rdo, [out];
+mov.u32 %tx, %tid.x;
+mul.wide.u32 %rdt, %tx, {8 * (outs + 2)};
+add.s64 %rdo, %rdo, %rdt;
+shr.u32 %w, %tx, 5;
+and.b32 %bi, %tx, 7;
+mad.lo.u32 %bi, %w, 8, %bi;
+setp.ge.u32 %q, %tx, 16;
+@%q bra L_inited;
+mov.u32 %own, bars;
+mad.lo.u32 %own, %tx, 8, %own;
+rem.u32 %n, %tx, 5;
+add.u32 %n, %n, 2;
+mbarrier.init.shared.b64 [%own], %n;
+L_inited:
+bar.sync 0;
+mov.u32 %sa, bars;
+mad.lo.u32 %sa, %bi, 8, %sa;
+cvta.shared.u64 %g, bars;
+mul.wide.u32 %rdt, %bi, 8;
+add.s64 %g, %g, %rdt;
+{count}
+mbarrier.arrive.shared.b64 %st, [%sa];
+{body}
+bar.sync 0;
+mov.u32 %sa, bars;
+mad.lo.u32 %sa, %bi, 8, %sa;
+ld.shared.u64 %words, [%sa];
+{chr(10).join(stores)}
+st.global.b64 [%rdo+{8 * outs}], %st;
+st.global.b64 [%rdo+{8 * outs + 8}], %words;
+ret;
+}}
+"""
+    return text, outs + 2
+
+
 def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
     data = np.zeros((THREADS, max(1, len(sources))), dtype=np.uint64)
     for j, ty in enumerate(sources):
@@ -224,7 +315,11 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     rng = random.Random(f"{form.name}/{seed}")
     ptx = version_for(form, 89)
     value = is_value_form(form)
-    if value:
+    sources: list[str] = []
+    if is_mbarrier_form(form):
+        value = True
+        text, outs = mbarrier_kernel(form, ptx)
+    elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
         imm.update(IMMEDIATE_OPERANDS.get(form.opcode, {}))

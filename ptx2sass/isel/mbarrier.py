@@ -152,6 +152,9 @@ class MbarrierSelection:
         to word 1 (and word 0 for a drop) with ATOMS.ADD; no phase completes."""
         space, mem = self.mbarrier_address(ins)
         word1 = self.word_at(mem, 4)
+        count = ins.srcs[1]
+        if isinstance(count, ir.Value) and count.id in self.divergent:
+            return self.arrive_counted_per_lane(ins, drop, space, mem, word1)
         guard = self.guard
         self.release_cta()
         active, is_leader, lanes, leader = self.warp_leader(guard)
@@ -159,7 +162,6 @@ class MbarrierSelection:
         lt = VOp(self.mf.new_vreg())
         self.emit("S2R", (), [lt, SpecialReg("SR_LTMASK")], guarded=False)
         self.emit("LOP3", ("LUT",), [below, lt, active, RZ, Imm(0xC0), NOT_PT], guarded=False)
-        count = ins.srcs[1]
         value = self.known_constant(count)
         c = self.imm32(value) if value is not None else self.reg_part(count)
         total = VOp(self.mf.new_vreg())
@@ -180,6 +182,21 @@ class MbarrierSelection:
             self.unguarded_imad(state, rank, c, old)
             self.move(self.dst(d, 0), state)
             self.move(self.dst(d, 1), state)
+
+    def arrive_counted_per_lane(self, ins, drop: bool, space: str, mem: VMem, word1: VMem) -> None:
+        """A count that may differ between lanes: each lane adds its own (ATOMS.ADD to word 1,
+        and to word 0 for a drop); the state is word 1's old value in both halves."""
+        self.release_cta()
+        self.mf.uses_global_descriptor |= space != "shared"
+        c = self.reg_part(ins.srcs[1])
+        if drop:
+            self.counted_add(space, mem, RZ, c)
+        d = ins.dests[0] if ins.dests else None
+        old = VOp(self.mf.new_vreg()) if d is not None else RZ
+        self.counted_add(space, word1, old, c)
+        if d is not None:
+            self.move(self.dst(d, 0), old)
+            self.move(self.dst(d, 1), old)
 
     def unguarded_imad(self, d, a, b, c) -> None:
         """a * b + c for every lane (IMAD, or the move/add/shift ptxas writes for a constant
