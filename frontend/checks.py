@@ -582,6 +582,10 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
+            for m in (".acquire", ".release"):
+                if m in ins.modifiers:
+                    self.error(f"Feature '{m}' requires PTX ISA .version 9.3 or later", ins)
         if ins.opcode == "mbarrier" and self.version < (7, 8) and ins.operands \
                 and isinstance(ins.operands[0], ast.Name) and ins.operands[0].name == "_":
             self.fatal(f"Result discard mode is not allowed for instruction "
@@ -1246,6 +1250,16 @@ def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> 
 def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     """Memory-ordering rules of ld/st: .relaxed/.acquire/.release need a scope."""
     if opcode in ("ld", "st"):
+        for order in (".relaxed", ".acquire", ".release", ".volatile"):
+            if order in modifiers:
+                for m in modifiers:
+                    if m in _CACHE_OPERATORS:
+                        return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    if opcode in ("ld", "st") and ".mmio" in modifiers:
+        problem = _mmio_problem(opcode, modifiers)
+        if problem:
+            return problem
+    if opcode in ("ld", "st"):
         for sem in (".relaxed", ".acquire", ".release"):
             if sem in modifiers and not any(m in _SCOPES for m in modifiers):
                 return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
@@ -1256,6 +1270,24 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
 
 
 _ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
+_CACHE_OPERATORS = frozenset((".ca", ".cg", ".cs", ".lu", ".cv", ".nc", ".wb", ".wt"))
+
+
+def _mmio_problem(opcode: str, modifiers: list[str]) -> str | None:
+    """`.mmio` ld/st: with `.relaxed` (or ld's `.acquire`, st's `.release`) at `.sys` scope,
+    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words."""
+    order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
+    if not any(m in order for m in modifiers):
+        return (f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
+                f"'{opcode}'")
+    for m in modifiers:
+        if m in _SCOPES and m != ".sys" or m in (".v2", ".v4", ".v8"):
+            return f"Modifier '.mmio' cannot be combined with modifier '{m}'"
+        if m.startswith((".shared", ".local", ".const", ".param")):
+            return f"Modifier '.mmio' cannot be applied to '{m}' space"
+        if m.startswith((".L1::", ".L2::evict")):
+            return f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
+    return None
 
 
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))

@@ -61,8 +61,8 @@ BOOL = "[.and .or .xor]"
 LD_SPACE = "[.global .shared .shared::cta .shared::cluster .local .const .param .param::entry .param::func]"
 LD_CACHE = "[.ca .cg .cs .lu .cv .nc]"
 ST_CACHE = "[.wb .cg .cs .wt]"
-LD_SEM = "[.weak .volatile .relaxed .acquire .mmio]"
-ST_SEM = "[.weak .volatile .relaxed .release .mmio]"
+LD_SEM = "[.weak .volatile .relaxed .acquire]"
+ST_SEM = "[.weak .volatile .relaxed .release]"
 SCOPE = "[.cta .cluster .gpu .sys]"
 EVICT = ("[.L1::evict_normal .L1::evict_unchanged .L1::evict_first .L1::evict_last "
          ".L1::no_allocate]")
@@ -186,9 +186,9 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
 ldu   [.global] {VEC} <$mem>                              : V, m
-st    {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
+st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
 bra   [.uni]                                              : l
 ret   [.uni]                                              :
 exit                                                      :

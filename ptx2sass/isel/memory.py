@@ -255,7 +255,7 @@ class MemorySelection:
         """(modifiers before the size, after it) of a global/generic LD/ST, and the memory
         ordering (scope, semantics) whose fences go around it."""
         pre, post = [], []
-        scope, sem = "GPU", None
+        scope, sem, mmio = "GPU", None, False
         hints = self.LOAD_HINTS if load else self.STORE_HINTS
         for m in ins.modifiers:
             if m in hints:
@@ -268,6 +268,8 @@ class MemorySelection:
                 post, scope = ["STRONG", "SYS"], "SYS"
             elif m in ("relaxed", "acquire", "release"):
                 sem = m
+            elif m == "mmio":
+                mmio = True
             elif m in self.ATOM_SCOPES:
                 scope = self.ATOM_SCOPES[m]
             elif m in ("weak", "L2::cache_hint", "v2", "v4", "v8"):
@@ -275,7 +277,7 @@ class MemorySelection:
             else:
                 raise self.unsupported(f"`{ins.opcode}.{m}`")
         if sem is not None:
-            post = ["STRONG", scope]
+            post = ["MMIO", "SYS"] if mmio else ["STRONG", scope]
         # eviction hints first, then the L2 prefetch size
         pre.sort(key=lambda m: m.startswith("LTC"))
         return tuple(pre), tuple(post), scope, sem

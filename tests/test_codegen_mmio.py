@@ -1,0 +1,124 @@
+"""`.mmio` loads and stores (PTX 8.2, sm_70+: `ld/st.mmio.relaxed.sys`, 9.3: ld's
+`.acquire`, st's `.release`): the accesses ptxas writes (LDG/STG/LD/ST .MMIO.SYS, with the
+fences of acquire/release), the same values in the emulator, and ptxas's refusals of the
+forms it does not take, in its words."""
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from ptx2sass import CompileError, codegen, oracle
+from ptx2sass.emu.launch import run
+
+KERNEL = """.version 9.3
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 dev, .param .u32 v)
+{{
+.reg .b64 %rd<16>;
+.reg .b32 %r<16>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [dev];
+ld.param.u32 %r1, [v];
+cvta.to.global.u64 %rd1, %rd1;
+mov.u32 %r2, %tid.x;
+mul.wide.u32 %rd3, %r2, 16;
+add.s64 %rd4, %rd2, %rd3;
+ld.mmio.relaxed.sys.global.u32 %r3, [%rd2];
+ld.mmio.relaxed.sys.global.s8 %r6, [%rd4+1];
+ld.mmio.relaxed.sys.global.u64 %rd5, [%rd4+8];
+ld.mmio.relaxed.sys.u16 %r9, [%rd4+2];
+ld.mmio.acquire.sys.global.u32 %r4, [%rd4+4];
+st.mmio.relaxed.sys.global.u32 [%rd4], %r1;
+st.mmio.relaxed.sys.global.u16 [%rd4+6], %r2;
+st.mmio.relaxed.sys.u64 [%rd4+8], %rd3;
+st.mmio.release.sys.global.u8 [%rd4+5], %r1;
+add.u32 %r3, %r3, %r4;
+add.u32 %r3, %r3, %r6;
+add.u32 %r3, %r3, %r9;
+mul.wide.u32 %rd6, %r2, 16;
+add.s64 %rd7, %rd1, %rd6;
+st.global.u32 [%rd7], %r3;
+st.global.u64 [%rd7+8], %rd5;
+ret;
+}}
+"""
+
+
+def _memory_ops(listing: str) -> Counter:
+    return Counter(line.split()[0] for line in listing.splitlines()
+                   if line.split() and line.split()[0].startswith(("LDG", "STG", "LD.", "ST.", "MEMBAR",
+                                                                  "CCTL", "ERRBAR")))
+
+
+def _listing(cubin: bytes) -> str:
+    out = []
+    for line in oracle.cuobjdump_sass(cubin).splitlines():
+        if "/*0" in line and "*/" in line:
+            out.append(line.split("*/", 1)[1].split(";")[0].strip())
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89"])
+def test_mmio_accesses_as_ptxas(arch):
+    text = KERNEL.format(arch=arch)
+    theirs = oracle.ptxas(text, arch)
+    assert theirs.ok, theirs.stderr
+    ours, _ = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch, filename="k.ptx")
+    assert _memory_ops(_listing(ours)) == _memory_ops(_listing(theirs.output))
+    assert _memory_ops(_listing(ours))["LDG.E.S8.MMIO.SYS"] == 1
+    results = []
+    for cubin, hazards in ((ours, True), (theirs.output, False)):
+        dev = np.arange(64 * 4, dtype=np.uint32) * 0x01010101
+        out = np.zeros((64, 4), np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, dev, np.uint32(0xA5C3)], hazard_check=hazards)
+        assert not (hazards and res.hazards)
+        results.append((out, dev))
+    assert all((a == b).all() for a, b in zip(*results))
+
+
+FORMS = [
+    ("8.2", "ld.mmio.relaxed.sys.global.u32 %r3, [%rd2];"),
+    ("8.2", "ld.relaxed.mmio.sys.global.u32 %r3, [%rd2];"),
+    ("8.2", "ld.mmio.relaxed.sys.u8 %r3, [%rd2];"),
+    ("8.2", "st.mmio.relaxed.sys.global.u64 [%rd2], %rd2;"),
+    ("8.2", "ld.mmio.sys.global.u32 %r3, [%rd2];"),
+    ("8.2", "st.mmio.sys.global.u32 [%rd2], %r1;"),
+    ("8.2", "ld.mmio.relaxed.gpu.global.u32 %r3, [%rd2];"),
+    ("8.2", "ld.mmio.relaxed.sys.shared.u32 %r3, [%rd2];"),
+    ("8.2", "ld.mmio.relaxed.sys.global.v2.u32 {%r3, %r1}, [%rd2];"),
+    ("8.2", "ld.mmio.relaxed.sys.global.L1::evict_last.u32 %r3, [%rd2];"),
+    ("8.2", "ld.mmio.acquire.sys.global.u32 %r3, [%rd2];"),
+    ("9.3", "ld.mmio.acquire.sys.global.u32 %r3, [%rd2];"),
+    ("9.3", "st.mmio.release.sys.u32 [%rd2], %r1;"),
+    ("8.2", "ld.relaxed.gpu.global.cg.u32 %r3, [%rd2];"),
+    ("8.2", "ld.acquire.gpu.global.ca.u32 %r3, [%rd2];"),
+    ("8.2", "st.release.gpu.global.wb.u32 [%rd2], %r1;"),
+    ("8.2", "ld.volatile.global.cg.u32 %r3, [%rd2];"),
+    ("8.2", "st.mmio.relaxed.sys.global.cg.u32 [%rd2], %r1;"),
+]
+
+
+@pytest.mark.parametrize("version,ins", FORMS)
+def test_forms_accepted_or_refused_as_ptxas(version, ins):
+    text = f""".version {version}
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 g, .param .u32 n)
+{{
+.reg .b64 %rd<4>; .reg .b32 %r<4>;
+ld.param.u64 %rd2, [g]; ld.param.u32 %r1, [n];
+{ins}
+st.global.u32 [%rd2+64], %r3;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(text, "sm_89")
+    try:
+        codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+        ours = None
+    except CompileError as e:
+        ours = str(e)
+    assert (ours is None) == theirs.ok, (theirs.stderr, ours)
+    if ours is not None:
+        assert theirs.stderr.strip().splitlines()[0].split(": ", 1)[1] in ours
