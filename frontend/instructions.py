@@ -230,6 +230,7 @@ barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, q
 barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, b:u32, q
 barrier {{.cluster}} {{.arrive .wait}} [.release .relaxed .acquire] [.aligned] :
 membar {{.cta .gl .sys}}                                      :
+membar {{.proxy}} {{.alias}}                                    :
 isspacep {{.const .global .local .shared .shared::cta .shared::cluster .param .param::entry}} : p, *
 add   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b

@@ -46,9 +46,10 @@ ret;
 
 
 def _memory_ops(listing: str) -> Counter:
-    return Counter(line.split()[0] for line in listing.splitlines()
-                   if line.split() and line.split()[0].startswith(("LDG", "STG", "LD.", "ST.", "MEMBAR",
-                                                                  "CCTL", "ERRBAR")))
+    """The memory accesses and fences by spelling (guards left out)."""
+    ops = (line.split()[1] if line.startswith("@") else line.split()[0]
+           for line in listing.splitlines() if line.strip())
+    return Counter(op for op in ops if op.startswith(("LDG", "STG", "LD.", "ST.", "MEMBAR", "CCTL", "ERRBAR")))
 
 
 def _listing(cubin: bytes) -> str:
@@ -122,3 +123,57 @@ ret;
     assert (ours is None) == theirs.ok, (theirs.stderr, ours)
     if ours is not None:
         assert theirs.stderr.strip().splitlines()[0].split(": ", 1)[1] in ours
+
+
+FENCES = """.version 8.2
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 dev, .param .u32 v)
+{{
+.reg .b64 %rd<16>;
+.reg .b32 %r<16>;
+.reg .pred %p<2>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [dev];
+ld.param.u32 %r1, [v];
+mov.u32 %r2, %tid.x;
+mul.wide.u32 %rd3, %r2, 8;
+add.s64 %rd4, %rd2, %rd3;
+atom.sys.exch.b32 %r12, [%rd4], %r2;
+fence.proxy.alias;
+atom.sys.exch.b32 %r13, [%rd2], %r1;
+membar.proxy.alias;
+setp.lt.u32 %p1, %r2, 5;
+@%p1 fence.proxy.alias;
+atom.global.sys.exch.b32 %r14, [%rd4+4], %r1;
+add.u32 %r12, %r12, %r14;
+cvta.to.global.u64 %rd1, %rd1;
+add.s64 %rd5, %rd1, %rd3;
+st.global.u32 [%rd5], %r12;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89"])
+def test_proxy_alias_fences_and_system_exchange(arch):
+    """fence/membar.proxy.alias: MEMBAR.SC.SYS or .GPU by the driver's word c[0x0][0x128],
+    then CCTL.IVALL (ptxas branches, we predicate); generic atom.sys.exch.b32 is
+    ATOM.E.EXCH.STRONG.SYS. Values as ptxas's in the emulator."""
+    text = FENCES.format(arch=arch)
+    theirs = oracle.ptxas(text, arch)
+    assert theirs.ok, theirs.stderr
+    ours, _ = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch, filename="k.ptx")
+    mine, their = _memory_ops(_listing(ours)), _memory_ops(_listing(theirs.output))
+    for op in ("MEMBAR.SC.SYS", "MEMBAR.SC.GPU", "CCTL.IVALL"):
+        assert mine[op] == their[op] == 3, (op, mine, their)
+    assert "ATOM.E.EXCH.STRONG.SYS" in _listing(ours)
+    assert "ERRBAR" not in _listing(ours) and "ERRBAR" not in _listing(theirs.output)
+    results = []
+    for cubin, hazards in ((ours, True), (theirs.output, False)):
+        dev = np.arange(64 * 2, dtype=np.uint32) * 3 + 1
+        out = np.zeros(128, np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, dev, np.uint32(77)], hazard_check=hazards)
+        assert not (hazards and res.hazards)
+        results.append((out, dev))
+    assert all((a == b).all() for a, b in zip(*results))

@@ -970,12 +970,38 @@ class MemorySelection:
     MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
 
     def sel_membar(self, ins):
+        if ins.modifiers[:2] == ("proxy", "alias"):
+            return self.proxy_alias_fence()
         level = next((m for m in ins.modifiers if m in self.MEMBAR_LEVELS), "gl")
         self.memory_barrier("SC", self.MEMBAR_LEVELS[level])
+
+    # c[0x0][0x128]: a word the driver sets when the system scope needs no fence of its own
+    # (ptxas's fence.proxy.alias then orders at GPU scope)
+    SYSTEM_FENCE_FLAG = ConstRef(0, 0x128)
+
+    def proxy_alias_fence(self) -> None:
+        """fence/membar.proxy.alias: MEMBAR.SC.SYS, or MEMBAR.SC.GPU where the driver's flag
+        word is set, then CCTL.IVALL (ptxas branches around the two MEMBARs; the same
+        choice is made here by predicating them)."""
+        guard = self.guard if self.guard is not None else PT
+        sys_p, gpu_p = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"), [sys_p, PT, RZ, self.SYSTEM_FENCE_FLAG, guard], ndefs=2,
+                  guarded=False)
+        self.emit("ISETP", ("NE", "U32", "AND"), [gpu_p, PT, RZ, self.SYSTEM_FENCE_FLAG, guard], ndefs=2,
+                  guarded=False)
+        saved = self.guard
+        self.guard = sys_p
+        self.emit("MEMBAR", ("SC", "SYS"), [], ndefs=0)
+        self.guard = gpu_p
+        self.emit("MEMBAR", ("SC", "GPU"), [], ndefs=0)
+        self.guard = saved
+        self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def sel_fence(self, ins):
         """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
         mods = ins.modifiers
+        if mods[:2] == ("proxy", "alias"):
+            return self.proxy_alias_fence()
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
