@@ -38,6 +38,10 @@ class ConvertSelection:
                 return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
             if dty == sty == "f32":
                 return self.saturate_f32(ins)
+            if dty == "f32":
+                return self.saturate_to_f32(ins)
+            if dty == "f16":
+                return self.saturate_to_f16(ins)
             if sty in ("s64", "u64") and _bits(dty) <= 32 and not _is_float(dty):
                 return self.saturate_from_64(d, a, dty, sty)
             if _bits(dty) in (8, 16) and sty == "s32":
@@ -86,6 +90,8 @@ class ConvertSelection:
             self.emit("FMUL", ("FTZ",), [flushed, self.reg_part(a), self.fimm(1.0)])
             a = flushed
             ftz = ()
+        if ftz and not _is_float(sty):
+            ftz = ()       # an integer converts to a normal float or zero: nothing to flush
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
@@ -202,6 +208,27 @@ class ConvertSelection:
         elif any(m in ROUNDING for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.f32.f32`")
         self.emit("FADD", ftz + ("SAT",), [self.dst(d), RZ, a])
+
+    def saturate_to_f32(self, ins) -> None:
+        """cvt.sat.f32 from another type: the conversion, then clamped to [0, 1] (NaN to 0)
+        by adding zero with .SAT, as ptxas does (I2FP.F32.U32.RZ, FADD.SAT); a guard
+        guards the clamp only."""
+        t = self.fn.new_value("f32")
+        guard, self.guard = self.guard, None
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.guard = guard
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        self.emit("FADD", ftz + ("SAT",), [self.dst(ins.dests[0]), RZ, VOp(self.vreg(t))])
+
+    def saturate_to_f16(self, ins) -> None:
+        """cvt.sat.f16: the conversion, then clamped to [0, 1] by HADD2.SAT with -0 (the
+        low half broadcast), as ptxas does; a guard guards the clamp only."""
+        t = self.fn.new_value("f16")
+        guard, self.guard = self.guard, None
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.guard = guard
+        self.emit("HADD2", ("SAT",), [self.dst(ins.dests[0]), VOp(self.vreg(t), suffix=("H0_H0",)),
+                                      Reg("R", 255, neg=True, suffix=("H0_H0",))])
 
     def table_convert(self, d, a, dty: str, sty: str, rnd: str | None) -> None:
         """The conversions ptxas does in one instruction (F2F, I2F/I2FP, F2I, FRND, and the
