@@ -267,8 +267,9 @@ def _atomic(w, s, mask, space, has_result):
     global _CURRENT_MODS
     ins = s.ins
     ops = list(ins.operands)
+    done = None
     if ops and isinstance(ops[0], Reg) and ops[0].file == "P":
-        ops.pop(0)
+        done = ops.pop(0)
     if has_result:
         d = ops.pop(0)
     else:
@@ -294,6 +295,12 @@ def _atomic(w, s, mask, space, has_result):
         bvals = np.broadcast_to(w.r(b_op), (32,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r(c_op), (32,)) if c_op is not None else None
     results = np.zeros(32, dtype=U64)
+    if done is not None and not done.is_zero:
+        # ATOM's predicate result: whether the atomic was done; a generic address in the
+        # local window has no atomics (ptxas's code then loads and stores itself)
+        in_local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
+        w.wp(done, ~in_local if space == "generic" else np.ones(32, bool), mask)
+        mask = mask & ~in_local if space == "generic" else mask
     for lane in np.nonzero(mask)[0]:
         a = addrs[lane:lane + 1]
         lanes = np.zeros(32, bool)

@@ -177,3 +177,38 @@ def test_proxy_alias_fences_and_system_exchange(arch):
         assert not (hazards and res.hazards)
         results.append((out, dev))
     assert all((a == b).all() for a, b in zip(*results))
+
+
+@pytest.mark.parametrize("op,expect", [("exch.b64", lambda old, b: b), ("add.u64", lambda old, b: old + b)])
+def test_generic_64_bit_atomics_apply_once(op, expect):
+    """ptxas's generic 64-bit atomics test ATOM's predicate result (false for a local
+    address, which it then loads and stores itself): the emulator sets it, so ptxas's
+    code and ours apply the operation once to a global word (it applied it twice)."""
+    text = f""".version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 cells)
+{{
+.reg .b64 %rd<8>;
+.reg .b32 %r<2>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [cells];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 8;
+add.s64 %rd4, %rd2, %rd3;
+cvt.u64.u32 %rd5, %r1;
+add.u64 %rd5, %rd5, 0x100000001;
+atom.{op} %rd6, [%rd4], %rd5;
+add.s64 %rd7, %rd1, %rd3;
+st.u64 [%rd7], %rd6;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(text, "sm_89")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    init = np.arange(32, dtype=np.uint64) * 0x10001 + 5
+    b = np.arange(32, dtype=np.uint64) + 0x100000001
+    for cubin in (ours, theirs.output):
+        out, cells = np.zeros(32, np.uint64), init.copy()
+        run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, cells])
+        assert (out == init).all() and (cells == expect(init, b)).all()

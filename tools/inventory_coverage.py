@@ -181,6 +181,71 @@ ret;
     return text, sources, outs
 
 
+ATOMIC_SPACES = ((), (".global",), (".shared",), (".shared::cta",))
+
+
+def is_atomic_form(form: Form) -> bool:
+    """atom/red on one scalar in global, shared or generic memory (`d, m, a[, a]` / `m, a`)."""
+    kinds = tuple(op.kind for op in form.operands)
+    return form.opcode in ("atom", "red") and form.spaces in ATOMIC_SPACES and len(form.types) == 1 \
+        and WIDTH.get(form.types[0], 0) in (16, 32, 64) \
+        and kinds in (("d", "m", "a"), ("d", "m", "a", "a"), ("m", "a"))
+
+
+def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
+    """(PTX text, source types, output slots) for an atom/red form: each thread's own memory
+    word (no two threads share one, so the results do not depend on the order of the
+    warps) starts at input 0; the form runs with inputs 1 (and 2) as its operands; out
+    slot 0 gets the word afterwards, slot 1 atom's old value."""
+    ty = form.types[0]
+    bits = WIDTH[ty]
+    b = f"b{max(16, bits)}"
+    shared = form.spaces and form.spaces[0].startswith(".shared")
+    generic = not form.spaces
+    values = [op for op in form.operands if op.kind == "a"]
+    regs = [f"%v{k}" for k in range(1 + len(values))]
+    loads = "\n".join(f"ld.global.{b} {r}, [%rdi+{8 * k}];" for k, r in enumerate(regs))
+    ops = (["%old"] if form.operands[0].kind == "d" else []) + ["[%addr]"] + regs[1:]
+    if shared:
+        setup = (f"mov.u32 %sa, sbuf;\nmad.lo.u32 %sa, %tx, 8, %sa;\nst.shared.{b} [%sa], %v0;\n"
+                 f"cvt.u64.u32 %addr, %sa;")
+        readback = f"ld.shared.{b} %after, [%sa];\nst.global.{b} [%rdo], %after;"
+    else:
+        setup = (f"st.global.{b} [%rdo], %v0;\n"
+                 + ("mov.b64 %addr, %rdo;" if generic else "mov.b64 %addr, %rdo;"))
+        readback = ""
+    if shared:
+        ops[ops.index("[%addr]")] = "[%sa]"
+    store_old = f"st.global.{b} [%rdo+8], %old;" if form.operands[0].kind == "d" else ""
+    text = f""".version {ptx[0]}.{ptx[1]}
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %rdi, %rdo, %rdt, %addr;
+.reg .b32 %tx, %sa;
+.reg .{b} %v<3>, %old, %after;
+.shared .align 8 .b8 sbuf[{8 * THREADS}];
+ld.param.u64 %rdo, [out];
+ld.param.u64 %rdi, [in];
+cvta.to.global.u64 %rdo, %rdo;
+cvta.to.global.u64 %rdi, %rdi;
+mov.u32 %tx, %tid.x;
+mul.wide.u32 %rdt, %tx, {8 * len(regs)};
+add.s64 %rdi, %rdi, %rdt;
+mul.wide.u32 %rdt, %tx, 16;
+add.s64 %rdo, %rdo, %rdt;
+{loads}
+{setup}
+{form.spelling} {', '.join(ops)};
+{readback}
+{store_old}
+ret;
+}}
+"""
+    return text, [ty] * len(regs), 2
+
+
 def is_mbarrier_form(form: Form) -> bool:
     """The mbarrier forms on an object in memory (and cp.async.mbarrier.arrive): checked by
     mbarrier_kernel, not as value forms (pending_count, on a state alone, is one)."""
@@ -319,6 +384,9 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     if is_mbarrier_form(form):
         value = True
         text, outs = mbarrier_kernel(form, ptx)
+    elif is_atomic_form(form):
+        value = True
+        text, sources, outs = atomic_kernel(form, ptx)
     elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
