@@ -287,7 +287,14 @@ class MbarrierSelection:
         loop = self.start_block("waterfall")
         self.guard = pending
         self.emit("R2UR", (), [differs, self.LOOP_UR, value], ndefs=2)
-        self.guard = VOp(differs.reg, inv=True)
+        if guard is None:
+            self.guard = VOp(differs.reg, inv=True)
+        else:
+            # lanes the guard left out never ran R2UR (their `differs` is still false):
+            # the body runs where pending and not differing
+            run = VOp(self.mf.new_vreg("P"))
+            self.emit("PLOP3", ("LUT",), [run, PT, pending, differs, PT, Imm(0x20), Imm(0)], guarded=False)
+            self.guard = run
         body(self.LOOP_UR)
         self.guard = pending
         self.emit("PLOP3", ("LUT",), [pending, PT, differs, PT, PT, Imm(0x80), Imm(0)])
