@@ -212,3 +212,13 @@ ret;
         out, cells = np.zeros(32, np.uint64), init.copy()
         run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, cells])
         assert (out == init).all() and (cells == expect(init, b)).all()
+
+
+@pytest.mark.parametrize("name", ["red.gpu.global.add.noftz.f16x2 m,a", "red.add.noftz.f16x2 m,a",
+                                  "atom.global.add.noftz.f16x2 d,m,a", "atom.add.noftz.f16x2 d,m,a"])
+def test_f16x2_atomic_adds_as_ptxas(name):
+    """atom/red.add.noftz.f16x2: ADD.F16x2.RN (it was ADD.F32.FTZ.RN: wrong sums), checked
+    by the per-form kernel (each thread its own word) against ptxas's code in the emulator."""
+    from tools.inventory_coverage import check_form, sm89_forms
+    form = next(f for f in sm89_forms() if f.name == name)
+    assert check_form(form, 3) == ("match", "")

@@ -778,6 +778,10 @@ class MemorySelection:
         if bits not in (32, 64) or (op == "cas" and kind == "f"):
             raise self.unsupported(f"`{self.ins.opcode}.{op}.{ty}`")
         mods = [self.ATOM_OPS[op]]
+        if ty in ("f16x2", "bf16x2"):      # add.noftz of two halves, round to nearest
+            if op != "add" or space == "shared":
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + [ty.upper().replace("X2", "x2"), "RN"]
         if kind == "f":
             if op == "exch":
                 return mods + (["64"] if bits == 64 else [])
