@@ -222,3 +222,14 @@ def test_f16x2_atomic_adds_as_ptxas(name):
     from tools.inventory_coverage import check_form, sm89_forms
     form = next(f for f in sm89_forms() if f.name == name)
     assert check_form(form, 3) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["atom.global.L2::cache_hint.add.u32 d,m,a,r",
+                                  "red.global.L2::cache_hint.add.u32 m,a,r"])
+def test_atomics_with_a_cache_policy(name):
+    """The L2 cache policy operand of atom/red is a hint we leave out (as for ld/st): the
+    policy register reached the encoder as a data operand (an internal error); values as
+    ptxas's desc[UR][R.64] forms in the emulator."""
+    from tools.inventory_coverage import check_form, sm89_forms
+    form = next(f for f in sm89_forms() if f.name == name)
+    assert check_form(form, 5) == ("match", "")

@@ -189,7 +189,8 @@ def is_atomic_form(form: Form) -> bool:
     kinds = tuple(op.kind for op in form.operands)
     return form.opcode in ("atom", "red") and form.spaces in ATOMIC_SPACES and len(form.types) == 1 \
         and WIDTH.get(form.types[0], 0) in (16, 32, 64) \
-        and kinds in (("d", "m", "a"), ("d", "m", "a", "a"), ("m", "a"))
+        and kinds in (("d", "m", "a"), ("d", "m", "a", "a"), ("m", "a"),
+                      ("d", "m", "a", "r"), ("d", "m", "a", "a", "r"), ("m", "a", "r"))
 
 
 def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
@@ -206,6 +207,10 @@ def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
     regs = [f"%v{k}" for k in range(1 + len(values))]
     loads = "\n".join(f"ld.global.{b} {r}, [%rdi+{8 * k}];" for k, r in enumerate(regs))
     ops = (["%old"] if form.operands[0].kind == "d" else []) + ["[%addr]"] + regs[1:]
+    policy = ""
+    if form.operands[-1].kind == "r":        # an L2 cache policy
+        ops.append("%pol")
+        policy = "createpolicy.fractional.L2::evict_last.b64 %pol, 1.0;"
     if shared:
         setup = (f"mov.u32 %sa, sbuf;\nmad.lo.u32 %sa, %tx, 8, %sa;\nst.shared.{b} [%sa], %v0;\n"
                  f"cvt.u64.u32 %addr, %sa;")
@@ -222,7 +227,7 @@ def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
-.reg .b64 %rdi, %rdo, %rdt, %addr;
+.reg .b64 %rdi, %rdo, %rdt, %addr, %pol;
 .reg .b32 %tx, %sa;
 .reg .{b} %v<3>, %old, %after;
 .shared .align 8 .b8 sbuf[{8 * THREADS}];
@@ -237,6 +242,7 @@ mul.wide.u32 %rdt, %tx, 16;
 add.s64 %rdo, %rdo, %rdt;
 {loads}
 {setup}
+{policy}
 {form.spelling} {', '.join(ops)};
 {readback}
 {store_old}

@@ -877,7 +877,9 @@ class MemorySelection:
             return self.shared_cas_loop(ins, op, ty, d)
         mods = self.atom_modifiers(op, ty, space)
         bits = _bits(ty)
-        data = [self.atom_data(v, bits) for v in ins.srcs[1:]]
+        # an L2 cache policy is a hint: left out, as for loads and stores
+        sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
+        data = [self.atom_data(v, bits) for v in sources]
         scope, sem = self.atom_ordering()
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
