@@ -233,3 +233,16 @@ def test_atomics_with_a_cache_policy(name):
     from tools.inventory_coverage import check_form, sm89_forms
     form = next(f for f in sm89_forms() if f.name == name)
     assert check_form(form, 5) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["atom.shared.and.b64 d,m,a", "atom.shared.or.b64 d,m,a",
+                                  "atom.shared.xor.b64 d,m,a", "atom.shared.min.s64 d,m,a",
+                                  "atom.shared.max.u64 d,m,a", "red.shared.max.s64 m,a",
+                                  "red.shared.min.u64 m,a"])
+def test_shared_64_bit_logic_and_min_max(name):
+    """64-bit and/or/xor/min/max on shared memory (no ATOMS form): the compare-and-swap
+    loop with LOP3 on both words, or a 64-bit compare and SEL (were refused); values as
+    ptxas's code in the emulator (edge values: signs, all ones, zero)."""
+    from tools.inventory_coverage import check_form, sm89_forms
+    form = next(f for f in sm89_forms() if f.name == name)
+    assert check_form(form, 7) == ("match", "")

@@ -818,7 +818,10 @@ class MemorySelection:
             self.emit(opcode, mods, [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
-    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")} | {
+        (op, ty) for op in ("and", "or", "xor") for ty in ("b64", "u64", "s64")} | {
+        (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
+    LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
 
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
         """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
@@ -841,6 +844,20 @@ class MemorySelection:
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
             self.emit("DADD", (), [new, old, v])
+        elif op in self.LOGIC_LUT:
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            for k in range(2):
+                self.emit("LOP3", ("LUT",), [VOp(new.reg, k), VOp(old.reg, k), VOp(v.reg, k), RZ,
+                                             Imm(self.LOGIC_LUT[op]), NOT_PT])
+        elif op in ("min", "max"):       # old < v on 64 bits, then the smaller or larger word pair
+            low, below = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "U32", "AND"), [low, PT, VOp(old.reg, 0), VOp(v.reg, 0), PT], ndefs=2)
+            self.emit("ISETP", ("LT",) + (() if ty == "s64" else ("U32",)) + ("AND", "EX"),
+                      [below, PT, VOp(old.reg, 1), VOp(v.reg, 1), PT, low], ndefs=2)
+            first, second = (old, v) if op == "min" else (v, old)
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            for k in range(2):
+                self.emit("SEL", (), [VOp(new.reg, k), VOp(first.reg, k), VOp(second.reg, k), below])
         else:
             self.emit(IMPLICIT_DEF, (), [new], guarded=False)
             carry = VOp(self.mf.new_vreg("P"))
