@@ -890,6 +890,8 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
+        if (op, ty) in self.HALFWORD_ATOMICS:
+            return self.halfword_atomic(ins, op, space, d)        # isel/halfword_atomics.py
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
         mods = self.atom_modifiers(op, ty, space)

@@ -40,6 +40,7 @@ from ptx2sass.isel.logic_ops import LogicOps
 from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.mbarrier import MbarrierSelection
+from ptx2sass.isel.halfword_atomics import HalfwordAtomics
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
@@ -48,7 +49,7 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters, CacheOps, MbarrierSelection):
+               Classify, SpecialRegisters, CacheOps, MbarrierSelection, HalfwordAtomics):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):
