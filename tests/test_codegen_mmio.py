@@ -215,9 +215,11 @@ ret;
 
 
 @pytest.mark.parametrize("name", ["red.gpu.global.add.noftz.f16x2 m,a", "red.add.noftz.f16x2 m,a",
-                                  "atom.global.add.noftz.f16x2 d,m,a", "atom.add.noftz.f16x2 d,m,a"])
+                                  "atom.global.add.noftz.f16x2 d,m,a", "atom.add.noftz.f16x2 d,m,a",
+                                  "atom.shared.add.noftz.f16x2 d,m,a", "red.shared.add.noftz.f16x2 m,a"])
 def test_f16x2_atomic_adds_as_ptxas(name):
-    """atom/red.add.noftz.f16x2: ADD.F16x2.RN (it was ADD.F32.FTZ.RN: wrong sums), checked
+    """atom/red.add.noftz.f16x2: ADD.F16x2.RN (it was ADD.F32.FTZ.RN: wrong sums; on shared
+    memory a compare-and-swap loop with HADD2, was refused), checked
     by the per-form kernel (each thread its own word) against ptxas's code in the emulator."""
     from tools.inventory_coverage import check_form, sm89_forms
     form = next(f for f in sm89_forms() if f.name == name)

@@ -818,7 +818,7 @@ class MemorySelection:
             self.emit(opcode, mods, [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
-    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")} | {
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
         (op, ty) for op in ("and", "or", "xor") for ty in ("b64", "u64", "s64")} | {
         (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
     LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
@@ -840,7 +840,9 @@ class MemorySelection:
         new = VOp(self.mf.new_vreg("R", width))
         ok = VOp(self.mf.new_vreg("R", width))
         self.emit("LDS", size, [old, mem])
-        if ty == "f32":
+        if ty == "f16x2":
+            self.emit("HADD2", (), [new, old, v])
+        elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
             self.emit("DADD", (), [new, old, v])
