@@ -185,3 +185,14 @@ def test_sat_into_f16_clamps_after_converting(s, mods):
                                                 0x3FF0000000000000, 0x3FE0000000000000]
     ours, theirs, _ = run_both(_sat_body("f16", s, mods), 64, 1, 64, values=values, version="8.5")
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("rnd", INT_ROUNDING)
+@pytest.mark.parametrize("d", ["u16", "s16", "u32"])
+def test_ftz_to_16_and_unsigned_32_bit_integers(d, rnd):
+    """F2I spells .FTZ before the type (`F2I.FTZ.U32.FLOOR.NTZ`): the other order had no
+    encoding (an internal error for every .ftz conversion but s32)."""
+    dst, post = ("%h1", "cvt.u64.u16 %o, %h1;") if d != "u32" else ("%x1", "cvt.u64.u32 %o, %x1;")
+    body = f".reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.{rnd}.ftz.{d}.f32 {dst}, %x0;\n{post}"
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=_values(32) + [0x00400000, 0x807FFFFF])
+    assert (ours == theirs).all()
