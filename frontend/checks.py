@@ -582,6 +582,8 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
+            self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
             for m in (".acquire", ".release"):
                 if m in ins.modifiers:
@@ -1270,6 +1272,20 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
 
 
 _ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
+_INTEGER_RANGES = {f".{k}{b}": ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if k == "s" else (0, (1 << b) - 1))
+                   for k in "us" for b in (8, 16, 32, 64)}
+
+
+def _needless_integer_saturation(modifiers) -> bool:
+    """cvt.sat from one integer type to another that holds all its values: ptxas calls the
+    `.sat` illegal."""
+    types = [m for m in modifiers if m in _INTEGER_RANGES]
+    if len(types) != 2 or types[0] == types[1]:
+        return False            # the same type: the form table refuses it already
+    (dmin, dmax), (smin, smax) = _INTEGER_RANGES[types[0]], _INTEGER_RANGES[types[1]]
+    return dmin <= smin and smax <= dmax
+
+
 _CACHE_OPERATORS = frozenset((".ca", ".cg", ".cs", ".lu", ".cv", ".nc", ".wb", ".wt"))
 
 

@@ -55,6 +55,8 @@ class ConvertSelection:
                 self.emit("ISETP", ("LT", "AND"), [p, PT, a32, RZ, PT], ndefs=2)
                 self.emit("SEL", (), [self.dst(d), a32, RZ, VOp(p.reg, inv=True)])
                 return
+            if not _is_float(dty) and not _is_float(sty) and not (_bits(sty) == 64 and _bits(dty) < 64):
+                return self.saturate_integer(d, a, dty, sty)
             raise self.unsupported(f"`cvt.sat.{dty}.{sty}`")
         if not _is_float(dty) and not _is_float(sty):
             return self.int_convert(d, a, dty, sty)
@@ -219,6 +221,45 @@ class ConvertSelection:
         self.guard = guard
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         self.emit("FADD", ftz + ("SAT",), [self.dst(ins.dests[0]), RZ, VOp(self.vreg(t))])
+
+    def saturate_integer(self, d, a, dty: str, sty: str) -> None:
+        """cvt.sat between integer types (64-bit sources into narrower ones: saturate_from_64):
+        the source as an exact 32-bit value, then IMNMX against the destination's bounds
+        where the source's range passes them; u64/s64 into each other by the sign word."""
+        db, sb = _bits(dty), _bits(sty)
+        if db == sb == 64:
+            hi, lo = self.part_of(a, 1), self.part_of(a, 0)
+            top = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "AND"), [top, PT, self.as_reg(hi), RZ, PT], ndefs=2)
+            self.begin_wide(d)
+            if dty == "u64":          # negative → 0
+                self.emit("SEL", (), [self.dst(d, 0), RZ, self.as_reg(lo), top])
+                self.emit("SEL", (), [self.dst(d, 1), RZ, self.as_reg(hi), top])
+            else:                     # 2^63 and above → 2^63 - 1
+                self.emit("SEL", (), [self.dst(d, 0), self.as_reg(Imm(0xFFFFFFFF)), self.as_reg(lo), top])
+                self.emit("SEL", (), [self.dst(d, 1), self.as_reg(Imm(0x7FFFFFFF)), self.as_reg(hi), top])
+            return
+        bounds = [(-(1 << (b - 1)), (1 << (b - 1)) - 1) if _signed(t) else (0, (1 << b) - 1)
+                  for t, b in ((sty, sb), (dty, db))]
+        (smin, smax), (dmin, dmax) = bounds
+        if dmin <= smin and smax <= dmax:
+            return self.int_convert(d, a, dty, sty)
+        value = self.extend(a, sty) if sb < 32 else self.reg_part(a)
+        unsigned = () if _signed(sty) else ("U32",)
+        if dmax < smax:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IMNMX", unsigned, [t, self.as_reg(value), self.imm32(dmax), PT])
+            value = t
+        if dmin > smin:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IMNMX", (), [t, self.as_reg(value), self.imm32(dmin), NOT_PT])
+            value = t
+        if db == 64:
+            self.begin_wide(d)
+            self.move(self.dst(d, 0), value)
+            self.move(self.dst(d, 1), RZ)         # saturated at zero or above
+            return
+        self.move(self.dst(d), value)
 
     def saturate_to_f16(self, ins) -> None:
         """cvt.sat.f16: the conversion, then clamped to [0, 1] by HADD2.SAT with -0 (the
