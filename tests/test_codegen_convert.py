@@ -242,3 +242,25 @@ def test_cvt_sat_between_integers(d, s):
 
 def _bits_of(t: str) -> int:
     return int(t[1:])
+
+
+@pytest.mark.parametrize("s,mods", [("f64", ""), ("f64", ".rni"), ("f64", ".rmi"), ("f32", ""),
+                                    ("s32", ".rn"), ("u64", ".rz"), ("s64", ".rm"), ("u16", ".rp")])
+def test_sat_into_f64(s, mods):
+    """cvt.sat.f64: max(+0, x) then min(x, 1.0) after the conversion (NaN → +0), as ptxas
+    (were refused)."""
+    bits = SAT_SOURCES.get(s, 64)
+    src = {16: ".reg .b16 %hs;\ncvt.u16.u64 %hs, %a0;\n", 32: "cvt.u32.u64 %x0, %a0;\n", 64: ""}[bits]
+    sreg = {16: "%hs", 32: "%x0", 64: "%a0"}[bits]
+    body = f"{src}cvt{mods}.sat.f64.{s} %o, {sreg};"
+    values = SPECIAL[64] + SPECIAL[32] + [0x3FE0000000000000, 0x3FF8000000000000, 0xBFE0000000000000, 2, 0]
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=values)
+    assert (ours == theirs).all()
+
+
+def test_cvt_f32_f32_keeps_the_bits():
+    """cvt.f32.f32 with no rounding and no .ftz is the value itself: NaN payloads kept, as
+    ptxas (FADD with -0 made every NaN 0x7fffffff)."""
+    body = "cvt.u32.u64 %x0, %a0;\ncvt.f32.f32 %x1, %x0;\ncvt.u64.u32 %o, %x1;"
+    ours, theirs, data = run_both(body, 64, 1, 64, values=SPECIAL[32] + [0x7FC00000, 0xFFC01234])
+    assert (ours == theirs).all() and (ours == (data & 0xFFFFFFFF)).all()

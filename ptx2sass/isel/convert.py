@@ -42,6 +42,8 @@ class ConvertSelection:
                 return self.saturate_to_f32(ins)
             if dty == "f16":
                 return self.saturate_to_f16(ins)
+            if dty == "f64":
+                return self.saturate_to_f64(ins)
             if sty in ("s64", "u64") and _bits(dty) <= 32 and not _is_float(dty):
                 return self.saturate_from_64(d, a, dty, sty)
             if _bits(dty) in (8, 16) and sty == "s32":
@@ -74,6 +76,9 @@ class ConvertSelection:
             if rnd in FRND_MODE:
                 mode = FRND_MODE[rnd]
                 self.emit("FRND", ftz + ((mode,) if mode else ()), [self.dst(d), self.reg_part(a)])
+                return
+            if not ftz:            # no rounding, nothing to flush: the same bits (NaNs kept)
+                self.move(self.dst(d), self.reg_part(a))
                 return
             self.emit("FADD", ftz, [self.dst(d), self.reg_part(a), Reg("R", 255, neg=True)])
             return
@@ -260,6 +265,17 @@ class ConvertSelection:
             self.move(self.dst(d, 1), RZ)         # saturated at zero or above
             return
         self.move(self.dst(d), value)
+
+    def saturate_to_f64(self, ins) -> None:
+        """cvt.sat.f64: the conversion (or rounding), then max(+0, x) and min(x, 1.0) as the
+        PTX min/max define them (a NaN gives +0), the DSETP.MAX/MIN selections ptxas writes."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `cvt.sat.f64.{ins.types[0]}`")
+        t, u = self.fn.new_value("f64"), self.fn.new_value("f64")
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.sel_max(ir.Instr("max", dests=[u], srcs=[ir.Const(0, "f64"), t], type="f64", line=ins.line))
+        self.sel_min(ir.Instr("min", dests=[ins.dests[0]], srcs=[u, ir.Const(0x3FF0000000000000, "f64")],
+                              type="f64", line=ins.line))
 
     def saturate_to_f16(self, ins) -> None:
         """cvt.sat.f16: the conversion, then clamped to [0, 1] by HADD2.SAT with -0 (the
