@@ -1,11 +1,12 @@
-"""Per-form coverage of the PTX inventory for sm_89: for each form ptxas accepts, a
+"""Per-form coverage of the PTX inventory for sm_89 (or `--arch 90`): for each form ptxas accepts, a
 generated kernel compiled by ptxas and by us; where the form computes values from
 registers (the "value" forms), both cubins run in the emulator over edge and random inputs
 and must agree bit for bit, ours with zero hazards; nvdisasm must read our words back as
 the instructions we meant.
 
-    py -m tools.inventory_coverage [--chapter integer] [--opcode lop3] [--sample N] [--seed S]
-                                    [--show 30] [--json FILE] [--log FILE.jsonl] [--only FILE.jsonl]
+    py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N]
+                                    [--seed S] [--show 30] [--json FILE] [--log FILE.jsonl]
+                                    [--only FILE.jsonl]
 
 `--log` appends one JSON line per form as it is checked and skips forms already in the file,
 so a long run (the full matrix takes hours on a loaded machine) can stop and resume.
@@ -15,7 +16,7 @@ Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm
 refused (our CompileError), crash (any other exception in our compiler or emulator),
 compiled (we compile it and nvdisasm reads it back, but the form has no value kernel yet, so
 it is not counted as covered), ran (a clock/timer read: both run hazard-free, values not
-comparable; not counted), ptxas-refused (the form is not for sm_89 at this version).
+comparable; not counted), ptxas-refused (the form is not for the arch at this version).
 """
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def _edges(ty: str, rng: random.Random) -> list[int]:
     return [e & mask for e in edges]
 
 
-def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple[str, list, int]:
+def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int],
+                 sm: int = 89) -> tuple[str, list, int]:
     """(PTX text, the source operands' types in input-slot order, number of output slots)."""
     decls, loads, stores, ops = [], [], [], []
     sources: list[str] = []
@@ -158,7 +160,7 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple
             store(q, ".pred")
     nin = max(1, len(sources))
     text = f""".version {ptx[0]}.{ptx[1]}
-.target sm_89
+.target sm_{sm}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -193,7 +195,7 @@ def is_atomic_form(form: Form) -> bool:
                       ("d", "m", "a", "r"), ("d", "m", "a", "a", "r"), ("m", "a", "r"))
 
 
-def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
+def atomic_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int]:
     """(PTX text, source types, output slots) for an atom/red form: each thread's own memory
     word (no two threads share one, so the results do not depend on the order of the
     warps) starts at input 0; the form runs with inputs 1 (and 2) as its operands; out
@@ -223,7 +225,7 @@ def atomic_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, list, int]:
         ops[ops.index("[%addr]")] = "[%sa]"
     store_old = f"st.global.{b} [%rdo+8], %old;" if form.operands[0].kind == "d" else ""
     text = f""".version {ptx[0]}.{ptx[1]}
-.target sm_89
+.target sm_{sm}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -259,7 +261,7 @@ def is_mbarrier_form(form: Form) -> bool:
         and any(op.kind == "m" for op in form.operands)
 
 
-def mbarrier_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, int]:
+def mbarrier_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, int]:
     """(PTX text, output slots) for an mbarrier form: 16 barriers in shared memory, 8 per
     warp (so no two warps race on one: the states each lane gets back are then the same
     for any order of the warps), initialised to expect 2..6 arrivals; every thread arrives
@@ -298,7 +300,7 @@ def mbarrier_kernel(form: Form, ptx: tuple[int, int]) -> tuple[str, int]:
                 "cvta.shared.u64 %g, bars;\nmul.wide.u32 %rdt, %tx, 8;\nadd.s64 %g, %g, %rdt;\n"
                 f"{body}\nL_skip:")
     text = f""".version {ptx[0]}.{ptx[1]}
-.target sm_89
+.target sm_{sm}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -379,33 +381,34 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
-def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
-    """(status, detail) for one form on sm_89."""
+def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
+    """(status, detail) for one form on sm_`sm`."""
     from ptx2sass.emu.launch import run
     from tools.inventory_kernels import acceptance_module, instruction_text
     rng = random.Random(f"{form.name}/{seed}")
-    ptx = version_for(form, 89)
+    ptx = version_for(form, sm)
+    arch = f"sm_{sm}"
     value = is_value_form(form)
     sources: list[str] = []
     if is_mbarrier_form(form):
         value = True
-        text, outs = mbarrier_kernel(form, ptx)
+        text, outs = mbarrier_kernel(form, ptx, sm)
     elif is_atomic_form(form):
         value = True
-        text, sources, outs = atomic_kernel(form, ptx)
+        text, sources, outs = atomic_kernel(form, ptx, sm)
     elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
         imm.update(IMMEDIATE_OPERANDS.get(form.opcode, {}))
-        text, sources, outs = value_kernel(form, ptx, imm)
+        text, sources, outs = value_kernel(form, ptx, imm, sm)
     else:
-        text, _ = acceptance_module([instruction_text(form)], 89, ptx,
+        text, _ = acceptance_module([instruction_text(form)], sm, ptx,
                                     ".param::func" in form.spaces)
-    theirs = oracle.ptxas(text, "sm_89")
+    theirs = oracle.ptxas(text, arch)
     if not theirs.ok:
         return "ptxas-refused", theirs.stderr.strip().splitlines()[0] if theirs.stderr else ""
     try:
-        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89",
+        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch,
                                                filename="k.ptx")
     except CompileError as e:
         return "refused", e.message
@@ -457,8 +460,8 @@ def read_log(path: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def coverage(forms: list[Form], seed: int = 0, progress=None,
-             log: str | None = None) -> dict[str, tuple[str, str]]:
+def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = None,
+             sm: int = 89) -> dict[str, tuple[str, str]]:
     out = read_log(log) if log else {}
     out = {f.name: out[f.name] for f in forms if f.name in out}
     fh = open(log, "a") if log else None
@@ -466,7 +469,7 @@ def coverage(forms: list[Form], seed: int = 0, progress=None,
         for k, f in enumerate(forms):
             if f.name in out:
                 continue
-            out[f.name] = check_form(f, seed)
+            out[f.name] = check_form(f, seed, sm)
             if fh:
                 fh.write(json.dumps({"form": f.name, "status": out[f.name][0],
                                      "detail": out[f.name][1]}) + "\n")
@@ -479,9 +482,10 @@ def coverage(forms: list[Form], seed: int = 0, progress=None,
     return out
 
 
-def sm89_forms() -> list[Form]:
+def sm89_forms(sm: int = 89) -> list[Form]:
+    """The forms ptxas takes for sm_`sm` (arch-specific `a` variants left out)."""
     return [f for f in inventory.forms()
-            if not f.arch_specific and f.valid_on(89, version_for(f, 89))]
+            if not f.arch_specific and f.valid_on(sm, version_for(f, sm))]
 
 
 def report(forms: list[Form], results: dict) -> str:
@@ -506,6 +510,7 @@ def report(forms: list[Form], results: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", type=int, default=89, help="sm number (89, 90)")
     ap.add_argument("--chapter")
     ap.add_argument("--opcode")
     ap.add_argument("--sample", type=int)
@@ -517,7 +522,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reverse", action="store_true",
                     help="check the forms last to first (a second process on the same matrix)")
     args = ap.parse_args(argv)
-    forms = sm89_forms()
+    forms = sm89_forms(args.arch)
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:
@@ -528,7 +533,7 @@ def main(argv=None) -> int:
                  if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log)
+    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch)
     print(report(forms, results))
     shown = 0
     for f in forms:

@@ -55,8 +55,13 @@ class MbarrierSelection:
             return self.imm32(op.value)
         return self.part_of(op, 0)
 
+    def require_mbarrier_atomics(self, what: str) -> None:
+        if not self.arch.mbarrier_atomics:
+            raise self.unsupported(f"{what} on {self.arch.name}")
+
     def sel_mbarrier(self, ins):
         mods = ins.modifiers
+        self.require_mbarrier_atomics(f"`mbarrier.{'.'.join(mods)}`")
         kind = mods[0] if mods else ""
         handler = getattr(self, f"mbarrier_{kind}", None)
         if handler is None:
@@ -251,6 +256,7 @@ class MbarrierSelection:
         without .noinc the pending count first grows by one per lane (the leader's
         ATOMS.ADD of minus the active lanes to word 1), so the arrival is not one of the
         expected ones."""
+        self.require_mbarrier_atomics("`cp.async.mbarrier.arrive`")
         space = self.mbarrier_space(ins)
         mem = self.address(ins.srcs[0], space)
         if space != "shared":          # the shared offset of a generic address
