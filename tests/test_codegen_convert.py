@@ -147,3 +147,28 @@ def test_cvt_sat_narrows_64_bit_integers(d, s):
     reg, post = ("%h", "cvt.u64.u16 %o, %h;") if d[1:] in ("8", "16") else ("%x1", "cvt.u64.u32 %o, %x1;")
     ours, theirs, _ = run_both(f".reg .b16 %h;\ncvt.sat.{d}.{s} {reg}, %a0;\n{post}", 64, 1, 64, values=SAT64)
     assert (ours == theirs).all()
+
+
+def _wider_register_cases():
+    for d in ("u8", "s8", "u16", "s16", "u32", "s32"):
+        for s in ("u8", "s16", "u32", "s32", "u64", "f32", "f16"):
+            for reg in (16, 32, 64):
+                if d != s and int(d[1:]) < reg:
+                    yield d, s, reg
+
+
+@pytest.mark.parametrize("d,s,reg", list(_wider_register_cases()), ids=lambda x: str(x))
+def test_cvt_into_a_wider_register_extends_the_result(d, s, reg):
+    """A destination register wider than cvt's type holds the result zero- or sign-extended
+    by that type (`cvt.u8.u32 %r32` of 0xe3e22476 is 0x76, not the source)."""
+    sb = BITS[s]
+    src, pre = {16: ("%h0", "cvt.u16.u64 %h0, %a0;"), 32: ("%x0", "cvt.u32.u64 %x0, %a0;"),
+                64: ("%a0", "")}[sb]
+    dst, post = {16: ("%h1", "mov.b32 %x2, {%h1, %h1};\ncvt.u64.u32 %o, %x2;"),
+                 32: ("%x1", "cvt.u64.u32 %o, %x1;"), 64: ("%o", "")}[reg]
+    rnd = ".rzi" if s[0] == "f" else ""
+    body = f".reg .b16 %h<2>;\n{pre}\ncvt{rnd}.{d}.{s} {dst}, {src};\n{post}"
+    ours, theirs, data = run_both(body, 64, 1, 64, values=_values(sb) + [0x12345678E3E22476, 0xFF80,
+                                                                         0x7FFF8001, 0x4B7FFF80, 0xC2FE0000])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]

@@ -32,6 +32,8 @@ class ConvertSelection:
         d, a = ins.dests[0], ins.srcs[0]
         if "pack" in ins.modifiers:
             return self.pack_saturated(ins)
+        if not _is_float(dty) and _bits(d.type) > _bits(dty):
+            return self.convert_into_wider_register(ins)
         if any(m == "sat" for m in ins.modifiers):
             if _is_float(sty) and not _is_float(dty):
                 # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
@@ -89,6 +91,16 @@ class ConvertSelection:
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def convert_into_wider_register(self, ins) -> None:
+        """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
+        `cvt.s16.f32` into a .b64) holds the result zero- or sign-extended by that type
+        (PTX's rule for cvt's destination operand): convert at the type's width, then extend."""
+        d, dty = ins.dests[0], ins.type
+        narrow = self.fresh_value(dty)
+        self.sel_cvt(replace(ins, dests=[narrow]))
+        wide = ("s" if _signed(dty) else "u") + str(_bits(d.type))
+        self.int_convert(d, narrow, wide, dty)
 
     def pack_fp8(self, ins) -> None:
         """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)

@@ -71,6 +71,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.quotients: dict = {}        # (block, type, divisor, dividend) -> (quotient, remainder)
         self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
+        self._fresh_values = 0           # see fresh_value
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -92,6 +93,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 r = self.mf.new_vreg("R", max(1, _bits(v.type) // 32))
             self.values[v.id] = r
         return r
+
+    def fresh_value(self, ty: str) -> ir.Value:
+        """An IR value of type `ty` that only selection knows (an intermediate result of one
+        PTX instruction); negative ids keep it apart from the function's own values."""
+        self._fresh_values -= 1
+        return ir.Value(self._fresh_values, ty)
 
     def dst(self, v: ir.Value, part: int | None = None) -> VOp:
         r = self.vreg(v)
