@@ -94,3 +94,24 @@ def test_nan_payload_constants_keep_their_bits(bits, const):
     want = np.where(data != 0, data, value).astype(ours.dtype)
     np.testing.assert_array_equal(theirs, want)
     np.testing.assert_array_equal(ours, want)
+
+
+@pytest.mark.parametrize("mods", ["", ".rn", ".rz", ".rm", ".rp", ".ftz", ".sat", ".rz.ftz.sat"])
+@pytest.mark.parametrize("imm", ["0f3F800000", "0fBFC00001", "0f80000000", "0f7F800000", "0f00000001"])
+def test_sub_of_an_immediate_subtracts(mods, imm):
+    """`sub.f32 d, a, IMM` is a + (-IMM): the immediate's sign must flip in the word (an
+    immediate's negation is not a modifier of FADD), in every rounding mode."""
+    from codegen_harness import run_both
+    ours, theirs, data = run_both(f"sub{mods}.f32 %o, %a0, {imm};", 32, 1, 32)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("body", ["mul.f32 %x0, %a0, %a1; sub.f32 %o, %x0, 0f3FC00000;",
+                                  "mul.f32 %x0, %a0, 0f40400000; sub.f32 %o, %a1, %x0;",
+                                  "neg.f32 %x1, %a1; fma.rn.f32 %o, %a0, %x1, 0fC0000000;"])
+def test_contracted_subtraction_of_an_immediate(body):
+    from codegen_harness import run_both
+    ours, theirs, data = run_both(body, 32, 2, 32)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]

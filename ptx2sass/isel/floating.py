@@ -12,6 +12,16 @@ from ptx2sass.mir import COPY, VOp
 from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
 
+def negated_float_text(text: str) -> str:
+    """nvdisasm's spelling of a float immediate with its sign flipped (`1.5` <-> `-1.5`,
+    `+INF` <-> `-INF`, `0` <-> `-0.0`)."""
+    if text.startswith("-"):
+        body = text[1:]
+        return "0" if body == "0.0" else ("+" + body if body[0].isalpha() else body)
+    body = text.lstrip("+")
+    return "-0.0" if body == "0" else "-" + body
+
+
 class FloatSelection:
     # ------------------------------------------------------------------ floating point
     def float_mods(self, ins) -> tuple[str, ...]:
@@ -136,8 +146,10 @@ class FloatSelection:
                    combine], ndefs=2)
 
     def negate_float(self, op):
+        """-op for a float source. A float immediate has no negation bit (FADD's `-` applies
+        to registers and constants): its own sign flips, in its text."""
         if isinstance(op, Imm):
-            return Imm(op.value, op.text, neg=not op.neg) if op.text is not None else self.negate(op)
+            return Imm(op.value, negated_float_text(op.text)) if op.text is not None else self.negate(op)
         if isinstance(op, Reg) and op.is_zero:
             return Reg("R", 255, neg=True)
         return self.negate(op)
