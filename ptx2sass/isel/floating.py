@@ -137,13 +137,15 @@ class FloatSelection:
         return r if isinstance(r, VOp) else self.pair_of(op)
 
     def half_setp(self, ins, cmp, bool_mod, p, second, combine):
-        """setp on f16/bf16: HSETP2 on the low halves."""
+        """setp on 16-bit floats: HSETP2, whose two results compare the low and the high
+        halves. A scalar type compares the low halves (`.H0_H0`); a pair type's `p|q` get
+        the low and the high compare."""
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
-        bf = ("BF16_V2",) if ins.type == "bf16" else ()
+        bf = ("BF16_V2",) if ins.type.startswith("bf16") else ()
+        half = ("H0_H0",) if ins.type in ("f16", "bf16") else ()
         ra, rb = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
         self.emit("HSETP2", (FLOAT_COMPARE[cmp],) + ftz + bf + (bool_mod,),
-                  [p, second, replace(ra, suffix=("H0_H0",)), replace(rb, suffix=("H0_H0",)),
-                   combine], ndefs=2)
+                  [p, second, replace(ra, suffix=half), replace(rb, suffix=half), combine], ndefs=2)
 
     def negate_float(self, op):
         """-op for a float source. A float immediate has no negation bit (FADD's `-` applies

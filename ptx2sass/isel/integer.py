@@ -549,7 +549,7 @@ class IntegerSelection:
                 self.emit("DSETP", (FLOAT_COMPARE[cmp], bool_mod),
                           [dests[0], second, self.wide_reg(a), self.wide_reg(b), combine], ndefs=2)
                 return
-            if ty in ("f16", "bf16"):
+            if ty in ("f16", "bf16", "f16x2", "bf16x2"):
                 return self.half_setp(ins, cmp, bool_mod, dests[0], second, combine)
             if _bits(ty) != 32:
                 raise self.unsupported(f"`setp.{ty}`")
