@@ -264,3 +264,18 @@ def test_set_of_half_pairs(body):
     ours, theirs, _ = run_both(body, 32, 3, 32, values=[0, 0x3C003C00, 0x7E00BC00, 0x7C00FC00,
                                                         0x00010001, 0x80003C00, 0x3C000000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("body", [
+    "mad.wide.u32 %w, %a0, %a1, 0x123456789;", "mad.wide.s32 %w, %a0, %a1, 0x723456789;",
+    "mad.wide.s32 %w, %a0, %a1, -0x500000001;", "mad.wide.u32 %w, %a0, 7, 0xFFFFFFFF00000001;",
+    "mad.wide.u16 %w32, %h0, %h1, 0x12345;", "mad.wide.s16 %w32, %h0, %h1, -0x12345;"])
+def test_mad_wide_keeps_a_64_bit_immediate_addend(body):
+    """mad.wide's addend has twice the type's width: its immediate is not cut to the type."""
+    post = "\nmov.b64 %o, %w;" if "%w," in body else "\ncvt.u64.u32 %o, %w32;"
+    full = (".reg .b64 %w; .reg .b32 %w32; .reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.u32.u64 %x1, %a1;\n"
+            "cvt.u16.u64 %h0, %a0;\ncvt.u16.u64 %h1, %a1;\n" + body.replace("%a0", "%x0").replace("%a1", "%x1") + post)
+    ours, theirs, data = run_both(full, 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]

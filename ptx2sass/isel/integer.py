@@ -254,6 +254,10 @@ class IntegerSelection:
         if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
             self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
             return
+        if bits == 16 and mode == "wide":   # the extended factors' 32-bit product plus c
+            ea, eb = self.extend(a, ty), self.extend(b, ty)
+            self.imad((), self.dst(d), self.as_reg(ea), eb, self.reg_part(c))
+            return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
         ra, sb = self.reg_part(a), self.part_of(b, 0)
