@@ -279,3 +279,26 @@ def test_mad_wide_keeps_a_64_bit_immediate_addend(body):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:5]]
+
+
+GUARDED = ["mul.hi.u64 %o, %a0, %a1;", "mul.hi.s64 %o, %a0, %a1;", "copysign.f64 %o, %a0, %a1;",
+           "mul.lo.u64 %o, %a0, %a1;", "mad.lo.u64 %o, %a0, %a1, %a0;", "cvt.u8.u32 %x2, %x0;",
+           "cvt.s16.u64 %x2, %a0;", "div.rn.f64 %o, %a0, %a1;", "div.rn.f32 %x2, %x0, %x1;",
+           "sqrt.rn.f32 %x2, %x0;", "rcp.rn.f64 %o, %a0;", "shr.s64 %o, %a0, %x1;", "min.s64 %o, %a0, %a1;",
+           "neg.s64 %o, %a0;", "selp.b64 %o, %a0, %a1, %p1;", "mov.b64 {%x2, %x3}, %a0;",
+           "mad.wide.u32 %o, %x0, %x1, %a0;", "sad.u64 %o, %a0, %a1, %a0;", "cvt.rn.f32.u64 %x2, %a0;"]
+
+
+@pytest.mark.parametrize("op", GUARDED)
+def test_guarded_operations_keep_the_old_value_where_the_guard_is_false(op):
+    """`@p op`: where p is false every destination keeps its value (an operation selected as
+    several instructions must guard the ones that write the destination, copies included)."""
+    body = (".reg .b16 %h0;\ncvt.u32.u64 %x0, %a0;\ncvt.u32.u64 %x1, %a1;\nmov.b32 %x2, 0x5a5a5a5a;\n"
+            "mov.b32 %x3, 0x33;\nmov.b64 %o, 0x1111111122222222;\nsetp.lt.u64 %p0, %a0, %a1;\n"
+            f"setp.ne.u32 %p1, %x0, 7;\n@%p0 {op}\n"
+            "cvt.u64.u32 %a1, %x2;\nxor.b64 %o, %o, %a1;\ncvt.u64.u32 %a1, %x3;\nshl.b64 %a1, %a1, 32;\n"
+            "xor.b64 %o, %o, %a1;")
+    ours, theirs, data = run_both(body, 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]

@@ -168,8 +168,8 @@ class IntegerSelection:
                                           negative])
                 hi = chosen
         self.begin_wide(d)
-        for k in range(2):
-            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+        for k in range(2):        # guarded as the PTX instruction: the result lands only where it holds
+            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)])
 
     def unsigned_mul_hi64(self, a0, a1, b0, b1) -> VOp:
         """A fresh pair holding the high 64 bits of (a1:a0) * (b1:b0), unsigned."""
