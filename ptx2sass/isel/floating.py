@@ -348,7 +348,13 @@ class FloatSelection:
             return self.ieee_div(ins)         # isel/ieee.py
         if ins.type != "f32":
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
-        d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        d, a, b = self.dst(ins.dests[0]), self.in_register(ins.srcs[0]), self.in_register(ins.srcs[1])
+        if "ftz" in ins.modifiers:
+            # ptxas: a * MUFU.RCP(b) with the product flushed (MUFU flushes its input)
+            r = VOp(self.mf.new_vreg())
+            self.mufu("RCP", r, b)
+            self.emit("FMUL", ("FTZ",), [d, a, r])
+            return
         p = VOp(self.mf.new_vreg("P"))
         self.emit("FSETP", ("GEU", "AND"), [p, PT, VOp(b.reg, b.part, abs=True), self.fimm(self.FLT_MIN), PT],
                   ndefs=2)

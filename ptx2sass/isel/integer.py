@@ -53,7 +53,12 @@ class IntegerSelection:
     def add_sat(self, ins):
         """Signed saturating add as ptxas does it: the wrapped sum, then overflow detected
         from the operands' and the sum's sign bits."""
-        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        x, y = ins.srcs[0], ins.srcs[1]
+        for this, other in ((x, y), (y, x)):
+            if isinstance(this, ir.Const) and this.value == 0:     # a + 0 cannot overflow
+                self.move(self.dst(ins.dests[0]), self.part_of(other, 0))
+                return
+        a, b = self.reg_part(x), self.reg_part(y)
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))

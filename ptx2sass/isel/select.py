@@ -185,6 +185,16 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return t
         return src
 
+    def in_register(self, op) -> VOp:
+        """`op` in a register of its own, even a zero constant (RZ cannot take modifiers such
+        as |.| or be written by a guarded copy)."""
+        src = self.reg_part(op)
+        if isinstance(src, VOp):
+            return src
+        t = VOp(self.mf.new_vreg())
+        self.move(t, src)
+        return t
+
     def new_pair(self) -> VOp:
         """A fresh register pair, defined as a whole (IMPLICIT_DEF) before its halves are
         written one by one, so liveness sees no partial definition."""
