@@ -25,7 +25,8 @@ SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b",
 
 @dataclass
 class Param:
-    """A kernel argument: a buffer (by name) or a typed scalar."""
+    """A kernel argument: a buffer (by name), a typed scalar, or (type "bytes") the raw bytes
+    of a by-value aggregate."""
     buffer: str | None = None
     type: str | None = None
     value: float | int | None = None
@@ -139,6 +140,8 @@ class Launch:
                 if p.buffer not in buffers:
                     raise EmuFault(f"parameter {ordinal} names unknown buffer {p.buffer!r}", kernel=prog.name)
                 value = struct.pack("<Q", buffers[p.buffer].base)
+            elif p.type == "bytes":             # a by-value aggregate (`.param .b8 p[N]`)
+                value = bytes(p.value)
             else:
                 fmt = SCALAR_FORMATS.get(p.type or "")
                 if fmt is None:

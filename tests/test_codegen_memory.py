@@ -1057,3 +1057,81 @@ def test_narrow_constant_loads_into_64_bit_registers():
     """ld.const of 8/16/32 bits into a 64-bit register, at a constant and at a register
     address: the high word is the sign or zero, not the next constant word."""
     run_both(CONST_NARROW_PTX, "k", {"out": (128, bytes(128))}, block=(4, 1, 1))
+
+
+PARAM_WIDTHS = [("s8", -100), ("u8", 200), ("s16", -30000), ("u16", 60000), ("s32", -2_000_000_000),
+                ("u32", 4_000_000_000), ("s64", -0x123456789ABCDEF), ("u64", 0xFEDCBA9876543210),
+                ("f32", 1.5), ("f64", -2.25)]
+
+
+def test_scalar_parameters_of_every_width_into_64_bit_registers():
+    """A parameter of each width (s8..f64, then a pointer) read with `ld.param` of its own type
+    into a 64-bit register (as nvcc writes `ld.param.s16 %rd1`): the register holds the value
+    extended by the type (a 32-bit parameter's high word is not the next parameter's bytes)."""
+    decls = ",\n".join(f".param .{t} p{k}" for k, (t, _) in enumerate(PARAM_WIDTHS))
+    loads = "\n".join(f"ld.param.{t} %rd{k}, [p{k}];" if t[0] != "f" else
+                      f"ld.param.b{t[1:]} %rd{k}, [p{k}];" for k, (t, _) in enumerate(PARAM_WIDTHS))
+    stores = "\n".join(f"st.global.u64 [%rd20+{8 * k}], %rd{k};" for k in range(len(PARAM_WIDTHS)))
+    ptx = f""".visible .entry k({decls},
+.param .u64 out)
+{{
+.reg .b64 %rd<24>;
+{loads}
+ld.param.u64 %rd20, [out];
+add.s64 %rd21, %rd1, %rd3;
+add.s64 %rd22, %rd4, %rd5;
+st.global.u64 [%rd20+80], %rd21;
+st.global.u64 [%rd20+88], %rd22;
+{stores}
+ret;
+}}
+"""
+    params = [Param(type=t, value=v) for t, v in PARAM_WIDTHS] + [Param(buffer="out")]
+    got = words(run_both(ptx, "k", {"out": (96, bytes(96))}, params, block=(1, 1, 1))["out"], np.uint64)
+    want = [v & (2**64 - 1) for t, v in PARAM_WIDTHS[:8]]
+    assert [int(x) for x in got[:8]] == want
+    assert int(got[10]) == (200 + 60000) and int(got[11]) == (-2_000_000_000 + 4_000_000_000)
+
+
+def test_vector_parameter_loads_direct_and_through_a_register():
+    """`ld.param.v4.u8`, `.v2.u16`, `.v2.u32`, `.v2.u64` of a byte-array parameter, directly
+    and through a register holding the parameter's address (`mov.u64 %rd, p`), into 16-,
+    32- and 64-bit registers."""
+    ptx = """.visible .entry k(.param .align 16 .b8 p[32], .param .u64 out)
+{
+.reg .b16 %h<8>;
+.reg .b32 %r<12>;
+.reg .b64 %rd<16>;
+ld.param.u64 %rd0, [out];
+mov.u64 %rd1, p;
+ld.param.v4.u8 {%h0, %h1, %h2, %h3}, [p];
+ld.param.v4.s8 {%r0, %r1, %r2, %r3}, [p+4];
+ld.param.v2.u16 {%r4, %r5}, [p+8];
+ld.param.v2.s16 {%rd2, %rd3}, [p+12];
+ld.param.v2.u32 {%r6, %r7}, [p+16];
+ld.param.v2.u64 {%rd4, %rd5}, [p+16];
+ld.param.v2.u32 {%r8, %r9}, [%rd1+8];
+ld.param.v4.u8 {%h4, %h5, %h6, %h7}, [%rd1+24];
+ld.param.v2.s32 {%rd6, %rd7}, [%rd1+24];
+ld.param.v2.u64 {%rd8, %rd9}, [%rd1];
+st.global.v4.u16 [%rd0], {%h0, %h1, %h2, %h3};
+st.global.v4.u32 [%rd0+16], {%r0, %r1, %r2, %r3};
+st.global.v4.u32 [%rd0+32], {%r4, %r5, %r6, %r7};
+st.global.v2.u64 [%rd0+48], {%rd2, %rd3};
+st.global.v2.u64 [%rd0+64], {%rd4, %rd5};
+st.global.v2.u32 [%rd0+80], {%r8, %r9};
+st.global.v4.u16 [%rd0+88], {%h4, %h5, %h6, %h7};
+st.global.v2.u64 [%rd0+96], {%rd6, %rd7};
+st.global.v2.u64 [%rd0+112], {%rd8, %rd9};
+ret;
+}
+"""
+    raw = bytes([0x81, 0x02, 0xF3, 0x74, 0x85, 0x06, 0xF7, 0x08, 0x09, 0x8A, 0x0B, 0xFC, 0x0D, 0x8E, 0x0F, 0x90,
+                 0x11, 0x12, 0x93, 0x14, 0x15, 0x16, 0x17, 0x98, 0xF9, 0x1A, 0x1B, 0x9C, 0x1D, 0x1E, 0x1F, 0xA0])
+    params = [Param(type="bytes", value=raw), Param(buffer="out")]
+    got = run_both(ptx, "k", {"out": (128, bytes(128))}, params, block=(1, 1, 1))["out"]
+    u16 = np.frombuffer(got, np.uint16)
+    assert [int(x) for x in u16[:4]] == list(raw[:4])
+    assert [int(x) for x in np.frombuffer(got[16:32], np.int32)] == [b - 256 if b > 127 else b for b in raw[4:8]]
+    assert int(np.frombuffer(got[48:56], np.int64)[0]) == int(np.frombuffer(raw[12:14], np.int16)[0])
+    assert got[64:80] == raw[16:32] and got[112:128] == raw[:16]

@@ -3,6 +3,8 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
@@ -300,15 +302,18 @@ class MemorySelection:
                 return self.load_param_indirect(ins, addr)
             if _bits(ins.type) < 32:
                 return self.load_param_subword(ins)
+            words = _bits(ins.type) // 32      # per element; the register may be wider
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 start = len(self.out)
                 if r.width > 1:
                     self.begin_wide(d)
-                parts = [self.param_const(ins.srcs[0], i * r.width + k) for k in range(r.width)]
+                parts = [self.param_const(ins.srcs[0], i * words + k) for k in range(min(words, r.width))]
                 for k, part in enumerate(parts):
                     self.move(self.dst(d, k), part)
-                if self.guard is None and r.cls == "R":
+                if r.width > words:        # a 32-bit parameter in a 64-bit register
+                    self.widen_loaded(d, ins.type)
+                elif self.guard is None and r.cls == "R":
                     self.note_param_value(d, parts, self.out[start:])
             return
         space = self.access_space(ins)
@@ -432,19 +437,34 @@ class MemorySelection:
     def load_param_subword(self, ins) -> None:
         """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
         end, and would bring the neighbouring bytes along)."""
-        if len(ins.dests) != 1:
-            raise self.unsupported(f"`ld.param.{ins.type}` into several registers")
-        self.emit("LDC", _size_modifier(ins.type, True), [self.dst(ins.dests[0]),
-                                                          self.param_const(ins.srcs[0], 0)])
+        size = _bits(ins.type) // 8
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            at = self.param_const(ins.srcs[0], 0)
+            at = replace(at, offset=at.offset + i * size)
+            narrow = self.vreg(d).width == 2
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True), [self.dst(d, 0) if narrow else self.dst(d), at])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_param_indirect(self, ins, addr: ir.Address) -> None:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
         constant bank 0 at that address."""
-        if len(ins.dests) != 1 or _bits(ins.type) > 64:
-            raise self.unsupported("vector `ld.param` through a register")
+        bits = _bits(ins.type)
+        if bits > 64:
+            raise self.unsupported(f"`ld.param.{ins.type}` through a register")
         r = self.vreg(addr.base)
-        self.emit("LDC", _size_modifier(ins.type, True),
-                  [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
+        base = VOp(r, 0 if r.width > 1 else None)
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            narrow = self.vreg(d).width == 2 and bits < 64
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True),
+                      [self.dst(d, 0) if narrow else self.dst_whole(d),
+                       ConstRef(0, addr.offset + i * (bits // 8), ureg=base)])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_const(self, ins):
         """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
