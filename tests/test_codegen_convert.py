@@ -172,3 +172,15 @@ def test_cvt_into_a_wider_register_extends_the_result(d, s, reg):
                                                                          0x7FFF8001, 0x4B7FFF80, 0xC2FE0000])
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("rnd", INT_ROUNDING)
+@pytest.mark.parametrize("d", ["s32", "u32", "s16", "u16", "s64", "u64"])
+def test_ftz_f32_to_integer(d, rnd):
+    """F2I's `.FTZ` prints (and encodes) before the type: `F2I.FTZ.U32.TRUNC.NTZ`."""
+    reg, post = {"s32": ("%x1", "cvt.u64.u32 %o, %x1;"), "u32": ("%x1", "cvt.u64.u32 %o, %x1;"),
+                 "s16": ("%h1", "cvt.u64.u16 %o, %h1;"), "u16": ("%h1", "cvt.u64.u16 %o, %h1;"),
+                 "s64": ("%o", ""), "u64": ("%o", "")}[d]
+    body = f".reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.{rnd}.ftz.{d}.f32 {reg}, %x0;\n{post}"
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=_values(32) + [0x00400000, 0x807FFFFF, 0xBF400000])
+    assert (ours == theirs).all()

@@ -77,7 +77,7 @@ class ConvertSelection:
             mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
             signed = {"u32": ("U32",), "s32": (), "u16": ("U16",), "s16": ("S16",)}[
                 dty.replace("b", "u")]
-            self.emit("F2I", signed + ftz + ((mode,) if mode else ()) + ("NTZ",),
+            self.emit("F2I", ftz + signed + ((mode,) if mode else ()) + ("NTZ",),   # nvdisasm's order
                       [self.dst(d), self.reg_part(a)])
             return
         if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
