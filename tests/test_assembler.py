@@ -456,3 +456,47 @@ def test_nvdisasm_listing_reassembles(name, item):
         pytest.xfail(f"assembler: {e}")
     assert _without_tool_note(oracle.cuobjdump_elf(ours)) == \
         _without_tool_note(oracle.cuobjdump_elf(data))
+
+
+RECURSIVE_FUNCTION = """.version 8.0
+.target sm_89
+.address_size 64
+.func (.reg .b32 r) E(.reg .b32 a)
+{
+.reg .pred %p;
+.reg .b32 %t;
+setp.lt.u32 %p, a, 2;
+@%p bra DONE;
+sub.u32 %t, a, 1;
+call (%t), E, (%t);
+mul.lo.u32 a, a, %t;
+DONE:
+mov.b32 r, a;
+ret;
+}
+.visible .entry k(.param .u64 out)
+{
+.reg .b64 %rd<3>;
+.reg .b32 %r<3>;
+ld.param.u64 %rd1, [out];
+mov.u32 %r1, %tid.x;
+call (%r2), E, (%r1);
+st.global.u32 [%rd1], %r2;
+ret;
+}
+"""
+
+
+def test_return_relative_to_the_kernel_label_reassembles():
+    """A callee kept in its kernel's section returns with `RET.REL.NODEC R20 \\`(k)`: the
+    target is relative to the section's own function label, which the listing names
+    only as the function (it was an undefined label)."""
+    data = oracle.ptxas(RECURSIVE_FUNCTION).output
+    listing = oracle.nvdisasm(data)
+    assert "RET.REL.NODEC R20 `(k)" in listing
+    ours = read_cubin(assemble(listing, "sm_89", "recursive.sass")).kernel("k").text
+    theirs = read_cubin(data).kernel("k").text
+    assert len(ours) == len(theirs)
+    for pc in range(0, len(ours), 16):       # as text: STG's hidden descriptor register aside
+        words = [int.from_bytes(t[pc:pc + 16], "little") for t in (ours, theirs)]
+        assert codec.decode_text(words[0], "sm_89", pc) == codec.decode_text(words[1], "sm_89", pc)
