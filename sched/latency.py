@@ -109,6 +109,9 @@ PREDICATE_FIXED = 4
 # PLOP3 (75,000+ guarded reads), where a predicate source gets 4.
 GUARD_FIXED = 13
 PREDICATE_AT_ISSUE = {"VOTE", "BAR"}
+# A uniform predicate guarding a uniform instruction: 11 (UISETP → `@UP0 UIADD3`, ptxas's
+# vabsdiff with parameters: tests/test_emu_hazards.py).
+UNIFORM_GUARD_FIXED = 11
 
 # Pipes of the fixed-latency instructions: a result crossing between the integer/logic
 # pipe ("alu"), the FMA pipe ("fma", IMAD included) and the packed-half pipe ("fp16")
@@ -133,10 +136,16 @@ READER_FIXED: dict[str, int] = {
     "HMMA": 7, "IMMA": 7, "QMMA": 7,
     "HADD2": 5, "HSETP2": 5,
 }
-# Producer/reader pairs exempt from READER_FIXED: HADD2 reads another HADD2's result 4 cycles
-# after it issued (ptxas leaves 4 in the f16 kernel of the LLVM corpus, tests/corpus/llvm/half.ptx:
-# HADD2 R7 → MUFU → HADD2 R8, R7.H1_H1).
-READER_PAIR_FIXED: dict[tuple[str, str], int] = {("HADD2", "HADD2"): 4}
+# Producer/reader pairs that ptxas schedules closer than the producer's and the reader's
+# rules give: the pair's own latency (ptxas's distance), which overrides both. HADD2 reads
+# another HADD2's result, and an HFMA2's, 4 cycles after it issued (tests/corpus/llvm/half.ptx:
+# HADD2 R7 → MUFU → HADD2 R8, R7.H1_H1; `fma.rn.f16x2` then `add.f16x2`); STG stores a CS2R
+# result (SR_CLOCKLO) 5 cycles after; UIMAD reads UIADD3's 4 after (UIADD3.X →
+# UIMAD.WIDE.U32, where ULEA → UIMAD takes 6). Reproducers: tests/test_emu_hazards.py
+# PTXAS_SCHEDULES.
+READER_PAIR_FIXED: dict[tuple[str, str], int] = {
+    ("HADD2", "HADD2"): 4, ("HFMA2", "HADD2"): 4, ("CS2R", "STG"): 5, ("UIADD3", "UIMAD"): 4,
+}
 
 # Results of the uniform datapath (UR/UP writes by fixed-latency instructions): 4 to
 # another uniform instruction (UIADD3→USHF, UISETP→USEL), 6 to UIMAD and to a
@@ -188,7 +197,12 @@ def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str
     base = fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
                          uniform=file in ("UR", "UP"))
     if file in ("P", "UP") and (guard or reader in PREDICATE_AT_ISSUE):
+        if file == "UP" and guard and reader.startswith("U"):
+            return max(base, UNIFORM_GUARD_FIXED)
         return max(base, GUARD_FIXED)
+    pair = READER_PAIR_FIXED.get((opcode, reader))
+    if pair is not None:
+        return pair
     if file in ("UR", "UP"):
         if opcode in UNIFORM_MOVES:
             return base
@@ -199,7 +213,7 @@ def read_latency(opcode: str, modifiers: tuple[str, ...], file: str, reader: str
         return max(base, UNIFORM_READER_FIXED.get(reader, 0))
     if opcode in ("HMMA", "IMMA", "QMMA") and reader in MEMORY_READERS:
         return MMA_TO_MEMORY
-    need = max(base, READER_PAIR_FIXED.get((opcode, reader), READER_FIXED.get(reader, 0)))
+    need = max(base, READER_FIXED.get(reader, 0))
     if reader not in READER_FIXED and reader not in NO_PIPE_READERS and not is_variable(reader):
         if pipe(opcode) != pipe(reader):
             need = max(need, CROSS_PIPE)
