@@ -131,13 +131,16 @@ def test_approximate_division(body):
     assert not len(bad), [(hex(data[n * i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
 
 
-_PLOP3_CONSTANT = pytest.mark.xfail(strict=True, reason="emulator: ptxas's PLOP3 with a c[0x2] operand does not decode")
-
-
 @pytest.mark.parametrize("body", ["add.sat.s32 %o, %a0, 0;", "add.sat.s32 %o, 0, %a0;",
-                                  pytest.param("add.sat.s32 %o, %a0, -5;", marks=_PLOP3_CONSTANT),
-                                  pytest.param("add.sat.s32 %o, %a0, 0x7FFFFFFF;", marks=_PLOP3_CONSTANT)])
+                                  "add.sat.s32 %o, %a0, -5;", "add.sat.s32 %o, %a0, 0x7FFFFFFF;"])
 def test_saturating_add_of_an_immediate(body):
     from codegen_harness import run_both
     ours, theirs, data = run_both(body, 32, 1, 32, values=[0, 1, 5, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x80000004])
+    assert (ours == theirs).all()
+
+
+def test_approximate_f64_reciprocal_with_ftz():
+    """rcp.approx.ftz.f64 (was refused): MUFU.RCP64H of the high word, the low word zero."""
+    from codegen_harness import run_both
+    ours, theirs, data = run_both("rcp.approx.ftz.f64 %o, %a0;", 64, 1, 64)
     assert (ours == theirs).all()
