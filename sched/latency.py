@@ -31,6 +31,7 @@ VARIABLE: dict[str, int] = {
     "DADD": 40, "DMUL": 40, "DFMA": 40, "DSETP": 40, "DMNMX": 40,
     "LDGDEPBAR": 35, "LDGSTS": 35, "R2UR": 12,
     "BMOV": 20,      # BMOV R, B: ptxas sets a write scoreboard on every one (latency audit)
+    "QSPC": 20,      # generic address space query: ptxas sets a write scoreboard (generic atomics)
 }
 
 # Variable-latency units whose results come back in issue order: waiting on the scoreboard
@@ -47,7 +48,7 @@ QUEUE: dict[str, str] = {
     "MUFU": "xu", "F2F": "xu", "F2I": "xu", "I2F": "xu", "FRND": "xu", "FCHK": "xu",
     "POPC": "xu", "FLO": "xu", "BREV": "xu",
     "DADD": "fp64", "DMUL": "fp64", "DFMA": "fp64", "DSETP": "fp64", "DMNMX": "fp64",
-    "R2UR": "r2ur", "BMOV": "bmov",
+    "R2UR": "r2ur", "BMOV": "bmov", "QSPC": "qspc",
 }
 
 # Cycles a variable-latency instruction may still be reading its source registers (the
