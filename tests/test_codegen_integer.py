@@ -302,3 +302,33 @@ def test_guarded_operations_keep_the_old_value_where_the_guard_is_false(op):
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
                           for i in bad[:5]]
+
+
+@pytest.mark.parametrize("body", [
+    "setp.lt.u64 %p0, %a0, %rd2;\nselp.b64 %o, 1, 2, %p0;",                       # ISETP.EX with c[0x0][…]
+    "setp.ge.s64 %p0, %rd2, %a0;\nselp.b64 %o, 1, 2, %p0;",
+    "cvt.u32.u64 %x0, %a0;\ndp4a.u32.u32 %x1, %x0, 0x01020304, %x0;\ncvt.u64.u32 %o, %x1;",   # IDP with an immediate
+    "cvt.u32.u64 %x0, %a0;\ndp2a.lo.s32.u32 %x1, %x0, -0x01020304, %x0;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nshfl.sync.bfly.b32 %x1, %x0, %x2, 0x1f, -1;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nshfl.sync.idx.b32 %x1, %x0, 3, %x2, -1;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nprmt.b32.b4e %x1, %x0, %x0, %x2;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nmul.lo.u32 %x1, %x0, 0x80000000;\ncvt.u64.u32 %o, %x1;",      # IMAD.SHL by 2^31
+    "cvt.u32.u64 %x0, %a0;\nmad.lo.u32 %x1, %x0, 0x80000000, %x0;\ncvt.u64.u32 %o, %x1;",
+])
+def test_operand_kinds_that_were_internal_errors(body):
+    """Each was 'internal error: cannot encode': a 64-bit compare with a 64-bit parameter,
+    IDP with an immediate, SHFL/PRMT with a parameter, IMAD by 0x80000000."""
+    ours, theirs, data = run_both(body, 64, 1, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("body", [
+    "set.lt.f16.f16 %h2, %h0, %h1;", "set.gtu.u16.f16 %h2, %h0, %h1;", "set.nan.s16.f16 %h2, %h0, %h1;",
+    "set.lt.and.f16.f16 %h2, %h0, %h1, %p1;", "set.ge.or.u16.f16 %h2, %h0, %h1, %p1;"])
+def test_set_into_16_bit_destinations(body):
+    """`set` into .f16 (1.0 is 0x3C00) and 16-bit integers (all ones) was refused."""
+    full = (".reg .b16 %h<3>;\ncvt.u16.u64 %h0, %a0;\ncvt.u16.u64 %h1, %a1;\ncvt.u32.u64 %x0, %a0;\n"
+            "cvt.u32.u64 %x1, %a1;\nsetp.ne.u32 %p1, %x0, 7;\n" + body + "\ncvt.u64.u16 %o, %h2;")
+    ours, theirs, _ = run_both(full, 64, 2, 64, values=[0, 1, 0x3C00, 0xBC00, 0x7E00, 0x7C00, 0x8000, 0xFFFF])
+    assert (ours == theirs).all()

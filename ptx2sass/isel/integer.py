@@ -213,8 +213,8 @@ class IntegerSelection:
                 return
             if factor == 1:
                 mods = ("IADD",)
-            elif c_zero and factor & (factor - 1) == 0:
-                mods = ("SHL",)
+            elif c_zero and factor & (factor - 1) == 0 and factor < 0x80000000:
+                mods = ("SHL",)        # (nvdisasm prints 2^31 as `IMAD R, R, -0x80000000, RZ`)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
@@ -616,7 +616,10 @@ class IntegerSelection:
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
         if sty == "f16x2":
             return self.set_halves(ins, dty)
-        if dty not in ("u32", "s32", "b32", "f32"):
+        # the value a true compare gives: all ones for integers (of 16 bits too: the high
+        # half of a 16-bit value's register is free), 1.0 in the destination's float format
+        true = {"f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}.get(dty, 0xFFFFFFFF)
+        if dty not in ("u32", "s32", "b32", "f32", "u16", "s16", "b16", "f16", "bf16"):
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
@@ -625,8 +628,8 @@ class IntegerSelection:
         p = self.fn.new_value("pred")
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
                                line=ins.line))
-        true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
-        self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
+        value = self.fimm(1.0) if dty == "f32" else Imm(true)
+        self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, value,
                                                           VOp(self.vreg(p), inv=True)])
 
     def set_float(self, ins) -> None:
@@ -666,9 +669,12 @@ class IntegerSelection:
         self.dot_product(ins, ("2A", half, f"{a_ty[0].upper()}16", f"{b_ty[0].upper()}8"))
 
     def dot_product(self, ins, mods):
+        """IDP takes b from a register or constant bank, never an immediate (ptxas puts
+        one in c[0x2]; here it goes through a register)."""
         a, b, c = ins.srcs
-        self.emit("IDP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0),
-                                self.reg_part(c)])
+        sb = self.part_of(b, 0)
+        self.emit("IDP", mods, [self.dst(ins.dests[0]), self.reg_part(a),
+                                self.reg_part(b) if isinstance(sb, Imm) else sb, self.reg_part(c)])
 
     def sel_selp(self, ins):
         d = ins.dests[0]
