@@ -184,3 +184,17 @@ def test_ftz_f32_to_integer(d, rnd):
     body = f".reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.{rnd}.ftz.{d}.f32 {reg}, %x0;\n{post}"
     ours, theirs, _ = run_both(body, 64, 1, 64, values=_values(32) + [0x00400000, 0x807FFFFF, 0xBF400000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("rnd", FLOAT_ROUNDING)
+def test_ftz_narrowing_of_f64_flushes_subnormal_results(rnd):
+    """cvt.r?.ftz.f32.f64 (was refused): a result below FLT_MIN becomes a zero of its sign,
+    one that rounds up to FLT_MIN stays; guarded as well."""
+    body = (f"cvt.{rnd}.ftz.f32.f64 %x0, %a0;\nsetp.ne.u64 %p0, %a0, 7;\nmov.b32 %x1, 5;\n"
+            f"@%p0 cvt.{rnd}.ftz.f32.f64 %x1, %a0;\nxor.b32 %x0, %x0, %x1;\ncvt.u64.u32 %o, %x0;")
+    ours, theirs, data = run_both(body, 64, 1, 64, values=_values(64) + [
+        0x380FFFFFF0000000, 0x380FFFFFEFFFFFFF, 0xB80FFFFFF0000000, 0x3810000000000000, 0x3800000000000000,
+        0xB7F0000000000001, 0x36A0000000000000, 0x36A0000000000001, 0xB69FFFFFFFFFFFFF, 7, 0x380FFFFFE0000000,
+        0x380FFFFFE0000001, 0xB80FFFFFE0000000, 0xB80FFFFFE0000001, 0x380FFFFFDFFFFFFF, 0xB80FFFFFDFFFFFFF])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]

@@ -88,6 +88,8 @@ class ConvertSelection:
             self.emit("FMUL", ("FTZ",), [flushed, self.reg_part(a), self.fimm(1.0)])
             a = flushed
             ftz = ()
+        if ftz and (dty, sty) == ("f32", "f64"):
+            return self.narrow_f64_flushing(d, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
@@ -101,6 +103,46 @@ class ConvertSelection:
         self.sel_cvt(replace(ins, dests=[narrow]))
         wide = ("s" if _signed(dty) else "u") + str(_bits(d.type))
         self.int_convert(d, narrow, wide, dty)
+
+    # cvt.r?.ftz.f32.f64 flushes a result that is tiny after rounding (rounded to 24 bits
+    # with an unbounded exponent, below FLT_MIN), as ptxas decides it: |x| below a
+    # threshold in FP64 that depends on the rounding (to nearest: FLT_MIN - 2^-151; toward
+    # zero, or toward FLT_MIN from a side rounding towards zero: FLT_MIN; from the side
+    # rounding away from zero: just above FLT_MIN - 2^-150).
+    FTZ_THRESHOLD = {"near": 0x380FFFFFF0000000, "toward": 0x3810000000000000, "away": 0x380FFFFFE0000001}
+
+    def narrow_f64_flushing(self, d, a, rnd) -> None:
+        """cvt.r?.ftz.f32.f64: F2F, then, where the result is tiny, that result multiplied
+        by FLT_MIN, which underflows it to a zero of its sign (ptxas's trick)."""
+        x = self.force_wide(a)
+        r = VOp(self.mf.new_vreg())
+        round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
+        self.emit("F2F", ("F32", "F64") + ((round_to,) if round_to else ()), [r, x])
+        t = self.new_pair()
+        if round_to in ("RM", "RP"):
+            # RM rounds negative values away from zero, RP positive ones
+            neg = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "AND"), [neg, PT, VOp(x.reg, 1), RZ, PT], ndefs=2)
+            away, toward = self.FTZ_THRESHOLD["away"], self.FTZ_THRESHOLD["toward"]
+            first, second = (away, toward) if round_to == "RM" else (toward, away)
+            for k in range(2):
+                w1, w2 = (first >> 32 * k) & 0xFFFFFFFF, (second >> 32 * k) & 0xFFFFFFFF
+                self.emit("SEL", (), [VOp(t.reg, k), self.reg_part(ir.Const(w1, "u32")),
+                                      Imm(w2) if w2 else RZ, neg])
+        else:
+            value = self.FTZ_THRESHOLD["toward" if round_to == "RZ" else "near"]
+            for k in range(2):
+                self.move(VOp(t.reg, k), self.imm32(value >> 32 * k) if (value >> 32 * k) & 0xFFFFFFFF else RZ)
+        normal = VOp(self.mf.new_vreg("P"))        # |x| >= threshold, or NaN
+        self.emit("DSETP", ("GEU", "AND"), [normal, PT, VOp(x.reg, abs=True), t, PT], ndefs=2)
+        self.emit(COPY, (), [self.dst(d), r], guarded=self.guard is not None)
+        flush = VOp(normal.reg, inv=True)
+        if self.guard is not None:     # the instruction's guard and the test, for every lane
+            flush = VOp(self.mf.new_vreg("P"))
+            self.emit("PLOP3", ("LUT",), [flush, PT, self.guard, VOp(normal.reg), PT, Imm(0x30), Imm(0)],
+                      guarded=False)
+        mi = self.emit("FMUL", (), [self.dst(d), r, self.fimm(self.FLT_MIN)])
+        mi.guard = flush
 
     def pack_fp8(self, ins) -> None:
         """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)

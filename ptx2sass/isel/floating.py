@@ -324,6 +324,13 @@ class FloatSelection:
     def sel_rcp(self, ins):
         if "approx" not in ins.modifiers:
             return self.ieee_rcp(ins)         # isel/ieee.py
+        if ins.type == "f64" and "ftz" in ins.modifiers:
+            # ptxas: MUFU.RCP64H of the high word, the low word zero
+            d = ins.dests[0]
+            self.begin_wide(d)
+            self.mufu("RCP64H", self.dst(d, 1), self.reg_part(ins.srcs[0], 1))
+            self.move(self.dst(d, 0), RZ)
+            return
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:
