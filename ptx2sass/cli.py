@@ -408,14 +408,12 @@ def _code_generator():
     if compile_module is not None:
         def generate(ptx, arch, module=None, filename="<input>", **options):
             from ptx2sass import frontend
-            from ptx2sass.frontend.to_ssa import lower_module
+            from ptx2sass.codegen import lower_checked
+            whole_program = not options.get("compile_only")
             if module is None:
                 module = frontend.parse(ptx, filename)
-                frontend.check(module, arch)
-            from ptx2sass.inline import has_calls, inline_calls
-            if has_calls(module):       # as codegen.lower_ptx does
-                module = inline_calls(module)
-            return compile_module(lower_module(module), arch, options, filename)
+                frontend.check(module, arch, whole_program=whole_program)
+            return compile_module(lower_checked(module, whole_program), arch, options, filename)
         return generate
     import ptx2sass
     try:

@@ -614,10 +614,17 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     """PTX text → checked SSA IR (the frontend); `whole_program=False` (ptxas -c) lets
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
-    from ptx2sass.frontend.to_ssa import lower_module
-    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
     module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
+    return lower_checked(module, whole_program)
+
+
+def lower_checked(module, whole_program: bool = True) -> ir.Module:
+    """A parsed and checked module → SSA IR: calls inlined, but for the link targets of
+    separate compilation (`whole_program=False`: `.visible .func`s with a body stay
+    functions of their own)."""
+    from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
     linkable = set() if whole_program else linkable_functions(module)
     if has_calls(module):
         module = inline_calls(module, linkable=not whole_program)
