@@ -500,3 +500,15 @@ def test_return_relative_to_the_kernel_label_reassembles():
     for pc in range(0, len(ours), 16):       # as text: STG's hidden descriptor register aside
         words = [int.from_bytes(t[pc:pc + 16], "little") for t in (ours, theirs)]
         assert codec.decode_text(words[0], "sm_89", pc) == codec.decode_text(words[1], "sm_89", pc)
+
+
+@pytest.mark.parametrize("text", ["I2FP.F32.S32 R0, UR6", "I2FP.F32.U32 R5, UR4", "FFMA R9, R0, R9, UR4",
+                                  "ISETP.GE.U32.AND.EX P0, PT, RZ, c[0x0][0x16c], PT, P0",
+                                  "LEA.HI R0, R0, c[0x0][0x174], RZ, 0x5", "POPC R0, c[0x0][0x170]"])
+def test_forms_of_ptxas_listings_assemble(text):
+    """Forms ptxas writes for ordinary kernels that re-assembling its listings refused
+    ('no form takes these operands'): encoded, nvdisasm reads back the same text."""
+    from ptx2sass.encoder.sass_text import parse_instruction
+    word = codec.encode(parse_instruction(text), "sm_89", 0)
+    run_ = oracle.nvdisasm_raw(word.to_bytes(16, "little"), "sm_89", ())
+    assert run_.ok and text in re.sub(r"\s+;", ";", run_.stdout).replace(" ;", ";"), run_.stdout

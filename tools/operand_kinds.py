@@ -152,6 +152,10 @@ OPS: list[Op] = [
     Op("i2f_s32", "cvt.rn.f32.s32 {d}, {a};", ("s32",), "b32", ("-0x1234567",)),
     Op("i2f_u32", "cvt.rz.f32.u32 {d}, {a};", ("u32",), "b32", ("0x81234567",)),
     Op("i2f_s64", "cvt.rn.f32.s64 {d}, {a};", ("s64",), "b32", ("-0x123456789AB",)),
+    # from a value the uniform datapath computed (I2FP.F32.S32 R0, UR6)
+    Op("i2f_of_sum", "add.s32 %t2, {a}, {b};\ncvt.rn.f32.s32 {d}, %t2;", ("s32", "s32"), "b32", ("-0x1234567", "5")),
+    Op("i2f_u_of_sum", "add.u32 %t2, {a}, {b};\ncvt.rn.f32.u32 {d}, %t2;", ("u32", "u32"), "b32", ("0x81234567", "5")),
+    Op("i2f_rz_of_sum", "add.s32 %t2, {a}, {b};\ncvt.rz.f32.s32 {d}, %t2;", ("s32", "s32"), "b32", ("-0x1234567", "5")),
     Op("i2f_f64", "cvt.rn.f64.s32 {d}, {a};", ("s32",), "b64", ("-0x1234567",)),
     Op("f2i_s32", "cvt.rzi.s32.f32 {d}, {a};", ("f32",), "b32", ("0fC2F6E979",)),
     Op("f2i_u32_ftz", "cvt.rmi.ftz.u32.f32 {d}, {a};", ("f32",), "b32", ("0f4F000001",)),
