@@ -176,20 +176,22 @@ class Launch:
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
-        program: KernelProgram | None = None, reconverge: str = "optimistic") -> LaunchResult:
+        program: KernelProgram | None = None, reconverge: str = "optimistic",
+        timing=None) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
     copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
     scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault.
     `reconverge="explicit"` runs diverged lanes apart until a BSYNC/WARPSYNC/BAR joins them
-    and reports collectives run apart in `convergence_hazards` (emu.convergence)."""
+    and reports collectives run apart in `convergence_hazards` (emu.convergence). `timing`:
+    a TimingModel subclass to check with (the latency audit's), else the plain one."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     if hazard_check:
         from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+        launch.timing_model = (timing or TimingModel)(launch)
     buffers = {}
     typed: list[Param] = []
     arrays: list[tuple[str, np.ndarray]] = []

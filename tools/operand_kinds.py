@@ -308,13 +308,13 @@ def chain_module(seeds, arch: str = "sm_89") -> str:
     return f".version 8.0\n.target {arch}\n.address_size 64\n\n" + "\n".join(chain_kernel(s) for s in seeds)
 
 
-def launch_chain(cubin: bytes, seed: int, hazard_check: bool = True):
+def launch_chain(cubin: bytes, seed: int, hazard_check: bool = True, decoder=None, timing=None):
     """Run `chain_<seed>` of `cubin` on 32 threads of seeded random inputs."""
     from ptx2sass.emu.launch import Param, run
     data = np.random.default_rng(seed).integers(0, 1 << 63, THREADS * 4, dtype=np.uint64)
     out = np.zeros(THREADS, dtype=np.uint64)
     res = run(cubin, f"chain_{seed}", 1, THREADS, [out, data] + [Param(type="b64", value=v) for v in CHAIN_PARAMS],
-              hazard_check=hazard_check)
+              hazard_check=hazard_check, decoder=decoder, timing=timing)
     return out, res
 
 
@@ -345,7 +345,7 @@ def inputs(op: Op, seed: int = 0) -> tuple[np.ndarray, list[int]]:
 
 
 def launch(cubin: bytes, op: Op, combo: str, data: np.ndarray, params: list[int],
-           hazard_check: bool = True):
+           hazard_check: bool = True, decoder=None, timing=None):
     """Run kernel `op`/`combo` of `cubin` on `data`/`params`; returns (output array, result)."""
     from ptx2sass.emu.launch import Param, run
     dtype = np.uint32 if _bits(op.dest) == 32 else np.uint64
@@ -353,7 +353,8 @@ def launch(cubin: bytes, op: Op, combo: str, data: np.ndarray, params: list[int]
     srcs[:] = data[:, :len(op.srcs)]
     out = np.zeros(THREADS, dtype=dtype)
     args = [out, srcs.reshape(-1).copy()] + [Param(type="b64", value=v) for v in params]
-    res = run(cubin, kernel_name(op, combo), 1, THREADS, args, hazard_check=hazard_check)
+    res = run(cubin, kernel_name(op, combo), 1, THREADS, args, hazard_check=hazard_check, decoder=decoder,
+              timing=timing)
     return out, res
 
 
