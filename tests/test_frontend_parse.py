@@ -116,11 +116,20 @@ def test_debug_directives():
 
 
 @pytest.mark.parametrize("text,line", [("add.s32 %r1, %r2,, %r3;", 6), ("}", 7),
-                                       ("ld.global.u32 %r1, [%rd1;", 6), ("\0", 6)])
+                                       ("ld.global.u32 %r1, [%rd1;", 6)])
 def test_syntax_errors_are_fatal_compile_errors(text, line):
     with pytest.raises(CompileError) as info:
         body_of(text)
     assert info.value.severity == "fatal" and info.value.line == line
+
+
+def test_nul_byte_ends_the_input_as_in_ptxas():
+    """ptxas stops reading at a NUL byte, even in a comment, and names only its line."""
+    with pytest.raises(CompileError) as info:
+        body_of("// before \0 after")
+    err = info.value
+    assert (err.message, err.severity, err.file, err.line) == (
+        "Unexpected EOF encountered on line 6", "fatal", None, None)
 
 
 def test_tables_are_cached_and_import_is_light(tmp_path):
