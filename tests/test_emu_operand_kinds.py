@@ -44,10 +44,18 @@ def test_chains_decode_and_run_without_hazards():
     # (`SHF.R.S64 R2, R15, R8, c[0x0][0x17c]`)
     "ld.param.u64 %rd3, [in];\ncvt.u32.u64 %x0, %a0;\nshr.s64 %o, %rd3, %x0;",
     "ld.param.u64 %rd3, [in];\ncvt.u32.u64 %x0, %a0;\nshl.b64 %o, %rd3, %x0;",
+    # shared memory read at an index from a parameter, as a softmax's reduction reads its
+    # partial results (`LDS.64 R10, [UR4]`, `LDS.U16 R5, [UR4+0x2]`)
+    ".shared .align 16 .b8 sh[512];\n.reg .b32 %y<8>;\nld.param.u32 %y5, [in];\nand.b32 %y5, %y5, 63;\n"
+    "shl.b32 %y5, %y5, 2;\nmov.u32 %y6, sh;\nadd.u32 %y6, %y6, %y5;\ncvt.u32.u64 %y1, %a0;\nmov.u32 %y2, %tid.x;\n"
+    "shl.b32 %y3, %y2, 2;\nmov.u32 %y4, sh;\nadd.u32 %y4, %y4, %y3;\nst.shared.u32 [%y4], %y1;\n"
+    "st.shared.u32 [%y4+256], %y1;\nbar.sync 0;\nld.shared.u32 %y2, [%y6+4];\n"
+    "ld.shared.v4.u32 {%y0, %y1, %y4, %y7}, [%y6+32];\nld.shared.u16 %y3, [%y6+2];\nadd.u32 %y2, %y2, %y0;\n"
+    "add.u32 %y2, %y2, %y7;\nadd.u32 %y2, %y2, %y3;\ncvt.u64.u32 %o, %y2;",
 ])
 def test_forms_of_plain_cuda_kernels_decode(body):
     """Forms nvcc's softmax and a many-parameter kernel made ptxas write (a constant-bank
-    operand on LEA.HI and SHF) decode, and the kernel computes what it computes when its
+    operand on LEA.HI and SHF, a uniform-register address on LDS) decode, and the kernel computes what it computes when its
     instructions come from nvdisasm's listing instead of our decoder."""
     import numpy as np
 

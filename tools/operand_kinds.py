@@ -134,6 +134,12 @@ OPS: list[Op] = [
     Op("local_index", "and.b32 %t2, {a}, 15;\nmul.wide.u32 %rd7, %t2, 4;\nmov.u64 %w, larr;\n"
        "add.s64 %w, %w, %rd7;\nst.local.u32 [larr], 0;\nst.local.u32 [larr+60], 1;\nst.local.u32 [%w], {b};\n"
        "ld.local.u32 {d}, [larr+60];", ("u32", "u32"), "b32", ("15", "0x1234")),
+    # shared memory at an index from the value (a parameter: `LDS.64 R10, [UR4+0x28]`)
+    Op("shared_index", "and.b32 %t2, {b}, 15;\nshl.b32 %t2, %t2, 3;\nmov.u32 %t3, sarr;\nadd.u32 %t2, %t2, %t3;\n"
+       "shl.b32 %t3, %t0, 2;\nmov.u32 %t1, sarr;\nadd.u32 %t3, %t3, %t1;\nst.shared.u32 [%t3], {a};\n"
+       "st.shared.u32 [%t3+128], {a};\nbar.sync 0;\nld.shared.u16 %hh, [%t2+2];\nld.shared.v2.u32 {{%t1, %t3}}, [%t2+8];\n"
+       "cvt.u32.u16 {d}, %hh;\nadd.u32 {d}, {d}, %t1;\nadd.u32 {d}, {d}, %t3;", ("u32", "u32"), "b32",
+       ("0x12345", "6")),
     # address arithmetic (LEA, LEA.HI.X)
     Op("lea", "shl.b64 %w, {a}, 2;\nadd.s64 {d}, {b}, %w;", ("s64", "s64"), "b64",
        ("0x1FFFFFFFF", "-0x123456789")),
@@ -190,7 +196,8 @@ OPS: list[Op] = [
 # Registers every kernel declares (the bodies' scratch: %q a predicate, %w a 64-bit value,
 # %hh a half).
 _DECLS = (".reg .pred %q;\n.reg .b64 %w;\n.reg .b16 %hh;\n.reg .b32 %t<4>;\n.reg .b64 %rd<8>;\n"
-          ".reg .b32 %s32_<3>;\n.reg .b64 %s64_<3>;\n.local .align 4 .b8 larr[64];\n")
+          ".reg .b32 %s32_<3>;\n.reg .b64 %s64_<3>;\n.local .align 4 .b8 larr[64];\n"
+          ".shared .align 16 .b8 sarr[256];\n")
 
 
 def _bits(ty: str) -> int:
