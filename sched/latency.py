@@ -109,7 +109,9 @@ PREDICATE_FIXED = 4
 # fixed-latency producer issued: ptxas never leaves less after ISETP/FSETP/HSETP2/LOP3/
 # PLOP3 (75,000+ guarded reads), where a predicate source gets 4.
 GUARD_FIXED = 13
-PREDICATE_AT_ISSUE = {"VOTE", "BAR"}
+# Also BRA's and EXIT's predicate operand (`@!P1 BRA !P2`, `@P0 EXIT P1`): FSETP → BRA's
+# operand 15 at the least over 15 sites (tools/latency_audit.py on tools/operand_kinds.py).
+PREDICATE_AT_ISSUE = {"VOTE", "BAR", "BRA", "EXIT"}
 # A uniform predicate guarding a uniform instruction: 11 (UISETP → `@UP0 UIADD3`, ptxas's
 # vabsdiff with parameters: tests/test_emu_hazards.py).
 UNIFORM_GUARD_FIXED = 11
@@ -142,10 +144,11 @@ READER_FIXED: dict[str, int] = {
 # another HADD2's result, and an HFMA2's, 4 cycles after it issued (tests/corpus/llvm/half.ptx:
 # HADD2 R7 → MUFU → HADD2 R8, R7.H1_H1; `fma.rn.f16x2` then `add.f16x2`); STG stores a CS2R
 # result (SR_CLOCKLO) 5 cycles after; UIMAD reads UIADD3's 4 after (UIADD3.X →
-# UIMAD.WIDE.U32, where ULEA → UIMAD takes 6). Reproducers: tests/test_emu_hazards.py
-# PTXAS_SCHEDULES.
+# UIMAD.WIDE.U32, where ULEA → UIMAD takes 6), and USEL's (a random chain of
+# tools/operand_kinds.py). Reproducers: tests/test_emu_hazards.py PTXAS_SCHEDULES.
 READER_PAIR_FIXED: dict[tuple[str, str], int] = {
     ("HADD2", "HADD2"): 4, ("HFMA2", "HADD2"): 4, ("CS2R", "STG"): 5, ("UIADD3", "UIMAD"): 4,
+    ("USEL", "UIMAD"): 4,
 }
 
 # Results of the uniform datapath (UR/UP writes by fixed-latency instructions): 4 to

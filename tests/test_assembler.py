@@ -504,7 +504,12 @@ def test_return_relative_to_the_kernel_label_reassembles():
 
 @pytest.mark.parametrize("text", ["I2FP.F32.S32 R0, UR6", "I2FP.F32.U32 R5, UR4", "FFMA R9, R0, R9, UR4",
                                   "ISETP.GE.U32.AND.EX P0, PT, RZ, c[0x0][0x16c], PT, P0",
-                                  "LEA.HI R0, R0, c[0x0][0x174], RZ, 0x5", "POPC R0, c[0x0][0x170]"])
+                                  "LEA.HI R0, R0, c[0x0][0x174], RZ, 0x5", "POPC R0, c[0x0][0x170]",
+                                  # from tools/operand_kinds.py's random chains (seeds 400..999)
+                                  "ULEA.HI UR4, UR4, UR5, URZ, 0x5", "I2FP.F32.S32.RZ R5, -0x1234562",
+                                  "UIMAD.WIDE.U32.X UR4, UR8, 0xfedcba9, UR6, UP0", "SEL R8, R11, UR4, P0",
+                                  "IDP.2A.LO.U16.S8 R7, R0, UR4, R7", "F2FP.F16.F32.PACK_AB R6, RZ, UR4",
+                                  "F2F.F64.F32 R6, UR4", "SHF.R.U32 R7, R0, R7, UR4"])
 def test_forms_of_ptxas_listings_assemble(text):
     """Forms ptxas writes for ordinary kernels that re-assembling its listings refused
     ('no form takes these operands'): encoded, nvdisasm reads back the same text."""

@@ -116,6 +116,11 @@ PTXAS_SCHEDULES = {
     "uisetp_to_uniform_guard": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
                                 "cvt.u32.u64 %x1, %rd5; vabsdiff.u32.u32.u32.add %x2, %x0, %x1, %x0;"
                                 "cvt.u64.u32 %rd3, %x2; add.s64 %o, %a0, %rd3;", 64, 1, 64),
+    # USEL's result read by UIMAD 4 cycles later (`USEL UR4, UR5, 0x4d, !UP0` then
+    # `UIMAD UR4, UR4, UR6, UR5`: selp then mad.lo of parameters)
+    "usel_to_uimad": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
+                      "cvt.u32.u64 %x1, %rd5; setp.lt.u32 %p0, %x0, %x1; selp.b32 %x2, %x0, 77, %p0;"
+                      "mad.lo.u32 %x3, %x2, %x1, %x0; cvt.u64.u32 %rd3, %x3; add.s64 %o, %a0, %rd3;", 64, 1, 64),
 }
 
 

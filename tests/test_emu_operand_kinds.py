@@ -9,7 +9,7 @@ run hazard-free. Before the encoding tables learnt these forms, 139 distinct wor
 kernels did not decode (POPC/FLO/SHF/PRMT/SEL/IMNMX/IDP/ISETP.EX/PLOP3/LEA.HI.X with
 constants, I2F/F2I/F2F/MUFU/FCHK from constants or immediates, USHF/UIADD3.X/ULEA/UBREV …).
 
-PTX2SASS_SAMPLE=all checks every operation and 400 chains; the default takes every third
+PTX2SASS_SAMPLE=all checks every operation and all seed chains; the default takes every third
 operation and 40 chains."""
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 SEED_FILE = REPO / "tools" / "isa_seeds" / "operand_kinds.ptx"
 THREADS = 32
-SEED_CHAINS = 400        # the chains written into the seed file (seeds 0..399)
+SEED_CHAINS = 1000       # the chains written into the seed file (seeds 0..999)
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,12 @@ OPS: list[Op] = [
     Op("hfma2", "fma.rn.f16x2 {d}, {a}, {b}, {c};", ("b32", "b32", "b32"), "b32",
        ("0x3C003E00", "0xC0004200", "0x34003800"), kinds="rp"),     # f16x2 takes no immediates
     Op("hadd2", "add.f16x2 {d}, {a}, {b};", ("b32", "b32"), "b32", ("0x3C003E00", "0xC0004200"), kinds="rp"),
+    # warp votes of a value (VOTE; VOTEU when the value is uniform, its result then read
+    # as a predicate by PLOP3/SEL)
+    Op("vote_any", "setp.ne.u32 %q, {a}, 0;\nvote.sync.any.pred %q, %q, -1;\nsetp.lt.u32 %g2, {b}, 9;\n"
+       "and.pred %q, %q, %g2;\nselp.b32 {d}, 1, 0, %q;", ("u32", "u32"), "b32", ("1", "5"), kinds="rp"),
+    Op("vote_ballot", "setp.ne.u32 %q, {a}, 0;\nvote.sync.ballot.b32 {d}, %q, -1;", ("u32",), "b32", ("1",),
+       kinds="rp"),
     # warp shuffles with constant lane/clamp operands (SHFL)
     Op("shfl_bfly", "shfl.sync.bfly.b32 {d}, {a}, {b}, 0x1f, -1;", ("b32", "u32"), "b32",
        ("0x12345678", "5"), kinds="rp"),
@@ -195,7 +201,7 @@ OPS: list[Op] = [
 
 # Registers every kernel declares (the bodies' scratch: %q a predicate, %w a 64-bit value,
 # %hh a half).
-_DECLS = (".reg .pred %q;\n.reg .b64 %w;\n.reg .b16 %hh;\n.reg .b32 %t<4>;\n.reg .b64 %rd<8>;\n"
+_DECLS = (".reg .pred %q;\n.reg .pred %g2;\n.reg .b64 %w;\n.reg .b16 %hh;\n.reg .b32 %t<4>;\n.reg .b64 %rd<8>;\n"
           ".reg .b32 %s32_<3>;\n.reg .b64 %s64_<3>;\n.local .align 4 .b8 larr[64];\n"
           ".shared .align 16 .b8 sarr[256];\n")
 
