@@ -8,9 +8,7 @@ input files).
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Union
-
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,8 +100,8 @@ class PairOperand(Node):
     second: Name
 
 
-Expr = Union[Name, IntLit, FloatLit, Unary, Binary, Call, ParenList, Index]
-Operand = Union[Expr, VectorOperand, Address, PairOperand]
+Expr = Name | IntLit | FloatLit | Unary | Binary | Call | ParenList | Index
+Operand = Expr | VectorOperand | Address | PairOperand
 
 
 # ----------------------------------------------------------------------------- statements
@@ -286,6 +284,11 @@ class Module(Node):
 
     def entries(self) -> list[Function]:
         return [f for f in self.functions() if f.kind == ".entry" and f.body is not None]
+
+    def has_calls(self) -> bool:
+        """Whether any `.func` is declared (only then is the inliner, ptx2sass/inline.py,
+        imported)."""
+        return any(f.kind == ".func" for f in self.functions())
 
 
 def join_modules(modules: list[Module]) -> Module:

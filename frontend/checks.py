@@ -10,12 +10,11 @@ from __future__ import annotations
 import functools
 import re
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend.video_checks import video_problems
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
@@ -488,6 +487,7 @@ class Checker:
             return
         if forms is None or lenient:
             if lenient:
+                from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
                 for operand in ins.operands:
@@ -501,6 +501,13 @@ class Checker:
         if problem:
             self.error(problem, ins)
             return
+        n = len(ins.operands)
+        if not form.optional_from <= n <= len(form.operands):
+            # a sibling form with the same modifiers and types may take this many operands
+            # (`bar.red.popc.u32 d, a, p` and `d, a, b, p`)
+            form = next((f for f in isa.FORMS[op] if f.groups == form.groups
+                         and f.type_slots == form.type_slots
+                         and f.optional_from <= n <= len(f.operands)), form)
         self.check_operands(ins, form, types, scope, name)
 
     def check_call_sequence(self, address, scope: _Scope):

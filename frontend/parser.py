@@ -21,7 +21,7 @@ import sys
 from ply import lex, yacc
 
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend import ast, fastpath
+from ptx2sass.frontend import ast, fastpath, tables
 from ptx2sass.frontend import lexer as ptx_lexer
 from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
 
@@ -1123,17 +1123,23 @@ _PARSER = None
 _current_lexer = None
 
 
+def table_spec():
+    """(table name, PLY constructor, table fields) for `tables.load` and `tables.generate`."""
+    name = tables.table_name("_parsetab", __file__, ptx_lexer.__file__)
+
+    def build(table, outputdir=None):
+        return yacc.yacc(module=sys.modules[__name__], start="module", debug=False,
+                         write_tables=outputdir is not None,
+                         tabmodule=table or tables.derived_name(name),
+                         outputdir="" if outputdir is None else outputdir,   # "": no lookup
+                         errorlog=yacc.NullLogger())
+    return name, build, tables.YACC_FIELDS
+
+
 def _parser():
     global _PARSER
     if _PARSER is None:
-        name = ptx_lexer.table_name("_parsetab", __file__, ptx_lexer.__file__)
-        outdir, tabmodule = ptx_lexer.table_location(name)
-        _PARSER = ptx_lexer.with_atomic_tables(
-            lambda scratch: yacc.yacc(module=sys.modules[__name__], start="module",
-                                      debug=False, write_tables=scratch is not None,
-                                      tabmodule=tabmodule, outputdir=scratch,
-                                      errorlog=yacc.NullLogger()),
-            outdir, tabmodule)
+        _PARSER = tables.load(*table_spec())
     return _PARSER
 
 

@@ -183,28 +183,10 @@ def help_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _own_version() -> str:
-    """The installed distribution's version, read from its `.dist-info` folder name:
-    `importlib.metadata` would triple the start-up time of `--version`."""
-    import ptx2sass
-    if getattr(ptx2sass, "__version__", None):
-        return ptx2sass.__version__
-    prefix = "ptx2sass-"
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(prefix) and name.endswith(".dist-info"):
-                return name[len(prefix):-len(".dist-info")]
-    return "unknown"
-
-
 def version_text() -> str:
     """`--version` in ptxas's five-line layout, naming ptx2sass. The release line keeps the
     words `release 13.5` because tools (Triton) read the PTX ISA level they may emit from it."""
-    own = _own_version()
+    from ptx2sass import __version__ as own
     py = ".".join(map(str, sys.version_info[:3]))
     return (f"{PROG}: PTX optimizing assembler, an open-source drop-in for ptxas\n"
             f"Copyright (c) the ptx2sass authors\n"
@@ -514,16 +496,67 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
+def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
+    entry → those reported after it). Under -c every `.func` with a body comes first, in
+    the order ptxas compiles them: depth first from the last-named function back, callees
+    (the last-called first) before their callers. In whole-program mode each entry is
+    followed by the functions it reaches, by name."""
+    from ptx2sass.inline import call_graph
+    graph = call_graph(module)
+    funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
+             if n in graph]
+    if compile_only:
+        done: list[str] = []
+        seen: set[str] = set()
+        for root in reversed(funcs):
+            stack = [(root, iter(reversed(graph[root])))]
+            if root in seen:
+                continue
+            seen.add(root)
+            while stack:
+                name, callees = stack[-1]
+                callee = next((c for c in callees if c in graph and c not in seen), None)
+                if callee is None:
+                    stack.pop()
+                    done.append(name)
+                else:
+                    seen.add(callee)
+                    stack.append((callee, iter(reversed(graph[callee]))))
+        return [n for n in done if n in funcs], {}
+    after = {}
+    for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):
+        reached, work = set(), list(graph[entry])
+        while work:
+            n = work.pop()
+            if n in graph and n not in reached and n in funcs:
+                reached.add(n)
+                work.extend(graph[n])
+        after[entry] = sorted(reached)
+    return [], after
+
+
 def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
-                   times: dict | None = None) -> list[str]:
+                   times: dict | None = None,
+                   functions: tuple[list[str], dict[str, list[str]]] = ([], {})) -> list[str]:
     """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
-    `Compile time` line. Non-entry functions that ptxas keeps apart get no
-    `Function properties` lines yet."""
+    `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
+    `Function properties` lines; one we inlined has no frame of its own (0 bytes)."""
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
+    frames = {k.name: k.frame_size for k in c.kernels if not k.is_entry}
+
+    def function_lines(name: str, timed: bool) -> list[str]:
+        stores, loads = (spills or {}).get(name, (0, 0))
+        out = [f"Function properties for {name}",
+               f"    {frames.get(name, 0)} bytes stack frame, {stores} bytes spill stores, "
+               f"{loads} bytes spill loads"]
+        if timed and times is not None:
+            out.append(f"Compile time = {times.get(name, 0.0):.3f} ms")
+        return out
 
     def size(name: str) -> int | None:
         try:
@@ -539,6 +572,9 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         if n:
             module += f", {n} bytes cmem[{bank}]"
     lines = [module]
+    before, after = functions
+    for name in before:
+        lines += function_lines(name, timed=True)
     for k in c.kernels:
         if not k.is_entry:
             continue
@@ -561,6 +597,8 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         lines.append(used)
         if times is not None:
             lines.append(f"Compile time = {times.get(k.name, 0.0):.3f} ms")
+        for name in after.get(k.name, ()):
+            lines += function_lines(name, timed=False)
     return lines
 
 
@@ -655,8 +693,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    from ptx2sass.inline import has_calls
-    if has_calls(module) and not cl.flag("suppress-stack-size-warning"):
+    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
         for name in _unknown_stack_kernels(bytes(cubin)):
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")
@@ -699,11 +736,14 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     from ptx2sass.encoder.cubin import read_cubin
     times = dict(options.get("time_report") or {})
     elapsed = (time.perf_counter() - started) * 1000
+    functions = function_report_order(module, bool(options.get("compile_only")))
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
+    first = functions[0][0] if functions[0] else first
     if first is not None:
         times[first] = times.get(first, 0.0) + max(0.0, elapsed - sum(times.values()))
     lines = register_override_lines(module, bytes(cubin), limit) if limit else []
-    return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times)
+    return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times,
+                                  functions)
 
 
 def run(argv: list[str]) -> int:

@@ -625,13 +625,12 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
 
 
 def lower_checked(module, whole_program: bool = True) -> ir.Module:
-    """A parsed and checked module → SSA IR: calls inlined, but for the link targets of
-    separate compilation (`whole_program=False`: `.visible .func`s with a body stay
-    functions of their own)."""
+    """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
+    the `.visible .func`s other units may call, which stay functions of their own."""
     from ptx2sass.frontend.to_ssa import lower_module
-    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
+    from ptx2sass.inline import inline_calls, linkable_functions
     linkable = set() if whole_program else linkable_functions(module)
-    if has_calls(module):
+    if module.has_calls() or linkable:
         module = inline_calls(module, linkable=not whole_program)
     out = lower_module(module)
     for fn in out.functions:

@@ -545,6 +545,15 @@ def _call_targets(block: ast.Block):
                 yield ops[0].name
 
 
+def call_graph(module: ast.Module) -> dict[str, list[str]]:
+    """Every function with a body → the functions it calls by name, each once, in the order
+    of their first call."""
+    from ptx2sass.frontend.depth import deep_walks
+    with deep_walks():
+        return {f.name: list(dict.fromkeys(_call_targets(f.body))) for f in module.functions()
+                if f.body is not None}
+
+
 def recursive_functions(module: ast.Module) -> set[str]:
     """Names of the `.func`s that can reach themselves through direct calls: they cannot be
     inlined and are compiled out of line."""
@@ -601,10 +610,6 @@ def address_taken_functions(module: ast.Module) -> set[str]:
         elif isinstance(item, ast.Function) and item.body is not None:
             scan(item.body)
     return out
-
-
-def has_calls(module: ast.Module) -> bool:
-    return any(f.kind == ".func" for f in module.functions())
 
 
 def linkable_functions(module: ast.Module) -> set[str]:
