@@ -63,6 +63,9 @@ class IntegerSelection:
     def saturating_sum(self, d, a: VOp, b: VOp, negate_b: bool = False) -> None:
         """Signed saturating a + b (or a - b) as ptxas does it: the wrapped sum, then
         overflow detected from the operands' and the sum's sign bits."""
+        if not isinstance(a, VOp):       # RZ (0 - b): the sign test reads a register
+            a = VOp(self.mf.new_vreg())
+            self.move(a, RZ)
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
