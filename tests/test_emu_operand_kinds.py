@@ -62,7 +62,7 @@ def test_forms_of_plain_cuda_kernels_decode(body):
     from codegen_harness import inputs, kernel
     from ptx2sass import oracle
     from ptx2sass.emu.launch import run
-    from ptx2sass.emu.testing import cubin_listing_decoder
+    from tools.emu_testing import cubin_listing_decoder
     ptx = kernel(body, 64, 1, 64)
     assert ok.undecodable_words(ptx) == {}
     cubin = oracle.ptxas(ptx).output

@@ -103,7 +103,7 @@ def _spread(items: list, limit: int | None) -> list:
 def corpus_outcomes(corpus: str, limit: int | None = None):
     """The corpus runners default to nvdisasm's listing for decoding: ours is passed."""
     from ptx2sass import oracle
-    from ptx2sass.emu import testing as t
+    from tools import emu_testing as t
     from ptx2sass.emu.loader import codec_decoder as ours
     if corpus == "zluda":
         for e in _spread([e for e in t.zluda_manifest() if "ptxas_error" not in e], limit):
