@@ -198,3 +198,31 @@ def test_ftz_narrowing_of_f64_flushes_subnormal_results(rnd):
         0x380FFFFFE0000001, 0xB80FFFFFE0000000, 0xB80FFFFFE0000001, 0x380FFFFFDFFFFFFF, 0xB80FFFFFDFFFFFFF])
     bad = (ours != theirs).nonzero()[0]
     assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("mods", ["rn.satfinite", "rz.satfinite", "rn.satfinite.relu"])
+@pytest.mark.parametrize("ty", ["f16x2", "bf16x2"])
+def test_satfinite_pack_of_two_floats(mods, ty):
+    """cvt.<mods>.{f16x2,bf16x2}.f32 (PTX 8.1; was refused): F2FP.SATFINITE[.RELU]…PACK_AB,
+    overflow to the largest finite value of its sign; vs ptxas in the emulator on values
+    past each format's range, infinities and NaN."""
+    from codegen_harness import run_both
+    big = [0x477FF000, 0x47800000, 0xC7800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F7FFFFF,
+           0xFF7FFFFF, 0x3F800000, 0x80000001, 0x477FE000, 0x7F7F8000]
+    ours, theirs, data = run_both(f"cvt.{mods}.{ty}.f32 %x0, %a0, %a1; mov.b32 %o, %x0;", 32, 2, 32,
+                                  values=big, version="8.1")
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+def test_satfinite_pack_needs_ptx_8_1():
+    """Below PTX 8.1 the modifier is refused in ptxas's words."""
+    from codegen_harness import kernel
+    from ptx2sass import codegen, oracle
+    from ptx2sass.errors import CompileError
+    ptx = kernel("cvt.rn.satfinite.bf16x2.f32 %o, %a0, %a1;", 32, 2, 32)
+    theirs = oracle.ptxas(ptx)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.lower_ptx(ptx, "sm_89", "input.ptx")
+    assert str(e.value).strip() in theirs.stderr

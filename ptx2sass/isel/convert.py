@@ -233,12 +233,14 @@ class ConvertSelection:
                                                              self.part_of(b, 0), self.reg_part(c)])
 
     def pack_pair(self, ins) -> None:
-        """cvt.{rn,rz}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a into the high
-        half and b into the low one."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu")]
+        """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
+        into the high half and b into the low one (.satfinite: infinities to the largest
+        finite value of their sign)."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu", "satfinite")]
         if extra or not any(m in ("rn", "rz") for m in ins.modifiers) or len(ins.srcs) != 2:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-        mods = (("RELU",) if "relu" in ins.modifiers else ()) + \
+        mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
+            (("RELU",) if "relu" in ins.modifiers else ()) + \
             (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
