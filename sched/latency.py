@@ -144,11 +144,12 @@ READER_FIXED: dict[str, int] = {
 # another HADD2's result, and an HFMA2's, 4 cycles after it issued (tests/corpus/llvm/half.ptx:
 # HADD2 R7 → MUFU → HADD2 R8, R7.H1_H1; `fma.rn.f16x2` then `add.f16x2`); STG stores a CS2R
 # result (SR_CLOCKLO) 5 cycles after; UIMAD reads UIADD3's 4 after (UIADD3.X →
-# UIMAD.WIDE.U32, where ULEA → UIMAD takes 6), and USEL's (a random chain of
-# tools/operand_kinds.py). Reproducers: tests/test_emu_hazards.py PTXAS_SCHEDULES.
+# UIMAD.WIDE.U32, where ULEA → UIMAD takes 6), and USEL's and ULOP3's (random chains of
+# tools/operand_kinds.py; ULOP3's found by the held-back chains 1000..1199). Reproducers:
+# tests/test_emu_hazards.py PTXAS_SCHEDULES.
 READER_PAIR_FIXED: dict[tuple[str, str], int] = {
     ("HADD2", "HADD2"): 4, ("HFMA2", "HADD2"): 4, ("CS2R", "STG"): 5, ("UIADD3", "UIMAD"): 4,
-    ("USEL", "UIMAD"): 4,
+    ("USEL", "UIMAD"): 4, ("ULOP3", "UIMAD"): 4,
 }
 
 # Results of the uniform datapath (UR/UP writes by fixed-latency instructions): 4 to

@@ -121,6 +121,10 @@ PTXAS_SCHEDULES = {
     "usel_to_uimad": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
                       "cvt.u32.u64 %x1, %rd5; setp.lt.u32 %p0, %x0, %x1; selp.b32 %x2, %x0, 77, %p0;"
                       "mad.lo.u32 %x3, %x2, %x1, %x0; cvt.u64.u32 %rd3, %x3; add.s64 %o, %a0, %rd3;", 64, 1, 64),
+    # ULOP3's result read by UIMAD 4 cycles later (xor of parameters, then mad.lo)
+    "ulop3_to_uimad": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
+                       "cvt.u32.u64 %x1, %rd5; xor.b32 %x2, %x0, %x1; mad.lo.u32 %x3, %x2, %x1, %x0;"
+                       "cvt.u64.u32 %rd3, %x3; add.s64 %o, %a0, %rd3;", 64, 1, 64),
 }
 
 
