@@ -303,7 +303,10 @@ def chain_kernel(seed: int) -> str:
                               c=srcs[2] if len(srcs) > 2 else "")
         if rng.random() < 0.2:        # guarded: the destination keeps 0 where %g is false
             lines.append(f"mov.b{width} {d}, 0;")
-            body = "\n".join(line if line.startswith("setp") else "@%g " + line for line in body.split("\n"))
+            # setp recomputes the op's own predicate; a barrier or a warp vote stays unguarded
+            # (some threads skipping bar.sync deadlock the CTA; vote.sync's -1 names them all)
+            body = "\n".join(line if line.startswith(("setp", "bar.sync", "vote.sync")) else "@%g " + line
+                              for line in body.split("\n"))
         lines.append(body)
         if rng.random() < 0.3:
             lines.append(f"setp.lt.u32 %g, {rng.choice(pools[32])}, {rng.choice(pools[32])};")
