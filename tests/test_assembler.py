@@ -510,8 +510,9 @@ def test_return_relative_to_the_kernel_label_reassembles():
                                   "UIMAD.WIDE.U32.X UR4, UR8, 0xfedcba9, UR6, UP0", "SEL R8, R11, UR4, P0",
                                   "IDP.2A.LO.U16.S8 R7, R0, UR4, R7", "F2FP.F16.F32.PACK_AB R6, RZ, UR4",
                                   "F2F.F64.F32 R6, UR4", "SHF.R.U32 R7, R0, R7, UR4",
-                                  # held-back chain 1114 (tools/isa_seeds/uniform_imad.ptx)
-                                  "UIMAD UR4, UR4, UR4, -0x80000000"])
+                                  # held-back chains 1114 and 1574 (tools/isa_seeds/uniform_imad.ptx,
+                                  # f2f_uniform.ptx)
+                                  "UIMAD UR4, UR4, UR4, -0x80000000", "F2F.F32.F64 R7, UR4"])
 def test_forms_of_ptxas_listings_assemble(text):
     """Forms ptxas writes for ordinary kernels that re-assembling its listings refused
     ('no form takes these operands'): encoded, nvdisasm reads back the same text."""
