@@ -165,16 +165,18 @@ class Launch:
     # What this emulated device reports through the driver's constant-bank words.
     NSMID = 1               # one SM: CTAs run one after another
     GRIDID = 1
+    AGGR_SMEM_LIMIT = 228 * 1024    # the shared memory an SM offers (H100: 228 KiB)
 
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers
         %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
         from ptx2sass.encoder.arch import arch_info
-        offsets = arch_info(self.program.arch).driver_cbank or {}
+        offsets = dict(arch_info(self.program.arch).driver_cbank or ())
         values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
                   "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
-                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0)}
+                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0),
+                  "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT)}
         for key, (fmt, value) in values.items():
             at = offsets.get(key)
             if at is not None and at + struct.calcsize(fmt) <= len(bank0):

@@ -1,17 +1,17 @@
-"""Per-form coverage of the PTX inventory for sm_89: for each form ptxas accepts, a
+"""Per-form coverage of the PTX inventory for sm_89 (or `--arch 90`): for each form ptxas accepts, a
 generated kernel compiled by ptxas and by us; where the form computes values from
 registers (the "value" forms), both cubins run in the emulator over edge and random inputs
 and must agree bit for bit, ours with zero hazards; nvdisasm must read our words back as
 the instructions we meant.
 
-    py -m tools.inventory_coverage [--chapter integer] [--opcode lop3] [--sample N] [--seed S]
+    py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N] [--seed S]
                                     [--show 30] [--json FILE]
 
 Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm disagrees),
 refused (our CompileError), crash (any other exception in our compiler or emulator),
 compiled (we compile it and nvdisasm reads it back, but the form has no value kernel yet, so
 it is not counted as covered), ran (a clock/timer read: both run hazard-free, values not
-comparable; not counted), ptxas-refused (the form is not for sm_89 at this version).
+comparable; not counted), ptxas-refused (the form is not for the arch at this version).
 """
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def _edges(ty: str, rng: random.Random) -> list[int]:
     return [e & mask for e in edges]
 
 
-def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple[str, list, int]:
+def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int],
+                 sm: int = 89) -> tuple[str, list, int]:
     """(PTX text, the source operands' types in input-slot order, number of output slots)."""
     decls, loads, stores, ops = [], [], [], []
     sources: list[str] = []
@@ -154,7 +155,7 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple
             store(q, ".pred")
     nin = max(1, len(sources))
     text = f""".version {ptx[0]}.{ptx[1]}
-.target sm_89
+.target sm_{sm}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -213,26 +214,27 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
-def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
-    """(status, detail) for one form on sm_89."""
+def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
+    """(status, detail) for one form on sm_`sm`."""
     from ptx2sass.emu.launch import run
     from tools.inventory_kernels import acceptance_module, instruction_text
     rng = random.Random(f"{form.name}/{seed}")
-    ptx = version_for(form, 89)
+    ptx = version_for(form, sm)
+    arch = f"sm_{sm}"
     value = is_value_form(form)
     if value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
         imm.update(IMMEDIATE_OPERANDS.get(form.opcode, {}))
-        text, sources, outs = value_kernel(form, ptx, imm)
+        text, sources, outs = value_kernel(form, ptx, imm, sm)
     else:
-        text, _ = acceptance_module([instruction_text(form)], 89, ptx,
+        text, _ = acceptance_module([instruction_text(form)], sm, ptx,
                                     ".param::func" in form.spaces)
-    theirs = oracle.ptxas(text, "sm_89")
+    theirs = oracle.ptxas(text, arch)
     if not theirs.ok:
         return "ptxas-refused", theirs.stderr.strip().splitlines()[0] if theirs.stderr else ""
     try:
-        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89",
+        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch,
                                                filename="k.ptx")
     except CompileError as e:
         return "refused", e.message
@@ -270,18 +272,19 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     return "match", ""
 
 
-def coverage(forms: list[Form], seed: int = 0, progress=None) -> dict[str, tuple[str, str]]:
+def coverage(forms: list[Form], seed: int = 0, progress=None, sm: int = 89) -> dict[str, tuple[str, str]]:
     out = {}
     for k, f in enumerate(forms):
-        out[f.name] = check_form(f, seed)
+        out[f.name] = check_form(f, seed, sm)
         if progress:
             progress(k, f, out[f.name])
     return out
 
 
-def sm89_forms() -> list[Form]:
+def sm89_forms(sm: int = 89) -> list[Form]:
+    """The forms ptxas takes for sm_`sm` (arch-specific `a` variants left out)."""
     return [f for f in inventory.forms()
-            if not f.arch_specific and f.valid_on(89, version_for(f, 89))]
+            if not f.arch_specific and f.valid_on(sm, version_for(f, sm))]
 
 
 def report(forms: list[Form], results: dict) -> str:
@@ -306,6 +309,7 @@ def report(forms: list[Form], results: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", type=int, default=89, help="sm number (89, 90)")
     ap.add_argument("--chapter")
     ap.add_argument("--opcode")
     ap.add_argument("--sample", type=int)
@@ -313,14 +317,14 @@ def main(argv=None) -> int:
     ap.add_argument("--show", type=int, default=30)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    forms = sm89_forms()
+    forms = sm89_forms(args.arch)
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:
         forms = [f for f in forms if f.opcode == args.opcode]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms, args.seed)
+    results = coverage(forms, args.seed, sm=args.arch)
     print(report(forms, results))
     shown = 0
     for f in forms:

@@ -122,10 +122,36 @@ class MemorySelection:
                 self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
         return t.reg
 
+    CLUSTER_RANK_SHIFT = 24      # sm_90: a shared address's CTA rank in its cluster
+
     def window_location(self, p, offset: int):
         """(base register or None, byte offset) of a shared/const/local variable + offset in
-        its window: local variables sit above the stack pointer."""
-        return (SP if p.space == "local" else None), p.value + offset
+        its window: local variables sit above the stack pointer; on targets whose shared
+        addresses are cluster addresses, shared ones above the CTA's rank (`shared_rank`)."""
+        if p.space == "local":
+            return SP, p.value + offset
+        if p.space == "shared" and self.arch.cluster_shared_addresses:
+            return self.shared_rank(), p.value + offset
+        return None, p.value + offset
+
+    def shared_rank(self) -> VOp:
+        """A register holding SR_CgaCtaId << 24, computed once at the function's start (see
+        `place_shared_rank`)."""
+        if getattr(self, "_shared_rank", None) is None:
+            self._shared_rank = VOp(self.mf.new_vreg())
+        return self._shared_rank
+
+    def place_shared_rank(self) -> None:
+        """Put the computation of `shared_rank` first in the entry block, if anything used it."""
+        rank = getattr(self, "_shared_rank", None)
+        if rank is None:
+            return
+        self.mf.shared_addresses = True
+        t = VOp(self.mf.new_vreg())
+        entry = self.mf.blocks[0]
+        entry.instrs[:0] = [
+            MInstr("S2R", (), [t, SpecialReg("SR_CgaCtaId")], 1),
+            MInstr("SHF", ("L", "U32"), [rank, t, Imm(self.CLUSTER_RANK_SHIFT), RZ], 1)]
 
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
@@ -692,10 +718,13 @@ class MemorySelection:
             if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
                 raise self.unsupported("`ldmatrix` of this generic address")
             r = self.vreg(addr.base)
-            t = VOp(self.mf.new_vreg())
-            self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
-                                    ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
-            mem = VMem(t, addr.offset, wide=False)
+            if self.arch.cluster_shared_addresses:      # the generic address's low half
+                mem = VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False)
+            else:
+                t = VOp(self.mf.new_vreg())
+                self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
+                                        ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
+                mem = VMem(t, addr.offset, wide=False)
         elif space == "shared":
             mem = self.address(ins.srcs[0], "shared")
         else:
@@ -726,6 +755,8 @@ class MemorySelection:
         if self.vreg(d).width != 2:
             raise self.unsupported(f"32-bit `cvta.{space}`")
         base = self.WINDOW_BASE[space]
+        if space == "shared" and self.arch.cluster_shared_addresses:
+            return self.cvta_cluster_shared(d, src, to_window)
         if to_window:
             self.add_wide(d, self.reg_part(src, 0), self.reg_part(src, 1),
                           ConstRef(0, base, neg=True), ConstRef(0, base + 4, inv=True))
@@ -742,7 +773,7 @@ class MemorySelection:
         """cvta of the const or param window: the 64-bit base the driver keeps in constant
         bank 0 (encoder/arch.py's driver_cbank), plus, for param, the parameters' offset in
         the bank (ptxas's three-input IADD3 with both carries)."""
-        cbank = self.arch.driver_cbank or {}
+        cbank = dict(self.arch.driver_cbank or ())
         key = f"{space}_window"
         if key not in cbank or self.vreg(d).width != 2:
             raise self.unsupported(f"`cvta` of the {space} window")
@@ -767,6 +798,21 @@ class MemorySelection:
                   ndefs=3)
         self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
                                     c1, c2])
+
+    def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
+        """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
+        address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
+        the low half and clears the high)."""
+        self.begin_wide(d)
+        if to_window:
+            self.move(self.dst(d, 0), self.reg_part(src, 0))
+            self.move(self.dst(d, 1), RZ)
+            return
+        if isinstance(src, ir.Symbol):
+            self.window_word(self.placement(src), src.offset, into=self.dst(d, 0))
+        else:
+            self.move(self.dst(d, 0), self.reg_part(src, 0))
+        self.emit("S2R", (), [self.dst(d, 1), SpecialReg("SR_SWINHI")])
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)

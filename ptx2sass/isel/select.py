@@ -50,15 +50,19 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                Classify, SpecialRegisters, CacheOps):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
-                 callees: dict | None = None, pointers: dict | None = None):
+                 callees: dict | None = None, pointers: dict | None = None,
+                 exit_branches: bool = True):
         self.fn = fn
+        # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
+        # where ptxas keeps the branch to the `ret` line)
+        self.exit_branches = exit_branches
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
-        self.mf = MFunction(fn.name)
+        self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
@@ -97,6 +101,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             else:
                 r = self.mf.new_vreg("R", max(1, _bits(v.type) // 32))
             self.values[v.id] = r
+            if v.name and v.name != "_":
+                self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
 
     def fresh_value(self, ty: str) -> ir.Value:
@@ -297,6 +303,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
+        self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
         return self.mf
 
@@ -367,7 +374,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb.fallthrough = target
             return
         ir_target = b.succs[0]
-        exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+        exits_only = (self.exit_branches and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
         mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
@@ -401,5 +408,6 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None,
+                    exit_branches: bool = True) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches).run()
