@@ -598,6 +598,11 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
 def run(argv: list[str]) -> int:
     """The command without the safety net (tests call main)."""
+    if argv[:1] == ["diff"]:
+        # `ptx2sass diff FILE.ptx`: ours against ptxas in the emulator (ptx2sass.fuzz.diff);
+        # a PTX file literally named `diff` is compiled as `ptx2sass ./diff`
+        from ptx2sass.fuzz.diff import main as diff_main
+        return diff_main(argv[1:])
     cl = parse_command_line(argv)
     if cl.flag("help"):
         sys.stdout.write(help_text())
