@@ -69,7 +69,7 @@ def peel_until(prog: Program, options: Options, stop=None):
     while True:
         rendered = render(prog)
         case = case_from_program(prog, rendered)
-        out = run_case(case, hazard_check=options.hazard_check)
+        out = run_case(case, hazard_check=options.hazard_check, known_valid=bool(attempts))
         attempts.append(out)
         if stop is not None and stop(out):
             return out, case, attempts

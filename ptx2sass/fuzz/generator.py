@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ptx2sass.fuzz.program import (FULL_MASK, GLOBAL_COUNTER_OPS, LOCAL_ARRAY_WORDS, SHARED_COUNTER_OPS,
                                    SHARED_WORDS_PER_THREAD, Break, Call, Exit, Func, If, Loop, Op, Program,
-                                   Reg, Return, Store)
+                                   Reg, Return, Store, Switch)
 
 # Feature groups: name -> probability that a program enables it.
 FEATURES: dict[str, float] = {
@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2,
+    "fmadoff": 0.2, "switch": 0.2,
 }
 ALWAYS = ("int32",)
 
@@ -691,6 +691,13 @@ def op_int8(g, ctx):
     """8-bit values: conversions to and from bytes, byte loads from the input."""
     rng = g.rng
     b = Builder(g, ctx)
+    if rng.random() < 0.15:
+        dt = rng.choice(("u8", "s8", "u16", "s16", "u4", "s4"))
+        d = b.dst("b32")
+        if dt in ("u16", "s16"):
+            return b.build(f"cvt.pack.sat.{dt}.s32 {d}, {b.src('b32')}, {b.src('b32')};", f"cvt.pack.sat.{dt}.s32")
+        return b.build(f"cvt.pack.sat.{dt}.s32.b32 {d}, {b.src('b32')}, {b.src('b32')}, {b.src('b32')};",
+                       f"cvt.pack.sat.{dt}.s32.b32")
     t = rng.choice(("u8", "s8"))
     if rng.random() < 0.6:
         st = rng.choice(("u16", "s16", "u32", "s32", "u64", "s64"))
@@ -801,7 +808,11 @@ def op_special(g, ctx):
 
 # ---- memory
 
-LD_CACHE = ("", "", ".ca", ".cg", ".cs", ".lu", ".cv")
+LD_CACHE = ("", "", "", ".ca", ".cg", ".cs", ".lu", ".cv", ".L1::evict_last", ".L1::evict_first",
+            ".L1::no_allocate", ".L2::64B", ".L2::128B", ".L2::256B", ".L1::evict_normal.L2::256B")
+LD_SEM = ("", "", "", ".volatile", ".relaxed.gpu", ".relaxed.cta", ".acquire.gpu", ".acquire.sys", ".weak")
+ST_CACHE = ("", "", "", ".wb", ".cg", ".cs", ".wt", ".L1::no_allocate", ".L1::evict_last")
+ST_SEM = ("", "", "", ".volatile", ".relaxed.gpu", ".release.gpu", ".release.cta", ".weak")
 
 
 def op_global(g, ctx):
@@ -811,17 +822,39 @@ def op_global(g, ctx):
     if ctx.func is not None:
         return None
     b = Builder(g, ctx)
-    form = rng.choice(("ld", "ld", "ldnc", "const", "glob", "generic", "isspacep", "prefetch"))
+    form = rng.choice(("ld", "ld", "ldnc", "const", "glob", "generic", "isspacep", "prefetch", "ldu", "fence",
+                       "cvta"))
+    if form == "ldu":
+        t = rng.choice(("u32", "b32", "f32", "u64", "b16", "u8"))
+        d = b.dst(TYPE_KIND.get(t, {"b32": "b32", "b16": "b16"}.get(t)))
+        if rng.random() < 0.3:
+            d2 = b.dst(TYPE_KIND.get(t, {"b32": "b32", "b16": "b16"}.get(t)))
+            return b.build(f"ldu.global.v2.{t} {{{d}, {d2}}}, [$inb+{16 * rng.randrange(64)}];", f"ldu.global.v2.{t}",
+                           spaces=("global",), guard_ok=False)
+        return b.build(f"ldu.global.{t} {d}, [$inb+{8 * rng.randrange(64)}];", f"ldu.global.{t}", spaces=("global",))
+    if form == "fence":
+        f = rng.choice(("membar.cta", "membar.gl", "membar.sys", "fence.sc.cta", "fence.acq_rel.gpu",
+                        "fence.sc.sys", "fence.acq_rel.cta", "nanosleep.u32 20"))
+        return b.build(f"{f};", f.split(" ")[0])
+    if form == "cvta":
+        a, a2 = b.tmp("b64"), b.tmp("b64")
+        d = b.dst("b64")
+        text = f"cvta.global.u64 {a}, $inb;\ncvta.to.global.u64 {a2}, {a};\nsub.s64 {d}, {a2}, $inb;"
+        return b.build(text, "cvta.to.global.u64", spaces=("generic", "global"))
     if form in ("ld", "ldnc"):
         t = rng.choice(("u8", "s8", "u16", "s16", "u32", "s32", "b32", "f32", "u64", "b64", "f64"))
         size = int(t[1:]) // 8
         k = TYPE_KIND.get(t, {"b32": "b32", "b64": "b64"}.get(t))
         idx, off = b.tmp("b32"), b.tmp("b64")
         d = b.dst(k)
-        cache = ".nc" if form == "ldnc" else rng.choice(LD_CACHE)
+        if form == "ldnc":
+            sem, cache = "", ".nc" + rng.choice(("", "", ".L1::evict_last", ".L2::128B"))
+        else:
+            sem = rng.choice(LD_SEM)
+            cache = rng.choice(LD_CACHE) if not sem or sem == ".weak" else ""
         text = (f"and.b32 {idx}, {b.src('b32')}, {g.in_words() - 1};\nmul.wide.u32 {off}, {idx}, {max(size, 4)};\n"
-                f"add.s64 {off}, {off}, $inb;\nld.global{cache}.{t} {d}, [{off}];")
-        return b.build(text, f"ld.global{cache}.{t}", uniform_ok=True, spaces=("global",))
+                f"add.s64 {off}, {off}, $inb;\nld{sem}.global{cache}.{t} {d}, [{off}];")
+        return b.build(text, f"ld{sem}.global{cache}.{t}", uniform_ok=True, spaces=("global",))
     if form in ("const", "glob"):
         idx, addr, off = b.tmp("b32"), b.tmp("b64"), b.tmp("b64")
         d = b.dst("b32")
@@ -848,8 +881,13 @@ def op_global(g, ctx):
         text = f"cvta.global.u64 {a}, $inp;\nld.{t} {d}, [{a}];"
         return b.build(text, f"ld.{t}.generic_global", spaces=("global", "generic"), uniform_ok=False)
     if form == "prefetch":
-        lvl = rng.choice(("L1", "L2"))
-        return b.build(f"prefetch.global.{lvl} [$inp];", f"prefetch.global.{lvl}", spaces=("global",))
+        what = rng.choice(("prefetch.global.L1", "prefetch.global.L2", "prefetch.L1", "prefetchu.L1",
+                           "prefetch.global.L2::evict_last", "prefetch.global.L2::evict_normal", "prefetch.local.L1"))
+        if what.endswith("local.L1") and g.on("local"):
+            return b.build(f"{what} [$loc0];", what, spaces=("local",))
+        if what.endswith("local.L1"):
+            what = "prefetch.global.L1"
+        return b.build(f"{what} [$inp];", what, spaces=("global",))
     space = rng.choice(("global", "shared", "local"))
     a, p = b.tmp("b64"), b.dst("pred")
     text = f"cvta.global.u64 {a}, $inp;\nisspacep.{space} {p}, {a};"
@@ -878,10 +916,12 @@ def op_vector(g, ctx):
     srcs = [b.src(k) for _ in range(n)]
     ds = [b.dst(k) for _ in range(n)]
     off = 32 if n * size <= 16 else 32
-    st_cache = rng.choice(("", "", ".wb", ".cg", ".cs", ".wt"))
-    text = (f"st.global{st_cache}.v{n}.{t} [$priv+{off}], {{{', '.join(srcs)}}};\n"
+    sem = rng.choice(ST_SEM)
+    st_cache = rng.choice(ST_CACHE) if not sem or sem == ".weak" else ""
+    text = (f"st{sem}.global{st_cache}.v{n}.{t} [$priv+{off}], {{{', '.join(srcs)}}};\n"
             f"ld.global.v{n}.{t} {{{', '.join(ds)}}}, [$priv+{off}];")
-    return b.build(text, f"st.global{st_cache}.v{n}.{t}", spaces=("global",), guard_ok=False, uniform_ok=False)
+    return b.build(text, f"st{sem}.global{st_cache}.v{n}.{t}", spaces=("global",), guard_ok=False,
+                   uniform_ok=False)
 
 
 def op_local(g, ctx):
@@ -912,6 +952,13 @@ def op_shared(g, ctx):
     form = rng.choice(("priv", "priv", "exchange", "exchange", "atom_priv", "atom_contended", "counter"))
     if form in ("exchange", "counter") and not (ctx.uniform and g.on("barrier")):
         form = "priv"
+    if form == "priv" and rng.random() < 0.15:
+        size = rng.choice((4, 8))
+        d = b.dst("b32")
+        text = (f"cp.async.ca.shared.global [$shp], [$inp], {size};\ncp.async.commit_group;\n"
+                f"cp.async.wait_group 0;\nld.shared.u32 {d}, [$shp+{size - 4}];")
+        return b.build(text, "cp.async.ca.shared.global", spaces=("shared", "global"), guard_ok=False,
+                       uniform_ok=False)
     if form == "priv":
         t = rng.choice(("u32", "b32", "f32", "u16", "u8", "s16"))
         k = TYPE_KIND.get(t, "b32")
@@ -994,8 +1041,19 @@ def op_atomic(g, ctx):
              "exch.b32", "inc.u32", "dec.u32", "cas.b32", "add.f32")
     ops64 = ("add.u64", "min.u64", "max.s64", "min.s64", "and.b64", "or.b64", "xor.b64", "exch.b64",
              "cas.b64", "add.f64", "max.u64")
-    op = rng.choice(ops32 if bits == 32 else ops64)
     at = f"[$priv+{8 * rng.randrange(4)}]"
+    if rng.random() < 0.15:
+        op = rng.choice(("add.noftz.f16", "add.noftz.f16x2", "cas.b16"))
+        k = "b32" if op.endswith("x2") else "b16"
+        if op.startswith("exch.b16"):
+            op = "cas.b16"
+        d = b.dst(k)
+        if op == "cas.b16":
+            return b.build(f"atom.global.cas.b16 {d}, {at}, {b.src(k)}, {b.src(k)};", "atom.global.cas.b16",
+                           spaces=("global",), uniform_ok=False)
+        return b.build(f"atom.global.{op} {d}, {at}, {b.src(k)};", f"atom.global.{op}", spaces=("global",),
+                       uniform_ok=False)
+    op = rng.choice(ops32 if bits == 32 else ops64)
     sem = rng.choice(("", "", "", ".relaxed.gpu", ".acq_rel.gpu", ".relaxed.cta", ".acquire.sys", ".release.gpu"))
     if rng.random() < 0.25 and not op.startswith(("cas", "exch")):
         sem = rng.choice(("", ".relaxed.gpu", ".release.gpu", ".relaxed.cta"))
@@ -1174,9 +1232,9 @@ def op_video(g, ctx):
         if rng.random() < 0.2:
             return b.build(f"vmad.{types}.po{mods} {d}, {b.src('b32')}, {b.src('b32')}{sel()}, {b.src('b32')};",
                            f"vmad.{types}.po{mods}")
-        neg = lambda: "-" if rng.random() < 0.3 else ""  # noqa: E731
-        return b.build(f"vmad.{types}{mods} {d}, {neg()}{b.src('b32')}{sel()}, {neg()}{b.src('b32')}{sel()}, "
-                       f"{neg()}{b.src('b32')};", f"vmad.{types}{mods}")
+        na, nb, nc = rng.choice((("", "", ""), ("-", "", ""), ("", "-", ""), ("", "", "-")))
+        return b.build(f"vmad.{types}{mods} {d}, {na}{b.src('b32')}{sel()}, {nb}{b.src('b32')}{sel()}, "
+                       f"{nc}{b.src('b32')};", f"vmad.{types}{mods}")
     if form == "vset":
         cmp = rng.choice(CMP_INT)
         types = f"{ty()}.{ty()}"
@@ -1327,6 +1385,9 @@ class Generator:
             elif x < 0.17 and self.on("loop") and ctx.depth < 3 and budget > 2:
                 out.append(self.loop_stmt(ctx, budget))
                 budget -= 4
+            elif x < 0.185 and self.on("switch") and ctx.depth < 3 and budget > 3:
+                out.append(self.switch_stmt(ctx, budget))
+                budget -= 4
             elif x < 0.20 and ctx.loop is not None and self.on("break"):
                 cond_uniform = ctx.loop_has_barrier or not ctx.breaks_divergent_ok
                 p = self.pick_src("pred", None, ctx, uniform=cond_uniform)
@@ -1358,6 +1419,18 @@ class Generator:
         then = self.block(inner, n)
         els = self.block(inner, rng.randint(1, 4)) if rng.random() < 0.5 else []
         return If(cond, rng.random() < 0.5, then, els, uniform)
+
+    def switch_stmt(self, ctx: Ctx, budget: int) -> Switch:
+        rng = self.rng
+        divergent = self.on("divergent") and rng.random() < 0.6 or ctx.func is not None
+        index = self.pick_src("b32", "u32", ctx, uniform=not divergent)
+        uniform = ctx.uniform and index.uniform
+        # collectives would need a mask per case: only where every thread takes the same one
+        inner = ctx.inner(uniform=uniform, depth=ctx.depth + 1, full=ctx.full and uniform,
+                          masked=ctx.masked and uniform)
+        n = rng.choice((2, 4, 4, 8))
+        cases = [self.block(inner, rng.randint(0, 3)) for _ in range(n)]
+        return Switch(index, cases, uniform)
 
     def loop_stmt(self, ctx: Ctx, budget: int) -> Loop:
         rng = self.rng

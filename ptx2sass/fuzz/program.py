@@ -117,6 +117,17 @@ class Loop(Stmt):
 
 
 @dataclass(eq=False)
+class Switch(Stmt):
+    """`brx.idx` on `index & (len(cases) - 1)` to one of the cases (a jump table)."""
+    index: Reg
+    cases: list
+    uniform: bool
+
+    def bodies(self):
+        return list(self.cases)
+
+
+@dataclass(eq=False)
 class Break(Stmt):
     cond: Reg
     neg: bool
@@ -284,6 +295,7 @@ class _Renderer:
         self.float_views: dict[int, set] = {}
         self.tolerance: dict[int, float] = {}
         self.int_defined: set[int] = set()     # registers some integer operation writes
+        self.func_results: dict = {}           # (function, result register id) -> last writer
 
     # names -------------------------------------------------------------------------------
     def temp(self, kind: str) -> str:
@@ -326,6 +338,8 @@ def _op_regs(s: Stmt) -> list[Reg]:
         return out
     if isinstance(s, (If, Break, Exit, Return)):
         return [s.cond]
+    if isinstance(s, Switch):
+        return [s.index]
     if isinstance(s, Loop):
         return [s.trip] if s.trip is not None else []
     if isinstance(s, Store):
@@ -422,6 +436,9 @@ class _Body:
         if isinstance(s, Loop):
             self.render_loop(s, ctx, indent)
             return
+        if isinstance(s, Switch):
+            self.render_switch(s, ctx, indent)
+            return
         if isinstance(s, Break):
             loop = next((lp for lp in reversed(ctx["loops"]) if lp[0] is s.loop), None)
             if loop is None:
@@ -497,6 +514,24 @@ class _Body:
         kind = "if" if uniform else "divergent_if"
         rd.shapes.append(kind + ("_else" if s.els else "") + ("_nested" if depth else ""))
 
+    def render_switch(self, s: Switch, ctx: dict, indent: int) -> None:
+        rd = self.rd
+        uniform = s.uniform and ctx["uniform"]
+        idx = rd.temp("b32")
+        labels = [rd.fresh_label(f"case{i}") for i in range(len(s.cases))]
+        table, end = rd.fresh_label("targets"), rd.fresh_label("endswitch")
+        rd.emit(f"and.b32 {idx}, {self.name(s.index)}, {len(s.cases) - 1};", indent)
+        rd.emit(f"{table}: .branchtargets {', '.join(labels)};", indent)
+        rd.emit(f"brx.idx{'.uni' if uniform else ''} {idx}, {table};", indent)
+        inner = dict(ctx, uniform=uniform, top=False,
+                     mask=ctx["mask"] if uniform else "0", shape_stack=ctx["shape_stack"] + ["switch"])
+        for label, body in zip(labels, s.cases):
+            rd.emit(f"{label}:", 0)
+            self.render(body, inner, indent + 1)
+            rd.emit(f"bra{'.uni' if uniform else ''} {end};", indent + 1)
+        rd.emit(f"{end}:", 0)
+        rd.shapes.append(("switch" if uniform else "divergent_switch") + f"_{len(s.cases)}")
+
     def render_loop(self, s: Loop, ctx: dict, indent: int) -> None:
         rd = self.rd
         uniform = s.uniform and ctx["uniform"] and (s.trip is None or s.trip.uniform)
@@ -564,8 +599,9 @@ class _Body:
             for i, (r, d) in enumerate(zip(f.rets, s.rets)):
                 rd.emit(f"ld.param.{r.kind} {self.name(d)}, [{f.name}_r{i}];", indent + 1)
             rd.emit("}", indent)
-        for d in s.rets:
-            rd.last_def[id(d)] = f"call.{f.style}"
+        for d, r in zip(s.rets, f.rets):
+            # a wrong result names the instruction that wrote it inside the function
+            rd.last_def[id(d)] = rd.func_results.get((f.name, id(r)), f"call.{f.style}")
         rd.keys.append("call" + uni)
         rd.shapes.append(f"call_{f.style}_args")
         if not ctx["uniform"]:
@@ -680,6 +716,9 @@ def render(prog: Program) -> Rendered:
     param_of = {idx: name for name, _, _, idx in params}
     offset_of = {idx: off for off, _, _, idx in inputs}
 
+    # functions first (their own register namespaces); calls then know who wrote the results
+    func_text = [_render_func(rd, f) for f in funcs]
+
     body_lines_start = len(rd.lines)
     ctx = {"uniform": True, "mask": FULL_MASK, "loops": [], "top": True, "shape_stack": []}
     kb = _Body(rd, names, None)
@@ -696,11 +735,6 @@ def render(prog: Program) -> Rendered:
     stores = rd.lines
     rd.lines = []
     nslots = len(rd.slots)
-
-    # functions (their own register namespaces)
-    func_text = []
-    for f in funcs:
-        func_text.append(_render_func(rd, f))
 
     dims = {"nx": prog.block[0], "ny": prog.block[1], "gx": prog.grid[0], "tpb": prog.threads_per_block,
             "rec": record, "outrec": max(1, nslots) * SLOT_BYTES,
@@ -797,6 +831,9 @@ def _render_func(rd: _Renderer, f: Func) -> list[tuple[str, Stmt | None]]:
     rd.lines = []
     fb.emit_func_results(1)
     results = rd.lines
+    for r in f.rets:
+        if id(r) in rd.last_def:
+            rd.func_results[(f.name, id(r))] = rd.last_def[id(r)]
     regs = [r for r in f.regs if id(r) in used]
     decls = []
     counts = {k: 0 for k in KINDS}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ptx2sass.fuzz.campaign import Options, make_program, peel_until
 from ptx2sass.fuzz.inputs import case_from_program, case_header
-from ptx2sass.fuzz.program import If, Loop, Op, Program, contains, is_collective, referenced_regs, walk
+from ptx2sass.fuzz.program import If, Loop, Op, Program, Switch, contains, is_collective, referenced_regs, walk
 from ptx2sass.fuzz.runner import run_case
 
 REGRESSION_DIR = Path(__file__).resolve().parents[2] / "tests" / "fuzz_regressions"
@@ -119,6 +119,8 @@ class Reducer:
                 options = [stmt.then, stmt.els]
             elif isinstance(stmt, Loop):
                 options = [stmt.body]
+            elif isinstance(stmt, Switch):
+                options = list(stmt.cases)
             for inner in options:
                 i = next(k for k, s in enumerate(holder) if s is stmt)
                 holder[i:i + 1] = list(inner)

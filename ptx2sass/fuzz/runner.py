@@ -281,11 +281,39 @@ def compare(case: Case, ours: dict, theirs: dict) -> tuple[str, str] | None:
 
 # ------------------------------------------------------------------------------ the run
 
-def run_case(case: Case, *, hazard_check: bool = True) -> Outcome:
-    from ptx2sass.emu.errors import EmuFault
+def _ours(case: Case, seconds: dict):
+    """(cubin, None) or (None, the Outcome of a refusal, crash or timeout)."""
     from ptx2sass.errors import CompileError
+    t0 = time.perf_counter()
+    try:
+        with time_limit(COMPILE_SECONDS):
+            cubin = compile_ours(case)
+    except Timeout:
+        return None, Outcome("timeout", "timeout: ptx2sass compile", seconds=seconds)
+    except CompileError as e:
+        seconds["ours"] = round(time.perf_counter() - t0, 3)
+        if "internal error" in str(e):     # the compiler's own consistency checks: a crash
+            return None, Outcome("crash", f"crash: {normalise(str(e))}", str(e), seconds=seconds)
+        return None, Outcome("refuse", f"refuse: {normalise(str(e))}", str(e), seconds=seconds)
+    except RecursionError as e:
+        return None, Outcome("crash", _crash_signature(e), "RecursionError", seconds=seconds)
+    except Exception as e:  # noqa: BLE001 - an internal error is what this class counts
+        return None, Outcome("crash", _crash_signature(e), f"{type(e).__name__}: {e}", seconds=seconds)
+    seconds["ours"] = round(time.perf_counter() - t0, 3)
+    return cubin, None
+
+
+def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False) -> Outcome:
+    """Compile both ways, run both, compare. `known_valid`: the PTX is known to be accepted
+    by ptxas (a program that lost statements of one ptxas accepted), so a refusal needs no
+    ptxas run."""
+    from ptx2sass.emu.errors import EmuFault
     seconds = {}
     findings = []
+    if known_valid:
+        ours_cubin, early = _ours(case, seconds)
+        if early is not None and early.cls == "refuse":
+            return early
     t0 = time.perf_counter()
     try:
         with time_limit(COMPILE_SECONDS):
@@ -295,23 +323,10 @@ def run_case(case: Case, *, hazard_check: bool = True) -> Outcome:
     seconds["ptxas"] = round(time.perf_counter() - t0, 3)
     if theirs_cubin is None:
         return Outcome("invalid", f"invalid: {normalise(why)}", why, seconds=seconds)
-
-    t0 = time.perf_counter()
-    try:
-        with time_limit(COMPILE_SECONDS):
-            ours_cubin = compile_ours(case)
-    except Timeout:
-        return Outcome("timeout", "timeout: ptx2sass compile", seconds=seconds)
-    except CompileError as e:
-        seconds["ours"] = round(time.perf_counter() - t0, 3)
-        if "internal error" in str(e):     # the compiler's own consistency checks: a crash
-            return Outcome("crash", f"crash: {normalise(str(e))}", str(e), seconds=seconds)
-        return Outcome("refuse", f"refuse: {normalise(str(e))}", str(e), seconds=seconds)
-    except RecursionError as e:
-        return Outcome("crash", _crash_signature(e), "RecursionError", seconds=seconds)
-    except Exception as e:  # noqa: BLE001 - an internal error is what this class counts
-        return Outcome("crash", _crash_signature(e), f"{type(e).__name__}: {e}", seconds=seconds)
-    seconds["ours"] = round(time.perf_counter() - t0, 3)
+    if not known_valid:
+        ours_cubin, early = _ours(case, seconds)
+    if early is not None:
+        return early
 
     # ptxas's cubin in the emulator: a fault there is the emulator's
     t0 = time.perf_counter()
