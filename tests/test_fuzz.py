@@ -146,7 +146,7 @@ def test_refusals_and_internal_errors_are_told_apart(monkeypatch):
         raise KeyError("R255")
     monkeypatch.setattr(runner, "compile_ours", crash)
     out = runner.run_case(case)
-    assert out.cls == "crash" and out.sig.startswith("KeyError")
+    assert out.cls == "crash" and out.sig.startswith("crash: KeyError")
 
 
 def test_an_emulator_fault_on_ptxas_cubin_is_emu_fail(monkeypatch):

@@ -6,7 +6,7 @@ import statistics
 from collections import Counter, defaultdict
 
 from ptx2sass.fuzz.coverage import coverage_summary
-from ptx2sass.fuzz.runner import CLASSES
+from ptx2sass.fuzz.runner import CLASSES, renormalise
 
 EXAMPLES = 5
 
@@ -19,6 +19,7 @@ def build_report(results: list[dict], meta: dict | None = None) -> dict:
     findings: dict[str, dict] = {}
     for r in sorted(results, key=lambda r: r["seed"]):
         for cls, sig in r.get("findings", []):
+            sig = renormalise(sig)
             f = findings.setdefault(sig, {"class": cls, "signature": sig, "programs": 0, "seeds": []})
             f["programs"] += 1
             if len(f["seeds"]) < EXAMPLES:

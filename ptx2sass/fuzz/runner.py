@@ -65,6 +65,8 @@ def time_limit(seconds: int):
 
 _NORMALISE = [
     (re.compile(r"^[^,;]*\.ptx, line \d+; (error|warning)\s*:\s*"), ""),
+    (re.compile(r"^[^,;]*\.ptx; (error|warning)\s*:\s*kernel \w+: "), ""),
+    (re.compile(r"(?<![\w.])[-+]?\d+\.\d*(e[-+]?\d+)?(?![\w])"), "#"),
     (re.compile(r"\bline \d+\b"), "line #"),
     (re.compile(r"0x[0-9a-fA-F]+"), "0x#"),
     (re.compile(r"(%[a-zA-Z_]+)\d+"), r"\1#"),
@@ -74,6 +76,15 @@ _NORMALISE = [
     (re.compile(r"(?<![\w.])-?\d+(\.\d+)?(?![\w])"), "#"),
     (re.compile(r"\s+"), " "),
 ]
+
+
+def renormalise(signature: str) -> str:
+    """A signature recorded by an older normalisation, in today's form (reports merge them)."""
+    cls, sep, rest = signature.partition(": ")
+    if not sep:
+        return signature
+    rest = re.sub(r"#\.\d+(e[-+]?#)?", "#", rest)
+    return f"{cls}: {normalise(rest)}"
 
 
 def normalise(message: str) -> str:
@@ -296,9 +307,9 @@ def _ours(case: Case, seconds: dict):
             return None, Outcome("crash", f"crash: {normalise(str(e))}", str(e), seconds=seconds)
         return None, Outcome("refuse", f"refuse: {normalise(str(e))}", str(e), seconds=seconds)
     except RecursionError as e:
-        return None, Outcome("crash", _crash_signature(e), "RecursionError", seconds=seconds)
+        return None, Outcome("crash", "crash: " + _crash_signature(e), "RecursionError", seconds=seconds)
     except Exception as e:  # noqa: BLE001 - an internal error is what this class counts
-        return None, Outcome("crash", _crash_signature(e), f"{type(e).__name__}: {e}", seconds=seconds)
+        return None, Outcome("crash", "crash: " + _crash_signature(e), f"{type(e).__name__}: {e}", seconds=seconds)
     seconds["ours"] = round(time.perf_counter() - t0, 3)
     return cubin, None
 
