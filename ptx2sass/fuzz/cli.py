@@ -4,6 +4,7 @@
     ptx2sass-fuzz --seeds 0:100000 --ray ADDRESS|local          ... as Ray tasks
     ptx2sass-fuzz report DIR/results.jsonl ... [--out DIR]      merge results into one report
     ptx2sass-fuzz reduce SEED --sig SIGNATURE [--write]          shrink a failure to a test
+    ptx2sass-fuzz regress DIR/results.jsonl [--classes ...]     ... one test per new signature
     ptx2sass-fuzz show SEED                                      print a seed's program
 
 A campaign writes DIR/results.jsonl (one line per program, as they finish; `--resume`
@@ -113,6 +114,34 @@ def _reduce_top(results, rep, limit: int, options: Options, directory: Path) -> 
         print(f"  {red.lines_before} -> {red.lines_after} lines, {red.trials} runs: {path}", flush=True)
 
 
+def cmd_regress(args) -> int:
+    """One reduced regression test per failure signature of the results not yet covered."""
+    from ptx2sass.fuzz.reducer import reduce_seed, write_regression
+    from ptx2sass.fuzz.report import build_report
+    from ptx2sass.fuzz.inputs import case_meta
+    options = _options(args)
+    results = [r for p in args.results for r in read_results(p)]
+    rep = build_report(results)
+    directory = Path(args.regressions)
+    covered = {case_meta(p.read_text()).get("expect_signature") for p in directory.glob("*.ptx")}
+    classes = args.classes.split(",")
+    todo = [f for c in classes for f in rep["findings"].get(c, []) if f["signature"] not in covered]
+    todo.sort(key=lambda f: (classes.index(f["class"]), -f["programs"]))
+    for f in todo[:args.limit]:
+        for seed in f["seeds"][:2]:
+            print(f"reducing seed {seed}: {f['signature']}", flush=True)
+            red = reduce_seed(seed, f["signature"], options, max_trials=args.max_trials)
+            if red is None:
+                print("  not reproduced", flush=True)
+                continue
+            path = write_regression(red, directory, xfail=f"{f['signature']} ({f['programs']} of "
+                                                            f"{len(results)} programs)")
+            print(f"  {red.lines_before} -> {red.lines_after} lines, {red.trials} runs, {red.seconds:.0f} s: {path}",
+                  flush=True)
+            break
+    return 0
+
+
 def cmd_report(args) -> int:
     results = []
     seen = set()
@@ -194,6 +223,13 @@ def parser() -> argparse.ArgumentParser:
     red.add_argument("--max-trials", type=int, default=600)
     red.add_argument("-v", "--verbose", action="store_true")
     _common(red)
+    reg = sub.add_parser("regress", help="reduce one program per new failure signature into tests/fuzz_regressions")
+    reg.add_argument("results", nargs="+", help="results.jsonl files of campaigns run with the same options")
+    reg.add_argument("--classes", default="mismatch,crash,emu_fail,hazard,timeout,refuse")
+    reg.add_argument("--limit", type=int, default=20)
+    reg.add_argument("--regressions", default="tests/fuzz_regressions")
+    reg.add_argument("--max-trials", type=int, default=400)
+    _common(reg)
     show = sub.add_parser("show", help="print the program of a seed")
     show.add_argument("seed", type=int)
     _common(show)
@@ -208,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
-    handler = {"run": cmd_run, "report": cmd_report, "reduce": cmd_reduce, "show": cmd_show}[args.command]
+    handler = {"run": cmd_run, "report": cmd_report, "reduce": cmd_reduce, "show": cmd_show,
+               "regress": cmd_regress}[args.command]
     return handler(args)
 
 
