@@ -261,3 +261,46 @@ def test_diff_shows_the_first_difference_of_a_fuzz_case(tmp_path, monkeypatch):
     import ptx2sass
     monkeypatch.setattr(ptx2sass, "compile", lambda text, arch, **kw: _ptxas_of(_off_by_one(text)))
     assert diff.main([str(path), "--no-listing"]) == 1
+
+
+# ------------------------------------------------------------------------------ ptxas's own bugs
+# Fuzz findings where ptxas, not ptx2sass, departs from the PTX ISA: checked against the
+# manual's semantics computed here, so ptx2sass is never made to copy them.
+
+SHIFT_BY_FMA = """.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d2, [out];
+    ld.param.u64 %d3, [in];
+    ld.global.b32 %r0, [%d3];
+    ld.global.b64 %d0, [%d3+8];
+    fma.rn.f32 %r1, %r0, %r0, %r0;
+    shr.u64 %d1, %d0, %r1;
+    st.global.b64 [%d2], %d1;
+    ret;
+}
+"""
+
+
+def test_64bit_shift_by_a_register_an_fma_wrote_uses_its_bits():
+    """`shr.u64 d, a, b` with `b` a .b32 register that fma.f32 wrote: PTX shifts by b's bits
+    (0x40c00000 for 6.0: clamped to 64, result 0). ptxas 13.5.37 converts the float to an
+    integer first (F2I.U64.TRUNC, shifting by 6): a ptxas miscompile the fuzzer found (seed 14
+    of the first 10,000-program campaign). ptx2sass follows the manual."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.zeros(4, np.uint32)
+    inp[0] = 0x40000000                          # 2.0: fma gives 6.0
+    inp[2], inp[3] = 0, 0x80000000
+    want = 0                                     # shift amount 0x40c00000 >= 64
+    out = np.zeros(2, np.uint32)
+    run(ptx2sass.compile(SHIFT_BY_FMA), "k", (1,), (1,), [out, inp.copy()])
+    assert int(out[0]) | int(out[1]) << 32 == want
+    theirs = oracle.ptxas(SHIFT_BY_FMA).output
+    assert "F2I.U64.TRUNC" in oracle.nvdisasm(theirs)
+    run(theirs, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
+    assert int(out[0]) | int(out[1]) << 32 == 0x8000000000000000 >> 6

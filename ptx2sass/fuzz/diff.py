@@ -136,12 +136,12 @@ def generic_inputs(sig: dict, buffer_bytes: int, seed: int):
 
 # ------------------------------------------------------------------------------ the command
 
-def _run(cubin, kernel, grid, block, params, buffers, dynamic_shared):
+def _run(cubin, kernel, grid, block, params, buffers, dynamic_shared, budget):
     from ptx2sass.emu.launch import run_buffers
     from ptx2sass.emu.loader import load_program
     prog = load_program(cubin, kernel)
     res = run_buffers(prog, grid, block, params, buffers, dynamic_shared_bytes=dynamic_shared,
-                      hazard_check=True)
+                      hazard_check=True, budget=budget)
     return prog, res
 
 
@@ -199,13 +199,17 @@ def diff_file(path: str, args) -> int:
             block = _dims(args.block) if args.block else (tuple((list(hint) + [1, 1])[:3]) if hint else (64, 1, 1))
             grid = _dims(args.grid) if args.grid else (2, 1, 1)
             params, buffers = generic_inputs(k, args.buffer_bytes, args.seed)
+            if args.dynamic_shared is None:
+                # a module with `.extern .shared` arrays sizes them at launch
+                args.dynamic_shared = 48 * 1024 if re.search(r"\.extern\s+\.shared", text) else 0
         print(f"launch: grid {grid}, block {block}; "
               + ("inputs from the fuzz-case header" if case else
                  f"{len(buffers)} buffers of {args.buffer_bytes} bytes, {len(params) - len(buffers)} scalars"))
         results = {}
         for who, cubin in (("ptx2sass", ours_cubin), ("ptxas", theirs_run.output)):
             try:
-                results[who] = _run(cubin, name, grid, block, params, buffers, args.dynamic_shared)
+                results[who] = _run(cubin, name, grid, block, params, buffers, args.dynamic_shared or 0,
+                                    args.budget)
             except Exception as e:  # noqa: BLE001 - a fault is a finding to show
                 results[who] = (None, None)
                 print(f"{who}'s cubin faults in the emulator: {e}")
@@ -252,8 +256,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--grid", help="X,Y,Z (default 2)")
     ap.add_argument("--block", help="X,Y,Z (default: .reqntid, else 64)")
     ap.add_argument("--buffer-bytes", type=int, default=65536, help="size of each pointer parameter's buffer")
-    ap.add_argument("--dynamic-shared", type=int, default=0, help="dynamic shared memory bytes")
+    ap.add_argument("--dynamic-shared", type=int, default=None,
+                    help="dynamic shared memory bytes (default: 48 KiB if the file has .extern .shared, else 0)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated buffer contents")
+    ap.add_argument("--budget", type=int, default=1_000_000, help="warp-instructions each run may execute")
     ap.add_argument("--width", type=int, default=60, help="column width of the listings")
     ap.add_argument("--no-listing", action="store_true")
     args = ap.parse_args(argv)

@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2, "switch": 0.2,
+    "fmadoff": 0.2, "switch": 0.2, "forms": 0.5,
 }
 ALWAYS = ("int32",)
 
@@ -286,6 +286,11 @@ def op_logic(g, ctx, bits=None):
         t = {"shl": f"b{bits}", "shr": f"b{bits}", "shr.s": f"s{bits}", "shr.u": f"u{bits}"}[form]
         name = form[:3]
         amount = b.src("b32", None, lambda: str(rng.choice([0, 1, 5, bits - 1, bits, bits + 3, 200])))
+        if bits == 64 and amount.startswith("$"):
+            # ptxas 13.5 converts a float-written amount of a 64-bit shift to an integer
+            # (F2I) instead of using its bits (tests/test_fuzz.py): pass it through an integer op
+            t0 = b.tmp("b32")
+            return b.build(f"and.b32 {t0}, {amount}, 255;\n{name}.{t} {d}, {b.src(k)}, {t0};", f"{name}.{t}")
         return b.build(f"{name}.{t} {d}, {b.src(k)}, {amount};", f"{name}.{t}")
     return b.build(f"{form}.b{bits} {d}, {b.src(k)}, {b.src(k, None, imm)};", f"{form}.b{bits}")
 
@@ -1269,7 +1274,13 @@ OPS: list[tuple[str, float, object]] = [
     ("vector", 0.8, op_vector), ("local", 1.0, op_local), ("shared", 1.2, op_shared),
     ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
+    ("forms", 2.5, lambda g, c: _op_forms(g, c)),
 ]
+
+
+def _op_forms(g, ctx):
+    from ptx2sass.fuzz.forms import op_forms
+    return op_forms(g, ctx)
 
 
 class Generator:

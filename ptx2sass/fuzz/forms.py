@@ -1,0 +1,192 @@
+"""Instructions straight from the instruction inventory: the long tail of types and
+modifiers the hand-written generators (generator.py) do not spell out.
+
+A random form of an opcode whose semantics are total (no undefined result for any input:
+integer arithmetic without division, logic, shifts, comparisons and selection, IEEE float
+arithmetic with a rounding mode, conversions, which saturate) is filled with types, one
+spelling of each required modifier group and some optional ones, and registers of the
+widths its types need. The inventory is lenient about combinations, so each spelling is
+first compiled alone by ptxas (a one-instruction kernel; cached per spelling, on disk by the
+oracle): spellings ptxas rejects are not used. The choice is deterministic given the seed,
+since ptxas's verdict is.
+"""
+from __future__ import annotations
+
+import functools
+
+from ptx2sass.fuzz.coverage import inventory_forms
+
+# Opcodes whose every form is defined for every input (division and approximations have
+# their own generators, which keep them defined).
+TOTAL = ("add", "sub", "mul", "mad", "fma", "min", "max", "abs", "neg", "sad", "mul24", "mad24",
+         "and", "or", "xor", "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "bfind",
+         "copysign", "testp", "set", "setp", "selp", "slct", "cvt", "prmt", "lop3", "shf", "bmsk",
+         "szext", "dp4a", "dp2a", "addc", "subc", "madc", "sqrt", "rcp", "fns")
+# modifiers the generic path never picks: they need context it does not give
+AVOID = {".approx", ".full", ".cc", ".oob", ".rs"}
+ROUNDING = (".rn", ".rz", ".rm", ".rp")
+KIND_OF_BITS = {1: "pred", 8: "b16", 16: "b16", 32: "b32", 64: "b64"}
+
+
+@functools.cache
+def _forms() -> dict:
+    by_op: dict[str, list] = {}
+    for f in inventory_forms()[1]:
+        if f["opcode"] in TOTAL:
+            by_op.setdefault(f["opcode"], []).append(f)
+    return by_op
+
+
+@functools.cache
+def _all_forms() -> list:
+    return [f for op in sorted(_forms()) for f in _forms()[op]]
+
+
+@functools.cache
+def _frontend_form(opcode: str, required: tuple, types: tuple):
+    """The frontend's Form for an inventory entry (operand codes, optional groups)."""
+    from ptx2sass.frontend.instructions import FORMS
+    for f in FORMS.get(opcode, ()):
+        if len(f.type_slots) != len(types) or not all(t in s for t, s in zip(types, f.type_slots)):
+            continue
+        req = [g for g, r in f.groups if r]
+        if len(req) == len(required) and all(m in g for m, g in zip(required, req)):
+            return f
+    return None
+
+
+def _bits(t: str) -> int:
+    from ptx2sass.frontend.instructions import TYPE_BITS
+    return TYPE_BITS.get(t, 32)
+
+
+@functools.cache
+def valid(spelling_text: str, decls: str) -> bool:
+    """Does ptxas accept this one instruction for sm_89?"""
+    from ptx2sass import oracle
+    ptx = (".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n"
+           f"{decls}\n{spelling_text}\nret;\n}}\n")
+    return oracle.ptxas(ptx, "sm_89").ok
+
+
+_DECLS = ".reg .pred %p<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<6>;\n.reg .b64 %d<6>;"
+_CANON = {"pred": "%p", "b16": "%h", "b32": "%r", "b64": "%d"}
+
+
+def op_forms(g, ctx):
+    """One instruction of a random inventory form of a total opcode (None if none fits)."""
+    from ptx2sass.fuzz.generator import Builder, _f32_imm, _f64_imm, _int_imm
+    rng = g.rng
+    by_op = _forms()
+    if not by_op:
+        return None
+    for _attempt in range(6):
+        if rng.random() < 0.5:
+            opcode = rng.choice(sorted(by_op))
+            inv = rng.choice(by_op[opcode])
+        else:
+            inv = rng.choice(_all_forms())
+            opcode = inv["opcode"]
+        form = _frontend_form(opcode, inv["required"], inv["types"])
+        if form is None:
+            continue
+        if any(m in AVOID for m in inv["required"]):
+            continue
+        mods = []
+        req_iter = iter(inv["required"])
+        for group, required in form.groups:
+            if required:
+                mods.append(next(req_iter))
+                continue
+            choices = sorted(m for m in group if m not in AVOID)
+            if not choices:
+                continue
+            if group & set(ROUNDING) and _needs_rounding(opcode, inv["types"], g):
+                mods.append(rng.choice([m for m in choices if m in ROUNDING] or choices))
+            elif rng.random() < (0.35 if opcode != "cvt" else 0.15):
+                mods.append(rng.choice(choices))
+        types = list(inv["types"])
+        if opcode in ("shl", "shr") and _bits(types[0]) == 64:
+            continue        # op_logic's 64-bit shifts step around a ptxas bug (see there)
+        spelling = ".".join([opcode] + [m.lstrip(".") for m in mods] + [t.lstrip(".") for t in types])
+        # operands
+        b = Builder(g, ctx)
+        ops, canon, k = [], [], {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+        ok = True
+        for i, code in enumerate(form.operands):
+            if i >= form.optional_from and rng.random() < 0.5:
+                break
+            kind, is_dst, pair = _operand_kind(code, types)
+            if kind is None:
+                ok = False
+                break
+            if is_dst:
+                text = b.dst(kind)
+                if pair and (opcode == "setp" or code == "dp") and rng.random() < 0.4:
+                    text += "|" + b.dst("pred")
+                    canon.append(f"{_CANON[kind]}{k[kind]}|%p3")
+                else:
+                    canon.append(f"{_CANON[kind]}{k[kind]}")
+            else:
+                imm = None
+                t = _operand_type(code, types)
+                if kind != "pred" and t and (t[1] in "us" or t[1] == "b" and t[2].isdigit()) and _bits(t) >= 16:
+                    imm = _int_imm(g, _bits(t), t[1] == "s")
+                elif t == ".f32":
+                    imm = _f32_imm(g)
+                elif t == ".f64":
+                    imm = _f64_imm(g)
+                text = b.src(kind, None, imm)
+                if kind == "pred" and rng.random() < 0.3:
+                    text = "!" + text
+                canon.append(text if not text.lstrip("!").startswith("$") else
+                             ("!" if text.startswith("!") else "") + f"{_CANON[kind]}{k[kind]}")
+            k[kind] = min(k[kind] + 1, 3)
+            ops.append(text)
+        if not ok:
+            continue
+        if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
+            continue
+        return b.build(f"{spelling} {', '.join(ops)};", spelling)
+    return None
+
+
+def _needs_rounding(opcode: str, types: tuple, g) -> bool:
+    """Float mul/add/sub/fma without a rounding mode may be contracted by ptxas (--fmad=true):
+    give them one unless the program turns contraction off."""
+    is_float = any(t.startswith((".f", ".bf")) for t in types)
+    return is_float and (g.prog_fmad or opcode in ("fma", "mad", "cvt"))
+
+
+def _operand_type(code: str, types: list) -> str | None:
+    base = code.lstrip("dapq")
+    if code in ("p", "q"):
+        return ".pred"
+    if code == "dp":
+        return types[0] if types else None
+    if base == "":
+        return types[0] if types else None
+    if base.isdigit():
+        i = int(base)
+        return types[i] if i < len(types) else None
+    if base == ":wide":
+        t = types[0]
+        return t[:2] + str(_bits(t) * 2)
+    if base.startswith(":"):
+        return "." + base[1:]
+    return None
+
+
+def _operand_kind(code: str, types: list) -> tuple[str | None, bool, bool]:
+    """(register kind, is a destination, may be paired with a predicate `d|p`)."""
+    if code == "p":
+        return "pred", True, code == "p"
+    if code == "q":
+        return "pred", False, False
+    if code in ("*", "V", "W", "m", "l", "V2", "W2"):
+        return None, False, False
+    t = _operand_type(code, types)
+    if t is None:
+        return None, False, False
+    kind = KIND_OF_BITS.get(_bits(t)) if t != ".pred" else "pred"
+    return kind, code.startswith("d"), code == "dp"
