@@ -103,12 +103,17 @@ def run_seed(seed: int, options: Options) -> dict:
         "seed": seed, "class": out.cls, "first_class": attempts[0].cls, "sig": out.sig,
         "first_sig": attempts[0].sig, "detail": out.detail[:300], "findings": findings,
         "peeled": len(attempts) - 1, "ours": out.ours, "theirs": out.theirs, "seconds": seconds,
-        "coverage": {"keys": sorted(set(first_case.keys)), "spaces": first_case.spaces,
-                     "shapes": sorted(set(first_case.shapes)), "features": first_case.features,
-                     "launch": [list(first_case.grid), list(first_case.block)],
-                     "pressure": first_case.pressure, "lines": first_case.text.count("\n"),
-                     "tested_keys": sorted(set(case.keys))},
+        "coverage": coverage_record(first_case, case),
     }
+
+
+def coverage_record(first_case, case) -> dict:
+    """What a program emitted (`first_case`) and what of it ran to the end (`case`)."""
+    return {"keys": sorted(set(first_case.keys)), "spaces": first_case.spaces,
+            "shapes": sorted(set(first_case.shapes)), "features": first_case.features,
+            "launch": [list(first_case.grid), list(first_case.block)],
+            "pressure": first_case.pressure, "lines": first_case.text.count("\n"),
+            "tested_keys": sorted(set(case.keys))}
 
 
 # ------------------------------------------------------------------------------ local pool

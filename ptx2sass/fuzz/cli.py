@@ -6,6 +6,7 @@
     ptx2sass-fuzz reduce SEED --sig SIGNATURE [--write]          shrink a failure to a test
     ptx2sass-fuzz regress DIR/results.jsonl [--classes ...]     ... one test per new signature
     ptx2sass-fuzz show SEED                                      print a seed's program
+    ptx2sass-fuzz coverage --seeds 0:2000                        what the generator emits
 
 A campaign writes DIR/results.jsonl (one line per program, as they finish; `--resume`
 skips seeds already there), DIR/report.json, DIR/report.txt and DIR/coverage.svg.
@@ -174,6 +175,29 @@ def cmd_reduce(args) -> int:
     return 0
 
 
+def cmd_coverage(args) -> int:
+    """What the generator emits over seeds (programs generated, not run)."""
+    from ptx2sass.fuzz.campaign import coverage_record, make_program
+    from ptx2sass.fuzz.coverage import coverage_summary, coverage_svg
+    from ptx2sass.fuzz.inputs import case_from_program
+    options = _options(args)
+    results = []
+    for seed in parse_seeds(args.seeds):
+        case = case_from_program(make_program(seed, options))
+        results.append({"seed": seed, "coverage": coverage_record(case, case)})
+    cov = coverage_summary(results, valid_only=args.valid_only)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "coverage.json").write_text(json.dumps(cov, indent=1) + "\n")
+    (out / "coverage.svg").write_text(coverage_svg(cov))
+    inv = cov["inventory"]
+    print(f"{len(results)} programs: {len(cov['keys'])} distinct instruction keys, inventory forms "
+          f"{inv['covered']}/{inv['total']} ({inv['percent']}%, {inv['source']}); spaces {len(cov['spaces'])}, "
+          f"control-flow shapes {len(cov['shapes'])}, launch shapes {len(cov['launches'])}, "
+          f"pressure levels {len(cov['pressure'])}")
+    return 0
+
+
 def cmd_show(args) -> int:
     from ptx2sass.fuzz.campaign import make_program
     from ptx2sass.fuzz.inputs import case_from_program, case_header
@@ -230,6 +254,12 @@ def parser() -> argparse.ArgumentParser:
     reg.add_argument("--regressions", default="tests/fuzz_regressions")
     reg.add_argument("--max-trials", type=int, default=400)
     _common(reg)
+    cov = sub.add_parser("coverage", help="generator coverage over seeds (generated, not run)")
+    cov.add_argument("--seeds", required=True)
+    cov.add_argument("--out", default="fuzz-coverage")
+    cov.add_argument("--valid-only", action="store_true",
+                     help="count only inventory forms ptxas accepts for sm_89 (asks ptxas per form once)")
+    _common(cov)
     show = sub.add_parser("show", help="print the program of a seed")
     show.add_argument("seed", type=int)
     _common(show)
@@ -245,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
     handler = {"run": cmd_run, "report": cmd_report, "reduce": cmd_reduce, "show": cmd_show,
-               "regress": cmd_regress}[args.command]
+               "regress": cmd_regress, "coverage": cmd_coverage}[args.command]
     return handler(args)
 
 

@@ -75,8 +75,14 @@ def match(key: str, forms_by_opcode: dict) -> list[str]:
     return hits
 
 
-def inventory_coverage(keys: Counter) -> dict:
+def inventory_coverage(keys: Counter, valid_only: bool = False) -> dict:
+    """Covered inventory forms. `valid_only`: leave out the forms ptxas refuses for sm_89
+    (asked once per form, for the opcodes forms.py can write; slow the first time)."""
     source, forms = inventory_forms()
+    if valid_only:
+        from ptx2sass.fuzz.forms import instance_valid
+        forms = [f for f in forms if instance_valid(f) is not False]
+        source += ", forms ptxas accepts for sm_89"
     by_opcode: dict[str, list] = {}
     for f in forms:
         by_opcode.setdefault(f["opcode"], []).append(f)
@@ -98,7 +104,7 @@ def inventory_coverage(keys: Counter) -> dict:
             "uncovered_sample": sorted(all_ids - covered)[:60]}
 
 
-def coverage_summary(results: list[dict]) -> dict:
+def coverage_summary(results: list[dict], valid_only: bool = False) -> dict:
     keys, spaces, shapes, launches, pressure, regs, features = (Counter() for _ in range(7))
     mods, types, opcodes = Counter(), Counter(), Counter()
     for r in results:
@@ -126,7 +132,7 @@ def coverage_summary(results: list[dict]) -> dict:
            "launches": dict(launches.most_common()), "pressure": dict(pressure.most_common()),
            "ptxas_registers": dict(regs.most_common()), "features": dict(features.most_common())}
     if keys:
-        out["inventory"] = inventory_coverage(keys)
+        out["inventory"] = inventory_coverage(keys, valid_only)
     return out
 
 

@@ -21,7 +21,7 @@ from ptx2sass.fuzz.coverage import inventory_forms
 TOTAL = ("add", "sub", "mul", "mad", "fma", "min", "max", "abs", "neg", "sad", "mul24", "mad24",
          "and", "or", "xor", "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "bfind",
          "copysign", "testp", "set", "setp", "selp", "slct", "cvt", "prmt", "lop3", "shf", "bmsk",
-         "szext", "dp4a", "dp2a", "addc", "subc", "madc", "sqrt", "rcp", "fns")
+         "szext", "dp4a", "dp2a", "addc", "subc", "madc", "sqrt", "rcp", "fns", "mov")
 # modifiers the generic path never picks: they need context it does not give
 AVOID = {".approx", ".full", ".cc", ".oob", ".rs"}
 ROUNDING = (".rn", ".rz", ".rm", ".rp")
@@ -92,6 +92,10 @@ def op_forms(g, ctx):
             continue
         if any(m in AVOID for m in inv["required"]):
             continue
+        base = _working_rounding(opcode, tuple(inv["required"]), tuple(inv["types"]))
+        if base is False:
+            continue
+        base = tuple(base or ())
         mods = []
         req_iter = iter(inv["required"])
         for group, required in form.groups:
@@ -101,9 +105,12 @@ def op_forms(g, ctx):
             choices = sorted(m for m in group if m not in AVOID)
             if not choices:
                 continue
-            if group & set(ROUNDING) and _needs_rounding(opcode, inv["types"], g):
+            known = [m for m in base if m in group]
+            if group & set(ROUNDING) and _needs_rounding(opcode, inv["types"], g) and not known:
                 mods.append(rng.choice([m for m in choices if m in ROUNDING] or choices))
-            elif rng.random() < (0.35 if opcode != "cvt" else 0.15):
+            elif known and rng.random() < 0.7:
+                mods.append(known[0])
+            elif rng.random() < (0.35 if opcode != "cvt" else 0.2):
                 mods.append(rng.choice(choices))
         types = list(inv["types"])
         if opcode in ("shl", "shr") and _bits(types[0]) == 64:
@@ -116,7 +123,7 @@ def op_forms(g, ctx):
         for i, code in enumerate(form.operands):
             if i >= form.optional_from and rng.random() < 0.5:
                 break
-            kind, is_dst, pair = _operand_kind(code, types)
+            kind, is_dst, pair = _operand_kind(code, types, i)
             if kind is None:
                 ok = False
                 break
@@ -146,7 +153,14 @@ def op_forms(g, ctx):
         if not ok:
             continue
         if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
-            continue
+            # the optional modifiers drawn do not go together: the spelling known to work
+            spelling = _spelling(opcode, base + tuple(inv["required"]), types)
+            rounded = any(m in ROUNDING for m in base)
+            if (_needs_rounding(opcode, inv["types"], g) and not rounded
+                    and any(set(ROUNDING) & grp for grp, _ in form.groups)):
+                continue
+            if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
+                continue
         return b.build(f"{spelling} {', '.join(ops)};", spelling)
     return None
 
@@ -159,30 +173,36 @@ def _needs_rounding(opcode: str, types: tuple, g) -> bool:
 
 
 def _operand_type(code: str, types: list) -> str | None:
-    base = code.lstrip("dapq")
+    """The type of an operand by its code in the form table: a role letter (d destination;
+    a, b, c, e sources) then nothing (type slot 0), a slot number, `:wide` or `:TYPE`."""
     if code in ("p", "q"):
         return ".pred"
     if code == "dp":
         return types[0] if types else None
-    if base == "":
+    rest = code[1:]
+    if rest == "":
         return types[0] if types else None
-    if base.isdigit():
-        i = int(base)
+    if rest.isdigit():
+        i = int(rest)
         return types[i] if i < len(types) else None
-    if base == ":wide":
+    if rest == ":wide":
         t = types[0]
         return t[:2] + str(_bits(t) * 2)
-    if base.startswith(":"):
-        return "." + base[1:]
+    if rest.startswith(":"):
+        return "." + rest[1:]
     return None
 
 
-def _operand_kind(code: str, types: list) -> tuple[str | None, bool, bool]:
+def _operand_kind(code: str, types: list, index: int = 0) -> tuple[str | None, bool, bool]:
     """(register kind, is a destination, may be paired with a predicate `d|p`)."""
     if code == "p":
         return "pred", True, code == "p"
     if code == "q":
         return "pred", False, False
+    if code == "*" and types:           # cvt's packed sources: typed by the slot of their place
+        t = types[min(index, len(types) - 1)]
+        bits = _bits(t)
+        return KIND_OF_BITS.get(bits if bits >= 8 else 8), False, False
     if code in ("*", "V", "W", "m", "l", "V2", "W2"):
         return None, False, False
     t = _operand_type(code, types)
@@ -190,3 +210,51 @@ def _operand_kind(code: str, types: list) -> tuple[str | None, bool, bool]:
         return None, False, False
     kind = KIND_OF_BITS.get(_bits(t)) if t != ".pred" else "pred"
     return kind, code.startswith("d"), code == "dp"
+
+
+IROUNDING = (".rni", ".rzi", ".rmi", ".rpi")
+
+
+def instance_valid(inv: dict) -> bool | None:
+    """Does ptxas accept some spelling of this inventory form for sm_89 (its required
+    modifiers and types, plus nothing or one rounding mode)? None: not a form this module
+    can write (memory, control flow, ...)."""
+    found = _working_rounding(inv["opcode"], tuple(inv["required"]), tuple(inv["types"]))
+    return None if found is None else found is not False
+
+
+@functools.cache
+def _working_rounding(opcode: str, required: tuple, types: tuple):
+    """The extra modifiers (none or a rounding mode) with which ptxas accepts the form,
+    False if none works, None if this module cannot write the form."""
+    if opcode not in TOTAL:
+        return None
+    form = _frontend_form(opcode, required, types)
+    if form is None:
+        return None
+    operands = _canonical_operands(form, list(types))
+    if operands is None:
+        return None
+    rounding = [()]
+    for group, req in form.groups:
+        if not req and group & set(ROUNDING + IROUNDING):
+            rounding += [(m,) for m in sorted(group & set(ROUNDING + IROUNDING))]
+    for extra in rounding:
+        if valid(f"{_spelling(opcode, extra + required, types)} {', '.join(operands)};", _DECLS):
+            return extra
+    return False
+
+
+def _spelling(opcode: str, mods, types) -> str:
+    return ".".join([opcode, *[m.lstrip(".") for m in mods], *[t.lstrip(".") for t in types]])
+
+
+def _canonical_operands(form, types: list) -> list[str] | None:
+    operands, k = [], {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+    for i, code in enumerate(form.operands[:form.optional_from]):
+        kind, _, _ = _operand_kind(code, types, i)
+        if kind is None:
+            return None
+        operands.append(f"{_CANON[kind]}{k[kind]}")
+        k[kind] = min(k[kind] + 1, 3)
+    return operands

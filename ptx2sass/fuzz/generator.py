@@ -827,13 +827,15 @@ def op_global(g, ctx):
     if ctx.func is not None:
         return None
     b = Builder(g, ctx)
-    form = rng.choice(("ld", "ld", "ldnc", "const", "glob", "generic", "isspacep", "prefetch", "ldu", "fence",
-                       "cvta"))
+    form = rng.choice(("ld", "ld", "ldnc", "const", "glob", "generic", "generic", "isspacep", "prefetch", "ldu",
+                       "fence", "cvta", "policy"))
     if form == "ldu":
-        t = rng.choice(("u32", "b32", "f32", "u64", "b16", "u8"))
-        d = b.dst(TYPE_KIND.get(t, {"b32": "b32", "b16": "b16"}.get(t)))
+        t = rng.choice(("u32", "b32", "f32", "u64", "b16", "u8", "s8", "s16", "u16", "s32", "s64", "b64", "f64",
+                        "b8"))
+        kind_of = {"b32": "b32", "b16": "b16", "b64": "b64", "b8": "b16"}
+        d = b.dst(TYPE_KIND.get(t, kind_of.get(t)))
         if rng.random() < 0.3:
-            d2 = b.dst(TYPE_KIND.get(t, {"b32": "b32", "b16": "b16"}.get(t)))
+            d2 = b.dst(TYPE_KIND.get(t, kind_of.get(t)))
             return b.build(f"ldu.global.v2.{t} {{{d}, {d2}}}, [$inb+{16 * rng.randrange(64)}];", f"ldu.global.v2.{t}",
                            spaces=("global",), guard_ok=False)
         return b.build(f"ldu.global.{t} {d}, [$inb+{8 * rng.randrange(64)}];", f"ldu.global.{t}", spaces=("global",))
@@ -880,11 +882,38 @@ def op_global(g, ctx):
             d = b.dst("b32")
             text = f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a}, {a};\nld.u32 {d}, [{a}];"
             return b.build(text, "ld.u32.generic_shared", spaces=("shared", "generic"), uniform_ok=False)
+        if which == "global" and rng.random() < 0.3:
+            # a generic load from the .const window (cvta.const), or through cvta.to
+            a, a2 = b.tmp("b64"), b.tmp("b64")
+            d = b.dst("b32")
+            if rng.random() < 0.5:
+                text = f"mov.u64 {a}, $cst;\ncvta.const.u64 {a2}, {a};\nld.u32 {d}, [{a2}+{4 * rng.randrange(16)}];"
+                return b.build(text, "cvta.const.u64", spaces=("const", "generic"))
+            text = (f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a2}, {a};\ncvta.to.shared.u64 {a}, {a2};\n"
+                    f"ld.shared.u32 {d}, [{a}];")
+            return b.build(text, "cvta.to.shared.u64", spaces=("shared", "generic"), uniform_ok=False)
         a = b.tmp("b64")
-        t = rng.choice(("u32", "u64"))
-        d = b.dst(TYPE_KIND[t])
-        text = f"cvta.global.u64 {a}, $inp;\nld.{t} {d}, [{a}];"
-        return b.build(text, f"ld.{t}.generic_global", spaces=("global", "generic"), uniform_ok=False)
+        t = rng.choice(("u32", "u64", "b8", "u8", "s8", "u16", "s16", "b16", "s32", "b32", "f32", "s64", "b64",
+                        "f64"))
+        d = b.dst(TYPE_KIND.get(t, {"b8": "b16", "b16": "b16", "b32": "b32", "b64": "b64"}.get(t)))
+        if rng.random() < 0.4:
+            src = b.src(TYPE_KIND.get(t, {"b8": "b16", "b16": "b16", "b32": "b32", "b64": "b64"}.get(t)))
+            text = f"cvta.global.u64 {a}, $priv;\nst.{t} [{a}+48], {src};\nld.{t} {d}, [{a}+48];"
+            return b.build(text, f"st.{t}", spaces=("global", "generic"), uniform_ok=False, guard_ok=False)
+        text = f"cvta.global.u64 {a}, $inp;\nld.{t} {d}, [{a}+{rng.choice((0, 8))}];"
+        return b.build(text, f"ld.{t}", spaces=("global", "generic"), uniform_ok=False)
+    if form == "policy":
+        pol, off, idx = b.tmp("b64"), b.tmp("b64"), b.tmp("b32")
+        d = b.dst("b32")
+        if rng.random() < 0.5:
+            frac = rng.choice(("", ", 0.5", ", 1.0"))
+            make = (f"createpolicy.fractional.L2::{rng.choice(('evict_last', 'evict_first', 'evict_normal'))}"
+                    f".b64 {pol}{frac};")
+        else:
+            make = (f"createpolicy.range.L2::evict_last.L2::evict_unchanged.b64 {pol}, [$inb], 4096, 8192;")
+        text = (f"{make}\nand.b32 {idx}, {b.src('b32')}, 1023;\nmul.wide.u32 {off}, {idx}, 4;\n"
+                f"add.s64 {off}, {off}, $inb;\nld.global.L2::cache_hint.b32 {d}, [{off}], {pol};")
+        return b.build(text, "createpolicy", spaces=("global",))
     if form == "prefetch":
         what = rng.choice(("prefetch.global.L1", "prefetch.global.L2", "prefetch.L1", "prefetchu.L1",
                            "prefetch.global.L2::evict_last", "prefetch.global.L2::evict_normal", "prefetch.local.L1"))
@@ -893,9 +922,17 @@ def op_global(g, ctx):
         if what.endswith("local.L1"):
             what = "prefetch.global.L1"
         return b.build(f"{what} [$inp];", what, spaces=("global",))
-    space = rng.choice(("global", "shared", "local"))
+    space = rng.choice(("global", "shared", "local", "const", "param", "shared::cta", "shared::cluster",
+                        "param::entry"))
     a, p = b.tmp("b64"), b.dst("pred")
-    text = f"cvta.global.u64 {a}, $inp;\nisspacep.{space} {p}, {a};"
+    if rng.random() < 0.5 or not g.on("shared"):
+        text = f"cvta.global.u64 {a}, $inp;\nisspacep.{space} {p}, {a};"
+    else:
+        text = f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a}, {a};\nisspacep.{space} {p}, {a};"
+    from ptx2sass.fuzz.forms import valid
+    if not valid(f"isspacep.{space} %p0, %d0;", ".reg .pred %p0;\n.reg .b64 %d0;"):
+        space = "global"
+        text = text.replace(text.rsplit("isspacep.", 1)[1].split(" ")[0], "global")
     return b.build(text, f"isspacep.{space}", uniform_ok=False, spaces=("generic",))
 
 
@@ -960,7 +997,8 @@ def op_shared(g, ctx):
     if form == "priv" and rng.random() < 0.15:
         size = rng.choice((4, 8))
         d = b.dst("b32")
-        text = (f"cp.async.ca.shared.global [$shp], [$inp], {size};\ncp.async.commit_group;\n"
+        space = rng.choice(("shared", "shared::cta"))
+        text = (f"cp.async.ca.{space}.global [$shp], [$inp], {size};\ncp.async.commit_group;\n"
                 f"cp.async.wait_group 0;\nld.shared.u32 {d}, [$shp+{size - 4}];")
         return b.build(text, "cp.async.ca.shared.global", spaces=("shared", "global"), guard_ok=False,
                        uniform_ok=False)
@@ -1027,11 +1065,13 @@ def op_barrier(g, ctx):
     if form == "popc":
         d = b.dst("b32")
         p = b.src("pred")
-        return b.build(f"bar.red.popc.u32 {d}, 0, {p};", "bar.red.popc.u32", barrier=True, guard_ok=False)
+        name = rng.choice(("bar", "barrier"))
+        return b.build(f"{name}.red.popc.u32 {d}, 0, {p};", f"{name}.red.popc.u32", barrier=True, guard_ok=False)
     d = b.dst("pred")
     p = b.src("pred")
-    return b.build(f"bar.red.{form}.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};", f"bar.red.{form}.pred",
-                   barrier=True, guard_ok=False)
+    name = rng.choice(("bar", "barrier"))
+    return b.build(f"{name}.red.{form}.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};",
+                   f"{name}.red.{form}.pred", barrier=True, guard_ok=False)
 
 
 def op_atomic(g, ctx):
@@ -1110,7 +1150,7 @@ def op_warp(g, ctx):
     b = Builder(g, ctx)
     forms = ["shfl_idx", "vote", "ballot", "redux", "match", "barwarp"]
     if ctx.full:
-        forms += ["shfl", "shfl"]
+        forms += ["shfl", "shfl", "ldmatrix"]
     form = rng.choice(forms)
     kw = dict(collective=True, guard_ok=False, uniform_ok=False)
     if form == "shfl":
@@ -1124,6 +1164,17 @@ def op_warp(g, ctx):
                            f"shfl.sync{mode}.b32.p", full_warp=True, **kw)
         return b.build(f"shfl.sync{mode}.b32 {d}, {b.src('b32')}, {lane}, {c}, {FULL_MASK};",
                        f"shfl.sync{mode}.b32", full_warp=True, **kw)
+    if form == "ldmatrix":
+        n = rng.choice((1, 2, 4))
+        trans = ".trans" if rng.random() < 0.4 else ""
+        ds = [b.dst("b32") for _ in range(n)]
+        a, base = b.tmp("b32"), b.tmp("b32")
+        text = (f"xor.b32 {a}, $lane, {rng.randrange(32)};\nand.b32 {a}, {a}, 31;\n"
+                f"mov.u32 {base}, $mat;\nadd.u32 {base}, {base}, {rng.choice((0, 512))};\n"
+                f"mad.lo.u32 {a}, {a}, 16, {base};\n"
+                f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 {{{', '.join(ds)}}}, [{a}];")
+        return b.build(text, f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16", full_warp=True,
+                       spaces=("shared",), **kw)
     if form == "shfl_idx":
         d = b.dst("b32")
         lane = b.tmp("b32")

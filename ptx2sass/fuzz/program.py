@@ -269,7 +269,8 @@ _MOVES = ("mov.", "ld.", "selp.", "shfl.", "st.", "slct.", "atom.global.exch", "
 _FLOAT_VIEWS = {"f32": 32, "f64": 64, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32}
 _PLACEHOLDER = re.compile(r"\$([a-z]+[0-9]*)")
 INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr")
-SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared"}
+SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat"}
+MATRIX_WORDS = 256           # g_mat: shared words ldmatrix reads, written by every thread first
 MODULE_ARRAY_WORDS = 16
 
 
@@ -757,6 +758,22 @@ def render(prog: Program) -> Rendered:
         for i in range(LOCAL_ARRAY_WORDS):
             value = (0x9E3779B9 * (i + 1) + 7 * int(n[3:])) & 0xFFFFFFFF
             prelude.append(f"    st.local.u32 [g_{n}+{4 * i}], {value};")
+    if "mat" in rd.infra_used:
+        infra_needed = [n for n in ("tid",) if n not in infra]
+        for n in infra_needed:
+            prelude += ["    " + line for line in _infra_lines(n, dims)]
+            infra.append(n)
+            if "t32" not in infra and not (dims["flat_block"] and dims["one_cta"]):
+                infra.append("t32")
+        tpb = prog.threads_per_block
+        for k in range(-(-MATRIX_WORDS // tpb)):
+            prelude += [f"    add.u32 %g_mi, %g_tid, {k * tpb};",
+                        f"    setp.lt.u32 %g_mp, %g_mi, {MATRIX_WORDS};",
+                        "    mul.lo.u32 %g_mv, %g_mi, -1640531535;",
+                        "    mov.u32 %g_ma, g_mat;",
+                        "    mad.lo.u32 %g_ma, %g_mi, 4, %g_ma;",
+                        "    @%g_mp st.shared.u32 [%g_ma], %g_mv;"]
+        prelude.append("    bar.sync 0;")
     if shared:
         # the shared words every thread owns, and the counters, start defined
         counters = SHARED_WORDS_PER_THREAD * 4 * prog.threads_per_block
@@ -780,11 +797,15 @@ def render(prog: Program) -> Rendered:
     decls += [f"    .reg .{_INFRA[n][0]} %g_{n};" for n in infra]
     if shared:
         decls.append("    .reg .pred %g_first;")
+    if "mat" in rd.infra_used:
+        decls += ["    .reg .b32 %g_mi;", "    .reg .b32 %g_mv;", "    .reg .b32 %g_ma;", "    .reg .pred %g_mp;"]
     decls += [f"    .reg .{kind} {name};" for name, kind in rd.extra_regs.items()]
     mod_decls = []
     if shared:
         words = SHARED_WORDS_PER_THREAD * prog.threads_per_block + SHARED_COUNTER_BYTES // 4
         mod_decls.append(f".shared .align 16 .b32 g_shared[{words}];")
+    if "mat" in rd.infra_used:
+        mod_decls.append(f".shared .align 16 .b32 g_mat[{MATRIX_WORDS}];")
     if "cst" in rd.infra_used:
         values = ", ".join(str(_module_array(i, 1)) for i in range(MODULE_ARRAY_WORDS))
         mod_decls.append(f".const .align 16 .b32 g_const[{MODULE_ARRAY_WORDS}] = {{{values}}};")
@@ -814,8 +835,24 @@ def render(prog: Program) -> Rendered:
             floats = set()      # an integer result's bits must match exactly, NaN-like or not
         slots.append(Slot(names[id(r)], r.kind, tuple(sorted(floats)), rd.tolerance.get(id(r), 0.0),
                           last.get(id(r), f"init.{r.init[0]}.{r.init[1]}"), where))
+    keys = list(rd.keys) + [k for (line, owner) in plain if owner is not None
+                            for k in [instruction_spelling(line)] if k]
     return Rendered(text, slots, params, inputs, record,
-                    rd.keys, sorted(rd.spaces), rd.shapes, text.count("\n"), owners)
+                    keys, sorted(rd.spaces), rd.shapes, text.count("\n"), owners)
+
+
+_GUARD = re.compile(r"^@!?%\w+\s+")
+
+
+def instruction_spelling(line: str) -> str | None:
+    """The opcode with its modifiers of a PTX instruction line (None for labels, braces,
+    declarations and directives)."""
+    text = line.strip()
+    if not text or text.endswith(":") or text[0] in "{}." or ".branchtargets" in text:
+        return None
+    text = _GUARD.sub("", text)
+    word = text.split(None, 1)[0].rstrip(";")
+    return word if word[0].isalpha() else None
 
 
 def _render_func(rd: _Renderer, f: Func) -> list[tuple[str, Stmt | None]]:

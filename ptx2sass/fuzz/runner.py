@@ -163,6 +163,13 @@ def load(cubin: bytes, kernel: str):
     return load_program(cubin, kernel)
 
 
+def load_from_listing(cubin: bytes, kernel: str):
+    """ptxas's cubin decoded from nvdisasm's listing (the emulator's test-only decoder)."""
+    from ptx2sass.emu.loader import load_program
+    from ptx2sass.emu.testing import cubin_listing_decoder
+    return load_program(cubin, kernel, cubin_listing_decoder(cubin))
+
+
 def execute(program, case: Case, hazard_check: bool = True):
     from ptx2sass.emu.launch import run_buffers
     data = launch_data(case)
@@ -339,21 +346,34 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     if early is not None:
         return early
 
-    # ptxas's cubin in the emulator: a fault there is the emulator's
+    # ptxas's cubin in the emulator: a fault there is the emulator's. A word our decoder
+    # cannot read is reported, and the cubin run again decoded from nvdisasm's listing, so
+    # that ours is still compared with it.
     t0 = time.perf_counter()
+    fell_back = False
     try:
         with time_limit(RUN_SECONDS):
-            theirs_prog = load(theirs_cubin, case.kernel)
+            try:
+                theirs_prog = load(theirs_cubin, case.kernel)
+            except EmuFault as e:
+                if not _UNDECODABLE.search(e.reason):
+                    raise
+                findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason)}"))
+                fell_back = True
+                theirs_prog = load_from_listing(theirs_cubin, case.kernel)
             theirs = execute(theirs_prog, case, hazard_check)
     except Timeout:
         return Outcome("timeout", "timeout: emulator on ptxas's cubin", seconds=seconds)
     except EmuFault as e:
         if "budget" in e.reason:
             return Outcome("timeout", "timeout: budget on ptxas's cubin", str(e), seconds=seconds)
-        return Outcome("emu_fail", f"emu_fail: {emu_signature(e.reason)}", str(e), seconds=seconds)
+        if not fell_back:       # a second fault of the fallback decoding is the same gap
+            findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason)}"))
+        return _finish(findings, str(e), {}, {}, seconds)
     except Exception as e:  # noqa: BLE001
-        return Outcome("emu_fail", "emu_fail: " + _crash_signature(e), f"{type(e).__name__}: {e}",
-                       seconds=seconds)
+        if not fell_back:
+            findings.append(("emu_fail", "emu_fail: " + _crash_signature(e)))
+        return _finish(findings, f"{type(e).__name__}: {e}", {}, {}, seconds)
     seconds["run_ptxas"] = round(time.perf_counter() - t0, 3)
     theirs_stats = stats(theirs_prog, theirs)
     if theirs.hazards:
