@@ -39,11 +39,15 @@ def parse_key(key: str) -> tuple[str, tuple, tuple]:
 
 def inventory_forms() -> tuple[str, list]:
     """(source name, forms): the ISA inventory when present, else the frontend's table."""
-    try:
-        from ptx2sass.frontend import inventory   # issue 15's data + loader, when merged
-        return "PTX ISA inventory", inventory.fuzz_forms("sm_89")
-    except (ImportError, AttributeError):
-        pass
+    from ptx2sass.fuzz.forms import isa_inventory
+    inv = isa_inventory()                 # issue 15's data + loader, when merged
+    if inv is not None:
+        by_spelling: dict[str, dict] = {}
+        for f in inv.forms_for(89, (8, 5)):
+            if not getattr(f, "arch_specific", False):
+                by_spelling.setdefault(f.spelling, {"opcode": f.opcode, "spelling": f.spelling,
+                                                    "chapter": f.chapter, "types": f.types})
+        return "PTX ISA inventory, sm_89 forms", list(by_spelling.values())
     from ptx2sass.frontend.instructions import FORMS
     out = []
     for opcode, forms in FORMS.items():
@@ -58,6 +62,8 @@ def inventory_forms() -> tuple[str, list]:
 
 
 def _form_id(f: dict) -> str:
+    if "spelling" in f:
+        return f["spelling"]
     return ".".join([f["opcode"], *[m.lstrip(".") for m in f["required"]], *[t.lstrip(".") for t in f["types"]]])
 
 
@@ -65,6 +71,11 @@ def match(key: str, forms_by_opcode: dict) -> list[str]:
     opcode, mods, types = parse_key(key)
     hits = []
     for f in forms_by_opcode.get(opcode, ()):
+        if "spelling" in f:                 # an exact spelling (the ISA inventory's forms)
+            if f["spelling"] == ".".join([opcode, *[m.lstrip(".") for m in mods + types]]) or \
+                    f["spelling"] == key:
+                hits.append(f["spelling"])
+            continue
         if f["types"] != types[:len(f["types"])] or len(types) != len(f["types"]):
             continue
         if not set(f["required"]) <= set(mods):
@@ -79,7 +90,7 @@ def inventory_coverage(keys: Counter, valid_only: bool = False) -> dict:
     """Covered inventory forms. `valid_only`: leave out the forms ptxas refuses for sm_89
     (asked once per form, for the opcodes forms.py can write; slow the first time)."""
     source, forms = inventory_forms()
-    if valid_only:
+    if valid_only and not any("spelling" in f for f in forms):
         from ptx2sass.fuzz.forms import instance_valid
         forms = [f for f in forms if instance_valid(f) is not False]
         source += ", forms ptxas accepts for sm_89"
@@ -98,9 +109,15 @@ def inventory_coverage(keys: Counter, valid_only: bool = False) -> dict:
     for op, fs in sorted(by_opcode.items()):
         ids = {_form_id(f) for f in fs}
         per_opcode[op] = [len(ids & covered), len(ids)]
+    per_chapter: dict[str, list] = {}
+    for f in forms:
+        if "chapter" in f:
+            row = per_chapter.setdefault(f["chapter"], [0, 0])
+            row[1] += 1
+            row[0] += _form_id(f) in covered
     return {"source": source, "covered": len(covered), "total": len(all_ids),
             "percent": round(100 * len(covered) / max(1, len(all_ids)), 1),
-            "per_opcode": per_opcode, "keys_outside_inventory": dict(unmatched.most_common(40)),
+            "per_opcode": per_opcode, "per_chapter": per_chapter, "keys_outside_inventory": dict(unmatched.most_common(40)),
             "uncovered_sample": sorted(all_ids - covered)[:60]}
 
 

@@ -64,7 +64,7 @@ def _bits(t: str) -> int:
 def valid(spelling_text: str, decls: str) -> bool:
     """Does ptxas accept this one instruction for sm_89?"""
     from ptx2sass import oracle
-    ptx = (".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n"
+    ptx = (".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k(.param .align 16 .b8 pb[32])\n{\n"
            f"{decls}\n{spelling_text}\nret;\n}}\n")
     return oracle.ptxas(ptx, "sm_89").ok
 
@@ -258,3 +258,271 @@ def _canonical_operands(form, types: list) -> list[str] | None:
         operands.append(f"{_CANON[kind]}{k[kind]}")
         k[kind] = min(k[kind] + 1, 3)
     return operands
+
+
+# ------------------------------------------------------------------------------ the PTX ISA inventory
+# When `ptx2sass.frontend.inventory` (issue 15) is present its sm_89 forms are the source:
+# each is one exact spelling with typed operand kinds, so arithmetic, comparisons,
+# conversions and moves, loads and stores of every state space, type, vector width and
+# memory-order qualifier, and atomics come straight from it.
+
+ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp")
+ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func", ".mmio"}
+MEMORY_LIMIT = 8192          # bytes of the input buffer data-dependent loads reach
+
+
+def isa_inventory():
+    try:
+        from ptx2sass.frontend import inventory
+    except ImportError:
+        return None
+    return inventory if hasattr(inventory, "forms_for") else None
+
+
+@functools.cache
+def isa_families() -> dict:
+    inv = isa_inventory()
+    out = {"alu": [], "mem": [], "atom": []}
+    if inv is None:
+        return out
+    for f in inv.forms_for(89, (8, 5)):
+        if getattr(f, "arch_specific", False) or ".b128" in f.types or set(f.modifiers) & ISA_SKIP_MODIFIERS:
+            continue
+        kinds = {o.kind for o in f.operands}
+        if f.opcode in ISA_ALU and kinds <= {"d", "a", "r", "i", "p", "q", "dp", "pp", "v2", "v4"}:
+            out["alu"].append(f)
+        elif f.opcode in ("ld", "ldu", "st") and kinds <= {"V", "W", "m", "r", "d"}:
+            out["mem"].append(f)
+        elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
+            out["atom"].append(f)
+    return out
+
+
+def _kind_of_type(t: str | None) -> str | None:
+    if t is None:
+        return None
+    if t == ".pred":
+        return "pred"
+    return KIND_OF_BITS.get(max(_bits(t), 8))
+
+
+def _vector_count(f) -> int:
+    for m in f.modifiers:
+        if m in (".v2", ".v4", ".v8"):
+            return int(m[2:])
+    return 1
+
+
+_ISA_DECLS = (".reg .pred %p<9>;\n.reg .b16 %h<9>;\n.reg .b32 %r<9>;\n.reg .b64 %d<9>;\n"
+              ".reg .b64 %ad;\n.reg .b32 %as;\nmov.u64 %ad, 0;\nmov.u32 %as, 0;")
+
+
+class _Operands:
+    """Operand texts for the program (`$a0`, `$d1`, immediates) and, in step, for the
+    one-instruction kernel that checks the spelling with ptxas."""
+
+    def __init__(self, b, g):
+        self.b, self.g = b, g
+        self.text: list[str] = []
+        self.canon: list[str] = []
+        self.count = {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+        self.policy: str | None = None
+
+    def _name(self, kind: str) -> str:
+        n = self.count[kind]
+        self.count[kind] = min(n + 1, 8)
+        return f"{_CANON[kind]}{n}"
+
+    def dst(self, kind: str, pair: str | None = None):
+        text, canon = self.b.dst(kind), self._name(kind)
+        if pair and self.g.rng.random() < 0.5:
+            text += "|" + self.b.dst(pair)
+            canon += "|" + self._name(pair)
+        self.text.append(text)
+        self.canon.append(canon)
+
+    def src(self, kind: str, t: str | None, immediate: str = "maybe"):
+        from ptx2sass.fuzz.generator import _f32_imm, _f64_imm, _int_imm
+        g = self.g
+        imm = None
+        if immediate != "never" and kind != "pred" and t:
+            if t[1] in "us" or t[1] == "b" and t[2:].isdigit():
+                imm = _int_imm(g, max(_bits(t), 16), t[1] == "s")
+            elif t == ".f32":
+                imm = _f32_imm(g)
+            elif t == ".f64":
+                imm = _f64_imm(g)
+        if immediate == "always" and imm is not None:
+            value = imm()
+            self.text.append(value)
+            self.canon.append(value)
+            return
+        text = self.b.src(kind, None, imm if immediate != "never" else None)
+        if not text.startswith("$"):
+            self.text.append(text)
+            self.canon.append(text)
+            return
+        neg = "!" if kind == "pred" and g.rng.random() < 0.3 else ""
+        self.text.append(neg + text)
+        self.canon.append(neg + self._name(kind))
+
+    def vector(self, kind: str, n: int, dst: bool):
+        texts, canons = [], []
+        for _ in range(n):
+            if dst:
+                texts.append(self.b.dst(kind))
+            else:
+                texts.append(self.b.src(kind))
+            canons.append(self._name(kind))
+        self.text.append("{" + ", ".join(texts) + "}" if n > 1 else texts[0])
+        self.canon.append("{" + ", ".join(canons) + "}" if n > 1 else canons[0])
+
+    def raw(self, text: str, canon: str):
+        self.text.append(text)
+        self.canon.append(canon)
+
+
+def _isa_fill(f, ops: _Operands, address=None) -> bool:
+    """Fill `ops` with `f`'s operands (False when a kind is not writable here)."""
+    g = ops.g
+    n = _vector_count(f)
+    for i, o in enumerate(f.operands):
+        if o.optional and g.rng.random() < 0.5:
+            break
+        kind = _kind_of_type(o.type)
+        if o.kind == "d":
+            ops.dst(kind)
+        elif o.kind == "p":
+            ops.dst("pred")
+        elif o.kind == "pp":
+            ops.dst("pred", pair="pred")
+        elif o.kind == "dp":
+            ops.dst(kind, pair="pred")
+        elif o.kind in ("a", "r", "i", "q"):
+            if o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
+                ops.policy = ops.b.tmp("b64")       # the cache policy, made just before
+                ops.raw(ops.policy, "%d8")
+            else:
+                ops.src("pred" if o.kind == "q" else kind, o.type,
+                        "never" if o.kind == "r" else "always" if o.kind == "i" else "maybe")
+        elif o.kind in ("v2", "v4"):
+            ops.vector(kind, int(o.kind[1]), dst=(i == 0))
+        elif o.kind == "V":
+            ops.vector(kind, n, dst=True)
+        elif o.kind == "W":
+            ops.vector(kind, n, dst=False)
+        elif o.kind == "m" and address is not None:
+            ops.raw(*address)
+        else:
+            return False
+    return True
+
+
+def _isa_alu(g, ctx, b):
+    rng = g.rng
+    f = rng.choice(isa_families()["alu"])
+    is_float = any(t.startswith((".f", ".bf")) for t in f.types)
+    if is_float and g.prog_fmad and f.opcode in ("mul", "add", "sub", "mad", "fma") and \
+            not set(f.modifiers) & set(ROUNDING):
+        return None, None      # ptxas may contract it: only under --fmad=false
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops):
+        return None, None
+    return f, ops
+
+
+def _isa_memory(g, ctx, b):
+    """A load or store of one inventory form, at an address that is in bounds and aligned
+    in its state space: the input buffer (loads, data-dependent), the thread's own global
+    words (stores), its own shared and local words, the module's constant array, a
+    parameter blob."""
+    rng = g.rng
+    f = rng.choice(isa_families()["mem"])
+    elem = max(_bits(f.types[0]) // 8, 1) if f.types else 4
+    size = elem * _vector_count(f)
+    space = f.spaces[0] if f.spaces else None
+    pre = []
+    t_addr = b.tmp("b64")
+    store = f.opcode == "st"
+    if space in (None, ".global"):
+        if store:
+            pre.append(f"add.s64 {t_addr}, $priv, 32;")
+        else:
+            idx = b.tmp("b32")
+            pre += [f"and.b32 {idx}, {b.src('b32')}, {MEMORY_LIMIT // size - 1};",
+                    f"mul.wide.u32 {t_addr}, {idx}, {size};", f"add.s64 {t_addr}, {t_addr}, $inb;"]
+        if space is None:
+            pre.append(f"cvta.global.u64 {t_addr}, {t_addr};")
+        address = (f"[{t_addr}]", "[%ad]")
+    elif space in (".shared", ".shared::cta"):
+        t32 = b.tmp("b32")
+        pre.append(f"add.u32 {t32}, $sq, {rng.randrange(0, 33 - size, size) if size < 32 else 0};")
+        address = (f"[{t32}]", "[%as]")
+    elif space == ".local" and ctx.func is None:
+        pre.append(f"mov.u64 {t_addr}, $loc0;")
+        address = (f"[{t_addr}+{rng.randrange(0, 65 - size, size) if size < 64 else 0}]", "[%ad]")
+    elif space == ".const" and not store:
+        pre.append(f"mov.u64 {t_addr}, $cst;")
+        address = (f"[{t_addr}+{rng.randrange(0, 65 - size, size) if size < 64 else 0}]", "[%ad]")
+    elif space in (".param", ".param::entry") and not store and size <= 16 and ctx.func is None:
+        off = rng.randrange(0, 33 - size, size) if size < 32 else 0
+        address = (f"[$blob+{off}]", f"[pb+{off}]")
+    else:
+        return None, None
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops, address):
+        return None, None
+    return f, (ops, pre)
+
+
+def _isa_atomic(g, ctx, b):
+    rng = g.rng
+    f = rng.choice(isa_families()["atom"])
+    space = f.spaces[0] if f.spaces else None
+    t_addr = b.tmp("b64")
+    pre = []
+    word = 8 * rng.randrange(4)
+    if space in (None, ".global"):
+        pre.append(f"add.s64 {t_addr}, $priv, {word};")
+        if space is None:
+            pre.append(f"cvta.global.u64 {t_addr}, {t_addr};")
+        address = (f"[{t_addr}]", "[%ad]")
+    elif space in (".shared", ".shared::cta"):
+        t32 = b.tmp("b32")
+        pre.append(f"add.u32 {t32}, $sq, {word};")
+        address = (f"[{t32}]", "[%as]")
+    else:
+        return None, None
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops, address):
+        return None, None
+    return f, (ops, pre)
+
+
+def op_isa(g, ctx):
+    """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
+    from ptx2sass.fuzz.generator import Builder
+    fam = isa_families()
+    rng = g.rng
+    for _attempt in range(6):
+        family = rng.choices(("alu", "mem", "atom"), weights=(len(fam["alu"]), len(fam["mem"]) * 0.7,
+                                                             len(fam["atom"])))[0]
+        if not fam[family] or (family != "alu" and ctx.func is not None):
+            continue
+        b = Builder(g, ctx)
+        maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic}[family]
+        f, made = maker(g, ctx, b)
+        if f is None:
+            continue
+        ops, pre = (made, []) if family == "alu" else made
+        canon_pre = ""
+        if ops.policy:
+            pre = [f"createpolicy.fractional.L2::evict_last.b64 {ops.policy}, 1.0;"] + pre
+            canon_pre = "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
+        if not valid(f"{canon_pre}{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
+            continue
+        spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or ((("generic",)) if family != "alu" else ())
+        line = f"{f.spelling} {', '.join(ops.text)};"
+        return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
+                       guard_ok=(family == "alu"), spaces=spaces)
+    return None

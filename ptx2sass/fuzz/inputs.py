@@ -45,9 +45,9 @@ NICE = {"f16": [0x3800, 0x4000, 0x4200, 0xC500, 0x5BF8, 0x2E66], "bf16": [0x3F00
                 0x4059000000000000, 0x3FB999999999999A]}
 BITS = {"u8": 8, "s8": 8, "u16": 16, "s16": 16, "b16": 16, "f16": 16, "bf16": 16, "u32": 32, "s32": 32,
         "b32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "u64": 64, "s64": 64, "b64": 64, "f64": 64,
-        "pred": 8}
+        "pred": 8, "blob": 64}
 # the emulator's scalar parameter formats, by PTX parameter type (bit patterns are passed raw)
-PARAM_FORMAT = {"u8": "u8", "s8": "u8", "u16": "u16", "s16": "u16", "b16": "u16", "u32": "u32", "s32": "u32",
+PARAM_FORMAT = {"blob": "u64", "u8": "u8", "s8": "u8", "u16": "u16", "s16": "u16", "b16": "u16", "u32": "u32", "s32": "u32",
                 "b32": "u32", "f32": "u32", "u64": "u64", "s64": "u64", "b64": "u64", "f64": "u64"}
 
 

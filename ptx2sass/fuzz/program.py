@@ -268,8 +268,10 @@ class Rendered:
 _MOVES = ("mov.", "ld.", "selp.", "shfl.", "st.", "slct.", "atom.global.exch", "atom.shared.exch")
 _FLOAT_VIEWS = {"f32": 32, "f64": 64, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32}
 _PLACEHOLDER = re.compile(r"\$([a-z]+[0-9]*)")
-INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr")
-SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat"}
+INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq")
+SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat", "blob": "p_blob"}
+SQ_BYTES = 32                # g_sq: every thread's own 32 shared bytes (loads/stores/atomics of any width)
+BLOB_BYTES = 32              # p_blob: a kernel parameter that .param-space loads read
 MATRIX_WORDS = 256           # g_mat: shared words ldmatrix reads, written by every thread first
 MODULE_ARRAY_WORDS = 16
 
@@ -641,6 +643,7 @@ _INFRA = {
     "sh": ("b32", ["mov.u32 %g_sh, g_shared;"], ()),
     "shp": ("b32", ["mov.u32 %g_shp, g_shared;", "mad.lo.u32 %g_shp, %g_tid, 8, %g_shp;"], ("tid",)),
     "t64": ("b64", [], ()),
+    "sq": ("b32", ["mov.u32 %g_sq, g_sq;", "mad.lo.u32 %g_sq, %g_tid, 32, %g_sq;"], ("tid",)),
 }
 SHARED_COUNTER_BYTES = 64     # after the per-thread words: counters for contended shared atomics
 
@@ -758,6 +761,9 @@ def render(prog: Program) -> Rendered:
         for i in range(LOCAL_ARRAY_WORDS):
             value = (0x9E3779B9 * (i + 1) + 7 * int(n[3:])) & 0xFFFFFFFF
             prelude.append(f"    st.local.u32 [g_{n}+{4 * i}], {value};")
+    if "sq" in rd.infra_used:
+        prelude += [f"    st.shared.v4.u32 [%g_sq+{16 * k}], {{%g_tid, {0x5A5A0000 + k}, {0x3F800000 + k}, {k}}};"
+                    for k in range(SQ_BYTES // 16)]
     if "mat" in rd.infra_used:
         infra_needed = [n for n in ("tid",) if n not in infra]
         for n in infra_needed:
@@ -806,16 +812,21 @@ def render(prog: Program) -> Rendered:
         mod_decls.append(f".shared .align 16 .b32 g_shared[{words}];")
     if "mat" in rd.infra_used:
         mod_decls.append(f".shared .align 16 .b32 g_mat[{MATRIX_WORDS}];")
+    if "sq" in rd.infra_used:
+        mod_decls.append(f".shared .align 32 .b8 g_sq[{SQ_BYTES * prog.threads_per_block}];")
     if "cst" in rd.infra_used:
         values = ", ".join(str(_module_array(i, 1)) for i in range(MODULE_ARRAY_WORDS))
-        mod_decls.append(f".const .align 16 .b32 g_const[{MODULE_ARRAY_WORDS}] = {{{values}}};")
+        mod_decls.append(f".const .align 32 .b32 g_const[{MODULE_ARRAY_WORDS}] = {{{values}}};")
     if "glb" in rd.infra_used:
         values = ", ".join(str(_module_array(i, 2)) for i in range(MODULE_ARRAY_WORDS))
         mod_decls.append(f".global .align 16 .b32 g_glob[{MODULE_ARRAY_WORDS}] = {{{values}}};")
-    kernel_decls = [f"    .local .align 16 .b32 g_{n}[{LOCAL_ARRAY_WORDS}];" for n in loc]
+    kernel_decls = [f"    .local .align 32 .b32 g_{n}[{LOCAL_ARRAY_WORDS}];" for n in loc]
 
     param_decl = [".param .u64 p_out", ".param .u64 p_in", ".param .u64 p_atom"]
-    param_decl += [f".param .{t} {n}" for n, t, _, _ in params]
+    if "blob" in rd.infra_used:
+        params.append(("p_blob", "blob", "u64", -1))
+    param_decl += [f".param .{t} {n}" if t != "blob" else f".param .align 16 .b8 {n}[{BLOB_BYTES}]"
+                   for n, t, _, _ in params]
     head = [f".version {PTX_VERSION}", f".target {TARGET}", ".address_size 64", ""]
     plain = [(t, None) for t in head + mod_decls + ([""] if mod_decls else [])]
     for f_lines in func_text:
