@@ -266,7 +266,9 @@ def _canonical_operands(form, types: list) -> list[str] | None:
 # conversions and moves, loads and stores of every state space, type, vector width and
 # memory-order qualifier, and atomics come straight from it.
 
-ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp")
+VIDEO = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
+         "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
+ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp") + VIDEO
 ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func", ".mmio"}
 MEMORY_LIMIT = 8192          # bytes of the input buffer data-dependent loads reach
 
@@ -282,7 +284,7 @@ def isa_inventory():
 @functools.cache
 def isa_families() -> dict:
     inv = isa_inventory()
-    out = {"alu": [], "mem": [], "atom": []}
+    out = {"alu": [], "mem": [], "atom": [], "mma": []}
     if inv is None:
         return out
     for f in inv.forms_for(89, (8, 5)):
@@ -295,6 +297,8 @@ def isa_families() -> dict:
             out["mem"].append(f)
         elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
             out["atom"].append(f)
+        elif f.spelling.startswith("mma.sync") and kinds <= {"v1", "v2", "v4", "v8"}:
+            out["mma"].append(f)
     return out
 
 
@@ -405,7 +409,7 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
             else:
                 ops.src("pred" if o.kind == "q" else kind, o.type,
                         "never" if o.kind == "r" else "always" if o.kind == "i" else "maybe")
-        elif o.kind in ("v2", "v4"):
+        elif o.kind in ("v1", "v2", "v4", "v8"):
             ops.vector(kind, int(o.kind[1]), dst=(i == 0))
         elif o.kind == "V":
             ops.vector(kind, n, dst=True)
@@ -499,30 +503,44 @@ def _isa_atomic(g, ctx, b):
     return f, (ops, pre)
 
 
+def _isa_mma(g, ctx, b):
+    """A warp-wide mma.sync of one inventory form (every lane converged, full warp)."""
+    if not (ctx.full and ctx.masked) or ctx.func is not None:
+        return None, None
+    f = g.rng.choice(isa_families()["mma"])
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops):
+        return None, None
+    return f, ops
+
+
 def op_isa(g, ctx):
     """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
     from ptx2sass.fuzz.generator import Builder
     fam = isa_families()
     rng = g.rng
     for _attempt in range(6):
-        family = rng.choices(("alu", "mem", "atom"), weights=(len(fam["alu"]), len(fam["mem"]) * 0.7,
-                                                             len(fam["atom"])))[0]
+        family = rng.choices(("alu", "mem", "atom", "mma"),
+                             weights=(len(fam["alu"]), len(fam["mem"]) * 0.7, len(fam["atom"]),
+                                      len(fam["mma"]) * (g.on("mma") or g.on("warp"))))[0]
         if not fam[family] or (family != "alu" and ctx.func is not None):
             continue
         b = Builder(g, ctx)
-        maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic}[family]
+        maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic, "mma": _isa_mma}[family]
         f, made = maker(g, ctx, b)
         if f is None:
             continue
-        ops, pre = (made, []) if family == "alu" else made
+        ops, pre = (made, []) if family in ("alu", "mma") else made
         canon_pre = ""
         if ops.policy:
             pre = [f"createpolicy.fractional.L2::evict_last.b64 {ops.policy}, 1.0;"] + pre
             canon_pre = "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
         if not valid(f"{canon_pre}{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
             continue
-        spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or ((("generic",)) if family != "alu" else ())
+        spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or (("generic",) if family in ("mem", "atom") else ())
         line = f"{f.spelling} {', '.join(ops.text)};"
+        if family == "mma":
+            return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
                        guard_ok=(family == "alu"), spaces=spaces)
     return None
