@@ -544,3 +544,135 @@ def op_isa(g, ctx):
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
                        guard_ok=(family == "alu"), spaces=spaces)
     return None
+
+
+# ---- wmma: load a, b and c fragments, multiply-accumulate, store d, as one statement.
+# Fragment registers hold elements in an arrangement each compiler chooses, so they are
+# never compared: only what wmma.store writes (the warp's own scratch words) is.
+
+WMMA_SCRATCH = 4096          # bytes of global and of shared scratch per warp
+
+
+@functools.cache
+def wmma_index() -> dict:
+    out = {"mma": [], "load": {}, "store": {}}
+    inv = isa_inventory()
+    if inv is None:
+        return out
+    for f in inv.forms_for(89, (8, 5)):
+        if f.opcode != "wmma" or getattr(f, "arch_specific", False):
+            continue
+        t = f.spelling.split(".")
+        if t[1] == "mma":
+            out["mma"].append(f)
+        elif t[1] == "load":          # wmma.load.a.sync.aligned.row.m16n16k16[.space].f16
+            space = t[7] if len(t) > 8 else None
+            out["load"].setdefault((t[2], t[5], t[6], t[-1]), []).append((f, space))
+        elif t[1] == "store":
+            space = t[7] if len(t) > 8 else None
+            out["store"].setdefault((t[5], t[6], t[-1]), []).append((f, space))
+    return out
+
+
+def _wmma_types(spelling: str) -> tuple:
+    t = spelling.split(".")
+    al, bl, shape = t[4], t[5], t[6]
+    rest = [x for x in t[7:] if x not in ("rn", "rz", "rm", "rp", "satfinite", "xor", "and", "popc")]
+    if len(rest) == 2:
+        d, c = rest
+        a = b = "f16"
+    else:
+        d, a, b, c = rest[:4]
+    return al, bl, shape, a, b, c, d
+
+
+_STRIDE = {"b1": 128, "s4": 64, "u4": 64}
+
+
+def _wmma_operands(f, b, address: str, canon_address: str, stride: int, fragment: list[str] | None):
+    """(text, canonical) operands of a load/store form; the fragment's temps are made here
+    (loads) or given (stores)."""
+    text, canon = [], []
+    made = []
+    for o in f.operands:
+        if o.kind.startswith("v"):
+            n = int(o.kind[1:])
+            kind = _kind_of_type(o.type)
+            regs = fragment if fragment is not None else [b.tmp(kind) for _ in range(n)]
+            made = regs
+            text.append("{" + ", ".join(regs) + "}")
+            canon.append("{" + ", ".join(f"{_CANON[kind]}{i}" for i in range(n)) + "}")
+        elif o.kind == "m":
+            text.append(address)
+            canon.append(canon_address)
+        elif o.kind == "a":
+            text.append(str(stride))
+            canon.append(str(stride))
+    return text, canon, made
+
+
+def op_wmma(g, ctx):
+    """wmma.load a, b, c; wmma.mma; wmma.store d (+ the stored words read back if shared)."""
+    from ptx2sass.fuzz.generator import Builder
+    idx = wmma_index()
+    if not idx["mma"] or not (ctx.full and ctx.masked) or ctx.func is not None:
+        return None
+    rng = g.rng
+    for _attempt in range(4):
+        mma = rng.choice(idx["mma"])
+        al, bl, shape, ta, tb, tc, td = _wmma_types(mma.spelling)
+        la = idx["load"].get(("a", al, shape, ta))
+        lb = idx["load"].get(("b", bl, shape, tb))
+        lc = [x for lay in ("row", "col") for x in idx["load"].get(("c", lay, shape, tc), [])]
+        sd = [x for lay in ("row", "col") for x in idx["store"].get((lay, shape, td), [])]
+        if not (la and lb and lc and sd):
+            continue
+        b = Builder(g, ctx)
+        lines, canon_lines = [], []
+        frags = {}
+        for name, choices, t in (("a", la, ta), ("b", lb, tb), ("c", lc, tc)):
+            f, space = rng.choice(choices)
+            stride = _STRIDE.get(t, 32)
+            if space == "shared":
+                address, canon_address = "[$mat]", "[%as]"
+            else:
+                at = b.tmp("b64")
+                lines.append(f"add.s64 {at}, $inb, {1024 * rng.randrange(4)};")
+                if space is None:
+                    lines.append(f"cvta.global.u64 {at}, {at};")
+                address, canon_address = f"[{at}]", "[%ad]"
+            text, canon, frags[name] = _wmma_operands(f, b, address, canon_address, stride, None)
+            lines.append(f"{f.spelling} {', '.join(text)};")
+            canon_lines.append(f"{f.spelling} {', '.join(canon)};")
+        kd = _kind_of_type(mma.operands[0].type)
+        d = [b.tmp(kd) for _ in range(int(mma.operands[0].kind[1:]))]
+        lines.append(f"{mma.spelling} {{{', '.join(d)}}}, {{{', '.join(frags['a'])}}}, "
+                     f"{{{', '.join(frags['b'])}}}, {{{', '.join(frags['c'])}}};")
+        counts = [int(o.kind[1:]) for o in mma.operands]
+        kinds = [_kind_of_type(o.type) for o in mma.operands]
+        canon_lines.append(f"{mma.spelling} " + ", ".join(
+            "{" + ", ".join(f"{_CANON[k]}{i}" for i in range(n)) + "}" for n, k in zip(counts, kinds)) + ";")
+        f, space = rng.choice(sd)
+        stride = _STRIDE.get(td, 32)
+        read_back = []
+        if space == "shared":
+            address, canon_address = "[$wss]", "[%as]"
+            outs = [b.dst("b32") for _ in range(4)]
+            ra = b.tmp("b32")
+            read_back = ["bar.warp.sync 0xffffffff;", f"mad.lo.u32 {ra}, $lane, 16, $wss;",
+                         f"ld.shared.v4.u32 {{{', '.join(outs)}}}, [{ra}];"]
+        else:
+            at = b.tmp("b64")
+            lines.append(f"mov.u64 {at}, $wsg;")
+            if space is None:
+                lines.append(f"cvta.global.u64 {at}, {at};")
+            address, canon_address = f"[{at}]", "[%ad]"
+        text, canon, _ = _wmma_operands(f, b, address, canon_address, stride, d)
+        lines.append(f"{f.spelling} {', '.join(text)};")
+        canon_lines.append(f"{f.spelling} {', '.join(canon)};")
+        if not valid("\n".join(canon_lines), _ISA_DECLS.replace("%r<9>", "%r<9>").replace(
+                ".reg .b32 %r<9>;", ".reg .b32 %r<9>;\n.reg .b32 %f<9>;")):
+            continue
+        return b.build("\n".join(lines + read_back), mma.spelling, collective=True, full_warp=True,
+                       guard_ok=False, uniform_ok=False, spaces=("global", "shared"))
+    return None

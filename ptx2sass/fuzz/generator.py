@@ -1326,7 +1326,13 @@ OPS: list[tuple[str, float, object]] = [
     ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
     ("forms", 4.0, lambda g, c: _op_forms(g, c)),
+    ("mma", 0.8, lambda g, c: _op_wmma(g, c)),
 ]
+
+
+def _op_wmma(g, ctx):
+    from ptx2sass.fuzz.forms import op_wmma
+    return op_wmma(g, ctx)
 
 
 def _op_forms(g, ctx):

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ptx2sass.fuzz.program import (COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES, Program,
-                                   render)
+from ptx2sass.fuzz.program import (COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES, WARP_SCRATCH,
+                                   Program, render)
 
 INPUTS_VERSION = 1
 DATA_BYTES = 16384 + 64      # data-dependent loads reach 8 KiB; records of many threads more
@@ -181,7 +181,8 @@ def launch_data(case: Case) -> LaunchData:
         else:
             counters[i] = crng.integers(0, 1 << 40)
     private = values("u64", threads * PRIVATE_BYTES // 8, _rng(case.seed, 0xC1))
-    atom = np.concatenate([counters, private]).view(np.uint8)
+    scratch = np.zeros(-(-threads // 32) * WARP_SCRATCH // 8, dtype=np.uint64)    # what wmma.store writes
+    atom = np.concatenate([counters, private, scratch]).view(np.uint8)
     out_size = threads * nslots * SLOT_BYTES
     params = [Param(buffer="out"), Param(buffer="in"), Param(buffer="atom")]
     for name, ptype, view, reg in case.params:

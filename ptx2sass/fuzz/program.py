@@ -268,11 +268,12 @@ class Rendered:
 _MOVES = ("mov.", "ld.", "selp.", "shfl.", "st.", "slct.", "atom.global.exch", "atom.shared.exch")
 _FLOAT_VIEWS = {"f32": 32, "f64": 64, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32}
 _PLACEHOLDER = re.compile(r"\$([a-z]+[0-9]*)")
-INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq")
+INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq", "wsg", "wss")
 SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat", "blob": "p_blob"}
 SQ_BYTES = 32                # g_sq: every thread's own 32 shared bytes (loads/stores/atomics of any width)
 BLOB_BYTES = 32              # p_blob: a kernel parameter that .param-space loads read
-MATRIX_WORDS = 256           # g_mat: shared words ldmatrix reads, written by every thread first
+MATRIX_WORDS = 1024          # g_mat: shared words ldmatrix/wmma read, written by every thread first
+WARP_SCRATCH = 4096          # per warp: global words (after the private ones) and shared words wmma stores
 MODULE_ARRAY_WORDS = 16
 
 
@@ -644,6 +645,11 @@ _INFRA = {
     "shp": ("b32", ["mov.u32 %g_shp, g_shared;", "mad.lo.u32 %g_shp, %g_tid, 8, %g_shp;"], ("tid",)),
     "t64": ("b64", [], ()),
     "sq": ("b32", ["mov.u32 %g_sq, g_sq;", "mad.lo.u32 %g_sq, %g_tid, 32, %g_sq;"], ("tid",)),
+    "wsw": ("b32", ["and.b32 %g_wsw, %g_gtid, -32;"], ("gtid",)),
+    "wsg": ("b64", ["mul.wide.u32 %g_wsg, %g_wsw, 128;", "add.s64 %g_wsg, %g_wsg, %g_ctr;",
+                    "add.s64 %g_wsg, %g_wsg, {scratch};"], ("wsw", "ctr")),
+    "wss": ("b32", ["and.b32 %g_wss, %g_tid, -32;", "mov.u32 %g_t32, g_wsc;",
+                    "mad.lo.u32 %g_wss, %g_wss, 128, %g_t32;"], ("tid", "t32")),
 }
 SHARED_COUNTER_BYTES = 64     # after the per-thread words: counters for contended shared atomics
 
@@ -742,7 +748,8 @@ def render(prog: Program) -> Rendered:
 
     dims = {"nx": prog.block[0], "ny": prog.block[1], "gx": prog.grid[0], "tpb": prog.threads_per_block,
             "rec": record, "outrec": max(1, nslots) * SLOT_BYTES,
-            "flat_block": prog.block[1] == prog.block[2] == 1, "one_cta": tuple(prog.grid) == (1, 1, 1)}
+            "flat_block": prog.block[1] == prog.block[2] == 1, "one_cta": tuple(prog.grid) == (1, 1, 1),
+            "scratch": COUNTER_BYTES + PRIVATE_BYTES * prog.threads}
     if nslots:
         rd.infra_used.add("outp")
     if inputs:
@@ -754,7 +761,7 @@ def render(prog: Program) -> Rendered:
         rd.infra_used.add("shp")
     infra = _infra_order(rd.infra_used)
     prelude = ["    " + line for n in infra for line in _infra_lines(n, dims)]
-    infra = [n for n in infra if n != "t32" or not (dims["flat_block"] and dims["one_cta"])]
+    infra = [n for n in infra if n != "t32" or not (dims["flat_block"] and dims["one_cta"]) or "wss" in infra]
     # local arrays: every element written before any statement reads one
     loc = sorted(n for n in rd.infra_used if n.startswith("loc"))
     for n in loc:
@@ -772,13 +779,15 @@ def render(prog: Program) -> Rendered:
             if "t32" not in infra and not (dims["flat_block"] and dims["one_cta"]):
                 infra.append("t32")
         tpb = prog.threads_per_block
-        for k in range(-(-MATRIX_WORDS // tpb)):
-            prelude += [f"    add.u32 %g_mi, %g_tid, {k * tpb};",
-                        f"    setp.lt.u32 %g_mp, %g_mi, {MATRIX_WORDS};",
-                        "    mul.lo.u32 %g_mv, %g_mi, -1640531535;",
-                        "    mov.u32 %g_ma, g_mat;",
-                        "    mad.lo.u32 %g_ma, %g_mi, 4, %g_ma;",
-                        "    @%g_mp st.shared.u32 [%g_ma], %g_mv;"]
+        prelude += ["    mov.u32 %g_mi, %g_tid;", "$Lmat_init:",
+                    f"    setp.lt.u32 %g_mp, %g_mi, {MATRIX_WORDS};",
+                    "    @!%g_mp bra $Lmat_done;",
+                    "    mul.lo.u32 %g_mv, %g_mi, -1640531535;",
+                    "    mov.u32 %g_ma, g_mat;",
+                    "    mad.lo.u32 %g_ma, %g_mi, 4, %g_ma;",
+                    "    st.shared.u32 [%g_ma], %g_mv;",
+                    f"    add.u32 %g_mi, %g_mi, {tpb};",
+                    "    bra $Lmat_init;", "$Lmat_done:"]
         prelude.append("    bar.sync 0;")
     if shared:
         # the shared words every thread owns, and the counters, start defined
@@ -811,7 +820,9 @@ def render(prog: Program) -> Rendered:
         words = SHARED_WORDS_PER_THREAD * prog.threads_per_block + SHARED_COUNTER_BYTES // 4
         mod_decls.append(f".shared .align 16 .b32 g_shared[{words}];")
     if "mat" in rd.infra_used:
-        mod_decls.append(f".shared .align 16 .b32 g_mat[{MATRIX_WORDS}];")
+        mod_decls.append(f".shared .align 128 .b32 g_mat[{MATRIX_WORDS}];")
+    if "wss" in rd.infra_used:
+        mod_decls.append(f".shared .align 128 .b8 g_wsc[{WARP_SCRATCH * -(-prog.threads_per_block // 32)}];")
     if "sq" in rd.infra_used:
         mod_decls.append(f".shared .align 32 .b8 g_sq[{SQ_BYTES * prog.threads_per_block}];")
     if "cst" in rd.infra_used:
