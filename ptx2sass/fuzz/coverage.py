@@ -184,8 +184,14 @@ def coverage_svg(cov: dict) -> str:
     inv = cov.get("inventory")
     if inv:
         head = f"Inventory forms covered: {inv['covered']}/{inv['total']} ({inv['percent']}%), {inv['source']}"
-        items = [(op, c, t) for op, (c, t) in sorted(inv["per_opcode"].items(), key=lambda kv: -kv[1][1])]
-        p, y = _bars(head, items, y)
+        if inv.get("per_chapter"):
+            p, y = _bars(head + ", by chapter", [(ch, c, t) for ch, (c, t) in inv["per_chapter"].items()], y)
+            parts += p
+            gaps = sorted(inv["per_opcode"].items(), key=lambda kv: kv[1][0] - kv[1][1])[:30]
+            p, y = _bars("Opcodes with the most forms not emitted", [(op, c, t) for op, (c, t) in gaps], y)
+        else:
+            items = [(op, c, t) for op, (c, t) in sorted(inv["per_opcode"].items(), key=lambda kv: -kv[1][1])]
+            p, y = _bars(head, items, y)
         parts += p
     for name, key in (("State spaces (programs)", "spaces"), ("Control-flow shapes (programs)", "shapes"),
                       ("Launch shapes, grid / block (programs)", "launches"),
