@@ -8,10 +8,13 @@ the timing covers launches: per-launch program preparation, memory set-up and ex
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
-from ptx2sass.emu import testing
-from ptx2sass.emu.loader import load_program
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tools import emu_testing as testing  # noqa: E402
+from ptx2sass.emu.loader import load_program  # noqa: E402
 
 
 def _zluda():

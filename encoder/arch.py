@@ -7,7 +7,7 @@ PTX/CUDA documentation. Code asks `arch_info("sm_89").param_base`; nothing elsew
 """
 from __future__ import annotations
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 class UnknownArch(ValueError):
