@@ -850,11 +850,16 @@ def render(prog: Program) -> Rendered:
 
     slots = []
     for where, r, last in rd.slots:
-        floats = set(rd.float_views.get(id(r), set()))
-        if r.view in _FLOAT_VIEWS:
-            floats.add(r.view)
-        if id(r) in rd.int_defined:
-            floats = set()      # an integer result's bits must match exactly, NaN-like or not
+        # NaN = NaN where the value is a float: the statement that last wrote it (before the
+        # store, in program order) is a float operation, or it is still the initial value of
+        # a float view; an integer result's bits must match exactly, NaN-like or not
+        key = last.get(id(r))
+        view = key.rsplit(".", 1)[-1] if key else r.view
+        floats = set()
+        if view in _FLOAT_VIEWS:
+            floats = set(rd.float_views.get(id(r), set())) | {view}
+        elif key and key.startswith(_MOVES) and id(r) not in rd.int_defined:
+            floats = set(rd.float_views.get(id(r), set())) | ({r.view} & set(_FLOAT_VIEWS))
         slots.append(Slot(names[id(r)], r.kind, tuple(sorted(floats)), rd.tolerance.get(id(r), 0.0),
                           last.get(id(r), f"init.{r.init[0]}.{r.init[1]}"), where))
     keys = list(rd.keys) + [k for (line, owner) in plain if owner is not None
