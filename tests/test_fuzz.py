@@ -23,7 +23,7 @@ from ptx2sass.fuzz.program import walk
 from ptx2sass.fuzz.report import build_report, text_report
 
 REPO = Path(__file__).resolve().parent.parent
-SEEDS = range(9000, 9040)
+SEEDS = range(9000, 9025)
 
 
 def _ptxas_ok(case):
