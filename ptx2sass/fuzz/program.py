@@ -507,7 +507,8 @@ class _Body:
         lelse, lend = rd.fresh_label("else"), rd.fresh_label("endif")
         bra = "bra.uni" if uniform else "bra"
         rd.emit(f"@{'' if s.neg else '!'}{cond} {bra} {lelse if s.els else lend};", indent)
-        inner = dict(ctx, uniform=uniform, top=False)
+        kind = "if" if uniform else "divergent_if"
+        inner = dict(ctx, uniform=uniform, top=False, shape_stack=ctx["shape_stack"] + [kind])
         self.render(s.then, dict(inner, mask=then_mask), indent + 1)
         if s.els:
             rd.emit(f"{bra} {lend};", indent + 1)
@@ -515,7 +516,6 @@ class _Body:
             self.render(s.els, dict(inner, mask=else_mask), indent + 1)
         rd.emit(f"{lend}:", 0)
         depth = sum(1 for x in ctx["shape_stack"] if x in ("if", "divergent_if"))
-        kind = "if" if uniform else "divergent_if"
         rd.shapes.append(kind + ("_else" if s.els else "") + ("_nested" if depth else ""))
 
     def render_switch(self, s: Switch, ctx: dict, indent: int) -> None:
