@@ -1,8 +1,8 @@
 """Code quality (issue 6): per corpus kernel our compiler supports, our registers, static
 instructions and emulated cycles against ptxas -O3's, with geometric means per corpus.
 
-    .venv/bin/python bench/quality.py [--corpus zluda|tinygrad|triton ...] [--limit N]
-                                      [--worst N] [--all]
+    .venv/bin/python bench/quality.py [--arch sm_90] [--corpus zluda|tinygrad|triton ...]
+                                      [--limit N] [--worst N] [--all]
 
 Corpora: ZLUDA (`../shared/corpus/zluda`, the manifest's launch and expected output),
 tinygrad (`tests/corpus/tinygrad`, the manifest's launch on `tinygrad_inputs`) and Triton
@@ -15,7 +15,8 @@ Registers: the cubin's register count (ours / ptxas's). Instructions: the kernel
 nvdisasm reads it, without NOP padding and the final self-branch. Cycles: the emulator's
 timing model (emu.hazards.TimingModel). A kernel is measured only when both cubins run and
 our output buffers equal ptxas's bit for bit (and, for ZLUDA, the manifest's expected
-output). Ratios are ours / ptxas (lower is better).
+output). Ratios are ours / ptxas (lower is better). `--arch` (default sm_89): both
+compilers target it; the hazards the checker finds in ptxas's cubins are counted too.
 """
 from __future__ import annotations
 
@@ -123,14 +124,14 @@ def spread(entries: list, limit: int | None) -> list:
     return [entries[i * len(entries) // limit] for i in range(limit)]
 
 
-def measure(corpus, entry) -> dict | str:
+def measure(corpus, entry, arch: str = "sm_89") -> dict | str:
     name, ptx, kernel, filename = corpus.describe(entry)
     try:
-        module = codegen.lower_ptx(ptx, "sm_89", filename)
-        ours_cubin, _ = codegen.generate_module(module, "sm_89", filename=filename)
+        module = codegen.lower_ptx(ptx, arch, filename)
+        ours_cubin, _ = codegen.generate_module(module, arch, filename=filename)
     except CompileError as e:
         return f"refused: {e.message}"
-    run = oracle.ptxas(ptx, "sm_89", name=filename)
+    run = oracle.ptxas(ptx, arch, name=filename)
     if not run.ok:
         return "ptxas rejects"
     theirs_cubin = run.output
@@ -147,6 +148,7 @@ def measure(corpus, entry) -> dict | str:
         "insts": (static_instructions(ours_cubin, kernel), static_instructions(theirs_cubin, kernel)),
         "cycles": (ours.cycles, theirs.cycles),
         "hazards": len(ours.hazards),
+        "ptxas_hazards": len(theirs.hazards),
     }
 
 
@@ -172,7 +174,8 @@ def report(corpus_name: str, rows: list, skipped: list, args) -> dict:
     figures = {key: geomean([ratio(m, key) for _, m in rows if m[key][1]])
                for key in ("regs", "insts", "cycles")}
     print(f"{len(rows)} kernels measured, {len(skipped)} skipped (refused, rejected or not matching); "
-          f"zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)}")
+          f"zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)} "
+          f"(ptxas's: {sum(1 for _, m in rows if m['ptxas_hazards'] == 0)}/{len(rows)})")
     print("geomean ours/ptxas: regs {regs:.3f}  insts {insts:.3f}  cycles {cycles:.3f}".format(**figures))
     for key in ("cycles", "insts"):
         worst = sorted(rows, key=lambda r: -ratio(r[1], key))[:args.worst]
@@ -184,6 +187,7 @@ def report(corpus_name: str, rows: list, skipped: list, args) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="sm_89", help="target of both compilers (default sm_89)")
     ap.add_argument("--corpus", action="append", choices=sorted(CORPORA),
                     help="corpus to measure (repeatable; default: all three)")
     ap.add_argument("--limit", type=int, default=None,
@@ -204,7 +208,7 @@ def main(argv=None) -> int:
         if args.match:
             entries = [e for e in entries if args.match in corpus.describe(e)[0]]
         for entry in spread(entries, limit or None):
-            m = measure(corpus, entry)
+            m = measure(corpus, entry, args.arch)
             label = corpus.describe(entry)[0]
             (skipped.append((label, m)) if isinstance(m, str) else rows.append((label, m)))
         table[name] = report(name, rows, skipped, args)

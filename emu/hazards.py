@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
 
@@ -81,6 +81,7 @@ class TimingModel:
         self.cycles = 0
         self._seen: set = set()
         self.serialised = launch.program.debug_build
+        self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
 
     # ------------------------------------------------------------ wiring
     def attach(self, cta) -> None:
@@ -116,6 +117,7 @@ class TimingModel:
         ins = step.ins
         ctl = ins.control
         op = ins.opcode
+        lat = self.lat
         if self.serialised:
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
@@ -127,7 +129,7 @@ class TimingModel:
             clock.lanes_of = (active, lanes)
         facts = step.aux.get("timing")
         if facts is None:
-            facts = step.aux["timing"] = _StepFacts(ins)
+            facts = step.aux["timing"] = _StepFacts(ins, lat)
         # 1. Wait on scoreboards.
         t = clock.t
         wait = facts.wait
@@ -139,7 +141,7 @@ class TimingModel:
                         if p[0] == sb or p[4] <= covered.get(p[3], -1)]
                 for reg in done:
                     _, off, pop, _, _, who = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who)
+                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
                 clock.sb_readers[sb].clear()
                 covered.clear()
                 # An instruction whose result has arrived has read its sources, too.
@@ -162,9 +164,10 @@ class TimingModel:
                     self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
                                             f"without waiting on scoreboard SB{sb}")
             elif reg in clock.ready:
-                issued, off, pop, pmods, who = clock.ready[reg]
+                issued, off, pop, pmods, who, part = clock.ready[reg]
                 if who & mine:
-                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard)
+                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard,
+                                                                    part, reg in facts.addend)
                     if issued + need > t:
                         self._flag(step.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                 f"at 0x{off:04x} issued; {op} needs {need}")
@@ -172,7 +175,9 @@ class TimingModel:
         variable = facts.variable
         busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
             if clock.writes else ()
+        first_of_file: dict[str, int] = {}
         for reg in dict.fromkeys(clock.writes):
+            first_of_file.setdefault(reg[0], reg[1])
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
                 sb, off, pop, q, seq, who = clock.pending[reg]
@@ -192,7 +197,7 @@ class TimingModel:
                 clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
                 clock.ready.pop(reg, None)
             else:
-                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine)
+                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine, reg[1] - first_of_file[reg[0]])
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
             if ctl.wr_sb != NO_SB:
@@ -213,9 +218,10 @@ _ALL = (1 << 32) - 1
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards")
+    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards",
+                 "addend")
 
-    def __init__(self, ins):
+    def __init__(self, ins, lat):
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
@@ -226,9 +232,10 @@ class _StepFacts:
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
         self.variable_latency = lat.variable_latency(op)
+        self.addend = lat.addend_registers(ins)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
-        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
 
 

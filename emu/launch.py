@@ -133,6 +133,7 @@ class Launch:
         struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)
         struct.pack_into("<Q", bank0, 0x20, LOCAL_WINDOW)
         struct.pack_into("<I", bank0, 0x28, self.local_bytes)
+        self._driver_words(bank0)
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
             if p.buffer is not None:
@@ -157,6 +158,26 @@ class Launch:
             value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    # What this emulated device reports through the driver's constant-bank words.
+    NSMID = 1               # one SM: CTAs run one after another
+    GRIDID = 1
+    AGGR_SMEM_LIMIT = 228 * 1024    # the shared memory an SM offers (H100: 228 KiB)
+
+    def _driver_words(self, bank0: bytearray) -> None:
+        """Launch facts the driver writes into constant bank 0 (the special registers
+        %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
+        from ptx2sass.encoder.arch import arch_info
+        offsets = dict(arch_info(self.program.arch).driver_cbank or ())
+        values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
+                  "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
+                  "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
+                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0),
+                  "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT)}
+        for key, (fmt, value) in values.items():
+            at = offsets.get(key)
+            if at is not None and at + struct.calcsize(fmt) <= len(bank0):
+                struct.pack_into(fmt, bank0, at, value)
 
     def run(self) -> None:
         gx, gy, gz = self.grid

@@ -108,13 +108,18 @@ def special_value(w, name: str) -> np.ndarray:
     }
     if name in masks:
         return (masks[name] & M32).astype(U32)
-    if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO"):
-        return np.array([(w.executed * 4) & 0xFFFFFFFF], dtype=U32)
-    if name in ("SR_CLOCKHI", "SR_GLOBALTIMERHI"):
-        return np.array([(w.executed * 4) >> 32], dtype=U32)
+    if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO", "SR_CLOCKHI", "SR_GLOBALTIMERHI"):
+        v = timer_value(w, name)
+        return np.array([v >> 32 if name.endswith("HI") else v & 0xFFFFFFFF], dtype=U32)
+    if name.startswith("SR_PM"):            # performance counters: none programmed
+        return np.zeros(1, dtype=U32)
+    if name == "SR_SMEMSZ":                 # the CTA's shared memory (no reserved part here)
+        return np.array([w.launch.shared_total], dtype=U32)
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
+    if name == "SR_VIRTCFG":                # bits 8..15: warps per SM (64, as on an H100)
+        return np.array([64 << 8], dtype=U32)
     if name == "SR_WARPID":
         return np.array([w.index], dtype=U32)
     if name == "SR_SWINHI":
@@ -130,6 +135,14 @@ def special_value(w, name: str) -> np.ndarray:
     raise EmuFault(f"unsupported special register {name}")
 
 
+def timer_value(w, name: str) -> int:
+    """The warp's clock (SR_CLOCK*) or global timer (SR_GLOBALTIMER*), 64 bits: both count
+    up with the instructions the warp has executed (the clock 4 cycles each, the timer 1 ns
+    each), so successive reads in a warp never go back."""
+    n = int(w.executed)
+    return n * 4 if "CLOCK" in name else n
+
+
 @semantics("S2R", "S2UR")
 def op_s2r(w, s, active, mask):
     d, sr = s.ins.operands
@@ -141,9 +154,12 @@ def op_cs2r(w, s, active, mask):
     d, sr = s.ins.operands
     if sr.name == "SRZ":
         v = np.zeros(1, dtype=U64)
+    elif "CLOCK" in sr.name or "GLOBALTIMER" in sr.name:
+        v = np.array([timer_value(w, sr.name)], dtype=U64)
+        if "32" in s.ins.modifiers and sr.name.endswith("HI"):
+            v = v >> U64(32)
     else:
-        lo = special_value(w, sr.name.replace("HI", "LO")) if "CLOCK" in sr.name else special_value(w, sr.name)
-        v = _u64(lo)
+        v = _u64(special_value(w, sr.name))
     if "32" in s.ins.modifiers:
         w.w(d, (v & M32).astype(U32), mask)
     else:
@@ -375,6 +391,86 @@ def op_imnmx(w, s, active, mask):
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
 
 
+# sm_90's integer ops (CUDA binary utilities: VIADD "integer addition", VIMNMX "integer
+# minimum/maximum", VIMNMX3 three-input min/max, VIADDMNMX addition then min/max). The
+# trailing predicate picks min (true) or max, as IMNMX's; `.U32` compares unsigned, `.U16x2`
+# / `.S16x2` work on the two 16-bit halves, `.RELU` clamps a signed result at 0; VIADD's
+# `.16x2` adds the halves.
+
+def _lanes16(mods):
+    """The 16-bit halves' kind (`"u"`/`"s"`), or None for 32-bit operation."""
+    if "U16x2" in mods:
+        return "u"
+    if "S16x2" in mods:
+        return "s"
+    return None
+
+
+def _minmax(mods, values, use_min):
+    """Min/max over `values` (u32 arrays) per the modifiers, as u32."""
+    half = _lanes16(mods)
+    if half is None:
+        vs = [v.astype(U64) if "U32" in mods else _s64(v) for v in values]
+        lo, hi = vs[0], vs[0]
+        for v in vs[1:]:
+            lo, hi = np.minimum(lo, v), np.maximum(hi, v)
+        res = np.where(use_min, lo, hi)
+        if "RELU" in mods and "U32" not in mods:
+            res = np.maximum(res, 0)
+        return (res.astype(U64) & M32).astype(U32)
+    out = U32(0)
+    for shift in (0, 16):
+        parts = [((v.astype(U32) >> U32(shift)) & U32(0xFFFF)).astype(I64) for v in values]
+        if half == "s":
+            parts = [np.where(p >= 0x8000, p - 0x10000, p) for p in parts]
+        lo, hi = parts[0], parts[0]
+        for p in parts[1:]:
+            lo, hi = np.minimum(lo, p), np.maximum(hi, p)
+        r = np.where(use_min, lo, hi)
+        if "RELU" in mods and half == "s":
+            r = np.maximum(r, 0)
+        out = out | ((r.astype(U64) & U64(0xFFFF)).astype(U32) << U32(shift))
+    return out.astype(U32)
+
+
+@semantics("VIADD")
+def op_viadd(w, s, active, mask):
+    d, a_op, b_op = s.ins.operands[:3]
+    a, b = w.ri(a_op), w.ri(b_op)
+    if "16x2" in s.ins.modifiers:
+        lo = (a + b) & U32(0xFFFF)
+        hi = ((a >> U32(16)) + (b >> U32(16))) & U32(0xFFFF)
+        w.w(d, ((hi << U32(16)) | lo).astype(U32), mask)
+    else:
+        w.w(d, (a + b).astype(U32), mask)
+
+
+@semantics("VIMNMX")
+def op_vimnmx(w, s, active, mask):
+    d, a, b, p = s.ins.operands
+    w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b)], w.pred(p)), mask)
+
+
+@semantics("VIMNMX3")
+def op_vimnmx3(w, s, active, mask):
+    d, a, b, c, p = s.ins.operands
+    w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b), w.ri(c)], w.pred(p)), mask)
+
+
+@semantics("VIADDMNMX")
+def op_viaddmnmx(w, s, active, mask):
+    d, a, b, c, p = s.ins.operands
+    mods = s.ins.modifiers
+    av, bv = w.ri(a), w.ri(b)
+    if _lanes16(mods):
+        lo = (av + bv) & U32(0xFFFF)
+        hi = ((av >> U32(16)) + (bv >> U32(16))) & U32(0xFFFF)
+        total = ((hi << U32(16)) | lo).astype(U32)
+    else:
+        total = (av + bv).astype(U32)
+    w.w(d, _minmax(mods, [total, w.ri(c)], w.pred(p)), mask)
+
+
 @semantics("IABS", "UIABS")
 def op_iabs(w, s, active, mask):
     d, a = s.ins.operands
@@ -401,7 +497,11 @@ def op_lop3(w, s, active, mask):
     res = lut3(w.ri(a), w.ri(b), w.ri(c), int(lut.value) & 0xFF).astype(U32)
     w.w(d, res, mask)
     if pout is not None:
-        w.wp(pout, res != 0, mask)
+        # the predicate result is `res != 0` combined with the predicate source: OR by
+        # default, AND with .PAND (PTX lop3.or / lop3.and)
+        nonzero = res != 0
+        pin = w.pred(ops[5]) if len(ops) > 5 else np.ones_like(nonzero)
+        w.wp(pout, (nonzero & pin) if "PAND" in s.ins.modifiers else (nonzero | pin), mask)
 
 
 @semantics("LOP", "ULOP")
@@ -661,7 +761,7 @@ def op_i2ip(w, s, active, mask):
     w.w(d, (res & M32).astype(U32), mask)
 
 
-@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "FENCE",
+@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
            "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT")
 def op_nop(w, s, active, mask):
     pass

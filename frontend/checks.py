@@ -501,6 +501,13 @@ class Checker:
         if problem:
             self.error(problem, ins)
             return
+        n = len(ins.operands)
+        if not form.optional_from <= n <= len(form.operands):
+            # a sibling form with the same modifiers and types may take this many operands
+            # (`bar.red.popc.u32 d, a, p` and `d, a, b, p`)
+            form = next((f for f in isa.FORMS[op] if f.groups == form.groups
+                         and f.type_slots == form.type_slots
+                         and f.optional_from <= n <= len(f.operands)), form)
         self.check_operands(ins, form, types, scope, name)
 
     def check_call_sequence(self, address, scope: _Scope):

@@ -521,6 +521,15 @@ def _call_targets(block: ast.Block):
                 yield ops[0].name
 
 
+def call_graph(module: ast.Module) -> dict[str, list[str]]:
+    """Every function with a body → the functions it calls by name, each once, in the order
+    of their first call."""
+    from ptx2sass.frontend.depth import deep_walks
+    with deep_walks():
+        return {f.name: list(dict.fromkeys(_call_targets(f.body))) for f in module.functions()
+                if f.body is not None}
+
+
 def recursive_functions(module: ast.Module) -> set[str]:
     """Names of the `.func`s that can reach themselves through direct calls: they cannot be
     inlined and are compiled out of line."""

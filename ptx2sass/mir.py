@@ -125,6 +125,11 @@ class MFunction:
     precolored: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
+    # vreg id -> ((PTX register name, PTX type), ...) of the values it holds (-g's register
+    # maps; coalescing merges them)
+    value_names: dict = field(default_factory=dict)
+    target: object = None                            # the encoder.arch.Target compiled for
+    shared_addresses: bool = False                   # computes cluster shared addresses (sm_90)
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

@@ -8,7 +8,7 @@ from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.loader import load_program
 from ptx2sass.emu.hazards import TimingModel
 from tools.emu_testing import cubin_listing_decoder, run_zluda, zluda_cubin, zluda_manifest
-from ptx2sass.sched import latency
+from ptx2sass.sched.latency import model_for
 
 ENTRIES = {e["name"]: e for e in zluda_manifest()}
 SAMPLE = ["add", "call", "fma", "popc_b64", "rcp_f64", "shfl_sync_mode_b32", "shared_unify_extern",
@@ -91,7 +91,7 @@ def test_lowered_stalls_in_fma_are_caught():
     program = load_program(cubin, "fma", cubin_listing_decoder(cubin))
     caught = 0
     for off, ins in program.instructions:
-        if ins.control.stall > latency.DEFAULT_FIXED and ins.opcode not in ("EXIT", "BRA", "NOP"):
+        if ins.control.stall > model_for("sm_89").DEFAULT_FIXED and ins.opcode not in ("EXIT", "BRA", "NOP"):
             if _run_mutated("fma", lambda l: _with_control(l, off, stall=1)):
                 caught += 1
     assert caught >= 1

@@ -33,6 +33,10 @@ from ptx2sass.isel.rounding import DirectedRounding
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.cache_ops import CacheOps
+from ptx2sass.isel.classify import Classify
+from ptx2sass.isel.special_regs import SpecialRegisters
+from ptx2sass.isel.logic_ops import LogicOps
 from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
@@ -42,18 +46,23 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
-               CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups):
+               CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
+               Classify, SpecialRegisters, CacheOps):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
-                 callees: dict | None = None, pointers: dict | None = None):
+                 callees: dict | None = None, pointers: dict | None = None,
+                 exit_branches: bool = True):
         self.fn = fn
+        # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
+        # where ptxas keeps the branch to the `ret` line)
+        self.exit_branches = exit_branches
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
-        self.mf = MFunction(fn.name)
+        self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
@@ -91,6 +100,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             else:
                 r = self.mf.new_vreg("R", max(1, _bits(v.type) // 32))
             self.values[v.id] = r
+            if v.name and v.name != "_":
+                self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
 
     def dst(self, v: ir.Value, part: int | None = None) -> VOp:
@@ -156,7 +167,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             word = (op.value >> (32 * part)) & 0xFFFFFFFF
             return RZ if word == 0 else self.imm32(word)
         if isinstance(op, ir.SpecialReg):
-            return self.special(op)
+            return self.special(op, part)
         raise self.unsupported(f"operand {op!r} of `{self.ins.opcode}`")
 
     def reg_part(self, op, part: int = 0) -> VOp | Reg:
@@ -205,7 +216,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return self.float_imm(op) if allow_imm else self.reg_part(op)
         return self.part_of(op, 0)
 
-    def special(self, sr: ir.SpecialReg):
+    def special(self, sr: ir.SpecialReg, part: int = 0):
         if sr.name in CBANK_SPECIALS:
             return ConstRef(0, CBANK_SPECIALS[sr.name])
         if sr.name in S2R_NAMES:
@@ -214,7 +225,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return t
         if sr.name == "%warpsize" or sr.name == "WARP_SZ":
             return Imm(32)
-        raise self.unsupported(f"special register {sr.name}")
+        src = self.other_special(sr, part)          # isel/special_regs.py
+        if src is None:
+            raise self.unsupported(f"special register {sr.name}")
+        return src
 
     def extend(self, op, ty: str, part: int = 0):
         """A 32-bit operand holding `op` (of 8/16-bit type `ty`) properly zero/sign-extended."""
@@ -272,6 +286,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
+        self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
         return self.mf
 
@@ -342,7 +357,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb.fallthrough = target
             return
         ir_target = b.succs[0]
-        exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+        exits_only = (self.exit_branches and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
         mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
@@ -376,5 +391,6 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None,
+                    exit_branches: bool = True) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches).run()
