@@ -248,8 +248,9 @@ def _atomic(w, s, mask, space, has_result):
     global _CURRENT_MODS
     ins = s.ins
     ops = list(ins.operands)
+    done_pred = None
     if ops and isinstance(ops[0], Reg) and ops[0].file == "P":
-        ops.pop(0)
+        done_pred = ops.pop(0)
     if has_result:
         d = ops.pop(0)
     else:
@@ -268,6 +269,17 @@ def _atomic(w, s, mask, space, has_result):
     ty = _atom_type(mods)
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
+    if space == "generic" and done_pred is not None and not done_pred.is_zero:
+        # A generic ATOM performs the operation on global memory, and on shared memory when
+        # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
+        # does nothing and its predicate says so: ptxas then runs its own code for shared
+        # (a compare-and-swap loop) or local memory (a load and a store).
+        shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
+        local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
+        native = op in ("CAS", "EXCH") or (size == 4 and ty not in ("F32", "F16x2", "BF16x2"))
+        done = ~local & (~shared | native)
+        w.wp(done_pred, done, mask)
+        mask = mask & done
     if size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (32,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r64(c_op), (32,)) if c_op is not None else None
@@ -403,11 +415,16 @@ def op_ldsm(w, s, active, mask):
 
 @semantics("QSPC")
 def op_qspc(w, s, active, mask):
-    """QSPC.E.<S|G|L> p, RZ, [a]: whether the generic address lies in the shared window, the
-    local window, or neither (global)."""
-    pd, _, mem = s.ins.operands
-    a = address(w, mem, True)
-    in_shared = (a >= U64(SHARED_WINDOW)) & (a < U64(SHARED_WINDOW + WINDOW_SIZE))
-    in_local = (a >= U64(LOCAL_WINDOW)) & (a < U64(LOCAL_WINDOW + WINDOW_SIZE))
-    kind = next(m for m in s.ins.modifiers if m in ("S", "G", "L"))
-    w.wp(pd, {"S": in_shared, "L": in_local, "G": ~in_shared & ~in_local}[kind], mask)
+    """QSPC.E.<space> P, RZ, [a]: whether the generic address a lies in that space's window
+    (S: shared, L: local, G: global: neither of the others) — ptxas's test before a generic
+    atomic it splits into ATOMS and ATOM."""
+    p, d, mem = s.ins.operands[:3]
+    if not (isinstance(d, Reg) and d.is_zero):
+        raise EmuFault(f"{s.ins.mnemonic} with a register result is not modelled")
+    addr = address(w, mem, "E" in s.ins.modifiers)
+    shared = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
+    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    space = next((m for m in s.ins.modifiers if m in ("S", "L", "G")), None)
+    if space is None:
+        raise EmuFault(f"{s.ins.mnemonic}: which space it asks about is not known")
+    w.wp(p, {"S": shared, "L": local, "G": ~(shared | local)}[space], mask)

@@ -604,6 +604,11 @@ class Checker:
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")
+        packed = next((t for t in (".f16x2", ".bf16x2") if t in ins.modifiers), None)
+        if op == "cvt" and ".satfinite" in ins.modifiers and packed and ".f32" in ins.modifiers \
+                and self.version < (8, 1):
+            problems.append(f"Modifier '.satfinite' on 'cvt{packed}.f32' requires PTX ISA "
+                            ".version 8.1 or later")
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
             problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "

@@ -600,7 +600,7 @@ class _FunctionLowering:
         else:
             has_result = key not in NO_RESULT and st.opcode not in NO_RESULT and operands
             srcs_ast = operands[1:] if has_result else operands
-            srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
+            srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i, rest), out)
                     for i, o in enumerate(srcs_ast)]
             ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
             if has_result:
@@ -709,10 +709,13 @@ def _ends_block(st: ast.Instruction) -> bool:
     return st.opcode in ("bra", "brx", "ret", "exit")
 
 
-def _src_type(opcode: str, types: list[str], index: int) -> str | None:
-    """The type an immediate source takes: the instruction's (source) type."""
+def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | None:
+    """The type an immediate source takes: the instruction's (source) type; mad.wide's
+    addend has twice its width."""
     if not types:
         return None
+    if opcode == "mad" and index == 2 and "wide" in modifiers and types[0][1:] in ("16", "32"):
+        return types[0][0] + str(2 * int(types[0][1:]))
     if opcode == "cvt" and len(types) > 1:
         return types[1]
     if opcode in ("shl", "shr") and index == 1:

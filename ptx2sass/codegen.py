@@ -121,14 +121,18 @@ def _is_self_move(opcode: str, modifiers, ops) -> bool:
 
 
 def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    """A COPY as moves, guarded as the COPY is (a guarded copy writes only where its
+    predicate holds)."""
     d, s = mi.operands[0], mi.operands[1]
+    guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
+    guard_reads = [("P", guard.index)] if guard is not None else []
     if d.reg.cls == "P":
         ds, ss = colors[d.reg.id], colors[s.reg.id]
         if ds == ss and not s.inv:
             return []
         ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, Reg("P", ss, inv=s.inv), PT, PT,
-                                              Imm(0x80), Imm(0)))
-        return [Slot(ins, [("P", ss)], [("P", ds)])]
+                                              Imm(0x80), Imm(0)), guard)
+        return [Slot(ins, [("P", ss)] + guard_reads, [("P", ds)])]
     out = []
     width = d.width
     dbase = colors[d.reg.id] + (d.part or 0)
@@ -136,10 +140,10 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
         sbase = colors[s.reg.id] + (s.part or 0)
         for k in range(width):
             if dbase + k != sbase + k:
-                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k))),
-                                [("R", sbase + k)], [("R", dbase + k)]))
+                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k)), guard),
+                                [("R", sbase + k)] + guard_reads, [("R", dbase + k)]))
     else:
-        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s)), [], [("R", dbase)]))
+        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s), guard), list(guard_reads), [("R", dbase)]))
     return out
 
 

@@ -147,3 +147,82 @@ def test_cvt_sat_narrows_64_bit_integers(d, s):
     reg, post = ("%h", "cvt.u64.u16 %o, %h;") if d[1:] in ("8", "16") else ("%x1", "cvt.u64.u32 %o, %x1;")
     ours, theirs, _ = run_both(f".reg .b16 %h;\ncvt.sat.{d}.{s} {reg}, %a0;\n{post}", 64, 1, 64, values=SAT64)
     assert (ours == theirs).all()
+
+
+def _wider_register_cases():
+    for d in ("u8", "s8", "u16", "s16", "u32", "s32"):
+        for s in ("u8", "s16", "u32", "s32", "u64", "f32", "f16"):
+            for reg in (16, 32, 64):
+                if d != s and int(d[1:]) < reg:
+                    yield d, s, reg
+
+
+@pytest.mark.parametrize("d,s,reg", list(_wider_register_cases()), ids=lambda x: str(x))
+def test_cvt_into_a_wider_register_extends_the_result(d, s, reg):
+    """A destination register wider than cvt's type holds the result zero- or sign-extended
+    by that type (`cvt.u8.u32 %r32` of 0xe3e22476 is 0x76, not the source)."""
+    sb = BITS[s]
+    src, pre = {16: ("%h0", "cvt.u16.u64 %h0, %a0;"), 32: ("%x0", "cvt.u32.u64 %x0, %a0;"),
+                64: ("%a0", "")}[sb]
+    dst, post = {16: ("%h1", "mov.b32 %x2, {%h1, %h1};\ncvt.u64.u32 %o, %x2;"),
+                 32: ("%x1", "cvt.u64.u32 %o, %x1;"), 64: ("%o", "")}[reg]
+    rnd = ".rzi" if s[0] == "f" else ""
+    body = f".reg .b16 %h<2>;\n{pre}\ncvt{rnd}.{d}.{s} {dst}, {src};\n{post}"
+    ours, theirs, data = run_both(body, 64, 1, 64, values=_values(sb) + [0x12345678E3E22476, 0xFF80,
+                                                                         0x7FFF8001, 0x4B7FFF80, 0xC2FE0000])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("rnd", INT_ROUNDING)
+@pytest.mark.parametrize("d", ["s32", "u32", "s16", "u16", "s64", "u64"])
+def test_ftz_f32_to_integer(d, rnd):
+    """F2I's `.FTZ` prints (and encodes) before the type: `F2I.FTZ.U32.TRUNC.NTZ`."""
+    reg, post = {"s32": ("%x1", "cvt.u64.u32 %o, %x1;"), "u32": ("%x1", "cvt.u64.u32 %o, %x1;"),
+                 "s16": ("%h1", "cvt.u64.u16 %o, %h1;"), "u16": ("%h1", "cvt.u64.u16 %o, %h1;"),
+                 "s64": ("%o", ""), "u64": ("%o", "")}[d]
+    body = f".reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.{rnd}.ftz.{d}.f32 {reg}, %x0;\n{post}"
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=_values(32) + [0x00400000, 0x807FFFFF, 0xBF400000])
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("rnd", FLOAT_ROUNDING)
+def test_ftz_narrowing_of_f64_flushes_subnormal_results(rnd):
+    """cvt.r?.ftz.f32.f64 (was refused): a result below FLT_MIN becomes a zero of its sign,
+    one that rounds up to FLT_MIN stays; guarded as well."""
+    body = (f"cvt.{rnd}.ftz.f32.f64 %x0, %a0;\nsetp.ne.u64 %p0, %a0, 7;\nmov.b32 %x1, 5;\n"
+            f"@%p0 cvt.{rnd}.ftz.f32.f64 %x1, %a0;\nxor.b32 %x0, %x0, %x1;\ncvt.u64.u32 %o, %x0;")
+    ours, theirs, data = run_both(body, 64, 1, 64, values=_values(64) + [
+        0x380FFFFFF0000000, 0x380FFFFFEFFFFFFF, 0xB80FFFFFF0000000, 0x3810000000000000, 0x3800000000000000,
+        0xB7F0000000000001, 0x36A0000000000000, 0x36A0000000000001, 0xB69FFFFFFFFFFFFF, 7, 0x380FFFFFE0000000,
+        0x380FFFFFE0000001, 0xB80FFFFFE0000000, 0xB80FFFFFE0000001, 0x380FFFFFDFFFFFFF, 0xB80FFFFFDFFFFFFF])
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("mods", ["rn.satfinite", "rz.satfinite", "rn.satfinite.relu"])
+@pytest.mark.parametrize("ty", ["f16x2", "bf16x2"])
+def test_satfinite_pack_of_two_floats(mods, ty):
+    """cvt.<mods>.{f16x2,bf16x2}.f32 (PTX 8.1; was refused): F2FP.SATFINITE[.RELU]…PACK_AB,
+    overflow to the largest finite value of its sign; vs ptxas in the emulator on values
+    past each format's range, infinities and NaN."""
+    from codegen_harness import run_both
+    big = [0x477FF000, 0x47800000, 0xC7800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F7FFFFF,
+           0xFF7FFFFF, 0x3F800000, 0x80000001, 0x477FE000, 0x7F7F8000]
+    ours, theirs, data = run_both(f"cvt.{mods}.{ty}.f32 %x0, %a0, %a1; mov.b32 %o, %x0;", 32, 2, 32,
+                                  values=big, version="8.1")
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+def test_satfinite_pack_needs_ptx_8_1():
+    """Below PTX 8.1 the modifier is refused in ptxas's words."""
+    from codegen_harness import kernel
+    from ptx2sass import codegen, oracle
+    from ptx2sass.errors import CompileError
+    ptx = kernel("cvt.rn.satfinite.bf16x2.f32 %o, %a0, %a1;", 32, 2, 32)
+    theirs = oracle.ptxas(ptx)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.lower_ptx(ptx, "sm_89", "input.ptx")
+    assert str(e.value).strip() in theirs.stderr

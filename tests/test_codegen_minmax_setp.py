@@ -39,3 +39,23 @@ def test_setp(ty, bits, cmp):
     body += "selp.u32 %x0, 1, 0, %p0;\nselp.u32 %x1, 2, 0, %p1;\nor.b32 %o, %x0, %x1;"
     ours, theirs, _ = run_both(body, bits, 2, 32)
     assert (ours == theirs).all()
+
+
+HALF_PAIR_VALUES = [0, 0x3C003C00, 0x7E00BC00, 0x7C00FC00, 0x00010001, 0x80003C00, 0x3C000000,
+                    0xBC003C00, 0x3C00BC00, 0x7E007E00]
+
+
+@pytest.mark.parametrize("cmp", ["lt", "ge", "equ", "ne", "nan"])
+@pytest.mark.parametrize("ty,bool_op", [("f16x2", ""), ("f16x2", ".and"), ("f16x2", ".or"),
+                                        ("f16x2.ftz", ".xor")])
+def test_setp_with_two_results_on_halves(cmp, ty, bool_op):
+    """`setp.<cmp>.f16x2 p|q`: p compares the low halves, q the high ones (each then
+    combined with c), in one HSETP2 (not one FSETP on the 32-bit pattern, whose q is !p)."""
+    c = ", %p2" if bool_op else ""
+    body = (f"setp.ne.u32 %p2, %a2, 0;\nsetp.{cmp}{bool_op}.{ty.replace('.ftz', '')} %p0|%p1, %a0, %a1{c};"
+            f"\nselp.b32 %x0, 1, 0, %p0;\nselp.b32 %x1, 2, 0, %p1;\nor.b32 %o, %x0, %x1;")
+    if ty.endswith(".ftz"):
+        body = body.replace(f".{cmp}{bool_op}.", f".{cmp}{bool_op}.ftz.")
+    ours, theirs, data = run_both(body, 32, 3, 32, values=HALF_PAIR_VALUES)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[3 * i]), hex(data[3 * i + 1]), ours[i], theirs[i]) for i in bad[:4]]

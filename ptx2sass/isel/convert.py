@@ -32,6 +32,8 @@ class ConvertSelection:
         d, a = ins.dests[0], ins.srcs[0]
         if "pack" in ins.modifiers:
             return self.pack_saturated(ins)
+        if not _is_float(dty) and _bits(d.type) > _bits(dty):
+            return self.convert_into_wider_register(ins)
         if any(m == "sat" for m in ins.modifiers):
             if _is_float(sty) and not _is_float(dty):
                 # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
@@ -75,7 +77,7 @@ class ConvertSelection:
             mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
             signed = {"u32": ("U32",), "s32": (), "u16": ("U16",), "s16": ("S16",)}[
                 dty.replace("b", "u")]
-            self.emit("F2I", signed + ftz + ((mode,) if mode else ()) + ("NTZ",),
+            self.emit("F2I", ftz + signed + ((mode,) if mode else ()) + ("NTZ",),   # nvdisasm's order
                       [self.dst(d), self.reg_part(a)])
             return
         if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
@@ -86,9 +88,61 @@ class ConvertSelection:
             self.emit("FMUL", ("FTZ",), [flushed, self.reg_part(a), self.fimm(1.0)])
             a = flushed
             ftz = ()
+        if ftz and (dty, sty) == ("f32", "f64"):
+            return self.narrow_f64_flushing(d, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def convert_into_wider_register(self, ins) -> None:
+        """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
+        `cvt.s16.f32` into a .b64) holds the result zero- or sign-extended by that type
+        (PTX's rule for cvt's destination operand): convert at the type's width, then extend."""
+        d, dty = ins.dests[0], ins.type
+        narrow = self.fresh_value(dty)
+        self.sel_cvt(replace(ins, dests=[narrow]))
+        wide = ("s" if _signed(dty) else "u") + str(_bits(d.type))
+        self.int_convert(d, narrow, wide, dty)
+
+    # cvt.r?.ftz.f32.f64 flushes a result that is tiny after rounding (rounded to 24 bits
+    # with an unbounded exponent, below FLT_MIN), as ptxas decides it: |x| below a
+    # threshold in FP64 that depends on the rounding (to nearest: FLT_MIN - 2^-151; toward
+    # zero, or toward FLT_MIN from a side rounding towards zero: FLT_MIN; from the side
+    # rounding away from zero: just above FLT_MIN - 2^-150).
+    FTZ_THRESHOLD = {"near": 0x380FFFFFF0000000, "toward": 0x3810000000000000, "away": 0x380FFFFFE0000001}
+
+    def narrow_f64_flushing(self, d, a, rnd) -> None:
+        """cvt.r?.ftz.f32.f64: F2F, then, where the result is tiny, that result multiplied
+        by FLT_MIN, which underflows it to a zero of its sign (ptxas's trick)."""
+        x = self.force_wide(a)
+        r = VOp(self.mf.new_vreg())
+        round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
+        self.emit("F2F", ("F32", "F64") + ((round_to,) if round_to else ()), [r, x])
+        t = self.new_pair()
+        if round_to in ("RM", "RP"):
+            # RM rounds negative values away from zero, RP positive ones
+            neg = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "AND"), [neg, PT, VOp(x.reg, 1), RZ, PT], ndefs=2)
+            away, toward = self.FTZ_THRESHOLD["away"], self.FTZ_THRESHOLD["toward"]
+            first, second = (away, toward) if round_to == "RM" else (toward, away)
+            for k in range(2):
+                w1, w2 = (first >> 32 * k) & 0xFFFFFFFF, (second >> 32 * k) & 0xFFFFFFFF
+                self.emit("SEL", (), [VOp(t.reg, k), self.reg_part(ir.Const(w1, "u32")),
+                                      Imm(w2) if w2 else RZ, neg])
+        else:
+            value = self.FTZ_THRESHOLD["toward" if round_to == "RZ" else "near"]
+            for k in range(2):
+                self.move(VOp(t.reg, k), self.imm32(value >> 32 * k) if (value >> 32 * k) & 0xFFFFFFFF else RZ)
+        normal = VOp(self.mf.new_vreg("P"))        # |x| >= threshold, or NaN
+        self.emit("DSETP", ("GEU", "AND"), [normal, PT, VOp(x.reg, abs=True), t, PT], ndefs=2)
+        self.emit(COPY, (), [self.dst(d), r], guarded=self.guard is not None)
+        flush = VOp(normal.reg, inv=True)
+        if self.guard is not None:     # the instruction's guard and the test, for every lane
+            flush = VOp(self.mf.new_vreg("P"))
+            self.emit("PLOP3", ("LUT",), [flush, PT, self.guard, VOp(normal.reg), PT, Imm(0x30), Imm(0)],
+                      guarded=False)
+        mi = self.emit("FMUL", (), [self.dst(d), r, self.fimm(self.FLT_MIN)])
+        mi.guard = flush
 
     def pack_fp8(self, ins) -> None:
         """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)
@@ -179,12 +233,14 @@ class ConvertSelection:
                                                              self.part_of(b, 0), self.reg_part(c)])
 
     def pack_pair(self, ins) -> None:
-        """cvt.{rn,rz}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a into the high
-        half and b into the low one."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu")]
+        """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
+        into the high half and b into the low one (.satfinite: infinities to the largest
+        finite value of their sign)."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu", "satfinite")]
         if extra or not any(m in ("rn", "rz") for m in ins.modifiers) or len(ins.srcs) != 2:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-        mods = (("RELU",) if "relu" in ins.modifiers else ()) + \
+        mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
+            (("RELU",) if "relu" in ins.modifiers else ()) + \
             (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])

@@ -3,6 +3,8 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
@@ -71,13 +73,20 @@ class MemorySelection:
         """`mov.b32 {a, b}, r` / `mov.b64 {a, b(, c, d)}, r`: the source's fields, first
         in the low bits."""
         bits = _bits(dests[0].type)
-        if bits not in (16, 32) or not isinstance(src, ir.Value):
+        if bits not in (16, 32) or not isinstance(src, (ir.Value, ir.Const)):
             raise self.unsupported(f"`mov` unpacking into {len(dests)} x {dests[0].type}")
         for k, d in enumerate(dests):
+            if isinstance(src, ir.Const):      # a constant's fields are constants
+                field = src.value >> (k * bits) & ((1 << bits) - 1)
+                if _signed(d.type) and field >> (bits - 1):
+                    field -= 1 << bits
+                self.move(VOp(self.vreg(d)), self.imm32(field) if field else RZ)
+                continue
             word = self.part_of(src, (k * bits) // 32)
             if bits == 32:
                 self.copy_reg(VOp(self.vreg(d)), word)
-            else:
+            else:       # PRMT reads its first source from a register (a parameter too)
+                word = word if isinstance(word, VOp) else self.reg_part(src, (k * bits) // 32)
                 self.extract_field(d, word, ((k * bits) % 32) // 8, bits, dests[0].type)
 
     def param_const(self, addr: ir.Address, part: int) -> ConstRef:
@@ -326,15 +335,18 @@ class MemorySelection:
                 return self.load_param_indirect(ins, addr)
             if _bits(ins.type) < 32:
                 return self.load_param_subword(ins)
+            words = _bits(ins.type) // 32      # per element; the register may be wider
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 start = len(self.out)
                 if r.width > 1:
                     self.begin_wide(d)
-                parts = [self.param_const(ins.srcs[0], i * r.width + k) for k in range(r.width)]
+                parts = [self.param_const(ins.srcs[0], i * words + k) for k in range(min(words, r.width))]
                 for k, part in enumerate(parts):
                     self.move(self.dst(d, k), part)
-                if self.guard is None and r.cls == "R":
+                if r.width > words:        # a 32-bit parameter in a 64-bit register
+                    self.widen_loaded(d, ins.type)
+                elif self.guard is None and r.cls == "R":
                     self.note_param_value(d, parts, self.out[start:])
             return
         space = self.access_space(ins)
@@ -458,19 +470,34 @@ class MemorySelection:
     def load_param_subword(self, ins) -> None:
         """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
         end, and would bring the neighbouring bytes along)."""
-        if len(ins.dests) != 1:
-            raise self.unsupported(f"`ld.param.{ins.type}` into several registers")
-        self.emit("LDC", _size_modifier(ins.type, True), [self.dst(ins.dests[0]),
-                                                          self.param_const(ins.srcs[0], 0)])
+        size = _bits(ins.type) // 8
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            at = self.param_const(ins.srcs[0], 0)
+            at = replace(at, offset=at.offset + i * size)
+            narrow = self.vreg(d).width == 2
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True), [self.dst(d, 0) if narrow else self.dst(d), at])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_param_indirect(self, ins, addr: ir.Address) -> None:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
         constant bank 0 at that address."""
-        if len(ins.dests) != 1 or _bits(ins.type) > 64:
-            raise self.unsupported("vector `ld.param` through a register")
+        bits = _bits(ins.type)
+        if bits > 64:
+            raise self.unsupported(f"`ld.param.{ins.type}` through a register")
         r = self.vreg(addr.base)
-        self.emit("LDC", _size_modifier(ins.type, True),
-                  [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
+        base = VOp(r, 0 if r.width > 1 else None)
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            narrow = self.vreg(d).width == 2 and bits < 64
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True),
+                      [self.dst(d, 0) if narrow else self.dst_whole(d),
+                       ConstRef(0, addr.offset + i * (bits // 8), ureg=base)])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_const(self, ins):
         """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
@@ -890,6 +917,69 @@ class MemorySelection:
         if d is not None:
             self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
 
+    def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
+        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
+        compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
+        loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
+        swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
+        old — then d = seen >> shift."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
+        scope, sem = self.atom_ordering()
+        if sem is not None:
+            raise self.unsupported(f"`{ins.opcode}.{op}.{ins.type}` with .{sem}")
+        mem = self.offset_added(self.memory_operand(ins.srcs[0], space))
+        wide = mem.wide
+        low = VOp(mem.base.reg, 0) if wide else (mem.base if mem.base is not None else RZ)
+        shift, aligned_low = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [shift, low, Imm(2), RZ, Imm(0xC0), NOT_PT])        # byte 0 or 2
+        self.emit("IMAD", ("SHL", "U32"), [shift, shift, Imm(8), RZ])                  # bits 0 or 16
+        self.emit("LOP3", ("LUT",), [aligned_low, low, Imm(0xFFFFFFFC), RZ, Imm(0xC0), NOT_PT])
+        if wide:
+            word = self.new_pair()
+            self.emit(COPY, (), [VOp(word.reg, 0), aligned_low], guarded=False)
+            self.emit(COPY, (), [VOp(word.reg, 1), VOp(mem.base.reg, 1)], guarded=False)
+            at, cas_at = VMem(word, 0, wide=True), VMem(word, 0, wide=True, suffix64=False)
+            self.mf.uses_global_descriptor = True
+        else:
+            at = cas_at = VMem(aligned_low, 0, wide=False)
+        values = [self.reg_part(v) for v in ins.srcs[1:]]
+        own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
+        self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
+        first = VOp(self.mf.new_vreg())
+        load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared": ("LDS", ())}[space]
+        self.emit(load[0], load[1], [first, at])
+        loop = self.start_block("cas16")
+        old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))
+        self.emit(COPY, (), [old, first], guarded=False)
+        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
+        if op == "cas":
+            same = VOp(self.mf.new_vreg("P"))
+            cmp16, swap16 = VOp(self.mf.new_vreg()), values[1]
+            self.emit("LOP3", ("LUT",), [cmp16, values[0], Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+            self.emit("LOP3", ("LUT",), [half, cur, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+            self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
+            self.emit("SEL", (), [half, swap16, half, same])
+        else:
+            self.emit("HADD2", (), [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+        self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+        self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
+        self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
+        if space == "shared":
+            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
+        else:
+            opcode = "ATOMG" if space == "global" else "ATOM"
+            self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+        done = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
+        self.emit(COPY, (), [first, seen], guarded=False)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+        self.start_block("cas16_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if d is not None:
+            self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+
     def sel_atom(self, ins):
         self.atomic(ins, ins.dests[0] if ins.dests else None)
 
@@ -906,6 +996,8 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
+        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16")):
+            return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
         mods = self.atom_modifiers(op, ty, space)
@@ -1000,9 +1092,8 @@ class MemorySelection:
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
         converged)."""
         mask = self.known_constant(ins.srcs[0])
-        if mask is None:
-            raise self.unsupported("`bar.warp.sync` with a member mask computed at run time")
-        self.warp_sync_op("WARPSYNC", (), [Imm(mask & 0xFFFFFFFF)], ndefs=0)
+        member = self.reg_part(ins.srcs[0]) if mask is None else Imm(mask & 0xFFFFFFFF)
+        self.warp_sync_op("WARPSYNC", (), [member], ndefs=0)
 
     MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
 
@@ -1044,16 +1135,25 @@ class MemorySelection:
         self.mf.warp_sync.append(mi)
         return mi
 
-    def sync_members(self, mask) -> int:
+    def sync_members(self, mask) -> int | None:
         """The member mask of a `.sync` warp operation; a partial one first makes those lanes
-        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
+        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask, or None for
+        one computed at run time (then `WARPSYNC R`: `member_register` holds it)."""
         value = self.known_constant(mask)
         if value is None:
-            raise self.unsupported(f"`{self.ins.opcode}.sync` with a member mask computed at run time")
+            self.emit("WARPSYNC", (), [self.reg_part(mask)], ndefs=0)
+            return None
         value &= 0xFFFFFFFF
         if value != 0xFFFFFFFF:
             self.emit("WARPSYNC", (), [Imm(value)], ndefs=0)
         return value
+
+    def lanes_in(self, mask) -> VOp:
+        """A predicate: this lane is in the run-time member mask (SR_EQMASK & mask)."""
+        me, p = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("S2R", (), [me, SpecialReg("SR_EQMASK")])
+        self.emit("LOP3", ("LUT",), [p, RZ, me, self.reg_part(mask), RZ, Imm(0xC0), NOT_PT], ndefs=2)
+        return p
 
     def sel_shfl(self, ins):
         mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
@@ -1063,9 +1163,11 @@ class MemorySelection:
         self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
         # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
-        # larger constants go through a register, as the hardware reads all 32 bits there
-        lane = self.reg_part(b) if isinstance(b, ir.Const) and b.value & 0xFFFFFFFF > 0x1F else self.part_of(b, 0)
-        clamp = self.reg_part(c) if isinstance(c, ir.Const) and c.value & 0xFFFFFFFF > 0x1FFF else self.part_of(c, 0)
+        # larger constants go through a register, as the hardware reads all 32 bits there;
+        # it has no constant-bank operand (a parameter comes in a register too)
+        small = lambda v, limit: isinstance(v, ir.Const) and v.value & 0xFFFFFFFF <= limit   # noqa: E731
+        lane = self.part_of(b, 0) if small(b, 0x1F) else self.reg_part(b)
+        clamp = self.part_of(c, 0) if small(c, 0x1FFF) else self.reg_part(c)
         self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a), lane, clamp],
                           ndefs=2)
 
@@ -1076,6 +1178,18 @@ class MemorySelection:
         p, mask = ins.srcs
         members = self.sync_members(mask)
         src = self.pred_operand(p)
+        if members is None:
+            # the active lanes may be more than the members: ballot, then keep the members'
+            # bits (any: one of them set; all: none of them clear)
+            t, kept = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
+            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C}[mode]       # t & m, ~t & m
+            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]) if mode == "ballot" else kept, t,
+                                         self.reg_part(mask), RZ, Imm(lut), NOT_PT])
+            if mode != "ballot":
+                self.emit("ISETP", ("NE" if mode == "any" else "EQ", "U32", "AND"),
+                          [self.dst(ins.dests[0]), PT, kept, RZ, PT], ndefs=2)
+            return
         if mode == "ballot":
             if members == 0xFFFFFFFF:
                 self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
@@ -1094,10 +1208,25 @@ class MemorySelection:
         if mode is None or "sync" not in ins.modifiers or _bits(ins.type) not in (32, 64):
             raise self.unsupported(f"`match.{'.'.join(ins.modifiers)}.{ins.type}`")
         a, mask = ins.srcs
-        self.sync_members(mask)
+        members = self.sync_members(mask)
         mods = (mode.upper(),) + (("U64",) if _bits(ins.type) == 64 else ())
         src = self.atom_data(a, _bits(ins.type))
         d = self.dst(ins.dests[0])
+        if members is None:
+            # the active lanes may be more than the members: the lanes with equal values,
+            # kept to the members; all: when that is every member
+            t = VOp(self.mf.new_vreg())
+            self.warp_sync_op("MATCH", ("ANY",) + mods[1:], [t, src])
+            m = self.reg_part(mask)
+            if mode == "any":
+                self.emit("LOP3", ("LUT",), [d, t, m, RZ, Imm(0xC0), NOT_PT])
+                return
+            kept = VOp(self.mf.new_vreg())
+            self.emit("LOP3", ("LUT",), [kept, t, m, RZ, Imm(0xC0), NOT_PT])
+            p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [p, PT, kept, m, PT], ndefs=2)
+            self.emit("SEL", (), [d, m, RZ, p])
+            return
         if mode == "any":
             self.warp_sync_op("MATCH", mods, [d, src])
         else:
@@ -1117,11 +1246,20 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        self.sync_members(mask)
+        members = self.sync_members(mask)
         # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
-        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + \
-            (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
-        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
+        signed = _signed(ins.type) and op in ("add", "min", "max")
+        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
+        src = self.reg_part(a)
+        if members is None:
+            # the active lanes may be more than the members: the others bring the operation's
+            # identity
+            identity = {"add": 0, "or": 0, "xor": 0, "and": 0xFFFFFFFF,
+                        "min": 0x7FFFFFFF if signed else 0xFFFFFFFF, "max": 0x80000000 if signed else 0}[op]
+            own = VOp(self.mf.new_vreg())
+            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
+            src = own
+        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
     def sel_activemask(self, ins):
