@@ -793,6 +793,11 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
 
 def run(argv: list[str]) -> int:
     """The command without the safety net (tests call main)."""
+    if argv[:1] == ["diff"]:
+        # `ptx2sass diff FILE.ptx`: ours against ptxas in the emulator (ptx2sass.fuzz.diff);
+        # a PTX file literally named `diff` is compiled as `ptx2sass ./diff`
+        from ptx2sass.fuzz.diff import main as diff_main
+        return diff_main(argv[1:])
     cl = parse_command_line(argv)
     if cl.flag("help"):
         sys.stdout.write(help_text())
