@@ -77,3 +77,12 @@ def test_bank_conflict_stride_slowdown(arch, stride):
 def test_occupancy_sweep_hides_latency_with_warps(arch, warps):
     expected = min(FP32_PER_CLK[arch], warps * 32 / FFMA_LATENCY[arch])
     assert within(mb.chain_per_clock(arch, warps), expected)
+
+
+@pytest.mark.parametrize("stride,cycles", [(1, 23), (32, 85)])
+def test_shared_load_latency_and_conflict_cost_sm_90(stride, cycles):
+    """Measured on an H200 (GH100 SM, as the H100's) by tools/gpu_check.py (docs/STATUS.md,
+    'GPU check'): a dependent LDS 23 cycles, 85 at a 32-way conflict (+2 per extra way).
+    gpus.json's sm_90 constants were set from that report (facts.update), so this checks the
+    chain and the conflict rule, not an independent figure."""
+    assert within(mb.shared_latency("sm_90", stride), cycles)

@@ -110,6 +110,32 @@ def shared_stride(arch: str, n: int, stride_words: int) -> str:
 """
 
 
+def shared_chase(arch: str, n: int, stride_words: int) -> str:
+    """One warp: lane i keeps reading shared word i * stride, whose content is its own
+    address (`ld.shared.u32 a, [a]`, `n` dependent loads)."""
+    body = "\n".join("    ld.volatile.shared.u32 %r3, [%r3];" for _ in range(n))
+    return _HEAD.format(arch=arch) + f""".visible .entry k(.param .u64 out)
+{{
+    .shared .align 4 .b8 sm[4096];
+    .reg .u32 %r<6>; .reg .u64 %rd<4>;
+    mov.u32 %r1, %tid.x; mul.lo.u32 %r2, %r1, {4 * stride_words};
+    mov.u32 %r3, sm; add.u32 %r3, %r3, %r2;
+    st.shared.u32 [%r3], %r3;
+    bar.sync 0;
+{body}
+    ld.param.u64 %rd1, [out]; mul.wide.u32 %rd2, %r1, 4; add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}}
+"""
+
+
+def shared_latency(arch: str, stride_words: int) -> float:
+    """Cycles per dependent shared load of one warp at a lane stride (bank conflicts)."""
+    return _diff(arch, lambda a, n: shared_chase(a, n, stride_words), (16, 48),
+                 lambda c: estimate(c, "k", 1, 32, [np.zeros(32, np.uint32)]))
+
+
 def _ring(elements: int, stride: int) -> np.ndarray:
     """A ring of pointers `stride` bytes apart at the first buffer's device address."""
     words = stride // 8

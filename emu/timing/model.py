@@ -138,7 +138,7 @@ class _Memory:
             return self.m["shared_latency"], 1
         waves = bank_wavefronts(a, max(op.size, 4))
         self.shared_wavefronts += waves
-        return self.m["shared_latency"] + waves - 1, waves
+        return self.m["shared_latency"] + (waves - 1) * self.m["shared_conflict_cycles"], waves
 
 
 def bank_wavefronts(addresses: np.ndarray, size: int) -> int:
