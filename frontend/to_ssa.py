@@ -35,7 +35,7 @@ NO_RESULT = frozenset({
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
-    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore",
+    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
 })
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
           ".shared::cluster", ".param::entry", ".param::func")
