@@ -150,16 +150,20 @@ def measure(module: dict, emu_archs=EMU_ARCHS, seed: int = 0) -> ModuleOutcome:
     return out
 
 
+def _short(exc: BaseException, entry: str) -> str:
+    return f"{type(exc).__name__}: {str(exc).replace(entry, '<kernel>')[:200]}"
+
+
 def compare_in_emulator(theirs: bytes, ours: bytes, entry: str, run: dict, seed: int = 0) -> KernelOutcome:
     from ptx2sass.emu.errors import EmuFault
     try:
         _, want = emulate(theirs, entry, run, seed)
     except (EmuFault, Exception) as e:  # noqa: BLE001 - an emulator gap on ptxas's cubin
-        return KernelOutcome(entry, "ptxas-fault", f"{type(e).__name__}: {str(e)[:160]}")
+        return KernelOutcome(entry, "ptxas-fault", _short(e, entry))
     try:
         _, got = emulate(ours, entry, run, seed)
     except (EmuFault, Exception) as e:  # noqa: BLE001
-        return KernelOutcome(entry, "ours-fault", f"{type(e).__name__}: {str(e)[:160]}")
+        return KernelOutcome(entry, "ours-fault", _short(e, entry))
     for i, (a, b) in enumerate(zip(want, got)):
         if a != b:
             diff = np.nonzero(np.frombuffer(a, np.uint8) != np.frombuffer(b, np.uint8))[0]

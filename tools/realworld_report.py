@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from dataclasses import asdict
@@ -25,7 +26,7 @@ def summary(outcomes: list[rw.ModuleOutcome]) -> dict[str, str]:
         "we compile (of ptxas-accepted)": f"{ours['accepted']}/{len(taken)}",
         "  gaps ('not supported')": str(ours["gap"]),
         "  other clean refusals": str(ours["refused"]),
-        "  bugs (tracebacks)": str(ours["bug"]),
+        "  bugs (internal errors, tracebacks)": str(ours["bug"]),
         "cubin bit-identical to ptxas": f"{sum(o.identical for o in taken)}/{len(taken)}",
         "kernels run in emulator: ours == ptxas": f"{emu['match']}/{len(kernels)}",
         "  differ": str(emu["differ"]),
@@ -64,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'':44s} {'tuning':>10s} {'held back':>10s}")
     for row in tables["tuning"]:
         print(f"{row:44s} {tables['tuning'][row]:>10s} {tables['held back'][row]:>10s}")
-    messages = Counter((o.ours, o.message) for o in outcomes if o.ours in ("gap", "refused", "bug"))
+    messages = Counter((o.ours, re.sub(r"^\S+\.ptx(, line \d+)?; ", "", o.message))
+                       for o in outcomes if o.ours in ("gap", "refused", "bug"))
     if messages:
-        print("\nour refusals and failures (count, class, message):")
+        print("\nour refusals and failures (modules, class, message without file and line):")
         for (cls, msg), n in messages.most_common():
             print(f"  {n:3d} {cls:7s} {msg[:200]}")
     if args.json:
