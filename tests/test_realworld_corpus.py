@@ -64,6 +64,7 @@ EMU_GAPS = {
     "per_thread_sort": "loader: relocation against unknown section ''",
     "per_thread_scan_reduce": "loader: relocation against unknown section ''",
     "stencil_1d": "cannot decode an opcode-0x890 form ptxas writes",
+    "conv2d_3x3": "cannot decode an opcode-0xc17 form ptxas writes",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")

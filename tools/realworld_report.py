@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", action="append", help="only modules for these archs")
     ap.add_argument("--module", help="only modules whose id contains this")
+    ap.add_argument("--emu-arch", action="append",
+                    help=f"run the emulator on modules for these archs (default {' '.join(rw.EMU_ARCHS)})")
     ap.add_argument("--details", action="store_true", help="one line per module and failing kernel")
     ap.add_argument("--json", help="write every outcome to this file")
     args = ap.parse_args(argv)
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if args.module and args.module not in rw.module_id(m):
             continue
-        o = rw.measure(m)
+        o = rw.measure(m, emu_archs=tuple(args.emu_arch or rw.EMU_ARCHS))
         outcomes.append(o)
         if args.details:
             bad = [k for k in o.kernels if k.emu not in ("match", "not-run")]
