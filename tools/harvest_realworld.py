@@ -8,7 +8,7 @@ Usage: .venv/bin/python -m tools.harvest_realworld [--check] [--only STEM]
 Sources: `tests/corpus/realworld/src/*.cu` (nvcc `-O3`, CCCL headers from PyPI's
 `nvidia-cuda-cccl`; a `//@nvcc OPTIONS` line adds options) and
 `tests/corpus/realworld/src/numba_kernels.py` (`numba.cuda.compile_ptx`, PyPI's
-`numba-cuda` + `nvidia-cuda-nvrtc`; no GPU needed). Each is built for every arch in ARCHS;
+`numba-cuda` + `nvidia-cuda-nvrtc`; no GPU needed; `pip install -e .[harvest]`). Each is built for every arch in ARCHS;
 a build the NVIDIA tool refuses is recorded in the manifest with its message. Launches are
 described by `//@run {json}` (C++) or `RUNS` (Numba) next to the kernels; the manifest joins
 them with the `.entry` names, and records the held-back split (tools.corpora.held_back of the
