@@ -16,7 +16,8 @@ Hazards flagged (each names kernel, offset and registers):
   one whose producer set no scoreboard, except by a later instruction of the same unit when
   that unit reads in order (`sched.latency.READS_IN_ORDER`: LDS → SHFL);
 - an overwrite of a register that a pending variable-latency instruction will still write
-  (WAW) or may still be reading under a read scoreboard (WAR). A read is over once the
+  (WAW; not by a later result of the same in-order unit, which lands after it) or may still
+  be reading under a read scoreboard (WAR). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
   of the same in-order unit (`sched.latency.source_unit`) cannot overtake it.
 
@@ -181,7 +182,9 @@ class TimingModel:
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
                 sb, off, pop, q, seq, who = clock.pending[reg]
-                if who & mine:
+                # a later result of the same in-order unit lands after the pending one
+                # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
+                if who & mine and not (variable and q == facts.queue):
                     self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
                                             f"write it (SB{sb} not waited)")
                     clock.pending.pop(reg)

@@ -25,7 +25,8 @@ SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b",
 
 @dataclass
 class Param:
-    """A kernel argument: a buffer (by name) or a typed scalar."""
+    """A kernel argument: a buffer (by name), a typed scalar, or (type "bytes") the raw bytes
+    of a by-value aggregate."""
     buffer: str | None = None
     type: str | None = None
     value: float | int | None = None
@@ -140,6 +141,8 @@ class Launch:
                 if p.buffer not in buffers:
                     raise EmuFault(f"parameter {ordinal} names unknown buffer {p.buffer!r}", kernel=prog.name)
                 value = struct.pack("<Q", buffers[p.buffer].base)
+            elif p.type == "bytes":             # a by-value aggregate (`.param .b8 p[N]`)
+                value = bytes(p.value)
             else:
                 fmt = SCALAR_FORMATS.get(p.type or "")
                 if fmt is None:
@@ -194,20 +197,22 @@ class Launch:
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
-        program: KernelProgram | None = None, reconverge: str = "optimistic") -> LaunchResult:
+        program: KernelProgram | None = None, reconverge: str = "optimistic",
+        timing=None) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
     copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
     scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault.
     `reconverge="explicit"` runs diverged lanes apart until a BSYNC/WARPSYNC/BAR joins them
-    and reports collectives run apart in `convergence_hazards` (emu.convergence)."""
+    and reports collectives run apart in `convergence_hazards` (emu.convergence). `timing`:
+    a TimingModel subclass to check with (the latency audit's), else the plain one."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     if hazard_check:
         from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+        launch.timing_model = (timing or TimingModel)(launch)
     buffers = {}
     typed: list[Param] = []
     arrays: list[tuple[str, np.ndarray]] = []

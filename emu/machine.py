@@ -22,6 +22,8 @@ every live thread has arrived.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
@@ -217,6 +219,9 @@ class Warp:
                 v = (self.r(Reg(op.file, op.index)) >> np.uint32(31)) != 0
             else:
                 raise EmuFault(f"{op.file}{op.index} is not a predicate")
+            return ~v if op.inv else v
+        if isinstance(op, ConstRef) and "SIGN" in op.suffix:   # PLOP3's c[0x2][0x0].SIGN
+            v = (self.r(replace(op, suffix=(), inv=False)) >> np.uint32(31)) != 0
             return ~v if op.inv else v
         if isinstance(op, Imm):
             return np.array([bool(op.value)])

@@ -88,12 +88,21 @@ def op_call(w, s, active, mask):
 
 @semantics("RET")
 def op_ret(w, s, active, mask):
-    _register_target(w, s, mask)
+    _register_target(w, s, _with_predicate_operands(w, s, mask))
+
+
+def _with_predicate_operands(w, s, mask):
+    """The lanes that act: a predicate operand (`@P0 EXIT P1`, `EXIT !P2`: ptxas folds an
+    `and.pred` into the guarded instruction) must hold as well as the guard."""
+    for op in s.ins.operands:
+        if isinstance(op, Reg) and op.file in ("P", "UP"):
+            mask = mask & w.pred(op)
+    return mask
 
 
 @semantics("EXIT")
 def op_exit(w, s, active, mask):
-    w.state[mask] = EXITED
+    w.state[_with_predicate_operands(w, s, mask)] = EXITED
     w.release_convergence()
 
 
@@ -106,7 +115,7 @@ def op_bpt(w, s, active, mask):
 
 @semantics("KILL")
 def op_kill(w, s, active, mask):
-    w.state[mask] = EXITED
+    w.state[_with_predicate_operands(w, s, mask)] = EXITED
     w.release_convergence()
 
 

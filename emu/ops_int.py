@@ -168,8 +168,18 @@ def op_cs2r(w, s, active, mask):
 
 @semantics("R2UR")
 def op_r2ur(w, s, active, mask):
-    d, a = s.ins.operands[0], s.ins.operands[-1]
-    w.w(d, w.r(a), mask)
+    """R2UR UR, R: the value of the first lane at the instruction. With a predicate result
+    (`R2UR P, UR, R`, ptxas's loop over the distinct values of a per-lane register) P says
+    in each lane whether its value differs from the one taken."""
+    ops = s.ins.operands
+    a = ops[-1]
+    values = np.broadcast_to(w.r(a), (32,))
+    if isinstance(ops[0], Reg) and ops[0].file == "P" and len(ops) == 3:
+        w.w(ops[1], values, mask)
+        if mask.any():
+            w.wp(ops[0], values != values[int(np.argmax(mask))], mask)
+        return
+    w.w(ops[0], values, mask)
 
 
 # --------------------------------------------------------------------------- add / multiply

@@ -73,6 +73,9 @@ class Target:
     # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
     lepc_label: bool = False
+    # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
+    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
+    mbarrier_atomics: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -136,7 +139,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        cluster_shared_addresses=True,
                        latency="hopper",

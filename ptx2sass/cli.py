@@ -738,7 +738,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
+    if (module.has_calls() or "alloca" in text or "stackrestore" in text) and not cl.flag("suppress-stack-size-warning"):
         for name in _unknown_stack_kernels(bytes(cubin)):
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")
@@ -793,6 +793,11 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
 
 def run(argv: list[str]) -> int:
     """The command without the safety net (tests call main)."""
+    if argv[:1] == ["diff"]:
+        # `ptx2sass diff FILE.ptx`: ours against ptxas in the emulator (ptx2sass.fuzz.diff);
+        # a PTX file literally named `diff` is compiled as `ptx2sass ./diff`
+        from ptx2sass.fuzz.diff import main as diff_main
+        return diff_main(argv[1:])
     cl = parse_command_line(argv)
     if cl.flag("help"):
         sys.stdout.write(help_text())
@@ -822,8 +827,8 @@ def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
-    """Kernels whose stack ptxas cannot bound (recursion): it warns about each. Only modules
-    with `.func`s can have them, so others skip reading the cubin back (and importing
+    """Kernels whose stack ptxas cannot bound (recursion, alloca): it warns about each. Only
+    modules with `.func`s or `alloca` can have them, so others skip reading the cubin back (and importing
     pyelftools: a fifth of a small compile's time)."""
     from ptx2sass.abi import UNKNOWN_STACK_SIZE
     from ptx2sass.encoder.cubin import read_cubin

@@ -80,6 +80,9 @@ def _physical(op, colors, mf: MFunction):
         # compare-and-swap, whose base prints without `.64`)
         desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
                 else None)
+        if op.uniform_zero:
+            return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 63),
+                       offset=op.offset)
         return Mem(base=base, offset=op.offset, desc=desc)
     return op
 
@@ -104,6 +107,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+        elif isinstance(op, Mem) and op.ubase is not None and not op.ubase.is_zero:
+            reads.append(("UR", op.ubase.index))      # a fixed uniform address register
     if isinstance(mi.guard, VOp):
         reads.append(("P", colors[mi.guard.reg.id]))
     return reads, writes
@@ -121,14 +126,18 @@ def _is_self_move(opcode: str, modifiers, ops) -> bool:
 
 
 def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    """A COPY as moves, guarded as the COPY is (a guarded copy writes only where its
+    predicate holds)."""
     d, s = mi.operands[0], mi.operands[1]
+    guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
+    guard_reads = [("P", guard.index)] if guard is not None else []
     if d.reg.cls == "P":
         ds, ss = colors[d.reg.id], colors[s.reg.id]
         if ds == ss and not s.inv:
             return []
         ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, Reg("P", ss, inv=s.inv), PT, PT,
-                                              Imm(0x80), Imm(0)))
-        return [Slot(ins, [("P", ss)], [("P", ds)])]
+                                              Imm(0x80), Imm(0)), guard)
+        return [Slot(ins, [("P", ss)] + guard_reads, [("P", ds)])]
     out = []
     width = d.width
     dbase = colors[d.reg.id] + (d.part or 0)
@@ -136,10 +145,10 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
         sbase = colors[s.reg.id] + (s.part or 0)
         for k in range(width):
             if dbase + k != sbase + k:
-                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k))),
-                                [("R", sbase + k)], [("R", dbase + k)]))
+                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k)), guard),
+                                [("R", sbase + k)] + guard_reads, [("R", dbase + k)]))
     else:
-        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s)), [], [("R", dbase)]))
+        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s), guard), list(guard_reads), [("R", dbase)]))
     return out
 
 
@@ -518,7 +527,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     # needs below its frame (recursion: not knowable, as ptxas writes it)
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
                          for c in subfunctions]
-    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
+    # alloca: the stack below the frame grows at run time (ptxas writes the same records)
+    code.dynamic_stack = any(f.attributes.get(ir.DYNAMIC_STACK) for f in [fn] + [c.fn for c in callees])
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees or code.dynamic_stack else frame_size
     if not fn.is_entry:
         max_r = max([max_r] + [r for r, _ in kernel.saves])
         regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
@@ -615,7 +626,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions or code.dynamic_stack
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,

@@ -61,6 +61,9 @@ class VMem:
     offset: int = 0
     wide: bool = True
     suffix64: bool = True      # print a wide base as `R2.64` (compare-and-swap forms: `R2`)
+    # a `+URZ` term: forms whose address always adds a uniform register (the mbarrier
+    # arrivals: `ATOMS.ARRIVE.64 R2, [R4+URZ+0x8]`, `[URZ]` for an absolute address)
+    uniform_zero: bool = False
 
 
 @dataclass(eq=False)

@@ -308,6 +308,26 @@ def _launches(corpus: str, limit: int | None, max_threads: int, arch: str):
                     return None
                 return t.run_tinygrad(e, cubin=cubin, decoder=decoder_for(cubin), timing=timing)
             yield f"tinygrad/{e['file']}", run
+    elif corpus == "operand_kinds":      # tools/operand_kinds.py: every operand kind, random chains
+        from types import SimpleNamespace
+
+        from ptx2sass import oracle
+        from tools import operand_kinds as ok
+        for op in _spread(ok.OPS, limit):
+            def run(timing, decoder_for, op=op):
+                cubin = oracle.ptxas(ok.op_module(op), "sm_89").output
+                data, params = ok.inputs(op)
+                results = [ok.launch(cubin, op, combo, data, params, decoder=decoder_for(cubin),
+                                     timing=timing)[1] for combo in ok.kind_combos(op)]
+                return SimpleNamespace(passed=True, reason="",
+                                       result=SimpleNamespace(hazards=[h for r in results for h in r.hazards]))
+            yield f"operand_kinds/{op.name}", run
+        chains = oracle.ptxas(ok.chain_module(range(ok.SEED_CHAINS)), "sm_89").output
+        for seed in range(limit or ok.SEED_CHAINS):
+            def run(timing, decoder_for, seed=seed):
+                res = ok.launch_chain(chains, seed, decoder=decoder_for(chains), timing=timing)[1]
+                return SimpleNamespace(passed=True, reason="", result=res)
+            yield f"operand_kinds/chain_{seed}", run
     else:
         raise ValueError(f"unknown corpus {corpus!r}")
 
@@ -525,7 +545,7 @@ def to_json(audit: Audit) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_89", help="ptxas compiles for it; its latency table is audited")
-    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad"))
+    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "operand_kinds"))
     ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
     ap.add_argument("--detail", action="store_true", help="every RAW/WAW row, skipped launches")
     ap.add_argument("--json", type=Path, help="write the raw statistics here")

@@ -39,6 +39,7 @@ from ptx2sass.isel.special_regs import SpecialRegisters
 from ptx2sass.isel.logic_ops import LogicOps
 from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
+from ptx2sass.isel.mbarrier import MbarrierSelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
@@ -47,7 +48,7 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters, CacheOps):
+               Classify, SpecialRegisters, CacheOps, MbarrierSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
@@ -80,6 +81,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.quotients: dict = {}        # (block, type, divisor, dividend) -> (quotient, remainder)
         self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
+        self._fresh_values = 0           # see fresh_value
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -103,6 +105,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             if v.name and v.name != "_":
                 self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
+
+    def fresh_value(self, ty: str) -> ir.Value:
+        """An IR value of type `ty` that only selection knows (an intermediate result of one
+        PTX instruction); negative ids keep it apart from the function's own values."""
+        self._fresh_values -= 1
+        return ir.Value(self._fresh_values, ty)
 
     def dst(self, v: ir.Value, part: int | None = None) -> VOp:
         r = self.vreg(v)
@@ -188,6 +196,16 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 self.const_regs[key] = t
             return t
         return src
+
+    def in_register(self, op) -> VOp:
+        """`op` in a register of its own, even a zero constant (RZ cannot take modifiers such
+        as |.| or be written by a guarded copy)."""
+        src = self.reg_part(op)
+        if isinstance(src, VOp):
+            return src
+        t = VOp(self.mf.new_vreg())
+        self.move(t, src)
+        return t
 
     def new_pair(self) -> VOp:
         """A fresh register pair, defined as a whole (IMPLICIT_DEF) before its halves are

@@ -83,6 +83,11 @@ class LatencyModel:
         self.UNIFORM_PAIR_FIXED = {(p, r): c for p, r, c in data.get("uniform_pair_fixed", [])}
         # producer -> cycles until its predicate may guard an instruction, beyond guard_fixed
         self.GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("guard_pair_fixed", {}))
+        # (producer, reader) -> ptxas's distance where it is below the producer's own rule
+        # (HFMA2 -> HADD2, CS2R -> STG on sm_8x): the pair's latency, overriding the rest
+        self.READER_PAIR_EXACT = {(p, r): c for p, r, c in data.get("reader_pair_exact", [])}
+        # a uniform predicate guarding a uniform instruction, where below guard_fixed (sm_8x)
+        self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def is_variable(self, opcode: str) -> bool:
@@ -127,7 +132,11 @@ class LatencyModel:
         base = self.fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
                                   uniform=file in ("UR", "UP"))
         if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
+            if file == "UP" and guard and reader.startswith("U") and self.UNIFORM_GUARD_FIXED is not None:
+                return max(base, self.UNIFORM_GUARD_FIXED)
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
+        if (opcode, reader) in self.READER_PAIR_EXACT:
+            return self.READER_PAIR_EXACT[(opcode, reader)]
         if file in ("UR", "UP"):
             if (opcode, reader) in self.UNIFORM_PAIR_FIXED:
                 return max(base, self.UNIFORM_PAIR_FIXED[(opcode, reader)])
