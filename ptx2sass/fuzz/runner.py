@@ -164,19 +164,9 @@ def load(cubin: bytes, kernel: str):
 
 
 def load_from_listing(cubin: bytes, kernel: str):
-    """ptxas's cubin decoded from nvdisasm's listing: the emulator's development-time
-    decoder (tools/emu_testing.py, in a source checkout), where our decoder has a gap."""
-    import sys
-    from pathlib import Path
-    from ptx2sass.emu.errors import EmuFault
+    """ptxas's cubin decoded from nvdisasm's listing, where our decoder has a gap."""
+    from ptx2sass.emu.listing_decoder import cubin_listing_decoder
     from ptx2sass.emu.loader import load_program
-    root = str(Path(__file__).resolve().parents[2])
-    if root not in sys.path:
-        sys.path.append(root)
-    try:
-        from tools.emu_testing import cubin_listing_decoder
-    except ImportError:
-        raise EmuFault("no listing decoder outside a source checkout (tools/emu_testing.py)") from None
     return load_program(cubin, kernel, cubin_listing_decoder(cubin))
 
 
