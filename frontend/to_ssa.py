@@ -35,7 +35,7 @@ NO_RESULT = frozenset({
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
-    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore",
+    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
 })
 DYNAMIC_STACK_OPCODES = frozenset({"alloca", "stacksave", "stackrestore"})
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",

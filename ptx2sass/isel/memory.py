@@ -1251,12 +1251,9 @@ class MemorySelection:
                           [self.dst(ins.dests[0]), PT, kept, RZ, PT], ndefs=2)
             return
         if mode == "ballot":
-            if members == 0xFFFFFFFF:
-                self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
-                return
-            t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
-            self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
-            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
+            # the ballot of every active lane, as ptxas writes it for any constant mask (CUDA's
+            # __ballot_sync: "the Nth thread is active"), not only the members'
+            self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
         else:
             # vote.uni: the voting lanes agree (VOTE.EQ, as ptxas)
             self.warp_sync_op("VOTE", ("EQ" if mode == "uni" else mode.upper(),),
