@@ -212,6 +212,13 @@ class TimingModel:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
                         clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.unit, ctl.wr_sb)
+            elif facts.late_reads and ctl.wr_sb != NO_SB:
+                # a load that reads its address after issue: until a wait shows it done
+                # (its result arrived), overwriting the address is a hazard
+                for reg in clock.reads:
+                    if reg[0] in ("R", "UR"):
+                        clock.sb_readers[ctl.wr_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
+                                                            facts.unit, ctl.wr_sb)
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)
 
@@ -222,7 +229,7 @@ _ALL = (1 << 32) - 1
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards",
-                 "addend")
+                 "addend", "late_reads")
 
     def __init__(self, ins, lat):
         op = ins.opcode
@@ -236,6 +243,7 @@ class _StepFacts:
         self.unit = lat.source_unit(op)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
+        self.late_reads = op in lat.LATE_SOURCE_READS
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",

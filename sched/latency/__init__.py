@@ -88,6 +88,10 @@ class LatencyModel:
         self.READER_PAIR_EXACT = {(p, r): c for p, r, c in data.get("reader_pair_exact", [])}
         # a uniform predicate guarding a uniform instruction, where below guard_fixed (sm_8x)
         self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
+        # loads that read their address registers after issue (sm_90: ptxas protects an
+        # LDG's address with a read scoreboard before overwriting it; the H200 returned
+        # wrong data and illegal addresses where we did not)
+        self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def is_variable(self, opcode: str) -> bool:
