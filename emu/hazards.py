@@ -62,6 +62,9 @@ class WarpTiming:
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
+        # register -> (offset, lanes, cycle, unit, write scoreboard): a late-reading load (`late_source_reads`) with
+        # no read scoreboard may still read it until that cycle
+        self.late_reads: dict[tuple, tuple] = {}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
         self.reads: list[tuple] = []
@@ -143,6 +146,12 @@ class TimingModel:
                 for reg in done:
                     _, off, pop, _, _, who = clock.pending.pop(reg)
                     clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+                if clock.late_reads:
+                    # a load whose result arrived has read its sources, and so has every
+                    # earlier load of an in-order unit a later load of which has
+                    units = {e[2] for e in clock.sb_readers[sb].values()}
+                    for reg in [r for r, e in clock.late_reads.items() if e[4] == sb or e[3] in units]:
+                        del clock.late_reads[reg]
                 clock.sb_readers[sb].clear()
                 covered.clear()
                 # An instruction whose result has arrived has read its sources, too.
@@ -194,6 +203,13 @@ class TimingModel:
                     self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
                                             f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
                     readers.pop(reg)
+            late = clock.late_reads.get(reg) if clock.late_reads else None
+            if late is not None:
+                if t < late[2] and late[1] & mine and not facts.late_reads:   # loads read in order
+                    self._flag(step.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
+                                            f"cycles after the load at 0x{late[0]:04x} issued; it may "
+                                            f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
+                del clock.late_reads[reg]
             if variable:
                 if reg in clock.pending:      # other lanes' pending result stays tracked
                     mine |= clock.pending[reg][5]
@@ -212,13 +228,13 @@ class TimingModel:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
                         clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.unit, ctl.wr_sb)
-            elif facts.late_reads and ctl.wr_sb != NO_SB:
-                # a load that reads its address after issue: until a wait shows it done
-                # (its result arrived), overwriting the address is a hazard
+            elif facts.late_reads:
+                # a load that reads its address after issue, with no read scoreboard: it may
+                # read it for `late_read_cycles`
                 for reg in clock.reads:
                     if reg[0] in ("R", "UR"):
-                        clock.sb_readers[ctl.wr_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
-                                                            facts.unit, ctl.wr_sb)
+                        clock.late_reads[reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
+                                                 t + lat.LATE_READ_CYCLES, facts.unit, ctl.wr_sb)
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)
 

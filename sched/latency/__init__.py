@@ -92,6 +92,7 @@ class LatencyModel:
         # LDG's address with a read scoreboard before overwriting it; the H200 returned
         # wrong data and illegal addresses where we did not)
         self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
+        self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def is_variable(self, opcode: str) -> bool:
