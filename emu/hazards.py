@@ -62,7 +62,7 @@ class WarpTiming:
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
-        # register -> (offset, lanes, cycle, unit, write scoreboard): a late-reading load (`late_source_reads`) with
+        # register -> (offset, lanes, cycle, unit, write scoreboard, seq): a late-reading load (`late_source_reads`) with
         # no read scoreboard may still read it until that cycle
         self.late_reads: dict[tuple, tuple] = {}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
@@ -150,7 +150,8 @@ class TimingModel:
                     # a load whose result arrived has read its sources, and so has every
                     # earlier load of an in-order unit a later load of which has
                     units = {e[2] for e in clock.sb_readers[sb].values()}
-                    for reg in [r for r, e in clock.late_reads.items() if e[4] == sb or e[3] in units]:
+                    for reg in [r for r, e in clock.late_reads.items()
+                                if e[4] == sb or e[3] in units or e[5] <= covered.get(e[3], -1)]:
                         del clock.late_reads[reg]
                 clock.sb_readers[sb].clear()
                 covered.clear()
@@ -204,8 +205,8 @@ class TimingModel:
                                             f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
                     readers.pop(reg)
             late = clock.late_reads.get(reg) if clock.late_reads else None
-            if late is not None:
-                if t < late[2] and late[1] & mine and not facts.late_reads:   # loads read in order
+            if late is not None:     # (a later load of the same unit reads in order)
+                if t < late[2] and late[1] & mine and not (facts.late_reads and facts.unit == late[3]):
                     self._flag(step.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                             f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                             f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
@@ -230,11 +231,13 @@ class TimingModel:
                                                             facts.unit, ctl.wr_sb)
             elif facts.late_reads:
                 # a load that reads its address after issue, with no read scoreboard: it may
-                # read it for `late_read_cycles`
+                # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
+                # overwrites an LDS's UR address the next cycle)
                 for reg in clock.reads:
-                    if reg[0] in ("R", "UR"):
-                        clock.late_reads[reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
-                                                 t + lat.LATE_READ_CYCLES, facts.unit, ctl.wr_sb)
+                    if reg[0] == "R":
+                        clock.late_reads[reg] = (step.offset, lanes,
+                                                 t + lat.LATE_READ_CYCLES, facts.unit, ctl.wr_sb,
+                                                 clock.seq)
         clock.seq += 1
         clock.t = t + max(ctl.stall, 1)
 

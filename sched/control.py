@@ -170,6 +170,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 first.setdefault(r[0], r[1])
                 issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
+        if ins.opcode in lat.LATE_SOURCE_READS:
+            # a load that reads its address registers (not its uniform ones) after issue
+            reg_reads = [r for r in reg_reads if r[0] == "R"]
         if reg_reads and (ins.opcode in STORES or ins.opcode in lat.LATE_SOURCE_READS
                           or (_is_variable(ins) and ins.opcode not in LOADS)):
             sb = alloc_sb()
