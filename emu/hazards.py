@@ -65,6 +65,7 @@ class WarpTiming:
         # register -> (offset, lanes, cycle, unit, write scoreboard, seq): a late-reading load (`late_source_reads`) with
         # no read scoreboard may still read it until that cycle
         self.late_reads: dict[tuple, tuple] = {}
+        self.group_issued: dict[int, tuple] = {}   # issue group -> (cycle, offset) of its last
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
         self.reads: list[tuple] = []
@@ -159,6 +160,13 @@ class TimingModel:
                 for readers in clock.sb_readers.values():
                     for reg in [r for r, e in readers.items() if e[3] == sb]:
                         readers.pop(reg)
+        group = lat.ISSUE_INTERVAL.get(op)
+        if group is not None:
+            last = clock.group_issued.get(group[0])
+            if last is not None and t < last[0] + group[1]:
+                self._flag(step.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
+                                        f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
+            clock.group_issued[group[0]] = (t, step.offset)
         # 2. Reads.
         for reg in dict.fromkeys(clock.reads):
             mine = lanes if reg[0] in ("R", "P") else _ALL

@@ -75,3 +75,17 @@ def test_our_cubin_protects_load_addresses(name):
     assert not ours.result.hazards, [str(h) for h in ours.result.hazards[:3]]
     for buf, want in theirs.result.buffers.items():
         assert ours.result.buffers[buf] == want, buf
+
+
+def test_fp64_issue_interval():
+    """sm_90 takes an FP64 instruction every 2 cycles (hopper.json issue_interval): main issued
+    rcp.rz.f64's Newton steps 1 cycle apart and the H200 returned 0.49999999999999983 for 1/2."""
+    from ptx2sass.encoder.model import Instruction
+    from ptx2sass.sched.control import Slot, assign_controls
+    lat = model_for("sm_90")
+    assert lat.ISSUE_INTERVAL["DFMA"] == lat.ISSUE_INTERVAL["DMUL"] and lat.ISSUE_INTERVAL["DFMA"][1] == 2
+    slots = [Slot(Instruction("DFMA"), reads=[("R", 2), ("R", 3)], writes=[("R", 10), ("R", 11)]),
+             Slot(Instruction("DMUL"), reads=[("R", 4), ("R", 5)], writes=[("R", 12), ("R", 13)])]
+    out = assign_controls(slots, lat)
+    assert out[0].stall >= 2
+    assert not model_for("sm_89").ISSUE_INTERVAL

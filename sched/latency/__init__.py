@@ -93,6 +93,10 @@ class LatencyModel:
         # wrong data and illegal addresses where we did not)
         self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
         self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
+        # opcode -> (group, cycles): the least issue distance between two instructions of a
+        # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
+        self.ISSUE_INTERVAL: dict[str, tuple[int, int]] = {
+            op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def is_variable(self, opcode: str) -> bool:
