@@ -35,6 +35,7 @@ previous one's result is ready) and checks nothing.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,9 @@ class Hazard:
 
 
 class WarpTiming:
+    """The issue clock and scoreboard state of a warp; warps that have run the same
+    instructions on the same lanes share one (see `TimingModel.step`)."""
+
     def __init__(self):
         self.t = 0
         self.ready: dict[tuple, tuple] = {}   # reg → (time, producer offset, opcode, latency)
@@ -63,9 +67,22 @@ class WarpTiming:
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
-        self.reads: list[tuple] = []
-        self.writes: list[tuple] = []
-        self.lanes_of: tuple = (None, 0)      # (active mask array, its lanes as a bit set)
+
+    _OWN = ("t", "ready", "pending", "sb_release", "sb_readers", "sb_queues", "seq")
+
+    def clone(self) -> "WarpTiming":
+        c = WarpTiming.__new__(WarpTiming)
+        c.t = self.t
+        c.ready = dict(self.ready)
+        c.pending = dict(self.pending)
+        c.sb_release = list(self.sb_release)
+        c.sb_readers = {i: dict(d) for i, d in self.sb_readers.items()}
+        c.sb_queues = {i: dict(d) for i, d in self.sb_queues.items()}
+        c.seq = self.seq
+        for k, v in self.__dict__.items():      # what subclasses of the model keep here
+            if k not in self._OWN:
+                setattr(c, k, copy.deepcopy(v))
+        return c
 
 
 def _name(reg: tuple) -> str:
@@ -73,6 +90,14 @@ def _name(reg: tuple) -> str:
 
 
 class TimingModel:
+    """Observes a machine (emu.machine): `attach` before it runs, `step` after every
+    instruction a group of its warps executed (with the registers it read and wrote, in
+    order), `barrier_release` when a CTA barrier lets warps go, `finish` at its end.
+
+    Warps start sharing one `WarpTiming`; a step run by only part of the warps sharing one
+    (or by warps with different lanes) gives them their own copy first, so that every warp
+    is modelled exactly as if alone while identical warps cost one update."""
+
     def __init__(self, launch, max_hazards: int = 100):
         self.launch = launch
         self.kernel = launch.program.name
@@ -83,20 +108,38 @@ class TimingModel:
         self.serialised = launch.program.debug_build
 
     # ------------------------------------------------------------ wiring
-    def attach(self, cta) -> None:
-        for warp in cta.warps:
-            warp.timing = self
-            warp.clock = WarpTiming()
-            warp.tracing = True
-        cta.timing = self
+    def new_clock(self) -> WarpTiming:
+        return WarpTiming()
 
-    def finish_cta(self, cta) -> None:
-        self.cycles = max(self.cycles, max((w.clock.t for w in cta.warps), default=0))
+    def attach(self, machine) -> None:
+        machine.clocks = [self.new_clock()]
+        machine.clock_of = np.zeros(machine.nwarps, dtype=np.int64)
+        machine.clock_refs = [machine.nwarps]
+        self._parts = None
 
-    def barrier_release(self, warps) -> None:
-        t = max(w.clock.t for w in warps)
-        for w in warps:
-            w.clock.t = t
+    def finish(self, machine) -> None:
+        used = set(machine.clock_of.tolist())
+        self.cycles = max(self.cycles, max((machine.clocks[c].t for c in used), default=0))
+
+    def _own(self, machine, cid: int, warps: np.ndarray) -> int:
+        """The clock `cid` for `warps` alone: a copy when other warps share it too."""
+        if machine.clock_refs[cid] == len(warps):
+            return cid
+        new = len(machine.clocks)
+        machine.clocks.append(machine.clocks[cid].clone())
+        machine.clock_refs.append(len(warps))
+        machine.clock_refs[cid] -= len(warps)
+        machine.clock_of[warps] = new
+        self._parts = None
+        return new
+
+    def barrier_release(self, machine, warps) -> None:
+        cids = machine.clock_of[warps]
+        t = max(machine.clocks[c].t for c in set(cids.tolist()))
+        for c in set(cids.tolist()):
+            if machine.clocks[c].t != t:
+                c = self._own(machine, c, warps[cids == c])
+                machine.clocks[c].t = t
 
     def _flag(self, offset: int, message: str) -> None:
         key = (offset, message)
@@ -106,13 +149,26 @@ class TimingModel:
         self.hazards.append(Hazard(self.kernel, offset, message))
 
     # ------------------------------------------------------------ per instruction
-    def begin(self, warp) -> None:
-        clock = warp.clock
-        clock.reads = []
-        clock.writes = []
+    def step(self, machine, step, warps: np.ndarray, lanes: np.ndarray, reads: list, writes: list) -> None:
+        """Instruction `step` ran on `warps`, on the lanes `lanes` (a bit set per warp)."""
+        parts = self._parts
+        if parts is None or parts[0] is not warps or parts[1] is not machine:
+            cids = machine.clock_of[warps]
+            if len(warps) == 1 or (cids.min() == cids.max() and lanes.min() == lanes.max()):
+                groups = {(int(cids[0]), int(lanes[0])): warps}
+            else:
+                groups = {}
+                for c, b, w in zip(cids.tolist(), lanes.tolist(), warps.tolist()):
+                    groups.setdefault((c, b), []).append(w)
+                groups = {k: np.array(v) for k, v in groups.items()}
+            owned = []
+            for (c, b), ws in groups.items():
+                owned.append((self._own(machine, c, ws), b))
+            parts = self._parts = (warps, machine, owned)
+        for c, b in parts[2]:
+            self.end(machine.clocks[c], step, b, reads, writes)
 
-    def end(self, warp, step, active) -> None:
-        clock = warp.clock
+    def end(self, clock: WarpTiming, step, lanes: int, reads: list, writes: list) -> None:
         ins = step.ins
         ctl = ins.control
         op = ins.opcode
@@ -120,11 +176,6 @@ class TimingModel:
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
             return
-        if active is clock.lanes_of[0]:          # same lanes as the last step (converged warp)
-            lanes = clock.lanes_of[1]
-        else:
-            lanes = _lanes(active)
-            clock.lanes_of = (active, lanes)
         facts = step.aux.get("timing")
         if facts is None:
             facts = step.aux["timing"] = _StepFacts(ins)
@@ -147,7 +198,7 @@ class TimingModel:
                     for reg in [r for r, e in readers.items() if e[3] == sb]:
                         readers.pop(reg)
         # 2. Reads.
-        for reg in dict.fromkeys(clock.reads):
+        for reg in dict.fromkeys(reads):
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
                 sb, off, pop, q, _, who = clock.pending[reg]
@@ -171,8 +222,8 @@ class TimingModel:
         # 3. Writes.
         variable = facts.variable
         busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
-            if clock.writes else ()
-        for reg in dict.fromkeys(clock.writes):
+            if writes else ()
+        for reg in dict.fromkeys(writes):
             mine = lanes if reg[0] in ("R", "P") else _ALL
             if reg in clock.pending:
                 sb, off, pop, q, seq, who = clock.pending[reg]
@@ -200,7 +251,7 @@ class TimingModel:
                 clock.sb_queues[ctl.wr_sb][facts.queue] = clock.seq
             if ctl.rd_sb != NO_SB:
                 clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
-                for reg in clock.reads:
+                for reg in reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
                         clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.unit, ctl.wr_sb)

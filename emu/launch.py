@@ -10,13 +10,14 @@ import numpy as np
 from . import convergence
 from .errors import EmuFault
 from .loader import _RELOC_WIDTH, load_program
-from .machine import Budget, Cta
+from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
-from .program import KernelProgram, compile_program
-from .registry import load_all
+from .program import KernelProgram, decode
+from .registry import VECTOR, load_all
 
 DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
 DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared frame
+BATCH_LANES = 8192                # lanes of the CTAs run together (at least one CTA)
 MAX_SHARED = 228 * 1024
 
 SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b", "s16": "<h",
@@ -35,6 +36,7 @@ class Param:
 class LaunchResult:
     buffers: dict[str, bytes]
     instructions: int                 # warp-instructions executed
+    thread_instructions: int = 0      # … counted once per lane that ran them
     cycles: int = 0
     hazards: list = field(default_factory=list)
     # `reconverge="explicit"` only: warp-collective instructions run by part of their
@@ -74,7 +76,8 @@ class Launch:
         self.program = program
         self.grid = _dims(grid)
         self.block = _dims(block)
-        if self.block[0] * self.block[1] * self.block[2] > 1024:
+        self.threads_per_cta = self.block[0] * self.block[1] * self.block[2]
+        if self.threads_per_cta > 1024:
             raise EmuFault(f"block of {self.block} has more than 1024 threads", kernel=program.name)
         self.gmem = GlobalMemory()
         self.shared_total = program.shared_bytes + int(dynamic_shared_bytes)
@@ -84,6 +87,7 @@ class Launch:
         self.local_bytes = program.local_bytes + DEFAULT_LOCAL_BYTES
         self.regcount_limit = 255 if program.regcount >= 255 else max(program.regcount, 1)
         self.budget = Budget(budget)
+        self.thread_instructions = 0
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
         self.timing_model = None
@@ -97,9 +101,8 @@ class Launch:
             width, shift = _RELOC_WIDTH[rtype]
             value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
-        self.steps = compile_program(program, handlers, prepare, self._data_immediate)
-        if reconverge == "explicit":
-            convergence.prepare(self.steps, program.warp_sync_offsets)
+        self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
+        self.steps = self.decoded.steps
         self.const: ConstantBanks | None = None
 
     def flag_convergence(self, offset: int, message: str) -> None:
@@ -159,16 +162,19 @@ class Launch:
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
 
     def run(self) -> None:
+        """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch
+        as one machine."""
         gx, gy, gz = self.grid
-        for z in range(gz):
-            for y in range(gy):
-                for x in range(gx):
-                    cta = Cta(self, (x, y, z))
-                    if self.timing_model is not None:
-                        self.timing_model.attach(cta)
-                    cta.run(self.budget)
-                    if self.timing_model is not None:
-                        self.timing_model.finish_cta(cta)
+        ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
+        batch = max(1, BATCH_LANES // per_cta)
+        for start in range(0, len(ctaids), batch):
+            machine = Machine(self, ctaids[start:start + batch])
+            if self.timing_model is not None:
+                self.timing_model.attach(machine)
+            machine.run(self.budget)
+            if self.timing_model is not None:
+                self.timing_model.finish(machine)
 
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
@@ -212,7 +218,8 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
 
 
 def _result(launch: Launch, buffers) -> LaunchResult:
-    res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used)
+    res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used,
+                       getattr(launch, "thread_instructions", 0))
     res.convergence_hazards = list(launch.convergence.hazards)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles

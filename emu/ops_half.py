@@ -94,7 +94,7 @@ def _fused(x, y, z):
         return fp.add_rto(np.asarray(x * y, np.float64), np.asarray(z, np.float64))
 
 
-@semantics("HADD2")
+@semantics("HADD2", vector=True)
 def op_hadd2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
@@ -104,7 +104,7 @@ def op_hadd2(w, s, active, mask):
           kind, s.ins.modifiers, mask)
 
 
-@semantics("HMUL2")
+@semantics("HMUL2", vector=True)
 def op_hmul2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
@@ -113,7 +113,7 @@ def op_hmul2(w, s, active, mask):
     _pack(w, d, al * bl, ah * bh, kind, s.ins.modifiers, mask)
 
 
-@semantics("HFMA2")
+@semantics("HFMA2", vector=True)
 def op_hfma2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, c) = _operands(s)
@@ -123,7 +123,7 @@ def op_hfma2(w, s, active, mask):
     _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
 
 
-@semantics("HMNMX2")
+@semantics("HMNMX2", vector=True)
 def op_hmnmx2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, p) = _operands(s)
@@ -140,7 +140,7 @@ def op_hmnmx2(w, s, active, mask):
     _pack(w, d, pick(al, bl), pick(ah, bh), kind, s.ins.modifiers, mask)
 
 
-@semantics("HSET2")
+@semantics("HSET2", vector=True)
 def op_hset2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)
@@ -156,7 +156,7 @@ def op_hset2(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("HSETP2")
+@semantics("HSETP2", vector=True)
 def op_hsetp2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)

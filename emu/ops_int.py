@@ -40,18 +40,18 @@ def _dest_and_preds(ops):
 
 # --------------------------------------------------------------------------- moves
 
-@semantics("MOV", "UMOV")
+@semantics("MOV", "UMOV", vector=True)
 def op_mov(w, s, active, mask):
     ops = s.ins.operands
     w.w(ops[0], w.ri(ops[1]), mask)
 
 
-@semantics("MOV32I")
+@semantics("MOV32I", vector=True)
 def op_mov32i(w, s, active, mask):
     w.w(s.ins.operands[0], w.r(s.ins.operands[1]), mask)
 
 
-@semantics("ULDC")
+@semantics("ULDC", vector=True)
 def op_uldc(w, s, active, mask):
     d, src = s.ins.operands
     if "64" in s.ins.modifiers:
@@ -69,7 +69,7 @@ def _const_value(w, src, size, mods):
     return (v & M32).astype(U32)
 
 
-@semantics("SEL", "USEL", "FSEL")
+@semantics("SEL", "USEL", "FSEL", vector=True)
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
     if s.ins.opcode == "FSEL":
@@ -82,17 +82,16 @@ def op_sel(w, s, active, mask):
 # --------------------------------------------------------------------------- special registers
 
 def special_value(w, name: str) -> np.ndarray:
-    cta = w.cta
     axis = {"X": 0, "Y": 1, "Z": 2}
     if name.startswith("SR_TID."):
         return w.tid[axis[name[-1]]].astype(U32)
     if name.startswith("SR_CTAID."):
-        return np.array([cta.ctaid[axis[name[-1]]]], dtype=U32)
+        return w.ctaid[axis[name[-1]]].astype(U32)
     if name.startswith("SR_NTID."):
         return np.array([w.launch.block[axis[name[-1]]]], dtype=U32)
     if name.startswith("SR_NCTAID."):
         return np.array([w.launch.grid[axis[name[-1]]]], dtype=U32)
-    lane = np.arange(LANES, dtype=U64)
+    lane = w.lane_ids.astype(U64)
     one = U64(1)
     if name == "SR_LANEID":
         return lane.astype(U32)
@@ -109,14 +108,14 @@ def special_value(w, name: str) -> np.ndarray:
     if name in masks:
         return (masks[name] & M32).astype(U32)
     if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO"):
-        return np.array([(w.executed * 4) & 0xFFFFFFFF], dtype=U32)
+        return ((np.asarray(w.executed, dtype=I64).reshape(-1) * 4) & 0xFFFFFFFF).astype(U32)
     if name in ("SR_CLOCKHI", "SR_GLOBALTIMERHI"):
-        return np.array([(w.executed * 4) >> 32], dtype=U32)
+        return ((np.asarray(w.executed, dtype=I64).reshape(-1) * 4) >> 32).astype(U32)
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
     if name == "SR_WARPID":
-        return np.array([w.index], dtype=U32)
+        return np.asarray(w.warp_index, dtype=U32).reshape(-1)
     if name == "SR_SWINHI":
         return np.array([SHARED_WINDOW >> 32], dtype=U32)
     if name == "SR_SWINLO":
@@ -130,13 +129,13 @@ def special_value(w, name: str) -> np.ndarray:
     raise EmuFault(f"unsupported special register {name}")
 
 
-@semantics("S2R", "S2UR")
+@semantics("S2R", "S2UR", vector=True)
 def op_s2r(w, s, active, mask):
     d, sr = s.ins.operands
     w.w(d, special_value(w, sr.name), mask)
 
 
-@semantics("CS2R")
+@semantics("CS2R", vector=True)
 def op_cs2r(w, s, active, mask):
     d, sr = s.ins.operands
     if sr.name == "SRZ":
@@ -150,7 +149,7 @@ def op_cs2r(w, s, active, mask):
         w.w64(d, v, mask)
 
 
-@semantics("R2UR")
+@semantics("R2UR", vector=True)
 def op_r2ur(w, s, active, mask):
     d, a = s.ins.operands[0], s.ins.operands[-1]
     w.w(d, w.r(a), mask)
@@ -169,7 +168,7 @@ def _terms_u64(w, ops):
     return out
 
 
-@semantics("IADD3", "UIADD3")
+@semantics("IADD3", "UIADD3", vector=True)
 def op_iadd3(w, s, active, mask):
     ops = s.ins.operands
     extended = "X" in s.ins.modifiers
@@ -208,7 +207,7 @@ def _mul_parts(w, s, a_op, b_op):
     return prod, signed
 
 
-@semantics("IMAD", "UIMAD")
+@semantics("IMAD", "UIMAD", vector=True)
 def op_imad(w, s, active, mask):
     mods = s.ins.modifiers
     ops = s.ins.operands
@@ -254,7 +253,7 @@ def op_imad(w, s, active, mask):
         w.wp(pout, (total >> U64(32)) != 0, mask)
 
 
-@semantics("IMUL", "UIMUL")
+@semantics("IMUL", "UIMUL", vector=True)
 def op_imul(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     prod, signed = _mul_parts(w, s, a, b)
@@ -266,7 +265,7 @@ def op_imul(w, s, active, mask):
         w.w(d, (prod & M32).astype(U32), mask)
 
 
-@semantics("LEA", "ULEA")
+@semantics("LEA", "ULEA", vector=True)
 def op_lea(w, s, active, mask):
     mods = s.ins.modifiers
     d, pouts, rest = _dest_and_preds(s.ins.operands)
@@ -327,7 +326,7 @@ def compare_combine(mods, base, pc, strict_hi=None):
     return base, ~base
 
 
-@semantics("ISETP", "UISETP")
+@semantics("ISETP", "UISETP", vector=True)
 def op_isetp(w, s, active, mask):
     mods = s.ins.modifiers
     ops = s.ins.operands
@@ -362,7 +361,7 @@ def op_isetp(w, s, active, mask):
     w.wp(pd2, p2, mask)
 
 
-@semantics("IMNMX", "UIMNMX")
+@semantics("IMNMX", "UIMNMX", vector=True)
 def op_imnmx(w, s, active, mask):
     d, a_op, b_op, p_op = s.ins.operands
     a, b = w.ri(a_op), w.ri(b_op)
@@ -375,7 +374,7 @@ def op_imnmx(w, s, active, mask):
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
 
 
-@semantics("IABS", "UIABS")
+@semantics("IABS", "UIABS", vector=True)
 def op_iabs(w, s, active, mask):
     d, a = s.ins.operands
     v = _s64(w.ri(a))
@@ -393,7 +392,7 @@ def lut3(a, b, c, lut: int):
     return out
 
 
-@semantics("LOP3", "ULOP3")
+@semantics("LOP3", "ULOP3", vector=True)
 def op_lop3(w, s, active, mask):
     ops = list(s.ins.operands)
     pout = ops.pop(0) if _is_pred(ops[0]) else None
@@ -404,7 +403,7 @@ def op_lop3(w, s, active, mask):
         w.wp(pout, res != 0, mask)
 
 
-@semantics("LOP", "ULOP")
+@semantics("LOP", "ULOP", vector=True)
 def op_lop(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     f = {"AND": np.bitwise_and, "OR": np.bitwise_or, "XOR": np.bitwise_xor}
@@ -413,12 +412,14 @@ def op_lop(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("PLOP3", "UPLOP3")
+@semantics("PLOP3", "UPLOP3", vector=True)
 def op_plop3(w, s, active, mask):
     pd, pd2, a, b, c, lut, lut2 = s.ins.operands[:7]
     va, vb, vc = w.pred(a), w.pred(b), w.pred(c)
-    w.wp(pd, lut3(va, vb, vc, int(lut.value)), mask)
-    w.wp(pd2, lut3(va, vb, vc, int(lut2.value)), mask)
+    # both results from the sources as they were (a destination may be a source too)
+    r1, r2 = lut3(va, vb, vc, int(lut.value)), lut3(va, vb, vc, int(lut2.value))
+    w.wp(pd, r1, mask)
+    w.wp(pd2, r2, mask)
 
 
 @semantics("P2R", "UP2R")
@@ -449,7 +450,7 @@ def op_r2p(w, s, active, mask):
 
 # --------------------------------------------------------------------------- shifts and bits
 
-@semantics("SHF", "USHF")
+@semantics("SHF", "USHF", vector=True)
 def op_shf(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op, sh_op, c_op = s.ins.operands
@@ -473,7 +474,7 @@ def op_shf(w, s, active, mask):
     w.w(d, (out & M32).astype(U32), mask)
 
 
-@semantics("SHL", "USHL")
+@semantics("SHL", "USHL", vector=True)
 def op_shl(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     sh = w.r(b).astype(U64)
@@ -482,7 +483,7 @@ def op_shl(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("SHR", "USHR")
+@semantics("SHR", "USHR", vector=True)
 def op_shr(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     sh = np.minimum(w.r(b).astype(U64), U64(32))
@@ -493,14 +494,14 @@ def op_shr(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("POPC", "UPOPC")
+@semantics("POPC", "UPOPC", vector=True)
 def op_popc(w, s, active, mask):
     d, a = s.ins.operands
     v = w.ri(a)
     w.w(d, np.bitwise_count(v).astype(U32), mask)
 
 
-@semantics("FLO", "UFLO")
+@semantics("FLO", "UFLO", vector=True)
 def op_flo(w, s, active, mask):
     d = s.ins.operands[0]
     a_op = s.ins.operands[-1]
@@ -517,7 +518,7 @@ def op_flo(w, s, active, mask):
     w.w(d, res.astype(U64).astype(U32), mask)
 
 
-@semantics("BREV", "UBREV")
+@semantics("BREV", "UBREV", vector=True)
 def op_brev(w, s, active, mask):
     d, a = s.ins.operands
     v = w.ri(a)
@@ -527,7 +528,7 @@ def op_brev(w, s, active, mask):
     w.w(d, out, mask)
 
 
-@semantics("SGXT", "USGXT")
+@semantics("SGXT", "USGXT", vector=True)
 def op_sgxt(w, s, active, mask):
     d, a_op, b_op = s.ins.operands
     a = _u64(w.r(a_op))
@@ -541,7 +542,7 @@ def op_sgxt(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("BMSK", "UBMSK")
+@semantics("BMSK", "UBMSK", vector=True)
 def op_bmsk(w, s, active, mask):
     d, a_op, b_op = s.ins.operands
     pos = w.r(a_op).astype(U64) & U64(0xFF)
@@ -553,7 +554,7 @@ def op_bmsk(w, s, active, mask):
     w.w(d, v.astype(U32), mask)
 
 
-@semantics("PRMT", "UPRMT")
+@semantics("PRMT", "UPRMT", vector=True)
 def op_prmt(w, s, active, mask):
     d, a_op, sel_op, b_op = s.ins.operands
     a, sel, b = np.broadcast_arrays(w.ri(a_op), w.ri(sel_op), w.ri(b_op))
@@ -585,7 +586,7 @@ def op_prmt(w, s, active, mask):
     w.w(d, out.astype(U32), mask)
 
 
-@semantics("VABSDIFF")
+@semantics("VABSDIFF", vector=True)
 def op_vabsdiff(w, s, active, mask):
     """|a - b| + c, the SASS form of PTX `sad` (signed unless .U32), wrapping to 32 bits."""
     unknown = set(s.ins.modifiers) - {"U32", "S32"}
@@ -598,7 +599,7 @@ def op_vabsdiff(w, s, active, mask):
     w.w(d, ((np.abs(a - b) + c) & 0xFFFFFFFF).astype(U32), mask)
 
 
-@semantics("VABSDIFF4")
+@semantics("VABSDIFF4", vector=True)
 def op_vabsdiff4(w, s, active, mask):
     """Per byte |a_i - b_i| (bytes signed unless .U8): with .ACC their sum plus c wrapping
     to 32 bits (PTX vabsdiff4.add), else each in its byte (vabsdiff4 with every lane merged;
@@ -618,7 +619,7 @@ def op_vabsdiff4(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("IDP")
+@semantics("IDP", vector=True)
 def op_idp(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
@@ -641,7 +642,7 @@ def op_idp(w, s, active, mask):
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
 
 
-@semantics("I2IP")
+@semantics("I2IP", vector=True)
 def op_i2ip(w, s, active, mask):
     """cvt.pack.sat: two 32-bit integers saturated to 8 (or 16) bits, packed above the low
     bytes of Rc: d = c << 16 | a' << 8 | b' for bytes."""
@@ -662,6 +663,6 @@ def op_i2ip(w, s, active, mask):
 
 
 @semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "FENCE",
-           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT")
+           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT", vector=True)
 def op_nop(w, s, active, mask):
     pass

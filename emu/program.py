@@ -56,28 +56,85 @@ class DataAddress:
 
 
 # Semantics modules whose handlers may change lane PCs or states (branches, calls, exits,
-# convergence and CTA barriers); `Warp.step` keeps its converged fast path only across others.
+# convergence and CTA barriers); the machine keeps a group running on only across others.
 CONTROL_MODULES = {"ptx2sass.emu.ops_control"}
+# Instructions after which CTA barriers may complete (arrivals, exits).
+RELEASING = {"BAR", "EXIT", "KILL"}
 
 
-@dataclass
+@dataclass(eq=False)
 class Step:
-    """One instruction ready to execute: its handler and whatever it precomputed."""
+    """One instruction ready to execute: its handler, how the machine dispatches it, and
+    whatever the handler precomputed (`aux`)."""
     offset: int
     ins: Instruction
     run: Callable
     aux: dict = field(default_factory=dict)
     # Neither control flow nor synchronisation: leaves every lane's PC and state alone.
     plain: bool = True
+    # The handler works on any set of lanes (registry `vector=True`), else once per warp.
+    vector: bool = False
+    # Guard predicate, None when there is none or it is PT.
+    guard: object = None
+    # Explicit reconvergence: the members that must run it together (emu.convergence).
+    collective: object = None
+    # It sets the lanes' sync hint itself (WARPSYNC, BRA.CONV/DIV).
+    meets: bool = False
+    releases: bool = False
+    # vector and plain: the machine's fast path
+    fast: bool = False
+    # reads the emulated clock (the warps' instruction counts)
+    reads_clock: bool = False
+    # the handler, where `run` is a closure specialised for this instruction's form
+    generic: Callable | None = None
 
 
 class Unsupported(EmuFault):
     pass
 
 
+@dataclass
+class Decoded:
+    """A kernel decoded once for every launch: offset → Step, and the immediates' arrays."""
+    steps: dict[int, Step]
+    imm32: dict[int, object] = field(default_factory=dict)
+
+
+def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[str, Callable],
+           data_immediate: Callable[[DataAddress], int] | None = None,
+           vector: set | frozenset = frozenset()) -> Decoded:
+    """The program's steps, built on its first launch and kept on the program (again when its
+    instruction list was replaced or a data address resolves differently)."""
+    cached = getattr(program, "_decoded", None)
+    if cached is not None and cached.instructions is program.instructions \
+            and len(cached.instructions) == cached.count and cached.handlers is handlers:
+        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate else ()
+        if data == cached.data:
+            return cached
+    from .specialise import specialise
+    steps = compile_program(program, handlers, prepare, data_immediate, vector, specialise)
+    from .convergence import prepare as collectives
+    collectives(steps, program.warp_sync_offsets)
+    for s in steps.values():
+        s.collective = s.aux.get("collective")
+        s.meets = bool(s.aux.get("meets"))
+        s.fast = s.fast and s.collective is None
+    decoded = Decoded(steps)
+    decoded.instructions = program.instructions
+    decoded.count = len(program.instructions)
+    decoded.handlers = handlers
+    decoded.data_refs = [o for _, ins in program.instructions for o in ins.operands
+                         if isinstance(o, DataAddress)]
+    decoded.data = tuple(data_immediate(o) for o in decoded.data_refs) if data_immediate else ()
+    program._decoded = decoded
+    return decoded
+
+
 def compile_program(program: KernelProgram, handlers: dict[str, Callable],
                     prepare: dict[str, Callable],
-                    data_immediate: Callable[[DataAddress], int] | None = None) -> dict[int, Step]:
+                    data_immediate: Callable[[DataAddress], int] | None = None,
+                    vector: set | frozenset = frozenset(),
+                    specialise: Callable | None = None) -> dict[int, Step]:
     """Offset → Step. An opcode without semantics becomes a step that faults when (and only
     when) it is executed, naming the opcode and the offset. `data_immediate` turns the
     `DataAddress` operands into immediates for this launch."""
@@ -89,13 +146,25 @@ def compile_program(program: KernelProgram, handlers: dict[str, Callable],
         handler = handlers.get(ins.opcode)
         if handler is None:
             handler = _unsupported
-        step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES)
+        guard = ins.guard
+        if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
+            guard = None            # PT: every lane
+        step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES,
+                    vector=handler in vector or handler is _unsupported, guard=guard,
+                    releases=ins.opcode in RELEASING)
+        step.fast = step.vector and step.plain
+        step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
         prep = prepare.get(ins.opcode)
         if prep is not None and handler is not _unsupported:
             try:
                 prep(step)
             except EmuFault as e:
                 raise e.located(program.name, offset) from None
+        if step.vector and specialise is not None and handler is not _unsupported:
+            fast = specialise(step)
+            if fast is not None:
+                step.generic = handler
+                step.run = fast
         steps[offset] = step
     return steps
 
