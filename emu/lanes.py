@@ -157,7 +157,8 @@ class Lanes:
         if self.warp >= 0:
             ws = [self.warp] if len(lanes) else []
         else:
-            ws = np.unique(lanes >> 5).tolist()
+            wl = lanes >> 5
+            ws = wl[np.flatnonzero(np.r_[True, wl[1:] != wl[:-1]])].tolist() if len(wl) else []
         for w in ws:
             st = m.state[w * 32:(w + 1) * 32]
             if np.count_nonzero((st == AT_BSYNC) | (st == AT_WARPSYNC)):

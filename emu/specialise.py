@@ -271,9 +271,10 @@ def _imad_wide(step, generic):
     d_hi = dst32(Reg("R", dop.index + 1)) if dop.index != 255 else (lambda w, v, mask: None)
     a, b = src32(ops[1]), src32(ops[2])
     c_op = ops[3]
-    if a is None or b is None or not (c_op.__class__ is Reg and c_op.file == "R"):
+    const_c = c_op.__class__ is ConstRef and c_op.ureg is None and not c_op.inv
+    if a is None or b is None or not (c_op.__class__ is Reg and c_op.file == "R" or const_c):
         return None
-    ci, cneg = c_op.index, c_op.neg
+    ci, cneg = (c_op.index if not const_c else -1), c_op.neg
     signed = "U32" not in mods
     if c_op.inv:
         return None
@@ -284,7 +285,10 @@ def _imad_wide(step, generic):
             prod = (va.view(np.int32).astype(I64) * vb.view(np.int32).astype(I64)).view(U64)
         else:
             prod = va.astype(U64) * vb.astype(U64)
-        if ci != 255:
+        if const_c:
+            c = w.r64(c_op)
+            prod = prod + (U64(0) - c if cneg else c)
+        elif ci != 255:
             m = w.m
             if m.tracing:
                 m.reads += [("R", ci), ("R", ci + 1)]
@@ -559,6 +563,8 @@ def _uldc(step, generic):
     key = ("ULDC", id(src))
 
     def uldc(w, s, active, mask):
+        if mask is not active:
+            return generic(w, s, active, mask)
         m = w.m
         v = m.const32.get(key)
         if v is None:
@@ -580,6 +586,8 @@ def _umov(step, generic):
         return None
 
     def umov(w, s, active, mask):
+        if mask is not active:
+            return generic(w, s, active, mask)
         ws = _warps(w)
         d(w, ws, a(w, ws))
     return umov
@@ -596,6 +604,8 @@ def _uiadd3(step, generic):
         return None
 
     def uiadd3(w, s, active, mask):
+        if mask is not active:
+            return generic(w, s, active, mask)
         ws = _warps(w)
         d(w, ws, a(w, ws) + b(w, ws) + c(w, ws))
     return uiadd3
@@ -613,6 +623,8 @@ def _uimad(step, generic):
         return None
 
     def uimad(w, s, active, mask):
+        if mask is not active:
+            return generic(w, s, active, mask)
         ws = _warps(w)
         d(w, ws, a(w, ws) * b(w, ws) + c(w, ws))
     return uimad
@@ -634,6 +646,8 @@ def _ushf(step, generic):
         return None
 
     def ushf(w, s, active, mask):
+        if mask is not active:
+            return generic(w, s, active, mask)
         ws = _warps(w)
         vlo = lo(w, ws)
         d(w, ws, fn(vlo, hi(w, ws)))
@@ -677,6 +691,53 @@ def _fp_form(step, arity: int, compute):
             r = flush_f32(r)
         d(w, canonicalise_f32(r), mask)
     return run
+
+
+@form("FFMA")
+def _ffma(step, generic):
+    """a*b + c rounded once to nearest: the product is exact in FP64, the sum is rounded to
+    odd there (TwoSum gives its error) and then narrowed, as fp.ffma32 computes it."""
+    ins = step.ins
+    if set(ins.modifiers) - {"FTZ"} or len(ins.operands) != 4:
+        return None
+    d = dst32(ins.operands[0])
+    srcs = []
+    for op in ins.operands[1:]:
+        if getattr(op, "abs", False):
+            return None
+        f = src32(op, neg=False)
+        if f is None:
+            return None
+        srcs.append((f, bool(getattr(op, "neg", False))))
+    if d is None:
+        return None
+    ftz = "FTZ" in ins.modifiers
+    from .fp import canonicalise_f32, flush_f32
+    (fa, na), (fb, nb), (fc, nc) = srcs
+    sign = U32(0x80000000)
+    f64, inf = np.float64, np.inf
+
+    def ffma(w, s, active, mask):
+        va, vb, vc = fa(w), fb(w), fc(w)
+        va = (va ^ sign if na else va).view(np.float32)
+        vb = (vb ^ sign if nb else vb).view(np.float32)
+        vc = (vc ^ sign if nc else vc).view(np.float32)
+        if ftz:
+            va, vb, vc = flush_f32(va), flush_f32(vb), flush_f32(vc)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            p = va.astype(f64) * vb.astype(f64)
+            c = vc.astype(f64)
+            t = p + c
+            bb = t - p
+            err = (p - (t - bb)) + (c - bb)
+            nudge = (err != 0) & np.isfinite(err) & ((t.view(U64) & U64(1)) == 0)
+            if np.count_nonzero(nudge):
+                t = np.where(nudge, np.nextafter(t, np.where(err > 0, inf, -inf)), t)
+            r = t.astype(np.float32)
+        if ftz:
+            r = flush_f32(r)
+        d(w, canonicalise_f32(r), mask)
+    return ffma
 
 
 @form("FADD")
