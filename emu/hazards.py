@@ -169,118 +169,137 @@ class TimingModel:
             self.end(machine.clocks[c], step, b, reads, writes)
 
     def end(self, clock: WarpTiming, step, lanes: int, reads: list, writes: list) -> None:
-        ins = step.ins
-        ctl = ins.control
-        op = ins.opcode
         if self.serialised:
+            ins = step.ins
+            op = ins.opcode
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
             return
         facts = step.aux.get("timing")
         if facts is None:
-            facts = step.aux["timing"] = _StepFacts(ins)
+            facts = step.aux["timing"] = _StepFacts(step.ins, step.offset)
+        pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
         t = clock.t
-        wait = facts.wait
-        for sb in (range(6) if wait else ()):
-            if wait >> sb & 1:
-                t = max(t, clock.sb_release[sb])
-                covered = clock.sb_queues[sb]
-                done = [r for r, p in clock.pending.items()
-                        if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-                for reg in done:
-                    _, off, pop, _, _, who = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who)
-                clock.sb_readers[sb].clear()
-                covered.clear()
-                # An instruction whose result has arrived has read its sources, too.
-                for readers in clock.sb_readers.values():
+        for sb in facts.wait_sbs:
+            t = max(t, clock.sb_release[sb])
+            covered = clock.sb_queues[sb]
+            done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+            for reg in done:
+                _, off, pop, _, _, who = pending.pop(reg)
+                ready[reg] = (clock.sb_release[sb], off, pop, None, who)
+            clock.sb_readers[sb].clear()
+            covered.clear()
+            # An instruction whose result has arrived has read its sources, too.
+            for readers in clock.sb_readers.values():
+                if readers:
                     for reg in [r for r, e in readers.items() if e[3] == sb]:
                         readers.pop(reg)
         # 2. Reads.
-        for reg in dict.fromkeys(reads):
-            mine = lanes if reg[0] in ("R", "P") else _ALL
-            if reg in clock.pending:
-                sb, off, pop, q, _, who = clock.pending[reg]
+        op = facts.op
+        for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
+            mine = lanes if reg[0] in _PER_LANE else _ALL
+            p = pending.get(reg)
+            if p is not None:
+                sb, off, pop, q, _, who = p
                 if not who & mine:
                     pass
-                elif q == facts.unit and q in lat.READS_IN_ORDER:
+                elif q == facts.unit and facts.in_order:
                     pass          # read after the result was written, in the unit's order
                 elif sb == NO_SB:
-                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
-                                            f"a variable-latency result with no write scoreboard")
+                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
+                                             f"a variable-latency result with no write scoreboard")
                 else:
-                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
-                                            f"without waiting on scoreboard SB{sb}")
-            elif reg in clock.ready:
-                issued, off, pop, pmods, who = clock.ready[reg]
+                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
+                                             f"without waiting on scoreboard SB{sb}")
+                continue
+            r = ready.get(reg)
+            if r is not None:
+                issued, off, pop, pmods, who = r
                 if who & mine:
-                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard)
+                    need = 0 if pmods is None else _read_latency(pop, pmods, reg[0], op, reg == facts.guard)
                     if issued + need > t:
-                        self._flag(step.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
-                                                f"at 0x{off:04x} issued; {op} needs {need}")
+                        self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
+                                                 f"at 0x{off:04x} issued; {op} needs {need}")
         # 3. Writes.
-        variable = facts.variable
-        busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
-            if writes else ()
-        for reg in dict.fromkeys(writes):
-            mine = lanes if reg[0] in ("R", "P") else _ALL
-            if reg in clock.pending:
-                sb, off, pop, q, seq, who = clock.pending[reg]
-                if who & mine:
-                    self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
-                                            f"write it (SB{sb} not waited)")
-                    clock.pending.pop(reg)
-            for sb, readers in busy_readers:
-                if reg in readers and readers[reg][1] & mine and not (
-                        variable and facts.unit is not None and readers[reg][2] == facts.unit):
-                    self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
-                                            f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
-                    readers.pop(reg)
-            if variable:
-                if reg in clock.pending:      # other lanes' pending result stays tracked
-                    mine |= clock.pending[reg][5]
-                clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
-                clock.ready.pop(reg, None)
-            else:
-                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine)
+        if writes:
+            variable = facts.variable
+            busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers]
+            for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
+                mine = lanes if reg[0] in _PER_LANE else _ALL
+                p = pending.get(reg)
+                if p is not None and p[5] & mine:
+                    self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
+                                             f"write it (SB{p[0]} not waited)")
+                    pending.pop(reg)
+                for sb, readers in busy_readers:
+                    e = readers.get(reg)
+                    if e is not None and e[1] & mine and not (
+                            variable and facts.unit is not None and e[2] == facts.unit):
+                        self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
+                                                 f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
+                        readers.pop(reg)
+                if variable:
+                    p = pending.get(reg)
+                    if p is not None:          # other lanes' pending result stays tracked
+                        mine |= p[5]
+                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine)
+                    ready.pop(reg, None)
+                else:
+                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine)
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
-            if ctl.wr_sb != NO_SB:
-                clock.sb_release[ctl.wr_sb] = max(clock.sb_release[ctl.wr_sb], t + facts.variable_latency)
-                clock.sb_queues[ctl.wr_sb][facts.queue] = clock.seq
-            if ctl.rd_sb != NO_SB:
-                clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
+            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
+            if wr_sb != NO_SB:
+                clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                clock.sb_queues[wr_sb][facts.queue] = clock.seq
+            if rd_sb != NO_SB:
+                clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
-                        clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
-                                                            facts.unit, ctl.wr_sb)
+                        clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                        facts.unit, wr_sb)
         clock.seq += 1
-        clock.t = t + max(ctl.stall, 1)
+        clock.t = t + facts.stall
 
 
+_PER_LANE = frozenset(("R", "P"))
 _ALL = (1 << 32) - 1
+_LATENCY: dict = {}
+
+
+def _read_latency(*key) -> int:
+    """sched.latency.read_latency, remembered (a pure function of its arguments)."""
+    v = _LATENCY.get(key)
+    if v is None:
+        v = _LATENCY[key] = lat.read_latency(*key)
+    return v
 
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards")
+    __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
+                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall")
 
-    def __init__(self, ins):
+    def __init__(self, ins, offset: int = 0):
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
             for o in ins.operands:
                 if getattr(o, "file", None) == "SB":
                     self.wait |= 1 << o.index
+        self.wait_sbs = tuple(sb for sb in range(6) if self.wait >> sb & 1)
         self.variable = lat.is_variable(op) and op != "CS2R"
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
+        self.in_order = self.unit in lat.READS_IN_ORDER
         self.variable_latency = lat.variable_latency(op)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
                                                         "LDGSTS", "BAR")
+        self.op, self.modifiers, self.offset = op, ins.modifiers, offset
+        self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)
 
 
 def _lanes(active) -> int:

@@ -70,6 +70,7 @@ class Lanes:
         self.width = n
         first = int(idx[0]) if n else 0
         self.sl = slice(first, first + n) if n and int(idx[-1]) - first + 1 == n else None
+        self.lane = first if n == 1 else -1           # the lane, for single-lane forms
         self.active = all_lanes(n)
         if warp < 0 and n and (first >> 5) == (int(idx[-1]) >> 5):
             warp = first >> 5
@@ -154,6 +155,8 @@ class Lanes:
         lanes = self.idx[mask]
         m.state[lanes] = EXITED
         m.alive -= len(lanes)
+        if not m.alive:
+            return                                      # nothing left to wake
         if self.warp >= 0:
             ws = [self.warp] if len(lanes) else []
         else:

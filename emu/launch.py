@@ -20,6 +20,7 @@ DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared 
 BATCH_LANES = 8192                # lanes of the CTAs run together (at least one CTA)
 MAX_SHARED = 228 * 1024
 
+_HEADER = struct.Struct("<6IQQI")
 SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b", "s16": "<h",
                   "s32": "<i", "s64": "<q", "f32": "<f", "f64": "<d", "b32": "<I", "b64": "<Q"}
 
@@ -52,9 +53,8 @@ class LaunchResult:
 def _dims(v) -> tuple[int, int, int]:
     if isinstance(v, int):
         v = (v,)
-    t = tuple(int(x) for x in v) + (1, 1, 1)
-    t = t[:3]
-    if any(x < 1 for x in t):
+    t = (tuple(map(int, v)) + (1, 1, 1))[:3]
+    if t[0] < 1 or t[1] < 1 or t[2] < 1:
         raise EmuFault(f"launch dimensions must be positive, got {tuple(v)}")
     return t
 
@@ -131,11 +131,8 @@ class Launch:
         size0 = max(len(prog.const0_template), prog.param_base + prog.param_bytes)
         bank0 = bytearray(size0)
         bank0[:len(prog.const0_template)] = prog.const0_template
-        struct.pack_into("<III", bank0, 0x0, *self.block)
-        struct.pack_into("<III", bank0, 0xC, *self.grid)
-        struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)
-        struct.pack_into("<Q", bank0, 0x20, LOCAL_WINDOW)
-        struct.pack_into("<I", bank0, 0x28, self.local_bytes)
+        # block (0x0), grid (0xc), the shared (0x18) and local (0x20) windows, the stack (0x28)
+        _HEADER.pack_into(bank0, 0, *self.block, *self.grid, SHARED_WINDOW, LOCAL_WINDOW, self.local_bytes)
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
             if p.buffer is not None:

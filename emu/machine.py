@@ -98,7 +98,9 @@ def _geometry(block, ncta: int):
         state.flags.writeable = False
         if len(_GEOMETRY) > 64:
             _GEOMETRY.clear()
-        got = _GEOMETRY[key] = (live, tid, state, wpc)
+        lanes = np.flatnonzero(live)
+        lanes.flags.writeable = False
+        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes)
     return got
 
 
@@ -363,7 +365,8 @@ class Machine:
         self.regcount_limit = launch.regcount_limit
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
-        live, tid, state, wpc = _geometry(launch.block, ncta)
+        live, tid, state, wpc, self._live_lanes = _geometry(launch.block, ncta)
+        self._fresh = True
         self.warps_per_cta = wpc
         W = ncta * wpc
         T = W * LANES
@@ -374,10 +377,10 @@ class Machine:
         self.ctaids = ctaids
         self.R = np.zeros((256, T), dtype=np.uint32)
         self.P = np.zeros((8, T), dtype=bool)
-        self.P[7] = True
+        self.P[7] = True                                  # PT
         self.UR = np.zeros((W, 64), dtype=np.uint32)
         self.UP = np.zeros((W, 8), dtype=bool)
-        self.UP[:, 7] = True
+        self.UP[:, 7] = True                              # UPT
         self.pc = np.zeros(T, dtype=np.int64)
         self.state = state.copy()
         self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
@@ -398,7 +401,7 @@ class Machine:
         self.reads: list[tuple] = []
         self.writes: list[tuple] = []
         self._steps_since_check = 0
-        self._executed_at_check = np.zeros(W, dtype=np.int64)
+        self._executed_at_check = None
         self._turn_warps: np.ndarray | None = None
         self._turn_left = 0
         self.const32: dict[int, np.ndarray] = {}
@@ -492,6 +495,9 @@ class Machine:
             p = int(sel_pc[0])
             if p == _NO_PC:
                 return None
+            if self._fresh:                 # every live lane at PC 0, nothing else
+                self._fresh = False
+                return Group(self, self._live_lanes, _ONE_WARP, p)
             g = Group(self, np.flatnonzero(self.sel), _ONE_WARP, p)
             if not self.explicit:
                 rest = (self.state == READY) & ~self.sel
@@ -580,6 +586,11 @@ class Machine:
         fast_ok = not self.tracing
         left = self._turn_left if self._turn_left > 0 else QUANTUM
         used, limit = budget.used, budget.limit
+        one = g.width == 1
+        # traced, the fast path serves groups of one warp (where no warp's footprint can
+        # differ from the others': see _general)
+        traced_ok = self.tracing and len(g.warps) == 1
+        bits = g.bits if traced_ok else None
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
         try:
@@ -592,17 +603,32 @@ class Machine:
                 if used > limit:
                     raise budget.exceeded(self.program.name, p)
                 ran += 1
-                if step.fast and fast_ok:
+                if step.fast and (fast_ok or traced_ok):
                     if step.reads_clock:
                         self.unflushed = ran - counted
                     guard = step.guard
-                    try:
-                        if guard is None:
-                            step.run(g, step, active, active)
+                    run = step.run1 if one else step.run
+                    if fast_ok:
+                        try:
+                            if guard is None:
+                                run(g, step, active, active)
+                            else:
+                                run(g, step, active, active & g.pred(guard))
+                        except PerWarp:
+                            self._per_warp(g, step, p)
+                    else:
+                        # traced: the observers see the registers it read and wrote
+                        self.reads = []
+                        self.writes = []
+                        try:
+                            if guard is None:
+                                run(g, step, active, active)
+                            else:
+                                run(g, step, active, active & g.pred(guard))
+                        except PerWarp:
+                            self._per_warp(g, step, p)
                         else:
-                            step.run(g, step, active, active & g.pred(guard))
-                    except PerWarp:
-                        self._per_warp(g, step, p)
+                            self.timing.step(self, step, g.warps, bits, self.reads, self.writes)
                     p += 16
                     if p >= stop or ran >= left:
                         break
@@ -671,7 +697,7 @@ class Machine:
                     self._explicit_after(g, step, p)
                 if self.tracing:
                     self.timing.step(self, step, g.warps, g.bits, self.reads, self.writes)
-        if step.releases and np.count_nonzero(self.state == AT_BAR):
+        if step.releases and self.alive and np.count_nonzero(self.state == AT_BAR):
             self._release_barriers(np.unique(g.warps // self.warps_per_cta).tolist())
 
     def _per_warp(self, g: Group, step, p: int) -> None:
@@ -726,7 +752,8 @@ class Machine:
         if self._steps_since_check < QUANTUM:
             return
         self._steps_since_check = 0
-        waiting = (self.sel_pc != _NO_PC) & (self.executed == self._executed_at_check)
+        before = self._executed_at_check if self._executed_at_check is not None else 0
+        waiting = (self.sel_pc != _NO_PC) & (self.executed == before)
         self._executed_at_check = self.executed.copy()
         if waiting.any():
             self._turn_warps = waiting

@@ -84,7 +84,8 @@ class GlobalMemory:
     def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
                  fill: int = 0) -> Buffer:
         size = max(size, 0)
-        backing = np.full(-(-size // 16) * 16, fill, dtype=np.uint8)
+        backing = np.zeros(-(-size // 16) * 16, dtype=np.uint8) if not fill else \
+            np.full(-(-size // 16) * 16, fill, dtype=np.uint8)
         data = backing[:size]
         if contents is not None:
             if isinstance(contents, np.ndarray):

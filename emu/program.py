@@ -87,6 +87,8 @@ class Step:
     reads_clock: bool = False
     # the handler, where `run` is a closure specialised for this instruction's form
     generic: Callable | None = None
+    # what runs it for a group of one lane (emu/single_lane.py; else `run`)
+    run1: Callable | None = None
 
 
 class Unsupported(EmuFault):
@@ -165,6 +167,10 @@ def compile_program(program: KernelProgram, handlers: dict[str, Callable],
             if fast is not None:
                 step.generic = handler
                 step.run = fast
+                from .single_lane import specialise_one
+                step.run1 = specialise_one(step, fast) or fast
+        if step.run1 is None:
+            step.run1 = step.run
         steps[offset] = step
     return steps
 

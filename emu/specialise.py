@@ -546,6 +546,46 @@ def _s2r(step, generic):
     return None
 
 
+def prmt_terms(selector: int):
+    """PRMT's default mode with a constant selector as (source, shift, mask) terms: result =
+    OR of (source a or b shifted left by `shift` bits, negative: right) & mask; None when a
+    byte replicates a sign."""
+    groups: dict[tuple[int, int], int] = {}
+    for i in range(4):
+        nib = selector >> (4 * i) & 0xF
+        if nib & 8:
+            return None
+        j = nib & 7
+        key = (j // 4, 8 * (i - j % 4))
+        groups[key] = groups.get(key, 0) | 0xFF << (8 * i)
+    return [(src, shift, mask) for (src, shift), mask in groups.items()]
+
+
+@form("PRMT")
+def _prmt(step, generic):
+    ins = step.ins
+    if ins.modifiers or len(ins.operands) != 4:
+        return None
+    d_op, a_op, sel_op, b_op = ins.operands
+    if not isinstance(sel_op, Imm) or sel_op.text is not None or sel_op.neg:
+        return None
+    terms = prmt_terms(sel_op.value & 0xFFFF)
+    d, a, b = dst32(d_op), src32(a_op), src32(b_op)
+    if terms is None or None in (d, a, b):
+        return None
+    terms = [(k, U32(sh) if sh >= 0 else U32(-sh), sh >= 0, U32(mask)) for k, sh, mask in terms]
+
+    def prmt(w, s, active, mask):
+        srcs = (a(w), b(w))
+        out = None
+        for k, sh, left, m in terms:
+            v = srcs[k]
+            v = ((v << sh) if left else (v >> sh)) & m
+            out = v if out is None else out | v
+        d(w, out, mask)
+    return prmt
+
+
 # --------------------------------------------------------------------------- uniform datapath
 
 @form("ULDC")
@@ -738,6 +778,39 @@ def _ffma(step, generic):
             r = flush_f32(r)
         d(w, canonicalise_f32(r), mask)
     return ffma
+
+
+@form("I2F", "I2FP")
+def _i2f(step, generic):
+    """A 32-bit integer to FP32 (rounding to nearest: the C conversion NumPy does is the
+    correctly rounded one) or FP64 (exact), as ops_float._i2f computes it."""
+    ins = step.ins
+    mods = set(ins.modifiers)
+    ints = mods & {"U8", "S8", "U16", "S16", "U32", "S32", "U64", "S64"}
+    if not ints <= {"U32", "S32"} or len(ints) > 1 or mods - {"U32", "S32", "F32", "F64", "RN"} \
+            or len(ins.operands) != 2:
+        return None
+    signed = "U32" not in ints
+    double = "F64" in mods
+    d = dst32(ins.operands[0])
+    a = src32(ins.operands[1], neg=False)
+    a_op = ins.operands[1]
+    if d is None or a is None or getattr(a_op, "suffix", ()):
+        return None
+    hi = dst32(Reg("R", ins.operands[0].index + 1)) if double and ins.operands[0].index != 255 else None
+    if double and hi is None:
+        return None
+
+    def i2f(w, s, active, mask):
+        v = a(w)
+        v = v.view(np.int32) if signed else v
+        if double:
+            bits = v.astype(np.float64).view(U64)
+            d(w, bits.astype(U32), mask)
+            hi(w, (bits >> U64(32)).astype(U32), mask)
+        else:
+            d(w, v.astype(np.float32).view(U32), mask)
+    return i2f
 
 
 @form("FADD")

@@ -91,7 +91,7 @@ def _groups(m, rng):
     live = np.flatnonzero(m.live)
     sub = np.sort(rng.choice(live, size=len(live) // 3, replace=False))
     return {"every lane": live, "one warp": np.arange(LANES, 2 * LANES), "one lane": live[7:8],
-            "some lanes": sub, "first warp": np.arange(0, LANES)}
+            "some lanes": sub, "first warp": np.arange(0, LANES), "another lane": live[40:41]}
 
 
 def _state(launch, m, mem):
@@ -124,7 +124,8 @@ def test_specialised_form_matches_handler(form):
             for name, idx in _groups(m, rng).items():
                 for guard in (None, rng.integers(0, 2, m.R.shape[1]).astype(bool)):
                     results = []
-                    for fn in (step.generic, step.run):
+                    fns = (step.generic, step.run1 if len(idx) == 1 and step.run1 is not step.run else step.run)
+                    for fn in fns:
                         m.R[:], m.P[:], m.UR[:], m.UP[:], mem.data[:] = start
                         out = _run(step, fn, launch, m, idx, guard)
                         results.append((out, _state(launch, m, mem)))
