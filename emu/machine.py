@@ -59,6 +59,7 @@ GROUP_TURN = 64
 QUANTUM = 256
 _ONE_WARP = np.zeros(1, dtype=np.int64)
 _ONE_WARP.flags.writeable = False
+_WARP_LANES = np.arange(LANES, dtype=np.int64)
 
 
 def mask_to_int(mask: np.ndarray) -> int:
@@ -140,27 +141,31 @@ class Warp(Lanes):
 
     def __init__(self, m: "Machine", w: int):
         base = w * LANES
-        super().__init__(m, np.arange(base, base + LANES, dtype=np.int64), w)
+        super().__init__(m, _WARP_LANES + base, w)
         self.wid = w
-        self.cta = m.ctas[w // m.warps_per_cta]
         self.index = w % m.warps_per_cta
-        s = slice(base, base + LANES)
-        self.R = m.R[:, s]
-        self.P = m.P[:, s]
-        self.UR = m.UR[w]
-        self.UP = m.UP[w]
-        self.B = m.B[:, s]
-        self.pc = m.pc[s]
-        self.state = m.state[s]
-        self.wait_arg = m.wait_arg[s]
-        self.live_mask = m.live[s]
-        self.bar_pred = m.bar_pred[s]
-        self.group = m.group[s]
-        self.sync_hint = m.sync_hint[s]
-        self.apart = m.apart[s]
         self.explicit = m.explicit
-        self.bar_result: dict[int, tuple[int, bool, bool]] = m.bar_results[w]
-        self.bar_kind: dict[int, str] = m.bar_kinds[w]
+        self._s = slice(base, base + LANES)
+
+    # the warp's share of the machine's state, as views made on first use
+    _VIEWS = {
+        "R": lambda v: v.m.R[:, v._s], "P": lambda v: v.m.P[:, v._s], "B": lambda v: v.m.B[:, v._s],
+        "UR": lambda v: v.m.UR[v.wid], "UP": lambda v: v.m.UP[v.wid],
+        "pc": lambda v: v.m.pc[v._s], "state": lambda v: v.m.state[v._s],
+        "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
+        "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
+        "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
+        "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
+        "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
+    }
+
+    def __getattr__(self, name):
+        make = Warp._VIEWS.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self)
+        setattr(self, name, value)
+        return value
 
     # per-warp scalars kept in the machine's arrays
     @property
@@ -333,8 +338,8 @@ class Cta:
         self.launch = m.launch
         self.index = index
         self.ctaid = ctaid
-        size = m.shared_bytes
-        self.shared = FlatMemory(size, "shared", m.shared_data[index * size:(index + 1) * size])
+        size, at = m.shared_bytes, index * m.shared_stride
+        self.shared = FlatMemory(size, "shared", m.shared_data[at:at + size])
         self.first_warp = index * m.warps_per_cta
 
     @property
@@ -387,6 +392,7 @@ class Machine:
         self.executed = np.zeros(W, dtype=np.int64)      # instructions issued, per warp
         self.unflushed = 0                               # … by the running group, not yet added
         self.shared_bytes = launch.shared_total
+        self.shared_stride = -(-self.shared_bytes // 16) * 16    # CTAs' shared memory 16-byte aligned
         self._local = None
         self._warps: list[Warp | None] = [None] * W
         # What each warp runs next: its lanes (`sel`) and their PC (`sel_pc`, _NO_PC: none).
@@ -434,11 +440,11 @@ class Machine:
         # collective run without such a lane is a hazard even if that lane has exited
         # meanwhile, since the hardware may as well have run the collective first.
         "apart": lambda m: np.zeros(m.nlanes, dtype=np.int64),
-        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_bytes, dtype=np.uint8),
+        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))
-        * np.uint64(m.shared_bytes),
+        * np.uint64(m.shared_stride),
     }
 
     def __getattr__(self, name):

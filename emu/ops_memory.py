@@ -385,14 +385,22 @@ def op_ldsm(w, s, active, mask):
     addrs = address(w, mem, False)
     lanes = np.arange(32)
     out = []
+    # the 8 * count row addresses in one load when none of them faults (else lane by lane,
+    # to report the first faulting row as it is reached)
+    rows_all = None
+    first = addrs[:8 * count]
+    if not np.count_nonzero(first & U64(15)) and int(first.max()) + 16 <= w.m.shared_bytes:
+        rows_all = w.shared.load(np.arange(8 * count), first, 16)
     for i in range(count):
-        rows = np.zeros((8, 16), dtype=np.uint8)
-        for r in range(8):
-            src_lane = 8 * i + r
-            a = addrs[src_lane:src_lane + 1]
-            sel = np.zeros(32, bool)
-            sel[src_lane] = True
-            rows[r] = _load(w, "shared", addrs, 16, sel)[0]
+        if rows_all is not None:
+            rows = rows_all[8 * i:8 * i + 8]
+        else:
+            rows = np.zeros((8, 16), dtype=np.uint8)
+            for r in range(8):
+                src_lane = 8 * i + r
+                sel = np.zeros(32, bool)
+                sel[src_lane] = True
+                rows[r] = _load(w, "shared", addrs, 16, sel)[0]
         elems = rows.view(np.uint16).reshape(8, 8)
         if trans:
             elems = elems.T

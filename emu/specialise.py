@@ -970,3 +970,137 @@ def _store(step, generic):
                 data = data.reshape(-1)
         w.launch.gmem.scatter(a, data, size)
     return store
+
+
+# --------------------------------------------------------------------------- shared memory
+
+def _shared_address(mem: Mem) -> Callable | None:
+    """f(w) → per-lane 32-bit shared address `[Ra + URb + imm]` (ops_memory.address for a
+    narrow space), recording the same reads."""
+    base, ubase, off = mem.base, mem.ubase, mem.offset
+    if base is not None and (base.file != "R" or base.suffix):
+        return None
+    if ubase is not None and (ubase.file != "UR" or ubase.suffix):
+        return None
+    rb = None if base is None or base.is_zero else base.index
+    ub = None if ubase is None or ubase.is_zero else ubase.index
+    k = U32(off & 0xFFFFFFFF)
+
+    def address(w):
+        m = w.m
+        a = None
+        if rb is not None:
+            if m.tracing:
+                m.reads.append(("R", rb))
+            a = m.R[rb, w.sl] if w.sl is not None else m.R[rb, w.idx]
+        if ub is not None:
+            if m.tracing:
+                m.reads.append(("UR", ub))
+            u = w._uniform(m.UR, ub)
+            a = u if a is None else a + u
+        if a is None:
+            return np.full(w.width, k, dtype=U32)
+        return a + k
+    return address
+
+
+_TYPED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _shared_index(w, a: np.ndarray, size: int, mask):
+    """Element indices into the machine's shared memory viewed as `size`-byte elements, with
+    the faults of SharedLanes (alignment, bounds)."""
+    pos = None if mask is w.active else np.flatnonzero(mask)
+    off = w.shared._at(pos if pos is not None else np.arange(w.width), a, size)
+    return off >> U64(_SHIFT_OF[size])
+
+
+_SHIFT_OF = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+def _shared_view(m, size):
+    data = m.shared_data
+    return data.view(np.uint64).reshape(-1, 2) if size == 16 else data.view(_TYPED[size])
+
+
+@form("LDS")
+def _lds(step, generic):
+    ins = step.ins
+    d, mem = ins.operands[0], ins.operands[1]
+    acc = _access(tuple(x for x in ins.modifiers if x != "U"))
+    if acc is None or not isinstance(mem, Mem) or d.__class__ is not Reg or d.file != "R" \
+            or len(ins.operands) != 2:
+        return None
+    size, signed = acc
+    address = _shared_address(mem)
+    if address is None:
+        return None
+    nwords = max(size // 4, 1)
+    dsts = [dst32(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
+    narrow = {1: np.int8 if signed else np.uint8, 2: np.int16 if signed else np.uint16}.get(size)
+
+    def lds(w, s, active, mask):
+        if mask is not active and not np.count_nonzero(mask):
+            return
+        a = address(w)
+        if mask is not active:
+            a = a[mask] if len(a) > 1 else np.repeat(a, np.count_nonzero(mask))
+        elif len(a) != w.width:
+            a = np.repeat(a, w.width)
+        v = _shared_view(w.m, size)[_shared_index(w, a, size, mask)]
+        if narrow is not None:
+            words = [v.view(narrow).astype(I64).astype(U32)]
+        elif size == 4:
+            words = [v]
+        else:
+            v = v.view(U32).reshape(len(a), nwords)
+            words = [v[:, k] for k in range(nwords)]
+        for k, write in enumerate(dsts):
+            word = words[k]
+            if mask is not active:
+                full = np.zeros(w.width, dtype=U32)
+                full[mask] = word
+                word = full
+            write(w, word, mask)
+    return lds
+
+
+@form("STS")
+def _sts(step, generic):
+    ins = step.ins
+    mem, src = ins.operands[0], ins.operands[1]
+    acc = _access(ins.modifiers)
+    if acc is None or not isinstance(mem, Mem) or src.__class__ is not Reg or src.file != "R" \
+            or len(ins.operands) != 2:
+        return None
+    size, _ = acc
+    address = _shared_address(mem)
+    if address is None:
+        return None
+    nwords = max(size // 4, 1)
+    srcs = [src32(Reg("R", src.index + k) if src.index != 255 else src, neg=False) for k in range(nwords)]
+
+    def sts(w, s, active, mask):
+        if mask is not active and not np.count_nonzero(mask):
+            return
+        n = w.width
+        a = address(w)
+        if len(a) != n:
+            a = np.repeat(a, n)
+        if mask is not active:
+            a = a[mask]
+        words = [f(w) for f in srcs]
+        k = len(a)
+        words = [v[mask] if len(v) == n and mask is not active else (v if len(v) == k else np.repeat(v, k))
+                 for v in words]
+        if size == 4:
+            data = words[0]
+        elif size < 4:
+            data = words[0].astype(_ELEMENT_OF[size])
+        else:
+            data = np.stack(words, axis=1).view(U64)
+            if size == 8:
+                data = data.reshape(-1)
+        idx = _shared_index(w, a, size, mask)
+        _shared_view(w.m, size)[idx] = data
+    return sts

@@ -16,6 +16,7 @@ from ptx2sass.emu.memory import GLOBAL_BASE
 from ptx2sass.encoder.model import Mem
 
 MEM_BYTES = 1 << 14
+SHARED_BYTES = 1024
 
 
 def _programs():
@@ -54,7 +55,7 @@ FORMS = _forms() if testing.ZLUDA_DIR.joinpath("manifest.json").is_file() else [
 
 
 def _machine(program, rng, tracing):
-    launch = Launch(program, (3,), (40,), hazard_check=False)
+    launch = Launch(program, (3,), (40,), dynamic_shared_bytes=SHARED_BYTES, hazard_check=False)
     mem = launch.gmem.allocate("mem", MEM_BYTES, rng.integers(0, 256, MEM_BYTES, dtype=np.uint8).tobytes())
     layout = sorted(getattr(program, "params", []))
     params = [Param(buffer="mem") if size == 8 else Param(type="u32", value=int(rng.integers(0, 64)))
@@ -69,6 +70,7 @@ def _machine(program, rng, tracing):
     m.UR[:, 63] = 0
     m.UP[:] = rng.integers(0, 2, m.UP.shape).astype(bool)
     m.UP[:, 7] = True
+    m.shared_data[:] = rng.integers(0, 256, m.shared_data.shape, dtype=np.uint8)
     m.tracing = tracing
     return launch, m, mem
 
@@ -76,7 +78,16 @@ def _machine(program, rng, tracing):
 def _aim_addresses(step, m, rng):
     """Memory forms: point their address registers into the buffer, aligned, with some
     lanes on the same address."""
+    shared = step.ins.opcode in ("LDS", "STS")
     for op in step.ins.operands:
+        if shared and isinstance(op, Mem):
+            if op.ubase is not None and not op.ubase.is_zero:
+                m.UR[:, op.ubase.index] = 0
+            if op.base is not None and not op.base.is_zero:
+                offs = rng.integers(0, m.shared_bytes // 16 - 1, m.R.shape[1]) * 16
+                offs[::5] = offs[0]
+                m.R[op.base.index] = ((offs - op.offset) & 0xFFFFFFFF).astype(np.uint32)
+            continue
         if isinstance(op, Mem) and op.base is not None and not op.base.is_zero:
             i = op.base.index
             offs = rng.integers(0, MEM_BYTES // 32, m.R.shape[1]) * 16
@@ -95,7 +106,7 @@ def _groups(m, rng):
 
 
 def _state(launch, m, mem):
-    return (m.R.copy(), m.P.copy(), m.UR.copy(), m.UP.copy(), mem.data.copy())
+    return (m.R.copy(), m.P.copy(), m.UR.copy(), m.UP.copy(), mem.data.copy(), m.shared_data.copy())
 
 
 def _run(step, fn, launch, m, idx, guard_mask):
@@ -126,7 +137,7 @@ def test_specialised_form_matches_handler(form):
                     results = []
                     fns = (step.generic, step.run1 if len(idx) == 1 and step.run1 is not step.run else step.run)
                     for fn in fns:
-                        m.R[:], m.P[:], m.UR[:], m.UP[:], mem.data[:] = start
+                        m.R[:], m.P[:], m.UR[:], m.UP[:], mem.data[:], m.shared_data[:] = start
                         out = _run(step, fn, launch, m, idx, guard)
                         results.append((out, _state(launch, m, mem)))
                     (want, want_state), (got, got_state) = results
@@ -134,7 +145,7 @@ def test_specialised_form_matches_handler(form):
                     assert got[0] == want[0], f"{where}: fault {got[0]!r}, handler {want[0]!r}"
                     if tracing:
                         assert got[1:] == want[1:], f"{where}: trace {got[1:]} != {want[1:]}"
-                    for label, a, b in zip(("R", "P", "UR", "UP", "memory"), got_state, want_state):
+                    for label, a, b in zip(("R", "P", "UR", "UP", "memory", "shared"), got_state, want_state):
                         if not np.array_equal(a, b):
                             bad = np.argwhere(a != b)[0]
                             pytest.fail(f"{where}: {label}{tuple(bad)} = {a[tuple(bad)]}, handler {b[tuple(bad)]}")
@@ -143,5 +154,5 @@ def test_specialised_form_matches_handler(form):
 def test_forms_cover_the_hot_opcodes():
     """The sweep above sees the forms it is meant to check (a test that cannot fail otherwise)."""
     ops = {Launch(p, (1,), (1,), hazard_check=False).steps[off].ins.opcode for p, off in FORMS}
-    assert {"IADD3", "IMAD", "MOV", "LDG", "STG", "ISETP", "LOP3", "SHF", "FFMA", "ULDC"} <= ops
+    assert {"IADD3", "IMAD", "MOV", "LDG", "STG", "ISETP", "LOP3", "SHF", "FFMA", "ULDC", "LDS", "STS"} <= ops
     assert len(FORMS) > 30
