@@ -485,6 +485,17 @@ class Machine:
                 sel2[w] = active
                 self.sel_pc[w] = pc0
             return
+        if self.nwarps == 1:
+            ready = self.state == READY
+            if not np.count_nonzero(ready):
+                self.sel_pc[0] = _NO_PC
+                self.sel[:] = False
+                return
+            cand = np.where(ready, self.pc, _NO_PC)
+            low = cand.min()
+            np.equal(cand, low, out=self.sel)
+            self.sel_pc[0] = low
+            return
         ready = self.state.reshape(-1, LANES)[ws] == READY
         cand = np.where(ready, self.pc.reshape(-1, LANES)[ws], _NO_PC)
         low = cand.min(axis=1)
@@ -709,12 +720,18 @@ class Machine:
     def _per_warp(self, g: Group, step, p: int) -> None:
         """Run `step` once per warp of the group, each with its own 32-lane view, as the
         emulator always ran every instruction."""
-        full = np.zeros(len(self.pc), dtype=bool)
-        full[g.idx] = True
+        if len(g.warps) == 1:
+            full = np.zeros(LANES, dtype=bool)
+            full[g.idx & (LANES - 1)] = True
+            base = int(g.warps[0]) * LANES
+        else:
+            full = np.zeros(len(self.pc), dtype=bool)
+            full[g.idx] = True
+            base = 0
         need = step.collective if self.explicit else None
         for w in g.warps.tolist():
             warp = self.warp(w)
-            active = full[w * LANES:(w + 1) * LANES].copy()
+            active = full[w * LANES - base:(w + 1) * LANES - base].copy()
             if self.tracing:
                 self.reads = []
                 self.writes = []
