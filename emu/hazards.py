@@ -168,6 +168,17 @@ class TimingModel:
         for c, b in parts[2]:
             self.end(machine.clocks[c], step, b, reads, writes)
 
+    def sole_clock(self, machine, warps):
+        """(clock, lanes) when the last `step` of `warps` updated one clock that only they
+        share, so that the machine may call `end` directly for their next instructions
+        (until something else touches clocks); else (None, None)."""
+        parts = self._parts
+        if type(self).step is not TimingModel.step or parts is None or parts[0] is not warps \
+                or len(parts[2]) != 1:
+            return None, None
+        c, b = parts[2][0]
+        return machine.clocks[c], b
+
     def end(self, clock: WarpTiming, step, lanes: int, reads: list, writes: list) -> None:
         if self.serialised:
             ins = step.ins

@@ -608,6 +608,8 @@ class Machine:
         # differ from the others': see _general)
         traced_ok = self.tracing and len(g.warps) == 1
         bits = g.bits if traced_ok else None
+        direct = direct_bits = None
+        end = self.timing.end if traced_ok else None
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
         try:
@@ -635,8 +637,9 @@ class Machine:
                             self._per_warp(g, step, p)
                     else:
                         # traced: the observers see the registers it read and wrote
-                        self.reads = []
-                        self.writes = []
+                        reads, writes = self.reads, self.writes
+                        reads.clear()
+                        writes.clear()
                         try:
                             if guard is None:
                                 run(g, step, active, active)
@@ -645,7 +648,11 @@ class Machine:
                         except PerWarp:
                             self._per_warp(g, step, p)
                         else:
-                            self.timing.step(self, step, g.warps, bits, self.reads, self.writes)
+                            if direct is not None:          # the warp's own clock, known
+                                end(direct, step, direct_bits, reads, writes)
+                            else:
+                                self.timing.step(self, step, g.warps, bits, reads, writes)
+                                direct, direct_bits = self.timing.sole_clock(self, g.warps)
                     p += 16
                     if p >= stop or ran >= left:
                         break
@@ -688,8 +695,8 @@ class Machine:
         mask = None
         if not per_warp:
             if self.tracing:
-                self.reads = []
-                self.writes = []
+                self.reads.clear()
+                self.writes.clear()
             guard = step.guard
             mask = g.active if guard is None else g.active & g.pred(guard)
             # observers see each warp's footprint: a handler may do nothing (read nothing)
@@ -733,8 +740,8 @@ class Machine:
             warp = self.warp(w)
             active = full[w * LANES - base:(w + 1) * LANES - base].copy()
             if self.tracing:
-                self.reads = []
-                self.writes = []
+                self.reads.clear()
+                self.writes.clear()
             guard = step.guard
             mask = active if guard is None else active & warp.pred(guard)
             if need is not None:
