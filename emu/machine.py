@@ -250,7 +250,7 @@ class Warp(Lanes):
         lanes = active & (self.state == READY) & (self.group == self._running)
         if not lanes.any():
             return
-        targets = np.unique(self.pc[lanes])
+        targets = sorted(set(self.pc[lanes].tolist()))
         if len(targets) == 1:
             return
         taken = [int(t) for t in targets if t != next_pc]
@@ -275,7 +275,7 @@ class Warp(Lanes):
         met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
         self.apart[released] &= ~met
         first = None
-        for t in np.unique(self.pc[released]):
+        for t in sorted(set(self.pc[released].tolist())):
             gid = self._next_group
             self._next_group += 1
             self.group[released & (self.pc == t)] = gid
@@ -303,7 +303,7 @@ class Warp(Lanes):
                     woke = True
         at_ws = self.state == AT_WARPSYNC
         if at_ws.any():
-            for m in np.unique(self.wait_arg[at_ws]):
+            for m in sorted(set(self.wait_arg[at_ws].tolist())):
                 members = int_to_mask(int(m))
                 waiting = at_ws & (self.wait_arg == m)
                 # Lanes parked at a convergence barrier do not hold up a warp sync (the
@@ -722,7 +722,7 @@ class Machine:
                 if self.tracing:
                     self.timing.step(self, step, g.warps, g.bits, self.reads, self.writes)
         if step.releases and self.alive and np.count_nonzero(self.state == AT_BAR):
-            self._release_barriers(np.unique(g.warps // self.warps_per_cta).tolist())
+            self._release_barriers(sorted(set((g.warps // self.warps_per_cta).tolist())))
 
     def _per_warp(self, g: Group, step, p: int) -> None:
         """Run `step` once per warp of the group, each with its own 32-lane view, as the
@@ -816,7 +816,7 @@ class Machine:
                 continue
             args = self.wait_arg[s]
             live = int((st != EXITED).sum())
-            for b in np.unique(args[at]).tolist():
+            for b in sorted(set(args[at].tolist())):
                 here = at & (args == b)
                 arrived = int(here.sum())
                 expected = self.launch.bar_counts.get((id(cta), b)) or live

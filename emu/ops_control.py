@@ -133,7 +133,7 @@ def op_break(w, s, active, mask):
     BSYNC on it no longer waits for them: every member's copy of the mask loses them."""
     x = s.ins.operands[-1].index
     row = w.B[x]
-    for m in np.unique(row[mask]).tolist():
+    for m in sorted(set(row[mask].tolist())):
         leaving = mask_to_int(mask & (row == m))
         row[row == m] = m & ~leaving & FULL
     w.release_convergence()

@@ -156,7 +156,8 @@ class SassemuDevice(Compiled):
                          arch=DEFAULT_ARCH)
         # the emulator's semantics modules load with the device (as tinygrad's PYTHON device
         # loads its interpreter), not in the first kernel launch
-        from ptx2sass.emu import launch, registry, specialise  # noqa: F401
+        from ptx2sass.emu import launch, registry, single_lane, specialise  # noqa: F401
+        from ptx2sass.encoder import sass_text  # noqa: F401  (immediates' float spellings)
         registry.load_all()
 
     def synchronize(self):
