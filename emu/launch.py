@@ -2,7 +2,9 @@
 globals in emulated memory, run every CTA of the grid, and report what happened."""
 from __future__ import annotations
 
+import gc
 import struct
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +50,20 @@ class LaunchResult:
     def stats(self) -> dict:
         return {"instructions": self.instructions, "cycles": self.cycles, "hazards": len(self.hazards),
                 "convergence_hazards": len(self.convergence_hazards)}
+
+
+@contextmanager
+def gc_paused():
+    """The cycle collector paused: emulation allocates many short-lived acyclic objects
+    (NumPy temporaries, closures), and in a process with a large heap (tinygrad's) each
+    collection it triggers scans everything. The few cycles made are collected after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _dims(v) -> tuple[int, int, int]:
@@ -101,7 +117,8 @@ class Launch:
             width, shift = _RELOC_WIDTH[rtype]
             value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
-        self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
+        with gc_paused():
+            self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
         self.steps = self.decoded.steps
         self.const: ConstantBanks | None = None
 
@@ -165,13 +182,14 @@ class Launch:
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
         batch = max(1, BATCH_LANES // per_cta)
-        for start in range(0, len(ctaids), batch):
-            machine = Machine(self, ctaids[start:start + batch])
-            if self.timing_model is not None:
-                self.timing_model.attach(machine)
-            machine.run(self.budget)
-            if self.timing_model is not None:
-                self.timing_model.finish(machine)
+        with gc_paused():
+            for start in range(0, len(ctaids), batch):
+                machine = Machine(self, ctaids[start:start + batch])
+                if self.timing_model is not None:
+                    self.timing_model.attach(machine)
+                machine.run(self.budget)
+                if self.timing_model is not None:
+                    self.timing_model.finish(machine)
 
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
