@@ -366,6 +366,7 @@ class Machine:
         self.launch = launch
         self.program = launch.program
         self.steps = launch.steps
+        self.decoded = launch.decoded
         self.explicit = getattr(launch, "reconverge", "optimistic") == "explicit"
         self.regcount_limit = launch.regcount_limit
         self.imm32 = launch.decoded.imm32
@@ -616,8 +617,10 @@ class Machine:
             while True:
                 step = steps.get(p)
                 if step is None:
-                    raise EmuFault(f"jump to 0x{p:x}, which holds no instruction",
-                                   kernel=self.program.name, offset=p)
+                    step = self.decoded.step(p)          # first time here
+                    if step is None:
+                        raise EmuFault(f"jump to 0x{p:x}, which holds no instruction",
+                                       kernel=self.program.name, offset=p)
                 used += nw
                 if used > limit:
                     raise budget.exceeded(self.program.name, p)

@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import Imm, Label, Reg
 
 from .errors import EmuFault
 from .lanes import PerWarp
-from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int
+from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, FULL, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
 

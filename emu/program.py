@@ -95,39 +95,54 @@ class Unsupported(EmuFault):
     pass
 
 
-@dataclass
 class Decoded:
-    """A kernel decoded once for every launch: offset → Step, and the immediates' arrays."""
-    steps: dict[int, Step]
-    imm32: dict[int, object] = field(default_factory=dict)
+    """A kernel decoded for every launch, an instruction at a time when it is first reached
+    (code a launch never runs costs nothing): `steps` holds what is decoded so far, `step`
+    decodes one offset, `all` every instruction."""
+
+    def __init__(self, program: KernelProgram, handlers, prepare, data_immediate, vector):
+        self.program = program
+        self.instructions = program.instructions
+        self.count = len(program.instructions)
+        self.handlers, self.prepare, self.vector = handlers, prepare, vector
+        self.at = {off: ins for off, ins in program.instructions}
+        self.data_refs = [o for _, ins in program.instructions for o in ins.operands
+                          if isinstance(o, DataAddress)]
+        self.data = tuple(data_immediate(o) for o in self.data_refs) if data_immediate else ()
+        self.data_immediate = data_immediate
+        self.steps: dict[int, Step] = {}
+        self.imm32: dict[int, object] = {}
+
+    def step(self, offset: int) -> Step | None:
+        """The step at `offset` (None: no instruction there)."""
+        s = self.steps.get(offset)
+        if s is None:
+            ins = self.at.get(offset)
+            if ins is None:
+                return None
+            s = self.steps[offset] = compile_step(self.program, offset, ins, self.handlers, self.prepare,
+                                                  self.data_immediate, self.vector)
+        return s
+
+    def all(self) -> dict[int, Step]:
+        for off in self.at:
+            self.step(off)
+        return self.steps
 
 
 def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[str, Callable],
            data_immediate: Callable[[DataAddress], int] | None = None,
            vector: set | frozenset = frozenset()) -> Decoded:
-    """The program's steps, built on its first launch and kept on the program (again when its
-    instruction list was replaced or a data address resolves differently)."""
+    """The program's decoding, made on its first launch and kept on the program (made again
+    when its instruction list was replaced or a data address resolves differently)."""
     cached = getattr(program, "_decoded", None)
     if cached is not None and cached.instructions is program.instructions \
             and len(cached.instructions) == cached.count and cached.handlers is handlers:
         data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate else ()
         if data == cached.data:
+            cached.data_immediate = data_immediate
             return cached
-    from .specialise import specialise
-    steps = compile_program(program, handlers, prepare, data_immediate, vector, specialise)
-    from .convergence import prepare as collectives
-    collectives(steps, program.warp_sync_offsets)
-    for s in steps.values():
-        s.collective = s.aux.get("collective")
-        s.meets = bool(s.aux.get("meets"))
-        s.fast = s.fast and s.collective is None
-    decoded = Decoded(steps)
-    decoded.instructions = program.instructions
-    decoded.count = len(program.instructions)
-    decoded.handlers = handlers
-    decoded.data_refs = [o for _, ins in program.instructions for o in ins.operands
-                         if isinstance(o, DataAddress)]
-    decoded.data = tuple(data_immediate(o) for o in decoded.data_refs) if data_immediate else ()
+    decoded = Decoded(program, handlers, prepare, data_immediate, vector)
     program._decoded = decoded
     return decoded
 
@@ -135,44 +150,53 @@ def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[
 def compile_program(program: KernelProgram, handlers: dict[str, Callable],
                     prepare: dict[str, Callable],
                     data_immediate: Callable[[DataAddress], int] | None = None,
-                    vector: set | frozenset = frozenset(),
-                    specialise: Callable | None = None) -> dict[int, Step]:
-    """Offset → Step. An opcode without semantics becomes a step that faults when (and only
-    when) it is executed, naming the opcode and the offset. `data_immediate` turns the
-    `DataAddress` operands into immediates for this launch."""
-    steps: dict[int, Step] = {}
-    for offset, ins in program.instructions:
-        if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
-            ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
-                                              for o in ins.operands))
-        handler = handlers.get(ins.opcode)
-        if handler is None:
-            handler = _unsupported
-        guard = ins.guard
-        if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
-            guard = None            # PT: every lane
-        step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES,
-                    vector=handler in vector or handler is _unsupported, guard=guard,
-                    releases=ins.opcode in RELEASING)
-        step.fast = step.vector and step.plain
-        step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
-        prep = prepare.get(ins.opcode)
-        if prep is not None and handler is not _unsupported:
-            try:
-                prep(step)
-            except EmuFault as e:
-                raise e.located(program.name, offset) from None
-        if step.vector and specialise is not None and handler is not _unsupported:
-            fast = specialise(step)
-            if fast is not None:
-                step.generic = handler
-                step.run = fast
-                from .single_lane import specialise_one
-                step.run1 = specialise_one(step, fast) or fast
-        if step.run1 is None:
-            step.run1 = step.run
-        steps[offset] = step
-    return steps
+                    vector: set | frozenset = frozenset()) -> dict[int, Step]:
+    """Offset → Step for every instruction."""
+    return {off: compile_step(program, off, ins, handlers, prepare, data_immediate, vector)
+            for off, ins in program.instructions}
+
+
+def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers, prepare,
+                 data_immediate, vector) -> Step:
+    """One instruction as a Step. An opcode without semantics becomes a step that faults when
+    (and only when) it is executed, naming the opcode and the offset. `data_immediate` turns
+    the `DataAddress` operands into immediates for this launch. Hot forms get a specialised
+    closure (emu/specialise.py, emu/single_lane.py)."""
+    from .convergence import prepare_step
+    from .single_lane import specialise_one
+    from .specialise import specialise
+    if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
+        ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
+                                          for o in ins.operands))
+    handler = handlers.get(ins.opcode)
+    if handler is None:
+        handler = _unsupported
+    guard = ins.guard
+    if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
+        guard = None            # PT: every lane
+    step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES,
+                vector=handler in vector or handler is _unsupported, guard=guard,
+                releases=ins.opcode in RELEASING)
+    step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
+    prep = prepare.get(ins.opcode)
+    if prep is not None and handler is not _unsupported:
+        try:
+            prep(step)
+        except EmuFault as e:
+            raise e.located(program.name, offset) from None
+    prepare_step(step, program.warp_sync_offsets)
+    step.collective = step.aux.get("collective")
+    step.meets = bool(step.aux.get("meets"))
+    step.fast = step.vector and step.plain and step.collective is None
+    if step.vector and handler is not _unsupported:
+        fast = specialise(step)
+        if fast is not None:
+            step.generic = handler
+            step.run = fast
+            step.run1 = specialise_one(step, fast) or fast
+    if step.run1 is None:
+        step.run1 = step.run
+    return step
 
 
 def _unsupported(warp, step, active, mask):

@@ -40,7 +40,7 @@ def _forms():
     seen = {}
     for program in _programs():
         launch = Launch(program, (1,), (1,), hazard_check=False)
-        for off, step in launch.steps.items():
+        for off, step in launch.decoded.all().items():
             if step.generic is None:
                 continue
             kinds = tuple((type(o).__name__, getattr(o, "file", None), getattr(o, "neg", None),
@@ -129,7 +129,7 @@ def test_specialised_form_matches_handler(form):
         for tracing in (False, True):
             rng = np.random.default_rng([seed, off, tracing])
             launch, m, mem = _machine(program, rng, tracing)
-            step = launch.steps[off]
+            step = launch.decoded.step(off)
             _aim_addresses(step, m, rng)
             start = _state(launch, m, mem)
             for name, idx in _groups(m, rng).items():
@@ -153,6 +153,6 @@ def test_specialised_form_matches_handler(form):
 
 def test_forms_cover_the_hot_opcodes():
     """The sweep above sees the forms it is meant to check (a test that cannot fail otherwise)."""
-    ops = {Launch(p, (1,), (1,), hazard_check=False).steps[off].ins.opcode for p, off in FORMS}
+    ops = {Launch(p, (1,), (1,), hazard_check=False).decoded.step(off).ins.opcode for p, off in FORMS}
     assert {"IADD3", "IMAD", "MOV", "LDG", "STG", "ISETP", "LOP3", "SHF", "FFMA", "ULDC", "LDS", "STS"} <= ops
     assert len(FORMS) > 30
