@@ -89,6 +89,13 @@ class Step:
     generic: Callable | None = None
     # what runs it for a group of one lane (emu/single_lane.py; else `run`)
     run1: Callable | None = None
+    handler: Callable | None = None       # its semantics handler
+
+
+def _specialised_opcodes() -> frozenset:
+    from .single_lane import FORMS as ONE
+    from .specialise import FORMS
+    return frozenset(FORMS) | frozenset(ONE)
 
 
 class Unsupported(EmuFault):
@@ -163,8 +170,6 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     the `DataAddress` operands into immediates for this launch. Hot forms get a specialised
     closure (emu/specialise.py, emu/single_lane.py)."""
     from .convergence import prepare_step
-    from .single_lane import specialise_one
-    from .specialise import specialise
     if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
         ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
                                           for o in ins.operands))
@@ -174,7 +179,7 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     guard = ins.guard
     if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
         guard = None            # PT: every lane
-    step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES,
+    step = Step(offset, ins, handler, handler=handler, plain=handler.__module__ not in CONTROL_MODULES,
                 vector=handler in vector or handler is _unsupported, guard=guard,
                 releases=ins.opcode in RELEASING)
     step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
@@ -188,14 +193,44 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     step.collective = step.aux.get("collective")
     step.meets = bool(step.aux.get("meets"))
     step.fast = step.vector and step.plain and step.collective is None
-    if step.vector and handler is not _unsupported:
-        fast = specialise(step)
-        if fast is not None:
-            step.generic = handler
-            step.run = fast
-            step.run1 = specialise_one(step, fast) or fast
-    if step.run1 is None:
-        step.run1 = step.run
+    step.run1 = step.run
+    if step.vector and handler is not _unsupported and ins.opcode in SPECIALISED:
+        # tiered: the handler runs an instruction's first execution, the second makes its
+        # specialised form (most of the cost of decoding, wasted on code run once)
+        def first(w, s, active, mask):
+            s.run = s.run1 = again
+            return handler(w, s, active, mask)
+
+        def again(w, s, active, mask):
+            specialise_step(s)
+            return (s.run1 if w.width == 1 else s.run)(w, s, active, mask)
+        step.run = step.run1 = first
+    return step
+
+
+class _Specialised:
+    """The opcodes with specialised forms (looked up once the modules are loaded)."""
+    def __contains__(self, opcode) -> bool:
+        global SPECIALISED
+        SPECIALISED = _specialised_opcodes()
+        return opcode in SPECIALISED
+
+
+SPECIALISED = _Specialised()
+
+
+def specialise_step(step: Step) -> Step:
+    """Give `step` its specialised closures (emu/specialise.py, emu/single_lane.py) where its
+    form has them, else its handler."""
+    from .single_lane import specialise_one
+    from .specialise import specialise
+    handler = step.generic or step.handler
+    step.run = step.run1 = handler
+    fast = specialise(step)
+    if fast is not None:
+        step.generic = handler
+        step.run = fast
+        step.run1 = specialise_one(step, fast) or fast
     return step
 
 

@@ -13,6 +13,7 @@ from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.loader import load_program
 from ptx2sass.emu.machine import LANES, Group, Machine
 from ptx2sass.emu.memory import GLOBAL_BASE
+from ptx2sass.emu.program import specialise_step
 from ptx2sass.encoder.model import Mem
 
 MEM_BYTES = 1 << 14
@@ -41,6 +42,7 @@ def _forms():
     for program in _programs():
         launch = Launch(program, (1,), (1,), hazard_check=False)
         for off, step in launch.decoded.all().items():
+            specialise_step(step)
             if step.generic is None:
                 continue
             kinds = tuple((type(o).__name__, getattr(o, "file", None), getattr(o, "neg", None),
@@ -129,7 +131,7 @@ def test_specialised_form_matches_handler(form):
         for tracing in (False, True):
             rng = np.random.default_rng([seed, off, tracing])
             launch, m, mem = _machine(program, rng, tracing)
-            step = launch.decoded.step(off)
+            step = specialise_step(launch.decoded.step(off))
             _aim_addresses(step, m, rng)
             start = _state(launch, m, mem)
             for name, idx in _groups(m, rng).items():
