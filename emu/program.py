@@ -11,6 +11,7 @@ from typing import Callable
 
 from ptx2sass.encoder.model import Imm, Instruction
 
+from .convergence import prepare_step
 from .errors import EmuFault
 
 
@@ -92,6 +93,18 @@ class Step:
     handler: Callable | None = None       # its semantics handler
 
 
+_SPECIALISERS: tuple = ()
+
+
+def _specialisers():
+    global _SPECIALISERS
+    if not _SPECIALISERS:
+        from .single_lane import specialise_one
+        from .specialise import specialise
+        _SPECIALISERS = (specialise, specialise_one)
+    return _SPECIALISERS
+
+
 def _specialised_opcodes() -> frozenset:
     from .single_lane import FORMS as ONE
     from .specialise import FORMS
@@ -169,7 +182,6 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     (and only when) it is executed, naming the opcode and the offset. `data_immediate` turns
     the `DataAddress` operands into immediates for this launch. Hot forms get a specialised
     closure (emu/specialise.py, emu/single_lane.py)."""
-    from .convergence import prepare_step
     if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
         ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
                                           for o in ins.operands))
@@ -222,8 +234,7 @@ SPECIALISED = _Specialised()
 def specialise_step(step: Step) -> Step:
     """Give `step` its specialised closures (emu/specialise.py, emu/single_lane.py) where its
     form has them, else its handler."""
-    from .single_lane import specialise_one
-    from .specialise import specialise
+    specialise, specialise_one = _specialisers()
     handler = step.generic or step.handler
     step.run = step.run1 = handler
     fast = specialise(step)

@@ -17,6 +17,7 @@ those traces.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -33,6 +34,7 @@ _ZERO32.flags.writeable = False
 
 # --------------------------------------------------------------------------- operands
 
+@lru_cache(maxsize=4096)
 def _imm32(op: Imm) -> np.ndarray:
     if op.text is not None and not (op.value and "NAN" in op.text):
         from ptx2sass.encoder.sass_text import float_value
@@ -425,6 +427,7 @@ _LUT3 = {
 }
 
 
+@lru_cache(maxsize=None)
 def _lut_fn(lut: int) -> Callable:
     """f(a, b, c) for an 8-bit table (bit 4a + 2b + c): a two-input operation when the
     table depends on two inputs or fewer, a known three-input one, else ops_int.lut3."""
@@ -446,6 +449,7 @@ def _lut_fn(lut: int) -> Callable:
     return lambda a, b, c: lut3(a, b, c, lut).astype(U32)
 
 
+@lru_cache(maxsize=None)
 def _check_lut(f, lut: int) -> bool:
     """The closure agrees with the table on all eight input combinations."""
     a, b, c = (np.array([0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF], U32),
