@@ -8,10 +8,17 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+SOURCES := ptx2sass frontend regalloc sched encoder emu
+
+# The editable install, then what a wheel install does for an installed ptx2sass: the
+# grammar tables built and every module's bytecode compiled (start-up must not depend on a
+# writable __pycache__, nor pay for compiling).
+$(STAMP): pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test]'
+	$(VPY) -c "from ptx2sass.frontend import tables; tables.generate('frontend')"
+	$(VPY) -m compileall -q $(SOURCES) >/dev/null
 	touch $(STAMP)
 
 example: $(STAMP)

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ptx2sass import CompileError, codegen  # noqa: E402
-from ptx2sass.emu import testing  # noqa: E402
+from tools import emu_testing as testing  # noqa: E402
 
 
 def main() -> int:

@@ -107,7 +107,8 @@ def main(argv=None) -> int:
     else:
         from types import SimpleNamespace
 
-        from ptx2sass.emu import loader, testing
+        from ptx2sass.emu import loader
+        from tools import emu_testing as testing
         emu = SimpleNamespace(loader=loader, testing=testing)
     start = time.perf_counter()
     got = sweep(emu, args.corpus or ("zluda", "tinygrad", "cuda"), args.config or tuple(CONFIGS),
@@ -130,4 +131,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     raise SystemExit(main())

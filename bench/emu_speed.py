@@ -31,10 +31,12 @@ from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(REPO))
 
 
 def _emulators(baseline):
-    from ptx2sass.emu import loader, testing
+    from ptx2sass.emu import loader
+    from tools import emu_testing as testing
     emus = {"new": SimpleNamespace(loader=loader, testing=testing)}
     if baseline:
         import emu_baseline

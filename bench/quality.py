@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from ptx2sass import CompileError, codegen, oracle  # noqa: E402
 from ptx2sass.emu.errors import EmuFault  # noqa: E402
-from ptx2sass.emu.testing import (TINYGRAD_DIR, _parseable, cubin_listing_decoder,  # noqa: E402
+from tools.emu_testing import (TINYGRAD_DIR, _parseable, cubin_listing_decoder,  # noqa: E402
                                   run_tinygrad, run_zluda,
                                   tinygrad_manifest, zluda_manifest, zluda_ptx)
 from ptx2sass.encoder.cubin import read_cubin  # noqa: E402

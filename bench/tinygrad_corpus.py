@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ptx2sass import CompileError, codegen  # noqa: E402
-from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest  # noqa: E402
+from tools.emu_testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest  # noqa: E402
 
 
 def main(argv=None) -> int:

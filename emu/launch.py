@@ -150,6 +150,7 @@ class Launch:
         bank0[:len(prog.const0_template)] = prog.const0_template
         # block (0x0), grid (0xc), the shared (0x18) and local (0x20) windows, the stack (0x28)
         _HEADER.pack_into(bank0, 0, *self.block, *self.grid, SHARED_WINDOW, LOCAL_WINDOW, self.local_bytes)
+        self._driver_words(bank0)
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
             if p.buffer is not None:
@@ -174,6 +175,24 @@ class Launch:
             value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    # What this emulated device reports through the driver's constant-bank words.
+    NSMID = 1               # one SM: CTAs run one after another
+    GRIDID = 1
+
+    def _driver_words(self, bank0: bytearray) -> None:
+        """Launch facts the driver writes into constant bank 0 (the special registers
+        %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
+        from ptx2sass.encoder.arch import arch_info
+        offsets = arch_info(self.program.arch).driver_cbank or {}
+        values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
+                  "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
+                  "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
+                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0)}
+        for key, (fmt, value) in values.items():
+            at = offsets.get(key)
+            if at is not None and at + struct.calcsize(fmt) <= len(bank0):
+                struct.pack_into(fmt, bank0, at, value)
 
     def run(self) -> None:
         """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch

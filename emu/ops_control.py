@@ -181,6 +181,11 @@ def op_bar(w, s, active, mask):
     for op in ops[1:]:
         if isinstance(op, Reg) and op.file in ("P", "UP"):
             pred = op
+        elif isinstance(op, Reg) and isinstance(ops[0], Reg) and op.file == ops[0].file \
+                and op.index == ops[0].index and not op.is_zero:
+            # one register holds both: the count in bits 16..27, the id below
+            count = (bar_id >> 16) & 0xFFF
+            bar_id &= 0xF
         elif isinstance(op, Imm) or isinstance(op, Reg):
             count = int(np.broadcast_to(w.r(op), (32,))[0])
     if pred is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
@@ -58,10 +60,18 @@ def op_fmnmx(w, s, active, mask):
         a, b = fp.flush_f32(a), fp.flush_f32(b)
     a, b = np.broadcast_arrays(a, b)
     use_min = np.broadcast_to(w.pred(p_op), a.shape)
-    # -0 orders below +0; a NaN operand yields the other one.
+    # -0 orders below +0; a NaN operand yields the other one (.NAN: NaN)
     a_less = (a < b) | ((a == b) & np.signbit(a) & ~np.signbit(b))
     r = np.where(use_min, np.where(a_less, a, b), np.where(a_less, b, a))
     r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r)).astype(np.float32)
+    mods = s.ins.modifiers
+    if "NAN" in mods:
+        r = np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r).astype(np.float32)
+    if "XORSIGN" in mods:
+        # the operands come as |a|, |b|: the result takes the xor of their own signs
+        sign = (w.r(replace(a_op, abs=False, neg=False)) ^ w.r(replace(b_op, abs=False, neg=False))) \
+            >> np.uint32(31)
+        r = np.where(np.isnan(r), r, np.where(sign.astype(bool), -np.abs(r), np.abs(r))).astype(np.float32)
     _finish32(w, s, d, r, mask)
 
 

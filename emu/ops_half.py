@@ -2,6 +2,8 @@
 half; operand selectors `.H0_H0`/`.H1_H1` broadcast one half, `.F32` reads an FP32 value."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
@@ -83,6 +85,9 @@ def _pack(w, d, lo, hi, kind, mods, mask):
     if "SAT" in mods:
         lo = np.where(np.isnan(lo), 0.0, np.clip(lo, 0.0, 1.0))
         hi = np.where(np.isnan(hi), 0.0, np.clip(hi, 0.0, 1.0))
+    if "RELU" in mods:     # negative results (-0 too) become +0; NaN stays NaN (canonical)
+        lo = np.where(np.signbit(lo) & ~np.isnan(lo), 0.0, lo)
+        hi = np.where(np.signbit(hi) & ~np.isnan(hi), 0.0, hi)
     l = fp.f64_to_half_bits(np.asarray(lo, np.float64), kind).astype(U32)
     h = fp.f64_to_half_bits(np.asarray(hi, np.float64), kind).astype(U32)
     w.w(d, (h << U32(16)) | l, mask)
@@ -131,13 +136,26 @@ def op_hmnmx2(w, s, active, mask):
     bl, bh = _read(w, b, kind)
     use_min = w.pred(p)
 
+    mods = s.ins.modifiers
+
     def pick(x, y):
         x, y = np.broadcast_arrays(x, y)
         x_less = (x < y) | ((x == y) & np.signbit(x) & ~np.signbit(y))
         r = np.where(use_min, np.where(x_less, x, y), np.where(x_less, y, x))
-        return np.where(np.isnan(x), y, np.where(np.isnan(y), x, r))
+        r = np.where(np.isnan(x), y, np.where(np.isnan(y), x, r))
+        if "NAN" in mods:         # .NAN: a NaN operand gives NaN
+            r = np.where(np.isnan(x) | np.isnan(y), np.nan, r)
+        return r
 
-    _pack(w, d, pick(al, bl), pick(ah, bh), kind, s.ins.modifiers, mask)
+    lo, hi = pick(al, bl), pick(ah, bh)
+    if "XORSIGN" in mods:       # |a|, |b| compared; the result takes the xor of their signs
+        sal, sah = _read(w, replace(a, abs=False, neg=False), kind)
+        sbl, sbh = _read(w, replace(b, abs=False, neg=False), kind)
+        neg_lo = np.signbit(sal) ^ np.signbit(sbl)
+        neg_hi = np.signbit(sah) ^ np.signbit(sbh)
+        lo = np.where(np.isnan(lo), lo, np.where(neg_lo, -np.abs(lo), np.abs(lo)))
+        hi = np.where(np.isnan(hi), hi, np.where(neg_hi, -np.abs(hi), np.abs(hi)))
+    _pack(w, d, lo, hi, kind, mods, mask)
 
 
 @semantics("HSET2", vector=True)

@@ -107,10 +107,13 @@ def special_value(w, name: str) -> np.ndarray:
     }
     if name in masks:
         return (masks[name] & M32).astype(U32)
-    if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO"):
-        return ((np.asarray(w.executed, dtype=I64).reshape(-1) * 4) & 0xFFFFFFFF).astype(U32)
-    if name in ("SR_CLOCKHI", "SR_GLOBALTIMERHI"):
-        return ((np.asarray(w.executed, dtype=I64).reshape(-1) * 4) >> 32).astype(U32)
+    if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO", "SR_CLOCKHI", "SR_GLOBALTIMERHI"):
+        v = timer_value(w, name)
+        return ((v >> 32) if name.endswith("HI") else (v & 0xFFFFFFFF)).astype(U32)
+    if name.startswith("SR_PM"):            # performance counters: none programmed
+        return np.zeros(1, dtype=U32)
+    if name == "SR_SMEMSZ":                 # the CTA's shared memory (no reserved part here)
+        return np.array([w.launch.shared_total], dtype=U32)
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
@@ -129,6 +132,14 @@ def special_value(w, name: str) -> np.ndarray:
     raise EmuFault(f"unsupported special register {name}")
 
 
+def timer_value(w, name: str) -> np.ndarray:
+    """The warps' clock (SR_CLOCK*) or global timer (SR_GLOBALTIMER*), 64 bits, per lane (or
+    one value for one warp): both count up with the instructions the warp has executed (the
+    clock 4 cycles each, the timer 1 ns each), so successive reads in a warp never go back."""
+    n = np.asarray(w.executed, dtype=I64).reshape(-1)
+    return n * 4 if "CLOCK" in name else n
+
+
 @semantics("S2R", "S2UR", vector=True)
 def op_s2r(w, s, active, mask):
     d, sr = s.ins.operands
@@ -140,9 +151,12 @@ def op_cs2r(w, s, active, mask):
     d, sr = s.ins.operands
     if sr.name == "SRZ":
         v = np.zeros(1, dtype=U64)
+    elif "CLOCK" in sr.name or "GLOBALTIMER" in sr.name:
+        v = timer_value(w, sr.name).astype(U64)
+        if "32" in s.ins.modifiers and sr.name.endswith("HI"):
+            v = v >> U64(32)
     else:
-        lo = special_value(w, sr.name.replace("HI", "LO")) if "CLOCK" in sr.name else special_value(w, sr.name)
-        v = _u64(lo)
+        v = _u64(special_value(w, sr.name))
     if "32" in s.ins.modifiers:
         w.w(d, (v & M32).astype(U32), mask)
     else:
@@ -400,7 +414,11 @@ def op_lop3(w, s, active, mask):
     res = lut3(w.ri(a), w.ri(b), w.ri(c), int(lut.value) & 0xFF).astype(U32)
     w.w(d, res, mask)
     if pout is not None:
-        w.wp(pout, res != 0, mask)
+        # the predicate result is `res != 0` combined with the predicate source: OR by
+        # default, AND with .PAND (PTX lop3.or / lop3.and)
+        nonzero = res != 0
+        pin = w.pred(ops[5]) if len(ops) > 5 else np.ones_like(nonzero)
+        w.wp(pout, (nonzero & pin) if "PAND" in s.ins.modifiers else (nonzero | pin), mask)
 
 
 @semantics("LOP", "ULOP", vector=True)
@@ -662,7 +680,7 @@ def op_i2ip(w, s, active, mask):
     w.w(d, (res & M32).astype(U32), mask)
 
 
-@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "FENCE",
+@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
            "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT", vector=True)
 def op_nop(w, s, active, mask):
     pass

@@ -408,3 +408,15 @@ def op_ldsm(w, s, active, mask):
         hi = elems[lanes // 4, 2 * (lanes % 4) + 1].astype(U32)
         out.append(lo | (hi << U32(16)))
     w.wn(d, out, mask)
+
+
+@semantics("QSPC")
+def op_qspc(w, s, active, mask):
+    """QSPC.E.<S|G|L> p, RZ, [a]: whether the generic address lies in the shared window, the
+    local window, or neither (global)."""
+    pd, _, mem = s.ins.operands
+    a = address(w, mem, True)
+    in_shared = (a >= U64(SHARED_WINDOW)) & (a < U64(SHARED_WINDOW + WINDOW_SIZE))
+    in_local = (a >= U64(LOCAL_WINDOW)) & (a < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    kind = next(m for m in s.ins.modifiers if m in ("S", "G", "L"))
+    w.wp(pd, {"S": in_shared, "L": in_local, "G": ~in_shared & ~in_local}[kind], mask)

@@ -16,11 +16,11 @@ The codec works on nvdisasm's text (see `fields.py`); `encode`/`decode` bridge t
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import replace
-from pathlib import Path
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
@@ -28,7 +28,7 @@ from .fields import (View, apply_edits, canonical, float_bits, float_text, opera
 from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
-TABLES = Path(__file__).resolve().parent / "tables"
+TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")   # no pathlib: start-up
 CONTROL_SHIFT = 105
 CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
 
@@ -189,10 +189,10 @@ def family_of(arch: str) -> str:
 
 @functools.cache
 def load_table(family: str) -> Table:
-    path = TABLES / f"{family}.json"
-    if not path.is_file():
+    path = os.path.join(TABLES, f"{family}.json")
+    if not os.path.isfile(path):
         raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py")
-    return Table.from_cache(family, table_cache.load(str(path), family))
+    return Table.from_cache(family, table_cache.load(path, family))
 
 
 def table_for(arch: str) -> Table:

@@ -18,7 +18,7 @@ import io
 import struct
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, UnknownArch, arch_from_e_flags, arch_info
 from .cubin_layout import default_section_order, default_shstrtab, default_strtab, reloc_kinds

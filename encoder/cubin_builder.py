@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 import struct
 
+from ptx2sass import __version__
+
 from .arch import UnknownArch, arch_info
 from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
@@ -277,7 +279,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
     c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=info.e_flags,
-              tkinfo=toolkit or ToolkitInfo("ptx2sass", "ptx2sass 0.0.1 (ptxas 13.5 compatible)",
+              tkinfo=toolkit or ToolkitInfo("ptx2sass",
+                                            f"ptx2sass {__version__} (ptxas 13.5 compatible)",
                                             "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
               cuinfo=CudaInfo(vsm, toolkit_version))
     # Module data sections, one per kind of variable, in the order first used.

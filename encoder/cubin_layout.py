@@ -8,7 +8,7 @@ dropped, which the rules below reproduce.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False      # typing.TYPE_CHECKING, without importing typing at start-up
 
 from .elf_layout import STB_LOCAL, STT_SECTION
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
 SHT_NOTE, SHT_NOBITS, SHT_REL = 7, 8, 9

@@ -15,7 +15,7 @@ import re
 import struct
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 # Register files whose index is a number in the text; the zero register of each prints as a
 # name (RZ, URZ, PT, UPT) and stands for the highest index.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 # Register files: general R, uniform UR, predicate P, uniform predicate UP, convergence
 # barrier B. The zero/true register of each file is its highest index.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 class NvInfoError(ValueError):

@@ -35,7 +35,7 @@ import math
 import re
 from dataclasses import field, replace
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 from .model import (ZERO_INDEX, ZERO_NAME, ConstRef, Control, Imm, Instruction, Label, Mem,
                     IndexList, Operand, Reg, Reloc, SpecialReg)

@@ -2,37 +2,36 @@
 
 Parsing the 1.7 MB JSON table and building its forms costs ~50 ms, more than ptxas's whole
 compile of a small kernel, and a compile meets only a few dozen of its ~100 opcodes. So the
-first load writes, per family, a marshal file into a cache directory: a small index of every
-form's identifying bits, then one marshal blob per opcode with that opcode's forms already
-converted to `Form` fields. Later processes read the index and unpack an opcode's blob only
-when they meet the opcode.
+table is derived once into marshal data (`build`): a small index of every form's
+identifying bits, then one marshal blob per opcode with that opcode's forms already
+converted to `Form` fields. A process reads the index and unpacks an opcode's blob only when
+it meets the opcode.
 
-The cache file's name carries the JSON's size and modification time and the format version,
-so an edited table is never read stale. A cache that cannot be read is rebuilt; a directory
-that cannot be written leaves the process to build the table from the JSON (correct, slower).
-The directory is `$PTX2SASS_TABLE_CACHE`, else `$XDG_CACHE_HOME/ptx2sass`, else
-`~/.cache/ptx2sass`.
+The derived file is found in this order: `tables/<family>.marshal` beside the JSON (a built
+wheel has it: setup.py writes it at build time, for the JSON of the same size installed with
+it); then the cache directory (`ptx2sass/cache.py`), under a name that carries the JSON's
+CRC and the format version, so an edited table is never read stale; else it is built from
+the JSON and written there (a cache that cannot be read or written only costs the time).
 """
 from __future__ import annotations
 
 import marshal
 import os
+import zlib
 
-FORMAT = 1          # bump when the cached layout or Form's fields change
+from ptx2sass import cache
+
+FORMAT = 2          # bump when the derived layout or Form's fields change
 
 
-def cache_dir() -> str:
-    explicit = os.environ.get("PTX2SASS_TABLE_CACHE")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ptx2sass")
+def shipped_path(json_path: str) -> str:
+    return os.path.splitext(json_path)[0] + ".marshal"
 
 
 def cache_path(json_path: str, family: str) -> str:
-    st = os.stat(json_path)
-    return os.path.join(cache_dir(), f"table-{family}-{st.st_size}-{st.st_mtime_ns}-"
-                                     f"v{FORMAT}.marshal")
+    with open(json_path, "rb") as fh:
+        crc = zlib.crc32(fh.read())
+    return cache.cache_dir("tables", f"{family}-{crc:08x}-v{FORMAT}.marshal")
 
 
 def form_fields(d: dict) -> tuple:
@@ -49,10 +48,10 @@ def form_fields(d: dict) -> tuple:
 
 
 def build(json_path: str) -> dict:
-    """The cache's content for one JSON table: `keys` lists (mask, value, opcode, arch) of
+    """The derived content of one JSON table: `keys` lists (mask, value, opcode, arch) of
     every form in table order; `blobs` maps an opcode to marshal bytes of its
     [(position, form fields), ...]."""
-    import json     # only on a cache miss: the compile path never needs it
+    import json     # only when deriving: the compile path never needs it
     with open(json_path, encoding="utf-8") as fh:
         data = json.load(fh)
     keys, per_opcode = [], {}
@@ -61,43 +60,38 @@ def build(json_path: str) -> dict:
         keys.append((fields[1], fields[2], fields[0], fields[10]))
         per_opcode.setdefault(fields[0], []).append((pos, fields))
     return {"format": FORMAT, "family": data.get("family"), "primary": data.get("probed_with"),
-            "keys": keys, "blobs": {op: marshal.dumps(v) for op, v in per_opcode.items()}}
+            "json_size": os.stat(json_path).st_size, "keys": keys,
+            "blobs": {op: marshal.dumps(v) for op, v in per_opcode.items()}}
+
+
+def _usable(content, json_path: str) -> bool:
+    return (isinstance(content, dict) and content.get("format") == FORMAT
+            and content.get("json_size") == os.stat(json_path).st_size)
 
 
 def load(json_path: str, family: str) -> dict:
-    """The cached content for `json_path` (see `build`), written to the cache on a miss."""
-    try:
-        path = cache_path(json_path, family)
-    except OSError:
-        raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py") \
-            from None
-    try:
-        with open(path, "rb") as fh:
-            content = marshal.loads(fh.read())   # load(fh) reads piecemeal: slower
-        if isinstance(content, dict) and content.get("format") == FORMAT:
-            return content
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
+    """The derived content for `json_path` (see `build`), from the first place that has it."""
+    if not os.path.isfile(json_path):
+        raise FileNotFoundError(f"no encoding table for {family}: run tools/isa_probe.py")
+    content = cache.read(shipped_path(json_path))
+    if _usable(content, json_path):
+        return content
+    path = cache_path(json_path, family)
+    content = cache.read(path)
+    if _usable(content, json_path):
+        return content
     content = build(json_path)
-    write_atomically(path, content)
+    cache.write(path, content)
     return content
+
+
+def generate(json_path: str) -> str:
+    """Write the derived file beside the JSON (the build step of setup.py); its path."""
+    path = shipped_path(json_path)
+    with open(path, "wb") as fh:
+        fh.write(cache.encode(build(json_path)))
+    return path
 
 
 def unpack(blob: bytes) -> list[tuple[int, tuple]]:
     return marshal.loads(blob)
-
-
-def write_atomically(path: str, content) -> None:
-    """Marshal `content` to `path` atomically (other processes may be reading); give up
-    quietly if we cannot. (Also the dataclass bytecode cache's writer.)"""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            marshal.dump(content, fh)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass

@@ -22,6 +22,7 @@ def diagnostics(module, arch: str | None = None, whole_program: bool = True):
 
 def check(module, arch: str | None = None, whole_program: bool = True):
     """Raise the first error (carrying all of them in `.diagnostics`) if any check fails.
+    `module` may be a list: the input files of one run, checked as one program.
     `arch` is ptxas's -arch (a `.target` above it is fatal); `whole_program=False` is
     ptxas's -c (functions may stay unresolved externs)."""
     from ptx2sass.frontend.checks import raise_if_errors

@@ -2,14 +2,13 @@
 
 The tree records what was written, not what it means: names are unresolved strings and
 types are PTX spellings (`.u32`). `checks.py` resolves and validates; later stages lower it.
-The file name lives once, on `Module`.
+The file name lives once, on `Module` (and on each `Function` where one run joins several
+input files).
 """
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Union
-
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 
 @dataclass(slots=True, kw_only=True)
@@ -101,8 +100,8 @@ class PairOperand(Node):
     second: Name
 
 
-Expr = Union[Name, IntLit, FloatLit, Unary, Binary, Call, ParenList, Index]
-Operand = Union[Expr, VectorOperand, Address, PairOperand]
+Expr = Name | IntLit | FloatLit | Unary | Binary | Call | ParenList | Index
+Operand = Expr | VectorOperand | Address | PairOperand
 
 
 # ----------------------------------------------------------------------------- statements
@@ -219,6 +218,8 @@ class Function(Node):
     directives: list
     body: Block | None = None         # None for a declaration (prototype)
     has_param_list: bool = True
+    file: str | None = None           # its input file, where a run has several (else None)
+    head_end_line: int = 0            # where ptxas reports a duplicate (see parser.p_function)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -283,3 +284,24 @@ class Module(Node):
 
     def entries(self) -> list[Function]:
         return [f for f in self.functions() if f.kind == ".entry" and f.body is not None]
+
+    def has_calls(self) -> bool:
+        """Whether any `.func` is declared (only then is the inliner, ptx2sass/inline.py,
+        imported)."""
+        return any(f.kind == ".func" for f in self.functions())
+
+
+def join_modules(modules: list[Module]) -> Module:
+    """Several input files of one run as one program (ptxas compiles them as if they were
+    one file, each keeping its own header and its own name in diagnostics). The header of
+    the first file stands for the program's; each function records its file."""
+    if len(modules) == 1:
+        return modules[0]
+    for m in modules:
+        for f in m.functions():
+            f.file = m.file
+    first = modules[0]
+    return Module(file=first.file, items=[item for m in modules for item in m.items],
+                  version=first.version, target=first.target,
+                  address_size=first.address_size, end_line=modules[-1].end_line,
+                  line=first.line, column=first.column)

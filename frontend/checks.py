@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend.video_checks import video_problems
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
@@ -141,9 +140,13 @@ def type_compatible(instr_type: str, reg_type: str, relaxed: bool) -> bool:
 
 
 class Checker:
-    def __init__(self, module: ast.Module, arch: str | None, whole_program: bool = True):
+    def __init__(self, module: ast.Module, arch: str | None, whole_program: bool = True,
+                 after: "Checker | None" = None):
+        """`after`: the checker of the input file before this one on the command line;
+        the files of one run share their module scope, as one program (ptxas's several
+        inputs)."""
         self.whole_program = whole_program
-        self.called: set[str] = set()
+        self.called: set[str] = after.called if after else set()
         self.module = module
         self.file = module.file
         self.arch = arch
@@ -153,7 +156,11 @@ class Checker:
         self.late_errors: list[CompileError] = []
         self.call_sequence_problem: str | None = None   # first ld.param before its call
         self.returned_params: set[int] = set()            # ids of call-result .param decls
-        self.globals = _Scope(None)
+        self.globals = after.globals if after else _Scope(None)
+        self.defined_functions: set[str] = after.defined_functions if after else set()
+        self.own_functions: set[str] = set()          # declared or defined in this file
+        # defined with external linkage (their own, or a `.visible`/`.weak` declaration's)
+        self.exported: set[str] = after.exported if after else set()
         self.version = (0, 0)
         self.feature_problems: dict[tuple, list[str]] = {}
         self.target_sm = 0
@@ -174,22 +181,14 @@ class Checker:
 
     # ------------------------------------------------------------------ driver
 
-    def run(self) -> list[CompileError]:
+    def check_items(self) -> None:
+        """Everything decided file by file: header, declarations, function bodies."""
         self.check_header()
         self.check_debug_files()
         self.declare_globals()
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
-        diagnostics = self.errors + self.late_errors + self.symbol_errors
-        if not diagnostics:
-            self.check_arch()
-            if self.whole_program:
-                self.check_linkage()
-            if self.call_sequence_problem and not self.late_errors:
-                raise CompileError(self.call_sequence_problem, severity="fatal")
-            diagnostics = self.late_errors
-        return sorted(diagnostics + self.warnings, key=lambda d: d.severity == "warning")
 
     def check_arch(self):
         """`.target` against -arch: ptxas decides this once the module is error-free."""
@@ -199,26 +198,6 @@ class Checker:
             if problem:
                 raise CompileError(problem, None, None, None, severity="fatal")
 
-    def check_linkage(self):
-        """Whole-program mode: every function used or declared non-extern must be defined
-        here (ptxas links nothing else in, bar its own system calls)."""
-        for item in self.module.items:
-            if type(item) is ast.VariableDecl and any(
-                    a[0] == ".attribute" and any(type(x) is tuple and x[0] == ".unified"
-                                                 for x in a[1])
-                    for a in item.attributes if type(a) is tuple):
-                self.late_errors.append(CompileError(
-                    "Feature 'unified Functions' requires command line option "
-                    "'--compile-only'."))
-                return
-        defined = {f.name for f in self.module.functions() if f.body is not None}
-        defined |= {a.alias for a in self.module.items if type(a) is ast.Alias}
-        for fn in self.module.functions():
-            if fn.name in defined or fn.name in isa.SYSTEM_FUNCTIONS:
-                continue
-            if ".extern" not in fn.linkage or fn.name in self.called:
-                raise CompileError(f"Unresolved extern function '{fn.name}'", None, None, None,
-                                   severity="fatal")
 
     def check_header(self):
         items = self.module.items
@@ -296,7 +275,6 @@ class Checker:
     # ------------------------------------------------------------------ declarations
 
     def declare_globals(self):
-        defined_functions: set[str] = set()
         for item in self.module.items:
             t = type(item)
             if t is ast.VariableDecl:
@@ -305,14 +283,27 @@ class Checker:
                                "allowed with ABI", item)
                 self.declare(self.globals, item, module_scope=True)
             elif t is ast.Function:
-                if item.body is not None:
-                    if item.name in defined_functions:
-                        self.error(f"Duplicate definition of function '{item.name}'", item)
-                    defined_functions.add(item.name)
+                head = ast.Node(line=item.head_end_line or item.line)
                 existing = self.globals.names.get(item.name)
-                if existing is not None and existing.kind != "func":
-                    self.error(f"Duplicate definition of function '{item.name}'", item)
-                elif existing is not None:
+                if existing is not None and existing.kind == "func" and \
+                        item.name not in self.own_functions and _linkage(existing.node) is None:
+                    existing = None       # another input file's own function: not seen here
+                    self.defined_functions.discard(item.name)
+                self.own_functions.add(item.name)
+                if item.name in self.defined_functions or (
+                        existing is not None and existing.kind != "func"):
+                    # a second definition, or any declaration after the definition
+                    self.error(f"Duplicate definition of function '{item.name}'", head)
+                if item.body is not None and _linkage(item) == ".extern" and existing is None:
+                    self.error("Function definition conflicts with '.extern' declaration for "
+                               f"function '{item.name}'", ast.Node(line=item.body.end_line))
+                if item.body is not None:
+                    self.defined_functions.add(item.name)
+                    seen = existing.node if existing is not None and existing.kind == "func" \
+                        else item
+                    if _linkage(item) is not None or _linkage(seen) in (".visible", ".weak"):
+                        self.exported.add(item.name)
+                if existing is not None and existing.kind == "func":
                     self.compare_prototypes(existing.node, item)
                 if existing is None or item.body is not None:
                     self.globals.names[item.name] = Symbol("func", node=item)
@@ -320,10 +311,20 @@ class Checker:
                 self.globals.names[item.alias] = Symbol("func", node=item)
 
     def compare_prototypes(self, first: ast.Function, second: ast.Function):
-        """A function declared twice must be declared the same way."""
+        """A function declared twice must be declared the same way: the same linkage (a
+        later one may leave out a `.visible`/`.weak` the first gave) and parameters; an
+        `.extern` function is never defined."""
+        at = second.body if second.body is not None else second
+        first_linkage, second_linkage = _linkage(first), _linkage(second)
+        if (first_linkage != second_linkage and not (
+                second_linkage is None and first_linkage in (".visible", ".weak"))) \
+                or _no_return(first) != _no_return(second):
+            self.error(f"Inconsistent redefinition of variable '{second.name}'", at)
+        if first_linkage == ".extern" and second.body is not None:
+            self.error("Function definition conflicts with '.extern' declaration for "
+                       f"function '{second.name}'", ast.Node(line=second.body.end_line))
         if not (first.has_param_list and second.has_param_list):
             return
-        at = second.body if second.body is not None else second
         a = first.return_params + first.params
         b = second.return_params + second.params
         if len(first.params) != len(second.params) or \
@@ -486,6 +487,7 @@ class Checker:
             return
         if forms is None or lenient:
             if lenient:
+                from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
                 for operand in ins.operands:
@@ -499,6 +501,13 @@ class Checker:
         if problem:
             self.error(problem, ins)
             return
+        n = len(ins.operands)
+        if not form.optional_from <= n <= len(form.operands):
+            # a sibling form with the same modifiers and types may take this many operands
+            # (`bar.red.popc.u32 d, a, p` and `d, a, b, p`)
+            form = next((f for f in isa.FORMS[op] if f.groups == form.groups
+                         and f.type_slots == form.type_slots
+                         and f.optional_from <= n <= len(f.operands)), form)
         self.check_operands(ins, form, types, scope, name)
 
     def check_call_sequence(self, address, scope: _Scope):
@@ -1286,24 +1295,87 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     return None
 
 
-def run_checks(module: ast.Module, arch: str | None = None,
+def _no_return(fn: ast.Function) -> bool:
+    return any(d.name == ".noreturn" for d in fn.directives)
+
+
+def _linkage(fn: ast.Function) -> str | None:
+    """A function's linkage directive (`.extern`, `.visible`, `.weak`), None without."""
+    return next((l for l in fn.linkage if l in (".extern", ".visible", ".weak")), None)
+
+
+def run_checks(module: ast.Module | list[ast.Module], arch: str | None = None,
                whole_program: bool = True) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
+    A list of modules is several input files of one run: one program, each file with its
+    own header, their diagnostics in file order.
 
-    Deeply nested blocks and expressions are walked recursively; Python 3.11 keeps
-    Python-to-Python calls off the C stack, so a higher limit for the walk is safe."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _WALK_RECURSION_LIMIT))
-    try:
-        return Checker(module, arch, whole_program).run()
-    finally:
-        sys.setrecursionlimit(limit)
+    Deeply nested blocks and expressions are walked recursively (`frontend.depth`)."""
+    modules = module if isinstance(module, list) else [module]
+    with deep_walks():
+        checkers: list[Checker] = []
+        for m in modules:
+            checkers.append(Checker(m, arch, whole_program, checkers[-1] if checkers else None))
+            checkers[-1].check_items()
+        return _program_diagnostics(checkers, whole_program)
 
 
-_WALK_RECURSION_LIMIT = 50_000
+def _program_diagnostics(checkers: list[Checker], whole_program: bool) -> list[CompileError]:
+    """The checks of the whole program, once every file's own are done, and all
+    diagnostics in ptxas's order: errors, late errors, unknown symbols; warnings last."""
+    late = [d for c in checkers for d in c.late_errors]
+    diagnostics = ([d for c in checkers for d in c.errors] + late
+                   + [d for c in checkers for d in c.symbol_errors])
+    if not diagnostics:
+        for c in checkers:
+            c.check_arch()
+        if whole_program:
+            late += _unified_function_errors([c.module for c in checkers])
+        _check_resolved(checkers, whole_program)
+        problem = next((c.call_sequence_problem for c in checkers if c.call_sequence_problem),
+                       None)
+        if problem and not late:
+            raise CompileError(problem, severity="fatal")
+        diagnostics = late
+    warnings = [d for c in checkers for d in c.warnings]
+    return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning")
 
 
-def raise_if_errors(module: ast.Module, arch: str | None = None,
+def _unified_function_errors(modules: list[ast.Module]) -> list[CompileError]:
+    for m in modules:
+        for item in m.items:
+            if type(item) is ast.VariableDecl and any(
+                    a[0] == ".attribute" and any(type(x) is tuple and x[0] == ".unified"
+                                                 for x in a[1])
+                    for a in item.attributes if type(a) is tuple):
+                return [CompileError("Feature 'unified Functions' requires command line "
+                                     "option '--compile-only'.")]
+    return []
+
+
+def _check_resolved(checkers: list[Checker], whole_program: bool) -> None:
+    """Every declared function must be defined: one without linkage in its own file, the
+    others anywhere in the program (`exported`). Only an `.extern` one may stay undefined:
+    with -c always, in whole-program mode while nothing calls it (ptxas links nothing in
+    bar its own system calls)."""
+    exported = checkers[0].exported
+    called = checkers[0].called
+    for c in checkers:
+        own = {f.name for f in c.module.functions() if f.body is not None}
+        aliases = {a.alias for a in c.module.items if type(a) is ast.Alias}
+        for fn in c.module.functions():
+            linkage = _linkage(fn)
+            if fn.name in own or fn.name in aliases or fn.name in isa.SYSTEM_FUNCTIONS:
+                continue
+            if linkage is not None and fn.name in exported:
+                continue
+            if linkage == ".extern" and (not whole_program or fn.name not in called):
+                continue
+            raise CompileError(f"Unresolved extern function '{fn.name}'", None, None, None,
+                               severity="fatal")
+
+
+def raise_if_errors(module: ast.Module | list[ast.Module], arch: str | None = None,
                     whole_program: bool = True) -> list[CompileError]:
     try:
         diags = run_checks(module, arch, whole_program)

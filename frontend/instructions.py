@@ -29,7 +29,7 @@ wrong spelling is better left to the later stages' explicit "unsupported" errors
 """
 from __future__ import annotations
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 TYPE_SETS: dict[str, tuple[str, ...]] = {
     "int": (".u16", ".u32", ".u64", ".s16", ".s32", ".s64"),

@@ -7,14 +7,12 @@ their `%` sigil. Column numbers are computed lazily from the offset of the last 
 """
 from __future__ import annotations
 
-import os
 import sys
-import zlib
-from pathlib import Path
 
 from ply import lex
 
 from ptx2sass.errors import CompileError
+from ptx2sass.frontend import tables
 
 # Directive spellings grouped by the token type the grammar sees.
 STATE_SPACES = ("reg", "sreg", "local", "shared", "global", "const", "param", "tex")
@@ -179,84 +177,27 @@ def _syntax_error(lexer, near: str, pos: int, reason: str = "syntax error") -> C
                         getattr(lexer, "filename", None), lexer.lineno, column, severity="fatal")
 
 
-def table_name(stem: str, *sources: str) -> str:
-    """A table module named after a hash of the files it is built from, so an edited lexer
-    or grammar never reuses a stale table (PLY's optimize mode trusts whatever it finds),
-    and an existing table needs no check."""
-    digest = 0
-    for source in sources:
-        digest = zlib.crc32(Path(source).read_bytes(), digest)
-    return f"{stem}_{digest:08x}"
+def table_spec():
+    """(table name, PLY constructor, table fields) for `tables.load` and `tables.generate`."""
+    name = tables.table_name("_lextab", __file__)
+
+    def build(table, outputdir=None):
+        module = sys.modules[__name__]
+        if table is None and outputdir is None:      # derive in memory, write nothing
+            return lex.lex(module=module, optimize=0, errorlog=lex.NullLogger())
+        return lex.lex(module=module, optimize=1, lextab=table or tables.derived_name(name),
+                       outputdir=outputdir, errorlog=lex.NullLogger())
+    return name, build, tables.LEX_FIELDS
 
 
 _TEMPLATE = None
 
 
-def table_location(table: str) -> tuple[str, str]:
-    """(folder, module name) for a generated PLY table: beside this file, or, when the
-    package folder is read-only (a system-wide install), in the user's cache folder (put on
-    sys.path), so the tables are still built only once."""
-    here = Path(__file__).resolve().parent
-    if (here / f"{table}.py").is_file() or os.access(here, os.W_OK):
-        return str(here), f"ptx2sass.frontend.{table}"
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptx2sass"
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return str(here), f"ptx2sass.frontend.{table}"   # PLY then keeps tables in memory
-    if str(cache) not in sys.path:
-        sys.path.append(str(cache))
-    return str(cache), f"ptx2sass{table}"
-
-
-def with_atomic_tables(build, folder: str, module: str):
-    """Run `build(scratch_folder)` (a PLY constructor that writes its table there only when
-    it had to regenerate it) and move a written table into `folder` atomically, so that
-    processes starting together (pytest -n, parallel builds) never read a half-written one.
-    A table already in `folder` is current (see `table_name`): `build(None)` only reads it,
-    with no scratch folder (process start-up is part of every compile)."""
-    name = module.rsplit(".", 1)[-1]
-    if (Path(folder) / f"{name}.py").is_file():
-        return build(None)
-    import shutil
-    import tempfile
-    scratch = tempfile.mkdtemp(prefix="ptx2sass-tables-")
-    try:
-        result = build(scratch)
-        produced = Path(scratch) / f"{name}.py"
-        if produced.is_file():
-            staging = Path(folder) / f".{produced.name}.{os.getpid()}.tmp"
-            try:
-                shutil.copyfile(produced, staging)
-                os.replace(staging, Path(folder) / produced.name)
-            except OSError:
-                pass   # read-only: the tables stay in memory for this run
-            _remove_stale_tables(Path(folder), name)
-        return result
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def _template():
     global _TEMPLATE
     if _TEMPLATE is None:
-        outdir, module = table_location(table_name("_lextab", __file__))
-        _TEMPLATE = with_atomic_tables(
-            lambda scratch: lex.lex(module=sys.modules[__name__], optimize=1, lextab=module,
-                                    outputdir=scratch or outdir, errorlog=lex.NullLogger()),
-            outdir, module)
+        _TEMPLATE = tables.load(*table_spec())
     return _TEMPLATE
-
-
-def _remove_stale_tables(folder: Path, current: str):
-    """Tables of earlier lexer or grammar versions are dead weight; drop them (best effort)."""
-    stem = current.rsplit("_", 1)[0]
-    for old in folder.glob(f"*{stem}*.py"):
-        if old.stem != current:
-            try:
-                old.unlink()
-            except OSError:
-                pass
 
 
 def make_lexer(filename: str | None = None):

@@ -21,7 +21,7 @@ import sys
 from ply import lex, yacc
 
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend import ast, fastpath
+from ptx2sass.frontend import ast, fastpath, tables
 from ptx2sass.frontend import lexer as ptx_lexer
 from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
 
@@ -42,10 +42,14 @@ start = "module"
 
 
 def _pos(p, n):
-    """(line, column) of terminal n of the production."""
-    pos = p.lexpos(n)
-    data = p.lexer.lexdata
-    return p.lineno(n), pos - data.rfind("\n", 0, pos)
+    """(line, column) of terminal n of the production. The lexer knows where its current
+    line starts; a token on an earlier line (read ahead past a newline) looks for its own.
+    (Searching back for every token costs the square of a long line's length.)"""
+    pos, line = p.lexpos(n), p.lineno(n)
+    lexer = p.lexer
+    if line == lexer.lineno and pos >= lexer.line_start:
+        return line, pos - lexer.line_start + 1
+    return line, pos - lexer.lexdata.rfind("\n", 0, pos)
 
 
 # ----------------------------------------------------------------------------- module
@@ -246,6 +250,11 @@ def p_function(p):
     fn.linkage = tuple(p[1])
     fn.directives = p[3]
     fn.body = tail if type(tail) is ast.Block else None
+    if not fn.head_end_line:
+        # where ptxas has read the whole head: an entry's parameter list ends it (set by
+        # the head's rule), otherwise the token after the head and its directives
+        after = tail.line if fn.body is not None else tail[0]
+        fn.head_end_line = p[3][0].line if p[3] and fn.kind == ".entry" else after
     p[0] = fn
 
 
@@ -258,6 +267,7 @@ def p_function_head_entry(p):
     params = p[3]
     p[0] = ast.Function(kind=".entry", name=p[2], linkage=(), return_params=[],
                         params=params or [], directives=[], has_param_list=params is not None,
+                        head_end_line=p.lexer.param_list_end if params is not None else 0,
                         line=line, column=col)
 
 
@@ -284,6 +294,7 @@ def p_param_list(p):
     """param_list : LPAREN params RPAREN
                   | LPAREN RPAREN"""
     p[0] = p[2] if len(p) == 4 else []
+    p.lexer.param_list_end = p.lineno(len(p) - 1)     # read by the function head
 
 
 def p_params(p):
@@ -657,9 +668,38 @@ def p_expr_binary(p):
             | expr OROR expr
             | expr EQEQ expr
             | expr NOTEQ expr"""
-    left = _ungroup(p[1])
-    p[0] = ast.Binary(op=p[2], left=left, right=_ungroup(p[3]), line=left.line,
-                      column=left.column)
+    left, right = _ungroup(p[1]), _ungroup(p[3])
+    p[0] = _folded(p[2], left, right) or ast.Binary(op=p[2], left=left, right=right,
+                                                    line=left.line, column=left.column)
+
+
+_FOLDABLE = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+             "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b}
+
+
+def _folded(op: str, left, right) -> ast.Node | None:
+    """`1 + 2` read as `3`, and `sym + 1 + 2` as `sym + 3`, as the parser reduces them: a
+    chain of any length (ptxas takes 100,000 terms) stays one shallow node. Only where every
+    later reading of the tree agrees on the value (plain 64-bit literals, results within
+    64 bits)."""
+    if op not in _FOLDABLE or type(right) is not ast.IntLit or right.overflow:
+        return None
+    base = None
+    if type(left) is ast.Binary and left.op in "+-" and op in "+-" \
+            and type(left.left) is ast.Name and type(left.right) is ast.IntLit:
+        base, left = left, left.right      # sym ± c1 ± c2 -> sym ± (c1 ± c2)
+        if base.op == "-":
+            return None
+    if type(left) is not ast.IntLit or left.overflow:
+        return None
+    value = _FOLDABLE[op](left.value, right.value)
+    if not -(1 << 63) <= value < (1 << 64) or (base is not None and value < 0):
+        return None
+    lit = ast.IntLit(value=value, text=str(value), unsigned=left.unsigned or right.unsigned,
+                     line=left.line, column=left.column)
+    if base is None:
+        return lit
+    return ast.Binary(op="+", left=base.left, right=lit, line=base.line, column=base.column)
 
 
 def p_expr_unary(p):
@@ -898,6 +938,11 @@ _STATEMENT_ENDS = frozenset(("SEMI", "LBRACE", "RBRACE", "COLON", "INSTRUCTIONS"
 _BLANK = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
 
 
+MAX_EXPRESSION_UNITS = 9980
+_OPERAND_TOKENS = frozenset({"INTEGER", "FLOAT", "HEXFLOAT", "IDENT", "REGISTER", "OPCODE"})
+_OPERAND_ENDS = _OPERAND_TOKENS | {"RPAREN", "RBRACKET"}
+
+
 class _StatementLexer:
     """The PLY lexer, plus fastpath's one-token instructions at statement starts."""
 
@@ -908,6 +953,8 @@ class _StatementLexer:
         self.after_loc = False     # a `.loc` line or a debug-section row ends at the newline
         self.in_section = False
         self.depth = 0             # braces open: `.reg` declarations take the fast lane inside
+        self.expression_stack: list[int] = []   # parser-stack units of open `(` and `-`
+        self.previous = None                    # the last token's type
 
     def __getattr__(self, name):
         return getattr(self.lexer, name)
@@ -982,6 +1029,43 @@ class _StatementLexer:
         tok.value = run
         return tok
 
+    def bound_expression_depth(self, tok) -> None:
+        """ptxas's parser stack holds 10000 states: an expression nested deeper than that
+        fails with "memory exhausted" at the token that would not fit (measured in an
+        instruction operand: 9980 units, a `(` taking one and a unary `-` two; then the
+        operand one more, a `)` two with the expression it closes). Stopping there also bounds every recursive walk of
+        the tree; long flat chains (`1+1+...`, which ptxas takes) fold as they are read
+        (`p_expr_binary`)."""
+        t = tok.type
+        held = self.expression_stack
+        if t in ("LPAREN", "MINUS"):
+            if t == "MINUS" and self.previous in _OPERAND_ENDS:
+                self.previous = t          # a binary minus: its operands are reduced
+                return
+            cost = 1 if t == "LPAREN" else 2
+        elif t == "RPAREN":
+            cost = 2                       # the expression inside, and the `)`
+        elif t in _OPERAND_TOKENS:
+            cost = 1
+        else:
+            if t in (_STATEMENT_ENDS | {"COMMA"}):
+                held.clear()
+            self.previous = t
+            return
+        if sum(held) + cost > MAX_EXPRESSION_UNITS:
+            raise ptx_lexer._syntax_error(self.lexer, str(tok.value), tok.lexpos,
+                                          "memory exhausted")
+        if t in ("LPAREN", "MINUS"):
+            held.append(cost)
+        else:                              # an operand or `)` completes what is open
+            while held and held[-1] == 2:
+                held.pop()
+            if t == "RPAREN" and held:
+                held.pop()
+                while held and held[-1] == 2:
+                    held.pop()
+        self.previous = t
+
     def token(self):
         lx = self.lexer
         if self.at_start or self.after_loc:
@@ -1001,6 +1085,8 @@ class _StatementLexer:
                 if m is not None:
                     return self.instructions(m, pos)
         tok = lx.token()
+        if tok is not None:
+            self.bound_expression_depth(tok)
         if tok is not None and self.fast:
             t = tok.type
             self.at_start = t in _STATEMENT_ENDS
@@ -1037,17 +1123,23 @@ _PARSER = None
 _current_lexer = None
 
 
+def table_spec():
+    """(table name, PLY constructor, table fields) for `tables.load` and `tables.generate`."""
+    name = tables.table_name("_parsetab", __file__, ptx_lexer.__file__)
+
+    def build(table, outputdir=None):
+        return yacc.yacc(module=sys.modules[__name__], start="module", debug=False,
+                         write_tables=outputdir is not None,
+                         tabmodule=table or tables.derived_name(name),
+                         outputdir="" if outputdir is None else outputdir,   # "": no lookup
+                         errorlog=yacc.NullLogger())
+    return name, build, tables.YACC_FIELDS
+
+
 def _parser():
     global _PARSER
     if _PARSER is None:
-        name = ptx_lexer.table_name("_parsetab", __file__, ptx_lexer.__file__)
-        outdir, tabmodule = ptx_lexer.table_location(name)
-        _PARSER = ptx_lexer.with_atomic_tables(
-            lambda scratch: yacc.yacc(module=sys.modules[__name__], start="module",
-                                      debug=False, write_tables=scratch is not None,
-                                      tabmodule=tabmodule, outputdir=scratch,
-                                      errorlog=yacc.NullLogger()),
-            outdir, tabmodule)
+        _PARSER = tables.load(*table_spec())
     return _PARSER
 
 
@@ -1056,9 +1148,17 @@ def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module
     `fast=False` sends every statement through the grammar (tests compare both)."""
     global _current_lexer
     if "\0" in text:
-        line = text.count("\n", 0, text.index("\0")) + 1
-        raise CompileError("Parsing error near '': syntax error", filename, line, None,
-                           severity="fatal")
+        # ptxas reads up to a NUL byte as its end of input, then stops there (a non-ASCII
+        # character on an earlier line is reported first)
+        nul = text.index("\0")
+        before = text[:nul]
+        non_ascii_line = None if before.isascii() else _first_non_ascii_line(before)
+        if non_ascii_line is not None:
+            raise _non_ascii(non_ascii_line)
+        err = CompileError(f"Unexpected EOF encountered on line {before.count(chr(10)) + 1}",
+                           None, None, None, severity="fatal")
+        err.diagnostics = [err]
+        raise err
     non_ascii_line = None if text.isascii() else _first_non_ascii_line(text)
     lexer = ptx_lexer.make_lexer(filename)
     _current_lexer = lexer

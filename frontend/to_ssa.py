@@ -17,9 +17,10 @@ import struct
 from dataclasses import field
 
 from ptx2sass import ir
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
+from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.initializers import element_count, initial_bytes
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
 
@@ -669,7 +670,10 @@ def _shape(opcode: str, mods: tuple) -> tuple:
     types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
     space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
     rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
-    return types, space, rest, opcode + ("." + rest[0] if rest else "")
+    # `bar.cta.sync`, `barrier.aligned.sync`: the operation names the kind, not the qualifier
+    named = [r for r in rest if r not in ("cta", "aligned")] if opcode in ("bar", "barrier") \
+        else rest
+    return types, space, rest, opcode + ("." + named[0] if named else "")
 
 
 class _Shell:
@@ -765,6 +769,11 @@ def _symbol_plus(node) -> tuple[str, int] | None:
 
 def lower_module(module: ast.Module) -> ir.Module:
     """Lower a parsed and checked module; raises CompileError for constructs the IR lacks."""
+    with deep_walks():
+        return _lower_module(module)
+
+
+def _lower_module(module: ast.Module) -> ir.Module:
     version = f"{module.version.major}.{module.version.minor}" if module.version else "0.0"
     target = module.target.names[0] if module.target and module.target.names else "sm_89"
     out = ir.Module(version, target, module.address_size.bits if module.address_size else 64)
@@ -779,7 +788,7 @@ def lower_module(module: ast.Module) -> ir.Module:
             if f.kind == ".func" and f.name not in defined | {e.name for e in out.externs}:
                 out.externs.append(_extern(f))
             continue
-        lowering = _FunctionLowering(scope, f, module.file, functions, _labels(f.body))
+        lowering = _FunctionLowering(scope, f, f.file or module.file, functions, _labels(f.body))
         out.functions.append(lowering.lower())
     return out
 

@@ -1,7 +1,8 @@
 """ptx2sass: PTX in, a cubin the CUDA driver loads out."""
 from ptx2sass.errors import CompileError
 
-__all__ = ["CompileError", "compile"]
+__version__ = "0.0.1"     # the one place the release is written (pyproject.toml reads it)
+__all__ = ["CompileError", "compile", "__version__"]
 
 
 def __getattr__(name):

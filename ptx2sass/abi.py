@@ -37,7 +37,7 @@ that calls through a pointer has a table in `.nv.constant2.<kernel>` of 64-bit c
 """
 from __future__ import annotations
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.ir import type_bits
 

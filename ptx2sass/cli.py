@@ -5,9 +5,9 @@
 Reads the command line exactly as the pinned ptxas does (see `ptx2sass.options`), prints
 diagnostics in its form (`file.ptx, line 12; error   : ...`, `ptx2sass fatal   : ...`),
 exits 255 on any error and never shows a Python traceback (PTX2SASS_DEBUG=1 shows one for
-internal errors). The cubin is written through a temporary file and renamed, so a failed
-run leaves no partial output. `-v` prints ptxas's resource lines, read back from the cubin
-bytes. `--dump-ir` (ours only) prints the SSA IR of the checked module instead of compiling.
+internal errors). The cubin is written as ptxas writes it, through the path named
+(`ptx2sass.output_file`), and only once the compile has succeeded. `-v` prints ptxas's
+resource lines, read back from the cubin bytes. `--dump-ir` (ours only) prints the SSA IR of the checked module instead of compiling.
 
 Imports stay lazy: `--version` and `--help` load nothing beyond the option table, and no
 path here imports NumPy (process start time is part of the compile time users see).
@@ -23,14 +23,23 @@ from ptx2sass.errors import CompileError, format_diagnostic
 from ptx2sass import options as opt
 
 PROG = "ptx2sass"
+PTXAS = "ptxas"
+
+
+def program_name() -> str:
+    """The name every diagnostic line starts with: `ptxas` where the command was invoked
+    under that name (installed or linked as `ptxas`, to stand in for it), else
+    `ptx2sass`. One rule for errors, warnings and `-v` info lines alike."""
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return PTXAS if invoked == PTXAS else PROG
 EXIT_OK = 0
 EXIT_ERROR = 255
 PTXAS_RELEASE = "13.5, V13.5.37"   # the ptxas whose command line this one reproduces
 DEBUG_ENV = "PTX2SASS_DEBUG"
 ABORTED = "Ptx assembly aborted due to errors"
 # Fatal errors after which ptxas stops without its closing ABORTED line.
-ENDS_WITHOUT_ABORT = frozenset({
-    "SM version specified by .target is higher than default SM version assumed"})
+ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
+                      "Unresolved extern function ")     # (message prefixes)
 
 # Our own options, beyond ptxas's table: spelled only in their long form.
 DUMP_IR = opt.Option("dump-ir", "", opt.FLAG,
@@ -174,28 +183,10 @@ def help_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _own_version() -> str:
-    """The installed distribution's version, read from its `.dist-info` folder name:
-    `importlib.metadata` would triple the start-up time of `--version`."""
-    import ptx2sass
-    if getattr(ptx2sass, "__version__", None):
-        return ptx2sass.__version__
-    prefix = "ptx2sass-"
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(prefix) and name.endswith(".dist-info"):
-                return name[len(prefix):-len(".dist-info")]
-    return "unknown"
-
-
 def version_text() -> str:
     """`--version` in ptxas's five-line layout, naming ptx2sass. The release line keeps the
     words `release 13.5` because tools (Triton) read the PTX ISA level they may emit from it."""
-    own = _own_version()
+    from ptx2sass import __version__ as own
     py = ".".join(map(str, sys.version_info[:3]))
     return (f"{PROG}: PTX optimizing assembler, an open-source drop-in for ptxas\n"
             f"Copyright (c) the ptx2sass authors\n"
@@ -215,6 +206,7 @@ class Reporter:
 
     def __init__(self, cl: CommandLine, stream=None):
         self.stream = stream or sys.stderr
+        self.name = program_name()
         self.quiet = cl.flag("disable-warnings")
         self.werror = cl.flag("warning-as-error") and not self.quiet
         self.failed = False
@@ -223,26 +215,29 @@ class Reporter:
         self.stream.write(text + "\n")
 
     def fatal(self, message: str) -> int:
-        self.line(f"{PROG} {format_diagnostic(message, None, None, 'fatal')}")
+        self.line(f"{self.name} {format_diagnostic(message, None, None, 'fatal')}")
         return EXIT_ERROR
 
-    def warning(self, message: str, file: str | None = None, line: int | None = None) -> None:
+    def warning(self, message: str, file: str | None = None, line: int | None = None,
+                promote: bool = True) -> None:
+        """`promote=False`: a warning -Werror leaves a warning (ptxas's about options given
+        twice)."""
         if self.quiet:
             return
-        severity = "error" if self.werror else "warning"
-        self.failed |= self.werror
-        self.line(f"{PROG} {format_diagnostic(message, file, line, severity)}")
+        as_error = self.werror and promote
+        self.failed |= as_error
+        severity = "error" if as_error else "warning"
+        self.line(f"{self.name} {format_diagnostic(message, file, line, severity)}")
 
     def diagnostic(self, d: CompileError) -> None:
         if d.severity == "warning":
             self.warning(d.message, d.file, d.line)
             return
         self.failed = True
-        self.line(f"{PROG} {format_diagnostic(d.message, d.file, d.line, d.severity)}")
+        self.line(f"{self.name} {format_diagnostic(d.message, d.file, d.line, d.severity)}")
 
     def info(self, text: str) -> None:
-        # Resource lines keep ptxas's own prefix: scripts and tools match `ptxas info`.
-        self.line(f"ptxas {format_diagnostic(text, None, None, 'info')}")
+        self.line(f"{self.name} {format_diagnostic(text, None, None, 'info')}")
 
 
 def _all_diagnostics(err: CompileError) -> list[CompileError]:
@@ -254,15 +249,26 @@ def _report_errors(err: CompileError, report: Reporter) -> int:
     diagnostics = _all_diagnostics(err)
     for d in diagnostics:
         report.diagnostic(d)
-    if diagnostics[-1].message in ENDS_WITHOUT_ABORT and diagnostics[-1].file is None:
+    if diagnostics[-1].message.startswith(ENDS_WITHOUT_ABORT) and diagnostics[-1].file is None:
         return EXIT_ERROR
     return report.fatal(ABORTED)
 
 
 # Option values that need the target -------------------------------------------------------
 
-def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> int | None:
-    """-maxrregcount as ptxas reads it: archmax/archmin/N, too big ignored, too small raised."""
+class RegisterLimit:
+    """-maxrregcount as ptxas reads it: `limit` is what the code generator must fit (None:
+    no bound), `shown` the value ptxas's `-v` names in its "Overriding" lines."""
+
+    def __init__(self, limit: int | None, shown: int):
+        self.limit = limit
+        self.shown = shown
+
+
+def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLimit | None:
+    """archmax/archmin/N; too big is ignored (warned; `-v` then names the arch maximum),
+    too small raised to ptxas's lower bound (warned). `archmin` is 32, a bound below which
+    only an explicit number goes (24 at the least), as ptxas 13.5 does on every target."""
     raw = cl.get("maxrregcount")
     if raw is None:
         return None
@@ -272,21 +278,21 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> int | None:
     except UnknownArch:
         max_regs = 255
     if raw == "archmax":
-        return max_regs
+        return RegisterLimit(max_regs, max_regs)
     if raw == "archmin":
-        return opt.MIN_REGISTERS
+        return RegisterLimit(opt.ARCHMIN_REGISTERS, opt.ARCHMIN_REGISTERS)
     try:
         n = int(raw, 10)
     except ValueError:
         raise UsageError(f"Invalid value '{raw}' for option 'maxrregcount'") from None
     if n < 0 or n > max_regs:
         report.warning(f"Too big maxrregcount value specified {n}, will be ignored")
-        return None
+        return RegisterLimit(None, max_regs)
     if n < opt.MIN_REGISTERS:
         report.warning(f"For profile {arch} adjusting per thread register count of {n} "
                        f"to lower bound of {opt.MIN_REGISTERS}")
-        return opt.MIN_REGISTERS
-    return n
+        return RegisterLimit(opt.MIN_REGISTERS, opt.MIN_REGISTERS)
+    return RegisterLimit(n, n)
 
 
 def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
@@ -321,9 +327,68 @@ def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
             kind = "default" if name.startswith("def") else "forced"
             report.diagnostic(CompileError(
                 f"Invalid {kind} cache modifier on {what} specified: {value}"))
-    if "position-independent-code" in cl.values:
+    _check_controls_file(cl.get("apply-controls"))
+    if cl.get("maxrregcount") is not None:
+        for bound in ("minnctapersm", "maxntid"):
+            if cl.get(bound) is not None:
+                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
+                               f"ignoring -{bound} option")
+    if "position-independent-code" in cl.values and \
+            not cl.flag("suppress-position-independent-code-warning"):
         report.warning("'--position-independent-code' is a deprecated option and is no "
                        "longer functional. It will be removed in a future release")
+
+
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def _apply_launch_bounds(module, cl: CommandLine, report: Reporter) -> None:
+    """-maxntid / -minnctapersm as ptxas applies them: as if every entry without the
+    directive had it (with --override-directive-values, in place of the directive), all of
+    it ignored when -maxrregcount is given. A value that is not a positive number is
+    ignored; more than three, or more threads than a block may have, are warned about."""
+    if cl.get("maxrregcount") is not None:
+        return
+    from ptx2sass.frontend import ast
+    override = cl.flag("override-directive-values")
+    dims = [int(v) for v in cl.get("maxntid") or () if v.isdigit() and int(v) > 0]
+    if len(dims) > 3:
+        report.warning("Too many values specified for option '-maxntid', option will be ignored")
+        dims = []
+    blocks = cl.get("minnctapersm")
+    for fn in module.entries():
+        given = {d.name for d in fn.directives}
+        wanted = {}
+        if dims and (override or not given & {".maxntid", ".reqntid"}):
+            threads = 1
+            for d in dims:
+                threads *= d
+            if threads > MAX_THREADS_PER_BLOCK:
+                report.warning(f"Value of threads per SM for entry {fn.name} is out of range. "
+                               ".minnctapersm and .maxntid will be ignored")
+                continue
+            wanted[".maxntid"] = dims
+        if blocks and blocks > 0 and (override or ".minnctapersm" not in given):
+            wanted[".minnctapersm"] = [blocks]
+        if wanted:
+            fn.directives = [d for d in fn.directives if d.name not in wanted] + [
+                ast.PerformanceDirective(name=name, args=list(args), line=fn.line, column=0)
+                for name, args in wanted.items()]
+
+
+def _check_controls_file(path: str | None) -> None:
+    """--apply-controls names a file in a format of NVIDIA's own that ptx2sass cannot
+    read: every such file is refused, with ptxas's words for the files ptxas refuses."""
+    if path is None:
+        return
+    try:
+        with open(path, "rb") as f:
+            empty = not f.read(1)
+    except OSError:
+        raise UsageError(f"File '{path}' could not be opened") from None
+    if empty:
+        raise UsageError(f"Input file '{path}' not in expected format")
+    raise UsageError("Invalid compiler controls file")
 
 
 def _real_arch(arch: str) -> str:
@@ -351,6 +416,8 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
             else:
                 with open(path, "rb") as f:
                     data = f.read()
+        except IsADirectoryError:
+            data = b""            # ptxas reads a folder as an empty file
         except OSError:
             report.fatal(f"Input file '{path}' could not be opened")
             missing = True
@@ -362,34 +429,6 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
         report.fatal(ABORTED)
         return None
     return modules
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: never a partial file.
-    (Created as `tempfile.mkstemp` would, without importing it: start-up time counts.)"""
-    folder = os.path.dirname(os.path.abspath(path))
-    for n in range(1 << 16):
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{n}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(tmp)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # Code generation interface ----------------------------------------------------------------
@@ -412,8 +451,8 @@ def _code_generator():
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch)
-            from ptx2sass.inline import has_calls, inline_calls
-            if has_calls(module):       # as codegen.lower_ptx does
+            if module.has_calls():       # as codegen.lower_ptx does
+                from ptx2sass.inline import inline_calls
                 module = inline_calls(module)
             return compile_module(lower_module(module), arch, options, filename)
         return generate
@@ -425,12 +464,12 @@ def _code_generator():
     return public if callable(public) else None
 
 
-def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str,
+def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filename: str,
                      module=None) -> dict:
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
-        "maxrregcount": maxrregcount,
+        "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),
         "debug": cl.flag("device-debug"),
         "compile_only": cl.flag("compile-only"),
@@ -438,6 +477,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: int | None, filename: str,
         "filename": filename,
         "module": module,    # the checked AST, so the back end need not parse again
         "spill_report": {},  # filled by the back end: kernel -> (spill store, load bytes)
+        "time_report": {},   # filled by the back end: kernel -> its code generation's ms
     }
 
 
@@ -458,10 +498,12 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[str]:
+def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
+                   times: dict | None = None) -> list[str]:
     """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
-    not record them, so 0 without). Non-entry functions that ptxas keeps apart get no
+    not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
+    `Compile time` line. Non-entry functions that ptxas keeps apart get no
     `Function properties` lines yet."""
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
@@ -501,7 +543,33 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None) -> list[
         if k.const2:
             used += f", {len(k.const2)} bytes cmem[2]"
         lines.append(used)
+        if times is not None:
+            lines.append(f"Compile time = {times.get(k.name, 0.0):.3f} ms")
     return lines
+
+
+def register_override_lines(module, cubin: bytes, limit: RegisterLimit) -> list[str]:
+    """ptxas's `-v` notes on -maxrregcount, one per entry in compile order: it overrides
+    the default limit, except where `.maxntid`/`.reqntid` decide the budget (no note) or
+    a different `.maxnreg` overrides it in turn."""
+    from ptx2sass.encoder.cubin import read_cubin
+    directives = {f.name: {d.name: d.args for d in f.directives} for f in module.entries()}
+    lines = []
+    for k in read_cubin(cubin).kernels:
+        if not k.is_entry:
+            continue
+        given = directives.get(k.name, {})
+        if ".maxnreg" in given:
+            if int(given[".maxnreg"][0]) != limit.shown:
+                lines.append(f"Overriding global maxrregcount {limit.shown} with "
+                             f"entry-specific value {given['.maxnreg'][0]} of .maxnreg")
+        elif ".maxntid" not in given and ".reqntid" not in given:
+            lines.append(f"Overriding maximum register limit {DEFAULT_REGISTER_LIMIT} for "
+                         f"'{k.name}' with  {limit.shown} of maxrregcount option")
+    return lines
+
+
+DEFAULT_REGISTER_LIMIT = 256   # what ptxas's -v says -maxrregcount overrides
 
 
 # The command ------------------------------------------------------------------------------
@@ -521,21 +589,24 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     modules = _read_inputs(cl, report)
     if modules is None:
         return EXIT_ERROR
-    if len(modules) != 1:
-        return report.fatal("ptx2sass compiles one PTX module per run; "
-                            f"{len(modules)} were given")
     filename, text = modules[0]
 
     started = time.perf_counter()
     from ptx2sass import frontend
+    from ptx2sass.frontend.ast import join_modules
     try:
-        module = frontend.parse(text, filename)
-        diagnostics = frontend.check(module, _real_arch(arch),
+        parsed = [frontend.parse(source, name) for name, source in modules]
+        diagnostics = frontend.check(parsed, _real_arch(arch),
                                      whole_program=not cl.flag("compile-only"))
     except CompileError as err:
         return _report_errors(err, report)
+    module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
+    if cl.flag("warn-on-double-precision-use"):
+        from ptx2sass.frontend.usage_warnings import double_precision_warnings
+        for d in double_precision_warnings(module, as_errors=report.werror):
+            report.diagnostic(d)
     if report.failed:
         return report.fatal(ABORTED)
 
@@ -556,6 +627,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
     if _is_virtual(arch):
         return EXIT_OK     # a virtual target only checks the PTX, as ptxas does
+    _apply_launch_bounds(module, cl, report)
 
     generate = _code_generator()
     if generate is None:
@@ -567,9 +639,16 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    from ptx2sass.inline import has_calls
-    for name in _unknown_stack_kernels(bytes(cubin)) if has_calls(module) else ():
-        report.warning(f"Stack size for entry function '{name}' cannot be statically determined")
+    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
+        for name in _unknown_stack_kernels(bytes(cubin)):
+            report.warning(f"Stack size for entry function '{name}' cannot be "
+                           "statically determined")
+    if cl.flag("warn-on-local-memory-usage"):
+        for name, frame in _local_memory_frames(bytes(cubin)):
+            report.warning(f"Local memory used for function '{name}', size of stack frame: "
+                           f"{frame} bytes")
+        if report.failed:
+            return EXIT_ERROR        # ptxas stops here without its closing line
     spills = options.get("spill_report") or {}
     if cl.flag("warn-on-spills"):
         for name, (stores, loads) in spills.items():
@@ -580,20 +659,34 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return report.fatal(ABORTED)
 
     if cl.flag("verbose") or cl.flag("verbose2"):
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        for text_line in resource_lines(bytes(cubin), arch, spills):
+        for text_line in _verbose_lines(cubin, arch, module, maxrregcount, options, started):
             if text_line.startswith("    "):
                 report.line(text_line)
             else:
                 report.info(text_line)
-        report.info(f"Compile time = {elapsed_ms:.3f} ms")
 
     output = cl.get("output-file", "elf.o")
+    from ptx2sass.output_file import write_output
     try:
-        write_atomically(output, bytes(cubin))
+        write_output(output, bytes(cubin))
     except OSError:
         return report.fatal(f"Output file '{output}' could not be opened")
     return EXIT_OK
+
+
+def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, options: dict,
+                   started: float) -> list[str]:
+    """`-v`'s lines: the -maxrregcount notes, then the resource report with each kernel's
+    compile time (the first kernel's including the module's shared work, as ptxas's
+    first line does)."""
+    from ptx2sass.encoder.cubin import read_cubin
+    times = dict(options.get("time_report") or {})
+    elapsed = (time.perf_counter() - started) * 1000
+    first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
+    if first is not None:
+        times[first] = times.get(first, 0.0) + max(0.0, elapsed - sum(times.values()))
+    lines = register_override_lines(module, bytes(cubin), limit) if limit else []
+    return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times)
 
 
 def run(argv: list[str]) -> int:
@@ -613,11 +706,17 @@ def run(argv: list[str]) -> int:
         return EXIT_OK
     report = Reporter(cl)
     for w in cl.warnings:
-        report.warning(w)
+        report.warning(w, promote=False)
     if not cl.inputs and not cl.get("input-as-string"):
         sys.stdout.write(help_text())
         return EXIT_OK
     return _compile(cl, report)
+
+
+def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
+    """(function, stack frame bytes) for each function of the cubin with a frame."""
+    from ptx2sass.encoder.cubin import read_cubin
+    return [(k.name, k.frame_size) for k in read_cubin(cubin).kernels if k.frame_size]
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
@@ -642,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(list(argv))
     except UsageError as err:
-        sys.stderr.write(f"{PROG} {format_diagnostic(str(err), None, None, 'fatal')}\n")
+        sys.stderr.write(f"{program_name()} {format_diagnostic(str(err), None, None, 'fatal')}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
@@ -651,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
             traceback.print_exc()
         what = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        sys.stderr.write(f"{PROG} fatal   : internal error: {what} "
+        sys.stderr.write(f"{program_name()} fatal   : internal error: {what} "
                          f"(set {DEBUG_ENV}=1 for a traceback)\n")
         return EXIT_ERROR
     finally:

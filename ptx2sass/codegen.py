@@ -8,6 +8,7 @@ encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from ptx2sass import abi, ir
@@ -504,7 +505,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             order[fn.name] = fn
             order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
     order.update((n, f) for n, f in linkable.items() if n not in order)
+    time_report = (options or {}).get("time_report")
     for fn in order.values():
+        started = time.perf_counter()
         layout = kernel_layout(fn, module, mod_layout, filename)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs)
@@ -512,6 +515,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
             spill_report[fn.name] = (code.spill_store_bytes, code.spill_load_bytes)
+        if time_report is not None:       # the command's -v "Compile time" per function
+            time_report[fn.name] = (time.perf_counter() - started) * 1000
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)] if fn.is_entry else []
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
@@ -611,11 +616,12 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
     from ptx2sass.frontend import check, parse
     from ptx2sass.frontend.to_ssa import lower_module
-    from ptx2sass.inline import has_calls, inline_calls, linkable_functions
     module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
-    linkable = set() if whole_program else linkable_functions(module)
-    if has_calls(module):
+    linkable = set()
+    if module.has_calls():
+        from ptx2sass.inline import inline_calls, linkable_functions
+        linkable = set() if whole_program else linkable_functions(module)
         module = inline_calls(module, linkable=not whole_program)
     out = lower_module(module)
     for fn in out.functions:

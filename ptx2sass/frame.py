@@ -25,7 +25,7 @@ largest slot alignment if that is more (a 16-byte aligned array makes a 16-byte 
 """
 from __future__ import annotations
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 FRAME_ALIGN = 8
 

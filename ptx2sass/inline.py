@@ -579,10 +579,6 @@ def address_taken_functions(module: ast.Module) -> set[str]:
     return out
 
 
-def has_calls(module: ast.Module) -> bool:
-    return any(f.kind == ".func" for f in module.functions())
-
-
 def linkable_functions(module: ast.Module) -> set[str]:
     """`.visible .func`s with a body: what separate compilation makes link targets."""
     return {f.name for f in module.functions()
@@ -592,4 +588,6 @@ def linkable_functions(module: ast.Module) -> set[str]:
 def inline_calls(module: ast.Module, linkable: bool = False) -> ast.Module:
     """The module with every `.func` inlined into its callers and the `.func`s removed
     (`linkable`: but for the link targets of separate compilation, `linkable_functions`)."""
-    return _Inliner(module, linkable).run()
+    from ptx2sass.frontend.depth import deep_walks
+    with deep_walks():
+        return _Inliner(module, linkable).run()

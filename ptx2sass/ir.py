@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 
 # PTX fundamental types: name -> (kind, bits). kind: b(its), u(nsigned), s(igned), f(loat), pred.
 TYPES: dict[str, tuple[str, int]] = {

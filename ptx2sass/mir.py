@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import ConstRef, Reg
 
 # Pseudo-instructions that exist only before allocation / encoding.

@@ -152,13 +152,13 @@ OPTIONS: tuple[Option, ...] = (
            "Add code at exits so that memory faults surface there.", effect=ACCEPTED),
     Option("maxntid", "maxntid", LIST,
            "Assumed block size limit for entries without .maxntid (ignored with "
-           "-maxrregcount).", "<Comma separated list of numbers>,...", effect=ACCEPTED),
+           "-maxrregcount).", "<Comma separated list of numbers>,...", effect=USED),
     Option("maxrregcount", "maxrregcount", STRING,
            "Upper bound on registers per thread for every function; 'archmax' and "
            "'archmin' name the target's limits. Unset: no bound.", "<archmax/archmin/N>"),
     Option("minnctapersm", "minnctapersm", NUMBER,
            "Assumed minimum resident blocks per SM for entries without .minnctapersm.",
-           "<N>", effect=ACCEPTED),
+           "<N>", effect=USED),
     Option("opt-level", "O", NUMBER, "Optimisation level.", "<N>", default="3",
            glued=True, optional_value=True),
     Option("optimize-float-atomics", "opt-fp-atomics", FLAG,
@@ -170,7 +170,7 @@ OPTIONS: tuple[Option, ...] = (
            default="elf.o"),
     Option("override-directive-values", "override-directive-values", FLAG,
            "Let -minnctapersm, -maxntid and -maxrregcount win over the PTX directives.",
-           effect=ACCEPTED),
+           effect=USED),
     Option("position-independent-code", "pic", BOOL,
            "Deprecated and without effect.", "<true|false>", default="false",
            effect=ACCEPTED),
@@ -202,19 +202,19 @@ OPTIONS: tuple[Option, ...] = (
            effect=ACCEPTED),
     Option("suppress-position-independent-code-warning",
            "suppress-position-independent-code-warning", FLAG,
-           "Silence the warning for the deprecated -pic option.", effect=ACCEPTED),
+           "Silence the warning for the deprecated -pic option.", effect=USED),
     Option("suppress-sparse-mma-advisory-info", "suppress-sparse-mma-advisory-info", FLAG,
            "Silence the mma.sp advisory.", effect=ACCEPTED),
     Option("suppress-stack-size-warning", "suppress-stack-size-warning", FLAG,
-           "Silence the warning for a stack size that cannot be bounded.", effect=ACCEPTED),
+           "Silence the warning for a stack size that cannot be bounded.", effect=USED),
     Option("verbose", "v", FLAG,
            "Print each function's resource use (registers, barriers, memory)."),
     Option("verbose2", "v2", FLAG, "Like -v, also naming each function as it starts."),
     Option("version", "V", FLAG, "Print the version of this tool."),
     Option("warn-on-double-precision-use", "warn-double-usage", FLAG,
-           "Warn when an instruction uses doubles.", effect=ACCEPTED),
+           "Warn when an instruction uses doubles.", effect=USED),
     Option("warn-on-local-memory-usage", "warn-lmem-usage", FLAG,
-           "Warn when local memory is used.", effect=ACCEPTED),
+           "Warn when local memory is used.", effect=USED),
     Option("warn-on-spills", "warn-spills", FLAG,
            "Warn when registers spill to local memory."),
     Option("warning-as-error", "Werror", FLAG, "Treat every warning as an error."),
@@ -232,6 +232,7 @@ CACHE_OPERATORS = {"def-load-cache": ("ca", "cg", "cs", "lu", "cv"),
 FAST_COMPILE_LEVELS = ("max", "mid", "min", "0")
 REGISTER_USAGE_LEVELS = range(0, 11)
 MIN_REGISTERS = 24        # ptxas raises a smaller -maxrregcount to this, for every sm_7x+
+ARCHMIN_REGISTERS = 32    # what `-maxrregcount archmin` means to ptxas 13.5 (sm_75..sm_120)
 
 # What --list-arch and --list-version print (ptxas 13.5's lists, in its order).
 LISTED_ARCHS = (75, 80, 86, 87, 88, 89, 90, 100, 110, 103, 120, 121, 107)

@@ -24,7 +24,6 @@ PINNED_RELEASE = "13.5.37"
 TOOLS = ("ptxas", "nvdisasm", "cuobjdump", "nvcc")
 _WHEEL_OF = {"ptxas": "nvidia-cuda-nvcc", "nvcc": "nvidia-cuda-nvcc",
              "nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}
-_REPO = Path(__file__).resolve().parent.parent
 
 
 class OracleMissing(RuntimeError):
@@ -86,8 +85,8 @@ def tool_version(name: str) -> str:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("PTX2SASS_CACHE")
-    return Path(root) if root else _REPO / ".cache" / "oracle"
+    from ptx2sass import cache
+    return Path(cache.cache_dir("oracle"))
 
 
 def _run_cached(name: str, args: list[str], inputs: dict[str, bytes],
@@ -97,13 +96,12 @@ def _run_cached(name: str, args: list[str], inputs: dict[str, bytes],
                           {k: hashlib.sha256(v).hexdigest() for k, v in sorted(inputs.items())}])
     key = hashlib.sha256(key_src.encode()).hexdigest()
     entry = cache_dir() / key[:2] / f"{key}.json"
-    if entry.is_file():
-        try:
-            d = json.loads(entry.read_text())
-            return ToolRun(d["rc"], d["stdout"], d["stderr"],
-                           base64.b64decode(d["output"]) if d["output"] is not None else None)
-        except (ValueError, KeyError):
-            pass  # a damaged entry is recomputed below
+    try:
+        d = json.loads(entry.read_text())
+        return ToolRun(d["rc"], d["stdout"], d["stderr"],
+                       base64.b64decode(d["output"]) if d["output"] is not None else None)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # absent, unreadable or damaged: run the tool
     with tempfile.TemporaryDirectory(prefix="ptx2sass-oracle-") as tmp:
         for fname, data in inputs.items():
             (Path(tmp) / fname).write_bytes(data)
@@ -121,12 +119,10 @@ def _run_cached(name: str, args: list[str], inputs: dict[str, bytes],
         output = out_path.read_bytes() if out_path and out_path.is_file() else None
     run = ToolRun(proc.returncode, proc.stdout.decode(errors="replace"),
                   proc.stderr.decode(errors="replace"), output)
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmpname = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"rc": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
-                   "output": base64.b64encode(output).decode() if output is not None else None}, f)
-    os.replace(tmpname, entry)
+    from ptx2sass import cache
+    cache.write_text(str(entry), json.dumps(
+        {"rc": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
+         "output": base64.b64encode(output).decode() if output is not None else None}))
     return run
 
 

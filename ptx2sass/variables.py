@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from ptx2sass import ir
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.abi import called_externs
 from ptx2sass.encoder.cubin import GlobalVar
 from ptx2sass.errors import CompileError

@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import field
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frame import Frame
 from ptx2sass.encoder.model import Reg

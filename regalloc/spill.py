@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import field, replace
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import field, replace
 
-from ptx2sass.dataclass_cache import dataclass
+from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import Control, Instruction
 from ptx2sass.sched import latency as lat
 

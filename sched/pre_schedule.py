@@ -158,41 +158,62 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
     # waits while the file is full and something else is ready.
     pdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.cls == "P"]
              for ins in region]
+    preads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.cls == "P"]
+              for ins in region]                    # one entry per operand that reads one
     readers: dict[int, int] = {}
-    for ins in region:
-        for _, op, d in register_operands(ins):
-            if not d and op.reg.cls == "P":
-                readers[op.reg.id] = readers.get(op.reg.id, 0) + 1
+    for reads in preads:
+        for v in reads:
+            readers[v] = readers.get(v, 0) + 1
     # predicates from before the region count until their last reader here (all of it for
     # those live through)
     live_p = {v for v in live_in if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
 
+    # what each instruction adds to the live predicates, kept until an issue brings the
+    # reader count of a predicate it defines or reads to 1 or 0 (choose asks it of many
+    # ready instructions at every step)
+    touching: dict[int, list[int]] = {}
+    for j in range(n):
+        for v in {*pdefs[j], *preads[j]}:
+            touching.setdefault(v, []).append(j)
+    adds: dict[int, int] = {}
+
     def _adds_predicates(j: int) -> int:
         """Predicates live after `j` less before it (a PLOP3 joining two frees one)."""
-        born = sum(1 for v in pdefs[j] if readers.get(v, 0) > 0 or v in live_after)
-        dying = {op.reg.id for _, op, d in register_operands(region[j])
-                 if not d and op.reg.cls == "P" and readers.get(op.reg.id) == 1
-                 and op.reg.id not in live_after}
-        return born - len(dying)
+        got = adds.get(j)
+        if got is None:
+            born = sum(1 for v in pdefs[j] if readers.get(v, 0) > 0 or v in live_after)
+            dying = {v for v in preads[j] if readers.get(v) == 1 and v not in live_after}
+            got = adds[j] = born - len(dying)
+        return got
 
     def choose(ready, waiting):
         if len(live_p) >= PREDICATE_LIMIT:
-            others = [item for item in ready if _adds_predicates(item[1]) <= 0]
-            if not others and waiting:
-                return None      # only compares are ready: wait for something else
-            if others:
-                best = min(others)
-                ready.remove(best)
-                heapq.heapify(ready)
+            # the first ready instruction in priority order that adds no predicate; the
+            # heap is popped only as far as that one (a scan of all of it at every step
+            # made long blocks quadratic)
+            passed, best = [], None
+            while ready:
+                item = heapq.heappop(ready)
+                if _adds_predicates(item[1]) <= 0:
+                    best = item
+                    break
+                passed.append(item)
+            for item in passed:
+                heapq.heappush(ready, item)
+            if best is not None:
                 return best[1]
+            if waiting:
+                return None      # only compares are ready: wait for something else
         return heapq.heappop(ready)[1]
 
     def issued(j: int) -> None:
-        for _, op, d in register_operands(region[j]):
-            if not d and op.reg.cls == "P" and op.reg.id in readers:
-                readers[op.reg.id] -= 1
-                if readers[op.reg.id] == 0 and op.reg.id not in live_after:
-                    live_p.discard(op.reg.id)
+        for v in preads[j]:
+            readers[v] -= 1
+            if readers[v] <= 1:       # what _adds_predicates reads of v changes only here
+                for k in touching[v]:
+                    adds.pop(k, None)
+            if readers[v] == 0 and v not in live_after:
+                live_p.discard(v)
         for v in pdefs[j]:
             if readers.get(v, 0) > 0 or v in live_after:
                 live_p.add(v)
@@ -234,11 +255,27 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
         for v in set(uses):
             readers[v] = readers.get(v, 0) + 1
 
+    # delta(j) depends only on which of j's operands are live: kept until one of them
+    # enters or leaves `live` (the choice below asks it of every candidate at every step)
+    operand_sets = [(set(uses), set(kills)) for uses, kills in effects]
+    touching: dict[int, list[int]] = {}
+    for j, (uses, kills) in enumerate(operand_sets):
+        for v in uses | kills:
+            touching.setdefault(v, []).append(j)
+    deltas: dict[int, float] = {}
+
     def delta(j: int) -> float:
-        uses, kills = effects[j]
-        born = sum(width[v] / readers[v] for v in set(uses) if v in width and v not in live)
-        dead = sum(width[v] for v in set(kills) if v in live and v not in uses)
-        return born - dead
+        got = deltas.get(j)
+        if got is None:
+            uses, kills = operand_sets[j]
+            born = sum(width[v] / readers[v] for v in uses if v in width and v not in live)
+            dead = sum(width[v] for v in kills if v in live and v not in uses)
+            got = deltas[j] = born - dead
+        return got
+
+    def changed(v: int) -> None:
+        for k in touching.get(v, ()):
+            deltas.pop(k, None)
 
     while candidates:
         if cur >= limit:
@@ -249,15 +286,17 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
         order.append(j)
         placed = max(due[j], t)
         t = placed + 1
-        uses, kills = effects[j]
-        for v in set(kills):
+        uses, kills = operand_sets[j]
+        for v in kills:
             if v in live and v not in uses:
                 live.discard(v)
                 cur -= width[v]
-        for v in set(uses):
+                changed(v)
+        for v in uses:
             if v in width and v not in live:
                 live.add(v)
                 cur += width[v]
+                changed(v)
         for i, l in preds[j]:
             due[i] = max(due[i], placed + l)
             nsuccs[i] -= 1

@@ -105,7 +105,7 @@ def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, v
 def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "optimistic"):
     """Run a tinygrad corpus kernel with ptxas's cubin and with `cubin` on the same inputs:
     ours runs, has no hazards and writes ptxas's buffers bit for bit. Returns (ours, theirs)."""
-    from ptx2sass.emu.testing import run_tinygrad
+    from tools.emu_testing import run_tinygrad
     theirs = run_tinygrad(entry, hazard_check=False)
     ours = run_tinygrad(entry, cubin=cubin, reconverge=reconverge)
     assert ours.ok, ours.reason

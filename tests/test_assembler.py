@@ -23,7 +23,7 @@ import pytest
 
 from ptx2sass import oracle
 from ptx2sass.emu import run
-from ptx2sass.emu.testing import cubin_listing_decoder, zluda_cubin, zluda_manifest
+from tools.emu_testing import cubin_listing_decoder, zluda_cubin, zluda_manifest
 from ptx2sass.encoder import codec
 from ptx2sass.encoder.assembler import AsmError, assemble, highest_register, main
 from ptx2sass.encoder.cubin import read_cubin, write_cubin
@@ -369,7 +369,7 @@ def test_reassembled_cubin_equals_ptxas_family(arch, name, entry):
     """The same bar for the other arches of the sm_89 encoding family and for sm_75 and
     sm_90 (their own "turing" and "hopper" tables) (ZLUDA's PTX, its `.target` retargeted
     where ptxas needs it)."""
-    from ptx2sass.emu.testing import zluda_ptx
+    from tools.emu_testing import zluda_ptx
     from tools.corpus_words import compile_for
     data, _ = compile_for(zluda_ptx(entry).encode(), arch, entry["ptx"])
     if data is None:

@@ -7,7 +7,7 @@ import os
 
 from ptx2sass.encoder import codec, table_cache
 
-JSON = str(codec.TABLES / "ampere.json")
+JSON = os.path.join(codec.TABLES, "ampere.json")
 
 
 def _from_json() -> list:
@@ -16,7 +16,7 @@ def _from_json() -> list:
 
 
 def test_cached_forms_equal_json_forms(tmp_path, monkeypatch):
-    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path))
     first = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
     assert os.listdir(tmp_path), "the first load writes the cache"
     second = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
@@ -26,7 +26,7 @@ def test_cached_forms_equal_json_forms(tmp_path, monkeypatch):
 
 
 def test_lazy_table_decodes_like_the_eager_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path))
     lazy = codec.Table.from_cache("ampere", table_cache.load(JSON, "ampere"))
     eager = codec.Table("ampere", _from_json(), lazy.primary)
     for form in eager.forms[::7]:
@@ -40,7 +40,7 @@ def test_lazy_table_decodes_like_the_eager_one(tmp_path, monkeypatch):
 
 
 def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
-    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(tmp_path))
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path))
     path = table_cache.cache_path(JSON, "ampere")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as fh:
@@ -51,9 +51,26 @@ def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
         assert fh.read(4) != b"not "
 
 
+def test_shipped_derived_table_is_used_and_checked(tmp_path, monkeypatch):
+    """A wheel carries `tables/<family>.marshal` beside the JSON (setup.py): read without
+    touching the cache; one whose JSON size differs is ignored."""
+    import shutil
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path / "cache"))
+    json_copy = str(tmp_path / "ampere.json")
+    shutil.copy(JSON, json_copy)
+    table_cache.generate(json_copy)
+    content = table_cache.load(json_copy, "ampere")
+    assert not (tmp_path / "cache").exists()
+    assert codec.Table.from_cache("ampere", content).forms == _from_json()
+    with open(json_copy, "a") as fh:
+        fh.write(" ")                         # an edited JSON: the shipped file is stale
+    assert table_cache.load(json_copy, "ampere")["json_size"] == os.stat(json_copy).st_size
+    assert (tmp_path / "cache").exists()
+
+
 def test_unwritable_cache_dir_falls_back(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    monkeypatch.setenv("PTX2SASS_TABLE_CACHE", str(blocker / "sub"))
+    monkeypatch.setenv("PTX2SASS_CACHE", str(blocker / "sub"))
     content = table_cache.load(JSON, "ampere")
     assert codec.Table.from_cache("ampere", content).forms == _from_json()

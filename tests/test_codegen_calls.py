@@ -672,7 +672,7 @@ def test_out_of_line_function_in_the_cubin_as_ptxas_lays_it_out():
 
 
 def _corpus_launches(ptx: str):
-    from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module
+    from tools.emu_testing import CUDA_DIR, cuda_reference_module
     if not (CUDA_DIR / "manifest.json").is_file():
         return None, []
     ref = cuda_reference_module()
@@ -686,7 +686,7 @@ _REF, _CALL_LAUNCHES = _corpus_launches("calls.ptx")
 def test_cuda_corpus_calls_run_with_our_cubin(entry):
     """nvcc's calls.cu (noinline, many arguments, recursion, a table of function pointers,
     struct returns) compiled by ptx2sass gives the NumPy reference, with zero hazards."""
-    from ptx2sass.emu.testing import run_cuda_launch
+    from tools.emu_testing import run_cuda_launch
     outcome = run_cuda_launch(entry, _REF, compiler=lambda text, name: codegen.compile_ptx(text, filename=name))
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:3]]

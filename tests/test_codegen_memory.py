@@ -42,7 +42,7 @@ import numpy as np
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import Param, run_buffers
 from ptx2sass.emu.loader import load_program
-from ptx2sass.emu.testing import cubin_listing_decoder
+from tools.emu_testing import cubin_listing_decoder
 
 HEADER = ".version 8.0\n.target sm_89\n.address_size 64\n"
 
@@ -990,7 +990,7 @@ def test_narrow_load_into_a_64_bit_register_extends(body):
 def test_cuda_launches_with_our_cubin(launch):
     """nvcc's kernels with a u8 parameter (read with its own size: the bank ends after it) and
     a 32-bit load into a 64-bit register, against NumPy."""
-    from ptx2sass.emu import testing
+    from tools import emu_testing as testing
     ref = testing.cuda_reference_module()
     entry = next(e for e in ref.load_manifest() if e["name"] == launch)
     out = testing.run_cuda_launch(entry, ref, hazard_check=True,

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from ptx2sass import codegen
-from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
+from tools.emu_testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
 
 KERNELS = [k for k in (tinygrad_manifest() if (TINYGRAD_DIR / "manifest.json").is_file() else [])
            if "mma.sync" in (TINYGRAD_DIR / k["file"]).read_text()

@@ -290,7 +290,7 @@ def test_tinygrad_reductions_equal_ptxas(name, max_cycles_ratio):
     shared buffer): bit-identical to ptxas's cubin on the corpus inputs, zero hazards, and
     emulated cycles near ptxas's (before this work: 2.3x to 6x; max_axis1_bool, a 25-trip
     loop OR-ing predicates, 2.5x)."""
-    from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
+    from tools.emu_testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
     (entry,) = [k for k in tinygrad_manifest() if k["file"] == name]
     ptx = (TINYGRAD_DIR / name).read_text()
     ours = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", name), "sm_89", filename=name)[0]
@@ -399,7 +399,7 @@ def test_tinygrad_tensor_core_accumulators_in_place(name):
     ptxas's (before: 1.2x to 3x ptxas's cycles, the accumulators gathered and scattered
     every iteration)."""
     from codegen_harness import assert_tinygrad_matches_ptxas
-    from ptx2sass.emu.testing import TINYGRAD_DIR, tinygrad_manifest
+    from tools.emu_testing import TINYGRAD_DIR, tinygrad_manifest
     (entry,) = [k for k in tinygrad_manifest() if k["file"] == name]
     ptx = (TINYGRAD_DIR / name).read_text()
     cubin = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", name), "sm_89", filename=name)[0]

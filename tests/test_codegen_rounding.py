@@ -140,7 +140,7 @@ def test_nvdisasm_reads_back_every_form():
     """One kernel with all 27 forms: nvdisasm reads our cubin back as exactly our
     instructions and control codes (the directed DFMA/DMUL, 64-bit shifts, F2F...)."""
     from ptx2sass import codegen, oracle
-    from ptx2sass.emu.testing import _parseable
+    from tools.emu_testing import _parseable
     from ptx2sass.encoder.sass_text import parse_listing
     from codegen_harness import kernel
     from test_codegen_zluda import _normalised

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from ptx2sass import CompileError, codegen
-from ptx2sass.emu.testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
+from tools.emu_testing import TINYGRAD_DIR, run_tinygrad, tinygrad_manifest
 
 KERNELS = tinygrad_manifest() if (TINYGRAD_DIR / "manifest.json").is_file() else []
 CHEAP_THREADS = 1024

@@ -6,7 +6,7 @@ is removed from the list)."""
 import pytest
 
 from ptx2sass import CompileError, codegen, oracle
-from ptx2sass.emu.testing import ZLUDA_DIR, _parseable, run_zluda, zluda_manifest, zluda_ptx
+from tools.emu_testing import ZLUDA_DIR, _parseable, run_zluda, zluda_manifest, zluda_ptx
 from ptx2sass.encoder.model import Label
 from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 

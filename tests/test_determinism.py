@@ -62,7 +62,7 @@ SPILL_SCRIPT = """
 import hashlib, json, sys
 sys.path.insert(0, "tests")
 from ptx2sass import codegen
-from ptx2sass.emu.testing import TINYGRAD_DIR
+from tools.emu_testing import TINYGRAD_DIR
 import test_regalloc_spill as spill
 cases = [(spill.PTX, spill.LIMIT),
          ((TINYGRAD_DIR / "sqrt_float16_software__E_16_32_4.ptx").read_text(), None)]
@@ -78,7 +78,7 @@ print(json.dumps(out))
 def test_spilling_is_deterministic_across_hash_seeds():
     """The spill paths (registers to the stack frame under -maxrregcount, predicates kept in
     R registers) choose, place and order their code the same way in every process."""
-    from ptx2sass.emu.testing import TINYGRAD_DIR
+    from tools.emu_testing import TINYGRAD_DIR
     if not (TINYGRAD_DIR / "sqrt_float16_software__E_16_32_4.ptx").is_file():
         import pytest
         pytest.skip("no tinygrad corpus")

@@ -3,7 +3,7 @@ NumPy reference outputs in the emulator, with zero hazards, under explicit recon
 (diverged lanes meet only at BSYNC/WARPSYNC/BAR) with zero convergence hazards."""
 import pytest
 
-from ptx2sass.emu.testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
+from tools.emu_testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
 
 REF = cuda_reference_module() if (CUDA_DIR / "manifest.json").is_file() else None
 LAUNCHES = REF.load_manifest() if REF else []

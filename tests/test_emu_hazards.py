@@ -7,7 +7,7 @@ import pytest
 from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.loader import load_program
 from ptx2sass.emu.hazards import TimingModel
-from ptx2sass.emu.testing import cubin_listing_decoder, run_zluda, zluda_cubin, zluda_manifest
+from tools.emu_testing import cubin_listing_decoder, run_zluda, zluda_cubin, zluda_manifest
 from ptx2sass.sched import latency
 
 ENTRIES = {e["name"]: e for e in zluda_manifest()}

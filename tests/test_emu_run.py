@@ -7,7 +7,7 @@ import pytest
 from ptx2sass import oracle
 from ptx2sass.emu import EmuFault, loader, run
 from ptx2sass.emu.cli import main
-from ptx2sass.emu.testing import cubin_listing_decoder
+from tools.emu_testing import cubin_listing_decoder
 
 SAXPY = r"""
 .version 8.0

@@ -7,7 +7,7 @@ reads and writes for the hazard checker."""
 import numpy as np
 import pytest
 
-from ptx2sass.emu import testing
+from tools import emu_testing as testing
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.loader import load_program

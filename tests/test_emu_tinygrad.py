@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ptx2sass.emu.testing import (TINYGRAD_DIR, compare_tinygrad, run_tinygrad, tinygrad_manifest,
+from tools.emu_testing import (TINYGRAD_DIR, compare_tinygrad, run_tinygrad, tinygrad_manifest,
                                   tinygrad_references)
 
 KERNELS = tinygrad_manifest() if (TINYGRAD_DIR / "manifest.json").is_file() else []

@@ -6,7 +6,7 @@ BSYNC/WARPSYNC/BAR says so): ptxas's convergence barriers must make every warp c
 run with all its members (zero convergence hazards)."""
 import pytest
 
-from ptx2sass.emu.testing import ZLUDA_DIR, run_zluda, zluda_manifest
+from tools.emu_testing import ZLUDA_DIR, run_zluda, zluda_manifest
 
 MANIFEST = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
 # ptxas itself rejects these for sm_89 (see the manifest's ptxas_error): nothing to run.

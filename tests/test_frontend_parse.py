@@ -116,20 +116,35 @@ def test_debug_directives():
 
 
 @pytest.mark.parametrize("text,line", [("add.s32 %r1, %r2,, %r3;", 6), ("}", 7),
-                                       ("ld.global.u32 %r1, [%rd1;", 6), ("\0", 6)])
+                                       ("ld.global.u32 %r1, [%rd1;", 6)])
 def test_syntax_errors_are_fatal_compile_errors(text, line):
     with pytest.raises(CompileError) as info:
         body_of(text)
     assert info.value.severity == "fatal" and info.value.line == line
 
 
-def test_tables_are_cached_and_import_is_light(tmp_path):
-    """A second process reuses the generated tables (no rewrite, no parser.out) and never
+def test_nul_byte_ends_the_input_as_in_ptxas():
+    """ptxas stops reading at a NUL byte, even in a comment, and names only its line."""
+    with pytest.raises(CompileError) as info:
+        body_of("// before \0 after")
+    err = info.value
+    assert (err.message, err.severity, err.file, err.line) == (
+        "Unexpected EOF encountered on line 6", "fatal", None, None)
+
+
+def test_second_process_derives_no_tables_and_import_is_light(tmp_path):
+    """A second process reads the grammar tables where the first left them (beside the
+    source after `make setup`, else the cache: frontend/tables.py), writes nothing, and never
     pulls in numpy."""
+    from ptx2sass import cache
     parse(HEADER)
-    tables = sorted(REPO.glob("frontend/_parsetab_*.py")) + sorted(REPO.glob("frontend/_lextab_*.py"))
-    assert len(tables) == 2
-    stamps = [t.stat().st_mtime_ns for t in tables]
+
+    def snapshot():
+        places = [REPO / "frontend", Path(cache.cache_dir("ply"))]
+        return sorted((str(p), p.stat().st_mtime_ns) for d in places if d.is_dir()
+                      for p in d.iterdir() if "tab" in p.name)
+    before = snapshot()
+    assert before, "the first parse left its tables somewhere"
     code = ("import sys; from ptx2sass.frontend import parse, check; "
             f"check(parse({HEADER!r} + '.visible .entry k()\\n{{\\nret;\\n}}\\n'), 'sm_89'); "
             "print('numpy' in sys.modules)")
@@ -137,15 +152,5 @@ def test_tables_are_cached_and_import_is_light(tmp_path):
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False" and out.stderr == ""
-    assert [t.stat().st_mtime_ns for t in tables] == stamps
+    assert snapshot() == before
     assert not list(REPO.glob("frontend/parser.out")) and not list(tmp_path.iterdir())
-
-
-def test_tables_go_to_the_user_cache_when_the_package_is_read_only(tmp_path, monkeypatch):
-    from ptx2sass.frontend import lexer
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(lexer.os, "access", lambda path, mode: False)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    folder, module = lexer.table_location("_no_such_table")
-    assert folder == str(tmp_path / "ptx2sass") and module == "ptx2sass_no_such_table"
-    assert folder in sys.path

@@ -148,7 +148,7 @@ def test_register_limit_is_the_one_ptxas_uses(directives, options):
     """tinygrad's tall matmul wants more registers than any of these limits, so ptxas uses
     exactly its limit; with none (-maxrregcount ignored beside .maxntid) it uses more."""
     from ptx2sass.codegen import _register_limit
-    from ptx2sass.emu.testing import TINYGRAD_DIR
+    from tools.emu_testing import TINYGRAD_DIR
     source = (TINYGRAD_DIR / "matmul_f32_tall__r_8_32_2_4_4_32.ptx").read_text()
     assert ".maxntid 64\n" in source
     ptx = source.replace(".maxntid 64\n", directives + "\n", 1)
@@ -190,7 +190,7 @@ def test_tinygrad_kernels_that_spill_match_ptxas(name, home):
     before the first FFMA, more than 253 registers' worth in program order (ptxas
     interleaves them and needs 64/70), so ours spill to the stack frame. The outputs must be
     ptxas's, with zero hazards, and the allocation must pass the verifier."""
-    from ptx2sass.emu.testing import TINYGRAD_DIR, tinygrad_manifest
+    from tools.emu_testing import TINYGRAD_DIR, tinygrad_manifest
     from ptx2sass.encoder.arch import arch_info
     from ptx2sass.isel import select_function
     from ptx2sass.regalloc.allocate import allocate_with_spilling, verify

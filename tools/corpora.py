@@ -26,9 +26,23 @@ def corpus_dirs() -> dict[str, Path]:
     }
 
 
+def all_corpus_dirs() -> dict[str, Path]:
+    """The test corpora and those kept for benchmarks only (`tinygrad_large`: bigger
+    kernels for compile-speed work, tools/harvest_tinygrad.py --set large), which no test
+    sweeps."""
+    return {**corpus_dirs(), "tinygrad_large": REPO / "tests" / "corpus" / "tinygrad_large"}
+
+
+def held_back(path: Path) -> bool:
+    """The fixed quarter of a corpus kept out of tuning: by the SHA-256 of the file's
+    content, so the split does not move when files are added or renamed."""
+    import hashlib
+    return hashlib.sha256(Path(path).read_bytes()).digest()[0] % 4 == 0
+
+
 def ptx_files(corpus: str) -> list[Path]:
     """Every PTX file of a corpus, sorted, including sub-folders (zluda's compile_only/ …)."""
-    root = corpus_dirs()[corpus]
+    root = all_corpus_dirs()[corpus]
     if not root.is_dir():
         return []
     return sorted(p for p in root.rglob("*.ptx") if p.is_file())

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ptx2sass import oracle
+from ptx2sass import cache, oracle
 from ptx2sass.encoder.model import Control, Instruction, Label
 from ptx2sass.encoder.sass_text import (SassSyntaxError, format_instruction, parse_instruction,
                                         parse_listing)
@@ -94,7 +94,7 @@ def _cache_path(arch: str, corpora: tuple[str, ...], files: list[tuple[str, byte
                          oracle.tool_version("nvdisasm")]).encode())
     for name, data in files:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-    root = Path(os.environ.get("PTX2SASS_CACHE", REPO / ".cache")) / "corpus_words"
+    root = Path(cache.cache_dir("corpus_words"))
     return root / f"{arch}-{'+'.join(corpora)}-{h.hexdigest()[:20]}.json"
 
 

@@ -357,6 +357,199 @@ def tinygrad_programs() -> list[Program]:
     return progs
 
 
+def large_programs() -> list[Program]:
+    """Bigger programs for compile-speed work (`--set large`): whole models forward and
+    backward, large convolutions and matmuls, reductions with loops; kernels of hundreds to
+    thousands of PTX lines, as real workloads give ptxas."""
+    from tinygrad import Tensor, dtypes, nn
+
+    P = Program
+    E = Tensor.empty
+    progs: list[Program] = []
+    add = progs.append
+
+    def mm(m, k, n, d=dtypes.float32):
+        return lambda: [E(m, k, dtype=d) @ E(k, n, dtype=d)]
+    for size in (512, 1024):
+        add(P(f"big_matmul_f32_{size}", mm(size, size, size), ("matmul",)))
+        add(P(f"big_matmul_f16_tc_{size}", mm(size, size, size, dtypes.half), ("matmul", "tensor_core")))
+    add(P("big_matmul_f32_noopt_loops", mm(128, 512, 128), ("matmul",), context=(("NOOPT", 1),)))
+    add(P("big_matmul_f16_no_tc", mm(256, 512, 256, dtypes.half), ("matmul",), context=(("TC", 0),)))
+    add(P("big_matmul_bf16_tc", mm(256, 256, 256, dtypes.bfloat16), ("matmul", "tensor_core")))
+    add(P("big_batched_matmul", lambda: [E(16, 128, 64) @ E(16, 64, 128)], ("matmul",)))
+
+    for cin, cout, hw, k in ((16, 32, 32, 3), (32, 64, 16, 3), (64, 64, 8, 3), (3, 32, 64, 5),
+                             (64, 128, 8, 1)):
+        add(P(f"big_conv2d_{cin}x{cout}_{hw}_k{k}",
+              lambda cin=cin, cout=cout, hw=hw, k=k: [E(4, cin, hw, hw).conv2d(E(cout, cin, k, k),
+                                                                            padding=k // 2)],
+              ("conv2d",)))
+    add(P("big_conv2d_stride2", lambda: [E(2, 32, 32, 32).conv2d(E(64, 32, 3, 3), stride=2, padding=1)],
+          ("conv2d",)))
+    add(P("big_conv2d_depthwise", lambda: [E(2, 64, 32, 32).conv2d(E(64, 1, 3, 3), groups=64, padding=1)],
+          ("conv2d",)))
+    add(P("big_conv2d_f16", lambda: [E(2, 32, 32, 32, dtype=dtypes.half).conv2d(
+        E(64, 32, 3, 3, dtype=dtypes.half), padding=1)], ("conv2d", "tensor_core")))
+    add(P("big_conv_transpose2d", lambda: [E(2, 32, 16, 16).conv_transpose2d(E(32, 16, 4, 4), stride=2)],
+          ("conv2d",)))
+    add(P("big_conv2d_noopt", lambda: [E(1, 8, 16, 16).conv2d(E(16, 8, 3, 3))], ("conv2d",),
+          context=(("NOOPT", 1),)))
+
+    add(P("big_sum_1m", lambda: [E(1 << 20).sum()], ("reduction",)))
+    add(P("big_sum_axis1_loop", lambda: [E(128, 8192).sum(axis=1)], ("reduction",)))
+    add(P("big_sum_axis0_loop", lambda: [E(4096, 256).sum(axis=0)], ("reduction",)))
+    add(P("big_max_noopt_loop", lambda: [E(64, 4096).max(axis=1)], ("reduction",), context=(("NOOPT", 1),)))
+    add(P("big_var_mean", lambda: [E(256, 1024).var(axis=1), E(256, 1024).mean(axis=0)], ("reduction",)))
+    add(P("big_argmax", lambda: [E(512, 1000).argmax(axis=1)], ("reduction",)))
+    add(P("big_cumsum", lambda: [E(64, 512).cumsum(axis=1)], ("reduction", "arange")))
+    add(P("big_softmax", lambda: [E(256, 2048).softmax()], ("softmax_layernorm",)))
+    add(P("big_log_softmax_f16", lambda: [E(128, 4096, dtype=dtypes.half).log_softmax()],
+          ("softmax_layernorm",)))
+    add(P("big_layernorm", lambda: [E(512, 768).layernorm()], ("softmax_layernorm",)))
+    add(P("big_max_pool", lambda: [E(4, 32, 64, 64).max_pool2d(kernel_size=(3, 3), stride=2)],
+          ("reduction",)))
+    add(P("big_avg_pool", lambda: [E(4, 32, 64, 64).avg_pool2d(kernel_size=(4, 4))], ("reduction",)))
+    add(P("big_sort", lambda: [E(1024).sort()[0]], ("reduction",)))
+    add(P("big_topk", lambda: [E(4096).topk(8)[0]], ("reduction",)))
+    add(P("big_attention", lambda: [E(2, 8, 128, 64).scaled_dot_product_attention(
+        E(2, 8, 128, 64), E(2, 8, 128, 64), is_causal=True)], ("matmul", "softmax_layernorm")))
+    add(P("big_gelu_silu", lambda: [E(1 << 16).gelu() + E(1 << 16).silu()], ("transcendental",)))
+    add(P("big_interpolate", lambda: [E(1, 8, 32, 32).interpolate((64, 64), mode="linear")],
+          ("movement",)))
+
+    def mlp_train():
+        l1, l2, l3 = nn.Linear(784, 256), nn.Linear(256, 128), nn.Linear(128, 10)
+        x = E(64, 784)
+        loss = l3(l2(l1(x).relu()).relu()).sparse_categorical_crossentropy(
+            Tensor.empty(64, dtype=dtypes.int32))
+        params = [l1.weight, l1.bias, l2.weight, l2.bias, l3.weight, l3.bias]
+        return [loss, *loss.gradient(*params)]
+    add(P("big_mlp_train", mlp_train, ("matmul", "backward")))
+
+    def cnn_train():
+        c1, c2 = nn.Conv2d(3, 16, 3, padding=1), nn.Conv2d(16, 32, 3, padding=1)
+        bn, fc = nn.BatchNorm(16), nn.Linear(32 * 8 * 8, 10)
+        x = E(8, 3, 32, 32)
+        h = bn(c1(x)).relu().max_pool2d()
+        h = c2(h).relu().max_pool2d().flatten(1)
+        loss = fc(h).log_softmax().mean()
+        return [loss, *loss.gradient(c1.weight, c2.weight, fc.weight)]
+    add(P("big_cnn_train", cnn_train, ("conv2d", "matmul", "backward")))
+
+    def transformer_block():
+        d, heads, t = 256, 4, 64
+        x = E(2, t, d)
+        qkv = x.linear(E(d, 3 * d))
+        q, k, v = [z.reshape(2, t, heads, d // heads).transpose(1, 2) for z in qkv.chunk(3, dim=2)]
+        a = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(2, t, d)
+        h = (x + a.linear(E(d, d))).layernorm()
+        return [(h + h.linear(E(d, 4 * d)).gelu().linear(E(4 * d, d))).layernorm()]
+    add(P("big_transformer_block", transformer_block, ("matmul", "softmax_layernorm")))
+
+    # variants: dtypes, fused epilogues, plain loops (NOOPT), explicit optimisations
+    for dn, d in (("f32", dtypes.float32), ("f16", dtypes.half)):
+        for cin, cout, hw in ((8, 16, 32), (24, 48, 16), (48, 96, 8), (128, 128, 4)):
+            add(P(f"big_conv_bias_relu_{dn}_{cin}x{cout}_{hw}",
+                  lambda cin=cin, cout=cout, hw=hw, d=d: [(E(2, cin, hw, hw, dtype=d).conv2d(
+                      E(cout, cin, 3, 3, dtype=d), E(cout, dtype=d), padding=1)).relu()],
+                  ("conv2d",)))
+        for m, k, n in ((384, 384, 384), (96, 1536, 96), (2048, 64, 256), (200, 300, 100)):
+            add(P(f"big_matmul_{dn}_{m}x{k}x{n}", mm(m, k, n, d), ("matmul",)))
+    for name, build in (("matmul", mm(64, 256, 64)),
+                        ("conv3x3", lambda: [E(1, 16, 16, 16).conv2d(E(32, 16, 3, 3))]),
+                        ("sum_axis1", lambda: [E(32, 2048).sum(axis=1)]),
+                        ("softmax", lambda: [E(32, 1024).softmax()]),
+                        ("layernorm", lambda: [E(64, 512).layernorm()]),
+                        ("argmax", lambda: [E(64, 2000).argmax(axis=1)]),
+                        ("cumsum", lambda: [E(16, 1024).cumsum(axis=1)]),
+                        ("attention", lambda: [E(1, 4, 64, 32).scaled_dot_product_attention(
+                            E(1, 4, 64, 32), E(1, 4, 64, 32))])):
+        add(P(f"big_noopt_{name}", build, ("reduction",), context=(("NOOPT", 1),)))
+    for name, build, opts in (
+            ("group_sum", lambda: [E(256, 8192).sum(axis=1)], (("GROUP", 0, 16),)),
+            ("grouptop_max", lambda: [E(1 << 18).max()], (("GROUPTOP", 0, 256),)),
+            ("unroll8_sum", lambda: [E(512, 512).sum(axis=1)], (("UNROLL", 0, 8),)),
+            ("upcast_unroll_matmul", mm(256, 256, 256),
+             (("UPCAST", 0, 4), ("UPCAST", 1, 4), ("UNROLL", 0, 8))),
+            ("locals_matmul", mm(512, 128, 512),
+             (("LOCAL", 0, 16), ("LOCAL", 1, 16), ("UPCAST", 0, 4), ("UNROLL", 0, 4))),
+            ("upcast16_elementwise", lambda: [(E(1 << 16) * 3 + E(1 << 16)).exp2()],
+             (("UPCAST", 0, 16),))):
+        add(P(f"big_opt_{name}", build, ("reduction",), opts=opts))
+
+    def resnet_block():
+        c1, c2 = nn.Conv2d(32, 32, 3, padding=1), nn.Conv2d(32, 32, 3, padding=1)
+        b1, b2 = nn.BatchNorm(32), nn.BatchNorm(32)
+        x = E(4, 32, 16, 16)
+        y = (b2(c2(b1(c1(x)).relu())) + x).relu()
+        loss = y.mean()
+        return [loss, *loss.gradient(c1.weight, c2.weight)]
+    add(P("big_resnet_block_train", resnet_block, ("conv2d", "backward")))
+
+    def adam_step():
+        w = Tensor.empty(4096, 256)
+        opt = nn.optim.Adam([w], lr=1e-3)
+        w.grad = Tensor.empty(4096, 256)
+        opt.step()
+        return [w, *opt.m, *opt.v]
+    add(P("big_adam_step", adam_step, ("elementwise",), context=(("TRAINING", 1),)))
+
+    def embedding_mlp():
+        emb = nn.Embedding(1000, 128)
+        h = emb(Tensor.empty(8, 32, dtype=dtypes.int32)).mean(axis=1)
+        return [h.linear(E(128, 64)).relu().linear(E(64, 10)).softmax()]
+    add(P("big_embedding_mlp", embedding_mlp, ("matmul", "softmax_layernorm")))
+
+    def gru_cell():
+        x, h = E(16, 96), E(16, 96)
+        r = (x @ E(96, 96) + h @ E(96, 96)).sigmoid()
+        z = (x @ E(96, 96) + h @ E(96, 96)).sigmoid()
+        n = (x @ E(96, 96) + r * (h @ E(96, 96))).tanh()
+        return [(1 - z) * n + z * h]
+    add(P("big_gru_cell", gru_cell, ("matmul", "transcendental")))
+
+    # long fused elementwise chains, reductions over every dtype, sizes and plain loops
+    def chain(k, d):
+        def build():
+            x = E(1 << 14, dtype=d)
+            for i in range(k):
+                x = (x * 1.0001 + 0.5).sin() if i % 3 == 0 else (x.exp2() - x) if i % 3 == 1 \
+                    else x.maximum(x * 0.5).sqrt()
+            return [x]
+        return build
+    for k in (8, 24, 48):
+        for dn, d in (("f32", dtypes.float32), ("f16", dtypes.half)):
+            add(P(f"big_chain_{k}_{dn}", chain(k, d), ("elementwise", "transcendental")))
+    for dn, d in (("f16", dtypes.half), ("bf16", dtypes.bfloat16), ("i32", dtypes.int32),
+                  ("i64", dtypes.int64), ("f64", dtypes.float64), ("u8", dtypes.uint8)):
+        add(P(f"big_sum_axis1_{dn}", lambda d=d: [E(256, 4096, dtype=d).sum(axis=1)], ("reduction",)))
+        add(P(f"big_max_axis0_{dn}", lambda d=d: [E(2048, 128, dtype=d).max(axis=0)], ("reduction",)))
+        add(P(f"big_noopt_sum_{dn}", lambda d=d: [E(64, 1024, dtype=d).sum(axis=1)], ("reduction",),
+              context=(("NOOPT", 1),)))
+    for rows, cols in ((64, 10000), (1000, 100), (8, 65536)):
+        add(P(f"big_softmax_{rows}x{cols}", lambda rows=rows, cols=cols: [E(rows, cols).softmax()],
+              ("softmax_layernorm",)))
+        add(P(f"big_layernorm_{rows}x{cols}", lambda rows=rows, cols=cols: [E(rows, cols).layernorm()],
+              ("softmax_layernorm",)))
+    for k in (2, 3, 5, 7):
+        add(P(f"big_conv1d_k{k}", lambda k=k: [E(8, 64, 512).conv2d(E(128, 64, k), padding=k // 2)],
+              ("conv2d",)))
+        add(P(f"big_pool_k{k}", lambda k=k: [E(4, 16, 64, 64).max_pool2d(kernel_size=(k, k), stride=1)],
+              ("reduction",)))
+    for m in (3, 5, 17, 31):
+        add(P(f"big_matvec_odd_{m}", lambda m=m: [E(m, 4096) @ E(4096, m)], ("matmul",)))
+        add(P(f"big_noopt_matmul_odd_{m}", lambda m=m: [E(m, 512) @ E(512, 64)], ("matmul",),
+              context=(("NOOPT", 1),)))
+
+    def lstm_like():
+        x, h, w, u = E(32, 128), E(32, 128), E(128, 512), E(128, 512)
+        g = x @ w + h @ u
+        i, f, o, c = g.chunk(4, dim=1)
+        return [(i.sigmoid() * c.tanh() + f.sigmoid()).tanh() * o.sigmoid()]
+    add(P("big_lstm_cell", lstm_like, ("matmul", "transcendental")))
+    return progs
+
+
 def _dtype_key(dt) -> str:
     """tinygrad's own short name of a dtype (`dtypes.half` -> "half")."""
     return str(dt).split(".")[-1]
@@ -473,7 +666,7 @@ def _safe(name: str) -> str:
 
 
 def harvest(out: Path, only: set[str] | None = None, run_ptxas: bool = True,
-            log=lambda s: None) -> dict:
+            log=lambda s: None, program_set: str = "corpus") -> dict:
     """Harvest every program (or those named in `only`) into `out`; returns the manifest."""
     import tinygrad  # noqa: F401  (imported after the environment is prepared)
     from importlib.metadata import version
@@ -483,7 +676,7 @@ def harvest(out: Path, only: set[str] | None = None, run_ptxas: bool = True,
         raise SystemExit(f"tinygrad {tg_version} is installed, the corpus is pinned to "
                          f"{PINNED_TINYGRAD}: pip install tinygrad=={PINNED_TINYGRAD}")
     renderer = make_renderer()
-    programs = tinygrad_programs()
+    programs = PROGRAM_SETS[program_set]()
     names = [p.name for p in programs]
     if len(set(names)) != len(names):
         raise RuntimeError("duplicate program names in the harvest table")
@@ -585,6 +778,10 @@ def dump_json(obj, level: int = 0, width: int = 180) -> str:
     return "[\n" + ",\n".join(inner + dump_json(v, level + 1, width) for v in obj) + f"\n{pad}]"
 
 
+PROGRAM_SETS = {"corpus": tinygrad_programs, "large": large_programs}
+LARGE_OUT = REPO / "tests" / "corpus" / "tinygrad_large"
+
+
 def _reexec_clean(argv: list[str]) -> int:
     env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
     env[_CLEAN_ENV_FLAG] = "1"
@@ -599,14 +796,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated program names (partial harvest, nothing deleted)")
     ap.add_argument("--no-ptxas", action="store_true", help="skip the ptxas acceptance check")
     ap.add_argument("--list", action="store_true", help="list the program names and exit")
+    ap.add_argument("--set", choices=("corpus", "large"), default="corpus",
+                    help="program set: the test corpus, or `large` (tests/corpus/tinygrad_large, "
+                         "compile-speed work)")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
+    if args.set == "large" and "--out" not in " ".join(argv):
+        args.out = LARGE_OUT
     if os.environ.get(_CLEAN_ENV_FLAG) != "1":
         args.out = args.out.resolve()
         return _reexec_clean(_with_absolute_out(argv, args.out))
     _prepare_environment()
     if args.list:
-        print("\n".join(p.name for p in tinygrad_programs()))
+        print("\n".join(p.name for p in PROGRAM_SETS[args.set]()))
         return 0
     only = set(args.only.split(",")) if args.only else None
     if only is not None and args.out.resolve() == DEFAULT_OUT.resolve():
@@ -614,7 +816,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     start = time.monotonic()
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
-    manifest = harvest(args.out, only, not args.no_ptxas, log)
+    manifest = harvest(args.out, only, not args.no_ptxas, log, args.set)
     kernels = manifest["kernels"]
     rejected = sum("ptxas_error" in k for k in kernels)
     failed = sum("error" in p for p in manifest["programs"])

@@ -927,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
     from tools.corpus_words import corpus_words
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
     use_family(family)              # URZ's number as this family's words hold it
-    out = Path(args.out) if args.out else codec.TABLES / f"{family}.json"
+    out = Path(args.out) if args.out else Path(codec.TABLES) / f"{family}.json"
     words: dict[int, str] = {}
     for sa in args.seed_arch or [args.arch]:
         for w in corpus_words(sa, tuple(args.corpus or ["zluda"])):

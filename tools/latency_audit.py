@@ -234,7 +234,7 @@ _ALL = (1 << 32) - 1
 def _decoder(cubin: bytes, audit: Audit):
     """Our codec when it reads the whole text, else nvdisasm's listing (counted)."""
     from ptx2sass.emu.loader import codec_decoder
-    from ptx2sass.emu.testing import cubin_listing_decoder
+    from tools.emu_testing import cubin_listing_decoder
     listing = None
 
     def decode(text, arch, kernel):
@@ -264,7 +264,7 @@ def launches(corpus: str, limit: int | None = None, max_threads: int = 4096, nam
 
 
 def _launches(corpus: str, limit: int | None, max_threads: int):
-    from ptx2sass.emu import testing as t
+    from tools import emu_testing as t
     if corpus == "zluda":
         entries = [e for e in t.zluda_manifest() if "ptxas_error" not in e]
         for e in _spread(entries, limit):

@@ -25,7 +25,7 @@ F2I_MODE = {"rni": None, "rzi": "TRUNC", "rmi": "FLOOR", "rpi": "CEIL", None: "T
 # Special registers read with S2R, and those ptxas reads from constant bank 0.
 S2R_NAMES = {"%tid.x": "SR_TID.X", "%tid.y": "SR_TID.Y", "%tid.z": "SR_TID.Z",
              "%ctaid.x": "SR_CTAID.X", "%ctaid.y": "SR_CTAID.Y", "%ctaid.z": "SR_CTAID.Z",
-             "%laneid": "SR_LANEID", "%clock": "SR_CLOCKLO",
+             "%laneid": "SR_LANEID",
              "%lanemask_eq": "SR_EQMASK", "%lanemask_lt": "SR_LTMASK", "%lanemask_le": "SR_LEMASK",
              "%lanemask_gt": "SR_GTMASK", "%lanemask_ge": "SR_GEMASK"}
 CBANK_SPECIALS = {"%ntid.x": 0x0, "%ntid.y": 0x4, "%ntid.z": 0x8,

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.encoder.sass_text import float_text, parse_operand
-from ptx2sass.mir import COPY, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
 
@@ -36,12 +36,13 @@ class FloatSelection:
                        abs=abs_ or getattr(r, "abs", False))
 
     def half_mods(self, ins) -> tuple[str, ...]:
-        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat")]
+        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat", "relu")]
         if extra:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
         return (("FTZ",) if "ftz" in ins.modifiers else ()) + \
             (("BF16_V2",) if ins.type.startswith("bf16") else ()) + \
-            (("SAT",) if "sat" in ins.modifiers else ())
+            (("SAT",) if "sat" in ins.modifiers else ()) + \
+            (("RELU",) if "relu" in ins.modifiers else ())
 
     def half_arith(self, ins, opcode: str, negate_b: bool = False, negate=()):
         """f16/f16x2 add, sub, mul, fma as HADD2/HMUL2/HFMA2 (bf16 ones only for fma on sm_8x:
@@ -83,16 +84,23 @@ class FloatSelection:
         select each half on the first predicate, and where both inputs were NaN (the second
         predicate) return the second input quietened."""
         ty = ins.type
-        extra = [m for m in ins.modifiers if m not in ("ftz", "NaN")]
+        extra = [m for m in ins.modifiers if m not in ("ftz", "NaN", "xorsign", "abs")]
         if extra:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ty}`")
-        nan = ("NAN",) if "NaN" in ins.modifiers else ()
+        # .xorsign.abs: the min/max of |a| and |b|, its sign the xor of theirs (XORSIGN, as ptxas)
+        xorsign = "xorsign" in ins.modifiers
+        nan = (("NAN",) if "NaN" in ins.modifiers else ()) + (("XORSIGN",) if xorsign else ())
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         a, b = ins.srcs[0], ins.srcs[1]
         d = ins.dests[0]
         if ty == "f32":
             if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
                 a, b = b, a
+            if xorsign:
+                ra, rb = self.reg_part(a), self.reg_part(b)
+                self.emit("FMNMX", ftz + nan, [self.dst(d), replace(ra, abs=True),
+                                                replace(rb, abs=True), which])
+                return
             self.emit("FMNMX", ftz + nan, [self.dst(d), self.reg_part(a), self.fsrc(b), which])
             return
         if ty in ("f16", "bf16", "f16x2", "bf16x2"):
@@ -103,6 +111,8 @@ class FloatSelection:
             ra, rb = self.reg_part(a), self.reg_part(b)
             if half:
                 ra, rb = replace(ra, suffix=half), replace(rb, suffix=half)
+            if xorsign:
+                ra, rb = replace(ra, abs=True), replace(rb, abs=True)
             self.emit("HMNMX2", mods, [self.dst(d), ra, rb, which])
             return
         if ty == "f64" and not nan:
@@ -200,7 +210,20 @@ class FloatSelection:
         if _bits(ty) == 32:
             self.emit("IABS", (), [self.dst(d), self.reg_part(a)])
             return
-        raise self.unsupported(f"`abs.{ty}`")
+        if _bits(ty) == 16:           # the sign-extended value's absolute value
+            self.emit("IABS", (), [self.dst(d), self.extend(a, "s16")])
+            return
+        # s64, as ptxas: -a with a borrow, the sign from the high word, SEL per half
+        neg, borrow = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("P"))
+        negative = VOp(self.mf.new_vreg("P"))
+        self.emit(IMPLICIT_DEF, (), [neg], guarded=False)
+        lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
+        self.emit("IADD3", (), [VOp(neg.reg, 0), borrow, RZ, self.negate(lo), RZ], ndefs=2)
+        self.emit("ISETP", ("LT", "AND"), [negative, PT, hi, RZ, PT], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(neg.reg, 1), RZ, self.invert(hi), RZ, borrow, NOT_PT])
+        self.begin_wide(d)
+        for k, x in enumerate((lo, hi)):
+            self.emit("SEL", (), [self.dst(d, k), VOp(neg.reg, k), x, negative])
 
     def half_sign(self, ins, neg: bool):
         """neg/abs on 16-bit float types as ptxas does: HADD2 of the operand (negated or
@@ -242,10 +265,27 @@ class FloatSelection:
 
     FLT_MIN = 1.1754943508222875e-38
 
-    def sel_ex2(self, ins):
-        if ins.type == "f16":        # MUFU has an f16 form (ptxas uses it as is)
-            self.emit("MUFU", ("EX2", "F16"), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+    def half_mufu(self, ins, func: str) -> None:
+        """MUFU.<func>.F16 on an f16, or on each half of an f16x2 joined by PRMT (ptxas)."""
+        x = self.reg_part(ins.srcs[0])
+        if ins.type == "f16":
+            self.emit("MUFU", (func, "F16"), [self.dst(ins.dests[0]), x])
             return
+        lo, hi = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("MUFU", (func, "F16"), [lo, x])
+        if func == "TANH":
+            # the encoding table reads no `MUFU.TANH.F16 R, R.H1` yet (ptxas's form): shift the
+            # high half down first
+            top = VOp(self.mf.new_vreg())
+            self.emit("SHF", ("R", "U32", "HI"), [top, RZ, Imm(0x10), x])
+            self.emit("MUFU", (func, "F16"), [hi, top])
+        else:
+            self.emit("MUFU", (func, "F16"), [hi, replace(x, suffix=("H1",))])
+        self.emit("PRMT", (), [self.dst(ins.dests[0]), lo, Imm(0x5410), hi])
+
+    def sel_ex2(self, ins):
+        if ins.type in ("f16", "f16x2"):     # MUFU has an f16 form (ptxas uses it as is)
+            return self.half_mufu(ins, "EX2")
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:
@@ -304,12 +344,20 @@ class FloatSelection:
         self.mufu(func, self.dst(ins.dests[0]), t)
 
     def sel_tanh(self, ins):
+        if ins.type in ("f16", "f16x2"):
+            return self.half_mufu(ins, "TANH")
         self.approx_check(ins)
         self.mufu("TANH", self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]))
 
     def sel_rcp(self, ins):
         if "approx" not in ins.modifiers:
             return self.ieee_rcp(ins)         # isel/ieee.py
+        if ins.type == "f64":       # rcp.approx.ftz.f64: MUFU.RCP64H's high word, low word 0
+            d = ins.dests[0]
+            self.begin_wide(d)
+            self.move(self.dst(d, 0), RZ)
+            self.emit("MUFU", ("RCP64H",), [self.dst(d, 1), self.reg_part(ins.srcs[0], 1)])
+            return
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
         if "ftz" in ins.modifiers:

@@ -46,24 +46,31 @@ class IntegerSelection:
             return self.float_binary(ins, "FADD", negate_b=True)
         if "cc" in ins.modifiers:
             return self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=True, carry_in=False)
+        if ins.modifiers == ("sat",) and ty == "s32":
+            return self.add_sat(ins, negate_b=True)
         if "sat" in ins.modifiers:
             raise self.unsupported(f"`sub.{'.'.join(ins.modifiers)}`")
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
 
-    def add_sat(self, ins):
-        """Signed saturating add as ptxas does it: the wrapped sum, then overflow detected
-        from the operands' and the sum's sign bits."""
+    def add_sat(self, ins, negate_b: bool = False):
         a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        self.saturating_sum(self.dst(ins.dests[0]), a, b, negate_b)
+
+    def saturating_sum(self, d, a: VOp, b: VOp, negate_b: bool = False) -> None:
+        """Signed saturating a + b (or a - b) as ptxas does it: the wrapped sum, then
+        overflow detected from the operands' and the sum's sign bits."""
         s = VOp(self.mf.new_vreg())
-        self.emit("IADD3", (), [s, a, b, RZ])
+        self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
-        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))
-        # (a, b, s) signs: + + - → positive overflow (LUT bit 1), - - + → negative (bit 6).
-        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(0x2), Imm(0)], ndefs=2)
-        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(0x40), Imm(0)], ndefs=2)
+        sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))   # noqa: E731
+        # LUT index (a, b, s) sign bits. add: + + - overflows up (bit 1), - - + down (bit 6);
+        # sub: + - - up (bit 3), - + + down (bit 4)
+        up, down = (0x8, 0x10) if negate_b else (0x2, 0x40)
+        self.emit("PLOP3", ("LUT",), [pos, PT, sign(a), sign(b), sign(s), Imm(up), Imm(0)], ndefs=2)
+        self.emit("PLOP3", ("LUT",), [neg, PT, sign(a), sign(b), sign(s), Imm(down), Imm(0)], ndefs=2)
         t = VOp(self.mf.new_vreg())
         self.emit("SEL", (), [t, s, Imm(0x7FFFFFFF), VOp(pos.reg, inv=True)])
-        self.emit("SEL", (), [self.dst(ins.dests[0]), t, Imm(0x80000000), VOp(neg.reg, inv=True)])
+        self.emit("SEL", (), [d, t, Imm(0x80000000), VOp(neg.reg, inv=True)])
 
     def int_add(self, d: ir.Value, a, b, negate_b: bool) -> None:
         r = self.vreg(d)
@@ -140,7 +147,13 @@ class IntegerSelection:
             self.emit("IMAD", ("WIDE",) + unsigned, [self.dst(d), ra, sb, RZ])
 
     def mul_hi64(self, d, a, b, signed: bool) -> None:
-        """The high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
+        hi = self.mul_hi64_pair(a, b, signed)
+        self.begin_wide(d)
+        for k in range(2):
+            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+
+    def mul_hi64_pair(self, a, b, signed: bool) -> VOp:
+        """A fresh pair: the high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
         products: the two cross terms summed with their carry, the low product's high word
         added for its carry only, then the high product with all of it. Signed: subtract
         the other operand from the unsigned result for each negative one."""
@@ -167,9 +180,7 @@ class IntegerSelection:
                     self.emit("SEL", (), [VOp(chosen.reg, k), VOp(diff.reg, k), VOp(hi.reg, k),
                                           negative])
                 hi = chosen
-        self.begin_wide(d)
-        for k in range(2):
-            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+        return hi
 
     def unsigned_mul_hi64(self, a0, a1, b0, b1) -> VOp:
         """A fresh pair holding the high 64 bits of (a1:a0) * (b1:b0), unsigned."""
@@ -241,8 +252,12 @@ class IntegerSelection:
         mode = next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
         if "cc" in ins.modifiers:
             return self.mad_carry(ins, carry_in=False)
-        if "sat" in ins.modifiers:
-            raise self.unsupported("`mad` with saturation")
+        if "sat" in ins.modifiers:       # mad.hi.sat.s32: IMAD.HI, then a saturating add
+            t = VOp(self.mf.new_vreg())
+            a, b, c = ins.srcs
+            self.emit("IMAD", ("HI",), [t, self.reg_part(a), self.reg_part(b), RZ])
+            self.saturating_sum(self.dst(ins.dests[0]), t, self.reg_part(c))
+            return
         a, b, c = ins.srcs
         if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
             a, b = b, a
@@ -251,6 +266,8 @@ class IntegerSelection:
         unsigned = ("U32",) if not _signed(ty) else ()
         if bits == 64 and mode == "lo":
             return self.mul64(d, a, b, c)
+        if bits == 64 and mode == "hi":
+            return self.mad_hi64(d, a, b, c, _signed(ty))
         if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
             self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
             return
@@ -274,6 +291,16 @@ class IntegerSelection:
             # a register factor leaves the addend slot free for an immediate (`IMAD R, R, R, -0x3`)
             addend = self.part_of(c, 0) if isinstance(c, ir.Const) and isinstance(sb, VOp) else None
             self.imad((), self.dst(d), ra, sb, addend if addend is not None else self.reg_part(c))
+
+    def mad_hi64(self, d, a, b, c, signed: bool) -> None:
+        """The high 64 bits of a * b (as mul.hi), plus c with a carry between the halves."""
+        hi = self.mul_hi64_pair(a, b, signed)
+        self.begin_wide(d)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [self.dst(d, 0), carry, VOp(hi.reg, 0), self.part_of(c, 0), RZ],
+                  ndefs=2)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), VOp(hi.reg, 1), self.part_of(c, 1), RZ, carry,
+                                    NOT_PT])
 
     def wide_reg(self, op):
         if isinstance(op, ir.Value):
@@ -465,16 +492,50 @@ class IntegerSelection:
         self.emit("POPC", (), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def sel_bfind(self, ins):
-        if _bits(ins.type) != 32:
-            raise self.unsupported(f"`bfind.{ins.type}`")
-        mods = (() if _signed(ins.type) else ("U32",)) + (("SH",) if "shiftamt" in ins.modifiers else ())
-        self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+        shift = ("SH",) if "shiftamt" in ins.modifiers else ()
+        mods = (() if _signed(ins.type) else ("U32",)) + shift
+        if _bits(ins.type) == 32:
+            self.emit("FLO", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+            return
+        # 64 bits: FLO of the high word (signed FLO finds the highest bit unlike the sign);
+        # where it finds none, FLO.U32 of the low word (inverted for a negative value)
+        a = ins.srcs[0]
+        hi, lo = self.reg_part(a, 1), self.reg_part(a, 0)
+        hi_r, lo_r = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("FLO", mods, [hi_r, hi])
+        if _signed(ins.type):
+            sign, flipped = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("SHF", ("R", "S32", "HI"), [sign, RZ, Imm(0x1F), hi])
+            self.emit("LOP3", ("LUT",), [flipped, lo, sign, RZ, Imm(LUT["xor"]), NOT_PT])
+            lo = flipped
+        self.emit("FLO", ("U32",) + shift, [lo_r, lo])
+        found_hi = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("NE", "U32", "AND"), [found_hi, PT, hi_r, Imm(0xFFFFFFFF), PT], ndefs=2)
+        d = self.dst(ins.dests[0])
+        if not shift:           # a bit of the high word is bit 32 + its index
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, hi_r, Imm(0x20), RZ])
+            self.emit("SEL", (), [d, t, lo_r, found_hi])
+            return
+        # shift amounts: the high word's count stands; the low word's is 32 more
+        found_lo, t, u = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("ISETP", ("NE", "U32", "AND"), [found_lo, PT, lo_r, Imm(0xFFFFFFFF), PT], ndefs=2)
+        self.emit("IADD3", (), [t, lo_r, Imm(0x20), RZ])
+        self.emit("SEL", (), [u, t, Imm(0xFFFFFFFF), found_lo])
+        self.emit("SEL", (), [d, hi_r, u, found_hi])
 
     def sel_bmsk(self, ins):
-        if "wrap" in ins.modifiers:
-            raise self.unsupported("`bmsk.wrap`")
         a, b = ins.srcs
-        self.emit("BMSK", (), [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+        mods = ("W",) if "wrap" in ins.modifiers else ()
+        self.emit("BMSK", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b)])
+
+    def sel_szext(self, ins):
+        """SGXT keeps the low b bits, sign- (.s32) or zero-extended (.u32); .W takes b mod 32."""
+        a, b = ins.srcs
+        mods = (("W",) if "wrap" in ins.modifiers else ()) + (() if _signed(ins.type) else ("U32",))
+        n = Imm(b.value & 0xFFFFFFFF) if isinstance(b, ir.Const) and b.value & 0xFFFFFFFF < 256 \
+            else self.reg_part(b)
+        self.emit("SGXT", mods, [self.dst(ins.dests[0]), self.reg_part(a), n])
 
     def byte_operand(self, op):
         """The low byte of a position/length operand (PTX reads only bits 0..7)."""
@@ -566,23 +627,33 @@ class IntegerSelection:
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
         if _bits(ty) == 64:
-            if len(dests) > 1:
-                raise self.unsupported("64-bit `setp` with two results")
+            # the .EX compare's second result is the complement (combined likewise): q of p|q
             lo = VOp(self.mf.new_vreg("P"))
             self.emit("ISETP", (op, "U32", "AND"), [lo, PT, self.reg_part(a, 0), self.part_of(b, 0), PT],
                       ndefs=2)
             self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod, "EX"),
-                      [dests[0], PT, self.reg_part(a, 1), self.part_of(b, 1), combine, lo], ndefs=2)
+                      [dests[0], second, self.reg_part(a, 1), self.part_of(b, 1), combine, lo], ndefs=2)
             return
         a_ext, b_ext = self.extend(a, ty), self.extend(b, ty)
         self.emit("ISETP", (op,) + (("U32",) if unsigned else ()) + (bool_mod,),
                   [dests[0], second, self.as_reg(a_ext), b_ext, combine], ndefs=2)
 
-    def sel_mul24(self, ins):
+    def sel_mad24(self, ins):
+        """mul24 into a temporary, then + c (saturating for .hi.sat.s32)."""
+        t = VOp(self.mf.new_vreg())
+        self.sel_mul24(ins, into=t)
+        c = ins.srcs[2]
+        if "sat" in ins.modifiers:
+            self.saturating_sum(self.dst(ins.dests[0]), t, self.reg_part(c))
+        else:
+            self.emit("IADD3", (), [self.dst(ins.dests[0]), t, self.part_of(c, 0), RZ])
+
+    def sel_mul24(self, ins, into=None):
         """The low 24 bits of each input (sign-extended for .s32) multiplied: .lo keeps bits
         0..31 of the 48-bit product, .hi bits 16..47."""
         hi = "hi" in ins.modifiers
-        a, b = ins.srcs
+        a, b = ins.srcs[:2]
+        dest = into if into is not None else self.dst(ins.dests[0])
         ext = []
         for v in (a, b):
             t = VOp(self.mf.new_vreg())
@@ -592,12 +663,11 @@ class IntegerSelection:
                 self.emit("LOP3", ("LUT",), [t, self.reg_part(v), Imm(0xFFFFFF), RZ, Imm(LUT["and"]), NOT_PT])
             ext.append(t)
         if not hi:
-            self.emit("IMAD", (), [self.dst(ins.dests[0]), ext[0], ext[1], RZ])
+            self.emit("IMAD", (), [dest, ext[0], ext[1], RZ])
             return
         product = VOp(self.mf.new_vreg("R", 2))
         self.emit("IMAD", ("WIDE",) if _signed(ins.type) else ("WIDE", "U32"), [product, ext[0], ext[1], RZ])
-        self.emit("SHF", ("R", "U64"), [self.dst(ins.dests[0]), VOp(product.reg, 0), Imm(0x10),
-                                        VOp(product.reg, 1)])
+        self.emit("SHF", ("R", "U64"), [dest, VOp(product.reg, 0), Imm(0x10), VOp(product.reg, 1)])
 
     def sel_set(self, ins):
         """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones

@@ -692,6 +692,8 @@ class MemorySelection:
             if isinstance(src, ir.Symbol):
                 return self.address_value(d, src)
             return self.copy_value(d, src)
+        if space in ("const", "param") and not isinstance(src, ir.Symbol):
+            return self.cvta_driver_window(d, src, space, to_window)
         if space not in self.WINDOW_BASE:
             raise self.unsupported(f"`cvta` of the {space} window")
         if self.vreg(d).width != 2:
@@ -702,12 +704,42 @@ class MemorySelection:
                           ConstRef(0, base, neg=True), ConstRef(0, base + 4, inv=True))
             return
         if isinstance(src, ir.Symbol):
-            lo = self.window_word(self.placement(src), src.offset)
+            lo, hi = self.window_word(self.placement(src), src.offset), RZ
             if isinstance(lo, Imm):
                 lo = self.reg_part(ir.Const(lo.value, "u32"))
-        else:
-            lo = self.reg_part(src, 0)
-        self.add_wide(d, lo, RZ, ConstRef(0, base), ConstRef(0, base + 4))
+        else:       # a register: all 64 bits plus the window's base, as ptxas
+            lo, hi = self.reg_part(src, 0), self.reg_part(src, 1)
+        self.add_wide(d, lo, hi, ConstRef(0, base), ConstRef(0, base + 4))
+
+    def cvta_driver_window(self, d, src, space: str, to_window: bool) -> None:
+        """cvta of the const or param window: the 64-bit base the driver keeps in constant
+        bank 0 (encoder/arch.py's driver_cbank), plus, for param, the parameters' offset in
+        the bank (ptxas's three-input IADD3 with both carries)."""
+        cbank = self.arch.driver_cbank or {}
+        key = f"{space}_window"
+        if key not in cbank or self.vreg(d).width != 2:
+            raise self.unsupported(f"`cvta` of the {space} window")
+        at = cbank[key]
+        lo, hi = self.reg_part(src, 0), self.reg_part(src, 1)
+        extra = self.arch.param_base if space == "param" else 0
+        self.begin_wide(d)
+        c1, c2 = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        if not extra:
+            self.emit("IADD3", (), [self.dst(d, 0), c1, lo, ConstRef(0, at, neg=to_window), RZ],
+                      ndefs=2)
+            self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), RZ,
+                                        c1, NOT_PT])
+            return
+        k = VOp(self.mf.new_vreg())
+        self.move(k, Imm((-extra if to_window else extra) & 0xFFFFFFFF))
+        k_hi = RZ
+        if to_window:
+            k_hi = VOp(self.mf.new_vreg())
+            self.move(k_hi, Imm(0xFFFFFFFF))
+        self.emit("IADD3", (), [self.dst(d, 0), c1, c2, lo, ConstRef(0, at, neg=to_window), k],
+                  ndefs=3)
+        self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
+                                    c1, c2])
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)
@@ -863,10 +895,16 @@ class MemorySelection:
     def barrier_operands(self, srcs) -> list:
         """The barrier id and the optional thread count, each an immediate or a register
         (`BAR.SYNC 0x1, 0x40`, `BAR.SYNC R2`, `BAR.SYNC 0x2, R0`). Both in registers share one
-        register field in the hardware (ptxas packs them): not done here."""
+        register field in the hardware: as ptxas, the count goes to bits 16..27 of the id's
+        register (`BAR.SYNC R0, R0`)."""
         bar_id = srcs[0]
         if len(srcs) > 1 and not isinstance(bar_id, ir.Const) and not isinstance(srcs[1], ir.Const):
-            raise self.unsupported(f"`{self.ins.opcode}` with both barrier id and thread count computed at run time")
+            self.mf.num_barriers = self.BARRIER_COUNT
+            shifted, packed = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("SHF", ("L", "U32"), [shifted, self.reg_part(srcs[1]), Imm(0x10), RZ])
+            self.emit("LOP3", ("LUT",), [packed, shifted, Imm(0x0FFF0000), self.reg_part(bar_id),
+                                         Imm(0xE2), NOT_PT])
+            return [packed, packed]
         if isinstance(bar_id, ir.Const):
             if bar_id.value < self.BARRIER_COUNT:
                 self.mf.num_barriers = max(self.mf.num_barriers, bar_id.value + 1)
@@ -882,7 +920,8 @@ class MemorySelection:
     def sel_bar(self, ins):
         """`bar.sync/red` (always CTA-aligned): BAR.SYNC/RED.DEFER_BLOCKING; a reduction's
         result comes back through B2R.RESULT."""
-        mode = ins.modifiers[0] if ins.modifiers else None
+        mods = tuple(m for m in ins.modifiers if m != "cta")    # bar.cta.* is bar.*
+        mode = mods[0] if mods else None
         if mode == "warp":
             return self.sel_bar_warp(ins)
         if mode == "sync":
@@ -985,7 +1024,7 @@ class MemorySelection:
                           ndefs=2)
 
     def sel_vote(self, ins):
-        mode = next((m for m in ins.modifiers if m in ("any", "all", "ballot")), None)
+        mode = next((m for m in ins.modifiers if m in ("any", "all", "uni", "ballot")), None)
         if mode is None or "sync" not in ins.modifiers:
             raise self.unsupported(f"`vote.{'.'.join(ins.modifiers)}`")
         p, mask = ins.srcs
@@ -999,7 +1038,9 @@ class MemorySelection:
             self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
         else:
-            self.warp_sync_op("VOTE", (mode.upper(),), [self.dst(ins.dests[0]), src])
+            # vote.uni: the voting lanes agree (VOTE.EQ, as ptxas)
+            self.warp_sync_op("VOTE", ("EQ" if mode == "uni" else mode.upper(),),
+                              [self.dst(ins.dests[0]), src])
 
     def sel_match(self, ins):
         """`match.{any,all}.sync.b32/b64`: MATCH.ANY d, a / MATCH.ALL p, d, a (.U64 for pairs)."""

@@ -33,6 +33,10 @@ from ptx2sass.isel.rounding import DirectedRounding
 from ptx2sass.isel.integer import IntegerSelection
 from ptx2sass.isel.intdiv import IntDivision
 from ptx2sass.isel.carry import CarryArithmetic
+from ptx2sass.isel.cache_ops import CacheOps
+from ptx2sass.isel.classify import Classify
+from ptx2sass.isel.special_regs import SpecialRegisters
+from ptx2sass.isel.logic_ops import LogicOps
 from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.memory import MemorySelection
@@ -42,7 +46,8 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
-               CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups):
+               CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
+               Classify, SpecialRegisters, CacheOps):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None):
@@ -156,7 +161,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             word = (op.value >> (32 * part)) & 0xFFFFFFFF
             return RZ if word == 0 else self.imm32(word)
         if isinstance(op, ir.SpecialReg):
-            return self.special(op)
+            return self.special(op, part)
         raise self.unsupported(f"operand {op!r} of `{self.ins.opcode}`")
 
     def reg_part(self, op, part: int = 0) -> VOp | Reg:
@@ -205,7 +210,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return self.float_imm(op) if allow_imm else self.reg_part(op)
         return self.part_of(op, 0)
 
-    def special(self, sr: ir.SpecialReg):
+    def special(self, sr: ir.SpecialReg, part: int = 0):
         if sr.name in CBANK_SPECIALS:
             return ConstRef(0, CBANK_SPECIALS[sr.name])
         if sr.name in S2R_NAMES:
@@ -214,7 +219,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             return t
         if sr.name == "%warpsize" or sr.name == "WARP_SZ":
             return Imm(32)
-        raise self.unsupported(f"special register {sr.name}")
+        src = self.other_special(sr, part)          # isel/special_regs.py
+        if src is None:
+            raise self.unsupported(f"special register {sr.name}")
+        return src
 
     def extend(self, op, ty: str, part: int = 0):
         """A 32-bit operand holding `op` (of 8/16-bit type `ty`) properly zero/sign-extended."""

@@ -3,7 +3,7 @@ phis nobody reads, go (repeatedly, since removing one frees its inputs)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.uses import use_counts
+from ptx2sass.opt.uses import instr_reads, phi_reads, use_counts
 
 # Opcodes that only compute their results. Memory reads are kept except from .param and
 # .const (a dead global load may still fault, and ptxas keeps volatile ones).
@@ -31,18 +31,40 @@ def is_pure(ins: ir.Instr) -> bool:
 
 
 def remove_dead_code(fn: ir.Function) -> bool:
-    changed = False
-    while True:
-        counts = use_counts(fn)
-        removed = False
-        for block in fn.blocks:
-            kept = [p for p in block.phis if counts.get(p.dest.id, 0)]
-            if len(kept) != len(block.phis):
-                block.phis, removed = kept, True
-            instrs = [i for i in block.instrs
-                      if not (is_pure(i) and not any(counts.get(d.id, 0) for d in i.dests))]
-            if len(instrs) != len(block.instrs):
-                block.instrs, removed = instrs, True
-        if not removed:
-            return changed
-        changed = True
+    """One pass with a worklist: removing a dead operation lowers the use counts of the
+    values it read, and those that reach zero are looked at next (a dead chain goes in one
+    pass, not one link per pass)."""
+    counts = use_counts(fn)
+    definers: dict[int, tuple] = {}          # value id -> ("phi"|"ins", the definer)
+    for block in fn.blocks:
+        for phi in block.phis:
+            definers[phi.dest.id] = ("phi", phi)
+        for ins in block.instrs:
+            if is_pure(ins):
+                for d in ins.dests:
+                    definers[d.id] = ("ins", ins)
+    dead: set[int] = set()                   # ids of removed phis and instructions
+    work = [vid for vid in definers if not counts.get(vid, 0)]
+    while work:
+        kind, node = definers[work.pop()]
+        if id(node) in dead:
+            continue
+        dests = [node.dest] if kind == "phi" else node.dests
+        if any(counts.get(d.id, 0) for d in dests):
+            continue
+        dead.add(id(node))
+        for v in _operands(kind, node):
+            counts[v.id] -= 1
+            if not counts[v.id] and v.id in definers:
+                work.append(v.id)
+    if not dead:
+        return False
+    for block in fn.blocks:
+        block.phis = [p for p in block.phis if id(p) not in dead]
+        block.instrs = [i for i in block.instrs if id(i) not in dead]
+    return True
+
+
+def _operands(kind: str, node) -> list[ir.Value]:
+    """The values a phi or an instruction reads, once per operand (as `use_counts`)."""
+    return phi_reads(node) if kind == "phi" else [v for _, v in instr_reads(node)]

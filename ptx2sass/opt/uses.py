@@ -53,17 +53,27 @@ def reads(fn: ir.Function):
                 if isinstance(v, ir.Value):
                     yield pred, None, v
         for ins in block.instrs:
-            for s in ins.srcs:
-                if isinstance(s, ir.Address):
-                    if isinstance(s.base, ir.Value):
-                        yield block, None, s.base
-                elif isinstance(s, ir.Value):
-                    yield block, ins, s
-            if isinstance(ins.guard, ir.Value):
-                yield block, None, ins.guard
-            for m in ins.merge:
-                if isinstance(m, ir.Value):
-                    yield block, None, m
+            for who, v in instr_reads(ins):
+                yield block, who, v
+
+
+def instr_reads(ins: ir.Instr):
+    """(reader, value) for each operand of `ins` that reads a value (`reads`' readers)."""
+    for s in ins.srcs:
+        if isinstance(s, ir.Address):
+            if isinstance(s.base, ir.Value):
+                yield None, s.base
+        elif isinstance(s, ir.Value):
+            yield ins, s
+    if isinstance(ins.guard, ir.Value):
+        yield None, ins.guard
+    for m in ins.merge:
+        if isinstance(m, ir.Value):
+            yield None, m
+
+
+def phi_reads(phi: ir.Phi) -> list[ir.Value]:
+    return [v for _, v in phi.incoming if isinstance(v, ir.Value)]
 
 
 def readers(fn: ir.Function) -> dict[int, list]:

@@ -1,4 +1,4 @@
-"""Development-time helpers for tests and benchmarks (never used by `run` itself):
+"""Development-time helpers for tests and benchmarks (not part of the installed package):
 a decoder that takes instructions from nvdisasm's listing, and the ZLUDA corpus runner.
 
 The nvdisasm path exists so the emulator can be validated while our own decoder does not
@@ -13,12 +13,13 @@ import numpy as np
 from pathlib import Path
 
 from ptx2sass.encoder.model import Instruction
+from tools.corpora import REPO, shared_dir
 
-from .errors import EmuFault
-from .launch import Launch, LaunchResult, Param, _result
-from .loader import load_program
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import Launch, LaunchResult, Param, _result
+from ptx2sass.emu.loader import load_program
 
-ZLUDA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "zluda"
+ZLUDA_DIR = shared_dir() / "corpus" / "zluda"
 
 
 # nvdisasm spellings that `encoder.sass_text` does not parse (yet): BRX's branch-target note
@@ -97,7 +98,7 @@ def _timing_model(timing):
     """The hazard/cycle model class for a launch: `timing` if given, else the plain one."""
     if timing is not None:
         return timing
-    from .hazards import TimingModel
+    from ptx2sass.emu.hazards import TimingModel
     return TimingModel
 
 
@@ -145,7 +146,7 @@ def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: b
 
 # --------------------------------------------------------------------------- CUDA corpus
 
-CUDA_DIR = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "cuda"
+CUDA_DIR = REPO / "tests" / "corpus" / "cuda"
 
 
 def cuda_reference_module():
@@ -199,7 +200,7 @@ def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None
 
 # --------------------------------------------------------------------------- tinygrad corpus
 
-TINYGRAD_DIR = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "tinygrad"
+TINYGRAD_DIR = REPO / "tests" / "corpus" / "tinygrad"
 
 _NUMPY_DTYPE = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
                 "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
@@ -315,12 +316,12 @@ def tinygrad_references(files: list[str], out_dir: Path, seed: int = 0, timeout:
     import os
     import subprocess
     import sys
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     request = out_dir / "request.json"
     request.write_text(json.dumps({"files": files, "seed": seed}))
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"),
            "DEV": "NULL", "CACHELEVEL": "0", "PYTHONPATH": str(repo)}
-    run = subprocess.run([sys.executable, "-c", "from ptx2sass.emu.testing import _reference_worker; "
+    run = subprocess.run([sys.executable, "-c", "from tools.emu_testing import _reference_worker; "
                           f"_reference_worker({str(out_dir)!r})"],
                          cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:

@@ -1,0 +1,37 @@
+"""Warnings ptxas gives only when asked: `--warn-on-double-precision-use`.
+
+ptxas warns once for every instruction with an `.f64` type, twice for `cvt` and `testp`
+(measured with 13.5: it lowers those in two steps and warns in each; with -Werror it stops
+at the first, so once). Instructions ptxas expands through its internal macro library
+(`div`/`rcp`/`sqrt` of f64 with IEEE rounding) draw further warnings from it that name
+`<macro util>` lines; we warn once for them (as ptxas does with -Werror).
+"""
+from __future__ import annotations
+
+from ptx2sass.errors import CompileError
+from ptx2sass.frontend import ast
+
+DOUBLE_USE = "Program is doing double precision computations."
+_TWICE = frozenset({"cvt", "testp"})
+
+
+def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
+    """One warning per double-precision instruction use, in PTX order (`as_errors`: the
+    count ptxas reaches with -Werror)."""
+    out: list[CompileError] = []
+    for fn in module.functions():
+        if fn.body is None:
+            continue
+        file = fn.file or module.file
+        pending = [iter(fn.body.statements)]       # blocks being read, innermost last
+        while pending:
+            st = next(pending[-1], None)
+            if st is None:
+                pending.pop()
+            elif type(st) is ast.Block:
+                pending.append(iter(st.statements))
+            elif type(st) is ast.Instruction and ".f64" in st.modifiers:
+                times = 2 if st.opcode in _TWICE and not as_errors else 1
+                out.extend(CompileError(DOUBLE_USE, file, st.line, st.column, "warning")
+                           for _ in range(times))
+    return out

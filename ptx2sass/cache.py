@@ -1,0 +1,84 @@
+"""The one cache directory and how its files are read and written.
+
+Every cache of ptx2sass (derived encoding tables, PLY grammar tables a development tree has
+not built yet, the test oracle's tool runs) lives under one folder: `$PTX2SASS_CACHE`, else
+`$XDG_CACHE_HOME/ptx2sass` (an absolute `XDG_CACHE_HOME` only, as the XDG spec says), else
+`~/.cache/ptx2sass`.
+
+A cache is only ever an optimisation: a file that is missing, unreadable, truncated or
+damaged reads as absent (its content carries a checksum), and a folder that cannot be
+written is left alone. Neither changes what is computed, and neither raises.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import zlib
+
+_MAGIC = b"ptx2sass-cache-1\n"
+
+
+def cache_dir(*parts: str) -> str:
+    explicit = os.environ.get("PTX2SASS_CACHE")
+    if explicit:
+        root = explicit
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "ptx2sass")
+    return os.path.join(root, *parts)
+
+
+def encode(content) -> bytes:
+    """`content` (plain data: what marshal takes) as bytes with a magic line and a CRC."""
+    payload = marshal.dumps(content)
+    return _MAGIC + zlib.crc32(payload).to_bytes(4, "little") + payload
+
+
+def decode(data: bytes):
+    """The content `encode` wrote, or None when `data` is not such a file, intact."""
+    head = len(_MAGIC) + 4
+    if not data.startswith(_MAGIC) or len(data) < head:
+        return None
+    payload = memoryview(data)[head:]
+    if zlib.crc32(payload).to_bytes(4, "little") != data[len(_MAGIC):head]:
+        return None
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def read(path: str):
+    """The content of a cache file, or None when it is absent, unreadable or damaged."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    return decode(data)
+
+
+def write(path: str, content) -> None:
+    """Write a cache file atomically (other processes may be reading it); give up quietly
+    when the folder cannot be written."""
+    write_bytes(path, encode(content))
+
+
+def write_text(path: str, text: str) -> None:
+    """`write` for a file whose readers check its content themselves (the oracle's JSON)."""
+    write_bytes(path, text.encode())
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -1,0 +1,59 @@
+"""Cache control and address-space queries: prefetch/prefetchu (CCTL.E.PF1/PF2, CCTLL for
+local addresses), applypriority and discard of L2 lines (CCTL.E.DML2 / .RML2), isspacep
+(QSPC), as ptxas writes them for sm_8x."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Imm
+from ptx2sass.isel.common import PT, RZ
+from ptx2sass.mir import VMem, VOp
+
+# prefetch level / eviction priority -> CCTL operation
+PREFETCH = {"L1": "PF1", "L2": "PF2", "L2::evict_last": "PML2", "L2::evict_normal": "PF2"}
+QSPC_SPACES = {"shared": "S", "global": "G", "local": "L"}
+
+
+class CacheOps:
+    def cctl_address(self, addr, space: str) -> VMem:
+        """CCTL's operand: a 64-bit address printed without `.64` (`[R2]`); the offset is
+        added first (ptxas does the same)."""
+        mem = self.offset_added(self.memory_operand(addr, space))
+        return VMem(mem.base, 0, wide=True, suffix64=False)
+
+    def sel_prefetch(self, ins):
+        level = next(m for m in ins.modifiers if m in PREFETCH)
+        if ins.space == "local":      # CCTLL on the 32-bit local address
+            mem = self.offset_added(self.memory_operand(ins.srcs[0], "local"))
+            self.emit("CCTLL", (PREFETCH[level],), [VMem(mem.base, 0, wide=False)], ndefs=0)
+            return
+        self.emit("CCTL", ("E", PREFETCH[level]), [self.cctl_address(ins.srcs[0], "global")],
+                  ndefs=0)
+
+    def sel_prefetchu(self, ins):
+        self.emit("CCTL", ("E", "PF1"), [self.cctl_address(ins.srcs[0], "global")], ndefs=0)
+
+    def sel_applypriority(self, ins):
+        """applypriority.L2::evict_normal: the line's priority back to normal (DML2)."""
+        self.emit("CCTL", ("E", "DML2"), [self.cctl_address(ins.srcs[0], "global")], ndefs=0)
+
+    def sel_discard(self, ins):
+        """discard.L2: the line dropped without write-back (RML2)."""
+        self.emit("CCTL", ("E", "RML2"), [self.cctl_address(ins.srcs[0], "global")], ndefs=0)
+
+    def sel_isspacep(self, ins):
+        """QSPC.E.<S|G|L> of the generic address; ptxas's constant window is empty on sm_8x
+        (its range test is always false), so isspacep.const is false."""
+        space = ins.space or next(m.split("::")[0] for m in ins.modifiers)
+        p = self.dst(ins.dests[0])
+        if space == "const":
+            self.emit("PLOP3", ("LUT",), [p, PT, PT, PT, PT, Imm(0), Imm(0)])
+            return
+        if space not in QSPC_SPACES:
+            raise self.unsupported(f"`isspacep.{space}`")
+        a = ins.srcs[0]
+        if isinstance(a, ir.Value) and self.vreg(a).width == 2:
+            base = VOp(self.vreg(a))
+        else:
+            base = self.pair_of(a)
+        self.emit("QSPC", ("E", QSPC_SPACES[space]),
+                  [p, RZ, VMem(base, 0, wide=True, suffix64=False)], ndefs=2)

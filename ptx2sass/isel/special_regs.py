@@ -1,0 +1,69 @@
+"""Special registers beyond the thread/block ids: clocks and timers (CS2R, 32- or 64-bit,
+as ptxas reads them), performance counters, SM/warp placement, shared-memory sizes and the
+launch facts the driver keeps in constant bank 0 (offsets per arch: encoder/arch.py's
+`driver_cbank`)."""
+from __future__ import annotations
+
+from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
+from ptx2sass.isel.common import RZ
+from ptx2sass.mir import IMPLICIT_DEF, VOp
+
+# read with CS2R.32 (one word) or CS2R (a register pair, both halves at one instant)
+CS2R_32 = {"%clock": "SR_CLOCKLO", "%clock_hi": "SR_CLOCKHI",
+           "%globaltimer_lo": "SR_GLOBALTIMERLO", "%globaltimer_hi": "SR_GLOBALTIMERHI",
+           **{f"%pm{i}": f"SR_PM{i}" for i in range(8)}}
+CS2R_64 = {"%clock64": "SR_CLOCKLO", "%globaltimer": "SR_GLOBALTIMERLO",
+           **{f"%pm{i}_64": f"SR_PM{i}" for i in range(8)}}
+# constant bank 0 words the driver fills (`driver_cbank` key; 64-bit ones take two words)
+DRIVER_WORDS = {"%dynamic_smem_size": "dynamic_smem", "%nsmid": "nsmid", "%gridid": "gridid",
+                "%reserved_smem_offset_end": "reserved_smem_end",
+                "%reserved_smem_offset_1": "reserved_smem_1", "%current_graph_exec": "graph_exec"}
+# the CTA's shared memory without the reserved part: SR_SMEMSZ - c[0x0][reserved_smem]
+SMEM_SIZES = ("%total_smem_size", "%reserved_smem_offset_begin", "%reserved_smem_offset_0")
+
+
+class SpecialRegisters:
+    def other_special(self, sr, part: int = 0):
+        """The operand for part `part` (32-bit word) of special register `sr`, or None."""
+        name = sr.name
+        info = self.arch
+        if name in CS2R_32:
+            t = VOp(self.mf.new_vreg())
+            self.emit("CS2R", ("32",), [t, SpecialReg(CS2R_32[name])])
+            return t
+        if name in CS2R_64:
+            # both words from one read: cached for the instruction being selected
+            key = (id(self.ins), name)
+            cache = self.__dict__.setdefault("_special_pairs", {})
+            if key not in cache:
+                pair = VOp(self.mf.new_vreg("R", 2))
+                self.emit("CS2R", (), [pair, SpecialReg(CS2R_64[name])])
+                cache[key] = pair
+            return VOp(cache[key].reg, part)
+        cbank = info.driver_cbank or {}
+        if name.startswith("%envreg") and "envreg" in cbank:
+            return ConstRef(0, cbank["envreg"] + 4 * int(name[len("%envreg"):]))
+        if name in DRIVER_WORDS and DRIVER_WORDS[name] in cbank:
+            return ConstRef(0, cbank[DRIVER_WORDS[name]] + 4 * part)
+        if name in SMEM_SIZES and "reserved_smem" in cbank:
+            t, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
+            self.emit("IADD3", (), [d, t, ConstRef(0, cbank["reserved_smem"], neg=True), RZ])
+            return d
+        if name == "%reserved_smem_offset_cap":
+            t = VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
+            return t
+        if name == "%smid":
+            t = VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_VIRTUALSMID")])
+            return t
+        if name == "%warpid":       # bits 8..14 of SR_VIRTID
+            t, u, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_VIRTID")])
+            self.emit("SHF", ("R", "U32", "HI"), [u, RZ, Imm(0x8), t])
+            self.emit("SGXT", ("U32",), [d, u, Imm(0x7)])
+            return d
+        if name == "%nwarpid" and info.max_warps_per_sm:
+            return Imm(info.max_warps_per_sm)
+        return None

@@ -1,0 +1,311 @@
+"""The command's inputs and output against the pinned ptxas: several input files in one run,
+function linkage across declarations and files, odd input bytes, and the output file written
+through its path (links, pipes, hard links, permissions).
+
+Expectations are ptxas's own behaviour on the same files (cached oracle runs), never ours."""
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ptx2sass import cli, oracle
+
+HEADER = ".version 8.0\n.target sm_89\n.address_size 64\n"
+PROTO = ".func (.param .u32 r) f(.param .u32 x)"
+BODY = "{\n.reg .u32 %r<3>;\nld.param.u32 %r1, [x];\nadd.u32 %r2, %r1, 7;\nst.param.u32 [r], %r2;\nret;\n}"
+CALLER = """.visible .entry k(.param .u64 p)
+{
+.reg .u64 %rd1;
+.reg .u32 %r<3>;
+ld.param.u64 %rd1, [p];
+ld.global.u32 %r1, [%rd1];
+{ .param .u32 a; .param .u32 r; st.param.u32 [a], %r1;
+call (r), f, (a); ld.param.u32 %r2, [r]; }
+st.global.u32 [%rd1], %r2;
+ret;
+}
+"""
+LINKAGES = {"extern": ".extern ", "visible": ".visible ", "plain": "", "weak": ".weak "}
+ENTRY_ONLY = ".visible .entry k() { ret; }\n"
+
+
+def _both(files: dict[str, str | bytes], argv: list[str], tmp_path: Path, capsys, monkeypatch,
+          output: str = "out.o"):
+    """(ptxas's run, our (rc, stderr with ptxas's name, output bytes or None))."""
+    data = {name: text.encode("latin-1") if isinstance(text, str) else text
+            for name, text in files.items()}
+    theirs = oracle._run_cached("ptxas", argv + ["-o", output], data, output)
+    for name, blob in data.items():
+        (tmp_path / name).write_bytes(blob)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    rc = cli.main(argv + ["-o", output])
+    err = capsys.readouterr().err.replace("ptx2sass ", "ptxas ")
+    out = tmp_path / output
+    return theirs, (rc, err, out.read_bytes() if out.is_file() else None)
+
+
+def _assert_same(theirs, ours):
+    rc, err, output = ours
+    assert (rc, err) == (theirs.returncode, theirs.stderr)
+    assert (output is None) == (theirs.output is None)
+
+
+# ---------------------------------------------------------------------------- linkage
+
+def _linkage_texts():
+    """One file declaring/defining `f` twice with every pair of linkages, and once alone."""
+    texts = {}
+    for (a, la), (b, lb) in itertools.product(LINKAGES.items(), repeat=2):
+        for first, second in itertools.product(("decl", "def"), repeat=2):
+            one = la + PROTO + (";" if first == "decl" else "\n" + BODY)
+            two = lb + PROTO + (";" if second == "decl" else "\n" + BODY)
+            texts[f"{a}_{first}-{b}_{second}"] = HEADER + one + "\n" + two + "\n" + ENTRY_ONLY
+    for a, la in LINKAGES.items():
+        for first in ("decl", "def"):
+            one = la + PROTO + (";" if first == "decl" else "\n" + BODY)
+            texts[f"{a}_{first}"] = HEADER + one + "\n" + ENTRY_ONLY
+    return texts
+
+
+LINKAGE_TEXTS = _linkage_texts()
+
+
+@pytest.mark.parametrize("compile_only", [False, True], ids=["whole", "c"])
+@pytest.mark.parametrize("name", sorted(LINKAGE_TEXTS))
+def test_function_linkage_rules_match_ptxas(name, compile_only, tmp_path, capsys, monkeypatch):
+    argv = ["-arch=sm_89", "x.ptx"] + (["-c"] if compile_only else [])
+    theirs, ours = _both({"x.ptx": LINKAGE_TEXTS[name]}, argv, tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+# ---------------------------------------------------------------------------- several inputs
+
+def _caller(linkage: str) -> str:
+    return HEADER + linkage + PROTO + ";\n" + CALLER
+
+
+def _callee(linkage: str) -> str:
+    return HEADER + linkage + PROTO + "\n" + BODY + "\n"
+
+
+@pytest.mark.parametrize("compile_only", [False, True], ids=["whole", "c"])
+@pytest.mark.parametrize("order", ["caller-first", "callee-first"])
+@pytest.mark.parametrize("decl,defn", [(a, b) for a in LINKAGES for b in LINKAGES if b != "extern"])
+def test_calls_across_input_files_match_ptxas(decl, defn, order, compile_only, tmp_path, capsys,
+                                              monkeypatch):
+    """A file may call what another file of the same run defines; what is visible from one
+    file to the next follows ptxas (a function without linkage belongs to its file)."""
+    files = {"caller.ptx": _caller(LINKAGES[decl]), "callee.ptx": _callee(LINKAGES[defn])}
+    names = list(files) if order == "caller-first" else list(reversed(files))
+    argv = ["-arch=sm_89", *names] + (["-c"] if compile_only else [])
+    theirs, ours = _both(files, argv, tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+VECADD = (Path(__file__).resolve().parent.parent / "examples" / "vecadd.ptx").read_text()
+VECADD2 = VECADD.replace("vecadd", "vecadd2")
+
+
+def _kernel_names(cubin: bytes) -> list[str]:
+    from ptx2sass.encoder.cubin import read_cubin
+    return [k.name for k in read_cubin(cubin).kernels]
+
+
+@pytest.mark.parametrize("names", [["a.ptx", "b.ptx"], ["b.ptx", "a.ptx"], ["a.ptx", "a.ptx"],
+                                   ["a.ptx", "b.ptx", "v7.ptx"]])
+def test_several_inputs_compile_as_one_program(names, tmp_path, capsys, monkeypatch):
+    """ptxas compiles several files into one cubin, as if they were one file; a second
+    definition is an error in the file that repeats it."""
+    files = {"a.ptx": VECADD, "b.ptx": VECADD2,
+             "v7.ptx": VECADD.replace(".version 8.0", ".version 7.0").replace("vecadd", "v7")}
+    theirs, ours = _both(files, ["-arch=sm_89", *names], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+    if theirs.output is not None:
+        assert _kernel_names(ours[2]) == _kernel_names(theirs.output)
+
+
+def test_several_inputs_give_the_cubin_of_their_concatenation(tmp_path, capsys, monkeypatch):
+    joined = VECADD + "\n".join(line for line in VECADD2.splitlines()
+                                if not line.startswith((".version", ".target", ".address_size")))
+    _, (rc1, _, separate) = _both({"a.ptx": VECADD, "b.ptx": VECADD2},
+                                  ["-arch=sm_89", "a.ptx", "b.ptx"], tmp_path, capsys, monkeypatch)
+    _, (rc2, _, together) = _both({"ab.ptx": joined}, ["-arch=sm_89", "ab.ptx"], tmp_path, capsys,
+                                  monkeypatch, output="ab.o")
+    assert rc1 == rc2 == 0 and separate == together
+
+
+# ---------------------------------------------------------------------------- input bytes
+
+BYTES_CASES = {
+    "nul_in_comment": HEADER + "// before \0 after\n" + ENTRY_ONLY,
+    "nul_at_end": HEADER + ENTRY_ONLY + "\0",
+    "nul_in_statement": HEADER + ".visible .entry k() { ret\0; }\n",
+    "nul_after_non_ascii": HEADER + "\xc3\xa9\n" + ENTRY_ONLY + "\0",
+    "non_ascii_after_nul": HEADER + ENTRY_ONLY + "\0\xc3\xa9\n",
+    "non_ascii_in_comment": HEADER + "// caf\xc3\xa9\n" + ENTRY_ONLY,
+    "non_ascii_in_code": HEADER + ENTRY_ONLY.rstrip("\n") + " \xc3\xa9\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BYTES_CASES))
+def test_odd_input_bytes_as_ptxas(name, tmp_path, capsys, monkeypatch):
+    theirs, ours = _both({"x.ptx": BYTES_CASES[name]}, ["-arch=sm_89", "x.ptx"], tmp_path,
+                         capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def test_directory_as_input_reads_as_empty_file(tmp_path, capsys, monkeypatch):
+    theirs = oracle._run_cached("ptxas", ["-arch=sm_89", "x.ptx"], {"x.ptx": b""}, "elf.o")
+    (tmp_path / "d").mkdir()
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    rc = cli.main(["-arch=sm_89", "d"])
+    err = capsys.readouterr().err.replace("ptx2sass ", "ptxas ")
+    assert rc == theirs.returncode == 255
+    assert err == theirs.stderr.replace("'x.ptx'", "'d'").replace("x.ptx,", "d,")
+
+
+# ---------------------------------------------------------------------------- output file
+
+def _compile_to(target: str, tmp_path: Path, capsys, monkeypatch) -> tuple[int, str]:
+    (tmp_path / "k.ptx").write_text(VECADD)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    rc = cli.main(["-arch=sm_89", "k.ptx", "-o", target])
+    return rc, capsys.readouterr().err
+
+
+def _reference_cubin(tmp_path, capsys, monkeypatch) -> bytes:
+    rc, _ = _compile_to("plain.o", tmp_path, capsys, monkeypatch)
+    assert rc == 0
+    return (tmp_path / "plain.o").read_bytes()
+
+
+def test_symbolic_link_is_written_through(tmp_path, capsys, monkeypatch):
+    expected = _reference_cubin(tmp_path, capsys, monkeypatch)
+    (tmp_path / "link.o").symlink_to("target.o")
+    rc, err = _compile_to("link.o", tmp_path, capsys, monkeypatch)
+    assert (rc, err) == (0, "")
+    assert (tmp_path / "link.o").is_symlink()
+    assert (tmp_path / "target.o").read_bytes() == expected
+
+
+def test_pipe_is_written_through(tmp_path, capsys, monkeypatch):
+    """A FIFO (like a device node or `/proc/self/fd/1`) is opened and written, never replaced."""
+    expected = _reference_cubin(tmp_path, capsys, monkeypatch)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    rc, err = _compile_to("fifo", tmp_path, capsys, monkeypatch)
+    reader.join(timeout=60)
+    assert (rc, err) == (0, "")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received == [expected]
+
+
+def test_stdout_through_proc_link(tmp_path):
+    """`-o /proc/self/fd/1` sends the cubin to standard output, as ptxas does."""
+    (tmp_path / "k.ptx").write_text(VECADD)
+    theirs = subprocess.run([str(oracle.tool_path("ptxas")), "-arch=sm_89", "k.ptx", "-o",
+                             "/proc/self/fd/1"], cwd=tmp_path, capture_output=True)
+    ours = subprocess.run([sys.executable, "-m", "ptx2sass", "-arch=sm_89", "k.ptx", "-o",
+                           "/proc/self/fd/1"], cwd=tmp_path, capture_output=True)
+    assert theirs.returncode == ours.returncode == 0
+    assert len(theirs.stdout) > 0 and _kernel_names(ours.stdout) == _kernel_names(theirs.stdout)
+
+
+def test_hard_linked_file_is_written_in_place(tmp_path, capsys, monkeypatch):
+    expected = _reference_cubin(tmp_path, capsys, monkeypatch)
+    (tmp_path / "out.o").write_bytes(b"previous")
+    os.link(tmp_path / "out.o", tmp_path / "other.o")
+    rc, _ = _compile_to("out.o", tmp_path, capsys, monkeypatch)
+    assert rc == 0
+    assert (tmp_path / "other.o").read_bytes() == expected
+    assert os.stat(tmp_path / "out.o").st_ino == os.stat(tmp_path / "other.o").st_ino
+
+
+def test_replaced_file_keeps_its_permissions(tmp_path, capsys, monkeypatch):
+    expected = _reference_cubin(tmp_path, capsys, monkeypatch)
+    (tmp_path / "out.o").write_bytes(b"previous")
+    os.chmod(tmp_path / "out.o", 0o640)
+    rc, _ = _compile_to("out.o", tmp_path, capsys, monkeypatch)
+    assert rc == 0 and (tmp_path / "out.o").read_bytes() == expected
+    assert stat.S_IMODE(os.stat(tmp_path / "out.o").st_mode) == 0o640
+
+
+def test_file_we_may_not_write_is_refused(tmp_path, capsys, monkeypatch):
+    """ptxas cannot open a file its user may not write, and says so; the file stays.
+    (Run as root, every file is writable: the check is `os.access`, stubbed there.)"""
+    (tmp_path / "out.o").write_bytes(b"previous")
+    os.chmod(tmp_path / "out.o", 0o444)
+    if os.geteuid() == 0:
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p).endswith("out.o")
+                            and mode & os.W_OK else real(p, mode, **kw))
+    rc, err = _compile_to("out.o", tmp_path, capsys, monkeypatch)
+    assert rc == 255
+    assert err == "ptx2sass fatal   : Output file 'out.o' could not be opened\n"
+    assert (tmp_path / "out.o").read_bytes() == b"previous"
+
+
+# ---------------------------------------------------------------------------- -v details
+
+DIRECTIVES = HEADER + "".join(
+    f".visible .entry {name}() {directive} {{ ret; }}\n"
+    for name, directive in (("k1", ".maxntid 256"), ("k2", ".maxnreg 32"),
+                            ("k3", ".reqntid 64"), ("k4", "")))
+
+
+@pytest.mark.parametrize("limit", ["40", "16", "archmin", "archmax", "300"])
+def test_maxrregcount_notes_in_verbose_output(limit, tmp_path, capsys, monkeypatch):
+    """`-v -maxrregcount N`: ptxas's note per entry (or none, or the .maxnreg one), the
+    value it names for archmin/archmax/too big/too small, and one compile time per kernel."""
+    argv = ["-arch=sm_89", "-v", "-maxrregcount", limit, "x.ptx"]
+    theirs, ours = _both({"x.ptx": DIRECTIVES}, argv, tmp_path, capsys, monkeypatch)
+
+    def notes(err: str) -> list[str]:
+        return [ln for ln in err.splitlines() if "Overriding" in ln or "warning" in ln]
+    assert ours[0] == theirs.returncode == 0
+    assert notes(ours[1]) == notes(theirs.stderr) and notes(theirs.stderr)
+    assert ours[1].count("Compile time") == theirs.stderr.count("Compile time") == 4
+
+
+def test_lines_name_ptxas_when_invoked_as_ptxas(tmp_path, capsys, monkeypatch):
+    """One rule for every line: the name the command was invoked under."""
+    (tmp_path / "k.ptx").write_text(VECADD)
+    monkeypatch.chdir(tmp_path)
+    for invoked, name in (("/usr/local/bin/ptxas", "ptxas"), ("/x/ptx2sass", "ptx2sass"),
+                          ("/x/__main__.py", "ptx2sass")):
+        monkeypatch.setattr(sys, "argv", [invoked])
+        capsys.readouterr()
+        assert cli.main(["-arch=sm_89", "-v", "k.ptx", "-maxrregcount", "999"]) == 0
+        err = capsys.readouterr().err.splitlines()
+        assert err and all(ln.startswith(name + " ") or ln.startswith("    ") for ln in err)
+
+
+@pytest.mark.parametrize("options", [["-maxntid", "512"], ["-maxntid", "256,2"],
+                                     ["-maxntid", "1024", "-maxrregcount", "100"],
+                                     ["-maxntid", "128", "-override-directive-values"],
+                                     ["-minnctapersm", "2"]])
+def test_launch_bound_options_reach_the_cubin(options, tmp_path, capsys, monkeypatch):
+    """-maxntid stands in for a missing `.maxntid` (recorded in the cubin as ptxas records
+    it), unless -maxrregcount is given; with --override-directive-values it replaces one."""
+    text = VECADD.replace(".entry vecadd(", ".entry vecadd(").replace(
+        "\n{", "\n.maxntid 64, 1, 1\n{", 1) if "-override-directive-values" in options else VECADD
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "x.ptx", *options], tmp_path, capsys,
+                         monkeypatch)
+    _assert_same(theirs, ours)
+    from ptx2sass.encoder.cubin import read_cubin
+    assert [k.max_threads for k in read_cubin(ours[2]).kernels] == \
+        [k.max_threads for k in read_cubin(theirs.output).kernels]
