@@ -120,6 +120,8 @@ class Launch:
         with gc_paused():
             self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
         self.steps = self.decoded.steps
+        # warps that may contend through atomics run one at a time (machine._run_rounds)
+        self.sequential = self.decoded.atomics
         self.const: ConstantBanks | None = None
 
     def flag_convergence(self, offset: int, message: str) -> None:
@@ -200,7 +202,7 @@ class Launch:
         gx, gy, gz = self.grid
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
-        batch = max(1, BATCH_LANES // per_cta)
+        batch = 1 if self.sequential else max(1, BATCH_LANES // per_cta)
         with gc_paused():
             for start in range(0, len(ctaids), batch):
                 machine = Machine(self, ctaids[start:start + batch])

@@ -368,6 +368,7 @@ class Machine:
         self.steps = launch.steps
         self.decoded = launch.decoded
         self.explicit = getattr(launch, "reconverge", "optimistic") == "explicit"
+        self.sequential = launch.sequential
         self.regcount_limit = launch.regcount_limit
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
@@ -583,6 +584,8 @@ class Machine:
 
     # ---------------------------------------------------------------- the loop
     def run(self, budget: Budget) -> None:
+        if self.sequential:
+            return self._run_rounds(budget)
         while True:
             g = self._form() if self.alive else None
             if g is None:
@@ -593,16 +596,50 @@ class Machine:
                 self._deadlock()
             self._run_group(g, budget)
 
-    def _run_group(self, g: Group, budget: Budget) -> None:
+    def _run_rounds(self, budget: Budget) -> None:
+        """Warps one at a time, in rounds: each runs up to QUANTUM instructions (until it
+        waits or exits), CTA barriers release after a round. Programs whose warps contend
+        through atomics run so (Launch.sequential): how many times a CAS loop retries then
+        depends on the schedule, and this is the one the emulator has always used."""
+        while True:
+            progressed = False
+            for w in range(self.nwarps):
+                n = 0
+                while n < QUANTUM:
+                    if self.dirty:
+                        self._reselect()
+                    p = int(self.sel_pc[w])
+                    if p == _NO_PC:
+                        if not self.warp(w).release_convergence():
+                            break
+                        continue
+                    idx = np.flatnonzero(self.sel[w * LANES:(w + 1) * LANES]) + w * LANES
+                    g = Group(self, idx, np.array([w]), p)
+                    if not self.explicit:
+                        rest = (self.state[w * LANES:(w + 1) * LANES] == READY) & \
+                            ~self.sel[w * LANES:(w + 1) * LANES]
+                        if np.count_nonzero(rest):
+                            g.merge = int(self.pc[w * LANES:(w + 1) * LANES][rest].min())
+                    n += self._run_group(g, budget, QUANTUM - n)
+                progressed |= n > 0
+            if not (self.state != EXITED).any():
+                return
+            if self._release_barriers(range(len(self.ctaids))):
+                continue
+            if not progressed:
+                self._deadlock()
+
+    def _run_group(self, g: Group, budget: Budget, limit: int = 0) -> int:
         """Run group `g` until it must form again: control flow that changed its lanes, a PC
-        where other warps or lanes join, the end of a turn."""
+        where other warps or lanes join, the end of a turn (or of `limit` instructions).
+        Returns how many instructions it ran."""
         steps = self.steps
         nw = len(g.warps)
         p = g.pc
         stop = min(g.stop, g.merge)
         active = g.active
         fast_ok = not self.tracing
-        left = self._turn_left if self._turn_left > 0 else QUANTUM
+        left = limit or (self._turn_left if self._turn_left > 0 else QUANTUM)
         used, limit = budget.used, budget.limit
         one = g.width == 1
         # traced, the fast path serves groups of one warp (where no warp's footprint can
@@ -688,8 +725,9 @@ class Machine:
             if p == g.merge:
                 self.dirty.update(g.warps.tolist())
         self.launch.thread_instructions += ran * g.width
-        if ran >= QUANTUM or self._turn_left > 0 or self.nwarps > 1:
+        if not self.sequential and (ran >= QUANTUM or self._turn_left > 0 or self.nwarps > 1):
             self._account(ran)
+        return ran
 
     def _general(self, g: Group, step, p: int) -> None:
         """One instruction with everything the fast path leaves out: control flow,
@@ -724,7 +762,7 @@ class Machine:
                     self._explicit_after(g, step, p)
                 if self.tracing:
                     self.timing.step(self, step, g.warps, g.bits, self.reads, self.writes)
-        if step.releases and self.alive and np.count_nonzero(self.state == AT_BAR):
+        if step.releases and self.alive and not self.sequential and np.count_nonzero(self.state == AT_BAR):
             self._release_barriers(sorted(set((g.warps // self.warps_per_cta).tolist())))
 
     def _per_warp(self, g: Group, step, p: int) -> None:

@@ -59,6 +59,8 @@ class DataAddress:
 # Semantics modules whose handlers may change lane PCs or states (branches, calls, exits,
 # convergence and CTA barriers); the machine keeps a group running on only across others.
 CONTROL_MODULES = {"ptx2sass.emu.ops_control"}
+# Read-modify-write memory operations: warps that use them may contend.
+ATOMICS = {"ATOM", "ATOMG", "ATOMS", "RED", "REDG"}
 # Instructions after which CTA barriers may complete (arrivals, exits).
 RELEASING = {"BAR", "EXIT", "KILL"}
 
@@ -132,6 +134,7 @@ class Decoded:
         self.data_immediate = data_immediate
         self.steps: dict[int, Step] = {}
         self.imm32: dict[int, object] = {}
+        self.atomics = any(ins.opcode in ATOMICS for _, ins in program.instructions)
 
     def step(self, offset: int) -> Step | None:
         """The step at `offset` (None: no instruction there)."""
