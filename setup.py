@@ -63,5 +63,5 @@ class BuildWithDerivedData(build_py):
 
 packages, package_dir = discover()
 setup(packages=packages, package_dir=package_dir,
-      package_data={"": ["*.json"]},     # encoding tables, the PTX inventory, latencies
+      package_data={"": ["*.json", "*.spec"]},   # encoding tables, PTX inventory, latencies
       cmdclass={"build_py": BuildWithDerivedData})

@@ -198,7 +198,7 @@ def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
 
 
 def _readback_ok(cubin: bytes, codes) -> bool:
-    from ptx2sass.emu.testing import _parseable
+    from tools.emu_testing import _parseable
     from ptx2sass.encoder.model import Label
     from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 
