@@ -2,7 +2,9 @@
 ptx2sass, run in the emulator with the hazard check, compared with the NumPy reference.
 Prints the counts and the launches that differ or are refused (by reason).
 
-    .venv/bin/python bench/cuda_corpus.py
+    .venv/bin/python bench/cuda_corpus.py [-g] [--arch sm_90]
+
+With -g, compiled as `ptx2sass -g` compiles (debug information, no optimisation).
 """
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ from ptx2sass import CompileError, codegen  # noqa: E402
 from tools import emu_testing as testing  # noqa: E402
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    arch = args[args.index("--arch") + 1] if "--arch" in args else "sm_89"
+    options = {"debug": True, "opt_level": 0} if "-g" in args else {}
     ref = testing.cuda_reference_module()
     launches = ref.load_manifest()
     counts: collections.Counter = collections.Counter()
@@ -25,16 +30,20 @@ def main() -> int:
     for entry in launches:
         try:
             out = testing.run_cuda_launch(entry, ref, hazard_check=True,
-                                          compiler=lambda text, name: codegen.compile_ptx(text, "sm_89", name))
+                                          compiler=lambda text, name: codegen.compile_ptx(text, arch, name, **options))
         except CompileError as e:
             counts["refused"] += 1
             refusals[f"{entry['ptx']}: {e.message}"] += 1
             continue
         counts["pass" if out.passed else "differ"] += 1
+        if out.result is not None and out.result.hazards:
+            counts["with hazards"] += 1
+            differ.append(f"{entry['name']}: hazard {out.result.hazards[0]}")
         if not out.passed:
             differ.append(f"{entry['name']}: {out.reason[:120]}")
-    print(f"CUDA corpus, {len(launches)} launches: {counts['pass']} match NumPy with our cubins, "
-          f"{counts['differ']} differ or fault, {counts['refused']} refused")
+    print(f"CUDA corpus ({arch}), {len(launches)} launches: {counts['pass']} match NumPy with our cubins, "
+          f"{counts['differ']} differ or fault, {counts['refused']} refused, "
+          f"{counts['with hazards']} with hazards")
     for line in differ:
         print("  differs:", line)
     for reason, n in refusals.most_common():
@@ -43,4 +52,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,21 +1,24 @@
 """Code quality (issue 6): per corpus kernel our compiler supports, our registers, static
 instructions and emulated cycles against ptxas -O3's, with geometric means per corpus.
 
-    .venv/bin/python bench/quality.py [--corpus zluda|tinygrad|triton ...] [--limit N]
-                                      [--worst N] [--all]
+    .venv/bin/python bench/quality.py [--arch sm_90] [--corpus zluda|tinygrad|triton ...]
+                                      [--limit N] [--worst N] [--all]
 
 Corpora: ZLUDA (`../shared/corpus/zluda`, the manifest's launch and expected output),
+CUDA (`tests/corpus/cuda`, the manifest's launch and NumPy reference),
 tinygrad (`tests/corpus/tinygrad`, the manifest's launch on `tinygrad_inputs`) and Triton
 (`tests/corpus/triton`, `tests/triton_corpus.py`'s inputs and launch). The default run is
-every ZLUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
+every ZLUDA, CUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
 tinygrad kernels of at most 4096 threads; `--limit N` caps every corpus to N kernels spread
 evenly over its manifest.
 
 Registers: the cubin's register count (ours / ptxas's). Instructions: the kernel's text as
 nvdisasm reads it, without NOP padding and the final self-branch. Cycles: the emulator's
-timing model (emu.hazards.TimingModel). A kernel is measured only when both cubins run and
+single-warp estimate (emu.hazards.TimingModel); SM cycles: the SM-level model on the
+arch's GPU (emu.timing: occupancy, pipes, caches, bank conflicts; `--no-sm-model` skips it). A kernel is measured only when both cubins run and
 our output buffers equal ptxas's bit for bit (and, for ZLUDA, the manifest's expected
-output). Ratios are ours / ptxas (lower is better).
+output). Ratios are ours / ptxas (lower is better). `--arch` (default sm_89): both
+compilers target it; the hazards the checker finds in ptxas's cubins are counted too.
 """
 from __future__ import annotations
 
@@ -35,8 +38,13 @@ from tools.emu_testing import (TINYGRAD_DIR, _parseable, cubin_listing_decoder, 
                                   tinygrad_manifest, zluda_manifest, zluda_ptx)
 from ptx2sass.encoder.cubin import read_cubin  # noqa: E402
 from ptx2sass.encoder.sass_text import parse_listing  # noqa: E402
+from ptx2sass.emu.timing.facts import NoTimingFacts  # noqa: E402
+from ptx2sass.emu.timing.model import from_result  # noqa: E402
+from ptx2sass.emu.timing.occupancy import LaunchTooLarge  # noqa: E402
+from ptx2sass.emu.timing.trace import Tee  # noqa: E402
 
 MAX_THREADS = 4096
+SM_MODEL = True          # also time both cubins on the SM-level model (emu.timing)
 
 
 def static_instructions(cubin: bytes, kernel: str) -> int:
@@ -66,7 +74,7 @@ class Zluda:
         return e["name"], zluda_ptx(e), e["kernel"], e["ptx"]
 
     def launch(self, e, cubin):
-        run = run_zluda(e, hazard_check=True, cubin=cubin)
+        run = run_zluda(e, hazard_check=True, cubin=cubin, timing=Tee.checked if SM_MODEL else None)
         if not run.passed:
             return None, run.reason
         return run.result, run.result.buffers
@@ -83,7 +91,7 @@ class Tinygrad:
         return e["file"][:-4], (TINYGRAD_DIR / e["file"]).read_text(), e["entry"], e["file"]
 
     def launch(self, e, cubin):
-        run = run_tinygrad(e, hazard_check=True, cubin=cubin)
+        run = run_tinygrad(e, hazard_check=True, cubin=cubin, timing=Tee.checked if SM_MODEL else None)
         if not run.ok:
             return None, run.reason
         return run.result, run.result.buffers
@@ -106,14 +114,39 @@ class Triton:
         try:
             # decoded from nvdisasm's listing (as the ZLUDA and tinygrad launches are): our
             # codec's tables lack a few forms ptxas uses in this corpus
-            result, data = self.tc.launch(e, cubin, decoder=cubin_listing_decoder(cubin))
+            result, data = self.tc.launch(e, cubin, decoder=cubin_listing_decoder(cubin), trace=SM_MODEL)
         except EmuFault as err:
             return None, f"fault: {err}"
         return result, {n: a.tobytes() for n, a in data.items()}
 
 
-CORPORA = {"zluda": Zluda, "tinygrad": Tinygrad, "triton": Triton}
-DEFAULT_LIMITS = {"zluda": None, "tinygrad": 60, "triton": None}
+class Cuda:
+    """tests/corpus/cuda: nvcc-written PTX of ordinary CUDA kernels (atomics, shared-memory
+    transposes and histograms, shuffles ...), checked against the corpus's NumPy reference."""
+    name = "cuda"
+
+    def __init__(self):
+        from tools import emu_testing
+        self.testing = emu_testing
+        self.ref = emu_testing.cuda_reference_module()
+
+    def entries(self):
+        return [e for e in self.ref.load_manifest()
+                if math.prod(e["grid"]) * math.prod(e["block"]) <= MAX_THREADS]
+
+    def describe(self, e):
+        return e["name"], (self.testing.CUDA_DIR / e["ptx"]).read_text(), e["kernel"], e["ptx"]
+
+    def launch(self, e, cubin):
+        run = self.testing.run_cuda_launch(e, self.ref, hazard_check=True, compiler=lambda *_: cubin,
+                                           timing=Tee.checked if SM_MODEL else None)
+        if not run.passed:
+            return None, run.reason
+        return run.result, run.result.buffers
+
+
+CORPORA = {"zluda": Zluda, "tinygrad": Tinygrad, "triton": Triton, "cuda": Cuda}
+DEFAULT_LIMITS = {"zluda": None, "tinygrad": 60, "triton": None, "cuda": None}
 
 
 def spread(entries: list, limit: int | None) -> list:
@@ -123,14 +156,14 @@ def spread(entries: list, limit: int | None) -> list:
     return [entries[i * len(entries) // limit] for i in range(limit)]
 
 
-def measure(corpus, entry) -> dict | str:
+def measure(corpus, entry, arch: str = "sm_89") -> dict | str:
     name, ptx, kernel, filename = corpus.describe(entry)
     try:
-        module = codegen.lower_ptx(ptx, "sm_89", filename)
-        ours_cubin, _ = codegen.generate_module(module, "sm_89", filename=filename)
+        module = codegen.lower_ptx(ptx, arch, filename)
+        ours_cubin, _ = codegen.generate_module(module, arch, filename=filename)
     except CompileError as e:
         return f"refused: {e.message}"
-    run = oracle.ptxas(ptx, "sm_89", name=filename)
+    run = oracle.ptxas(ptx, arch, name=filename)
     if not run.ok:
         return "ptxas rejects"
     theirs_cubin = run.output
@@ -142,11 +175,19 @@ def measure(corpus, entry) -> dict | str:
         return f"ours fails: {ours_bufs}"
     if any(ours_bufs[n] != b for n, b in theirs_bufs.items()):
         return "outputs differ from ptxas's"
+    sm = (0, 0)
+    if SM_MODEL and ours.trace is not None and theirs.trace is not None:
+        try:
+            sm = (from_result(ours, arch).cycles, from_result(theirs, arch).cycles)
+        except (NoTimingFacts, LaunchTooLarge):     # no GPU model for the arch, or no room
+            pass
     return {
+        "sm_cycles": sm,
         "regs": (registers(ours_cubin, kernel), registers(theirs_cubin, kernel)),
         "insts": (static_instructions(ours_cubin, kernel), static_instructions(theirs_cubin, kernel)),
         "cycles": (ours.cycles, theirs.cycles),
         "hazards": len(ours.hazards),
+        "ptxas_hazards": len(theirs.hazards),
     }
 
 
@@ -162,19 +203,21 @@ def ratio(m: dict, key: str) -> float:
 def report(corpus_name: str, rows: list, skipped: list, args) -> dict:
     print(f"\n## {corpus_name}")
     if args.all:
-        print(f"{'kernel':<40} {'regs':>9} {'insts':>9} {'cycles':>15} hazards")
+        print(f"{'kernel':<40} {'regs':>9} {'insts':>9} {'cycles':>15} {'SM cycles':>15} hazards")
         for name, m in rows:
-            r, i, c = m["regs"], m["insts"], m["cycles"]
+            r, i, c, s = m["regs"], m["insts"], m["cycles"], m["sm_cycles"]
             print(f"{name[:40]:<40} {r[0]:>4}/{r[1]:<4} {i[0]:>4}/{i[1]:<4} "
-                  f"{c[0]:>7}/{c[1]:<7} {m['hazards']}")
+                  f"{c[0]:>7}/{c[1]:<7} {s[0]:>7}/{s[1]:<7} {m['hazards']}")
         for name, why in skipped:
             print(f"{name[:40]:<40} skipped: {why[:80]}")
     figures = {key: geomean([ratio(m, key) for _, m in rows if m[key][1]])
-               for key in ("regs", "insts", "cycles")}
+               for key in ("regs", "insts", "cycles", "sm_cycles")}
     print(f"{len(rows)} kernels measured, {len(skipped)} skipped (refused, rejected or not matching); "
-          f"zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)}")
-    print("geomean ours/ptxas: regs {regs:.3f}  insts {insts:.3f}  cycles {cycles:.3f}".format(**figures))
-    for key in ("cycles", "insts"):
+          f"zero hazards: {sum(1 for _, m in rows if m['hazards'] == 0)}/{len(rows)} "
+          f"(ptxas's: {sum(1 for _, m in rows if m['ptxas_hazards'] == 0)}/{len(rows)})")
+    print("geomean ours/ptxas: regs {regs:.3f}  insts {insts:.3f}  cycles {cycles:.3f}  "
+          "SM cycles {sm_cycles:.3f}".format(**figures))
+    for key in ("cycles", "sm_cycles", "insts"):
         worst = sorted(rows, key=lambda r: -ratio(r[1], key))[:args.worst]
         if worst:
             print(f"worst by {key}: " + ", ".join(
@@ -184,8 +227,9 @@ def report(corpus_name: str, rows: list, skipped: list, args) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="sm_89", help="target of both compilers (default sm_89)")
     ap.add_argument("--corpus", action="append", choices=sorted(CORPORA),
-                    help="corpus to measure (repeatable; default: all three)")
+                    help="corpus to measure (repeatable; default: all)")
     ap.add_argument("--limit", type=int, default=None,
                     help="at most N kernels per corpus (even spread); 0 = no limit")
     ap.add_argument("--tinygrad-limit", type=int, default=DEFAULT_LIMITS["tinygrad"],
@@ -193,7 +237,10 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=5, help="list the N worst kernels per ratio")
     ap.add_argument("--match", default=None, help="only kernels whose name contains this")
     ap.add_argument("--all", action="store_true", help="print every kernel, not only the summary")
+    ap.add_argument("--no-sm-model", action="store_true", help="skip the SM-level model's column")
     args = ap.parse_args(argv)
+    global SM_MODEL
+    SM_MODEL = not args.no_sm_model
     table = {}
     for name in args.corpus or list(CORPORA):
         corpus = CORPORA[name]()
@@ -204,13 +251,13 @@ def main(argv=None) -> int:
         if args.match:
             entries = [e for e in entries if args.match in corpus.describe(e)[0]]
         for entry in spread(entries, limit or None):
-            m = measure(corpus, entry)
+            m = measure(corpus, entry, args.arch)
             label = corpus.describe(entry)[0]
             (skipped.append((label, m)) if isinstance(m, str) else rows.append((label, m)))
         table[name] = report(name, rows, skipped, args)
-    print("\n| corpus | kernels | registers | instructions | cycles |\n|---|---|---|---|---|")
+    print("\n| corpus | kernels | registers | instructions | cycles | SM cycles |\n|---|---|---|---|---|---|")
     for name, f in table.items():
-        print(f"| {name} | {f['n']} | {f['regs']:.3f} | {f['insts']:.3f} | {f['cycles']:.3f} |")
+        print(f"| {name} | {f['n']} | {f['regs']:.3f} | {f['insts']:.3f} | {f['cycles']:.3f} | {f['sm_cycles']:.3f} |")
     return 0
 
 

@@ -8,6 +8,9 @@ their cycles.
 NumPy arrays passed as parameters are copied into emulated global memory and back after
 the run. Every fault (out-of-bounds access, unsupported instruction, budget, deadlock,
 undecodable word) raises `EmuFault` with a one-line message naming kernel and offset.
+
+`result.cycles` is the control-code checker's single-warp estimate; the SM-level model
+(occupancy, pipes, caches, bank conflicts on a named GPU) is `emu.timing.estimate`.
 """
 from .errors import EmuFault
 from .launch import LaunchResult, Param, run

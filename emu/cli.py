@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reconverge", choices=RECONVERGE_MODES, default="optimistic",
                     help="explicit: diverged lanes meet only at BSYNC/WARPSYNC/BAR, and warp "
                          "collectives run apart are reported as convergence hazards")
+    ap.add_argument("--sm-model", action="store_true",
+                    help="with --stats: also the SM-level model's cycles on the cubin arch's GPU "
+                         "(sm_cycles, gpu, resident_warps; emu.timing)")
     args = ap.parse_args(argv)
     try:
         spec = _parse_launch(args.launch)
@@ -104,15 +107,26 @@ def main(argv: list[str] | None = None) -> int:
         result = run_buffers(program, spec.get("grid", [1]), spec.get("block", [1]), params, buffers,
                              dynamic_shared_bytes=int(spec.get("dynamic_shared_bytes", 0)),
                              budget=args.budget, hazard_check=not args.no_hazard_check,
-                             reconverge=args.reconverge)
+                             reconverge=args.reconverge, trace=args.sm_model)
     except EmuFault as e:
         print(f"ptx2sass-emu: {e}", file=sys.stderr)
         return 1
+    stats = result.stats
+    if args.sm_model:
+        from .timing.facts import NoTimingFacts
+        from .timing.model import from_result
+        from .timing.occupancy import LaunchTooLarge
+        try:
+            est = from_result(result)
+        except (NoTimingFacts, LaunchTooLarge) as e:
+            print(f"ptx2sass-emu: error: {e.args[0]}", file=sys.stderr)
+            return 2
+        stats |= {"sm_cycles": est.cycles, "gpu": est.facts.gpu, "resident_warps": est.occupancy.warps}
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in result.buffers.items():
         (args.out_dir / f"{name}.bin").write_bytes(data)
     if args.stats:
-        print(json.dumps(result.stats))
+        print(json.dumps(stats))
     hazards = result.hazards + result.convergence_hazards
     if hazards:
         print(f"ptx2sass-emu: {hazards[0]}" + (f" (and {len(hazards) - 1} more)"

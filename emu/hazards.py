@@ -16,7 +16,8 @@ Hazards flagged (each names kernel, offset and registers):
   one whose producer set no scoreboard, except by a later instruction of the same unit when
   that unit reads in order (`sched.latency.READS_IN_ORDER`: LDS → SHFL);
 - an overwrite of a register that a pending variable-latency instruction will still write
-  (WAW) or may still be reading under a read scoreboard (WAR). A read is over once the
+  (WAW; not by a later result of the same in-order unit, which lands after it) or may still
+  be reading under a read scoreboard (WAR). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
   of the same in-order unit (`sched.latency.source_unit`) cannot overtake it.
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
 
@@ -106,6 +107,7 @@ class TimingModel:
         self.cycles = 0
         self._seen: set = set()
         self.serialised = launch.program.debug_build
+        self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
 
     # ------------------------------------------------------------ wiring
     def new_clock(self) -> WarpTiming:
@@ -180,6 +182,7 @@ class TimingModel:
         return machine.clocks[c], b
 
     def end(self, clock: WarpTiming, step, lanes: int, reads: list, writes: list) -> None:
+        lat = self.lat
         if self.serialised:
             ins = step.ins
             op = ins.opcode
@@ -188,7 +191,7 @@ class TimingModel:
             return
         facts = step.aux.get("timing")
         if facts is None:
-            facts = step.aux["timing"] = _StepFacts(step.ins, step.offset)
+            facts = step.aux["timing"] = _StepFacts(step.ins, lat, step.offset)
         pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
         t = clock.t
@@ -198,7 +201,7 @@ class TimingModel:
             done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
             for reg in done:
                 _, off, pop, _, _, who = pending.pop(reg)
-                ready[reg] = (clock.sb_release[sb], off, pop, None, who)
+                ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
             clock.sb_readers[sb].clear()
             covered.clear()
             # An instruction whose result has arrived has read its sources, too.
@@ -226,9 +229,10 @@ class TimingModel:
                 continue
             r = ready.get(reg)
             if r is not None:
-                issued, off, pop, pmods, who = r
+                issued, off, pop, pmods, who, part = r
                 if who & mine:
-                    need = 0 if pmods is None else _read_latency(pop, pmods, reg[0], op, reg == facts.guard)
+                    need = 0 if pmods is None else _read_latency(lat, pop, pmods, reg[0], op, reg == facts.guard,
+                                                           part, reg in facts.addend)
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
@@ -236,10 +240,14 @@ class TimingModel:
         if writes:
             variable = facts.variable
             busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers]
+            first_of_file: dict[str, int] = {}
             for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
+                first_of_file.setdefault(reg[0], reg[1])
                 mine = lanes if reg[0] in _PER_LANE else _ALL
                 p = pending.get(reg)
-                if p is not None and p[5] & mine:
+                # a later result of the same in-order unit lands after the pending one
+                # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
+                if p is not None and p[5] & mine and not (variable and p[3] == facts.queue):
                     self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
                                              f"write it (SB{p[0]} not waited)")
                     pending.pop(reg)
@@ -257,7 +265,7 @@ class TimingModel:
                     pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine)
                     ready.pop(reg, None)
                 else:
-                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine)
+                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
             wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
@@ -279,20 +287,22 @@ _ALL = (1 << 32) - 1
 _LATENCY: dict = {}
 
 
-def _read_latency(*key) -> int:
-    """sched.latency.read_latency, remembered (a pure function of its arguments)."""
+def _read_latency(lat, *key) -> int:
+    """`lat.read_latency`, remembered (a pure function of the model and its arguments)."""
+    key = (id(lat), *key)
     v = _LATENCY.get(key)
     if v is None:
-        v = _LATENCY[key] = lat.read_latency(*key)
+        v = _LATENCY[key] = lat.read_latency(*key[1:])
     return v
 
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
-                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall")
+                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
+                 "addend")
 
-    def __init__(self, ins, offset: int = 0):
+    def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
@@ -305,9 +315,10 @@ class _StepFacts:
         self.unit = lat.source_unit(op)
         self.in_order = self.unit in lat.READS_IN_ORDER
         self.variable_latency = lat.variable_latency(op)
+        self.addend = lat.addend_registers(ins)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
-        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "ATOMS",
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset
         self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)

@@ -14,6 +14,8 @@ them as views, any other group gathers.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
@@ -327,6 +329,9 @@ class Lanes:
             else:
                 raise EmuFault(f"{op.file}{op.index} is not a predicate")
             return ~v if op.inv else v
+        if isinstance(op, ConstRef) and "SIGN" in op.suffix:   # PLOP3's c[0x2][0x0].SIGN
+            v = (self.r(replace(op, suffix=(), inv=False)) >> U32(31)) != 0
+            return ~v if op.inv else v
         if isinstance(op, Imm):
             return np.array([bool(op.value)])
         raise EmuFault(f"operand {op!r} is not a predicate")
@@ -435,10 +440,16 @@ class SharedLanes:
         return offsets + m.shared_base_of_warp[lanes.idx[pos] >> 5]
 
     def load(self, pos: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
-        return _gather(self.lanes.m.shared_data, self._at(pos, offsets, size), size)
+        m = self.lanes.m
+        if m.note is not None:                  # the trace recorder (emu.timing.trace)
+            m.note("shared", offsets, size)
+        return _gather(m.shared_data, self._at(pos, offsets, size), size)
 
     def store(self, pos: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
-        _scatter(self.lanes.m.shared_data, self._at(pos, offsets, values.shape[1]), values)
+        m = self.lanes.m
+        if m.note is not None:
+            m.note("shared", offsets, values.shape[1])
+        _scatter(m.shared_data, self._at(pos, offsets, values.shape[1]), values)
 
 
 class LocalLanes:

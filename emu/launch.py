@@ -29,7 +29,8 @@ SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b",
 
 @dataclass
 class Param:
-    """A kernel argument: a buffer (by name) or a typed scalar."""
+    """A kernel argument: a buffer (by name), a typed scalar, or (type "bytes") the raw bytes
+    of a by-value aggregate."""
     buffer: str | None = None
     type: str | None = None
     value: float | int | None = None
@@ -45,6 +46,8 @@ class LaunchResult:
     # `reconverge="explicit"` only: warp-collective instructions run by part of their
     # members (emu.convergence)
     convergence_hazards: list = field(default_factory=list)
+    # `trace=True`: the emu.timing.trace.TraceRecorder that watched the launch
+    trace: object = None
 
     @property
     def stats(self) -> dict:
@@ -159,6 +162,8 @@ class Launch:
                 if p.buffer not in buffers:
                     raise EmuFault(f"parameter {ordinal} names unknown buffer {p.buffer!r}", kernel=prog.name)
                 value = struct.pack("<Q", buffers[p.buffer].base)
+            elif p.type == "bytes":             # a by-value aggregate (`.param .b8 p[N]`)
+                value = bytes(p.value)
             else:
                 fmt = SCALAR_FORMATS.get(p.type or "")
                 if fmt is None:
@@ -181,16 +186,18 @@ class Launch:
     # What this emulated device reports through the driver's constant-bank words.
     NSMID = 1               # one SM: CTAs run one after another
     GRIDID = 1
+    AGGR_SMEM_LIMIT = 228 * 1024    # the shared memory an SM offers (H100: 228 KiB)
 
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers
         %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
         from ptx2sass.encoder.arch import arch_info
-        offsets = arch_info(self.program.arch).driver_cbank or {}
+        offsets = dict(arch_info(self.program.arch).driver_cbank or ())
         values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
                   "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
-                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0)}
+                  "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0),
+                  "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT)}
         for key, (fmt, value) in values.items():
             at = offsets.get(key)
             if at is not None and at + struct.calcsize(fmt) <= len(bank0):
@@ -215,20 +222,22 @@ class Launch:
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
-        program: KernelProgram | None = None, reconverge: str = "optimistic") -> LaunchResult:
+        program: KernelProgram | None = None, reconverge: str = "optimistic",
+        timing=None, trace: bool = False) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
     copied in, and copied back after the run, so outputs appear in place), `Param`s, or NumPy
     scalars (`np.uint32(5)`, typed by their dtype). Raises `EmuFault` on any fault.
     `reconverge="explicit"` runs diverged lanes apart until a BSYNC/WARPSYNC/BAR joins them
-    and reports collectives run apart in `convergence_hazards` (emu.convergence)."""
+    and reports collectives run apart in `convergence_hazards` (emu.convergence). `timing`:
+    a TimingModel subclass to check with (the latency audit's), else the plain one.
+    `trace=True` records the instruction trace the SM timing model replays
+    (`result.trace`, see emu.timing)."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
-    if hazard_check:
-        from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+    _attach_timing(launch, hazard_check, trace, timing)
     buffers = {}
     typed: list[Param] = []
     arrays: list[tuple[str, np.ndarray]] = []
@@ -253,9 +262,23 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     return _result(launch, buffers)
 
 
+def _attach_timing(launch: Launch, hazard_check: bool, trace: bool, timing=None) -> None:
+    """The control-code checker (`timing`, else the plain one), the trace recorder of the SM
+    model, or both."""
+    checker = recorder = None
+    if hazard_check:
+        from .hazards import TimingModel
+        checker = (timing or TimingModel)(launch)
+    if trace:
+        from .timing.trace import Tee, TraceRecorder
+        recorder = TraceRecorder(launch)
+    launch.timing_model = Tee(checker, recorder) if checker and recorder else (checker or recorder)
+
+
 def _result(launch: Launch, buffers) -> LaunchResult:
     res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used,
                        getattr(launch, "thread_instructions", 0))
+    res.trace = getattr(launch, "recorder", None)
     res.convergence_hazards = list(launch.convergence.hazards)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles
@@ -265,12 +288,10 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
-                hazard_check: bool = True, reconverge: str = "optimistic") -> LaunchResult:
+                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
-    if hazard_check:
-        from .hazards import TimingModel
-        launch.timing_model = TimingModel(launch)
+    _attach_timing(launch, hazard_check, trace)
     placed = {name: launch.gmem.allocate(name, size, init) for name, (size, init) in buffers.items()}
     launch.set_params(params, placed)
     launch.run()

@@ -159,8 +159,8 @@ def _resolve(ins: Instruction, base: int, fn: str, symbols: dict[str, int]) -> I
 
 
 # Relocations of code words: the low/high halves of a 32-bit immediate (MOV R20, 32@lo(sym))
-# and the absolute target of CALL.ABS.
-_CODE_RELOC_LO, _CODE_RELOC_HI, _CODE_RELOC_CALL = 0x38, 0x39, 0x3a
+# and the absolute target of CALL.ABS (R_CUDA_ABS47_34 before sm_90, R_CUDA_ABS55_16_34 on sm_90).
+_CODE_RELOC_LO, _CODE_RELOC_HI, _CODE_RELOC_CALLS = 0x38, 0x39, (0x3a, 0x4b)
 
 
 def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: str) -> Instruction:
@@ -169,7 +169,7 @@ def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: 
     placed the module's globals."""
     sym = cubin.symbols[r.symbol]
     addend = r.addend or 0
-    if r.type == _CODE_RELOC_CALL:
+    if r.type in _CODE_RELOC_CALLS:
         if sym.name not in symbols:
             raise EmuFault(f"CALL.ABS to {sym.name!r}, which is not code of this module", kernel=kernel)
         ops = [o for o in ins.operands if not isinstance(o, (Label, Imm))]

@@ -406,6 +406,12 @@ class Machine:
         # Observers: the hazard/cycle model and any other tracer.
         self.timing = launch.timing_model
         self.tracing = self.timing is not None
+        # The trace recorder (emu.timing.trace) notes each instruction's memory addresses,
+        # so instructions run their handlers, which access memory through the recorded
+        # paths, instead of specialised forms; `note(space, addresses, size)`.
+        recorder = getattr(launch, "recorder", None)
+        self.recording = recorder is not None
+        self.note = recorder.note if recorder is not None else None
         self.reads: list[tuple] = []
         self.writes: list[tuple] = []
         self._steps_since_check = 0
@@ -648,6 +654,7 @@ class Machine:
         bits = g.bits if traced_ok else None
         direct = direct_bits = None
         end = self.timing.end if traced_ok else None
+        recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
         try:
@@ -666,7 +673,7 @@ class Machine:
                     if step.reads_clock:
                         self.unflushed = ran - counted
                     guard = step.guard
-                    run = step.run1 if one else step.run
+                    run = step.handler if recording else step.run1 if one else step.run
                     if fast_ok:
                         try:
                             if guard is None:
@@ -752,7 +759,7 @@ class Machine:
             self._per_warp(g, step, p)
         else:
             try:
-                step.run(g, step, g.active, mask)
+                (step.handler if self.recording else step.run)(g, step, g.active, mask)
             except PerWarp:
                 self._per_warp(g, step, p)
             except EmuFault as e:
@@ -789,7 +796,7 @@ class Machine:
                 from .convergence import check
                 check(warp, step, active, need)
             try:
-                step.run(warp, step, active, mask)
+                (step.handler if self.recording else step.run)(warp, step, active, mask)
             except EmuFault as e:
                 raise e.located(self.program.name, p) from None
             if self.explicit and not step.plain:

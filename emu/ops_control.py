@@ -91,12 +91,21 @@ def op_call(w, s, active, mask):
 
 @semantics("RET", vector=True)
 def op_ret(w, s, active, mask):
-    _register_target(w, s, mask)
+    _register_target(w, s, _with_predicate_operands(w, s, mask))
+
+
+def _with_predicate_operands(w, s, mask):
+    """The lanes that act: a predicate operand (`@P0 EXIT P1`, `EXIT !P2`: ptxas folds an
+    `and.pred` into the guarded instruction) must hold as well as the guard."""
+    for op in s.ins.operands:
+        if isinstance(op, Reg) and op.file in ("P", "UP"):
+            mask = mask & w.pred(op)
+    return mask
 
 
 @semantics("EXIT", "KILL", vector=True)
 def op_exit(w, s, active, mask):
-    w.exit_lanes(mask)
+    w.exit_lanes(_with_predicate_operands(w, s, mask))
 
 
 @semantics("BPT", vector=True)

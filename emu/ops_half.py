@@ -158,6 +158,38 @@ def op_hmnmx2(w, s, active, mask):
     _pack(w, d, lo, hi, kind, mods, mask)
 
 
+@semantics("VHMNMX", vector=True)
+def op_vhmnmx(w, s, active, mask):
+    """sm_90's three-input packed-half min/max (the predicate picks min when true). A NaN
+    input is ignored unless `.NAN`, which makes any NaN the result; `.XORSIGN` compares
+    magnitudes and gives the result the XOR of the inputs' signs."""
+    mods = s.ins.modifiers
+    kind = _kind(mods)
+    d, (a, b, c, p) = _operands(s)
+    use_min = w.pred(p)
+    lanes = [_read(w, x, kind) for x in (a, b, c)]
+
+    def pick(xs):
+        xs = list(np.broadcast_arrays(*xs))
+        sign = None
+        if "XORSIGN" in mods:
+            sign = np.signbit(xs[0]) ^ np.signbit(xs[1]) ^ np.signbit(xs[2])
+            xs = [np.abs(x) for x in xs]
+        r = xs[0]
+        for x in xs[1:]:
+            less = (x < r) | ((x == r) & np.signbit(x) & ~np.signbit(r))
+            more = (x > r) | ((x == r) & ~np.signbit(x) & np.signbit(r))
+            better = np.where(use_min, less, more)
+            r = np.where(np.isnan(r), x, np.where(np.isnan(x), r, np.where(better, x, r)))
+        if "NAN" in mods:
+            r = np.where(np.isnan(xs[0]) | np.isnan(xs[1]) | np.isnan(xs[2]), np.nan, r)
+        if sign is not None:
+            r = np.where(sign, -np.abs(r), np.abs(r))
+        return r
+
+    _pack(w, d, pick([l[0] for l in lanes]), pick([l[1] for l in lanes]), kind, mods, mask)
+
+
 @semantics("HSET2", vector=True)
 def op_hset2(w, s, active, mask):
     mods = s.ins.modifiers

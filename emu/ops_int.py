@@ -7,6 +7,7 @@ import numpy as np
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 
 from .errors import EmuFault
+from .lanes import PerWarp
 from .machine import LANES, mask_to_int
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .registry import semantics
@@ -117,6 +118,8 @@ def special_value(w, name: str) -> np.ndarray:
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
+    if name == "SR_VIRTCFG":                # bits 8..15: warps per SM (64, as on an H100)
+        return np.array([64 << 8], dtype=U32)
     if name == "SR_WARPID":
         return np.asarray(w.warp_index, dtype=U32).reshape(-1)
     if name == "SR_SWINHI":
@@ -165,8 +168,20 @@ def op_cs2r(w, s, active, mask):
 
 @semantics("R2UR", vector=True)
 def op_r2ur(w, s, active, mask):
-    d, a = s.ins.operands[0], s.ins.operands[-1]
-    w.w(d, w.r(a), mask)
+    """R2UR UR, R: the value of the first lane at the instruction. With a predicate result
+    (`R2UR P, UR, R`, ptxas's loop over the distinct values of a per-lane register) P says
+    in each lane whether its value differs from the one taken (per warp: run warp by warp)."""
+    ops = s.ins.operands
+    a = ops[-1]
+    if isinstance(ops[0], Reg) and ops[0].file == "P" and len(ops) == 3:
+        if not w.per_warp:
+            raise PerWarp()
+        values = np.broadcast_to(w.r(a), (LANES,))
+        w.w(ops[1], values, mask)
+        if mask.any():
+            w.wp(ops[0], values != values[int(np.argmax(mask))], mask)
+        return
+    w.w(ops[0], w.r(a), mask)
 
 
 # --------------------------------------------------------------------------- add / multiply
@@ -386,6 +401,86 @@ def op_imnmx(w, s, active, mask):
     use_min = w.pred(p_op)
     res = np.where(use_min, np.minimum(va, vb), np.maximum(va, vb))
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
+
+
+# sm_90's integer ops (CUDA binary utilities: VIADD "integer addition", VIMNMX "integer
+# minimum/maximum", VIMNMX3 three-input min/max, VIADDMNMX addition then min/max). The
+# trailing predicate picks min (true) or max, as IMNMX's; `.U32` compares unsigned, `.U16x2`
+# / `.S16x2` work on the two 16-bit halves, `.RELU` clamps a signed result at 0; VIADD's
+# `.16x2` adds the halves.
+
+def _lanes16(mods):
+    """The 16-bit halves' kind (`"u"`/`"s"`), or None for 32-bit operation."""
+    if "U16x2" in mods:
+        return "u"
+    if "S16x2" in mods:
+        return "s"
+    return None
+
+
+def _minmax(mods, values, use_min):
+    """Min/max over `values` (u32 arrays) per the modifiers, as u32."""
+    half = _lanes16(mods)
+    if half is None:
+        vs = [v.astype(U64) if "U32" in mods else _s64(v) for v in values]
+        lo, hi = vs[0], vs[0]
+        for v in vs[1:]:
+            lo, hi = np.minimum(lo, v), np.maximum(hi, v)
+        res = np.where(use_min, lo, hi)
+        if "RELU" in mods and "U32" not in mods:
+            res = np.maximum(res, 0)
+        return (res.astype(U64) & M32).astype(U32)
+    out = U32(0)
+    for shift in (0, 16):
+        parts = [((v.astype(U32) >> U32(shift)) & U32(0xFFFF)).astype(I64) for v in values]
+        if half == "s":
+            parts = [np.where(p >= 0x8000, p - 0x10000, p) for p in parts]
+        lo, hi = parts[0], parts[0]
+        for p in parts[1:]:
+            lo, hi = np.minimum(lo, p), np.maximum(hi, p)
+        r = np.where(use_min, lo, hi)
+        if "RELU" in mods and half == "s":
+            r = np.maximum(r, 0)
+        out = out | ((r.astype(U64) & U64(0xFFFF)).astype(U32) << U32(shift))
+    return out.astype(U32)
+
+
+@semantics("VIADD", vector=True)
+def op_viadd(w, s, active, mask):
+    d, a_op, b_op = s.ins.operands[:3]
+    a, b = w.ri(a_op), w.ri(b_op)
+    if "16x2" in s.ins.modifiers:
+        lo = (a + b) & U32(0xFFFF)
+        hi = ((a >> U32(16)) + (b >> U32(16))) & U32(0xFFFF)
+        w.w(d, ((hi << U32(16)) | lo).astype(U32), mask)
+    else:
+        w.w(d, (a + b).astype(U32), mask)
+
+
+@semantics("VIMNMX", vector=True)
+def op_vimnmx(w, s, active, mask):
+    d, a, b, p = s.ins.operands
+    w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b)], w.pred(p)), mask)
+
+
+@semantics("VIMNMX3", vector=True)
+def op_vimnmx3(w, s, active, mask):
+    d, a, b, c, p = s.ins.operands
+    w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b), w.ri(c)], w.pred(p)), mask)
+
+
+@semantics("VIADDMNMX", vector=True)
+def op_viaddmnmx(w, s, active, mask):
+    d, a, b, c, p = s.ins.operands
+    mods = s.ins.modifiers
+    av, bv = w.ri(a), w.ri(b)
+    if _lanes16(mods):
+        lo = (av + bv) & U32(0xFFFF)
+        hi = ((av >> U32(16)) + (bv >> U32(16))) & U32(0xFFFF)
+        total = ((hi << U32(16)) | lo).astype(U32)
+    else:
+        total = (av + bv).astype(U32)
+    w.w(d, _minmax(mods, [total, w.ri(c)], w.pred(p)), mask)
 
 
 @semantics("IABS", "UIABS", vector=True)

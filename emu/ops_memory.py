@@ -180,7 +180,24 @@ def op_ldc(w, s, active, mask):
 
 # --------------------------------------------------------------------------- atomics
 
-_ATOM_OPS = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST", "SAFEADD")
+_ATOM_OPS = ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS", "CAST", "SAFEADD",
+             "ARRIVE")
+
+# The 64-bit mbarrier object as ptxas's sm_8x code lays it out (mbarrier.init writes it,
+# test_wait/pending_count read it): word 0 holds 2^30 - the expected arrival count
+# (arrive_drop's ATOMS.POPC.INC raises it), word 1 the phase in bit 31 and 2^31 - the
+# pending count below it. An arrival adds one to word 1: the pending count's last arrival
+# carries into bit 31 (the phase flips) and the pending count starts again from word 0.
+MBARRIER_PHASE = 0x80000000
+
+
+def mbarrier_arrive(old: int) -> int:
+    """The object after one arrival (ATOMS.ARRIVE.64, ARRIVES.LDGSTSBAR.64)."""
+    w0, w1 = old & 0xFFFFFFFF, old >> 32
+    w1 = (w1 + 1) & 0xFFFFFFFF
+    if not w1 & ~MBARRIER_PHASE:
+        w1 = (w1 & MBARRIER_PHASE) | ((w0 + 0x40000000) & ~MBARRIER_PHASE & 0xFFFFFFFF)
+    return w0 | w1 << 32
 
 
 def _atom_type(mods):
@@ -221,6 +238,8 @@ def _scalar_apply(op, ty, old, b, c=None):
         raise EmuFault(f"unsupported float atomic {op}")
     if op in ("ADD", "SAFEADD"):
         return (old + b) & m
+    if op == "ARRIVE":
+        return mbarrier_arrive(old)
     if op == "MIN":
         return old if sv(old) <= sv(b) else b
     if op == "MAX":
@@ -249,8 +268,9 @@ def _atomic(w, s, mask, space, has_result):
     global _CURRENT_MODS
     ins = s.ins
     ops = list(ins.operands)
+    done_pred = None
     if ops and isinstance(ops[0], Reg) and ops[0].file == "P":
-        ops.pop(0)
+        done_pred = ops.pop(0)
     if has_result:
         d = ops.pop(0)
     else:
@@ -270,6 +290,17 @@ def _atomic(w, s, mask, space, has_result):
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
     n = w.width
+    if space == "generic" and done_pred is not None and not done_pred.is_zero:
+        # A generic ATOM performs the operation on global memory, and on shared memory when
+        # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
+        # does nothing and its predicate says so: ptxas then runs its own code for shared
+        # (a compare-and-swap loop) or local memory (a load and a store).
+        shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
+        local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
+        native = op in ("CAS", "EXCH") or (size == 4 and ty not in ("F32", "F16x2", "BF16x2"))
+        done = ~local & (~shared | native)
+        w.wp(done_pred, done, mask)
+        mask = mask & done
     if size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r64(c_op), (n,)) if c_op is not None else None
@@ -367,9 +398,22 @@ def op_ldgsts(w, s, active, mask):
     _store(w, "shared", saddr, data, mask)
 
 
-@semantics("LDGDEPBAR", "DEPBAR", "ARRIVES", vector=True)
+@semantics("LDGDEPBAR", "DEPBAR", vector=True)
 def op_depbar(w, s, active, mask):
     pass
+
+
+@semantics("ARRIVES", vector=True)
+def op_arrives(w, s, active, mask):
+    """ARRIVES.LDGSTSBAR.64 [a]: each lane arrives on the mbarrier at shared address a once
+    its earlier LDGSTS copies are done; LDGSTS copies at once here, so the arrival is now."""
+    addrs = address(w, s.ins.operands[0], False)
+    for lane in np.nonzero(mask)[0]:
+        lanes = np.zeros(w.width, bool)
+        lanes[lane] = True
+        old = int.from_bytes(_load(w, "shared", addrs, 8, lanes)[0].tobytes(), "little")
+        new = mbarrier_arrive(old)
+        _store(w, "shared", addrs, np.frombuffer(new.to_bytes(8, "little"), np.uint8)[None, :], lanes)
 
 
 @semantics("LDSM")
@@ -412,11 +456,16 @@ def op_ldsm(w, s, active, mask):
 
 @semantics("QSPC")
 def op_qspc(w, s, active, mask):
-    """QSPC.E.<S|G|L> p, RZ, [a]: whether the generic address lies in the shared window, the
-    local window, or neither (global)."""
-    pd, _, mem = s.ins.operands
-    a = address(w, mem, True)
-    in_shared = (a >= U64(SHARED_WINDOW)) & (a < U64(SHARED_WINDOW + WINDOW_SIZE))
-    in_local = (a >= U64(LOCAL_WINDOW)) & (a < U64(LOCAL_WINDOW + WINDOW_SIZE))
-    kind = next(m for m in s.ins.modifiers if m in ("S", "G", "L"))
-    w.wp(pd, {"S": in_shared, "L": in_local, "G": ~in_shared & ~in_local}[kind], mask)
+    """QSPC.E.<space> P, RZ, [a]: whether the generic address a lies in that space's window
+    (S: shared, L: local, G: global: neither of the others) — ptxas's test before a generic
+    atomic it splits into ATOMS and ATOM."""
+    p, d, mem = s.ins.operands[:3]
+    if not (isinstance(d, Reg) and d.is_zero):
+        raise EmuFault(f"{s.ins.mnemonic} with a register result is not modelled")
+    addr = address(w, mem, "E" in s.ins.modifiers)
+    shared = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
+    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    space = next((m for m in s.ins.modifiers if m in ("S", "L", "G")), None)
+    if space is None:
+        raise EmuFault(f"{s.ins.mnemonic}: which space it asks about is not known")
+    w.wp(p, {"S": shared, "L": local, "G": ~(shared | local)}[space], mask)

@@ -1,11 +1,15 @@
-"""Per-architecture facts the back end and the cubin writer need, as one table.
+"""The compilation target: every per-architecture fact the stages need, as one table.
 
-Every value here was read from cubins that ptxas 13.5.37 writes for a trivial kernel (see
-tests/test_cubin.py, which checks the table against the oracle), or from NVIDIA's public
-PTX/CUDA documentation. Code asks `arch_info("sm_89").param_base`; nothing elsewhere tests
-`arch == ...`.
+A `Target` is built once from `-arch` (`target("sm_90a")`) and passed explicitly to the
+stages: encoding family, parameter bank, register limits, the opcode choices ptxas makes
+per arch, the latency table, cubin facts. Every value here was read from cubins that ptxas
+13.5.37 writes (tests/test_cubin.py checks the cubin facts against the oracle), or from
+NVIDIA's public PTX/CUDA documentation. Nothing outside this module tests `arch == ...`.
 """
 from __future__ import annotations
+
+import functools
+from dataclasses import replace
 
 from ptx2sass.records import dataclass
 
@@ -15,8 +19,8 @@ class UnknownArch(ValueError):
 
 
 @dataclass(frozen=True)
-class ArchInfo:
-    name: str                     # "sm_89"
+class Target:
+    name: str                     # "sm_89" (an "a"/"f" suffix is in `variant`)
     sm: int                       # 89
     family: str                   # encoding family: "turing", "ampere", "hopper", "blackwell"
     e_flags: int                  # ELF header flags ptxas writes (OSABI 0x41, ABI version 8)
@@ -35,9 +39,68 @@ class ArchInfo:
     # name -> c[0x0][offset]: dynamic_smem (%dynamic_smem_size), nsmid, gridid (64-bit),
     # envreg (%envreg0, then 4 bytes each), reserved_smem (the reserved shared bytes that
     # %total_smem_size leaves out), reserved_smem_end, reserved_smem_1, graph_exec (64-bit),
-    # param_window / const_window (64-bit generic bases of those windows, for cvta)
-    driver_cbank: dict | None
+    # param_window / const_window (64-bit generic bases of those windows, for cvta),
+    # aggr_smem_limit (what %aggr_smem_size caps SR_SMEMSZ at, sm_90); as
+    # (name, offset) pairs, so that a Target stays hashable (read it with dict())
+    driver_cbank: tuple[tuple[str, int], ...] | None
     max_warps_per_sm: int | None  # %nwarpid, an immediate in ptxas's code
+    # The encoding table the codec reads this arch's words with (None: none probed yet).
+    encoding_table: str | None = None
+    # The code generator supports the arch (its isel choices below are known).
+    codegen: bool = False
+    # ALU instructions read `c[bank][offset]` operands in place. ptxas for sm_90 never writes
+    # one (constants come through LDC into R or ULDC into UR), and the hopper table holds
+    # only forms ptxas writes: there the selector loads every constant with LDC first.
+    alu_constants: bool = True
+    # Opcodes the selector's sm_8x choice is spelled differently on this target, with the
+    # same operands: (sm_8x opcode, target opcode) pairs. sm_90: integer min/max is VIMNMX
+    # (no IMNMX form), a global reduction REDG (no RED form).
+    renamed_opcodes: tuple[tuple[str, str], ...] = ()
+    # Global/generic memory operands print their descriptor (`desc[UR4][R2.64]`): nvdisasm
+    # shows it on sm_90, so the word's field is an operand the code generator writes
+    memory_descriptor_operand: bool = False
+    # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
+    # `WARPSYNC.ALL`, what ptxas writes there
+    warpsync_immediate: bool = True
+    # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
+    # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
+    # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
+    # form adds the window base in c[0x0][0x18]
+    cluster_shared_addresses: bool = False
+    # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
+    # the fp8 fragments to f16 and uses HMMA)
+    fp8_mma: bool = True
+    # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
+    # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
+    lepc_label: bool = False
+    # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
+    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
+    mbarrier_atomics: bool = True
+    # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
+    latency: str = "ampere"
+    # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
+    # 0x5f = 0x101, CBANK/PARAM records last, SW_WAR 8, NVSAL_SW_WAR, PREEXIT_USED;
+    # no CTAIDZ_USED) -- see cubin_builder.KERNEL_ATTRIBUTE_ORDER
+    cubin_style: str = "ampere"
+    # Shared memory the driver reserves at the start of every block's window (sm_90: 1 KiB,
+    # `.nv.shared.reserved.0`): a kernel's `.shared` variables start after it and its
+    # `.nv.shared.<k>` section covers it
+    reserved_shared_bytes: int = 0
+    # %nwarpid is bits 8..15 of SR_VIRTCFG (sm_90, as ptxas reads it), not an immediate
+    nwarpid_virtcfg: bool = False
+    # `ptxas -v` reports the constant banks' sizes (`556 bytes cmem[0]`); not for sm_90
+    verbose_cmem: bool = True
+    # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
+    # records ACCELERATOR_TARGET 1
+    variant: str = ""
+
+    @property
+    def full_name(self) -> str:
+        """The name as `-arch` spells it ("sm_90a")."""
+        return self.name + self.variant
+
+
+ArchInfo = Target       # the table's former name (callers not yet moved)
 
 
 ELF_OSABI = 0x41          # "CUDA" OS ABI of CUDA 12.9+ toolkits
@@ -54,48 +117,75 @@ _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "n
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,
           regcount_in_info: bool, reserved: bool, sw_war: int | None = None,
-          nval_35: bool = False, driver_cbank: dict | None = None,
-          max_warps: int | None = None) -> ArchInfo:
-    return ArchInfo(name=f"sm_{sm}", sm=sm, family=family, e_flags=e_flags,
-                    param_base=param_base, global_desc_offset=gdesc,
-                    stack_pointer_offset=0x28, max_registers=255, max_param_bytes=32764,
-                    regcount_in_text_info=regcount_in_info, shared_reserved=reserved,
-                    phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1,
-                    kernel_sw_war=sw_war, kernel_nval_35=nval_35, driver_cbank=driver_cbank,
-                    max_warps_per_sm=max_warps)
+          nval_35: bool = False, driver_cbank: dict | None = None, max_warps: int | None = None,
+          table: str | None = None, **choices) -> Target:
+    return Target(name=f"sm_{sm}", sm=sm, family=family, e_flags=e_flags,
+                  param_base=param_base, global_desc_offset=gdesc,
+                  stack_pointer_offset=0x28, max_registers=255, max_param_bytes=32764,
+                  regcount_in_text_info=regcount_in_info, shared_reserved=reserved,
+                  phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1,
+                  kernel_sw_war=sw_war, kernel_nval_35=nval_35,
+                  driver_cbank=tuple(sorted(driver_cbank.items())) if driver_cbank else None,
+                  max_warps_per_sm=max_warps, encoding_table=table, **choices)
+
+
+# Read off ptxas 13.5's code for `mov` of each special register and `cvta.const` on sm_90.
+# The param window is left out: ptxas adds c[0x0][0x198] to the address without the
+# parameters' offset in the bank (sm_8x adds both), a rule not modelled yet.
+_HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
+                        "reserved_smem": 0x114, "reserved_smem_end": 0x68,
+                        "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
+                        "aggr_smem_limit": 0x13C}
+
+
+# What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       cluster_shared_addresses=True,
+                       latency="hopper",
+                       cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
-    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1),
-    _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True,
+    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing"),
+    _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64),
-    _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True,
+    _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
-    _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True,
+    _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
+          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+    _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
-    _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
-    _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False),
+    _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",
+          driver_cbank=_HOPPER_DRIVER_CBANK, **_HOPPER_CODEGEN),
     _info(100, "blackwell", 0x6006402, 0x380, None, False, True),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
-    _info(120, "blackwell", 0x6007802, 0x380, None, False, True),
+    _info(120, "blackwell", 0x6007802, 0x380, None, False, True, table="blackwell"),
     _info(121, "blackwell", 0x6007902, 0x380, None, False, True),
 ]
-ARCHS: dict[str, ArchInfo] = {a.name: a for a in _TABLE}
+ARCHS: dict[str, Target] = {a.name: a for a in _TABLE}
 
 
-def arch_info(arch: str) -> ArchInfo:
-    """Facts for `arch` ("sm_89"; "sm_90a"-style suffixes share their base's facts)."""
+@functools.cache
+def target(arch: "str | Target") -> Target:
+    """The target for `arch` ("sm_89", "sm_90a": a suffixed variant shares its base's facts
+    and keeps its suffix in `variant`); a Target is returned as it is."""
+    if isinstance(arch, Target):
+        return arch
     base = arch.rstrip("af") if arch.startswith("sm_") else arch
     try:
-        return ARCHS[base]
+        info = ARCHS[base]
     except KeyError:
         raise UnknownArch(f"unknown architecture {arch!r}; known: {', '.join(ARCHS)}") from None
+    return info if base == arch else replace(info, variant=arch[len(base):])
 
 
-def arch_from_e_flags(e_flags: int) -> ArchInfo:
+arch_info = target      # the former name
+
+
+def arch_from_e_flags(e_flags: int) -> Target:
     """The architecture a cubin's ELF header names (bits 8..15 hold the SM number)."""
     sm = (e_flags >> 8) & 0xFF
     for info in _TABLE:

@@ -613,6 +613,7 @@ def _reuse_from_operands(ins: Instruction, word: int, arch: str, pc: int) -> int
 
 def _encode_kernel(ks: KernelSource, arch: str, filename: str) -> tuple[bytes, list[Instruction]]:
     labels = {name: 16 * index for name, (index, _) in ks.labels.items()}
+    labels.setdefault(ks.name, 0)       # the function's own name: `RET.REL.NODEC R20 \`(k)`
     words, resolved = [], []
     for i, st in enumerate(ks.statements):
         pc = 16 * i

@@ -25,6 +25,7 @@ from ptx2sass.records import dataclass
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
                      render_shape, render_view, undo_edits, use_family, value_class)
+from .arch import ARCHS, UnknownArch, target
 from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
@@ -32,9 +33,9 @@ TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")   # 
 CONTROL_SHIFT = 105
 CONTROL_MASK = ((1 << 21) - 1) << CONTROL_SHIFT
 
-# Which table describes each arch (one encoding family per table; see encoder/arch.py).
-ARCH_FAMILY = {"sm_75": "turing", "sm_80": "ampere", "sm_86": "ampere", "sm_87": "ampere", "sm_89": "ampere",
-               "sm_90": "hopper", "sm_90a": "hopper", "sm_120": "blackwell"}
+# Which table describes each arch (one encoding family per table): the Target's
+# `encoding_table` (encoder/arch.py), as a map for the tools that list them.
+ARCH_FAMILY = {name: t.encoding_table for name, t in ARCHS.items() if t.encoding_table}
 
 # Where a global-memory instruction keeps the uniform register of its `desc[URx]` memory
 # descriptor, per family and opcode. nvdisasm hides it on sm_8x (ptxas picks UR4 or UR6 for
@@ -179,12 +180,21 @@ class Table:
         return self._low[arch]
 
 
+def _family_or(arch: str, default: str) -> str:
+    try:
+        return family_of(arch)
+    except EncodeError:
+        return default
+
+
 def family_of(arch: str) -> str:
     try:
-        return ARCH_FAMILY[arch]
-    except KeyError:
-        raise EncodeError(f"unknown arch {arch!r}; supported: {', '.join(sorted(ARCH_FAMILY))}") \
-            from None
+        family = target(arch).encoding_table
+    except UnknownArch:
+        family = None
+    if family is None:
+        raise EncodeError(f"unknown arch {arch!r}; supported: {', '.join(sorted(ARCH_FAMILY))}")
+    return family
 
 
 @functools.cache
@@ -306,7 +316,7 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     table = table_for(arch)
-    use_family(ARCH_FAMILY.get(arch, table.family))
+    use_family(_family_or(arch, table.family))
     form = find_form(table, word, arch)
     if form is None:
         raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
@@ -524,7 +534,7 @@ def _shares_fields(form: Form) -> bool:
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
     table = table_for(arch)
-    use_family(ARCH_FAMILY.get(arch, table.family))
+    use_family(_family_or(arch, table.family))
     name = ".".join(view.tokens)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:

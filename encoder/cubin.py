@@ -48,7 +48,7 @@ _MODELED_ATTRIBUTES = {
     "LANGUAGE", "SW_WAR", "UNKNOWN_0x35", "CUDA_API_VERSION", "PARAM_CBANK",
     "CBANK_PARAM_SIZE", "KPARAM_INFO", "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f",
     "EXIT_INSTR_OFFSETS", "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS",
-    "CRS_STACK_SIZE"}
+    "CRS_STACK_SIZE", "SPARSE_MMA_MASK", "NVSAL_SW_WAR", "PREEXIT_USED"}
 _SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
                   ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
 
@@ -240,6 +240,10 @@ class Kernel:
     reloc_kinds: tuple[str, ...] | None = None
     text_flags: int = SHF_ALLOC | SHF_EXECINSTR
     text_align: int = TEXT_ALIGN
+    # sm_90: the code computes shared-memory addresses. ptxas resolves their relocation
+    # against the reserved shared offset itself and leaves an empty `.rela.text.<k>` and an
+    # internal symbol behind; only the builder reads it.
+    shared_window: bool = False
 
     @property
     def param_bytes(self) -> int:
@@ -692,6 +696,14 @@ def write_cubin(cubin: Cubin) -> bytes:
         raise CubinError(f"a value does not fit its ELF field: {e}") from None
 
 
+def _e_flags(arch, index: dict[str, int]) -> int:
+    """ptxas's ELF flags: the arch's, with the section index of `.note.nv.cuinfo` in the top
+    byte (6 in a cubin without debug sections: each debug section before the notes moves it)."""
+    if ".note.nv.cuinfo" not in index:
+        return arch.e_flags
+    return (arch.e_flags & 0xFFFFFF) | index[".note.nv.cuinfo"] << 24
+
+
 class _Writer:
     def __init__(self, cubin: Cubin):
         self.c = cubin
@@ -722,7 +734,7 @@ class _Writer:
             s.name_offset = shstr.offset(s.name)
         ordered[index[".shstrtab"]].data = shstr.data()
         header = ElfHeader(c.e_type, c.osabi, c.abi_version,
-                           c.e_flags if c.e_flags is not None else self.arch.e_flags,
+                           c.e_flags if c.e_flags is not None else _e_flags(self.arch, index),
                            ident_pad=c.ident_pad)
         segments = None
         if c.e_type == ET_EXEC:

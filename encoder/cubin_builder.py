@@ -24,7 +24,7 @@ from .arch import UnknownArch, arch_info
 from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
-                         STB_LOCAL, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
+                         STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
                      NvInfoRecord)
 
@@ -39,10 +39,10 @@ STT_CUDA_OBJECT = 13
 STO_CUDA_GLOBAL = 0x20
 STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
-# Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them (attributes ptxas did not
-# write in any corpus kernel are not listed, and supplying one is an error).
-KERNEL_ATTRIBUTE_ORDER = [
-    "LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE", "KPARAM_INFO",
+# Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them, per `Target.cubin_style`
+# (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
+# an error).
+_MIDDLE = [
     "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "COOP_GROUP_MASK_REGIDS",
     "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "EXIT_INSTR_OFFSETS",
@@ -52,8 +52,17 @@ KERNEL_ATTRIBUTE_ORDER = [
     "INDIRECT_BRANCH_TARGETS",
     "CTAIDZ_USED", "REQNTID", "MAX_THREADS", "CRS_STACK_SIZE",
 ]
-_ORDER_INDEX = {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i
-                for i, a in enumerate(KERNEL_ATTRIBUTE_ORDER)}
+KERNEL_ATTRIBUTE_ORDER = {
+    "ampere": ["LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE",
+               "KPARAM_INFO", *_MIDDLE],
+    # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
+    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK", *_MIDDLE,
+               "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED"],
+}
+_ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
+                for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
+# Records ptxas 13.5 writes with the same value into every sm_90 kernel's table.
+_HOPPER_SPARSE_MMA_MASK, _HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0, 0x101, 1, 0
 
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
@@ -81,7 +90,7 @@ def _dwarf_reg(n: int) -> bytes:
     return _uleb(0x5000000 | n)
 
 
-DW_CFA_advance_loc4, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x08, 0x0C
+DW_CFA_advance_loc4, DW_CFA_undefined, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x07, 0x08, 0x0C
 CODE_ALIGN, DATA_ALIGN = 4, -4
 STACK_POINTER = 1   # R1
 
@@ -89,15 +98,47 @@ STACK_POINTER = 1   # R1
 LINK_RETURN_ADDRESS = 20   # a relocatable `.func`'s return address: R20:R21
 
 
-def _cie(function: bool = False) -> bytes:
-    """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged)."""
+# -g's CIE: ptxas 13.5 (sm_75..sm_90 alike) gives every register a rule, after RZ's
+# same_value, in this order of (DWARF register class, registers): class 5 is R, 2 the
+# predicates, 11 the uniform registers, 9 the uniform predicates, 1 a single register of its
+# own (read off ptxas's output, not documented). A kernel's: all undefined but R1. A link
+# target's (`-c` `.func`): the registers its callers keep across the call are same_value.
+DEBUG_REGISTER_ORDER = ((9, (0, 2, 3, 4, 5, 6)), (11, range(4, 62)), (1, (0,)),
+                        (2, (0, 2, 3, 4, 5, 6)), (5, range(0, 255)))
+
+
+def _kept_across_a_call(cls: int, r: int, function: bool) -> bool:
+    """Registers ptxas -g's CIE calls unchanged: R1 (the stack pointer); in a link target
+    also R2, R16..R31, R32 up with r % 8 >= 4 and UR36..UR61 (ptx2sass.abi's link-target
+    convention, with the return address R20:R21)."""
+    if cls == 5 and r == STACK_POINTER:
+        return True
+    if not function:
+        return False
+    if cls == 11:
+        return r >= 36
+    return cls == 5 and (r == 2 or 16 <= r < 32 or (r >= 32 and r % 8 >= 4))
+
+
+def _debug_rules(function: bool) -> bytes:
+    return b"".join(bytes([DW_CFA_same_value if _kept_across_a_call(cls, r, function) else DW_CFA_undefined])
+                    + _uleb(cls << 24 | r)
+                    for cls, registers in DEBUG_REGISTER_ORDER for r in registers)
+
+
+def _cie(function: bool = False, device_debug: bool = False) -> bytes:
+    """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged).
+    With -g, every register has a rule (`_debug_rules`)."""
     ra = [LINK_RETURN_ADDRESS, LINK_RETURN_ADDRESS + 1] if function else []
-    body = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
+    head = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
             + (_uleb(0x5000000 | ra[0]) if ra else _uleb(0xFFFFFFFF))
             + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
-            + bytes([DW_CFA_same_value]) + _dwarf_reg(255)
-            + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
-            + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
+            + bytes([DW_CFA_same_value]) + _dwarf_reg(255))
+    if device_debug:
+        body = head + _debug_rules(function)
+    else:
+        body = (head + bytes([DW_CFA_same_value]) + _dwarf_reg(STACK_POINTER)
+                + b"".join(bytes([DW_CFA_same_value]) + _dwarf_reg(r) for r in ra))
     body += bytes(-(12 + len(body)) % 8)
     return b"\xff\xff\xff\xff" + struct.pack("<Q", len(body)) + body
 
@@ -106,16 +147,24 @@ def _advance(delta_bytes: int) -> bytes:
     return bytes([DW_CFA_advance_loc4]) + struct.pack("<I", (delta_bytes & 0xFFFFFFFF) // CODE_ALIGN)
 
 
-def default_cfa_program(k: Kernel) -> bytes:
+def default_cfa_program(k: Kernel, style: str = "ampere") -> bytes:
     """ptxas's CFA program for a kernel without a stack frame: rows after the first
     instruction, at the end of the entry basic block (CFA = R1 + frame size), and at the last
     EXIT. The entry block ends at its first branch, EXIT or call, or before the first branch
     target; without `Kernel.entry_block_end` the builder assumes straight-line code (16 bytes
     past the first EXIT). ptxas splits blocks at a few more places (MEMBAR.SC sequences,
-    call sequences), where the code generator passes the whole `Kernel.cfa_program`."""
+    call sequences), where the code generator passes the whole `Kernel.cfa_program`.
+    `style` is the target's `cubin_style`."""
     exits = k.exit_offsets or [16]
     first = k.entry_block_end if k.entry_block_end is not None else exits[0] + 16
     last = exits[-1]
+    if style == "hopper":
+        # sm_90: no row after the first instruction; the rows at the entry block's end and
+        # at the last EXIT in address order
+        cfa = bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size)
+        if last < first:
+            return _advance(last) + _advance(first - last) + cfa
+        return _advance(first) + cfa + (_advance(last - first) if last > first else b"")
     return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
             + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
 
@@ -151,14 +200,40 @@ _REL_ACTION = struct.pack("<IIH6B", 0x73, 0, 0, 0, 17, 37, 0, 5, 54)
 
 DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 
+# sm_90 (`Target.cubin_style` "hopper"), as ptxas 13.5 writes every corpus cubin: a
+# `.nv.compat` table, the driver's reserved shared memory as an empty `.nv.shared.reserved.0`
+# with two weak symbols after the first kernel's, debug-frame relocations with addends, and
+# no `.nv.rel.action`.
+SHT_CUDA_COMPAT_INFO = 0x70000086
+RESERVED_SHARED = ".nv.shared.reserved.0"
+STO_CUDA_RESERVED_SHARED = 0xA0
+STV_INTERNAL = 1
+CUINFO_NOTE_FLAGS_HOPPER = 0x1000040        # SHF_INFO_LINK: `sh_info` names `.nv.compat`
+# `.nv.compat` records (code, format, value): ACCELERATOR_TARGET (1 for `sm_90a`),
+# INTERNAL_TARGET, ISA_CLASS (2 when the code converts to/from FP8, else 1), an unnamed
+# 0x0d (0x101), INST_TENSORMAP_V1, CAN_FASTPATH_FINALIZE (8 zero bytes), FINALIZER_VERSION.
+_COMPAT_ACCELERATOR, _COMPAT_ISA_CLASS = 0x09, 0x02
+
+
+def compat_section(accelerator: bool, isa_class: int) -> bytes:
+    """The `.nv.compat` bytes ptxas 13.5 writes for sm_90 (NvInfo record format)."""
+    return bytes([2, _COMPAT_ACCELERATOR, int(accelerator), 0, 2, 0x0C, 0, 0,
+                  2, _COMPAT_ISA_CLASS, isa_class, 0, 3, 0x0D, 1, 1, 2, 3, 0, 0,
+                  4, 0x0B, 8, 0]) + bytes(8) + bytes([3, 0x0E, 0x40, 0x04])
+
 
 def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
                       extern_symbols: list[int] = ()) -> list[NvInfoRecord]:
     """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
     (`extern_symbols`: the symbol indices of `k.externs`)."""
     info = arch_info(arch)
+    hopper = info.cubin_style == "hopper"
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if hopper:
+        recs += [NvInfoRecord.half("SPARSE_MMA_MASK", _HOPPER_SPARSE_MMA_MASK),
+                 NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
+                 NvInfoRecord.byte("PREEXIT_USED", _HOPPER_PREEXIT_USED)]
     if info.kernel_sw_war is not None:
         recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
     if info.kernel_nval_35:
@@ -175,12 +250,12 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
-    recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+    recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0))
     if k.exit_offsets:
         recs.append(NvInfoRecord.words("EXIT_INSTR_OFFSETS", *k.exit_offsets))
     if k.s2rctaid_offsets:
         recs.append(NvInfoRecord.words("S2RCTAID_INSTR_OFFSETS", *k.s2rctaid_offsets))
-    if k.ctaidz_used:
+    if k.ctaidz_used and not hopper:      # ptxas writes none on sm_90
         recs.append(NvInfoRecord.flag("CTAIDZ_USED"))
     if k.reqntid:
         recs.append(NvInfoRecord.words("REQNTID", *k.reqntid))
@@ -188,12 +263,13 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.words("MAX_THREADS", *k.max_threads))
     if k.crs_stack_size is not None:
         recs.append(NvInfoRecord.words("CRS_STACK_SIZE", k.crs_stack_size))
+    order = _ORDER_INDEX[info.cubin_style]
     for extra in k.extra_attributes:
-        if extra.attr not in _ORDER_INDEX:
+        if extra.attr not in order:
             raise CubinError(f"kernel {k.name!r}: no known position for attribute {extra.name}")
         recs.append(extra)
     # A stable sort keeps KPARAM_INFO records (and repeated extras) in their given order.
-    recs.sort(key=lambda r: _ORDER_INDEX.get(r.attr, len(_ORDER_INDEX)))
+    recs.sort(key=lambda r: order.get(r.attr, len(order)))
     return recs
 
 
@@ -207,7 +283,7 @@ def _check_kernel_facts(k: Kernel, info) -> None:
         raise bad(f"text is {len(k.text)} bytes, not a non-empty run of 16-byte words")
     if not 0 <= k.regcount <= info.max_registers + 1:
         raise bad(f"register count {k.regcount} outside 0..{info.max_registers + 1}")
-    if k.param_base != info.param_base:
+    if k.params and k.param_base != info.param_base:
         raise bad(f"param_base {k.param_base:#x}, but {info.name} puts parameters at "
                   f"{info.param_base:#x}")
     ordinals = [o for o, _, _ in k.params]
@@ -230,7 +306,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
-                visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None) -> Cubin:
+                visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
+                debug_sections: list = (), device_debug: bool = False,
+                isa_class: int = 1) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -244,19 +322,30 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89): variables as
     CUDA objects (`visible` ones global), `extern_variables` (name, size) as undefined
     ones, `_param` in each constant bank 0, MAX_STACK_SIZE for MIN_STACK_SIZE,
+    `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
     `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
     debug-frame relocations for the linker.
+    `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
+    with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
+    (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
+    is preceded by an error barrier (EIATTR_GEN_ERRBAR_AT_EXIT) and the CIE says which
+    registers a debugger cannot recover.
     """
     try:
         info = arch_info(arch)
     except UnknownArch as e:
         raise CubinError(str(e)) from None
-    if info.phdr_style != "ampere":
-        raise CubinError(f"building cubins from scratch supports sm_75..sm_89 so far, not {arch}")
+    if info.phdr_style != "ampere" and info.cubin_style != "hopper":
+        raise CubinError(f"building cubins from scratch supports sm_75..sm_90 so far, not {arch}")
+    hopper = info.cubin_style == "hopper"
+    if hopper and relocatable:
+        raise CubinError(f"relocatable output for {arch} is not supported yet")
     kernels = [copy.deepcopy(k) for k in kernels]
     for k in kernels:
         _check_kernel_facts(k, info)
+        if not k.params:        # the parameter bank's size still counts from the arch's base
+            k.param_base = info.param_base
     names = [k.name for k in kernels]
     if len(set(names)) != len(names):
         raise CubinError(f"duplicate kernel names: {names}")
@@ -278,7 +367,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError("extern variables need relocatable output")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
-    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=info.e_flags,
+    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass",
                                             f"ptx2sass {__version__} (ptxas 13.5 compatible)",
                                             "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
@@ -329,7 +418,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
-        if k.shared_bytes:   # an empty `.nv.shared.<k>` (extern shared only) has none
+        if (k.shared_bytes or 0) > info.reserved_shared_bytes:  # extern shared only: none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
@@ -352,26 +441,38 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if lead_function:
                 section_symbol(f".text.{k.name}")
         if k.const2 is not None:
-            section_symbol(f".nv.constant2.{k.name}")
-        if k.is_entry:
+            if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
+                syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
+                                   section=f".nv.constant2.{k.name}"))
+            else:
+                section_symbol(f".nv.constant2.{k.name}")
+        if k.is_entry and not hopper:
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
-    module_sections = [".debug_frame", ".nv.callgraph"]
+    module_sections = [".debug_frame"] + [d.name for d in debug_sections] + [".nv.callgraph"]
     if relocatable:
         module_sections += [".nv.prototype"] if extern_names or defined_funcs else []
-    else:
+    elif not hopper:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
         section_symbol(name)
     func_sym: dict[str, int] = {}
     extern_sym: dict[str, int] = {}
+    first_shared = next((k for k in file_order if k.shared_window), None)
     for k in file_order:
         if k is not file_order[0] or k.is_entry:
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
+        if hopper and k is file_order[0]:
+            syms.append(Symbol(".nv.reservedSmem.offset0", 0, 4, STT_OBJECT, STB_WEAK))
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 0, 0, bind=STB_WEAK,
+                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+        if hopper and k is first_shared:
+            # what is left of the relocation ptxas resolved against the reserved offset
+            syms.append(Symbol("", other=STV_INTERNAL))
         if k is file_order[0]:       # relocatable: visible and undefined variables
             for g in globals_:
                 if g.name in visible:
@@ -388,6 +489,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
+    if hopper:
+        for k in file_order:
+            if k.is_entry:
+                const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
+            if k.shared_window:      # ptxas leaves the text's relocation section, empty
+                k.reloc_kinds = tuple(dict.fromkeys((*(k.reloc_kinds or ()), "rela")))
     address_sym = {**var_sym, **extern_sym}
 
     # Relocations the code generator named by symbol get their symbol-table index.
@@ -414,12 +521,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for name, _, size in k.subfunctions:
             module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
+        if device_debug:
+            module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
         module = []
         for k in kernels:
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
                        NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.min_stack_size),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
+            if device_debug:
+                module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
     for k in file_order if not relocatable else ():
@@ -453,7 +564,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     frame, frame_relocs, frame_relas = bytearray(), [], []
     for k in file_order:
         cie_at = len(frame)
-        frame += _cie(function=not k.is_entry)
+        frame += _cie(function=not k.is_entry, device_debug=device_debug)
         if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
             if cie_at:
                 frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
@@ -461,26 +572,43 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
-        frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
+        frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,
+                                       0 if hopper else None))
         kernel_end = k.subfunctions[0][1] if k.subfunctions else len(k.text)
         frame += _fde(cie_at, kernel_end,
-                      k.cfa_program if k.cfa_program is not None else default_cfa_program(k))
+                      k.cfa_program if k.cfa_program is not None else default_cfa_program(k, info.cubin_style))
         for i, (_, at, size) in enumerate(k.subfunctions):
             # ptxas: a CIE and FDE per local function, its start relocated against the
             # kernel's symbol with the offset in place
             end = k.subfunctions[i + 1][1] if i + 1 < len(k.subfunctions) else len(k.text)
             cie_at = len(frame)
-            frame += _cie()
+            frame += _cie(device_debug=device_debug)
             frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
-    if not relocatable:
-        c.sections.insert(1, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
+    for i, d in enumerate(debug_sections, 1):
+        c.sections.insert(i, Section(d.name, SHT_PROGBITS, 0, 1, data=d.data))
+        relocs = [Relocation(at, func_sym[name] if name in func_sym else c.symbol_index(name), kind,
+                             0 if addend is None and hopper else addend)    # sm_90: RELA only
+                  for at, name, kind, addend in reversed(d.relocations)]
+        for kind in ("rela", "rel"):     # ptxas: RELA first
+            chosen = [r for r in relocs if (r.addend is not None) == (kind == "rela")]
+            if chosen:
+                c.reloc_sections.append(RelocSection(f".{kind}{d.name}", d.name, chosen))
+    after_debug = 1 + len(debug_sections)
+    if hopper:
+        c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
+                                               data=compat_section(bool(info.variant), isa_class)))
+        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1))
+        c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
+    elif not relocatable:
+        c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:
         c.reloc_sections.append(RelocSection(
-            ".rel.nv.constant4", ".nv.constant4",
-            [Relocation(8 * i, address_sym[name], R_CUDA_64) for i, name in reversed(list(enumerate(bank4)))]))
+            ".rela.nv.constant4" if hopper else ".rel.nv.constant4", ".nv.constant4",
+            [Relocation(8 * i, address_sym[name], R_CUDA_64, 0 if hopper else None)
+             for i, name in reversed(list(enumerate(bank4)))]))
     # Addresses inside variables' initial bytes: per section, REL entries (no addend) then
     # RELA ones, each in reverse order as ptxas lists them.
     by_section: dict[str, list[Relocation]] = {}
@@ -496,7 +624,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                              ("rela", [r for r in relocs if r.addend is not None])):
             if chosen:
                 c.reloc_sections.append(RelocSection(f".{kind}{sec_name}", sec_name, chosen))
-    c.reloc_sections.append(RelocSection(".rel.debug_frame", ".debug_frame",
+    if hopper:          # ptxas leaves each literal bank's relocation section, empty
+        c.reloc_sections += [RelocSection(f".rela.nv.constant2.{k.name}", f".nv.constant2.{k.name}", [])
+                             for k in file_order if k.const2 is not None]
+    c.reloc_sections.append(RelocSection(".rela.debug_frame" if hopper else ".rel.debug_frame", ".debug_frame",
                                          list(reversed(frame_relocs))))
     if frame_relas:
         c.reloc_sections.append(RelocSection(".rela.debug_frame", ".debug_frame",

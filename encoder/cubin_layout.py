@@ -24,6 +24,24 @@ def reloc_kinds(k: Kernel) -> tuple[str, ...]:
                  if any((r.addend is not None) == want for r in k.relocations))
 
 
+def is_debug_section(name: str) -> bool:
+    """DWARF and NVIDIA debug sections (`-lineinfo`, `-g`): placed after `.debug_frame`."""
+    return name.startswith((".debug_", ".nv_debug_"))
+
+
+def _debug_names(c: Cubin) -> list[str]:
+    """The debug sections in the order given, each followed by its relocation sections,
+    as ptxas names them (from `.debug_frame` on)."""
+    relocs = {}
+    for rs in c.reloc_sections:
+        relocs.setdefault(rs.target, []).append(rs.name)
+    names = [".debug_frame"]
+    for s in c.sections:
+        if is_debug_section(s.name) and s.name != ".debug_frame":
+            names += [s.name] + relocs.get(s.name, [])
+    return names
+
+
 def default_section_order(c: Cubin) -> list[str]:
     """Section order ptxas uses: string and symbol tables, debug frame, notes, `.nv.info`
     tables, call graph, relocation sections, constant banks, texts, then writable data."""
@@ -31,6 +49,7 @@ def default_section_order(c: Cubin) -> list[str]:
     generic = [s.name for s in c.sections]
     order = [".shstrtab", ".strtab", ".symtab"]
     order += [n for n in generic if n == ".debug_frame"]
+    order += [n for n in generic if is_debug_section(n) and n != ".debug_frame"]
     order += [n for n in (".note.nv.tkinfo", ".note.nv.cuinfo")
               if (c.tkinfo if n.endswith("tkinfo") else c.cuinfo) is not None]
     if c.module_attributes is not None:
@@ -46,19 +65,26 @@ def default_section_order(c: Cubin) -> list[str]:
     position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
     banks = sorted([n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2],
                    key=lambda n: position.get(n, len(position)))
-    # Relocation sections by their target (banks as placed, then data), REL before RELA;
-    # the debug frame's last.
+    # Relocation sections by their target (banks as placed, then data, then the debug
+    # sections in their order), REL before RELA (RELA first for a debug section's); the
+    # debug frame's last.
     target_rank = {b: i for i, b in enumerate(banks)}
+    debug_rank = {n: i for i, n in enumerate(n for n in generic if is_debug_section(n))}
     rels = [(rs.name, rs.target) for rs in c.reloc_sections]
-    order += [n for n, t in sorted(rels, key=lambda r: (r[0].endswith("debug_frame"),
-                                                         target_rank.get(r[1], len(banks)),
-                                                         r[0].startswith(".rela")))]
+    order += [n for n, t in sorted(rels, key=lambda r: (
+        r[0].endswith("debug_frame"), target_rank.get(r[1], len(banks)), debug_rank.get(r[1], -1),
+        r[0].startswith(".rela") != (is_debug_section(r[1]) and r[1] != ".debug_frame")))]
     order += banks
-    order += [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
-              and not n.startswith(".nv.constant2.")]
+    kernel_banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2
+                    and not n.startswith(".nv.constant2.")]
+    hopper = _cubin_style(c) == "hopper"
     for k in c.kernels:   # each kernel's literal bank right before its parameter bank
-        order += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
-                  if data is not None]
+        if hopper and k.const2 is not None:       # sm_90: with the module's banks
+            order.append(f".nv.constant2.{k.name}")
+        kernel_banks += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
+                         if data is not None and not (hopper and b == 2)]
+    if not hopper:         # sm_90: the parameter banks after the texts and writable data
+        order += kernel_banks
     order += [f".text.{k}" for k in ks]
     placed = set(order)
     if ".nv.global.init" in generic and ".nv.global.init" not in placed:
@@ -67,11 +93,27 @@ def default_section_order(c: Cubin) -> list[str]:
     # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
     shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
     first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
-    order += first + [n for n in generic if n == ".nv.global" and n not in placed]
+    order += first + [n for n in generic if n == RESERVED_SHARED]
+    order += [n for n in generic if n == ".nv.global" and n not in placed]
     order += [n for n in shared if n not in first]
+    if hopper:
+        order += kernel_banks
     placed = set(order)
     order += [n for n in generic if n not in placed]
     return order
+
+
+RESERVED_SHARED = ".nv.shared.reserved.0"
+RESERVED_CAP, STV_INTERNAL = ".nv.reservedSmem.cap", 1
+HOPPER_SHSTRTAB_PADDING = 14     # empty names ptxas 13.5 ends sm_90's section-name table with
+
+
+def _cubin_style(c: Cubin) -> str:
+    from .arch import UnknownArch, target
+    try:
+        return target(c.arch).cubin_style
+    except UnknownArch:
+        return "ampere"
 
 
 def _module_data_sections(c: Cubin) -> list[str]:
@@ -84,7 +126,10 @@ def _module_data_sections(c: Cubin) -> list[str]:
 
 def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's section-name table: its fixed prefix, then per-kernel names (including ones
-    for sections it later dropped), then the module's trailing names."""
+    for sections it later dropped), then the module's trailing names. sm_90: the names in
+    section order, then 14 empty strings."""
+    if _cubin_style(c) == "hopper":
+        return ["", *section_names] + [""] * HOPPER_SHSTRTAB_PADDING
     names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
              ".note.nv.cuinfo", ".nv.info"]
     module_data = _module_data_sections(c)
@@ -97,8 +142,8 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
         if k.externs:        # ptxas names a text relocation section for a system call
             names.append(f".rel.text.{k.name}")
         names += [f".nv.constant0.{k.name}", f".rel.nv.constant0.{k.name}"]
-    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
-                                 if not rs.name.endswith("debug_frame")]
+    names += _debug_names(c) + [rs.name for rs in c.reloc_sections
+                                if not rs.name.endswith("debug_frame")]
     names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
               ".nv.rel.action"]
     seen: set[str] = set()
@@ -108,7 +153,12 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
 
 def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     """ptxas's symbol-name table: like the section-name table, with object and function
-    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`."""
+    names after their sections and `.rel.nv.constant0.<k>` before `.nv.constant0.<k>`.
+    sm_90: the symbols' names in symbol order."""
+    if _cubin_style(c) == "hopper":
+        # the nameless internal symbol a shared-memory kernel leaves was `.nv.reservedSmem.cap`
+        return ["", *dict.fromkeys(s.name or (RESERVED_CAP if s.other == STV_INTERNAL else "")
+                                   for s in c.symbols[1:] if s.name or s.other == STV_INTERNAL)]
     names = [""] + list(c.prototype_strings) + [
         ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
         ".note.nv.cuinfo", ".nv.info"]
@@ -126,8 +176,8 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
         if k.externs:
             names.append(f".rel.text.{k.name}")
         names += [f".rel.nv.constant0.{k.name}", f".nv.constant0.{k.name}"]
-    names += [".debug_frame"] + [rs.name for rs in c.reloc_sections
-                                 if not rs.name.endswith("debug_frame")]
+    names += _debug_names(c) + [rs.name for rs in c.reloc_sections
+                                if not rs.name.endswith("debug_frame")]
     names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype",
               ".nv.rel.action"]
     names += [s.name for s in c.symbols if s.bind != STB_LOCAL]

@@ -509,6 +509,16 @@ class Checker:
                          and f.type_slots == form.type_slots
                          and f.optional_from <= n <= len(f.operands)), form)
         self.check_operands(ins, form, types, scope, name)
+        if op == "alloca" and len(ins.operands) == 3:
+            self.check_alloca_alignment(ins, scope)
+
+    def check_alloca_alignment(self, ins: ast.Instruction, scope: _Scope):
+        """alloca's third operand: a constant power of two."""
+        value = _constant_value(ins.operands[2])
+        if value is None:
+            self.mismatch("alloca", ins)
+        elif value <= 0 or value & (value - 1):
+            self.error("Alignment must be a power of two", ins)
 
     def check_call_sequence(self, address, scope: _Scope):
         """`ld.param` of a `.param` declared in the body reads a call's result, so it must
@@ -572,6 +582,22 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
+            self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
+        if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
+            for m in (".acquire", ".release"):
+                if m in ins.modifiers:
+                    self.error(f"Feature '{m}' requires PTX ISA .version 9.3 or later", ins)
+        if ins.opcode == "mbarrier" and self.version < (7, 8) and ins.operands \
+                and isinstance(ins.operands[0], ast.Name) and ins.operands[0].name == "_":
+            self.fatal(f"Result discard mode is not allowed for instruction "
+                       f"'mbarrier{ins.modifiers[0] if ins.modifiers else ''}'", ins)
+        if ins.opcode == "mbarrier" and self.target_sm < 90 and len(ins.operands) == 3 \
+                and ins.modifiers[:1] in ((".arrive",), (".arrive_drop",)) \
+                and not {".noComplete", ".expect_tx"} & set(ins.modifiers):
+            # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
+            self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
+                       "or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
@@ -600,10 +626,22 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
+            problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op == "mbarrier" and self.version < (8, 0):
+            for m in ins.modifiers:
+                if m in (".release", ".acquire", ".relaxed"):
+                    problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
+                                    ".version 8.0 or later")
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")
+        packed = next((t for t in (".f16x2", ".bf16x2") if t in ins.modifiers), None)
+        if op == "cvt" and ".satfinite" in ins.modifiers and packed and ".f32" in ins.modifiers \
+                and self.version < (8, 1):
+            problems.append(f"Modifier '.satfinite' on 'cvt{packed}.f32' requires PTX ISA "
+                            ".version 8.1 or later")
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
             problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
@@ -1219,6 +1257,16 @@ def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> 
 def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     """Memory-ordering rules of ld/st: .relaxed/.acquire/.release need a scope."""
     if opcode in ("ld", "st"):
+        for order in (".relaxed", ".acquire", ".release", ".volatile"):
+            if order in modifiers:
+                for m in modifiers:
+                    if m in _CACHE_OPERATORS:
+                        return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    if opcode in ("ld", "st") and ".mmio" in modifiers:
+        problem = _mmio_problem(opcode, modifiers)
+        if problem:
+            return problem
+    if opcode in ("ld", "st"):
         for sem in (".relaxed", ".acquire", ".release"):
             if sem in modifiers and not any(m in _SCOPES for m in modifiers):
                 return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
@@ -1229,6 +1277,38 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
 
 
 _ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
+_INTEGER_RANGES = {f".{k}{b}": ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if k == "s" else (0, (1 << b) - 1))
+                   for k in "us" for b in (8, 16, 32, 64)}
+
+
+def _needless_integer_saturation(modifiers) -> bool:
+    """cvt.sat from one integer type to another that holds all its values: ptxas calls the
+    `.sat` illegal."""
+    types = [m for m in modifiers if m in _INTEGER_RANGES]
+    if len(types) != 2 or types[0] == types[1]:
+        return False            # the same type: the form table refuses it already
+    (dmin, dmax), (smin, smax) = _INTEGER_RANGES[types[0]], _INTEGER_RANGES[types[1]]
+    return dmin <= smin and smax <= dmax
+
+
+_CACHE_OPERATORS = frozenset((".ca", ".cg", ".cs", ".lu", ".cv", ".nc", ".wb", ".wt"))
+
+
+def _mmio_problem(opcode: str, modifiers: list[str]) -> str | None:
+    """`.mmio` ld/st: with `.relaxed` (or ld's `.acquire`, st's `.release`) at `.sys` scope,
+    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words."""
+    order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
+    if not any(m in order for m in modifiers):
+        return (f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
+                f"'{opcode}'")
+    for m in modifiers:
+        if m in _SCOPES and m != ".sys" or m in (".v2", ".v4", ".v8"):
+            return f"Modifier '.mmio' cannot be combined with modifier '{m}'"
+        if m.startswith((".shared", ".local", ".const", ".param")):
+            return f"Modifier '.mmio' cannot be applied to '{m}' space"
+        if m.startswith((".L1::", ".L2::evict")):
+            return f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
+    return None
 
 
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))

@@ -61,8 +61,8 @@ BOOL = "[.and .or .xor]"
 LD_SPACE = "[.global .shared .shared::cta .shared::cluster .local .const .param .param::entry .param::func]"
 LD_CACHE = "[.ca .cg .cs .lu .cv .nc]"
 ST_CACHE = "[.wb .cg .cs .wt]"
-LD_SEM = "[.weak .volatile .relaxed .acquire .mmio]"
-ST_SEM = "[.weak .volatile .relaxed .release .mmio]"
+LD_SEM = "[.weak .volatile .relaxed .acquire]"
+ST_SEM = "[.weak .volatile .relaxed .release]"
 SCOPE = "[.cta .cluster .gpu .sys]"
 EVICT = ("[.L1::evict_normal .L1::evict_unchanged .L1::evict_first .L1::evict_last "
          ".L1::no_allocate]")
@@ -159,8 +159,10 @@ lg2   {{.approx}} [.ftz] <.f32>                            : d, a
 ex2   {{.approx}} [.ftz] <.f32>                            : d, a
 ex2   {{.approx}} [.ftz] <.f16 .f16x2 .bf16 .bf16x2>       : d, a
 tanh  {{.approx}} <.f32 .f16 .f16x2 .bf16 .bf16x2>         : d, a
-set   {CMP_INT} {BOOL} <.u32 .s32 .f32> <$cmp_int>       : d, a1, b1, q?
-set   {CMP_F} {BOOL} [.ftz] <.u32 .s32 .f32> <.f32 .f64>  : d, a1, b1, q?
+set   {CMP_INT} {BOOL} <.u32 .s32 .f32 .f16 .bf16> <$cmp_int>       : d, a1, b1, q?
+set   {CMP_F} {BOOL} [.ftz] <.u32 .s32 .f32 .f16> <.f32>       : d, a1, b1, q?
+set   {CMP_F} {BOOL} <.u32 .s32 .f32 .f16 .bf16> <.f64>         : d, a1, b1, q?
+set   {CMP_F} {BOOL} <.bf16> <.f32>                             : d, a1, b1, q?
 set   {CMP_F} {BOOL} [.ftz] <.u16 .u32 .s16 .s32 .f16 .f16x2 .bf16 .bf16x2> <.f16 .f16x2 .bf16 .bf16x2> : d, a1, b1, q?
 setp  {CMP_INT} {BOOL} <$cmp_int>                        : p, a, b, q?
 setp  {CMP_F} {BOOL} [.ftz] <.f32 .f64>                  : p, a, b, q?
@@ -184,9 +186,9 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
 ldu   [.global] {VEC} <$mem>                              : V, m
-st    {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
+st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
 bra   [.uni]                                              : l
 ret   [.uni]                                              :
 exit                                                      :
@@ -228,6 +230,7 @@ barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, q
 barrier [.cta] [.aligned] {{.red}} {{.and .or}} <.pred>            : p, a:u32, b:u32, q
 barrier {{.cluster}} {{.arrive .wait}} [.release .relaxed .acquire] [.aligned] :
 membar {{.cta .gl .sys}}                                      :
+membar {{.proxy}} {{.alias}}                                    :
 isspacep {{.const .global .local .shared .shared::cta .shared::cluster .param .param::entry}} : p, *
 add   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32x2>                        : d, a, b
@@ -240,6 +243,9 @@ createpolicy {{.fractional}} {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, a:f32
 createpolicy {{.range}} [.global] {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, m, a:u32, b:u32
 nanosleep <.u32>                                          : a
 activemask <.b32>                                         : d
+alloca <.u32 .u64>                                        : d, a, *?
+stacksave <.u32 .u64>                                     : d
+stackrestore <.u32 .u64>                                  : a
 """
 
 LENIENT_OPCODES = frozenset("""
@@ -251,7 +257,7 @@ LENIENT_OPCODES = frozenset("""
     cvt.pack elect griddepcontrol setmaxnreg clusterlaunchcontrol tensormap multimem
     st.async st.bulk vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2
     vabsdiff2 vmin2 vmax2 vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 pmevent
-    alloca stacksave stackrestore cvt.pack prefetch.tensormap
+    cvt.pack prefetch.tensormap
 """.split())
 
 
@@ -502,6 +508,9 @@ FEATURES: dict[str, Feature] = {
     "match": Feature("match", (6, 0), 70),
     "activemask": Feature("activemask", (6, 2), None),
     "nanosleep": Feature("nanosleep", (6, 2), 70),
+    "alloca": Feature("alloca", (7, 3), 52),
+    "stacksave": Feature("stacksave", (7, 3), 52),
+    "stackrestore": Feature("stackrestore", (7, 3), 52),
     "elect": Feature("elect", (8, 0), 90),
     "mapa": Feature("mapa", (7, 8), 90),
     "getctarank": Feature("getctarank", (7, 8), 90),
@@ -517,7 +526,13 @@ FEATURES: dict[str, Feature] = {
     "mbarrier.init": Feature("mbarrier.init", (7, 0), 80),
     "mbarrier.arrive": Feature("mbarrier.arrive", (7, 0), 80),
     "mbarrier.test_wait": Feature("mbarrier.test_wait", (7, 0), 80),
+    "mbarrier.test_wait.parity": Feature("mbarrier.test_wait.parity", (7, 1), 80),
     "mbarrier.try_wait": Feature("mbarrier.try_wait", (7, 8), 90),
+    "mbarrier.try_wait.parity": Feature("mbarrier.try_wait.parity", (7, 8), 90),
+    "mbarrier.arrive.expect_tx": Feature("mbarrier.arrive.expect_tx", (8, 0), 90),
+    "mbarrier.arrive_drop.expect_tx": Feature("mbarrier.arrive_drop.expect_tx", (8, 0), 90),
+    "mbarrier.expect_tx": Feature("mbarrier.expect_tx", (8, 0), 90),
+    "mbarrier.complete_tx": Feature("mbarrier.complete_tx", (8, 0), 90),
     "barrier.cluster.arrive": Feature("barrier.cluster.arrive", (7, 8), 90),
     "barrier.cluster.wait": Feature("barrier.cluster.wait", (7, 8), 90),
     "multimem.ld_reduce": Feature("multimem.ld_reduce", (8, 1), 90),

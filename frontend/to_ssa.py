@@ -35,8 +35,9 @@ NO_RESULT = frozenset({
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
-    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore",
+    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
 })
+DYNAMIC_STACK_OPCODES = frozenset({"alloca", "stacksave", "stackrestore"})
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
           ".shared::cluster", ".param::entry", ".param::func")
 MEMORY_OPCODES = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta", "isspacep",
@@ -440,6 +441,23 @@ class _FunctionLowering:
             self.fn.entry.instrs.append(ir.Instr("param", [v], [ir.Symbol(param.name)], type=var.type))
             self.undef_count += 1
             self.write(var, self.fn.entry, v)
+        self.stack_var = None
+        stack_ops = [st for body in body_of.values() for st, _ in body
+                     if isinstance(st, ast.Instruction) and st.opcode in DYNAMIC_STACK_OPCODES]
+        # the alignment the pointer always has: the frame's 8, or less after a smaller alloca
+        self.stack_align = min([8] + [_fold(st.operands[2]) or 1 for st in stack_ops
+                                      if st.opcode == "alloca" and len(st.operands) > 2])
+        if any(st.opcode != "stacksave" for st in stack_ops):
+            # the stack needed is unknown even where the allocation is dead (ptxas's records)
+            self.fn.attributes[ir.DYNAMIC_STACK] = True
+        if stack_ops:
+            # The dynamic stack pointer (alloca/stacksave/stackrestore): a hidden 32-bit
+            # register, starting at the bottom of the static frame (`stacksave` with no
+            # source reads the machine's stack pointer there).
+            self.stack_var = _Var("%stack", "u32")
+            v = self.fn.new_value("u32", "%stack")
+            self.fn.entry.instrs.append(ir.Instr("stacksave", [v], [], type="u32"))
+            self.write(self.stack_var, self.fn.entry, v)
         for b in ir.reverse_postorder(self.fn):
             for st, scope in body_of[id(b)]:
                 self.lower_instruction(st, scope, b)
@@ -555,7 +573,67 @@ class _FunctionLowering:
                 return [(v, self.fn.new_value(v.type, v.name)) for v in var]
         raise self.error(node, "destination operand must be a register")
 
+    def lower_dynamic_stack(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+        """alloca/stacksave/stackrestore as arithmetic on the hidden stack pointer (a local
+        address: 32 bits, zero-extended in a .u64 result):
+        `alloca d, size, align`: sp = (sp - size) & -align, d = sp (align defaults to 8; the
+        mask is left out where the size is a constant multiple of an alignment the pointer
+        always has); `stacksave d`: d = sp; `stackrestore a`: sp = a."""
+        ty = _strip(st.modifiers[-1]) if st.modifiers else "u32"
+        guard = None
+        if st.guard is not None:
+            g = scope.lookup(st.guard.predicate.name)
+            if not isinstance(g, _Var):
+                raise self.error(st.guard, f"Unknown symbol '{st.guard.predicate.name}'")
+            guard = self.read(g, block)
+        sv = self.stack_var
+        out: list[ir.Instr] = []
+
+        def emit(opcode, dest_var, dest_type, srcs, types=()):
+            d = self.fn.new_value(dest_type, dest_var.name if dest_var else "%t")
+            ins = ir.Instr(opcode, [d], srcs, type=dest_type, types=types, line=st.line)
+            if guard is not None and dest_var is not None:
+                ins.guard, ins.guard_negated = guard, st.guard.negated
+                ins.merge = [self.read(dest_var, block)]
+            block.instrs.extend(out)
+            out.clear()
+            block.instrs.append(ins)
+            if dest_var is not None:
+                self.write(dest_var, block, d)
+            return d
+
+        def narrow(v):           # a .u64 operand's low word, the local address
+            if ty == "u64":
+                return emit("cvt", None, "u32", [v], ("u64",)) if isinstance(v, ir.Value) \
+                    else ir.Const(v.value & 0xFFFFFFFF, "u32")
+            return v
+
+        def result(node, value):
+            (var, _), = self.dests(node, scope, block)
+            if ty == "u64":
+                emit("cvt", var, "u64", [value], ("u32",))
+            else:
+                emit("mov", var, "u32", [value])
+
+        ops = st.operands
+        if st.opcode == "stacksave":
+            result(ops[0], self.read(sv, block))
+        elif st.opcode == "stackrestore":
+            src = narrow(self.operand(ops[0], scope, block, ty, out))
+            emit("mov", sv, "u32", [src])
+        else:
+            size = narrow(self.operand(ops[1], scope, block, ty, out))
+            align = _fold(ops[2]) if len(ops) > 2 else 8
+            moved = emit("sub", None, "u32", [self.read(sv, block), size])
+            if isinstance(size, ir.Const) and size.value % align == 0 and align <= self.stack_align:
+                new = emit("mov", sv, "u32", [moved])
+            else:
+                new = emit("and", sv, "b32", [moved, ir.Const(-align & 0xFFFFFFFF, "b32")])
+            result(ops[0], new)
+
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+        if st.opcode in DYNAMIC_STACK_OPCODES:
+            return self.lower_dynamic_stack(st, scope, block)
         out: list[ir.Instr] = []
         shape = _SHAPES.get((st.opcode, st.modifiers))
         if shape is None:
@@ -600,7 +678,7 @@ class _FunctionLowering:
         else:
             has_result = key not in NO_RESULT and st.opcode not in NO_RESULT and operands
             srcs_ast = operands[1:] if has_result else operands
-            srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i), out)
+            srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i, rest), out)
                     for i, o in enumerate(srcs_ast)]
             ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
             if has_result:
@@ -709,10 +787,13 @@ def _ends_block(st: ast.Instruction) -> bool:
     return st.opcode in ("bra", "brx", "ret", "exit")
 
 
-def _src_type(opcode: str, types: list[str], index: int) -> str | None:
-    """The type an immediate source takes: the instruction's (source) type."""
+def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | None:
+    """The type an immediate source takes: the instruction's (source) type; mad.wide's
+    addend has twice its width."""
     if not types:
         return None
+    if opcode == "mad" and index == 2 and "wide" in modifiers and types[0][1:] in ("16", "32"):
+        return types[0][0] + str(2 * int(types[0][1:]))
     if opcode == "cvt" and len(types) > 1:
         return types[1]
     if opcode in ("shl", "shr") and index == 1:

@@ -37,6 +37,7 @@ EXIT_ERROR = 255
 PTXAS_RELEASE = "13.5, V13.5.37"   # the ptxas whose command line this one reproduces
 DEBUG_ENV = "PTX2SASS_DEBUG"
 ABORTED = "Ptx assembly aborted due to errors"
+OUT_OF_MEMORY = "Memory allocation failure"     # ptxas's words when an allocation fails
 # Fatal errors after which ptxas stops without its closing ABORTED line.
 ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
                       "Unresolved extern function ")     # (message prefixes)
@@ -296,7 +297,8 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLim
 
 
 def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
-    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first)."""
+    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first;
+    --suppress-debug-info alone is judged once the PTX is read)."""
     if cl.flag("device-debug"):
         if cl.flag("generate-line-info"):
             report.warning("Conflicting options --device-debug and --generate-line-info "
@@ -305,9 +307,36 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
         if cl.get("opt-level", 0) != 0:
             raise UsageError("Optimized debugging not supported")
         cl.values["opt-level"] = 0
-    elif cl.flag("suppress-debug-info") and not cl.flag("generate-line-info"):
-        report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
-                       "ignoring since latter is not specified")
+
+
+def _implies_debug_information(module) -> bool:
+    """A `.loc` (line tables) or `.target debug` (-g): ptxas then takes
+    --suppress-debug-info without -lineinfo or -g."""
+    from ptx2sass.frontend import ast
+    if module.target is not None and "debug" in module.target.names:
+        return True
+    for item in module.items:
+        if isinstance(item, ast.Function) and item.body is not None:
+            stack = [item.body.statements]
+            while stack:
+                for st in stack.pop():
+                    if isinstance(st, ast.Loc):
+                        return True
+                    if isinstance(st, ast.Block):
+                        stack.append(st.statements)
+    return False
+
+
+def _debug_section_warnings(module, report: Reporter) -> None:
+    """-g reads the PTX's DWARF sections; ptxas says which are missing (errors with -Werror)."""
+    from ptx2sass.frontend import ast
+    names = {item.name for item in module.items if isinstance(item, ast.Section)}
+    if ".debug_abbrev" not in names:
+        report.warning(" .debug_abbrev section not found")
+        if ".debug_info" in names and not report.failed:
+            report.info("skipping .debug_info section due to missing .debug_abbrev section")
+    if ".debug_info" not in names:
+        report.warning(" .debug_info section not found")
 
 
 def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
@@ -447,14 +476,13 @@ def _code_generator():
     if compile_module is not None:
         def generate(ptx, arch, module=None, filename="<input>", **options):
             from ptx2sass import frontend
-            from ptx2sass.frontend.to_ssa import lower_module
+            from ptx2sass.codegen import lower_checked
+            whole_program = not options.get("compile_only")
             if module is None:
                 module = frontend.parse(ptx, filename)
-                frontend.check(module, arch)
-            if module.has_calls():       # as codegen.lower_ptx does
-                from ptx2sass.inline import inline_calls
-                module = inline_calls(module)
-            return compile_module(lower_module(module), arch, options, filename)
+                frontend.check(module, arch, whole_program=whole_program)
+            options.setdefault("ptx_ast", module)    # -lineinfo reads `.loc`s off the tree
+            return compile_module(lower_checked(module, whole_program), arch, options, filename)
         return generate
     import ptx2sass
     try:
@@ -465,13 +493,15 @@ def _code_generator():
 
 
 def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filename: str,
-                     module=None) -> dict:
+                     module=None, last_text: str | None = None) -> dict:
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
         "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),
         "debug": cl.flag("device-debug"),
+        "suppress_debug_info": cl.flag("suppress-debug-info"),
+        "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
@@ -498,16 +528,69 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
+def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
+    entry → those reported after it). Under -c every `.func` with a body comes first, in
+    the order ptxas compiles them: depth first from the last-named function back, callees
+    (the last-called first) before their callers. In whole-program mode each entry is
+    followed by the functions it reaches, by name."""
+    from ptx2sass.inline import call_graph
+    graph = call_graph(module)
+    funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
+             if n in graph]
+    if compile_only:
+        done: list[str] = []
+        seen: set[str] = set()
+        for root in reversed(funcs):
+            stack = [(root, iter(reversed(graph[root])))]
+            if root in seen:
+                continue
+            seen.add(root)
+            while stack:
+                name, callees = stack[-1]
+                callee = next((c for c in callees if c in graph and c not in seen), None)
+                if callee is None:
+                    stack.pop()
+                    done.append(name)
+                else:
+                    seen.add(callee)
+                    stack.append((callee, iter(reversed(graph[callee]))))
+        return [n for n in done if n in funcs], {}
+    after = {}
+    for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):
+        reached, work = set(), list(graph[entry])
+        while work:
+            n = work.pop()
+            if n in graph and n not in reached and n in funcs:
+                reached.add(n)
+                work.extend(graph[n])
+        after[entry] = sorted(reached)
+    return [], after
+
+
 def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
-                   times: dict | None = None) -> list[str]:
+                   times: dict | None = None,
+                   functions: tuple[list[str], dict[str, list[str]]] = ([], {})) -> list[str]:
     """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
-    `Compile time` line. Non-entry functions that ptxas keeps apart get no
-    `Function properties` lines yet."""
+    `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
+    `Function properties` lines; one we inlined has no frame of its own (0 bytes)."""
+    from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
+    info = target(_real_arch(arch))
+    frames = {k.name: k.frame_size for k in c.kernels if not k.is_entry}
+
+    def function_lines(name: str, timed: bool) -> list[str]:
+        stores, loads = (spills or {}).get(name, (0, 0))
+        out = [f"Function properties for {name}",
+               f"    {frames.get(name, 0)} bytes stack frame, {stores} bytes spill stores, "
+               f"{loads} bytes spill loads"]
+        if timed and times is not None:
+            out.append(f"Compile time = {times.get(name, 0.0):.3f} ms")
+        return out
 
     def size(name: str) -> int | None:
         try:
@@ -518,11 +601,14 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
 
     gmem = sum(size(n) or 0 for n in (".nv.global", ".nv.global.init"))
     module = f"{gmem} bytes gmem"
-    for bank in range(1, 18):
+    for bank in range(1, 18) if info.verbose_cmem else ():
         n = size(f".nv.constant{bank}")
         if n:
             module += f", {n} bytes cmem[{bank}]"
     lines = [module]
+    before, after = functions
+    for name in before:
+        lines += function_lines(name, timed=True)
     for k in c.kernels:
         if not k.is_entry:
             continue
@@ -537,14 +623,18 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         used = f"Used {regs} registers, used {k.barcount} barriers"
         if k.min_stack_size and k.min_stack_size != UNBOUNDED_STACK:
             used += f", {k.min_stack_size} bytes cumulative stack size"
-        if k.shared_bytes:
-            used += f", {k.shared_bytes} bytes smem"
-        used += f", {len(k.const0 or b'')} bytes cmem[0]"
-        if k.const2:
-            used += f", {len(k.const2)} bytes cmem[2]"
+        smem = (k.shared_bytes or 0) - info.reserved_shared_bytes    # the kernel's own
+        if smem > 0:
+            used += f", {smem} bytes smem"
+        if info.verbose_cmem:
+            used += f", {len(k.const0 or b'')} bytes cmem[0]"
+            if k.const2:
+                used += f", {len(k.const2)} bytes cmem[2]"
         lines.append(used)
         if times is not None:
             lines.append(f"Compile time = {times.get(k.name, 0.0):.3f} ms")
+        for name in after.get(k.name, ()):
+            lines += function_lines(name, timed=False)
     return lines
 
 
@@ -603,6 +693,10 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     module = join_modules(parsed)
     for d in diagnostics or ():
         report.diagnostic(d)
+    if not cl.flag("device-debug") and cl.flag("suppress-debug-info") \
+            and not cl.flag("generate-line-info") and not _implies_debug_information(module):
+        report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
+                       "ignoring since latter is not specified")
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings
         for d in double_precision_warnings(module, as_errors=report.werror):
@@ -627,19 +721,24 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
 
     if _is_virtual(arch):
         return EXIT_OK     # a virtual target only checks the PTX, as ptxas does
+    if cl.flag("device-debug") or (module.target is not None and "debug" in module.target.names):
+        _debug_section_warnings(module, report)        # `.target debug` is -g to ptxas
+        if report.failed:
+            return report.fatal(ABORTED)
     _apply_launch_bounds(module, cl, report)
 
     generate = _code_generator()
     if generate is None:
         return report.fatal("code generation is not available in this build of ptx2sass")
-    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename, module))
+    options = _accepted_subset(generate, _codegen_options(cl, maxrregcount, filename, module,
+                                                          modules[-1][1]))
     try:
         cubin = generate(text, arch, **options)
     except CompileError as err:
         return _report_errors(err, report)
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
-    if module.has_calls() and not cl.flag("suppress-stack-size-warning"):
+    if (module.has_calls() or "alloca" in text or "stackrestore" in text) and not cl.flag("suppress-stack-size-warning"):
         for name in _unknown_stack_kernels(bytes(cubin)):
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")
@@ -682,15 +781,23 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     from ptx2sass.encoder.cubin import read_cubin
     times = dict(options.get("time_report") or {})
     elapsed = (time.perf_counter() - started) * 1000
+    functions = function_report_order(module, bool(options.get("compile_only")))
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
+    first = functions[0][0] if functions[0] else first
     if first is not None:
         times[first] = times.get(first, 0.0) + max(0.0, elapsed - sum(times.values()))
     lines = register_override_lines(module, bytes(cubin), limit) if limit else []
-    return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times)
+    return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times,
+                                  functions)
 
 
 def run(argv: list[str]) -> int:
     """The command without the safety net (tests call main)."""
+    if argv[:1] == ["diff"]:
+        # `ptx2sass diff FILE.ptx`: ours against ptxas in the emulator (ptx2sass.fuzz.diff);
+        # a PTX file literally named `diff` is compiled as `ptx2sass ./diff`
+        from ptx2sass.fuzz.diff import main as diff_main
+        return diff_main(argv[1:])
     cl = parse_command_line(argv)
     if cl.flag("help"):
         sys.stdout.write(help_text())
@@ -720,8 +827,8 @@ def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
-    """Kernels whose stack ptxas cannot bound (recursion): it warns about each. Only modules
-    with `.func`s can have them, so others skip reading the cubin back (and importing
+    """Kernels whose stack ptxas cannot bound (recursion, alloca): it warns about each. Only
+    modules with `.func`s or `alloca` can have them, so others skip reading the cubin back (and importing
     pyelftools: a fifth of a small compile's time)."""
     from ptx2sass.abi import UNKNOWN_STACK_SIZE
     from ptx2sass.encoder.cubin import read_cubin
@@ -745,6 +852,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        pass        # reported below, once the exception and the frames it holds are gone
     except Exception as err:  # noqa: BLE001 - the safety net: one line, no traceback
         if os.environ.get(DEBUG_ENV):
             import traceback
@@ -756,3 +865,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()
+    # ptxas's two lines when an allocation fails, written once the compile's objects (cycles
+    # among them: the collector is off) are freed, so that writing them cannot fail too
+    gc.collect()
+    name = program_name()
+    sys.stderr.write(f"{name} {format_diagnostic(OUT_OF_MEMORY, None, None, 'fatal')}\n"
+                     f"{name} {format_diagnostic(ABORTED, None, None, 'fatal')}\n")
+    return EXIT_ERROR

@@ -4,7 +4,9 @@ Per kernel: instruction selection (`ptx2sass.isel`), convergence barriers around
 regions (`ptx2sass.reconverge`), register allocation
 (`ptx2sass.regalloc.allocate`), rewriting to physical SASS with exact register footprints,
 block layout with fall-through branches, control codes (`ptx2sass.sched.control`),
-encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`.
+encoding (`encoder.codec`), then the cubin through `encoder.cubin_builder`, with the line
+tables and, for -g, the DWARF sections of `ptx2sass.debuginfo` when debug information is
+wanted (each instruction carries its PTX line through the pipeline).
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import time
 from dataclasses import replace
 
 from ptx2sass import abi, ir
-from ptx2sass.encoder.arch import UnknownArch, arch_info
+from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
@@ -24,9 +26,12 @@ from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
+from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -36,6 +41,7 @@ DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
+FP8_FORMATS = {"E4M3", "E5M2"}
 
 
 class KernelCode:
@@ -70,7 +76,14 @@ def _physical(op, colors, mf: MFunction):
             base = _physical(op.base, colors, mf)
             if op.wide and op.suffix64:
                 base = replace(base, suffix=("64",))
-        return Mem(base=base, offset=op.offset)
+        # a 64-bit address reads the global-memory descriptor; sm_90 prints it (not on
+        # compare-and-swap, whose base prints without `.64`)
+        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
+                else None)
+        if op.uniform_zero:
+            return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 63),
+                       offset=op.offset)
+        return Mem(base=base, offset=op.offset, desc=desc)
     return op
 
 
@@ -94,6 +107,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+        elif isinstance(op, Mem) and op.ubase is not None and not op.ubase.is_zero:
+            reads.append(("UR", op.ubase.index))      # a fixed uniform address register
     if isinstance(mi.guard, VOp):
         reads.append(("P", colors[mi.guard.reg.id]))
     return reads, writes
@@ -111,14 +126,18 @@ def _is_self_move(opcode: str, modifiers, ops) -> bool:
 
 
 def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    """A COPY as moves, guarded as the COPY is (a guarded copy writes only where its
+    predicate holds)."""
     d, s = mi.operands[0], mi.operands[1]
+    guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
+    guard_reads = [("P", guard.index)] if guard is not None else []
     if d.reg.cls == "P":
         ds, ss = colors[d.reg.id], colors[s.reg.id]
         if ds == ss and not s.inv:
             return []
         ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, Reg("P", ss, inv=s.inv), PT, PT,
-                                              Imm(0x80), Imm(0)))
-        return [Slot(ins, [("P", ss)], [("P", ds)])]
+                                              Imm(0x80), Imm(0)), guard)
+        return [Slot(ins, [("P", ss)] + guard_reads, [("P", ds)])]
     out = []
     width = d.width
     dbase = colors[d.reg.id] + (d.part or 0)
@@ -126,20 +145,23 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
         sbase = colors[s.reg.id] + (s.part or 0)
         for k in range(width):
             if dbase + k != sbase + k:
-                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k))),
-                                [("R", sbase + k)], [("R", dbase + k)]))
+                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k)), guard),
+                                [("R", sbase + k)] + guard_reads, [("R", dbase + k)]))
     else:
-        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s)), [], [("R", dbase)]))
+        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s), guard), list(guard_reads), [("R", dbase)]))
     return out
 
 
 def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
     """What ptxas puts first in every kernel: the stack pointer (moved down by the frame's
     size when there is one), and the global-memory descriptor that `desc[UR4]` memory
-    instructions read."""
+    instructions read. The stack pointer comes through an ALU move of the constant where
+    the target has one (sm_8x), else through LDC (sm_90)."""
     sp = Reg("R", STACK_POINTER)
-    out = [Slot(Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, ConstRef(0, arch.stack_pointer_offset))),
-                [], [("R", STACK_POINTER)])]
+    stack = ConstRef(0, arch.stack_pointer_offset)
+    load = (Instruction("IMAD", ("MOV", "U32"), (sp, RZ, RZ, stack)) if arch.alu_constants
+            else Instruction("LDC", (), (sp, stack)))
+    out = [Slot(load, [], [("R", STACK_POINTER)])]
     if frame_size:
         out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
                         [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
@@ -215,12 +237,19 @@ class _Compiled:
 
 def _compile_function(fn: ir.Function, info, filename: str | None, layout: KernelLayout | None,
                       max_registers: int | None, callees: dict | None = None,
-                      pointers: dict | None = None) -> _Compiled:
-    mf = select_function(fn, info, filename, layout, callees, pointers)
+                      pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
+    """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
+    mf = select_function(fn, info, filename, layout, callees, pointers, exit_branches=not keep_order)
+    if not keep_order:
+        mf.value_names.clear()         # only -g maps PTX registers to SASS ones
+    else:
+        errbar_at_exit(mf)
     insert_reconvergence(mf, function=not fn.is_entry)
+    apply_target_forms(mf, info)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
-    pre_schedule(mf, limit)
+    if not keep_order:
+        pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, limit)
     compiled = _Compiled(fn, mf, alloc, frame)
@@ -258,6 +287,7 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     warp_sync_slots: list[Slot] = []
     block_start = False
     for i, b in enumerate(mf.blocks):
+        aliases: list[tuple] = []        # named values a coalesced copy put in a register
         label_pending.append(prefix + b.name)
         block_start = block_start or i > 0
         emitted: list[Slot] = []
@@ -265,23 +295,33 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
             if mi.opcode == IMPLICIT_DEF:
                 continue
             if mi.opcode == COPY:
-                emitted.extend(_lower_copy(mi, colors, mf))
+                moves = _with_values(_with_line(_lower_copy(mi, colors, mf), mi.line), mi, colors, mf)
+                if not moves and mf.value_names:    # coalesced: the register now holds it too
+                    aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
+                emitted.extend(moves)
                 continue
             if mi.opcode == "RET":
-                emitted.extend(_epilogue(c))
+                emitted.extend(_with_line(_epilogue(c), mi.line))
             if mi.opcode == "ULDC" and mi.operands[0] == Reg("UR", DESCRIPTOR_UR):
                 # the descriptor again after a system call: only if some code reads it
                 if mf.uses_global_descriptor:
-                    emitted.append(_descriptor_slot(mi.operands[1]))
+                    emitted.extend(_with_line([_descriptor_slot(mi.operands[1])], mi.line))
                 continue
             shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
             guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
             if guard is None and _is_self_move(mi.opcode, mi.modifiers, ops):
+                if mf.value_names:          # the register now holds the move's value too
+                    aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
                 continue
             reads, writes = _footprint(mi, colors, mf)
-            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes))
-            if mi.opcode == "LEPC":           # a system call's return address counts from here
+            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
+                                line=mi.line))
+            _with_values(emitted[-1:], mi, colors, mf)
+            if aliases:
+                emitted[-1].values = tuple(aliases) + emitted[-1].values
+                aliases = []
+            if mi.opcode == "LEPC" and mi.shown == (0,):   # a system call's return address counts from here
                 emitted[-1].labels.append(prefix + mi.operands[1].name)
             if any(mi is w for w in mf.warp_sync):
                 warp_sync_slots.append(emitted[-1])
@@ -298,6 +338,33 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     if label_pending:
         raise CompileError(f"function {c.fn.name}: a block at the end has no instructions")
     return slots, warp_sync_slots
+
+
+def _named_parts(mi: MInstr, colors, mf: MFunction) -> list[tuple]:
+    """(name, PTX type, part, file, index) of each named PTX register part `mi` defines."""
+    named = []
+    for op in mi.defs:
+        if isinstance(op, VOp) and op.reg.id in mf.value_names:
+            base = colors[op.reg.id] + (op.part or 0)
+            named += [(name, ptx_type, (op.part or 0) + j, op.reg.cls, base + j)
+                      for name, ptx_type in mf.value_names[op.reg.id] for j in range(op.width)]
+    return named
+
+
+def _with_values(slots: list[Slot], mi: MInstr, colors, mf: MFunction) -> list[Slot]:
+    """Record which parts of named PTX registers each slot writes (-g's register maps)."""
+    if not mf.value_names:
+        return slots
+    named = _named_parts(mi, colors, mf)
+    for s in slots:
+        s.values = tuple(v + (False,) for v in named if (v[3], v[4]) in s.writes)
+    return slots
+
+
+def _with_line(slots: list[Slot], line: int | None) -> list[Slot]:
+    for s in slots:
+        s.line = line
+    return slots
 
 
 def _frame_move(size: int) -> Slot:
@@ -344,14 +411,19 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     max_registers: int | None = None,
                     functions: dict[str, _Compiled] | None = None,
                     pointers: dict[str, int] | None = None,
-                    externs: dict[str, ir.Function] | None = None) -> KernelCode:
+                    externs: dict[str, ir.Function] | None = None,
+                    body_lines: dict[str, int] | None = None, keep_order: bool = False) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
-    of which the kernel's text gets a private copy of those it reaches (as ptxas does)."""
+    of which the kernel's text gets a private copy of those it reaches (as ptxas does).
+    `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
+    prologue in line tables (absent: the prologue has no line). `keep_order` (-g): no
+    scheduling."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
-                                   {**externs, **{name: c.fn for name, c in functions.items()}}, pointers)
+                                   {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
+                                   keep_order)
     else:                          # a link target of relocatable output, compiled already
         kernel = functions[fn.name]
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
@@ -367,19 +439,22 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots = ([_descriptor_slot(ConstRef(0, info.global_desc_offset))]
                  if mf.uses_global_descriptor and info.global_desc_offset is not None else [])
         slots += _callee_prologue(kernel)
+    body_lines = body_lines or {}
+    _with_line(slots, body_lines.get(fn.name))
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)
     subfunctions = []
     for c in callees:
         code, sync = _body_slots(c, abi.label_of(c.fn.name) + "/")
-        code = _callee_prologue(c) + code
+        code = _with_line(_callee_prologue(c), body_lines.get(c.fn.name)) + code
         code[0].labels.insert(0, abi.label_of(c.fn.name))
         code[0].block_start = True
         subfunctions.append(c)
         slots.extend(code)
         warp_sync_slots.extend(sync)
-    slots = assign_controls(list_schedule(slots))
+    latency = latency_model(info.latency)
+    slots = assign_controls(slots if keep_order else list_schedule(slots, latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
@@ -418,7 +493,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     words = bytearray()
     text_relocations = []
     for pc, ins in enumerate(instructions):
-        word, instructions[pc] = _encode(ins, arch, 16 * pc, fn.name, filename)
+        word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
         text_relocations += _text_relocations(ins, 16 * pc, labels)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
@@ -445,13 +520,16 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
+    code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
     # needs below its frame (recursion: not knowable, as ptxas writes it)
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
                          for c in subfunctions]
-    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees else frame_size
+    # alloca: the stack below the frame grows at run time (ptxas writes the same records)
+    code.dynamic_stack = any(f.attributes.get(ir.DYNAMIC_STACK) for f in [fn] + [c.fn for c in callees])
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees or code.dynamic_stack else frame_size
     if not fn.is_entry:
         max_r = max([max_r] + [r for r, _ in kernel.saves])
         regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
@@ -460,7 +538,27 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.externs = [name for name in externs if name in called]     # declaration order
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
+    code.ptx_lines = _block_filled_lines(slots)
+    code.registers = []
+    if keep_order:         # -g: where each PTX register lives
+        from ptx2sass.debuginfo.registers import register_records
+        code.registers = register_records(slots)
     return code
+
+
+def _block_filled_lines(slots: list[Slot]) -> list[int | None]:
+    """Each slot's PTX line; a slot without one (a copy, a NOP, a convergence barrier) takes
+    its predecessor's in the same block, or at a block's top its successor's."""
+    lines = [s.line for s in slots]
+    starts = [k for k, s in enumerate(slots) if k == 0 or s.block_start or s.labels] + [len(slots)]
+    for a, b in zip(starts, starts[1:]):
+        known = [lines[k] for k in range(a, b) if lines[k] is not None]
+        previous = known[0] if known else None
+        for k in range(a, b):
+            if lines[k] is None:
+                lines[k] = previous
+            previous = lines[k]
+    return lines
 
 
 def compile_module(module: ir.Module, arch: str = "sm_89", options: dict | None = None,
@@ -478,12 +576,16 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         info = arch_info(arch)
     except UnknownArch as e:
         raise CompileError(str(e)) from None
-    if info.family != "ampere":
-        raise CompileError(f"code generation for {arch} not supported yet (sm_80/86/87/89 only)")
+    if not info.codegen:
+        supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
+        raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
+    source = _debug_source(module, options or {}, filename)
+    body_lines = source.body_line if source is not None else None
+    full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
-    if int((options or {}).get("opt_level", 3)) > 0:
+    if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
             optimise(fn, contract)
@@ -492,9 +594,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
     pointers = abi.function_pointers(module)
     externs = {e.name: e for e in module.externs}
-    functions = {name: _compile_function(fn, info, filename, kernel_layout(fn, module, mod_layout, filename),
+    reserved = info.reserved_shared_bytes
+    functions = {name: _compile_function(fn, info, filename,
+                                         kernel_layout(fn, module, mod_layout, filename, reserved),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
-                                         pointers)
+                                         pointers, full_debug)
                  for name, fn in out_of_line.items()}
     # ptxas's compile order: each kernel, then the link targets it calls first; then the rest
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
@@ -508,9 +612,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     time_report = (options or {}).get("time_report")
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename)
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved)
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs)
+                               pointers, externs, body_lines, full_debug)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -522,7 +626,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=abi.UNKNOWN_STACK_SIZE if code.subfunctions else None,
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions or code.dynamic_stack
+                                              else 0 if full_debug and _branches_conditionally(code)
+                                              else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
@@ -535,10 +641,30 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                               for r in code.relocations)) or None,
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
-                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None))
+                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
+                              shared_window=code.shared_addresses))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
+    if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
+        position = {fn.name: i for i, fn in enumerate(module.functions)}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: -position[kc[0].name])
+        kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
+    debug_sections = []
+    if source is not None:
+        from ptx2sass.debuginfo.sections import (KernelLines, dwarf_sections, lineinfo_sections,
+                                                 register_sections)
+        lines = [KernelLines(k.name, len(k.text), c.ptx_lines,
+                             [(at, body_lines.get(name[len(k.name) + 2:])) for name, at, _ in c.subfunctions],
+                             c.registers, body_lines.get(k.name), k.is_entry)
+                 for k, c in reversed(list(zip(kernels, codes)))]
+        debug_sections = lineinfo_sections(lines, source, (options or {}).get("ptx_text") or "", relocatable)
+        if full_debug:
+            debug_sections += register_sections(lines)
+            debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
+                                             | set(mod_layout.bank4))
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS for c in codes for ins in c.instructions for m in ins.modifiers)
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
@@ -546,8 +672,43 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
-                                    ptx_target=target if target.startswith("sm_") else arch))
+                                    ptx_target=target if target.startswith("sm_") else arch,
+                                    debug_sections=debug_sections, device_debug=full_debug,
+                                    isa_class=2 if fp8 else 1))
     return cubin, codes
+
+
+def _branches_conditionally(code: KernelCode) -> bool:
+    """A guarded BRA: ptxas -g then writes a CRS_STACK_SIZE of 0."""
+    return any(ins.opcode == "BRA" and ins.guard is not None for ins in code.instructions)
+
+
+def _full_debug(module: ir.Module, options: dict) -> bool:
+    """-g, or `.target debug` (which ptxas treats as -g: the tree knows it)."""
+    tree = options.get("ptx_ast")
+    target = getattr(tree, "target", None)
+    return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
+def _debug_source(module: ir.Module, options: dict, filename: str | None):
+    """The PTX's source map when the cubin gets line tables (None otherwise): with
+    -lineinfo, -g or `.target debug`, or when the PTX has any `.loc` (ptxas then writes
+    them unasked); never with --suppress-debug-info."""
+    if _flag(options.get("suppress_debug_info")):
+        return None
+    wanted = _flag(options.get("lineinfo")) or _full_debug(module, options)
+    text = options.get("ptx_text")
+    if not wanted and not (text and ".loc" in text):
+        return None
+    tree = options.get("ptx_ast")
+    if tree is None:
+        if text is None:
+            return None
+        from ptx2sass.frontend import parse
+        tree = parse(text, filename or "<input>")
+    from ptx2sass.debuginfo.source_map import SourceMap
+    source = SourceMap(tree)
+    return source if wanted or source.has_loc else None
 
 
 def _called_names(fn: ir.Function) -> list[str]:
@@ -614,14 +775,24 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
               whole_program: bool = True) -> ir.Module:
     """PTX text → checked SSA IR (the frontend); `whole_program=False` (ptxas -c) lets
     calls of bodiless `.extern .func`s and `.extern .global`s through."""
+    return _lower(ptx, arch, filename, whole_program)[0]
+
+
+def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
+    """`lower_ptx`'s SSA IR and the checked syntax tree it came from."""
     from ptx2sass.frontend import check, parse
-    from ptx2sass.frontend.to_ssa import lower_module
-    module = parse(ptx, filename)
+    tree = module = parse(ptx, filename)
     check(module, arch, whole_program=whole_program)
-    linkable = set()
-    if module.has_calls():
-        from ptx2sass.inline import inline_calls, linkable_functions
-        linkable = set() if whole_program else linkable_functions(module)
+    return lower_checked(module, whole_program), tree
+
+
+def lower_checked(module, whole_program: bool = True) -> ir.Module:
+    """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
+    the `.visible .func`s other units may call, which stay functions of their own."""
+    from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.inline import inline_calls, linkable_functions
+    linkable = set() if whole_program else linkable_functions(module)
+    if module.has_calls() or linkable:
         module = inline_calls(module, linkable=not whole_program)
     out = lower_module(module)
     for fn in out.functions:
@@ -633,4 +804,7 @@ def lower_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>",
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
     """PTX text → cubin: the frontend, then `compile_module`."""
     whole_program = not _flag(options.get("compile_only"))
-    return compile_module(lower_ptx(ptx, arch, filename, whole_program), arch, options, filename)
+    module, tree = _lower(ptx, arch, filename, whole_program)
+    options.setdefault("ptx_text", ptx)
+    options.setdefault("ptx_ast", tree)
+    return compile_module(module, arch, options, filename)

@@ -128,6 +128,10 @@ class _Inliner:
         of a `.b32` parameter) is a `cvt`: extended as its type says, to the register's width."""
         is_load = st.opcode == "ld"
         addr = st.operands[1] if is_load else st.operands[0]
+        vector = next((m for m in st.modifiers if m in (".v2", ".v4")), None)
+        if vector and isinstance(addr, ast.Address) and addr.base is not None and \
+                (addr.base.name in self.packed or addr.base.name in self.arrays):
+            return self.vector_moves(st, addr, is_load, vector, params, regs)
         if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.packed:
             return self.word_move(st, addr, is_load, regs)
         if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.arrays:
@@ -160,6 +164,26 @@ class _Inliner:
                 opcode, types = "cvt", [f".u{wide_bits}", narrow]
         return ast.Instruction(line=st.line, column=st.column, opcode=opcode, modifiers=tuple(types),
                                operands=operands, guard=st.guard)
+
+    def vector_moves(self, st: ast.Instruction, addr: ast.Address, is_load: bool, vector: str,
+                     params: dict[str, int], regs: dict[str, str]) -> list:
+        """`ld/st.param.v2/.v4` of a struct parameter: one access per element, each at its
+        own offset (`st.param.v2.b32 [r+0], {a, b}` → `[r+0], a` and `[r+4], b`)."""
+        values = st.operands[0] if is_load else st.operands[1]
+        types = [m for m in st.modifiers if m not in (".param", vector)]
+        size = sum(TYPE_BITS.get(m, 0) for m in types) // 8
+        if not isinstance(values, ast.VectorOperand) or not size:
+            raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a struct parameter")
+        out = []
+        for k, value in enumerate(values.elements):
+            if isinstance(value, ast.Name) and value.name == "_":
+                continue
+            at = dataclasses.replace(addr, offset=addr.offset + k * size)
+            one = dataclasses.replace(st, modifiers=tuple(m for m in st.modifiers if m != vector),
+                                      operands=[value, at] if is_load else [at, value])
+            moved = self.param_move(one, params, regs)
+            out.extend(moved if isinstance(moved, list) else [moved])
+        return out
 
     def field_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool) -> ast.Instruction:
         """`ld.param.f32 d, [s+4]` → `mov.f32 d, s$f4`: a struct parameter is a register per
@@ -359,9 +383,19 @@ class _Inliner:
                      for r, d in zip(results, rets) if r not in alias]
         stmts = body.statements
         decl_count = len(formal_decls)
-        body.statements = (stmts[:decl_count] + moves_in
+        # A callee's alloca memory ends with its call (ptxas restores the stack pointer on
+        # return): save the dynamic stack pointer around the inlined body.
+        save, restore = [], []
+        if _uses_alloca(callee.body):
+            sp = self.temp(".u32")
+            save = [ast.Instruction(line=st.line, column=st.column, opcode="stacksave",
+                                    modifiers=(".u32",), operands=[sp])]
+            restore = [ast.Instruction(line=st.line, column=st.column, opcode="stackrestore",
+                                       modifiers=(".u32",), operands=[sp])]
+        body.statements = (stmts[:decl_count] + save + moves_in
                            + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
-                           + [ast.Label(line=st.line, column=st.column, name=end)] + moves_out)
+                           + [ast.Label(line=st.line, column=st.column, name=end)] + restore
+                           + moves_out)
         if st.guard is not None:     # `@p call`: branch around the whole inlined body
             skip = prefix + "$skip"
             guard = dataclasses.replace(st.guard, negated=not st.guard.negated)
@@ -503,6 +537,12 @@ class _Renamer:
         return node
 
 
+def _uses_alloca(block: ast.Block) -> bool:
+    return any(_uses_alloca(st) if isinstance(st, ast.Block)
+               else isinstance(st, ast.Instruction) and st.opcode == "alloca"
+               for st in block.statements)
+
+
 def _is_array(decl: ast.VariableDecl) -> bool:
     return any(d.dims for d in decl.declarators)
 
@@ -519,6 +559,15 @@ def _call_targets(block: ast.Block):
             ops = [o for o in st.operands if not isinstance(o, ast.ParenList)]
             if ops and isinstance(ops[0], ast.Name):
                 yield ops[0].name
+
+
+def call_graph(module: ast.Module) -> dict[str, list[str]]:
+    """Every function with a body → the functions it calls by name, each once, in the order
+    of their first call."""
+    from ptx2sass.frontend.depth import deep_walks
+    with deep_walks():
+        return {f.name: list(dict.fromkeys(_call_targets(f.body))) for f in module.functions()
+                if f.body is not None}
 
 
 def recursive_functions(module: ast.Module) -> set[str]:

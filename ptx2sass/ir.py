@@ -75,6 +75,10 @@ class Address:
 Operand = Value | Const | Symbol | SpecialReg | Address
 
 
+# ir.Function.attributes key: the function has alloca/stackrestore (its stack size is unknown)
+DYNAMIC_STACK = "$dynamic_stack"
+
+
 @dataclass(eq=False)
 class Instr:
     """One operation. `opcode`/`modifiers`/`type` keep PTX's spelling (`ld`, `("global",

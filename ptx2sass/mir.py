@@ -61,6 +61,9 @@ class VMem:
     offset: int = 0
     wide: bool = True
     suffix64: bool = True      # print a wide base as `R2.64` (compare-and-swap forms: `R2`)
+    # a `+URZ` term: forms whose address always adds a uniform register (the mbarrier
+    # arrivals: `ATOMS.ARRIVE.64 R2, [R4+URZ+0x8]`, `[URZ]` for an absolute address)
+    uniform_zero: bool = False
 
 
 @dataclass(eq=False)
@@ -125,6 +128,11 @@ class MFunction:
     precolored: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
+    # vreg id -> ((PTX register name, PTX type), ...) of the values it holds (-g's register
+    # maps; coalescing merges them)
+    value_names: dict = field(default_factory=dict)
+    target: object = None                            # the encoder.arch.Target compiled for
+    shared_addresses: bool = False                   # computes cluster shared addresses (sm_90)
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

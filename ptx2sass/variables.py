@@ -183,7 +183,10 @@ def referenced_symbols(fn: ir.Function) -> list[str]:
 
 
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
-                  filename: str | None = None) -> KernelLayout:
+                  filename: str | None = None, reserved_shared: int = 0) -> KernelLayout:
+    """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
+    of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
+    the section covers."""
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
     used = set(referenced_symbols(fn))
     shared = [v for v in fn.locals if v.space == "shared"]
@@ -193,7 +196,7 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         if v.space not in ("shared", "local", "global", "const"):
             raise CompileError(f"kernel `{fn.name}`: .{v.space} variable `{v.name}` not supported yet",
                                filename)
-    size, align, externs = 0, 4, []
+    size, align, externs = (reserved_shared if shared else 0), 4, []
     for v in shared:
         if v.extern or v.size == 0:
             externs.append(v)

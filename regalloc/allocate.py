@@ -39,6 +39,7 @@ from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
+from ptx2sass.regalloc.prespill import prespill
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
 from ptx2sass.regalloc.spill import Spiller, SpillStats
 
@@ -82,6 +83,7 @@ def move_source(ins) -> VOp | None:
 
 
 def interference(mf: MFunction):
+    """(vreg id -> the vreg ids it interferes with, vreg id -> its copy partners)."""
     live_out = liveness(mf)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
@@ -201,10 +203,21 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
     heapq.heapify(high)
     removed: set[int] = set()
     stack: list[int] = []
+    # high nodes whose pressure fell since `high` last held their current key: pushed only
+    # when `high` is next popped (a push per neighbour update was O(edges) heap entries)
+    dirty: set[int] = set()
     while len(stack) < len(nodes):
         if low:
             pick = heapq.heappop(low)[1]
         else:
+            for v in dirty:
+                if v not in removed and not is_low(v):
+                    heapq.heappush(high, high_key(v))
+            dirty.clear()
+            if len(high) > 2 * len(nodes):
+                # mostly stale entries: keep one per node still high (the same choices)
+                high = [high_key(v) for v in nodes if v not in removed and not is_low(v)]
+                heapq.heapify(high)
             while True:
                 entry = heapq.heappop(high)
                 v = entry[-1]
@@ -229,7 +242,7 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
             if is_low(n):
                 heapq.heappush(low, (pressure[n], n))
             elif cost is None:
-                heapq.heappush(high, high_key(n))
+                dirty.add(n)
     return stack
 
 
@@ -348,6 +361,8 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     recomputed_compares = False
     by_cost = False
     coalesce_parts(mf)
+    prespill(mf, registers, lambda vids: Spiller(mf, frame, unspillable, stats).spill(vids),
+             lambda: spill_costs(mf, unspillable))
     for round_ in range(MAX_ROUNDS):
         edges, moves = interference(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):

@@ -113,6 +113,10 @@ def _rewrite(mf: MFunction, groups: _Groups) -> int:
             return replace(op, ureg=rename(op.ureg))
         return op
 
+    for gone in sorted(groups.parent):      # the merged registers' PTX names (for -g's maps)
+        rep = groups.find(gone)
+        if gone != rep and gone in mf.value_names:
+            mf.value_names[rep] = tuple(dict.fromkeys(mf.value_names.get(rep, ()) + mf.value_names[gone]))
     removed = 0
     for b in mf.blocks:
         kept = []

@@ -17,13 +17,13 @@ from dataclasses import field, replace
 
 from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import Control, Instruction
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 NUM_SCOREBOARDS = 6
 MAX_STALL = 15
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
-STORES = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS"}
+STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS"}
 LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
@@ -43,19 +43,24 @@ class Slot:
     writes: list[tuple[str, int]] = field(default_factory=list)
     block_start: bool = False
     labels: list[str] = field(default_factory=list)   # block labels bound to this slot
+    line: int | None = None        # the PTX line it came from (debug line tables); None: unknown
+    # named PTX registers it writes, or (alias True) that a coalesced copy put in a register
+    # it does not write: (name, PTX type, part, file, index, alias) (-g's register maps)
+    values: tuple = ()
     stall: int = 1
     wr_sb: int = 7
     rd_sb: int = 7
     wait: int = 0
 
 
-def _is_variable(ins: Instruction) -> bool:
-    return lat.is_variable(ins.opcode)
-
-
-def assign_controls(slots: list[Slot]) -> list[Slot]:
+def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[Slot]:
     """Fill each slot's control fields and return the slots in order, each `ins` carrying
-    its Control (NOP slots inserted where a stall would exceed 15 cycles)."""
+    its Control (NOP slots inserted where a stall would exceed 15 cycles); `lat` is the
+    target's latency model (default: sm_8x's)."""
+    lat = lat or latency_model("ampere")
+
+    def _is_variable(ins: Instruction) -> bool:
+        return lat.is_variable(ins.opcode)
     out: list[Slot] = []
     t = 0
     # register -> (issue cycle, opcode, modifiers) of its fixed-latency producer; when a
@@ -65,15 +70,15 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
     # latency towards the slowest of these readers (and guards), whatever the edge.
     readers = {s.ins.opcode for s in slots if s.reads}
 
-    def ready_for(r: tuple, reader: str, guard: bool = False) -> int:
-        t0, op, mods = issued[r]
-        return t0 + lat.read_latency(op, mods, r[0], reader, guard)
+    def ready_for(r: tuple, reader: str, guard: bool = False, addend: bool = False) -> int:
+        t0, op, mods, part = issued[r]
+        return t0 + lat.read_latency(op, mods, r[0], reader, guard, part, addend)
 
     worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
 
     def drained() -> int:
         out = 0
-        for r, (t0, op, mods) in issued.items():
+        for r, (t0, op, mods, _part) in issued.items():
             key = (op, mods, r[0])
             if key not in worst:
                 worst[key] = max([lat.read_latency(op, mods, r[0], rd) for rd in readers]
@@ -136,9 +141,10 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
             if wait >> sb & 1 and in_use[sb]:
                 need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)
         guard = (ins.guard.file, ins.guard.index) if ins.guard is not None else None
+        addend = lat.addend_registers(ins)
         for r in slot.reads:
             if r in issued:
-                need = max(need, ready_for(r, ins.opcode, r == guard))
+                need = max(need, ready_for(r, ins.opcode, r == guard, r in addend))
         if guard is not None and guard in issued:
             need = max(need, ready_for(guard, ins.opcode, True))
         bump_previous(need)
@@ -159,8 +165,10 @@ def assign_controls(slots: list[Slot]) -> list[Slot]:
                 pending[r] = sb
                 issued.pop(r, None)
         else:
+            first = {}
             for r in slot.writes:
-                issued[r] = (t, ins.opcode, tuple(ins.modifiers))
+                first.setdefault(r[0], r[1])
+                issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         if reg_reads and (ins.opcode in STORES or (_is_variable(ins) and ins.opcode not in LOADS)):
             sb = alloc_sb()

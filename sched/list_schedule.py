@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 
 from ptx2sass.encoder.model import Reg
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 # Instructions that only compute registers from registers and constants.
 PURE = frozenset({
@@ -27,6 +27,7 @@ PURE = frozenset({
     "POPC", "FLO", "BREV", "SGXT", "BMSK", "LEA", "IABS", "PLOP3", "HADD2", "HMUL2", "HFMA2",
     "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "I2I", "I2IP", "F2FP", "IDP",
     "VABSDIFF", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
+    "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX", "VHMNMX",      # sm_90
 })
 # Memory instructions: movable past pure ones, never past each other.
 MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"})
@@ -39,13 +40,15 @@ def _movable(slot) -> bool:
     return op in PURE or op in MEMORY
 
 
-def schedule(slots: list) -> list:
-    """The slots with each movable region reordered; block starts and labels stay put."""
+def schedule(slots: list, lat: LatencyModel | None = None) -> list:
+    """The slots with each movable region reordered; block starts and labels stay put
+    (`lat`: the target's latency model, default sm_8x's)."""
+    lat = lat or latency_model("ampere")
     out: list = []
     region: list = []
     for slot in slots:
         if slot.block_start or slot.labels or not _movable(slot):
-            out.extend(_schedule_region(region))
+            out.extend(_schedule_region(region, lat))
             region = []
             if _movable(slot):          # a movable instruction that starts a block: the
                 region.append(slot)     # region begins with it and keeps it first
@@ -53,11 +56,11 @@ def schedule(slots: list) -> list:
                 out.append(slot)
             continue
         region.append(slot)
-    out.extend(_schedule_region(region))
+    out.extend(_schedule_region(region, lat))
     return out
 
 
-def _schedule_region(region: list) -> list:
+def _schedule_region(region: list, lat: LatencyModel) -> list:
     n = len(region)
     if n < 3:
         return region

@@ -27,7 +27,7 @@ import heapq
 from ptx2sass.encoder.model import Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
-from ptx2sass.sched import latency as lat
+from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
@@ -68,7 +68,7 @@ def _footprint(ins: MInstr) -> tuple[list, list]:
     return reads, writes
 
 
-def _latency(producer: MInstr, reader: MInstr, file: str) -> int:
+def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
     op = "MOV" if producer.opcode == COPY else producer.opcode
     if producer.opcode == IMPLICIT_DEF:
         return 0
@@ -86,7 +86,7 @@ def _plain_load(ins: MInstr) -> bool:
     return ins.opcode in LOADS and "STRONG" not in ins.modifiers and "MMIO" not in ins.modifiers
 
 
-def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool):
+def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order, except plain loads among themselves when
     `loads_pass`."""
@@ -108,7 +108,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool):
             if r in last_write:
                 i = last_write[r]
                 file = vfile.get(r, "R") if isinstance(r, int) else r[0]
-                edge(i, j, _latency(region[i], ins, file))
+                edge(i, j, _latency(region[i], ins, file, lat))
         for r in writes:
             for i in reads_since.get(r, ()):
                 if i != j:
@@ -147,12 +147,12 @@ def _heights(region: list[MInstr], succs) -> list[int]:
     return height
 
 
-def _schedule_region(region: list[MInstr], vfile: dict[int, str],
+def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
     n = len(region)
     if n < 3:
         return region
-    succs, npreds = _dependences(region, vfile, loads_pass=False)
+    succs, npreds = _dependences(region, vfile, False, lat)
     height = _heights(region, succs)
     # Predicates: at most PREDICATE_LIMIT live at once where the order allows; a compare
     # waits while the file is full and something else is ready.
@@ -220,7 +220,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str],
     return [region[j] for j in issue_order(succs, npreds, height, choose, issued)]
 
 
-def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: dict[int, int],
+def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],
                            live_after: set[int], limit: int) -> list[MInstr]:
     """Bottom-up list scheduling that keeps the live registers near `limit`.
 
@@ -230,7 +230,7 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
     something finish). Below the limit the choice is by latency: the instruction furthest
     from the region's start goes last, and one whose results are not yet due waits."""
     n = len(region)
-    succs, _ = _dependences(region, vfile, loads_pass=True)
+    succs, _ = _dependences(region, vfile, True, lat)
     preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     nsuccs = [0] * n
     for i in range(n):
@@ -245,7 +245,6 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
     cur = sum(width[v] for v in live)
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
-    candidates = [j for j in range(n) if nsuccs[j] == 0]
     order: list[int] = []
 
     # A value's registers are shared out among its readers: the first reader placed need not
@@ -273,16 +272,67 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
             got = deltas[j] = born - dead
         return got
 
+    # Candidates whose results are due (due <= t) are `ready`: among them the latency order
+    # is (-depth, -j), and under pressure (delta, -depth, -j), kept in two heaps (the
+    # second re-keyed lazily when a candidate's delta changes: `version`). The others wait
+    # in a heap by (due, -depth, -j); they were placed recently, so there are few. Keys end
+    # in -j, so each choice is the unique minimum the full scan of every candidate found.
+    state = [0] * n                 # 0: not yet a candidate, 1: waiting, 2: ready, 3: placed
+    version = [0] * n
+    by_latency: list[tuple] = []
+    by_delta: list[tuple] = []
+    waiting: list[tuple] = []
+    dirty: set[int] = set()
+
     def changed(v: int) -> None:
         for k in touching.get(v, ()):
             deltas.pop(k, None)
+            if state[k] == 2:
+                dirty.add(k)
 
-    while candidates:
-        if cur >= limit:
-            j = min(candidates, key=lambda j: (delta(j), max(due[j], t), -depth[j], -j))
+    def make_ready(j: int) -> None:
+        state[j] = 2
+        heapq.heappush(by_latency, (-depth[j], -j))
+        heapq.heappush(by_delta, (delta(j), -depth[j], -j, version[j]))
+
+    def add_candidate(j: int) -> None:
+        if due[j] <= t:
+            make_ready(j)
         else:
-            j = min(candidates, key=lambda j: (max(due[j], t), -depth[j], -j))
-        candidates.remove(j)
+            state[j] = 1
+            heapq.heappush(waiting, (due[j], -depth[j], -j))
+
+    for j in range(n):
+        if nsuccs[j] == 0:
+            add_candidate(j)
+    left = sum(1 for j in range(n) if nsuccs[j] == 0)
+    while left:
+        while waiting and (waiting[0][0] <= t or state[-waiting[0][2]] != 1):
+            j = -heapq.heappop(waiting)[2]
+            if state[j] == 1:
+                make_ready(j)
+        while by_latency and state[-by_latency[0][1]] != 2:
+            heapq.heappop(by_latency)
+        while by_delta and (state[-by_delta[0][2]] != 2
+                            or by_delta[0][3] != version[-by_delta[0][2]]):
+            heapq.heappop(by_delta)
+        if cur >= limit:
+            best = None
+            if by_delta:
+                d, neg_depth, neg_j, _ = by_delta[0]
+                best = (d, t, neg_depth, neg_j)
+            for _, neg_depth, neg_j in waiting:
+                if state[-neg_j] == 1:
+                    key = (delta(-neg_j), due[-neg_j], neg_depth, neg_j)
+                    if best is None or key < best:
+                        best = key
+            j = -best[3]
+        elif by_latency:
+            j = -by_latency[0][1]
+        else:
+            j = -waiting[0][2]
+        state[j] = 3
+        left -= 1
         order.append(j)
         placed = max(due[j], t)
         t = placed + 1
@@ -297,11 +347,16 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], width: d
                 live.add(v)
                 cur += width[v]
                 changed(v)
+        for k in dirty:
+            version[k] += 1
+            heapq.heappush(by_delta, (delta(k), -depth[k], -k, version[k]))
+        dirty.clear()
         for i, l in preds[j]:
             due[i] = max(due[i], placed + l)
             nsuccs[i] -= 1
             if nsuccs[i] == 0:
-                candidates.append(i)
+                left += 1
+                add_candidate(i)
     return [region[j] for j in reversed(order)]
 
 
@@ -323,7 +378,26 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -
     return peak
 
 
-def _reorder_block(instrs: list[MInstr], live_before: list[set[int]], schedule) -> list[MInstr]:
+def _live_at_region_bounds(instrs: list[MInstr], live_out: set[int]) -> dict[int, set[int]]:
+    """k -> the registers live just before instruction k, for the k that `_reorder_block`
+    asks about: where a movable region starts, and just past where one ends. (A copy for
+    every instruction costs the square of a long block's length.)"""
+    bounds = {len(instrs)}
+    for k, ins in enumerate(instrs):
+        if not _movable(ins) or k == 0 or not _movable(instrs[k - 1]):
+            bounds.add(k)
+    live = set(live_out)
+    out = {len(instrs): set(live)}
+    for k in range(len(instrs) - 1, -1, -1):
+        uses, kills = use_def(instrs[k])
+        live.difference_update(kills)
+        live.update(uses)
+        if k in bounds:
+            out[k] = set(live)
+    return out
+
+
+def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], schedule) -> list[MInstr]:
     """The block with each movable region replaced by `schedule(region, live_after, live_in)`."""
     out: list[MInstr] = []
     region: list[MInstr] = []
@@ -341,10 +415,10 @@ def _reorder_block(instrs: list[MInstr], live_before: list[set[int]], schedule) 
     return out
 
 
-def _for_pressure(instrs, live_before, live_out, vfile, width, limit):
+def _for_pressure(instrs, live_before, live_out, vfile, width, limit, lat):
     """The block scheduled for pressure around `limit`, and the pressure it reaches."""
     out = _reorder_block(instrs, live_before,
-                         lambda region, after, _: _schedule_for_pressure(region, vfile, width, after, limit))
+                         lambda region, after, _: _schedule_for_pressure(region, vfile, lat, width, after, limit))
     return out, _pressure(out, live_out, width)
 
 
@@ -353,33 +427,26 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     `register_limit`: what the allocator must fit (None: the file's 255)."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
+    lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
     preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
     live_out = liveness(mf)
     changed = 0
     for bi, b in enumerate(mf.blocks):
-        # live_before[k]: registers live just before instruction k of the block
-        live = set(live_out[bi])
-        live_before = [set()] * (len(b.instrs) + 1)
-        live_before[len(b.instrs)] = set(live)
-        for k in range(len(b.instrs) - 1, -1, -1):
-            uses, kills = use_def(b.instrs[k])
-            live.difference_update(kills)
-            live.update(uses)
-            live_before[k] = set(live)
+        live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         out = _reorder_block(b.instrs, live_before,
-                             lambda region, after, before: _schedule_region(region, vfile, after, before))
+                             lambda region, after, before: _schedule_region(region, vfile, lat, after, before))
         before = _pressure(b.instrs, live_out[bi], width)
         after = _pressure(out, live_out[bi], width) if out != b.instrs else before
         if min(before, after) > high:
             low, low_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile, width,
-                                              PRESSURE_LIMIT)
+                                              PRESSURE_LIMIT, lat)
             if low_pressure > high:
                 # the block needs many registers whatever the order: use the room up to
                 # the budget for latency rather than stop at the usual limit
                 roomy, roomy_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile,
-                                                      width, low_pressure)
+                                                      width, low_pressure, lat)
                 if roomy_pressure <= budget:
                     low, low_pressure = roomy, roomy_pressure
             if low_pressure < min(before, after):

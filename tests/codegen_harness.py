@@ -6,8 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+import os
+
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+
+# Every test that runs a corpus on sm_90 too takes every HOPPER_STRIDE-th kernel for it in
+# the default run (PTX2SASS_SAMPLE=all: all of them).
+HOPPER_STRIDE = 3
+
+
+def with_hopper(entries: list) -> list[tuple]:
+    """(entry, arch) pairs: every entry on sm_89, a deterministic sample of them on sm_90."""
+    stride = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else HOPPER_STRIDE
+    return [(e, "sm_89") for e in entries] + [(e, "sm_90") for e in entries[::stride]]
 
 THREADS = 64
 DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -82,15 +94,16 @@ def inputs(in_bits: int, n_in: int, seed: int = 0, values=None) -> np.ndarray:
 
 
 def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, values=None,
-             data: np.ndarray | None = None, version: str = "8.0"):
-    """(ours, ptxas's) output arrays; raises if ours faults or has hazards. `data` (n_in
-    values per thread, at most 1024 threads) replaces the generated inputs."""
+             data: np.ndarray | None = None, version: str = "8.0", arch: str = "sm_89"):
+    """(ours, ptxas's) output arrays, both compiled for `arch`; raises if ours faults or has
+    hazards. `data` (n_in values per thread, at most 1024 threads) replaces the generated
+    inputs."""
     ptx = kernel(body, in_bits, n_in, out_bits, version)
     if data is None:
         data = inputs(in_bits, n_in, seed, values)
     threads = len(data) // n_in
-    theirs_cubin = oracle.ptxas(ptx).output
-    ours_cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
+    theirs_cubin = oracle.ptxas(ptx, arch).output
+    ours_cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch,
                                             filename="k.ptx")
     results = []
     for cubin, check in ((ours_cubin, True), (theirs_cubin, False)):
@@ -102,11 +115,13 @@ def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, v
     return results[0], results[1], data
 
 
-def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "optimistic"):
-    """Run a tinygrad corpus kernel with ptxas's cubin and with `cubin` on the same inputs:
-    ours runs, has no hazards and writes ptxas's buffers bit for bit. Returns (ours, theirs)."""
+def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "optimistic",
+                                  arch: str = "sm_89"):
+    """Run a tinygrad corpus kernel with ptxas's cubin (for `arch`) and with `cubin` on the
+    same inputs: ours runs, has no hazards and writes ptxas's buffers bit for bit. Returns
+    (ours, theirs)."""
     from tools.emu_testing import run_tinygrad
-    theirs = run_tinygrad(entry, hazard_check=False)
+    theirs = run_tinygrad(entry, hazard_check=False, arch=arch)
     ours = run_tinygrad(entry, cubin=cubin, reconverge=reconverge)
     assert ours.ok, ours.reason
     assert not ours.result.hazards, [str(h) for h in ours.result.hazards[:5]]
@@ -115,15 +130,16 @@ def assert_tinygrad_matches_ptxas(entry: dict, cubin: bytes, reconverge: str = "
     return ours, theirs
 
 
-def assert_corpus_kernel_matches(corpus, ptx_dir, entry: dict) -> None:
+def assert_corpus_kernel_matches(corpus, ptx_dir, entry: dict, arch: str = "sm_89") -> None:
     """A Triton/LLVM corpus kernel (`corpus`: tests/triton_corpus.py or llvm_corpus.py, which
     give `launch`, `check_reference`): ptxas's cubin and ours run hazard-free, ours writes
-    ptxas's outputs byte for byte, and both meet the NumPy reference."""
+    ptxas's outputs byte for byte, and both meet the NumPy reference (both compilers
+    targeting `arch`)."""
     ptx = (ptx_dir / entry["file"]).read_text()
-    theirs_result, theirs = corpus.launch(entry, oracle.ptxas(ptx).output)
+    theirs_result, theirs = corpus.launch(entry, oracle.ptxas(ptx, arch).output)
     assert not theirs_result.hazards, [str(h) for h in theirs_result.hazards[:3]]
     assert corpus.check_reference(entry, theirs) == []
-    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", entry["file"]), "sm_89",
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, entry["file"]), arch,
                                        filename=entry["file"])
     ours_result, ours = corpus.launch(entry, cubin)
     assert not ours_result.hazards, [str(h) for h in ours_result.hazards[:3]]

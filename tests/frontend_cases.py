@@ -460,6 +460,20 @@ trap;
 brkpt;
 pmevent 1;
 exit;
+alloca.u64 rd1, rd2;
+alloca.u64 rd1, rd2, 16;
+alloca.u32 r1, r2, 1024;
+alloca.u64 rd1, 40, 8;
+stacksave.u64 rd1;
+stacksave.u32 r1;
+stackrestore.u64 rd1;
+stackrestore.u32 r1;
+set.lt.f16.f32 h1, f1, f2;
+set.gtu.ftz.and.f16.f32 h1, f1, f2, p1;
+set.eq.f16.u32 h1, r1, r2;
+set.ne.f16.f64 h1, fd1, fd2;
+set.lt.bf16.f32 bh1, f1, f2;
+set.lt.bf16.s64 bh1, rd1, rd2;
 """.strip().splitlines()
 INVALID_FORMS = """
 atom.global.add.b32 r1, [rd1], r2;
@@ -526,6 +540,19 @@ ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r1, r2, r3}, [smem];
 ldmatrix.sync.aligned.m8n8.x2.shared.b32 {r1, r2}, [smem];
 ldmatrix.sync.m8n8.x2.shared.b16 {r1, r2}, [smem];
 stmatrix.sync.aligned.m8n8.x2.shared.b16 [smem], {r1};
+alloca.u64 rd1, rd2, 3;
+alloca.u64 rd1, rd2, 0;
+alloca.u64 rd1, rd2, r1;
+alloca.u64 rd1, r2;
+alloca.s64 rd1, rd2;
+alloca.b64 rd1, rd2;
+alloca.u64 rd1;
+stacksave.u64 r1;
+stackrestore.s32 r1;
+set.lt.ftz.f16.f64 h1, fd1, fd2;
+set.lt.ftz.u32.f64 r1, fd1, fd2;
+set.lt.ftz.bf16.f32 bh1, f1, f2;
+set.lt.f16x2.f32 r1, f1, f2;
 """.strip().splitlines()
 
 
@@ -578,7 +605,8 @@ FEATURE_USES = {"cp.async": "cp.async.ca.shared.global [smem], [rd1], 4;", "ldma
  "barrier.cluster": "barrier.cluster.arrive;", "multimem": "multimem.ld_reduce.relaxed.sys.global.add.u32 r1, [rd1];", "prmt": "prmt.b32 r1, r2, r3, r4;", "dp4a": "dp4a.u32.u32 r1, r2, r3, r4;",
  "bmsk": "bmsk.clamp.b32 r1, r2, r3;", "szext": "szext.clamp.s32 r1, r2, r3;", "fns": "fns.b32 r1, r2, r3, 1;", "add.s16x2": "add.s16x2 r1, r2, r3;", "min.relu": "min.relu.s32 r1, r2, r3;",
  "cp.async.bulk": "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [smem], [rd1], 16, [smem];", "mbarrier": "mbarrier.init.shared.b64 [smem], 1;",
- "ld.L2::256B": "ld.global.L2::256B.u32 r1, [rd1];", "st.async": "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [rd1], r1, [rd2];"}
+ "ld.L2::256B": "ld.global.L2::256B.u32 r1, [rd1];", "alloca": "alloca.u64 rd1, rd2;",
+ "stacksave": "stacksave.u64 rd1;", "stackrestore": "stackrestore.u64 rd1;", "st.async": "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [rd1], r1, [rd2];"}
 FEATURE_SETTINGS = (("9.0", "sm_70", "sm_90"), ("6.0", "sm_90", "sm_90"), ("9.0", "sm_90", "sm_90"),
                     ("9.0", "sm_90a", "sm_90a"))
 

@@ -309,3 +309,63 @@ def test_launch_bound_options_reach_the_cubin(options, tmp_path, capsys, monkeyp
     from ptx2sass.encoder.cubin import read_cubin
     assert [k.max_threads for k in read_cubin(ours[2]).kernels] == \
         [k.max_threads for k in read_cubin(theirs.output).kernels]
+
+
+CALL_TREE = HEADER + """.func fa(.reg .u32 a) { ret; }
+.func fb(.reg .u32 a) { ret; }
+.func fc(.reg .u32 a) { call fa, (a); call fb, (a); ret; }
+.visible .entry e1() { call fc, (1); ret; }
+.func fd(.reg .u32 a) { ret; }
+.visible .entry e2() { call fb, (2); ret; }
+.func fe(.reg .u32 a) { ret; }
+.func zz(.reg .u32 a) { ret; }
+.func yy(.reg .u32 a) { ret; }
+.func aa(.reg .u32 a) { call yy, (a); call zz, (a); ret; }
+.func mm(.reg .u32 a) { ret; }
+.visible .entry e3() { call mm, (1); call aa, (1); ret; }
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["-c"]])
+def test_verbose_reports_every_function_where_ptxas_does(mode, tmp_path, capsys, monkeypatch):
+    """`-v` names each `.func` as ptxas does: after each entry the functions it reaches (by
+    name) in whole-program mode; under -c every function first, in ptxas's compile order."""
+    argv = ["-arch=sm_89", "-v", *mode, "x.ptx"]
+    theirs, ours = _both({"x.ptx": CALL_TREE}, argv, tmp_path, capsys, monkeypatch)
+
+    def names(err: str) -> list[str]:
+        # under -c ptxas compiles each function apart (fc saves a register across its
+        # calls: 8 bytes of frame); ours are inlined and have none, so only names compare
+        return [ln for ln in err.splitlines() if "Function properties" in ln or "Compiling" in ln
+                or ("stack frame" in ln and not mode)]
+    assert ours[0] == theirs.returncode == 0
+    assert names(ours[1]) == names(theirs.stderr)
+    assert ours[1].count("Compile time") == theirs.stderr.count("Compile time")
+
+
+def test_separate_compilation_keeps_every_visible_function(tmp_path, capsys, monkeypatch):
+    """Under -c a `.visible .func` is a link target for other units: the cubin defines it
+    as a global function, as ptxas's does, whether or not this unit calls it (the command
+    used to inline it away and leave nothing to link against)."""
+    from ptx2sass.encoder.cubin import read_cubin
+    text = HEADER + """.visible .func (.reg .u32 r) h2(.reg .u32 a);
+.visible .func (.reg .u32 r) h1(.reg .u32 a) { add.u32 r, a, 1; ret; }
+.visible .func lone(.reg .u32 a) { ret; }
+.visible .entry k(.param .u64 p)
+{
+.reg .u32 %r<3>; .reg .u64 %rd<2>;
+ld.param.u64 %rd1, [p];
+ld.global.u32 %r1, [%rd1];
+call (%r2), h2, (%r1);
+st.global.u32 [%rd1], %r2;
+ret;
+}
+.visible .func (.reg .u32 r) h2(.reg .u32 a) { .reg .u32 t; call (t), h1, (a); mul.lo.u32 r, t, 3; ret; }
+"""
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "-c", "x.ptx"], tmp_path, capsys,
+                         monkeypatch)
+    assert ours[0] == theirs.returncode == 0
+
+    def functions(cubin: bytes) -> set[str]:
+        return {k.name for k in read_cubin(cubin).kernels if not k.is_entry}
+    assert functions(ours[2]) == functions(theirs.output) == {"h1", "h2", "lone"}

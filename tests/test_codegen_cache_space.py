@@ -130,3 +130,24 @@ ret;
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out], hazard_check=check)
         assert not (check and res.hazards)
         assert (out == int(split in (0, 32))).all()
+
+
+@pytest.mark.parametrize("spelling", ["prefetch.tensormap", "prefetch.const.tensormap"])
+def test_tensormap_prefetch_is_refused_in_ptxas_form(spelling):
+    """sm_90's tensormap prefetch (not selected yet): a located CompileError, never an internal
+    error (it raised StopIteration looking for a cache level)."""
+    from ptx2sass import CompileError
+    ptx = f""".version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 a)
+{{
+.reg .b64 %rd<2>;
+ld.param.u64 %rd1, [a];
+{spelling} [%rd1];
+ret;
+}}
+"""
+    assert oracle.ptxas(ptx, "sm_90").ok
+    with pytest.raises(CompileError, match=r"k\.ptx, line 8; error   : `prefetch.*tensormap` not supported"):
+        codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")

@@ -283,3 +283,46 @@ def test_predicate_parameter_is_refused_like_ptxas():
     assert not r.ok and "passing predicate" in r.stderr
     with pytest.raises(CompileError, match="predicate argument of the out-of-line function `s` not supported"):
         codegen.compile_ptx(ptx)
+
+
+# A function returning two doubles in a `.param` array (libdevice's double-double helpers
+# such as __internal_accurate_pow return one), written and read with vector accesses.
+VECTOR_STRUCT = HEADER + """
+.func (.param .align 16 .b8 r[16]) twice(.param .align 8 .b8 a[16])
+{
+  .reg .f64 %d<4>;
+  ld.param.v2.f64 {%d0, %d1}, [a];
+  add.f64 %d2, %d0, %d0;
+  add.f64 %d3, %d1, %d1;
+  st.param.v2.f64 [r], {%d2, %d3};
+  ret;
+}
+.visible .entry k(.param .u64 p)
+{
+  .reg .u64 %a<3>; .reg .u32 %r1; .reg .f64 %f<4>;
+  ld.param.u64 %a0, [p];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %a1, %r1, 16;
+  add.u64 %a2, %a0, %a1;
+  ld.global.v2.f64 {%f0, %f1}, [%a2];
+  { .param .align 8 .b8 b[16]; .param .align 16 .b8 q[16];
+  st.param.v2.f64 [b], {%f0, %f1};
+  call.uni (q), twice, (b);
+  ld.param.f64 %f2, [q]; ld.param.f64 %f3, [q+8]; }
+  st.global.v2.f64 [%a2], {%f2, %f3};
+  ret;
+}
+"""
+
+
+def test_vector_accesses_of_struct_parameters():
+    """`ld/st.param.v2` of `.param` arrays (arguments and results) were refused as vector
+    accesses of a struct parameter: one access per element."""
+    data = np.arange(64, dtype=np.float64) * 1.25
+    outs = []
+    for cubin in (codegen.compile_ptx(VECTOR_STRUCT, "sm_89"), oracle.ptxas(VECTOR_STRUCT).output):
+        buf = data.copy()
+        res = run(cubin, "k", 1, 32, [buf])
+        outs.append(buf)
+    np.testing.assert_array_equal(outs[0], data * 2)
+    np.testing.assert_array_equal(outs[1], data * 2)

@@ -129,3 +129,81 @@ def test_setp_64_two_results(form):
         q = (int(cc) & 0xFFFFFFFF) != 0
         want.append(int(comb(r, q)) + 2 * int(comb(not r, q)))
     _check(ours, theirs, want)
+
+
+M64 = (1 << 64) - 1
+
+
+def _wide(a_lo, a_hi):
+    return (int(a_hi) << 64) | int(a_lo)
+
+
+# 64-bit carry chains (add.cc/addc/sub.cc/subc/mad.cc/madc on .u64/.s64): multi-word
+# arithmetic whose top word is checked against Python's integers.
+CARRY64 = {
+    "add128": ("{ .reg .b64 %t; add.cc.u64 %t, %a0, %a2; addc.u64 %o, %a1, %a3; }",
+               lambda a: ((_wide(a[0], a[1]) + _wide(a[2], a[3])) >> 64) & M64),
+    "sub128": ("{ .reg .b64 %t; sub.cc.s64 %t, %a0, %a2; subc.s64 %o, %a1, %a3; }",
+               lambda a: ((_wide(a[0], a[1]) - _wide(a[2], a[3])) >> 64) & M64),
+    "add192": ("{ .reg .b64 %t<2>; add.cc.u64 %t0, %a0, %a3; addc.cc.u64 %t1, %a1, %a3;\n"
+               "addc.u64 %o, %a2, 0; }",
+               lambda a: (((int(a[2]) << 128) + _wide(a[0], a[1]) + _wide(a[3], a[3])) >> 128) & M64),
+    "sub192": ("{ .reg .b64 %t<2>; sub.cc.u64 %t0, %a0, %a3; subc.cc.u64 %t1, %a1, %a2;\n"
+               "subc.u64 %o, %a2, %a1; }",
+               lambda a: ((((int(a[2]) << 128) + _wide(a[0], a[1]))
+                           - ((int(a[1]) << 128) + _wide(a[3], a[2]))) >> 128) & M64),
+    # word 2 of (a1:a0) * a2: lo(a1*a2) + hi(a0*a2) carries into hi(a1*a2)
+    "mul128x64": ("{ .reg .b64 %t<2>; mul.hi.u64 %t0, %a0, %a2; mad.lo.cc.u64 %t1, %a1, %a2, %t0;\n"
+                  "madc.hi.u64 %o, %a1, %a2, 0; }",
+                  lambda a: ((_wide(a[0], a[1]) * int(a[2])) >> 128) & M64),
+    # the carry of hi_s(a0*a1) + a2 into a3 + 0
+    "mad_hi_s64_carry": ("{ .reg .b64 %t; mad.hi.cc.s64 %t, %a0, %a1, %a2; addc.u64 %o, %a3, 0; }",
+                         lambda a: (int(a[3]) + ((((s64(a[0]) * s64(a[1])) >> 64) & M64) + int(a[2]) >> 64))
+                         & M64),
+    # madc.lo.cc then madc.hi: carries through two products
+    "madc_chain": ("{ .reg .b64 %t<2>; add.cc.u64 %t0, %a0, %a1; madc.lo.cc.u64 %t1, %a1, %a2, %a3;\n"
+                   "madc.hi.u64 %o, %a2, %a3, %a0; }",
+                   lambda a: _madc_chain(a)),
+}
+
+
+def _madc_chain(a):
+    c1 = (int(a[0]) + int(a[1])) >> 64
+    t1 = (int(a[1]) * int(a[2]) & M64) + int(a[3]) + c1
+    c2 = t1 >> 64
+    return (((int(a[2]) * int(a[3])) >> 64) + int(a[0]) + c2) & M64
+
+
+@pytest.mark.parametrize("name", sorted(CARRY64))
+def test_carry_chains_64(name):
+    body, ref = CARRY64[name]
+    ours, theirs, data = run_both(body, 64, 4, 64, values=E64)
+    want = [ref(data[4 * i:4 * i + 4]) for i in range(len(ours))]
+    _check(ours, theirs, want)
+
+
+@pytest.mark.parametrize("form", ["mad.hi.u16", "mad.hi.s16", "mad.wide.u16", "mad.wide.s16"])
+def test_mad_16(form):
+    """mad.hi/.wide on 16-bit operands: the extended 32-bit product's high half plus c (the
+    low 16 bits), or the whole product plus a 32-bit c."""
+    signed = ".s16" in form
+    wide = ".wide" in form
+    E16 = [0, 1, 2, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0xFFFE, 0x1234, 0xFF]
+    if wide:
+        body = ("{ .reg .b16 %h<2>; .reg .b32 %c; cvt.u16.u32 %h0, %a0; cvt.u16.u32 %h1, %a1;\n"
+                f"mov.b32 %c, %a2; {form} %o, %h0, %h1, %c; }}")
+    else:
+        body = ("{ .reg .b16 %h<4>; cvt.u16.u32 %h0, %a0; cvt.u16.u32 %h1, %a1; cvt.u16.u32 %h2, %a2;\n"
+                f"{form} %h3, %h0, %h1, %h2; cvt.u32.u16 %o, %h3; }}")
+    vals = [v | (0xABCD << 16) for v in E16] + E16
+    ours, theirs, data = run_both(body, 32, 3, 32, values=vals)
+
+    def ext(v):
+        v = int(v) & 0xFFFF
+        return v - (1 << 16) if signed and v >> 15 else v
+    want = []
+    for i in range(len(ours)):
+        a, b, c = data[3 * i:3 * i + 3]
+        p = ext(a) * ext(b)
+        want.append((p + int(c)) & 0xFFFFFFFF if wide else ((p >> 16) + int(c)) & 0xFFFF)
+    _check(ours, theirs, want)

@@ -264,3 +264,71 @@ def test_set_of_half_pairs(body):
     ours, theirs, _ = run_both(body, 32, 3, 32, values=[0, 0x3C003C00, 0x7E00BC00, 0x7C00FC00,
                                                         0x00010001, 0x80003C00, 0x3C000000])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("body", [
+    "mad.wide.u32 %w, %a0, %a1, 0x123456789;", "mad.wide.s32 %w, %a0, %a1, 0x723456789;",
+    "mad.wide.s32 %w, %a0, %a1, -0x500000001;", "mad.wide.u32 %w, %a0, 7, 0xFFFFFFFF00000001;",
+    "mad.wide.u16 %w32, %h0, %h1, 0x12345;", "mad.wide.s16 %w32, %h0, %h1, -0x12345;"])
+def test_mad_wide_keeps_a_64_bit_immediate_addend(body):
+    """mad.wide's addend has twice the type's width: its immediate is not cut to the type."""
+    post = "\nmov.b64 %o, %w;" if "%w," in body else "\ncvt.u64.u32 %o, %w32;"
+    full = (".reg .b64 %w; .reg .b32 %w32; .reg .b16 %h<2>;\ncvt.u32.u64 %x0, %a0;\ncvt.u32.u64 %x1, %a1;\n"
+            "cvt.u16.u64 %h0, %a0;\ncvt.u16.u64 %h1, %a1;\n" + body.replace("%a0", "%x0").replace("%a1", "%x1") + post)
+    ours, theirs, data = run_both(full, 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
+
+
+GUARDED = ["mul.hi.u64 %o, %a0, %a1;", "mul.hi.s64 %o, %a0, %a1;", "copysign.f64 %o, %a0, %a1;",
+           "mul.lo.u64 %o, %a0, %a1;", "mad.lo.u64 %o, %a0, %a1, %a0;", "cvt.u8.u32 %x2, %x0;",
+           "cvt.s16.u64 %x2, %a0;", "div.rn.f64 %o, %a0, %a1;", "div.rn.f32 %x2, %x0, %x1;",
+           "sqrt.rn.f32 %x2, %x0;", "rcp.rn.f64 %o, %a0;", "shr.s64 %o, %a0, %x1;", "min.s64 %o, %a0, %a1;",
+           "neg.s64 %o, %a0;", "selp.b64 %o, %a0, %a1, %p1;", "mov.b64 {%x2, %x3}, %a0;",
+           "mad.wide.u32 %o, %x0, %x1, %a0;", "sad.u64 %o, %a0, %a1, %a0;", "cvt.rn.f32.u64 %x2, %a0;"]
+
+
+@pytest.mark.parametrize("op", GUARDED)
+def test_guarded_operations_keep_the_old_value_where_the_guard_is_false(op):
+    """`@p op`: where p is false every destination keeps its value (an operation selected as
+    several instructions must guard the ones that write the destination, copies included)."""
+    body = (".reg .b16 %h0;\ncvt.u32.u64 %x0, %a0;\ncvt.u32.u64 %x1, %a1;\nmov.b32 %x2, 0x5a5a5a5a;\n"
+            "mov.b32 %x3, 0x33;\nmov.b64 %o, 0x1111111122222222;\nsetp.lt.u64 %p0, %a0, %a1;\n"
+            f"setp.ne.u32 %p1, %x0, 7;\n@%p0 {op}\n"
+            "cvt.u64.u32 %a1, %x2;\nxor.b64 %o, %o, %a1;\ncvt.u64.u32 %a1, %x3;\nshl.b64 %a1, %a1, 32;\n"
+            "xor.b64 %o, %o, %a1;")
+    ours, theirs, data = run_both(body, 64, 2, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(theirs[i]))
+                          for i in bad[:5]]
+
+
+@pytest.mark.parametrize("body", [
+    "setp.lt.u64 %p0, %a0, %rd2;\nselp.b64 %o, 1, 2, %p0;",                       # ISETP.EX with c[0x0][…]
+    "setp.ge.s64 %p0, %rd2, %a0;\nselp.b64 %o, 1, 2, %p0;",
+    "cvt.u32.u64 %x0, %a0;\ndp4a.u32.u32 %x1, %x0, 0x01020304, %x0;\ncvt.u64.u32 %o, %x1;",   # IDP with an immediate
+    "cvt.u32.u64 %x0, %a0;\ndp2a.lo.s32.u32 %x1, %x0, -0x01020304, %x0;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nshfl.sync.bfly.b32 %x1, %x0, %x2, 0x1f, -1;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nshfl.sync.idx.b32 %x1, %x0, 3, %x2, -1;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nld.param.u32 %x2, [in];\nprmt.b32.b4e %x1, %x0, %x0, %x2;\ncvt.u64.u32 %o, %x1;",
+    "cvt.u32.u64 %x0, %a0;\nmul.lo.u32 %x1, %x0, 0x80000000;\ncvt.u64.u32 %o, %x1;",      # IMAD.SHL by 2^31
+    "cvt.u32.u64 %x0, %a0;\nmad.lo.u32 %x1, %x0, 0x80000000, %x0;\ncvt.u64.u32 %o, %x1;",
+])
+def test_operand_kinds_that_were_internal_errors(body):
+    """Each was 'internal error: cannot encode': a 64-bit compare with a 64-bit parameter,
+    IDP with an immediate, SHFL/PRMT with a parameter, IMAD by 0x80000000."""
+    ours, theirs, data = run_both(body, 64, 1, 64, values=EDGES64)
+    bad = (ours != theirs).nonzero()[0]
+    assert not len(bad), [(hex(data[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("body", [
+    "set.lt.f16.f16 %h2, %h0, %h1;", "set.gtu.u16.f16 %h2, %h0, %h1;", "set.nan.s16.f16 %h2, %h0, %h1;",
+    "set.lt.and.f16.f16 %h2, %h0, %h1, %p1;", "set.ge.or.u16.f16 %h2, %h0, %h1, %p1;"])
+def test_set_into_16_bit_destinations(body):
+    """`set` into .f16 (1.0 is 0x3C00) and 16-bit integers (all ones) was refused."""
+    full = (".reg .b16 %h<3>;\ncvt.u16.u64 %h0, %a0;\ncvt.u16.u64 %h1, %a1;\ncvt.u32.u64 %x0, %a0;\n"
+            "cvt.u32.u64 %x1, %a1;\nsetp.ne.u32 %p1, %x0, 7;\n" + body + "\ncvt.u64.u16 %o, %h2;")
+    ours, theirs, _ = run_both(full, 64, 2, 64, values=[0, 1, 0x3C00, 0xBC00, 0x7E00, 0x7C00, 0x8000, 0xFFFF])
+    assert (ours == theirs).all()

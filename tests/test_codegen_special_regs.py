@@ -10,14 +10,35 @@ from ptx2sass.frontend import inventory
 from tools.inventory_coverage import check_form
 from tools.inventory_kernels import version_for
 
-SREG_FORMS = [f for f in inventory.forms()
-              if f.opcode == "mov" and any(o.kind == "x" for o in f.operands)
-              and f.valid_on(89, version_for(f, 89))]
+def _sreg_forms(sm: int) -> list:
+    return [f for f in inventory.forms()
+            if f.opcode == "mov" and any(o.kind == "x" for o in f.operands)
+            and not f.arch_specific and f.valid_on(sm, version_for(f, sm))]
 
 
-@pytest.mark.parametrize("form", SREG_FORMS, ids=lambda f: f.operands[1].type)
-def test_special_register_matches_ptxas(form):
-    status, detail = check_form(form)
+# sm_90 forms not handled yet (issue 18, phase 2), each with why; strict: fixing one fails
+SM90_GAPS = {
+    "%aggr_smem_size": "the hopper table lacks ptxas's VIMNMX.U32 R, R, UR: its cubin is undecodable",
+    "%cluster_ctarank": "cluster special registers not selected yet",
+    "%cluster_nctarank": "cluster special registers not selected yet",
+    "%clusterid.x": "cluster special registers not selected yet",
+    "%cluster_ctaid.x": "cluster special registers not selected yet",
+    "%is_explicit_cluster": "the frontend refuses `mov.pred` of %is_explicit_cluster",
+}
+
+
+def _cases():
+    for sm in (89, 90):
+        for f in _sreg_forms(sm):
+            name = f.operands[1].type
+            gap = SM90_GAPS.get(name) if sm == 90 else None
+            yield pytest.param(f, sm, id=f"{name}-sm_{sm}",
+                               marks=[pytest.mark.xfail(strict=True, reason=gap)] if gap else [])
+
+
+@pytest.mark.parametrize("form, sm", _cases())
+def test_special_register_matches_ptxas(form, sm):
+    status, detail = check_form(form, sm=sm)
     assert status in ("match", "ran"), detail
 
 
@@ -89,7 +110,7 @@ st.shared.u32 [stat], %r1;"""
     assert (ours[:, 2] == 48).all()          # sm_89: 48 warps per SM
 
 
-@pytest.mark.parametrize("arch,warps", [("sm_80", 64), ("sm_86", 48)])
+@pytest.mark.parametrize("arch,warps", [("sm_80", 64), ("sm_86", 48), ("sm_90", 64)])
 def test_nwarpid_per_arch(arch, warps):
     body = "mov.u32 %r1, %nwarpid;\nst.global.u32 [%rd1], %r1;"
     ours, theirs = _both(_kernel(body, arch), arch)

@@ -30,11 +30,13 @@ def _sample() -> list[dict]:
 
 
 SAMPLE = _sample()
+# sm_90 (Hopper) on every third kernel of the sample (PTX2SASS_SAMPLE=all: every kernel)
+HOPPER = SAMPLE if os.environ.get("PTX2SASS_SAMPLE") == "all" else SAMPLE[::3]
 
 
-def _compile(entry: dict) -> bytes:
+def _compile(entry: dict, arch: str = "sm_89") -> bytes:
     ptx = (TINYGRAD_DIR / entry["file"]).read_text()
-    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", entry["file"]), "sm_89",
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, entry["file"]), arch,
                                        filename=entry["file"])
     return cubin
 
@@ -43,14 +45,15 @@ def _unsupported(e: CompileError) -> bool:
     return "not supported yet" in e.message or "spilling is not supported" in e.message
 
 
-@pytest.mark.parametrize("entry", SAMPLE, ids=lambda k: k["file"])
-def test_tinygrad_kernel_with_our_cubin(entry):
+@pytest.mark.parametrize("entry, arch", [pytest.param(k, a, id=f"{k['file']}-{a}")
+                                         for a, ks in (("sm_89", SAMPLE), ("sm_90", HOPPER)) for k in ks])
+def test_tinygrad_kernel_with_our_cubin(entry, arch):
     try:
-        cubin = _compile(entry)
+        cubin = _compile(entry, arch)
     except CompileError as e:
         assert _unsupported(e), e.message    # anything else is a compiler bug
         pytest.xfail(e.message)
-    theirs = run_tinygrad(entry, hazard_check=False)
+    theirs = run_tinygrad(entry, hazard_check=False, arch=arch)
     if not theirs.ok:
         pytest.skip(f"ptxas's cubin does not run: {theirs.reason}")
     ours = run_tinygrad(entry, cubin=cubin, reconverge="explicit")    # diverged lanes meet only at BSYNC

@@ -1,17 +1,19 @@
 """Our compiler on the ZLUDA conformance suite: every kernel it supports must give the
 hardware-verified output bytes in the emulator with zero hazards, and nvdisasm must read our
-cubin back as exactly the instructions we meant. Kernels using constructs not supported
+cubin back as exactly the instructions we meant; on sm_89 and on sm_90 (Hopper: its own
+opcode choices, cubin layout, latencies and encoding table). Kernels using constructs not supported
 yet are listed with the reason (strict xfail: supporting one makes its entry fail until it
 is removed from the list)."""
 import pytest
 
+from codegen_harness import with_hopper
 from ptx2sass import CompileError, codegen, oracle
 from tools.emu_testing import ZLUDA_DIR, _parseable, run_zluda, zluda_manifest, zluda_ptx
 from ptx2sass.encoder.model import Label
 from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 
 MANIFEST = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
-# ptxas rejects these for sm_89 too (see the manifest's ptxas_error): nothing to compare.
+# ptxas rejects these for sm_89 and sm_90 too (see the manifest's ptxas_error): nothing to compare.
 PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # Kernels using constructs the code generator does not support yet: the CompileError's
 # message (regenerate with the compiler's own errors when support grows).
@@ -20,13 +22,12 @@ UNSUPPORTED = {
 
 
 def _cases():
-    for e in MANIFEST:
-        if e["name"] in PTXAS_REJECTS:
-            continue
+    runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
+    for e, arch in with_hopper(runnable):     # sm_90 on a sample (PTX2SASS_SAMPLE=all: all)
         marks = ()
         if e["name"] in UNSUPPORTED:
             marks = pytest.mark.xfail(strict=True, raises=CompileError, reason=UNSUPPORTED[e["name"]])
-        yield pytest.param(e, id=e["name"], marks=marks)
+        yield pytest.param(e, arch, id=f"{e['name']}-{arch}", marks=marks)
 
 
 def _normalised(ins) -> str:
@@ -35,11 +36,11 @@ def _normalised(ins) -> str:
     return format_instruction(type(ins)(ins.opcode, ins.modifiers, ops, ins.guard, ins.control))
 
 
-@pytest.mark.parametrize("entry", list(_cases()))
-def test_zluda_kernel_with_our_cubin(entry):
+@pytest.mark.parametrize("entry, arch", list(_cases()))
+def test_zluda_kernel_with_our_cubin(entry, arch):
     try:
-        cubin, codes = codegen.generate_module(codegen.lower_ptx(zluda_ptx(entry), "sm_89", entry["ptx"]),
-                                               "sm_89", filename=entry["ptx"])
+        cubin, codes = codegen.generate_module(codegen.lower_ptx(zluda_ptx(entry), arch, entry["ptx"]),
+                                               arch, filename=entry["ptx"])
     except CompileError as e:
         assert "not supported yet" in e.message, e.message
         raise
@@ -53,7 +54,7 @@ def test_zluda_kernel_with_our_cubin(entry):
         assert [e.instruction.control for e in fn.entries] == [i.control for i in code.instructions]
     # Diverged lanes meet only at our BSYNCs/WARPSYNCs (explicit reconvergence): every warp
     # collective must still run with all its members.
-    outcome = run_zluda(entry, hazard_check=True, cubin=cubin, reconverge="explicit")
+    outcome = run_zluda(entry, hazard_check=True, cubin=cubin, reconverge="explicit", arch=arch)
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
     assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]

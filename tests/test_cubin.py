@@ -232,6 +232,7 @@ def _facts(cubin: Cubin, with_frame_programs: bool, counts: dict | None = None) 
     their exits get the entry block's end, and failing that the CFA program itself."""
     kernels = []
     programs = cfa_programs_of(cubin)
+    style = arch_info(cubin.arch).cubin_style
     for k in reversed(cubin.kernels):  # back to PTX order
         fresh = Kernel(
             name=k.name, text=k.text, is_entry=k.is_entry, regcount=k.regcount,
@@ -242,11 +243,12 @@ def _facts(cubin: Cubin, with_frame_programs: bool, counts: dict | None = None) 
             maxreg_count=k.maxreg_count, ctaidz_used=k.ctaidz_used,
             crs_stack_size=k.crs_stack_size, frame_size=k.frame_size,
             min_stack_size=k.min_stack_size, max_stack_size=k.max_stack_size,
-            extra_attributes=k.extra_attributes)
+            extra_attributes=k.extra_attributes,
+            shared_window="rela" in (k.reloc_kinds or ()) and not k.relocations)
         counts = counts if counts is not None else {}
-        if with_frame_programs and not programs[k.name].startswith(default_cfa_program(fresh)):
-            fresh.entry_block_end = _entry_block_end(fresh)
-            if programs[k.name].startswith(default_cfa_program(fresh)):
+        if with_frame_programs and not programs[k.name].startswith(default_cfa_program(fresh, style)):
+            fresh.entry_block_end = _entry_block_end(fresh, cubin.arch)
+            if programs[k.name].startswith(default_cfa_program(fresh, style)):
                 counts["entry_block"] = counts.get("entry_block", 0) + 1
             else:
                 fresh.cfa_program = programs[k.name]
@@ -254,8 +256,15 @@ def _facts(cubin: Cubin, with_frame_programs: bool, counts: dict | None = None) 
         kernels.append(fresh)
     globals_ = cubin.variables()
     bank4 = [name for _, name, _, _ in sorted(cubin.bank_relocations(4))]
-    return {"kernels": kernels, "globals_": globals_, "bank4": bank4,
-            "ptx_target": f"sm_{cubin.cuinfo.virtual_sm}"}
+    facts = {"kernels": kernels, "globals_": globals_, "bank4": bank4,
+             "ptx_target": f"sm_{cubin.cuinfo.virtual_sm}"}
+    compat = [s for s in cubin.sections if s.name == ".nv.compat"]
+    if compat:      # sm_90: the ISA class the code needs (what the code generator decides)
+        facts["isa_class"] = compat[0].data[COMPAT_ISA_CLASS_BYTE]
+    return facts
+
+
+COMPAT_ISA_CLASS_BYTE = 10
 
 
 def _buildable(cubin: Cubin) -> bool:
@@ -269,19 +278,21 @@ def _buildable(cubin: Cubin) -> bool:
             and ".rel.nv.constant3" not in (cubin.strtab or []))
 
 
-def test_builder_reproduces_ptxas_for_zluda():
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_builder_reproduces_ptxas_for_zluda(arch):
     """Every zluda kernel ptxas did not give in-text callees or pointer-valued constants:
-    rebuilt from its facts alone, the cubin equals ptxas's byte for byte."""
+    rebuilt from its facts alone, the cubin equals ptxas's byte for byte (sm_90: the
+    `.nv.compat` table, reserved shared memory, records and layout of Hopper cubins)."""
     built, counts = 0, {}
     for path in ZLUDA:
-        data = _compile(path)
+        data = _compile(path, arch)
         if data is None:
             continue
         theirs = read_cubin(data)
         if not _buildable(theirs):
             continue
         facts = _facts(theirs, with_frame_programs=True, counts=counts)
-        ours = write_cubin(build_cubin("sm_89", toolkit=theirs.tkinfo, **facts))
+        ours = write_cubin(build_cubin(arch, toolkit=theirs.tkinfo, **facts))
         assert ours == data, path.name
         built += 1
     # Nearly all debug frames follow from the exits or the entry block's end; only the few
@@ -353,6 +364,30 @@ def test_builder_reproduces_ptxas_on_older_arches(arch):
             theirs = read_cubin(data)
             facts = _facts(theirs, with_frame_programs=True)
             assert write_cubin(build_cubin(arch, toolkit=theirs.tkinfo, **facts)) == data, path.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_90", "sm_90a"])
+def test_builder_reproduces_ptxas_on_hopper(arch):
+    """sm_90 (and `-arch=sm_90a`: ACCELERATOR_TARGET in `.nv.compat`) from the kernel facts,
+    byte for byte, on the cuda corpus and a tinygrad sample."""
+    for corpus in ("cuda", "tinygrad"):
+        for path in _sample(ptx_files(corpus)):
+            data = _compile(path, arch)
+            if data is None or not _buildable(read_cubin(data)):
+                continue
+            theirs = read_cubin(data)
+            facts = _facts(theirs, with_frame_programs=True)
+            assert write_cubin(build_cubin(arch, toolkit=theirs.tkinfo, **facts)) == data, path.name
+
+
+def test_builder_reproduces_feature_kernels_on_hopper():
+    ptx = re.sub(r"\{ \.param .*?\}", "add.u32 %r2, %r1, 7;", FEATURES_PTX, flags=re.S)
+    run = oracle.ptxas(ptx, "sm_90", name="features.ptx")
+    assert run.ok, run.stderr
+    theirs = read_cubin(run.output)
+    facts = _facts(theirs, with_frame_programs=True)
+    assert write_cubin(build_cubin("sm_90", toolkit=theirs.tkinfo, **facts)) == run.output
 
 
 @pytest.mark.slow
@@ -428,8 +463,8 @@ def test_unknown_arch_is_a_clear_error():
         arch_info("sm_42")
     with pytest.raises(CubinError, match="sm_42"):
         build_cubin("sm_42", [])
-    with pytest.raises(CubinError, match="sm_90"):   # the reader handles it; the builder not yet
-        build_cubin("sm_90", [])
+    with pytest.raises(CubinError, match="sm_100"):   # the reader handles it; the builder not yet
+        build_cubin("sm_100", [])
 
 
 # Consistency and bad input ---------------------------------------------------------------------

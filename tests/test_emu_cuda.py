@@ -1,17 +1,45 @@
-"""ptxas's cubins of the CUDA corpus (optimised, `-lineinfo` and `-G` builds) produce the
-NumPy reference outputs in the emulator, with zero hazards, under explicit reconvergence
-(diverged lanes meet only at BSYNC/WARPSYNC/BAR) with zero convergence hazards."""
+"""ptxas's cubins of the CUDA corpus (optimised, `-lineinfo` and `-G` builds; sm_89 and
+sm_90) produce the NumPy reference outputs in the emulator, with zero hazards, under
+explicit reconvergence (diverged lanes meet only at BSYNC/WARPSYNC/BAR) with zero
+convergence hazards; so do ours for sm_90 (a sample; bench/cuda_corpus.py runs them all,
+for either arch)."""
 import pytest
 
+from codegen_harness import with_hopper
+from ptx2sass import codegen
 from tools.emu_testing import CUDA_DIR, cuda_reference_module, run_cuda_launch
 
 REF = cuda_reference_module() if (CUDA_DIR / "manifest.json").is_file() else None
 LAUNCHES = REF.load_manifest() if REF else []
 
 
-@pytest.mark.parametrize("entry", LAUNCHES, ids=lambda e: e["name"])
-def test_cuda_launch_matches_reference(entry):
-    outcome = run_cuda_launch(entry, REF, reconverge="explicit")
+# ptxas's sm_90 cubins the emulator's hazard model flags (issue 18): the rule is ours to fix
+SM90_HAZARD_GAPS = {"device_globals": "STS [UR4+0x4] (SB2) then BAR.SYNC and a UMOV to UR4 "
+                                      "without a wait: the model keeps STS's UR read pending"}
+
+
+def _cases():
+    for arch in ("sm_89", "sm_90"):
+        for e in LAUNCHES:
+            gap = SM90_HAZARD_GAPS.get(e["name"]) if arch == "sm_90" else None
+            yield pytest.param(e, arch, id=f"{e['name']}-{arch}",
+                               marks=[pytest.mark.xfail(strict=True, reason=gap)] if gap else [])
+
+
+@pytest.mark.parametrize("entry, arch", _cases())
+def test_cuda_launch_matches_reference(entry, arch):
+    outcome = run_cuda_launch(entry, REF, reconverge="explicit", arch=arch)
+    assert outcome.passed, outcome.reason
+    assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards]
+    assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]
+
+
+@pytest.mark.parametrize("entry", [e for e, arch in with_hopper([e for e in LAUNCHES
+                                                                 if not e["name"].endswith(".G")])
+                                   if arch == "sm_90"], ids=lambda e: e["name"])
+def test_our_sm90_cubin_matches_reference(entry):
+    outcome = run_cuda_launch(entry, REF, reconverge="explicit",
+                              compiler=lambda text, name: codegen.compile_ptx(text, "sm_90", name))
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards]
     assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]

@@ -8,7 +8,7 @@ from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.loader import load_program
 from ptx2sass.emu.hazards import TimingModel
 from tools.emu_testing import cubin_listing_decoder, run_zluda, zluda_cubin, zluda_manifest
-from ptx2sass.sched import latency
+from ptx2sass.sched.latency import model_for
 
 ENTRIES = {e["name"]: e for e in zluda_manifest()}
 SAMPLE = ["add", "call", "fma", "popc_b64", "rcp_f64", "shfl_sync_mode_b32", "shared_unify_extern",
@@ -91,7 +91,54 @@ def test_lowered_stalls_in_fma_are_caught():
     program = load_program(cubin, "fma", cubin_listing_decoder(cubin))
     caught = 0
     for off, ins in program.instructions:
-        if ins.control.stall > latency.DEFAULT_FIXED and ins.opcode not in ("EXIT", "BRA", "NOP"):
+        if ins.control.stall > model_for("sm_89").DEFAULT_FIXED and ins.opcode not in ("EXIT", "BRA", "NOP"):
             if _run_mutated("fma", lambda l: _with_control(l, off, stall=1)):
                 caught += 1
     assert caught >= 1
+
+
+# Kernels (codegen_harness bodies: inputs %a0.., output %o) in which ptxas relies on a
+# distance or an ordering the checker wrongly flagged; each names the pair.
+PTXAS_SCHEDULES = {
+    # HFMA2's result read by HADD2 4 cycles later
+    "hfma2_to_hadd2": ("fma.rn.f16x2 %x0, %a0, %a1, %a0; add.f16x2 %o, %x0, %a1;", 32, 2, 32),
+    # CS2R R, SR_CLOCKLO stored 5 cycles later
+    "cs2r_to_stg": ("mov.u64 %rd3, %clock64; st.global.u64 [%rd4], %rd3; mov.u64 %o, 1;", 64, 2, 64),
+    # F2I without a scoreboard overwritten by a guarded F2I of the same in-order unit
+    "f2i_write_after_write": ("cvt.u32.u64 %x0, %a0; cvt.u32.u64 %x1, %a1; setp.lt.u32 %p0, %x0, %x1;"
+                              "cvt.rzi.s32.f32 %x2, %x0; @%p0 cvt.rmi.s32.f32 %x2, %x1; cvt.u64.u32 %o, %x2;",
+                              64, 2, 64),
+    # UIADD3.X's result read by UIMAD.WIDE.U32 4 cycles later (registers never written are
+    # warp-uniform to ptxas, which computes on them in the uniform datapath)
+    "uiadd3_to_uimad": ("add.cc.u32 %x0, %x0, %x1; addc.u32 %x1, %x1, %x0; mad.lo.cc.u32 %x2, %x0, %x1, %x0;"
+                        "madc.hi.u32 %x3, %x0, %x1, %x1; cvt.u64.u32 %o, %x3; add.u64 %o, %o, %a0;", 64, 2, 64),
+    # UISETP's predicate guarding a uniform instruction 11 cycles later
+    "uisetp_to_uniform_guard": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
+                                "cvt.u32.u64 %x1, %rd5; vabsdiff.u32.u32.u32.add %x2, %x0, %x1, %x0;"
+                                "cvt.u64.u32 %rd3, %x2; add.s64 %o, %a0, %rd3;", 64, 1, 64),
+    # USEL's result read by UIMAD 4 cycles later (`USEL UR4, UR5, 0x4d, !UP0` then
+    # `UIMAD UR4, UR4, UR6, UR5`: selp then mad.lo of parameters)
+    "usel_to_uimad": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
+                      "cvt.u32.u64 %x1, %rd5; setp.lt.u32 %p0, %x0, %x1; selp.b32 %x2, %x0, 77, %p0;"
+                      "mad.lo.u32 %x3, %x2, %x1, %x0; cvt.u64.u32 %rd3, %x3; add.s64 %o, %a0, %rd3;", 64, 1, 64),
+    # ULOP3's result read by UIMAD 4 cycles later (xor of parameters, then mad.lo)
+    "ulop3_to_uimad": ("ld.param.u64 %rd3, [in]; cvt.u32.u64 %x0, %rd3; ld.param.u64 %rd5, [out];"
+                       "cvt.u32.u64 %x1, %rd5; xor.b32 %x2, %x0, %x1; mad.lo.u32 %x3, %x2, %x1, %x0;"
+                       "cvt.u64.u32 %rd3, %x3; add.s64 %o, %a0, %rd3;", 64, 1, 64),
+}
+
+
+@pytest.mark.parametrize("name", list(PTXAS_SCHEDULES))
+def test_ptxas_schedules_the_checker_once_flagged(name):
+    """Zero hazards on ptxas's cubins where it relies on these distances and orders (each
+    latency set to ptxas's own distance, not loosened beyond it)."""
+    import numpy as np
+    from codegen_harness import inputs, kernel
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    body, ib, n, ob = PTXAS_SCHEDULES[name]
+    run_ = oracle.ptxas(kernel(body, ib, n, ob))
+    assert run_.ok, run_.stderr
+    out = np.zeros(64, dtype={32: np.uint32, 64: np.uint64}[ob])
+    res = run(run_.output, "k", 1, 64, [out, inputs(ib, n)])
+    assert res.hazards == [], [str(h) for h in res.hazards]

@@ -65,3 +65,38 @@ def test_many_ctas_at_once_equal_one_cta_at_a_time():
     want = np.arange(40 * 48, dtype=np.uint32)
     want[0x640:] = 0
     assert np.array_equal(together, want) and np.array_equal(apart, want)
+
+
+def test_trace_records_each_warps_instructions_and_shared_addresses():
+    """`run(..., trace=True)` (emu.timing.trace) on the vectorised machine: one op list per
+    warp of every CTA, each op with the lanes that ran it and, for a shared access, that
+    warp's own offsets (thread t stores at 4t; threads below 40 load from 4t + 4)."""
+    from ptx2sass.emu.timing.trace import TraceRecorder
+    program = _program([
+        "S2R R0, SR_TID.X",
+        "SHF.L.U32 R1, R0, 0x2, RZ",
+        "STS [R1], R0",
+        "ISETP.GE.U32.AND P0, PT, R0, 0x28, PT",
+        "@!P0 LDS R2, [R1+0x4]",
+        "EXIT",
+    ])
+    launch = Launch(program, (2,), (100,), dynamic_shared_bytes=512, hazard_check=False)
+    launch.timing_model = TraceRecorder(launch)
+    out = launch.gmem.allocate("out", 4)
+    launch.set_params([Param(buffer="out")], {"out": out})
+    launch.run()
+    trace = launch.recorder
+    assert [c.ctaid for c in trace.ctas] == [(0, 0, 0), (1, 0, 0)]
+    for cta in trace.ctas:
+        assert len(cta.warps) == 4
+        for w, ops in enumerate(cta.warps):
+            tids = np.arange(32 * w, min(32 * w + 32, 100))
+            assert [o.opcode for o in ops] == ["S2R", "SHF", "STS", "ISETP", "LDS", "EXIT"]
+            assert all(o.lanes == len(tids) for o in ops)
+            sts, lds = ops[2], ops[4]
+            assert (sts.space, sts.size) == ("shared", 4)
+            assert sts.addresses.tolist() == (4 * tids).tolist()
+            loading = tids[tids < 40]
+            if len(loading):
+                assert lds.space == "shared" and lds.addresses.tolist() == (4 * loading + 4).tolist()
+            assert ("R", 1) in sts.reads and ("R", 2) in lds.writes or not len(loading)

@@ -137,10 +137,14 @@ def test_cli_writes_buffers_and_stats(tmp_path, monkeypatch, capsys):
                          {"type": "u32", "value": 64}]}
     (tmp_path / "launch.json").write_text(json.dumps(launch))
     rc = main([str(tmp_path / "k.cubin"), str(tmp_path / "launch.json"), "--out-dir",
-               str(tmp_path / "out"), "--stats"])
+               str(tmp_path / "out"), "--stats", "--sm-model"])
     assert rc == 0
     stats = json.loads(capsys.readouterr().out.strip())
     assert stats["hazards"] == 0 and stats["instructions"] > 0
+    # the SM model: an RTX 4090 (sm_89) runs the two warps at once; loads of x miss to DRAM
+    assert stats["gpu"] == "GeForce RTX 4090" and stats["resident_warps"] > 2
+    from ptx2sass.emu.timing import facts_for
+    assert stats["sm_cycles"] > facts_for("sm_89").memory["dram_latency"]
     y = np.frombuffer((tmp_path / "out" / "y.bin").read_bytes(), np.float32)
     assert np.array_equal(y, 2 * x)
 
@@ -151,3 +155,37 @@ def test_cli_bad_launch_file_is_one_line(tmp_path, capsys):
     rc = main([str(tmp_path / "k.cubin"), str(tmp_path / "launch.json")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err and "not valid JSON" in err
+
+
+EXIT_AND = r"""
+.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+.reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>;
+ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
+mov.u32 %r1, %tid.x; mul.wide.u32 %rd4, %r1, 4;
+add.s64 %rd5, %rd1, %rd4; add.s64 %rd6, %rd2, %rd4;
+ld.global.u32 %r2, [%rd6];
+st.global.u32 [%rd5], 1;
+setp.lt.u32 %p1, %r2, 100;
+setp.ne.u32 %p2, %r1, 5;
+and.pred %p3, %p1, %p2;
+@%p3 ret;
+st.global.u32 [%rd5], 2;
+ret;
+}
+"""
+
+
+def test_exit_with_a_predicate_operand_exits_where_both_hold():
+    """ptxas folds `and.pred` into `@P0 EXIT P1`: only lanes where the guard and the operand
+    hold exit (the operand was ignored: every lane with P0 exited)."""
+    cubin = oracle.ptxas(EXIT_AND).output
+    assert "EXIT P1" in oracle.nvdisasm(cubin)
+    data = np.arange(64, dtype=np.uint32) * 3        # 0..189: below 100 for the first 34
+    out = np.zeros(64, dtype=np.uint32)
+    run(cubin, "k", 1, 64, [out, data])
+    want = np.where((data < 100) & (np.arange(64) != 5), 1, 2)
+    np.testing.assert_array_equal(out, want)

@@ -1,4 +1,5 @@
-"""ptxas's cubins of the tinygrad corpus run in the emulator: no fault, zero hazards, and the
+"""ptxas's cubins (sm_89, and sm_90 on every other kernel of the sample: all of them with
+PTX2SASS_SAMPLE=all) of the tinygrad corpus run in the emulator: no fault, zero hazards, and the
 outputs agree with tinygrad itself running the same kernel on its PYTHON device (a UOp
 interpreter, independent of PTX and of this emulator) on the same deterministic inputs.
 Launches run with explicit reconvergence and must show zero convergence hazards.
@@ -62,9 +63,13 @@ def references():
         yield _References(Path(d))
 
 
-@pytest.mark.parametrize("entry", SAMPLE, ids=lambda k: k["file"])
-def test_tinygrad_kernel(entry, references):
-    outcome = run_tinygrad(entry, reconverge="explicit")
+HOPPER = SAMPLE if os.environ.get("PTX2SASS_SAMPLE") == "all" else SAMPLE[::2]
+
+
+@pytest.mark.parametrize("entry, arch", [pytest.param(k, a, id=f"{k['file']}-{a}")
+                                         for a, ks in (("sm_89", SAMPLE), ("sm_90", HOPPER)) for k in ks])
+def test_tinygrad_kernel(entry, arch, references):
+    outcome = run_tinygrad(entry, reconverge="explicit", arch=arch)
     assert outcome.ok, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
     assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]

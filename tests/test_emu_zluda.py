@@ -1,4 +1,4 @@
-"""The emulator runs ptxas's sm_89 cubins of the ZLUDA conformance suite and reproduces the
+"""The emulator runs ptxas's sm_89 and sm_90 cubins of the ZLUDA conformance suite and reproduces the
 hardware-verified output bytes of the manifest, with zero hazards; through nvdisasm's listing
 (every word) and through our own decoder (`encoder.codec`, what `emu.run` and the command
 use). Each kernel runs with explicit reconvergence (diverged lanes meet only where a
@@ -13,11 +13,12 @@ MANIFEST = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
 PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 
 
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
 @pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["name"])
-def test_zluda_output_matches_hardware(entry):
+def test_zluda_output_matches_hardware(entry, arch):
     if entry["name"] in PTXAS_REJECTS:
-        pytest.skip("the pinned ptxas rejects this PTX for sm_89")
-    outcome = run_zluda(entry, hazard_check=True, reconverge="explicit")
+        pytest.skip(f"the pinned ptxas rejects this PTX for {arch}")
+    outcome = run_zluda(entry, hazard_check=True, reconverge="explicit", arch=arch)
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
     assert not outcome.result.convergence_hazards, [str(h) for h in outcome.result.convergence_hazards]
@@ -29,10 +30,12 @@ def test_pass_rate_at_least_95_percent():
     assert passed >= 0.95 * len(MANIFEST), f"{passed}/{len(MANIFEST)}"
 
 
-def test_pass_rate_with_our_decoder():
-    """The same bar with instructions decoded by `encoder.codec` instead of nvdisasm."""
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_pass_rate_with_our_decoder(arch):
+    """The same bar with instructions decoded by `encoder.codec` (sm_90: the hopper table)
+    instead of nvdisasm."""
     from ptx2sass.emu.loader import codec_decoder
     runnable = [e for e in MANIFEST if e["name"] not in PTXAS_REJECTS]
     failed = [(e["name"], o.reason) for e in runnable
-              if not (o := run_zluda(e, decoder=codec_decoder)).passed]
+              if not (o := run_zluda(e, decoder=codec_decoder, arch=arch)).passed]
     assert len(runnable) - len(failed) >= 0.95 * len(MANIFEST), failed

@@ -1,4 +1,5 @@
-"""sched.latency against ptxas: on a sample of ptxas's cubins run in the emulator, no value
+"""sched.latency against ptxas, per family (sm_89: ampere.json, sm_90: hopper.json): on a
+sample of ptxas's cubins for the arch run in the emulator, no value
 of our latency table may be below the issue distance ptxas always leaves for the readers it
 applies to (tools/latency_audit.py; `.venv/bin/python -m tools.latency_audit` runs the whole
 corpora), nor above a distance ptxas relies on.
@@ -18,12 +19,13 @@ TINYGRAD = {
     "idiv_uint64__E_125_2_4",                                             # IMAD.HI carry
     "cast_float32_to_uint8__E_125_2_4",                                   # F2IP
     "rmsnorm_f32__E_8_8_16_4",
+    "idiv_int64__E_125_2_4",                                              # sm_90: IMAD.WIDE's late addend
 }
 
 
-@pytest.fixture(scope="module")
-def audit():
-    a = la.run_audit(("zluda", "tinygrad"), names={"tinygrad": TINYGRAD})
+@pytest.fixture(scope="module", params=["sm_89", "sm_90"])
+def audit(request):
+    a = la.run_audit(("zluda", "tinygrad"), names={"tinygrad": TINYGRAD}, arch=request.param)
     if a.kernels < 150:
         pytest.skip(f"only {a.kernels} launches audited (corpus or oracle missing)")
     return a
@@ -47,7 +49,7 @@ def test_table_not_above_ptxas(audit):
 
 def test_sample_exercises_the_table(audit):
     """The sample reaches the rows it was chosen for (else the checks above prove little)."""
-    groups = {(k[0].split(".")[0], k[1], la.reader_group(k)) for k in audit.raw}
+    groups = {(k[0].split(".")[0], k[1], la.reader_group(k, audit.lat)) for k in audit.raw}
     for want in [("ISETP", "P", "guard"), ("IADD3", "R", "memory"), ("IADD3", "R", "fma"),
                  ("IMAD", "R", "alu"), ("HMMA", "R", "memory"), ("HMMA", "R", "mma"),
                  ("UIADD3", "UR", "uniform"), ("UIADD3", "UR", "fma"), ("HMUL2", "R", "fp16"),

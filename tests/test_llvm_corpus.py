@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from codegen_harness import assert_corpus_kernel_matches
+from codegen_harness import assert_corpus_kernel_matches, with_hopper
 import llvm_corpus as lc
 
 KERNELS = lc.manifest()
@@ -29,6 +29,14 @@ def test_every_kernel_has_a_reference():
         assert outputs and outputs <= set(lc.reference(k, data)), k["file"]
 
 
-@pytest.mark.parametrize("entry", lc.runnable(), ids=lambda k: k["file"])
-def test_ours_equals_ptxas_and_the_reference(entry):
-    assert_corpus_kernel_matches(lc, lc.LLVM_DIR, entry)
+# Known gaps ((kernel file, arch) -> reason), run as strict xfails.
+GAPS = {("block_reduce_debug.ptx", "sm_90"): "issue 18: our sm_90 code overwrites an LDG's "
+        "destination before waiting on its scoreboard"}
+
+
+@pytest.mark.parametrize("entry, arch", [pytest.param(
+    k, arch, id=f"{k['file']}-{arch}",
+    marks=[pytest.mark.xfail(strict=True, reason=GAPS[k["file"], arch])] if (k["file"], arch) in GAPS else [])
+    for k, arch in with_hopper(lc.runnable())])
+def test_ours_equals_ptxas_and_the_reference(entry, arch):
+    assert_corpus_kernel_matches(lc, lc.LLVM_DIR, entry, arch)

@@ -30,7 +30,8 @@ def _store(base: int, src: int) -> MInstr:
 
 def _ordered_pairs(region: list[MInstr], loads_pass: bool) -> set[tuple[int, int]]:
     """(a, b) for every pair where b must follow a (transitively)."""
-    succs, _ = pre_schedule._dependences(region, {r.id: "R" for r in _REGS}, loads_pass)
+    succs, _ = pre_schedule._dependences(region, {r.id: "R" for r in _REGS}, loads_pass,
+                                         pre_schedule.latency_model("ampere"))
     after = [set() for _ in region]
     for a in range(len(region) - 1, -1, -1):
         for b, _ in succs[a]:

@@ -294,3 +294,31 @@ def test_command_writes_a_relocatable_cubin(tmp_path):
     assert cli.main(["-arch=sm_89", "-c", str(src), "-o", str(out)]) == 0
     assert read_cubin(out.read_bytes()).e_type == 1
     assert cli.main(["-arch=sm_89", str(src), "-o", str(tmp_path / "b.cubin")]) != 0
+
+
+def _command_c(ptx: str, tmp_path) -> bytes:
+    from ptx2sass import cli
+    src, out = tmp_path / "m.ptx", tmp_path / "m.cubin"
+    src.write_text(ptx)
+    assert cli.main(["-arch=sm_89", "-c", str(src), "-o", str(out)]) == 0
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["callee", "local_call"])
+def test_command_keeps_exported_functions(name, tmp_path):
+    """`ptx2sass -c` (the command, not only the API) keeps every `.visible .func` as a link
+    target: it inlined them away (nvlink: undefined reference), and refused a module of
+    device functions only ('the module has no kernels')."""
+    ours = {k.name for k in read_cubin(_command_c(SOURCES[name], tmp_path)).kernels}
+    theirs = {k.name for k in read_cubin(_ptxas_c(SOURCES[name])).kernels}
+    assert ours == theirs
+
+
+def test_command_built_callee_links_and_runs(tmp_path):
+    linked = _nvlink(_ptxas_c(CALLER), _command_c(CALLEE, tmp_path), tmp_path=tmp_path)
+    data = (np.arange(1, 9, dtype=np.uint32) * 7)
+    want = data.copy()
+    want[0] = (3 * data[0] + data[2]) + data[1] + 100
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert data.tolist() == want.tolist()

@@ -5,17 +5,15 @@ PyPI's `ziglang` (a test dependency) stands in (tests/zig_as_clang.py)."""
 import os
 import pickle
 import shutil
-import stat
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pytest
 
 tinygrad = pytest.importorskip("tinygrad")
 import ptx2sass.tinygrad as backend  # noqa: E402  (registers SASSEMU)
-from tinygrad_programs import PROGRAMS  # noqa: E402
+from tinygrad_programs import PROGRAMS, clang_launcher, same  # noqa: E402
 
 
 def _clang_for_cpu_device() -> None:
@@ -24,12 +22,7 @@ def _clang_for_cpu_device() -> None:
     if os.environ.get("CC") or shutil.which("clang"):
         return
     pytest.importorskip("ziglang")
-    launcher = os.path.join(tempfile.mkdtemp(prefix="ptx2sass-cc-"), "clang")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zig_as_clang.py")
-    with open(launcher, "w") as f:
-        f.write(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
-    os.chmod(launcher, os.stat(launcher).st_mode | stat.S_IEXEC)
-    os.environ["CC"] = launcher
+    os.environ["CC"] = clang_launcher()
 
 
 _clang_for_cpu_device()
@@ -39,14 +32,6 @@ REFERENCE = "CPU"
 # they start passing, so the list stays true).
 EXPECTED_FAILURES = {
 }
-TOLERANCE = {np.float16: (1e-2, 1e-2), np.float32: (1e-4, 1e-5), np.float64: (1e-9, 1e-12)}
-
-
-def _same(ours: np.ndarray, ref: np.ndarray) -> bool:
-    if ours.dtype.kind in "iub":
-        return np.array_equal(ours, ref)
-    rtol, atol = TOLERANCE[ours.dtype.type]
-    return np.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
@@ -58,7 +43,7 @@ def test_program_matches_tinygrad(name):
     ours = np.asarray(PROGRAMS[name]("SASSEMU"))
     ref = np.asarray(PROGRAMS[name](REFERENCE))
     assert ours.shape == ref.shape and ours.dtype == ref.dtype
-    assert _same(ours, ref), f"max abs diff {np.max(np.abs(ours.astype(float) - ref.astype(float)))}"
+    assert same(ours, ref), f"max abs diff {np.max(np.abs(ours.astype(float) - ref.astype(float)))}"
 
 
 def test_tensor_core_matmul_runs_hmma(monkeypatch):
@@ -145,7 +130,7 @@ def test_program_on_a_real_gpu(name, device):
         pytest.skip(f"no NVIDIA GPU for {device} on this machine")
     ours = np.asarray(PROGRAMS[name](device))
     ref = np.asarray(PROGRAMS[name](REFERENCE))
-    assert _same(ours, ref)
+    assert same(ours, ref)
 
 
 def _nv_runtime_view(cubin: bytes, kernel: str) -> dict:

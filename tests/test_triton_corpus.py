@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from codegen_harness import assert_corpus_kernel_matches
+from codegen_harness import assert_corpus_kernel_matches, with_hopper
 import triton_corpus as tc
 
 KERNELS = tc.manifest()
@@ -30,12 +30,15 @@ def test_every_kernel_has_a_reference():
         assert outputs <= checked, k["file"]
 
 
-# Known gaps (kernel file -> reason), run as strict xfails; none at present.
-GAPS: dict[str, str] = {}
+# Known gaps ((kernel file, arch) -> reason), run as strict xfails.
+GAPS: dict[tuple[str, str], str] = {
+    (f, "sm_90"): "issue 18: our sm_90 schedule breaks the hopper latency table's pair rules "
+                  "(HFMA2 -> PRMT/STG, DADD -> MUFU, LEA/IMAD -> IMAD)"
+    for f in ("flash_attn_causal.ptx", "float64_ops.ptx", "bf16_elementwise.ptx")}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(k, marks=pytest.mark.xfail(
-    reason=GAPS[k["file"]], strict=True)) if k["file"] in GAPS else k for k in KERNELS],
-    ids=lambda k: k["file"])
-def test_ours_equals_ptxas_and_the_reference(entry):
-    assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry)
+@pytest.mark.parametrize("entry, arch", [pytest.param(k, arch, marks=pytest.mark.xfail(
+    reason=GAPS[k["file"], arch], strict=True), id=f"{k['file']}-{arch}") if (k["file"], arch) in GAPS
+    else pytest.param(k, arch, id=f"{k['file']}-{arch}") for k, arch in with_hopper(KERNELS)])
+def test_ours_equals_ptxas_and_the_reference(entry, arch):
+    assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry, arch)

@@ -3,9 +3,42 @@ NumPy array; the SASSEMU result is compared with tinygrad's CPU device (C throug
 independent of PTX, ptx2sass and the emulator)."""
 from __future__ import annotations
 
+import os
+import shutil
+import stat
+import sys
+import tempfile
+
 import numpy as np
 
 RNG_SEED = 1234
+# How a program's result is held to the reference device's: integers and booleans exactly,
+# floats within (rtol, atol) of their type.
+TOLERANCE = {np.float16: (1e-2, 1e-2), np.float32: (1e-4, 1e-5), np.float64: (1e-9, 1e-12)}
+
+
+def same(ours: np.ndarray, ref: np.ndarray) -> bool:
+    if ours.shape != ref.shape or ours.dtype != ref.dtype:
+        return False
+    if ours.dtype.kind in "iub":
+        return np.array_equal(ours, ref)
+    rtol, atol = TOLERANCE[ours.dtype.type]
+    return np.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def clang_launcher() -> str | None:
+    """A `CC` for tinygrad's CPU device (the reference) where the machine has no clang: a
+    launcher for tests/zig_as_clang.py, which drives the clang inside PyPI's `ziglang`. None
+    when CC is set or a clang is on PATH. tinygrad reads CC once per process: set it before
+    the first CPU program runs."""
+    if os.environ.get("CC") or shutil.which("clang"):
+        return None
+    launcher = os.path.join(tempfile.mkdtemp(prefix="ptx2sass-cc-"), "clang")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zig_as_clang.py")
+    with open(launcher, "w") as f:
+        f.write(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    os.chmod(launcher, os.stat(launcher).st_mode | stat.S_IEXEC)
+    return launcher
 
 
 def on(device: str):

@@ -66,8 +66,9 @@ def inputs(entry: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None):
-    """Run one kernel of the corpus on its inputs: (LaunchResult, {buffer: array})."""
+def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None, trace: bool = False):
+    """Run one kernel of the corpus on its inputs: (LaunchResult, {buffer: array});
+    `trace`: record the SM timing model's trace too (emu.timing)."""
     data = inputs(entry)
     params = []
     for p in entry["params"]:
@@ -79,7 +80,7 @@ def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None
             params.append(_SCALARS[p["ttype"]](p["value"]))
     result = run(cubin, entry["entry"], tuple(entry["grid"]), tuple(entry["block"]), params,
                  dynamic_shared_bytes=entry["dynamic_shared_bytes"], hazard_check=hazard_check,
-                 decoder=decoder)
+                 decoder=decoder, trace=trace)
     return result, data
 
 

@@ -1,8 +1,8 @@
 """Which corpus files the code generator compiles, and why the others are refused.
 
-    python -m tools.codegen_survey [zluda] [tinygrad] [cuda]
+    python -m tools.codegen_survey [--arch sm_90] [zluda] [tinygrad] [cuda] [triton] [llvm]
 
-Compiles every PTX file of each named corpus for sm_89 (compile only, nothing is run) and
+Compiles every PTX file of each named corpus for the arch (default sm_89) (compile only, nothing is run) and
 prints the count compiled and a histogram of the CompileError messages (kernel and variable
 names folded), most common first. Files ptxas rejects are counted with the rest: their
 message is the frontend's.
@@ -22,13 +22,13 @@ def _folded(message: str) -> str:
     return re.sub(r"variable `[^`]*`", "variable X", message)
 
 
-def survey(corpus: str) -> tuple[int, int, collections.Counter]:
+def survey(corpus: str, arch: str = "sm_89") -> tuple[int, int, collections.Counter]:
     reasons: collections.Counter = collections.Counter()
     files = ptx_files(corpus)
     compiled = 0
     for path in files:
         try:
-            codegen.generate_module(codegen.lower_ptx(path.read_text(), "sm_89", path.name), "sm_89",
+            codegen.generate_module(codegen.lower_ptx(path.read_text(), arch, path.name), arch,
                                     filename=path.name)
             compiled += 1
         except CompileError as e:
@@ -37,8 +37,14 @@ def survey(corpus: str) -> tuple[int, int, collections.Counter]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    for corpus in (argv if argv is not None else sys.argv[1:]) or ["zluda", "tinygrad", "cuda"]:
-        compiled, total, reasons = survey(corpus)
+    args = list(argv if argv is not None else sys.argv[1:])
+    arch = "sm_89"
+    if "--arch" in args:
+        at = args.index("--arch")
+        arch = args[at + 1]
+        del args[at:at + 2]
+    for corpus in args or ["zluda", "tinygrad", "cuda"]:
+        compiled, total, reasons = survey(corpus, arch)
         print(f"{corpus}: {compiled}/{total} files compiled")
         for message, n in reasons.most_common(25):
             print(f"  {n:4d}  {message}")

@@ -22,49 +22,8 @@ from ptx2sass.emu.loader import load_program
 ZLUDA_DIR = shared_dir() / "corpus" / "zluda"
 
 
-# nvdisasm spellings that `encoder.sass_text` does not parse (yet): BRX's branch-target note
-# (the targets come from the register at run time; the note is informational) and the
-# relocated immediates `32@lo(sym)` / `32@hi((kernel + .L_x_4@srel))`, whose value the
-# loader fills from the cubin's relocations, as the driver does with the zero field.
-_LISTING_NOTE = re.compile(r'\s*\(\*"BRANCH_TARGETS[^"]*"\*\)')
-_LISTING_RELOC = re.compile(r"32@(?:lo|hi)\((?:[^()]|\([^()]*\))*\)")
-
-
-def _parseable(listing: str) -> str:
-    return _LISTING_RELOC.sub("0x0", _LISTING_NOTE.sub("", listing))
-
-
-def nvdisasm_decoder(text: bytes, arch: str, kernel: str) -> list[tuple[int, Instruction]]:
-    """Instructions of one kernel section from nvdisasm's listing of a raw text section."""
-    from ptx2sass import oracle
-    from ptx2sass.encoder.sass_text import parse_listing
-    run = oracle.nvdisasm_raw(text, arch, ("-hex",))
-    if not run.ok:
-        raise EmuFault(f"nvdisasm could not disassemble the text: {run.stderr.strip()}", kernel=kernel)
-    # A raw listing has no sections or symbols: give it one function to hang entries on.
-    listing = parse_listing(".section .text.raw\nraw:\n" + _parseable(run.stdout))
-    out = []
-    for f in listing.functions:
-        out.extend((e.offset, e.instruction) for e in f.entries)
-    out.sort(key=lambda t: t[0])
-    return out
-
-
-def cubin_listing_decoder(cubin: bytes):
-    """A decoder reading the kernel's instructions from nvdisasm's listing of the whole
-    cubin (labels and call targets resolved by name)."""
-    from ptx2sass import oracle
-    from ptx2sass.encoder.sass_text import parse_listing
-    listing = parse_listing(_parseable(oracle.nvdisasm(cubin)))
-
-    def decode(text: bytes, arch: str, kernel: str):
-        out = []
-        for f in listing.functions:
-            if f.section == f".text.{kernel}":
-                out.extend((e.offset, e.instruction) for e in f.entries)
-        out.sort(key=lambda t: t[0])
-        return out
-    return decode
+from ptx2sass.emu.listing_decoder import (parseable as _parseable, cubin_listing_decoder,  # noqa: E402,F401
+                                           nvdisasm_decoder)
 
 
 # --------------------------------------------------------------------------- ZLUDA corpus
@@ -88,9 +47,9 @@ def zluda_ptx(entry: dict) -> str:
     return src
 
 
-def zluda_cubin(entry: dict) -> bytes | None:
+def zluda_cubin(entry: dict, arch: str = "sm_89") -> bytes | None:
     from ptx2sass import oracle
-    run = oracle.ptxas(zluda_ptx(entry), "sm_89", name=entry["ptx"])
+    run = oracle.ptxas(zluda_ptx(entry), arch, name=entry["ptx"])
     return run.output if run.ok else None
 
 
@@ -111,14 +70,14 @@ class ZludaOutcome:
 
 
 def run_zluda(entry: dict, *, hazard_check: bool = False, decoder=None, cubin: bytes | None = None,
-              program=None, timing=None, reconverge: str = "optimistic") -> ZludaOutcome:
-    """Compile with the pinned ptxas, run as ZLUDA's harness does, compare output bytes
-    (`program`: an already loaded KernelProgram, to time launches alone; `timing`: a
+              program=None, timing=None, reconverge: str = "optimistic", arch: str = "sm_89") -> ZludaOutcome:
+    """Compile with the pinned ptxas for `arch`, run as ZLUDA's harness does, compare output
+    bytes (`program`: an already loaded KernelProgram, to time launches alone; `timing`: a
     TimingModel subclass to use instead of the plain one, e.g. the latency audit's)."""
     name = entry["name"]
-    cubin = cubin or (None if program is not None else zluda_cubin(entry))
+    cubin = cubin or (None if program is not None else zluda_cubin(entry, arch))
     if cubin is None and program is None:
-        return ZludaOutcome(name, False, "ptxas rejects the PTX for sm_89")
+        return ZludaOutcome(name, False, f"ptxas rejects the PTX for {arch}")
     try:
         if program is None:
             program = load_program(cubin, entry["kernel"], decoder or cubin_listing_decoder(cubin))
@@ -160,15 +119,16 @@ def cuda_reference_module():
 
 
 def run_cuda_launch(entry: dict, ref, *, hazard_check: bool = True, decoder=None,
-                    compiler=None, timing=None, reconverge: str = "optimistic") -> ZludaOutcome:
-    """Compile the launch's PTX with the pinned ptxas (or `compiler(ptx text, file name) ->
-    cubin`), run it, compare with the NumPy reference."""
+                    compiler=None, timing=None, reconverge: str = "optimistic",
+                    arch: str = "sm_89") -> ZludaOutcome:
+    """Compile the launch's PTX with the pinned ptxas for `arch` (or `compiler(ptx text, file
+    name) -> cubin`), run it, compare with the NumPy reference."""
     from ptx2sass import oracle
     name = entry["name"]
     if compiler is not None:
         cubin = compiler((CUDA_DIR / entry["ptx"]).read_text(), entry["ptx"])
     else:
-        build = oracle.ptxas((CUDA_DIR / entry["ptx"]).read_text(), "sm_89", name=entry["ptx"])
+        build = oracle.ptxas((CUDA_DIR / entry["ptx"]).read_text(), arch, name=entry["ptx"])
         if not build.ok:
             return ZludaOutcome(name, False, f"ptxas: {build.stderr.strip()[:100]}")
         cubin = build.output
@@ -215,9 +175,9 @@ def tinygrad_manifest() -> list[dict]:
     return [k for k in kernels if "ptxas_error" not in k]
 
 
-def tinygrad_cubin(entry: dict) -> bytes | None:
+def tinygrad_cubin(entry: dict, arch: str = "sm_89") -> bytes | None:
     from ptx2sass import oracle
-    run = oracle.ptxas((TINYGRAD_DIR / entry["file"]).read_text(), "sm_89", name=entry["file"])
+    run = oracle.ptxas((TINYGRAD_DIR / entry["file"]).read_text(), arch, name=entry["file"])
     return run.output if run.ok else None
 
 
@@ -279,11 +239,11 @@ class TinygradOutcome:
 
 def run_tinygrad(entry: dict, *, hazard_check: bool = True, decoder=None, seed: int = 0,
                  cubin: bytes | None = None, program=None, timing=None,
-                 reconverge: str = "optimistic") -> TinygradOutcome:
-    """Launch ptxas's cubin of one corpus kernel with `tinygrad_inputs`, as the manifest says
-    (`program`: an already loaded KernelProgram, to time launches alone)."""
+                 reconverge: str = "optimistic", arch: str = "sm_89") -> TinygradOutcome:
+    """Launch ptxas's cubin (for `arch`) of one corpus kernel with `tinygrad_inputs`, as the
+    manifest says (`program`: an already loaded KernelProgram, to time launches alone)."""
     name = entry["file"]
-    cubin = cubin or (None if program is not None else tinygrad_cubin(entry))
+    cubin = cubin or (None if program is not None else tinygrad_cubin(entry, arch))
     if cubin is None and program is None:
         return TinygradOutcome(name, False, "ptxas rejects the kernel")
     inputs = tinygrad_inputs(entry, seed)
@@ -429,30 +389,44 @@ _RTOL_APPROX_16 = 3e-2
 _RTOL_TF32 = 1e-2         # tensor cores read TF32 (10 mantissa bits); tinygrad's PYTHON WMMA full FP32
 
 
+def tinygrad_tolerance(entry: dict, name: str, ref: np.ndarray, ptx: str | None = None) -> tuple[float, float] | None:
+    """(rtol, atol) an output of a tinygrad corpus kernel is held to against tinygrad's own
+    result `ref`, or None when it must be exact (integers and booleans): floats within `_RTOL`
+    of the output dtype (loosened for approximate transcendentals and TF32 tensor cores),
+    measured against the largest reference magnitude as well so that cancellation in sums
+    does not count."""
+    p = next(q for q in entry["params"] if q["name"] == name)
+    if ref.dtype.kind in "iub" and "storage_dtype" not in p:
+        return None
+    if ptx is None:
+        ptx = (TINYGRAD_DIR / entry["file"]).read_text()
+    kind = p["dtype"]
+    rtol = _RTOL.get(kind, 1e-5)
+    if ".approx" in ptx:
+        rtol = max(rtol, _RTOL_APPROX_16 if kind in ("float16", "bfloat16") else _RTOL_APPROX)
+    if ".tf32" in ptx:
+        rtol = max(rtol, _RTOL_TF32)
+    b = _as_float(ref, kind)
+    finite = np.abs(b[np.isfinite(b)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return rtol, rtol * scale
+
+
 def compare_tinygrad(entry: dict, got: dict[str, bytes], want: dict[str, np.ndarray]) -> str:
-    """Empty when the emulator's outputs agree with tinygrad's: integers and booleans exactly,
-    floats within `_RTOL` of the output dtype (loosened for approximate transcendentals and
-    TF32 tensor cores), measured against the largest reference magnitude as well so that
-    cancellation in sums does not count."""
+    """Empty when the emulator's outputs agree with tinygrad's (`tinygrad_tolerance`)."""
     params = {p["name"]: p for p in entry["params"]}
     ptx = (TINYGRAD_DIR / entry["file"]).read_text()
     for name, ref in want.items():
-        p = params[name]
         got_arr = np.frombuffer(got[name], ref.dtype)[:ref.size]
-        if ref.dtype.kind in "iub" and "storage_dtype" not in p:
+        tolerance = tinygrad_tolerance(entry, name, ref, ptx)
+        if tolerance is None:
             bad = got_arr != ref
         else:
-            kind = p["dtype"]
+            kind = params[name]["dtype"]
             a, b = _as_float(got_arr, kind), _as_float(ref, kind)
-            rtol = _RTOL.get(kind, 1e-5)
-            if ".approx" in ptx:
-                rtol = max(rtol, _RTOL_APPROX_16 if kind in ("float16", "bfloat16") else _RTOL_APPROX)
-            if ".tf32" in ptx:
-                rtol = max(rtol, _RTOL_TF32)
-            finite = np.abs(b[np.isfinite(b)])
-            scale = max(1.0, float(finite.max())) if finite.size else 1.0
+            rtol, atol = tolerance
             with np.errstate(invalid="ignore"):
-                bad = ~np.isclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
+                bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
         if bad.any():
             i = int(np.argmax(bad))
             return f"{name}: {int(bad.sum())} of {bad.size} differ; first at [{i}]: {got_arr[i]!r} != {ref[i]!r}"

@@ -1,17 +1,22 @@
-"""Per-form coverage of the PTX inventory for sm_89: for each form ptxas accepts, a
+"""Per-form coverage of the PTX inventory for sm_89 (or `--arch 90`): for each form ptxas accepts, a
 generated kernel compiled by ptxas and by us; where the form computes values from
 registers (the "value" forms), both cubins run in the emulator over edge and random inputs
 and must agree bit for bit, ours with zero hazards; nvdisasm must read our words back as
 the instructions we meant.
 
-    py -m tools.inventory_coverage [--chapter integer] [--opcode lop3] [--sample N] [--seed S]
-                                    [--show 30] [--json FILE]
+    py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N]
+                                    [--seed S] [--show 30] [--json FILE] [--log FILE.jsonl]
+                                    [--only FILE.jsonl]
+
+`--log` appends one JSON line per form as it is checked and skips forms already in the file,
+so a long run (the full matrix takes hours on a loaded machine) can stop and resume.
+`--only` checks just the forms a previous log gave a status other than match/ptxas-refused.
 
 Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm disagrees),
 refused (our CompileError), crash (any other exception in our compiler or emulator),
 compiled (we compile it and nvdisasm reads it back, but the form has no value kernel yet, so
 it is not counted as covered), ran (a clock/timer read: both run hazard-free, values not
-comparable; not counted), ptxas-refused (the form is not for sm_89 at this version).
+comparable; not counted), ptxas-refused (the form is not for the arch at this version).
 """
 from __future__ import annotations
 
@@ -69,8 +74,8 @@ def is_value_form(form: Form) -> bool:
     for op in form.operands:
         if op.kind not in VALUE_KINDS:
             return False
-        if op.kind == "x" and not op.type.startswith("%"):
-            return False
+        if op.kind == "x" and not (op.type.startswith("%") or op.type.isdigit()):
+            return False    # a special register or a fixed immediate (alloca's alignment)
         if op.kind in ("d", "a", "r", "i", "dp") and WIDTH.get(op.type or "", 0) not in (8, 16, 32, 64):
             return False
     return any(op.kind in ("d", "p", "dp", "pp") for op in form.operands)
@@ -86,7 +91,8 @@ def _edges(ty: str, rng: random.Random) -> list[int]:
     return [e & mask for e in edges]
 
 
-def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple[str, list, int]:
+def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int],
+                 sm: int = 89) -> tuple[str, list, int]:
     """(PTX text, the source operands' types in input-slot order, number of output slots)."""
     decls, loads, stores, ops = [], [], [], []
     sources: list[str] = []
@@ -154,7 +160,7 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int]) -> tuple
             store(q, ".pred")
     nin = max(1, len(sources))
     text = f""".version {ptx[0]}.{ptx[1]}
-.target sm_89
+.target sm_{sm}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -175,6 +181,168 @@ ret;
 }}
 """
     return text, sources, outs
+
+
+ATOMIC_SPACES = ((), (".global",), (".shared",), (".shared::cta",))
+
+
+def is_atomic_form(form: Form) -> bool:
+    """atom/red on one scalar in global, shared or generic memory (`d, m, a[, a]` / `m, a`)."""
+    kinds = tuple(op.kind for op in form.operands)
+    return form.opcode in ("atom", "red") and form.spaces in ATOMIC_SPACES and len(form.types) == 1 \
+        and WIDTH.get(form.types[0], 0) in (16, 32, 64) \
+        and kinds in (("d", "m", "a"), ("d", "m", "a", "a"), ("m", "a"),
+                      ("d", "m", "a", "r"), ("d", "m", "a", "a", "r"), ("m", "a", "r"))
+
+
+def atomic_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int]:
+    """(PTX text, source types, output slots) for an atom/red form: each thread's own memory
+    word (no two threads share one, so the results do not depend on the order of the
+    warps) starts at input 0; the form runs with inputs 1 (and 2) as its operands; out
+    slot 0 gets the word afterwards, slot 1 atom's old value."""
+    ty = form.types[0]
+    bits = WIDTH[ty]
+    b = f"b{max(16, bits)}"
+    shared = form.spaces and form.spaces[0].startswith(".shared")
+    generic = not form.spaces
+    values = [op for op in form.operands if op.kind == "a"]
+    regs = [f"%v{k}" for k in range(1 + len(values))]
+    loads = "\n".join(f"ld.global.{b} {r}, [%rdi+{8 * k}];" for k, r in enumerate(regs))
+    ops = (["%old"] if form.operands[0].kind == "d" else []) + ["[%addr]"] + regs[1:]
+    policy = ""
+    if form.operands[-1].kind == "r":        # an L2 cache policy
+        ops.append("%pol")
+        policy = "createpolicy.fractional.L2::evict_last.b64 %pol, 1.0;"
+    if shared:
+        setup = (f"mov.u32 %sa, sbuf;\nmad.lo.u32 %sa, %tx, 8, %sa;\nst.shared.{b} [%sa], %v0;\n"
+                 f"cvt.u64.u32 %addr, %sa;")
+        readback = f"ld.shared.{b} %after, [%sa];\nst.global.{b} [%rdo], %after;"
+    else:
+        setup = (f"st.global.{b} [%rdo], %v0;\n"
+                 + ("mov.b64 %addr, %rdo;" if generic else "mov.b64 %addr, %rdo;"))
+        readback = ""
+    if shared:
+        ops[ops.index("[%addr]")] = "[%sa]"
+    store_old = f"st.global.{b} [%rdo+8], %old;" if form.operands[0].kind == "d" else ""
+    text = f""".version {ptx[0]}.{ptx[1]}
+.target sm_{sm}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %rdi, %rdo, %rdt, %addr, %pol;
+.reg .b32 %tx, %sa;
+.reg .{b} %v<3>, %old, %after;
+.shared .align 8 .b8 sbuf[{8 * THREADS}];
+ld.param.u64 %rdo, [out];
+ld.param.u64 %rdi, [in];
+cvta.to.global.u64 %rdo, %rdo;
+cvta.to.global.u64 %rdi, %rdi;
+mov.u32 %tx, %tid.x;
+mul.wide.u32 %rdt, %tx, {8 * len(regs)};
+add.s64 %rdi, %rdi, %rdt;
+mul.wide.u32 %rdt, %tx, 16;
+add.s64 %rdo, %rdo, %rdt;
+{loads}
+{setup}
+{policy}
+{form.spelling} {', '.join(ops)};
+{readback}
+{store_old}
+ret;
+}}
+"""
+    return text, [ty] * len(regs), 2
+
+
+def is_mbarrier_form(form: Form) -> bool:
+    """The mbarrier forms on an object in memory (and cp.async.mbarrier.arrive): checked by
+    mbarrier_kernel, not as value forms (pending_count, on a state alone, is one)."""
+    return (form.opcode == "mbarrier" or form.opcode == "cp" and ".mbarrier" in form.modifiers) \
+        and any(op.kind == "m" for op in form.operands)
+
+
+def mbarrier_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, int]:
+    """(PTX text, output slots) for an mbarrier form: 16 barriers in shared memory, 8 per
+    warp (so no two warps race on one: the states each lane gets back are then the same
+    for any order of the warps), initialised to expect 2..6 arrivals; every thread arrives
+    once (a state to test, phases under way), runs the form on its warp's barrier
+    tid % 8 (init: thread t < 16 re-initialises barrier t) and stores the form's results,
+    its state and, after a CTA barrier, the barrier's words. Count operands are 1..3
+    (init: 1..5), parities the thread's index times 3."""
+    generic = not form.spaces
+    ops, stores = [], []
+    outs = 0
+    init = ".init" in form.modifiers
+    for op in form.operands:
+        if op.kind == "m":
+            ops.append("[%g]" if generic else "[%sa]")
+        elif op.kind == "a":
+            ops.append("%a")
+        elif op.kind == "r":
+            ops.append("%st")
+        elif op.kind == "d":
+            ops.append("%d")
+            stores.append(f"st.global.b64 [%rdo+{8 * outs}], %d;")
+            outs += 1
+        elif op.kind == "p":
+            ops.append("%p")
+            stores.append(f"selp.b32 %v, 1, 0, %p;\nst.global.b32 [%rdo+{8 * outs}], %v;")
+            outs += 1
+    if ".parity" in form.modifiers:
+        count = "mul.lo.u32 %a, %tx, 3;"
+    elif init:
+        count = "rem.u32 %a, %tx, 5;\nadd.u32 %a, %a, 1;"
+    else:
+        count = "rem.u32 %a, %tx, 3;\nadd.u32 %a, %a, 1;"
+    body = f"{form.spelling} {', '.join(ops)};"
+    if init:          # thread t < 16 on barrier t
+        body = ("setp.ge.u32 %q, %tx, 16;\n@%q bra L_skip;\nmov.u32 %sa, bars;\nmad.lo.u32 %sa, %tx, 8, %sa;\n"
+                "cvta.shared.u64 %g, bars;\nmul.wide.u32 %rdt, %tx, 8;\nadd.s64 %g, %g, %rdt;\n"
+                f"{body}\nL_skip:")
+    text = f""".version {ptx[0]}.{ptx[1]}
+.target sm_{sm}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %rdo, %rdt, %g, %st, %d, %words;
+.reg .b32 %tx, %w, %bi, %sa, %own, %a, %n, %v;
+.reg .pred %p, %q;
+.shared .align 8 .b64 bars[16];
+ld.param.u64 %rdo, [out];
+mov.u32 %tx, %tid.x;
+mul.wide.u32 %rdt, %tx, {8 * (outs + 2)};
+add.s64 %rdo, %rdo, %rdt;
+shr.u32 %w, %tx, 5;
+and.b32 %bi, %tx, 7;
+mad.lo.u32 %bi, %w, 8, %bi;
+setp.ge.u32 %q, %tx, 16;
+@%q bra L_inited;
+mov.u32 %own, bars;
+mad.lo.u32 %own, %tx, 8, %own;
+rem.u32 %n, %tx, 5;
+add.u32 %n, %n, 2;
+mbarrier.init.shared.b64 [%own], %n;
+L_inited:
+bar.sync 0;
+mov.u32 %sa, bars;
+mad.lo.u32 %sa, %bi, 8, %sa;
+cvta.shared.u64 %g, bars;
+mul.wide.u32 %rdt, %bi, 8;
+add.s64 %g, %g, %rdt;
+{count}
+mbarrier.arrive.shared.b64 %st, [%sa];
+{body}
+bar.sync 0;
+mov.u32 %sa, bars;
+mad.lo.u32 %sa, %bi, 8, %sa;
+ld.shared.u64 %words, [%sa];
+{chr(10).join(stores)}
+st.global.b64 [%rdo+{8 * outs}], %st;
+st.global.b64 [%rdo+{8 * outs + 8}], %words;
+ret;
+}}
+"""
+    return text, outs + 2
 
 
 def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
@@ -213,26 +381,34 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
-def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
-    """(status, detail) for one form on sm_89."""
+def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
+    """(status, detail) for one form on sm_`sm`."""
     from ptx2sass.emu.launch import run
     from tools.inventory_kernels import acceptance_module, instruction_text
     rng = random.Random(f"{form.name}/{seed}")
-    ptx = version_for(form, 89)
+    ptx = version_for(form, sm)
+    arch = f"sm_{sm}"
     value = is_value_form(form)
-    if value:
+    sources: list[str] = []
+    if is_mbarrier_form(form):
+        value = True
+        text, outs = mbarrier_kernel(form, ptx, sm)
+    elif is_atomic_form(form):
+        value = True
+        text, sources, outs = atomic_kernel(form, ptx, sm)
+    elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
         imm.update(IMMEDIATE_OPERANDS.get(form.opcode, {}))
-        text, sources, outs = value_kernel(form, ptx, imm)
+        text, sources, outs = value_kernel(form, ptx, imm, sm)
     else:
-        text, _ = acceptance_module([instruction_text(form)], 89, ptx,
+        text, _ = acceptance_module([instruction_text(form)], sm, ptx,
                                     ".param::func" in form.spaces)
-    theirs = oracle.ptxas(text, "sm_89")
+    theirs = oracle.ptxas(text, arch)
     if not theirs.ok:
         return "ptxas-refused", theirs.stderr.strip().splitlines()[0] if theirs.stderr else ""
     try:
-        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89",
+        cubin, codes = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch,
                                                filename="k.ptx")
     except CompileError as e:
         return "refused", e.message
@@ -270,18 +446,46 @@ def check_form(form: Form, seed: int = 0) -> tuple[str, str]:
     return "match", ""
 
 
-def coverage(forms: list[Form], seed: int = 0, progress=None) -> dict[str, tuple[str, str]]:
+def read_log(path: str) -> dict[str, tuple[str, str]]:
+    """{form name: (status, detail)} from a `--log` file (the last line per form wins)."""
     out = {}
-    for k, f in enumerate(forms):
-        out[f.name] = check_form(f, seed)
-        if progress:
-            progress(k, f, out[f.name])
+    try:
+        with open(path) as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    out[row["form"]] = (row["status"], row["detail"])
+    except FileNotFoundError:
+        pass
     return out
 
 
-def sm89_forms() -> list[Form]:
+def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = None,
+             sm: int = 89) -> dict[str, tuple[str, str]]:
+    out = read_log(log) if log else {}
+    out = {f.name: out[f.name] for f in forms if f.name in out}
+    fh = open(log, "a") if log else None
+    try:
+        for k, f in enumerate(forms):
+            if f.name in out:
+                continue
+            out[f.name] = check_form(f, seed, sm)
+            if fh:
+                fh.write(json.dumps({"form": f.name, "status": out[f.name][0],
+                                     "detail": out[f.name][1]}) + "\n")
+                fh.flush()
+            if progress:
+                progress(k, f, out[f.name])
+    finally:
+        if fh:
+            fh.close()
+    return out
+
+
+def sm89_forms(sm: int = 89) -> list[Form]:
+    """The forms ptxas takes for sm_`sm` (arch-specific `a` variants left out)."""
     return [f for f in inventory.forms()
-            if not f.arch_specific and f.valid_on(89, version_for(f, 89))]
+            if not f.arch_specific and f.valid_on(sm, version_for(f, sm))]
 
 
 def report(forms: list[Form], results: dict) -> str:
@@ -306,21 +510,30 @@ def report(forms: list[Form], results: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", type=int, default=89, help="sm number (89, 90)")
     ap.add_argument("--chapter")
     ap.add_argument("--opcode")
     ap.add_argument("--sample", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--log", help="append one JSON line per form; resume from it")
+    ap.add_argument("--only", help="only the forms this log did not give match/ptxas-refused")
+    ap.add_argument("--reverse", action="store_true",
+                    help="check the forms last to first (a second process on the same matrix)")
     args = ap.parse_args(argv)
-    forms = sm89_forms()
+    forms = sm89_forms(args.arch)
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:
         forms = [f for f in forms if f.opcode == args.opcode]
+    if args.only:
+        earlier = read_log(args.only)
+        forms = [f for f in forms
+                 if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms, args.seed)
+    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch)
     print(report(forms, results))
     shown = 0
     for f in forms:

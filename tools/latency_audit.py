@@ -1,8 +1,8 @@
 """Audit `sched.latency` against the distances ptxas itself leaves between a fixed-latency
 producer and the instructions that read (RAW) or overwrite (WAW) its result.
 
-    .venv/bin/python -m tools.latency_audit [--corpus zluda --corpus cuda --corpus tinygrad]
-        [--limit N] [--detail] [--json FILE]
+    .venv/bin/python -m tools.latency_audit [--arch sm_90] [--corpus zluda --corpus cuda
+        --corpus tinygrad] [--limit N] [--detail] [--json FILE]
 
 ptxas's cubins are decoded with our codec (nvdisasm's listing only where the codec has a
 gap) and run in the emulator on the corpora's launches; the emulator records the exact
@@ -17,8 +17,8 @@ set after the producer issued (then the variable-latency wait may be what ptxas 
 and the stall distance proves nothing).
 
 Per (producer opcode + key modifiers, result file, register of the result) the minimum
-uncovered RAW distance is compared with `sched.latency.fixed_latency` (the value the
-scheduler and the hazard checker use):
+uncovered RAW distance is compared with the arch's latency model (`sched/latency/<family>.json`,
+the values the scheduler and the hazard checker use; default arch sm_89):
 
 - our table LOWER than ptxas's minimum: suspect (ptxas may know the hardware needs more);
 - our table HIGHER: impossible while the hazard checker passes ptxas's cubins, since it
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ptx2sass.emu.errors import EmuFault  # noqa: E402
 from ptx2sass.emu.hazards import TimingModel  # noqa: E402
 from ptx2sass.encoder.model import ConstRef, Mem, Reg  # noqa: E402
-from ptx2sass.sched import latency as lat  # noqa: E402
+from ptx2sass.sched.latency import LatencyModel, model_for  # noqa: E402
 
 NO_SB = 7
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "KILL"}
@@ -64,9 +64,10 @@ def producer_key(ins) -> str:
     return ".".join([ins.opcode, *mods])
 
 
-def consumer_class(ins, reg: tuple) -> str:
+def consumer_class(ins, reg: tuple, lat: LatencyModel | None = None) -> str:
     """Who reads: `guard` (and `branch-guard` for control flow), `addr` (a memory address),
-    `data` (a store's value), `pred` (a predicate source), or the pipe-agnostic `alu`."""
+    `data` (a store's value), `pred` (a predicate source), `addend` (IMAD's addend, where
+    the model reads it later), or the pipe-agnostic `alu`."""
     file, index = reg
     g = ins.guard
     if isinstance(g, Reg) and g.file == file and g.index == index:
@@ -83,6 +84,8 @@ def consumer_class(ins, reg: tuple) -> str:
             return "addr"
     if ins.opcode in MEMORY:
         return "data"
+    if lat is not None and reg in lat.addend_registers(ins):
+        return "addend"
     return "alu"
 
 
@@ -134,6 +137,12 @@ class Audit:
     hazards: list = field(default_factory=list)     # what the hazard checker flagged in ptxas's cubins
     skipped: list = field(default_factory=list)
     listing_fallback: int = 0
+    arch: str = "sm_89"
+
+    @property
+    def lat(self) -> LatencyModel:
+        """The latency model audited: the arch's."""
+        return model_for(self.arch)
 
 
 class _WarpAudit:
@@ -186,14 +195,14 @@ def audit_model(audit: Audit):
                 mine = lanes if reg[0] in ("R", "P") else _ALL
                 if p is not None and p[3] & mine:
                     s0, off, pins, _ = p
-                    key = (producer_key(pins), reg[0], result_part(pins, reg), consumer_class(ins, reg),
-                           ins.opcode)
+                    key = (producer_key(pins), reg[0], result_part(pins, reg),
+                           consumer_class(ins, reg, audit.lat), ins.opcode)
                     table = audit.raw_covered if a.waited_set > s0 else audit.raw
                     table[key].add(a.s - s0, tight, f"{where} <- 0x{off:04x} {pins.opcode}")
                 q = a.pending_var.get(reg)
                 if q is not None and q[2] == NO_SB:
                     audit.unguarded_reads[q[1]] += 1
-            variable = lat.is_variable(ins.opcode)
+            variable = audit.lat.is_variable(ins.opcode)
             writes = list(dict.fromkeys(writes))
             for reg in writes:
                 p = a.last.get(reg)
@@ -214,9 +223,9 @@ def audit_model(audit: Audit):
             if ctl.wr_sb != NO_SB:
                 a.sb_set[ctl.wr_sb] = a.s
                 # A later same-queue scoreboard covers earlier unguarded results of its unit.
-                q = lat.queue_of(ins.opcode)
+                q = audit.lat.queue_of(ins.opcode)
                 for reg, p in list(a.pending_var.items()):
-                    if p[2] == NO_SB and lat.queue_of(p[1]) == q:
+                    if p[2] == NO_SB and audit.lat.queue_of(p[1]) == q:
                         a.pending_var[reg] = (p[0], p[1], ctl.wr_sb, 0)
             if ctl.rd_sb != NO_SB:
                 a.sb_set[ctl.rd_sb] = a.s
@@ -255,21 +264,23 @@ def _spread(items: list, limit: int | None) -> list:
     return [items[int(i * step)] for i in range(limit)]
 
 
-def launches(corpus: str, limit: int | None = None, max_threads: int = 4096, names=None):
-    """(name, runner) for each launch of a corpus; runner(timing, decoder_for) → outcome.
-    `names`: only these launches (zluda/cuda test names, tinygrad file names)."""
-    for name, run in _launches(corpus, limit, max_threads):
+def launches(corpus: str, limit: int | None = None, max_threads: int = 4096, names=None,
+             arch: str = "sm_89"):
+    """(name, runner) for each launch of a corpus, ptxas compiling for `arch`;
+    runner(timing, decoder_for) → outcome. `names`: only these launches (zluda/cuda test
+    names, tinygrad file names)."""
+    for name, run in _launches(corpus, limit, max_threads, arch):
         if names is None or name.split("/", 1)[1].removesuffix(".ptx") in names:
             yield name, run
 
 
-def _launches(corpus: str, limit: int | None, max_threads: int):
+def _launches(corpus: str, limit: int | None, max_threads: int, arch: str):
     from tools import emu_testing as t
     if corpus == "zluda":
         entries = [e for e in t.zluda_manifest() if "ptxas_error" not in e]
         for e in _spread(entries, limit):
             def run(timing, decoder_for, e=e):
-                cubin = t.zluda_cubin(e)
+                cubin = t.zluda_cubin(e, arch)
                 if cubin is None:
                     return None
                 return t.run_zluda(e, hazard_check=True, cubin=cubin, decoder=decoder_for(cubin),
@@ -281,7 +292,7 @@ def _launches(corpus: str, limit: int | None, max_threads: int):
         entries = [e for e in ref.load_manifest() if not e["name"].endswith(".G")]
         for e in _spread(entries, limit):
             def run(timing, decoder_for, e=e):
-                build = oracle.ptxas((t.CUDA_DIR / e["ptx"]).read_text(), "sm_89", name=e["ptx"])
+                build = oracle.ptxas((t.CUDA_DIR / e["ptx"]).read_text(), arch, name=e["ptx"])
                 if not build.ok:
                     return None
                 return t.run_cuda_launch(e, ref, decoder=decoder_for(build.output), timing=timing)
@@ -292,24 +303,45 @@ def _launches(corpus: str, limit: int | None, max_threads: int):
         entries.sort(key=lambda e: e["sha256"])
         for e in _spread(entries, limit):
             def run(timing, decoder_for, e=e):
-                cubin = t.tinygrad_cubin(e)
+                cubin = t.tinygrad_cubin(e, arch)
                 if cubin is None:
                     return None
                 return t.run_tinygrad(e, cubin=cubin, decoder=decoder_for(cubin), timing=timing)
             yield f"tinygrad/{e['file']}", run
+    elif corpus == "operand_kinds":      # tools/operand_kinds.py: every operand kind, random chains
+        from types import SimpleNamespace
+
+        from ptx2sass import oracle
+        from tools import operand_kinds as ok
+        for op in _spread(ok.OPS, limit):
+            def run(timing, decoder_for, op=op):
+                cubin = oracle.ptxas(ok.op_module(op), "sm_89").output
+                data, params = ok.inputs(op)
+                results = [ok.launch(cubin, op, combo, data, params, decoder=decoder_for(cubin),
+                                     timing=timing)[1] for combo in ok.kind_combos(op)]
+                return SimpleNamespace(passed=True, reason="",
+                                       result=SimpleNamespace(hazards=[h for r in results for h in r.hazards]))
+            yield f"operand_kinds/{op.name}", run
+        chains = oracle.ptxas(ok.chain_module(range(ok.SEED_CHAINS)), "sm_89").output
+        for seed in range(limit or ok.SEED_CHAINS):
+            def run(timing, decoder_for, seed=seed):
+                res = ok.launch_chain(chains, seed, decoder=decoder_for(chains), timing=timing)[1]
+                return SimpleNamespace(passed=True, reason="", result=res)
+            yield f"operand_kinds/chain_{seed}", run
     else:
         raise ValueError(f"unknown corpus {corpus!r}")
 
 
 def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = None,
-              progress=None, names: dict | None = None) -> Audit:
-    """Audit the launches of `corpora`; `limit`: at most that many launches per corpus (an
-    even spread), or a dict corpus → limit; `names`: corpus → the launches to take."""
-    audit = Audit()
+              progress=None, names: dict | None = None, arch: str = "sm_89") -> Audit:
+    """Audit the launches of `corpora` compiled by ptxas for `arch` against that arch's
+    latency model; `limit`: at most that many launches per corpus (an even spread), or a
+    dict corpus → limit; `names`: corpus → the launches to take."""
+    audit = Audit(arch=arch)
     model = audit_model(audit)
     for corpus in corpora:
         for name, runner in launches(corpus, limit.get(corpus) if isinstance(limit, dict) else limit,
-                                     names=(names or {}).get(corpus)):
+                                     names=(names or {}).get(corpus), arch=arch):
             try:
                 outcome = runner(model, lambda cubin: _decoder(cubin, audit))
             except EmuFault as e:
@@ -332,8 +364,8 @@ def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = 
 
 # --------------------------------------------------------------------------- judging
 
-def table_latency(key: tuple) -> int:
-    """What sched.latency says for a sample key (producer opcode.MODS, result file, part,
+def table_latency(key: tuple, lat: LatencyModel) -> int:
+    """What the latency model says for a sample key (producer opcode.MODS, result file, part,
     reader class, reader opcode); for a merged key without the reader, the least over the
     readers seen is not known here: the producer's own-pipe latency."""
     prod, file = key[0], key[1]
@@ -341,7 +373,8 @@ def table_latency(key: tuple) -> int:
     if len(key) < 5:
         return lat.fixed_latency(opcode, tuple(mods), predicate=file in ("P", "UP"),
                                  uniform=file in ("UR", "UP"))
-    return lat.read_latency(opcode, tuple(mods), file, key[4], key[3] in ("guard", "branch-guard"))
+    return lat.read_latency(opcode, tuple(mods), file, key[4], key[3] in ("guard", "branch-guard"),
+                            key[2], key[3] == "addend")
 
 
 def merge(stats: dict, width: int) -> dict:
@@ -382,8 +415,8 @@ def findings(audit: Audit, min_sites: int = 3) -> tuple[list, list]:
     groups: dict = defaultdict(dict)
     high = []
     for key, st in sorted(audit.raw.items()):
-        ours = table_latency(key)
-        groups[(key[0].split(".")[0], key[1], reader_group(key), ours)][key] = st
+        ours = table_latency(key, audit.lat)
+        groups[(key[0].split(".")[0], key[1], reader_group(key, audit.lat), ours)][key] = st
         if ours > st.min:
             high.append((key, ours, st.min, st))
     low = []
@@ -400,7 +433,7 @@ def findings(audit: Audit, min_sites: int = 3) -> tuple[list, list]:
     return low, high
 
 
-def reader_group(key: tuple) -> str:
+def reader_group(key: tuple, lat: LatencyModel) -> str:
     """How a reader uses a result, independently of the table: as a guard, or by the kind of
     unit reading it (memory, FP64, tensor core, another variable-latency unit, the uniform
     datapath, or the ALU/FMA/FP16 pipe)."""
@@ -425,8 +458,9 @@ def reader_group(key: tuple) -> str:
 def scoreboard_findings(audit: Audit) -> tuple[list, list]:
     """(fixed_but_scoreboarded, variable_without_scoreboard) per opcode."""
     fixed_sb, var_nosb = [], []
+    lat = audit.lat
     for op, (with_sb, without) in sorted(audit.wr_sb.items()):
-        if not lat.is_variable(op) and with_sb:
+        if not lat.is_variable(op) and with_sb and op not in lat.SCOREBOARD_OPTIONAL:
             fixed_sb.append((op, with_sb, without))
         if lat.is_variable(op) and without:
             var_nosb.append((op, with_sb, without, audit.unguarded_reads.get(op, 0)))
@@ -468,8 +502,8 @@ def report(audit: Audit, detail: bool = False, out=sys.stdout, min_sites: int = 
     p(hdr)
     for r in high:
         row(*r)
-    lower = [(k, table_latency(k), st.min, st) for k, st in sorted(audit.raw.items())
-             if table_latency(k) < st.min and (detail or len(st.sites) >= min_sites)]
+    lower = [(k, table_latency(k, audit.lat), st.min, st) for k, st in sorted(audit.raw.items())
+             if table_latency(k, audit.lat) < st.min and (detail or len(st.sites) >= min_sites)]
     p(f"\nsingle (producer, reader) rows where ours is lower (other readers of the same table "
       f"value may need less; {'all' if detail else f'>= {min_sites} padded sites'}): {len(lower)} rows")
     p(hdr)
@@ -487,11 +521,11 @@ def report(audit: Audit, detail: bool = False, out=sys.stdout, min_sites: int = 
     if detail:
         p("\nWAW (fixed producer, later writer): producer, file, part, later kind → min distance")
         for key, st in sorted(audit.waw.items()):
-            p(f"  {_fmt_key(key):<28} {key[3]:<6} ours {table_latency(key):>3} min {st.min:>3} "
+            p(f"  {_fmt_key(key):<28} {key[3]:<6} ours {table_latency(key, audit.lat):>3} min {st.min:>3} "
               f"n {st.n:>7}  {st.example}")
         p("\nall RAW rows (uncovered): producer, reader → ours / min (n, at min, padded sites)")
         for key, st in sorted(audit.raw.items()):
-            p(f"  {_fmt_key(key):<28} {key[3]:<13} {key[4]:<8} {table_latency(key):>3} / {st.min:<3} "
+            p(f"  {_fmt_key(key):<28} {key[3]:<13} {key[4]:<8} {table_latency(key, audit.lat):>3} / {st.min:<3} "
               f"({st.n}, {st.at_min}, {len(st.sites)})  {st.example}")
         if audit.skipped:
             p("\nskipped:")
@@ -503,14 +537,15 @@ def to_json(audit: Audit) -> dict:
     def rows(stats):
         return [{"key": list(k), "min": s.min, "n": s.n, "at_min": s.at_min, "tight": s.tight,
                  "sites": len(s.sites), "example": s.example} for k, s in sorted(stats.items())]
-    return {"kernels": audit.kernels, "raw": rows(audit.raw), "raw_covered": rows(audit.raw_covered),
+    return {"arch": audit.arch, "kernels": audit.kernels, "raw": rows(audit.raw), "raw_covered": rows(audit.raw_covered),
             "waw": rows(audit.waw), "wr_sb": dict(audit.wr_sb),
             "unguarded_reads": dict(audit.unguarded_reads), "skipped": audit.skipped}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad"))
+    ap.add_argument("--arch", default="sm_89", help="ptxas compiles for it; its latency table is audited")
+    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "operand_kinds"))
     ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
     ap.add_argument("--detail", action="store_true", help="every RAW/WAW row, skipped launches")
     ap.add_argument("--json", type=Path, help="write the raw statistics here")
@@ -520,7 +555,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     corpora = args.corpus or ["zluda", "cuda", "tinygrad"]
     progress = None if args.quiet else (lambda name: print(f"  {name}", file=sys.stderr))
-    audit = run_audit(corpora, args.limit, progress)
+    audit = run_audit(corpora, args.limit, progress, arch=args.arch)
     report(audit, args.detail, min_sites=args.min_sites)
     if args.json:
         args.json.write_text(json.dumps(to_json(audit), indent=1))

@@ -21,7 +21,9 @@ class CacheOps:
         return VMem(mem.base, 0, wide=True, suffix64=False)
 
     def sel_prefetch(self, ins):
-        level = next(m for m in ins.modifiers if m in PREFETCH)
+        level = next((m for m in ins.modifiers if m in PREFETCH), None)
+        if level is None:           # prefetch[.const|.param].tensormap (sm_90)
+            raise self.unsupported(f"`{'.'.join(('prefetch', *ins.modifiers))}`")
         if ins.space == "local":      # CCTLL on the 32-bit local address
             mem = self.offset_added(self.memory_operand(ins.srcs[0], "local"))
             self.emit("CCTLL", (PREFETCH[level],), [VMem(mem.base, 0, wide=False)], ndefs=0)

@@ -164,14 +164,18 @@ class CallSelection:
         what = callee.name
         uses, res_layout = self.extern_call_arguments(ins, callee)
         address = self.global_address(self.placements[what].value)
-        pc = self.mf.new_vreg("R", 2)
-        here = f"{self.current.name}$pc{len(self.mf.blocks)}"
-        self.out.append(MInstr("LEPC", (), [VOp(pc), Label(here)], 1, None, self.line, shown=(0,)))
         ra = self.mf.fixed_vreg("R", abi.SYSCALL_RETURN_ADDRESS, 2)
-        carry = self.mf.new_vreg("P")
-        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
-        add = self.emit("IADD3", (), [VOp(ra, 0), VOp(carry), VOp(pc, 0), Imm(0), RZ], ndefs=2, guarded=False)
-        self.emit("IADD3", ("X",), [VOp(ra, 1), RZ, VOp(pc, 1), RZ, VOp(carry), PT_NOT], guarded=False)
+        if self.arch.lepc_label:      # sm_90: `LEPC R20, `(return point)` is the address itself
+            lepc = MInstr("LEPC", (), [VOp(ra), None], 1, None, self.line)
+            self.out.append(lepc)
+        else:
+            pc = self.mf.new_vreg("R", 2)
+            here = f"{self.current.name}$pc{len(self.mf.blocks)}"
+            self.out.append(MInstr("LEPC", (), [VOp(pc), Label(here)], 1, None, self.line, shown=(0,)))
+            carry = self.mf.new_vreg("P")
+            self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+            add = self.emit("IADD3", (), [VOp(ra, 0), VOp(carry), VOp(pc, 0), Imm(0), RZ], ndefs=2, guarded=False)
+            self.emit("IADD3", ("X",), [VOp(ra, 1), RZ, VOp(pc, 1), RZ, VOp(carry), PT_NOT], guarded=False)
         defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
         n = len(defs)
         self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, VOp(address), *uses, VOp(ra)], n, None,
@@ -179,7 +183,10 @@ class CallSelection:
         if what not in self.mf.externs:
             self.mf.externs.append(what)
         back = self.start_block("ret")
-        add.operands[3] = abi.LabelDistance(back.name, here)
+        if self.arch.lepc_label:
+            lepc.operands[1] = Label(back.name)
+        else:
+            add.operands[3] = abi.LabelDistance(back.name, here)
         self.extern_call_results(ins, defs)
 
     def sel_extern_call(self, ins, callee) -> None:

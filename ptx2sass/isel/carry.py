@@ -11,7 +11,7 @@ A mixin of `Selector` (isel/select.py): methods reach the shared state through `
 """
 from __future__ import annotations
 
-from ptx2sass.isel.common import NOT_PT, RZ, _bits
+from ptx2sass.isel.common import NOT_PT, RZ, _bits, _signed
 from ptx2sass.mir import VOp
 
 
@@ -27,31 +27,42 @@ class CarryArithmetic:
         return self.carry_flag
 
     def carry_op(self, ins, a, b, negate_b: bool, carry_in: bool, product=None) -> None:
-        """d = a + b (+ carry) or a - b (- borrow), setting the carry if `.cc`."""
-        if _bits(ins.type) != 32:
+        """d = a + b (+ carry) or a - b (- borrow), setting the carry if `.cc`; 64-bit
+        operands word by word, the low word's carry into the high word's IADD3.X."""
+        bits = _bits(ins.type)
+        if bits not in (32, 64):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}`")
         sets = "cc" in ins.modifiers
-        ra = product if product is not None else self.reg_part(a)
-        rb = self.reg_part(b)
-        if negate_b:
-            if not isinstance(rb, VOp):       # b == 0 still takes part: a + ~0 + 1 carries
-                zero = VOp(self.mf.new_vreg())
-                self.move(zero, RZ)
-                rb = zero
-            rb = VOp(rb.reg, rb.part, inv=carry_in, neg=not carry_in)
-        out_p = VOp(self.mf.new_vreg("P")) if sets else None
-        d = self.dst(ins.dests[0])
-        if carry_in:
-            cin = self.carry_in()
-            ops = [d] + ([out_p] if sets else []) + [ra, rb, RZ, cin, NOT_PT]
-            self.emit("IADD3", ("X",), ops, ndefs=2 if sets else 1)
-        else:
-            ops = [d] + ([out_p] if sets else []) + [ra, rb, RZ]
-            self.emit("IADD3", (), ops, ndefs=2 if sets else 1)
+        words = bits // 32
+        d = ins.dests[0]
+        if words > 1:
+            self.begin_wide(d)
+        carry = self.carry_in() if carry_in else None
+        for k in range(words):
+            if product is not None:
+                ra = VOp(product.reg, k) if words > 1 else product
+            else:
+                ra = self.reg_part(a, k)
+            rb = self.reg_part(b, k)
+            if negate_b:
+                if not isinstance(rb, VOp):       # b == 0 still takes part: a + ~0 + 1 carries
+                    zero = VOp(self.mf.new_vreg())
+                    self.move(zero, RZ)
+                    rb = zero
+                rb = VOp(rb.reg, rb.part, inv=carry is not None, neg=carry is None)
+            out_p = VOp(self.mf.new_vreg("P")) if sets or k + 1 < words else None
+            dk = self.dst(d, k) if words > 1 else self.dst(d)
+            flag = [out_p] if out_p is not None else []
+            if carry is not None:
+                self.emit("IADD3", ("X",), [dk] + flag + [ra, rb, RZ, carry, NOT_PT],
+                          ndefs=1 + len(flag))
+            else:
+                self.emit("IADD3", (), [dk] + flag + [ra, rb, RZ], ndefs=1 + len(flag))
+            carry = out_p
         if sets:
-            self.carry_flag, self.carry_block = out_p, self.out
+            self.carry_flag, self.carry_block = carry, self.out
 
     def sel_addc(self, ins):
         self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=False, carry_in=True)
@@ -60,8 +71,23 @@ class CarryArithmetic:
         self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=True, carry_in=True)
 
     def mad_carry(self, ins, carry_in: bool) -> None:
+        """mad[c].{lo,hi}[.cc]: the product's low or high half (32 or 64 bits), then the
+        carry addition of c."""
         mode = next((m for m in ins.modifiers if m in ("lo", "hi")), "lo")
         a, b, c = ins.srcs
+        if _bits(ins.type) == 64:
+            if mode == "hi":
+                t = self.mul_hi64_pair(a, b, _signed(ins.type))
+            else:
+                t = self.new_pair()
+                wide = VOp(self.mf.new_vreg("R", 2))
+                self.emit("IMAD", ("WIDE", "U32"), [wide, self.reg_part(a, 0), self.part_of(b, 0), RZ])
+                cross = VOp(self.mf.new_vreg())
+                self.imad((), cross, self.reg_part(a, 0), self.part_of(b, 1), VOp(wide.reg, 1))
+                self.imad((), VOp(t.reg, 1), self.reg_part(a, 1), self.part_of(b, 0), cross)
+                self.emit("MOV", (), [VOp(t.reg, 0), VOp(wide.reg, 0)])
+            self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
+            return
         t = VOp(self.mf.new_vreg())
         self.emit("IMAD", ("HI", "U32") if mode == "hi" and ins.type.startswith("u")
                   else ("HI",) if mode == "hi" else (),

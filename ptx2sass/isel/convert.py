@@ -32,12 +32,20 @@ class ConvertSelection:
         d, a = ins.dests[0], ins.srcs[0]
         if "pack" in ins.modifiers:
             return self.pack_saturated(ins)
+        if not _is_float(dty) and _bits(d.type) > _bits(dty):
+            return self.convert_into_wider_register(ins)
         if any(m == "sat" for m in ins.modifiers):
             if _is_float(sty) and not _is_float(dty):
                 # float to integer saturates anyway (F2I/F2IP clamp to the type's range)
                 return self.sel_cvt(replace(ins, modifiers=tuple(m for m in ins.modifiers if m != "sat")))
             if dty == sty == "f32":
                 return self.saturate_f32(ins)
+            if dty == "f32":
+                return self.saturate_to_f32(ins)
+            if dty == "f16":
+                return self.saturate_to_f16(ins)
+            if dty == "f64":
+                return self.saturate_to_f64(ins)
             if sty in ("s64", "u64") and _bits(dty) <= 32 and not _is_float(dty):
                 return self.saturate_from_64(d, a, dty, sty)
             if _bits(dty) in (8, 16) and sty == "s32":
@@ -51,6 +59,8 @@ class ConvertSelection:
                 self.emit("ISETP", ("LT", "AND"), [p, PT, a32, RZ, PT], ndefs=2)
                 self.emit("SEL", (), [self.dst(d), a32, RZ, VOp(p.reg, inv=True)])
                 return
+            if not _is_float(dty) and not _is_float(sty) and not (_bits(sty) == 64 and _bits(dty) < 64):
+                return self.saturate_integer(d, a, dty, sty)
             raise self.unsupported(f"`cvt.sat.{dty}.{sty}`")
         if not _is_float(dty) and not _is_float(sty):
             return self.int_convert(d, a, dty, sty)
@@ -69,13 +79,16 @@ class ConvertSelection:
                 mode = FRND_MODE[rnd]
                 self.emit("FRND", ftz + ((mode,) if mode else ()), [self.dst(d), self.reg_part(a)])
                 return
+            if not ftz:            # no rounding, nothing to flush: the same bits (NaNs kept)
+                self.move(self.dst(d), self.reg_part(a))
+                return
             self.emit("FADD", ftz, [self.dst(d), self.reg_part(a), Reg("R", 255, neg=True)])
             return
         if sty == "f32" and not _is_float(dty) and _bits(dty) in (16, 32):
             mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
             signed = {"u32": ("U32",), "s32": (), "u16": ("U16",), "s16": ("S16",)}[
                 dty.replace("b", "u")]
-            self.emit("F2I", signed + ftz + ((mode,) if mode else ()) + ("NTZ",),
+            self.emit("F2I", ftz + signed + ((mode,) if mode else ()) + ("NTZ",),   # nvdisasm's order
                       [self.dst(d), self.reg_part(a)])
             return
         if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
@@ -86,9 +99,63 @@ class ConvertSelection:
             self.emit("FMUL", ("FTZ",), [flushed, self.reg_part(a), self.fimm(1.0)])
             a = flushed
             ftz = ()
+        if ftz and not _is_float(sty):
+            ftz = ()       # an integer converts to a normal float or zero: nothing to flush
+        if ftz and (dty, sty) == ("f32", "f64"):
+            return self.narrow_f64_flushing(d, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def convert_into_wider_register(self, ins) -> None:
+        """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
+        `cvt.s16.f32` into a .b64) holds the result zero- or sign-extended by that type
+        (PTX's rule for cvt's destination operand): convert at the type's width, then extend."""
+        d, dty = ins.dests[0], ins.type
+        narrow = self.fresh_value(dty)
+        self.sel_cvt(replace(ins, dests=[narrow]))
+        wide = ("s" if _signed(dty) else "u") + str(_bits(d.type))
+        self.int_convert(d, narrow, wide, dty)
+
+    # cvt.r?.ftz.f32.f64 flushes a result that is tiny after rounding (rounded to 24 bits
+    # with an unbounded exponent, below FLT_MIN), as ptxas decides it: |x| below a
+    # threshold in FP64 that depends on the rounding (to nearest: FLT_MIN - 2^-151; toward
+    # zero, or toward FLT_MIN from a side rounding towards zero: FLT_MIN; from the side
+    # rounding away from zero: just above FLT_MIN - 2^-150).
+    FTZ_THRESHOLD = {"near": 0x380FFFFFF0000000, "toward": 0x3810000000000000, "away": 0x380FFFFFE0000001}
+
+    def narrow_f64_flushing(self, d, a, rnd) -> None:
+        """cvt.r?.ftz.f32.f64: F2F, then, where the result is tiny, that result multiplied
+        by FLT_MIN, which underflows it to a zero of its sign (ptxas's trick)."""
+        x = self.force_wide(a)
+        r = VOp(self.mf.new_vreg())
+        round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
+        self.emit("F2F", ("F32", "F64") + ((round_to,) if round_to else ()), [r, x])
+        t = self.new_pair()
+        if round_to in ("RM", "RP"):
+            # RM rounds negative values away from zero, RP positive ones
+            neg = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "AND"), [neg, PT, VOp(x.reg, 1), RZ, PT], ndefs=2)
+            away, toward = self.FTZ_THRESHOLD["away"], self.FTZ_THRESHOLD["toward"]
+            first, second = (away, toward) if round_to == "RM" else (toward, away)
+            for k in range(2):
+                w1, w2 = (first >> 32 * k) & 0xFFFFFFFF, (second >> 32 * k) & 0xFFFFFFFF
+                self.emit("SEL", (), [VOp(t.reg, k), self.reg_part(ir.Const(w1, "u32")),
+                                      Imm(w2) if w2 else RZ, neg])
+        else:
+            value = self.FTZ_THRESHOLD["toward" if round_to == "RZ" else "near"]
+            for k in range(2):
+                self.move(VOp(t.reg, k), self.imm32(value >> 32 * k) if (value >> 32 * k) & 0xFFFFFFFF else RZ)
+        normal = VOp(self.mf.new_vreg("P"))        # |x| >= threshold, or NaN
+        self.emit("DSETP", ("GEU", "AND"), [normal, PT, VOp(x.reg, abs=True), t, PT], ndefs=2)
+        self.emit(COPY, (), [self.dst(d), r], guarded=self.guard is not None)
+        flush = VOp(normal.reg, inv=True)
+        if self.guard is not None:     # the instruction's guard and the test, for every lane
+            flush = VOp(self.mf.new_vreg("P"))
+            self.emit("PLOP3", ("LUT",), [flush, PT, self.guard, VOp(normal.reg), PT, Imm(0x30), Imm(0)],
+                      guarded=False)
+        mi = self.emit("FMUL", (), [self.dst(d), r, self.fimm(self.FLT_MIN)])
+        mi.guard = flush
 
     def pack_fp8(self, ins) -> None:
         """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)
@@ -179,12 +246,14 @@ class ConvertSelection:
                                                              self.part_of(b, 0), self.reg_part(c)])
 
     def pack_pair(self, ins) -> None:
-        """cvt.{rn,rz}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a into the high
-        half and b into the low one."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu")]
+        """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
+        into the high half and b into the low one (.satfinite: infinities to the largest
+        finite value of their sign)."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu", "satfinite")]
         if extra or not any(m in ("rn", "rz") for m in ins.modifiers) or len(ins.srcs) != 2:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-        mods = (("RELU",) if "relu" in ins.modifiers else ()) + \
+        mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
+            (("RELU",) if "relu" in ins.modifiers else ()) + \
             (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
@@ -202,6 +271,77 @@ class ConvertSelection:
         elif any(m in ROUNDING for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.f32.f32`")
         self.emit("FADD", ftz + ("SAT",), [self.dst(d), RZ, a])
+
+    def saturate_to_f32(self, ins) -> None:
+        """cvt.sat.f32 from another type: the conversion, then clamped to [0, 1] (NaN to 0)
+        by adding zero with .SAT, as ptxas does (I2FP.F32.U32.RZ, FADD.SAT); a guard
+        guards the clamp only."""
+        t = self.fn.new_value("f32")
+        guard, self.guard = self.guard, None
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.guard = guard
+        ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
+        self.emit("FADD", ftz + ("SAT",), [self.dst(ins.dests[0]), RZ, VOp(self.vreg(t))])
+
+    def saturate_integer(self, d, a, dty: str, sty: str) -> None:
+        """cvt.sat between integer types (64-bit sources into narrower ones: saturate_from_64):
+        the source as an exact 32-bit value, then IMNMX against the destination's bounds
+        where the source's range passes them; u64/s64 into each other by the sign word."""
+        db, sb = _bits(dty), _bits(sty)
+        if db == sb == 64:
+            hi, lo = self.part_of(a, 1), self.part_of(a, 0)
+            top = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "AND"), [top, PT, self.as_reg(hi), RZ, PT], ndefs=2)
+            self.begin_wide(d)
+            if dty == "u64":          # negative → 0
+                self.emit("SEL", (), [self.dst(d, 0), RZ, self.as_reg(lo), top])
+                self.emit("SEL", (), [self.dst(d, 1), RZ, self.as_reg(hi), top])
+            else:                     # 2^63 and above → 2^63 - 1
+                self.emit("SEL", (), [self.dst(d, 0), self.as_reg(Imm(0xFFFFFFFF)), self.as_reg(lo), top])
+                self.emit("SEL", (), [self.dst(d, 1), self.as_reg(Imm(0x7FFFFFFF)), self.as_reg(hi), top])
+            return
+        bounds = [(-(1 << (b - 1)), (1 << (b - 1)) - 1) if _signed(t) else (0, (1 << b) - 1)
+                  for t, b in ((sty, sb), (dty, db))]
+        (smin, smax), (dmin, dmax) = bounds
+        if dmin <= smin and smax <= dmax:
+            return self.int_convert(d, a, dty, sty)
+        value = self.extend(a, sty) if sb < 32 else self.reg_part(a)
+        unsigned = () if _signed(sty) else ("U32",)
+        if dmax < smax:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IMNMX", unsigned, [t, self.as_reg(value), self.imm32(dmax), PT])
+            value = t
+        if dmin > smin:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IMNMX", (), [t, self.as_reg(value), self.imm32(dmin), NOT_PT])
+            value = t
+        if db == 64:
+            self.begin_wide(d)
+            self.move(self.dst(d, 0), value)
+            self.move(self.dst(d, 1), RZ)         # saturated at zero or above
+            return
+        self.move(self.dst(d), value)
+
+    def saturate_to_f64(self, ins) -> None:
+        """cvt.sat.f64: the conversion (or rounding), then max(+0, x) and min(x, 1.0) as the
+        PTX min/max define them (a NaN gives +0), the DSETP.MAX/MIN selections ptxas writes."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `cvt.sat.f64.{ins.types[0]}`")
+        t, u = self.fn.new_value("f64"), self.fn.new_value("f64")
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.sel_max(ir.Instr("max", dests=[u], srcs=[ir.Const(0, "f64"), t], type="f64", line=ins.line))
+        self.sel_min(ir.Instr("min", dests=[ins.dests[0]], srcs=[u, ir.Const(0x3FF0000000000000, "f64")],
+                              type="f64", line=ins.line))
+
+    def saturate_to_f16(self, ins) -> None:
+        """cvt.sat.f16: the conversion, then clamped to [0, 1] by HADD2.SAT with -0 (the
+        low half broadcast), as ptxas does; a guard guards the clamp only."""
+        t = self.fn.new_value("f16")
+        guard, self.guard = self.guard, None
+        self.sel_cvt(replace(ins, dests=[t], modifiers=tuple(m for m in ins.modifiers if m != "sat")))
+        self.guard = guard
+        self.emit("HADD2", ("SAT",), [self.dst(ins.dests[0]), VOp(self.vreg(t), suffix=("H0_H0",)),
+                                      Reg("R", 255, neg=True, suffix=("H0_H0",))])
 
     def table_convert(self, d, a, dty: str, sty: str, rnd: str | None) -> None:
         """The conversions ptxas does in one instruction (F2F, I2F/I2FP, F2I, FRND, and the

@@ -12,6 +12,16 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
 
+def negated_float_text(text: str) -> str:
+    """nvdisasm's spelling of a float immediate with its sign flipped (`1.5` <-> `-1.5`,
+    `+INF` <-> `-INF`, `0` <-> `-0.0`)."""
+    if text.startswith("-"):
+        body = text[1:]
+        return "0" if body == "0.0" else ("+" + body if body[0].isalpha() else body)
+    body = text.lstrip("+")
+    return "-0.0" if body == "0" else "-" + body
+
+
 class FloatSelection:
     # ------------------------------------------------------------------ floating point
     def float_mods(self, ins) -> tuple[str, ...]:
@@ -137,17 +147,21 @@ class FloatSelection:
         return r if isinstance(r, VOp) else self.pair_of(op)
 
     def half_setp(self, ins, cmp, bool_mod, p, second, combine):
-        """setp on f16/bf16: HSETP2 on the low halves."""
+        """setp on 16-bit floats: HSETP2, whose two results compare the low and the high
+        halves. A scalar type compares the low halves (`.H0_H0`); a pair type's `p|q` get
+        the low and the high compare."""
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
-        bf = ("BF16_V2",) if ins.type == "bf16" else ()
+        bf = ("BF16_V2",) if ins.type.startswith("bf16") else ()
+        half = ("H0_H0",) if ins.type in ("f16", "bf16") else ()
         ra, rb = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
         self.emit("HSETP2", (FLOAT_COMPARE[cmp],) + ftz + bf + (bool_mod,),
-                  [p, second, replace(ra, suffix=("H0_H0",)), replace(rb, suffix=("H0_H0",)),
-                   combine], ndefs=2)
+                  [p, second, replace(ra, suffix=half), replace(rb, suffix=half), combine], ndefs=2)
 
     def negate_float(self, op):
+        """-op for a float source. A float immediate has no negation bit (FADD's `-` applies
+        to registers and constants): its own sign flips, in its text."""
         if isinstance(op, Imm):
-            return Imm(op.value, op.text, neg=not op.neg) if op.text is not None else self.negate(op)
+            return Imm(op.value, negated_float_text(op.text)) if op.text is not None else self.negate(op)
         if isinstance(op, Reg) and op.is_zero:
             return Reg("R", 255, neg=True)
         return self.negate(op)
@@ -382,7 +396,13 @@ class FloatSelection:
             return self.ieee_div(ins)         # isel/ieee.py
         if ins.type != "f32":
             raise self.unsupported(f"`div.{'.'.join(ins.modifiers)}.{ins.type}`")
-        d, a, b = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
+        d, a, b = self.dst(ins.dests[0]), self.in_register(ins.srcs[0]), self.in_register(ins.srcs[1])
+        if "ftz" in ins.modifiers:
+            # ptxas: a * MUFU.RCP(b) with the product flushed (MUFU flushes its input)
+            r = VOp(self.mf.new_vreg())
+            self.mufu("RCP", r, b)
+            self.emit("FMUL", ("FTZ",), [d, a, r])
+            return
         p = VOp(self.mf.new_vreg("P"))
         self.emit("FSETP", ("GEU", "AND"), [p, PT, VOp(b.reg, b.part, abs=True), self.fimm(self.FLT_MIN), PT],
                   ndefs=2)

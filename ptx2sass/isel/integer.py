@@ -53,12 +53,19 @@ class IntegerSelection:
         self.int_add(ins.dests[0], ins.srcs[0], ins.srcs[1], negate_b=True)
 
     def add_sat(self, ins, negate_b: bool = False):
-        a, b = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
-        self.saturating_sum(self.dst(ins.dests[0]), a, b, negate_b)
+        x, y = ins.srcs[0], ins.srcs[1]
+        zero = lambda v: isinstance(v, ir.Const) and v.value == 0   # noqa: E731
+        if zero(y) or (zero(x) and not negate_b):      # a ± 0 cannot overflow
+            self.move(self.dst(ins.dests[0]), self.part_of(x if zero(y) else y, 0))
+            return
+        self.saturating_sum(self.dst(ins.dests[0]), self.reg_part(x), self.reg_part(y), negate_b)
 
     def saturating_sum(self, d, a: VOp, b: VOp, negate_b: bool = False) -> None:
         """Signed saturating a + b (or a - b) as ptxas does it: the wrapped sum, then
         overflow detected from the operands' and the sum's sign bits."""
+        if not isinstance(a, VOp):       # RZ (0 - b): the sign test reads a register
+            a = VOp(self.mf.new_vreg())
+            self.move(a, RZ)
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
@@ -149,8 +156,8 @@ class IntegerSelection:
     def mul_hi64(self, d, a, b, signed: bool) -> None:
         hi = self.mul_hi64_pair(a, b, signed)
         self.begin_wide(d)
-        for k in range(2):
-            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)], guarded=False)
+        for k in range(2):        # guarded as the PTX instruction: the result lands only where it holds
+            self.emit(COPY, (), [self.dst(d, k), VOp(hi.reg, k)])
 
     def mul_hi64_pair(self, a, b, signed: bool) -> VOp:
         """A fresh pair: the high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
@@ -219,8 +226,8 @@ class IntegerSelection:
                 return
             if factor == 1:
                 mods = ("IADD",)
-            elif c_zero and factor & (factor - 1) == 0:
-                mods = ("SHL",)
+            elif c_zero and factor & (factor - 1) == 0 and factor < 0x80000000:
+                mods = ("SHL",)        # (nvdisasm prints 2^31 as `IMAD R, R, -0x80000000, RZ`)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):
@@ -270,6 +277,17 @@ class IntegerSelection:
             return self.mad_hi64(d, a, b, c, _signed(ty))
         if bits == 16 and mode == "lo":     # the low 16 bits do not depend on the high ones
             self.imad((), self.dst(d), self.reg_part(a), self.part_of(b, 0), self.reg_part(c))
+            return
+        if bits == 16:
+            # the extended operands' 32-bit product: .wide adds c to all of it, .hi adds c to
+            # its high half (LEA.HI: c + product >> 16; only the low 16 bits are the result)
+            a, b = self.extend(a, ty), self.extend(b, ty)
+            if mode == "wide":
+                self.imad((), self.dst(d), self.as_reg(a), b, self.reg_part(c))
+                return
+            t = VOp(self.mf.new_vreg())
+            self.imad((), t, self.as_reg(a), b, RZ)
+            self.emit("LEA", ("HI",), [self.dst(d), t, self.reg_part(c), RZ, Imm(16)])
             return
         if bits != 32:
             raise self.unsupported(f"`mad.{mode}.{ty}`")
@@ -610,7 +628,7 @@ class IntegerSelection:
                 self.emit("DSETP", (FLOAT_COMPARE[cmp], bool_mod),
                           [dests[0], second, self.wide_reg(a), self.wide_reg(b), combine], ndefs=2)
                 return
-            if ty in ("f16", "bf16"):
+            if ty in ("f16", "bf16", "f16x2", "bf16x2"):
                 return self.half_setp(ins, cmp, bool_mod, dests[0], second, combine)
             if _bits(ty) != 32:
                 raise self.unsupported(f"`setp.{ty}`")
@@ -669,24 +687,31 @@ class IntegerSelection:
         self.emit("IMAD", ("WIDE",) if _signed(ins.type) else ("WIDE", "U32"), [product, ext[0], ext[1], RZ])
         self.emit("SHF", ("R", "U64"), [dest, VOp(product.reg, 0), Imm(0x10), VOp(product.reg, 1)])
 
+    # `set`'s true value per destination type (false is zero): all ones, or 1.0
+    # the value a true compare gives: all ones for integers (of 16 bits too: the high half
+    # of a 16-bit value's register is free), 1.0 in the destination's float format
+    SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "b32": 0xFFFFFFFF, "u16": 0xFFFFFFFF,
+                "s16": 0xFFFFFFFF, "b16": 0xFFFFFFFF, "f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}
+
     def sel_set(self, ins):
         """`set` is `setp` into a fresh predicate, then the predicate as a value: all ones
-        or zero for an integer destination, 1.0 or +0.0 for f32."""
-        if self.guard is not None:
-            raise self.unsupported("guarded `set`")
+        or zero for an integer destination, 1.0 or +0.0 for f32/f16/bf16 (a guarded `set`
+        guards only that last step)."""
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
         if sty == "f16x2":
             return self.set_halves(ins, dty)
-        if dty not in ("u32", "s32", "b32", "f32"):
+        if dty not in self.SET_TRUE:
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
             raise self.unsupported(f"`set` of .{sty}")
         if dty == "f32" and sty == "f32":
             return self.set_float(ins)
         p = self.fn.new_value("pred")
+        guard, self.guard = self.guard, None
         self.sel_setp(ir.Instr("setp", dests=[p], srcs=ins.srcs, modifiers=ins.modifiers, type=sty,
                                line=ins.line))
-        true = self.fimm(1.0) if dty == "f32" else Imm(0xFFFFFFFF)
+        self.guard = guard
+        true = self.fimm(1.0) if dty == "f32" else Imm(self.SET_TRUE[dty])
         self.emit("FSEL" if dty == "f32" else "SEL", (), [self.dst(ins.dests[0]), RZ, true,
                                                           VOp(self.vreg(p), inv=True)])
 
@@ -727,9 +752,12 @@ class IntegerSelection:
         self.dot_product(ins, ("2A", half, f"{a_ty[0].upper()}16", f"{b_ty[0].upper()}8"))
 
     def dot_product(self, ins, mods):
+        """IDP takes b from a register or constant bank, never an immediate (ptxas puts
+        one in c[0x2]; here it goes through a register)."""
         a, b, c = ins.srcs
-        self.emit("IDP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0),
-                                self.reg_part(c)])
+        sb = self.part_of(b, 0)
+        self.emit("IDP", mods, [self.dst(ins.dests[0]), self.reg_part(a),
+                                self.reg_part(b) if isinstance(sb, Imm) else sb, self.reg_part(c)])
 
     def sel_selp(self, ins):
         d = ins.dests[0]

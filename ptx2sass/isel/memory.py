@@ -3,8 +3,10 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
@@ -16,6 +18,11 @@ class MemorySelection:
     # ------------------------------------------------------------------ data movement
     def sel_undef(self, ins):
         self.emit(IMPLICIT_DEF, (), [VOp(self.vreg(ins.dests[0]))], guarded=False)
+
+    def sel_stacksave(self, ins):
+        """The stack pointer at the bottom of the static frame, where the dynamic stack
+        (alloca) starts (frontend/to_ssa.py keeps the dynamic pointer in a register)."""
+        self.move(self.dst(ins.dests[0]), SP)
 
     def sel_mov(self, ins):
         d, src = ins.dests[0], ins.srcs[0]
@@ -71,13 +78,20 @@ class MemorySelection:
         """`mov.b32 {a, b}, r` / `mov.b64 {a, b(, c, d)}, r`: the source's fields, first
         in the low bits."""
         bits = _bits(dests[0].type)
-        if bits not in (16, 32) or not isinstance(src, ir.Value):
+        if bits not in (16, 32) or not isinstance(src, (ir.Value, ir.Const)):
             raise self.unsupported(f"`mov` unpacking into {len(dests)} x {dests[0].type}")
         for k, d in enumerate(dests):
+            if isinstance(src, ir.Const):      # a constant's fields are constants
+                field = src.value >> (k * bits) & ((1 << bits) - 1)
+                if _signed(d.type) and field >> (bits - 1):
+                    field -= 1 << bits
+                self.move(VOp(self.vreg(d)), self.imm32(field) if field else RZ)
+                continue
             word = self.part_of(src, (k * bits) // 32)
             if bits == 32:
                 self.copy_reg(VOp(self.vreg(d)), word)
-            else:
+            else:       # PRMT reads its first source from a register (a parameter too)
+                word = word if isinstance(word, VOp) else self.reg_part(src, (k * bits) // 32)
                 self.extract_field(d, word, ((k * bits) % 32) // 8, bits, dests[0].type)
 
     def param_const(self, addr: ir.Address, part: int) -> ConstRef:
@@ -113,10 +127,36 @@ class MemorySelection:
                 self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
         return t.reg
 
+    CLUSTER_RANK_SHIFT = 24      # sm_90: a shared address's CTA rank in its cluster
+
     def window_location(self, p, offset: int):
         """(base register or None, byte offset) of a shared/const/local variable + offset in
-        its window: local variables sit above the stack pointer."""
-        return (SP if p.space == "local" else None), p.value + offset
+        its window: local variables sit above the stack pointer; on targets whose shared
+        addresses are cluster addresses, shared ones above the CTA's rank (`shared_rank`)."""
+        if p.space == "local":
+            return SP, p.value + offset
+        if p.space == "shared" and self.arch.cluster_shared_addresses:
+            return self.shared_rank(), p.value + offset
+        return None, p.value + offset
+
+    def shared_rank(self) -> VOp:
+        """A register holding SR_CgaCtaId << 24, computed once at the function's start (see
+        `place_shared_rank`)."""
+        if getattr(self, "_shared_rank", None) is None:
+            self._shared_rank = VOp(self.mf.new_vreg())
+        return self._shared_rank
+
+    def place_shared_rank(self) -> None:
+        """Put the computation of `shared_rank` first in the entry block, if anything used it."""
+        rank = getattr(self, "_shared_rank", None)
+        if rank is None:
+            return
+        self.mf.shared_addresses = True
+        t = VOp(self.mf.new_vreg())
+        entry = self.mf.blocks[0]
+        entry.instrs[:0] = [
+            MInstr("S2R", (), [t, SpecialReg("SR_CgaCtaId")], 1),
+            MInstr("SHF", ("L", "U32"), [rank, t, Imm(self.CLUSTER_RANK_SHIFT), RZ], 1)]
 
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
@@ -250,7 +290,7 @@ class MemorySelection:
         """(modifiers before the size, after it) of a global/generic LD/ST, and the memory
         ordering (scope, semantics) whose fences go around it."""
         pre, post = [], []
-        scope, sem = "GPU", None
+        scope, sem, mmio = "GPU", None, False
         hints = self.LOAD_HINTS if load else self.STORE_HINTS
         for m in ins.modifiers:
             if m in hints:
@@ -263,6 +303,8 @@ class MemorySelection:
                 post, scope = ["STRONG", "SYS"], "SYS"
             elif m in ("relaxed", "acquire", "release"):
                 sem = m
+            elif m == "mmio":
+                mmio = True
             elif m in self.ATOM_SCOPES:
                 scope = self.ATOM_SCOPES[m]
             elif m in ("weak", "L2::cache_hint", "v2", "v4", "v8"):
@@ -270,7 +312,7 @@ class MemorySelection:
             else:
                 raise self.unsupported(f"`{ins.opcode}.{m}`")
         if sem is not None:
-            post = ["STRONG", scope]
+            post = ["MMIO", "SYS"] if mmio else ["STRONG", scope]
         # eviction hints first, then the L2 prefetch size
         pre.sort(key=lambda m: m.startswith("LTC"))
         return tuple(pre), tuple(post), scope, sem
@@ -300,15 +342,18 @@ class MemorySelection:
                 return self.load_param_indirect(ins, addr)
             if _bits(ins.type) < 32:
                 return self.load_param_subword(ins)
+            words = _bits(ins.type) // 32      # per element; the register may be wider
             for i, d in enumerate(ins.dests):
                 r = self.vreg(d)
                 start = len(self.out)
                 if r.width > 1:
                     self.begin_wide(d)
-                parts = [self.param_const(ins.srcs[0], i * r.width + k) for k in range(r.width)]
+                parts = [self.param_const(ins.srcs[0], i * words + k) for k in range(min(words, r.width))]
                 for k, part in enumerate(parts):
                     self.move(self.dst(d, k), part)
-                if self.guard is None and r.cls == "R":
+                if r.width > words:        # a 32-bit parameter in a 64-bit register
+                    self.widen_loaded(d, ins.type)
+                elif self.guard is None and r.cls == "R":
                     self.note_param_value(d, parts, self.out[start:])
             return
         space = self.access_space(ins)
@@ -432,19 +477,34 @@ class MemorySelection:
     def load_param_subword(self, ins) -> None:
         """An 8/16-bit parameter: LDC of that size (a 32-bit read could run past the bank's
         end, and would bring the neighbouring bytes along)."""
-        if len(ins.dests) != 1:
-            raise self.unsupported(f"`ld.param.{ins.type}` into several registers")
-        self.emit("LDC", _size_modifier(ins.type, True), [self.dst(ins.dests[0]),
-                                                          self.param_const(ins.srcs[0], 0)])
+        size = _bits(ins.type) // 8
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            at = self.param_const(ins.srcs[0], 0)
+            at = replace(at, offset=at.offset + i * size)
+            narrow = self.vreg(d).width == 2
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True), [self.dst(d, 0) if narrow else self.dst(d), at])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_param_indirect(self, ins, addr: ir.Address) -> None:
         """`ld.param` through a register holding a kernel parameter's address: LDC from
         constant bank 0 at that address."""
-        if len(ins.dests) != 1 or _bits(ins.type) > 64:
-            raise self.unsupported("vector `ld.param` through a register")
+        bits = _bits(ins.type)
+        if bits > 64:
+            raise self.unsupported(f"`ld.param.{ins.type}` through a register")
         r = self.vreg(addr.base)
-        self.emit("LDC", _size_modifier(ins.type, True),
-                  [self.dst_whole(ins.dests[0]), ConstRef(0, addr.offset, ureg=VOp(r, 0 if r.width > 1 else None))])
+        base = VOp(r, 0 if r.width > 1 else None)
+        for i, d in enumerate(ins.dests):      # a vector: one LDC per element
+            narrow = self.vreg(d).width == 2 and bits < 64
+            if narrow:
+                self.begin_wide(d)
+            self.emit("LDC", _size_modifier(ins.type, True),
+                      [self.dst(d, 0) if narrow else self.dst_whole(d),
+                       ConstRef(0, addr.offset + i * (bits // 8), ureg=base)])
+            if narrow:
+                self.widen_loaded(d, ins.type)
 
     def load_const(self, ins):
         """`ld.const`: constant bank 3 at the variable's offset — a plain constant operand
@@ -588,6 +648,8 @@ class MemorySelection:
         address then being the count of zeroed bytes), LDGDEPBAR closing a group on SB0
         (codegen gives it that scoreboard), DEPBAR.LE SB0, n waiting for all but n groups."""
         mods = ins.modifiers
+        if mods[:3] == ("async", "mbarrier", "arrive"):
+            return self.cp_async_mbarrier_arrive(ins)         # isel/mbarrier.py
         if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         if "commit_group" in mods:
@@ -665,10 +727,13 @@ class MemorySelection:
             if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
                 raise self.unsupported("`ldmatrix` of this generic address")
             r = self.vreg(addr.base)
-            t = VOp(self.mf.new_vreg())
-            self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
-                                    ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
-            mem = VMem(t, addr.offset, wide=False)
+            if self.arch.cluster_shared_addresses:      # the generic address's low half
+                mem = VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False)
+            else:
+                t = VOp(self.mf.new_vreg())
+                self.emit("IADD3", (), [t, VOp(r, 0 if r.width > 1 else None),
+                                        ConstRef(0, self.WINDOW_BASE["shared"], neg=True), RZ])
+                mem = VMem(t, addr.offset, wide=False)
         elif space == "shared":
             mem = self.address(ins.srcs[0], "shared")
         else:
@@ -699,6 +764,8 @@ class MemorySelection:
         if self.vreg(d).width != 2:
             raise self.unsupported(f"32-bit `cvta.{space}`")
         base = self.WINDOW_BASE[space]
+        if space == "shared" and self.arch.cluster_shared_addresses:
+            return self.cvta_cluster_shared(d, src, to_window)
         if to_window:
             self.add_wide(d, self.reg_part(src, 0), self.reg_part(src, 1),
                           ConstRef(0, base, neg=True), ConstRef(0, base + 4, inv=True))
@@ -715,7 +782,7 @@ class MemorySelection:
         """cvta of the const or param window: the 64-bit base the driver keeps in constant
         bank 0 (encoder/arch.py's driver_cbank), plus, for param, the parameters' offset in
         the bank (ptxas's three-input IADD3 with both carries)."""
-        cbank = self.arch.driver_cbank or {}
+        cbank = dict(self.arch.driver_cbank or ())
         key = f"{space}_window"
         if key not in cbank or self.vreg(d).width != 2:
             raise self.unsupported(f"`cvta` of the {space} window")
@@ -740,6 +807,21 @@ class MemorySelection:
                   ndefs=3)
         self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
                                     c1, c2])
+
+    def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
+        """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
+        address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
+        the low half and clears the high)."""
+        self.begin_wide(d)
+        if to_window:
+            self.move(self.dst(d, 0), self.reg_part(src, 0))
+            self.move(self.dst(d, 1), RZ)
+            return
+        if isinstance(src, ir.Symbol):
+            self.window_word(self.placement(src), src.offset, into=self.dst(d, 0))
+        else:
+            self.move(self.dst(d, 0), self.reg_part(src, 0))
+        self.emit("S2R", (), [self.dst(d, 1), SpecialReg("SR_SWINHI")])
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)
@@ -769,6 +851,10 @@ class MemorySelection:
         if bits not in (32, 64) or (op == "cas" and kind == "f"):
             raise self.unsupported(f"`{self.ins.opcode}.{op}.{ty}`")
         mods = [self.ATOM_OPS[op]]
+        if ty in ("f16x2", "bf16x2"):      # add.noftz of two halves, round to nearest
+            if op != "add" or space == "shared":
+                raise self.unsupported(f"`{self.ins.opcode}.{space}.{op}.{ty}`")
+            return mods + [ty.upper().replace("X2", "x2"), "RN"]
         if kind == "f":
             if op == "exch":
                 return mods + (["64"] if bits == 64 else [])
@@ -805,7 +891,10 @@ class MemorySelection:
             self.emit(opcode, mods, [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
-    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64")}
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
+        (op, ty) for op in ("and", "or", "xor") for ty in ("b64", "u64", "s64")} | {
+        (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
+    LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
 
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
         """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
@@ -824,10 +913,26 @@ class MemorySelection:
         new = VOp(self.mf.new_vreg("R", width))
         ok = VOp(self.mf.new_vreg("R", width))
         self.emit("LDS", size, [old, mem])
-        if ty == "f32":
+        if ty == "f16x2":
+            self.emit("HADD2", (), [new, old, v])
+        elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
             self.emit("DADD", (), [new, old, v])
+        elif op in self.LOGIC_LUT:
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            for k in range(2):
+                self.emit("LOP3", ("LUT",), [VOp(new.reg, k), VOp(old.reg, k), VOp(v.reg, k), RZ,
+                                             Imm(self.LOGIC_LUT[op]), NOT_PT])
+        elif op in ("min", "max"):       # old < v on 64 bits, then the smaller or larger word pair
+            low, below = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("LT", "U32", "AND"), [low, PT, VOp(old.reg, 0), VOp(v.reg, 0), PT], ndefs=2)
+            self.emit("ISETP", ("LT",) + (() if ty == "s64" else ("U32",)) + ("AND", "EX"),
+                      [below, PT, VOp(old.reg, 1), VOp(v.reg, 1), PT, low], ndefs=2)
+            first, second = (old, v) if op == "min" else (v, old)
+            self.emit(IMPLICIT_DEF, (), [new], guarded=False)
+            for k in range(2):
+                self.emit("SEL", (), [VOp(new.reg, k), VOp(first.reg, k), VOp(second.reg, k), below])
         else:
             self.emit(IMPLICIT_DEF, (), [new], guarded=False)
             carry = VOp(self.mf.new_vreg("P"))
@@ -843,6 +948,69 @@ class MemorySelection:
         loop.preds.append(loop)
         if d is not None:
             self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
+
+    def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
+        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
+        compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
+        loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
+        swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
+        old — then d = seen >> shift."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
+        scope, sem = self.atom_ordering()
+        if sem is not None:
+            raise self.unsupported(f"`{ins.opcode}.{op}.{ins.type}` with .{sem}")
+        mem = self.offset_added(self.memory_operand(ins.srcs[0], space))
+        wide = mem.wide
+        low = VOp(mem.base.reg, 0) if wide else (mem.base if mem.base is not None else RZ)
+        shift, aligned_low = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [shift, low, Imm(2), RZ, Imm(0xC0), NOT_PT])        # byte 0 or 2
+        self.emit("IMAD", ("SHL", "U32"), [shift, shift, Imm(8), RZ])                  # bits 0 or 16
+        self.emit("LOP3", ("LUT",), [aligned_low, low, Imm(0xFFFFFFFC), RZ, Imm(0xC0), NOT_PT])
+        if wide:
+            word = self.new_pair()
+            self.emit(COPY, (), [VOp(word.reg, 0), aligned_low], guarded=False)
+            self.emit(COPY, (), [VOp(word.reg, 1), VOp(mem.base.reg, 1)], guarded=False)
+            at, cas_at = VMem(word, 0, wide=True), VMem(word, 0, wide=True, suffix64=False)
+            self.mf.uses_global_descriptor = True
+        else:
+            at = cas_at = VMem(aligned_low, 0, wide=False)
+        values = [self.reg_part(v) for v in ins.srcs[1:]]
+        own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
+        self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
+        first = VOp(self.mf.new_vreg())
+        load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared": ("LDS", ())}[space]
+        self.emit(load[0], load[1], [first, at])
+        loop = self.start_block("cas16")
+        old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))
+        self.emit(COPY, (), [old, first], guarded=False)
+        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
+        if op == "cas":
+            same = VOp(self.mf.new_vreg("P"))
+            cmp16, swap16 = VOp(self.mf.new_vreg()), values[1]
+            self.emit("LOP3", ("LUT",), [cmp16, values[0], Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+            self.emit("LOP3", ("LUT",), [half, cur, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+            self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
+            self.emit("SEL", (), [half, swap16, half, same])
+        else:
+            self.emit("HADD2", (), [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+        self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
+        self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
+        self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
+        if space == "shared":
+            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
+        else:
+            opcode = "ATOMG" if space == "global" else "ATOM"
+            self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+        done = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
+        self.emit(COPY, (), [first, seen], guarded=False)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+        self.start_block("cas16_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if d is not None:
+            self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
 
     def sel_atom(self, ins):
         self.atomic(ins, ins.dests[0] if ins.dests else None)
@@ -860,11 +1028,15 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
+        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16")):
+            return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
         mods = self.atom_modifiers(op, ty, space)
         bits = _bits(ty)
-        data = [self.atom_data(v, bits) for v in ins.srcs[1:]]
+        # an L2 cache policy is a hint: left out, as for loads and stores
+        sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
+        data = [self.atom_data(v, bits) for v in sources]
         scope, sem = self.atom_ordering()
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
@@ -954,19 +1126,44 @@ class MemorySelection:
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
         converged)."""
         mask = self.known_constant(ins.srcs[0])
-        if mask is None:
-            raise self.unsupported("`bar.warp.sync` with a member mask computed at run time")
-        self.warp_sync_op("WARPSYNC", (), [Imm(mask & 0xFFFFFFFF)], ndefs=0)
+        member = self.reg_part(ins.srcs[0]) if mask is None else Imm(mask & 0xFFFFFFFF)
+        self.warp_sync_op("WARPSYNC", (), [member], ndefs=0)
 
     MEMBAR_LEVELS = {"cta": "CTA", "gl": "GPU", "gpu": "GPU", "sys": "SYS"}
 
     def sel_membar(self, ins):
+        if ins.modifiers[:2] == ("proxy", "alias"):
+            return self.proxy_alias_fence()
         level = next((m for m in ins.modifiers if m in self.MEMBAR_LEVELS), "gl")
         self.memory_barrier("SC", self.MEMBAR_LEVELS[level])
+
+    # c[0x0][0x128]: a word the driver sets when the system scope needs no fence of its own
+    # (ptxas's fence.proxy.alias then orders at GPU scope)
+    SYSTEM_FENCE_FLAG = ConstRef(0, 0x128)
+
+    def proxy_alias_fence(self) -> None:
+        """fence/membar.proxy.alias: MEMBAR.SC.SYS, or MEMBAR.SC.GPU where the driver's flag
+        word is set, then CCTL.IVALL (ptxas branches around the two MEMBARs; the same
+        choice is made here by predicating them)."""
+        guard = self.guard if self.guard is not None else PT
+        sys_p, gpu_p = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"), [sys_p, PT, RZ, self.SYSTEM_FENCE_FLAG, guard], ndefs=2,
+                  guarded=False)
+        self.emit("ISETP", ("NE", "U32", "AND"), [gpu_p, PT, RZ, self.SYSTEM_FENCE_FLAG, guard], ndefs=2,
+                  guarded=False)
+        saved = self.guard
+        self.guard = sys_p
+        self.emit("MEMBAR", ("SC", "SYS"), [], ndefs=0)
+        self.guard = gpu_p
+        self.emit("MEMBAR", ("SC", "GPU"), [], ndefs=0)
+        self.guard = saved
+        self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def sel_fence(self, ins):
         """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
         mods = ins.modifiers
+        if mods[:2] == ("proxy", "alias"):
+            return self.proxy_alias_fence()
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
@@ -998,16 +1195,25 @@ class MemorySelection:
         self.mf.warp_sync.append(mi)
         return mi
 
-    def sync_members(self, mask) -> int:
+    def sync_members(self, mask) -> int | None:
         """The member mask of a `.sync` warp operation; a partial one first makes those lanes
-        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask."""
+        meet (WARPSYNC), as ptxas's divergent-path code does. Returns the mask, or None for
+        one computed at run time (then `WARPSYNC R`: `member_register` holds it)."""
         value = self.known_constant(mask)
         if value is None:
-            raise self.unsupported(f"`{self.ins.opcode}.sync` with a member mask computed at run time")
+            self.emit("WARPSYNC", (), [self.reg_part(mask)], ndefs=0)
+            return None
         value &= 0xFFFFFFFF
         if value != 0xFFFFFFFF:
             self.emit("WARPSYNC", (), [Imm(value)], ndefs=0)
         return value
+
+    def lanes_in(self, mask) -> VOp:
+        """A predicate: this lane is in the run-time member mask (SR_EQMASK & mask)."""
+        me, p = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("S2R", (), [me, SpecialReg("SR_EQMASK")])
+        self.emit("LOP3", ("LUT",), [p, RZ, me, self.reg_part(mask), RZ, Imm(0xC0), NOT_PT], ndefs=2)
+        return p
 
     def sel_shfl(self, ins):
         mode = next((m for m in ins.modifiers if m in ("up", "down", "bfly", "idx")), None)
@@ -1017,9 +1223,11 @@ class MemorySelection:
         self.sync_members(mask)
         p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
         # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
-        # larger constants go through a register, as the hardware reads all 32 bits there
-        lane = self.reg_part(b) if isinstance(b, ir.Const) and b.value & 0xFFFFFFFF > 0x1F else self.part_of(b, 0)
-        clamp = self.reg_part(c) if isinstance(c, ir.Const) and c.value & 0xFFFFFFFF > 0x1FFF else self.part_of(c, 0)
+        # larger constants go through a register, as the hardware reads all 32 bits there;
+        # it has no constant-bank operand (a parameter comes in a register too)
+        small = lambda v, limit: isinstance(v, ir.Const) and v.value & 0xFFFFFFFF <= limit   # noqa: E731
+        lane = self.part_of(b, 0) if small(b, 0x1F) else self.reg_part(b)
+        clamp = self.part_of(c, 0) if small(c, 0x1FFF) else self.reg_part(c)
         self.warp_sync_op("SHFL", (mode.upper(),), [p, self.dst(ins.dests[0]), self.reg_part(a), lane, clamp],
                           ndefs=2)
 
@@ -1030,13 +1238,22 @@ class MemorySelection:
         p, mask = ins.srcs
         members = self.sync_members(mask)
         src = self.pred_operand(p)
-        if mode == "ballot":
-            if members == 0xFFFFFFFF:
-                self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
-                return
-            t = VOp(self.mf.new_vreg())      # lanes outside the mask count as false
+        if members is None:
+            # the active lanes may be more than the members: ballot, then keep the members'
+            # bits (any: one of them set; all: none of them clear)
+            t, kept = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
-            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), t, Imm(members), RZ, Imm(0xC0), NOT_PT])
+            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C}[mode]       # t & m, ~t & m
+            self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]) if mode == "ballot" else kept, t,
+                                         self.reg_part(mask), RZ, Imm(lut), NOT_PT])
+            if mode != "ballot":
+                self.emit("ISETP", ("NE" if mode == "any" else "EQ", "U32", "AND"),
+                          [self.dst(ins.dests[0]), PT, kept, RZ, PT], ndefs=2)
+            return
+        if mode == "ballot":
+            # the ballot of every active lane, as ptxas writes it for any constant mask (CUDA's
+            # __ballot_sync: "the Nth thread is active"), not only the members'
+            self.warp_sync_op("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, src], ndefs=2)
         else:
             # vote.uni: the voting lanes agree (VOTE.EQ, as ptxas)
             self.warp_sync_op("VOTE", ("EQ" if mode == "uni" else mode.upper(),),
@@ -1048,10 +1265,25 @@ class MemorySelection:
         if mode is None or "sync" not in ins.modifiers or _bits(ins.type) not in (32, 64):
             raise self.unsupported(f"`match.{'.'.join(ins.modifiers)}.{ins.type}`")
         a, mask = ins.srcs
-        self.sync_members(mask)
+        members = self.sync_members(mask)
         mods = (mode.upper(),) + (("U64",) if _bits(ins.type) == 64 else ())
         src = self.atom_data(a, _bits(ins.type))
         d = self.dst(ins.dests[0])
+        if members is None:
+            # the active lanes may be more than the members: the lanes with equal values,
+            # kept to the members; all: when that is every member
+            t = VOp(self.mf.new_vreg())
+            self.warp_sync_op("MATCH", ("ANY",) + mods[1:], [t, src])
+            m = self.reg_part(mask)
+            if mode == "any":
+                self.emit("LOP3", ("LUT",), [d, t, m, RZ, Imm(0xC0), NOT_PT])
+                return
+            kept = VOp(self.mf.new_vreg())
+            self.emit("LOP3", ("LUT",), [kept, t, m, RZ, Imm(0xC0), NOT_PT])
+            p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [p, PT, kept, m, PT], ndefs=2)
+            self.emit("SEL", (), [d, m, RZ, p])
+            return
         if mode == "any":
             self.warp_sync_op("MATCH", mods, [d, src])
         else:
@@ -1071,11 +1303,20 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        self.sync_members(mask)
+        members = self.sync_members(mask)
         # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
-        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + \
-            (("S32",) if _signed(ins.type) and op in ("add", "min", "max") else ())
-        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, self.reg_part(a)])
+        signed = _signed(ins.type) and op in ("add", "min", "max")
+        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
+        src = self.reg_part(a)
+        if members is None:
+            # the active lanes may be more than the members: the others bring the operation's
+            # identity
+            identity = {"add": 0, "or": 0, "xor": 0, "and": 0xFFFFFFFF,
+                        "min": 0x7FFFFFFF if signed else 0xFFFFFFFF, "max": 0x80000000 if signed else 0}[op]
+            own = VOp(self.mf.new_vreg())
+            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
+            src = own
+        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
     def sel_activemask(self, ins):

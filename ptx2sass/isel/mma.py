@@ -107,12 +107,56 @@ class MatrixMultiply:
         srcs = list(ins.srcs)
         if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d:
             raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
+        if not self.arch.fp8_mma:
+            return self.fp8_mma_as_half(ins, types, n_a, n_b, n_d, srcs)
         mods = (name, ins.type.upper()) + tuple(t.upper() for t in types[:2])
         a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def fp8_mma_as_half(self, ins, types, n_a: int, n_b: int, n_d: int, srcs) -> None:
+        """fp8 mma where the target has no QMMA (sm_90), as ptxas writes it: each fp8 pair
+        widened to f16x2 (F2FP.F16.<fmt>.UNPACK_B of a register's low or high half, exact)
+        and m16n8k16 HMMAs over them. The k order changes but each HMMA sums the same
+        products: for m16n8k32 the first HMMA takes every register's low half (A: k 4t, 4t+1
+        and 16+4t, 16+4t+1 of lane 4g+t; B the same k), the second the high halves,
+        accumulating onto the first; m16n8k16's A low halves then high halves fill one HMMA."""
+        from ptx2sass.isel.convert import FP8_PAIRS
+        a = self.gather(srcs[:n_a])
+        b = self.gather(srcs[n_a:n_a + n_b])
+        c = self.gather(srcs[n_a + n_b:])
+
+        def part(group: VOp, k: int, high: bool) -> VOp:
+            one = group if group.reg.width == 1 or group.width == 1 else VOp(group.reg, (group.part or 0) + k)
+            return replace(one, suffix=("H1",) if high else ())
+
+        def widen(group: VOp, fmt: str, halves: list[tuple[int, bool]]) -> VOp:
+            out = VOp(self.mf.new_vreg("R", len(halves)))
+            self.emit(IMPLICIT_DEF, (), [out], guarded=False)
+            for k, (src, high) in enumerate(halves):
+                self.emit("F2FP", ("F16", FP8_PAIRS[fmt + "x2"], "UNPACK_B"),
+                          [VOp(out.reg, k), part(group, src, high)])
+            return out
+        mods = ("16816", ins.type.upper())
+        widths = {3: n_d} if c.part is not None and n_d > 1 else {}
+        if n_a == 4:         # m16n8k32: two HMMAs, the low halves' products first
+            acc = c
+            for high in (False, True):
+                a16 = widen(a, types[0], [(k, high) for k in range(4)])
+                b16 = widen(b, types[1], [(k, high) for k in range(2)])
+                d = VOp(self.mf.new_vreg("R", n_d))
+                self.emit("HMMA", mods, [d, a16, b16, acc], widths=widths if acc is c else {})
+                acc = d
+        else:                # m16n8k16: one HMMA
+            a16 = widen(a, types[0], [(0, False), (1, False), (0, True), (1, True)])
+            b16 = widen(b, types[1], [(0, False), (0, True)])
+            d = VOp(self.mf.new_vreg("R", n_d))
+            self.emit("HMMA", mods, [d, a16, b16, c], widths=widths)
+        self.note_wide(ins, d.reg, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 

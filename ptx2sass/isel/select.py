@@ -39,6 +39,7 @@ from ptx2sass.isel.special_regs import SpecialRegisters
 from ptx2sass.isel.logic_ops import LogicOps
 from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
+from ptx2sass.isel.mbarrier import MbarrierSelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
@@ -47,18 +48,22 @@ from ptx2sass.isel.simd_video import SimdVideoSelection
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters, CacheOps):
+               Classify, SpecialRegisters, CacheOps, MbarrierSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
-                 callees: dict | None = None, pointers: dict | None = None):
+                 callees: dict | None = None, pointers: dict | None = None,
+                 exit_branches: bool = True):
         self.fn = fn
+        # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
+        # where ptxas keeps the branch to the `ret` line)
+        self.exit_branches = exit_branches
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
         self.placements = layout.placements if layout is not None else {}
         self.arch = arch_info
         self.file = filename
-        self.mf = MFunction(fn.name)
+        self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
@@ -76,6 +81,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.quotients: dict = {}        # (block, type, divisor, dividend) -> (quotient, remainder)
         self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
+        self._fresh_values = 0           # see fresh_value
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -96,7 +102,15 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             else:
                 r = self.mf.new_vreg("R", max(1, _bits(v.type) // 32))
             self.values[v.id] = r
+            if v.name and v.name != "_":
+                self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
+
+    def fresh_value(self, ty: str) -> ir.Value:
+        """An IR value of type `ty` that only selection knows (an intermediate result of one
+        PTX instruction); negative ids keep it apart from the function's own values."""
+        self._fresh_values -= 1
+        return ir.Value(self._fresh_values, ty)
 
     def dst(self, v: ir.Value, part: int | None = None) -> VOp:
         r = self.vreg(v)
@@ -182,6 +196,16 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 self.const_regs[key] = t
             return t
         return src
+
+    def in_register(self, op) -> VOp:
+        """`op` in a register of its own, even a zero constant (RZ cannot take modifiers such
+        as |.| or be written by a guarded copy)."""
+        src = self.reg_part(op)
+        if isinstance(src, VOp):
+            return src
+        t = VOp(self.mf.new_vreg())
+        self.move(t, src)
+        return t
 
     def new_pair(self) -> VOp:
         """A fresh register pair, defined as a whole (IMPLICIT_DEF) before its halves are
@@ -280,6 +304,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
+        self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
         return self.mf
 
@@ -350,7 +375,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb.fallthrough = target
             return
         ir_target = b.succs[0]
-        exits_only = (self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+        exits_only = (self.exit_branches and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
         mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
@@ -384,5 +409,6 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
-                    layout=None, callees: dict | None = None, pointers: dict | None = None) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers).run()
+                    layout=None, callees: dict | None = None, pointers: dict | None = None,
+                    exit_branches: bool = True) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches).run()

@@ -5,7 +5,7 @@ launch facts the driver keeps in constant bank 0 (offsets per arch: encoder/arch
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import PT, RZ
 from ptx2sass.mir import IMPLICIT_DEF, VOp
 
 # read with CS2R.32 (one word) or CS2R (a register pair, both halves at one instant)
@@ -40,7 +40,7 @@ class SpecialRegisters:
                 self.emit("CS2R", (), [pair, SpecialReg(CS2R_64[name])])
                 cache[key] = pair
             return VOp(cache[key].reg, part)
-        cbank = info.driver_cbank or {}
+        cbank = dict(info.driver_cbank or ())
         if name.startswith("%envreg") and "envreg" in cbank:
             return ConstRef(0, cbank["envreg"] + 4 * int(name[len("%envreg"):]))
         if name in DRIVER_WORDS and DRIVER_WORDS[name] in cbank:
@@ -49,6 +49,13 @@ class SpecialRegisters:
             t, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
             self.emit("IADD3", (), [d, t, ConstRef(0, cbank["reserved_smem"], neg=True), RZ])
+            return d
+        if name == "%reserved_smem_offset_cap" and info.reserved_shared_bytes:
+            return Imm(info.reserved_shared_bytes)      # the end of the driver's reserved window
+        if name == "%aggr_smem_size" and "aggr_smem_limit" in cbank:
+            t, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
+            self.emit("IMNMX", ("U32",), [d, t, ConstRef(0, cbank["aggr_smem_limit"]), PT])
             return d
         if name == "%reserved_smem_offset_cap":
             t = VOp(self.mf.new_vreg())
@@ -63,6 +70,12 @@ class SpecialRegisters:
             self.emit("S2R", (), [t, SpecialReg("SR_VIRTID")])
             self.emit("SHF", ("R", "U32", "HI"), [u, RZ, Imm(0x8), t])
             self.emit("SGXT", ("U32",), [d, u, Imm(0x7)])
+            return d
+        if name == "%nwarpid" and info.nwarpid_virtcfg:     # bits 8..15 of SR_VIRTCFG
+            t, u, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_VIRTCFG")])
+            self.emit("SHF", ("R", "U32", "HI"), [u, RZ, Imm(0x8), t])
+            self.emit("SGXT", ("U32",), [d, u, Imm(0x8)])
             return d
         if name == "%nwarpid" and info.max_warps_per_sm:
             return Imm(info.max_warps_per_sm)

@@ -11,6 +11,7 @@ from ptx2sass.opt.address import fold_address_offsets
 from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
+from ptx2sass.opt.dead_local_stores import remove_dead_local_stores
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
@@ -51,6 +52,7 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed |= fuse_integer_multiply_add(fn)
         changed |= reassociate_offsets(fn)
         changed |= repack(fn)
+        changed |= remove_dead_local_stores(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return

@@ -1,8 +1,11 @@
 """Constant folding of integer arithmetic whose inputs are all immediates (what propagation
-leaves behind in index arithmetic): the instruction becomes `mov d, result`."""
+leaves behind in index arithmetic): the instruction becomes `mov d, result`. Operands that
+an earlier fold of the same pass (or a copy of an immediate) made constant count as
+immediates, so a chain of such arithmetic folds in one pass, not one link per round."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.propagate import copy_source
 
 INT_KINDS = ("u", "s", "b")
 
@@ -41,17 +44,21 @@ def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
     return None
 
 
-def _fold(ins: ir.Instr) -> ir.Const | None:
+def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const | None:
+    """The constant `ins` computes when its operands are immediates or values in `known`."""
     ty = ins.type
     if ins.guard is not None or len(ins.dests) != 1 or ty is None or ty[0] not in INT_KINDS \
-            or ty not in ir.TYPES or not ins.srcs or not all(isinstance(s, ir.Const) for s in ins.srcs):
+            or ty not in ir.TYPES or not ins.srcs:
+        return None
+    srcs = [known.get(s.id, s) if known and isinstance(s, ir.Value) else s for s in ins.srcs]
+    if not all(isinstance(s, ir.Const) for s in srcs):
         return None
     bits = ir.type_bits(ty)
     if bits not in (16, 32, 64) or ir.type_bits(ins.dests[0].type) != bits:
         return None
-    args = [s.value & ((1 << bits) - 1) for s in ins.srcs]
+    args = [s.value & ((1 << bits) - 1) for s in srcs]
     if ins.opcode in ("shl", "shr"):
-        args[1] = _shift_amount(ins.srcs[1])
+        args[1] = _shift_amount(srcs[1])
     result = _eval(ins, bits, args)
     if result is None:
         return None
@@ -60,13 +67,17 @@ def _fold(ins: ir.Instr) -> ir.Const | None:
 
 def fold_constants(fn: ir.Function) -> bool:
     changed = False
+    known: dict[int, ir.Const] = {}         # value id -> the immediate propagation gives it
     for block in fn.blocks:
         for k, ins in enumerate(block.instrs):
-            if ins.opcode == "mov":
-                continue
-            const = _fold(ins)
-            if const is not None:
-                block.instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const], type=ins.type,
-                                           line=ins.line)
+            if ins.opcode != "mov":
+                const = _fold(ins, known)
+                if const is None:
+                    continue
+                ins = block.instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const],
+                                                 type=ins.type, line=ins.line)
                 changed = True
+            src = copy_source(ins)
+            if isinstance(src, ir.Const):
+                known[ins.dests[0].id] = src
     return changed

@@ -1,0 +1,680 @@
+"""Instructions straight from the instruction inventory: the long tail of types and
+modifiers the hand-written generators (generator.py) do not spell out.
+
+A random form of an opcode whose semantics are total (no undefined result for any input:
+integer arithmetic without division, logic, shifts, comparisons and selection, IEEE float
+arithmetic with a rounding mode, conversions, which saturate) is filled with types, one
+spelling of each required modifier group and some optional ones, and registers of the
+widths its types need. The inventory is lenient about combinations, so each spelling is
+first compiled alone by ptxas (a one-instruction kernel; cached per spelling, on disk by the
+oracle): spellings ptxas rejects are not used. The choice is deterministic given the seed,
+since ptxas's verdict is.
+"""
+from __future__ import annotations
+
+import functools
+
+from ptx2sass.fuzz.coverage import inventory_forms
+
+# Opcodes whose every form is defined for every input (division and approximations have
+# their own generators, which keep them defined).
+TOTAL = ("add", "sub", "mul", "mad", "fma", "min", "max", "abs", "neg", "sad", "mul24", "mad24",
+         "and", "or", "xor", "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "bfind",
+         "copysign", "testp", "set", "setp", "selp", "slct", "cvt", "prmt", "lop3", "shf", "bmsk",
+         "szext", "dp4a", "dp2a", "sqrt", "rcp", "fns", "mov")
+# not here: addc/subc/madc read the carry flag a `.cc` instruction must set just before
+# (op_carry writes the pairs)
+# modifiers the generic path never picks: they need context it does not give
+AVOID = {".approx", ".full", ".cc", ".oob", ".rs"}
+ROUNDING = (".rn", ".rz", ".rm", ".rp")
+KIND_OF_BITS = {1: "pred", 8: "b16", 16: "b16", 32: "b32", 64: "b64"}
+
+
+@functools.cache
+def _forms() -> dict:
+    by_op: dict[str, list] = {}
+    for f in inventory_forms()[1]:
+        if f["opcode"] in TOTAL:
+            by_op.setdefault(f["opcode"], []).append(f)
+    return by_op
+
+
+@functools.cache
+def _all_forms() -> list:
+    return [f for op in sorted(_forms()) for f in _forms()[op]]
+
+
+@functools.cache
+def _frontend_form(opcode: str, required: tuple, types: tuple):
+    """The frontend's Form for an inventory entry (operand codes, optional groups)."""
+    from ptx2sass.frontend.instructions import FORMS
+    for f in FORMS.get(opcode, ()):
+        if len(f.type_slots) != len(types) or not all(t in s for t, s in zip(types, f.type_slots)):
+            continue
+        req = [g for g, r in f.groups if r]
+        if len(req) == len(required) and all(m in g for m, g in zip(required, req)):
+            return f
+    return None
+
+
+def _bits(t: str) -> int:
+    from ptx2sass.frontend.instructions import TYPE_BITS
+    return TYPE_BITS.get(t, 32)
+
+
+@functools.cache
+def valid(spelling_text: str, decls: str) -> bool:
+    """Does ptxas accept this one instruction for sm_89?"""
+    from ptx2sass import oracle
+    ptx = (".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k(.param .align 16 .b8 pb[32])\n{\n"
+           f"{decls}\n{spelling_text}\nret;\n}}\n")
+    return oracle.ptxas(ptx, "sm_89").ok
+
+
+_DECLS = ".reg .pred %p<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<6>;\n.reg .b64 %d<6>;"
+_CANON = {"pred": "%p", "b16": "%h", "b32": "%r", "b64": "%d"}
+
+
+def op_forms(g, ctx):
+    """One instruction of a random inventory form of a total opcode (None if none fits)."""
+    from ptx2sass.fuzz.generator import Builder, _f32_imm, _f64_imm, _int_imm
+    rng = g.rng
+    by_op = _forms()
+    if not by_op:
+        return None
+    for _attempt in range(6):
+        if rng.random() < 0.5:
+            opcode = rng.choice(sorted(by_op))
+            inv = rng.choice(by_op[opcode])
+        else:
+            inv = rng.choice(_all_forms())
+            opcode = inv["opcode"]
+        form = _frontend_form(opcode, inv["required"], inv["types"])
+        if form is None:
+            continue
+        if any(m in AVOID for m in inv["required"]):
+            continue
+        base = _working_rounding(opcode, tuple(inv["required"]), tuple(inv["types"]))
+        if base is False:
+            continue
+        base = tuple(base or ())
+        mods = []
+        req_iter = iter(inv["required"])
+        for group, required in form.groups:
+            if required:
+                mods.append(next(req_iter))
+                continue
+            choices = sorted(m for m in group if m not in AVOID)
+            if not choices:
+                continue
+            known = [m for m in base if m in group]
+            if group & set(ROUNDING) and _needs_rounding(opcode, inv["types"], g) and not known:
+                mods.append(rng.choice([m for m in choices if m in ROUNDING] or choices))
+            elif known and rng.random() < 0.7:
+                mods.append(known[0])
+            elif rng.random() < (0.35 if opcode != "cvt" else 0.2):
+                mods.append(rng.choice(choices))
+        types = list(inv["types"])
+        if opcode in ("shl", "shr") and _bits(types[0]) == 64:
+            continue        # op_logic's 64-bit shifts step around a ptxas bug (see there)
+        spelling = ".".join([opcode] + [m.lstrip(".") for m in mods] + [t.lstrip(".") for t in types])
+        # operands
+        b = Builder(g, ctx)
+        ops, canon, k = [], [], {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+        ok = True
+        for i, code in enumerate(form.operands):
+            if i >= form.optional_from and rng.random() < 0.5:
+                break
+            kind, is_dst, pair = _operand_kind(code, types, i)
+            if kind is None:
+                ok = False
+                break
+            if is_dst:
+                text = b.dst(kind)
+                if pair and (opcode == "setp" or code == "dp") and rng.random() < 0.4:
+                    text += "|" + b.dst("pred")
+                    canon.append(f"{_CANON[kind]}{k[kind]}|%p3")
+                else:
+                    canon.append(f"{_CANON[kind]}{k[kind]}")
+            else:
+                imm = None
+                t = _operand_type(code, types)
+                if kind != "pred" and t and (t[1] in "us" or t[1] == "b" and t[2].isdigit()) and _bits(t) >= 16:
+                    imm = _int_imm(g, _bits(t), t[1] == "s")
+                elif t == ".f32":
+                    imm = _f32_imm(g)
+                elif t == ".f64":
+                    imm = _f64_imm(g)
+                text = b.src(kind, None, imm)
+                if kind == "pred" and rng.random() < 0.3:
+                    text = "!" + text
+                canon.append(text if not text.lstrip("!").startswith("$") else
+                             ("!" if text.startswith("!") else "") + f"{_CANON[kind]}{k[kind]}")
+            k[kind] = min(k[kind] + 1, 3)
+            ops.append(text)
+        if not ok:
+            continue
+        if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
+            # the optional modifiers drawn do not go together: the spelling known to work
+            spelling = _spelling(opcode, base + tuple(inv["required"]), types)
+            rounded = any(m in ROUNDING for m in base)
+            if (_needs_rounding(opcode, inv["types"], g) and not rounded
+                    and any(set(ROUNDING) & grp for grp, _ in form.groups)):
+                continue
+            if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
+                continue
+        return b.build(f"{spelling} {', '.join(ops)};", spelling)
+    return None
+
+
+def _needs_rounding(opcode: str, types: tuple, g) -> bool:
+    """Float mul/add/sub/fma without a rounding mode may be contracted by ptxas (--fmad=true):
+    give them one unless the program turns contraction off."""
+    is_float = any(t.startswith((".f", ".bf")) for t in types)
+    return is_float and (g.prog_fmad or opcode in ("fma", "mad", "cvt"))
+
+
+def _operand_type(code: str, types: list) -> str | None:
+    """The type of an operand by its code in the form table: a role letter (d destination;
+    a, b, c, e sources) then nothing (type slot 0), a slot number, `:wide` or `:TYPE`."""
+    if code in ("p", "q"):
+        return ".pred"
+    if code == "dp":
+        return types[0] if types else None
+    rest = code[1:]
+    if rest == "":
+        return types[0] if types else None
+    if rest.isdigit():
+        i = int(rest)
+        return types[i] if i < len(types) else None
+    if rest == ":wide":
+        t = types[0]
+        return t[:2] + str(_bits(t) * 2)
+    if rest.startswith(":"):
+        return "." + rest[1:]
+    return None
+
+
+def _operand_kind(code: str, types: list, index: int = 0) -> tuple[str | None, bool, bool]:
+    """(register kind, is a destination, may be paired with a predicate `d|p`)."""
+    if code == "p":
+        return "pred", True, code == "p"
+    if code == "q":
+        return "pred", False, False
+    if code == "*" and types:           # cvt's packed sources: typed by the slot of their place
+        t = types[min(index, len(types) - 1)]
+        bits = _bits(t)
+        return KIND_OF_BITS.get(bits if bits >= 8 else 8), False, False
+    if code in ("*", "V", "W", "m", "l", "V2", "W2"):
+        return None, False, False
+    t = _operand_type(code, types)
+    if t is None:
+        return None, False, False
+    kind = KIND_OF_BITS.get(_bits(t)) if t != ".pred" else "pred"
+    return kind, code.startswith("d"), code == "dp"
+
+
+IROUNDING = (".rni", ".rzi", ".rmi", ".rpi")
+
+
+def instance_valid(inv: dict) -> bool | None:
+    """Does ptxas accept some spelling of this inventory form for sm_89 (its required
+    modifiers and types, plus nothing or one rounding mode)? None: not a form this module
+    can write (memory, control flow, ...)."""
+    found = _working_rounding(inv["opcode"], tuple(inv["required"]), tuple(inv["types"]))
+    return None if found is None else found is not False
+
+
+@functools.cache
+def _working_rounding(opcode: str, required: tuple, types: tuple):
+    """The extra modifiers (none or a rounding mode) with which ptxas accepts the form,
+    False if none works, None if this module cannot write the form."""
+    if opcode not in TOTAL:
+        return None
+    form = _frontend_form(opcode, required, types)
+    if form is None:
+        return None
+    operands = _canonical_operands(form, list(types))
+    if operands is None:
+        return None
+    rounding = [()]
+    for group, req in form.groups:
+        if not req and group & set(ROUNDING + IROUNDING):
+            rounding += [(m,) for m in sorted(group & set(ROUNDING + IROUNDING))]
+    for extra in rounding:
+        if valid(f"{_spelling(opcode, extra + required, types)} {', '.join(operands)};", _DECLS):
+            return extra
+    return False
+
+
+def _spelling(opcode: str, mods, types) -> str:
+    return ".".join([opcode, *[m.lstrip(".") for m in mods], *[t.lstrip(".") for t in types]])
+
+
+def _canonical_operands(form, types: list) -> list[str] | None:
+    operands, k = [], {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+    for i, code in enumerate(form.operands[:form.optional_from]):
+        kind, _, _ = _operand_kind(code, types, i)
+        if kind is None:
+            return None
+        operands.append(f"{_CANON[kind]}{k[kind]}")
+        k[kind] = min(k[kind] + 1, 3)
+    return operands
+
+
+# ------------------------------------------------------------------------------ the PTX ISA inventory
+# When `ptx2sass.frontend.inventory` (issue 15) is present its sm_89 forms are the source:
+# each is one exact spelling with typed operand kinds, so arithmetic, comparisons,
+# conversions and moves, loads and stores of every state space, type, vector width and
+# memory-order qualifier, and atomics come straight from it.
+
+VIDEO = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
+         "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
+ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp") + VIDEO
+ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func", ".mmio"}
+MEMORY_LIMIT = 8192          # bytes of the input buffer data-dependent loads reach
+
+
+def isa_inventory():
+    try:
+        from ptx2sass.frontend import inventory
+    except ImportError:
+        return None
+    return inventory if hasattr(inventory, "forms_for") else None
+
+
+@functools.cache
+def isa_families() -> dict:
+    inv = isa_inventory()
+    out = {"alu": [], "mem": [], "atom": [], "mma": []}
+    if inv is None:
+        return out
+    for f in inv.forms_for(89, (8, 5)):
+        if getattr(f, "arch_specific", False) or ".b128" in f.types or set(f.modifiers) & ISA_SKIP_MODIFIERS:
+            continue
+        kinds = {o.kind for o in f.operands}
+        if f.opcode in ISA_ALU and kinds <= {"d", "a", "r", "i", "p", "q", "dp", "pp", "v2", "v4"}:
+            out["alu"].append(f)
+        elif f.opcode in ("ld", "ldu", "st") and kinds <= {"V", "W", "m", "r", "d"}:
+            out["mem"].append(f)
+        elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
+            out["atom"].append(f)
+        elif f.spelling.startswith("mma.sync") and kinds <= {"v1", "v2", "v4", "v8"}:
+            out["mma"].append(f)
+    return out
+
+
+def _kind_of_type(t: str | None) -> str | None:
+    if t is None:
+        return None
+    if t == ".pred":
+        return "pred"
+    return KIND_OF_BITS.get(max(_bits(t), 8))
+
+
+def _vector_count(f) -> int:
+    for m in f.modifiers:
+        if m in (".v2", ".v4", ".v8"):
+            return int(m[2:])
+    return 1
+
+
+_ISA_DECLS = (".reg .pred %p<9>;\n.reg .b16 %h<9>;\n.reg .b32 %r<9>;\n.reg .b64 %d<9>;\n"
+              ".reg .b64 %ad;\n.reg .b32 %as;\nmov.u64 %ad, 0;\nmov.u32 %as, 0;")
+
+
+class _Operands:
+    """Operand texts for the program (`$a0`, `$d1`, immediates) and, in step, for the
+    one-instruction kernel that checks the spelling with ptxas."""
+
+    def __init__(self, b, g):
+        self.b, self.g = b, g
+        self.text: list[str] = []
+        self.canon: list[str] = []
+        self.count = {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
+        self.policy: str | None = None
+
+    def _name(self, kind: str) -> str:
+        n = self.count[kind]
+        self.count[kind] = min(n + 1, 8)
+        return f"{_CANON[kind]}{n}"
+
+    def dst(self, kind: str, pair: str | None = None):
+        text, canon = self.b.dst(kind), self._name(kind)
+        if pair and self.g.rng.random() < 0.5:
+            text += "|" + self.b.dst(pair)
+            canon += "|" + self._name(pair)
+        self.text.append(text)
+        self.canon.append(canon)
+
+    def src(self, kind: str, t: str | None, immediate: str = "maybe"):
+        from ptx2sass.fuzz.generator import _f32_imm, _f64_imm, _int_imm
+        g = self.g
+        imm = None
+        if immediate != "never" and kind != "pred" and t:
+            if t[1] in "us" or t[1] == "b" and t[2:].isdigit():
+                imm = _int_imm(g, max(_bits(t), 16), t[1] == "s")
+            elif t == ".f32":
+                imm = _f32_imm(g)
+            elif t == ".f64":
+                imm = _f64_imm(g)
+        if immediate == "always" and imm is not None:
+            value = imm()
+            self.text.append(value)
+            self.canon.append(value)
+            return
+        text = self.b.src(kind, None, imm if immediate != "never" else None)
+        if not text.startswith("$"):
+            self.text.append(text)
+            self.canon.append(text)
+            return
+        neg = "!" if kind == "pred" and g.rng.random() < 0.3 else ""
+        self.text.append(neg + text)
+        self.canon.append(neg + self._name(kind))
+
+    def vector(self, kind: str, n: int, dst: bool):
+        texts, canons = [], []
+        for _ in range(n):
+            if dst:
+                texts.append(self.b.dst(kind))
+            else:
+                texts.append(self.b.src(kind))
+            canons.append(self._name(kind))
+        self.text.append("{" + ", ".join(texts) + "}" if n > 1 else texts[0])
+        self.canon.append("{" + ", ".join(canons) + "}" if n > 1 else canons[0])
+
+    def raw(self, text: str, canon: str):
+        self.text.append(text)
+        self.canon.append(canon)
+
+
+def _isa_fill(f, ops: _Operands, address=None) -> bool:
+    """Fill `ops` with `f`'s operands (False when a kind is not writable here)."""
+    g = ops.g
+    n = _vector_count(f)
+    for i, o in enumerate(f.operands):
+        if o.optional and g.rng.random() < 0.5:
+            break
+        kind = _kind_of_type(o.type)
+        if o.kind == "d":
+            ops.dst(kind)
+        elif o.kind == "p":
+            ops.dst("pred")
+        elif o.kind == "pp":
+            ops.dst("pred", pair="pred")
+        elif o.kind == "dp":
+            ops.dst(kind, pair="pred")
+        elif o.kind in ("a", "r", "i", "q"):
+            if o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
+                ops.policy = ops.b.tmp("b64")       # the cache policy, made just before
+                ops.raw(ops.policy, "%d8")
+            else:
+                ops.src("pred" if o.kind == "q" else kind, o.type,
+                        "never" if o.kind == "r" else "always" if o.kind == "i" else "maybe")
+        elif o.kind in ("v1", "v2", "v4", "v8"):
+            ops.vector(kind, int(o.kind[1]), dst=(i == 0))
+        elif o.kind == "V":
+            ops.vector(kind, n, dst=True)
+        elif o.kind == "W":
+            ops.vector(kind, n, dst=False)
+        elif o.kind == "m" and address is not None:
+            ops.raw(*address)
+        else:
+            return False
+    return True
+
+
+def _isa_alu(g, ctx, b):
+    rng = g.rng
+    f = rng.choice(isa_families()["alu"])
+    is_float = any(t.startswith((".f", ".bf")) for t in f.types)
+    if is_float and g.prog_fmad and f.opcode in ("mul", "add", "sub", "mad", "fma") and \
+            not set(f.modifiers) & set(ROUNDING):
+        return None, None      # ptxas may contract it: only under --fmad=false
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops):
+        return None, None
+    return f, ops
+
+
+def _isa_memory(g, ctx, b):
+    """A load or store of one inventory form, at an address that is in bounds and aligned
+    in its state space: the input buffer (loads, data-dependent), the thread's own global
+    words (stores), its own shared and local words, the module's constant array, a
+    parameter blob."""
+    rng = g.rng
+    f = rng.choice(isa_families()["mem"])
+    elem = max(_bits(f.types[0]) // 8, 1) if f.types else 4
+    size = elem * _vector_count(f)
+    space = f.spaces[0] if f.spaces else None
+    pre = []
+    t_addr = b.tmp("b64")
+    store = f.opcode == "st"
+    if space in (None, ".global"):
+        if store:
+            pre.append(f"add.s64 {t_addr}, $priv, 32;")
+        else:
+            idx = b.tmp("b32")
+            pre += [f"and.b32 {idx}, {b.src('b32')}, {MEMORY_LIMIT // size - 1};",
+                    f"mul.wide.u32 {t_addr}, {idx}, {size};", f"add.s64 {t_addr}, {t_addr}, $inb;"]
+        if space is None:
+            pre.append(f"cvta.global.u64 {t_addr}, {t_addr};")
+        address = (f"[{t_addr}]", "[%ad]")
+    elif space in (".shared", ".shared::cta"):
+        t32 = b.tmp("b32")
+        pre.append(f"add.u32 {t32}, $sq, {rng.randrange(0, 33 - size, size) if size < 32 else 0};")
+        address = (f"[{t32}]", "[%as]")
+    elif space == ".local" and ctx.func is None:
+        pre.append(f"mov.u64 {t_addr}, $loc0;")
+        address = (f"[{t_addr}+{rng.randrange(0, 65 - size, size) if size < 64 else 0}]", "[%ad]")
+    elif space == ".const" and not store:
+        pre.append(f"mov.u64 {t_addr}, $cst;")
+        address = (f"[{t_addr}+{rng.randrange(0, 65 - size, size) if size < 64 else 0}]", "[%ad]")
+    elif space in (".param", ".param::entry") and not store and size <= 16 and ctx.func is None:
+        off = rng.randrange(0, 33 - size, size) if size < 32 else 0
+        address = (f"[$blob+{off}]", f"[pb+{off}]")
+    else:
+        return None, None
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops, address):
+        return None, None
+    return f, (ops, pre)
+
+
+def _isa_atomic(g, ctx, b):
+    rng = g.rng
+    f = rng.choice(isa_families()["atom"])
+    space = f.spaces[0] if f.spaces else None
+    t_addr = b.tmp("b64")
+    pre = []
+    word = 8 * rng.randrange(4)
+    if space in (None, ".global"):
+        pre.append(f"add.s64 {t_addr}, $priv, {word};")
+        if space is None:
+            pre.append(f"cvta.global.u64 {t_addr}, {t_addr};")
+        address = (f"[{t_addr}]", "[%ad]")
+    elif space in (".shared", ".shared::cta"):
+        t32 = b.tmp("b32")
+        pre.append(f"add.u32 {t32}, $sq, {word};")
+        address = (f"[{t32}]", "[%as]")
+    else:
+        return None, None
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops, address):
+        return None, None
+    return f, (ops, pre)
+
+
+def _isa_mma(g, ctx, b):
+    """A warp-wide mma.sync of one inventory form (every lane converged, full warp)."""
+    if not (ctx.full and ctx.masked) or ctx.func is not None:
+        return None, None
+    f = g.rng.choice(isa_families()["mma"])
+    ops = _Operands(b, g)
+    if not _isa_fill(f, ops):
+        return None, None
+    return f, ops
+
+
+def op_isa(g, ctx):
+    """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
+    from ptx2sass.fuzz.generator import Builder
+    fam = isa_families()
+    rng = g.rng
+    for _attempt in range(6):
+        family = rng.choices(("alu", "mem", "atom", "mma"),
+                             weights=(len(fam["alu"]), len(fam["mem"]) * 0.7, len(fam["atom"]),
+                                      len(fam["mma"]) * (g.on("mma") or g.on("warp"))))[0]
+        if not fam[family] or (family != "alu" and ctx.func is not None):
+            continue
+        b = Builder(g, ctx)
+        maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic, "mma": _isa_mma}[family]
+        f, made = maker(g, ctx, b)
+        if f is None:
+            continue
+        ops, pre = (made, []) if family in ("alu", "mma") else made
+        canon_pre = ""
+        if ops.policy:
+            pre = [f"createpolicy.fractional.L2::evict_last.b64 {ops.policy}, 1.0;"] + pre
+            canon_pre = "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
+        if not valid(f"{canon_pre}{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
+            continue
+        spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or (("generic",) if family in ("mem", "atom") else ())
+        line = f"{f.spelling} {', '.join(ops.text)};"
+        if family == "mma":
+            return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
+        return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
+                       guard_ok=(family == "alu"), spaces=spaces)
+    return None
+
+
+# ---- wmma: load a, b and c fragments, multiply-accumulate, store d, as one statement.
+# Fragment registers hold elements in an arrangement each compiler chooses, so they are
+# never compared: only what wmma.store writes (the warp's own scratch words) is.
+
+WMMA_SCRATCH = 4096          # bytes of global and of shared scratch per warp
+
+
+@functools.cache
+def wmma_index() -> dict:
+    out = {"mma": [], "load": {}, "store": {}}
+    inv = isa_inventory()
+    if inv is None:
+        return out
+    for f in inv.forms_for(89, (8, 5)):
+        if f.opcode != "wmma" or getattr(f, "arch_specific", False):
+            continue
+        t = f.spelling.split(".")
+        if t[1] == "mma":
+            out["mma"].append(f)
+        elif t[1] == "load":          # wmma.load.a.sync.aligned.row.m16n16k16[.space].f16
+            space = t[7] if len(t) > 8 else None
+            out["load"].setdefault((t[2], t[5], t[6], t[-1]), []).append((f, space))
+        elif t[1] == "store":
+            space = t[7] if len(t) > 8 else None
+            out["store"].setdefault((t[5], t[6], t[-1]), []).append((f, space))
+    return out
+
+
+def _wmma_types(spelling: str) -> tuple:
+    t = spelling.split(".")
+    al, bl, shape = t[4], t[5], t[6]
+    rest = [x for x in t[7:] if x not in ("rn", "rz", "rm", "rp", "satfinite", "xor", "and", "popc")]
+    if len(rest) == 2:
+        d, c = rest
+        a = b = "f16"
+    else:
+        d, a, b, c = rest[:4]
+    return al, bl, shape, a, b, c, d
+
+
+_STRIDE = {"b1": 128, "s4": 64, "u4": 64}
+
+
+def _wmma_operands(f, b, address: str, canon_address: str, stride: int, fragment: list[str] | None):
+    """(text, canonical) operands of a load/store form; the fragment's temps are made here
+    (loads) or given (stores)."""
+    text, canon = [], []
+    made = []
+    for o in f.operands:
+        if o.kind.startswith("v"):
+            n = int(o.kind[1:])
+            kind = _kind_of_type(o.type)
+            regs = fragment if fragment is not None else [b.tmp(kind) for _ in range(n)]
+            made = regs
+            text.append("{" + ", ".join(regs) + "}")
+            canon.append("{" + ", ".join(f"{_CANON[kind]}{i}" for i in range(n)) + "}")
+        elif o.kind == "m":
+            text.append(address)
+            canon.append(canon_address)
+        elif o.kind == "a":
+            text.append(str(stride))
+            canon.append(str(stride))
+    return text, canon, made
+
+
+def op_wmma(g, ctx):
+    """wmma.load a, b, c; wmma.mma; wmma.store d (+ the stored words read back if shared)."""
+    from ptx2sass.fuzz.generator import Builder
+    idx = wmma_index()
+    if not idx["mma"] or not (ctx.full and ctx.masked) or ctx.func is not None:
+        return None
+    rng = g.rng
+    for _attempt in range(4):
+        mma = rng.choice(idx["mma"])
+        al, bl, shape, ta, tb, tc, td = _wmma_types(mma.spelling)
+        la = idx["load"].get(("a", al, shape, ta))
+        lb = idx["load"].get(("b", bl, shape, tb))
+        lc = [x for lay in ("row", "col") for x in idx["load"].get(("c", lay, shape, tc), [])]
+        sd = [x for lay in ("row", "col") for x in idx["store"].get((lay, shape, td), [])]
+        if not (la and lb and lc and sd):
+            continue
+        b = Builder(g, ctx)
+        lines, canon_lines = [], []
+        frags = {}
+        for name, choices, t in (("a", la, ta), ("b", lb, tb), ("c", lc, tc)):
+            f, space = rng.choice(choices)
+            stride = _STRIDE.get(t, 32)
+            if space == "shared":
+                address, canon_address = "[$mat]", "[%as]"
+            else:
+                at = b.tmp("b64")
+                lines.append(f"add.s64 {at}, $inb, {1024 * rng.randrange(4)};")
+                if space is None:
+                    lines.append(f"cvta.global.u64 {at}, {at};")
+                address, canon_address = f"[{at}]", "[%ad]"
+            text, canon, frags[name] = _wmma_operands(f, b, address, canon_address, stride, None)
+            lines.append(f"{f.spelling} {', '.join(text)};")
+            canon_lines.append(f"{f.spelling} {', '.join(canon)};")
+        kd = _kind_of_type(mma.operands[0].type)
+        d = [b.tmp(kd) for _ in range(int(mma.operands[0].kind[1:]))]
+        lines.append(f"{mma.spelling} {{{', '.join(d)}}}, {{{', '.join(frags['a'])}}}, "
+                     f"{{{', '.join(frags['b'])}}}, {{{', '.join(frags['c'])}}};")
+        counts = [int(o.kind[1:]) for o in mma.operands]
+        kinds = [_kind_of_type(o.type) for o in mma.operands]
+        canon_lines.append(f"{mma.spelling} " + ", ".join(
+            "{" + ", ".join(f"{_CANON[k]}{i}" for i in range(n)) + "}" for n, k in zip(counts, kinds)) + ";")
+        f, space = rng.choice(sd)
+        stride = _STRIDE.get(td, 32)
+        read_back = []
+        if space == "shared":
+            address, canon_address = "[$wss]", "[%as]"
+            outs = [b.dst("b32") for _ in range(4)]
+            ra = b.tmp("b32")
+            read_back = ["bar.warp.sync 0xffffffff;", f"mad.lo.u32 {ra}, $lane, 16, $wss;",
+                         f"ld.shared.v4.u32 {{{', '.join(outs)}}}, [{ra}];"]
+        else:
+            at = b.tmp("b64")
+            lines.append(f"mov.u64 {at}, $wsg;")
+            if space is None:
+                lines.append(f"cvta.global.u64 {at}, {at};")
+            address, canon_address = f"[{at}]", "[%ad]"
+        text, canon, _ = _wmma_operands(f, b, address, canon_address, stride, d)
+        lines.append(f"{f.spelling} {', '.join(text)};")
+        canon_lines.append(f"{f.spelling} {', '.join(canon)};")
+        if not valid("\n".join(canon_lines), _ISA_DECLS.replace("%r<9>", "%r<9>").replace(
+                ".reg .b32 %r<9>;", ".reg .b32 %r<9>;\n.reg .b32 %f<9>;")):
+            continue
+        return b.build("\n".join(lines + read_back), mma.spelling, collective=True, full_warp=True,
+                       guard_ok=False, uniform_ok=False, spaces=("global", "shared"))
+    return None

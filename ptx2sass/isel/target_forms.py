@@ -1,0 +1,139 @@
+"""The selector's sm_8x choices made into the target's own, after selection.
+
+The selector writes the instructions ptxas writes for sm_8x. Where a target has no encoding
+for that choice, this pass rewrites it into what ptxas writes for the target (each fact
+is a field of `encoder.arch.Target`):
+
+* opcodes the target names differently (`Target.renamed_opcodes`: sm_90's integer min/max
+  is VIMNMX, its global reduction REDG), operands unchanged;
+* constant-bank operands of ALU instructions (`c[0x0][0x160]`), which ptxas never writes
+  for sm_90 and the hopper table therefore cannot encode (`Target.alu_constants` false):
+  the constant is loaded with LDC into a register first (a register pair with LDC.64 where
+  the operand is 64 bits wide, e.g. IMAD.WIDE's addend or an FP64 operand), once per block
+  and constant; a plain move of a constant becomes the LDC itself;
+* an IMAD by a power of two 2^k that the target's table has no form for (the hopper table
+  knows IMAD's immediate only for the multipliers ptxas wrote, nvdisasm printing powers of
+  two as IMAD.SHL): `LEA d, a, c, k`, the same sum ((a << k) + c), as ptxas writes it;
+* `WARPSYNC imm` where the target has no immediate form (`Target.warpsync_immediate`):
+  `WARPSYNC.ALL` for the full mask, else the mask moved into a register.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
+from ptx2sass.encoder.register_widths import wide_operands
+from ptx2sass.mir import MFunction, MInstr, VOp
+
+# Instructions that read `c[bank][offset]` on every target (the constant loads themselves).
+CONSTANT_READERS = frozenset({"LDC", "ULDC"})
+FULL_MASK = 0xFFFFFFFF
+# IMAD spellings that are a plain 32-bit multiply-add (no carry, high half or wide result)
+PLAIN_IMAD = frozenset({(), ("U32",), ("SHL",), ("SHL", "U32")})
+_PROBE = Reg("R", 0)
+RZ = Reg("R", 255)
+
+
+def apply_target_forms(mf: MFunction, target) -> None:
+    """Rewrite `mf`'s instructions into forms `target` encodes (see the module docstring)."""
+    renames = dict(target.renamed_opcodes)
+    for b in mf.blocks:
+        loaded: dict[tuple[int, int, int], VOp] = {}
+        out: list[MInstr] = []
+        for mi in b.instrs:
+            if mi.opcode in renames:
+                mi.opcode = renames[mi.opcode]
+            if mi.opcode == "IMAD" and _power_of_two_multiplier(mi) is not None \
+                    and not _encodable(target.name, mi.modifiers, mi.operands[2].value,
+                                       mi.operands[3] == RZ):
+                k = _power_of_two_multiplier(mi)
+                mi.opcode, mi.modifiers = "LEA", ()
+                mi.operands = [mi.operands[0], mi.operands[1], mi.operands[3], Imm(k)]
+            if mi.opcode == "WARPSYNC" and not target.warpsync_immediate and isinstance(mi.operands[0], Imm):
+                if mi.operands[0].value & FULL_MASK == FULL_MASK:
+                    mi.modifiers, mi.operands = ("ALL",), []
+                else:
+                    mask = VOp(mf.new_vreg())
+                    out.append(MInstr("MOV", (), [mask, mi.operands[0]], 1, None, mi.line))
+                    mi.operands = [mask]
+            if not target.alu_constants and mi.opcode not in CONSTANT_READERS:
+                consts = [i for i, op in enumerate(mi.operands) if isinstance(op, ConstRef)]
+                if consts and _is_constant_move(mi):
+                    mi.opcode, mi.modifiers = "LDC", ()
+                    mi.operands = [mi.operands[0], _ldc_address(mi.operands[-1])]
+                    mi.shown = None
+                    consts = []
+                for i in consts:
+                    mi.operands[i] = _load(mf, mi, i, loaded, out)
+            out.append(mi)
+        b.instrs[:] = out
+
+
+def _power_of_two_multiplier(mi: MInstr) -> int | None:
+    """k when `mi` is a plain IMAD d, a, 2^k, c (k >= 1), else None."""
+    if mi.modifiers not in PLAIN_IMAD or len(mi.operands) != 4 or not isinstance(mi.operands[2], Imm):
+        return None
+    b = mi.operands[2]
+    v = b.value & FULL_MASK
+    if b.text is not None or b.neg or v < 2 or v & (v - 1):
+        return None
+    return v.bit_length() - 1
+
+
+@functools.cache
+def _encodable(arch: str, modifiers: tuple[str, ...], multiplier: int, rz_addend: bool) -> bool:
+    """Whether the arch's table encodes `IMAD<modifiers> R, R, multiplier, R` (RZ addend)."""
+    from ptx2sass.encoder import codec
+    probe = Instruction("IMAD", modifiers, (Reg("R", 0), Reg("R", 2), Imm(multiplier),
+                                            RZ if rz_addend else Reg("R", 4)))
+    try:
+        codec.encode(probe, arch, 0, [])
+        return True
+    except codec.EncodeError:
+        return False
+
+
+def _ldc_address(c: ConstRef) -> ConstRef:
+    """LDC's address as nvdisasm reads it back: offset 0 is `c[0x0][RZ]` (the register
+    form with RZ; ptxas's `LDC R9, c[0x0][RZ]` for %ntid.x)."""
+    return replace(c, ureg=RZ) if c.offset == 0 and c.ureg is None else c
+
+
+def _is_constant_move(mi: MInstr) -> bool:
+    """`MOV d, c[..]` or `IMAD.MOV.U32 d, RZ, RZ, c[..]` (one 32-bit register written)."""
+    if mi.ndefs != 1 or not isinstance(mi.operands[0], VOp) or mi.operands[0].width != 1:
+        return False
+    if mi.opcode == "MOV" and not mi.modifiers and len(mi.operands) == 2:
+        return isinstance(mi.operands[1], ConstRef) and mi.operands[1].ureg is None
+    return (mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(mi.operands) == 4
+            and isinstance(mi.operands[3], ConstRef) and mi.operands[3].ureg is None)
+
+
+def _width(mi: MInstr, i: int) -> int:
+    """How many 32-bit registers operand `i` would span as a register (the encoder's width
+    table, asked with a register in the constant's place)."""
+    ops = [_PROBE if k == i else (Reg("R", 2) if isinstance(op, VOp) else op)
+           for k, op in enumerate(mi.operands)]
+    where = f"operand {i}"
+    try:
+        probe = Instruction(mi.opcode, mi.modifiers, tuple(ops))
+        return max((w for at, _r, w in wide_operands(probe) if at == where), default=1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _load(mf: MFunction, mi: MInstr, i: int, loaded: dict, out: list[MInstr]) -> VOp:
+    """The register holding operand `i`'s constant (its sign/abs/inverse/selector marks
+    move onto the register)."""
+    c: ConstRef = mi.operands[i]
+    width = _width(mi, i)
+    plain = replace(c, neg=False, abs=False, inv=False, suffix=())
+    key = (plain, width)
+    reg = loaded.get(key) if c.ureg is None else None
+    if reg is None:
+        reg = VOp(mf.new_vreg("R", width))
+        out.append(MInstr("LDC", ("64",) if width == 2 else (), [reg, _ldc_address(plain)], 1, None, mi.line))
+        if c.ureg is None:
+            loaded[key] = reg
+    return replace(reg, neg=c.neg, abs=c.abs, inv=c.inv, suffix=c.suffix)

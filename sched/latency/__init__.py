@@ -1,0 +1,189 @@
+"""Instruction latencies per encoding family, as data: the scheduler, the control-code pass
+and the emulator's hazard checker share one `LatencyModel` per target.
+
+The figures live in `sched/latency/<family>.json` (the target's `Target.latency`); this
+module only applies them. Two kinds of producer (ISA-NOTES, "Latencies"):
+- fixed latency: the result may be read `fixed_latency(...)` cycles after issue; the
+  compiler guarantees that with stall counts alone;
+- variable latency ("decoupled"): the result is tracked by a scoreboard (write barrier) that
+  a consumer must wait on; `variable` gives a typical completion time for the cycle model
+  (not a correctness bound).
+
+Which opcodes are variable was read from ptxas 13.5's output for the family (every one of
+them sets a write scoreboard when its result is read). The fixed values are the smallest
+producer→consumer distances ptxas relies on over the project's corpora, measured by
+`python -m tools.latency_audit --arch ...` (each file's "measured" and "evidence" say
+where each number came from): the hazard checker of `ptx2sass.emu.hazards` must find zero
+hazards in ptxas's cubins; where it does not, the table is wrong and gets corrected, never
+the other way round.
+
+Rules, with the data fields they read:
+- a fixed producer's own latency: `fixed` (opcode or "OPCODE.MOD"), else `default_fixed`;
+  predicates written for a predicate source: `predicate_fixed`; uniform results:
+  `uniform_fixed`, `uniform_move_fixed` for `uniform_moves`;
+- what the reader adds: a guard (or a `predicate_at_issue` reader) needs `guard_fixed`;
+  readers that fetch operands early need `reader_fixed` (`memory_readers`:
+  `memory_reader_fixed`), except `reader_pair_fixed` pairs; a result crossing between the
+  `pipe`s of fixed-latency instructions needs `cross_pipe` (`no_pipe_readers` and
+  variable-latency readers cross nothing); `pair_fixed` (producer, file, reader pipe) pairs
+  slower than all that; tensor-core results read by memory: `mma_to_memory`; uniform
+  results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
+  readers their value (`uniform_same_unit` readers of their own unit: the producer's).
+"""
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent
+
+
+class LatencyModel:
+    """One family's latency table (see the module docstring for the rules)."""
+
+    def __init__(self, data: dict):
+        self.family = data["family"]
+        self.VARIABLE: dict[str, int] = dict(data["variable"])
+        self.QUEUE: dict[str, str] = dict(data["queue"])
+        self.SOURCE_READ_CYCLES: int = data["source_read_cycles"]
+        self.STORE_QUEUE: dict[str, str] = dict(data["store_queue"])
+        self.READS_IN_ORDER = frozenset(data["reads_in_order"])
+        self.DEFAULT_FIXED: int = data["default_fixed"]
+        self.FIXED: dict[str, int] = dict(data["fixed"])
+        self.PAIR_FIXED = {(p, f, r): c for p, f, r, c in data["pair_fixed"]}
+        self.MMA = frozenset(data["mma"])
+        self.MMA_TO_MEMORY: int = data["mma_to_memory"]
+        self.PREDICATE_FIXED: int = data["predicate_fixed"]
+        self.GUARD_FIXED: int = data["guard_fixed"]
+        self.PREDICATE_AT_ISSUE = frozenset(data["predicate_at_issue"])
+        self.PIPE: dict[str, str] = dict(data["pipe"])
+        self.CROSS_PIPE: int = data["cross_pipe"]
+        self.NO_PIPE_READERS = frozenset(data["no_pipe_readers"])
+        self.MEMORY_READERS = frozenset(data["memory_readers"])
+        self.READER_FIXED: dict[str, int] = {**{op: data["memory_reader_fixed"] for op in self.MEMORY_READERS},
+                                             **data["reader_fixed"]}
+        self.READER_PAIR_FIXED = {(p, r): c for p, r, c in data["reader_pair_fixed"]}
+        self.UNIFORM_FIXED: int = data["uniform_fixed"]
+        self.UNIFORM_TO_VECTOR: int = data["uniform_to_vector"]
+        self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
+        self.UNIFORM_SAME_UNIT = frozenset(data["uniform_same_unit"])
+        self.UNIFORM_MOVES = frozenset(data["uniform_moves"])
+        self.UNIFORM_MOVE_FIXED: int = data["uniform_move_fixed"]
+        self.NO_RESULT = frozenset(data["no_result"])
+        # (producer key, file, result part, reader pipe) -> cycles: a part of a multi-register
+        # result that arrives sooner than the rest (sm_90: IMAD.WIDE's low half)
+        self.PART_FIXED = {(p, f, n, r): c for p, f, n, r, c in data.get("part_fixed", [])}
+        # producer key -> cycles until an IMAD.WIDE may read the result as the high half of
+        # its addend, which it reads later than its other operands (sm_90)
+        self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
+        # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
+        self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
+        # (uniform producer, reader opcode) -> cycles, beyond the uniform rules (sm_90)
+        self.UNIFORM_PAIR_FIXED = {(p, r): c for p, r, c in data.get("uniform_pair_fixed", [])}
+        # producer -> cycles until its predicate may guard an instruction, beyond guard_fixed
+        self.GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("guard_pair_fixed", {}))
+        # (producer, reader) -> ptxas's distance where it is below the producer's own rule
+        # (HFMA2 -> HADD2, CS2R -> STG on sm_8x): the pair's latency, overriding the rest
+        self.READER_PAIR_EXACT = {(p, r): c for p, r, c in data.get("reader_pair_exact", [])}
+        # a uniform predicate guarding a uniform instruction, where below guard_fixed (sm_8x)
+        self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
+        self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
+
+    def is_variable(self, opcode: str) -> bool:
+        return opcode in self.VARIABLE
+
+    def source_unit(self, opcode: str) -> str | None:
+        """The in-order unit whose instructions read their sources in issue order, if any."""
+        return self.QUEUE.get(opcode) or self.STORE_QUEUE.get(opcode)
+
+    def fixed_latency(self, opcode: str, modifiers: tuple[str, ...] = (), predicate: bool = False,
+                      uniform: bool = False) -> int:
+        """Cycles until a fixed-latency result can be read by an instruction of its own pipe
+        (the producer's side alone; `read_latency` is what a given reader needs)."""
+        if uniform:
+            return self.UNIFORM_MOVE_FIXED if opcode in self.UNIFORM_MOVES else self.UNIFORM_FIXED
+        for m in modifiers:
+            key = f"{opcode}.{m}"
+            if key in self.FIXED:
+                return self.FIXED[key]
+        if predicate and opcode not in self.FIXED:
+            return self.PREDICATE_FIXED
+        return self.FIXED.get(opcode, self.DEFAULT_FIXED)
+
+    def pipe(self, opcode: str) -> str:
+        return self.PIPE.get(opcode, "alu")
+
+    def _read_latency(self, opcode: str, modifiers: tuple[str, ...], file: str, reader: str,
+                      guard: bool = False, part: int = 0, addend: bool = False) -> int:
+        """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
+        `reader` may read it (`guard`: as its guard predicate; `part`: which register of the
+        producer's result of that file, 0 the first; `addend`: read as the high half of an
+        IMAD.WIDE's addend)."""
+        keys = (opcode, *(f"{opcode}.{m}" for m in modifiers))
+        if addend and reader == "IMAD":
+            for key in reversed(keys):
+                if key in self.ADDEND_FIXED:
+                    return self.ADDEND_FIXED[key]
+        for key in reversed(keys):
+            value = self.PART_FIXED.get((key, file, part, self.pipe(reader)))
+            if value is not None and reader not in self.READER_FIXED and not self.is_variable(reader):
+                return value
+        base = self.fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
+                                  uniform=file in ("UR", "UP"))
+        if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
+            if file == "UP" and guard and reader.startswith("U") and self.UNIFORM_GUARD_FIXED is not None:
+                return max(base, self.UNIFORM_GUARD_FIXED)
+            return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
+        if (opcode, reader) in self.READER_PAIR_EXACT:
+            return self.READER_PAIR_EXACT[(opcode, reader)]
+        if file in ("UR", "UP"):
+            if (opcode, reader) in self.UNIFORM_PAIR_FIXED:
+                return max(base, self.UNIFORM_PAIR_FIXED[(opcode, reader)])
+            if opcode in self.UNIFORM_MOVES:
+                return base
+            if not reader.startswith("U"):
+                return max(base, self.UNIFORM_TO_VECTOR)
+            if opcode == reader and opcode in self.UNIFORM_SAME_UNIT:
+                return base
+            return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
+        if opcode in self.MMA and reader in self.MEMORY_READERS:
+            return self.MMA_TO_MEMORY
+        need = max(base, self.READER_PAIR_FIXED.get((opcode, reader), self.READER_FIXED.get(reader, 0)))
+        if reader not in self.READER_FIXED and reader not in self.NO_PIPE_READERS and not self.is_variable(reader):
+            if self.pipe(opcode) != self.pipe(reader):
+                need = max(need, self.CROSS_PIPE)
+            for key in (opcode, *(f"{opcode}.{m}" for m in modifiers)):
+                need = max(need, self.PAIR_FIXED.get((key, file, self.pipe(reader)), 0))
+        return need
+
+    def addend_registers(self, ins) -> set:
+        """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
+        before trailing predicates, plus one), when the model says anything about it."""
+        if ins.opcode != "IMAD" or "WIDE" not in ins.modifiers or not self.ADDEND_FIXED:
+            return set()
+        ops = list(ins.operands)
+        while ops and getattr(ops[-1], "file", None) == "P":
+            ops.pop()
+        c = ops[-1] if len(ops) >= 4 else None
+        if getattr(c, "file", None) != "R" or c.index == 255:
+            return set()
+        return {("R", c.index + 1)}
+
+    def queue_of(self, opcode: str) -> str:
+        return self.QUEUE.get(opcode, opcode)
+
+    def variable_latency(self, opcode: str) -> int:
+        return self.VARIABLE.get(opcode, 20)
+
+
+@functools.cache
+def model(family: str) -> LatencyModel:
+    """The latency model in `sched/latency/<family>.json`."""
+    return LatencyModel(json.loads((DATA / f"{family}.json").read_text()))
+
+
+def model_for(arch) -> LatencyModel:
+    """The latency model of a target (an `encoder.arch.Target` or an arch name)."""
+    from ptx2sass.encoder.arch import target
+    return model(target(arch).latency)

@@ -1,0 +1,480 @@
+"""tools/gpu_check (the one-command GPU check) without a GPU: the comparison logic on made-up
+outputs, `prepare` on a tiny selection, `run` skipping where there is no GPU, `run` on the
+emulator standing in for one (with a corrupted output, a crashing, a hanging and a faulting
+launch injected), the calibration kernels as ptxas compiles them, and tools/fit_timing.py on
+a synthetic report whose constants are known."""
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tools import fit_timing
+from tools.gpu_check import calibration
+from tools.gpu_check.bundle import Bundle
+from tools.gpu_check.compare import compare_outputs, mismatch
+from tools.gpu_check.run import NO_GPU
+from tools.gpu_check.worker import chain_bytes
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --------------------------------------------------------------------------- comparisons
+
+def _b(values, dtype):
+    return np.asarray(values, dtype=dtype).tobytes()
+
+
+def test_bits_reports_the_first_difference():
+    got, want = _b([1, 2, 3, 4], np.uint32), _b([1, 2, 7, 4], np.uint32)
+    assert mismatch({"kind": "bits", "dtype": "u32"}, got, got) is None
+    why = mismatch({"kind": "bits", "dtype": "u32"}, got, want)
+    assert why.startswith("1 of 4 differ; first at [2]")
+
+
+def test_bits_tells_nan_payloads_and_zero_signs_apart_where_equal_does_not():
+    nan_a, nan_b = np.array([0x7FC00000, 0x7FC00001], np.uint32).view(np.float32)
+    got, want = _b([nan_a, -0.0], np.float32), _b([nan_b, 0.0], np.float32)
+    assert mismatch({"kind": "bits", "dtype": "f32"}, got, want).startswith("2 of 2 differ")
+    assert mismatch({"kind": "equal", "dtype": "f32"}, got, want) is None
+
+
+def test_ulp_and_close():
+    want = _b([1.0, 100.0], np.float32)
+    one_ulp = _b([np.nextafter(np.float32(1), np.float32(2)), 100.0], np.float32)
+    assert mismatch({"kind": "ulp", "dtype": "f32", "ulp": 1}, one_ulp, want) is None
+    assert mismatch({"kind": "ulp", "dtype": "f32", "ulp": 0.5}, one_ulp, want) is not None
+    near = _b([1.001, 100.1], np.float32)
+    assert mismatch({"kind": "close", "dtype": "f32", "rtol": 2e-3, "atol": 0}, near, want) is None
+    assert mismatch({"kind": "close", "dtype": "f32", "rtol": 1e-4, "atol": 0}, near, want) is not None
+
+
+def test_close_nan_handling_follows_the_check():
+    got, want = _b([np.nan, 1.0], np.float32), _b([np.nan, 1.0], np.float32)
+    assert mismatch({"kind": "close", "dtype": "f32", "rtol": 1e-3, "nan_equal": True}, got, want) is None
+    assert mismatch({"kind": "close", "dtype": "f32", "rtol": 1e-3, "nan_equal": False}, got, want) is not None
+
+
+def test_bf16_and_fp8_are_read_as_floats():
+    # bf16 0x3F80 = 1.0, 0x3F81 = 1.0078125; e4m3 0x38 = 1.0, 0x39 = 1.125
+    assert mismatch({"kind": "close", "dtype": "bf16", "rtol": 1e-2}, _b([0x3F81], np.uint16),
+                    _b([0x3F80], np.uint16)) is None
+    assert mismatch({"kind": "close", "dtype": "bf16", "rtol": 1e-3}, _b([0x3F81], np.uint16),
+                    _b([0x3F80], np.uint16)) is not None
+    assert mismatch({"kind": "close", "dtype": "fp8e4m3", "rtol": 0.13}, _b([0x39], np.uint8),
+                    _b([0x38], np.uint8)) is None
+    assert mismatch({"kind": "equal", "dtype": "fp8e4m3"}, _b([0x7F], np.uint8), _b([0xFF], np.uint8)) is None
+
+
+def test_float64_expected_values_for_a_narrower_output():
+    check = {"kind": "close", "dtype": "f16", "want_dtype": "f64", "rtol": 1e-3, "atol": 1e-3}
+    assert mismatch(check, _b([0.3333], np.float16), _b([1 / 3], np.float64)) is None
+    assert mismatch(check, _b([0.3], np.float16), _b([1 / 3], np.float64)) is not None
+
+
+def test_short_output_is_a_mismatch():
+    assert mismatch({"kind": "bits", "dtype": "u32"}, b"\0" * 4, b"\0" * 8) == "1 elements, expected 2"
+
+
+def test_compare_outputs_verdicts():
+    outputs = [{"buffer": "y", "check": {"kind": "close", "dtype": "f32", "rtol": 1e-3, "atol": 0}},
+               {"buffer": "n", "check": {"kind": "bits", "dtype": "s32"}}]
+    want = {"y": _b([1.0, 2.0], np.float32), "n": _b([5], np.int32)}
+    same = {"y": want["y"], "n": want["n"]}
+    close = {"y": _b([1.0, 2.0001], np.float32), "n": want["n"]}
+    wrong = {"y": want["y"], "n": _b([6], np.int32)}
+    assert compare_outputs(outputs, same, want, how="bits")["verdict"] == "same"
+    assert compare_outputs(outputs, close, want, how="bits")["verdict"] == "pass"
+    assert compare_outputs(outputs, close, want)["verdict"] == "pass"
+    bad = compare_outputs(outputs, wrong, want)
+    assert bad["verdict"] == "fail" and "n" in bad["detail"]
+    assert compare_outputs(outputs, same, {"y": None, "n": None})["verdict"] == "none"
+
+
+def test_chain_is_one_cycle_through_every_element():
+    base, stride, size = 0x7000_0000, 128, 64 * 128
+    words = np.frombuffer(chain_bytes({"stride": stride, "seed": 3}, size, base), np.uint64)
+    seen, p = set(), base
+    for _ in range(size // stride):
+        seen.add(p)
+        p = int(words[(p - base) // 8])
+    assert p == base and len(seen) == size // stride
+
+
+def test_sizes_resolve_against_the_sm_count():
+    assert calibration.resolve_dims(["sms*2", 1, "sms"], 132) == [264, 1, 132]
+    with pytest.raises(ValueError):
+        calibration.resolve("warps", 4)
+
+
+# --------------------------------------------------------------------------- calibration kernels
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_calibration_loops_are_what_the_fit_assumes(arch):
+    """ptxas keeps each benchmark's measured loop as written: one instruction of the chain's
+    opcode(s) per step (not unrolled further, nothing folded away), one load per chase step."""
+    from tools.gpu_check.prepare import _loop_opcodes
+    from ptx2sass import oracle
+    seen = {}
+    for b in calibration.suite(arch):
+        if b.kernel in seen:
+            continue
+        run = oracle.ptxas(b.ptx, arch, name=b.kernel + ".ptx")
+        assert run.ok, (b.kernel, run.stderr[:500])
+        seen[b.kernel] = loop = _loop_opcodes(run.output, b.kernel, arch)
+        if b.kind in ("chain", "throughput", "occupancy", "bank"):
+            n = sum(loop.get(op, 0) for op in b.meta.get("sass", ["FFMA" if b.kind == "occupancy" else "LDS"]))
+            per_step = n / b.meta["ops_per_iteration"]
+            assert 1 <= round(per_step) <= 2 and abs(per_step - round(per_step)) < 0.05, (b.kernel, loop)
+        elif b.kind == "chase":
+            assert loop.get("LDG") == 16, (b.kernel, loop)
+
+
+# --------------------------------------------------------------------------- prepare and run
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle")
+    run = subprocess.run([sys.executable, "-m", "tools.gpu_check", "prepare", "--arch", "sm_89", "--out", str(out),
+                          "--corpus", "zluda", "--corpus", "cuda", "--limit", "2", "--calibration", "chain,empty",
+                          "--jobs", "1", "--no-tinygrad", "--no-wheels"],
+                         cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return out
+
+
+def _run(bundle, tmp_path, *extra, env=None):
+    report = tmp_path / "out" / "gpu_report.json"
+    run = subprocess.run([sys.executable, "-m", "tools.gpu_check", "run", "--bundle", str(bundle),
+                          "--report", str(report), *extra], cwd=REPO, capture_output=True, text=True,
+                         timeout=900, env={**os.environ, **(env or {})})
+    return run, report
+
+
+def test_prepare_records_cubins_references_and_the_emulator(bundle):
+    b = Bundle(bundle)
+    assert b.arch == "sm_89" and len(b.launches) == 4
+    for spec in b.launches:
+        assert spec["cubins"]["ptxas"]["status"] == "ok"
+        for variant in ("ptxas", "ours"):
+            emu = spec["emu"][variant]
+            assert emu["status"] == "ok" and emu["cycles"] > 0 and emu["hazards"] == 0
+            assert emu["reference"]["verdict"] == "pass", (spec["id"], variant, emu["reference"])
+        assert all(o["expected"] for o in spec["outputs"])
+    ids = {c["id"] for c in b.calibration}
+    assert "empty" in ids and "chain/ffma/32" in ids and "chase/ca/4K" not in ids
+    chain = next(c for c in b.calibration if c["id"] == "chain/ffma/96")
+    assert chain["meta"]["loop_opcodes"]["FFMA"] == 64 and chain["emu"]["cycles"] > 0
+
+
+def _has_gpu() -> bool:
+    from tools.gpu_check.device import CudaDevice, NoDevice
+    try:
+        CudaDevice()
+    except (NoDevice, Exception):  # noqa: BLE001
+        return False
+    return True
+
+
+def test_run_without_a_gpu_skips_cleanly(bundle, tmp_path):
+    if _has_gpu():
+        pytest.skip("this machine has a GPU")
+    run, report = _run(bundle, tmp_path, "--device", "cuda")
+    assert run.returncode == NO_GPU, run.stderr[-1000:]
+    assert "no GPU here, nothing ran" in run.stdout and "libcuda" in run.stdout
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "skipped" and "no GPU" in doc["reason"]
+    assert "skipped" in report.with_suffix(".md").read_text()
+
+
+def test_run_on_the_emulator_reports_an_injected_mismatch(bundle, tmp_path):
+    """The emulator stands in for the GPU; one launch's output is corrupted on its way back:
+    the report must show that launch failing its reference and the emulator comparison, and
+    every other launch passing."""
+    victim = Bundle(bundle).launches[1]["id"]
+    run, report = _run(bundle, tmp_path, "--device", "emulator", "--stages", "launches",
+                       env={"GPU_CHECK_FAKE": f"corrupt:{victim}:ours"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "ok"
+    for e in doc["launches"]:
+        ours, theirs = e["ours"]["gpu"], e["ptxas"]["gpu"]
+        assert theirs["status"] == "ok" and theirs["reference"]["verdict"] == "pass"
+        assert theirs["emulator"]["verdict"] == "same"
+        if e["id"] == victim:
+            assert ours["reference"]["verdict"] == "fail" and ours["emulator"]["verdict"] == "fail"
+            assert e["ours_vs_ptxas"] == "fail"
+        else:
+            assert ours["reference"]["verdict"] == "pass" and e["ours_vs_ptxas"] == "same"
+    assert any(victim in p and "reference" in p for p in doc["problems"])
+    assert doc["summary"]["all"]["ours reference ok"] == 3
+    assert doc["mismatch_outputs"] and (report.parent / doc["mismatch_outputs"]).is_file()
+    assert victim in report.with_suffix(".md").read_text()
+
+
+def test_run_survives_a_crash_a_hang_and_a_fault(bundle, tmp_path):
+    launches = [s["id"] for s in Bundle(bundle).launches]
+    fake = f"crash:{launches[0]}:ours,hang:{launches[1]}:ptxas,fault:{launches[2]}:ptxas"
+    run, report = _run(bundle, tmp_path, "--device", "emulator", "--stages", "launches",
+                       "--unit-timeout", "5", env={"GPU_CHECK_FAKE": fake})
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    got = {e["id"]: e for e in doc["launches"]}
+    assert got[launches[0]]["ours"]["gpu"]["status"] == "crash"
+    assert got[launches[1]]["ptxas"]["gpu"]["status"] == "timeout"
+    assert got[launches[2]]["ptxas"]["gpu"]["status"] == "run error"
+    assert "ILLEGAL_ADDRESS" in got[launches[2]]["ptxas"]["gpu"]["error"]
+    # the units after each failure still ran, in fresh worker processes
+    assert got[launches[0]]["ptxas"]["gpu"]["status"] == "ok"
+    assert got[launches[1]]["ours"]["gpu"]["status"] == "ok"
+    assert got[launches[3]]["ours"]["gpu"]["status"] == "ok"
+    assert doc["stages"]["launches"]["workers"] >= 4
+
+
+def test_cubins_that_do_not_load_fall_back_to_the_drivers_jit(bundle, tmp_path):
+    victim = Bundle(bundle).launches[0]["id"]
+    run, report = _run(bundle, tmp_path, "--device", "emulator", "--stages", "launches",
+                       env={"GPU_CHECK_FAKE": f"noload:{victim}:ptxas"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    e = next(e for e in doc["launches"] if e["id"] == victim)
+    assert e["ptxas"]["gpu"]["status"] == "load error"
+    assert e["jit"]["gpu"]["status"] == "ok" and e["jit"]["gpu"]["reference"]["verdict"] == "pass"
+    assert not any("jit" in x for x in doc["launches"] if x["id"] != victim)
+    assert "jit" in doc["notes"] and doc["summary"]["all"]["jit ran"] == 1
+
+
+def test_run_calibration_on_the_emulator_feeds_the_fit(bundle, tmp_path):
+    run, report = _run(bundle, tmp_path, "--device", "emulator", "--stages", "calibration", "--repeats", "1",
+                       "--select", "^(empty|chain/ffma/)")
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    assert {c["id"] for c in doc["calibration"] if "gpu" in c} == {"empty", "chain/ffma/32", "chain/ffma/96"}
+    ffma = doc["fit"]["latency"]["ffma"]
+    # the emulator's %clock64 counts four per instruction: a chain of FFMAs reads 4 a step
+    assert ffma["gpu"] == pytest.approx(4.0, abs=0.3) and ffma["model"] == pytest.approx(4.0, abs=0.3)
+
+
+# --------------------------------------------------------------------------- the fit
+
+def _synthetic_report(arch="sm_90", sms=132, mhz=1755.0):
+    """A report as an H100 with known constants would give it."""
+    latency = {"ffma": 4, "fadd": 4, "fmul": 4, "hfma2": 4, "imad": 4, "iadd3": 4, "lop3_shf": 4,
+               "popc": 12, "mufu_rsq": 18, "mufu_ex2": 20, "cvt_i2f_f2i": 14, "dfma": 8, "dadd": 8,
+               "shfl": 26, "lds": 30, "hmma": 33}
+    per_clock = {"ffma": 128, "fadd": 128, "hfma2": 128, "imad": 64, "iadd3": 64, "lop3_shf": 64,
+                 "mufu_rsq": 16, "cvt_i2f_f2i": 16, "dfma": 64, "shfl": 32, "lds": 32, "hmma": 16}
+    l1, l2, dram, l1_size, l2_size = 33.0, 260.0, 640.0, 200 * 1024, 50 << 20
+    entries = []
+    for b in calibration.suite(arch):
+        m = dict(b.meta)
+        if b.kind in ("chain", "throughput", "occupancy", "bank"):
+            sass = m.get("sass") or ["FFMA" if b.kind == "occupancy" else "LDS"]
+            m["loop_opcodes"] = {sass[0]: m["ops_per_iteration"] * (2 if m.get("op") == "lop3_shf" else 1),
+                                 "ISETP": 1, "BRA": 1}
+            if m.get("op") == "lop3_shf":
+                m["loop_opcodes"] = {"LOP3": m["ops_per_iteration"], "SHF": m["ops_per_iteration"], "BRA": 1}
+            if m.get("op") == "cvt_i2f_f2i":
+                m["loop_opcodes"] = {"I2FP": m["ops_per_iteration"], "F2I": m["ops_per_iteration"]}
+        gpu = {"status": "ok", "ctas": 1, "sms_used": 1}
+        cycles = None
+        if b.kind == "chain":
+            op = m["op"]
+            step = latency[op] * (2 if op in ("lop3_shf", "cvt_i2f_f2i") else 1)
+            if op == "cvt_i2f_f2i":
+                step += latency["iadd3"]
+            cycles = 500 + m["iterations"] * m["ops_per_iteration"] * step
+        elif b.kind == "throughput":
+            per_sm = per_clock[m["op"]] / (2 if m["op"] in ("lop3_shf", "cvt_i2f_f2i") else 1)
+            n = (2 if m["op"] in ("lop3_shf", "cvt_i2f_f2i") else 1) * m["ops_per_iteration"] * m["iterations"]
+            cycles = m["threads_per_cta"] * n / per_sm
+            gpu.update(ctas=sms, sms_used=sms)
+        elif b.kind == "chase":
+            f = m["footprint"]
+            per = (l1 if f <= l1_size and m["cache"] == "ca" else l2) if f <= l2_size else dram
+            cycles = per * m["loads"]
+        elif b.kind == "bank":
+            ways = 1 if m["stride_words"] == 0 else math.gcd(m["stride_words"], 32)
+            cycles = (30 + 2 * (ways - 1)) * m["iterations"] * m["ops_per_iteration"]
+        elif b.kind == "occupancy":
+            rate = min(128.0, m["warps_per_sm"] * 32 / 4)            # 4-cycle FFMA, 128 lanes/clock
+            total = m["threads_per_cta"] * m["ops_per_iteration"] * m["iterations"] * m["ctas_per_sm"]
+            cycles = total / rate
+            gpu.update(ctas=sms * m["ctas_per_sm"], sms_used=sms)
+            gpu["time_us"] = {"median": cycles / mhz, "min": cycles / mhz, "n": 3}
+        elif b.kind == "stream":
+            gpu["time_us"] = {"median": m["bytes"] / 3000e3, "min": 0, "n": 5}          # 3 TB/s
+            cycles = 1e6
+        elif b.kind == "empty":
+            gpu["time_us"] = {"median": 2.5, "min": 2.4, "n": 5}
+            cycles = 0
+        gpu["cycles"] = {"min": cycles, "median": cycles, "max": cycles}
+        gpu["ns"] = {k: v / mhz * 1000 for k, v in gpu["cycles"].items()}
+        if b.kind == "throughput":
+            gpu["time_us"] = {"median": cycles / mhz, "min": cycles / mhz, "n": 5}
+        entries.append({"id": b.id, "kind": b.kind, "meta": m, "gpu": gpu})
+    return {"device": {"name": "synthetic H100", "arch": arch, "sms": sms, "l2_bytes": l2_size},
+            "calibration": entries}, latency, per_clock
+
+
+def test_fit_recovers_the_constants_of_a_synthetic_report():
+    report, latency, per_clock = _synthetic_report()
+    f = fit_timing.fit(report)
+    assert f["clock_mhz"] == pytest.approx(1755.0, rel=1e-3)
+    for op, want in latency.items():
+        assert f["latency"][op]["gpu"] == pytest.approx(want, abs=0.01), op
+    for op, want in per_clock.items():
+        got = f["throughput"][op]
+        per_instruction = want / (2 if op in ("lop3_shf", "cvt_i2f_f2i") else 1)
+        assert got["per_sm_per_clock"] == pytest.approx(per_instruction, rel=1e-3), op
+        assert got["by_events"] == pytest.approx(per_instruction, rel=1e-3), op
+    mem = f["memory"]
+    assert (mem["l1_hit"], mem["l2_hit"], mem["dram"]) == (33.0, 260.0, 640.0)
+    assert mem["l1_bytes_est"] == 192 * 1024 and mem["l2_bytes_est"] == 49152 * 1024
+    assert f["bank"]["conflict_free"] == pytest.approx(30) and f["bank"]["per_extra_way"] == pytest.approx(2)
+    assert f["occupancy"]["peak"] == pytest.approx(128) and f["occupancy"]["warps_for_90_percent"] == 16
+    assert f["bandwidth_gb_s"]["1024 MiB"] == pytest.approx(3000, rel=1e-3)
+    assert f["launch_overhead_us"] == 2.5
+    assert f["constants"]["VARIABLE"]["LDG (DRAM)"] == 640 and f["constants"]["FIXED"]["FFMA"] == 4
+    assert "L2 hit 260.0" in fit_timing.markdown(f)
+
+
+def test_fit_leaves_out_what_did_not_run():
+    report, _, _ = _synthetic_report()
+    for e in report["calibration"]:
+        if e["kind"] in ("chase", "bank") or e["id"].startswith("chain/dfma"):
+            e["gpu"] = {"status": "timeout", "error": "killed"}
+    f = fit_timing.fit(report)
+    assert "dfma" not in f["latency"] and "l1_hit" not in f["memory"] and not f["bank"]["by_stride"]
+    assert f["latency"]["ffma"]["gpu"] == pytest.approx(4)
+
+
+def test_fit_command_line(tmp_path):
+    report, _, _ = _synthetic_report()
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    run = subprocess.run([sys.executable, "-m", "tools.fit_timing", str(path), "--json"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["latency"]["dfma"]["gpu"] == pytest.approx(8)
+    path.write_text(json.dumps({"status": "skipped", "calibration": []}))
+    run = subprocess.run([sys.executable, "-m", "tools.fit_timing", str(path)], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "no calibration timings" in run.stderr
+
+
+# --------------------------------------------------------------------------- the GPU machine's side
+
+RUN_SIDE = ("__main__", "bundle", "calibration", "compare", "device", "report", "run", "worker")
+
+
+@pytest.mark.parametrize("module", RUN_SIDE)
+def test_run_side_parses_as_python_3_8(module):
+    """The GPU machine's python3 may be older than ours: `run` keeps to Python 3.8's grammar."""
+    import ast
+    ast.parse((REPO / "tools" / "gpu_check" / f"{module}.py").read_text(), feature_version=(3, 8))
+
+
+def _without(tmp_path, *packages) -> dict:
+    """An environment whose Python (and its child processes) cannot import `packages`."""
+    site = tmp_path / "blocker"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {set(packages)!r}:\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+
+
+@pytest.fixture(scope="module")
+def mock_libcuda(tmp_path_factory):
+    """tests/data/mock_libcuda.c built as libcuda.so.1 (skips without a C compiler)."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("mockcuda")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out / "libcuda.so.1"),
+                    str(REPO / "tests" / "data" / "mock_libcuda.c")], check=True, capture_output=True)
+    return out
+
+
+def _mock_env(mock_libcuda, tmp_path, **extra) -> dict:
+    env = _without(tmp_path, "numpy", "cuda", "ptx2sass")
+    env["LD_LIBRARY_PATH"] = str(mock_libcuda)
+    env.update(extra)
+    return env
+
+
+DRIVE = """
+import json, struct
+from tools.gpu_check.device import open_device, Buffer, DeviceError
+d = open_device("cuda")
+out = {"info": d.info()}
+m = d.load(b"\\x7fELF" + bytes(60))
+fn, out["facts"] = d.function(m, "k")
+r = d.run(fn, (2, 1, 1), (4, 1, 1), 0, [Buffer("out", 32, None, 0xAB)],
+          [{"buffer": "out"}, {"type": "u32", "value": 3, "bytes": "03000000"}], ["out"], repeats=3)
+out["words"], out["times"] = list(struct.unpack("<8I", r.outputs["out"])), r.times_ms
+for what, call in (("load", lambda: d.load(b"junk")), ("function", lambda: d.function(m, "missing")),
+                   ("fault", lambda: d.run(d.function(m, "fault")[0], (1, 1, 1), (1, 1, 1), 0, [Buffer("o", 4)],
+                                           [{"buffer": "o"}, {"bytes": "00000000"}], ["o"]))):
+    try:
+        call()
+    except DeviceError as e:
+        out[what] = [e.code, e.sticky]
+print(json.dumps(out))
+"""
+
+
+def test_the_driver_through_ctypes_on_a_stand_in_libcuda(mock_libcuda, tmp_path):
+    """device.py's ctypes calls (the _v2 entry points, 64-bit device pointers, the kernel
+    parameter array, error names, stickiness) against a C stand-in for libcuda.so.1, in a
+    Python that has neither NumPy nor cuda-bindings nor ptx2sass."""
+    run = subprocess.run([sys.executable, "-c", DRIVE], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **_mock_env(mock_libcuda, tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout)
+    assert out["info"]["arch"] == "sm_90" and out["info"]["sms"] == 132 and out["info"]["name"] == "Mock GPU"
+    assert out["facts"]["registers"] == 42
+    assert out["words"] == [3 * i for i in range(8)] and out["times"] == [0.25] * 3
+    assert out["load"] == ["CUDA_ERROR_INVALID_IMAGE", False]
+    assert out["function"] == ["CUDA_ERROR_NOT_FOUND", False]
+    assert out["fault"] == ["CUDA_ERROR_ILLEGAL_ADDRESS", True]
+
+
+def test_run_without_numpy_on_a_stand_in_driver_writes_a_report(bundle, mock_libcuda, tmp_path):
+    """The whole run (workers, comparisons, report, fit) with only the standard library: the
+    stand-in's kernels write the wrong numbers, so every launch fails its reference, cleanly."""
+    run, report = _run(bundle, tmp_path, "--budget-s", "120", "--stages", "launches,calibration",
+                       env=_mock_env(mock_libcuda, tmp_path, MOCK_CUDA_CC="89"))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "ok" and doc["device"]["name"] == "Mock GPU"
+    assert all(s["launches"] for s in [doc["summary"]["all"]]) if "all" in doc.get("summary", {}) else True
+    results = [l["ptxas"]["gpu"] for l in doc["launches"] if "gpu" in l.get("ptxas", {})]
+    assert results and all(r["status"] in ("ok", "crash") for r in results)
+    assert "Timing model calibration" in report.with_suffix(".md").read_text()
+
+
+def test_run_keeps_to_its_budget_when_every_kernel_hangs(bundle, mock_libcuda, tmp_path):
+    """Kernels that never end: each is killed after --unit-timeout, and the run ends by its
+    budget (plus the report's writing) with the units it reached marked `timeout`."""
+    import time
+    t = time.time()
+    run, report = _run(bundle, tmp_path, "--budget-s", "12", "--unit-timeout", "2",
+                       "--stages", "launches,calibration", env=_mock_env(mock_libcuda, tmp_path, MOCK_CUDA_HANG="1", MOCK_CUDA_CC="89"))
+    spent = time.time() - t
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert spent < 12 + 8, spent
+    doc = json.loads(report.read_text())
+    assert doc["status"] in ("ok", "partial")
+    gpu = [l["ptxas"]["gpu"] for l in doc["launches"] if "gpu" in l.get("ptxas", {})]
+    assert gpu and all(g["status"] == "timeout" for g in gpu)

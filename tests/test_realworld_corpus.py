@@ -1,0 +1,211 @@
+"""The real-world corpus (tests/corpus/realworld, built by tools/harvest_realworld.py from
+CUDA C++ through PyPI's nvcc + CCCL and from Numba): every module that ptxas accepts either
+compiles with ptx2sass, and then each launchable kernel writes ptxas's bytes in the emulator
+on the same random inputs (or still differs, for the bugs listed in WRONG_RESULTS), or is
+refused with a clean ptxas-style message listed in GAPS (what we do not support yet) or BUGS
+(internal errors, run as strict xfails). A module ptxas refuses must be refused by us too.
+
+PTX2SASS_SAMPLE bounds the module sweep: default SAMPLE_DEFAULT modules spread over the
+sm_89 modules (the arch the emulator runs); a number N: N modules; `all`: every module.
+Figures for the whole corpus, tuning and held-back parts apart: tools/realworld_report.py.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from ptx2sass import codegen
+from ptx2sass.errors import CompileError
+from tools import realworld as rw
+from tools.corpora import held_back
+
+MODULES = rw.manifest()
+SAMPLE_DEFAULT = 13
+
+# Module key (source without `src/`; a Numba kernel as `numba_kernels.py:name`), optionally
+# `@arch` -> (text our refusal must contain, why). Looked up with the arch first.
+GAPS = {
+    "async_copy.cu@sm_90": ("`mbarrier.init` on sm_90 not supported yet",
+                            "cuda::barrier's mbarrier.init is selected for sm_8x only"),
+    "cub_device.cu@sm_90": ("PTX instruction `griddepcontrol` not supported yet",
+                            "CUB's sm_90 kernels use programmatic dependent launch"),
+    "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
+                           "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
+    "math_f64.cu": ("a .param array passed for the scalar parameter `func_retval0` not supported yet",
+                    "libdevice's __internal_accurate_pow returns a scalar through a .param array"),
+    "numba_kernels.py:math_funcs_f64": ("a .param array passed for the scalar parameter `func_retval0` "
+                                        "not supported yet", "math.pow in f64 (libdevice pow)"),
+    "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
+    "wmma.cu": ("PTX instruction `wmma` not supported yet", "wmma.load/mma/store (mma.h)"),
+}
+
+# Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
+BUGS = {
+    "warp_intrinsics.cu@sm_90": "__vabsdiffu4 selects VABSDIFF4.U8, which our sm_90 tables lack "
+                                "(ptxas writes it for sm_90)",
+}
+
+# Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
+# they still differ, so it fails once fixed (then remove the entry).
+WRONG_RESULTS = {
+    "tile_shuffle_ops": "cg::tiled_partition<8> ballot (vote.sync.ballot with the tile's member mask "
+                        "in a register): isel/memory.py sel_vote ANDs the ballot with the mask; ptxas's "
+                        "converged path (REDUX.OR + R2UR P, then a plain VOTE.ANY) does not (its "
+                        "diverged path does); bits 12.. of every output differ",
+    "fast_div_sqrt_mod_f32": "-use_fast_math a/b + sqrtf + fmodf + cbrtf + hypotf + remainderf: "
+                             "10 of 128 results 1-4 ulp off ptxas's",
+}
+
+# Kernels whose ptxas cubin the emulator cannot run (emulator gaps, issue 16 item 2): the
+# comparison is skipped, and the test fails once the emulator runs them (update the table).
+EMU_GAPS = {
+    "sort_keys_u32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
+    "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
+    "per_thread_sort": "loader: relocation against unknown section ''",
+    "per_thread_scan_reduce": "loader: relocation against unknown section ''",
+}
+
+CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")
+
+
+def module_key(m: dict) -> str:
+    return m["source"].removeprefix("src/")
+
+
+def _lookup(table: dict, m: dict):
+    key = module_key(m)
+    return table.get(f"{key}@{m['arch']}", table.get(key))
+
+
+def _entry_gap(entry: str):
+    return next((why for name, why in EMU_GAPS.items()
+                 if entry == name or re.search(rf"\d{name}B\d", entry)), None)
+
+
+def _sample() -> list[dict]:
+    setting = os.environ.get("PTX2SASS_SAMPLE", "")
+    ordered = sorted(MODULES, key=lambda m: (m["arch"] != "sm_89", rw.module_id(m)))
+    if setting == "all":
+        return ordered
+    count = int(setting) if setting.isdigit() else SAMPLE_DEFAULT
+    pool = [m for m in ordered if m["arch"] == "sm_89"] if count <= len(ordered) // 4 else ordered
+    stride = max(1, len(pool) // count)
+    return pool[::stride][:count]
+
+
+def test_manifest_matches_files():
+    listed = {m["ptx"] for m in MODULES if m["ptx"]}
+    on_disk = {str(p.relative_to(rw.CORPUS)) for p in rw.CORPUS.rglob("*.ptx")}
+    assert listed == on_disk
+    assert len(MODULES) >= 100 and sum(len(m.get("kernels", [])) for m in MODULES) >= 200
+
+
+def test_held_back_split_is_the_content_hash():
+    for m in MODULES:
+        if m["frontend"] == "nvcc":
+            assert m["held_back"] == held_back(rw.CORPUS / m["source"]), m["source"]
+    assert any(m["held_back"] for m in MODULES) and not all(m["held_back"] for m in MODULES)
+
+
+def test_tables_name_real_modules():
+    keys = {module_key(m) for m in MODULES} | {f"{module_key(m)}@{m['arch']}" for m in MODULES}
+    assert set(GAPS) <= keys and set(BUGS) <= keys
+    entries = {k["entry"] for m in MODULES for k in m.get("kernels", [])}
+    assert set(WRONG_RESULTS) <= entries
+    for name in EMU_GAPS:
+        assert any(e == name or re.search(rf"\d{name}B\d", e) for e in entries), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", [
+    pytest.param(m, id=rw.module_id(m),
+                 marks=[pytest.mark.xfail(strict=True, reason=_lookup(BUGS, m))] if _lookup(BUGS, m) else [])
+    for m in _sample()])
+def test_module_compiles_and_matches_ptxas(module):
+    outcome = rw.measure(module)
+    assert outcome.ours != "bug", outcome.message
+    if outcome.ptxas == "refused":
+        assert outcome.ours != "accepted", outcome.message
+        return
+    assert outcome.ptxas == "accepted", module.get("refused_by_nvcc")
+    gap = _lookup(GAPS, module)
+    if gap is not None:
+        assert outcome.ours == "gap", f"listed as a gap ({gap[1]}) but {outcome.ours}: remove it from GAPS"
+        assert gap[0] in outcome.message and CLEAN_MESSAGE.match(outcome.message), outcome.message
+        return
+    assert outcome.ours == "accepted", outcome.message
+    for k in outcome.kernels:
+        why = _entry_gap(k.entry)
+        if why is not None and k.emu != "not-run":
+            assert k.emu == "ptxas-fault", f"{k.entry}: the emulator now runs it ({k.emu}): remove it from EMU_GAPS"
+            continue
+        if k.entry in WRONG_RESULTS and k.emu != "not-run":
+            assert k.emu == "differ", f"{k.entry}: now {k.emu}: remove it from WRONG_RESULTS"
+            continue
+        assert k.emu in ("match", "not-run"), f"{k.entry}: {k.emu} {k.detail}"
+
+
+SURFACE_STORE = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 s)
+{
+  .reg .b16 %rs<2>; .reg .b32 %r<3>; .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [s];
+  mov.b32 %r1, 0; mov.b32 %r2, 0; mov.b16 %rs1, 1;
+  OP
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("op", ["sust.b.2d.v4.b8.trap [%rd1, {%r1, %r2}], {%rs1, %rs1, %rs1, %rs1};",
+                                "sured.b.add.2d.u32.trap [%rd1, {%r1, %r2}], %r1;"])
+def test_surface_stores_are_refused_as_unsupported(op):
+    """sust/sured have no destination: their first operand is the surface address. Before,
+    the frontend took it for a destination and refused 'destination operand must be a
+    register', which ptxas (accepting the module) contradicts."""
+    with pytest.raises(CompileError) as info:
+        codegen.compile_ptx(SURFACE_STORE.replace("OP", op), "sm_89", "surf.ptx")
+    assert str(info.value).startswith("surf.ptx, line 9; error   : PTX instruction `su"), str(info.value)
+    assert "not supported yet" in str(info.value)
+
+
+BALLOT = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 outp)
+{
+  .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [inp]; ld.param.u64 %rd2, [outp];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  and.b32 %r6, %r2, 1;
+  setp.ne.s32 %p1, %r6, 0;
+  vote.sync.ballot.b32 %r7, %p1, 255;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r7;
+  ret;
+}
+"""
+
+
+def test_ballot_with_a_constant_partial_mask_is_ptxas_s():
+    """With every lane active, `vote.sync.ballot` under mask 0xff holds every active lane's
+    bit in ptxas's cubin (a plain VOTE.ANY); ours ANDed the ballot with the mask (found while
+    tracing the real-world `tile_shuffle_ops` difference)."""
+    import numpy as np
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    x = (np.arange(32, dtype=np.uint32) * 7 + 3)
+    outs = []
+    for cubin in (oracle.ptxas(BALLOT, "sm_89").output, codegen.compile_ptx(BALLOT, "sm_89", "b.ptx")):
+        out = np.zeros(32, np.uint32)
+        run(cubin, "k", (1, 1, 1), (32, 1, 1), [x.copy(), out])
+        outs.append(out)
+    assert outs[0][0] == sum(1 << i for i in range(32) if x[i] & 1)     # the meaning, from ptxas
+    assert (outs[1] == outs[0]).all(), [hex(v) for v in outs[1][:4]]
