@@ -280,8 +280,8 @@ class TimingModel:
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
                 late = clock.late_reads.get(reg) if clock.late_reads else None
-                if late is not None:     # (a later load of the same unit reads in order)
-                    if t < late[2] and late[1] & mine and not (facts.late_reads and facts.unit == late[3]):
+                if late is not None:     # (a later instruction of the load's unit runs after it read)
+                    if t < late[2] and late[1] & mine and not (facts.unit is not None and facts.unit == late[3]):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
