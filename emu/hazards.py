@@ -69,7 +69,8 @@ class WarpTiming:
         # register -> (offset, lanes, cycle, unit, write scoreboard, seq): a late-reading load
         # (`late_source_reads`) with no read scoreboard may still read it until that cycle
         self.late_reads: dict[tuple, tuple] = {}
-        self.group_issued: dict[int, tuple] = {}   # issue group -> (cycle, offset) of its last
+        # issue group (or "BAR") -> (cycle, offset) of its last instruction
+        self.group_issued: dict = {}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
 
@@ -224,6 +225,13 @@ class TimingModel:
                     for reg in [r for r, e in readers.items() if e[3] == sb]:
                         readers.pop(reg)
         op = facts.op
+        if facts.after_barrier and clock.group_issued.get("BAR") is not None:
+            last = clock.group_issued["BAR"]
+            if t < last[0] + lat.AFTER_BARRIER[1]:
+                self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
+                                         f"memory instructions need {lat.AFTER_BARRIER[1]}")
+        if op == "BAR":
+            clock.group_issued["BAR"] = (t, facts.offset)
         group = facts.issue_group
         if group is not None:
             last = clock.group_issued.get(group[0])
@@ -336,7 +344,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group")
+                 "addend", "late_reads", "issue_group", "after_barrier")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -354,6 +362,7 @@ class _StepFacts:
         self.addend = lat.addend_registers(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS
         self.issue_group = lat.ISSUE_INTERVAL.get(op)
+        self.after_barrier = op in lat.AFTER_BARRIER[0]
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",

@@ -85,6 +85,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                                  + [lat.read_latency(op, mods, r[0], "", True)])
             out = max(out, t0 + worst[key])
         return out
+    last_barrier = None                          # issue cycle of the last BAR
     group_issued: dict[int, int] = {}            # issue group (lat.ISSUE_INTERVAL) -> last issue cycle
     pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
     sb_readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
@@ -148,12 +149,16 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 need = max(need, ready_for(r, ins.opcode, r == guard, r in addend))
         if guard is not None and guard in issued:
             need = max(need, ready_for(guard, ins.opcode, True))
+        if ins.opcode in lat.AFTER_BARRIER[0] and last_barrier is not None:
+            need = max(need, last_barrier + lat.AFTER_BARRIER[1])
         group = lat.ISSUE_INTERVAL.get(ins.opcode)
         if group is not None and group[0] in group_issued:
             need = max(need, group_issued[group[0]] + group[1])
         bump_previous(need)
         if group is not None:
             group_issued[group[0]] = max(t, need)
+        if ins.opcode == "BAR":
+            last_barrier = max(t, need)
         # The wait clears those scoreboards.
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1:

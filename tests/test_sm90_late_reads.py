@@ -89,3 +89,17 @@ def test_fp64_issue_interval():
     out = assign_controls(slots, lat)
     assert out[0].stall >= 2
     assert not model_for("sm_89").ISSUE_INTERVAL
+
+
+def test_memory_waits_6_cycles_after_bar():
+    """sm_90: a memory instruction issues 6 cycles after BAR.SYNC, as ptxas always leaves
+    (hopper.json after_barrier); main issued LDS 1 cycle after it and the H200 got the shared
+    tiles and reductions of llvm/matmul_tiled and triton column_sum/softmax_rows wrong."""
+    from ptx2sass.encoder.model import Instruction
+    from ptx2sass.sched.control import Slot, assign_controls
+    lat = model_for("sm_90")
+    assert "LDS" in lat.AFTER_BARRIER[0] and lat.AFTER_BARRIER[1] == 6
+    out = assign_controls([Slot(Instruction("BAR")), Slot(Instruction("LDS"), reads=[("R", 2)],
+                                                           writes=[("R", 4)])], lat)
+    assert out[0].stall >= 6
+    assert not model_for("sm_89").AFTER_BARRIER[0]

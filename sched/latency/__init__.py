@@ -95,6 +95,9 @@ class LatencyModel:
         self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
         # opcode -> (group, cycles): the least issue distance between two instructions of a
         # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
+        # memory opcodes that may issue only `cycles` after a BAR (sm_90)
+        after = data.get("after_barrier", {})
+        self.AFTER_BARRIER: tuple[frozenset, int] = (frozenset(after.get("opcodes", [])), after.get("cycles", 0))
         self.ISSUE_INTERVAL: dict[str, tuple[int, int]] = {
             op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
