@@ -52,6 +52,12 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
 
 
 class MatrixMultiply:
+    def sel_wmma(self, ins):
+        """The wmma forms ptx2sass/wmma.py lowers never reach selection; the rest are refused."""
+        space = f".{ins.space}" if ins.space else ""
+        types = "".join(f".{t}" for t in (ins.type, *ins.types) if t)
+        raise self.unsupported(f"`wmma.{'.'.join(ins.modifiers)}{space}{types}`")
+
     def sel_mma(self, ins):
         shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
         a_type = ins.types[0] if ins.types else None
