@@ -2,15 +2,12 @@
 address arithmetic from `%laneid`, loads/stores of the fragment words, and `mma.sync`.
 
 PTX leaves the distribution of a wmma fragment over the warp unspecified; we use the one
-ptxas uses on sm_8x (read from its SASS), so fragments that a program inspects hold the same
-values under both compilers. With lane = 4g + t, m16n16k16 with f16 inputs is two
-m16n8k16 HMMAs sharing A:
-- A (8 f16x2 registers): words 0-3 are mma.m16n8k16's A fragment (row g / g+8, columns
-  2t, 2t+1 / +8), words 4-7 repeat words 0-3;
-- B (8 registers): words 0-1 are the B fragment of columns 0-7 (column g, rows 2t, 2t+1 /
-  +8), words 2-3 that of columns 8-15, words 4-7 repeat 0-3;
-- C/D f32 (8 registers): mma's 4-register C/D fragment of columns 0-7, then of columns 8-15;
-  C/D f16 (4 f16x2 registers): the 2-register fragment of columns 0-7, then of 8-15.
+ptxas uses on sm_8x (read from its SASS; the table FRAGMENTS), so fragments that a program
+inspects hold the same values under both compilers. With lane = 4g + t, each f16 shape is two
+m16n8k16 HMMAs whose fragments are mma.sync's: m16n16k16 splits N (A shared, B words 0-1
+and 2-3), m32n8k16 splits M (A words 0-3 and 4-7, B shared), and m8n32k16 computes the
+transpose D^T = B^T A^T (B's words as the A fragments, A's as the B fragment, C/D held
+transposed). A fragment's words past those it needs repeat them, as ptxas fills them.
 Element (r, c) of a matrix lives at `base + (r * stride + c) * size` in `.row` layout and
 `base + (c * stride + r) * size` in `.col`. Where a fragment word's two halves are adjacent
 in memory it is one 32-bit access, else two 16-bit ones (ptxas transposes with MOVM there;
@@ -24,6 +21,29 @@ from __future__ import annotations
 from ptx2sass import ir
 
 SIZES = {"f16": 2, "f32": 4}
+SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16")
+_C32 = lambda pairs: [p for r, c in pairs for p in ((r, c), (r, c + 1))]
+_C32T = lambda pairs: [p for r, c in pairs for p in ((r, c), (r + 1, c))]
+# (shape, fragment, element bytes) -> (the lane's origin in (row, column): "g2t" = (g, 2t),
+# "2tg" = (2t, g); the step to a word's second 16-bit element, None for one 32-bit element;
+# each word's first element relative to the origin). A's and B's words past the listed ones
+# repeat them. B is K x N (rows are k).
+FRAGMENTS = {
+    ("m16n16k16", "a", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "a", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8),
+                                           (16, 0), (24, 0), (16, 8), (24, 8)]),
+    ("m8n32k16", "a", 2): ("g2t", (0, 1), [(0, 0), (0, 8)]),
+    ("m16n16k16", "b", 2): ("2tg", (1, 0), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "b", 2): ("2tg", (1, 0), [(0, 0), (8, 0)]),
+    ("m8n32k16", "b", 2): ("2tg", (1, 0), [(0, 0), (0, 8), (8, 0), (8, 8),
+                                           (0, 16), (0, 24), (8, 16), (8, 24)]),
+    ("m16n16k16", "c", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "c", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (16, 0), (24, 0)]),
+    ("m8n32k16", "c", 2): ("2tg", (1, 0), [(0, 0), (0, 8), (0, 16), (0, 24)]),
+    ("m16n16k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
+    ("m32n8k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (16, 0), (24, 0)])),
+    ("m8n32k16", "c", 4): ("2tg", None, _C32T([(0, 0), (0, 8), (0, 16), (0, 24)])),
+}
 
 
 def lower_wmma(fn: ir.Function) -> None:
@@ -50,7 +70,7 @@ def lower_wmma(fn: ir.Function) -> None:
 
 def supported(ins: ir.Instr) -> bool:
     mods = ins.modifiers
-    if ins.guard is not None or "m16n16k16" not in mods:
+    if ins.guard is not None or not any(m in SHAPES for m in mods):
         return False
     if mods[0] == "mma":
         return ins.type in SIZES and ins.types[:1] == (ins.type,) \
@@ -93,6 +113,7 @@ class _Lowering:
         ins = self.ins
         mods = ins.modifiers
         frag, col = mods[1], "col" in mods
+        shape = next(m for m in mods if m in SHAPES)
         size = SIZES[ins.type] if frag in ("c", "d") else 2
         if mods[0] == "load":
             address, stride = ins.srcs[0], ins.srcs[1]
@@ -100,71 +121,45 @@ class _Lowering:
         else:
             address, stride = ins.srcs[0], ins.srcs[-1]
             values = list(ins.srcs[1:-1])
-        # (row, column) of each word's first element relative to (g, 2t), and whether the
-        # matrix is held transposed (B's fragment runs along k, the matrix's rows).
-        if frag == "a":
-            words = [(0, 0), (8, 0), (0, 8), (8, 8)]
-            transposed = False
-        elif frag == "b":
-            words = [(0, 0), (0, 8), (8, 0), (8, 8)]    # (column, row) pairs
-            transposed = True
-        elif size == 2:
-            words = [(0, 0), (8, 0), (0, 8), (8, 8)]
-            transposed = False
-        else:                                          # f32: one element per word
-            words = [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)]
-            transposed = False
-        # element (i, j) of the fragment's view (i from g, j from 2t) is at matrix
-        # (r, c) = (i, j), or (j, i) for B; `along_row` says memory runs along j.
-        along_j = (col if transposed else not col)
+        key = "c" if frag in ("c", "d") else frag
+        origin, step, words = FRAGMENTS[(shape, key, size if key == "c" else 2)]
         base, base_offset = self.base_address(address)
-        index = self.new("b32")          # element index of (g, 2t): g*stride + 2t or 2t*stride + g
+        # element index of the lane's origin, (g, 2t) or (2t, g) in (row, column)
         t2 = self.new("b32")
         self.emit("shl", [t2], [self.t, ir.Const(1, "u32")], "b32")
-        if along_j:
-            self.emit("mad", [index], [self.g, self.stride_value(stride), t2], "u32", ("lo",))
-        else:
-            self.emit("mad", [index], [t2, self.stride_value(stride), self.g], "u32", ("lo",))
+        r0, c0 = (self.g, t2) if origin == "g2t" else (t2, self.g)
+        major, minor = (c0, r0) if col else (r0, c0)
+        index = self.new("b32")
+        self.emit("mad", [index], [major, self.stride_value(stride), minor], "u32", ("lo",))
         addr = self.add_index(base, index, size)
 
-        def element(di: int, dj: int) -> ir.Address:
-            # displacement of fragment element (g+di, 2t+dj)
-            if along_j:
-                return self.displaced(addr, base_offset, di, dj, stride, size)
-            return self.displaced(addr, base_offset, dj, di, stride, size)
+        def element(dr: int, dc: int) -> ir.Address:
+            return self.displaced(addr, base_offset, *((dc, dr) if col else (dr, dc)), stride, size)
 
         space = ins.space
         is_load = mods[0] == "load"
-        n_words = len(words)
-        for k, (di, dj) in enumerate(words):
+        contiguous = step is not None and (step == (1, 0)) == col
+        for k, (dr, dc) in enumerate(words):
             v = values[k]
-            if size == 4:
-                a = element(di, dj)
+            if step is None or contiguous:
                 if is_load:
-                    self.emit("ld", [v], [a], "b32", space=space)
+                    self.emit("ld", [v], [element(dr, dc)], "b32", space=space)
                 else:
-                    self.emit("st", [], [a, v], "b32", space=space)
-            elif along_j:
-                a = element(di, dj)
-                if is_load:
-                    self.emit("ld", [v], [a], "b32", space=space)
-                else:
-                    self.emit("st", [], [a, v], "b32", space=space)
+                    self.emit("st", [], [element(dr, dc), v], "b32", space=space)
+                continue
+            lo_a, hi_a = element(dr, dc), element(dr + step[0], dc + step[1])
+            lo, hi = self.new("b16"), self.new("b16")
+            if is_load:
+                self.emit("ld", [lo], [lo_a], "b16", space=space)
+                self.emit("ld", [hi], [hi_a], "b16", space=space)
+                self.emit("mov", [v], [lo, hi], "b32")
             else:
-                lo_a, hi_a = element(di, dj), element(di, dj + 1)
-                if is_load:
-                    lo, hi = self.new("b16"), self.new("b16")
-                    self.emit("ld", [lo], [lo_a], "b16", space=space)
-                    self.emit("ld", [hi], [hi_a], "b16", space=space)
-                    self.emit("mov", [v], [lo, hi], "b32")
-                else:
-                    lo, hi = self.new("b16"), self.new("b16")
-                    self.emit("mov", [lo, hi], [v], "b32")
-                    self.emit("st", [], [lo_a, lo], "b16", space=space)
-                    self.emit("st", [], [hi_a, hi], "b16", space=space)
+                self.emit("mov", [lo, hi], [v], "b32")
+                self.emit("st", [], [lo_a, lo], "b16", space=space)
+                self.emit("st", [], [hi_a, hi], "b16", space=space)
         if is_load:
-            for k in range(n_words, len(values)):       # A and B: words 4-7 repeat 0-3
-                self.emit("mov", [values[k]], [values[k - n_words]], "b32")
+            for k in range(len(words), len(values)):      # A and B: the words repeat
+                self.emit("mov", [values[k]], [values[k % len(words)]], "b32")
 
     def stride_value(self, stride):
         if isinstance(stride, ir.Const):
@@ -214,14 +209,23 @@ class _Lowering:
 
     # ---- mma -----------------------------------------------------------------------------
     def mma(self):
+        """Two m16n8k16 mmas; m8n32k16 computes D's transpose (B^T A^T), as its C fragment
+        is laid out."""
         ins = self.ins
         d_type, c_type = ins.type, ins.types[0]
+        shape = next(m for m in ins.modifiers if m in SHAPES)
         srcs = list(ins.srcs)
         a, b, c = srcs[:8], srcs[8:16], srcs[16:]
         half = len(c) // 2
         d_half = n_acc(d_type) // 2
-        for n in range(2):
+        if shape == "m16n16k16":
+            parts = [(a[:4], b[0:2]), (a[:4], b[2:4])]
+        elif shape == "m32n8k16":
+            parts = [(a[:4], b[0:2]), (a[4:8], b[0:2])]
+        else:
+            parts = [(b[:4], a[0:2]), (b[4:8], a[0:2])]
+        for n, (left, right) in enumerate(parts):
             self.emit("mma", ins.dests[n * d_half:(n + 1) * d_half],
-                      a[:4] + b[2 * n:2 * n + 2] + c[n * half:(n + 1) * half], d_type,
+                      left + right + c[n * half:(n + 1) * half], d_type,
                       ("sync", "aligned", "m16n8k16", "row", "col"),
                       types=("f16", "f16", c_type))
