@@ -20,12 +20,17 @@ from __future__ import annotations
 
 from ptx2sass import ir
 
-SIZES = {"f16": 2, "f32": 4}
-SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16")
+SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4}
+SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8")
+# (shape, A/B type) -> registers in the A and B fragments (f16's repeat their words)
+INPUT_WORDS = {("m16n16k16", "f16"): (8, 8), ("m32n8k16", "f16"): (8, 8), ("m8n32k16", "f16"): (8, 8),
+               ("m16n16k16", "bf16"): (4, 4), ("m32n8k16", "bf16"): (8, 2), ("m8n32k16", "bf16"): (2, 8),
+               ("m16n16k8", "tf32"): (4, 4)}
+ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",)}
 _C32 = lambda pairs: [p for r, c in pairs for p in ((r, c), (r, c + 1))]
 _C32T = lambda pairs: [p for r, c in pairs for p in ((r, c), (r + 1, c))]
 # (shape, fragment, element bytes) -> (the lane's origin in (row, column): "g2t" = (g, 2t),
-# "2tg" = (2t, g); the step to a word's second 16-bit element, None for one 32-bit element;
+# "2tg" = (2t, g), "gt" = (g, t), "tg" = (t, g); the step to a word's second 16-bit element, None for one 32-bit element;
 # each word's first element relative to the origin). A's and B's words past the listed ones
 # repeat them. B is K x N (rows are k).
 FRAGMENTS = {
@@ -41,6 +46,9 @@ FRAGMENTS = {
     ("m32n8k16", "c", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (16, 0), (24, 0)]),
     ("m8n32k16", "c", 2): ("2tg", (1, 0), [(0, 0), (0, 8), (0, 16), (0, 24)]),
     ("m16n16k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
+    ("m16n16k8", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
+    ("m16n16k8", "a", 4): ("gt", None, [(0, 0), (8, 0), (0, 4), (8, 4)]),
+    ("m16n16k8", "b", 4): ("tg", None, [(0, 0), (4, 0), (0, 8), (4, 8)]),
     ("m32n8k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (16, 0), (24, 0)])),
     ("m8n32k16", "c", 4): ("2tg", None, _C32T([(0, 0), (0, 8), (0, 16), (0, 24)])),
 }
@@ -70,19 +78,29 @@ def lower_wmma(fn: ir.Function) -> None:
 
 def supported(ins: ir.Instr) -> bool:
     mods = ins.modifiers
-    if ins.guard is not None or not any(m in SHAPES for m in mods):
+    shape = next((m for m in mods if m in SHAPES), None)
+    if ins.guard is not None or shape is None:
         return False
     if mods[0] == "mma":
-        return ins.type in SIZES and ins.types[:1] == (ins.type,) \
-            and "satfinite" not in mods and len(ins.srcs) == 16 + n_acc(ins.types[0])
-    if mods[0] in ("load", "store"):
-        if not any(m in mods for m in ("row", "col")):
+        a_type, c_type = mma_types(ins)
+        if (shape, a_type) not in INPUT_WORDS or "satfinite" in mods \
+                or ins.type != c_type or c_type not in ACCUMULATORS[a_type]:
             return False
-        frag = mods[1]
-        if frag in ("a", "b"):
-            return ins.type == "f16"
-        return ins.type in SIZES
+        n_a, n_b = INPUT_WORDS[(shape, a_type)]
+        return len(ins.srcs) == n_a + n_b + n_acc(c_type)
+    if mods[0] in ("load", "store") and any(m in mods for m in ("row", "col")):
+        if mods[1] in ("a", "b"):
+            return (shape, ins.type) in INPUT_WORDS
+        a_types = [t for (s, t) in INPUT_WORDS if s == shape]
+        return any(ins.type in ACCUMULATORS[t] for t in a_types)
     return False
+
+
+def mma_types(ins: ir.Instr) -> tuple[str, str]:
+    """(A/B type, C type) of a `wmma.mma`: `.dtype.ctype` for f16, else `.dtype.atype.btype.ctype`."""
+    if len(ins.types) >= 3:
+        return ins.types[0], ins.types[2]
+    return "f16", ins.types[0] if ins.types else ""
 
 
 def n_acc(ty: str) -> int:
@@ -114,7 +132,7 @@ class _Lowering:
         mods = ins.modifiers
         frag, col = mods[1], "col" in mods
         shape = next(m for m in mods if m in SHAPES)
-        size = SIZES[ins.type] if frag in ("c", "d") else 2
+        size = SIZES[ins.type]
         if mods[0] == "load":
             address, stride = ins.srcs[0], ins.srcs[1]
             values = list(ins.dests)
@@ -122,12 +140,16 @@ class _Lowering:
             address, stride = ins.srcs[0], ins.srcs[-1]
             values = list(ins.srcs[1:-1])
         key = "c" if frag in ("c", "d") else frag
-        origin, step, words = FRAGMENTS[(shape, key, size if key == "c" else 2)]
+        origin, step, words = FRAGMENTS[(shape, key, size)]
+        if key != "c":      # bf16 fragments are f16's without the repeated words
+            words = words[:len(values)]
         base, base_offset = self.base_address(address)
         # element index of the lane's origin, (g, 2t) or (2t, g) in (row, column)
-        t2 = self.new("b32")
-        self.emit("shl", [t2], [self.t, ir.Const(1, "u32")], "b32")
-        r0, c0 = (self.g, t2) if origin == "g2t" else (t2, self.g)
+        t = self.t
+        if "2t" in origin:
+            t = self.new("b32")
+            self.emit("shl", [t], [self.t, ir.Const(1, "u32")], "b32")
+        r0, c0 = (self.g, t) if origin.startswith("g") else (t, self.g)
         major, minor = (c0, r0) if col else (r0, c0)
         index = self.new("b32")
         self.emit("mad", [index], [major, self.stride_value(stride), minor], "u32", ("lo",))
@@ -209,23 +231,41 @@ class _Lowering:
 
     # ---- mma -----------------------------------------------------------------------------
     def mma(self):
-        """Two m16n8k16 mmas; m8n32k16 computes D's transpose (B^T A^T), as its C fragment
-        is laid out."""
+        """Two m16n8k16 mmas (m16n8k8 for tf32) splitting N or M; m8n32k16 computes D's
+        transpose (B^T A^T), as its C fragment is laid out."""
         ins = self.ins
-        d_type, c_type = ins.type, ins.types[0]
+        a_type, c_type = mma_types(ins)
         shape = next(m for m in ins.modifiers if m in SHAPES)
+        n_a, n_b = INPUT_WORDS[(shape, a_type)]
         srcs = list(ins.srcs)
-        a, b, c = srcs[:8], srcs[8:16], srcs[16:]
+        a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
         half = len(c) // 2
-        d_half = n_acc(d_type) // 2
-        if shape == "m16n16k16":
+        d_half = n_acc(ins.type) // 2
+        if shape in ("m16n16k16", "m16n16k8"):
             parts = [(a[:4], b[0:2]), (a[:4], b[2:4])]
         elif shape == "m32n8k16":
             parts = [(a[:4], b[0:2]), (a[4:8], b[0:2])]
         else:
             parts = [(b[:4], a[0:2]), (b[4:8], a[0:2])]
+        if a_type == "tf32":
+            return self.tf32_mma(a, b, c)
         for n, (left, right) in enumerate(parts):
             self.emit("mma", ins.dests[n * d_half:(n + 1) * d_half],
-                      left + right + c[n * half:(n + 1) * half], d_type,
+                      left + right + c[n * half:(n + 1) * half], ins.type,
                       ("sync", "aligned", "m16n8k16", "row", "col"),
-                      types=("f16", "f16", c_type))
+                      types=(a_type, a_type, c_type))
+
+    def tf32_mma(self, a, b, c):
+        """m16n16k8 tf32 as ptxas writes it: four m16n8k4 mmas, k 0-3 of both column halves
+        and then k 4-7 accumulating onto them (the rounding between the two k halves is
+        ptxas's too)."""
+        ins = self.ins
+        mods = ("sync", "aligned", "m16n8k4", "row", "col")
+        types = ("tf32", "tf32", "f32")
+        partial = [[self.new("f32") for _ in range(4)] for _ in range(2)]
+        for n in range(2):
+            self.emit("mma", partial[n], [a[0], a[1], b[2 * n], *c[4 * n:4 * n + 4]], "f32",
+                      mods, types=types)
+        for n in range(2):
+            self.emit("mma", ins.dests[4 * n:4 * n + 4], [a[2], a[3], b[2 * n + 1], *partial[n]],
+                      "f32", mods, types=types)

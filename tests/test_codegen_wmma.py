@@ -11,15 +11,22 @@ from ptx2sass.errors import CompileError
 
 A_OFF, B_OFF, C_OFF, IN_BYTES, OUT_BYTES = 0, 4096, 8192, 16384, 8192
 DIMS = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16)}
+ALL_DIMS = {**DIMS, "m16n16k8": (16, 16, 8)}
+# registers in the A and B fragments per input type and shape (the PTX ISA's fragment sizes)
+INPUT_WORDS = {"f16": lambda shape: (8, 8),
+               "bf16": lambda shape: {"m16n16k16": (4, 4), "m32n8k16": (8, 2), "m8n32k16": (2, 8)}[shape],
+               "tf32": lambda shape: (4, 4)}
 
 
-def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16"):
+def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16", itype="f16"):
     """A kernel that loads A, B, C from `in` (copied to shared first for .shared), multiplies
     and stores D to `out` (through shared for .shared)."""
     s = "%r30" if stride_reg else str(stride)
     n_acc = 8 if acc == "f32" else 4
     accs = lambda base: "{" + ",".join(f"%{'f' if acc == 'f32' else 'r'}{base + i}" for i in range(n_acc)) + "}"
-    regs = lambda base: "{" + ",".join(f"%r{base + i}" for i in range(8)) + "}"
+    n_a, n_b = INPUT_WORDS[itype](shape)
+    regs = lambda base, n: "{" + ",".join(f"%r{base + i}" for i in range(n)) + "}"
+    mma_types = f"{acc}.{acc}" if itype == "f16" else f"{acc}.{itype}.{itype}.{acc}"
     sp = {"global": ".global", "shared": ".shared", "generic": "", "symbol": ".shared"}[space]
     if space in ("global", "generic"):
         pa, pb, pc, pd = "[%rd1]", "[%rd1+4096]", "[%rd1+8192]", "[%rd2]"
@@ -55,10 +62,10 @@ COPYOUT:
     .reg .b64 %rd<8>; .reg .b32 %r<50>; .reg .f32 %f<40>; .reg .pred %p<2>;
     ld.param.u64 %rd2, [out]; ld.param.u64 %rd1, [in]; ld.param.u32 %r30, [stride];
     mov.u32 %r44, %tid.x; shl.b32 %r44, %r44, 2;{prologue}
-    wmma.load.a.sync.aligned.{la}.{shape}{sp}.f16 {regs(0)}, {pa}, {s};
-    wmma.load.b.sync.aligned.{lb}.{shape}{sp}.f16 {regs(8)}, {pb}, {s};
+    wmma.load.a.sync.aligned.{la}.{shape}{sp}.{itype} {regs(0, n_a)}, {pa}, {s};
+    wmma.load.b.sync.aligned.{lb}.{shape}{sp}.{itype} {regs(8, n_b)}, {pb}, {s};
     wmma.load.c.sync.aligned.{lc}.{shape}{sp}.{acc} {accs(16)}, {pc}, {s};
-    wmma.mma.sync.aligned.{la}.{lb}.{shape}.{acc}.{acc} {accs(31 if acc == 'f32' else 50)}, {regs(0)}, {regs(8)}, {accs(16)};
+    wmma.mma.sync.aligned.{la}.{lb}.{shape}.{mma_types} {accs(31 if acc == 'f32' else 50)}, {regs(0, n_a)}, {regs(8, n_b)}, {accs(16)};
     wmma.store.d.sync.aligned.{ld}.{shape}{sp}.{acc} {pd}, {accs(31 if acc == 'f32' else 50)}, {s};{epilogue}
     ret;
 }}
@@ -130,13 +137,63 @@ def test_wmma_f16_matches_ptxas_and_numpy(shape, la, lb, lc, ld, acc, space, str
     assert (d == a @ b + c).all()
 
 
-@pytest.mark.parametrize("shape", list(DIMS))
-def test_wmma_random_floats_bit_identical_to_ptxas(shape):
+def _inputs(itype, rng, low, high):
+    """Small integers (exact in every input type) in `itype`'s encoding, as words."""
+    values = rng.integers(low, high, size=IN_BYTES // 2).astype(np.float32)
+    if itype == "f16":
+        return np.frombuffer(values.astype(np.float16).tobytes(), dtype=np.uint32).copy()
+    if itype == "bf16":
+        return np.frombuffer((values.view(np.uint32) >> 16).astype(np.uint16).tobytes(), dtype=np.uint32).copy()
+    return values.view(np.uint32)[:IN_BYTES // 4].copy()
+
+
+def _decode(words: np.ndarray, itype):
+    if itype == "bf16":
+        return (words.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return words.view(np.float16 if itype == "f16" else np.float32)
+
+
+OTHER_CASES = [(shape, itype, *case) for itype, shapes in (("bf16", DIMS), ("tf32", ["m16n16k8"]))
+               for shape in shapes for case in [
+                   ("row", "col", "row", "row", "global", False),
+                   ("col", "row", "col", "col", "shared", True),
+                   ("row", "row", "col", "row", "generic", True)]]
+
+
+@pytest.mark.parametrize("shape,itype,la,lb,lc,ld,space,stride_reg", OTHER_CASES)
+def test_wmma_bf16_tf32_match_ptxas_and_numpy(shape, itype, la, lb, lc, ld, space, stride_reg):
+    stride = 40 if stride_reg else 32
+    m, n, k = ALL_DIMS[shape]
+    rng = np.random.default_rng(sum(map(ord, shape + itype + la + lb + lc + ld + space)))
+    data = _inputs(itype, rng, -4, 5)
+    data[C_OFF // 4:] = rng.integers(-8, 9, size=(IN_BYTES - C_OFF) // 4).astype(np.float32).view(np.uint32)
+    ours, theirs = _run(_kernel(la, lb, lc, ld, "f32", space, stride_reg, stride, shape, itype), data, stride)
+    assert theirs is None or (ours == theirs).all()
+    buf = _decode(data, itype).tobytes()
+    widen = 2 if itype == "bf16" else 1      # bf16 decoded to f32: offsets double
+    a = _matrix(buf, A_OFF * widen, la, np.float32, stride, m, k).astype(np.float64)
+    b = _matrix(buf, B_OFF * widen, lb, np.float32, stride, k, n).astype(np.float64)
+    c = _matrix(data.tobytes(), C_OFF, lc, np.float32, stride, m, n).astype(np.float64)
+    d = _matrix(ours.tobytes(), 0, ld, np.float32, stride, m, n).astype(np.float64)
+    assert (d == a @ b + c).all()
+
+
+@pytest.mark.parametrize("shape,itype", [(shape, "f16") for shape in DIMS] + [(shape, "bf16") for shape in DIMS]
+                         + [("m16n16k8", "tf32")])
+def test_wmma_random_floats_bit_identical_to_ptxas(shape, itype):
     rng = np.random.default_rng(3)
-    data = rng.standard_normal(IN_BYTES // 2).astype(np.float16)
-    data = np.frombuffer(data.tobytes(), dtype=np.uint32).copy()
-    for acc in ("f32", "f16"):
-        ours, theirs = _run(_kernel("row", "col", "row", "row", acc, "global", True, 40, shape), data, 40)
+    normal = rng.standard_normal(IN_BYTES // 4).astype(np.float32)
+    if itype == "f16":
+        data = np.frombuffer(rng.standard_normal(IN_BYTES // 2).astype(np.float16).tobytes(), dtype=np.uint32).copy()
+    elif itype == "bf16":
+        data = rng.integers(0, 2**32, size=IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
+        data &= 0x3FFF3FFF          # finite bf16 pairs of both signs' magnitudes below 2
+        data |= (rng.integers(0, 2**32, size=IN_BYTES // 4, dtype=np.uint64).astype(np.uint32) & 0x80008000)
+    else:
+        data = normal.view(np.uint32).copy()
+    data[C_OFF // 4:] = normal[C_OFF // 4:].view(np.uint32)
+    for acc in ("f32", "f16") if itype == "f16" else ("f32",):
+        ours, theirs = _run(_kernel("row", "col", "row", "row", acc, "global", True, 40, shape, itype), data, 40)
         if theirs is None:       # ptxas's m8n32k16 f16 D goes through MOVM
             assert (shape, acc) == ("m8n32k16", "f16")
             continue

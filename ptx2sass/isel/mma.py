@@ -27,6 +27,7 @@ HMMA_FORMS = {
     ("m16n8k8", "f16", "f16"): (("1688", "F16"), 2, 2, 1),
     ("m16n8k8", "f32", "bf16"): (("1688", "F32", "BF16"), 4, 2, 1),
     ("m16n8k8", "f32", "tf32"): (("1688", "F32", "TF32"), 4, 4, 2),
+    ("m16n8k4", "f32", "tf32"): (("1684", "F32", "TF32"), 4, 2, 1),
 }
 # 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
 # (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
