@@ -20,37 +20,45 @@ from __future__ import annotations
 
 from ptx2sass import ir
 
-SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4}
+SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4}
 SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8")
 # (shape, A/B type) -> registers in the A and B fragments (f16's repeat their words)
 INPUT_WORDS = {("m16n16k16", "f16"): (8, 8), ("m32n8k16", "f16"): (8, 8), ("m8n32k16", "f16"): (8, 8),
                ("m16n16k16", "bf16"): (4, 4), ("m32n8k16", "bf16"): (8, 2), ("m8n32k16", "bf16"): (2, 8),
-               ("m16n16k8", "tf32"): (4, 4)}
-ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",)}
+               ("m16n16k8", "tf32"): (4, 4),
+               **{(shape, t): words for t in ("s8", "u8") for shape, words in
+                  (("m16n16k16", (2, 2)), ("m32n8k16", (4, 1)), ("m8n32k16", (1, 4)))}}
+ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "s8": ("s32",), "u8": ("s32",)}
 _C32 = lambda pairs: [p for r, c in pairs for p in ((r, c), (r, c + 1))]
 _C32T = lambda pairs: [p for r, c in pairs for p in ((r, c), (r + 1, c))]
-# (shape, fragment, element bytes) -> (the lane's origin in (row, column): "g2t" = (g, 2t),
-# "2tg" = (2t, g), "gt" = (g, t), "tg" = (t, g); the step to a word's second 16-bit element, None for one 32-bit element;
+# (shape, fragment, element bytes) -> (the lane's origin (row, column), from g = lane / 4
+# and t = lane % 4; the step to a word's second 16-bit element, None for one 32-bit element;
 # each word's first element relative to the origin). A's and B's words past the listed ones
 # repeat them. B is K x N (rows are k).
 FRAGMENTS = {
-    ("m16n16k16", "a", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
-    ("m32n8k16", "a", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8),
+    ("m16n16k16", "a", 2): (("g", "2t"), (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "a", 2): (("g", "2t"), (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8),
                                            (16, 0), (24, 0), (16, 8), (24, 8)]),
-    ("m8n32k16", "a", 2): ("g2t", (0, 1), [(0, 0), (0, 8)]),
-    ("m16n16k16", "b", 2): ("2tg", (1, 0), [(0, 0), (8, 0), (0, 8), (8, 8)]),
-    ("m32n8k16", "b", 2): ("2tg", (1, 0), [(0, 0), (8, 0)]),
-    ("m8n32k16", "b", 2): ("2tg", (1, 0), [(0, 0), (0, 8), (8, 0), (8, 8),
+    ("m8n32k16", "a", 2): (("g", "2t"), (0, 1), [(0, 0), (0, 8)]),
+    ("m16n16k16", "b", 2): (("2t", "g"), (1, 0), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "b", 2): (("2t", "g"), (1, 0), [(0, 0), (8, 0)]),
+    ("m8n32k16", "b", 2): (("2t", "g"), (1, 0), [(0, 0), (0, 8), (8, 0), (8, 8),
                                            (0, 16), (0, 24), (8, 16), (8, 24)]),
-    ("m16n16k16", "c", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
-    ("m32n8k16", "c", 2): ("g2t", (0, 1), [(0, 0), (8, 0), (16, 0), (24, 0)]),
-    ("m8n32k16", "c", 2): ("2tg", (1, 0), [(0, 0), (0, 8), (0, 16), (0, 24)]),
-    ("m16n16k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
-    ("m16n16k8", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
-    ("m16n16k8", "a", 4): ("gt", None, [(0, 0), (8, 0), (0, 4), (8, 4)]),
-    ("m16n16k8", "b", 4): ("tg", None, [(0, 0), (4, 0), (0, 8), (4, 8)]),
-    ("m32n8k16", "c", 4): ("g2t", None, _C32([(0, 0), (8, 0), (16, 0), (24, 0)])),
-    ("m8n32k16", "c", 4): ("2tg", None, _C32T([(0, 0), (0, 8), (0, 16), (0, 24)])),
+    ("m16n16k16", "c", 2): (("g", "2t"), (0, 1), [(0, 0), (8, 0), (0, 8), (8, 8)]),
+    ("m32n8k16", "c", 2): (("g", "2t"), (0, 1), [(0, 0), (8, 0), (16, 0), (24, 0)]),
+    ("m8n32k16", "c", 2): (("2t", "g"), (1, 0), [(0, 0), (0, 8), (0, 16), (0, 24)]),
+    ("m16n16k16", "c", 4): (("g", "2t"), None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
+    ("m16n16k16", "a", 1): (("g", "4t"), (0, 1), [(0, 0), (8, 0)]),
+    ("m32n8k16", "a", 1): (("g", "4t"), (0, 1), [(0, 0), (8, 0), (16, 0), (24, 0)]),
+    ("m8n32k16", "a", 1): (("g", "4t"), (0, 1), [(0, 0)]),
+    ("m16n16k16", "b", 1): (("4t", "g"), (1, 0), [(0, 0), (0, 8)]),
+    ("m32n8k16", "b", 1): (("4t", "g"), (1, 0), [(0, 0)]),
+    ("m8n32k16", "b", 1): (("4t", "g"), (1, 0), [(0, 0), (0, 8), (0, 16), (0, 24)]),
+    ("m16n16k8", "c", 4): (("g", "2t"), None, _C32([(0, 0), (8, 0), (0, 8), (8, 8)])),
+    ("m16n16k8", "a", 4): (("g", "t"), None, [(0, 0), (8, 0), (0, 4), (8, 4)]),
+    ("m16n16k8", "b", 4): (("t", "g"), None, [(0, 0), (4, 0), (0, 8), (4, 8)]),
+    ("m32n8k16", "c", 4): (("g", "2t"), None, _C32([(0, 0), (8, 0), (16, 0), (24, 0)])),
+    ("m8n32k16", "c", 4): (("2t", "g"), None, _C32T([(0, 0), (0, 8), (0, 16), (0, 24)])),
 }
 
 
@@ -83,8 +91,8 @@ def supported(ins: ir.Instr) -> bool:
         return False
     if mods[0] == "mma":
         a_type, c_type = mma_types(ins)
-        if (shape, a_type) not in INPUT_WORDS or "satfinite" in mods \
-                or ins.type != c_type or c_type not in ACCUMULATORS[a_type]:
+        if (shape, a_type) not in INPUT_WORDS or ("satfinite" in mods and a_type not in ("s8", "u8")) \
+                or len(set(ins.types[:2])) > 1 or ins.type != c_type or c_type not in ACCUMULATORS[a_type]:
             return False
         n_a, n_b = INPUT_WORDS[(shape, a_type)]
         return len(ins.srcs) == n_a + n_b + n_acc(c_type)
@@ -104,7 +112,7 @@ def mma_types(ins: ir.Instr) -> tuple[str, str]:
 
 
 def n_acc(ty: str) -> int:
-    return 8 if ty == "f32" else 4
+    return 4 if ty == "f16" else 8
 
 
 class _Lowering:
@@ -145,11 +153,7 @@ class _Lowering:
             words = words[:len(values)]
         base, base_offset = self.base_address(address)
         # element index of the lane's origin, (g, 2t) or (2t, g) in (row, column)
-        t = self.t
-        if "2t" in origin:
-            t = self.new("b32")
-            self.emit("shl", [t], [self.t, ir.Const(1, "u32")], "b32")
-        r0, c0 = (self.g, t) if origin.startswith("g") else (t, self.g)
+        r0, c0 = (self.lane_part(part) for part in origin)
         major, minor = (c0, r0) if col else (r0, c0)
         index = self.new("b32")
         self.emit("mad", [index], [major, self.stride_value(stride), minor], "u32", ("lo",))
@@ -169,19 +173,41 @@ class _Lowering:
                 else:
                     self.emit("st", [], [element(dr, dc), v], "b32", space=space)
                 continue
-            lo_a, hi_a = element(dr, dc), element(dr + step[0], dc + step[1])
-            lo, hi = self.new("b16"), self.new("b16")
-            if is_load:
-                self.emit("ld", [lo], [lo_a], "b16", space=space)
-                self.emit("ld", [hi], [hi_a], "b16", space=space)
-                self.emit("mov", [v], [lo, hi], "b32")
-            else:
-                self.emit("mov", [lo, hi], [v], "b32")
-                self.emit("st", [], [lo_a, lo], "b16", space=space)
-                self.emit("st", [], [hi_a, hi], "b16", space=space)
+            if size == 2:
+                lo_a, hi_a = element(dr, dc), element(dr + step[0], dc + step[1])
+                lo, hi = self.new("b16"), self.new("b16")
+                if is_load:
+                    self.emit("ld", [lo], [lo_a], "b16", space=space)
+                    self.emit("ld", [hi], [hi_a], "b16", space=space)
+                    self.emit("mov", [v], [lo, hi], "b32")
+                else:
+                    self.emit("mov", [lo, hi], [v], "b32")
+                    self.emit("st", [], [lo_a, lo], "b16", space=space)
+                    self.emit("st", [], [hi_a, hi], "b16", space=space)
+                continue
+            # bytes: four loads merged with shifts and ors (a/b fragments are never stored)
+            acc = None
+            for e in range(4):
+                byte = self.new("b32")
+                self.emit("ld", [byte], [element(dr + e * step[0], dc + e * step[1])], "u8", space=space)
+                if e:
+                    shifted, merged = self.new("b32"), (v if e == 3 else self.new("b32"))
+                    self.emit("shl", [shifted], [byte, ir.Const(8 * e, "u32")], "b32")
+                    self.emit("or", [merged], [acc, shifted], "b32")
+                    acc = merged
+                else:
+                    acc = byte
         if is_load:
             for k in range(len(words), len(values)):      # A and B: the words repeat
                 self.emit("mov", [values[k]], [values[k % len(words)]], "b32")
+
+    def lane_part(self, part: str) -> ir.Value:
+        """g, t, 2t or 4t of this lane."""
+        if part in ("g", "t"):
+            return self.g if part == "g" else self.t
+        scaled = self.new("b32")
+        self.emit("shl", [scaled], [self.t, ir.Const({"2t": 1, "4t": 2}[part], "u32")], "b32")
+        return scaled
 
     def stride_value(self, stride):
         if isinstance(stride, ir.Const):
@@ -241,18 +267,20 @@ class _Lowering:
         a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
         half = len(c) // 2
         d_half = n_acc(ins.type) // 2
+        ta, tb = (2, 1) if a_type in ("s8", "u8") else (4, 2)    # words of a 16-row A, 8-column B
         if shape in ("m16n16k16", "m16n16k8"):
-            parts = [(a[:4], b[0:2]), (a[:4], b[2:4])]
+            parts = [(a[:ta], b[0:tb]), (a[:ta], b[tb:2 * tb])]
         elif shape == "m32n8k16":
-            parts = [(a[:4], b[0:2]), (a[4:8], b[0:2])]
+            parts = [(a[:ta], b[0:tb]), (a[ta:2 * ta], b[0:tb])]
         else:
-            parts = [(b[:4], a[0:2]), (b[4:8], a[0:2])]
+            parts = [(b[:ta], a[0:tb]), (b[ta:2 * ta], a[0:tb])]
         if a_type == "tf32":
             return self.tf32_mma(a, b, c)
         for n, (left, right) in enumerate(parts):
             self.emit("mma", ins.dests[n * d_half:(n + 1) * d_half],
                       left + right + c[n * half:(n + 1) * half], ins.type,
-                      ("sync", "aligned", "m16n8k16", "row", "col"),
+                      ("sync", "aligned", "m16n8k16", "row", "col")
+                      + (("satfinite",) if "satfinite" in ins.modifiers else ()),
                       types=(a_type, a_type, c_type))
 
     def tf32_mma(self, a, b, c):

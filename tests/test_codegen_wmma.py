@@ -15,18 +15,20 @@ ALL_DIMS = {**DIMS, "m16n16k8": (16, 16, 8)}
 # registers in the A and B fragments per input type and shape (the PTX ISA's fragment sizes)
 INPUT_WORDS = {"f16": lambda shape: (8, 8),
                "bf16": lambda shape: {"m16n16k16": (4, 4), "m32n8k16": (8, 2), "m8n32k16": (2, 8)}[shape],
-               "tf32": lambda shape: (4, 4)}
+               "tf32": lambda shape: (4, 4),
+               "s8": lambda shape: {"m16n16k16": (2, 2), "m32n8k16": (4, 1), "m8n32k16": (1, 4)}[shape]}
+INPUT_WORDS["u8"] = INPUT_WORDS["s8"]
 
 
-def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16", itype="f16"):
+def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16", itype="f16", satfinite=""):
     """A kernel that loads A, B, C from `in` (copied to shared first for .shared), multiplies
     and stores D to `out` (through shared for .shared)."""
     s = "%r30" if stride_reg else str(stride)
-    n_acc = 8 if acc == "f32" else 4
+    n_acc = 4 if acc == "f16" else 8
     accs = lambda base: "{" + ",".join(f"%{'f' if acc == 'f32' else 'r'}{base + i}" for i in range(n_acc)) + "}"
     n_a, n_b = INPUT_WORDS[itype](shape)
     regs = lambda base, n: "{" + ",".join(f"%r{base + i}" for i in range(n)) + "}"
-    mma_types = f"{acc}.{acc}" if itype == "f16" else f"{acc}.{itype}.{itype}.{acc}"
+    mma_types = f"{acc}.{acc}" if itype == "f16" else f"{acc}.{itype}.{itype}.{acc}{satfinite}"
     sp = {"global": ".global", "shared": ".shared", "generic": "", "symbol": ".shared"}[space]
     if space in ("global", "generic"):
         pa, pb, pc, pd = "[%rd1]", "[%rd1+4096]", "[%rd1+8192]", "[%rd2]"
@@ -178,6 +180,31 @@ def test_wmma_bf16_tf32_match_ptxas_and_numpy(shape, itype, la, lb, lc, ld, spac
     assert (d == a @ b + c).all()
 
 
+INTEGER_CASES = [(shape, itype, sat, *case) for shape in DIMS for itype, sat in (("s8", ""), ("u8", ".satfinite"))
+                 for case in [("row", "col", "row", "row", "global", False),
+                              ("col", "row", "col", "col", "shared", True),
+                              ("row", "row", "col", "row", "generic", True)]]
+
+
+@pytest.mark.parametrize("shape,itype,sat,la,lb,lc,ld,space,stride_reg", INTEGER_CASES)
+def test_wmma_integer_matches_ptxas_and_numpy(shape, itype, sat, la, lb, lc, ld, space, stride_reg):
+    stride = 40 if stride_reg else 32
+    m, n, k = DIMS[shape]
+    rng = np.random.default_rng(sum(map(ord, shape + itype + la + lb + lc + ld + space)))
+    data = rng.integers(0, 2**32, size=IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
+    data[C_OFF // 4::7] = 0x7FFFFF00 if sat else 0x80000100     # near the limits: saturation/wrap
+    ours, theirs = _run(_kernel(la, lb, lc, ld, "s32", space, stride_reg, stride, shape, itype, sat), data, stride)
+    assert theirs is None or (ours == theirs).all()
+    et = np.int8 if itype == "s8" else np.uint8
+    a = _matrix(data.tobytes(), A_OFF, la, et, stride, m, k).astype(np.int64)
+    b = _matrix(data.tobytes(), B_OFF, lb, et, stride, k, n).astype(np.int64)
+    c = _matrix(data.tobytes(), C_OFF, lc, np.int32, stride, m, n).astype(np.int64)
+    d = _matrix(ours.tobytes(), 0, ld, np.int32, stride, m, n).astype(np.int64)
+    want = a @ b + c
+    want = np.clip(want, -2**31, 2**31 - 1) if sat else (want + 2**31) % 2**32 - 2**31
+    assert (d == want).all()
+
+
 @pytest.mark.parametrize("shape,itype", [(shape, "f16") for shape in DIMS] + [(shape, "bf16") for shape in DIMS]
                          + [("m16n16k8", "tf32")])
 def test_wmma_random_floats_bit_identical_to_ptxas(shape, itype):
@@ -205,3 +232,50 @@ def test_unsupported_wmma_form_is_refused_at_its_line():
         "m16n16k16.global.f16 {%r0", "m8n8k32.global.f16 {%r0")
     with pytest.raises(CompileError, match=r"k.ptx, line \d+.*wmma.*not supported yet"):
         codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+
+
+FRAGMENT_FORMS = [(shape, itype, frag, layout, ctype)
+                  for itype, shapes in (("f16", DIMS), ("bf16", DIMS), ("tf32", ["m16n16k8"]), ("s8", DIMS), ("u8", DIMS))
+                  for shape in shapes for layout in ("row", "col")
+                  for frag, ctype in (("a", itype), ("b", itype),
+                                      ("c", {"f16": "f16", "s8": "s32", "u8": "s32"}.get(itype, "f32")))]
+
+
+@pytest.mark.parametrize("shape,itype,frag,layout,ctype", FRAGMENT_FORMS)
+def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
+    """The registers a wmma.load fills hold what ptxas's hold, lane by lane (PTX leaves the
+    layout unspecified; programs that inspect fragments see the same values under both)."""
+    if frag == "c":
+        n = 4 if ctype == "f16" else 8
+    else:
+        n = INPUT_WORDS[itype](shape)[0 if frag == "a" else 1]
+    ty = ctype if frag == "c" else itype
+    regs = ",".join(f"%r{i}" for i in range(n))
+    stores = "\n".join(f"    st.global.b32 [%rd4+{4 * i}], %r{i};" for i in range(n))
+    ptx = f"""
+.version 7.8
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 stride)
+{{
+    .reg .b64 %rd<8>; .reg .b32 %r<40>;
+    ld.param.u64 %rd2, [out]; ld.param.u64 %rd1, [in];
+    mov.u32 %r20, %laneid; mul.wide.u32 %rd3, %r20, 64; add.s64 %rd4, %rd2, %rd3;
+    wmma.load.{frag}.sync.aligned.{layout}.{shape}.global.{ty} {{{regs}}}, [%rd1], 32;
+{stores}
+    ret;
+}}
+"""
+    data = np.arange(IN_BYTES // 4, dtype=np.uint32) * np.uint32(0x01030507)
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    outs = []
+    for cubin, check in ((ours, True), (oracle.ptxas(ptx).output, False)):
+        out = np.zeros(32 * 16, dtype=np.uint32)
+        try:
+            run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
+        except EmuFault as e:
+            if check or DECODE_FAULT not in str(e):
+                raise
+            pytest.skip("ptxas's cubin uses an instruction our codec cannot decode (MOVM)")
+        outs.append(out)
+    assert (outs[0] == outs[1]).all()
