@@ -587,7 +587,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
     for fn in module.functions:
-        lower_wmma(fn)
+        lower_wmma(fn, info)
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:

@@ -62,15 +62,16 @@ FRAGMENTS = {
 }
 
 
-def lower_wmma(fn: ir.Function) -> None:
-    """Replace every supported `wmma` in `fn` by its lowered sequence, in place."""
+def lower_wmma(fn: ir.Function, arch) -> None:
+    """Replace every `wmma` in `fn` that `arch` (an encoder.arch entry) supports by its
+    lowered sequence, in place."""
     for block in fn.blocks:
         if not any(i.opcode == "wmma" for i in block.instrs):
             continue
         out: list[ir.Instr] = []
         lane = None
         for ins in block.instrs:
-            if ins.opcode != "wmma" or not supported(ins):
+            if ins.opcode != "wmma" or not supported(ins, arch):
                 out.append(ins)
                 continue
             lowering = _Lowering(fn, ins, out)
@@ -84,10 +85,10 @@ def lower_wmma(fn: ir.Function) -> None:
         block.instrs = out
 
 
-def supported(ins: ir.Instr) -> bool:
+def supported(ins: ir.Instr, arch) -> bool:
     mods = ins.modifiers
     shape = next((m for m in mods if m in SHAPES), None)
-    if ins.guard is not None or shape is None:
+    if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma):
         return False
     if mods[0] == "mma":
         a_type, c_type = mma_types(ins)
