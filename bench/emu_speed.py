@@ -1,62 +1,280 @@
-"""Emulator speed: warp-instructions executed per second of emulation, over the ZLUDA corpus
-or a deterministic sample of the tinygrad corpus. Each kernel is loaded once (cubin parsing
-and decoding, here from nvdisasm's cached listing, are reported separately and excluded);
-the timing covers launches: per-launch program preparation, memory set-up and execution.
+"""Emulator speed: warp-instructions and thread-instructions executed per second of emulation,
+over the ZLUDA corpus and a deterministic sample of the tinygrad corpus, with the hazard
+checker off and on; and tinygrad programs (the backend's test programs) timed on
+`DEV=SASSEMU` against tinygrad's own `DEV=PYTHON` interpreter.
 
-    .venv/bin/python bench/emu_speed.py [--corpus zluda|tinygrad] [--hazards] [--repeat N]
+Each corpus kernel is loaded once (cubin parsing and decoding, here from nvdisasm's cached
+listing, are excluded); the timing covers launches: per-launch preparation, memory set-up
+and execution. `--baseline ROOT` also times another checkout's emulator (e.g. `main`, see
+bench/emu_baseline.py) in the same run, interleaved, and prints the ratio: the machine's
+load changes from minute to minute, so only figures from one run compare.
+
+The tinygrad section runs each program in a fresh process per device and reports the time
+spent in the device's kernel launches (`Program.__call__`: emulation, or tinygrad's UOp
+interpreter) and the whole program's wall time (which adds tinygrad's scheduling and code
+generation and, for SASSEMU, ptx2sass's compilation).
+
+    .venv/bin/python bench/emu_speed.py [--baseline ROOT] [--corpus zluda|tinygrad]
+        [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tools import emu_testing as testing  # noqa: E402
-from ptx2sass.emu.loader import load_program  # noqa: E402
-
-
-def _zluda():
-    for entry in testing.zluda_manifest():
-        cubin = testing.zluda_cubin(entry)
-        if cubin is not None:
-            program = load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))
-            yield lambda hz, e=entry, p=program: testing.run_zluda(e, hazard_check=hz, program=p)
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
 
 
-def _tinygrad(count: int):
-    kernels = sorted(testing.tinygrad_manifest(), key=lambda k: k["sha256"])[:count]
-    for entry in kernels:
-        cubin = testing.tinygrad_cubin(entry)
-        program = load_program(cubin, entry["entry"], testing.cubin_listing_decoder(cubin))
-        yield lambda hz, e=entry, p=program: testing.run_tinygrad(e, hazard_check=hz, program=p)
+def _emulators(baseline):
+    from ptx2sass.emu import loader
+    from tools import emu_testing as testing
+    emus = {"new": SimpleNamespace(loader=loader, testing=testing)}
+    if baseline:
+        import emu_baseline
+        emus = {"baseline": emu_baseline.load(baseline), **emus}
+    return emus
+
+
+def _runs(emu, corpus: str, count: int):
+    """Callables `run(hazards) -> LaunchResult` for the corpus's kernels, loaded once."""
+    testing, load = emu.testing, emu.loader.load_program
+    runs = []
+    if corpus == "zluda":
+        for entry in testing.zluda_manifest():
+            cubin = testing.zluda_cubin(entry)
+            if cubin is not None:
+                program = load(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))
+                runs.append(lambda hz, e=entry, p=program: testing.run_zluda(e, hazard_check=hz, program=p))
+    else:
+        kernels = sorted(testing.tinygrad_manifest(), key=lambda k: k["sha256"])[:count]
+        for entry in kernels:
+            cubin = testing.tinygrad_cubin(entry)
+            program = load(cubin, entry["entry"], testing.cubin_listing_decoder(cubin))
+            runs.append(lambda hz, e=entry, p=program: testing.run_tinygrad(e, hazard_check=hz, program=p))
+    return runs
+
+
+def _time(runs, hz: bool) -> tuple[float, int, int]:
+    warp = thread = 0
+    start = time.perf_counter()
+    for run in runs:
+        outcome = run(hz)
+        if outcome.result is not None:
+            warp += outcome.result.instructions
+            thread += getattr(outcome.result, "thread_instructions", 0)
+    return time.perf_counter() - start, warp, thread
+
+
+def corpus_section(emus, corpora, count: int, repeat: int) -> list[dict]:
+    rows = []
+    for corpus in corpora:
+        runs = {name: _runs(emu, corpus, count) for name, emu in emus.items()}
+        for hz in (False, True):
+            best = {name: None for name in emus}
+            counts = {}
+            for _ in range(repeat):
+                for name in emus:             # interleaved: both see the same load
+                    t, warp, thread = _time(runs[name], hz)
+                    best[name] = t if best[name] is None else min(best[name], t)
+                    counts[name] = (warp, thread)
+            # thread-instructions: counted by the new emulator (the same work either way)
+            warp, thread = counts["new"]
+            for name in emus:
+                if counts[name][0] != warp:
+                    print(f"warning: {name} ran {counts[name][0]} warp-instructions, new {warp}")
+                rows.append({"corpus": corpus, "kernels": len(runs[name]), "hazards": hz, "emulator": name,
+                             "seconds": best[name], "warp_ips": warp / best[name], "thread_ips": thread / best[name],
+                             "ratio": best.get("baseline", 0) / best[name] if "baseline" in best else None})
+    return rows
+
+
+def print_corpus(rows: list[dict], repeat: int) -> None:
+    print(f"corpus launches (best of {repeat}, interleaved):")
+    print(f"  {'corpus':9} {'kernels':>7} {'hazards':7} {'emulator':9} {'seconds':>8} {'warp-ins/s':>12} "
+          f"{'thread-ins/s':>13} {'vs baseline':>11}")
+    for r in rows:
+        ratio = f"{r['ratio']:.1f}x" if r["ratio"] and r["emulator"] != "baseline" else ""
+        print(f"  {r['corpus']:9} {r['kernels']:7} {'on' if r['hazards'] else 'off':7} {r['emulator']:9} "
+              f"{r['seconds']:8.2f} {r['warp_ips']:12,.0f} {r['thread_ips']:13,.0f} {ratio:>11}")
+
+
+# --------------------------------------------------------------------------- tinygrad
+
+def _issue_conv2d(device):
+    """The program of issue 19: a 1x3x16x16 conv2d with 8 filters, relu, sum."""
+    import numpy as np
+    from tinygrad import Tensor
+    rng = np.random.default_rng(19)
+    x = Tensor(rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32))
+    w = Tensor(rng.uniform(-1, 1, (8, 3, 3, 3)).astype(np.float32))
+    return x.conv2d(w).relu().sum().numpy()
+
+
+def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
+    """One program on one device in this (fresh) process; prints its timings as JSON."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import ptx2sass.tinygrad as backend
+    from tinygrad.runtime.ops_python import PythonProgram
+    from tinygrad_programs import PROGRAMS, on
+    if baseline:
+        import emu_baseline
+        base = emu_baseline.load(baseline)
+        import ptx2sass.emu.launch
+        import ptx2sass.emu.loader
+        ptx2sass.emu.launch.Launch, ptx2sass.emu.launch.Param = base.launch.Launch, base.launch.Param
+        ptx2sass.emu.loader.load_program = base.loader.load_program
+    spent = {"exec": 0.0, "launches": 0}
+
+    def timed(call):
+        def wrapper(self, *args, **kw):
+            start = time.perf_counter()
+            try:
+                return call(self, *args, **kw)
+            finally:
+                spent["exec"] += time.perf_counter() - start
+                spent["launches"] += 1
+        return wrapper
+
+    backend.SASSEmuProgram.__call__ = timed(backend.SASSEmuProgram.__call__)
+    PythonProgram.__call__ = timed(PythonProgram.__call__)
+    if name == "issue19_conv2d":
+        def program(dev):
+            with on(dev):
+                return _issue_conv2d(dev)
+    else:
+        program = PROGRAMS[name]
+    start = time.perf_counter()
+    program(device)
+    print(json.dumps({"wall": time.perf_counter() - start, **spent}))
+
+
+def _worker(device: str, name: str, baseline: str | None, timeout: int) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--tinygrad-worker", device, name]
+    if baseline:
+        cmd += ["--baseline", str(baseline)]
+    env = {k: v for k, v in os.environ.items() if k not in ("DEV",)}
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout} s"}
+    if run.returncode != 0:
+        return {"error": run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.returncode}"}
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _best(runs: list[dict]) -> dict:
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[0]
+    return {"exec": min(r["exec"] for r in ok), "wall": min(r["wall"] for r in ok), "launches": ok[0]["launches"]}
+
+
+def tinygrad_section(names: list[str], baseline, timeout: int, repeat: int) -> list[dict]:
+    rows = []
+    for name in names:
+        runs: dict[str, list] = {"PYTHON": [], "SASSEMU": []}
+        if baseline:
+            runs["SASSEMU baseline"] = []
+        for _ in range(repeat):               # interleaved, best of `repeat` per device
+            runs["PYTHON"].append(_worker("PYTHON", name, None, timeout))
+            runs["SASSEMU"].append(_worker("SASSEMU", name, None, timeout))
+            if baseline:
+                runs["SASSEMU baseline"].append(_worker("SASSEMU", name, baseline, timeout))
+        row = {"program": name, **{k: _best(v) for k, v in runs.items()}}
+        rows.append(row)
+        print(f"  {name}: " + "; ".join(f"{k} " + (f"exec {v['exec']:.3f} s, wall {v['wall']:.2f} s"
+                                                     if "error" not in v else v["error"][:80])
+                                        for k, v in row.items() if k != "program"), flush=True)
+    return rows
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def print_tinygrad(rows: list[dict]) -> None:
+    keys = [k for k in rows[0] if k not in ("program", "PYTHON")] if rows else []
+    for k in keys:
+        ok = [r for r in rows if "error" not in r["PYTHON"] and "error" not in r[k]
+              and r["program"] != "issue19_conv2d"]
+        ex = _geomean([r["PYTHON"]["exec"] / r[k]["exec"] for r in ok])
+        wall = _geomean([r["PYTHON"]["wall"] / r[k]["wall"] for r in ok])
+        print(f"  {k} vs PYTHON over {len(ok)} programs (geomean): kernel launches {ex:.2f}x as fast, "
+              f"whole program {wall:.2f}x")
+    for r in rows:
+        if r["program"] == "issue19_conv2d":
+            print("  issue 19's conv2d: " + "; ".join(f"{k} exec {v['exec']:.2f} s, wall {v['wall']:.2f} s"
+                                                     for k, v in r.items() if k != "program" and "error" not in v))
+
+
+# --------------------------------------------------------------------------- profiles
+
+def profile(out_dir: Path, corpora, count: int, baseline) -> None:
+    """cProfile summaries (top functions by own time) of the emulator (and the baseline's)
+    over the corpora, hazards off and on, one file each."""
+    import cProfile
+    import io
+    import pstats
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, emu in _emulators(baseline).items():
+        for corpus in corpora:
+            runs = _runs(emu, corpus, count)
+            _time(runs, False)                      # decode once before profiling
+            for hz in (False, True):
+                pr = cProfile.Profile()
+                pr.enable()
+                _time(runs, hz)
+                pr.disable()
+                buf = io.StringIO()
+                pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(25)
+                text = buf.getvalue()
+                for root in (str(REPO) + "/", str(Path(baseline).resolve()) + "/" if baseline else None, sys.prefix + "/"):
+                    if root:
+                        text = text.replace(root, "")
+                (out_dir / f"{name}-{corpus}-hazards-{'on' if hz else 'off'}.txt").write_text(text)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("zluda", "tinygrad"), default="zluda")
+    ap.add_argument("--baseline", help="another checkout's root: time its emulator too")
+    ap.add_argument("--corpus", action="append", choices=("zluda", "tinygrad"))
     ap.add_argument("--kernels", type=int, default=40, help="tinygrad kernels (first by sha256)")
-    ap.add_argument("--hazards", action="store_true", help="with the hazard checker and cycle model")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-corpus", action="store_true")
+    ap.add_argument("--no-tinygrad", action="store_true")
+    ap.add_argument("--programs", help="comma-separated tinygrad programs (default: all, and issue 19's)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per tinygrad program and device")
+    ap.add_argument("--tinygrad-repeat", type=int, default=3, help="processes per tinygrad program and device")
+    ap.add_argument("--profile", type=Path, help="write cProfile summaries here instead of timing")
+    ap.add_argument("--tinygrad-worker", nargs=2, metavar=("DEVICE", "PROGRAM"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    start = time.perf_counter()
-    runs = list(_zluda() if args.corpus == "zluda" else _tinygrad(args.kernels))
-    loading = time.perf_counter() - start
-    best = None
-    for _ in range(args.repeat):
-        instructions = 0
-        start = time.perf_counter()
-        for run in runs:
-            outcome = run(args.hazards)
-            if outcome.result is not None:
-                instructions += outcome.result.instructions
-        elapsed = time.perf_counter() - start
-        rate = instructions / elapsed
-        best = rate if best is None else max(best, rate)
-    print(f"{args.corpus}: {len(runs)} kernels, {instructions} warp-instructions, "
-          f"{best:,.0f} warp-instructions/s (best of {args.repeat}, hazards {'on' if args.hazards else 'off'}); "
-          f"loading (cubin parse + decode) {loading:.1f} s")
+    sys.path.insert(0, str(HERE))
+    if args.tinygrad_worker:
+        tinygrad_worker(*args.tinygrad_worker, args.baseline)
+        return 0
+    corpora = args.corpus or ["zluda", "tinygrad"]
+    if args.profile:
+        profile(args.profile, corpora, args.kernels, args.baseline)
+        return 0
+    if not args.no_corpus:
+        rows = corpus_section(_emulators(args.baseline), corpora, args.kernels, args.repeat)
+        print_corpus(rows, args.repeat)
+    if not args.no_tinygrad:
+        sys.path.insert(0, str(REPO / "tests"))
+        from tinygrad_programs import PROGRAMS
+        names = args.programs.split(",") if args.programs else [*PROGRAMS, "issue19_conv2d"]
+        print(f"tinygrad programs, a process per program and device, best of {args.tinygrad_repeat} "
+              "(kernel launches / whole program):")
+        print_tinygrad(tinygrad_section(names, args.baseline, args.timeout, args.tinygrad_repeat))
     return 0
 
 

@@ -55,16 +55,20 @@ def _is_activemask(ins) -> bool:
 
 def prepare(steps, warp_sync_offsets: set[int] | None) -> None:
     """Mark each step that needs its warp converged (`step.aux["collective"]`)."""
-    for off, s in steps.items():
-        op = s.ins.opcode
-        if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
-            s.aux["meets"] = True          # sets the lanes' sync_hint itself
-        if op in WHOLE_WARP_OPS:
-            s.aux["collective"] = Collective(whole_warp=True)
-        elif op in MEMBER_MASK_OPS:
-            if op == "VOTE" and (off not in warp_sync_offsets if warp_sync_offsets else _is_activemask(s.ins)):
-                continue
-            s.aux["collective"] = Collective()
+    for s in steps.values():
+        prepare_step(s, warp_sync_offsets)
+
+
+def prepare_step(s, warp_sync_offsets: set[int] | None) -> None:
+    op = s.ins.opcode
+    if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
+        s.aux["meets"] = True          # sets the lanes' sync_hint itself
+    if op in WHOLE_WARP_OPS:
+        s.aux["collective"] = Collective(whole_warp=True)
+    elif op in MEMBER_MASK_OPS:
+        if op == "VOTE" and (s.offset not in warp_sync_offsets if warp_sync_offsets else _is_activemask(s.ins)):
+            return
+        s.aux["collective"] = Collective()
 
 
 def check(warp, step, active: np.ndarray, need: Collective) -> None:

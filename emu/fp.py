@@ -297,6 +297,20 @@ def fma64(a: float, b: float, c: float, mode: str) -> float:
     """FP64 fused multiply-add for one lane, exactly rounded."""
     if not all(map(math.isfinite, (a, b, c))):
         return a * b + c
+    if mode == "RN":
+        # a*b + c as one integer over a power of two; CPython's int / int rounds correctly
+        # (to nearest even, subnormals included)
+        na, da = a.as_integer_ratio()
+        nb, db = b.as_integer_ratio()
+        nc, dc = c.as_integer_ratio()
+        den = da * db
+        d = den if den >= dc else dc
+        num = na * nb * (d // den) + nc * (d // dc)
+        if num:
+            try:
+                return num / d
+            except OverflowError:
+                pass
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
         # The sign of an exact zero: +0 unless both addends are -0 (or RM mode).

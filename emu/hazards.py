@@ -36,6 +36,7 @@ previous one's result is ready) and checks nothing.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,9 @@ class Hazard:
 
 
 class WarpTiming:
+    """The issue clock and scoreboard state of a warp; warps that have run the same
+    instructions on the same lanes share one (see `TimingModel.step`)."""
+
     def __init__(self):
         self.t = 0
         self.ready: dict[tuple, tuple] = {}   # reg → (time, producer offset, opcode, latency)
@@ -64,9 +68,22 @@ class WarpTiming:
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
-        self.reads: list[tuple] = []
-        self.writes: list[tuple] = []
-        self.lanes_of: tuple = (None, 0)      # (active mask array, its lanes as a bit set)
+
+    _OWN = ("t", "ready", "pending", "sb_release", "sb_readers", "sb_queues", "seq")
+
+    def clone(self) -> "WarpTiming":
+        c = WarpTiming.__new__(WarpTiming)
+        c.t = self.t
+        c.ready = dict(self.ready)
+        c.pending = dict(self.pending)
+        c.sb_release = list(self.sb_release)
+        c.sb_readers = {i: dict(d) for i, d in self.sb_readers.items()}
+        c.sb_queues = {i: dict(d) for i, d in self.sb_queues.items()}
+        c.seq = self.seq
+        for k, v in self.__dict__.items():      # what subclasses of the model keep here
+            if k not in self._OWN:
+                setattr(c, k, copy.deepcopy(v))
+        return c
 
 
 def _name(reg: tuple) -> str:
@@ -74,6 +91,14 @@ def _name(reg: tuple) -> str:
 
 
 class TimingModel:
+    """Observes a machine (emu.machine): `attach` before it runs, `step` after every
+    instruction a group of its warps executed (with the registers it read and wrote, in
+    order), `barrier_release` when a CTA barrier lets warps go, `finish` at its end.
+
+    Warps start sharing one `WarpTiming`; a step run by only part of the warps sharing one
+    (or by warps with different lanes) gives them their own copy first, so that every warp
+    is modelled exactly as if alone while identical warps cost one update."""
+
     def __init__(self, launch, max_hazards: int = 100):
         self.launch = launch
         self.kernel = launch.program.name
@@ -85,20 +110,38 @@ class TimingModel:
         self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
 
     # ------------------------------------------------------------ wiring
-    def attach(self, cta) -> None:
-        for warp in cta.warps:
-            warp.timing = self
-            warp.clock = WarpTiming()
-            warp.tracing = True
-        cta.timing = self
+    def new_clock(self) -> WarpTiming:
+        return WarpTiming()
 
-    def finish_cta(self, cta) -> None:
-        self.cycles = max(self.cycles, max((w.clock.t for w in cta.warps), default=0))
+    def attach(self, machine) -> None:
+        machine.clocks = [self.new_clock()]
+        machine.clock_of = np.zeros(machine.nwarps, dtype=np.int64)
+        machine.clock_refs = [machine.nwarps]
+        self._parts = None
 
-    def barrier_release(self, warps) -> None:
-        t = max(w.clock.t for w in warps)
-        for w in warps:
-            w.clock.t = t
+    def finish(self, machine) -> None:
+        used = set(machine.clock_of.tolist())
+        self.cycles = max(self.cycles, max((machine.clocks[c].t for c in used), default=0))
+
+    def _own(self, machine, cid: int, warps: np.ndarray) -> int:
+        """The clock `cid` for `warps` alone: a copy when other warps share it too."""
+        if machine.clock_refs[cid] == len(warps):
+            return cid
+        new = len(machine.clocks)
+        machine.clocks.append(machine.clocks[cid].clone())
+        machine.clock_refs.append(len(warps))
+        machine.clock_refs[cid] -= len(warps)
+        machine.clock_of[warps] = new
+        self._parts = None
+        return new
+
+    def barrier_release(self, machine, warps) -> None:
+        cids = machine.clock_of[warps]
+        t = max(machine.clocks[c].t for c in set(cids.tolist()))
+        for c in set(cids.tolist()):
+            if machine.clocks[c].t != t:
+                c = self._own(machine, c, warps[cids == c])
+                machine.clocks[c].t = t
 
     def _flag(self, offset: int, message: str) -> None:
         key = (offset, message)
@@ -108,138 +151,177 @@ class TimingModel:
         self.hazards.append(Hazard(self.kernel, offset, message))
 
     # ------------------------------------------------------------ per instruction
-    def begin(self, warp) -> None:
-        clock = warp.clock
-        clock.reads = []
-        clock.writes = []
+    def step(self, machine, step, warps: np.ndarray, lanes: np.ndarray, reads: list, writes: list) -> None:
+        """Instruction `step` ran on `warps`, on the lanes `lanes` (a bit set per warp)."""
+        parts = self._parts
+        if parts is None or parts[0] is not warps or parts[1] is not machine:
+            cids = machine.clock_of[warps]
+            if len(warps) == 1 or (cids.min() == cids.max() and lanes.min() == lanes.max()):
+                groups = {(int(cids[0]), int(lanes[0])): warps}
+            else:
+                groups = {}
+                for c, b, w in zip(cids.tolist(), lanes.tolist(), warps.tolist()):
+                    groups.setdefault((c, b), []).append(w)
+                groups = {k: np.array(v) for k, v in groups.items()}
+            owned = []
+            for (c, b), ws in groups.items():
+                owned.append((self._own(machine, c, ws), b))
+            parts = self._parts = (warps, machine, owned)
+        for c, b in parts[2]:
+            self.end(machine.clocks[c], step, b, reads, writes)
 
-    def end(self, warp, step, active) -> None:
-        clock = warp.clock
-        ins = step.ins
-        ctl = ins.control
-        op = ins.opcode
+    def sole_clock(self, machine, warps):
+        """(clock, lanes) when the last `step` of `warps` updated one clock that only they
+        share, so that the machine may call `end` directly for their next instructions
+        (until something else touches clocks); else (None, None)."""
+        parts = self._parts
+        if type(self).step is not TimingModel.step or parts is None or parts[0] is not warps \
+                or len(parts[2]) != 1:
+            return None, None
+        c, b = parts[2][0]
+        return machine.clocks[c], b
+
+    def end(self, clock: WarpTiming, step, lanes: int, reads: list, writes: list) -> None:
         lat = self.lat
         if self.serialised:
+            ins = step.ins
+            op = ins.opcode
             clock.t += lat.variable_latency(op) if lat.is_variable(op) else \
                 lat.fixed_latency(op, ins.modifiers)
             return
-        if active is clock.lanes_of[0]:          # same lanes as the last step (converged warp)
-            lanes = clock.lanes_of[1]
-        else:
-            lanes = _lanes(active)
-            clock.lanes_of = (active, lanes)
         facts = step.aux.get("timing")
         if facts is None:
-            facts = step.aux["timing"] = _StepFacts(ins, lat)
+            facts = step.aux["timing"] = _StepFacts(step.ins, lat, step.offset)
+        pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
         t = clock.t
-        wait = facts.wait
-        for sb in (range(6) if wait else ()):
-            if wait >> sb & 1:
-                t = max(t, clock.sb_release[sb])
-                covered = clock.sb_queues[sb]
-                done = [r for r, p in clock.pending.items()
-                        if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-                for reg in done:
-                    _, off, pop, _, _, who = clock.pending.pop(reg)
-                    clock.ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
-                clock.sb_readers[sb].clear()
-                covered.clear()
-                # An instruction whose result has arrived has read its sources, too.
-                for readers in clock.sb_readers.values():
+        for sb in facts.wait_sbs:
+            t = max(t, clock.sb_release[sb])
+            covered = clock.sb_queues[sb]
+            done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+            for reg in done:
+                _, off, pop, _, _, who = pending.pop(reg)
+                ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+            clock.sb_readers[sb].clear()
+            covered.clear()
+            # An instruction whose result has arrived has read its sources, too.
+            for readers in clock.sb_readers.values():
+                if readers:
                     for reg in [r for r, e in readers.items() if e[3] == sb]:
                         readers.pop(reg)
         # 2. Reads.
-        for reg in dict.fromkeys(clock.reads):
-            mine = lanes if reg[0] in ("R", "P") else _ALL
-            if reg in clock.pending:
-                sb, off, pop, q, _, who = clock.pending[reg]
+        op = facts.op
+        for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
+            mine = lanes if reg[0] in _PER_LANE else _ALL
+            p = pending.get(reg)
+            if p is not None:
+                sb, off, pop, q, _, who = p
                 if not who & mine:
                     pass
-                elif q == facts.unit and q in lat.READS_IN_ORDER:
+                elif q == facts.unit and facts.in_order:
                     pass          # read after the result was written, in the unit's order
                 elif sb == NO_SB:
-                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
-                                            f"a variable-latency result with no write scoreboard")
+                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
+                                             f"a variable-latency result with no write scoreboard")
                 else:
-                    self._flag(step.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
-                                            f"without waiting on scoreboard SB{sb}")
-            elif reg in clock.ready:
-                issued, off, pop, pmods, who, part = clock.ready[reg]
+                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
+                                             f"without waiting on scoreboard SB{sb}")
+                continue
+            r = ready.get(reg)
+            if r is not None:
+                issued, off, pop, pmods, who, part = r
                 if who & mine:
-                    need = 0 if pmods is None else lat.read_latency(pop, pmods, reg[0], op, reg == facts.guard,
-                                                                    part, reg in facts.addend)
+                    need = 0 if pmods is None else _read_latency(lat, pop, pmods, reg[0], op, reg == facts.guard,
+                                                           part, reg in facts.addend)
                     if issued + need > t:
-                        self._flag(step.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
-                                                f"at 0x{off:04x} issued; {op} needs {need}")
+                        self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
+                                                 f"at 0x{off:04x} issued; {op} needs {need}")
         # 3. Writes.
-        variable = facts.variable
-        busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers] \
-            if clock.writes else ()
-        first_of_file: dict[str, int] = {}
-        for reg in dict.fromkeys(clock.writes):
-            first_of_file.setdefault(reg[0], reg[1])
-            mine = lanes if reg[0] in ("R", "P") else _ALL
-            if reg in clock.pending:
-                sb, off, pop, q, seq, who = clock.pending[reg]
+        if writes:
+            variable = facts.variable
+            busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers]
+            first_of_file: dict[str, int] = {}
+            for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
+                first_of_file.setdefault(reg[0], reg[1])
+                mine = lanes if reg[0] in _PER_LANE else _ALL
+                p = pending.get(reg)
                 # a later result of the same in-order unit lands after the pending one
                 # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
-                if who & mine and not (variable and q == facts.queue):
-                    self._flag(step.offset, f"overwrites {_name(reg)} while {pop} at 0x{off:04x} may still "
-                                            f"write it (SB{sb} not waited)")
-                    clock.pending.pop(reg)
-            for sb, readers in busy_readers:
-                if reg in readers and readers[reg][1] & mine and not (
-                        variable and facts.unit is not None and readers[reg][2] == facts.unit):
-                    self._flag(step.offset, f"overwrites {_name(reg)} while the instruction at "
-                                            f"0x{readers[reg][0]:04x} may still read it (SB{sb} not waited)")
-                    readers.pop(reg)
-            if variable:
-                if reg in clock.pending:      # other lanes' pending result stays tracked
-                    mine |= clock.pending[reg][5]
-                clock.pending[reg] = (ctl.wr_sb, step.offset, op, facts.queue, clock.seq, mine)
-                clock.ready.pop(reg, None)
-            else:
-                clock.ready[reg] = (t, step.offset, op, ins.modifiers, mine, reg[1] - first_of_file[reg[0]])
+                if p is not None and p[5] & mine and not (variable and p[3] == facts.queue):
+                    self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
+                                             f"write it (SB{p[0]} not waited)")
+                    pending.pop(reg)
+                for sb, readers in busy_readers:
+                    e = readers.get(reg)
+                    if e is not None and e[1] & mine and not (
+                            variable and facts.unit is not None and e[2] == facts.unit):
+                        self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
+                                                 f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
+                        readers.pop(reg)
+                if variable:
+                    p = pending.get(reg)
+                    if p is not None:          # other lanes' pending result stays tracked
+                        mine |= p[5]
+                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine)
+                    ready.pop(reg, None)
+                else:
+                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
-            if ctl.wr_sb != NO_SB:
-                clock.sb_release[ctl.wr_sb] = max(clock.sb_release[ctl.wr_sb], t + facts.variable_latency)
-                clock.sb_queues[ctl.wr_sb][facts.queue] = clock.seq
-            if ctl.rd_sb != NO_SB:
-                clock.sb_release[ctl.rd_sb] = max(clock.sb_release[ctl.rd_sb], t + lat.SOURCE_READ_CYCLES)
-                for reg in clock.reads:
+            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
+            if wr_sb != NO_SB:
+                clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                clock.sb_queues[wr_sb][facts.queue] = clock.seq
+            if rd_sb != NO_SB:
+                clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                for reg in reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
-                        clock.sb_readers[ctl.rd_sb][reg] = (step.offset, lanes if reg[0] == "R" else _ALL,
-                                                            facts.unit, ctl.wr_sb)
+                        clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                        facts.unit, wr_sb)
         clock.seq += 1
-        clock.t = t + max(ctl.stall, 1)
+        clock.t = t + facts.stall
 
 
+_PER_LANE = frozenset(("R", "P"))
 _ALL = (1 << 32) - 1
+_LATENCY: dict = {}
+
+
+def _read_latency(lat, *key) -> int:
+    """`lat.read_latency`, remembered (a pure function of the model and its arguments)."""
+    key = (id(lat), *key)
+    v = _LATENCY.get(key)
+    if v is None:
+        v = _LATENCY[key] = lat.read_latency(*key[1:])
+    return v
 
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "variable", "queue", "unit", "variable_latency", "guard", "sets_scoreboards",
+    __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
+                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
                  "addend")
 
-    def __init__(self, ins, lat):
+    def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
             for o in ins.operands:
                 if getattr(o, "file", None) == "SB":
                     self.wait |= 1 << o.index
+        self.wait_sbs = tuple(sb for sb in range(6) if self.wait >> sb & 1)
         self.variable = lat.is_variable(op) and op != "CS2R"
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
+        self.in_order = self.unit in lat.READS_IN_ORDER
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
+        self.op, self.modifiers, self.offset = op, ins.modifiers, offset
+        self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)
 
 
 def _lanes(active) -> int:

@@ -2,7 +2,9 @@
 globals in emulated memory, run every CTA of the grid, and report what happened."""
 from __future__ import annotations
 
+import gc
 import struct
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,15 +12,17 @@ import numpy as np
 from . import convergence
 from .errors import EmuFault
 from .loader import _RELOC_WIDTH, load_program
-from .machine import Budget, Cta
+from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
-from .program import KernelProgram, compile_program
-from .registry import load_all
+from .program import KernelProgram, decode
+from .registry import VECTOR, load_all
 
 DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
 DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared frame
+BATCH_LANES = 8192                # lanes of the CTAs run together (at least one CTA)
 MAX_SHARED = 228 * 1024
 
+_HEADER = struct.Struct("<6IQQI")
 SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b", "s16": "<h",
                   "s32": "<i", "s64": "<q", "f32": "<f", "f64": "<d", "b32": "<I", "b64": "<Q"}
 
@@ -36,6 +40,7 @@ class Param:
 class LaunchResult:
     buffers: dict[str, bytes]
     instructions: int                 # warp-instructions executed
+    thread_instructions: int = 0      # … counted once per lane that ran them
     cycles: int = 0
     hazards: list = field(default_factory=list)
     # `reconverge="explicit"` only: warp-collective instructions run by part of their
@@ -50,12 +55,25 @@ class LaunchResult:
                 "convergence_hazards": len(self.convergence_hazards)}
 
 
+@contextmanager
+def gc_paused():
+    """The cycle collector paused: emulation allocates many short-lived acyclic objects
+    (NumPy temporaries, closures), and in a process with a large heap (tinygrad's) each
+    collection it triggers scans everything. The few cycles made are collected after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _dims(v) -> tuple[int, int, int]:
     if isinstance(v, int):
         v = (v,)
-    t = tuple(int(x) for x in v) + (1, 1, 1)
-    t = t[:3]
-    if any(x < 1 for x in t):
+    t = (tuple(map(int, v)) + (1, 1, 1))[:3]
+    if t[0] < 1 or t[1] < 1 or t[2] < 1:
         raise EmuFault(f"launch dimensions must be positive, got {tuple(v)}")
     return t
 
@@ -77,7 +95,8 @@ class Launch:
         self.program = program
         self.grid = _dims(grid)
         self.block = _dims(block)
-        if self.block[0] * self.block[1] * self.block[2] > 1024:
+        self.threads_per_cta = self.block[0] * self.block[1] * self.block[2]
+        if self.threads_per_cta > 1024:
             raise EmuFault(f"block of {self.block} has more than 1024 threads", kernel=program.name)
         self.gmem = GlobalMemory()
         self.shared_total = program.shared_bytes + int(dynamic_shared_bytes)
@@ -87,6 +106,7 @@ class Launch:
         self.local_bytes = program.local_bytes + DEFAULT_LOCAL_BYTES
         self.regcount_limit = 255 if program.regcount >= 255 else max(program.regcount, 1)
         self.budget = Budget(budget)
+        self.thread_instructions = 0
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
         self.timing_model = None
@@ -100,9 +120,11 @@ class Launch:
             width, shift = _RELOC_WIDTH[rtype]
             value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
-        self.steps = compile_program(program, handlers, prepare, self._data_immediate)
-        if reconverge == "explicit":
-            convergence.prepare(self.steps, program.warp_sync_offsets)
+        with gc_paused():
+            self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
+        self.steps = self.decoded.steps
+        # warps that may contend through atomics run one at a time (machine._run_rounds)
+        self.sequential = self.decoded.atomics
         self.const: ConstantBanks | None = None
 
     def flag_convergence(self, offset: int, message: str) -> None:
@@ -131,11 +153,8 @@ class Launch:
         size0 = max(len(prog.const0_template), prog.param_base + prog.param_bytes)
         bank0 = bytearray(size0)
         bank0[:len(prog.const0_template)] = prog.const0_template
-        struct.pack_into("<III", bank0, 0x0, *self.block)
-        struct.pack_into("<III", bank0, 0xC, *self.grid)
-        struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)
-        struct.pack_into("<Q", bank0, 0x20, LOCAL_WINDOW)
-        struct.pack_into("<I", bank0, 0x28, self.local_bytes)
+        # block (0x0), grid (0xc), the shared (0x18) and local (0x20) windows, the stack (0x28)
+        _HEADER.pack_into(bank0, 0, *self.block, *self.grid, SHARED_WINDOW, LOCAL_WINDOW, self.local_bytes)
         self._driver_words(bank0)
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
@@ -185,16 +204,20 @@ class Launch:
                 struct.pack_into(fmt, bank0, at, value)
 
     def run(self) -> None:
+        """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch
+        as one machine."""
         gx, gy, gz = self.grid
-        for z in range(gz):
-            for y in range(gy):
-                for x in range(gx):
-                    cta = Cta(self, (x, y, z))
-                    if self.timing_model is not None:
-                        self.timing_model.attach(cta)
-                    cta.run(self.budget)
-                    if self.timing_model is not None:
-                        self.timing_model.finish_cta(cta)
+        ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
+        batch = 1 if self.sequential else max(1, BATCH_LANES // per_cta)
+        with gc_paused():
+            for start in range(0, len(ctaids), batch):
+                machine = Machine(self, ctaids[start:start + batch])
+                if self.timing_model is not None:
+                    self.timing_model.attach(machine)
+                machine.run(self.budget)
+                if self.timing_model is not None:
+                    self.timing_model.finish(machine)
 
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
@@ -253,7 +276,8 @@ def _attach_timing(launch: Launch, hazard_check: bool, trace: bool, timing=None)
 
 
 def _result(launch: Launch, buffers) -> LaunchResult:
-    res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used)
+    res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used,
+                       getattr(launch, "thread_instructions", 0))
     res.trace = getattr(launch, "recorder", None)
     res.convergence_hazards = list(launch.convergence.hazards)
     if launch.timing_model is not None:

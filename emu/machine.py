@@ -1,12 +1,22 @@
-"""The machine: warps of 32 lanes, CTAs of warps, and the loop that runs them.
+"""The machine: CTAs of warps of 32 lanes, and the loop that runs them.
 
-A warp holds its register files as NumPy arrays (general registers as [256, 32] uint32 so
-that one register of all lanes is one contiguous row). Volta-style independent thread
-scheduling is modelled with a program counter per lane, in one of two modes (the launch's
-`reconverge`):
+A `Machine` holds a batch of CTAs of one launch (`Launch.run` cuts the grid into batches)
+with the register files of all their lanes as NumPy arrays over the batch: general
+registers as [256, lanes] uint32 (one register of every lane is one contiguous row),
+predicates as [8, lanes], uniform registers and predicates per warp, plus every lane's
+PC and scheduling state. Warps are 32 consecutive lanes (a CTA's last warp may have dead
+lanes), CTAs consecutive runs of warps.
 
-* "optimistic" (the default): each step runs every ready lane that sits at the lowest
-  pending PC, which reconverges structured control flow at the earliest point;
+Execution is vectorised across warps and CTAs: the warps whose next instruction is at the
+same PC form a `Group` and run that instruction together, one NumPy operation over all
+their lanes; groups form again after control flow and wherever warps meet at a PC.
+
+Each warp's own schedule is the one the emulator has always had, in one of two modes (the
+launch's `reconverge`), with Volta-style independent thread scheduling modelled by a
+program counter per lane:
+
+* "optimistic" (the default): each step of a warp runs every ready lane that sits at the
+  lowest pending PC, which reconverges structured control flow at the earliest point;
 * "explicit": what the hardware guarantees and no more. Lanes run in groups; a group that
   diverges (a branch, BRX, RET with lanes going different ways) splits, and groups never
   merge because they reach the same PC: only lanes released together from a BSYNC, a
@@ -16,32 +26,40 @@ scheduling is modelled with a program counter per lane, in one of two modes (the
 
 In both modes BSSY/BSYNC, WARPSYNC and BAR make lanes wait explicitly.
 
-Warps of a CTA run in rounds (a bounded number of steps each before the next warp gets a
-turn), so spin-waits on another warp's store make progress and BAR.SYNC releases a CTA when
-every live thread has arrived.
+Between warps the machine runs the lowest PC first, so warps that fell behind catch up and
+run together again; a warp that has had no turn for `QUANTUM` group steps gets a turn of its
+own, so that spin-waits on another warp's store make progress. CTA barriers release as soon
+as every live thread (or the count asked for) has arrived. Memory operations of a group
+apply in lane order (CTA, warp, lane), which also orders atomics.
+
+Semantics handlers (emu.registry) see a `lanes.Lanes`: a `Group` for width-agnostic ones,
+each warp's `Warp` (32 lanes, the per-warp state of the old interface) for the others.
+Observers (the hazard checker and cycle model, emu.hazards) see every executed instruction
+with the warps that ran it and the registers it touched.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from ptx2sass.encoder.model import ConstRef, Imm, Reg
-
 from .errors import EmuFault
-from .memory import ConstantBanks, FlatMemory, GlobalMemory, LocalMemory
+from .lanes import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, READY, Lanes, PerWarp  # noqa: F401
+from .memory import FlatMemory
 
 LANES = 32
 FULL = 0xFFFFFFFF
 LANE_BITS = (np.uint64(1) << np.arange(LANES, dtype=np.uint64)).astype(np.uint64)
+_LANE = np.arange(LANES, dtype=np.int64)
 
-# Lane states.
-READY, EXITED, AT_BSYNC, AT_WARPSYNC, AT_BAR = 0, 1, 2, 3, 4
 _NO_PC = np.iinfo(np.int64).max
 # Explicit reconvergence: a group that keeps the warp this many scheduling decisions in a row
 # (branches, mostly) hands it to another ready group, so that spin-waits between lanes of
 # one warp make progress as under the hardware's fair scheduling.
 GROUP_TURN = 64
+# Group steps after which a warp that has had no turn gets one (spin-waits across warps).
+QUANTUM = 256
+_ONE_WARP = np.zeros(1, dtype=np.int64)
+_ONE_WARP.flags.writeable = False
+_WARP_LANES = np.arange(LANES, dtype=np.int64)
 
 
 def mask_to_int(mask: np.ndarray) -> int:
@@ -52,299 +70,156 @@ def int_to_mask(value: int) -> np.ndarray:
     return (np.uint64(value & FULL) & LANE_BITS) != 0
 
 
-class Warp:
-    """Architectural state of one warp plus its lanes' scheduling state."""
+def lane_bits(idx: np.ndarray, warps: np.ndarray) -> np.ndarray:
+    """For sorted lanes `idx` spanning `warps` (sorted, unique): each warp's lanes as bits."""
+    bits = np.left_shift(1, idx & 31, dtype=np.int64)
+    starts = np.searchsorted(idx >> 5, warps)
+    return np.bitwise_or.reduceat(bits, starts)
 
-    def __init__(self, cta: "Cta", index: int, tids: np.ndarray, live: np.ndarray):
-        self.cta = cta
-        self.launch = cta.launch
-        self.index = index
-        self.R = np.zeros((256, LANES), dtype=np.uint32)
-        self.P = np.zeros((8, LANES), dtype=bool)
-        self.P[7] = True
-        self.UR = np.zeros(64, dtype=np.uint32)
-        self.UP = np.zeros(8, dtype=bool)
-        self.UP[7] = True
-        # Convergence barriers, per lane: B[x, lane] is the member mask of the barrier Bx the
-        # lane is in (its BSSY's lanes, less those that left by BREAK). Per lane, not per
-        # warp, since lanes apart can each be inside their own region on the same Bx: a
-        # recursive callee's BSSY B6 while the caller's lanes wait at their BSYNC B6 (ptxas
-        # saves the caller's mask with BMOV.32.CLEAR and restores it before RET).
-        self.B = np.zeros((16, LANES), dtype=np.int64)
-        self.tid = tids                                    # (3, 32) thread index per lane
-        self.pc = np.zeros(LANES, dtype=np.int64)
-        self.state = np.where(live, READY, EXITED).astype(np.int8)
-        self.wait_arg = np.zeros(LANES, dtype=np.int64)   # barrier waited on
-        self.live_mask = live.copy()
-        self.bar_result: dict[int, tuple[int, bool, bool]] = {}
-        self.bar_kind: dict[int, str] = {}
-        self.last_bar = 0                 # AND / OR / POPC of the last BAR.RED
-        self.bar_pred = np.zeros(LANES, dtype=bool)       # predicate brought to BAR.RED
-        self._local: LocalMemory | None = None
-        self.executed = 0
-        self.timing = None                                 # hazard/cycle model, when enabled
-        self.tracing = False                               # record register reads/writes
-        self.clock = None                                  # this warp's hazards.WarpTiming
-        self._converged: tuple[int, np.ndarray] | None = None   # see `step`
-        # Explicit reconvergence: the lane groups (ids), the group running, its run length.
-        self.explicit = getattr(self.launch, "reconverge", "optimistic") == "explicit"
-        self.group = np.zeros(LANES, dtype=np.int64)
-        self._next_group = 1
-        self._running = 0
-        self._turn = 0
-        # Per lane, the lanes it last met (released together from a WARPSYNC, or found
-        # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
-        # of a collective (emu.convergence)
-        self.sync_hint = np.full(LANES, FULL, dtype=np.int64)
-        # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
-        # or CTA barrier releasing them together, or one that counted them as exited): a
-        # collective run without such a lane is a hazard even if that lane has exited
-        # meanwhile, since the hardware may as well have run the collective first.
-        self.apart = np.zeros(LANES, dtype=np.int64)
 
-    # ---------------------------------------------------------------- memory spaces
+_GEOMETRY: dict = {}
+
+
+def _geometry(block, ncta: int):
+    """Per lane of `ncta` CTAs of shape `block`: live (a thread there) and thread index;
+    and the warps per CTA. Shared, read-only."""
+    key = (tuple(block), ncta)
+    got = _GEOMETRY.get(key)
+    if got is None:
+        bx, by, bz = block
+        n = bx * by * bz
+        wpc = (n + LANES - 1) // LANES
+        linear = np.arange(wpc * LANES, dtype=np.int64)
+        live = np.broadcast_to(linear < n, (ncta, len(linear))).reshape(-1)
+        tid = np.stack([linear % bx, (linear // bx) % by, linear // (bx * by)]).astype(np.uint32)
+        tid = np.broadcast_to(tid[:, None, :], (3, ncta, len(linear))).reshape(3, -1)
+        state = np.where(live, READY, EXITED).astype(np.int8)
+        live.flags.writeable = False
+        tid.flags.writeable = False
+        state.flags.writeable = False
+        if len(_GEOMETRY) > 64:
+            _GEOMETRY.clear()
+        lanes = np.flatnonzero(live)
+        lanes.flags.writeable = False
+        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes)
+    return got
+
+
+class Group(Lanes):
+    """The lanes that run the next instructions together: in each of the warps `warps`, the
+    lanes that warp's schedule picks, all at `pc`."""
+
+    def __init__(self, m, idx: np.ndarray, warps: np.ndarray, pc: int):
+        super().__init__(m, idx, int(warps[0]) if len(warps) == 1 else -1)
+        self.warps = warps
+        self.pc = pc
+        self.stop = _NO_PC          # re-form the group when it reaches this PC
+        self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
+        self._bits = None
+        self._starts = None
+
     @property
-    def local(self) -> LocalMemory:
-        if self._local is None:
-            self._local = LocalMemory(LANES, self.launch.local_bytes)
-        return self._local
+    def bits(self) -> np.ndarray:
+        """Each warp's lanes in the group as a bit set (int64)."""
+        if self._bits is None:
+            self._bits = lane_bits(self.idx, self.warps)
+        return self._bits
 
-    # ---------------------------------------------------------------- operand reads
-    def const(self, ref: ConstRef, size: int = 4) -> int:
-        offset = ref.offset
-        if ref.ureg is not None:
-            if ref.ureg.file == "UR":
-                offset += int(self.UR[ref.ureg.index]) if not ref.ureg.is_zero else 0
-            else:
-                raise EmuFault("per-lane constant index in a uniform read")
-        return self.launch.const.read(ref.bank, offset, size)
+    def any_per_warp(self, mask: np.ndarray) -> np.ndarray:
+        """Per warp of the group: whether `mask` holds for any of its lanes."""
+        if self._starts is None:
+            self._starts = np.searchsorted(self.wl, self.warps)
+        return np.logical_or.reduceat(mask, self._starts)
 
-    def r(self, op) -> np.ndarray:
-        """Raw 32-bit bits of a source (register, uniform register, immediate, constant),
-        with `~` applied; shape (32,) for per-lane values, (1,) for uniform ones."""
-        if isinstance(op, Reg):
-            if op.file == "R":                      # the common case first
-                if self.tracing and op.index != 255:
-                    self.clock.reads.append(("R", op.index))
-                v = self.R[op.index]
-                return ~v if op.inv else v
-            if self.tracing and not op.is_zero and op.file == "UR":
-                self.clock.reads.append((op.file, op.index))
-            if op.file == "R":
-                v = self.R[op.index]
-            elif op.file == "UR":
-                v = self.UR[op.index:op.index + 1] if op.index != 63 else np.zeros(1, np.uint32)
-            elif op.file in ("P", "UP"):
-                v = self.pred(op).astype(np.uint32)
-            else:
-                raise EmuFault(f"cannot read {op.file}{op.index} as a value")
-            return ~v if op.inv else v
-        if isinstance(op, Imm):
-            if op.text is not None and not (op.value and "NAN" in op.text):
-                from ptx2sass.encoder.sass_text import float_value
-                return np.array([np.float32(float_value(op))], dtype=np.float32).view(np.uint32)
-            return np.array([op.value & FULL], dtype=np.uint32)   # (a NaN's payload bits)
-        if isinstance(op, ConstRef):
-            if op.ureg is not None and op.ureg.file == "R":
-                offs = self.R[op.ureg.index].astype(np.int64) + op.offset
-                v = self.launch.const.read_lanes(op.bank, offs, 4).view(np.uint32).reshape(-1)
-            else:
-                v = np.array([self.const(op)], dtype=np.uint32)
-            return ~v if op.inv else v
-        raise EmuFault(f"operand {op!r} is not a value")
 
-    def ri(self, op) -> np.ndarray:
-        """Integer source with `-` (two's complement) and `~` applied."""
-        v = self.r(op)
-        if getattr(op, "neg", False):
-            v = (np.uint32(0) - v).astype(np.uint32)
-        return v
+class Warp(Lanes):
+    """One warp's 32 lanes with its scheduling state: views into the machine's arrays, so
+    that handlers written for one warp (and the convergence machinery) see the interface
+    they always had."""
 
-    def rf(self, op) -> np.ndarray:
-        """FP32 source as float32 with `-` and `|.|` applied (a sign-bit operation)."""
-        b = self.r(op)
-        if getattr(op, "abs", False):
-            b = b & np.uint32(0x7FFFFFFF)
-        if getattr(op, "neg", False):
-            b = b ^ np.uint32(0x80000000)
-        return b.view(np.float32)
+    per_warp = True
 
-    def r64(self, op) -> np.ndarray:
-        """A 64-bit source: an even register pair, a uniform pair, an immediate, a constant."""
-        if isinstance(op, Reg):
-            if op.file == "R":
-                if op.is_zero:
-                    return np.zeros(1, np.uint64)
-                if self.tracing:
-                    self.clock.reads += [("R", op.index), ("R", op.index + 1)]
-                lo = self.R[op.index].astype(np.uint64)
-                hi = self.R[op.index + 1].astype(np.uint64) if op.index + 1 < 255 else 0
-                return lo | (hi << np.uint64(32))
-            if op.file == "UR":
-                if op.is_zero:
-                    return np.zeros(1, np.uint64)
-                if self.tracing:
-                    self.clock.reads += [("UR", op.index), ("UR", op.index + 1)]
-                return np.array([int(self.UR[op.index]) | int(self.UR[op.index + 1]) << 32], np.uint64)
-        if isinstance(op, Imm):
-            return np.array([op.value & ((1 << 64) - 1)], dtype=np.uint64)
-        if isinstance(op, ConstRef):
-            return np.array([self.const(op, 8)], dtype=np.uint64)
-        raise EmuFault(f"operand {op!r} is not a 64-bit value")
+    def __init__(self, m: "Machine", w: int):
+        base = w * LANES
+        super().__init__(m, _WARP_LANES + base, w)
+        self.wid = w
+        self.index = w % m.warps_per_cta
+        self.explicit = m.explicit
+        self._s = slice(base, base + LANES)
 
-    def rd(self, op) -> np.ndarray:
-        """FP64 source with `-`/`|.|`. A float immediate is the double it spells."""
-        if isinstance(op, Imm) and op.text is not None and not (op.value and "NAN" in op.text):
-            from ptx2sass.encoder.sass_text import float_value
-            return np.array([float_value(op)], dtype=np.float64)
-        if isinstance(op, Imm):
-            b = np.array([(op.value & FULL) << 32], dtype=np.uint64)   # high word of a double
-        else:
-            b = self.r64(op)
-        if getattr(op, "abs", False):
-            b = b & np.uint64(0x7FFFFFFFFFFFFFFF)
-        if getattr(op, "neg", False):
-            b = b ^ np.uint64(0x8000000000000000)
-        return b.view(np.float64)
+    # the warp's share of the machine's state, as views made on first use
+    _VIEWS = {
+        "R": lambda v: v.m.R[:, v._s], "P": lambda v: v.m.P[:, v._s], "B": lambda v: v.m.B[:, v._s],
+        "UR": lambda v: v.m.UR[v.wid], "UP": lambda v: v.m.UP[v.wid],
+        "pc": lambda v: v.m.pc[v._s], "state": lambda v: v.m.state[v._s],
+        "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
+        "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
+        "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
+        "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
+        "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
+    }
 
-    def pred(self, op) -> np.ndarray:
-        if isinstance(op, Reg):
-            if self.tracing and not op.is_zero and op.file in ("P", "UP"):
-                self.clock.reads.append((op.file, op.index))
-            if op.file == "P":
-                v = self.P[op.index]
-            elif op.file == "UP":
-                v = self.UP[op.index:op.index + 1]
-            elif op.file in ("R", "UR") and "SIGN" in op.suffix:
-                v = (self.r(Reg(op.file, op.index)) >> np.uint32(31)) != 0
-            else:
-                raise EmuFault(f"{op.file}{op.index} is not a predicate")
-            return ~v if op.inv else v
-        if isinstance(op, ConstRef) and "SIGN" in op.suffix:   # PLOP3's c[0x2][0x0].SIGN
-            v = (self.r(replace(op, suffix=(), inv=False)) >> np.uint32(31)) != 0
-            return ~v if op.inv else v
-        if isinstance(op, Imm):
-            return np.array([bool(op.value)])
-        raise EmuFault(f"operand {op!r} is not a predicate")
+    def __getattr__(self, name):
+        make = Warp._VIEWS.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self)
+        setattr(self, name, value)
+        return value
 
-    # ---------------------------------------------------------------- writes
-    def w(self, dst: Reg, values, mask: np.ndarray) -> None:
-        if dst.file == "R":                         # the common case first
-            index = dst.index
-            if index == 255:
-                return
-            if index >= self.launch.regcount_limit:
-                raise EmuFault(f"write to R{index} beyond the kernel's register count")
-            if self.tracing:
-                self.clock.writes.append(("R", index))
-            np.copyto(self.R[index], values, where=mask, casting="unsafe")
-            return
-        if dst.is_zero:
-            return
-        if self.tracing and dst.file in ("R", "UR"):
-            self.clock.writes.append((dst.file, dst.index))
-        if dst.file == "R":
-            if dst.index + 0 >= self.launch.regcount_limit:
-                raise EmuFault(f"write to R{dst.index} beyond the kernel's register count")
-            np.copyto(self.R[dst.index], np.asarray(values, dtype=np.uint32), where=mask)
-        elif dst.file == "UR":
-            if mask.any():
-                vals = np.broadcast_to(np.asarray(values, dtype=np.uint32), (LANES,))
-                self.UR[dst.index] = vals[int(np.argmax(mask))]
-        elif dst.file in ("P", "UP"):
-            self.wp(dst, values, mask)
-        else:
-            raise EmuFault(f"cannot write {dst.file}{dst.index}")
+    # per-warp scalars kept in the machine's arrays
+    @property
+    def last_bar(self) -> int:
+        return int(self.m.last_bar[self.wid])
 
-    def w64(self, dst: Reg, values, mask: np.ndarray) -> None:
-        v = np.asarray(values, dtype=np.uint64)
-        self.w(Reg(dst.file, dst.index), (v & np.uint64(FULL)).astype(np.uint32), mask)
-        if not dst.is_zero:
-            self.w(Reg(dst.file, dst.index + 1), (v >> np.uint64(32)).astype(np.uint32), mask)
+    @last_bar.setter
+    def last_bar(self, value: int) -> None:
+        self.m.last_bar[self.wid] = value
 
-    def wn(self, dst: Reg, words: list, mask: np.ndarray) -> None:
-        """Write consecutive registers starting at `dst`."""
-        if dst.is_zero:
-            return
-        for i, v in enumerate(words):
-            self.w(Reg(dst.file, dst.index + i), v, mask)
+    @property
+    def _running(self) -> int:
+        return int(self.m.running[self.wid])
 
-    def wp(self, dst: Reg, values, mask: np.ndarray) -> None:
-        if dst.is_zero:
-            return
-        if self.tracing:
-            self.clock.writes.append((dst.file, dst.index))
-        v = np.asarray(values, dtype=bool)
-        if dst.file == "P":
-            np.copyto(self.P[dst.index], v, where=mask)
-        elif dst.file == "UP":
-            if mask.any():
-                self.UP[dst.index] = np.broadcast_to(v, (LANES,))[int(np.argmax(mask))]
-        else:
-            raise EmuFault(f"{dst.file}{dst.index} is not a predicate")
+    @_running.setter
+    def _running(self, v: int) -> None:
+        self.m.running[self.wid] = v
+
+    @property
+    def _turn(self) -> int:
+        return int(self.m.turn[self.wid])
+
+    @_turn.setter
+    def _turn(self, v: int) -> None:
+        self.m.turn[self.wid] = v
+
+    @property
+    def _next_group(self) -> int:
+        return int(self.m.next_group[self.wid])
+
+    @_next_group.setter
+    def _next_group(self, v: int) -> None:
+        self.m.next_group[self.wid] = v
+
+    @property
+    def _converged(self):
+        return None
+
+    @_converged.setter
+    def _converged(self, value) -> None:
+        """Setting it (to None) says the warp's lanes changed: pick its lanes afresh."""
+        self.m.dirty.add(self.wid)
+
+    @property
+    def tracing(self) -> bool:
+        return self.m.tracing
 
     # ---------------------------------------------------------------- scheduling
     def runnable(self) -> bool:
-        if self._converged is not None:
-            return True
         return bool((self.state == READY).any())
 
     def finished(self) -> bool:
         return bool((self.state == EXITED).all())
 
-    def step(self) -> None:
-        """Execute one instruction for the ready lanes at the lowest PC.
-
-        Fast path: after an instruction that cannot touch PCs or lane states (anything but
-        control flow and synchronisation), executed by every ready lane, the next step runs
-        the same lanes at the next PC; `_converged` remembers that (PC, lanes) until a
-        control instruction or a barrier/convergence release changes the picture."""
-        converged = self._converged
-        if converged is not None:
-            pc0, active = converged
-            everyone = True
-        elif self.explicit:
-            pc0, active = self._pick_group()
-            everyone = True
-        else:
-            ready = self.state == READY
-            pcs = np.where(ready, self.pc, _NO_PC)
-            pc0 = int(pcs.min())
-            active = pcs == pc0
-            everyone = bool((active == ready).all())
-        step = self.launch.steps.get(pc0)
-        if step is None:
-            raise EmuFault(f"jump to 0x{pc0:x}, which holds no instruction",
-                           kernel=self.launch.program.name, offset=pc0)
-        if self.timing is not None:
-            self.timing.begin(self)
-        guard = step.ins.guard
-        if guard is None:
-            mask = active
-        else:
-            mask = active & self.pred(guard)
-        if self.explicit:
-            need = step.aux.get("collective")
-            if need is not None:
-                from .convergence import check
-                check(self, step, active, need)
-        self.pc[active] = pc0 + 16
-        self.executed += 1
-        self._converged = None
-        try:
-            step.run(self, step, active, mask)
-        except EmuFault as e:
-            raise e.located(self.launch.program.name, pc0) from None
-        if everyone and step.plain:
-            self._converged = (pc0 + 16, active)
-        elif self.explicit and not step.plain:
-            self._split(active, pc0 + 16)
-            if not step.aux.get("meets"):
-                self.sync_hint[active] = FULL
-        if self.timing is not None:
-            self.timing.end(self, step, active)
-
-    # ---------------------------------------------------------------- explicit groups
     def _pick_group(self) -> tuple[int, np.ndarray]:
         """The lanes to run next: the running group while it has ready lanes and its turn
         lasts, else the ready group at the lowest PC (then the lowest id)."""
@@ -375,7 +250,7 @@ class Warp:
         lanes = active & (self.state == READY) & (self.group == self._running)
         if not lanes.any():
             return
-        targets = np.unique(self.pc[lanes])
+        targets = sorted(set(self.pc[lanes].tolist()))
         if len(targets) == 1:
             return
         taken = [int(t) for t in targets if t != next_pc]
@@ -400,7 +275,7 @@ class Warp:
         met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
         self.apart[released] &= ~met
         first = None
-        for t in np.unique(self.pc[released]):
+        for t in sorted(set(self.pc[released].tolist())):
             gid = self._next_group
             self._next_group += 1
             self.group[released & (self.pc == t)] = gid
@@ -428,7 +303,7 @@ class Warp:
                     woke = True
         at_ws = self.state == AT_WARPSYNC
         if at_ws.any():
-            for m in np.unique(self.wait_arg[at_ws]):
+            for m in sorted(set(self.wait_arg[at_ws].tolist())):
                 members = int_to_mask(int(m))
                 waiting = at_ws & (self.wait_arg == m)
                 # Lanes parked at a convergence barrier do not hold up a warp sync (the
@@ -456,80 +331,20 @@ class Warp:
 
 
 class Cta:
-    """One thread block: its warps, shared memory and named barriers."""
+    """One thread block of a machine: its place, shared memory and warps."""
 
-    def __init__(self, launch, ctaid: tuple[int, int, int]):
-        self.launch = launch
+    def __init__(self, m: "Machine", index: int, ctaid: tuple[int, int, int]):
+        self.machine = m
+        self.launch = m.launch
+        self.index = index
         self.ctaid = ctaid
-        bx, by, bz = launch.block
-        n = bx * by * bz
-        self.shared = FlatMemory(launch.shared_total, "shared")
-        self.warps: list[Warp] = []
-        for w in range((n + LANES - 1) // LANES):
-            linear = np.arange(w * LANES, (w + 1) * LANES)
-            live = linear < n
-            tids = np.stack([linear % bx, (linear // bx) % by, linear // (bx * by)]).astype(np.uint32)
-            self.warps.append(Warp(self, w, tids, live))
+        size, at = m.shared_bytes, index * m.shared_stride
+        self.shared = FlatMemory(size, "shared", m.shared_data[at:at + size])
+        self.first_warp = index * m.warps_per_cta
 
-    def run(self, budget: "Budget", quantum: int = 256) -> None:
-        warps = self.warps
-        while True:
-            progressed = False
-            for warp in warps:
-                n = 0
-                while n < quantum:
-                    if not warp.runnable():
-                        if not warp.release_convergence():
-                            break
-                        continue
-                    warp.step()
-                    n += 1
-                budget.spend(n, warp)
-                progressed |= n > 0
-            if all(w.finished() for w in warps):
-                return
-            if self._release_barriers():
-                continue
-            if not progressed:
-                self._deadlock()
-
-    def _release_barriers(self) -> bool:
-        """BAR.SYNC/BAR.RED: release a barrier once every live thread (or the count it asks
-        for) has arrived. Reductions (AND/OR/POPC) of the arriving threads' predicates are
-        kept per warp for B2R."""
-        waiting = {}
-        for warp in self.warps:
-            at = warp.state == AT_BAR
-            for b in np.unique(warp.wait_arg[at]):
-                waiting.setdefault(int(b), []).append(warp)
-        released = False
-        for b, ws in waiting.items():
-            live = sum(int((w.state != EXITED).sum()) for w in self.warps)
-            arrived = sum(int(((w.state == AT_BAR) & (w.wait_arg == b)).sum()) for w in ws)
-            expected = self.launch.bar_counts.get((id(self), b)) or live
-            if arrived < min(expected, live):
-                continue
-            preds = np.concatenate([w.bar_pred[(w.state == AT_BAR) & (w.wait_arg == b)] for w in ws])
-            result = (int(preds.sum()), bool(preds.all()), bool(preds.any()))
-            if getattr(self, "timing", None) is not None:
-                self.timing.barrier_release(ws)
-            for w in ws:
-                sel = (w.state == AT_BAR) & (w.wait_arg == b)
-                w.state[sel] = READY
-                w.merge_lanes(sel, FULL)
-                w._converged = None
-                w.bar_result[b] = result
-                w.last_bar = b
-            self.launch.bar_counts.pop((id(self), b), None)
-            released = True
-        return released
-
-    def _deadlock(self) -> None:
-        for warp in self.warps:
-            if not warp.finished():
-                raise EmuFault(f"deadlock in CTA {self.ctaid}, warp {warp.index}: {warp.describe_wait()}",
-                               kernel=self.launch.program.name)
-        raise EmuFault("deadlock", kernel=self.launch.program.name)
+    @property
+    def warps(self) -> list[Warp]:
+        return [self.machine.warp(w) for w in range(self.first_warp, self.first_warp + self.machine.warps_per_cta)]
 
 
 class Budget:
@@ -539,9 +354,543 @@ class Budget:
         self.limit = limit
         self.used = 0
 
-    def spend(self, n: int, warp: Warp) -> None:
-        self.used += n
-        if self.used > self.limit:
-            pc = int(warp.pc.min()) - 16
-            raise EmuFault(f"instruction budget of {self.limit} warp-instructions exceeded "
-                           f"(runaway loop?)", kernel=warp.launch.program.name, offset=max(pc, 0))
+    def exceeded(self, kernel: str, offset: int) -> EmuFault:
+        return EmuFault(f"instruction budget of {self.limit} warp-instructions exceeded "
+                        f"(runaway loop?)", kernel=kernel, offset=max(offset, 0))
+
+
+class Machine:
+    """A batch of CTAs of one launch, run together (see the module docstring)."""
+
+    def __init__(self, launch, ctaids: list[tuple[int, int, int]]):
+        self.launch = launch
+        self.program = launch.program
+        self.steps = launch.steps
+        self.decoded = launch.decoded
+        self.explicit = getattr(launch, "reconverge", "optimistic") == "explicit"
+        self.sequential = launch.sequential
+        self.regcount_limit = launch.regcount_limit
+        self.imm32 = launch.decoded.imm32
+        ncta = len(ctaids)
+        live, tid, state, wpc, self._live_lanes = _geometry(launch.block, ncta)
+        self._fresh = True
+        self.warps_per_cta = wpc
+        W = ncta * wpc
+        T = W * LANES
+        self.nwarps = W
+        self.nlanes = T
+        self.live = live
+        self.tid = tid
+        self.ctaids = ctaids
+        self.R = np.zeros((256, T), dtype=np.uint32)
+        self.P = np.zeros((8, T), dtype=bool)
+        self.P[7] = True                                  # PT
+        self.UR = np.zeros((W, 64), dtype=np.uint32)
+        self.UP = np.zeros((W, 8), dtype=bool)
+        self.UP[:, 7] = True                              # UPT
+        self.pc = np.zeros(T, dtype=np.int64)
+        self.state = state.copy()
+        self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
+        self.executed = np.zeros(W, dtype=np.int64)      # instructions issued, per warp
+        self.unflushed = 0                               # … by the running group, not yet added
+        self.shared_bytes = launch.shared_total
+        self.shared_stride = -(-self.shared_bytes // 16) * 16    # CTAs' shared memory 16-byte aligned
+        self._local = None
+        self._warps: list[Warp | None] = [None] * W
+        # What each warp runs next: its lanes (`sel`) and their PC (`sel_pc`, _NO_PC: none).
+        self.sel = live.copy()
+        self.sel_pc = np.zeros(W, dtype=np.int64)         # every warp has a live lane at 0
+        self.dirty: set[int] = set()
+        if self.explicit:
+            self.turn[:] = 1      # the first pick of each warp's group (id 0, every lane)
+        # Observers: the hazard/cycle model and any other tracer.
+        self.timing = launch.timing_model
+        self.tracing = self.timing is not None
+        # The trace recorder (emu.timing.trace) notes each instruction's memory addresses,
+        # so instructions run their handlers, which access memory through the recorded
+        # paths, instead of specialised forms; `note(space, addresses, size)`.
+        recorder = getattr(launch, "recorder", None)
+        self.recording = recorder is not None
+        self.note = recorder.note if recorder is not None else None
+        self.reads: list[tuple] = []
+        self.writes: list[tuple] = []
+        self._steps_since_check = 0
+        self._executed_at_check = None
+        self._turn_warps: np.ndarray | None = None
+        self._turn_left = 0
+        self.const32: dict[int, np.ndarray] = {}
+
+    # State most kernels never touch, made on first use.
+    _LAZY = {
+        # Convergence barriers, per lane: B[x, lane] is the member mask of the barrier Bx the
+        # lane is in (its BSSY's lanes, less those that left by BREAK). Per lane, not per
+        # warp, since lanes apart can each be inside their own region on the same Bx: a
+        # recursive callee's BSSY B6 while the caller's lanes wait at their BSYNC B6 (ptxas
+        # saves the caller's mask with BMOV.32.CLEAR and restores it before RET).
+        "B": lambda m: np.zeros((16, m.nlanes), dtype=np.int64),
+        "wait_arg": lambda m: np.zeros(m.nlanes, dtype=np.int64),     # barrier waited on
+        "bar_pred": lambda m: np.zeros(m.nlanes, dtype=bool),         # predicate brought to BAR.RED
+        "bar_results": lambda m: [{} for _ in range(m.nwarps)],
+        "bar_kinds": lambda m: [{} for _ in range(m.nwarps)],
+        "last_bar": lambda m: np.zeros(m.nwarps, dtype=np.int64),     # AND / OR / POPC of the last BAR.RED
+        # Explicit reconvergence: lane groups (ids), and per warp the group running, its run
+        # length and the next free id.
+        "group": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        "running": lambda m: np.zeros(m.nwarps, dtype=np.int64),
+        "turn": lambda m: np.zeros(m.nwarps, dtype=np.int64),
+        "next_group": lambda m: np.ones(m.nwarps, dtype=np.int64),
+        # Per lane, the lanes it last met (released together from a WARPSYNC, or found
+        # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
+        # of a collective (emu.convergence)
+        "sync_hint": lambda m: np.full(m.nlanes, FULL, dtype=np.int64),
+        # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
+        # or CTA barrier releasing them together, or one that counted them as exited): a
+        # collective run without such a lane is a hazard even if that lane has exited
+        # meanwhile, since the hardware may as well have run the collective first.
+        "apart": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
+        "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
+        "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
+        "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))
+        * np.uint64(m.shared_stride),
+    }
+
+    def __getattr__(self, name):
+        make = Machine._LAZY.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self)
+        setattr(self, name, value)
+        return value
+
+    # ---------------------------------------------------------------- views
+    def warp(self, w: int) -> Warp:
+        v = self._warps[w]
+        if v is None:
+            v = self._warps[w] = Warp(self, w)
+        return v
+
+    @property
+    def local_data(self) -> np.ndarray:
+        if self._local is None:
+            self._local = np.zeros((self.nlanes, self.launch.local_bytes), dtype=np.uint8)
+        return self._local
+
+    # ---------------------------------------------------------------- selection
+    def _reselect(self) -> None:
+        """Pick afresh the lanes of the warps marked dirty."""
+        ws = np.fromiter(sorted(self.dirty), dtype=np.int64, count=len(self.dirty))
+        self.dirty.clear()
+        if self.explicit:
+            sel2 = self.sel.reshape(-1, LANES)
+            for w in ws.tolist():
+                warp = self.warp(w)
+                if not warp.runnable():
+                    sel2[w] = False
+                    self.sel_pc[w] = _NO_PC
+                    continue
+                pc0, active = warp._pick_group()
+                sel2[w] = active
+                self.sel_pc[w] = pc0
+            return
+        if self.nwarps == 1:
+            ready = self.state == READY
+            if not np.count_nonzero(ready):
+                self.sel_pc[0] = _NO_PC
+                self.sel[:] = False
+                return
+            cand = np.where(ready, self.pc, _NO_PC)
+            low = cand.min()
+            np.equal(cand, low, out=self.sel)
+            self.sel_pc[0] = low
+            return
+        ready = self.state.reshape(-1, LANES)[ws] == READY
+        cand = np.where(ready, self.pc.reshape(-1, LANES)[ws], _NO_PC)
+        low = cand.min(axis=1)
+        self.sel.reshape(-1, LANES)[ws] = (cand == low[:, None]) & ready
+        self.sel_pc[ws] = low
+
+    def _form(self) -> Group | None:
+        """The next group: the warps whose selections stand at the lowest PC (or, for a turn,
+        at the lowest PC among the warps having the turn)."""
+        if self.dirty:
+            self._reselect()
+        sel_pc = self.sel_pc
+        if self.nwarps == 1:
+            p = int(sel_pc[0])
+            if p == _NO_PC:
+                return None
+            if self._fresh:                 # every live lane at PC 0, nothing else
+                self._fresh = False
+                return Group(self, self._live_lanes, _ONE_WARP, p)
+            g = Group(self, np.flatnonzero(self.sel), _ONE_WARP, p)
+            if not self.explicit:
+                rest = (self.state == READY) & ~self.sel
+                if np.count_nonzero(rest):
+                    g.merge = int(self.pc[rest].min())
+            return g
+        if self._turn_left > 0:
+            tw = self._turn_warps
+            cand = np.where(tw, sel_pc, _NO_PC)
+            p = int(cand.min())
+            if p == _NO_PC:
+                self._turn_left = 0
+            else:
+                gwm = cand == p
+        if self._turn_left <= 0:
+            p = int(sel_pc.min())
+            if p == _NO_PC:
+                return None
+            gwm = sel_pc == p
+        warps = np.flatnonzero(gwm)
+        rows = self.sel.reshape(-1, LANES)[warps]
+        idx = (warps[:, None] * LANES + _LANE)[rows]
+        g = Group(self, idx, warps, p)
+        if self._turn_left <= 0:
+            others = sel_pc[~gwm]
+            g.stop = int(others.min()) if len(others) else _NO_PC
+        if not self.explicit:
+            # lanes of the same warps at a higher PC join when the group gets there
+            rest = (self.state.reshape(-1, LANES)[warps] == READY) & ~rows
+            if rest.any():
+                g.merge = int(self.pc.reshape(-1, LANES)[warps][rest].min())
+        return g
+
+    def _after_control(self, g: Group) -> bool:
+        """After a control instruction run by group `g`: True when the group runs on as it is
+        (every lane ready and at one PC, no warp's lanes changed otherwise), having updated
+        its PC; else its warps are marked to be picked afresh."""
+        idx = g.idx
+        ok = not self.dirty and self.alive
+        if ok:
+            st = self.state[idx]
+            pcs = self.pc[idx]
+            q = int(pcs[0])
+            ok = bool((st == READY).all()) and bool((pcs == q).all()) and q < g.stop and q < g.merge
+        if ok and self.explicit:
+            # the warps' picks: the same lanes, one more decision on their turn; a warp whose
+            # turn ends while other lanes of it are ready picks again
+            ws = g.warps
+            ready = self.state.reshape(-1, LANES)[ws] == READY
+            mine = self.sel.reshape(-1, LANES)[ws]
+            if (ready != mine).any():
+                ok = (self.turn[ws] + 1 <= GROUP_TURN).all() and \
+                    not (ready & ~mine & (self.group.reshape(-1, LANES)[ws] ==
+                                          self.running[ws][:, None])).any()
+            if ok:
+                t = self.turn[ws] + 1
+                t[(t > GROUP_TURN)] = 0
+                self.turn[ws] = t
+        if ok:
+            g.pc = q
+            self.sel_pc[g.warps] = q
+            return True
+        self.dirty.update(g.warps.tolist())
+        return False
+
+    # ---------------------------------------------------------------- the loop
+    def run(self, budget: Budget) -> None:
+        if self.sequential:
+            return self._run_rounds(budget)
+        while True:
+            g = self._form() if self.alive else None
+            if g is None:
+                if not self.alive or not (self.state != EXITED).any():
+                    return
+                if self._wake():
+                    continue
+                self._deadlock()
+            self._run_group(g, budget)
+
+    def _run_rounds(self, budget: Budget) -> None:
+        """Warps one at a time, in rounds: each runs up to QUANTUM instructions (until it
+        waits or exits), CTA barriers release after a round. Programs whose warps contend
+        through atomics run so (Launch.sequential): how many times a CAS loop retries then
+        depends on the schedule, and this is the one the emulator has always used."""
+        while True:
+            progressed = False
+            for w in range(self.nwarps):
+                n = 0
+                while n < QUANTUM:
+                    if self.dirty:
+                        self._reselect()
+                    p = int(self.sel_pc[w])
+                    if p == _NO_PC:
+                        if not self.warp(w).release_convergence():
+                            break
+                        continue
+                    idx = np.flatnonzero(self.sel[w * LANES:(w + 1) * LANES]) + w * LANES
+                    g = Group(self, idx, np.array([w]), p)
+                    if not self.explicit:
+                        rest = (self.state[w * LANES:(w + 1) * LANES] == READY) & \
+                            ~self.sel[w * LANES:(w + 1) * LANES]
+                        if np.count_nonzero(rest):
+                            g.merge = int(self.pc[w * LANES:(w + 1) * LANES][rest].min())
+                    n += self._run_group(g, budget, QUANTUM - n)
+                progressed |= n > 0
+            if not (self.state != EXITED).any():
+                return
+            if self._release_barriers(range(len(self.ctaids))):
+                continue
+            if not progressed:
+                self._deadlock()
+
+    def _run_group(self, g: Group, budget: Budget, limit: int = 0) -> int:
+        """Run group `g` until it must form again: control flow that changed its lanes, a PC
+        where other warps or lanes join, the end of a turn (or of `limit` instructions).
+        Returns how many instructions it ran."""
+        steps = self.steps
+        nw = len(g.warps)
+        p = g.pc
+        stop = min(g.stop, g.merge)
+        active = g.active
+        fast_ok = not self.tracing
+        left = limit or (self._turn_left if self._turn_left > 0 else QUANTUM)
+        used, limit = budget.used, budget.limit
+        one = g.width == 1
+        # traced, the fast path serves groups of one warp (where no warp's footprint can
+        # differ from the others': see _general)
+        traced_ok = self.tracing and len(g.warps) == 1
+        bits = g.bits if traced_ok else None
+        direct = direct_bits = None
+        end = self.timing.end if traced_ok else None
+        recording = self.recording
+        ran = 0            # instructions run by the group
+        counted = 0        # … of them already added to its warps' executed counts
+        try:
+            while True:
+                step = steps.get(p)
+                if step is None:
+                    step = self.decoded.step(p)          # first time here
+                    if step is None:
+                        raise EmuFault(f"jump to 0x{p:x}, which holds no instruction",
+                                       kernel=self.program.name, offset=p)
+                used += nw
+                if used > limit:
+                    raise budget.exceeded(self.program.name, p)
+                ran += 1
+                if step.fast and (fast_ok or traced_ok):
+                    if step.reads_clock:
+                        self.unflushed = ran - counted
+                    guard = step.guard
+                    run = step.handler if recording else step.run1 if one else step.run
+                    if fast_ok:
+                        try:
+                            if guard is None:
+                                run(g, step, active, active)
+                            else:
+                                run(g, step, active, active & g.pred(guard))
+                        except PerWarp:
+                            self._per_warp(g, step, p)
+                    else:
+                        # traced: the observers see the registers it read and wrote
+                        reads, writes = self.reads, self.writes
+                        reads.clear()
+                        writes.clear()
+                        try:
+                            if guard is None:
+                                run(g, step, active, active)
+                            else:
+                                run(g, step, active, active & g.pred(guard))
+                        except PerWarp:
+                            self._per_warp(g, step, p)
+                        else:
+                            if direct is not None:          # the warp's own clock, known
+                                end(direct, step, direct_bits, reads, writes)
+                            else:
+                                self.timing.step(self, step, g.warps, bits, reads, writes)
+                                direct, direct_bits = self.timing.sole_clock(self, g.warps)
+                    p += 16
+                    if p >= stop or ran >= left:
+                        break
+                    continue
+                self.executed[g.warps] += ran - counted
+                counted = ran
+                budget.used = used
+                self._general(g, step, p)
+                if step.plain:
+                    p += 16
+                    if p >= stop or ran >= left:
+                        break
+                    continue
+                if not self._after_control(g):
+                    p = None
+                    break
+                p = g.pc
+                if ran >= left:
+                    break
+        except EmuFault as e:
+            raise e.located(self.program.name, p) from None
+        finally:
+            budget.used = used
+            if ran > counted:
+                self.executed[g.warps] += ran - counted
+            self.unflushed = 0
+        if p is not None:
+            self.pc[g.idx] = p
+            self.sel_pc[g.warps] = p
+            if p == g.merge:
+                self.dirty.update(g.warps.tolist())
+        self.launch.thread_instructions += ran * g.width
+        if not self.sequential and (ran >= QUANTUM or self._turn_left > 0 or self.nwarps > 1):
+            self._account(ran)
+        return ran
+
+    def _general(self, g: Group, step, p: int) -> None:
+        """One instruction with everything the fast path leaves out: control flow,
+        convergence checks, handlers that run per warp, and observers."""
+        per_warp = not step.vector or (self.explicit and step.collective is not None)
+        mask = None
+        if not per_warp:
+            if self.tracing:
+                self.reads.clear()
+                self.writes.clear()
+            guard = step.guard
+            mask = g.active if guard is None else g.active & g.pred(guard)
+            # observers see each warp's footprint: a handler may do nothing (read nothing)
+            # where no lane of a warp is on, so warps with and without such lanes run apart
+            if self.tracing and guard is not None and len(g.warps) > 1:
+                anyw = g.any_per_warp(mask)
+                if anyw.any() and not anyw.all():
+                    per_warp = True
+        if not step.plain:
+            self.pc[g.idx] = p + 16
+        if per_warp:
+            self._per_warp(g, step, p)
+        else:
+            try:
+                (step.handler if self.recording else step.run)(g, step, g.active, mask)
+            except PerWarp:
+                self._per_warp(g, step, p)
+            except EmuFault as e:
+                raise e.located(self.program.name, p) from None
+            else:
+                if not step.plain and self.explicit:
+                    self._explicit_after(g, step, p)
+                if self.tracing:
+                    self.timing.step(self, step, g.warps, g.bits, self.reads, self.writes)
+        if step.releases and self.alive and not self.sequential and np.count_nonzero(self.state == AT_BAR):
+            self._release_barriers(sorted(set((g.warps // self.warps_per_cta).tolist())))
+
+    def _per_warp(self, g: Group, step, p: int) -> None:
+        """Run `step` once per warp of the group, each with its own 32-lane view, as the
+        emulator always ran every instruction."""
+        if len(g.warps) == 1:
+            full = np.zeros(LANES, dtype=bool)
+            full[g.idx & (LANES - 1)] = True
+            base = int(g.warps[0]) * LANES
+        else:
+            full = np.zeros(len(self.pc), dtype=bool)
+            full[g.idx] = True
+            base = 0
+        need = step.collective if self.explicit else None
+        for w in g.warps.tolist():
+            warp = self.warp(w)
+            active = full[w * LANES - base:(w + 1) * LANES - base].copy()
+            if self.tracing:
+                self.reads.clear()
+                self.writes.clear()
+            guard = step.guard
+            mask = active if guard is None else active & warp.pred(guard)
+            if need is not None:
+                from .convergence import check
+                check(warp, step, active, need)
+            try:
+                (step.handler if self.recording else step.run)(warp, step, active, mask)
+            except EmuFault as e:
+                raise e.located(self.program.name, p) from None
+            if self.explicit and not step.plain:
+                warp._split(active, p + 16)
+                if not step.meets:
+                    warp.sync_hint[active] = FULL
+            if self.tracing:
+                self.timing.step(self, step, np.array([w]), np.array([mask_to_int(active)], dtype=np.int64),
+                                 self.reads, self.writes)
+
+    def _explicit_after(self, g: Group, step, p: int) -> None:
+        """Explicit reconvergence after a control instruction run as a group: each warp's
+        lanes that went different ways split; the lanes no longer share a sync hint."""
+        pcs = self.pc[g.idx]
+        st = self.state[g.idx]
+        if not ((pcs == pcs[0]).all() and (st == READY).all()):
+            full = np.zeros(len(self.pc), dtype=bool)
+            full[g.idx] = True
+            for w in g.warps.tolist():
+                self.warp(w)._split(full[w * LANES:(w + 1) * LANES], p + 16)
+        if not step.meets:
+            self.sync_hint[g.idx] = FULL
+
+    def _account(self, ran: int) -> None:
+        """Turns: every QUANTUM steps, warps that have lanes to run but ran nothing since the
+        last look get a turn of QUANTUM steps (lowest PC among them first)."""
+        if self._turn_left > 0:
+            self._turn_left -= ran
+            return
+        self._steps_since_check += ran
+        if self._steps_since_check < QUANTUM:
+            return
+        self._steps_since_check = 0
+        before = self._executed_at_check if self._executed_at_check is not None else 0
+        waiting = (self.sel_pc != _NO_PC) & (self.executed == before)
+        self._executed_at_check = self.executed.copy()
+        if waiting.any():
+            self._turn_warps = waiting
+            self._turn_left = QUANTUM
+
+    # ---------------------------------------------------------------- waits
+    def _wake(self) -> bool:
+        """Nothing can run: release convergence waits and CTA barriers that are complete."""
+        woke = False
+        st = self.state.reshape(-1, LANES)
+        for w in np.flatnonzero(((st == AT_BSYNC) | (st == AT_WARPSYNC)).any(axis=1)).tolist():
+            if self.warp(w).release_convergence():
+                woke = True
+        if self._release_barriers(range(len(self.ctaids))):
+            woke = True
+        return woke
+
+    def _release_barriers(self, ctas) -> bool:
+        """BAR.SYNC/BAR.RED: release a barrier once every live thread (or the count it asks
+        for) has arrived. Reductions (AND/OR/POPC) of the arriving threads' predicates are
+        kept per warp for B2R."""
+        released = False
+        per = self.warps_per_cta * LANES
+        for c in ctas:
+            cta = self.ctas[c]
+            s = slice(cta.index * per, (cta.index + 1) * per)
+            st = self.state[s]
+            at = st == AT_BAR
+            if not at.any():
+                continue
+            args = self.wait_arg[s]
+            live = int((st != EXITED).sum())
+            for b in sorted(set(args[at].tolist())):
+                here = at & (args == b)
+                arrived = int(here.sum())
+                expected = self.launch.bar_counts.get((id(cta), b)) or live
+                if arrived < min(expected, live):
+                    continue
+                preds = self.bar_pred[s][here]
+                result = (int(preds.sum()), bool(preds.all()), bool(preds.any()))
+                ws = np.flatnonzero(here.reshape(-1, LANES).any(axis=1)) + cta.first_warp
+                if self.timing is not None:
+                    self.timing.barrier_release(self, ws)
+                st[here] = READY
+                for w in ws.tolist():
+                    if self.explicit:
+                        lanes = here[(w - cta.first_warp) * LANES:(w - cta.first_warp + 1) * LANES]
+                        self.warp(w).merge_lanes(lanes.copy(), FULL)
+                    self.bar_results[w][b] = result
+                    self.last_bar[w] = b
+                self.dirty.update(ws.tolist())
+                self.launch.bar_counts.pop((id(cta), b), None)
+                released = True
+        return released
+
+    def _deadlock(self) -> None:
+        for w in range(self.nwarps):
+            warp = self.warp(w)
+            if not warp.finished():
+                raise EmuFault(f"deadlock in CTA {warp.cta.ctaid}, warp {warp.index}: {warp.describe_wait()}",
+                               kernel=self.program.name)
+        raise EmuFault("deadlock", kernel=self.program.name)

@@ -6,6 +6,7 @@ mask go in, a (lanes, bytes) uint8 array comes out (or is written).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +28,27 @@ WINDOW_SIZE = 1 << 32
 class Buffer:
     name: str
     base: int
-    data: np.ndarray          # uint8
+    data: np.ndarray          # uint8 (a view of `backing`, which is padded to 16 bytes)
+    backing: np.ndarray | None = None
 
     @property
     def end(self) -> int:
         return self.base + len(self.data)
+
+    def typed(self, size: int) -> np.ndarray:
+        """The buffer as elements of `size` bytes (16: pairs of uint64), for aligned access."""
+        views = self.__dict__.setdefault("_views", {})
+        v = views.get(size)
+        if v is None:
+            raw = self.backing if self.backing is not None else self.data
+            v = raw[:len(raw) // 16 * 16].view(np.uint64).reshape(-1, 2) if size == 16 else \
+                raw[:len(raw) // size * size].view(_ELEMENT[size])
+            views[size] = v
+        return v
+
+
+_ELEMENT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 def _gather(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
@@ -47,9 +64,11 @@ def _scatter(data: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
 
 def check_alignment(addresses: np.ndarray, size: int, space: str) -> None:
     align = min(size, 16)
-    bad = (addresses % np.uint64(align)) != 0
-    if bad.any():
-        a = int(addresses[np.argmax(bad)])
+    if align == 1:
+        return
+    bad = addresses & np.uint64(align - 1)
+    if np.count_nonzero(bad):
+        a = int(addresses[np.argmax(bad != 0)])
         raise EmuFault(f"misaligned {size}-byte {space} access at address 0x{a:x}")
 
 
@@ -59,19 +78,27 @@ class GlobalMemory:
     def __init__(self):
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
-        self._bases = np.zeros(0, dtype=np.uint64)
+        self._base_list: list[int] = []        # increasing, as allocated
+        self._bases = None
 
     def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
                  fill: int = 0) -> Buffer:
-        data = np.full(max(size, 0), fill, dtype=np.uint8)
+        size = max(size, 0)
+        backing = np.zeros(-(-size // 16) * 16, dtype=np.uint8) if not fill else \
+            np.full(-(-size // 16) * 16, fill, dtype=np.uint8)
+        data = backing[:size]
         if contents is not None:
-            raw = np.frombuffer(bytes(contents), dtype=np.uint8) if not isinstance(contents, np.ndarray) \
-                else contents.reshape(-1).view(np.uint8)
+            if isinstance(contents, np.ndarray):
+                raw = contents.reshape(-1).view(np.uint8)
+            else:
+                raw = np.frombuffer(contents if isinstance(contents, (bytes, bytearray, memoryview))
+                                    else bytes(contents), dtype=np.uint8)
             data[:len(raw)] = raw[:size]
-        buf = Buffer(name, self._next, data)
+        buf = Buffer(name, self._next, data, backing)
         self.buffers.append(buf)
+        self._base_list.append(self._next)
         self._next += -(-max(size, 1) // GLOBAL_GAP) * GLOBAL_GAP + GLOBAL_GAP
-        self._bases = np.array([b.base for b in self.buffers], dtype=np.uint64)
+        self._bases = None
         return buf
 
     def buffer(self, name: str) -> Buffer:
@@ -82,6 +109,8 @@ class GlobalMemory:
 
     def _locate(self, addresses: np.ndarray, size: int) -> np.ndarray:
         """Index of the buffer holding each access, faulting on any out-of-bounds one."""
+        if self._bases is None:
+            self._bases = np.array(self._base_list, dtype=np.uint64)
         which = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
         for lane in range(len(addresses)):
             i = int(which[lane])
@@ -103,11 +132,52 @@ class GlobalMemory:
 
     def _fast_single(self, addresses: np.ndarray, size: int):
         """The buffer when every address is inside one buffer (the common case), else None."""
-        lo, hi = int(addresses.min()), int(addresses.max())
-        for b in self.buffers:
-            if b.base <= lo and hi + size <= b.end:
+        if len(addresses) == 1:
+            lo = hi = int(addresses[0])
+        else:
+            lo, hi = int(addresses.min()), int(addresses.max())
+        i = bisect_right(self._base_list, lo) - 1
+        if i >= 0:
+            b = self.buffers[i]
+            if hi + size <= b.end:
                 return b
         return None
+
+    def gather(self, addresses: np.ndarray, size: int) -> np.ndarray:
+        """Aligned loads of `size` bytes as (k,) elements (uint8 … uint64; 16: (k, 2) uint64),
+        with the faults of `load`."""
+        if len(addresses) == 1:
+            a = int(addresses[0])
+            i = bisect_right(self._base_list, a) - 1
+            if not a & (min(size, 16) - 1) and i >= 0:
+                b = self.buffers[i]
+                if a + size <= b.base + len(b.data):
+                    k = (a - b.base) >> _SHIFT[size]
+                    return b.typed(size)[k:k + 1].copy()
+        check_alignment(addresses, size, "global")
+        b = self._fast_single(addresses, size)
+        if b is None:
+            raw = self.load(addresses, size)
+            return raw.view(np.uint64).reshape(-1, 2) if size == 16 else raw.view(_ELEMENT[size]).reshape(-1)
+        return b.typed(size)[(addresses - np.uint64(b.base)) >> np.uint64(_SHIFT[size])]
+
+    def scatter(self, addresses: np.ndarray, values: np.ndarray, size: int) -> None:
+        """Aligned stores of (k,) elements of `size` bytes (16: (k, 2) uint64), as `store`."""
+        if len(addresses) == 1:
+            a = int(addresses[0])
+            i = bisect_right(self._base_list, a) - 1
+            if not a & (min(size, 16) - 1) and i >= 0:
+                b = self.buffers[i]
+                if a + size <= b.base + len(b.data):
+                    k = (a - b.base) >> _SHIFT[size]
+                    b.typed(size)[k:k + 1] = values
+                    return
+        check_alignment(addresses, size, "global")
+        b = self._fast_single(addresses, size)
+        if b is None:
+            self.store(addresses, np.ascontiguousarray(values).view(np.uint8).reshape(len(addresses), size))
+            return
+        b.typed(size)[(addresses - np.uint64(b.base)) >> np.uint64(_SHIFT[size])] = values
 
     def load(self, addresses: np.ndarray, size: int) -> np.ndarray:
         if len(addresses) == 0:
@@ -150,10 +220,11 @@ class GlobalMemory:
 
 
 class FlatMemory:
-    """One byte array addressed from 0: a CTA's shared memory."""
+    """One byte array addressed from 0: a CTA's shared memory (`data`: a view of it in a
+    machine's shared memory of every CTA, else its own)."""
 
-    def __init__(self, size: int, space: str):
-        self.data = np.zeros(size, dtype=np.uint8)
+    def __init__(self, size: int, space: str, data: np.ndarray | None = None):
+        self.data = np.zeros(size, dtype=np.uint8) if data is None else data
         self.space = space
 
     def _check(self, offsets: np.ndarray, size: int) -> None:
@@ -207,14 +278,23 @@ class ConstantBanks:
     past what the driver wrote is a compiler bug we want to see)."""
 
     def __init__(self, banks: dict[int, bytes]):
-        self.banks = {k: np.frombuffer(bytes(v), dtype=np.uint8).copy() for k, v in banks.items()}
+        self.raw = {k: bytes(v) for k, v in banks.items()}
+        self._arrays: dict[int, np.ndarray] = {}
+
+    @property
+    def banks(self) -> dict[int, np.ndarray]:
+        """The banks as read-only uint8 arrays."""
+        for k, v in self.raw.items():
+            if k not in self._arrays:
+                self._arrays[k] = np.frombuffer(v, dtype=np.uint8)
+        return self._arrays
 
     def read(self, bank: int, offset: int, size: int = 4) -> int:
-        data = self.banks.get(bank)
+        data = self.raw.get(bank)
         if data is None or offset < 0 or offset + size > len(data):
             n = 0 if data is None else len(data)
             raise EmuFault(f"constant read c[0x{bank:x}][0x{offset:x}] outside the bank ({n} bytes)")
-        return int.from_bytes(data[offset:offset + size].tobytes(), "little")
+        return int.from_bytes(data[offset:offset + size], "little")
 
     def read_lanes(self, bank: int, offsets: np.ndarray, size: int) -> np.ndarray:
         data = self.banks.get(bank)

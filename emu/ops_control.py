@@ -7,7 +7,8 @@ import numpy as np
 from ptx2sass.encoder.model import Imm, Label, Reg
 
 from .errors import EmuFault
-from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int
+from .lanes import PerWarp
+from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, FULL, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
 
@@ -33,13 +34,15 @@ def _uniform_mask(w, op, active) -> int:
     return v & FULL
 
 
-@semantics("BRA")
+@semantics("BRA", vector=True)
 def op_bra(w, s, active, mask):
     mods = s.ins.modifiers
     ops = s.ins.operands
     target = _target(s)
     taken = mask
     if "DIV" in mods or "CONV" in mods:
+        if not w.per_warp:
+            raise PerWarp()
         m = _uniform_mask(w, ops[0], active)
         act = mask_to_int(active)
         converged = (act & m) == m
@@ -49,21 +52,21 @@ def op_bra(w, s, active, mask):
         w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
         taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
-    w.pc[taken] = target
+    w.set_pc(taken, target)
 
 
-@semantics("JMP")
+@semantics("JMP", vector=True)
 def op_jmp(w, s, active, mask):
-    w.pc[mask] = _target(s)
+    w.set_pc(mask, _target(s))
 
 
-@semantics("BRX", "JMX")
+@semantics("BRX", "JMX", vector=True)
 def op_brx(w, s, active, mask):
     reg = s.ins.operands[0]
     offset = s.ins.operands[1].value if len(s.ins.operands) > 1 and isinstance(s.ins.operands[1], Imm) else 0
     base = s.offset + 16 if s.ins.opcode == "BRX" else 0
     dest = w.r(reg).astype(np.int64) + offset + base
-    w.pc[mask] = np.broadcast_to(dest, (32,))[mask]
+    w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
 
 
 def _register_target(w, s, mask):
@@ -75,18 +78,18 @@ def _register_target(w, s, mask):
     base += sum(o.value for o in ops if isinstance(o, Imm))      # RET.ABS.NODEC R20 0x0
     reg = next(o for o in ops if isinstance(o, Reg) and o.file in ("R", "UR"))
     dest = w.r(reg).astype(np.int64) + base
-    w.pc[mask] = np.broadcast_to(dest, (32,))[mask]
+    w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
 
 
-@semantics("CALL")
+@semantics("CALL", vector=True)
 def op_call(w, s, active, mask):
     if any(isinstance(o, Reg) and o.file in ("R", "UR") for o in s.ins.operands):
         _register_target(w, s, mask)
         return
-    w.pc[mask] = _target(s)
+    w.set_pc(mask, _target(s))
 
 
-@semantics("RET")
+@semantics("RET", vector=True)
 def op_ret(w, s, active, mask):
     _register_target(w, s, _with_predicate_operands(w, s, mask))
 
@@ -100,31 +103,25 @@ def _with_predicate_operands(w, s, mask):
     return mask
 
 
-@semantics("EXIT")
+@semantics("EXIT", "KILL", vector=True)
 def op_exit(w, s, active, mask):
-    w.state[_with_predicate_operands(w, s, mask)] = EXITED
-    w.release_convergence()
+    w.exit_lanes(_with_predicate_operands(w, s, mask))
 
 
-@semantics("BPT")
+@semantics("BPT", vector=True)
 def op_bpt(w, s, active, mask):
     if mask.any():
         raise EmuFault(f"breakpoint/trap {s.ins.mnemonic} executed (a failed check of the kernel, "
                        f"e.g. debug code's stack-overflow test)")
 
 
-@semantics("KILL")
-def op_kill(w, s, active, mask):
-    w.state[_with_predicate_operands(w, s, mask)] = EXITED
-    w.release_convergence()
-
-
-@semantics("BSSY")
+@semantics("BSSY", vector=True)
 def op_bssy(w, s, active, mask):
     """BSSY Bx: the executing lanes become the members of a new barrier on Bx (each lane
     keeps its own copy: machine.Warp.B)."""
     b = s.ins.operands[0]
-    w.B[b.index, mask] = mask_to_int(mask)
+    bits = w.warp_bits(mask)
+    w.m.B[b.index, w.lanes(mask)] = bits[mask] if np.ndim(bits) else bits
 
 
 @semantics("BSYNC")
@@ -145,7 +142,7 @@ def op_break(w, s, active, mask):
     BSYNC on it no longer waits for them: every member's copy of the mask loses them."""
     x = s.ins.operands[-1].index
     row = w.B[x]
-    for m in np.unique(row[mask]).tolist():
+    for m in sorted(set(row[mask].tolist())):
         leaving = mask_to_int(mask & (row == m))
         row[row == m] = m & ~leaving & FULL
     w.release_convergence()

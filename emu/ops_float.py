@@ -11,6 +11,7 @@ from ptx2sass.encoder.model import Imm, Reg
 
 from . import fp
 from .errors import EmuFault
+from .lanes import PerWarp
 from .ops_int import _s64, _u64, compare_combine
 from .registry import semantics
 
@@ -30,28 +31,28 @@ def _finish32(w, s, d, r, mask):
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
-@semantics("FADD", prepare=_prep_mode)
+@semantics("FADD", prepare=_prep_mode, vector=True)
 def op_fadd(w, s, active, mask):
     d, a, b = s.ins.operands
     r = fp.fadd32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
     _finish32(w, s, d, r, mask)
 
 
-@semantics("FMUL", prepare=_prep_mode)
+@semantics("FMUL", prepare=_prep_mode, vector=True)
 def op_fmul(w, s, active, mask):
     d, a, b = s.ins.operands
     r = fp.fmul32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
     _finish32(w, s, d, r, mask)
 
 
-@semantics("FFMA", prepare=_prep_mode)
+@semantics("FFMA", prepare=_prep_mode, vector=True)
 def op_ffma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     r = fp.ffma32(w.rf(a), w.rf(b), w.rf(c), s.aux["mode"], s.aux["ftz"])
     _finish32(w, s, d, r, mask)
 
 
-@semantics("FMNMX", prepare=_prep_mode)
+@semantics("FMNMX", prepare=_prep_mode, vector=True)
 def op_fmnmx(w, s, active, mask):
     d, a_op, b_op, p_op = s.ins.operands
     a, b = w.rf(a_op), w.rf(b_op)
@@ -93,7 +94,7 @@ def fcompare(mods, a, b):
         return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
 
 
-@semantics("FSETP", prepare=_prep_mode)
+@semantics("FSETP", prepare=_prep_mode, vector=True)
 def op_fsetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = s.ins.operands
     a, b = w.rf(a_op), w.rf(b_op)
@@ -104,7 +105,7 @@ def op_fsetp(w, s, active, mask):
     w.wp(pd2, p2, mask)
 
 
-@semantics("FSET", prepare=_prep_mode)
+@semantics("FSET", prepare=_prep_mode, vector=True)
 def op_fset(w, s, active, mask):
     d, a_op, b_op, pc_op = s.ins.operands
     a, b = w.rf(a_op), w.rf(b_op)
@@ -117,7 +118,7 @@ def op_fset(w, s, active, mask):
         w.w(d, np.where(p1, U32(0xFFFFFFFF), U32(0)), mask)
 
 
-@semantics("FCHK")
+@semantics("FCHK", vector=True)
 def op_fchk(w, s, active, mask):
     """True when a/b may not be computed correctly by the fast reciprocal path (q = a * r,
     then q + r * (a - b * q)): any special or denormal operand, exponents far enough apart
@@ -135,7 +136,7 @@ def op_fchk(w, s, active, mask):
     w.wp(pd, ~ok, mask)
 
 
-@semantics("FRND", prepare=_prep_mode)
+@semantics("FRND", prepare=_prep_mode, vector=True)
 def op_frnd(w, s, active, mask):
     d, a_op = s.ins.operands
     mode = s.aux["mode"]
@@ -171,7 +172,7 @@ def _mufu_prep(step):
     step.aux["fn"] = next(m for m in step.ins.modifiers)
 
 
-@semantics("MUFU", prepare=_mufu_prep)
+@semantics("MUFU", prepare=_mufu_prep, vector=True)
 def op_mufu(w, s, active, mask):
     """Multi-function unit. Results here are the correctly rounded FP32 value of the exact
     function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does.
@@ -272,7 +273,7 @@ def _div(a, b):
     return a / b
 
 
-@semantics("DADD", prepare=_prep_mode)
+@semantics("DADD", prepare=_prep_mode, vector=True)
 def op_dadd(w, s, active, mask):
     d, a, b = s.ins.operands
     va, vb = w.rd(a), w.rd(b)
@@ -285,7 +286,7 @@ def op_dadd(w, s, active, mask):
     _f64_result(w, d, r, mask)
 
 
-@semantics("DMUL", prepare=_prep_mode)
+@semantics("DMUL", prepare=_prep_mode, vector=True)
 def op_dmul(w, s, active, mask):
     d, a, b = s.ins.operands
     va, vb = w.rd(a), w.rd(b)
@@ -298,7 +299,7 @@ def op_dmul(w, s, active, mask):
     _f64_result(w, d, r, mask)
 
 
-@semantics("DFMA", prepare=_prep_mode)
+@semantics("DFMA", prepare=_prep_mode, vector=True)
 def op_dfma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     mode = s.aux["mode"]
@@ -321,7 +322,7 @@ def _minmax_select(mods, a, b):
     return ~na & (nb | first), na & nb
 
 
-@semantics("DSETP")
+@semantics("DSETP", vector=True)
 def op_dsetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = s.ins.operands
     mods = s.ins.modifiers
@@ -330,8 +331,10 @@ def op_dsetp(w, s, active, mask):
         combine = next((m for m in ("AND", "OR", "XOR") if m in mods), "AND")
         pc = w.pred(pc_op)
         from .ops_int import _BOOL
-        w.wp(pd, _BOOL[combine](pick_a, pc), mask)
-        w.wp(pd2, _BOOL[combine](both_nan, pc), mask)
+        # both results from the sources as they were (a destination may be a source too)
+        p1, p2 = _BOOL[combine](pick_a, pc), _BOOL[combine](both_nan, pc)
+        w.wp(pd, p1, mask)
+        w.wp(pd2, p2, mask)
         return
     p1, p2 = compare_combine(s.ins.modifiers, fcompare(s.ins.modifiers, w.rd(a_op), w.rd(b_op)),
                              w.pred(pc_op))
@@ -339,7 +342,7 @@ def op_dsetp(w, s, active, mask):
     w.wp(pd2, p2, mask)
 
 
-@semantics("DMNMX")
+@semantics("DMNMX", vector=True)
 def op_dmnmx(w, s, active, mask):
     d, a_op, b_op, p_op = s.ins.operands
     a, b = np.broadcast_arrays(w.rd(a_op), w.rd(b_op))
@@ -377,7 +380,7 @@ def _read_float(w, op, kind):
     return w.rf(op).astype(np.float64)
 
 
-@semantics("F2IP", prepare=_prep_mode)
+@semantics("F2IP", prepare=_prep_mode, vector=True)
 def op_f2ip(w, s, active, mask):
     """F2IP.U8.F32 Rd, RZ, Ra, RZ: ptxas's form of `cvt.rzi.u8.f32` (the kernels mask the
     low byte of the result). Only the form with both other sources RZ is known; its result
@@ -389,7 +392,7 @@ def op_f2ip(w, s, active, mask):
     _f2i(w, s, mask, d, a_op)
 
 
-@semantics("F2I", prepare=_prep_mode)
+@semantics("F2I", prepare=_prep_mode, vector=True)
 def op_f2i(w, s, active, mask):
     _f2i(w, s, mask, s.ins.operands[0], s.ins.operands[-1])
 
@@ -448,17 +451,17 @@ def _i2f(w, s, mask, dst_default="F32"):
         w.w(d, np.array(out, dtype=U64).astype(U32), mask)
 
 
-@semantics("I2F")
+@semantics("I2F", vector=True)
 def op_i2f(w, s, active, mask):
     _i2f(w, s, mask)
 
 
-@semantics("I2FP")
+@semantics("I2FP", vector=True)
 def op_i2fp(w, s, active, mask):
     _i2f(w, s, mask)
 
 
-@semantics("F2F", prepare=_prep_mode)
+@semantics("F2F", prepare=_prep_mode, vector=True)
 def op_f2f(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op = s.ins.operands[0], s.ins.operands[-1]
@@ -518,11 +521,13 @@ def _f2fp_fp8(w, s, mask):
     w.w(d, out, mask)
 
 
-@semantics("F2FP", prepare=_prep_mode)
+@semantics("F2FP", prepare=_prep_mode, vector=True)
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
     mods = s.ins.modifiers
     if "E4M3" in mods or "E5M2" in mods:
+        if not w.per_warp:
+            raise PerWarp()
         return _f2fp_fp8(w, s, mask)
     d, a_op, b_op = s.ins.operands[:3]
     kind = "bf16" if "BF16" in mods else "f16"
@@ -543,7 +548,7 @@ def op_f2fp(w, s, active, mask):
     w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)
 
 
-@semantics("I2I")
+@semantics("I2I", vector=True)
 def op_i2i(w, s, active, mask):
     """Integer narrowing with saturation (I2I.S8.S32.SAT …): destination type first."""
     mods = s.ins.modifiers

@@ -99,7 +99,7 @@ def _fused(x, y, z):
         return fp.add_rto(np.asarray(x * y, np.float64), np.asarray(z, np.float64))
 
 
-@semantics("HADD2")
+@semantics("HADD2", vector=True)
 def op_hadd2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
@@ -109,7 +109,7 @@ def op_hadd2(w, s, active, mask):
           kind, s.ins.modifiers, mask)
 
 
-@semantics("HMUL2")
+@semantics("HMUL2", vector=True)
 def op_hmul2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
@@ -118,7 +118,7 @@ def op_hmul2(w, s, active, mask):
     _pack(w, d, al * bl, ah * bh, kind, s.ins.modifiers, mask)
 
 
-@semantics("HFMA2")
+@semantics("HFMA2", vector=True)
 def op_hfma2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, c) = _operands(s)
@@ -128,7 +128,7 @@ def op_hfma2(w, s, active, mask):
     _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
 
 
-@semantics("HMNMX2")
+@semantics("HMNMX2", vector=True)
 def op_hmnmx2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, p) = _operands(s)
@@ -158,7 +158,7 @@ def op_hmnmx2(w, s, active, mask):
     _pack(w, d, lo, hi, kind, mods, mask)
 
 
-@semantics("VHMNMX")
+@semantics("VHMNMX", vector=True)
 def op_vhmnmx(w, s, active, mask):
     """sm_90's three-input packed-half min/max (the predicate picks min when true). A NaN
     input is ignored unless `.NAN`, which makes any NaN the result; `.XORSIGN` compares
@@ -190,7 +190,7 @@ def op_vhmnmx(w, s, active, mask):
     _pack(w, d, pick([l[0] for l in lanes]), pick([l[1] for l in lanes]), kind, mods, mask)
 
 
-@semantics("HSET2")
+@semantics("HSET2", vector=True)
 def op_hset2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)
@@ -206,7 +206,7 @@ def op_hset2(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("HSETP2")
+@semantics("HSETP2", vector=True)
 def op_hsetp2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)

@@ -7,6 +7,7 @@ import numpy as np
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 
 from .errors import EmuFault
+from .lanes import PerWarp
 from .machine import LANES, mask_to_int
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .registry import semantics
@@ -40,18 +41,18 @@ def _dest_and_preds(ops):
 
 # --------------------------------------------------------------------------- moves
 
-@semantics("MOV", "UMOV")
+@semantics("MOV", "UMOV", vector=True)
 def op_mov(w, s, active, mask):
     ops = s.ins.operands
     w.w(ops[0], w.ri(ops[1]), mask)
 
 
-@semantics("MOV32I")
+@semantics("MOV32I", vector=True)
 def op_mov32i(w, s, active, mask):
     w.w(s.ins.operands[0], w.r(s.ins.operands[1]), mask)
 
 
-@semantics("ULDC")
+@semantics("ULDC", vector=True)
 def op_uldc(w, s, active, mask):
     d, src = s.ins.operands
     if "64" in s.ins.modifiers:
@@ -69,7 +70,7 @@ def _const_value(w, src, size, mods):
     return (v & M32).astype(U32)
 
 
-@semantics("SEL", "USEL", "FSEL")
+@semantics("SEL", "USEL", "FSEL", vector=True)
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
     if s.ins.opcode == "FSEL":
@@ -82,17 +83,16 @@ def op_sel(w, s, active, mask):
 # --------------------------------------------------------------------------- special registers
 
 def special_value(w, name: str) -> np.ndarray:
-    cta = w.cta
     axis = {"X": 0, "Y": 1, "Z": 2}
     if name.startswith("SR_TID."):
         return w.tid[axis[name[-1]]].astype(U32)
     if name.startswith("SR_CTAID."):
-        return np.array([cta.ctaid[axis[name[-1]]]], dtype=U32)
+        return w.ctaid[axis[name[-1]]].astype(U32)
     if name.startswith("SR_NTID."):
         return np.array([w.launch.block[axis[name[-1]]]], dtype=U32)
     if name.startswith("SR_NCTAID."):
         return np.array([w.launch.grid[axis[name[-1]]]], dtype=U32)
-    lane = np.arange(LANES, dtype=U64)
+    lane = w.lane_ids.astype(U64)
     one = U64(1)
     if name == "SR_LANEID":
         return lane.astype(U32)
@@ -110,7 +110,7 @@ def special_value(w, name: str) -> np.ndarray:
         return (masks[name] & M32).astype(U32)
     if name in ("SR_CLOCKLO", "SR_GLOBALTIMERLO", "SR_CLOCKHI", "SR_GLOBALTIMERHI"):
         v = timer_value(w, name)
-        return np.array([v >> 32 if name.endswith("HI") else v & 0xFFFFFFFF], dtype=U32)
+        return ((v >> 32) if name.endswith("HI") else (v & 0xFFFFFFFF)).astype(U32)
     if name.startswith("SR_PM"):            # performance counters: none programmed
         return np.zeros(1, dtype=U32)
     if name == "SR_SMEMSZ":                 # the CTA's shared memory (no reserved part here)
@@ -121,7 +121,7 @@ def special_value(w, name: str) -> np.ndarray:
     if name == "SR_VIRTCFG":                # bits 8..15: warps per SM (64, as on an H100)
         return np.array([64 << 8], dtype=U32)
     if name == "SR_WARPID":
-        return np.array([w.index], dtype=U32)
+        return np.asarray(w.warp_index, dtype=U32).reshape(-1)
     if name == "SR_SWINHI":
         return np.array([SHARED_WINDOW >> 32], dtype=U32)
     if name == "SR_SWINLO":
@@ -135,27 +135,27 @@ def special_value(w, name: str) -> np.ndarray:
     raise EmuFault(f"unsupported special register {name}")
 
 
-def timer_value(w, name: str) -> int:
-    """The warp's clock (SR_CLOCK*) or global timer (SR_GLOBALTIMER*), 64 bits: both count
-    up with the instructions the warp has executed (the clock 4 cycles each, the timer 1 ns
-    each), so successive reads in a warp never go back."""
-    n = int(w.executed)
+def timer_value(w, name: str) -> np.ndarray:
+    """The warps' clock (SR_CLOCK*) or global timer (SR_GLOBALTIMER*), 64 bits, per lane (or
+    one value for one warp): both count up with the instructions the warp has executed (the
+    clock 4 cycles each, the timer 1 ns each), so successive reads in a warp never go back."""
+    n = np.asarray(w.executed, dtype=I64).reshape(-1)
     return n * 4 if "CLOCK" in name else n
 
 
-@semantics("S2R", "S2UR")
+@semantics("S2R", "S2UR", vector=True)
 def op_s2r(w, s, active, mask):
     d, sr = s.ins.operands
     w.w(d, special_value(w, sr.name), mask)
 
 
-@semantics("CS2R")
+@semantics("CS2R", vector=True)
 def op_cs2r(w, s, active, mask):
     d, sr = s.ins.operands
     if sr.name == "SRZ":
         v = np.zeros(1, dtype=U64)
     elif "CLOCK" in sr.name or "GLOBALTIMER" in sr.name:
-        v = np.array([timer_value(w, sr.name)], dtype=U64)
+        v = timer_value(w, sr.name).astype(U64)
         if "32" in s.ins.modifiers and sr.name.endswith("HI"):
             v = v >> U64(32)
     else:
@@ -166,20 +166,22 @@ def op_cs2r(w, s, active, mask):
         w.w64(d, v, mask)
 
 
-@semantics("R2UR")
+@semantics("R2UR", vector=True)
 def op_r2ur(w, s, active, mask):
     """R2UR UR, R: the value of the first lane at the instruction. With a predicate result
     (`R2UR P, UR, R`, ptxas's loop over the distinct values of a per-lane register) P says
-    in each lane whether its value differs from the one taken."""
+    in each lane whether its value differs from the one taken (per warp: run warp by warp)."""
     ops = s.ins.operands
     a = ops[-1]
-    values = np.broadcast_to(w.r(a), (32,))
     if isinstance(ops[0], Reg) and ops[0].file == "P" and len(ops) == 3:
+        if not w.per_warp:
+            raise PerWarp()
+        values = np.broadcast_to(w.r(a), (LANES,))
         w.w(ops[1], values, mask)
         if mask.any():
             w.wp(ops[0], values != values[int(np.argmax(mask))], mask)
         return
-    w.w(ops[0], values, mask)
+    w.w(ops[0], w.r(a), mask)
 
 
 # --------------------------------------------------------------------------- add / multiply
@@ -195,7 +197,7 @@ def _terms_u64(w, ops):
     return out
 
 
-@semantics("IADD3", "UIADD3")
+@semantics("IADD3", "UIADD3", vector=True)
 def op_iadd3(w, s, active, mask):
     ops = s.ins.operands
     extended = "X" in s.ins.modifiers
@@ -234,7 +236,7 @@ def _mul_parts(w, s, a_op, b_op):
     return prod, signed
 
 
-@semantics("IMAD", "UIMAD")
+@semantics("IMAD", "UIMAD", vector=True)
 def op_imad(w, s, active, mask):
     mods = s.ins.modifiers
     ops = s.ins.operands
@@ -280,7 +282,7 @@ def op_imad(w, s, active, mask):
         w.wp(pout, (total >> U64(32)) != 0, mask)
 
 
-@semantics("IMUL", "UIMUL")
+@semantics("IMUL", "UIMUL", vector=True)
 def op_imul(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     prod, signed = _mul_parts(w, s, a, b)
@@ -292,7 +294,7 @@ def op_imul(w, s, active, mask):
         w.w(d, (prod & M32).astype(U32), mask)
 
 
-@semantics("LEA", "ULEA")
+@semantics("LEA", "ULEA", vector=True)
 def op_lea(w, s, active, mask):
     mods = s.ins.modifiers
     d, pouts, rest = _dest_and_preds(s.ins.operands)
@@ -353,7 +355,7 @@ def compare_combine(mods, base, pc, strict_hi=None):
     return base, ~base
 
 
-@semantics("ISETP", "UISETP")
+@semantics("ISETP", "UISETP", vector=True)
 def op_isetp(w, s, active, mask):
     mods = s.ins.modifiers
     ops = s.ins.operands
@@ -388,7 +390,7 @@ def op_isetp(w, s, active, mask):
     w.wp(pd2, p2, mask)
 
 
-@semantics("IMNMX", "UIMNMX")
+@semantics("IMNMX", "UIMNMX", vector=True)
 def op_imnmx(w, s, active, mask):
     d, a_op, b_op, p_op = s.ins.operands
     a, b = w.ri(a_op), w.ri(b_op)
@@ -443,7 +445,7 @@ def _minmax(mods, values, use_min):
     return out.astype(U32)
 
 
-@semantics("VIADD")
+@semantics("VIADD", vector=True)
 def op_viadd(w, s, active, mask):
     d, a_op, b_op = s.ins.operands[:3]
     a, b = w.ri(a_op), w.ri(b_op)
@@ -455,19 +457,19 @@ def op_viadd(w, s, active, mask):
         w.w(d, (a + b).astype(U32), mask)
 
 
-@semantics("VIMNMX")
+@semantics("VIMNMX", vector=True)
 def op_vimnmx(w, s, active, mask):
     d, a, b, p = s.ins.operands
     w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b)], w.pred(p)), mask)
 
 
-@semantics("VIMNMX3")
+@semantics("VIMNMX3", vector=True)
 def op_vimnmx3(w, s, active, mask):
     d, a, b, c, p = s.ins.operands
     w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b), w.ri(c)], w.pred(p)), mask)
 
 
-@semantics("VIADDMNMX")
+@semantics("VIADDMNMX", vector=True)
 def op_viaddmnmx(w, s, active, mask):
     d, a, b, c, p = s.ins.operands
     mods = s.ins.modifiers
@@ -481,7 +483,7 @@ def op_viaddmnmx(w, s, active, mask):
     w.w(d, _minmax(mods, [total, w.ri(c)], w.pred(p)), mask)
 
 
-@semantics("IABS", "UIABS")
+@semantics("IABS", "UIABS", vector=True)
 def op_iabs(w, s, active, mask):
     d, a = s.ins.operands
     v = _s64(w.ri(a))
@@ -499,7 +501,7 @@ def lut3(a, b, c, lut: int):
     return out
 
 
-@semantics("LOP3", "ULOP3")
+@semantics("LOP3", "ULOP3", vector=True)
 def op_lop3(w, s, active, mask):
     ops = list(s.ins.operands)
     pout = ops.pop(0) if _is_pred(ops[0]) else None
@@ -514,7 +516,7 @@ def op_lop3(w, s, active, mask):
         w.wp(pout, (nonzero & pin) if "PAND" in s.ins.modifiers else (nonzero | pin), mask)
 
 
-@semantics("LOP", "ULOP")
+@semantics("LOP", "ULOP", vector=True)
 def op_lop(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     f = {"AND": np.bitwise_and, "OR": np.bitwise_or, "XOR": np.bitwise_xor}
@@ -523,12 +525,14 @@ def op_lop(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("PLOP3", "UPLOP3")
+@semantics("PLOP3", "UPLOP3", vector=True)
 def op_plop3(w, s, active, mask):
     pd, pd2, a, b, c, lut, lut2 = s.ins.operands[:7]
     va, vb, vc = w.pred(a), w.pred(b), w.pred(c)
-    w.wp(pd, lut3(va, vb, vc, int(lut.value)), mask)
-    w.wp(pd2, lut3(va, vb, vc, int(lut2.value)), mask)
+    # both results from the sources as they were (a destination may be a source too)
+    r1, r2 = lut3(va, vb, vc, int(lut.value)), lut3(va, vb, vc, int(lut2.value))
+    w.wp(pd, r1, mask)
+    w.wp(pd2, r2, mask)
 
 
 @semantics("P2R", "UP2R")
@@ -559,7 +563,7 @@ def op_r2p(w, s, active, mask):
 
 # --------------------------------------------------------------------------- shifts and bits
 
-@semantics("SHF", "USHF")
+@semantics("SHF", "USHF", vector=True)
 def op_shf(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op, sh_op, c_op = s.ins.operands
@@ -583,7 +587,7 @@ def op_shf(w, s, active, mask):
     w.w(d, (out & M32).astype(U32), mask)
 
 
-@semantics("SHL", "USHL")
+@semantics("SHL", "USHL", vector=True)
 def op_shl(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     sh = w.r(b).astype(U64)
@@ -592,7 +596,7 @@ def op_shl(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("SHR", "USHR")
+@semantics("SHR", "USHR", vector=True)
 def op_shr(w, s, active, mask):
     d, a, b = s.ins.operands[:3]
     sh = np.minimum(w.r(b).astype(U64), U64(32))
@@ -603,14 +607,14 @@ def op_shr(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("POPC", "UPOPC")
+@semantics("POPC", "UPOPC", vector=True)
 def op_popc(w, s, active, mask):
     d, a = s.ins.operands
     v = w.ri(a)
     w.w(d, np.bitwise_count(v).astype(U32), mask)
 
 
-@semantics("FLO", "UFLO")
+@semantics("FLO", "UFLO", vector=True)
 def op_flo(w, s, active, mask):
     d = s.ins.operands[0]
     a_op = s.ins.operands[-1]
@@ -627,7 +631,7 @@ def op_flo(w, s, active, mask):
     w.w(d, res.astype(U64).astype(U32), mask)
 
 
-@semantics("BREV", "UBREV")
+@semantics("BREV", "UBREV", vector=True)
 def op_brev(w, s, active, mask):
     d, a = s.ins.operands
     v = w.ri(a)
@@ -637,7 +641,7 @@ def op_brev(w, s, active, mask):
     w.w(d, out, mask)
 
 
-@semantics("SGXT", "USGXT")
+@semantics("SGXT", "USGXT", vector=True)
 def op_sgxt(w, s, active, mask):
     d, a_op, b_op = s.ins.operands
     a = _u64(w.r(a_op))
@@ -651,7 +655,7 @@ def op_sgxt(w, s, active, mask):
     w.w(d, (v & M32).astype(U32), mask)
 
 
-@semantics("BMSK", "UBMSK")
+@semantics("BMSK", "UBMSK", vector=True)
 def op_bmsk(w, s, active, mask):
     d, a_op, b_op = s.ins.operands
     pos = w.r(a_op).astype(U64) & U64(0xFF)
@@ -663,7 +667,7 @@ def op_bmsk(w, s, active, mask):
     w.w(d, v.astype(U32), mask)
 
 
-@semantics("PRMT", "UPRMT")
+@semantics("PRMT", "UPRMT", vector=True)
 def op_prmt(w, s, active, mask):
     d, a_op, sel_op, b_op = s.ins.operands
     a, sel, b = np.broadcast_arrays(w.ri(a_op), w.ri(sel_op), w.ri(b_op))
@@ -695,7 +699,7 @@ def op_prmt(w, s, active, mask):
     w.w(d, out.astype(U32), mask)
 
 
-@semantics("VABSDIFF")
+@semantics("VABSDIFF", vector=True)
 def op_vabsdiff(w, s, active, mask):
     """|a - b| + c, the SASS form of PTX `sad` (signed unless .U32), wrapping to 32 bits."""
     unknown = set(s.ins.modifiers) - {"U32", "S32"}
@@ -708,7 +712,7 @@ def op_vabsdiff(w, s, active, mask):
     w.w(d, ((np.abs(a - b) + c) & 0xFFFFFFFF).astype(U32), mask)
 
 
-@semantics("VABSDIFF4")
+@semantics("VABSDIFF4", vector=True)
 def op_vabsdiff4(w, s, active, mask):
     """Per byte |a_i - b_i| (bytes signed unless .U8): with .ACC their sum plus c wrapping
     to 32 bits (PTX vabsdiff4.add), else each in its byte (vabsdiff4 with every lane merged;
@@ -728,7 +732,7 @@ def op_vabsdiff4(w, s, active, mask):
     w.w(d, res.astype(U32), mask)
 
 
-@semantics("IDP")
+@semantics("IDP", vector=True)
 def op_idp(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
@@ -751,7 +755,7 @@ def op_idp(w, s, active, mask):
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
 
 
-@semantics("I2IP")
+@semantics("I2IP", vector=True)
 def op_i2ip(w, s, active, mask):
     """cvt.pack.sat: two 32-bit integers saturated to 8 (or 16) bits, packed above the low
     bytes of Rc: d = c << 16 | a' << 8 | b' for bytes."""
@@ -772,6 +776,6 @@ def op_i2ip(w, s, active, mask):
 
 
 @semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
-           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT")
+           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT", vector=True)
 def op_nop(w, s, active, mask):
     pass

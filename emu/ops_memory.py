@@ -8,6 +8,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
 from . import fp
 from .errors import EmuFault
+from .lanes import reg
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .registry import semantics
 
@@ -31,21 +32,21 @@ def address(w, mem: Mem, wide: bool) -> np.ndarray:
     base = mem.base
     if base is not None and not base.is_zero:
         if "64" in base.suffix or (wide and "U32" not in base.suffix):
-            addr = w.r64(Reg("R", base.index)) if base.file == "R" else w.r64(base)
+            addr = w.r64(reg("R", base.index)) if base.file == "R" else w.r64(base)
         else:
-            addr = w.r(Reg(base.file, base.index)).astype(U64)
+            addr = w.r(reg(base.file, base.index)).astype(U64)
         for sfx in base.suffix:        # `[R7.X4]`: a scaled index
             if sfx in ("X4", "X8", "X16"):
                 addr = addr * U64(int(sfx[1:]))
     if mem.ubase is not None and not mem.ubase.is_zero:
         if wide:
-            addr = addr + w.r64(Reg("UR", mem.ubase.index))
+            addr = addr + w.r64(reg("UR", mem.ubase.index))
         else:
-            addr = addr + w.r(Reg("UR", mem.ubase.index)).astype(U64)
+            addr = addr + w.r(reg("UR", mem.ubase.index)).astype(U64)
     addr = (addr.astype(I64) + mem.offset).astype(U64)
     if not wide:
         addr = addr & M32
-    return np.broadcast_to(addr, (32,)).copy()
+    return np.broadcast_to(addr, (w.width,)).copy()
 
 
 def _to_words(raw: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
@@ -64,8 +65,8 @@ def _from_words(w, src: Reg, size: int, lanes: np.ndarray) -> np.ndarray:
     count = max(size // 4, 1)
     words = []
     for i in range(count):
-        r = Reg(src.file, src.index + i) if not src.is_zero else src
-        words.append(np.broadcast_to(w.r(r), (32,))[lanes])
+        r = reg(src.file, src.index + i) if not src.is_zero else src
+        words.append(np.broadcast_to(w.r(r), (w.width,))[lanes])
     data = np.stack(words, axis=1).astype(U32).view(np.uint8).reshape(n, 4 * count)
     return data[:, :size]
 
@@ -77,7 +78,7 @@ def _load(w, space, addrs, size, lanes):
     if space == "global":
         return w.launch.gmem.load(a, size)
     if space == "shared":
-        return w.cta.shared.load(a, size)
+        return w.shared.load(np.nonzero(lanes)[0], a, size)
     if space == "local":
         return w.local.load(np.nonzero(lanes)[0], a, size)
     if space == "generic":
@@ -90,7 +91,7 @@ def _store(w, space, addrs, data, lanes):
     if space == "global":
         w.launch.gmem.store(a, data)
     elif space == "shared":
-        w.cta.shared.store(a, data)
+        w.shared.store(np.nonzero(lanes)[0], a, data)
     elif space == "local":
         w.local.store(np.nonzero(lanes)[0], a, data)
     elif space == "generic":
@@ -112,9 +113,9 @@ def _generic(w, a, size, lanes, data):
     if in_shared.any():
         off = a[in_shared] - U64(SHARED_WINDOW)
         if data is None:
-            out[in_shared] = w.cta.shared.load(off, size)
+            out[in_shared] = w.shared.load(lane_ids[in_shared], off, size)
         else:
-            w.cta.shared.store(off, data[in_shared])
+            w.shared.store(lane_ids[in_shared], off, data[in_shared])
     if in_local.any():
         off = a[in_local] - U64(LOCAL_WINDOW)
         if data is None:
@@ -132,7 +133,7 @@ def _is_wide(opcode, mods):
     return _SPACE[opcode] in ("global", "generic") and ("E" in mods or True)
 
 
-@semantics("LDG", "LD", "LDS", "LDL")
+@semantics("LDG", "LD", "LDS", "LDL", vector=True)
 def op_load(w, s, active, mask):
     ins = s.ins
     d, mem = ins.operands[0], ins.operands[1]
@@ -143,13 +144,13 @@ def op_load(w, s, active, mask):
     addrs = address(w, mem, space in ("global", "generic"))
     raw = _load(w, space, addrs, size, mask)
     for i, word in enumerate(_to_words(raw, size, signed)):
-        full = np.zeros(32, dtype=U32)
+        full = np.zeros(w.width, dtype=U32)
         full[mask] = word
         if not d.is_zero:
-            w.w(Reg(d.file, d.index + i), full, mask)
+            w.w(reg(d.file, d.index + i), full, mask)
 
 
-@semantics("STG", "ST", "STS", "STL")
+@semantics("STG", "ST", "STS", "STL", vector=True)
 def op_store(w, s, active, mask):
     ins = s.ins
     mem, src = ins.operands[0], ins.operands[1]
@@ -288,6 +289,7 @@ def _atomic(w, s, mask, space, has_result):
     ty = _atom_type(mods)
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
+    n = w.width
     if space == "generic" and done_pred is not None and not done_pred.is_zero:
         # A generic ATOM performs the operation on global memory, and on shared memory when
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
@@ -300,15 +302,14 @@ def _atomic(w, s, mask, space, has_result):
         w.wp(done_pred, done, mask)
         mask = mask & done
     if size == 8:
-        bvals = np.broadcast_to(w.r64(b_op), (32,)) if b_op is not None else None
-        cvals = np.broadcast_to(w.r64(c_op), (32,)) if c_op is not None else None
+        bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None
+        cvals = np.broadcast_to(w.r64(c_op), (n,)) if c_op is not None else None
     else:
-        bvals = np.broadcast_to(w.r(b_op), (32,)) if b_op is not None else None
-        cvals = np.broadcast_to(w.r(c_op), (32,)) if c_op is not None else None
-    results = np.zeros(32, dtype=U64)
+        bvals = np.broadcast_to(w.r(b_op), (n,)) if b_op is not None else None
+        cvals = np.broadcast_to(w.r(c_op), (n,)) if c_op is not None else None
+    results = np.zeros(n, dtype=U64)
     for lane in np.nonzero(mask)[0]:
-        a = addrs[lane:lane + 1]
-        lanes = np.zeros(32, bool)
+        lanes = np.zeros(n, bool)
         lanes[lane] = True
         raw = _load(w, space, addrs, size, lanes)
         old = int.from_bytes(raw[0].tobytes(), "little")
@@ -333,27 +334,27 @@ def _atomic(w, s, mask, space, has_result):
             w.w(d, results.astype(U32), mask)
 
 
-@semantics("ATOMG")
+@semantics("ATOMG", vector=True)
 def op_atomg(w, s, active, mask):
     _atomic(w, s, mask, "global", True)
 
 
-@semantics("ATOM")
+@semantics("ATOM", vector=True)
 def op_atom(w, s, active, mask):
     _atomic(w, s, mask, "generic", True)
 
 
-@semantics("ATOMS")
+@semantics("ATOMS", vector=True)
 def op_atoms(w, s, active, mask):
     _atomic(w, s, mask, "shared", True)
 
 
-@semantics("RED")
+@semantics("RED", vector=True)
 def op_red(w, s, active, mask):
     _atomic(w, s, mask, "generic" if "E" in s.ins.modifiers and False else "global", False)
 
 
-@semantics("REDG")
+@semantics("REDG", vector=True)
 def op_redg(w, s, active, mask):
     _atomic(w, s, mask, "global", False)
 
@@ -397,18 +398,18 @@ def op_ldgsts(w, s, active, mask):
     _store(w, "shared", saddr, data, mask)
 
 
-@semantics("LDGDEPBAR", "DEPBAR")
+@semantics("LDGDEPBAR", "DEPBAR", vector=True)
 def op_depbar(w, s, active, mask):
     pass
 
 
-@semantics("ARRIVES")
+@semantics("ARRIVES", vector=True)
 def op_arrives(w, s, active, mask):
     """ARRIVES.LDGSTSBAR.64 [a]: each lane arrives on the mbarrier at shared address a once
     its earlier LDGSTS copies are done; LDGSTS copies at once here, so the arrival is now."""
     addrs = address(w, s.ins.operands[0], False)
     for lane in np.nonzero(mask)[0]:
-        lanes = np.zeros(32, bool)
+        lanes = np.zeros(w.width, bool)
         lanes[lane] = True
         old = int.from_bytes(_load(w, "shared", addrs, 8, lanes)[0].tobytes(), "little")
         new = mbarrier_arrive(old)
@@ -428,14 +429,22 @@ def op_ldsm(w, s, active, mask):
     addrs = address(w, mem, False)
     lanes = np.arange(32)
     out = []
+    # the 8 * count row addresses in one load when none of them faults (else lane by lane,
+    # to report the first faulting row as it is reached)
+    rows_all = None
+    first = addrs[:8 * count]
+    if not np.count_nonzero(first & U64(15)) and int(first.max()) + 16 <= w.m.shared_bytes:
+        rows_all = w.shared.load(np.arange(8 * count), first, 16)
     for i in range(count):
-        rows = np.zeros((8, 16), dtype=np.uint8)
-        for r in range(8):
-            src_lane = 8 * i + r
-            a = addrs[src_lane:src_lane + 1]
-            sel = np.zeros(32, bool)
-            sel[src_lane] = True
-            rows[r] = _load(w, "shared", addrs, 16, sel)[0]
+        if rows_all is not None:
+            rows = rows_all[8 * i:8 * i + 8]
+        else:
+            rows = np.zeros((8, 16), dtype=np.uint8)
+            for r in range(8):
+                src_lane = 8 * i + r
+                sel = np.zeros(32, bool)
+                sel[src_lane] = True
+                rows[r] = _load(w, "shared", addrs, 16, sel)[0]
         elems = rows.view(np.uint16).reshape(8, 8)
         if trans:
             elems = elems.T

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -140,6 +141,29 @@ def _odd(x: Fraction) -> float:
     return r
 
 
+@lru_cache(maxsize=None)
+def _fragment(coords_of, *args):
+    """A fragment layout as flat index arrays over (coordinate, lane): register, bit shift,
+    lane, row, column (the fragments place every matrix element exactly once)."""
+    nregs, per_reg, coords = coords_of(*args)
+    bits = 32 // per_reg
+    reg = np.repeat([c[0] for c in coords], 32)
+    shift = np.repeat([c[1] * bits for c in coords], 32).astype(U32)
+    lane = np.tile(LANE, len(coords))
+    row = np.concatenate([np.broadcast_to(c[2], (32,)) for c in coords])
+    col = np.concatenate([np.broadcast_to(c[3], (32,)) for c in coords])
+    return nregs, reg, shift, lane, row, col
+
+
+def _fill(matrix, w, op, layout, bits, kind):
+    """Scatter a fragment's elements (unpacked) into `matrix`."""
+    nregs, reg, shift, lane, row, col = layout
+    words = np.stack(_regs(w, op, nregs))[reg, lane]
+    if bits < 32:
+        words = (words >> shift) & U32((1 << bits) - 1)
+    matrix[row, col] = _unpack(words, 0, 32, kind)
+
+
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
@@ -148,14 +172,8 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
-    na, _, acoords = _a_coords(m, k, bits)
-    areg = _regs(w, a_op, na)
-    for r, e, row, col in acoords:
-        A[row, col] = _unpack(areg[r], e, bits, a_kind)
-    nb, _, bcoords = _b_coords(k, bits)
-    breg = _regs(w, b_op, nb)
-    for r, e, row, col in bcoords:
-        B[row, col] = _unpack(breg[r], e, bits, b_kind)
+    _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
+    _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
     # C/D: rows g (+8), columns 2t, 2t+1.
     C = np.zeros((m, n), dtype=dtype)
     halves = m // 8

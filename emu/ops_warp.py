@@ -7,7 +7,8 @@ import numpy as np
 
 from ptx2sass.encoder.model import Reg
 
-from .machine import LANES, mask_to_int
+from .lanes import PerWarp
+from .machine import LANES, mask_to_int  # noqa: F401
 from .ops_int import _s64
 from .registry import semantics
 
@@ -15,85 +16,105 @@ U32, U64 = np.uint32, np.uint64
 LANE = np.arange(LANES, dtype=np.int64)
 
 
-@semantics("SHFL")
+@semantics("SHFL", vector=True)
 def op_shfl(w, s, active, mask):
     """PTX shfl semantics: c = segmask << 8 | clamp; out-of-range lanes read their own value
-    and get a false predicate."""
+    and get a false predicate. Each lane reads lane j of its own warp."""
     pd, d, a_op, b_op, c_op = s.ins.operands
     mode = next(m for m in s.ins.modifiers if m in ("IDX", "UP", "DOWN", "BFLY"))
-    a = np.broadcast_to(w.r(a_op), (LANES,))
-    b = np.broadcast_to(w.r(b_op), (LANES,)).astype(np.int64) & 31
-    c = np.broadcast_to(w.r(c_op), (LANES,)).astype(np.int64)
+    n = w.width
+    a = w.r(a_op)
+    b = np.broadcast_to(w.r(b_op), (n,)).astype(np.int64) & 31
+    c = np.broadcast_to(w.r(c_op), (n,)).astype(np.int64)
+    lane = w.lane_ids
     clamp = c & 31
     seg = (c >> 8) & 31
-    max_lane = (LANE & seg) | (clamp & ~seg)
-    min_lane = LANE & seg
+    max_lane = (lane & seg) | (clamp & ~seg)
+    min_lane = lane & seg
     if mode == "UP":
-        j = LANE - b
+        j = lane - b
         ok = j >= max_lane
     elif mode == "DOWN":
-        j = LANE + b
+        j = lane + b
         ok = j <= max_lane
     elif mode == "BFLY":
-        j = LANE ^ b
+        j = lane ^ b
         ok = j <= max_lane
     else:
         j = min_lane | (b & ~seg)
         ok = j <= max_lane
-    j = np.where(ok, j, LANE) & 31
-    w.w(d, a[j], mask)
+    j = np.where(ok, j, lane) & 31
+    if isinstance(a_op, Reg) and a_op.file == "R" and not a_op.is_zero:
+        row = w.m.R[a_op.index]                  # every lane's register: j may be a lane
+        v = row[(w.idx - lane) + j]              # outside the group (a stale value)
+        value = ~v if a_op.inv else v
+    else:
+        value = np.broadcast_to(a, (n,))         # the same in every lane of a warp
+    w.w(d, value, mask)
     w.wp(pd, ok, mask)
 
 
-@semantics("VOTE", "VOTEU")
+@semantics("VOTE", "VOTEU", vector=True)
 def op_vote(w, s, active, mask):
     ops = list(s.ins.operands)
     kind = next(m for m in s.ins.modifiers if m in ("ALL", "ANY", "EQ"))
     src = ops[-1]
-    p = np.broadcast_to(w.pred(src), (LANES,)) & mask
-    ballot = mask_to_int(p)
-    act = mask_to_int(mask)
-    result = {"ALL": ballot == act, "ANY": ballot != 0, "EQ": ballot in (0, act)}[kind]
+    n = w.width
+    p = np.broadcast_to(w.pred(src), (n,)) & mask
+    ballot = w.warp_bits(p)              # an int for one warp, else per lane
+    act = w.warp_bits(mask)
+    if kind == "ALL":
+        result = ballot == act
+    elif kind == "ANY":
+        result = ballot != 0
+    else:
+        result = (ballot == 0) | (ballot == act)
     dests = ops[:-1]
     for dst in dests:
         if dst.file in ("R", "UR"):
-            w.w(dst, np.full(LANES, ballot, dtype=U32), mask)
+            w.w(dst, np.broadcast_to(np.asarray(ballot, dtype=np.int64), (n,)).astype(U32), mask)
         else:
-            w.wp(dst, np.full(LANES, result), mask)
+            w.wp(dst, np.broadcast_to(result, (n,)), mask)
 
 
-@semantics("MATCH")
+@semantics("MATCH", vector=True)
 def op_match(w, s, active, mask):
+    if w.warp < 0:
+        raise PerWarp()
     ops = s.ins.operands
     src = ops[-1]
+    n = w.width
     wide = "U64" in s.ins.modifiers or "64" in s.ins.modifiers
-    v = np.broadcast_to(w.r64(src) if wide else w.r(src).astype(U64), (LANES,))
-    out = np.zeros(LANES, dtype=U64)
+    v = np.broadcast_to(w.r64(src) if wide else w.r(src).astype(U64), (n,))
+    out = np.zeros(n, dtype=U64)
     lanes = np.nonzero(mask)[0]
+    ids = w.lane_ids
     bits = {}
     for l in lanes:
         bits.setdefault(int(v[l]), 0)
-        bits[int(v[l])] |= 1 << int(l)
+        bits[int(v[l])] |= 1 << int(ids[l])
     for l in lanes:
         out[l] = bits[int(v[l])]
     if "ALL" in s.ins.modifiers:
         # MATCH.ALL Pd, Rd, Rs: the predicate operand comes first when present.
         all_same = len(bits) <= 1
         d = next(op for op in ops[:-1] if isinstance(op, Reg) and op.file == "R")
-        w.w(d, np.full(LANES, mask_to_int(mask) if all_same else 0, dtype=U32), mask)
+        w.w(d, np.full(n, w.warp_bits(mask) if all_same else 0, dtype=U32), mask)
         for op in ops[:-1]:
             if isinstance(op, Reg) and op.file == "P":
-                w.wp(op, np.full(LANES, all_same), mask)
+                w.wp(op, np.full(n, all_same), mask)
     else:
         w.w(ops[0], out.astype(U32), mask)
 
 
-@semantics("REDUX")
+@semantics("REDUX", vector=True)
 def op_redux(w, s, active, mask):
+    if w.warp < 0:
+        raise PerWarp()
     d, a_op = s.ins.operands[0], s.ins.operands[-1]
     mods = s.ins.modifiers
     kind = next((m for m in mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR")), "AND")
-    v = np.broadcast_to(w.r(a_op), (LANES,))[mask]
+    v = np.broadcast_to(w.r(a_op), (w.width,))[mask]
     if len(v) == 0:
         return
     signed = "S32" in mods
@@ -110,4 +131,4 @@ def op_redux(w, s, active, mask):
         r = int(np.bitwise_or.reduce(v))
     else:
         r = int(np.bitwise_xor.reduce(v))
-    w.w(d, np.full(LANES, r & 0xFFFFFFFF, dtype=U32), mask)
+    w.w(d, np.full(w.width, r & 0xFFFFFFFF, dtype=U32), mask)

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ptx2sass.encoder.model import Imm, Instruction
 
+from .convergence import prepare_step
 from .errors import EmuFault
 
 
@@ -56,48 +57,195 @@ class DataAddress:
 
 
 # Semantics modules whose handlers may change lane PCs or states (branches, calls, exits,
-# convergence and CTA barriers); `Warp.step` keeps its converged fast path only across others.
+# convergence and CTA barriers); the machine keeps a group running on only across others.
 CONTROL_MODULES = {"ptx2sass.emu.ops_control"}
+# Read-modify-write memory operations: warps that use them may contend.
+ATOMICS = {"ATOM", "ATOMG", "ATOMS", "RED", "REDG"}
+# Instructions after which CTA barriers may complete (arrivals, exits).
+RELEASING = {"BAR", "EXIT", "KILL"}
 
 
-@dataclass
+@dataclass(eq=False)
 class Step:
-    """One instruction ready to execute: its handler and whatever it precomputed."""
+    """One instruction ready to execute: its handler, how the machine dispatches it, and
+    whatever the handler precomputed (`aux`)."""
     offset: int
     ins: Instruction
     run: Callable
     aux: dict = field(default_factory=dict)
     # Neither control flow nor synchronisation: leaves every lane's PC and state alone.
     plain: bool = True
+    # The handler works on any set of lanes (registry `vector=True`), else once per warp.
+    vector: bool = False
+    # Guard predicate, None when there is none or it is PT.
+    guard: object = None
+    # Explicit reconvergence: the members that must run it together (emu.convergence).
+    collective: object = None
+    # It sets the lanes' sync hint itself (WARPSYNC, BRA.CONV/DIV).
+    meets: bool = False
+    releases: bool = False
+    # vector and plain: the machine's fast path
+    fast: bool = False
+    # reads the emulated clock (the warps' instruction counts)
+    reads_clock: bool = False
+    # the handler, where `run` is a closure specialised for this instruction's form
+    generic: Callable | None = None
+    # what runs it for a group of one lane (emu/single_lane.py; else `run`)
+    run1: Callable | None = None
+    handler: Callable | None = None       # its semantics handler
+
+
+_SPECIALISERS: tuple = ()
+
+
+def _specialisers():
+    global _SPECIALISERS
+    if not _SPECIALISERS:
+        from .single_lane import specialise_one
+        from .specialise import specialise
+        _SPECIALISERS = (specialise, specialise_one)
+    return _SPECIALISERS
+
+
+def _specialised_opcodes() -> frozenset:
+    from .single_lane import FORMS as ONE
+    from .specialise import FORMS
+    return frozenset(FORMS) | frozenset(ONE)
 
 
 class Unsupported(EmuFault):
     pass
 
 
+class Decoded:
+    """A kernel decoded for every launch, an instruction at a time when it is first reached
+    (code a launch never runs costs nothing): `steps` holds what is decoded so far, `step`
+    decodes one offset, `all` every instruction."""
+
+    def __init__(self, program: KernelProgram, handlers, prepare, data_immediate, vector):
+        self.program = program
+        self.instructions = program.instructions
+        self.count = len(program.instructions)
+        self.handlers, self.prepare, self.vector = handlers, prepare, vector
+        self.at = {off: ins for off, ins in program.instructions}
+        self.data_refs = [o for _, ins in program.instructions for o in ins.operands
+                          if isinstance(o, DataAddress)]
+        self.data = tuple(data_immediate(o) for o in self.data_refs) if data_immediate else ()
+        self.data_immediate = data_immediate
+        self.steps: dict[int, Step] = {}
+        self.imm32: dict[int, object] = {}
+        self.atomics = any(ins.opcode in ATOMICS for _, ins in program.instructions)
+
+    def step(self, offset: int) -> Step | None:
+        """The step at `offset` (None: no instruction there)."""
+        s = self.steps.get(offset)
+        if s is None:
+            ins = self.at.get(offset)
+            if ins is None:
+                return None
+            s = self.steps[offset] = compile_step(self.program, offset, ins, self.handlers, self.prepare,
+                                                  self.data_immediate, self.vector)
+        return s
+
+    def all(self) -> dict[int, Step]:
+        for off in self.at:
+            self.step(off)
+        return self.steps
+
+
+def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[str, Callable],
+           data_immediate: Callable[[DataAddress], int] | None = None,
+           vector: set | frozenset = frozenset()) -> Decoded:
+    """The program's decoding, made on its first launch and kept on the program (made again
+    when its instruction list was replaced or a data address resolves differently)."""
+    cached = getattr(program, "_decoded", None)
+    if cached is not None and cached.instructions is program.instructions \
+            and len(cached.instructions) == cached.count and cached.handlers is handlers:
+        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate else ()
+        if data == cached.data:
+            cached.data_immediate = data_immediate
+            return cached
+    decoded = Decoded(program, handlers, prepare, data_immediate, vector)
+    program._decoded = decoded
+    return decoded
+
+
 def compile_program(program: KernelProgram, handlers: dict[str, Callable],
                     prepare: dict[str, Callable],
-                    data_immediate: Callable[[DataAddress], int] | None = None) -> dict[int, Step]:
-    """Offset → Step. An opcode without semantics becomes a step that faults when (and only
-    when) it is executed, naming the opcode and the offset. `data_immediate` turns the
-    `DataAddress` operands into immediates for this launch."""
-    steps: dict[int, Step] = {}
-    for offset, ins in program.instructions:
-        if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
-            ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
-                                              for o in ins.operands))
-        handler = handlers.get(ins.opcode)
-        if handler is None:
-            handler = _unsupported
-        step = Step(offset, ins, handler, plain=handler.__module__ not in CONTROL_MODULES)
-        prep = prepare.get(ins.opcode)
-        if prep is not None and handler is not _unsupported:
-            try:
-                prep(step)
-            except EmuFault as e:
-                raise e.located(program.name, offset) from None
-        steps[offset] = step
-    return steps
+                    data_immediate: Callable[[DataAddress], int] | None = None,
+                    vector: set | frozenset = frozenset()) -> dict[int, Step]:
+    """Offset → Step for every instruction."""
+    return {off: compile_step(program, off, ins, handlers, prepare, data_immediate, vector)
+            for off, ins in program.instructions}
+
+
+def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers, prepare,
+                 data_immediate, vector) -> Step:
+    """One instruction as a Step. An opcode without semantics becomes a step that faults when
+    (and only when) it is executed, naming the opcode and the offset. `data_immediate` turns
+    the `DataAddress` operands into immediates for this launch. Hot forms get a specialised
+    closure (emu/specialise.py, emu/single_lane.py)."""
+    if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
+        ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
+                                          for o in ins.operands))
+    handler = handlers.get(ins.opcode)
+    if handler is None:
+        handler = _unsupported
+    guard = ins.guard
+    if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
+        guard = None            # PT: every lane
+    step = Step(offset, ins, handler, handler=handler, plain=handler.__module__ not in CONTROL_MODULES,
+                vector=handler in vector or handler is _unsupported, guard=guard,
+                releases=ins.opcode in RELEASING)
+    step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
+    prep = prepare.get(ins.opcode)
+    if prep is not None and handler is not _unsupported:
+        try:
+            prep(step)
+        except EmuFault as e:
+            raise e.located(program.name, offset) from None
+    prepare_step(step, program.warp_sync_offsets)
+    step.collective = step.aux.get("collective")
+    step.meets = bool(step.aux.get("meets"))
+    step.fast = step.vector and step.plain and step.collective is None
+    step.run1 = step.run
+    if step.vector and handler is not _unsupported and ins.opcode in SPECIALISED:
+        # tiered: the handler runs an instruction's first execution, the second makes its
+        # specialised form (most of the cost of decoding, wasted on code run once)
+        def first(w, s, active, mask):
+            s.run = s.run1 = again
+            return handler(w, s, active, mask)
+
+        def again(w, s, active, mask):
+            specialise_step(s)
+            return (s.run1 if w.width == 1 else s.run)(w, s, active, mask)
+        step.run = step.run1 = first
+    return step
+
+
+class _Specialised:
+    """The opcodes with specialised forms (looked up once the modules are loaded)."""
+    def __contains__(self, opcode) -> bool:
+        global SPECIALISED
+        SPECIALISED = _specialised_opcodes()
+        return opcode in SPECIALISED
+
+
+SPECIALISED = _Specialised()
+
+
+def specialise_step(step: Step) -> Step:
+    """Give `step` its specialised closures (emu/specialise.py, emu/single_lane.py) where its
+    form has them, else its handler."""
+    specialise, specialise_one = _specialisers()
+    handler = step.generic or step.handler
+    step.run = step.run1 = handler
+    fast = specialise(step)
+    if fast is not None:
+        step.generic = handler
+        step.run = fast
+        step.run1 = specialise_one(step, fast) or fast
+    return step
 
 
 def _unsupported(warp, step, active, mask):

@@ -154,6 +154,11 @@ class SassemuDevice(Compiled):
     def __init__(self, device: str):
         super().__init__(device, SASSEmuAllocator(self), [SASSRenderer], SASSEmuProgram,
                          arch=DEFAULT_ARCH)
+        # the emulator's semantics modules load with the device (as tinygrad's PYTHON device
+        # loads its interpreter), not in the first kernel launch
+        from ptx2sass.emu import launch, registry, single_lane, specialise  # noqa: F401
+        from ptx2sass.encoder import sass_text  # noqa: F401  (immediates' float spellings)
+        registry.load_all()
 
     def synchronize(self):
         pass

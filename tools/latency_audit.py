@@ -43,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ptx2sass.emu.errors import EmuFault  # noqa: E402
-from ptx2sass.emu.hazards import TimingModel, _lanes  # noqa: E402
+from ptx2sass.emu.hazards import TimingModel  # noqa: E402
 from ptx2sass.encoder.model import ConstRef, Mem, Reg  # noqa: E402
 from ptx2sass.sched.latency import LatencyModel, model_for  # noqa: E402
 
@@ -161,22 +161,22 @@ def audit_model(audit: Audit):
     """A TimingModel that also feeds `audit` (one class per audit; hazards are still judged)."""
 
     class AuditModel(TimingModel):
-        def attach(self, cta) -> None:
-            super().attach(cta)
-            for w in cta.warps:
-                w.audit = _WarpAudit()
+        # the audit state lives on each clock (warps share one until they diverge, and a
+        # clock's copy takes a copy of it)
+        def new_clock(self):
+            clock = super().new_clock()
+            clock.audit = _WarpAudit()
+            return clock
 
-        def end(self, warp, step, active) -> None:
+        def end(self, clock, step, lanes, reads, writes) -> None:
             if not self.serialised:
-                self._record(warp, step, active)
-            super().end(warp, step, active)
+                self._record(clock, step, lanes, reads, writes)
+            super().end(clock, step, lanes, reads, writes)
 
-        def _record(self, warp, step, active) -> None:
-            a = warp.audit
-            clock = warp.clock
+        def _record(self, clock, step, lanes, reads, writes) -> None:
+            a = clock.audit
             ins = step.ins
             ctl = ins.control
-            lanes = _lanes(active)
             wait = ctl.wait
             if ins.opcode == "DEPBAR":
                 for o in ins.operands:
@@ -190,7 +190,7 @@ def audit_model(audit: Audit):
                         del a.pending_var[reg]
             where = f"{self.kernel}@0x{step.offset:04x}"
             tight = a.last_stall > 1
-            for reg in dict.fromkeys(clock.reads):
+            for reg in dict.fromkeys(reads):
                 p = a.last.get(reg)
                 mine = lanes if reg[0] in ("R", "P") else _ALL
                 if p is not None and p[3] & mine:
@@ -203,7 +203,7 @@ def audit_model(audit: Audit):
                 if q is not None and q[2] == NO_SB:
                     audit.unguarded_reads[q[1]] += 1
             variable = audit.lat.is_variable(ins.opcode)
-            writes = list(dict.fromkeys(clock.writes))
+            writes = list(dict.fromkeys(writes))
             for reg in writes:
                 p = a.last.get(reg)
                 mine = lanes if reg[0] in ("R", "P") else _ALL

@@ -1,9 +1,9 @@
 """The functional emulator's instruction trace, as the SM model replays it.
 
-A `TraceRecorder` hooks the emulator the way the control-code checker does (a warp's
-`timing` gets `begin`/`end` around every instruction, and the warp records the registers
-the instruction really reads and writes); memory addresses come from wrapping the launch's
-global memory and each CTA's shared memory. `Tee` runs the checker and the recorder in one
+A `TraceRecorder` observes the machine the way the control-code checker does (emu.machine
+reports every instruction with the warps that ran it and the registers it really read and
+wrote); memory addresses come from wrapping the launch's global memory and from the
+machine's `note` hook on shared memory. `Tee` runs the checker and the recorder in one
 launch."""
 from __future__ import annotations
 
@@ -30,14 +30,6 @@ class CtaTrace:
     warps: list = field(default_factory=list)      # per warp: [TraceOp]
 
 
-class _Clock:
-    """What the emulator's operand access writes into while tracing."""
-    __slots__ = ("reads", "writes", "t")
-
-    def __init__(self):
-        self.reads, self.writes, self.t = [], [], 0
-
-
 class _RecordingMemory:
     """Forwards to a memory, noting the addresses of each load and store."""
 
@@ -57,11 +49,20 @@ class _RecordingMemory:
 
 
 class TraceRecorder:
+    """Records, per CTA and warp, each instruction a warp ran. Recording runs the launch's
+    warps one at a time (`Launch.sequential`), so that every instruction the machine reports
+    is one warp's, with that warp's memory addresses; instructions run their handlers then
+    (emu.machine: `recording`)."""
+
+    end = None              # the machine's direct-clock path is the checker's only
+
     def __init__(self, launch):
         self.launch = launch
         launch.recorder = self          # the launch's result carries the trace
+        launch.sequential = True
         self.ctas: list[CtaTrace] = []
         self._access = None
+        self._warp_ops: list = []
         if not isinstance(launch.gmem, _RecordingMemory):
             launch.gmem = _RecordingMemory(launch.gmem, "global", self)
         self.cycles = 0
@@ -71,42 +72,41 @@ class TraceRecorder:
         if self._access is None:
             self._access = (space, np.array(addresses, dtype=np.int64, copy=True).reshape(-1), int(size))
 
-    def attach(self, cta) -> None:
-        trace = CtaTrace(cta.ctaid)
-        self.ctas.append(trace)
-        cta.shared = _RecordingMemory(cta.shared, "shared", self)
-        for warp in cta.warps:
-            if getattr(warp, "clock", None) is None or not hasattr(warp.clock, "reads"):
-                warp.clock = _Clock()
-            warp.tracing = True
-            warp.timing = self
-            warp.trace_ops = []
-            trace.warps.append(warp.trace_ops)
-        cta.timing = self
+    def attach(self, machine) -> None:
+        self._warp_ops = []
+        for ctaid in machine.ctaids:
+            trace = CtaTrace(tuple(ctaid))
+            self.ctas.append(trace)
+            for _ in range(machine.warps_per_cta):
+                ops: list = []
+                trace.warps.append(ops)
+                self._warp_ops.append(ops)
 
-    def finish_cta(self, cta) -> None:
+    def finish(self, machine) -> None:
         pass
 
-    def barrier_release(self, warps) -> None:
+    def barrier_release(self, machine, warps) -> None:
         pass
 
-    def begin(self, warp) -> None:
-        warp.clock.reads = []
-        warp.clock.writes = []
-        self._access = None
+    def sole_clock(self, machine, warps):
+        return None, None
 
-    def end(self, warp, step, active) -> None:
+    def step(self, machine, step, warps, lanes, reads, writes) -> None:
+        """Instruction `step` ran on `warps` (one, recording) on the lanes `lanes` (bit sets)."""
         ins = step.ins
-        op = TraceOp(ins.opcode, tuple(ins.modifiers), tuple(dict.fromkeys(warp.clock.reads)),
-                     tuple(dict.fromkeys(warp.clock.writes)), int(np.count_nonzero(active)))
-        if self._access is not None:
-            op.space, op.addresses, op.size = self._access
-            self._access = None
-        warp.trace_ops.append(op)
+        rs, ws = tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes))
+        access, self._access = self._access, None
+        for w, b in zip(np.asarray(warps).tolist(), np.asarray(lanes).tolist()):
+            op = TraceOp(ins.opcode, tuple(ins.modifiers), rs, ws, int(b).bit_count())
+            if access is not None:
+                op.space, op.addresses, op.size = access
+            self._warp_ops[w].append(op)
 
 
 class Tee:
     """The control-code checker and the trace recorder on one launch."""
+
+    end = None
 
     def __init__(self, checker, recorder: TraceRecorder):
         self.checker, self.recorder = checker, recorder
@@ -126,23 +126,19 @@ class Tee:
     def hazards(self):
         return self.checker.hazards
 
-    def attach(self, cta) -> None:
-        self.checker.attach(cta)
-        self.recorder.attach(cta)
-        for warp in cta.warps:
-            warp.timing = self
-        cta.timing = self
+    def attach(self, machine) -> None:
+        self.checker.attach(machine)
+        self.recorder.attach(machine)
 
-    def finish_cta(self, cta) -> None:
-        self.checker.finish_cta(cta)
+    def finish(self, machine) -> None:
+        self.checker.finish(machine)
 
-    def barrier_release(self, warps) -> None:
-        self.checker.barrier_release(warps)
+    def barrier_release(self, machine, warps) -> None:
+        self.checker.barrier_release(machine, warps)
 
-    def begin(self, warp) -> None:
-        self.checker.begin(warp)
-        self.recorder._access = None
+    def sole_clock(self, machine, warps):
+        return None, None
 
-    def end(self, warp, step, active) -> None:
-        self.recorder.end(warp, step, active)
-        self.checker.end(warp, step, active)
+    def step(self, machine, step, warps, lanes, reads, writes) -> None:
+        self.recorder.step(machine, step, warps, lanes, reads, writes)
+        self.checker.step(machine, step, warps, lanes, reads, writes)

@@ -1,0 +1,622 @@
+"""Single-lane forms: the specialised instruction forms (emu/specialise.py) once more for a
+group of one lane (a one-thread launch, a lane left alone in a loop), computed on Python ints
+and floats, where a NumPy call would cost more than the arithmetic.
+
+Each closure reads and writes the machine's register arrays element by element, computes
+exactly what the form's handler computes (32-bit wrap-around as masks, FP32 results rounded
+from exact or rounded-to-odd FP64 values through the C cast to float), records the same
+register reads and writes for the hazard checker, and hands anything off its fast path (a
+fault to report, a generic address in the shared window) to the vector closure.
+tests/test_emu_specialise.py checks them against the handlers with the vector forms.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from bisect import bisect_right
+from typing import Callable
+
+from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
+
+from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .specialise import _access, _imm32, _is_pred, _lut_fn, prmt_terms
+
+M32 = 0xFFFFFFFF
+M64 = (1 << 64) - 1
+_F32_OVER = 2.0 ** 128 - 2.0 ** 103       # |x| from here rounds to infinity in FP32
+_PACK_F, _UNPACK_I = struct.Struct("<f").pack, struct.Struct("<I").unpack
+_PACK_I, _UNPACK_F = struct.Struct("<I").pack, struct.Struct("<f").unpack
+
+
+def f32_bits(x: float) -> int:
+    """The FP32 rounding (to nearest) of a double, as bits; NaN is the canonical 0x7fffffff."""
+    if x != x:
+        return 0x7FFFFFFF
+    if abs(x) >= _F32_OVER:
+        return 0xFF800000 if x < 0 else 0x7F800000
+    return _UNPACK_I(_PACK_F(x))[0]
+
+
+def f32_value(bits: int) -> float:
+    return _UNPACK_F(_PACK_I(bits))[0]
+
+
+def _flush(bits: int) -> int:
+    """FTZ: a denormal's bits become a zero of its sign."""
+    return bits & 0x80000000 if not bits & 0x7F800000 else bits
+
+
+# --------------------------------------------------------------------------- operands
+
+def src(op, neg: bool = True) -> Callable | None:
+    """f(w) → the lane's 32-bit value of a source as `w.ri(op)` (`neg`) or `w.r(op)`, with
+    the same read recorded."""
+    negate = neg and getattr(op, "neg", False)
+    if op.__class__ is Reg and op.file == "R":
+        i, inv = op.index, op.inv
+        if i == 255:
+            v = M32 if inv else 0
+            v = -v & M32 if negate else v
+            return lambda w: v
+
+        def read(w):
+            m = w.m
+            if m.tracing:
+                m.reads.append(("R", i))
+            v = m.R.item(i, w.lane)
+            if inv:
+                v ^= M32
+            return -v & M32 if negate else v
+        return read
+    if op.__class__ is Imm:
+        v = int(_imm32(op)[0])
+        v = -v & M32 if negate else v
+        return lambda w: v
+    if op.__class__ is ConstRef and op.ureg is None:
+        bank, offset, inv = op.bank, op.offset, op.inv
+
+        def const(w):
+            v = w.launch.const.read(bank, offset, 4)
+            if inv:
+                v ^= M32
+            return -v & M32 if negate else v
+        return const
+    if op.__class__ is Reg and op.file == "UR":
+        i, inv = op.index, op.inv
+
+        def uniform(w):
+            m = w.m
+            if i == 63:
+                v = 0
+            else:
+                if m.tracing:
+                    m.reads.append(("UR", i))
+                v = m.UR.item(w.warp, i)
+            if inv:
+                v ^= M32
+            return -v & M32 if negate else v
+        return uniform
+    return None
+
+
+def pred(op) -> Callable | None:
+    if op.__class__ is Reg and op.file == "P":
+        i, inv = op.index, op.inv
+        if i == 7:
+            return lambda w: not inv
+
+        def read(w):
+            m = w.m
+            if m.tracing:
+                m.reads.append(("P", i))
+            v = m.P.item(i, w.lane)
+            return not v if inv else v
+        return read
+    return None
+
+
+def dst(op) -> Callable | None:
+    """f(w, value, mask): what `w.w(op, …)` does for the lane."""
+    if op.__class__ is not Reg or op.file != "R":
+        return None
+    i = op.index
+    if i == 255:
+        return lambda w, v, mask: None
+
+    def write(w, v, mask):
+        m = w.m
+        if i >= m.regcount_limit:
+            w.w(op, _array(v), mask)          # the handler's fault
+            return
+        if m.tracing:
+            m.writes.append(("R", i))
+        if mask is w.active or mask[0]:
+            m.R[i, w.lane] = v
+    return write
+
+
+def dst_pred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "P":
+        return None
+    i = op.index
+    if i == 7:
+        return lambda w, v, mask: None
+
+    def write(w, v, mask):
+        m = w.m
+        if m.tracing:
+            m.writes.append(("P", i))
+        if mask is w.active or mask[0]:
+            m.P[i, w.lane] = v
+    return write
+
+
+def _array(v):
+    import numpy as np
+    return np.array([v], dtype=np.uint32)
+
+
+# --------------------------------------------------------------------------- forms
+
+FORMS: dict[str, Callable] = {}
+
+
+def form(*opcodes):
+    def register(fn):
+        for op in opcodes:
+            FORMS[op] = fn
+        return fn
+    return register
+
+
+def specialise_one(step, vector: Callable) -> Callable | None:
+    """The single-lane closure for `step` (whose vector closure is `vector`), or None."""
+    make = FORMS.get(step.ins.opcode)
+    return None if make is None else make(step, vector)
+
+
+@form("MOV")
+def _mov(step, vector):
+    ops = step.ins.operands
+    if len(ops) != 2:
+        return None
+    d, a = dst(ops[0]), src(ops[1])
+    if d is None or a is None:
+        return None
+    return lambda w, s, active, mask: d(w, a(w), mask)
+
+
+@form("IMAD")
+def _imad(step, vector):
+    mods = step.ins.modifiers
+    ops = step.ins.operands
+    if "HI" in mods or _is_pred(ops[1]):
+        return None
+    if "WIDE" in mods:
+        return _imad_wide(step, vector)
+    if len(ops) != 4 and not (len(ops) == 5 and "X" in mods):
+        return None
+    d = dst(ops[0])
+    if d is None:
+        return None
+    if "MOV" in mods:
+        c = src(ops[3])
+        if c is None:
+            return None
+        return lambda w, s, active, mask: d(w, c(w), mask)
+    a, b, c = src(ops[1]), src(ops[2]), src(ops[3])
+    cin = pred(ops[4]) if len(ops) == 5 else None
+    if None in (a, b, c) or (len(ops) == 5 and cin is None):
+        return None
+
+    def imad(w, s, active, mask):
+        carry = cin(w) if cin is not None else 0
+        d(w, (a(w) * b(w) + c(w) + carry) & M32, mask)
+    return imad
+
+
+def _imad_wide(step, vector):
+    mods = step.ins.modifiers
+    ops = step.ins.operands
+    if "X" in mods or len(ops) != 4:
+        return None
+    dop, c_op = ops[0], ops[3]
+    if dop.__class__ is not Reg or dop.file != "R" or c_op.inv:
+        return None
+    d_lo = dst(dop)
+    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    a, b = src(ops[1]), src(ops[2])
+    const_c = c_op.__class__ is ConstRef and c_op.ureg is None
+    if a is None or b is None or not (c_op.__class__ is Reg and c_op.file == "R" or const_c):
+        return None
+    ci, cneg = (-1 if const_c else c_op.index), c_op.neg
+    signed = "U32" not in mods
+
+    def wide(w, s, active, mask):
+        va, vb = a(w), b(w)
+        if signed:
+            va = va - (1 << 32) if va >> 31 else va
+            vb = vb - (1 << 32) if vb >> 31 else vb
+        prod = va * vb
+        if const_c:
+            c = int(w.r64(c_op)[0])
+        elif ci != 255:
+            m = w.m
+            if m.tracing:
+                m.reads += [("R", ci), ("R", ci + 1)]
+            c = m.R.item(ci, w.lane) | (m.R.item(ci + 1, w.lane) << 32 if ci + 1 < 255 else 0)
+        else:
+            c = 0
+        total = (prod + (-c if cneg else c)) & M64
+        d_lo(w, total & M32, mask)
+        if d_hi is not None:
+            d_hi(w, total >> 32, mask)
+    return wide
+
+
+@form("IADD3")
+def _iadd3(step, vector):
+    ops = list(step.ins.operands)
+    mods = step.ins.modifiers
+    d = dst(ops[0])
+    rest = ops[1:]
+    pouts = []
+    while rest and _is_pred(rest[0]):
+        pouts.append(rest.pop(0))
+    if d is None or len(rest) < 3 or len(pouts) > 1 or (rest[3:] and "X" not in mods):
+        return None
+    raw = [src(op, neg=False) for op in rest[:3]]
+    negs = [bool(getattr(op, "neg", False)) for op in rest[:3]]
+    cins = [pred(p) for p in rest[3:]]
+    pout = dst_pred(pouts[0]) if pouts else None
+    if None in raw or None in cins or (pouts and pout is None):
+        return None
+
+    def iadd3(w, s, active, mask):
+        total = 0
+        for f, neg in zip(raw, negs):
+            v = f(w)
+            total += (v ^ M32) + 1 if neg else v      # -x as ~x + 1: the carry of a subtraction
+        for p in cins:
+            total += p(w)
+        d(w, total & M32, mask)
+        if pout is not None:
+            pout(w, total > M32, mask)
+    return iadd3
+
+
+@form("SHF")
+def _shf(step, vector):
+    mods = step.ins.modifiers
+    ops = step.ins.operands
+    if len(ops) != 4 or not isinstance(ops[2], Imm) or ops[2].text is not None:
+        return None
+    width = 64 if ("U64" in mods or "S64" in mods) else 32
+    k = ops[2].value & M32
+    k = k & (width - 1) if "W" in mods else min(k, width)
+    left, hi_out, signed = "L" in mods, "HI" in mods, "S32" in mods or "S64" in mods
+    d, lo, hi = dst(ops[0]), src(ops[1], neg=False), src(ops[3], neg=False)
+    if None in (d, lo, hi):
+        return None
+
+    def shf(w, s, active, mask):
+        val = lo(w) | hi(w) << 32
+        if left:
+            res = (val << k) & M64 if k < 64 else 0
+        elif signed:
+            res = ((val - (1 << 64) if val >> 63 else val) >> min(k, 63)) & M64
+        else:
+            res = val >> k if k < 64 else 0
+        d(w, (res >> 32 if hi_out else res) & M32, mask)
+    return shf
+
+
+@form("LOP3")
+def _lop3(step, vector):
+    ops = list(step.ins.operands)
+    pout = ops.pop(0) if _is_pred(ops[0]) else None
+    if len(ops) < 5 or not isinstance(ops[4], Imm):
+        return None
+    lut = int(ops[4].value) & 0xFF
+    table = [lut >> i & 1 for i in range(8)]
+    d, a, b, c = dst(ops[0]), src(ops[1]), src(ops[2]), src(ops[3])
+    wp = dst_pred(pout) if pout is not None else None
+    if None in (d, a, b, c) or (pout is not None and wp is None):
+        return None
+    f = _lut_fn(lut)
+
+    def lop3(w, s, active, mask):
+        res = f(a(w), b(w), c(w)) & M32
+        d(w, res, mask)
+        if wp is not None:
+            wp(w, res != 0, mask)
+
+    # the two-/three-input expressions of specialise work on Python ints too (~ gives a
+    # negative number, masked above); check them on every input combination
+    if all((f((i >> 2 & 1) * M32, (i >> 1 & 1) * M32, (i & 1) * M32) & 1) == table[i] for i in range(8)):
+        return lop3
+    return None
+
+
+_CMP = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y: x < y,
+        "LE": lambda x, y: x <= y, "GT": lambda x, y: x > y, "GE": lambda x, y: x >= y}
+
+
+@form("ISETP")
+def _isetp(step, vector):
+    mods = step.ins.modifiers
+    ops = step.ins.operands
+    if "EX" in mods or len(ops) != 5:
+        return None
+    cmp = next((m for m in mods if m in _CMP), None)
+    if cmp is None:
+        return None
+    fcmp = _CMP[cmp]
+    combine = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
+    p1, p2 = dst_pred(ops[0]), dst_pred(ops[1])
+    a, b, pc = src(ops[2]), src(ops[3]), pred(ops[4])
+    if None in (p1, p2, a, b, pc):
+        return None
+    unsigned = "U32" in mods
+
+    def isetp(w, s, active, mask):
+        va, vb = a(w), b(w)
+        if not unsigned:
+            va = va - (1 << 32) if va >> 31 else va
+            vb = vb - (1 << 32) if vb >> 31 else vb
+        base = fcmp(va, vb)
+        vc = pc(w)
+        if combine == "AND":
+            r1, r2 = base and vc, (not base) and vc
+        elif combine == "OR":
+            r1, r2 = base or vc, (not base) or vc
+        elif combine == "XOR":
+            r1, r2 = base != vc, (not base) != vc
+        else:
+            r1, r2 = base, not base
+        p1(w, bool(r1), mask)
+        p2(w, bool(r2), mask)
+    return isetp
+
+
+@form("SEL")
+def _sel(step, vector):
+    ops = step.ins.operands
+    if len(ops) != 4:
+        return None
+    d, a, b, p = dst(ops[0]), src(ops[1]), src(ops[2]), pred(ops[3])
+    if None in (d, a, b, p):
+        return None
+
+    def sel(w, s, active, mask):
+        va, vb = a(w), b(w)
+        d(w, va if p(w) else vb, mask)
+    return sel
+
+
+@form("S2R")
+def _s2r(step, vector):
+    d, sr = step.ins.operands
+    write = dst(d)
+    if not isinstance(sr, SpecialReg) or write is None:
+        return None
+    axis = {"X": 0, "Y": 1, "Z": 2}.get(sr.name[-1])
+    if sr.name.startswith("SR_TID.") and axis is not None:
+        return lambda w, s, active, mask: write(w, w.m.tid.item(axis, w.lane), mask)
+    if sr.name.startswith("SR_CTAID.") and axis is not None:
+        return lambda w, s, active, mask: write(w, w.m.ctaid_of_warp.item(axis, w.warp), mask)
+    if sr.name == "SR_LANEID":
+        return lambda w, s, active, mask: write(w, w.lane & 31, mask)
+    return None
+
+
+@form("PRMT")
+def _prmt(step, vector):
+    ins = step.ins
+    if ins.modifiers or len(ins.operands) != 4:
+        return None
+    d_op, a_op, sel_op, b_op = ins.operands
+    if not isinstance(sel_op, Imm) or sel_op.text is not None or sel_op.neg:
+        return None
+    terms = prmt_terms(sel_op.value & 0xFFFF)
+    d, a, b = dst(d_op), src(a_op), src(b_op)
+    if terms is None or None in (d, a, b):
+        return None
+
+    def prmt(w, s, active, mask):
+        srcs = (a(w), b(w))
+        out = 0
+        for k, sh, m in terms:
+            v = srcs[k]
+            out |= ((v << sh) if sh >= 0 else (v >> -sh)) & m
+        d(w, out, mask)
+    return prmt
+
+
+# --------------------------------------------------------------------------- FP32
+
+def _fp_sources(step, arity):
+    ins = step.ins
+    if set(ins.modifiers) - {"FTZ"} or len(ins.operands) != arity + 1:
+        return None
+    out = []
+    for op in ins.operands[1:]:
+        if getattr(op, "abs", False):
+            return None
+        f = src(op, neg=False)
+        if f is None:
+            return None
+        out.append((f, 0x80000000 if getattr(op, "neg", False) else 0))
+    return out
+
+
+@form("FFMA")
+def _ffma(step, vector):
+    """a*b + c: the product is exact in FP64, the sum rounded to odd there, then to FP32."""
+    srcs = _fp_sources(step, 3)
+    d = dst(step.ins.operands[0])
+    if srcs is None or d is None:
+        return None
+    ftz = "FTZ" in step.ins.modifiers
+    (fa, na), (fb, nb), (fc, nc) = srcs
+    inf = math.inf
+
+    def ffma(w, s, active, mask):
+        ba, bb, bc = fa(w) ^ na, fb(w) ^ nb, fc(w) ^ nc
+        if ftz:
+            ba, bb, bc = _flush(ba), _flush(bb), _flush(bc)
+        x, y, c = f32_value(ba), f32_value(bb), f32_value(bc)
+        p = x * y
+        t = p + c
+        if t - t == 0:                         # finite: round the sum to odd
+            z = t - p
+            err = (p - (t - z)) + (c - z)
+            if err != 0 and err - err == 0 and not _UNPACK_Q(_PACK_D(t))[0] & 1:
+                t = math.nextafter(t, inf if err > 0 else -inf)
+        r = f32_bits(t)
+        d(w, _flush(r) if ftz and r != 0x7FFFFFFF else r, mask)
+    return ffma
+
+
+_PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
+
+
+def _fp2(step, vector, op):
+    srcs = _fp_sources(step, 2)
+    d = dst(step.ins.operands[0])
+    if srcs is None or d is None:
+        return None
+    ftz = "FTZ" in step.ins.modifiers
+    (fa, na), (fb, nb) = srcs
+
+    def run(w, s, active, mask):
+        ba, bb = fa(w) ^ na, fb(w) ^ nb
+        if ftz:
+            ba, bb = _flush(ba), _flush(bb)
+        r = f32_bits(op(f32_value(ba), f32_value(bb)))
+        d(w, _flush(r) if ftz and r != 0x7FFFFFFF else r, mask)
+    return run
+
+
+@form("FADD")
+def _fadd(step, vector):
+    # an FP32 sum in FP64 then FP32: the double rounding is innocuous (53 >= 2*24 + 2)
+    return _fp2(step, vector, lambda x, y: x + y)
+
+
+@form("FMUL")
+def _fmul(step, vector):
+    return _fp2(step, vector, lambda x, y: x * y)       # exact in FP64
+
+
+# --------------------------------------------------------------------------- memory
+
+def _address(mem: Mem) -> Callable | None:
+    base = mem.base
+    if base is None or base.file != "R" or base.index == 255 or set(base.suffix) != {"64"}:
+        return None
+    if mem.ubase is not None and not mem.ubase.is_zero:
+        return None
+    i, off = base.index, mem.offset
+    return lambda m, lane: ((m.R.item(i + 1, lane) << 32 if i + 1 < 255 else 0)
+                            | m.R.item(i, lane)) + off & M64
+
+
+def _element(gm, a: int, size: int):
+    """(typed view, index) of an aligned access inside one buffer, else None."""
+    if a & (min(size, 16) - 1):
+        return None
+    i = bisect_right(gm._base_list, a) - 1
+    if i < 0:
+        return None
+    b = gm.buffers[i]
+    if a + size > b.base + len(b.data):
+        return None
+    return b.typed(size), (a - b.base) >> _SHIFT[size]
+
+
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+_WINDOWS = (SHARED_WINDOW, LOCAL_WINDOW + WINDOW_SIZE)
+
+
+@form("LDG", "LD")
+def _load(step, vector):
+    ins = step.ins
+    d, mem = ins.operands[0], ins.operands[1]
+    acc = _access(ins.modifiers)
+    if acc is None or not isinstance(mem, Mem) or d.__class__ is not Reg or d.file != "R" \
+            or len(ins.operands) != 2:
+        return None
+    size, signed = acc
+    address = _address(mem)
+    if address is None:
+        return None
+    nwords = max(size // 4, 1)
+    dsts = [dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
+    base = mem.base.index
+    generic_space = ins.opcode == "LD"
+
+    def load(w, s, active, mask):
+        if mask is not active and not mask[0]:
+            return
+        m = w.m
+        a = address(m, w.lane)
+        at = None if generic_space and _WINDOWS[0] <= a < _WINDOWS[1] else _element(w.launch.gmem, a, size)
+        if at is None:
+            return vector(w, s, active, mask)
+        if m.tracing:
+            m.reads += [("R", base), ("R", base + 1)]
+        view, k = at
+        if size == 16:
+            lo, hi = view.item(k, 0), view.item(k, 1)
+            words = [lo & M32, lo >> 32, hi & M32, hi >> 32]
+        else:
+            v = view.item(k)
+            if size < 4:
+                if signed and v >> (8 * size - 1):
+                    v -= 1 << (8 * size)
+                words = [v & M32]
+            else:
+                words = [v & M32, v >> 32] if size == 8 else [v]
+        for write, word in zip(dsts, words):
+            write(w, word, mask)
+    return load
+
+
+@form("STG", "ST")
+def _store(step, vector):
+    ins = step.ins
+    mem, value = ins.operands[0], ins.operands[1]
+    acc = _access(ins.modifiers)
+    if acc is None or not isinstance(mem, Mem) or value.__class__ is not Reg or value.file != "R" \
+            or len(ins.operands) != 2:
+        return None
+    size, _ = acc
+    address = _address(mem)
+    if address is None:
+        return None
+    nwords = max(size // 4, 1)
+    srcs = [src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
+    base = mem.base.index
+    generic_space = ins.opcode == "ST"
+
+    def store(w, s, active, mask):
+        if mask is not active and not mask[0]:
+            return
+        m = w.m
+        a = address(m, w.lane)
+        at = None if generic_space and _WINDOWS[0] <= a < _WINDOWS[1] else _element(w.launch.gmem, a, size)
+        if at is None:
+            return vector(w, s, active, mask)
+        if m.tracing:
+            m.reads += [("R", base), ("R", base + 1)]
+        words = [f(w) for f in srcs]
+        view, k = at
+        if size == 16:
+            view[k, 0] = words[0] | words[1] << 32
+            view[k, 1] = words[2] | words[3] << 32
+        elif size == 8:
+            view[k] = words[0] | words[1] << 32
+        else:
+            view[k] = words[0] & ((1 << (8 * size)) - 1)
+    return store
