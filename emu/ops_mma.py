@@ -97,6 +97,8 @@ def _shape(mods):
         if m.isdigit() and len(m) >= 3:
             if m.startswith("16816"):
                 return 16, 8, 16
+            if m == "1684":
+                return 16, 8, 4
             if m.startswith("1688"):
                 return 16, 8, 8
             if m.startswith("16832"):

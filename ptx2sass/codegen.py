@@ -32,6 +32,7 @@ from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
+from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
 
 RZ = Reg("R", 255)
@@ -585,6 +586,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
+    for fn in module.functions:
+        lower_wmma(fn, info)
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:

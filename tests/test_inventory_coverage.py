@@ -37,3 +37,20 @@ def _sample():
 def test_form_is_right_or_refused(form):
     status, detail = check_form(form)
     assert status in ("match", "compiled", "ran", "refused", "ptxas-refused"), detail
+
+
+@pytest.mark.parametrize("spelling", [
+    "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
+    "wmma.load.b.sync.aligned.col.m8n32k16.shared.bf16",
+    "wmma.load.c.sync.aligned.row.m32n8k16.s32",
+    "wmma.store.d.sync.aligned.col.m16n16k16.global.f32",
+    "wmma.store.d.sync.aligned.row.m32n8k16.shared.s32",
+    "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32",
+    "wmma.mma.sync.aligned.col.row.m16n16k8.f32.tf32.tf32.f32",
+    "wmma.mma.sync.aligned.row.col.m8n32k16.s32.u8.u8.s32.satfinite",
+])
+def test_wmma_forms_match_ptxas(spelling):
+    """wmma forms run in the checker's wmma kernel (fragments from random words) and match."""
+    forms = [f for f in sm89_forms() if f.spelling == spelling]
+    assert forms, spelling
+    assert check_form(forms[0]) == ("match", "")

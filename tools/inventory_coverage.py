@@ -345,6 +345,89 @@ ret;
     return text, outs + 2
 
 
+def wmma_registers(spelling: str) -> dict[str, int] | None:
+    """Fragment registers per operand (a, b, c, d) of a wmma form ptx2sass lowers, else None."""
+    from ptx2sass.wmma import INPUT_WORDS, SHAPES, n_acc
+    parts = spelling.split(".")
+    shape = next((p for p in parts if p in SHAPES), None)
+    if shape is None:
+        return None
+    if parts[1] == "mma":
+        types = parts[parts.index(shape) + 1:]
+        types = [t for t in types if t != "satfinite"]
+        a_type, c_type = ("f16", types[1]) if len(types) == 2 else (types[1], types[3])
+        if (shape, a_type) not in INPUT_WORDS:
+            return None
+        n_a, n_b = INPUT_WORDS[(shape, a_type)]
+        return {"a": n_a, "b": n_b, "c": n_acc(c_type), "d": n_acc(types[0])}
+    frag, ty = parts[2], parts[-1]
+    if frag in ("a", "b"):
+        words = INPUT_WORDS.get((shape, ty))
+        return None if words is None else {frag: words[0 if frag == "a" else 1]}
+    return {frag: n_acc(ty)}
+
+
+def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int] | None:
+    """(PTX text, input slots, output slots) for a wmma form, or None where ptx2sass does not
+    lower it. 64 threads (two warps). The input rows (16 random words a thread) are the
+    matrix memory loads read, and the fragment registers mma and store take (fragments are
+    plain registers: any bits are a fragment); a load's or mma's registers are written out
+    per thread; a store writes its warp's half of `out` (through shared memory for .shared,
+    copied out after a CTA barrier). Stride: 32 elements, an immediate."""
+    regs = wmma_registers(form.spelling)
+    if regs is None:
+        return None
+    parts = form.spelling.split(".")
+    space = "shared" if "shared" in parts else "global" if "global" in parts else None
+    frag_regs = {k: [f"%w{k}{i}" for i in range(n)] for k, n in regs.items()}
+    decls = [f".reg .b32 {', '.join(r)};" for r in frag_regs.values()]
+    body = ["mov.u32 %tx, %tid.x;", "mul.wide.u32 %rdt, %tx, 128;", "add.s64 %rdi, %rdin, %rdt;",
+            "shr.u32 %wp, %tx, 5;", "mul.wide.u32 %rdw, %wp, 4096;"]
+    text = ".".join(parts)
+
+    def fill(names, first):
+        return [f"ld.global.b32 {r}, [%rdi+{4 * (first + i)}];" for i, r in enumerate(names)]
+
+    def write(names):
+        return [f"st.global.b32 [%rdo+{8 * i}], {r};" for i, r in enumerate(names)]
+    body.append("add.s64 %rdo, %rdout, %rdt;")
+    if parts[1] == "load":
+        (frag, names), = frag_regs.items()
+        if space == "shared":
+            body += ["mul.lo.u32 %o, %tx, 128;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
+            body += [f"ld.global.b32 %v, [%rdi+{4 * i}];\nst.shared.b32 [%sa+{4 * i}], %v;" for i in range(32)]
+            body += ["bar.sync 0;", "mov.u32 %sa, smat;"]
+            address = "[%sa]"
+        else:
+            address = "[%rdin]"
+        body.append(f"{text} {{{', '.join(names)}}}, {address}, 32;")
+        body += write(names)
+    elif parts[1] == "store":
+        (frag, names), = frag_regs.items()
+        body += fill(names, 0)
+        if space == "shared":
+            body += ["mul.lo.u32 %o, %wp, 4096;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
+            body.append(f"{text} [%sa], {{{', '.join(names)}}}, 32;")
+            body += ["bar.sync 0;", "mul.lo.u32 %o, %tx, 128;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
+            body += [f"ld.shared.b32 %v, [%sa+{4 * i}];\nst.global.b32 [%rdo+{4 * i}], %v;" for i in range(32)]
+        else:
+            body += ["add.s64 %rdq, %rdout, %rdw;"]
+            body.append(f"{text} [%rdq], {{{', '.join(names)}}}, 32;")
+    else:
+        body += fill(frag_regs["a"], 0) + fill(frag_regs["b"], 8)
+        body += [f"ld.global.b32 {r}, [%rdi+{4 * (16 + i)}];" for i, r in enumerate(frag_regs["c"])]
+        ops = ", ".join("{" + ", ".join(frag_regs[k]) + "}" for k in "dabc")
+        body.append(f"{text} {ops};")
+        body += write(frag_regs["d"])
+    ptx_text = (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+                ".shared .align 16 .b8 smat[8192];\n"
+                ".visible .entry k(.param .u64 pout, .param .u64 pin)\n{\n"
+                ".reg .b64 %rdin, %rdout, %rdt, %rdi, %rdo, %rdw, %rdq;\n.reg .b32 %tx, %wp, %v, %o, %sa;\n"
+                + "\n".join(decls) + "\nld.param.u64 %rdout, [pout];\nld.param.u64 %rdin, [pin];\n"
+                + "\n".join(body) + "\nret;\n}\n")
+    return ptx_text, [".b64"] * 16, 16        # 128-byte rows in and out
+
+
 def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
     data = np.zeros((THREADS, max(1, len(sources))), dtype=np.uint64)
     for j, ty in enumerate(sources):
@@ -396,6 +479,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     elif is_atomic_form(form):
         value = True
         text, sources, outs = atomic_kernel(form, ptx, sm)
+    elif form.opcode == "wmma" and wmma_kernel(form, ptx, sm) is not None:
+        value = True
+        text, sources, outs = wmma_kernel(form, ptx, sm)
     elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}

@@ -27,6 +27,7 @@ HMMA_FORMS = {
     ("m16n8k8", "f16", "f16"): (("1688", "F16"), 2, 2, 1),
     ("m16n8k8", "f32", "bf16"): (("1688", "F32", "BF16"), 4, 2, 1),
     ("m16n8k8", "f32", "tf32"): (("1688", "F32", "TF32"), 4, 4, 2),
+    ("m16n8k4", "f32", "tf32"): (("1684", "F32", "TF32"), 4, 2, 1),
 }
 # 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
 # (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
@@ -52,6 +53,12 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
 
 
 class MatrixMultiply:
+    def sel_wmma(self, ins):
+        """The wmma forms ptx2sass/wmma.py lowers never reach selection; the rest are refused."""
+        space = f".{ins.space}" if ins.space else ""
+        types = "".join(f".{t}" for t in (ins.type, *ins.types) if t)
+        raise self.unsupported(f"`wmma.{'.'.join(ins.modifiers)}{space}{types}`")
+
     def sel_mma(self, ins):
         shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
         a_type = ins.types[0] if ins.types else None
