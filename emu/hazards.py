@@ -313,7 +313,7 @@ class TimingModel:
                 for reg in reads:
                     if reg[0] in ("R", "UR"):      # predicates are consumed at issue
                         clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                        facts.unit, wr_sb)
+                                                        facts.read_unit, wr_sb)
             elif facts.late_reads:
                 # a load that reads its address after issue, with no read scoreboard: it may
                 # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
@@ -321,7 +321,7 @@ class TimingModel:
                 for reg in reads:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
-                                                 facts.unit, wr_sb, clock.seq)
+                                                 facts.read_unit, wr_sb, clock.seq)
         clock.seq += 1
         clock.t = t + facts.stall
 
@@ -344,7 +344,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -358,6 +358,9 @@ class _StepFacts:
         self.queue = lat.queue_of(op)
         self.unit = lat.source_unit(op)
         self.in_order = self.unit in lat.READS_IN_ORDER
+        # the unit whose later instructions show this one has read its sources (none for an
+        # instruction that may re-read them after a later one of its unit: LDC's replays)
+        self.read_unit = None if op in lat.UNORDERED_LATE_READS else self.unit
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS

@@ -166,6 +166,8 @@ def op_store(w, s, active, mask):
 def op_ldc(w, s, active, mask):
     d, ref = s.ins.operands
     size, signed = access_size(s.ins.modifiers)
+    if ref.ureg is not None and not ref.ureg.is_zero and w.m.tracing:
+        w.m.reads.append((ref.ureg.file, ref.ureg.index))     # the index is a source (hazard check)
     if ref.ureg is not None and ref.ureg.file == "R":
         offs = w.R[ref.ureg.index].astype(I64) + ref.offset
     else:

@@ -93,6 +93,9 @@ class LatencyModel:
         # wrong data and illegal addresses where we did not)
         self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
         self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
+        # late readers that may still read after a later instruction of their own unit has
+        # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
+        self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
         # opcode -> (group, cycles): the least issue distance between two instructions of a
         # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
         # memory opcodes that may issue only `cycles` after a BAR (sm_90)
