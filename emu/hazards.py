@@ -262,6 +262,8 @@ class TimingModel:
                 if who & mine:
                     need = 0 if pmods is None else _read_latency(lat, pop, pmods, reg[0], op, reg == facts.guard,
                                                            part, reg in facts.addend)
+                    if need == lat.READER_FIXED.get(op) and op in lat.CHECKER_READER_FIXED:
+                        need = lat.CHECKER_READER_FIXED[op]
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")

@@ -67,6 +67,9 @@ class LatencyModel:
         self.UNIFORM_FIXED: int = data["uniform_fixed"]
         self.UNIFORM_TO_VECTOR: int = data["uniform_to_vector"]
         self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
+        # reader -> the least distance the hazard check accepts where the reader's own rule
+        # sets the need (ptxas feeds an LDC's index 4 cycles after an ALU result; we keep 5)
+        self.CHECKER_READER_FIXED: dict[str, int] = dict(data.get("checker_reader_fixed", {}))
         self.UNIFORM_SAME_UNIT = frozenset(data["uniform_same_unit"])
         self.UNIFORM_MOVES = frozenset(data["uniform_moves"])
         self.UNIFORM_MOVE_FIXED: int = data["uniform_move_fixed"]
