@@ -232,6 +232,19 @@ class TimingModel:
                                          f"memory instructions need {lat.AFTER_BARRIER[1]}")
         if op == "BAR":
             clock.group_issued["BAR"] = (t, facts.offset)
+        pad, pad_after = lat.LDGSTS_PADDING
+        if pad:
+            # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
+            seen = clock.group_issued.get("ldgsts_pad", 0)
+            if op in pad_after:
+                clock.group_issued["ldgsts_pad"] = 0
+            elif op == "LDS" and facts.never and seen >= 0:
+                clock.group_issued["ldgsts_pad"] = seen + 1
+            elif op == "LDGSTS":
+                if 0 <= seen < pad:
+                    self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
+                                             f"{pad} predicated-off LDS before it (ldgsts_padding)")
+                clock.group_issued["ldgsts_pad"] = -1
         group = facts.issue_group
         if group is not None:
             last = clock.group_issued.get(group[0])
@@ -346,7 +359,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -370,6 +383,7 @@ class _StepFacts:
         self.after_barrier = op in lat.AFTER_BARRIER[0]
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
+        self.never = g is not None and g.file == "P" and g.index == 7 and g.inv      # @!PT
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset

@@ -29,6 +29,7 @@ from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
+from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
@@ -455,7 +456,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots.extend(code)
         warp_sync_slots.extend(sync)
     latency = latency_model(info.latency)
-    slots = assign_controls(slots if keep_order else list_schedule(slots, latency), latency)
+    slots = assign_controls(pad_ldgsts(slots if keep_order else list_schedule(slots, latency), latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):

@@ -69,6 +69,10 @@ class LatencyModel:
         self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
         # reader -> the least distance the hazard check accepts where the reader's own rule
         # sets the need (ptxas feeds an LDC's index 4 cycles after an ALU result; we keep 5)
+        # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
+        # kernel's entry or one of these opcodes (sm_90; sched/ldgsts_pad.py)
+        pad = data.get("ldgsts_padding", {})
+        self.LDGSTS_PADDING: tuple[int, frozenset] = (pad.get("dummies", 0), frozenset(pad.get("after", [])))
         self.CHECKER_READER_FIXED: dict[str, int] = dict(data.get("checker_reader_fixed", {}))
         self.UNIFORM_SAME_UNIT = frozenset(data["uniform_same_unit"])
         self.UNIFORM_MOVES = frozenset(data["uniform_moves"])
