@@ -238,12 +238,15 @@ class TimingModel:
             seen = clock.group_issued.get("ldgsts_pad", 0)
             if op in pad_after:
                 clock.group_issued["ldgsts_pad"] = 0
-            elif op == "LDS" and facts.never and seen >= 0:
+            elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
+                # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
+                # loop has two dummies after one)
                 clock.group_issued["ldgsts_pad"] = seen + 1
             elif op == "LDGSTS":
                 if 0 <= seen < pad:
                     self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
-                                             f"{pad} predicated-off LDS before it (ldgsts_padding)")
+                                             f"{pad} shared-memory-unit instructions (or @!PT LDS) "
+                                             f"before it (ldgsts_padding)")
                 clock.group_issued["ldgsts_pad"] = -1
         group = facts.issue_group
         if group is not None:
