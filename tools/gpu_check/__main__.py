@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     r.add_argument("--variants", default="ptxas,ours")
     r.add_argument("--select", default=None, help="regular expression: only launches/benchmarks whose id matches")
     r.add_argument("--tinygrad-devices", default=None,
-                   help="tinygrad devices for its programs (default CUDA:SASS,NV:SASS,CUDA:PTX; "
+                   help="tinygrad devices for its programs (default CUDA:SASS,CUDA:PTX; NV:SASS on request: it hung a lent machine; "
                         "SASSEMU with --device emulator)")
     sub.add_parser("worker", help="(internal) the process that runs units on the device")
     argv = sys.argv[1:] if argv is None else argv
