@@ -306,7 +306,15 @@ class TimingModel:
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
                 late = clock.late_reads.get(reg) if clock.late_reads else None
-                if late is not None:     # (a later instruction of the load's unit runs after it read)
+                if late is not None and late[3] == _TENSOR:
+                    # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
+                    # (a variable-latency one, or another MMA, writes after it read)
+                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS:
+                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
+                                                 f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
+                                                 f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
+                    del clock.late_reads[reg]
+                elif late is not None:   # (a later instruction of the load's unit runs after it read)
                     if t < late[2] and late[1] & mine and not (facts.unit is not None and facts.unit == late[3]):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
@@ -340,11 +348,17 @@ class TimingModel:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
                                                  facts.read_unit, wr_sb, clock.seq)
+        window = lat.LATE_FIXED_READS.get(op)
+        if window:
+            for reg in reads:
+                if reg[0] == "R":
+                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op)
         clock.seq += 1
         clock.t = t + facts.stall
 
 
 _PER_LANE = frozenset(("R", "P"))
+_TENSOR = "tensor-late-read"      # late_reads' unit field for an MMA's sources (late_fixed_reads)
 _ALL = (1 << 32) - 1
 _LATENCY: dict = {}
 

@@ -86,6 +86,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             out = max(out, t0 + worst[key])
         return out
     last_barrier = None                          # issue cycle of the last BAR
+    late_fixed: dict[tuple, int] = {}            # register -> cycle an MMA may read it until
     group_issued: dict[int, int] = {}            # issue group (lat.ISSUE_INTERVAL) -> last issue cycle
     pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
     sb_readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
@@ -139,6 +140,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             for sb, regs in sb_readers.items():
                 if r in regs:
                     wait |= 1 << sb
+        if late_fixed and not _is_variable(ins) and ins.opcode not in lat.LATE_FIXED_READS:
+            for r in slot.writes:
+                if r in late_fixed:
+                    need = max(need, late_fixed[r])
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1 and in_use[sb]:
                 need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)
@@ -181,6 +186,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 first.setdefault(r[0], r[1])
                 issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
+        window = lat.LATE_FIXED_READS.get(ins.opcode)
+        if window:
+            for r in reg_reads:
+                late_fixed[r] = max(t, need) + window
         if ins.opcode in lat.LATE_SOURCE_READS:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]

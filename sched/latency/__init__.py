@@ -69,6 +69,9 @@ class LatencyModel:
         self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
         # reader -> the least distance the hazard check accepts where the reader's own rule
         # sets the need (ptxas feeds an LDC's index 4 cycles after an ALU result; we keep 5)
+        # opcode -> cycles after issue during which a fixed-latency instruction may not
+        # overwrite its source registers (sm_90 HMMA/IMMA read A/B/C late)
+        self.LATE_FIXED_READS: dict[str, int] = dict(data.get("late_fixed_reads", {}))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
         # kernel's entry or one of these opcodes (sm_90; sched/ldgsts_pad.py)
         pad = data.get("ldgsts_padding", {})
