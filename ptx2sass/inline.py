@@ -573,8 +573,8 @@ def call_graph(module: ast.Module) -> dict[str, list[str]]:
 def recursive_functions(module: ast.Module) -> set[str]:
     """Names of the `.func`s that can reach themselves through direct calls: they cannot be
     inlined and are compiled out of line."""
-    graph = {f.name: sorted(set(_call_targets(f.body))) for f in module.functions()
-             if f.kind == ".func" and f.body is not None}
+    funcs = {f.name for f in module.functions() if f.kind == ".func"}
+    graph = {name: callees for name, callees in call_graph(module).items() if name in funcs}
     out = set()
     for start in graph:
         seen, work = set(), list(graph[start])
