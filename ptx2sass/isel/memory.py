@@ -1038,6 +1038,8 @@ class MemorySelection:
         sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
         data = [self.atom_data(v, bits) for v in sources]
         scope, sem = self.atom_ordering()
+        if d is not None and sem not in ("acquire", "acq_rel") and self.never_read(d):
+            d = None        # as ptxas: RED for a global reduction, else the old value to RZ
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
             if sem is not None:
@@ -1051,7 +1053,7 @@ class MemorySelection:
         if sem in ("release", "acq_rel"):
             self.fences(self.RELEASE_FENCE, scope)
         strong = ("STRONG", scope)
-        if d is None and space == "global":
+        if d is None and space == "global" and op not in ("cas", "exch"):
             self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
         else:
             opcode = "ATOMG" if space == "global" else "ATOM"

@@ -20,6 +20,7 @@ from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
 from ptx2sass.encoder.sass_text import float_bits_text, parse_operand
 from ptx2sass.errors import CompileError
+from ptx2sass.opt.uses import reads
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MFunction, MInstr, VOp, VReg, register_operands
 from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES, _bits, _signed
 from ptx2sass.isel.bits64 import Bits64
@@ -82,6 +83,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
         self._fresh_values = 0           # see fresh_value
+        self._read_ids: set[int] | None = None   # see never_read
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -105,6 +107,13 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             if v.name and v.name != "_":
                 self.mf.value_names[r.id] = ((v.name, v.type),)
         return r
+
+    def never_read(self, v: ir.Value) -> bool:
+        """Nothing in the function reads `v` (an atomic's unused old value). The read set
+        is built on first use: few functions ask."""
+        if self._read_ids is None:
+            self._read_ids = {value.id for _, _, value in reads(self.fn)}
+        return v.id not in self._read_ids
 
     def fresh_value(self, ty: str) -> ir.Value:
         """An IR value of type `ty` that only selection knows (an intermediate result of one
