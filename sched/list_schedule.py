@@ -7,7 +7,8 @@ latency table (`sched.latency`, the one the control pass and the emulator use), 
 long-latency producers issue early and their readers late.
 
 What may move is deliberately narrow: a region is a run of pure arithmetic and memory
-instructions inside one block; memory instructions keep their relative order; anything
+instructions inside one block; memory instructions keep their relative order where their
+state spaces may meet (`memory_spaces`); anything
 else (branches, calls, barriers, warp collectives, S2R, convergence and sync instructions)
 ends the region and stays where it is. Dependences are the exact register footprints the
 allocator produced (read after write, write after read, write after write). Control codes
@@ -29,10 +30,26 @@ PURE = frozenset({
     "VABSDIFF", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
     "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX", "VHMNMX",      # sm_90
 })
-# Memory instructions: movable past pure ones, never past each other.
+# Memory instructions: movable past pure ones and past accesses of other state spaces.
 MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"})
 # Registers that are constants or sinks: no dependence goes through them.
 FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 63), ("UP", 7)}
+
+# The state spaces a memory instruction may touch. Global, shared and local memory are
+# disjoint windows and the constant bank is never written, so only accesses whose spaces
+# meet keep their order; a generic access (LD/ST) may reach global, shared or local memory.
+# A strong (or MMIO) access keeps its place among every other access.
+_SPACES = {"LDG": ("global",), "STG": ("global",), "LDS": ("shared",), "STS": ("shared",),
+           "LDL": ("local",), "STL": ("local",), "LDC": ("const",),
+           "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local")}
+_EVERY_SPACE = ("global", "shared", "local", "const")
+
+
+def memory_spaces(opcode: str, modifiers) -> tuple[str, ...]:
+    """The spaces whose other accesses a memory instruction must stay ordered with."""
+    if "STRONG" in modifiers or "MMIO" in modifiers:
+        return _EVERY_SPACE
+    return _SPACES[opcode]
 
 
 def _movable(slot) -> bool:
@@ -69,7 +86,7 @@ def _schedule_region(region: list, lat: LatencyModel) -> list:
     npreds = [0] * n
     last_write: dict[tuple, int] = {}
     reads_since: dict[tuple, list[int]] = {}
-    last_memory = -1
+    last_memory: dict[str, int] = {}        # space -> the last access that touched it
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -103,9 +120,11 @@ def _schedule_region(region: list, lat: LatencyModel) -> list:
                 last_write[r] = j
                 reads_since[r] = []
         if ins.opcode in MEMORY:
-            if last_memory >= 0:
-                edge(last_memory, j, 1)
-            last_memory = j
+            spaces = memory_spaces(ins.opcode, ins.modifiers)
+            for i in {last_memory[sp] for sp in spaces if sp in last_memory}:
+                edge(i, j, 1)
+            for sp in spaces:
+                last_memory[sp] = j
     if anchored:                         # the block's first instruction stays first
         for j in range(1, n):
             edge(0, j, 0)

@@ -28,7 +28,7 @@ from ptx2sass.encoder.model import Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
-from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order
+from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_spaces
 
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
@@ -88,15 +88,15 @@ def _plain_load(ins: MInstr) -> bool:
 
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
-    Memory instructions keep their order, except plain loads among themselves when
-    `loads_pass`."""
+    Memory instructions keep their order where their spaces meet, except plain loads among
+    themselves when `loads_pass`."""
     n = len(region)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
     last_write: dict = {}
     reads_since: dict = {}
-    last_memory = -1
-    loads_since: list[int] = []
+    last_memory: dict[str, int] = {}        # space -> the last access (not a passing load)
+    loads_since: dict[str, list[int]] = {}  # space -> plain loads since that access
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -121,15 +121,17 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
             last_write[r] = j
             reads_since[r] = []
         if ins.opcode in MEMORY:
-            if last_memory >= 0:
-                edge(last_memory, j, 1)
+            spaces = memory_spaces(ins.opcode, ins.modifiers)
+            before = {last_memory[sp] for sp in spaces if sp in last_memory}
             if loads_pass and _plain_load(ins):
-                loads_since.append(j)
-                continue
-            for i in loads_since:
+                for sp in spaces:
+                    loads_since.setdefault(sp, []).append(j)
+            else:
+                before.update(i for sp in spaces for i in loads_since.pop(sp, ()))
+                for sp in spaces:
+                    last_memory[sp] = j
+            for i in before:
                 edge(i, j, 1)
-            loads_since = []
-            last_memory = j
     return succs, npreds
 
 
