@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
-from ptx2sass.encoder.sass_text import float_text, parse_operand
+from ptx2sass.encoder.sass_text import float_bits_text, float_text, parse_operand
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 from ptx2sass.isel.common import FLOAT_COMPARE, LUT, NOT_PT, PT, ROUNDING, RZ, _bits
 
@@ -77,9 +77,9 @@ class FloatSelection:
         d = ins.dests[0]
         if bits == 64:
             dop = {"FADD": "DADD", "FMUL": "DMUL"}[opcode]
-            sb = self.wide_reg(b)
+            sb = self.f64_src(b)
             if negate_b:
-                sb = self.negate(sb) if isinstance(sb, VOp) else sb
+                sb = self.negate_float(sb)        # x - 0 is x + (-0): -0 - 0 stays -0
             mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
             self.emit(dop, mods, [self.dst(d), self.wide_reg(a), sb])
             return
@@ -141,6 +141,16 @@ class FloatSelection:
             return
         raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers + (ty,))}`")
 
+    def f64_src(self, op):
+        """A 64-bit float source: an immediate where the constant's low word is zero (the
+        instruction's 32-bit field holds the high word, as ptxas writes `DFMA R4, R4, R6, 2`),
+        else a register pair."""
+        if isinstance(op, ir.Const) and op.value and not op.value & 0xFFFFFFFF:
+            text = float_bits_text(op.value & (1 << 64) - 1, 64)
+            if "NAN" not in text:
+                return parse_operand(text)
+        return self.wide_reg(op)
+
     def force_wide(self, op) -> VOp:
         """A 64-bit operand in a register pair, even a zero constant."""
         r = self.wide_reg(op)
@@ -175,8 +185,13 @@ class FloatSelection:
         negate = ins.attrs.get("negate", ())
         if ty == "f64":
             mods = tuple(m for m in self.float_mods(ins) if m != "FTZ")
-            srcs = [self.wide_reg(a), self.wide_reg(b), self.wide_reg(c)]
-            srcs = [self.negate(s) if k in negate else s for k, s in enumerate(srcs)]
+            if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+                a, b = b, a
+                negate = tuple({0: 1, 1: 0}.get(k, k) for k in negate)
+            imm_b = not isinstance(c, ir.Const) or c.value == 0    # one immediate: B, else C
+            srcs = [self.wide_reg(a), self.f64_src(b) if imm_b else self.wide_reg(b), self.f64_src(c)]
+            srcs = [self.negate_float(s) if k in negate and isinstance(s, Imm)
+                    else self.negate(s) if k in negate else s for k, s in enumerate(srcs)]
             self.emit("DFMA", mods, [self.dst(d)] + srcs)
             return
         if ty in self.HALF_TYPES:

@@ -325,6 +325,12 @@ class IntegerSelection:
             return VOp(self.vreg(op))
         if isinstance(op, ir.Const) and op.value == 0:
             return RZ
+        if isinstance(op, ir.Const) and self.guard is None:
+            # one pair per constant and machine block, as reg_part keeps 32-bit ones
+            key = ("pair", id(self.current), op.value & (1 << 64) - 1)
+            if key not in self.const_regs:
+                self.const_regs[key] = self.pair_of(op)
+            return self.const_regs[key]
         return self.pair_of(op)
 
     def sel_neg(self, ins):
