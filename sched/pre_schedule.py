@@ -151,6 +151,34 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
+    """The region in latency order. An IMPLICIT_DEF (the start of a value written in parts)
+    has no sources and would be ready first, opening every such live range at the top of
+    the region: it is left out and put back just before the first instruction that came
+    after it and touches its register (the graph keeps those instructions' order)."""
+    if len(region) < 3:
+        return region
+    starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
+    if not starts:
+        return _schedule_in_latency_order(region, vfile, lat, live_after, live_in)
+    rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
+    order = {id(ins): k for k, ins in enumerate(region)}
+    pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
+    for k in starts:
+        pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
+    out: list[MInstr] = []
+    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in):
+        for _, op, _ in register_operands(ins):
+            defs = pending.get(op.reg.id)
+            while defs and order[id(defs[0])] < order[id(ins)]:
+                out.append(defs.pop(0))
+        out.append(ins)
+    out.extend(d for defs in pending.values() for d in defs)
+    return out
+
+
+def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
+                               live_after: set[int] = frozenset(),
+                               live_in: set[int] = frozenset()) -> list[MInstr]:
     n = len(region)
     if n < 3:
         return region
