@@ -579,6 +579,12 @@ class MemorySelection:
             self.mf.uses_global_descriptor = True
         data = ins.srcs[1:]
         ty = ins.type
+        if all(isinstance(v, ir.Const) and v.value == 0 for v in data) and len(data) * _bits(ty) >= 32:
+            # zeros of any width come from RZ (`STL.128 [R1], RZ`, as ptxas writes them)
+            size = _size_modifier(ty, False) if len(data) == 1 else self.WORD_SIZE.get(len(data) * _bits(ty))
+            if len(data) == 1 or size is not None:
+                self.ordered_access(ins, False, store, mods, size, [mem, RZ], 0)
+                return
         if len(data) == 1:
             v = data[0]
             width = max(1, _bits(ty) // 32)
