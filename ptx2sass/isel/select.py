@@ -46,6 +46,10 @@ from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
 
 
+# Types of 8/16-bit results that the selected loads and shifts leave zero-extended.
+ZERO_EXTENDED_RESULTS = frozenset({"u8", "b8", "u16", "b16"})
+
+
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
@@ -84,6 +88,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
         self._fresh_values = 0           # see fresh_value
         self._read_ids: set[int] | None = None   # see never_read
+        # 8/16-bit values whose register is known zero above their width (a U8/U16 load,
+        # a logical right shift of an extended value): `extend` needs no mask for them
+        self.zero_above: dict[int, int] = {}
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -261,6 +268,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         """A 32-bit operand holding `op` (of 8/16-bit type `ty`) properly zero/sign-extended."""
         src = self.part_of(op, part)
         bits = _bits(ty)
+        known = self.zero_above.get(op.id) if isinstance(op, ir.Value) and part == 0 else None
+        if known is not None and isinstance(src, VOp) and (known < bits or (known == bits and not _signed(ty))):
+            return src
         if bits >= 32 or not isinstance(src, VOp):
             if isinstance(src, Imm) and bits < 32:
                 v = src.value & ((1 << bits) - 1)
@@ -414,6 +424,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             raise self.unsupported(f"PTX instruction `{ins.opcode}`")
         handler(ins)
         self.guard = None
+        if ins.guard is None and len(ins.dests) == 1 and ins.type in ZERO_EXTENDED_RESULTS:
+            if (ins.opcode in ("ld", "ldu") and ins.space != "param") or \
+                    (ins.opcode == "shr" and not _signed(ins.type)):
+                self.zero_above[ins.dests[0].id] = _bits(ins.type)
 
 
 
