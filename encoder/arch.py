@@ -164,7 +164,12 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=Tru
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
 # What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
-_TURING_CODEGEN = dict(codegen=True, latency="turing", address_width_suffix=False,
+# Read off ptxas 13.5's code for `mov` of each special register and cvta.const/param on
+# sm_75: no reserved shared memory (%total_smem_size is SR_SMEMSZ itself; the
+# %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
+_TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
+                        "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
+_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),))

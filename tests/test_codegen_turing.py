@@ -216,3 +216,16 @@ def test_latency_table_against_ptxas_zluda():
     low, high = la.findings(audit)
     assert not low and not high, (low[:3], high[:3])
     assert not audit.hazards, audit.hazards[:5]
+
+
+SPECIAL_REGISTER_FORMS = [f for f in inventory.forms() if f.opcode == "mov" and any(o.kind == "x" for o in f.operands)
+                          and not f.arch_specific and f.valid_on(75, version_for(f, 75))]
+
+
+@pytest.mark.parametrize("form", _sampled(SPECIAL_REGISTER_FORMS, 3), ids=lambda f: f.operands[1].type)
+def test_special_register_matches_ptxas(form):
+    """`mov` of each special register on sm_75 (the driver's constant-bank words read off
+    ptxas's sm_75 code, %nwarpid 32, %total_smem_size = SR_SMEMSZ) gives ptxas's values."""
+    from tools.inventory_coverage import check_form
+    status, detail = check_form(form, sm=75)
+    assert status in ("match", "ran"), detail
