@@ -105,6 +105,10 @@ class Target:
     renamed_modifiers: tuple[tuple[str, str, str], ...] = ()
     # (opcode, modifier the target writes first): sm_75's shared load is `LDS.U`
     leading_modifiers: tuple[tuple[str, str], ...] = ()
+    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16832, sm_80+); sm_75's
+    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma: not generated yet, so
+    # wmma.mma is refused there
+    mma_k16: bool = True
     # --- end sm_75 ---
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
     # records ACCELERATOR_TARGET 1
@@ -169,7 +173,7 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=Tru
 # %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
-_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, latency="turing", address_width_suffix=False,
+_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False, latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),))

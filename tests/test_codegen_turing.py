@@ -229,3 +229,27 @@ def test_special_register_matches_ptxas(form):
     from tools.inventory_coverage import check_form
     status, detail = check_form(form, sm=75)
     assert status in ("match", "ran"), detail
+
+
+def test_wmma_mma_refused_not_miscompiled():
+    """sm_75 has no k = 16 tensor-core instruction (HMMA.16816 is sm_80's; ptxas chains two
+    HMMA.1688): until that chain is generated, wmma.mma is refused rather than written as an
+    instruction a T4 lacks (the turing table's HMMA form also encodes `.16816`)."""
+    ptx = """.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<30>; .reg .b64 %rd<2>;
+ld.param.u64 %rd1, [p];
+wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], 16;
+wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, [%rd1], 16;
+wmma.load.c.sync.aligned.row.m16n16k16.global.f16 {%r17, %r18, %r19, %r20}, [%rd1], 16;
+wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16 {%r21, %r22, %r23, %r24}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, {%r17, %r18, %r19, %r20};
+wmma.store.d.sync.aligned.row.m16n16k16.global.f16 [%rd1], {%r21, %r22, %r23, %r24}, 16;
+ret;
+}
+"""
+    assert oracle.ptxas(ptx, ARCH).ok
+    with pytest.raises(CompileError, match="not supported yet"):
+        _ours(ptx, "k.ptx")
