@@ -29,6 +29,23 @@ REPO = __import__("pathlib").Path(__file__).resolve().parent.parent
 ZLUDA = zluda_manifest() if (ZLUDA_DIR / "manifest.json").is_file() else []
 
 
+# Known sm_75 gaps (strict xfails where a sample reaches them; PTX2SASS_SAMPLE=all reaches all)
+HMUL2_F32 = ("ptxas's sm_75 code writes HMUL2.F32 for mul.f16 + cvt.f32.f16 and the emulator "
+             "gives that product unrounded: 1 ulp from ours (HMUL2 + HADD2.F32, as ptxas for sm_89)")
+GAPS = {**{f: HMUL2_F32 for f in (
+    "matmul_f16_no_tc__r_2_8_16_4_4_16_4.ptx", "log_float16_software__E_16_32_4.ptx",
+    "tanh_float16__E_16_32_4.ptx", "silu_float16__E_16_32_4.ptx",
+    "matmul_f16_no_tc_odd__r_5_35_2_2_3_50.ptx", "sigmoid_float16__E_16_32_4.ptx",
+    "sqrt_float16_software__E_16_32_4.ptx", "gelu_float16__E_16_32_4.ptx",
+    "sin_float16_software__E_16_32_4.ptx", "matmul_f16_tc_shape_only__r_32_2_2_2_4_4_4_2_2_2_2.ptx",
+    "conv2d_f16__r_7_7_4_2_2_4_16_3_3.ptx")},
+    "divide_debug.ptx": "ptxas's sm_75 cubin holds LEA.HI.SX32 R, R, imm, imm: not in the turing table"}
+
+
+def _gap(file: str) -> tuple:
+    return (pytest.mark.xfail(strict=True, reason=GAPS[file]),) if file in GAPS else ()
+
+
 def _sampled(items: list, stride: int) -> list:
     return items if ALL else items[::stride]
 
@@ -141,7 +158,8 @@ def test_bra_div_without_mask():
 
 def _corpus_cases(corpus, stride):
     entries = corpus.manifest() if (getattr(corpus, "TRITON_DIR", None) or corpus.LLVM_DIR).is_dir() else []
-    return [pytest.param(corpus, e, id=f"{corpus.__name__}-{e['file']}") for e in _sampled(entries, stride)]
+    return [pytest.param(corpus, e, id=f"{corpus.__name__}-{e['file']}", marks=_gap(e["file"]))
+            for e in _sampled(entries, stride)]
 
 
 @pytest.mark.parametrize("corpus, entry", _corpus_cases(triton_corpus, 3) + _corpus_cases(llvm_corpus, 3))
@@ -172,7 +190,8 @@ def _tinygrad_sample() -> list[dict]:
     return sorted(cheap, key=lambda k: k["sha256"])[:None if ALL else 40]
 
 
-@pytest.mark.parametrize("entry", _sampled(_tinygrad_sample(), 4), ids=lambda e: e["file"])
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e["file"], marks=_gap(e["file"]))
+                                   for e in _sampled(_tinygrad_sample(), 4)])
 def test_tinygrad_kernel(entry):
     ptx, theirs_cubin = _retargeted((TINYGRAD_DIR / entry["file"]).read_text(), entry["file"])
     if ptx is None:
