@@ -38,8 +38,7 @@ GAPS = {**{f: HMUL2_F32 for f in (
     "matmul_f16_no_tc_odd__r_5_35_2_2_3_50.ptx", "sigmoid_float16__E_16_32_4.ptx",
     "sqrt_float16_software__E_16_32_4.ptx", "gelu_float16__E_16_32_4.ptx",
     "sin_float16_software__E_16_32_4.ptx", "matmul_f16_tc_shape_only__r_32_2_2_2_4_4_4_2_2_2_2.ptx",
-    "conv2d_f16__r_7_7_4_2_2_4_16_3_3.ptx")},
-    "divide_debug.ptx": "ptxas's sm_75 cubin holds LEA.HI.SX32 R, R, imm, imm: not in the turing table"}
+    "conv2d_f16__r_7_7_4_2_2_4_16_3_3.ptx")}}
 
 
 def _gap(file: str) -> tuple:
