@@ -363,7 +363,8 @@ class TimingModel:
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in reads:
-                    if reg[0] in ("R", "UR"):      # predicates are consumed at issue
+                    # predicates are consumed at issue, uniform registers too where the table says so
+                    if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
                         clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
                                                         facts.read_unit, wr_sb)
             elif facts.late_reads:

@@ -200,7 +200,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         if window:
             for r in reg_reads:
                 late_fixed[r] = max(t, need) + window
-        if ins.opcode in lat.LATE_SOURCE_READS:
+        if ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]
         if reg_reads and (ins.opcode in STORES or ins.opcode in lat.LATE_SOURCE_READS
