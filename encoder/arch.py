@@ -79,6 +79,9 @@ class Target:
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
     # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
     mbarrier_atomics: bool = True
+    # I2FP.F32.S32/U32 and F2IP.U8.F32 (packed int <-> float converts, sm_86+); sm_80's
+    # ptxas writes I2F / F2I.U8
+    packed_converts: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -151,9 +154,10 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=Tru
 
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
-    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing"),
+    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing",
+          packed_converts=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
