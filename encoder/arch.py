@@ -79,6 +79,10 @@ class Target:
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
     # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
     mbarrier_atomics: bool = True
+    # the driver's param window base (driver_cbank "param_window") is the address of the
+    # first parameter (sm_90: `cvta.param` adds it alone); sm_8x's is the bank's, so cvta
+    # adds the parameters' offset in the bank (param_base) too
+    param_window_at_params: bool = False
     # I2FP.F32.S32/U32 and F2IP.U8.F32 (packed int <-> float converts, sm_86+); sm_80's
     # ptxas writes I2F / F2I.U8
     packed_converts: bool = True
@@ -135,19 +139,19 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
                   max_warps_per_sm=max_warps, encoding_table=table, **choices)
 
 
-# Read off ptxas 13.5's code for `mov` of each special register and `cvta.const` on sm_90.
-# The param window is left out: ptxas adds c[0x0][0x198] to the address without the
-# parameters' offset in the bank (sm_8x adds both), a rule not modelled yet.
+# Read off ptxas 13.5's code for `mov` of each special register, `cvta.const` and
+# `cvta.param` on sm_90 (its param window base already points at the parameters: ptxas adds
+# c[0x0][0x198] alone, see `param_window_at_params`).
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "aggr_smem_limit": 0x13C}
+                        "param_window": 0x198, "aggr_smem_limit": 0x13C}
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False, tf32_k4_mma=False,
-                       cluster_shared_addresses=True,
+                       cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
