@@ -145,7 +145,11 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "param_window": 0x198, "aggr_smem_limit": 0x13C}
+                        "param_window": 0x198, "aggr_smem_limit": 0x13C,
+                        # the launch's cluster shape (x, y, z words), its float reciprocals,
+                        # the grid in clusters, CTAs per cluster
+                        "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,
+                        "cluster_nctarank": 0x188}
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
