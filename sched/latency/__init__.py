@@ -88,9 +88,6 @@ class LatencyModel:
         # producer key -> cycles until an IMAD.WIDE may read the result as the high half of
         # its addend, which it reads later than its other operands (sm_90)
         self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
-        # producer -> cycles until a tensor-core instruction (`mma`) may read its result as
-        # the accumulator C, which it reads later than A and B (sm_90)
-        self.ACCUMULATOR_FIXED: dict[str, int] = dict(data.get("accumulator_fixed", {}))
         # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
         self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
         # (uniform producer, reader opcode) -> cycles, beyond the uniform rules (sm_90)
@@ -152,16 +149,12 @@ class LatencyModel:
         """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
         `reader` may read it (`guard`: as its guard predicate; `part`: which register of the
         producer's result of that file, 0 the first; `addend`: read as the high half of an
-        IMAD.WIDE's addend, or as an MMA's accumulator)."""
+        IMAD.WIDE's addend)."""
         keys = (opcode, *(f"{opcode}.{m}" for m in modifiers))
         if addend and reader == "IMAD":
             for key in reversed(keys):
                 if key in self.ADDEND_FIXED:
                     return self.ADDEND_FIXED[key]
-        if addend and reader in self.MMA:
-            for key in reversed(keys):
-                if key in self.ACCUMULATOR_FIXED:
-                    return self.ACCUMULATOR_FIXED[key]
         for key in reversed(keys):
             value = self.PART_FIXED.get((key, file, part, self.pipe(reader)))
             if value is not None and reader not in self.READER_FIXED and not self.is_variable(reader):
@@ -197,15 +190,7 @@ class LatencyModel:
 
     def addend_registers(self, ins) -> set:
         """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
-        before trailing predicates, plus one), or an MMA's accumulator C registers (its fourth
-        operand: four for an F32/S32 accumulator, else two), when the model says anything
-        about them."""
-        if ins.opcode in self.MMA and self.ACCUMULATOR_FIXED and len(ins.operands) >= 4:
-            c = ins.operands[3]
-            if getattr(c, "file", None) != "R" or c.index == 255:
-                return set()
-            width = 4 if {"F32", "S32"} & set(ins.modifiers) or ins.opcode == "IMMA" else 2
-            return {("R", c.index + k) for k in range(width)}
+        before trailing predicates, plus one), when the model says anything about it."""
         if ins.opcode != "IMAD" or "WIDE" not in ins.modifiers or not self.ADDEND_FIXED:
             return set()
         ops = list(ins.operands)
