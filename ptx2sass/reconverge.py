@@ -12,7 +12,8 @@ exits):
 * a conditional branch (or BRX switch) on a value that may differ between lanes
   (ptx2sass.divergence; the selector marks the others `uniform`) gets a region; a uniform
   branch does not;
-* the region ends at the branch's immediate post-dominator, where paths that only lead to
+* the region ends at the branch's immediate post-dominator (past a block of phi copies on
+  one edge, which lanes may run before they meet), where paths that only lead to
   an EXIT of their own do not count: lanes that exit count as arrived, so `if (c) return;`
   needs no barrier, and a side that returns early does not push the meeting point to the
   end of the kernel. A branch whose sides share no exit (each ends in its own EXIT) gets none;
@@ -221,6 +222,14 @@ def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exit_memo, dead) -> 
     return best
 
 
+def _only_copies_on_one_edge(b: MBlock) -> bool:
+    """A block of phi copies on one edge (opt/split_exit_edges.py's loop exits): lanes may
+    run its copies before they meet, so the region ends at the block it leads to, where it
+    would have ended without the split (and the loop's region can join an enclosing one)."""
+    return (len(b.preds) == 1 and len(b.succs) == 1 and b.succs[0] is not b
+            and all(mi.opcode in PSEUDOS for mi in b.instrs))
+
+
 def _redirect(mf: MFunction, p: MBlock, old: MBlock, new: MBlock) -> None:
     """Make p's edges to `old` go to `new` (successor lists, fall-through, branch labels,
     jump tables)."""
@@ -309,6 +318,8 @@ def _divergent_regions(mf: MFunction):
         if end is None:
             unjoined.append(b)
             continue
+        while _only_copies_on_one_edge(end):
+            end = end.succs[0]
         left = [h for h, body in loops.items() if id(b) in body and id(end) not in body]
         header = max(left, key=lambda h: len(loops[h])) if left else None
         found.append((b, end, header))

@@ -19,6 +19,7 @@ from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
 from ptx2sass.opt.repack import repack
+from ptx2sass.opt.split_exit_edges import split_exit_edges
 from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
@@ -29,7 +30,7 @@ MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
     Counted loops are unrolled once their induction arithmetic is simplified, and the
-    unrolled code is simplified again."""
+    unrolled code is simplified again. Last, loop exits get their own phi-copy blocks."""
     _simplify(fn, contract)
     if unroll_counted_loops(fn):
         merge_blocks(fn)
@@ -37,6 +38,7 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
     if vectorize_shared_loads(fn):
         _simplify(fn, contract)
+    split_exit_edges(fn)
 
 
 def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None:

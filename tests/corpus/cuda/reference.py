@@ -1337,3 +1337,88 @@ def ref_mma_tf32(b, p, launch):
     A = b["a"].astype(np.float64).reshape(16, 8)
     B = b["bt"].astype(np.float64).reshape(8, 8).T
     return {"d": (A @ B + 1.0).astype(np.float32).reshape(-1)}
+
+
+# --------------------------------------------------------------------------------------------
+# patterns.cu (issue 20's kernel shapes; float inputs are small multiples of 1/8 or 1/4, so
+# every sum is exact in any order)
+
+@reference(out=EXACT)
+def ref_transpose_smem(b, p, launch):
+    n = p["n"]
+    return {"out": b["in"].reshape(n, n).T.reshape(-1).copy()}
+
+
+@reference(c=EXACT)
+def ref_matmul_tiled(b, p, launch):
+    n, k = p["n"], p["k"]
+    a = b["a"].astype(np.float64).reshape(n, k)
+    bm = b["b"].astype(np.float64).reshape(k, n)
+    return {"c": (a @ bm).astype(np.float32).reshape(-1)}
+
+
+@reference(hist=EXACT)
+def ref_histogram_smem(b, p, launch):
+    return {"hist": np.bincount(b["v"][:p["n"]], minlength=256).astype(np.uint32)}
+
+
+@reference(hist=EXACT)
+def ref_histogram_global(b, p, launch):
+    return {"hist": np.bincount(b["v"][:p["n"]] % 64, minlength=64).astype(np.uint32)}
+
+
+@reference(sum=EXACT)
+def ref_block_reduce(b, p, launch):
+    return {"sum": wrap([sum(py(b["v"][:p["n"]]))], "s32")}
+
+
+@reference(out=EXACT)
+def ref_warp_sum_f32(b, p, launch):
+    return {"out": b["v"].astype(np.float64).reshape(-1, 32).sum(axis=1).astype(np.float32)}
+
+
+@reference(out=EXACT, count=EXACT)
+def ref_compact_ballot(b, p, launch):
+    out, count = b["out"].copy(), []
+    for w in range(len(b["v"]) // 32):
+        kept = [x for x in py(b["v"][32 * w:32 * (w + 1)]) if x > 0]
+        out[32 * w:32 * w + len(kept)] = kept
+        count.append(len(kept))
+    return {"out": out, "count": np.array(count, dtype=np.uint32)}
+
+
+@reference(out=EXACT)
+def ref_vote_counts(b, p, launch):
+    out = []
+    for w in range(len(b["v"]) // 32):
+        xs = py(b["v"][32 * w:32 * (w + 1)])
+        out += [sum(x > 0 for x in xs), int(any(x == 0 for x in xs)), int(all(x > -3 for x in xs))]
+    return {"out": np.array(out, dtype=np.uint32)}
+
+
+@reference(y=EXACT)
+def ref_saxpy_grid_stride(b, p, launch):
+    y = b["x"].astype(np.float64) * p["a"] + b["y"].astype(np.float64)
+    return {"y": y.astype(np.float32)}
+
+
+@reference(sum=EXACT)
+def ref_sum_f64_grid_stride(b, p, launch):
+    threads = launch["grid"][0] * launch["block"][0]
+    v = b["v"][:p["n"]]
+    return {"sum": np.array([v[t::threads].sum() for t in range(threads)], dtype=np.float64)}
+
+
+@reference(out=EXACT)
+def ref_stencil_5pt(b, p, launch):
+    n = p["n"]
+    a = b["in"].astype(np.float64).reshape(n, n)
+    out = a.copy()
+    out[1:-1, 1:-1] = 0.5 * a[1:-1, 1:-1] + 0.125 * (a[1:-1, :-2] + a[1:-1, 2:] + a[:-2, 1:-1] + a[2:, 1:-1])
+    return {"out": out.astype(np.float32).reshape(-1)}
+
+
+@reference(out=EXACT)
+def ref_smem_reverse_block(b, p, launch):
+    v = b["v"].reshape(-1, launch["block"][0])
+    return {"out": (v[:, ::-1] ^ (v >> 3)).reshape(-1).astype(np.uint32)}
