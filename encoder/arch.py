@@ -100,6 +100,23 @@ class Target:
     nwarpid_virtcfg: bool = False
     # `ptxas -v` reports the constant banks' sizes (`556 bytes cmem[0]`); not for sm_90
     verbose_cmem: bool = True
+    # --- sm_75 (Turing) spellings (isel/target_forms.py's `apply_spelling`) ---
+    # a 64-bit address prints `.64` on its base register (`[R2.64]`, sm_80+); sm_75's `.E`
+    # modifier alone says the address is 64-bit (`LDG.E.SYS R0, [R2]`)
+    address_width_suffix: bool = True
+    # the scope a global/generic access without one is spelt with (sm_75: `LDG.E.SYS`,
+    # `ST.E.SYS`; sm_8x prints none)
+    default_memory_scope: str = ""
+    # (opcode or "*", sm_8x modifier, the target's; "" drops it): sm_75 spells the CTA
+    # scope `.CTA` (sm_8x `.SM`) and has no `BAR.SYNC.DEFER_BLOCKING`
+    renamed_modifiers: tuple[tuple[str, str, str], ...] = ()
+    # (opcode, modifier the target writes first): sm_75's shared load is `LDS.U`
+    leading_modifiers: tuple[tuple[str, str], ...] = ()
+    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16832, sm_80+); sm_75's
+    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma: not generated yet, so
+    # wmma.mma is refused there
+    mma_k16: bool = True
+    # --- end sm_75 ---
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
     # records ACCELERATOR_TARGET 1
     variant: str = ""
@@ -160,9 +177,23 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=Tru
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 
+# --- sm_75 (Turing) -----------------------------------------------------------------
+# What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
+# Read off ptxas 13.5's code for `mov` of each special register and cvta.const/param on
+# sm_75: no reserved shared memory (%total_smem_size is SR_SMEMSZ itself; the
+# %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
+_TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
+                        "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
+_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False, latency="turing", address_width_suffix=False,
+                       default_memory_scope="SYS",
+                       renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
+                       leading_modifiers=(("LDS", "U"),))
+# --- end sm_75 -----------------------------------------------------------------------
+
+
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
-    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing",
+    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
           packed_converts=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False),

@@ -54,6 +54,11 @@ class SpecialRegisters:
             cluster = self.cluster_special(name, cbank)
             if cluster is not None:
                 return cluster
+        if name == "%total_smem_size" and info.driver_cbank is not None:
+            # no reserved part in the driver's words (sm_75): the CTA's shared memory is SR_SMEMSZ
+            t = VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
+            return t
         if name == "%reserved_smem_offset_cap" and info.reserved_shared_bytes:
             return Imm(info.reserved_shared_bytes)      # the end of the driver's reserved window
         if name == "%aggr_smem_size" and "aggr_smem_limit" in cbank:
