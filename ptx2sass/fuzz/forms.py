@@ -424,9 +424,7 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
     return True
 
 
-def _isa_alu(g, ctx, b):
-    rng = g.rng
-    f = rng.choice(isa_families()["alu"])
+def _isa_alu(g, ctx, b, f):
     is_float = any(t.startswith((".f", ".bf")) for t in f.types)
     if is_float and g.prog_fmad and f.opcode in ("mul", "add", "sub", "mad", "fma") and \
             not set(f.modifiers) & set(ROUNDING):
@@ -437,13 +435,12 @@ def _isa_alu(g, ctx, b):
     return f, ops
 
 
-def _isa_memory(g, ctx, b):
+def _isa_memory(g, ctx, b, f):
     """A load or store of one inventory form, at an address that is in bounds and aligned
     in its state space: the input buffer (loads, data-dependent), the thread's own global
     words (stores), its own shared and local words, the module's constant array, a
     parameter blob."""
     rng = g.rng
-    f = rng.choice(isa_families()["mem"])
     elem = max(_bits(f.types[0]) // 8, 1) if f.types else 4
     size = elem * _vector_count(f)
     space = f.spaces[0] if f.spaces else None
@@ -481,9 +478,8 @@ def _isa_memory(g, ctx, b):
     return f, (ops, pre)
 
 
-def _isa_atomic(g, ctx, b):
+def _isa_atomic(g, ctx, b, f):
     rng = g.rng
-    f = rng.choice(isa_families()["atom"])
     space = f.spaces[0] if f.spaces else None
     t_addr = b.tmp("b64")
     pre = []
@@ -505,15 +501,31 @@ def _isa_atomic(g, ctx, b):
     return f, (ops, pre)
 
 
-def _isa_mma(g, ctx, b):
+def _isa_mma(g, ctx, b, f):
     """A warp-wide mma.sync of one inventory form (every lane converged, full warp)."""
     if not (ctx.full and ctx.masked) or ctx.func is not None:
         return None, None
-    f = g.rng.choice(isa_families()["mma"])
     ops = _Operands(b, g)
     if not _isa_fill(f, ops):
         return None, None
     return f, ops
+
+
+# A campaign sweeps the inventory: each program's draws start at its own place in each
+# family's form list (seed * length / SWEEP_SEEDS), so SWEEP_SEEDS consecutive seeds walk
+# every form once between them; the rest of the draws stay uniform for variety.
+SWEEP_SEEDS = 1000
+SWEEP_SHARE = 0.8
+
+
+def _draw_form(g, family: str):
+    forms = isa_families()[family]
+    n = g.isa_draws.get(family, 0)
+    g.isa_draws[family] = n + 1
+    if g.rng.random() < SWEEP_SHARE:
+        start = (g.seed % SWEEP_SEEDS) * len(forms) // SWEEP_SEEDS
+        return forms[(start + n) % len(forms)]
+    return g.rng.choice(forms)
 
 
 def op_isa(g, ctx):
@@ -523,13 +535,13 @@ def op_isa(g, ctx):
     rng = g.rng
     for _attempt in range(6):
         family = rng.choices(("alu", "mem", "atom", "mma"),
-                             weights=(len(fam["alu"]), len(fam["mem"]) * 0.7, len(fam["atom"]),
+                             weights=(len(fam["alu"]), len(fam["mem"]) * 1.5, len(fam["atom"]) * 1.5,
                                       len(fam["mma"]) * (g.on("mma") or g.on("warp"))))[0]
         if not fam[family] or (family != "alu" and ctx.func is not None):
             continue
         b = Builder(g, ctx)
         maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic, "mma": _isa_mma}[family]
-        f, made = maker(g, ctx, b)
+        f, made = maker(g, ctx, b, _draw_form(g, family))
         if f is None:
             continue
         ops, pre = (made, []) if family in ("alu", "mma") else made

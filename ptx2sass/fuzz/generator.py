@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2, "switch": 0.2, "forms": 0.7,
+    "fmadoff": 0.2, "switch": 0.2, "forms": 0.8,
 }
 ALWAYS = ("int32",)
 
@@ -1325,7 +1325,7 @@ OPS: list[tuple[str, float, object]] = [
     ("vector", 0.8, op_vector), ("local", 1.0, op_local), ("shared", 1.2, op_shared),
     ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
-    ("forms", 4.0, lambda g, c: _op_forms(g, c)),
+    ("forms", 8.0, lambda g, c: _op_forms(g, c)),
     ("mma", 0.8, lambda g, c: _op_wmma(g, c)),
 ]
 
@@ -1364,6 +1364,7 @@ class Generator:
         self.func: Func | None = None
         self._n_local = rng.randint(1, 2)
         self.in_words_count = 0
+        self.isa_draws: dict[str, int] = {}     # inventory forms drawn per family (forms.py)
 
     def on(self, feature: str) -> bool:
         return feature in self.features
