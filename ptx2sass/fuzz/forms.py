@@ -286,7 +286,7 @@ def isa_inventory():
 @functools.cache
 def isa_families() -> dict:
     inv = isa_inventory()
-    out = {"alu": [], "mem": [], "atom": [], "mma": []}
+    out = {"alu": [], "mem": [], "atom": [], "mma": [], "policy": []}
     if inv is None:
         return out
     for f in inv.forms_for(89, (8, 5)):
@@ -295,12 +295,14 @@ def isa_families() -> dict:
         kinds = {o.kind for o in f.operands}
         if f.opcode in ISA_ALU and kinds <= {"d", "a", "r", "i", "p", "q", "dp", "pp", "v2", "v4"}:
             out["alu"].append(f)
-        elif f.opcode in ("ld", "ldu", "st") and kinds <= {"V", "W", "m", "r", "d"}:
+        elif f.opcode in ("ld", "ldu", "st", "prefetch") and kinds <= {"V", "W", "m", "r", "d"}:
             out["mem"].append(f)
         elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
             out["atom"].append(f)
         elif f.spelling.startswith("mma.sync") and kinds <= {"v1", "v2", "v4", "v8"}:
             out["mma"].append(f)
+        elif f.opcode == "createpolicy":
+            out["policy"].append(f)
     return out
 
 
@@ -511,6 +513,25 @@ def _isa_mma(g, ctx, b, f):
     return f, ops
 
 
+def _policy(g, reg: str) -> tuple[str, str]:
+    """A cache policy of a random inventory `createpolicy` form, into `reg` (and the same
+    for the one-instruction check). Policies are opaque (their bits are the implementation's):
+    they only steer caching, so no output depends on them and they are never compared."""
+    forms = isa_families()["policy"]
+    if not forms:
+        return f"createpolicy.fractional.L2::evict_last.b64 {reg}, 1.0;", \
+            "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
+    f = _draw_form(g, "policy")
+    if ".range" in f.modifiers:             # [base], primary size <= total size
+        args = ("[$inb]", "4096", str(g.rng.choice((4096, 8192, 65536))))
+        canon = ("[%ad]",) + args[1:]
+    else:                                   # the fraction (optional; 1.0 when left out)
+        args = canon = (g.rng.choice(("", "", "0.5", "1.0", "0.25")),)
+        args = canon = tuple(a for a in args if a)
+    return (f"{f.spelling} {', '.join((reg,) + args)};",
+            f"{f.spelling} {', '.join(('%d8',) + canon)};\n")
+
+
 # A campaign sweeps the inventory: each program's draws start at its own place in each
 # family's form list (seed * length / SWEEP_SEEDS), so SWEEP_SEEDS consecutive seeds walk
 # every form once between them; the rest of the draws stay uniform for variety.
@@ -546,9 +567,11 @@ def op_isa(g, ctx):
             continue
         ops, pre = (made, []) if family in ("alu", "mma") else made
         canon_pre = ""
+        also = ()
         if ops.policy:
-            pre = [f"createpolicy.fractional.L2::evict_last.b64 {ops.policy}, 1.0;"] + pre
-            canon_pre = "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
+            policy, canon_pre = _policy(g, ops.policy)
+            pre = [policy] + pre
+            also = (policy.split(" ", 1)[0],)
         if not valid(f"{canon_pre}{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
             continue
         spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or (("generic",) if family in ("mem", "atom") else ())
@@ -556,7 +579,7 @@ def op_isa(g, ctx):
         if family == "mma":
             return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
-                       guard_ok=(family == "alu"), spaces=spaces)
+                       guard_ok=(family == "alu"), spaces=spaces, also=also)
     return None
 
 

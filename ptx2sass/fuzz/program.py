@@ -85,6 +85,7 @@ class Op(Stmt):
     tolerance: float = 0.0        # approximate result: relative/absolute error bound
     spaces: tuple = ()            # state spaces it touches, for coverage
     infra: tuple = ()             # infrastructure values it names ($tid, $sh, ...)
+    also: tuple = ()              # coverage keys of helper instructions in it (a createpolicy)
 
 
 @dataclass(eq=False)
@@ -431,6 +432,7 @@ class _Body:
                 rd.emit(line, indent)
             if s.key:
                 rd.keys.append(s.key)
+            rd.keys.extend(s.also)
             rd.spaces.update(s.spaces)
             self.note_defs(s)
             return
