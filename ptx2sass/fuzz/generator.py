@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2, "switch": 0.2, "forms": 0.8,
+    "fmadoff": 0.2, "switch": 0.2, "forms": 0.95,
 }
 ALWAYS = ("int32",)
 
