@@ -150,7 +150,9 @@ class Launch:
         if len(params) != len(layout) and layout:
             raise EmuFault(f"kernel takes {len(layout)} parameters, {len(params)} given",
                            kernel=prog.name)
-        size0 = max(len(prog.const0_template), prog.param_base + prog.param_bytes)
+        # the bank is read in 32-bit words: a word that holds the last (8- or 16-bit)
+        # parameter is there whole, as on the device, whose bank is far larger
+        size0 = max(len(prog.const0_template), -(-(prog.param_base + prog.param_bytes) // 4) * 4)
         bank0 = bytearray(size0)
         bank0[:len(prog.const0_template)] = prog.const0_template
         # block (0x0), grid (0xc), the shared (0x18) and local (0x20) windows, the stack (0x28)

@@ -189,3 +189,33 @@ def test_exit_with_a_predicate_operand_exits_where_both_hold():
     run(cubin, "k", 1, 64, [out, data])
     want = np.where((data < 100) & (np.arange(64) != 5), 1, 2)
     np.testing.assert_array_equal(out, want)
+
+
+BYTE_PARAM_LAST = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u8 x)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    cvta.to.global.u64 %d0, %d0;
+    ld.param.u8 %r0, [x];
+    and.b32 %r1, %r0, 1;
+    st.global.u32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_a_word_read_of_a_byte_parameter_at_the_end_of_the_bank():
+    """ptxas 13.5.37 reads the last `.u8` parameter with a 32-bit constant read (c[0x0][0x168]
+    for a bank that ends at 0x169); the device's bank holds that word, so the emulator does
+    too (found by the fuzzer: 11 of 179 programs of seeds 300000-300178 failed on it)."""
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    cubin = oracle.ptxas(BYTE_PARAM_LAST).output
+    out = np.zeros(1, np.uint32)
+    run(cubin, "k", (1,), (1,), [out, np.uint8(0x0B)])
+    assert int(out[0]) == 1
