@@ -390,6 +390,11 @@ class _Operands:
         self.canon.append(canon)
 
 
+# operands whose value the manual bounds (outside: undefined behaviour): (opcode, operand
+# index) -> values drawn as immediates below the bound
+BOUNDED_OPERANDS = {("fns", 2): 32}         # fns's base: "must be <= 31"
+
+
 def _isa_fill(f, ops: _Operands, address=None) -> bool:
     """Fill `ops` with `f`'s operands (False when a kind is not writable here)."""
     g = ops.g
@@ -397,6 +402,11 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
     for i, o in enumerate(f.operands):
         if o.optional and g.rng.random() < 0.5:
             break
+        bound = BOUNDED_OPERANDS.get((f.opcode, i))
+        if bound:
+            value = str(g.rng.randrange(bound))
+            ops.raw(value, value)
+            continue
         kind = _kind_of_type(o.type)
         if o.kind == "d":
             ops.dst(kind)

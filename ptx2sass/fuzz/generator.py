@@ -355,7 +355,8 @@ def op_bits(g, ctx):
     if form == "fns":
         d = b.dst("b32")
         off = b.src("b32", None, lambda: str(rng.choice([0, 1, 3, -1, -2, 5])))
-        return b.build(f"fns.b32 {d}, {b.src('b32')}, {b.src('b32', None, small)}, {off};", "fns.b32")
+        base = str(rng.randrange(32))      # the manual: base > 31 is undefined
+        return b.build(f"fns.b32 {d}, {b.src('b32')}, {base}, {off};", "fns.b32")
     if form == "dp4a":
         ta, tb = rng.choice(("u32", "s32")), rng.choice(("u32", "s32"))
         d = b.dst("b32")
