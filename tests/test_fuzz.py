@@ -307,3 +307,78 @@ def test_64bit_shift_by_a_register_an_fma_wrote_uses_its_bits():
     assert "F2I.U64.TRUNC" in oracle.nvdisasm(theirs)
     run(theirs, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
     assert int(out[0]) | int(out[1]) << 32 == 0x8000000000000000 >> 6
+
+
+GUARDED_SET_F32 = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 flag)
+{
+    .reg .pred %p0;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.param.u32 %r3, [flag];
+    setp.ne.u32 %p0, %r3, 0;
+    mov.u32 %r0, %ctaid.x;
+    ld.global.s32 %r1, [%d1];
+    ld.global.u8 %r2, [%d1+4];
+    @!%p0 set.ge.f32.s32 %r2, %r0, %r1;
+    st.global.b32 [%d0], %r2;
+    ret;
+}
+"""
+
+ABS_BF16X2_OF_SAT = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r1, [%d1];
+    ld.global.b32 %r2, [%d1+4];
+    add.rm.ftz.sat.f32 %r2, %r2, %r1;
+    abs.bf16x2 %r3, %r2;
+    st.global.b32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+def test_guarded_set_f32_leaves_its_destination_alone():
+    """`@!p set.ge.f32.s32 d, a, b` with p true: PTX leaves d as it was (230 from a u8
+    load). ptxas 13.5.37 selects 0/-1 under the guard and converts d to float after the
+    merge (I2FP of |d|), so the untaken path stores 230.0f: a ptxas miscompile the fuzzer
+    found (seed 300156; `set.eq.f16.f16` the same way, seed 300060). ptx2sass follows the
+    manual."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([5, 230], np.uint32)
+    out = np.zeros(1, np.uint32)
+    run(ptx2sass.compile(GUARDED_SET_F32), "k", (1,), (1,), [out, inp.copy(), np.uint32(1)])
+    assert int(out[0]) == 230
+    theirs = oracle.ptxas(GUARDED_SET_F32).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy(), np.uint32(1)], hazard_check=False)
+    assert int(out[0]) == int(np.float32(230).view(np.uint32))
+
+
+def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
+    """abs.bf16x2 clears bit 15 and bit 31. The f32 `add.sat` result 0x3f008000 is >= 0, but
+    its low half (0x8000) is a negative bf16: abs gives 0x3f000000. ptxas 13.5.37 drops the
+    abs (HFMA2.BF16_V2 d, -RZ, RZ, a keeps 0x3f008000): a ptxas miscompile the fuzzer found
+    (seed 300054). ptx2sass follows the manual."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([0x3F008000, 0], np.uint32)
+    out = np.zeros(1, np.uint32)
+    run(ptx2sass.compile(ABS_BF16X2_OF_SAT), "k", (1,), (1,), [out, inp.copy()])
+    assert int(out[0]) == 0x3F000000
+    theirs = oracle.ptxas(ABS_BF16X2_OF_SAT).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
+    assert int(out[0]) == 0x3F008000

@@ -559,7 +559,8 @@ def op_f16(g, ctx):
         dt = rng.choice(("f16x2", "u32", "s32") if t == "f16x2" else ("f16", "u16", "s16", "u32", "s32"))
         dk = "b16" if dt in ("f16", "u16", "s16") else "b32"
         d = b.dst(dk)
-        return b.build(f"set.{cmp}{ftz}.{dt}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"set.{cmp}{ftz}.{dt}.{t}")
+        return b.build(f"set.{cmp}{ftz}.{dt}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"set.{cmp}{ftz}.{dt}.{t}",
+                       guard_ok=dt[0] != "f")     # see forms.guard_miscompiled
     return op_cvt_half(g, ctx)
 
 
@@ -766,7 +767,8 @@ def op_pred(g, ctx):
     cmp = rng.choice(CMP_F if st[0] == "f" else CMP_UINT if st[0] == "u" else CMP_INT)
     d = b.dst("b32")
     k = TYPE_KIND[st]
-    return b.build(f"set.{cmp}.{dt}.{st} {d}, {b.src(k, st)}, {b.src(k, st)};", f"set.{cmp}.{dt}.{st}")
+    return b.build(f"set.{cmp}.{dt}.{st} {d}, {b.src(k, st)}, {b.src(k, st)};", f"set.{cmp}.{dt}.{st}",
+                   guard_ok=dt[0] != "f")         # see forms.guard_miscompiled
 
 
 def op_mov(g, ctx):
