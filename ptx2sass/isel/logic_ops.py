@@ -92,8 +92,10 @@ class LogicOps:
         up_bits, down_bits, at_bits = new(), new(), new()
         self.emit("SHF", ("L", "U32"), [up_bits, ones, b, RZ])
         back = new()
-        self.emit("IADD3", (), [back, self.negate(b) if isinstance(b, VOp) else Imm(31 - b.value),
-                                Imm(31) if isinstance(b, VOp) else RZ, RZ])
+        if isinstance(b, VOp):
+            self.emit("IADD3", (), [back, self.negate(b), Imm(31), RZ])
+        else:                               # IADD3 takes an immediate only as its b
+            self.move(back, Imm(31 - b.value))
         self.emit("SHF", ("R", "U32", "HI"), [down_bits, RZ, back, ones])
         one = new()
         self.move(one, Imm(1))
