@@ -102,3 +102,11 @@ def test_unselected_forms_refused_at_their_line(line):
         ".visible .entry", ".global .surfref sr;\n.visible .entry")
     with pytest.raises(CompileError, match="line 20"):
         codegen.compile_ptx(ptx, "sm_89", "t.ptx")
+
+
+def test_targets_without_the_instruction_refuse_at_the_line():
+    """sm_90's encoding table has no texture/surface forms yet: a clear refusal, not an
+    internal encoding error."""
+    ptx = kernel(1, "b32", "suq.width.b32 %r10, [%rd3]").replace("sm_89", "sm_90")
+    with pytest.raises(CompileError, match=r"t\.ptx, line 19; error   : `suq` on sm_90 not supported yet"):
+        codegen.compile_ptx(ptx, "sm_90", "t.ptx")

@@ -39,8 +39,16 @@ HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 
 
 class TextureSelection:
+    def require_unit(self, ins: ir.Instr, opcode: str) -> None:
+        """Refuse at the line where the target's encoding table has no such instruction yet
+        (the hopper table was probed without texture/surface seeds)."""
+        from ptx2sass.encoder import codec
+        if not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
+            raise self.unsupported(f"`{ins.opcode}` on {self.arch.name}")
+
     def surface_parts(self, ins: ir.Instr):
         """(handle, SASS geometry, coordinate group, clamp modifiers) of a surface access."""
+        self.require_unit(ins, {"suld": "SULD", "sust": "SUST"}.get(ins.opcode, "SURED"))
         n = ins.attrs.get("coords", 0)
         handle, coords = ins.srcs[0], ins.srcs[1:1 + n]
         geo = next((m for m in ins.modifiers if m in SURFACE_GEOMETRY), None)
@@ -158,6 +166,7 @@ class TextureSelection:
         query = next((m for m in ins.modifiers if m in HEADER_DIMENSION), None)
         if query is None or "level" in ins.modifiers or ins.attrs.get("coords"):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
+        self.require_unit(ins, "TXQ")
         handle = self.handle_word(ins, ins.srcs[0])
         pair = VOp(self.mf.new_vreg("R", 2))       # {handle, mip level 0}
         self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
