@@ -52,7 +52,7 @@ def op_mov32i(w, s, active, mask):
     w.w(s.ins.operands[0], w.r(s.ins.operands[1]), mask)
 
 
-@semantics("ULDC", vector=True)
+@semantics("ULDC", "LDCU", vector=True)
 def op_uldc(w, s, active, mask):
     d, src = s.ins.operands
     if "64" in s.ins.modifiers:

@@ -592,7 +592,7 @@ def _prmt(step, generic):
 
 # --------------------------------------------------------------------------- uniform datapath
 
-@form("ULDC")
+@form("ULDC", "LDCU")
 def _uldc(step, generic):
     d, src = step.ins.operands
     mods = step.ins.modifiers
