@@ -103,6 +103,15 @@ class Target:
     # c[0x0][...] of the local window's 64-bit generic base (cvta.local; the emulator
     # writes it there)
     local_window_offset: int = 0x20
+    # spellings of nvdisasm for sm_120 (encoder/target_spelling.py): IADD3 shows both carry
+    # outputs; VIMNMX shows .S32
+    iadd3_carry_outputs: bool = False
+    minmax_type_shown: bool = False
+    # the size of `.nv.shared.reserved.0` (sm_120: 64 bytes, `.nv.reservedSmem.offset0` after
+    # them; sm_90: empty) and the VRC_CTA_INIT_COUNT record's value in every `.nv.info.<k>`
+    # (sm_120: 0; None: no record)
+    reserved_shared_section_bytes: int = 0
+    vrc_cta_init_count: int | None = None
 
     @property
     def full_name(self) -> str:
@@ -168,7 +177,9 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
-                          stack_pointer_offset=0x37C, latency="blackwell")
+                          stack_pointer_offset=0x37C, latency="blackwell",
+                          iadd3_carry_outputs=True, minmax_type_shown=True,
+                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
 
 
 _TABLE = [
@@ -187,7 +198,7 @@ _TABLE = [
     _info(100, "blackwell", 0x6006402, 0x380, None, False, True),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
-    _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell",
+    _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN),
     _info(121, "blackwell", 0x6007902, 0x380, None, False, True),
 ]

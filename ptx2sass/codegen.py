@@ -212,6 +212,9 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
     and signed for arithmetic ones (IADD3, IMAD, ISETP): the selector writes them unsigned
     and the signed spelling is tried when the unsigned one has no encoding."""
     from ptx2sass.encoder import codec
+    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.target_spelling import respell
+    ins = respell(ins, target(arch))
     try:
         return codec.encode(ins, arch, pc, []), ins
     except codec.EncodeError as first:
