@@ -211,6 +211,8 @@ def op_iadd3(w, s, active, mask):
     pouts = []
     while _is_pred(rest[0]):
         pouts.append(rest.pop(0))
+    if len(pouts) == 2 and pouts[1].index == 7:     # `P0, PT` (sm_120 prints PT): one carry out
+        pouts = pouts[:1]
     srcs, cins = rest[:3], rest[3:]
     a, b, c = _terms_u64(w, srcs)
     s1 = a + b

@@ -107,6 +107,7 @@ class Target:
     # outputs; VIMNMX shows .S32
     iadd3_carry_outputs: bool = False
     minmax_type_shown: bool = False
+    uniform_move_is_mov: bool = False
     # the size of `.nv.shared.reserved.0` (sm_120: 64 bytes, `.nv.reservedSmem.offset0` after
     # them; sm_90: empty) and the VRC_CTA_INIT_COUNT record's value in every `.nv.info.<k>`
     # (sm_120: 0; None: no record)
@@ -178,7 +179,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
-                          iadd3_carry_outputs=True, minmax_type_shown=True,
+                          iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
 
 

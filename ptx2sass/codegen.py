@@ -521,8 +521,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
     cfa = None
     if frame_size:
-        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
-                      and ins.operands[0] == Reg("R", STACK_POINTER))
+        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode in ("IADD3", "IADD")
+                      and ins.operands[0] == Reg("R", STACK_POINTER))     # IADD: sm_120's spelling
         cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
     if not fn.is_entry:
         rets = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "RET"]
