@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import Imm, Label, Reg
 
 from .errors import EmuFault
 from .lanes import PerWarp
-from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, FULL, int_to_mask, mask_to_int  # noqa: F401
+from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
 
@@ -43,7 +43,9 @@ def op_bra(w, s, active, mask):
     if "DIV" in mods or "CONV" in mods:
         if not w.per_warp:
             raise PerWarp()
-        m = _uniform_mask(w, ops[0], active)
+        # sm_75's `BRA.DIV target` names no mask: the warp's lanes that have not exited
+        m = (_uniform_mask(w, ops[0], active) if ops and not isinstance(ops[0], Label)
+             else mask_to_int(w.live_mask & (w.state != EXITED)))
         act = mask_to_int(active)
         converged = (act & m) == m
         cond = converged if "CONV" in mods else not converged

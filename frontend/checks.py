@@ -15,6 +15,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
+from ptx2sass.frontend import sm80_features
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
@@ -582,6 +583,11 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
+        for operand in ins.operands:
+            if isinstance(operand, ast.Name):
+                message = sm80_features.register_problem(operand.name, self.target_sm)
+                if message:
+                    self.error(message, ins)
         if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
             self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
@@ -642,6 +648,8 @@ class Checker:
                 and self.version < (8, 1):
             problems.append(f"Modifier '.satfinite' on 'cvt{packed}.f32' requires PTX ISA "
                             ".version 8.1 or later")
+        problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
+                     if p not in problems]
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
             problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "

@@ -23,6 +23,7 @@ from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
+from ptx2sass.loop_yield import insert_loop_yields
 from ptx2sass.frame import Frame
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
@@ -255,6 +256,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     else:
         errbar_at_exit(mf)
     insert_reconvergence(mf, function=not fn.is_entry)
+    insert_loop_yields(mf, fn)
     apply_target_forms(mf, info)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)

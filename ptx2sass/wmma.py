@@ -91,6 +91,8 @@ def supported(ins: ir.Instr, arch) -> bool:
     if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma):
         return False
     if mods[0] == "mma":
+        if not arch.mma_k16:
+            return False
         a_type, c_type = mma_types(ins)
         if (shape, a_type) not in INPUT_WORDS or ("satfinite" in mods and a_type not in ("s8", "u8")) \
                 or len(set(ins.types[:2])) > 1 or ins.type != c_type or c_type not in ACCUMULATORS[a_type]:

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
-from ptx2sass.mir import MFunction, MInstr, VOp
+from ptx2sass.mir import MFunction, MInstr, VMem, VOp
 
 # Instructions that read `c[bank][offset]` on every target (the constant loads themselves).
 CONSTANT_READERS = frozenset({"LDC", "ULDC"})
@@ -37,6 +37,7 @@ RZ = Reg("R", 255)
 
 def apply_target_forms(mf: MFunction, target) -> None:
     """Rewrite `mf`'s instructions into forms `target` encodes (see the module docstring)."""
+    apply_spelling(mf, target)
     renames = dict(target.renamed_opcodes)
     for b in mf.blocks:
         loaded: dict[tuple[int, int, int], VOp] = {}
@@ -137,3 +138,38 @@ def _load(mf: MFunction, mi: MInstr, i: int, loaded: dict, out: list[MInstr]) ->
         if c.ureg is None:
             loaded[key] = reg
     return replace(reg, neg=c.neg, abs=c.abs, inv=c.inv, suffix=c.suffix)
+
+
+# --- sm_75 (Turing) spellings --------------------------------------------------------------
+# Global/generic accesses that take a scope token (`LDG.E.SYS`); local, shared and constant
+# accesses name none.
+SCOPED_MEMORY = frozenset({"LDG", "STG", "LD", "ST"})
+SCOPES = frozenset({"CTA", "SM", "GPU", "SYS", "VC"})
+
+
+def apply_spelling(mf: MFunction, target) -> None:
+    """Modifiers and address operands the target prints differently with the same meaning
+    (`Target.address_width_suffix`, `default_memory_scope`, `renamed_modifiers`,
+    `leading_modifiers`): sm_75's `LDG.E.SYS R0, [R2]` is sm_8x's `LDG.E R0, [R2.64]`."""
+    renamed = target.renamed_modifiers
+    leading = dict(target.leading_modifiers)
+    if target.address_width_suffix and not target.default_memory_scope and not renamed and not leading:
+        return
+    for b in mf.blocks:
+        for mi in b.instrs:
+            if not target.address_width_suffix:
+                mi.operands = [replace(op, suffix64=False) if isinstance(op, VMem) else op
+                               for op in mi.operands]
+            mods = list(mi.modifiers)
+            for opcode, old, new in renamed:
+                if opcode in ("*", mi.opcode) and old in mods:
+                    at = mods.index(old)
+                    mods[at:at + 1] = [new] if new else []
+            if target.default_memory_scope and mi.opcode in SCOPED_MEMORY and not SCOPES & set(mods):
+                mods.append(target.default_memory_scope)
+            if mi.opcode in leading and leading[mi.opcode] not in mods:
+                mods.insert(0, leading[mi.opcode])
+            if tuple(mods) != mi.modifiers:
+                mi.modifiers = tuple(mods)
+                mi.shown = None
+# --- end sm_75 -----------------------------------------------------------------------------
