@@ -13,7 +13,8 @@ A *site* is, on the executed path of a warp:
   intact: a wait on the load's read scoreboard, a wait on its result, or neither (the next
   writer is a later load of the same in-order unit, or waits on a later load's scoreboard);
 - late_fixed_reads: the first fixed-latency instruction that overwrites an HMMA/IMMA source;
-- issue_interval: an FP64 instruction after an earlier one;
+- issue_interval: an FP64 instruction after an earlier one (distances of those that do not
+  read the earlier one's result);
 - after_barrier: the first memory instruction after a BAR.
 Distances are in ptxas's stall counts (each instruction `max(stall, 1)`), a lower bound of
 the issue distance. *Exceptions* are the emulator's hazards of the rule with the arch's
@@ -60,7 +61,7 @@ class _Warp:
         self.s = 0
         self.addr: dict = {}      # reg → (s, rd_sb, how it was kept, wr_sb) of the last load that read it as an address
         self.mma: dict = {}       # reg → s of the MMA that read it
-        self.fp64 = None          # s of the last FP64 instruction
+        self.fp64 = None          # (s, registers written) of the last FP64 instruction
         self.bar = None           # s of a BAR no memory instruction followed yet
 
 
@@ -108,8 +109,12 @@ def sites_model(sites: Sites):
             if op in fp64_ops:
                 if w.fp64 is not None:
                     sites.sites["issue_interval"] += 1
-                    sites.distance["issue_interval"][min(s - w.fp64, 8)] += 1
-                w.fp64 = s
+                    dependent = bool(w.fp64[1] & set(reads))
+                    sites.kind["issue_interval"]["reads the previous one's result" if dependent
+                                                 else "independent"] += 1
+                    if not dependent:        # the interval itself, not a result latency
+                        sites.distance["issue_interval"][min(s - w.fp64[0], 8)] += 1
+                w.fp64 = (s, set(writes))
             if op in barrier_ops and w.bar is not None:
                 sites.sites["after_barrier"] += 1
                 sites.distance["after_barrier"][min(s - w.bar, 16)] += 1
