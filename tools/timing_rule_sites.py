@@ -3,7 +3,7 @@
 and how ptxas kept each rule there.
 
     .venv/bin/python -m tools.timing_rule_sites --arch sm_89 [--corpus zluda --corpus cuda
-        --corpus tinygrad] [--limit N]
+        --corpus tinygrad --corpus triton --corpus llvm] [--limit N]
 
 The sites are defined by the sm_90 table's opcode sets (whatever the audited arch's table
 says), so the counts show whether ptxas's code for another arch could break a rule at all.
@@ -134,6 +134,35 @@ def sites_model(sites: Sites):
     return SitesModel
 
 
+def _corpus_launches(corpus: str, limit: int | None, arch: str):
+    """(name, runner) for the Triton or LLVM corpus (tests/triton_corpus.py, llvm_corpus.py),
+    ptxas compiling for `arch` (an sm_89 `.target` rewritten to an older arch, as
+    tools.corpus_words.compile_for does)."""
+    import functools
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import llvm_corpus
+    import triton_corpus
+    from ptx2sass.emu.launch import run as emu_run
+    from tools.corpus_words import compile_for
+    from tools.latency_audit import _spread
+    mod = triton_corpus if corpus == "triton" else llvm_corpus
+    folder = mod.TRITON_DIR if corpus == "triton" else mod.LLVM_DIR
+    entries = [e for e in mod.manifest() if "ptxas_error" not in e]
+    for e in _spread(entries, limit):
+        def runner(timing, decoder_for, e=e):
+            cubin = compile_for((folder / e["file"]).read_bytes(), arch, e["file"])[0]
+            if cubin is None:
+                return None
+            real = mod.run
+            mod.run = functools.partial(emu_run, timing=timing)
+            try:
+                res, _ = mod.launch(e, cubin, decoder=decoder_for(cubin))
+            finally:
+                mod.run = real
+            return type("Outcome", (), {"result": res})
+        yield f"{corpus}/{e['file']}", runner
+
+
 def run(arch: str, corpora, limit: int | None, quiet: bool = False) -> Sites:
     from ptx2sass.emu.loader import codec_decoder
     from tools.emu_testing import cubin_listing_decoder
@@ -153,7 +182,8 @@ def run(arch: str, corpora, limit: int | None, quiet: bool = False) -> Sites:
         return decode
 
     for corpus in corpora:
-        for name, runner in launches(corpus, limit, arch=arch):
+        for name, runner in (_corpus_launches(corpus, limit, arch) if corpus in ("triton", "llvm")
+                             else launches(corpus, limit, arch=arch)):
             try:
                 out = runner(model, decoder_for)
             except Exception as e:        # a cubin the emulator cannot run: counted, not fatal
@@ -186,12 +216,12 @@ def report(arch: str, sites: Sites, out=sys.stdout) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", action="append", help="ptxas compiles for it (repeatable; default sm_89)")
-    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad"))
+    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "triton", "llvm"))
     ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
     for arch in args.arch or ["sm_89"]:
-        report(arch, run(arch, args.corpus or ["zluda", "cuda", "tinygrad"], args.limit, args.quiet))
+        report(arch, run(arch, args.corpus or ["zluda", "cuda", "tinygrad", "triton", "llvm"], args.limit, args.quiet))
         sys.stdout.flush()
     return 0
 
