@@ -135,3 +135,13 @@ def test_control_codes_space_fp64_and_barrier(arch):
     assert out[0].stall >= 2
     out = _controls([Slot(Instruction("BAR")), Slot(Instruction("LDS"), reads=[("R", 2)], writes=[("R", 4)])], arch)
     assert out[0].stall >= 6
+
+
+def test_ptxas_sm89_sites_have_no_exceptions():
+    """tools/timing_rule_sites.py on a few CUDA corpus launches: ptxas's sm_89 code meets
+    the rules (late address reads, barriers) and the emulator finds no exception."""
+    from tools import timing_rule_sites
+    sites = timing_rule_sites.run("sm_89", ["cuda"], limit=6, quiet=True)
+    assert sites.launches == 6
+    assert sites.sites["late_source_reads"] > 0 and sites.sites["after_barrier"] > 0
+    assert not sum(sites.exceptions.values()), sites.exceptions
