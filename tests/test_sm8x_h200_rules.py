@@ -74,7 +74,11 @@ def test_sm8x_tables_state_the_rules():
     for arch in ARCHS:
         lat = model_for(arch)
         for f in RULE_FIELDS:
-            assert getattr(lat, f) == getattr(h90, f), (arch, f)
+            if f != "ISSUE_INTERVAL":
+                assert getattr(lat, f) == getattr(h90, f), (arch, f)
+        # FP64: ptxas's sm_8x code keeps 4 cycles (never less at 5,000+ sites), sm_90's 2
+        assert {op: c for op, (_, c) in lat.ISSUE_INTERVAL.items()} == \
+            {op: 4 for op in h90.ISSUE_INTERVAL}, arch
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -132,7 +136,7 @@ def test_control_codes_space_fp64_and_barrier(arch):
     from ptx2sass.sched.control import Slot
     out = _controls([Slot(Instruction("DFMA"), reads=[("R", 2), ("R", 3)], writes=[("R", 10), ("R", 11)]),
                      Slot(Instruction("DMUL"), reads=[("R", 4), ("R", 5)], writes=[("R", 12), ("R", 13)])], arch)
-    assert out[0].stall >= 2
+    assert out[0].stall >= 4      # ptxas's least distance between FP64 instructions on sm_8x
     out = _controls([Slot(Instruction("BAR")), Slot(Instruction("LDS"), reads=[("R", 2)], writes=[("R", 4)])], arch)
     assert out[0].stall >= 6
 
