@@ -252,7 +252,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
     def special(self, sr: ir.SpecialReg, part: int = 0):
         if sr.name in CBANK_SPECIALS:
-            return ConstRef(0, CBANK_SPECIALS[sr.name])
+            which, offset = CBANK_SPECIALS[sr.name]
+            return ConstRef(0, self.arch.block_dims_cbank[which] + offset)
         if sr.name in S2R_NAMES:
             t = VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg(S2R_NAMES[sr.name])])
