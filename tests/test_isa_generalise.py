@@ -42,3 +42,13 @@ def test_held_back_ptxas_cubins_reassemble_bit_exactly(arch):
     determinable = st["words"] - st["undetermined"]
     assert st["encode_ok"] == determinable, failing
     assert st["decode_ok"] == st["words"], failing
+
+
+def test_uniform_register_branch_reads_as_nvdisasm_prints_it():
+    """nvdisasm writes `BRXU UR4 -0x940` (ptxas's cubin of a fuzzer switch, sm_89): no comma
+    before a register-relative target, as for BRX."""
+    from encoder.sass_text import format_instruction, parse_instruction
+    text = "BRXU UR4 -0x940"
+    ins = parse_instruction(text)
+    assert [type(o).__name__ for o in ins.operands] == ["Reg", "Imm"]
+    assert format_instruction(ins) == text
