@@ -15,6 +15,9 @@ Hazards flagged (each names kernel, offset and registers):
 - a read of a variable-latency result without having waited on its write scoreboard, or of
   one whose producer set no scoreboard, except by a later instruction of the same unit when
   that unit reads in order (`sched.latency.READS_IN_ORDER`: LDS → SHFL);
+- cp.async group bookkeeping unlike ptxas's: an instruction other than LDGDEPBAR that sets
+  or waits on LDGDEPBAR's scoreboard, a DEPBAR with a stall below 4 (checked on the code as
+  a whole, executed or not);
 - an overwrite of a register that a pending variable-latency instruction will still write
   (WAW; not by a later result of the same in-order unit, which lands after it) or may still
   be reading under a read scoreboard (WAR). A read is over once the
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptx2sass.sched.control import MIN_STALL
 from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
@@ -116,6 +120,8 @@ class TimingModel:
         self._seen: set = set()
         self.serialised = launch.program.debug_build
         self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
+        if not self.serialised:
+            self._check_async_groups(launch.program)
 
     # ------------------------------------------------------------ wiring
     def new_clock(self) -> WarpTiming:
@@ -157,6 +163,26 @@ class TimingModel:
             return
         self._seen.add(key)
         self.hazards.append(Hazard(self.kernel, offset, message))
+
+    def _check_async_groups(self, program) -> None:
+        """cp.async groups as every ptxas cubin keeps them (sm_80 to sm_90): the scoreboard
+        LDGDEPBAR counts groups on is set and waited on by nothing else (DEPBAR.LE SB, n
+        must count groups only), and DEPBAR stalls long enough for its wait to take hold
+        before the next instruction issues."""
+        instructions = program.instructions
+        groups = {ins.control.wr_sb for _, ins in instructions
+                  if ins.opcode == "LDGDEPBAR" and ins.control.wr_sb != NO_SB}
+        for off, ins in instructions:
+            c = ins.control
+            if ins.opcode == "DEPBAR" and c.stall < MIN_STALL["DEPBAR"]:
+                self._flag(off, f"DEPBAR stalls {c.stall} cycles; its wait takes hold after "
+                                f"{MIN_STALL['DEPBAR']}")
+            if not groups or ins.opcode == "LDGDEPBAR":
+                continue
+            for sb in sorted(groups):
+                if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
+                    self._flag(off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
+                                    f"LDGDEPBAR counts cp.async groups on")
 
     # ------------------------------------------------------------ per instruction
     def step(self, machine, step, warps: np.ndarray, lanes: np.ndarray, reads: list, writes: list) -> None:
@@ -337,7 +363,8 @@ class TimingModel:
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
                 for reg in reads:
-                    if reg[0] in ("R", "UR"):      # predicates are consumed at issue
+                    # predicates are consumed at issue, uniform registers too where the table says so
+                    if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
                         clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
                                                         facts.read_unit, wr_sb)
             elif facts.late_reads:

@@ -197,11 +197,15 @@ class Launch:
                   "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
                   "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0),
-                  "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT)}
+                  "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT),
+                  # not a cluster launch: each CTA is a 1x1x1 cluster of its own (PTX ISA:
+                  # %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank 1)
+                  "cluster_nctaid": ("<III", (1, 1, 1)), "cluster_rcp": ("<fff", (1.0, 1.0, 1.0)),
+                  "nclusterid": ("<III", tuple(self.grid)), "cluster_nctarank": ("<I", 1)}
         for key, (fmt, value) in values.items():
             at = offsets.get(key)
             if at is not None and at + struct.calcsize(fmt) <= len(bank0):
-                struct.pack_into(fmt, bank0, at, value)
+                struct.pack_into(fmt, bank0, at, *(value if isinstance(value, tuple) else (value,)))
 
     def run(self) -> None:
         """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch

@@ -365,14 +365,18 @@ def op_redg(w, s, active, mask):
 
 @semantics("LDGSTS")
 def op_ldgsts(w, s, active, mask):
-    """cp.async global → shared. The copy is performed at once (any later wait is then
-    trivially satisfied); .ZFILL zero-fills when the source size operand is smaller."""
+    """cp.async global → shared. The source is read at issue, but the shared memory is
+    written only when a wait proves the copy done (`AsyncCopies`): a read of the
+    destination before the DEPBAR (cp.async.wait_group) or ARRIVES.LDGSTSBAR that covers it
+    sees the old bytes, as it may on the hardware. .ZFILL zero-fills when the source size
+    operand is smaller."""
     ins = s.ins
     dst_mem, src_mem = ins.operands[0], ins.operands[1]
     if not mask.any():
         return
     size, _ = access_size(ins.modifiers)
     saddr = address(w, dst_mem, False)
+    copies = AsyncCopies.of(w.m)
     if len(ins.operands) > 2:
         # The predicate operand: ptxas's fold of a source size `p ? size : 0` (Triton's
         # masked copies). Lanes where it is false read nothing and write zeros.
@@ -380,7 +384,7 @@ def op_ldgsts(w, s, active, mask):
         if not copy.all():
             zero = mask & ~copy
             if zero.any():
-                _store(w, "shared", saddr, np.zeros((int(zero.sum()), size), np.uint8), zero)
+                copies.issue(w, saddr, np.zeros((int(zero.sum()), size), np.uint8), zero)
             mask = copy
             if not mask.any():
                 return
@@ -397,18 +401,83 @@ def op_ldgsts(w, s, active, mask):
     else:
         gaddr = address(w, src_mem, True)
         data = _load(w, "global", gaddr, size, mask)
-    _store(w, "shared", saddr, data, mask)
+    copies.issue(w, saddr, data, mask)
+
+
+class AsyncCopies:
+    """The LDGSTS copies of a launch not yet known to be done, per thread: each belongs to
+    the thread's open group until LDGDEPBAR (cp.async.commit_group) closes it. DEPBAR.LE
+    SB, n (cp.async.wait_group n) lands every copy of the thread's closed groups but the
+    newest n; ARRIVES.LDGSTSBAR lands all of the thread's copies. A copy never waited for
+    never lands (nothing orders it before any read)."""
+
+    def __init__(self, m):
+        self.m = m
+        self.closed = np.zeros(m.nlanes, np.int64)     # groups each thread has closed
+        self.sb = 0                                    # the scoreboard LDGDEPBAR counts them on
+        # (global lanes, their open group then, absolute shared offsets, bytes per lane)
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    @staticmethod
+    def of(m) -> "AsyncCopies":
+        copies = getattr(m, "async_copies", None)
+        if copies is None:
+            copies = m.async_copies = AsyncCopies(m)
+        return copies
+
+    def issue(self, w, saddr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
+        pos = np.nonzero(mask)[0]
+        shared = w.shared
+        at = shared._at(pos, saddr[mask], data.shape[1])
+        if self.m.note is not None:
+            self.m.note("shared", saddr[mask], data.shape[1])
+        lanes = w.idx[pos]
+        self.pending.append((lanes, self.closed[lanes].copy(), at, data))
+
+    def commit(self, lanes: np.ndarray) -> None:
+        self.closed[lanes] += 1
+
+    def land(self, lanes: np.ndarray, keep: int | None) -> None:
+        """Land the copies of `lanes` in all but their newest `keep` closed groups (None:
+        every copy, the open group's too)."""
+        from .memory import _scatter
+        waiting = np.zeros(self.m.nlanes, bool)
+        waiting[lanes] = True
+        rest = []
+        for who, group, at, data in self.pending:
+            done = waiting[who]
+            if keep is not None:
+                done &= group < self.closed[who] - keep
+            if done.any():
+                _scatter(self.m.shared_data, at[done], data[done])
+            if not done.all():
+                rest.append((who[~done], group[~done], at[~done], data[~done]))
+        self.pending = rest
 
 
 @semantics("LDGDEPBAR", "DEPBAR", vector=True)
 def op_depbar(w, s, active, mask):
-    pass
+    copies = getattr(w.m, "async_copies", None)
+    if copies is None or not mask.any():
+        return
+    lanes = w.idx[mask]
+    if s.ins.opcode == "LDGDEPBAR":
+        copies.sb = s.ins.control.wr_sb if s.ins.control is not None else 0
+        copies.commit(lanes)
+        return
+    sb = next((o.index for o in s.ins.operands if isinstance(o, Reg) and o.file == "SB"), None)
+    if sb == copies.sb:                     # a DEPBAR on another scoreboard waits for no copy
+        keep = next((o.value for o in s.ins.operands if isinstance(o, Imm)), 0)
+        copies.land(lanes, keep)
 
 
 @semantics("ARRIVES", vector=True)
 def op_arrives(w, s, active, mask):
     """ARRIVES.LDGSTSBAR.64 [a]: each lane arrives on the mbarrier at shared address a once
-    its earlier LDGSTS copies are done; LDGSTS copies at once here, so the arrival is now."""
+    its earlier LDGSTS copies are done: they land now, and the arrival is now."""
+    copies = getattr(w.m, "async_copies", None)
+    if copies is not None and mask.any():
+        copies.land(w.idx[mask], None)
     addrs = address(w, s.ins.operands[0], False)
     for lane in np.nonzero(mask)[0]:
         lanes = np.zeros(w.width, bool)

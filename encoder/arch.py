@@ -79,6 +79,13 @@ class Target:
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
     # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
     mbarrier_atomics: bool = True
+    # the driver's param window base (driver_cbank "param_window") is the address of the
+    # first parameter (sm_90: `cvta.param` adds it alone); sm_8x's is the bank's, so cvta
+    # adds the parameters' offset in the bank (param_base) too
+    param_window_at_params: bool = False
+    # I2FP.F32.S32/U32 and F2IP.U8.F32 (packed int <-> float converts, sm_86+); sm_80's
+    # ptxas writes I2F / F2I.U8
+    packed_converts: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -149,19 +156,23 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
                   max_warps_per_sm=max_warps, encoding_table=table, **choices)
 
 
-# Read off ptxas 13.5's code for `mov` of each special register and `cvta.const` on sm_90.
-# The param window is left out: ptxas adds c[0x0][0x198] to the address without the
-# parameters' offset in the bank (sm_8x adds both), a rule not modelled yet.
+# Read off ptxas 13.5's code for `mov` of each special register, `cvta.const` and
+# `cvta.param` on sm_90 (its param window base already points at the parameters: ptxas adds
+# c[0x0][0x198] alone, see `param_window_at_params`).
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "aggr_smem_limit": 0x13C}
+                        "param_window": 0x198, "aggr_smem_limit": 0x13C,
+                        # the launch's cluster shape (x, y, z words), its float reciprocals,
+                        # the grid in clusters, CTAs per cluster
+                        "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,
+                        "cluster_nctarank": 0x188}
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False, tf32_k4_mma=False,
-                       cluster_shared_addresses=True,
+                       cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
@@ -182,9 +193,10 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
 
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
-    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN),
+    _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
+          packed_converts=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",

@@ -30,7 +30,10 @@ BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # stalls 5 cycles; both keep the yield bit set unless the stall is 12 or more (nvdisasm
 # rejects the bit there).
 CONVERGENCE = {"BSSY", "BSYNC"}
-MIN_STALL = {"BSYNC": 5}
+# DEPBAR (cp.async.wait_group) stalls at least 4 cycles in every ptxas cubin (206 of 206 on
+# sm_80/86/89/90): its wait takes hold only then, so an instruction issued sooner (the
+# BAR.SYNC or the shared load that follows) could pass before the copies it waits for land.
+MIN_STALL = {"BSYNC": 5, "DEPBAR": 4}
 NO_YIELD_STALL = 12
 
 
@@ -112,25 +115,32 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             extra -= nop.stall
         t = need
 
+    # The scoreboard LDGDEPBAR counts cp.async groups on belongs to those groups alone (as in
+    # every ptxas cubin with LDGDEPBAR): no other instruction sets it or waits on it, so that
+    # DEPBAR.LE SB, n counts groups only.
+    groups_sb = {s.wr_sb for s in slots if s.ins.opcode == "LDGDEPBAR" and s.wr_sb < NUM_SCOREBOARDS}
+    free_sbs = [sb for sb in range(NUM_SCOREBOARDS) if sb not in groups_sb]
+    all_free = sum(1 << sb for sb in free_sbs)
+
     def alloc_sb() -> int:
         nonlocal rr
         for k in range(NUM_SCOREBOARDS):
             sb = (rr + k) % NUM_SCOREBOARDS
-            if not in_use[sb]:
+            if not in_use[sb] and sb not in groups_sb:
                 rr = (sb + 1) % NUM_SCOREBOARDS
                 in_use[sb] = True
                 return sb
-        sb = min(range(NUM_SCOREBOARDS), key=lambda s: set_time[s])
+        sb = min(free_sbs, key=lambda s: set_time[s])
         return sb
 
     for slot in slots:
         ins = slot.ins
         if slot.block_start and out:
             # Drain fixed latencies into the block; wait on every scoreboard at its top: all
-            # six, since an edge from further down (a loop's back edge) or one that skips a
+            # six (but cp.async groups' one), since an edge from further down (a loop's back edge) or one that skips a
             # wait in between may bring scoreboards this linear walk sees as free here.
             bump_previous(drained())
-            slot.wait |= (1 << NUM_SCOREBOARDS) - 1
+            slot.wait |= all_free
         need = t
         wait = slot.wait
         for r in slot.reads + slot.writes:
@@ -190,7 +200,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         if window:
             for r in reg_reads:
                 late_fixed[r] = max(t, need) + window
-        if ins.opcode in lat.LATE_SOURCE_READS:
+        if ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]
         if reg_reads and (ins.opcode in STORES or ins.opcode in lat.LATE_SOURCE_READS

@@ -13,17 +13,10 @@ REF = cuda_reference_module() if (CUDA_DIR / "manifest.json").is_file() else Non
 LAUNCHES = REF.load_manifest() if REF else []
 
 
-# ptxas's sm_90 cubins the emulator's hazard model flags (issue 18): the rule is ours to fix
-SM90_HAZARD_GAPS = {"device_globals": "STS [UR4+0x4] (SB2) then BAR.SYNC and a UMOV to UR4 "
-                                      "without a wait: the model keeps STS's UR read pending"}
-
-
 def _cases():
     for arch in ("sm_89", "sm_90"):
         for e in LAUNCHES:
-            gap = SM90_HAZARD_GAPS.get(e["name"]) if arch == "sm_90" else None
-            yield pytest.param(e, arch, id=f"{e['name']}-{arch}",
-                               marks=[pytest.mark.xfail(strict=True, reason=gap)] if gap else [])
+            yield pytest.param(e, arch, id=f"{e['name']}-{arch}")
 
 
 @pytest.mark.parametrize("entry, arch", _cases())

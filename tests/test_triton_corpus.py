@@ -30,15 +30,7 @@ def test_every_kernel_has_a_reference():
         assert outputs <= checked, k["file"]
 
 
-# Known gaps ((kernel file, arch) -> reason), run as strict xfails.
-GAPS: dict[tuple[str, str], str] = {
-    (f, "sm_90"): "issue 18: our sm_90 schedule breaks the hopper latency table's pair rules "
-                  "(HFMA2 -> PRMT/STG, DADD -> MUFU, LEA/IMAD -> IMAD)"
-    for f in ("flash_attn_causal.ptx", "float64_ops.ptx", "bf16_elementwise.ptx")}
-
-
-@pytest.mark.parametrize("entry, arch", [pytest.param(k, arch, marks=pytest.mark.xfail(
-    reason=GAPS[k["file"], arch], strict=True), id=f"{k['file']}-{arch}") if (k["file"], arch) in GAPS
-    else pytest.param(k, arch, id=f"{k['file']}-{arch}") for k, arch in with_hopper(KERNELS)])
+@pytest.mark.parametrize("entry, arch", [pytest.param(k, arch, id=f"{k['file']}-{arch}")
+                                         for k, arch in with_hopper(KERNELS)])
 def test_ours_equals_ptxas_and_the_reference(entry, arch):
     assert_corpus_kernel_matches(tc, tc.TRITON_DIR, entry, arch)

@@ -379,7 +379,7 @@ class ConvertSelection:
         if _is_float(dty):          # from an integer
             if dty == "bf16":
                 raise self.unsupported(f"`cvt.{dty}.{sty}`")
-            if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.sm >= 86:
+            if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.packed_converts:
                 # I2FP and F2IP are sm_86+; sm_80's ptxas writes I2F / F2I.U8
                 self.emit("I2FP", ("F32", sty.upper()), [dst, src])
                 return
@@ -390,7 +390,7 @@ class ConvertSelection:
         if sty == "bf16":
             raise self.unsupported(f"`cvt.{dty}.{sty}`")
         mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
-        if dty in ("u8", "b8") and sty == "f32" and mode in ("TRUNC", None) and self.arch.sm >= 86:
+        if dty in ("u8", "b8") and sty == "f32" and mode in ("TRUNC", None) and self.arch.packed_converts:
             # ptxas's packed convert (the byte lands in the low byte, the rest zero), for
             # .rzi and .rni (round to nearest: no rounding token); .rmi/.rpi are F2I.U8
             self.emit("F2IP", ("U8", "F32") + ((mode,) if mode else ()) + ("NTZ",),

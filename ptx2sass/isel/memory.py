@@ -108,8 +108,10 @@ class MemorySelection:
     def placement(self, sym: ir.Symbol):
         p = self.placements.get(sym.name)
         if p is None and sym.name in self.params and self.fn.is_entry:
-            # A kernel parameter's address in the .param window: its constant-bank-0 offset.
-            return Placement("param", self.arch.param_base + self.params[sym.name].offset)
+            # A kernel parameter's address in the .param window: its offset among the
+            # parameters (ptxas's `mov.u64 %rd, param`: 8 for the second u64; its bank-0
+            # word is at param_base more, what an LDC through the address adds)
+            return Placement("param", self.params[sym.name].offset)
         if p is None:
             what = "parameter" if sym.name in self.params else "symbol"
             raise self.unsupported(f"the address of {what} `{sym.name}`")
@@ -502,7 +504,7 @@ class MemorySelection:
                 self.begin_wide(d)
             self.emit("LDC", _size_modifier(ins.type, True),
                       [self.dst(d, 0) if narrow else self.dst_whole(d),
-                       ConstRef(0, addr.offset + i * (bits // 8), ureg=base)])
+                       ConstRef(0, self.arch.param_base + addr.offset + i * (bits // 8), ureg=base)])
             if narrow:
                 self.widen_loaded(d, ins.type)
 
@@ -786,15 +788,15 @@ class MemorySelection:
 
     def cvta_driver_window(self, d, src, space: str, to_window: bool) -> None:
         """cvta of the const or param window: the 64-bit base the driver keeps in constant
-        bank 0 (encoder/arch.py's driver_cbank), plus, for param, the parameters' offset in
-        the bank (ptxas's three-input IADD3 with both carries)."""
+        bank 0 (encoder/arch.py's driver_cbank), plus, for param on sm_8x, the parameters'
+        offset in the bank (ptxas's three-input IADD3 with both carries)."""
         cbank = dict(self.arch.driver_cbank or ())
         key = f"{space}_window"
         if key not in cbank or self.vreg(d).width != 2:
             raise self.unsupported(f"`cvta` of the {space} window")
         at = cbank[key]
         lo, hi = self.reg_part(src, 0), self.reg_part(src, 1)
-        extra = self.arch.param_base if space == "param" else 0
+        extra = self.arch.param_base if space == "param" and not self.arch.param_window_at_params else 0
         self.begin_wide(d)
         c1, c2 = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
         if not extra:

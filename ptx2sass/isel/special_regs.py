@@ -5,7 +5,7 @@ launch facts the driver keeps in constant bank 0 (offsets per arch: encoder/arch
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
-from ptx2sass.isel.common import PT, RZ
+from ptx2sass.isel.common import NOT_PT, PT, RZ
 from ptx2sass.mir import IMPLICIT_DEF, VOp
 
 # read with CS2R.32 (one word) or CS2R (a register pair, both halves at one instant)
@@ -50,6 +50,10 @@ class SpecialRegisters:
             self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
             self.emit("IADD3", (), [d, t, ConstRef(0, cbank["reserved_smem"], neg=True), RZ])
             return d
+        if "cluster_nctaid" in cbank:
+            cluster = self.cluster_special(name, cbank)
+            if cluster is not None:
+                return cluster
         if name == "%total_smem_size" and info.driver_cbank is not None:
             # no reserved part in the driver's words (sm_75): the CTA's shared memory is SR_SMEMSZ
             t = VOp(self.mf.new_vreg())
@@ -85,3 +89,47 @@ class SpecialRegisters:
         if name == "%nwarpid" and info.max_warps_per_sm:
             return Imm(info.max_warps_per_sm)
         return None
+
+    def cluster_special(self, name: str, cbank: dict):
+        """Cluster registers as ptxas reads them on sm_90: the shapes from constant bank 0,
+        the rank from SR_CgaCtaId, and a CTA's cluster and place in it by dividing %ctaid by
+        the cluster's shape: .x by a full unsigned division (%ctaid.x reaches 2^31), .y/.z
+        by a product with the shape's float reciprocal the driver keeps (below 2^16)."""
+        axis = name.rsplit(".", 1)[1] if "." in name else None
+        k = "xyz".index(axis) if axis in ("x", "y", "z") else None
+        base = name.rsplit(".", 1)[0] if k is not None else name
+        if base == "%cluster_nctaid" and k is not None:
+            return ConstRef(0, cbank["cluster_nctaid"] + 4 * k)
+        if base == "%nclusterid" and k is not None:
+            return ConstRef(0, cbank["nclusterid"] + 4 * k)
+        if name == "%cluster_nctarank":
+            return ConstRef(0, cbank["cluster_nctarank"])
+        if name == "%cluster_ctarank":
+            t = VOp(self.mf.new_vreg())
+            self.emit("S2R", (), [t, SpecialReg("SR_CgaCtaId")])
+            return t
+        if base not in ("%clusterid", "%cluster_ctaid") or k is None:
+            return None
+        ctaid = VOp(self.mf.new_vreg())
+        self.emit("S2R", (), [ctaid, SpecialReg(f"SR_CTAID.{axis.upper()}")])
+        shape = ConstRef(0, cbank["cluster_nctaid"] + 4 * k)
+        q = VOp(self.mf.new_vreg())
+        if k == 0:
+            d = VOp(self.mf.new_vreg())
+            self.emit("MOV", (), [d, shape])
+            raw, _ = self.unsigned_divide(ctaid, d, self.reciprocal_estimate(d), False)
+            nonzero = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, d, RZ, PT], ndefs=2)
+            self.emit("SEL", (), [q, raw, Imm(0xFFFFFFFF), nonzero])
+        else:
+            f = VOp(self.mf.new_vreg())
+            self.emit("I2FP", ("F32", "U32"), [f, ctaid])
+            g = VOp(self.mf.new_vreg())
+            self.emit("FMUL", (), [g, f, ConstRef(0, cbank["cluster_rcp"] + 4 * k)])
+            self.emit("F2I", ("U32", "TRUNC", "NTZ"), [q, g])
+        if base == "%clusterid":
+            return q
+        negq, r = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [negq, RZ, VOp(q.reg, neg=True), RZ])
+        self.emit("IMAD", (), [r, negq, shape, ctaid])
+        return r

@@ -23,7 +23,8 @@ Rules, with the data fields they read:
   `uniform_fixed`, `uniform_move_fixed` for `uniform_moves`;
 - what the reader adds: a guard (or a `predicate_at_issue` reader) needs `guard_fixed`;
   readers that fetch operands early need `reader_fixed` (`memory_readers`:
-  `memory_reader_fixed`), except `reader_pair_fixed` pairs; a result crossing between the
+  `memory_reader_fixed`), except `reader_pair_fixed` pairs (producer "OPCODE" or
+  "OPCODE.MOD"); a result crossing between the
   `pipe`s of fixed-latency instructions needs `cross_pipe` (`no_pipe_readers` and
   variable-latency readers cross nothing); `pair_fixed` (producer, file, reader pipe) pairs
   slower than all that; tensor-core results read by memory: `mma_to_memory`; uniform
@@ -106,6 +107,10 @@ class LatencyModel:
         # late readers that may still read after a later instruction of their own unit has
         # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
         self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
+        # instructions read their uniform-register sources at issue: a read scoreboard covers
+        # only their vector registers (sm_90: ptxas overwrites the UR4 of STS/LDS [R+UR4] the
+        # next cycles without waiting on the read scoreboard)
+        self.UNIFORM_READ_AT_ISSUE: bool = data.get("uniform_read_at_issue", False)
         # opcode -> (group, cycles): the least issue distance between two instructions of a
         # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
         # memory opcodes that may issue only `cycles` after a BAR (sm_90)
@@ -174,7 +179,8 @@ class LatencyModel:
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MEMORY_READERS:
             return self.MMA_TO_MEMORY
-        need = max(base, self.READER_PAIR_FIXED.get((opcode, reader), self.READER_FIXED.get(reader, 0)))
+        pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
+        need = max(base, max(pair) if pair else self.READER_FIXED.get(reader, 0))
         if reader not in self.READER_FIXED and reader not in self.NO_PIPE_READERS and not self.is_variable(reader):
             if self.pipe(opcode) != self.pipe(reader):
                 need = max(need, self.CROSS_PIPE)
