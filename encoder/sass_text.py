@@ -47,8 +47,8 @@ class SassSyntaxError(ValueError):
 
 # Opcodes with a register-relative target: nvdisasm separates the target from the register
 # before it by a space, not ", " (`RET.REL.NODEC R20 `(kernel)`, `BRX R2 -0x170`,
-# `CALL.REL.NOINC P6, UR0 0x960`).
-REGISTER_RELATIVE_TARGET = frozenset({"RET", "BRX", "JMX", "CALL"})
+# `BRXU UR4 -0x940`, `CALL.REL.NOINC P6, UR0 0x960`).
+REGISTER_RELATIVE_TARGET = frozenset({"RET", "BRX", "BRXU", "JMX", "JMXU", "CALL"})
 
 
 # Floating-point immediates nvdisasm follows with a space (`+INF , PT`, `-0.0 , 0`).

@@ -1015,7 +1015,8 @@ def check_words(words, arch: str) -> dict:
     from ptx2sass.encoder import codec
     from ptx2sass.encoder.fields import operand_shape, parse_view
     stats = {"words": 0, "encode_ok": 0, "decode_ok": 0, "decode_encode_ok": 0,
-             "undetermined": 0, "undetermined_by": {}, "relocated": 0, "failures": {}}
+             "undetermined": 0, "undetermined_by": {}, "relocated": 0, "failures": {},
+             "determined_failures": {}}
     table = codec.table_for(arch)
     for w in words:
         stats["words"] += 1
@@ -1025,6 +1026,7 @@ def check_words(words, arch: str) -> dict:
             why = f"sass_text: {e}"
             ins = None
         enc_ok = dec_ok = False
+        why_undetermined = None
         if ins is not None:
             relocations: list = []
             try:
@@ -1034,6 +1036,7 @@ def check_words(words, arch: str) -> dict:
                 form = codec.find_form(table, w.word, arch)
                 reason = None if enc_ok or form is None else _undetermined(form, w.word, diff)
                 if reason:
+                    why_undetermined = reason
                     stats["undetermined"] += 1
                     stats["undetermined_by"][reason] = stats["undetermined_by"].get(reason, 0) + 1
                 why = f"encode gives {got:#034x}, xor {diff:#x}"
@@ -1057,6 +1060,9 @@ def check_words(words, arch: str) -> dict:
             v = parse_view(w.text)
             key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o)[0] for o in v.operands)
             stats["failures"].setdefault(key, []).append(f"{w.text}  [{w.word:032x}] {why}")
+            if not dec_ok or why_undetermined is None:
+                stats["determined_failures"].setdefault(key, []).append(
+                    f"{w.text}  [{w.word:032x}] {why}")
     return stats
 
 
