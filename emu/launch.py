@@ -22,7 +22,6 @@ DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared 
 BATCH_LANES = 8192                # lanes of the CTAs run together (at least one CTA)
 MAX_SHARED = 228 * 1024
 
-_HEADER = struct.Struct("<6IQQI")
 SCALAR_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "s8": "<b", "s16": "<h",
                   "s32": "<i", "s64": "<q", "f32": "<f", "f64": "<d", "b32": "<I", "b64": "<Q"}
 
@@ -155,8 +154,7 @@ class Launch:
         size0 = max(len(prog.const0_template), -(-(prog.param_base + prog.param_bytes) // 4) * 4)
         bank0 = bytearray(size0)
         bank0[:len(prog.const0_template)] = prog.const0_template
-        # block (0x0), grid (0xc), the shared (0x18) and local (0x20) windows, the stack (0x28)
-        _HEADER.pack_into(bank0, 0, *self.block, *self.grid, SHARED_WINDOW, LOCAL_WINDOW, self.local_bytes)
+        self._launch_words(bank0)
         self._driver_words(bank0)
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
@@ -189,6 +187,18 @@ class Launch:
     NSMID = 1               # one SM: CTAs run one after another
     GRIDID = 1
     AGGR_SMEM_LIMIT = 228 * 1024    # the shared memory an SM offers (H100: 228 KiB)
+
+    def _launch_words(self, bank0: bytearray) -> None:
+        """The block and grid sizes, the shared and local windows and the stack pointer, at
+        the arch's offsets (sm_7x..sm_90: 0x0 .. 0x2c; sm_120: block 0x360, grid 0x370)."""
+        from ptx2sass.encoder.arch import arch_info
+        info = arch_info(self.program.arch)
+        ntid, nctaid = info.block_dims_cbank
+        struct.pack_into("<3I", bank0, ntid, *self.block)
+        struct.pack_into("<3I", bank0, nctaid, *self.grid)
+        struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)   # sm_8x's cvta.shared reads it
+        struct.pack_into("<Q", bank0, info.local_window_offset, LOCAL_WINDOW)
+        struct.pack_into("<I", bank0, info.stack_pointer_offset, self.local_bytes)
 
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers

@@ -38,7 +38,7 @@ def op_fadd(w, s, active, mask):
     _finish32(w, s, d, r, mask)
 
 
-@semantics("FMUL", prepare=_prep_mode, vector=True)
+@semantics("FMUL", "UFMUL", prepare=_prep_mode, vector=True)
 def op_fmul(w, s, active, mask):
     d, a, b = s.ins.operands
     r = fp.fmul32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
@@ -94,7 +94,7 @@ def fcompare(mods, a, b):
         return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
 
 
-@semantics("FSETP", prepare=_prep_mode, vector=True)
+@semantics("FSETP", "UFSETP", prepare=_prep_mode, vector=True)
 def op_fsetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = s.ins.operands
     a, b = w.rf(a_op), w.rf(b_op)
@@ -451,7 +451,7 @@ def _i2f(w, s, mask, dst_default="F32"):
         w.w(d, np.array(out, dtype=U64).astype(U32), mask)
 
 
-@semantics("I2F", vector=True)
+@semantics("I2F", "UI2F", vector=True)
 def op_i2f(w, s, active, mask):
     _i2f(w, s, mask)
 

@@ -2,6 +2,8 @@
 operand reads as a one-element array that broadcasts over the lanes)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
@@ -52,11 +54,14 @@ def op_mov32i(w, s, active, mask):
     w.w(s.ins.operands[0], w.r(s.ins.operands[1]), mask)
 
 
-@semantics("ULDC", vector=True)
+@semantics("ULDC", "LDCU", vector=True)
 def op_uldc(w, s, active, mask):
     d, src = s.ins.operands
     if "64" in s.ins.modifiers:
         w.w64(d, w.r64(src), mask)
+    elif "128" in s.ins.modifiers:          # sm_120's LDCU.128: four uniform registers
+        for i in range(4):
+            w.w(Reg(d.file, d.index + i), _const_value(w, replace(src, offset=src.offset + 4 * i), 4, ()), mask)
     else:
         size = {"U8": 1, "S8": 1, "U16": 2, "S16": 2}.get(next((m for m in s.ins.modifiers if m in ("U8", "S8", "U16", "S16")), ""), 4)
         w.w(d, _const_value(w, src, size, s.ins.modifiers), mask)
@@ -70,7 +75,7 @@ def _const_value(w, src, size, mods):
     return (v & M32).astype(U32)
 
 
-@semantics("SEL", "USEL", "FSEL", vector=True)
+@semantics("SEL", "USEL", "FSEL", "UFSEL", vector=True)
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
     if s.ins.opcode == "FSEL":
@@ -206,6 +211,8 @@ def op_iadd3(w, s, active, mask):
     pouts = []
     while _is_pred(rest[0]):
         pouts.append(rest.pop(0))
+    if len(pouts) == 2 and pouts[1].index == 7:     # `P0, PT` (sm_120 prints PT): one carry out
+        pouts = pouts[:1]
     srcs, cins = rest[:3], rest[3:]
     a, b, c = _terms_u64(w, srcs)
     s1 = a + b

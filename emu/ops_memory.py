@@ -273,7 +273,7 @@ def _atomic(w, s, mask, space, has_result):
     done_pred = None
     if ops and isinstance(ops[0], Reg) and ops[0].file == "P":
         done_pred = ops.pop(0)
-    if has_result:
+    if has_result and not isinstance(ops[0], Mem):    # sm_120's CAST.SPIN: P, [a], b, c
         d = ops.pop(0)
     else:
         d = None
@@ -329,6 +329,8 @@ def _atomic(w, s, mask, space, has_result):
         if new != old:
             _store(w, space, addrs, np.frombuffer(new.to_bytes(size, "little"), np.uint8)[None, :], lanes)
         results[lane] = old
+    if op == "CAST" and d is None and done_pred is not None:    # sm_120: the flag in P
+        w.wp(done_pred, results != 0, mask)
     if d is not None and not d.is_zero:
         if size == 8:
             w.w64(d, results, mask)

@@ -232,3 +232,20 @@ def op_qmma(w, s, active, mask):
     types = [m.lower() for m in s.ins.modifiers if m in ("E4M3", "E5M2")]
     a_kind, b_kind = (types + ["e4m3", "e4m3"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "f32" if "F32" in s.ins.modifiers else "f16")
+
+
+@semantics("MOVM")
+def op_movm(w, s, active, mask):
+    """MOVM.16.MT88 d, a (PTX's movmatrix.m8n8.trans.b16): the warp's a registers hold an 8x8
+    matrix of 16-bit elements, lane l row l/4, elements 2(l%4) and 2(l%4)+1 (low half first);
+    d receives its transpose in the same layout."""
+    ins = s.ins
+    if not {"16", "MT88"} <= set(ins.modifiers):
+        raise EmuFault(f"{ins.mnemonic}: only MOVM.16.MT88 is modelled")
+    d, a = ins.operands[:2]
+    word = _regs(w, a, 1)[0].astype(U32)
+    elems = np.empty((8, 8), dtype=np.uint32)
+    elems[G, 2 * T] = word & U32(0xFFFF)
+    elems[G, 2 * T + 1] = word >> U32(16)
+    t = elems.T
+    w.w(d, t[G, 2 * T] | (t[G, 2 * T + 1] << U32(16)), mask)

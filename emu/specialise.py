@@ -222,7 +222,7 @@ def _is_pred(op) -> bool:
 @form("MOV")
 def _mov(step, generic):
     ops = step.ins.operands
-    if len(ops) != 2:
+    if len(ops) != 2 or step.ins.modifiers:      # MOV.64 (sm_120): the handler
         return None
     d, a = dst32(ops[0]), src32(ops[1])
     if d is None or a is None:
@@ -592,7 +592,7 @@ def _prmt(step, generic):
 
 # --------------------------------------------------------------------------- uniform datapath
 
-@form("ULDC")
+@form("ULDC", "LDCU")
 def _uldc(step, generic):
     d, src = step.ins.operands
     mods = step.ins.modifiers

@@ -120,6 +120,23 @@ class Target:
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
     # records ACCELERATOR_TARGET 1
     variant: str = ""
+    # --- sm_120 / sm_100 (issue 18 phase 2) ---
+    # c[0x0][...] of %ntid.x and %nctaid.x (y and z follow, 4 bytes apart): sm_7x..sm_90 keep
+    # the launch dimensions first in bank 0; sm_120 at 0x360 and 0x370 (ptxas 13.5)
+    block_dims_cbank: tuple[int, int] = (0x0, 0xC)
+    # c[0x0][...] of the local window's 64-bit generic base (cvta.local; the emulator
+    # writes it there)
+    local_window_offset: int = 0x20
+    # spellings of nvdisasm for sm_120 (encoder/target_spelling.py): IADD3 shows both carry
+    # outputs; VIMNMX shows .S32
+    iadd3_carry_outputs: bool = False
+    minmax_type_shown: bool = False
+    uniform_move_is_mov: bool = False
+    # the size of `.nv.shared.reserved.0` (sm_120: 64 bytes, `.nv.reservedSmem.offset0` after
+    # them; sm_90: empty) and the VRC_CTA_INIT_COUNT record's value in every `.nv.info.<k>`
+    # (sm_120: 0; None: no record)
+    reserved_shared_section_bytes: int = 0
+    vrc_cta_init_count: int | None = None
 
     @property
     def full_name(self) -> str:
@@ -148,7 +165,7 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
           table: str | None = None, **choices) -> Target:
     return Target(name=f"sm_{sm}", sm=sm, family=family, e_flags=e_flags,
                   param_base=param_base, global_desc_offset=gdesc,
-                  stack_pointer_offset=0x28, max_registers=255, max_param_bytes=32764,
+                  stack_pointer_offset=choices.pop("stack_pointer_offset", 0x28), max_registers=255, max_param_bytes=32764,
                   regcount_in_text_info=regcount_in_info, shared_reserved=reserved,
                   phdr_style="ampere" if sm < 90 else "hopper", shoff_align=8 if sm < 90 else 1,
                   kernel_sw_war=sw_war, kernel_nval_35=nval_35,
@@ -176,6 +193,22 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=Tru
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
+
+# --- sm_120 (issue 18 phase 2): read off ptxas 13.5's sm_120 code for `mov` of each special
+# register and cvta (tests/test_codegen_blackwell.py). %dynamic_smem_size, %envreg<n>,
+# %aggr_smem_size and %reserved_smem_offset_end are read per cluster size there
+# (`CS2R.32 SR_CgaSize; IMAD -0xa0; LDC c[0x0][R+0x2ac]`), a form not generated: left out
+# (refused). %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
+_BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C,
+                           "graph_exec": 0x2E8, "const_window": 0x120}
+# What the code generator does differently on sm_120: sm_90's choices, with the uniform
+# constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
+# stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
+                          block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
+                          stack_pointer_offset=0x37C, latency="blackwell",
+                          iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,
+                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
 # What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
@@ -208,7 +241,8 @@ _TABLE = [
     _info(100, "blackwell", 0x6006402, 0x380, None, False, True),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
-    _info(120, "blackwell", 0x6007802, 0x380, None, False, True, table="blackwell"),
+    _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN),
     _info(121, "blackwell", 0x6007902, 0x380, None, False, True),
 ]
 ARCHS: dict[str, Target] = {a.name: a for a in _TABLE}

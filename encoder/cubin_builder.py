@@ -43,7 +43,7 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
 # an error).
 _MIDDLE = [
-    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "COOP_GROUP_MASK_REGIDS",
+    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "VRC_CTA_INIT_COUNT", "COOP_GROUP_MASK_REGIDS",
     "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "EXIT_INSTR_OFFSETS",
     "S2RCTAID_INSTR_OFFSETS",  # position assumed: no 13.5 cubin in the corpora has one
@@ -251,6 +251,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0))
+    if info.vrc_cta_init_count is not None:
+        recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.vrc_cta_init_count))
     if k.exit_offsets:
         recs.append(NvInfoRecord.words("EXIT_INSTR_OFFSETS", *k.exit_offsets))
     if k.s2rctaid_offsets:
@@ -467,8 +469,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
         if hopper and k is file_order[0]:
-            syms.append(Symbol(".nv.reservedSmem.offset0", 0, 4, STT_OBJECT, STB_WEAK))
-            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 0, 0, bind=STB_WEAK,
+            end = info.reserved_shared_section_bytes        # the reserved words' first free byte
+            syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
         if hopper and k is first_shared:
             # what is left of the relocation ptxas resolved against the reserved offset
@@ -600,7 +603,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(bool(info.variant), isa_class)))
-        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1))
+        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1,
+                                                   nobits_size=info.reserved_shared_section_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))

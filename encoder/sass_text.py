@@ -47,8 +47,8 @@ class SassSyntaxError(ValueError):
 
 # Opcodes with a register-relative target: nvdisasm separates the target from the register
 # before it by a space, not ", " (`RET.REL.NODEC R20 `(kernel)`, `BRX R2 -0x170`,
-# `CALL.REL.NOINC P6, UR0 0x960`).
-REGISTER_RELATIVE_TARGET = frozenset({"RET", "BRX", "JMX", "CALL"})
+# `BRXU UR4 -0x940`, `CALL.REL.NOINC P6, UR0 0x960`).
+REGISTER_RELATIVE_TARGET = frozenset({"RET", "BRX", "BRXU", "JMX", "JMXU", "CALL"})
 
 
 # Floating-point immediates nvdisasm follows with a space (`+INF , PT`, `-0.0 , 0`).
@@ -64,7 +64,7 @@ _REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_
 _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
-_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+)(?![A-Za-z0-9_])")
+_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
 _RELOC = re.compile(r"(\d+)@(lo|hi)\((?:([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
 _INDEX_LIST = re.compile(r"\{(\d+(?:,\d+)*)\}")

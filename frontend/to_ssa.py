@@ -37,6 +37,9 @@ NO_RESULT = frozenset({
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
 })
+# Texture and surface instructions: their `[handle, {coordinates}]` operand lowers to the
+# sources handle, coordinates... (attrs["coords"] counts them), ahead of the other sources.
+TEXTURE_OPCODES = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq"})
 DYNAMIC_STACK_OPCODES = frozenset({"alloca", "stacksave", "stackrestore"})
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
           ".shared::cluster", ".param::entry", ".param::func")
@@ -631,6 +634,14 @@ class _FunctionLowering:
                 new = emit("and", sv, "b32", [moved, ir.Const(-align & 0xFFFFFFFF, "b32")])
             result(ops[0], new)
 
+    def texture_operand(self, ins: ir.Instr, srcs_ast: list, scope: _Scope, block: ir.Block,
+                        out: list) -> list:
+        """The handle (a register or a module .texref/.samplerref/.surfref symbol) and the
+        coordinates of a texture/surface operand as leading sources; `attrs["coords"]`."""
+        handle, coords = _texture_handle_and_coords(srcs_ast[0])
+        ins.attrs["coords"] = len(coords)
+        return handle + coords + list(srcs_ast[1:])
+
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
         if st.opcode in DYNAMIC_STACK_OPCODES:
             return self.lower_dynamic_stack(st, scope, block)
@@ -678,6 +689,8 @@ class _FunctionLowering:
         else:
             has_result = key not in NO_RESULT and st.opcode not in NO_RESULT and operands
             srcs_ast = operands[1:] if has_result else operands
+            if st.opcode in TEXTURE_OPCODES and srcs_ast and isinstance(srcs_ast[0], ast.Address):
+                srcs_ast = self.texture_operand(ins, srcs_ast, scope, block, out)
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i, rest), out)
                     for i, o in enumerate(srcs_ast)]
             ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
@@ -693,6 +706,17 @@ class _FunctionLowering:
         for var, value in defined:
             if var is not None:
                 self.write(var, block, value)
+
+
+def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:
+    """`[h, {c0, c1}]` / `[h, c0]` / `[h]` → the handle and the coordinate nodes."""
+    elements = list(node.elements)
+    if node.base is not None and not elements:
+        elements = [node.base]
+    handle, coords = elements[:1], elements[1:]
+    if len(coords) == 1 and isinstance(coords[0], ast.VectorOperand):
+        coords = list(coords[0].elements)
+    return handle, coords
 
 
 # Scalar video instructions: their operands may carry a byte/half selector (`a.b1`, `d.h0`)

@@ -169,12 +169,17 @@ def _prologue(mf: MFunction, arch, frame_size: int = 0) -> list[Slot]:
         out.append(Slot(Instruction("IADD3", (), (sp, sp, Imm(-frame_size & 0xFFFFFFFF), RZ)),
                         [("R", STACK_POINTER)], [("R", STACK_POINTER)]))
     if mf.uses_global_descriptor and arch.global_desc_offset is not None:
-        out.append(_descriptor_slot(ConstRef(0, arch.global_desc_offset)))
+        out.append(_descriptor_slot(ConstRef(0, arch.global_desc_offset), arch))
     return out
 
 
-def _descriptor_slot(where: ConstRef) -> Slot:
-    return Slot(Instruction("ULDC", ("64",), (Reg("UR", DESCRIPTOR_UR), where)),
+def _uniform_constant_load(arch) -> str:
+    """ULDC, as the target spells it (sm_120: LDCU)."""
+    return dict(arch.renamed_opcodes).get("ULDC", "ULDC")
+
+
+def _descriptor_slot(where: ConstRef, arch) -> Slot:
+    return Slot(Instruction(_uniform_constant_load(arch), ("64",), (Reg("UR", DESCRIPTOR_UR), where)),
                 [], [("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
 
 
@@ -208,6 +213,9 @@ def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
     and signed for arithmetic ones (IADD3, IMAD, ISETP): the selector writes them unsigned
     and the signed spelling is tried when the unsigned one has no encoding."""
     from ptx2sass.encoder import codec
+    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.target_spelling import respell
+    ins = respell(ins, target(arch))
     try:
         return codec.encode(ins, arch, pc, []), ins
     except codec.EncodeError as first:
@@ -306,10 +314,10 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             if mi.opcode == "RET":
                 emitted.extend(_with_line(_epilogue(c), mi.line))
-            if mi.opcode == "ULDC" and mi.operands[0] == Reg("UR", DESCRIPTOR_UR):
+            if mi.opcode == _uniform_constant_load(c.mf.target) and mi.operands[0] == Reg("UR", DESCRIPTOR_UR):
                 # the descriptor again after a system call: only if some code reads it
                 if mf.uses_global_descriptor:
-                    emitted.extend(_with_line([_descriptor_slot(mi.operands[1])], mi.line))
+                    emitted.extend(_with_line([_descriptor_slot(mi.operands[1], c.mf.target)], mi.line))
                 continue
             shown = mi.operands if mi.shown is None else [mi.operands[k] for k in mi.shown]
             ops = tuple(label(_physical(op, colors, mf)) for op in shown)
@@ -440,7 +448,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     if fn.is_entry:
         slots: list[Slot] = _prologue(mf, info, frame_size)
     else:        # a link target reads the descriptor itself, then opens its frame and saves
-        slots = ([_descriptor_slot(ConstRef(0, info.global_desc_offset))]
+        slots = ([_descriptor_slot(ConstRef(0, info.global_desc_offset), info)]
                  if mf.uses_global_descriptor and info.global_desc_offset is not None else [])
         slots += _callee_prologue(kernel)
     body_lines = body_lines or {}
@@ -515,8 +523,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
     cfa = None
     if frame_size:
-        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode == "IADD3"
-                      and ins.operands[0] == Reg("R", STACK_POINTER))
+        sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode in ("IADD3", "IADD")
+                      and ins.operands[0] == Reg("R", STACK_POINTER))     # IADD: sm_120's spelling
         cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
     if not fn.is_entry:
         rets = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "RET"]

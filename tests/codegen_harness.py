@@ -17,9 +17,12 @@ HOPPER_STRIDE = 3
 
 
 def with_hopper(entries: list) -> list[tuple]:
-    """(entry, arch) pairs: every entry on sm_89, a deterministic sample of them on sm_90."""
+    """(entry, arch) pairs: every entry on sm_89, a deterministic sample of them on sm_90, and
+    the same sample on each arch named in PTX2SASS_EXTRA_ARCHS (comma-separated; not in CI:
+    e.g. sm_120, whose corpus figures STATUS reports)."""
     stride = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else HOPPER_STRIDE
-    return [(e, "sm_89") for e in entries] + [(e, "sm_90") for e in entries[::stride]]
+    extra = [a for a in os.environ.get("PTX2SASS_EXTRA_ARCHS", "").split(",") if a]
+    return [(e, "sm_89") for e in entries] + [(e, a) for a in ["sm_90", *extra] for e in entries[::stride]]
 
 THREADS = 64
 DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}

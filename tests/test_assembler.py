@@ -72,8 +72,8 @@ SUM = """\
         ULDC.64 UR4, c[0x0][0x118] ;                {stall=1}
         MOV R4, RZ ;                                {stall=4}
 .L_x_0:
-        LDG.E R5, [R2.64] ;                         {stall=1, wr=0}
-        IADD3 R2, P0, R2, 0x4, RZ ;                 {stall=1}
+        LDG.E R5, [R2.64] ;                         {stall=1, wr=0, rd=1}
+        IADD3 R2, P0, R2, 0x4, RZ ;                 {stall=1, wait=0b10}
         IADD3 R0, R0, -0x1, RZ ;                    {stall=4}
         IMAD.X R3, RZ, RZ, R3, P0 ;                 {stall=1}
         ISETP.NE.AND P1, PT, R0, RZ, PT ;           {stall=1}

@@ -6,7 +6,6 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
-from ptx2sass.emu.errors import EmuFault
 from ptx2sass.errors import CompileError
 
 A_OFF, B_OFF, C_OFF, IN_BYTES, OUT_BYTES = 0, 4096, 8192, 16384, 8192
@@ -74,26 +73,15 @@ COPYOUT:
 """.replace(".reg .b32 %r<50>", ".reg .b32 %r<60>")
 
 
-# ptxas transposes the 16-bit fragments of column-major tiles with MOVM.16.MT88, and some of
-# its shared-memory copies use LDS [R+UR+imm] forms, which our codec cannot decode yet: for
-# those cubins only the NumPy comparison runs.
-DECODE_FAULT = "cannot decode instruction word"
-
-
 def _run(ptx, data, stride):
-    """(our D words, ptxas's D words or None where its cubin uses MOVM)."""
+    """(our D words, ptxas's D words); ptxas's cubins transpose 16-bit fragments of the other
+    layout with MOVM.16.MT88, which the emulator runs."""
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
     outs = []
     for cubin, check in ((ours, True), (oracle.ptxas(ptx).output, False)):
         out = np.zeros(OUT_BYTES // 4, dtype=np.uint32)
-        try:
-            res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(stride)],
-                      hazard_check=check)
-        except EmuFault as e:
-            if check or DECODE_FAULT not in str(e):
-                raise
-            outs.append(None)
-            continue
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(stride)],
+                  hazard_check=check)
         assert not (check and res.hazards), res.hazards
         outs.append(out)
     return outs
@@ -129,7 +117,7 @@ def test_wmma_f16_matches_ptxas_and_numpy(shape, la, lb, lc, ld, acc, space, str
         data[C_OFF // 4:] = np.frombuffer(rng.integers(-8, 9, size=(IN_BYTES - C_OFF) // 4)
                                           .astype(np.float32).tobytes(), dtype=np.uint32)
     ours, theirs = _run(_kernel(la, lb, lc, ld, acc, space, stride_reg, stride, shape), data, stride)
-    assert theirs is None or (ours == theirs).all()
+    assert (ours == theirs).all()
     buf = data.tobytes()
     ct = np.float32 if acc == "f32" else np.float16
     a = _matrix(buf, A_OFF, la, np.float16, stride, m, k).astype(np.float64)
@@ -170,7 +158,7 @@ def test_wmma_bf16_tf32_match_ptxas_and_numpy(shape, itype, la, lb, lc, ld, spac
     data = _inputs(itype, rng, -4, 5)
     data[C_OFF // 4:] = rng.integers(-8, 9, size=(IN_BYTES - C_OFF) // 4).astype(np.float32).view(np.uint32)
     ours, theirs = _run(_kernel(la, lb, lc, ld, "f32", space, stride_reg, stride, shape, itype), data, stride)
-    assert theirs is None or (ours == theirs).all()
+    assert (ours == theirs).all()
     buf = _decode(data, itype).tobytes()
     widen = 2 if itype == "bf16" else 1      # bf16 decoded to f32: offsets double
     a = _matrix(buf, A_OFF * widen, la, np.float32, stride, m, k).astype(np.float64)
@@ -194,7 +182,7 @@ def test_wmma_integer_matches_ptxas_and_numpy(shape, itype, sat, la, lb, lc, ld,
     data = rng.integers(0, 2**32, size=IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
     data[C_OFF // 4::7] = 0x7FFFFF00 if sat else 0x80000100     # near the limits: saturation/wrap
     ours, theirs = _run(_kernel(la, lb, lc, ld, "s32", space, stride_reg, stride, shape, itype, sat), data, stride)
-    assert theirs is None or (ours == theirs).all()
+    assert (ours == theirs).all()
     et = np.int8 if itype == "s8" else np.uint8
     a = _matrix(data.tobytes(), A_OFF, la, et, stride, m, k).astype(np.int64)
     b = _matrix(data.tobytes(), B_OFF, lb, et, stride, k, n).astype(np.int64)
@@ -221,9 +209,6 @@ def test_wmma_random_floats_bit_identical_to_ptxas(shape, itype):
     data[C_OFF // 4:] = normal[C_OFF // 4:].view(np.uint32)
     for acc in ("f32", "f16") if itype == "f16" else ("f32",):
         ours, theirs = _run(_kernel("row", "col", "row", "row", acc, "global", True, 40, shape, itype), data, 40)
-        if theirs is None:       # ptxas's m8n32k16 f16 D goes through MOVM
-            assert (shape, acc) == ("m8n32k16", "f16")
-            continue
         assert (ours == theirs).all()
 
 
@@ -271,11 +256,6 @@ def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
     outs = []
     for cubin, check in ((ours, True), (oracle.ptxas(ptx).output, False)):
         out = np.zeros(32 * 16, dtype=np.uint32)
-        try:
-            run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
-        except EmuFault as e:
-            if check or DECODE_FAULT not in str(e):
-                raise
-            pytest.skip("ptxas's cubin uses an instruction our codec cannot decode (MOVM)")
+        run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
         outs.append(out)
     assert (outs[0] == outs[1]).all()

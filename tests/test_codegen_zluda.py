@@ -1,9 +1,11 @@
 """Our compiler on the ZLUDA conformance suite: every kernel it supports must give the
 hardware-verified output bytes in the emulator with zero hazards, and nvdisasm must read our
-cubin back as exactly the instructions we meant; on sm_89 and on sm_90 (Hopper: its own
-opcode choices, cubin layout, latencies and encoding table). Kernels using constructs not supported
+cubin back as exactly the instructions we meant; on sm_89, on sm_90 (Hopper: its own
+opcode choices, cubin layout, latencies and encoding table) and on sm_120 (RTX 50). Kernels using constructs not supported
 yet are listed with the reason (strict xfail: supporting one makes its entry fail until it
 is removed from the list)."""
+import os
+
 import pytest
 
 from codegen_harness import with_hopper
@@ -19,6 +21,14 @@ PTXAS_REJECTS = {"vector8", "vector8_extract", "vote_ballot_nosync"}
 # message (regenerate with the compiler's own errors when support grows).
 UNSUPPORTED = {
 }
+# sm_120 (RTX 50): our choices whose sm_120 encoding the blackwell table lacks (ptxas writes
+# other instructions there: VIADD.S32.ISAT for add.sat, I2F.U32.RP of a register)
+BLACKWELL_UNENCODABLE = {
+    "add_s32_sat": "PLOP3.LUT on .SIGN operands: no sm_120 form",
+    "bar_red_and_pred": "I2F.U32.RP of an immediate: no sm_120 form",
+    "redux_sync_add_u32_partial": "I2F.U32.RP of an immediate: no sm_120 form",
+}
+BLACKWELL_STRIDE = 3        # sm_120 on every third kernel (PTX2SASS_SAMPLE=all: all)
 
 
 def _cases():
@@ -28,6 +38,12 @@ def _cases():
         if e["name"] in UNSUPPORTED:
             marks = pytest.mark.xfail(strict=True, raises=CompileError, reason=UNSUPPORTED[e["name"]])
         yield pytest.param(e, arch, id=f"{e['name']}-{arch}", marks=marks)
+    stride = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else BLACKWELL_STRIDE
+    for e in runnable[::stride]:
+        marks = ()
+        if e["name"] in BLACKWELL_UNENCODABLE:
+            marks = pytest.mark.xfail(strict=True, raises=AssertionError, reason=BLACKWELL_UNENCODABLE[e["name"]])
+        yield pytest.param(e, "sm_120", id=f"{e['name']}-sm_120", marks=marks)
 
 
 def _normalised(ins) -> str:

@@ -66,10 +66,6 @@ EMU_GAPS = {
     "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
     "per_thread_sort": "loader: relocation against unknown section ''",
     "per_thread_scan_reduce": "loader: relocation against unknown section ''",
-    "wmma_bf16@sm_89": "cannot decode the MOVM.16.MT88 (opcode-0x23a) words ptxas writes for sm_89's "
-                       "row-major bf16 B fragment (sm_80/86: no MOVM)",
-    "wmma_f16_acc_f16": "cannot decode the MOVM.16.MT88 (opcode-0x23a) words ptxas writes for "
-                        "the f16 accumulator's fragments",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")

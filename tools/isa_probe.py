@@ -47,6 +47,7 @@ counts them apart and measures decode → encode on every word).
 
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
+                                [--seed-words tools/isa_seeds/FILE.words ...]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
@@ -912,6 +913,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-ptx", action="append", default=[], metavar="FILE",
                     help="also seed with the words ptxas writes for this PTX (tools/isa_seeds/: "
                          "forms the code generator needs that the corpora lack)")
+    ap.add_argument("--seed-words", action="append", default=[], metavar="FILE",
+                    help="also seed with raw words (one hex word a line, `#` comments): forms "
+                         "nvdisasm reads that ptxas never writes for the arch (sm_120's ISETP.EX: "
+                         "ptxas compares 64-bit values with ISETP.U64 there)")
     ap.add_argument("--reprobe", action="append", default=[], metavar="OPCODE",
                     help="with --extend: drop the table's forms of this opcode and probe its "
                          "seeds again (after the probe learnt something new)")
@@ -935,6 +940,11 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.seed_ptx:
         for w in ptx_words(Path(path), args.arch):
             words.setdefault(w.word, w.text)
+    raw = [int(line.split("#")[0], 16) for path in args.seed_words
+           for line in Path(path).read_text().splitlines() if line.split("#")[0].strip()]
+    for w, text in zip(raw, disassemble(raw, args.arch)):
+        if text is not None:
+            words.setdefault(w, text)
     seeds = {w: words[w] for w in sorted(words, key=lambda w: (w & 0xfff, w))}
     print(f"{len(seeds)} distinct seed words")
     existing, primary = None, args.arch
@@ -1005,7 +1015,8 @@ def check_words(words, arch: str) -> dict:
     from ptx2sass.encoder import codec
     from ptx2sass.encoder.fields import operand_shape, parse_view
     stats = {"words": 0, "encode_ok": 0, "decode_ok": 0, "decode_encode_ok": 0,
-             "undetermined": 0, "undetermined_by": {}, "relocated": 0, "failures": {}}
+             "undetermined": 0, "undetermined_by": {}, "relocated": 0, "failures": {},
+             "determined_failures": {}}
     table = codec.table_for(arch)
     for w in words:
         stats["words"] += 1
@@ -1015,6 +1026,7 @@ def check_words(words, arch: str) -> dict:
             why = f"sass_text: {e}"
             ins = None
         enc_ok = dec_ok = False
+        why_undetermined = None
         if ins is not None:
             relocations: list = []
             try:
@@ -1024,6 +1036,7 @@ def check_words(words, arch: str) -> dict:
                 form = codec.find_form(table, w.word, arch)
                 reason = None if enc_ok or form is None else _undetermined(form, w.word, diff)
                 if reason:
+                    why_undetermined = reason
                     stats["undetermined"] += 1
                     stats["undetermined_by"][reason] = stats["undetermined_by"].get(reason, 0) + 1
                 why = f"encode gives {got:#034x}, xor {diff:#x}"
@@ -1047,6 +1060,9 @@ def check_words(words, arch: str) -> dict:
             v = parse_view(w.text)
             key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o)[0] for o in v.operands)
             stats["failures"].setdefault(key, []).append(f"{w.text}  [{w.word:032x}] {why}")
+            if not dec_ok or why_undetermined is None:
+                stats["determined_failures"].setdefault(key, []).append(
+                    f"{w.text}  [{w.word:032x}] {why}")
     return stats
 
 

@@ -28,8 +28,9 @@ S2R_NAMES = {"%tid.x": "SR_TID.X", "%tid.y": "SR_TID.Y", "%tid.z": "SR_TID.Z",
              "%laneid": "SR_LANEID",
              "%lanemask_eq": "SR_EQMASK", "%lanemask_lt": "SR_LTMASK", "%lanemask_le": "SR_LEMASK",
              "%lanemask_gt": "SR_GTMASK", "%lanemask_ge": "SR_GEMASK"}
-CBANK_SPECIALS = {"%ntid.x": 0x0, "%ntid.y": 0x4, "%ntid.z": 0x8,
-                  "%nctaid.x": 0xC, "%nctaid.y": 0x10, "%nctaid.z": 0x14}
+# (offsets from Target.block_dims_cbank's %ntid.x / %nctaid.x word)
+CBANK_SPECIALS = {"%ntid.x": (0, 0x0), "%ntid.y": (0, 0x4), "%ntid.z": (0, 0x8),
+                  "%nctaid.x": (1, 0x0), "%nctaid.y": (1, 0x4), "%nctaid.z": (1, 0x8)}
 
 # Memory access width/sign → the size modifier of LD*/ST*.
 def _size_modifier(ty: str, load: bool) -> tuple[str, ...]:

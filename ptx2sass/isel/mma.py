@@ -59,6 +59,13 @@ class MatrixMultiply:
         types = "".join(f".{t}" for t in (ins.type, *ins.types) if t)
         raise self.unsupported(f"`wmma.{'.'.join(ins.modifiers)}{space}{types}`")
 
+    def sel_movmatrix(self, ins):
+        """`movmatrix.sync.aligned.m8n8.trans.b16`: one MOVM.16.MT88 (the warp's 8x8 matrix of
+        16-bit elements transposed in the register layout ldmatrix gives)."""
+        if not {"m8n8", "trans"} <= set(ins.modifiers) or ins.type != "b16":
+            raise self.unsupported(f"`movmatrix.{'.'.join(ins.modifiers)}.{ins.type}`")
+        self.emit("MOVM", ("16", "MT88"), [self.dst(ins.dests[0]), self.in_register(ins.srcs[0])])
+
     def sel_mma(self, ins):
         shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
         a_type = ins.types[0] if ins.types else None

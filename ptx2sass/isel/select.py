@@ -44,6 +44,7 @@ from ptx2sass.isel.mbarrier import MbarrierSelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
+from ptx2sass.isel.texture import TextureSelection
 
 
 # Types of 8/16-bit results that the selected loads and shifts leave zero-extended.
@@ -53,7 +54,7 @@ ZERO_EXTENDED_RESULTS = frozenset({"u8", "b8", "u16", "b16"})
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters, CacheOps, MbarrierSelection):
+               Classify, SpecialRegisters, CacheOps, MbarrierSelection, TextureSelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
@@ -252,7 +253,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
     def special(self, sr: ir.SpecialReg, part: int = 0):
         if sr.name in CBANK_SPECIALS:
-            return ConstRef(0, CBANK_SPECIALS[sr.name])
+            which, offset = CBANK_SPECIALS[sr.name]
+            return ConstRef(0, self.arch.block_dims_cbank[which] + offset)
         if sr.name in S2R_NAMES:
             t = VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg(S2R_NAMES[sr.name])])

@@ -1,0 +1,96 @@
+"""Semantics of the integer forms sm_120's ISA adds (what ptxas 13.5 writes for sm_120):
+
+* `IADD d, [P,] a, b` and `IADD.X d, a, b, Pc`: the two-input add, with a carry out and
+  in (IADD3 with its third input RZ);
+* `IADD.64 d, a, b`: a 64-bit add of register pairs; a 32-bit immediate is sign-extended
+  (ptxas writes `IADD.64 R1, R1, -0x8` for a frame and `IADD.64 R4, R2, 0x4` for offsets);
+* `MOV.64 d, a`: a register pair (or uniform pair, or an immediate) copied;
+* `VIADD.S32.ISAT d, a, b`: the signed add clamped to [-2^31, 2^31 - 1] (add.sat.s32);
+* the 64-bit min/max `IMNMX.S64/.U64 Pd, Pd2, d, a, b, Pmin, Px` on register pairs:
+  Pmin picks the minimum as IMNMX's; forms with predicate outputs other than PT or a
+  last input other than !PT are refused (their meaning is not established).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Reg
+
+from .errors import EmuFault
+from .ops_int import I64, M32, U32, U64, _is_pred, _s64, _terms_u64, op_imnmx, op_viadd
+from .registry import semantics
+
+
+@semantics("IADD", vector=True)
+def op_iadd(w, s, active, mask):
+    ops = list(s.ins.operands)
+    mods = s.ins.modifiers
+    if "64" in mods:
+        d, a, b = ops
+        total = _value64(w, a) + _value64(w, b)
+        w.w64(d, total.astype(U64), mask)
+        return
+    d, rest = ops[0], ops[1:]
+    pouts = []
+    while _is_pred(rest[0]):
+        pouts.append(rest.pop(0))
+    a, b = _terms_u64(w, rest[:2])
+    carry = U64(0)
+    if "X" in mods:
+        for p in rest[2:]:
+            carry = carry + w.pred(p).astype(U64)
+    total = a + b + carry
+    w.w(d, (total & M32).astype(U32), mask)
+    for p in pouts:
+        w.wp(p, (total >> U64(32)) != 0, mask)
+
+
+def _value64(w, op) -> np.ndarray:
+    """A 64-bit source of IADD.64/MOV.64: a pair, or a sign-extended 32-bit immediate."""
+    if isinstance(op, Imm):
+        v = op.value & 0xFFFFFFFF
+        v = v - (1 << 32) if v & 0x80000000 else v
+        v = np.array([v & ((1 << 64) - 1)], dtype=U64)
+    else:
+        v = w.r64(op)
+    if getattr(op, "neg", False):
+        v = (U64(0) - v).astype(U64)
+    return v
+
+
+@semantics("MOV", vector=True)
+def op_mov(w, s, active, mask):
+    d, a = s.ins.operands
+    if "64" in s.ins.modifiers:
+        w.w64(d, _value64(w, a), mask)
+    else:
+        w.w(d, w.ri(a), mask)
+
+
+@semantics("IMNMX", "UIMNMX", vector=True)
+def op_imnmx64(w, s, active, mask):
+    ops = s.ins.operands
+    if len(ops) == 4:
+        return op_imnmx(w, s, active, mask)
+    p1, p2, d, a, b, pmin, px = ops
+    if not (_true(p1) and _true(p2) and _true(px) and (px.inv or px.neg)):
+        raise EmuFault(f"IMNMX form {s.ins} not modelled")
+    signed = "S64" in s.ins.modifiers
+    va, vb = _value64(w, a) if isinstance(a, Imm) else w.r64(a), _value64(w, b) if isinstance(b, Imm) else w.r64(b)
+    if signed:
+        va, vb = va.view(np.int64), vb.view(np.int64)
+    res = np.where(w.pred(pmin), np.minimum(va, vb), np.maximum(va, vb))
+    w.w64(d, np.asarray(res).astype(np.int64).view(U64) if signed else res, mask)
+
+
+def _true(p) -> bool:
+    return isinstance(p, Reg) and p.file in ("P", "UP") and p.index == 7
+
+
+@semantics("VIADD", vector=True)
+def op_viadd_sat(w, s, active, mask):
+    if "ISAT" not in s.ins.modifiers:
+        return op_viadd(w, s, active, mask)
+    d, a, b = s.ins.operands[:3]
+    total = np.clip(_s64(w.ri(a)) + _s64(w.ri(b)), -(1 << 31), (1 << 31) - 1).astype(I64)
+    w.w(d, (total.astype(U64) & M32).astype(U32), mask)

@@ -1,0 +1,176 @@
+"""Instruction selection for surfaces and texture queries on a handle in a register (the
+`.B` bindless forms ptxas writes when the handle is not a kernel parameter):
+
+* `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
+* `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…` `[coords], data, handle`
+* `sured.b` (2d/3d) → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
+* `suq`/`txq` width/height/depth → `TXQ.B RZ, R, {handle, level 0}, TEX_HEADER_DIMENSION, mask`
+
+The coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then the
+array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)); the handle is the low
+word of the 64-bit handle register. Sub-word vectors are one access of the whole width,
+split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as ptxas does. Module `.surfref`
+variables, handles that are kernel parameters in ptxas's bound form (constant-bank slot),
+and `tex`/`tld4` are not selected here yet (see docs/STATUS.md, issue 15)."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Imm, SpecialReg
+from ptx2sass.isel.common import RZ, _bits
+from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
+
+# PTX geometry -> (SASS geometry token, PTX coordinate index of each register in the group,
+# group width)
+SURFACE_GEOMETRY = {
+    "1d": ("1D", (0,), 1),
+    "2d": ("2D", (0, 1), 2),
+    "3d": ("3D", (0, 1, 2), 4),
+    "a1d": ("1D_ARRAY", (1, 0), 2),
+    "a2d": ("2D_ARRAY", (1, 2, 0), 4),
+}
+CLAMP = {"trap": ("TRAP",), "clamp": (), "zero": ("IGN",)}
+ACCESS_SIZE = {8: ("U8",), 16: ("U16",), 32: (), 64: ("64",), 128: ("128",)}
+SURED_OP = {"add": "ADD", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR",
+            "inc": "INC", "dec": "DEC", "exch": "EXCH"}
+SURED_TYPE = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U64",),
+              "s64": ("S64",)}
+# txq/suq queries answered by the texture header's dimensions, and the component mask
+HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
+
+
+class TextureSelection:
+    def require_unit(self, ins: ir.Instr, opcode: str) -> None:
+        """Refuse at the line where the target's encoding table has no such instruction yet
+        (the hopper table was probed without texture/surface seeds)."""
+        from ptx2sass.encoder import codec
+        if not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
+            raise self.unsupported(f"`{ins.opcode}` on {self.arch.name}")
+
+    def surface_parts(self, ins: ir.Instr):
+        """(handle, SASS geometry, coordinate group, clamp modifiers) of a surface access."""
+        self.require_unit(ins, {"suld": "SULD", "sust": "SUST"}.get(ins.opcode, "SURED"))
+        n = ins.attrs.get("coords", 0)
+        handle, coords = ins.srcs[0], ins.srcs[1:1 + n]
+        geo = next((m for m in ins.modifiers if m in SURFACE_GEOMETRY), None)
+        clamp = next((m for m in ins.modifiers if m in CLAMP), None)
+        if geo is None or clamp is None or "b" not in ins.modifiers[:1] and "p" not in ins.modifiers[:1]:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
+        name, order, width = SURFACE_GEOMETRY[geo]
+        if len(coords) < len(order):
+            raise self.unsupported(f"`{ins.opcode}` with {len(coords)} coordinates")
+        return self.handle_word(ins, handle), name, self.coordinate_group(
+            [coords[k] for k in order], width), CLAMP[clamp]
+
+    def handle_word(self, ins: ir.Instr, handle):
+        if not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
+            raise self.unsupported(f"`{ins.opcode}` of a module .surfref/.texref variable")
+        return self.reg_part(handle, 0)
+
+    def coordinate_group(self, values, width: int) -> VOp:
+        if width == 1:
+            return self.reg_part(values[0])
+        group = VOp(self.mf.new_vreg("R", width))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            self.move(VOp(group.reg, k), self.part_of(v, 0))
+        return group
+
+    def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp):
+        """The instruction, with the whole coordinate group as a hidden read (the address
+        prints its first register only)."""
+        mi = self.emit(opcode, mods, ops + [coords], ndefs=ndefs)
+        mi.shown = tuple(range(len(ops)))
+        return mi
+
+    def sel_suld(self, ins: ir.Instr) -> None:
+        handle, geo, coords, clamp = self.surface_parts(ins)
+        bits = _bits(ins.type)
+        total = bits * len(ins.dests)
+        if total not in ACCESS_SIZE:
+            raise self.unsupported(f"`suld` of {len(ins.dests)} x {ins.type}")
+        words = max(1, total // 32)
+        t = self.mf.new_vreg("R", words)
+        mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
+        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), handle], 1, coords)
+        whole = VOp(t)
+        if bits >= 32:
+            per = bits // 32
+            for k, d in enumerate(ins.dests):
+                if per == 1:
+                    self.copy_reg(VOp(self.vreg(d)), VOp(t, k) if words > 1 else whole)
+                else:
+                    for w in range(per):
+                        self.copy_reg(VOp(self.vreg(d), w), VOp(t, k * per + w))
+            return
+        if len(ins.dests) == 1:
+            self.copy_reg(VOp(self.vreg(ins.dests[0])), whole)
+            return
+        for k, d in enumerate(ins.dests):
+            bit = k * bits
+            word = VOp(t, bit // 32) if words > 1 else whole
+            self.extract_field(d, word, (bit % 32) // 8, bits, d.type)
+
+    def surface_data(self, values, ty: str) -> tuple[VOp, int]:
+        """The data registers of a store (one aligned group) and the access's total bits."""
+        bits = _bits(ty)
+        total = bits * len(values)
+        if total not in ACCESS_SIZE:
+            raise self.unsupported(f"`sust` of {len(values)} x {ty}")
+        words = max(1, total // 32)
+        if words == 1 and len(values) == 1:
+            return self.reg_part(values[0]), total
+        t = self.mf.new_vreg("R", words)
+        if words > 1:
+            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        part = lambda w: VOp(t, w if words > 1 else None)
+        if bits >= 32:
+            per = bits // 32
+            for k, v in enumerate(values):
+                for w in range(per):
+                    self.move(part(k * per + w), self.part_of(v, w))
+        else:
+            per_word = 32 // bits if total >= 32 else len(values)
+            for w in range(words):
+                self.pack_word(part(w), values[w * per_word:(w + 1) * per_word], bits)
+        return VOp(t), total
+
+    def sel_sust(self, ins: ir.Instr) -> None:
+        handle, geo, coords, clamp = self.surface_parts(ins)
+        data, total = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
+        if "p" in ins.modifiers[:1]:
+            if total != 128 or ins.type != "b32":
+                raise self.unsupported(f"`sust.p` of {ins.type}")
+            mods = ("P", geo, "STRONG", "SM") + clamp
+        else:
+            mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
+        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+
+    def sel_sured(self, ins: ir.Instr) -> None:
+        handle, geo, coords, clamp = self.surface_parts(ins)
+        op = next((m for m in ins.modifiers if m in SURED_OP), None)
+        if geo not in ("2D", "3D") or op is None or ins.type not in SURED_TYPE \
+                or "p" in ins.modifiers[:1]:
+            raise self.unsupported(f"`sured.{'.'.join(ins.modifiers)}.{ins.type}`")
+        types = SURED_TYPE[ins.type] if op in ("min", "max") or _bits(ins.type) == 64 else ()
+        data, _ = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
+        mods = ("D", "BA", geo, SURED_OP[op]) + types + ("STRONG", "SYS") + clamp
+        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+
+    def sel_suq(self, ins: ir.Instr) -> None:
+        self.header_query(ins)
+
+    def sel_txq(self, ins: ir.Instr) -> None:
+        self.header_query(ins)
+
+    def header_query(self, ins: ir.Instr) -> None:
+        query = next((m for m in ins.modifiers if m in HEADER_DIMENSION), None)
+        if query is None or "level" in ins.modifiers or ins.attrs.get("coords"):
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
+        self.require_unit(ins, "TXQ")
+        handle = self.handle_word(ins, ins.srcs[0])
+        pair = VOp(self.mf.new_vreg("R", 2))       # {handle, mip level 0}
+        self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
+        self.move(VOp(pair.reg, 0), handle)
+        self.move(VOp(pair.reg, 1), RZ)
+        self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair,
+                                  SpecialReg("TEX_HEADER_DIMENSION"), Imm(HEADER_DIMENSION[query])], ndefs=2)

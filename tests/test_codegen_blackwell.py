@@ -1,0 +1,83 @@
+"""sm_120 (RTX 50) code generation and emulation (issue 18 phase 2). Expected values come from
+ptxas 13.5's sm_120 cubins, NumPy and the hardware-verified ZLUDA outputs; our own output is
+never the reference."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.compiler import compile as compile_ptx
+from ptx2sass.encoder import codec
+from ptx2sass.encoder.arch import target
+from ptx2sass.encoder.cubin import read_cubin
+from ptx2sass.emu.launch import run
+from tools.emu_testing import ZLUDA_DIR, run_zluda, zluda_cubin, zluda_manifest
+from tools.inventory_coverage import _readback_ok
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VECADD = open(os.path.join(REPO, "examples", "vecadd.ptx")).read()
+
+
+def _vecadd(cubin: bytes) -> np.ndarray:
+    n = 200
+    a = np.arange(256, dtype=np.float32) * 0.5
+    b = np.full(256, 3.25, dtype=np.float32)
+    c = np.zeros(256, dtype=np.float32)
+    res = run(cubin, "vecadd", (2, 1, 1), (128, 1, 1), [a, b, c, np.uint32(n)])
+    assert not res.hazards, res.hazards[:3]
+    assert (c[:n] == a[:n] + b[:n]).all() and not c[n:].any()
+    return c
+
+
+@pytest.mark.parametrize("arch", ["sm_120", "sm_120a"])
+def test_vecadd_on_sm120(arch):
+    """`ptx2sass -arch=sm_120 examples/vecadd.ptx`: cuobjdump accepts it, nvdisasm reads the
+    code back as our instructions, and it computes a + b in the emulator as ptxas's does."""
+    ours = compile_ptx(VECADD, arch)
+    assert f"code for {arch}" in oracle.cuobjdump_sass(ours)
+    kernel = read_cubin(ours).kernels[0]
+    words = [codec.decode(int.from_bytes(kernel.text[pc:pc + 16], "little"), arch, pc)
+             for pc in range(0, len(kernel.text), 16)]
+    code = type("Code", (), {"name": kernel.name, "instructions": words})
+    assert _readback_ok(ours, [code])
+    theirs = oracle.ptxas(VECADD, arch).output
+    assert (_vecadd(ours) == _vecadd(theirs)).all()
+
+
+# Each launch fact's word, read off ptxas's own sm_120 code for a `mov` of the register.
+_FACTS = {"%ntid.x": ("block_dims_cbank", 0, 0), "%ntid.z": ("block_dims_cbank", 0, 8),
+          "%nctaid.x": ("block_dims_cbank", 1, 0), "%nctaid.y": ("block_dims_cbank", 1, 4),
+          "%nsmid": ("driver_cbank", "nsmid", 0)}
+
+
+@pytest.mark.parametrize("reg", sorted(_FACTS))
+def test_launch_words_are_ptxas_offsets(reg):
+    ptx = (".version 8.7\n.target sm_120\n.address_size 64\n"
+           ".visible .entry k(.param .u64 out) {\n .reg .b32 %r<2>; .reg .b64 %rd<2>;\n"
+           f" ld.param.u64 %rd1, [out]; mov.u32 %r1, {reg}; st.global.u32 [%rd1], %r1; ret;\n}}\n")
+    listing = oracle.cuobjdump_sass(oracle.ptxas(ptx, "sm_120").output)
+    loads = [int(m, 16) for m in re.findall(r"LDCU?(?:\.\w+)* U?R\d+, c\[0x0\]\[(0x[0-9a-f]+)\]", listing)]
+    field, which, offset = _FACTS[reg]
+    t = target("sm_120")
+    want = (t.block_dims_cbank[which] if field == "block_dims_cbank" else dict(t.driver_cbank)[which]) + offset
+    assert want in loads, (reg, hex(want), [hex(x) for x in loads])
+    assert t.stack_pointer_offset in loads          # every kernel's first LDC
+    assert t.param_base in loads                    # the `out` parameter
+
+
+_ZLUDA = [e for e in zluda_manifest() if "ptxas_error" not in e] if (ZLUDA_DIR / "manifest.json").is_file() else []
+_STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 4
+
+
+@pytest.mark.parametrize("entry", _ZLUDA[::_STRIDE], ids=lambda e: e["name"])
+def test_ptxas_sm120_zluda_cubins_in_emulator(entry):
+    """ptxas's sm_120 cubin: the hardware-verified output, and no hazard under the blackwell
+    latency table (ptxas knows the hardware's latencies; a hazard is a table error)."""
+    cubin = zluda_cubin(entry, "sm_120")
+    if cubin is None:
+        pytest.skip("ptxas rejects it for sm_120")
+    outcome = run_zluda(entry, hazard_check=True, cubin=cubin, arch="sm_120")
+    assert outcome.passed, outcome.reason
+    assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
