@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from ptx2sass import codegen
+from ptx2sass import codegen, oracle
 from ptx2sass.errors import CompileError
 from tools import realworld as rw
 from tools.corpora import held_back
@@ -168,14 +168,16 @@ SURFACE_STORE = """.version 8.0
 
 @pytest.mark.parametrize("op", ["sust.b.2d.v4.b8.trap [%rd1, {%r1, %r2}], {%rs1, %rs1, %rs1, %rs1};",
                                 "sured.b.add.2d.u32.trap [%rd1, {%r1, %r2}], %r1;"])
-def test_surface_stores_are_refused_as_unsupported(op):
+def test_surface_stores_compile_as_ptxas_writes_them(op):
     """sust/sured have no destination: their first operand is the surface address. Before,
     the frontend took it for a destination and refused 'destination operand must be a
-    register', which ptxas (accepting the module) contradicts."""
-    with pytest.raises(CompileError) as info:
-        codegen.compile_ptx(SURFACE_STORE.replace("OP", op), "sm_89", "surf.ptx")
-    assert str(info.value).startswith("surf.ptx, line 9; error   : PTX instruction `su"), str(info.value)
-    assert "not supported yet" in str(info.value)
+    register', which ptxas (accepting the module) contradicts; with a handle in a register
+    they now compile to the opcode ptxas writes (isel/texture.py)."""
+    ptx = SURFACE_STORE.replace("OP", op)
+    theirs = oracle.ptxas(ptx, "sm_89")
+    assert theirs.ok, theirs.stderr
+    opcode = lambda cubin: sorted(set(re.findall(r"\b(SUST|SURED)\b", oracle.nvdisasm(cubin))))   # noqa: E731
+    assert opcode(codegen.compile_ptx(ptx, "sm_89", "surf.ptx")) == opcode(theirs.output) != []
 
 
 BALLOT = """.version 8.0
