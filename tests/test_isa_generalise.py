@@ -47,6 +47,7 @@ SM75_GAPS = frozenset({
     "I2F", "IMAD", "IMNMX", "LDG", "LDS", "LEA", "MOVM", "MUFU", "PLOP3", "SEL", "SHF", "SULD",
     "SUST", "TEX", "TLD", "UBMSK", "UIADD3", "UIMAD", "ULEA", "USGXT", "USHF", "VABSDIFF",
     "VABSDIFF4",
+    "FCHK",          # FCHK P, R, c[b][o]: first seen after the fuzzer's session-3 generator changes
 })
 KNOWN_GAPS = {"sm_75": SM75_GAPS, "sm_80": SM8X_GAPS, "sm_86": SM8X_GAPS, "sm_89": SM8X_GAPS,
               "sm_90": SM90_GAPS, "sm_120": SM120_GAPS}
