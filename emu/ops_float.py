@@ -184,7 +184,12 @@ def op_mufu(w, s, active, mask):
     d, a_op = s.ins.operands
     fn = s.aux["fn"]
     if fn in ("RCP64H", "RSQ64H"):
-        hi = _u64(w.ri(a_op))
+        if isinstance(a_op, Imm) and a_op.text is not None and not (a_op.value and "NAN" in a_op.text):
+            # a float immediate is a double's high word (`MUFU.RSQ64H R3, 1`: 0x3ff00000)
+            from ptx2sass.encoder.fields import float_bits
+            hi = np.array([float_bits(a_op.text, "f64h")], dtype=U64)
+        else:
+            hi = _u64(w.ri(a_op))
         if getattr(a_op, "abs", False):
             hi = hi & U64(0x7FFFFFFF)
         if getattr(a_op, "neg", False):
