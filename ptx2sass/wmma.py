@@ -118,6 +118,15 @@ def n_acc(ty: str) -> int:
     return 4 if ty == "f16" else 8
 
 
+
+def default_stride(shape: str, frag: str, col: bool) -> int:
+    """The stride of a wmma load/store that names none (PTX ISA: the matrix is dense): the
+    number of columns of a row-major matrix, of rows of a column-major one. A is m x k, B is
+    k x n, C and D are m x n."""
+    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
+    rows, cols = {"a": (m, k), "b": (k, n)}.get(frag, (m, n))
+    return rows if col else cols
+
 class _Lowering:
     def __init__(self, fn: ir.Function, ins: ir.Instr, out: list):
         self.fn, self.ins, self.out = fn, ins, out
@@ -144,14 +153,18 @@ class _Lowering:
         frag, col = mods[1], "col" in mods
         shape = next(m for m in mods if m in SHAPES)
         size = SIZES[ins.type]
-        if mods[0] == "load":
-            address, stride = ins.srcs[0], ins.srcs[1]
-            values = list(ins.dests)
-        else:
-            address, stride = ins.srcs[0], ins.srcs[-1]
-            values = list(ins.srcs[1:-1])
         key = "c" if frag in ("c", "d") else frag
         origin, step, words = FRAGMENTS[(shape, key, size)]
+        if mods[0] == "load":
+            address, values = ins.srcs[0], list(ins.dests)
+            stride = ins.srcs[1] if len(ins.srcs) > 1 else None
+        else:
+            address = ins.srcs[0]
+            has_stride = len(ins.srcs) > 1 + len(words)
+            values = list(ins.srcs[1:-1] if has_stride else ins.srcs[1:])
+            stride = ins.srcs[-1] if has_stride else None
+        if stride is None:      # optional: the matrix stored densely, its leading dimension
+            stride = ir.Const(default_stride(shape, frag, col), "u32")
         if key != "c":      # bf16 fragments are f16's without the repeated words
             words = words[:len(values)]
         base, base_offset = self.base_address(address)
