@@ -606,11 +606,19 @@ class MemorySelection:
         total = n * bits
         if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `st` of {n} x {ty}")
+        self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],
+                            [mem, self.data_words(data, bits)], 0)
+
+    def data_words(self, data, bits: int) -> VOp:
+        """Vector data of `bits`-bit elements side by side in one aligned register group, as
+        a store (or a surface store) reads it: 32/64-bit elements a word or two each, 8/16-bit
+        ones packed into words."""
+        total = len(data) * bits
         words = max(1, total // 32)
         t = self.mf.new_vreg("R", words)
         if words > 1:
             self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        part = lambda w: VOp(t, w if words > 1 else None)
+        part = lambda w: VOp(t, w if words > 1 else None)      # noqa: E731
         if bits >= 32:
             per = bits // 32
             for k, v in enumerate(data):
@@ -620,11 +628,10 @@ class MemorySelection:
                     else:
                         self.move(part(k * per + w), self.part_of(v, w))
         else:
-            per_word = 32 // bits if total >= 32 else n
+            per_word = 32 // bits if total >= 32 else len(data)
             for w in range(words):
                 self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
-        self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],
-                            [mem, VOp(t) if words > 1 else part(0)], 0)
+        return VOp(t) if words > 1 else part(0)
 
     def pack_word(self, d: VOp, elems, bits: int) -> None:
         """d = the 8- or 16-bit elements side by side, first in the low bits (PRMT)."""

@@ -116,23 +116,9 @@ class TextureSelection:
         total = bits * len(values)
         if total not in ACCESS_SIZE:
             raise self.unsupported(f"`sust` of {len(values)} x {ty}")
-        words = max(1, total // 32)
-        if words == 1 and len(values) == 1:
+        if total <= 32 and len(values) == 1:
             return self.reg_part(values[0]), total
-        t = self.mf.new_vreg("R", words)
-        if words > 1:
-            self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        part = lambda w: VOp(t, w if words > 1 else None)
-        if bits >= 32:
-            per = bits // 32
-            for k, v in enumerate(values):
-                for w in range(per):
-                    self.move(part(k * per + w), self.part_of(v, w))
-        else:
-            per_word = 32 // bits if total >= 32 else len(values)
-            for w in range(words):
-                self.pack_word(part(w), values[w * per_word:(w + 1) * per_word], bits)
-        return VOp(t), total
+        return self.data_words(values, bits), total
 
     def sel_sust(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
