@@ -18,6 +18,8 @@ refuses them with a "not supported yet" error at their line.
 """
 from __future__ import annotations
 
+import re
+
 from ptx2sass import ir
 
 SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4}
@@ -123,7 +125,7 @@ def default_stride(shape: str, frag: str, col: bool) -> int:
     """The stride of a wmma load/store that names none (PTX ISA: the matrix is dense): the
     number of columns of a row-major matrix, of rows of a column-major one. A is m x k, B is
     k x n, C and D are m x n."""
-    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
+    m, n, k = map(int, re.findall(r"\d+", shape))       # "m16n16k16"
     rows, cols = {"a": (m, k), "b": (k, n)}.get(frag, (m, n))
     return rows if col else cols
 

@@ -12,6 +12,24 @@ from ptx2sass import codegen, oracle
 
 HEADER = ".version 8.0\n.target sm_89\n.address_size 64\n"
 
+# A loop of 32-lane strides over a histogram of 16 words; {op} is its one memory operation.
+_COUNTED_LOOP = """.visible .entry k(.param .u64 h, .param .u32 n)
+{{
+.reg .pred %p<2>; .reg .u32 %r<6>; .reg .u64 %rd<6>;
+ld.param.u64 %rd1, [h];
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+LOOP:
+and.b32 %r3, %r2, 15;
+mul.wide.u32 %rd2, %r3, 4;
+add.s64 %rd3, %rd1, %rd2;
+{op}
+add.u32 %r2, %r2, 32;
+setp.lt.u32 %p1, %r2, %r1;
+@%p1 bra LOOP;
+ret;
+}}"""
+
 KERNELS = {
     "spin_lock": """.visible .entry k(.param .u64 lock, .param .u64 data)
 {
@@ -28,38 +46,8 @@ st.volatile.global.u32 [%rd2], %r3;
 atom.global.exch.b32 %r4, [%rd1], 0;
 ret;
 }""",
-    "red_loop": """.visible .entry k(.param .u64 h, .param .u32 n)
-{
-.reg .pred %p<2>; .reg .u32 %r<6>; .reg .u64 %rd<6>;
-ld.param.u64 %rd1, [h];
-ld.param.u32 %r1, [n];
-mov.u32 %r2, %tid.x;
-LOOP:
-and.b32 %r3, %r2, 15;
-mul.wide.u32 %rd2, %r3, 4;
-add.s64 %rd3, %rd1, %rd2;
-red.global.add.u32 [%rd3], 1;
-add.u32 %r2, %r2, 32;
-setp.lt.u32 %p1, %r2, %r1;
-@%p1 bra LOOP;
-ret;
-}""",
-    "atom_loop": """.visible .entry k(.param .u64 h, .param .u32 n)
-{
-.reg .pred %p<2>; .reg .u32 %r<6>; .reg .u64 %rd<6>;
-ld.param.u64 %rd1, [h];
-ld.param.u32 %r1, [n];
-mov.u32 %r2, %tid.x;
-LOOP:
-and.b32 %r3, %r2, 15;
-mul.wide.u32 %rd2, %r3, 4;
-add.s64 %rd3, %rd1, %rd2;
-atom.global.add.u32 %r4, [%rd3], 1;
-add.u32 %r2, %r2, 32;
-setp.lt.u32 %p1, %r2, %r1;
-@%p1 bra LOOP;
-ret;
-}""",
+    "red_loop": _COUNTED_LOOP.format(op="red.global.add.u32 [%rd3], 1;"),
+    "atom_loop": _COUNTED_LOOP.format(op="atom.global.add.u32 %r4, [%rd3], 1;"),   # result unused
     "volatile_spin": """.visible .entry k(.param .u64 flag)
 {
 .reg .pred %p<2>; .reg .u32 %r<4>; .reg .u64 %rd<3>;
