@@ -44,8 +44,6 @@ GAPS = {
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
 BUGS = {
-    "warp_intrinsics.cu@sm_90": "__vabsdiffu4 selects VABSDIFF4.U8, which our sm_90 tables lack "
-                                "(ptxas writes it for sm_90)",
 }
 
 # Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
