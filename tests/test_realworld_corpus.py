@@ -33,10 +33,6 @@ GAPS = {
                             "CUB's sm_90 kernels use programmatic dependent launch"),
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
-    "math_f64.cu": ("a .param array passed for the scalar parameter `func_retval0` not supported yet",
-                    "libdevice's __internal_accurate_pow returns a scalar through a .param array"),
-    "numba_kernels.py:math_funcs_f64": ("a .param array passed for the scalar parameter `func_retval0` "
-                                        "not supported yet", "math.pow in f64 (libdevice pow)"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
     "wmma.cu@sm_90": ("`wmma.load.a.sync.aligned.row.m16n16k8.tf32` not supported yet",
                       "wmma tf32 needs HMMA.1684.F32.TF32, which our sm_90 tables lack"),
