@@ -56,8 +56,6 @@ WRONG_RESULTS = {
 EMU_GAPS = {
     "sort_keys_u32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
     "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
-    "per_thread_sort": "loader: relocation against unknown section ''",
-    "per_thread_scan_reduce": "loader: relocation against unknown section ''",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")
