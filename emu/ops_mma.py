@@ -1,4 +1,4 @@
-"""Tensor-core matrix multiply-accumulate (HMMA, IMMA, QMMA) with the fragment layouts of PTX's
+"""Tensor-core matrix multiply-accumulate (HMMA, IMMA, QMMA, DMMA, BMMA) with the fragment layouts of PTX's
 `mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
 A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
 
@@ -15,7 +15,14 @@ a mantissa) and Inf - Inf give the canonical NaN; E5M2 infinities stay infinite.
 measurements of FP8 tensor cores (H100, RTX 40xx) report products aligned to the largest
 exponent and truncated to about 13 fraction bits before accumulation, so the hardware can
 differ from this model below about 2^-13 relative to the largest term; that was not
-calibrated here (no sm_89 device), as for HMMA."""
+calibrated here (no sm_89 device), as for HMMA.
+
+DMMA.884 (`mma.m8n8k4.f64`): A row g column t, B row t column g, C/D row g columns 2t and
+2t+1, each element a register pair; D = A·B + C exactly, rounded once to nearest even (PTX:
+`.rn`; whether the hardware rounds between the four products was not calibrated). BMMA.88128
+(`mma.m8n8k128.b1`): the b1 fragments of IMMA.8832's layout with 32 bits per register;
+D = C + popc(A_row XOR B_col) (.XOR.POPC) or popc(A_row AND B_col) (.AND.POPC), wrapping
+at 32 bits."""
 from __future__ import annotations
 
 import math
@@ -80,7 +87,7 @@ def _unpack(word, e, elem_bits, kind):
         return bits.astype(np.int64)
     if kind == "s4":
         return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x8) << 1)
-    if kind == "u4":
+    if kind in ("u4", "b1"):
         return bits.astype(np.int64)
     if kind in _FP8:
         return _FP8[kind][bits.astype(np.intp)]
@@ -107,6 +114,10 @@ def _shape(mods):
                 return 8, 8, 16
             if m.startswith("16864"):
                 return 16, 8, 64
+            if m.startswith("8832"):
+                return 8, 8, 32
+            if m.startswith("88128"):
+                return 8, 8, 128
     raise EmuFault(f"unsupported MMA shape in {'.'.join(mods)}")
 
 
@@ -168,7 +179,7 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
     bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
-            "e4m3": 8, "e5m2": 8}[a_kind]
+            "e4m3": 8, "e5m2": 8, "b1": 1}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
@@ -191,6 +202,11 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                     else v.view(np.int32).astype(np.int64)
     if a_kind in _FP8:
         D = _fp8_dot(A, B, C)
+    elif a_kind == "b1":
+        # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
+        both = A @ B
+        D = C + (both if "AND" in s.ins.modifiers else
+                 A.sum(axis=1)[:, None] + B.sum(axis=0)[None, :] - 2 * both)
     else:
         D = A @ B + C
     out = []
@@ -225,6 +241,54 @@ def op_imma(w, s, active, mask):
     types = [m.lower() for m in s.ins.modifiers if m in ("S8", "U8", "S4", "U4")]
     a_kind, b_kind = (types + ["s8", "s8"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "s32")
+
+
+@semantics("BMMA")
+def op_bmma(w, s, active, mask):
+    if not {"88128", "POPC"} <= set(s.ins.modifiers):
+        raise EmuFault(f"{s.ins.mnemonic}: only BMMA.88128 .XOR/.AND .POPC is modelled")
+    _mma(w, s, mask, "b1", "b1", "s32")
+
+
+def _pairs(w, op, n):
+    """n f64 values from consecutive register pairs at `op` (RZ: zeros), per lane."""
+    regs = _regs(w, op, 2 * n)
+    return [(regs[2 * i].astype(np.uint64) | (regs[2 * i + 1].astype(np.uint64) << np.uint64(32)))
+            .view(np.float64) for i in range(n)]
+
+
+@semantics("DMMA")
+def op_dmma(w, s, active, mask):
+    """DMMA.884 (see the module docstring); the sm_90 spelling DMMA.8x8x4 is the same."""
+    if not {"884", "8x8x4"} & set(s.ins.modifiers):
+        raise EmuFault(f"{s.ins.mnemonic}: only DMMA.884 is modelled")
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    a, b = _pairs(w, a_op, 1)[0], _pairs(w, b_op, 1)[0]
+    c = _pairs(w, c_op, 2)
+    A = np.zeros((8, 4))
+    B = np.zeros((4, 8))
+    A[G, T] = a
+    B[T, G] = b
+    C = np.zeros((8, 8))
+    C[G, 2 * T], C[G, 2 * T + 1] = c
+    out = []
+    for e in range(2):
+        j = 2 * T + e
+        vals = np.array([_exact_dot(A[G[l]], B[:, j[l]], C[G[l], j[l]]) for l in range(32)])
+        bits = vals.view(np.uint64)
+        out += [(bits & np.uint64(0xFFFFFFFF)).astype(U32), (bits >> np.uint64(32)).astype(U32)]
+    w.wn(d, out, mask)
+
+
+def _exact_dot(a_row, b_col, c) -> float:
+    """a_row · b_col + c with one rounding (the products exact as rationals)."""
+    terms = [float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)]
+    if not all(math.isfinite(x) for x in terms):
+        return float(np.sum(np.array(terms)))
+    exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a_row, b_col)), Fraction(float(c)))
+    if exact == 0:
+        return float(sum(terms))        # IEEE's sign of an exact zero sum
+    return fp.round_rational(exact, "f64", "RN")
 
 
 @semantics("QMMA")
