@@ -18,8 +18,9 @@ differ from this model below about 2^-13 relative to the largest term; that was 
 calibrated here (no sm_89 device), as for HMMA.
 
 DMMA.884 (`mma.m8n8k4.f64`): A row g column t, B row t column g, C/D row g columns 2t and
-2t+1, each element a register pair; D = A·B + C exactly, rounded once to nearest even (PTX:
-`.rn`; whether the hardware rounds between the four products was not calibrated). BMMA.88128
+2t+1, each element a register pair; D = A·B + C exactly, rounded once (to nearest even, or
+.RZ/.RM/.RP as wmma's `.rz/.rm/.rp` ask; whether the hardware rounds between the four
+products was not calibrated). BMMA.88128
 (`mma.m8n8k128.b1`): the b1 fragments of IMMA.8832's layout with 32 bits per register;
 D = C + popc(A_row XOR B_col) (.XOR.POPC) or popc(A_row AND B_col) (.AND.POPC), wrapping
 at 32 bits."""
@@ -262,6 +263,7 @@ def op_dmma(w, s, active, mask):
     """DMMA.884 (see the module docstring); the sm_90 spelling DMMA.8x8x4 is the same."""
     if not {"884", "8x8x4"} & set(s.ins.modifiers):
         raise EmuFault(f"{s.ins.mnemonic}: only DMMA.884 is modelled")
+    mode = next((m for m in s.ins.modifiers if m in ("RZ", "RM", "RP")), "RN")
     d, a_op, b_op, c_op = s.ins.operands[:4]
     a, b = _pairs(w, a_op, 1)[0], _pairs(w, b_op, 1)[0]
     c = _pairs(w, c_op, 2)
@@ -274,21 +276,24 @@ def op_dmma(w, s, active, mask):
     out = []
     for e in range(2):
         j = 2 * T + e
-        vals = np.array([_exact_dot(A[G[l]], B[:, j[l]], C[G[l], j[l]]) for l in range(32)])
+        vals = np.array([_exact_dot(A[G[l]], B[:, j[l]], C[G[l], j[l]], mode) for l in range(32)])
         bits = vals.view(np.uint64)
         out += [(bits & np.uint64(0xFFFFFFFF)).astype(U32), (bits >> np.uint64(32)).astype(U32)]
     w.wn(d, out, mask)
 
 
-def _exact_dot(a_row, b_col, c) -> float:
-    """a_row · b_col + c with one rounding (the products exact as rationals)."""
+def _exact_dot(a_row, b_col, c, mode: str) -> float:
+    """a_row · b_col + c with one rounding in `mode` (the products exact as rationals)."""
     terms = [float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)]
     if not all(math.isfinite(x) for x in terms):
         return float(np.sum(np.array(terms)))
     exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a_row, b_col)), Fraction(float(c)))
-    if exact == 0:
-        return float(sum(terms))        # IEEE's sign of an exact zero sum
-    return fp.round_rational(exact, "f64", "RN")
+    if exact == 0:      # IEEE's sign of an exact zero sum
+        if all(x == 0 for x in terms):
+            negative = [math.copysign(1, x) < 0 for x in terms]
+            return -0.0 if all(negative) or (mode == "RM" and any(negative)) else 0.0
+        return -0.0 if mode == "RM" else 0.0
+    return fp.round_rational(exact, "f64", mode)
 
 
 @semantics("QMMA")

@@ -354,17 +354,17 @@ def wmma_registers(spelling: str) -> dict[str, int] | None:
         return None
     if parts[1] == "mma":
         types = parts[parts.index(shape) + 1:]
-        types = [t for t in types if t != "satfinite"]
+        types = [t for t in types if t not in ("satfinite", "rn", "rz", "rm", "rp")]
         a_type, c_type = ("f16", types[1]) if len(types) == 2 else (types[1], types[3])
         if (shape, a_type) not in INPUT_WORDS:
             return None
         n_a, n_b = INPUT_WORDS[(shape, a_type)]
-        return {"a": n_a, "b": n_b, "c": n_acc(c_type), "d": n_acc(types[0])}
+        return {"a": n_a, "b": n_b, "c": n_acc(c_type, shape), "d": n_acc(types[0], shape)}
     frag, ty = parts[2], parts[-1]
     if frag in ("a", "b"):
         words = INPUT_WORDS.get((shape, ty))
         return None if words is None else {frag: words[0 if frag == "a" else 1]}
-    return {frag: n_acc(ty)}
+    return {frag: n_acc(ty, shape)}
 
 
 def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int] | None:
@@ -373,23 +373,28 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
     matrix memory loads read, and the fragment registers mma and store take (fragments are
     plain registers: any bits are a fragment); a load's or mma's registers are written out
     per thread; a store writes its warp's half of `out` (through shared memory for .shared,
-    copied out after a CTA barrier). Stride: 32 elements, an immediate."""
+    copied out after a CTA barrier). Stride: 32 elements, an immediate (b1: 128, one row of
+    16 bytes, as PTX asks a stride of a multiple of 16 bytes; ptxas loads shared b1 tiles
+    with LDSM)."""
     regs = wmma_registers(form.spelling)
     if regs is None:
         return None
     parts = form.spelling.split(".")
     space = "shared" if "shared" in parts else "global" if "global" in parts else None
     frag_regs = {k: [f"%w{k}{i}" for i in range(n)] for k, n in regs.items()}
-    decls = [f".reg .b32 {', '.join(r)};" for r in frag_regs.values()]
+    wide = "f64" in parts          # f64 fragments: one .f64 register per element
+    stride = 128 if "b1" in parts else 32
+    reg_type, size = (".f64", 8) if wide else (".b32", 4)
+    decls = [f".reg {reg_type} {', '.join(r)};" for r in frag_regs.values()]
     body = ["mov.u32 %tx, %tid.x;", "mul.wide.u32 %rdt, %tx, 128;", "add.s64 %rdi, %rdin, %rdt;",
             "shr.u32 %wp, %tx, 5;", "mul.wide.u32 %rdw, %wp, 4096;"]
     text = ".".join(parts)
 
     def fill(names, first):
-        return [f"ld.global.b32 {r}, [%rdi+{4 * (first + i)}];" for i, r in enumerate(names)]
+        return [f"ld.global{reg_type} {r}, [%rdi+{size * (first + i)}];" for i, r in enumerate(names)]
 
     def write(names):
-        return [f"st.global.b32 [%rdo+{8 * i}], {r};" for i, r in enumerate(names)]
+        return [f"st.global{reg_type} [%rdo+{8 * i}], {r};" for i, r in enumerate(names)]
     body.append("add.s64 %rdo, %rdout, %rdt;")
     if parts[1] == "load":
         (frag, names), = frag_regs.items()
@@ -400,22 +405,23 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
             address = "[%sa]"
         else:
             address = "[%rdin]"
-        body.append(f"{text} {{{', '.join(names)}}}, {address}, 32;")
+        body.append(f"{text} {{{', '.join(names)}}}, {address}, {stride};")
         body += write(names)
     elif parts[1] == "store":
         (frag, names), = frag_regs.items()
         body += fill(names, 0)
         if space == "shared":
             body += ["mul.lo.u32 %o, %wp, 4096;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
-            body.append(f"{text} [%sa], {{{', '.join(names)}}}, 32;")
+            body.append(f"{text} [%sa], {{{', '.join(names)}}}, {stride};")
             body += ["bar.sync 0;", "mul.lo.u32 %o, %tx, 128;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
             body += [f"ld.shared.b32 %v, [%sa+{4 * i}];\nst.global.b32 [%rdo+{4 * i}], %v;" for i in range(32)]
         else:
             body += ["add.s64 %rdq, %rdout, %rdw;"]
-            body.append(f"{text} [%rdq], {{{', '.join(names)}}}, 32;")
+            body.append(f"{text} [%rdq], {{{', '.join(names)}}}, {stride};")
     else:
         body += fill(frag_regs["a"], 0) + fill(frag_regs["b"], 8)
-        body += [f"ld.global.b32 {r}, [%rdi+{4 * (16 + i)}];" for i, r in enumerate(frag_regs["c"])]
+        c_first = 12 if wide else 16         # within the 128-byte row
+        body += [f"ld.global{reg_type} {r}, [%rdi+{size * (c_first + i)}];" for i, r in enumerate(frag_regs["c"])]
         ops = ", ".join("{" + ", ".join(frag_regs[k]) + "}" for k in "dabc")
         body.append(f"{text} {ops};")
         body += write(frag_regs["d"])

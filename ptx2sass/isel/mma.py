@@ -1,5 +1,7 @@
 """`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x, IMMA for the
-8-bit integer ones, QMMA for sm_89's fp8 (e4m3/e5m2) ones.
+8-bit integer ones, QMMA for sm_89's fp8 (e4m3/e5m2) ones, and the 8x8 tiles: DMMA.884 for
+f64 m8n8k4 (each element a register pair), IMMA.8832 for s4/u4 m8n8k32, BMMA.88128 for b1
+m8n8k128 (`.xor.popc`/`.and.popc`).
 
 PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
 consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
@@ -36,12 +38,22 @@ IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
 # registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
 QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
 FP8_TYPES = ("e4m3", "e5m2")
+# the 8x8 integer tiles: shape -> (opcode, SASS shape, element types); one A and one B
+# register, two C/D registers. The A/B types are modifiers in the frontend's parse
+# (`.s32.s4.u4.s32`), as is b1's operation (`.xor.popc`).
+TILE_8X8 = {"m8n8k32": ("IMMA", "8832", ("s4", "u4")), "m8n8k128": ("BMMA", "88128", ("b1",))}
+
+
+def _shape_of(ins) -> str | None:
+    return next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
 
 
 def mma_fragments(ins) -> tuple[int, int, int] | None:
     """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
-    shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+    shape = _shape_of(ins)
     a_type = ins.types[0] if ins.types else None
+    if shape in TILE_8X8 and ins.type == "s32":
+        return 1, 1, 2
     if ins.type == "s32" and a_type in ("s8", "u8"):
         form = IMMA_SHAPES.get(shape)
         return None if form is None else (form[2], form[3], form[1])
@@ -67,8 +79,14 @@ class MatrixMultiply:
         self.emit("MOVM", ("16", "MT88"), [self.dst(ins.dests[0]), self.in_register(ins.srcs[0])])
 
     def sel_mma(self, ins):
-        shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+        shape = _shape_of(ins)
         a_type = ins.types[0] if ins.types else None
+        if any(m.startswith("sp") for m in ins.modifiers):
+            return self.sparse_mma(ins, shape)
+        if shape == "m8n8k4" and ins.type == "f64" and self.arch.mma_8x8_tiles:
+            return self.f64_mma(ins)
+        if shape in TILE_8X8 and ins.type == "s32" and self.arch.mma_8x8_tiles:
+            return self.tile_mma(ins, shape)
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
         if a_type in FP8_TYPES:
@@ -108,6 +126,69 @@ class MatrixMultiply:
         self.emit_mma("IMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def _refuse(self, ins):
+        return self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
+
+    def f64_mma(self, ins):
+        """`mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64` (and wmma's `.rz/.rm/.rp`, as
+        DMMA.884.RZ/RM/RP): one DMMA.884; A and B one f64 (a register pair) each, C and D two
+        (a quad)."""
+        srcs = list(ins.srcs)
+        if "row" not in ins.modifiers or "col" not in ins.modifiers or any(t != "f64" for t in ins.types) \
+                or len(ins.dests) != 2 or len(srcs) != 4 or self.guard is not None:
+            raise self._refuse(ins)
+        rounding = [m.upper() for m in ins.modifiers if m in ("rz", "rm", "rp")]
+        a, b = self.gather_f64(srcs[:1]), self.gather_f64(srcs[1:2])
+        c = self.gather_f64(srcs[2:])
+        d = VOp(self.mf.new_vreg("R", 4))
+        self.emit("DMMA", ("884", *rounding), [d, a, b, c])
+        for k, value in enumerate(ins.dests):
+            self.begin_wide(value)
+            for half in range(2):
+                self.emit(COPY, (), [self.dst(value, half), VOp(d.reg, 2 * k + half)], guarded=False)
+
+    def gather_f64(self, values) -> VOp:
+        """The f64 `values` in one aligned group of register pairs: a lone value's own pair,
+        else a fresh group filled by copies of the halves."""
+        if len(values) == 1 and isinstance(values[0], ir.Value) and values[0].id not in self.param_values:
+            r = self.vreg(values[0])
+            if r.width == 2:
+                return VOp(r)
+        group = VOp(self.mf.new_vreg("R", 2 * len(values)))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            for half in range(2):
+                self.move(VOp(group.reg, 2 * k + half), self.part_of(v, half))
+        return group
+
+    def tile_mma(self, ins, shape):
+        """s4/u4 m8n8k32 (IMMA.8832, `.satfinite` as .SAT) and b1 m8n8k128 (BMMA.88128
+        .XOR.POPC or .AND.POPC): A and B one register each (.ROW/.COL), C and D two."""
+        opcode, name, kinds = TILE_8X8[shape]
+        mods = ins.modifiers
+        types = [m for m in mods if m in kinds]
+        srcs = list(ins.srcs)
+        if "row" not in mods or "col" not in mods or len(types) != 2 or self.guard is not None \
+                or len(ins.dests) != 2 or len(srcs) != 4 or any(t != "s32" for t in ins.types):
+            raise self._refuse(ins)
+        if opcode == "IMMA":
+            sass = (name, *(t.upper() for t in types)) + (("SAT",) if "satfinite" in mods else ())
+        else:
+            op = next((m for m in mods if m in ("xor", "and")), None)
+            if op is None or "popc" not in mods:
+                raise self._refuse(ins)
+            sass = (name, op.upper(), "POPC")
+        a = replace(self.gather(srcs[:1]), suffix=("ROW",))
+        b = replace(self.gather(srcs[1:2]), suffix=("COL",))
+        c = self.gather(srcs[2:])
+        d = VOp(self.mf.new_vreg("R", 2))
+        self.emit_mma(opcode, sass, ins, d, (a, b, c))
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def sparse_mma(self, ins, shape):
+        raise self._refuse(ins)
 
     def fp8_mma(self, ins, shape):
         """QMMA: the fragments are IMMA's (four fp8 values per register, PTX's element order)."""

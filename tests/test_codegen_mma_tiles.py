@@ -1,0 +1,139 @@
+"""mma.sync on the 8x8 tensor-core tiles of sm_8x: f64 m8n8k4 (DMMA.884), s4/u4 m8n8k32
+(IMMA.8832) and b1 m8n8k128 (BMMA.88128 .xor/.and .popc). Each lane loads its fragment words
+(the PTX ISA's mma fragment layouts) from `in`, our cubin and ptxas's run in the emulator, and
+D must equal NumPy's A @ B + C (or C + popc(A xor/and B)) computed from the same words."""
+import numpy as np
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+from ptx2sass.errors import CompileError
+
+G, T = np.arange(32) // 4, np.arange(32) % 4
+
+
+def _kernel(arch, body, decl):
+    return f"""
+.version 7.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+    .reg .b64 %rd<8>; .reg .b32 %r<40>; {decl}
+    ld.param.u64 %rd2, [out]; ld.param.u64 %rd1, [in];
+    mov.u32 %r30, %laneid; mul.wide.u32 %rd3, %r30, 8; add.s64 %rd4, %rd1, %rd3; add.s64 %rd5, %rd2, %rd3;
+    mul.wide.u32 %rd6, %r30, 16; add.s64 %rd6, %rd1, %rd6;
+{body}
+    ret;
+}}
+"""
+
+
+def _run_both(ptx, arch, data, out_words):
+    ours = codegen.compile_ptx(ptx, arch, "k.ptx")
+    outs = []
+    for cubin, check in ((ours, True), (oracle.ptxas(ptx, arch=arch).output, False)):
+        out = np.zeros(out_words, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy()], hazard_check=check)
+        assert not (check and res.hazards), res.hazards
+        outs.append(out)
+    return outs
+
+
+ARCHS = ["sm_80", "sm_86", "sm_89"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_f64_m8n8k4(arch):
+    """A (lane: row g, k t) at in[lane], B (k t, column g) at in[32+lane], C (row g,
+    columns 2t, 2t+1) at in[64+2 lane]; D stored like C. Random doubles: one rounding of the
+    exact sum (PTX: .rn); small integers: exact."""
+    body = """
+    ld.global.f64 %fd0, [%rd4]; ld.global.f64 %fd1, [%rd4+256];
+    ld.global.v2.f64 {%fd2, %fd3}, [%rd6+512];
+    mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd4, %fd5}, {%fd0}, {%fd1}, {%fd2, %fd3};
+    mul.wide.u32 %rd7, %r30, 16; add.s64 %rd7, %rd2, %rd7; st.global.v2.f64 [%rd7], {%fd4, %fd5};"""
+    ptx = _kernel(arch, body, ".reg .f64 %fd<8>;")
+    rng = np.random.default_rng(1)
+    for values in (rng.integers(-20, 21, 128).astype(np.float64), rng.standard_normal(128)):
+        ours, theirs = _run_both(ptx, arch, values.view(np.uint32).copy(), 128)
+        A = np.zeros((8, 4)); B = np.zeros((4, 8)); C = np.zeros((8, 8))
+        A[G, T] = values[:32]; B[T, G] = values[32:64]
+        C[G, 2 * T] = values[64::2]; C[G, 2 * T + 1] = values[65::2]
+        from fractions import Fraction
+        want = np.array([[float(sum((Fraction(A[i, k]) * Fraction(B[k, j]) for k in range(4)), Fraction(C[i, j])))
+                          for j in range(8)] for i in range(8)])
+        d = ours.view(np.float64)
+        got = np.zeros((8, 8)); got[G, 2 * T] = d[0::2]; got[G, 2 * T + 1] = d[1::2]
+        assert (got == want).all()
+        assert (ours == theirs).all()
+
+
+def _int_tile(kind, a, b, c, op=None):
+    """NumPy's D for the integer tiles from the lanes' A, B words and C pairs."""
+    if kind == "b1":
+        bits = lambda w: (w[:, None] >> np.arange(32, dtype=np.uint32)) & 1
+        A = np.zeros((8, 128), np.int64); B = np.zeros((128, 8), np.int64)
+        for lane in range(32):
+            A[G[lane], 32 * T[lane]:32 * T[lane] + 32] = bits(a[lane:lane + 1])[0]
+            B[32 * T[lane]:32 * T[lane] + 32, G[lane]] = bits(b[lane:lane + 1])[0]
+        both = A @ B
+        prod = both if op == "and" else A.sum(1)[:, None] + B.sum(0)[None, :] - 2 * both
+    else:
+        ta, tb = kind
+
+        def nibbles(w, signed):
+            n = ((w[:, None] >> (4 * np.arange(8, dtype=np.uint32))) & 15).astype(np.int64)
+            return np.where(n >= 8, n - 16, n) if signed else n
+        A = np.zeros((8, 32), np.int64); B = np.zeros((32, 8), np.int64)
+        na, nb = nibbles(a, ta == "s4"), nibbles(b, tb == "s4")
+        for lane in range(32):
+            A[G[lane], 8 * T[lane]:8 * T[lane] + 8] = na[lane]
+            B[8 * T[lane]:8 * T[lane] + 8, G[lane]] = nb[lane]
+        prod = A @ B
+    C = np.zeros((8, 8), np.int64)
+    C[G, 2 * T] = c[0::2].view(np.int32); C[G, 2 * T + 1] = c[1::2].view(np.int32)
+    return prod + C
+
+
+TILES = [(("s4", "s4"), ""), (("u4", "s4"), ".satfinite"), (("s4", "u4"), ""), (("u4", "u4"), ".satfinite"),
+         ("b1", "xor"), ("b1", "and")]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("kind,extra", TILES)
+def test_integer_tiles(arch, kind, extra):
+    if kind == "b1":
+        form = f"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{extra}.popc"
+    else:
+        form = f"mma.sync.aligned.m8n8k32.row.col{extra}.s32.{kind[0]}.{kind[1]}.s32"
+    body = f"""
+    mul.wide.u32 %rd7, %r30, 4; add.s64 %rd7, %rd1, %rd7;
+    ld.global.b32 %r0, [%rd7]; ld.global.b32 %r1, [%rd7+128];
+    ld.global.v2.b32 {{%r2, %r3}}, [%rd4+256];
+    {form} {{%r4, %r5}}, {{%r0}}, {{%r1}}, {{%r2, %r3}};
+    st.global.v2.b32 [%rd5], {{%r4, %r5}};"""
+    ptx = _kernel(arch, body, "")
+    rng = np.random.default_rng(len(form))
+    data = rng.integers(0, 2 ** 32, 128, dtype=np.uint64).astype(np.uint32)
+    if extra == ".satfinite":      # C near the limits so that the sum saturates
+        data[64:] = np.where(rng.random(64) < 0.5, 0x7FFFFF00, 0x80000100).astype(np.uint32)
+    ours, theirs = _run_both(ptx, arch, data, 64)
+    want = _int_tile(kind, data[:32], data[32:64], data[64:], extra)
+    if extra == ".satfinite":
+        want = np.clip(want, -2 ** 31, 2 ** 31 - 1)
+    got = np.zeros((8, 8), np.int64)
+    got[G, 2 * T] = ours[0::2].view(np.int32); got[G, 2 * T + 1] = ours[1::2].view(np.int32)
+    assert ((got - want) % 2 ** 32 == 0).all()
+    assert (ours == theirs).all()
+
+
+def test_tiles_refused_on_sm90():
+    """sm_90's ptxas writes DMMA.8x8x4 and computes s4/b1-xor tiles with other
+    instructions: refused at the line, not miscompiled."""
+    body = """
+    ld.global.b32 %r0, [%rd4];
+    mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
+    st.global.v2.b32 [%rd5], {%r4, %r5};"""
+    with pytest.raises(CompileError, match="line 13"):
+        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
