@@ -176,6 +176,40 @@ def _fill(matrix, w, op, layout, bits, kind):
     matrix[row, col] = _unpack(words, 0, 32, kind)
 
 
+def _fill_sparse(matrix, w, s, op, bits, kind):
+    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP): the registers hold the compressed m x k/2
+    matrix in the dense fragment layout of that shape, two non-zero elements of each chunk of
+    four (compressed columns 2c, 2c+1 come from chunk c of the row). Each element's position
+    in its chunk is a 2-bit index of the metadata register (the operand after C): the
+    indices are ordered register by register, within a register thread by thread of the quad,
+    then element by element, 16 to a metadata thread; the quad's metadata threads are
+    sparsity selector `sel`'s: thread sel (k = 16 with 16-bit types), threads 2 sel, 2 sel + 1
+    (k = 32), all four (8-bit k = 64). (PTX ISA, sparse mma metadata; the CUTLASS comments on
+    sparse HMMA metadata spell out the same order.)"""
+    m, k = matrix.shape
+    meta_op, sel_op = s.ins.operands[4], s.ins.operands[5]
+    meta = _regs(w, meta_op, 1)[0].astype(np.uint32)
+    sel = sel_op.value if hasattr(sel_op, "value") else 0
+    nregs, reg, shift, lane, row, ccol = _fragment(_a_coords, m, k // 2, bits)
+    per_reg = 32 // bits
+    n_per_reg = 4 * per_reg              # stream positions of one register of the quad
+    first = sel * (nregs * n_per_reg // 16)     # the quad's first metadata thread
+    t = lane % 4
+    e = (shift // bits).astype(np.int64)
+    pos = reg * n_per_reg + t * per_reg + e
+    if first + nregs * n_per_reg // 16 > 4:
+        raise EmuFault(f"{s.ins.mnemonic}: sparsity selector {sel} names metadata threads outside "
+                       "the quad (undefined in PTX)")
+    source = (lane - t) + first + pos // 16
+    index = (meta[source] >> (2 * (pos % 16)).astype(U32)) & U32(3)
+    words = np.stack(_regs(w, op, nregs))[reg, lane]
+    if bits < 32:
+        words = (words >> shift) & U32((1 << bits) - 1)
+    values = _unpack(words, 0, 32, kind)
+    col = 4 * (ccol // 2) + index.astype(np.int64)
+    np.add.at(matrix, (row, col), values)
+
+
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
@@ -184,7 +218,10 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
-    _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
+    if "SP" in s.ins.modifiers:
+        _fill_sparse(A, w, s, a_op, bits, a_kind)
+    else:
+        _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
     _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
     # C/D: rows g (+8), columns 2t, 2t+1.
     C = np.zeros((m, n), dtype=dtype)

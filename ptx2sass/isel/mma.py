@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
+from ptx2sass.encoder.model import Imm
+from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -42,6 +44,14 @@ FP8_TYPES = ("e4m3", "e5m2")
 # register, two C/D registers. The A/B types are modifiers in the frontend's parse
 # (`.s32.s4.u4.s32`), as is b1's operation (`.xor.popc`).
 TILE_8X8 = {"m8n8k32": ("IMMA", "8832", ("s4", "u4")), "m8n8k128": ("BMMA", "88128", ("b1",))}
+# mma.sp (2:4 sparse A): (shape, A type) -> (SASS shape, registers in A, in B, the largest
+# sparsity selector ptxas 13.5 accepts: which threads of a quad give the metadata; PTX
+# allows 0..1 for f16 m16n8k32, ptxas 0..3). C/D as the dense forms'. The metadata register
+# and the selector follow C (HMMA.SP/IMMA.SP).
+SPARSE_FORMS = {("m16n8k16", "f16"): ("16816", 2, 2, 3), ("m16n8k32", "f16"): ("16832", 4, 4, 3),
+                ("m16n8k16", "bf16"): ("16816", 2, 2, 3), ("m16n8k32", "bf16"): ("16832", 4, 4, 1),
+                **{(shape, t): form for t in ("s8", "u8") for shape, form in
+                   (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))}}
 
 
 def _shape_of(ins) -> str | None:
@@ -52,6 +62,9 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
     """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
     shape = _shape_of(ins)
     a_type = ins.types[0] if ins.types else None
+    if any(m.startswith("sp") for m in ins.modifiers):
+        form = _sparse_form(ins)
+        return None if form is None else (form[1], form[2], 4 if ins.type in ("f32", "s32") else 2)
     if shape in TILE_8X8 and ins.type == "s32":
         return 1, 1, 2
     if ins.type == "s32" and a_type in ("s8", "u8"):
@@ -62,6 +75,11 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
         return None if form is None else (form[1], form[2], 4 if ins.type == "f32" else 2)
     form = HMMA_FORMS.get((shape, ins.type, a_type))
     return None if form is None else (form[2], form[3], form[1])
+
+
+def _sparse_form(ins):
+    """SPARSE_FORMS's entry for an `mma.sp` (f16/bf16 or s8/u8 A and B), else None."""
+    return SPARSE_FORMS.get((_shape_of(ins), ins.types[0] if ins.types else None))
 
 
 class MatrixMultiply:
@@ -188,7 +206,51 @@ class MatrixMultiply:
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
     def sparse_mma(self, ins, shape):
-        raise self._refuse(ins)
+        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x): HMMA.SP for f16/bf16 A and B
+        (f16 or f32 C/D, the same type), IMMA.SP for s8/u8 (.ROW/.COL, `.satfinite` as
+        .SAT); the metadata register and the sparsity selector (an immediate) follow C."""
+        form = _sparse_form(ins)
+        types = list(ins.types)
+        if form is None or not self.arch.sparse_mma or "row" not in ins.modifiers \
+                or "col" not in ins.modifiers or self.guard is not None or len(types) != 3:
+            raise self._refuse(ins)
+        name, n_a, n_b, top = form
+        integer = types[0] in ("s8", "u8")
+        if integer:
+            if ins.type != "s32" or types[2] != "s32" or types[1] not in ("s8", "u8"):
+                raise self._refuse(ins)
+            mods = ("SP", name, types[0].upper(), types[1].upper()) \
+                + (("SAT",) if "satfinite" in ins.modifiers else ())
+        else:
+            if types[1] != types[0] or ins.type not in ("f16", "f32") or types[2] != ins.type \
+                    or (types[0] == "bf16" and ins.type != "f32"):
+                raise self._refuse(ins)
+            mods = ("SP", name, ins.type.upper()) + (("BF16",) if types[0] == "bf16" else ())
+        n_d = 4 if ins.type in ("f32", "s32") else 2
+        srcs = list(ins.srcs)
+        if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d + 2:
+            raise self.unsupported(f"`mma.sp` with {len(ins.dests)} results and {len(srcs)} sources")
+        selector = srcs[-1]
+        if not isinstance(selector, ir.Const):
+            raise self._refuse(ins)
+        if not 0 <= selector.value <= top:
+            raise CompileError(f"Argument 6 of instruction 'Sparse mma': value '{selector.value}' "
+                               f"out of range, expected to be in range [0..{top}]", self.file, self.line)
+        a = self.gather(srcs[:n_a])
+        b = self.gather(srcs[n_a:n_a + n_b])
+        c = self.gather(srcs[n_a + n_b:n_a + n_b + n_d])
+        if integer:
+            a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
+        meta = self.in_register(srcs[-2])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        sizes = (n_a, n_b, n_d)
+        widths = {1 + i: n for i, (op, n) in enumerate(zip((a, b, c), sizes))
+                  if isinstance(op, VOp) and op.part is not None and n > 1}
+        self.note_wide(ins, d.reg, (a, b, c))
+        self.emit("HMMA" if not integer else "IMMA", mods, [d, a, b, c, meta, Imm(selector.value)],
+                  widths=widths)
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
     def fp8_mma(self, ins, shape):
         """QMMA: the fragments are IMMA's (four fp8 values per register, PTX's element order)."""
