@@ -189,3 +189,12 @@ def test_mma_sp_refused_on_sm90():
     ptx = _kernel("sm_90", "m16n8k16", ("f16", "f16"), "f32", 0, 2, 2, 4)
     with pytest.raises(CompileError, match="not supported yet"):
         codegen.compile_ptx(ptx, "sm_90", "k.ptx")
+
+
+def test_ordered_metadata_needs_ptx_8_5_as_ptxas_says():
+    ptx = _kernel("sm_89", "m16n8k16", ("f16", "f16"), "f32", 0, 2, 2, 4, variant="sp::ordered_metadata")
+    theirs = oracle.ptxas(ptx, arch="sm_89")
+    message = "Feature '.sp::ordered_metadata' requires PTX ISA .version 8.5 or later"
+    assert message in theirs.stderr
+    with pytest.raises(CompileError, match=message.replace(".", r"\.")):
+        codegen.compile_ptx(ptx, "sm_89", "k.ptx")
