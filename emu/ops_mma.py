@@ -119,6 +119,10 @@ def _shape(mods):
                 return 8, 8, 32
             if m.startswith("88128"):
                 return 8, 8, 128
+            if m == "168128":
+                return 16, 8, 128
+            if m == "168256":
+                return 16, 8, 256
     raise EmuFault(f"unsupported MMA shape in {'.'.join(mods)}")
 
 
@@ -283,8 +287,8 @@ def op_imma(w, s, active, mask):
 
 @semantics("BMMA")
 def op_bmma(w, s, active, mask):
-    if not {"88128", "POPC"} <= set(s.ins.modifiers):
-        raise EmuFault(f"{s.ins.mnemonic}: only BMMA.88128 .XOR/.AND .POPC is modelled")
+    if "POPC" not in s.ins.modifiers:
+        raise EmuFault(f"{s.ins.mnemonic}: only BMMA .XOR/.AND .POPC is modelled")
     _mma(w, s, mask, "b1", "b1", "s32")
 
 

@@ -52,6 +52,10 @@ MMA = {
     ("IMMA", "8832", None): (2, 1, 1, 2),
     ("DMMA", "884", None): (4, 2, 2, 4),
     ("BMMA", "88128", None): (2, 1, 1, 2),
+    ("BMMA", "168128", None): (4, 2, 1, 4),
+    ("BMMA", "168256", None): (4, 4, 2, 4),
+    ("IMMA", "16832", "I4"): (4, 2, 1, 4),
+    ("IMMA", "16864", "I4"): (4, 4, 2, 4),
     ("QMMA", "16832", "F32"): (4, 4, 2, 4),
     ("QMMA", "16832", "F16"): (2, 4, 2, 2),
     ("QMMA", "16816", "F32"): (4, 2, 1, 4),
@@ -109,7 +113,9 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         shape = next((m for m in mods if m.isdigit()), None)
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
         table = SPARSE_MMA if "SP" in mods else MMA
-        widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA") else None))
+        if ins.opcode == "IMMA":
+            kind = "I4" if ("S4" in mods or "U4" in mods) and "SP" not in mods and shape != "8832" else None
+        widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA") else None))
         for pos, width in enumerate(widths or ()):
             at(pos, width)
     elif ins.opcode == "LDSM":

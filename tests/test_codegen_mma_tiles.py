@@ -137,3 +137,75 @@ def test_tiles_refused_on_sm90():
     st.global.v2.b32 [%rd5], {%r4, %r5};"""
     with pytest.raises(CompileError, match="line 13"):
         codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
+
+
+# m16n8 sub-byte shapes and m8n8k16 int8: (shape, A type, B type, extra) -> registers (A, B, C)
+WIDE = [("m16n8k32", "s4", "u4", "", (2, 1, 4)), ("m16n8k64", "u4", "s4", ".satfinite", (4, 2, 4)),
+        ("m16n8k32", "u4", "u4", ".satfinite", (2, 1, 4)), ("m16n8k64", "s4", "s4", "", (4, 2, 4)),
+        ("m16n8k128", "b1", "b1", "xor", (2, 1, 4)), ("m16n8k256", "b1", "b1", "and", (4, 2, 4)),
+        ("m8n8k16", "s8", "u8", ".satfinite", (1, 1, 2)), ("m8n8k16", "u8", "s8", "", (1, 1, 2))]
+
+
+def _elements(word, ty):
+    bits = {"s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8}[ty]
+    per = 32 // bits
+    e = (int(word) >> (bits * np.arange(per))) & ((1 << bits) - 1)
+    if ty in ("s4", "s8"):
+        e = np.where(e >= 1 << (bits - 1), e - (1 << bits), e)
+    return e, per
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
+@pytest.mark.parametrize("shape,ta,tb,extra,regs", WIDE)
+def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
+    """The PTX ISA's mma fragments: A register r of lane (g, t) holds row g + 8 (r % 2),
+    k from (r // 2) 4p + t p (p elements a register); B register r column g, k from
+    4 r p + t p; C/D (row g (+ 8), columns 2t, 2t + 1)."""
+    n_a, n_b, n_c = regs
+    m, k = (16 if shape.startswith("m16") else 8), int(shape.split("k")[1])
+    if ta == "b1":
+        form = f"mma.sync.aligned.{shape}.row.col.s32.b1.b1.s32.{extra}.popc"
+    else:
+        form = f"mma.sync.aligned.{shape}.row.col{extra}.s32.{ta}.{tb}.s32"
+    r = lambda first, n: "{" + ", ".join(f"%r{first + i}" for i in range(n)) + "}"
+    loads = "\n".join(f"    ld.global.b32 %r{i}, [%rd7+{4 * i}];" for i in range(12))
+    stores = "\n".join(f"    st.global.b32 [%rd8+{4 * i}], %r{20 + i};" for i in range(n_c))
+    body = f"""
+    mul.wide.u32 %rd7, %r30, 48; add.s64 %rd7, %rd1, %rd7;
+    mul.wide.u32 %rd8, %r30, 16; add.s64 %rd8, %rd2, %rd8;
+{loads}
+    {form} {r(20, n_c)}, {r(0, n_a)}, {r(4, n_b)}, {r(8, n_c)};
+{stores}"""
+    ptx = _kernel(arch, body, ".reg .b64 %rd<10>;").replace(".reg .b64 %rd<8>; ", "")
+    rng = np.random.default_rng(len(form) + k)
+    data = rng.integers(0, 2 ** 32, 32 * 12, dtype=np.uint64).astype(np.uint32)
+    words = data.reshape(32, 12)
+    if extra == ".satfinite":
+        words[:, 8:12] = np.where(rng.random((32, 4)) < 0.5, 0x7FFFFF00, 0x80000100)
+    ours, theirs = _run_both(ptx, arch, data, 32 * 4)
+    A = np.zeros((m, k), np.int64); B = np.zeros((k, 8), np.int64); C = np.zeros((m, 8), np.int64)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(n_a):
+            e, per = _elements(words[lane, i], ta)
+            A[g + 8 * (i % 2) if m == 16 else g, (i // 2 if m == 16 else i) * 4 * per + t * per + np.arange(per)] = e
+        for i in range(n_b):
+            e, per = _elements(words[lane, 4 + i], tb)
+            B[i * 4 * per + t * per + np.arange(per), g] = e
+        for i in range(n_c):
+            C[g + 8 * (i // 2), 2 * t + i % 2] = np.int32(words[lane, 8 + i].view(np.int32))
+    if ta == "b1":
+        both = A @ B
+        prod = both if extra == "and" else A.sum(1)[:, None] + B.sum(0)[None, :] - 2 * both
+    else:
+        prod = A @ B
+    want = prod + C
+    want = np.clip(want, -2 ** 31, 2 ** 31 - 1) if extra == ".satfinite" else (want + 2 ** 31) % 2 ** 32 - 2 ** 31
+    got = np.zeros((m, 8), np.int64)
+    out = ours.reshape(32, 4).view(np.int32)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(n_c):
+            got[g + 8 * (i // 2), 2 * t + i % 2] = out[lane, i]
+    assert (got == want).all()
+    assert (ours == theirs).all()

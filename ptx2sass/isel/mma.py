@@ -35,7 +35,7 @@ HMMA_FORMS = {
 }
 # 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
 # (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
-IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
+IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1), "m8n8k16": ("8816", 2, 1, 1)}
 # fp8 shapes (sm_89) -> (QMMA shape, registers in A, in B); D/C are 4 f32 or 2 f16x2
 # registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
 QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
@@ -44,6 +44,13 @@ FP8_TYPES = ("e4m3", "e5m2")
 # register, two C/D registers. The A/B types are modifiers in the frontend's parse
 # (`.s32.s4.u4.s32`), as is b1's operation (`.xor.popc`).
 TILE_8X8 = {"m8n8k32": ("IMMA", "8832", ("s4", "u4")), "m8n8k128": ("BMMA", "88128", ("b1",))}
+# sub-byte m16n8 shapes (sm_8x): shape -> (opcode, SASS shape, element types, registers in
+# D/C, in A, in B); the fragments are mma's (PTX ISA), 8 (s4/u4) or 32 (b1) elements a register
+SUB_BYTE_16 = {"m16n8k32": ("IMMA", "16832", ("s4", "u4"), 4, 2, 1),
+               "m16n8k64": ("IMMA", "16864", ("s4", "u4"), 4, 4, 2),
+               "m16n8k128": ("BMMA", "168128", ("b1",), 4, 2, 1),
+               "m16n8k256": ("BMMA", "168256", ("b1",), 4, 4, 2)}
+SUB_BYTE_TYPES = ("s4", "u4", "b1")
 # mma.sp (2:4 sparse A): (shape, A type) -> (SASS shape, registers in A, in B, the largest
 # sparsity selector ptxas 13.5 accepts: which threads of a quad give the metadata; PTX
 # allows 0..1 for f16 m16n8k32, ptxas 0..3). C/D as the dense forms'. The metadata register
@@ -67,6 +74,9 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
         return None if form is None else (form[1], form[2], 4 if ins.type in ("f32", "s32") else 2)
     if shape in TILE_8X8 and ins.type == "s32":
         return 1, 1, 2
+    if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers):
+        form = SUB_BYTE_16[shape]
+        return form[4], form[5], form[3]
     if ins.type == "s32" and a_type in ("s8", "u8"):
         form = IMMA_SHAPES.get(shape)
         return None if form is None else (form[2], form[3], form[1])
@@ -104,6 +114,9 @@ class MatrixMultiply:
         if shape == "m8n8k4" and ins.type == "f64" and self.arch.mma_8x8_tiles:
             return self.f64_mma(ins)
         if shape in TILE_8X8 and ins.type == "s32" and self.arch.mma_8x8_tiles:
+            return self.tile_mma(ins, shape)
+        if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers) \
+                and self.arch.mma_8x8_tiles:
             return self.tile_mma(ins, shape)
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
@@ -181,14 +194,20 @@ class MatrixMultiply:
         return group
 
     def tile_mma(self, ins, shape):
-        """s4/u4 m8n8k32 (IMMA.8832, `.satfinite` as .SAT) and b1 m8n8k128 (BMMA.88128
-        .XOR.POPC or .AND.POPC): A and B one register each (.ROW/.COL), C and D two."""
-        opcode, name, kinds = TILE_8X8[shape]
+        """The sub-byte integer shapes: s4/u4 m8n8k32 (IMMA.8832; `.satfinite` as .SAT),
+        m16n8k32 and m16n8k64 (IMMA.16832/16864 .S4/.U4), b1 m8n8k128, m16n8k128, m16n8k256
+        (BMMA.88128/168128/168256 .XOR.POPC or .AND.POPC); A carries .ROW and B .COL. The
+        8x8 tiles take one A and one B register and two C/D registers."""
+        if shape in TILE_8X8:
+            (opcode, name, kinds), (n_d, n_a, n_b) = TILE_8X8[shape], (2, 1, 1)
+        else:
+            opcode, name, kinds, n_d, n_a, n_b = SUB_BYTE_16[shape]
         mods = ins.modifiers
         types = [m for m in mods if m in kinds]
         srcs = list(ins.srcs)
         if "row" not in mods or "col" not in mods or len(types) != 2 or self.guard is not None \
-                or len(ins.dests) != 2 or len(srcs) != 4 or any(t != "s32" for t in ins.types):
+                or len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d \
+                or any(t != "s32" for t in ins.types):
             raise self._refuse(ins)
         if opcode == "IMMA":
             sass = (name, *(t.upper() for t in types)) + (("SAT",) if "satfinite" in mods else ())
@@ -197,10 +216,10 @@ class MatrixMultiply:
             if op is None or "popc" not in mods:
                 raise self._refuse(ins)
             sass = (name, op.upper(), "POPC")
-        a = replace(self.gather(srcs[:1]), suffix=("ROW",))
-        b = replace(self.gather(srcs[1:2]), suffix=("COL",))
-        c = self.gather(srcs[2:])
-        d = VOp(self.mf.new_vreg("R", 2))
+        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
+        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        c = self.gather(srcs[n_a + n_b:])
+        d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma(opcode, sass, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
