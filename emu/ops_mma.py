@@ -142,7 +142,7 @@ def _fp8_dot(A, B, C):
         bb = s - hi
         err = (hi - (s - bb)) + (lo - bb)
         D = fp.add_rto(s, C)
-    inexact = np.isfinite(err) & (err != 0)
+    inexact = np.isfinite(err) & (err != 0) & np.isfinite(C)     # a NaN or infinite C decides D
     for i, j in zip(*np.nonzero(inexact)):
         exact = Fraction(hi[i, j]) + Fraction(lo[i, j]) + Fraction(C[i, j])
         D[i, j] = fp.round_rational(exact, "f64", "RN") if exact == 0 else _odd(exact)

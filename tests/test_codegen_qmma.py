@@ -285,3 +285,16 @@ def test_refusals_in_ptxas_words(version, target, form):
         check(parse(ptx, "x.ptx"), target)
     ours = [d.message for d in getattr(info.value, "diagnostics", [info.value])]
     assert ours == theirs
+
+
+def test_nan_accumulator_with_an_inexact_fp64_sum():
+    """A NaN C where the products' FP64 sum is inexact (E5M2 2^30 + 2^-32) gives the
+    canonical NaN; the emulator used to raise on the NaN (Fraction of NaN)."""
+    data = np.zeros((32, WORDS), dtype=np.uint32)
+    big, tiny = 0x78, 0x01
+    data[0, 0] = big | (tiny << 8)
+    data[0, 4] = big | (tiny << 8)
+    data[0, 6] = 0x7FC00000
+    form = ("m16n8k32", "f32", "e5m2", "e5m2")
+    _, out = launch(oracle.ptxas(qmma_kernel(*form)).output, data.ravel(), False)
+    assert out[0] == 0x7FFFFFFF, hex(out[0])

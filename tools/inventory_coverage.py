@@ -434,6 +434,43 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
     return ptx_text, [".b64"] * 16, 16        # 128-byte rows in and out
 
 
+def mma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int] | None:
+    """(PTX text, input slots, output slots) for an `mma` form: every fragment register (and
+    mma.sp's metadata) read from the thread's input row, 8 bytes a register, the result
+    registers written out the same way; the selector is the form's immediate. 64 threads
+    (two warps); any bits are a fragment."""
+    ops = form.operands
+    if not ops or not ops[0].kind.startswith("v"):
+        return None
+    decls, loads, names, dests = [], [], [], []
+    slot = 0
+    for j, op in enumerate(ops):
+        if op.kind == "x":
+            names.append(op.type)
+            continue
+        n = int(op.kind[1:]) if op.kind.startswith("v") else 1
+        regs = [f"%m{j}_{i}" for i in range(n)]
+        decls.append(f".reg {op.type} {', '.join(regs)};")
+        names.append("{" + ", ".join(regs) + "}" if op.kind.startswith("v") else regs[0])
+        if j == 0:
+            dests = [(r, op.type) for r in regs]
+            continue
+        for r in regs:
+            loads.append(f"ld.global{op.type} {r}, [%rdi+{8 * slot}];")
+            slot += 1
+    if slot > 16:
+        return None
+    stores = [f"st.global{ty} [%rdo+{8 * i}], {r};" for i, (r, ty) in enumerate(dests)]
+    text = (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k(.param .u64 pout, .param .u64 pin)\n{\n"
+            ".reg .b64 %rdin, %rdout, %rdt, %rdi, %rdo;\n.reg .b32 %tx;\n" + "\n".join(decls)
+            + "\nld.param.u64 %rdout, [pout];\nld.param.u64 %rdin, [pin];\n"
+            "mov.u32 %tx, %tid.x;\nmul.wide.u32 %rdt, %tx, 128;\nadd.s64 %rdi, %rdin, %rdt;\n"
+            "add.s64 %rdo, %rdout, %rdt;\n" + "\n".join(loads)
+            + f"\n{form.spelling} {', '.join(names)};\n" + "\n".join(stores) + "\nret;\n}\n")
+    return text, [".b64"] * 16, 16
+
+
 def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
     data = np.zeros((THREADS, max(1, len(sources))), dtype=np.uint64)
     for j, ty in enumerate(sources):
@@ -488,6 +525,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     elif form.opcode == "wmma" and wmma_kernel(form, ptx, sm) is not None:
         value = True
         text, sources, outs = wmma_kernel(form, ptx, sm)
+    elif form.opcode == "mma" and mma_kernel(form, ptx, sm) is not None:
+        value = True
+        text, sources, outs = mma_kernel(form, ptx, sm)
     elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}
