@@ -51,6 +51,7 @@ MMA = {
     ("IMMA", "16864", None): (4, 4, 2, 4),
     ("IMMA", "8832", None): (2, 1, 1, 2),
     ("DMMA", "884", None): (4, 2, 2, 4),
+    ("DMMA", "8x8x4", None): (4, 2, 2, 4),
     ("BMMA", "88128", None): (2, 1, 1, 2),
     ("BMMA", "168128", None): (4, 2, 1, 4),
     ("BMMA", "168256", None): (4, 4, 2, 4),
@@ -110,7 +111,7 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
             for pos in CONVERSION[ins.opcode].get(m, ()):
                 at(pos, 2)
     elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA", "BMMA"):
-        shape = next((m for m in mods if m.isdigit()), None)
+        shape = next((m for m in mods if m.isdigit() or m == "8x8x4"), None)
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
         table = SPARSE_MMA if "SP" in mods else MMA
         if ins.opcode == "IMMA":

@@ -32,7 +32,8 @@ from ptx2sass import ir
 SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4, "f64": 8}
 # the sub-byte element types (modifiers in the frontend's parse) -> elements per 32-bit word
 SUB_BYTE = {"s4": 8, "u4": 8, "b1": 32}
-TILES = ("m8n8k4", "m8n8k32", "m8n8k128")          # one mma.sync each (arch.mma_8x8_tiles)
+# one mma.sync each (arch.f64_mma for m8n8k4, arch.mma_8x8_tiles for the others)
+TILES = ("m8n8k4", "m8n8k32", "m8n8k128")
 SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8") + TILES
 # (shape, A/B type) -> registers in the A and B fragments (f16's repeat their words)
 INPUT_WORDS = {("m16n16k16", "f16"): (8, 8), ("m32n8k16", "f16"): (8, 8), ("m8n32k16", "f16"): (8, 8),
@@ -109,7 +110,7 @@ def supported(ins: ir.Instr, arch) -> bool:
     mods = ins.modifiers
     shape = next((m for m in mods if m in SHAPES), None)
     if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma) \
-            or (shape in TILES and not arch.mma_8x8_tiles):
+            or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4" else arch.mma_8x8_tiles)):
         return False
     if mods[0] == "mma":
         if not arch.mma_k16:

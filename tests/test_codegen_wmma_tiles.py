@@ -84,7 +84,9 @@ F64_CASES = [("sm_89", "row", "col", "row", "row", "global", False, ""),
              ("sm_89", "col", "row", "col", "col", "shared", True, ".rn"),
              ("sm_80", "row", "row", "col", "row", "generic", True, ".rz"),
              ("sm_86", "col", "col", "row", "col", "global", False, ".rm"),
-             ("sm_89", "row", "col", "col", "row", "shared", False, ".rp")]
+             ("sm_89", "row", "col", "col", "row", "shared", False, ".rp"),
+             ("sm_90", "col", "row", "row", "col", "global", True, ".rz"),
+             ("sm_90", "row", "col", "col", "row", "shared", False, "")]
 
 
 @pytest.mark.parametrize("arch,la,lb,lc,ld,space,stride_reg,rounding", F64_CASES)
@@ -163,12 +165,19 @@ def test_wmma_sub_byte(arch, itype, extra, lc, ld, space, stride_reg):
     assert (d == want).all()
 
 
-@pytest.mark.parametrize("arch,message", [("sm_75", "requires .target sm_80 or higher"),
-                                          ("sm_90", "not supported yet")])
-def test_wmma_tiles_refused_where_not_generated(arch, message):
-    """sm_75 has no f64 wmma (ptxas's words); sm_90's ptxas spells DMMA.8x8x4 (not in our
-    hopper table): refused at the line, not miscompiled."""
-    ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
-                  "row", "col", "row", "row", "global", 8, False)
+@pytest.mark.parametrize("arch,itype,message", [("sm_75", "f64", "requires .target sm_80 or higher"),
+                                                ("sm_90", "s4", "not supported yet"),
+                                                ("sm_120", "f64", "not supported yet")])
+def test_wmma_tiles_refused_where_not_generated(arch, itype, message):
+    """sm_75 has no f64 wmma (ptxas's words); sm_90's ptxas computes s4 tiles with other
+    instructions and our sm_120 table has no DMMA: refused at the line, not miscompiled."""
+    if itype == "f64":
+        ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
+                      "row", "col", "row", "row", "global", 8, False)
+    else:
+        ptx = _kernel(arch, "m8n8k32", "s4", "s32", ".sync.aligned.row.col.m8n8k32.s32.s4.s4.s32",
+                      "row", "col", "row", "row", "global", 32, False)
+    if arch == "sm_120":
+        ptx = ptx.replace(".version 7.8", ".version 8.8")
     with pytest.raises(CompileError, match=rf"k.ptx, line \d+; error.*{message}"):
         codegen.compile_ptx(ptx, arch, "k.ptx")

@@ -111,7 +111,7 @@ class MatrixMultiply:
         a_type = ins.types[0] if ins.types else None
         if any(m.startswith("sp") for m in ins.modifiers):
             return self.sparse_mma(ins, shape)
-        if shape == "m8n8k4" and ins.type == "f64" and self.arch.mma_8x8_tiles:
+        if shape == "m8n8k4" and ins.type == "f64" and self.arch.f64_mma:
             return self.f64_mma(ins)
         if shape in TILE_8X8 and ins.type == "s32" and self.arch.mma_8x8_tiles:
             return self.tile_mma(ins, shape)
@@ -163,7 +163,7 @@ class MatrixMultiply:
 
     def f64_mma(self, ins):
         """`mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64` (and wmma's `.rz/.rm/.rp`, as
-        DMMA.884.RZ/RM/RP): one DMMA.884; A and B one f64 (a register pair) each, C and D two
+        DMMA.884.RZ/RM/RP): one DMMA.884 (sm_90: DMMA.8x8x4); A and B one f64 (a register pair) each, C and D two
         (a quad)."""
         srcs = list(ins.srcs)
         if "row" not in ins.modifiers or "col" not in ins.modifiers or any(t != "f64" for t in ins.types) \
@@ -173,7 +173,7 @@ class MatrixMultiply:
         a, b = self.gather_f64(srcs[:1]), self.gather_f64(srcs[1:2])
         c = self.gather_f64(srcs[2:])
         d = VOp(self.mf.new_vreg("R", 4))
-        self.emit("DMMA", ("884", *rounding), [d, a, b, c])
+        self.emit("DMMA", (self.arch.f64_mma, *rounding), [d, a, b, c])
         for k, value in enumerate(ins.dests):
             self.begin_wide(value)
             for half in range(2):
