@@ -109,11 +109,11 @@ def lower_wmma(fn: ir.Function, arch) -> None:
 def supported(ins: ir.Instr, arch) -> bool:
     mods = ins.modifiers
     shape = next((m for m in mods if m in SHAPES), None)
-    if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma) \
-            or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4" else arch.mma_8x8_tiles)):
+    if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma):
         return False
     if mods[0] == "mma":
-        if not arch.mma_k16:
+        if not arch.mma_k16 or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4"
+                                                          else arch.mma_8x8_tiles)):
             return False
         a_type, c_type = mma_types(ins)
         if (shape, a_type) not in INPUT_WORDS \

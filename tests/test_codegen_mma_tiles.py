@@ -209,3 +209,14 @@ def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
             got[g + 8 * (i // 2), 2 * t + i % 2] = out[lane, i]
     assert (got == want).all()
     assert (ours == theirs).all()
+
+
+def test_m8n8k16_int8_refused_on_sm90_not_an_internal_error():
+    """IMMA.8816 is in the sm_8x tables only: sm_90 refuses at the line (it was an internal
+    'cannot encode' error)."""
+    body = """
+    ld.global.b32 %r0, [%rd4];
+    mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
+    st.global.v2.b32 [%rd5], {%r4, %r5};"""
+    with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
+        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
