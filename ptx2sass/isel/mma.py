@@ -298,15 +298,17 @@ class MatrixMultiply:
 
     def fp8_mma_as_half(self, ins, types, n_a: int, n_b: int, n_d: int, srcs) -> None:
         """fp8 mma where the target has no QMMA (sm_90), as ptxas writes it: each fp8 pair
-        widened to f16x2 (F2FP.F16.<fmt>.UNPACK_B of a register's low or high half, exact)
-        and m16n8k16 HMMAs over them. The k order changes but each HMMA sums the same
-        products: for m16n8k32 the first HMMA takes every register's low half (A: k 4t, 4t+1
-        and 16+4t, 16+4t+1 of lane 4g+t; B the same k), the second the high halves,
-        accumulating onto the first; m16n8k16's A low halves then high halves fill one HMMA."""
+        widened to f16x2 (F2FP.F16.<fmt>.UNPACK_B of a register's low or high half, exact),
+        two HMMAs over them from zero, C added last. The k order changes but each HMMA sums
+        the same products: the first takes every register's low half (m16n8k32's A: k 4t,
+        4t+1 and 16+4t, 16+4t+1 of lane 4g+t; B the same k), the second the high halves,
+        accumulating onto the first; m16n8k32 uses HMMA.16816, m16n8k16 HMMA.1688. C is
+        added by FADD C, D per f32 register or HADD2 D, C per f16x2 register (so D rounds
+        the products before C, as ptxas's code does)."""
         from ptx2sass.isel.convert import FP8_PAIRS
+        from ptx2sass.isel.common import RZ
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
-        c = self.gather(srcs[n_a + n_b:])
 
         def part(group: VOp, k: int, high: bool) -> VOp:
             one = group if group.reg.width == 1 or group.width == 1 else VOp(group.reg, (group.part or 0) + k)
@@ -314,29 +316,35 @@ class MatrixMultiply:
 
         def widen(group: VOp, fmt: str, halves: list[tuple[int, bool]]) -> VOp:
             out = VOp(self.mf.new_vreg("R", len(halves)))
-            self.emit(IMPLICIT_DEF, (), [out], guarded=False)
+            if len(halves) > 1:
+                self.emit(IMPLICIT_DEF, (), [out], guarded=False)
             for k, (src, high) in enumerate(halves):
                 self.emit("F2FP", ("F16", FP8_PAIRS[fmt + "x2"], "UNPACK_B"),
-                          [VOp(out.reg, k), part(group, src, high)])
+                          [VOp(out.reg, k) if len(halves) > 1 else out, part(group, src, high)])
             return out
-        mods = ("16816", ins.type.upper())
-        widths = {3: n_d} if c.part is not None and n_d > 1 else {}
-        if n_a == 4:         # m16n8k32: two HMMAs, the low halves' products first
-            acc = c
-            for high in (False, True):
-                a16 = widen(a, types[0], [(k, high) for k in range(4)])
-                b16 = widen(b, types[1], [(k, high) for k in range(2)])
-                d = VOp(self.mf.new_vreg("R", n_d))
-                self.emit("HMMA", mods, [d, a16, b16, acc], widths=widths if acc is c else {})
-                acc = d
-        else:                # m16n8k16: one HMMA
-            a16 = widen(a, types[0], [(0, False), (1, False), (0, True), (1, True)])
-            b16 = widen(b, types[1], [(0, False), (0, True)])
+        if n_a == 4:         # m16n8k32
+            mods = ("16816", ins.type.upper())
+            steps = [([(k, high) for k in range(4)], [(k, high) for k in range(2)]) for high in (False, True)]
+        else:                # m16n8k16
+            mods = ("1688", ins.type.upper())
+            steps = [([(0, high), (1, high)], [(0, high)]) for high in (False, True)]
+        acc = RZ
+        for a_halves, b_halves in steps:
+            a16 = widen(a, types[0], a_halves)
+            b16 = widen(b, types[1], b_halves)
             d = VOp(self.mf.new_vreg("R", n_d))
-            self.emit("HMMA", mods, [d, a16, b16, c], widths=widths)
-        self.note_wide(ins, d.reg, (a, b, c))
+            self.emit("HMMA", mods, [d, a16, b16, acc])
+            acc = d
+        total = VOp(self.mf.new_vreg("R", n_d))
+        self.emit(IMPLICIT_DEF, (), [total], guarded=False)
+        for k in range(n_d):
+            c_k = self.reg_part(srcs[n_a + n_b + k])
+            if ins.type == "f32":
+                self.emit("FADD", (), [VOp(total.reg, k), c_k, VOp(d.reg, k)])
+            else:
+                self.emit("HADD2", (), [VOp(total.reg, k), VOp(d.reg, k), c_k])
         for k, value in enumerate(ins.dests):
-            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+            self.emit(COPY, (), [self.dst(value), VOp(total.reg, k)], guarded=False)
 
     def gather(self, values) -> VOp:
         """One aligned register group holding `values` in order: the register group they
