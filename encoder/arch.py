@@ -70,8 +70,9 @@ class Target:
     # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
     # the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
-    # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32);
-    # the sm_90 tables do not yet, so wmma tf32 is refused there
+    # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
+    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
+    # wmma tf32 is refused there
     tf32_k4_mma: bool = True
     # the sub-byte tensor-core shapes of sm_8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
     # .S4/.U4, BMMA.88128/168128/168256 (b1 .xor/.and.popc), in the ampere table; sm_90's
@@ -198,7 +199,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False, tf32_k4_mma=False,
+                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        mma_8x8_tiles=False, sparse_mma=False, f64_mma="8x8x4",
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
@@ -215,7 +216,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,

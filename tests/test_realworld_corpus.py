@@ -38,8 +38,6 @@ GAPS = {
     "numba_kernels.py:math_funcs_f64": ("a .param array passed for the scalar parameter `func_retval0` "
                                         "not supported yet", "math.pow in f64 (libdevice pow)"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
-    "wmma.cu@sm_90": ("`wmma.load.a.sync.aligned.row.m16n16k8.tf32` not supported yet",
-                      "wmma tf32 needs HMMA.1684.F32.TF32, which our sm_90 tables lack"),
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
