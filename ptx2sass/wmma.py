@@ -32,7 +32,7 @@ from ptx2sass import ir
 SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4, "f64": 8}
 # the sub-byte element types (modifiers in the frontend's parse) -> elements per 32-bit word
 SUB_BYTE = {"s4": 8, "u4": 8, "b1": 32}
-# one mma.sync each (arch.f64_mma for m8n8k4, arch.mma_8x8_tiles for the others)
+# one mma.sync each (arch.f64_mma for m8n8k4, isel.mma.sub_byte_available for the others)
 TILES = ("m8n8k4", "m8n8k32", "m8n8k128")
 SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8") + TILES
 # (shape, A/B type) -> registers in the A and B fragments (f16's repeat their words)
@@ -112,8 +112,9 @@ def supported(ins: ir.Instr, arch) -> bool:
     if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma):
         return False
     if mods[0] == "mma":
+        from ptx2sass.isel.mma import sub_byte_available
         if not arch.mma_k16 or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4"
-                                                          else arch.mma_8x8_tiles)):
+                                                          else sub_byte_available(arch, mods))):
             return False
         a_type, c_type = mma_types(ins)
         if (shape, a_type) not in INPUT_WORDS \

@@ -100,8 +100,8 @@ TILES = [(("s4", "s4"), ""), (("u4", "s4"), ".satfinite"), (("s4", "u4"), ""), (
          ("b1", "xor"), ("b1", "and")]
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("kind,extra", TILES)
+@pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS for t in TILES]
+                         + [("sm_90", "b1", "and")])
 def test_integer_tiles(arch, kind, extra):
     if kind == "b1":
         form = f"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{extra}.popc"
@@ -130,7 +130,7 @@ def test_integer_tiles(arch, kind, extra):
 
 def test_tiles_refused_on_sm90():
     """sm_90's ptxas computes s4/b1-xor tiles with other instructions: refused at the line,
-    not miscompiled (f64's DMMA.8x8x4 is generated there)."""
+    not miscompiled (f64's DMMA.8x8x4 and b1 .and's BMMA are generated there)."""
     body = """
     ld.global.b32 %r0, [%rd4];
     mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
@@ -155,8 +155,9 @@ def _elements(word, ty):
     return e, per
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
-@pytest.mark.parametrize("shape,ta,tb,extra,regs", WIDE)
+@pytest.mark.parametrize("arch,shape,ta,tb,extra,regs",
+                         [(arch, *w) for arch in ("sm_80", "sm_89") for w in WIDE]
+                         + [("sm_90", *w) for w in WIDE if w[3] == "and"])
 def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
     """The PTX ISA's mma fragments: A register r of lane (g, t) holds row g + 8 (r % 2),
     k from (r // 2) 4p + t p (p elements a register); B register r column g, k from
@@ -217,6 +218,15 @@ def test_m8n8k16_int8_refused_on_sm90_not_an_internal_error():
     body = """
     ld.global.b32 %r0, [%rd4];
     mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
+    st.global.v2.b32 [%rd5], {%r4, %r5};"""
+    with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
+        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
+
+
+def test_b1_xor_refused_on_sm90():
+    body = """
+    ld.global.b32 %r0, [%rd4];
+    mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
     st.global.v2.b32 [%rd5], {%r4, %r5};"""
     with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
         codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")

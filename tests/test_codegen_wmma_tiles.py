@@ -127,7 +127,8 @@ INT_CASES = [("sm_89", "s4", "", "row", "row", "global", False),
              ("sm_89", "b1", ".xor", "row", "row", "global", True),
              ("sm_89", "b1", ".and", "col", "col", "shared", False),
              ("sm_80", "b1", ".xor", "row", "col", "generic", False),
-             ("sm_86", "b1", ".and", "col", "row", "global", True)]
+             ("sm_86", "b1", ".and", "col", "row", "global", True),
+             ("sm_90", "b1", ".and", "row", "col", "shared", True)]
 
 
 @pytest.mark.parametrize("arch,itype,extra,lc,ld,space,stride_reg", INT_CASES)

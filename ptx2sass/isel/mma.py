@@ -61,6 +61,13 @@ SPARSE_FORMS = {("m16n8k16", "f16"): ("16816", 2, 2, 3), ("m16n8k32", "f16"): ("
                    (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))}}
 
 
+def sub_byte_available(arch, modifiers) -> bool:
+    """Whether `arch` generates a sub-byte mma (s4/u4 IMMA, b1 BMMA of the named operation)."""
+    if "b1" in modifiers:
+        return any(op in modifiers for op in arch.binary_mma_ops)
+    return arch.mma_8x8_tiles
+
+
 def _shape_of(ins) -> str | None:
     return next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
 
@@ -113,10 +120,10 @@ class MatrixMultiply:
             return self.sparse_mma(ins, shape)
         if shape == "m8n8k4" and ins.type == "f64" and self.arch.f64_mma:
             return self.f64_mma(ins)
-        if shape in TILE_8X8 and ins.type == "s32" and self.arch.mma_8x8_tiles:
+        if shape in TILE_8X8 and ins.type == "s32" and sub_byte_available(self.arch, ins.modifiers):
             return self.tile_mma(ins, shape)
         if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers) \
-                and self.arch.mma_8x8_tiles:
+                and sub_byte_available(self.arch, ins.modifiers):
             return self.tile_mma(ins, shape)
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
