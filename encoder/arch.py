@@ -84,8 +84,8 @@ class Target:
     binary_mma_ops: tuple[str, ...] = ("xor", "and")
     # the DMMA shape token of f64 mma.m8n8k4 ("884" on sm_8x, "8x8x4" on sm_90; "" none)
     f64_mma: str = "884"
-    # sparse mma (`mma.sp`: HMMA.SP/IMMA.SP with a metadata register and selector, sm_8x);
-    # sm_90's cubins also carry an SPARSE_MMA_MASK attribute we do not write
+    # sparse mma (`mma.sp`: HMMA.SP/IMMA.SP with a metadata register and selector; sm_90's
+    # cubins also record them in EIATTR_SPARSE_MMA_MASK); not in the sm_75/sm_120 tables
     sparse_mma: bool = True
     # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
@@ -203,7 +203,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       mma_8x8_tiles=False, sparse_mma=False, f64_mma="8x8x4", binary_mma_ops=("and",),
+                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",),
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
@@ -219,7 +219,8 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
+                          renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,

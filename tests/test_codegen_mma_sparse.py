@@ -183,12 +183,23 @@ def test_selector_out_of_range_is_refused_in_ptxas_words():
     assert "value '2' out of range, expected to be in range [0..1]" in theirs.stderr
 
 
-def test_mma_sp_refused_on_sm90():
-    """sm_90's cubins carry a sparse-mma attribute we do not write: refused, not miscompiled
-    (before, a sparse mma whose operand count matched a dense form compiled as the dense one)."""
-    ptx = _kernel("sm_90", "m16n8k16", ("f16", "f16"), "f32", 0, 2, 2, 4)
-    with pytest.raises(CompileError, match="not supported yet"):
-        codegen.compile_ptx(ptx, "sm_90", "k.ptx")
+@pytest.mark.parametrize("shape,ab,ctype,sel", [("m16n8k16", "f16", "f16", 3), ("m16n8k32", "bf16", "f32", 1),
+                                               ("m16n8k32", "s8", "s32", 1), ("m16n8k64", "u8", "s32", 0)])
+def test_mma_sp_on_sm90(shape, ab, ctype, sel):
+    """sm_90: the same HMMA.SP/IMMA.SP; the cubin's EIATTR_SPARSE_MMA_MASK is ptxas's (0x10
+    for HMMA.SP, 0x20 for IMMA.SP). Before, a sparse mma whose operand count matched a dense
+    form compiled as the dense one."""
+    from ptx2sass.encoder.cubin import read_cubin
+    test_mma_sp("sm_90", shape, ab, ctype, sel)
+    n_a, n_b, _ = FORMS[(shape, ab)]
+    types = (ab, "s8" if ab == "u8" else ab) if ab in ("s8", "u8") else (ab, ab)
+    ptx = _kernel("sm_90", shape, types, ctype, sel, n_a, n_b, 2 if ctype == "f16" else 4)
+    masks = []
+    for cubin in (codegen.compile_ptx(ptx, "sm_90", "k.ptx"), oracle.ptxas(ptx, arch="sm_90").output):
+        k = read_cubin(cubin).kernels
+        k = k["k"] if isinstance(k, dict) else k[0]
+        masks.append([r.value for r in k.attributes if r.name == "SPARSE_MMA_MASK"])
+    assert masks[0] == masks[1] == [0x10 if ab in ("f16", "bf16") else 0x20]
 
 
 def test_ordered_metadata_needs_ptx_8_5_as_ptxas_says():
