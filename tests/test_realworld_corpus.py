@@ -33,17 +33,11 @@ GAPS = {
                             "CUB's sm_90 kernels use programmatic dependent launch"),
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
-    "math_f64.cu": ("a .param array passed for the scalar parameter `func_retval0` not supported yet",
-                    "libdevice's __internal_accurate_pow returns a scalar through a .param array"),
-    "numba_kernels.py:math_funcs_f64": ("a .param array passed for the scalar parameter `func_retval0` "
-                                        "not supported yet", "math.pow in f64 (libdevice pow)"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
 BUGS = {
-    "warp_intrinsics.cu@sm_90": "__vabsdiffu4 selects VABSDIFF4.U8, which our sm_90 tables lack "
-                                "(ptxas writes it for sm_90)",
 }
 
 # Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
