@@ -34,8 +34,6 @@ GAPS = {
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
-    "wmma.cu@sm_90": ("`wmma.load.a.sync.aligned.row.m16n16k8.tf32` not supported yet",
-                      "wmma tf32 needs HMMA.1684.F32.TF32, which our sm_90 tables lack"),
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
