@@ -728,9 +728,10 @@ class Machine:
         left = limit or (self._turn_left if self._turn_left > 0 else QUANTUM)
         used, limit = budget.used, budget.limit
         one = g.width == 1
-        # traced, the fast path serves groups of one warp (where no warp's footprint can
-        # differ from the others': see _general)
-        traced_ok = self.tracing and len(g.warps) == 1
+        # traced, the fast path serves every group; where a guard holds on some of its
+        # warps' lanes and on none of another's, the warps' footprints differ and the
+        # instruction goes to _general, which runs it per warp
+        traced_ok = self.tracing
         bits = g.bits if traced_ok else None
         direct = direct_bits = None
         end = self.timing.end if traced_ok else None
@@ -767,13 +768,25 @@ class Machine:
                         reads, writes = self.reads, self.writes
                         reads.clear()
                         writes.clear()
+                        mask = active if guard is None else active & g.pred(guard)
+                        if guard is not None and nw > 1:
+                            anyw = g.any_per_warp(mask)
+                            if anyw.any() and not anyw.all():
+                                self.executed[g.warps] += ran - counted
+                                counted = ran
+                                budget.used = used
+                                self._general(g, step, p)
+                                direct = None
+                                p += 16
+                                if p >= stop or ran >= left:
+                                    break
+                                continue
                         try:
-                            if guard is None:
-                                run(g, step, active, active)
-                            else:
-                                run(g, step, active, active & g.pred(guard))
+                            run(g, step, active, mask)
                         except PerWarp:
                             self._per_warp(g, step, p)
+                            if nw > 1:      # the warps may have clocks of their own now
+                                direct = None
                         else:
                             if direct is not None:          # the warp's own clock, known
                                 end(direct, step, direct_bits, reads, writes)
@@ -788,6 +801,8 @@ class Machine:
                 counted = ran
                 budget.used = used
                 self._general(g, step, p)
+                if nw > 1:
+                    direct = None
                 if step.plain:
                     p += 16
                     if p >= stop or ran >= left:
