@@ -57,11 +57,12 @@ _NO_PC = np.iinfo(np.int64).max
 GROUP_TURN = 64
 # Group steps after which a warp that has had no turn gets one (spin-waits across warps).
 QUANTUM = 256
-# Optimistic reconvergence: warp-instructions a warp's group may run in a row while other
-# lanes of the warp wait ready at another PC, before the next of those paths (by PC, then
-# wrapping round) gets the warp. Lowest-PC-first alone livelocks where lanes spin on what a
-# sibling lane at a higher PC has still to do (a flag it sets, a lock it holds), which the
-# hardware's independent thread scheduling runs to completion.
+# Optimistic reconvergence: warp-instructions a warp's spinning paths (loops with a YIELD)
+# may run while other lanes of the warp wait, ready at another PC or at a BSYNC, before the
+# next of those paths (by PC, then wrapping round) gets the warp or the BSYNC lets its lanes
+# go. Lowest-PC-first alone livelocks where lanes spin on what a sibling lane has still to
+# do (a flag it sets, a lock it holds), which the hardware's independent thread scheduling
+# runs to completion.
 SPIN_LIMIT = 256
 _ONE_WARP = np.zeros(1, dtype=np.int64)
 _ONE_WARP.flags.writeable = False
@@ -928,10 +929,16 @@ class Machine:
         return bool((self.state.reshape(-1, LANES)[g.warps] == AT_BSYNC).any())
 
     def _spun(self, g: Group, ran: int) -> None:
-        """Optimistic: group `g` ran `ran` instructions while other lanes of its warps waited
-        (ready at other PCs, or at a convergence barrier). A warp that has done so
-        SPIN_LIMIT times in a row gives the next ready path a turn, or else releases the
-        lanes waiting at a BSYNC for members that have all yielded (`_release_yielded`)."""
+        """Optimistic: group `g` ran `ran` instructions, YIELD among them, while other lanes
+        of its warps waited (ready at other PCs, or at a convergence barrier): it spins, as
+        ptxas marks a loop that may wait on other threads. A warp whose paths have spun
+        SPIN_LIMIT instructions with no stretch run converged in between gives the next
+        ready path a turn, or else releases the lanes waiting at a BSYNC for members that
+        have all yielded (`Warp.release_yielded`). Divergent code without YIELD keeps the
+        lowest PC first (a long divergent loop reconverges as before)."""
+        yielded = self.__dict__.get("yielded")
+        if yielded is None or not yielded[g.idx].any():
+            return              # no YIELD in what it ran: not a spin-wait (ptxas marks those)
         spun = self.spun
         ws = g.warps
         spun[ws] += ran
@@ -946,6 +953,7 @@ class Machine:
                 else:
                     self.warp(w).release_yielded()
             self.dirty.update(over)
+        yielded[g.idx] = False  # the next stretch counts if it yields again
 
     def _converged_again(self, g: Group) -> None:
         """Optimistic: `g`'s warps ran with no other path waiting: their counts start again."""
