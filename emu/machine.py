@@ -63,7 +63,7 @@ QUANTUM = 256
 # go. Lowest-PC-first alone livelocks where lanes spin on what a sibling lane has still to
 # do (a flag it sets, a lock it holds), which the hardware's independent thread scheduling
 # runs to completion.
-SPIN_LIMIT = 256
+SPIN_LIMIT = 512
 _ONE_WARP = np.zeros(1, dtype=np.int64)
 _ONE_WARP.flags.writeable = False
 _WARP_LANES = np.arange(LANES, dtype=np.int64)

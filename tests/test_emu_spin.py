@@ -73,7 +73,7 @@ producer:
 }
 """
 
-BUDGET = 200_000      # before the fairness: exceeded (a livelock), whatever the budget
+BUDGET = 100_000      # the lock for 32 threads needs ~57k; before the turns: exceeded (a livelock)
 
 
 def _cubin(ptx: str, compiler: str) -> bytes:
@@ -115,8 +115,8 @@ OURS_NO_YIELD = pytest.mark.xfail(
                         "emulator gives a turn only to paths that spin with a YIELD")
 
 
-@pytest.mark.parametrize("compiler", ["ptxas", pytest.param("ours", marks=OURS_NO_YIELD)])
-@pytest.mark.parametrize("threads", [32, 64])
+@pytest.mark.parametrize("compiler, threads", [("ptxas", 32), ("ptxas", 64),
+                                               pytest.param("ours", 32, marks=OURS_NO_YIELD)])
 def test_flag_handoff_within_a_warp(compiler, threads):
     flag, count, _ = _launch(_cubin(FLAG_HANDOFF, compiler), threads)
     assert (flag, count) == (1, threads)      # thread 0's 1, then one per other thread
