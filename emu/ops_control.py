@@ -177,7 +177,10 @@ def op_bssy(w, s, active, mask):
     keeps its own copy: machine.Warp.B)."""
     b = s.ins.operands[0]
     bits = w.warp_bits(mask)
-    w.m.B[b.index, w.lanes(mask)] = bits[mask] if np.ndim(bits) else bits
+    lanes = w.lanes(mask)
+    w.m.B[b.index, lanes] = bits[mask] if np.ndim(bits) else bits
+    if "yielded" in w.m.__dict__:
+        w.m.yielded[lanes] = False
 
 
 @semantics("BSYNC")

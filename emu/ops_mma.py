@@ -44,8 +44,12 @@ G, T = LANE // 4, LANE % 4
 
 
 def _regs(w, op, n):
-    return [np.broadcast_to(w.r(Reg("R", op.index + i)) if not op.is_zero else np.zeros(1, U32), (32,))
-            for i in range(n)]
+    """`n` consecutive registers from `op` (RZ: zeros), a row of the warp's 32 lanes each."""
+    out = np.zeros((n, 32), dtype=U32)
+    if not op.is_zero:
+        for i in range(n):
+            out[i] = w.r(Reg("R", op.index + i))
+    return out
 
 
 def _a_coords(m, k, elem_bits):
@@ -174,7 +178,7 @@ def _fragment(coords_of, *args):
 def _fill(matrix, w, op, layout, bits, kind):
     """Scatter a fragment's elements (unpacked) into `matrix`."""
     nregs, reg, shift, lane, row, col = layout
-    words = np.stack(_regs(w, op, nregs))[reg, lane]
+    words = _regs(w, op, nregs)[reg, lane]
     if bits < 32:
         words = (words >> shift) & U32((1 << bits) - 1)
     matrix[row, col] = _unpack(words, 0, 32, kind)
