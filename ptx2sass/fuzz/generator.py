@@ -120,6 +120,18 @@ class Builder:
         self.uses.append(r)
         return f"$a{len(self.uses) - 1}"
 
+    def other_src(self, first: str, kind: str, view: str | None = None, imm=None) -> str:
+        """A source that is not the register `first` names: float min/max of one register
+        twice is a NaN's payload the manual leaves open when that register is a NaN (ptxas
+        folds min(x, x) to x; the instruction returns the canonical NaN)."""
+        first_reg = self.uses[int(first[2:])] if first.startswith("$a") else None
+        for attempt in range(6):
+            text = self.src(kind, view if attempt < 3 else None, imm)
+            if not text.startswith("$a") or self.uses[int(text[2:])] is not first_reg:
+                return text
+            self.uses.pop()
+        return self.reg(self.g.new_reg(kind, view, uniform=False))
+
     def reg(self, r: Reg) -> str:
         self.uniform_inputs &= r.uniform
         self.uses.append(r)
@@ -458,7 +470,8 @@ def _op_float(g, ctx, bits):
         mods = ""
         if bits == 32:
             mods = ftz + rng.choice(("", "", ".NaN", ".xorsign.abs"))
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};", f"{form}{mods}.{t}")
     if form in ("abs", "neg"):
         return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
     rnd = rng.choice(IROUND)
@@ -474,7 +487,8 @@ def op_fspecial(g, ctx):
     if form == "testp":
         cls = rng.choice((".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"))
         p = b.dst("pred")
-        return b.build(f"testp{cls}.{t} {p}, {b.src(k, t)};", f"testp{cls}.{t}")
+        return b.build(f"testp{cls}.{t} {p}, {b.src(k, t)};", f"testp{cls}.{t}",
+                       guard_ok=False)      # see forms.guard_miscompiled
     if form == "copysign":
         d = b.dst(k, t)
         return b.build(f"copysign.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"copysign.{t}")
@@ -544,7 +558,8 @@ def op_f16(g, ctx):
     if form in ("min", "max"):
         mods = ftz + rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
         return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
@@ -577,7 +592,8 @@ def op_bf16(g, ctx):
     if form in ("min", "max"):
         mods = rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
         return b.build(f"{form}.{t} {d}, {b.src(k, t)};", f"{form}.{t}")
