@@ -368,6 +368,45 @@ def test_guarded_set_f32_leaves_its_destination_alone():
     assert int(out[0]) == int(np.float32(230).view(np.uint32))
 
 
+GUARDED_SET_U16 = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 flag)
+{
+    .reg .pred %p0;
+    .reg .b16 %h0;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.param.u32 %r2, [flag];
+    ld.global.b32 %r1, [%d1];
+    ld.global.s16 %h0, [%d1+4];
+    setp.ne.u32 %p0, %r2, 0;
+    @!%p0 set.lo.u32.u16 %r1, %h0, %h0;
+    st.global.u32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_guarded_set_u16_leaves_its_destination_alone():
+    """`@!p set.lo.u32.u16 d, h, h` with p true leaves d (0x00018000) as it was. ptxas
+    13.5.37 sign-extends d's low half (PRMT d, d, 0x9910) on the untaken path and stores
+    0xffff8000: a ptxas miscompile the fuzzer found (seed 600095, seen through sqrt and
+    min.NaN.xorsign.abs). ptx2sass follows the manual; the generator no longer guards set."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([0x00018000, 7], np.uint32)
+    out = np.zeros(1, np.uint32)
+    run(ptx2sass.compile(GUARDED_SET_U16), "k", (1,), (1,), [out, inp.copy(), np.uint32(1)])
+    assert int(out[0]) == 0x00018000
+    theirs = oracle.ptxas(GUARDED_SET_U16).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy(), np.uint32(1)], hazard_check=False)
+    assert int(out[0]) == 0xFFFF8000
+
+
 GUARDED_TESTP_OWN_GUARD = """
 .version 8.5
 .target sm_89

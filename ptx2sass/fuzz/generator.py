@@ -575,7 +575,7 @@ def op_f16(g, ctx):
         dk = "b16" if dt in ("f16", "u16", "s16") else "b32"
         d = b.dst(dk)
         return b.build(f"set.{cmp}{ftz}.{dt}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"set.{cmp}{ftz}.{dt}.{t}",
-                       guard_ok=dt[0] != "f")     # see forms.guard_miscompiled
+                       guard_ok=False)     # see forms.guard_miscompiled
     return op_cvt_half(g, ctx)
 
 
@@ -784,7 +784,7 @@ def op_pred(g, ctx):
     d = b.dst("b32")
     k = TYPE_KIND[st]
     return b.build(f"set.{cmp}.{dt}.{st} {d}, {b.src(k, st)}, {b.src(k, st)};", f"set.{cmp}.{dt}.{st}",
-                   guard_ok=dt[0] != "f")         # see forms.guard_miscompiled
+                   guard_ok=False)         # see forms.guard_miscompiled
 
 
 def op_mov(g, ctx):
