@@ -533,9 +533,6 @@ def _isa_mma(g, ctx, b, f):
     ops = _Operands(b, g)
     if not _isa_fill(f, ops):
         return None, None
-    regs = [b.uses[int(t[2:])] for t in ops.text if t.startswith("$a")]
-    if is_float and f.opcode in ("min", "max") and len(regs) >= 2 and regs[0] is regs[1]:
-        return None, None      # min(x, x) of a NaN: a payload the manual leaves open
     return f, ops
 
 
