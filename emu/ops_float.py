@@ -439,7 +439,10 @@ def _i2f(w, s, mask, dst_default="F32"):
     dst = floats[0] if floats else dst_default
     bits, signed = _INT_TYPES[src]
     if bits == 64:
-        raw = w.r64(a_op)
+        # a 64-bit source's 32-bit immediate is its high word, as a double's is (ptxas's
+        # `I2F.U64.RP R10, 0x40000000` converts 2^62 for div.s64 by 2^62)
+        raw = np.array([(a_op.value & 0xFFFFFFFF) << 32], dtype=U64) if isinstance(a_op, Imm) \
+            else w.r64(a_op)
         vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
     else:
         raw = w.r(a_op).astype(np.int64) & ((1 << bits) - 1)
