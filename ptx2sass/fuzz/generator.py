@@ -390,9 +390,14 @@ def op_carry(g, ctx):
     form = rng.choice(("add", "sub", "mad"))
     d0, d1 = b.dst(k), b.dst(k)
     if form == "mad":
+        half = rng.choice(("hi", "lo"))
+        cc = ".cc" if rng.random() < 0.4 else ""
         text = (f"mad.lo.cc.{t} {d0}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};\n"
-                f"madc.hi.{t} {d1}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};")
-        return b.build(text, f"madc.hi.{t}", guard_ok=False)
+                f"madc.{half}{cc}.{t} {d1}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};")
+        if cc:
+            d2 = b.dst(k)
+            text += f"\naddc.{t} {d2}, {b.src(k)}, {b.src(k, None, imm)};"
+        return b.build(text, f"madc.{half}{cc}.{t}", guard_ok=False)
     mid = ""
     if rng.random() < 0.4:
         d2 = b.dst(k)
@@ -894,12 +899,19 @@ def op_global(g, ctx):
             arr = f"$loc{rng.randrange(g.local_arrays())}"
             a = b.tmp("b64")
             d = b.dst("b32")
-            text = f"mov.u64 {a}, {arr};\ncvta.local.u64 {a}, {a};\nld.u32 {d}, [{a}+{4 * rng.randrange(16)}];"
+            off = 4 * rng.randrange(16)
+            if rng.random() < 0.3:      # there and back: cvta.to.local gives the window address
+                a2 = b.tmp("b64")
+                text = (f"mov.u64 {a}, {arr};\ncvta.local.u64 {a2}, {a};\ncvta.to.local.u64 {a}, {a2};\n"
+                        f"ld.local.u32 {d}, [{a}+{off}];")
+                return b.build(text, "cvta.to.local.u64", spaces=("local", "generic"))
+            text = f"mov.u64 {a}, {arr};\ncvta.local.u64 {a}, {a};\nld.u32 {d}, [{a}+{off}];"
             return b.build(text, "ld.u32.generic_local", spaces=("local", "generic"))
         if which == "shared" and g.on("shared"):
             a = b.tmp("b64")
             d = b.dst("b32")
-            text = f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a}, {a};\nld.u32 {d}, [{a}];"
+            sp = rng.choice(("shared", "shared", "shared::cta"))
+            text = f"cvt.u64.u32 {a}, $shp;\ncvta.{sp}.u64 {a}, {a};\nld.u32 {d}, [{a}];"
             return b.build(text, "ld.u32.generic_shared", spaces=("shared", "generic"), uniform_ok=False)
         if which == "global" and rng.random() < 0.3:
             # a generic load from the .const window (cvta.const), or through cvta.to
@@ -908,7 +920,8 @@ def op_global(g, ctx):
             if rng.random() < 0.5:
                 text = f"mov.u64 {a}, $cst;\ncvta.const.u64 {a2}, {a};\nld.u32 {d}, [{a2}+{4 * rng.randrange(16)}];"
                 return b.build(text, "cvta.const.u64", spaces=("const", "generic"))
-            text = (f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a2}, {a};\ncvta.to.shared.u64 {a}, {a2};\n"
+            sp = rng.choice(("shared", "shared", "shared::cta"))
+            text = (f"cvt.u64.u32 {a}, $shp;\ncvta.{sp}.u64 {a2}, {a};\ncvta.to.{sp}.u64 {a}, {a2};\n"
                     f"ld.shared.u32 {d}, [{a}];")
             return b.build(text, "cvta.to.shared.u64", spaces=("shared", "generic"), uniform_ok=False)
         a = b.tmp("b64")
@@ -1014,13 +1027,23 @@ def op_shared(g, ctx):
     if form in ("exchange", "counter") and not (ctx.uniform and g.on("barrier")):
         form = "priv"
     if form == "priv" and rng.random() < 0.15:
-        size = rng.choice((4, 8))
+        kind = rng.choice(("ca", "ca", "cg"))
+        size = 16 if kind == "cg" else rng.choice((4, 8, 16))
+        # 16 bytes into the thread's own 32-aligned g_sq bytes; 4 or 8 into its $shp words
+        dst_addr = "$sq" if size == 16 else "$shp"
         d = b.dst("b32")
         space = rng.choice(("shared", "shared::cta"))
-        text = (f"cp.async.ca.{space}.global [$shp], [$inp], {size};\ncp.async.commit_group;\n"
-                f"cp.async.wait_group 0;\nld.shared.u32 {d}, [$shp+{size - 4}];")
-        return b.build(text, "cp.async.ca.shared.global", spaces=("shared", "global"), guard_ok=False,
-                       uniform_ok=False)
+        prefetch = rng.choice(("", "", ".L2::64B", ".L2::128B", ".L2::256B"))
+        pre, hint, policy = "", "", ""
+        if rng.random() < 0.25:
+            policy = b.tmp("b64")
+            pre = f"createpolicy.fractional.L2::evict_last.b64 {policy}, 1.0;\n"
+            hint, policy = ".L2::cache_hint", f", {policy}"
+        wait = rng.choice(("cp.async.commit_group;\ncp.async.wait_group 0;", "cp.async.wait_all;"))
+        text = (f"{pre}cp.async.{kind}.{space}.global{hint}{prefetch} [{dst_addr}], [$inp], {size}{policy};\n"
+                f"{wait}\nld.shared.u32 {d}, [{dst_addr}+{size - 4}];")
+        return b.build(text, f"cp.async.{kind}.shared.global{hint}{prefetch}", spaces=("shared", "global"),
+                       guard_ok=False, uniform_ok=False)
     if form == "priv":
         t = rng.choice(("u32", "b32", "f32", "u16", "u8", "s16"))
         k = TYPE_KIND.get(t, "b32")
@@ -1076,19 +1099,25 @@ def op_barrier(g, ctx):
     b = Builder(g, ctx)
     form = rng.choice(("bar", "barrier", "popc", "and", "or", "bararrive"))
     if form == "bar":
-        return b.build("bar.sync 0;", "bar.sync", barrier=True, guard_ok=False)
+        spelling = rng.choice(("bar.sync", "bar.sync", "bar.cta.sync"))
+        return b.build(f"{spelling} 0;", spelling, barrier=True, guard_ok=False)
     if form == "barrier":
-        return b.build("barrier.sync.aligned 0;", "barrier.sync.aligned", barrier=True, guard_ok=False)
+        spelling = rng.choice(("barrier.sync.aligned", "barrier.sync"))
+        return b.build(f"{spelling} 0;", spelling, barrier=True, guard_ok=False)
     if form == "bararrive":
         return b.build("bar.sync 1;", "bar.sync.1", barrier=True, guard_ok=False)
     if form == "popc":
         d = b.dst("b32")
         p = b.src("pred")
-        name = rng.choice(("bar", "barrier"))
-        return b.build(f"{name}.red.popc.u32 {d}, 0, {p};", f"{name}.red.popc.u32", barrier=True, guard_ok=False)
+        name = rng.choice(("bar", "barrier", "barrier.red.popc.aligned"))
+        name = name if "." in name else f"{name}.red.popc"
+        return b.build(f"{name}.u32 {d}, 0, {p};", f"{name}.u32", barrier=True, guard_ok=False)
     d = b.dst("pred")
     p = b.src("pred")
     name = rng.choice(("bar", "barrier"))
+    if name == "barrier" and rng.random() < 0.5:
+        return b.build(f"barrier.red.{form}.aligned.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};",
+                       f"barrier.red.{form}.aligned.pred", barrier=True, guard_ok=False)
     return b.build(f"{name}.red.{form}.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};",
                    f"{name}.red.{form}.pred", barrier=True, guard_ok=False)
 
@@ -1188,12 +1217,17 @@ def op_warp(g, ctx):
         trans = ".trans" if rng.random() < 0.4 else ""
         ds = [b.dst("b32") for _ in range(n)]
         a, base = b.tmp("b32"), b.tmp("b32")
+        space = rng.choice((".shared", ".shared", ".shared::cta", ""))
         text = (f"xor.b32 {a}, $lane, {rng.randrange(32)};\nand.b32 {a}, {a}, 31;\n"
                 f"mov.u32 {base}, $mat;\nadd.u32 {base}, {base}, {rng.choice((0, 512))};\n"
-                f"mad.lo.u32 {a}, {a}, 16, {base};\n"
-                f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 {{{', '.join(ds)}}}, [{a}];")
-        return b.build(text, f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16", full_warp=True,
-                       spaces=("shared",), **kw)
+                f"mad.lo.u32 {a}, {a}, 16, {base};\n")
+        addr = a
+        if not space:       # generic addressing: the shared window's generic address
+            addr = b.tmp("b64")
+            text += f"cvt.u64.u32 {addr}, {a};\ncvta.shared.u64 {addr}, {addr};\n"
+        text += f"ldmatrix.sync.aligned.m8n8.x{n}{trans}{space}.b16 {{{', '.join(ds)}}}, [{addr}];"
+        return b.build(text, f"ldmatrix.sync.aligned.m8n8.x{n}{trans}{space}.b16", full_warp=True,
+                       spaces=("shared",) + (("generic",) if not space else ()), **kw)
     if form == "shfl_idx":
         d = b.dst("b32")
         lane = b.tmp("b32")
