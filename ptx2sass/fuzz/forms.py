@@ -559,7 +559,7 @@ def _policy(g, reg: str) -> tuple[str, str]:
 # family's form list (seed * length / SWEEP_SEEDS), so SWEEP_SEEDS consecutive seeds walk
 # every form once between them; the rest of the draws stay uniform for variety.
 SWEEP_SEEDS = 1000
-SWEEP_SHARE = 0.8
+SWEEP_SHARE = 0.9
 
 
 def _draw_form(g, family: str):
@@ -570,6 +570,17 @@ def _draw_form(g, family: str):
         start = (g.seed % SWEEP_SEEDS) * len(forms) // SWEEP_SEEDS
         return forms[(start + n) % len(forms)]
     return g.rng.choice(forms)
+
+
+def _sweep_pick(g, name: str, choices: list):
+    """One of `choices`, swept across seeds as `_draw_form` sweeps a family (a list that
+    varies with the draw, such as the load forms of one wmma shape, sweeps by position)."""
+    n = g.isa_draws.get(name, 0)
+    g.isa_draws[name] = n + 1
+    if g.rng.random() < SWEEP_SHARE:
+        start = (g.seed % SWEEP_SEEDS) * len(choices) // SWEEP_SEEDS
+        return choices[(start + n) % len(choices)]
+    return g.rng.choice(choices)
 
 
 def op_isa(g, ctx):

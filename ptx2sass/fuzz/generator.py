@@ -1378,8 +1378,8 @@ OPS: list[tuple[str, float, object]] = [
     ("vector", 0.8, op_vector), ("local", 1.0, op_local), ("shared", 1.2, op_shared),
     ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
-    ("forms", 8.0, lambda g, c: _op_forms(g, c)),
-    ("mma", 0.8, lambda g, c: _op_wmma(g, c)),
+    ("forms", 11.0, lambda g, c: _op_forms(g, c)),
+    ("mma", 4.0, lambda g, c: _op_wmma(g, c)),      # 426 forms, 5 a statement
 ]
 
 
