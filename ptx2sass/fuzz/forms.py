@@ -572,17 +572,6 @@ def _draw_form(g, family: str):
     return g.rng.choice(forms)
 
 
-def _sweep_pick(g, name: str, choices: list):
-    """One of `choices`, swept across seeds as `_draw_form` sweeps a family (a list that
-    varies with the draw, such as the load forms of one wmma shape, sweeps by position)."""
-    n = g.isa_draws.get(name, 0)
-    g.isa_draws[name] = n + 1
-    if g.rng.random() < SWEEP_SHARE:
-        start = (g.seed % SWEEP_SEEDS) * len(choices) // SWEEP_SEEDS
-        return choices[(start + n) % len(choices)]
-    return g.rng.choice(choices)
-
-
 def op_isa(g, ctx):
     """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
     from ptx2sass.fuzz.generator import Builder

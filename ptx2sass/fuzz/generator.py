@@ -1092,6 +1092,47 @@ def op_shared(g, ctx):
     return b.build(text, "bar.sync.counter", barrier=True, guard_ok=False, uniform_ok=False, spaces=("shared",))
 
 
+def op_mbarrier(g, ctx):
+    """An mbarrier object of the thread's own (8 bytes of its g_sq bytes): init, arrivals
+    that complete exactly one phase (count 1; or count 2 with a .noComplete arrival first),
+    a test_wait of that phase (true: compared), the state's pending count (into a sink:
+    the state is opaque), inval. Every lane its own object, so divergence does not matter."""
+    rng = g.rng
+    if ctx.func is not None:
+        return None
+    b = Builder(g, ctx)
+    sp = rng.choice((".shared", ".shared::cta", ""))
+    at = b.tmp("b32")
+    lines = [f"add.u32 {at}, $sq, 24;"]
+    addr = at
+    if not sp:          # generic addressing of the shared object
+        addr = b.tmp("b64")
+        lines += [f"cvt.u64.u32 {addr}, {at};", f"cvta.shared.u64 {addr}, {addr};"]
+    kind = rng.choice(("arrive", "noComplete", "arrive_drop", "drop_noComplete"))
+    first, second = b.tmp("b64"), b.tmp("b64")
+    count = 2 if "noComplete" in kind else 1
+    lines.append(f"mbarrier.init{sp}.b64 [{addr}], {count};")
+    if kind == "arrive":
+        lines.append(f"mbarrier.arrive{sp}.b64 {second}, [{addr}];")
+    elif kind == "arrive_drop":
+        lines.append(f"mbarrier.arrive_drop{sp}.b64 {second}, [{addr}];")
+    else:
+        op = "arrive" if kind == "noComplete" else "arrive_drop"
+        lines.append(f"mbarrier.{op}.noComplete{sp}.b64 {first}, [{addr}], 1;")
+        lines.append(f"mbarrier.arrive{sp}.b64 {second}, [{addr}];")
+    p = b.dst("pred")
+    if rng.random() < 0.5:
+        lines.append(f"mbarrier.test_wait{sp}.b64 {p}, [{addr}], {second};")
+        key = f"mbarrier.test_wait{sp}.b64"
+    else:
+        lines.append(f"mbarrier.test_wait.parity{sp}.b64 {p}, [{addr}], 0;")
+        key = f"mbarrier.test_wait.parity{sp}.b64"
+    if rng.random() < 0.5:
+        lines.append(f"mbarrier.pending_count.b64 {b.sink('b32')}, {second};")
+    lines.append(f"mbarrier.inval{sp}.b64 [{addr}];")
+    return b.build("\n".join(lines), key, guard_ok=False, uniform_ok=False, spaces=("shared",))
+
+
 def op_barrier(g, ctx):
     rng = g.rng
     if not ctx.uniform or ctx.func is not None:
@@ -1376,7 +1417,7 @@ OPS: list[tuple[str, float, object]] = [
     ("approx", 1.0, op_approx), ("f16", 1.5, op_f16), ("bf16", 1.0, op_bf16), ("fp8", 0.8, op_fp8),
     ("pred", 1.5, op_pred), ("special", 0.5, op_special), ("global", 1.0, op_global),
     ("vector", 0.8, op_vector), ("local", 1.0, op_local), ("shared", 1.2, op_shared),
-    ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
+    ("barrier", 0.5, op_barrier), ("shared", 0.4, op_mbarrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
     ("forms", 11.0, lambda g, c: _op_forms(g, c)),
     ("mma", 4.0, lambda g, c: _op_wmma(g, c)),      # 426 forms, 5 a statement
