@@ -579,7 +579,8 @@ class MemorySelection:
         mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
-        data = ins.srcs[1:]
+        # an L2 cache policy (the last operand) is a hint: left out, as for loads and atomics
+        data = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
         ty = ins.type
         if all(isinstance(v, ir.Const) and v.value == 0 for v in data) and len(data) * _bits(ty) >= 32:
             # zeros of any width come from RZ (`STL.128 [R1], RZ`, as ptxas writes them)
