@@ -445,9 +445,10 @@ def _i2f(w, s, mask, dst_default="F32"):
             else w.r64(a_op)
         vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
     else:
-        raw = w.r(a_op).astype(np.int64) & ((1 << bits) - 1)
-        if getattr(a_op, "suffix", ()) and "H1" in a_op.suffix:
-            raw = (w.r(a_op).astype(np.int64) >> 16) & ((1 << bits) - 1)
+        # a byte or half-word selector picks the source's bits (`I2F.U8.RZ R0, R4.B1`)
+        shift = {"H1": 16, "B1": 8, "B2": 16, "B3": 24}
+        at = next((shift[x] for x in getattr(a_op, "suffix", ()) if x in shift), 0)
+        raw = (w.r(a_op).astype(np.int64) >> at) & ((1 << bits) - 1)
         vals = [v - (1 << bits) if signed and v >= 1 << (bits - 1) else v for v in raw.tolist()]
     mode = fp.mode_of(mods)
     fmt = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16"}[dst]
