@@ -63,11 +63,12 @@ def op_jmp(w, s, active, mask):
     w.set_pc(mask, _target(s))
 
 
-@semantics("BRX", "JMX", vector=True)
+@semantics("BRX", "BRXU", "JMX", vector=True)
 def op_brx(w, s, active, mask):
+    """BRX/BRXU (a general or uniform register): relative to the next instruction; JMX absolute."""
     reg = s.ins.operands[0]
     offset = s.ins.operands[1].value if len(s.ins.operands) > 1 and isinstance(s.ins.operands[1], Imm) else 0
-    base = s.offset + 16 if s.ins.opcode == "BRX" else 0
+    base = s.offset + 16 if s.ins.opcode in ("BRX", "BRXU") else 0
     dest = w.r(reg).astype(np.int64) + offset + base
     w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
 

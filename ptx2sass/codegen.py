@@ -33,6 +33,7 @@ from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
@@ -259,6 +260,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     insert_loop_yields(mf, fn)
     apply_target_forms(mf, info)
     combine_adds(mf)
+    legalise_operand_slots(mf, info.name)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
         pre_schedule(mf, limit)

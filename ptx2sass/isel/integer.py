@@ -66,6 +66,10 @@ class IntegerSelection:
         if not isinstance(a, VOp):       # RZ (0 - b): the sign test reads a register
             a = VOp(self.mf.new_vreg())
             self.move(a, RZ)
+        if not isinstance(b, VOp):       # RZ or an immediate (mad.hi.sat's addend 0) likewise
+            t = VOp(self.mf.new_vreg())
+            self.move(t, b)
+            b = t
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))

@@ -579,7 +579,8 @@ class MemorySelection:
         mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
-        data = ins.srcs[1:]
+        # an L2 cache policy (the last operand) is a hint: left out, as for loads and atomics
+        data = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
         ty = ins.type
         if all(isinstance(v, ir.Const) and v.value == 0 for v in data) and len(data) * _bits(ty) >= 32:
             # zeros of any width come from RZ (`STL.128 [R1], RZ`, as ptxas writes them)
@@ -1260,10 +1261,16 @@ class MemorySelection:
             # bits (any: one of them set; all: none of them clear)
             t, kept = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
-            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C}[mode]       # t & m, ~t & m
+            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C, "uni": 0xC0}[mode]   # t & m, ~t & m
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]) if mode == "ballot" else kept, t,
                                          self.reg_part(mask), RZ, Imm(lut), NOT_PT])
-            if mode != "ballot":
+            if mode == "uni":
+                # the members agree: none of them set, or all of them
+                none = VOp(self.mf.new_vreg("P"))
+                self.emit("ISETP", ("EQ", "U32", "AND"), [none, PT, kept, RZ, PT], ndefs=2)
+                self.emit("ISETP", ("EQ", "U32", "OR"),
+                          [self.dst(ins.dests[0]), PT, kept, self.reg_part(mask), none], ndefs=2)
+            elif mode != "ballot":
                 self.emit("ISETP", ("NE" if mode == "any" else "EQ", "U32", "AND"),
                           [self.dst(ins.dests[0]), PT, kept, RZ, PT], ndefs=2)
             return

@@ -273,6 +273,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         known = self.zero_above.get(op.id) if isinstance(op, ir.Value) and part == 0 else None
         if known is not None and isinstance(src, VOp) and (known < bits or (known == bits and not _signed(ty))):
             return src
+        if bits < 32 and isinstance(src, ConstRef):
+            src = self.as_reg(src)      # a parameter word: its high bits are the value's own
         if bits >= 32 or not isinstance(src, VOp):
             if isinstance(src, Imm) and bits < 32:
                 v = src.value & ((1 << bits) - 1)
