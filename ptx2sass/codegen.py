@@ -35,13 +35,15 @@ from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
-from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
+from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
+                                descriptor_size_symbols)
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
 STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
+MIN_TRAILING_NOPS = 8
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
 FP8_FORMATS = {"E4M3", "E5M2"}
@@ -497,9 +499,12 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
                                f"not supported yet", filename)
         const2 = abi.pointer_table(pointers, {name: labels[abi.label_of(name)] for name in pointers})
-    # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
+    # ptxas ends every function with a branch to itself, then at least 8 NOPs (13.5.37:
+    # min 8 over every corpus kernel), to a multiple of 128 bytes.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
+    for _ in range(MIN_TRAILING_NOPS):
+        instructions.append(Instruction("NOP"))
     while (16 * len(instructions)) % TEXT_ALIGN:
         instructions.append(Instruction("NOP"))
     words = bytearray()
@@ -599,6 +604,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     kernels, codes = [], []
     for fn in module.functions:
         lower_wmma(fn, info)
+    # the handle variables each function names as written (ptxas keeps their slots when it
+    # deletes the code that reads them)
+    handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
+    descriptor_sizes = list(dict.fromkeys(s for fn in module.functions for s in descriptor_size_symbols(fn)))
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
@@ -626,7 +635,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     time_report = (options or {}).get("time_report")
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved)
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name])
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug)
         codes.append(code)
@@ -656,7 +665,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
-                              shared_window=code.shared_addresses))
+                              shared_window=code.shared_addresses,
+                              handle_slots=[(info.param_base + at, (name,)) for at, name, _ in layout.handle_slots],
+                              handle_refs=handle_refs[fn.name]))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
@@ -688,7 +699,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
-                                    isa_class=2 if fp8 else 1))
+                                    isa_class=2 if fp8 else 1, handles=mod_layout.handles,
+                                    descriptor_sizes=descriptor_sizes))
     return cubin, codes
 
 

@@ -62,9 +62,17 @@ class TextureSelection:
             [coords[k] for k in order], width), CLAMP[clamp]
 
     def handle_word(self, ins: ir.Instr, handle):
+        """The handle's operands: the 64-bit handle's low word in a register (`.B` forms),
+        or, for a module `.texref`/`.surfref` variable, the bound form's bank 0 and the
+        kernel's constant-bank slot (its byte offset / 4) as two immediates."""
+        if isinstance(handle, ir.Symbol):
+            p = self.placements.get(handle.name)
+            if p is None or p.space not in ("texref", "surfref", "samplerref"):
+                raise self.unsupported(f"`{ins.opcode}` of `{handle.name}`")
+            return [Imm(0), Imm((self.arch.param_base + p.value) // 4)]
         if not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
-            raise self.unsupported(f"`{ins.opcode}` of a module .surfref/.texref variable")
-        return self.reg_part(handle, 0)
+            raise self.unsupported(f"`{ins.opcode}` with this handle")
+        return [self.reg_part(handle, 0)]
 
     def coordinate_group(self, values, width: int) -> VOp:
         if width == 1:
@@ -91,7 +99,7 @@ class TextureSelection:
         words = max(1, total // 32)
         t = self.mf.new_vreg("R", words)
         mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), handle], 1, coords)
+        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), *handle], 1, coords)
         whole = VOp(t)
         if bits >= 32:
             per = bits // 32
@@ -129,7 +137,7 @@ class TextureSelection:
             mods = ("P", geo, "STRONG", "SM") + clamp
         else:
             mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
 
     def sel_sured(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
@@ -140,7 +148,7 @@ class TextureSelection:
         types = SURED_TYPE[ins.type] if op in ("min", "max") or _bits(ins.type) == 64 else ()
         data, _ = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         mods = ("D", "BA", geo, SURED_OP[op]) + types + ("STRONG", "SYS") + clamp
-        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
 
     def sel_suq(self, ins: ir.Instr) -> None:
         self.header_query(ins)
@@ -154,9 +162,16 @@ class TextureSelection:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
         self.require_unit(ins, "TXQ")
         handle = self.handle_word(ins, ins.srcs[0])
+        query_ops = [SpecialReg("TEX_HEADER_DIMENSION")]
+        if len(handle) == 2:                        # bound: the mip level 0 alone
+            level = VOp(self.mf.new_vreg("R"))
+            self.move(level, RZ)
+            self.emit("TXQ", (), [RZ, VOp(self.vreg(ins.dests[0])), level, *query_ops, *handle,
+                                  Imm(HEADER_DIMENSION[query])], ndefs=2)
+            return
         pair = VOp(self.mf.new_vreg("R", 2))       # {handle, mip level 0}
         self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
-        self.move(VOp(pair.reg, 0), handle)
+        self.move(VOp(pair.reg, 0), handle[0])
         self.move(VOp(pair.reg, 1), RZ)
-        self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair,
-                                  SpecialReg("TEX_HEADER_DIMENSION"), Imm(HEADER_DIMENSION[query])], ndefs=2)
+        self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair, *query_ops,
+                                  Imm(HEADER_DIMENSION[query])], ndefs=2)
