@@ -607,7 +607,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # the handle variables each function names as written (ptxas keeps their slots when it
     # deletes the code that reads them)
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
-    descriptor_sizes = list(dict.fromkeys(s for fn in module.functions for s in descriptor_size_symbols(fn)))
+    # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
+    descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
+                                          for s in descriptor_size_symbols(fn)))
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:

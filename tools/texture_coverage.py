@@ -5,8 +5,9 @@ per-form checker's kernel (module `.texref tex0` / `.surfref surf0` handles; res
 unread; `kernel_text`) is compiled by ptxas and by ptx2sass, and the two cubins compared:
 
 * `accepted`: ptx2sass compiles it (and nvdisasm reads our words back as meant);
-* `listing`: nvdisasm's instructions equal ptxas's, the NOP padding after the final
-  self-branch and the spelling of a move (`MOV R, x` vs `IMAD.MOV.U32 R, RZ, RZ, x`) aside;
+* `listing`: nvdisasm's instructions equal ptxas's, register numbers, the spelling of a
+  move (`MOV R, x` vs `IMAD.MOV.U32 R, RZ, RZ, x`) and the NOP padding aside (the kernels
+  read undefined registers, which ptxas all maps to R0);
 * `words`: the instruction words (control codes included) are ptxas's up to the padding;
 * `records` (counted apart): every section but the texts and `.note.nv.tkinfo` (the
   writing tool's name) is byte-identical, header fields included (symbols, `.nv.info`
@@ -66,7 +67,7 @@ def listing(cubin: bytes) -> list[str]:
         m = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+([^;]*);", line)
         if m and m.group(1).strip() != "NOP":
             ins = re.sub(r"^(@!?P\w+ )?IMAD\.MOV\.U32 (\w+), RZ, RZ, ", r"\1MOV \2, ", m.group(1).strip())
-            out.append(re.sub(r"\s+", " ", ins))
+            out.append(re.sub(r"\bR\d+\b", "R", re.sub(r"\s+", " ", ins)))
     return out
 
 

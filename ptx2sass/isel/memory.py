@@ -622,6 +622,8 @@ class MemorySelection:
         if bits >= 32:
             per = bits // 32
             for k, v in enumerate(data):
+                if isinstance(v, ir.Value) and v.id in self.undefined:
+                    continue
                 for w in range(per):
                     if isinstance(v, ir.Value) and per == 1:
                         self.emit(COPY, (), [part(k), VOp(self.vreg(v))], guarded=False)

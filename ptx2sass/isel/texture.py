@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, SpecialReg
-from ptx2sass.isel.common import RZ, _bits
+from ptx2sass.isel.common import PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
 
 # PTX geometry -> (SASS geometry token, PTX coordinate index of each register in the group,
@@ -34,6 +34,17 @@ SURED_OP = {"add": "ADD", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", 
             "inc": "INC", "dec": "DEC", "exch": "EXCH"}
 SURED_TYPE = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U64",),
               "s64": ("S64",)}
+# tex/tld4 geometry -> (SASS geometry, whether the first PTX coordinate is an array index,
+# the coordinates after it). A 1D sample is a 2D one at y = 0 (ptxas); a texel fetch
+# (integer coordinates, TLD) stays 1D.
+TEXTURE_GEOMETRY = {
+    "1d": ("2D", False, 1), "2d": ("2D", False, 2), "3d": ("3D", False, 3),
+    "a1d": ("ARRAY_1D", True, 1), "a2d": ("ARRAY_2D", True, 2),
+}
+FETCH_GEOMETRY = {"1D": "1D"}           # TLD's own spelling where it differs from TEX's
+GATHER_COMPONENT = {"r": "R", "g": "G", "b": "B", "a": "A"}
+LOD_NONE = Imm(0xc2000000)              # -32.0: the level ptxas passes to TEX.LL without .level
+ARRAY_INDEX_LIMIT = Imm(0xffff)         # ptxas clamps an array index to 16 bits (IMNMX.U32)
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 
@@ -80,7 +91,8 @@ class TextureSelection:
         group = VOp(self.mf.new_vreg("R", width))
         self.emit(IMPLICIT_DEF, (), [group], guarded=False)
         for k, v in enumerate(values):
-            self.move(VOp(group.reg, k), self.part_of(v, 0))
+            if not (isinstance(v, ir.Value) and v.id in self.undefined):
+                self.move(VOp(group.reg, k), self.part_of(v, 0))
         return group
 
     def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp):
@@ -149,6 +161,120 @@ class TextureSelection:
         data, _ = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         mods = ("D", "BA", geo, SURED_OP[op]) + types + ("STRONG", "SYS") + clamp
         self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
+
+    # ------------------------------------------------------------------ texture fetches
+    def texture_sources(self, values: list) -> tuple[list, tuple[str, ...]]:
+        """The two source register groups (Ra, Rb) of a TEX/TLD/TLD4 and its `.SCR` token:
+        up to four 32-bit values go two and two (`.SCR`; the first group takes the odd one
+        of three, a lone pair one each); more go coordinates in Ra, the rest in Rb.
+        `values`: (coordinate values, the rest), in ptxas's order."""
+        coords, rest = values
+        allv = coords + rest
+        if len(allv) <= 4:
+            split = (len(allv) + 1) // 2
+            groups, scr = [allv[:split], allv[split:]], ("SCR",)
+        else:
+            groups, scr = [coords, rest], ()
+        return [self.value_group(g) for g in groups if g], scr
+
+    def value_group(self, values: list):
+        """One source register (one value) or an aligned group holding the values in order."""
+        if len(values) == 1:
+            v = values[0]
+            if isinstance(v, VOp):
+                return v
+            if isinstance(v, Imm):
+                r = VOp(self.mf.new_vreg("R"))
+                self.move(r, v)
+                return r
+            return self.reg_part(v)
+        group = VOp(self.mf.new_vreg("R", 4 if len(values) == 3 else len(values)))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            if isinstance(v, ir.Value) and v.id in self.undefined:
+                continue
+            self.move(VOp(group.reg, k), v if isinstance(v, (VOp, Imm)) or v is RZ else self.part_of(v, 0))
+        return group
+
+    def texture_results(self, ins: ir.Instr):
+        """Two result pairs (x, y) and (z, w), copied to the vector's values afterwards."""
+        if len(ins.dests) != 4 or "v4" not in ins.modifiers:
+            raise self.unsupported(f"`{ins.opcode}` of {len(ins.dests)} results")
+        lo, hi = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("R", 2))
+        return lo, hi
+
+    def finish_texture(self, ins: ir.Instr, opcode: str, mods, lo: VOp, hi: VOp, sources, handle,
+                       geometry: str) -> None:
+        bound = handle if len(handle) == 2 else []
+        self.emit(opcode, mods, [hi, lo, *sources, *bound, SpecialReg(geometry)], ndefs=2)
+        for k, d in enumerate(ins.dests):
+            self.copy_reg(VOp(self.vreg(d)), VOp((lo if k < 2 else hi).reg, k % 2))
+
+    def texture_coordinates(self, ins: ir.Instr, geo: str, fetch: bool):
+        """(SASS geometry, coordinate values in ptxas's order: the clamped array index
+        first, then x[, y[, z]])."""
+        name, array, n = TEXTURE_GEOMETRY[geo]
+        coords = ins.srcs[1:1 + ins.attrs.get("coords", 0)]
+        if len(coords) < n + array:
+            raise self.unsupported(f"`{ins.opcode}` with {len(coords)} coordinates")
+        values = list(coords[array:array + n])
+        if geo == "1d" and not fetch:
+            values.append(RZ)
+        if array:
+            index = VOp(self.mf.new_vreg("R"))
+            self.emit("IMNMX", ("U32",), [index, self.reg_part(coords[0]), ARRAY_INDEX_LIMIT, PT])
+            values.insert(0, index)
+        if fetch and geo == "1d":
+            name = "1D"
+        return name, values
+
+    def sel_tex(self, ins: ir.Instr) -> None:
+        self.require_unit(ins, "TEX")
+        geo = next((m for m in ins.modifiers if m in TEXTURE_GEOMETRY), None)
+        mode = next((m for m in ins.modifiers if m in ("level", "grad")), None)
+        ctype = ins.types[0] if ins.types else "f32"
+        if geo is None or len(ins.srcs) < 1 + ins.attrs.get("coords", 0):
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}`")
+        fetch = ctype in ("s32", "u32")
+        if mode == "grad" and (fetch or geo not in ("2d",)):
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
+        if fetch and mode is not None:
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
+        handle = self.handle_word(ins, ins.srcs[0])
+        lo, hi = self.texture_results(ins)
+        name, coords = self.texture_coordinates(ins, geo, fetch)
+        extra = ins.srcs[1 + ins.attrs["coords"]:]
+        reg_handle = handle[:1] if len(handle) == 1 else []
+        if mode == "grad":
+            # TXD: Ra = [handle,] coordinates; Rb = the gradients, x and y interleaved
+            dx, dy = extra[:len(extra) // 2], extra[len(extra) // 2:]
+            grads = [v for pair in zip(dx, dy) for v in pair]
+            sources = [self.value_group([*reg_handle, *coords]), self.value_group(grads)]
+            self.finish_texture(ins, "TXD", ("B",) if reg_handle else (), lo, hi, sources, handle, name)
+            return
+        if fetch:
+            sources, scr = self.texture_sources((coords, reg_handle))
+            mods = ("SCR",) * bool(scr) + ("B",) * bool(reg_handle) + ("LZ",)
+            self.finish_texture(ins, "TLD", mods, lo, hi, sources, handle, FETCH_GEOMETRY.get(name, name))
+            return
+        lod = LOD_NONE if mode is None else extra[0]
+        sources, scr = self.texture_sources((coords, [*reg_handle, lod]))
+        mods = scr + ("B",) * bool(reg_handle) + ("LL",)
+        self.finish_texture(ins, "TEX", mods, lo, hi, sources, handle, name)
+
+    def sel_tld4(self, ins: ir.Instr) -> None:
+        self.require_unit(ins, "TLD4")
+        geo = next((m for m in ins.modifiers if m in TEXTURE_GEOMETRY), None)
+        comp = next((m for m in ins.modifiers if m in GATHER_COMPONENT), None)
+        if geo not in ("2d", "a2d") or comp is None or len(ins.srcs) != 1 + ins.attrs.get("coords", 0):
+            raise self.unsupported(f"`tld4.{'.'.join(ins.modifiers)}`")
+        handle = self.handle_word(ins, ins.srcs[0])
+        lo, hi = self.texture_results(ins)
+        name, coords = self.texture_coordinates(ins, geo, True)
+        reg_handle = handle[:1] if len(handle) == 1 else []
+        sources, scr = self.texture_sources((coords, reg_handle))
+        mods = scr + (GATHER_COMPONENT[comp],) + ("B",) * bool(reg_handle)
+        self.finish_texture(ins, "TLD4", mods, lo, hi, sources, handle, name)
 
     def sel_suq(self, ins: ir.Instr) -> None:
         self.header_query(ins)
