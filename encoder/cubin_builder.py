@@ -322,7 +322,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
                 isa_class: int = 1, handles: dict[str, str] | None = None,
-                descriptor_sizes: list[str] = ()) -> Cubin:
+                descriptor_sizes: list[str] = (), istypep_used: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -347,6 +347,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `descriptor_sizes`: where the code queries a texture/surface header field other than
     its dimensions, ptxas declares the loader's `.nv.unified.texrefDescSize` (txq) /
     `.nv.surfrefDescSize` (suq), weak undefined 4-byte objects after the handles.
+    `istypep_used`: the code has an `istypep` (as written); ptxas's `.nv.info` then starts
+    with ISTYPEP_USED.
     `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
     with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
     (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
@@ -571,6 +573,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
+    if istypep_used:
+        module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
     if relocatable and (extern_names or defined_funcs):
         # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it

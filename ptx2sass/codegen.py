@@ -610,6 +610,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
     descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
                                           for s in descriptor_size_symbols(fn)))
+    istypep_used = any(ins.opcode == "istypep" for fn in module.functions for b in fn.blocks
+                       for ins in b.instrs)
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
@@ -702,7 +704,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
-                                    descriptor_sizes=descriptor_sizes))
+                                    descriptor_sizes=descriptor_sizes, istypep_used=istypep_used))
     return cubin, codes
 
 

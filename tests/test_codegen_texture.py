@@ -111,6 +111,7 @@ MODULE_FORMS = [
     (0, "b32", "sust.b.3d.v4.b32.clamp [sr, {%r1,%r2,%r3,%r4}], {%r5,%r6,%r7,%r8}"),
     (0, "b32", "sust.b.a1d.b8.trap [sr, {%r5,%r1}], %h5"),
     (0, "b32", "sust.p.2d.v4.b32.trap [sr, {%r1,%r2}], {%r5,%r6,%r7,%r8}"),
+    (0, "b32", "sust.p.1d.b32.zero [sr, {%r1}], %r5"),
     (0, "b32", "sured.b.max.3d.s32.zero [sr, {%r1,%r2,%r3,%r4}], %r5"),
     (1, "b32", "suq.height.b32 %r10, [sr]"),
     (1, "b32", "txq.depth.b32 %r10, [tr]"),

@@ -14,9 +14,11 @@ variables, handles that are kernel parameters in ptxas's bound form (constant-ba
 and `tex`/`tld4` are not selected here yet (see docs/STATUS.md, issue 15)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, SpecialReg
-from ptx2sass.isel.common import PT, RZ, _bits
+from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
 
 # PTX geometry -> (SASS geometry token, PTX coordinate index of each register in the group,
@@ -40,7 +42,9 @@ SURED_TYPE = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U
 TEXTURE_GEOMETRY = {
     "1d": ("2D", False, 1), "2d": ("2D", False, 2), "3d": ("3D", False, 3),
     "a1d": ("ARRAY_1D", True, 1), "a2d": ("ARRAY_2D", True, 2),
+    "cube": ("CUBE", False, 3), "acube": ("ARRAY_CUBE", True, 3),
 }
+CUBES = ("cube", "acube")   # direction vectors: ptxas divides them by their largest |component|
 FETCH_GEOMETRY = {"1D": "1D"}           # TLD's own spelling where it differs from TEX's
 GATHER_COMPONENT = {"r": "R", "g": "G", "b": "B", "a": "A"}
 LOD_NONE = Imm(0xc2000000)              # -32.0: the level ptxas passes to TEX.LL without .level
@@ -144,9 +148,11 @@ class TextureSelection:
         handle, geo, coords, clamp = self.surface_parts(ins)
         data, total = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         if "p" in ins.modifiers[:1]:
-            if total != 128 or ins.type != "b32":
-                raise self.unsupported(f"`sust.p` of {ins.type}")
-            mods = ("P", geo, "STRONG", "SM") + clamp
+            # formatted store: four components, or the red one alone (`.R`)
+            components = {128: (), 32: ("R",)}.get(total)
+            if components is None or ins.type != "b32":
+                raise self.unsupported(f"`sust.p` of {total // 32} x {ins.type}")
+            mods = ("P", geo, "STRONG", "SM") + components + clamp
         else:
             mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
         self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
@@ -210,23 +216,39 @@ class TextureSelection:
         for k, d in enumerate(ins.dests):
             self.copy_reg(VOp(self.vreg(d)), VOp((lo if k < 2 else hi).reg, k % 2))
 
-    def texture_coordinates(self, ins: ir.Instr, geo: str, fetch: bool):
+    def texture_coordinates(self, ins: ir.Instr, geo: str, fetch: bool, index_first: bool = True):
         """(SASS geometry, coordinate values in ptxas's order: the clamped array index
-        first, then x[, y[, z]])."""
+        first (last for TXD), then x[, y[, z]])."""
         name, array, n = TEXTURE_GEOMETRY[geo]
         coords = ins.srcs[1:1 + ins.attrs.get("coords", 0)]
         if len(coords) < n + array:
             raise self.unsupported(f"`{ins.opcode}` with {len(coords)} coordinates")
         values = list(coords[array:array + n])
+        if geo in CUBES:
+            values = self.cube_direction(values)
         if geo == "1d" and not fetch:
             values.append(RZ)
         if array:
             index = VOp(self.mf.new_vreg("R"))
             self.emit("IMNMX", ("U32",), [index, self.reg_part(coords[0]), ARRAY_INDEX_LIMIT, PT])
-            values.insert(0, index)
+            values.insert(0 if index_first else len(values), index)
         if fetch and geo == "1d":
             name = "1D"
         return name, values
+
+    def cube_direction(self, values: list) -> list[VOp]:
+        """x, y, z scaled by 1 / max(|x|, |y|, |z|) (FMNMX, MUFU.RCP, FMUL), as ptxas does."""
+        x, y, z = (self.reg_part(v) for v in values)
+        m, r = VOp(self.mf.new_vreg("R")), VOp(self.mf.new_vreg("R"))
+        self.emit("FMNMX", (), [m, replace(x, abs=True), replace(y, abs=True), NOT_PT])
+        self.emit("FMNMX", (), [m, replace(z, abs=True), m, NOT_PT])
+        self.emit("MUFU", ("RCP",), [r, m])
+        out = []
+        for v in (x, y, z):
+            d = VOp(self.mf.new_vreg("R"))
+            self.emit("FMUL", (), [d, v, r])
+            out.append(d)
+        return out
 
     def sel_tex(self, ins: ir.Instr) -> None:
         self.require_unit(ins, "TEX")
@@ -236,19 +258,20 @@ class TextureSelection:
         if geo is None or len(ins.srcs) < 1 + ins.attrs.get("coords", 0):
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}`")
         fetch = ctype in ("s32", "u32")
-        if mode == "grad" and (fetch or geo not in ("2d",)):
+        if mode == "grad" and (fetch or geo in ("3d",) + CUBES):
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
         if fetch and mode is not None:
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
         handle = self.handle_word(ins, ins.srcs[0])
         lo, hi = self.texture_results(ins)
-        name, coords = self.texture_coordinates(ins, geo, fetch)
+        name, coords = self.texture_coordinates(ins, geo, fetch, index_first=mode != "grad")
         extra = ins.srcs[1 + ins.attrs["coords"]:]
         reg_handle = handle[:1] if len(handle) == 1 else []
         if mode == "grad":
-            # TXD: Ra = [handle,] coordinates; Rb = the gradients, x and y interleaved
+            # TXD: Ra = [handle,] coordinates[, array index]; Rb = the gradients, x and y
+            # interleaved (a 1D one as 2D's, the y gradients 0)
             dx, dy = extra[:len(extra) // 2], extra[len(extra) // 2:]
-            grads = [v for pair in zip(dx, dy) for v in pair]
+            grads = [v for pair in zip(dx, dy) for v in pair] + [RZ, RZ] * (geo == "1d")
             sources = [self.value_group([*reg_handle, *coords]), self.value_group(grads)]
             self.finish_texture(ins, "TXD", ("B",) if reg_handle else (), lo, hi, sources, handle, name)
             return
@@ -266,7 +289,7 @@ class TextureSelection:
         self.require_unit(ins, "TLD4")
         geo = next((m for m in ins.modifiers if m in TEXTURE_GEOMETRY), None)
         comp = next((m for m in ins.modifiers if m in GATHER_COMPONENT), None)
-        if geo not in ("2d", "a2d") or comp is None or len(ins.srcs) != 1 + ins.attrs.get("coords", 0):
+        if geo not in ("2d", "a2d") + CUBES or comp is None or len(ins.srcs) != 1 + ins.attrs.get("coords", 0):
             raise self.unsupported(f"`tld4.{'.'.join(ins.modifiers)}`")
         handle = self.handle_word(ins, ins.srcs[0])
         lo, hi = self.texture_results(ins)
