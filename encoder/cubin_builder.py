@@ -322,7 +322,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
                 isa_class: int = 1, handles: dict[str, str] | None = None,
-                descriptor_sizes: list[str] = (), istypep_used: bool = False) -> Cubin:
+                descriptor_sizes: list[str] = (), istypep_used: bool = False,
+                samplers: list[tuple[str, int, int | None]] = (),
+                texmode_independent: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -349,6 +351,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `.nv.surfrefDescSize` (suq), weak undefined 4-byte objects after the handles.
     `istypep_used`: the code has an `istypep` (as written); ptxas's `.nv.info` then starts
     with ISTYPEP_USED.
+    `samplers`: the module's `.samplerref`s (name, sampler word, force_unnormalized_coords
+    or None), recorded as SAMPLER_INIT (and SAMPLER_FORCE_UNNORMALIZED) after the first
+    REGCOUNT, the last declared first; `texmode_independent` adds TEXMODE_INDEPENDENT
+    before the stack sizes.
     `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
     with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
     (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
@@ -569,6 +575,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+    if samplers and module:
+        records = []
+        for name, word, force in reversed(samplers):
+            if force is not None:
+                records.append(NvInfoRecord.words("SAMPLER_FORCE_UNNORMALIZED", handle_sym[name], force))
+            records.append(NvInfoRecord.words("SAMPLER_INIT", handle_sym[name], word))
+        module[1:1] = records
+    if texmode_independent:
+        module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
     for k in file_order if not relocatable else ():
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:

@@ -670,8 +670,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
                               shared_window=code.shared_addresses,
-                              handle_slots=[(info.param_base + at, (name,)) for at, name, _ in layout.handle_slots],
-                              handle_refs=handle_refs[fn.name]))
+                              handle_slots=[(info.param_base + at, tuple(key.split(",")))
+                                            for at, key, _ in layout.handle_slots],
+                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
@@ -704,7 +705,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
-                                    descriptor_sizes=descriptor_sizes, istypep_used=istypep_used))
+                                    descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
+                                    samplers=[(v.name, *v.sampler) for v in module.variables
+                                              if v.sampler is not None],
+                                    texmode_independent=module.texmode_independent))
     return cubin, codes
 
 

@@ -74,8 +74,34 @@ OPAQUE_TYPES = ("texref", "samplerref", "surfref")      # also their slot order
 
 def handle_references(fn: ir.Function, handles) -> list[str]:
     """The opaque handle variables `fn` names, in first-use order (taken before the
-    optimiser runs: ptxas keeps a slot for a texture whose fetch it deletes)."""
-    return [n for n in referenced_symbols(fn) if n in handles]
+    optimiser runs: ptxas keeps a slot for a texture whose fetch it deletes). A texture
+    fetched with a sampler (`[tex, smp, {...}]`, independent mode) is the pair's key
+    `"tex,smp"`: the pair has a slot of its own."""
+    names: dict[str, None] = {}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            for k, src in enumerate(ins.srcs):
+                if isinstance(src, ir.Symbol) and src.name in handles:
+                    sampler = ins.attrs.get("sampler") if k == 0 else None
+                    names[handle_key(src.name, sampler)] = None
+    return list(names)
+
+
+def handle_key(name: str, sampler: str | None = None) -> str:
+    """A handle slot's key: the variable, or a texture and its sampler."""
+    return f"{name},{sampler}" if sampler else name
+
+
+def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str]) -> list[tuple[int, str, str]]:
+    """(offset from the parameters' start, key, type) of each slot of `fn`'s handles."""
+    at = align_up(max((p.offset + p.size for p in fn.params), default=0), 4)
+    out = []
+    for kind in OPAQUE_TYPES:
+        for key in used:
+            if handles.get(key.split(",")[0]) == kind:
+                out.append((at, key, kind))
+                at += 4
+    return out
 
 
 # txq/suq queries answered from the header's dimensions word; the others make ptxas read the
@@ -91,18 +117,6 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
     return list(dict.fromkeys(
         DESCRIPTOR_SIZE_SYMBOLS[ins.opcode] for b in fn.blocks for ins in b.instrs
         if ins.opcode in DESCRIPTOR_SIZE_SYMBOLS and not DIMENSION_QUERIES & set(ins.modifiers)))
-
-
-def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str]) -> list[tuple[int, str, str]]:
-    """(offset from the parameters' start, name, type) of each slot of `fn`'s handles."""
-    at = align_up(max((p.offset + p.size for p in fn.params), default=0), 4)
-    out = []
-    for kind in OPAQUE_TYPES:
-        for name in used:
-            if handles.get(name) == kind:
-                out.append((at, name, kind))
-                at += 4
-    return out
 
 
 def _global_offsets(variables) -> dict[str, int]:

@@ -149,11 +149,16 @@ TEX_FORMS = [
 
 
 def tex_kernel(line: str, handle: str) -> str:
-    body = line.replace("H", handle) if ".s32" in line.split(" ")[0][-4:] else line.replace("H", handle)
+    """`line` with handle H in a kernel that stores its four results (`%r` registers for
+    integer results)."""
+    dtype = line.split(" ")[0].split(".")[-2]
+    reg = "%f" if dtype == "f32" else "%r"
+    body = line.replace("H", handle).replace("{%f10,%f11,%f12,%f13}", "{" + ",".join(
+        f"{reg}{10 + i}" for i in range(4)) + "}")
     ptx = kernel(0, "b32", "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f3, %r3;\n"
                  "mov.b32 %f4, %r4;\nmov.b32 %f5, %r6;\nmov.b32 %f6, %r7;\n" + body)
     ptx = ptx.replace(".reg .b16 %h<20>;", ".reg .b16 %h<20>;\n.reg .f32 %f<20>;")
-    stores = "".join(f"st.global.f32 [%rd1+{4 * i}], %f{10 + i};\n" for i in range(4))
+    stores = "".join(f"st.global.b32 [%rd1+{4 * i}], {reg}{10 + i};\n" for i in range(4))
     return ptx.replace("ret;", stores + "ret;").replace(".visible .entry", MODULE_DECLS)
 
 
@@ -261,3 +266,63 @@ def test_text_padding_as_ptxas(body):
         return rows.index(next(r for r in rows if r.startswith("BRA"))), len(rows)
     run = oracle.ptxas(ptx, "sm_89")
     assert layout(codegen.compile_ptx(ptx, "sm_89")) == layout(run.output)
+
+
+INDEPENDENT = """.version 8.5
+.target sm_89, texmode_independent
+.address_size 64
+.global .texref tA;
+.global .samplerref smp0 = { addr_mode_0 = clamp_to_edge, filter_mode = nearest };
+.global .samplerref smp1;
+.global .samplerref smp2 = { force_unnormalized_coords = 1, addr_mode_1 = mirror, addr_mode_2 = clamp_to_border };
+.global .surfref sA;
+.visible .entry k1(.param .u64 out, .param .f32 x)
+{
+.reg .b32 %r<8>;
+.reg .f32 %f<8>;
+.reg .u64 %rd<4>;
+ld.param.u64 %rd1, [out];
+ld.param.f32 %f1, [x];
+tex.2d.v4.f32.f32 {%f2,%f3,%f4,%f5}, [tA, smp0, {%f1, %f1}];
+st.global.f32 [%rd1], %f2;
+tex.2d.v4.f32.f32 {%f2,%f3,%f4,%f5}, [tA, smp1, {%f1, %f1}];
+st.global.f32 [%rd1+4], %f3;
+sust.b.1d.b32.trap [sA, {%r1}], %r1;
+ret;
+}
+"""
+
+
+def test_independent_mode_records_as_ptxas():
+    """`texmode_independent`: a slot per (texture, sampler) pair with both relocations,
+    sampler symbols (type 11), SAMPLER_INIT words (address modes and filter, 0xff where not
+    given), SAMPLER_FORCE_UNNORMALIZED and TEXMODE_INDEPENDENT in `.nv.info`: every section
+    but the code and the tool note as ptxas's."""
+    import io
+    from elftools.elf.elffile import ELFFile
+    run = oracle.ptxas(INDEPENDENT, "sm_89")
+    assert run.ok, run.stderr
+
+    def sections(cubin):
+        elf = ELFFile(io.BytesIO(cubin))
+        return {s.name: s.data() for s in elf.iter_sections()
+                if s.name not in (".note.nv.tkinfo", ".text.k1", ".nv.info", ".debug_frame",
+                                  ".symtab", ".nv.info.k1") and s["sh_type"] != "SHT_NOBITS"}
+    ours = codegen.compile_ptx(INDEPENDENT, "sm_89")
+    assert sections(ours) == sections(run.output)
+    assert _records(ours) == _records(run.output)
+    module_info = lambda c: ELFFile(io.BytesIO(c)).get_section_by_name(".nv.info").data()  # noqa: E731
+    # the module records but REGCOUNT's value (the code's register count)
+    strip = lambda d: d[:8] + d[12:]                                                       # noqa: E731
+    assert strip(module_info(ours)) == strip(module_info(run.output))
+    # the pairs' slots, and component masks for the one component each fetch's result is read
+    assert unit_lines(ours) == unit_lines(run.output)
+
+
+def test_sampler_in_unified_mode_refused_as_ptxas():
+    ptx = INDEPENDENT.replace(", texmode_independent", "")
+    run = oracle.ptxas(ptx, "sm_89")
+    assert not run.ok and "line 5; error   : Instruction or declaration violates .target texmode_unified setting" in run.stderr
+    with pytest.raises(CompileError, match=r"line 5; error   : Instruction or declaration violates "
+                                           r"\.target texmode_unified setting"):
+        codegen.compile_ptx(ptx, "sm_89", "t.ptx")

@@ -20,6 +20,7 @@ from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, SpecialReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
+from ptx2sass.variables import handle_key
 
 # PTX geometry -> (SASS geometry token, PTX coordinate index of each register in the group,
 # group width)
@@ -81,7 +82,7 @@ class TextureSelection:
         or, for a module `.texref`/`.surfref` variable, the bound form's bank 0 and the
         kernel's constant-bank slot (its byte offset / 4) as two immediates."""
         if isinstance(handle, ir.Symbol):
-            p = self.placements.get(handle.name)
+            p = self.placements.get(handle_key(handle.name, ins.attrs.get("sampler")))
             if p is None or p.space not in ("texref", "surfref", "samplerref"):
                 raise self.unsupported(f"`{ins.opcode}` of `{handle.name}`")
             return [Imm(0), Imm((self.arch.param_base + p.value) // 4)]
@@ -203,18 +204,37 @@ class TextureSelection:
         return group
 
     def texture_results(self, ins: ir.Instr):
-        """Two result pairs (x, y) and (z, w), copied to the vector's values afterwards."""
+        """The vector's four results (the instruction writes them in two pairs)."""
         if len(ins.dests) != 4 or "v4" not in ins.modifiers:
             raise self.unsupported(f"`{ins.opcode}` of {len(ins.dests)} results")
-        lo, hi = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("R", 2))
-        return lo, hi
+        return None, None
 
-    def finish_texture(self, ins: ir.Instr, opcode: str, mods, lo: VOp, hi: VOp, sources, handle,
+    def read_values(self) -> set[int]:
+        """Ids of the values some instruction or phi of the function reads."""
+        if getattr(self, "_read_values", None) is None:
+            from ptx2sass.opt.uses import use_counts
+            self._read_values = {v for v, n in use_counts(self.fn).items() if n}
+        return self._read_values
+
+    def finish_texture(self, ins: ir.Instr, opcode: str, mods, lo, hi, sources, handle,
                        geometry: str) -> None:
+        """The instruction with its results: the components the code reads (all four, or
+        those of a component mask, as ptxas drops the others) packed in order into a pair
+        and a second pair (RZ when two or fewer)."""
         bound = handle if len(handle) == 2 else []
-        self.emit(opcode, mods, [hi, lo, *sources, *bound, SpecialReg(geometry)], ndefs=2)
-        for k, d in enumerate(ins.dests):
-            self.copy_reg(VOp(self.vreg(d)), VOp((lo if k < 2 else hi).reg, k % 2))
+        read = self.read_values()
+        used = [k for k, d in enumerate(ins.dests) if d.id in read]
+        if opcode == "TLD4" or not used or len(used) == 4:
+            used, mask = [0, 1, 2, 3], []
+        else:
+            mask = [Imm(sum(1 << k for k in used))]
+        lo = VOp(self.mf.new_vreg("R", min(2, len(used))))
+        hi = VOp(self.mf.new_vreg("R", len(used) - 2)) if len(used) > 2 else RZ
+        self.emit(opcode, mods, [hi, lo, *sources, *bound, SpecialReg(geometry), *mask], ndefs=2)
+        for at, k in enumerate(used):
+            group = lo if at < 2 else hi
+            width = min(2, len(used)) if at < 2 else len(used) - 2
+            self.copy_reg(VOp(self.vreg(ins.dests[k])), VOp(group.reg, at % 2) if width > 1 else group)
 
     def texture_coordinates(self, ins: ir.Instr, geo: str, fetch: bool, index_first: bool = True):
         """(SASS geometry, coordinate values in ptxas's order: the clamped array index
