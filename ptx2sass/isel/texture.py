@@ -1,17 +1,26 @@
-"""Instruction selection for surfaces and texture queries on a handle in a register (the
-`.B` bindless forms ptxas writes when the handle is not a kernel parameter):
+"""Instruction selection for textures and surfaces, as ptxas 13.5 writes them for sm_8x.
+
+A handle is a 64-bit register (the `.B` forms, its low word an operand) or a module
+`.texref`/`.surfref` variable (the bound forms `…, 0x0, slot`: the kernel's constant-bank-0
+slot, `ptx2sass.variables.handle_slots`; in independent mode a texture and its sampler share
+one). Handles that are kernel parameters get the `.B` form here, where ptxas binds the
+parameter's own slot (same meaning, other words).
 
 * `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
-* `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…` `[coords], data, handle`
-* `sured.b` (2d/3d) → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
-* `suq`/`txq` width/height/depth → `TXQ.B RZ, R, {handle, level 0}, TEX_HEADER_DIMENSION, mask`
+* `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
+* `sured.b` → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
+* `suq`/`txq` width/height/depth → `TXQ[.B] RZ, R, {[handle,] level 0}, TEX_HEADER_DIMENSION, mask`
+* `tex` → `TEX[.SCR][.B].LL` (lod -32.0 without `.level`), `TLD[.SCR][.B].LZ` (integer
+  coordinates), `TXD[.B]` (`.grad`); `tld4` → `TLD4[.SCR].<R|G|B|A>[.B]`: results in two
+  register pairs (a component mask when the code reads fewer than four), sources in two
+  register groups (`texture_sources`); cube coordinates scaled by 1/max|component|.
 
-The coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then the
-array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)); the handle is the low
-word of the 64-bit handle register. Sub-word vectors are one access of the whole width,
-split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as ptxas does. Module `.surfref`
-variables, handles that are kernel parameters in ptxas's bound form (constant-bank slot),
-and `tex`/`tld4` are not selected here yet (see docs/STATUS.md, issue 15)."""
+Surface coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then
+the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub-word vectors
+are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
+ptxas does. Not selected (refused at the line): `tex.grad` on 3d/cube (ptxas computes
+the derivatives across the quad), queries other than the dimensions (ptxas reads the
+header from memory), `istypep` whose result is read (see docs/STATUS.md, issue 15)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -161,7 +170,7 @@ class TextureSelection:
     def sel_sured(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
         op = next((m for m in ins.modifiers if m in SURED_OP), None)
-        if geo not in ("2D", "3D") or op is None or ins.type not in SURED_TYPE \
+        if geo not in ("1D", "2D", "3D") or op is None or ins.type not in SURED_TYPE \
                 or "p" in ins.modifiers[:1]:
             raise self.unsupported(f"`sured.{'.'.join(ins.modifiers)}.{ins.type}`")
         types = SURED_TYPE[ins.type] if op in ("min", "max") or _bits(ins.type) == 64 else ()
