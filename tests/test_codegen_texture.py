@@ -58,6 +58,7 @@ FORMS = [
     (0, "b32", "sured.b.max.2d.u32.zero [%rd3, {%r1,%r2}], %r5"),
     (0, "b32", "sured.b.and.2d.b32.trap [%rd3, {%r1,%r2}], %r5"),
     (0, "b32", "sured.b.add.2d.u64.trap [%rd3, {%r1,%r2}], %rd5"),
+    (0, "b32", "sured.b.max.1d.s32.zero [%rd3, {%r1}], %r5"),
     (1, "b32", "suq.width.b32 %r10, [%rd3]"),
     (1, "b32", "suq.height.b32 %r10, [%rd3]"),
     (1, "b32", "suq.depth.b32 %r10, [%rd3]"),
@@ -94,11 +95,11 @@ def test_surface_instruction_as_ptxas(n, ty, line):
 
 
 @pytest.mark.parametrize("line", [
-    "sured.b.add.1d.u32.trap [%rd3, {%r1}], %r5",           # ptxas: a guarded SURED
-    "txq.array_size.b32 %r10, [sr]",                         # ptxas reads the header from memory
+    "suq.array_size.b32 %r10, [%rd3]",                       # ptxas reads the header from memory
+    "txq.array_size.b32 %r10, [sr]",
 ])
 def test_unselected_forms_refused_at_their_line(line):
-    ptx = kernel(1 if "txq" in line else 0, "b32", line).replace(
+    ptx = kernel(1, "b32", line).replace(
         ".visible .entry", ".global .surfref sr;\n.visible .entry")
     with pytest.raises(CompileError, match="line 20"):
         codegen.compile_ptx(ptx, "sm_89", "t.ptx")
