@@ -327,3 +327,13 @@ def test_sampler_in_unified_mode_refused_as_ptxas():
     with pytest.raises(CompileError, match=r"line 5; error   : Instruction or declaration violates "
                                            r"\.target texmode_unified setting"):
         codegen.compile_ptx(ptx, "sm_89", "t.ptx")
+
+
+@pytest.mark.parametrize("kind", ["texref", "samplerref", "surfref"])
+def test_istypep_matches_ptxas_in_the_emulator(kind):
+    """istypep on random 64-bit handles: ours and ptxas's cubins give the same predicate
+    (the per-form checker's value kernel; ptxas tests bit 61/62/63)."""
+    from ptx2sass.frontend import inventory
+    from tools.inventory_coverage import check_form
+    form = next(f for f in inventory.forms() if f.spelling == f"istypep.{kind}")
+    assert check_form(form) == ("match", "")

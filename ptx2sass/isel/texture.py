@@ -20,7 +20,8 @@ the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub
 are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
 ptxas does. Not selected (refused at the line): `tex.grad` on 3d/cube (ptxas computes
 the derivatives across the quad), queries other than the dimensions (ptxas reads the
-header from memory), `istypep` whose result is read (see docs/STATUS.md, issue 15)."""
+header from memory) (see docs/STATUS.md, issue 15).
+`istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -59,6 +60,8 @@ FETCH_GEOMETRY = {"1D": "1D"}           # TLD's own spelling where it differs fr
 GATHER_COMPONENT = {"r": "R", "g": "G", "b": "B", "a": "A"}
 LOD_NONE = Imm(0xc2000000)              # -32.0: the level ptxas passes to TEX.LL without .level
 ARRAY_INDEX_LIMIT = Imm(0xffff)         # ptxas clamps an array index to 16 bits (IMNMX.U32)
+# istypep: the bit of a 64-bit handle that marks its kind (ptxas tests the high word)
+HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x80000000}
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 
@@ -327,6 +330,16 @@ class TextureSelection:
         sources, scr = self.texture_sources((coords, reg_handle))
         mods = scr + (GATHER_COMPONENT[comp],) + ("B",) * bool(reg_handle)
         self.finish_texture(ins, "TLD4", mods, lo, hi, sources, handle, name)
+
+    def sel_istypep(self, ins: ir.Instr) -> None:
+        """p = the handle's kind bit is set (LOP3 of the high word, then a compare)."""
+        kind = next((m for m in ins.modifiers if m in HANDLE_KIND_BIT), None)
+        if kind is None or not isinstance(ins.srcs[0], ir.Value):
+            raise self.unsupported(f"`istypep.{'.'.join(ins.modifiers)}`")
+        bit = Imm(HANDLE_KIND_BIT[kind])
+        t = VOp(self.mf.new_vreg("R"))
+        self.emit("LOP3", ("LUT",), [t, self.reg_part(ins.srcs[0], 1), bit, RZ, Imm(0xc0), NOT_PT])
+        self.emit("ISETP", ("EQ", "U32", "AND"), [VOp(self.vreg(ins.dests[0])), PT, t, bit, PT], ndefs=2)
 
     def sel_suq(self, ins: ir.Instr) -> None:
         self.header_query(ins)
