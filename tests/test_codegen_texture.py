@@ -337,3 +337,57 @@ def test_istypep_matches_ptxas_in_the_emulator(kind):
     from tools.inventory_coverage import check_form
     form = next(f for f in inventory.forms() if f.spelling == f"istypep.{kind}")
     assert check_form(form) == ("match", "")
+
+
+PARAM_HANDLES = """.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 tex, .param .u64 surf)
+{
+.reg .b64 %rd<10>;
+.reg .f32 %f<10>;
+.reg .b32 %r<10>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [tex];
+ld.param.u64 %rd3, [surf];
+ld.global.f32 %f1, [%rd1];
+ld.global.f32 %f2, [%rd1+4];
+tex.2d.v4.f32.f32 {%f3,%f4,%f5,%f6}, [%rd2, {%f1, %f2}];
+st.global.f32 [%rd1], %f3;
+st.global.f32 [%rd1+4], %f6;
+suld.b.2d.b32.trap %r1, [%rd3, {%r2, %r3}];
+st.global.u32 [%rd1+8], %r1;
+sust.b.1d.b32.trap [%rd3, {%r2}], %r1;
+txq.width.b32 %r4, [%rd2];
+st.global.u32 [%rd1+12], %r4;
+ret;
+}
+"""
+
+
+def test_kernel_parameter_handles_use_their_own_slot():
+    """A handle that is a kernel parameter: ptxas's bound form on the parameter's slot
+    (`0x0, 0x5a` for c[0x0][0x168]), not the `.B` register form; a component mask (x, w)."""
+    run = oracle.ptxas(PARAM_HANDLES, "sm_89")
+    assert run.ok, run.stderr
+    theirs = sorted(unit_lines(run.output))
+    assert any("0x0, 0x5a" in u for u in theirs)
+    assert sorted(unit_lines(codegen.compile_ptx(PARAM_HANDLES, "sm_89"))) == theirs
+
+
+def test_unread_texture_reads_deleted_as_ptxas():
+    """ptxas deletes tex/tld4/suld/txq/suq whose results nothing reads (`.trap` loads too),
+    keeping the handles' slots; stores and reductions stay."""
+    body = ("tex.2d.v4.f32.f32 {%f10,%f11,%f12,%f13}, [tr, {%f1,%f2}];\n"
+            "tld4.r.2d.v4.f32.f32 {%f10,%f11,%f12,%f13}, [tr, {%f1,%f2}];\n"
+            "suld.b.2d.b32.trap %r10, [sr, {%r1,%r2}];\ntxq.width.b32 %r11, [tr];\n"
+            "suq.width.b32 %r12, [sr];\nsured.b.add.2d.u32.trap [sr, {%r1,%r2}], %r5")
+    ptx = kernel(0, "b32", "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\n" + body).replace(
+        ".reg .b16 %h<20>;", ".reg .b16 %h<20>;\n.reg .f32 %f<20>;").replace(".visible .entry", MODULE_DECLS)
+    run = oracle.ptxas(ptx, "sm_89")
+    assert run.ok, run.stderr
+    ours = codegen.compile_ptx(ptx, "sm_89")
+    theirs = unit_lines(run.output)
+    assert [u.split(" ")[0] for u in theirs] == ["SURED.D.BA.2D.ADD.STRONG.SYS.TRAP"]
+    assert unit_lines(ours) == theirs
+    assert _records(ours) == _records(run.output)

@@ -3,8 +3,7 @@
 A handle is a 64-bit register (the `.B` forms, its low word an operand) or a module
 `.texref`/`.surfref` variable (the bound forms `…, 0x0, slot`: the kernel's constant-bank-0
 slot, `ptx2sass.variables.handle_slots`; in independent mode a texture and its sampler share
-one). Handles that are kernel parameters get the `.B` form here, where ptxas binds the
-parameter's own slot (same meaning, other words).
+one), or a kernel parameter's own slot (`ld.param.u64` of a handle).
 
 * `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
 * `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
@@ -27,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
 from ptx2sass.variables import handle_key
@@ -100,6 +99,9 @@ class TextureSelection:
             return [Imm(0), Imm((self.arch.param_base + p.value) // 4)]
         if not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
             raise self.unsupported(f"`{ins.opcode}` with this handle")
+        low = (self.param_values.get(handle.id) or [None])[0]
+        if isinstance(low, ConstRef) and low.bank == 0 and low.ureg is None and not low.offset % 4:
+            return [Imm(0), Imm(low.offset // 4)]     # a kernel parameter: its own slot
         return [self.reg_part(handle, 0)]
 
     def coordinate_group(self, values, width: int) -> VOp:
