@@ -606,6 +606,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         lower_wmma(fn, info)
     # the handle variables each function names as written (ptxas keeps their slots when it
     # deletes the code that reads them)
+    if mod_layout.handles and info.cubin_style == "hopper":
+        # sm_90's cubin places the handle symbols and bank records otherwise (not measured)
+        raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
+                           filename)
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
     # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
     descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)

@@ -391,3 +391,11 @@ def test_unread_texture_reads_deleted_as_ptxas():
     assert [u.split(" ")[0] for u in theirs] == ["SURED.D.BA.2D.ADD.STRONG.SYS.TRAP"]
     assert unit_lines(ours) == theirs
     assert _records(ours) == _records(run.output)
+
+
+def test_module_handles_on_sm_90_refused_clearly():
+    """sm_90's cubin lays handle symbols and records out otherwise (not measured yet): a
+    clear refusal rather than records that differ from ptxas's."""
+    ptx = MODULE_RECORDS.replace("sm_89", "sm_90")
+    with pytest.raises(CompileError, match="module .texref/.samplerref/.surfref variables on sm_90"):
+        codegen.compile_ptx(ptx, "sm_90", "t.ptx")
