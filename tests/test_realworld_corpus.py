@@ -34,8 +34,6 @@ GAPS = {
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
-    "wmma.cu@sm_90": ("`wmma.load.a.sync.aligned.row.m16n16k8.tf32` not supported yet",
-                      "wmma tf32 needs HMMA.1684.F32.TF32, which our sm_90 tables lack"),
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
@@ -56,8 +54,6 @@ WRONG_RESULTS = {
 EMU_GAPS = {
     "sort_keys_u32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
     "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
-    "per_thread_sort": "loader: relocation against unknown section ''",
-    "per_thread_scan_reduce": "loader: relocation against unknown section ''",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")
