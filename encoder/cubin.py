@@ -246,6 +246,12 @@ class Kernel:
     # against the reserved shared offset itself and leaves an empty `.rela.text.<k>` and an
     # internal symbol behind; only the builder reads it.
     shared_window: bool = False
+    # Module `.texref`/`.samplerref`/`.surfref` handles: the 4-byte constant-bank-0 slots
+    # the driver fills (absolute offset, the handle variables it holds: one, or a texture
+    # and its sampler in independent mode), and the variables in the order the kernel
+    # first names them; only the builder reads them.
+    handle_slots: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    handle_refs: list[str] = field(default_factory=list)
 
     @property
     def param_bytes(self) -> int:

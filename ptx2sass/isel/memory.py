@@ -623,6 +623,8 @@ class MemorySelection:
         if bits >= 32:
             per = bits // 32
             for k, v in enumerate(data):
+                if isinstance(v, ir.Value) and v.id in self.undefined:
+                    continue
                 for w in range(per):
                     if isinstance(v, ir.Value) and per == 1:
                         self.emit(COPY, (), [part(k), VOp(self.vreg(v))], guarded=False)
@@ -631,7 +633,10 @@ class MemorySelection:
         else:
             per_word = 32 // bits if total >= 32 else len(data)
             for w in range(words):
-                self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
+                elems = data[w * per_word:(w + 1) * per_word]
+                if bits == 16 and all(isinstance(v, ir.Value) and v.id in self.undefined for v in elems):
+                    continue        # halves PTX never wrote: the word stays unwritten (ptxas)
+                self.pack_word(part(w), elems, bits)
         return VOp(t) if words > 1 else part(0)
 
     def pack_word(self, d: VOp, elems, bits: int) -> None:
