@@ -32,6 +32,7 @@ from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.shared_addresses import fold_shared_addresses
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
@@ -258,6 +259,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     apply_target_forms(mf, info)
+    fold_shared_addresses(mf)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
