@@ -6,9 +6,9 @@ index every access so (`v[i]` with `int i`). Run on the machine IR after selecti
 allocation.
 
 Pattern, in one block: the pair w built by `MOV w.0 = x` and `SHF.R.S32.HI w.1 = RZ, 0x1f, x`
-and read only by `IADD3 d.0, P = w.0, b0, RZ` and `IADD3.X d.1 = w.1, b1, RZ, P, !PT`, with
-nothing between the MOV and the IADD3.X writing x, and w.1 written after w.0's add is not
-read by anything but the IADD3.X."""
+and read only by `IADD3 d.0, P = w.0, b0, RZ` and `IADD3.X d.1 = w.1, b1, RZ, P, !PT` (either
+source order), with
+nothing between the MOV and the IADD3.X writing x or the carry, or reading w."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
@@ -86,7 +86,8 @@ def fold_sign_extended_adds(mf: MFunction) -> int:
             other = lo.operands[3] if _part(lo.operands[2], w.id, 0) else lo.operands[2]
             lo.operands = [lo.operands[0], lo.operands[1], x, other, lo.operands[4]]
             hi.opcode, hi.modifiers = "LEA", ("HI", "X", "SX32")
-            hi.operands = [hi.operands[0], x, hi.operands[2], Imm(1), hi.operands[4]]
+            high = hi.operands[2] if _part(hi.operands[1], w.id, 1) else hi.operands[1]
+            hi.operands = [hi.operands[0], x, high, Imm(1), hi.operands[4]]
             dead = {id(instrs[i]), id(instrs[j])}
             dead |= {id(ins) for ins in instrs if ins.opcode == IMPLICIT_DEF
                      and len(ins.operands) == 1 and isinstance(ins.operands[0], VOp)
@@ -116,13 +117,16 @@ def _adds(instrs: list[MInstr], j: int, x: VOp, w) -> tuple[int, int] | None:
         else:
             carry = instrs[k].operands[1]
             if (ins.opcode == "IADD3" and ins.modifiers == ("X",) and ins.guard is None and ins.ndefs == 1
-                    and len(ins.operands) == 6 and _part(ins.operands[1], w.id, 1)
-                    and _zero(ins.operands[3]) and ins.operands[4] == carry
+                    and len(ins.operands) == 6 and _zero(ins.operands[3]) and ins.operands[4] == carry
                     and isinstance(ins.operands[5], Reg) and ins.operands[5].file == "P"
-                    and ins.operands[5].index == 7 and ins.operands[5].inv
-                    and not getattr(ins.operands[2], "neg", False)
-                    and not getattr(ins.operands[2], "inv", False)):
-                return k, n
+                    and ins.operands[5].index == 7 and ins.operands[5].inv):
+                srcs = ins.operands[1:3]
+                mine = [s for s in srcs if _part(s, w.id, 1)]
+                other = [s for s in srcs if not _part(s, w.id, 1)]
+                if len(mine) == 1 and len(other) == 1 and not getattr(other[0], "neg", False) \
+                        and not getattr(other[0], "inv", False) \
+                        and isinstance(other[0], (VOp, Reg, Imm, ConstRef)):
+                    return k, n
             if _touches(ins, carry.reg.id):
                 return None
         if _writes(ins, x.reg.id) or (_touches(ins, w.id) and n != k):
