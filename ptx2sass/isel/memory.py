@@ -1250,7 +1250,8 @@ class MemorySelection:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
         self.sync_members(mask)
-        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+        # an unread in-range predicate is PT, as ptxas writes it (no register, no wait on it)
+        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 and not self.never_read(ins.dests[1]) else PT
         # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
         # larger constants go through a register, as the hardware reads all 32 bits there;
         # it has no constant-bank operand (a parameter comes in a register too)
