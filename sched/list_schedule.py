@@ -47,7 +47,9 @@ _SPACES = {"LDG": ("global",), "STG": ("global",), "LDS": ("shared",), "STS": ("
            "LDL": ("local",), "STL": ("local",), "LDC": ("const",),
            "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local"),
            "ATOMS": ("shared",), "ATOMG": ("global",), "RED": ("global",), "REDG": ("global",),
-           "ATOM": ("global", "shared", "local")}
+           "ATOM": ("global", "shared", "local"),
+           # sched.pre_schedule moves BAR.SYNC and the warp's votes and shuffles ("warp")
+           "BAR": ("global", "shared", "local", "const", "warp"), "VOTE": ("warp",), "SHFL": ("warp",)}
 _EVERY_SPACE = ("global", "shared", "local", "const")
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 
-from ptx2sass.encoder.model import Reg, SpecialReg
+from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
@@ -33,6 +33,7 @@ from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_space
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
 YIELD = "YIELD"
+COLLECTIVES = frozenset({"VOTE", "SHFL"})
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
@@ -50,7 +51,23 @@ def _movable(ins: MInstr) -> bool:
     if ins.opcode == "S2R":
         return any(isinstance(op, SpecialReg) and op.name.startswith(FIXED_SPECIALS)
                    for op in ins.operands)
-    return ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
+    return (ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
+            or _block_barrier(ins) or _collective(ins))
+
+
+def _collective(ins: MInstr) -> bool:
+    """A vote or shuffle of the whole warp: inside a block every lane that runs one runs the
+    others, so they keep their order among themselves (their own "warp" space) while
+    arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas does)."""
+    return ins.opcode in COLLECTIVES and ins.guard is None
+
+
+def _block_barrier(ins: MInstr) -> bool:
+    """`BAR.SYNC` of a constant barrier: it orders every memory access (as one touching every
+    space does) but no register, so arithmetic moves past it (an address computed in the
+    shadow of the load before the barrier, as ptxas does)."""
+    return (ins.opcode == "BAR" and ins.modifiers in (("SYNC", "DEFER_BLOCKING"), ("SYNC",))
+            and ins.ndefs == 0 and ins.guard is None and all(isinstance(op, Imm) for op in ins.operands))
 
 
 def _footprint(ins: MInstr) -> tuple[list, list]:
@@ -123,7 +140,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         for r in writes:
             last_write[r] = j
             reads_since[r] = []
-        if ins.opcode in MEMORY:
+        if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             before = {last_memory[sp] for sp in spaces if sp in last_memory}
             if loads_pass and _plain_load(ins):
