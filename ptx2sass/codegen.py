@@ -35,6 +35,7 @@ from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.shared_addresses import fold_shared_addresses
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
+from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
@@ -264,6 +265,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf)
     fold_lop3_predicates(mf)
+    fold_compare_chains(mf)
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
