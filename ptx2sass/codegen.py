@@ -34,6 +34,7 @@ from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.shared_addresses import fold_shared_addresses
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
+from ptx2sass.isel.shifted_adds import fold_shifted_adds
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
@@ -264,6 +265,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     apply_target_forms(mf, info)
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf)
+    fold_shifted_adds(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
     combine_adds(mf)
