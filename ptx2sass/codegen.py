@@ -37,6 +37,7 @@ from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
+from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
@@ -271,6 +272,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     combine_adds(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
+        sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, limit)

@@ -4,7 +4,9 @@
   (isel/lop3_predicates.py);
 * `selp.u32 d, 1, 0, p` is `SEL d, RZ, 0x1, !P` (the immediate in its slot, no MOV of 1);
 * a shuffle whose in-range predicate nothing reads writes PT (no predicate register, no
-  write the next writer of that register must wait for).
+  write the next writer of that register must wait for);
+* the add of the last shuffle's value, read only past `@P0 EXIT`, goes past it
+  (isel/sink_to_successor.py): the exit does not wait for the shuffle.
 
 Expected forms come from ptxas's cubins, results from ptxas's cubin in the emulator."""
 from __future__ import annotations
@@ -74,6 +76,8 @@ def test_lane_test_selp_and_shuffles_take_ptxas_s_forms():
         shuffles = [s for s in shapes if s.startswith("SHFL")]
         assert len(shuffles) == 2 and all(s.startswith("SHFL.BFLY PT,") for s in shuffles), shuffles
         assert not any(s.startswith("ISETP.NE.AND") for s in shapes), shapes
+        adds = [i for i, s in enumerate(shapes) if s.startswith(("IADD3", "IMAD.IADD"))]
+        assert adds and adds[-1] > shapes.index("@P EXIT"), shapes
 
 
 def test_lane_test_selp_and_shuffles_compute_what_ptxas_computes():
