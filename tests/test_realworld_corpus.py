@@ -55,8 +55,6 @@ WRONG_RESULTS = {
                         "in a register): isel/memory.py sel_vote ANDs the ballot with the mask; ptxas's "
                         "converged path (REDUX.OR + R2UR P, then a plain VOTE.ANY) does not (its "
                         "diverged path does); bits 12.. of every output differ",
-    "fast_div_sqrt_mod_f32": "-use_fast_math a/b + sqrtf + fmodf + cbrtf + hypotf + remainderf: "
-                             "10 of 128 results 1-4 ulp off ptxas's",
 }
 
 # Kernels whose ptxas cubin the emulator cannot run (emulator gaps, issue 16 item 2): the
