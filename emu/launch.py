@@ -11,7 +11,8 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from .loader import _RELOC_WIDTH, load_program
+from . import externs
+from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
 from .program import KernelProgram, decode
@@ -47,6 +48,8 @@ class LaunchResult:
     convergence_hazards: list = field(default_factory=list)
     # `trace=True`: the emu.timing.trace.TraceRecorder that watched the launch
     trace: object = None
+    # what the kernel's printf calls wrote, one string per call
+    printf: list = field(default_factory=list)
 
     @property
     def stats(self) -> dict:
@@ -109,6 +112,8 @@ class Launch:
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
         self.timing_model = None
+        self.printf: list[str] = []          # vprintf's output, in call order (emu/externs.py)
+        self.heap_allocations = 0
         self._globals = {}
         for name, (size, init) in program.globals.items():
             # The driver maps module data in whole pages: reads a little past a global
@@ -133,6 +138,8 @@ class Launch:
         """Address of a module symbol: code (a placed `.text.` section) or a global."""
         if section in self.program.code_bases:
             return self.program.code_bases[section] + addend
+        if section.startswith(EXTERN_PREFIX):     # malloc, vprintf …: the driver links them
+            return externs.address(section[len(EXTERN_PREFIX):]) + addend
         target = self._globals.get(section)
         if target is None:
             raise EmuFault(f"relocation against unknown section {section!r}", kernel=self.program.name)
@@ -296,6 +303,7 @@ def _result(launch: Launch, buffers) -> LaunchResult:
                        getattr(launch, "thread_instructions", 0))
     res.trace = getattr(launch, "recorder", None)
     res.convergence_hazards = list(launch.convergence.hazards)
+    res.printf = list(launch.printf)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles
         res.hazards = launch.timing_model.hazards

@@ -213,6 +213,8 @@ class Kernel:
     reqntid: tuple[int, int, int] | None = None
     maxreg_count: int | None = 0xFF
     ctaidz_used: bool = False
+    # sm_90's EIATTR_SPARSE_MMA_MASK: 0x10 when the code has HMMA.SP, 0x20 IMMA.SP (ptxas 13.5)
+    sparse_mma_mask: int = 0
     crs_stack_size: int | None = None
     frame_size: int = 0
     # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):
@@ -645,6 +647,8 @@ def decode_kernel_records(k: Kernel) -> None:
             k.reqntid = tuple(r.u32s())
         elif name == "CTAIDZ_USED":
             k.ctaidz_used = True
+        elif name == "SPARSE_MMA_MASK":
+            k.sparse_mma_mask = r.value
         elif name == "NUM_BARRIERS":
             k.barcount = r.value
         elif name == "CRS_STACK_SIZE":

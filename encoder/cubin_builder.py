@@ -62,7 +62,7 @@ KERNEL_ATTRIBUTE_ORDER = {
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
 # Records ptxas 13.5 writes with the same value into every sm_90 kernel's table.
-_HOPPER_SPARSE_MMA_MASK, _HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0, 0x101, 1, 0
+_HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0x101, 1, 0
 
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
@@ -222,6 +222,18 @@ def compat_section(accelerator: bool, isa_class: int) -> bytes:
                   4, 0x0B, 8, 0]) + bytes(8) + bytes([3, 0x0E, 0x40, 0x04])
 
 
+SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
+
+
+def sparse_mma_mask(instructions) -> int:
+    """EIATTR_SPARSE_MMA_MASK of a kernel's code: a bit per sparse tensor-core opcode."""
+    mask = 0
+    for ins in instructions:
+        if ins.opcode in SPARSE_MMA_BITS and "SP" in ins.modifiers:
+            mask |= SPARSE_MMA_BITS[ins.opcode]
+    return mask
+
+
 def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
                       extern_symbols: list[int] = ()) -> list[NvInfoRecord]:
     """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
@@ -231,7 +243,7 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
     if hopper:
-        recs += [NvInfoRecord.half("SPARSE_MMA_MASK", _HOPPER_SPARSE_MMA_MASK),
+        recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
                  NvInfoRecord.byte("PREEXIT_USED", _HOPPER_PREEXIT_USED)]
     if info.kernel_sw_war is not None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
+from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program, sparse_mma_mask
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
@@ -668,7 +668,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
-                              shared_window=code.shared_addresses))
+                              shared_window=code.shared_addresses,
+                              sparse_mma_mask=sparse_mma_mask(code.instructions)))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
