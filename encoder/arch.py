@@ -93,6 +93,13 @@ class Target:
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
     # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
     mbarrier_atomics: bool = True
+    # shared-window accesses scale their base register (`LDS R0, [R2.X4+0x10]` for a
+    # `shl.b32 i, 2` added to a variable's address: sm_75..sm_89); ptxas for sm_90 and sm_120
+    # computes such addresses with LEA/shifts instead
+    scaled_shared_index: bool = True
+    # `atom.shared.add.u32` of 1 whose result is unused is ATOMS.POPC.INC.32 (the shared
+    # unit adds the number of lanes naming each word; sm_80+); sm_75 has no such form
+    shared_popc_increment: bool = True
     # the driver's param window base (driver_cbank "param_window") is the address of the
     # first parameter (sm_90: `cvta.param` adds it alone); sm_8x's is the bank's, so cvta
     # adds the parameters' offset in the bank (param_base) too
@@ -201,7 +208,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",),
                        cluster_shared_addresses=True, param_window_at_params=True,
@@ -237,7 +244,7 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        mma_8x8_tiles=False, sparse_mma=False, f64_mma="", binary_mma_ops=(), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
-                       leading_modifiers=(("LDS", "U"),))
+                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

@@ -32,6 +32,12 @@ from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.shared_addresses import fold_shared_addresses
+from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
+from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
+from ptx2sass.isel.compare_chains import fold_compare_chains
+from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
@@ -261,10 +267,16 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     apply_target_forms(mf, info)
+    fold_shared_addresses(mf)
+    fold_sign_extended_adds(mf)
+    fold_shifted_adds(mf)
+    fold_lop3_predicates(mf)
+    fold_compare_chains(mf)
     combine_adds(mf)
     legalise_operand_slots(mf, info.name)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
+        sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, limit)

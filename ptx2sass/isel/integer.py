@@ -774,7 +774,8 @@ class IntegerSelection:
         a, b, p = ins.srcs
         r = self.vreg(d)
         cond = self.pred_operand(p)
-        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+        # the immediate goes in the second slot: `SEL d, RZ, 0x1, !P` for selp 1, 0 (as ptxas)
+        if isinstance(a, ir.Const) and (not isinstance(b, ir.Const) or (b.value == 0 and a.value != 0)):
             a, b = b, a
             cond = VOp(cond.reg, inv=not cond.inv) if isinstance(cond, VOp) else Reg("P", 7, inv=not cond.inv)
         if r.width > 1:

@@ -889,6 +889,13 @@ class MemorySelection:
             return mods + (["S64"] if _signed(ty) and op in ("min", "max") else ["64"])
         return mods + (["S32"] if _signed(ty) and op in ("min", "max") else [])
 
+    def counts_lanes(self, op: str, ty: str, d, sources) -> bool:
+        """`atom.shared.add.u32 _, [a], 1` with its result unread and no guard: ATOMS.POPC.INC
+        (ptxas's form on sm_80+; it keeps ATOMS.ADD for .s32, a guard or a read result)."""
+        return (op == "add" and ty == "u32" and d is None and self.guard is None
+                and self.arch.shared_popc_increment and len(sources) == 1
+                and isinstance(sources[0], ir.Const) and sources[0].value == 1)
+
     def atom_data(self, v, bits: int):
         """A 32-bit register, or a register pair for 64-bit data."""
         if bits <= 32:
@@ -1057,10 +1064,15 @@ class MemorySelection:
         bits = _bits(ty)
         # an L2 cache policy is a hint: left out, as for loads and stores
         sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
-        data = [self.atom_data(v, bits) for v in sources]
         scope, sem = self.atom_ordering()
         if d is not None and sem not in ("acquire", "acq_rel") and self.never_read(d):
             d = None        # as ptxas: RED for a global reduction, else the old value to RZ
+        if space == "shared" and sem is None and self.counts_lanes(op, ty, d, sources):
+            # as ptxas: every lane adds one, the shared unit sums the lanes naming each word
+            mem = self.address(ins.srcs[0], "shared")
+            self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
+            return
+        data = [self.atom_data(v, bits) for v in sources]
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
             if sem is not None:
@@ -1244,7 +1256,8 @@ class MemorySelection:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
         self.sync_members(mask)
-        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+        # an unread in-range predicate is PT, as ptxas writes it (no register, no wait on it)
+        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 and not self.never_read(ins.dests[1]) else PT
         # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
         # larger constants go through a register, as the hardware reads all 32 bits there;
         # it has no constant-bank operand (a parameter comes in a register too)
