@@ -1,0 +1,51 @@
+"""The SYNCS-unit forms of the mbarrier family and griddepcontrol (sm_90, sm_120) in the
+encoding tables: every word ptxas writes for tools/isa_seeds/mbarrier_sm90.ptx's kernels
+(one per PTX form) encodes from nvdisasm's text to the same bits and decodes to that text.
+Expected words are ptxas's; before the probe the tables had no SYNCS/ACQBULK/PREEXIT forms.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.encoder import codec
+from ptx2sass.encoder.sass_text import format_instruction
+from tools.corpus_words import words_of_listing
+
+SEED = Path(__file__).resolve().parent.parent / "tools" / "isa_seeds" / "mbarrier_sm90.ptx"
+UNIT = ("SYNCS", "ARRIVES", "ACQBULK", "PREEXIT", "NANOSLEEP.SYNCS", "CGAERRBAR")
+DATA = (1 << 105) - 1 | 3 << 126
+
+
+def _words(arch: str):
+    run = oracle.ptxas(SEED.read_bytes(), arch, name="mbarrier_sm90")
+    assert run.ok, run.stderr
+    words = words_of_listing(oracle.nvdisasm(run.output), arch, "mbarrier_sm90")
+    return [w for w in words if any(u in w.text for u in UNIT)]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_syncs_words_encode_and_decode_as_ptxas_writes_them(arch):
+    words = _words(arch)
+    opcodes = {w.text.split()[1] if w.text.startswith("@") else w.text.split()[0] for w in words}
+    # every SYNCS sub-operation the seed makes ptxas write is there to check
+    assert {"SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64.A1T0", "SYNCS.ARRIVE.TRANS64.ART0",
+            "SYNCS.ARRIVE.TRANS64.RED.A0TR", "SYNCS.ARRIVE.TRANS64.RED.A0TX",
+            "SYNCS.ARRIVE.TRANS64.RED.A0T1", "SYNCS.ARRIVE.TRANS64",
+            "SYNCS.ARRIVE.TRANS64.OPTOUT", "SYNCS.ARRIVE.TRANS64.TMASK.ART0",
+            "SYNCS.PHASECHK.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "SYNCS.CCTL.IV",
+            "NANOSLEEP.SYNCS", "ARRIVES.LDGSTSBAR.64.TRANSCNT", "ARRIVES.LDGSTSBAR.64.ARVCNT",
+            "ACQBULK", "PREEXIT"} <= opcodes, opcodes
+    bad = []
+    for w in {w.word: w for w in words}.values():
+        try:
+            enc = codec.encode(w.instruction(), arch, w.offset)
+            text = format_instruction(codec.decode(w.word, arch, w.offset))
+        except (codec.EncodeError, codec.DecodeError) as e:
+            bad.append((w.text, str(e)))
+            continue
+        if enc & DATA != w.word & DATA or text != w.text:
+            bad.append((w.text, f"xor {(enc ^ w.word) & DATA:#x}, decoded {text!r}"))
+    assert bad == []
