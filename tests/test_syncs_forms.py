@@ -49,3 +49,41 @@ def test_syncs_words_encode_and_decode_as_ptxas_writes_them(arch):
         if enc & DATA != w.word & DATA or text != w.text:
             bad.append((w.text, f"xor {(enc ^ w.word) & DATA:#x}, decoded {text!r}"))
     assert bad == []
+
+
+GRIDDEP = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry gdc(.param .u64 out, .param .u32 n)
+{
+	.reg .b64 %rd<4>;
+	.reg .b32 %r<4>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [n];
+	cvta.to.global.u64 %rd1, %rd1;
+	griddepcontrol.wait;
+	ld.global.u32 %r2, [%rd1];
+	add.u32 %r2, %r2, %r1;
+	st.global.u32 [%rd1], %r2;
+	griddepcontrol.launch_dependents;
+	ret;
+}
+"""
+
+
+def _order(cubin: bytes, arch: str) -> list[str]:
+    keep = ("ACQBULK", "PREEXIT", "LDG", "STG", "EXIT")
+    return [w.text.split()[0].split(".")[0]
+            for w in words_of_listing(oracle.nvdisasm(cubin), arch, "gdc")
+            if w.text.split()[0].split(".")[0] in keep]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_griddepcontrol_is_acqbulk_and_preexit_in_ptxas_order(arch):
+    """The wait comes before the global load, launch_dependents after the store, as in
+    ptxas's cubin (the scheduler must not move memory accesses across either)."""
+    from ptx2sass.compiler import compile as compile_ptx
+    ref = oracle.ptxas(GRIDDEP.encode(), arch, name="gdc")
+    assert ref.ok, ref.stderr
+    assert _order(compile_ptx(GRIDDEP, arch), arch) == _order(ref.output, arch) \
+        == ["ACQBULK", "LDG", "STG", "PREEXIT", "EXIT"]
