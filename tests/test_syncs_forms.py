@@ -87,3 +87,22 @@ def test_griddepcontrol_is_acqbulk_and_preexit_in_ptxas_order(arch):
     assert ref.ok, ref.stderr
     assert _order(compile_ptx(GRIDDEP, arch), arch) == _order(ref.output, arch) \
         == ["ACQBULK", "LDG", "STG", "PREEXIT", "EXIT"]
+
+
+def _preexit_attribute(cubin: bytes) -> list[str]:
+    import re
+    return re.findall(r"EIATTR_PREEXIT_USED\s+Format:\s+\S+\s+Value:\s+(\S+)",
+                      oracle.cuobjdump_elf(cubin))
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+@pytest.mark.parametrize("launch", [True, False])
+def test_preexit_used_attribute_is_ptxas_s(arch, launch):
+    """EIATTR_PREEXIT_USED is 1 exactly when the kernel has PREEXIT (ptxas's cubin says
+    which); it was 0 in every kernel we wrote."""
+    from ptx2sass.compiler import compile as compile_ptx
+    ptx = GRIDDEP if launch else GRIDDEP.replace("griddepcontrol.launch_dependents;", "")
+    ref = oracle.ptxas(ptx.encode(), arch, name="gdc")
+    assert ref.ok, ref.stderr
+    assert _preexit_attribute(compile_ptx(ptx, arch)) == _preexit_attribute(ref.output) \
+        == (["0x1"] if launch else ["0x0"])
