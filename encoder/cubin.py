@@ -215,6 +215,8 @@ class Kernel:
     ctaidz_used: bool = False
     # sm_90's EIATTR_SPARSE_MMA_MASK: 0x10 when the code has HMMA.SP, 0x20 IMMA.SP (ptxas 13.5)
     sparse_mma_mask: int = 0
+    # sm_90+'s EIATTR_PREEXIT_USED: 1 when the code has PREEXIT, else 0
+    preexit_used: bool = False
     crs_stack_size: int | None = None
     frame_size: int = 0
     # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):
@@ -655,6 +657,8 @@ def decode_kernel_records(k: Kernel) -> None:
             k.ctaidz_used = True
         elif name == "SPARSE_MMA_MASK":
             k.sparse_mma_mask = r.value
+        elif name == "PREEXIT_USED":
+            k.preexit_used = bool(r.value)
         elif name == "NUM_BARRIERS":
             k.barcount = r.value
         elif name == "CRS_STACK_SIZE":

@@ -66,7 +66,7 @@ KERNEL_ATTRIBUTE_ORDER = {
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
 # Records ptxas 13.5 writes with the same value into every sm_90 kernel's table.
-_HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0x101, 1, 0
+_HOPPER_5F, _HOPPER_NVSAL_SW_WAR = 0x101, 1
 
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
@@ -229,6 +229,11 @@ def compat_section(accelerator: bool, isa_class: int) -> bytes:
 SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
 
 
+def preexit_used(instructions) -> bool:
+    """EIATTR_PREEXIT_USED: the code has PREEXIT (`griddepcontrol.launch_dependents`)."""
+    return any(ins.opcode == "PREEXIT" for ins in instructions)
+
+
 def sparse_mma_mask(instructions) -> int:
     """EIATTR_SPARSE_MMA_MASK of a kernel's code: a bit per sparse tensor-core opcode."""
     mask = 0
@@ -251,7 +256,7 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if hopper:
         recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
-                 NvInfoRecord.byte("PREEXIT_USED", _HOPPER_PREEXIT_USED)]
+                 NvInfoRecord.byte("PREEXIT_USED", int(k.preexit_used))]
     if info.kernel_sw_war is not None:
         recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
     if info.kernel_nval_35:

@@ -15,7 +15,8 @@ from dataclasses import replace
 
 from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program, sparse_mma_mask
+from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
+                                            sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
@@ -689,6 +690,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
                               shared_window=code.shared_addresses,
                               sparse_mma_mask=sparse_mma_mask(code.instructions),
+                              preexit_used=preexit_used(code.instructions),
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))

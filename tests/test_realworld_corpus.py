@@ -29,8 +29,6 @@ SAMPLE_DEFAULT = 13
 GAPS = {
     "async_copy.cu@sm_90": ("`mbarrier.init` on sm_90 not supported yet",
                             "cuda::barrier's mbarrier.init is selected for sm_8x only"),
-    "cub_device.cu@sm_90": ("PTX instruction `griddepcontrol` not supported yet",
-                            "CUB's sm_90 kernels use programmatic dependent launch"),
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),

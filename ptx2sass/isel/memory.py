@@ -1337,6 +1337,15 @@ class MemorySelection:
         time = self.reg_part(ins.srcs[0]) if value is None else Imm(value & 0xFFFFFFFF)
         self.emit("NANOSLEEP", (), [time], ndefs=0)
 
+    GRIDDEP_OPS = {"wait": "ACQBULK", "launch_dependents": "PREEXIT"}
+
+    def sel_griddepcontrol(self, ins):
+        """`griddepcontrol.wait` waits for the prerequisite grids (ACQBULK);
+        `.launch_dependents` lets the dependent grid start (PREEXIT). The frontend admits
+        the instruction only on targets that have both (sm_90 and later)."""
+        op = next(m for m in ins.modifiers if m in self.GRIDDEP_OPS)
+        self.emit(self.GRIDDEP_OPS[op], (), [], ndefs=0)
+
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
 
