@@ -6,7 +6,8 @@ spelling):
   PT, PT, R1, R2, R3` on sm_120; sm_8x leaves PT out), and takes an immediate only as its
   second addend (the sum is the same in any order); a sum of two (third addend RZ, at most
   one carry out, `.X` reading one carry in) is the two-input IADD ptxas writes there
-  (`IADD.X R5, R7, -0x1, P0`: the table has no IADD3.X with an immediate);
+  (`IADD.X R5, R7, -0x1, P0`: the table has no IADD3.X with an immediate) where
+  `Target.two_input_iadd` (sm_120; sm_100 has no IADD);
 * `Target.uniform_move_is_mov`: a uniform register moved into R is `MOV R, UR` (sm_120 has
   no `IMAD.MOV.U32 R, RZ, RZ, UR` form);
 * `Target.minmax_type_shown`: VIMNMX names its signed type (`VIMNMX.S32`; sm_90 prints the
@@ -35,7 +36,7 @@ def respell(ins: Instruction, target) -> Instruction:
                 rest[1], rest[2] = rest[2], rest[1]
             a, b, c, cins = rest[0], rest[1], rest[2], rest[3:]
             extended = "X" in ins.modifiers
-            if c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
+            if target.two_input_iadd and c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
                 return replace(ins, opcode="IADD", operands=tuple([ops[0], *outs, a, b, *cins[:1]]))
             return replace(ins, operands=tuple([ops[0], *outs, *[PT] * (2 - len(outs)), *rest]))
     if ins.opcode == "IMAD" and target.uniform_move_is_mov and set(ins.modifiers) <= {"MOV", "U32"} \

@@ -31,7 +31,7 @@ def _vecadd(cubin: bytes) -> np.ndarray:
     return c
 
 
-@pytest.mark.parametrize("arch", ["sm_120", "sm_120a"])
+@pytest.mark.parametrize("arch", ["sm_120", "sm_120a", "sm_100", "sm_100a"])
 def test_vecadd_on_sm120(arch):
     """`ptx2sass -arch=sm_120 examples/vecadd.ptx`: cuobjdump accepts it, nvdisasm reads the
     code back as our instructions, and it computes a + b in the emulator as ptxas's does."""
@@ -71,13 +71,14 @@ _ZLUDA = [e for e in zluda_manifest() if "ptxas_error" not in e] if (ZLUDA_DIR /
 _STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 4
 
 
-@pytest.mark.parametrize("entry", _ZLUDA[::_STRIDE], ids=lambda e: e["name"])
-def test_ptxas_sm120_zluda_cubins_in_emulator(entry):
+@pytest.mark.parametrize("entry, arch", [pytest.param(e, a, id=f"{e['name']}-{a}")
+                                         for a in ("sm_120", "sm_100") for e in _ZLUDA[::_STRIDE]])
+def test_ptxas_sm120_zluda_cubins_in_emulator(entry, arch):
     """ptxas's sm_120 cubin: the hardware-verified output, and no hazard under the blackwell
     latency table (ptxas knows the hardware's latencies; a hazard is a table error)."""
-    cubin = zluda_cubin(entry, "sm_120")
+    cubin = zluda_cubin(entry, arch)
     if cubin is None:
-        pytest.skip("ptxas rejects it for sm_120")
-    outcome = run_zluda(entry, hazard_check=True, cubin=cubin, arch="sm_120")
+        pytest.skip(f"ptxas rejects it for {arch}")
+    outcome = run_zluda(entry, hazard_check=True, cubin=cubin, arch=arch)
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
