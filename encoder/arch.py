@@ -154,6 +154,8 @@ class Target:
     # a sum of two is the two-input IADD (sm_120); sm_100 has no IADD and keeps IADD3
     two_input_iadd: bool = False
     minmax_type_shown: bool = False
+    # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
+    minmax_predicate_outputs: bool = False
     uniform_move_is_mov: bool = False
     # the size of `.nv.shared.reserved.0` (sm_120: 64 bytes, `.nv.reservedSmem.offset0` after
     # them; sm_90: empty) and the VRC_CTA_INIT_COUNT record's value in every `.nv.info.<k>`
@@ -268,7 +270,8 @@ _TABLE = [
     # 13.5's sm_100 and sm_120 cubins of the same kernel match there); sm_100's own forms
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False)),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
+                                             minmax_predicate_outputs=True)),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,

@@ -11,7 +11,9 @@ spelling):
 * `Target.uniform_move_is_mov`: a uniform register moved into R is `MOV R, UR` (sm_120 has
   no `IMAD.MOV.U32 R, RZ, RZ, UR` form);
 * `Target.minmax_type_shown`: VIMNMX names its signed type (`VIMNMX.S32`; sm_90 prints the
-  signed form bare).
+  signed form bare);
+* `Target.minmax_predicate_outputs`: VIMNMX names two predicate outputs, both PT
+  (`VIMNMX R0, PT, PT, R0, R4, PT` on sm_100, its signed form bare).
 """
 from __future__ import annotations
 
@@ -46,4 +48,7 @@ def respell(ins: Instruction, target) -> Instruction:
     if ins.opcode == "VIMNMX" and target.minmax_type_shown \
             and not {"S32", "U32", "S16x2", "U16x2"} & set(ins.modifiers):
         return replace(ins, modifiers=("S32", *ins.modifiers))
+    if ins.opcode == "VIMNMX" and target.minmax_predicate_outputs \
+            and not (len(ins.operands) > 1 and isinstance(ins.operands[1], Reg) and ins.operands[1].file == "P"):
+        return replace(ins, operands=(ins.operands[0], PT, PT, *ins.operands[1:]))
     return ins
