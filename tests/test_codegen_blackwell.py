@@ -102,3 +102,39 @@ def test_ptxas_sm120_zluda_cubins_in_emulator(entry, arch):
     outcome = run_zluda(entry, hazard_check=True, cubin=cubin, arch=arch)
     assert outcome.passed, outcome.reason
     assert not outcome.result.hazards, [str(h) for h in outcome.result.hazards[:5]]
+
+
+MIN_MAX_OF_THREE = """.version 8.7
+.target sm_100
+.address_size 64
+.visible .entry mx3(.param .u64 pa, .param .u64 pout){
+ .reg .b32 r<4>; .reg .f32 f<8>; .reg .b64 d<8>;
+ ld.param.u64 d0,[pa]; ld.param.u64 d1,[pout]; cvta.to.global.u64 d0,d0; cvta.to.global.u64 d1,d1;
+ mov.u32 r1,%tid.x; mul.wide.u32 d2,r1,12; add.s64 d3,d0,d2; mul.wide.u32 d4,r1,8; add.s64 d5,d1,d4;
+ ld.global.f32 f1,[d3]; ld.global.f32 f2,[d3+4]; ld.global.f32 f3,[d3+8];
+ max.f32 f4,f1,f2; max.f32 f4,f4,f3; min.f32 f5,f1,f2; min.f32 f5,f5,f3;
+ st.global.f32 [d5],f4; st.global.f32 [d5+4],f5; ret; }
+"""
+
+
+def test_ptxas_sm100_fmnmx3_in_emulator():
+    """ptxas fuses two max.f32 (min.f32) into FMNMX3 on sm_100: the emulator's result is
+    NumPy's fmax/fmin of the three (a NaN operand yields the others; -0 below +0)."""
+    cubin = oracle.ptxas(MIN_MAX_OF_THREE, "sm_100").output
+    assert "FMNMX3" in oracle.cuobjdump_sass(cubin)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((64, 3)).astype(np.float32)
+    a[1] = [np.nan, 1.0, -2.0]
+    a[2] = [0.0, -0.0, -0.0]
+    a[3] = [np.nan, np.nan, 3.0]
+    a[4] = [-0.0, 0.0, -1.0]
+    out = np.zeros((64, 2), dtype=np.float32)
+    res = run(cubin, "mx3", (1, 1, 1), (64, 1, 1), [a, out])
+    assert not res.hazards, res.hazards[:3]
+    want_max = np.fmax(np.fmax(a[:, 0], a[:, 1]), a[:, 2])
+    want_min = np.fmin(np.fmin(a[:, 0], a[:, 1]), a[:, 2])
+    assert (out[:, 0].view(np.uint32)[5:] == want_max.view(np.uint32)[5:]).all()
+    assert (out[:, 1].view(np.uint32)[5:] == want_min.view(np.uint32)[5:]).all()
+    assert out[1, 0] == 1.0 and out[1, 1] == -2.0 and out[3, 0] == 3.0 and out[3, 1] == 3.0
+    assert np.signbit(out[2, 1]) and not np.signbit(out[2, 0])   # min(+0, -0, -0) = -0
+    assert not np.signbit(out[4, 0]) and out[4, 1] == -1.0
