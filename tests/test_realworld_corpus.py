@@ -52,8 +52,6 @@ WRONG_RESULTS = {
 # Kernels whose ptxas cubin the emulator cannot run (emulator gaps, issue 16 item 2): the
 # comparison is skipped, and the test fails once the emulator runs them (update the table).
 EMU_GAPS = {
-    "sort_keys_u32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
-    "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")

@@ -342,10 +342,13 @@ class MatrixMultiply:
             d = VOp(self.mf.new_vreg("R", n_d))
             self.emit("HMMA", mods, [d, a16, b16, acc])
             acc = d
+        c = self.gather(srcs[n_a + n_b:])
         total = VOp(self.mf.new_vreg("R", n_d))
         self.emit(IMPLICIT_DEF, (), [total], guarded=False)
+        # a loop's accumulator lives in D's group, as for the other mmas (isel/loop_groups.py)
+        self.note_wide(ins, total.reg, (a, b, c))
         for k in range(n_d):
-            c_k = self.reg_part(srcs[n_a + n_b + k])
+            c_k = VOp(c.reg, (c.part or 0) + k)
             if ins.type == "f32":
                 self.emit("FADD", (), [VOp(total.reg, k), c_k, VOp(d.reg, k)])
             else:
