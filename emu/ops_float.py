@@ -52,6 +52,32 @@ def op_ffma(w, s, active, mask):
     _finish32(w, s, d, r, mask)
 
 
+def _min_or_max(a, b, use_min, nan: bool):
+    """FMNMX's choice: -0 orders below +0; a NaN operand yields the other one (`nan`: NaN)."""
+    a_less = (a < b) | ((a == b) & np.signbit(a) & ~np.signbit(b))
+    r = np.where(use_min, np.where(a_less, a, b), np.where(a_less, b, a))
+    r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r)).astype(np.float32)
+    if nan:
+        r = np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r).astype(np.float32)
+    return r
+
+
+@semantics("FMNMX3", prepare=_prep_mode, vector=True)
+def op_fmnmx3(w, s, active, mask):
+    """The minimum (predicate true) or maximum of three (sm_100): FMNMX of FMNMX, which
+    gives the same value for every ordering of the operands, NaN and signed zeros included."""
+    d, a_op, b_op, c_op, p_op = s.ins.operands
+    if "XORSIGN" in s.ins.modifiers:
+        raise NotImplementedError("FMNMX3.XORSIGN")
+    a, b, c = w.rf(a_op), w.rf(b_op), w.rf(c_op)
+    if s.aux["ftz"]:
+        a, b, c = fp.flush_f32(a), fp.flush_f32(b), fp.flush_f32(c)
+    a, b, c = np.broadcast_arrays(a, b, c)
+    use_min = np.broadcast_to(w.pred(p_op), a.shape)
+    nan = "NAN" in s.ins.modifiers
+    _finish32(w, s, d, _min_or_max(_min_or_max(a, b, use_min, nan), c, use_min, nan), mask)
+
+
 @semantics("FMNMX", prepare=_prep_mode, vector=True)
 def op_fmnmx(w, s, active, mask):
     d, a_op, b_op, p_op = s.ins.operands
@@ -60,13 +86,8 @@ def op_fmnmx(w, s, active, mask):
         a, b = fp.flush_f32(a), fp.flush_f32(b)
     a, b = np.broadcast_arrays(a, b)
     use_min = np.broadcast_to(w.pred(p_op), a.shape)
-    # -0 orders below +0; a NaN operand yields the other one (.NAN: NaN)
-    a_less = (a < b) | ((a == b) & np.signbit(a) & ~np.signbit(b))
-    r = np.where(use_min, np.where(a_less, a, b), np.where(a_less, b, a))
-    r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r)).astype(np.float32)
     mods = s.ins.modifiers
-    if "NAN" in mods:
-        r = np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r).astype(np.float32)
+    r = _min_or_max(a, b, use_min, "NAN" in mods)
     if "XORSIGN" in mods:
         # the operands come as |a|, |b|: the result takes the xor of their own signs
         sign = (w.r(replace(a_op, abs=False, neg=False)) ^ w.r(replace(b_op, abs=False, neg=False))) \

@@ -466,7 +466,11 @@ def op_viadd(w, s, active, mask):
 
 @semantics("VIMNMX", vector=True)
 def op_vimnmx(w, s, active, mask):
-    d, a, b, p = s.ins.operands
+    """sm_100 spells two predicate outputs after the destination; ptxas writes only PT
+    there (its meaning is not probed), so a form naming a real predicate is refused."""
+    d, *outs, a, b, p = s.ins.operands
+    if any(o.index != 7 for o in outs):
+        raise NotImplementedError(f"VIMNMX with predicate outputs {outs}")
     w.w(d, _minmax(s.ins.modifiers, [w.ri(a), w.ri(b)], w.pred(p)), mask)
 
 

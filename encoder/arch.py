@@ -151,7 +151,11 @@ class Target:
     # spellings of nvdisasm for sm_120 (encoder/target_spelling.py): IADD3 shows both carry
     # outputs; VIMNMX shows .S32
     iadd3_carry_outputs: bool = False
+    # a sum of two is the two-input IADD (sm_120); sm_100 has no IADD and keeps IADD3
+    two_input_iadd: bool = False
     minmax_type_shown: bool = False
+    # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
+    minmax_predicate_outputs: bool = False
     uniform_move_is_mov: bool = False
     # the size of `.nv.shared.reserved.0` (sm_120: 64 bytes, `.nv.reservedSmem.offset0` after
     # them; sm_90: empty) and the VRC_CTA_INIT_COUNT record's value in every `.nv.info.<k>`
@@ -230,7 +234,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
-                          iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,
+                          iadd3_carry_outputs=True, two_input_iadd=True, minmax_type_shown=True, uniform_move_is_mov=True,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
@@ -262,7 +266,12 @@ _TABLE = [
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",
           driver_cbank=_HOPPER_DRIVER_CBANK, **_HOPPER_CODEGEN),
-    _info(100, "blackwell", 0x6006402, 0x380, None, False, True),
+    # sm_100 (B200): sm_120's cubin facts, constant-bank words and section layout (ptxas
+    # 13.5's sm_100 and sm_120 cubins of the same kernel match there); sm_100's own forms
+    # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
+    _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
+                                             minmax_predicate_outputs=True)),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,

@@ -6,11 +6,14 @@ spelling):
   PT, PT, R1, R2, R3` on sm_120; sm_8x leaves PT out), and takes an immediate only as its
   second addend (the sum is the same in any order); a sum of two (third addend RZ, at most
   one carry out, `.X` reading one carry in) is the two-input IADD ptxas writes there
-  (`IADD.X R5, R7, -0x1, P0`: the table has no IADD3.X with an immediate);
+  (`IADD.X R5, R7, -0x1, P0`: the table has no IADD3.X with an immediate) where
+  `Target.two_input_iadd` (sm_120; sm_100 has no IADD);
 * `Target.uniform_move_is_mov`: a uniform register moved into R is `MOV R, UR` (sm_120 has
   no `IMAD.MOV.U32 R, RZ, RZ, UR` form);
 * `Target.minmax_type_shown`: VIMNMX names its signed type (`VIMNMX.S32`; sm_90 prints the
-  signed form bare).
+  signed form bare);
+* `Target.minmax_predicate_outputs`: VIMNMX names two predicate outputs, both PT
+  (`VIMNMX R0, PT, PT, R0, R4, PT` on sm_100, its signed form bare).
 """
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def respell(ins: Instruction, target) -> Instruction:
                 rest[1], rest[2] = rest[2], rest[1]
             a, b, c, cins = rest[0], rest[1], rest[2], rest[3:]
             extended = "X" in ins.modifiers
-            if c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
+            if target.two_input_iadd and c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
                 return replace(ins, opcode="IADD", operands=tuple([ops[0], *outs, a, b, *cins[:1]]))
             return replace(ins, operands=tuple([ops[0], *outs, *[PT] * (2 - len(outs)), *rest]))
     if ins.opcode == "IMAD" and target.uniform_move_is_mov and set(ins.modifiers) <= {"MOV", "U32"} \
@@ -45,4 +48,7 @@ def respell(ins: Instruction, target) -> Instruction:
     if ins.opcode == "VIMNMX" and target.minmax_type_shown \
             and not {"S32", "U32", "S16x2", "U16x2"} & set(ins.modifiers):
         return replace(ins, modifiers=("S32", *ins.modifiers))
+    if ins.opcode == "VIMNMX" and target.minmax_predicate_outputs \
+            and not (len(ins.operands) > 1 and isinstance(ins.operands[1], Reg) and ins.operands[1].file == "P"):
+        return replace(ins, operands=(ins.operands[0], PT, PT, *ins.operands[1:]))
     return ins

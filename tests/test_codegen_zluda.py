@@ -26,6 +26,10 @@ UNSUPPORTED = {
 BLACKWELL_UNENCODABLE = {
     "add_s32_sat": "PLOP3.LUT on .SIGN operands: no sm_120 form",
 }
+# sm_100 (B200): the same, for forms neither ptxas's sm_100 ZLUDA code nor sm_120's table has
+SM100_UNENCODABLE = {
+}
+SM100_STRIDE = 5            # sm_100 on every fifth kernel (PTX2SASS_SAMPLE=all: all)
 BLACKWELL_STRIDE = 3        # sm_120 on every third kernel (PTX2SASS_SAMPLE=all: all)
 
 
@@ -42,6 +46,12 @@ def _cases():
         if e["name"] in BLACKWELL_UNENCODABLE:
             marks = pytest.mark.xfail(strict=True, raises=AssertionError, reason=BLACKWELL_UNENCODABLE[e["name"]])
         yield pytest.param(e, "sm_120", id=f"{e['name']}-sm_120", marks=marks)
+    stride = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else SM100_STRIDE
+    for e in runnable[1::stride]:
+        marks = ()
+        if e["name"] in SM100_UNENCODABLE:
+            marks = pytest.mark.xfail(strict=True, raises=AssertionError, reason=SM100_UNENCODABLE[e["name"]])
+        yield pytest.param(e, "sm_100", id=f"{e['name']}-sm_100", marks=marks)
 
 
 def _normalised(ins) -> str:
