@@ -9,7 +9,7 @@ slot, the only one that takes it) and at most one negated operand."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import RZ, register_counts
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 
 
@@ -51,13 +51,7 @@ def _arrange(ops: list):
 
 
 def combine_adds(mf: MFunction) -> int:
-    reads: dict[int, int] = {}
-    writes: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                table = writes if is_def else reads
-                table[op.reg.id] = table.get(op.reg.id, 0) + 1
+    reads, writes = register_counts(mf)
     combined = 0
     for b in mf.blocks:
         where: dict[int, int] = {}          # vreg id -> index of its plain IADD3 definition

@@ -52,3 +52,17 @@ def _signed(ty: str) -> bool:
 
 def _is_float(ty: str) -> bool:
     return ir.TYPES[ty][0] == "f"
+
+
+def register_counts(mf) -> tuple[dict[int, int], dict[int, int]]:
+    """(reads, writes): how many operands read and write each virtual register of `mf`; the
+    machine-IR folds use them to tell a single-use, single-definition value."""
+    from ptx2sass.mir import register_operands
+    reads: dict[int, int] = {}
+    writes: dict[int, int] = {}
+    for b in mf.blocks:
+        for ins in b.instrs:
+            for _, op, is_def in register_operands(ins):
+                table = writes if is_def else reads
+                table[op.reg.id] = table.get(op.reg.id, 0) + 1
+    return reads, writes

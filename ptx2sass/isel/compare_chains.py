@@ -12,6 +12,7 @@ tests folds one link at a time into a chain of ISETPs."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm, Reg
+from ptx2sass.isel.common import register_counts
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 
 JOINS = {0xFC: "OR", 0xC0: "AND"}
@@ -45,13 +46,7 @@ def _plain_compare(ins: MInstr) -> bool:
 
 
 def fold_compare_chains(mf: MFunction) -> int:
-    reads: dict[int, int] = {}
-    writes: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                table = writes if is_def else reads
-                table[op.reg.id] = table.get(op.reg.id, 0) + 1
+    reads, writes = register_counts(mf)
     folded = 0
     for b in mf.blocks:
         where: dict[int, int] = {}       # predicate id -> index of its plain ISETP

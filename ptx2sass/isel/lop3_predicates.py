@@ -10,7 +10,7 @@ LOP3 goes. `setp.eq` would need the inverted predicate and is left as it is."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import Reg
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import RZ, register_counts
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 
 NE_TESTS = frozenset({("NE", "AND"), ("NE", "U32", "AND")})
@@ -43,13 +43,7 @@ def _is_nonzero_test(ins: MInstr) -> bool:
 
 
 def fold_lop3_predicates(mf: MFunction) -> int:
-    reads: dict[int, int] = {}
-    writes: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                table = writes if is_def else reads
-                table[op.reg.id] = table.get(op.reg.id, 0) + 1
+    reads, writes = register_counts(mf)
     folded = 0
     for b in mf.blocks:
         where: dict[int, int] = {}      # vreg id -> index of its LOP3 definition
