@@ -29,6 +29,7 @@ def load(root: str | Path) -> SimpleNamespace:
         sys.modules[NAME] = module
         spec.loader.exec_module(module)
     mods = {m: importlib.import_module(f"{NAME}.{m}") for m in ("launch", "loader", "hazards", "program")}
+    _own_latency_table(Path(root), mods["hazards"])
     if (pkg / "testing.py").is_file():
         mods["testing"] = importlib.import_module(f"{NAME}.testing")
     else:                    # later layouts keep the corpus runners in tools/emu_testing.py
@@ -43,3 +44,16 @@ def load(root: str | Path) -> SimpleNamespace:
     if hasattr(program, "CONTROL_MODULES"):
         program.CONTROL_MODULES = {f"{NAME}.ops_control"}
     return SimpleNamespace(**mods)
+
+
+def _own_latency_table(root: Path, hazards) -> None:
+    """Older layouts keep the latency table in `root/sched/latency.py`, whose functions the
+    baseline's hazard model calls (some since renamed here): give it its own copy."""
+    source = root / "sched" / "latency.py"
+    if not source.is_file() or not hasattr(hazards, "lat"):
+        return
+    spec = importlib.util.spec_from_file_location(f"{NAME}_latency", source)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    hazards.lat = module

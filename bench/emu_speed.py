@@ -15,7 +15,11 @@ interpreter) and the whole program's wall time (which adds tinygrad's scheduling
 generation and, for SASSEMU, ptx2sass's compilation).
 
     .venv/bin/python bench/emu_speed.py [--baseline ROOT] [--corpus zluda|tinygrad]
-        [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR]
+        [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR] [--stages]
+
+`--stages` prints, instead, the CPU time of a ZLUDA launch by stage (Launch construction,
+buffers, parameter bank, Machine construction, execution, the rest of Launch.run, result
+read-back and comparison), to tell per-launch set-up from execution.
 """
 from __future__ import annotations
 
@@ -216,6 +220,100 @@ def print_tinygrad(rows: list[dict]) -> None:
                                                      for k, v in r.items() if k != "program" and "error" not in v))
 
 
+# --------------------------------------------------------------------------- stages
+
+STAGES = ("Launch()", "buffers", "set_params", "Machine()", "Machine.run", "Launch.run rest",
+          "result+compare")
+
+
+def stages(repeat: int) -> dict:
+    """CPU microseconds per ZLUDA launch in each stage of `tools.emu_testing.run_zluda`,
+    hazards off and on (the sum over the corpus, best of `repeat`): where the per-launch
+    set-up ends and execution begins."""
+    from ptx2sass.emu import machine as machine_mod
+    from ptx2sass.emu.launch import Launch, Param, _result
+    from tools import emu_testing as testing
+    progs = []
+    for entry in testing.zluda_manifest():
+        cubin = testing.zluda_cubin(entry)
+        if cubin is not None:
+            progs.append((entry, emu_load(cubin, entry["kernel"], testing)))
+    clock = time.process_time
+    spent: dict[str, float] = {}
+    init, run = machine_mod.Machine.__init__, machine_mod.Machine.run
+
+    def timed_init(self, *a, **kw):
+        t = clock()
+        init(self, *a, **kw)
+        spent["Machine()"] += clock() - t
+
+    def timed_run(self, *a, **kw):
+        t = clock()
+        run(self, *a, **kw)
+        spent["Machine.run"] += clock() - t
+
+    def once(hz: bool) -> dict:
+        for k in STAGES:
+            spent[k] = 0.0
+        warp = 0
+        for entry, program in progs:
+            t0 = clock()
+            launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"], hazard_check=hz)
+            if hz:
+                launch.timing_model = testing._timing_model(None)(launch)
+            t1 = clock()
+            buffers = {}
+            if entry["input"] is not None:
+                buffers["input"] = launch.gmem.allocate("input", entry["input_bytes"],
+                                                        bytes.fromhex(entry["input"]["hex"]))
+            buffers["output"] = launch.gmem.allocate("output", entry["output_alloc_bytes"])
+            t2 = clock()
+            launch.set_params([Param(buffer=p) for p in entry["params"]], buffers)
+            t3 = clock()
+            before = spent["Machine()"] + spent["Machine.run"]
+            launch.run()
+            t4 = clock()
+            result = _result(launch, buffers)
+            if result.buffers["output"][:entry["output_bytes"]] != bytes.fromhex(entry["output"]["hex"]):
+                raise SystemExit(f"{entry['name']}: output differs")
+            t5 = clock()
+            warp += result.instructions
+            spent["Launch()"] += t1 - t0
+            spent["buffers"] += t2 - t1
+            spent["set_params"] += t3 - t2
+            spent["Launch.run rest"] += (t4 - t3) - (spent["Machine()"] + spent["Machine.run"] - before)
+            spent["result+compare"] += t5 - t4
+        return {**spent, "warp": warp}
+
+    machine_mod.Machine.__init__, machine_mod.Machine.run = timed_init, timed_run
+    try:
+        out = {}
+        for hz in (False, True):
+            once(hz)                                    # decoded and specialised once
+            runs = [once(hz) for _ in range(repeat)]
+            best = min(runs, key=lambda r: sum(r[k] for k in STAGES))
+            out[hz] = {k: best[k] / len(progs) * 1e6 for k in STAGES} | {
+                "launches": len(progs), "warp_per_launch": best["warp"] / len(progs)}
+        return out
+    finally:
+        machine_mod.Machine.__init__, machine_mod.Machine.run = init, run
+
+
+def emu_load(cubin, kernel, testing):
+    from ptx2sass.emu import loader
+    return loader.load_program(cubin, kernel, testing.cubin_listing_decoder(cubin))
+
+
+def print_stages(out: dict) -> None:
+    n = out[False]["launches"]
+    print(f"ZLUDA launch stages, CPU microseconds per launch ({n} launches, "
+          f"{out[False]['warp_per_launch']:.1f} warp-instructions each):")
+    print(f"  {'stage':18} {'hazards off':>12} {'hazards on':>12}")
+    for k in STAGES:
+        print(f"  {k:18} {out[False][k]:12.1f} {out[True][k]:12.1f}")
+    print(f"  {'total':18} {sum(out[False][k] for k in STAGES):12.1f} {sum(out[True][k] for k in STAGES):12.1f}")
+
+
 # --------------------------------------------------------------------------- profiles
 
 def profile(out_dir: Path, corpora, count: int, baseline) -> None:
@@ -255,6 +353,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=600, help="seconds per tinygrad program and device")
     ap.add_argument("--tinygrad-repeat", type=int, default=3, help="processes per tinygrad program and device")
     ap.add_argument("--profile", type=Path, help="write cProfile summaries here instead of timing")
+    ap.add_argument("--stages", action="store_true",
+                    help="CPU time per ZLUDA launch by stage (set-up vs execution) instead of timing")
     ap.add_argument("--tinygrad-worker", nargs=2, metavar=("DEVICE", "PROGRAM"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
@@ -264,6 +364,9 @@ def main(argv=None) -> int:
     corpora = args.corpus or ["zluda", "tinygrad"]
     if args.profile:
         profile(args.profile, corpora, args.kernels, args.baseline)
+        return 0
+    if args.stages:
+        print_stages(stages(args.repeat))
         return 0
     if not args.no_corpus:
         rows = corpus_section(_emulators(args.baseline), corpora, args.kernels, args.repeat)

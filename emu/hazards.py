@@ -102,6 +102,25 @@ def _name(reg: tuple) -> str:
     return f"{reg[0]}{reg[1]}"
 
 
+def _async_group_findings(instructions) -> list[tuple[int, str]]:
+    """(offset, message) of TimingModel._check_async_groups's hazards, in order."""
+    found = []
+    groups = {ins.control.wr_sb for _, ins in instructions
+              if ins.opcode == "LDGDEPBAR" and ins.control.wr_sb != NO_SB}
+    for off, ins in instructions:
+        c = ins.control
+        if ins.opcode == "DEPBAR" and c.stall < MIN_STALL["DEPBAR"]:
+            found.append((off, f"DEPBAR stalls {c.stall} cycles; its wait takes hold after "
+                               f"{MIN_STALL['DEPBAR']}"))
+        if not groups or ins.opcode == "LDGDEPBAR":
+            continue
+        for sb in sorted(groups):
+            if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
+                found.append((off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
+                                   f"LDGDEPBAR counts cp.async groups on"))
+    return found
+
+
 class TimingModel:
     """Observes a machine (emu.machine): `attach` before it runs, `step` after every
     instruction a group of its warps executed (with the registers it read and wrote, in
@@ -170,19 +189,13 @@ class TimingModel:
         must count groups only), and DEPBAR stalls long enough for its wait to take hold
         before the next instruction issues."""
         instructions = program.instructions
-        groups = {ins.control.wr_sb for _, ins in instructions
-                  if ins.opcode == "LDGDEPBAR" and ins.control.wr_sb != NO_SB}
-        for off, ins in instructions:
-            c = ins.control
-            if ins.opcode == "DEPBAR" and c.stall < MIN_STALL["DEPBAR"]:
-                self._flag(off, f"DEPBAR stalls {c.stall} cycles; its wait takes hold after "
-                                f"{MIN_STALL['DEPBAR']}")
-            if not groups or ins.opcode == "LDGDEPBAR":
-                continue
-            for sb in sorted(groups):
-                if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
-                    self._flag(off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
-                                    f"LDGDEPBAR counts cp.async groups on")
+        # the findings depend on the instructions alone: kept on the program for its next launches
+        cached = program.__dict__.get("_async_group_findings")
+        if cached is None or cached[0] is not instructions or cached[1] != len(instructions):
+            cached = (instructions, len(instructions), _async_group_findings(instructions))
+            program.__dict__["_async_group_findings"] = cached
+        for off, message in cached[2]:
+            self._flag(off, message)
 
     # ------------------------------------------------------------ per instruction
     def step(self, machine, step, warps: np.ndarray, lanes: np.ndarray, reads: list, writes: list) -> None:

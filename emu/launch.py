@@ -11,7 +11,8 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from .loader import _RELOC_WIDTH, load_program
+from . import externs
+from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
 from .program import KernelProgram, decode
@@ -47,6 +48,8 @@ class LaunchResult:
     convergence_hazards: list = field(default_factory=list)
     # `trace=True`: the emu.timing.trace.TraceRecorder that watched the launch
     trace: object = None
+    # what the kernel's printf calls wrote, one string per call
+    printf: list = field(default_factory=list)
 
     @property
     def stats(self) -> dict:
@@ -109,6 +112,8 @@ class Launch:
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
         self.timing_model = None
+        self.printf: list[str] = []          # vprintf's output, in call order (emu/externs.py)
+        self.heap_allocations = 0
         self._globals = {}
         for name, (size, init) in program.globals.items():
             # The driver maps module data in whole pages: reads a little past a global
@@ -133,6 +138,8 @@ class Launch:
         """Address of a module symbol: code (a placed `.text.` section) or a global."""
         if section in self.program.code_bases:
             return self.program.code_bases[section] + addend
+        if section.startswith(EXTERN_PREFIX):     # malloc, vprintf …: the driver links them
+            return externs.address(section[len(EXTERN_PREFIX):]) + addend
         target = self._globals.get(section)
         if target is None:
             raise EmuFault(f"relocation against unknown section {section!r}", kernel=self.program.name)
@@ -149,13 +156,7 @@ class Launch:
         if len(params) != len(layout) and layout:
             raise EmuFault(f"kernel takes {len(layout)} parameters, {len(params)} given",
                            kernel=prog.name)
-        # the bank is read in 32-bit words: a word that holds the last (8- or 16-bit)
-        # parameter is there whole, as on the device, whose bank is far larger
-        size0 = max(len(prog.const0_template), -(-(prog.param_base + prog.param_bytes) // 4) * 4)
-        bank0 = bytearray(size0)
-        bank0[:len(prog.const0_template)] = prog.const0_template
-        self._launch_words(bank0)
-        self._driver_words(bank0)
+        bank0 = bytearray(self._bank0_words())
         for (ordinal, offset, size), p in zip(layout, params):
             at = prog.param_base + offset
             if p.buffer is not None:
@@ -174,6 +175,10 @@ class Launch:
                                kernel=prog.name)
             bank0[at:at + len(value)] = value
         banks = {0: bytes(bank0)}
+        if not prog.const_relocations:
+            banks.update(prog.const_banks)
+            self.const = ConstantBanks(banks)
+            return
         banks.update({b: bytearray(d) for b, d in prog.const_banks.items()})
         for bank, offset, section, addend, rtype in prog.const_relocations:
             width, shift = _RELOC_WIDTH[rtype]
@@ -182,6 +187,30 @@ class Launch:
             value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    def _bank0_words(self) -> bytes:
+        """Bank 0 before the parameters: the cubin's template with the launch's and the
+        driver's words. The same for every launch of the program with the same shape, so
+        kept on the program (a launch of a few instructions would spend more time here
+        than running)."""
+        prog = self.program
+        key = (type(self), prog.arch, prog.param_base, prog.param_bytes, prog.shared_bytes, self.grid,
+               self.block, self.shared_total, self.local_bytes)
+        cache = prog.__dict__.setdefault("_bank0_cache", {})
+        words = cache.get(key)
+        if words is None or cache.get("template") is not prog.const0_template:
+            # the bank is read in 32-bit words: a word that holds the last (8- or 16-bit)
+            # parameter is there whole, as on the device, whose bank is far larger
+            size0 = max(len(prog.const0_template), -(-(prog.param_base + prog.param_bytes) // 4) * 4)
+            bank0 = bytearray(size0)
+            bank0[:len(prog.const0_template)] = prog.const0_template
+            self._launch_words(bank0)
+            self._driver_words(bank0)
+            if cache.get("template") is not prog.const0_template or len(cache) > 64:
+                cache.clear()
+                cache["template"] = prog.const0_template
+            words = cache[key] = bytes(bank0)
+        return words
 
     # What this emulated device reports through the driver's constant-bank words.
     NSMID = 1               # one SM: CTAs run one after another
@@ -296,6 +325,7 @@ def _result(launch: Launch, buffers) -> LaunchResult:
                        getattr(launch, "thread_instructions", 0))
     res.trace = getattr(launch, "recorder", None)
     res.convergence_hazards = list(launch.convergence.hazards)
+    res.printf = list(launch.printf)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles
         res.hazards = launch.timing_model.hazards

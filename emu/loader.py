@@ -15,6 +15,7 @@ from ptx2sass.encoder.arch import arch_info
 from ptx2sass.encoder.cubin import CubinError, read_cubin
 from ptx2sass.encoder.model import Imm, Instruction, Label, Reloc
 
+from . import externs
 from .errors import EmuFault
 from .program import DataAddress, KernelProgram
 
@@ -170,10 +171,14 @@ def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: 
     sym = cubin.symbols[r.symbol]
     addend = r.addend or 0
     if r.type in _CODE_RELOC_CALLS:
-        if sym.name not in symbols:
+        if sym.name in symbols:
+            target = symbols[sym.name] + addend
+        elif not sym.section:          # linked by the driver: emu/externs.py runs it
+            target = externs.address(sym.name) + addend
+        else:
             raise EmuFault(f"CALL.ABS to {sym.name!r}, which is not code of this module", kernel=kernel)
         ops = [o for o in ins.operands if not isinstance(o, (Label, Imm))]
-        return replace(ins, operands=tuple(ops) + (Label(sym.name, symbols[sym.name] + addend),))
+        return replace(ins, operands=tuple(ops) + (Label(sym.name, target),))
     if r.type not in (_CODE_RELOC_LO, _CODE_RELOC_HI):
         raise EmuFault(f"unsupported relocation type {r.type:#x} in the text of {sym.name!r}", kernel=kernel)
     half = "lo" if r.type == _CODE_RELOC_LO else "hi"
@@ -184,10 +189,18 @@ def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: 
         value = symbols[sym.name] + addend
         new = Imm((value >> (32 if half == "hi" else 0)) & 0xFFFFFFFF)
     else:
-        new = DataAddress(half, sym.section or "", sym.value + addend)
+        new = DataAddress(half, _symbol_section(sym), sym.value + addend)
     ops = list(ins.operands)
     ops[slot] = new
     return replace(ins, operands=tuple(ops))
+
+
+EXTERN_PREFIX = "extern:"
+
+
+def _symbol_section(sym) -> str:
+    """The section a relocation's symbol lives in; `extern:NAME` for an undefined one."""
+    return sym.section or EXTERN_PREFIX + sym.name
 
 
 def _module_data(cubin, program: KernelProgram) -> None:
@@ -206,7 +219,7 @@ def _module_data(cubin, program: KernelProgram) -> None:
                 sym = cubin.symbols[r.symbol]
                 if r.type not in _RELOC_WIDTH:
                     raise EmuFault(f"unsupported relocation type {r.type:#x} in {rs.name}", kernel=program.name)
-                program.global_relocations.append((rs.target, r.offset, sym.section or "",
+                program.global_relocations.append((rs.target, r.offset, _symbol_section(sym),
                                                    sym.value + (r.addend or 0), r.type))
             continue
         if not rs.target.startswith(".nv.constant"):
@@ -216,4 +229,5 @@ def _module_data(cubin, program: KernelProgram) -> None:
             sym = cubin.symbols[r.symbol]
             if r.type not in _RELOC_WIDTH:
                 raise EmuFault(f"unsupported relocation type {r.type:#x} in {rs.name}", kernel=program.name)
-            program.const_relocations.append((bank, r.offset, sym.section or "", sym.value + (r.addend or 0), r.type))
+            program.const_relocations.append((bank, r.offset, _symbol_section(sym), sym.value + (r.addend or 0),
+                                              r.type))

@@ -57,6 +57,13 @@ _NO_PC = np.iinfo(np.int64).max
 GROUP_TURN = 64
 # Group steps after which a warp that has had no turn gets one (spin-waits across warps).
 QUANTUM = 256
+# Optimistic reconvergence: warp-instructions a warp's spinning paths (loops with a YIELD)
+# may run while other lanes of the warp wait, ready at another PC or at a BSYNC, before the
+# next of those paths (by PC, then wrapping round) gets the warp or the BSYNC lets its lanes
+# go. Lowest-PC-first alone livelocks where lanes spin on what a sibling lane has still to
+# do (a flag it sets, a lock it holds), which the hardware's independent thread scheduling
+# runs to completion.
+SPIN_LIMIT = 512
 _ONE_WARP = np.zeros(1, dtype=np.int64)
 _ONE_WARP.flags.writeable = False
 _WARP_LANES = np.arange(LANES, dtype=np.int64)
@@ -115,6 +122,7 @@ class Group(Lanes):
         self.pc = pc
         self.stop = _NO_PC          # re-form the group when it reaches this PC
         self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
+        self.others = False         # optimistic: lanes of its warps wait ready at other PCs
         self._bits = None
         self._starts = None
 
@@ -317,6 +325,33 @@ class Warp(Lanes):
                     woke = True
         return woke
 
+    def release_yielded(self) -> bool:
+        """Optimistic, after SPIN_LIMIT: a convergence barrier whose members that have not
+        arrived all executed YIELD since they joined it (they spin, e.g. for a lock a
+        waiting lane holds) lets its waiting lanes go, as the hardware clears a barrier whose
+        participants are blocked there or yielded (US patent 10,067,768); the yielded lanes
+        then no longer wait for those at that barrier."""
+        woke = False
+        at_bsync = self.state == AT_BSYNC
+        if not at_bsync.any() or "yielded" not in self.m.__dict__:
+            return False
+        exited = self.state == EXITED
+        yielded = self.m.yielded[self._s]
+        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
+                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
+        for b, m in sorted(keys):
+            waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+            missing = int_to_mask(m) & ~exited & ~waiting_here
+            if not missing.any() or not yielded[missing].all():
+                continue
+            self.state[waiting_here] = READY
+            same = missing & (self.B[b] == m)
+            self.B[b][same] = m & ~mask_to_int(waiting_here) & FULL
+            self.merge_lanes(waiting_here, m)
+            self._converged = None
+            woke = True
+        return woke
+
     def describe_wait(self) -> str:
         parts = []
         for lane in range(LANES):
@@ -418,6 +453,12 @@ class Machine:
         self._executed_at_check = None
         self._turn_warps: np.ndarray | None = None
         self._turn_left = 0
+        # optimistic: per warp, warp-instructions run while other paths of it waited ready
+        # (`spun`, made on first use; `_spinning`: warps with a count), and the warps whose
+        # next pick is the path after the one at the PC given (SPIN_LIMIT)
+        self._spinning = 0
+        self.rotate: dict[int, int] = {}
+        self._rotated = False
         self.const32: dict[int, np.ndarray] = {}
 
     # State most kernels never touch, made on first use.
@@ -448,6 +489,9 @@ class Machine:
         # collective run without such a lane is a hazard even if that lane has exited
         # meanwhile, since the hardware may as well have run the collective first.
         "apart": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
+        # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
+        "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
         "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
@@ -479,6 +523,29 @@ class Machine:
     # ---------------------------------------------------------------- selection
     def _reselect(self) -> None:
         """Pick afresh the lanes of the warps marked dirty."""
+        rotate = self.rotate
+        if rotate:
+            rotate = {w: pc for w, pc in rotate.items() if w in self.dirty}
+            self.rotate = {}
+        self._pick()
+        for w, after in rotate.items():
+            self._pick_after(w, after)
+
+    def _pick_after(self, w: int, after: int) -> None:
+        """Optimistic, a turn for the next path: warp `w`'s ready lanes at the lowest PC above
+        `after`, else (wrapping round) at the lowest PC."""
+        s = slice(w * LANES, (w + 1) * LANES)
+        ready = self.state[s] == READY
+        if not ready.any():
+            return
+        pcs = self.pc[s]
+        higher = ready & (pcs > after)
+        target = int(pcs[higher].min()) if higher.any() else int(pcs[ready].min())
+        np.logical_and(ready, pcs == target, out=self.sel[s])
+        self.sel_pc[w] = target
+        self._rotated = True
+
+    def _pick(self) -> None:
         ws = np.fromiter(sorted(self.dirty), dtype=np.int64, count=len(self.dirty))
         self.dirty.clear()
         if self.explicit:
@@ -527,7 +594,11 @@ class Machine:
             if not self.explicit:
                 rest = (self.state == READY) & ~self.sel
                 if np.count_nonzero(rest):
-                    g.merge = int(self.pc[rest].min())
+                    g.others = True
+                    if self._rotated:           # a path after a turn: lanes below are not met
+                        rest &= self.pc > p
+                    if np.count_nonzero(rest):
+                        g.merge = int(self.pc[rest].min())
             return g
         if self._turn_left > 0:
             tw = self._turn_warps
@@ -553,7 +624,12 @@ class Machine:
             # lanes of the same warps at a higher PC join when the group gets there
             rest = (self.state.reshape(-1, LANES)[warps] == READY) & ~rows
             if rest.any():
-                g.merge = int(self.pc.reshape(-1, LANES)[warps][rest].min())
+                g.others = True
+                pcs = self.pc.reshape(-1, LANES)[warps]
+                if self._rotated:               # a path after a turn: lanes below are not met
+                    rest &= pcs > p
+                if rest.any():
+                    g.merge = int(pcs[rest].min())
         return g
 
     def _after_control(self, g: Group) -> bool:
@@ -625,7 +701,12 @@ class Machine:
                         rest = (self.state[w * LANES:(w + 1) * LANES] == READY) & \
                             ~self.sel[w * LANES:(w + 1) * LANES]
                         if np.count_nonzero(rest):
-                            g.merge = int(self.pc[w * LANES:(w + 1) * LANES][rest].min())
+                            g.others = True
+                            pcs = self.pc[w * LANES:(w + 1) * LANES]
+                            if self._rotated:
+                                rest &= pcs > p
+                            if np.count_nonzero(rest):
+                                g.merge = int(pcs[rest].min())
                     n += self._run_group(g, budget, QUANTUM - n)
                 progressed |= n > 0
             if not (self.state != EXITED).any():
@@ -648,9 +729,10 @@ class Machine:
         left = limit or (self._turn_left if self._turn_left > 0 else QUANTUM)
         used, limit = budget.used, budget.limit
         one = g.width == 1
-        # traced, the fast path serves groups of one warp (where no warp's footprint can
-        # differ from the others': see _general)
-        traced_ok = self.tracing and len(g.warps) == 1
+        # traced, the fast path serves every group; where a guard holds on some of its
+        # warps' lanes and on none of another's, the warps' footprints differ and the
+        # instruction goes to _general, which runs it per warp
+        traced_ok = self.tracing
         bits = g.bits if traced_ok else None
         direct = direct_bits = None
         end = self.timing.end if traced_ok else None
@@ -687,13 +769,25 @@ class Machine:
                         reads, writes = self.reads, self.writes
                         reads.clear()
                         writes.clear()
+                        mask = active if guard is None else active & g.pred(guard)
+                        if guard is not None and nw > 1:
+                            anyw = g.any_per_warp(mask)
+                            if anyw.any() and not anyw.all():
+                                self.executed[g.warps] += ran - counted
+                                counted = ran
+                                budget.used = used
+                                self._general(g, step, p)
+                                direct = None
+                                p += 16
+                                if p >= stop or ran >= left:
+                                    break
+                                continue
                         try:
-                            if guard is None:
-                                run(g, step, active, active)
-                            else:
-                                run(g, step, active, active & g.pred(guard))
+                            run(g, step, active, mask)
                         except PerWarp:
                             self._per_warp(g, step, p)
+                            if nw > 1:      # the warps may have clocks of their own now
+                                direct = None
                         else:
                             if direct is not None:          # the warp's own clock, known
                                 end(direct, step, direct_bits, reads, writes)
@@ -708,6 +802,8 @@ class Machine:
                 counted = ran
                 budget.used = used
                 self._general(g, step, p)
+                if nw > 1:
+                    direct = None
                 if step.plain:
                     p += 16
                     if p >= stop or ran >= left:
@@ -732,6 +828,10 @@ class Machine:
             if p == g.merge:
                 self.dirty.update(g.warps.tolist())
         self.launch.thread_instructions += ran * g.width
+        if g.others or (ran >= left and not self.explicit and self._bsync_waits(g)):
+            self._spun(g, ran)
+        elif self._spinning:
+            self._converged_again(g)
         if not self.sequential and (ran >= QUANTUM or self._turn_left > 0 or self.nwarps > 1):
             self._account(ran)
         return ran
@@ -819,6 +919,48 @@ class Machine:
                 self.warp(w)._split(full[w * LANES:(w + 1) * LANES], p + 16)
         if not step.meets:
             self.sync_hint[g.idx] = FULL
+
+    def _bsync_waits(self, g: Group) -> bool:
+        """Whether lanes of `g`'s warps wait at a convergence barrier (asked after a whole
+        quantum: a loop that runs on while its warp's other lanes wait)."""
+        if len(g.warps) == 1:
+            w = int(g.warps[0])
+            return bool((self.state[w * LANES:(w + 1) * LANES] == AT_BSYNC).any())
+        return bool((self.state.reshape(-1, LANES)[g.warps] == AT_BSYNC).any())
+
+    def _spun(self, g: Group, ran: int) -> None:
+        """Optimistic: group `g` ran `ran` instructions, YIELD among them, while other lanes
+        of its warps waited (ready at other PCs, or at a convergence barrier): it spins, as
+        ptxas marks a loop that may wait on other threads. A warp whose paths have spun
+        SPIN_LIMIT instructions with no stretch run converged in between gives the next
+        ready path a turn, or else releases the lanes waiting at a BSYNC for members that
+        have all yielded (`Warp.release_yielded`). Divergent code without YIELD keeps the
+        lowest PC first (a long divergent loop reconverges as before)."""
+        yielded = self.__dict__.get("yielded")
+        if yielded is None or not yielded[g.idx].any():
+            return              # no YIELD in what it ran: not a spin-wait (ptxas marks those)
+        spun = self.spun
+        ws = g.warps
+        spun[ws] += ran
+        self._spinning = 1
+        if ran and int(spun[ws].max()) >= SPIN_LIMIT:
+            over = ws[spun[ws] >= SPIN_LIMIT].tolist()
+            spun[over] = 0
+            for w in over:
+                if g.others:
+                    # the path that ran: where its lanes stand (or stood, if they moved on)
+                    self.rotate[w] = int(self.sel_pc[w]) if self.sel_pc[w] != _NO_PC else g.pc
+                else:
+                    self.warp(w).release_yielded()
+            self.dirty.update(over)
+        yielded[g.idx] = False  # the next stretch counts if it yields again
+
+    def _converged_again(self, g: Group) -> None:
+        """Optimistic: `g`'s warps ran with no other path waiting: their counts start again."""
+        spun = self.spun
+        spun[g.warps] = 0
+        if not spun.any():
+            self._spinning = 0
 
     def _account(self, ran: int) -> None:
         """Turns: every QUANTUM steps, warps that have lanes to run but ran nothing since the

@@ -6,6 +6,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Imm, Label, Reg
 
+from . import externs
 from .errors import EmuFault
 from .lanes import PerWarp
 from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int  # noqa: F401
@@ -62,33 +63,87 @@ def op_jmp(w, s, active, mask):
     w.set_pc(mask, _target(s))
 
 
-@semantics("BRX", "JMX", vector=True)
+@semantics("BRX", "BRXU", "JMX", vector=True)
 def op_brx(w, s, active, mask):
+    """BRX/BRXU (a general or uniform register): relative to the next instruction; JMX absolute."""
     reg = s.ins.operands[0]
     offset = s.ins.operands[1].value if len(s.ins.operands) > 1 and isinstance(s.ins.operands[1], Imm) else 0
-    base = s.offset + 16 if s.ins.opcode == "BRX" else 0
+    base = s.offset + 16 if s.ins.opcode in ("BRX", "BRXU") else 0
     dest = w.r(reg).astype(np.int64) + offset + base
     w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
 
 
-def _register_target(w, s, mask):
+def _register_destination(w, s) -> np.ndarray:
     """CALL/RET through a register: nvdisasm prints `CALL.REL.NOINC R6 `(kernel)`, the
     register holding the target relative to the named function's start (an absolute
-    .text offset when there is no label)."""
+    .text offset when there is no label); CALL.ABS.NOINC R6 reads a 64-bit address."""
     ops = s.ins.operands
     base = next((o.offset or 0 for o in ops if isinstance(o, Label)), 0)
     base += sum(o.value for o in ops if isinstance(o, Imm))      # RET.ABS.NODEC R20 0x0
     reg = next(o for o in ops if isinstance(o, Reg) and o.file in ("R", "UR"))
-    dest = w.r(reg).astype(np.int64) + base
-    w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
+    if "ABS" in s.ins.modifiers and s.ins.opcode == "CALL" and reg.file == "R":
+        target = w.r64(reg).astype(np.int64)
+    else:
+        target = w.r(reg).astype(np.int64)
+    return np.broadcast_to(target + base, (w.width,))
+
+
+def _register_target(w, s, mask):
+    w.set_pc(mask, _register_destination(w, s))
 
 
 @semantics("CALL", vector=True)
 def op_call(w, s, active, mask):
     if any(isinstance(o, Reg) and o.file in ("R", "UR") for o in s.ins.operands):
-        _register_target(w, s, mask)
-        return
-    w.set_pc(mask, _target(s))
+        dest = _register_destination(w, s)
+    else:
+        dest = np.full(w.width, _target(s), np.int64)
+    external = mask & (dest >= externs.EXTERN_BASE) & (dest < externs.EXTERN_BASE + (1 << 32))
+    if external.any():
+        _call_externs(w, external, dest)
+        mask = mask & ~external
+    w.set_pc(mask, dest)
+
+
+def _call_externs(w, calling: np.ndarray, dest: np.ndarray) -> None:
+    """Lanes that call a driver-linked function (emu/externs.py) run it here and go on
+    at their return address, R20:R21."""
+    from .ops_memory import _generic       # generic addressing: global, shared, local
+
+    m = w.m
+
+    def read64(p, r):
+        lane = w.idx[p]
+        return int(m.R[r][lane]) | int(m.R[r + 1][lane]) << 32
+
+    def set64(p, r, value):
+        lane = w.idx[p]
+        m.R[r][lane], m.R[r + 1][lane] = value & 0xFFFFFFFF, value >> 32 & 0xFFFFFFFF
+
+    def read_bytes(p, addr, size):
+        one = np.zeros(w.width, bool)
+        one[p] = True
+        return _generic(w, np.array([addr], np.uint64), size, one, None)[0].tobytes()
+
+    for target in sorted(set(dest[calling].tolist())):
+        name = externs.name_at(target)
+        if name is None:
+            raise EmuFault(f"call to {target:#x}, in no function")
+        here = calling & (dest == target)
+        externs.call(w, np.nonzero(here)[0], name, read64, read_bytes, set64)
+        back = np.zeros(w.width, np.int64)
+        for p in np.nonzero(here)[0]:
+            back[p] = read64(p, 20)
+        w.set_pc(here, back)
+
+
+@semantics("LEPC", vector=True)
+def op_lepc(w, s, active, mask):
+    """LEPC Rd: the instruction's own code address, 64 bits (calls to driver-linked
+    functions compute their return address from it)."""
+    d = s.ins.operands[0]
+    w.w(d, np.uint32(s.offset & 0xFFFFFFFF), mask)
+    w.w(Reg("R", d.index + 1), np.uint32(s.offset >> 32), mask)
 
 
 @semantics("RET", vector=True)
@@ -123,7 +178,10 @@ def op_bssy(w, s, active, mask):
     keeps its own copy: machine.Warp.B)."""
     b = s.ins.operands[0]
     bits = w.warp_bits(mask)
-    w.m.B[b.index, w.lanes(mask)] = bits[mask] if np.ndim(bits) else bits
+    lanes = w.lanes(mask)
+    w.m.B[b.index, lanes] = bits[mask] if np.ndim(bits) else bits
+    if "yielded" in w.m.__dict__:
+        w.m.yielded[lanes] = False
 
 
 @semantics("BSYNC")

@@ -439,12 +439,16 @@ def _i2f(w, s, mask, dst_default="F32"):
     dst = floats[0] if floats else dst_default
     bits, signed = _INT_TYPES[src]
     if bits == 64:
-        raw = w.r64(a_op)
+        # a 64-bit source's 32-bit immediate is its high word, as a double's is (ptxas's
+        # `I2F.U64.RP R10, 0x40000000` converts 2^62 for div.s64 by 2^62)
+        raw = np.array([(a_op.value & 0xFFFFFFFF) << 32], dtype=U64) if isinstance(a_op, Imm) \
+            else w.r64(a_op)
         vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
     else:
-        raw = w.r(a_op).astype(np.int64) & ((1 << bits) - 1)
-        if getattr(a_op, "suffix", ()) and "H1" in a_op.suffix:
-            raw = (w.r(a_op).astype(np.int64) >> 16) & ((1 << bits) - 1)
+        # a byte or half-word selector picks the source's bits (`I2F.U8.RZ R0, R4.B1`)
+        shift = {"H1": 16, "B1": 8, "B2": 16, "B3": 24}
+        at = next((shift[x] for x in getattr(a_op, "suffix", ()) if x in shift), 0)
+        raw = (w.r(a_op).astype(np.int64) >> at) & ((1 << bits) - 1)
         vals = [v - (1 << bits) if signed and v >= 1 << (bits - 1) else v for v in raw.tolist()]
     mode = fp.mode_of(mods)
     fmt = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16"}[dst]

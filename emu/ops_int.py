@@ -782,7 +782,14 @@ def op_i2ip(w, s, active, mask):
     w.w(d, (res & M32).astype(U32), mask)
 
 
-@semantics("NOP", "UNOP", "NANOSLEEP", "YIELD", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
+@semantics("NOP", "UNOP", "NANOSLEEP", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
            "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT", vector=True)
 def op_nop(w, s, active, mask):
     pass
+
+
+@semantics("YIELD", vector=True)
+def op_yield(w, s, active, mask):
+    """YIELD: a hint to the scheduler, no effect on registers; the lanes count as yielded
+    at a convergence barrier they have not reached (machine.Warp.release_yielded)."""
+    w.m.yielded[w.lanes(mask)] = True

@@ -1,4 +1,4 @@
-"""Tensor-core matrix multiply-accumulate (HMMA, IMMA, QMMA) with the fragment layouts of PTX's
+"""Tensor-core matrix multiply-accumulate (HMMA, IMMA, QMMA, DMMA, BMMA) with the fragment layouts of PTX's
 `mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
 A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
 
@@ -15,7 +15,15 @@ a mantissa) and Inf - Inf give the canonical NaN; E5M2 infinities stay infinite.
 measurements of FP8 tensor cores (H100, RTX 40xx) report products aligned to the largest
 exponent and truncated to about 13 fraction bits before accumulation, so the hardware can
 differ from this model below about 2^-13 relative to the largest term; that was not
-calibrated here (no sm_89 device), as for HMMA."""
+calibrated here (no sm_89 device), as for HMMA.
+
+DMMA.884 (`mma.m8n8k4.f64`): A row g column t, B row t column g, C/D row g columns 2t and
+2t+1, each element a register pair; D = A·B + C exactly, rounded once (to nearest even, or
+.RZ/.RM/.RP as wmma's `.rz/.rm/.rp` ask; whether the hardware rounds between the four
+products was not calibrated). BMMA.88128
+(`mma.m8n8k128.b1`): the b1 fragments of IMMA.8832's layout with 32 bits per register;
+D = C + popc(A_row XOR B_col) (.XOR.POPC) or popc(A_row AND B_col) (.AND.POPC), wrapping
+at 32 bits."""
 from __future__ import annotations
 
 import math
@@ -36,8 +44,12 @@ G, T = LANE // 4, LANE % 4
 
 
 def _regs(w, op, n):
-    return [np.broadcast_to(w.r(Reg("R", op.index + i)) if not op.is_zero else np.zeros(1, U32), (32,))
-            for i in range(n)]
+    """`n` consecutive registers from `op` (RZ: zeros), a row of the warp's 32 lanes each."""
+    out = np.zeros((n, 32), dtype=U32)
+    if not op.is_zero:
+        for i in range(n):
+            out[i] = w.r(Reg("R", op.index + i))
+    return out
 
 
 def _a_coords(m, k, elem_bits):
@@ -80,7 +92,7 @@ def _unpack(word, e, elem_bits, kind):
         return bits.astype(np.int64)
     if kind == "s4":
         return bits.astype(np.int64) - ((bits.astype(np.int64) & 0x8) << 1)
-    if kind == "u4":
+    if kind in ("u4", "b1"):
         return bits.astype(np.int64)
     if kind in _FP8:
         return _FP8[kind][bits.astype(np.intp)]
@@ -107,6 +119,14 @@ def _shape(mods):
                 return 8, 8, 16
             if m.startswith("16864"):
                 return 16, 8, 64
+            if m.startswith("8832"):
+                return 8, 8, 32
+            if m.startswith("88128"):
+                return 8, 8, 128
+            if m == "168128":
+                return 16, 8, 128
+            if m == "168256":
+                return 16, 8, 256
     raise EmuFault(f"unsupported MMA shape in {'.'.join(mods)}")
 
 
@@ -126,7 +146,7 @@ def _fp8_dot(A, B, C):
         bb = s - hi
         err = (hi - (s - bb)) + (lo - bb)
         D = fp.add_rto(s, C)
-    inexact = np.isfinite(err) & (err != 0)
+    inexact = np.isfinite(err) & (err != 0) & np.isfinite(C)     # a NaN or infinite C decides D
     for i, j in zip(*np.nonzero(inexact)):
         exact = Fraction(hi[i, j]) + Fraction(lo[i, j]) + Fraction(C[i, j])
         D[i, j] = fp.round_rational(exact, "f64", "RN") if exact == 0 else _odd(exact)
@@ -158,21 +178,58 @@ def _fragment(coords_of, *args):
 def _fill(matrix, w, op, layout, bits, kind):
     """Scatter a fragment's elements (unpacked) into `matrix`."""
     nregs, reg, shift, lane, row, col = layout
-    words = np.stack(_regs(w, op, nregs))[reg, lane]
+    words = _regs(w, op, nregs)[reg, lane]
     if bits < 32:
         words = (words >> shift) & U32((1 << bits) - 1)
     matrix[row, col] = _unpack(words, 0, 32, kind)
+
+
+def _fill_sparse(matrix, w, s, op, bits, kind):
+    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP): the registers hold the compressed m x k/2
+    matrix in the dense fragment layout of that shape, two non-zero elements of each chunk of
+    four (compressed columns 2c, 2c+1 come from chunk c of the row). Each element's position
+    in its chunk is a 2-bit index of the metadata register (the operand after C): the
+    indices are ordered register by register, within a register thread by thread of the quad,
+    then element by element, 16 to a metadata thread; the quad's metadata threads are
+    sparsity selector `sel`'s: thread sel (k = 16 with 16-bit types), threads 2 sel, 2 sel + 1
+    (k = 32), all four (8-bit k = 64). (PTX ISA, sparse mma metadata; the CUTLASS comments on
+    sparse HMMA metadata spell out the same order.)"""
+    m, k = matrix.shape
+    meta_op, sel_op = s.ins.operands[4], s.ins.operands[5]
+    meta = _regs(w, meta_op, 1)[0].astype(np.uint32)
+    sel = sel_op.value if hasattr(sel_op, "value") else 0
+    nregs, reg, shift, lane, row, ccol = _fragment(_a_coords, m, k // 2, bits)
+    per_reg = 32 // bits
+    n_per_reg = 4 * per_reg              # stream positions of one register of the quad
+    first = sel * (nregs * n_per_reg // 16)     # the quad's first metadata thread
+    t = lane % 4
+    e = (shift // bits).astype(np.int64)
+    pos = reg * n_per_reg + t * per_reg + e
+    if first + nregs * n_per_reg // 16 > 4:
+        raise EmuFault(f"{s.ins.mnemonic}: sparsity selector {sel} names metadata threads outside "
+                       "the quad (undefined in PTX)")
+    source = (lane - t) + first + pos // 16
+    index = (meta[source] >> (2 * (pos % 16)).astype(U32)) & U32(3)
+    words = np.stack(_regs(w, op, nregs))[reg, lane]
+    if bits < 32:
+        words = (words >> shift) & U32((1 << bits) - 1)
+    values = _unpack(words, 0, 32, kind)
+    col = 4 * (ccol // 2) + index.astype(np.int64)
+    np.add.at(matrix, (row, col), values)
 
 
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
     bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
-            "e4m3": 8, "e5m2": 8}[a_kind]
+            "e4m3": 8, "e5m2": 8, "b1": 1}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((m, k), dtype=dtype)
     B = np.zeros((k, n), dtype=dtype)
-    _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
+    if "SP" in s.ins.modifiers:
+        _fill_sparse(A, w, s, a_op, bits, a_kind)
+    else:
+        _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
     _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
     # C/D: rows g (+8), columns 2t, 2t+1.
     C = np.zeros((m, n), dtype=dtype)
@@ -191,6 +248,11 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                     else v.view(np.int32).astype(np.int64)
     if a_kind in _FP8:
         D = _fp8_dot(A, B, C)
+    elif a_kind == "b1":
+        # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
+        both = A @ B
+        D = C + (both if "AND" in s.ins.modifiers else
+                 A.sum(axis=1)[:, None] + B.sum(axis=0)[None, :] - 2 * both)
     else:
         D = A @ B + C
     out = []
@@ -225,6 +287,58 @@ def op_imma(w, s, active, mask):
     types = [m.lower() for m in s.ins.modifiers if m in ("S8", "U8", "S4", "U4")]
     a_kind, b_kind = (types + ["s8", "s8"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "s32")
+
+
+@semantics("BMMA")
+def op_bmma(w, s, active, mask):
+    if "POPC" not in s.ins.modifiers:
+        raise EmuFault(f"{s.ins.mnemonic}: only BMMA .XOR/.AND .POPC is modelled")
+    _mma(w, s, mask, "b1", "b1", "s32")
+
+
+def _pairs(w, op, n):
+    """n f64 values from consecutive register pairs at `op` (RZ: zeros), per lane."""
+    regs = _regs(w, op, 2 * n)
+    return [(regs[2 * i].astype(np.uint64) | (regs[2 * i + 1].astype(np.uint64) << np.uint64(32)))
+            .view(np.float64) for i in range(n)]
+
+
+@semantics("DMMA")
+def op_dmma(w, s, active, mask):
+    """DMMA.884 (see the module docstring); the sm_90 spelling DMMA.8x8x4 is the same."""
+    if not {"884", "8x8x4"} & set(s.ins.modifiers):
+        raise EmuFault(f"{s.ins.mnemonic}: only DMMA.884 is modelled")
+    mode = next((m for m in s.ins.modifiers if m in ("RZ", "RM", "RP")), "RN")
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    a, b = _pairs(w, a_op, 1)[0], _pairs(w, b_op, 1)[0]
+    c = _pairs(w, c_op, 2)
+    A = np.zeros((8, 4))
+    B = np.zeros((4, 8))
+    A[G, T] = a
+    B[T, G] = b
+    C = np.zeros((8, 8))
+    C[G, 2 * T], C[G, 2 * T + 1] = c
+    out = []
+    for e in range(2):
+        j = 2 * T + e
+        vals = np.array([_exact_dot(A[G[l]], B[:, j[l]], C[G[l], j[l]], mode) for l in range(32)])
+        bits = vals.view(np.uint64)
+        out += [(bits & np.uint64(0xFFFFFFFF)).astype(U32), (bits >> np.uint64(32)).astype(U32)]
+    w.wn(d, out, mask)
+
+
+def _exact_dot(a_row, b_col, c, mode: str) -> float:
+    """a_row · b_col + c with one rounding in `mode` (the products exact as rationals)."""
+    terms = [float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)]
+    if not all(math.isfinite(x) for x in terms):
+        return float(np.sum(np.array(terms)))
+    exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a_row, b_col)), Fraction(float(c)))
+    if exact == 0:      # IEEE's sign of an exact zero sum
+        if all(x == 0 for x in terms):
+            negative = [math.copysign(1, x) < 0 for x in terms]
+            return -0.0 if all(negative) or (mode == "RM" and any(negative)) else 0.0
+        return -0.0 if mode == "RM" else 0.0
+    return fp.round_rational(exact, "f64", mode)
 
 
 @semantics("QMMA")

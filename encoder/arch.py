@@ -70,15 +70,36 @@ class Target:
     # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
     # the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
-    # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32);
-    # the sm_90 tables do not yet, so wmma tf32 is refused there
+    # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
+    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
+    # wmma tf32 is refused there
     tf32_k4_mma: bool = True
+    # the sub-byte tensor-core shapes of sm_8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
+    # .S4/.U4, BMMA.88128/168128/168256 (b1 .xor/.and.popc), in the ampere table; sm_90's
+    # ptxas computes s4/u4 and b1 .xor with other instructions (IMMA.8816 on unpacked
+    # nibbles, BMMA .AND): not generated there
+    mma_8x8_tiles: bool = True
+    # b1 mma operations with a BMMA of their own (sm_8x: .xor and .and .popc; sm_90's ptxas
+    # writes BMMA .AND.POPC, and .xor as other code, not generated)
+    binary_mma_ops: tuple[str, ...] = ("xor", "and")
+    # the DMMA shape token of f64 mma.m8n8k4 ("884" on sm_8x, "8x8x4" on sm_90; "" none)
+    f64_mma: str = "884"
+    # sparse mma (`mma.sp`: HMMA.SP/IMMA.SP with a metadata register and selector; sm_90's
+    # cubins also record them in EIATTR_SPARSE_MMA_MASK); not in the sm_75/sm_120 tables
+    sparse_mma: bool = True
     # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
     lepc_label: bool = False
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
     # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
     mbarrier_atomics: bool = True
+    # shared-window accesses scale their base register (`LDS R0, [R2.X4+0x10]` for a
+    # `shl.b32 i, 2` added to a variable's address: sm_75..sm_89); ptxas for sm_90 and sm_120
+    # computes such addresses with LEA/shifts instead
+    scaled_shared_index: bool = True
+    # `atom.shared.add.u32` of 1 whose result is unused is ATOMS.POPC.INC.32 (the shared
+    # unit adds the number of lanes naming each word; sm_80+); sm_75 has no such form
+    shared_popc_increment: bool = True
     # the driver's param window base (driver_cbank "param_window") is the address of the
     # first parameter (sm_90: `cvta.param` adds it alone); sm_8x's is the bank's, so cvta
     # adds the parameters' offset in the bank (param_base) too
@@ -187,8 +208,9 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False, tf32_k4_mma=False,
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",),
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
@@ -204,7 +226,8 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
+                          renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, minmax_type_shown=True, uniform_move_is_mov=True,
@@ -217,10 +240,11 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, renamed_opcodes=(("IMNMX", "VIMNMX"),
 # %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
-_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False, latency="turing", address_width_suffix=False,
+_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
+                       mma_8x8_tiles=False, sparse_mma=False, f64_mma="", binary_mma_ops=(), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
-                       leading_modifiers=(("LDS", "U"),))
+                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

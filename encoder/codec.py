@@ -290,9 +290,15 @@ def _weight_plan(weights: tuple[int, ...]) -> tuple[tuple, tuple, int | None]:
 
 # --- decode --------------------------------------------------------------------------
 
+_INSTRUCTION_BITS = (1 << CONTROL_SHIFT) - 1
+
+
 def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     """The form that reads `word`: the arch's own before the primary arch's; among those,
-    one that knows the values of the word's bit groups, then the most specific. (A form
+    one that knows the values of the word's bit groups, then the most specific (most form
+    bits), then one that accounts for more of the word's set bits (`MUFU.TANH.F16 R7,
+    R2.H1`: an equally specific form without the .H1 field matches the word too, blind to
+    bit 60). (A form
     whose seed hid a bit behind a zero register, `STS.64 [RZ], R2` hiding `.X4`, holds
     that bit among its form bits: `tools/isa_probe.py` reveals it.)"""
     matches = []
@@ -309,7 +315,8 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
         unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
-        return rank, unknown, neg_bits, pos
+        unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
+        return rank, unknown, neg_bits, unexplained, pos
     return table.form_at(min(matches, key=key)[1])
 
 

@@ -213,6 +213,8 @@ class Kernel:
     reqntid: tuple[int, int, int] | None = None
     maxreg_count: int | None = 0xFF
     ctaidz_used: bool = False
+    # sm_90's EIATTR_SPARSE_MMA_MASK: 0x10 when the code has HMMA.SP, 0x20 IMMA.SP (ptxas 13.5)
+    sparse_mma_mask: int = 0
     crs_stack_size: int | None = None
     frame_size: int = 0
     # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):
@@ -244,6 +246,12 @@ class Kernel:
     # against the reserved shared offset itself and leaves an empty `.rela.text.<k>` and an
     # internal symbol behind; only the builder reads it.
     shared_window: bool = False
+    # Module `.texref`/`.samplerref`/`.surfref` handles: the 4-byte constant-bank-0 slots
+    # the driver fills (absolute offset, the handle variables it holds: one, or a texture
+    # and its sampler in independent mode), and the variables in the order the kernel
+    # first names them; only the builder reads them.
+    handle_slots: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    handle_refs: list[str] = field(default_factory=list)
 
     @property
     def param_bytes(self) -> int:
@@ -645,6 +653,8 @@ def decode_kernel_records(k: Kernel) -> None:
             k.reqntid = tuple(r.u32s())
         elif name == "CTAIDZ_USED":
             k.ctaidz_used = True
+        elif name == "SPARSE_MMA_MASK":
+            k.sparse_mma_mask = r.value
         elif name == "NUM_BARRIERS":
             k.barcount = r.value
         elif name == "CRS_STACK_SIZE":

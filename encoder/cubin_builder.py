@@ -36,6 +36,10 @@ SHT_CUDA_PROTOTYPE = 0x70000002
 SHT_CUDA_GLOBAL_INIT = 0x70000008
 # Relocatable output (ptxas -c): module variables and `_param` are CUDA objects.
 STT_CUDA_OBJECT = 13
+# Module texture/sampler/surface handles: undefined global symbols of these types, and the
+# relocation that puts the driver's header index into the kernel's constant-bank slot.
+HANDLE_SYMBOL_TYPE = {"texref": 10, "samplerref": 11, "surfref": 12}
+HANDLE_RELOCATION = {"texref": 6, "samplerref": 7, "surfref": 52}   # R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX
 STO_CUDA_GLOBAL = 0x20
 STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
@@ -43,7 +47,7 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
 # an error).
 _MIDDLE = [
-    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", UNNAMED_5F, "VRC_CTA_INIT_COUNT", "COOP_GROUP_MASK_REGIDS",
+    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F, "VRC_CTA_INIT_COUNT", "COOP_GROUP_MASK_REGIDS",
     "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "EXIT_INSTR_OFFSETS",
     "S2RCTAID_INSTR_OFFSETS",  # position assumed: no 13.5 cubin in the corpora has one
@@ -62,7 +66,7 @@ KERNEL_ATTRIBUTE_ORDER = {
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
 # Records ptxas 13.5 writes with the same value into every sm_90 kernel's table.
-_HOPPER_SPARSE_MMA_MASK, _HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0, 0x101, 1, 0
+_HOPPER_5F, _HOPPER_NVSAL_SW_WAR, _HOPPER_PREEXIT_USED = 0x101, 1, 0
 
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
@@ -222,16 +226,30 @@ def compat_section(accelerator: bool, isa_class: int) -> bytes:
                   4, 0x0B, 8, 0]) + bytes(8) + bytes([3, 0x0E, 0x40, 0x04])
 
 
+SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
+
+
+def sparse_mma_mask(instructions) -> int:
+    """EIATTR_SPARSE_MMA_MASK of a kernel's code: a bit per sparse tensor-core opcode."""
+    mask = 0
+    for ins in instructions:
+        if ins.opcode in SPARSE_MMA_BITS and "SP" in ins.modifiers:
+            mask |= SPARSE_MMA_BITS[ins.opcode]
+    return mask
+
+
 def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
-                      extern_symbols: list[int] = ()) -> list[NvInfoRecord]:
+                      extern_symbols: list[int] = (), handle_kinds: dict | None = None) -> list[NvInfoRecord]:
     """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
-    (`extern_symbols`: the symbol indices of `k.externs`)."""
+    (`extern_symbols`: the symbol indices of `k.externs`; `handle_kinds`: the module's
+    handle variables' types, for `k.handle_slots`)."""
+    handle_kinds = handle_kinds or {}
     info = arch_info(arch)
     hopper = info.cubin_style == "hopper"
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
     if hopper:
-        recs += [NvInfoRecord.half("SPARSE_MMA_MASK", _HOPPER_SPARSE_MMA_MASK),
+        recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
                  NvInfoRecord.byte("PREEXIT_USED", _HOPPER_PREEXIT_USED)]
     if info.kernel_sw_war is not None:
@@ -250,6 +268,11 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
+    kinds = {kind for _, names in k.handle_slots for kind in map(handle_kinds.get, names)}
+    if "surfref" in kinds:           # the banks the driver's headers live in (bank 0)
+        recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
+    if kinds & {"texref", "samplerref"}:
+        recs.append(NvInfoRecord.byte("BINDLESS_TEXTURE_BANK", 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0))
     if info.vrc_cta_init_count is not None:
         recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.vrc_cta_init_count))
@@ -310,7 +333,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
-                isa_class: int = 1) -> Cubin:
+                isa_class: int = 1, handles: dict[str, str] | None = None,
+                descriptor_sizes: list[str] = (), istypep_used: bool = False,
+                samplers: list[tuple[str, int, int | None]] = (),
+                texmode_independent: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -328,6 +354,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
     debug-frame relocations for the linker.
+    `handles`: the module's `.texref`/`.samplerref`/`.surfref` variables (name -> type) in
+    declaration order; ptxas writes each as an undefined symbol after the first kernel's,
+    that kernel's in the order it names them first, then the others in declaration order;
+    a kernel's slots (`Kernel.handle_slots`) are `.rel.nv.constant0.<k>` entries.
+    `descriptor_sizes`: where the code queries a texture/surface header field other than
+    its dimensions, ptxas declares the loader's `.nv.unified.texrefDescSize` (txq) /
+    `.nv.surfrefDescSize` (suq), weak undefined 4-byte objects after the handles.
+    `istypep_used`: the code has an `istypep` (as written); ptxas's `.nv.info` then starts
+    with ISTYPEP_USED.
+    `samplers`: the module's `.samplerref`s (name, sampler word, force_unnormalized_coords
+    or None), recorded as SAMPLER_INIT (and SAMPLER_FORCE_UNNORMALIZED) after the first
+    REGCOUNT, the last declared first; `texmode_independent` adds TEXMODE_INDEPENDENT
+    before the stack sizes.
     `debug_sections` (`-lineinfo`/`-g`, see ptx2sass.debuginfo) come after `.debug_frame`, each
     with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
     (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
@@ -463,11 +502,22 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     func_sym: dict[str, int] = {}
     extern_sym: dict[str, int] = {}
     first_shared = next((k for k in file_order if k.shared_window), None)
+    handles = dict(handles or {})
+    unknown = [n for k in kernels for _, names in k.handle_slots for n in names if n not in handles]
+    if unknown:
+        raise CubinError(f"handle slots name {unknown}, which are not module handle variables")
+    handle_sym: dict[str, int] = {}
     for k in file_order:
         if k is not file_order[0] or k.is_entry:
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
+        if k is file_order[0]:
+            for name in dict.fromkeys([n for n in k.handle_refs if n in handles] + list(handles)):
+                syms.append(Symbol(name, 0, 0, HANDLE_SYMBOL_TYPE[handles[name]], STB_GLOBAL))
+                handle_sym[name] = len(syms) - 1
+            for name in descriptor_sizes:
+                syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
         if hopper and k is file_order[0]:
             end = info.reserved_shared_section_bytes        # the reserved words' first free byte
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
@@ -515,9 +565,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for k in kernels:
         if k.attributes is None:
             k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
-                                             [extern_sym[e] for e in k.externs if e in extern_sym])
+                                             [extern_sym[e] for e in k.externs if e in extern_sym],
+                                             handles)
         if k.const0 is None and k.is_entry:
-            k.const0 = bytes(k.param_base + k.param_bytes)
+            k.const0 = bytes(max([k.param_base + k.param_bytes] + [at + 4 for at, _ in k.handle_slots]))
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
                                          k.regcount if k.regcount_attribute is None
                                          else k.regcount_attribute))
@@ -536,10 +587,21 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+    if samplers and module:
+        records = []
+        for name, word, force in reversed(samplers):
+            if force is not None:
+                records.append(NvInfoRecord.words("SAMPLER_FORCE_UNNORMALIZED", handle_sym[name], force))
+            records.append(NvInfoRecord.words("SAMPLER_INIT", handle_sym[name], word))
+        module[1:1] = records
+    if texmode_independent:
+        module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
     for k in file_order if not relocatable else ():
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
+    if istypep_used:
+        module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
     if relocatable and (extern_names or defined_funcs):
         # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
@@ -628,6 +690,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                              ("rela", [r for r in relocs if r.addend is not None])):
             if chosen:
                 c.reloc_sections.append(RelocSection(f".{kind}{sec_name}", sec_name, chosen))
+    for k in file_order:    # handle slots: one entry per variable, listed from the last slot
+        relocs = [Relocation(at, handle_sym[n], HANDLE_RELOCATION[handles[n]], 0 if hopper else None)
+                  for at, names in reversed(k.handle_slots) for n in reversed(names)]
+        if relocs:
+            name = f".rel{'a' if hopper else ''}.nv.constant0.{k.name}"
+            c.reloc_sections.append(RelocSection(name, f".nv.constant0.{k.name}", relocs))
     if hopper:          # ptxas leaves each literal bank's relocation section, empty
         c.reloc_sections += [RelocSection(f".rela.nv.constant2.{k.name}", f".nv.constant2.{k.name}", [])
                              for k in file_order if k.const2 is not None]

@@ -51,10 +51,27 @@ MMA = {
     ("IMMA", "16864", None): (4, 4, 2, 4),
     ("IMMA", "8832", None): (2, 1, 1, 2),
     ("DMMA", "884", None): (4, 2, 2, 4),
+    ("DMMA", "8x8x4", None): (4, 2, 2, 4),
+    ("BMMA", "88128", None): (2, 1, 1, 2),
+    ("BMMA", "168128", None): (4, 2, 1, 4),
+    ("BMMA", "168256", None): (4, 4, 2, 4),
+    ("IMMA", "16832", "I4"): (4, 2, 1, 4),
+    ("IMMA", "16864", "I4"): (4, 4, 2, 4),
     ("QMMA", "16832", "F32"): (4, 4, 2, 4),
     ("QMMA", "16832", "F16"): (2, 4, 2, 2),
     ("QMMA", "16816", "F32"): (4, 2, 1, 4),
     ("QMMA", "16816", "F16"): (2, 2, 1, 2),
+}
+
+# Sparse forms (`.SP`: A holds half of its k elements; the metadata register and selector
+# follow C).
+SPARSE_MMA = {
+    ("HMMA", "16816", "F32"): (4, 2, 2, 4),
+    ("HMMA", "16816", "F16"): (2, 2, 2, 2),
+    ("HMMA", "16832", "F32"): (4, 4, 4, 4),
+    ("HMMA", "16832", "F16"): (2, 4, 4, 2),
+    ("IMMA", "16832", None): (4, 2, 2, 4),
+    ("IMMA", "16864", None): (4, 4, 4, 4),
 }
 
 # ldmatrix: the count of 8x8 matrices is the destination's width.
@@ -93,10 +110,13 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         for m in mods:
             for pos in CONVERSION[ins.opcode].get(m, ()):
                 at(pos, 2)
-    elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA"):
-        shape = next((m for m in mods if m.isdigit()), None)
+    elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA", "BMMA"):
+        shape = next((m for m in mods if m.isdigit() or m == "8x8x4"), None)
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
-        widths = MMA.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA") else None))
+        table = SPARSE_MMA if "SP" in mods else MMA
+        if ins.opcode == "IMMA":
+            kind = "I4" if ("S4" in mods or "U4" in mods) and "SP" not in mods and shape != "8832" else None
+        widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA") else None))
         for pos, width in enumerate(widths or ()):
             at(pos, width)
     elif ins.opcode == "LDSM":

@@ -123,3 +123,31 @@ def initial_bytes(init, kind: str, elem_size: int, size: int):
                 v = v.bits if v.bits is not None else int(v.value)
             data[at:at + elem_size] = (v & ((1 << (8 * elem_size)) - 1)).to_bytes(elem_size, "little")
     return bytes(data), relocs
+
+
+# `.samplerref` fields: (byte of the sampler word, {keyword: value}); a byte not given is 0xff
+SAMPLER_FIELDS = {
+    "addr_mode_0": (0, None), "addr_mode_1": (1, None), "addr_mode_2": (2, None),
+    "filter_mode": (3, {"nearest": 0, "linear": 1}),
+}
+ADDRESS_MODES = {"wrap": 0, "mirror": 1, "clamp_ogl": 2, "clamp_to_edge": 3, "clamp_to_border": 4}
+
+
+def sampler_word(fields) -> tuple[int, int | None]:
+    """(the sampler word ptxas 13.5 records in EIATTR_SAMPLER_INIT, force_unnormalized_coords
+    or None) for a `.samplerref`'s `{field = value, ...}`: one byte per field (address modes
+    0..2, then the filter mode), 0xff where not given. Raises NotConstant on a field or
+    value it does not know."""
+    word, force = 0xFFFFFFFF, None
+    for f in _flatten(fields) if fields is not None else ():
+        if not isinstance(f, ast.FieldInit):
+            raise NotConstant(f)
+        if f.field == "force_unnormalized_coords":
+            force = _number(f.value) & 1
+            continue
+        at, values = SAMPLER_FIELDS.get(f.field, (None, None))
+        value = (values or ADDRESS_MODES).get(f.value) if isinstance(f.value, str) else None
+        if at is None or value is None:
+            raise NotConstant(f)
+        word = word & ~(0xFF << (8 * at)) | value << (8 * at)
+    return word, force

@@ -499,6 +499,7 @@ ARCH_SPECIFIC_OPCODES = frozenset(("setmaxnreg", "wgmma", "tcgen05"))
 # Keyed by opcode, or opcode plus one modifier, as written in the instruction.
 FEATURES: dict[str, Feature] = {
     "redux": Feature("redux", (7, 0), 80),
+    "mma.sp::ordered_metadata": Feature(".sp::ordered_metadata", (8, 5), 80),
     "ld.v8": Feature("256 bit wide load/store", (8, 8), 100),
     "st.v8": Feature("256 bit wide load/store", (8, 8), 100),
     "cp.async": Feature("cp.async", (7, 0), 80),

@@ -21,7 +21,7 @@ from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
-from ptx2sass.frontend.initializers import element_count, initial_bytes
+from ptx2sass.frontend.initializers import NotConstant, element_count, initial_bytes, sampler_word
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
 
 # Instructions with no result operand (everything else writes its first operand).
@@ -142,13 +142,20 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
                 inner *= dim if isinstance(dim, int) else 0
             count = -(-element_count(d.init) // max(1, inner * elems)) * inner
         size = _type_size("." + ty) * elems * count
-        init, relocs = None, []
-        if d.init is not None and decl.space in (".global", ".const"):
+        init, relocs, sampler = None, [], None
+        if ty == "samplerref":
+            try:
+                sampler = sampler_word(d.init)
+            except NotConstant:
+                raise CompileError(f"Unknown sampler field or value in the initializer of '{d.name}'",
+                                   None, getattr(d, "line", None) or decl.line) from None
+        elif d.init is not None and decl.space in (".global", ".const"):
             init, relocs = initial_bytes(d.init, ir.TYPES.get(ty, ("b", 8))[0], _type_size("." + ty), size)
         var = ir.Variable(d.name, decl.space[1:].split("::")[0], ty, size,
                           decl.align or _type_size("." + ty) * elems, init=init, relocations=relocs,
                           extern=".extern" in decl.linkage,
-                          linkage=_strip(decl.linkage[0]) if decl.linkage else None)
+                          linkage=_strip(decl.linkage[0]) if decl.linkage else None,
+                          sampler=sampler)
         scope.names[d.name] = var
         created.append(var)
     return created
@@ -642,6 +649,10 @@ class _FunctionLowering:
         """The handle (a register or a module .texref/.samplerref/.surfref symbol) and the
         coordinates of a texture/surface operand as leading sources; `attrs["coords"]`."""
         handle, coords = _texture_handle_and_coords(srcs_ast[0])
+        if len(coords) == 2 and isinstance(coords[0], ast.Name) \
+                and isinstance(coords[1], ast.VectorOperand):
+            ins.attrs["sampler"] = coords[0].name         # `[tex, sampler, {coords}]`
+            coords = list(coords[1].elements)
         ins.attrs["coords"] = len(coords)
         return handle + coords + list(srcs_ast[1:])
 
@@ -885,11 +896,15 @@ def _lower_module(module: ast.Module) -> ir.Module:
     version = f"{module.version.major}.{module.version.minor}" if module.version else "0.0"
     target = module.target.names[0] if module.target and module.target.names else "sm_89"
     out = ir.Module(version, target, module.address_size.bits if module.address_size else 64)
+    out.texmode_independent = bool(module.target) and "texmode_independent" in module.target.names
     scope = _Scope(None)
     functions = {f.name for f in module.functions()}
     defined = {f.name for f in module.functions() if f.body is not None}   # the rest: externs
     for item in module.items:
         if isinstance(item, ast.VariableDecl):
+            if item.type == ".samplerref" and not out.texmode_independent:
+                raise CompileError("Instruction or declaration violates .target texmode_unified setting",
+                                   module.file, item.line)
             out.variables.extend(declare(scope, item))
     for f in module.functions():
         if f.body is None:

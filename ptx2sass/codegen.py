@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ptx2sass import abi, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program
+from ptx2sass.encoder.cubin_builder import frame_cfa_program, function_cfa_program, sparse_mma_mask
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.isel import select_function
@@ -32,16 +32,25 @@ from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
+from ptx2sass.isel.shared_addresses import fold_shared_addresses
+from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
+from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
+from ptx2sass.isel.compare_chains import fold_compare_chains
+from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.wmma import lower_wmma
-from ptx2sass.variables import KernelLayout, kernel_layout, module_layout
+from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
+                                descriptor_size_symbols)
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
 STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
+MIN_TRAILING_NOPS = 8
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
 FP8_FORMATS = {"E4M3", "E5M2"}
@@ -258,9 +267,16 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     apply_target_forms(mf, info)
+    fold_shared_addresses(mf)
+    fold_sign_extended_adds(mf)
+    fold_shifted_adds(mf)
+    fold_lop3_predicates(mf)
+    fold_compare_chains(mf)
     combine_adds(mf)
+    legalise_operand_slots(mf, info.name)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
+        sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(mf, frame, limit)
@@ -497,9 +513,12 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
             raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
                                f"not supported yet", filename)
         const2 = abi.pointer_table(pointers, {name: labels[abi.label_of(name)] for name in pointers})
-    # ptxas ends every function with a branch to itself, then pads to 128 bytes with NOPs.
+    # ptxas ends every function with a branch to itself, then at least 8 NOPs (13.5.37:
+    # min 8 over every corpus kernel), to a multiple of 128 bytes.
     end = 16 * len(instructions)
     instructions.append(Instruction("BRA", (), (Label(".L_x_end", end),)))
+    for _ in range(MIN_TRAILING_NOPS):
+        instructions.append(Instruction("NOP"))
     while (16 * len(instructions)) % TEXT_ALIGN:
         instructions.append(Instruction("NOP"))
     words = bytearray()
@@ -599,6 +618,18 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     kernels, codes = [], []
     for fn in module.functions:
         lower_wmma(fn, info)
+    # the handle variables each function names as written (ptxas keeps their slots when it
+    # deletes the code that reads them)
+    if mod_layout.handles and info.cubin_style == "hopper":
+        # sm_90's cubin places the handle symbols and bank records otherwise (not measured)
+        raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
+                           filename)
+    handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
+    # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
+    descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
+                                          for s in descriptor_size_symbols(fn)))
+    istypep_used = any(ins.opcode == "istypep" for fn in module.functions for b in fn.blocks
+                       for ins in b.instrs)
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
@@ -626,7 +657,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     time_report = (options or {}).get("time_report")
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved)
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name])
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug)
         codes.append(code)
@@ -656,7 +687,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
-                              shared_window=code.shared_addresses))
+                              shared_window=code.shared_addresses,
+                              sparse_mma_mask=sparse_mma_mask(code.instructions),
+                              handle_slots=[(info.param_base + at, tuple(key.split(",")))
+                                            for at, key, _ in layout.handle_slots],
+                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
     if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
@@ -688,7 +723,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
-                                    isa_class=2 if fp8 else 1))
+                                    isa_class=2 if fp8 else 1, handles=mod_layout.handles,
+                                    descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
+                                    samplers=[(v.name, *v.sampler) for v in module.variables
+                                              if v.sampler is not None],
+                                    texmode_independent=module.texmode_independent))
     return cubin, codes
 
 

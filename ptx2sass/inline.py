@@ -98,11 +98,16 @@ class _Inliner:
             elif isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
                 params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
+                self.arrays.difference_update(d.name for d in st.declarators)
             elif isinstance(st, ast.VariableDecl) and st.space == ".reg":
                 out.append(st)
                 regs.update((d.name, st.type) for d in st.declarators)
             elif isinstance(st, ast.Block):
+                # a block's `.param` declarations end with it (nvcc reuses `retval0` for a
+                # struct in one call sequence and a scalar in the next)
+                outer_arrays = set(self.arrays)
                 out.append(self.body(st, params, stack, regs))
+                self.arrays = outer_arrays
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 out.extend(self.inline_call(st, stack))
             elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:

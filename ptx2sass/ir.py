@@ -151,6 +151,9 @@ class Variable:
     relocations: list[tuple[int, str, int]] = field(default_factory=list)
     extern: bool = False
     linkage: str | None = None       # visible / extern / weak / None
+    # `.samplerref` initialiser: (the driver's sampler word, force_unnormalized_coords or
+    # None when not given); see ptx2sass.frontend.initializers.sampler_word
+    sampler: tuple[int, int | None] | None = None
 
 
 @dataclass(eq=False)
@@ -189,6 +192,7 @@ class Module:
     # `.extern .func`s called without a body here (ptxas's system calls): name, parameter
     # and result types; no blocks
     externs: list[Function] = field(default_factory=list)
+    texmode_independent: bool = False    # `.target ..., texmode_independent`
 
 
 def link(pred: Block, succ: Block) -> None:

@@ -12,7 +12,12 @@
   arrays start after the static part padded to 16 bytes, and make the section exist even
   when it is empty;
 * `.local` variables: slots of the kernel's stack frame (`ptx2sass.frame`);
-* kernel parameters (their address taken): offsets in constant bank 0 (isel).
+* kernel parameters (their address taken): offsets in constant bank 0 (isel);
+* module `.texref`/`.surfref`/`.samplerref` variables (opaque handles): no storage; each
+  kernel that names one gets a 4-byte slot in its constant bank 0 after the parameters,
+  which the driver fills with the header index (`R_CUDA_TEX_HEADER_INDEX` and kin);
+  textures' slots first, then samplers', then surfaces', each in the order the PTX first
+  names them (ptxas 13.5, sm_8x; `handle_slots`).
 
 A `Placement` is what instruction selection needs: the state space and the number (table
 slot or byte offset) that addresses the variable.
@@ -50,6 +55,8 @@ class ModuleLayout:
     # and the names of module variables other modules may name (`.visible`).
     extern_variables: list[tuple[str, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
+    # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
+    handles: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +65,58 @@ class KernelLayout:
     shared_bytes: int | None       # static size of `.nv.shared.<k>`; None: no such section
     shared_align: int
     frame: Frame
+    # Handle slots after the parameters: (byte offset from the parameters' start, name, type)
+    handle_slots: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+OPAQUE_TYPES = ("texref", "samplerref", "surfref")      # also their slot order
+
+
+def handle_references(fn: ir.Function, handles) -> list[str]:
+    """The opaque handle variables `fn` names, in first-use order (taken before the
+    optimiser runs: ptxas keeps a slot for a texture whose fetch it deletes). A texture
+    fetched with a sampler (`[tex, smp, {...}]`, independent mode) is the pair's key
+    `"tex,smp"`: the pair has a slot of its own."""
+    names: dict[str, None] = {}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            for k, src in enumerate(ins.srcs):
+                if isinstance(src, ir.Symbol) and src.name in handles:
+                    sampler = ins.attrs.get("sampler") if k == 0 else None
+                    names[handle_key(src.name, sampler)] = None
+    return list(names)
+
+
+def handle_key(name: str, sampler: str | None = None) -> str:
+    """A handle slot's key: the variable, or a texture and its sampler."""
+    return f"{name},{sampler}" if sampler else name
+
+
+def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str]) -> list[tuple[int, str, str]]:
+    """(offset from the parameters' start, key, type) of each slot of `fn`'s handles."""
+    at = align_up(max((p.offset + p.size for p in fn.params), default=0), 4)
+    out = []
+    for kind in OPAQUE_TYPES:
+        for key in used:
+            if handles.get(key.split(",")[0]) == kind:
+                out.append((at, key, kind))
+                at += 4
+    return out
+
+
+# txq/suq queries answered from the header's dimensions word; the others make ptxas read the
+# descriptor from memory, sized by a weak symbol the loader defines (per opcode)
+DIMENSION_QUERIES = frozenset({"width", "height", "depth"})
+DESCRIPTOR_SIZE_SYMBOLS = {"txq": ".nv.unified.texrefDescSize", "suq": ".nv.surfrefDescSize"}
+
+
+def descriptor_size_symbols(fn: ir.Function) -> list[str]:
+    """The descriptor-size symbols `fn` (as written) needs, in first-use order: a txq/suq of
+    a header field other than the dimensions (ptxas declares the symbol even when the
+    query's result is unread)."""
+    return list(dict.fromkeys(
+        DESCRIPTOR_SIZE_SYMBOLS[ins.opcode] for b in fn.blocks for ins in b.instrs
+        if ins.opcode in DESCRIPTOR_SIZE_SYMBOLS and not DIMENSION_QUERIES & set(ins.modifiers)))
 
 
 def _global_offsets(variables) -> dict[str, int]:
@@ -91,6 +150,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
         out.bank4.append(name)
     data: list[tuple[ir.Variable, str, str | None]] = []     # (variable, cubin name, function)
     for v in module.variables:
+        if v.type in OPAQUE_TYPES:
+            out.handles[v.name] = v.type
+            continue
         if v.space not in ("global", "const", "shared"):
             raise CompileError(f"module-level .{v.space} variable `{v.name}` not supported yet", filename)
         if v.space != "shared":                               # shared: laid out per kernel
@@ -183,11 +245,18 @@ def referenced_symbols(fn: ir.Function) -> list[str]:
 
 
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
-                  filename: str | None = None, reserved_shared: int = 0) -> KernelLayout:
+                  filename: str | None = None, reserved_shared: int = 0,
+                  handle_refs: list[str] | None = None) -> KernelLayout:
     """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
     of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
-    the section covers."""
+    the section covers. `handle_refs`: the handle variables the kernel names
+    (`handle_references` before optimisation; default: those its code names now)."""
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
+    if handle_refs is None:
+        handle_refs = handle_references(fn, mod.handles)
+    slots = handle_slots(fn, mod.handles, handle_refs) if fn.is_entry else []
+    for at, name, kind in slots:
+        placements[name] = Placement(kind, at)
     used = set(referenced_symbols(fn))
     shared = [v for v in fn.locals if v.space == "shared"]
     shared += [v for v in module.variables if v.space == "shared" and v.name in used]
@@ -214,4 +283,4 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
     section = size if (size or externs) else None
-    return KernelLayout(placements, section, align, frame)
+    return KernelLayout(placements, section, align, frame, slots)

@@ -13,6 +13,13 @@ Element (r, c) of a matrix lives at `base + (r * stride + c) * size` in `.row` l
 in memory it is one 32-bit access, else two 16-bit ones (ptxas transposes with MOVM there;
 the values are the same).
 
+The 8x8 tiles are one mma.sync each, with mma's fragments as ptxas loads them: f64 m8n8k4
+(A element (g, t), B (k t, column g), C/D (g, 2t) and (g, 2t+1), one f64 register each),
+s4/u4 m8n8k32 and b1 m8n8k128 (A: row g, the lane's t-th 32-bit word of it; B: column g, word
+t; C/D s32 as f64's). A sub-byte A/B word sits at word `g * (stride >> 3) + t` (s4/u4) or
+`g * (stride >> 5) + t` (b1) of the matrix, as ptxas addresses it (PTX allows only .row A
+and .col B there).
+
 Forms not lowered here (other shapes and types) stay `wmma` and instruction selection
 refuses them with a "not supported yet" error at their line.
 """
@@ -22,15 +29,22 @@ import re
 
 from ptx2sass import ir
 
-SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4}
-SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8")
+SIZES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s8": 1, "u8": 1, "s32": 4, "f64": 8}
+# the sub-byte element types (modifiers in the frontend's parse) -> elements per 32-bit word
+SUB_BYTE = {"s4": 8, "u4": 8, "b1": 32}
+# one mma.sync each (arch.f64_mma for m8n8k4, isel.mma.sub_byte_available for the others)
+TILES = ("m8n8k4", "m8n8k32", "m8n8k128")
+SHAPES = ("m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8") + TILES
 # (shape, A/B type) -> registers in the A and B fragments (f16's repeat their words)
 INPUT_WORDS = {("m16n16k16", "f16"): (8, 8), ("m32n8k16", "f16"): (8, 8), ("m8n32k16", "f16"): (8, 8),
                ("m16n16k16", "bf16"): (4, 4), ("m32n8k16", "bf16"): (8, 2), ("m8n32k16", "bf16"): (2, 8),
                ("m16n16k8", "tf32"): (4, 4),
                **{(shape, t): words for t in ("s8", "u8") for shape, words in
-                  (("m16n16k16", (2, 2)), ("m32n8k16", (4, 1)), ("m8n32k16", (1, 4)))}}
-ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "s8": ("s32",), "u8": ("s32",)}
+                  (("m16n16k16", (2, 2)), ("m32n8k16", (4, 1)), ("m8n32k16", (1, 4)))},
+               ("m8n8k4", "f64"): (1, 1), ("m8n8k32", "s4"): (1, 1), ("m8n8k32", "u4"): (1, 1),
+               ("m8n8k128", "b1"): (1, 1)}
+ACCUMULATORS = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "s8": ("s32",), "u8": ("s32",),
+                "f64": ("f64",), "s4": ("s32",), "u4": ("s32",), "b1": ("s32",)}
 _C32 = lambda pairs: [p for r, c in pairs for p in ((r, c), (r, c + 1))]
 _C32T = lambda pairs: [p for r, c in pairs for p in ((r, c), (r + 1, c))]
 # (shape, fragment, element bytes) -> (the lane's origin (row, column), from g = lane / 4
@@ -61,6 +75,11 @@ FRAGMENTS = {
     ("m16n16k8", "b", 4): (("t", "g"), None, [(0, 0), (4, 0), (0, 8), (4, 8)]),
     ("m32n8k16", "c", 4): (("g", "2t"), None, _C32([(0, 0), (8, 0), (16, 0), (24, 0)])),
     ("m8n32k16", "c", 4): (("2t", "g"), None, _C32T([(0, 0), (0, 8), (0, 16), (0, 24)])),
+    ("m8n8k4", "a", 8): (("g", "t"), None, [(0, 0)]),
+    ("m8n8k4", "b", 8): (("t", "g"), None, [(0, 0)]),
+    ("m8n8k4", "c", 8): (("g", "2t"), None, [(0, 0), (0, 1)]),
+    ("m8n8k32", "c", 4): (("g", "2t"), None, [(0, 0), (0, 1)]),
+    ("m8n8k128", "c", 4): (("g", "2t"), None, [(0, 0), (0, 1)]),
 }
 
 
@@ -93,30 +112,49 @@ def supported(ins: ir.Instr, arch) -> bool:
     if ins.guard is not None or shape is None or (shape == "m16n16k8" and not arch.tf32_k4_mma):
         return False
     if mods[0] == "mma":
-        if not arch.mma_k16:
+        from ptx2sass.isel.mma import sub_byte_available
+        if not arch.mma_k16 or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4"
+                                                          else sub_byte_available(arch, mods))):
             return False
         a_type, c_type = mma_types(ins)
-        if (shape, a_type) not in INPUT_WORDS or ("satfinite" in mods and a_type not in ("s8", "u8")) \
-                or len(set(ins.types[:2])) > 1 or ins.type != c_type or c_type not in ACCUMULATORS[a_type]:
+        if (shape, a_type) not in INPUT_WORDS \
+                or ("satfinite" in mods and a_type not in ("s8", "u8", "s4", "u4")) \
+                or len(set(ins.types[:2])) > 1 or ins.type != c_type or c_type not in ACCUMULATORS[a_type] \
+                or (a_type == "b1" and not ({"xor", "and"} & set(mods) and "popc" in mods)) \
+                or len({m for m in mods if m in SUB_BYTE}) > 1:
             return False
         n_a, n_b = INPUT_WORDS[(shape, a_type)]
-        return len(ins.srcs) == n_a + n_b + n_acc(c_type)
+        return len(ins.srcs) == n_a + n_b + n_acc(c_type, shape)
     if mods[0] in ("load", "store") and any(m in mods for m in ("row", "col")):
         if mods[1] in ("a", "b"):
-            return (shape, ins.type) in INPUT_WORDS
+            if element_type(ins) in SUB_BYTE and (mods[1] == "a") != ("row" in mods):
+                return False        # sub-byte A is .row and B .col only
+            return (shape, element_type(ins)) in INPUT_WORDS
         a_types = [t for (s, t) in INPUT_WORDS if s == shape]
         return any(ins.type in ACCUMULATORS[t] for t in a_types)
     return False
 
 
 def mma_types(ins: ir.Instr) -> tuple[str, str]:
-    """(A/B type, C type) of a `wmma.mma`: `.dtype.ctype` for f16, else `.dtype.atype.btype.ctype`."""
+    """(A/B type, C type) of a `wmma.mma`: `.dtype.ctype` for f16, else `.dtype.atype.btype.ctype`
+    (the frontend keeps s4/u4/b1 among the modifiers)."""
+    sub = next((m for m in ins.modifiers if m in SUB_BYTE), None)
+    if sub is not None:
+        return sub, ins.types[-1] if ins.types else ""
     if len(ins.types) >= 3:
         return ins.types[0], ins.types[2]
     return "f16", ins.types[0] if ins.types else ""
 
 
-def n_acc(ty: str) -> int:
+def element_type(ins: ir.Instr) -> str | None:
+    """A wmma load's or store's element type (s4/u4/b1 are modifiers in the parse)."""
+    return next((m for m in ins.modifiers if m in SUB_BYTE), ins.type)
+
+
+def n_acc(ty: str, shape: str | None = None) -> int:
+    """Registers in a C/D fragment of element type `ty`."""
+    if shape in TILES:
+        return 2
     return 4 if ty == "f16" else 8
 
 
@@ -154,6 +192,8 @@ class _Lowering:
         mods = ins.modifiers
         frag, col = mods[1], "col" in mods
         shape = next(m for m in mods if m in SHAPES)
+        if element_type(ins) in SUB_BYTE:
+            return self.sub_byte_word(shape, frag, col)
         size = SIZES[ins.type]
         key = "c" if frag in ("c", "d") else frag
         origin, step, words = FRAGMENTS[(shape, key, size)]
@@ -183,13 +223,14 @@ class _Lowering:
         space = ins.space
         is_load = mods[0] == "load"
         contiguous = step is not None and (step == (1, 0)) == col
+        word = "b64" if size == 8 else "b32"
         for k, (dr, dc) in enumerate(words):
             v = values[k]
             if step is None or contiguous:
                 if is_load:
-                    self.emit("ld", [v], [element(dr, dc)], "b32", space=space)
+                    self.emit("ld", [v], [element(dr, dc)], word, space=space)
                 else:
-                    self.emit("st", [], [element(dr, dc), v], "b32", space=space)
+                    self.emit("st", [], [element(dr, dc), v], word, space=space)
                 continue
             if size == 2:
                 lo_a, hi_a = element(dr, dc), element(dr + step[0], dc + step[1])
@@ -218,6 +259,29 @@ class _Lowering:
         if is_load:
             for k in range(len(words), len(values)):      # A and B: the words repeat
                 self.emit("mov", [values[k]], [values[k % len(words)]], "b32")
+
+    def sub_byte_word(self, shape: str, frag: str, col: bool) -> None:
+        """An s4/u4/b1 A (.row) or B (.col) fragment: the lane's one word, word t of row
+        (A) or column (B) g, at word g * (stride / elements per word) + t, as ptxas
+        computes it."""
+        ins = self.ins
+        if (frag, col) not in (("a", False), ("b", True)):
+            raise AssertionError("wmma sub-byte fragments are A .row and B .col only")
+        per_word = SUB_BYTE[element_type(ins)]
+        address, value = ins.srcs[0], ins.dests[0]
+        stride = ins.srcs[1] if len(ins.srcs) > 1 else \
+            ir.Const(default_stride(shape, frag, col), "u32")
+        base, base_offset = self.base_address(address)
+        shift = per_word.bit_length() - 1
+        if isinstance(stride, ir.Const):
+            words_per_row = ir.Const(stride.value >> shift, "u32")
+        else:
+            words_per_row = self.new("b32")
+            self.emit("shr", [words_per_row], [stride, ir.Const(shift, "u32")], "u32")
+        index = self.new("b32")
+        self.emit("mad", [index], [self.g, words_per_row, self.t], "u32", ("lo",))
+        addr = self.add_index(base, index, 4)
+        self.emit("ld", [value], [ir.Address(addr, base_offset)], "b32", space=ins.space)
 
     def lane_part(self, part: str) -> ir.Value:
         """g, t, 2t or 4t of this lane."""
@@ -280,6 +344,8 @@ class _Lowering:
         ins = self.ins
         a_type, c_type = mma_types(ins)
         shape = next(m for m in ins.modifiers if m in SHAPES)
+        if shape in TILES:
+            return self.tile_mma(shape, a_type)
         n_a, n_b = INPUT_WORDS[(shape, a_type)]
         srcs = list(ins.srcs)
         a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
@@ -300,6 +366,19 @@ class _Lowering:
                       ("sync", "aligned", "m16n8k16", "row", "col")
                       + (("satfinite",) if "satfinite" in ins.modifiers else ()),
                       types=(a_type, a_type, c_type))
+
+    def tile_mma(self, shape: str, a_type: str):
+        """One mma.sync of the same shape: the fragments are mma's whatever the layouts."""
+        ins = self.ins
+        mods = ("sync", "aligned", shape, "row", "col")
+        if a_type == "f64":
+            rounding = tuple(m for m in ins.modifiers if m in ("rn", "rz", "rm", "rp"))
+            self.emit("mma", ins.dests, ins.srcs, "f64", mods + rounding, types=("f64",) * 3)
+            return
+        extra = (("satfinite",) if "satfinite" in ins.modifiers else ()) + (a_type, a_type)
+        if a_type == "b1":
+            extra += (next(m for m in ins.modifiers if m in ("xor", "and")), "popc")
+        self.emit("mma", ins.dests, ins.srcs, "s32", mods + extra, types=("s32",))
 
     def tf32_mma(self, a, b, c):
         """m16n16k8 tf32 as ptxas writes it: four m16n8k4 mmas, k 0-3 of both column halves

@@ -31,7 +31,11 @@ PURE = frozenset({
     "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX", "VHMNMX",      # sm_90
 })
 # Memory instructions: movable past pure ones and past accesses of other state spaces.
-MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"})
+# Atomics and reductions too: they keep their order with every access their space may
+# meet, and pure arithmetic (no memory effect) may pass them (`ATOMS` in a histogram loop
+# no longer holds back the next iteration's index).
+ATOMICS = frozenset({"ATOMS", "ATOMG", "ATOM", "RED", "REDG"})
+MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"}) | ATOMICS
 # Registers that are constants or sinks: no dependence goes through them.
 FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 63), ("UP", 7)}
 
@@ -41,14 +45,18 @@ FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 63), ("UP", 7)}
 # A strong (or MMIO) access keeps its place among every other access.
 _SPACES = {"LDG": ("global",), "STG": ("global",), "LDS": ("shared",), "STS": ("shared",),
            "LDL": ("local",), "STL": ("local",), "LDC": ("const",),
-           "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local")}
+           "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local"),
+           "ATOMS": ("shared",), "ATOMG": ("global",), "RED": ("global",), "REDG": ("global",),
+           "ATOM": ("global", "shared", "local"),
+           # sched.pre_schedule moves BAR.SYNC and the warp's votes and shuffles ("warp")
+           "BAR": ("global", "shared", "local", "const", "warp"), "VOTE": ("warp",), "SHFL": ("warp",)}
 _EVERY_SPACE = ("global", "shared", "local", "const")
 
 
 def memory_spaces(opcode: str, modifiers) -> tuple[str, ...]:
     """The spaces whose other accesses a memory instruction must stay ordered with."""
-    if "STRONG" in modifiers or "MMIO" in modifiers:
-        return _EVERY_SPACE
+    if "STRONG" in modifiers or "MMIO" in modifiers or "ARRIVE" in modifiers:
+        return _EVERY_SPACE    # (an mbarrier arrival orders the accesses it completes)
     return _SPACES[opcode]
 
 
@@ -63,23 +71,65 @@ def schedule(slots: list, lat: LatencyModel | None = None) -> list:
     lat = lat or latency_model("ampere")
     out: list = []
     region: list = []
+    pending = _Pending(lat)
     for slot in slots:
         if slot.block_start or slot.labels or not _movable(slot):
-            out.extend(_schedule_region(region, lat))
+            pending.issue(_schedule_region(region, lat, pending), out)
             region = []
+            if slot.block_start or slot.labels:
+                pending.clear()
             if _movable(slot):          # a movable instruction that starts a block: the
                 region.append(slot)     # region begins with it and keeps it first
             else:
-                out.append(slot)
+                pending.issue([slot], out)
             continue
         region.append(slot)
-    out.extend(_schedule_region(region, lat))
+    pending.issue(_schedule_region(region, lat, pending), out)
     return out
 
 
-def _schedule_region(region: list, lat: LatencyModel) -> list:
+class _Pending:
+    """The results still in flight where a region starts: the registers the instructions
+    already placed in this block write, with the cycle (one instruction per cycle) each
+    writer issued at, so that a region's reader of a long-latency result issued just
+    before it (a shuffle's, a load's) waits in the region's order too."""
+
+    def __init__(self, lat: LatencyModel):
+        self.lat = lat
+        self.t = 0
+        self.writers: dict[tuple, tuple] = {}      # register -> (instruction, issue cycle)
+
+    def clear(self) -> None:
+        self.writers.clear()
+
+    def issue(self, slots: list, out: list) -> None:
+        for s in slots:
+            out.append(s)
+            for r in s.writes:
+                if r not in FIXED_REGISTERS:
+                    self.writers[r] = (s.ins, self.t)
+            self.t += 1
+
+    def delay(self, slot, written: set) -> int:
+        """Cycles from the region's start until `slot`'s operands from before it are ready."""
+        ins = slot.ins
+        guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
+        wait = 0
+        for r in slot.reads:
+            if r in FIXED_REGISTERS or r in written or r not in self.writers:
+                continue
+            p, at = self.writers[r]
+            if self.lat.is_variable(p.opcode):
+                latency = self.lat.variable_latency(p.opcode)
+            else:
+                latency = self.lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
+            wait = max(wait, at + latency - self.t)
+        return wait
+
+
+def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None = None) -> list:
     n = len(region)
-    if n < 3:
+    if n < 2:
         return region
     anchored = region[0].block_start or bool(region[0].labels)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -92,8 +142,13 @@ def _schedule_region(region: list, lat: LatencyModel) -> list:
         succs[a].append((b, latency))
         npreds[b] += 1
 
+    start = [0] * n
+    written: set = set()
     for j, s in enumerate(region):
         ins = s.ins
+        if pending is not None:
+            start[j] = pending.delay(s, written)
+        written.update(s.writes)
         guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
         for r in s.reads:
             if r in FIXED_REGISTERS or r not in last_write:
@@ -131,22 +186,25 @@ def _schedule_region(region: list, lat: LatencyModel) -> list:
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((lat_ + height[j] for j, lat_ in succs[i]), default=1)
-    return [region[j] for j in issue_order(succs, npreds, height)]
+    return [region[j] for j in issue_order(succs, npreds, height, start=start)]
 
 
 def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: list[int],
-                choose=None, issued=None) -> list[int]:
+                choose=None, issued=None, start: list[int] | None = None) -> list[int]:
     """The instructions' indices in issue order, one per cycle: the ready one of greatest
     height (critical path) first, an instruction being ready once every producer's latency
     has passed. `choose(ready, waiting)` may decide instead: it returns an index it took off
     the `ready` heap of (-height, index), or None to wait until the next instruction is
     ready (`waiting` is a heap of (cycle, -height, index)); `issued(j)` hears of each issue.
-    (sched.pre_schedule's predicate-aware order uses both.)"""
+    (sched.pre_schedule's predicate-aware order uses both.) `start`: the cycle each may
+    issue at first, for operands in flight when the region begins."""
     n = len(succs)
-    earliest = [0] * n
-    ready: list[tuple[int, int]] = [(-height[j], j) for j in range(n) if npreds[j] == 0]
+    earliest = list(start) if start is not None else [0] * n
+    ready: list[tuple[int, int]] = [(-height[j], j) for j in range(n) if npreds[j] == 0 and earliest[j] <= 0]
     heapq.heapify(ready)
-    waiting: list[tuple[int, int, int]] = []      # (earliest cycle, -height, index)
+    waiting: list[tuple[int, int, int]] = [      # (earliest cycle, -height, index)
+        (earliest[j], -height[j], j) for j in range(n) if npreds[j] == 0 and earliest[j] > 0]
+    heapq.heapify(waiting)
     order: list[int] = []
     t = 0
     while ready or waiting:

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import heapq
 
-from ptx2sass.encoder.model import Reg, SpecialReg
+from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.regalloc.liveness import liveness, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_spaces
 
+# A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
+# latency order has a free slot, not next to the loop's branch (both on the branch unit).
+YIELD = "YIELD"
+COLLECTIVES = frozenset({"VOTE", "SHFL"})
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
@@ -47,7 +51,23 @@ def _movable(ins: MInstr) -> bool:
     if ins.opcode == "S2R":
         return any(isinstance(op, SpecialReg) and op.name.startswith(FIXED_SPECIALS)
                    for op in ins.operands)
-    return ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF)
+    return (ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
+            or _block_barrier(ins) or _collective(ins))
+
+
+def _collective(ins: MInstr) -> bool:
+    """A vote or shuffle of the whole warp: inside a block every lane that runs one runs the
+    others, so they keep their order among themselves (their own "warp" space) while
+    arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas does)."""
+    return ins.opcode in COLLECTIVES and ins.guard is None
+
+
+def _block_barrier(ins: MInstr) -> bool:
+    """`BAR.SYNC` of a constant barrier: it orders every memory access (as one touching every
+    space does) but no register, so arithmetic moves past it (an address computed in the
+    shadow of the load before the barrier, as ptxas does)."""
+    return (ins.opcode == "BAR" and ins.modifiers in (("SYNC", "DEFER_BLOCKING"), ("SYNC",))
+            and ins.ndefs == 0 and ins.guard is None and all(isinstance(op, Imm) for op in ins.operands))
 
 
 def _footprint(ins: MInstr) -> tuple[list, list]:
@@ -120,7 +140,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         for r in writes:
             last_write[r] = j
             reads_since[r] = []
-        if ins.opcode in MEMORY:
+        if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             before = {last_memory[sp] for sp in spaces if sp in last_memory}
             if loads_pass and _plain_load(ins):
@@ -133,6 +153,75 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
             for i in before:
                 edge(i, j, 1)
     return succs, npreds
+
+
+def _tied_copies(instrs: list[MInstr]) -> dict[int, set[int]]:
+    """A loop's induction copies: `COPY x <- d` early in a block and `COPY d <- s` later
+    (the phi's value read at the top, the next value copied back at the bottom). x, d and
+    s take one register, and the copies vanish, only if s is written after x's last
+    read; {s: {x, ...}} for each such pair."""
+    copied_from: dict[int, list[int]] = {}      # d -> the x copied from it so far
+    tied: dict[int, set[int]] = {}
+    for ins in instrs:
+        if ins.opcode != COPY or len(ins.operands) != 2 or ins.guard is not None:
+            continue
+        dst, src = ins.operands
+        if not (hasattr(dst, "reg") and hasattr(src, "reg")) or dst.part is not None or src.part is not None:
+            continue
+        for x in copied_from.get(dst.reg.id, ()):
+            tied.setdefault(src.reg.id, set()).add(x)
+        copied_from.setdefault(src.reg.id, []).append(dst.reg.id)
+    return tied
+
+
+def _tie_copies(region: list[MInstr], tied: dict[int, set[int]], succs, npreds) -> None:
+    """Edges from each reader of x to the writer of s (`_tied_copies`), where that makes
+    no cycle (a reader that needs s's value keeps its place)."""
+    writer: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    for j, ins in enumerate(region):
+        for _, op, is_def in register_operands(ins):
+            if is_def:
+                writer.setdefault(op.reg.id, j)
+            else:
+                readers.setdefault(op.reg.id, []).append(j)
+    for s_id, xs in tied.items():
+        w = writer.get(s_id)
+        if w is None:
+            continue
+        reach = _reachable(succs, w)
+        for x in xs:
+            for i in readers.get(x, ()):
+                if i != w and i not in reach and all(k != w for k, _ in succs[i]):
+                    succs[i].append((w, 1))
+                    npreds[w] += 1
+                    reach = _reachable(succs, w)
+
+
+def _yield_after_first_load(region: list[MInstr], succs, npreds) -> None:
+    """A YIELD goes after the region's first load (else its first instruction), as ptxas
+    places it: in the load's shadow, away from the loop's branch."""
+    ys = [j for j, ins in enumerate(region) if ins.opcode == YIELD]
+    if not ys:
+        return
+    loads = [j for j, ins in enumerate(region) if ins.opcode in LOADS]
+    real = [j for j, ins in enumerate(region) if ins.opcode not in (COPY, IMPLICIT_DEF, YIELD)]
+    first = (loads or real or [None])[0]
+    if first is None:
+        return
+    for y in ys:
+        succs[first].append((y, 1))
+        npreds[y] += 1
+
+
+def _reachable(succs, start: int) -> set[int]:
+    seen, todo = {start}, [start]
+    while todo:
+        for k, _ in succs[todo.pop()]:
+            if k not in seen:
+                seen.add(k)
+                todo.append(k)
+    return seen
 
 
 def _heights(region: list[MInstr], succs) -> list[int]:
@@ -150,7 +239,8 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 
 
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
-                     live_after: set[int] = frozenset(), live_in: set[int] = frozenset()) -> list[MInstr]:
+                     live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
+                     tied: dict[int, set[int]] | None = None) -> list[MInstr]:
     """The region in latency order. An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -159,14 +249,14 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         return region
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
-        return _schedule_in_latency_order(region, vfile, lat, live_after, live_in)
+        return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
     for k in starts:
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
-    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in):
+    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -178,11 +268,15 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
 
 def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                                live_after: set[int] = frozenset(),
-                               live_in: set[int] = frozenset()) -> list[MInstr]:
+                               live_in: set[int] = frozenset(),
+                               tied: dict[int, set[int]] | None = None) -> list[MInstr]:
     n = len(region)
     if n < 3:
         return region
     succs, npreds = _dependences(region, vfile, False, lat)
+    if tied:
+        _tie_copies(region, tied, succs, npreds)
+    _yield_after_first_load(region, succs, npreds)
     height = _heights(region, succs)
     # Predicates: at most PREDICATE_LIMIT live at once where the order allows; a compare
     # waits while the file is full and something else is ready.
@@ -465,8 +559,10 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     changed = 0
     for bi, b in enumerate(mf.blocks):
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
+        tied = _tied_copies(b.instrs)
         out = _reorder_block(b.instrs, live_before,
-                             lambda region, after, before: _schedule_region(region, vfile, lat, after, before))
+                             lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
+                                                                            tied))
         before = _pressure(b.instrs, live_out[bi], width)
         after = _pressure(out, live_out[bi], width) if out != b.instrs else before
         if min(before, after) > high:

@@ -42,13 +42,14 @@ SPECIAL = {
 }
 
 
-def kernel(body: str, in_bits: int, n_in: int, out_bits: int, version: str = "8.0") -> str:
+def kernel(body: str, in_bits: int, n_in: int, out_bits: int, version: str = "8.0",
+           target: str = "sm_89") -> str:
     """PTX for `body`, which reads %a0..%a{n_in-1} (.b{in_bits}) and writes %o (.b{out_bits});
     %p0..%p3 (.pred) and %x0..%x7 (.b32) are free for it."""
     isz, osz = in_bits // 8, out_bits // 8
     loads = "\n".join(f"ld.global.b{in_bits} %a{k}, [%rd4+{k * isz}];" for k in range(n_in))
     return f""".version {version}
-.target sm_89
+.target {target}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -101,7 +102,9 @@ def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, v
     """(ours, ptxas's) output arrays, both compiled for `arch`; raises if ours faults or has
     hazards. `data` (n_in values per thread, at most 1024 threads) replaces the generated
     inputs."""
-    ptx = kernel(body, in_bits, n_in, out_bits, version)
+    # the PTX targets sm_89 (what the bodies are written for), or an older arch itself
+    target = arch if int(arch[3:].rstrip("af")) < 89 else "sm_89"
+    ptx = kernel(body, in_bits, n_in, out_bits, version, target)
     if data is None:
         data = inputs(in_bits, n_in, seed, values)
     threads = len(data) // n_in

@@ -404,6 +404,62 @@ def test_struct_parameters_run_like_ptxas():
     np.testing.assert_array_equal(ours, want)
 
 
+# nvcc names every call sequence's result `retval0`: a struct in one block, a scalar in the
+# next (libdevice's pow after its trig reduction). A block's `.param`s end with the block.
+REUSED_RETVAL = HEADER + """
+.func (.param .align 4 .b8 func_retval0[8]) pair(.param .b32 pair_param_0)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [pair_param_0];
+  add.s32 %r2, %r1, 5;
+  st.param.b32 [func_retval0+0], %r1;
+  st.param.b32 [func_retval0+4], %r2;
+  ret;
+}
+.func (.param .b32 func_retval0) twice(.param .b32 twice_param_0)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [twice_param_0];
+  shl.b32 %r2, %r1, 1;
+  st.param.b32 [func_retval0+0], %r2;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  {
+  .param .b32 param0;
+  st.param.b32 [param0+0], %r1;
+  .param .align 4 .b8 retval0[8];
+  call.uni (retval0), pair, (param0);
+  ld.param.b32 %r2, [retval0+0];
+  ld.param.b32 %r3, [retval0+4];
+  }
+  {
+  .param .b32 param0;
+  st.param.b32 [param0+0], %r3;
+  .param .b32 retval0;
+  call.uni (retval0), twice, (param0);
+  ld.param.b32 %r4, [retval0+0];
+  }
+  mul.lo.s32 %r5, %r2, %r4;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r5;
+  ret;
+}
+"""
+
+
+def test_result_name_reused_for_a_scalar_after_a_struct():
+    ours, theirs = _run_both(REUSED_RETVAL, [], np.int32)
+    t = np.arange(32)
+    np.testing.assert_array_equal(theirs, t * 2 * (t + 5))
+    np.testing.assert_array_equal(ours, theirs)
+
+
 # Recursion: a function that can reach itself stays out of line and is called with the
 # calling convention of ptx2sass.abi. The kernels keep values (64-bit pointers, the thread
 # index, a predicate) live across the calls, so callee-saved registers and the clobbered

@@ -285,3 +285,37 @@ def test_refusals_in_ptxas_words(version, target, form):
         check(parse(ptx, "x.ptx"), target)
     ours = [d.message for d in getattr(info.value, "diagnostics", [info.value])]
     assert ours == theirs
+
+
+def test_nan_accumulator_with_an_inexact_fp64_sum():
+    """A NaN C where the products' FP64 sum is inexact (E5M2 2^30 + 2^-32) gives the
+    canonical NaN; the emulator used to raise on the NaN (Fraction of NaN)."""
+    data = np.zeros((32, WORDS), dtype=np.uint32)
+    big, tiny = 0x78, 0x01
+    data[0, 0] = big | (tiny << 8)
+    data[0, 4] = big | (tiny << 8)
+    data[0, 6] = 0x7FC00000
+    form = ("m16n8k32", "f32", "e5m2", "e5m2")
+    _, out = launch(oracle.ptxas(qmma_kernel(*form)).output, data.ravel(), False)
+    assert out[0] == 0x7FFFFFFF, hex(out[0])
+
+
+SM90_FORMS = [(shape, acc, a, b) for shape in ("m16n8k32", "m16n8k16") for acc in ("f32", "f16")
+              for a, b in (("e4m3", "e5m2"), ("e5m2", "e5m2"))]
+
+
+@pytest.mark.parametrize("form", SM90_FORMS, ids=ids)
+def test_sm90_fp8_mma_equals_ptxas(form):
+    """sm_90 has no QMMA: ptxas widens to f16 and runs two HMMAs from zero (HMMA.16816 for
+    k = 32, HMMA.1688 for k = 16), then adds C (FADD C, D / HADD2 D, C). Ours must give the
+    same bits, NaN/Inf codes and accumulators included (it used to add C inside the first
+    HMMA and run one HMMA.16816 for k = 16: up to 9 lanes differed)."""
+    ptx = qmma_kernel(*form, target="sm_90")
+    ours = codegen.compile_ptx(ptx, "sm_90", "k.ptx")
+    theirs = oracle.ptxas(ptx, arch="sm_90").output
+    for seed, specials in ((6, False), (7, True)):
+        data = inputs(form[1], seed, specials=specials)
+        _, want = launch(theirs, data, False)
+        result, got = launch(ours, data, True)
+        assert not result.hazards, [str(h) for h in result.hazards[:3]]
+        assert (got == want).all()

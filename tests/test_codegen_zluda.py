@@ -25,8 +25,6 @@ UNSUPPORTED = {
 # other instructions there: VIADD.S32.ISAT for add.sat, I2F.U32.RP of a register)
 BLACKWELL_UNENCODABLE = {
     "add_s32_sat": "PLOP3.LUT on .SIGN operands: no sm_120 form",
-    "bar_red_and_pred": "I2F.U32.RP of an immediate: no sm_120 form",
-    "redux_sync_add_u32_partial": "I2F.U32.RP of an immediate: no sm_120 form",
 }
 BLACKWELL_STRIDE = 3        # sm_120 on every third kernel (PTX2SASS_SAMPLE=all: all)
 

@@ -56,6 +56,15 @@ CASES = [
     (32, 3, "div.full.f32 %x0, %a0, %a1; sub.f32 %x1, %a2, %x0; sub.f32 %o, %x1, %x0;"),
     (32, 3, "div.full.f32 %x0, %a0, %a1; add.f32 %x1, %a2, %x0; st.global.f32 [%rd4], %x0; "
             "mov.f32 %o, %x1;"),
+    (32, 3, "div.full.f32 %x0, %a0, %a1; neg.f32 %x1, %x0; add.f32 %o, %x1, %a2;"),
+    (32, 3, "div.full.ftz.f32 %x0, %a0, %a1; neg.ftz.f32 %x1, %x0; add.ftz.f32 %o, %x1, %a2;"),
+    # -use_fast_math divisions: the multiply by MUFU.RCP fuses when the add's .ftz matches
+    (32, 3, "div.approx.ftz.f32 %x0, %a0, %a1; add.ftz.f32 %o, %x0, %a2;"),
+    (32, 3, "div.approx.ftz.f32 %x0, %a0, %a1; sub.ftz.f32 %o, %a2, %x0;"),
+    (32, 3, "div.approx.ftz.f32 %x0, %a0, %a1; add.f32 %o, %x0, %a2;"),
+    (32, 3, "div.approx.f32 %x0, %a0, %a1; add.f32 %o, %x0, %a2;"),
+    (32, 3, "div.approx.f32 %x0, %a0, %a1; neg.f32 %x1, %x0; add.f32 %o, %x1, %a2;"),
+    (32, 3, "div.approx.f32 %x0, %a0, %a1; add.ftz.f32 %o, %x0, %a2;"),
     # not contracted by ptxas either: explicit rounding, mixed .ftz, .sat product, other readers
     (32, 3, "mul.rn.f32 %x0, %a0, %a1; add.f32 %o, %x0, %a2;"),
     (32, 3, "mul.f32 %x0, %a0, %a1; add.rn.f32 %o, %x0, %a2;"),

@@ -219,3 +219,41 @@ def test_a_word_read_of_a_byte_parameter_at_the_end_of_the_bank():
     out = np.zeros(1, np.uint32)
     run(cubin, "k", (1,), (1,), [out, np.uint8(0x0B)])
     assert int(out[0]) == 1
+
+
+LAUNCH_WORDS = """
+.version 7.8
+.target sm_89
+.address_size 64
+.extern .shared .align 4 .b8 dyn[];
+.visible .entry shape(.param .u64 out, .param .u32 x)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %a<2>;
+  ld.param.u64 %a0, [out];
+  cvta.to.global.u64 %a0, %a0;
+  ld.param.u32 %r0, [x];
+  mov.u32 %r1, %nctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %dynamic_smem_size;
+  mov.u32 %r4, %nctaid.y;
+  st.global.v4.u32 [%a0], {%r0, %r1, %r2, %r3};
+  st.global.u32 [%a0+16], %r4;
+  ret;
+}
+"""
+
+
+def test_one_program_launched_in_several_shapes_sees_each_launchs_words():
+    """Bank 0's launch and driver words are kept per program and launch shape
+    (Launch._bank0_words): each launch must still read its own grid, block, dynamic shared
+    size and parameters."""
+    build = oracle.ptxas(LAUNCH_WORDS, "sm_89", name="shape.ptx")
+    assert build.ok, build.stderr
+    program = loader.load_program(build.output, "shape", cubin_listing_decoder(build.output))
+    for grid, block, dyn, x in [((3, 1, 1), 32, 0, 7), ((5, 2, 1), 64, 256, 9), ((3, 1, 1), 32, 0, 11),
+                                ((3, 1, 1), 32, 128, 13)]:
+        out = np.zeros(5, np.uint32)
+        run(build.output, "shape", grid, (block, 1, 1), [out, np.uint32(x)], program=program,
+            dynamic_shared_bytes=dyn, hazard_check=False)
+        assert out.tolist() == [x, grid[0], block, dyn, grid[1]]

@@ -368,6 +368,84 @@ def test_guarded_set_f32_leaves_its_destination_alone():
     assert int(out[0]) == int(np.float32(230).view(np.uint32))
 
 
+GUARDED_SET_U16 = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 flag)
+{
+    .reg .pred %p0;
+    .reg .b16 %h0;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.param.u32 %r2, [flag];
+    ld.global.b32 %r1, [%d1];
+    ld.global.s16 %h0, [%d1+4];
+    setp.ne.u32 %p0, %r2, 0;
+    @!%p0 set.lo.u32.u16 %r1, %h0, %h0;
+    st.global.u32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_guarded_set_u16_leaves_its_destination_alone():
+    """`@!p set.lo.u32.u16 d, h, h` with p true leaves d (0x00018000) as it was. ptxas
+    13.5.37 sign-extends d's low half (PRMT d, d, 0x9910) on the untaken path and stores
+    0xffff8000: a ptxas miscompile the fuzzer found (seed 600095, seen through sqrt and
+    min.NaN.xorsign.abs). ptx2sass follows the manual; the generator no longer guards set."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([0x00018000, 7], np.uint32)
+    out = np.zeros(1, np.uint32)
+    run(ptx2sass.compile(GUARDED_SET_U16), "k", (1,), (1,), [out, inp.copy(), np.uint32(1)])
+    assert int(out[0]) == 0x00018000
+    theirs = oracle.ptxas(GUARDED_SET_U16).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy(), np.uint32(1)], hazard_check=False)
+    assert int(out[0]) == 0xFFFF8000
+
+
+GUARDED_TESTP_OWN_GUARD = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 flag)
+{
+    .reg .pred %p0;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.param.u32 %r2, [flag];
+    ld.global.b32 %r0, [%d1];
+    setp.ne.u32 %p0, %r2, 0;
+    @!%p0 testp.notanumber.f32 %p0, %r0;
+    selp.u32 %r1, 1, 0, %p0;
+    st.global.u32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_guarded_testp_writing_its_own_guard_keeps_it():
+    """`@!p testp.notanumber.f32 p, 1.0` with p true: the testp does not run, p stays true
+    and selp stores 1. ptxas 13.5.37 drops the guard (LOP3/ISETP unguarded, SEL on the
+    test's result) and stores 0: a ptxas miscompile the fuzzer found (seed 600097;
+    `testp.subnormal.f64` the same way, seed 400105). ptx2sass follows the manual;
+    the generator no longer guards testp (forms.guard_miscompiled)."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([0x3F800000], np.uint32)
+    out = np.zeros(1, np.uint32)
+    run(ptx2sass.compile(GUARDED_TESTP_OWN_GUARD), "k", (1,), (1,), [out, inp.copy(), np.uint32(1)])
+    assert int(out[0]) == 1
+    theirs = oracle.ptxas(GUARDED_TESTP_OWN_GUARD).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy(), np.uint32(1)], hazard_check=False)
+    assert int(out[0]) == 0
+
+
 def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
     """abs.bf16x2 clears bit 15 and bit 31. The f32 `add.sat` result 0x3f008000 is >= 0, but
     its low half (0x8000) is a negative bf16: abs gives 0x3f000000. ptxas 13.5.37 drops the
@@ -382,3 +460,20 @@ def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
     theirs = oracle.ptxas(ABS_BF16X2_OF_SAT).output
     run(theirs, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
     assert int(out[0]) == 0x3F008000
+
+
+_FLOAT_MINMAX_SAME = re.compile(r"\b(?:min|max)(?:\.\w+)*\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\s+[^,]+,\s*(%\w+),\s*\1;")
+
+
+def test_float_min_max_never_take_one_register_twice():
+    """min/max(x, x) of a NaN x has a payload the manual leaves open (ptxas folds it to x,
+    the instruction gives the canonical NaN; seeds 400099, 400108, 600086 compared them),
+    so the generator draws two different registers."""
+    from ptx2sass.fuzz.campaign import make_program
+    seen = 0
+    for seed in range(40):
+        for feats in (["f32"], ["f64"], ["f16"], ["bf16"]):
+            text = case_from_program(make_program(seed, Options(features=feats))).text
+            seen += len(re.findall(r"\b(?:min|max)(?:\.\w+)*\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\s", text))
+            assert not _FLOAT_MINMAX_SAME.search(text), (seed, feats, _FLOAT_MINMAX_SAME.search(text).group(0))
+    assert seen > 20

@@ -33,19 +33,11 @@ GAPS = {
                             "CUB's sm_90 kernels use programmatic dependent launch"),
     "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
                            "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
-    "math_f64.cu": ("a .param array passed for the scalar parameter `func_retval0` not supported yet",
-                    "libdevice's __internal_accurate_pow returns a scalar through a .param array"),
-    "numba_kernels.py:math_funcs_f64": ("a .param array passed for the scalar parameter `func_retval0` "
-                                        "not supported yet", "math.pow in f64 (libdevice pow)"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
-    "wmma.cu@sm_90": ("`wmma.load.a.sync.aligned.row.m16n16k8.tf32` not supported yet",
-                      "wmma tf32 needs HMMA.1684.F32.TF32, which our sm_90 tables lack"),
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
 BUGS = {
-    "warp_intrinsics.cu@sm_90": "__vabsdiffu4 selects VABSDIFF4.U8, which our sm_90 tables lack "
-                                "(ptxas writes it for sm_90)",
 }
 
 # Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
@@ -55,17 +47,11 @@ WRONG_RESULTS = {
                         "in a register): isel/memory.py sel_vote ANDs the ballot with the mask; ptxas's "
                         "converged path (REDUX.OR + R2UR P, then a plain VOTE.ANY) does not (its "
                         "diverged path does); bits 12.. of every output differ",
-    "fast_div_sqrt_mod_f32": "-use_fast_math a/b + sqrtf + fmodf + cbrtf + hypotf + remainderf: "
-                             "10 of 128 results 1-4 ulp off ptxas's",
 }
 
 # Kernels whose ptxas cubin the emulator cannot run (emulator gaps, issue 16 item 2): the
 # comparison is skipped, and the test fails once the emulator runs them (update the table).
 EMU_GAPS = {
-    "sort_keys_u32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
-    "sort_pairs_desc_f32": "cannot decode an opcode-0x89b word ptxas writes (no ampere form)",
-    "per_thread_sort": "loader: relocation against unknown section ''",
-    "per_thread_scan_reduce": "loader: relocation against unknown section ''",
 }
 
 CLEAN_MESSAGE = re.compile(r"^(\S+\.ptx(, line \d+)?; )?(error|fatal) +: \S")

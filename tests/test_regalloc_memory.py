@@ -137,21 +137,24 @@ KERNELS = {
     "held": (_kernel(N, LOADS + ["bar.sync 0;"]
                      + [f"st.global.u32 [%rd1+{4 * (N + i)}], %r{i};" for i in range(N)]),
              lambda a: np.concatenate([a[:N], a[:N]])),
-    # summed after a barrier: out[0] = sum(in) mod 2^32
-    "sum": (_kernel(N, LOADS + ["bar.sync 0;"] + [f"add.u32 %r0, %r0, %r{i};" for i in range(1, N)]
-                    + ["st.global.u32 [%rd1], %r0;"]),
-            lambda a: np.concatenate([[a[:N].sum(dtype=np.uint32)], a[1:]])),
+    # summed after a barrier, onto a word loaded after it (so that the adds cannot move
+    # above the barrier: arithmetic may): out[0] = in[N] + sum(in[:N]) mod 2^32
+    "sum": (_kernel(N, LOADS + ["bar.sync 0;", f"ld.global.u32 %r{N}, [%rd1+{4 * N}];"]
+                    + [f"add.u32 %r{N}, %r{N}, %r{i};" for i in range(N)]
+                    + [f"st.global.u32 [%rd1], %r{N};"]),
+            lambda a: np.concatenate([[a[:N + 1].sum(dtype=np.uint32)], a[1:]])),
     # N predicates held across a barrier (kept in general registers, which then spill too):
-    # out[0] = how many inputs are odd
+    # out[0] = in[N] + how many inputs are odd (the count starts from a word loaded after
+    # the barrier, so that it cannot be taken before it)
     "predicates": (_kernel(N, [f".reg .pred %q<{N}>;"]
                            + [line for i in range(N) for line in (
                                f"ld.global.u32 %r{i}, [%rd1+{4 * i}];", f"and.b32 %r{i}, %r{i}, 1;",
                                f"setp.ne.u32 %q{i}, %r{i}, 0;")]
-                           + ["bar.sync 0;", "mov.u32 %r0, 0;"]
+                           + ["bar.sync 0;", f"ld.global.u32 %r0, [%rd1+{4 * N}];"]
                            + [line for i in range(N) for line in (
                                f"selp.u32 %r1, 1, 0, %q{i};", "add.u32 %r0, %r0, %r1;")]
                            + ["st.global.u32 [%rd1], %r0;"]),
-                   lambda a: np.concatenate([[np.uint32((a[:N] & 1).sum())], a[1:]])),
+                   lambda a: np.concatenate([[a[N] + np.uint32((a[:N] & 1).sum())], a[1:]])),
 }
 
 

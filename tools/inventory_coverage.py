@@ -354,17 +354,17 @@ def wmma_registers(spelling: str) -> dict[str, int] | None:
         return None
     if parts[1] == "mma":
         types = parts[parts.index(shape) + 1:]
-        types = [t for t in types if t != "satfinite"]
+        types = [t for t in types if t not in ("satfinite", "rn", "rz", "rm", "rp")]
         a_type, c_type = ("f16", types[1]) if len(types) == 2 else (types[1], types[3])
         if (shape, a_type) not in INPUT_WORDS:
             return None
         n_a, n_b = INPUT_WORDS[(shape, a_type)]
-        return {"a": n_a, "b": n_b, "c": n_acc(c_type), "d": n_acc(types[0])}
+        return {"a": n_a, "b": n_b, "c": n_acc(c_type, shape), "d": n_acc(types[0], shape)}
     frag, ty = parts[2], parts[-1]
     if frag in ("a", "b"):
         words = INPUT_WORDS.get((shape, ty))
         return None if words is None else {frag: words[0 if frag == "a" else 1]}
-    return {frag: n_acc(ty)}
+    return {frag: n_acc(ty, shape)}
 
 
 def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int] | None:
@@ -373,23 +373,28 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
     matrix memory loads read, and the fragment registers mma and store take (fragments are
     plain registers: any bits are a fragment); a load's or mma's registers are written out
     per thread; a store writes its warp's half of `out` (through shared memory for .shared,
-    copied out after a CTA barrier). Stride: 32 elements, an immediate."""
+    copied out after a CTA barrier). Stride: 32 elements, an immediate (b1: 128, one row of
+    16 bytes, as PTX asks a stride of a multiple of 16 bytes; ptxas loads shared b1 tiles
+    with LDSM)."""
     regs = wmma_registers(form.spelling)
     if regs is None:
         return None
     parts = form.spelling.split(".")
     space = "shared" if "shared" in parts else "global" if "global" in parts else None
     frag_regs = {k: [f"%w{k}{i}" for i in range(n)] for k, n in regs.items()}
-    decls = [f".reg .b32 {', '.join(r)};" for r in frag_regs.values()]
+    wide = "f64" in parts          # f64 fragments: one .f64 register per element
+    stride = 128 if "b1" in parts else 32
+    reg_type, size = (".f64", 8) if wide else (".b32", 4)
+    decls = [f".reg {reg_type} {', '.join(r)};" for r in frag_regs.values()]
     body = ["mov.u32 %tx, %tid.x;", "mul.wide.u32 %rdt, %tx, 128;", "add.s64 %rdi, %rdin, %rdt;",
             "shr.u32 %wp, %tx, 5;", "mul.wide.u32 %rdw, %wp, 4096;"]
     text = ".".join(parts)
 
     def fill(names, first):
-        return [f"ld.global.b32 {r}, [%rdi+{4 * (first + i)}];" for i, r in enumerate(names)]
+        return [f"ld.global{reg_type} {r}, [%rdi+{size * (first + i)}];" for i, r in enumerate(names)]
 
     def write(names):
-        return [f"st.global.b32 [%rdo+{8 * i}], {r};" for i, r in enumerate(names)]
+        return [f"st.global{reg_type} [%rdo+{8 * i}], {r};" for i, r in enumerate(names)]
     body.append("add.s64 %rdo, %rdout, %rdt;")
     if parts[1] == "load":
         (frag, names), = frag_regs.items()
@@ -400,22 +405,23 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
             address = "[%sa]"
         else:
             address = "[%rdin]"
-        body.append(f"{text} {{{', '.join(names)}}}, {address}, 32;")
+        body.append(f"{text} {{{', '.join(names)}}}, {address}, {stride};")
         body += write(names)
     elif parts[1] == "store":
         (frag, names), = frag_regs.items()
         body += fill(names, 0)
         if space == "shared":
             body += ["mul.lo.u32 %o, %wp, 4096;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
-            body.append(f"{text} [%sa], {{{', '.join(names)}}}, 32;")
+            body.append(f"{text} [%sa], {{{', '.join(names)}}}, {stride};")
             body += ["bar.sync 0;", "mul.lo.u32 %o, %tx, 128;", "mov.u32 %sa, smat;", "add.u32 %sa, %sa, %o;"]
             body += [f"ld.shared.b32 %v, [%sa+{4 * i}];\nst.global.b32 [%rdo+{4 * i}], %v;" for i in range(32)]
         else:
             body += ["add.s64 %rdq, %rdout, %rdw;"]
-            body.append(f"{text} [%rdq], {{{', '.join(names)}}}, 32;")
+            body.append(f"{text} [%rdq], {{{', '.join(names)}}}, {stride};")
     else:
         body += fill(frag_regs["a"], 0) + fill(frag_regs["b"], 8)
-        body += [f"ld.global.b32 {r}, [%rdi+{4 * (16 + i)}];" for i, r in enumerate(frag_regs["c"])]
+        c_first = 12 if wide else 16         # within the 128-byte row
+        body += [f"ld.global{reg_type} {r}, [%rdi+{size * (c_first + i)}];" for i, r in enumerate(frag_regs["c"])]
         ops = ", ".join("{" + ", ".join(frag_regs[k]) + "}" for k in "dabc")
         body.append(f"{text} {ops};")
         body += write(frag_regs["d"])
@@ -426,6 +432,43 @@ def wmma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, li
                 + "\n".join(decls) + "\nld.param.u64 %rdout, [pout];\nld.param.u64 %rdin, [pin];\n"
                 + "\n".join(body) + "\nret;\n}\n")
     return ptx_text, [".b64"] * 16, 16        # 128-byte rows in and out
+
+
+def mma_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str, list, int] | None:
+    """(PTX text, input slots, output slots) for an `mma` form: every fragment register (and
+    mma.sp's metadata) read from the thread's input row, 8 bytes a register, the result
+    registers written out the same way; the selector is the form's immediate. 64 threads
+    (two warps); any bits are a fragment."""
+    ops = form.operands
+    if not ops or not ops[0].kind.startswith("v"):
+        return None
+    decls, loads, names, dests = [], [], [], []
+    slot = 0
+    for j, op in enumerate(ops):
+        if op.kind == "x":
+            names.append(op.type)
+            continue
+        n = int(op.kind[1:]) if op.kind.startswith("v") else 1
+        regs = [f"%m{j}_{i}" for i in range(n)]
+        decls.append(f".reg {op.type} {', '.join(regs)};")
+        names.append("{" + ", ".join(regs) + "}" if op.kind.startswith("v") else regs[0])
+        if j == 0:
+            dests = [(r, op.type) for r in regs]
+            continue
+        for r in regs:
+            loads.append(f"ld.global{op.type} {r}, [%rdi+{8 * slot}];")
+            slot += 1
+    if slot > 16:
+        return None
+    stores = [f"st.global{ty} [%rdo+{8 * i}], {r};" for i, (r, ty) in enumerate(dests)]
+    text = (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k(.param .u64 pout, .param .u64 pin)\n{\n"
+            ".reg .b64 %rdin, %rdout, %rdt, %rdi, %rdo;\n.reg .b32 %tx;\n" + "\n".join(decls)
+            + "\nld.param.u64 %rdout, [pout];\nld.param.u64 %rdin, [pin];\n"
+            "mov.u32 %tx, %tid.x;\nmul.wide.u32 %rdt, %tx, 128;\nadd.s64 %rdi, %rdin, %rdt;\n"
+            "add.s64 %rdo, %rdout, %rdt;\n" + "\n".join(loads)
+            + f"\n{form.spelling} {', '.join(names)};\n" + "\n".join(stores) + "\nret;\n}\n")
+    return text, [".b64"] * 16, 16
 
 
 def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
@@ -482,6 +525,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     elif form.opcode == "wmma" and wmma_kernel(form, ptx, sm) is not None:
         value = True
         text, sources, outs = wmma_kernel(form, ptx, sm)
+    elif form.opcode == "mma" and mma_kernel(form, ptx, sm) is not None:
+        value = True
+        text, sources, outs = mma_kernel(form, ptx, sm)
     elif value:
         imm = {k: (rng.randrange(256) if form.opcode == "lop3" else rng.randrange(32))
                for k, op in enumerate(form.operands) if op.kind == "i"}

@@ -120,6 +120,18 @@ class Builder:
         self.uses.append(r)
         return f"$a{len(self.uses) - 1}"
 
+    def other_src(self, first: str, kind: str, view: str | None = None, imm=None) -> str:
+        """A source that is not the register `first` names: float min/max of one register
+        twice is a NaN's payload the manual leaves open when that register is a NaN (ptxas
+        folds min(x, x) to x; the instruction returns the canonical NaN)."""
+        first_reg = self.uses[int(first[2:])] if first.startswith("$a") else None
+        for attempt in range(6):
+            text = self.src(kind, view if attempt < 3 else None, imm)
+            if not text.startswith("$a") or self.uses[int(text[2:])] is not first_reg:
+                return text
+            self.uses.pop()
+        return self.reg(self.g.new_reg(kind, view, uniform=False))
+
     def reg(self, r: Reg) -> str:
         self.uniform_inputs &= r.uniform
         self.uses.append(r)
@@ -378,9 +390,14 @@ def op_carry(g, ctx):
     form = rng.choice(("add", "sub", "mad"))
     d0, d1 = b.dst(k), b.dst(k)
     if form == "mad":
+        half = rng.choice(("hi", "lo"))
+        cc = ".cc" if rng.random() < 0.4 else ""
         text = (f"mad.lo.cc.{t} {d0}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};\n"
-                f"madc.hi.{t} {d1}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};")
-        return b.build(text, f"madc.hi.{t}", guard_ok=False)
+                f"madc.{half}{cc}.{t} {d1}, {b.src(k)}, {b.src(k)}, {b.src(k, None, imm)};")
+        if cc:
+            d2 = b.dst(k)
+            text += f"\naddc.{t} {d2}, {b.src(k)}, {b.src(k, None, imm)};"
+        return b.build(text, f"madc.{half}{cc}.{t}", guard_ok=False)
     mid = ""
     if rng.random() < 0.4:
         d2 = b.dst(k)
@@ -458,7 +475,8 @@ def _op_float(g, ctx, bits):
         mods = ""
         if bits == 32:
             mods = ftz + rng.choice(("", "", ".NaN", ".xorsign.abs"))
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};", f"{form}{mods}.{t}")
     if form in ("abs", "neg"):
         return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
     rnd = rng.choice(IROUND)
@@ -474,7 +492,8 @@ def op_fspecial(g, ctx):
     if form == "testp":
         cls = rng.choice((".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"))
         p = b.dst("pred")
-        return b.build(f"testp{cls}.{t} {p}, {b.src(k, t)};", f"testp{cls}.{t}")
+        return b.build(f"testp{cls}.{t} {p}, {b.src(k, t)};", f"testp{cls}.{t}",
+                       guard_ok=False)      # see forms.guard_miscompiled
     if form == "copysign":
         d = b.dst(k, t)
         return b.build(f"copysign.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"copysign.{t}")
@@ -544,7 +563,8 @@ def op_f16(g, ctx):
     if form in ("min", "max"):
         mods = ftz + rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
         return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
@@ -560,7 +580,7 @@ def op_f16(g, ctx):
         dk = "b16" if dt in ("f16", "u16", "s16") else "b32"
         d = b.dst(dk)
         return b.build(f"set.{cmp}{ftz}.{dt}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"set.{cmp}{ftz}.{dt}.{t}",
-                       guard_ok=dt[0] != "f")     # see forms.guard_miscompiled
+                       guard_ok=False)     # see forms.guard_miscompiled
     return op_cvt_half(g, ctx)
 
 
@@ -577,7 +597,8 @@ def op_bf16(g, ctx):
     if form in ("min", "max"):
         mods = rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {b.src(k, t)}, {b.src(k, t)};", f"{form}{mods}.{t}")
+        a = b.src(k, t)
+        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
         return b.build(f"{form}.{t} {d}, {b.src(k, t)};", f"{form}.{t}")
@@ -768,7 +789,7 @@ def op_pred(g, ctx):
     d = b.dst("b32")
     k = TYPE_KIND[st]
     return b.build(f"set.{cmp}.{dt}.{st} {d}, {b.src(k, st)}, {b.src(k, st)};", f"set.{cmp}.{dt}.{st}",
-                   guard_ok=dt[0] != "f")         # see forms.guard_miscompiled
+                   guard_ok=False)         # see forms.guard_miscompiled
 
 
 def op_mov(g, ctx):
@@ -878,12 +899,19 @@ def op_global(g, ctx):
             arr = f"$loc{rng.randrange(g.local_arrays())}"
             a = b.tmp("b64")
             d = b.dst("b32")
-            text = f"mov.u64 {a}, {arr};\ncvta.local.u64 {a}, {a};\nld.u32 {d}, [{a}+{4 * rng.randrange(16)}];"
+            off = 4 * rng.randrange(16)
+            if rng.random() < 0.3:      # there and back: cvta.to.local gives the window address
+                a2 = b.tmp("b64")
+                text = (f"mov.u64 {a}, {arr};\ncvta.local.u64 {a2}, {a};\ncvta.to.local.u64 {a}, {a2};\n"
+                        f"ld.local.u32 {d}, [{a}+{off}];")
+                return b.build(text, "cvta.to.local.u64", spaces=("local", "generic"))
+            text = f"mov.u64 {a}, {arr};\ncvta.local.u64 {a}, {a};\nld.u32 {d}, [{a}+{off}];"
             return b.build(text, "ld.u32.generic_local", spaces=("local", "generic"))
         if which == "shared" and g.on("shared"):
             a = b.tmp("b64")
             d = b.dst("b32")
-            text = f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a}, {a};\nld.u32 {d}, [{a}];"
+            sp = rng.choice(("shared", "shared", "shared::cta"))
+            text = f"cvt.u64.u32 {a}, $shp;\ncvta.{sp}.u64 {a}, {a};\nld.u32 {d}, [{a}];"
             return b.build(text, "ld.u32.generic_shared", spaces=("shared", "generic"), uniform_ok=False)
         if which == "global" and rng.random() < 0.3:
             # a generic load from the .const window (cvta.const), or through cvta.to
@@ -892,7 +920,8 @@ def op_global(g, ctx):
             if rng.random() < 0.5:
                 text = f"mov.u64 {a}, $cst;\ncvta.const.u64 {a2}, {a};\nld.u32 {d}, [{a2}+{4 * rng.randrange(16)}];"
                 return b.build(text, "cvta.const.u64", spaces=("const", "generic"))
-            text = (f"cvt.u64.u32 {a}, $shp;\ncvta.shared.u64 {a2}, {a};\ncvta.to.shared.u64 {a}, {a2};\n"
+            sp = rng.choice(("shared", "shared", "shared::cta"))
+            text = (f"cvt.u64.u32 {a}, $shp;\ncvta.{sp}.u64 {a2}, {a};\ncvta.to.{sp}.u64 {a}, {a2};\n"
                     f"ld.shared.u32 {d}, [{a}];")
             return b.build(text, "cvta.to.shared.u64", spaces=("shared", "generic"), uniform_ok=False)
         a = b.tmp("b64")
@@ -998,13 +1027,23 @@ def op_shared(g, ctx):
     if form in ("exchange", "counter") and not (ctx.uniform and g.on("barrier")):
         form = "priv"
     if form == "priv" and rng.random() < 0.15:
-        size = rng.choice((4, 8))
+        kind = rng.choice(("ca", "ca", "cg"))
+        size = 16 if kind == "cg" else rng.choice((4, 8, 16))
+        # 16 bytes into the thread's own 32-aligned g_sq bytes; 4 or 8 into its $shp words
+        dst_addr = "$sq" if size == 16 else "$shp"
         d = b.dst("b32")
         space = rng.choice(("shared", "shared::cta"))
-        text = (f"cp.async.ca.{space}.global [$shp], [$inp], {size};\ncp.async.commit_group;\n"
-                f"cp.async.wait_group 0;\nld.shared.u32 {d}, [$shp+{size - 4}];")
-        return b.build(text, "cp.async.ca.shared.global", spaces=("shared", "global"), guard_ok=False,
-                       uniform_ok=False)
+        prefetch = rng.choice(("", "", ".L2::64B", ".L2::128B", ".L2::256B"))
+        pre, hint, policy = "", "", ""
+        if rng.random() < 0.25:
+            policy = b.tmp("b64")
+            pre = f"createpolicy.fractional.L2::evict_last.b64 {policy}, 1.0;\n"
+            hint, policy = ".L2::cache_hint", f", {policy}"
+        wait = rng.choice(("cp.async.commit_group;\ncp.async.wait_group 0;", "cp.async.wait_all;"))
+        text = (f"{pre}cp.async.{kind}.{space}.global{hint}{prefetch} [{dst_addr}], [$inp], {size}{policy};\n"
+                f"{wait}\nld.shared.u32 {d}, [{dst_addr}+{size - 4}];")
+        return b.build(text, f"cp.async.{kind}.shared.global{hint}{prefetch}", spaces=("shared", "global"),
+                       guard_ok=False, uniform_ok=False)
     if form == "priv":
         t = rng.choice(("u32", "b32", "f32", "u16", "u8", "s16"))
         k = TYPE_KIND.get(t, "b32")
@@ -1053,6 +1092,47 @@ def op_shared(g, ctx):
     return b.build(text, "bar.sync.counter", barrier=True, guard_ok=False, uniform_ok=False, spaces=("shared",))
 
 
+def op_mbarrier(g, ctx):
+    """An mbarrier object of the thread's own (8 bytes of its g_sq bytes): init, arrivals
+    that complete exactly one phase (count 1; or count 2 with a .noComplete arrival first),
+    a test_wait of that phase (true: compared), the state's pending count (into a sink:
+    the state is opaque), inval. Every lane its own object, so divergence does not matter."""
+    rng = g.rng
+    if ctx.func is not None:
+        return None
+    b = Builder(g, ctx)
+    sp = rng.choice((".shared", ".shared::cta", ""))
+    at = b.tmp("b32")
+    lines = [f"add.u32 {at}, $sq, 24;"]
+    addr = at
+    if not sp:          # generic addressing of the shared object
+        addr = b.tmp("b64")
+        lines += [f"cvt.u64.u32 {addr}, {at};", f"cvta.shared.u64 {addr}, {addr};"]
+    kind = rng.choice(("arrive", "noComplete", "arrive_drop", "drop_noComplete"))
+    first, second = b.tmp("b64"), b.tmp("b64")
+    count = 2 if "noComplete" in kind else 1
+    lines.append(f"mbarrier.init{sp}.b64 [{addr}], {count};")
+    if kind == "arrive":
+        lines.append(f"mbarrier.arrive{sp}.b64 {second}, [{addr}];")
+    elif kind == "arrive_drop":
+        lines.append(f"mbarrier.arrive_drop{sp}.b64 {second}, [{addr}];")
+    else:
+        op = "arrive" if kind == "noComplete" else "arrive_drop"
+        lines.append(f"mbarrier.{op}.noComplete{sp}.b64 {first}, [{addr}], 1;")
+        lines.append(f"mbarrier.arrive{sp}.b64 {second}, [{addr}];")
+    p = b.dst("pred")
+    if rng.random() < 0.5:
+        lines.append(f"mbarrier.test_wait{sp}.b64 {p}, [{addr}], {second};")
+        key = f"mbarrier.test_wait{sp}.b64"
+    else:
+        lines.append(f"mbarrier.test_wait.parity{sp}.b64 {p}, [{addr}], 0;")
+        key = f"mbarrier.test_wait.parity{sp}.b64"
+    if rng.random() < 0.5:
+        lines.append(f"mbarrier.pending_count.b64 {b.sink('b32')}, {second};")
+    lines.append(f"mbarrier.inval{sp}.b64 [{addr}];")
+    return b.build("\n".join(lines), key, guard_ok=False, uniform_ok=False, spaces=("shared",))
+
+
 def op_barrier(g, ctx):
     rng = g.rng
     if not ctx.uniform or ctx.func is not None:
@@ -1060,19 +1140,25 @@ def op_barrier(g, ctx):
     b = Builder(g, ctx)
     form = rng.choice(("bar", "barrier", "popc", "and", "or", "bararrive"))
     if form == "bar":
-        return b.build("bar.sync 0;", "bar.sync", barrier=True, guard_ok=False)
+        spelling = rng.choice(("bar.sync", "bar.sync", "bar.cta.sync"))
+        return b.build(f"{spelling} 0;", spelling, barrier=True, guard_ok=False)
     if form == "barrier":
-        return b.build("barrier.sync.aligned 0;", "barrier.sync.aligned", barrier=True, guard_ok=False)
+        spelling = rng.choice(("barrier.sync.aligned", "barrier.sync"))
+        return b.build(f"{spelling} 0;", spelling, barrier=True, guard_ok=False)
     if form == "bararrive":
         return b.build("bar.sync 1;", "bar.sync.1", barrier=True, guard_ok=False)
     if form == "popc":
         d = b.dst("b32")
         p = b.src("pred")
-        name = rng.choice(("bar", "barrier"))
-        return b.build(f"{name}.red.popc.u32 {d}, 0, {p};", f"{name}.red.popc.u32", barrier=True, guard_ok=False)
+        name = rng.choice(("bar", "barrier", "barrier.red.popc.aligned"))
+        name = name if "." in name else f"{name}.red.popc"
+        return b.build(f"{name}.u32 {d}, 0, {p};", f"{name}.u32", barrier=True, guard_ok=False)
     d = b.dst("pred")
     p = b.src("pred")
     name = rng.choice(("bar", "barrier"))
+    if name == "barrier" and rng.random() < 0.5:
+        return b.build(f"barrier.red.{form}.aligned.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};",
+                       f"barrier.red.{form}.aligned.pred", barrier=True, guard_ok=False)
     return b.build(f"{name}.red.{form}.pred {d}, 0, {'!' if rng.random() < 0.3 else ''}{p};",
                    f"{name}.red.{form}.pred", barrier=True, guard_ok=False)
 
@@ -1172,12 +1258,17 @@ def op_warp(g, ctx):
         trans = ".trans" if rng.random() < 0.4 else ""
         ds = [b.dst("b32") for _ in range(n)]
         a, base = b.tmp("b32"), b.tmp("b32")
+        space = rng.choice((".shared", ".shared", ".shared::cta", ""))
         text = (f"xor.b32 {a}, $lane, {rng.randrange(32)};\nand.b32 {a}, {a}, 31;\n"
                 f"mov.u32 {base}, $mat;\nadd.u32 {base}, {base}, {rng.choice((0, 512))};\n"
-                f"mad.lo.u32 {a}, {a}, 16, {base};\n"
-                f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 {{{', '.join(ds)}}}, [{a}];")
-        return b.build(text, f"ldmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16", full_warp=True,
-                       spaces=("shared",), **kw)
+                f"mad.lo.u32 {a}, {a}, 16, {base};\n")
+        addr = a
+        if not space:       # generic addressing: the shared window's generic address
+            addr = b.tmp("b64")
+            text += f"cvt.u64.u32 {addr}, {a};\ncvta.shared.u64 {addr}, {addr};\n"
+        text += f"ldmatrix.sync.aligned.m8n8.x{n}{trans}{space}.b16 {{{', '.join(ds)}}}, [{addr}];"
+        return b.build(text, f"ldmatrix.sync.aligned.m8n8.x{n}{trans}{space}.b16", full_warp=True,
+                       spaces=("shared",) + (("generic",) if not space else ()), **kw)
     if form == "shfl_idx":
         d = b.dst("b32")
         lane = b.tmp("b32")
@@ -1326,10 +1417,10 @@ OPS: list[tuple[str, float, object]] = [
     ("approx", 1.0, op_approx), ("f16", 1.5, op_f16), ("bf16", 1.0, op_bf16), ("fp8", 0.8, op_fp8),
     ("pred", 1.5, op_pred), ("special", 0.5, op_special), ("global", 1.0, op_global),
     ("vector", 0.8, op_vector), ("local", 1.0, op_local), ("shared", 1.2, op_shared),
-    ("barrier", 0.5, op_barrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
+    ("barrier", 0.5, op_barrier), ("shared", 0.4, op_mbarrier), ("atomic", 1.0, op_atomic), ("contended", 0.8, op_contended),
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
-    ("forms", 8.0, lambda g, c: _op_forms(g, c)),
-    ("mma", 0.8, lambda g, c: _op_wmma(g, c)),
+    ("forms", 11.0, lambda g, c: _op_forms(g, c)),
+    ("mma", 4.0, lambda g, c: _op_wmma(g, c)),      # 426 forms, 5 a statement
 ]
 
 

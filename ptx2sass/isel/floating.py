@@ -426,6 +426,10 @@ class FloatSelection:
         self.emit(COPY, (), [as_, a], guarded=False)
         self.guarded(p, True, "FMUL", (), [bs, bs, self.fimm(16777216.0)])
         self.guarded(p, True, "FMUL", (), [as_, as_, self.fimm(16777216.0)])
+        if len(ins.dests) == 2:       # (reciprocal, scaled numerator): opt/contract.py
+            self.mufu("RCP", self.dst(ins.dests[0]), bs)
+            self.emit(COPY, (), [self.dst(ins.dests[1]), as_], guarded=False)
+            return
         r = VOp(self.mf.new_vreg())
         self.mufu("RCP", r, bs)
         self.emit("FMUL", (), [d, r, as_])

@@ -66,6 +66,10 @@ class IntegerSelection:
         if not isinstance(a, VOp):       # RZ (0 - b): the sign test reads a register
             a = VOp(self.mf.new_vreg())
             self.move(a, RZ)
+        if not isinstance(b, VOp):       # RZ or an immediate (mad.hi.sat's addend 0) likewise
+            t = VOp(self.mf.new_vreg())
+            self.move(t, b)
+            b = t
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
@@ -770,7 +774,8 @@ class IntegerSelection:
         a, b, p = ins.srcs
         r = self.vreg(d)
         cond = self.pred_operand(p)
-        if isinstance(a, ir.Const) and not isinstance(b, ir.Const):
+        # the immediate goes in the second slot: `SEL d, RZ, 0x1, !P` for selp 1, 0 (as ptxas)
+        if isinstance(a, ir.Const) and (not isinstance(b, ir.Const) or (b.value == 0 and a.value != 0)):
             a, b = b, a
             cond = VOp(cond.reg, inv=not cond.inv) if isinstance(cond, VOp) else Reg("P", 7, inv=not cond.inv)
         if r.width > 1:

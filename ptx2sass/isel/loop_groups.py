@@ -42,8 +42,8 @@ def _fragments(ins: ir.Instr) -> list[list]:
     sizes = mma_fragments(ins)
     if sizes is None:
         return []
-    n_a, n_b, _ = sizes
-    return [ins.srcs[:n_a], ins.srcs[n_a:n_a + n_b], ins.srcs[n_a + n_b:]]
+    n_a, n_b, n_c = sizes
+    return [ins.srcs[:n_a], ins.srcs[n_a:n_a + n_b], ins.srcs[n_a + n_b:n_a + n_b + n_c]]
 
 
 def _same(values, group) -> bool:

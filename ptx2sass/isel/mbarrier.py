@@ -7,7 +7,8 @@ also reload the pending count from word 0 when the phase completes); the state a
 gets back is the object before its arrival, so its bit 31 names the phase it arrived in.
 Warp-aggregated updates (arrive.noComplete's count, cp.async's pending increment) are made
 by one leader lane for all active lanes, as ptxas does, each lane's state being the
-leader's old value plus the counts of the lanes below it.
+leader's old value plus the counts of the lanes below it; where the object may differ
+between lanes (a divergent address) each lane updates its own, as ptxas does then.
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
@@ -158,7 +159,11 @@ class MbarrierSelection:
         space, mem = self.mbarrier_address(ins)
         word1 = self.word_at(mem, 4)
         count = ins.srcs[1]
-        if isinstance(count, ir.Value) and count.id in self.divergent:
+        base = ins.srcs[0].base if isinstance(ins.srcs[0], ir.Address) else ins.srcs[0]
+        if isinstance(count, ir.Value) and count.id in self.divergent or \
+                isinstance(base, ir.Value) and base.id in self.divergent:
+            # a count, or an object (each lane its own mbarrier), that may differ between
+            # lanes: no leader can add for the others
             return self.arrive_counted_per_lane(ins, drop, space, mem, word1)
         guard = self.guard
         self.release_cta()

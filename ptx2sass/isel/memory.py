@@ -579,7 +579,8 @@ class MemorySelection:
         mem = self.address(ins.srcs[0], space)
         if wide:
             self.mf.uses_global_descriptor = True
-        data = ins.srcs[1:]
+        # an L2 cache policy (the last operand) is a hint: left out, as for loads and atomics
+        data = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
         ty = ins.type
         if all(isinstance(v, ir.Const) and v.value == 0 for v in data) and len(data) * _bits(ty) >= 32:
             # zeros of any width come from RZ (`STL.128 [R1], RZ`, as ptxas writes them)
@@ -622,6 +623,8 @@ class MemorySelection:
         if bits >= 32:
             per = bits // 32
             for k, v in enumerate(data):
+                if isinstance(v, ir.Value) and v.id in self.undefined:
+                    continue
                 for w in range(per):
                     if isinstance(v, ir.Value) and per == 1:
                         self.emit(COPY, (), [part(k), VOp(self.vreg(v))], guarded=False)
@@ -630,7 +633,10 @@ class MemorySelection:
         else:
             per_word = 32 // bits if total >= 32 else len(data)
             for w in range(words):
-                self.pack_word(part(w), data[w * per_word:(w + 1) * per_word], bits)
+                elems = data[w * per_word:(w + 1) * per_word]
+                if bits == 16 and all(isinstance(v, ir.Value) and v.id in self.undefined for v in elems):
+                    continue        # halves PTX never wrote: the word stays unwritten (ptxas)
+                self.pack_word(part(w), elems, bits)
         return VOp(t) if words > 1 else part(0)
 
     def pack_word(self, d: VOp, elems, bits: int) -> None:
@@ -883,6 +889,13 @@ class MemorySelection:
             return mods + (["S64"] if _signed(ty) and op in ("min", "max") else ["64"])
         return mods + (["S32"] if _signed(ty) and op in ("min", "max") else [])
 
+    def counts_lanes(self, op: str, ty: str, d, sources) -> bool:
+        """`atom.shared.add.u32 _, [a], 1` with its result unread and no guard: ATOMS.POPC.INC
+        (ptxas's form on sm_80+; it keeps ATOMS.ADD for .s32, a guard or a read result)."""
+        return (op == "add" and ty == "u32" and d is None and self.guard is None
+                and self.arch.shared_popc_increment and len(sources) == 1
+                and isinstance(sources[0], ir.Const) and sources[0].value == 1)
+
     def atom_data(self, v, bits: int):
         """A 32-bit register, or a register pair for 64-bit data."""
         if bits <= 32:
@@ -1051,10 +1064,15 @@ class MemorySelection:
         bits = _bits(ty)
         # an L2 cache policy is a hint: left out, as for loads and stores
         sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
-        data = [self.atom_data(v, bits) for v in sources]
         scope, sem = self.atom_ordering()
         if d is not None and sem not in ("acquire", "acq_rel") and self.never_read(d):
             d = None        # as ptxas: RED for a global reduction, else the old value to RZ
+        if space == "shared" and sem is None and self.counts_lanes(op, ty, d, sources):
+            # as ptxas: every lane adds one, the shared unit sums the lanes naming each word
+            mem = self.address(ins.srcs[0], "shared")
+            self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
+            return
+        data = [self.atom_data(v, bits) for v in sources]
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
             if sem is not None:
@@ -1238,7 +1256,8 @@ class MemorySelection:
             raise self.unsupported(f"`shfl.{'.'.join(ins.modifiers)}`")
         a, b, c, mask = ins.srcs
         self.sync_members(mask)
-        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 else PT
+        # an unread in-range predicate is PT, as ptxas writes it (no register, no wait on it)
+        p = VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 and not self.never_read(ins.dests[1]) else PT
         # SHFL's immediates are 5 bits (lane/delta) and 13 bits (clamp and segment mask):
         # larger constants go through a register, as the hardware reads all 32 bits there;
         # it has no constant-bank operand (a parameter comes in a register too)
@@ -1260,10 +1279,16 @@ class MemorySelection:
             # bits (any: one of them set; all: none of them clear)
             t, kept = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.warp_sync_op("VOTE", ("ANY",), [t, PT, src], ndefs=2)
-            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C}[mode]       # t & m, ~t & m
+            lut = {"ballot": 0xC0, "any": 0xC0, "all": 0x0C, "uni": 0xC0}[mode]   # t & m, ~t & m
             self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]) if mode == "ballot" else kept, t,
                                          self.reg_part(mask), RZ, Imm(lut), NOT_PT])
-            if mode != "ballot":
+            if mode == "uni":
+                # the members agree: none of them set, or all of them
+                none = VOp(self.mf.new_vreg("P"))
+                self.emit("ISETP", ("EQ", "U32", "AND"), [none, PT, kept, RZ, PT], ndefs=2)
+                self.emit("ISETP", ("EQ", "U32", "OR"),
+                          [self.dst(ins.dests[0]), PT, kept, self.reg_part(mask), none], ndefs=2)
+            elif mode != "ballot":
                 self.emit("ISETP", ("NE" if mode == "any" else "EQ", "U32", "AND"),
                           [self.dst(ins.dests[0]), PT, kept, RZ, PT], ndefs=2)
             return

@@ -1,5 +1,7 @@
 """`mma.sync` on the tensor cores: HMMA for the f16/bf16/tf32 shapes of sm_8x, IMMA for the
-8-bit integer ones, QMMA for sm_89's fp8 (e4m3/e5m2) ones.
+8-bit integer ones, QMMA for sm_89's fp8 (e4m3/e5m2) ones, and the 8x8 tiles: DMMA.884 for
+f64 m8n8k4 (each element a register pair), IMMA.8832 for s4/u4 m8n8k32, BMMA.88128 for b1
+m8n8k128 (`.xor.popc`/`.and.popc`).
 
 PTX names each fragment register separately; HMMA takes each fragment as one aligned group of
 consecutive registers (A of m16n8k16 is a quad, B a pair, C and D quads for f32 results or
@@ -16,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
+from ptx2sass.encoder.model import Imm
+from ptx2sass.errors import CompileError
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -31,17 +35,55 @@ HMMA_FORMS = {
 }
 # 8-bit integer shapes -> (IMMA shape, registers in D/C, in A, in B); the A and B types
 # (s8/u8) follow as modifiers, `.satfinite` as .SAT, and A/B carry .ROW/.COL.
-IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1)}
+IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1), "m8n8k16": ("8816", 2, 1, 1)}
 # fp8 shapes (sm_89) -> (QMMA shape, registers in A, in B); D/C are 4 f32 or 2 f16x2
 # registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
 QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
 FP8_TYPES = ("e4m3", "e5m2")
+# the 8x8 integer tiles: shape -> (opcode, SASS shape, element types); one A and one B
+# register, two C/D registers. The A/B types are modifiers in the frontend's parse
+# (`.s32.s4.u4.s32`), as is b1's operation (`.xor.popc`).
+TILE_8X8 = {"m8n8k32": ("IMMA", "8832", ("s4", "u4")), "m8n8k128": ("BMMA", "88128", ("b1",))}
+# sub-byte m16n8 shapes (sm_8x): shape -> (opcode, SASS shape, element types, registers in
+# D/C, in A, in B); the fragments are mma's (PTX ISA), 8 (s4/u4) or 32 (b1) elements a register
+SUB_BYTE_16 = {"m16n8k32": ("IMMA", "16832", ("s4", "u4"), 4, 2, 1),
+               "m16n8k64": ("IMMA", "16864", ("s4", "u4"), 4, 4, 2),
+               "m16n8k128": ("BMMA", "168128", ("b1",), 4, 2, 1),
+               "m16n8k256": ("BMMA", "168256", ("b1",), 4, 4, 2)}
+SUB_BYTE_TYPES = ("s4", "u4", "b1")
+# mma.sp (2:4 sparse A): (shape, A type) -> (SASS shape, registers in A, in B, the largest
+# sparsity selector ptxas 13.5 accepts: which threads of a quad give the metadata; PTX
+# allows 0..1 for f16 m16n8k32, ptxas 0..3). C/D as the dense forms'. The metadata register
+# and the selector follow C (HMMA.SP/IMMA.SP).
+SPARSE_FORMS = {("m16n8k16", "f16"): ("16816", 2, 2, 3), ("m16n8k32", "f16"): ("16832", 4, 4, 3),
+                ("m16n8k16", "bf16"): ("16816", 2, 2, 3), ("m16n8k32", "bf16"): ("16832", 4, 4, 1),
+                **{(shape, t): form for t in ("s8", "u8") for shape, form in
+                   (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))}}
+
+
+def sub_byte_available(arch, modifiers) -> bool:
+    """Whether `arch` generates a sub-byte mma (s4/u4 IMMA, b1 BMMA of the named operation)."""
+    if "b1" in modifiers:
+        return any(op in modifiers for op in arch.binary_mma_ops)
+    return arch.mma_8x8_tiles
+
+
+def _shape_of(ins) -> str | None:
+    return next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
 
 
 def mma_fragments(ins) -> tuple[int, int, int] | None:
     """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
-    shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+    shape = _shape_of(ins)
     a_type = ins.types[0] if ins.types else None
+    if any(m.startswith("sp") for m in ins.modifiers):
+        form = _sparse_form(ins)
+        return None if form is None else (form[1], form[2], 4 if ins.type in ("f32", "s32") else 2)
+    if shape in TILE_8X8 and ins.type == "s32":
+        return 1, 1, 2
+    if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers):
+        form = SUB_BYTE_16[shape]
+        return form[4], form[5], form[3]
     if ins.type == "s32" and a_type in ("s8", "u8"):
         form = IMMA_SHAPES.get(shape)
         return None if form is None else (form[2], form[3], form[1])
@@ -50,6 +92,11 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
         return None if form is None else (form[1], form[2], 4 if ins.type == "f32" else 2)
     form = HMMA_FORMS.get((shape, ins.type, a_type))
     return None if form is None else (form[2], form[3], form[1])
+
+
+def _sparse_form(ins):
+    """SPARSE_FORMS's entry for an `mma.sp` (f16/bf16 or s8/u8 A and B), else None."""
+    return SPARSE_FORMS.get((_shape_of(ins), ins.types[0] if ins.types else None))
 
 
 class MatrixMultiply:
@@ -67,8 +114,17 @@ class MatrixMultiply:
         self.emit("MOVM", ("16", "MT88"), [self.dst(ins.dests[0]), self.in_register(ins.srcs[0])])
 
     def sel_mma(self, ins):
-        shape = next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
+        shape = _shape_of(ins)
         a_type = ins.types[0] if ins.types else None
+        if any(m.startswith("sp") for m in ins.modifiers):
+            return self.sparse_mma(ins, shape)
+        if shape == "m8n8k4" and ins.type == "f64" and self.arch.f64_mma:
+            return self.f64_mma(ins)
+        if shape in TILE_8X8 and ins.type == "s32" and sub_byte_available(self.arch, ins.modifiers):
+            return self.tile_mma(ins, shape)
+        if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers) \
+                and sub_byte_available(self.arch, ins.modifiers):
+            return self.tile_mma(ins, shape)
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
         if a_type in FP8_TYPES:
@@ -93,6 +149,8 @@ class MatrixMultiply:
 
     def integer_mma(self, ins, shape):
         types = ins.types[:2]
+        if shape == "m8n8k16" and not self.arch.mma_8x8_tiles:     # IMMA.8816: sm_8x tables
+            raise self._refuse(ins)
         if shape not in IMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
                 or any(t not in ("s8", "u8") for t in types) or self.guard is not None:
             raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
@@ -106,6 +164,119 @@ class MatrixMultiply:
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("IMMA", mods, ins, d, (a, b, c))
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def _refuse(self, ins):
+        return self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
+
+    def f64_mma(self, ins):
+        """`mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64` (and wmma's `.rz/.rm/.rp`, as
+        DMMA.884.RZ/RM/RP): one DMMA.884 (sm_90: DMMA.8x8x4); A and B one f64 (a register pair) each, C and D two
+        (a quad)."""
+        srcs = list(ins.srcs)
+        if "row" not in ins.modifiers or "col" not in ins.modifiers or any(t != "f64" for t in ins.types) \
+                or len(ins.dests) != 2 or len(srcs) != 4 or self.guard is not None:
+            raise self._refuse(ins)
+        rounding = [m.upper() for m in ins.modifiers if m in ("rz", "rm", "rp")]
+        a, b = self.gather_f64(srcs[:1]), self.gather_f64(srcs[1:2])
+        c = self.gather_f64(srcs[2:])
+        d = VOp(self.mf.new_vreg("R", 4))
+        self.emit("DMMA", (self.arch.f64_mma, *rounding), [d, a, b, c])
+        for k, value in enumerate(ins.dests):
+            self.begin_wide(value)
+            for half in range(2):
+                self.emit(COPY, (), [self.dst(value, half), VOp(d.reg, 2 * k + half)], guarded=False)
+
+    def gather_f64(self, values) -> VOp:
+        """The f64 `values` in one aligned group of register pairs: a lone value's own pair,
+        else a fresh group filled by copies of the halves."""
+        if len(values) == 1 and isinstance(values[0], ir.Value) and values[0].id not in self.param_values:
+            r = self.vreg(values[0])
+            if r.width == 2:
+                return VOp(r)
+        group = VOp(self.mf.new_vreg("R", 2 * len(values)))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            for half in range(2):
+                self.move(VOp(group.reg, 2 * k + half), self.part_of(v, half))
+        return group
+
+    def tile_mma(self, ins, shape):
+        """The sub-byte integer shapes: s4/u4 m8n8k32 (IMMA.8832; `.satfinite` as .SAT),
+        m16n8k32 and m16n8k64 (IMMA.16832/16864 .S4/.U4), b1 m8n8k128, m16n8k128, m16n8k256
+        (BMMA.88128/168128/168256 .XOR.POPC or .AND.POPC); A carries .ROW and B .COL. The
+        8x8 tiles take one A and one B register and two C/D registers."""
+        if shape in TILE_8X8:
+            (opcode, name, kinds), (n_d, n_a, n_b) = TILE_8X8[shape], (2, 1, 1)
+        else:
+            opcode, name, kinds, n_d, n_a, n_b = SUB_BYTE_16[shape]
+        mods = ins.modifiers
+        types = [m for m in mods if m in kinds]
+        srcs = list(ins.srcs)
+        if "row" not in mods or "col" not in mods or len(types) != 2 or self.guard is not None \
+                or len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d \
+                or any(t != "s32" for t in ins.types):
+            raise self._refuse(ins)
+        if opcode == "IMMA":
+            sass = (name, *(t.upper() for t in types)) + (("SAT",) if "satfinite" in mods else ())
+        else:
+            op = next((m for m in mods if m in ("xor", "and")), None)
+            if op is None or "popc" not in mods:
+                raise self._refuse(ins)
+            sass = (name, op.upper(), "POPC")
+        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
+        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        c = self.gather(srcs[n_a + n_b:])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        self.emit_mma(opcode, sass, ins, d, (a, b, c))
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def sparse_mma(self, ins, shape):
+        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x): HMMA.SP for f16/bf16 A and B
+        (f16 or f32 C/D, the same type), IMMA.SP for s8/u8 (.ROW/.COL, `.satfinite` as
+        .SAT); the metadata register and the sparsity selector (an immediate) follow C."""
+        form = _sparse_form(ins)
+        types = list(ins.types)
+        if form is None or not self.arch.sparse_mma or "row" not in ins.modifiers \
+                or "col" not in ins.modifiers or self.guard is not None or len(types) != 3:
+            raise self._refuse(ins)
+        name, n_a, n_b, top = form
+        integer = types[0] in ("s8", "u8")
+        if integer:
+            if ins.type != "s32" or types[2] != "s32" or types[1] not in ("s8", "u8"):
+                raise self._refuse(ins)
+            mods = ("SP", name, types[0].upper(), types[1].upper()) \
+                + (("SAT",) if "satfinite" in ins.modifiers else ())
+        else:
+            if types[1] != types[0] or ins.type not in ("f16", "f32") or types[2] != ins.type \
+                    or (types[0] == "bf16" and ins.type != "f32"):
+                raise self._refuse(ins)
+            mods = ("SP", name, ins.type.upper()) + (("BF16",) if types[0] == "bf16" else ())
+        n_d = 4 if ins.type in ("f32", "s32") else 2
+        srcs = list(ins.srcs)
+        if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d + 2:
+            raise self.unsupported(f"`mma.sp` with {len(ins.dests)} results and {len(srcs)} sources")
+        selector = srcs[-1]
+        if not isinstance(selector, ir.Const):
+            raise self._refuse(ins)
+        if not 0 <= selector.value <= top:
+            raise CompileError(f"Argument 6 of instruction 'Sparse mma': value '{selector.value}' "
+                               f"out of range, expected to be in range [0..{top}]", self.file, self.line)
+        a = self.gather(srcs[:n_a])
+        b = self.gather(srcs[n_a:n_a + n_b])
+        c = self.gather(srcs[n_a + n_b:n_a + n_b + n_d])
+        if integer:
+            a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
+        meta = self.in_register(srcs[-2])
+        d = VOp(self.mf.new_vreg("R", n_d))
+        sizes = (n_a, n_b, n_d)
+        widths = {1 + i: n for i, (op, n) in enumerate(zip((a, b, c), sizes))
+                  if isinstance(op, VOp) and op.part is not None and n > 1}
+        self.note_wide(ins, d.reg, (a, b, c))
+        self.emit("HMMA" if not integer else "IMMA", mods, [d, a, b, c, meta, Imm(selector.value)],
+                  widths=widths)
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
@@ -134,15 +305,17 @@ class MatrixMultiply:
 
     def fp8_mma_as_half(self, ins, types, n_a: int, n_b: int, n_d: int, srcs) -> None:
         """fp8 mma where the target has no QMMA (sm_90), as ptxas writes it: each fp8 pair
-        widened to f16x2 (F2FP.F16.<fmt>.UNPACK_B of a register's low or high half, exact)
-        and m16n8k16 HMMAs over them. The k order changes but each HMMA sums the same
-        products: for m16n8k32 the first HMMA takes every register's low half (A: k 4t, 4t+1
-        and 16+4t, 16+4t+1 of lane 4g+t; B the same k), the second the high halves,
-        accumulating onto the first; m16n8k16's A low halves then high halves fill one HMMA."""
+        widened to f16x2 (F2FP.F16.<fmt>.UNPACK_B of a register's low or high half, exact),
+        two HMMAs over them from zero, C added last. The k order changes but each HMMA sums
+        the same products: the first takes every register's low half (m16n8k32's A: k 4t,
+        4t+1 and 16+4t, 16+4t+1 of lane 4g+t; B the same k), the second the high halves,
+        accumulating onto the first; m16n8k32 uses HMMA.16816, m16n8k16 HMMA.1688. C is
+        added by FADD C, D per f32 register or HADD2 D, C per f16x2 register (so D rounds
+        the products before C, as ptxas's code does)."""
         from ptx2sass.isel.convert import FP8_PAIRS
+        from ptx2sass.isel.common import RZ
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
-        c = self.gather(srcs[n_a + n_b:])
 
         def part(group: VOp, k: int, high: bool) -> VOp:
             one = group if group.reg.width == 1 or group.width == 1 else VOp(group.reg, (group.part or 0) + k)
@@ -150,29 +323,38 @@ class MatrixMultiply:
 
         def widen(group: VOp, fmt: str, halves: list[tuple[int, bool]]) -> VOp:
             out = VOp(self.mf.new_vreg("R", len(halves)))
-            self.emit(IMPLICIT_DEF, (), [out], guarded=False)
+            if len(halves) > 1:
+                self.emit(IMPLICIT_DEF, (), [out], guarded=False)
             for k, (src, high) in enumerate(halves):
                 self.emit("F2FP", ("F16", FP8_PAIRS[fmt + "x2"], "UNPACK_B"),
-                          [VOp(out.reg, k), part(group, src, high)])
+                          [VOp(out.reg, k) if len(halves) > 1 else out, part(group, src, high)])
             return out
-        mods = ("16816", ins.type.upper())
-        widths = {3: n_d} if c.part is not None and n_d > 1 else {}
-        if n_a == 4:         # m16n8k32: two HMMAs, the low halves' products first
-            acc = c
-            for high in (False, True):
-                a16 = widen(a, types[0], [(k, high) for k in range(4)])
-                b16 = widen(b, types[1], [(k, high) for k in range(2)])
-                d = VOp(self.mf.new_vreg("R", n_d))
-                self.emit("HMMA", mods, [d, a16, b16, acc], widths=widths if acc is c else {})
-                acc = d
-        else:                # m16n8k16: one HMMA
-            a16 = widen(a, types[0], [(0, False), (1, False), (0, True), (1, True)])
-            b16 = widen(b, types[1], [(0, False), (0, True)])
+        if n_a == 4:         # m16n8k32
+            mods = ("16816", ins.type.upper())
+            steps = [([(k, high) for k in range(4)], [(k, high) for k in range(2)]) for high in (False, True)]
+        else:                # m16n8k16
+            mods = ("1688", ins.type.upper())
+            steps = [([(0, high), (1, high)], [(0, high)]) for high in (False, True)]
+        acc = RZ
+        for a_halves, b_halves in steps:
+            a16 = widen(a, types[0], a_halves)
+            b16 = widen(b, types[1], b_halves)
             d = VOp(self.mf.new_vreg("R", n_d))
-            self.emit("HMMA", mods, [d, a16, b16, c], widths=widths)
-        self.note_wide(ins, d.reg, (a, b, c))
+            self.emit("HMMA", mods, [d, a16, b16, acc])
+            acc = d
+        c = self.gather(srcs[n_a + n_b:])
+        total = VOp(self.mf.new_vreg("R", n_d))
+        self.emit(IMPLICIT_DEF, (), [total], guarded=False)
+        # a loop's accumulator lives in D's group, as for the other mmas (isel/loop_groups.py)
+        self.note_wide(ins, total.reg, (a, b, c))
+        for k in range(n_d):
+            c_k = VOp(c.reg, (c.part or 0) + k)
+            if ins.type == "f32":
+                self.emit("FADD", (), [VOp(total.reg, k), c_k, VOp(d.reg, k)])
+            else:
+                self.emit("HADD2", (), [VOp(total.reg, k), VOp(d.reg, k), c_k])
         for k, value in enumerate(ins.dests):
-            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+            self.emit(COPY, (), [self.dst(value), VOp(total.reg, k)], guarded=False)
 
     def gather(self, values) -> VOp:
         """One aligned register group holding `values` in order: the register group they

@@ -71,6 +71,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.file = filename
         self.mf = MFunction(fn.name, target=arch_info)
         self.values: dict[int, VReg] = {}
+        # values PTX reads before writing (`undef`): a register group that holds one leaves
+        # that element unwritten rather than copying garbage into it, as ptxas does
+        self.undefined: set[int] = {d.id for b in fn.blocks for ins in b.instrs
+                                    if ins.opcode == "undef" for d in ins.dests}
         self.param_values: dict[int, list[ConstRef]] = {}    # see note_param_value
         self.const_regs: dict[tuple, VOp] = {}                 # see reg_part
         self.param_moves: dict[int, list[MInstr]] = {}
@@ -273,6 +277,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         known = self.zero_above.get(op.id) if isinstance(op, ir.Value) and part == 0 else None
         if known is not None and isinstance(src, VOp) and (known < bits or (known == bits and not _signed(ty))):
             return src
+        if bits < 32 and isinstance(src, ConstRef):
+            src = self.as_reg(src)      # a parameter word: its high bits are the value's own
         if bits >= 32 or not isinstance(src, VOp):
             if isinstance(src, Imm) and bits < 32:
                 v = src.value & ((1 << bits) - 1)

@@ -1,23 +1,35 @@
-"""Instruction selection for surfaces and texture queries on a handle in a register (the
-`.B` bindless forms ptxas writes when the handle is not a kernel parameter):
+"""Instruction selection for textures and surfaces, as ptxas 13.5 writes them for sm_8x.
+
+A handle is a 64-bit register (the `.B` forms, its low word an operand) or a module
+`.texref`/`.surfref` variable (the bound forms `…, 0x0, slot`: the kernel's constant-bank-0
+slot, `ptx2sass.variables.handle_slots`; in independent mode a texture and its sampler share
+one), or a kernel parameter's own slot (`ld.param.u64` of a handle).
 
 * `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
-* `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…` `[coords], data, handle`
-* `sured.b` (2d/3d) → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
-* `suq`/`txq` width/height/depth → `TXQ.B RZ, R, {handle, level 0}, TEX_HEADER_DIMENSION, mask`
+* `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
+* `sured.b` → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
+* `suq`/`txq` width/height/depth → `TXQ[.B] RZ, R, {[handle,] level 0}, TEX_HEADER_DIMENSION, mask`
+* `tex` → `TEX[.SCR][.B].LL` (lod -32.0 without `.level`), `TLD[.SCR][.B].LZ` (integer
+  coordinates), `TXD[.B]` (`.grad`); `tld4` → `TLD4[.SCR].<R|G|B|A>[.B]`: results in two
+  register pairs (a component mask when the code reads fewer than four), sources in two
+  register groups (`texture_sources`); cube coordinates scaled by 1/max|component|.
 
-The coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then the
-array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)); the handle is the low
-word of the 64-bit handle register. Sub-word vectors are one access of the whole width,
-split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as ptxas does. Module `.surfref`
-variables, handles that are kernel parameters in ptxas's bound form (constant-bank slot),
-and `tex`/`tld4` are not selected here yet (see docs/STATUS.md, issue 15)."""
+Surface coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then
+the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub-word vectors
+are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
+ptxas does. Not selected (refused at the line): `tex.grad` on 3d/cube (ptxas computes
+the derivatives across the quad), queries other than the dimensions (ptxas reads the
+header from memory) (see docs/STATUS.md, issue 15).
+`istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm, SpecialReg
-from ptx2sass.isel.common import RZ, _bits
+from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
+from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
+from ptx2sass.variables import handle_key
 
 # PTX geometry -> (SASS geometry token, PTX coordinate index of each register in the group,
 # group width)
@@ -34,6 +46,21 @@ SURED_OP = {"add": "ADD", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", 
             "inc": "INC", "dec": "DEC", "exch": "EXCH"}
 SURED_TYPE = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U64",),
               "s64": ("S64",)}
+# tex/tld4 geometry -> (SASS geometry, whether the first PTX coordinate is an array index,
+# the coordinates after it). A 1D sample is a 2D one at y = 0 (ptxas); a texel fetch
+# (integer coordinates, TLD) stays 1D.
+TEXTURE_GEOMETRY = {
+    "1d": ("2D", False, 1), "2d": ("2D", False, 2), "3d": ("3D", False, 3),
+    "a1d": ("ARRAY_1D", True, 1), "a2d": ("ARRAY_2D", True, 2),
+    "cube": ("CUBE", False, 3), "acube": ("ARRAY_CUBE", True, 3),
+}
+CUBES = ("cube", "acube")   # direction vectors: ptxas divides them by their largest |component|
+FETCH_GEOMETRY = {"1D": "1D"}           # TLD's own spelling where it differs from TEX's
+GATHER_COMPONENT = {"r": "R", "g": "G", "b": "B", "a": "A"}
+LOD_NONE = Imm(0xc2000000)              # -32.0: the level ptxas passes to TEX.LL without .level
+ARRAY_INDEX_LIMIT = Imm(0xffff)         # ptxas clamps an array index to 16 bits (IMNMX.U32)
+# istypep: the bit of a 64-bit handle that marks its kind (ptxas tests the high word)
+HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x80000000}
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 
@@ -62,9 +89,20 @@ class TextureSelection:
             [coords[k] for k in order], width), CLAMP[clamp]
 
     def handle_word(self, ins: ir.Instr, handle):
+        """The handle's operands: the 64-bit handle's low word in a register (`.B` forms),
+        or, for a module `.texref`/`.surfref` variable, the bound form's bank 0 and the
+        kernel's constant-bank slot (its byte offset / 4) as two immediates."""
+        if isinstance(handle, ir.Symbol):
+            p = self.placements.get(handle_key(handle.name, ins.attrs.get("sampler")))
+            if p is None or p.space not in ("texref", "surfref", "samplerref"):
+                raise self.unsupported(f"`{ins.opcode}` of `{handle.name}`")
+            return [Imm(0), Imm((self.arch.param_base + p.value) // 4)]
         if not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
-            raise self.unsupported(f"`{ins.opcode}` of a module .surfref/.texref variable")
-        return self.reg_part(handle, 0)
+            raise self.unsupported(f"`{ins.opcode}` with this handle")
+        low = (self.param_values.get(handle.id) or [None])[0]
+        if isinstance(low, ConstRef) and low.bank == 0 and low.ureg is None and not low.offset % 4:
+            return [Imm(0), Imm(low.offset // 4)]     # a kernel parameter: its own slot
+        return [self.reg_part(handle, 0)]
 
     def coordinate_group(self, values, width: int) -> VOp:
         if width == 1:
@@ -72,7 +110,8 @@ class TextureSelection:
         group = VOp(self.mf.new_vreg("R", width))
         self.emit(IMPLICIT_DEF, (), [group], guarded=False)
         for k, v in enumerate(values):
-            self.move(VOp(group.reg, k), self.part_of(v, 0))
+            if not (isinstance(v, ir.Value) and v.id in self.undefined):
+                self.move(VOp(group.reg, k), self.part_of(v, 0))
         return group
 
     def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp):
@@ -91,7 +130,7 @@ class TextureSelection:
         words = max(1, total // 32)
         t = self.mf.new_vreg("R", words)
         mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), handle], 1, coords)
+        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), *handle], 1, coords)
         whole = VOp(t)
         if bits >= 32:
             per = bits // 32
@@ -124,23 +163,185 @@ class TextureSelection:
         handle, geo, coords, clamp = self.surface_parts(ins)
         data, total = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         if "p" in ins.modifiers[:1]:
-            if total != 128 or ins.type != "b32":
-                raise self.unsupported(f"`sust.p` of {ins.type}")
-            mods = ("P", geo, "STRONG", "SM") + clamp
+            # formatted store: four components, or the red one alone (`.R`)
+            components = {128: (), 32: ("R",)}.get(total)
+            if components is None or ins.type != "b32":
+                raise self.unsupported(f"`sust.p` of {total // 32} x {ins.type}")
+            mods = ("P", geo, "STRONG", "SM") + components + clamp
         else:
             mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
 
     def sel_sured(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
         op = next((m for m in ins.modifiers if m in SURED_OP), None)
-        if geo not in ("2D", "3D") or op is None or ins.type not in SURED_TYPE \
+        if geo not in ("1D", "2D", "3D") or op is None or ins.type not in SURED_TYPE \
                 or "p" in ins.modifiers[:1]:
             raise self.unsupported(f"`sured.{'.'.join(ins.modifiers)}.{ins.type}`")
         types = SURED_TYPE[ins.type] if op in ("min", "max") or _bits(ins.type) == 64 else ()
         data, _ = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         mods = ("D", "BA", geo, SURED_OP[op]) + types + ("STRONG", "SYS") + clamp
-        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, handle], 0, coords)
+        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
+
+    # ------------------------------------------------------------------ texture fetches
+    def texture_sources(self, values: list) -> tuple[list, tuple[str, ...]]:
+        """The two source register groups (Ra, Rb) of a TEX/TLD/TLD4 and its `.SCR` token:
+        up to four 32-bit values go two and two (`.SCR`; the first group takes the odd one
+        of three, a lone pair one each); more go coordinates in Ra, the rest in Rb.
+        `values`: (coordinate values, the rest), in ptxas's order."""
+        coords, rest = values
+        allv = coords + rest
+        if len(allv) <= 4:
+            split = (len(allv) + 1) // 2
+            groups, scr = [allv[:split], allv[split:]], ("SCR",)
+        else:
+            groups, scr = [coords, rest], ()
+        return [self.value_group(g) for g in groups if g], scr
+
+    def value_group(self, values: list):
+        """One source register (one value) or an aligned group holding the values in order."""
+        if len(values) == 1:
+            v = values[0]
+            if isinstance(v, VOp):
+                return v
+            if isinstance(v, Imm):
+                r = VOp(self.mf.new_vreg("R"))
+                self.move(r, v)
+                return r
+            return self.reg_part(v)
+        group = VOp(self.mf.new_vreg("R", 4 if len(values) == 3 else len(values)))
+        self.emit(IMPLICIT_DEF, (), [group], guarded=False)
+        for k, v in enumerate(values):
+            if isinstance(v, ir.Value) and v.id in self.undefined:
+                continue
+            self.move(VOp(group.reg, k), v if isinstance(v, (VOp, Imm)) or v is RZ else self.part_of(v, 0))
+        return group
+
+    def texture_results(self, ins: ir.Instr):
+        """The vector's four results (the instruction writes them in two pairs)."""
+        if len(ins.dests) != 4 or "v4" not in ins.modifiers:
+            raise self.unsupported(f"`{ins.opcode}` of {len(ins.dests)} results")
+        return None, None
+
+    def read_values(self) -> set[int]:
+        """Ids of the values some instruction or phi of the function reads."""
+        if getattr(self, "_read_values", None) is None:
+            from ptx2sass.opt.uses import use_counts
+            self._read_values = {v for v, n in use_counts(self.fn).items() if n}
+        return self._read_values
+
+    def finish_texture(self, ins: ir.Instr, opcode: str, mods, lo, hi, sources, handle,
+                       geometry: str) -> None:
+        """The instruction with its results: the components the code reads (all four, or
+        those of a component mask, as ptxas drops the others) packed in order into a pair
+        and a second pair (RZ when two or fewer)."""
+        bound = handle if len(handle) == 2 else []
+        read = self.read_values()
+        used = [k for k, d in enumerate(ins.dests) if d.id in read]
+        if opcode == "TLD4" or not used or len(used) == 4:
+            used, mask = [0, 1, 2, 3], []
+        else:
+            mask = [Imm(sum(1 << k for k in used))]
+        lo = VOp(self.mf.new_vreg("R", min(2, len(used))))
+        hi = VOp(self.mf.new_vreg("R", len(used) - 2)) if len(used) > 2 else RZ
+        self.emit(opcode, mods, [hi, lo, *sources, *bound, SpecialReg(geometry), *mask], ndefs=2)
+        for at, k in enumerate(used):
+            group = lo if at < 2 else hi
+            width = min(2, len(used)) if at < 2 else len(used) - 2
+            self.copy_reg(VOp(self.vreg(ins.dests[k])), VOp(group.reg, at % 2) if width > 1 else group)
+
+    def texture_coordinates(self, ins: ir.Instr, geo: str, fetch: bool, index_first: bool = True):
+        """(SASS geometry, coordinate values in ptxas's order: the clamped array index
+        first (last for TXD), then x[, y[, z]])."""
+        name, array, n = TEXTURE_GEOMETRY[geo]
+        coords = ins.srcs[1:1 + ins.attrs.get("coords", 0)]
+        if len(coords) < n + array:
+            raise self.unsupported(f"`{ins.opcode}` with {len(coords)} coordinates")
+        values = list(coords[array:array + n])
+        if geo in CUBES:
+            values = self.cube_direction(values)
+        if geo == "1d" and not fetch:
+            values.append(RZ)
+        if array:
+            index = VOp(self.mf.new_vreg("R"))
+            self.emit("IMNMX", ("U32",), [index, self.reg_part(coords[0]), ARRAY_INDEX_LIMIT, PT])
+            values.insert(0 if index_first else len(values), index)
+        if fetch and geo == "1d":
+            name = "1D"
+        return name, values
+
+    def cube_direction(self, values: list) -> list[VOp]:
+        """x, y, z scaled by 1 / max(|x|, |y|, |z|) (FMNMX, MUFU.RCP, FMUL), as ptxas does."""
+        x, y, z = (self.reg_part(v) for v in values)
+        m, r = VOp(self.mf.new_vreg("R")), VOp(self.mf.new_vreg("R"))
+        self.emit("FMNMX", (), [m, replace(x, abs=True), replace(y, abs=True), NOT_PT])
+        self.emit("FMNMX", (), [m, replace(z, abs=True), m, NOT_PT])
+        self.emit("MUFU", ("RCP",), [r, m])
+        out = []
+        for v in (x, y, z):
+            d = VOp(self.mf.new_vreg("R"))
+            self.emit("FMUL", (), [d, v, r])
+            out.append(d)
+        return out
+
+    def sel_tex(self, ins: ir.Instr) -> None:
+        self.require_unit(ins, "TEX")
+        geo = next((m for m in ins.modifiers if m in TEXTURE_GEOMETRY), None)
+        mode = next((m for m in ins.modifiers if m in ("level", "grad")), None)
+        ctype = ins.types[0] if ins.types else "f32"
+        if geo is None or len(ins.srcs) < 1 + ins.attrs.get("coords", 0):
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}`")
+        fetch = ctype in ("s32", "u32")
+        if mode == "grad" and (fetch or geo in ("3d",) + CUBES):
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
+        if fetch and mode is not None:
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
+        handle = self.handle_word(ins, ins.srcs[0])
+        lo, hi = self.texture_results(ins)
+        name, coords = self.texture_coordinates(ins, geo, fetch, index_first=mode != "grad")
+        extra = ins.srcs[1 + ins.attrs["coords"]:]
+        reg_handle = handle[:1] if len(handle) == 1 else []
+        if mode == "grad":
+            # TXD: Ra = [handle,] coordinates[, array index]; Rb = the gradients, x and y
+            # interleaved (a 1D one as 2D's, the y gradients 0)
+            dx, dy = extra[:len(extra) // 2], extra[len(extra) // 2:]
+            grads = [v for pair in zip(dx, dy) for v in pair] + [RZ, RZ] * (geo == "1d")
+            sources = [self.value_group([*reg_handle, *coords]), self.value_group(grads)]
+            self.finish_texture(ins, "TXD", ("B",) if reg_handle else (), lo, hi, sources, handle, name)
+            return
+        if fetch:
+            sources, scr = self.texture_sources((coords, reg_handle))
+            mods = ("SCR",) * bool(scr) + ("B",) * bool(reg_handle) + ("LZ",)
+            self.finish_texture(ins, "TLD", mods, lo, hi, sources, handle, FETCH_GEOMETRY.get(name, name))
+            return
+        lod = LOD_NONE if mode is None else extra[0]
+        sources, scr = self.texture_sources((coords, [*reg_handle, lod]))
+        mods = scr + ("B",) * bool(reg_handle) + ("LL",)
+        self.finish_texture(ins, "TEX", mods, lo, hi, sources, handle, name)
+
+    def sel_tld4(self, ins: ir.Instr) -> None:
+        self.require_unit(ins, "TLD4")
+        geo = next((m for m in ins.modifiers if m in TEXTURE_GEOMETRY), None)
+        comp = next((m for m in ins.modifiers if m in GATHER_COMPONENT), None)
+        if geo not in ("2d", "a2d") + CUBES or comp is None or len(ins.srcs) != 1 + ins.attrs.get("coords", 0):
+            raise self.unsupported(f"`tld4.{'.'.join(ins.modifiers)}`")
+        handle = self.handle_word(ins, ins.srcs[0])
+        lo, hi = self.texture_results(ins)
+        name, coords = self.texture_coordinates(ins, geo, True)
+        reg_handle = handle[:1] if len(handle) == 1 else []
+        sources, scr = self.texture_sources((coords, reg_handle))
+        mods = scr + (GATHER_COMPONENT[comp],) + ("B",) * bool(reg_handle)
+        self.finish_texture(ins, "TLD4", mods, lo, hi, sources, handle, name)
+
+    def sel_istypep(self, ins: ir.Instr) -> None:
+        """p = the handle's kind bit is set (LOP3 of the high word, then a compare)."""
+        kind = next((m for m in ins.modifiers if m in HANDLE_KIND_BIT), None)
+        if kind is None or not isinstance(ins.srcs[0], ir.Value):
+            raise self.unsupported(f"`istypep.{'.'.join(ins.modifiers)}`")
+        bit = Imm(HANDLE_KIND_BIT[kind])
+        t = VOp(self.mf.new_vreg("R"))
+        self.emit("LOP3", ("LUT",), [t, self.reg_part(ins.srcs[0], 1), bit, RZ, Imm(0xc0), NOT_PT])
+        self.emit("ISETP", ("EQ", "U32", "AND"), [VOp(self.vreg(ins.dests[0])), PT, t, bit, PT], ndefs=2)
 
     def sel_suq(self, ins: ir.Instr) -> None:
         self.header_query(ins)
@@ -154,9 +355,16 @@ class TextureSelection:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
         self.require_unit(ins, "TXQ")
         handle = self.handle_word(ins, ins.srcs[0])
+        query_ops = [SpecialReg("TEX_HEADER_DIMENSION")]
+        if len(handle) == 2:                        # bound: the mip level 0 alone
+            level = VOp(self.mf.new_vreg("R"))
+            self.move(level, RZ)
+            self.emit("TXQ", (), [RZ, VOp(self.vreg(ins.dests[0])), level, *query_ops, *handle,
+                                  Imm(HEADER_DIMENSION[query])], ndefs=2)
+            return
         pair = VOp(self.mf.new_vreg("R", 2))       # {handle, mip level 0}
         self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
-        self.move(VOp(pair.reg, 0), handle)
+        self.move(VOp(pair.reg, 0), handle[0])
         self.move(VOp(pair.reg, 1), RZ)
-        self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair,
-                                  SpecialReg("TEX_HEADER_DIMENSION"), Imm(HEADER_DIMENSION[query])], ndefs=2)
+        self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair, *query_ops,
+                                  Imm(HEADER_DIMENSION[query])], ndefs=2)

@@ -11,9 +11,9 @@ on ptxas 13.5 (see tests/test_contract.py):
   stored stays a multiply), a `neg` in between just flips the product's sign;
 * an add of two products fuses its first operand's; a subtraction negates the addend (`a*b - c`)
   or the product (`c - a*b`);
-* `div.full.f32` ends in a multiply by the reciprocal, and ptxas fuses that one by the same
-  rule: so a div.full read by an add is split here into a two-result `div.full` (the
-  reciprocal and the scaled numerator, isel/ieee.py) and a plain `mul` of the two.
+* `div.full.f32` and `div.approx.f32` end in a multiply by the reciprocal, and ptxas fuses
+  that one by the same rule (with `-use_fast_math` every `a / b + c` is such a pair): so
+  a division read by an add is split here into the reciprocal part and a plain `mul`.
 """
 from __future__ import annotations
 
@@ -29,25 +29,51 @@ def _is_product(ins: ir.Instr) -> bool:
         and ins.type in CONTRACT_TYPES and set(ins.modifiers) <= {"ftz"}
 
 
-def _split_full_divisions(fn: ir.Function, readers: dict[int, list]) -> bool:
-    """div.full.f32 q, a, b read by an add → div.full.f32 (r, a'), a, b; mul.f32 q, r, a'."""
+DIVISION_MODIFIERS = ({"full"}, {"full", "ftz"}, {"approx"}, {"approx", "ftz"})
+
+
+def _read_by_an_add(value: ir.Value, readers: dict[int, list]) -> bool:
+    """Whether an add/sub reads `value`, directly or through a `neg`."""
+    for u in readers.get(value.id, []):
+        if not isinstance(u, ir.Instr):
+            continue
+        if u.opcode in ("add", "sub"):
+            return True
+        if u.opcode == "neg" and len(u.dests) == 1 and any(
+                isinstance(w, ir.Instr) and w.opcode in ("add", "sub")
+                for w in readers.get(u.dests[0].id, [])):
+            return True
+    return False
+
+
+def _split_divisions(fn: ir.Function, readers: dict[int, list]) -> bool:
+    """An f32 division read by an add ends in a multiply that ptxas fuses: split it off.
+    div.approx.ftz q, a, b → rcp.approx.ftz r, b; mul.ftz q, a, r. div.full / div.approx
+    q, a, b → div (r, a'), a, b (the reciprocal and the scaled numerator, isel/ieee.py and
+    isel/floating.py); mul q, r, a'."""
     changed = False
     for block in fn.blocks:
         out = []
         for ins in block.instrs:
-            if ins.opcode == "div" and ins.type == "f32" and ins.guard is None \
-                    and set(ins.modifiers) in ({"full"}, {"full", "ftz"}) and len(ins.dests) == 1 \
-                    and any(isinstance(u, ir.Instr) and u.opcode in ("add", "sub")
-                            for u in readers.get(ins.dests[0].id, [])):
+            if not (ins.opcode == "div" and ins.type == "f32" and ins.guard is None
+                    and set(ins.modifiers) in DIVISION_MODIFIERS and len(ins.dests) == 1
+                    and _read_by_an_add(ins.dests[0], readers)):
+                out.append(ins)
+                continue
+            ftz = tuple(m for m in ins.modifiers if m == "ftz")
+            if set(ins.modifiers) == {"approx", "ftz"}:
+                r = fn.new_value("f32")
+                out.append(ir.Instr("rcp", dests=[r], srcs=[ins.srcs[1]], modifiers=ins.modifiers,
+                                    type="f32", line=ins.line))
+                out.append(ir.Instr("mul", dests=ins.dests, srcs=[ins.srcs[0], r], modifiers=ftz,
+                                    type="f32", line=ins.line))
+            else:
                 r, scaled = fn.new_value("f32"), fn.new_value("f32")
                 out.append(ir.Instr("div", dests=[r, scaled], srcs=ins.srcs, modifiers=ins.modifiers,
                                     type="f32", line=ins.line))
-                out.append(ir.Instr("mul", dests=ins.dests, srcs=[r, scaled],
-                                    modifiers=tuple(m for m in ins.modifiers if m == "ftz"),
+                out.append(ir.Instr("mul", dests=ins.dests, srcs=[r, scaled], modifiers=ftz,
                                     type="f32", line=ins.line))
-                changed = True
-            else:
-                out.append(ins)
+            changed = True
         block.instrs[:] = out
     return changed
 
@@ -68,7 +94,7 @@ def _is_negation(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
 def contract_multiply_add(fn: ir.Function) -> bool:
     readers = uses_of(fn)
     changed = False
-    if _split_full_divisions(fn, readers):
+    if _split_divisions(fn, readers):
         readers, changed = uses_of(fn), True
     for block in fn.blocks:
         here = {id(ins) for ins in block.instrs}

@@ -13,6 +13,9 @@ PURE = frozenset({
     "slct", "neg", "abs", "min", "max", "bfe", "bfi", "brev", "clz", "popc", "prmt", "bfind",
     "fns", "sad", "dp4a", "dp2a", "copysign", "testp", "sqrt", "rsqrt", "rcp", "ex2", "lg2",
     "sin", "cos", "tanh", "bmsk", "szext",
+    # texture and surface reads and header queries (ptxas deletes them unread, `.trap`
+    # surface loads included)
+    "tex", "tld4", "txq", "suq", "suld", "istypep",
     "stacksave",        # with no source: the stack pointer at the bottom of the frame (to_ssa)
     # video instructions (their selectors live in `ins.attrs`, which CSE's key includes)
     "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
