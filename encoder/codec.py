@@ -538,10 +538,43 @@ def _shares_fields(form: Form) -> bool:
     return known
 
 
+_WORDS: dict[tuple, tuple] = {}    # encode_view's words that do not depend on pc, with their table
+_WORDS_KEPT = 1 << 16
+
+
 def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
-    """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view."""
+    """The data bits (0..104, 126, 127) and reuse flags of an instruction's text view.
+    Words of forms without a pc-relative field are kept by text: kernels repeat moves,
+    NOPs and address arithmetic, and finding a form costs ~100 us."""
     table = table_for(arch)
     use_family(_family_or(arch, table.family))
+    memo = None
+    if not view.targets:
+        memo = (arch, view.guard, tuple(view.tokens), tuple(view.operands), tuple(view.reuse))
+        known = _WORDS.get(memo)
+        if known is not None and known[0] is table:
+            return known[1]
+    word, form = _encode_view(view, arch, pc, table)
+    if memo is not None and not _has_pc_field(form):
+        if len(_WORDS) >= _WORDS_KEPT:
+            _WORDS.clear()
+        _WORDS[memo] = (table, word)
+    return word
+
+
+_PC_FIELDS: dict[int, tuple] = {}     # id(form) -> (the form, kept alive; has a pc field)
+
+
+def _has_pc_field(form: Form) -> bool:
+    known = _PC_FIELDS.get(id(form))
+    if known is None:
+        known = _PC_FIELDS[id(form)] = (form, any(f.get("pcrel") for slot in form.slots
+                                                  for f in slot["fields"]))
+    return known[1]
+
+
+def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
+    """encode_view's search: the word and the form that took it."""
     name = ".".join(view.tokens)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:
@@ -566,7 +599,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
             continue
         checked = (key, id(form), tuple(tokens))
         if checked in _READS_BACK and not _shares_fields(form):
-            return word
+            return word, form
         # the table must read the word back as the same text (aliases, hidden operands)
         try:
             back = decode_view(word, arch, pc)
@@ -576,7 +609,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         want = want or canonical(view)
         if canonical(back) == want:
             _READS_BACK.add(checked)
-            return word
+            return word, form
         errors.append(f"would read back as {render_view(back)!r}")
     detail = f": {errors[0]}" if errors else ": no form takes these operands"
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")

@@ -18,6 +18,19 @@ from ptx2sass.frontend import instructions as isa
 from ptx2sass.frontend import sm80_features
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
+_RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
+
+
+def _range_split(name: str) -> tuple[str, int] | None:
+    """`%r12` -> ("%r", 12): the register range a name may belong to (None: no digits at
+    the end). Every register read asks, so the answers are kept."""
+    split = _RANGE_SPLITS.get(name, False)
+    if split is False:
+        m = _RANGE_SUFFIX.match(name)
+        split = (m.group(1), int(m.group(2))) if m else None
+        if len(_RANGE_SPLITS) < 1 << 16:
+            _RANGE_SPLITS[name] = split
+    return split
 _TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
 _RELAXED_OPCODES = frozenset(("ld", "ldu", "st", "cvt"))
 _ADDRESS_OF_OPCODES = frozenset(("mov", "cvta"))
@@ -62,10 +75,10 @@ class _Scope:
             if sym is not None:
                 return sym
             if scope.ranges:
-                m = _RANGE_SUFFIX.match(name)
-                if m:
-                    hit = scope.ranges.get(m.group(1))
-                    if hit is not None and int(m.group(2)) < hit[0]:
+                split = _range_split(name)
+                if split is not None:
+                    hit = scope.ranges.get(split[0])
+                    if hit is not None and split[1] < hit[0]:
                         return hit[1]
             scope = scope.parent
         return None
@@ -479,9 +492,10 @@ class Checker:
         op = ins.opcode
         forms = isa.FORMS.get(op)
         self.check_features(ins)
-        if any(_has_overflow(operand) for operand in ins.operands):
-            self.error("Constant overflow", ins)
-            return
+        for operand in ins.operands:
+            if type(operand) is not ast.Name and _has_overflow(operand):
+                self.error("Constant overflow", ins)
+                return
         lenient = _is_lenient(op, ins.modifiers)
         if op == "call":
             self.check_call(ins, scope)
@@ -583,11 +597,12 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
-        for operand in ins.operands:
-            if isinstance(operand, ast.Name):
-                message = sm80_features.register_problem(operand.name, self.target_sm)
-                if message:
-                    self.error(message, ins)
+        if self.target_sm < sm80_features.SM:     # no special register is newer otherwise
+            for operand in ins.operands:
+                if isinstance(operand, ast.Name):
+                    message = sm80_features.register_problem(operand.name, self.target_sm)
+                    if message:
+                        self.error(message, ins)
         if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
             self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):

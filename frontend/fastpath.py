@@ -53,18 +53,23 @@ _SEPARATOR = re.compile(r"[ \t,]*")
 _U64 = (1 << 64) - 1
 
 
+_OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> its parts
+
+
 def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
-    def col(pos: int) -> int:
-        return pos - line_start + 1
-
-    opcode, *mods = match.group("op").split(".")
-    ins = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods), operands=[],
-                          line=line, column=col(match.start("op")))
+    op_text = match.group("op")
+    parts = _OPCODES.get(op_text)
+    if parts is None:
+        opcode, *mods = op_text.split(".")
+        parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
+    ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
+                          line=line, column=match.start("op") - line_start + 1)
     if match.group("pred") is not None:
-        ins.guard = ast.Guard(predicate=_name(match.group("pred"), line, col(match.start("pred"))),
+        ins.guard = ast.Guard(predicate=_name(match.group("pred"), line,
+                                              match.start("pred") - line_start + 1),
                               negated=bool(match.group("neg")), line=line,
-                              column=col(match.start()))
+                              column=match.start() - line_start + 1)
     ops = match.group("ops")
     if ops is None:
         return ins
@@ -72,32 +77,34 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     pos = match.start("ops")
     end = match.end("ops")
     operands = ins.operands
+    piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
-        m = _PIECE.match(text, pos)
+        m = piece(text, pos)
         kind = m.lastgroup
         if kind == "name":
-            operands.append(_name(m.group("name"), line, m.start() - line_start + 1))
+            operands.append(_name(m.group("name"), line, pos - line_start + 1))
             pos = m.end()
         elif kind == "int":
-            lit = int_literal(m.group("int"), line, col(m.start("int")))
+            lit = int_literal(m.group("int"), line, m.start("int") - line_start + 1)
             if m.group("neg"):
-                lit = ast.Unary(op="-", operand=lit, line=line, column=col(m.start()))
+                lit = ast.Unary(op="-", operand=lit, line=line, column=pos - line_start + 1)
             operands.append(lit)
             pos = m.end()
         elif kind == "addr":
             a = _ADDRESS.match(text, pos)
-            operands.append(_address(a, line, col))
+            operands.append(_address(a, line, lambda p: p - line_start + 1))
             pos = a.end()
         elif kind == "hexf":
-            operands.append(_hexfloat(m.group("hexf"), line, col(m.start())))
+            operands.append(_hexfloat(m.group("hexf"), line, pos - line_start + 1))
             pos = m.end()
         else:
             close = text.index("}", pos)
-            elements = [_name(v.group(), line, col(v.start()))
+            elements = [_name(v.group(), line, v.start() - line_start + 1)
                         for v in _VECTOR_NAME.finditer(text, pos + 1, close)]
-            operands.append(ast.VectorOperand(elements=elements, line=line, column=col(pos)))
+            operands.append(ast.VectorOperand(elements=elements, line=line,
+                                              column=pos - line_start + 1))
             pos = close + 1
-        pos = _SEPARATOR.match(text, pos).end()
+        pos = separator(text, pos).end()
     return ins
 
 
@@ -183,15 +190,23 @@ def int_value(text: str) -> int:
     return int(body)
 
 
+_INT_LITERALS: dict[str, tuple[int, bool, bool]] = {}    # text -> value, unsigned, overflow
+
+
 def int_literal(text: str, line: int, column: int) -> ast.IntLit:
     """An integer literal as ptxas reads it: wrapped to 64 bits, with `overflow` set for a
     decimal one ptxas rejects."""
-    value = int_value(text)
-    overflow = False
-    if value > _U64:
-        overflow = text[0] != "0" and _decimal_overflows(text.rstrip("U"))
-        value &= _U64
-    return ast.IntLit(value=value, text=text, unsigned=text.endswith("U"), overflow=overflow,
+    known = _INT_LITERALS.get(text)
+    if known is None:
+        value = int_value(text)
+        overflow = False
+        if value > _U64:
+            overflow = text[0] != "0" and _decimal_overflows(text.rstrip("U"))
+            value &= _U64
+        known = (value, text.endswith("U"), overflow)
+        if len(_INT_LITERALS) < 4096:
+            _INT_LITERALS[text] = known
+    return ast.IntLit(value=known[0], text=text, unsigned=known[1], overflow=known[2],
                       line=line, column=column)
 
 

@@ -1016,12 +1016,15 @@ class _StatementLexer:
         tok.lexer = lx
         run = []
         reg_decl, build_decl = fastpath.REG_DECL, fastpath.build_reg_decl
+        blank = _BLANK.match
         while m is not None:
             if m.re is statement:
                 run.append(build(m, lx.lineno, lx.line_start))
             else:
                 run.append(build_decl(m, lx.lineno, lx.line_start))
-            pos = self.skip_blank_lines(m.end())
+            pos = blank(data, m.end()).end()
+            if data.startswith("\n", pos):      # the line ends: blank lines and comments too
+                pos = self.skip_blank_lines(pos)
             m = statement.match(data, pos)
             if m is None and self.depth:
                 m = reg_decl.match(data, pos)

@@ -468,11 +468,14 @@ class _FunctionLowering:
             v = self.fn.new_value("u32", "%stack")
             self.fn.entry.instrs.append(ir.Instr("stacksave", [v], [], type="u32"))
             self.write(self.stack_var, self.fn.entry, v)
+        position = {id(b): k for k, b in enumerate(self.fn.blocks)}
         for b in ir.reverse_postorder(self.fn):
             for st, scope in body_of[id(b)]:
                 self.lower_instruction(st, scope, b)
             self.filled.add(id(b))
-            for cand in self.fn.blocks:
+            # filling b can only complete the predecessors of its successors: those become
+            # sealable now, in block order (scanning every block here was quadratic)
+            for cand in sorted({id(s): s for s in b.succs}.values(), key=lambda s: position[id(s)]):
                 if id(cand) not in self.sealed and all(id(p) in self.filled for p in cand.preds):
                     self.seal(cand)
         self.cleanup_phis()

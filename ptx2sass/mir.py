@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from ptx2sass.records import dataclass
-from ptx2sass.encoder.model import ConstRef, Reg
+from ptx2sass.encoder.model import ConstRef, Imm, IndexList, Label, Reg, Reloc, SpecialReg
 
 # Pseudo-instructions that exist only before allocation / encoding.
 IMPLICIT_DEF = "IMPLICIT_DEF"   # starts a live range (a value built in parts, or PTX undef)
@@ -146,15 +146,33 @@ class MFunction:
         return v
 
 
-def register_operands(ins: MInstr):
+_NO_REGISTER = frozenset({Reg, Imm, SpecialReg, Label, Reloc, IndexList, str, int})   # exact types
+
+
+def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
     """(operand index, VOp, is_def) for every virtual register the instruction names,
-    including address bases and the guard (index -1)."""
+    including address bases and the guard (index -1). A list, not a generator: the
+    allocator and schedulers ask tens of times per instruction."""
+    out = []
+    ndefs = ins.ndefs
     for i, op in enumerate(ins.operands):
-        if isinstance(op, VOp):
-            yield i, op, i < ins.ndefs
+        t = type(op)
+        if t is VOp:
+            out.append((i, op, i < ndefs))
+        elif t is VMem:
+            if type(op.base) is VOp:
+                out.append((i, op.base, False))
+        elif t is ConstRef:
+            if type(op.ureg) is VOp:
+                out.append((i, op.ureg, False))
+        elif t in _NO_REGISTER:
+            continue
+        elif isinstance(op, VOp):
+            out.append((i, op, i < ndefs))
         elif isinstance(op, VMem) and isinstance(op.base, VOp):
-            yield i, op.base, False
+            out.append((i, op.base, False))
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
-            yield i, op.ureg, False
+            out.append((i, op.ureg, False))
     if isinstance(ins.guard, VOp):
-        yield -1, ins.guard, False
+        out.append((-1, ins.guard, False))
+    return out

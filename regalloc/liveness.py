@@ -16,14 +16,10 @@ def use_def(ins: MInstr) -> tuple[list[int], list[int]]:
     uses, kills = [], []
     guarded = ins.guard is not None
     for _, op, is_def in register_operands(ins):
-        rid = op.reg.id
-        if is_def:
-            if op.part is not None or guarded:
-                uses.append(rid)
-            if op.part is None and not guarded:
-                kills.append(rid)
+        if is_def and op.part is None and not guarded:
+            kills.append(op.reg.id)
         else:
-            uses.append(rid)
+            uses.append(op.reg.id)
     return uses, kills
 
 

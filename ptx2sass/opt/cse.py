@@ -5,7 +5,7 @@ operands) reuses that result. tinygrad's PTX re-derives each address from the sa
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dce import is_pure
+from ptx2sass.opt.dce import PURE
 from ptx2sass.opt.uses import substitute
 
 
@@ -22,20 +22,34 @@ TIME_VARYING = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globa
 
 
 def _key(ins: ir.Instr):
-    if ins.guard is not None or not is_pure(ins) or len(ins.dests) != 1 or ins.opcode == "ld":
+    # is_pure's test, in the order that rejects the commonest instructions first
+    if ins.guard is not None or len(ins.dests) != 1 or ins.opcode not in PURE \
+            or "cc" in ins.modifiers:
         return None
-    if any(isinstance(s, ir.SpecialReg) and (s.name in TIME_VARYING or s.name.startswith("%pm"))
-           for s in ins.srcs):
-        return None
+    operands = []
+    for s in ins.srcs:
+        t = type(s)
+        if t is ir.Value:
+            operands.append(("v", s.id))
+        elif t is ir.Const:
+            operands.append(("c", s))
+        elif t is ir.SpecialReg and (s.name in TIME_VARYING or s.name.startswith("%pm")):
+            return None
+        else:
+            operands.append(_operand_key(s))
     # per-opcode extras (a video instruction's selectors, contraction's negations) are
     # part of what is computed
-    attrs = tuple(sorted(ins.attrs.items()))
-    try:
-        hash(attrs)
-    except TypeError:
-        return None
+    attrs = ins.attrs
+    if attrs:
+        attrs = tuple(sorted(attrs.items()))
+        try:
+            hash(attrs)
+        except TypeError:
+            return None
+    else:
+        attrs = ()
     return (ins.opcode, ins.modifiers, ins.type, ins.types, ins.space,
-            tuple(_operand_key(s) for s in ins.srcs), ins.dests[0].type, attrs)
+            tuple(operands), ins.dests[0].type, attrs)
 
 
 def eliminate_common_subexpressions(fn: ir.Function) -> bool:

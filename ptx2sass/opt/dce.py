@@ -3,7 +3,7 @@ phis nobody reads, go (repeatedly, since removing one frees its inputs)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.uses import instr_reads, phi_reads, use_counts
+from ptx2sass.opt.uses import phi_reads, use_counts
 
 # Opcodes that only compute their results. Memory reads are kept except from .param and
 # .const (a dead global load may still fault, and ptxas keeps volatile ones).
@@ -23,6 +23,7 @@ PURE = frozenset({
     "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
 })
 PURE_SPACES = frozenset({"param", "const"})
+PURE_OR_LOAD = PURE | {"ld"}       # opcodes is_pure may accept
 CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
 
 
@@ -44,17 +45,23 @@ def remove_dead_code(fn: ir.Function) -> bool:
         for phi in block.phis:
             definers[phi.dest.id] = ("phi", phi)
         for ins in block.instrs:
-            if is_pure(ins):
+            if ins.opcode in PURE_OR_LOAD and is_pure(ins):
+                entry = ("ins", ins)
                 for d in ins.dests:
-                    definers[d.id] = ("ins", ins)
+                    definers[d.id] = entry
     dead: set[int] = set()                   # ids of removed phis and instructions
     work = [vid for vid in definers if not counts.get(vid, 0)]
     while work:
         kind, node = definers[work.pop()]
         if id(node) in dead:
             continue
-        dests = [node.dest] if kind == "phi" else node.dests
-        if any(counts.get(d.id, 0) for d in dests):
+        if kind == "phi":
+            if counts.get(node.dest.id, 0):
+                continue
+        elif len(node.dests) == 1:
+            if counts.get(node.dests[0].id, 0):
+                continue
+        elif any(counts.get(d.id, 0) for d in node.dests):
             continue
         dead.add(id(node))
         for v in _operands(kind, node):
@@ -71,4 +78,16 @@ def remove_dead_code(fn: ir.Function) -> bool:
 
 def _operands(kind: str, node) -> list[ir.Value]:
     """The values a phi or an instruction reads, once per operand (as `use_counts`)."""
-    return phi_reads(node) if kind == "phi" else [v for _, v in instr_reads(node)]
+    if kind == "phi":
+        return phi_reads(node)
+    out = []
+    for s in node.srcs:
+        if isinstance(s, ir.Address):
+            if isinstance(s.base, ir.Value):
+                out.append(s.base)
+        elif isinstance(s, ir.Value):
+            out.append(s)
+    if isinstance(node.guard, ir.Value):
+        out.append(node.guard)
+    out.extend(m for m in node.merge if isinstance(m, ir.Value))
+    return out

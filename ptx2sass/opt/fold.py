@@ -8,6 +8,7 @@ from ptx2sass import ir
 from ptx2sass.opt.propagate import copy_source
 
 INT_KINDS = ("u", "s", "b")
+FOLDABLE = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr"})  # _eval's
 
 
 def signed_value(value: int, bits: int) -> int:
@@ -47,22 +48,27 @@ def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
 def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const | None:
     """The constant `ins` computes when its operands are immediates or values in `known`."""
     ty = ins.type
-    if ins.guard is not None or len(ins.dests) != 1 or ty is None or ty[0] not in INT_KINDS \
-            or ty not in ir.TYPES or not ins.srcs:
+    if ins.opcode not in FOLDABLE or ins.guard is not None or len(ins.dests) != 1 or ty is None \
+            or ty[0] not in INT_KINDS or ty not in ir.TYPES or not ins.srcs:
         return None
-    srcs = [known.get(s.id, s) if known and isinstance(s, ir.Value) else s for s in ins.srcs]
-    if not all(isinstance(s, ir.Const) for s in srcs):
-        return None
+    srcs = []
+    for s in ins.srcs:
+        if known and isinstance(s, ir.Value):
+            s = known.get(s.id, s)
+        if not isinstance(s, ir.Const):
+            return None
+        srcs.append(s)
     bits = ir.type_bits(ty)
     if bits not in (16, 32, 64) or ir.type_bits(ins.dests[0].type) != bits:
         return None
-    args = [s.value & ((1 << bits) - 1) for s in srcs]
+    mask = (1 << bits) - 1
+    args = [s.value & mask for s in srcs]
     if ins.opcode in ("shl", "shr"):
         args[1] = _shift_amount(srcs[1])
     result = _eval(ins, bits, args)
     if result is None:
         return None
-    return ir.Const(result & ((1 << bits) - 1), ty)
+    return ir.Const(result & mask, ty)
 
 
 def fold_constants(fn: ir.Function) -> bool:

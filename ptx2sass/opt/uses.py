@@ -78,12 +78,52 @@ def phi_reads(phi: ir.Phi) -> list[ir.Value]:
 
 def readers(fn: ir.Function) -> dict[int, list]:
     """Value id -> one entry per operand that reads it: the instruction where it is a plain
-    source operand, None where it is read otherwise (see `reads`)."""
+    source operand, None where it is read otherwise (see `reads`). The walk is `reads`'
+    spelled out: it runs several times per optimisation round over every instruction."""
     out: dict[int, list] = {}
-    for _, who, v in reads(fn):
-        out.setdefault(v.id, []).append(who)
+    Value, Address = ir.Value, ir.Address
+    for block in fn.blocks:
+        for phi in block.phis:
+            for _, v in phi.incoming:
+                if isinstance(v, Value):
+                    out.setdefault(v.id, []).append(None)
+        for ins in block.instrs:
+            for s in ins.srcs:
+                if isinstance(s, Address):
+                    if isinstance(s.base, Value):
+                        out.setdefault(s.base.id, []).append(None)
+                elif isinstance(s, Value):
+                    out.setdefault(s.id, []).append(ins)
+            if isinstance(ins.guard, Value):
+                out.setdefault(ins.guard.id, []).append(None)
+            for m in ins.merge:
+                if isinstance(m, Value):
+                    out.setdefault(m.id, []).append(None)
     return out
 
 
 def use_counts(fn: ir.Function) -> dict[int, int]:
-    return {v: len(r) for v, r in readers(fn).items()}
+    """Value id -> how many operands read it (`readers`' list lengths, in its order)."""
+    counts: dict[int, int] = {}
+    get = counts.get
+    Value, Address = ir.Value, ir.Address
+    for block in fn.blocks:
+        for phi in block.phis:
+            for _, v in phi.incoming:
+                if isinstance(v, Value):
+                    counts[v.id] = get(v.id, 0) + 1
+        for ins in block.instrs:
+            for s in ins.srcs:
+                if isinstance(s, Address):
+                    s = s.base
+                    if isinstance(s, Value):
+                        counts[s.id] = get(s.id, 0) + 1
+                elif isinstance(s, Value):
+                    counts[s.id] = get(s.id, 0) + 1
+            g = ins.guard
+            if isinstance(g, Value):
+                counts[g.id] = get(g.id, 0) + 1
+            for m in ins.merge:
+                if isinstance(m, Value):
+                    counts[m.id] = get(m.id, 0) + 1
+    return counts
