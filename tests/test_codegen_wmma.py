@@ -19,6 +19,25 @@ INPUT_WORDS = {"f16": lambda shape: (8, 8),
 INPUT_WORDS["u8"] = INPUT_WORDS["s8"]
 
 
+# The kernels' shared-memory staging: each thread copies its 128 input words from global
+# into `sm` before the wmma code and its 64 result words from `sd` out after it.
+SHARED_COPY_IN = """
+    mov.u32 %r40, sm; mov.u32 %r41, sd; mov.u32 %r42, 0;
+COPYIN:
+    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
+    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd1, %rd5; ld.global.b32 %r45, [%rd6];
+    add.u32 %r46, %r40, %r43; st.shared.b32 [%r46], %r45;
+    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 128; @%p1 bra COPYIN;
+    bar.sync 0;"""
+SHARED_COPY_OUT = """
+    bar.sync 0; mov.u32 %r42, 0;
+COPYOUT:
+    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
+    add.u32 %r46, %r41, %r43; ld.shared.b32 %r45, [%r46];
+    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd2, %rd5; st.global.b32 [%rd6], %r45;
+    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 64; @%p1 bra COPYOUT;"""
+
+
 def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16", itype="f16", satfinite=""):
     """A kernel that loads A, B, C from `in` (copied to shared first for .shared), multiplies
     and stores D to `out` (through shared for .shared)."""
@@ -37,21 +56,7 @@ def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16"
             pa, pb, pc, pd = "[%r40]", "[%r40+4096]", "[%r40+8192]", "[%r41]"
         else:
             pa, pb, pc, pd = "[sm]", "[sm+4096]", "[sm+8192]", "[sd]"
-        prologue = """
-    mov.u32 %r40, sm; mov.u32 %r41, sd; mov.u32 %r42, 0;
-COPYIN:
-    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
-    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd1, %rd5; ld.global.b32 %r45, [%rd6];
-    add.u32 %r46, %r40, %r43; st.shared.b32 [%r46], %r45;
-    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 128; @%p1 bra COPYIN;
-    bar.sync 0;"""
-        epilogue = """
-    bar.sync 0; mov.u32 %r42, 0;
-COPYOUT:
-    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
-    add.u32 %r46, %r41, %r43; ld.shared.b32 %r45, [%r46];
-    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd2, %rd5; st.global.b32 [%rd6], %r45;
-    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 64; @%p1 bra COPYOUT;"""
+        prologue, epilogue = SHARED_COPY_IN, SHARED_COPY_OUT
     return f"""
 .version 7.8
 .target sm_89

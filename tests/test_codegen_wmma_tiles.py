@@ -11,6 +11,7 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 from ptx2sass.errors import CompileError
+from test_codegen_wmma import SHARED_COPY_IN, SHARED_COPY_OUT
 
 A_OFF, B_OFF, C_OFF, IN_BYTES, OUT_BYTES = 0, 4096, 8192, 16384, 8192
 
@@ -23,21 +24,7 @@ def _kernel(arch, shape, itype, ctype, mma_mods, la, lb, lc, ld, space, stride, 
     sp = {"global": ".global", "shared": ".shared", "generic": ""}[space]
     if space == "shared":
         pa, pb, pc, pd = "[%r40]", "[%r40+4096]", "[%r40+8192]", "[%r41]"
-        prologue = """
-    mov.u32 %r40, sm; mov.u32 %r41, sd; mov.u32 %r42, 0;
-COPYIN:
-    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
-    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd1, %rd5; ld.global.b32 %r45, [%rd6];
-    add.u32 %r46, %r40, %r43; st.shared.b32 [%r46], %r45;
-    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 128; @%p1 bra COPYIN;
-    bar.sync 0;"""
-        epilogue = """
-    bar.sync 0; mov.u32 %r42, 0;
-COPYOUT:
-    shl.b32 %r43, %r42, 7; add.u32 %r43, %r43, %r44;
-    add.u32 %r46, %r41, %r43; ld.shared.b32 %r45, [%r46];
-    cvt.u64.u32 %rd5, %r43; add.s64 %rd6, %rd2, %rd5; st.global.b32 [%rd6], %r45;
-    add.u32 %r42, %r42, 1; setp.lt.u32 %p1, %r42, 64; @%p1 bra COPYOUT;"""
+        prologue, epilogue = SHARED_COPY_IN, SHARED_COPY_OUT
     else:
         pa, pb, pc, pd = "[%rd1]", "[%rd1+4096]", "[%rd1+8192]", "[%rd2]"
         prologue = epilogue = ""
