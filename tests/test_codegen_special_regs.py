@@ -18,10 +18,6 @@ def _sreg_forms(sm: int) -> list:
 
 # sm_90 forms not handled yet (issue 18, phase 2), each with why; strict: fixing one fails
 SM90_GAPS = {
-    "%clusterid.x": "ptxas's cubin holds I2FP.F32.U32 R, UR (opcode bits 0xc45), a form the hopper "
-                    "table lacks: undecodable (ours vs ptxas: tests/test_cluster_special_regs.py)",
-    "%cluster_ctaid.x": "ptxas's cubin holds I2FP.F32.U32 R, UR (opcode bits 0xc45), a form the hopper "
-                        "table lacks: undecodable (ours vs ptxas: tests/test_cluster_special_regs.py)",
     "%is_explicit_cluster": "the frontend refuses `mov.pred` of %is_explicit_cluster",
 }
 
