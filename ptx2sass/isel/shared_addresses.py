@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 
 from ptx2sass.encoder.model import Imm, Instruction, Mem, Reg
+from ptx2sass.isel.common import register_counts
 from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 
 ACCESSES = frozenset({"LDS", "STS", "ATOMS"})
@@ -42,14 +43,8 @@ class _Defs:
     """The single, unguarded definition of each register written exactly once."""
 
     def __init__(self, mf: MFunction):
-        writes: dict[int, int] = {}
-        self.reads: dict[int, int] = {}
+        self.reads, writes = register_counts(mf)
         self.single: dict[int, MInstr] = {}
-        for b in mf.blocks:
-            for ins in b.instrs:
-                for _, op, is_def in register_operands(ins):
-                    table = writes if is_def else self.reads
-                    table[op.reg.id] = table.get(op.reg.id, 0) + 1
         for b in mf.blocks:
             for ins in b.instrs:
                 if ins.ndefs == 1 and ins.guard is None and _whole(ins.operands[0]) \
@@ -194,12 +189,7 @@ def fold_shared_addresses(mf: MFunction) -> int:
 def _remove_unread(mf: MFunction, defs: _Defs, candidates: set[int]) -> None:
     """Drop the definitions (adds, shifts, moves of constants) of the replaced bases, and
     of what only they read, once nothing reads their result."""
-    reads: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                if not is_def:
-                    reads[op.reg.id] = reads.get(op.reg.id, 0) + 1
+    reads, _ = register_counts(mf)
     dead: set[int] = set()          # id() of the instructions to drop
     work = list(candidates)
     while work:

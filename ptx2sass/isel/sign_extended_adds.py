@@ -12,6 +12,7 @@ nothing between the MOV and the IADD3.X writing x or the carry, or reading w."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
+from ptx2sass.isel.common import register_counts
 from ptx2sass.mir import IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
 
 SIGN_SHIFT = 0x1f
@@ -61,12 +62,7 @@ def _touches(ins: MInstr, reg_id: int) -> bool:
 
 
 def fold_sign_extended_adds(mf: MFunction) -> int:
-    reads: dict[int, int] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                if not is_def:
-                    reads[op.reg.id] = reads.get(op.reg.id, 0) + 1
+    reads, _ = register_counts(mf)
     folded = 0
     for b in mf.blocks:
         instrs = b.instrs
