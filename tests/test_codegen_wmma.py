@@ -78,12 +78,12 @@ def _kernel(la, lb, lc, ld, acc, space, stride_reg, stride=32, shape="m16n16k16"
 """.replace(".reg .b32 %r<50>", ".reg .b32 %r<60>")
 
 
-def _run(ptx, data, stride):
+def run_ours_and_ptxas(ptx, data, stride, arch="sm_89"):
     """(our D words, ptxas's D words); ptxas's cubins transpose 16-bit fragments of the other
     layout with MOVM.16.MT88, which the emulator runs."""
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     outs = []
-    for cubin, check in ((ours, True), (oracle.ptxas(ptx).output, False)):
+    for cubin, check in ((ours, True), (oracle.ptxas(ptx, arch=arch).output, False)):
         out = np.zeros(OUT_BYTES // 4, dtype=np.uint32)
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(stride)],
                   hazard_check=check)
@@ -121,7 +121,7 @@ def test_wmma_f16_matches_ptxas_and_numpy(shape, la, lb, lc, ld, acc, space, str
     if acc == "f32":     # C as small integers in f32
         data[C_OFF // 4:] = np.frombuffer(rng.integers(-8, 9, size=(IN_BYTES - C_OFF) // 4)
                                           .astype(np.float32).tobytes(), dtype=np.uint32)
-    ours, theirs = _run(_kernel(la, lb, lc, ld, acc, space, stride_reg, stride, shape), data, stride)
+    ours, theirs = run_ours_and_ptxas(_kernel(la, lb, lc, ld, acc, space, stride_reg, stride, shape), data, stride)
     assert (ours == theirs).all()
     buf = data.tobytes()
     ct = np.float32 if acc == "f32" else np.float16
@@ -162,7 +162,7 @@ def test_wmma_bf16_tf32_match_ptxas_and_numpy(shape, itype, la, lb, lc, ld, spac
     rng = np.random.default_rng(sum(map(ord, shape + itype + la + lb + lc + ld + space)))
     data = _inputs(itype, rng, -4, 5)
     data[C_OFF // 4:] = rng.integers(-8, 9, size=(IN_BYTES - C_OFF) // 4).astype(np.float32).view(np.uint32)
-    ours, theirs = _run(_kernel(la, lb, lc, ld, "f32", space, stride_reg, stride, shape, itype), data, stride)
+    ours, theirs = run_ours_and_ptxas(_kernel(la, lb, lc, ld, "f32", space, stride_reg, stride, shape, itype), data, stride)
     assert (ours == theirs).all()
     buf = _decode(data, itype).tobytes()
     widen = 2 if itype == "bf16" else 1      # bf16 decoded to f32: offsets double
@@ -186,7 +186,7 @@ def test_wmma_integer_matches_ptxas_and_numpy(shape, itype, sat, la, lb, lc, ld,
     rng = np.random.default_rng(sum(map(ord, shape + itype + la + lb + lc + ld + space)))
     data = rng.integers(0, 2**32, size=IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
     data[C_OFF // 4::7] = 0x7FFFFF00 if sat else 0x80000100     # near the limits: saturation/wrap
-    ours, theirs = _run(_kernel(la, lb, lc, ld, "s32", space, stride_reg, stride, shape, itype, sat), data, stride)
+    ours, theirs = run_ours_and_ptxas(_kernel(la, lb, lc, ld, "s32", space, stride_reg, stride, shape, itype, sat), data, stride)
     assert (ours == theirs).all()
     et = np.int8 if itype == "s8" else np.uint8
     a = _matrix(data.tobytes(), A_OFF, la, et, stride, m, k).astype(np.int64)
@@ -213,7 +213,7 @@ def test_wmma_random_floats_bit_identical_to_ptxas(shape, itype):
         data = normal.view(np.uint32).copy()
     data[C_OFF // 4:] = normal[C_OFF // 4:].view(np.uint32)
     for acc in ("f32", "f16") if itype == "f16" else ("f32",):
-        ours, theirs = _run(_kernel("row", "col", "row", "row", acc, "global", True, 40, shape, itype), data, 40)
+        ours, theirs = run_ours_and_ptxas(_kernel("row", "col", "row", "row", acc, "global", True, 40, shape, itype), data, 40)
         assert (ours == theirs).all()
 
 

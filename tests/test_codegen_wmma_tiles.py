@@ -8,12 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from ptx2sass import codegen, oracle
-from ptx2sass.emu.launch import run
+from ptx2sass import codegen
 from ptx2sass.errors import CompileError
-from test_codegen_wmma import SHARED_COPY_IN, SHARED_COPY_OUT
+from test_codegen_wmma import SHARED_COPY_IN, SHARED_COPY_OUT, run_ours_and_ptxas
 
-A_OFF, B_OFF, C_OFF, IN_BYTES, OUT_BYTES = 0, 4096, 8192, 16384, 8192
+A_OFF, B_OFF, C_OFF, IN_BYTES = 0, 4096, 8192, 16384
 
 
 def _kernel(arch, shape, itype, ctype, mma_mods, la, lb, lc, ld, space, stride, stride_reg):
@@ -49,18 +48,6 @@ def _kernel(arch, shape, itype, ctype, mma_mods, la, lb, lc, ld, space, stride, 
 """
 
 
-def _run(ptx, arch, data, stride):
-    ours = codegen.compile_ptx(ptx, arch, "k.ptx")
-    outs = []
-    for cubin, check in ((ours, True), (oracle.ptxas(ptx, arch=arch).output, False)):
-        out = np.zeros(OUT_BYTES // 4, dtype=np.uint32)
-        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(stride)],
-                  hazard_check=check)
-        assert not (check and res.hazards), res.hazards
-        outs.append(out)
-    return outs
-
-
 def _matrix(flat, layout, stride, rows, cols, offset=0):
     if layout == "row":
         return np.array([[flat[offset + r * stride + c] for c in range(cols)] for r in range(rows)])
@@ -85,7 +72,7 @@ def test_wmma_f64(arch, la, lb, lc, ld, space, stride_reg, rounding):
     mode = {"": "RN", ".rn": "RN", ".rz": "RZ", ".rm": "RM", ".rp": "RP"}[rounding]
     for values in (rng.integers(-50, 51, IN_BYTES // 8).astype(np.float64),
                    rng.standard_normal(IN_BYTES // 8)):
-        ours, theirs = _run(ptx, arch, values.view(np.uint32).copy(), stride)
+        ours, theirs = run_ours_and_ptxas(ptx, values.view(np.uint32).copy(), stride, arch)
         assert (ours == theirs).all()
         a = _matrix(values, la, stride, 8, 4, A_OFF // 8)
         b = _matrix(values, lb, stride, 4, 8, B_OFF // 8)
@@ -135,7 +122,7 @@ def test_wmma_sub_byte(arch, itype, extra, lc, ld, space, stride_reg):
     data = rng.integers(0, 2 ** 32, IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
     if extra == ".satfinite":    # C near the limits: saturates (or wraps without .satfinite)
         data[C_OFF // 4:] = np.where(rng.random((IN_BYTES - C_OFF) // 4) < 0.5, 0x7FFFFFF0, 0x80000010)
-    ours, theirs = _run(ptx, arch, data, stride)
+    ours, theirs = run_ours_and_ptxas(ptx, data, stride, arch)
     assert (ours == theirs).all()
     elements = _sub_byte(data[:B_OFF // 4 * 2], bits, itype == "s4")
     per_byte = 8 // bits
