@@ -9,6 +9,7 @@ import re
 import pytest
 
 from ptx2sass import CompileError, codegen, oracle
+from tools.texture_fetch_forms import unit_lines
 
 KERNEL = """.version 7.8
 .target sm_89
@@ -64,24 +65,12 @@ FORMS = [
     (1, "b32", "suq.depth.b32 %r10, [%rd3]"),
     (1, "b32", "txq.width.b32 %r10, [%rd3]"),
 ]
-UNIT = re.compile(r"^(?:@!?U?P\d )?(SULD|SUST|SURED|TXQ|TEX|TLD|TLD4|TXD|TMML)\b")
 
 
 def kernel(n: int, ty: str, line: str) -> str:
     reg = {"b64": "%rd", "b16": "%h"}.get(ty, "%r")
     stores = "".join(f"st.global.{ty} [%rd1+{8 * i}], {reg}{10 + i};\n" for i in range(n))
     return KERNEL.format(line=line, stores=stores)
-
-
-def unit_lines(cubin: bytes) -> list[str]:
-    """The texture/surface instructions of a listing, registers as R (their numbers are
-    the allocators' choice), the control fields left out."""
-    out = []
-    for row in oracle.nvdisasm(cubin, ()).splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", row)
-        if m and UNIT.match(m.group(1)):
-            out.append(re.sub(r"\bR\d+\b", "R", m.group(1)))
-    return out
 
 
 @pytest.mark.parametrize("n,ty,line", FORMS, ids=[f[2].split(" ")[0] for f in FORMS])

@@ -91,6 +91,8 @@ ret;
 
 
 def unit_lines(cubin: bytes) -> list[str]:
+    """The texture/surface instructions of a listing, registers as R (their numbers are
+    the allocators' choice), the control fields left out."""
     out = []
     for row in oracle.nvdisasm(cubin, ()).splitlines():
         m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", row)
