@@ -20,21 +20,18 @@ from .errors import EmuFault
 EXTERN_BASE = 0x7E00_0000_0000     # below every global allocation (memory.GLOBAL_BASE)
 SLOT = 0x100
 KNOWN = ("malloc", "free", "vprintf", "__assertfail")
+WINDOW = SLOT * (len(KNOWN) + 1)    # one slot per known function, one for every other name
 _MAX_STRING = 4096
 
 
 def address(name: str) -> int:
-    """The address that stands for the undefined symbol `name` (unknown names: past the
-    known ones, by a stable hash, so that a call to one faults by name)."""
-    if name in KNOWN:
-        return EXTERN_BASE + SLOT * KNOWN.index(name)
-    return EXTERN_BASE + SLOT * (len(KNOWN) + (sum(name.encode()) * 131 + len(name)) % 4096)
+    """The address that stands for the undefined symbol `name` (every unknown name shares
+    the last slot: calling it faults)."""
+    return EXTERN_BASE + SLOT * (KNOWN.index(name) if name in KNOWN else len(KNOWN))
 
 
-def name_at(target: int) -> str | None:
-    """The known function whose address is `target`, or None when it is no extern's."""
-    if not EXTERN_BASE <= target < EXTERN_BASE + SLOT * (len(KNOWN) + 4096):
-        return None
+def name_at(target: int) -> str:
+    """The function whose address (in the window) is `target`."""
     k = (target - EXTERN_BASE) // SLOT
     return KNOWN[k] if k < len(KNOWN) else "an undefined function"
 

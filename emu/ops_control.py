@@ -98,7 +98,7 @@ def op_call(w, s, active, mask):
         dest = _register_destination(w, s)
     else:
         dest = np.full(w.width, _target(s), np.int64)
-    external = mask & (dest >= externs.EXTERN_BASE) & (dest < externs.EXTERN_BASE + (1 << 32))
+    external = mask & (dest >= externs.EXTERN_BASE) & (dest < externs.EXTERN_BASE + externs.WINDOW)
     if external.any():
         _call_externs(w, external, dest)
         mask = mask & ~external
@@ -127,8 +127,6 @@ def _call_externs(w, calling: np.ndarray, dest: np.ndarray) -> None:
 
     for target in sorted(set(dest[calling].tolist())):
         name = externs.name_at(target)
-        if name is None:
-            raise EmuFault(f"call to {target:#x}, in no function")
         here = calling & (dest == target)
         externs.call(w, np.nonzero(here)[0], name, read64, read_bytes, set64)
         back = np.zeros(w.width, np.int64)
