@@ -9,6 +9,7 @@ import numpy as np
 import os
 
 from ptx2sass import codegen, oracle
+from ptx2sass.encoder.arch import target as arch_target
 from ptx2sass.emu.launch import run
 
 # Every test that runs a corpus on sm_90 too takes every HOPPER_STRIDE-th kernel for it in
@@ -103,7 +104,7 @@ def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, v
     hazards. `data` (n_in values per thread, at most 1024 threads) replaces the generated
     inputs."""
     # the PTX targets sm_89 (what the bodies are written for), or an older arch itself
-    target = arch if int(arch[3:].rstrip("af")) < 89 else "sm_89"
+    target = arch if arch_target(arch).sm < 89 else "sm_89"
     ptx = kernel(body, in_bits, n_in, out_bits, version, target)
     if data is None:
         data = inputs(in_bits, n_in, seed, values)
