@@ -23,6 +23,9 @@ from ptx2sass import ir
 
 DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask", "%clock", "%globaltimer", "%pm")
 UNIFORM_SPACES = ("param", "const")
+# Spaces every lane of a warp sees alike (not `.local`, nor a generic address, which may be
+# local): a load there from a uniform address reads one value (`loads_by_address`)
+SHARED_SPACES = ("global", "shared")
 ALWAYS_DIVERGENT = {"atom", "shfl", "match", "mma", "wmma", "ldmatrix", "call", "tex", "tld4",
                     "suld", "cp", "mbarrier", "prmt_lane"}
 # Warp-wide results: the same in every lane that computes them (a phi or a loop exit
@@ -39,12 +42,14 @@ def _operands(ins: ir.Instr):
             yield s
 
 
-def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
+def _source_divergent(ins: ir.Instr, kernel: bool, loads_by_address: bool = False) -> bool:
     op = ins.opcode
     if op in WARP_UNIFORM:
         return False
     if op in ALWAYS_DIVERGENT or op.startswith(("wmma", "tex", "sust", "suld", "atom")):
         return True
+    if op in ("ld", "ldu") and loads_by_address and ins.space in SHARED_SPACES:
+        return False     # one address, one value: divergent only through the address
     if op in ("ld", "ldu") and (ins.space not in UNIFORM_SPACES or (ins.space == "param" and not kernel)):
         return True      # a function's parameters are per-thread arguments
     if op == "param" and not kernel:
@@ -110,8 +115,10 @@ def _joins(branch: ir.Block) -> set[int]:
     return joins
 
 
-def divergent_values(fn: ir.Function) -> set[int]:
-    """Ids of the values that may differ between the lanes of a warp."""
+def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int]:
+    """Ids of the values that may differ between the lanes of a warp. `loads_by_address`:
+    a load from global or shared memory at a uniform address is uniform (as ptxas judges a
+    polling loop's exit, ptx2sass/loop_yield.py), not divergent as for reconvergence."""
     idom = ir.dominators(fn)
     loops = _natural_loops(fn, idom)
     blocks = [b for b in fn.blocks if b in idom]
@@ -151,7 +158,7 @@ def divergent_values(fn: ir.Function) -> set[int]:
                     continue
                 from_data = ins.opcode not in WARP_UNIFORM and any(
                     isinstance(v, ir.Value) and (v.id in div or leaky(v, b)) for v in _operands(ins))
-                if (from_data or _source_divergent(ins, fn.is_entry)
+                if (from_data or _source_divergent(ins, fn.is_entry, loads_by_address)
                         or (ins.guard is not None and ins.guard.id in div)
                         or any(isinstance(m, ir.Value) and m.id in div for m in ins.merge)):
                     for d in ins.dests:
