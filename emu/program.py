@@ -163,7 +163,7 @@ def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[
     cached = getattr(program, "_decoded", None)
     if cached is not None and cached.instructions is program.instructions \
             and len(cached.instructions) == cached.count and cached.handlers is handlers:
-        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate else ()
+        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate and cached.data_refs else ()
         if data == cached.data:
             cached.data_immediate = data_immediate
             return cached
