@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import struct
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,17 +56,19 @@ class LaunchResult:
                 "convergence_hazards": len(self.convergence_hazards)}
 
 
-@contextmanager
-def gc_paused():
+class gc_paused:
     """The cycle collector paused: emulation allocates many short-lived acyclic objects
     (NumPy temporaries, closures), and in a process with a large heap (tinygrad's) each
-    collection it triggers scans everything. The few cycles made are collected after."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
+    collection it triggers scans everything. The few cycles made are collected after.
+    (A class: a generator context manager costs more than a short launch's set-up step.)"""
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
             gc.enable()
 
 
