@@ -124,6 +124,9 @@ class Group(Lanes):
     def __init__(self, m, idx: np.ndarray, warps: np.ndarray, pc: int):
         super().__init__(m, idx, int(warps[0]) if len(warps) == 1 else -1)
         self.warps = warps
+        # the same lanes and warps as indexes that assign faster: slices where they can be
+        self.at = self.sl if self.sl is not None else idx
+        self.ws = slice(self.warp, self.warp + 1) if len(warps) == 1 else warps
         self.pc = pc
         self.stop = _NO_PC          # re-form the group when it reaches this PC
         self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
@@ -641,11 +644,10 @@ class Machine:
         """After a control instruction run by group `g`: True when the group runs on as it is
         (every lane ready and at one PC, no warp's lanes changed otherwise), having updated
         its PC; else its warps are marked to be picked afresh."""
-        idx = g.idx
         ok = not self.dirty and self.alive
         if ok:
-            st = self.state[idx]
-            pcs = self.pc[idx]
+            st = self.state[g.at]
+            pcs = self.pc[g.at]
             q = int(pcs[0])
             ok = bool((st == READY).all()) and bool((pcs == q).all()) and q < g.stop and q < g.merge
         if ok and self.explicit:
@@ -664,7 +666,7 @@ class Machine:
                 self.turn[ws] = t
         if ok:
             g.pc = q
-            self.sel_pc[g.warps] = q
+            self.sel_pc[g.ws] = q
             return True
         self.dirty.update(g.warps.tolist())
         return False
@@ -807,7 +809,7 @@ class Machine:
                         if guard is not None and nw > 1:
                             anyw = g.any_per_warp(mask)
                             if anyw.any() and not anyw.all():
-                                self.executed[g.warps] += ran - counted
+                                self.executed[g.ws] += ran - counted
                                 counted = ran
                                 budget.used = used
                                 self._general(g, step, p)
@@ -832,7 +834,7 @@ class Machine:
                     if p >= stop or ran >= left:
                         break
                     continue
-                self.executed[g.warps] += ran - counted
+                self.executed[g.ws] += ran - counted
                 counted = ran
                 budget.used = used
                 self._general(g, step, p)
@@ -854,11 +856,11 @@ class Machine:
         finally:
             budget.used = used
             if ran > counted:
-                self.executed[g.warps] += ran - counted
+                self.executed[g.ws] += ran - counted
             self.unflushed = 0
         if p is not None:
-            self.pc[g.idx] = p
-            self.sel_pc[g.warps] = p
+            self.pc[g.at] = p
+            self.sel_pc[g.ws] = p
             if p == g.merge:
                 self.dirty.update(g.warps.tolist())
         self.launch.thread_instructions += ran * g.width
@@ -888,7 +890,7 @@ class Machine:
                 if anyw.any() and not anyw.all():
                     per_warp = True
         if not step.plain:
-            self.pc[g.idx] = p + 16
+            self.pc[g.at] = p + 16
         if per_warp:
             self._per_warp(g, step, p)
         else:
@@ -944,8 +946,8 @@ class Machine:
     def _explicit_after(self, g: Group, step, p: int) -> None:
         """Explicit reconvergence after a control instruction run as a group: each warp's
         lanes that went different ways split; the lanes no longer share a sync hint."""
-        pcs = self.pc[g.idx]
-        st = self.state[g.idx]
+        pcs = self.pc[g.at]
+        st = self.state[g.at]
         if not ((pcs == pcs[0]).all() and (st == READY).all()):
             full = np.zeros(len(self.pc), dtype=bool)
             full[g.idx] = True
