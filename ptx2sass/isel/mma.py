@@ -149,7 +149,7 @@ class MatrixMultiply:
 
     def integer_mma(self, ins, shape):
         types = ins.types[:2]
-        if shape == "m8n8k16" and not self.arch.mma_8x8_tiles:     # IMMA.8816: sm_8x tables
+        if shape == "m8n8k16" and not self.arch.integer_mma_8x8:
             raise self._refuse(ins)
         if shape not in IMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
                 or any(t not in ("s8", "u8") for t in types) or self.guard is not None:
