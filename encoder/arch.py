@@ -67,9 +67,11 @@ class Target:
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
     # form adds the window base in c[0x0][0x18]
     cluster_shared_addresses: bool = False
-    # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
-    # the fp8 fragments to f16 and uses HMMA)
+    # fp8 mma.sync has a tensor-core instruction (QMMA: sm_89, sm_120); sm_90/sm_100 have none
+    # (ptxas widens the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
+    # QMMA's A and B carry .ROW/.COL (sm_89; sm_120's QMMA has no layout suffixes)
+    qmma_layout_suffixes: bool = True
     # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
     # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
     # wmma tf32 is refused there
@@ -236,7 +238,8 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
-                          integer_mma_8x8=False, saturating_viadd=True,
+                          integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
+                          qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
@@ -277,6 +280,7 @@ _TABLE = [
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False, saturating_viadd=False,
+                                             fp8_mma=False,
                                              minmax_predicate_outputs=True)),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),

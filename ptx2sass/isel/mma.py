@@ -295,8 +295,9 @@ class MatrixMultiply:
         if not self.arch.fp8_mma:
             return self.fp8_mma_as_half(ins, types, n_a, n_b, n_d, srcs)
         mods = (name, ins.type.upper()) + tuple(t.upper() for t in types[:2])
-        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
-        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        a, b = self.gather(srcs[:n_a]), self.gather(srcs[n_a:n_a + n_b])
+        if self.arch.qmma_layout_suffixes:
+            a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))
