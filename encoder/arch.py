@@ -73,8 +73,7 @@ class Target:
     # QMMA's A and B carry .ROW/.COL (sm_89; sm_120's QMMA has no layout suffixes)
     qmma_layout_suffixes: bool = True
     # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
-    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
-    # wmma tf32 is refused there
+    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx, sm_120's from tf32_sm120.ptx)
     tf32_k4_mma: bool = True
     # the sub-byte tensor-core shapes of sm_8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
     # .S4/.U4, BMMA.88128/168128/168256 (b1 .xor/.and.popc), in the ampere table; sm_90+
@@ -237,7 +236,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
