@@ -103,10 +103,14 @@ INT_CASES = [("sm_89", "s4", "", "row", "row", "global", False),
              ("sm_80", "b1", ".xor", "row", "col", "generic", False),
              ("sm_86", "b1", ".and", "col", "row", "global", True),
              ("sm_90", "b1", ".and", "row", "col", "shared", True),
-             # sm_90: nibbles widened to bytes, xor as two and-popc mmas (sub_byte_mma.py)
+             # sm_90: nibbles widened to bytes, xor as two and-popc mmas (mma_forms.py)
              ("sm_90", "s4", ".satfinite", "row", "col", "global", True),
              ("sm_90", "u4", "", "col", "row", "shared", False),
-             ("sm_90", "b1", ".xor", "col", "col", "global", False)]
+             ("sm_90", "b1", ".xor", "col", "col", "global", False),
+             # sm_75: IMMA.8832 and BMMA.88128.XOR (.and is sm_80+)
+             ("sm_75", "s4", ".satfinite", "col", "row", "global", True),
+             ("sm_75", "u4", "", "row", "row", "shared", False),
+             ("sm_75", "b1", ".xor", "row", "col", "global", True)]
 
 
 @pytest.mark.parametrize("arch,itype,extra,lc,ld,space,stride_reg", INT_CASES)
