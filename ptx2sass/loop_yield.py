@@ -9,9 +9,10 @@ and loops of plain, volatile, relaxed and acquire accesses with and without dive
 * a loop with a strong memory access (`.volatile`, `.relaxed`, `.acquire`, `.release`; a
   load or a store, global or shared) gets one when it may run while other lanes of its warp
   are elsewhere: its header lies in the divergent region of a branch (between the branch
-  and where its paths meet), a loop's own divergent exit included. Lanes that branch off
-  to a bare `ret` have left and do not count (`if (tid == 0) return;` before a polling
-  loop: none), lanes that still have work to do on their way out do. Here a load from a
+  and where its paths meet), a loop's own divergent exit included. In a kernel, lanes that
+  branch off to a bare `ret` have left and do not count (`if (tid == 0) return;` before a
+  polling loop: none), lanes that still have work to do on their way out do; in a function
+  a `ret` goes back to the caller, and the lanes there count. Here a load from a
   uniform global or shared address is uniform (a flag polled by the whole warp: none);
 * loops of `red`, of plain loads and stores, or with only a fence get none, and neither do
   the compare-and-swap loops ptxas makes itself for atomics the hardware lacks (16-bit CAS,
@@ -80,7 +81,7 @@ def _divergent_regions(fn: ir.Function, idom) -> set[int]:
     counting no path that goes straight to a bare return: lanes there have left)."""
     blocks = [b for b in fn.blocks if b in idom]
     div = divergent_values(fn, loads_by_address=True)
-    gone = _bare_exits(blocks)
+    gone = _bare_exits(blocks, ("ret", "exit") if fn.is_entry else ("exit",))   # a function's ret: back to the caller
     succs = {id(b): [s for s in b.succs if s in idom and id(s) not in gone] for b in blocks}
     pdom = _post_dominators(blocks, succs)
     region: set[int] = set()
@@ -104,8 +105,9 @@ def _divergent_regions(fn: ir.Function, idom) -> set[int]:
     return region
 
 
-def _bare_exits(blocks) -> set[int]:
-    """Blocks that do nothing but leave (a `ret`/`exit`, or branches to such blocks)."""
+def _bare_exits(blocks, leaving) -> set[int]:
+    """Blocks that do nothing but end the thread (an instruction of `leaving`, or branches to
+    such blocks)."""
     gone: set[int] = set()
     changed = True
     while changed:
@@ -113,9 +115,9 @@ def _bare_exits(blocks) -> set[int]:
         for b in blocks:
             if id(b) in gone or b.phis:
                 continue
-            if all(ins.opcode in ("ret", "exit") or (ins.opcode == "bra" and ins.guard is None)
+            if all(ins.opcode in leaving or (ins.opcode == "bra" and ins.guard is None)
                    for ins in b.instrs) and all(id(s) in gone for s in b.succs) \
-                    and (b.succs or (b.instrs and b.instrs[-1].opcode in ("ret", "exit"))):
+                    and (b.succs or (b.instrs and b.instrs[-1].opcode in leaving)):
                 gone.add(id(b))
                 changed = True
     return gone

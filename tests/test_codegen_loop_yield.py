@@ -108,6 +108,30 @@ ret;
                                                exit="setp.lt.u32 q, r2, r5;", cond="eq.u32 p, r5, 0"),
     "plain_loads_and_stores": _branched("ld.global.u32 r0, [a2];\nst.global.u32 [a0+4], r2;"),
     "fence_only": _branched("membar.gl;\nmov.u32 r0, r2;", exit="setp.lt.u32 q, r2, r5;"),
+    # in a function, lanes that `ret` go back to the caller: they count (ptxas: one YIELD)
+    "poll_in_function_after_ret": """.func poll(.param .u64 f)
+{
+.reg .pred p, q; .reg .b32 r<4>; .reg .b64 a<2>;
+ld.param.u64 a0, [f];
+mov.u32 r1, %tid.x;
+setp.eq.u32 p, r1, 0;
+@p bra done;
+wait:
+ld.volatile.global.u32 r0, [a0];
+setp.eq.u32 q, r0, 0;
+@q bra wait;
+st.global.u32 [a0+8], r0;
+done:
+ret;
+}
+.visible .entry k(.param .u64 f)
+{
+.reg .b64 a<2>;
+ld.param.u64 a0, [f];
+{ .param .u64 pa; st.param.u64 [pa], a0; call.uni poll, (pa); }
+st.global.u32 [a0+12], 1;
+ret;
+}""",
     "cas16": """.visible .entry k(.param .u64 p)
 {
 .reg .u64 %rd<3>; .reg .b16 %h<4>;
