@@ -48,9 +48,15 @@ def op_bra(w, s, active, mask):
         m = (_uniform_mask(w, ops[0], active) if ops and not isinstance(ops[0], Label)
              else mask_to_int(w.live_mask & (w.state != EXITED)))
         act = mask_to_int(active)
-        converged = (act & m) == m
+        # The guard is part of the test, not a per-lane condition: the lanes are together
+        # when every lane of m is here and the guard holds in every lane here; else the whole
+        # warp takes the slow path (BRA.DIV taken, BRA.CONV not). ptxas guards these with
+        # "my member mask differs from another lane's" (`R2UR P`, or MATCH.ANY + LOP3) and
+        # then runs VOTE.ANY with no mask on the fast path, which is the PTX result (members'
+        # bits only) only if a lane with another mask never falls through to it.
+        converged = (act & m) == m and bool((mask == active).all())
         cond = converged if "CONV" in mods else not converged
-        taken = mask if cond else np.zeros(32, bool)
+        taken = active if cond else np.zeros(32, bool)
         # BRA.CONV taken / BRA.DIV not taken: the lanes go on knowing they are together on m
         w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
