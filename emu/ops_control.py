@@ -231,13 +231,22 @@ def op_bmov(w, s, active, mask):
 
 @semantics("WARPSYNC")
 def op_warpsync(w, s, active, mask):
+    """WARPSYNC m: each lane waits for the live lanes of its own mask (a register may hold
+    a different mask in each lane: cooperative groups' tiles). `.EXCLUSIVE` also keeps the
+    lanes of different masks apart afterwards (machine `excl`): ptxas's run-time-mask
+    REDUX, whose result is one uniform value per group."""
     ops = s.ins.operands
-    m = _uniform_mask(w, ops[-1], mask) if ops else FULL
-    if "ALL" in s.ins.modifiers:
-        m = FULL
+    if "ALL" in s.ins.modifiers or not ops:
+        m = np.full(32, FULL, dtype=np.int64)
+    elif isinstance(ops[-1], Imm):
+        m = np.full(32, ops[-1].value & FULL, dtype=np.int64)
+    else:
+        m = np.broadcast_to(w.r(ops[-1]), (32,)).astype(np.int64) & FULL
     waiting = mask.copy()
+    if "EXCLUSIVE" in s.ins.modifiers:
+        w.excl[waiting] = m[waiting]
     w.state[waiting] = AT_WARPSYNC
-    w.wait_arg[waiting] = m
+    w.wait_arg[waiting] = m[waiting]
     w.release_convergence()
 
 
