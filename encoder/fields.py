@@ -142,6 +142,15 @@ def operand_shape(op: str) -> tuple[str, list]:
     return _TOKEN.sub(lift, op), nums
 
 
+_CONST_GAP = re.compile(r"(c\[[^\]]*\]|cx\[[^\]]*\]) \[")
+
+
+def ungapped(shape: str) -> str:
+    """An operand shape without the gap nvdisasm prints in a sub-word constant source
+    (`c[{i}] [{i}]`): the same operand as `c[{i}][{i}]`, which the encoder takes for it."""
+    return _CONST_GAP.sub(r"\1[", shape) if "] [" in shape else shape
+
+
 _HOLE = re.compile(r"\{(R|UR|P|UP|B|i|f)\}")
 
 
@@ -177,8 +186,9 @@ def _fmt_float(x: float) -> str:
         return "+QNAN " if math.copysign(1, x) > 0 else "-QNAN "
     if x == 0:
         return "-0.0" if math.copysign(1, x) < 0 else "0"
-    if abs(x) >= 2.0 ** 32:
-        return "%.20e" % x    # nvdisasm's notation from 2^32 up (probed)
+    if abs(x) >= 1e9:
+        return "%.20e" % x    # nvdisasm's notation from 1e9 up (probed: f32 999999936 and
+                              # f64 999999488 print plainly, 1e9 in e-notation)
     return "%.20g" % x
 
 
@@ -306,7 +316,7 @@ def canonical(view: View) -> tuple:
     ops = []
     for op in [view.guard or "PT", *view.operands]:
         shape, nums = operand_shape(op.strip())
-        ops.append((shape, tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
+        ops.append((ungapped(shape), tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
     return tuple(view.tokens), tuple(ops)
 
 
