@@ -92,5 +92,8 @@ def op_viadd_sat(w, s, active, mask):
     if "ISAT" not in s.ins.modifiers:
         return op_viadd(w, s, active, mask)
     d, a, b = s.ins.operands[:3]
-    total = np.clip(_s64(w.ri(a)) + _s64(w.ri(b)), -(1 << 31), (1 << 31) - 1).astype(I64)
+    # `-` negates exactly (ptxas writes `VIADD.S32.ISAT d, a, -b` for sub.sat.s32, whose
+    # b = -2^31 must give a + 2^31 clamped, not a wrapped negation)
+    exact = lambda op: -_s64(w.r(op)) if getattr(op, "neg", False) else _s64(w.r(op))  # noqa: E731
+    total = np.clip(exact(a) + exact(b), -(1 << 31), (1 << 31) - 1).astype(I64)
     w.w(d, (total.astype(U64) & M32).astype(U32), mask)

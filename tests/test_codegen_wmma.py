@@ -264,3 +264,15 @@ def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
         run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
         outs.append(out)
     assert (outs[0] == outs[1]).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_wmma_tf32_on_hopper_and_blackwell(arch):
+    """wmma m16n16k8 tf32: four HMMA.1684.F32.TF32 as ptxas writes on sm_90/100/120 (sm_100
+    and sm_120 refused it: the form was thought missing from the blackwell table); random
+    floats, bit-identical to ptxas's cubin."""
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal(IN_BYTES // 4).astype(np.float32).view(np.uint32).copy()
+    ptx = _kernel("row", "col", "row", "row", "f32", "global", True, 40, "m16n16k8", "tf32")
+    ours, theirs = run_ours_and_ptxas(ptx, data, 40, arch)
+    assert (ours == theirs).all()

@@ -102,7 +102,11 @@ INT_CASES = [("sm_89", "s4", "", "row", "row", "global", False),
              ("sm_89", "b1", ".and", "col", "col", "shared", False),
              ("sm_80", "b1", ".xor", "row", "col", "generic", False),
              ("sm_86", "b1", ".and", "col", "row", "global", True),
-             ("sm_90", "b1", ".and", "row", "col", "shared", True)]
+             ("sm_90", "b1", ".and", "row", "col", "shared", True),
+             # sm_90: nibbles widened to bytes, xor as two and-popc mmas (sub_byte_mma.py)
+             ("sm_90", "s4", ".satfinite", "row", "col", "global", True),
+             ("sm_90", "u4", "", "col", "row", "shared", False),
+             ("sm_90", "b1", ".xor", "col", "col", "global", False)]
 
 
 @pytest.mark.parametrize("arch,itype,extra,lc,ld,space,stride_reg", INT_CASES)
@@ -141,17 +145,17 @@ def test_wmma_sub_byte(arch, itype, extra, lc, ld, space, stride_reg):
 
 
 @pytest.mark.parametrize("arch,itype,message", [("sm_75", "f64", "requires .target sm_80 or higher"),
-                                                ("sm_90", "s4", "not supported yet"),
+                                                ("sm_120", "b1", "not supported yet"),
                                                 ("sm_120", "f64", "not supported yet")])
 def test_wmma_tiles_refused_where_not_generated(arch, itype, message):
-    """sm_75 has no f64 wmma (ptxas's words); sm_90's ptxas computes s4 tiles with other
-    instructions and our sm_120 table has no DMMA: refused at the line, not miscompiled."""
+    """sm_75 has no f64 wmma (ptxas's words); our sm_120 table has no DMMA or BMMA (its
+    ptxas computes b1 from bits widened to u8 IMMAs): refused at the line, not miscompiled."""
     if itype == "f64":
         ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
                       "row", "col", "row", "row", "global", 8, False)
     else:
-        ptx = _kernel(arch, "m8n8k32", "s4", "s32", ".sync.aligned.row.col.m8n8k32.s32.s4.s4.s32",
-                      "row", "col", "row", "row", "global", 32, False)
+        ptx = _kernel(arch, "m8n8k128", "b1", "s32", ".xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",
+                      "row", "col", "row", "row", "global", 128, False)
     if arch == "sm_120":
         ptx = ptx.replace(".version 7.8", ".version 8.8")
     with pytest.raises(CompileError, match=rf"k.ptx, line \d+; error.*{message}"):
