@@ -13,7 +13,7 @@ G, T = np.arange(32) // 4, np.arange(32) % 4
 
 
 def _kernel(arch, body, decl):
-    version = "8.7" if arch == "sm_120" else "7.8"
+    version = "8.7" if arch in ("sm_100", "sm_120") else "7.8"
     return f"""
 .version {version}
 .target {arch}
@@ -44,7 +44,7 @@ def _run_both(ptx, arch, data, out_words):
 ARCHS = ["sm_80", "sm_86", "sm_89"]
 
 
-@pytest.mark.parametrize("arch", ARCHS + ["sm_90"])
+@pytest.mark.parametrize("arch", ARCHS + ["sm_90", "sm_100", "sm_120"])
 def test_f64_m8n8k4(arch):
     """A (lane: row g, k t) at in[lane], B (k t, column g) at in[32+lane], C (row g,
     columns 2t, 2t+1) at in[64+2 lane]; D stored like C. Random doubles: one rounding of the
