@@ -67,11 +67,6 @@ SPIN_LIMIT = 512
 _ONE_WARP = np.zeros(1, dtype=np.int64)
 _ONE_WARP.flags.writeable = False
 _WARP_LANES = np.arange(LANES, dtype=np.int64)
-# a one-lane group's guard, held or not (read-only: handlers never write a mask)
-_ON = np.ones(1, dtype=bool)
-_OFF = np.zeros(1, dtype=bool)
-_ON.flags.writeable = False
-_OFF.flags.writeable = False
 
 
 def mask_to_int(mask: np.ndarray) -> int:
@@ -783,37 +778,8 @@ class Machine:
         recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
-        # one lane, no observers: the fast steps straight through, the guard read as a bit
-        tight = one and fast_ok and not recording
-        if tight:
-            P, lane = self.P, g.lane
         try:
             while True:
-                if tight:
-                    while True:
-                        step = steps.get(p)
-                        if step is None or not step.fast or step.reads_clock:
-                            break
-                        used += 1
-                        if used > limit:
-                            raise budget.exceeded(self.program.name, p)
-                        ran += 1
-                        guard = step.guard
-                        try:
-                            if guard is None:
-                                step.run1(g, step, active, active)
-                            elif step.guard_p is not None:
-                                i, inv = step.guard_p
-                                step.run1(g, step, active, _ON if P.item(i, lane) != inv else _OFF)
-                            else:
-                                step.run1(g, step, active, active & g.pred(guard))
-                        except PerWarp:
-                            self._per_warp(g, step, p)
-                        p += 16
-                        if p >= stop or ran >= left:
-                            break
-                    if p >= stop or ran >= left:
-                        break
                 step = steps.get(p)
                 if step is None:
                     step = self.decoded.step(p)          # first time here

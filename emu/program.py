@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ptx2sass.encoder.model import Imm, Instruction, Reg
+from ptx2sass.encoder.model import Imm, Instruction
 
 from .convergence import prepare_step
 from .errors import EmuFault
@@ -79,8 +79,6 @@ class Step:
     vector: bool = False
     # Guard predicate, None when there is none or it is PT.
     guard: object = None
-    # A guard on a predicate register Pn: (n, negated), read per lane by single-lane runs
-    guard_p: tuple | None = None
     # Explicit reconvergence: the members that must run it together (emu.convergence).
     collective: object = None
     # It sets the lanes' sync hint itself (WARPSYNC, BRA.CONV/DIV).
@@ -199,8 +197,6 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     step = Step(offset, ins, handler, handler=handler, plain=handler.__module__ not in CONTROL_MODULES,
                 vector=handler in vector or handler is _unsupported, guard=guard,
                 releases=ins.opcode in RELEASING)
-    if guard is not None and guard.__class__ is Reg and guard.file == "P" and not guard.suffix:
-        step.guard_p = (guard.index, bool(guard.inv))
     step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
     prep = prepare.get(ins.opcode)
     if prep is not None and handler is not _unsupported:
