@@ -78,6 +78,15 @@ def _f32(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v, dtype=U32).view(np.float32)
 
 
+def _component_and_bindless(ins) -> tuple[int, bool]:
+    """TLD4's gathered component and whether the handle is in a register: TLD4 spells the
+    component first (`TLD4.SCR.B.B`: blue, bindless), every other opcode has `.B` alone."""
+    mods = [m for m in ins.modifiers if m != "SCR"]
+    if ins.opcode == "TLD4" and mods and mods[0] in GATHER:
+        return GATHER[mods[0]], "B" in mods[1:]
+    return 0, "B" in mods
+
+
 @semantics("TEX", "TLD", "TLD4", "TXD", vector=True)
 def op_texture(w, s, active, mask):
     ins = s.ins
@@ -87,7 +96,7 @@ def op_texture(w, s, active, mask):
     hi, lo, ra, rb = regs
     mods = set(ins.modifiers)
     array, n = TEX_GEOMETRY[geo]
-    bindless = "B" in mods
+    comp, bindless = _component_and_bindless(ins)
     ncoord = n + array
     if ins.opcode == "TXD":
         a = _group(w, ra, bindless + ncoord)
@@ -104,7 +113,6 @@ def op_texture(w, s, active, mask):
         handle = values[ncoord] if bindless else _slot_handle(w, slot)
     bindings = _bindings(w)
     fetch = ins.opcode == "TLD"
-    comp = next((GATHER[m] for m in ins.modifiers if m in GATHER), 0)
     words = np.zeros((w.width, 4), dtype=U32)
     for lane in np.flatnonzero(mask):
         tex = bindings.lookup(int(handle[lane]), T.Texture)

@@ -41,6 +41,7 @@ GEOMETRIES = {"1d": (1, 1, False), "2d": (2, 2, False), "3d": (3, 3, False),
               "a1d": (2, 1, True), "a2d": (3, 2, True), "cube": (3, 3, False),
               "acube": (3, 3, True)}
 ADDRESS_MODES = ("clamp", "wrap", "mirror", "border")
+_SURFACE_ONLY = {np.dtype(np.uint64), np.dtype(np.int64)}     # 64-bit words (sured .u64)
 KIND_BIT = {"texture": 1 << 61, "sampler": 1 << 62, "surface": 1 << 63}
 _FORMATS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
                                   np.float16, np.float32)}
@@ -158,7 +159,7 @@ class Surface:
             raise ValueError(f"surface geometry {self.geometry!r}: 1d, 2d, 3d, a1d or a2d")
         if not self.data.flags.c_contiguous:
             raise ValueError("surface data must be C-contiguous (it is written in place)")
-        if self.data.dtype not in _FORMATS:
+        if self.data.dtype not in _FORMATS | _SURFACE_ONLY:
             raise ValueError(f"element type {self.data.dtype} not a surface format")
         self.channels = _channels(self.data, GEOMETRIES[self.geometry][0], self.channels)
 
