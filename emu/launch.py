@@ -365,10 +365,17 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
-                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False) -> LaunchResult:
-    """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
+                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
+                objects: list = (), textures: dict | None = None) -> LaunchResult:
+    """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
+    `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
+    their handle value); `textures`: module `.texref`/`.surfref` bindings by name."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     _attach_timing(launch, hazard_check, trace)
+    for obj in objects:
+        launch.bindings.add(obj)
+    for name, obj in (textures or {}).items():
+        launch.bind(name, obj)
     placed = {name: launch.gmem.allocate(name, size, init) for name, (size, init) in buffers.items()}
     launch.set_params(params, placed)
     launch.run()

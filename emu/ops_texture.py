@@ -9,7 +9,8 @@ the rest in `hi`. Its sources are one list of 32-bit values in ptxas's order: th
 index, x[, y[, z]], then the handle (`.B` forms), then the level (`.LL`/`.LB`); with `.SCR`
 the first half (rounded up) sits in Ra's group and the rest in Rb's, else the coordinates
 in Ra and the rest in Rb. TXD: Ra = [handle,] coordinates[, array index], Rb the gradients.
-The bound forms end in `0x0, slot`: the handle is c[0x0][4 * slot].
+The bound forms end in `0x0, slot`: the handle is c[0x0][4 * slot]. `.AOFFI` adds one last
+source value, texel offsets of 4 bits each.
 """
 from __future__ import annotations
 
@@ -78,6 +79,13 @@ def _f32(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v, dtype=U32).view(np.float32)
 
 
+def _nibble(v: int) -> int:
+    """A 4-bit signed texel offset (`.AOFFI`: x, y, z in bits 0-3, 4-7, 8-11 of the last
+    source value; ptxas folds `tex` of `{x - 3, y - 3}` into offsets 0xdd)."""
+    v &= 0xF
+    return v - 16 if v & 8 else v
+
+
 def _component_and_bindless(ins) -> tuple[int, bool]:
     """TLD4's gathered component and whether the handle is in a register: TLD4 spells the
     component first (`TLD4.SCR.B.B`: blue, bindless), every other opcode has `.B` alone."""
@@ -91,9 +99,9 @@ def _component_and_bindless(ins) -> tuple[int, bool]:
 def op_texture(w, s, active, mask):
     ins = s.ins
     regs, slot, geo, mask_bits = _parts(ins)
-    if geo not in TEX_GEOMETRY or len(regs) != 4:
+    if geo not in TEX_GEOMETRY or len(regs) not in (3, 4):
         raise EmuFault(f"{ins.opcode} form not modelled: {ins.modifiers} {geo}")
-    hi, lo, ra, rb = regs
+    hi, lo, ra, rb = regs if len(regs) == 4 else (*regs, None)     # one source value: no Rb
     mods = set(ins.modifiers)
     array, n = TEX_GEOMETRY[geo]
     comp, bindless = _component_and_bindless(ins)
@@ -104,26 +112,33 @@ def op_texture(w, s, active, mask):
         coords = a[bindless:bindless + n]
         index = a[bindless + n] if array else None
     else:
-        rest = bindless + (1 if ({"LL", "LB"} & mods) else 0)
+        rest = bindless + (1 if ({"LL", "LB"} & mods) else 0) + ("AOFFI" in mods)
         total = ncoord + rest
         split = (total + 1) // 2 if "SCR" in mods else ncoord
         values = _group(w, ra, split) + _group(w, rb, total - split)
         index = values[0] if array else None
         coords = values[array:ncoord]
         handle = values[ncoord] if bindless else _slot_handle(w, slot)
+        if "AOFFI" in mods:
+            offsets = values[-1]
+    if "AOFFI" not in mods or ins.opcode == "TXD":
+        offsets = None
     bindings = _bindings(w)
     fetch = ins.opcode == "TLD"
     words = np.zeros((w.width, 4), dtype=U32)
     for lane in np.flatnonzero(mask):
         tex = bindings.lookup(int(handle[lane]), T.Texture)
         layer = int(index[lane]) if index is not None else 0
+        shift = [0, 0, 0] if offsets is None else [_nibble(int(offsets[lane]) >> (4 * k)) for k in range(3)]
         if fetch:
-            c = [int(np.int32(U32(v[lane]))) for v in coords]
+            c = [int(np.int32(U32(v[lane]))) + shift[k] for k, v in enumerate(coords)]
             out = T.fetch(tex, c, layer)
         else:
-            c = [float(_f32(v[lane:lane + 1])[0]) for v in coords]
+            c = [T.finite(float(_f32(v[lane:lane + 1])[0])) for v in coords]
             if tex.geometry == "1d":
                 c = c[:1]
+            if offsets is not None:
+                c = T.offset_coordinates(tex, c, shift)
             out = T.gather(tex, c, comp, layer) if ins.opcode == "TLD4" else T.sample(tex, c, layer)
         words[lane] = T.result_words(out)
     _write_results(w, hi, lo, words, None if ins.opcode == "TLD4" else mask_bits, mask)

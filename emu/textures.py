@@ -208,6 +208,15 @@ class Bindings:
 
 
 # ---------------------------------------------------------------- texture sampling
+def finite(x: float) -> float:
+    """A coordinate as the unit takes it: NaN reads as 0 and infinities as +-2^30 (the
+    emulator's choice: the guide leaves them open; a cube direction of (0, 0, 0) scaled by
+    1/max|c| is NaN)."""
+    if x != x:
+        return 0.0
+    return max(min(x, 2.0 ** 30), -2.0 ** 30)
+
+
 def _address(i: int, n: int, mode: str) -> int | None:
     """A texel index mapped into [0, n) by the address mode; None: the border."""
     if 0 <= i < n:
@@ -351,6 +360,12 @@ def fetch(tex: Texture, coords: list[int], layer_index: int = 0) -> np.ndarray:
     v = _read(tex, layer, idx)
     integer = tex.read_mode == "element" and tex.data.dtype.kind in "iu"
     return np.zeros(4, dtype=np.int64 if integer else np.float64) if v is None else v
+
+
+def offset_coordinates(tex: Texture, coords: list[float], shift: list[int]) -> list[float]:
+    """Float coordinates moved by whole texels (normalized ones by texels / size)."""
+    sizes = tex.size
+    return [c + (s / sizes[k] if tex.normalized else s) for k, (c, s) in enumerate(zip(coords, shift))]
 
 
 def result_words(values: np.ndarray) -> list[int]:
