@@ -222,15 +222,11 @@ def op_suld(w, s, active, mask):
     words = np.zeros((w.width, max(1, size // 4)), dtype=U32)
     for lane in np.flatnonzero(mask):
         surf = bindings.lookup(int(handle[lane]), T.Surface)
-        at = _location(surf, coords, lane, size, byte_x, clamp)
-        if at is None:
-            continue
-        z, y, bx = at
-        raw = surf.rows()[z, y, bx:bx + size]
+        raw = T.surface_read(surf, _location(surf, coords, lane, size, byte_x, clamp), size)
         if size < 4:
-            words[lane, 0] = int.from_bytes(raw.tobytes(), "little")
+            words[lane, 0] = int.from_bytes(raw, "little")
         else:
-            words[lane] = raw.view(U32)
+            words[lane] = np.frombuffer(raw, U32)
     for k in range(words.shape[1]):
         w.w(reg(dst.file, dst.index + k), words[:, k], mask)
 
@@ -264,16 +260,13 @@ def op_sust(w, s, active, mask):
         surf = bindings.lookup(int(handle[lane]), T.Surface)
         size = _access_size(ins, surf)
         at = _location(surf, coords, lane, size, byte_x, clamp)
-        if at is None:
-            continue
-        z, y, bx = at
         vals = [int(d[lane]) for d in data]
         if formatted:
             raw = _formatted(surf, vals)
         else:
             raw = b"".join(v.to_bytes(4, "little") for v in vals)[:size] if size >= 4 else \
                 (vals[0] & ((1 << 8 * size) - 1)).to_bytes(size, "little")
-        surf.rows()[z, y, bx:bx + size] = np.frombuffer(raw, np.uint8)
+        T.surface_write(surf, at, raw)
 
 
 _RED = {"ADD": lambda a, b: a + b, "MIN": min, "MAX": max, "AND": lambda a, b: a & b,
@@ -304,15 +297,13 @@ def op_sured(w, s, active, mask):
         at = _location(surf, coords, lane, size, byte_x, clamp)
         if at is None:
             continue
-        z, y, bx = at
-        cell = surf.rows()[z, y, bx:bx + size]
-        a = int.from_bytes(cell.tobytes(), "little")
+        a = int.from_bytes(T.surface_read(surf, at, size), "little")
         b = sum(int(d[lane]) << (32 * k) for k, d in enumerate(data))
         if signed:
             a, b = (v - (1 << bits) if v >> (bits - 1) else v for v in (a, b))
         r = _RED[op](a, b) & ((1 << bits) - 1)
         old[lane] = np.frombuffer((a & ((1 << bits) - 1)).to_bytes(size, "little"), U32)
-        cell[:] = np.frombuffer(r.to_bytes(size, "little"), np.uint8)
+        T.surface_write(surf, at, r.to_bytes(size, "little"))
     if dst is not None and isinstance(dst, Reg):
         for k in range(old.shape[1]):
             w.w(reg(dst.file, dst.index + k), old[:, k], mask)

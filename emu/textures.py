@@ -24,8 +24,9 @@ bilinear footprint, counter-clockwise from the lower left: (i0, j1), (i1, j1), (
 (i0, j0).
 
 Surfaces are arrays of samples; `.b` accesses address x in bytes, `.p` (formatted) ones in
-samples; out of range: `.trap` faults, `.clamp` uses the nearest in-range access of the
-same size, `.zero` reads zero and drops stores (PTX ISA, suld/sust).
+samples; out of range (by the sample the access starts in): `.trap` faults, `.clamp` uses
+the nearest sample, `.zero` reads zero and drops stores (PTX ISA, suld/sust); bytes of an
+access past the row's end read as zero (see surface_location).
 """
 from __future__ import annotations
 
@@ -383,24 +384,44 @@ def dimensions(obj) -> list[int]:
 
 # ---------------------------------------------------------------- surfaces
 def surface_location(surf: Surface, x: int, y: int, z: int, size: int, byte_x: bool, clamp: str):
-    """(layer/depth, row, byte offset) of an access of `size` bytes, or None where `.zero`
-    drops it; `.trap` faults out of range."""
+    """(layer/depth, row, byte offset, bytes inside the row) of an access of `size` bytes,
+    or None where `.zero` drops it; `.trap` faults out of range. Range and clamping go by
+    the sample the access starts in (x clamped to the nearest sample), and the bytes of a
+    wider access past the row's end read as zero and are not stored: so an access keeps
+    its first words when narrowed, as ptxas narrows an 8-byte `suld.b.v2.b32.clamp` of
+    which one word is used to a 4-byte SULD (fuzz seed 59, --features int32,texture)."""
     w, h, d = surf.size
-    row_bytes = w * surf.sample_bytes
-    bx = x if byte_x else x * surf.sample_bytes
+    sample = surf.sample_bytes
+    row_bytes = w * sample
+    bx = x if byte_x else x * sample
     dims = GEOMETRIES[surf.geometry][1]
     y = y if dims >= 2 else 0
     z = z if dims >= 3 or GEOMETRIES[surf.geometry][2] else 0
-    inside = 0 <= bx <= row_bytes - size and 0 <= y < h and 0 <= z < d
+    inside = 0 <= bx < row_bytes and 0 <= y < h and 0 <= z < d
     if not inside:
         if clamp == "trap":
             raise EmuFault(f"surface access out of range: byte {bx} of row {y}, layer {z} "
                            f"({row_bytes} bytes x {h} rows x {d})")
         if clamp == "zero":
             return None
-        bx = min(max(bx, 0), row_bytes - size) // size * size
+        bx = min(max(bx, 0), row_bytes - sample) // sample * sample
         y = min(max(y, 0), h - 1)
         z = min(max(z, 0), d - 1)
-    if bx % size:
+    if bx % min(size, sample):
         raise EmuFault(f"misaligned {size}-byte surface access at byte {bx}")
-    return z, y, bx
+    return z, y, bx, min(size, row_bytes - bx)
+
+
+def surface_read(surf: Surface, at, size: int) -> bytes:
+    """The `size` bytes at a surface_location (zeros where None or past the row)."""
+    if at is None:
+        return bytes(size)
+    z, y, bx, n = at
+    return surf.rows()[z, y, bx:bx + n].tobytes() + bytes(size - n)
+
+
+def surface_write(surf: Surface, at, raw: bytes) -> None:
+    if at is None:
+        return
+    z, y, bx, n = at
+    surf.rows()[z, y, bx:bx + n] = np.frombuffer(raw[:n], np.uint8)
