@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2, "switch": 0.2, "forms": 0.95, "texture": 0.3,
+    "fmadoff": 0.2, "switch": 0.2, "forms": 0.95, "texture": 0.35,
 }
 ALWAYS = ("int32",)
 
@@ -1421,7 +1421,7 @@ OPS: list[tuple[str, float, object]] = [
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
     ("forms", 11.0, lambda g, c: _op_forms(g, c)),
     ("mma", 4.0, lambda g, c: _op_wmma(g, c)),      # 426 forms, 5 a statement
-    ("texture", 3.0, lambda g, c: _op_texture(g, c)),    # 517 inventory forms (fuzz/textures.py)
+    ("texture", 3.0, lambda g, c: _op_texture(g, c)),    # 517 inventory forms, 2 a statement
 ]
 
 

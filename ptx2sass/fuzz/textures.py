@@ -277,8 +277,15 @@ def op_texture(g, ctx):
     from ptx2sass.fuzz.generator import Builder
     if ctx.func is not None:
         return None
-    s = _draw(g)
+    # two forms a statement: the chapter has 517 of them, and a statement's budget is shared
+    # with every other family
+    forms_drawn = [_draw(g), _draw(g)]
     b = Builder(g, ctx)
-    text, uniform_ok = WRITERS[s.split(".")[0]](g, b, s)
-    space = "surface" if s.startswith("su") else "texture"
-    return b.build(text, s, uniform_ok=uniform_ok, spaces=(space,))
+    texts, uniform_ok = [], True
+    for s in forms_drawn:
+        text, ok = WRITERS[s.split(".")[0]](g, b, s)
+        texts.append(text)
+        uniform_ok &= ok
+    spaces = tuple(sorted({"surface" if s.startswith("su") else "texture" for s in forms_drawn}))
+    return b.build("\n".join(texts), forms_drawn[0], uniform_ok=uniform_ok, spaces=spaces,
+                   also=tuple(forms_drawn[1:]))
