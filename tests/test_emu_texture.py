@@ -534,3 +534,94 @@ def test_unbound_module_texture_faults():
         with pytest.raises(EmuFault, match="nothing bound"):
             run(cubin, "k", 1, THREADS, [np.zeros((THREADS, 4), np.uint32), np.zeros((THREADS, 8), np.uint32),
                                          Texture(data, "2d")])
+
+
+# ---------------------------------------------------------------- found by the fuzzer
+def _unit_lines(cubin: bytes) -> list[str]:
+    from tools.texture_fetch_forms import unit_lines
+    return unit_lines(cubin)
+
+
+def test_tld_texel_offsets_aoffi():
+    """ptxas folds `{x - 3, y - 3}` into TLD.AOFFI's packed 4-bit offsets (0xdd); the
+    emulator applies them (fuzz seed 10: ptxas's results were off by 3 texels)."""
+    rng = np.random.default_rng(12)
+    data = rng.integers(0, 2**31, size=(6, 9, 4)).astype(np.int32)
+    tex = Texture(data, "2d", address=("border", "clamp"))
+    ints = np.zeros((THREADS, 4), np.uint32)
+    ints[:, 0] = rng.integers(0, 2**32, THREADS, dtype=np.uint64)
+    ints[:, 1] = rng.integers(0, 2**32, THREADS, dtype=np.uint64)
+    line = ("and.b32 %r5, %r1, 15;\nsub.s32 %r5, %r5, 3;\nand.b32 %r6, %r2, 15;\nsub.s32 %r6, %r6, 3;\n"
+            "tex.2d.v4.s32.s32 {%r10, %r11, %r12, %r13}, [HANDLE, {%r5, %r6}];")
+    ptx = texture_kernel(line, "param")
+    assert any("AOFFI" in u for u in _unit_lines(cubins(ptx)["ptxas"]))
+    got = run_texture(ptx, tex, "param", np.zeros((THREADS, 4)), ints)
+    x = (ints[:, 0] & 15).astype(int) - 3
+    y = (ints[:, 1] & 15).astype(int) - 3
+    inside = (x >= 0) & (x < 9)
+    want = np.where(inside[:, None], data[np.clip(y, 0, 5), np.clip(x, 0, 8)], 0).view(np.uint32)
+    for name, res in got.items():
+        np.testing.assert_array_equal(res, want, err_msg=name)
+
+
+@pytest.mark.parametrize("handle", ["param", "reg"])
+@pytest.mark.parametrize("geo", ["2d", "3d", "a1d", "a2d"])
+def test_tex_level_integer_coordinates(geo, handle):
+    """tex.level with integer coordinates: TLD.LL.CL as ptxas writes it (we refused it
+    before), the texel at the coordinates (one mip level: the level selects level 0)."""
+    shape = {"2d": (5, 7), "3d": (3, 4, 5), "a1d": (3, 6), "a2d": (3, 4, 5)}[geo]
+    data = np.random.default_rng(13).integers(0, 2**32, size=shape + (4,), dtype=np.uint64).astype(np.uint32)
+    tex = Texture(data, geo)
+    rng = np.random.default_rng(14)
+    ints = np.zeros((THREADS, 4), np.uint32)
+    ints[:, 0] = rng.integers(-2, 9, THREADS).astype(np.int32).view(np.uint32)
+    ints[:, 1] = rng.integers(-2, 7, THREADS).astype(np.int32).view(np.uint32)
+    vec = {"2d": "{%r1, %r2}", "3d": "{%r1, %r2, %r5, %r5}", "a1d": "{%r5, %r1}", "a2d": "{%r5, %r1, %r2, %r2}"}[geo]
+    line = (f"and.b32 %r5, %r19, 1;\n"
+            f"tex.level.{geo}.v4.u32.s32 {{%r10, %r11, %r12, %r13}}, [HANDLE, {vec}], %r19;")
+    ptx = texture_kernel(line, handle)
+    both = cubins(ptx)
+    assert _unit_lines(both["ours"]) == _unit_lines(both["ptxas"])
+    got = run_texture(ptx, tex, handle, np.zeros((THREADS, 4)), ints)
+    t = np.arange(THREADS)
+    x, y, k = ints[:, 0].view(np.int32), ints[:, 1].view(np.int32), t & 1
+    if geo == "2d":
+        want = data[np.clip(y, 0, 4), np.clip(x, 0, 6)]
+    elif geo == "3d":
+        want = data[np.clip(k, 0, 2), np.clip(y, 0, 3), np.clip(x, 0, 4)]
+    elif geo == "a1d":
+        want = data[k, np.clip(x, 0, 5)]
+    else:
+        want = data[k, np.clip(y, 0, 3), np.clip(x, 0, 4)]
+    for name, res in got.items():
+        np.testing.assert_array_equal(res, want, err_msg=name)
+
+
+def test_suld_clamp_narrowed_by_ptxas():
+    """suld.b.1d.v2.b32.clamp of which only the first word is used: ptxas loads 4 bytes,
+    we load 8; out of range both give the word of the nearest sample (fuzz seed 59)."""
+    raw = np.random.default_rng(15).integers(0, 2**32, size=64, dtype=np.uint64).astype(np.uint32)
+    surf = Surface(raw.copy(), "1d")
+    coords = np.zeros((THREADS, 4), np.int64)
+    coords[:, 0] = (np.arange(THREADS) * 5 % 56 - 16) * 8       # bytes -128 .. 312 of 256
+    line = ("suld.b.1d.v2.b32.clamp {%r10, %r11}, [HANDLE, {%r1}];\nxor.b32 %r11, %r19, 7;\n"
+            "mov.u32 %r12, 0;\nmov.u32 %r13, 0;\n" + STORE_RESULT)
+    got = run_surface(line, surf, coords, np.zeros((THREADS, 4)))
+    want = raw[np.clip(coords[:, 0] // 4, 0, 63)]
+    for name, (res, _) in got.items():
+        np.testing.assert_array_equal(res[:, 0], want, err_msg=name)
+
+
+def test_nan_cube_direction_reads_as_zero():
+    """A cube direction (0, 0, 0) scaled by 1/max|c| is NaN: the emulator reads NaN
+    coordinates as 0 (its documented choice) instead of crashing (fuzz seed 63)."""
+    data = texels((6, 4, 4), 16)
+    tex = Texture(data, "cube", normalized=True)
+    c = np.zeros((THREADS, 4))
+    line = ("tex.cube.v4.f32.f32 {%f10, %f11, %f12, %f13}, [HANDLE, {%f1, %f2, %f3, %f4}];\n"
+            "mov.b32 %r10, %f10;\nmov.b32 %r11, %f11;\nmov.b32 %r12, %f12;\nmov.b32 %r13, %f13;")
+    got = run_texture(texture_kernel(line, "param"), tex, "param", c)
+    # (0, 0, 0): the x-major face 0 at s = t = (0 + 1) / 2, texel (2, 2) of 4 x 4
+    for name, res in got.items():
+        np.testing.assert_array_equal(res.view(np.float32), np.broadcast_to(data[0, 2, 2], (THREADS, 4)),
+                                      err_msg=name)
