@@ -141,7 +141,7 @@ def op_texture(w, s, active, mask):
                 c = T.offset_coordinates(tex, c, shift)
             out = T.gather(tex, c, comp, layer) if ins.opcode == "TLD4" else T.sample(tex, c, layer)
         words[lane] = T.result_words(out)
-    _write_results(w, hi, lo, words, None if ins.opcode == "TLD4" else mask_bits, mask)
+    _write_results(w, hi, lo, words, mask_bits, mask)
 
 
 @semantics("TXQ", vector=True)

@@ -679,3 +679,29 @@ def test_every_surface_form_on_a_parameter_handle_encodes_and_decodes():
     for cubin in cubins(ptx).values():
         program = load_program(cubin, "surf_param")
         assert sum(ins.opcode in ("SULD", "SUST", "SURED") for _, ins in program.instructions) >= 150
+
+
+def test_tld4_with_a_component_mask():
+    """ptxas gives TLD4 a component mask when the code reads fewer than four results (here
+    the first and third: mask 0x5, one register pair); the emulator wrote all four before,
+    over registers ptxas had given other values (fuzz campaign 900000-900199: 25 hazard
+    and 10 mismatch programs)."""
+    data = texels((5, 6), 17)
+    tex = Texture(data, "2d")
+    rng = np.random.default_rng(18)
+    c = np.zeros((THREADS, 4))
+    c[:, 0] = coordinates(rng, THREADS, -1, 7, 1 / 8)
+    c[:, 1] = coordinates(rng, THREADS, -1, 6, 1 / 8)
+    line = ("tld4.g.2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [HANDLE, {%f1, %f2}];\n"
+            "mov.b32 %r10, %f10;\nmov.b32 %r11, %f12;\nadd.u32 %r12, %r19, 1;\nadd.u32 %r13, %r19, 2;")
+    ptx = texture_kernel(line, "param")
+    assert any(u.startswith("TLD4") and u.endswith("0x5") for u in _unit_lines(cubins(ptx)["ptxas"]))
+    got = run_texture(ptx, tex, "param", c)
+    i0 = np.floor(c[:, 0] - 0.5).astype(int)
+    j0 = np.floor(c[:, 1] - 0.5).astype(int)
+    ci, cj = (lambda i: np.clip(i, 0, 5)), (lambda j: np.clip(j, 0, 4))
+    t = np.arange(THREADS)
+    want = np.stack([data[cj(j0 + 1), ci(i0), 1].view(np.uint32), data[cj(j0), ci(i0 + 1), 1].view(np.uint32),
+                     t + 1, t + 2], axis=1).astype(np.uint32)
+    for name, res in got.items():
+        np.testing.assert_array_equal(res, want, err_msg=name)
