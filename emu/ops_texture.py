@@ -106,6 +106,7 @@ def op_texture(w, s, active, mask):
     array, n = TEX_GEOMETRY[geo]
     comp, bindless = _component_and_bindless(ins)
     ncoord = n + array
+    offsets = None
     if ins.opcode == "TXD":
         a = _group(w, ra, bindless + ncoord)
         handle = a[0] if bindless else _slot_handle(w, slot)
@@ -121,8 +122,6 @@ def op_texture(w, s, active, mask):
         handle = values[ncoord] if bindless else _slot_handle(w, slot)
         if "AOFFI" in mods:
             offsets = values[-1]
-    if "AOFFI" not in mods or ins.opcode == "TXD":
-        offsets = None
     bindings = _bindings(w)
     fetch = ins.opcode == "TLD"
     words = np.zeros((w.width, 4), dtype=U32)
@@ -172,7 +171,8 @@ _CLAMP = {"TRAP": "trap", "IGN": "zero"}
 
 
 def _surface_parts(w, ins, addr_at: int):
-    """(surface per lane, coordinates x/y/z per lane, the handle, clamp mode, byte addressing)."""
+    """(coordinates x, y, z/layer per lane, the operands after the address, clamp mode,
+    whether x counts bytes)."""
     ops = list(ins.operands)
     geo = next(m for m in ins.modifiers if m in SURFACE_GEOMETRY)
     mem = ops[addr_at]
