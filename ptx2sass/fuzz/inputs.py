@@ -71,6 +71,7 @@ class Case:
     objects: dict = field(default_factory=dict)   # texture/surface descriptors by name (fuzz/textures.py)
     kernel: str = "fuzz_kernel"
     version: int = INPUTS_VERSION
+    arch: str = "sm_89"       # the GPU both compilers target (the PTX says `.target sm_89`)
 
     @property
     def threads(self) -> int:
