@@ -65,6 +65,8 @@ _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
 _SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+)(?![A-Za-z0-9_])")
+# texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
+_GEOMETRY = re.compile(r"(?:1D|2D|3D|CUBE|ARRAY_1D|ARRAY_2D|ARRAY_3D|ARRAY_CUBE)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
 _RELOC = re.compile(r"(\d+)@(lo|hi)\((?:([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
 _INDEX_LIST = re.compile(r"\{(\d+(?:,\d+)*)\}")
@@ -291,6 +293,9 @@ def _operand(cur: _Cursor) -> Operand:
     m = cur.match(_INDEX_LIST)
     if m:
         return IndexList(tuple(int(x) for x in m.group(1).split(",")))
+    m = cur.match(_GEOMETRY)
+    if m:
+        return SpecialReg(m.group(0))
     # Numbers: `-0x10`, `-24`, `+INF` carry their sign themselves.
     num = _number_term(cur)
     if num is not None:

@@ -183,7 +183,7 @@ def execute(program, case: Case, hazard_check: bool = True):
     from ptx2sass.emu.launch import run_buffers
     data = launch_data(case)
     return run_buffers(program, case.grid, case.block, data.params, data.buffers,
-                       budget=BUDGET, hazard_check=hazard_check)
+                       budget=BUDGET, hazard_check=hazard_check, objects=data.objects)
 
 
 def stats(program, result) -> dict:
