@@ -55,43 +55,74 @@ def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
 def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
     """Block-id sets of the natural loops (one per header, back edges merged)."""
     by_header: dict[int, set[int]] = {}
+    rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
     for b in fn.blocks:
         if b not in idom:
             continue
         for s in b.succs:
-            if ir.dominates(idom, s, b):           # back edge b -> s
+            # a dominator comes first in reverse postorder: only edges going back can be
+            # back edges (walking the dominator tree for every edge was quadratic)
+            if rpo[id(s)] <= rpo[id(b)] and ir.dominates(idom, s, b):           # back edge b -> s
                 ir.reach_backwards([b], lambda p: p in idom, by_header.setdefault(id(s), {id(s)}))
     return list(by_header.values())
 
 
-def _joins(branch: ir.Block) -> set[int]:
+def _walk(branch: ir.Block, stop: ir.Block | None) -> list[ir.Block]:
+    """Reverse postorder of what the branch's successors reach, not passing the branch
+    again, nor past `stop` (which is included)."""
+    order: list[ir.Block] = []
+    seen: set[int] = {id(branch)}
+    for first in branch.succs:
+        if id(first) in seen:
+            continue
+        seen.add(id(first))
+        stack = [(first, iter(() if first is stop else first.succs))]
+        while stack:                          # iterative DFS, postorder
+            node, it = stack[-1]
+            for nxt in it:
+                if id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, iter(() if nxt is stop else nxt.succs)))
+                    break
+            else:
+                order.append(node)
+                stack.pop()
+    order.reverse()
+    return order
+
+
+def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit: int = 0) -> set[int]:
     """Blocks where paths from different successors of `branch` first meet. In reverse
     postorder of what the successors reach (not passing the branch again), each block takes
     the label its incoming edges agree on (an edge from the branch labels with its target);
-    where they disagree the block is a join and labels onward with itself."""
-    order: list[ir.Block] = []
-    seen: set[int] = {id(branch)}
+    where they disagree the block is a join and labels onward with itself.
 
-    def visit(b: ir.Block) -> None:           # iterative DFS, postorder
-        stack = [(b, iter(b.succs))]
-        seen.add(id(b))
-        while stack:
-            node, it = stack[-1]
-            nxt = next((s for s in it if id(s) not in seen), None)
-            if nxt is None:
-                order.append(node)
-                stack.pop()
-            else:
-                seen.add(id(nxt))
-                stack.append((nxt, iter(nxt.succs)))
-    for s in branch.succs:
-        if id(s) not in seen:
-            visit(s)
-    order.reverse()
+    `meet` (the branch's immediate post-dominator) bounds the walk where nothing past it
+    flows back before it: every predecessor of a block up to `meet` is then the branch, a
+    block up to `meet`, or one `meet` cannot reach (its strongly connected component, in
+    `component`, comes before meet's). Past `meet` every path carries meet's label, so no
+    block there is a join; the labels up to it are those of the whole walk. Otherwise (or
+    without `meet`) the whole of what the branch reaches is walked. `limit` bounds the rounds
+    of a bounded walk as the whole walk's length would."""
+    order = None
+    if meet is not None:
+        order = _walk(branch, meet)
+        inside = {id(b) for b in order}
+        bound = component.get(id(meet))
+        for b in order:
+            for p in b.preds:
+                if p is not branch and id(p) not in inside and component.get(id(p), bound + 1) <= bound:
+                    order = None              # something past `meet` may come back here
+                    break
+            if order is None:
+                break
+    if order is None:
+        order = _walk(branch, None)
+        limit = len(order)
     inside = {id(b) for b in order}
     label: dict[int, int] = {}
     joins: set[int] = set()
-    for _ in range(len(order) + 2):
+    for _ in range(limit + 2):
         changed = False
         for b in order:
             if id(b) in joins:
@@ -115,6 +146,9 @@ def divergent_values(fn: ir.Function) -> set[int]:
     idom = ir.dominators(fn)
     loops = _natural_loops(fn, idom)
     blocks = [b for b in fn.blocks if b in idom]
+    ipdom = ir.immediate_dominators([b for b in blocks if not b.succs],
+                                    lambda b: [p for p in b.preds if p in idom], lambda b: b.succs)
+    component = ir.components([fn.entry], lambda b: b.succs)
     block_of: dict[int, ir.Block] = {}
     for b in blocks:
         for phi in b.phis:
@@ -165,7 +199,7 @@ def divergent_values(fn: ir.Function) -> set[int]:
             if not (isinstance(sel, ir.Value) and (sel.id in div or leaky(sel, b))):
                 continue
             done_branches.add(id(b))
-            join_blocks |= _joins(b)
+            join_blocks |= _joins(b, ipdom.get(id(b)), component, len(blocks))
             for body in loops:
                 if id(b) in body and any(id(s) not in body for s in b.succs) and body not in leaky_loops:
                     leaky_loops.append(body)

@@ -267,6 +267,98 @@ def dominators(fn: Function) -> dict[Block, Block | None]:
     return idom
 
 
+def immediate_dominators(roots, forward, backward) -> dict[int, object]:
+    """Immediate dominators (Cooper, Harvey and Kennedy) of the graph reached from `roots`
+    along `forward` (`backward` lists a node's predecessors in that graph), by node id; a
+    root's is None: a virtual node above every root. With the blocks' predecessors as
+    `forward` and the exits as roots these are immediate post-dominators. Serves IR and
+    machine blocks alike."""
+    post: dict[int, int] = {}
+    order: list = []
+    for r in roots:
+        if id(r) in post:
+            continue
+        post[id(r)] = -1
+        stack = [(r, iter(forward(r)))]
+        while stack:
+            node, it = stack[-1]
+            for nxt in it:
+                if id(nxt) not in post:
+                    post[id(nxt)] = -1
+                    stack.append((nxt, iter(forward(nxt))))
+                    break
+            else:
+                post[id(node)] = len(order)
+                order.append(node)
+                stack.pop()
+    top = len(order)
+    idom: dict[int, int] = {id(r): top for r in roots}
+
+    def intersect(a: int, b: int) -> int:
+        while a != b:
+            while a < b:
+                a = idom[id(order[a])]
+            while b < a:
+                b = idom[id(order[b])]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if idom.get(id(node)) == top:
+                continue
+            new = -1
+            for p in backward(node):
+                q = post.get(id(p))
+                if q is None or id(p) not in idom:
+                    continue
+                new = q if new < 0 else intersect(q, new)
+            if new >= 0 and idom.get(id(node)) != new:
+                idom[id(node)] = new
+                changed = True
+    return {id(n): (None if idom[id(n)] == top else order[idom[id(n)]]) for n in order}
+
+
+def components(roots, forward) -> dict[int, int]:
+    """Strongly connected components (Tarjan's, iterative) of the graph reached from `roots`
+    along `forward`: node id -> component number, numbered as completed, so that an edge
+    never leads to a component with a higher number (what reaches b is numbered >= b's)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    comp: dict[int, int] = {}
+    stack: list = []
+    count = 0
+    for r in roots:
+        if id(r) in index:
+            continue
+        index[id(r)] = low[id(r)] = len(index)
+        stack.append(r)
+        work = [(r, iter(forward(r)))]
+        while work:
+            node, it = work[-1]
+            for w in it:
+                if id(w) not in index:
+                    index[id(w)] = low[id(w)] = len(index)
+                    stack.append(w)
+                    work.append((w, iter(forward(w))))
+                    break
+                if id(w) not in comp and index[id(w)] < low[id(node)]:
+                    low[id(node)] = index[id(w)]
+            else:
+                work.pop()
+                if work and low[id(node)] < low[id(work[-1][0])]:
+                    low[id(work[-1][0])] = low[id(node)]
+                if low[id(node)] == index[id(node)]:
+                    while True:
+                        w = stack.pop()
+                        comp[id(w)] = count
+                        if w is node:
+                            break
+                    count += 1
+    return comp
+
+
 def dominates(idom: dict[Block, Block | None], a: Block, b: Block) -> bool:
     node: Block | None = b
     while node is not None:
