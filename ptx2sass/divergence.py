@@ -141,6 +141,37 @@ def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit
     return joins
 
 
+def _exits_reached(blocks: list[ir.Block], component: dict[int, int]) -> dict[int, int]:
+    """Block id -> bit mask of the exit blocks (no successors) it reaches, worked out over
+    the strongly connected components, sinks first."""
+    bit = {id(b): 1 << k for k, b in enumerate(b for b in blocks if not b.succs)}
+    members: dict[int, list[ir.Block]] = {}
+    for b in blocks:
+        members.setdefault(component[id(b)], []).append(b)
+    by_component: dict[int, int] = {}
+    for c in sorted(members):
+        m = 0
+        for b in members[c]:
+            m |= bit.get(id(b), 0)
+            for t in b.succs:
+                m |= by_component.get(component[id(t)], 0)
+        by_component[c] = m
+    return {id(b): by_component[component[id(b)]] for b in blocks}
+
+
+def _apart(branch: ir.Block, exit_mask: dict[int, int]) -> bool:
+    """Whether no two successors of `branch` reach a common exit: then no block is reached
+    from two of them (where every block reaches an exit), and only such a block can be a
+    join (a block reached from one successor only ever takes that successor's label)."""
+    seen = 0
+    for s in dict.fromkeys(branch.succs):
+        m = exit_mask[id(s)]
+        if seen & m:
+            return False
+        seen |= m
+    return True
+
+
 def divergent_values(fn: ir.Function) -> set[int]:
     """Ids of the values that may differ between the lanes of a warp."""
     idom = ir.dominators(fn)
@@ -149,6 +180,8 @@ def divergent_values(fn: ir.Function) -> set[int]:
     ipdom = ir.immediate_dominators([b for b in blocks if not b.succs],
                                     lambda b: [p for p in b.preds if p in idom], lambda b: b.succs)
     component = ir.components([fn.entry], lambda b: b.succs)
+    exit_mask = _exits_reached(blocks, component)
+    stuck = not all(exit_mask.values())      # a block that reaches no exit (an endless loop)
     block_of: dict[int, ir.Block] = {}
     for b in blocks:
         for phi in b.phis:
@@ -199,7 +232,8 @@ def divergent_values(fn: ir.Function) -> set[int]:
             if not (isinstance(sel, ir.Value) and (sel.id in div or leaky(sel, b))):
                 continue
             done_branches.add(id(b))
-            join_blocks |= _joins(b, ipdom.get(id(b)), component, len(blocks))
+            if stuck or not _apart(b, exit_mask):       # (sides that never meet have no joins)
+                join_blocks |= _joins(b, ipdom.get(id(b)), component, len(blocks))
             for body in loops:
                 if id(b) in body and any(id(s) not in body for s in b.succs) and body not in leaky_loops:
                     leaky_loops.append(body)

@@ -83,8 +83,9 @@ def _divergent_branch(b: MBlock) -> bool:
     return mi.opcode == "BRA" and mi.guard is not None and not mi.uniform
 
 
-def _reachable(entry: MBlock) -> list[MBlock]:
-    seen, order, work = {id(entry)}, [], [entry]
+def _reachable(*starts: MBlock) -> list[MBlock]:
+    """The blocks reached from any of `starts` (them included)."""
+    seen, order, work = {id(b) for b in starts}, [], list(dict.fromkeys(starts))
     while work:
         b = work.pop()
         order.append(b)
@@ -145,25 +146,26 @@ class _PostDominators:
     """Immediate post-dominators towards a virtual exit reached from a given set of exit
     blocks (the others are dead ends: paths into them do not count); cached per exit set."""
 
-    def __init__(self, blocks: list[MBlock]):
+    def __init__(self, blocks: list[MBlock], exits: list[MBlock]):
         self.blocks = blocks
+        self.exits = exits
         self.index = {id(b): i for i, b in enumerate(blocks)}
-        self.cache: dict[frozenset, dict[int, MBlock | None]] = {}
+        self.cache: dict[int, dict[int, MBlock | None]] = {}
 
-    def immediate(self, exits: frozenset) -> dict[int, MBlock | None]:
+    def immediate(self, exits: int) -> dict[int, MBlock | None]:
         """Block id -> its immediate post-dominator (None: the virtual exit) for the blocks
-        that reach one of `exits`."""
+        that reach one of `exits` (a bit mask over the exit blocks)."""
         got = self.cache.get(exits)
         if got is None:
             index = self.index
             got = self.cache[exits] = immediate_dominators(
-                [b for b in self.blocks if id(b) in exits],
+                [x for k, x in enumerate(self.exits) if exits >> k & 1],
                 lambda b: [p for p in b.preds if id(p) in index], lambda b: b.succs)
         return got
 
 
 def _exit_sets(blocks: list[MBlock], dead: dict):
-    """`exits_from(b)`: the exits reachable from `b`, not counting those only reached
+    """The exit blocks, and `exits_from(b)`: a bit mask over them of the exits reachable from `b`, not counting those only reached
     through a dead end (`_dead_end`: panics, whose lanes leave for good). Worked out for
     every block at once over the strongly connected components (sinks first), as bit masks
     over the exits (a walk per branch was quadratic)."""
@@ -186,15 +188,7 @@ def _exit_sets(blocks: list[MBlock], dead: dict):
                 if component[id(t)] != c:
                     m |= mask[component[id(t)]]
         mask[c] = m
-    memo: dict[int, frozenset] = {}
-
-    def exits_from(b: MBlock) -> frozenset:
-        m = mask[component[id(b)]]
-        got = memo.get(m)
-        if got is None:
-            got = memo[m] = frozenset(id(x) for k, x in enumerate(exits) if m >> k & 1)
-        return got
-    return exits_from
+    return exits, lambda b: mask[component[id(b)]]
 
 
 def _dead_end(s: MBlock, b: MBlock) -> bool:
@@ -309,11 +303,11 @@ def _divergent_regions(mf: MFunction):
     reach = {id(x) for x in _reachable(entry)}
     blocks = [b for b in mf.blocks if id(b) in reach]
     loops = _loops(blocks, _dominance(blocks, entry))
-    pdoms = _PostDominators(blocks)
     found, unjoined = [], []
     dead = {(id(b), id(s)): _dead_end(s, b) for b in blocks if len(b.succs) > 1
             for s in b.succs}
-    exits_from = _exit_sets(blocks, dead)
+    exits, exits_from = _exit_sets(blocks, dead)
+    pdoms = _PostDominators(blocks, exits)
     for b in blocks:
         if not _divergent_branch(b):
             continue
@@ -420,7 +414,7 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
     # 7. Full-mask collectives inside a region, or after a divergent branch that has none
     # (its sides end in EXITs of their own), may run with the warp split: make it meet.
-    inside = set().union(*(_body(r) for r in ordered), *({id(x) for x in _reachable(b)} for b in unjoined))
+    inside = set().union(*(_body(r) for r in ordered), {id(x) for x in _reachable(*unjoined)})
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
     for b in mf.blocks:
         if id(b) in inside:
