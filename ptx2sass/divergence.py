@@ -192,12 +192,16 @@ def divergent_values(fn: ir.Function) -> set[int]:
     div: set[int] = set()
     done_branches: set[int] = set()
     join_blocks: set[int] = set()
-    leaky_loops: list[set[int]] = []
+    leaky_around: dict[int, list[set[int]]] = {}     # block id -> the leaky loops holding it
+    loops_holding: dict[int, list[set[int]]] = {}    # block id -> the loops holding it, in order
+    for body in loops:
+        for k in body:
+            loops_holding.setdefault(k, []).append(body)
 
     def leaky(v: ir.Value, b: ir.Block) -> bool:
         """Is `v` read in `b` outside a loop with a divergent exit that defines it?"""
         where = block_of.get(v.id)
-        return where is not None and any(id(where) in body and id(b) not in body for body in leaky_loops)
+        return where is not None and any(id(b) not in body for body in leaky_around.get(id(where), ()))
 
     changed = True
     while changed:
@@ -234,9 +238,11 @@ def divergent_values(fn: ir.Function) -> set[int]:
             done_branches.add(id(b))
             if stuck or not _apart(b, exit_mask):       # (sides that never meet have no joins)
                 join_blocks |= _joins(b, ipdom.get(id(b)), component, len(blocks))
-            for body in loops:
-                if id(b) in body and any(id(s) not in body for s in b.succs) and body not in leaky_loops:
-                    leaky_loops.append(body)
+            for body in loops_holding.get(id(b), ()):
+                if any(id(s) not in body for s in b.succs) \
+                        and all(body is not other for other in leaky_around.get(id(b), ())):
+                    for k in body:
+                        leaky_around.setdefault(k, []).append(body)
             changed = True
     return div
 

@@ -308,6 +308,10 @@ def _divergent_regions(mf: MFunction):
             for s in b.succs}
     exits, exits_from = _exit_sets(blocks, dead)
     pdoms = _PostDominators(blocks, exits)
+    loops_around: dict[int, list[int]] = {}      # block id -> headers of the loops holding it
+    for h, body in loops.items():
+        for k in body:
+            loops_around.setdefault(k, []).append(h)
     for b in blocks:
         if not _divergent_branch(b):
             continue
@@ -320,7 +324,7 @@ def _divergent_regions(mf: MFunction):
             continue
         while _only_copies_on_one_edge(end):
             end = end.succs[0]
-        left = [h for h, body in loops.items() if id(b) in body and id(end) not in body]
+        left = [h for h in loops_around.get(id(b), ()) if id(end) not in loops[h]]
         header = max(left, key=lambda h: len(loops[h])) if left else None
         found.append((b, end, header))
     return found, unjoined, loops, {id(b): b for b in blocks}
