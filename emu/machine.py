@@ -163,6 +163,7 @@ class Warp(Lanes):
         "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
         "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
         "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
+        "excl": lambda v: v.m.excl[v._s],
         "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
         "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
     }
@@ -283,10 +284,11 @@ class Warp(Lanes):
         met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
         self.apart[released] &= ~met
         first = None
-        for t in sorted(set(self.pc[released].tolist())):
+        tags = self.excl if "excl" in self.m.__dict__ else np.zeros(LANES, dtype=np.int64)
+        for t, x in sorted(set(zip(self.pc[released].tolist(), tags[released].tolist()))):
             gid = self._next_group
             self._next_group += 1
-            self.group[released & (self.pc == t)] = gid
+            self.group[released & (self.pc == t) & (tags == x)] = gid
             first = gid if first is None else first
         self._running = first
         self._turn = 0
@@ -306,6 +308,7 @@ class Warp(Lanes):
                 members = int_to_mask(m)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
+                    self.join_exclusive(waiting_here)
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
@@ -320,10 +323,19 @@ class Warp(Lanes):
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
                     self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
+                    # a plain WARPSYNC joins lanes an EXCLUSIVE one kept apart (its own
+                    # lanes waited with their tag set to the mask they wait on)
+                    if "excl" in self.m.__dict__:
+                        self.join_exclusive(waiting & (self.excl != int(m)))
                     self.merge_lanes(waiting, int(m))
                     self._converged = None
                     woke = True
         return woke
+
+    def join_exclusive(self, lanes: np.ndarray) -> None:
+        """Lanes that meet (BSYNC, plain WARPSYNC, CTA barrier) run together again."""
+        if "excl" in self.m.__dict__:
+            self.excl[lanes] = 0
 
     def release_yielded(self) -> bool:
         """Optimistic, after SPIN_LIMIT: a convergence barrier whose members that have not
@@ -489,6 +501,10 @@ class Machine:
         # collective run without such a lane is a hazard even if that lane has exited
         # meanwhile, since the hardware may as well have run the collective first.
         "apart": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        # Per lane, the member mask of the last WARPSYNC.EXCLUSIVE it passed (0: none): lanes
+        # with different ones run apart, so a collective counts only the lanes of its own
+        # (emu.ops_warp), until a BSYNC, a plain WARPSYNC or a CTA barrier joins them again
+        "excl": lambda m: np.zeros(m.nlanes, dtype=np.int64),
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
@@ -544,6 +560,7 @@ class Machine:
         np.logical_and(ready, pcs == target, out=self.sel[s])
         self.sel_pc[w] = target
         self._rotated = True
+        self._pick_exclusive([w])
 
     def _pick(self) -> None:
         ws = np.fromiter(sorted(self.dirty), dtype=np.int64, count=len(self.dirty))
@@ -570,12 +587,32 @@ class Machine:
             low = cand.min()
             np.equal(cand, low, out=self.sel)
             self.sel_pc[0] = low
+            self._pick_exclusive(ws)
             return
         ready = self.state.reshape(-1, LANES)[ws] == READY
         cand = np.where(ready, self.pc.reshape(-1, LANES)[ws], _NO_PC)
         low = cand.min(axis=1)
         self.sel.reshape(-1, LANES)[ws] = (cand == low[:, None]) & ready
         self.sel_pc[ws] = low
+        self._pick_exclusive(ws)
+
+    def _pick_exclusive(self, ws) -> None:
+        """Optimistic: in a warp with lanes that WARPSYNC.EXCLUSIVE keeps apart (`excl`),
+        one tag's lanes run at a time (the lowest tag, at its lowest PC) until they wait or
+        meet the others again, as the hardware runs one such group after the other: their
+        uniform registers (REDUX's result) are the warp's, shared by every group."""
+        if "excl" not in self.__dict__:
+            return
+        for w in np.asarray(ws).tolist():
+            s = slice(w * LANES, (w + 1) * LANES)
+            tags = self.excl[s]
+            tagged = (self.state[s] == READY) & (tags != 0)
+            if not tagged.any():
+                continue
+            mine = tagged & (tags == tags[tagged].min())
+            target = int(self.pc[s][mine].min())
+            np.logical_and(mine, self.pc[s] == target, out=self.sel[s])
+            self.sel_pc[w] = target
 
     def _form(self) -> Group | None:
         """The next group: the warps whose selections stand at the lowest PC (or, for a turn,
@@ -1018,6 +1055,8 @@ class Machine:
                 if self.timing is not None:
                     self.timing.barrier_release(self, ws)
                 st[here] = READY
+                if "excl" in self.__dict__:
+                    self.excl[s][here] = 0
                 for w in ws.tolist():
                     if self.explicit:
                         lanes = here[(w - cta.first_warp) * LANES:(w - cta.first_warp + 1) * LANES]

@@ -269,13 +269,15 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
         if bank is None:
             cur.fail("expected constant bank number")
     cur.expect("]")
-    cur.take(" ")  # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows
+    # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows, and `c[0x0] [0x4]` for a
+    # sub-word source (I2F.S16, MUFU.F16, HFMA2 …) even without one
+    gap = bool(cur.take(" "))
     cur.expect("[")
     regs, offset = _address_terms(cur, "]")
     if len(regs) > 1:
         cur.fail("more than one register in constant address")
     return ConstRef(bank=bank, offset=offset or 0, ureg=regs[0] if regs else None,
-                    neg=neg, abs=abs_, inv=inv, ubank=ubank)
+                    neg=neg, abs=abs_, inv=inv, ubank=ubank, gap=gap)
 
 
 def _operand(cur: _Cursor) -> Operand:
@@ -415,7 +417,7 @@ def format_operand(op: Operand) -> str:
         return _format_hex(op.value)
     if isinstance(op, ConstRef):
         addr = _format_terms([op.ureg] if op.ureg else [], op.offset, keep_zero=op.ureg is None)
-        gap = " " if op.suffix else ""
+        gap = " " if op.suffix or op.gap else ""
         bank = (f"cx[{register_name(op.ubank)}]" if op.ubank is not None
                 else f"c[{_format_hex(op.bank)}]")
         core = f"{bank}{gap}[{addr}]" + "".join("." + s for s in op.suffix)

@@ -70,6 +70,7 @@ class Case:
     pressure: str = ""
     kernel: str = "fuzz_kernel"
     version: int = INPUTS_VERSION
+    arch: str = "sm_89"       # the GPU both compilers target (the PTX says `.target sm_89`)
 
     @property
     def threads(self) -> int:
