@@ -102,8 +102,12 @@ class MemorySelection:
         return ConstRef(0, self.arch.param_base + p.offset + sym.offset + addr.offset + 4 * part)
 
     # ------------------------------------------------------------------ variables and addresses
-    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts it).
-    WINDOW_BASE = {"shared": 0x18, "local": 0x20}
+    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts
+    # it); the local window's word moves per target (`Target.local_window_offset`)
+    WINDOW_BASE = {"shared": 0x18, "local": None}
+
+    def window_base(self, space: str) -> int:
+        return self.arch.local_window_offset if space == "local" else self.WINDOW_BASE[space]
 
     def placement(self, sym: ir.Symbol):
         p = self.placements.get(sym.name)
@@ -770,7 +774,8 @@ class MemorySelection:
 
     def sel_cvta(self, ins):
         """Addresses between a window and the generic space: global ones are equal; shared
-        and local ones differ by the window's base (c[0x0][0x18] / c[0x0][0x20])."""
+        and local ones differ by the window's base (c[0x0][0x18] / the target's local window
+        word, c[0x0][0x20] on sm_7x..sm_90)."""
         d, src = ins.dests[0], ins.srcs[0]
         space = ins.space
         to_window = "to" in ins.modifiers
@@ -784,7 +789,7 @@ class MemorySelection:
             raise self.unsupported(f"`cvta` of the {space} window")
         if self.vreg(d).width != 2:
             raise self.unsupported(f"32-bit `cvta.{space}`")
-        base = self.WINDOW_BASE[space]
+        base = self.window_base(space)
         if space == "shared" and self.arch.cluster_shared_addresses:
             return self.cvta_cluster_shared(d, src, to_window)
         if to_window:
