@@ -271,7 +271,7 @@ _TABLE = [
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
-                                             minmax_predicate_outputs=True)),
+                                             minmax_predicate_outputs=True, latency="blackwell_sm100")),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
