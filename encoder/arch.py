@@ -162,6 +162,9 @@ class Target:
     # (sm_120: 0; None: no record)
     reserved_shared_section_bytes: int = 0
     vrc_cta_init_count: int | None = None
+    # the uniform warp reduction CREDUX (`redux.sync.min/max{.abs}{.NaN}.f32`, sm_100a/sm_103a:
+    # the blackwell table's sm_100 forms); the frontend refuses the f32 forms elsewhere
+    credux: bool = False
 
     @property
     def full_name(self) -> str:
@@ -271,7 +274,8 @@ _TABLE = [
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
-                                             minmax_predicate_outputs=True, latency="blackwell_sm100")),
+                                             minmax_predicate_outputs=True, latency="blackwell_sm100",
+                                             credux=True)),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,

@@ -128,7 +128,10 @@ class Table:
         self._low: dict[str | None, dict] = {}
 
     def _rank(self, form_arch: str | None, arch: str | None) -> int:
-        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch."""
+        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch (`sm_100a`
+        and `sm_100f` have sm_100's forms)."""
+        if arch is not None and arch[-1:] in ("a", "f"):
+            arch = arch[:-1]
         if arch is None or form_arch == arch:
             return 0
         return 1 if form_arch in (None, self.primary) else 2

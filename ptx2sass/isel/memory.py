@@ -1359,6 +1359,8 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
+        if ins.type == "f32":
+            return self.sel_float_redux(ins, op, a, mask)
         members = self.sync_members(mask)
         # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
         signed = _signed(ins.type) and op in ("add", "min", "max")
@@ -1373,6 +1375,27 @@ class MemorySelection:
             self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
             src = own
         self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
+        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+
+    def sel_float_redux(self, ins, op: str, a, mask):
+        """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, then
+        moved to the destination, as ptxas writes it. Lanes outside a run-time member mask
+        bring an identity: a NaN (left out) without `.NaN`, else the infinity (0 for a
+        maximum of absolute values) that cannot win."""
+        if not self.arch.credux or op not in ("min", "max"):
+            raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}` on {self.arch.full_name}")
+        absolute = "abs" in ins.modifiers
+        nan = "NaN" in ins.modifiers
+        mods = (op.upper() + ("ABS" if absolute else ""), "F32") + (("NAN",) if nan else ())
+        members = self.sync_members(mask)
+        src = self.reg_part(a)
+        if members is None:
+            identity = (0x7FFFFFFF if not nan else 0x7F800000 if op == "min"
+                        else 0 if absolute else 0xFF800000)
+            own = VOp(self.mf.new_vreg())
+            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
+            src = own
+        self.warp_sync_op("CREDUX", mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
     def sel_activemask(self, ins):
