@@ -39,3 +39,101 @@ def test_cvta_local_uses_the_targets_window_word(arch):
         res = run(cubin, "lg", (1, 1, 1), (64, 1, 1), [out])
         assert not res.hazards, res.hazards[:3]
         assert (out == want).all()
+
+
+# redux.sync min/max on each type PTX has (f32 forms: sm_100a/sm_103a only); ptxas writes
+# CREDUX for all of them on sm_100a.
+REDUX_ALL = """.version 8.8
+.target {target}
+.address_size 64
+.visible .entry rx(.param .u64 pin, .param .u64 pout){{
+ .reg .b32 r<20>; .reg .f32 f<12>; .reg .b64 d<8>;
+ ld.param.u64 d0,[pin]; ld.param.u64 d1,[pout]; cvta.to.global.u64 d0,d0; cvta.to.global.u64 d1,d1;
+ mov.u32 r1,%tid.x; mul.wide.u32 d2,r1,4; add.s64 d3,d0,d2; ld.global.u32 r2,[d3];
+ mov.b32 f1, r2;
+ redux.sync.min.u32 r3, r2, 0xffffffff;
+ redux.sync.max.u32 r4, r2, 0xffffffff;
+ redux.sync.min.s32 r5, r2, 0xffffffff;
+ redux.sync.max.s32 r6, r2, 0xffffffff;
+ redux.sync.min.f32 f2, f1, 0xffffffff;
+ redux.sync.max.f32 f3, f1, 0xffffffff;
+ redux.sync.min.abs.f32 f4, f1, 0xffffffff;
+ redux.sync.max.abs.f32 f5, f1, 0xffffffff;
+ redux.sync.min.NaN.f32 f6, f1, 0xffffffff;
+ redux.sync.max.abs.NaN.f32 f7, f1, 0xffffffff;
+ mul.wide.u32 d4,r1,48; add.s64 d5,d1,d4;
+ st.global.v4.u32 [d5],{{r3,r4,r5,r6}};
+ st.global.v4.f32 [d5+16],{{f2,f3,f4,f5}};
+ st.global.v2.f32 [d5+32],{{f6,f7}};
+ ret; }}
+"""
+
+
+def _redux_inputs() -> np.ndarray:
+    """Three warps: random words; floats with a NaN and both zeros; NaNs but for -0 and +0."""
+    rng = np.random.default_rng(3)
+    a = np.zeros(96, dtype=np.uint32)
+    a[:32] = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    f = rng.standard_normal(32).astype(np.float32) * 100
+    f[3], f[4], f[5], f[6] = np.nan, -0.0, 0.0, -np.inf
+    a[32:64] = f.view(np.uint32)
+    g = np.full(32, np.nan, dtype=np.float32)
+    g[7], g[9] = -0.0, 0.0
+    a[64:] = g.view(np.uint32)
+    return a
+
+
+def _float_pick(words, smallest: bool, absolute: bool, nan: bool) -> int:
+    """PTX redux.sync's f32 min/max of one warp, as bits (exact: Python floats hold f32)."""
+    vals = np.asarray(words, dtype=np.uint32)
+    if absolute:
+        vals = vals & np.uint32(0x7FFFFFFF)
+    floats = [float(x) for x in vals.view(np.float32)]
+    if all(x != x for x in floats) or (nan and any(x != x for x in floats)):
+        return 0x7FFFFFFF                   # the canonical NaN
+    # order by value, -0 before +0
+    pairs = sorted((x, int(w) >> 31 == 0, int(w)) for x, w in zip(floats, vals) if x == x)
+    return pairs[0][2] if smallest else pairs[-1][2]
+
+
+def _redux_reference(a: np.ndarray) -> np.ndarray:
+    want = np.zeros((96, 12), dtype=np.uint32)
+    for w in range(3):
+        v = a[32 * w:32 * w + 32]
+        s = v.view(np.int32)
+        row = [int(v.min()), int(v.max()), int(s.min()) & 0xFFFFFFFF, int(s.max()) & 0xFFFFFFFF,
+               _float_pick(v, True, False, False), _float_pick(v, False, False, False),
+               _float_pick(v, True, True, False), _float_pick(v, False, True, False),
+               _float_pick(v, True, False, True), _float_pick(v, False, True, True), 0, 0]
+        want[32 * w:32 * w + 32] = row
+    return want
+
+
+@pytest.mark.parametrize("who", ["ptxas", "ours"])
+def test_credux_min_max_equal_numpy(who):
+    """CREDUX (ptxas's sm_100a code for redux.sync min/max of u32, s32 and f32 with .abs and
+    .NaN) in the emulator: each warp's result is the exact minimum/maximum, -0 below +0,
+    NaNs left out unless .NaN, the canonical NaN for an all-NaN warp. Ours selects CREDUX for
+    the f32 forms (an integer REDUX gave wrong results) and must match too."""
+    ptx = REDUX_ALL.format(target="sm_100a")
+    cubin = oracle.ptxas(ptx, "sm_100a").output if who == "ptxas" else compile_ptx(ptx, "sm_100a")
+    assert "CREDUX.MINABS.F32" in oracle.cuobjdump_sass(cubin)
+    a = _redux_inputs()
+    out = np.zeros((96, 12), dtype=np.uint32)
+    res = run(cubin, "rx", (1, 1, 1), (96, 1, 1), [a, out])
+    assert not res.hazards, res.hazards[:3]
+    want = _redux_reference(a)
+    assert (out == want).all(), np.argwhere(out != want)[:5]
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_90a", "sm_120a"])
+def test_float_redux_refused_where_ptxas_refuses(arch, tmp_path):
+    """redux.sync .f32 needs sm_100a/sm_103a: elsewhere ptxas's message at each line (we
+    compiled it as an integer reduction before)."""
+    from ptx2sass.errors import CompileError
+    ptx = REDUX_ALL.format(target=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok and "Instruction 'redux.f32' not supported" in theirs.stderr
+    with pytest.raises(CompileError) as err:
+        compile_ptx(ptx, arch)
+    assert f"Instruction 'redux.f32' not supported on .target '{arch}'" in str(err.value)
