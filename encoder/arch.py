@@ -169,6 +169,10 @@ class Target:
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)
     own_forms: str | None = None
+    # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
+    # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
+    # internal symbol there (None)
+    reserved_smem_cap: int | None = None
 
     @property
     def full_name(self) -> str:
@@ -242,7 +246,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, minmax_type_shown=True, uniform_move_is_mov=True,
-                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
+                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,

@@ -1,12 +1,16 @@
 """sm_100 family (B200 and kin) and sm_120: local-window addresses, CREDUX, the newer
 Blackwell targets (issue 18 phase 2). Expected values come from ptxas 13.5's cubins and
 NumPy; our own output is never the reference."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ptx2sass import oracle
 from ptx2sass.compiler import compile as compile_ptx
 from ptx2sass.emu.launch import run
+
+REPO = Path(__file__).resolve().parent.parent
 
 # A local array reached through its generic address (`cvta.local`), as LLVM's debug code and
 # calls write: each thread stores its values through the generic pointer and reads them
@@ -137,3 +141,88 @@ def test_float_redux_refused_where_ptxas_refuses(arch, tmp_path):
     with pytest.raises(CompileError) as err:
         compile_ptx(ptx, arch)
     assert f"Instruction 'redux.f32' not supported on .target '{arch}'" in str(err.value)
+
+
+# --- sm_103, sm_121 and the a/f variants ptxas 13.5 accepts ---------------------------------
+import functools  # noqa: E402
+import os  # noqa: E402
+import io  # noqa: E402
+
+from elftools.elf.elffile import ELFFile  # noqa: E402
+
+from ptx2sass.encoder.cubin import read_cubin  # noqa: E402
+from tools.emu_testing import ZLUDA_DIR, zluda_manifest, zluda_ptx  # noqa: E402
+
+NEW_TARGETS = ["sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_120f", "sm_121", "sm_121a", "sm_121f"]
+
+
+def _cubin_facts(cubin: bytes) -> dict:
+    """What the driver reads off a cubin: ELF flags, sections (Mercury ones aside: ours has
+    none), symbols, each kernel's `.nv.info` records (exit offsets aside) and the module's."""
+    c = read_cubin(cubin)
+    elf = ELFFile(io.BytesIO(cubin))
+
+    def rec(r):
+        return r.name, r.value.hex() if isinstance(r.value, bytes) else r.value
+    return dict(e_flags=c.e_flags,
+                sections=[s.name for s in elf.iter_sections() if "merc" not in s.name],
+                symbols=[s.name for s in elf.get_section_by_name(".symtab").iter_symbols()],
+                kernels=[[rec(r) for r in k.attributes if r.name != "EXIT_INSTR_OFFSETS"] for k in c.kernels],
+                module=[r.name for r in c.module_attributes])
+
+
+_ZLUDA = [e for e in zluda_manifest() if "ptxas_error" not in e] if (ZLUDA_DIR / "manifest.json").is_file() else []
+_FACT_SAMPLE = _ZLUDA[::30]
+
+
+def _source(name: str) -> str:
+    if name == "vecadd":
+        return (REPO / "examples" / "vecadd.ptx").read_text()
+    return zluda_ptx(next(e for e in _ZLUDA if e["name"] == name))
+
+
+@functools.cache
+def _base_facts_match(name: str, base: str) -> bool:
+    ptx = _source(name)
+    return _cubin_facts(compile_ptx(ptx, base)) == _cubin_facts(oracle.ptxas(ptx, base).output)
+
+
+@pytest.mark.parametrize("arch", NEW_TARGETS)
+def test_new_targets_cubin_facts_are_ptxas_s(arch):
+    """vecadd and a ZLUDA sample: e_flags, sections, symbols and `.nv.info` records of our
+    cubin equal ptxas's for the same `-arch` (sm_103 is sm_100's, sm_121 sm_120's), on every
+    kernel whose cubin facts we already match on the base arch (others differ by code:
+    callees kept, collectives' registers; tracked on sm_100/sm_120)."""
+    base = "sm_120" if arch.startswith("sm_12") else "sm_100"
+    sources = ["vecadd"] + [e["name"] for e in _FACT_SAMPLE]
+    compared = 0
+    for name in sources:
+        ptx = _source(name)
+        theirs = oracle.ptxas(ptx, arch)
+        if not theirs.ok:
+            continue
+        if not _base_facts_match(name, base):
+            continue
+        assert _cubin_facts(compile_ptx(ptx, arch)) == _cubin_facts(theirs.output), name
+        compared += 1
+    assert compared >= len(sources) - 3, compared
+
+
+_ZLUDA_STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 12
+
+
+def _new_target_cases():
+    for arch, start in (("sm_103", 0), ("sm_121", 6)):
+        for e in _ZLUDA[start::_ZLUDA_STRIDE]:
+            yield pytest.param(e, arch, id=f"{e['name']}-{arch}")
+
+
+@pytest.mark.parametrize("entry, arch", list(_new_target_cases()))
+def test_zluda_on_new_targets_with_our_cubin(entry, arch):
+    """tests/test_codegen_zluda.py's bar on sm_103 and sm_121: nvdisasm (for that arch) reads
+    back exactly our instructions and control codes; the emulator gives the hardware's
+    output with no hazard."""
+    from test_codegen_zluda import PTXAS_REJECTS, test_zluda_kernel_with_our_cubin as check
+    if entry["name"] in PTXAS_REJECTS or not oracle.ptxas(zluda_ptx(entry), arch).ok:
+        pytest.skip(f"ptxas rejects it for {arch}")
+    check(entry, arch)
