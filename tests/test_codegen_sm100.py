@@ -226,3 +226,38 @@ def test_zluda_on_new_targets_with_our_cubin(entry, arch):
     if entry["name"] in PTXAS_REJECTS or not oracle.ptxas(zluda_ptx(entry), arch).ok:
         pytest.skip(f"ptxas rejects it for {arch}")
     check(entry, arch)
+
+
+def _block_reduce_hazards(mutate=None) -> list[str]:
+    """ptxas's sm_100 cubin of the llvm corpus's block_reduce_debug (`@!P0 LDG R6` then
+    `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` before the wait), run with the hazard check."""
+    import llvm_corpus as lc
+    from ptx2sass.emu.loader import load_program
+    entry = next(k for k in lc.manifest() if k["file"] == "block_reduce_debug.ptx")
+    cubin = oracle.ptxas((lc.LLVM_DIR / entry["file"]).read_text(), "sm_100").output
+    program = load_program(cubin, entry["entry"])
+    if mutate:
+        program.instructions = mutate(list(program.instructions))
+    data = lc.inputs(entry)
+    params = [data[p["name"]] if p["kind"] == "buffer" else lc._scalar(p) for p in entry["params"]]
+    res = run(cubin, entry["entry"], tuple(entry["grid"]), tuple(entry["block"]), params, program=program)
+    return [str(h) for h in res.hazards]
+
+
+def test_exclusive_guards_do_not_overwrite_each_other():
+    """A write guarded by @P0 does not overwrite the pending result of an `@!P0` load (no lane
+    in common, P0 unchanged): no hazard on ptxas's code; with both guarded by @!P0 (the same
+    lanes) the overwrite is caught."""
+    assert _block_reduce_hazards() == []
+
+    def same_sense(instructions):
+        from dataclasses import replace as dc_replace
+        out = []
+        for off, ins in instructions:
+            if ins.opcode == "IMAD" and ins.guard is not None and not ins.guard.inv and ins.guard.file == "P" \
+                    and ins.operands[0].file == "R" and ins.operands[0].index == 6:
+                ins = dc_replace(ins, guard=dc_replace(ins.guard, inv=True))
+            out.append((off, ins))
+        return out
+    hazards = _block_reduce_hazards(same_sense)
+    assert any("overwrites R6 while LDG" in h for h in hazards), hazards
