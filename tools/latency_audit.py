@@ -2,7 +2,7 @@
 producer and the instructions that read (RAW) or overwrite (WAW) its result.
 
     .venv/bin/python -m tools.latency_audit [--arch sm_90] [--corpus zluda --corpus cuda
-        --corpus tinygrad] [--limit N] [--detail] [--json FILE]
+        --corpus tinygrad --corpus triton --corpus llvm] [--limit N] [--detail] [--json FILE]
 
 ptxas's cubins are decoded with our codec (nvdisasm's listing only where the codec has a
 gap) and run in the emulator on the corpora's launches; the emulator records the exact
