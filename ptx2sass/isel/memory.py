@@ -1360,43 +1360,37 @@ class MemorySelection:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
         if ins.type == "f32":
-            return self.sel_float_redux(ins, op, a, mask)
-        members = self.sync_members(mask)
-        # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
-        signed = _signed(ins.type) and op in ("add", "min", "max")
-        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
+            opcode, mods = "CREDUX", self.float_redux_modifiers(ins, op)
+        else:
+            # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
+            signed = _signed(ins.type) and op in ("add", "min", "max")
+            opcode = "REDUX"
+            mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
         src = self.reg_part(a)
-        if members is None:
-            # the active lanes may be more than the members: the others bring the operation's
-            # identity
-            identity = {"add": 0, "or": 0, "xor": 0, "and": 0xFFFFFFFF,
-                        "min": 0x7FFFFFFF if signed else 0xFFFFFFFF, "max": 0x80000000 if signed else 0}[op]
-            own = VOp(self.mf.new_vreg())
-            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
-            src = own
-        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
+        if self.known_constant(mask) is None:
+            # a run-time mask may differ between lanes (cooperative groups' tiles), and REDUX
+            # has one result per warp: as ptxas, `WARPSYNC.EXCLUSIVE mask` runs each mask's
+            # lanes apart, one group after the other, through the REDUX and the read of its
+            # uniform result; a WARPSYNC of the lanes that came in joins them again (ptxas:
+            # a BSYNC)
+            came = VOp(self.mf.new_vreg())
+            self.emit("VOTE", ("ANY",), [came, PT, PT], ndefs=2)
+            self.emit("WARPSYNC", ("EXCLUSIVE",), [self.reg_part(mask)], ndefs=0)
+            self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
+            self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+            self.emit("WARPSYNC", (), [came], ndefs=0)
+            return
+        self.sync_members(mask)
+        self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 
-    def sel_float_redux(self, ins, op: str, a, mask):
-        """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, then
-        moved to the destination, as ptxas writes it. Lanes outside a run-time member mask
-        bring an identity: a NaN (left out) without `.NaN`, else the infinity (0 for a
-        maximum of absolute values) that cannot win."""
+    def float_redux_modifiers(self, ins, op: str) -> tuple[str, ...]:
+        """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, as
+        ptxas writes it (`CREDUX.MINABS.F32.NAN`)."""
         if not self.arch.credux or op not in ("min", "max"):
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}` on {self.arch.full_name}")
         absolute = "abs" in ins.modifiers
-        nan = "NaN" in ins.modifiers
-        mods = (op.upper() + ("ABS" if absolute else ""), "F32") + (("NAN",) if nan else ())
-        members = self.sync_members(mask)
-        src = self.reg_part(a)
-        if members is None:
-            identity = (0x7FFFFFFF if not nan else 0x7F800000 if op == "min"
-                        else 0 if absolute else 0xFF800000)
-            own = VOp(self.mf.new_vreg())
-            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
-            src = own
-        self.warp_sync_op("CREDUX", mods, [self.REDUX_UR, src])
-        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+        return (op.upper() + ("ABS" if absolute else ""), "F32") + (("NAN",) if "NaN" in ins.modifiers else ())
 
     def sel_activemask(self, ins):
         self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, PT])
