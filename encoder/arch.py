@@ -85,6 +85,10 @@ class Target:
     # IMMA.8816 (s8/u8 mma.m8n8k16) is in the table; sm_100/120's ptxas writes the m16n8k16
     # IMMA with the upper rows' C zero instead (ptx2sass/mma_forms.py)
     integer_mma_8x8: bool = True
+    # texture/surface instructions name a bound handle by its constant-bank slot
+    # (`TEX.SCR.LL ..., 0x0, slot, 2D`) or take it in a register (`.B`); sm_90's ptxas loads it
+    # into a uniform register instead (not generated: texture code is refused there)
+    texture_slot_handles: bool = True
     # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
     # wrapped sum, two PLOP3 on the sign bits and two SEL
     saturating_viadd: bool = False
@@ -230,7 +234,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",),
+                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)

@@ -67,10 +67,12 @@ HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 
 class TextureSelection:
     def require_unit(self, ins: ir.Instr, opcode: str) -> None:
-        """Refuse at the line where the target's encoding table has no such instruction yet
-        (the hopper table was probed without texture/surface seeds)."""
+        """Refuse at the line where the target's encoding table has no such instruction yet,
+        or where its ptxas passes handles otherwise (sm_90: the handle in a uniform register,
+        `TEX.LL ..., UR4, 0x0, 2D`, not selected yet; the table's forms decode its cubins)."""
         from ptx2sass.encoder import codec
-        if not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
+        if not self.arch.texture_slot_handles or \
+                not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
             raise self.unsupported(f"`{ins.opcode}` on {self.arch.name}")
 
     def surface_parts(self, ins: ir.Instr):
