@@ -9,7 +9,8 @@ the rest in `hi`. Its sources are one list of 32-bit values in ptxas's order: th
 index, x[, y[, z]], then the handle (`.B` forms), then the level (`.LL`/`.LB`); with `.SCR`
 the first half (rounded up) sits in Ra's group and the rest in Rb's, else the coordinates
 in Ra and the rest in Rb. TXD: Ra = [handle,] coordinates[, array index], Rb the gradients.
-The bound forms end in `0x0, slot`: the handle is c[0x0][4 * slot]. `.AOFFI` adds one last
+The bound forms end in `0x0, slot`: the handle is c[0x0][4 * slot] (sm_90: `URn, 0x0`, the
+handle in a uniform register). `.AOFFI` adds one last
 source value, texel offsets of 4 bits each.
 """
 from __future__ import annotations
@@ -49,6 +50,10 @@ def _parts(ins):
     if len(before) >= 2 and isinstance(before[-1], Imm) and isinstance(before[-2], Imm):
         slot = before[-1].value
         before = before[:-2]
+    elif len(before) >= 2 and isinstance(before[-1], Imm) and isinstance(before[-2], Reg) \
+            and before[-2].file == "UR":
+        slot = before[-2]           # sm_90: the handle in a uniform register, `UR4, 0x0`
+        before = before[:-2]
     mask = after[-1].value if after and isinstance(after[-1], Imm) else None
     return before, slot, geo, mask
 
@@ -62,7 +67,10 @@ def _group(w, op, count: int) -> list[np.ndarray]:
     return [np.broadcast_to(w.r(reg(op.file, op.index + k)), (w.width,)) for k in range(count)]
 
 
-def _slot_handle(w, slot: int) -> np.ndarray:
+def _slot_handle(w, slot) -> np.ndarray:
+    """The handle of a bound form: c[0x0][4 * slot], or sm_90's uniform register."""
+    if isinstance(slot, Reg):
+        return np.broadcast_to(w.r(slot), (w.width,))
     return np.full(w.width, w.launch.const.read(0, 4 * slot, 4), dtype=U32)
 
 

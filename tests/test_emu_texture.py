@@ -705,3 +705,32 @@ def test_tld4_with_a_component_mask():
                      t + 1, t + 2], axis=1).astype(np.uint32)
     for name, res in got.items():
         np.testing.assert_array_equal(res, want, err_msg=name)
+
+
+@pytest.mark.parametrize("filt", ["point", "linear"])
+def test_ptxas_sm90_texture_cubin_runs(filt):
+    """sm_90: ptxas loads a parameter handle into a uniform register (`TEX.LL ..., UR4, 0x0,
+    2D`); the hopper table decodes it (probed from tex_surf_bindless.ptx retargeted) and the
+    emulator gives the model's texels. Our sm_90 texture code is refused at the line."""
+    from ptx2sass.errors import CompileError
+    shape = (5, 6)
+    data = texels(shape, 2)
+    modes = ("clamp", "border", "border")
+    tex = Texture(data, "2d", address=modes, filter=filt)
+    rng = np.random.default_rng(9)
+    c = np.zeros((THREADS, 4))
+    for a in range(2):
+        c[:, a] = coordinates(rng, THREADS, -1.5, shape[::-1][a] + 1.5, 1 / 64)
+    line = ("tex.2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [HANDLE, {%f1, %f2}];\nmov.b32 %r10, %f10;\n"
+            "mov.b32 %r11, %f11;\nmov.b32 %r12, %f12;\nmov.b32 %r13, %f13;")
+    ptx = texture_kernel(line, "param")
+    theirs = oracle.ptxas(ptx, "sm_90")
+    assert theirs.ok, theirs.stderr
+    inp = np.zeros((THREADS, 8), np.uint32)
+    inp[:, :4] = c.astype(np.float32).view(np.uint32)
+    res = np.zeros((THREADS, 4), np.uint32)
+    run(theirs.output, "k", 1, THREADS, [res, inp, tex], hazard_check=False)
+    want = model_sample(data, [c[:, 0], c[:, 1]], filt, modes, False)
+    np.testing.assert_array_equal(res.view(np.float32), want)
+    with pytest.raises(CompileError, match="`tex` on sm_90 not supported yet"):
+        codegen.compile_ptx(ptx, "sm_90", "k.ptx")
