@@ -196,10 +196,11 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 first.setdefault(r[0], r[1])
                 issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
-        window = lat.LATE_FIXED_READS.get(ins.opcode)
+        window = lat.late_fixed_window(ins.opcode, tuple(ins.modifiers))
         if window:
             for r in reg_reads:
-                late_fixed[r] = max(t, need) + window
+                if not lat.read_at_issue(ins, r):
+                    late_fixed[r] = max(t, need) + window
         if ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]

@@ -73,6 +73,14 @@ class LatencyModel:
         # opcode -> cycles after issue during which a fixed-latency instruction may not
         # overwrite its source registers (sm_90 HMMA/IMMA read A/B/C late)
         self.LATE_FIXED_READS: dict[str, int] = dict(data.get("late_fixed_reads", {}))
+        # MMAs of one pass (k x input bits <= k_bits) read every source at issue: no window
+        # (sm_8x IMMA.16816, HMMA.1688; ptxas overwrites their sources the next cycle)
+        single = data.get("mma_single_pass", {})
+        self.MMA_SINGLE_PASS_BITS: int = single.get("k_bits", 0)
+        self.MMA_INPUT_BITS: dict[str, int] = dict(single.get("input_bits", {}))
+        self.MMA_DEFAULT_BITS: dict[str, int] = dict(single.get("default_bits", {}))
+        # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
+        self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
         # kernel's entry or one of these opcodes (sm_90; sched/ldgsts_pad.py)
         pad = data.get("ldgsts_padding", {})
@@ -119,6 +127,36 @@ class LatencyModel:
         self.ISSUE_INTERVAL: dict[str, tuple[int, int]] = {
             op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
+
+    def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
+        """Cycles after issue during which an MMA may still read its source registers (0: it
+        reads them at issue). The shape modifier (`16816`: m16 n8 k16) and the input type
+        give the bits of k each pass covers."""
+        window = self.LATE_FIXED_READS.get(opcode, 0)
+        if window and self.MMA_SINGLE_PASS_BITS and modifiers:
+            shape = modifiers[0]
+            if shape.isdigit() and len(shape) >= 3:
+                k = int(shape[3:] if shape.startswith("16") else shape[2:])
+                bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
+                            self.MMA_DEFAULT_BITS.get(opcode, 0))
+                if bits and k * bits <= self.MMA_SINGLE_PASS_BITS:
+                    return 0
+        return window
+
+    def read_at_issue(self, ins, reg: tuple) -> bool:
+        """Whether an MMA with a late-read window still reads `reg` at issue: a register of
+        its accumulator operand C (the third source) where `mma_accumulator_at_issue` says so.
+        A register belongs to the source whose first register is the nearest at or below it
+        (fragments do not overlap)."""
+        if ins.opcode not in self.MMA_ACCUMULATOR_AT_ISSUE or reg[0] != "R":
+            return False
+        owner = None
+        for k, op in enumerate(ins.operands[1:4]):
+            base = getattr(op, "index", None)
+            if getattr(op, "file", None) == "R" and base is not None and base != 255 and base <= reg[1]:
+                if owner is None or base > owner[0]:
+                    owner = (base, k)
+        return owner is not None and owner[1] == 2
 
     def is_variable(self, opcode: str) -> bool:
         return opcode in self.VARIABLE
