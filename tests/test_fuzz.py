@@ -506,6 +506,43 @@ def test_16bit_shift_by_a_large_immediate_clamps(amount, ptxas_shift):
                                          (x << ptxas_shift) & 0xFFFF]
 
 
+FNS_INT_MIN = """.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u32 %r1, [%d1+4];
+    fns.b32 %r2, %r0, 25, %r1;
+    fns.b32 %r3, %r0, 25, -2147483648;
+    st.global.u32 [%d0], %r2;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("mask", [0xFFFFFFFF, 0x02000000])
+def test_fns_with_offset_int_min_finds_nothing(mask):
+    """fns d, mask, base, offset with offset = -2^31 searches for the 2^31-th set bit below
+    `base`: there is none, d = 0xffffffff (the manual's pseudocode, in 32-bit or exact
+    arithmetic alike). ptxas 13.5.37 gives 0 for a register or an immediate offset, even when
+    bit 0 of the mask is clear: a ptxas departure the fuzzer found (campaign 6 seed 800032).
+    ptx2sass follows the manual; the generator keeps register offsets above -34."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([mask, 0x80000000], np.uint32)
+    out = np.zeros(2, np.uint32)
+    run(ptx2sass.compile(FNS_INT_MIN), "k", (1,), (1,), [out, inp.copy()])
+    assert [int(v) for v in out] == [0xFFFFFFFF, 0xFFFFFFFF]
+    run(oracle.ptxas(FNS_INT_MIN).output, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
+    assert [int(v) for v in out] == [0, 0]
+
+
 _FLOAT_MINMAX_SAME = re.compile(r"\b(?:min|max)(?:\.\w+)*\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\s+[^,]+,\s*(%\w+),\s*\1;")
 
 
