@@ -8,9 +8,10 @@ for N cycles after issue; ptxas is the oracle of the timing rules (its code runs
 hardware), so the least distance it leaves per operand bounds N from above. Programs are
 the fuzzer's (`--features mma`, every wmma/mma.sync form it draws), compiled by the pinned
 ptxas and run in the emulator. A *site* is the first fixed-latency writer of a register an
-MMA read (a variable-latency writer or another MMA writes after the read); its distance is
-the sum of ptxas's stall counts from the MMA to it (each instruction `max(stall, 1)`), a
-lower bound of the issue distance.
+MMA read (a variable-latency writer or another MMA writes after the read), or the first
+reader of a register an MMA wrote (`result->memory`, `result->other`, `result->HMMA`…: how
+soon ptxas reads the result); its distance is the sum of ptxas's stall counts from the MMA
+to it (each instruction `max(stall, 1)`), a lower bound of the issue distance.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
     class SitesModel(TimingModel):
         def new_clock(self):
             clock = super().new_clock()
-            clock.mma_sites = [0, {}]           # stall sum, reg -> (s, key, role)
+            clock.mma_sites = [0, {}, {}]       # stall sum, reg -> (s, key, role), result reg -> (s, key)
             return clock
 
         def end(self, clock, step, lanes, reads, writes) -> None:
@@ -49,7 +50,13 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
                 ins, s = step.ins, w[0]
                 op = ins.opcode
                 variable = self.lat.is_variable(op)
+                for reg in dict.fromkeys(reads):
+                    r = w[2].pop(reg, None)
+                    if r is not None:
+                        kind = "memory" if op in self.lat.MEMORY_READERS else op if op in mma_ops else "other"
+                        dist[r[1], f"result->{kind}"][s - r[0]] += 1
                 for reg in dict.fromkeys(writes):
+                    w[2].pop(reg, None)
                     m = w[1].pop(reg, None)
                     if m is not None and not variable and op not in mma_ops:
                         dist[m[1], m[2]][s - m[0]] += 1
@@ -58,6 +65,9 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
                     for reg in reads:
                         if reg[0] == "R":
                             w[1][reg] = (s, key, _role(ins, reg))
+                    for reg in writes:
+                        if reg[0] == "R":
+                            w[2][reg] = (s, key)
                 w[0] += max(ins.control.stall, 1)
             super().end(clock, step, lanes, reads, writes)
     return SitesModel

@@ -107,6 +107,8 @@ class LatencyModel:
         self.READER_PAIR_EXACT = {(p, r): c for p, r, c in data.get("reader_pair_exact", [])}
         # a uniform predicate guarding a uniform instruction, where below guard_fixed (sm_8x)
         self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
+        # producer -> cycles where its uniform predicate guards a uniform instruction sooner
+        self.UNIFORM_GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("uniform_guard_pair_fixed", {}))
         # loads that read their address registers after issue (sm_90: ptxas protects an
         # LDG's address with a read scoreboard before overwriting it; the H200 returned
         # wrong data and illegal addresses where we did not)
@@ -201,7 +203,7 @@ class LatencyModel:
                                   uniform=file in ("UR", "UP"))
         if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
             if file == "UP" and guard and reader.startswith("U") and self.UNIFORM_GUARD_FIXED is not None:
-                return max(base, self.UNIFORM_GUARD_FIXED)
+                return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
         if (opcode, reader) in self.READER_PAIR_EXACT:
             return self.READER_PAIR_EXACT[(opcode, reader)]
