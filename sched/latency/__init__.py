@@ -79,6 +79,9 @@ class LatencyModel:
         self.MMA_SINGLE_PASS_BITS: int = single.get("k_bits", 0)
         self.MMA_INPUT_BITS: dict[str, int] = dict(single.get("input_bits", {}))
         self.MMA_DEFAULT_BITS: dict[str, int] = dict(single.get("default_bits", {}))
+        # their results: cycles until an ALU/MMA reader and a memory reader may read them
+        self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
+        self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
@@ -135,15 +138,20 @@ class LatencyModel:
         reads them at issue). The shape modifier (`16816`: m16 n8 k16) and the input type
         give the bits of k each pass covers."""
         window = self.LATE_FIXED_READS.get(opcode, 0)
-        if window and self.MMA_SINGLE_PASS_BITS and modifiers:
-            shape = modifiers[0]
-            if shape.isdigit() and len(shape) >= 3:
-                k = int(shape[3:] if shape.startswith("16") else shape[2:])
-                bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
-                            self.MMA_DEFAULT_BITS.get(opcode, 0))
-                if bits and k * bits <= self.MMA_SINGLE_PASS_BITS:
-                    return 0
-        return window
+        return 0 if window and self.mma_single_pass(opcode, modifiers) else window
+
+    def mma_single_pass(self, opcode: str, modifiers: tuple[str, ...]) -> bool:
+        """An MMA whose k covers at most `mma_single_pass.k_bits` bits of input (k x the
+        input type's bits; the shape modifier `16816` is m16 n8 k16)."""
+        if not self.MMA_SINGLE_PASS_BITS or opcode not in self.MMA or not modifiers:
+            return False
+        shape = modifiers[0]
+        if not shape.isdigit() or len(shape) < 3:
+            return False
+        k = int(shape[3:] if shape.startswith("16") else shape[2:])
+        bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
+                    self.MMA_DEFAULT_BITS.get(opcode, 0))
+        return bool(bits) and k * bits <= self.MMA_SINGLE_PASS_BITS
 
     def read_at_issue(self, ins, reg: tuple) -> bool:
         """Whether an MMA with a late-read window still reads `reg` at issue: a register of
@@ -173,6 +181,8 @@ class LatencyModel:
         (the producer's side alone; `read_latency` is what a given reader needs)."""
         if uniform:
             return self.UNIFORM_MOVE_FIXED if opcode in self.UNIFORM_MOVES else self.UNIFORM_FIXED
+        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
+            return self.MMA_SINGLE_PASS_FIXED
         for m in modifiers:
             key = f"{opcode}.{m}"
             if key in self.FIXED:
@@ -218,6 +228,8 @@ class LatencyModel:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MEMORY_READERS:
+            if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
+                return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
         pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
         need = max(base, max(pair) if pair else self.READER_FIXED.get(reader, 0))
