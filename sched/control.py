@@ -109,6 +109,17 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         take = min(extra, room)
         prev.stall += take
         extra -= take
+        if extra > 0 and prev.ins.opcode in BRANCHES:
+            # NOPs after a branch would delay its fall-through path only: pad before it,
+            # moving the block label the branch may carry to the first NOP
+            at = len(out) - 1
+            pads = []
+            while extra > 0:
+                pads.append(Slot(Instruction("NOP"), stall=min(extra, MAX_STALL)))
+                extra -= pads[-1].stall
+            pads[0].block_start, pads[0].labels = prev.block_start, prev.labels
+            prev.block_start, prev.labels = False, []
+            out[at:at] = pads
         while extra > 0:
             nop = Slot(Instruction("NOP"), stall=min(extra, MAX_STALL))
             out.append(nop)
