@@ -395,10 +395,10 @@ class TimingModel:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
                                                  facts.read_unit, wr_sb, clock.seq)
-        window = lat.LATE_FIXED_READS.get(op)
+        window = lat.late_fixed_window(op, facts.modifiers)
         if window:
             for reg in reads:
-                if reg[0] == "R":
+                if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
                     clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op)
         clock.seq += 1
         clock.t = t + facts.stall

@@ -178,6 +178,7 @@ class Launch:
                 raise EmuFault(f"parameter {ordinal} is {size} bytes, {p.type or 'pointer'} value has {len(value)}",
                                kernel=prog.name)
             bank0[at:at + len(value)] = value
+        self._const_window(bank0)
         self._handle_words(bank0)
         banks = {0: bytes(bank0)}
         if not prog.const_relocations:
@@ -192,6 +193,18 @@ class Launch:
             value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    def _const_window(self, bank0: bytearray) -> None:
+        """Generic loads through a `cvta.const` address: the driver's const window (its base
+        in c[0x0][const_window]) shows the module's constant bank 3 in the generic space;
+        here a copy of the bank in global memory, placed after the launch's buffers."""
+        from ptx2sass.encoder.arch import arch_info
+        at = dict(arch_info(self.program.arch).driver_cbank or ()).get("const_window")
+        data = self.program.const_banks.get(3)
+        if at is None or not data or at + 8 > len(bank0):
+            return
+        window = self.gmem.allocate("__const_window", len(data), bytes(data))
+        struct.pack_into("<Q", bank0, at, window.base)
 
     def bind(self, name: str, obj) -> None:
         """Bind a Texture/Surface to a module `.texref`/`.surfref` variable by name."""

@@ -227,10 +227,16 @@ def op_mufu(w, s, active, mask):
     if half:
         # MUFU.<fn>.F16: one half of the source (`.H1`: the high one); the FP16 result goes
         # to the low half of Rd, the high half zero (ptxas packs two with PRMT 0x5410).
-        bits = w.r(a_op)
-        if "H1" in getattr(a_op, "suffix", ()):
-            bits = bits >> U32(16)
-        x = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+        if isinstance(a_op, Imm) and a_op.text is not None and not (a_op.value and "NAN" in a_op.text):
+            # a float immediate (`-QNAN`, `1.5`) is the half it spells (its field holds the
+            # f16 bits), not the low half of the f32 bits `w.r` would give
+            from ptx2sass.encoder.sass_text import float_value
+            x = np.array([float_value(a_op)], dtype=np.float64)
+        else:
+            bits = w.r(a_op)
+            if "H1" in getattr(a_op, "suffix", ()):
+                bits = bits >> U32(16)
+            x = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
         if getattr(a_op, "abs", False):
             x = np.abs(x)
         if getattr(a_op, "neg", False):

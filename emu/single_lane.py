@@ -321,15 +321,19 @@ def _lop3(step, vector):
     table = [lut >> i & 1 for i in range(8)]
     d, a, b, c = dst(ops[0]), src(ops[1]), src(ops[2]), src(ops[3])
     wp = dst_pred(pout) if pout is not None else None
-    if None in (d, a, b, c) or (pout is not None and wp is None):
+    # the predicate result is `res != 0` OR (AND with .PAND) the predicate source
+    pin = pred(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
+    if None in (d, a, b, c, pin) or (pout is not None and wp is None):
         return None
+    pand = "PAND" in step.ins.modifiers
     f = _lut_fn(lut)
 
     def lop3(w, s, active, mask):
         res = f(a(w), b(w), c(w)) & M32
         d(w, res, mask)
         if wp is not None:
-            wp(w, res != 0, mask)
+            nonzero, vin = res != 0, pin(w)
+            wp(w, (nonzero and vin) if pand else (nonzero or vin), mask)
 
     # the two-/three-input expressions of specialise work on Python ints too (~ gives a
     # negative number, masked above); check them on every input combination

@@ -471,14 +471,18 @@ def _lop3(step, generic):
     d = dst32(ops[0])
     a, b, c = src32(ops[1]), src32(ops[2]), src32(ops[3])
     wp = dst_pred(pout) if pout is not None else None
-    if None in (d, a, b, c) or (pout is not None and wp is None):
+    # the predicate result is `res != 0` OR (AND with .PAND) the predicate source
+    pin = pred_src(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
+    if None in (d, a, b, c, pin) or (pout is not None and wp is None):
         return None
+    pand = "PAND" in step.ins.modifiers
 
     def lop3(w, s, active, mask):
         res = f(a(w), b(w), c(w))
         d(w, res, mask)
         if wp is not None:
-            wp(w, res != 0, mask)
+            nonzero, vin = res != 0, pin(w)
+            wp(w, (nonzero & vin) if pand else (nonzero | vin), mask)
     return lop3
 
 

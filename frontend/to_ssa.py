@@ -838,6 +838,8 @@ def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | 
         return "u32"
     if opcode in ("setp", "set") and types:
         return types[-1]
+    if opcode == "slct" and index == 2 and len(types) > 1:     # c has the second type (s32/f32)
+        return types[1]
     return types[0] if types[0] != "pred" or opcode in ("mov", "and", "or", "xor", "not") else None
 
 

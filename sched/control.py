@@ -109,6 +109,17 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         take = min(extra, room)
         prev.stall += take
         extra -= take
+        if extra > 0 and prev.ins.opcode in BRANCHES:
+            # NOPs after a branch would delay its fall-through path only: pad before it,
+            # moving the block label the branch may carry to the first NOP
+            at = len(out) - 1
+            pads = []
+            while extra > 0:
+                pads.append(Slot(Instruction("NOP"), stall=min(extra, MAX_STALL)))
+                extra -= pads[-1].stall
+            pads[0].block_start, pads[0].labels = prev.block_start, prev.labels
+            prev.block_start, prev.labels = False, []
+            out[at:at] = pads
         while extra > 0:
             nop = Slot(Instruction("NOP"), stall=min(extra, MAX_STALL))
             out.append(nop)
@@ -196,10 +207,11 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                 first.setdefault(r[0], r[1])
                 issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
-        window = lat.LATE_FIXED_READS.get(ins.opcode)
+        window = lat.late_fixed_window(ins.opcode, tuple(ins.modifiers))
         if window:
             for r in reg_reads:
-                late_fixed[r] = max(t, need) + window
+                if not lat.read_at_issue(ins, r):
+                    late_fixed[r] = max(t, need) + window
         if ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]

@@ -462,6 +462,87 @@ def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
     assert int(out[0]) == 0x3F008000
 
 
+SHIFT16_BY_IMMEDIATE = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    shr.b16 %h1, %h0, AMOUNT;
+    shr.s16 %h2, %h0, AMOUNT;
+    shl.b16 %h3, %h0, AMOUNT;
+    st.global.b16 [%d0], %h1;
+    st.global.b16 [%d0+2], %h2;
+    st.global.b16 [%d0+4], %h3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("amount,ptxas_shift", [("0x80000000", 0), ("0x10001", 1)])
+def test_16bit_shift_by_a_large_immediate_clamps(amount, ptxas_shift):
+    """shl/shr take the amount as an unsigned 32-bit value and clamp it to the width: a
+    16-bit shift by 0x80000000 or 0x10001 shifts all bits out (shr.s16 fills with the sign).
+    ptxas 13.5.37 truncates the immediate to 16 bits first (shifting by 0 or 1): a ptxas
+    departure from the manual the fuzzer found (seed 38 of the first campaign; the generator
+    draws amounts up to 200 only). ptx2sass follows the manual."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    src = SHIFT16_BY_IMMEDIATE.replace("AMOUNT", amount)
+    x = 0xFFD2                                   # -46
+    inp = np.array([x, 0], np.uint16)
+    out = np.zeros(4, np.uint16)
+    run(ptx2sass.compile(src), "k", (1,), (1,), [out, inp.copy()])
+    assert [int(v) for v in out[:3]] == [0, 0xFFFF, 0]
+    theirs = oracle.ptxas(src).output
+    run(theirs, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
+    signed = x - 0x10000
+    assert [int(v) for v in out[:3]] == [x >> ptxas_shift, (signed >> ptxas_shift) & 0xFFFF,
+                                         (x << ptxas_shift) & 0xFFFF]
+
+
+FNS_INT_MIN = """.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u32 %r1, [%d1+4];
+    fns.b32 %r2, %r0, 25, %r1;
+    fns.b32 %r3, %r0, 25, -2147483648;
+    st.global.u32 [%d0], %r2;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("mask", [0xFFFFFFFF, 0x02000000])
+def test_fns_with_offset_int_min_finds_nothing(mask):
+    """fns d, mask, base, offset with offset = -2^31 searches for the 2^31-th set bit below
+    `base`: there is none, d = 0xffffffff (the manual's pseudocode, in 32-bit or exact
+    arithmetic alike). ptxas 13.5.37 gives 0 for a register or an immediate offset, even when
+    bit 0 of the mask is clear: a ptxas departure the fuzzer found (campaign 6 seed 800032).
+    ptx2sass follows the manual; the generator keeps register offsets above -34."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    inp = np.array([mask, 0x80000000], np.uint32)
+    out = np.zeros(2, np.uint32)
+    run(ptx2sass.compile(FNS_INT_MIN), "k", (1,), (1,), [out, inp.copy()])
+    assert [int(v) for v in out] == [0xFFFFFFFF, 0xFFFFFFFF]
+    run(oracle.ptxas(FNS_INT_MIN).output, "k", (1,), (1,), [out, inp.copy()], hazard_check=False)
+    assert [int(v) for v in out] == [0, 0]
+
+
 _FLOAT_MINMAX_SAME = re.compile(r"\b(?:min|max)(?:\.\w+)*\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\s+[^,]+,\s*(%\w+),\s*\1;")
 
 

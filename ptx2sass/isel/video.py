@@ -33,6 +33,13 @@ _PART_PRMT = {
     ("h", False): lambda k: 0x7700 | (2 * k + 1) << 4 | 2 * k,
     ("h", True): lambda k: ((9 + 2 * k) * 0x11) << 8 | (2 * k + 1) << 4 | 2 * k,
 }
+
+
+def _is_zero(op) -> bool:
+    """RZ or an immediate 0."""
+    return (isinstance(op, Imm) and op.value == 0) or bool(getattr(op, "is_zero", False))
+
+
 _SASS_CMP = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
 
 
@@ -95,6 +102,12 @@ class VideoSelection:
 
     def _v_add64(self, a, b, negate_b: bool = False):
         lo, hi, carry = self._v_new(), self._v_new(), self._v_new("P")
+        if negate_b and _is_zero(b[0]):
+            # a + ~b + 1 with b.lo = 0: the low half always carries into the high half, which
+            # `a.lo + -0` would not, so the high half is a.hi - b.hi
+            self.emit("IADD3", (), [lo, a[0], RZ, RZ])
+            self.emit("IADD3", (), [hi, a[1], self.negate(b[1]), RZ])
+            return lo, hi
         blo = self.negate(b[0]) if negate_b else b[0]
         bhi = self.invert(b[1]) if negate_b else b[1]
         if isinstance(bhi, Imm):

@@ -73,6 +73,17 @@ class LatencyModel:
         # opcode -> cycles after issue during which a fixed-latency instruction may not
         # overwrite its source registers (sm_90 HMMA/IMMA read A/B/C late)
         self.LATE_FIXED_READS: dict[str, int] = dict(data.get("late_fixed_reads", {}))
+        # MMAs of one pass (k x input bits <= k_bits) read every source at issue: no window
+        # (sm_8x IMMA.16816, HMMA.1688; ptxas overwrites their sources the next cycle)
+        single = data.get("mma_single_pass", {})
+        self.MMA_SINGLE_PASS_BITS: int = single.get("k_bits", 0)
+        self.MMA_INPUT_BITS: dict[str, int] = dict(single.get("input_bits", {}))
+        self.MMA_DEFAULT_BITS: dict[str, int] = dict(single.get("default_bits", {}))
+        # their results: cycles until an ALU/MMA reader and a memory reader may read them
+        self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
+        self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
+        # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
+        self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
         # kernel's entry or one of these opcodes (sm_90; sched/ldgsts_pad.py)
         pad = data.get("ldgsts_padding", {})
@@ -99,6 +110,8 @@ class LatencyModel:
         self.READER_PAIR_EXACT = {(p, r): c for p, r, c in data.get("reader_pair_exact", [])}
         # a uniform predicate guarding a uniform instruction, where below guard_fixed (sm_8x)
         self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
+        # producer -> cycles where its uniform predicate guards a uniform instruction sooner
+        self.UNIFORM_GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("uniform_guard_pair_fixed", {}))
         # loads that read their address registers after issue (sm_90: ptxas protects an
         # LDG's address with a read scoreboard before overwriting it; the H200 returned
         # wrong data and illegal addresses where we did not)
@@ -120,6 +133,41 @@ class LatencyModel:
             op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
+    def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
+        """Cycles after issue during which an MMA may still read its source registers (0: it
+        reads them at issue). The shape modifier (`16816`: m16 n8 k16) and the input type
+        give the bits of k each pass covers."""
+        window = self.LATE_FIXED_READS.get(opcode, 0)
+        return 0 if window and self.mma_single_pass(opcode, modifiers) else window
+
+    def mma_single_pass(self, opcode: str, modifiers: tuple[str, ...]) -> bool:
+        """An MMA whose k covers at most `mma_single_pass.k_bits` bits of input (k x the
+        input type's bits; the shape modifier `16816` is m16 n8 k16)."""
+        if not self.MMA_SINGLE_PASS_BITS or opcode not in self.MMA or not modifiers:
+            return False
+        shape = modifiers[0]
+        if not shape.isdigit() or len(shape) < 3:
+            return False
+        k = int(shape[3:] if shape.startswith("16") else shape[2:])
+        bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
+                    self.MMA_DEFAULT_BITS.get(opcode, 0))
+        return bool(bits) and k * bits <= self.MMA_SINGLE_PASS_BITS
+
+    def read_at_issue(self, ins, reg: tuple) -> bool:
+        """Whether an MMA with a late-read window still reads `reg` at issue: a register of
+        its accumulator operand C (the third source) where `mma_accumulator_at_issue` says so.
+        A register belongs to the source whose first register is the nearest at or below it
+        (fragments do not overlap)."""
+        if ins.opcode not in self.MMA_ACCUMULATOR_AT_ISSUE or reg[0] != "R":
+            return False
+        owner = None
+        for k, op in enumerate(ins.operands[1:4]):
+            base = getattr(op, "index", None)
+            if getattr(op, "file", None) == "R" and base is not None and base != 255 and base <= reg[1]:
+                if owner is None or base > owner[0]:
+                    owner = (base, k)
+        return owner is not None and owner[1] == 2
+
     def is_variable(self, opcode: str) -> bool:
         return opcode in self.VARIABLE
 
@@ -133,6 +181,8 @@ class LatencyModel:
         (the producer's side alone; `read_latency` is what a given reader needs)."""
         if uniform:
             return self.UNIFORM_MOVE_FIXED if opcode in self.UNIFORM_MOVES else self.UNIFORM_FIXED
+        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
+            return self.MMA_SINGLE_PASS_FIXED
         for m in modifiers:
             key = f"{opcode}.{m}"
             if key in self.FIXED:
@@ -163,7 +213,7 @@ class LatencyModel:
                                   uniform=file in ("UR", "UP"))
         if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
             if file == "UP" and guard and reader.startswith("U") and self.UNIFORM_GUARD_FIXED is not None:
-                return max(base, self.UNIFORM_GUARD_FIXED)
+                return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
         if (opcode, reader) in self.READER_PAIR_EXACT:
             return self.READER_PAIR_EXACT[(opcode, reader)]
@@ -178,6 +228,8 @@ class LatencyModel:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MEMORY_READERS:
+            if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
+                return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
         pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
         need = max(base, max(pair) if pair else self.READER_FIXED.get(reader, 0))
