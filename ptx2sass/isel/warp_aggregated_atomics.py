@@ -14,8 +14,10 @@ One memory transaction per warp instead of one per lane (the atomic unit seriali
 same-address updates). Integer add/min/max/and/or/xor on 32 bits only: they are associative
 and commutative, so the result in memory is exactly the lanes' updates done one by one.
 An atomic whose result is read is left alone (each lane would need its own prefix of the
-warp's sum), as is a guarded one that would need REDUX, and one only a single thread reaches (`if (threadIdx.x ==
-0)`: ptxas leaves those alone too; counting one lane buys nothing).
+warp's sum, which ptxas computes and we do not yet), as is a guarded one that would need
+REDUX (it would combine the lanes the guard leaves out), and one only a single thread
+reaches (`if (threadIdx.x == 0)`: ptxas leaves those alone too). A guarded add votes with
+its guard (`VOTEU.ANY UR6, UPT, P0`).
 
 Selection (isel/memory.py) decides and marks the atomic (`MInstr.warp_combine`, its data a
 fresh register); `aggregate_warp_atomics` below writes the leader election and the value
