@@ -188,9 +188,9 @@ def _initial() -> np.ndarray:
 
 
 @pytest.mark.parametrize("reconverge", ["optimistic", "explicit"])
-@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90", "sm_120"])
 def test_aggregated_atomics_compute_what_ptxas_computes(arch, reconverge):
-    ptx = HEAD.format(arch=arch) + RESULT_KERNEL
+    ptx = HEAD.format(arch=arch).replace("8.0", "8.8") + RESULT_KERNEL
     theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(ptx, arch)
