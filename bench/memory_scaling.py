@@ -16,6 +16,8 @@ Inputs (generated; `--keep` writes them out):
 - `line:S`: S statements `add.u32 %r1, %r1, k;` on one line (~21 bytes each: 40,000 are
   0.84 MB) after `mov.u32 %r1, 0`: folds to one constant.
 - `lineops:S`: S statements on one line that do not fold: `xor`/`mad.lo` of a loaded value.
+- `diamonds:N`: N divergent branches in a row, each around one add (`@p bra L; add; L:`),
+  the result stored: N blocks and N reconvergence regions for us (ptxas if-converts them).
 
 Each compiler runs as its own process; its peak RSS, CPU time (user + sys) and wall time
 come from `os.wait4`. The ratios use CPU time (the shared machine's load stretches wall
@@ -71,8 +73,13 @@ def line_ops(statements: int) -> str:
                        "st.global.u32 [%rd1], %r1;"])
 
 
+def diamonds(n: int) -> str:
+    body = [f"setp.lt.u32 %p1, %r1, {k};\n@%p1 bra L{k};\nadd.u32 %r1, %r1, 1;\nL{k}:" for k in range(n)]
+    return _kernel(2, [".reg .pred %p1;", "ld.global.u32 %r1, [%rd1];", *body, "st.global.u32 [%rd1], %r1;"])
+
+
 KINDS = {"live": live, "livebar": lambda n: live(n, barrier=True), "held": held, "line": line,
-         "lineops": line_ops}
+         "lineops": line_ops, "diamonds": diamonds}
 
 
 def measure(argv: list[str]) -> tuple[float, float, int, int]:

@@ -2,7 +2,13 @@
 
 Runs one kernel launch described by LAUNCH.json (see docs in ../shared/DESIGN.md), writes
 every buffer to DIR/<name>.bin, and exits 0; on any fault or hazard prints one line on
-stderr naming kernel, offset and reason, and exits 1 (2 for bad usage or input files)."""
+stderr naming kernel, offset and reason, and exits 1 (2 for bad usage or input files).
+
+Textures and surfaces (emu.textures): `"textures": {NAME: {"kind": "texture"|"surface",
+"geometry": "2d", "dtype": "float32", "shape": [H, W, C], "file": "t.bin" (else zeros),
+"filter", "address", "normalized", "read_mode", "bind": "tex0"}}` makes an object, bound to
+the module `.texref`/`.surfref` variable `bind` if given; a parameter `{"texture": NAME}`
+passes its bindless handle. Surfaces are written back to DIR/<NAME>.bin."""
 from __future__ import annotations
 
 import argparse
@@ -58,10 +64,40 @@ def _buffers(spec: dict, base: Path) -> dict[str, tuple[int, bytes]]:
     return out
 
 
-def _params(spec: dict, buffers: dict) -> list[Param]:
+def _objects(spec: dict, base: Path) -> dict:
+    """NAME -> Texture/Surface of the launch file's "textures"."""
+    import numpy as np
+    from .textures import Surface, Texture
+    out = {}
+    for name, d in (spec.get("textures") or {}).items():
+        try:
+            dtype, shape = np.dtype(d.get("dtype", "float32")), tuple(int(x) for x in d["shape"])
+            data = np.zeros(shape, dtype)
+            if "file" in d:
+                raw = (base / d["file"]).read_bytes()
+                data = np.frombuffer(raw[:data.nbytes].ljust(data.nbytes, b"\0"), dtype).reshape(shape).copy()
+            opts = {k: d[k] for k in ("filter", "normalized", "read_mode") if k in d}
+            if "address" in d:
+                opts["address"] = tuple(d["address"]) if isinstance(d["address"], list) else d["address"]
+            geo = d.get("geometry", "2d")
+            out[name] = Surface(data, geo) if d.get("kind") == "surface" else Texture(data, geo, **opts)
+        except (KeyError, TypeError, ValueError, OSError) as e:
+            raise LaunchFileError(f"texture {name!r}: {e}") from None
+    return out
+
+
+def _params(spec: dict, buffers: dict, objects: dict | None = None) -> list[Param]:
+    from .textures import KIND_BIT, Surface
     params = []
+    order = list(objects or {})
     for i, p in enumerate(spec.get("params") or []):
-        if isinstance(p, dict) and "buffer" in p:
+        if isinstance(p, dict) and "texture" in p:
+            if p["texture"] not in order:
+                raise LaunchFileError(f"param {i}: unknown texture {p['texture']!r}")
+            obj = objects[p["texture"]]
+            kind = "surface" if isinstance(obj, Surface) else "texture"
+            params.append(Param(type="u64", value=KIND_BIT[kind] | (order.index(p["texture"]) + 1)))
+        elif isinstance(p, dict) and "buffer" in p:
             if p["buffer"] not in buffers:
                 raise LaunchFileError(f"param {i}: unknown buffer {p['buffer']!r}")
             params.append(Param(buffer=p["buffer"]))
@@ -93,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = _parse_launch(args.launch)
         buffers = _buffers(spec, args.launch.parent)
-        params = _params(spec, buffers)
+        objects = _objects(spec, args.launch.parent)
+        params = _params(spec, buffers, objects)
         try:
             cubin = args.cubin.read_bytes()
         except OSError as e:
@@ -107,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         result = run_buffers(program, spec.get("grid", [1]), spec.get("block", [1]), params, buffers,
                              dynamic_shared_bytes=int(spec.get("dynamic_shared_bytes", 0)),
                              budget=args.budget, hazard_check=not args.no_hazard_check,
-                             reconverge=args.reconverge, trace=args.sm_model)
+                             reconverge=args.reconverge, trace=args.sm_model,
+                             objects=list(objects.values()),
+                             textures={d["bind"]: objects[n] for n, d in (spec.get("textures") or {}).items()
+                                       if "bind" in d})
     except EmuFault as e:
         print(f"ptx2sass-emu: {e}", file=sys.stderr)
         return 1
@@ -125,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in result.buffers.items():
         (args.out_dir / f"{name}.bin").write_bytes(data)
+    from .textures import Surface
+    for name, obj in objects.items():
+        if isinstance(obj, Surface):
+            (args.out_dir / f"{name}.bin").write_bytes(obj.data.tobytes())
     if args.stats:
         print(json.dumps(stats))
     hazards = result.hazards + result.convergence_hazards

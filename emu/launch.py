@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import struct
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,6 +11,7 @@ import numpy as np
 from . import convergence
 from .errors import EmuFault
 from . import externs
+from .textures import Bindings, Surface, Texture
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
@@ -57,17 +57,19 @@ class LaunchResult:
                 "convergence_hazards": len(self.convergence_hazards)}
 
 
-@contextmanager
-def gc_paused():
+class gc_paused:
     """The cycle collector paused: emulation allocates many short-lived acyclic objects
     (NumPy temporaries, closures), and in a process with a large heap (tinygrad's) each
-    collection it triggers scans everything. The few cycles made are collected after."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
+    collection it triggers scans everything. The few cycles made are collected after.
+    (A class: a generator context manager costs more than a short launch's set-up step.)"""
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
             gc.enable()
 
 
@@ -130,6 +132,8 @@ class Launch:
         # warps that may contend through atomics run one at a time (machine._run_rounds)
         self.sequential = self.decoded.atomics
         self.const: ConstantBanks | None = None
+        # the texture/surface objects of the launch (emu.textures); module variables by name
+        self.bindings = Bindings()
 
     def flag_convergence(self, offset: int, message: str) -> None:
         self.convergence.flag(offset, message)
@@ -174,6 +178,7 @@ class Launch:
                 raise EmuFault(f"parameter {ordinal} is {size} bytes, {p.type or 'pointer'} value has {len(value)}",
                                kernel=prog.name)
             bank0[at:at + len(value)] = value
+        self._handle_words(bank0)
         banks = {0: bytes(bank0)}
         if not prog.const_relocations:
             banks.update(prog.const_banks)
@@ -187,6 +192,27 @@ class Launch:
             value = ((self.symbol_address(section, addend) + inplace) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = value.to_bytes(width, "little")
         self.const = ConstantBanks({b: bytes(d) for b, d in banks.items()})
+
+    def bind(self, name: str, obj) -> None:
+        """Bind a Texture/Surface to a module `.texref`/`.surfref` variable by name."""
+        kinds = {kind for _, _, n, kind in self.program.handle_relocations if n == name}
+        if not kinds:
+            raise EmuFault(f"no module texture/surface variable {name!r} in the kernel's relocations",
+                           kernel=self.program.name)
+        want = Surface if "surfref" in kinds else Texture
+        if not isinstance(obj, want):
+            raise EmuFault(f"{name!r} is a {kinds.pop()}: bind a {want.__name__}", kernel=self.program.name)
+        self.bindings.names[name] = self.bindings.add(obj)
+
+    def _handle_words(self, bank0: bytearray) -> None:
+        """Module handle slots: the index of the object bound to the variable (0 if none);
+        samplers (independent mode) are not modelled."""
+        for bank, offset, name, kind in self.program.handle_relocations:
+            if kind == "samplerref":
+                raise EmuFault(f"sampler {name!r}: independent texture mode is not modelled",
+                               kernel=self.program.name)
+            if bank == 0 and offset + 4 <= len(bank0):
+                struct.pack_into("<I", bank0, offset, self.bindings.names.get(name, 0))
 
     def _bank0_words(self) -> bytes:
         """Bank 0 before the parameters: the cubin's template with the launch's and the
@@ -268,7 +294,7 @@ class Launch:
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
         program: KernelProgram | None = None, reconverge: str = "optimistic",
-        timing=None, trace: bool = False) -> LaunchResult:
+        timing=None, trace: bool = False, textures: dict | None = None) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
@@ -278,17 +304,23 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     and reports collectives run apart in `convergence_hazards` (emu.convergence). `timing`:
     a TimingModel subclass to check with (the latency audit's), else the plain one.
     `trace=True` records the instruction trace the SM timing model replays
-    (`result.trace`, see emu.timing)."""
+    (`result.trace`, see emu.timing). A `emu.textures.Texture`/`Surface` in `params` is a
+    bindless handle (a `.u64` parameter); `textures` binds them to module `.texref`/`.surfref`
+    variables by name. Surfaces are written in place."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     _attach_timing(launch, hazard_check, trace, timing)
+    for name, obj in (textures or {}).items():
+        launch.bind(name, obj)
     buffers = {}
     typed: list[Param] = []
     arrays: list[tuple[str, np.ndarray]] = []
     for i, p in enumerate(params):
         if isinstance(p, Param):
             typed.append(p)
+        elif isinstance(p, (Texture, Surface)):
+            typed.append(Param(type="u64", value=launch.bindings.handle(p)))
         elif isinstance(p, np.ndarray):
             name = f"arg{i}"
             buffers[name] = launch.gmem.allocate(name, p.nbytes, np.ascontiguousarray(p))
@@ -334,10 +366,17 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
-                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False) -> LaunchResult:
-    """The launch-file form: named buffers (size, initial bytes), parameters referring to them."""
+                hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
+                objects: list = (), textures: dict | None = None) -> LaunchResult:
+    """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
+    `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
+    their handle value); `textures`: module `.texref`/`.surfref` bindings by name."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     _attach_timing(launch, hazard_check, trace)
+    for obj in objects:
+        launch.bindings.add(obj)
+    for name, obj in (textures or {}).items():
+        launch.bind(name, obj)
     placed = {name: launch.gmem.allocate(name, size, init) for name, (size, init) in buffers.items()}
     launch.set_params(params, placed)
     launch.run()

@@ -22,6 +22,10 @@ from .program import DataAddress, KernelProgram
 # Relocation types the loader applies to constant banks: R_CUDA_64 (2) writes the symbol's
 # 64-bit address; 0x38/0x39 (ABS32_LO/HI-style pairs tinygrad also accepts) its halves.
 _RELOC_WIDTH = {2: (8, 0), 4: (8, 0), 0x38: (4, 0), 0x39: (4, 32), 1: (4, 0)}   # 4: R_CUDA_G64
+# Relocations the driver fills with a texture, sampler or surface header index rather than
+# an address (R_CUDA_TEX/SAMP/SURF_HEADER_INDEX): the launch writes the handle of the object
+# bound to the symbol's name (emu.textures).
+HEADER_INDEX_RELOCATIONS = {6: "texref", 7: "samplerref", 0x34: "surfref"}
 _TEXT_ALIGN = 128
 
 Decoder = Callable[[bytes, str, str], list[tuple[int, Instruction]]]
@@ -227,6 +231,9 @@ def _module_data(cubin, program: KernelProgram) -> None:
         bank = int(rs.target[len(".nv.constant"):].split(".")[0])
         for r in rs.relocations:
             sym = cubin.symbols[r.symbol]
+            if r.type in HEADER_INDEX_RELOCATIONS:
+                program.handle_relocations.append((bank, r.offset, sym.name, HEADER_INDEX_RELOCATIONS[r.type]))
+                continue
             if r.type not in _RELOC_WIDTH:
                 raise EmuFault(f"unsupported relocation type {r.type:#x} in {rs.name}", kernel=program.name)
             program.const_relocations.append((bank, r.offset, _symbol_section(sym), sym.value + (r.addend or 0),

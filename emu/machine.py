@@ -119,6 +119,9 @@ class Group(Lanes):
     def __init__(self, m, idx: np.ndarray, warps: np.ndarray, pc: int):
         super().__init__(m, idx, int(warps[0]) if len(warps) == 1 else -1)
         self.warps = warps
+        # the same lanes and warps as indexes that assign faster: slices where they can be
+        self.at = self.sl if self.sl is not None else idx
+        self.ws = slice(self.warp, self.warp + 1) if len(warps) == 1 else warps
         self.pc = pc
         self.stop = _NO_PC          # re-form the group when it reaches this PC
         self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
@@ -163,6 +166,7 @@ class Warp(Lanes):
         "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
         "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
         "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
+        "excl": lambda v: v.m.excl[v._s],
         "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
         "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
     }
@@ -283,10 +287,11 @@ class Warp(Lanes):
         met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
         self.apart[released] &= ~met
         first = None
-        for t in sorted(set(self.pc[released].tolist())):
+        tags = self.excl if "excl" in self.m.__dict__ else np.zeros(LANES, dtype=np.int64)
+        for t, x in sorted(set(zip(self.pc[released].tolist(), tags[released].tolist()))):
             gid = self._next_group
             self._next_group += 1
-            self.group[released & (self.pc == t)] = gid
+            self.group[released & (self.pc == t) & (tags == x)] = gid
             first = gid if first is None else first
         self._running = first
         self._turn = 0
@@ -306,6 +311,7 @@ class Warp(Lanes):
                 members = int_to_mask(m)
                 if not (members & ~exited & ~waiting_here).any():
                     self.state[waiting_here] = READY
+                    self.join_exclusive(waiting_here)
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
@@ -320,10 +326,19 @@ class Warp(Lanes):
                 if not (members & ~exited & ~parked).any():
                     self.state[waiting] = READY
                     self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
+                    # a plain WARPSYNC joins lanes an EXCLUSIVE one kept apart (its own
+                    # lanes waited with their tag set to the mask they wait on)
+                    if "excl" in self.m.__dict__:
+                        self.join_exclusive(waiting & (self.excl != int(m)))
                     self.merge_lanes(waiting, int(m))
                     self._converged = None
                     woke = True
         return woke
+
+    def join_exclusive(self, lanes: np.ndarray) -> None:
+        """Lanes that meet (BSYNC, plain WARPSYNC, CTA barrier) run together again."""
+        if "excl" in self.m.__dict__:
+            self.excl[lanes] = 0
 
     def release_yielded(self) -> bool:
         """Optimistic, after SPIN_LIMIT: a convergence barrier whose members that have not
@@ -489,6 +504,10 @@ class Machine:
         # collective run without such a lane is a hazard even if that lane has exited
         # meanwhile, since the hardware may as well have run the collective first.
         "apart": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        # Per lane, the member mask of the last WARPSYNC.EXCLUSIVE it passed (0: none): lanes
+        # with different ones run apart, so a collective counts only the lanes of its own
+        # (emu.ops_warp), until a BSYNC, a plain WARPSYNC or a CTA barrier joins them again
+        "excl": lambda m: np.zeros(m.nlanes, dtype=np.int64),
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
@@ -544,6 +563,7 @@ class Machine:
         np.logical_and(ready, pcs == target, out=self.sel[s])
         self.sel_pc[w] = target
         self._rotated = True
+        self._pick_exclusive([w])
 
     def _pick(self) -> None:
         ws = np.fromiter(sorted(self.dirty), dtype=np.int64, count=len(self.dirty))
@@ -570,12 +590,32 @@ class Machine:
             low = cand.min()
             np.equal(cand, low, out=self.sel)
             self.sel_pc[0] = low
+            self._pick_exclusive(ws)
             return
         ready = self.state.reshape(-1, LANES)[ws] == READY
         cand = np.where(ready, self.pc.reshape(-1, LANES)[ws], _NO_PC)
         low = cand.min(axis=1)
         self.sel.reshape(-1, LANES)[ws] = (cand == low[:, None]) & ready
         self.sel_pc[ws] = low
+        self._pick_exclusive(ws)
+
+    def _pick_exclusive(self, ws) -> None:
+        """Optimistic: in a warp with lanes that WARPSYNC.EXCLUSIVE keeps apart (`excl`),
+        one tag's lanes run at a time (the lowest tag, at its lowest PC) until they wait or
+        meet the others again, as the hardware runs one such group after the other: their
+        uniform registers (REDUX's result) are the warp's, shared by every group."""
+        if "excl" not in self.__dict__:
+            return
+        for w in np.asarray(ws).tolist():
+            s = slice(w * LANES, (w + 1) * LANES)
+            tags = self.excl[s]
+            tagged = (self.state[s] == READY) & (tags != 0)
+            if not tagged.any():
+                continue
+            mine = tagged & (tags == tags[tagged].min())
+            target = int(self.pc[s][mine].min())
+            np.logical_and(mine, self.pc[s] == target, out=self.sel[s])
+            self.sel_pc[w] = target
 
     def _form(self) -> Group | None:
         """The next group: the warps whose selections stand at the lowest PC (or, for a turn,
@@ -636,11 +676,10 @@ class Machine:
         """After a control instruction run by group `g`: True when the group runs on as it is
         (every lane ready and at one PC, no warp's lanes changed otherwise), having updated
         its PC; else its warps are marked to be picked afresh."""
-        idx = g.idx
         ok = not self.dirty and self.alive
         if ok:
-            st = self.state[idx]
-            pcs = self.pc[idx]
+            st = self.state[g.at]
+            pcs = self.pc[g.at]
             q = int(pcs[0])
             ok = bool((st == READY).all()) and bool((pcs == q).all()) and q < g.stop and q < g.merge
         if ok and self.explicit:
@@ -659,7 +698,7 @@ class Machine:
                 self.turn[ws] = t
         if ok:
             g.pc = q
-            self.sel_pc[g.warps] = q
+            self.sel_pc[g.ws] = q
             return True
         self.dirty.update(g.warps.tolist())
         return False
@@ -773,7 +812,7 @@ class Machine:
                         if guard is not None and nw > 1:
                             anyw = g.any_per_warp(mask)
                             if anyw.any() and not anyw.all():
-                                self.executed[g.warps] += ran - counted
+                                self.executed[g.ws] += ran - counted
                                 counted = ran
                                 budget.used = used
                                 self._general(g, step, p)
@@ -798,7 +837,7 @@ class Machine:
                     if p >= stop or ran >= left:
                         break
                     continue
-                self.executed[g.warps] += ran - counted
+                self.executed[g.ws] += ran - counted
                 counted = ran
                 budget.used = used
                 self._general(g, step, p)
@@ -820,11 +859,11 @@ class Machine:
         finally:
             budget.used = used
             if ran > counted:
-                self.executed[g.warps] += ran - counted
+                self.executed[g.ws] += ran - counted
             self.unflushed = 0
         if p is not None:
-            self.pc[g.idx] = p
-            self.sel_pc[g.warps] = p
+            self.pc[g.at] = p
+            self.sel_pc[g.ws] = p
             if p == g.merge:
                 self.dirty.update(g.warps.tolist())
         self.launch.thread_instructions += ran * g.width
@@ -854,7 +893,7 @@ class Machine:
                 if anyw.any() and not anyw.all():
                     per_warp = True
         if not step.plain:
-            self.pc[g.idx] = p + 16
+            self.pc[g.at] = p + 16
         if per_warp:
             self._per_warp(g, step, p)
         else:
@@ -910,8 +949,8 @@ class Machine:
     def _explicit_after(self, g: Group, step, p: int) -> None:
         """Explicit reconvergence after a control instruction run as a group: each warp's
         lanes that went different ways split; the lanes no longer share a sync hint."""
-        pcs = self.pc[g.idx]
-        st = self.state[g.idx]
+        pcs = self.pc[g.at]
+        st = self.state[g.at]
         if not ((pcs == pcs[0]).all() and (st == READY).all()):
             full = np.zeros(len(self.pc), dtype=bool)
             full[g.idx] = True
@@ -1018,6 +1057,8 @@ class Machine:
                 if self.timing is not None:
                     self.timing.barrier_release(self, ws)
                 st[here] = READY
+                if "excl" in self.__dict__:
+                    self.excl[s][here] = 0
                 for w in ws.tolist():
                     if self.explicit:
                         lanes = here[(w - cta.first_warp) * LANES:(w - cta.first_warp + 1) * LANES]

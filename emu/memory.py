@@ -7,7 +7,7 @@ mask go in, a (lanes, bytes) uint8 array comes out (or is written).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Buffer:
     base: int
     data: np.ndarray          # uint8 (a view of `backing`, which is padded to 16 bytes)
     backing: np.ndarray | None = None
+    views: dict = field(default_factory=dict, repr=False, compare=False)   # typed(), made once
 
     @property
     def end(self) -> int:
@@ -37,7 +38,7 @@ class Buffer:
 
     def typed(self, size: int) -> np.ndarray:
         """The buffer as elements of `size` bytes (16: pairs of uint64), for aligned access."""
-        views = self.__dict__.setdefault("_views", {})
+        views = self.views
         v = views.get(size)
         if v is None:
             raw = self.backing if self.backing is not None else self.data
@@ -80,6 +81,9 @@ class GlobalMemory:
         self._next = GLOBAL_BASE
         self._base_list: list[int] = []        # increasing, as allocated
         self._bases = None
+        # (base, end, buffer) of the buffer the last single-lane access found (buffers
+        # neither move nor resize, so it stays true)
+        self.last_hit = (0, 0, None)
 
     def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
                  fill: int = 0) -> Buffer:

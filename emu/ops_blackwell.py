@@ -45,6 +45,17 @@ def op_iadd(w, s, active, mask):
         w.wp(p, (total >> U64(32)) != 0, mask)
 
 
+def add3_64(w, s, mask) -> None:
+    """`UIADD3.64 d, UPT, UPT, a, b, c`: the 64-bit sum of three uniform pairs (a 32-bit
+    immediate sign-extended, as IADD.64's); ptxas writes the carry-outs as UPT only, so none
+    is computed. It was run as the 32-bit add, leaving d's high word: out-of-bounds
+    addresses in ptxas's sm_100/120 cubins that build pointers with it."""
+    ops = s.ins.operands
+    sources = [op for op in ops[1:] if not _is_pred(op)][:3]
+    total = _value64(w, sources[0]) + _value64(w, sources[1]) + _value64(w, sources[2])
+    w.w64(ops[0], total.astype(U64), mask)
+
+
 def _value64(w, op) -> np.ndarray:
     """A 64-bit source of IADD.64/MOV.64: a pair, or a sign-extended 32-bit immediate."""
     if isinstance(op, Imm):

@@ -48,9 +48,15 @@ def op_bra(w, s, active, mask):
         m = (_uniform_mask(w, ops[0], active) if ops and not isinstance(ops[0], Label)
              else mask_to_int(w.live_mask & (w.state != EXITED)))
         act = mask_to_int(active)
-        converged = (act & m) == m
+        # The guard is part of the test, not a per-lane condition: the lanes are together
+        # when every lane of m is here and the guard holds in every lane here; else the whole
+        # warp takes the slow path (BRA.DIV taken, BRA.CONV not). ptxas guards these with
+        # "my member mask differs from another lane's" (`R2UR P`, or MATCH.ANY + LOP3) and
+        # then runs VOTE.ANY with no mask on the fast path, which is the PTX result (members'
+        # bits only) only if a lane with another mask never falls through to it.
+        converged = (act & m) == m and bool((mask == active).all())
         cond = converged if "CONV" in mods else not converged
-        taken = mask if cond else np.zeros(32, bool)
+        taken = active if cond else np.zeros(32, bool)
         # BRA.CONV taken / BRA.DIV not taken: the lanes go on knowing they are together on m
         w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
@@ -225,13 +231,22 @@ def op_bmov(w, s, active, mask):
 
 @semantics("WARPSYNC")
 def op_warpsync(w, s, active, mask):
+    """WARPSYNC m: each lane waits for the live lanes of its own mask (a register may hold
+    a different mask in each lane: cooperative groups' tiles). `.EXCLUSIVE` also keeps the
+    lanes of different masks apart afterwards (machine `excl`): ptxas's run-time-mask
+    REDUX, whose result is one uniform value per group."""
     ops = s.ins.operands
-    m = _uniform_mask(w, ops[-1], mask) if ops else FULL
-    if "ALL" in s.ins.modifiers:
-        m = FULL
+    if "ALL" in s.ins.modifiers or not ops:
+        m = np.full(32, FULL, dtype=np.int64)
+    elif isinstance(ops[-1], Imm):
+        m = np.full(32, ops[-1].value & FULL, dtype=np.int64)
+    else:
+        m = np.broadcast_to(w.r(ops[-1]), (32,)).astype(np.int64) & FULL
     waiting = mask.copy()
+    if "EXCLUSIVE" in s.ins.modifiers:
+        w.excl[waiting] = m[waiting]
     w.state[waiting] = AT_WARPSYNC
-    w.wait_arg[waiting] = m
+    w.wait_arg[waiting] = m[waiting]
     w.release_convergence()
 
 

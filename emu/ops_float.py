@@ -528,7 +528,7 @@ def _f2fp_fp8(w, s, mask):
         if "H1" in getattr(b_op, "suffix", ()):
             b = b >> U32(16)
         out = np.zeros(32, dtype=U32)
-        for lane in range(32):
+        for lane in np.flatnonzero(mask).tolist():      # the lanes it writes
             word = 0
             for i in range(2):
                 code = int(b[lane]) >> (8 * i) & 0xFF
@@ -544,7 +544,7 @@ def _f2fp_fp8(w, s, mask):
     b = np.broadcast_to(w.rf(b_op), (32,))
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
     out = np.zeros(32, dtype=U32)
-    for lane in range(32):
+    for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
         hi = fp.fp8_encode(float(a[lane]), kind, sat)
         lo = fp.fp8_encode(float(b[lane]), kind, sat)
         out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo

@@ -54,7 +54,25 @@ def op_shfl(w, s, active, mask):
     w.wp(pd, ok, mask)
 
 
+def _apart(handler):
+    """Run a collective once per set of lanes that WARPSYNC.EXCLUSIVE keeps apart (machine
+    `excl`): lanes with different tags do not run it together."""
+    def run(w, s, active, mask):
+        if "excl" not in w.m.__dict__:
+            return handler(w, s, active, mask)
+        tags = w.m.excl[w.idx]
+        if not tags[mask].any():
+            return handler(w, s, active, mask)
+        if not w.per_warp:
+            raise PerWarp()
+        for t in sorted(set(tags[mask].tolist())):
+            handler(w, s, active, mask & (tags == t))
+    run.__name__, run.__doc__ = handler.__name__, handler.__doc__
+    return run
+
+
 @semantics("VOTE", "VOTEU", vector=True)
+@_apart
 def op_vote(w, s, active, mask):
     ops = list(s.ins.operands)
     kind = next(m for m in s.ins.modifiers if m in ("ALL", "ANY", "EQ"))
@@ -78,6 +96,7 @@ def op_vote(w, s, active, mask):
 
 
 @semantics("MATCH", vector=True)
+@_apart
 def op_match(w, s, active, mask):
     if w.warp < 0:
         raise PerWarp()
@@ -108,6 +127,7 @@ def op_match(w, s, active, mask):
 
 
 @semantics("REDUX", vector=True)
+@_apart
 def op_redux(w, s, active, mask):
     if w.warp < 0:
         raise PerWarp()

@@ -42,6 +42,9 @@ class KernelProgram:
     # Relocations of module globals' initial bytes: (global section, offset, symbol's
     # section, symbol value + addend, relocation type), applied once addresses are known.
     global_relocations: list[tuple[str, int, str, int, int]] = field(default_factory=list)
+    # Module `.texref`/`.samplerref`/`.surfref` slots: (bank, offset, symbol name, kind),
+    # filled at launch with the handle bound to the name (emu.textures)
+    handle_relocations: list[tuple[int, int, str, str]] = field(default_factory=list)
     # Code addresses of the warp-synchronous instructions the cubin lists
     # (COOP_GROUP_INSTR_OFFSETS of every placed function); None: the cubin lists none.
     warp_sync_offsets: set[int] | None = None
@@ -161,7 +164,7 @@ def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[
     cached = getattr(program, "_decoded", None)
     if cached is not None and cached.instructions is program.instructions \
             and len(cached.instructions) == cached.count and cached.handlers is handlers:
-        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate else ()
+        data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate and cached.data_refs else ()
         if data == cached.data:
             cached.data_immediate = data_immediate
             return cached

@@ -524,15 +524,20 @@ def _address(mem: Mem) -> Callable | None:
 
 def _element(gm, a: int, size: int):
     """(typed view, index) of an aligned access inside one buffer, else None."""
-    if a & (min(size, 16) - 1):
+    if a & (size - 1 if size < 16 else 15):
         return None
-    i = bisect_right(gm._base_list, a) - 1
-    if i < 0:
-        return None
-    b = gm.buffers[i]
-    if a + size > b.base + len(b.data):
-        return None
-    return b.typed(size), (a - b.base) >> _SHIFT[size]
+    base, end, b = gm.last_hit
+    if a < base or a + size > end:
+        i = bisect_right(gm._base_list, a) - 1
+        if i < 0:
+            return None
+        b = gm.buffers[i]
+        base, end = b.base, b.base + len(b.data)
+        if a + size > end:
+            return None
+        gm.last_hit = (base, end, b)
+    v = b.views.get(size)
+    return (v if v is not None else b.typed(size)), (a - base) >> _SHIFT[size]
 
 
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}

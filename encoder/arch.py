@@ -73,18 +73,17 @@ class Target:
     # QMMA's A and B carry .ROW/.COL (sm_89; sm_120's QMMA has no layout suffixes)
     qmma_layout_suffixes: bool = True
     # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
-    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
-    # wmma tf32 is refused there
+    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx, sm_120's from tf32_sm120.ptx)
     tf32_k4_mma: bool = True
-    # the sub-byte tensor-core shapes of sm_8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
-    # .S4/.U4, BMMA.88128/168128/168256 (b1 .xor/.and.popc), in the ampere table; sm_90+
-    # computes s4/u4 on unpacked nibbles and b1 .xor as two .and (ptx2sass/sub_byte_mma.py)
+    # the sub-byte tensor-core shapes of sm_75/8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
+    # .S4/.U4 (sm_8x), BMMA.88128/168128/168256 (b1 .xor/.and.popc; sm_75 .xor only); sm_90+
+    # computes s4/u4 on unpacked nibbles and b1 .xor as two .and (ptx2sass/mma_forms.py)
     mma_8x8_tiles: bool = True
     # b1 mma operations with a BMMA of their own (sm_8x: .xor and .and .popc; sm_90's ptxas
     # writes BMMA .AND.POPC, and .xor as other code, not generated)
     binary_mma_ops: tuple[str, ...] = ("xor", "and")
     # IMMA.8816 (s8/u8 mma.m8n8k16) is in the table; sm_100/120's ptxas writes the m16n8k16
-    # IMMA with the upper rows' C zero instead (ptx2sass/sub_byte_mma.py)
+    # IMMA with the upper rows' C zero instead (ptx2sass/mma_forms.py)
     integer_mma_8x8: bool = True
     # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
     # wrapped sum, two PLOP3 on the sign bits and two SEL
@@ -146,9 +145,8 @@ class Target:
     renamed_modifiers: tuple[tuple[str, str, str], ...] = ()
     # (opcode, modifier the target writes first): sm_75's shared load is `LDS.U`
     leading_modifiers: tuple[tuple[str, str], ...] = ()
-    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16832, sm_80+); sm_75's
-    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma: not generated yet, so
-    # wmma.mma is refused there
+    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16816, sm_80+); sm_75's
+    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma (ptx2sass/mma_forms.py)
     mma_k16: bool = True
     # --- end sm_75 ---
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
@@ -243,7 +241,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -260,7 +258,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, f64_mma="", tf32_k4_mma=False, binary
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
 _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
-                       mma_8x8_tiles=False, sparse_mma=False, f64_mma="", binary_mma_ops=(), latency="turing", address_width_suffix=False,
+                       tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),), shared_popc_increment=False,

@@ -24,7 +24,7 @@ from ptx2sass.records import dataclass
 
 from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
-                     render_shape, render_view, undo_edits, use_family, value_class)
+                     render_shape, render_view, undo_edits, ungapped, use_family, value_class)
 from .arch import ARCHS, UnknownArch, target
 from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
@@ -580,7 +580,8 @@ def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
-    parsed_ops = {o: operand_shape(o) for o in ops}     # each operand's text parsed once
+    # each operand's text parsed once; shapes compare without a constant's gap (`ungapped`)
+    parsed_ops = {o: _ungapped_shape(operand_shape(o)) for o in ops}
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
     candidates = _CANDIDATES.get(key)
     if candidates is None:
@@ -646,7 +647,8 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
         if o is None:
             parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
         else:
-            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops else operand_shape(o))
+            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops
+                          else _ungapped_shape(operand_shape(o)))
     key = (id(form), tuple(view.tokens), tuple(p[0] for p in parsed))
     if key in _GROUP_VALUES:
         values = _GROUP_VALUES[key]
@@ -674,6 +676,10 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     return word
 
 
+def _ungapped_shape(parsed: tuple[str, list]) -> tuple[str, list]:
+    return ungapped(parsed[0]), parsed[1]
+
+
 def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | None:
     """The group values for these modifiers and operand shapes (an operand shape no group
     can produce raises EncodeError)."""
@@ -689,7 +695,7 @@ def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | 
     # an operand shape no group can produce (e.g. `-R4` where the form has no negate bit)
     owned = {k for g in form.groups for k in g["touched"]}
     for k, (shape, _n) in enumerate(parsed):
-        if k not in owned and shape != form.slots[k]["shape"]:
+        if k not in owned and shape != ungapped(form.slots[k]["shape"]):
             raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
     return _match_layout(form, allowed, view.tokens)
 
@@ -717,7 +723,7 @@ def _group_choices(form: Form, gi: int, wanted: tuple[str, ...]) -> tuple[int, .
             values = []
             for v in _order(g):
                 sh = g["values"][v].get("shapes", {})
-                values.append((v, tuple(sh.get(str(k), form.slots[k]["shape"])
+                values.append((v, tuple(ungapped(sh.get(str(k), form.slots[k]["shape"]))
                                         for k in g["touched"])))
             givens.append(values)
         _CONTROLS[id(form)] = form, all_controls, owners, givens
@@ -747,7 +753,7 @@ _SHAPE_PARTS = re.compile(r"^(?P<prefix>[-!~]*)(?P<abs>\|?)(?P<core>.*?)\|?(?P<s
 def _attributes(shape: str) -> tuple[str, bool, str, str]:
     """An operand shape split into what groups can set independently: the prefix (`-`,
     `!`, `~`), |abs|, the core (`{R}`), and the selector suffix (`.H0_H0`, `.F32` ...)."""
-    m = _SHAPE_PARTS.match(shape)
+    m = _SHAPE_PARTS.match(ungapped(shape))
     return m["prefix"], bool(m["abs"]), m["core"], m["suffix"]
 
 
@@ -770,7 +776,7 @@ def _agrees(value_shape: str, wanted: str, attributes: frozenset[int], shared: f
     for one that another group controls too, leave it at the slot's default for that group
     to set? (The whole word is read back through the decoder afterwards, so a wrong
     combination cannot slip through.)"""
-    if value_shape == wanted:
+    if ungapped(value_shape) == ungapped(wanted):
         return True
     a, b, d = _attributes(value_shape), _attributes(wanted), _attributes(default)
     return all(a[i] == b[i] or (i in shared and a[i] == d[i]) for i in attributes)

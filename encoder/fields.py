@@ -59,9 +59,9 @@ def split_operands(text: str) -> list[str]:
     """Split at top-level commas (none inside brackets or backquoted labels)."""
     out, depth, cur = [], 0, []
     for ch in text:
-        if ch in "[(":
+        if ch in "[({":
             depth += 1
-        elif ch in "])":
+        elif ch in "])}":
             depth -= 1
         if ch == "," and depth == 0:
             out.append("".join(cur).strip(" "))
@@ -116,8 +116,15 @@ def _is_address(op: str) -> bool:
     return op.startswith("[") or op.startswith("desc[")
 
 
+_INDEX_LIST = re.compile(r"^\{(\d+(?:,\d+)*)\}$")
+
+
 def operand_shape(op: str) -> tuple[str, list]:
-    """`-|R4|` → (`-|{R}|`, [4]); floats stay as their text, integers become ints."""
+    """`-|R4|` → (`-|{R}|`, [4]); floats stay as their text, integers become ints. A list of
+    indices (DEPBAR's scoreboards `{5,0}`) is one hole `{L}` whose number is the bit mask."""
+    m = _INDEX_LIST.match(op)
+    if m:
+        return "{L}", [sum(1 << int(x) for x in set(m.group(1).split(",")))]
     if _is_address(op) and not re.search(r"[+\[]-?0x[0-9a-f]+\]$", op):
         op = op[:-1] + "+0x0]"      # an address always has an offset term, 0 when not printed
     nums: list = []
@@ -142,7 +149,16 @@ def operand_shape(op: str) -> tuple[str, list]:
     return _TOKEN.sub(lift, op), nums
 
 
-_HOLE = re.compile(r"\{(R|UR|P|UP|B|i|f)\}")
+_CONST_GAP = re.compile(r"(c\[[^\]]*\]|cx\[[^\]]*\]) \[")
+
+
+def ungapped(shape: str) -> str:
+    """An operand shape without the gap nvdisasm prints in a sub-word constant source
+    (`c[{i}] [{i}]`): the same operand as `c[{i}][{i}]`, which the encoder takes for it."""
+    return _CONST_GAP.sub(r"\1[", shape) if "] [" in shape else shape
+
+
+_HOLE = re.compile(r"\{(R|UR|P|UP|B|i|f|L)\}")
 
 
 def render_shape(shape: str, nums: list) -> str:
@@ -152,6 +168,8 @@ def render_shape(shape: str, nums: list) -> str:
         kind, v = m.group(1), next(it)
         if kind == "i":
             return f"-0x{-v:x}" if v < 0 else f"0x{v:x}"
+        if kind == "L":     # nvdisasm lists the set bits from the highest down
+            return "{" + ",".join(str(b) for b in range(v.bit_length() - 1, -1, -1) if v >> b & 1) + "}"
         if kind == "f":
             return v
         if kind in ZERO_OF and v == ZERO_INDEX[kind]:
@@ -177,8 +195,9 @@ def _fmt_float(x: float) -> str:
         return "+QNAN " if math.copysign(1, x) > 0 else "-QNAN "
     if x == 0:
         return "-0.0" if math.copysign(1, x) < 0 else "0"
-    if abs(x) >= 2.0 ** 32:
-        return "%.20e" % x    # nvdisasm's notation from 2^32 up (probed)
+    if abs(x) >= 1e9:
+        return "%.20e" % x    # nvdisasm's notation from 1e9 up (probed: f32 999999936 and
+                              # f64 999999488 print plainly, 1e9 in e-notation)
     return "%.20g" % x
 
 
@@ -306,7 +325,7 @@ def canonical(view: View) -> tuple:
     ops = []
     for op in [view.guard or "PT", *view.operands]:
         shape, nums = operand_shape(op.strip())
-        ops.append((shape, tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
+        ops.append((ungapped(shape), tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
     return tuple(view.tokens), tuple(ops)
 
 

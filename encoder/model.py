@@ -63,6 +63,10 @@ class ConstRef:
     inv: bool = False
     suffix: tuple[str, ...] = ()
     ubank: Reg | None = None
+    # nvdisasm prints a sub-word constant source (I2F.S16, MUFU.F16, HFMA2 …) as `c[b] [o]`,
+    # with a gap even with no selector after it: kept for printing only (the bits do not
+    # depend on it: equal either way)
+    gap: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,8 @@ _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
 _SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+)(?![A-Za-z0-9_])")
+# texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
+_GEOMETRY = re.compile(r"(?:1D|2D|3D|CUBE|ARRAY_1D|ARRAY_2D|ARRAY_3D|ARRAY_CUBE)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
 _RELOC = re.compile(r"(\d+)@(lo|hi)\((?:([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
 _INDEX_LIST = re.compile(r"\{(\d+(?:,\d+)*)\}")
@@ -269,13 +271,15 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
         if bank is None:
             cur.fail("expected constant bank number")
     cur.expect("]")
-    cur.take(" ")  # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows
+    # nvdisasm writes `c[0x0] [0x4].F32` when a selector follows, and `c[0x0] [0x4]` for a
+    # sub-word source (I2F.S16, MUFU.F16, HFMA2 …) even without one
+    gap = bool(cur.take(" "))
     cur.expect("[")
     regs, offset = _address_terms(cur, "]")
     if len(regs) > 1:
         cur.fail("more than one register in constant address")
     return ConstRef(bank=bank, offset=offset or 0, ureg=regs[0] if regs else None,
-                    neg=neg, abs=abs_, inv=inv, ubank=ubank)
+                    neg=neg, abs=abs_, inv=inv, ubank=ubank, gap=gap)
 
 
 def _operand(cur: _Cursor) -> Operand:
@@ -289,6 +293,9 @@ def _operand(cur: _Cursor) -> Operand:
     m = cur.match(_INDEX_LIST)
     if m:
         return IndexList(tuple(int(x) for x in m.group(1).split(",")))
+    m = cur.match(_GEOMETRY)
+    if m:
+        return SpecialReg(m.group(0))
     # Numbers: `-0x10`, `-24`, `+INF` carry their sign themselves.
     num = _number_term(cur)
     if num is not None:
@@ -415,7 +422,7 @@ def format_operand(op: Operand) -> str:
         return _format_hex(op.value)
     if isinstance(op, ConstRef):
         addr = _format_terms([op.ureg] if op.ureg else [], op.offset, keep_zero=op.ureg is None)
-        gap = " " if op.suffix else ""
+        gap = " " if op.suffix or op.gap else ""
         bank = (f"cx[{register_name(op.ubank)}]" if op.ubank is not None
                 else f"c[{_format_hex(op.bank)}]")
         core = f"{bank}{gap}[{addr}]" + "".join("." + s for s in op.suffix)

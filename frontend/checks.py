@@ -505,6 +505,10 @@ class Checker:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
+                problem = _surface_reduction_problem(op, ins.modifiers)
+                if problem:
+                    self.error(problem, ins)
+                    return
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
                 return
@@ -1260,6 +1264,17 @@ def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str])
                 op=opcode, mod=m, type=t, allowed=" or ".join(allowed),
                 first=allowed[0])
     return None
+
+
+def _surface_reduction_problem(opcode: str, modifiers) -> str | None:
+    """sured.b: one type, the one its operation allows (ptxas's words; sured is otherwise
+    checked leniently)."""
+    if opcode != "sured" or list(modifiers[:1]) != [".b"]:
+        return None
+    types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
+    if len(types) != 1 or types[0] not in isa.OPERATION_TYPES_BY_OPCODE["sured"]["*"]:
+        return "Unexpected instruction types specified for 'sured.b'"
+    return _operation_type_problem(opcode, [m for m in modifiers if m not in isa.TYPE_MODIFIERS], types)
 
 
 def _space_problem(opcode: str, modifiers: list[str]) -> str | None:

@@ -363,7 +363,12 @@ OPERATION_TYPES[("redux", ".add")] = OPERATION_TYPES[("redux", ".min")] = \
 OPERATION_TYPES.update({("redux", m): (".b32",) for m in (".and", ".or", ".xor")})
 OPERATION_TYPES.update({("vote", m): (".pred",) for m in (".all", ".any", ".uni")})
 OPERATION_TYPES[("vote", ".ballot")] = (".b32",)
+# sured.b (PTX ISA, surface reduction): the operation decides the type
+OPERATION_TYPES[("sured", ".add")] = (".u32", ".s32", ".u64")
+OPERATION_TYPES.update({("sured", m): (".u32", ".s32", ".u64", ".s64") for m in (".min", ".max")})
+OPERATION_TYPES.update({("sured", m): (".b32",) for m in (".and", ".or")})
 OPERATION_TYPE_MESSAGES = {
+    "sured": "Incorrect type '{type}' for operation '{mod}' in instruction 'sured.b'",
     "atom": "Operation {mod} requires {allowed} type for instruction '{op}'",
     "red": "Operation {mod} requires {allowed} type for instruction '{op}'",
     "redux": "Incorrect type '{type}' for operation '{mod}' in instruction '{op}'",

@@ -23,6 +23,9 @@ from ptx2sass import ir
 
 DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask", "%clock", "%globaltimer", "%pm")
 UNIFORM_SPACES = ("param", "const")
+# Spaces every lane of a warp sees alike (not `.local`, nor a generic address, which may be
+# local): a load there from a uniform address reads one value (`loads_by_address`)
+SHARED_SPACES = ("global", "shared")
 ALWAYS_DIVERGENT = {"atom", "shfl", "match", "mma", "wmma", "ldmatrix", "call", "tex", "tld4",
                     "suld", "cp", "mbarrier", "prmt_lane"}
 # Warp-wide results: the same in every lane that computes them (a phi or a loop exit
@@ -39,12 +42,14 @@ def _operands(ins: ir.Instr):
             yield s
 
 
-def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
+def _source_divergent(ins: ir.Instr, kernel: bool, loads_by_address: bool = False) -> bool:
     op = ins.opcode
     if op in WARP_UNIFORM:
         return False
     if op in ALWAYS_DIVERGENT or op.startswith(("wmma", "tex", "sust", "suld", "atom")):
         return True
+    if op in ("ld", "ldu") and loads_by_address and ins.space in SHARED_SPACES:
+        return False     # one address, one value: divergent only through the address
     if op in ("ld", "ldu") and (ins.space not in UNIFORM_SPACES or (ins.space == "param" and not kernel)):
         return True      # a function's parameters are per-thread arguments
     if op == "param" and not kernel:
@@ -55,43 +60,74 @@ def _source_divergent(ins: ir.Instr, kernel: bool) -> bool:
 def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
     """Block-id sets of the natural loops (one per header, back edges merged)."""
     by_header: dict[int, set[int]] = {}
+    rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
     for b in fn.blocks:
         if b not in idom:
             continue
         for s in b.succs:
-            if ir.dominates(idom, s, b):           # back edge b -> s
+            # a dominator comes first in reverse postorder: only edges going back can be
+            # back edges (walking the dominator tree for every edge was quadratic)
+            if rpo[id(s)] <= rpo[id(b)] and ir.dominates(idom, s, b):           # back edge b -> s
                 ir.reach_backwards([b], lambda p: p in idom, by_header.setdefault(id(s), {id(s)}))
     return list(by_header.values())
 
 
-def _joins(branch: ir.Block) -> set[int]:
+def _walk(branch: ir.Block, stop: ir.Block | None) -> list[ir.Block]:
+    """Reverse postorder of what the branch's successors reach, not passing the branch
+    again, nor past `stop` (which is included)."""
+    order: list[ir.Block] = []
+    seen: set[int] = {id(branch)}
+    for first in branch.succs:
+        if id(first) in seen:
+            continue
+        seen.add(id(first))
+        stack = [(first, iter(() if first is stop else first.succs))]
+        while stack:                          # iterative DFS, postorder
+            node, it = stack[-1]
+            for nxt in it:
+                if id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, iter(() if nxt is stop else nxt.succs)))
+                    break
+            else:
+                order.append(node)
+                stack.pop()
+    order.reverse()
+    return order
+
+
+def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit: int = 0) -> set[int]:
     """Blocks where paths from different successors of `branch` first meet. In reverse
     postorder of what the successors reach (not passing the branch again), each block takes
     the label its incoming edges agree on (an edge from the branch labels with its target);
-    where they disagree the block is a join and labels onward with itself."""
-    order: list[ir.Block] = []
-    seen: set[int] = {id(branch)}
+    where they disagree the block is a join and labels onward with itself.
 
-    def visit(b: ir.Block) -> None:           # iterative DFS, postorder
-        stack = [(b, iter(b.succs))]
-        seen.add(id(b))
-        while stack:
-            node, it = stack[-1]
-            nxt = next((s for s in it if id(s) not in seen), None)
-            if nxt is None:
-                order.append(node)
-                stack.pop()
-            else:
-                seen.add(id(nxt))
-                stack.append((nxt, iter(nxt.succs)))
-    for s in branch.succs:
-        if id(s) not in seen:
-            visit(s)
-    order.reverse()
+    `meet` (the branch's immediate post-dominator) bounds the walk where nothing past it
+    flows back before it: every predecessor of a block up to `meet` is then the branch, a
+    block up to `meet`, or one `meet` cannot reach (its strongly connected component, in
+    `component`, comes before meet's). Past `meet` every path carries meet's label, so no
+    block there is a join; the labels up to it are those of the whole walk. Otherwise (or
+    without `meet`) the whole of what the branch reaches is walked. `limit` bounds the rounds
+    of a bounded walk as the whole walk's length would."""
+    order = None
+    if meet is not None:
+        order = _walk(branch, meet)
+        inside = {id(b) for b in order}
+        bound = component.get(id(meet))
+        for b in order:
+            for p in b.preds:
+                if p is not branch and id(p) not in inside and component.get(id(p), bound + 1) <= bound:
+                    order = None              # something past `meet` may come back here
+                    break
+            if order is None:
+                break
+    if order is None:
+        order = _walk(branch, None)
+        limit = len(order)
     inside = {id(b) for b in order}
     label: dict[int, int] = {}
     joins: set[int] = set()
-    for _ in range(len(order) + 2):
+    for _ in range(limit + 2):
         changed = False
         for b in order:
             if id(b) in joins:
@@ -110,11 +146,49 @@ def _joins(branch: ir.Block) -> set[int]:
     return joins
 
 
-def divergent_values(fn: ir.Function) -> set[int]:
-    """Ids of the values that may differ between the lanes of a warp."""
+def _exits_reached(blocks: list[ir.Block], component: dict[int, int]) -> dict[int, int]:
+    """Block id -> bit mask of the exit blocks (no successors) it reaches, worked out over
+    the strongly connected components, sinks first."""
+    bit = {id(b): 1 << k for k, b in enumerate(b for b in blocks if not b.succs)}
+    members: dict[int, list[ir.Block]] = {}
+    for b in blocks:
+        members.setdefault(component[id(b)], []).append(b)
+    by_component: dict[int, int] = {}
+    for c in sorted(members):
+        m = 0
+        for b in members[c]:
+            m |= bit.get(id(b), 0)
+            for t in b.succs:
+                m |= by_component.get(component[id(t)], 0)
+        by_component[c] = m
+    return {id(b): by_component[component[id(b)]] for b in blocks}
+
+
+def _apart(branch: ir.Block, exit_mask: dict[int, int]) -> bool:
+    """Whether no two successors of `branch` reach a common exit: then no block is reached
+    from two of them (where every block reaches an exit), and only such a block can be a
+    join (a block reached from one successor only ever takes that successor's label)."""
+    seen = 0
+    for s in dict.fromkeys(branch.succs):
+        m = exit_mask[id(s)]
+        if seen & m:
+            return False
+        seen |= m
+    return True
+
+
+def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int]:
+    """Ids of the values that may differ between the lanes of a warp. `loads_by_address`:
+    a load from global or shared memory at a uniform address is uniform (as ptxas judges a
+    polling loop's exit, ptx2sass/loop_yield.py), not divergent as for reconvergence."""
     idom = ir.dominators(fn)
     loops = _natural_loops(fn, idom)
     blocks = [b for b in fn.blocks if b in idom]
+    ipdom = ir.immediate_dominators([b for b in blocks if not b.succs],
+                                    lambda b: [p for p in b.preds if p in idom], lambda b: b.succs)
+    component = ir.components([fn.entry], lambda b: b.succs)
+    exit_mask = _exits_reached(blocks, component)
+    stuck = not all(exit_mask.values())      # a block that reaches no exit (an endless loop)
     block_of: dict[int, ir.Block] = {}
     for b in blocks:
         for phi in b.phis:
@@ -125,12 +199,16 @@ def divergent_values(fn: ir.Function) -> set[int]:
     div: set[int] = set()
     done_branches: set[int] = set()
     join_blocks: set[int] = set()
-    leaky_loops: list[set[int]] = []
+    leaky_around: dict[int, list[set[int]]] = {}     # block id -> the leaky loops holding it
+    loops_holding: dict[int, list[set[int]]] = {}    # block id -> the loops holding it, in order
+    for body in loops:
+        for k in body:
+            loops_holding.setdefault(k, []).append(body)
 
     def leaky(v: ir.Value, b: ir.Block) -> bool:
         """Is `v` read in `b` outside a loop with a divergent exit that defines it?"""
         where = block_of.get(v.id)
-        return where is not None and any(id(where) in body and id(b) not in body for body in leaky_loops)
+        return where is not None and any(id(b) not in body for body in leaky_around.get(id(where), ()))
 
     changed = True
     while changed:
@@ -151,7 +229,7 @@ def divergent_values(fn: ir.Function) -> set[int]:
                     continue
                 from_data = ins.opcode not in WARP_UNIFORM and any(
                     isinstance(v, ir.Value) and (v.id in div or leaky(v, b)) for v in _operands(ins))
-                if (from_data or _source_divergent(ins, fn.is_entry)
+                if (from_data or _source_divergent(ins, fn.is_entry, loads_by_address)
                         or (ins.guard is not None and ins.guard.id in div)
                         or any(isinstance(m, ir.Value) and m.id in div for m in ins.merge)):
                     for d in ins.dests:
@@ -165,10 +243,13 @@ def divergent_values(fn: ir.Function) -> set[int]:
             if not (isinstance(sel, ir.Value) and (sel.id in div or leaky(sel, b))):
                 continue
             done_branches.add(id(b))
-            join_blocks |= _joins(b)
-            for body in loops:
-                if id(b) in body and any(id(s) not in body for s in b.succs) and body not in leaky_loops:
-                    leaky_loops.append(body)
+            if stuck or not _apart(b, exit_mask):       # (sides that never meet have no joins)
+                join_blocks |= _joins(b, ipdom.get(id(b)), component, len(blocks))
+            for body in loops_holding.get(id(b), ()):
+                if any(id(s) not in body for s in b.succs) \
+                        and all(body is not other for other in leaky_around.get(id(b), ())):
+                    for k in body:
+                        leaky_around.setdefault(k, []).append(body)
             changed = True
     return div
 

@@ -267,6 +267,98 @@ def dominators(fn: Function) -> dict[Block, Block | None]:
     return idom
 
 
+def immediate_dominators(roots, forward, backward) -> dict[int, object]:
+    """Immediate dominators (Cooper, Harvey and Kennedy) of the graph reached from `roots`
+    along `forward` (`backward` lists a node's predecessors in that graph), by node id; a
+    root's is None: a virtual node above every root. With the blocks' predecessors as
+    `forward` and the exits as roots these are immediate post-dominators. Serves IR and
+    machine blocks alike."""
+    post: dict[int, int] = {}
+    order: list = []
+    for r in roots:
+        if id(r) in post:
+            continue
+        post[id(r)] = -1
+        stack = [(r, iter(forward(r)))]
+        while stack:
+            node, it = stack[-1]
+            for nxt in it:
+                if id(nxt) not in post:
+                    post[id(nxt)] = -1
+                    stack.append((nxt, iter(forward(nxt))))
+                    break
+            else:
+                post[id(node)] = len(order)
+                order.append(node)
+                stack.pop()
+    top = len(order)
+    idom: dict[int, int] = {id(r): top for r in roots}
+
+    def intersect(a: int, b: int) -> int:
+        while a != b:
+            while a < b:
+                a = idom[id(order[a])]
+            while b < a:
+                b = idom[id(order[b])]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if idom.get(id(node)) == top:
+                continue
+            new = -1
+            for p in backward(node):
+                q = post.get(id(p))
+                if q is None or id(p) not in idom:
+                    continue
+                new = q if new < 0 else intersect(q, new)
+            if new >= 0 and idom.get(id(node)) != new:
+                idom[id(node)] = new
+                changed = True
+    return {id(n): (None if idom[id(n)] == top else order[idom[id(n)]]) for n in order}
+
+
+def components(roots, forward) -> dict[int, int]:
+    """Strongly connected components (Tarjan's, iterative) of the graph reached from `roots`
+    along `forward`: node id -> component number, numbered as completed, so that an edge
+    never leads to a component with a higher number (what reaches b is numbered >= b's)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    comp: dict[int, int] = {}
+    stack: list = []
+    count = 0
+    for r in roots:
+        if id(r) in index:
+            continue
+        index[id(r)] = low[id(r)] = len(index)
+        stack.append(r)
+        work = [(r, iter(forward(r)))]
+        while work:
+            node, it = work[-1]
+            for w in it:
+                if id(w) not in index:
+                    index[id(w)] = low[id(w)] = len(index)
+                    stack.append(w)
+                    work.append((w, iter(forward(w))))
+                    break
+                if id(w) not in comp and index[id(w)] < low[id(node)]:
+                    low[id(node)] = index[id(w)]
+            else:
+                work.pop()
+                if work and low[id(node)] < low[id(work[-1][0])]:
+                    low[id(work[-1][0])] = low[id(node)]
+                if low[id(node)] == index[id(node)]:
+                    while True:
+                        w = stack.pop()
+                        comp[id(w)] = count
+                        if w is node:
+                            break
+                    count += 1
+    return comp
+
+
 def dominates(idom: dict[Block, Block | None], a: Block, b: Block) -> bool:
     node: Block | None = b
     while node is not None:
@@ -317,6 +409,8 @@ def verify(fn: Function) -> None:
                     fail(f"{d!r} defined twice")
                 def_site[d.id] = (b, i)
 
+    enter, leave = _tree_intervals(idom)
+
     def check_use(v: Value, b: Block, i: int, what: str) -> None:
         site = def_site.get(v.id)
         if site is None:
@@ -325,7 +419,7 @@ def verify(fn: Function) -> None:
         if db is b:
             if di >= i:
                 fail(f"{what} in {b.name} uses {v!r} before its definition")
-        elif not dominates(idom, db, b):
+        elif not (enter[id(db)] <= enter[id(b)] and leave[id(b)] <= leave[id(db)]):
             fail(f"{what} in {b.name} uses {v!r} whose definition in {db.name} does not dominate it")
 
     for b in fn.blocks:
@@ -338,6 +432,38 @@ def verify(fn: Function) -> None:
         for i, ins in enumerate(b.instrs):
             for v in _uses(ins):
                 check_use(v, b, i, ins.opcode)
+
+
+def _tree_intervals(idom: dict[Block, Block | None]) -> tuple[dict[int, int], dict[int, int]]:
+    """Entry and exit times of a depth-first walk of the dominator tree: `a` dominates `b`
+    where a's interval holds b's (one comparison, where walking up from `b` for every use
+    was quadratic in long chains of blocks)."""
+    children: dict[int, list[Block]] = {}
+    roots = []
+    for b, d in idom.items():
+        if d is None:
+            roots.append(b)
+        else:
+            children.setdefault(id(d), []).append(b)
+    enter: dict[int, int] = {}
+    leave: dict[int, int] = {}
+    clock = 0
+    for root in roots:
+        enter[id(root)] = clock
+        clock += 1
+        stack = [(root, iter(children.get(id(root), ())))]
+        while stack:
+            node, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                leave[id(node)] = clock
+                clock += 1
+                stack.pop()
+            else:
+                enter[id(child)] = clock
+                clock += 1
+                stack.append((child, iter(children.get(id(child), ()))))
+    return enter, leave
 
 
 def _uses(ins: Instr):

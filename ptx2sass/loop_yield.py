@@ -1,24 +1,46 @@
-"""YIELD in the PTX's loops that contain atomic operations, as ptxas writes it (a lock's
-spin loop `while (atomicCAS(lock, 0, 1)) ;`, a histogram's loop of atomicAdd).
+"""YIELD in the PTX's loops where ptxas writes one: loops that may wait on other threads.
 
 With independent thread scheduling, the lanes of a warp that took different ways run one
 path at a time; YIELD lets the warp switch to another path, so a lane spinning on a lock
-that a lane of its own warp holds does not keep that lane from reaching its release. ptxas
-13.5 puts one at the top of every loop of the program with an `atom` in it, even one whose
-result is unused (read off its code for spin locks, atomic histograms and CAS loops); loops
-of `red`, of plain or of volatile loads get none, and neither do the compare-and-swap loops it makes itself for atomics the
-hardware lacks (16-bit CAS, shared f64 add): hence loops of the IR, not of the machine code."""
+or a flag that a lane of its own warp must still set does not keep that lane from running.
+ptxas 13.5 (read off its code for spin locks, flag handoffs, atomic histograms, CAS loops,
+and loops of plain, volatile, relaxed and acquire accesses with and without divergence):
+* every loop with an `atom` in it gets one, even one whose result is unused;
+* a loop with a strong memory access (`.volatile`, `.relaxed`, `.acquire`, `.release`; a
+  load or a store, global or shared) gets one when it may run while other lanes of its warp
+  are elsewhere: its header lies in the divergent region of a branch (between the branch
+  and where its paths meet), a loop's own divergent exit included. In a kernel, lanes that
+  branch off to a bare `ret` have left and do not count (`if (tid == 0) return;` before a
+  polling loop: none), lanes that still have work to do on their way out do; in a function
+  a `ret` goes back to the caller, and the lanes there count. Here a load from a
+  uniform global or shared address is uniform (a flag polled by the whole warp: none);
+* loops of `red`, of plain loads and stores, or with only a fence get none, and neither do
+  the compare-and-swap loops ptxas makes itself for atomics the hardware lacks (16-bit CAS,
+  shared f64 add): hence loops of the IR, not of the machine code.
+"""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.divergence import divergent_values
 from ptx2sass.mir import PSEUDOS, MFunction, MInstr
 
 ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
+STRONG = ("volatile", "relaxed", "acquire", "release")
+STRONG_ACCESSES = ("ld", "st")
+
+
+def _atomic(ins: ir.Instr) -> bool:
+    return ins.opcode in ATOMICS
+
+
+def _strong(ins: ir.Instr) -> bool:
+    return ins.opcode in STRONG_ACCESSES and any(m in STRONG for m in ins.modifiers)
 
 
 def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
     """Put a YIELD first in the machine block of each such loop's header; returns how many."""
-    if not any(ins.opcode in ATOMICS for b in fn.blocks for ins in b.instrs):
+    instrs = [ins for b in fn.blocks for ins in b.instrs]
+    if not any(_atomic(ins) or _strong(ins) for ins in instrs):
         return 0
     idom = ir.dominators(fn)
     bodies: dict[int, set[int]] = {}
@@ -28,15 +50,99 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
             if b in idom and s in idom and ir.dominates(idom, s, b):        # a back edge
                 headers[id(s)] = s
                 ir.reach_backwards([b], lambda p: p in idom, bodies.setdefault(id(s), {id(s)}))
+    by_id = {id(b): b for b in fn.blocks}
+    chosen = []
+    divergent = None
+    for h, body in bodies.items():
+        ops = [ins for k in body for ins in by_id[k].instrs]
+        if any(_atomic(ins) for ins in ops):
+            chosen.append(h)
+        elif any(_strong(ins) for ins in ops):
+            if divergent is None:
+                divergent = _divergent_regions(fn, idom)
+            if h in divergent:
+                chosen.append(h)
     machine = {mb.name: mb for mb in mf.blocks}
     count = 0
-    for h, body in bodies.items():
-        if any(ins.opcode in ATOMICS for b in fn.blocks if id(b) in body for ins in b.instrs):
-            mb = machine.get(headers[h].name)
-            if mb is None:
-                continue
-            at = next((k for k, mi in enumerate(mb.instrs)
-                       if mi.opcode not in PSEUDOS and mi.opcode != "BSYNC"), len(mb.instrs))
-            mb.instrs.insert(at, MInstr("YIELD", (), [], 0))
-            count += 1
+    for h in chosen:
+        mb = machine.get(headers[h].name)
+        if mb is None:
+            continue
+        at = next((k for k, mi in enumerate(mb.instrs)
+                   if mi.opcode not in PSEUDOS and mi.opcode != "BSYNC"), len(mb.instrs))
+        mb.instrs.insert(at, MInstr("YIELD", (), [], 0))
+        count += 1
     return count
+
+
+def _divergent_regions(fn: ir.Function, idom) -> set[int]:
+    """Ids of the blocks that may run while other live lanes of the warp are elsewhere: those
+    reached from a divergent branch before its paths meet (its immediate post-dominator,
+    counting no path that goes straight to a bare return: lanes there have left)."""
+    blocks = [b for b in fn.blocks if b in idom]
+    div = divergent_values(fn, loads_by_address=True)
+    gone = _bare_exits(blocks, ("ret", "exit") if fn.is_entry else ("exit",))   # a function's ret: back to the caller
+    succs = {id(b): [s for s in b.succs if s in idom and id(s) not in gone] for b in blocks}
+    pdom = _post_dominators(blocks, succs)
+    region: set[int] = set()
+    for b in blocks:
+        term = b.instrs[-1] if b.instrs and b.instrs[-1].is_terminator else None
+        if term is None or len(b.succs) < 2:
+            continue
+        sel = term.guard if term.opcode == "bra" else (term.srcs[0] if term.opcode == "brx" else None)
+        if not (isinstance(sel, ir.Value) and sel.id in div):
+            continue
+        meet = _nearest(pdom, id(b))
+        work = [s for s in succs[id(b)] if id(s) != meet]
+        seen: set[int] = set()
+        while work:
+            n = work.pop()
+            if id(n) in seen or id(n) == meet:
+                continue
+            seen.add(id(n))
+            work.extend(succs[id(n)])
+        region |= seen
+    return region
+
+
+def _bare_exits(blocks, leaving) -> set[int]:
+    """Blocks that do nothing but end the thread (an instruction of `leaving`, or branches to
+    such blocks)."""
+    gone: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            if id(b) in gone or b.phis:
+                continue
+            if all(ins.opcode in leaving or (ins.opcode == "bra" and ins.guard is None)
+                   for ins in b.instrs) and all(id(s) in gone for s in b.succs) \
+                    and (b.succs or (b.instrs and b.instrs[-1].opcode in leaving)):
+                gone.add(id(b))
+                changed = True
+    return gone
+
+
+def _post_dominators(blocks, succs) -> dict[int, set[int]]:
+    """Per block id, the ids of the blocks on every path from it to a return (itself
+    included); a block with no successor left is a return."""
+    every = {id(b) for b in blocks}
+    pdom = {id(b): ({id(b)} if not succs[id(b)] else set(every)) for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            ss = succs[id(b)]
+            if not ss:
+                continue
+            new = set.intersection(*(pdom[id(s)] for s in ss)) | {id(b)}
+            if new != pdom[id(b)]:
+                pdom[id(b)] = new
+                changed = True
+    return pdom
+
+
+def _nearest(pdom: dict[int, set[int]], b: int) -> int | None:
+    """The immediate post-dominator of block `b` (None: its paths meet only at the end)."""
+    strict = pdom[b] - {b}
+    return max(strict, key=lambda k: len(pdom[k]), default=None)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
-from ptx2sass.ir import reach_backwards
+from ptx2sass.ir import components, immediate_dominators, reach_backwards
 from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr, VOp
 
 NUM_BARRIERS = 16
@@ -83,8 +83,9 @@ def _divergent_branch(b: MBlock) -> bool:
     return mi.opcode == "BRA" and mi.guard is not None and not mi.uniform
 
 
-def _reachable(entry: MBlock) -> list[MBlock]:
-    seen, order, work = {id(entry)}, [], [entry]
+def _reachable(*starts: MBlock) -> list[MBlock]:
+    """The blocks reached from any of `starts` (them included)."""
+    seen, order, work = {id(b) for b in starts}, [], list(dict.fromkeys(starts))
     while work:
         b = work.pop()
         order.append(b)
@@ -95,88 +96,99 @@ def _reachable(entry: MBlock) -> list[MBlock]:
     return order
 
 
-def _dominators(blocks: list[MBlock], entry: MBlock) -> dict[int, set[int]]:
-    ids = {id(b) for b in blocks}
-    dom = {id(b): set(ids) for b in blocks}
-    dom[id(entry)] = {id(entry)}
-    changed = True
-    while changed:
-        changed = False
-        for b in blocks:
-            if b is entry:
-                continue
-            preds = [dom[id(p)] for p in b.preds if id(p) in ids]
-            new = set.intersection(*preds) | {id(b)} if preds else {id(b)}
-            if new != dom[id(b)]:
-                dom[id(b)] = new
-                changed = True
-    return dom
+def _dominance(blocks: list[MBlock], entry: MBlock):
+    """`dominates(a, b)` for the blocks reached from the entry: a dominator comes first in
+    reverse postorder, so only then is the dominator tree walked (the sets of every
+    block's dominators were quadratic in the number of blocks)."""
+    idom = immediate_dominators([entry], lambda b: b.succs, lambda b: b.preds)
+    rpo = {id(b): k for k, b in enumerate(_reverse_postorder(entry))}
+
+    def dominates(a: MBlock, b: MBlock) -> bool:
+        if rpo[id(a)] > rpo[id(b)]:
+            return False
+        node = b
+        while node is not None:
+            if node is a:
+                return True
+            node = idom[id(node)]
+        return False
+    return dominates
 
 
-def _loops(blocks: list[MBlock], dom) -> dict[int, set[int]]:
+def _reverse_postorder(entry: MBlock) -> list[MBlock]:
+    order, seen, stack = [], {id(entry)}, [(entry, iter(entry.succs))]
+    while stack:
+        node, it = stack[-1]
+        for nxt in it:
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append((nxt, iter(nxt.succs)))
+                break
+        else:
+            order.append(node)
+            stack.pop()
+    order.reverse()
+    return order
+
+
+def _loops(blocks: list[MBlock], dominates) -> dict[int, set[int]]:
     """Natural loops: header id -> body (block ids), back edges to one header merged."""
     by_id = {id(b): b for b in blocks}
     loops: dict[int, set[int]] = {}
     for b in blocks:
         for s in b.succs:
-            if id(s) in dom[id(b)]:
+            if dominates(s, b):
                 reach_backwards([b], lambda p: id(p) in by_id, loops.setdefault(id(s), {id(s)}))
     return loops
 
 
 class _PostDominators:
-    """Post-dominators towards a virtual exit reached from a given set of exit blocks (the
-    others are dead ends: paths into them do not count); cached per exit set."""
+    """Immediate post-dominators towards a virtual exit reached from a given set of exit
+    blocks (the others are dead ends: paths into them do not count); cached per exit set."""
 
-    def __init__(self, blocks: list[MBlock]):
+    def __init__(self, blocks: list[MBlock], exits: list[MBlock]):
         self.blocks = blocks
+        self.exits = exits
         self.index = {id(b): i for i, b in enumerate(blocks)}
-        self.cache: dict[frozenset, dict[int, int]] = {}
+        self.cache: dict[int, dict[int, MBlock | None]] = {}
 
-    def sets(self, exits: frozenset) -> dict[int, int]:
+    def immediate(self, exits: int) -> dict[int, MBlock | None]:
+        """Block id -> its immediate post-dominator (None: the virtual exit) for the blocks
+        that reach one of `exits` (a bit mask over the exit blocks)."""
         got = self.cache.get(exits)
-        if got is not None:
-            return got
-        index = self.index
-        live = reach_backwards([b for b in self.blocks if id(b) in exits], lambda p: id(p) in index)
-        full = (1 << len(self.blocks)) - 1
-        pdom = {i: full for i in live}
-        order = [b for b in reversed(self.blocks) if id(b) in live]
-        changed = True
-        while changed:
-            changed = False
-            for b in order:
-                if id(b) in exits:
-                    new = 1 << index[id(b)]
-                else:
-                    new = full
-                    for s in b.succs:
-                        if id(s) in live:
-                            new &= pdom[id(s)]
-                    new |= 1 << index[id(b)]
-                if new != pdom[id(b)]:
-                    pdom[id(b)] = new
-                    changed = True
-        self.cache[exits] = pdom
-        return pdom
+        if got is None:
+            index = self.index
+            got = self.cache[exits] = immediate_dominators(
+                [x for k, x in enumerate(self.exits) if exits >> k & 1],
+                lambda b: [p for p in b.preds if id(p) in index], lambda b: b.succs)
+        return got
 
 
-def _exits_from(b: MBlock, memo: dict[int, frozenset], dead: dict) -> frozenset:
-    """The exits reachable from `b`, not counting those only reached through a dead end
-    (`_dead_end`: panics, whose lanes leave for good)."""
-    got = memo.get(id(b))
-    if got is None:
-        seen, work, exits = {id(b)}, [b], set()
-        while work:
-            x = work.pop()
-            if not x.succs:
-                exits.add(id(x))
-            for t in x.succs:
-                if id(t) not in seen and not (len(x.succs) > 1 and dead.get((id(x), id(t)))):
-                    seen.add(id(t))
-                    work.append(t)
-        got = memo[id(b)] = frozenset(exits)
-    return got
+def _exit_sets(blocks: list[MBlock], dead: dict):
+    """The exit blocks, and `exits_from(b)`: a bit mask over them of the exits reachable from `b`, not counting those only reached
+    through a dead end (`_dead_end`: panics, whose lanes leave for good). Worked out for
+    every block at once over the strongly connected components (sinks first), as bit masks
+    over the exits (a walk per branch was quadratic)."""
+    def onward(x: MBlock):
+        if len(x.succs) > 1:
+            return [t for t in x.succs if not dead.get((id(x), id(t)))]
+        return x.succs
+    component = components(blocks, onward)
+    members: dict[int, list[MBlock]] = {}
+    for b in blocks:
+        members.setdefault(component[id(b)], []).append(b)
+    exits = [b for b in blocks if not b.succs]
+    bit = {id(x): 1 << k for k, x in enumerate(exits)}
+    mask: dict[int, int] = {}
+    for c in sorted(members):
+        m = 0
+        for b in members[c]:
+            m |= bit.get(id(b), 0)
+            for t in onward(b):
+                if component[id(t)] != c:
+                    m |= mask[component[id(t)]]
+        mask[c] = m
+    return exits, lambda b: mask[component[id(b)]]
 
 
 def _dead_end(s: MBlock, b: MBlock) -> bool:
@@ -200,26 +212,15 @@ def _dead_end(s: MBlock, b: MBlock) -> bool:
     return False
 
 
-def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exit_memo, dead) -> MBlock | None:
+def _reconvergence_block(b: MBlock, pdoms: _PostDominators, exits_from) -> MBlock | None:
     """The branch's immediate post-dominator, counting only exits every successor reaches."""
     common = None
     for s in b.succs:
-        e = _exits_from(s, exit_memo, dead)
+        e = exits_from(s)
         common = e if common is None else common & e
     if not common:
         return None
-    pdom = pdoms.sets(common)
-    mine = pdom.get(id(b))
-    if mine is None:
-        return None
-    strict = mine & ~(1 << pdoms.index[id(b)])
-    best, best_size = None, -1
-    for i, blk in enumerate(pdoms.blocks):
-        if strict >> i & 1:
-            size = bin(pdom[id(blk)]).count("1")
-            if size > best_size:
-                best, best_size = blk, size
-    return best
+    return pdoms.immediate(common).get(id(b))
 
 
 def _only_copies_on_one_edge(b: MBlock) -> bool:
@@ -301,26 +302,29 @@ def _divergent_regions(mf: MFunction):
     entry = mf.blocks[0]
     reach = {id(x) for x in _reachable(entry)}
     blocks = [b for b in mf.blocks if id(b) in reach]
-    dom = _dominators(blocks, entry)
-    loops = _loops(blocks, dom)
-    pdoms = _PostDominators(blocks)
-    exit_memo: dict[int, frozenset] = {}
+    loops = _loops(blocks, _dominance(blocks, entry))
     found, unjoined = [], []
     dead = {(id(b), id(s)): _dead_end(s, b) for b in blocks if len(b.succs) > 1
             for s in b.succs}
+    exits, exits_from = _exit_sets(blocks, dead)
+    pdoms = _PostDominators(blocks, exits)
+    loops_around: dict[int, list[int]] = {}      # block id -> headers of the loops holding it
+    for h, body in loops.items():
+        for k in body:
+            loops_around.setdefault(k, []).append(h)
     for b in blocks:
         if not _divergent_branch(b):
             continue
         if len({id(s) for s in b.succs if not dead[(id(b), id(s))]}) <= 1:
             unjoined.append(b)    # the lanes of the other sides never come back
             continue
-        end = _reconvergence_block(b, pdoms, exit_memo, dead)
+        end = _reconvergence_block(b, pdoms, exits_from)
         if end is None:
             unjoined.append(b)
             continue
         while _only_copies_on_one_edge(end):
             end = end.succs[0]
-        left = [h for h, body in loops.items() if id(b) in body and id(end) not in body]
+        left = [h for h in loops_around.get(id(b), ()) if id(end) not in loops[h]]
         header = max(left, key=lambda h: len(loops[h])) if left else None
         found.append((b, end, header))
     return found, unjoined, loops, {id(b): b for b in blocks}
@@ -355,24 +359,33 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         r.body = _body(r)
     # A region inside another that ends at the same block adds nothing (its lanes wait at
     # the outer BSYNC with the rest): ptxas gives an else-if chain one barrier.
+    by_end: dict[int, list[_Region]] = {}
+    for r in ordered:
+        by_end.setdefault(id(r.end), []).append(r)
     ordered = [r for r in ordered
-               if not any(o is not r and o.end is r.end and id(r.start) in o.body for o in ordered)]
+               if not any(o is not r and id(r.start) in o.body for o in by_end[id(r.end)])]
     # 3. Barriers. Regions with a call inside: innermost first, the lowest callee-saved one
     # (B6 up) no overlapping region holds; then the others, outermost first, the lowest one.
+    position = {id(b): k for k, b in enumerate(mf.blocks)}
     calls = {id(b) for b in mf.blocks if any(mi.opcode == "CALL" for mi in b.instrs)}
     around_calls = [r for r in ordered if r.body & calls]
-    around_calls.sort(key=lambda r: (len(r.body), mf.blocks.index(r.start)))
+    around_calls.sort(key=lambda r: (len(r.body), position[id(r.start)]))
     others = [r for r in ordered if not r.body & calls]
-    others.sort(key=lambda r: (-len(r.body), mf.blocks.index(r.start)))
+    others.sort(key=lambda r: (-len(r.body), position[id(r.start)]))
     done: list[_Region] = []
+    touching: dict[int, list[_Region]] = {}     # block id -> the regions given a barrier that touch it
     for r in around_calls + others:
-        taken = {o.barrier for o in done if _conflict(r, o)}
+        # regions that conflict share a block: only those are compared
+        near = {id(o): o for k in (*r.body, id(r.start), id(r.end)) for o in touching.get(k, ())}
+        taken = {o.barrier for o in near.values() if _conflict(r, o)}
         first = FIRST_CALLEE_SAVED if r in around_calls else 0
         r.barrier = next((k for k in range(first, NUM_BARRIERS) if k not in taken), None)
         if r.barrier is None:
             raise CompileError(f"kernel {mf.name}: more than {NUM_BARRIERS - first} nested divergent regions "
                                f"{'around calls ' if first else ''}not supported yet")
         done.append(r)
+        for k in {*r.body, id(r.start), id(r.end)}:
+            touching.setdefault(k, []).append(r)
     ordered = done
     # 4. BSSY at the start: just before its branch, or last in a preheader (outer first).
     for r in ordered:
@@ -384,7 +397,8 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
             r.start.instrs.append(r.bssy)
     # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
     count = 0
-    for r in sorted(ordered, key=lambda r: (len(r.body), mf.blocks.index(r.start))):
+    syncs: dict[int, list[MBlock]] = {}      # end id -> its BSYNC blocks, in the order made
+    for r in sorted(ordered, key=lambda r: (len(r.body), position[id(r.start)])):
         body = _body(r)
         count += 1
         sync = MBlock(f"{r.end.name}$sync{count}")
@@ -395,14 +409,16 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         sync.succs.append(r.end)
         r.end.preds.append(sync)
         sync.fallthrough = r.end
-        mf.blocks.insert(mf.blocks.index(r.end), sync)
+        syncs.setdefault(id(r.end), []).append(sync)
         r.sync_block = sync
+    if syncs:             # each end's BSYNC blocks just before it (one pass: not a search per block)
+        mf.blocks[:] = [x for b in mf.blocks for x in (*syncs.get(id(b), ()), b)]
     # 6. Each BSSY names the instruction after its BSYNC.
     for r in ordered:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
     # 7. Full-mask collectives inside a region, or after a divergent branch that has none
     # (its sides end in EXITs of their own), may run with the warp split: make it meet.
-    inside = set().union(*(_body(r) for r in ordered), *({id(x) for x in _reachable(b)} for b in unjoined))
+    inside = set().union(*(_body(r) for r in ordered), {id(x) for x in _reachable(*unjoined)})
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
     for b in mf.blocks:
         if id(b) in inside:

@@ -12,7 +12,8 @@ fields, with the standard decorator's semantics (equal only to the same class, t
 hash values, `FrozenInstanceError`).
 
 Options: `frozen`, `slots`, `kw_only`, `eq` (others raise); fields with defaults or
-`field(default_factory=...)`; `__post_init__`. A method the class body defines is kept.
+`field(default_factory=...)`, `field(compare=False)` (left out of `==` and the hash);
+`__post_init__`. A method the class body defines is kept.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def _process(cls, frozen: bool, eq: bool, slots: bool, kw_only: bool):
                                 kw_only=kw_only)
     fields = [f for f in dataclasses.fields(cls)]
     names = tuple(f.name for f in fields)
-    key = _key(names)
+    key = _key(tuple(f.name for f in fields if f.compare))   # `field(compare=False)`: left out
     if "__init__" not in own:
         cls.__init__ = _init(cls, fields, frozen)
     if "__repr__" not in own:

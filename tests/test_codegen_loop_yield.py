@@ -1,7 +1,10 @@
-"""YIELD at the top of the PTX's loops that hold an atomic (ptx2sass/loop_yield.py), where
-ptxas puts one: a CAS spin lock and a loop of `red` get one; a loop of volatile loads, a
-loop of plain loads and the CAS loop made for a 16-bit `atom.cas` get none. The count per
-kernel is compared with ptxas's."""
+"""YIELD at the top of the PTX's loops where ptxas puts one (ptx2sass/loop_yield.py): loops
+with an atomic, and loops with a strong (volatile, relaxed, acquire, release) access that may
+run while other lanes of the warp are elsewhere. The count per kernel is compared with
+ptxas's: a CAS spin lock and a loop of `atom` get one; a loop of `red`, a warp-uniform
+polling loop, loops of plain accesses and the CAS loop made for a 16-bit `atom.cas` get none;
+a polling loop behind a divergent branch, or with a per-lane exit, gets one unless the lanes
+that branched off went straight to `ret`."""
 from __future__ import annotations
 
 import re
@@ -30,6 +33,39 @@ setp.lt.u32 %p1, %r2, %r1;
 ret;
 }}"""
 
+# A branch on %tid.x (or, with {cond}, anything) around a loop; {body} is the loop's body,
+# {exit} the loop's exit test on r0, {other} what the lanes that branch off do.
+_BRANCHED_LOOP = """.visible .entry k(.param .u64 f, .param .u32 n)
+{{
+.reg .pred p, q; .reg .b32 r<8>; .reg .b64 a<6>;
+.shared .u32 s[4];
+ld.param.u64 a0, [f];
+ld.param.u32 r5, [n];
+mov.u32 r1, %tid.x;
+mov.u32 r6, s;
+mul.wide.u32 a1, r1, 4;
+add.s64 a2, a0, a1;
+mov.u32 r2, 0;
+setp.{cond};
+@p bra other;
+loop:
+{body}
+add.u32 r2, r2, 1;
+{exit}
+@q bra loop;
+st.global.u32 [a0+8], r0;
+ret;
+other:
+{other}
+ret;
+}}"""
+
+
+def _branched(body: str, exit: str = "setp.eq.u32 q, r0, 0;", other: str = "st.volatile.global.u32 [a0], 1;",
+              cond: str = "eq.u32 p, r1, 0") -> str:
+    return _BRANCHED_LOOP.format(body=body, exit=exit, other=other, cond=cond)
+
+
 KERNELS = {
     "spin_lock": """.visible .entry k(.param .u64 lock, .param .u64 data)
 {
@@ -57,6 +93,43 @@ ld.volatile.global.u32 %r1, [%rd1];
 setp.eq.u32 %p1, %r1, 0;
 @%p1 bra WAIT;
 st.global.u32 [%rd1+4], %r1;
+ret;
+}""",
+    "flag_handoff": _branched("ld.volatile.global.u32 r0, [a0];"),
+    "flag_handoff_uniform_branch": _branched("ld.volatile.global.u32 r0, [a0];", cond="eq.u32 p, r5, 0"),
+    "poll_after_bare_return": _branched("ld.volatile.global.u32 r0, [a0];", other=""),
+    "poll_per_lane_address": _branched("ld.volatile.global.u32 r0, [a2];", cond="eq.u32 p, r5, 0"),
+    "acquire_poll": _branched("ld.acquire.gpu.global.u32 r0, [a0];"),
+    "relaxed_poll": _branched("ld.relaxed.sys.global.u32 r0, [a0];"),
+    "volatile_shared_poll": _branched("ld.volatile.shared.u32 r0, [r6];"),
+    "volatile_store_counted": _branched("st.volatile.global.u32 [a0+4], r2;\nmov.u32 r0, r2;",
+                                        exit="setp.lt.u32 q, r2, r5;"),
+    "release_store_counted_uniform": _branched("st.release.gpu.global.u32 [a0+4], r2;\nmov.u32 r0, r2;",
+                                               exit="setp.lt.u32 q, r2, r5;", cond="eq.u32 p, r5, 0"),
+    "plain_loads_and_stores": _branched("ld.global.u32 r0, [a2];\nst.global.u32 [a0+4], r2;"),
+    "fence_only": _branched("membar.gl;\nmov.u32 r0, r2;", exit="setp.lt.u32 q, r2, r5;"),
+    # in a function, lanes that `ret` go back to the caller: they count (ptxas: one YIELD)
+    "poll_in_function_after_ret": """.func poll(.param .u64 f)
+{
+.reg .pred p, q; .reg .b32 r<4>; .reg .b64 a<2>;
+ld.param.u64 a0, [f];
+mov.u32 r1, %tid.x;
+setp.eq.u32 p, r1, 0;
+@p bra done;
+wait:
+ld.volatile.global.u32 r0, [a0];
+setp.eq.u32 q, r0, 0;
+@q bra wait;
+st.global.u32 [a0+8], r0;
+done:
+ret;
+}
+.visible .entry k(.param .u64 f)
+{
+.reg .b64 a<2>;
+ld.param.u64 a0, [f];
+{ .param .u64 pa; st.param.u64 [pa], a0; call.uni poll, (pa); }
+st.global.u32 [a0+12], 1;
 ret;
 }""",
     "cas16": """.visible .entry k(.param .u64 p)

@@ -13,7 +13,7 @@ G, T = np.arange(32) // 4, np.arange(32) % 4
 
 
 def _kernel(arch, body, decl):
-    version = "8.7" if arch == "sm_120" else "7.8"
+    version = "8.7" if arch in ("sm_100", "sm_120") else "7.8"
     return f"""
 .version {version}
 .target {arch}
@@ -44,7 +44,7 @@ def _run_both(ptx, arch, data, out_words):
 ARCHS = ["sm_80", "sm_86", "sm_89"]
 
 
-@pytest.mark.parametrize("arch", ARCHS + ["sm_90"])
+@pytest.mark.parametrize("arch", ARCHS + ["sm_90", "sm_100", "sm_120"])
 def test_f64_m8n8k4(arch):
     """A (lane: row g, k t) at in[lane], B (k t, column g) at in[32+lane], C (row g,
     columns 2t, 2t+1) at in[64+2 lane]; D stored like C. Random doubles: one rounding of the
@@ -102,9 +102,10 @@ TILES = [(("s4", "s4"), ""), (("u4", "s4"), ".satfinite"), (("s4", "u4"), ""), (
 
 
 # sm_90 and sm_120 have no 4-bit (nor xor-popc) tensor-core operands: the nibbles widen to
-# bytes, xor is two and-popc mmas (ptx2sass/sub_byte_mma.py); sm_120 has no BMMA at all
+# bytes, xor is two and-popc mmas (ptx2sass/mma_forms.py); sm_120 has no BMMA at all
 @pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS + ["sm_90"] for t in TILES]
-                         + [("sm_120", *t) for t in TILES if t[0] != "b1"])
+                         + [("sm_120", *t) for t in TILES if t[0] != "b1"]
+                         + [("sm_75", *t) for t in TILES if t[1] != "and"])
 def test_integer_tiles(arch, kind, extra):
     if kind == "b1":
         form = f"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{extra}.popc"
@@ -149,7 +150,8 @@ def _elements(word, ty):
 
 @pytest.mark.parametrize("arch,shape,ta,tb,extra,regs",
                          [(arch, *w) for arch in ("sm_80", "sm_89", "sm_90") for w in WIDE]
-                         + [("sm_120", *w) for w in WIDE if w[1] != "b1"])
+                         + [("sm_120", *w) for w in WIDE if w[1] != "b1"]
+                         + [("sm_75", *w) for w in WIDE if w[0] == "m8n8k16"])
 def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
     """The PTX ISA's mma fragments: A register r of lane (g, t) holds row g + 8 (r % 2),
     k from (r // 2) 4p + t p (p elements a register); B register r column g, k from

@@ -110,16 +110,11 @@ def test_spin_lock_code_waits_at_a_bsync_with_a_yield_in_the_loop():
     assert ops.index("YIELD") < ops.index("BSYNC")
 
 
-OURS_NO_YIELD = pytest.mark.xfail(
-    strict=True, reason="ptx2sass puts no YIELD in the polling loop (ptxas does, at 0x80): the "
-                        "emulator gives a turn only to paths that spin with a YIELD")
-
-
-@pytest.mark.parametrize("compiler, threads", [("ptxas", 32), ("ptxas", 64),
-                                               pytest.param("ours", 32, marks=OURS_NO_YIELD)])
+@pytest.mark.parametrize("compiler, threads", [("ptxas", 32), ("ptxas", 64), ("ours", 32), ("ours", 64)])
 def test_flag_handoff_within_a_warp(compiler, threads):
-    flag, count, _ = _launch(_cubin(FLAG_HANDOFF, compiler), threads)
+    flag, count, result = _launch(_cubin(FLAG_HANDOFF, compiler), threads, hazard_check=threads == 32)
     assert (flag, count) == (1, threads)      # thread 0's 1, then one per other thread
+    assert not result.hazards
 
 
 def test_without_the_turn_the_handoff_livelocks(monkeypatch):

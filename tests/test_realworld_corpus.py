@@ -40,11 +40,7 @@ BUGS = {
 
 # Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
 # they still differ, so it fails once fixed (then remove the entry).
-WRONG_RESULTS = {
-    "tile_shuffle_ops": "cg::tiled_partition<8> ballot (vote.sync.ballot with the tile's member mask "
-                        "in a register): isel/memory.py sel_vote ANDs the ballot with the mask; ptxas's "
-                        "converged path (REDUX.OR + R2UR P, then a plain VOTE.ANY) does not (its "
-                        "diverged path does); bits 12.. of every output differ",
+WRONG_RESULTS: dict[str, str] = {
 }
 
 # Kernels whose ptxas cubin the emulator cannot run (emulator gaps, issue 16 item 2): the

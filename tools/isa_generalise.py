@@ -8,6 +8,12 @@ seed, so every figure here is on inputs outside the probe's sources.
 
     py -m tools.isa_generalise --arch sm_89 --fuzz-seeds 0:100
     py -m tools.isa_generalise --arch all --held-back-only     # the CI test's inputs
+    py -m tools.isa_generalise --arch sm_90 --fuzz-seeds 0:200 --no-realworld \
+        --seed-words-out tools/isa_seeds/fuzz_hopper.words     # then isa_probe --seed-words
+
+`--seed-words-out` writes one failing word per failing form (with nvdisasm's text as its
+comment) in `isa_probe --seed-words`'s format: the words to probe the table from. Tune on one
+range of inputs and measure on another (the CI test's seeds 900000.. are never a source).
 
 The per-word check is `tools.isa_probe.check_words` (words whose differing bits the text
 cannot determine, a hidden descriptor register or a NaN payload, are counted apart).
@@ -89,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--held-back-only", action="store_true",
                     help="only the real-world corpus's held-back modules")
     ap.add_argument("--examples", type=int, default=2, help="examples per failing form")
+    ap.add_argument("--seed-words-out", help="write one failing word per failing form here "
+                                             "(isa_probe --seed-words format; one arch)")
     args = ap.parse_args(argv)
     archs = ARCHS if args.arch == ["all"] else tuple(args.arch)
     seeds = range(*map(int, args.fuzz_seeds.split(":"))) if args.fuzz_seeds else range(0)
@@ -103,7 +111,24 @@ def main(argv: list[str] | None = None) -> int:
             for e in examples[: args.examples]:
                 print(f"      {e}")
         bad += st["words"] - st["undetermined"] - st["encode_ok"] + st["words"] - st["decode_ok"]
+        if args.seed_words_out:
+            write_seed_words(Path(args.seed_words_out), arch, args.fuzz_seeds, st)
     return 1 if bad else 0
+
+
+_EXAMPLE = re.compile(r"^(.*?)  \[([0-9a-f]{32})\]")
+
+
+def write_seed_words(path: Path, arch: str, seeds: str, st: dict) -> None:
+    """The first failing word of each failing form, as probe seeds."""
+    lines = [f"# Words ptxas 13.5 writes for {arch} that the table could not read back: the fuzzer's",
+             f"# programs of seeds {seeds} (tools/isa_generalise.py --seed-words-out); one per form."]
+    for key, examples in sorted(st["determined_failures"].items()):
+        m = _EXAMPLE.match(examples[0])
+        if m:
+            lines.append(f"0x{m.group(2)}  # {m.group(1).strip()}")
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {len(lines) - 2} seed words to {path}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ class Options:
     size: int | None = None
     peel: int = 12
     hazard_check: bool = True
+    arch: str = "sm_89"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -69,6 +70,7 @@ def peel_until(prog: Program, options: Options, stop=None):
     while True:
         rendered = render(prog)
         case = case_from_program(prog, rendered)
+        case.arch = options.arch
         out = run_case(case, hazard_check=options.hazard_check, known_valid=bool(attempts))
         attempts.append(out)
         if stop is not None and stop(out):

@@ -33,7 +33,7 @@ def _options(args) -> Options:
         if f not in FEATURES:
             raise SystemExit(f"ptx2sass-fuzz: unknown feature {f!r}; known: {', '.join(sorted(FEATURES))}")
     return Options(features=feats, exclude=excl, size=args.size, peel=args.peel,
-                   hazard_check=not args.no_hazard_check)
+                   hazard_check=not args.no_hazard_check, arch=getattr(args, "arch", "sm_89"))
 
 
 def _write_report(results, out: Path, meta: dict) -> dict:
@@ -213,6 +213,8 @@ def _common(p) -> None:
     p.add_argument("--size", type=int, help="statements per program (default: random)")
     p.add_argument("--peel", type=int, default=12, help="refused statements peeled off before giving up")
     p.add_argument("--no-hazard-check", action="store_true")
+    p.add_argument("--arch", default="sm_89",
+                   help="the GPU both compilers target (sm_75 .. sm_120; the programs are sm_89 PTX)")
 
 
 def parser() -> argparse.ArgumentParser:

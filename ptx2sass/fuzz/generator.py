@@ -27,7 +27,7 @@ FEATURES: dict[str, float] = {
     "divergent": 0.5, "loop": 0.5, "break": 0.25, "call": 0.2, "exit": 0.15, "store": 0.3,
     "global": 0.3, "vector": 0.25, "shared": 0.25, "barrier": 0.25, "local": 0.2,
     "atomic": 0.3, "contended": 0.25, "warp": 0.3, "mma": 0.12, "video": 0.15, "special": 0.25,
-    "fmadoff": 0.2, "switch": 0.2, "forms": 0.95,
+    "fmadoff": 0.2, "switch": 0.2, "forms": 0.95, "texture": 0.35,
 }
 ALWAYS = ("int32",)
 
@@ -1421,7 +1421,13 @@ OPS: list[tuple[str, float, object]] = [
     ("warp", 1.2, op_warp), ("mma", 0.8, op_mma), ("video", 1.0, op_video),
     ("forms", 11.0, lambda g, c: _op_forms(g, c)),
     ("mma", 4.0, lambda g, c: _op_wmma(g, c)),      # 426 forms, 5 a statement
+    ("texture", 3.0, lambda g, c: _op_texture(g, c)),    # 517 inventory forms, 2 a statement
 ]
+
+
+def _op_texture(g, ctx):
+    from ptx2sass.fuzz.textures import op_texture
+    return op_texture(g, ctx)
 
 
 def _op_wmma(g, ctx):
@@ -1459,6 +1465,7 @@ class Generator:
         self._n_local = rng.randint(1, 2)
         self.in_words_count = 0
         self.isa_draws: dict[str, int] = {}     # inventory forms drawn per family (forms.py)
+        self.texture_objects: dict[str, dict] = {}  # bound texture/surface descriptors (textures.py)
 
     def on(self, feature: str) -> bool:
         return feature in self.features
@@ -1672,7 +1679,8 @@ class Generator:
                 r = self.new_reg("b32")
                 body.insert(rng.randrange(len(body) + 1), self._touch(r))
         return Program(self.seed, self.regs, body, self.funcs, grid, block, self.prog_fmad,
-                       tuple(sorted(self.features)), self.pressure, self._n_local)
+                       tuple(sorted(self.features)), self.pressure, self._n_local,
+                       objects=dict(self.texture_objects))
 
     def _touch(self, r: Reg) -> Op:
         """A cheap statement that reads a pool register into another (keeps it live)."""

@@ -68,8 +68,10 @@ class Case:
     spaces: list = field(default_factory=list)
     shapes: list = field(default_factory=list)
     pressure: str = ""
+    objects: dict = field(default_factory=dict)   # texture/surface descriptors by name (fuzz/textures.py)
     kernel: str = "fuzz_kernel"
     version: int = INPUTS_VERSION
+    arch: str = "sm_89"       # the GPU both compilers target (the PTX says `.target sm_89`)
 
     @property
     def threads(self) -> int:
@@ -102,7 +104,8 @@ def case_from_program(prog: Program, rendered=None) -> Case:
     return Case(r.text, prog.seed, tuple(prog.grid), tuple(prog.block), prog.fmad, r.record_bytes,
                 list(r.inputs), list(r.params),
                 [(s.name, s.kind, s.floats, s.tolerance, s.key, s.where) for s in r.slots],
-                list(prog.features), r.keys, r.spaces, r.shapes, prog.pressure)
+                list(prog.features), r.keys, r.spaces, r.shapes, prog.pressure,
+                {n: d for n, d in prog.objects.items() if any(p[2] == n for p in r.params if p[1] == "handle")})
 
 
 # ------------------------------------------------------------------------------ values
@@ -150,6 +153,7 @@ class LaunchData:
     params: list           # emulator Params, in order
     buffers: dict          # name -> (size, initial bytes)
     out_bytes: int
+    objects: list = field(default_factory=list)   # texture/surface objects, bound 1, 2, … in order
 
 
 def launch_data(case: Case) -> LaunchData:
@@ -185,13 +189,22 @@ def launch_data(case: Case) -> LaunchData:
     atom = np.concatenate([counters, private, scratch]).view(np.uint8)
     out_size = threads * nslots * SLOT_BYTES
     params = [Param(buffer="out"), Param(buffer="in"), Param(buffer="atom")]
+    objects = []
     for name, ptype, view, reg in case.params:
+        if ptype == "handle":              # a texture/surface: bound in parameter order
+            from ptx2sass.emu.textures import KIND_BIT
+            from ptx2sass.fuzz.textures import build
+            obj = build(case.objects[view], case.seed)
+            objects.append(obj)
+            kind = "surface" if case.objects[view]["kind"].startswith("surface") else "texture"
+            params.append(Param(type="u64", value=KIND_BIT[kind] | len(objects)))
+            continue
         draw = view if BITS.get(view) == BITS[ptype] else ptype
         v = int(values(draw, 1, _rng(case.seed, 2000 + reg))[0]) & ((1 << BITS[ptype]) - 1)
         params.append(Param(type=PARAM_FORMAT[ptype], value=v))
     buffers = {"out": (out_size, bytes([OUT_FILL]) * out_size), "in": (in_size, inb.tobytes()),
                "atom": (atom.nbytes, atom.tobytes())}
-    return LaunchData(params, buffers, out_size)
+    return LaunchData(params, buffers, out_size, objects)
 
 
 def case_header(case: Case, extra: dict | None = None) -> str:

@@ -188,6 +188,7 @@ class Program:
     pressure: str = "low"
     local_arrays: int = 0
     observe: set | None = None    # register ids stored at the end (None: every one the body names)
+    objects: dict = field(default_factory=dict)   # texture/surface name -> descriptor (fuzz/textures.py)
 
     @property
     def threads_per_block(self) -> int:
@@ -269,7 +270,10 @@ class Rendered:
 _MOVES = ("mov.", "ld.", "selp.", "shfl.", "st.", "slct.", "atom.global.exch", "atom.shared.exch")
 _FLOAT_VIEWS = {"f32": 32, "f64": 64, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32}
 _PLACEHOLDER = re.compile(r"\$([a-z]+[0-9]*)")
-INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq", "wsg", "wss")
+from ptx2sass.fuzz.textures import OBJECTS as TEXTURE_OBJECTS  # noqa: E402
+
+INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq", "wsg", "wss",
+               *TEXTURE_OBJECTS)
 SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat", "blob": "p_blob"}
 SQ_BYTES = 32                # g_sq: every thread's own 32 shared bytes (loads/stores/atomics of any width)
 BLOB_BYTES = 32              # p_blob: a kernel parameter that .param-space loads read
@@ -653,6 +657,8 @@ _INFRA = {
     "wss": ("b32", ["and.b32 %g_wss, %g_tid, -32;", "mov.u32 %g_t32, g_wsc;",
                     "mad.lo.u32 %g_wss, %g_wss, 128, %g_t32;"], ("tid", "t32")),
 }
+# texture/surface handles: `.u64` kernel parameters the launcher binds (fuzz/textures.py)
+_INFRA.update({n: ("b64", [f"ld.param.u64 %g_{n}, [p_{n}];"], ()) for n in TEXTURE_OBJECTS})
 SHARED_COUNTER_BYTES = 64     # after the per-thread words: counters for contended shared atomics
 
 
@@ -836,9 +842,11 @@ def render(prog: Program) -> Rendered:
     kernel_decls = [f"    .local .align 32 .b32 g_{n}[{LOCAL_ARRAY_WORDS}];" for n in loc]
 
     param_decl = [".param .u64 p_out", ".param .u64 p_in", ".param .u64 p_atom"]
+    params += [(f"p_{n}", "handle", n, -1) for n in sorted(rd.infra_used) if n in TEXTURE_OBJECTS]
     if "blob" in rd.infra_used:
         params.append(("p_blob", "blob", "u64", -1))
-    param_decl += [f".param .{t} {n}" if t != "blob" else f".param .align 16 .b8 {n}[{BLOB_BYTES}]"
+    param_decl += [f".param .{t} {n}" if t not in ("blob", "handle") else
+                   f".param .u64 {n}" if t == "handle" else f".param .align 16 .b8 {n}[{BLOB_BYTES}]"
                    for n, t, _, _ in params]
     head = [f".version {PTX_VERSION}", f".target {TARGET}", ".address_size 64", ""]
     plain = [(t, None) for t in head + mod_decls + ([""] if mod_decls else [])]

@@ -50,6 +50,7 @@ class Reducer:
             case = case_from_program(self.prog)
         except Exception:  # noqa: BLE001 - a candidate the renderer cannot express
             return False
+        case.arch = self.options.arch
         out = run_case(case, hazard_check=self.options.hazard_check)
         sigs = [s for _, s in out.findings] or [out.sig]
         return self.signature in sigs

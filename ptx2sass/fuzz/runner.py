@@ -112,7 +112,16 @@ class Outcome:
 _UNDECODABLE = re.compile(r"cannot decode instruction word (0x[0-9a-fA-F]+)")
 
 
-def emu_signature(reason: str) -> str:
+def ptx_for(case: Case) -> str:
+    """The program as both compilers get it: its `.target sm_89` lowered to the case's arch
+    where that is older (ptxas refuses a newer `.target`; newer archs take sm_89 PTX)."""
+    from ptx2sass.encoder.arch import target
+    if target(case.arch).sm < 89:
+        return case.text.replace(".target sm_89", f".target {case.arch}", 1)
+    return case.text
+
+
+def emu_signature(reason: str, arch: str = ARCH) -> str:
     """A fault's signature; for a word the emulator cannot decode, nvdisasm's reading of it
     (registers and numbers taken out), which names the form to add."""
     m = _UNDECODABLE.search(reason)
@@ -120,7 +129,7 @@ def emu_signature(reason: str) -> str:
         word = int(m.group(1), 16)
         try:
             from ptx2sass import oracle
-            run = oracle.nvdisasm_raw(word.to_bytes(16, "little"), ARCH)
+            run = oracle.nvdisasm_raw(word.to_bytes(16, "little"), arch)
             text = next((ln.split("*/", 1)[-1].split("/*")[0].strip(" ;") for ln in run.stdout.splitlines()
                          if "/*0000*/" in ln), "")
             if text:
@@ -146,7 +155,7 @@ def _crash_signature(err: BaseException) -> str:
 def compile_ptxas(case: Case) -> tuple[bytes | None, str]:
     from ptx2sass import oracle
     opts = () if case.fmad else ("--fmad=false",)
-    run = oracle.ptxas(case.text, ARCH, opts, name="fuzz.ptx")
+    run = oracle.ptxas(ptx_for(case), case.arch, opts, name="fuzz.ptx")
     if not run.ok:
         first = next((ln for ln in run.stderr.splitlines() if "error" in ln or "fatal" in ln), run.stderr)
         return None, first.strip()
@@ -155,7 +164,7 @@ def compile_ptxas(case: Case) -> tuple[bytes | None, str]:
 
 def compile_ours(case: Case) -> bytes:
     import ptx2sass
-    return ptx2sass.compile(case.text, ARCH, filename="fuzz.ptx", fmad=case.fmad)
+    return ptx2sass.compile(ptx_for(case), case.arch, filename="fuzz.ptx", fmad=case.fmad)
 
 
 def load(cubin: bytes, kernel: str):
@@ -174,7 +183,7 @@ def execute(program, case: Case, hazard_check: bool = True):
     from ptx2sass.emu.launch import run_buffers
     data = launch_data(case)
     return run_buffers(program, case.grid, case.block, data.params, data.buffers,
-                       budget=BUDGET, hazard_check=hazard_check)
+                       budget=BUDGET, hazard_check=hazard_check, objects=data.objects)
 
 
 def stats(program, result) -> dict:
@@ -358,7 +367,7 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
             except EmuFault as e:
                 if not _UNDECODABLE.search(e.reason):
                     raise
-                findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason)}"))
+                findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason, case.arch)}"))
                 fell_back = True
                 theirs_prog = load_from_listing(theirs_cubin, case.kernel)
             theirs = execute(theirs_prog, case, hazard_check)
@@ -368,7 +377,7 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
         if "budget" in e.reason:
             return Outcome("timeout", "timeout: budget on ptxas's cubin", str(e), seconds=seconds)
         if not fell_back:       # a second fault of the fallback decoding is the same gap
-            findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason)}"))
+            findings.append(("emu_fail", f"emu_fail: {emu_signature(e.reason, case.arch)}"))
         return _finish(findings, str(e), {}, {}, seconds)
     except Exception as e:  # noqa: BLE001
         if not fell_back:
@@ -388,7 +397,7 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
         return Outcome("timeout", "timeout: emulator on our cubin", seconds=seconds, theirs=theirs_stats,
                        findings=findings)
     except EmuFault as e:
-        findings.insert(0, ("mismatch", f"mismatch: ours faults: {emu_signature(e.reason)}"))
+        findings.insert(0, ("mismatch", f"mismatch: ours faults: {emu_signature(e.reason, case.arch)}"))
         return _finish(findings, str(e), {}, theirs_stats, seconds)
     except Exception as e:  # noqa: BLE001
         findings.insert(0, ("mismatch", "mismatch: ours faults: " + _crash_signature(e)))

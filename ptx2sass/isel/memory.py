@@ -1361,19 +1361,24 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        members = self.sync_members(mask)
         # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
         signed = _signed(ins.type) and op in ("add", "min", "max")
         mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
         src = self.reg_part(a)
-        if members is None:
-            # the active lanes may be more than the members: the others bring the operation's
-            # identity
-            identity = {"add": 0, "or": 0, "xor": 0, "and": 0xFFFFFFFF,
-                        "min": 0x7FFFFFFF if signed else 0xFFFFFFFF, "max": 0x80000000 if signed else 0}[op]
-            own = VOp(self.mf.new_vreg())
-            self.emit("SEL", (), [own, src, Imm(identity) if identity else RZ, self.lanes_in(mask)])
-            src = own
+        if self.known_constant(mask) is None:
+            # a run-time mask may differ between lanes (cooperative groups' tiles), and REDUX
+            # has one result per warp: as ptxas, `WARPSYNC.EXCLUSIVE mask` runs each mask's
+            # lanes apart, one group after the other, through the REDUX and the read of its
+            # uniform result; a WARPSYNC of the lanes that came in joins them again (ptxas:
+            # a BSYNC)
+            came = VOp(self.mf.new_vreg())
+            self.emit("VOTE", ("ANY",), [came, PT, PT], ndefs=2)
+            self.emit("WARPSYNC", ("EXCLUSIVE",), [self.reg_part(mask)], ndefs=0)
+            self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
+            self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+            self.emit("WARPSYNC", (), [came], ndefs=0)
+            return
+        self.sync_members(mask)
         self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
 

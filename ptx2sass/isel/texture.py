@@ -294,7 +294,7 @@ class TextureSelection:
         fetch = ctype in ("s32", "u32")
         if mode == "grad" and (fetch or geo in ("3d",) + CUBES):
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
-        if fetch and mode is not None:
+        if fetch and mode == "grad":
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
         handle = self.handle_word(ins, ins.srcs[0])
         lo, hi = self.texture_results(ins)
@@ -310,8 +310,10 @@ class TextureSelection:
             self.finish_texture(ins, "TXD", ("B",) if reg_handle else (), lo, hi, sources, handle, name)
             return
         if fetch:
-            sources, scr = self.texture_sources((coords, reg_handle))
-            mods = ("SCR",) * bool(scr) + ("B",) * bool(reg_handle) + ("LZ",)
+            # `.level`: TLD.LL.CL with the level after the handle (ptxas), else level zero
+            lod = extra[:1] if mode == "level" else []
+            sources, scr = self.texture_sources((coords, [*reg_handle, *lod]))
+            mods = ("SCR",) * bool(scr) + ("B",) * bool(reg_handle) + (("LL", "CL") if lod else ("LZ",))
             self.finish_texture(ins, "TLD", mods, lo, hi, sources, handle, FETCH_GEOMETRY.get(name, name))
             return
         lod = LOD_NONE if mode is None else extra[0]

@@ -44,7 +44,10 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
 def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None:
     for _ in range(rounds):
         changed = propagate_copies(fn)
-        changed |= fold_constants(fn)
+        if fold_constants(fn):
+            # what folded is mostly unread now: gone before the other passes look at it
+            remove_dead_code(fn)
+            changed = True
         changed |= eliminate_common_subexpressions(fn)
         if contract:
             changed |= contract_multiply_add(fn)

@@ -198,9 +198,11 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
 
 def unroll_counted_loops(fn: ir.Function) -> bool:
     changed = False
+    present = {id(b) for b in fn.blocks}       # (a search of fn.blocks per block was quadratic)
     for h in list(fn.blocks):
-        if h in fn.blocks and h is not fn.entry and _unroll(fn, h):
+        if id(h) in present and h is not fn.entry and _unroll(fn, h):
             changed = True
+            present = {id(b) for b in fn.blocks}
     return changed
 
 

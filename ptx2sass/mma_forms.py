@@ -1,5 +1,5 @@
-"""Sub-byte `mma` on tensor cores that take no 4-bit or xor-popc operands (sm_90 and later),
-lowered to the integer mmas those targets have.
+"""`mma` forms a target's tensor cores lack, rewritten before selection as the ones it has
+(as its ptxas does): sub-byte operands on sm_90 and later, k = 16 and m = 16 shapes on sm_75.
 
 s4/u4: a 32-bit A or B register holds 8 nibbles of consecutive k; the low four widen to the
 bytes of one s8/u8 register and the high four to another (sign- or zero-extended), and the
@@ -20,6 +20,11 @@ and-popc mmas, the second accumulating onto the first.
 m8n8k16 s8/u8 where the target has no 8x8 integer tile (sm_100/120): the m16n8k16 mma
 whose upper eight rows are the same A row block and whose C's upper half is 0; D's first two
 registers are the 8x8 result (ptxas 13.5 does the same).
+
+sm_75 (no k = 16 HMMA, no m16n8 IMMA; these come from wmma's lowering): f16 m16n8k16 as two
+m16n8k8 (A registers 0-1 and B register 0 first, then A 2-3 and B 1 onto that: the fragments
+of k 0-7 and 8-15), s8/u8 m16n8k16 as two m8n8k16 (A register 0 with C/D registers 0-1, A
+register 1 with 2-3: rows g and g + 8).
 """
 from __future__ import annotations
 
@@ -41,21 +46,25 @@ def nibble_types(ins: ir.Instr) -> list[str]:
 
 
 def lowers(ins: ir.Instr, arch) -> bool:
-    """Whether `lower_sub_byte_mma` rewrites this dense `mma` for `arch`."""
+    """Whether `lower_mma_forms` rewrites this dense `mma` for `arch`."""
     if ins.opcode != "mma" or ins.guard is not None or any(m.startswith("sp") for m in ins.modifiers) \
-            or "row" not in ins.modifiers or "col" not in ins.modifiers or not arch.mma_k16:
+            or "row" not in ins.modifiers or "col" not in ins.modifiers:
         return False
     shape = _shape(ins)
-    if arch.mma_8x8_tiles:
-        return False
     if len(nibble_types(ins)) == 2:
-        return shape in HALVES and ins.type == "s32" and _counts_fit(ins, *HALVES[shape][1:])
-    if "b1" in ins.modifiers and "xor" in ins.modifiers and "popc" in ins.modifiers:
-        return "xor" not in arch.binary_mma_ops and "and" in arch.binary_mma_ops \
+        return arch.mma_k16 and not arch.mma_8x8_tiles and shape in HALVES and ins.type == "s32" \
+            and _counts_fit(ins, *HALVES[shape][1:])
+    if "b1" in ins.modifiers:
+        return "xor" in ins.modifiers and "popc" in ins.modifiers and arch.mma_k16 \
+            and "xor" not in arch.binary_mma_ops and "and" in arch.binary_mma_ops \
             and shape in ("m8n8k128", "m16n8k128", "m16n8k256")
+    bytes_ = tuple(ins.types[:2]) in {(a, b) for a in ("s8", "u8") for b in ("s8", "u8")}
     if shape == "m8n8k16" and ins.type == "s32" and not arch.integer_mma_8x8:
-        return tuple(ins.types[:2]) in {(a, b) for a in ("s8", "u8") for b in ("s8", "u8")} \
-            and _counts_fit(ins, 1, 1, 2)
+        return bytes_ and _counts_fit(ins, 1, 1, 2)
+    if shape == "m16n8k16" and not arch.mma_k16:
+        if ins.type == "s32":
+            return bytes_ and arch.integer_mma_8x8 and _counts_fit(ins, 2, 1, 4)
+        return ins.types[:2] == ("f16", "f16") and _counts_fit(ins, 4, 2, 4 if ins.type == "f32" else 2)
     return False
 
 
@@ -72,7 +81,7 @@ def _counts_fit(ins, n_a, n_b, n_c) -> bool:
     return len(ins.dests) == n_c and len(ins.srcs) == n_a + n_b + n_c
 
 
-def lower_sub_byte_mma(fn: ir.Function, arch) -> None:
+def lower_mma_forms(fn: ir.Function, arch) -> None:
     """Rewrite, in place, every mma of `fn` that `arch`'s tensor cores cannot take as written."""
     for block in fn.blocks:
         if not any(i.opcode == "mma" for i in block.instrs):
@@ -95,8 +104,12 @@ class _Lowering:
             self.nibbles()
         elif "b1" in ins.modifiers:
             self.xor_as_ands()
-        else:
+        elif _shape(ins) == "m8n8k16":
             self.tile_as_16_rows()
+        elif ins.type == "s32":
+            self.rows_as_tiles()
+        else:
+            self.k16_as_k8()
 
     # ---- helpers ------------------------------------------------------------------------
     def op(self, opcode, srcs, type_="b32", modifiers=(), dest_type="b32") -> ir.Value:
@@ -186,3 +199,23 @@ class _Lowering:
         zero = self.zero()
         self.mma(list(ins.dests) + upper, [a, a, b, c0, c1, zero, zero], "m16n8k16", ins.types,
                  mods)
+
+    # ---- sm_75: m16n8k16 from two smaller mmas --------------------------------------------
+    def k16_as_k8(self) -> None:
+        ins = self.ins
+        a, b, c = ins.srcs[:4], ins.srcs[4:6], ins.srcs[6:]
+        first = [self.fn.new_value(d.type) for d in ins.dests]
+        self.mma_as(first, a[:2] + b[:1] + c, "m16n8k8")
+        self.mma_as(ins.dests, a[2:] + b[1:] + first, "m16n8k8")
+
+    def rows_as_tiles(self) -> None:
+        ins = self.ins
+        a, b, c = ins.srcs[:2], ins.srcs[2], ins.srcs[3:]
+        for row in range(2):
+            self.mma_as(ins.dests[2 * row:2 * row + 2], [a[row], b] + c[2 * row:2 * row + 2], "m8n8k16")
+
+    def mma_as(self, dests, srcs, shape) -> None:
+        """This mma's own form (types, `.satfinite`) at another `shape`."""
+        ins = self.ins
+        mods = tuple(shape if m == _shape(ins) else m for m in ins.modifiers)
+        self.out.append(ir.Instr("mma", list(dests), list(srcs), mods, ins.type, ins.types, line=ins.line))

