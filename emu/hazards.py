@@ -77,9 +77,11 @@ class WarpTiming:
         self.group_issued: dict = {}
         self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
         self.seq = 0
+        # predicate register -> seq of its last write (guards of exclusive writers)
+        self.predicate_written: dict[tuple, int] = {}
 
     _OWN = ("t", "ready", "pending", "sb_release", "sb_readers", "sb_queues", "seq", "late_reads",
-            "group_issued")
+            "group_issued", "predicate_written")
 
     def clone(self) -> "WarpTiming":
         c = WarpTiming.__new__(WarpTiming)
@@ -92,6 +94,7 @@ class WarpTiming:
         c.seq = self.seq
         c.late_reads = dict(self.late_reads)
         c.group_issued = dict(self.group_issued)
+        c.predicate_written = dict(self.predicate_written)
         for k, v in self.__dict__.items():      # what subclasses of the model keep here
             if k not in self._OWN:
                 setattr(c, k, copy.deepcopy(v))
@@ -247,7 +250,7 @@ class TimingModel:
             covered = clock.sb_queues[sb]
             done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
             for reg in done:
-                _, off, pop, _, _, who = pending.pop(reg)
+                _, off, pop, _, _, who, _ = pending.pop(reg)
                 ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
             if clock.late_reads:
                 # a load whose result arrived has read its sources, and so has every
@@ -299,7 +302,7 @@ class TimingModel:
             mine = lanes if reg[0] in _PER_LANE else _ALL
             p = pending.get(reg)
             if p is not None:
-                sb, off, pop, q, _, who = p
+                sb, off, pop, q, _, who, _ = p
                 if not who & mine:
                     pass
                 elif q == facts.unit and facts.in_order:
@@ -333,7 +336,8 @@ class TimingModel:
                 p = pending.get(reg)
                 # a later result of the same in-order unit lands after the pending one
                 # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
-                if p is not None and p[5] & mine and not (variable and p[3] == facts.queue):
+                if p is not None and p[5] & mine and not (variable and p[3] == facts.queue) \
+                        and not _exclusive_guards(p[6], facts, clock):
                     self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
                                              f"write it (SB{p[0]} not waited)")
                     pending.pop(reg)
@@ -363,10 +367,13 @@ class TimingModel:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
                         mine |= p[5]
-                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine)
+                    guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
+                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
                     ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
+                if reg[0] == "P":
+                    clock.predicate_written[reg] = clock.seq
         # 4. Scoreboards set by this instruction.
         if facts.sets_scoreboards:
             wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
@@ -414,7 +421,7 @@ def _read_latency(lat, *key) -> int:
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
-    __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard",
+    __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
                  "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never")
 
@@ -440,11 +447,23 @@ class _StepFacts:
         self.after_barrier = op in lat.AFTER_BARRIER[0]
         g = ins.guard
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
+        self.guard_inv = bool(g is not None and g.inv)
         self.never = g is not None and g.file == "P" and g.index == 7 and g.inv      # @!PT
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset
         self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)
+
+
+def _exclusive_guards(pending_guard, facts, clock) -> bool:
+    """A pending variable-latency write and this one write no lane in common: they are
+    guarded by the same predicate with opposite senses, unchanged since the pending one
+    issued (ptxas: `@!P0 LDG R6` then `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` with no wait)."""
+    if pending_guard is None or facts.guard is None:
+        return False
+    guard, inv, seq = pending_guard
+    return (guard == facts.guard and inv != facts.guard_inv and guard[0] == "P"
+            and clock.predicate_written.get(guard, -1) < seq)
 
 
 def _lanes(active) -> int:

@@ -435,7 +435,9 @@ class Machine:
         self.R = np.zeros((256, T), dtype=np.uint32)
         self.P = np.zeros((8, T), dtype=bool)
         self.P[7] = True                                  # PT
-        self.UR = np.zeros((W, 64), dtype=np.uint32)
+        # uniform registers: 63 and URZ before sm_100; the blackwell words' 8-bit fields
+        # name up to UR254 (ptxas writes UR69 for sm_100)
+        self.UR = np.zeros((W, 256), dtype=np.uint32)
         self.UP = np.zeros((W, 8), dtype=bool)
         self.UP[:, 7] = True                              # UPT
         self.pc = np.zeros(T, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""Warp-collective operations: SHFL, VOTE, MATCH, REDUX. They act on the lanes executing the
+"""Warp-collective operations: SHFL, VOTE, MATCH, REDUX, CREDUX. They act on the lanes executing the
 instruction together (the active mask); a source lane that is not active reads its stale
 register, as hardware's result is undefined there."""
 from __future__ import annotations
@@ -7,6 +7,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Reg
 
+from .errors import EmuFault
 from .lanes import PerWarp
 from .machine import LANES, mask_to_int  # noqa: F401
 from .ops_int import _s64
@@ -152,3 +153,43 @@ def op_redux(w, s, active, mask):
     else:
         r = int(np.bitwise_xor.reduce(v))
     w.w(d, np.full(w.width, r & 0xFFFFFFFF, dtype=U32), mask)
+
+
+_CANONICAL_NAN = 0x7FFFFFFF
+
+
+@semantics("CREDUX", vector=True)
+def op_credux(w, s, active, mask):
+    """`CREDUX.{MIN,MAX,MINABS,MAXABS}[.S32|.F32][.NAN] UR, R` (sm_100's redux.sync min/max,
+    its result in a uniform register): the minimum or maximum of R over the executing lanes,
+    unsigned without a type. `.F32` (PTX `redux.sync.min/max{.abs}{.NaN}.f32`): -0 is below
+    +0; `ABS` reduces the absolute values; NaN inputs are left out unless `.NAN`, which makes
+    any NaN give the canonical NaN (0x7fffffff), as does an all-NaN input."""
+    if w.warp < 0:
+        raise PerWarp()
+    mods = s.ins.modifiers
+    d = next(op for op in s.ins.operands if isinstance(op, Reg) and op.file == "UR")
+    v = np.broadcast_to(w.r(s.ins.operands[-1]), (w.width,))[mask].astype(U32)
+    if len(v) == 0:
+        return
+    kind = next(m for m in mods if m in ("MIN", "MAX", "MINABS", "MAXABS"))
+    smallest = kind.startswith("MIN")
+    if "F32" in mods:
+        if kind.endswith("ABS"):
+            v = v & U32(0x7FFFFFFF)
+        f = v.view(np.float32)
+        nan = np.isnan(f)
+        if nan.all() or ("NAN" in mods and nan.any()):
+            r = _CANONICAL_NAN
+        else:
+            bits = v[~nan]
+            # order the bit patterns as the floats they are, -0 below +0
+            key = np.where(bits >> U32(31), ~bits, bits | U32(0x80000000))
+            pick = np.argmin(key) if smallest else np.argmax(key)
+            r = int(bits[pick])
+    elif kind.endswith("ABS"):
+        raise EmuFault(f"{s.ins.mnemonic}: the absolute reduction of integers is not established")
+    else:
+        vals = _s64(v) if "S32" in mods else v.astype(np.int64)
+        r = int(vals.min() if smallest else vals.max()) & 0xFFFFFFFF
+    w.w(d, np.full(w.width, r, dtype=U32), mask)

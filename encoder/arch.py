@@ -173,6 +173,17 @@ class Target:
     # (sm_120: 0; None: no record)
     reserved_shared_section_bytes: int = 0
     vrc_cta_init_count: int | None = None
+    # the uniform warp reduction CREDUX (`redux.sync.min/max{.abs}{.NaN}.f32`, sm_100a/sm_103a:
+    # the blackwell table's sm_100 forms); the frontend refuses the f32 forms elsewhere
+    credux: bool = False
+    # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
+    # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
+    # sm_120 (None: its own name)
+    own_forms: str | None = None
+    # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
+    # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
+    # internal symbol there (None)
+    reserved_smem_cap: int | None = None
 
     @property
     def full_name(self) -> str:
@@ -248,7 +259,12 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, binary_mma_ops=(), sparse_mma=True,
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, minmax_type_shown=True, uniform_move_is_mov=True,
-                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0)
+                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
+
+# sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
+                      saturating_viadd=False, fp8_mma=False,
+                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
 # What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
@@ -281,17 +297,20 @@ _TABLE = [
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",
           driver_cbank=_HOPPER_DRIVER_CBANK, **_HOPPER_CODEGEN),
     # sm_100 (B200): sm_120's cubin facts, constant-bank words and section layout (ptxas
-    # 13.5's sm_100 and sm_120 cubins of the same kernel match there); sm_100's own forms
+    # 13.5's sm_100 and sm_120 cubins of the same kernel match there, but for SW_WAR: 8 on
+    # sm_100, as on sm_90); sm_100's own forms
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
-    _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False, saturating_viadd=False,
-                                             fp8_mma=False,
-                                             minmax_predicate_outputs=True)),
-    _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
+    _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN),
+    # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5)
+    _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, own_forms="sm_100"),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN),
-    _info(121, "blackwell", 0x6007902, 0x380, None, False, True),
+    # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
+    _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120"),
 ]
 ARCHS: dict[str, Target] = {a.name: a for a in _TABLE}
 

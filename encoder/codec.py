@@ -128,7 +128,10 @@ class Table:
         self._low: dict[str | None, dict] = {}
 
     def _rank(self, form_arch: str | None, arch: str | None) -> int:
-        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch."""
+        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch (`sm_100a`
+        and `sm_100f` have sm_100's forms)."""
+        if arch is not None:
+            arch = _own_forms(arch)
         if arch is None or form_arch == arch:
             return 0
         return 1 if form_arch in (None, self.primary) else 2
@@ -178,6 +181,16 @@ class Table:
                         (pos, mask, value, (rank, neg_bits)))
             self._low[arch] = out
         return self._low[arch]
+
+
+@functools.cache
+def _own_forms(arch: str) -> str:
+    """The arch whose own table forms `arch` reads (`sm_100a`, `sm_103`: sm_100's)."""
+    try:
+        t = target(arch)
+    except UnknownArch:
+        return arch
+    return t.own_forms or t.name
 
 
 def _family_or(arch: str, default: str) -> str:

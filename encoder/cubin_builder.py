@@ -210,6 +210,7 @@ DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 # no `.nv.rel.action`.
 SHT_CUDA_COMPAT_INFO = 0x70000086
 RESERVED_SHARED = ".nv.shared.reserved.0"
+RESERVED_CAP = ".nv.reservedSmem.cap"        # cubin_layout keeps the same name
 STO_CUDA_RESERVED_SHARED = 0xA0
 STV_INTERNAL = 1
 CUINFO_NOTE_FLAGS_HOPPER = 0x1000040        # SHF_INFO_LINK: `sh_info` names `.nv.compat`
@@ -528,7 +529,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
-        if hopper and k is first_shared:
+        if hopper and k is first_shared and info.reserved_smem_cap is not None:
+            syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
+        elif hopper and k is first_shared:
             # what is left of the relocation ptxas resolved against the reserved offset
             syms.append(Symbol("", other=STV_INTERNAL))
         if k is file_order[0]:       # relocatable: visible and undefined variables

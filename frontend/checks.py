@@ -662,6 +662,10 @@ class Checker:
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")
+        for form, targets in isa.TARGET_LIMITED_FORMS.items():
+            name, _, kind = form.partition(".")
+            if op == name and "." + kind in ins.modifiers and self.target_name not in targets:
+                problems.append(f"Instruction '{form}' not supported on .target '{self.target_name}'")
         packed = next((t for t in (".f16x2", ".bf16x2") if t in ins.modifiers), None)
         if op == "cvt" and ".satfinite" in ins.modifiers and packed and ".f32" in ins.modifiers \
                 and self.version < (8, 1):

@@ -500,6 +500,9 @@ class Feature:
 
 # Instructions only the arch-specific targets (`sm_90a`, `sm_100a`/`f`, ...) have.
 ARCH_SPECIFIC_OPCODES = frozenset(("setmaxnreg", "wgmma", "tcgen05"))
+# Instruction forms only some arch-specific targets have ("opcode.type" -> the `.target`s ptxas
+# 13.5 accepts them for; elsewhere: "Instruction 'redux.f32' not supported on .target ...")
+TARGET_LIMITED_FORMS = {"redux.f32": frozenset(("sm_100a", "sm_100f", "sm_103a", "sm_103f"))}
 
 # Keyed by opcode, or opcode plus one modifier, as written in the instruction.
 FEATURES: dict[str, Feature] = {

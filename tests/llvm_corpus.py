@@ -70,12 +70,13 @@ def _scalar(p: dict):
             "f64": np.float64}[p["type"]](p["value"])
 
 
-def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None):
-    """Run one kernel of the corpus on its inputs: (LaunchResult, {buffer: array})."""
+def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None, timing=None):
+    """Run one kernel of the corpus on its inputs: (LaunchResult, {buffer: array});
+    `timing`: the hazard checker's timing model class (the latency audit's)."""
     data = inputs(entry)
     params = [data[p["name"]] if p["kind"] == "buffer" else _scalar(p) for p in entry["params"]]
     result = run(cubin, entry["entry"], tuple(entry["grid"]), tuple(entry["block"]), params,
-                 hazard_check=hazard_check, decoder=decoder)
+                 hazard_check=hazard_check, decoder=decoder, timing=timing)
     return result, data
 
 

@@ -71,17 +71,9 @@ _ZLUDA = [e for e in zluda_manifest() if "ptxas_error" not in e] if (ZLUDA_DIR /
 _STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 4
 
 
-# ptxas's sm_100 cubins the emulator does not yet take: CREDUX (no semantics), and MMA
-# results read sooner than blackwell.json (sm_120's latencies) allows: sm_100 needs its own
-# latency file
-_SM100_KNOWN = {
-    "redux_sync_op_s32": "CREDUX.MAX.S32: no emulator semantics",
-    "redux_sync_op_u32": "CREDUX.MAX: no emulator semantics",
-    "mma_m16n8k16_f32_bf16_bf16_f32": "HMMA read after 19 cycles; blackwell.json says 23",
-    "mma_m16n8k16_f32_f16_f16_f32": "HMMA read after 19 cycles; blackwell.json says 23",
-    "mma_m16n8k16_f32_bf16_bf16_f32_2x": "HMMA read after 19 cycles; blackwell.json says 23",
-    "mma_m16n8k32_s32_s8_s8_s32_interleave": "IMMA operand overwritten 2 cycles after issue",
-}
+# ptxas's sm_100 cubins the emulator does not yet take (none since sm_100's own latency
+# table, sched/latency/blackwell_sm100.json, and CREDUX's semantics)
+_SM100_KNOWN: dict[str, str] = {}
 
 
 def _ptxas_cases():

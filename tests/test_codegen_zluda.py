@@ -23,9 +23,7 @@ UNSUPPORTED = {
 }
 # sm_120 (RTX 50): our choices whose sm_120 encoding the blackwell table lacks (ptxas writes
 # other instructions there: VIADD.S32.ISAT for add.sat, I2F.U32.RP of a register)
-BLACKWELL_UNENCODABLE = {
-    "add_s32_sat": "PLOP3.LUT on .SIGN operands: no sm_120 form",
-}
+BLACKWELL_UNENCODABLE: dict[str, str] = {}
 # sm_100 (B200): the same, for forms neither ptxas's sm_100 ZLUDA code nor sm_120's table has
 SM100_UNENCODABLE = {
 }

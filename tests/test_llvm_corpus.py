@@ -30,9 +30,7 @@ def test_every_kernel_has_a_reference():
 
 
 # Known gaps ((kernel file, arch) -> reason), run as strict xfails.
-GAPS = {("block_reduce_debug.ptx", "sm_90"): "issue 18: the hazard check flags ptxas's own cubin: "
-        "`@!P0 LDG R6` then `@P0 IMAD.MOV R6` write disjoint lanes, but the machine gives the check "
-        "the active lanes, not the guard's, for a guarded write"}
+GAPS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("entry, arch", [pytest.param(

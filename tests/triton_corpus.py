@@ -66,9 +66,11 @@ def inputs(entry: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None, trace: bool = False):
+def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None, trace: bool = False,
+           timing=None):
     """Run one kernel of the corpus on its inputs: (LaunchResult, {buffer: array});
-    `trace`: record the SM timing model's trace too (emu.timing)."""
+    `trace`: record the SM timing model's trace too (emu.timing); `timing`: the hazard
+    checker's timing model class (the latency audit's)."""
     data = inputs(entry)
     params = []
     for p in entry["params"]:
@@ -80,7 +82,7 @@ def launch(entry: dict, cubin: bytes, *, hazard_check: bool = True, decoder=None
             params.append(_SCALARS[p["ttype"]](p["value"]))
     result = run(cubin, entry["entry"], tuple(entry["grid"]), tuple(entry["block"]), params,
                  dynamic_shared_bytes=entry["dynamic_shared_bytes"], hazard_check=hazard_check,
-                 decoder=decoder, trace=trace)
+                 decoder=decoder, trace=trace, timing=timing)
     return result, data
 
 

@@ -2,7 +2,7 @@
 producer and the instructions that read (RAW) or overwrite (WAW) its result.
 
     .venv/bin/python -m tools.latency_audit [--arch sm_90] [--corpus zluda --corpus cuda
-        --corpus tinygrad] [--limit N] [--detail] [--json FILE]
+        --corpus tinygrad --corpus triton --corpus llvm] [--limit N] [--detail] [--json FILE]
 
 ptxas's cubins are decoded with our codec (nvdisasm's listing only where the codec has a
 gap) and run in the emulator on the corpora's launches; the emulator records the exact
@@ -328,6 +328,21 @@ def _launches(corpus: str, limit: int | None, max_threads: int, arch: str):
                 res = ok.launch_chain(chains, seed, decoder=decoder_for(chains), timing=timing)[1]
                 return SimpleNamespace(passed=True, reason="", result=res)
             yield f"operand_kinds/chain_{seed}", run
+    elif corpus in ("triton", "llvm"):   # tests/<corpus>_corpus.py: launches and inputs
+        from types import SimpleNamespace
+
+        from ptx2sass import oracle
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        mod = __import__(f"{corpus}_corpus")
+        ptx_dir = mod.TRITON_DIR if corpus == "triton" else mod.LLVM_DIR
+        for e in _spread(mod.manifest(), limit):
+            def run(timing, decoder_for, e=e):
+                build = oracle.ptxas((ptx_dir / e["file"]).read_text(), arch, name=e["file"])
+                if not build.ok:
+                    return None
+                result, _ = mod.launch(e, build.output, decoder=decoder_for(build.output), timing=timing)
+                return SimpleNamespace(passed=True, reason="", result=result)
+            yield f"{corpus}/{e['file']}", run
     else:
         raise ValueError(f"unknown corpus {corpus!r}")
 
@@ -545,7 +560,8 @@ def to_json(audit: Audit) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_89", help="ptxas compiles for it; its latency table is audited")
-    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "operand_kinds"))
+    ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "operand_kinds",
+                                                               "triton", "llvm"))
     ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
     ap.add_argument("--detail", action="store_true", help="every RAW/WAW row, skipped launches")
     ap.add_argument("--json", type=Path, help="write the raw statistics here")

@@ -103,8 +103,12 @@ class MemorySelection:
         return ConstRef(0, self.arch.param_base + p.offset + sym.offset + addr.offset + 4 * part)
 
     # ------------------------------------------------------------------ variables and addresses
-    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts it).
-    WINDOW_BASE = {"shared": 0x18, "local": 0x20}
+    # c[0x0][...]: the 64-bit generic address where each window starts (cvta adds/subtracts
+    # it); the local window's word moves per target (`Target.local_window_offset`)
+    WINDOW_BASE = {"shared": 0x18, "local": None}
+
+    def window_base(self, space: str) -> int:
+        return self.arch.local_window_offset if space == "local" else self.WINDOW_BASE[space]
 
     def placement(self, sym: ir.Symbol):
         p = self.placements.get(sym.name)
@@ -771,7 +775,8 @@ class MemorySelection:
 
     def sel_cvta(self, ins):
         """Addresses between a window and the generic space: global ones are equal; shared
-        and local ones differ by the window's base (c[0x0][0x18] / c[0x0][0x20])."""
+        and local ones differ by the window's base (c[0x0][0x18] / the target's local window
+        word, c[0x0][0x20] on sm_7x..sm_90)."""
         d, src = ins.dests[0], ins.srcs[0]
         space = ins.space
         to_window = "to" in ins.modifiers
@@ -785,7 +790,7 @@ class MemorySelection:
             raise self.unsupported(f"`cvta` of the {space} window")
         if self.vreg(d).width != 2:
             raise self.unsupported(f"32-bit `cvta.{space}`")
-        base = self.WINDOW_BASE[space]
+        base = self.window_base(space)
         if space == "shared" and self.arch.cluster_shared_addresses:
             return self.cvta_cluster_shared(d, src, to_window)
         if to_window:
@@ -1361,9 +1366,13 @@ class MemorySelection:
         if op is None:
             raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}`")
         a, mask = ins.srcs
-        # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
-        signed = _signed(ins.type) and op in ("add", "min", "max")
-        mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
+        if ins.type == "f32":
+            opcode, mods = "CREDUX", self.float_redux_modifiers(ins, op)
+        else:
+            # AND is REDUX's default operation: nvdisasm (and the encoding table) leave it unnamed
+            signed = _signed(ins.type) and op in ("add", "min", "max")
+            opcode = "REDUX"
+            mods = ((self.REDUX_OPS[op],) if op != "and" else ()) + (("S32",) if signed else ())
         src = self.reg_part(a)
         if self.known_constant(mask) is None:
             # a run-time mask may differ between lanes (cooperative groups' tiles), and REDUX
@@ -1374,13 +1383,21 @@ class MemorySelection:
             came = VOp(self.mf.new_vreg())
             self.emit("VOTE", ("ANY",), [came, PT, PT], ndefs=2)
             self.emit("WARPSYNC", ("EXCLUSIVE",), [self.reg_part(mask)], ndefs=0)
-            self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
+            self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
             self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
             self.emit("WARPSYNC", (), [came], ndefs=0)
             return
         self.sync_members(mask)
-        self.warp_sync_op("REDUX", mods, [self.REDUX_UR, src])
+        self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
         self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+
+    def float_redux_modifiers(self, ins, op: str) -> tuple[str, ...]:
+        """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, as
+        ptxas writes it (`CREDUX.MINABS.F32.NAN`)."""
+        if not self.arch.credux or op not in ("min", "max"):
+            raise self.unsupported(f"`redux.{'.'.join(ins.modifiers)}` on {self.arch.full_name}")
+        absolute = "abs" in ins.modifiers
+        return (op.upper() + ("ABS" if absolute else ""), "F32") + (("NAN",) if "NaN" in ins.modifiers else ())
 
     def sel_activemask(self, ins):
         self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, PT])
