@@ -110,6 +110,12 @@ class Target:
     # `atom.shared.add.u32` of 1 whose result is unused is ATOMS.POPC.INC.32 (the shared
     # unit adds the number of lanes naming each word; sm_80+); sm_75 has no such form
     shared_popc_increment: bool = True
+    # an atomic add/min/max/and/or/xor on an address the same in every lane, its result
+    # unread, is done once by the warp's lowest active lane (VOTEU.ANY + UFLO picks it):
+    # with the value × the lane count (POPC) for a uniform add, else the lanes' values
+    # combined by REDUX (`warp_reduce_atomics`, sm_80+; sm_75 has no REDUX)
+    warp_aggregated_atomics: bool = True
+    warp_reduce_atomics: bool = True
     # the driver's param window base (driver_cbank "param_window") is the address of the
     # first parameter (sm_90: `cvta.param` adds it alone); sm_8x's is the bank's, so cvta
     # adds the parameters' offset in the bank (param_base) too
@@ -275,7 +281,8 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
-                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False)
+                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False,
+                       warp_reduce_atomics=False)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.shared_addresses import fold_shared_addresses
+from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
@@ -268,6 +269,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         errbar_at_exit(mf)
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
+    aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf)

@@ -87,6 +87,11 @@ class MInstr:
     # A conditional branch whose guard is the same in every lane (ptx2sass.divergence): it
     # keeps the warp together and needs no reconvergence barrier (ptx2sass.reconverge).
     uniform: bool = False
+    # An atomic whose address is the same in every lane, to be done once for the warp
+    # (isel/warp_aggregated_atomics.py): ("count", value) adds value × the active lanes,
+    # ("reduce", register) combines the lanes' registers with REDUX; the data operand is a
+    # register that pass writes.
+    warp_combine: tuple | None = None
 
     @property
     def defs(self) -> list:

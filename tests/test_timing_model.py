@@ -137,3 +137,21 @@ def test_a_cta_of_empty_warps_takes_no_time():
     from ptx2sass.emu.timing import simulate
     from ptx2sass.emu.timing.trace import CtaTrace
     assert simulate([CtaTrace((0, 0, 0), [[], []])], facts_for("sm_80"), 16, 64).cycles == 0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_special_register_read_takes_its_published_latency(arch):
+    """S2R goes through the variable-latency path: a dependent chain of S2R -> IADD3 takes
+    about 22 cycles a link (NVIDIA developer forum, 'How costly is the S2R instruction':
+    ~22 measured, 'low 20s'), not the branch unit's 4 it took before."""
+    from ptx2sass.emu.timing import simulate
+    from ptx2sass.emu.timing.trace import CtaTrace, TraceOp
+    f = facts_for(arch)
+    s2r = TraceOp("S2R", (), (("R", 1),), (("R", 2),), 32)
+    add = TraceOp("IADD3", (), (("R", 2), ("R", 1)), (("R", 1),), 32)
+    n = 50
+
+    def cycles(ops):
+        return simulate([CtaTrace((0, 0, 0), [ops])], f, 16, 32).cycles
+    per_link = (cycles([s2r, add] * 2 * n) - cycles([s2r, add] * n)) / n
+    assert within_10(per_link, 22 + f.latency["alu"])

@@ -33,6 +33,9 @@ from .trace import CtaTrace
 
 _BYPASS_L1 = {"CG", "CV", "STRONG", "VOLATILE"}
 _ATOMIC = {"ATOMG", "ATOM", "RED", "REDG", "ATOMS"}
+# Opcodes with a latency of their own rather than their pipe's (gpus.json "latency" key):
+# a special-register read goes through the variable-latency (MIO) path, not the branch unit.
+_OWN_LATENCY = {"S2R": "s2r", "S2UR": "s2r"}
 _TENSOR_SHAPE = {"16816": 2048, "1688": 1024, "884": 256, "8816": 1024, "8832": 2048, "16832": 4096,
                  "16864": 8192, "884.F64": 256}
 
@@ -246,7 +249,7 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                 # the load/store unit's limit is the SM's wavefront rate (lsu_free below)
                 pipe_free[sp][pipe] = t + (1.0 if pipe == "lsu" else cost)
                 pipe_results[pipe] = pipe_results.get(pipe, 0) + op.lanes
-                done_at = t + max(latency.get(pipe, 4), cost)
+                done_at = t + max(latency.get(_OWN_LATENCY.get(op.opcode, pipe), latency.get(pipe, 4)), cost)
                 if op.space == "global":
                     lat, waves = mem.global_access(l1, op)
                     lsu_free = max(lsu_free, t) + waves

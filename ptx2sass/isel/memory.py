@@ -10,6 +10,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
+from ptx2sass.isel.warp_aggregated_atomics import warp_combination
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
@@ -1077,12 +1078,17 @@ class MemorySelection:
             mem = self.address(ins.srcs[0], "shared")
             self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
             return
-        data = [self.atom_data(v, bits) for v in sources]
+        combine = warp_combination(self, ins, op, ty, d, sem, sources)
+        if combine is not None:     # one lane does the warp's update (isel/warp_aggregated_atomics.py)
+            data = [VOp(self.mf.new_vreg())]
+        else:
+            data = [self.atom_data(v, bits) for v in sources]
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
             if sem is not None:
                 raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
-            self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
+            mi = self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
+            mi.warp_combine = combine
             return
         mem = self.address(ins.srcs[0], space)
         if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
@@ -1092,11 +1098,12 @@ class MemorySelection:
             self.fences(self.RELEASE_FENCE, scope)
         strong = ("STRONG", scope)
         if d is None and space == "global" and op not in ("cas", "exch"):
-            self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
+            mi = self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
         else:
             opcode = "ATOMG" if space == "global" else "ATOM"
             # Destinations: the (unused) predicate PT, then the old value.
-            self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
+            mi = self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
+        mi.warp_combine = combine
         if sem in ("acquire", "acq_rel"):
             self.fences(self.ACQUIRE_FENCE, scope)
 

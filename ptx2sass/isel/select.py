@@ -26,6 +26,7 @@ from ptx2sass.isel.common import CBANK_SPECIALS, LUT, NOT_PT, PT, RZ, S2R_NAMES,
 from ptx2sass.isel.bits64 import Bits64
 from ptx2sass.isel.cache_policy import CachePolicy
 from ptx2sass.isel.calls import CallSelection
+from ptx2sass.isel.warp_aggregated_atomics import combine_registers
 from ptx2sass.isel.convert import ConvertSelection
 from ptx2sass.isel.floating import FloatSelection
 from ptx2sass.isel.flow import FlowBuilding
@@ -177,6 +178,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                 if id(mi) in own:
                     continue
                 read.update(op.reg.id for _, op, _ in register_operands(mi))
+                read.update(op.reg.id for op in combine_registers(mi))
         dead = {id(mi) for reg, moves in self.param_moves.items() if reg not in read for mi in moves}
         if dead:
             for mb in self.mf.blocks:
