@@ -304,29 +304,15 @@ SM90_FORMS = [(shape, acc, a, b) for shape in ("m16n8k32", "m16n8k16") for acc i
               for a, b in (("e4m3", "e5m2"), ("e5m2", "e5m2"))]
 
 
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("form", SM90_FORMS, ids=ids)
-def test_sm90_fp8_mma_equals_ptxas(form):
-    """sm_90 has no QMMA: ptxas widens to f16 and runs two HMMAs from zero (HMMA.16816 for
-    k = 32, HMMA.1688 for k = 16), then adds C (FADD C, D / HADD2 D, C). Ours must give the
-    same bits, NaN/Inf codes and accumulators included (it used to add C inside the first
-    HMMA and run one HMMA.16816 for k = 16: up to 9 lanes differed)."""
-    ptx = qmma_kernel(*form, target="sm_90")
-    ours = codegen.compile_ptx(ptx, "sm_90", "k.ptx")
-    theirs = oracle.ptxas(ptx, arch="sm_90").output
-    for seed, specials in ((6, False), (7, True)):
-        data = inputs(form[1], seed, specials=specials)
-        _, want = launch(theirs, data, False)
-        result, got = launch(ours, data, True)
-        assert not result.hazards, [str(h) for h in result.hazards[:3]]
-        assert (got == want).all()
-
-
-@pytest.mark.parametrize("arch", ["sm_120", "sm_100"])
-@pytest.mark.parametrize("form", SM90_FORMS, ids=ids)
-def test_blackwell_fp8_mma_equals_ptxas(form, arch):
-    """sm_120 has QMMA (without .ROW/.COL on A and B: the suffixed form was an internal
-    encode error, and sm_120 used to take sm_90's widening, which rounds otherwise: 1-9 lanes
-    differed); sm_100 widens to f16 HMMAs as sm_90. Same bits as ptxas's cubin."""
+def test_fp8_mma_beyond_sm89_equals_ptxas(form, arch):
+    """sm_90/sm_100 have no QMMA: ptxas widens to f16 and runs two HMMAs from zero
+    (HMMA.16816 for k = 32, HMMA.1688 for k = 16), then adds C (FADD C, D / HADD2 D, C);
+    sm_120 has QMMA, without .ROW/.COL on A and B. Ours must give the same bits, NaN/Inf codes
+    and accumulators included (sm_90's used to add C inside the first HMMA and run one
+    HMMA.16816 for k = 16: up to 9 lanes differed; sm_120 took sm_90's widening, which rounds
+    otherwise, and its suffixed QMMA was an internal encode error)."""
     ptx = qmma_kernel(*form, target=arch)
     ours = codegen.compile_ptx(ptx, arch, "k.ptx")
     theirs = oracle.ptxas(ptx, arch=arch).output
