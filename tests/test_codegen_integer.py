@@ -332,3 +332,23 @@ def test_set_into_16_bit_destinations(body):
             "cvt.u32.u64 %x1, %a1;\nsetp.ne.u32 %p1, %x0, 7;\n" + body + "\ncvt.u64.u16 %o, %h2;")
     ours, theirs, _ = run_both(full, 64, 2, 64, values=[0, 1, 0x3C00, 0xBC00, 0x7E00, 0x7C00, 0x8000, 0xFFFF])
     assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+@pytest.mark.parametrize("body,imm_b,addend", [
+    ("mad.lo.u64 %o, %a0, %a1, 0xfffffffffffffff8;", None, 0xFFFFFFFFFFFFFFF8),
+    ("mad.lo.s64 %o, %a0, %a1, 5;", None, 5),
+    ("mad.lo.u64 %o, %a0, 7, 0x123456789;", 7, 0x123456789),
+])
+def test_mad_lo_64_with_an_immediate_addend(body, imm_b, addend, arch):
+    """`mad.lo.{u,s}64` with an immediate addend (refused: "not supported yet"; the sm_90
+    fuzz campaign met it): the addend in a register pair; the low 64 bits of a * b + c
+    (exact arithmetic) and ptxas's cubin's bits (its sm_90 form `IMAD.WIDE.U32 R, R, R, UR`
+    probed into the hopper table)."""
+    from codegen_harness import run_both
+    ours, theirs, data = run_both(body, 64, 2, 64, arch=arch)
+    a = [int(x) for x in data[0::2]]
+    b = [imm_b if imm_b is not None else int(x) for x in data[1::2]]
+    want = np.array([(x * y + addend) % (1 << 64) for x, y in zip(a, b)], dtype=np.uint64)
+    assert (ours == want).all()
+    assert (ours == theirs).all()

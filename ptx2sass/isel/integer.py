@@ -250,9 +250,17 @@ class IntegerSelection:
         into the high half."""
         self.begin_wide(d)
         t = VOp(self.mf.new_vreg("R", 2))
-        acc = RZ if c is None else VOp(self.vreg(c)) if isinstance(c, ir.Value) else None
+        if isinstance(c, ir.Const) and c.value & 0xFFFFFFFFFFFFFFFF:     # the addend in a pair
+            acc = VOp(self.mf.new_vreg("R", 2))
+            self.emit(IMPLICIT_DEF, (), [acc], guarded=False)
+            for half in range(2):
+                self.move(VOp(acc.reg, half), self.part_of(c, half))
+        elif isinstance(c, ir.Const):
+            acc = RZ
+        else:
+            acc = RZ if c is None else VOp(self.vreg(c)) if isinstance(c, ir.Value) else None
         if acc is None:
-            raise self.unsupported("`mad.lo.64` with an immediate addend")
+            raise self.unsupported("`mad.lo.64` with this addend")
         self.emit("IMAD", ("WIDE", "U32"), [t, self.reg_part(a, 0), self.part_of(b, 0), acc])
         hi = VOp(self.mf.new_vreg())
         self.imad((), hi, self.reg_part(a, 0), self.part_of(b, 1), VOp(t.reg, 1))
