@@ -96,6 +96,9 @@ class Target:
     # mbarrier objects live in the SYNCS unit (sm_90: SYNCS.EXCH/ARRIVE.TRANS64/PHASECHK,
     # ARRIVES.LDGSTSBAR.64.TRANSCNT/ARVCNT; isel/mbarrier_syncs.py), with transaction counts
     mbarrier_syncs: bool = False
+    # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
+    # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
+    bf16_integer_converts: bool = False
     # shared-window accesses scale their base register (`LDS R0, [R2.X4+0x10]` for a
     # `shl.b32 i, 2` added to a variable's address: sm_75..sm_89); ptxas for sm_90 and sm_120
     # computes such addresses with LEA/shifts instead
@@ -215,7 +218,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",),
                        cluster_shared_addresses=True, param_window_at_params=True,
@@ -233,7 +236,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_converts=False, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
