@@ -91,3 +91,18 @@ def test_bf16_to_integer_is_ptxas_f2i(dst, rnd):
         if hazards:
             assert not res.hazards, res.hazards[:3]
         assert (out.astype(np.uint64) == want).all(), (np.nonzero(out.astype(np.uint64) != want)[0][:5])
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
+@pytest.mark.parametrize("dst", sorted(TYPES))
+def test_bf16_to_integer_refused_before_sm90_in_ptxas_words(arch, dst):
+    from ptx2sass import CompileError
+    bits, _ = TYPES[dst]
+    w = 16 if bits == 16 else bits
+    ptx = KERNEL.format(w=w, dst=dst, rnd="rzi", bytes=w // 8).replace("sm_90", arch)
+    theirs = oracle.ptxas(ptx.encode(), arch)
+    assert not theirs.ok
+    first = theirs.stderr.strip().splitlines()[0].split("error   : ")[1]
+    with pytest.raises(CompileError) as e:
+        codegen.lower_ptx(ptx, arch, "k.ptx")
+    assert first in str(e.value) and first == f"Feature 'cvt with .{dst}.bf16' requires .target sm_90 or higher"
