@@ -17,7 +17,7 @@ Addresses: a shared variable (or a register moved from one, or a kernel paramete
 a generic address) is uniform: S2UR SR_CgaCtaId / ULEA (or ULDC) into a fixed uniform
 register, `[UR+imm]`; any other address is per lane, `[R+URZ+imm]` (the low word of a
 generic address is its shared-window address on sm_90). The forms that take only a uniform
-address (EXCH, CCTL.IV, ARRIVES) loop over the lanes' distinct values (R2UR), as ptxas.
+address (EXCH, ARRIVES) loop over the lanes' distinct values (R2UR), as ptxas.
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
@@ -171,8 +171,8 @@ class SyncsMbarrierSelection:
         mi.shown = (0, 1, 2)
 
     def syncs_inval(self, ins):
-        self.with_uniform_address(ins.srcs[0], lambda mem: self.emit(
-            "SYNCS", ("CCTL", "IV"), [mem], ndefs=0))
+        """SYNCS.CCTL.IV of the object: `[UR+imm]`, or `[R+URZ+imm]` per lane."""
+        self.emit("SYNCS", ("CCTL", "IV"), [self.syncs_address(ins.srcs[0])], ndefs=0)
 
     def syncs_release(self, ins) -> None:
         """`.release.cluster`: the fences ptxas writes first (.cta and the default: none)."""
