@@ -45,6 +45,17 @@ def op_iadd(w, s, active, mask):
         w.wp(p, (total >> U64(32)) != 0, mask)
 
 
+def add3_64(w, s, mask) -> None:
+    """`UIADD3.64 d, UPT, UPT, a, b, c`: the 64-bit sum of three uniform pairs (a 32-bit
+    immediate sign-extended, as IADD.64's); ptxas writes the carry-outs as UPT only, so none
+    is computed. It was run as the 32-bit add, leaving d's high word: out-of-bounds
+    addresses in ptxas's sm_100/120 cubins that build pointers with it."""
+    ops = s.ins.operands
+    sources = [op for op in ops[1:] if not _is_pred(op)][:3]
+    total = _value64(w, sources[0]) + _value64(w, sources[1]) + _value64(w, sources[2])
+    w.w64(ops[0], total.astype(U64), mask)
+
+
 def _value64(w, op) -> np.ndarray:
     """A 64-bit source of IADD.64/MOV.64: a pair, or a sign-extended 32-bit immediate."""
     if isinstance(op, Imm):
@@ -92,5 +103,8 @@ def op_viadd_sat(w, s, active, mask):
     if "ISAT" not in s.ins.modifiers:
         return op_viadd(w, s, active, mask)
     d, a, b = s.ins.operands[:3]
-    total = np.clip(_s64(w.ri(a)) + _s64(w.ri(b)), -(1 << 31), (1 << 31) - 1).astype(I64)
+    # `-` negates exactly (ptxas writes `VIADD.S32.ISAT d, a, -b` for sub.sat.s32, whose
+    # b = -2^31 must give a + 2^31 clamped, not a wrapped negation)
+    exact = lambda op: -_s64(w.r(op)) if getattr(op, "neg", False) else _s64(w.r(op))  # noqa: E731
+    total = np.clip(exact(a) + exact(b), -(1 << 31), (1 << 31) - 1).astype(I64)
     w.w(d, (total.astype(U64) & M32).astype(U32), mask)

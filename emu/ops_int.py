@@ -207,6 +207,9 @@ def _terms_u64(w, ops):
 
 @semantics("IADD3", "UIADD3", vector=True)
 def op_iadd3(w, s, active, mask):
+    if "64" in s.ins.modifiers:              # UIADD3.64 (sm_100+)
+        from .ops_blackwell import add3_64
+        return add3_64(w, s, mask)
     ops = s.ins.operands
     extended = "X" in s.ins.modifiers
     d = ops[0]

@@ -640,7 +640,7 @@ def _umov(step, generic):
 @form("UIADD3")
 def _uiadd3(step, generic):
     ops = list(step.ins.operands)
-    if step.guard is not None or "X" in step.ins.modifiers or len(ops) != 4:
+    if step.guard is not None or {"X", "64"} & set(step.ins.modifiers) or len(ops) != 4:
         return None
     d = dst_uniform(ops[0])
     a, b, c = (uniform32(op) for op in ops[1:4])

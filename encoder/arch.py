@@ -67,21 +67,27 @@ class Target:
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
     # form adds the window base in c[0x0][0x18]
     cluster_shared_addresses: bool = False
-    # fp8 mma.sync has a tensor-core instruction (QMMA, sm_89); sm_90 has none (ptxas widens
-    # the fp8 fragments to f16 and uses HMMA)
+    # fp8 mma.sync has a tensor-core instruction (QMMA: sm_89, sm_120); sm_90/sm_100 have none
+    # (ptxas widens the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
+    # QMMA's A and B carry .ROW/.COL (sm_89; sm_120's QMMA has no layout suffixes)
+    qmma_layout_suffixes: bool = True
     # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
-    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx); the sm_120 table does not yet, so
-    # wmma tf32 is refused there
+    # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx, sm_120's from tf32_sm120.ptx)
     tf32_k4_mma: bool = True
-    # the sub-byte tensor-core shapes of sm_8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
-    # .S4/.U4, BMMA.88128/168128/168256 (b1 .xor/.and.popc), in the ampere table; sm_90's
-    # ptxas computes s4/u4 and b1 .xor with other instructions (IMMA.8816 on unpacked
-    # nibbles, BMMA .AND): not generated there
+    # the sub-byte tensor-core shapes of sm_75/8x: IMMA.8832 (s4/u4 m8n8k32), IMMA.16832/16864
+    # .S4/.U4 (sm_8x), BMMA.88128/168128/168256 (b1 .xor/.and.popc; sm_75 .xor only); sm_90+
+    # computes s4/u4 on unpacked nibbles and b1 .xor as two .and (ptx2sass/mma_forms.py)
     mma_8x8_tiles: bool = True
     # b1 mma operations with a BMMA of their own (sm_8x: .xor and .and .popc; sm_90's ptxas
     # writes BMMA .AND.POPC, and .xor as other code, not generated)
     binary_mma_ops: tuple[str, ...] = ("xor", "and")
+    # IMMA.8816 (s8/u8 mma.m8n8k16) is in the table; sm_100/120's ptxas writes the m16n8k16
+    # IMMA with the upper rows' C zero instead (ptx2sass/mma_forms.py)
+    integer_mma_8x8: bool = True
+    # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
+    # wrapped sum, two PLOP3 on the sign bits and two SEL
+    saturating_viadd: bool = False
     # the DMMA shape token of f64 mma.m8n8k4 ("884" on sm_8x, "8x8x4" on sm_90; "" none)
     f64_mma: str = "884"
     # sparse mma (`mma.sp`: HMMA.SP/IMMA.SP with a metadata register and selector; sm_90's
@@ -139,9 +145,8 @@ class Target:
     renamed_modifiers: tuple[tuple[str, str, str], ...] = ()
     # (opcode, modifier the target writes first): sm_75's shared load is `LDS.U`
     leading_modifiers: tuple[tuple[str, str], ...] = ()
-    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16832, sm_80+); sm_75's
-    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma: not generated yet, so
-    # wmma.mma is refused there
+    # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16816, sm_80+); sm_75's
+    # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma (ptx2sass/mma_forms.py)
     mma_k16: bool = True
     # --- end sm_75 ---
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
@@ -236,7 +241,9 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_converts=False, f64_mma="", tf32_k4_mma=False, binary_mma_ops=(), sparse_mma=False,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+                          integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
+                          qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
@@ -251,7 +258,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_co
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
 _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
-                       mma_8x8_tiles=False, sparse_mma=False, f64_mma="", binary_mma_ops=(), latency="turing", address_width_suffix=False,
+                       tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),), shared_popc_increment=False)
@@ -276,7 +283,8 @@ _TABLE = [
     # 13.5's sm_100 and sm_120 cubins of the same kernel match there); sm_100's own forms
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False, saturating_viadd=False,
+                                             fp8_mma=False,
                                              minmax_predicate_outputs=True)),
     _info(103, "blackwell", 0x6006702, 0x380, None, False, True),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),

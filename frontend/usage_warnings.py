@@ -1,4 +1,6 @@
-"""Warnings ptxas gives only when asked: `--warn-on-double-precision-use`.
+"""Diagnostics about how the PTX uses instructions rather than whether it is valid: the
+warnings ptxas gives only when asked (`--warn-on-double-precision-use`) and the advisories it
+gives unless told not to (`mma.sp`).
 
 ptxas warns once for every instruction with an `.f64` type, twice for `cvt` and `testp`
 (measured with 13.5: it lowers those in two steps and warns in each; with -Werror it stops
@@ -13,12 +15,13 @@ from ptx2sass.frontend import ast
 
 DOUBLE_USE = "Program is doing double precision computations."
 _TWICE = frozenset({"cvt", "testp"})
+SPARSE_MMA_ADVISORY = ("Advisory: Modifier '.sp::ordered_metadata' should be used on instruction "
+                       "'mma' instead of modifier '.sp' as it is expected to have substantially "
+                       "reduced performance on some future architectures")
 
 
-def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
-    """One warning per double-precision instruction use, in PTX order (`as_errors`: the
-    count ptxas reaches with -Werror)."""
-    out: list[CompileError] = []
+def _instructions(module: ast.Module):
+    """(file, instruction) for every instruction of the module, in PTX order."""
     for fn in module.functions():
         if fn.body is None:
             continue
@@ -30,8 +33,24 @@ def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> li
                 pending.pop()
             elif type(st) is ast.Block:
                 pending.append(iter(st.statements))
-            elif type(st) is ast.Instruction and ".f64" in st.modifiers:
-                times = 2 if st.opcode in _TWICE and not as_errors else 1
-                out.extend(CompileError(DOUBLE_USE, file, st.line, st.column, "warning")
-                           for _ in range(times))
+            elif type(st) is ast.Instruction:
+                yield file, st
+
+
+def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
+    """One warning per double-precision instruction use, in PTX order (`as_errors`: the
+    count ptxas reaches with -Werror)."""
+    out: list[CompileError] = []
+    for file, st in _instructions(module):
+        if ".f64" in st.modifiers:
+            times = 2 if st.opcode in _TWICE and not as_errors else 1
+            out.extend(CompileError(DOUBLE_USE, file, st.line, st.column, "warning")
+                       for _ in range(times))
     return out
+
+
+def sparse_mma_advisories(module: ast.Module) -> list[CompileError]:
+    """ptxas 13.5's advisory (an info line, not a warning: -w and -Werror leave it) for each
+    `mma.sp` written without `::ordered_metadata`, on every target and PTX version."""
+    return [CompileError(SPARSE_MMA_ADVISORY, file, st.line, st.column, "info")
+            for file, st in _instructions(module) if st.opcode == "mma" and ".sp" in st.modifiers]

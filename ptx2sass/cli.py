@@ -237,6 +237,10 @@ class Reporter:
         self.failed = True
         self.line(f"{self.name} {format_diagnostic(d.message, d.file, d.line, d.severity)}")
 
+    def info_at(self, d: CompileError) -> None:
+        """An info line at a PTX line (ptxas's advisories): not a failure, not a warning."""
+        self.line(f"{self.name} {format_diagnostic(d.message, d.file, d.line, 'info')}")
+
     def info(self, text: str) -> None:
         self.line(f"{self.name} {format_diagnostic(text, None, None, 'info')}")
 
@@ -697,6 +701,10 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
             and not cl.flag("generate-line-info") and not _implies_debug_information(module):
         report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
                        "ignoring since latter is not specified")
+    if not cl.flag("suppress-sparse-mma-advisory-info"):
+        from ptx2sass.frontend.usage_warnings import sparse_mma_advisories
+        for d in sparse_mma_advisories(module):
+            report.info_at(d)
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings
         for d in double_precision_warnings(module, as_errors=report.werror):

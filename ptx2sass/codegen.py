@@ -42,6 +42,7 @@ from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
+from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
                                 descriptor_size_symbols)
@@ -619,6 +620,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     kernels, codes = [], []
     for fn in module.functions:
         lower_wmma(fn, info)
+        lower_mma_forms(fn, info)
     # the handle variables each function names as written (ptxas keeps their slots when it
     # deletes the code that reads them)
     if mod_layout.handles and info.cubin_style == "hopper":

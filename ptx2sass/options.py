@@ -204,7 +204,7 @@ OPTIONS: tuple[Option, ...] = (
            "suppress-position-independent-code-warning", FLAG,
            "Silence the warning for the deprecated -pic option.", effect=USED),
     Option("suppress-sparse-mma-advisory-info", "suppress-sparse-mma-advisory-info", FLAG,
-           "Silence the mma.sp advisory.", effect=ACCEPTED),
+           "Silence the mma.sp advisory.", effect=USED),
     Option("suppress-stack-size-warning", "suppress-stack-size-warning", FLAG,
            "Silence the warning for a stack size that cannot be bounded.", effect=USED),
     Option("verbose", "v", FLAG,

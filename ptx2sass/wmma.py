@@ -113,8 +113,10 @@ def supported(ins: ir.Instr, arch) -> bool:
         return False
     if mods[0] == "mma":
         from ptx2sass.isel.mma import sub_byte_available
-        if not arch.mma_k16 or (shape in TILES and not (arch.f64_mma if shape == "m8n8k4"
-                                                          else sub_byte_available(arch, mods))):
+        from ptx2sass.mma_forms import available
+        if shape in TILES and not (
+                arch.f64_mma if shape == "m8n8k4"
+                else sub_byte_available(arch, mods) or available(arch, mods)):
             return False
         a_type, c_type = mma_types(ins)
         if (shape, a_type) not in INPUT_WORDS \

@@ -52,11 +52,17 @@ LOCAL = GOOD.replace(".reg .b32 %r<2>;", ".reg .b32 %r<2>;\n\t.local .align 4 .b
     "\tst.local.u32 [%ra], %r1;\n\tld.local.u32 %r1, [arr+8];\n\tld.param.u64 %rd1, [p];\n"
     "\tst.global.u32 [%rd1], %r1;")
 K2 = GOOD.replace(".entry k(", ".entry k2(")
+# two mma.sp (an advisory each on every target) and one `.sp::ordered_metadata` (none)
+SPARSE = GOOD.replace(".version 8.0", ".version 8.5").replace(".reg .b32 %r<2>;", ".reg .b32 %r<2>;\n\t.reg .b32 %s<12>;").replace(
+    "mov.u32 %r1, 7;", "ld.global.v4.b32 {%s0, %s1, %s2, %s3}, [%rd1];\n" + "".join(
+        f"\tmma.{sp}.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {{%s4, %s5, %s6, %s7}}, {{%s0, %s1}}, "
+        "{%s2, %s3}, {%s0, %s1, %s2, %s3}, %s1, 0x0;\n" for sp in ("sp", "sp::ordered_metadata", "sp"))
+    + "\tadd.u32 %r1, %s4, %s7;")
 
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
-          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": ""}
+          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE}
 
 # Command lines both tools must treat alike: (argv, the output file ptxas would write).
 CASES = [
@@ -111,6 +117,9 @@ CASES = [
     ("-arch=sm_89 -warn-lmem-usage -Werror lmem.ptx", "elf.o"),
     ("-arch=sm_89 -warn-lmem-usage -w -Werror lmem.ptx", "elf.o"),
     ("-arch=sm_89 -warn-lmem-usage k.ptx", "elf.o"),
+    ("-arch=sm_89 sparse.ptx", "elf.o"), ("-arch=sm_89 -w -Werror sparse.ptx", "elf.o"),
+    ("-arch=sm_120 sparse.ptx", "elf.o"), ("-arch=compute_89 sparse.ptx", "elf.o"),
+    ("-arch=sm_89 -suppress-sparse-mma-advisory-info sparse.ptx", "elf.o"),
     ("-arch=sm_89 -pic=true -suppress-position-independent-code-warning k.ptx", "elf.o"),
     ("-arch=sm_89 -pic=true -Werror k.ptx", "elf.o"),
     ("-arch=sm_89 -apply-controls nothere.txt k.ptx", "elf.o"),

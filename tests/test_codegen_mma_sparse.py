@@ -23,6 +23,8 @@ FORMS = {("m16n8k16", "f16"): (2, 2, 3), ("m16n8k32", "f16"): (4, 4, 1),
 
 
 def _kernel(arch, shape, ab, ctype, sel, n_a, n_b, n_c, variant="sp", version="7.8", sat=""):
+    if arch in ("sm_100", "sm_120"):      # their first PTX versions: 8.6 / 8.7
+        version = max(version, "8.7")
     regs = lambda first, n: "{" + ", ".join(f"%r{first + i}" for i in range(n)) + "}"
     if ctype in ("s32", "f16"):
         c, d = regs(8, n_c), regs(20, n_c)
@@ -185,17 +187,19 @@ def test_selector_out_of_range_is_refused_in_ptxas_words():
 
 @pytest.mark.parametrize("shape,ab,ctype,sel", [("m16n8k16", "f16", "f16", 3), ("m16n8k32", "bf16", "f32", 1),
                                                ("m16n8k32", "s8", "s32", 1), ("m16n8k64", "u8", "s32", 0)])
-def test_mma_sp_on_sm90(shape, ab, ctype, sel):
-    """sm_90: the same HMMA.SP/IMMA.SP; the cubin's EIATTR_SPARSE_MMA_MASK is ptxas's (0x10
-    for HMMA.SP, 0x20 for IMMA.SP). Before, a sparse mma whose operand count matched a dense
-    form compiled as the dense one."""
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_mma_sp_on_sm90(shape, ab, ctype, sel, arch):
+    """sm_90/100/120: the same HMMA.SP/IMMA.SP (sm_100/120's probed from
+    tools/isa_seeds/sparse_mma_sm1x0.ptx; they were refused); the cubin's
+    EIATTR_SPARSE_MMA_MASK is ptxas's (0x10 for HMMA.SP, 0x20 for IMMA.SP). Before, a sparse
+    mma whose operand count matched a dense form compiled as the dense one."""
     from ptx2sass.encoder.cubin import read_cubin
-    test_mma_sp("sm_90", shape, ab, ctype, sel)
+    test_mma_sp(arch, shape, ab, ctype, sel)
     n_a, n_b, _ = FORMS[(shape, ab)]
     types = (ab, "s8" if ab == "u8" else ab) if ab in ("s8", "u8") else (ab, ab)
-    ptx = _kernel("sm_90", shape, types, ctype, sel, n_a, n_b, 2 if ctype == "f16" else 4)
+    ptx = _kernel(arch, shape, types, ctype, sel, n_a, n_b, 2 if ctype == "f16" else 4)
     masks = []
-    for cubin in (codegen.compile_ptx(ptx, "sm_90", "k.ptx"), oracle.ptxas(ptx, arch="sm_90").output):
+    for cubin in (codegen.compile_ptx(ptx, arch, "k.ptx"), oracle.ptxas(ptx, arch=arch).output):
         k = read_cubin(cubin).kernels
         k = k["k"] if isinstance(k, dict) else k[0]
         masks.append([r.value for r in k.attributes if r.name == "SPARSE_MMA_MASK"])

@@ -1,4 +1,4 @@
-"""mma.sync on the 8x8 tensor-core tiles of sm_8x: f64 m8n8k4 (DMMA.884), s4/u4 m8n8k32
+"""mma.sync on the 8x8 tensor-core tiles of sm_8x (and their lowering on sm_90/120): f64 m8n8k4 (DMMA.884), s4/u4 m8n8k32
 (IMMA.8832) and b1 m8n8k128 (BMMA.88128 .xor/.and .popc). Each lane loads its fragment words
 (the PTX ISA's mma fragment layouts) from `in`, our cubin and ptxas's run in the emulator, and
 D must equal NumPy's A @ B + C (or C + popc(A xor/and B)) computed from the same words."""
@@ -13,8 +13,9 @@ G, T = np.arange(32) // 4, np.arange(32) % 4
 
 
 def _kernel(arch, body, decl):
+    version = "8.7" if arch in ("sm_100", "sm_120") else "7.8"
     return f"""
-.version 7.8
+.version {version}
 .target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
@@ -43,7 +44,7 @@ def _run_both(ptx, arch, data, out_words):
 ARCHS = ["sm_80", "sm_86", "sm_89"]
 
 
-@pytest.mark.parametrize("arch", ARCHS + ["sm_90"])
+@pytest.mark.parametrize("arch", ARCHS + ["sm_90", "sm_100", "sm_120"])
 def test_f64_m8n8k4(arch):
     """A (lane: row g, k t) at in[lane], B (k t, column g) at in[32+lane], C (row g,
     columns 2t, 2t+1) at in[64+2 lane]; D stored like C. Random doubles: one rounding of the
@@ -100,8 +101,11 @@ TILES = [(("s4", "s4"), ""), (("u4", "s4"), ".satfinite"), (("s4", "u4"), ""), (
          ("b1", "xor"), ("b1", "and")]
 
 
-@pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS for t in TILES]
-                         + [("sm_90", "b1", "and")])
+# sm_90 and sm_120 have no 4-bit (nor xor-popc) tensor-core operands: the nibbles widen to
+# bytes, xor is two and-popc mmas (ptx2sass/mma_forms.py); sm_120 has no BMMA at all
+@pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS + ["sm_90"] for t in TILES]
+                         + [("sm_120", *t) for t in TILES if t[0] != "b1"]
+                         + [("sm_75", *t) for t in TILES if t[1] != "and"])
 def test_integer_tiles(arch, kind, extra):
     if kind == "b1":
         form = f"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{extra}.popc"
@@ -128,17 +132,6 @@ def test_integer_tiles(arch, kind, extra):
     assert (ours == theirs).all()
 
 
-def test_tiles_refused_on_sm90():
-    """sm_90's ptxas computes s4/b1-xor tiles with other instructions: refused at the line,
-    not miscompiled (f64's DMMA.8x8x4 and b1 .and's BMMA are generated there)."""
-    body = """
-    ld.global.b32 %r0, [%rd4];
-    mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
-    st.global.v2.b32 [%rd5], {%r4, %r5};"""
-    with pytest.raises(CompileError, match="line 13"):
-        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
-
-
 # m16n8 sub-byte shapes and m8n8k16 int8: (shape, A type, B type, extra) -> registers (A, B, C)
 WIDE = [("m16n8k32", "s4", "u4", "", (2, 1, 4)), ("m16n8k64", "u4", "s4", ".satfinite", (4, 2, 4)),
         ("m16n8k32", "u4", "u4", ".satfinite", (2, 1, 4)), ("m16n8k64", "s4", "s4", "", (4, 2, 4)),
@@ -156,8 +149,9 @@ def _elements(word, ty):
 
 
 @pytest.mark.parametrize("arch,shape,ta,tb,extra,regs",
-                         [(arch, *w) for arch in ("sm_80", "sm_89") for w in WIDE]
-                         + [("sm_90", *w) for w in WIDE if w[3] == "and"])
+                         [(arch, *w) for arch in ("sm_80", "sm_89", "sm_90") for w in WIDE]
+                         + [("sm_120", *w) for w in WIDE if w[1] != "b1"]
+                         + [("sm_75", *w) for w in WIDE if w[0] == "m8n8k16"])
 def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
     """The PTX ISA's mma fragments: A register r of lane (g, t) holds row g + 8 (r % 2),
     k from (r // 2) 4p + t p (p elements a register); B register r column g, k from
@@ -212,21 +206,13 @@ def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
     assert (ours == theirs).all()
 
 
-def test_m8n8k16_int8_refused_on_sm90_not_an_internal_error():
-    """IMMA.8816 is in the sm_8x tables only: sm_90 refuses at the line (it was an internal
-    'cannot encode' error)."""
-    body = """
+@pytest.mark.parametrize("op", ["xor", "and"])
+def test_b1_refused_on_sm120(op):
+    """sm_120's ptxas computes b1 mma from bits widened to u8 IMMAs, not generated: refused at
+    the line, not an internal error."""
+    body = f"""
     ld.global.b32 %r0, [%rd4];
-    mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
-    st.global.v2.b32 [%rd5], {%r4, %r5};"""
+    mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{op}.popc {{%r4, %r5}}, {{%r0}}, {{%r0}}, {{%r0, %r0}};
+    st.global.v2.b32 [%rd5], {{%r4, %r5}};"""
     with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
-        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
-
-
-def test_b1_xor_refused_on_sm90():
-    body = """
-    ld.global.b32 %r0, [%rd4];
-    mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r4, %r5}, {%r0}, {%r0}, {%r0, %r0};
-    st.global.v2.b32 [%rd5], {%r4, %r5};"""
-    with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
-        codegen.compile_ptx(_kernel("sm_90", body, ""), "sm_90", "k.ptx")
+        codegen.compile_ptx(_kernel("sm_120", body, ""), "sm_120", "k.ptx")

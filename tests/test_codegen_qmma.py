@@ -319,3 +319,21 @@ def test_sm90_fp8_mma_equals_ptxas(form):
         result, got = launch(ours, data, True)
         assert not result.hazards, [str(h) for h in result.hazards[:3]]
         assert (got == want).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_120", "sm_100"])
+@pytest.mark.parametrize("form", SM90_FORMS, ids=ids)
+def test_blackwell_fp8_mma_equals_ptxas(form, arch):
+    """sm_120 has QMMA (without .ROW/.COL on A and B: the suffixed form was an internal
+    encode error, and sm_120 used to take sm_90's widening, which rounds otherwise: 1-9 lanes
+    differed); sm_100 widens to f16 HMMAs as sm_90. Same bits as ptxas's cubin."""
+    ptx = qmma_kernel(*form, target=arch)
+    ours = codegen.compile_ptx(ptx, arch, "k.ptx")
+    theirs = oracle.ptxas(ptx, arch=arch).output
+    assert ("QMMA" in oracle.nvdisasm(ours)) == (arch == "sm_120")
+    for seed, specials in ((6, False), (7, True)):
+        data = inputs(form[1], seed, specials=specials)
+        _, want = launch(theirs, data, False)
+        result, got = launch(ours, data, True)
+        assert not result.hazards, [str(h) for h in result.hazards[:3]]
+        assert (got == want).all()

@@ -249,10 +249,10 @@ def test_special_register_matches_ptxas(form):
     assert status in ("match", "ran"), detail
 
 
-def test_wmma_mma_refused_not_miscompiled():
-    """sm_75 has no k = 16 tensor-core instruction (HMMA.16816 is sm_80's; ptxas chains two
-    HMMA.1688): until that chain is generated, wmma.mma is refused rather than written as an
-    instruction a T4 lacks (the turing table's HMMA form also encodes `.16816`)."""
+def test_wmma_mma_chains_hmma_1688():
+    """sm_75 has no k = 16 tensor-core instruction (HMMA.16816 is sm_80's, and the turing
+    table's HMMA form also encodes `.16816`): wmma m16n16k16 is four HMMA.1688 as ptxas
+    writes it, never an instruction a T4 lacks (values: test_codegen_wmma.py's sm_75 tests)."""
     ptx = """.version 7.0
 .target sm_75
 .address_size 64
@@ -268,6 +268,7 @@ wmma.store.d.sync.aligned.row.m16n16k16.global.f16 [%rd1], {%r21, %r22, %r23, %r
 ret;
 }
 """
-    assert oracle.ptxas(ptx, ARCH).ok
-    with pytest.raises(CompileError, match="not supported yet"):
-        _ours(ptx, "k.ptx")
+    theirs = oracle.nvdisasm(oracle.ptxas(ptx, ARCH).output)
+    ours = oracle.nvdisasm(_ours(ptx, "k.ptx")[0])
+    for listing in (theirs, ours):
+        assert re.findall(r"HMMA\.\w+", listing) == ["HMMA.1688"] * 4

@@ -264,3 +264,34 @@ def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
         run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
         outs.append(out)
     assert (outs[0] == outs[1]).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_wmma_tf32_on_hopper_and_blackwell(arch):
+    """wmma m16n16k8 tf32: four HMMA.1684.F32.TF32 as ptxas writes on sm_90/100/120 (sm_100
+    and sm_120 refused it: the form was thought missing from the blackwell table); random
+    floats, bit-identical to ptxas's cubin."""
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal(IN_BYTES // 4).astype(np.float32).view(np.uint32).copy()
+    ptx = _kernel("row", "col", "row", "row", "f32", "global", True, 40, "m16n16k8", "tf32")
+    ours, theirs = run_ours_and_ptxas(ptx, data, 40, arch)
+    assert (ours == theirs).all()
+
+
+@pytest.mark.parametrize("shape,itype,acc", [("m16n16k16", "f16", "f32"), ("m32n8k16", "f16", "f16"),
+                                             ("m8n32k16", "f16", "f32"), ("m16n16k16", "s8", "s32"),
+                                             ("m32n8k16", "u8", "s32"), ("m8n32k16", "s8", "s32")])
+def test_wmma_on_sm75(shape, itype, acc):
+    """sm_75 has HMMA.1688 and IMMA.8816 only: wmma's m16n8k16 mmas become two of them
+    (ptx2sass/mma_forms.py; wmma.mma was refused on sm_75). Random values (f16: bit-identical
+    to ptxas's chain of HMMA.1688; s8/u8: exact)."""
+    rng = np.random.default_rng(12)
+    if itype == "f16":
+        data = np.frombuffer(rng.standard_normal(IN_BYTES // 2).astype(np.float16).tobytes(), dtype=np.uint32).copy()
+        data[C_OFF // 4:] = rng.standard_normal((IN_BYTES - C_OFF) // 4).astype(np.float32).view(np.uint32)
+    else:
+        data = rng.integers(0, 2 ** 32, IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
+    ptx = _kernel("row", "col", "row", "row", acc, "global", True, 40, shape, itype).replace(
+        ".target sm_89", ".target sm_75")
+    ours, theirs = run_ours_and_ptxas(ptx, data, 40, "sm_75")
+    assert (ours == theirs).all()

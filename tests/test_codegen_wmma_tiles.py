@@ -28,7 +28,7 @@ def _kernel(arch, shape, itype, ctype, mma_mods, la, lb, lc, ld, space, stride, 
         pa, pb, pc, pd = "[%rd1]", "[%rd1+4096]", "[%rd1+8192]", "[%rd2]"
         prologue = epilogue = ""
     return f"""
-.version 7.8
+.version {"8.7" if arch in ("sm_100", "sm_120") else "7.8"}
 .target {arch}
 .address_size 64
 .shared .align 16 .b8 sm[16384];
@@ -60,7 +60,9 @@ F64_CASES = [("sm_89", "row", "col", "row", "row", "global", False, ""),
              ("sm_86", "col", "col", "row", "col", "global", False, ".rm"),
              ("sm_89", "row", "col", "col", "row", "shared", False, ".rp"),
              ("sm_90", "col", "row", "row", "col", "global", True, ".rz"),
-             ("sm_90", "row", "col", "col", "row", "shared", False, "")]
+             ("sm_90", "row", "col", "col", "row", "shared", False, ""),
+             ("sm_120", "col", "row", "row", "col", "global", True, ".rm"),
+             ("sm_100", "row", "col", "col", "row", "shared", False, "")]
 
 
 @pytest.mark.parametrize("arch,la,lb,lc,ld,space,stride_reg,rounding", F64_CASES)
@@ -102,7 +104,15 @@ INT_CASES = [("sm_89", "s4", "", "row", "row", "global", False),
              ("sm_89", "b1", ".and", "col", "col", "shared", False),
              ("sm_80", "b1", ".xor", "row", "col", "generic", False),
              ("sm_86", "b1", ".and", "col", "row", "global", True),
-             ("sm_90", "b1", ".and", "row", "col", "shared", True)]
+             ("sm_90", "b1", ".and", "row", "col", "shared", True),
+             # sm_90: nibbles widened to bytes, xor as two and-popc mmas (mma_forms.py)
+             ("sm_90", "s4", ".satfinite", "row", "col", "global", True),
+             ("sm_90", "u4", "", "col", "row", "shared", False),
+             ("sm_90", "b1", ".xor", "col", "col", "global", False),
+             # sm_75: IMMA.8832 and BMMA.88128.XOR (.and is sm_80+)
+             ("sm_75", "s4", ".satfinite", "col", "row", "global", True),
+             ("sm_75", "u4", "", "row", "row", "shared", False),
+             ("sm_75", "b1", ".xor", "row", "col", "global", True)]
 
 
 @pytest.mark.parametrize("arch,itype,extra,lc,ld,space,stride_reg", INT_CASES)
@@ -141,18 +151,17 @@ def test_wmma_sub_byte(arch, itype, extra, lc, ld, space, stride_reg):
 
 
 @pytest.mark.parametrize("arch,itype,message", [("sm_75", "f64", "requires .target sm_80 or higher"),
-                                                ("sm_90", "s4", "not supported yet"),
-                                                ("sm_120", "f64", "not supported yet")])
+                                                ("sm_120", "b1", "not supported yet")])
 def test_wmma_tiles_refused_where_not_generated(arch, itype, message):
-    """sm_75 has no f64 wmma (ptxas's words); sm_90's ptxas computes s4 tiles with other
-    instructions and our sm_120 table has no DMMA: refused at the line, not miscompiled."""
+    """sm_75 has no f64 wmma (ptxas's words); sm_120 has no BMMA (its ptxas computes b1 from
+    bits widened to u8 IMMAs, not generated): refused at the line, not miscompiled."""
     if itype == "f64":
         ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
                       "row", "col", "row", "row", "global", 8, False)
     else:
-        ptx = _kernel(arch, "m8n8k32", "s4", "s32", ".sync.aligned.row.col.m8n8k32.s32.s4.s4.s32",
-                      "row", "col", "row", "row", "global", 32, False)
+        ptx = _kernel(arch, "m8n8k128", "b1", "s32", ".xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",
+                      "row", "col", "row", "row", "global", 128, False)
     if arch == "sm_120":
-        ptx = ptx.replace(".version 7.8", ".version 8.8")
+        ptx = ptx.replace(".version 8.7", ".version 8.8")
     with pytest.raises(CompileError, match=rf"k.ptx, line \d+; error.*{message}"):
         codegen.compile_ptx(ptx, arch, "k.ptx")

@@ -70,6 +70,9 @@ class IntegerSelection:
             t = VOp(self.mf.new_vreg())
             self.move(t, b)
             b = t
+        if self.arch.saturating_viadd:
+            self.emit("VIADD", ("S32", "ISAT"), [d, a, self.negate(b) if negate_b else b])
+            return
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))

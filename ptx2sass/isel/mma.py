@@ -149,7 +149,7 @@ class MatrixMultiply:
 
     def integer_mma(self, ins, shape):
         types = ins.types[:2]
-        if shape == "m8n8k16" and not self.arch.mma_8x8_tiles:     # IMMA.8816: sm_8x tables
+        if shape == "m8n8k16" and not self.arch.integer_mma_8x8:
             raise self._refuse(ins)
         if shape not in IMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
                 or any(t not in ("s8", "u8") for t in types) or self.guard is not None:
@@ -295,8 +295,9 @@ class MatrixMultiply:
         if not self.arch.fp8_mma:
             return self.fp8_mma_as_half(ins, types, n_a, n_b, n_d, srcs)
         mods = (name, ins.type.upper()) + tuple(t.upper() for t in types[:2])
-        a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
-        b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
+        a, b = self.gather(srcs[:n_a]), self.gather(srcs[n_a:n_a + n_b])
+        if self.arch.qmma_layout_suffixes:
+            a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
         c = self.gather(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))

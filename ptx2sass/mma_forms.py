@@ -1,0 +1,221 @@
+"""`mma` forms a target's tensor cores lack, rewritten before selection as the ones it has
+(as its ptxas does): sub-byte operands on sm_90 and later, k = 16 and m = 16 shapes on sm_75.
+
+s4/u4: a 32-bit A or B register holds 8 nibbles of consecutive k; the low four widen to the
+bytes of one s8/u8 register and the high four to another (sign- or zero-extended), and the
+product is two s8/u8 mmas of half the k. Which byte of the 8-bit fragment a nibble lands in
+permutes k, but A and B are permuted alike, so each dot product is unchanged. Per shape (PTX
+ISA fragment layouts, lane = 4g + t; ptxas 13.5 splits the same way on sm_90):
+  m8n8k32  -> 2 x m8n8k16:  A [lo a0] / [hi a0],                 B [lo b0] / [hi b0]
+  m16n8k32 -> 2 x m16n8k16: A [lo a0, lo a1] / [hi a0, hi a1],   B [lo b0] / [hi b0]
+  m16n8k64 -> 2 x m16n8k32: A [lo a0, lo a1, hi a0, hi a1] / the same of a2, a3,
+                            B [lo b0, hi b0] / [lo b1, hi b1]
+The second mma accumulates onto the first; with `.satfinite` both start from 0 (their sum is
+exact: at most 64 products of 8 x 15) and C joins with one saturating add per element, so
+the result is C + A·B clamped once, as the instruction defines it.
+
+b1 `.xor.popc` where only `.and.popc` exists: popc(a ^ b) = popc(a & ~b) + popc(~a & b), two
+and-popc mmas, the second accumulating onto the first.
+
+m8n8k16 s8/u8 where the target has no 8x8 integer tile (sm_100/120): the m16n8k16 mma
+whose upper eight rows are the same A row block and whose C's upper half is 0; D's first two
+registers are the 8x8 result (ptxas 13.5 does the same).
+
+sm_75 (no k = 16 HMMA, no m16n8 IMMA; these come from wmma's lowering): f16 m16n8k16 as two
+m16n8k8 (A registers 0-1 and B register 0 first, then A 2-3 and B 1 onto that: the fragments
+of k 0-7 and 8-15), s8/u8 m16n8k16 as two m8n8k16 (A register 0 with C/D registers 0-1, A
+register 1 with 2-3: rows g and g + 8).
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+
+NIBBLE_TYPES = {"s4": "s8", "u4": "u8"}
+# s4/u4 shape -> (the 8-bit shape of each half, registers in A, in B, in C/D)
+HALVES = {"m8n8k32": ("m8n8k16", 1, 1, 2), "m16n8k32": ("m16n8k16", 2, 1, 4),
+          "m16n8k64": ("m16n8k32", 4, 2, 4)}
+
+
+def _shape(ins: ir.Instr) -> str | None:
+    return next((m for m in ins.modifiers if m.startswith("m") and "n" in m and "k" in m), None)
+
+
+def nibble_types(ins: ir.Instr) -> list[str]:
+    """The A and B types of an s4/u4 mma (modifiers in the frontend's parse), else []."""
+    return [m for m in ins.modifiers if m in NIBBLE_TYPES]
+
+
+def lowers(ins: ir.Instr, arch) -> bool:
+    """Whether `lower_mma_forms` rewrites this dense `mma` for `arch`."""
+    if ins.opcode != "mma" or ins.guard is not None or any(m.startswith("sp") for m in ins.modifiers) \
+            or "row" not in ins.modifiers or "col" not in ins.modifiers:
+        return False
+    shape = _shape(ins)
+    if len(nibble_types(ins)) == 2:
+        return arch.mma_k16 and not arch.mma_8x8_tiles and shape in HALVES and ins.type == "s32" \
+            and _counts_fit(ins, *HALVES[shape][1:])
+    if "b1" in ins.modifiers:
+        return "xor" in ins.modifiers and "popc" in ins.modifiers and arch.mma_k16 \
+            and "xor" not in arch.binary_mma_ops and "and" in arch.binary_mma_ops \
+            and shape in ("m8n8k128", "m16n8k128", "m16n8k256")
+    bytes_ = tuple(ins.types[:2]) in {(a, b) for a in ("s8", "u8") for b in ("s8", "u8")}
+    if shape == "m8n8k16" and ins.type == "s32" and not arch.integer_mma_8x8:
+        return bytes_ and _counts_fit(ins, 1, 1, 2)
+    if shape == "m16n8k16" and not arch.mma_k16:
+        if ins.type == "s32":
+            return bytes_ and arch.integer_mma_8x8 and _counts_fit(ins, 2, 1, 4)
+        return ins.types[:2] == ("f16", "f16") and _counts_fit(ins, 4, 2, 4 if ins.type == "f32" else 2)
+    return False
+
+
+def available(arch, modifiers) -> bool:
+    """Whether an s4/u4 or b1 mma with `modifiers` is generated for `arch` by this lowering."""
+    if not arch.mma_k16 or arch.mma_8x8_tiles:
+        return False
+    if "b1" in modifiers:
+        return "xor" in modifiers and "and" in arch.binary_mma_ops
+    return len([m for m in modifiers if m in NIBBLE_TYPES]) == 2
+
+
+def _counts_fit(ins, n_a, n_b, n_c) -> bool:
+    return len(ins.dests) == n_c and len(ins.srcs) == n_a + n_b + n_c
+
+
+def lower_mma_forms(fn: ir.Function, arch) -> None:
+    """Rewrite, in place, every mma of `fn` that `arch`'s tensor cores cannot take as written."""
+    for block in fn.blocks:
+        if not any(i.opcode == "mma" for i in block.instrs):
+            continue
+        out: list[ir.Instr] = []
+        for ins in block.instrs:
+            _Lowering(fn, ins, out, arch).run()
+        block.instrs = out
+
+
+class _Lowering:
+    def __init__(self, fn: ir.Function, ins: ir.Instr, out: list, arch):
+        self.fn, self.ins, self.out, self.arch = fn, ins, out, arch
+
+    def run(self) -> None:
+        ins = self.ins
+        if not lowers(ins, self.arch):
+            self.out.append(ins)
+        elif len(nibble_types(ins)) == 2:
+            self.nibbles()
+        elif "b1" in ins.modifiers:
+            self.xor_as_ands()
+        elif _shape(ins) == "m8n8k16":
+            self.tile_as_16_rows()
+        elif ins.type == "s32":
+            self.rows_as_tiles()
+        else:
+            self.k16_as_k8()
+
+    # ---- helpers ------------------------------------------------------------------------
+    def op(self, opcode, srcs, type_="b32", modifiers=(), dest_type="b32") -> ir.Value:
+        d = self.fn.new_value(dest_type)
+        self.out.append(ir.Instr(opcode, [d], list(srcs), tuple(modifiers), type_, line=self.ins.line))
+        return d
+
+    def const(self, value: int, ty: str = "b32") -> ir.Const:
+        return ir.Const(value, ty)
+
+    def zero(self) -> ir.Value:
+        return self.op("mov", [self.const(0)])
+
+    def mma(self, dests, srcs, shape, types, modifiers=()) -> None:
+        """An mma of `shape` (lowered again where the target needs it: m8n8k16 on sm_100/120)."""
+        mods = ("sync", "aligned", shape, "row", "col") + tuple(modifiers)
+        _Lowering(self.fn, ir.Instr("mma", list(dests), list(srcs), mods, "s32", tuple(types),
+                                    line=self.ins.line), self.out, self.arch).run()
+
+    def widen(self, word, high: bool, signed: bool) -> ir.Value:
+        """Nibbles 0-3 (or 4-7) of `word` as the four bytes of a register, extended."""
+        u = self.op("shr", [word, self.const(16, "u32")], "u32") if high \
+            else self.op("and", [word, self.const(0xFFFF)])
+        u = self.op("and", [self.op("or", [u, self.op("shl", [u, self.const(8, "u32")])]),
+                            self.const(0x00FF00FF)])
+        u = self.op("and", [self.op("or", [u, self.op("shl", [u, self.const(4, "u32")])]),
+                            self.const(0x0F0F0F0F)])
+        if not signed:
+            return u
+        # a nibble's sign bit (bit 3 of its byte) times 30 sets bits 4-7 of that byte only
+        signs = self.op("and", [u, self.const(0x08080808)])
+        return self.op("or", [u, self.op("mul", [signs, self.const(30, "u32")], "u32", ("lo",))])
+
+    # ---- s4/u4 --------------------------------------------------------------------------
+    def nibbles(self) -> None:
+        ins = self.ins
+        shape = _shape(ins)
+        half_shape, n_a, n_b, n_c = HALVES[shape]
+        ta, tb = nibble_types(ins)
+        srcs = list(ins.srcs)
+        a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
+        lo_a = [self.widen(w, False, ta == "s4") for w in a]
+        hi_a = [self.widen(w, True, ta == "s4") for w in a]
+        lo_b = [self.widen(w, False, tb == "s4") for w in b]
+        hi_b = [self.widen(w, True, tb == "s4") for w in b]
+        if shape == "m16n8k64":
+            parts = [([lo_a[0], lo_a[1], hi_a[0], hi_a[1]], [lo_b[0], hi_b[0]]),
+                     ([lo_a[2], lo_a[3], hi_a[2], hi_a[3]], [lo_b[1], hi_b[1]])]
+        else:
+            parts = [(lo_a, lo_b), (hi_a, hi_b)]
+        types = (NIBBLE_TYPES[ta], NIBBLE_TYPES[tb], "s32")
+        saturate = "satfinite" in ins.modifiers
+        acc = [self.zero() for _ in range(n_c)] if saturate else c
+        first = [self.fn.new_value("s32") for _ in range(n_c)]
+        self.mma(first, parts[0][0] + parts[0][1] + acc, half_shape, types)
+        if not saturate:
+            self.mma(ins.dests, parts[1][0] + parts[1][1] + first, half_shape, types)
+            return
+        product = [self.fn.new_value("s32") for _ in range(n_c)]
+        self.mma(product, parts[1][0] + parts[1][1] + first, half_shape, types)
+        for d, ck, pk in zip(ins.dests, c, product):
+            self.out.append(ir.Instr("add", [d], [ck, pk], ("sat",), "s32", line=ins.line))
+
+    # ---- b1 xor -------------------------------------------------------------------------
+    def xor_as_ands(self) -> None:
+        ins = self.ins
+        shape = _shape(ins)
+        n_a, n_b = {"m8n8k128": (1, 1), "m16n8k128": (2, 1), "m16n8k256": (4, 2)}[shape]
+        srcs = list(ins.srcs)
+        a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
+        mods = ("b1", "b1", "and", "popc")
+        first = [self.fn.new_value("s32") for _ in c]
+        self.mma_b1(first, a + [self.op("not", [w]) for w in b] + c, shape, mods)
+        self.mma_b1(ins.dests, [self.op("not", [w]) for w in a] + b + first, shape, mods)
+
+    def mma_b1(self, dests, srcs, shape, mods) -> None:
+        self.out.append(ir.Instr("mma", list(dests), list(srcs),
+                                 ("sync", "aligned", shape, "row", "col") + mods, "s32", ("s32",),
+                                 line=self.ins.line))
+
+    # ---- m8n8k16 as m16n8k16 ------------------------------------------------------------
+    def tile_as_16_rows(self) -> None:
+        ins = self.ins
+        a, b, c0, c1 = ins.srcs
+        upper = [self.fn.new_value("s32") for _ in range(2)]
+        mods = ("satfinite",) if "satfinite" in ins.modifiers else ()
+        zero = self.zero()
+        self.mma(list(ins.dests) + upper, [a, a, b, c0, c1, zero, zero], "m16n8k16", ins.types,
+                 mods)
+
+    # ---- sm_75: m16n8k16 from two smaller mmas --------------------------------------------
+    def k16_as_k8(self) -> None:
+        ins = self.ins
+        a, b, c = ins.srcs[:4], ins.srcs[4:6], ins.srcs[6:]
+        first = [self.fn.new_value(d.type) for d in ins.dests]
+        self.mma_as(first, a[:2] + b[:1] + c, "m16n8k8")
+        self.mma_as(ins.dests, a[2:] + b[1:] + first, "m16n8k8")
+
+    def rows_as_tiles(self) -> None:
+        ins = self.ins
+        a, b, c = ins.srcs[:2], ins.srcs[2], ins.srcs[3:]
+        for row in range(2):
+            self.mma_as(ins.dests[2 * row:2 * row + 2], [a[row], b] + c[2 * row:2 * row + 2], "m8n8k16")
+
+    def mma_as(self, dests, srcs, shape) -> None:
+        """This mma's own form (types, `.satfinite`) at another `shape`."""
+        ins = self.ins
+        mods = tuple(shape if m == _shape(ins) else m for m in ins.modifiers)
+        self.out.append(ir.Instr("mma", list(dests), list(srcs), mods, ins.type, ins.types, line=ins.line))
