@@ -184,7 +184,10 @@ def op_r2ur(w, s, active, mask):
         values = np.broadcast_to(w.r(a), (LANES,))
         w.w(ops[1], values, mask)
         if mask.any():
-            w.wp(ops[0], values != values[int(np.argmax(mask))], mask)
+            differs = values != values[int(np.argmax(mask))]
+            if "OR" in s.ins.modifiers:     # R2UR.OR: also the lanes an earlier R2UR flagged
+                differs = differs | w.pred(ops[0])
+            w.wp(ops[0], differs, mask)
         return
     w.w(ops[0], w.r(a), mask)
 

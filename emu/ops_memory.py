@@ -480,6 +480,9 @@ def op_arrives(w, s, active, mask):
     copies = getattr(w.m, "async_copies", None)
     if copies is not None and mask.any():
         copies.land(w.idx[mask], None)
+    if {"ARVCNT", "TRANSCNT"} & set(s.ins.modifiers):       # sm_90's SYNCS-unit object
+        from .ops_syncs import arrives_syncs
+        return arrives_syncs(w, s, mask)
     addrs = address(w, s.ins.operands[0], False)
     for lane in np.nonzero(mask)[0]:
         lanes = np.zeros(w.width, bool)

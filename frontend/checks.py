@@ -623,6 +623,10 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
+        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ins.modifiers[-1:] == (".bf16",) \
+                and ins.modifiers[-2:-1] in ((".s16",), (".u16",), (".s32",), (".u32",), (".s64",), (".u64",)):
+            # bf16 to an integer is sm_90 PTX (below sm_80 '.bf16' itself is refused first)
+            self.error(f"Feature 'cvt with {ins.modifiers[-2]}.bf16' requires .target sm_90 or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling

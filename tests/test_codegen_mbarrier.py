@@ -1,4 +1,4 @@
-"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89.
+"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89 and sm_90.
 
 Two kinds of check:
 * pipelines whose result the PTX ISA fixes (threads publish data, arrive, spin on
@@ -15,7 +15,7 @@ import pytest
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.launch import run
 
-ARCHES = ("sm_80", "sm_86", "sm_89")
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")     # sm_90: the SYNCS unit (isel/mbarrier_syncs.py)
 THREADS = 128
 
 

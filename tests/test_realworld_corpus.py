@@ -27,10 +27,6 @@ SAMPLE_DEFAULT = 13
 # Module key (source without `src/`; a Numba kernel as `numba_kernels.py:name`), optionally
 # `@arch` -> (text our refusal must contain, why). Looked up with the arch first.
 GAPS = {
-    "async_copy.cu@sm_90": ("`mbarrier.init` on sm_90 not supported yet",
-                            "cuda::barrier's mbarrier.init is selected for sm_8x only"),
-    "half_bf16.cu@sm_90": ("`cvt.s32.bf16` not supported yet",
-                           "__bfloat162int_rz: sm_90 PTX converts bf16 to s32 directly"),
     "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
 }
 

@@ -23,6 +23,7 @@ MODULE_DECLS = """.global .texref tex0;
 ret;
 }
 """
+MODULE_NAMES = ("tex0", "surf0", "fdummy")
 KERNEL_DECLS = """.reg .b16 %h<40>;
 .reg .b32 %r<40>;
 .reg .b64 %rd<40>;
@@ -115,8 +116,11 @@ def acceptance_module(lines: list[str], sm: int, ptx: tuple[int, int],
                       in_function: bool = False) -> tuple[str, int]:
     """A module holding `lines` in one kernel (or .func); returns (text, line number of the
     first instruction line)."""
+    # the module handles and the function only where a line names them (a module .texref
+    # is refused on sm_90, which would refuse every form's kernel there)
+    uses = any(name in line for line in lines for name in MODULE_NAMES)
     head = (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
-            + MODULE_DECLS)
+            + (MODULE_DECLS if uses else ""))
     if in_function:
         head += ".func fbody(.param .b64 fparam)\n{\n"
     else:

@@ -387,7 +387,7 @@ class ConvertSelection:
             self.emit("I2F", mods + ((round_to,) if round_to else ()), [dst, src])
             return
         # to an integer
-        if sty == "bf16":
+        if sty == "bf16" and not self.arch.bf16_integer_converts:
             raise self.unsupported(f"`cvt.{dty}.{sty}`")
         mode = F2I_MODE.get(rnd if rnd in FRND_MODE else None)
         if dty in ("u8", "b8") and sty == "f32" and mode in ("TRUNC", None) and self.arch.packed_converts:

@@ -62,6 +62,8 @@ class MbarrierSelection:
 
     def sel_mbarrier(self, ins):
         mods = ins.modifiers
+        if self.arch.mbarrier_syncs:
+            return self.sel_mbarrier_syncs(ins)          # isel/mbarrier_syncs.py
         self.require_mbarrier_atomics(f"`mbarrier.{'.'.join(mods)}`")
         kind = mods[0] if mods else ""
         handler = getattr(self, f"mbarrier_{kind}", None)
@@ -261,6 +263,8 @@ class MbarrierSelection:
         without .noinc the pending count first grows by one per lane (the leader's
         ATOMS.ADD of minus the active lanes to word 1), so the arrival is not one of the
         expected ones."""
+        if self.arch.mbarrier_syncs:
+            return self.cp_async_mbarrier_arrive_syncs(ins)     # isel/mbarrier_syncs.py
         self.require_mbarrier_atomics("`cp.async.mbarrier.arrive`")
         space = self.mbarrier_space(ins)
         mem = self.address(ins.srcs[0], space)
