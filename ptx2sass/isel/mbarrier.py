@@ -293,6 +293,12 @@ class MbarrierSelection:
         distinct values of a per-lane register. Each turn R2UR copies one lane's value
         into UR6 and flags the lanes holding another; the others run `body(UR6)` (under
         the guard it emits with) and leave."""
+        self.uniform_loop_values([(value, self.LOOP_UR)], lambda: body(self.LOOP_UR))
+
+    def uniform_loop_values(self, values: list, body) -> None:
+        """`uniform_loop` over several per-lane registers at once, each into its own uniform
+        register (R2UR, then R2UR.OR for the others: a lane runs `body()` where all of them
+        equal the first lane's)."""
         guard = self.guard
         pending = VOp(self.mf.new_vreg("P"))
         differs = VOp(self.mf.new_vreg("P"))
@@ -301,7 +307,13 @@ class MbarrierSelection:
         self.emit("PLOP3", ("LUT",), [differs, PT, PT, PT, PT, Imm(0), Imm(0)], guarded=False)
         loop = self.start_block("waterfall")
         self.guard = pending
-        self.emit("R2UR", (), [differs, self.LOOP_UR, value], ndefs=2)
+        for k, (value, ur) in enumerate(values):
+            if k == 0:
+                self.emit("R2UR", (), [differs, ur, value], ndefs=2)
+            else:
+                # reads its own predicate result (the earlier values' differences)
+                mi = self.emit("R2UR", ("OR",), [differs, ur, value, differs], ndefs=2)
+                mi.shown = (0, 1, 2)
         if guard is None:
             self.guard = VOp(differs.reg, inv=True)
         else:
@@ -310,7 +322,7 @@ class MbarrierSelection:
             run = VOp(self.mf.new_vreg("P"))
             self.emit("PLOP3", ("LUT",), [run, PT, pending, differs, PT, Imm(0x20), Imm(0)], guarded=False)
             self.guard = run
-        body(self.LOOP_UR)
+        body()
         self.guard = pending
         self.emit("PLOP3", ("LUT",), [pending, PT, differs, PT, PT, Imm(0x80), Imm(0)])
         self.guard = guard

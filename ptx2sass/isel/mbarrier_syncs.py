@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
-from ptx2sass.mir import MInstr, VMem, VOp
+from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
+from ptx2sass.mir import VMem, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ
 
 COUNT_LIMIT = 0x100000          # the 20-bit count fields hold 2^20 - count
@@ -350,33 +350,3 @@ class SyncsMbarrierSelection:
             self.emit("ARRIVES", ("LDGSTSBAR", "64", "ARVCNT" if noinc else "TRANSCNT"), [mem], ndefs=0)
         self.with_uniform_address(ins.srcs[0], body)
 
-    # ------------------------------------------------------------------ loops
-    def uniform_loop_values(self, values: list[tuple[VOp, Reg]], body) -> None:
-        """Like `uniform_loop`, over several per-lane registers at once (R2UR, then R2UR.OR
-        for the others: a lane runs `body` where all of them equal the first lane's)."""
-        guard = self.guard
-        pending = VOp(self.mf.new_vreg("P"))
-        differs = VOp(self.mf.new_vreg("P"))
-        self.emit("PLOP3", ("LUT",), [pending, PT, guard if guard is not None else PT, PT, PT,
-                                      Imm(0x80), Imm(0)], guarded=False)
-        self.emit("PLOP3", ("LUT",), [differs, PT, PT, PT, PT, Imm(0), Imm(0)], guarded=False)
-        loop = self.start_block("waterfall")
-        self.guard = pending
-        for k, (value, ur) in enumerate(values):
-            if k == 0:
-                self.emit("R2UR", (), [differs, ur, value], ndefs=2)
-            else:
-                # reads its own predicate result (the earlier values' differences)
-                mi = self.emit("R2UR", ("OR",), [differs, ur, value, differs], ndefs=2)
-                mi.shown = (0, 1, 2)
-        run = VOp(self.mf.new_vreg("P"))
-        self.emit("PLOP3", ("LUT",), [run, PT, pending, differs, PT, Imm(0x20), Imm(0)], guarded=False)
-        self.guard = run
-        body()
-        self.guard = pending
-        self.emit("PLOP3", ("LUT",), [pending, PT, differs, PT, PT, Imm(0x80), Imm(0)])
-        self.guard = guard
-        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, differs, self.line))
-        self.start_block("waterfall_done")
-        loop.succs.insert(0, loop)
-        loop.preds.append(loop)
