@@ -29,15 +29,12 @@ register 1 with 2-3: rows g and g + 8).
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.isel.mma import shape_of as _shape
 
 NIBBLE_TYPES = {"s4": "s8", "u4": "u8"}
 # s4/u4 shape -> (the 8-bit shape of each half, registers in A, in B, in C/D)
 HALVES = {"m8n8k32": ("m8n8k16", 1, 1, 2), "m16n8k32": ("m16n8k16", 2, 1, 4),
           "m16n8k64": ("m16n8k32", 4, 2, 4)}
-
-
-def _shape(ins: ir.Instr) -> str | None:
-    return next((m for m in ins.modifiers if m.startswith("m") and "n" in m and "k" in m), None)
 
 
 def nibble_types(ins: ir.Instr) -> list[str]:
@@ -180,15 +177,9 @@ class _Lowering:
         n_a, n_b = {"m8n8k128": (1, 1), "m16n8k128": (2, 1), "m16n8k256": (4, 2)}[shape]
         srcs = list(ins.srcs)
         a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
-        mods = ("b1", "b1", "and", "popc")
         first = [self.fn.new_value("s32") for _ in c]
-        self.mma_b1(first, a + [self.op("not", [w]) for w in b] + c, shape, mods)
-        self.mma_b1(ins.dests, [self.op("not", [w]) for w in a] + b + first, shape, mods)
-
-    def mma_b1(self, dests, srcs, shape, mods) -> None:
-        self.out.append(ir.Instr("mma", list(dests), list(srcs),
-                                 ("sync", "aligned", shape, "row", "col") + mods, "s32", ("s32",),
-                                 line=self.ins.line))
+        self.mma_as(first, a + [self.op("not", [w]) for w in b] + c, shape, {"xor": "and"})
+        self.mma_as(ins.dests, [self.op("not", [w]) for w in a] + b + first, shape, {"xor": "and"})
 
     # ---- m8n8k16 as m16n8k16 ------------------------------------------------------------
     def tile_as_16_rows(self) -> None:
@@ -214,8 +205,10 @@ class _Lowering:
         for row in range(2):
             self.mma_as(ins.dests[2 * row:2 * row + 2], [a[row], b] + c[2 * row:2 * row + 2], "m8n8k16")
 
-    def mma_as(self, dests, srcs, shape) -> None:
-        """This mma's own form (types, `.satfinite`) at another `shape`."""
+    def mma_as(self, dests, srcs, shape, renamed: dict | None = None) -> None:
+        """This mma's own form (types, `.satfinite`) at `shape`, with the modifiers
+        `renamed` maps (b1's `.xor` -> `.and`) replaced."""
         ins = self.ins
-        mods = tuple(shape if m == _shape(ins) else m for m in ins.modifiers)
+        renamed = {**(renamed or {}), _shape(ins): shape}
+        mods = tuple(renamed.get(m, m) for m in ins.modifiers)
         self.out.append(ir.Instr("mma", list(dests), list(srcs), mods, ins.type, ins.types, line=ins.line))

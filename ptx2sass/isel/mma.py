@@ -68,13 +68,13 @@ def sub_byte_available(arch, modifiers) -> bool:
     return arch.mma_8x8_tiles
 
 
-def _shape_of(ins) -> str | None:
+def shape_of(ins) -> str | None:
     return next((m for m in ins.modifiers if m.startswith("m") and "n" in m), None)
 
 
 def mma_fragments(ins) -> tuple[int, int, int] | None:
     """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
-    shape = _shape_of(ins)
+    shape = shape_of(ins)
     a_type = ins.types[0] if ins.types else None
     if any(m.startswith("sp") for m in ins.modifiers):
         form = _sparse_form(ins)
@@ -96,7 +96,7 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
 
 def _sparse_form(ins):
     """SPARSE_FORMS's entry for an `mma.sp` (f16/bf16 or s8/u8 A and B), else None."""
-    return SPARSE_FORMS.get((_shape_of(ins), ins.types[0] if ins.types else None))
+    return SPARSE_FORMS.get((shape_of(ins), ins.types[0] if ins.types else None))
 
 
 class MatrixMultiply:
@@ -114,7 +114,7 @@ class MatrixMultiply:
         self.emit("MOVM", ("16", "MT88"), [self.dst(ins.dests[0]), self.in_register(ins.srcs[0])])
 
     def sel_mma(self, ins):
-        shape = _shape_of(ins)
+        shape = shape_of(ins)
         a_type = ins.types[0] if ins.types else None
         if any(m.startswith("sp") for m in ins.modifiers):
             return self.sparse_mma(ins, shape)
