@@ -58,6 +58,9 @@ class LatencyModel:
         self.PREDICATE_FIXED: int = data["predicate_fixed"]
         self.GUARD_FIXED: int = data["guard_fixed"]
         self.PREDICATE_AT_ISSUE = frozenset(data["predicate_at_issue"])
+        # producer -> {register file: cycles}: the least distance of any reader of that part
+        # of its result (sm_90 R2UR, found on silicon; see the file's evidence)
+        self.RESULT_FLOOR: dict[str, dict[str, int]] = {k: dict(v) for k, v in data.get("result_floor", {}).items()}
         self.PIPE: dict[str, str] = dict(data["pipe"])
         self.CROSS_PIPE: int = data["cross_pipe"]
         self.NO_PIPE_READERS = frozenset(data["no_pipe_readers"])
@@ -200,6 +203,11 @@ class LatencyModel:
         `reader` may read it (`guard`: as its guard predicate; `part`: which register of the
         producer's result of that file, 0 the first; `addend`: read as the high half of an
         IMAD.WIDE's addend)."""
+        floor = self.RESULT_FLOOR.get(opcode, {}).get(file, 0)
+        return max(floor, self._rule_latency(opcode, modifiers, file, reader, guard, part, addend))
+
+    def _rule_latency(self, opcode: str, modifiers: tuple[str, ...], file: str, reader: str,
+                      guard: bool, part: int, addend: bool) -> int:
         keys = (opcode, *(f"{opcode}.{m}" for m in modifiers))
         if addend and reader == "IMAD":
             for key in reversed(keys):

@@ -39,6 +39,21 @@ def _run(args) -> int:
                tinygrad_devices=tuple(args.tinygrad_devices.split(",")) if args.tinygrad_devices else None)
 
 
+def _variants(args) -> int:
+    from .variants import TRANSFORMS, add_variants, transform
+    names = args.variants.split(",")
+    unknown = []
+    for n in names:
+        try:
+            transform(n)
+        except KeyError:
+            unknown.append(n)
+    if unknown:
+        print(f"gpu_check: unknown variant {', '.join(unknown)} (known: {', '.join(TRANSFORMS)})", file=sys.stderr)
+        return 2
+    return 0 if add_variants(Path(args.bundle), args.select, names) else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.gpu_check", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -55,6 +70,10 @@ def main(argv=None) -> int:
                         "stream, empty), or 'none'; default all")
     p.add_argument("--no-tinygrad", action="store_true", help="no tinygrad references (corpus or programs)")
     p.add_argument("--no-wheels", action="store_true", help="do not download the wheels the GPU machine lacks")
+    v = sub.add_parser("variants", help="add experiment cubins (control-code rewrites) to a bundle's launches")
+    v.add_argument("--bundle", default=".gpu_bundle")
+    v.add_argument("--select", required=True, help="regular expression over launch ids")
+    v.add_argument("--variants", default="slow", help="comma-separated: slow, ldgsts_spaced, ltc128b, barrier_waits")
     r = sub.add_parser("run", help="run a bundle on the GPU and write the report")
     r.add_argument("--bundle", default=".gpu_bundle")
     r.add_argument("--report", default="gpu_report.json")
@@ -64,7 +83,8 @@ def main(argv=None) -> int:
     r.add_argument("--repeats", type=int, default=5, help="timed launches per cubin, after one warm-up")
     r.add_argument("--unit-timeout", type=float, default=30.0, help="seconds before a silent worker is killed")
     r.add_argument("--stages", default="launches,calibration,tinygrad")
-    r.add_argument("--variants", default="ptxas,ours")
+    r.add_argument("--variants", default="ptxas,ours",
+                   help="cubins to run per launch; 'all' adds every experiment variant in the bundle")
     r.add_argument("--select", default=None, help="regular expression: only launches/benchmarks whose id matches")
     r.add_argument("--tinygrad-devices", default=None,
                    help="tinygrad devices for its programs (default CUDA:SASS,CUDA:PTX; NV:SASS on request: it hung a lent machine; "
@@ -75,7 +95,7 @@ def main(argv=None) -> int:
         from .worker import main as worker_main
         return worker_main(argv[1:])
     args = ap.parse_args(argv)
-    return _prepare(args) if args.cmd == "prepare" else _run(args)
+    return {"prepare": _prepare, "variants": _variants, "run": _run}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ class Report:
         for i, spec in enumerate(self.bundle.launches if self.bundle else []):
             entry = {"id": spec["id"], "corpus": spec["corpus"], "held_back": spec.get("held_back", False),
                      "threads": spec.get("threads")}
-            for v in VARIANTS + ("jit",):
+            extra = sorted(v for v in spec["cubins"] if v not in VARIANTS)   # experiment variants
+            for v in VARIANTS + tuple(extra) + ("jit",):
                 if v == "jit" and (i, v) not in self.units:
                     continue
                 build = spec["cubins"].get(v, {"status": "ok"})        # jit: the driver compiles
@@ -272,6 +273,24 @@ def _of(c: dict, ok: str, total: str) -> str:
     return f"{c.get(ok, 0)}/{c.get(total, 0)}"
 
 
+def variant_rows(launches: list[dict]) -> list[str]:
+    """One table row per launch and variant, for launches that carry experiment variants."""
+    rows = []
+    for e in launches:
+        names = [v for v in e if v not in VARIANTS + ("jit",) and isinstance(e[v], dict) and "compile" in e[v]]
+        if not names:
+            continue
+        for v in VARIANTS + tuple(sorted(names)):
+            g = (e.get(v) or {}).get("gpu") or {}
+            if not g:
+                continue
+            verdict = lambda what: (g.get(what) or {}).get("verdict", "-")
+            t = (g.get("time_us") or {}).get("median")
+            rows.append(f"| {e['id']} | {v} | {g.get('status')} | {verdict('reference')} | {verdict('emulator')} | "
+                        f"{verdict('vs_ptxas')} | {t if t is not None else '-'} |")
+    return rows
+
+
 def markdown(doc: dict) -> str:
     dev = doc.get("device", {})
     b = doc.get("bundle", {})
@@ -321,6 +340,13 @@ def markdown(doc: dict) -> str:
         if "jit ran" in jit:
             lines += [f"The driver's JIT of the PTX (where ptxas's cubins did not load): {jit['jit ran']} ran, "
                       f"{jit['jit reference ok']} meet the reference.", ""]
+        rows = variant_rows(doc.get("launches", []))
+        if rows:
+            lines += ["### Experiment variants (`python -m tools.gpu_check variants`)", "",
+                      "A variant rewrites its base cubin's control codes or one modifier bit; it is held to its "
+                      "base's emulator outputs (what the program should compute).", "",
+                      "| launch | variant | ran | reference | emulator (intended bits) | vs ptxas on the GPU | time us |",
+                      "|---|---|---|---|---|---|---|"] + rows + [""]
         problems = doc.get("problems", [])
         if problems:
             lines += [f"### Problems ({len(problems)})", ""]

@@ -191,6 +191,9 @@ def run(bundle_dir: Path, report_path: Path, budget_s: float = 420.0, device: st
         log(f"gpu_check: cannot read the bundle: {e}")
         return 2
     report.set_bundle(bundle)
+    if "all" in variants:           # every experiment variant in the bundle, after ptxas's cubin
+        extra = sorted({v for spec in bundle.launches for v in spec["cubins"]} - {"ptxas", "ours"})
+        variants = tuple(v for v in variants if v != "all") + tuple(extra)
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
     dump = work / "mismatches"
 

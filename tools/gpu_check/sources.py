@@ -24,8 +24,9 @@ from tools.corpora import REPO, all_corpus_dirs, corpus_dirs
 from .compare import FLOATS
 
 CORPORA = ("zluda", "cuda", "tinygrad", "triton", "llvm")
-# also preparable (--corpus tinygrad_large): bigger tinygrad kernels, without references
-EXTRA_CORPORA = ("tinygrad_large",)
+# also preparable: bigger tinygrad kernels (--corpus tinygrad_large) and fresh fuzz programs
+# (--corpus fuzz), without references
+EXTRA_CORPORA = ("tinygrad_large", "fuzz")
 
 _NUMPY_NAMES = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
                 np.dtype(np.uint64): "u64", np.dtype(np.int8): "s8", np.dtype(np.int16): "s16",
@@ -297,11 +298,60 @@ def _llvm_launch(key: str) -> Launch:
                   _bytes_of(inputs), params, outputs, expected=expected)
 
 
+# --------------------------------------------------------------------------- fuzz
+
+# Fresh differential-fuzz programs (ptx2sass.fuzz), seeds no campaign has tuned on: on silicon
+# they check the emulator's semantics (ptxas's cubin on the GPU against the emulator) and our
+# code for the GPU's arch (ours against ptxas's on the GPU). No reference: the emulator is
+# what the GPU judges.
+FUZZ_SEEDS = range(9_300_000, 9_300_400)
+FUZZ_ARCH = "sm_90"
+
+
+def _fuzz_launch(key: str) -> Launch:
+    """The program of seed `key`, with the statements ptx2sass refuses peeled off as the
+    campaigns do (ptxas's cubin and ours then run the same program); texture programs left
+    out (the GPU check binds no texture objects)."""
+    from ptx2sass.errors import CompileError
+    from ptx2sass.fuzz.campaign import Options, make_program, refused_statement, remove_statement
+    from ptx2sass.fuzz.inputs import case_from_program, launch_data
+    from ptx2sass.fuzz.program import render
+    from ptx2sass.fuzz.runner import compile_ours, ptx_for
+    seed = int(key)
+    prog = make_program(seed, Options(arch=FUZZ_ARCH, exclude=["texture"]))
+    for _ in range(12):
+        rendered = render(prog)
+        case = case_from_program(prog, rendered)
+        case.arch = FUZZ_ARCH
+        try:
+            compile_ours(case)
+            break
+        except CompileError as e:
+            stmt = refused_statement(rendered, str(e))
+            if stmt is None or not remove_statement(prog, stmt):
+                break
+        except Exception:  # noqa: BLE001 - a crash is prepare's to record, with the program as it is
+            break
+    data = launch_data(case)
+    ptx = ptx_for(case)
+    path = REPO / ".cache" / "gpu_check_fuzz" / f"{seed}.ptx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ptx)
+    params = []
+    for p in data.params:
+        params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": p.value})
+    buffers = {name: bytes(init) for name, (size, init) in data.buffers.items()}
+    check = {"kind": "bits", "dtype": "u64"}
+    return Launch("fuzz", key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
+                  buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}])
+
+
 _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_launch),
             "tinygrad": (lambda: sorted(_tinygrad_entries("tinygrad")), _tinygrad_launch),
             "triton": (_triton_keys, _triton_launch), "llvm": (_llvm_keys, _llvm_launch),
             "tinygrad_large": (lambda: sorted(_tinygrad_entries("tinygrad_large")),
-                               lambda key: _tinygrad_launch(key, "tinygrad_large"))}
+                               lambda key: _tinygrad_launch(key, "tinygrad_large")),
+            "fuzz": (lambda: [str(s) for s in FUZZ_SEEDS], _fuzz_launch)}
 
 
 def keys(corpus: str) -> list[str]:

@@ -119,7 +119,7 @@ class Worker:
         if variant == "ptxas":
             self.ptxas_outputs = {index: res.outputs}
         elif index in self.ptxas_outputs:
-            record["vs_ptxas"] = compare_outputs(spec["outputs"], res.outputs, self.ptxas_outputs.pop(index), how="bits")
+            record["vs_ptxas"] = compare_outputs(spec["outputs"], res.outputs, self.ptxas_outputs[index], how="bits")
         record["sha"] = {n: hashlib.sha256(d).hexdigest()[:16] for n, d in res.outputs.items()}
         if "fail" in (record["reference"]["verdict"], record["emulator"]["verdict"]):
             self._dump(index, variant, res.outputs)

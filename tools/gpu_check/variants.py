@@ -1,0 +1,219 @@
+"""`variants`: experiment cubins added to a prepared bundle, to bisect on silicon a launch
+that the emulator gets right and the GPU gets wrong.
+
+Each variant rewrites the control fields (or one modifier bit) of a cubin's instructions and
+keeps everything else: if `ours_slow` (every instruction stalls 15 cycles and waits on every
+scoreboard) is right on the GPU where `ours` is wrong, the fault is in our schedule's timing;
+if it is still wrong, it is in the instructions themselves (a semantics the emulator gets
+otherwise than the GPU). `ptxas_slow` is the control: the rewrite itself must keep ptxas's
+cubin right. A variant's emulator outputs are its base's (a rewrite of control codes does not
+change what a correct machine computes), so the GPU check's "emulator" comparison says
+whether the GPU computed the intended result.
+
+Control field layout (Volta+ 128-bit words, bits 105..127 as `hi >> 41`): stall 0-3, yield 4,
+write scoreboard 5-7, read scoreboard 8-10, wait mask 11-16, operand reuse 17-20.
+"""
+from __future__ import annotations
+
+import json
+import re
+import struct
+from pathlib import Path
+from typing import Callable
+
+from .bundle import MANIFEST, Bundle, BundleWriter
+
+STALL, WAIT, REUSE = 0xF, 0x3F << 11, 0xF << 17
+
+
+def text_sections(cubin: bytes) -> list[tuple[str, int, int]]:
+    """(name, file offset, size) of each `.text.*` section of an ELF64 cubin."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    strtab = headers[shstrndx][4]
+    out = []
+    for name_off, _type, _flags, _addr, offset, size, *_ in headers:
+        end = cubin.index(b"\0", strtab + name_off)
+        name = cubin[strtab + name_off:end].decode()
+        if name.startswith(".text."):
+            out.append((name, offset, size))
+    return out
+
+
+def _opcode(word: int, arch: str) -> str:
+    from ptx2sass.encoder import codec
+    try:
+        return codec.decode_text(word, arch).split()[0].lstrip("@!P0123456789T ").split(".")[0]
+    except Exception:  # noqa: BLE001 - an undecodable word is left as it is
+        return ""
+
+
+def _guarded_opcode(text: str) -> str:
+    parts = text.split()
+    if parts and parts[0].startswith("@"):
+        parts = parts[1:]
+    return parts[0].split(".")[0] if parts else ""
+
+
+def rewrite(cubin: bytes, arch: str, change: Callable[[int, int, str], int]) -> bytes:
+    """The cubin with each instruction word `w` of its code replaced by `change(w, control,
+    opcode)` (the whole 128-bit word in, the whole word out)."""
+    from ptx2sass.encoder import codec
+    data = bytearray(cubin)
+    index = 0
+    for _name, offset, size in text_sections(cubin):
+        for at in range(offset, offset + size - 15, 16):
+            word = int.from_bytes(data[at:at + 16], "little")
+            try:
+                op = _guarded_opcode(codec.decode_text(word, arch))
+            except Exception:  # noqa: BLE001 - not in our tables: control fields only
+                op = ""
+            new = change(word, word >> 105, op, index) if getattr(change, "by_index", False) \
+                else change(word, word >> 105, op)
+            data[at:at + 16] = new.to_bytes(16, "little")
+            index += 1
+    return bytes(data)
+
+
+def _with_control(word: int, control: int) -> int:
+    return (word & ((1 << 105) - 1)) | (control << 105)
+
+
+def slow(word: int, control: int, op: str) -> int:
+    """Every instruction stalls 15 cycles and waits on all six scoreboards; no reuse."""
+    return _with_control(word, (control & ~REUSE) | STALL | WAIT)
+
+
+def ldgsts_spaced(word: int, control: int, op: str) -> int:
+    """LDGSTS and LDGDEPBAR stall at least 4 cycles, as ptxas's sm_90 code does."""
+    if op in ("LDGSTS", "LDGDEPBAR") and (control & STALL) < 4:
+        return _with_control(word, (control & ~STALL) | 4)
+    return word
+
+
+def ltc128b(word: int, control: int, op: str) -> int:
+    """LDGSTS with ptxas's `.LTC128B` (bit 72: an L2 prefetch hint, no change of meaning)."""
+    return word | (1 << 72) if op == "LDGSTS" else word
+
+
+def barrier_waits(word: int, control: int, op: str) -> int:
+    """Every barrier, LDGDEPBAR, DEPBAR, LDGSTS, LDSM and MMA waits on all scoreboards first."""
+    if op in ("BAR", "LDGSTS", "LDGDEPBAR", "DEPBAR", "LDSM", "HMMA", "IMMA"):
+        return _with_control(word, control | WAIT)
+    return word
+
+
+def stall_all(word: int, control: int, op: str) -> int:
+    return _with_control(word, control | STALL)
+
+
+def wait_all(word: int, control: int, op: str) -> int:
+    return _with_control(word, control | WAIT)
+
+
+def no_reuse(word: int, control: int, op: str) -> int:
+    return _with_control(word, control & ~REUSE)
+
+
+# opcode groups a bisection names: `wait_<GROUP>` waits on every scoreboard before the
+# group's instructions, `stall_<GROUP>` stalls 15 cycles after each of them
+GROUPS = {"BAR": ("BAR",), "LDGSTS": ("LDGSTS",), "LDGDEPBAR": ("LDGDEPBAR",), "DEPBAR": ("DEPBAR",),
+          "LDSM": ("LDSM",), "MMA": ("HMMA", "IMMA", "QMMA"), "LDS": ("LDS", "STS"), "ALU": ()}
+
+
+def _group_transform(kind: str, group: str) -> Callable[[int, int, str], int]:
+    ops = GROUPS[group]
+
+    def change(word: int, control: int, op: str) -> int:
+        hit = op in ops if ops else op not in {o for g in GROUPS.values() for o in g}
+        if not hit:
+            return word
+        return _with_control(word, control | (WAIT if kind == "wait" else STALL))
+    change.__doc__ = f"{'wait on every scoreboard before' if kind == 'wait' else 'stall 15 after'} {group}"
+    return change
+
+
+TRANSFORMS: dict[str, Callable[[int, int, str], int]] = {
+    "slow": slow, "ldgsts_spaced": ldgsts_spaced, "ltc128b": ltc128b, "barrier_waits": barrier_waits,
+    "stall": stall_all, "wait": wait_all, "noreuse": no_reuse,
+    **{f"{kind}_{group}": _group_transform(kind, group) for kind in ("wait", "stall") for group in GROUPS}}
+
+
+def _range_transform(name: str) -> Callable | None:
+    """`stallin_LO_HI` stalls 15 cycles after the instructions LO..HI-1 (counted over the
+    cubin's code sections in order); `stallout_LO_HI` after every other one. A bisection
+    over ranges finds the instruction whose result comes later than our schedule assumes."""
+    m = re.fullmatch(r"(stallin|stallout)_(\d+)_(\d+)", name)
+    if not m:
+        return None
+    inside, lo, hi = m.group(1) == "stallin", int(m.group(2)), int(m.group(3))
+
+    def change(word: int, control: int, op: str, index: int) -> int:
+        if (lo <= index < hi) == inside:
+            return _with_control(word, control | STALL)
+        return word
+    change.by_index = True
+    return change
+
+
+def transform(name: str) -> Callable:
+    found = TRANSFORMS.get(name) or _range_transform(name)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+def instruction_count(cubin: bytes) -> int:
+    return sum(size // 16 for _name, _offset, size in text_sections(cubin))
+
+
+def bisection_names(count: int, lo: int, hi: int, parts: int, outside: bool = True) -> list[str]:
+    """Variants that stall one of `parts` slices of the instructions lo..hi each (and, with
+    `outside`, every instruction but that slice)."""
+    step = max(1, -(-(hi - lo) // parts))
+    names = []
+    for a in range(lo, hi, step):
+        b = min(hi, a + step)
+        names.append(f"stallin_{a}_{b}")
+        if outside:
+            names.append(f"stallout_{a}_{b}")
+    return names
+
+
+def add_variants(bundle_dir: Path, select: str, names: list[str], bases=("ours", "ptxas"),
+                 log=print) -> int:
+    """Add `<base>_<name>` cubins to the launches whose id matches `select`; returns how many."""
+    bundle = Bundle(bundle_dir)
+    manifest = bundle.manifest
+    writer = BundleWriter(bundle_dir)
+    for key in bundle._zip.namelist():
+        writer.add(bundle._zip.read(key))
+    pattern = re.compile(select)
+    added = 0
+    for spec in manifest["launches"]:
+        if not pattern.search(spec["id"]):
+            continue
+        for base in bases:
+            build = spec["cubins"].get(base, {})
+            if build.get("status") != "ok":
+                continue
+            cubin = bundle.blob(build["cubin"])
+            for name in names:
+                variant = f"{base}_{name}"
+                new = rewrite(cubin, manifest["arch"], transform(name))
+                spec["cubins"][variant] = {**build, "cubin": writer.add(new), "variant_of": base}
+                if base in spec["emu"]:
+                    spec["emu"][variant] = spec["emu"][base]
+                added += 1
+    bundle._zip.close()
+    manifest.pop("format", None)
+    writer.close(manifest)
+    log(f"variants: {added} cubins added to {bundle_dir} ({', '.join(names)})")
+    return added
+
+
+def variant_names(bundle_dir: Path) -> list[str]:
+    manifest = json.loads((Path(bundle_dir) / MANIFEST).read_text())
+    names = {v for spec in manifest["launches"] for v in spec["cubins"]}
+    return sorted(names)
