@@ -26,7 +26,11 @@ from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
 MAX_TRIPS = 16
-PARTIAL = (8, 4, 5, 3, 7)    # longer loops: the body this many times per exit test (2 measured worse)
+# longer loops: the body this many times per exit test, the first that divides the count and
+# fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
+# bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
+# such loops 64x or fully (H200 GPU check: 8 copies ran 1.5-2x ptxas's time). 2 measured worse.
+PARTIAL = (32, 16, 8, 4, 5, 3, 7)
 MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 MAX_INSTRUCTIONS = 400       # instructions of the unrolled code
 INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
