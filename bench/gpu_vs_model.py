@@ -82,6 +82,11 @@ def correlate(rows: list[dict], key: str) -> tuple[float | None, int]:
     return spearman([p[0] for p in pairs], [p[1] for p in pairs]), len(pairs)
 
 
+def _rho(rows: list[dict], key: str) -> str:
+    rho, n = correlate(rows, key)
+    return f"{'n/a' if rho is None else f'{rho:.3f}'} ({n})"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("report", type=Path)
@@ -90,6 +95,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sm-model", action="store_true", help="also run the SM-level model (slow)")
     ap.add_argument("--corpus", action="append", help="only these corpora")
     ap.add_argument("--worst", type=int, default=25)
+    ap.add_argument("--against", type=Path, help="an earlier report of the same launches: how well "
+                    "the GPU's own ratios repeat (the ceiling for any model's correlation)")
     args = ap.parse_args(argv)
     report = load(args.report)
     arch = (report.get("bundle") or {}).get("arch", "sm_90")
@@ -109,10 +116,23 @@ def main(argv=None) -> int:
             if n:
                 print(f"rank correlation, {what} ratio vs GPU ratio, {label}: "
                       f"{'n/a' if rho is None else f'{rho:.3f}'} ({n} launches)")
+        both = [r for r in subset if r.get("sm")]
+        if both:
+            print(f"  same launches as the SM model: single-warp emulator {_rho(both, 'emu')}, "
+                  f"SM model {_rho(both, 'sm')}; held back only: single-warp "
+                  f"{_rho([r for r in both if r['held_back']], 'emu')}, SM model "
+                  f"{_rho([r for r in both if r['held_back']], 'sm')}")
         held = [r for r in subset if r["held_back"]]
         rho, n = correlate(held, "emu")
         if n:
             print(f"  held back only, single-warp emulator: {'n/a' if rho is None else f'{rho:.3f}'} ({n})")
+    if args.against:
+        earlier = {r["id"]: r["gpu"] for r in launch_rows(load(args.against))}
+        for label, subset in (("all launches", rows), (f"|diff| >= {args.min_diff_us} µs", signal)):
+            common = [r for r in subset if r["id"] in earlier]
+            rho = spearman([earlier[r["id"]] for r in common], [r["gpu"] for r in common])
+            print(f"GPU ratio vs the same launches' ratio in {args.against.name}, {label}: "
+                  f"{'n/a' if rho is None else f'{rho:.3f}'} ({len(common)} launches)")
     print(f"\nslowest relative to ptxas (|diff| >= {args.min_diff_us} µs):")
     print(f"{'launch':<58} {'GPU µs ours/ptxas':>20} {'GPU':>6} {'emu':>6} {'SM':>6} held")
     for r in sorted(signal, key=lambda r: -r["gpu"])[:args.worst]:
