@@ -88,6 +88,29 @@ def canonicalise_f64(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), F64_CANONICAL_NAN, b).astype(np.uint64)
 
 
+F64_QUIET = np.uint64(0x0008000000000000)
+
+
+def propagate_nan_f64(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """The bits of an FP64 arithmetic result as the GPU gives them: a NaN result takes the
+    first NaN operand (in SASS operand order, after its `-`/`|.|`) with its quiet bit set;
+    a NaN made from numbers (inf - inf, 0 * inf) is the canonical 0x7fffffffffffffff. FP64
+    keeps payloads where FP32 does not (an H200 on ptxas's DADD/DMUL/DFMA, run 5)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = canonicalise_f64(values)
+    nan = np.isnan(values)
+    if not nan.any():
+        return out
+    picked = np.zeros(out.shape, dtype=bool)
+    for op in operands:
+        op = np.broadcast_to(np.asarray(op, dtype=np.float64), out.shape)
+        take = nan & ~picked & np.isnan(op)
+        if take.any():
+            out = np.where(take, op.view(np.uint64) | F64_QUIET, out)
+            picked |= take
+    return out.astype(np.uint64)
+
+
 # --- round-to-odd FP64 intermediate ----------------------------------------------------------
 
 def _force_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:

@@ -308,15 +308,16 @@ FUZZ_SEEDS = range(9_300_000, 9_300_400)
 FUZZ_ARCH = "sm_90"
 
 
-def _fuzz_launch(key: str) -> Launch:
-    """The program of seed `key`, with the statements ptx2sass refuses peeled off as the
+def fuzz_case(key: str):
+    """The Case of seed `key`, with the statements ptx2sass refuses peeled off as the
     campaigns do (ptxas's cubin and ours then run the same program); texture programs left
-    out (the GPU check binds no texture objects)."""
+    out (the GPU check binds no texture objects). tools/gpu_truth.py maps the GPU's outputs
+    back to its slots."""
     from ptx2sass.errors import CompileError
     from ptx2sass.fuzz.campaign import Options, make_program, refused_statement, remove_statement
-    from ptx2sass.fuzz.inputs import case_from_program, launch_data
+    from ptx2sass.fuzz.inputs import case_from_program
     from ptx2sass.fuzz.program import render
-    from ptx2sass.fuzz.runner import compile_ours, ptx_for
+    from ptx2sass.fuzz.runner import compile_ours
     seed = int(key)
     prog = make_program(seed, Options(arch=FUZZ_ARCH, exclude=["texture"]))
     for _ in range(12):
@@ -332,6 +333,15 @@ def _fuzz_launch(key: str) -> Launch:
                 break
         except Exception:  # noqa: BLE001 - a crash is prepare's to record, with the program as it is
             break
+    return case
+
+
+def _fuzz_launch(key: str) -> Launch:
+    """The launch of fuzz seed `key` (see `fuzz_case`)."""
+    from ptx2sass.fuzz.inputs import launch_data
+    from ptx2sass.fuzz.runner import ptx_for
+    seed = int(key)
+    case = fuzz_case(key)
     data = launch_data(case)
     ptx = ptx_for(case)
     path = REPO / ".cache" / "gpu_check_fuzz" / f"{seed}.ptx"
