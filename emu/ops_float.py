@@ -166,7 +166,7 @@ def op_frnd(w, s, active, mask):
     if "F64" in s.ins.modifiers:
         a = w.rd(a_op)
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](a)
-        w.w64(d, fp.propagate_nan_f64(r, a), mask)
+        w.w64(d, fp.propagate_nan_f64(r, w.rd(_unmodified(a_op))), mask)
         return
     if "F16" in s.ins.modifiers:
         # FRND.F16: one half of the source (`.H1` selects the high one), rounded to an
@@ -277,8 +277,17 @@ def op_mufu(w, s, active, mask):
 # --------------------------------------------------------------------------- FP64
 
 def _f64_result(w, d, vals, mask, *operands):
-    """Write an FP64 result; a NaN takes the first NaN of `operands` (fp.propagate_nan_f64)."""
-    w.w64(d, fp.propagate_nan_f64(np.asarray(vals, dtype=np.float64), *operands), mask)
+    """Write an FP64 result; a NaN takes a NaN source's bits (fp.propagate_nan_f64): the
+    register's own, the operand's `-`/`|.|` not applied (an H200: `DADD R8, -RZ, -R4` of a
+    NaN R4 gives R4, quieted; abs.f64 keeps a NaN's sign)."""
+    raw = [w.rd(_unmodified(op)) for op in operands]
+    w.w64(d, fp.propagate_nan_f64(np.asarray(vals, dtype=np.float64), *raw), mask)
+
+
+def _unmodified(op):
+    if getattr(op, "neg", False) or getattr(op, "abs", False):
+        return replace(op, neg=False, abs=False)
+    return op
 
 
 def _per_lane(fn, *arrays):
@@ -320,7 +329,7 @@ def op_dadd(w, s, active, mask):
             r = va + vb
     else:
         r = _per_lane(_exact_binop(_add, mode), va, vb)
-    _f64_result(w, d, r, mask, va, vb)
+    _f64_result(w, d, r, mask, a, b)
 
 
 @semantics("DMUL", prepare=_prep_mode, vector=True)
@@ -333,7 +342,7 @@ def op_dmul(w, s, active, mask):
             r = va * vb
     else:
         r = _per_lane(_exact_binop(lambda x, y: x * y, mode), va, vb)
-    _f64_result(w, d, r, mask, va, vb)
+    _f64_result(w, d, r, mask, a, b)
 
 
 @semantics("DFMA", prepare=_prep_mode, vector=True)
@@ -342,7 +351,7 @@ def op_dfma(w, s, active, mask):
     mode = s.aux["mode"]
     va, vb, vc = w.rd(a), w.rd(b), w.rd(c)
     r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
-    _f64_result(w, d, r, mask, va, vb, vc)
+    _f64_result(w, d, r, mask, a, b, c)
 
 
 def _minmax_select(mods, a, b):

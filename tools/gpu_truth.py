@@ -126,7 +126,9 @@ def classify_out(case, gpu: bytes, emu: bytes) -> list[dict]:
     return rows
 
 
-def classify_atom(gpu: bytes, emu: bytes) -> list[dict]:
+def classify_atom(case, gpu: bytes, emu: bytes) -> list[dict]:
+    """The atom buffer: contended counters, each thread's private words, then the per-warp
+    scratch that wmma/mma stores write."""
     from ptx2sass.fuzz.program import COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES
     g = np.frombuffer(gpu, dtype=np.uint64)
     e = np.frombuffer(emu, dtype=np.uint64)
@@ -136,6 +138,9 @@ def classify_atom(gpu: bytes, emu: bytes) -> list[dict]:
         if i < COUNTER_BYTES // 8:
             op = GLOBAL_COUNTER_OPS[i] if i < len(GLOBAL_COUNTER_OPS) else "?"
             rows.append({"word": i, "key": f"contended atom.global.{op}", "class": "counter",
+                         "gpu": int(g[i]), "emu": int(e[i])})
+        elif i >= (COUNTER_BYTES + PRIVATE_BYTES * case.threads) // 8:
+            rows.append({"word": i, "key": "warp scratch (wmma/mma store)", "class": "scratch",
                          "gpu": int(g[i]), "emu": int(e[i])})
         else:
             word = (i - COUNTER_BYTES // 8) % (PRIVATE_BYTES // 8)
@@ -150,27 +155,30 @@ def differences(run: Run, seed: str, emu: dict | None = None) -> list[dict]:
     case = case_for(seed, run.ptx(seed))
     gpu = run.gpu_outputs(seed)
     emu = emu or run.emulator_outputs(seed)
-    rows = classify_out(case, gpu["out"], emu["out"]) + classify_atom(gpu["atom"], emu["atom"])
+    rows = classify_out(case, gpu["out"], emu["out"]) + classify_atom(case, gpu["atom"], emu["atom"])
     for r in rows:
         r["seed"] = seed
     return rows
 
 
 def emulate(run: Run, seed: str) -> dict[str, bytes]:
-    """Today's emulator on the launch's ptxas cubin (inputs as prepare made them)."""
+    """Today's emulator on the launch's ptxas cubin, with the buffers and parameter bytes the
+    GPU got (a run-5 bundle passed 8 bytes of the 32-byte .param blob: the rest is 0 here)."""
+    from ptx2sass.emu.launch import Param, run_buffers
     from ptx2sass.fuzz.inputs import launch_data
     from ptx2sass.fuzz.runner import BUDGET
-    from ptx2sass.emu.launch import run_buffers
+    from tools.gpu_check.bundle import blob_key
+    from tools.gpu_check.prepare import load_program     # nvdisasm's listing where our decoder has a gap
     case = case_for(seed, run.ptx(seed))
     data = launch_data(case)
     launch = run.launches[f"fuzz/{seed}"]
     for name, (size, init) in data.buffers.items():
-        from tools.gpu_check.bundle import blob_key
         if blob_key(init) != launch["buffers"][name]["init"]:
             raise ValueError(f"seed {seed}: buffer {name} is not the one the GPU got")
-    from tools.gpu_check.prepare import load_program     # nvdisasm's listing where our decoder has a gap
+    params = [Param(buffer=p["buffer"]) if "buffer" in p else Param(type="bytes", value=bytes.fromhex(p["bytes"]))
+              for p in launch["params"]]
     prog = load_program(run.cubin(seed), case.kernel)
-    res = run_buffers(prog, case.grid, case.block, data.params, data.buffers, budget=BUDGET, hazard_check=False)
+    res = run_buffers(prog, case.grid, case.block, params, data.buffers, budget=BUDGET, hazard_check=False)
     return {name: bytes(res.buffers[name]) for name in ("out", "atom")}
 
 

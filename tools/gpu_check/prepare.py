@@ -88,8 +88,9 @@ def emulate(cubin: bytes, kernel: str, grid, block, dynamic_shared_bytes: int,
         for name, spec in (chains or {}).items():
             placed[name].data[:] = np.frombuffer(chain_bytes(spec, len(placed[name].data),
                                                              placed[name].base), np.uint8)
-        launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
-                           for p in params], placed)
+        launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else
+                           Param(type="bytes", value=bytes.fromhex(p["value"])) if p["type"] == "bytes" else
+                           Param(type=p["type"], value=p["value"]) for p in params], placed)
         launch.run()
     except EmuFault as e:
         return {"status": "fault", "error": str(e)[:500]}

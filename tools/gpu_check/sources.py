@@ -349,7 +349,8 @@ def _fuzz_launch(key: str) -> Launch:
     path.write_text(ptx)
     params = []
     for p in data.params:
-        params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": p.value})
+        value = bytes(p.value).hex() if p.type == "bytes" else p.value
+        params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": value})
     buffers = {name: bytes(init) for name, (size, init) in data.buffers.items()}
     check = {"kind": "bits", "dtype": "u64"}
     return Launch("fuzz", key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
