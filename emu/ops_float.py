@@ -587,6 +587,8 @@ def _f2fp_fp8(w, s, mask):
             for i in range(2):
                 code = int(b[lane]) >> (8 * i) & 0xFF
                 v = fp.fp8_decode(code, kind)
+                if "RELU" in mods and not math.isnan(v) and math.copysign(1.0, v) < 0:
+                    v = 0.0         # .RELU: negative values (and -0) become +0 (an H200)
                 h = int(np.float16(v).view(np.uint16)) if not math.isnan(v) else 0x7FFF
                 word |= h << (16 * i)
             out[lane] = word

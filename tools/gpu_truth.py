@@ -150,15 +150,44 @@ def classify_atom(case, gpu: bytes, emu: bytes) -> list[dict]:
     return rows
 
 
+RUN_DEPENDENT = {"%warpid": "%warpid (the warp's slot on its SM)", "%smid": "%smid (the SM that ran it)",
+                 "%gridid": "%gridid (a launch counter)"}
+
+
+def nondeterministic(run: Run, seed: str, case) -> str | None:
+    """Why the launch's outputs cannot be reproduced, or None: a run-dependent special
+    register that reaches the outputs (the generator now sends them to sinks), or a .param
+    blob of which the GPU got only the first 8 bytes (the generator now passes all 32)."""
+    ptx = run.ptx(seed)
+    for reg, why in RUN_DEPENDENT.items():
+        if reg in ptx:
+            return f"nondeterministic: {why}"
+    sizes = [len(bytes.fromhex(p["bytes"])) for p in run.launches[f"fuzz/{seed}"]["params"] if "bytes" in p]
+    if any(p[1] == "blob" for p in case.params) and sizes and sizes[-1] < 32:
+        return "undefined: .param blob bytes 8-31"
+    return None
+
+
 def differences(run: Run, seed: str, emu: dict | None = None) -> list[dict]:
     """The GPU-vs-emulator differences of one launch (emulator outputs: `emu` or the bundle's)."""
     case = case_for(seed, run.ptx(seed))
     gpu = run.gpu_outputs(seed)
     emu = emu or run.emulator_outputs(seed)
     rows = classify_out(case, gpu["out"], emu["out"]) + classify_atom(case, gpu["atom"], emu["atom"])
+    why = nondeterministic(run, seed, case)
     for r in rows:
         r["seed"] = seed
+        if why:
+            r["class"] = why.split(":")[0]
+            r["key"] = why.split(": ", 1)[1] + " <- " + r["key"]
     return rows
+
+
+def launch_class(rows: list[dict]) -> str:
+    """One word for a launch's differences: the most serious class among its rows."""
+    order = ("exact", "private", "counter", "scratch", "approx", "nan-payload", "undefined", "nondeterministic")
+    classes = {r["class"] for r in rows}
+    return next((c for c in order if c in classes), "same")
 
 
 def emulate(run: Run, seed: str) -> dict[str, bytes]:
@@ -223,8 +252,15 @@ def main(argv=None) -> int:
                 continue
             rows += d
             same += not d
-            print(f"{seed}: {'same' if not d else f'{len(d)} differ'}", flush=True)
+            print(f"{seed}: {'same' if not d else f'{len(d)} differ ({launch_class(d)})'}", flush=True)
         print(f"\nemulator = GPU on {same}/{len(seeds)} fuzz launches (ptxas cubins)")
+        by = defaultdict(list)
+        for r in rows:
+            by[r["seed"]].append(r)
+        counts = defaultdict(int)
+        for seed, rs in by.items():
+            counts[launch_class(rs)] += 1
+        print("launches by their most serious difference: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     else:
         seeds = args.seeds.split(",") if args.seeds else run.failing()
         rows = []

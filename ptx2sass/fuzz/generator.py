@@ -65,7 +65,9 @@ SPECIAL_REGS_32 = ("%tid.x", "%tid.y", "%ntid.x", "%ntid.y", "%ctaid.x", "%ctaid
 UNIFORM_SPECIALS = ("%ntid.x", "%ntid.y", "%ctaid.x", "%ctaid.y", "%nctaid.x", "%nwarpid", "%nsmid",
                     "%dynamic_smem_size", "%total_smem_size")
 NONDETERMINISTIC = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi")
-RUN_DEPENDENT = ("%smid",)      # values that differ between runs of one program on one GPU
+# values that differ between runs of one program on one GPU: the SM a CTA runs on, the warp
+# slot it got (an H200 gave %warpid 3 to a CTA's first warp; PTX: "volatile", not tid/32)
+RUN_DEPENDENT = ("%smid", "%warpid")
 
 LAUNCHES_FULL_WARPS = [((1, 1, 1), (32, 1, 1)), ((1, 1, 1), (64, 1, 1)), ((2, 1, 1), (32, 1, 1)),
                        ((1, 1, 1), (128, 1, 1)), ((2, 1, 1), (64, 1, 1)), ((1, 1, 1), (32, 2, 1)),
@@ -838,7 +840,6 @@ def op_special(g, ctx):
         d = b.sink("b64")
         return b.build(f"mov.u64 {d}, %gridid;", "mov.special.gridid", uniform_ok=False)
     sreg = rng.choice(SPECIAL_REGS_32)
-    # %smid is whichever SM ran the CTA: a sink too
     d = b.sink("b32") if sreg in RUN_DEPENDENT else b.dst("b32")
     return b.build(f"mov.u32 {d}, {sreg};", f"mov.special.{sreg[1:].split('.')[0]}",
                    uniform_ok=sreg in UNIFORM_SPECIALS)
