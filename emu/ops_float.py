@@ -256,10 +256,13 @@ def op_mufu(w, s, active, mask):
             y = np.exp2(x)
         elif fn == "LG2":
             y = np.log2(x)
-        elif fn == "SIN":
-            y = np.sin(x * 2 * math.pi)
-        elif fn == "COS":
-            y = np.cos(x * 2 * math.pi)
+        elif fn in ("SIN", "COS"):
+            # whole revolutions dropped first (exact: x is an FP32 value): an integral x
+            # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
+            turns = x - np.floor(x)
+            y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
+            if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
+                y = np.where(turns == 0, np.copysign(0.0, x), y)
         elif fn == "TANH":
             y = np.tanh(x)
         else:
