@@ -218,6 +218,36 @@ def emulate(run: Run, seed: str) -> dict[str, bytes]:
     return {name: bytes(res.buffers[name]) for name in ("out", "atom")}
 
 
+def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str]) -> int:
+    """Regression data for tests/test_gpu_truth.py: per seed `SEED.ptx` (the `// fuzz-case:`
+    header, then the PTX the GPU's cubin was compiled from) and `SEED.gpu.gz` (the GPU's `out`
+    then `atom` bytes), and `manifest.json` (the sha256 of ptxas's cubin the GPU ran, the
+    buffer sizes, and for a known-unexplained launch its xfail reason). Returns bytes written."""
+    import gzip
+    import hashlib
+    from ptx2sass.fuzz.inputs import case_header
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text()) if path.is_file() else {}
+    total = 0
+    for seed in seeds:
+        case = case_for(seed, run.ptx(seed))
+        if nondeterministic(run, seed, case):
+            raise ValueError(f"seed {seed}: its outputs depend on the run ({nondeterministic(run, seed, case)})")
+        gpu = run.gpu_outputs(seed)
+        (folder / f"{seed}.ptx").write_text(case_header(case) + case.text)
+        blob = gzip.compress(gpu["out"] + gpu["atom"], 9, mtime=0)
+        (folder / f"{seed}.gpu.gz").write_bytes(blob)
+        entry = {"cubin_sha256": hashlib.sha256(run.cubin(seed)).hexdigest(), "out": len(gpu["out"]),
+                 "atom": len(gpu["atom"]), "run": "2026-11-27 H200 run 5"}
+        if seed in xfail:
+            entry["xfail"] = xfail[seed]
+        manifest[seed] = entry
+        total += len(blob) + (folder / f"{seed}.ptx").stat().st_size
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return total
+
+
 def _fmt(v: int, width: int = 64) -> str:
     return f"{v:#0{width // 4 + 2}x}"
 
@@ -246,8 +276,18 @@ def main(argv=None) -> int:
     ap.add_argument("--failing", action="store_true", help="with --rerun: only the launches that failed on the GPU")
     ap.add_argument("--examples", type=int, default=3)
     ap.add_argument("--json", type=Path, help="write every difference row here")
+    ap.add_argument("--write-tests", type=Path, metavar="DIR",
+                    help="write the --seeds launches as regression data (tests/gpu_truth)")
+    ap.add_argument("--xfail", action="append", default=[], metavar="SEED=REASON",
+                    help="with --write-tests: a launch the emulator does not reproduce yet, and why")
     args = ap.parse_args(argv)
     run = Run(args.run)
+    if args.write_tests:
+        xfail = dict(x.split("=", 1) for x in args.xfail)
+        seeds = args.seeds.split(",") if args.seeds else []
+        size = write_tests(run, seeds + [s for s in xfail if s not in seeds], args.write_tests, xfail)
+        print(f"wrote {len(seeds) + len(set(xfail) - set(seeds))} launches to {args.write_tests}: {size} bytes")
+        return 0
     if args.rerun:
         seeds = args.seeds.split(",") if args.seeds else run.failing() if args.failing else run.seeds()
         rows, same = [], 0
