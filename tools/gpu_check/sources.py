@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ class Launch:
     outputs: list[dict]                       # {"buffer", "check"}
     sizes: dict[str, int] = field(default_factory=dict)
     expected: Callable[[], dict[str, bytes]] | None = None
+    fmad: bool = True                         # False: both compilers get --fmad=false (fuzz cases)
 
     @property
     def id(self) -> str:
@@ -305,6 +307,9 @@ def _llvm_launch(key: str) -> Launch:
 # code for the GPU's arch (ours against ptxas's on the GPU). No reference: the emulator is
 # what the GPU judges.
 FUZZ_SEEDS = range(9_300_000, 9_300_400)
+if os.environ.get("PTX2SASS_GPU_FUZZ_SEEDS"):       # "A:B": a fresh range, e.g. held back from run 5's
+    _a, _b = os.environ["PTX2SASS_GPU_FUZZ_SEEDS"].split(":")
+    FUZZ_SEEDS = range(int(_a), int(_b))
 FUZZ_ARCH = "sm_90"
 
 
@@ -354,7 +359,8 @@ def _fuzz_launch(key: str) -> Launch:
     buffers = {name: bytes(init) for name, (size, init) in data.buffers.items()}
     check = {"kind": "bits", "dtype": "u64"}
     return Launch("fuzz", key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
-                  buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}])
+                  buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}],
+                  fmad=case.fmad)
 
 
 _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_launch),
