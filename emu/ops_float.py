@@ -222,6 +222,9 @@ def op_mufu(w, s, active, mask):
             y = 1.0 / x if fn == "RCP64H" else 1.0 / np.sqrt(x)
         yb = y.view(U64)
         out = (yb >> U64(32)).astype(U32)
+        # a subnormal result is flushed to a zero of its sign (an H200: rcp.approx.ftz.f64 of
+        # a huge value gives 0x80000000 where the exact reciprocal's high word is 0x80040000)
+        out = np.where((out & U32(0x7FF00000)) == 0, out & U32(0x80000000), out)
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
