@@ -68,3 +68,20 @@ def test_emulator_matches_h200(seed):
     for name in ("out", "atom"):
         got = bytes(result.buffers[name])
         assert got == want[name], _first_difference(case, name, got, want[name])
+
+
+def test_rcp_approx_ftz_f64_flushes_a_subnormal_result():
+    """MUFU.RCP64H's subnormal result is a zero of its sign: run 5's 9300143 (an xfail above
+    for other bits) had rcp.approx.ftz.f64 of ±0x7fefffffffffffff give 0 / 0x8000000000000000
+    on the H200, where the emulator gave the exact reciprocal's 0x0004000000000000."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from codegen_harness import kernel
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    cubin = oracle.ptxas(kernel("rcp.approx.ftz.f64 %o, %a0;", 64, 1, 64, target="sm_90"), "sm_90").output
+    data = np.array([0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF, 0x4000000000000000], dtype=np.uint64)
+    out = np.zeros(3, dtype=np.uint64)
+    run(cubin, "k", 1, 3, [out, data])
+    assert [hex(v) for v in out[:2]] == ["0x0", "0x8000000000000000"]
+    assert out[2] == 0x3FE0000000000000          # 1/2, exact in the high word
