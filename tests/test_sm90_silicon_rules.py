@@ -89,24 +89,3 @@ def test_rejected_triton_cubin_is_flagged_and_ours_is_clean():
     result, ok = triton_corpus.launch(entry, ours)
     assert not _hazards(result)
 
-
-
-@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
-def test_run_time_mask_collectives_run_in_a_region_of_their_own(arch):
-    """sm_90+: `WARPSYNC R` + collective becomes `BSSY Bk; WARPSYNC.EXCLUSIVE R; op; BSYNC Bk`
-    (ptxas's form; the plain WARPSYNC left the warp split on the H200), and the fuzz program
-    that showed it computes what ptxas's cubin computes."""
-    import re
-    from ptx2sass.fuzz.diff import listing
-    from ptx2sass.fuzz.inputs import read_case
-    from ptx2sass.fuzz.runner import compile_ours, run_case
-    case = read_case((HERE / "match_after_divergent_loop_s9300296.ptx").read_text())
-    case.arch = arch
-    text = "\n".join(listing(compile_ours(case), case.kernel))
-    assert not re.search(r"WARPSYNC R\d+", text), text
-    assert len(re.findall(r"WARPSYNC\.EXCLUSIVE R\d+", text)) == 2
-    assert text.count("BSSY") == text.count("BSYNC") >= 3
-    if arch != "sm_90":
-        return           # ptxas's sm_100/sm_120 cubins hold `I2F.F16 R, imm`, not in those tables yet
-    out = run_case(case)
-    assert out.cls == "pass", (out.sig, out.detail)
