@@ -7,12 +7,12 @@ each by stalling single instructions (`python -m tools.gpu_check variants`):
 - R2UR's results (UR and predicate) come later than the generic uniform rule said: ours fed
   SYNCS.EXCH the UR 6 cycles after and the launch faulted (mbarrier waterfall loops);
 - a DMMA issued 4 cycles after the MOV of a source computed a wrong product;
-- open: a full-mask `match.any.sync.b64` after a loop whose lanes leave at different
-  iterations (with a `vote.sync` of a run-time member mask inside) gave partial lane masks on
-  the H200 for our cubin (the warp was not reconverged at the MATCH after our BSYNC), while
-  the emulator reconverges it; ptxas guards such warp operations with BRA.DIV and a
-  WARPSYNC.COLLECTIVE path (GPU run 9, fuzz seed 9300296): a strict xfail until the emulator
-  models it.
+- open: a full-mask `match.any.sync.b64` of a parameter after a loop whose lanes leave at
+  different iterations (run-time-mask `vote.sync`/`match` inside) gave partial lane masks on
+  the H200 for our cubin after our BSYNC (GPU runs 9, 10b: with ptxas's
+  `BSSY; WARPSYNC.EXCLUSIVE; op; BSYNC` form inside the loop too), while the emulator
+  reconverges the warp; ptxas guards the later MATCH with BRA.DIV and a
+  WARPSYNC.COLLECTIVE path (fuzz seed 9300296): a strict xfail until the cause is known.
 
 `tests/gpu_regressions/*.h200-rejected.cubin` are our cubins that the H200 rejected: the
 emulator's hazard checker must flag each (the rules are in the latency tables it shares with
