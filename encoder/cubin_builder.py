@@ -60,8 +60,11 @@ KERNEL_ATTRIBUTE_ORDER = {
     "ampere": ["LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE",
                "KPARAM_INFO", *_MIDDLE],
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
-    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK", *_MIDDLE,
-               "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED"],
+    # and the bindless banks of module handles after them
+    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK",
+               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
+               "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
+               "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
@@ -493,7 +496,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                    section=f".nv.constant2.{k.name}"))
             else:
                 section_symbol(f".nv.constant2.{k.name}")
-        if k.is_entry and not hopper:
+        # (sm_90 names a parameter bank after the module's sections, unless module handles'
+        # relocations point into it: then where sm_8x does)
+        if k.is_entry and (not hopper or k.handle_slots):
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
@@ -552,7 +557,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 extern_sym[name] = len(syms) - 1
     if hopper:
         for k in file_order:
-            if k.is_entry:
+            if k.is_entry and k.name not in const0_sym:
                 const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
             if k.shared_window:      # ptxas leaves the text's relocation section, empty
                 k.reloc_kinds = tuple(dict.fromkeys((*(k.reloc_kinds or ()), "rela")))
