@@ -524,16 +524,25 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
         if k is file_order[0]:
-            for name in dict.fromkeys([n for n in k.handle_refs if n in handles] + list(handles)):
+            # (sm_90: the reserved-shared symbols right after the handles the kernel names)
+            refs = [n for n in dict.fromkeys(k.handle_refs) if n in handles]
+            for name in dict.fromkeys(refs + list(handles)):
+                if hopper and name not in refs:
+                    break
                 syms.append(Symbol(name, 0, 0, HANDLE_SYMBOL_TYPE[handles[name]], STB_GLOBAL))
                 handle_sym[name] = len(syms) - 1
-            for name in descriptor_sizes:
-                syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
         if hopper and k is file_order[0]:
             end = info.reserved_shared_section_bytes        # the reserved words' first free byte
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+        if k is file_order[0]:
+            for name in handles:
+                if name not in handle_sym:
+                    syms.append(Symbol(name, 0, 0, HANDLE_SYMBOL_TYPE[handles[name]], STB_GLOBAL))
+                    handle_sym[name] = len(syms) - 1
+            for name in descriptor_sizes:
+                syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
         if hopper and k is first_shared and info.reserved_smem_cap is not None:
             syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
         elif hopper and k is first_shared:

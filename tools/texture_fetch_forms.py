@@ -91,13 +91,13 @@ ret;
 
 
 def unit_lines(cubin: bytes) -> list[str]:
-    """The texture/surface instructions of a listing, registers as R (their numbers are
-    the allocators' choice), the control fields left out."""
+    """The texture/surface instructions of a listing, registers as R / UR / P (their numbers
+    are the allocators' choice), the control fields left out."""
     out = []
     for row in oracle.nvdisasm(cubin, ()).splitlines():
         m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", row)
         if m and UNIT.match(m.group(1)):
-            out.append(re.sub(r"\bR\d+\b", "R", m.group(1)))
+            out.append(re.sub(r"\b(U?[RP])\d+\b", r"\1", m.group(1)))
     return out
 
 
