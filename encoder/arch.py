@@ -94,6 +94,9 @@ class Target:
     # split `.SCR` (isel/texture.py)
     texture_slot_handles: bool = True
     texture_handle_bank: bool = True
+    # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
+    # texture slots follow unused ones for the textures of the kernels before it)
+    module_texture_slots: bool = False
     # a `tex` without `.level` is TEX.LL at level -32.0 (sm_75..sm_100); sm_120's ptxas
     # writes a TEX without a level operand
     texture_explicit_lod: bool = True
@@ -254,7 +257,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False, module_texture_slots=True,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)

@@ -658,9 +658,14 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
     order.update((n, f) for n, f in linkable.items() if n not in order)
     time_report = (options or {}).get("time_report")
+    textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name])
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
+                               textures_before if info.module_texture_slots else 0)
+        if fn.is_entry:
+            textures_before += sum(1 for n in handle_refs[fn.name]
+                                   if mod_layout.handles.get(n.split(",")[0]) == "texref")
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug)
         codes.append(code)
