@@ -439,3 +439,18 @@ def test_sured_types_refused_in_ptxas_words(case):
     except CompileError as e:
         got = str(e).split("error   : ", 1)[-1].splitlines()[0]
     assert got == want
+
+
+@pytest.mark.parametrize("index", [0, 5, 40])
+def test_uniform_loaded_handle_without_loop_sm90(index):
+    """sm_90: a handle loaded from a uniform global address is the same in every lane;
+    ptxas moves it into UR with one R2UR, where a per-lane handle gets the R2UR loop (ours
+    looped for both before)."""
+    from tools.texture_fetch_forms import forms, kernel as fetch_kernel
+    name, line, dt = forms()[index]
+    ptx = fetch_kernel(line, dt, "reg")
+    run = oracle.ptxas(ptx, "sm_90")
+    assert run.ok, run.stderr
+    theirs = unit_lines(run.output)
+    assert theirs and not theirs[0].startswith("@")
+    assert unit_lines(codegen.compile_ptx(ptx, "sm_90")) == theirs

@@ -6,8 +6,8 @@ slot, `ptx2sass.variables.handle_slots`; in independent mode a texture and its s
 one), or a kernel parameter's own slot (`ld.param.u64` of a handle). On sm_90+ every
 instruction names its handle in a uniform register (`Target.texture_slot_handles` False):
 the slot's word loaded by ULDC, a texture's pair with URZ above it (`TEX … UR6, 0x0, 2D`;
-sm_100+ without the `0x0`), and a per-lane handle through ptxas's R2UR loop over the
-lanes' distinct values.
+sm_100+ without the `0x0`), a handle read from a uniform address by one R2UR, and any
+other per-lane handle through ptxas's R2UR loop over the lanes' distinct values.
 
 * `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
 * `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
@@ -127,10 +127,24 @@ class TextureSelection:
         if pair:
             self.emit("UMOV", (), [HANDLE_HI_UR, URZ], guarded=False)
         ops = [HANDLE_UR] + [Imm(0)] * (self.arch.texture_handle_bank if bank is None else bank)
-        if slot is None:
+        if slot is not None:
+            self.emit("ULDC", (), [HANDLE_UR, ConstRef(0, slot)], guarded=False)
+        elif handle.id in self.uniform_handles():
+            # the same in every lane (a load from a uniform address, as ptxas judges it)
+            self.emit("R2UR", (), [HANDLE_UR, self.reg_part(handle, 0)], guarded=False)
+        else:
             return Handle([], ops, self.reg_part(handle, 0))
-        self.emit("ULDC", (), [HANDLE_UR, ConstRef(0, slot)], guarded=False)
         return Handle([], ops)
+
+    def uniform_handles(self) -> set[int]:
+        """Ids of the 64-bit values the same in every lane, loads from uniform global or
+        shared addresses included (ptxas moves such a handle with one R2UR, no loop)."""
+        if getattr(self, "_uniform_handles", None) is None:
+            from ptx2sass.divergence import divergent_values
+            divergent = divergent_values(self.fn, loads_by_address=True)
+            self._uniform_handles = {v.id for b in self.fn.blocks for ins in b.instrs
+                                     for v in ins.dests if v.id not in divergent}
+        return self._uniform_handles
 
     def emit_handled(self, handle: Handle, body) -> None:
         """`body()` emits the instruction: once, or in the R2UR loop of a per-lane handle."""
