@@ -280,7 +280,7 @@ def op_imad(w, s, active, mask):
             else:
                 hi = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) >> U64(32)
             lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
-            c64 = w.r64(c_op)
+            c64 = c                 # the pair, negated as a 64-bit value (`-R4`: sm_90's ptxas)
             t = (lo + (c64 & M32)) >> U64(32)
             res = hi + (c64 >> U64(32)) + t + carry
             carry_out = (res >> U64(32)) != 0
