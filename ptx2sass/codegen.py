@@ -625,6 +625,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     for fn in module.functions:
         lower_wmma(fn, info)
         lower_mma_forms(fn, info)
+    if mod_layout.handles and not info.texture_unit:
+        # (sm_100/sm_120: the records ptxas writes there are not measured yet)
+        raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
+                           filename)
     # the handle variables each function names as written (ptxas keeps their slots when it
     # deletes the code that reads them)
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}

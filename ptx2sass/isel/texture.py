@@ -85,7 +85,7 @@ class TextureSelection:
     def require_unit(self, ins: ir.Instr, opcode: str) -> None:
         """Refuse at the line where the target's encoding table has no such instruction yet."""
         from ptx2sass.encoder import codec
-        if not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
+        if not self.arch.texture_unit or not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
             raise self.unsupported(f"`{ins.opcode}` on {self.arch.name}")
 
     def surface_parts(self, ins: ir.Instr):
