@@ -171,3 +171,33 @@ def test_sad_s16_adds_the_sign_extended_byte():
                              dtype=np.uint16)
     assert ours == [2]
     assert theirs == [0x102]
+
+
+SHIFT16_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    ld.global.b16 %h1, [%d1+2];
+    ld.global.u32 %r0, [%d1+4];
+    set.nan.f16.f16 %h2, %h0, %h1;
+    shr.b16 %h2, %h2, %r0;
+    st.global.b16 [%d0], %h2;
+    ret;
+}
+"""
+
+
+def test_16bit_shift_of_a_half_set_result_by_20_is_zero():
+    """`set.nan.f16.f16` of a NaN gives 1.0 (0x3c00); `shr.b16` of it by a register
+    holding 20 clamps to 16 and gives 0. ptxas 13.5.37 clamps the amount to 0xffff and
+    shifts the whole 32-bit register, whose upper half its `HSET2.BF ... .H0_H0` also set
+    to 0x3c00, by 20: 0x03c0. (The upper lane as the emulator models HSET2 from the
+    swizzle: both lanes compare the low halves.) Seed 843354 (`shr.b16`)."""
+    ours, theirs = _run_both(SHIFT16_OF_HALF_SET, [0x7E00 | 0x3C00 << 16, 20], dtype=np.uint16)
+    assert ours == [0]
+    assert theirs == [0x03C0]
