@@ -262,6 +262,29 @@ def _body(region: _Region) -> set[int]:
     return body
 
 
+def _single_entry_start(start: MBlock, end: MBlock, idom: dict, by_id: dict) -> MBlock:
+    """Where the BSSY of a region from `start` to `end` must go so that no lane reaches its
+    BSYNC without having passed it. Paths from the branch may run into a block that other
+    paths enter too before meeting at `end` (a uniform switch's cases sharing one
+    `endswitch` block, one case holding the divergent branch): lanes coming those other
+    ways would reach the BSYNC on a barrier they never set up, and wait forever. Then the
+    BSSY moves up the dominator tree to the first block whose paths into the region all
+    start below it, as long as every path from there meets at `end` (no exit or return on
+    the way); where there is none it stays at `start`. `by_id`: the reachable blocks."""
+    node = start
+    while True:
+        body = _body(_Region(node, end, True))
+        inside = body | {id(node)}
+        if all(id(p) in inside or id(p) not in by_id for k in body for p in by_id[k].preds):
+            return node
+        up = idom.get(id(node))
+        if up is None or up is end or id(up) in body:
+            return start
+        if any(not by_id[k].succs for k in _body(_Region(up, end, True))):
+            return start
+        node = up
+
+
 def _conflict(x: _Region, y: _Region) -> bool:
     """Do the two regions hold their barriers at some common point? A block is covered
     whole by a region's body, at its top by the region's end (the BSYNC), at its bottom by
@@ -347,13 +370,20 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         return
     # 2. One region per (start, end).
     regions: dict[tuple[int, int], _Region] = {}
+    idom = immediate_dominators([mf.blocks[0]], lambda x: x.succs, lambda x: x.preds)
     for b, end, header in found:
         start = b if header is None else _preheader_of(by_id[header], loops[header])
         if start is None:
             raise CompileError(f"kernel {mf.name}: internal error: loop {by_id[header].name} has no preheader")
+        hoisted = _single_entry_start(start, end, idom, by_id)
+        if hoisted is not start:
+            last = _last_real(hoisted)
+            start, in_branch = hoisted, last is not None and last.opcode in ("BRA", "BRX")
+        else:
+            in_branch = header is None
         key = (id(start), id(end))
         if key not in regions:
-            regions[key] = _Region(start, end, header is None)
+            regions[key] = _Region(start, end, in_branch)
     ordered = list(regions.values())
     for r in ordered:
         r.body = _body(r)
