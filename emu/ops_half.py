@@ -154,6 +154,11 @@ def op_hfma2(w, s, active, mask):
     _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
 
 
+def _unsigned_view(op):
+    """The operand without its |.|/- modifiers (a packed immediate pair has none)."""
+    return op if isinstance(op, tuple) else replace(op, abs=False, neg=False)
+
+
 @semantics("HMNMX2", vector=True)
 def op_hmnmx2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
@@ -175,8 +180,8 @@ def op_hmnmx2(w, s, active, mask):
 
     lo, hi = pick(al, bl), pick(ah, bh)
     if "XORSIGN" in mods:       # |a|, |b| compared; the result takes the xor of their signs
-        sal, sah = _read(w, replace(a, abs=False, neg=False), kind)
-        sbl, sbh = _read(w, replace(b, abs=False, neg=False), kind)
+        sal, sah = _read(w, _unsigned_view(a), kind)
+        sbl, sbh = _read(w, _unsigned_view(b), kind)
         neg_lo = np.signbit(sal) ^ np.signbit(sbl)
         neg_hi = np.signbit(sah) ^ np.signbit(sbh)
         lo = np.where(np.isnan(lo), lo, np.where(neg_lo, -np.abs(lo), np.abs(lo)))

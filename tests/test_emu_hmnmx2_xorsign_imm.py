@@ -1,0 +1,49 @@
+"""`max.xorsign.abs` of a packed-half register and a constant: ptxas writes HMNMX2.XORSIGN
+with the constant as an immediate pair, which the emulator's sign re-read could not take (a
+TypeError stopped the GPU check's prepare on a fresh fuzz program). Expected values: the PTX
+manual's definition (the larger magnitude, with the xor of the operands' signs), computed in
+NumPy per half."""
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.emu.launch import run
+
+PTX = """.version 8.0
+.target ARCH
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+  .reg .b64 %rd<6>; .reg .b32 %r<4>; .reg .u32 %t;
+  ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
+  mov.u32 %t, %tid.x;
+  mul.wide.u32 %rd3, %t, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  add.s64 %rd5, %rd1, %rd3;
+  ld.global.b32 %r1, [%rd4];
+  mov.b32 %r3, 0xC2003C00;
+  max.xorsign.abs.f16x2 %r2, %r1, %r3;
+  st.global.b32 [%rd5], %r2;
+  ret;
+}
+"""
+
+
+def _want(x: np.ndarray) -> np.ndarray:
+    a = x.view(np.float16).reshape(-1, 2)
+    b = np.array([0x3C00, 0xC200], np.uint16).view(np.float16)      # (low 1.0, high -3.0)
+    mag = np.maximum(np.abs(a), np.abs(b))
+    neg = np.signbit(a) ^ np.signbit(b)
+    return np.where(neg, -mag, mag).astype(np.float16).reshape(-1).view(np.uint32)
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_xorsign_abs_max_with_a_constant_pair(arch):
+    build = oracle.ptxas(PTX.replace("ARCH", arch), arch)
+    assert build.ok
+    assert "XORSIGN" in oracle.nvdisasm(build.output, ())
+    halves = np.array([1.5, -2.0, -0.5, 4.0, 0.0, -7.0, 3.0, 2.5, -1.0, -3.5, 6.0, -0.25] * 4, np.float16)
+    x = halves.view(np.uint32)
+    out = np.zeros_like(x)
+    run(build.output, "k", (1, 1, 1), (len(x), 1, 1), [out, x])
+    assert [hex(v) for v in out] == [hex(v) for v in _want(x)]
