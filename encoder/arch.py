@@ -101,11 +101,15 @@ class Target:
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
     lepc_label: bool = False
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
-    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
+    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py)
     mbarrier_atomics: bool = True
     # mbarrier objects live in the SYNCS unit (sm_90: SYNCS.EXCH/ARRIVE.TRANS64/PHASECHK,
     # ARRIVES.LDGSTSBAR.64.TRANSCNT/ARVCNT; isel/mbarrier_syncs.py), with transaction counts
     mbarrier_syncs: bool = False
+    # mbarrier.init with a count that may differ between lanes is a plain STS.64 of the two
+    # words, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL (sm_100/sm_120); sm_90 loops over
+    # the lanes' distinct counts with SYNCS.EXCH.64
+    mbarrier_init_store: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
     # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
     bf16_integer_converts: bool = False
@@ -262,7 +266,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

@@ -150,6 +150,9 @@ class SyncsMbarrierSelection:
                       guarded=False)
             self.emit("USHF", ("L", "U32"), [DATA_UR, DATA_UR, Imm(EXPECTED_SHIFT), Reg("UR", 63)],
                       guarded=False)
+        elif self.arch.mbarrier_init_store:
+            self.syncs_init_store(ins, count)
+            return
         else:
             t = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [t, replace(self.reg_part(count), neg=True), Imm(COUNT_LIMIT), RZ])
@@ -163,6 +166,18 @@ class SyncsMbarrierSelection:
         if not values:          # guarded: the loop's one turn runs where the guard holds
             values.append((RZ, LOOP_SCRATCH_UR))
         self.uniform_loop_values(values, lambda: self.syncs_exchange(mem))
+
+    def syncs_init_store(self, ins, count) -> None:
+        """A per-lane count (sm_100/sm_120): both words with one STS.64 under the guard, at
+        `[UR+imm]` or `[R+URZ+imm]`, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL, as ptxas."""
+        t = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [t, replace(self.reg_part(count), neg=True), Imm(COUNT_LIMIT), RZ])
+        data = self.new_pair()
+        self.emit("SHF", ("L", "U32"), [VOp(data.reg, 1), t, Imm(PENDING_SHIFT), RZ])
+        self.emit("SHF", ("L", "U32"), [VOp(data.reg, 0), t, Imm(EXPECTED_SHIFT), RZ])
+        self.emit("STS", ("64",), [self.syncs_address(ins.srcs[0]), data], ndefs=0)
+        self.emit("FENCE", ("VIEW", "ASYNC", "S"), [], ndefs=0)
+        self.emit("SYNCS", ("CCTL", "IVALL"), [], ndefs=0)
 
     def syncs_exchange(self, mem) -> None:
         """SYNCS.EXCH.64 URZ, [a], UR10 (the pair UR10:UR11: the high one a hidden read)."""
