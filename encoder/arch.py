@@ -194,6 +194,12 @@ class Target:
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)
     own_forms: str | None = None
+    # `.nv.compat` records ptxas 13.5 adds to sm_90's on this arch (sm_100, sm_120; sm_103,
+    # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
+    # variant suffix ("", "a", "f"), and for "a" a record 0x05 after ISA_CLASS (sm_100a: 5)
+    compat_record_07: bool = False
+    compat_0b_value: tuple[tuple[str, int], ...] = ()
+    compat_accelerator_05: int | None = None
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
     # internal symbol there (None)
@@ -278,7 +284,8 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_init_store=True, bf16_intege
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False,
-                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True)
+                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
+                      compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
 # What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
@@ -315,13 +322,15 @@ _TABLE = [
     # sm_100, as on sm_90); sm_100's own forms
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, compat_record_07=True),
     # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, own_forms="sm_100"),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
+          own_forms="sm_100"),
     _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
+          compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120"),

@@ -220,11 +220,19 @@ CUINFO_NOTE_FLAGS_HOPPER = 0x1000040        # SHF_INFO_LINK: `sh_info` names `.n
 _COMPAT_ACCELERATOR, _COMPAT_ISA_CLASS = 0x09, 0x02
 
 
-def compat_section(accelerator: bool, isa_class: int) -> bytes:
-    """The `.nv.compat` bytes ptxas 13.5 writes for sm_90 (NvInfo record format)."""
+def compat_section(info, isa_class: int) -> bytes:
+    """The `.nv.compat` bytes ptxas 13.5 writes for sm_90+ (NvInfo record format): sm_90's
+    records, with the target's additions (`Target.compat_*`). ACCELERATOR_TARGET is 1 for
+    the "a" variants only (not "f")."""
+    accelerator = info.variant == "a"
+    extra_05 = bytes([2, 0x05, info.compat_accelerator_05, 0]) \
+        if accelerator and info.compat_accelerator_05 is not None else b""
+    extra_07 = bytes([3, 0x07, 1, 1]) if info.compat_record_07 else b""
+    value_0b = dict(info.compat_0b_value).get(info.variant, 0)
     return bytes([2, _COMPAT_ACCELERATOR, int(accelerator), 0, 2, 0x0C, 0, 0,
-                  2, _COMPAT_ISA_CLASS, isa_class, 0, 3, 0x0D, 1, 1, 2, 3, 0, 0,
-                  4, 0x0B, 8, 0]) + bytes(8) + bytes([3, 0x0E, 0x40, 0x04])
+                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D, 1, 1]) \
+        + extra_07 + bytes([2, 3, 0, 0, 4, 0x0B, 8, 0]) + value_0b.to_bytes(8, "little") \
+        + bytes([3, 0x0E, 0x40, 0x04])
 
 
 SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
@@ -672,7 +680,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     after_debug = 1 + len(debug_sections)
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
-                                               data=compat_section(bool(info.variant), isa_class)))
+                                               data=compat_section(info, isa_class)))
         c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1,
                                                    nobits_size=info.reserved_shared_section_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
