@@ -27,7 +27,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
 from ptx2sass.mir import VMem, VOp
-from ptx2sass.isel.common import NOT_PT, PT, RZ
+from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
 
 COUNT_LIMIT = 0x100000          # the 20-bit count fields hold 2^20 - count
 EXPECTED_SHIFT = 1              # low word: expected count field
@@ -144,11 +144,11 @@ class SyncsMbarrierSelection:
                 self.emit("UMOV", (), [COUNT_UR, self.imm32(value)], guarded=False)
             else:
                 self.emit("ULDC", (), [COUNT_UR, self.param_values[count.id][0]], guarded=False)
-            self.emit("UIADD3", (), [DATA_UR, replace(COUNT_UR, neg=True), Imm(COUNT_LIMIT), Reg("UR", 63)],
+            self.emit("UIADD3", (), [DATA_UR, replace(COUNT_UR, neg=True), Imm(COUNT_LIMIT), URZ],
                       guarded=False)
-            self.emit("USHF", ("L", "U32"), [DATA_HI_UR, DATA_UR, Imm(PENDING_SHIFT), Reg("UR", 63)],
+            self.emit("USHF", ("L", "U32"), [DATA_HI_UR, DATA_UR, Imm(PENDING_SHIFT), URZ],
                       guarded=False)
-            self.emit("USHF", ("L", "U32"), [DATA_UR, DATA_UR, Imm(EXPECTED_SHIFT), Reg("UR", 63)],
+            self.emit("USHF", ("L", "U32"), [DATA_UR, DATA_UR, Imm(EXPECTED_SHIFT), URZ],
                       guarded=False)
         elif self.arch.mbarrier_init_store:
             self.syncs_init_store(ins, count)
@@ -181,7 +181,7 @@ class SyncsMbarrierSelection:
 
     def syncs_exchange(self, mem) -> None:
         """SYNCS.EXCH.64 URZ, [a], UR10 (the pair UR10:UR11: the high one a hidden read)."""
-        mi = self.emit("SYNCS", ("EXCH", "64"), [Reg("UR", 63), mem, DATA_UR, DATA_HI_UR], ndefs=0,
+        mi = self.emit("SYNCS", ("EXCH", "64"), [URZ, mem, DATA_UR, DATA_HI_UR], ndefs=0,
                        guarded=False)
         mi.shown = (0, 1, 2)
 
