@@ -198,6 +198,10 @@ class Target:
     # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
     # variant suffix ("", "a", "f"), and for "a" a record 0x05 after ISA_CLASS (sm_100a: 5)
     compat_record_07: bool = False
+    # sm_110 (Thor): ptxas reserves `gb10b_war_bytes` more shared bytes after the reserved
+    # words, as the weak object `__nv_reservedSMEM_gb10b_war_var` (`.nv.shared.reserved.0`
+    # 16-byte aligned), and writes EIATTR_RESERVED_SMEM_USED (0) in every kernel's `.nv.info`
+    gb10b_war_bytes: int = 0
     compat_0b_value: tuple[tuple[str, int], ...] = ()
     compat_accelerator_05: int | None = None
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
@@ -327,7 +331,12 @@ _TABLE = [
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
           own_forms="sm_100"),
-    _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
+    # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
+    # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike), sm_90's `.nv.compat`,
+    # and the GB10B workaround's reserved shared bytes
+    _info(110, "blackwell", 0x6006E02, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
+          own_forms="sm_100", gb10b_war_bytes=0x80),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),

@@ -60,7 +60,7 @@ KERNEL_ATTRIBUTE_ORDER = {
     "ampere": ["LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE",
                "KPARAM_INFO", *_MIDDLE],
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
-    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK", *_MIDDLE,
+    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK", *_MIDDLE,
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED"],
 }
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
@@ -262,6 +262,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     hopper = info.cubin_style == "hopper"
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if info.gb10b_war_bytes:
+        recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
     if hopper:
         recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
@@ -475,6 +477,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
         if (k.shared_bytes or 0) > info.reserved_shared_bytes:  # extern shared only: none
             section_symbol(f".nv.shared.{k.name}")
+        if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
+            section_symbol(RESERVED_SHARED)
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
@@ -537,6 +541,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+            if info.gb10b_war_bytes:
+                syms.append(Symbol("__nv_reservedSMEM_gb10b_war_var", end, info.gb10b_war_bytes, STT_OBJECT,
+                                   STB_WEAK, section=RESERVED_SHARED))
         if hopper and k is first_shared and info.reserved_smem_cap is not None:
             syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
         elif hopper and k is first_shared:
@@ -681,8 +688,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(info, isa_class)))
-        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1,
-                                                   nobits_size=info.reserved_shared_section_bytes))
+        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
+                                                   16 if info.gb10b_war_bytes else 1,
+                                                   nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
