@@ -1,4 +1,4 @@
-"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89, sm_90, sm_100 and sm_120.
+"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89, sm_90, sm_100, sm_110 and sm_120.
 
 Two kinds of check:
 * pipelines whose result the PTX ISA fixes (threads publish data, arrive, spin on
@@ -18,9 +18,9 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.launch import run
 
 # sm_90, sm_100, sm_120: the SYNCS unit (isel/mbarrier_syncs.py)
-ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_110", "sm_120")
 # the first PTX version each Blackwell target takes (the kernels say 7.8)
-MIN_VERSION = {"sm_100": "8.6", "sm_120": "8.7"}
+MIN_VERSION = {"sm_100": "8.6", "sm_110": "9.0", "sm_120": "8.7"}
 
 
 def _versioned(ptx, arch: str):

@@ -1,5 +1,5 @@
-"""The mbarrier family and cp.async.mbarrier.arrive on sm_90, sm_100 and sm_120 (the SYNCS
-unit; ptxas 13.5 writes the same forms on all three but for init with a per-lane count).
+"""The mbarrier family and cp.async.mbarrier.arrive on sm_90, sm_100, sm_110 and sm_120 (the SYNCS
+unit; ptxas 13.5 writes the same forms on all four but for init with a per-lane count).
 
 * Per form (tools/isa_seeds/mbarrier_sm90.ptx: one kernel per PTX form, state used and
   unused): our SYNCS-unit instructions (SYNCS.*, ARRIVES, NANOSLEEP.SYNCS, CCTL, the
@@ -23,14 +23,16 @@ from ptx2sass.emu.launch import run
 
 SEED = Path(__file__).resolve().parent.parent / "tools" / "isa_seeds" / "mbarrier_sm90.ptx"
 UNIT = ("SYNCS", "ARRIVES", "NANOSLEEP", "CCTL", "MEMBAR", "ERRBAR", "CGAERRBAR")
-ARCHS = ("sm_90", "sm_100", "sm_120")
+ARCHS = ("sm_90", "sm_100", "sm_110", "sm_120")
+# the first PTX version with the target (8.7 for sm_100/sm_120, 9.0 for sm_110)
+VERSION = {"sm_100": "8.7", "sm_110": "9.0", "sm_120": "8.7"}
 
 
 def for_arch(ptx: str, arch: str) -> str:
-    """The sm_90 kernel retargeted (PTX 8.7: the first version with sm_120)."""
+    """The sm_90 kernel retargeted."""
     if arch == "sm_90":
         return ptx
-    return re.sub(r"\.version \d+\.\d+", ".version 8.7", ptx).replace(".target sm_90", f".target {arch}")
+    return re.sub(r"\.version \d+\.\d+", f".version {VERSION[arch]}", ptx).replace(".target sm_90", f".target {arch}")
 
 
 def _kernels() -> tuple[str, dict[str, str]]:
