@@ -193,7 +193,7 @@ class Target:
     # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)
-    own_forms: str | None = None
+    own_forms: str | tuple[str, ...] | None = None
     # `.nv.compat` records ptxas 13.5 adds to sm_90's on this arch (sm_100, sm_120; sm_103,
     # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
     # variant suffix ("", "a", "f"), and for "a" a record 0x05 after ISA_CLASS (sm_100a: 5)
@@ -332,11 +332,14 @@ _TABLE = [
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
           own_forms="sm_100"),
     # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
-    # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike), sm_90's `.nv.compat`,
+    # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike) but integer min/max, which
+    # is sm_8x's IMNMX (sm_110's nvdisasm rejects VIMNMX), sm_90's `.nv.compat`,
     # and the GB10B workaround's reserved shared bytes
     _info(110, "blackwell", 0x6006E02, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
-          own_forms="sm_100", gb10b_war_bytes=0x80),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None,
+                                                       renamed_opcodes=(("RED", "REDG"), ("ULDC", "LDCU")),
+                                                       minmax_predicate_outputs=False),
+          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
