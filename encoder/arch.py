@@ -338,7 +338,7 @@ _TABLE = [
     _info(110, "blackwell", 0x6006E02, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None,
                                                        renamed_opcodes=(("RED", "REDG"), ("ULDC", "LDCU")),
-                                                       minmax_predicate_outputs=False),
+                                                       minmax_predicate_outputs=False, credux=False),
           own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
