@@ -222,7 +222,7 @@ class Lanes:
             if m.tracing and not op.is_zero and op.file == "UR":
                 m.reads.append((op.file, op.index))
             if op.file == "UR":
-                v = self._uniform(m.UR, op.index) if op.index != 63 else np.zeros(1, U32)
+                v = self._uniform(m.UR, op.index) if not op.is_zero else np.zeros(1, U32)
             elif op.file in ("P", "UP"):
                 v = self.pred(op).astype(U32)
             else:

@@ -116,11 +116,15 @@ class Target:
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address
     lepc_label: bool = False
     # mbarrier objects are shared-memory words updated by atomics (ATOMS.ARRIVE.64,
-    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py); sm_90's SYNCS forms are not generated yet
+    # ARRIVES.LDGSTSBAR.64: sm_8x, isel/mbarrier.py)
     mbarrier_atomics: bool = True
     # mbarrier objects live in the SYNCS unit (sm_90: SYNCS.EXCH/ARRIVE.TRANS64/PHASECHK,
     # ARRIVES.LDGSTSBAR.64.TRANSCNT/ARVCNT; isel/mbarrier_syncs.py), with transaction counts
     mbarrier_syncs: bool = False
+    # mbarrier.init with a count that may differ between lanes is a plain STS.64 of the two
+    # words, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL (sm_100/sm_120); sm_90 loops over
+    # the lanes' distinct counts with SYNCS.EXCH.64
+    mbarrier_init_store: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
     # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
     bf16_integer_converts: bool = False
@@ -204,7 +208,17 @@ class Target:
     # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)
-    own_forms: str | None = None
+    own_forms: str | tuple[str, ...] | None = None
+    # `.nv.compat` records ptxas 13.5 adds to sm_90's on this arch (sm_100, sm_120; sm_103,
+    # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
+    # variant suffix ("", "a", "f"), and for "a" a record 0x05 after ISA_CLASS (sm_100a: 5)
+    compat_record_07: bool = False
+    # sm_110 (Thor): ptxas reserves `gb10b_war_bytes` more shared bytes after the reserved
+    # words, as the weak object `__nv_reservedSMEM_gb10b_war_var` (`.nv.shared.reserved.0`
+    # 16-byte aligned), and writes EIATTR_RESERVED_SMEM_USED (0) in every kernel's `.nv.info`
+    gb10b_war_bytes: int = 0
+    compat_0b_value: tuple[tuple[str, int], ...] = ()
+    compat_accelerator_05: int | None = None
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
     # internal symbol there (None)
@@ -278,7 +292,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_syncs=False, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -290,7 +304,8 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_ba
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False,
-                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True)
+                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
+                      compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------
 # What the code generator does differently on sm_75 (each read off ptxas 13.5's sm_75 output).
@@ -327,13 +342,24 @@ _TABLE = [
     # sm_100, as on sm_90); sm_100's own forms
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, compat_record_07=True),
     # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, own_forms="sm_100"),
-    _info(110, "blackwell", 0x6006E02, 0x380, None, False, True),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
+          own_forms="sm_100"),
+    # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
+    # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike) but integer min/max, which
+    # is sm_8x's IMNMX (sm_110's nvdisasm rejects VIMNMX), sm_90's `.nv.compat`,
+    # and the GB10B workaround's reserved shared bytes
+    _info(110, "blackwell", 0x6006E02, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None,
+                                                       renamed_opcodes=(("RED", "REDG"), ("ULDC", "LDCU")),
+                                                       minmax_predicate_outputs=False, credux=False,
+                                                       latency="blackwell_sm110"),
+          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
+          compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120"),

@@ -130,9 +130,7 @@ class Table:
     def _rank(self, form_arch: str | None, arch: str | None) -> int:
         """0: the arch's own form, 1: a primary-arch form, 2: not for this arch (`sm_100a`
         and `sm_100f` have sm_100's forms)."""
-        if arch is not None:
-            arch = _own_forms(arch)
-        if arch is None or form_arch == arch:
+        if arch is None or form_arch in _own_forms(arch):
             return 0
         return 1 if form_arch in (None, self.primary) else 2
 
@@ -184,13 +182,15 @@ class Table:
 
 
 @functools.cache
-def _own_forms(arch: str) -> str:
-    """The arch whose own table forms `arch` reads (`sm_100a`, `sm_103`: sm_100's)."""
+def _own_forms(arch: str) -> tuple[str, ...]:
+    """The archs whose own table forms `arch` reads (`sm_100a`, `sm_103`: sm_100's; sm_110:
+    its own and sm_100's)."""
     try:
         t = target(arch)
     except UnknownArch:
-        return arch
-    return t.own_forms or t.name
+        return (arch,)
+    own = t.own_forms or t.name
+    return (own,) if isinstance(own, str) else own
 
 
 def _family_or(arch: str, default: str) -> str:

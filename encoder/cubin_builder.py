@@ -61,7 +61,7 @@ KERNEL_ATTRIBUTE_ORDER = {
                "KPARAM_INFO", *_MIDDLE],
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
     # and the bindless banks of module handles after them
-    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK",
+    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
@@ -223,11 +223,19 @@ CUINFO_NOTE_FLAGS_HOPPER = 0x1000040        # SHF_INFO_LINK: `sh_info` names `.n
 _COMPAT_ACCELERATOR, _COMPAT_ISA_CLASS = 0x09, 0x02
 
 
-def compat_section(accelerator: bool, isa_class: int) -> bytes:
-    """The `.nv.compat` bytes ptxas 13.5 writes for sm_90 (NvInfo record format)."""
+def compat_section(info, isa_class: int) -> bytes:
+    """The `.nv.compat` bytes ptxas 13.5 writes for sm_90+ (NvInfo record format): sm_90's
+    records, with the target's additions (`Target.compat_*`). ACCELERATOR_TARGET is 1 for
+    the "a" variants only (not "f")."""
+    accelerator = info.variant == "a"
+    extra_05 = bytes([2, 0x05, info.compat_accelerator_05, 0]) \
+        if accelerator and info.compat_accelerator_05 is not None else b""
+    extra_07 = bytes([3, 0x07, 1, 1]) if info.compat_record_07 else b""
+    value_0b = dict(info.compat_0b_value).get(info.variant, 0)
     return bytes([2, _COMPAT_ACCELERATOR, int(accelerator), 0, 2, 0x0C, 0, 0,
-                  2, _COMPAT_ISA_CLASS, isa_class, 0, 3, 0x0D, 1, 1, 2, 3, 0, 0,
-                  4, 0x0B, 8, 0]) + bytes(8) + bytes([3, 0x0E, 0x40, 0x04])
+                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D, 1, 1]) \
+        + extra_07 + bytes([2, 3, 0, 0, 4, 0x0B, 8, 0]) + value_0b.to_bytes(8, "little") \
+        + bytes([3, 0x0E, 0x40, 0x04])
 
 
 SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
@@ -257,6 +265,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     hopper = info.cubin_style == "hopper"
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if info.gb10b_war_bytes:
+        recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
     if hopper:
         recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
@@ -470,6 +480,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
         if (k.shared_bytes or 0) > info.reserved_shared_bytes:  # extern shared only: none
             section_symbol(f".nv.shared.{k.name}")
+        if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
+            section_symbol(RESERVED_SHARED)
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
@@ -536,6 +548,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+            if info.gb10b_war_bytes:
+                syms.append(Symbol("__nv_reservedSMEM_gb10b_war_var", end, info.gb10b_war_bytes, STT_OBJECT,
+                                   STB_WEAK, section=RESERVED_SHARED))
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -686,9 +701,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     after_debug = 1 + len(debug_sections)
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
-                                               data=compat_section(bool(info.variant), isa_class)))
-        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 1,
-                                                   nobits_size=info.reserved_shared_section_bytes))
+                                               data=compat_section(info, isa_class)))
+        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
+                                                   16 if info.gb10b_war_bytes else 1,
+                                                   nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))

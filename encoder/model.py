@@ -12,7 +12,9 @@ from ptx2sass.records import dataclass
 
 # Register files: general R, uniform UR, predicate P, uniform predicate UP, convergence
 # barrier B. The zero/true register of each file is its highest index.
-ZERO_INDEX = {"R": 255, "UR": 63, "P": 7, "UP": 7, "B": None}
+# URZ is UR255 in the model on every family (sm_100+/sm_120 words hold it as 255 and have a
+# real UR63; the 6-bit fields of earlier families hold it as 63, encoder/fields.py)
+ZERO_INDEX = {"R": 255, "UR": 255, "P": 7, "UP": 7, "B": None}
 ZERO_NAME = {"R": "RZ", "UR": "URZ", "P": "PT", "UP": "UPT"}
 
 

@@ -3,7 +3,7 @@ spelling of the same operation (each a `Target` field; the codec's tables hold n
 spelling):
 
 * `Target.iadd3_carry_outputs`: IADD3 always names both carry-out predicates (`IADD3 R0,
-  PT, PT, R1, R2, R3` on sm_120; sm_8x leaves PT out), and takes an immediate only as its
+  PT, PT, R1, R2, R3` on sm_120; sm_8x leaves PT out; UIADD3 likewise names UPT, UPT), and takes an immediate only as its
   second addend (the sum is the same in any order); a sum of two (third addend RZ, at most
   one carry out, `.X` reading one carry in) is the two-input IADD ptxas writes there
   (`IADD.X R5, R7, -0x1, P0`: the table has no IADD3.X with an immediate) where
@@ -22,6 +22,7 @@ from dataclasses import replace
 from ptx2sass.encoder.model import Imm, Instruction, Reg
 
 PT = Reg("P", 7)
+UPT = Reg("UP", 7)
 NOT_PT = Reg("P", 7, inv=True)
 RZ = Reg("R", 255)
 
@@ -41,6 +42,8 @@ def respell(ins: Instruction, target) -> Instruction:
             if target.two_input_iadd and c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
                 return replace(ins, opcode="IADD", operands=tuple([ops[0], *outs, a, b, *cins[:1]]))
             return replace(ins, operands=tuple([ops[0], *outs, *[PT] * (2 - len(outs)), *rest]))
+    if ins.opcode == "UIADD3" and target.iadd3_carry_outputs and len(ins.operands) == 4:
+        return replace(ins, operands=(ins.operands[0], UPT, UPT, *ins.operands[1:]))
     if ins.opcode == "IMAD" and target.uniform_move_is_mov and set(ins.modifiers) <= {"MOV", "U32"} \
             and len(ins.operands) == 4 and ins.operands[1] == RZ and ins.operands[2] == RZ \
             and isinstance(ins.operands[3], Reg) and ins.operands[3].file == "UR":

@@ -98,7 +98,7 @@ def _physical(op, colors, mf: MFunction):
         desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
                 else None)
         if op.uniform_zero:
-            return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 63),
+            return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 255),
                        offset=op.offset)
         return Mem(base=base, offset=op.offset, desc=desc)
     return op

@@ -37,7 +37,7 @@ PURE = frozenset({
 ATOMICS = frozenset({"ATOMS", "ATOMG", "ATOM", "RED", "REDG"})
 MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"}) | ATOMICS
 # Registers that are constants or sinks: no dependence goes through them.
-FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 63), ("UP", 7)}
+FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 255), ("UP", 7)}
 
 # The state spaces a memory instruction may touch. Global, shared and local memory are
 # disjoint windows and the constant bank is never written, so only accesses whose spaces

@@ -1,4 +1,4 @@
-"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89 and sm_90.
+"""The mbarrier family and cp.async.mbarrier.arrive on sm_80/86/89, sm_90, sm_100, sm_110 and sm_120.
 
 Two kinds of check:
 * pipelines whose result the PTX ISA fixes (threads publish data, arrive, spin on
@@ -9,17 +9,31 @@ Two kinds of check:
   form, pending_count, test_wait on states and parities): ours and ptxas's code must agree
   bit for bit in the emulator, for shared and generic addresses, uniform and per-thread.
 Forms ptxas refuses before sm_90 are refused in ptxas's words."""
+import re
+
 import numpy as np
 import pytest
 
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.launch import run
 
-ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")     # sm_90: the SYNCS unit (isel/mbarrier_syncs.py)
+# sm_90, sm_100, sm_120: the SYNCS unit (isel/mbarrier_syncs.py)
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_110", "sm_120")
+# the first PTX version each Blackwell target takes (the kernels say 7.8)
+MIN_VERSION = {"sm_100": "8.6", "sm_110": "9.0", "sm_120": "8.7"}
+
+
+def _versioned(ptx, arch: str):
+    if arch not in MIN_VERSION:
+        return ptx
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    text = re.sub(r"\.version \d+\.\d+", f".version {MIN_VERSION[arch]}", text, count=1)
+    return text.encode() if isinstance(ptx, bytes) else text
 THREADS = 128
 
 
 def _both(ptx: str, arch: str):
+    ptx = _versioned(ptx, arch)
     theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")

@@ -153,7 +153,8 @@ from elftools.elf.elffile import ELFFile  # noqa: E402
 from ptx2sass.encoder.cubin import read_cubin  # noqa: E402
 from tools.emu_testing import ZLUDA_DIR, zluda_manifest, zluda_ptx  # noqa: E402
 
-NEW_TARGETS = ["sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_120f", "sm_121", "sm_121a", "sm_121f"]
+NEW_TARGETS = ["sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+               "sm_120f", "sm_121", "sm_121a", "sm_121f"]
 
 
 def _cubin_facts(cubin: bytes) -> dict:
@@ -212,7 +213,7 @@ _ZLUDA_STRIDE = 1 if os.environ.get("PTX2SASS_SAMPLE") == "all" else 12
 
 
 def _new_target_cases():
-    for arch, start in (("sm_103", 0), ("sm_121", 6)):
+    for arch, start in (("sm_103", 0), ("sm_110", 3), ("sm_121", 6)):
         for e in _ZLUDA[start % _ZLUDA_STRIDE::_ZLUDA_STRIDE]:
             yield pytest.param(e, arch, id=f"{e['name']}-{arch}")
 

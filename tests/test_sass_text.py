@@ -43,7 +43,7 @@ def P(i, **kw):
     return Reg("P", i, **kw)
 
 
-RZ, PT, URZ = R(255), P(7), Reg("UR", 63)
+RZ, PT, URZ = R(255), P(7), Reg("UR", 255)
 
 
 # --------------------------------------------------------------------------- corpus round trip
@@ -285,7 +285,7 @@ CASES = [
     ("P2R R10, PR, RZ, 0x40", Instruction("P2R", (), (R(10), SpecialReg("PR"), RZ, Imm(0x40)))),
     ("@!UPT UIADD3 URZ, URZ, URZ, URZ",
      Instruction("UIADD3", (), (URZ, URZ, URZ, URZ), Reg("UP", 7, inv=True))),
-    ("BRA.CONV ~URZ, `(.L_x_2)", Instruction("BRA", ("CONV",), (Reg("UR", 63, inv=True), Label(".L_x_2")))),
+    ("BRA.CONV ~URZ, `(.L_x_2)", Instruction("BRA", ("CONV",), (Reg("UR", 255, inv=True), Label(".L_x_2")))),
     ("BSSY B0, `(.L_x_2)", Instruction("BSSY", (), (Reg("B", 0), Label(".L_x_2")))),
     ("DEPBAR.LE SB0, 0x0", Instruction("DEPBAR", ("LE",), (Reg("SB", 0), Imm(0)))),
     ("DEPBAR.LE SB0, 0x0, {3,2,0}",

@@ -8,6 +8,7 @@ RZ = Reg("R", 255)
 PT = Reg("P", 7)
 NOT_PT = Reg("P", 7, inv=True)
 UR4 = Reg("UR", 4)
+URZ = Reg("UR", 255)     # the model's URZ on every family (encoder/model.py)
 
 # PTX comparison → (SASS comparison, unsigned?) for integer setp.
 INT_COMPARE = {"eq": ("EQ", None), "ne": ("NE", None), "lt": ("LT", None), "le": ("LE", None),

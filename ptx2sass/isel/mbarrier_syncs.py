@@ -27,7 +27,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
 from ptx2sass.mir import VMem, VOp
-from ptx2sass.isel.common import NOT_PT, PT, RZ
+from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
 
 COUNT_LIMIT = 0x100000          # the 20-bit count fields hold 2^20 - count
 EXPECTED_SHIFT = 1              # low word: expected count field
@@ -144,12 +144,15 @@ class SyncsMbarrierSelection:
                 self.emit("UMOV", (), [COUNT_UR, self.imm32(value)], guarded=False)
             else:
                 self.emit("ULDC", (), [COUNT_UR, self.param_values[count.id][0]], guarded=False)
-            self.emit("UIADD3", (), [DATA_UR, replace(COUNT_UR, neg=True), Imm(COUNT_LIMIT), Reg("UR", 63)],
+            self.emit("UIADD3", (), [DATA_UR, replace(COUNT_UR, neg=True), Imm(COUNT_LIMIT), URZ],
                       guarded=False)
-            self.emit("USHF", ("L", "U32"), [DATA_HI_UR, DATA_UR, Imm(PENDING_SHIFT), Reg("UR", 63)],
+            self.emit("USHF", ("L", "U32"), [DATA_HI_UR, DATA_UR, Imm(PENDING_SHIFT), URZ],
                       guarded=False)
-            self.emit("USHF", ("L", "U32"), [DATA_UR, DATA_UR, Imm(EXPECTED_SHIFT), Reg("UR", 63)],
+            self.emit("USHF", ("L", "U32"), [DATA_UR, DATA_UR, Imm(EXPECTED_SHIFT), URZ],
                       guarded=False)
+        elif self.arch.mbarrier_init_store:
+            self.syncs_init_store(ins, count)
+            return
         else:
             t = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [t, replace(self.reg_part(count), neg=True), Imm(COUNT_LIMIT), RZ])
@@ -164,9 +167,21 @@ class SyncsMbarrierSelection:
             values.append((RZ, LOOP_SCRATCH_UR))
         self.uniform_loop_values(values, lambda: self.syncs_exchange(mem))
 
+    def syncs_init_store(self, ins, count) -> None:
+        """A per-lane count (sm_100/sm_120): both words with one STS.64 under the guard, at
+        `[UR+imm]` or `[R+URZ+imm]`, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL, as ptxas."""
+        t = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [t, replace(self.reg_part(count), neg=True), Imm(COUNT_LIMIT), RZ])
+        data = self.new_pair()
+        self.emit("SHF", ("L", "U32"), [VOp(data.reg, 1), t, Imm(PENDING_SHIFT), RZ])
+        self.emit("SHF", ("L", "U32"), [VOp(data.reg, 0), t, Imm(EXPECTED_SHIFT), RZ])
+        self.emit("STS", ("64",), [self.syncs_address(ins.srcs[0]), data], ndefs=0)
+        self.emit("FENCE", ("VIEW", "ASYNC", "S"), [], ndefs=0)
+        self.emit("SYNCS", ("CCTL", "IVALL"), [], ndefs=0)
+
     def syncs_exchange(self, mem) -> None:
         """SYNCS.EXCH.64 URZ, [a], UR10 (the pair UR10:UR11: the high one a hidden read)."""
-        mi = self.emit("SYNCS", ("EXCH", "64"), [Reg("UR", 63), mem, DATA_UR, DATA_HI_UR], ndefs=0,
+        mi = self.emit("SYNCS", ("EXCH", "64"), [URZ, mem, DATA_UR, DATA_HI_UR], ndefs=0,
                        guarded=False)
         mi.shown = (0, 1, 2)
 

@@ -128,7 +128,7 @@ def _encodable(arch: str, opcode: str, modifiers: tuple, shape: tuple, scale: st
         if kind == "mem":
             ops.append(Mem(base=Reg("R", 8, suffix=(scale,) if scale else ()), offset=0x10))
         elif kind == "memu":
-            ops.append(Mem(base=Reg("R", 8, suffix=(scale,) if scale else ()), ubase=Reg("UR", 63),
+            ops.append(Mem(base=Reg("R", 8, suffix=(scale,) if scale else ()), ubase=Reg("UR", 255),
                            offset=0x10))
         elif kind == "RZ":
             ops.append(RZ)
