@@ -20,7 +20,8 @@ Hazards flagged (each names kernel, offset and registers):
   a whole, executed or not);
 - an overwrite of a register that a pending variable-latency instruction will still write
   (WAW; not by a later result of the same in-order unit, which lands after it) or may still
-  be reading under a read scoreboard (WAR). A read is over once the
+  be reading under a read scoreboard (WAR; not by a variable-latency result of a unit that
+  reads in one order with the reader's, `sched.latency.source_read_order`). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
   of the same in-order unit (`sched.latency.source_unit`) cannot overtake it.
 
@@ -254,10 +255,10 @@ class TimingModel:
                 ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
             if clock.late_reads:
                 # a load whose result arrived has read its sources, and so has every
-                # earlier load of an in-order unit a later load of which has
-                units = {e[2] for e in clock.sb_readers[sb].values()}
+                # earlier load of an in-order unit (group) a later instruction of which has
+                units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
                 for reg in [r for r, e in clock.late_reads.items()
-                            if e[4] == sb or e[3] in units or e[5] <= covered.get(e[3], -1)]:
+                            if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
                     del clock.late_reads[reg]
             clock.sb_readers[sb].clear()
             covered.clear()
@@ -344,7 +345,7 @@ class TimingModel:
                 for sb, readers in busy_readers:
                     e = readers.get(reg)
                     if e is not None and e[1] & mine and not (
-                            variable and facts.unit is not None and e[2] == facts.unit):
+                            variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order):
                         self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
@@ -358,7 +359,8 @@ class TimingModel:
                                                  f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
                     del clock.late_reads[reg]
                 elif late is not None:   # (a later instruction of the load's unit runs after it read)
-                    if t < late[2] and late[1] & mine and not (facts.unit is not None and facts.unit == late[3]):
+                    if t < late[2] and late[1] & mine and not (
+                            facts.read_order is not None and facts.read_order == lat.read_order(late[3])):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
@@ -423,7 +425,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -440,6 +442,8 @@ class _StepFacts:
         # the unit whose later instructions show this one has read its sources (none for an
         # instruction that may re-read them after a later one of its unit: LDC's replays)
         self.read_unit = None if op in lat.UNORDERED_LATE_READS else self.unit
+        # the in-order group of units whose earlier instructions this one's result cannot overtake
+        self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS
