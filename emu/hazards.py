@@ -71,7 +71,7 @@ class WarpTiming:
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
-        # register -> (offset, lanes, cycle, unit, write scoreboard, seq): a late-reading load
+        # register -> (offset, lanes, cycle, unit, write scoreboard, seq, MMA opcode, guard): a late-reading load
         # (`late_source_reads`) with no read scoreboard may still read it until that cycle
         self.late_reads: dict[tuple, tuple] = {}
         # issue group (or "BAR") -> (cycle, offset) of its last instruction
@@ -308,6 +308,8 @@ class TimingModel:
                     pass
                 elif q == facts.unit and facts.in_order:
                     pass          # read after the result was written, in the unit's order
+                elif _exclusive_guards(p[6], facts, clock):
+                    pass          # the lanes that read it are not those it writes
                 elif sb == NO_SB:
                     self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
                                              f"a variable-latency result with no write scoreboard")
@@ -326,6 +328,7 @@ class TimingModel:
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
+        guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
         # 3. Writes.
         if writes:
             variable = facts.variable
@@ -345,7 +348,8 @@ class TimingModel:
                 for sb, readers in busy_readers:
                     e = readers.get(reg)
                     if e is not None and e[1] & mine and not (
-                            variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order):
+                            variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order) \
+                            and not _exclusive_guards(e[4], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
@@ -353,14 +357,16 @@ class TimingModel:
                 if late is not None and late[3] == _TENSOR:
                     # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
                     # (a variable-latency one, or another MMA, writes after it read)
-                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS:
+                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS \
+                            and not _exclusive_guards(late[7], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
                                                  f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
                                                  f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
                     del clock.late_reads[reg]
                 elif late is not None:   # (a later instruction of the load's unit runs after it read)
                     if t < late[2] and late[1] & mine and not (
-                            facts.read_order is not None and facts.read_order == lat.read_order(late[3])):
+                            facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
+                            and not _exclusive_guards(late[7], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
@@ -369,7 +375,6 @@ class TimingModel:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
                         mine |= p[5]
-                    guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
                     pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
@@ -388,7 +393,7 @@ class TimingModel:
                     # predicates are consumed at issue, uniform registers too where the table says so
                     if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
                         clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                        facts.read_unit, wr_sb)
+                                                        facts.read_unit, wr_sb, guard)
             elif facts.late_reads:
                 # a load that reads its address after issue, with no read scoreboard: it may
                 # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
@@ -396,12 +401,12 @@ class TimingModel:
                 for reg in reads:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
-                                                 facts.read_unit, wr_sb, clock.seq)
+                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
         window = lat.late_fixed_window(op, facts.modifiers)
         if window:
             for reg in reads:
                 if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
-                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op)
+                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
 
@@ -460,9 +465,10 @@ class _StepFacts:
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:
-    """A pending variable-latency write and this one write no lane in common: they are
-    guarded by the same predicate with opposite senses, unchanged since the pending one
-    issued (ptxas: `@!P0 LDG R6` then `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` with no wait)."""
+    """A pending instruction (a variable-latency write, or a read under a read scoreboard or
+    a late read) and this one touch no lane in common: they are guarded by the same predicate
+    with opposite senses, unchanged since the pending one issued (ptxas: `@!P0 LDG R6` then
+    `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` with no wait; `@P1 STG [R], R33` then `@!P1 PRMT R33`)."""
     if pending_guard is None or facts.guard is None:
         return False
     guard, inv, seq = pending_guard
