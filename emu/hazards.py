@@ -375,7 +375,8 @@ class TimingModel:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
                         mine |= p[5]
-                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
+                    sb = facts.rd_sb if reg[0] == "P" and op in lat.PREDICATE_WITH_READS else facts.wr_sb
+                    pending[reg] = (sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
                     ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
@@ -389,6 +390,11 @@ class TimingModel:
                 clock.sb_queues[wr_sb][facts.queue] = clock.seq
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                if facts.read_unit is not None:
+                    # its unit's place in the read order, even where its guard left it no register
+                    # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
+                    # earlier LDG's late read whatever P0 holds)
+                    clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
                 for reg in reads:
                     # predicates are consumed at issue, uniform registers too where the table says so
                     if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):

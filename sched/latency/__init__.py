@@ -126,6 +126,10 @@ class LatencyModel:
         # late readers that may still read after a later instruction of their own unit has
         # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
         self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
+        # variable-latency instructions whose predicate result is there once their read
+        # scoreboard clears (sm_90 generic ATOM's "done" predicate: the address space is known
+        # when the sources are read)
+        self.PREDICATE_WITH_READS = frozenset(data.get("predicate_with_reads", []))
         # unit -> the group of units that take instructions from one queue and so read their
         # sources in issue order (a variable-latency result of a later one cannot land before
         # an earlier one of the group read the register)
