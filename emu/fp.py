@@ -88,6 +88,32 @@ def canonicalise_f64(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), F64_CANONICAL_NAN, b).astype(np.uint64)
 
 
+F64_QUIET = np.uint64(0x0008000000000000)
+F64_DEFAULT_NAN = np.uint64(0xFFF8000000000000)
+
+
+def propagate_nan_f64(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """The bits of an FP64 arithmetic result as the GPU gives them: a NaN result takes the
+    last NaN operand (in SASS operand order: c, then b, then a) with its quiet bit set; a NaN
+    made from numbers (inf - inf, 0 * inf) is 0xfff8000000000000. FP64 keeps payloads where
+    FP32 does not. Read off an H200's results of ptxas's DADD/DMUL/DFMA (run 5): of the
+    orders and defaults tried, this one explains the most (tools/gpu_truth.py)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = canonicalise_f64(values)
+    nan = np.isnan(values)
+    if not nan.any():
+        return out
+    picked = np.zeros(out.shape, dtype=bool)
+    out = np.where(nan, F64_DEFAULT_NAN, out)
+    for op in reversed(operands):
+        op = np.broadcast_to(np.asarray(op, dtype=np.float64), out.shape)
+        take = nan & ~picked & np.isnan(op)
+        if take.any():
+            out = np.where(take, op.view(np.uint64) | F64_QUIET, out)
+            picked |= take
+    return out.astype(np.uint64)
+
+
 # --- round-to-odd FP64 intermediate ----------------------------------------------------------
 
 def _force_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:

@@ -27,7 +27,9 @@ def _prep_mode(step):
 
 def _finish32(w, s, d, r, mask):
     if s.aux.get("sat"):
-        r = np.where(np.isnan(r), np.float32(0), np.clip(r, np.float32(0), np.float32(1))).astype(np.float32)
+        # NaN and -0 (every value not above zero) saturate to +0 (an H200: `mul.rp.sat.f32`
+        # of a negative tiny product gives 0x00000000)
+        r = np.where(r > 0, np.minimum(r, np.float32(1)), np.float32(0)).astype(np.float32)
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
@@ -164,7 +166,7 @@ def op_frnd(w, s, active, mask):
     if "F64" in s.ins.modifiers:
         a = w.rd(a_op)
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](a)
-        w.w64(d, fp.canonicalise_f64(r), mask)
+        w.w64(d, fp.propagate_nan_f64(r, w.rd(_unmodified(a_op))), mask)
         return
     if "F16" in s.ins.modifiers:
         # FRND.F16: one half of the source (`.H1` selects the high one), rounded to an
@@ -220,6 +222,9 @@ def op_mufu(w, s, active, mask):
             y = 1.0 / x if fn == "RCP64H" else 1.0 / np.sqrt(x)
         yb = y.view(U64)
         out = (yb >> U64(32)).astype(U32)
+        # a subnormal result is flushed to a zero of its sign (an H200: rcp.approx.ftz.f64 of
+        # a huge value gives 0x80000000 where the exact reciprocal's high word is 0x80040000)
+        out = np.where((out & U32(0x7FF00000)) == 0, out & U32(0x80000000), out)
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
@@ -254,17 +259,22 @@ def op_mufu(w, s, active, mask):
             y = np.exp2(x)
         elif fn == "LG2":
             y = np.log2(x)
-        elif fn == "SIN":
-            y = np.sin(x * 2 * math.pi)
-        elif fn == "COS":
-            y = np.cos(x * 2 * math.pi)
+        elif fn in ("SIN", "COS"):
+            # whole revolutions dropped first (exact: x is an FP32 value): an integral x
+            # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
+            turns = x - np.floor(x)
+            y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
+            if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
+                y = np.where(turns == 0, np.copysign(0.0, x), y)
         elif fn == "TANH":
             y = np.tanh(x)
         else:
             raise EmuFault(f"unsupported MUFU function {fn}")
     if half:
         with np.errstate(over="ignore"):
-            w.w(d, y.astype(np.float16).view(np.uint16).astype(U32), mask)
+            h = y.astype(np.float16).view(np.uint16)
+        # a NaN result is the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of a NaN)
+        w.w(d, np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h).astype(U32), mask)
         return
     r = fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
@@ -272,8 +282,18 @@ def op_mufu(w, s, active, mask):
 
 # --------------------------------------------------------------------------- FP64
 
-def _f64_result(w, d, vals, mask):
-    w.w64(d, fp.canonicalise_f64(np.asarray(vals, dtype=np.float64)), mask)
+def _f64_result(w, d, vals, mask, *operands):
+    """Write an FP64 result; a NaN takes a NaN source's bits (fp.propagate_nan_f64): the
+    register's own, the operand's `-`/`|.|` not applied (an H200: `DADD R8, -RZ, -R4` of a
+    NaN R4 gives R4, quieted; abs.f64 keeps a NaN's sign)."""
+    raw = [w.rd(_unmodified(op)) for op in operands]
+    w.w64(d, fp.propagate_nan_f64(np.asarray(vals, dtype=np.float64), *raw), mask)
+
+
+def _unmodified(op):
+    if getattr(op, "neg", False) or getattr(op, "abs", False):
+        return replace(op, neg=False, abs=False)
+    return op
 
 
 def _per_lane(fn, *arrays):
@@ -315,7 +335,7 @@ def op_dadd(w, s, active, mask):
             r = va + vb
     else:
         r = _per_lane(_exact_binop(_add, mode), va, vb)
-    _f64_result(w, d, r, mask)
+    _f64_result(w, d, r, mask, a, b)
 
 
 @semantics("DMUL", prepare=_prep_mode, vector=True)
@@ -328,15 +348,16 @@ def op_dmul(w, s, active, mask):
             r = va * vb
     else:
         r = _per_lane(_exact_binop(lambda x, y: x * y, mode), va, vb)
-    _f64_result(w, d, r, mask)
+    _f64_result(w, d, r, mask, a, b)
 
 
 @semantics("DFMA", prepare=_prep_mode, vector=True)
 def op_dfma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     mode = s.aux["mode"]
-    r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), w.rd(a), w.rd(b), w.rd(c))
-    _f64_result(w, d, r, mask)
+    va, vb, vc = w.rd(a), w.rd(b), w.rd(c)
+    r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
+    _f64_result(w, d, r, mask, a, b, c)
 
 
 def _minmax_select(mods, a, b):
@@ -429,6 +450,16 @@ def op_f2i(w, s, active, mask):
     _f2i(w, s, mask, s.ins.operands[0], s.ins.operands[-1])
 
 
+def _f2i_nan(src: str, bits: int, signed: bool) -> int:
+    """What F2I gives for a NaN (an H200, cuda/cvt_*_to_int and fuzz run 5): from F64, the
+    destination's sign bit alone at every width (s32/u32 0x80000000, s16/u16 0x8000, s8/u8
+    0x80, 64-bit 0x8000000000000000; signed ones sign-extended in the register); from F32
+    and narrower, 0x8000000000000000 into 64 bits and 0 into 32 bits or fewer."""
+    if src == "F64" or bits == 64:
+        return -(1 << (bits - 1)) if signed else 1 << (bits - 1)
+    return 0
+
+
 def _f2i(w, s, mask, d, a_op):
     mods = s.ins.modifiers
     ints, floats = _conv_types(mods)
@@ -441,10 +472,11 @@ def _f2i(w, s, mask, d, a_op):
     r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](x)
     bits, signed = _INT_TYPES[dst]
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    nan = _f2i_nan(src, bits, signed)
     vals = []
     for v in np.broadcast_to(r, (r.size,)).tolist():
         if math.isnan(v):
-            vals.append(0)
+            vals.append(nan)
         elif v <= lo:
             vals.append(lo)
         elif v >= hi:
@@ -510,16 +542,38 @@ def op_f2f(w, s, active, mask):
     if any(m in mods for m in ("TRUNC", "FLOOR", "CEIL", "ROUND")) or ("INT" in mods):
         x = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](x)
         mode = "RN"
+    nan_bits = _f2f_nan(w, a_op, src, dst)
     if dst == "F64":
-        _f64_result(w, d, x, mask)
+        w.w64(d, np.where(np.isnan(x), nan_bits, fp.canonicalise_f64(x)).astype(U64), mask)
     elif dst == "F32":
         r = fp.narrow_f64(x, mode)
         if s.aux["ftz"]:
             r = fp.flush_f32(r)
-        w.w(d, fp.canonicalise_f32(r), mask)
+        w.w(d, np.where(np.isnan(x), nan_bits, fp.canonicalise_f32(r)).astype(U32), mask)
     else:
         h = fp.f64_to_half_bits(x, "f16" if dst == "F16" else "bf16", mode)
-        w.w(d, h.astype(U32), mask)
+        w.w(d, np.where(np.isnan(x), nan_bits, h).astype(U32), mask)
+
+
+_FLOAT_FIELDS = {"F64": (64, 52), "F32": (32, 23), "F16": (16, 10), "BF16": (16, 7)}
+
+
+def _f2f_nan(w, a_op, src: str, dst: str) -> np.ndarray:
+    """F2F of a NaN keeps its sign and the top of its payload, quiet bit set (an H200:
+    f64 0xfff8000000000001 -> f32 0xffc00000 and f16 0xfe00; f32 0x7fffffff -> f64
+    0x7fffffffe0000000)."""
+    dbits, dman = _FLOAT_FIELDS[dst]
+    if src == "F32":
+        sbits, sman = _FLOAT_FIELDS[src]
+        raw = w.rf(a_op).view(U32).astype(U64)
+    else:       # F64, or a half widened to FP64 (the widening keeps the payload's top bits)
+        sbits, sman = _FLOAT_FIELDS["F64"]
+        raw = np.asarray(_read_float(w, a_op, src), dtype=np.float64).view(U64)
+    sign = (raw >> U64(sbits - 1)) & U64(1)
+    man = raw & U64((1 << sman) - 1)
+    man = (man >> U64(sman - dman)) if sman >= dman else (man << U64(dman - sman))
+    exp = U64((1 << (dbits - 1 - dman)) - 1)
+    return (sign << U64(dbits - 1)) | (exp << U64(dman)) | man | U64(1 << (dman - 1))
 
 
 def _f2fp_fp8(w, s, mask):
@@ -539,6 +593,8 @@ def _f2fp_fp8(w, s, mask):
             for i in range(2):
                 code = int(b[lane]) >> (8 * i) & 0xFF
                 v = fp.fp8_decode(code, kind)
+                if "RELU" in mods and not math.isnan(v) and math.copysign(1.0, v) < 0:
+                    v = 0.0         # .RELU: negative values (and -0) become +0 (an H200)
                 h = int(np.float16(v).view(np.uint16)) if not math.isnan(v) else 0x7FFF
                 word |= h << (16 * i)
             out[lane] = word

@@ -47,6 +47,18 @@ def _halves(w, op, kind):
     return lo, hi
 
 
+F16_MIN_NORMAL = 2.0 ** -14
+
+
+def _flush(x, kind, mods):
+    """`.FTZ`: F16 subnormals become zeros of their sign (inputs and results; an H200:
+    add.ftz.f16 of tiny values gives 0x0000, set.eq.ftz.f16 of two subnormals is true)."""
+    if "FTZ" not in mods or kind != "f16":
+        return x
+    x = np.asarray(x, dtype=np.float64)
+    return np.where((np.abs(x) < F16_MIN_NORMAL) & (x != 0), np.copysign(0.0, x), x)
+
+
 def _operands(s):
     """Destination and sources; two trailing immediates are one packed (high, low) source."""
     ops = list(s.ins.operands)
@@ -65,7 +77,14 @@ def _operands(s):
     return out[0], out[1:]
 
 
-def _read(w, op, kind):
+def _read(w, op, kind, mods=()):
+    lo, hi = _read_raw(w, op, kind)
+    if "F32" in getattr(op, "suffix", ()):
+        return lo, hi
+    return _flush(lo, kind, mods), _flush(hi, kind, mods)
+
+
+def _read_raw(w, op, kind):
     if isinstance(op, tuple):
         _, hi_op, lo_op = op
         def val(imm):
@@ -82,15 +101,22 @@ def _pack(w, d, lo, hi, kind, mods, mask):
         r = fp.narrow_f64(lo)
         w.w(d, fp.canonicalise_f32(r), mask)
         return
-    if "SAT" in mods:
-        lo = np.where(np.isnan(lo), 0.0, np.clip(lo, 0.0, 1.0))
-        hi = np.where(np.isnan(hi), 0.0, np.clip(hi, 0.0, 1.0))
+    if "SAT" in mods:      # NaN and -0 saturate to +0
+        lo = np.where(lo > 0, np.minimum(lo, 1.0), 0.0)
+        hi = np.where(hi > 0, np.minimum(hi, 1.0), 0.0)
     if "RELU" in mods:     # negative results (-0 too) become +0; NaN stays NaN (canonical)
         lo = np.where(np.signbit(lo) & ~np.isnan(lo), 0.0, lo)
         hi = np.where(np.signbit(hi) & ~np.isnan(hi), 0.0, hi)
-    l = fp.f64_to_half_bits(np.asarray(lo, np.float64), kind).astype(U32)
-    h = fp.f64_to_half_bits(np.asarray(hi, np.float64), kind).astype(U32)
+    l = _flush_bits(fp.f64_to_half_bits(np.asarray(lo, np.float64), kind).astype(U32), kind, mods)
+    h = _flush_bits(fp.f64_to_half_bits(np.asarray(hi, np.float64), kind).astype(U32), kind, mods)
     w.w(d, (h << U32(16)) | l, mask)
+
+
+def _flush_bits(h, kind, mods):
+    """`.FTZ` on an F16 result: a subnormal (rounded) result becomes a zero of its sign."""
+    if "FTZ" not in mods or kind != "f16":
+        return h
+    return np.where((h & U32(0x7C00)) == 0, h & U32(0x8000), h)
 
 
 def _fused(x, y, z):
@@ -103,8 +129,8 @@ def _fused(x, y, z):
 def op_hadd2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
     _pack(w, d, fp.add_rto(*np.broadcast_arrays(al, bl)), fp.add_rto(*np.broadcast_arrays(ah, bh)),
           kind, s.ins.modifiers, mask)
 
@@ -113,8 +139,8 @@ def op_hadd2(w, s, active, mask):
 def op_hmul2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b) = _operands(s)
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
     _pack(w, d, al * bl, ah * bh, kind, s.ins.modifiers, mask)
 
 
@@ -122,9 +148,9 @@ def op_hmul2(w, s, active, mask):
 def op_hfma2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, c) = _operands(s)
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
-    cl, ch = _read(w, c, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
+    cl, ch = _read(w, c, kind, s.ins.modifiers)
     _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
 
 
@@ -132,8 +158,8 @@ def op_hfma2(w, s, active, mask):
 def op_hmnmx2(w, s, active, mask):
     kind = _kind(s.ins.modifiers)
     d, (a, b, p) = _operands(s)
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
     use_min = w.pred(p)
 
     mods = s.ins.modifiers
@@ -167,7 +193,7 @@ def op_vhmnmx(w, s, active, mask):
     kind = _kind(mods)
     d, (a, b, c, p) = _operands(s)
     use_min = w.pred(p)
-    lanes = [_read(w, x, kind) for x in (a, b, c)]
+    lanes = [_read(w, x, kind, mods) for x in (a, b, c)]
 
     def pick(xs):
         xs = list(np.broadcast_arrays(*xs))
@@ -195,8 +221,8 @@ def op_hset2(w, s, active, mask):
     mods = s.ins.modifiers
     kind = _kind(mods)
     d, (a, b, p) = _operands(s)
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
     pc = w.pred(p)
     lo, _ = compare_combine(mods, fcompare(mods, al, bl), pc)
     hi, _ = compare_combine(mods, fcompare(mods, ah, bh), pc)
@@ -212,8 +238,8 @@ def op_hsetp2(w, s, active, mask):
     kind = _kind(mods)
     pd, rest = _operands(s)       # an immediate source is a (high, low) pair of operands
     pd2, a, b, p = rest[:4]
-    al, ah = _read(w, a, kind)
-    bl, bh = _read(w, b, kind)
+    al, ah = _read(w, a, kind, s.ins.modifiers)
+    bl, bh = _read(w, b, kind, s.ins.modifiers)
     pc = w.pred(p)
     lo, _ = compare_combine(mods, fcompare(mods, al, bl), pc)
     hi, _ = compare_combine(mods, fcompare(mods, ah, bh), pc)

@@ -118,8 +118,8 @@ def special_value(w, name: str) -> np.ndarray:
         return ((v >> 32) if name.endswith("HI") else (v & 0xFFFFFFFF)).astype(U32)
     if name.startswith("SR_PM"):            # performance counters: none programmed
         return np.zeros(1, dtype=U32)
-    if name == "SR_SMEMSZ":                 # the CTA's shared memory (no reserved part here)
-        return np.array([w.launch.shared_total], dtype=U32)
+    if name == "SR_SMEMSZ":
+        return np.array([smem_size(w.launch)], dtype=U32)
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)
@@ -138,6 +138,17 @@ def special_value(w, name: str) -> np.ndarray:
         # it): the stack grows down from c[0x0][0x28] to the start of the local window.
         return np.zeros(1, dtype=U32)
     raise EmuFault(f"unsupported special register {name}")
+
+
+def smem_size(launch) -> int:
+    """SR_SMEMSZ (`%total_smem_size`): the CTA's shared memory without the part the arch
+    reserves at the window's start (sm_90's 1 KiB, which ptxas counts in the kernel's
+    `.nv.shared` section): an H200 gives 2048 for a kernel with 2048 bytes of `.shared`
+    whose section is 3072."""
+    from ptx2sass.encoder.arch import target
+    reserved = target(launch.program.arch).reserved_shared_bytes
+    total = launch.shared_total
+    return total - reserved if reserved and launch.program.shared_bytes >= reserved else total
 
 
 def timer_value(w, name: str) -> np.ndarray:
@@ -280,7 +291,7 @@ def op_imad(w, s, active, mask):
             else:
                 hi = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) >> U64(32)
             lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
-            c64 = w.r64(c_op)
+            c64 = c                  # the 64-bit pair, negated as a whole where `-Rc`
             t = (lo + (c64 & M32)) >> U64(32)
             res = hi + (c64 >> U64(32)) + t + carry
             carry_out = (res >> U64(32)) != 0

@@ -230,6 +230,8 @@ def _scalar_apply(op, ty, old, b, c=None):
         else:
             raise EmuFault(f"unsupported float atomic {op}")
         return int(fp.canonicalise_f32(r)[0])
+    if ty in ("F16x2", "BF16x2"):
+        return _half2_apply(op, ty, old, b)
     if ty == "F64":
         a = np.array([old], dtype=U64).view(np.float64)
         bb = np.array([b], dtype=U64).view(np.float64)
@@ -261,6 +263,26 @@ def _scalar_apply(op, ty, old, b, c=None):
     if op == "CAS":
         return c if old == b else old
     raise EmuFault(f"unsupported atomic operation {op}")
+
+
+def _half2_apply(op, ty, old, b):
+    """Packed F16x2/BF16x2 atomics: each half on its own, rounded to nearest even, F16
+    subnormals kept (PTX `atom.add.noftz.f16x2`; an H200 gave 0x6294 + 0x0100 (tiny) = 0x6294
+    where integer addition gives 0x6394)."""
+    kind = "f16" if ty == "F16x2" else "bf16"
+    halves = np.array([old & 0xFFFF, old >> 16 & 0xFFFF], dtype=np.uint16)
+    adds = np.array([b & 0xFFFF, b >> 16 & 0xFFFF], dtype=np.uint16)
+    x, y = fp.half_to_f64(halves, kind), fp.half_to_f64(adds, kind)
+    if op == "ADD":
+        r = fp.add_rto(x, y)
+    elif op in ("MIN", "MAX"):
+        r = np.fmin(x, y) if op == "MIN" else np.fmax(x, y)
+    elif op == "EXCH":
+        return b
+    else:
+        raise EmuFault(f"unsupported packed-half atomic {op}")
+    h = fp.f64_to_half_bits(np.asarray(r, dtype=np.float64), kind).astype(np.uint32)
+    return int(h[0]) | int(h[1]) << 16
 
 
 _CURRENT_MODS: tuple = ()

@@ -62,6 +62,11 @@ class Target:
     # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
+    # A `.sync` collective with a run-time member mask runs in a convergence region of its
+    # own: `BSSY Bk; WARPSYNC.EXCLUSIVE R; op; BSYNC Bk` (ptxas 13.5 for sm_90/100/120). A
+    # plain `WARPSYNC R` inside another region left the warp split at that region's BSYNC
+    # on an H200 (GPU run 9, docs/gpu/2026-11-27-h200-sm90.md)
+    exclusive_member_sync: bool = False
     # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
     # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
@@ -245,7 +250,8 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       memory_descriptor_operand=True, warpsync_immediate=False, exclusive_member_sync=True,
+                       lepc_label=True, fp8_mma=False,
                        mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",

@@ -267,7 +267,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     else:
         errbar_at_exit(mf)
-    insert_reconvergence(mf, function=not fn.is_entry)
+    insert_reconvergence(mf, function=not fn.is_entry, exclusive_member_sync=info.exclusive_member_sync)
     insert_loop_yields(mf, fn)
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)

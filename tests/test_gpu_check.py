@@ -4,6 +4,7 @@ emulator standing in for one (with a corrupted output, a crashing, a hanging and
 launch injected), the calibration kernels as ptxas compiles them, and tools/fit_timing.py on
 a synthetic report whose constants are known."""
 import json
+import re
 import math
 import os
 import subprocess
@@ -478,3 +479,61 @@ def test_run_keeps_to_its_budget_when_every_kernel_hangs(bundle, mock_libcuda, t
     assert doc["status"] in ("ok", "partial")
     gpu = [l["ptxas"]["gpu"] for l in doc["launches"] if "gpu" in l.get("ptxas", {})]
     assert gpu and all(g["status"] == "timeout" for g in gpu)
+
+
+def test_variants_rewrite_control_fields_only_and_run(bundle, tmp_path):
+    """`variants`: a control-code experiment keeps every instruction's bits below the control
+    field, sets what it says (`slow`: stall 15 and every wait; `stallin_A_B`: stall 15 on
+    instructions A..B-1 only), and `run --variants ptxas,ours,all` runs it and reports it."""
+    import shutil
+    from tools.gpu_check.variants import add_variants, instruction_count, text_sections
+    work = tmp_path / "bundle"
+    shutil.copytree(bundle, work)
+    target = Bundle(work).launches[0]["id"]
+    assert add_variants(work, "^" + re.escape(target) + "$", ["slow", "stallin_0_2"], log=lambda *a: None) == 4
+    b = Bundle(work)
+    spec = next(s for s in b.launches if s["id"] == target)
+    base = b.blob(spec["cubins"]["ours"]["cubin"])
+    assert len(base) == len(b.blob(spec["cubins"]["ours_slow"]["cubin"]))
+    count = instruction_count(base)
+    for variant, touched in (("ours_slow", range(count)), ("ours_stallin_0_2", range(2))):
+        new = b.blob(spec["cubins"][variant]["cubin"])
+        index = 0
+        for _name, offset, size in text_sections(base):
+            for at in range(offset, offset + size, 16):
+                old_word = int.from_bytes(base[at:at + 16], "little")
+                new_word = int.from_bytes(new[at:at + 16], "little")
+                assert old_word & ((1 << 105) - 1) == new_word & ((1 << 105) - 1)
+                control = new_word >> 105
+                if index in touched:
+                    assert control & 0xF == 15
+                    if variant == "ours_slow":
+                        assert (control >> 11) & 0x3F == 0x3F and (control >> 17) & 0xF == 0
+                else:
+                    assert new_word == old_word
+                index += 1
+    assert spec["emu"]["ours_slow"] == spec["emu"]["ours"]
+    run, report = _run(work, tmp_path, "--device", "emulator", "--stages", "launches",
+                       "--variants", "ptxas,ours,all", "--select", re.escape(target))
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(report.read_text())
+    entry = next(e for e in doc["launches"] if e["id"] == target)
+    for variant in ("ours_slow", "ptxas_slow", "ours_stallin_0_2"):
+        gpu = entry[variant]["gpu"]
+        assert gpu["status"] == "ok" and gpu["emulator"]["verdict"] == "same", (variant, gpu)
+        assert gpu["vs_ptxas"]["verdict"] == "same"
+    assert "Experiment variants" in report.with_suffix(".md").read_text()
+
+
+def test_fuzz_source_is_a_runnable_launch():
+    """`--corpus fuzz`: a fresh fuzz program as a launch both compilers can build, with
+    outputs compared bit for bit and no reference (the GPU judges the emulator)."""
+    from tools.gpu_check import sources
+    key = sources.keys("fuzz")[0]
+    launch = sources.launch("fuzz", key)
+    assert launch.corpus == "fuzz" and launch.kernel in launch.ptx
+    assert {o["buffer"] for o in launch.outputs} == {"out", "atom"}
+    assert all(o["check"]["kind"] == "bits" for o in launch.outputs)
+    assert launch.expected is None and launch.ptx_path.is_file()
+    buffers = {p["buffer"] for p in launch.params if "buffer" in p}
+    assert buffers <= set(launch.buffers)

@@ -65,6 +65,11 @@ SPECIAL_REGS_32 = ("%tid.x", "%tid.y", "%ntid.x", "%ntid.y", "%ctaid.x", "%ctaid
 UNIFORM_SPECIALS = ("%ntid.x", "%ntid.y", "%ctaid.x", "%ctaid.y", "%nctaid.x", "%nwarpid", "%nsmid",
                     "%dynamic_smem_size", "%total_smem_size")
 NONDETERMINISTIC = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%clock_hi")
+# values that differ between runs of one program on one GPU: the SM a CTA runs on, the warp
+# slot it got (an H200 gave %warpid 3 to a CTA's first warp; PTX: "volatile", not tid/32), the
+# launch's number (%gridid: 0x47e on the H200, 1 in the emulator). They go to sinks; run-5
+# programs (tools/gpu_truth.py) were made with none of them here.
+RUN_DEPENDENT = ("%smid", "%warpid", "%gridid")
 
 LAUNCHES_FULL_WARPS = [((1, 1, 1), (32, 1, 1)), ((1, 1, 1), (64, 1, 1)), ((2, 1, 1), (32, 1, 1)),
                        ((1, 1, 1), (128, 1, 1)), ((2, 1, 1), (64, 1, 1)), ((1, 1, 1), (32, 2, 1)),
@@ -832,10 +837,10 @@ def op_special(g, ctx):
         d = b.sink(k)
         return b.build(f"mov.u{64 if k == 'b64' else 32} {d}, {sreg};", f"mov.special.{sreg[1:]}", uniform_ok=False)
     if rng.random() < 0.1:
-        d = b.dst("b64")
+        d = b.sink("b64") if "%gridid" in RUN_DEPENDENT else b.dst("b64")
         return b.build(f"mov.u64 {d}, %gridid;", "mov.special.gridid", uniform_ok=False)
     sreg = rng.choice(SPECIAL_REGS_32)
-    d = b.dst("b32")
+    d = b.sink("b32") if sreg in RUN_DEPENDENT else b.dst("b32")
     return b.build(f"mov.u32 {d}, {sreg};", f"mov.special.{sreg[1:].split('.')[0]}",
                    uniform_ok=sreg in UNIFORM_SPECIALS)
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ptx2sass.fuzz.program import (COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES, WARP_SCRATCH,
-                                   Program, render)
+from ptx2sass.fuzz.program import (BLOB_BYTES, COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES,
+                                   WARP_SCRATCH, Program, render)
 
 INPUTS_VERSION = 1
 DATA_BYTES = 16384 + 64      # data-dependent loads reach 8 KiB; records of many threads more
@@ -201,6 +201,13 @@ def launch_data(case: Case) -> LaunchData:
             continue
         draw = view if BITS.get(view) == BITS[ptype] else ptype
         v = int(values(draw, 1, _rng(case.seed, 2000 + reg))[0]) & ((1 << BITS[ptype]) - 1)
+        if ptype == "blob":
+            # every byte of the .param blob defined: its first 8 the value above, the rest
+            # drawn apart (a launch that passed 8 bytes left 24 undefined on the GPU)
+            rest = values("u64", BLOB_BYTES // 8 - 1, _rng(case.seed, 0xB10B))
+            data = struct.pack("<Q", v) + rest.astype("<u8").tobytes()
+            params.append(Param(type="bytes", value=data))
+            continue
         params.append(Param(type=PARAM_FORMAT[ptype], value=v))
     buffers = {"out": (out_size, bytes([OUT_FILL]) * out_size), "in": (in_size, inb.tobytes()),
                "atom": (atom.nbytes, atom.tobytes())}

@@ -31,6 +31,9 @@ def blob_key(data: bytes) -> str:
 
 
 def scalar_bytes(type_: str, value) -> bytes:
+    """A parameter's bytes; type "bytes": a by-value aggregate given as hex."""
+    if type_ == "bytes":
+        return bytes.fromhex(value)
     return struct.pack(SCALAR_FORMATS[type_], value)
 
 

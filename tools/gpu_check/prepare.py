@@ -88,8 +88,9 @@ def emulate(cubin: bytes, kernel: str, grid, block, dynamic_shared_bytes: int,
         for name, spec in (chains or {}).items():
             placed[name].data[:] = np.frombuffer(chain_bytes(spec, len(placed[name].data),
                                                              placed[name].base), np.uint8)
-        launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
-                           for p in params], placed)
+        launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else
+                           Param(type="bytes", value=bytes.fromhex(p["value"])) if p["type"] == "bytes" else
+                           Param(type=p["type"], value=p["value"]) for p in params], placed)
         launch.run()
     except EmuFault as e:
         return {"status": "fault", "error": str(e)[:500]}
@@ -98,11 +99,11 @@ def emulate(cubin: bytes, kernel: str, grid, block, dynamic_shared_bytes: int,
             "buffers": {n: b.data.tobytes() for n, b in placed.items()}}
 
 
-def _compile_ours(ptx: str, arch: str, name: str) -> dict:
+def _compile_ours(ptx: str, arch: str, name: str, fmad: bool = True) -> dict:
     import ptx2sass
     t0 = time.perf_counter()
     try:
-        cubin = ptx2sass.compile(ptx, arch, name)
+        cubin = ptx2sass.compile(ptx, arch, name, fmad=fmad)
     except ptx2sass.CompileError as e:
         return {"status": "refused", "error": str(e).strip()[:500]}
     except Exception as e:  # noqa: BLE001 - a crash of ours is a finding, not the end of prepare
@@ -110,9 +111,9 @@ def _compile_ours(ptx: str, arch: str, name: str) -> dict:
     return {"status": "ok", "cubin": cubin, "seconds": round(time.perf_counter() - t0, 3)}
 
 
-def _compile_ptxas(ptx: str, arch: str, name: str) -> dict:
+def _compile_ptxas(ptx: str, arch: str, name: str, fmad: bool = True) -> dict:
     from ptx2sass import oracle
-    run = oracle.ptxas(ptx, arch, name=name)
+    run = oracle.ptxas(ptx, arch, () if fmad else ("--fmad=false",), name=name)
     if not run.ok:
         return {"status": "refused", "error": run.stderr.strip()[:500]}
     return {"status": "ok", "cubin": run.output}
@@ -139,8 +140,8 @@ def prepare_launch(task: tuple[str, str, str, int]) -> dict:
     record["params"] = [dict(p, bytes=scalar_bytes(p["type"], p["value"]).hex()) if "type" in p else dict(p)
                         for p in launch.params]
     record["ptx"] = launch.ptx.encode()
-    cubins = {"ptxas": _compile_ptxas(launch.ptx, arch, launch.ptx_name),
-              "ours": _compile_ours(launch.ptx, arch, launch.ptx_name)}
+    cubins = {"ptxas": _compile_ptxas(launch.ptx, arch, launch.ptx_name, launch.fmad),
+              "ours": _compile_ours(launch.ptx, arch, launch.ptx_name, launch.fmad)}
     emu = {}
     for variant, build in cubins.items():
         if build["status"] != "ok":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ class Launch:
     outputs: list[dict]                       # {"buffer", "check"}
     sizes: dict[str, int] = field(default_factory=dict)
     expected: Callable[[], dict[str, bytes]] | None = None
+    fmad: bool = True                         # False: both compilers get --fmad=false (fuzz cases)
 
     @property
     def id(self) -> str:
@@ -305,18 +307,22 @@ def _llvm_launch(key: str) -> Launch:
 # code for the GPU's arch (ours against ptxas's on the GPU). No reference: the emulator is
 # what the GPU judges.
 FUZZ_SEEDS = range(9_300_000, 9_300_400)
+if os.environ.get("PTX2SASS_GPU_FUZZ_SEEDS"):       # "A:B": a fresh range, e.g. held back from run 5's
+    _a, _b = os.environ["PTX2SASS_GPU_FUZZ_SEEDS"].split(":")
+    FUZZ_SEEDS = range(int(_a), int(_b))
 FUZZ_ARCH = "sm_90"
 
 
-def _fuzz_launch(key: str) -> Launch:
-    """The program of seed `key`, with the statements ptx2sass refuses peeled off as the
+def fuzz_case(key: str):
+    """The Case of seed `key`, with the statements ptx2sass refuses peeled off as the
     campaigns do (ptxas's cubin and ours then run the same program); texture programs left
-    out (the GPU check binds no texture objects)."""
+    out (the GPU check binds no texture objects). tools/gpu_truth.py maps the GPU's outputs
+    back to its slots."""
     from ptx2sass.errors import CompileError
     from ptx2sass.fuzz.campaign import Options, make_program, refused_statement, remove_statement
-    from ptx2sass.fuzz.inputs import case_from_program, launch_data
+    from ptx2sass.fuzz.inputs import case_from_program
     from ptx2sass.fuzz.program import render
-    from ptx2sass.fuzz.runner import compile_ours, ptx_for
+    from ptx2sass.fuzz.runner import compile_ours
     seed = int(key)
     prog = make_program(seed, Options(arch=FUZZ_ARCH, exclude=["texture"]))
     for _ in range(12):
@@ -332,6 +338,15 @@ def _fuzz_launch(key: str) -> Launch:
                 break
         except Exception:  # noqa: BLE001 - a crash is prepare's to record, with the program as it is
             break
+    return case
+
+
+def _fuzz_launch(key: str) -> Launch:
+    """The launch of fuzz seed `key` (see `fuzz_case`)."""
+    from ptx2sass.fuzz.inputs import launch_data
+    from ptx2sass.fuzz.runner import ptx_for
+    seed = int(key)
+    case = fuzz_case(key)
     data = launch_data(case)
     ptx = ptx_for(case)
     path = REPO / ".cache" / "gpu_check_fuzz" / f"{seed}.ptx"
@@ -339,11 +354,13 @@ def _fuzz_launch(key: str) -> Launch:
     path.write_text(ptx)
     params = []
     for p in data.params:
-        params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": p.value})
+        value = bytes(p.value).hex() if p.type == "bytes" else p.value
+        params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": value})
     buffers = {name: bytes(init) for name, (size, init) in data.buffers.items()}
     check = {"kind": "bits", "dtype": "u64"}
     return Launch("fuzz", key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
-                  buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}])
+                  buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}],
+                  fmad=case.fmad)
 
 
 _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_launch),

@@ -5,8 +5,8 @@ which names its output buffers and how to compare them. A function receives the 
 buffers as NumPy arrays (inputs as generated, outputs with their initial contents), the scalar
 parameters by name, and the manifest entry; it returns the expected contents of every output
 buffer. The functions restate each kernel's semantics independently of the CUDA code:
-integer arithmetic wraps as in C, float-to-integer conversions clamp and send NaN to 0 as PTX's
-cvt does, and every correctly rounded float operation is computed exactly with `Fraction` and
+integer arithmetic wraps as in C, float-to-integer conversions clamp, a NaN converts as an
+H200 converts it (`f2i`), and every correctly rounded float operation is computed exactly with `Fraction` and
 rounded in the requested mode (so `exact` means bit-exact).
 
 Storage: f16 buffers are `np.float16`; bf16 buffers are `np.uint16` bit patterns.
@@ -428,11 +428,16 @@ def fmap(fn, *arrays, dtype) -> np.ndarray:
     return np.array([fn(*vals) for vals in zip(*cols)], dtype=dtype)
 
 
-def f2i(x: float, mode: str, dtype: str) -> int:
-    """PTX cvt from float to integer: round in `mode`, clamp to the type, NaN -> 0."""
-    if math.isnan(x):
-        return 0
+def f2i(x: float, mode: str, dtype: str, src: str = "f32") -> int:
+    """PTX cvt from float to integer: round in `mode`, clamp to the type. A NaN gives what an
+    H200 gives (GPU run 5): 0 from f32 into 32 bits or fewer; the type's sign bit alone into
+    64 bits, and from f64 into every width (s32/u32 0x80000000, s16/u16 0x8000, s8/u8 0x80;
+    signed types: their minimum)."""
     lo, hi = INT_RANGE[dtype]
+    if math.isnan(x):
+        if src == "f64" or dtype in ("s64", "u64"):
+            return lo if lo < 0 else (hi + 1) // 2
+        return 0
     if math.isinf(x):
         return hi if x > 0 else lo
     r = {"rn": round, "rz": math.trunc, "ru": math.ceil, "rd": math.floor}[mode](x)
@@ -918,10 +923,10 @@ def ref_cvt_f32_to_int(b, p, launch):
 def ref_cvt_f64_to_int(b, p, launch):
     out, o64 = [], []
     for x in py(b["d"]):
-        out += [f2i(x, "rn", "s32"), f2i(x, "rz", "s32"), f2i(x, "ru", "s32"),
-                f2i(x, "rd", "u32"), f2i(x, "rn", "s16"), f2i(x, "rz", "u16"),
-                f2i(x, "rn", "s8"), f2i(x, "rd", "u8")]
-        o64 += [f2i(x, "rz", "s64"), f2i(x, "rn", "u64")]
+        out += [f2i(x, "rn", "s32", "f64"), f2i(x, "rz", "s32", "f64"), f2i(x, "ru", "s32", "f64"),
+                f2i(x, "rd", "u32", "f64"), f2i(x, "rn", "s16", "f64"), f2i(x, "rz", "u16", "f64"),
+                f2i(x, "rn", "s8", "f64"), f2i(x, "rd", "u8", "f64")]
+        o64 += [f2i(x, "rz", "s64", "f64"), f2i(x, "rn", "u64", "f64")]
     return {"out": wrap(out, "s32"), "o64": wrap(o64, "s64")}
 
 
