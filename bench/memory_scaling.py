@@ -18,6 +18,8 @@ Inputs (generated; `--keep` writes them out):
 - `lineops:S`: S statements on one line that do not fold: `xor`/`mad.lo` of a loaded value.
 - `diamonds:N`: N divergent branches in a row, each around one add (`@p bra L; add; L:`),
   the result stored: N blocks and N reconvergence regions for us (ptxas if-converts them).
+- `loops:N`: N loops in a row, each left at a loaded bound, adding into one accumulator
+  that lives through all of them (N phi webs to coalesce into it).
 
 Each compiler runs as its own process; its peak RSS, CPU time (user + sys) and wall time
 come from `os.wait4`. The ratios use CPU time (the shared machine's load stretches wall
@@ -78,8 +80,16 @@ def diamonds(n: int) -> str:
     return _kernel(2, [".reg .pred %p1;", "ld.global.u32 %r1, [%rd1];", *body, "st.global.u32 [%rd1], %r1;"])
 
 
+def loops(n: int) -> str:
+    """N loops in a row, each left when a loaded (lane-varying) bound is reached, adding
+    into an accumulator that lives through them all."""
+    body = [f"mov.u32 %r2, 0;\nT{k}:\nadd.u32 %r2, %r2, 1;\nadd.u32 %r1, %r1, %r2;\n"
+            f"setp.lt.u32 %p1, %r2, %r1;\n@%p1 bra T{k};" for k in range(n)]
+    return _kernel(3, [".reg .pred %p1;", "ld.global.u32 %r1, [%rd1];", *body, "st.global.u32 [%rd1], %r1;"])
+
+
 KINDS = {"live": live, "livebar": lambda n: live(n, barrier=True), "held": held, "line": line,
-         "lineops": line_ops, "diamonds": diamonds}
+         "lineops": line_ops, "diamonds": diamonds, "loops": loops}
 
 
 def measure(argv: list[str]) -> tuple[float, float, int, int]:

@@ -24,6 +24,9 @@ from .errors import EmuFault
 from .memory import _gather, _scatter, check_alignment
 
 FULL = 0xFFFFFFFF
+# entries of the per-program immediate and per-run constant caches (id -> (operand, value));
+# past it, values are worked out each time
+OPERAND_CACHE_LIMIT = 1 << 16
 U32, U64, I64 = np.uint32, np.uint64, np.int64
 # Lane states.
 READY, EXITED, AT_BSYNC, AT_WARPSYNC, AT_BAR = 0, 1, 2, 3, 4
@@ -226,25 +229,33 @@ class Lanes:
                 raise EmuFault(f"cannot read {op.file}{op.index} as a value")
             return ~v if op.inv else v
         if op.__class__ is Imm:
-            v = m.imm32.get(id(op))
-            if v is None:
-                if op.text is not None and not (op.value and "NAN" in op.text):
-                    from ptx2sass.encoder.sass_text import float_value
-                    v = np.array([np.float32(float_value(op))], dtype=np.float32).view(U32)
-                else:
-                    v = np.array([op.value & FULL], dtype=U32)   # (a NaN's payload bits)
-                v.flags.writeable = False
-                m.imm32[id(op)] = v
+            # cached by id with the operand kept: a handler's transient operand (made with
+            # `replace`, say) must not meet the value of an earlier one whose id it reuses
+            hit = m.imm32.get(id(op))
+            if hit is not None and hit[0] is op:
+                return hit[1]
+            if op.text is not None and not (op.value and "NAN" in op.text):
+                from ptx2sass.encoder.sass_text import float_value
+                v = np.array([np.float32(float_value(op))], dtype=np.float32).view(U32)
+            else:
+                v = np.array([op.value & FULL], dtype=U32)   # (a NaN's payload bits)
+            v.flags.writeable = False
+            if len(m.imm32) < OPERAND_CACHE_LIMIT:
+                m.imm32[id(op)] = (op, v)
             return v
         if op.__class__ is ConstRef:
             if op.ureg is not None and op.ureg.file == "R":
                 offs = self._lane(m.R[op.ureg.index]).astype(I64) + op.offset
                 v = self.launch.const.read_lanes(op.bank, offs, 4).view(U32).reshape(-1)
             elif op.ureg is None:
-                v = m.const32.get(id(op))
-                if v is None:
-                    v = m.const32[id(op)] = np.array([self.const(op)], dtype=U32)
+                hit = m.const32.get(id(op))
+                if hit is not None and hit[0] is op:
+                    v = hit[1]
+                else:
+                    v = np.array([self.const(op)], dtype=U32)
                     v.flags.writeable = False
+                    if len(m.const32) < OPERAND_CACHE_LIMIT:
+                        m.const32[id(op)] = (op, v)
             else:
                 per_lane = self._const_lanes(op, 4)
                 if per_lane is not None:

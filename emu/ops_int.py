@@ -278,6 +278,8 @@ def op_imad(w, s, active, mask):
         c = w.r64(c_op)
         if getattr(c_op, "neg", False):
             c = (U64(0) - c).astype(U64)
+        if getattr(c_op, "inv", False):       # `~c`: ptxas's a*b - c - borrow as a*b + ~c + carry
+            c = ~c
         partial = (prod + c).astype(U64)
         total = (partial + carry).astype(U64)
         # The carry out of the 64-bit addition (consumed by a following .X instruction).
@@ -291,7 +293,7 @@ def op_imad(w, s, active, mask):
             else:
                 hi = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) >> U64(32)
             lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
-            c64 = c                  # the 64-bit pair, negated as a whole where `-Rc`
+            c64 = c                  # the 64-bit pair, negated (or inverted) as a whole
             t = (lo + (c64 & M32)) >> U64(32)
             res = hi + (c64 >> U64(32)) + t + carry
             carry_out = (res >> U64(32)) != 0

@@ -218,6 +218,22 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     np.add.at(matrix, (row, col), values)
 
 
+def _negate_sources(s, A, B, a_op, b_op, bits) -> None:
+    """HMMA's `-R` on A or B (bits 72, 63). With one element per register (TF32) it negates
+    the element. With two 16-bit elements per register what it does is unverified on
+    silicon: ptxas 13.5.37 writes a constant B fragment 0xbc00bc00 as `-R` with R =
+    0x3c00bc00 (bit 31 cleared), which is right only if the negation flips bit 31 alone,
+    while every other half-precision `-R` (HADD2, HFMA2) negates both halves. Rather than
+    guess, the emulator refuses that case (campaign 7 seed 845013, docs/isa-facts.md)."""
+    for name, op, matrix in (("A", a_op, A), ("B", b_op, B)):
+        if not getattr(op, "neg", False):
+            continue
+        if bits != 32:
+            raise EmuFault(f"{s.ins.mnemonic}: a negated {name} operand of 16-bit elements "
+                           "(`-R`): per element or bit 31 only is unverified on silicon")
+        matrix *= -1
+
+
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
@@ -231,6 +247,7 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     else:
         _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
     _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
+    _negate_sources(s, A, B, a_op, b_op, bits)
     # C/D: rows g (+8), columns 2t, 2t+1.
     C = np.zeros((m, n), dtype=dtype)
     halves = m // 8

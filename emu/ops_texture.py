@@ -10,7 +10,7 @@ index, x[, y[, z]], then the handle (`.B` forms), then the level (`.LL`/`.LB`); 
 the first half (rounded up) sits in Ra's group and the rest in Rb's, else the coordinates
 in Ra and the rest in Rb. TXD: Ra = [handle,] coordinates[, array index], Rb the gradients.
 The bound forms end in `0x0, slot`: the handle is c[0x0][4 * slot] (sm_90: `URn, 0x0`, the
-handle in a uniform register). `.AOFFI` adds one last
+handle in a uniform register; sm_100+: `URn` alone, but for TXQ). `.AOFFI` adds one last
 source value, texel offsets of 4 bits each.
 """
 from __future__ import annotations
@@ -54,6 +54,9 @@ def _parts(ins):
             and before[-2].file == "UR":
         slot = before[-2]           # sm_90: the handle in a uniform register, `UR4, 0x0`
         before = before[:-2]
+    elif before and isinstance(before[-1], Reg) and before[-1].file == "UR":
+        slot = before[-1]           # sm_100+: `UR4` alone
+        before = before[:-1]
     mask = after[-1].value if after and isinstance(after[-1], Imm) else None
     return before, slot, geo, mask
 
@@ -155,8 +158,10 @@ def op_texture(w, s, active, mask):
 def op_txq(w, s, active, mask):
     ins = s.ins
     regs, _, query, _ = _parts(ins)
-    tail = [o.value for o in ins.operands[len(regs) + 1:]]     # [0x0, slot,] mask
-    slot, mask_bits = (tail[1] if len(tail) == 3 else None), (tail[-1] if tail else None)
+    tail = ins.operands[len(regs) + 1:]      # [0x0, slot | UR, 0x0,] mask
+    slot = tail[0] if tail and isinstance(tail[0], Reg) else \
+        tail[1].value if len(tail) == 3 else None
+    mask_bits = tail[-1].value if tail else None
     if query != "TEX_HEADER_DIMENSION" or len(regs) != 3:
         raise EmuFault(f"TXQ {query} not modelled")
     hi, lo, ra = regs

@@ -62,11 +62,6 @@ class Target:
     # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
-    # A `.sync` collective with a run-time member mask runs in a convergence region of its
-    # own: `BSSY Bk; WARPSYNC.EXCLUSIVE R; op; BSYNC Bk` (ptxas 13.5 for sm_90/100/120). A
-    # plain `WARPSYNC R` inside another region left the warp split at that region's BSYNC
-    # on an H200 (GPU run 9, docs/gpu/2026-11-27-h200-sm90.md)
-    exclusive_member_sync: bool = False
     # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
     # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
@@ -91,9 +86,24 @@ class Target:
     # IMMA with the upper rows' C zero instead (ptx2sass/mma_forms.py)
     integer_mma_8x8: bool = True
     # texture/surface instructions name a bound handle by its constant-bank slot
-    # (`TEX.SCR.LL ..., 0x0, slot, 2D`) or take it in a register (`.B`); sm_90's ptxas loads it
-    # into a uniform register instead (not generated: texture code is refused there)
+    # (`TEX.SCR.LL ..., 0x0, slot, 2D`) or take it in a register (`.B`: sm_75..sm_89);
+    # sm_90+'s ptxas loads the handle's low word into a uniform register (`ULDC UR4, c[0x0]
+    # [slot]`, a texture's UR pair with URZ above it) and names that: `UR4, 0x0` (sm_90) or
+    # `UR4` alone (`texture_handle_bank` False: sm_100+, but for TXQ); a handle that differs
+    # per lane goes through an R2UR loop over the lanes' values, and the sources are never
+    # split `.SCR` (isel/texture.py)
     texture_slot_handles: bool = True
+    texture_handle_bank: bool = True
+    # the encoding table holds ptxas's texture/surface forms for the target (sm_100/sm_120:
+    # the blackwell table's probe of tools/isa_seeds/tex_surf_uniform.ptx is unfinished, so
+    # texture code is refused at the line there)
+    texture_unit: bool = True
+    # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
+    # texture slots follow unused ones for the textures of the kernels before it)
+    module_texture_slots: bool = False
+    # a `tex` without `.level` is TEX.LL at level -32.0 (sm_75..sm_100); sm_120's ptxas
+    # writes a TEX without a level operand
+    texture_explicit_lod: bool = True
     # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
     # wrapped sum, two PLOP3 on the sign bits and two SEL
     saturating_viadd: bool = False
@@ -250,9 +260,9 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, exclusive_member_sync=True,
-                       lepc_label=True, fp8_mma=False,
+                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       module_texture_slots=True,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
@@ -268,7 +278,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_syncs=False, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -278,7 +288,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, mbarrier_syncs=False, bf16_integer_co
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, two_input_iadd=False, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True)
 

@@ -60,8 +60,11 @@ KERNEL_ATTRIBUTE_ORDER = {
     "ampere": ["LANGUAGE", "SW_WAR", "CUDA_API_VERSION", UNNAMED_35, "PARAM_CBANK", "CBANK_PARAM_SIZE",
                "KPARAM_INFO", *_MIDDLE],
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
-    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK", *_MIDDLE,
-               "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED"],
+    # and the bindless banks of module handles after them
+    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "SPARSE_MMA_MASK",
+               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
+               "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
+               "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
@@ -493,7 +496,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                    section=f".nv.constant2.{k.name}"))
             else:
                 section_symbol(f".nv.constant2.{k.name}")
-        if k.is_entry and not hopper:
+        # (sm_90 names a parameter bank after the module's sections, unless module handles'
+        # relocations point into it: then where sm_8x does)
+        if k.is_entry and (not hopper or k.handle_slots):
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
@@ -519,16 +524,25 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
         if k is file_order[0]:
-            for name in dict.fromkeys([n for n in k.handle_refs if n in handles] + list(handles)):
+            # (sm_90: the reserved-shared symbols right after the handles the kernel names)
+            refs = [n for n in dict.fromkeys(k.handle_refs) if n in handles]
+            for name in dict.fromkeys(refs + list(handles)):
+                if hopper and name not in refs:
+                    break
                 syms.append(Symbol(name, 0, 0, HANDLE_SYMBOL_TYPE[handles[name]], STB_GLOBAL))
                 handle_sym[name] = len(syms) - 1
-            for name in descriptor_sizes:
-                syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
         if hopper and k is file_order[0]:
             end = info.reserved_shared_section_bytes        # the reserved words' first free byte
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+        if k is file_order[0]:
+            for name in handles:
+                if name not in handle_sym:
+                    syms.append(Symbol(name, 0, 0, HANDLE_SYMBOL_TYPE[handles[name]], STB_GLOBAL))
+                    handle_sym[name] = len(syms) - 1
+            for name in descriptor_sizes:
+                syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
         if hopper and k is first_shared and info.reserved_smem_cap is not None:
             syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
         elif hopper and k is first_shared:
@@ -552,7 +566,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 extern_sym[name] = len(syms) - 1
     if hopper:
         for k in file_order:
-            if k.is_entry:
+            if k.is_entry and k.name not in const0_sym:
                 const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
             if k.shared_window:      # ptxas leaves the text's relocation section, empty
                 k.reloc_kinds = tuple(dict.fromkeys((*(k.reloc_kinds or ()), "rela")))

@@ -83,8 +83,12 @@ def default_section_order(c: Cubin) -> list[str]:
             order.append(f".nv.constant2.{k.name}")
         kernel_banks += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
                          if data is not None and not (hopper and b == 2)]
-    if not hopper:         # sm_90: the parameter banks after the texts and writable data
-        order += kernel_banks
+    # sm_90: the parameter banks after the texts and writable data, but those that module
+    # handles' relocations point into (ptxas places them as sm_8x does)
+    relocated = {rs.target for rs in c.reloc_sections}
+    early = [n for n in kernel_banks if not hopper or n in relocated]
+    order += early
+    kernel_banks = [n for n in kernel_banks if n not in early]
     order += [f".text.{k}" for k in ks]
     placed = set(order)
     if ".nv.global.init" in generic and ".nv.global.init" not in placed:

@@ -54,7 +54,12 @@ def load(name: str, build, fields: tuple[str, ...]):
     name, or None to derive the table, written to `outputdir` if given) with the table
     `name` from the first place that has it."""
     if os.path.isfile(os.path.join(HERE, f"{name}.py")):
-        return build(f"{PACKAGE}.{name}")
+        module = _import_beside(name, fields)
+        if module is not None:
+            try:
+                return build(module)
+            except Exception:    # content PLY cannot read: as if damaged
+                pass
     path = cache.cache_dir("ply", f"{name}.marshal")
     content = cache.read(path)
     if isinstance(content, dict) and all(f in content for f in fields):
@@ -67,6 +72,18 @@ def load(name: str, build, fields: tuple[str, ...]):
         return build(None)
     cache.write(path, content)
     return build(_as_module(name, content, path))
+
+
+def _import_beside(name: str, fields: tuple[str, ...]) -> types.ModuleType | None:
+    """The table module beside this file, or None where it or its bytecode is damaged (a
+    truncated file, bad marshal data, fields missing): such a file is not ours to repair,
+    and the cache's checked copy serves instead."""
+    import importlib
+    try:
+        module = importlib.import_module(f"{PACKAGE}.{name}")
+    except Exception:
+        return None
+    return module if all(hasattr(module, f) for f in fields) else None
 
 
 def derive(name: str, build, fields: tuple[str, ...]) -> dict | None:

@@ -57,6 +57,8 @@ MIN_TRAILING_NOPS = 8
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 ASYNC_COPY_SCOREBOARD = 0
 FP8_FORMATS = {"E4M3", "E5M2"}
+# the texture unit's instructions (sm_90's `.nv.compat` ISA class 2, with FP8 converts)
+TEXTURE_UNIT_OPCODES = {"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"}
 
 
 class KernelCode:
@@ -267,7 +269,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     else:
         errbar_at_exit(mf)
-    insert_reconvergence(mf, function=not fn.is_entry, exclusive_member_sync=info.exclusive_member_sync)
+    insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
@@ -623,12 +625,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     for fn in module.functions:
         lower_wmma(fn, info)
         lower_mma_forms(fn, info)
-    # the handle variables each function names as written (ptxas keeps their slots when it
-    # deletes the code that reads them)
-    if mod_layout.handles and info.cubin_style == "hopper":
-        # sm_90's cubin places the handle symbols and bank records otherwise (not measured)
+    if mod_layout.handles and not info.texture_unit:
+        # (sm_100/sm_120: the records ptxas writes there are not measured yet)
         raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
                            filename)
+    # the handle variables each function names as written (ptxas keeps their slots when it
+    # deletes the code that reads them)
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
     # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
     descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
@@ -660,9 +662,14 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
     order.update((n, f) for n, f in linkable.items() if n not in order)
     time_report = (options or {}).get("time_report")
+    textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
         started = time.perf_counter()
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name])
+        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
+                               textures_before if info.module_texture_slots else 0)
+        if fn.is_entry:
+            textures_before += sum(1 for n in handle_refs[fn.name]
+                                   if mod_layout.handles.get(n.split(",")[0]) == "texref")
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug)
         codes.append(code)
@@ -718,8 +725,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
-    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 (as ptxas records it)
-    fp8 = any(m in FP8_FORMATS for c in codes for ins in c.instructions for m in ins.modifiers)
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 or uses the texture unit
+    # (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES
+              for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,

@@ -262,6 +262,29 @@ def _body(region: _Region) -> set[int]:
     return body
 
 
+def _single_entry_start(start: MBlock, end: MBlock, idom: dict, by_id: dict) -> MBlock:
+    """Where the BSSY of a region from `start` to `end` must go so that no lane reaches its
+    BSYNC without having passed it. Paths from the branch may run into a block that other
+    paths enter too before meeting at `end` (a uniform switch's cases sharing one
+    `endswitch` block, one case holding the divergent branch): lanes coming those other
+    ways would reach the BSYNC on a barrier they never set up, and wait forever. Then the
+    BSSY moves up the dominator tree to the first block whose paths into the region all
+    start below it, as long as every path from there meets at `end` (no exit or return on
+    the way); where there is none it stays at `start`. `by_id`: the reachable blocks."""
+    node = start
+    while True:
+        body = _body(_Region(node, end, True))
+        inside = body | {id(node)}
+        if all(id(p) in inside or id(p) not in by_id for k in body for p in by_id[k].preds):
+            return node
+        up = idom.get(id(node))
+        if up is None or up is end or id(up) in body:
+            return start
+        if any(not by_id[k].succs for k in _body(_Region(up, end, True))):
+            return start
+        node = up
+
+
 def _conflict(x: _Region, y: _Region) -> bool:
     """Do the two regions hold their barriers at some common point? A block is covered
     whole by a region's body, at its top by the region's end (the BSYNC), at its bottom by
@@ -330,16 +353,9 @@ def _divergent_regions(mf: MFunction):
     return found, unjoined, loops, {id(b): b for b in blocks}
 
 
-def insert_reconvergence(mf: MFunction, function: bool = False, exclusive_member_sync: bool = False) -> None:
+def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     """Add BSSY/BSYNC pairs around the divergent regions of a kernel's machine code, or of
-    an out-of-line function's (`function`: it also saves the callee-saved barriers it uses);
-    with `exclusive_member_sync` (Target), each run-time-mask collective gets a region too."""
-    regions = _insert_regions(mf, function)
-    if exclusive_member_sync:
-        _exclusive_member_syncs(mf, regions)
-
-
-def _insert_regions(mf: MFunction, function: bool) -> list[_Region]:
+    an out-of-line function's (`function`: it also saves the callee-saved barriers it uses)."""
     if any(mi.opcode in ("BSSY", "BSYNC") for b in mf.blocks for mi in b.instrs):
         raise CompileError(f"kernel {mf.name}: internal error: convergence barriers before the reconvergence pass")
     found, unjoined, loops, by_id = _divergent_regions(mf)
@@ -351,16 +367,23 @@ def _insert_regions(mf: MFunction, function: bool) -> list[_Region]:
             _make_preheader(mf, by_id[h], loops[h])
         found, unjoined, loops, by_id = _divergent_regions(mf)
     if not found and not unjoined:
-        return []
+        return
     # 2. One region per (start, end).
     regions: dict[tuple[int, int], _Region] = {}
+    idom = immediate_dominators([mf.blocks[0]], lambda x: x.succs, lambda x: x.preds)
     for b, end, header in found:
         start = b if header is None else _preheader_of(by_id[header], loops[header])
         if start is None:
             raise CompileError(f"kernel {mf.name}: internal error: loop {by_id[header].name} has no preheader")
+        hoisted = _single_entry_start(start, end, idom, by_id)
+        if hoisted is not start:
+            last = _last_real(hoisted)
+            start, in_branch = hoisted, last is not None and last.opcode in ("BRA", "BRX")
+        else:
+            in_branch = header is None
         key = (id(start), id(end))
         if key not in regions:
-            regions[key] = _Region(start, end, header is None)
+            regions[key] = _Region(start, end, in_branch)
     ordered = list(regions.values())
     for r in ordered:
         r.body = _body(r)
@@ -433,62 +456,6 @@ def _insert_regions(mf: MFunction, function: bool) -> list[_Region]:
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
-    return ordered
-
-
-def _exclusive_member_syncs(mf: MFunction, regions: list[_Region]) -> None:
-    """`WARPSYNC R; <collective>` (isel/memory.py's run-time member mask) becomes
-    `BSSY Bk, after; WARPSYNC.EXCLUSIVE R; <collective>` and a block `BSYNC Bk` before the
-    rest, as ptxas writes it for sm_90+: the lanes of the mask run the collective apart and
-    the lanes that came in meet again at Bk, which no region touching the block holds."""
-    collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
-    count = 0
-    k = 0
-    while k < len(mf.blocks):
-        b = mf.blocks[k]
-        at = next((i for i, mi in enumerate(b.instrs[:-1])
-                   if mi.opcode == "WARPSYNC" and not mi.modifiers and mi.operands
-                   and not isinstance(mi.operands[0], Imm) and id(b.instrs[i + 1]) in collectives), None)
-        if at is None:
-            k += 1
-            continue
-        taken = {r.barrier for r in regions
-                 if id(b) in r.body or b is r.start or b is r.end or b is getattr(r, "sync_block", None)}
-        barrier = next((n for n in range(FIRST_CALLEE_SAVED) if n not in taken), None)
-        if barrier is None:
-            raise CompileError(f"kernel {mf.name}: no convergence barrier free for a run-time-mask "
-                               f"collective inside {FIRST_CALLEE_SAVED} nested divergent regions; not supported yet")
-        count += 1
-        rest = MBlock(f"{b.name}$xrest{count}")
-        sync = MBlock(f"{b.name}$xsync{count}")
-        rest.instrs = b.instrs[at + 2:]
-        warpsync, collective = b.instrs[at], b.instrs[at + 1]
-        warpsync.modifiers = ("EXCLUSIVE",)
-        b.instrs = b.instrs[:at] + [MInstr("BSSY", (), [Reg("B", barrier), Label(rest.name)], 0), warpsync, collective]
-        sync.instrs = [MInstr("BSYNC", (), [Reg("B", barrier)], 0)]
-        # the rest keeps b's way out; b falls through to the BSYNC, the BSYNC to the rest
-        rest.succs, rest.fallthrough = b.succs, b.fallthrough
-        for s in rest.succs:
-            s.preds[:] = [rest if q is b else q for q in s.preds]
-        b.succs, b.fallthrough = [sync], sync
-        sync.preds, sync.succs, sync.fallthrough = [b], [rest], rest
-        rest.preds = [sync]
-        mf.blocks[k + 1:k + 1] = [sync, rest]
-        k += 1                       # rest may hold another one
-        regions = [_shifted(r, b, rest) for r in regions]
-
-
-def _shifted(r: _Region, old: MBlock, new: MBlock) -> _Region:
-    """A region after `old` was split into `old` + `new`: inside it where `old` was, or,
-    where `old` held its BSSY, the part that holds the BSSY now starts it."""
-    if id(old) in r.body:
-        r.body = r.body | {id(new)}
-    elif r.start is old:
-        if any(mi is r.bssy for mi in new.instrs):
-            r.start = new
-        else:
-            r.body = r.body | {id(new)}
-    return r
 
 
 def _save_barriers(mf: MFunction, barriers: list[int]) -> None:

@@ -92,11 +92,16 @@ def handle_key(name: str, sampler: str | None = None) -> str:
     return f"{name},{sampler}" if sampler else name
 
 
-def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str]) -> list[tuple[int, str, str]]:
-    """(offset from the parameters' start, key, type) of each slot of `fn`'s handles."""
+def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str],
+                 textures_before: int = 0) -> list[tuple[int, str, str]]:
+    """(offset from the parameters' start, key, type) of each slot of `fn`'s handles.
+    `textures_before`: texture slots left unused before the kernel's own (sm_90's ptxas
+    numbers texture slots across the module's kernels, `Target.module_texture_slots`)."""
     at = align_up(max((p.offset + p.size for p in fn.params), default=0), 4)
     out = []
     for kind in OPAQUE_TYPES:
+        if kind == "texref":
+            at += 4 * textures_before
         for key in used:
             if handles.get(key.split(",")[0]) == kind:
                 out.append((at, key, kind))
@@ -246,7 +251,7 @@ def referenced_symbols(fn: ir.Function) -> list[str]:
 
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                   filename: str | None = None, reserved_shared: int = 0,
-                  handle_refs: list[str] | None = None) -> KernelLayout:
+                  handle_refs: list[str] | None = None, textures_before: int = 0) -> KernelLayout:
     """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
     of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
     the section covers. `handle_refs`: the handle variables the kernel names
@@ -254,7 +259,7 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
     if handle_refs is None:
         handle_refs = handle_references(fn, mod.handles)
-    slots = handle_slots(fn, mod.handles, handle_refs) if fn.is_entry else []
+    slots = handle_slots(fn, mod.handles, handle_refs, textures_before) if fn.is_entry else []
     for at, name, kind in slots:
         placements[name] = Placement(kind, at)
     used = set(referenced_symbols(fn))

@@ -39,7 +39,9 @@ def _plain_copy(ins: MInstr) -> tuple[int, int] | None:
 
 
 class _Groups:
-    """Union-find over vreg ids; the representative is the lowest id of its group."""
+    """Union-find over vreg ids. A group's root is the graph node that stands for it (the
+    member with the larger neighbour set, so a merge costs the smaller set's size); the
+    code names a group by its lowest id (`names`)."""
 
     def __init__(self) -> None:
         self.parent: dict[int, int] = {}
@@ -52,10 +54,16 @@ class _Groups:
             self.parent[v], v = root, self.parent.get(v, v)
         return root
 
-    def union(self, a: int, b: int) -> int:
-        keep, gone = min(a, b), max(a, b)
+    def union(self, keep: int, gone: int) -> None:
         self.parent[gone] = keep
-        return keep
+
+    def names(self) -> dict[int, int]:
+        """Each merged vreg id -> the lowest id of its group."""
+        lowest: dict[int, int] = {}
+        for v in self.parent:
+            root = self.find(v)
+            lowest[root] = min(lowest.get(root, root), v)
+        return {v: lowest[self.find(v)] for v in list(self.parent) + list(lowest)}
 
 
 def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]) -> int:
@@ -78,34 +86,49 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
         a, b = groups.find(d), groups.find(s)
         if a == b or b in edges[a]:
             continue
-        k = capacity[mf.vregs[a].cls]
-        merged = edges[a] | edges[b]
-        significant = sum(1 for n in merged if degree[n] >= k)
-        george = all(n in edges[a] or degree[n] < k for n in edges[b])
-        if significant >= k and not george:
+        # a register live through many copies' sides (a loop's accumulator) gathers a large
+        # neighbour set: every step below walks the smaller side only, where it can
+        small, large = (a, b) if len(edges[a]) <= len(edges[b]) else (b, a)
+        if not _conservative(edges[small], edges[large], degree, capacity[mf.vregs[a].cls]):
             continue
-        keep = groups.union(a, b)
-        gone = b if keep == a else a
-        for n in sorted(edges[gone]):
-            edges[n].discard(gone)
-            if keep in edges[n]:
-                degree[n] -= width[gone]      # two neighbours became one
+        groups.union(large, small)
+        into = edges[large]
+        for n in edges[small]:
+            edges[n].discard(small)
+            if n in into:
+                degree[n] -= width[small]     # two neighbours became one
             else:
-                edges[n].add(keep)            # same width: the degree stays
-        edges[keep] = merged - {gone, keep}
-        edges[gone] = set()
-        degree[keep] = sum(width[n] for n in edges[keep])
-        degree[gone] = 0
+                edges[n].add(large)           # same width: the degree stays
+                into.add(n)
+                degree[large] += width[n]
+        edges[small] = set()
+        degree[small] = 0
     return _rewrite(mf, groups)
+
+
+def _conservative(small: set[int], large: set[int], degree: dict[int, int], k: int) -> bool:
+    """George (every neighbour of the smaller side already interferes with the larger or has
+    insignificant degree), else Briggs (the merged node has fewer than `k` neighbours of
+    significant degree); the neighbour sets `small` and `large` are disjoint from the pair."""
+    if all(n in large or degree[n] < k for n in small):
+        return True
+    significant = sum(1 for n in small if n not in large and degree[n] >= k)
+    for n in large:
+        if degree[n] >= k:
+            significant += 1
+            if significant >= k:
+                return False
+    return True
 
 
 def _rewrite(mf: MFunction, groups: _Groups) -> int:
     if not groups.parent:
         return 0
+    names = groups.names()
 
     def rename(op):
         if isinstance(op, VOp):
-            rep = groups.find(op.reg.id)
+            rep = names.get(op.reg.id, op.reg.id)
             return op if rep == op.reg.id else replace(op, reg=mf.vregs[rep])
         if isinstance(op, VMem) and isinstance(op.base, VOp):
             return replace(op, base=rename(op.base))
@@ -113,8 +136,8 @@ def _rewrite(mf: MFunction, groups: _Groups) -> int:
             return replace(op, ureg=rename(op.ureg))
         return op
 
-    for gone in sorted(groups.parent):      # the merged registers' PTX names (for -g's maps)
-        rep = groups.find(gone)
+    for gone in sorted(names):      # the merged registers' PTX names (for -g's maps)
+        rep = names[gone]
         if gone != rep and gone in mf.value_names:
             mf.value_names[rep] = tuple(dict.fromkeys(mf.value_names.get(rep, ()) + mf.value_names[gone]))
     removed = 0

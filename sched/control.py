@@ -150,7 +150,11 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             # Drain fixed latencies into the block; wait on every scoreboard at its top: all
             # six (but cp.async groups' one), since an edge from further down (a loop's back edge) or one that skips a
             # wait in between may bring scoreboards this linear walk sees as free here.
-            bump_previous(drained())
+            # A barrier's distance to the memory instructions after it is drained as well: a
+            # branch over the block in between reaches them sooner than this walk counts.
+            barrier_done = (last_barrier + lat.AFTER_BARRIER[1]
+                            if last_barrier is not None and lat.AFTER_BARRIER[0] else 0)
+            bump_previous(max(drained(), barrier_done))
             slot.wait |= all_free
         need = t
         wait = slot.wait

@@ -116,3 +116,40 @@ def test_damaged_and_unwritable_caches_do_not_change_the_cubins(tmp_path):
     blocker.write_text("")
     env["PTX2SASS_CACHE"] = str(blocker / "cache")
     assert _compile_all(env, tmp_path) == reference
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bytecode", "fields", "content"])
+@pytest.mark.parametrize("spec", [lexer.table_spec, parser.table_spec], ids=["lex", "yacc"])
+def test_damaged_table_beside_the_package_is_passed_over(spec, damage, tmp_path, monkeypatch):
+    """A generated table module beside the package (a wheel's, or `make setup`'s) that is
+    damaged, or whose bytecode is (bad marshal data with a header that still matches the
+    source), must not break every later run: the cache's copy serves instead."""
+    import importlib
+    import py_compile
+    name, build, fields = spec()
+    fingerprint = _lexer_fingerprint if spec is lexer.table_spec else _parser_fingerprint
+    reference = fingerprint(build(None))
+    package = tmp_path / "damaged_tables_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    good = (Path(tables.__file__).parent / f"{name}.py").read_text()
+    table = package / f"{name}.py"
+    if damage == "truncated":
+        table.write_text(good[: len(good) // 2])
+    elif damage == "fields":
+        table.write_text("_tabversion = '3.10'\n")
+    elif damage == "content":
+        table.write_text("".join(f"{f} = None\n" for f in fields))
+    else:
+        table.write_text(good)
+        pyc = Path(py_compile.compile(str(table), cfile=importlib.util.cache_from_source(str(table))))
+        data = pyc.read_bytes()
+        pyc.write_bytes(data[: len(data) // 2])            # the 16-byte header stays valid
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(tables, "HERE", str(package))
+    monkeypatch.setattr(tables, "PACKAGE", package.name)
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path / "cache"))
+    for module in [m for m in sys.modules if m.startswith(package.name)]:
+        monkeypatch.delitem(sys.modules, module)
+    assert fingerprint(tables.load(name, build, fields)) == reference
+    assert fingerprint(tables.load(name, build, fields)) == reference    # and again

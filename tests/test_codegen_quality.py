@@ -247,17 +247,20 @@ ret;
 
 
 def _copies(trips: int) -> int:
-    """Bodies per exit test of a loop of more than 16 trips: 8, 4, 5, 3 or 7, the first dividing."""
-    return next((k for k in (8, 4, 5, 3, 7) if trips % k == 0 and trips >= 2 * k), 1)
+    """Bodies per exit test of a loop of more than 16 trips: 32, 16, 8, 4, 5, 3 or 7, the first
+    dividing (both loops here are small enough for 32 copies)."""
+    return next((k for k in (32, 16, 8, 4, 5, 3, 7) if trips % k == 0 and trips >= 2 * k), 1)
 
 
 @pytest.mark.parametrize("trips,rtrips", [(3, 16), (12, 16), (40, 16), (3, 64), (7, 20), (25, 16), (91, 16), (22, 16),
-                                          (21, 16), (23, 16)])
+                                          (21, 16), (23, 16), (3, 256), (64, 16), (96, 16)])
 def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
-    """Unrolled fully (trips <= 16), 8, 4, 5, 3 or 7 iterations per exit test (longer, a
+    """Unrolled fully (trips <= 16), 32, 16, 8, 4, 5, 3 or 7 iterations per exit test (longer, a
     multiple of one) or left alone, ours equals ptxas bit for bit; the tinygrad reduction no longer
     waits for each load before issuing the next (cycles within 1.3x of ptxas's, before:
-    about 6x)."""
+    about 6x). Over 256 values (ptxas unrolls it fully) the emulated cycles are within 1.3x
+    of ptxas's (1.15x; with 8 copies per exit test 1.87x), and the H200 ran such a tinygrad
+    reduction (sum_float32__r_16_256) 1.5x slower than ptxas's."""
     ptx = REDUCTION.replace("RTRIPS", str(rtrips)).replace("TRIPS", str(trips))
     theirs = oracle.ptxas(ptx).output
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
@@ -278,6 +281,8 @@ def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
     assert loads == first + second, mine
     if rtrips <= 16 and trips <= 16:
         assert not [o for o in mine if "BRA" in o]
+        assert cycles[0] <= 1.3 * cycles[1], cycles
+    if rtrips >= 256:
         assert cycles[0] <= 1.3 * cycles[1], cycles
 
 

@@ -558,3 +558,43 @@ def test_float_min_max_never_take_one_register_twice():
             seen += len(re.findall(r"\b(?:min|max)(?:\.\w+)*\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\s", text))
             assert not _FLOAT_MINMAX_SAME.search(text), (seed, feats, _FLOAT_MINMAX_SAME.search(text).group(0))
     assert seen > 20
+
+
+_NAN_OPEN = re.compile(r"(?<![.\w])(?:(?:abs|neg)(?:\.ftz)?\.(f32|f64)|(?:min|max)(?:\.\w+)*\.(f64))\s+(%\w+),[^\n]*\n")
+
+
+def test_float_results_with_an_open_nan_payload_are_canonicalised():
+    """abs/neg.f32/f64 of a NaN and min/max.f64 of two NaNs give a NaN whose payload the
+    manual leaves open (ptxas keeps it with FSEL, canonicalises with FADD, orders DSETP's
+    operands as it likes: campaign 7 seeds 841119, 842521, 845077, 842905, 845221, 841270),
+    and integer instructions reading the register see it. The generator follows each with
+    testp.notanumber + selp of the canonical NaN."""
+    from ptx2sass.fuzz.campaign import make_program
+    seen = 0
+    for seed in range(60):
+        text = case_from_program(make_program(seed, Options(features=["f32", "f64"]))).text
+        for m in _NAN_OPEN.finditer(text):
+            t = m.group(1) or m.group(2)
+            rest = text[m.end():].split("\n")
+            assert rest[0].strip().startswith(f"testp.notanumber.{t}") and m.group(3) in rest[0], m.group(0)
+            assert rest[1].strip().startswith(f"selp.b{t[1:]} {m.group(3)}, 0x7fff"), (m.group(0), rest[1])
+            seen += 1
+    assert seen > 20
+
+
+def test_16bit_shift_immediates_stay_below_the_width_ptxas_truncates():
+    """The ISA-inventory generator draws a shift's immediate amount below 201, as op_logic
+    does (campaign 7 seed 840424: `shr.b16 d, a, 0x80000000`, which ptxas truncates; see
+    test_16bit_shift_by_a_large_immediate_clamps); register amounts stay any value."""
+    from ptx2sass.fuzz import forms
+    from ptx2sass.fuzz.generator import Builder, Ctx, Generator
+    shifts = [f for f in forms.isa_families()["alu"] if f.opcode in ("shl", "shr") and f.types[0].endswith("16")]
+    assert len(shifts) >= 3
+    immediates = []
+    for seed in range(60):
+        g = Generator(seed, {"forms"})
+        for f in shifts:
+            got, ops = forms._isa_alu(g, Ctx(), Builder(g, Ctx()), f)
+            if got is not None and not ops.text[2].startswith("$"):
+                immediates.append(int(ops.text[2], 0))
+    assert len(immediates) > 20 and max(immediates) <= 200

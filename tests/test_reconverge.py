@@ -215,7 +215,7 @@ def test_without_barriers_the_collective_runs_apart(monkeypatch, name):
     off to return, whether or not they have exited by then), and the if/else's output
     differs from ptxas's; the optimistic mode (lanes merge at the same PC) sees nothing."""
     ptx = _ptx(name)
-    monkeypatch.setattr(codegen, "insert_reconvergence", lambda mf, function=False, exclusive_member_sync=False: None)
+    monkeypatch.setattr(codegen, "insert_reconvergence", lambda mf, function=False: None)
     cubin = codegen.compile_ptx(ptx)
     assert not _barriers(cubin) and "WARPSYNC" not in oracle.nvdisasm(cubin)
     _, optimistic = _launch(cubin, "optimistic")

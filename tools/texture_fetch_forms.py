@@ -91,13 +91,13 @@ ret;
 
 
 def unit_lines(cubin: bytes) -> list[str]:
-    """The texture/surface instructions of a listing, registers as R (their numbers are
-    the allocators' choice), the control fields left out."""
+    """The texture/surface instructions of a listing, registers as R / UR / P (their numbers
+    are the allocators' choice), the control fields left out."""
     out = []
     for row in oracle.nvdisasm(cubin, ()).splitlines():
         m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", row)
         if m and UNIT.match(m.group(1)):
-            out.append(re.sub(r"\bR\d+\b", "R", m.group(1)))
+            out.append(re.sub(r"\b(U?[RP])\d+\b", r"\1", m.group(1)))
     return out
 
 
@@ -109,6 +109,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("all", "tuned", "held"), default="all")
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--arch", default="sm_89", help="the GPU both compilers target")
     args = ap.parse_args(argv)
     counts: dict[str, Counter] = {"tuned": Counter(), "held": Counter()}
     shown = Counter()
@@ -119,12 +120,12 @@ def main(argv=None) -> int:
             if args.part not in ("all", part):
                 continue
             text = kernel(line, dt, handle)
-            theirs = oracle.ptxas(text, "sm_89")
+            theirs = oracle.ptxas(text, args.arch)
             if not theirs.ok:
                 counts[part]["ptxas-refused"] += 1
                 continue
             try:
-                ours = codegen.compile_ptx(text, "sm_89", "k.ptx")
+                ours = codegen.compile_ptx(text, args.arch, "k.ptx")
             except CompileError as e:
                 status, detail = "refused", e.message
             else:

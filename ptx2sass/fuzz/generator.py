@@ -486,9 +486,23 @@ def _op_float(g, ctx, bits):
         if bits == 32:
             mods = ftz + rng.choice(("", "", ".NaN", ".xorsign.abs"))
         a = b.src(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};", f"{form}{mods}.{t}")
+        text = f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};"
+        if bits == 64:
+            # min/max.f64 of two NaNs is a NaN whose payload the manual leaves open: ptxas's
+            # DSETP.MIN/MAX sequence returns its second operand's, and ptxas orders the two
+            # as it likes (seeds 845221, 841270). A NaN result is made the canonical one.
+            nan = b.tmp("pred")
+            text = (f"@@{text}\ntestp.notanumber.f64 {nan}, {d};\n"
+                    f"selp.b64 {d}, 0x7fffffffffffffff, {d}, {nan};")
+        return b.build(text, f"{form}{mods}.{t}")
     if form in ("abs", "neg"):
-        return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
+        # The manual leaves the NaN that abs/neg make of a NaN unspecified (ptxas keeps the
+        # payload where it folds them into FSEL, canonicalises where it uses FADD), and an
+        # integer instruction reading the register would see the payload: a NaN result is
+        # made the canonical one, any other result stays as the instruction gave it.
+        nan, canonical = b.tmp("pred"), "0x7fffffff" if bits == 32 else "0x7fffffffffffffff"
+        return b.build(f"@@{form}{ftz}.{t} {d}, {b.src(k, t)};\ntestp.notanumber.{t} {nan}, {d};\n"
+                       f"selp.b{bits} {d}, {canonical}, {d}, {nan};", f"{form}{ftz}.{t}")
     rnd = rng.choice(IROUND)
     return b.build(f"cvt{rnd}{ftz}.{t}.{t} {d}, {b.src(k, t)};", f"cvt{rnd}{ftz}.{t}.{t}")
 

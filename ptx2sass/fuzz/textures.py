@@ -238,6 +238,16 @@ def _sust(g, b, s: str) -> tuple[str, bool]:
     offset = g.rng.randrange(4) if formatted else g.rng.randrange(16 // size) * size
     c = _cell_coords(b, geo, offset, lines, samples=formatted)
     src = [b.src(REG_OF[bt]) for _ in range(n)]
+    if bt == "b8" and not formatted:
+        # ptxas 13.5.37 stores a 16-bit register it takes for a float (an f16 a cvt or a
+        # bf16 max computed) as F2I.U8.F16 of its value, not its low byte
+        # (tests/test_fuzz_campaign7_float.py): an integer op in between keeps the bits
+        masked = []
+        for x in src:
+            t = b.tmp("b16")
+            lines.append(f"and.b16 {t}, {x}, 255;")
+            masked.append(t)
+        src = masked
     sv = src[0] if n == 1 and not formatted else "{" + ", ".join(src) + "}"
     lines.append(f"{s} [{_use(g, 'sw' + LETTER[geo])}, {{{', '.join(c)}}}], {sv};")
     _readback(b, g, geo, lines)

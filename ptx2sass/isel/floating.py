@@ -247,7 +247,13 @@ class FloatSelection:
         negative = VOp(self.mf.new_vreg("P"))
         self.emit(IMPLICIT_DEF, (), [neg], guarded=False)
         lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
-        self.emit("IADD3", (), [VOp(neg.reg, 0), borrow, RZ, self.negate(lo), RZ], ndefs=2)
+        if (isinstance(lo, Reg) and lo.is_zero) or (isinstance(lo, Imm) and lo.value == 0):
+            # a known-zero low word (abs of -2^63, folded): -0 carries into the high word,
+            # which `RZ - RZ` would not say
+            self.emit("IADD3", (), [VOp(neg.reg, 0), RZ, RZ, RZ])
+            borrow = PT
+        else:
+            self.emit("IADD3", (), [VOp(neg.reg, 0), borrow, RZ, self.negate(lo), RZ], ndefs=2)
         self.emit("ISETP", ("LT", "AND"), [negative, PT, hi, RZ, PT], ndefs=2)
         self.emit("IADD3", ("X",), [VOp(neg.reg, 1), RZ, self.invert(hi), RZ, borrow, NOT_PT])
         self.begin_wide(d)

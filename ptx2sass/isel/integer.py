@@ -353,18 +353,16 @@ class IntegerSelection:
         d, a = ins.dests[0], ins.srcs[0]
         if ty in self.HALF_TYPES:
             return self.half_sign(ins, neg=True)
+        # floats: -0 + -a, which is -a for every a, signed zeros included (a = +0 gives -0:
+        # the sign flips even when a is the zero register, so `negate_float` writes -RZ)
         if ty == "f64":               # ptxas: DADD d, -RZ, -a
-            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), self.negate(self.wide_reg(a))])
+            self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), self.negate_float(self.wide_reg(a))])
             return
         if _is_float(ty):
-            if ty == "f64":       # ptxas: DADD -RZ, -x
-                x = self.force_wide(a)
-                self.emit("DADD", (), [self.dst(d), Reg("R", 255, neg=True), self.negate(x)])
-                return
             if _bits(ty) != 32:
                 raise self.unsupported(f"`neg.{ty}`")
             mods = ("FTZ",) if "ftz" in ins.modifiers else ()
-            self.emit("FADD", mods, [self.dst(d), self.negate(self.reg_part(a)), Reg("R", 255, neg=True)])
+            self.emit("FADD", mods, [self.dst(d), self.negate_float(self.reg_part(a)), Reg("R", 255, neg=True)])
             return
         self.int_add(d, ir.Const(0, ty), a, negate_b=True) if _bits(ty) == 64 else \
             self.emit("IADD3", (), [self.dst(d), self.negate(self.reg_part(a)), RZ, RZ])

@@ -47,6 +47,9 @@ def fold_lop3_predicates(mf: MFunction) -> int:
     folded = 0
     for b in mf.blocks:
         where: dict[int, int] = {}      # vreg id -> index of its LOP3 definition
+        # vreg id -> the (result, index) of the pending LOP3s that read it: a redefinition
+        # drops just those (a long block of LOP3s nobody tests keeps many pending)
+        readers: dict[int, list[tuple[int, int]]] = {}
         dead: set[int] = set()
         for j, ins in enumerate(b.instrs):
             if _is_nonzero_test(ins):
@@ -61,16 +64,16 @@ def fold_lop3_predicates(mf: MFunction) -> int:
             for _, op, is_def in register_operands(ins):
                 if is_def:
                     # a source redefined: no LOP3 before this point may move past it
-                    for t, i in list(where.items()):
-                        if _reads(b.instrs[i], op.reg.id):
+                    for t, i in readers.pop(op.reg.id, ()):
+                        if where.get(t) == i:
                             del where[t]
                     where.pop(op.reg.id, None)
             if _is_lop3(ins):
-                where[ins.operands[0].reg.id] = j
+                t = ins.operands[0].reg.id
+                where[t] = j
+                for _, op, is_def in register_operands(ins):
+                    if not is_def:
+                        readers.setdefault(op.reg.id, []).append((t, j))
         if dead:
             b.instrs = [x for n, x in enumerate(b.instrs) if n not in dead]
     return folded
-
-
-def _reads(ins: MInstr, reg_id: int) -> bool:
-    return any(not is_def and op.reg.id == reg_id for _, op, is_def in register_operands(ins))

@@ -26,8 +26,9 @@ from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
 from ptx2sass.mir import MFunction, MInstr, VMem, VOp
 
-# Instructions that read `c[bank][offset]` on every target (the constant loads themselves).
-CONSTANT_READERS = frozenset({"LDC", "ULDC"})
+# Instructions that read `c[bank][offset]` on every target (the constant loads themselves;
+# LDCU: sm_100+'s spelling of ULDC, renamed before the constant operands are checked).
+CONSTANT_READERS = frozenset({"LDC", "ULDC", "LDCU"})
 FULL_MASK = 0xFFFFFFFF
 # IMAD spellings that are a plain 32-bit multiply-add (no carry, high half or wide result)
 PLAIN_IMAD = frozenset({(), ("U32",), ("SHL",), ("SHL", "U32")})

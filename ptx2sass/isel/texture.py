@@ -3,7 +3,11 @@
 A handle is a 64-bit register (the `.B` forms, its low word an operand) or a module
 `.texref`/`.surfref` variable (the bound forms `…, 0x0, slot`: the kernel's constant-bank-0
 slot, `ptx2sass.variables.handle_slots`; in independent mode a texture and its sampler share
-one), or a kernel parameter's own slot (`ld.param.u64` of a handle).
+one), or a kernel parameter's own slot (`ld.param.u64` of a handle). On sm_90+ every
+instruction names its handle in a uniform register (`Target.texture_slot_handles` False):
+the slot's word loaded by ULDC, a texture's pair with URZ above it (`TEX … UR6, 0x0, 2D`;
+sm_100+ without the `0x0`), a handle read from a uniform address by one R2UR, and any
+other per-lane handle through ptxas's R2UR loop over the lanes' distinct values.
 
 * `suld.b` → `SULD.D.BA.<geometry>[.size].STRONG.SM[.TRAP|.IGN] R, [coords], handle`
 * `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
@@ -23,10 +27,10 @@ header from memory) (see docs/STATUS.md, issue 15).
 `istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
 from ptx2sass.variables import handle_key
@@ -63,16 +67,25 @@ ARRAY_INDEX_LIMIT = Imm(0xffff)         # ptxas clamps an array index to 16 bits
 HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x80000000}
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
+# sm_90+: the uniform registers a handle is named in (a texture's pair: the low word, URZ)
+HANDLE_UR, HANDLE_HI_UR, URZ = Reg("UR", 6), Reg("UR", 7), Reg("UR", 63)
+
+
+@dataclass
+class Handle:
+    """How an instruction names its handle: `register`, a source register holding the low
+    word (the `.B` forms), and/or `operands` after the sources (`0x0, slot`; `UR6, 0x0`;
+    `UR6`); `lane`: the per-lane low word the instruction loops over (R2UR into UR6)."""
+    register: list
+    operands: list
+    lane: VOp | None = None
 
 
 class TextureSelection:
     def require_unit(self, ins: ir.Instr, opcode: str) -> None:
-        """Refuse at the line where the target's encoding table has no such instruction yet,
-        or where its ptxas passes handles otherwise (sm_90: the handle in a uniform register,
-        `TEX.LL ..., UR4, 0x0, 2D`, not selected yet; the table's forms decode its cubins)."""
+        """Refuse at the line where the target's encoding table has no such instruction yet."""
         from ptx2sass.encoder import codec
-        if not self.arch.texture_slot_handles or \
-                not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
+        if not self.arch.texture_unit or not codec.table_for(self.arch.name).forms_of(opcode, self.arch.name):
             raise self.unsupported(f"`{ins.opcode}` on {self.arch.name}")
 
     def surface_parts(self, ins: ir.Instr):
@@ -87,24 +100,58 @@ class TextureSelection:
         name, order, width = SURFACE_GEOMETRY[geo]
         if len(coords) < len(order):
             raise self.unsupported(f"`{ins.opcode}` with {len(coords)} coordinates")
-        return self.handle_word(ins, handle), name, self.coordinate_group(
+        return self.handle_word(ins, handle, pair=False), name, self.coordinate_group(
             [coords[k] for k in order], width), CLAMP[clamp]
 
-    def handle_word(self, ins: ir.Instr, handle):
+    def handle_word(self, ins: ir.Instr, handle, pair: bool = True, bank: bool | None = None) -> Handle:
         """The handle's operands: the 64-bit handle's low word in a register (`.B` forms),
         or, for a module `.texref`/`.surfref` variable, the bound form's bank 0 and the
-        kernel's constant-bank slot (its byte offset / 4) as two immediates."""
+        kernel's constant-bank slot (its byte offset / 4) as two immediates; on sm_90+ a
+        uniform register (`pair`: a texture's UR pair; `bank`: with the `0x0` after it)."""
+        slot = None
         if isinstance(handle, ir.Symbol):
             p = self.placements.get(handle_key(handle.name, ins.attrs.get("sampler")))
             if p is None or p.space not in ("texref", "surfref", "samplerref"):
                 raise self.unsupported(f"`{ins.opcode}` of `{handle.name}`")
-            return [Imm(0), Imm((self.arch.param_base + p.value) // 4)]
-        if not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
+            slot = self.arch.param_base + p.value
+        elif not isinstance(handle, ir.Value) or _bits(handle.type) != 64:
             raise self.unsupported(f"`{ins.opcode}` with this handle")
-        low = (self.param_values.get(handle.id) or [None])[0]
-        if isinstance(low, ConstRef) and low.bank == 0 and low.ureg is None and not low.offset % 4:
-            return [Imm(0), Imm(low.offset // 4)]     # a kernel parameter: its own slot
-        return [self.reg_part(handle, 0)]
+        else:
+            low = (self.param_values.get(handle.id) or [None])[0]
+            if isinstance(low, ConstRef) and low.bank == 0 and low.ureg is None and not low.offset % 4:
+                slot = low.offset                   # a kernel parameter: its own slot
+        if self.arch.texture_slot_handles:
+            if slot is None:
+                return Handle([self.reg_part(handle, 0)], [])
+            return Handle([], [Imm(0), Imm(slot // 4)])
+        if pair:
+            self.emit("UMOV", (), [HANDLE_HI_UR, URZ], guarded=False)
+        ops = [HANDLE_UR] + [Imm(0)] * (self.arch.texture_handle_bank if bank is None else bank)
+        if slot is not None:
+            self.emit("ULDC", (), [HANDLE_UR, ConstRef(0, slot)], guarded=False)
+        elif handle.id in self.uniform_handles():
+            # the same in every lane (a load from a uniform address, as ptxas judges it)
+            self.emit("R2UR", (), [HANDLE_UR, self.reg_part(handle, 0)], guarded=False)
+        else:
+            return Handle([], ops, self.reg_part(handle, 0))
+        return Handle([], ops)
+
+    def uniform_handles(self) -> set[int]:
+        """Ids of the 64-bit values the same in every lane, loads from uniform global or
+        shared addresses included (ptxas moves such a handle with one R2UR, no loop)."""
+        if getattr(self, "_uniform_handles", None) is None:
+            from ptx2sass.divergence import divergent_values
+            divergent = divergent_values(self.fn, loads_by_address=True)
+            self._uniform_handles = {v.id for b in self.fn.blocks for ins in b.instrs
+                                     for v in ins.dests if v.id not in divergent}
+        return self._uniform_handles
+
+    def emit_handled(self, handle: Handle, body) -> None:
+        """`body()` emits the instruction: once, or in the R2UR loop of a per-lane handle."""
+        if handle.lane is None:
+            body()
+        else:
+            self.uniform_loop_values([(handle.lane, HANDLE_UR)], body)
 
     def coordinate_group(self, values, width: int) -> VOp:
         if width == 1:
@@ -116,12 +163,15 @@ class TextureSelection:
                 self.move(VOp(group.reg, k), self.part_of(v, 0))
         return group
 
-    def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp):
+    def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp, handle: Handle):
         """The instruction, with the whole coordinate group as a hidden read (the address
         prints its first register only)."""
-        mi = self.emit(opcode, mods, ops + [coords], ndefs=ndefs)
-        mi.shown = tuple(range(len(ops)))
-        return mi
+        ops = ops + handle.register + handle.operands
+
+        def body():
+            mi = self.emit(opcode, mods, ops + [coords], ndefs=ndefs)
+            mi.shown = tuple(range(len(ops)))
+        self.emit_handled(handle, body)
 
     def sel_suld(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
@@ -132,7 +182,7 @@ class TextureSelection:
         words = max(1, total // 32)
         t = self.mf.new_vreg("R", words)
         mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False), *handle], 1, coords)
+        self.emit_surface("SULD", mods, [VOp(t), VMem(coords, 0, wide=False)], 1, coords, handle)
         whole = VOp(t)
         if bits >= 32:
             per = bits // 32
@@ -172,7 +222,7 @@ class TextureSelection:
             mods = ("P", geo, "STRONG", "SM") + components + clamp
         else:
             mods = ("D", "BA", geo) + ACCESS_SIZE[total] + ("STRONG", "SM") + clamp
-        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
+        self.emit_surface("SUST", mods, [VMem(coords, 0, wide=False), data], 0, coords, handle)
 
     def sel_sured(self, ins: ir.Instr) -> None:
         handle, geo, coords, clamp = self.surface_parts(ins)
@@ -183,17 +233,18 @@ class TextureSelection:
         types = SURED_TYPE[ins.type] if op in ("min", "max") or _bits(ins.type) == 64 else ()
         data, _ = self.surface_data(ins.srcs[1 + ins.attrs["coords"]:], ins.type)
         mods = ("D", "BA", geo, SURED_OP[op]) + types + ("STRONG", "SYS") + clamp
-        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data, *handle], 0, coords)
+        self.emit_surface("SURED", mods, [VMem(coords, 0, wide=False), data], 0, coords, handle)
 
     # ------------------------------------------------------------------ texture fetches
     def texture_sources(self, values: list) -> tuple[list, tuple[str, ...]]:
         """The two source register groups (Ra, Rb) of a TEX/TLD/TLD4 and its `.SCR` token:
         up to four 32-bit values go two and two (`.SCR`; the first group takes the odd one
-        of three, a lone pair one each); more go coordinates in Ra, the rest in Rb.
+        of three, a lone pair one each); more go coordinates in Ra, the rest in Rb, as do
+        all of them on sm_90+ (ptxas writes no `.SCR` with a uniform-register handle).
         `values`: (coordinate values, the rest), in ptxas's order."""
         coords, rest = values
         allv = coords + rest
-        if len(allv) <= 4:
+        if len(allv) <= 4 and self.arch.texture_slot_handles:
             split = (len(allv) + 1) // 2
             groups, scr = [allv[:split], allv[split:]], ("SCR",)
         else:
@@ -237,7 +288,6 @@ class TextureSelection:
         """The instruction with its results: the components the code reads (all four, or
         those of a component mask, as ptxas drops the others) packed in order into a pair
         and a second pair (RZ when two or fewer)."""
-        bound = handle if len(handle) == 2 else []
         read = self.read_values()
         used = [k for k, d in enumerate(ins.dests) if d.id in read]
         if opcode == "TLD4" or not used or len(used) == 4:
@@ -246,7 +296,8 @@ class TextureSelection:
             mask = [Imm(sum(1 << k for k in used))]
         lo = VOp(self.mf.new_vreg("R", min(2, len(used))))
         hi = VOp(self.mf.new_vreg("R", len(used) - 2)) if len(used) > 2 else RZ
-        self.emit(opcode, mods, [hi, lo, *sources, *bound, SpecialReg(geometry), *mask], ndefs=2)
+        self.emit_handled(handle, lambda: self.emit(
+            opcode, mods, [hi, lo, *sources, *handle.operands, SpecialReg(geometry), *mask], ndefs=2))
         for at, k in enumerate(used):
             group = lo if at < 2 else hi
             width = min(2, len(used)) if at < 2 else len(used) - 2
@@ -302,7 +353,7 @@ class TextureSelection:
         lo, hi = self.texture_results(ins)
         name, coords = self.texture_coordinates(ins, geo, fetch, index_first=mode != "grad")
         extra = ins.srcs[1 + ins.attrs["coords"]:]
-        reg_handle = handle[:1] if len(handle) == 1 else []
+        reg_handle = handle.register
         if mode == "grad":
             # TXD: Ra = [handle,] coordinates[, array index]; Rb = the gradients, x and y
             # interleaved (a 1D one as 2D's, the y gradients 0)
@@ -318,9 +369,9 @@ class TextureSelection:
             mods = ("SCR",) * bool(scr) + ("B",) * bool(reg_handle) + (("LL", "CL") if lod else ("LZ",))
             self.finish_texture(ins, "TLD", mods, lo, hi, sources, handle, FETCH_GEOMETRY.get(name, name))
             return
-        lod = LOD_NONE if mode is None else extra[0]
-        sources, scr = self.texture_sources((coords, [*reg_handle, lod]))
-        mods = scr + ("B",) * bool(reg_handle) + ("LL",)
+        lod = [LOD_NONE] if mode is None and self.arch.texture_explicit_lod else extra[:1]
+        sources, scr = self.texture_sources((coords, [*reg_handle, *lod]))
+        mods = scr + ("B",) * bool(reg_handle) + ("LL",) * bool(lod)
         self.finish_texture(ins, "TEX", mods, lo, hi, sources, handle, name)
 
     def sel_tld4(self, ins: ir.Instr) -> None:
@@ -332,7 +383,7 @@ class TextureSelection:
         handle = self.handle_word(ins, ins.srcs[0])
         lo, hi = self.texture_results(ins)
         name, coords = self.texture_coordinates(ins, geo, True)
-        reg_handle = handle[:1] if len(handle) == 1 else []
+        reg_handle = handle.register
         sources, scr = self.texture_sources((coords, reg_handle))
         mods = scr + (GATHER_COMPONENT[comp],) + ("B",) * bool(reg_handle)
         self.finish_texture(ins, "TLD4", mods, lo, hi, sources, handle, name)
@@ -358,17 +409,18 @@ class TextureSelection:
         if query is None or "level" in ins.modifiers or ins.attrs.get("coords"):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
         self.require_unit(ins, "TXQ")
-        handle = self.handle_word(ins, ins.srcs[0])
+        handle = self.handle_word(ins, ins.srcs[0], bank=True)
         query_ops = [SpecialReg("TEX_HEADER_DIMENSION")]
-        if len(handle) == 2:                        # bound: the mip level 0 alone
+        if not handle.register:                     # bound: the mip level 0 alone
             level = VOp(self.mf.new_vreg("R"))
             self.move(level, RZ)
-            self.emit("TXQ", (), [RZ, VOp(self.vreg(ins.dests[0])), level, *query_ops, *handle,
-                                  Imm(HEADER_DIMENSION[query])], ndefs=2)
+            self.emit_handled(handle, lambda: self.emit(
+                "TXQ", (), [RZ, VOp(self.vreg(ins.dests[0])), level, *query_ops, *handle.operands,
+                            Imm(HEADER_DIMENSION[query])], ndefs=2))
             return
         pair = VOp(self.mf.new_vreg("R", 2))       # {handle, mip level 0}
         self.emit(IMPLICIT_DEF, (), [pair], guarded=False)
-        self.move(VOp(pair.reg, 0), handle[0])
+        self.move(VOp(pair.reg, 0), handle.register[0])
         self.move(VOp(pair.reg, 1), RZ)
         self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair, *query_ops,
                                   Imm(HEADER_DIMENSION[query])], ndefs=2)

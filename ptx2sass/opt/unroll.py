@@ -26,9 +26,19 @@ from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
 MAX_TRIPS = 16
-PARTIAL = (8, 4, 5, 3, 7)    # longer loops: the body this many times per exit test (2 measured worse)
+# longer loops: the body this many times per exit test, the first that divides the count and
+# fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
+# bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
+# such loops 64x or fully (H200 GPU check: 8 copies ran 1.5-2x ptxas's time). 2 measured worse.
+PARTIAL = (32, 16, 8, 4, 5, 3, 7)
 MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
-MAX_INSTRUCTIONS = 400       # instructions of the unrolled code
+# instructions of the unrolled code (or of a partially unrolled body: more copies of a
+# load-heavy body outgrow the pre-allocation scheduler's 64 live registers and its loads go
+# back to one at a time: tinygrad matvec with 16 copies, 4.6x ptxas's SM cycles)
+MAX_INSTRUCTIONS = 400
+# registers the copies' loads may hold at once: the same limit for loads of 64-bit values
+# (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
+MAX_LOADED_WORDS = 48
 INT_COMPARES = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 
 
@@ -213,6 +223,12 @@ class _Blocks:
         self.blocks = [b for b in fn.blocks if b is not skip]
 
 
+def _loaded_words(instrs: list[ir.Instr]) -> int:
+    """32-bit registers the loads among `instrs` write: what one copy keeps in flight."""
+    return sum(max(1, ir.type_bits(d.type) // 32) for i in instrs if i.opcode in ("ld", "ldu")
+               for d in i.dests if d.type in ir.TYPES)
+
+
 def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int, exit_) -> bool:
     """The loop body k times per exit test (k from PARTIAL, dividing the trip count): the header's
     tests in between would all have continued. Two-block loops: B runs runs-1 times, and
@@ -221,8 +237,9 @@ def _unroll_partially(fn: ir.Function, h: ir.Block, body, body_instrs, runs: int
     bodies = runs - 1 if body is not None else runs
     header = h.instrs[:-1]
     size = len(header) + len(h.phis) + len(body_instrs)
+    loaded = _loaded_words(header + body_instrs)
     copies = next((k for k in PARTIAL if bodies >= 2 * k and bodies % k == 0
-                   and k * size <= MAX_INSTRUCTIONS), None)
+                   and k * size <= MAX_INSTRUCTIONS and k * loaded <= MAX_LOADED_WORDS), None)
     if copies is None:
         return False
     back = body if body is not None else h

@@ -26,7 +26,7 @@ def _prepare(args) -> int:
     if args.calibration is not None:
         kinds = [] if args.calibration == "none" else args.calibration.split(",")
     prepare(args.arch, Path(args.out), corpora, args.limit, args.max_threads, args.jobs, kinds,
-            tinygrad=not args.no_tinygrad, wheels=not args.no_wheels)
+            tinygrad=not args.no_tinygrad, wheels=not args.no_wheels, pattern=args.select)
     return 0
 
 
@@ -70,6 +70,7 @@ def main(argv=None) -> int:
                         "stream, empty), or 'none'; default all")
     p.add_argument("--no-tinygrad", action="store_true", help="no tinygrad references (corpus or programs)")
     p.add_argument("--no-wheels", action="store_true", help="do not download the wheels the GPU machine lacks")
+    p.add_argument("--select", default=None, help="regular expression over `corpus/key`: only the launches it matches")
     v = sub.add_parser("variants", help="add experiment cubins (control-code rewrites) to a bundle's launches")
     v.add_argument("--bundle", default=".gpu_bundle")
     v.add_argument("--select", required=True, help="regular expression over launch ids")

@@ -36,12 +36,16 @@ TINYGRAD_REF_CHUNK = 40
 # threads cost minutes each (tests/test_emu_tinygrad.py's CHEAP_THREADS); those launches are
 # still compared with the emulator's outputs and ours with ptxas's
 TINYGRAD_REF_MAX_THREADS = 4096
-def select(corpora: list[str], limit: int | None) -> list[tuple[str, str]]:
+def select(corpora: list[str], limit: int | None, pattern: str | None = None) -> list[tuple[str, str]]:
     """(corpus, key) pairs: every launch, or per corpus the first `limit` by the sha256 of
-    the key (a spread across the corpus that does not change as it grows)."""
+    the key (a spread across the corpus that does not change as it grows); `pattern` (a
+    regular expression) keeps the keys `corpus/key` it matches, before the limit."""
+    import re
     out = []
     for corpus in corpora:
         keys = sources.keys(corpus)
+        if pattern:
+            keys = [k for k in keys if re.search(pattern, f"{corpus}/{k}")]
         if limit is not None:
             keys = sorted(keys, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:limit]
         out += [(corpus, k) for k in sorted(keys)]
@@ -303,10 +307,10 @@ def _git_state() -> dict:
 
 def prepare(arch: str, out: Path, corpora: list[str], limit: int | None, max_threads: int,
             jobs: int, calibration_kinds: list[str] | None, tinygrad: bool, wheels: bool,
-            log=print) -> dict:
+            log=print, pattern: str | None = None) -> dict:
     from ptx2sass import oracle
     t0 = time.time()
-    tasks = select(corpora, limit)
+    tasks = select(corpora, limit, pattern)
     log(f"prepare for {arch}: {len(tasks)} launches from {', '.join(corpora) or 'no corpus'}; "
         f"calibration: {', '.join(calibration_kinds) if calibration_kinds is not None else 'all'}")
     writer = BundleWriter(out)

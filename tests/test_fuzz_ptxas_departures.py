@@ -1,0 +1,203 @@
+"""ptxas 13.5.37 departures from the PTX ISA manual that fuzz campaign 7 found (sm_89).
+
+Each test runs ptx2sass's cubin, which must give the manual's value (worked out by hand in
+the test), and ptxas's cubin, whose different value is pinned so that a ptxas update that
+fixes it shows up here. Both run in the emulator; each program is small enough to read the
+two SASS listings and see the departure (`ptx2sass diff`)."""
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+
+HEAD = ".version 8.5\n.target sm_89\n.address_size 64\n"
+
+
+def _run_both(src, inputs, params=(), out_words=1, dtype=np.uint32):
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    results = []
+    for cubin, check in ((ptx2sass.compile(src), True), (oracle.ptxas(src).output, False)):
+        out = np.zeros(out_words, dtype)
+        run(cubin, "k", (1,), (1,), [out, np.array(inputs, np.uint32), *params], hazard_check=check)
+        results.append([int(v) for v in out])
+    return results
+
+
+def _lop3(lut, a, b, c):
+    """PTX lop3: bit i of the result is bit (a_i << 2 | b_i << 1 | c_i) of the table."""
+    return sum(((lut >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) & 1) << i for i in range(32))
+
+
+LOP3_AND_THEN_ZERO_TEST = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<8>;
+    .reg .pred %p<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    ld.global.u32 %r2, [%d1+4];
+    ld.global.u32 %r3, [%d1+8];
+    ld.global.u32 %r4, [%d1+12];
+    setp.ne.u32 %p2, %r4, %r4;
+    lop3.and.b32 %r5|%p1, %r1, %r2, %r3, 0xa6, %p2;
+    setp.eq.s32 %p3, %r5, 0;
+    selp.u32 %r6, 7, %r5, %p3;
+    st.global.u32 [%d0], %r6;
+    ret;
+}
+"""
+
+
+def test_lop3_and_predicate_result_is_not_a_zero_test():
+    """`lop3.and d|p, a, b, c, lut, q` with q false, then `setp.eq d, 0`: d is 2, so the
+    selp keeps d. ptxas 13.5.37 answers the setp with LOP3's own predicate result, which it
+    writes as `LOP3.LUT.PAND P0, ..., !PT` (d != 0 AND false: always false), so it stores 7;
+    for the same instruction with the predicate stored (`lop3.and` + `selp p`) it reads P0
+    as the manual's p = false. Seed 845583 (`div.s32` by the selp)."""
+    a, b, c = 0x1, 0x3, 0x0
+    d = _lop3(0xA6, a, b, c)
+    assert d == 2
+    ours, theirs = _run_both(LOP3_AND_THEN_ZERO_TEST, [a, b, c, 5])
+    assert ours == [d]
+    assert theirs == [7]
+
+
+UNPACK_HIGH_HALF_OF_BYTE = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u8 %r0, [%d1];
+    mov.b32 {%h1, %h0}, %r0;
+    st.global.b16 [%d0], %h0;
+    ret;
+}
+"""
+
+
+def test_unpack_high_half_of_a_zero_extended_byte_is_zero():
+    """`mov.b32 {lo, hi}, r` of a register loaded by `ld.u8`: hi is 0 (the byte is
+    zero-extended). ptxas 13.5.37 stores the loaded byte itself as hi (LDG.U8 then STG.U16
+    of it; with `ld.u32` it loads the upper half at +2). Seed 845662 (`mov.b32.unpack`)."""
+    ours, theirs = _run_both(UNPACK_HIGH_HALF_OF_BYTE, [0x1C], out_words=1, dtype=np.uint16)
+    assert ours == [0]
+    assert theirs == [0x1C]
+
+
+HIGH_LANE_OF_U16_LOAD = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .pred %p<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u16 %r2, [%d1];
+    ld.global.b32 %r1, [%d1+4];
+    setp.lt.f16x2 %p0|%p1, %r2, %r1;
+    selp.u32 %r3, 1, 0, %p1;
+    st.global.u32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+def test_f16x2_compare_reads_the_zero_upper_lane_of_a_u16_load():
+    """`setp.lt.f16x2 p|q, a, b` with a from `ld.u16` (2.0 in the low lane, +0.0 above):
+    q compares the upper lanes, 0.0 < 1.5, true. ptxas 13.5.37 compares a's low lane with
+    b's upper one (`HSETP2 P0, PT, Ra.H0_H0, Rb_hi.H0_H0`): 2.0 < 1.5, false. The same
+    narrowing as the unpack above. Seed 843385 (`vadd2` guarded by q)."""
+    ours, theirs = _run_both(HIGH_LANE_OF_U16_LOAD, [0x4000, 0x3E000000])
+    assert ours == [1]
+    assert theirs == [0]
+
+
+VECTOR_BYTE_STORE_OF_HALF = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.f32 %r0, [%d1];
+    cvt.rn.f16.f32 %h0, %r0;
+    st.global.v2.u8 [%d0], {%h0, %h0};
+    st.global.u8 [%d0+2], %h0;
+    ret;
+}
+"""
+
+
+def test_vector_byte_store_of_a_half_register_stores_its_low_byte():
+    """`st.v2.u8` of a .b16 register holding an f16 (44.0 = 0x5180) stores its low byte
+    0x80 twice (a store narrower than the register keeps the low bits), as the scalar
+    `st.u8` does. ptxas 13.5.37 converts the f16 to an integer first for the vector form
+    (F2I.U8.F16.TRUNC: 44 = 0x2c), the scalar store it leaves alone (`.b8` too). Seeds
+    840665, 844661 (`private vector store word`), 840646 (`st.local.v2.u8`)."""
+    ours, theirs = _run_both(VECTOR_BYTE_STORE_OF_HALF, [0x42300000], dtype=np.uint8, out_words=4)
+    assert ours == [0x80, 0x80, 0x80, 0]
+    assert theirs == [0x2C, 0x2C, 0x80, 0]
+
+
+SAD_S16_OF_SIGNED_BYTE = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .s8 c)
+{
+    .reg .b16 %h<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    ld.global.b16 %h1, [%d1+2];
+    ld.param.s8 %h2, [c];
+    sad.s16 %h3, %h0, %h1, %h2;
+    st.global.b16 [%d0], %h3;
+    ret;
+}
+"""
+
+
+def test_sad_s16_adds_the_sign_extended_byte():
+    """`ld.param.s8` into a .b16 register sign-extends (-1 is 0xffff); `sad.s16 d, 5, 2, c`
+    is c + |5 - 2| = 2. ptxas 13.5.37 masks the parameter word to its low byte for the
+    VABSDIFF (0xff + 3 = 0x102), though it sign-extends the same load for `add.s16` or a
+    store. Seed 843656 (`sad.s16`)."""
+    ours, theirs = _run_both(SAD_S16_OF_SIGNED_BYTE, [5 | 2 << 16], params=(np.int8(-1),),
+                             dtype=np.uint16)
+    assert ours == [2]
+    assert theirs == [0x102]
+
+
+SHIFT16_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    ld.global.b16 %h1, [%d1+2];
+    ld.global.u32 %r0, [%d1+4];
+    set.nan.f16.f16 %h2, %h0, %h1;
+    shr.b16 %h2, %h2, %r0;
+    st.global.b16 [%d0], %h2;
+    ret;
+}
+"""
+
+
+def test_16bit_shift_of_a_half_set_result_by_20_is_zero():
+    """`set.nan.f16.f16` of a NaN gives 1.0 (0x3c00); `shr.b16` of it by a register
+    holding 20 clamps to 16 and gives 0. ptxas 13.5.37 clamps the amount to 0xffff and
+    shifts the whole 32-bit register, whose upper half its `HSET2.BF ... .H0_H0` also set
+    to 0x3c00, by 20: 0x03c0. (The upper lane as the emulator models HSET2 from the
+    swizzle: both lanes compare the low halves.) Seed 843354 (`shr.b16`)."""
+    ours, theirs = _run_both(SHIFT16_OF_HALF_SET, [0x7E00 | 0x3C00 << 16, 20], dtype=np.uint16)
+    assert ours == [0]
+    assert theirs == [0x03C0]
