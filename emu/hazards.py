@@ -20,7 +20,8 @@ Hazards flagged (each names kernel, offset and registers):
   a whole, executed or not);
 - an overwrite of a register that a pending variable-latency instruction will still write
   (WAW; not by a later result of the same in-order unit, which lands after it) or may still
-  be reading under a read scoreboard (WAR). A read is over once the
+  be reading under a read scoreboard (WAR; not by a variable-latency result of a unit that
+  reads in one order with the reader's, `sched.latency.source_read_order`). A read is over once the
   reader's write scoreboard has been waited on (its result arrived), and a later instruction
   of the same in-order unit (`sched.latency.source_unit`) cannot overtake it.
 
@@ -70,7 +71,7 @@ class WarpTiming:
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
-        # register -> (offset, lanes, cycle, unit, write scoreboard, seq): a late-reading load
+        # register -> (offset, lanes, cycle, unit, write scoreboard, seq, MMA opcode, guard): a late-reading load
         # (`late_source_reads`) with no read scoreboard may still read it until that cycle
         self.late_reads: dict[tuple, tuple] = {}
         # issue group (or "BAR") -> (cycle, offset) of its last instruction
@@ -254,10 +255,10 @@ class TimingModel:
                 ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
             if clock.late_reads:
                 # a load whose result arrived has read its sources, and so has every
-                # earlier load of an in-order unit a later load of which has
-                units = {e[2] for e in clock.sb_readers[sb].values()}
+                # earlier load of an in-order unit (group) a later instruction of which has
+                units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
                 for reg in [r for r, e in clock.late_reads.items()
-                            if e[4] == sb or e[3] in units or e[5] <= covered.get(e[3], -1)]:
+                            if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
                     del clock.late_reads[reg]
             clock.sb_readers[sb].clear()
             covered.clear()
@@ -307,6 +308,8 @@ class TimingModel:
                     pass
                 elif q == facts.unit and facts.in_order:
                     pass          # read after the result was written, in the unit's order
+                elif _exclusive_guards(p[6], facts, clock):
+                    pass          # the lanes that read it are not those it writes
                 elif sb == NO_SB:
                     self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
                                              f"a variable-latency result with no write scoreboard")
@@ -325,6 +328,7 @@ class TimingModel:
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
+        guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
         # 3. Writes.
         if writes:
             variable = facts.variable
@@ -344,7 +348,8 @@ class TimingModel:
                 for sb, readers in busy_readers:
                     e = readers.get(reg)
                     if e is not None and e[1] & mine and not (
-                            variable and facts.unit is not None and e[2] == facts.unit):
+                            variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order) \
+                            and not _exclusive_guards(e[4], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
@@ -352,13 +357,16 @@ class TimingModel:
                 if late is not None and late[3] == _TENSOR:
                     # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
                     # (a variable-latency one, or another MMA, writes after it read)
-                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS:
+                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS \
+                            and not _exclusive_guards(late[7], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
                                                  f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
                                                  f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
                     del clock.late_reads[reg]
                 elif late is not None:   # (a later instruction of the load's unit runs after it read)
-                    if t < late[2] and late[1] & mine and not (facts.unit is not None and facts.unit == late[3]):
+                    if t < late[2] and late[1] & mine and not (
+                            facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
+                            and not _exclusive_guards(late[7], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
@@ -367,8 +375,8 @@ class TimingModel:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
                         mine |= p[5]
-                    guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
-                    pending[reg] = (facts.wr_sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
+                    sb = facts.rd_sb if reg[0] == "P" and op in lat.PREDICATE_WITH_READS else facts.wr_sb
+                    pending[reg] = (sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
                     ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
@@ -382,11 +390,16 @@ class TimingModel:
                 clock.sb_queues[wr_sb][facts.queue] = clock.seq
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                if facts.read_unit is not None:
+                    # its unit's place in the read order, even where its guard left it no register
+                    # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
+                    # earlier LDG's late read whatever P0 holds)
+                    clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
                 for reg in reads:
                     # predicates are consumed at issue, uniform registers too where the table says so
                     if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
                         clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                        facts.read_unit, wr_sb)
+                                                        facts.read_unit, wr_sb, guard)
             elif facts.late_reads:
                 # a load that reads its address after issue, with no read scoreboard: it may
                 # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
@@ -394,12 +407,12 @@ class TimingModel:
                 for reg in reads:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
-                                                 facts.read_unit, wr_sb, clock.seq)
+                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
         window = lat.late_fixed_window(op, facts.modifiers)
         if window:
             for reg in reads:
                 if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
-                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op)
+                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
 
@@ -423,7 +436,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -440,6 +453,8 @@ class _StepFacts:
         # the unit whose later instructions show this one has read its sources (none for an
         # instruction that may re-read them after a later one of its unit: LDC's replays)
         self.read_unit = None if op in lat.UNORDERED_LATE_READS else self.unit
+        # the in-order group of units whose earlier instructions this one's result cannot overtake
+        self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS
@@ -456,9 +471,10 @@ class _StepFacts:
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:
-    """A pending variable-latency write and this one write no lane in common: they are
-    guarded by the same predicate with opposite senses, unchanged since the pending one
-    issued (ptxas: `@!P0 LDG R6` then `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` with no wait)."""
+    """A pending instruction (a variable-latency write, or a read under a read scoreboard or
+    a late read) and this one touch no lane in common: they are guarded by the same predicate
+    with opposite senses, unchanged since the pending one issued (ptxas: `@!P0 LDG R6` then
+    `@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ` with no wait; `@P1 STG [R], R33` then `@!P1 PRMT R33`)."""
     if pending_guard is None or facts.guard is None:
         return False
     guard, inv, seq = pending_guard

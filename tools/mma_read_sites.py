@@ -53,7 +53,7 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
                 for reg in dict.fromkeys(reads):
                     r = w[2].pop(reg, None)
                     if r is not None:
-                        kind = "memory" if op in self.lat.MEMORY_READERS else op if op in mma_ops else "other"
+                        kind = "memory" if op in self.lat.MEMORY_READERS else op if op in mma_ops or variable else "other"
                         dist[r[1], f"result->{kind}"][s - r[0]] += 1
                 for reg in dict.fromkeys(writes):
                     w[2].pop(reg, None)

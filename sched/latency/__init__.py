@@ -65,6 +65,9 @@ class LatencyModel:
         self.CROSS_PIPE: int = data["cross_pipe"]
         self.NO_PIPE_READERS = frozenset(data["no_pipe_readers"])
         self.MEMORY_READERS = frozenset(data["memory_readers"])
+        # readers that take an MMA's result as soon as a memory instruction does, without the
+        # memory readers' other rules (MOVM: a shared-memory-unit transpose, sm_8x)
+        self.MMA_TO_MEMORY_READERS = self.MEMORY_READERS | frozenset(data.get("mma_to_memory_readers", []))
         self.READER_FIXED: dict[str, int] = {**{op: data["memory_reader_fixed"] for op in self.MEMORY_READERS},
                                              **data["reader_fixed"]}
         self.READER_PAIR_FIXED = {(p, r): c for p, r, c in data["reader_pair_fixed"]}
@@ -123,6 +126,14 @@ class LatencyModel:
         # late readers that may still read after a later instruction of their own unit has
         # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
         self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
+        # variable-latency instructions whose predicate result is there once their read
+        # scoreboard clears (sm_90 generic ATOM's "done" predicate: the address space is known
+        # when the sources are read)
+        self.PREDICATE_WITH_READS = frozenset(data.get("predicate_with_reads", []))
+        # unit -> the group of units that take instructions from one queue and so read their
+        # sources in issue order (a variable-latency result of a later one cannot land before
+        # an earlier one of the group read the register)
+        self.READ_ORDER: dict[str, str] = {u: "+".join(g) for g in data.get("source_read_order", []) for u in g}
         # instructions read their uniform-register sources at issue: a read scoreboard covers
         # only their vector registers (sm_90: ptxas overwrites the UR4 of STS/LDS [R+UR4] the
         # next cycles without waiting on the read scoreboard)
@@ -235,7 +246,7 @@ class LatencyModel:
             if opcode == reader and opcode in self.UNIFORM_SAME_UNIT:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
-        if opcode in self.MMA and reader in self.MEMORY_READERS:
+        if opcode in self.MMA and reader in self.MMA_TO_MEMORY_READERS:
             if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
                 return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
@@ -260,6 +271,10 @@ class LatencyModel:
         if getattr(c, "file", None) != "R" or c.index == 255:
             return set()
         return {("R", c.index + 1)}
+
+    def read_order(self, unit: str | None) -> str | None:
+        """The in-order group a source unit reads in (`source_read_order`; itself if none)."""
+        return None if unit is None else self.READ_ORDER.get(unit, unit)
 
     def queue_of(self, opcode: str) -> str:
         return self.QUEUE.get(opcode, opcode)
