@@ -1,8 +1,8 @@
-"""`max.xorsign.abs` of a packed-half register and a constant: ptxas writes HMNMX2.XORSIGN
-with the constant as an immediate pair, which the emulator's sign re-read could not take (a
-TypeError stopped the GPU check's prepare on a fresh fuzz program). Expected values: the PTX
-manual's definition (the larger magnitude, with the xor of the operands' signs), computed in
-NumPy per half."""
+"""`max.xorsign.abs.f16x2` with a constant operand, held to the PTX manual's definition (the
+larger magnitude, with the xor of the operands' signs) computed in NumPy per half. ptxas keeps
+this constant in a register; the immediate-pair form (`HMNMX2.BF16_V2.XORSIGN R, |R|, imm,
+imm`, fuzz seed 9301152, whose re-read of the signs raised a TypeError in the emulator) is not
+reached by this program: that fix has no regression test yet."""
 import numpy as np
 import pytest
 
