@@ -219,18 +219,14 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
 
 
 def _negate_sources(s, A, B, a_op, b_op, bits) -> None:
-    """HMMA's `-R` on A or B (bits 72, 63). With one element per register (TF32) it negates
-    the element. With two 16-bit elements per register what it does is unverified on
-    silicon: ptxas 13.5.37 writes a constant B fragment 0xbc00bc00 as `-R` with R =
-    0x3c00bc00 (bit 31 cleared), which is right only if the negation flips bit 31 alone,
-    while every other half-precision `-R` (HADD2, HFMA2) negates both halves. Rather than
-    guess, the emulator refuses that case (campaign 7 seed 845013, docs/isa-facts.md)."""
+    """HMMA's `-R` on A or B (bits 72, 63) negates every element of the register: one TF32
+    element, or both 16-bit elements. Checked on an H200 (2026-11-27, docs/gpu): ptxas
+    13.5.37 writes a constant B fragment 0xbc00bc00 as `-R` with R = 0x3c00bc00, and
+    `mma.m16n8k8.f16` with A all 1.0, C = 0 gave D = 0 everywhere (per-element negation of
+    (-1, +1)), not -8: ptxas's code departs from the PTX value there (campaign 7 seed 845013)."""
     for name, op, matrix in (("A", a_op, A), ("B", b_op, B)):
         if not getattr(op, "neg", False):
             continue
-        if bits != 32:
-            raise EmuFault(f"{s.ins.mnemonic}: a negated {name} operand of 16-bit elements "
-                           "(`-R`): per element or bit 31 only is unverified on silicon")
         matrix *= -1
 
 

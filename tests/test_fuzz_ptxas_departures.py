@@ -55,7 +55,9 @@ def test_lop3_and_predicate_result_is_not_a_zero_test():
     selp keeps d. ptxas 13.5.37 answers the setp with LOP3's own predicate result, which it
     writes as `LOP3.LUT.PAND P0, ..., !PT` (d != 0 AND false: always false), so it stores 7;
     for the same instruction with the predicate stored (`lop3.and` + `selp p`) it reads P0
-    as the manual's p = false. Seed 845583 (`div.s32` by the selp)."""
+    as the manual's p = false. Seed 845583 (`div.s32` by the selp). An H200 ran ptxas's
+    sm_90 cubin of this program on 2026-11-27 and stored 7 too: the departure is ptxas's,
+    the emulator reads PAND right."""
     a, b, c = 0x1, 0x3, 0x0
     d = _lop3(0xA6, a, b, c)
     assert d == 2

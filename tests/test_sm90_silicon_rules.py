@@ -89,3 +89,20 @@ def test_rejected_triton_cubin_is_flagged_and_ours_is_clean():
     result, ok = triton_corpus.launch(entry, ours)
     assert not _hazards(result)
 
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_hmma_negated_16_bit_operand_negates_each_element(arch):
+    """What an H200 computed (2026-11-27): ptxas writes the constant B = 0xbc00bc00 (-1, -1)
+    of `mma.m16n8k8.f16` as `HMMA ..., -R0` with R0 = 0x3c00bc00; with A all 1.0 and C = 0
+    the GPU gave D = 0 everywhere, i.e. `-R` negates each 16-bit element of (-1, +1). The
+    emulator must give the same on ptxas's cubin."""
+    import numpy as np
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    ptx = (HERE / "hmma_negated_b.ptx").read_text().replace("sm_90", arch)
+    build = oracle.ptxas(ptx, arch)
+    assert build.ok and "-R" in oracle.nvdisasm(build.output, ())
+    out = np.full(128, 99.0, np.float16)
+    run(build.output, "k", (1, 1, 1), (32, 1, 1), [out])
+    assert set(out.tolist()) == {0.0}
