@@ -82,11 +82,11 @@ def src(op, neg: bool = True) -> Callable | None:
             return -v & M32 if negate else v
         return const
     if op.__class__ is Reg and op.file == "UR":
-        i, inv = op.index, op.inv
+        i, inv, zero = op.index, op.inv, op.is_zero
 
         def uniform(w):
             m = w.m
-            if i == 63:
+            if zero:
                 v = 0
             else:
                 if m.tracing:

@@ -88,7 +88,7 @@ def uniform32(op, neg: bool = True) -> Callable | None:
     negate = neg and getattr(op, "neg", False)
     if op.__class__ is Reg and op.file == "UR":
         i, inv = op.index, op.inv
-        if i == 63:
+        if op.is_zero:
             v = ~_ZERO32 if inv else _ZERO32
             if negate:
                 v = (U32(0) - v).astype(U32)
@@ -183,7 +183,7 @@ def dst_uniform(op) -> Callable | None:
     if op.__class__ is not Reg or op.file != "UR":
         return None
     i = op.index
-    if i == 63:
+    if op.is_zero:
         return lambda w, ws, v: None
 
     def write(w, ws, values):
@@ -606,7 +606,7 @@ def _uldc(step, generic):
     if set(mods) - {"64"}:
         return None
     lo, hi = dst_uniform(d), dst_uniform(Reg("UR", d.index + 1)) if size == 8 else None
-    if lo is None or d.index == 63:
+    if lo is None or d.is_zero:
         return None
     key = ("ULDC", id(src))
 
