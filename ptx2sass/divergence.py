@@ -75,25 +75,7 @@ def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
 def _walk(branch: ir.Block, stop: ir.Block | None) -> list[ir.Block]:
     """Reverse postorder of what the branch's successors reach, not passing the branch
     again, nor past `stop` (which is included)."""
-    order: list[ir.Block] = []
-    seen: set[int] = {id(branch)}
-    for first in branch.succs:
-        if id(first) in seen:
-            continue
-        seen.add(id(first))
-        stack = [(first, iter(() if first is stop else first.succs))]
-        while stack:                          # iterative DFS, postorder
-            node, it = stack[-1]
-            for nxt in it:
-                if id(nxt) not in seen:
-                    seen.add(id(nxt))
-                    stack.append((nxt, iter(() if nxt is stop else nxt.succs)))
-                    break
-            else:
-                order.append(node)
-                stack.pop()
-    order.reverse()
-    return order
+    return ir.reverse_postorder_from(branch, stop)[1:]
 
 
 def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit: int = 0) -> set[int]:

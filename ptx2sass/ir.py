@@ -203,20 +203,26 @@ def link(pred: Block, succ: Block) -> None:
 # --- analyses ---------------------------------------------------------------------------
 
 def reverse_postorder(fn: Function) -> list[Block]:
-    seen: set[int] = set()
-    order: list[Block] = []
-    stack: list[tuple[Block, int]] = [(fn.entry, 0)]
-    seen.add(id(fn.entry))
-    while stack:
-        block, i = stack.pop()
-        if i < len(block.succs):
-            stack.append((block, i + 1))
-            nxt = block.succs[i]
+    return reverse_postorder_from(fn.entry)
+
+
+def reverse_postorder_from(entry, stop=None) -> list:
+    """Reverse postorder of the blocks reached from `entry`, successors in order, not
+    walking past `stop` (which is included). Serves IR and machine blocks alike: it needs
+    only `succs`."""
+    seen: set[int] = {id(entry)}
+    order: list = []
+    stack = [(entry, iter(() if entry is stop else entry.succs))]
+    while stack:                              # iterative DFS, postorder
+        node, it = stack[-1]
+        for nxt in it:
             if id(nxt) not in seen:
                 seen.add(id(nxt))
-                stack.append((nxt, 0))
+                stack.append((nxt, iter(() if nxt is stop else nxt.succs)))
+                break
         else:
-            order.append(block)
+            order.append(node)
+            stack.pop()
     order.reverse()
     return order
 

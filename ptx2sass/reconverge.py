@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
-from ptx2sass.ir import components, immediate_dominators, reach_backwards
+from ptx2sass.ir import components, immediate_dominators, reach_backwards, reverse_postorder_from
 from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr, VOp
 
 NUM_BARRIERS = 16
@@ -101,7 +101,7 @@ def _dominance(blocks: list[MBlock], entry: MBlock):
     reverse postorder, so only then is the dominator tree walked (the sets of every
     block's dominators were quadratic in the number of blocks)."""
     idom = immediate_dominators([entry], lambda b: b.succs, lambda b: b.preds)
-    rpo = {id(b): k for k, b in enumerate(_reverse_postorder(entry))}
+    rpo = {id(b): k for k, b in enumerate(reverse_postorder_from(entry))}
 
     def dominates(a: MBlock, b: MBlock) -> bool:
         if rpo[id(a)] > rpo[id(b)]:
@@ -113,22 +113,6 @@ def _dominance(blocks: list[MBlock], entry: MBlock):
             node = idom[id(node)]
         return False
     return dominates
-
-
-def _reverse_postorder(entry: MBlock) -> list[MBlock]:
-    order, seen, stack = [], {id(entry)}, [(entry, iter(entry.succs))]
-    while stack:
-        node, it = stack[-1]
-        for nxt in it:
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append((nxt, iter(nxt.succs)))
-                break
-        else:
-            order.append(node)
-            stack.pop()
-    order.reverse()
-    return order
 
 
 def _loops(blocks: list[MBlock], dominates) -> dict[int, set[int]]:
