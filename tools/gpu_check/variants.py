@@ -15,13 +15,12 @@ write scoreboard 5-7, read scoreboard 8-10, wait mask 11-16, operand reuse 17-20
 """
 from __future__ import annotations
 
-import json
 import re
 import struct
 from pathlib import Path
 from typing import Callable
 
-from .bundle import MANIFEST, Bundle, BundleWriter
+from .bundle import Bundle, BundleWriter
 
 STALL, WAIT, REUSE = 0xF, 0x3F << 11, 0xF << 17
 
@@ -41,14 +40,6 @@ def text_sections(cubin: bytes) -> list[tuple[str, int, int]]:
     return out
 
 
-def _opcode(word: int, arch: str) -> str:
-    from ptx2sass.encoder import codec
-    try:
-        return codec.decode_text(word, arch).split()[0].lstrip("@!P0123456789T ").split(".")[0]
-    except Exception:  # noqa: BLE001 - an undecodable word is left as it is
-        return ""
-
-
 def _guarded_opcode(text: str) -> str:
     parts = text.split()
     if parts and parts[0].startswith("@"):
@@ -56,9 +47,10 @@ def _guarded_opcode(text: str) -> str:
     return parts[0].split(".")[0] if parts else ""
 
 
-def rewrite(cubin: bytes, arch: str, change: Callable[[int, int, str], int]) -> bytes:
+def rewrite(cubin: bytes, arch: str, change: Callable[[int, int, str, int], int]) -> bytes:
     """The cubin with each instruction word `w` of its code replaced by `change(w, control,
-    opcode)` (the whole 128-bit word in, the whole word out)."""
+    opcode, index)` (the whole 128-bit word in, the whole word out; `index` counts the
+    instructions over the code sections in order)."""
     from ptx2sass.encoder import codec
     data = bytearray(cubin)
     index = 0
@@ -69,8 +61,7 @@ def rewrite(cubin: bytes, arch: str, change: Callable[[int, int, str], int]) -> 
                 op = _guarded_opcode(codec.decode_text(word, arch))
             except Exception:  # noqa: BLE001 - not in our tables: control fields only
                 op = ""
-            new = change(word, word >> 105, op, index) if getattr(change, "by_index", False) \
-                else change(word, word >> 105, op)
+            new = change(word, word >> 105, op, index)
             data[at:at + 16] = new.to_bytes(16, "little")
             index += 1
     return bytes(data)
@@ -80,39 +71,39 @@ def _with_control(word: int, control: int) -> int:
     return (word & ((1 << 105) - 1)) | (control << 105)
 
 
-def slow(word: int, control: int, op: str) -> int:
+def slow(word: int, control: int, op: str, index: int) -> int:
     """Every instruction stalls 15 cycles and waits on all six scoreboards; no reuse."""
     return _with_control(word, (control & ~REUSE) | STALL | WAIT)
 
 
-def ldgsts_spaced(word: int, control: int, op: str) -> int:
+def ldgsts_spaced(word: int, control: int, op: str, index: int) -> int:
     """LDGSTS and LDGDEPBAR stall at least 4 cycles, as ptxas's sm_90 code does."""
     if op in ("LDGSTS", "LDGDEPBAR") and (control & STALL) < 4:
         return _with_control(word, (control & ~STALL) | 4)
     return word
 
 
-def ltc128b(word: int, control: int, op: str) -> int:
+def ltc128b(word: int, control: int, op: str, index: int) -> int:
     """LDGSTS with ptxas's `.LTC128B` (bit 72: an L2 prefetch hint, no change of meaning)."""
     return word | (1 << 72) if op == "LDGSTS" else word
 
 
-def barrier_waits(word: int, control: int, op: str) -> int:
+def barrier_waits(word: int, control: int, op: str, index: int) -> int:
     """Every barrier, LDGDEPBAR, DEPBAR, LDGSTS, LDSM and MMA waits on all scoreboards first."""
     if op in ("BAR", "LDGSTS", "LDGDEPBAR", "DEPBAR", "LDSM", "HMMA", "IMMA"):
         return _with_control(word, control | WAIT)
     return word
 
 
-def stall_all(word: int, control: int, op: str) -> int:
+def stall_all(word: int, control: int, op: str, index: int) -> int:
     return _with_control(word, control | STALL)
 
 
-def wait_all(word: int, control: int, op: str) -> int:
+def wait_all(word: int, control: int, op: str, index: int) -> int:
     return _with_control(word, control | WAIT)
 
 
-def no_reuse(word: int, control: int, op: str) -> int:
+def no_reuse(word: int, control: int, op: str, index: int) -> int:
     return _with_control(word, control & ~REUSE)
 
 
@@ -122,10 +113,10 @@ GROUPS = {"BAR": ("BAR",), "LDGSTS": ("LDGSTS",), "LDGDEPBAR": ("LDGDEPBAR",), "
           "LDSM": ("LDSM",), "MMA": ("HMMA", "IMMA", "QMMA"), "LDS": ("LDS", "STS"), "ALU": ()}
 
 
-def _group_transform(kind: str, group: str) -> Callable[[int, int, str], int]:
+def _group_transform(kind: str, group: str) -> Callable[[int, int, str, int], int]:
     ops = GROUPS[group]
 
-    def change(word: int, control: int, op: str) -> int:
+    def change(word: int, control: int, op: str, index: int) -> int:
         hit = op in ops if ops else op not in {o for g in GROUPS.values() for o in g}
         if not hit:
             return word
@@ -134,7 +125,7 @@ def _group_transform(kind: str, group: str) -> Callable[[int, int, str], int]:
     return change
 
 
-TRANSFORMS: dict[str, Callable[[int, int, str], int]] = {
+TRANSFORMS: dict[str, Callable[[int, int, str, int], int]] = {
     "slow": slow, "ldgsts_spaced": ldgsts_spaced, "ltc128b": ltc128b, "barrier_waits": barrier_waits,
     "stall": stall_all, "wait": wait_all, "noreuse": no_reuse,
     **{f"{kind}_{group}": _group_transform(kind, group) for kind in ("wait", "stall") for group in GROUPS}}
@@ -153,7 +144,6 @@ def _range_transform(name: str) -> Callable | None:
         if (lo <= index < hi) == inside:
             return _with_control(word, control | STALL)
         return word
-    change.by_index = True
     return change
 
 
@@ -212,8 +202,3 @@ def add_variants(bundle_dir: Path, select: str, names: list[str], bases=("ours",
     log(f"variants: {added} cubins added to {bundle_dir} ({', '.join(names)})")
     return added
 
-
-def variant_names(bundle_dir: Path) -> list[str]:
-    manifest = json.loads((Path(bundle_dir) / MANIFEST).read_text())
-    names = {v for spec in manifest["launches"] for v in spec["cubins"]}
-    return sorted(names)
