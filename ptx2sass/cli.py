@@ -512,6 +512,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "module": module,    # the checked AST, so the back end need not parse again
         "spill_report": {},  # filled by the back end: kernel -> (spill store, load bytes)
         "time_report": {},   # filled by the back end: kernel -> its code generation's ms
+        "frame_report": {},  # filled by the back end: kernel -> its own frame's bytes
     }
 
 
@@ -574,12 +575,15 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
 
 def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
                    times: dict | None = None,
-                   functions: tuple[list[str], dict[str, list[str]]] = ([], {})) -> list[str]:
+                   functions: tuple[list[str], dict[str, list[str]]] = ([], {}),
+                   own_frames: dict | None = None) -> list[str]:
     """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
     `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
-    `Function properties` lines; one we inlined has no frame of its own (0 bytes)."""
+    `Function properties` lines; one we inlined has no frame of its own (0 bytes).
+    `own_frames` (kernel -> bytes): a kernel's own frame, where its FRAME_SIZE record also
+    counts the calls below it (the record's value without)."""
     from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
@@ -619,7 +623,8 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         lines.append(f"Compiling entry function '{k.name}' for '{arch}'")
         lines.append(f"Function properties for {k.name}")
         stores, loads = (spills or {}).get(k.name, (0, 0))
-        lines.append(f"    {k.frame_size} bytes stack frame, {stores} bytes spill stores, "
+        lines.append(f"    {(own_frames or {}).get(k.name, k.frame_size)} bytes stack frame, "
+                     f"{stores} bytes spill stores, "
                      f"{loads} bytes spill loads")
         # -G cubins hold two counts; ptxas reports its REGCOUNT record's.
         record = getattr(k, "regcount_attribute", None)
@@ -796,7 +801,7 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
         times[first] = times.get(first, 0.0) + max(0.0, elapsed - sum(times.values()))
     lines = register_override_lines(module, bytes(cubin), limit) if limit else []
     return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times,
-                                  functions)
+                                  functions, options.get("frame_report"))
 
 
 def run(argv: list[str]) -> int:

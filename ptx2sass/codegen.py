@@ -440,6 +440,55 @@ def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled], pointers: 
     return order
 
 
+def _callee_stack(mf: MFunction, compiled: dict[str, _Compiled], pointers: dict[str, int]) -> int | None:
+    """The stack the deepest chain of calls from a kernel takes below its frame (each
+    function's frame, saved registers included), or None where a chain comes back to a
+    function it passed (recursion: not knowable; ptxas's MIN_STACK_SIZE 0xffffffff and its
+    warning). A call through a pointer may reach any address-taken function."""
+    depth: dict[str, int] = {}
+    open_: set[str] = set()
+
+    def targets(calls):
+        for name in calls:
+            if name == abi.INDIRECT:
+                yield from pointers
+            else:
+                yield name
+
+    def below(name: str) -> int | None:       # iterative: chains may be long
+        stack = [(name, iter(list(targets(compiled[name].mf.calls))), 0)]
+        open_.add(name)
+        while stack:
+            at, rest, deepest = stack[-1]
+            nxt = next(rest, None)
+            if nxt is None:
+                stack.pop()
+                open_.discard(at)
+                depth[at] = compiled[at].frame.size + deepest
+                if stack:
+                    up, r, d = stack[-1]
+                    stack[-1] = (up, r, max(d, depth[at]))
+                continue
+            if nxt in open_:
+                return None
+            if nxt in depth:
+                stack[-1] = (at, rest, max(deepest, depth[nxt]))
+                continue
+            open_.add(nxt)
+            stack.append((nxt, iter(list(targets(compiled[nxt].mf.calls))), 0))
+        return depth[name]
+
+    deepest = 0
+    for name in dict.fromkeys(targets(mf.calls)):
+        if name not in compiled:
+            continue               # another unit's function (-c): its stack is its own
+        d = depth[name] if name in depth else below(name)
+        if d is None:
+            return None
+        deepest = max(deepest, d)
+    return deepest
+
+
 def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     layout: KernelLayout | None = None,
                     max_registers: int | None = None,
@@ -566,7 +615,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                          for c in subfunctions]
     # alloca: the stack below the frame grows at run time (ptxas writes the same records)
     code.dynamic_stack = any(f.attributes.get(ir.DYNAMIC_STACK) for f in [fn] + [c.fn for c in callees])
-    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees or code.dynamic_stack else frame_size
+    below = _callee_stack(mf, functions, pointers) if fn.is_entry else (0 if not callees else None)
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if below is None or code.dynamic_stack else frame_size + below
+    code.recursive = below is None
+    # ptxas's FRAME_SIZE record of a kernel counts the deepest chain of calls below it too
+    code.frame_record = frame_size + (below or 0) if fn.is_entry else frame_size
     if not fn.is_entry:
         max_r = max([max_r] + [r for r, _ in kernel.saves])
         regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
@@ -676,14 +729,18 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
             spill_report[fn.name] = (code.spill_store_bytes, code.spill_load_bytes)
+        frame_report = (options or {}).get("frame_report")
+        if frame_report is not None:      # the command's -v "bytes stack frame"
+            frame_report[fn.name] = code.frame_size
         if time_report is not None:       # the command's -v "Compile time" per function
             time_report[fn.name] = (time.perf_counter() - started) * 1000
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)] if fn.is_entry else []
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
-                              frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions or code.dynamic_stack
+                              frame_size=code.frame_record, min_stack_size=code.stack_size,
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
+                                              else 0 if code.subfunctions
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,
