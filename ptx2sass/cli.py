@@ -538,9 +538,11 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
     entry → those reported after it). Under -c every `.func` with a body comes first, in
     the order ptxas compiles them: depth first from the last-named function back, callees
     (the last-called first) before their callers. In whole-program mode each entry is
-    followed by the functions it reaches, by name."""
-    from ptx2sass.inline import call_graph
+    followed by the functions it reaches, by name (a call through a pointer reaches every
+    function whose address the module takes)."""
+    from ptx2sass.inline import address_taken_functions, call_graph
     graph = call_graph(module)
+    named = {f.name for f in module.functions()}
     funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
              if n in graph]
     if compile_only:
@@ -562,11 +564,15 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
                     stack.append((callee, iter(reversed(graph[callee]))))
         return [n for n in done if n in funcs], {}
     after = {}
+    taken = None
     for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):
         reached, work = set(), list(graph[entry])
         while work:
             n = work.pop()
-            if n in graph and n not in reached and n in funcs:
+            if n not in named:              # a register: a call through a pointer
+                taken = address_taken_functions(module) if taken is None else taken
+                work.extend(t for t in taken if t not in reached)
+            elif n in graph and n not in reached and n in funcs:
                 reached.add(n)
                 work.extend(graph[n])
         after[entry] = sorted(reached)
@@ -582,14 +588,16 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
     `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
     `Function properties` lines; one we inlined has no frame of its own (0 bytes).
-    `own_frames` (kernel -> bytes): a kernel's own frame, where its FRAME_SIZE record also
-    counts the calls below it (the record's value without)."""
+    `own_frames` (function -> bytes): a kernel's own frame, where its FRAME_SIZE record also
+    counts the calls below it, and the frames of the functions kept out of line inside a
+    kernel's text (the cubin's records without)."""
     from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
     info = target(_real_arch(arch))
     frames = {k.name: k.frame_size for k in c.kernels if not k.is_entry}
+    frames.update({name: size for name, size in (own_frames or {}).items() if name not in frames})
 
     def function_lines(name: str, timed: bool) -> list[str]:
         stores, loads = (spills or {}).get(name, (0, 0))
@@ -756,7 +764,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
             report.warning(f"Stack size for entry function '{name}' cannot be "
                            "statically determined")
     if cl.flag("warn-on-local-memory-usage"):
-        for name, frame in _local_memory_frames(bytes(cubin)):
+        for name, frame in _local_memory_frames(bytes(cubin), options.get("frame_report")):
             report.warning(f"Local memory used for function '{name}', size of stack frame: "
                            f"{frame} bytes")
         if report.failed:
@@ -833,10 +841,15 @@ def run(argv: list[str]) -> int:
     return _compile(cl, report)
 
 
-def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
-    """(function, stack frame bytes) for each function of the cubin with a frame."""
+def _local_memory_frames(cubin: bytes, own_frames: dict | None = None) -> list[tuple[str, int]]:
+    """(function, stack frame bytes) for each function of the cubin with a frame (a
+    kernel's FRAME_SIZE record, calls below it counted, as ptxas's warning says), then
+    the functions kept out of line inside kernels' text (`own_frames`)."""
     from ptx2sass.encoder.cubin import read_cubin
-    return [(k.name, k.frame_size) for k in read_cubin(cubin).kernels if k.frame_size]
+    kernels = read_cubin(cubin).kernels
+    listed = {k.name for k in kernels}
+    return [(k.name, k.frame_size) for k in kernels if k.frame_size] + \
+        [(name, size) for name, size in (own_frames or {}).items() if size and name not in listed]
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:

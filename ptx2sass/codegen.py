@@ -732,6 +732,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         frame_report = (options or {}).get("frame_report")
         if frame_report is not None:      # the command's -v "bytes stack frame"
             frame_report[fn.name] = code.frame_size
+            frame_report.update({name.rsplit("$", 1)[1]: size for name, _, size in code.subfunctions})
         if time_report is not None:       # the command's -v "Compile time" per function
             time_report[fn.name] = (time.perf_counter() - started) * 1000
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)] if fn.is_entry else []

@@ -82,3 +82,23 @@ def test_recursion_stays_unknowable():
     (k,) = [k for k in read_cubin(cubin).kernels if k.is_entry]
     theirs = [k for k in read_cubin(oracle.ptxas(FIB, "sm_89").output).kernels if k.is_entry][0]
     assert k.min_stack_size == theirs.min_stack_size == UNKNOWN
+
+
+def _named(text: str, pattern: str) -> list[str]:
+    return re.findall(pattern, text)
+
+
+def test_functions_reached_through_pointers_reported_as_ptxas(tmp_path, capsys):
+    """`-v` follows a kernel with the functions a call through a pointer may reach (every
+    address-taken one), and `--warn-on-local-memory-usage` names each function with a
+    frame, those inside the kernel's text too; the frame sizes are our code's."""
+    rc, err, _, theirs = _ours_and_ptxas(FRAMES, tmp_path, capsys, ("-v",))
+    properties = r"(?m)info    : Function properties for (\S+)$"
+    assert _named(err, properties) == _named(theirs.stderr, properties) == ["k", "f1", "f2"]
+    rc, err, _, theirs = _ours_and_ptxas(FRAMES, tmp_path, capsys, ("--warn-on-local-memory-usage",))
+    used = r"Local memory used for function '(\w+)'"
+    assert _named(err, used) == _named(theirs.stderr, used) == ["k", "f1", "f2"]
+    rc, err, _, theirs = _ours_and_ptxas(CALLS, tmp_path, capsys, ("-v",))
+    after_indirect = r"(?s)entry function '_Z13call_indirectPKjPKiS2_Pi'.*?(?=Compiling|$)"
+    assert _named(re.search(after_indirect, err).group(), properties) == \
+        _named(re.search(after_indirect, theirs.stderr).group(), properties)
