@@ -480,13 +480,14 @@ def _code_generator():
     if compile_module is not None:
         def generate(ptx, arch, module=None, filename="<input>", **options):
             from ptx2sass import frontend
-            from ptx2sass.codegen import lower_checked
+            from ptx2sass.codegen import keeps_functions, lower_checked
             whole_program = not options.get("compile_only")
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch, whole_program=whole_program)
             options.setdefault("ptx_ast", module)    # -lineinfo reads `.loc`s off the tree
-            return compile_module(lower_checked(module, whole_program), arch, options, filename)
+            return compile_module(lower_checked(module, whole_program, keeps_functions(module, options)),
+                                  arch, options, filename)
         return generate
     import ptx2sass
     try:
@@ -760,9 +761,11 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
     if (module.has_calls() or "alloca" in text or "stackrestore" in text) and not cl.flag("suppress-stack-size-warning"):
+        keeps_functions = cl.flag("device-debug") or (module.target is not None and "debug" in module.target.names)
         for name in _unknown_stack_kernels(bytes(cubin)):
-            report.warning(f"Stack size for entry function '{name}' cannot be "
-                           "statically determined")
+            for _ in range(_recursive_callees(module, name) if keeps_functions else 1):
+                report.warning(f"Stack size for entry function '{name}' cannot be "
+                               "statically determined")
     if cl.flag("warn-on-local-memory-usage"):
         for name, frame in _local_memory_frames(bytes(cubin), options.get("frame_report")):
             report.warning(f"Local memory used for function '{name}', size of stack frame: "
@@ -860,6 +863,35 @@ def _unknown_stack_kernels(cubin: bytes) -> list[str]:
     from ptx2sass.encoder.cubin import read_cubin
     return [k.name for k in reversed(read_cubin(cubin).kernels)
             if k.is_entry and k.min_stack_size == UNKNOWN_STACK_SIZE]
+
+
+def _recursive_callees(module, kernel: str) -> int:
+    """How many times ptxas -g warns about a kernel's unknowable stack: once for each
+    function it calls (by name, each once) from which a chain of calls comes back on itself
+    (-g keeps every `.func` out of line; measured with self- and mutually recursive
+    callees); at least once (alloca)."""
+    from ptx2sass.inline import call_graph
+    graph = call_graph(module)
+
+    def recurses(start: str) -> bool:
+        # iterative search for a cycle reachable from start (colours: 1 on the path, 2 done)
+        colour: dict[str, int] = {}
+        stack = [(start, iter(graph.get(start, ())))]
+        colour[start] = 1
+        while stack:
+            name, rest = stack[-1]
+            nxt = next(rest, None)
+            if nxt is None:
+                colour[name] = 2
+                stack.pop()
+            elif colour.get(nxt) == 1:
+                return True
+            elif nxt not in colour and nxt in graph:
+                colour[nxt] = 1
+                stack.append((nxt, iter(graph[nxt])))
+        return False
+
+    return max(1, sum(1 for callee in graph.get(kernel, ()) if recurses(callee)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -444,48 +444,45 @@ def _callee_stack(mf: MFunction, compiled: dict[str, _Compiled], pointers: dict[
     """The stack the deepest chain of calls from a kernel takes below its frame (each
     function's frame, saved registers included), or None where a chain comes back to a
     function it passed (recursion: not knowable; ptxas's MIN_STACK_SIZE 0xffffffff and its
-    warning). A call through a pointer may reach any address-taken function."""
+    warning). A call through a pointer may reach any address-taken function; another
+    unit's function (-c) or a link target (-g) is not followed here."""
+    def targets(name: str | None):
+        for callee in (mf if name is None else compiled[name].mf).calls:
+            for t in (pointers if callee == abi.INDIRECT else (callee,)):
+                if t in compiled:
+                    yield t
+    return deepest_chain(targets(None), lambda n: compiled[n].frame.size, targets)
+
+
+def deepest_chain(roots, frame, calls) -> int | None:
+    """The largest sum of `frame(f)` along a chain of calls from one of `roots` (`calls(f)`:
+    what f calls), or None where a chain comes back to a function on it. Iterative: chains
+    may be long."""
     depth: dict[str, int] = {}
-    open_: set[str] = set()
-
-    def targets(calls):
-        for name in calls:
-            if name == abi.INDIRECT:
-                yield from pointers
-            else:
-                yield name
-
-    def below(name: str) -> int | None:       # iterative: chains may be long
-        stack = [(name, iter(list(targets(compiled[name].mf.calls))), 0)]
-        open_.add(name)
-        while stack:
-            at, rest, deepest = stack[-1]
-            nxt = next(rest, None)
-            if nxt is None:
-                stack.pop()
-                open_.discard(at)
-                depth[at] = compiled[at].frame.size + deepest
-                if stack:
-                    up, r, d = stack[-1]
-                    stack[-1] = (up, r, max(d, depth[at]))
-                continue
-            if nxt in open_:
-                return None
-            if nxt in depth:
-                stack[-1] = (at, rest, max(deepest, depth[nxt]))
-                continue
-            open_.add(nxt)
-            stack.append((nxt, iter(list(targets(compiled[nxt].mf.calls))), 0))
-        return depth[name]
-
+    on_chain: set[str] = set()
     deepest = 0
-    for name in dict.fromkeys(targets(mf.calls)):
-        if name not in compiled:
-            continue               # another unit's function (-c): its stack is its own
-        d = depth[name] if name in depth else below(name)
-        if d is None:
-            return None
-        deepest = max(deepest, d)
+    for root in dict.fromkeys(roots):
+        if root not in depth:
+            stack = [(root, iter(list(calls(root))), 0)]
+            on_chain.add(root)
+            while stack:
+                at, rest, below = stack[-1]
+                nxt = next(rest, None)
+                if nxt is None:
+                    stack.pop()
+                    on_chain.discard(at)
+                    depth[at] = frame(at) + below
+                    if stack:
+                        up, r, d = stack[-1]
+                        stack[-1] = (up, r, max(d, depth[at]))
+                elif nxt in on_chain:
+                    return None
+                elif nxt in depth:
+                    stack[-1] = (at, rest, max(below, depth[nxt]))
+                else:
+                    on_chain.add(nxt)
+                    stack.append((nxt, iter(list(calls(nxt))), 0))
+        deepest = max(deepest, depth[root])
     return deepest
 
 
@@ -765,9 +762,14 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
-    if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
-        position = {fn.name: i for i, fn in enumerate(module.functions)}
-        pairs = sorted(zip(kernels, codes), key=lambda kc: -position[kc[0].name])
+    if not relocatable and any(not k.is_entry for k in kernels):
+        _link_target_stacks(kernels, codes)
+    if full_debug:      # ptxas -g writes the functions in PTX order; without -c the
+        # `.visible .func`s, then the kernels, then the other functions (the builder reverses)
+        position = {fn.name: (0, i) if relocatable or not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
+                    else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    for i, fn in enumerate(module.functions)}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
@@ -791,6 +793,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible,
+                                    local_functions={fn.name for fn in module.functions
+                                                     if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
@@ -802,6 +806,42 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               if v.sampler is not None],
                                     texmode_independent=module.texmode_independent))
     return cubin, codes
+
+
+def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
+    """-g keeps `.func`s out of line as functions of their own (link targets): a kernel's
+    MIN_STACK_SIZE also counts the deepest chain of them it calls (its FRAME_SIZE record
+    stays its own, as ptxas -g writes it), and a chain that comes back on itself makes it
+    unknowable (CRS_STACK_SIZE too)."""
+    targets = {k.name: c for k, c in zip(kernels, codes) if not k.is_entry}
+
+    def own(name: str) -> int | None:       # its frame and its in-text callees' chain
+        c = targets[name]
+        return None if c.stack_size == abi.UNKNOWN_STACK_SIZE else c.stack_size
+
+    for k, c in zip(kernels, codes):
+        if not k.is_entry or c.stack_size == abi.UNKNOWN_STACK_SIZE:
+            continue
+        reached = [e for e in c.externs if e in targets]
+        if not reached:
+            continue
+        below = deepest_chain(reached, lambda n: own(n) or 0,
+                              lambda n: [e for e in targets[n].externs if e in targets])
+        if below is None or any(own(n) is None for n in _reached(reached, targets)):
+            k.min_stack_size = k.crs_stack_size = abi.UNKNOWN_STACK_SIZE
+            c.stack_size, c.recursive = abi.UNKNOWN_STACK_SIZE, True
+        else:
+            k.min_stack_size = c.stack_size = c.stack_size + below
+
+
+def _reached(roots: list[str], targets: dict[str, KernelCode]) -> set[str]:
+    seen, work = set(), list(roots)
+    while work:
+        n = work.pop()
+        if n not in seen:
+            seen.add(n)
+            work.extend(e for e in targets[n].externs if e in targets)
+    return seen
 
 
 def _branches_conditionally(code: KernelCode) -> bool:
@@ -893,6 +933,12 @@ def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
     return tuple(dims + [1] * (3 - len(dims)))
 
 
+def keeps_functions(tree, options: dict) -> bool:
+    """-g (or `.target debug`): ptxas keeps every `.func` out of line."""
+    target = getattr(tree, "target", None)
+    return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
 def _flag(value) -> bool:
     return bool(value) and str(value).lower() not in ("false", "0")
 
@@ -912,25 +958,47 @@ def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
     return lower_checked(module, whole_program), tree
 
 
-def lower_checked(module, whole_program: bool = True) -> ir.Module:
+def lower_checked(module, whole_program: bool = True, keep_functions: bool = False) -> ir.Module:
     """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
-    the `.visible .func`s other units may call, which stay functions of their own."""
+    the `.visible .func`s other units may call, which stay functions of their own; with
+    `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
+    through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.inline import inline_calls, linkable_functions
-    linkable = set() if whole_program else linkable_functions(module)
+    local = set()
+    declared: dict[str, int] = {}
+    for i, f in enumerate(module.functions()):
+        declared.setdefault(f.name, i)
+    if keep_functions:
+        # (not yet: a struct returned through the link-time convention, and calls through
+        # pointers to a function of its own section: those are compiled as without -g)
+        from ptx2sass.inline import address_taken_functions, returns_struct
+        taken = address_taken_functions(module)
+        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
+                    and not returns_struct(f) and f.name not in taken}
+        local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+    else:
+        linkable = set() if whole_program else linkable_functions(module)
     if module.has_calls() or linkable:
-        module = inline_calls(module, linkable=not whole_program)
+        module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
     out = lower_module(module)
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
+        if fn.name in local:
+            fn.attributes[abi.LOCAL_FUNCTION] = True
+        if fn.name in declared:
+            fn.attributes[abi.DECLARED_AT] = declared[fn.name]
     return out
 
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
     """PTX text → cubin: the frontend, then `compile_module`."""
     whole_program = not _flag(options.get("compile_only"))
-    module, tree = _lower(ptx, arch, filename, whole_program)
+    from ptx2sass.frontend import check, parse
+    tree = parse(ptx, filename)
+    check(tree, arch, whole_program=whole_program)
+    module = lower_checked(tree, whole_program, keeps_functions(tree, options))
     options.setdefault("ptx_text", ptx)
     options.setdefault("ptx_ast", tree)
     return compile_module(module, arch, options, filename)
