@@ -480,14 +480,13 @@ def _code_generator():
     if compile_module is not None:
         def generate(ptx, arch, module=None, filename="<input>", **options):
             from ptx2sass import frontend
-            from ptx2sass.codegen import keeps_functions, lower_checked
+            from ptx2sass.codegen import compile_checked
             whole_program = not options.get("compile_only")
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch, whole_program=whole_program)
             options.setdefault("ptx_ast", module)    # -lineinfo reads `.loc`s off the tree
-            return compile_module(lower_checked(module, whole_program, keeps_functions(module, options)),
-                                  arch, options, filename)
+            return compile_checked(module, arch, options, filename, whole_program)
         return generate
     import ptx2sass
     try:

@@ -998,7 +998,25 @@ def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **opti
     from ptx2sass.frontend import check, parse
     tree = parse(ptx, filename)
     check(tree, arch, whole_program=whole_program)
-    module = lower_checked(tree, whole_program, keeps_functions(tree, options))
     options.setdefault("ptx_text", ptx)
     options.setdefault("ptx_ast", tree)
-    return compile_module(module, arch, options, filename)
+    return compile_checked(tree, arch, options, filename, whole_program)
+
+
+REPORTS = ("spill_report", "time_report", "frame_report")     # what the back end fills in `options`
+
+
+def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_program: bool = True) -> bytes:
+    """A parsed and checked module's cubin. Under -g the `.func`s stay out of line; where
+    that meets something the out-of-line convention does not support yet, the module is
+    compiled as without -g's functions (inlined), as before, rather than refused."""
+    keep = keeps_functions(tree, options)
+    try:
+        return compile_module(lower_checked(tree, whole_program, keep), arch, options, filename)
+    except CompileError as err:
+        if not keep or "not supported yet" not in str(err):
+            raise
+    for name in REPORTS:
+        if isinstance(options.get(name), dict):
+            options[name].clear()
+    return compile_module(lower_checked(tree, whole_program, False), arch, options, filename)

@@ -162,3 +162,14 @@ def test_each_function_has_its_lines():
             code = body(table[name])
             assert code and all(ins.lines for ins in code)
             assert {line for ins in code for _, line, *_ in ins.lines} <= ptx_lines
+
+
+def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
+    """A `.func` with a `brx.idx` jump table (not supported out of line yet): the module is
+    compiled with its functions inlined, as before -g kept them, instead of being refused;
+    ptxas compiles it."""
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "corpus" / "llvm" / "switch_op.ptx").read_text()
+    assert oracle.ptxas(ptx, "sm_89", ("-g",), name="switch_op.ptx").ok
+    cubin = codegen.compile_ptx(ptx, "sm_89", "switch_op.ptx", debug=True, opt_level=0)
+    assert [k.name for k in read_cubin(cubin).kernels] == ["switch_op"]
