@@ -16,7 +16,7 @@ HEAD = """.version 8.0
 .address_size 64
 .visible .entry k(.param .u64 out)
 {
-  .reg .pred %p<64>; .reg .b32 %r<200>; .reg .b64 %rd<4>;
+  .reg .pred %p<400>; .reg .b32 %r<1000>; .reg .b64 %rd<4>;
   ld.param.u64 %rd1, [out];
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r0, %tid.x;
@@ -39,9 +39,9 @@ def nested_ifs(depth: int) -> str:
     for k in range(depth):
         s += f"  setp.gt.u32 %p{k}, %r0, {k};\n  @!%p{k} bra E{k};\n  mad.lo.u32 %r1, %r1, 3, {k + 1};\n"
     for k in reversed(range(depth)):
-        mask = (0xFFFFFFFF << k) & 0xFFFFFFFF
-        s += (f"E{k}:\n  shfl.sync.idx.b32 %r{100 + k}, %r1, 31, 31, {mask};\n"
-              f"  xor.b32 %r1, %r1, %r{100 + k};\n  mul.lo.u32 %r1, %r1, 7;\n")
+        mask = (0xFFFFFFFF << min(k, 31)) & 0xFFFFFFFF    # (deeper than a warp: bench only)
+        s += (f"E{k}:\n  shfl.sync.idx.b32 %r{300 + k}, %r1, 31, 31, {mask};\n"
+              f"  xor.b32 %r1, %r1, %r{300 + k};\n  mul.lo.u32 %r1, %r1, 7;\n")
     return s + TAIL
 
 
@@ -50,11 +50,11 @@ def nested_loops(depth: int) -> str:
     loop's exit is lane-varying."""
     s = HEAD
     for k in range(depth):
-        s += (f"  shr.u32 %r{150 + k}, %r0, {k};\n  and.b32 %r{150 + k}, %r{150 + k}, 1;\n"
-              f"  add.u32 %r{150 + k}, %r{150 + k}, 1;\n  mov.u32 %r{100 + k}, 0;\nH{k}:\n")
+        s += (f"  shr.u32 %r{600 + k}, %r0, {k};\n  and.b32 %r{600 + k}, %r{600 + k}, 1;\n"
+              f"  add.u32 %r{600 + k}, %r{600 + k}, 1;\n  mov.u32 %r{300 + k}, 0;\nH{k}:\n")
     s += "  mad.lo.u32 %r1, %r1, 5, 1;\n"
     for k in reversed(range(depth)):
-        s += (f"  add.u32 %r{100 + k}, %r{100 + k}, 1;\n  setp.lt.u32 %p{k}, %r{100 + k}, %r{150 + k};\n"
+        s += (f"  add.u32 %r{300 + k}, %r{300 + k}, 1;\n  setp.lt.u32 %p{k}, %r{300 + k}, %r{600 + k};\n"
               f"  @%p{k} bra H{k};\n  xor.b32 %r1, %r1, {k + 11};\n")
     return s + TAIL
 
