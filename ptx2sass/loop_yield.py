@@ -23,6 +23,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.divergence import divergent_values
 from ptx2sass.mir import PSEUDOS, MFunction, MInstr
+from ptx2sass.reconverge import COLLECTIVES, meet_before_collectives, reachable
 
 ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
 STRONG = ("volatile", "relaxed", "acquire", "release")
@@ -64,6 +65,7 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
                 chosen.append(h)
     machine = {mb.name: mb for mb in mf.blocks}
     count = 0
+    yielded = []
     for h in chosen:
         mb = machine.get(headers[h].name)
         if mb is None:
@@ -71,8 +73,24 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
         at = next((k for k, mi in enumerate(mb.instrs)
                    if mi.opcode not in PSEUDOS and mi.opcode != "BSYNC"), len(mb.instrs))
         mb.instrs.insert(at, MInstr("YIELD", (), [], 0))
+        yielded.append(mb)
         count += 1
+    _meet_after_yields(mf, yielded)
     return count
+
+
+def _meet_after_yields(mf: MFunction, yielded: list) -> None:
+    """A YIELD lets lanes waiting at a BSYNC go on before the others arrive (the H200 ran
+    our full-mask `match.any.sync` after such a loop with the warp still split in two, GPU
+    run 12), so a BSYNC no longer makes the warp whole: ptxas guards each full-mask
+    collective that may follow a YIELD (BRA.DIV to a `WARPSYNC 0xffffffff` path); ours gets
+    that WARPSYNC in front."""
+    if not yielded:
+        return
+    collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
+    if collectives:
+        for b in reachable(*yielded):
+            meet_before_collectives(b, collectives)
 
 
 def _divergent_regions(fn: ir.Function, idom) -> set[int]:
