@@ -319,26 +319,19 @@ def fuzz_case(key: str):
     out (the GPU check binds no texture objects). tools/gpu_truth.py maps the GPU's outputs
     back to its slots."""
     from ptx2sass.errors import CompileError
-    from ptx2sass.fuzz.campaign import Options, make_program, refused_statement, remove_statement
-    from ptx2sass.fuzz.inputs import case_from_program
-    from ptx2sass.fuzz.program import render
+    from ptx2sass.fuzz.campaign import Options, make_program, peel
     from ptx2sass.fuzz.runner import compile_ours
-    seed = int(key)
-    prog = make_program(seed, Options(arch=FUZZ_ARCH, exclude=["texture"]))
-    for _ in range(12):
-        rendered = render(prog)
-        case = case_from_program(prog, rendered)
-        case.arch = FUZZ_ARCH
+
+    def refusal(case):
         try:
             compile_ours(case)
-            break
         except CompileError as e:
-            stmt = refused_statement(rendered, str(e))
-            if stmt is None or not remove_statement(prog, stmt):
-                break
+            return str(e)
         except Exception:  # noqa: BLE001 - a crash is prepare's to record, with the program as it is
-            break
-    return case
+            return None
+        return None
+    prog = make_program(int(key), Options(arch=FUZZ_ARCH, exclude=["texture"]))
+    return peel(prog, FUZZ_ARCH, refusal, 11)
 
 
 def _fuzz_launch(key: str) -> Launch:
