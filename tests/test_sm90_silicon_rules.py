@@ -125,6 +125,24 @@ def test_full_mask_collective_after_a_yield_meets_first(arch):
     assert ("YIELD" in listing) == ("YIELD" in oracle.nvdisasm(theirs.output, ())) == (arch == "sm_89")
 
 
+def test_guard_after_a_yielding_loop_on_sm_90():
+    """9300296 with a volatile store in its loop (GPU run 13): on sm_90 both compilers now put
+    a YIELD there; ours, with its WARPSYNC.ALL before the post-loop MATCH, was right on the
+    H200, and the same cubin with that WARPSYNC made a NOP was wrong."""
+    from ptx2sass import oracle
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours
+    ptx = HERE / "match_after_yielding_loop_s9300296_store.ptx"
+    case = read_case(ptx.read_text())
+    case.arch = "sm_90"
+    listing = oracle.nvdisasm(compile_ours(case), ())
+    theirs = oracle.nvdisasm(oracle.ptxas(ptx.read_text().replace("sm_89", "sm_90"), "sm_90").output, ())
+    assert "YIELD" in listing and "YIELD" in theirs and "WARPSYNC.ALL" in listing
+    assert not unguarded_collectives_after_yield(listing)
+    stripped = "\n".join(x for x in listing.splitlines() if "WARPSYNC.ALL" not in x)
+    assert unguarded_collectives_after_yield(stripped)
+
+
 _LOOP_THEN_VOTE = """.version 8.5
 .target {arch}
 .address_size 64
