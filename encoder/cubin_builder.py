@@ -527,7 +527,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
     module_sections = [".debug_frame"] + [d.name for d in debug_sections] + [".nv.callgraph"]
     if relocatable:
-        module_sections += [".nv.prototype"] if extern_names or defined_funcs else []
+        module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
     elif not hopper:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
@@ -655,10 +655,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if istypep_used:
         module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
-    if relocatable and (extern_names or defined_funcs):
+    linked_funcs = [n for n in defined_funcs if n not in local_functions]    # (-g's local ones: none)
+    if relocatable and (extern_names or linked_funcs):
         # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
-        proto_names = extern_names + defined_funcs
-        proto_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+        proto_names = extern_names + linked_funcs
+        proto_sym = {**extern_sym, **{n: func_sym[n] for n in linked_funcs}}
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")

@@ -764,9 +764,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         raise CompileError("the module has no kernels", filename)
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
-    if full_debug:      # ptxas -g writes the functions in PTX order; without -c the
-        # `.visible .func`s, then the kernels, then the other functions (the builder reverses)
-        position = {fn.name: (0, i) if relocatable or not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
+    if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
+        # in PTX order), then the other functions in declaration order (the builder reverses)
+        position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
                     else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
         pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
@@ -796,7 +796,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
-                                                if relocatable and (e.name in linkable or
+                                                if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,

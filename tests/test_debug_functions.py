@@ -99,6 +99,15 @@ def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
 
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "two"])
+def test_separate_compilation_with_g_as_ptxas(name):
+    """-c -g: the same order; only `.visible` functions are link targets with a prototype."""
+    theirs = oracle.ptxas(MODULES[name], "sm_89", ("-c", "-g"), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0, compile_only=True)
+    assert _structure(ours) == _structure(theirs.output)
+
+
 def _stack_records(cubin: bytes) -> dict:
     return {k.name: (k.min_stack_size, k.crs_stack_size) for k in read_cubin(cubin).kernels if k.is_entry}
 
