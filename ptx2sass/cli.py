@@ -533,7 +533,7 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[str, list[str]]]:
+def function_report_order(module, compile_only: bool, debug: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
     entry → those reported after it). Under -c every `.func` with a body comes first, in
     the order ptxas compiles them: depth first from the last-named function back, callees
@@ -545,6 +545,12 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
     named = {f.name for f in module.functions()}
     funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
              if n in graph]
+    entries = [f.name for f in module.functions() if f.kind == ".entry" and f.name in graph]
+    if debug and entries:
+        # -g: in the cubin's order, every function out of line: the `.visible` ones first,
+        # the others after the last kernel, in declaration order
+        visible = {f.name for f in module.functions() if f.kind == ".func" and ".visible" in f.linkage}
+        return [n for n in funcs if n in visible], {entries[-1]: [n for n in funcs if n not in visible]}
     if compile_only:
         done: list[str] = []
         seen: set[str] = set()
@@ -804,7 +810,8 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     from ptx2sass.encoder.cubin import read_cubin
     times = dict(options.get("time_report") or {})
     elapsed = (time.perf_counter() - started) * 1000
-    functions = function_report_order(module, bool(options.get("compile_only")))
+    from ptx2sass.codegen import keeps_functions
+    functions = function_report_order(module, bool(options.get("compile_only")), keeps_functions(module, options))
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
     first = functions[0][0] if functions[0] else first
     if first is not None:

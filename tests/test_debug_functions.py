@@ -182,3 +182,15 @@ def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
     assert oracle.ptxas(ptx, "sm_89", ("-g",), name="switch_op.ptx").ok
     cubin = codegen.compile_ptx(ptx, "sm_89", "switch_op.ptx", debug=True, opt_level=0)
     assert [k.name for k in read_cubin(cubin).kernels] == ["switch_op"]
+
+
+@pytest.mark.parametrize("name", ["three", "mutual", "chain"])
+def test_verbose_order_with_g_as_ptxas(name, tmp_path, capsys):
+    """-g -v: the functions' `Function properties` lines in the cubin's order (`.visible`
+    ones first, the others after the last kernel, in declaration order), as ptxas's."""
+    theirs = oracle.ptxas(MODULES[name], "sm_89", ("-g", "-v"), name="k.ptx")
+    (tmp_path / "k.ptx").write_text(MODULES[name])
+    capsys.readouterr()
+    assert cli.main(["-arch=sm_89", "-g", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) == 0
+    heads = r"(?m)info    : (Compiling entry function '\w+'|Function properties for \w+)"
+    assert re.findall(heads, capsys.readouterr().err) == re.findall(heads, theirs.stderr)
