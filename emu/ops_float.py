@@ -606,9 +606,15 @@ def _f2fp_fp8(w, s, mask):
     b = np.broadcast_to(w.rf(b_op), (32,))
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
     out = np.zeros(32, dtype=U32)
+
+    def narrow(x: float) -> int:
+        if "RELU" in mods and not math.isnan(x) and math.copysign(1.0, x) < 0:
+            x = 0.0             # .RELU: negative values become +0 before narrowing (an H200)
+        return fp.fp8_encode(x, kind, sat)
+
     for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
-        hi = fp.fp8_encode(float(a[lane]), kind, sat)
-        lo = fp.fp8_encode(float(b[lane]), kind, sat)
+        hi = narrow(float(a[lane]))
+        lo = narrow(float(b[lane]))
         out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo
     w.w(d, out, mask)
 

@@ -218,7 +218,8 @@ def emulate(run: Run, seed: str) -> dict[str, bytes]:
     return {name: bytes(res.buffers[name]) for name in ("out", "atom")}
 
 
-def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str]) -> int:
+def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str],
+                label: str = "2026-11-27 H200 run 5") -> int:
     """Regression data for tests/test_gpu_truth.py: per seed `SEED.ptx` (the `// fuzz-case:`
     header, then the PTX the GPU's cubin was compiled from) and `SEED.gpu.gz` (the GPU's `out`
     then `atom` bytes), and `manifest.json` (the sha256 of ptxas's cubin the GPU ran, the
@@ -239,7 +240,9 @@ def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str])
         blob = gzip.compress(gpu["out"] + gpu["atom"], 9, mtime=0)
         (folder / f"{seed}.gpu.gz").write_bytes(blob)
         entry = {"cubin_sha256": hashlib.sha256(run.cubin(seed)).hexdigest(), "out": len(gpu["out"]),
-                 "atom": len(gpu["atom"]), "run": "2026-11-27 H200 run 5"}
+                 "atom": len(gpu["atom"]), "run": label}
+        if not case.fmad:       # the GPU check compiles a fuzz case with its own --fmad (since run 10)
+            entry["ptxas_options"] = ["--fmad=false"]
         if seed in xfail:
             entry["xfail"] = xfail[seed]
         manifest[seed] = entry
@@ -280,12 +283,14 @@ def main(argv=None) -> int:
                     help="write the --seeds launches as regression data (tests/gpu_truth)")
     ap.add_argument("--xfail", action="append", default=[], metavar="SEED=REASON",
                     help="with --write-tests: a launch the emulator does not reproduce yet, and why")
+    ap.add_argument("--label", default="2026-11-27 H200 run 5",
+                    help="with --write-tests: the GPU run the bytes come from (the manifest's `run`)")
     args = ap.parse_args(argv)
     run = Run(args.run)
     if args.write_tests:
         xfail = dict(x.split("=", 1) for x in args.xfail)
         seeds = args.seeds.split(",") if args.seeds else []
-        size = write_tests(run, seeds + [s for s in xfail if s not in seeds], args.write_tests, xfail)
+        size = write_tests(run, seeds + [s for s in xfail if s not in seeds], args.write_tests, xfail, args.label)
         print(f"wrote {len(seeds) + len(set(xfail) - set(seeds))} launches to {args.write_tests}: {size} bytes")
         return 0
     if args.rerun:
