@@ -198,7 +198,8 @@ def _mufu_prep(step):
 @semantics("MUFU", prepare=_mufu_prep, vector=True)
 def op_mufu(w, s, active, mask):
     """Multi-function unit. Results here are the correctly rounded FP32 value of the exact
-    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does.
+    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does
+    (TANH keeps them).
     Hardware is an approximation: RCP/RSQ/SQRT within 1 ulp, EX2/LG2 within 2 ulp,
     SIN/COS within 2^-20.9 absolute on [-pi, pi], TANH within 2^-10.7 relative; programs
     that depend on the exact approximation bits (rare: compilers refine with FFMA) can differ.
@@ -246,6 +247,10 @@ def op_mufu(w, s, active, mask):
             x = np.abs(x)
         if getattr(a_op, "neg", False):
             x = -x
+    elif fn == "TANH":
+        # tanh keeps subnormal inputs and results (the PTX manual; an H200: tanh.approx.f32 of
+        # a subnormal x gave x, run 11's fuzz 9300822)
+        x = w.rf(a_op).astype(np.float64)
     else:
         x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -276,7 +281,7 @@ def op_mufu(w, s, active, mask):
         # a NaN result is the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of a NaN)
         w.w(d, np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h).astype(U32), mask)
         return
-    r = fp.flush_f32(y.astype(np.float32))
+    r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
