@@ -25,10 +25,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 _NUM = re.compile(r"(?<![A-Za-z_])(0x[0-9a-f]+|\d+)")
+_REG = re.compile(r"\b(U?R|U?P)\d+\b")
 
 
 def _sig(text: str) -> str:
-    return _NUM.sub("#", text)
+    return _NUM.sub("#", _REG.sub(r"\1#", text))
 
 
 def one(args) -> dict:
@@ -69,14 +70,18 @@ def one(args) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", required=True, help="A:B (B excluded)")
+    ap.add_argument("--seeds", required=True, help="A:B (B excluded), or a comma-separated list")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every seed's record here")
     ap.add_argument("--words", type=Path, help="write the undecodable words here (isa_probe --seed-words)")
     args = ap.parse_args(argv)
-    a, b = (int(x) for x in args.seeds.split(":"))
-    todo = [(s, args.arch) for s in range(a, b)]
+    if ":" in args.seeds:
+        a, b = (int(x) for x in args.seeds.split(":"))
+        seeds = list(range(a, b))
+    else:
+        seeds = [int(x) for x in args.seeds.split(",")]
+    todo = [(s, args.arch) for s in seeds]
     if args.jobs > 1:
         from multiprocessing import Pool
         with Pool(args.jobs) as pool:
