@@ -46,3 +46,51 @@ def test_cvt_satfinite_relu_fp8_clamps_negatives_to_zero(kind):
     half = 0x30 if kind == "e4m3x2" else 0x38           # 0.5
     want = [0, 0, 0, two * 0x101, big * 0x101, half * 0x101]
     assert [hex(v) for v in got] == [hex(v) for v in want]
+
+
+_DMMA = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+.reg .b64 %p<4>;
+.reg .f64 %a, %b, %c<2>, %d<2>;
+ld.param.u64 %p0, [pa]; ld.param.u64 %p1, [pb]; ld.param.u64 %p2, [pc]; ld.param.u64 %p3, [pd];
+wmma.load.a.sync.aligned.row.m8n8k4.global.f64 {%a}, [%p0], 4;
+wmma.load.b.sync.aligned.col.m8n8k4.global.f64 {%b}, [%p1], 4;
+wmma.load.c.sync.aligned.row.m8n8k4.global.f64 {%c0, %c1}, [%p2], 8;
+wmma.mma.sync.aligned.row.col.m8n8k4.MODE.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%c0, %c1};
+wmma.store.d.sync.aligned.row.m8n8k4.global.f64 [%p3], {%d0, %d1}, 8;
+ret;
+}"""
+
+
+def _dmma(mode: str, a: float, b: float, c: float) -> np.ndarray:
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    build = oracle.ptxas(_DMMA.replace("MODE", mode), "sm_90")
+    assert build.ok, build.stderr
+    A, B, C = np.full(32, a), np.full(32, b), np.full(64, c)
+    D = np.zeros(64)
+    run(build.output, "k", 1, 32, [A, B, C, D])
+    return D
+
+
+def test_dmma_rounds_after_each_of_its_four_products():
+    """wmma m8n8k4 f64 (DMMA.8x8x4) is four fused multiply-adds in k order, each rounded: an
+    H200 gave that for fuzz 9300912/9300803 (run 11) where one rounding of the exact sum was
+    1-2 ulps off. With C = 1 and each product 2^-53 (half an ulp of 1), every step ties back
+    to 1 (round to even), where the exact sum 1 + 2^-51 is representable."""
+    D = _dmma("rn", 2.0 ** -27, 2.0 ** -26, 1.0)
+    assert set(D.tolist()) == {1.0}
+    D = _dmma("rp", 2.0 ** -27, 2.0 ** -26, 1.0)      # each step rounds up by an ulp: 1 + 4 * 2^-52
+    assert set(D.tolist()) == {1.0 + 4 * 2.0 ** -52}
+
+
+def test_dmma_rm_overflow_gives_the_largest_double():
+    """.rm of a positive result beyond the range is the largest finite double, not +inf (an
+    H200, fuzz 9300912: 0x7fefffffffffffff where the emulator gave 0x7ff0000000000000)."""
+    D = _dmma("rm", 2.0 ** 600, 2.0 ** 500, 0.0)
+    assert set(D.tolist()) == {np.finfo(np.float64).max}
+    D = _dmma("rn", 2.0 ** 600, 2.0 ** 500, 0.0)
+    assert set(D.tolist()) == {np.inf}
