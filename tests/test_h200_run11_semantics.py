@@ -94,3 +94,38 @@ def test_dmma_rm_overflow_gives_the_largest_double():
     assert set(D.tolist()) == {np.finfo(np.float64).max}
     D = _dmma("rn", 2.0 ** 600, 2.0 ** 500, 0.0)
     assert set(D.tolist()) == {np.inf}
+
+
+def test_shared_fill_shows_reads_of_unwritten_shared_memory():
+    """Fuzz programs read a warp's wmma scratch where no store wrote it (ldm wider than the
+    tile: run 11's 9300912/9300803/9300924/9301099): the H200 returned what an earlier
+    kernel left there. tools/gpu_truth runs the emulator with two shared-memory fills to
+    class such words `undefined`; the fill must reach exactly the unwritten bytes."""
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import Param, run_buffers
+    from ptx2sass.emu.loader import load_program
+    ptx = """.version 8.0
+.target sm_90
+.address_size 64
+.shared .align 4 .b32 s[64];
+.visible .entry k(.param .u64 out)
+{
+.reg .b64 %a; .reg .b32 %r<4>;
+ld.param.u64 %a, [out];
+mov.u32 %r0, 7;
+st.shared.u32 [s], %r0;
+bar.sync 0;
+ld.shared.u32 %r1, [s];
+ld.shared.u32 %r2, [s+4];
+st.global.v2.u32 [%a], {%r1, %r2};
+ret;
+}"""
+    build = oracle.ptxas(ptx, "sm_90")
+    assert build.ok, build.stderr
+    prog = load_program(build.output, "k")
+    got = {}
+    for fill in (0, 0x5A):
+        res = run_buffers(prog, 1, 1, [Param(buffer="out")], {"out": (8, bytes(8))}, hazard_check=False,
+                          shared_fill=fill)
+        got[fill] = np.frombuffer(bytes(res.buffers["out"]), np.uint32).tolist()
+    assert got == {0: [7, 0], 0x5A: [7, 0x5A5A5A5A]}

@@ -15,6 +15,8 @@ and the differences are printed grouped by key, with examples. Each difference i
     exact          any other difference: the emulator's semantics are wrong
     counter        a contended global atomic counter (the order of the atomics differs)
     private        a per-thread atomic / vector-store word of the atom buffer
+    undefined      (--rerun) depends on shared memory nothing wrote: the emulator's outputs
+                   change with the bytes shared memory starts with
 
 `--rerun` runs today's emulator on every fuzz launch's ptxas cubin and counts the launches
 whose outputs equal the GPU's (the GPU's bytes for the failing launches come from the zip;
@@ -175,18 +177,32 @@ def nondeterministic(run: Run, seed: str, case) -> str | None:
     return None
 
 
-def differences(run: Run, seed: str, emu: dict | None = None) -> list[dict]:
-    """The GPU-vs-emulator differences of one launch (emulator outputs: `emu` or the bundle's)."""
+def differences(run: Run, seed: str, emu: dict | None = None, other_fill: dict | None = None) -> list[dict]:
+    """The GPU-vs-emulator differences of one launch (emulator outputs: `emu` or the bundle's).
+    `other_fill`: the emulator's outputs with shared memory filled otherwise before the run;
+    a difference where the two runs differ too read shared memory nothing had written (the
+    GPU's bytes there are whatever an earlier kernel left): class `undefined`."""
     case = case_for(seed, run.ptx(seed))
     gpu = run.gpu_outputs(seed)
     emu = emu or run.emulator_outputs(seed)
     rows = classify_out(case, gpu["out"], emu["out"]) + classify_atom(case, gpu["atom"], emu["atom"])
     why = nondeterministic(run, seed, case)
+    stale = set()
+    if other_fill is not None:
+        for name in ("out", "atom"):
+            a = np.frombuffer(emu[name], np.uint64)
+            b = np.frombuffer(other_fill[name], np.uint64)
+            stale |= {(name, int(i)) for i in np.flatnonzero(a != b)}
+    nslots = max(1, len(case.slots))
     for r in rows:
         r["seed"] = seed
+        where = ("out", r["thread"] * nslots + r["slot"]) if "slot" in r else ("atom", r["word"])
         if why:
             r["class"] = why.split(":")[0]
             r["key"] = why.split(": ", 1)[1] + " <- " + r["key"]
+        elif where in stale:
+            r["class"] = "undefined"
+            r["key"] = "uninitialised shared memory <- " + r["key"]
     return rows
 
 
@@ -197,7 +213,7 @@ def launch_class(rows: list[dict]) -> str:
     return next((c for c in order if c in classes), "same")
 
 
-def emulate(run: Run, seed: str) -> dict[str, bytes]:
+def emulate(run: Run, seed: str, shared_fill: int = 0) -> dict[str, bytes]:
     """Today's emulator on the launch's ptxas cubin, with the buffers and parameter bytes the
     GPU got (a run-5 bundle passed 8 bytes of the 32-byte .param blob: the rest is 0 here)."""
     from ptx2sass.emu.launch import Param, run_buffers
@@ -214,7 +230,8 @@ def emulate(run: Run, seed: str) -> dict[str, bytes]:
     params = [Param(buffer=p["buffer"]) if "buffer" in p else Param(type="bytes", value=bytes.fromhex(p["bytes"]))
               for p in launch["params"]]
     prog = load_program(run.cubin(seed), case.kernel)
-    res = run_buffers(prog, case.grid, case.block, params, data.buffers, budget=BUDGET, hazard_check=False)
+    res = run_buffers(prog, case.grid, case.block, params, data.buffers, budget=BUDGET, hazard_check=False,
+                      shared_fill=shared_fill)
     return {name: bytes(res.buffers[name]) for name in ("out", "atom")}
 
 
@@ -236,6 +253,10 @@ def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str],
         if nondeterministic(run, seed, case):
             raise ValueError(f"seed {seed}: its outputs depend on the run ({nondeterministic(run, seed, case)})")
         gpu = run.gpu_outputs(seed)
+        sha = run.verdicts[f"fuzz/{seed}"]["ptxas"].get("gpu", {}).get("sha", {})
+        for name, digest in sha.items():      # the bytes are the GPU's (the report's digest)
+            if hashlib.sha256(gpu[name]).hexdigest()[:len(digest)] != digest:
+                raise ValueError(f"seed {seed}: {name} is not the GPU's (sha {digest})")
         (folder / f"{seed}.ptx").write_text(case_header(case) + case.text)
         blob = gzip.compress(gpu["out"] + gpu["atom"], 9, mtime=0)
         (folder / f"{seed}.gpu.gz").write_bytes(blob)
@@ -298,7 +319,7 @@ def main(argv=None) -> int:
         rows, same = [], 0
         for seed in seeds:
             try:
-                d = differences(run, seed, emulate(run, seed))
+                d = differences(run, seed, emulate(run, seed), emulate(run, seed, shared_fill=0x5A))
             except Exception as e:  # noqa: BLE001 - a fault is a result to report
                 print(f"{seed}: emulator fails: {type(e).__name__}: {e}")
                 continue
