@@ -180,7 +180,8 @@ def op_frnd(w, s, active, mask):
         if getattr(a_op, "neg", False):
             h = -h
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](h).astype(np.float16)
-        w.w(d, r.view(np.uint16).astype(U32), mask)
+        # a NaN gives the canonical 0x7fff (an H200: cvt.rmi.f16.f16 of 0xffff, run 10's 9300688)
+        w.w(d, np.where(np.isnan(r), fp.F16_CANONICAL_NAN, r.view(np.uint16)).astype(U32), mask)
         return
     a = w.rf(a_op)
     if s.aux["ftz"]:
@@ -557,6 +558,10 @@ def op_f2f(w, s, active, mask):
         w.w(d, np.where(np.isnan(x), nan_bits, fp.canonicalise_f32(r)).astype(U32), mask)
     else:
         h = fp.f64_to_half_bits(x, "f16" if dst == "F16" else "bf16", mode)
+        if dst == "F16" and src == "F32":
+            # an FP32 NaN narrows to the canonical 0x7fff (an H200: F2F.F16.F32.RP of
+            # 0xffff…, run 10's 9300664), where an FP64 one keeps its sign and payload top
+            nan_bits = np.full_like(nan_bits, fp.F16_CANONICAL_NAN)
         w.w(d, np.where(np.isnan(x), nan_bits, h).astype(U32), mask)
 
 
