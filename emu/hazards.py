@@ -119,7 +119,9 @@ def _async_group_findings(instructions) -> list[tuple[int, str]]:
         if not groups or ins.opcode == "LDGDEPBAR":
             continue
         for sb in sorted(groups):
-            if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
+            # a wait on every scoreboard only waits for the groups too (ptxas 13.5's sm_90
+            # CCTL.IVALL waits on all six in a kernel with cp.async groups: fuzz seed 9600473)
+            if c.wr_sb == sb or c.rd_sb == sb or (c.wait >> sb & 1 and c.wait != 0x3F):
                 found.append((off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
                                    f"LDGDEPBAR counts cp.async groups on"))
     return found

@@ -1,7 +1,8 @@
 """ptxas's sm_90 schedules that the hazard checker flagged before the hopper latency table
 learnt the rule each one shows (sched/latency/hopper.json, `evidence`): fuzz programs of
 seeds 9,600,000-9,600,149 (the tuning half of this round's sm_90 fuzz campaign; the held-back
-half is 9,600,200-9,600,349, `python -m tools.fuzz_emu_fail`). ptxas's cubin of each must
+half is 9,600,200-9,600,349, `python -m tools.fuzz_emu_fail`), then, once that figure was taken,
+9,600,200-349 and 9,600,400-549 (held back: 9,600,600-749). ptxas's cubin of each must
 decode (or run from nvdisasm's listing where the codec has a gap) and run with zero hazards:
 ptxas's code runs right on hardware, so a hazard there is the table's error.
 """
@@ -27,6 +28,15 @@ RULES = {
     "9600067": "VOTEU -> PLOP3 1",
     "9600140": "F2IP.U8 -> LOP3 4; IMAD.MOV -> IMAD.HI addend high half 2",
     "9600043": "an LDS with no scoreboard has read its address 34 cycles after issue",
+    # second round (tuned on 9,600,200-349 after its held-back figure, and 9,600,400-549)
+    "9600475": "VIADD -> SUST 4",
+    "9600473": "CCTL.IVALL waits on all six scoreboards, the cp.async group's too",
+    "9600504": "DADD -> FRND 6",
+    "9600439": "SEL -> IMAD.HI addend high half 3",
+    "9600449": "UMOV -> DFMA 2",
+    "9600315": "IMMA.8816 -> IMAD 14; USEL -> UIMAD 4",
+    "9600303": "UPRMT -> UIMAD 4",
+    "9600221": "UMOV -> DSETP 2",
 }
 
 
