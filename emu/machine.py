@@ -43,6 +43,7 @@ import numpy as np
 
 from .errors import EmuFault
 from .lanes import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, READY, Lanes, PerWarp  # noqa: F401
+from .blocks import Run, runs_of, visit
 from .memory import FlatMemory
 
 LANES = 32
@@ -477,6 +478,7 @@ class Machine:
         self.rotate: dict[int, int] = {}
         self._rotated = False
         self.const32: dict[int, np.ndarray] = {}
+        self.runs = runs_of(self.decoded)                # fused straight-line runs (emu.blocks)
 
     # State most kernels never touch, made on first use.
     _LAZY = {
@@ -780,8 +782,33 @@ class Machine:
         recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
+        runs = self.runs if fast_ok and not recording else None
         try:
             while True:
+                if runs is not None:
+                    fused = runs.get(p)
+                    if fused is None or fused.__class__ is int:
+                        fused = visit(self.decoded, p)
+                    if fused.__class__ is Run and ran + fused.n <= left and p + 16 * fused.n <= stop \
+                            and used + fused.n * nw <= limit:
+                        n = fused.n
+                        out = (fused.one if one else fused.many)(g, active)
+                        if out is None:
+                            ran += n
+                            used += n * nw
+                            p += 16 * n
+                        else:
+                            k, exc = out
+                            ran += k + 1
+                            used += (k + 1) * nw
+                            p += 16 * k
+                            if not isinstance(exc, PerWarp):
+                                raise exc
+                            self._per_warp(g, steps[p], p)
+                            p += 16
+                        if p >= stop or ran >= left:
+                            break
+                        continue
                 step = steps.get(p)
                 if step is None:
                     step = self.decoded.step(p)          # first time here
