@@ -109,7 +109,12 @@ def _geometry(block, ncta: int):
             _GEOMETRY.clear()
         lanes = np.flatnonzero(live)
         lanes.flags.writeable = False
-        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes)
+        # fresh predicate files to copy: PT and UPT set
+        P = np.zeros((8, ncta * len(linear)), dtype=bool)
+        P[7] = True
+        UP = np.zeros((ncta * wpc, 8), dtype=bool)
+        UP[:, 7] = True
+        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes, P, UP)
     return got
 
 
@@ -423,7 +428,7 @@ class Machine:
         self.regcount_limit = launch.regcount_limit
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
-        live, tid, state, wpc, self._live_lanes = _geometry(launch.block, ncta)
+        live, tid, state, wpc, self._live_lanes, P, UP = _geometry(launch.block, ncta)
         self._fresh = True
         self.warps_per_cta = wpc
         W = ncta * wpc
@@ -434,13 +439,11 @@ class Machine:
         self.tid = tid
         self.ctaids = ctaids
         self.R = np.zeros((256, T), dtype=np.uint32)
-        self.P = np.zeros((8, T), dtype=bool)
-        self.P[7] = True                                  # PT
+        self.P = P.copy()                                 # PT set
         # uniform registers: 63 and URZ before sm_100; the blackwell words' 8-bit fields
         # name up to UR254 (ptxas writes UR69 for sm_100)
         self.UR = np.zeros((W, 256), dtype=np.uint32)
-        self.UP = np.zeros((W, 8), dtype=bool)
-        self.UP[:, 7] = True                              # UPT
+        self.UP = UP.copy()                               # UPT set
         self.pc = np.zeros(T, dtype=np.int64)
         self.state = state.copy()
         self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
