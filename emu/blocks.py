@@ -9,9 +9,13 @@ run of consecutive steps that the loop would send down its fast path one after t
 that the whole run fits (budget, stop/merge PC, turn) and calls the run's function, which
 calls each step's closure in order, with its guard, exactly as the loop would.
 
-The function is generated once per run (source by `compile()` of our own text, kept on the
-kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so a step that
-specialises later (emu/program.py's tiers) is called in its current form. A closure that
+The function is generated once per run and kind (source by `compile()` of our own text, kept
+on the kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so a step that
+specialises later (emu/program.py's tiers) is called in its current form. Traced (the hazard
+checker on), a run serves a group whose warps share one clock: it clears the read/write
+lists before each step and hands them to the timing model's `end` after it, as the loop
+does; a guarded step in a run of several warps leaves it to the loop (the warps' footprints
+may differ). A closure that
 raises stops the run there: the function returns how many steps it finished and the
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
 runs per warp; a fault: located at that step).
@@ -26,27 +30,42 @@ MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
 
 
 class Run:
-    """A fused run of `n` steps from offset `start`: `one(g, active)` for a group of one lane
-    (the steps' `run1`), `many(g, active)` for any other group (`run`). Each returns None
-    when every step ran, else (k, exception): steps before k ran, step k raised."""
+    """A fused run of `n` steps from offset `start`. Its functions, each made on first use:
+    `one(g, active)` for a group of one lane (the steps' `run1`), `many(g, active)` for any
+    other group (`run`); `one_traced`/`many_traced(g, active, end, clock, bits, reads,
+    writes)` for a traced group whose warps share one clock, calling the timing model's
+    `end` after each step as the loop does. Each returns None when every step ran, else
+    (k, exception): steps before k ran, step k raised."""
 
-    __slots__ = ("start", "n", "one", "many")
+    __slots__ = ("start", "n", "steps", "guarded", "one", "many", "one_traced", "many_traced")
 
     def __init__(self, start: int, steps: list):
         self.start = start
         self.n = len(steps)
-        self.one = _generate(steps, "run1")
-        self.many = _generate(steps, "run")
+        self.steps = steps
+        self.guarded = any(s.guard is not None for s in steps)
+        self.one = self.many = self.one_traced = self.many_traced = None
+
+    def make(self, kind: str):
+        fn = _generate(self.steps, "run1" if kind.startswith("one") else "run", kind.endswith("traced"))
+        setattr(self, kind, fn)
+        return fn
 
 
-def _generate(steps: list, attr: str):
+def _generate(steps: list, attr: str, traced: bool):
     args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
-    lines = [f"def run(g, active, {args}):", "    k = 0", "    try:"]
+    head = "g, active, end, clock, bits, reads, writes" if traced else "g, active"
+    lines = [f"def run({head}, {args}):", "    k = 0", "    try:"]
     for k, step in enumerate(steps):
         mask = "active" if step.guard is None else f"active & g.pred(s{k}.guard)"
         if k:
             lines.append(f"        k = {k}")
+        if traced:
+            lines.append("        reads.clear()")
+            lines.append("        writes.clear()")
         lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
+        if traced:
+            lines.append(f"        end(clock, s{k}, bits, reads, writes)")
     lines += ["    except Exception as e:", "        return k, e", "    return None"]
     namespace = {f"s{k}": s for k, s in enumerate(steps)}
     exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)

@@ -785,7 +785,7 @@ class Machine:
         recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
-        runs = self.runs if fast_ok and not recording else None
+        runs = self.runs if not recording else None
         try:
             while True:
                 if runs is not None:
@@ -795,12 +795,24 @@ class Machine:
                     if fused.__class__ is Run and ran + fused.n <= left and p + 16 * fused.n <= stop \
                             and used + fused.n * nw <= limit:
                         n = fused.n
-                        out = (fused.one if one else fused.many)(g, active)
+                        if fast_ok:
+                            f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
+                            out = f(g, active)
+                        elif direct is not None and (nw == 1 or not fused.guarded):
+                            # traced, the warps' one clock known: the model's `end` after each step
+                            f = (fused.one_traced or fused.make("one_traced")) if one else \
+                                (fused.many_traced or fused.make("many_traced"))
+                            out = f(g, active, end, direct, direct_bits, self.reads, self.writes)
+                        else:
+                            out = False
                         if out is None:
                             ran += n
                             used += n * nw
                             p += 16 * n
-                        else:
+                            if p >= stop or ran >= left:
+                                break
+                            continue
+                        if out is not False:
                             k, exc = out
                             ran += k + 1
                             used += (k + 1) * nw
@@ -808,10 +820,12 @@ class Machine:
                             if not isinstance(exc, PerWarp):
                                 raise exc
                             self._per_warp(g, steps[p], p)
+                            if nw > 1 and not fast_ok:      # the warps may have clocks of their own now
+                                direct = None
                             p += 16
-                        if p >= stop or ran >= left:
-                            break
-                        continue
+                            if p >= stop or ran >= left:
+                                break
+                            continue
                 step = steps.get(p)
                 if step is None:
                     step = self.decoded.step(p)          # first time here

@@ -121,8 +121,9 @@ def test_the_budget_runs_out_at_the_same_instruction(budget, fused, unfused):
 
 
 def test_zluda_corpus_with_and_without_runs(unfused):
-    """ZLUDA's kernels (their hardware-verified outputs) launched three times with fused
-    runs, and the instruction counts those launches give without them."""
+    """ZLUDA's kernels (their hardware-verified outputs) launched three times with fused runs,
+    the last two with the hazard checker (traced runs), and the instruction counts, cycles
+    and hazards those launches give without runs."""
     from tools import emu_testing as testing
     from ptx2sass.emu import loader
     kernels = []
@@ -131,18 +132,20 @@ def test_zluda_corpus_with_and_without_runs(unfused):
         if cubin is not None:
             kernels.append((entry, loader.load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))))
     assert len(kernels) > 150
-    counts = {}
-    for _ in range(3):
+
+    def record(entry, program, hz):
+        outcome = testing.run_zluda(entry, program=program, hazard_check=hz)
+        assert outcome.passed, (entry["name"], outcome.reason)
+        r = outcome.result
+        return r.instructions, r.thread_instructions, r.cycles, tuple(map(str, r.hazards))
+
+    seen = {}
+    for hz in (False, True, True):
         for entry, program in kernels:
-            outcome = testing.run_zluda(entry, program=program)
-            assert outcome.passed, (entry["name"], outcome.reason)
-            r = outcome.result
-            counts.setdefault(entry["name"], set()).add((r.instructions, r.thread_instructions))
+            seen.setdefault((entry["name"], hz), set()).add(record(entry, program, hz))
     fused = sum(len(_runs(p)) for _, p in kernels)
     assert fused > 100
     unfused()
-    for entry, program in kernels:
-        outcome = testing.run_zluda(entry, program=program)
-        assert outcome.passed, (entry["name"], outcome.reason)
-        r = outcome.result
-        assert counts[entry["name"]] == {(r.instructions, r.thread_instructions)}, entry["name"]
+    for hz in (False, True):
+        for entry, program in kernels:
+            assert seen[entry["name"], hz] == {record(entry, program, hz)}, (entry["name"], hz)
