@@ -786,9 +786,14 @@ class Machine:
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
         runs = self.runs if not recording else None
+        # a run is looked for where the group enters straight-line code (its start, after a
+        # step no run holds), not at each step of it: a run that does not fit here (stop PC,
+        # turn, budget) makes no shorter runs from each of its steps
+        entered = True
+        again = False
         try:
             while True:
-                if runs is not None:
+                if entered and runs is not None:
                     fused = runs.get(p)
                     if fused is None or fused.__class__ is int:
                         fused = visit(self.decoded, p)
@@ -805,6 +810,8 @@ class Machine:
                             out = f(g, active, end, direct, direct_bits, self.reads, self.writes)
                         else:
                             out = False
+                            # traced, the clock is known after this step: look again at the next
+                            again = direct is None
                         if out is None:
                             ran += n
                             used += n * nw
@@ -863,6 +870,7 @@ class Machine:
                                 budget.used = used
                                 self._general(g, step, p)
                                 direct = None
+                                entered = True
                                 p += 16
                                 if p >= stop or ran >= left:
                                     break
@@ -879,10 +887,13 @@ class Machine:
                             else:
                                 self.timing.step(self, step, g.warps, bits, reads, writes)
                                 direct, direct_bits = self.timing.sole_clock(self, g.warps)
+                    entered = step.reads_clock or again          # (such a step is in no run)
+                    again = False
                     p += 16
                     if p >= stop or ran >= left:
                         break
                     continue
+                entered = True
                 self.executed[g.ws] += ran - counted
                 counted = ran
                 budget.used = used
