@@ -149,3 +149,17 @@ def test_zluda_corpus_with_and_without_runs(unfused):
     for hz in (False, True):
         for entry, program in kernels:
             assert seen[entry["name"], hz] == {record(entry, program, hz)}, (entry["name"], hz)
+
+
+def test_a_run_that_does_not_fit_makes_no_run_at_each_following_step():
+    """60 straight-line adds and a budget of 30: the run from the start never fits, and the
+    steps after it, run one by one, make no runs of their own (each made one, every launch:
+    code generation quadratic in a straight line's length); the budget runs out at the 31st
+    instruction, offset 30 * 16."""
+    program = _program([f"IADD3 R{k % 8}, R{(k + 1) % 8}, 0x{k + 1:x}, RZ" for k in range(60)] + ["EXIT"])
+    for _ in range(4):
+        launch, _ = _launch(program, budget=30)
+        with pytest.raises(EmuFault, match="budget") as fault:
+            launch.run()
+        assert fault.value.offset == 30 * 16
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 31)]
