@@ -14,8 +14,8 @@ on the kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so
 specialises later (emu/program.py's tiers) is called in its current form. Traced (the hazard
 checker on), a run serves a group whose warps share one clock: it clears the read/write
 lists before each step and hands them to the timing model's `end` after it, as the loop
-does; a guarded step in a run of several warps leaves it to the loop (the warps' footprints
-may differ). A closure that
+does; a guarded step whose guard holds on some warps' lanes and on none of another's ends
+the run before it (the warps' footprints differ: the loop runs it per warp). A closure that
 raises stops the run there: the function returns how many steps it finished and the
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
 runs per warp; a fault: located at that step).
@@ -24,6 +24,8 @@ Runs are made on a PC's second visit (straight-line code after it is decoded by 
 only of steps already decoded; a run shorter than MIN_RUN is not made.
 """
 from __future__ import annotations
+
+from numpy import count_nonzero
 
 MIN_RUN = 2
 MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
@@ -35,15 +37,15 @@ class Run:
     other group (`run`); `one_traced`/`many_traced(g, active, end, clock, bits, reads,
     writes)` for a traced group whose warps share one clock, calling the timing model's
     `end` after each step as the loop does. Each returns None when every step ran, else
-    (k, exception): steps before k ran, step k raised."""
+    (k, exception): steps before k ran, step k raised; or, traced, (k, None): step k is
+    left to the loop (its guard holds on some warps' lanes and on none of another's)."""
 
-    __slots__ = ("start", "n", "steps", "guarded", "one", "many", "one_traced", "many_traced")
+    __slots__ = ("start", "n", "steps", "one", "many", "one_traced", "many_traced")
 
     def __init__(self, start: int, steps: list):
         self.start = start
         self.n = len(steps)
         self.steps = steps
-        self.guarded = any(s.guard is not None for s in steps)
         self.one = self.many = self.one_traced = self.many_traced = None
 
     def make(self, kind: str):
@@ -57,17 +59,26 @@ def _generate(steps: list, attr: str, traced: bool):
     head = "g, active, end, clock, bits, reads, writes" if traced else "g, active"
     lines = [f"def run({head}, {args}):", "    k = 0", "    try:"]
     for k, step in enumerate(steps):
-        mask = "active" if step.guard is None else f"active & g.pred(s{k}.guard)"
+        mask = "active" if step.guard is None else "mask"
         if k:
             lines.append(f"        k = {k}")
         if traced:
             lines.append("        reads.clear()")
             lines.append("        writes.clear()")
+        if step.guard is not None:
+            lines.append(f"        mask = active & g.pred(s{k}.guard)")
+            if traced and attr == "run":
+                # warps whose lanes the guard leaves on and off have different footprints:
+                # the loop runs such a step per warp
+                lines.append("        anyw = g.any_per_warp(mask)")
+                lines.append("        if count_nonzero(anyw) and not anyw.all():")
+                lines.append("            return k, None")
         lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
         if traced:
             lines.append(f"        end(clock, s{k}, bits, reads, writes)")
     lines += ["    except Exception as e:", "        return k, e", "    return None"]
     namespace = {f"s{k}": s for k, s in enumerate(steps)}
+    namespace["count_nonzero"] = count_nonzero
     exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)
     return namespace["run"]
 

@@ -803,7 +803,7 @@ class Machine:
                         if fast_ok:
                             f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
                             out = f(g, active)
-                        elif direct is not None and (nw == 1 or not fused.guarded):
+                        elif direct is not None:
                             # traced, the warps' one clock known: the model's `end` after each step
                             f = (fused.one_traced or fused.make("one_traced")) if one else \
                                 (fused.many_traced or fused.make("many_traced"))
@@ -821,6 +821,11 @@ class Machine:
                             continue
                         if out is not False:
                             k, exc = out
+                            if exc is None:             # step k left to the loop
+                                ran += k
+                                used += k * nw
+                                p += 16 * k
+                                continue
                             ran += k + 1
                             used += (k + 1) * nw
                             p += 16 * k
