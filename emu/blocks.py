@@ -20,12 +20,18 @@ raises stops the run there: the function returns how many steps it finished and 
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
 runs per warp; a fault: located at that step).
 
+In a one-lane run (untraced) the simplest steps (unguarded MOV, IMAD.MOV, IADD3 without
+carries into a general register, from registers, integer immediates and constants) are
+written out as the register updates emu/single_lane.py's closures make, with no call.
+
 Runs are made on a PC's second visit (straight-line code after it is decoded by then) and
 only of steps already decoded; a run shorter than MIN_RUN is not made.
 """
 from __future__ import annotations
 
 from numpy import count_nonzero
+
+from ptx2sass.encoder.model import ConstRef, Imm, Reg
 
 MIN_RUN = 2
 MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
@@ -54,11 +60,75 @@ class Run:
         return fn
 
 
-def _generate(steps: list, attr: str, traced: bool):
+M32 = 0xFFFFFFFF
+
+
+def _value(op) -> str | None:
+    """Python source for a plain 32-bit source of one lane (`R`, `RZ`, an integer immediate,
+    `c[bank][offset]`) with no modifier, as the single-lane forms read it; None otherwise."""
+    if op.__class__ is Reg and op.file == "R" and not (op.neg or op.abs or op.inv or op.suffix):
+        return "0" if op.index == 255 else f"R.item({op.index}, lane)"
+    if op.__class__ is Imm and op.text is None and not (op.neg or op.abs):
+        return str(op.value & M32)
+    if op.__class__ is ConstRef and op.ureg is None and op.ubank is None and not (op.neg or op.abs or op.inv
+                                                                                  or op.suffix):
+        return f"const({op.bank}, {op.offset}, 4)"
+    return None
+
+
+def _inline(step) -> tuple[int, str] | None:
+    """(destination, value source) of a one-lane step simple enough to write inline: an
+    unguarded MOV, IMAD.MOV or IADD3 (no carries, no predicates) into a general register,
+    computing what emu/single_lane.py's closures compute."""
+    ins = step.ins
+    if step.guard is not None:
+        return None
+    ops, mods = ins.operands, ins.modifiers
+    d = ops[0] if ops else None
+    if d.__class__ is not Reg or d.file != "R" or d.index == 255 or d.neg or d.abs or d.inv or d.suffix:
+        return None
+    if ins.opcode == "MOV" and len(ops) == 2 and not mods:
+        v = _value(ops[1])
+        return None if v is None else (d.index, v)
+    if ins.opcode == "IMAD" and len(ops) == 4 and mods in (("MOV", "U32"), ("MOV",)) \
+            and _value(ops[1]) == "0" and _value(ops[2]) == "0":
+        v = _value(ops[3])
+        return None if v is None else (d.index, v)
+    if ins.opcode == "IADD3" and len(ops) == 4 and not mods:
+        terms = []
+        for op in ops[1:]:
+            neg = op.__class__ is Reg and op.file == "R" and op.neg and not (op.abs or op.inv or op.suffix)
+            v = _value(Reg("R", op.index) if neg else op)
+            if v is None:
+                return None
+            terms.append(f"(({v}) ^ {M32}) + 1" if neg else v)   # -x as ~x + 1, as the forms do
+        return d.index, f"({' + '.join(terms)}) & {M32}"
+    return None
+
+
+def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
     args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
     head = "g, active, end, clock, bits, reads, writes" if traced else "g, active"
-    lines = [f"def run({head}, {args}):", "    k = 0", "    try:"]
+    lines = [f"def run({head}, {args}):", "    k = 0"]
+    # one lane, untraced: the simplest steps' register updates written out (no closures);
+    # a launch whose register count their destinations exceed runs the closures (their fault)
+    inline = {k: _inline(s) for k, s in enumerate(steps)} if attr == "run1" and not traced \
+        and inline_ok else {}
+    inline = {k: v for k, v in inline.items() if v is not None}
+    if len(inline) > 1:
+        top = max(d for d, _ in inline.values())
+        lines += ["    m = g.m", f"    if m.regcount_limit <= {top}:", "        return slow(g, active)",
+                  "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
+    else:
+        inline = {}
+    lines.append("    try:")
     for k, step in enumerate(steps):
+        if k in inline:
+            if k:
+                lines.append(f"        k = {k}")
+            d, v = inline[k]
+            lines.append(f"        R[{d}, lane] = {v}")
+            continue
         mask = "active" if step.guard is None else "mask"
         if k:
             lines.append(f"        k = {k}")
@@ -79,6 +149,8 @@ def _generate(steps: list, attr: str, traced: bool):
     lines += ["    except Exception as e:", "        return k, e", "    return None"]
     namespace = {f"s{k}": s for k, s in enumerate(steps)}
     namespace["count_nonzero"] = count_nonzero
+    if inline:
+        namespace["slow"] = _generate(steps, attr, False, inline_ok=False)
     exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)
     return namespace["run"]
 

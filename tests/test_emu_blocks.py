@@ -197,3 +197,43 @@ def test_traced_runs_of_two_warps_give_the_loops_cycles_and_hazards(bound, unfus
     assert _runs(fused)
     unfused()
     assert launches(_program(lines)) == with_runs
+
+
+INLINE = [
+    "MOV R0, 0x10",
+    "IMAD.MOV.U32 R1, RZ, RZ, 0x3",
+    "IADD3 R2, -R1, R0, RZ",
+    "IADD3 R3, -R0, -R1, 0x20",
+    "IADD3 R6, R2, -RZ, R3",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "STG.E.64 [R4.64], R2",
+    "STG.E [R4.64+0x8], R6",
+    "EXIT",
+]
+
+
+def test_one_lane_runs_write_simple_steps_inline():
+    """MOV, IMAD.MOV and IADD3 (negated sources: -x as ~x + 1, -RZ wrapping to 0) written out
+    in a one-lane run: 0x10 - 3, -0x10 - 3 + 0x20, their sum (exact arithmetic)."""
+    program = _program(INLINE)
+    for _ in range(4):
+        launch, out = _launch(program, (1,), 3)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == [13, 13, 26]
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 9)]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_register_past_the_kernels_count_faults_at_the_same_step(fused, unfused):
+    """A kernel of 4 registers: the first write past R3 (IADD3 R6, offset 0x40) faults,
+    with the written-out steps as with the closures."""
+    if not fused:
+        unfused()
+    program = _program(INLINE)
+    program.regcount = 4
+    for _ in range(3):
+        launch, _ = _launch(program, (1,), 3)
+        with pytest.raises(EmuFault, match="register count") as fault:
+            launch.run()
+        assert fault.value.offset == 0x40
