@@ -5,7 +5,7 @@ the machine's loop (emu/machine.py `Machine._run_group`) looks the step up by PC
 budget, tests the group's stop and merge PCs and the end of its turn, and picks the closure
 for the group's width: about as much as a specialised single-lane closure costs itself. A
 run of consecutive steps that the loop would send down its fast path one after the other
-(`step.fast`, none reading the clock) needs none of that between them: the loop checks once
+(`step.fast`) needs none of that between them: the loop checks once
 that the whole run fits (budget, stop/merge PC, turn) and calls the run's function, which
 calls each step's closure in order, with its guard, exactly as the loop would.
 
@@ -39,10 +39,12 @@ MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
 
 class Run:
     """A fused run of `n` steps from offset `start`. Its functions, each made on first use:
-    `one(g, active)` for a group of one lane (the steps' `run1`), `many(g, active)` for any
-    other group (`run`); `one_traced`/`many_traced(g, active, end, clock, bits, reads,
-    writes)` for a traced group whose warps share one clock, calling the timing model's
-    `end` after each step as the loop does. Each returns None when every step ran, else
+    `one(g, active, unflushed)` for a group of one lane (the steps' `run1`), `many(...)` for
+    any other group (`run`); `one_traced`/`many_traced(g, active, unflushed, end, clock, bits,
+    reads, writes)` for a traced group whose warps share one clock, calling the timing model's
+    `end` after each step as the loop does. `unflushed`: the instructions the group ran
+    before the run and has not yet added to its warps' counts (a clock read counts them).
+    Each returns None when every step ran, else
     (k, exception): steps before k ran, step k raised; or, traced, (k, None): step k is
     left to the loop (its guard holds on some warps' lanes and on none of another's)."""
 
@@ -108,7 +110,7 @@ def _inline(step) -> tuple[int, str] | None:
 
 def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
     args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
-    head = "g, active, end, clock, bits, reads, writes" if traced else "g, active"
+    head = "g, active, unflushed, end, clock, bits, reads, writes" if traced else "g, active, unflushed"
     lines = [f"def run({head}, {args}):", "    k = 0"]
     # one lane, untraced: the simplest steps' register updates written out (no closures);
     # a launch whose register count their destinations exceed runs the closures (their fault)
@@ -117,7 +119,7 @@ def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
     inline = {k: v for k, v in inline.items() if v is not None}
     if len(inline) > 1:
         top = max(d for d, _ in inline.values())
-        lines += ["    m = g.m", f"    if m.regcount_limit <= {top}:", "        return slow(g, active)",
+        lines += ["    m = g.m", f"    if m.regcount_limit <= {top}:", "        return slow(g, active, unflushed)",
                   "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
     else:
         inline = {}
@@ -132,6 +134,9 @@ def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
         mask = "active" if step.guard is None else "mask"
         if k:
             lines.append(f"        k = {k}")
+        if step.reads_clock:
+            # the clock it reads counts the group's instructions not yet added, this one too
+            lines.append(f"        g.m.unflushed = unflushed + {k + 1}")
         if traced:
             lines.append("        reads.clear()")
             lines.append("        writes.clear()")
@@ -156,7 +161,7 @@ def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
 
 
 def fusable(step) -> bool:
-    return step is not None and step.fast and not step.reads_clock
+    return step is not None and step.fast
 
 
 def visit(decoded, offset: int):

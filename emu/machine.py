@@ -802,12 +802,12 @@ class Machine:
                         n = fused.n
                         if fast_ok:
                             f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
-                            out = f(g, active)
+                            out = f(g, active, ran - counted)
                         elif direct is not None:
                             # traced, the warps' one clock known: the model's `end` after each step
                             f = (fused.one_traced or fused.make("one_traced")) if one else \
                                 (fused.many_traced or fused.make("many_traced"))
-                            out = f(g, active, end, direct, direct_bits, self.reads, self.writes)
+                            out = f(g, active, ran - counted, end, direct, direct_bits, self.reads, self.writes)
                         else:
                             out = False
                             # traced, the clock is known after this step: look again at the next
@@ -892,7 +892,7 @@ class Machine:
                             else:
                                 self.timing.step(self, step, g.warps, bits, reads, writes)
                                 direct, direct_bits = self.timing.sole_clock(self, g.warps)
-                    entered = step.reads_clock or again          # (such a step is in no run)
+                    entered = again
                     again = False
                     p += 16
                     if p >= stop or ran >= left:

@@ -68,7 +68,7 @@ def test_a_run_computes_what_the_loop_computes(threads):
         assert list(out.data.view(np.uint32)) == list(want)
         assert launch.budget.used == len(STRAIGHT) * -(-threads // 32)
     runs = _runs(program)
-    assert [(r.start, r.n) for r in runs] == [(0x10, len(STRAIGHT) - 2)]   # S2R reads the clock
+    assert [(r.start, r.n) for r in runs] == [(0, len(STRAIGHT) - 1)]
 
 
 FAULTING = [
@@ -237,3 +237,28 @@ def test_a_register_past_the_kernels_count_faults_at_the_same_step(fused, unfuse
         with pytest.raises(EmuFault, match="register count") as fault:
             launch.run()
         assert fault.value.offset == 0x40
+
+
+CLOCKS = [
+    "MOV R0, 0x1",
+    "IADD3 R0, R0, 0x1, RZ",
+    "IMAD.MOV.U32 R1, RZ, RZ, 0x2",
+    "S2R R2, SR_CLOCKLO",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "CS2R.32 R3, SR_CLOCKLO",
+    "STG.E.64 [R4.64], R2",
+    "EXIT",
+]
+
+
+@pytest.mark.parametrize("threads", [1, 64])
+def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads):
+    """The emulated clock is 4 cycles per instruction the warp issued, itself included: the
+    4th and 7th instructions read 16 and 28, launch after launch (runs from the third)."""
+    program = _program(CLOCKS)
+    for _ in range(4):
+        launch, out = _launch(program, (threads,), 2)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == [16, 28]
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 8)]
