@@ -12,15 +12,13 @@ calls each step's closure in order, with its guard, exactly as the loop would.
 The function is generated once per run and kind (source by `compile()` of our own text, kept
 on the kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so a step that
 specialises later (emu/program.py's tiers) is called in its current form. Traced (the hazard
-checker on), a run serves a group whose warps share one clock: it clears the read/write
-lists before each step and hands them to the timing model's `end` after it, as the loop
-does; a guarded step whose guard holds on some warps' lanes and on none of another's ends
-the run before it (the warps' footprints differ: the loop runs it per warp). A closure that
-raises stops the run there: the function returns how many steps it finished and the
+checker on), groups take the loop: runs that called the checker after each step measured
+slower (0.91-0.96x on the ZLUDA corpus), for reasons not found. A closure that raises stops
+the run there: the function returns how many steps it finished and the
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
 runs per warp; a fault: located at that step).
 
-In a one-lane run (untraced) the simplest steps (unguarded MOV, IMAD.MOV, IADD3 without
+In a one-lane run the simplest steps (unguarded MOV, IMAD.MOV, IADD3 without
 carries into a general register, from registers, integer immediates and constants) are
 written out as the register updates emu/single_lane.py's closures make, with no call.
 
@@ -28,8 +26,6 @@ Runs are made on a PC's second visit (straight-line code after it is decoded by 
 only of steps already decoded; a run shorter than MIN_RUN is not made.
 """
 from __future__ import annotations
-
-from numpy import count_nonzero
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
 
@@ -40,24 +36,21 @@ MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
 class Run:
     """A fused run of `n` steps from offset `start`. Its functions, each made on first use:
     `one(g, active, unflushed)` for a group of one lane (the steps' `run1`), `many(...)` for
-    any other group (`run`); `one_traced`/`many_traced(g, active, unflushed, end, clock, bits,
-    reads, writes)` for a traced group whose warps share one clock, calling the timing model's
-    `end` after each step as the loop does. `unflushed`: the instructions the group ran
+    any other group (`run`). `unflushed`: the instructions the group ran
     before the run and has not yet added to its warps' counts (a clock read counts them).
     Each returns None when every step ran, else
-    (k, exception): steps before k ran, step k raised; or, traced, (k, None): step k is
-    left to the loop (its guard holds on some warps' lanes and on none of another's)."""
+    (k, exception): steps before k ran, step k raised."""
 
-    __slots__ = ("start", "n", "steps", "one", "many", "one_traced", "many_traced")
+    __slots__ = ("start", "n", "steps", "one", "many")
 
     def __init__(self, start: int, steps: list):
         self.start = start
         self.n = len(steps)
         self.steps = steps
-        self.one = self.many = self.one_traced = self.many_traced = None
+        self.one = self.many = None
 
     def make(self, kind: str):
-        fn = _generate(self.steps, "run1" if kind.startswith("one") else "run", kind.endswith("traced"))
+        fn = _generate(self.steps, "run1" if kind == "one" else "run")
         setattr(self, kind, fn)
         return fn
 
@@ -108,14 +101,13 @@ def _inline(step) -> tuple[int, str] | None:
     return None
 
 
-def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
+def _generate(steps: list, attr: str, inline_ok: bool = True):
     args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
-    head = "g, active, unflushed, end, clock, bits, reads, writes" if traced else "g, active, unflushed"
+    head = "g, active, unflushed"
     lines = [f"def run({head}, {args}):", "    k = 0"]
-    # one lane, untraced: the simplest steps' register updates written out (no closures);
+    # one lane: the simplest steps' register updates written out (no closures);
     # a launch whose register count their destinations exceed runs the closures (their fault)
-    inline = {k: _inline(s) for k, s in enumerate(steps)} if attr == "run1" and not traced \
-        and inline_ok else {}
+    inline = {k: _inline(s) for k, s in enumerate(steps)} if attr == "run1" and inline_ok else {}
     inline = {k: v for k, v in inline.items() if v is not None}
     if len(inline) > 1:
         top = max(d for d, _ in inline.values())
@@ -137,25 +129,13 @@ def _generate(steps: list, attr: str, traced: bool, inline_ok: bool = True):
         if step.reads_clock:
             # the clock it reads counts the group's instructions not yet added, this one too
             lines.append(f"        g.m.unflushed = unflushed + {k + 1}")
-        if traced:
-            lines.append("        reads.clear()")
-            lines.append("        writes.clear()")
         if step.guard is not None:
             lines.append(f"        mask = active & g.pred(s{k}.guard)")
-            if traced and attr == "run":
-                # warps whose lanes the guard leaves on and off have different footprints:
-                # the loop runs such a step per warp
-                lines.append("        anyw = g.any_per_warp(mask)")
-                lines.append("        if count_nonzero(anyw) and not anyw.all():")
-                lines.append("            return k, None")
         lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
-        if traced:
-            lines.append(f"        end(clock, s{k}, bits, reads, writes)")
     lines += ["    except Exception as e:", "        return k, e", "    return None"]
     namespace = {f"s{k}": s for k, s in enumerate(steps)}
-    namespace["count_nonzero"] = count_nonzero
     if inline:
-        namespace["slow"] = _generate(steps, attr, False, inline_ok=False)
+        namespace["slow"] = _generate(steps, attr, inline_ok=False)
     exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)
     return namespace["run"]
 

@@ -785,12 +785,11 @@ class Machine:
         recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
-        runs = self.runs if not recording else None
+        runs = self.runs if fast_ok and not recording else None
         # a run is looked for where the group enters straight-line code (its start, after a
         # step no run holds), not at each step of it: a run that does not fit here (stop PC,
         # turn, budget) makes no shorter runs from each of its steps
         entered = True
-        again = False
         try:
             while True:
                 if entered and runs is not None:
@@ -800,44 +799,24 @@ class Machine:
                     if fused.__class__ is Run and ran + fused.n <= left and p + 16 * fused.n <= stop \
                             and used + fused.n * nw <= limit:
                         n = fused.n
-                        if fast_ok:
-                            f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
-                            out = f(g, active, ran - counted)
-                        elif direct is not None:
-                            # traced, the warps' one clock known: the model's `end` after each step
-                            f = (fused.one_traced or fused.make("one_traced")) if one else \
-                                (fused.many_traced or fused.make("many_traced"))
-                            out = f(g, active, ran - counted, end, direct, direct_bits, self.reads, self.writes)
-                        else:
-                            out = False
-                            # traced, the clock is known after this step: look again at the next
-                            again = direct is None
+                        f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
+                        out = f(g, active, ran - counted)
                         if out is None:
                             ran += n
                             used += n * nw
                             p += 16 * n
-                            if p >= stop or ran >= left:
-                                break
-                            continue
-                        if out is not False:
+                        else:
                             k, exc = out
-                            if exc is None:             # step k left to the loop
-                                ran += k
-                                used += k * nw
-                                p += 16 * k
-                                continue
                             ran += k + 1
                             used += (k + 1) * nw
                             p += 16 * k
                             if not isinstance(exc, PerWarp):
                                 raise exc
                             self._per_warp(g, steps[p], p)
-                            if nw > 1 and not fast_ok:      # the warps may have clocks of their own now
-                                direct = None
                             p += 16
-                            if p >= stop or ran >= left:
-                                break
-                            continue
+                        if p >= stop or ran >= left:
+                            break
+                        continue
                 step = steps.get(p)
                 if step is None:
                     step = self.decoded.step(p)          # first time here
@@ -892,8 +871,7 @@ class Machine:
                             else:
                                 self.timing.step(self, step, g.warps, bits, reads, writes)
                                 direct, direct_bits = self.timing.sole_clock(self, g.warps)
-                    entered = again
-                    again = False
+                    entered = False
                     p += 16
                     if p >= stop or ran >= left:
                         break
