@@ -696,20 +696,45 @@ class MemorySelection:
         if rest and src_size is None and cp_size is not None:
             copy_if = self.all_or_nothing_size(rest[0], cp_size)
             src_size = cp_size if copy_if is not None else None
-        if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
-                or ("cg" in mods and cp_size != 16):
+        if cp_size not in self.COPY_SIZE or ("cg" in mods and cp_size != 16) or \
+                (src_size is not None and not 0 <= src_size <= cp_size) or \
+                (src_size is None and not (rest and isinstance(rest[0], ir.Value))):
             raise self.unsupported("`cp.async` with this copy or source size")
         src_mem = self.address(src, "global")
         self.mf.uses_global_descriptor = True
-        zfill = src_size != cp_size
-        if zfill:                     # the immediate says how many bytes to zero
-            src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
+        if src_size is None:          # a source size in a register
+            src_mem, copy_if = self.run_time_source_size(src_mem, rest[0], cp_size)
+            zfill = True
+        else:
+            zfill = src_size != cp_size
+            if zfill:                 # the immediate says how many bytes to zero
+                src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
         mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
             (("ZFILL",) if zfill else ())
         operands = [self.address(dst, "shared"), src_mem]
         if copy_if is not None:       # LDGSTS's predicate: copy where true, zeros where false
             operands.append(copy_if)
         self.emit("LDGSTS", mods_out, operands, ndefs=0)
+
+    def run_time_source_size(self, src_mem: VMem, size: ir.Value, cp_size: int):
+        """(source operand, copy predicate) of a cp.async whose source size is a register n,
+        as ptxas writes it: LDGSTS.ZFILL zeroes as many trailing bytes as the address's low
+        bits say, so the address moves up by (cp_size - n) mod cp_size; n = 0 (nothing to
+        copy) is the predicate's false."""
+        n = self.reg_part(size)
+        zeros = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [zeros, self.negate(n), Imm(cp_size), RZ])
+        self.emit("LOP3", ("LUT",), [zeros, zeros, Imm(cp_size - 1), RZ, Imm(0xC0), NOT_PT])
+        copy_if = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("NE", "U32", "AND"), [copy_if, PT, n, RZ, PT], ndefs=2)
+        base = src_mem.base
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        lo, hi = (VOp(base.reg, 0), VOp(base.reg, 1)) if base is not None else (RZ, RZ)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(t, 0), carry, zeros, lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(t, 1), hi, RZ, RZ, carry, NOT_PT])
+        return VMem(VOp(t), src_mem.offset, wide=True), copy_if
 
     def all_or_nothing_size(self, op, cp_size: int):
         """The predicate operand for a source size `selp.b32 s, cp_size, 0, p` (Triton's
