@@ -651,6 +651,8 @@ class Checker:
             feat = isa.FEATURES.get(key)
             if feat is None:
                 continue
+            if key in ("ld.v8", "st.v8") and isa.TYPE_BITS.get(ins.modifiers[-1], 32) < 32:
+                continue        # eight 8/16-bit elements are 128 bits: any target
             if feat.min_version and self.version < feat.min_version:
                 problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
                                 f"{feat.min_version[0]}.{feat.min_version[1]} or later")
