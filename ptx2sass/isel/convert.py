@@ -103,9 +103,26 @@ class ConvertSelection:
             ftz = ()       # an integer converts to a normal float or zero: nothing to flush
         if ftz and (dty, sty) == ("f32", "f64"):
             return self.narrow_f64_flushing(d, a, rnd)
+        if not ftz and dty in ("f16", "bf16") and sty == "f32" and rnd in ("rn", "rz") and \
+                self.arch.packed_half_converts:
+            return self.pack_one(ins, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def pack_one(self, ins, a, rnd: str) -> None:
+        """cvt.{rn,rz}[.relu|.satfinite].{f16,bf16}.f32 as ptxas writes it: the packing convert
+        into the low half, F2FP.PACK_AB d, RZ, a (F2FP.{RELU,SATFINITE}….MERGE_C d, a, RZ for
+        the clamping forms); a NaN gives the canonical one (F2F would keep its payload)."""
+        clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
+        kind = self.f2fp_types(ins.type)
+        if clamp:
+            if rnd != "rn":
+                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+            return
+        self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
+                  [self.dst(ins.dests[0]), RZ, self.reg_part(a)])
 
     def convert_into_wider_register(self, ins) -> None:
         """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
@@ -245,6 +262,13 @@ class ConvertSelection:
         self.emit("I2IP", (ins.type.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
                                                              self.part_of(b, 0), self.reg_part(c)])
 
+    def f2fp_types(self, half: str) -> tuple[str, ...]:
+        """F2FP's type modifiers for an f16/bf16 result from f32, as the target's nvdisasm
+        spells them."""
+        if self.arch.f2fp_type_names:
+            return (half.upper(), "F32")
+        return ("BF16",) if half == "bf16" else ()
+
     def pack_pair(self, ins) -> None:
         """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
         into the high half and b into the low one (.satfinite: infinities to the largest
@@ -254,7 +278,7 @@ class ConvertSelection:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
         mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
             (("RELU",) if "relu" in ins.modifiers else ()) + \
-            (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
+            self.f2fp_types(ins.type[:-2]) + ("PACK_AB",) + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
 
