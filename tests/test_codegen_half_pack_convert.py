@@ -64,3 +64,22 @@ def test_sm75_keeps_f2f():
     theirs = oracle.ptxas(ptx, "sm_75")
     assert theirs.ok, theirs.stderr
     assert _kinds(ptx2sass.compile(ptx, "sm_75", "k.ptx")) == _kinds(theirs.output)
+
+
+@pytest.mark.parametrize("use", [
+    "st.global.u16 [%rd1], %h1;",
+    "cvt.u32.u16 %r2, %h1; st.global.u32 [%rd1], %r2;",
+    "cvt.u64.u16 %rd2, %h1; st.global.u64 [%rd1], %rd2;",
+    "add.f16 %h2, %h1, %h1; st.global.u16 [%rd1], %h2;",
+    "mov.b32 %r2, {%h1, %h1}; st.global.u32 [%rd1], %r2;",
+    "cvt.s32.s16 %r2, %h1; st.global.u32 [%rd1], %r2;",
+])
+def test_f2f_where_ptxas_folds_a_zero_extension(use):
+    """ptxas keeps F2F.F16.F32 where every reader zero-extends the half (cvt.u32/u64.u16),
+    F2FP elsewhere; the same choice, so NaNs come out the same."""
+    ptx = (".version 7.8\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+           ".reg .b16 %h<4>; .reg .b32 %r<4>; .reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\n"
+           f"ld.global.u32 %r1, [%rd1];\ncvt.rn.f16.f32 %h1, %r1;\n{use}\nret;\n}}\n")
+    theirs = oracle.ptxas(ptx, "sm_89")
+    assert theirs.ok
+    assert _kinds(ptx2sass.compile(ptx, "sm_89", "k.ptx")) == _kinds(theirs.output)

@@ -104,11 +104,25 @@ class ConvertSelection:
         if ftz and (dty, sty) == ("f32", "f64"):
             return self.narrow_f64_flushing(d, a, rnd)
         if not ftz and dty in ("f16", "bf16") and sty == "f32" and rnd in ("rn", "rz") and \
-                self.arch.packed_half_converts:
+                self.arch.packed_half_converts and not (self.only_zero_extended(d) and
+                                                        not ("relu" in ins.modifiers or "satfinite" in ins.modifiers)):
             return self.pack_one(ins, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def only_zero_extended(self, v: ir.Value) -> bool:
+        """Every reader of `v` widens it as an unsigned integer (cvt.u32/u64.u16): ptxas then
+        converts with F2F, which writes the upper half zero, instead of F2FP."""
+        if not hasattr(self, "_readers"):
+            from ptx2sass.opt.uses import reads
+            self._readers = {}
+            for _, who, value in reads(self.fn):
+                self._readers.setdefault(value.id, []).append(who)
+        who = self._readers.get(v.id, [])
+        return bool(who) and all(
+            w is not None and w.opcode == "cvt" and w.types and w.types[0] in ("u16", "b16")
+            and w.type in ("u32", "u64", "b32", "b64") for w in who)
 
     def pack_one(self, ins, a, rnd: str) -> None:
         """cvt.{rn,rz}[.relu|.satfinite].{f16,bf16}.f32 as ptxas writes it: the packing convert
