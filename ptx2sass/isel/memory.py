@@ -1019,8 +1019,8 @@ class MemorySelection:
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
         scope, sem = self.atom_ordering()
-        if sem is not None:
-            raise self.unsupported(f"`{ins.opcode}.{op}.{ins.type}` with .{sem}")
+        if sem is not None and space == "shared":
+            raise self.unsupported(f"`{ins.opcode}.shared.{op}.{ins.type}` with .{sem}")
         mem = self.offset_added(self.memory_operand(ins.srcs[0], space))
         wide = mem.wide
         low = VOp(mem.base.reg, 0) if wide else (mem.base if mem.base is not None else RZ)
@@ -1061,8 +1061,13 @@ class MemorySelection:
         if space == "shared":
             self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
         else:
+            # a memory order fences each compare-and-swap of the loop, as ptxas does
+            if sem in ("release", "acq_rel"):
+                self.fences(self.RELEASE_FENCE, scope)
             opcode = "ATOMG" if space == "global" else "ATOM"
             self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+            if sem in ("acquire", "acq_rel"):
+                self.fences(self.ACQUIRE_FENCE, scope)
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)
