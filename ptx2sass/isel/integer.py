@@ -375,6 +375,15 @@ class IntegerSelection:
 
     def min_max(self, ins, which: Reg):
         ty = ins.type
+        if ty in ("u16x2", "s16x2") or (ins.modifiers == ("relu",) and ty == "s32"):
+            # sm_90+ (the frontend refuses them below): VIMNMX per 16-bit half / with .RELU
+            # (IMNMX here; the target's spelling from Target.renamed_opcodes)
+            a, b = self.two_sources(ins)
+            mods = ((ty.upper().replace("X2", "x2"),) if ty != "s32" else ()) + \
+                (("RELU",) if "relu" in ins.modifiers else ())
+            self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a)),
+                                      self.reg_part(b), which])
+            return
         if _is_float(ty) or ty in ("bf16", "bf16x2"):
             return self.float_min_max(ins, which)
         if ins.modifiers:
