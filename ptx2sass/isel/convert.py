@@ -415,7 +415,7 @@ class ConvertSelection:
                       [dst, src])
             return
         if _is_float(dty):          # from an integer
-            if dty == "bf16":
+            if dty == "bf16" and not self.arch.bf16_integer_converts:
                 raise self.unsupported(f"`cvt.{dty}.{sty}`")
             if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.packed_converts:
                 # I2FP and F2IP are sm_86+; sm_80's ptxas writes I2F / F2I.U8
