@@ -575,7 +575,30 @@ class MemorySelection:
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
 
+    def store_async(self, ins) -> None:
+        """st.async.mbarrier::complete_tx::bytes.shared::cluster [a], data, [mbar] (sm_90): one
+        STAS[.64|.128] on the register pair (a, mbar) as ptxas writes it; the store completes
+        a transaction of its size on the mbarrier (the shared addresses are cluster ones on
+        these targets: `window_location`)."""
+        if not self.arch.cluster_shared_addresses or self.guard is not None:
+            raise self.unsupported(f"`st.{'.'.join(ins.modifiers)}`")
+        data, bits = ins.srcs[1:-1], _bits(ins.type)
+        size = self.WORD_SIZE.get(len(data) * bits)
+        if size is None or bits < 32:
+            raise self.unsupported(f"`st.async` of {len(data)} x {ins.type}")
+        where = [self.offset_added(self.address(op, "shared")) for op in (ins.srcs[0], ins.srcs[-1])]
+        pair = self.new_pair()
+        for k, mem in enumerate(where):
+            if mem.base is None:
+                self.move(VOp(pair.reg, k), RZ)
+            else:
+                self.emit(COPY, (), [VOp(pair.reg, k), mem.base], guarded=False)
+        self.emit("STAS", size, [VMem(pair, 0, wide=True, described=False), self.data_words(data, bits)],
+                  ndefs=0)
+
     def sel_st(self, ins):
+        if "async" in ins.modifiers:
+            return self.store_async(ins)
         space = self.access_space(ins)
         if space not in self.MEMORY_OPS:
             raise self.unsupported(f"`st.{space}`")
