@@ -62,8 +62,9 @@ ret;
 }}"""
 
 
-# A loop whose trip count (1..8) differs per lane: {body}, then the exit test {exit} (on %p0).
-_OWN_EXIT = """.visible .entry k(.param .u64 p_out, .param .u64 p_in, .param .u32 n)
+# A loop whose trip count (1..8) differs per lane: {body}, then the exit test {exit} (on %p0);
+# {after} runs after the loop (`own_exit` fills it with nothing).
+OWN_EXIT_LOOP = """.visible .entry k(.param .u64 p_out, .param .u64 p_in, .param .u32 n)
 {{
 .reg .pred %p<3>; .reg .b32 %r<12>; .reg .b64 %d<6>;
 ld.param.u64 %d0, [p_in];
@@ -82,10 +83,15 @@ L1:
 add.u32 %r3, %r3, 1;
 {exit}
 @%p0 bra L1;
+{after}
 add.s64 %d4, %d1, %d2;
 st.global.u32 [%d4], %r4;
 ret;
 }}"""
+
+
+def own_exit(body: str, exit: str, after: str = "") -> str:
+    return OWN_EXIT_LOOP.format(body=body, exit=exit, after=after)
 
 
 def _branched(body: str, exit: str = "setp.eq.u32 q, r0, 0;", other: str = "st.volatile.global.u32 [a0], 1;",
@@ -161,16 +167,16 @@ ret;
 }""",
     # sm_90 and later (Target.loop_yield_own_exit "waits"): a loop whose only divergence is
     # its own exit yields only with a strong store or an exit that depends on what it read
-    "volatile_load_per_lane_trip": _OWN_EXIT.format(body="ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;",
+    "volatile_load_per_lane_trip": own_exit(body="ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;",
                                                     exit="setp.lt.u32 %p0, %r3, %r2;"),
-    "volatile_store_per_lane_trip": _OWN_EXIT.format(body="st.volatile.global.u32 [%d3+4], %r3;",
+    "volatile_store_per_lane_trip": own_exit(body="st.volatile.global.u32 [%d3+4], %r3;",
                                                      exit="setp.lt.u32 %p0, %r3, %r2;"),
-    "atom_result_in_exit": _OWN_EXIT.format(body="atom.global.add.u32 %r5, [%d0], 1;\nadd.u32 %r4, %r4, %r5;",
+    "atom_result_in_exit": own_exit(body="atom.global.add.u32 %r5, [%d0], 1;\nadd.u32 %r4, %r4, %r5;",
                                             exit="setp.lt.u32 %p0, %r5, 100;"),
-    "uniform_flag_and_per_lane_trip": _OWN_EXIT.format(
+    "uniform_flag_and_per_lane_trip": own_exit(
         body="ld.volatile.global.u32 %r5, [%d0];\nadd.u32 %r4, %r4, %r5;",
         exit="setp.ne.u32 %p1, %r5, 0;\nsetp.lt.u32 %p2, %r3, %r2;\nand.pred %p0, %p1, %p2;"),
-    "inner_volatile_loop_in_per_lane_loop": _OWN_EXIT.format(
+    "inner_volatile_loop_in_per_lane_loop": own_exit(
         body="mov.u32 %r7, 0;\nI: ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;\nadd.u32 %r7, %r7, 1;\n"
              "setp.lt.u32 %p1, %r7, %r9;\n@%p1 bra I;", exit="setp.lt.u32 %p0, %r3, %r2;"),
     "cas16": """.visible .entry k(.param .u64 p)

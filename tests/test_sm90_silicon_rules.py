@@ -125,6 +125,41 @@ def test_full_mask_collective_after_a_yield_meets_first(arch):
     assert ("YIELD" in listing) == ("YIELD" in oracle.nvdisasm(theirs.output, ())) == (arch == "sm_89")
 
 
+def _explicit_run(cubin: bytes, case):
+    from ptx2sass.emu.launch import run_buffers
+    from ptx2sass.fuzz.inputs import launch_data
+    from ptx2sass.fuzz.runner import BUDGET, load
+    data = launch_data(case)
+    return run_buffers(load(cubin, case.kernel), case.grid, case.block, data.params, data.buffers,
+                       budget=BUDGET, hazard_check=False, reconverge="explicit")
+
+
+def test_emulator_splits_the_warp_where_a_yield_released_a_bsync():
+    """With explicit reconvergence the emulator now does what the H200 did to the rejected
+    cubin (GPU run 12): the loop's YIELD lets the lanes waiting at the BSYNC go on, so the
+    post-loop MATCH runs in the same two lane groups the GPU's activemask showed (one without
+    the other, flagged as a convergence hazard); today's cubin of ours runs clean
+    and computes what ptxas's does."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours, compile_ptxas
+    ptx = HERE / "match_after_yielding_loop_s9300296_store.ptx"
+    case = read_case((HERE / "match_after_divergent_loop_s9300296.ptx").read_text())
+    case.arch = "sm_90"
+    rejected = (HERE / "match_after_divergent_loop_s9300296.h200-rejected.cubin").read_bytes()
+    bad = _explicit_run(rejected, case)
+    groups = ("0xcf5052d6", "0x30afad29")
+    assert any(f"MATCH run by lanes {a} without member lanes {b}" in str(h)
+               for h in bad.convergence_hazards for a, b in (groups, groups[::-1])), \
+        [str(h) for h in bad.convergence_hazards]
+    for source in (HERE / "match_after_divergent_loop_s9300296.ptx", ptx):
+        case = read_case(source.read_text())
+        case.arch = "sm_90"
+        ours = _explicit_run(compile_ours(case), case)
+        theirs, err = compile_ptxas(case)
+        assert not [h for h in ours.convergence_hazards if "MATCH" in str(h)]
+        assert ours.buffers["out"] == _explicit_run(theirs, case).buffers["out"]
+
+
 def test_guard_after_a_yielding_loop_on_sm_90():
     """9300296 with a volatile store in its loop (GPU run 13): on sm_90 both compilers now put
     a YIELD there; ours, with its WARPSYNC.ALL before the post-loop MATCH, was right on the
@@ -143,39 +178,6 @@ def test_guard_after_a_yielding_loop_on_sm_90():
     assert unguarded_collectives_after_yield(stripped)
 
 
-_LOOP_THEN_VOTE = """.version 8.5
-.target {arch}
-.address_size 64
-.visible .entry k(.param .u64 p_out, .param .u64 p_in)
-{{
-.reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %d<5>;
-ld.param.u64 %d0, [p_in];
-ld.param.u64 %d1, [p_out];
-mov.u32 %r0, %tid.x;
-mul.wide.u32 %d2, %r0, 4;
-add.s64 %d3, %d0, %d2;
-ld.global.u32 %r1, [%d3];
-and.b32 %r2, %r1, 1;
-add.u32 %r2, %r2, 1;
-mov.u32 %r3, 0;
-mov.u32 %r4, 0;
-L1:
-setp.lt.u32 %p0, %r3, %r2;
-@!%p0 bra L2;
-{load} %r5, [%d3];
-add.u32 %r4, %r4, %r5;
-add.u32 %r3, %r3, 1;
-bra L1;
-L2:
-vote.sync.ballot.b32 %r6, %p0, 0xffffffff;
-add.s64 %d4, %d1, %d2;
-st.global.u32 [%d4], %r6;
-st.global.u32 [%d4+4], %r4;
-ret;
-}}
-"""
-
-
 @pytest.mark.parametrize("load", ["ld.volatile.global.u32", "ld.global.u32"])
 def test_collective_guard_only_where_ptxas_yields_on_sm_89(load):
     """ptxas 13.5 for sm_89: a volatile load in a loop with a per-lane exit gets a YIELD,
@@ -183,7 +185,9 @@ def test_collective_guard_only_where_ptxas_yields_on_sm_89(load):
     same YIELD, a WARPSYNC only where there is one."""
     from ptx2sass import oracle
     from ptx2sass.compiler import compile as compile_ptx
-    ptx = _LOOP_THEN_VOTE.format(arch="sm_89", load=load)
+    from tests.test_codegen_loop_yield import HEADER, own_exit
+    ptx = HEADER + own_exit(f"{load} %r5, [%d3];\nadd.u32 %r4, %r4, %r5;", "setp.lt.u32 %p0, %r3, %r2;",
+                            "vote.sync.ballot.b32 %r4, %p0, 0xffffffff;")
     theirs = oracle.nvdisasm(oracle.ptxas(ptx, "sm_89").output, ())
     ours = oracle.nvdisasm(compile_ptx(ptx, "sm_89"), ())
     yields = "YIELD" in theirs
