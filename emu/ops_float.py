@@ -652,6 +652,13 @@ def op_f2fp(w, s, active, mask):
             h = np.where(inf, (h.astype(U32) & U32(0x8000)) | U32(maxbits), h)
         return h.astype(U32)
 
+    if "MERGE_C" in mods:
+        # one value (ptxas's scalar .relu/.satfinite converts: `F2FP.RELU.F16.F32.MERGE_C d, a,
+        # RZ`) into the low half, the high half from C's low half (as the FP8 PACK_AB_MERGE_C;
+        # only C = RZ seen)
+        c = w.r(b_op).astype(U32)
+        w.w(d, ((c & U32(0xFFFF)) << U32(16)) | (conv(a_op) & U32(0xFFFF)), mask)
+        return
     hi, lo = conv(a_op), conv(b_op)
     w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)
 

@@ -158,6 +158,12 @@ class Target:
     # I2FP.F32.S32/U32 and F2IP.U8.F32 (packed int <-> float converts, sm_86+); sm_80's
     # ptxas writes I2F / F2I.U8
     packed_converts: bool = True
+    # cvt.{rn,rz}.{f16,bf16}.f32 is the packing convert F2FP into the low half (sm_80+; a NaN
+    # becomes the canonical one); sm_75's ptxas writes F2F.F16.F32
+    packed_half_converts: bool = True
+    # nvdisasm spells F2FP's types (`F2FP.F16.F32.PACK_AB`, `F2FP.BF16.F32…`) from sm_89;
+    # sm_80/86/87's reads `F2FP.PACK_AB` / `F2FP.BF16.PACK_AB` for the same words
+    f2fp_type_names: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -336,13 +342,13 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
     _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
-          packed_converts=False),
+          packed_converts=False, packed_half_converts=False, f2fp_type_names=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False, f2fp_type_names=False),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
-          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
     _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",

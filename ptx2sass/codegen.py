@@ -95,8 +95,8 @@ def _physical(op, colors, mf: MFunction):
                 base = replace(base, suffix=("64",))
         # a 64-bit address reads the global-memory descriptor; sm_90 prints it (not on
         # compare-and-swap, whose base prints without `.64`)
-        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
-                else None)
+        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and op.described
+                and mf.target.memory_descriptor_operand else None)
         if op.uniform_zero:
             return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 255),
                        offset=op.offset)

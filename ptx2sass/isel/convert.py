@@ -14,7 +14,7 @@ from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, NOT_PT, PT, ROUNDING, RZ,
 
 # Float pairs F2F converts directly (dest, source).
 F2F_PAIRS = {("f16", "f32"), ("f16", "f64"), ("f32", "f64"), ("f64", "f32"), ("f64", "f16"),
-             ("bf16", "f32")}
+             ("bf16", "f32"), ("f16", "bf16"), ("bf16", "f16")}     # the last two: sm_90+
 # The integer-type selector of I2F's source / F2I's destination (s32 is the default).
 INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), "s32": (),
                 "u32": ("U32",), "s64": ("S64",), "u64": ("U64",), "b8": ("U8",),
@@ -103,9 +103,40 @@ class ConvertSelection:
             ftz = ()       # an integer converts to a normal float or zero: nothing to flush
         if ftz and (dty, sty) == ("f32", "f64"):
             return self.narrow_f64_flushing(d, a, rnd)
+        if not ftz and dty in ("f16", "bf16") and sty == "f32" and rnd in ("rn", "rz") and \
+                self.arch.packed_half_converts and not (self.only_zero_extended(d) and
+                                                        not ("relu" in ins.modifiers or "satfinite" in ins.modifiers)):
+            return self.pack_one(ins, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def only_zero_extended(self, v: ir.Value) -> bool:
+        """Every reader of `v` widens it as an unsigned integer (cvt.u32/u64.u16): ptxas then
+        converts with F2F, which writes the upper half zero, instead of F2FP."""
+        if not hasattr(self, "_readers"):
+            from ptx2sass.opt.uses import reads
+            self._readers = {}
+            for _, who, value in reads(self.fn):
+                self._readers.setdefault(value.id, []).append(who)
+        who = self._readers.get(v.id, [])
+        return bool(who) and all(
+            w is not None and w.opcode == "cvt" and w.types and w.types[0] in ("u16", "b16")
+            and w.type in ("u32", "u64", "b32", "b64") for w in who)
+
+    def pack_one(self, ins, a, rnd: str) -> None:
+        """cvt.{rn,rz}[.relu|.satfinite].{f16,bf16}.f32 as ptxas writes it: the packing convert
+        into the low half, F2FP.PACK_AB d, RZ, a (F2FP.{RELU,SATFINITE}….MERGE_C d, a, RZ for
+        the clamping forms); a NaN gives the canonical one (F2F would keep its payload)."""
+        clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
+        kind = self.f2fp_types(ins.type)
+        if clamp:
+            if rnd != "rn":
+                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+            return
+        self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
+                  [self.dst(ins.dests[0]), RZ, self.reg_part(a)])
 
     def convert_into_wider_register(self, ins) -> None:
         """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
@@ -245,6 +276,13 @@ class ConvertSelection:
         self.emit("I2IP", (ins.type.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
                                                              self.part_of(b, 0), self.reg_part(c)])
 
+    def f2fp_types(self, half: str) -> tuple[str, ...]:
+        """F2FP's type modifiers for an f16/bf16 result from f32, as the target's nvdisasm
+        spells them."""
+        if self.arch.f2fp_type_names:
+            return (half.upper(), "F32")
+        return ("BF16",) if half == "bf16" else ()
+
     def pack_pair(self, ins) -> None:
         """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
         into the high half and b into the low one (.satfinite: infinities to the largest
@@ -254,7 +292,7 @@ class ConvertSelection:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
         mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
             (("RELU",) if "relu" in ins.modifiers else ()) + \
-            (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
+            self.f2fp_types(ins.type[:-2]) + ("PACK_AB",) + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
 
@@ -377,7 +415,7 @@ class ConvertSelection:
                       [dst, src])
             return
         if _is_float(dty):          # from an integer
-            if dty == "bf16":
+            if dty == "bf16" and not self.arch.bf16_integer_converts:
                 raise self.unsupported(f"`cvt.{dty}.{sty}`")
             if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.packed_converts:
                 # I2FP and F2IP are sm_86+; sm_80's ptxas writes I2F / F2I.U8
