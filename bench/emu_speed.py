@@ -165,15 +165,16 @@ def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
         import ptx2sass.emu.loader
         ptx2sass.emu.launch.Launch, ptx2sass.emu.launch.Param = base.launch.Launch, base.launch.Param
         ptx2sass.emu.loader.load_program = base.loader.load_program
-    spent = {"exec": 0.0, "launches": 0}
+    spent = {"exec": 0.0, "exec_cpu": 0.0, "launches": 0}
 
     def timed(call):
         def wrapper(self, *args, **kw):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             try:
                 return call(self, *args, **kw)
             finally:
                 spent["exec"] += time.perf_counter() - start
+                spent["exec_cpu"] += time.process_time() - cpu
                 spent["launches"] += 1
         return wrapper
 
@@ -185,9 +186,9 @@ def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
                 return _issue_conv2d(dev)
     else:
         program = PROGRAMS[name]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     program(device)
-    print(json.dumps({"wall": time.perf_counter() - start, **spent}))
+    print(json.dumps({"wall": time.perf_counter() - start, "wall_cpu": time.process_time() - cpu, **spent}))
 
 
 def _worker(device: str, name: str, baseline: str | None, timeout: int) -> dict:
@@ -208,7 +209,8 @@ def _best(runs: list[dict]) -> dict:
     ok = [r for r in runs if "error" not in r]
     if not ok:
         return runs[0]
-    return {"exec": min(r["exec"] for r in ok), "wall": min(r["wall"] for r in ok), "launches": ok[0]["launches"]}
+    return {**{k: min(r[k] for r in ok) for k in ("exec", "wall", "exec_cpu", "wall_cpu")},
+            "launches": ok[0]["launches"]}
 
 
 def tinygrad_section(names: list[str], baseline, timeout: int, repeat: int) -> list[dict]:
@@ -224,7 +226,7 @@ def tinygrad_section(names: list[str], baseline, timeout: int, repeat: int) -> l
                 runs["SASSEMU baseline"].append(_worker("SASSEMU", name, baseline, timeout))
         row = {"program": name, **{k: _best(v) for k, v in runs.items()}}
         rows.append(row)
-        print(f"  {name}: " + "; ".join(f"{k} " + (f"exec {v['exec']:.3f} s, wall {v['wall']:.2f} s"
+        print(f"  {name}: " + "; ".join(f"{k} " + (f"exec {v['exec']:.3f} s (CPU {v['exec_cpu']:.3f}), wall {v['wall']:.2f} s (CPU {v['wall_cpu']:.2f})"
                                                      if "error" not in v else v["error"][:80])
                                         for k, v in row.items() if k != "program"), flush=True)
     return rows
@@ -241,8 +243,11 @@ def print_tinygrad(rows: list[dict]) -> None:
               and r["program"] != "issue19_conv2d"]
         ex = _geomean([r["PYTHON"]["exec"] / r[k]["exec"] for r in ok])
         wall = _geomean([r["PYTHON"]["wall"] / r[k]["wall"] for r in ok])
+        ex_cpu = _geomean([r["PYTHON"]["exec_cpu"] / r[k]["exec_cpu"] for r in ok])
+        wall_cpu = _geomean([r["PYTHON"]["wall_cpu"] / r[k]["wall_cpu"] for r in ok])
         print(f"  {k} vs PYTHON over {len(ok)} programs (geomean): kernel launches {ex:.2f}x as fast, "
-              f"whole program {wall:.2f}x")
+              f"whole program {wall:.2f}x (wall-clock); CPU time: launches {ex_cpu:.2f}x, "
+              f"whole program {wall_cpu:.2f}x")
     for r in rows:
         if r["program"] == "issue19_conv2d":
             print("  issue 19's conv2d: " + "; ".join(f"{k} exec {v['exec']:.2f} s, wall {v['wall']:.2f} s"
