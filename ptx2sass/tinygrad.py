@@ -48,6 +48,12 @@ class SASSCompiler(Compiler):
         self.arch = arch
         super().__init__(f"compile_ptx2sass_{arch}_{code_version()}")
 
+    def compile_cached(self, src: str) -> bytes:
+        from tinygrad.helpers import CCACHE
+        # tinygrad reads CCACHE when a compiler is made (with the device); read it per
+        # compile too, so `Context(CCACHE=0)` compiles afresh
+        return super().compile_cached(src) if CCACHE else self.compile(src)
+
     def compile(self, src: str) -> bytes:
         import ptx2sass
         try:
