@@ -188,7 +188,8 @@ def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
         program = PROGRAMS[name]
     start, cpu = time.perf_counter(), time.process_time()
     program(device)
-    print(json.dumps({"wall": time.perf_counter() - start, "wall_cpu": time.process_time() - cpu, **spent}))
+    print(json.dumps({"wall": time.perf_counter() - start, "wall_cpu": time.process_time() - cpu, **spent,
+                      "code": str(Path(backend.__file__).resolve().parent.parent)}))
 
 
 def _worker(device: str, name: str, baseline: str | None, timeout: int, tree: str | None = None,
