@@ -16,6 +16,14 @@ generation and, for SASSEMU, ptx2sass's compilation).
 
     .venv/bin/python bench/emu_speed.py [--baseline ROOT] [--corpus zluda|tinygrad]
         [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR] [--stages] [--cpu]
+        [--tree ROOT] [--cold]
+
+The tinygrad section prints wall-clock and CPU time of the launches: on the shared machine a
+load of ~20 stretches PYTHON's short launches' wall time far more than their CPU time, so
+the CPU ratio is the steadier one. SASSEMU runs with tinygrad's disk cache as a user has it
+(kernels compiled and programs loaded in an earlier run are read back: best of N is then
+warm); `--cold` adds SASSEMU with the cache off, `--tree ROOT` another checkout's whole
+SASSEMU (its compiler, backend and emulator through ROOT/.venv) in the same run.
 
 `--cpu` times each corpus launch by the process's CPU time and keeps each launch's best of
 `--repeat` (after one untimed pass that decodes and specialises): on a shared machine whose
