@@ -3,7 +3,9 @@
 Every cache of ptx2sass (derived encoding tables, PLY grammar tables a development tree has
 not built yet, the test oracle's tool runs) lives under one folder: `$PTX2SASS_CACHE`, else
 `$XDG_CACHE_HOME/ptx2sass` (an absolute `XDG_CACHE_HOME` only, as the XDG spec says), else
-`~/.cache/ptx2sass`.
+`~/.cache/ptx2sass`. (The tinygrad backend keeps its cubins and loaded programs in tinygrad's
+own disk cache instead, as tinygrad's other compilers do, under names carrying
+`code_version`.)
 
 A cache is only ever an optimisation: a file that is missing, unreadable, truncated or
 damaged reads as absent (its content carries a checksum), and a folder that cannot be
