@@ -508,21 +508,32 @@ def _i2f(w, s, mask, dst_default="F32"):
         # `I2F.U64.RP R10, 0x40000000` converts 2^62 for div.s64 by 2^62)
         raw = np.array([(a_op.value & 0xFFFFFFFF) << 32], dtype=U64) if isinstance(a_op, Imm) \
             else w.r64(a_op)
-        vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
+        vals = raw.astype(I64) if signed else raw
     else:
         # a byte or half-word selector picks the source's bits (`I2F.U8.RZ R0, R4.B1`)
         shift = {"H1": 16, "B1": 8, "B2": 16, "B3": 24}
         at = next((shift[x] for x in getattr(a_op, "suffix", ()) if x in shift), 0)
         raw = (w.r(a_op).astype(np.int64) >> at) & ((1 << bits) - 1)
-        vals = [v - (1 << bits) if signed and v >= 1 << (bits - 1) else v for v in raw.tolist()]
+        vals = np.where(raw >= 1 << (bits - 1), raw - (1 << bits), raw) if signed else raw
     mode = fp.mode_of(mods)
     fmt = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16"}[dst]
-    from fractions import Fraction
-    out = [fp.round_rational_bits(Fraction(v), fmt, mode) if v else 0 for v in vals]
+    exact = bits < 64 or np.all(vals <= _EXACT_IN_F64) and (not signed or np.all(vals >= -_EXACT_IN_F64))
+    if exact and (mode == "RN" or fmt in ("f32", "f64")):
+        # every value is exact in FP64: rounding that double is rounding the integer (F16
+        # and BF16 in a directed mode would go through fractions there too: from the ints)
+        x = vals.astype(np.float64)
+        out = (x.view(U64) if fmt == "f64" else fp.narrow_f64(x, mode).view(U32) if fmt == "f32"
+               else fp.f64_to_half_bits(x, fmt, mode))
+    else:
+        from fractions import Fraction
+        out = [fp.round_rational_bits(Fraction(v), fmt, mode) if v else 0 for v in vals.tolist()]
     if dst == "F64":
         w.w64(d, np.array(out, dtype=U64), mask)
     else:
         w.w(d, np.array(out, dtype=U64).astype(U32), mask)
+
+
+_EXACT_IN_F64 = 1 << 53
 
 
 @semantics("I2F", "UI2F", vector=True)
