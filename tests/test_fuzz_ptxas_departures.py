@@ -203,3 +203,37 @@ def test_16bit_shift_of_a_half_set_result_by_20_is_zero():
     ours, theirs = _run_both(SHIFT16_OF_HALF_SET, [0x7E00 | 0x3C00 << 16, 20], dtype=np.uint16)
     assert ours == [0]
     assert theirs == [0x03C0]
+
+
+SATURATE_ABS_OF_MOST_NEGATIVE = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    abs.s32 %r2, %r1;
+    cvt.sat.s8.s32 %r3, %r2;
+    st.global.u32 [%d0], %r2;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+def test_saturating_narrow_of_abs_of_the_most_negative_s32_is_minus_128():
+    """`abs.s32` is `d = |a|` into an `.s32` register: for -2^31 the only 32-bit value is
+    -2^31 itself (0x80000000), which this program also stores. `cvt.sat.s8.s32` of that
+    register clamps -2^31 to -128, sign-extended into the 32-bit destination (0xffffff80).
+    ptxas 13.5.37 assumes `abs` is non-negative and clamps with an unsigned `IMNMX.U32 ...,
+    0x7f`, so the same register reads as +2^31 there and saturates to 127, while the plain
+    store of it writes 0x80000000: two values for one register. Seed 870469
+    (`cvt.sat.s8.s32`)."""
+    a = -(1 << 31) & 0xFFFFFFFF
+    d = abs(-(1 << 31)) & 0xFFFFFFFF                  # |a| wrapped to 32 bits
+    assert d == 0x80000000
+    narrowed = max(-128, min(127, d - (1 << 32) if d >> 31 else d)) & 0xFFFFFFFF
+    ours, theirs = _run_both(SATURATE_ABS_OF_MOST_NEGATIVE, [a], out_words=2)
+    assert ours == [d, narrowed] == [0x80000000, 0xFFFFFF80]
+    assert theirs == [0x80000000, 0x7F]
