@@ -858,11 +858,12 @@ def lower_checked(module, whole_program: bool = True) -> ir.Module:
     """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
     the `.visible .func`s other units may call, which stay functions of their own."""
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.guard_branches import branch_around_expanded_guards
     from ptx2sass.inline import inline_calls, linkable_functions
     linkable = set() if whole_program else linkable_functions(module)
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=not whole_program)
-    out = lower_module(module)
+    out = lower_module(branch_around_expanded_guards(module))
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
