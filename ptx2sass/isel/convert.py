@@ -70,6 +70,8 @@ class ConvertSelection:
             return self.round_to_tf32(ins)
         if dty in FP8_PAIRS and sty == "f32":
             return self.pack_fp8(ins)
+        if dty in FP8_PAIRS and sty == "f16x2":
+            return self.narrow_half_pair_to_fp8(ins)
         if dty == "f16x2" and sty in FP8_PAIRS:
             return self.unpack_fp8(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
@@ -167,6 +169,16 @@ class ConvertSelection:
             (FP8_PAIRS[ins.type], "F32", "PACK_AB_MERGE_C")
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), RZ])
+
+    def narrow_half_pair_to_fp8(self, ins) -> None:
+        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a: each half of a to one byte of
+        d's low half (high half to the high byte), one F2FP as ptxas writes it."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
+        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f16x2`")
+        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
+            (FP8_PAIRS[ins.type], "F16", "UNPACK_B_MERGE_C")
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), RZ])
 
     def unpack_fp8(self, ins) -> None:
         """cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a: the two bytes of a widened to halves."""
