@@ -7,10 +7,11 @@ from ptx2sass.fuzz.runner import run_case
 
 
 def test_ptxas_crash_is_an_invalid_outcome(monkeypatch):
+    case = case_from_program(make_program(100000, Options()))     # the generator asks ptxas too
+
     def crash(*args, **kwargs):
         raise oracle.OracleFailed("ptxas -arch=sm_89 fuzz.ptx -o out.cubin crashed with signal 11")
     monkeypatch.setattr(oracle, "ptxas", crash)
-    case = case_from_program(make_program(100000, Options()))
     out = run_case(case)
     assert out.cls == "invalid"
     assert "ptxas crashed" in out.sig
