@@ -326,3 +326,34 @@ def test_byte_of_a_half_set_result_returned_by_a_func_is_zero():
     ours, theirs = _run_both(HALF_SET_NARROWED_IN_A_FUNC, inputs)
     assert ours == [total]
     assert theirs == [(-(1520468001 + 1)) & 0xFFFFFFFF]
+
+
+SHIFT16_BY_CNOT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u16 %h0, [%d1+4];
+    cnot.b32 %r1, %r0;
+    shr.u16 %h1, %h0, %r1;
+    st.global.b16 [%d0], %h1;
+    st.global.u32 [%d0+4], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x", [0x42F2, 0])
+def test_16bit_shift_by_a_cnot_result_shifts_by_it(x):
+    """`cnot.b32 r, x` is 1 for x == 0, else 0; `shr.u16 h, 0xff, r` is then 0x7f or 0xff.
+    ptxas 13.5.37 computes the cnot (`SEL` + `IMAD.MOV -R`, stored right) but shifts by R1,
+    the stack pointer it loaded from c[0x0][0x28] (`SHF.R.U32.HI R7, RZ, R1, R0`): 0 for
+    any stack address >= 16. Seed 8900344 (`shr.u16`), reduced to these two statements."""
+    r = 1 if x == 0 else 0
+    ours, theirs = _run_both(SHIFT16_BY_CNOT, [x, 0xFF], out_words=2)
+    assert ours == [0xFF >> r, r]
+    assert theirs == [0, r]
