@@ -357,3 +357,37 @@ def test_16bit_shift_by_a_cnot_result_shifts_by_it(x):
     ours, theirs = _run_both(SHIFT16_BY_CNOT, [x, 0xFF], out_words=2)
     assert ours == [0xFF >> r, r]
     assert theirs == [0, r]
+
+
+MAD_HI_SAT_BESIDE_MUL_LO = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u32 %r2, [%d1+4];
+    mul.lo.u32 %r1, %r0, %r0;
+    mad.hi.sat.s32 %r3, %r0, %r0, %r2;
+    st.global.u32 [%d0], %r1;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+def test_saturating_mad_hi_beside_a_mul_lo_of_the_same_operands_saturates():
+    """`mad.hi.sat.s32 d, a, a, c` is the high word of a*a plus c, clamped to the s32
+    range: for a = 0x7ee45531, c = 0x7f800000 the sum 0x3ee58f84 + 0x7f800000 overflows
+    and saturates to 0x7fffffff. ptxas 13.5.37 fuses it with `mul.lo.u32 r, a, a` into one
+    `IMAD.WIDE R6, R9, R9, R6` (addend c in the high word) and drops the saturation:
+    0xbe658f84. Seed 8900463 (`mad.hi.sat.s32`), reduced to these two statements."""
+    a, c = 0x7EE45531, 0x7F800000
+    sa, sc = a - (1 << 32) if a >> 31 else a, c - (1 << 32) if c >> 31 else c
+    lo = (sa * sa) & 0xFFFFFFFF
+    hi = max(-(1 << 31), min((1 << 31) - 1, ((sa * sa) >> 32) + sc)) & 0xFFFFFFFF
+    assert hi == 0x7FFFFFFF
+    ours, theirs = _run_both(MAD_HI_SAT_BESIDE_MUL_LO, [a, c], out_words=2)
+    assert ours == [lo, hi]
+    assert theirs == [lo, ((((sa * sa) >> 32) + sc) & 0xFFFFFFFF)]
