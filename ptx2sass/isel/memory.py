@@ -690,6 +690,8 @@ class MemorySelection:
             self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
             return
         dst, src, size, *rest = ins.srcs
+        if "L2::cache_hint" in mods:    # the last operand is the cache policy: a hint only
+            rest = rest[:-1]
         cp_size = self.known_constant(size)
         src_size = cp_size if not rest else self.known_constant(rest[0])
         copy_if = None
