@@ -514,7 +514,10 @@ class Machine:
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
-        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
+        # shared memory a kernel reads before writing holds whatever was there on hardware:
+        # 0 here, or `Launch.shared_fill` (tools/gpu_truth runs twice to find what depends on it)
+        "shared_data": lambda m: np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0),
+                                         dtype=np.uint8),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))
