@@ -119,10 +119,12 @@ def _async_group_findings(instructions) -> list[tuple[int, str]]:
         if not groups or ins.opcode == "LDGDEPBAR":
             continue
         for sb in sorted(groups):
-            # a wait on every scoreboard only waits for the groups too (ptxas 13.5's sm_90
-            # CCTL.IVALL waits on all six in a kernel with cp.async groups: fuzz seed 9600473)
-            if c.wr_sb == sb or c.rd_sb == sb or (c.wait >> sb & 1 and c.wait != 0x3F):
-                found.append((off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
+            # a wait on it drains every group (conservative): ptxas 13.5's CCTL.IVALL waits on
+            # all six scoreboards (sm_90, fuzz seed 9600473) or on SB0-SB2 (sm_89, fuzz seed
+            # 8900433) in kernels with cp.async groups; another producer on it would corrupt
+            # the count
+            if c.wr_sb == sb or c.rd_sb == sb:
+                found.append((off, f"{ins.opcode} sets SB{sb}, the scoreboard "
                                    f"LDGDEPBAR counts cp.async groups on"))
     return found
 
@@ -191,8 +193,8 @@ class TimingModel:
 
     def _check_async_groups(self, program) -> None:
         """cp.async groups as every ptxas cubin keeps them (sm_80 to sm_90): the scoreboard
-        LDGDEPBAR counts groups on is set and waited on by nothing else (DEPBAR.LE SB, n
-        must count groups only), and DEPBAR stalls long enough for its wait to take hold
+        LDGDEPBAR counts groups on is set by nothing else (DEPBAR.LE SB, n must count
+        groups only; a wait on it drains them all), and DEPBAR stalls long enough for its wait to take hold
         before the next instruction issues."""
         instructions = program.instructions
         # the findings depend on the instructions alone: kept on the program for its next launches

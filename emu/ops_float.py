@@ -599,7 +599,8 @@ def _f2f_nan(w, a_op, src: str, dst: str) -> np.ndarray:
 
 def _f2fp_fp8(w, s, mask):
     """FP8 pairs: PACK_AB narrows two FP32 (Ra high byte, Rb low byte; _MERGE_C puts Rc's low
-    half above them); UNPACK_B widens the two FP8 bytes of Rb's low half to F16x2."""
+    half above them); .F16 UNPACK_B_MERGE_C narrows the two halves of Ra the same way;
+    UNPACK_B widens the two FP8 bytes of Rb's low half to F16x2."""
     mods = s.ins.modifiers
     kind = "e4m3" if "E4M3" in mods else "e5m2"
     ops = s.ins.operands
@@ -621,22 +622,32 @@ def _f2fp_fp8(w, s, mask):
             out[lane] = word
         w.w(d, out, mask)
         return
-    d, a_op, b_op = ops[:3]
     sat = "SATFINITE" in mods
+
+    def encode(x: float) -> int:
+        if "RELU" in mods and not math.isnan(x) and math.copysign(1.0, x) < 0:
+            x = 0.0             # .RELU: negative values (and -0) become +0 before narrowing (an H200)
+        return fp.fp8_encode(x, kind, sat)
+
+    out = np.zeros(32, dtype=U32)
+    if "UNPACK_B_MERGE_C" in mods:
+        # F16 source: the two halves of Ra narrowed (high half to the high byte), Rc's low
+        # half above them (cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2)
+        d, a_op, c_op = ops[:3]
+        a = np.broadcast_to(w.r(a_op), (32,))
+        c = np.broadcast_to(w.r(c_op), (32,))
+        for lane in np.flatnonzero(mask).tolist():
+            word = int(a[lane])
+            hi, lo = (float(np.uint16(word >> k & 0xFFFF).view(np.float16)) for k in (16, 0))
+            out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(hi) << 8 | encode(lo)
+        w.w(d, out, mask)
+        return
+    d, a_op, b_op = ops[:3]
     a = np.broadcast_to(w.rf(a_op), (32,))
     b = np.broadcast_to(w.rf(b_op), (32,))
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
-    out = np.zeros(32, dtype=U32)
-
-    def narrow(x: float) -> int:
-        if "RELU" in mods and not math.isnan(x) and math.copysign(1.0, x) < 0:
-            x = 0.0             # .RELU: negative values become +0 before narrowing (an H200)
-        return fp.fp8_encode(x, kind, sat)
-
     for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
-        hi = narrow(float(a[lane]))
-        lo = narrow(float(b[lane]))
-        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo
+        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(float(a[lane])) << 8 | encode(float(b[lane]))
     w.w(d, out, mask)
 
 

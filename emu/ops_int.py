@@ -787,8 +787,9 @@ def op_idp(w, s, active, mask):
 
 @semantics("I2IP", vector=True)
 def op_i2ip(w, s, active, mask):
-    """cvt.pack.sat: two 32-bit integers saturated to 4, 8 or 16 bits, packed above the low
-    bits of Rc (the PTX manual's cvt.pack): d = c << 2n | a' << n | b' for n-bit results."""
+    """cvt.pack.sat: two 32-bit integers saturated to 2, 4, 8 or 16 bits, packed above the
+    low bits of Rc: d = c << 2n | a' << n | b' (ptxas writes Rc as `R.28`/`R.24` for the
+    2- and 4-bit packs, the bits of c that stay)."""
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
     dst = mods[0]

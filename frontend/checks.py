@@ -7,6 +7,8 @@ Instruction facts come from `instructions.py`; this module only applies them.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import re
 
@@ -527,6 +529,11 @@ class Checker:
             form = next((f for f in isa.FORMS[op] if f.groups == form.groups
                          and f.type_slots == form.type_slots
                          and f.optional_from <= n <= len(f.operands)), form)
+        if op == "cp" and n == 4 and ".L2::cache_hint" in ins.modifiers:
+            # `cp.async... .L2::cache_hint [d], [s], size, policy`: the source size is
+            # optional before the cache policy, which a cache hint requires
+            form = dataclasses.replace(form, operands=form.operands[:3] + form.operands[4:],
+                                       optional_from=4)
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)

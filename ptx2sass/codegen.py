@@ -967,6 +967,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
     through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.guard_branches import branch_around_expanded_guards
     from ptx2sass.inline import inline_calls, linkable_functions
     local = set()
     declared: dict[str, int] = {}
@@ -984,7 +985,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         linkable = set() if whole_program else linkable_functions(module)
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
-    out = lower_module(module)
+    out = lower_module(branch_around_expanded_guards(module))
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True

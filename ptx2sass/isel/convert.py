@@ -70,6 +70,8 @@ class ConvertSelection:
             return self.round_to_tf32(ins)
         if dty in FP8_PAIRS and sty == "f32":
             return self.pack_fp8(ins)
+        if dty in FP8_PAIRS and sty == "f16x2":
+            return self.narrow_half_pair_to_fp8(ins)
         if dty == "f16x2" and sty in FP8_PAIRS:
             return self.unpack_fp8(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
@@ -199,6 +201,16 @@ class ConvertSelection:
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), RZ])
 
+    def narrow_half_pair_to_fp8(self, ins) -> None:
+        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a: each half of a to one byte of
+        d's low half (high half to the high byte), one F2FP as ptxas writes it."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
+        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f16x2`")
+        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
+            (FP8_PAIRS[ins.type], "F16", "UNPACK_B_MERGE_C")
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), RZ])
+
     def unpack_fp8(self, ins) -> None:
         """cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a: the two bytes of a widened to halves."""
         sty = ins.types[0]
@@ -266,15 +278,27 @@ class ConvertSelection:
         self.emit("SEL", (), [clamped, lo, high, fits])
         self.emit("IMNMX", ("U32",), [self.dst(d), clamped, Imm((1 << _bits(dty)) - 1), PT])
 
+    # cvt.pack.sat.{u,s}{2,4}: c's low bits move up by the two packed fields, so I2IP reads
+    # its top 32 - 2 * width bits (`R.28`, `R.24` in ptxas's words); bytes take c whole
+    PACK_C_BITS = {"u2": "28", "s2": "28", "u4": "24", "s4": "24"}
+
     def pack_saturated(self, ins) -> None:
-        """cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to bytes over c's
-        bytes, one I2IP as ptxas does."""
-        if ins.type not in ("u8", "s8") or tuple(ins.types) != ("s32", "b32") or "sat" not in ins.modifiers \
-                or len(ins.srcs) != 3:
+        """cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c: a and b saturated to the
+        narrow type over c's low bits shifted up; cvt.pack.sat.{u16,s16}.s32 d, a, b: the two
+        halves. One I2IP as ptxas does."""
+        # the sub-byte types are no IR types: they stay modifiers, the IR type is then `s32`
+        narrow = next((m for m in ins.modifiers if m in self.PACK_C_BITS), None)
+        dty, stypes = (narrow, (ins.type, *ins.types)) if narrow else (ins.type, tuple(ins.types))
+        three = dty in ("u2", "s2", "u4", "s4", "u8", "s8") and stypes == ("s32", "b32") and len(ins.srcs) == 3
+        two = dty in ("u16", "s16") and stypes == ("s32",) and len(ins.srcs) == 2
+        if not (three or two) or "sat" not in ins.modifiers:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
-        a, b, c = ins.srcs
-        self.emit("I2IP", (ins.type.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
-                                                             self.part_of(b, 0), self.reg_part(c)])
+        a, b = ins.srcs[:2]
+        c = self.reg_part(ins.srcs[2]) if three else RZ
+        if dty in self.PACK_C_BITS:
+            c = replace(c, suffix=(self.PACK_C_BITS[dty],))
+        self.emit("I2IP", (dty.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
+                                                        self.part_of(b, 0), c])
 
     def f2fp_types(self, half: str) -> tuple[str, ...]:
         """F2FP's type modifiers for an f16/bf16 result from f32, as the target's nvdisasm

@@ -61,7 +61,8 @@ class MemorySelection:
                 self.move(self.dst(d, k), s)
 
     def pack(self, d: ir.Value, elems) -> None:
-        """`mov.b32 d, {a, b}` (two 16-bit halves) or `mov.b64 d, {a, b}` (two words)."""
+        """`mov.b32 d, {a, b}` (two 16-bit halves), `mov.b64 d, {a, b}` (two words) or
+        `mov.b64 d, {a, b, c, d}` (four halves), the first element in the low bits."""
         r = self.vreg(d)
         n = len(elems)
         if r.width == 2 and n == 2:
@@ -72,6 +73,12 @@ class MemorySelection:
         if r.width == 1 and n == 2:
             self.emit("PRMT", (), [self.dst(d), self.reg_part(elems[0]), Imm(0x5410),
                                    self.reg_part(elems[1])])
+            return
+        if r.width == 2 and n == 4:       # `mov.b64 d, {a, b, c, d}` of four 16-bit values
+            self.begin_wide(d)
+            for k in range(2):
+                self.emit("PRMT", (), [self.dst(d, k), self.reg_part(elems[2 * k]), Imm(0x5410),
+                                       self.reg_part(elems[2 * k + 1])])
             return
         raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
 

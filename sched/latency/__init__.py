@@ -87,6 +87,7 @@ class LatencyModel:
         self.MMA_DEFAULT_BITS: dict[str, int] = dict(single.get("default_bits", {}))
         # their results: cycles until an ALU/MMA reader and a memory reader may read them
         self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
+        self.MMA_SINGLE_PASS_M8_FIXED: int | None = single.get("fixed_m8")     # shapes m8nNkK
         self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
@@ -207,6 +208,8 @@ class LatencyModel:
             if key in self.FIXED:
                 return self.FIXED[key]
         if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
+            if self.MMA_SINGLE_PASS_M8_FIXED is not None and modifiers[0].startswith("88"):
+                return self.MMA_SINGLE_PASS_M8_FIXED
             return self.MMA_SINGLE_PASS_FIXED
         if predicate and opcode not in self.FIXED:
             return self.PREDICATE_FIXED
