@@ -54,6 +54,29 @@ def refused_statement(rendered, detail: str):
     return None
 
 
+# ptxas's refusal of a statement the lowered `.target` lacks (the programs are sm_89 PTX;
+# `runner.ptx_for` lowers the target for sm_75): "line 12; error   : Feature '.bf16'
+# requires .target sm_80 or higher"
+_NEEDS_NEWER_TARGET = re.compile(r"line (\d+); error\s*: .* requires \.target sm_\d+ or higher")
+
+
+def newer_target_statements(rendered, detail: str) -> list:
+    """The statements ptxas refuses only because the case's arch is older than the PTX the
+    generator writes (each error line of `detail` of that kind); [] when any error is another."""
+    errors = [ln for ln in (detail or "").splitlines() if "error" in ln]
+    stmts = []
+    for ln in errors:
+        m = _NEEDS_NEWER_TARGET.search(ln)
+        if not m:
+            return []
+        n = int(m.group(1))
+        if not 1 <= n <= len(rendered.owners) or rendered.owners[n - 1] is None:
+            return []
+        if all(s is not rendered.owners[n - 1] for s in stmts):
+            stmts.append(rendered.owners[n - 1])
+    return stmts
+
+
 def remove_statement(prog: Program, stmt) -> bool:
     for body in [prog.body] + [f.body for f in prog.funcs]:
         for s, holder in walk(body):
@@ -75,6 +98,10 @@ def peel_until(prog: Program, options: Options, stop=None):
         attempts.append(out)
         if stop is not None and stop(out):
             return out, case, attempts
+        if out.cls == "invalid" and len(attempts) <= options.peel:
+            stmts = newer_target_statements(rendered, out.detail)
+            if stmts and all(remove_statement(prog, st) for st in stmts):
+                continue
         if out.cls != "refuse" or len(attempts) > options.peel:
             return out, case, attempts
         stmt = refused_statement(rendered, out.detail)
