@@ -4,7 +4,7 @@
   in (IADD3 with its third input RZ);
 * `IADD.64 d, a, b`: a 64-bit add of register pairs; a 32-bit immediate is sign-extended
   (ptxas writes `IADD.64 R1, R1, -0x8` for a frame and `IADD.64 R4, R2, 0x4` for offsets);
-* `MOV.64 d, a`: a register pair (or uniform pair, or an immediate) copied;
+* `MOV.64`/`UMOV.64 d, a`: a register pair (or uniform pair, or a 64-bit immediate) copied;
 * `VIADD.S32.ISAT d, a, b`: the signed add clamped to [-2^31, 2^31 - 1] (add.sat.s32);
 * the 64-bit min/max `IMNMX.S64/.U64 Pd, Pd2, d, a, b, Pmin, Px` on register pairs:
   Pmin picks the minimum as IMNMX's; forms with predicate outputs other than PT or a
@@ -69,11 +69,16 @@ def _value64(w, op) -> np.ndarray:
     return v
 
 
-@semantics("MOV", vector=True)
+@semantics("MOV", "UMOV", vector=True)
 def op_mov(w, s, active, mask):
     d, a = s.ins.operands
     if "64" in s.ins.modifiers:
-        w.w64(d, _value64(w, a), mask)
+        if isinstance(a, Imm):
+            # MOV.64's immediate field is 64 bits wide (bits 24..87 of the word: ptxas's
+            # `MOV.64 R4, 0xaf759ab1da0a440a`), taken whole, unlike IADD.64's 32-bit one
+            w.w64(d, np.array([a.value & ((1 << 64) - 1)], dtype=U64), mask)
+        else:
+            w.w64(d, _value64(w, a), mask)
     else:
         w.w(d, w.ri(a), mask)
 

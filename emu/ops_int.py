@@ -388,6 +388,19 @@ def op_isetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = ops[:5]
     cmp = next(m for m in mods if m in _ICMP or m in ("F", "T"))
     unsigned = "U32" in mods
+    if "U64" in mods or "S64" in mods:
+        # sm_100+'s 64-bit compare of register/uniform pairs; an immediate is a 32-bit one
+        # sign-extended (ptxas moves 0x80000000 and 0xffffffff into a pair first)
+        if "EX" in mods:
+            raise EmuFault(f"ISETP form {s.ins} not modelled")
+        va, vb = _isetp64_source(w, a_op), _isetp64_source(w, b_op)
+        if "S64" in mods:
+            va, vb = va.view(I64), vb.view(I64)
+        base = _ICMP[cmp](va, vb)
+        p1, p2 = compare_combine(mods, base, w.pred(pc_op))
+        w.wp(pd, p1, mask)
+        w.wp(pd2, p2, mask)
+        return
     a, b = w.ri(a_op), w.ri(b_op)
     if unsigned:
         va, vb = a.astype(U64), b.astype(U64)
@@ -414,6 +427,13 @@ def op_isetp(w, s, active, mask):
     p1, p2 = compare_combine(mods, base, w.pred(pc_op))
     w.wp(pd, p1, mask)
     w.wp(pd2, p2, mask)
+
+
+def _isetp64_source(w, op) -> np.ndarray:
+    if isinstance(op, Imm):
+        v = op.value & 0xFFFFFFFF
+        return np.array([(v - (1 << 32) if v & 0x80000000 else v) & ((1 << 64) - 1)], dtype=U64)
+    return np.asarray(w.r64(op), dtype=U64)
 
 
 @semantics("IMNMX", "UIMNMX", vector=True)
