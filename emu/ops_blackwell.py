@@ -26,9 +26,22 @@ def op_iadd(w, s, active, mask):
     ops = list(s.ins.operands)
     mods = s.ins.modifiers
     if "64" in mods:
-        d, a, b = ops
-        total = _value64(w, a) + _value64(w, b)
+        # `IADD.64 d, [P,] a, b` / `IADD.64.X d, a, b, Pc`: a carry out of bit 63 and in
+        d, rest = ops[0], list(ops[1:])
+        pouts = []
+        while _is_pred(rest[0]):
+            pouts.append(rest.pop(0))
+        a, b = _value64(w, rest[0]), _value64(w, rest[1])
+        total = a + b
+        carry = total < a
+        if "X" in mods:
+            for p in rest[2:]:
+                c = w.pred(p).astype(U64)
+                carry = carry | ((total + c) < total)
+                total = total + c
         w.w64(d, total.astype(U64), mask)
+        for p in pouts:
+            w.wp(p, np.broadcast_to(carry, np.broadcast(total, carry).shape), mask)
         return
     d, rest = ops[0], ops[1:]
     pouts = []

@@ -105,6 +105,9 @@ class LatencyModel:
         # producer key -> cycles until an IMAD.WIDE may read the result as the high half of
         # its addend, which it reads later than its other operands (sm_90)
         self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
+        # the IMAD forms whose 64-bit addend's high half `addend_fixed` times (by modifier:
+        # IMAD.WIDE everywhere; IMAD.HI too where the table says so, sm_100)
+        self.ADDEND_READERS = frozenset(data.get("addend_readers", ["WIDE"]))
         # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
         self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
         # (uniform producer, reader opcode) -> cycles, beyond the uniform rules (sm_90)
@@ -262,7 +265,7 @@ class LatencyModel:
     def addend_registers(self, ins) -> set:
         """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
         before trailing predicates, plus one), when the model says anything about it."""
-        if ins.opcode != "IMAD" or "WIDE" not in ins.modifiers or not self.ADDEND_FIXED:
+        if ins.opcode != "IMAD" or self.ADDEND_READERS.isdisjoint(ins.modifiers) or not self.ADDEND_FIXED:
             return set()
         ops = list(ins.operands)
         while ops and getattr(ops[-1], "file", None) == "P":
