@@ -107,6 +107,9 @@ class Target:
     # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
     # wrapped sum, two PLOP3 on the sign bits and two SEL
     saturating_viadd: bool = False
+    # match.all with known members is one MATCH.ALL (sm_80+); sm_75's ptxas writes MATCH.ANY
+    # and compares the equal lanes with the member mask (the turing table has no MATCH.ALL)
+    match_all_instruction: bool = True
     # sad's |a - b| + c is one VABSDIFF (sm_75..sm_110); sm_120's ptxas (no video unit) writes
     # max - min + c with IMNMX/VIMNMX and IADD3
     absdiff_instruction: bool = True
@@ -321,7 +324,7 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
-                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False,
+                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False, match_all_instruction=False,
                        warp_reduce_atomics=False)
 # --- end sm_75 -----------------------------------------------------------------------
 
