@@ -78,6 +78,13 @@ def _const_value(w, src, size, mods):
 @semantics("SEL", "USEL", "FSEL", "UFSEL", vector=True)
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
+    if "64" in s.ins.modifiers:
+        # sm_120's `SEL.64 d, a, b, P`: register (or uniform) pairs; an immediate's width
+        # is not established
+        if isinstance(a, Imm) or isinstance(b, Imm):
+            raise EmuFault(f"SEL.64 form {s.ins} not modelled")
+        w.w64(d, np.where(w.pred(p), w.r64(a), w.r64(b)), mask)
+        return
     if s.ins.opcode == "FSEL":
         va, vb = w.rf(a).view(U32), w.rf(b).view(U32)
     else:

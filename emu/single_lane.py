@@ -386,7 +386,7 @@ def _isetp(step, vector):
 @form("SEL")
 def _sel(step, vector):
     ops = step.ins.operands
-    if len(ops) != 4:
+    if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
     d, a, b, p = dst(ops[0]), src(ops[1]), src(ops[2]), pred(ops[3])
     if None in (d, a, b, p):

@@ -526,7 +526,7 @@ def _isetp(step, generic):
 @form("SEL")
 def _sel(step, generic):
     ops = step.ins.operands
-    if len(ops) != 4:
+    if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
     d, a, b, p = dst32(ops[0]), src32(ops[1]), src32(ops[2]), pred_src(ops[3])
     if None in (d, a, b, p):
