@@ -341,11 +341,12 @@ class Warp(Lanes):
             self.excl[lanes] = 0
 
     def release_yielded(self) -> bool:
-        """Optimistic, after SPIN_LIMIT: a convergence barrier whose members that have not
-        arrived all executed YIELD since they joined it (they spin, e.g. for a lock a
-        waiting lane holds) lets its waiting lanes go, as the hardware clears a barrier whose
+        """A convergence barrier whose members that have not arrived all executed YIELD
+        since they joined it (they spin, e.g. for a lock a waiting lane holds, or merely
+        loop on) lets its waiting lanes go, as the hardware clears a barrier whose
         participants are blocked there or yielded (US patent 10,067,768); the yielded lanes
-        then no longer wait for those at that barrier."""
+        then no longer wait for those at that barrier. Asked at each YIELD (an H200 let
+        them go at the loop's next YIELD, GPU run 12) and, optimistic, after SPIN_LIMIT."""
         woke = False
         at_bsync = self.state == AT_BSYNC
         if not at_bsync.any() or "yielded" not in self.m.__dict__:

@@ -838,8 +838,3 @@ def op_nop(w, s, active, mask):
     pass
 
 
-@semantics("YIELD", vector=True)
-def op_yield(w, s, active, mask):
-    """YIELD: a hint to the scheduler, no effect on registers; the lanes count as yielded
-    at a convergence barrier they have not reached (machine.Warp.release_yielded)."""
-    w.m.yielded[w.lanes(mask)] = True

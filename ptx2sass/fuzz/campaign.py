@@ -77,6 +77,12 @@ def newer_target_statements(rendered, detail: str) -> list:
     return stmts
 
 
+def _only_newer_target(detail: str) -> bool:
+    """ptxas refused the lowered program only for statements its `.target` lacks."""
+    errors = [ln for ln in (detail or "").splitlines() if "error" in ln]
+    return bool(errors) and all(_NEEDS_NEWER_TARGET.search(ln) for ln in errors)
+
+
 def remove_statement(prog: Program, stmt) -> bool:
     for body in [prog.body] + [f.body for f in prog.funcs]:
         for s, holder in walk(body):
@@ -86,27 +92,38 @@ def remove_statement(prog: Program, stmt) -> bool:
     return False
 
 
+def peel(prog: Program, arch: str, refusal, limit: int):
+    """The Case of `prog` for `arch` after peeling off the statements `refusal(case)` names:
+    it returns the refusal message of a try (None: keep this case); at most `limit` peels."""
+    for _ in range(limit + 1):
+        rendered = render(prog)
+        case = case_from_program(prog, rendered)
+        case.arch = arch
+        message = refusal(case)
+        if message is None:
+            return case
+        # ptxas's refusals of statements the lowered `.target` lacks go all at once
+        stmts = newer_target_statements(rendered, message) or [refused_statement(rendered, message)]
+        if None in stmts or not all(remove_statement(prog, stmt) for stmt in stmts):
+            return case
+    return case
+
+
 def peel_until(prog: Program, options: Options, stop=None):
     """Run `prog`, peeling refused statements, until it no longer refuses (or `stop(outcome)`
     holds). Returns (outcome, case, list of outcomes of every attempt)."""
     attempts = []
-    while True:
-        rendered = render(prog)
-        case = case_from_program(prog, rendered)
-        case.arch = options.arch
+
+    def refusal(case):
         out = run_case(case, hazard_check=options.hazard_check, known_valid=bool(attempts))
         attempts.append(out)
-        if stop is not None and stop(out):
-            return out, case, attempts
-        if out.cls == "invalid" and len(attempts) <= options.peel:
-            stmts = newer_target_statements(rendered, out.detail)
-            if stmts and all(remove_statement(prog, st) for st in stmts):
-                continue
-        if out.cls != "refuse" or len(attempts) > options.peel:
-            return out, case, attempts
-        stmt = refused_statement(rendered, out.detail)
-        if stmt is None or not remove_statement(prog, stmt):
-            return out, case, attempts
+        if (stop is not None and stop(out)) or len(attempts) > options.peel:
+            return None
+        if out.cls == "refuse" or (out.cls == "invalid" and _only_newer_target(out.detail)):
+            return out.detail
+        return None
+    case = peel(prog, options.arch, refusal, options.peel + 1)
+    return attempts[-1], case, attempts
 
 
 def run_seed(seed: int, options: Options) -> dict:
