@@ -26,22 +26,22 @@ def op_iadd(w, s, active, mask):
     ops = list(s.ins.operands)
     mods = s.ins.modifiers
     if "64" in mods:
-        # `IADD.64 d, [P,] a, b` / `IADD.64.X d, a, b, Pc`: a carry out of bit 63 and in
+        # `IADD.64 d, [P,] a, b` / `IADD.64.X d, a, b, Pc`: the sum with its carry out of bit
+        # 63 and in; `-b` is ~b + 1 and `~b` is ~b for the carry too (ptxas's 64-bit
+        # subtraction: `IADD.64 RZ, P4, -R18, R36` then `IADD.64.X R56, R38, ~R20, P4`)
         d, rest = ops[0], list(ops[1:])
         pouts = []
         while _is_pred(rest[0]):
             pouts.append(rest.pop(0))
-        a, b = _value64(w, rest[0]), _value64(w, rest[1])
-        total = a + b
-        carry = total < a
+        total = _sum64_terms(w, rest[0]) + _sum64_terms(w, rest[1])
         if "X" in mods:
             for p in rest[2:]:
-                c = w.pred(p).astype(U64)
-                carry = carry | ((total + c) < total)
-                total = total + c
-        w.w64(d, total.astype(U64), mask)
+                total = total + w.pred(p).astype(object)
+        m64 = (1 << 64) - 1
+        w.w64(d, np.array([int(v) & m64 for v in np.atleast_1d(total)], dtype=U64), mask)
+        carry = np.array([int(v) >> 64 != 0 for v in np.atleast_1d(total)])
         for p in pouts:
-            w.wp(p, np.broadcast_to(carry, np.broadcast(total, carry).shape), mask)
+            w.wp(p, carry, mask)
         return
     d, rest = ops[0], ops[1:]
     pouts = []
@@ -67,6 +67,21 @@ def add3_64(w, s, mask) -> None:
     sources = [op for op in ops[1:] if not _is_pred(op)][:3]
     total = _value64(w, sources[0]) + _value64(w, sources[1]) + _value64(w, sources[2])
     w.w64(ops[0], total.astype(U64), mask)
+
+
+def _sum64_terms(w, op) -> np.ndarray:
+    """A 64-bit addend of IADD.64 as Python integers per lane, `-x` as ~x + 1 and `~x` as ~x
+    (so that a carry out of bit 63 comes out as the hardware's)."""
+    m64 = (1 << 64) - 1
+    if isinstance(op, Imm):
+        v = op.value & 0xFFFFFFFF
+        return np.array([(v - (1 << 32) if v & 0x80000000 else v) & m64], dtype=object)
+    v = np.atleast_1d(w.r64(op)).astype(object)
+    if getattr(op, "inv", False):
+        v = m64 - v
+    if getattr(op, "neg", False):
+        v = (m64 - v) + 1
+    return v
 
 
 def _value64(w, op) -> np.ndarray:
