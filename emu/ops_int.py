@@ -79,11 +79,10 @@ def _const_value(w, src, size, mods):
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
     if "64" in s.ins.modifiers:
-        # sm_120's `SEL.64 d, a, b, P`: register (or uniform) pairs; an immediate's width
-        # is not established
-        if isinstance(a, Imm) or isinstance(b, Imm):
-            raise EmuFault(f"SEL.64 form {s.ins} not modelled")
-        w.w64(d, np.where(w.pred(p), w.r64(a), w.r64(b)), mask)
+        # sm_120's `SEL.64 d, a, b, P`: register (or uniform) pairs; an immediate is taken as
+        # IADD.64's and ISETP.U64's are, a 32-bit one sign-extended (ZLUDA setp's
+        # `SEL.64 R4, R0, 0x1, P0`; the extension of a negative one is not confirmed)
+        w.w64(d, np.where(w.pred(p), _isetp64_source(w, a), _isetp64_source(w, b)), mask)
         return
     if s.ins.opcode == "FSEL":
         va, vb = w.rf(a).view(U32), w.rf(b).view(U32)
