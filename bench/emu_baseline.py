@@ -39,11 +39,43 @@ def load(root: str | Path) -> SimpleNamespace:
         sys.modules[module.__name__] = module
         exec(compile(source, module.__file__, "exec"), module.__dict__)
         mods["testing"] = module
+    if _urz_is_63(Path(root)):
+        mods["testing"].cubin_listing_decoder = _urz_as_63(mods["testing"].cubin_listing_decoder)
     # Older emulators tell control-flow handlers by their module's name.
     program = mods["program"]
     if hasattr(program, "CONTROL_MODULES"):
         program.CONTROL_MODULES = {f"{NAME}.ops_control"}
     return SimpleNamespace(**mods)
+
+
+def _urz_is_63(root: Path) -> bool:
+    """Whether the baseline's emulator takes URZ as UR63 (before the model named it UR255 on
+    every family): it then reads UR255 past its 64 uniform registers."""
+    import re
+    pattern = re.compile(r"index\s*[!=]=\s*63\b")
+    return any(pattern.search(f.read_text()) for f in (root / "emu").glob("*.py"))
+
+
+def _urz_as_63(make_decoder):
+    """`make_decoder` whose decoders give URZ as UR63, as the old model did."""
+    from dataclasses import fields, is_dataclass, replace
+    from ptx2sass.encoder.model import Reg
+
+    def old(value):
+        if isinstance(value, Reg):
+            return replace(value, index=63) if value.file == "UR" and value.index == 255 else value
+        if isinstance(value, tuple):
+            return tuple(old(v) for v in value)
+        if is_dataclass(value) and not isinstance(value, type):
+            changed = {f.name: old(getattr(value, f.name)) for f in fields(value)}
+            changed = {k: v for k, v in changed.items() if v is not getattr(value, k)}
+            return replace(value, **changed) if changed else value
+        return value
+
+    def make(*args, **kw):
+        decode = make_decoder(*args, **kw)
+        return lambda *a, **k: [(offset, old(ins)) for offset, ins in decode(*a, **k)]
+    return make
 
 
 def _own_latency_table(root: Path, hazards) -> None:

@@ -16,6 +16,14 @@ generation and, for SASSEMU, ptx2sass's compilation).
 
     .venv/bin/python bench/emu_speed.py [--baseline ROOT] [--corpus zluda|tinygrad]
         [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR] [--stages] [--cpu]
+        [--tree ROOT] [--cold]
+
+The tinygrad section prints wall-clock and CPU time of the launches: on the shared machine a
+load of ~20 stretches PYTHON's short launches' wall time far more than their CPU time, so
+the CPU ratio is the steadier one. SASSEMU runs with tinygrad's disk cache as a user has it
+(kernels compiled and programs loaded in an earlier run are read back: best of N is then
+warm); `--cold` adds SASSEMU with the cache off, `--tree ROOT` another checkout's whole
+SASSEMU (its compiler, backend and emulator through ROOT/.venv) in the same run.
 
 `--cpu` times each corpus launch by the process's CPU time and keeps each launch's best of
 `--repeat` (after one untimed pass that decodes and specialises): on a shared machine whose
@@ -165,15 +173,16 @@ def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
         import ptx2sass.emu.loader
         ptx2sass.emu.launch.Launch, ptx2sass.emu.launch.Param = base.launch.Launch, base.launch.Param
         ptx2sass.emu.loader.load_program = base.loader.load_program
-    spent = {"exec": 0.0, "launches": 0}
+    spent = {"exec": 0.0, "exec_cpu": 0.0, "launches": 0}
 
     def timed(call):
         def wrapper(self, *args, **kw):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             try:
                 return call(self, *args, **kw)
             finally:
                 spent["exec"] += time.perf_counter() - start
+                spent["exec_cpu"] += time.process_time() - cpu
                 spent["launches"] += 1
         return wrapper
 
@@ -185,16 +194,23 @@ def tinygrad_worker(device: str, name: str, baseline: str | None) -> None:
                 return _issue_conv2d(dev)
     else:
         program = PROGRAMS[name]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     program(device)
-    print(json.dumps({"wall": time.perf_counter() - start, **spent}))
+    print(json.dumps({"wall": time.perf_counter() - start, "wall_cpu": time.process_time() - cpu, **spent,
+                      "code": str(Path(backend.__file__).resolve().parent.parent)}))
 
 
-def _worker(device: str, name: str, baseline: str | None, timeout: int) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--tinygrad-worker", device, name]
+def _worker(device: str, name: str, baseline: str | None, timeout: int, tree: str | None = None,
+            cold: bool = False) -> dict:
+    python = str(Path(tree) / ".venv" / "bin" / "python") if tree else sys.executable
+    cmd = [python, str(Path(__file__).resolve()), "--tinygrad-worker", device, name]
     if baseline:
         cmd += ["--baseline", str(baseline)]
+    if tree:
+        cmd += ["--as-tree", str(tree)]
     env = {k: v for k, v in os.environ.items() if k not in ("DEV",)}
+    if cold:
+        env["CACHELEVEL"] = "0"             # tinygrad's disk cache off: every kernel compiled
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=env)
     except subprocess.TimeoutExpired:
@@ -208,23 +224,32 @@ def _best(runs: list[dict]) -> dict:
     ok = [r for r in runs if "error" not in r]
     if not ok:
         return runs[0]
-    return {"exec": min(r["exec"] for r in ok), "wall": min(r["wall"] for r in ok), "launches": ok[0]["launches"]}
+    return {**{k: min(r[k] for r in ok) for k in ("exec", "wall", "exec_cpu", "wall_cpu")},
+            "launches": ok[0]["launches"]}
 
 
-def tinygrad_section(names: list[str], baseline, timeout: int, repeat: int) -> list[dict]:
+def tinygrad_section(names: list[str], baseline, timeout: int, repeat: int, tree: str | None = None,
+                     cold: bool = False) -> list[dict]:
+    """Each program on each device, interleaved, best of `repeat`. `SASSEMU` runs with
+    tinygrad's disk cache as a user has it (compiled cubins and loaded programs kept from the
+    first run on); `SASSEMU cold` (`cold`) with it off; `SASSEMU tree` (`tree`) is another
+    checkout's whole SASSEMU (its compiler, backend and emulator, with its own .venv)."""
     rows = []
     for name in names:
-        runs: dict[str, list] = {"PYTHON": [], "SASSEMU": []}
+        workers = {"PYTHON": ("PYTHON", None, None, False), "SASSEMU": ("SASSEMU", None, None, False)}
+        if cold:
+            workers["SASSEMU cold"] = ("SASSEMU", None, None, True)
         if baseline:
-            runs["SASSEMU baseline"] = []
+            workers["SASSEMU baseline"] = ("SASSEMU", baseline, None, False)
+        if tree:
+            workers["SASSEMU tree"] = ("SASSEMU", None, tree, False)
+        runs: dict[str, list] = {k: [] for k in workers}
         for _ in range(repeat):               # interleaved, best of `repeat` per device
-            runs["PYTHON"].append(_worker("PYTHON", name, None, timeout))
-            runs["SASSEMU"].append(_worker("SASSEMU", name, None, timeout))
-            if baseline:
-                runs["SASSEMU baseline"].append(_worker("SASSEMU", name, baseline, timeout))
+            for k, (device, base, root, off) in workers.items():
+                runs[k].append(_worker(device, name, base, timeout, root, off))
         row = {"program": name, **{k: _best(v) for k, v in runs.items()}}
         rows.append(row)
-        print(f"  {name}: " + "; ".join(f"{k} " + (f"exec {v['exec']:.3f} s, wall {v['wall']:.2f} s"
+        print(f"  {name}: " + "; ".join(f"{k} " + (f"exec {v['exec']:.3f} s (CPU {v['exec_cpu']:.3f}), wall {v['wall']:.2f} s (CPU {v['wall_cpu']:.2f})"
                                                      if "error" not in v else v["error"][:80])
                                         for k, v in row.items() if k != "program"), flush=True)
     return rows
@@ -241,8 +266,10 @@ def print_tinygrad(rows: list[dict]) -> None:
               and r["program"] != "issue19_conv2d"]
         ex = _geomean([r["PYTHON"]["exec"] / r[k]["exec"] for r in ok])
         wall = _geomean([r["PYTHON"]["wall"] / r[k]["wall"] for r in ok])
+        ex_cpu = _geomean([r["PYTHON"]["exec_cpu"] / r[k]["exec_cpu"] for r in ok])
+        # (the whole program's CPU time leaves out tinygrad's compile workers: not summarised)
         print(f"  {k} vs PYTHON over {len(ok)} programs (geomean): kernel launches {ex:.2f}x as fast, "
-              f"whole program {wall:.2f}x")
+              f"whole program {wall:.2f}x (wall-clock); kernel launches by CPU time {ex_cpu:.2f}x")
     for r in rows:
         if r["program"] == "issue19_conv2d":
             print("  issue 19's conv2d: " + "; ".join(f"{k} exec {v['exec']:.2f} s, wall {v['wall']:.2f} s"
@@ -371,6 +398,7 @@ def profile(out_dir: Path, corpora, count: int, baseline) -> None:
 
 
 def main(argv=None) -> int:
+    global REPO
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline", help="another checkout's root: time its emulator too")
     ap.add_argument("--corpus", action="append", choices=("zluda", "tinygrad"))
@@ -387,8 +415,17 @@ def main(argv=None) -> int:
                          "pass's wall time on a loaded machine)")
     ap.add_argument("--stages", action="store_true",
                     help="CPU time per ZLUDA launch by stage (set-up vs execution) instead of timing")
+    ap.add_argument("--tree", help="tinygrad programs: also time another checkout's SASSEMU "
+                    "(ROOT with its own .venv, e.g. `git archive main` after `make setup`)")
+    ap.add_argument("--cold", action="store_true",
+                    help="tinygrad programs: also time SASSEMU with tinygrad's disk cache off (CACHELEVEL=0)")
     ap.add_argument("--tinygrad-worker", nargs=2, metavar=("DEVICE", "PROGRAM"), help=argparse.SUPPRESS)
+    ap.add_argument("--as-tree", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.as_tree:        # a worker for another checkout: its tools and tests, not this one's
+        sys.path[:] = [p for p in sys.path if p not in (str(REPO), str(HERE))]
+        sys.path.insert(0, args.as_tree)
+        REPO = Path(args.as_tree)
     sys.path.insert(0, str(HERE))
     if args.tinygrad_worker:
         tinygrad_worker(*args.tinygrad_worker, args.baseline)
@@ -409,7 +446,8 @@ def main(argv=None) -> int:
         names = args.programs.split(",") if args.programs else [*PROGRAMS, "issue19_conv2d"]
         print(f"tinygrad programs, a process per program and device, best of {args.tinygrad_repeat} "
               "(kernel launches / whole program):")
-        print_tinygrad(tinygrad_section(names, args.baseline, args.timeout, args.tinygrad_repeat))
+        print_tinygrad(tinygrad_section(names, args.baseline, args.timeout, args.tinygrad_repeat,
+                                        args.tree, args.cold))
     return 0
 
 

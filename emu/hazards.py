@@ -119,8 +119,12 @@ def _async_group_findings(instructions) -> list[tuple[int, str]]:
         if not groups or ins.opcode == "LDGDEPBAR":
             continue
         for sb in sorted(groups):
-            if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
-                found.append((off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
+            # a wait on it drains every group (conservative): ptxas 13.5's CCTL.IVALL waits on
+            # all six scoreboards (sm_90, fuzz seed 9600473) or on SB0-SB2 (sm_89, fuzz seed
+            # 8900433) in kernels with cp.async groups; another producer on it would corrupt
+            # the count
+            if c.wr_sb == sb or c.rd_sb == sb:
+                found.append((off, f"{ins.opcode} sets SB{sb}, the scoreboard "
                                    f"LDGDEPBAR counts cp.async groups on"))
     return found
 
@@ -189,8 +193,8 @@ class TimingModel:
 
     def _check_async_groups(self, program) -> None:
         """cp.async groups as every ptxas cubin keeps them (sm_80 to sm_90): the scoreboard
-        LDGDEPBAR counts groups on is set and waited on by nothing else (DEPBAR.LE SB, n
-        must count groups only), and DEPBAR stalls long enough for its wait to take hold
+        LDGDEPBAR counts groups on is set by nothing else (DEPBAR.LE SB, n must count
+        groups only; a wait on it drains them all), and DEPBAR stalls long enough for its wait to take hold
         before the next instruction issues."""
         instructions = program.instructions
         # the findings depend on the instructions alone: kept on the program for its next launches
@@ -367,9 +371,10 @@ class TimingModel:
                     if t < late[2] and late[1] & mine and not (
                             facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
                             and not _exclusive_guards(late[7], facts, clock):
-                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
+                        window = lat.late_read_window(late[3])
+                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
-                                                 f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
+                                                 f"read it for {window} (no read scoreboard)")
                     del clock.late_reads[reg]
                 if variable:
                     p = pending.get(reg)
@@ -406,7 +411,7 @@ class TimingModel:
                 # overwrites an LDS's UR address the next cycle)
                 for reg in reads:
                     if reg[0] == "R":
-                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
+                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
                                                  facts.read_unit, wr_sb, clock.seq, None, guard)
         window = lat.late_fixed_window(op, facts.modifiers)
         if window:

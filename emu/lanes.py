@@ -33,6 +33,8 @@ READY, EXITED, AT_BSYNC, AT_WARPSYNC, AT_BAR = 0, 1, 2, 3, 4
 
 
 _ALL: dict[int, np.ndarray] = {}
+_TRUE = np.ones(1, dtype=bool)         # a run's first lane starts a warp
+_TRUE.flags.writeable = False
 
 
 def all_lanes(n: int) -> np.ndarray:
@@ -142,9 +144,9 @@ class Lanes:
         if self.warp >= 0:
             return int(np.bitwise_or.reduce(b)) if len(b) else 0
         wl = self.wl
-        starts = np.flatnonzero(np.r_[True, wl[1:] != wl[:-1]])
+        starts = np.concatenate((_TRUE, wl[1:] != wl[:-1])).nonzero()[0]
         per = np.bitwise_or.reduceat(b, starts)
-        return np.repeat(per, np.diff(np.r_[starts, self.width]))
+        return np.repeat(per, np.diff(np.concatenate((starts, (self.width,)))))
 
     # ------------------------------------------------------------ control
     def set_pc(self, mask: np.ndarray, target) -> None:
@@ -166,7 +168,7 @@ class Lanes:
             ws = [self.warp] if len(lanes) else []
         else:
             wl = lanes >> 5
-            ws = wl[np.flatnonzero(np.r_[True, wl[1:] != wl[:-1]])].tolist() if len(wl) else []
+            ws = wl[np.concatenate((_TRUE, wl[1:] != wl[:-1])).nonzero()[0]].tolist() if len(wl) else []
         for w in ws:
             st = m.state[w * 32:(w + 1) * 32]
             if np.count_nonzero((st == AT_BSYNC) | (st == AT_WARPSYNC)):
@@ -394,7 +396,7 @@ class Lanes:
         if self.warp >= 0:
             arr[self.warp, index] = vals[int(np.argmax(mask))]
             return
-        on = np.flatnonzero(mask)
+        on = mask.nonzero()[0]
         wl = self.wl[on]
         first = np.empty(len(on), dtype=bool)
         first[0] = True

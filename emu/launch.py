@@ -73,6 +73,18 @@ class gc_paused:
             gc.enable()
 
 
+_DRIVER_CBANK: dict[str, dict] = {}
+
+
+def _driver_cbank(arch: str) -> dict:
+    """The arch's driver words in constant bank 0 (name → offset), looked up once per arch."""
+    got = _DRIVER_CBANK.get(arch)
+    if got is None:
+        from ptx2sass.encoder.arch import arch_info
+        got = _DRIVER_CBANK[arch] = dict(arch_info(arch).driver_cbank or ())
+    return got
+
+
 def _dims(v) -> tuple[int, int, int]:
     if isinstance(v, int):
         v = (v,)
@@ -198,10 +210,11 @@ class Launch:
         """Generic loads through a `cvta.const` address: the driver's const window (its base
         in c[0x0][const_window]) shows the module's constant bank 3 in the generic space;
         here a copy of the bank in global memory, placed after the launch's buffers."""
-        from ptx2sass.encoder.arch import arch_info
-        at = dict(arch_info(self.program.arch).driver_cbank or ()).get("const_window")
         data = self.program.const_banks.get(3)
-        if at is None or not data or at + 8 > len(bank0):
+        if not data:
+            return
+        at = _driver_cbank(self.program.arch).get("const_window")
+        if at is None or at + 8 > len(bank0):
             return
         window = self.gmem.allocate("__const_window", len(data), bytes(data))
         struct.pack_into("<Q", bank0, at, window.base)
@@ -271,8 +284,7 @@ class Launch:
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers
         %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
-        from ptx2sass.encoder.arch import arch_info
-        offsets = dict(arch_info(self.program.arch).driver_cbank or ())
+        offsets = _driver_cbank(self.program.arch)
         values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
                   "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
@@ -380,11 +392,13 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
                 hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
-                objects: list = (), textures: dict | None = None) -> LaunchResult:
+                objects: list = (), textures: dict | None = None, shared_fill: int = 0) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
     `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
-    their handle value); `textures`: module `.texref`/`.surfref` bindings by name."""
+    their handle value); `textures`: module `.texref`/`.surfref` bindings by name;
+    `shared_fill`: the byte shared memory holds before the kernel writes it."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
+    launch.shared_fill = shared_fill
     _attach_timing(launch, hazard_check, trace)
     for obj in objects:
         launch.bindings.add(obj)

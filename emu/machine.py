@@ -43,6 +43,7 @@ import numpy as np
 
 from .errors import EmuFault
 from .lanes import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, READY, Lanes, PerWarp  # noqa: F401
+from .blocks import Run, runs_of, visit
 from .memory import FlatMemory
 
 LANES = 32
@@ -106,9 +107,14 @@ def _geometry(block, ncta: int):
         state.flags.writeable = False
         if len(_GEOMETRY) > 64:
             _GEOMETRY.clear()
-        lanes = np.flatnonzero(live)
+        lanes = live.nonzero()[0]
         lanes.flags.writeable = False
-        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes)
+        # fresh predicate files to copy: PT and UPT set
+        P = np.zeros((8, ncta * len(linear)), dtype=bool)
+        P[7] = True
+        UP = np.zeros((ncta * wpc, 8), dtype=bool)
+        UP[:, 7] = True
+        got = _GEOMETRY[key] = (live, tid, state, wpc, lanes, P, UP)
     return got
 
 
@@ -227,7 +233,7 @@ class Warp(Lanes):
 
     # ---------------------------------------------------------------- scheduling
     def runnable(self) -> bool:
-        return bool((self.state == READY).any())
+        return bool(np.count_nonzero(self.state == READY))
 
     def finished(self) -> bool:
         return bool((self.state == EXITED).all())
@@ -238,21 +244,21 @@ class Warp(Lanes):
         ready = self.state == READY
         active = ready & (self.group == self._running)
         self._turn += 1
-        if not active.any() or self._turn > GROUP_TURN:
-            others = ready & ~active if active.any() else ready
-            if others.any():
+        if not np.count_nonzero(active) or self._turn > GROUP_TURN:
+            others = ready & ~active if np.count_nonzero(active) else ready
+            if np.count_nonzero(others):
                 lanes = np.nonzero(others)[0]
                 key = min(zip(self.pc[lanes].tolist(), self.group[lanes].tolist()))
                 self._running = key[1]
                 self._turn = 0
                 active = ready & (self.group == self._running)
-            elif not active.any():
+            elif not np.count_nonzero(active):
                 raise EmuFault("no ready lanes to run", kernel=self.launch.program.name)
             else:
                 self._turn = 0
         pcs = self.pc[active]
         pc0 = int(pcs[0])
-        if (pcs != pc0).any():
+        if np.count_nonzero(pcs != pc0):
             raise EmuFault("internal: a lane group at different PCs", kernel=self.launch.program.name)
         return pc0, active
 
@@ -260,7 +266,7 @@ class Warp(Lanes):
         """After a control instruction: lanes of the running group that went different ways
         become separate groups; the taken path (the lowest target) runs first."""
         lanes = active & (self.state == READY) & (self.group == self._running)
-        if not lanes.any():
+        if not np.count_nonzero(lanes):
             return
         targets = sorted(set(self.pc[lanes].tolist()))
         if len(targets) == 1:
@@ -282,7 +288,7 @@ class Warp(Lanes):
         """Lanes released together (BSYNC, WARPSYNC, CTA barrier) run as one group per PC;
         they are no longer apart from each other nor from the exited lanes the release
         counted as arrived (`accounted`)."""
-        if not self.explicit or not released.any():
+        if not self.explicit or not np.count_nonzero(released):
             return
         met = mask_to_int(released) | (accounted & mask_to_int(self.state == EXITED))
         self.apart[released] &= ~met
@@ -301,7 +307,7 @@ class Warp(Lanes):
         woke = False
         exited = self.state == EXITED
         at_bsync = self.state == AT_BSYNC
-        if at_bsync.any():
+        if np.count_nonzero(at_bsync):
             # one barrier instance: lanes waiting on the same Bx with the same member mask;
             # it releases once every live member waits on it
             keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
@@ -309,21 +315,21 @@ class Warp(Lanes):
             for b, m in sorted(keys):
                 waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
                 members = int_to_mask(m)
-                if not (members & ~exited & ~waiting_here).any():
+                if not np.count_nonzero(members & ~exited & ~waiting_here):
                     self.state[waiting_here] = READY
                     self.join_exclusive(waiting_here)
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
         at_ws = self.state == AT_WARPSYNC
-        if at_ws.any():
+        if np.count_nonzero(at_ws):
             for m in sorted(set(self.wait_arg[at_ws].tolist())):
                 members = int_to_mask(int(m))
                 waiting = at_ws & (self.wait_arg == m)
                 # Lanes parked at a convergence barrier do not hold up a warp sync (the
                 # hardware lets the synchronising lanes proceed without them).
                 parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
-                if not (members & ~exited & ~parked).any():
+                if not np.count_nonzero(members & ~exited & ~parked):
                     self.state[waiting] = READY
                     self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
                     # a plain WARPSYNC joins lanes an EXCLUSIVE one kept apart (its own
@@ -349,7 +355,7 @@ class Warp(Lanes):
         them go at the loop's next YIELD, GPU run 12) and, optimistic, after SPIN_LIMIT."""
         woke = False
         at_bsync = self.state == AT_BSYNC
-        if not at_bsync.any() or "yielded" not in self.m.__dict__:
+        if not np.count_nonzero(at_bsync) or "yielded" not in self.m.__dict__:
             return False
         exited = self.state == EXITED
         yielded = self.m.yielded[self._s]
@@ -358,7 +364,7 @@ class Warp(Lanes):
         for b, m in sorted(keys):
             waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
             missing = int_to_mask(m) & ~exited & ~waiting_here
-            if not missing.any() or not yielded[missing].all():
+            if not np.count_nonzero(missing) or not yielded[missing].all():
                 continue
             self.state[waiting_here] = READY
             same = missing & (self.B[b] == m)
@@ -423,7 +429,7 @@ class Machine:
         self.regcount_limit = launch.regcount_limit
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
-        live, tid, state, wpc, self._live_lanes = _geometry(launch.block, ncta)
+        live, tid, state, wpc, self._live_lanes, P, UP = _geometry(launch.block, ncta)
         self._fresh = True
         self.warps_per_cta = wpc
         W = ncta * wpc
@@ -434,13 +440,11 @@ class Machine:
         self.tid = tid
         self.ctaids = ctaids
         self.R = np.zeros((256, T), dtype=np.uint32)
-        self.P = np.zeros((8, T), dtype=bool)
-        self.P[7] = True                                  # PT
+        self.P = P.copy()                                 # PT set
         # uniform registers: 63 and URZ before sm_100; the blackwell words' 8-bit fields
         # name up to UR254 (ptxas writes UR69 for sm_100)
         self.UR = np.zeros((W, 256), dtype=np.uint32)
-        self.UP = np.zeros((W, 8), dtype=bool)
-        self.UP[:, 7] = True                              # UPT
+        self.UP = UP.copy()                               # UPT set
         self.pc = np.zeros(T, dtype=np.int64)
         self.state = state.copy()
         self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
@@ -478,6 +482,7 @@ class Machine:
         self.rotate: dict[int, int] = {}
         self._rotated = False
         self.const32: dict[int, np.ndarray] = {}
+        self.runs = runs_of(self.decoded)                # fused straight-line runs (emu.blocks)
 
     # State most kernels never touch, made on first use.
     _LAZY = {
@@ -514,7 +519,10 @@ class Machine:
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
-        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
+        # shared memory a kernel reads before writing holds whatever was there on hardware:
+        # 0 here, or `Launch.shared_fill` (tools/gpu_truth runs twice to find what depends on it)
+        "shared_data": lambda m: np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0),
+                                         dtype=np.uint8),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))
@@ -558,11 +566,11 @@ class Machine:
         `after`, else (wrapping round) at the lowest PC."""
         s = slice(w * LANES, (w + 1) * LANES)
         ready = self.state[s] == READY
-        if not ready.any():
+        if not np.count_nonzero(ready):
             return
         pcs = self.pc[s]
         higher = ready & (pcs > after)
-        target = int(pcs[higher].min()) if higher.any() else int(pcs[ready].min())
+        target = int(pcs[higher].min()) if np.count_nonzero(higher) else int(pcs[ready].min())
         np.logical_and(ready, pcs == target, out=self.sel[s])
         self.sel_pc[w] = target
         self._rotated = True
@@ -613,7 +621,7 @@ class Machine:
             s = slice(w * LANES, (w + 1) * LANES)
             tags = self.excl[s]
             tagged = (self.state[s] == READY) & (tags != 0)
-            if not tagged.any():
+            if not np.count_nonzero(tagged):
                 continue
             mine = tagged & (tags == tags[tagged].min())
             target = int(self.pc[s][mine].min())
@@ -633,7 +641,7 @@ class Machine:
             if self._fresh:                 # every live lane at PC 0, nothing else
                 self._fresh = False
                 return Group(self, self._live_lanes, _ONE_WARP, p)
-            g = Group(self, np.flatnonzero(self.sel), _ONE_WARP, p)
+            g = Group(self, self.sel.nonzero()[0], _ONE_WARP, p)
             if not self.explicit:
                 rest = (self.state == READY) & ~self.sel
                 if np.count_nonzero(rest):
@@ -656,7 +664,7 @@ class Machine:
             if p == _NO_PC:
                 return None
             gwm = sel_pc == p
-        warps = np.flatnonzero(gwm)
+        warps = gwm.nonzero()[0]
         rows = self.sel.reshape(-1, LANES)[warps]
         idx = (warps[:, None] * LANES + _LANE)[rows]
         g = Group(self, idx, warps, p)
@@ -666,12 +674,12 @@ class Machine:
         if not self.explicit:
             # lanes of the same warps at a higher PC join when the group gets there
             rest = (self.state.reshape(-1, LANES)[warps] == READY) & ~rows
-            if rest.any():
+            if np.count_nonzero(rest):
                 g.others = True
                 pcs = self.pc.reshape(-1, LANES)[warps]
                 if self._rotated:               # a path after a turn: lanes below are not met
                     rest &= pcs > p
-                if rest.any():
+                if np.count_nonzero(rest):
                     g.merge = int(pcs[rest].min())
         return g
 
@@ -684,14 +692,14 @@ class Machine:
             st = self.state[g.at]
             pcs = self.pc[g.at]
             q = int(pcs[0])
-            ok = bool((st == READY).all()) and bool((pcs == q).all()) and q < g.stop and q < g.merge
+            ok = not np.count_nonzero(st != READY) and not np.count_nonzero(pcs != q) and q < g.stop and q < g.merge
         if ok and self.explicit:
             # the warps' picks: the same lanes, one more decision on their turn; a warp whose
             # turn ends while other lanes of it are ready picks again
             ws = g.warps
             ready = self.state.reshape(-1, LANES)[ws] == READY
             mine = self.sel.reshape(-1, LANES)[ws]
-            if (ready != mine).any():
+            if np.count_nonzero(ready != mine):
                 ok = (self.turn[ws] + 1 <= GROUP_TURN).all() and \
                     not (ready & ~mine & (self.group.reshape(-1, LANES)[ws] ==
                                           self.running[ws][:, None])).any()
@@ -713,7 +721,7 @@ class Machine:
         while True:
             g = self._form() if self.alive else None
             if g is None:
-                if not self.alive or not (self.state != EXITED).any():
+                if not self.alive or not np.count_nonzero(self.state != EXITED):
                     return
                 if self._wake():
                     continue
@@ -737,7 +745,7 @@ class Machine:
                         if not self.warp(w).release_convergence():
                             break
                         continue
-                    idx = np.flatnonzero(self.sel[w * LANES:(w + 1) * LANES]) + w * LANES
+                    idx = self.sel[w * LANES:(w + 1) * LANES].nonzero()[0] + w * LANES
                     g = Group(self, idx, np.array([w]), p)
                     if not self.explicit:
                         rest = (self.state[w * LANES:(w + 1) * LANES] == READY) & \
@@ -751,7 +759,7 @@ class Machine:
                                 g.merge = int(pcs[rest].min())
                     n += self._run_group(g, budget, QUANTUM - n)
                 progressed |= n > 0
-            if not (self.state != EXITED).any():
+            if not np.count_nonzero(self.state != EXITED):
                 return
             if self._release_barriers(range(len(self.ctaids))):
                 continue
@@ -781,8 +789,38 @@ class Machine:
         recording = self.recording
         ran = 0            # instructions run by the group
         counted = 0        # … of them already added to its warps' executed counts
+        runs = self.runs if fast_ok and not recording else None
+        # a run is looked for where the group enters straight-line code (its start, after a
+        # step no run holds), not at each step of it: a run that does not fit here (stop PC,
+        # turn, budget) makes no shorter runs from each of its steps
+        entered = True
         try:
             while True:
+                if entered and runs is not None:
+                    fused = runs.get(p)
+                    if fused is None or fused.__class__ is int:
+                        fused = visit(self.decoded, p)
+                    if fused.__class__ is Run and ran + fused.n <= left and p + 16 * fused.n <= stop \
+                            and used + fused.n * nw <= limit:
+                        n = fused.n
+                        f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
+                        out = f(g, active, ran - counted)
+                        if out is None:
+                            ran += n
+                            used += n * nw
+                            p += 16 * n
+                        else:
+                            k, exc = out
+                            ran += k + 1
+                            used += (k + 1) * nw
+                            p += 16 * k
+                            if not isinstance(exc, PerWarp):
+                                raise exc
+                            self._per_warp(g, steps[p], p)
+                            p += 16
+                        if p >= stop or ran >= left:
+                            break
+                        continue
                 step = steps.get(p)
                 if step is None:
                     step = self.decoded.step(p)          # first time here
@@ -814,12 +852,13 @@ class Machine:
                         mask = active if guard is None else active & g.pred(guard)
                         if guard is not None and nw > 1:
                             anyw = g.any_per_warp(mask)
-                            if anyw.any() and not anyw.all():
+                            if np.count_nonzero(anyw) and not anyw.all():
                                 self.executed[g.ws] += ran - counted
                                 counted = ran
                                 budget.used = used
                                 self._general(g, step, p)
                                 direct = None
+                                entered = True
                                 p += 16
                                 if p >= stop or ran >= left:
                                     break
@@ -836,10 +875,12 @@ class Machine:
                             else:
                                 self.timing.step(self, step, g.warps, bits, reads, writes)
                                 direct, direct_bits = self.timing.sole_clock(self, g.warps)
+                    entered = False
                     p += 16
                     if p >= stop or ran >= left:
                         break
                     continue
+                entered = True
                 self.executed[g.ws] += ran - counted
                 counted = ran
                 budget.used = used
@@ -893,7 +934,7 @@ class Machine:
             # where no lane of a warp is on, so warps with and without such lanes run apart
             if self.tracing and guard is not None and len(g.warps) > 1:
                 anyw = g.any_per_warp(mask)
-                if anyw.any() and not anyw.all():
+                if np.count_nonzero(anyw) and not anyw.all():
                     per_warp = True
         if not step.plain:
             self.pc[g.at] = p + 16
@@ -979,7 +1020,7 @@ class Machine:
         have all yielded (`Warp.release_yielded`). Divergent code without YIELD keeps the
         lowest PC first (a long divergent loop reconverges as before)."""
         yielded = self.__dict__.get("yielded")
-        if yielded is None or not yielded[g.idx].any():
+        if yielded is None or not np.count_nonzero(yielded[g.idx]):
             return              # no YIELD in what it ran: not a spin-wait (ptxas marks those)
         spun = self.spun
         ws = g.warps
@@ -1001,7 +1042,7 @@ class Machine:
         """Optimistic: `g`'s warps ran with no other path waiting: their counts start again."""
         spun = self.spun
         spun[g.warps] = 0
-        if not spun.any():
+        if not np.count_nonzero(spun):
             self._spinning = 0
 
     def _account(self, ran: int) -> None:
@@ -1017,7 +1058,7 @@ class Machine:
         before = self._executed_at_check if self._executed_at_check is not None else 0
         waiting = (self.sel_pc != _NO_PC) & (self.executed == before)
         self._executed_at_check = self.executed.copy()
-        if waiting.any():
+        if np.count_nonzero(waiting):
             self._turn_warps = waiting
             self._turn_left = QUANTUM
 
@@ -1026,7 +1067,7 @@ class Machine:
         """Nothing can run: release convergence waits and CTA barriers that are complete."""
         woke = False
         st = self.state.reshape(-1, LANES)
-        for w in np.flatnonzero(((st == AT_BSYNC) | (st == AT_WARPSYNC)).any(axis=1)).tolist():
+        for w in ((st == AT_BSYNC) | (st == AT_WARPSYNC)).any(axis=1).nonzero()[0].tolist():
             if self.warp(w).release_convergence():
                 woke = True
         if self._release_barriers(range(len(self.ctaids))):
@@ -1044,7 +1085,7 @@ class Machine:
             s = slice(cta.index * per, (cta.index + 1) * per)
             st = self.state[s]
             at = st == AT_BAR
-            if not at.any():
+            if not np.count_nonzero(at):
                 continue
             args = self.wait_arg[s]
             live = int((st != EXITED).sum())
@@ -1055,8 +1096,8 @@ class Machine:
                 if arrived < min(expected, live):
                     continue
                 preds = self.bar_pred[s][here]
-                result = (int(preds.sum()), bool(preds.all()), bool(preds.any()))
-                ws = np.flatnonzero(here.reshape(-1, LANES).any(axis=1)) + cta.first_warp
+                result = (int(preds.sum()), bool(preds.all()), bool(np.count_nonzero(preds)))
+                ws = here.reshape(-1, LANES).any(axis=1).nonzero()[0] + cta.first_warp
                 if self.timing is not None:
                     self.timing.barrier_release(self, ws)
                 st[here] = READY

@@ -180,7 +180,8 @@ def op_frnd(w, s, active, mask):
         if getattr(a_op, "neg", False):
             h = -h
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](h).astype(np.float16)
-        w.w(d, r.view(np.uint16).astype(U32), mask)
+        # a NaN gives the canonical 0x7fff (an H200: cvt.rmi.f16.f16 of 0xffff, run 10's 9300688)
+        w.w(d, np.where(np.isnan(r), fp.F16_CANONICAL_NAN, r.view(np.uint16)).astype(U32), mask)
         return
     a = w.rf(a_op)
     if s.aux["ftz"]:
@@ -198,7 +199,8 @@ def _mufu_prep(step):
 @semantics("MUFU", prepare=_mufu_prep, vector=True)
 def op_mufu(w, s, active, mask):
     """Multi-function unit. Results here are the correctly rounded FP32 value of the exact
-    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does.
+    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does
+    (TANH keeps them).
     Hardware is an approximation: RCP/RSQ/SQRT within 1 ulp, EX2/LG2 within 2 ulp,
     SIN/COS within 2^-20.9 absolute on [-pi, pi], TANH within 2^-10.7 relative; programs
     that depend on the exact approximation bits (rare: compilers refine with FFMA) can differ.
@@ -246,6 +248,10 @@ def op_mufu(w, s, active, mask):
             x = np.abs(x)
         if getattr(a_op, "neg", False):
             x = -x
+    elif fn == "TANH":
+        # tanh keeps subnormal inputs and results (the PTX manual; an H200: tanh.approx.f32 of
+        # a subnormal x gave x, run 11's fuzz 9300822)
+        x = w.rf(a_op).astype(np.float64)
     else:
         x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -276,7 +282,7 @@ def op_mufu(w, s, active, mask):
         # a NaN result is the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of a NaN)
         w.w(d, np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h).astype(U32), mask)
         return
-    r = fp.flush_f32(y.astype(np.float32))
+    r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
@@ -502,21 +508,32 @@ def _i2f(w, s, mask, dst_default="F32"):
         # `I2F.U64.RP R10, 0x40000000` converts 2^62 for div.s64 by 2^62)
         raw = np.array([(a_op.value & 0xFFFFFFFF) << 32], dtype=U64) if isinstance(a_op, Imm) \
             else w.r64(a_op)
-        vals = [int(v) - (1 << 64) if signed and v >= 1 << 63 else int(v) for v in raw.tolist()]
+        vals = raw.astype(I64) if signed else raw
     else:
         # a byte or half-word selector picks the source's bits (`I2F.U8.RZ R0, R4.B1`)
         shift = {"H1": 16, "B1": 8, "B2": 16, "B3": 24}
         at = next((shift[x] for x in getattr(a_op, "suffix", ()) if x in shift), 0)
         raw = (w.r(a_op).astype(np.int64) >> at) & ((1 << bits) - 1)
-        vals = [v - (1 << bits) if signed and v >= 1 << (bits - 1) else v for v in raw.tolist()]
+        vals = np.where(raw >= 1 << (bits - 1), raw - (1 << bits), raw) if signed else raw
     mode = fp.mode_of(mods)
     fmt = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16"}[dst]
-    from fractions import Fraction
-    out = [fp.round_rational_bits(Fraction(v), fmt, mode) if v else 0 for v in vals]
+    exact = bits < 64 or np.all(vals <= _EXACT_IN_F64) and (not signed or np.all(vals >= -_EXACT_IN_F64))
+    if exact and (mode == "RN" or fmt in ("f32", "f64")):
+        # every value is exact in FP64: rounding that double is rounding the integer (F16
+        # and BF16 in a directed mode would go through fractions there too: from the ints)
+        x = vals.astype(np.float64)
+        out = (x.view(U64) if fmt == "f64" else fp.narrow_f64(x, mode).view(U32) if fmt == "f32"
+               else fp.f64_to_half_bits(x, fmt, mode))
+    else:
+        from fractions import Fraction
+        out = [fp.round_rational_bits(Fraction(v), fmt, mode) if v else 0 for v in vals.tolist()]
     if dst == "F64":
         w.w64(d, np.array(out, dtype=U64), mask)
     else:
         w.w(d, np.array(out, dtype=U64).astype(U32), mask)
+
+
+_EXACT_IN_F64 = 1 << 53
 
 
 @semantics("I2F", "UI2F", vector=True)
@@ -552,6 +569,10 @@ def op_f2f(w, s, active, mask):
         w.w(d, np.where(np.isnan(x), nan_bits, fp.canonicalise_f32(r)).astype(U32), mask)
     else:
         h = fp.f64_to_half_bits(x, "f16" if dst == "F16" else "bf16", mode)
+        if dst == "F16" and src == "F32":
+            # an FP32 NaN narrows to the canonical 0x7fff (an H200: F2F.F16.F32.RP of
+            # 0xffff…, run 10's 9300664), where an FP64 one keeps its sign and payload top
+            nan_bits = np.full_like(nan_bits, fp.F16_CANONICAL_NAN)
         w.w(d, np.where(np.isnan(x), nan_bits, h).astype(U32), mask)
 
 
@@ -578,7 +599,8 @@ def _f2f_nan(w, a_op, src: str, dst: str) -> np.ndarray:
 
 def _f2fp_fp8(w, s, mask):
     """FP8 pairs: PACK_AB narrows two FP32 (Ra high byte, Rb low byte; _MERGE_C puts Rc's low
-    half above them); UNPACK_B widens the two FP8 bytes of Rb's low half to F16x2."""
+    half above them); .F16 UNPACK_B_MERGE_C narrows the two halves of Ra the same way;
+    UNPACK_B widens the two FP8 bytes of Rb's low half to F16x2."""
     mods = s.ins.modifiers
     kind = "e4m3" if "E4M3" in mods else "e5m2"
     ops = s.ins.operands
@@ -600,16 +622,32 @@ def _f2fp_fp8(w, s, mask):
             out[lane] = word
         w.w(d, out, mask)
         return
-    d, a_op, b_op = ops[:3]
     sat = "SATFINITE" in mods
+
+    def encode(x: float) -> int:
+        if "RELU" in mods and not math.isnan(x) and math.copysign(1.0, x) < 0:
+            x = 0.0             # .RELU: negative values (and -0) become +0 before narrowing (an H200)
+        return fp.fp8_encode(x, kind, sat)
+
+    out = np.zeros(32, dtype=U32)
+    if "UNPACK_B_MERGE_C" in mods:
+        # F16 source: the two halves of Ra narrowed (high half to the high byte), Rc's low
+        # half above them (cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2)
+        d, a_op, c_op = ops[:3]
+        a = np.broadcast_to(w.r(a_op), (32,))
+        c = np.broadcast_to(w.r(c_op), (32,))
+        for lane in np.flatnonzero(mask).tolist():
+            word = int(a[lane])
+            hi, lo = (float(np.uint16(word >> k & 0xFFFF).view(np.float16)) for k in (16, 0))
+            out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(hi) << 8 | encode(lo)
+        w.w(d, out, mask)
+        return
+    d, a_op, b_op = ops[:3]
     a = np.broadcast_to(w.rf(a_op), (32,))
     b = np.broadcast_to(w.rf(b_op), (32,))
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
-    out = np.zeros(32, dtype=U32)
     for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
-        hi = fp.fp8_encode(float(a[lane]), kind, sat)
-        lo = fp.fp8_encode(float(b[lane]), kind, sat)
-        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo
+        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(float(a[lane])) << 8 | encode(float(b[lane]))
     w.w(d, out, mask)
 
 
@@ -636,6 +674,13 @@ def op_f2fp(w, s, active, mask):
             h = np.where(inf, (h.astype(U32) & U32(0x8000)) | U32(maxbits), h)
         return h.astype(U32)
 
+    if "MERGE_C" in mods:
+        # one value (ptxas's scalar .relu/.satfinite converts: `F2FP.RELU.F16.F32.MERGE_C d, a,
+        # RZ`) into the low half, the high half from C's low half (as the FP8 PACK_AB_MERGE_C;
+        # only C = RZ seen)
+        c = w.r(b_op).astype(U32)
+        w.w(d, ((c & U32(0xFFFF)) << U32(16)) | (conv(a_op) & U32(0xFFFF)), mask)
+        return
     hi, lo = conv(a_op), conv(b_op)
     w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)
 

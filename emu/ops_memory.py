@@ -413,15 +413,20 @@ def op_ldgsts(w, s, active, mask):
             if not mask.any():
                 return
     if "ZFILL" in ins.modifiers:
-        # With .ZFILL the immediate of the source address is the count of trailing bytes
-        # to zero instead of copy (cp.async's src-size = size - that count).
-        from dataclasses import replace
-        fill = src_mem.offset
-        gaddr = address(w, replace(src_mem, offset=0), True)
-        data = _load(w, "global", gaddr, size, mask) if fill < size else \
-            np.zeros((int(mask.sum()), size), np.uint8)
-        if fill:
-            data[:, size - fill:] = 0
+        # With .ZFILL the source address's low bits (below the copy size) count the trailing
+        # bytes to zero instead of copy, from the address with them cleared (cp.async's
+        # src-size = size - that count): ptxas puts a constant count in the immediate, a
+        # run-time one into the address register. Only the copied bytes are read.
+        gaddr = address(w, src_mem, True)
+        fill = (gaddr & U64(size - 1)).astype(np.int64)
+        gaddr = gaddr - fill.astype(U64)
+        data = np.zeros((int(mask.sum()), size), np.uint8)
+        lanes = np.nonzero(mask)[0]
+        for f in np.unique(fill[lanes]):
+            part = mask & (fill == f)
+            rows = np.isin(lanes, np.nonzero(part)[0])
+            if size - f:
+                data[rows, :size - f] = _load(w, "global", gaddr, int(size - f), part)
     else:
         gaddr = address(w, src_mem, True)
         data = _load(w, "global", gaddr, size, mask)

@@ -48,7 +48,9 @@ def unpack(v: int) -> tuple[int, int, int, int]:
     """(expected, pending, phase, transactions) of an object's 64 bits."""
     lo, hi = v & M32, v >> 32
     expected = LIMIT - (lo >> 1 & FIELD)
-    pending = LIMIT - (hi >> 11 & FIELD)
+    # a field of 0 is no pending arrival (a phase whose arrivals are in and whose
+    # transactions are not): counts never reach LIMIT
+    pending = (LIMIT - (hi >> 11 & FIELD)) & FIELD
     tx = (lo >> 21 & 0x7FF) | (hi & 0x3FF) << 11
     if tx >> (TX_BITS - 1):
         tx -= 1 << TX_BITS
@@ -201,3 +203,28 @@ def op_rpcmov(w, s, active, mask):
         return
     half = 1 if a.name.endswith("HI") else 0
     w.w(d, rpc[half, w.idx], mask)
+
+
+@semantics("STAS", vector=True)
+def op_stas(w, s, active, mask):
+    """STAS[.64|.128] [Ra.64], Rb (st.async.mbarrier::complete_tx::bytes): Ra holds the
+    shared::cluster address of the data, Ra+1 the mbarrier's; the lane's bytes are stored
+    and complete a transaction of their size on that mbarrier."""
+    from .lanes import reg
+    from .ops_memory import access_size
+    mem, data = s.ins.operands[0], s.ins.operands[1]
+    size, _ = access_size(s.ins.modifiers)
+    lo = w.r(reg("R", mem.base.index)).astype(np.uint64)
+    hi = w.r(reg("R", mem.base.index + 1)).astype(np.uint64)
+    addrs = np.broadcast_to(lo + np.uint64(mem.offset & M32), (w.width,)).copy()
+    bars = np.broadcast_to(hi, (w.width,)).copy()
+    words = [np.broadcast_to(w.r(reg("R", data.index + k)), (w.width,)).astype(np.uint32)
+             for k in range(max(1, size // 4))]
+    raw = np.stack(words, axis=1).view(np.uint8)[:, :size]
+    lanes = np.nonzero(mask)[0]
+    if not len(lanes):
+        return
+    _store(w, "shared", addrs, np.ascontiguousarray(raw[mask]), mask)
+    for lane in lanes:
+        v = _read64(w, bars, lane)
+        _write64(w, bars, lane, update(v, 0, -size, False))

@@ -132,7 +132,10 @@ class Decoded:
         self.handlers, self.prepare, self.vector = handlers, prepare, vector
         self.at = {off: ins for off, ins in program.instructions}
         self.data_refs = [o for _, ins in program.instructions for o in ins.operands
-                          if isinstance(o, DataAddress)]
+                          if o.__class__ is DataAddress]
+        # the offsets whose instruction holds a DataAddress (the rest skip the look)
+        self.with_data = {off for off, ins in program.instructions
+                          if any(o.__class__ is DataAddress for o in ins.operands)} if self.data_refs else set()
         self.data = tuple(data_immediate(o) for o in self.data_refs) if data_immediate else ()
         self.data_immediate = data_immediate
         self.steps: dict[int, Step] = {}
@@ -146,8 +149,9 @@ class Decoded:
             ins = self.at.get(offset)
             if ins is None:
                 return None
-            s = self.steps[offset] = compile_step(self.program, offset, ins, self.handlers, self.prepare,
-                                                  self.data_immediate, self.vector)
+            s = self.steps[offset] = compile_step(
+                self.program, offset, ins, self.handlers, self.prepare,
+                self.data_immediate if offset in self.with_data else None, self.vector)
         return s
 
     def all(self) -> dict[int, Step]:
@@ -215,15 +219,20 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     if step.vector and handler is not _unsupported and ins.opcode in SPECIALISED:
         # tiered: the handler runs an instruction's first execution, the second makes its
         # specialised form (most of the cost of decoding, wasted on code run once)
-        def first(w, s, active, mask):
-            s.run = s.run1 = again
-            return handler(w, s, active, mask)
-
-        def again(w, s, active, mask):
-            specialise_step(s)
-            return (s.run1 if w.width == 1 else s.run)(w, s, active, mask)
-        step.run = step.run1 = first
+        step.run = step.run1 = _first
     return step
+
+
+def _first(w, s, active, mask):
+    """A specialisable step's first execution: its handler's."""
+    s.run = s.run1 = _again
+    return s.handler(w, s, active, mask)
+
+
+def _again(w, s, active, mask):
+    """Its second: made specialised, then run."""
+    specialise_step(s)
+    return (s.run1 if w.width == 1 else s.run)(w, s, active, mask)
 
 
 class _Specialised:

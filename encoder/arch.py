@@ -59,6 +59,10 @@ class Target:
     # Global/generic memory operands print their descriptor (`desc[UR4][R2.64]`): nvdisasm
     # shows it on sm_90, so the word's field is an operand the code generator writes
     memory_descriptor_operand: bool = False
+    # The relocation of a CALL.ABS target (type, whether in .rela with addend 0), as ptxas
+    # writes it: R_CUDA_ABS47_34 in .rel on sm_75-89, type 0x4b in .rela from sm_90 (the
+    # sm_8x type patches other bits there: the H200 faulted on -g calls, GPU run 14)
+    call_relocation: tuple[int, bool] = (0x3A, False)
     # Which loops whose only divergence is their own exit get a YIELD (ptx2sass/loop_yield.py,
     # read off ptxas 13.5): "divergent" (sm_75-89) every such loop with an atomic or a
     # strong access; "waits" (sm_90 and later) only one with a strong store, or whose
@@ -160,6 +164,12 @@ class Target:
     # I2FP.F32.S32/U32 and F2IP.U8.F32 (packed int <-> float converts, sm_86+); sm_80's
     # ptxas writes I2F / F2I.U8
     packed_converts: bool = True
+    # cvt.{rn,rz}.{f16,bf16}.f32 is the packing convert F2FP into the low half (sm_80+; a NaN
+    # becomes the canonical one); sm_75's ptxas writes F2F.F16.F32
+    packed_half_converts: bool = True
+    # nvdisasm spells F2FP's types (`F2FP.F16.F32.PACK_AB`, `F2FP.BF16.F32…`) from sm_89;
+    # sm_80/86/87's reads `F2FP.PACK_AB` / `F2FP.BF16.PACK_AB` for the same words
+    f2fp_type_names: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,
@@ -287,7 +297,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       loop_yield_own_exit="waits", mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",
@@ -338,13 +348,13 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
     _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
-          packed_converts=False),
+          packed_converts=False, packed_half_converts=False, f2fp_type_names=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False, f2fp_type_names=False),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
-          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
     _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",

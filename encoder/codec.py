@@ -335,7 +335,11 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
 
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
-    table = table_for(arch)
+    return _decode_view(word, arch, pc, table_for(arch))[0]
+
+
+def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
+    """decode_view's work: the view and the form that reads the word."""
     use_family(_family_or(arch, table.family))
     form = find_form(table, word, arch)
     if form is None:
@@ -394,7 +398,7 @@ def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
         if k in slot_targets:
             targets[len(ops)] = slot_targets[k]
         ops.append(texts[k])
-    return View(guard, tokens, ops, reuse, targets)
+    return View(guard, tokens, ops, reuse, targets), form
 
 
 def decode_text(word: int, arch: str = "sm_89", pc: int = 0) -> str:
@@ -955,15 +959,36 @@ def _without_hidden_descriptor(ins: Instruction, arch: str):
 _LAST_HEX = re.compile(r"-?0x[0-9a-f]+(?!.*0x)")
 
 
+_DECODED: dict[tuple, tuple] = {}   # decode's instructions: (word, arch[, pc]) -> (table, instruction)
+_DECODED_KEPT = 1 << 16
+
+
 def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
     """The instruction a word holds at byte offset `pc`. Branch targets come back as
-    `Label(name=".L_<hex offset>", offset=<offset>)`: a word holds no label names."""
-    from . import sass_text
+    `Label(name=".L_<hex offset>", offset=<offset>)`: a word holds no label names.
+
+    Instructions are immutable, so each is decoded once per word and arch (and offset, for
+    a form with a pc-relative field) and then shared: every kernel repeats its prologue,
+    moves and address arithmetic, and decoding one costs ~100-300 us."""
     family_of(arch)
-    view = decode_view(word, arch, pc)
+    table = table_for(arch)
+    known = _DECODED.get((word, arch)) or _DECODED.get((word, arch, pc))
+    if known is not None and known[0] is table:
+        use_family(_family_or(arch, table.family))      # as decoding it would
+        return known[1]
+    ins, form = _decode(word, arch, pc, table)
+    if len(_DECODED) >= _DECODED_KEPT:
+        _DECODED.clear()
+    _DECODED[(word, arch, pc) if _has_pc_field(form) else (word, arch)] = (table, ins)
+    return ins
+
+
+def _decode(word: int, arch: str, pc: int, table) -> tuple[Instruction, Form]:
+    from . import sass_text
+    view, form = _decode_view(word, arch, pc, table)
     for pos, target in view.targets.items():
         view.operands[pos] = _LAST_HEX.sub(f"`(.L_{target:x})", view.operands[pos], count=1)
-    view.reuse = []
+    reuse, view.reuse = view.reuse, []
     try:
         ins = sass_text.parse_instruction(render_view(view))
     except ValueError as e:
@@ -975,7 +1000,7 @@ def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
     ctl = Control.unpack(word >> CONTROL_SHIFT)
     ins = replace(ins, operands=_with_nan_payloads(_with_descriptor(ops, word, arch), word, arch),
                   control=ctl)
-    return _with_reuse(ins, decode_view(word, arch, pc).reuse)
+    return _with_reuse(ins, reuse), form
 
 
 def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:

@@ -7,6 +7,8 @@ Instruction facts come from `instructions.py`; this module only applies them.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import re
 
@@ -527,6 +529,11 @@ class Checker:
             form = next((f for f in isa.FORMS[op] if f.groups == form.groups
                          and f.type_slots == form.type_slots
                          and f.optional_from <= n <= len(f.operands)), form)
+        if op == "cp" and n == 4 and ".L2::cache_hint" in ins.modifiers:
+            # `cp.async... .L2::cache_hint [d], [s], size, policy`: the source size is
+            # optional before the cache policy, which a cache hint requires
+            form = dataclasses.replace(form, operands=form.operands[:3] + form.operands[4:],
+                                       optional_from=4)
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
@@ -623,10 +630,12 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
-        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ins.modifiers[-1:] == (".bf16",) \
-                and ins.modifiers[-2:-1] in ((".s16",), (".u16",), (".s32",), (".u32",), (".s64",), (".u64",)):
-            # bf16 to an integer is sm_90 PTX (below sm_80 '.bf16' itself is refused first)
-            self.error(f"Feature 'cvt with {ins.modifiers[-2]}.bf16' requires .target sm_90 or higher", ins)
+        pair = ins.modifiers[-2:]
+        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
+                and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2"}:
+            # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
+            # (below sm_80 '.bf16' itself is refused first)
+            self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
@@ -649,6 +658,8 @@ class Checker:
             feat = isa.FEATURES.get(key)
             if feat is None:
                 continue
+            if key in ("ld.v8", "st.v8") and isa.TYPE_BITS.get(ins.modifiers[-1], 32) < 32:
+                continue        # eight 8/16-bit elements are 128 bits: any target
             if feat.min_version and self.version < feat.min_version:
                 problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
                                 f"{feat.min_version[0]}.{feat.min_version[1]} or later")
@@ -723,7 +734,11 @@ class Checker:
                     return
         ok = True
         seen_memory = 0
-        for index, (code, operand) in enumerate(zip(form.operands, ops)):
+        codes = list(form.operands)
+        if ins.opcode == "cp" and ".L2::cache_hint" in ins.modifiers and len(ops) < len(codes):
+            # cp.async's cache policy is the last operand whether or not a source size is given
+            codes = codes[:len(ops) - 1] + codes[-1:]
+        for index, (code, operand) in enumerate(zip(codes, ops)):
             space = spaces[0] if spaces else None
             if code == "m":
                 if len(spaces) == memory_operands > 1:
@@ -1396,12 +1411,20 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
     dst_float = isa.type_class(dst) == "f"
     src_float = isa.type_class(src) == "f"
+    ieee = {dst, src} <= {".f16", ".bf16", ".f32", ".f64"}
+    if ieee and ".rs" in modifiers:
+        return f"Illegal modifier '.rs' for instruction 'cvt' with type '{dst}{src}'"
     if dst_float and not src_float:
         allowed, required = _FLOAT_ROUNDING, True
     elif dst_float and src_float:
         db, sb = isa.TYPE_BITS[dst], isa.TYPE_BITS[src]
+        plain = _FLOAT_ROUNDING - {".rna", ".rs"} if ieee else _FLOAT_ROUNDING
         if db < sb:
-            allowed, required = _FLOAT_ROUNDING, True
+            allowed, required = plain, True
+        elif (db == sb and dst != src) or (src == ".bf16" and db > sb):
+            # f16 <-> bf16 (sm_90), and ptxas 13.5 takes one on the bf16 widenings too: a
+            # float rounding, none required
+            allowed, required = plain, False
         elif db == sb:
             allowed, required = _INT_ROUNDING, False
         else:
@@ -1414,7 +1437,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         return "Illegal rounding modifier for instruction 'cvt'"
     if ".ftz" in modifiers and ".f32" not in (dst, src):
         return "Illegal modifier '.ftz' for instruction 'cvt'"
-    if ".sat" in modifiers and dst == src and not dst_float:
+    if ".sat" in modifiers and ((dst == src and not dst_float) or
+                                {dst, src} == {".f16", ".bf16"}):
         return "Illegal modifier '.sat' for instruction 'cvt'"
     if required and not rounding:
         return "Rounding modifier required for instruction 'cvt'"

@@ -103,8 +103,8 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 # R16..R31 but R20/R21 untouched, returns with `RET.ABS.NODEC R20`): arguments and results
 # from R4 as above, the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
 # .L@srel))`, `MOV R21, 32@hi(...)`: relocations against the kernel's symbol with the return
-# point's offset as addend), `CALL.ABS.NOINC `(callee)` (an R_CUDA_ABS47_34 relocation
-# against the undefined FUNC symbol). Values live across the call stay in R16..R31 (not
+# point's offset as addend), `CALL.ABS.NOINC `(callee)` (a relocation against the undefined FUNC
+# symbol: R_CUDA_ABS47_34 on sm_75-89, type 0x4b from sm_90, Target.call_relocation). Values live across the call stay in R16..R31 (not
 # R20/R21) or are spilled; predicates and uniform registers do not survive (ptxas's callee
 # reads the global-memory descriptor into UR4 itself).
 EXTERN_RETURN_ADDRESS = 20

@@ -3,7 +3,9 @@
 Every cache of ptx2sass (derived encoding tables, PLY grammar tables a development tree has
 not built yet, the test oracle's tool runs) lives under one folder: `$PTX2SASS_CACHE`, else
 `$XDG_CACHE_HOME/ptx2sass` (an absolute `XDG_CACHE_HOME` only, as the XDG spec says), else
-`~/.cache/ptx2sass`.
+`~/.cache/ptx2sass`. (The tinygrad backend keeps its cubins and loaded programs in tinygrad's
+own disk cache instead, as tinygrad's other compilers do, under names carrying
+`code_version`.)
 
 A cache is only ever an optimisation: a file that is missing, unreadable, truncated or
 damaged reads as absent (its content carries a checksum), and a folder that cannot be
@@ -11,6 +13,9 @@ written is left alone. Neither changes what is computed, and neither raises.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
 import marshal
 import os
 import zlib
@@ -82,3 +87,32 @@ def write_bytes(path: str, data: bytes) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+# The packages whose code decides what `ptx2sass.compile` writes.
+COMPILER_PACKAGES = ("ptx2sass", "ptx2sass.frontend", "ptx2sass.regalloc", "ptx2sass.sched",
+                     "ptx2sass.encoder")
+
+
+@functools.cache
+def code_version(packages: tuple[str, ...] = COMPILER_PACKAGES) -> str:
+    """A name for this installation's code of `packages`: a hash of every file's path, size
+    and modification time (what Python's own bytecode cache trusts to tell an edited source),
+    so a cache keyed by it is never read by other code. ~300 stat calls, ~2 ms."""
+    h = hashlib.blake2b(digest_size=12)
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        for root in (spec.submodule_search_locations or ()) if spec else ():
+            h.update(f"{name}:{root}\n".encode())
+            for folder, subdirs, files in os.walk(root):
+                subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+                for f in sorted(files):
+                    if f.endswith((".pyc", ".tmp")):
+                        continue
+                    try:
+                        st = os.stat(os.path.join(folder, f))
+                    except OSError:
+                        continue
+                    h.update(f"{os.path.relpath(os.path.join(folder, f), root)}\0"
+                             f"{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()

@@ -95,8 +95,8 @@ def _physical(op, colors, mf: MFunction):
                 base = replace(base, suffix=("64",))
         # a 64-bit address reads the global-memory descriptor; sm_90 prints it (not on
         # compare-and-swap, whose base prints without `.64`)
-        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and mf.target.memory_descriptor_operand
-                else None)
+        desc = (Reg("UR", DESCRIPTOR_UR) if op.wide and op.suffix64 and op.described
+                and mf.target.memory_descriptor_operand else None)
         if op.uniform_zero:
             return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 255),
                        offset=op.offset)
@@ -203,12 +203,12 @@ def _signed_immediates(ins: Instruction) -> Instruction:
     return replace(ins, operands=ops)
 
 
-# Relocations of code words in relocatable output (the types ptxas writes for sm_8x):
-# the low and high halves of a 32-bit immediate, and a CALL.ABS target.
-R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32, R_CUDA_ABS47_34 = 0x38, 0x39, 0x3A
+# Relocations of code words: the low and high halves of a 32-bit immediate (every arch); a
+# CALL.ABS target's type is the target's (`Target.call_relocation`).
+R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32 = 0x38, 0x39
 
 
-def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int]) -> list:
+def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation) -> list:
     """The relocations of the word at `pc`: (offset, symbol name, type, addend or None)."""
     from ptx2sass.encoder.codec import without_relocations
     out = []
@@ -217,7 +217,8 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int]) -> list
             kind = R_CUDA_ABS32_LO_32 if op.half == "lo" else R_CUDA_ABS32_HI_32
             out.append((pc, op.symbol, kind, labels[op.label] if op.label is not None else None))
         else:
-            out.append((pc, op.name, R_CUDA_ABS47_34, None))
+            kind, with_addend = call_relocation
+            out.append((pc, op.name, kind, 0 if with_addend else None))
     return out
 
 
@@ -575,10 +576,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(Instruction("NOP"))
     words = bytearray()
     text_relocations = []
+    call_relocation = arch_info(info.name).call_relocation
     for pc, ins in enumerate(instructions):
         word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
-        text_relocations += _text_relocations(ins, 16 * pc, labels)
+        text_relocations += _text_relocations(ins, 16 * pc, labels, call_relocation)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None
@@ -965,6 +967,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
     through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
+    from ptx2sass.guard_branches import branch_around_expanded_guards
     from ptx2sass.inline import inline_calls, linkable_functions
     local = set()
     declared: dict[str, int] = {}
@@ -982,7 +985,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         linkable = set() if whole_program else linkable_functions(module)
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
-    out = lower_module(module)
+    out = lower_module(branch_around_expanded_guards(module))
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True

@@ -64,6 +64,9 @@ class VMem:
     # a `+URZ` term: forms whose address always adds a uniform register (the mbarrier
     # arrivals: `ATOMS.ARRIVE.64 R2, [R4+URZ+0x8]`, `[URZ]` for an absolute address)
     uniform_zero: bool = False
+    # reads the global-memory descriptor (sm_90 prints `desc[URx]`); a 64-bit pair that is no
+    # global address (STAS's shared::cluster/mbarrier pair) does not
+    described: bool = True
 
 
 @dataclass(eq=False)

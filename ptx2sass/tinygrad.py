@@ -15,6 +15,8 @@ workers rebuild them by importing this module (which registers again in the chil
 """
 from __future__ import annotations
 
+import importlib
+import importlib.abc
 import sys
 import time
 from dataclasses import replace
@@ -35,12 +37,22 @@ def ptx_for(src: str, arch: str) -> str:
 
 
 class SASSCompiler(Compiler):
-    """PTX (as PTXRenderer writes it) to a cubin, by ptx2sass. No disk cache: the output
-    depends on ptx2sass's own version, which tinygrad's cache key would not see."""
+    """PTX (as PTXRenderer writes it) to a cubin, by ptx2sass. Cubins go in tinygrad's disk
+    cache (as its CUDA compiler's do; `CCACHE=0` or `CACHELEVEL=0` turn it off) under a key
+    that names the arch and this installation's compiler code (`cache.code_version`), so a
+    kernel seen before costs a look-up, not a compile (~0.1-0.5 s, plus ~0.3 s to import the
+    compiler in a fresh process), and an edited ptx2sass never reads another's cubins."""
 
     def __init__(self, arch: str = DEFAULT_ARCH):
+        from ptx2sass.cache import code_version
         self.arch = arch
-        super().__init__(None)
+        super().__init__(f"compile_ptx2sass_{arch}_{code_version()}")
+
+    def compile_cached(self, src: str) -> bytes:
+        from tinygrad.helpers import CCACHE
+        # tinygrad reads CCACHE when a compiler is made (with the device); read it per
+        # compile too, so `Context(CCACHE=0)` compiles afresh
+        return super().compile_cached(src) if CCACHE else self.compile(src)
 
     def compile(self, src: str) -> bytes:
         import ptx2sass
@@ -118,9 +130,40 @@ class SASSEmuAllocator(Allocator["SassemuDevice"]):
         return buf[offset:offset + size]
 
 
+# The packages whose code decides what `emu.loader.load_program` makes of a cubin.
+LOADER_PACKAGES = ("ptx2sass", "ptx2sass.encoder", "ptx2sass.emu")
+
+
+def load_program(lib: bytes, name: str):
+    """The emulator's program for kernel `name` of cubin `lib`, kept in tinygrad's disk cache
+    (`CACHELEVEL=0` turns it off) under the cubin's hash and this installation's loader code:
+    reading the ELF and decoding every instruction word costs ~10-50 ms a kernel (plus
+    pyelftools' import), reading the kept program back ~1 ms."""
+    import hashlib
+    import pickle
+
+    from tinygrad.helpers import diskcache_get, diskcache_put
+
+    from ptx2sass.cache import code_version
+    from ptx2sass.emu import loader
+    table = f"emu_program_{code_version(LOADER_PACKAGES)}"
+    key = {"cubin": hashlib.sha256(lib).hexdigest(), "kernel": name}
+    try:
+        kept = diskcache_get(table, key)
+    except Exception:  # noqa: BLE001 - an unreadable entry is a miss (the cache only saves time)
+        kept = None
+    if isinstance(kept, loader.KernelProgram):
+        return kept
+    program = loader.load_program(lib, name)
+    try:
+        diskcache_put(table, key, program)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        pass                                # not picklable: loaded again next time
+    return program
+
+
 class SASSEmuProgram(Program["SassemuDevice"]):
     def __init__(self, dev, obj):
-        from ptx2sass.emu.loader import load_program
         self.dev, self.name, self.lib, self.signature = dev, obj.name, obj.lib, obj.signature
         self.program = load_program(obj.lib, obj.name)
 
@@ -173,7 +216,10 @@ def register() -> None:
     if "SASSEMU" not in Device._devices:
         Device._devices.append("SASSEMU")
     for module, cls in GPU_DEVICES:
-        _offer_sass(module, cls)
+        if module in sys.modules:
+            _offer_sass(module, cls)
+    if not any(isinstance(f, _OfferOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OfferOnImport())
 
 
 # Devices that load our cubins: DEV=CUDA:SASS (the CUDA driver, cuModuleLoadData takes a cubin
@@ -182,10 +228,47 @@ def register() -> None:
 GPU_DEVICES = (("tinygrad.runtime.ops_cuda", "CUDADevice"), ("tinygrad.runtime.ops_nv", "NVDevice"))
 
 
+class _OfferOnImport(importlib.abc.MetaPathFinder):
+    """Offers SASS on a GPU device when tinygrad first imports its runtime module, rather
+    than importing both at registration: they load NVIDIA's generated bindings (~0.5 s of
+    CPU), which every process that imports this module (tinygrad's compile workers too)
+    would pay, GPU or not."""
+
+    def find_spec(self, name, path=None, target=None):
+        wanted = dict(GPU_DEVICES).get(name)
+        if wanted is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _ThenOffer(spec.loader, wanted)
+                return spec
+        return None
+
+
+class _ThenOffer(importlib.abc.Loader):
+    """The module's own loader, then `_offer_sass` on the class it defines."""
+
+    def __init__(self, loader, class_name: str):
+        self.loader, self.class_name = loader, class_name
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _offer_sass(module.__name__, self.class_name)
+
+    def __getattr__(self, name):            # get_source, get_filename, ...: the module's own
+        return getattr(self.loader, name)
+
+
 def _offer_sass(module_name: str, class_name: str) -> None:
     """Add SASSRenderer to a GPU device's renderers. tinygrad lists them in the device's
     constructor, so the list is extended after it runs."""
-    import importlib
     try:
         device_class = getattr(importlib.import_module(module_name), class_name)
     except Exception:  # noqa: BLE001 - that runtime cannot load on this machine: nothing to offer

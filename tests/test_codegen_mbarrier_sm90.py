@@ -244,9 +244,6 @@ ret;
 """
 
 
-@pytest.mark.skip(reason="both cubins (ours and ptxas's) wait on the try_wait loop past the emulator's "
-                         "5M-instruction budget on main (minutes of CI each run; it passed on branch mbar90b "
-                         "before merging main): not yet diagnosed, see issue 15's note")
 @pytest.mark.parametrize("arch", ARCHS)
 def test_cp_async_and_expect_tx_arrivals(arch):
     n = 128

@@ -277,6 +277,23 @@ def test_round_trip_of_a_known_word():
     assert format_instruction(codec.decode(word, "sm_89")) == format_instruction(ins)
 
 
+def test_decoding_a_branch_word_again_follows_its_offset():
+    """Decoded instructions are shared per word (codec._DECODED), and per offset for a form
+    with a pc-relative field: one BRA word read at its own offset and 0x40 further gives
+    nvdisasm's target and that target + 0x40, in either order and again."""
+    word = next(w for w in corpus_words("sm_89", ("zluda",))
+                if re.match(r"(@!?P\d )?BRA `", w.text) and w.targets)
+    target = dict(word.targets)[re.search(r"`\((\S+)\)", word.text).group(1)]
+    codec._DECODED.clear()
+    for pc in (word.offset + 0x40, word.offset, word.offset + 0x40, word.offset):
+        (label,) = codec.decode(word.word, "sm_89", pc).operands
+        assert label.offset == target + pc - word.offset
+    plain = next(w for w in corpus_words("sm_89", ("zluda",)) if w.text.startswith("IMAD "))
+    assert codec.decode(plain.word, "sm_89", 0) is codec.decode(plain.word, "sm_89", 0x80)
+    assert format_instruction(codec.decode(plain.word, "sm_89", 0x80)) == \
+        format_instruction(codec._decode(plain.word, "sm_89", 0x80, codec.table_for("sm_89"))[0])
+
+
 # --- (d) decode → encode keeps every bit, hidden fields included ---------------------------
 
 # Words whose bits the decoder does not read back yet, with the reason (none left).

@@ -203,3 +203,191 @@ def test_16bit_shift_of_a_half_set_result_by_20_is_zero():
     ours, theirs = _run_both(SHIFT16_OF_HALF_SET, [0x7E00 | 0x3C00 << 16, 20], dtype=np.uint16)
     assert ours == [0]
     assert theirs == [0x03C0]
+
+
+SATURATE_ABS_OF_MOST_NEGATIVE = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    abs.s32 %r2, %r1;
+    cvt.sat.s8.s32 %r3, %r2;
+    st.global.u32 [%d0], %r2;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+def test_saturating_narrow_of_abs_of_the_most_negative_s32_is_minus_128():
+    """`abs.s32` is `d = |a|` into an `.s32` register: for -2^31 the only 32-bit value is
+    -2^31 itself (0x80000000), which this program also stores. `cvt.sat.s8.s32` of that
+    register clamps -2^31 to -128, sign-extended into the 32-bit destination (0xffffff80).
+    ptxas 13.5.37 assumes `abs` is non-negative and clamps with an unsigned `IMNMX.U32 ...,
+    0x7f`, so the same register reads as +2^31 there and saturates to 127, while the plain
+    store of it writes 0x80000000: two values for one register. Seed 870469
+    (`cvt.sat.s8.s32`)."""
+    a = -(1 << 31) & 0xFFFFFFFF
+    d = abs(-(1 << 31)) & 0xFFFFFFFF                  # |a| wrapped to 32 bits
+    assert d == 0x80000000
+    narrowed = max(-128, min(127, d - (1 << 32) if d >> 31 else d)) & 0xFFFFFFFF
+    ours, theirs = _run_both(SATURATE_ABS_OF_MOST_NEGATIVE, [a], out_words=2)
+    assert ours == [d, narrowed] == [0x80000000, 0xFFFFFF80]
+    assert theirs == [0x80000000, 0x7F]
+
+
+HALF_SET_NARROWED_IN_A_FUNC = HEAD + """
+.func (.reg .b32 %fn2_r0) fn2(.reg .b32 %fn2_a0, .reg .b64 %fn2_a1)
+{
+    .reg .b16 %h<1>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<1>;
+    mov.b32 %r0, %fn2_a0;
+    mov.b64 %d0, %fn2_a1;
+    xor.b32 %r1, %r0, 482784071;
+    mov.b16 %h0, 9352;
+    set.le.f16.f32 %h0, %r0, %r1;
+    cvt.u8.u8 %r1, %h0;
+    mov.b32 %fn2_r0, %r1;
+    ret;
+}
+
+.func (.reg .b64 %fn1_r0, .reg .b32 %fn1_r1) fn1(.reg .b64 %fn1_a0, .reg .b32 %fn1_a1, .reg .b32 %fn1_a2)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    mov.b64 %d0, %fn1_a0;
+    mov.b32 %r0, %fn1_a1;
+    mov.b32 %r1, %fn1_a2;
+    xor.b64 %d1, %d0, 100859615668;
+    xor.b32 %r2, %r0, 1520468001;
+    mad.lo.s32 %r2, %r2, %r1, %r1;
+    mov.b64 %fn1_r0, %d1;
+    mov.b32 %fn1_r1, %r2;
+    ret;
+}
+
+.visible .entry k(.param .u64 p_out, .param .u64 p_in)
+{
+    .reg .b32 %r<5>;
+    .reg .b64 %d<2>;
+    .reg .b32 %g_tid;
+    .reg .b32 %g_gtid;
+    .reg .b64 %g_inb;
+    .reg .b64 %g_inp;
+    .reg .b64 %g_t64;
+    .reg .b64 %g_outp;
+    mov.u32 %g_tid, %tid.x;
+    mov.u32 %g_gtid, %g_tid;
+    ld.param.u64 %g_inb, [p_in];
+    cvta.to.global.u64 %g_inb, %g_inb;
+    mul.wide.u32 %g_inp, %g_gtid, 32;
+    add.s64 %g_inp, %g_inb, %g_inp;
+    ld.param.u64 %g_outp, [p_out];
+    cvta.to.global.u64 %g_outp, %g_outp;
+    mul.wide.u32 %g_t64, %g_gtid, 8;
+    add.s64 %g_outp, %g_outp, %g_t64;
+    ld.global.b32 %r0, [%g_inp+0];
+    ld.global.s32 %d0, [%g_inp+4];
+    ld.global.u32 %r1, [%g_inp+8];
+    ld.global.b64 %d1, [%g_inp+16];
+    ld.global.s32 %r2, [%g_inp+24];
+    ld.global.f32 %r3, [%g_inp+28];
+    mov.u32 %r4, %ctaid.x;
+    call (%r1), fn2, (%r0, %d0);
+    call.uni (%d1, %r0), fn1, (%d0, %r0, %r1);
+    neg.s32 %r2, %r0;
+    div.rz.f32 %r4, %r3, 0f0020AAC8;
+    add.sat.s32 %r0, %r2, %r3;
+    st.global.b32 [%g_outp+0], %r0;
+    ret;
+}
+"""
+
+
+def test_byte_of_a_half_set_result_returned_by_a_func_is_zero():
+    """`set.le.f16.f32 h, a, b` writes 1.0 (0x3c00) when a <= b; `cvt.u8.u8 r, h` keeps its
+    low byte, 0, so `fn2` returns 0 whatever the compare gives, `fn1` returns
+    (a ^ 1520468001) * 0 + 0 and the kernel stores add.sat(-0, 0) = 0. ptxas 13.5.37
+    compiles `fn2` as `FSETP.LE` + `SEL R, RZ, 0x1, !P0` (the compare as an integer 1),
+    so `fn1` returns 1520468001 + 1 and the kernel stores its negation. Seed 870026
+    (`add.sat.s32`), as the reducer left it (`ptx2sass-fuzz reduce 870026 --sig
+    "mismatch: add.sat.s32"`); the same two statements in a kernel or a one-call .func
+    compile to the manual's 0."""
+    r0, r3 = 0x00000000, 0x00000000                       # 0.0 <= 0x1cc6b347 (> 0): true
+    inputs = [r0, 5, 7, 0, 9, 0, 11, r3]                  # r0, d0, r1, pad, d1 (2 words), r2, r3
+    fn2 = 0                                               # low byte of 1.0h (0x3c00)
+    fn1 = ((r0 ^ 1520468001) * fn2 + fn2) & 0xFFFFFFFF
+    total = max(-(1 << 31), min((1 << 31) - 1, -fn1 + r3)) & 0xFFFFFFFF
+    assert total == 0
+    ours, theirs = _run_both(HALF_SET_NARROWED_IN_A_FUNC, inputs)
+    assert ours == [total]
+    assert theirs == [(-(1520468001 + 1)) & 0xFFFFFFFF]
+
+
+SHIFT16_BY_CNOT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u16 %h0, [%d1+4];
+    cnot.b32 %r1, %r0;
+    shr.u16 %h1, %h0, %r1;
+    st.global.b16 [%d0], %h1;
+    st.global.u32 [%d0+4], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x", [0x42F2, 0])
+def test_16bit_shift_by_a_cnot_result_shifts_by_it(x):
+    """`cnot.b32 r, x` is 1 for x == 0, else 0; `shr.u16 h, 0xff, r` is then 0x7f or 0xff.
+    ptxas 13.5.37 computes the cnot (`SEL` + `IMAD.MOV -R`, stored right) but shifts by R1,
+    the stack pointer it loaded from c[0x0][0x28] (`SHF.R.U32.HI R7, RZ, R1, R0`): 0 for
+    any stack address >= 16. Seed 8900344 (`shr.u16`), reduced to these two statements."""
+    r = 1 if x == 0 else 0
+    ours, theirs = _run_both(SHIFT16_BY_CNOT, [x, 0xFF], out_words=2)
+    assert ours == [0xFF >> r, r]
+    assert theirs == [0, r]
+
+
+MAD_HI_SAT_BESIDE_MUL_LO = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u32 %r2, [%d1+4];
+    mul.lo.u32 %r1, %r0, %r0;
+    mad.hi.sat.s32 %r3, %r0, %r0, %r2;
+    st.global.u32 [%d0], %r1;
+    st.global.u32 [%d0+4], %r3;
+    ret;
+}
+"""
+
+
+def test_saturating_mad_hi_beside_a_mul_lo_of_the_same_operands_saturates():
+    """`mad.hi.sat.s32 d, a, a, c` is the high word of a*a plus c, clamped to the s32
+    range: for a = 0x7ee45531, c = 0x7f800000 the sum 0x3ee58f84 + 0x7f800000 overflows
+    and saturates to 0x7fffffff. ptxas 13.5.37 fuses it with `mul.lo.u32 r, a, a` into one
+    `IMAD.WIDE R6, R9, R9, R6` (addend c in the high word) and drops the saturation:
+    0xbe658f84. Seed 8900463 (`mad.hi.sat.s32`), reduced to these two statements."""
+    a, c = 0x7EE45531, 0x7F800000
+    sa, sc = a - (1 << 32) if a >> 31 else a, c - (1 << 32) if c >> 31 else c
+    lo = (sa * sa) & 0xFFFFFFFF
+    hi = max(-(1 << 31), min((1 << 31) - 1, ((sa * sa) >> 32) + sc)) & 0xFFFFFFFF
+    assert hi == 0x7FFFFFFF
+    ours, theirs = _run_both(MAD_HI_SAT_BESIDE_MUL_LO, [a, c], out_words=2)
+    assert ours == [lo, hi]
+    assert theirs == [lo, ((((sa * sa) >> 32) + sc) & 0xFFFFFFFF)]

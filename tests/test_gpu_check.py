@@ -576,3 +576,26 @@ def test_nop_variant_replaces_only_the_named_instructions():
                 assert word == old
             index += 1
     assert index > 3
+
+
+def test_wait_range_variant_sets_only_the_wait_mask_of_its_range():
+    """`waitin_A_B`: instructions A..B-1 wait on all six scoreboards, nothing else changes;
+    `waitout_A_B` the others."""
+    from tools.gpu_check.variants import WAIT, rewrite, text_sections, transform
+    from ptx2sass.compiler import compile as compile_ptx
+    ptx = ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n" \
+          ".reg .b32 %r<3>;\n.reg .b64 %d;\nld.param.u64 %d, [p];\nmov.u32 %r1, %tid.x;\n" \
+          "add.u32 %r2, %r1, 7;\nst.global.u32 [%d], %r2;\nret;\n}\n"
+    cubin = compile_ptx(ptx, "sm_90")
+    for name, inside in (("waitin_1_3", True), ("waitout_1_3", False)):
+        new = rewrite(cubin, "sm_90", transform(name, "sm_90"))
+        index = 0
+        for _name, offset, size in text_sections(cubin):
+            for at in range(offset, offset + size, 16):
+                old = int.from_bytes(cubin[at:at + 16], "little")
+                word = int.from_bytes(new[at:at + 16], "little")
+                if (1 <= index < 3) == inside:
+                    assert word == old | (WAIT << 105)
+                else:
+                    assert word == old
+                index += 1

@@ -223,3 +223,34 @@ def test_hmma_negated_16_bit_operand_negates_each_element(arch):
     out = np.full(128, 99.0, np.float16)
     run(build.output, "k", (1, 1, 1), (32, 1, 1), [out])
     assert set(out.tolist()) == {0.0}
+
+
+def _call_relocations(cubin: bytes) -> set:
+    """(type, in .rela) of the relocations of CALL.ABS targets (against FUNC symbols that are
+    not kernels' own return points: the 32@lo/hi types 0x38/0x39 left out)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationSection
+    import io
+    elf = ELFFile(io.BytesIO(cubin))
+    out = set()
+    for sec in elf.iter_sections():
+        if isinstance(sec, RelocationSection) and sec.name.startswith((".rel.text", ".rela.text")):
+            for r in sec.iter_relocations():
+                if r["r_info_type"] not in (0x38, 0x39):
+                    out.add((r["r_info_type"], sec.name.startswith(".rela")))
+    return out
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100"])
+def test_call_relocation_type_is_ptxas_s(arch):
+    """-g keeps `.func`s out of line, called through CALL.ABS with a relocation: its type is
+    the arch's (R_CUDA_ABS47_34 in .rel up to sm_89, 0x4b in .rela from sm_90). With the sm_8x
+    type our sm_90 cubins of the cuda corpus's calls.G faulted on the H200 (GPU run 14)."""
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = Path("tests/corpus/cuda/calls.G.ptx").read_text().replace(".target sm_89", f".target {arch}")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = ptx2sass.compile(ptx, arch, "calls.G.ptx")
+    want = _call_relocations(theirs.output)
+    assert want and _call_relocations(ours) == want

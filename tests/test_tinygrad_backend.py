@@ -168,3 +168,61 @@ def test_nv_runtime_reads_our_cubin_like_ptxas():
     theirs = _nv_runtime_view(oracle.ptxas(ptx, "sm_89").output, kernel)
     assert ours["text"] > 0 and ours["regcount"] and ours["param_cbank"] == theirs["param_cbank"]
     assert type(backend.SASSRenderer(Target("NV", arch="sm_89")).compiler) is backend.SASSCompiler
+
+
+def test_importing_the_backend_leaves_gpu_runtimes_unloaded():
+    """Registration offers SASS on CUDA and NV when tinygrad imports their runtime modules,
+    not by importing them itself (their generated bindings cost ~0.5 s of CPU in every
+    process, tinygrad's compile workers included)."""
+    code = ("import sys, ptx2sass.tinygrad; "
+            "print(sorted(m for m in sys.modules if m.endswith(('ops_nv', 'ops_cuda')))); "
+            "from tinygrad.runtime import ops_nv, ops_cuda; "
+            "print(ops_nv.NVDevice._ptx2sass, ops_cuda.CUDADevice._ptx2sass)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[:2] == ["[]", "True True"]
+
+
+def test_code_version_follows_every_file(tmp_path, monkeypatch):
+    """The compile and program caches' key: a file edited (size or time), added or removed
+    gives another version; the same files the same one."""
+    from ptx2sass.cache import code_version
+    pkg = tmp_path / "cached_pkg_for_test"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "table.json").write_text("[1]")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    version = code_version.__wrapped__
+    first = version(("cached_pkg_for_test",))
+    assert version(("cached_pkg_for_test",)) == first
+    seen = {first}
+    os.utime(pkg / "sub" / "table.json", ns=(1, 1))
+    seen.add(version(("cached_pkg_for_test",)))
+    (pkg / "sub" / "table.json").write_text("[22]")
+    os.utime(pkg / "sub" / "table.json", ns=(1, 1))
+    seen.add(version(("cached_pkg_for_test",)))
+    (pkg / "new.py").write_text("")
+    seen.add(version(("cached_pkg_for_test",)))
+    (pkg / "new.py").unlink()
+    assert len(seen) == 4
+
+
+def test_kept_cubins_and_programs_are_what_a_fresh_compile_and_load_make(monkeypatch):
+    """tinygrad's disk cache gives back the compile's cubin and the loader's program (the
+    same instructions, banks and metadata), and a kept cubin is not compiled again."""
+    from ptx2sass.emu import loader
+    from tinygrad.helpers import diskcache_get
+    ptx = backend.ptx_for(open(os.path.join(os.path.dirname(__file__), "corpus", "tinygrad",
+                                            "add_float32__E_32_32_4.ptx")).read(), "sm_89")
+    ptx += f"// {os.getpid()} {id(ptx)}\n"          # a source no earlier run kept
+    compiler = backend.SASSCompiler()
+    fresh = compiler.compile(ptx)
+    assert compiler.compile_cached(ptx) == fresh
+    monkeypatch.setattr(backend.SASSCompiler, "compile", lambda self, src: pytest.fail("compiled again"))
+    assert compiler.compile_cached(ptx) == fresh
+    assert diskcache_get(compiler.cachekey, ptx) == fresh
+    made = loader.load_program(fresh, "E_32_32_4")
+    first = backend.load_program(fresh, "E_32_32_4")           # loads and keeps it
+    monkeypatch.setattr(loader, "load_program", lambda *a: pytest.fail("loaded again"))
+    kept = backend.load_program(fresh, "E_32_32_4")
+    assert kept is not first and vars(kept) == vars(made) == vars(first)

@@ -181,6 +181,46 @@ class Builder:
         return Op(text, defs, list(self.uses), list(self.temps), key, guard, **kw)
 
 
+
+# ------------------------------------------------------------------------ unspecified NaNs
+
+# Float instructions whose NaN result the PTX manual leaves open: abs/neg ("NaN inputs
+# yield an unspecified NaN") and min/max of two NaNs (which NaN is returned is not said;
+# with `.NaN` it is the canonical NaN). ptxas folds them into FSEL/LOP3 (payload and sign
+# kept), sign flips or operand swaps as it likes; an integer instruction reading such a
+# register sees those bits. Every such result is made the canonical NaN of its type (each
+# half of a packed pair apart), so only what the manual fixes is compared.
+UNSPECIFIED_NAN = ("abs", "neg", "min", "max")
+CANONICAL_NAN = {"f32": "0x7fffffff", "f64": "0x7fffffffffffffff"}
+HALF_EXPONENT = {"f16": 0x7C00, "bf16": 0x7F80}      # |bits| above it: a NaN
+
+
+def unspecified_nan(opcode: str, modifiers, t: str) -> bool:
+    """Whether `opcode.modifiers.t` may give a NaN whose bits the manual leaves open."""
+    return opcode in UNSPECIFIED_NAN and t in ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2") \
+        and "NaN" not in {m.lstrip(".") for m in modifiers}
+
+
+def canonical_nan(b: "Builder", d: str, t: str) -> str:
+    """Lines (each after a newline) that replace a NaN in `d` (type `t`) by the canonical
+    NaN and leave any other value as it is; integer tests for the 16-bit types (setp.bf16
+    needs sm_90)."""
+    p = b.tmp("pred")
+    if t in CANONICAL_NAN:
+        bits = t[1:]
+        return f"\ntestp.notanumber.{t} {p}, {d};\nselp.b{bits} {d}, {CANONICAL_NAN[t]}, {d}, {p};"
+    lim = HALF_EXPONENT[t.rstrip("x2")]
+    if t in ("f16", "bf16"):
+        x = b.tmp("b16")
+        return (f"\nand.b16 {x}, {d}, 0x7fff;\nsetp.gt.u16 {p}, {x}, {lim:#x};\n"
+                f"selp.b16 {d}, 0x7fff, {d}, {p};")
+    lo, hi, x = b.tmp("b32"), b.tmp("b32"), b.tmp("b32")
+    return (f"\nand.b32 {lo}, {d}, 0xffff;\nand.b32 {hi}, {d}, 0xffff0000;\n"
+            f"and.b32 {x}, {lo}, 0x7fff;\nsetp.gt.u32 {p}, {x}, {lim:#x};\nselp.b32 {lo}, 0x7fff, {lo}, {p};\n"
+            f"and.b32 {x}, {hi}, 0x7fff0000;\nsetp.gt.u32 {p}, {x}, {lim << 16:#x};\n"
+            f"selp.b32 {hi}, 0x7fff0000, {hi}, {p};\nor.b32 {d}, {lo}, {hi};")
+
+
 # ------------------------------------------------------------------------------ immediates
 
 def _int_imm(g: "Generator", bits: int, signed: bool):
@@ -486,23 +526,15 @@ def _op_float(g, ctx, bits):
         if bits == 32:
             mods = ftz + rng.choice(("", "", ".NaN", ".xorsign.abs"))
         a = b.src(k, t)
-        text = f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};"
-        if bits == 64:
-            # min/max.f64 of two NaNs is a NaN whose payload the manual leaves open: ptxas's
-            # DSETP.MIN/MAX sequence returns its second operand's, and ptxas orders the two
-            # as it likes (seeds 845221, 841270). A NaN result is made the canonical one.
-            nan = b.tmp("pred")
-            text = (f"@@{text}\ntestp.notanumber.f64 {nan}, {d};\n"
-                    f"selp.b64 {d}, 0x7fffffffffffffff, {d}, {nan};")
+        text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};"
+        if unspecified_nan(form, mods.split("."), t):
+            # seeds 845221, 841270: ptxas's DSETP.MIN/MAX sequence returns its second
+            # operand's payload, and ptxas orders the two as it likes
+            text += canonical_nan(b, d, t)
         return b.build(text, f"{form}{mods}.{t}")
     if form in ("abs", "neg"):
-        # The manual leaves the NaN that abs/neg make of a NaN unspecified (ptxas keeps the
-        # payload where it folds them into FSEL, canonicalises where it uses FADD), and an
-        # integer instruction reading the register would see the payload: a NaN result is
-        # made the canonical one, any other result stays as the instruction gave it.
-        nan, canonical = b.tmp("pred"), "0x7fffffff" if bits == 32 else "0x7fffffffffffffff"
-        return b.build(f"@@{form}{ftz}.{t} {d}, {b.src(k, t)};\ntestp.notanumber.{t} {nan}, {d};\n"
-                       f"selp.b{bits} {d}, {canonical}, {d}, {nan};", f"{form}{ftz}.{t}")
+        # ptxas keeps the payload where it folds them into FSEL, canonicalises with FADD
+        return b.build(f"@@{form}{ftz}.{t} {d}, {b.src(k, t)};" + canonical_nan(b, d, t), f"{form}{ftz}.{t}")
     rnd = rng.choice(IROUND)
     return b.build(f"cvt{rnd}{ftz}.{t}.{t} {d}, {b.src(k, t)};", f"cvt{rnd}{ftz}.{t}.{t}")
 
@@ -588,10 +620,13 @@ def op_f16(g, ctx):
         mods = ftz + rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
         a = b.src(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
+        text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};"
+        if unspecified_nan(form, mods.split("."), t):
+            text += canonical_nan(b, d, t)
+        return b.build(text, f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
-        return b.build(f"{form}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{ftz}.{t}")
+        return b.build(f"@@{form}{ftz}.{t} {d}, {b.src(k, t)};" + canonical_nan(b, d, t), f"{form}{ftz}.{t}")
     cmp = rng.choice(CMP_F)
     if form == "setp":
         if t == "f16x2":
@@ -622,10 +657,13 @@ def op_bf16(g, ctx):
         mods = rng.choice(("", ".NaN", ".xorsign.abs"))
         d = b.dst(k, t)
         a = b.src(k, t)
-        return b.build(f"{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};", f"{form}{mods}.{t}")
+        text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};"
+        if unspecified_nan(form, mods.split("."), t):
+            text += canonical_nan(b, d, t)
+        return b.build(text, f"{form}{mods}.{t}")
     if form in ("neg", "abs"):
         d = b.dst(k, t)
-        return b.build(f"{form}.{t} {d}, {b.src(k, t)};", f"{form}.{t}")
+        return b.build(f"@@{form}.{t} {d}, {b.src(k, t)};" + canonical_nan(b, d, t), f"{form}.{t}")
     return op_cvt_half(g, ctx, bf=True)
 
 

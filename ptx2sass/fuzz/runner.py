@@ -155,7 +155,10 @@ def _crash_signature(err: BaseException) -> str:
 def compile_ptxas(case: Case) -> tuple[bytes | None, str]:
     from ptx2sass import oracle
     opts = () if case.fmad else ("--fmad=false",)
-    run = oracle.ptxas(ptx_for(case), case.arch, opts, name="fuzz.ptx")
+    try:
+        run = oracle.ptxas(ptx_for(case), case.arch, opts, name="fuzz.ptx")
+    except oracle.OracleFailed as e:       # ptxas itself crashed: no cubin to compare with
+        return None, f"ptxas crashed: {e}"
     if not run.ok:
         first = next((ln for ln in run.stderr.splitlines() if "error" in ln or "fatal" in ln), run.stderr)
         return None, first.strip()

@@ -1,7 +1,17 @@
-"""`createpolicy.fractional`: a 64-bit L2 cache-policy descriptor that ptxas computes at compile
-time and materialises as a constant (seen with ptxas 13.5 for sm_8x: the low word is zero; the
-high word holds a marker bit 28, the primary policy's code plus one for a secondary
-`evict_first` in bits 24..27, and ceil(16 * fraction) - 1 in bits 20..23).
+"""`createpolicy`: a 64-bit L2 cache-policy descriptor (read off ptxas 13.5's code for sm_8x
+and sm_90; the low word is always zero).
+
+* `.fractional`: the high word holds a marker bit 28, the primary policy's code plus one for
+  a secondary `evict_first` in bits 24..27, and the fraction in sixteenths less one in bits
+  20..23: ceil(16 * fraction) - 1 for a constant (folded), trunc(fraction * 15.99f) for a
+  register (ptxas's run-time sequence: FMUL, F2I.U32.TRUNC.NTZ).
+* `.range [a], primary-size, total-size`: blocks of 2^e bytes, e = max(ceil(log2(total)) - 7,
+  12) (I2FP, MUFU.LG2, F2I.U32.CEIL.NTZ; a constant total's log2 folded); the high word is
+  (0x18 | code) << 24 | (e - 12) << 20 | (a >> e & 0x7f) << 12 | min(count, 0x7f) << 5 with
+  count = ((a + primary + 2^e - 1) >> e) - (a >> e) (64-bit); a total size of 0 gives
+  0x18000000 whatever the policy. ptxas 13.5 for sm_90 computes part of it in uniform
+  registers (R2UR of one lane): the same value where the operands are the same in every
+  lane, as they are in real code; ours is per lane everywhere.
 
 A mixin of `Selector` (isel/select.py).
 """
@@ -12,6 +22,12 @@ import struct
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
+from ptx2sass.isel.common import NOT_PT, PT, RZ
+from ptx2sass.mir import VOp
+
+LUT_AND = 0xC0                # a & b
+LUT_OR = 0xFC                 # a | b
+LUT_OR_AND = 0xF8             # a | (b & c)
 
 PRIMARY_CODE = {"L2::evict_unchanged": 0, "L2::evict_first": 2, "L2::evict_last": 4,
                 "L2::evict_normal": 6}
@@ -25,12 +41,32 @@ def fractional_policy(primary: str, secondary: str | None, fraction: float) -> i
     return (MARKER | code << 24 | min(steps, 15) << 20) << 32
 
 
+RANGE_MARKER = 0x18            # bits 27..28 of the high word of a range policy
+EMPTY_RANGE = 0x18000000      # the high word for a total size of 0
+FRACTION_SCALE = 15.99        # ptxas's factor for a run-time fraction (an f32 immediate)
+
+
+def policy_code(policies: list[str]) -> int:
+    return PRIMARY_CODE[policies[0]] + (SECONDARY_FIRST if policies[1:2] == ["L2::evict_first"] else 0)
+
+
+def range_block_log2(total: int) -> float:
+    """log2 of the total size as an f32 (ptxas's folded MUFU.LG2 of a constant)."""
+    t = struct.unpack("<f", struct.pack("<f", float(total)))[0]
+    return struct.unpack("<f", struct.pack("<f", math.log2(t)))[0]
+
+
 class CachePolicy:
     def sel_createpolicy(self, ins):
         policies = [m for m in ins.modifiers if m.startswith("L2::")]
-        if "fractional" not in ins.modifiers or not policies or policies[0] not in PRIMARY_CODE \
-                or len(ins.srcs) > 1 or (ins.srcs and not isinstance(ins.srcs[0], ir.Const)):
+        if not policies or policies[0] not in PRIMARY_CODE:
             raise self.unsupported(f"`createpolicy.{'.'.join(ins.modifiers)}`")
+        if "range" in ins.modifiers:
+            return self.range_policy(ins, policy_code(policies))
+        if "fractional" not in ins.modifiers or len(ins.srcs) > 1:
+            raise self.unsupported(f"`createpolicy.{'.'.join(ins.modifiers)}`")
+        if ins.srcs and not isinstance(ins.srcs[0], ir.Const):
+            return self.run_time_fraction(ins, policy_code(policies))
         fraction = 1.0
         if ins.srcs:
             bits = ins.srcs[0].value
@@ -43,3 +79,84 @@ class CachePolicy:
         self.begin_wide(d)
         self.move(self.dst(d, 0), Imm(value & 0xFFFFFFFF))
         self.move(self.dst(d, 1), Imm(value >> 32))
+
+    def high_word_only(self, d: ir.Value, hi) -> None:
+        self.begin_wide(d)
+        self.move(self.dst(d, 0), RZ)
+        self.move(self.dst(d, 1), hi)
+
+    def run_time_fraction(self, ins, code: int) -> None:
+        t = VOp(self.mf.new_vreg())
+        self.emit("FMUL", (), [t, self.reg_part(ins.srcs[0]), self.fimm(FRACTION_SCALE)])
+        self.emit("F2I", ("U32", "TRUNC", "NTZ"), [t, t])
+        self.emit("IMAD", ("SHL", "U32"), [t, t, Imm(1 << 20), RZ])
+        self.emit("LOP3", ("LUT",), [t, t, Imm(0xF00000), RZ, Imm(LUT_AND), NOT_PT])
+        hi = VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [hi, t, Imm(MARKER | code << 24), RZ, Imm(LUT_OR), NOT_PT])
+        self.high_word_only(ins.dests[0], hi)
+
+    def range_policy(self, ins, code: int) -> None:
+        addr, primary, total = ins.srcs
+        d = ins.dests[0]
+        total_value = self.known_constant(total)
+        if total_value == 0:
+            return self.high_word_only(d, Imm(EMPTY_RANGE))
+        space = "global" if ins.space == "global" else "generic"
+        mem = self.offset_added(self.memory_operand(addr, space))
+        a_lo, a_hi = (VOp(mem.base.reg, 0), VOp(mem.base.reg, 1)) if mem.base is not None else (RZ, RZ)
+        e = VOp(self.mf.new_vreg())
+        if total_value is None:
+            lg = VOp(self.mf.new_vreg())
+            self.emit("I2FP", ("F32", "U32"), [lg, self.reg_part(total)])
+            self.emit("MUFU", ("LG2",), [lg, lg])
+            self.emit("F2I", ("U32", "CEIL", "NTZ"), [e, lg])
+        else:
+            self.emit("F2I", ("U32", "CEIL", "NTZ"), [e, self.fimm(range_block_log2(total_value))])
+        self.emit("IADD3", (), [e, e, Imm(-7 & 0xFFFFFFFF), RZ])
+        self.emit("IMNMX", (), [e, e, Imm(12), NOT_PT])                 # max(., 12)
+        block = VOp(self.mf.new_vreg())
+        one = VOp(self.mf.new_vreg())
+        self.move(one, Imm(1))
+        self.emit("SHF", ("L", "U32"), [block, one, e, RZ])
+        size = self.known_constant(primary)
+        end_add = VOp(self.mf.new_vreg())                                # primary + 2^e - 1
+        if size is None:
+            self.emit("IADD3", (), [end_add, self.reg_part(primary), Imm(0xFFFFFFFF), block])
+        else:
+            self.emit("IADD3", (), [end_add, block, self.imm32(size - 1), RZ])
+        end = self.new_pair()
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(end.reg, 0), carry, end_add, a_lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(end.reg, 1), a_hi, RZ, RZ, carry, NOT_PT])
+        first, last = self.new_pair(), self.new_pair()                   # block numbers
+        for out, (lo, hi) in ((first, (a_lo, a_hi)), (last, (VOp(end.reg, 0), VOp(end.reg, 1)))):
+            self.emit("SHF", ("R", "U64"), [VOp(out.reg, 0), lo, e, hi])
+            self.emit("SHF", ("R", "U32", "HI"), [VOp(out.reg, 1), RZ, e, hi])
+        count = self.new_pair()
+        borrow = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(count.reg, 0), borrow, VOp(first.reg, 0, neg=True),
+                                VOp(last.reg, 0), RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(count.reg, 1), VOp(last.reg, 1), VOp(first.reg, 1, inv=True),
+                                    RZ, borrow, NOT_PT])
+        small = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("LT", "U32", "AND"), [small, PT, VOp(count.reg, 0), Imm(0x7F), PT], ndefs=2)
+        self.emit("ISETP", ("LT", "U32", "AND", "EX"), [small, PT, VOp(count.reg, 1), RZ, PT, small],
+                  ndefs=2)
+        blocks = VOp(self.mf.new_vreg())
+        self.emit("SEL", (), [blocks, VOp(count.reg, 0), Imm(0x7F), small])
+        fields = [(VOp(first.reg, 0), 12, 0x7F000), (blocks, 5, 0xFE0)]
+        hi = VOp(self.mf.new_vreg())
+        scale = VOp(self.mf.new_vreg())                                  # (e - 12) << 20
+        self.emit("IADD3", (), [scale, e, Imm(-12 & 0xFFFFFFFF), RZ])
+        fields.append((scale, 20, 0xF00000))
+        self.move(hi, Imm((RANGE_MARKER | code) << 24))
+        for value, shift, mask in fields:
+            t = VOp(self.mf.new_vreg())
+            self.emit("IMAD", ("SHL", "U32"), [t, value, Imm(1 << shift), RZ])
+            self.emit("LOP3", ("LUT",), [hi, hi, t, Imm(mask), Imm(LUT_OR_AND), NOT_PT])
+        if total_value is None:                                          # total 0: EMPTY_RANGE
+            nonzero = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, self.reg_part(total), RZ, PT],
+                      ndefs=2)
+            self.emit("SEL", (), [hi, hi, Imm(EMPTY_RANGE), nonzero])
+        self.high_word_only(d, hi)

@@ -14,7 +14,7 @@ from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, NOT_PT, PT, ROUNDING, RZ,
 
 # Float pairs F2F converts directly (dest, source).
 F2F_PAIRS = {("f16", "f32"), ("f16", "f64"), ("f32", "f64"), ("f64", "f32"), ("f64", "f16"),
-             ("bf16", "f32")}
+             ("bf16", "f32"), ("f16", "bf16"), ("bf16", "f16")}     # the last two: sm_90+
 # The integer-type selector of I2F's source / F2I's destination (s32 is the default).
 INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), "s32": (),
                 "u32": ("U32",), "s64": ("S64",), "u64": ("U64",), "b8": ("U8",),
@@ -70,6 +70,8 @@ class ConvertSelection:
             return self.round_to_tf32(ins)
         if dty in FP8_PAIRS and sty == "f32":
             return self.pack_fp8(ins)
+        if dty in FP8_PAIRS and sty == "f16x2":
+            return self.narrow_half_pair_to_fp8(ins)
         if dty == "f16x2" and sty in FP8_PAIRS:
             return self.unpack_fp8(ins)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
@@ -103,9 +105,40 @@ class ConvertSelection:
             ftz = ()       # an integer converts to a normal float or zero: nothing to flush
         if ftz and (dty, sty) == ("f32", "f64"):
             return self.narrow_f64_flushing(d, a, rnd)
+        if not ftz and dty in ("f16", "bf16") and sty == "f32" and rnd in ("rn", "rz") and \
+                self.arch.packed_half_converts and not (self.only_zero_extended(d) and
+                                                        not ("relu" in ins.modifiers or "satfinite" in ins.modifiers)):
+            return self.pack_one(ins, a, rnd)
         if ftz or any(m in ("relu", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
         return self.table_convert(d, a, dty, sty, rnd)
+
+    def only_zero_extended(self, v: ir.Value) -> bool:
+        """Every reader of `v` widens it as an unsigned integer (cvt.u32/u64.u16): ptxas then
+        converts with F2F, which writes the upper half zero, instead of F2FP."""
+        if not hasattr(self, "_readers"):
+            from ptx2sass.opt.uses import reads
+            self._readers = {}
+            for _, who, value in reads(self.fn):
+                self._readers.setdefault(value.id, []).append(who)
+        who = self._readers.get(v.id, [])
+        return bool(who) and all(
+            w is not None and w.opcode == "cvt" and w.types and w.types[0] in ("u16", "b16")
+            and w.type in ("u32", "u64", "b32", "b64") for w in who)
+
+    def pack_one(self, ins, a, rnd: str) -> None:
+        """cvt.{rn,rz}[.relu|.satfinite].{f16,bf16}.f32 as ptxas writes it: the packing convert
+        into the low half, F2FP.PACK_AB d, RZ, a (F2FP.{RELU,SATFINITE}….MERGE_C d, a, RZ for
+        the clamping forms); a NaN gives the canonical one (F2F would keep its payload)."""
+        clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
+        kind = self.f2fp_types(ins.type)
+        if clamp:
+            if rnd != "rn":
+                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+            return
+        self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
+                  [self.dst(ins.dests[0]), RZ, self.reg_part(a)])
 
     def convert_into_wider_register(self, ins) -> None:
         """A destination register wider than cvt's integer type (`cvt.u8.u32` into a .b32,
@@ -167,6 +200,16 @@ class ConvertSelection:
             (FP8_PAIRS[ins.type], "F32", "PACK_AB_MERGE_C")
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), RZ])
+
+    def narrow_half_pair_to_fp8(self, ins) -> None:
+        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a: each half of a to one byte of
+        d's low half (high half to the high byte), one F2FP as ptxas writes it."""
+        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
+        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f16x2`")
+        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
+            (FP8_PAIRS[ins.type], "F16", "UNPACK_B_MERGE_C")
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), RZ])
 
     def unpack_fp8(self, ins) -> None:
         """cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a: the two bytes of a widened to halves."""
@@ -235,15 +278,34 @@ class ConvertSelection:
         self.emit("SEL", (), [clamped, lo, high, fits])
         self.emit("IMNMX", ("U32",), [self.dst(d), clamped, Imm((1 << _bits(dty)) - 1), PT])
 
+    # cvt.pack.sat.{u,s}{2,4}: c's low bits move up by the two packed fields, so I2IP reads
+    # its top 32 - 2 * width bits (`R.28`, `R.24` in ptxas's words); bytes take c whole
+    PACK_C_BITS = {"u2": "28", "s2": "28", "u4": "24", "s4": "24"}
+
     def pack_saturated(self, ins) -> None:
-        """cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to bytes over c's
-        bytes, one I2IP as ptxas does."""
-        if ins.type not in ("u8", "s8") or tuple(ins.types) != ("s32", "b32") or "sat" not in ins.modifiers \
-                or len(ins.srcs) != 3:
+        """cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c: a and b saturated to the
+        narrow type over c's low bits shifted up; cvt.pack.sat.{u16,s16}.s32 d, a, b: the two
+        halves. One I2IP as ptxas does."""
+        # the sub-byte types are no IR types: they stay modifiers, the IR type is then `s32`
+        narrow = next((m for m in ins.modifiers if m in self.PACK_C_BITS), None)
+        dty, stypes = (narrow, (ins.type, *ins.types)) if narrow else (ins.type, tuple(ins.types))
+        three = dty in ("u2", "s2", "u4", "s4", "u8", "s8") and stypes == ("s32", "b32") and len(ins.srcs) == 3
+        two = dty in ("u16", "s16") and stypes == ("s32",) and len(ins.srcs) == 2
+        if not (three or two) or "sat" not in ins.modifiers:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
-        a, b, c = ins.srcs
-        self.emit("I2IP", (ins.type.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
-                                                             self.part_of(b, 0), self.reg_part(c)])
+        a, b = ins.srcs[:2]
+        c = self.reg_part(ins.srcs[2]) if three else RZ
+        if dty in self.PACK_C_BITS:
+            c = replace(c, suffix=(self.PACK_C_BITS[dty],))
+        self.emit("I2IP", (dty.upper(), "S32", "SAT"), [self.dst(ins.dests[0]), self.reg_part(a),
+                                                        self.part_of(b, 0), c])
+
+    def f2fp_types(self, half: str) -> tuple[str, ...]:
+        """F2FP's type modifiers for an f16/bf16 result from f32, as the target's nvdisasm
+        spells them."""
+        if self.arch.f2fp_type_names:
+            return (half.upper(), "F32")
+        return ("BF16",) if half == "bf16" else ()
 
     def pack_pair(self, ins) -> None:
         """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
@@ -254,7 +316,7 @@ class ConvertSelection:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
         mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
             (("RELU",) if "relu" in ins.modifiers else ()) + \
-            (ins.type[:-2].upper(), "F32", "PACK_AB") + (("RZ",) if "rz" in ins.modifiers else ())
+            self.f2fp_types(ins.type[:-2]) + ("PACK_AB",) + (("RZ",) if "rz" in ins.modifiers else ())
         a, b = ins.srcs
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
 
@@ -377,7 +439,7 @@ class ConvertSelection:
                       [dst, src])
             return
         if _is_float(dty):          # from an integer
-            if dty == "bf16":
+            if dty == "bf16" and not self.arch.bf16_integer_converts:
                 raise self.unsupported(f"`cvt.{dty}.{sty}`")
             if dty == "f32" and sty in ("s32", "u32") and round_to is None and self.arch.packed_converts:
                 # I2FP and F2IP are sm_86+; sm_80's ptxas writes I2F / F2I.U8

@@ -164,7 +164,9 @@ class FloatSelection:
         bf = ("BF16_V2",) if ins.type.startswith("bf16") else ()
         half = ("H0_H0",) if ins.type in ("f16", "bf16") else ()
         ra, rb = self.reg_part(ins.srcs[0]), self.reg_part(ins.srcs[1])
-        self.emit("HSETP2", (FLOAT_COMPARE[cmp],) + ftz + bf + (bool_mod,),
+        # nvdisasm spells the bf16 type before the comparison (`HSETP2.BF16_V2.NEU.AND`); the
+        # tables know only that order
+        self.emit("HSETP2", bf + (FLOAT_COMPARE[cmp],) + ftz + (bool_mod,),
                   [p, second, replace(ra, suffix=half), replace(rb, suffix=half), combine], ndefs=2)
 
     def negate_float(self, op):

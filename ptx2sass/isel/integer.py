@@ -375,6 +375,15 @@ class IntegerSelection:
 
     def min_max(self, ins, which: Reg):
         ty = ins.type
+        if ty in ("u16x2", "s16x2") or (ins.modifiers == ("relu",) and ty == "s32"):
+            # sm_90+ (the frontend refuses them below): VIMNMX per 16-bit half / with .RELU
+            # (IMNMX here; the target's spelling from Target.renamed_opcodes)
+            a, b = self.two_sources(ins)
+            mods = ((ty.upper().replace("X2", "x2"),) if ty != "s32" else ()) + \
+                (("RELU",) if "relu" in ins.modifiers else ())
+            self.emit("IMNMX", mods, [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a)),
+                                      self.reg_part(b), which])
+            return
         if _is_float(ty) or ty in ("bf16", "bf16x2"):
             return self.float_min_max(ins, which)
         if ins.modifiers:
@@ -717,8 +726,8 @@ class IntegerSelection:
         or zero for an integer destination, 1.0 or +0.0 for f32/f16/bf16 (a guarded `set`
         guards only that last step)."""
         dty, sty = ins.type, ins.types[0] if ins.types else ins.type
-        if sty == "f16x2":
-            return self.set_halves(ins, dty)
+        if sty in ("f16x2", "bf16x2"):
+            return self.set_halves(ins, sty, dty)
         if dty not in self.SET_TRUE:
             raise self.unsupported(f"`set` into .{dty}")
         if sty.endswith("x2"):
@@ -746,15 +755,17 @@ class IntegerSelection:
             (BOOL_OPS.get(boolop, "AND"),)
         self.emit("FSET", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.fsrc(b), combine])
 
-    def set_halves(self, ins, dty: str) -> None:
-        """`set` of f16x2: one result per half, all ones (integer destination) or 1.0
-        (f16x2 destination, HSET2's .BF), in one HSET2."""
-        if dty not in ("u32", "s32", "b32", "f16x2"):
+    def set_halves(self, ins, sty: str, dty: str) -> None:
+        """`set` of f16x2/bf16x2: one result per half, all ones (integer destination) or 1.0
+        (a pair destination, HSET2's .BF), in one HSET2 (`.BF16_V2` first for bf16x2, as
+        nvdisasm spells it)."""
+        if dty not in ("u32", "s32", "b32", sty):
             raise self.unsupported(f"`set` into .{dty}")
         cmp = next(m for m in ins.modifiers if m in FLOAT_COMPARE)
         boolop = next((m for m in ins.modifiers if m in BOOL_OPS), None)
         combine = self.pred_operand(ins.srcs[2]) if boolop else PT
-        mods = (("BF",) if dty == "f16x2" else ()) + (FLOAT_COMPARE[cmp],) + \
+        mods = (("BF16_V2",) if sty == "bf16x2" else ()) + (("BF",) if dty == sty else ()) + \
+            (FLOAT_COMPARE[cmp],) + \
             (("FTZ",) if "ftz" in ins.modifiers else ()) + (BOOL_OPS.get(boolop, "AND"),)
         a, b = ins.srcs[0], ins.srcs[1]
         self.emit("HSET2", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), combine])

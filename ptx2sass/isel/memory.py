@@ -61,7 +61,8 @@ class MemorySelection:
                 self.move(self.dst(d, k), s)
 
     def pack(self, d: ir.Value, elems) -> None:
-        """`mov.b32 d, {a, b}` (two 16-bit halves) or `mov.b64 d, {a, b}` (two words)."""
+        """`mov.b32 d, {a, b}` (two 16-bit halves), `mov.b64 d, {a, b}` (two words) or
+        `mov.b64 d, {a, b, c, d}` (four halves), the first element in the low bits."""
         r = self.vreg(d)
         n = len(elems)
         if r.width == 2 and n == 2:
@@ -72,6 +73,12 @@ class MemorySelection:
         if r.width == 1 and n == 2:
             self.emit("PRMT", (), [self.dst(d), self.reg_part(elems[0]), Imm(0x5410),
                                    self.reg_part(elems[1])])
+            return
+        if r.width == 2 and n == 4:       # `mov.b64 d, {a, b, c, d}` of four 16-bit values
+            self.begin_wide(d)
+            for k in range(2):
+                self.emit("PRMT", (), [self.dst(d, k), self.reg_part(elems[2 * k]), Imm(0x5410),
+                                       self.reg_part(elems[2 * k + 1])])
             return
         raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
 
@@ -575,7 +582,30 @@ class MemorySelection:
     def dst_whole(self, v: ir.Value) -> VOp:
         return VOp(self.vreg(v))
 
+    def store_async(self, ins) -> None:
+        """st.async.mbarrier::complete_tx::bytes.shared::cluster [a], data, [mbar] (sm_90): one
+        STAS[.64|.128] on the register pair (a, mbar) as ptxas writes it; the store completes
+        a transaction of its size on the mbarrier (the shared addresses are cluster ones on
+        these targets: `window_location`)."""
+        if not self.arch.cluster_shared_addresses or self.guard is not None:
+            raise self.unsupported(f"`st.{'.'.join(ins.modifiers)}`")
+        data, bits = ins.srcs[1:-1], _bits(ins.type)
+        size = self.WORD_SIZE.get(len(data) * bits)
+        if size is None or bits < 32:
+            raise self.unsupported(f"`st.async` of {len(data)} x {ins.type}")
+        where = [self.offset_added(self.address(op, "shared")) for op in (ins.srcs[0], ins.srcs[-1])]
+        pair = self.new_pair()
+        for k, mem in enumerate(where):
+            if mem.base is None:
+                self.move(VOp(pair.reg, k), RZ)
+            else:
+                self.emit(COPY, (), [VOp(pair.reg, k), mem.base], guarded=False)
+        self.emit("STAS", size, [VMem(pair, 0, wide=True, described=False), self.data_words(data, bits)],
+                  ndefs=0)
+
     def sel_st(self, ins):
+        if "async" in ins.modifiers:
+            return self.store_async(ins)
         space = self.access_space(ins)
         if space not in self.MEMORY_OPS:
             raise self.unsupported(f"`st.{space}`")
@@ -690,26 +720,53 @@ class MemorySelection:
             self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
             return
         dst, src, size, *rest = ins.srcs
+        if "L2::cache_hint" in mods:      # the policy (the last operand) a hint, left out
+            rest = rest[:-1]
         cp_size = self.known_constant(size)
         src_size = cp_size if not rest else self.known_constant(rest[0])
         copy_if = None
         if rest and src_size is None and cp_size is not None:
             copy_if = self.all_or_nothing_size(rest[0], cp_size)
             src_size = cp_size if copy_if is not None else None
-        if cp_size not in self.COPY_SIZE or src_size is None or not 0 <= src_size <= cp_size \
-                or ("cg" in mods and cp_size != 16):
+        if cp_size not in self.COPY_SIZE or ("cg" in mods and cp_size != 16) or \
+                (src_size is not None and not 0 <= src_size <= cp_size) or \
+                (src_size is None and not (rest and isinstance(rest[0], ir.Value))):
             raise self.unsupported("`cp.async` with this copy or source size")
         src_mem = self.address(src, "global")
         self.mf.uses_global_descriptor = True
-        zfill = src_size != cp_size
-        if zfill:                     # the immediate says how many bytes to zero
-            src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
+        if src_size is None:          # a source size in a register
+            src_mem, copy_if = self.run_time_source_size(src_mem, rest[0], cp_size)
+            zfill = True
+        else:
+            zfill = src_size != cp_size
+            if zfill:                 # the immediate says how many bytes to zero
+                src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
         mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
             (("ZFILL",) if zfill else ())
         operands = [self.address(dst, "shared"), src_mem]
         if copy_if is not None:       # LDGSTS's predicate: copy where true, zeros where false
             operands.append(copy_if)
         self.emit("LDGSTS", mods_out, operands, ndefs=0)
+
+    def run_time_source_size(self, src_mem: VMem, size: ir.Value, cp_size: int):
+        """(source operand, copy predicate) of a cp.async whose source size is a register n,
+        as ptxas writes it: LDGSTS.ZFILL zeroes as many trailing bytes as the address's low
+        bits say, so the address moves up by (cp_size - n) mod cp_size; n = 0 (nothing to
+        copy) is the predicate's false."""
+        n = self.reg_part(size)
+        zeros = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [zeros, self.negate(n), Imm(cp_size), RZ])
+        self.emit("LOP3", ("LUT",), [zeros, zeros, Imm(cp_size - 1), RZ, Imm(0xC0), NOT_PT])
+        copy_if = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("NE", "U32", "AND"), [copy_if, PT, n, RZ, PT], ndefs=2)
+        base = src_mem.base
+        t = self.mf.new_vreg("R", 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        lo, hi = (VOp(base.reg, 0), VOp(base.reg, 1)) if base is not None else (RZ, RZ)
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(t, 0), carry, zeros, lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(t, 1), hi, RZ, RZ, carry, NOT_PT])
+        return VMem(VOp(t), src_mem.offset, wide=True), copy_if
 
     def all_or_nothing_size(self, op, cp_size: int):
         """The predicate operand for a source size `selp.b32 s, cp_size, 0, p` (Triton's
@@ -992,8 +1049,8 @@ class MemorySelection:
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
         scope, sem = self.atom_ordering()
-        if sem is not None:
-            raise self.unsupported(f"`{ins.opcode}.{op}.{ins.type}` with .{sem}")
+        if sem is not None and space == "shared":
+            raise self.unsupported(f"`{ins.opcode}.shared.{op}.{ins.type}` with .{sem}")
         mem = self.offset_added(self.memory_operand(ins.srcs[0], space))
         wide = mem.wide
         low = VOp(mem.base.reg, 0) if wide else (mem.base if mem.base is not None else RZ)
@@ -1034,8 +1091,13 @@ class MemorySelection:
         if space == "shared":
             self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
         else:
+            # a memory order fences each compare-and-swap of the loop, as ptxas does
+            if sem in ("release", "acq_rel"):
+                self.fences(self.RELEASE_FENCE, scope)
             opcode = "ATOMG" if space == "global" else "ATOM"
             self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+            if sem in ("acquire", "acq_rel"):
+                self.fences(self.ACQUIRE_FENCE, scope)
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)

@@ -87,6 +87,7 @@ class LatencyModel:
         self.MMA_DEFAULT_BITS: dict[str, int] = dict(single.get("default_bits", {}))
         # their results: cycles until an ALU/MMA reader and a memory reader may read them
         self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
+        self.MMA_SINGLE_PASS_M8_FIXED: int | None = single.get("fixed_m8")     # shapes m8nNkK
         self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
@@ -105,9 +106,6 @@ class LatencyModel:
         # producer key -> cycles until an IMAD.WIDE may read the result as the high half of
         # its addend, which it reads later than its other operands (sm_90)
         self.ADDEND_FIXED: dict[str, int] = dict(data.get("addend_fixed", {}))
-        # the IMAD forms whose 64-bit addend's high half `addend_fixed` times (by modifier:
-        # IMAD.WIDE everywhere; IMAD.HI too where the table says so, sm_100)
-        self.ADDEND_READERS = frozenset(data.get("addend_readers", ["WIDE"]))
         # opcodes ptxas sometimes gives a write scoreboard although they are fixed-latency
         self.SCOREBOARD_OPTIONAL = frozenset(data.get("scoreboard_optional", []))
         # (uniform producer, reader opcode) -> cycles, beyond the uniform rules (sm_90)
@@ -126,6 +124,9 @@ class LatencyModel:
         # wrong data and illegal addresses where we did not)
         self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
         self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
+        # unit -> a shorter window for that unit's late readers (sm_90 LDS: ptxas overwrites
+        # the address of an LDS with no scoreboard 34 cycles after it)
+        self.LATE_READ_CYCLES_BY_UNIT: dict[str, int] = dict(data.get("late_read_cycles_by_unit", {}))
         # late readers that may still read after a later instruction of their own unit has
         # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
         self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
@@ -185,6 +186,10 @@ class LatencyModel:
                     owner = (base, k)
         return owner is not None and owner[1] == 2
 
+    def late_read_window(self, unit: str | None) -> int:
+        """Cycles a late source reader of `unit` with no read scoreboard may still read."""
+        return self.LATE_READ_CYCLES_BY_UNIT.get(unit, self.LATE_READ_CYCLES)
+
     def is_variable(self, opcode: str) -> bool:
         return opcode in self.VARIABLE
 
@@ -198,12 +203,14 @@ class LatencyModel:
         (the producer's side alone; `read_latency` is what a given reader needs)."""
         if uniform:
             return self.UNIFORM_MOVE_FIXED if opcode in self.UNIFORM_MOVES else self.UNIFORM_FIXED
-        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
-            return self.MMA_SINGLE_PASS_FIXED
         for m in modifiers:
             key = f"{opcode}.{m}"
             if key in self.FIXED:
                 return self.FIXED[key]
+        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
+            if self.MMA_SINGLE_PASS_M8_FIXED is not None and modifiers[0].startswith("88"):
+                return self.MMA_SINGLE_PASS_M8_FIXED
+            return self.MMA_SINGLE_PASS_FIXED
         if predicate and opcode not in self.FIXED:
             return self.PREDICATE_FIXED
         return self.FIXED.get(opcode, self.DEFAULT_FIXED)
@@ -263,9 +270,10 @@ class LatencyModel:
         return need
 
     def addend_registers(self, ins) -> set:
-        """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
-        before trailing predicates, plus one), when the model says anything about it."""
-        if ins.opcode != "IMAD" or self.ADDEND_READERS.isdisjoint(ins.modifiers) or not self.ADDEND_FIXED:
+        """The register an IMAD.WIDE or IMAD.HI reads as the high half of its 64-bit addend
+        (the last R operand before trailing predicates, plus one), when the model says
+        anything about it."""
+        if ins.opcode != "IMAD" or not ("WIDE" in ins.modifiers or "HI" in ins.modifiers) or not self.ADDEND_FIXED:
             return set()
         ops = list(ins.operands)
         while ops and getattr(ops[-1], "file", None) == "P":

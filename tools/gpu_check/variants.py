@@ -133,16 +133,19 @@ TRANSFORMS: dict[str, Callable[[int, int, str, int], int]] = {
 
 def _range_transform(name: str) -> Callable | None:
     """`stallin_LO_HI` stalls 15 cycles after the instructions LO..HI-1 (counted over the
-    cubin's code sections in order); `stallout_LO_HI` after every other one. A bisection
-    over ranges finds the instruction whose result comes later than our schedule assumes."""
-    m = re.fullmatch(r"(stallin|stallout)_(\d+)_(\d+)", name)
+    cubin's code sections in order); `stallout_LO_HI` after every other one; `waitin_LO_HI`
+    / `waitout_LO_HI` make them wait on every scoreboard instead. A bisection over ranges
+    finds the instruction whose result comes later than our schedule assumes (a stall) or
+    that reads a variable-latency result without waiting for it (a wait)."""
+    m = re.fullmatch(r"(stall|wait)(in|out)_(\d+)_(\d+)", name)
     if not m:
         return None
-    inside, lo, hi = m.group(1) == "stallin", int(m.group(2)), int(m.group(3))
+    bits = STALL if m.group(1) == "stall" else WAIT
+    inside, lo, hi = m.group(2) == "in", int(m.group(3)), int(m.group(4))
 
     def change(word: int, control: int, op: str, index: int) -> int:
         if (lo <= index < hi) == inside:
-            return _with_control(word, control | STALL)
+            return _with_control(word, control | bits)
         return word
     return change
 
@@ -175,16 +178,17 @@ def instruction_count(cubin: bytes) -> int:
     return sum(size // 16 for _name, _offset, size in text_sections(cubin))
 
 
-def bisection_names(count: int, lo: int, hi: int, parts: int, outside: bool = True) -> list[str]:
-    """Variants that stall one of `parts` slices of the instructions lo..hi each (and, with
-    `outside`, every instruction but that slice)."""
+def bisection_names(count: int, lo: int, hi: int, parts: int, outside: bool = True,
+                    kind: str = "stall") -> list[str]:
+    """Variants that stall (or, `kind` "wait", make wait) one of `parts` slices of the
+    instructions lo..hi each (and, with `outside`, every instruction but that slice)."""
     step = max(1, -(-(hi - lo) // parts))
     names = []
     for a in range(lo, hi, step):
         b = min(hi, a + step)
-        names.append(f"stallin_{a}_{b}")
+        names.append(f"{kind}in_{a}_{b}")
         if outside:
-            names.append(f"stallout_{a}_{b}")
+            names.append(f"{kind}out_{a}_{b}")
     return names
 
 

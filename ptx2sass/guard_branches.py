@@ -1,0 +1,84 @@
+"""Guarded instructions the code generator expands into a sequence become a branch around
+the unguarded instruction: `@p op d, a` → `@!p bra skip; op d, a; skip:`.
+
+PTX lets any instruction take a guard; a guarded instruction that is not executed leaves
+its destinations (and the carry flag) as they were. Where the selection writes one SASS
+instruction the guard goes on it; where it writes a sequence with temporaries (integer and
+IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
+conversions from 64-bit integers, min/max.f64) a guard on every instruction of
+the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
+flag does not cross blocks yet.) A branch around the whole instruction
+has the same meaning (the skipped lanes keep their destinations; a divergent guard
+reconverges after the label like any other branch). Fuzz campaigns refused these as
+"guarded `rem`/`div`/`min.f64`/`tanh`/`ex2`/`rcp`/`bfe.s64`/`cvt.sat.u8.u64` not supported".
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ptx2sass.frontend import ast
+
+# opcodes whose every form is a sequence (or a MUFU with range fix-ups)
+EXPANDED = frozenset({"div", "rem", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})
+# opcodes that are a sequence on 64-bit operands
+EXPANDED_64 = frozenset({"popc", "brev", "bfi", "bfe", "clz", "bfind"})
+WIDE_INTEGERS = frozenset({".b64", ".s64", ".u64"})
+INTEGERS = frozenset({".b8", ".s8", ".u8", ".b16", ".s16", ".u16", ".b32", ".s32", ".u32", *WIDE_INTEGERS})
+
+
+def _types(ins: ast.Instruction) -> list[str]:
+    return [m for m in ins.modifiers if m in INTEGERS or m in (".f16", ".bf16", ".f32", ".f64")]
+
+
+def expands(ins: ast.Instruction) -> bool:
+    """Whether the code generator writes `ins` as a sequence that a guard cannot cover."""
+    op, mods = ins.opcode, set(ins.modifiers)
+    if op in EXPANDED:
+        return True
+    if op in EXPANDED_64 and mods & WIDE_INTEGERS:
+        return True
+    if op in ("min", "max") and ".f64" in mods and ".NaN" not in mods:
+        return True
+    if op == "cvt" and ".sat" in mods:
+        types = _types(ins)
+        if len(types) == 2 and (types[1] in WIDE_INTEGERS and types[0] in INTEGERS or types[0] == ".f64"):
+            return True
+    return False
+
+
+class _Rewriter:
+    def __init__(self):
+        self.count = 0
+
+    def statements(self, stmts: list) -> list:
+        out = []
+        for st in stmts:
+            if isinstance(st, ast.Block):
+                out.append(dataclasses.replace(st, statements=self.statements(st.statements)))
+            elif isinstance(st, ast.Instruction) and st.guard is not None and expands(st):
+                self.count += 1
+                skip = f"$guard{self.count}$skip"
+                target = ast.Name(line=st.line, column=st.column, name=skip)
+                out += [ast.Instruction(line=st.line, column=st.column, opcode="bra", modifiers=(),
+                                        operands=[target],
+                                        guard=dataclasses.replace(st.guard, negated=not st.guard.negated)),
+                        dataclasses.replace(st, guard=None),
+                        ast.Label(line=st.line, column=st.column, name=skip)]
+            else:
+                out.append(st)
+        return out
+
+
+def branch_around_expanded_guards(module: ast.Module) -> ast.Module:
+    """The module with every guarded instruction that `expands` branched around (a new
+    module; the input is left as it is)."""
+    rewriter = _Rewriter()
+    items = []
+    for item in module.items:
+        if isinstance(item, ast.Function) and item.body is not None:
+            body = dataclasses.replace(item.body, statements=rewriter.statements(item.body.statements))
+            item = dataclasses.replace(item, body=body)
+        items.append(item)
+    if not rewriter.count:
+        return module
+    return dataclasses.replace(module, items=items)

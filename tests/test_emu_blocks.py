@@ -1,0 +1,230 @@
+"""Fused straight-line runs (emu/blocks.py): a run does what the machine's per-instruction loop
+does, step for step: the same results, instruction counts, faults at the same offset, the
+budget exceeded at the same instruction."""
+import numpy as np
+import pytest
+
+from ptx2sass.emu import machine as machine_module
+from ptx2sass.emu.blocks import Run
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import Launch, Param
+from ptx2sass.emu.program import KernelProgram
+from ptx2sass.encoder.sass_text import parse_instruction
+
+
+def _program(lines: list[str]) -> KernelProgram:
+    ins = [(16 * i, parse_instruction(text)) for i, text in enumerate(lines)]
+    program = KernelProgram("k", "sm_89", ins, param_base=0x160, param_bytes=8)
+    program.params = [(0, 0, 8)]
+    return program
+
+
+def _launch(program, block=(1,), words: int = 4, budget: int = 5_000_000):
+    launch = Launch(program, (1,), block, budget=budget, hazard_check=False)
+    out = launch.gmem.allocate("out", 4 * words)
+    launch.set_params([Param(buffer="out")], {"out": out})
+    return launch, out
+
+
+def _runs(program) -> list:
+    return [r for r in program._decoded.__dict__.get("runs", {}).values() if isinstance(r, Run)]
+
+
+@pytest.fixture
+def unfused(monkeypatch):
+    """The machine without fused runs: its per-instruction loop alone."""
+    def off():
+        monkeypatch.setattr(machine_module, "runs_of", lambda decoded: None)
+    return off
+
+
+STRAIGHT = [
+    "S2R R0, SR_TID.X",
+    "IMAD.MOV.U32 R1, RZ, RZ, 0x7",
+    "IADD3 R1, R1, R0, RZ",
+    "LOP3.LUT R2, R1, 0xff, RZ, 0xc0, !PT",
+    "ISETP.GT.U32.AND P0, PT, R0, 0x20, PT",
+    "@!P0 IMAD R2, R2, 0x3, R0",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "IMAD.WIDE.U32 R4, R0, 0x4, R4",
+    "STG.E [R4.64], R2",
+    "EXIT",
+]
+
+
+@pytest.mark.parametrize("threads", [1, 48])
+def test_a_run_computes_what_the_loop_computes(threads):
+    """Thread t writes (7 + t) & 0xff, times 3 plus t where t <= 32 (exact arithmetic), on
+    every launch: the third and later ones run the straight line as one fused run (one lane,
+    and two warps: the vector closures)."""
+    program = _program(STRAIGHT)
+    t = np.arange(threads, dtype=np.uint32)
+    want = (7 + t) & 0xFF
+    want = np.where(t > 32, want, want * 3 + t).astype(np.uint32)
+    for _ in range(4):
+        launch, out = _launch(program, (threads,), threads)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == list(want)
+        assert launch.budget.used == len(STRAIGHT) * -(-threads // 32)
+    runs = _runs(program)
+    assert [(r.start, r.n) for r in runs] == [(0, len(STRAIGHT) - 1)]
+
+
+FAULTING = [
+    "MOV R2, 0x1",
+    "MOV R3, 0x2",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "LDG.E R6, [R4.64+0x3]",          # misaligned: faults
+    "IADD3 R6, R6, 0x1, RZ",
+    "STG.E [R4.64], R6",
+    "EXIT",
+]
+
+
+def test_a_fault_inside_a_run_is_located_at_its_instruction():
+    program = _program(FAULTING)
+    for _ in range(3):
+        launch, _ = _launch(program)
+        with pytest.raises(EmuFault, match="misaligned") as fault:
+            launch.run()
+        assert fault.value.offset == 0x40
+        assert launch.budget.used == 5
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 5)]
+
+
+LOOP = [
+    "MOV R0, 0x0",
+    "IADD3 R0, R0, 0x1, RZ",
+    "IADD3 R1, R0, 0x2, RZ",
+    "IADD3 R2, R1, 0x3, RZ",
+    "BRA 0x10",
+]
+
+
+@pytest.mark.parametrize("budget", [1, 2, 3, 5, 40, 41, 42, 43, 44, 257, 1000])
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_budget_runs_out_at_the_same_instruction(budget, fused, unfused):
+    """A loop of four instructions after one: warp-instruction budget + 1 is where it stops,
+    0x10 + 16 * ((budget - 1) % 4), with and without fused runs."""
+    if not fused:
+        unfused()
+    program = _program(LOOP)
+    want = 0x10 + 16 * ((budget - 1) % 4)
+    for _ in range(3):
+        launch, _ = _launch(program, budget=budget)
+        with pytest.raises(EmuFault, match="budget") as fault:
+            launch.run()
+        assert fault.value.offset == want
+    assert bool(_runs(program)) == fused
+
+
+def test_zluda_corpus_with_and_without_runs(unfused):
+    """ZLUDA's kernels (their hardware-verified outputs) launched three times with fused runs
+    (the second with the hazard checker, which runs take no part in), and the instruction
+    counts, cycles and hazards those launches give without runs."""
+    from tools import emu_testing as testing
+    from ptx2sass.emu import loader
+    kernels = []
+    for entry in testing.zluda_manifest():
+        cubin = testing.zluda_cubin(entry)
+        if cubin is not None:
+            kernels.append((entry, loader.load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))))
+    assert len(kernels) > 150
+
+    def record(entry, program, hz):
+        outcome = testing.run_zluda(entry, program=program, hazard_check=hz)
+        assert outcome.passed, (entry["name"], outcome.reason)
+        r = outcome.result
+        return r.instructions, r.thread_instructions, r.cycles, tuple(map(str, r.hazards))
+
+    seen = {}
+    for hz in (False, True, False):
+        for entry, program in kernels:
+            seen.setdefault((entry["name"], hz), set()).add(record(entry, program, hz))
+    fused = sum(len(_runs(p)) for _, p in kernels)
+    assert fused > 100
+    unfused()
+    for hz in (False, True):
+        for entry, program in kernels:
+            assert seen[entry["name"], hz] == {record(entry, program, hz)}, (entry["name"], hz)
+
+
+def test_a_run_that_does_not_fit_makes_no_run_at_each_following_step():
+    """60 straight-line adds and a budget of 30: the run from the start never fits, and the
+    steps after it, run one by one, make no runs of their own (each made one, every launch:
+    code generation quadratic in a straight line's length); the budget runs out at the 31st
+    instruction, offset 30 * 16."""
+    program = _program([f"IADD3 R{k % 8}, R{(k + 1) % 8}, 0x{k + 1:x}, RZ" for k in range(60)] + ["EXIT"])
+    for _ in range(4):
+        launch, _ = _launch(program, budget=30)
+        with pytest.raises(EmuFault, match="budget") as fault:
+            launch.run()
+        assert fault.value.offset == 30 * 16
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 31)]
+
+
+INLINE = [
+    "MOV R0, 0x10",
+    "IMAD.MOV.U32 R1, RZ, RZ, 0x3",
+    "IADD3 R2, -R1, R0, RZ",
+    "IADD3 R3, -R0, -R1, 0x20",
+    "IADD3 R6, R2, -RZ, R3",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "STG.E.64 [R4.64], R2",
+    "STG.E [R4.64+0x8], R6",
+    "EXIT",
+]
+
+
+def test_one_lane_runs_write_simple_steps_inline():
+    """MOV, IMAD.MOV and IADD3 (negated sources: -x as ~x + 1, -RZ wrapping to 0) written out
+    in a one-lane run: 0x10 - 3, -0x10 - 3 + 0x20, their sum (exact arithmetic)."""
+    program = _program(INLINE)
+    for _ in range(4):
+        launch, out = _launch(program, (1,), 3)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == [13, 13, 26]
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 9)]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_register_past_the_kernels_count_faults_at_the_same_step(fused, unfused):
+    """A kernel of 4 registers: the first write past R3 (IADD3 R6, offset 0x40) faults,
+    with the written-out steps as with the closures."""
+    if not fused:
+        unfused()
+    program = _program(INLINE)
+    program.regcount = 4
+    for _ in range(3):
+        launch, _ = _launch(program, (1,), 3)
+        with pytest.raises(EmuFault, match="register count") as fault:
+            launch.run()
+        assert fault.value.offset == 0x40
+
+
+CLOCKS = [
+    "MOV R0, 0x1",
+    "IADD3 R0, R0, 0x1, RZ",
+    "IMAD.MOV.U32 R1, RZ, RZ, 0x2",
+    "S2R R2, SR_CLOCKLO",
+    "MOV R4, c[0x0][0x160]",
+    "MOV R5, c[0x0][0x164]",
+    "CS2R.32 R3, SR_CLOCKLO",
+    "STG.E.64 [R4.64], R2",
+    "EXIT",
+]
+
+
+@pytest.mark.parametrize("threads", [1, 64])
+def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads):
+    """The emulated clock is 4 cycles per instruction the warp issued, itself included: the
+    4th and 7th instructions read 16 and 28, launch after launch (runs from the third)."""
+    program = _program(CLOCKS)
+    for _ in range(4):
+        launch, out = _launch(program, (threads,), 2)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == [16, 28]
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 8)]
