@@ -4,7 +4,7 @@
   in (IADD3 with its third input RZ);
 * `IADD.64 d, a, b`: a 64-bit add of register pairs; a 32-bit immediate is sign-extended
   (ptxas writes `IADD.64 R1, R1, -0x8` for a frame and `IADD.64 R4, R2, 0x4` for offsets);
-* `MOV.64 d, a`: a register pair (or uniform pair, or an immediate) copied;
+* `MOV.64`/`UMOV.64 d, a`: a register pair (or uniform pair, or a 64-bit immediate) copied;
 * `VIADD.S32.ISAT d, a, b`: the signed add clamped to [-2^31, 2^31 - 1] (add.sat.s32);
 * the 64-bit min/max `IMNMX.S64/.U64 Pd, Pd2, d, a, b, Pmin, Px` on register pairs:
   Pmin picks the minimum as IMNMX's; forms with predicate outputs other than PT or a
@@ -26,9 +26,22 @@ def op_iadd(w, s, active, mask):
     ops = list(s.ins.operands)
     mods = s.ins.modifiers
     if "64" in mods:
-        d, a, b = ops
-        total = _value64(w, a) + _value64(w, b)
-        w.w64(d, total.astype(U64), mask)
+        # `IADD.64 d, [P,] a, b` / `IADD.64.X d, a, b, Pc`: the sum with its carry out of bit
+        # 63 and in; `-b` is ~b + 1 and `~b` is ~b for the carry too (ptxas's 64-bit
+        # subtraction: `IADD.64 RZ, P4, -R18, R36` then `IADD.64.X R56, R38, ~R20, P4`)
+        d, rest = ops[0], list(ops[1:])
+        pouts = []
+        while _is_pred(rest[0]):
+            pouts.append(rest.pop(0))
+        total = _sum64_terms(w, rest[0]) + _sum64_terms(w, rest[1])
+        if "X" in mods:
+            for p in rest[2:]:
+                total = total + w.pred(p).astype(object)
+        m64 = (1 << 64) - 1
+        w.w64(d, np.array([int(v) & m64 for v in np.atleast_1d(total)], dtype=U64), mask)
+        carry = np.array([int(v) >> 64 != 0 for v in np.atleast_1d(total)])
+        for p in pouts:
+            w.wp(p, carry, mask)
         return
     d, rest = ops[0], ops[1:]
     pouts = []
@@ -56,6 +69,21 @@ def add3_64(w, s, mask) -> None:
     w.w64(ops[0], total.astype(U64), mask)
 
 
+def _sum64_terms(w, op) -> np.ndarray:
+    """A 64-bit addend of IADD.64 as Python integers per lane, `-x` as ~x + 1 and `~x` as ~x
+    (so that a carry out of bit 63 comes out as the hardware's)."""
+    m64 = (1 << 64) - 1
+    if isinstance(op, Imm):
+        v = op.value & 0xFFFFFFFF
+        return np.array([(v - (1 << 32) if v & 0x80000000 else v) & m64], dtype=object)
+    v = np.atleast_1d(w.r64(op)).astype(object)
+    if getattr(op, "inv", False):
+        v = m64 - v
+    if getattr(op, "neg", False):
+        v = (m64 - v) + 1
+    return v
+
+
 def _value64(w, op) -> np.ndarray:
     """A 64-bit source of IADD.64/MOV.64: a pair, or a sign-extended 32-bit immediate."""
     if isinstance(op, Imm):
@@ -69,11 +97,16 @@ def _value64(w, op) -> np.ndarray:
     return v
 
 
-@semantics("MOV", vector=True)
+@semantics("MOV", "UMOV", vector=True)
 def op_mov(w, s, active, mask):
     d, a = s.ins.operands
     if "64" in s.ins.modifiers:
-        w.w64(d, _value64(w, a), mask)
+        if isinstance(a, Imm):
+            # MOV.64's immediate field is 64 bits wide (bits 24..87 of the word: ptxas's
+            # `MOV.64 R4, 0xaf759ab1da0a440a`), taken whole, unlike IADD.64's 32-bit one
+            w.w64(d, np.array([a.value & ((1 << 64) - 1)], dtype=U64), mask)
+        else:
+            w.w64(d, _value64(w, a), mask)
     else:
         w.w(d, w.ri(a), mask)
 

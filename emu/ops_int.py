@@ -78,6 +78,12 @@ def _const_value(w, src, size, mods):
 @semantics("SEL", "USEL", "FSEL", "UFSEL", vector=True)
 def op_sel(w, s, active, mask):
     d, a, b, p = s.ins.operands
+    if "64" in s.ins.modifiers:
+        # sm_120's `SEL.64 d, a, b, P`: register (or uniform) pairs; an immediate is taken as
+        # IADD.64's and ISETP.U64's are, a 32-bit one sign-extended (ZLUDA setp's
+        # `SEL.64 R4, R0, 0x1, P0`; the extension of a negative one is not confirmed)
+        w.w64(d, np.where(w.pred(p), _isetp64_source(w, a), _isetp64_source(w, b)), mask)
+        return
     if s.ins.opcode == "FSEL":
         va, vb = w.rf(a).view(U32), w.rf(b).view(U32)
     else:
@@ -388,6 +394,19 @@ def op_isetp(w, s, active, mask):
     pd, pd2, a_op, b_op, pc_op = ops[:5]
     cmp = next(m for m in mods if m in _ICMP or m in ("F", "T"))
     unsigned = "U32" in mods
+    if "U64" in mods or "S64" in mods:
+        # sm_100+'s 64-bit compare of register/uniform pairs; an immediate is a 32-bit one
+        # sign-extended (ptxas moves 0x80000000 and 0xffffffff into a pair first)
+        if "EX" in mods:
+            raise EmuFault(f"ISETP form {s.ins} not modelled")
+        va, vb = _isetp64_source(w, a_op), _isetp64_source(w, b_op)
+        if "S64" in mods:
+            va, vb = va.view(I64), vb.view(I64)
+        base = _ICMP[cmp](va, vb)
+        p1, p2 = compare_combine(mods, base, w.pred(pc_op))
+        w.wp(pd, p1, mask)
+        w.wp(pd2, p2, mask)
+        return
     a, b = w.ri(a_op), w.ri(b_op)
     if unsigned:
         va, vb = a.astype(U64), b.astype(U64)
@@ -414,6 +433,13 @@ def op_isetp(w, s, active, mask):
     p1, p2 = compare_combine(mods, base, w.pred(pc_op))
     w.wp(pd, p1, mask)
     w.wp(pd2, p2, mask)
+
+
+def _isetp64_source(w, op) -> np.ndarray:
+    if isinstance(op, Imm):
+        v = op.value & 0xFFFFFFFF
+        return np.array([(v - (1 << 32) if v & 0x80000000 else v) & ((1 << 64) - 1)], dtype=U64)
+    return np.asarray(w.r64(op), dtype=U64)
 
 
 @semantics("IMNMX", "UIMNMX", vector=True)

@@ -178,7 +178,7 @@ def specialise_one(step, vector: Callable) -> Callable | None:
 @form("MOV")
 def _mov(step, vector):
     ops = step.ins.operands
-    if len(ops) != 2:
+    if len(ops) != 2 or step.ins.modifiers:      # MOV.64 (sm_100+): the handler
         return None
     d, a = dst(ops[0]), src(ops[1])
     if d is None or a is None:
@@ -350,7 +350,7 @@ _CMP = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y:
 def _isetp(step, vector):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if "EX" in mods or len(ops) != 5:
+    if "EX" in mods or "U64" in mods or "S64" in mods or len(ops) != 5:
         return None
     cmp = next((m for m in mods if m in _CMP), None)
     if cmp is None:
@@ -386,7 +386,7 @@ def _isetp(step, vector):
 @form("SEL")
 def _sel(step, vector):
     ops = step.ins.operands
-    if len(ops) != 4:
+    if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
     d, a, b, p = dst(ops[0]), src(ops[1]), src(ops[2]), pred(ops[3])
     if None in (d, a, b, p):

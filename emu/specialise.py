@@ -495,7 +495,7 @@ _COMBINE = {"AND": np.logical_and, "OR": np.logical_or, "XOR": np.logical_xor}
 def _isetp(step, generic):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if "EX" in mods or len(ops) != 5:
+    if "EX" in mods or "U64" in mods or "S64" in mods or len(ops) != 5:
         return None
     cmp = next((m for m in mods if m in _CMP), None)
     if cmp is None:
@@ -526,7 +526,7 @@ def _isetp(step, generic):
 @form("SEL")
 def _sel(step, generic):
     ops = step.ins.operands
-    if len(ops) != 4:
+    if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
     d, a, b, p = dst32(ops[0]), src32(ops[1]), src32(ops[2]), pred_src(ops[3])
     if None in (d, a, b, p):
@@ -627,7 +627,7 @@ def _uldc(step, generic):
 @form("UMOV")
 def _umov(step, generic):
     ops = step.ins.operands
-    if step.guard is not None or len(ops) != 2:
+    if step.guard is not None or len(ops) != 2 or step.ins.modifiers:     # UMOV.64: the handler
         return None
     d, a = dst_uniform(ops[0]), uniform32(ops[1])
     if d is None or a is None:

@@ -117,6 +117,12 @@ class Target:
     # add.sat/sub.sat.s32 as one `VIADD.S32.ISAT d, a, [-]b` (sm_120's ptxas); elsewhere the
     # wrapped sum, two PLOP3 on the sign bits and two SEL
     saturating_viadd: bool = False
+    # match.all with known members is one MATCH.ALL (sm_80+); sm_75's ptxas writes MATCH.ANY
+    # and compares the equal lanes with the member mask (the turing table has no MATCH.ALL)
+    match_all_instruction: bool = True
+    # sad's |a - b| + c is one VABSDIFF (sm_75..sm_110); sm_120's ptxas (no video unit) writes
+    # max - min + c with IMNMX/VIMNMX and IADD3
+    absdiff_instruction: bool = True
     # the DMMA shape token of f64 mma.m8n8k4 ("884" on sm_8x, "8x8x4" on sm_90; "" none)
     f64_mma: str = "884"
     # sparse mma (`mma.sp`: HMMA.SP/IMMA.SP with a metadata register and selector; sm_90's
@@ -309,7 +315,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
-                          integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True,
+                          integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
@@ -319,7 +325,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_ba
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, minmax_type_shown=False,
-                      saturating_viadd=False, fp8_mma=False,
+                      saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
 
@@ -334,7 +340,7 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
-                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False,
+                       leading_modifiers=(("LDS", "U"),), shared_popc_increment=False, match_all_instruction=False,
                        warp_reduce_atomics=False)
 # --- end sm_75 -----------------------------------------------------------------------
 

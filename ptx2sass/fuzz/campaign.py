@@ -54,6 +54,35 @@ def refused_statement(rendered, detail: str):
     return None
 
 
+# ptxas's refusal of a statement the lowered `.target` lacks (the programs are sm_89 PTX;
+# `runner.ptx_for` lowers the target for sm_75): "line 12; error   : Feature '.bf16'
+# requires .target sm_80 or higher"
+_NEEDS_NEWER_TARGET = re.compile(r"line (\d+); error\s*: .* requires \.target sm_\d+ or higher")
+
+
+def newer_target_statements(rendered, detail: str) -> list:
+    """The statements ptxas refuses only because the case's arch is older than the PTX the
+    generator writes (each error line of `detail` of that kind); [] when any error is another."""
+    errors = [ln for ln in (detail or "").splitlines() if "error" in ln]
+    stmts = []
+    for ln in errors:
+        m = _NEEDS_NEWER_TARGET.search(ln)
+        if not m:
+            return []
+        n = int(m.group(1))
+        if not 1 <= n <= len(rendered.owners) or rendered.owners[n - 1] is None:
+            return []
+        if all(s is not rendered.owners[n - 1] for s in stmts):
+            stmts.append(rendered.owners[n - 1])
+    return stmts
+
+
+def _only_newer_target(detail: str) -> bool:
+    """ptxas refused the lowered program only for statements its `.target` lacks."""
+    errors = [ln for ln in (detail or "").splitlines() if "error" in ln]
+    return bool(errors) and all(_NEEDS_NEWER_TARGET.search(ln) for ln in errors)
+
+
 def remove_statement(prog: Program, stmt) -> bool:
     for body in [prog.body] + [f.body for f in prog.funcs]:
         for s, holder in walk(body):
@@ -73,8 +102,9 @@ def peel(prog: Program, arch: str, refusal, limit: int):
         message = refusal(case)
         if message is None:
             return case
-        stmt = refused_statement(rendered, message)
-        if stmt is None or not remove_statement(prog, stmt):
+        # ptxas's refusals of statements the lowered `.target` lacks go all at once
+        stmts = newer_target_statements(rendered, message) or [refused_statement(rendered, message)]
+        if None in stmts or not all(remove_statement(prog, stmt) for stmt in stmts):
             return case
     return case
 
@@ -87,9 +117,11 @@ def peel_until(prog: Program, options: Options, stop=None):
     def refusal(case):
         out = run_case(case, hazard_check=options.hazard_check, known_valid=bool(attempts))
         attempts.append(out)
-        if (stop is not None and stop(out)) or out.cls != "refuse" or len(attempts) > options.peel:
+        if (stop is not None and stop(out)) or len(attempts) > options.peel:
             return None
-        return out.detail
+        if out.cls == "refuse" or (out.cls == "invalid" and _only_newer_target(out.detail)):
+            return out.detail
+        return None
     case = peel(prog, options.arch, refusal, options.peel + 1)
     return attempts[-1], case, attempts
 

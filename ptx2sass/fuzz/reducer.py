@@ -32,6 +32,7 @@ class Reduction:
     seconds: float
     lines_before: int
     lines_after: int
+    arch: str = "sm_89"       # the GPU both compilers targeted (the test's header keeps it)
 
 
 class Reducer:
@@ -239,7 +240,8 @@ def reduce_seed(seed: int, signature: str, options: Options | None = None, log=N
     reducer = Reducer(prog, signature, options, log, max_trials)
     reducer.run()
     after = case_from_program(prog).text.count("\n")
-    return Reduction(prog, signature, reducer.trials, time.perf_counter() - t0, before, after)
+    return Reduction(prog, signature, reducer.trials, time.perf_counter() - t0, before, after,
+                     options.arch)
 
 
 def _slug(signature: str) -> str:
@@ -249,6 +251,7 @@ def _slug(signature: str) -> str:
 
 def regression_text(red: Reduction, xfail: str | None = None, bug: str = "") -> str:
     case = case_from_program(red.program)
+    case.arch = red.arch
     cls = red.signature.split(":", 1)[0]
     head = [f"// Fuzz regression ({cls}): {red.signature}",
             f"// Found by ptx2sass-fuzz, seed {red.program.seed}; reduced from {red.lines_before} to "

@@ -1385,9 +1385,9 @@ class MemorySelection:
         mods = (mode.upper(),) + (("U64",) if _bits(ins.type) == 64 else ())
         src = self.atom_data(a, _bits(ins.type))
         d = self.dst(ins.dests[0])
-        if members is None:
+        if members is None or (mode == "all" and not self.arch.match_all_instruction):
             # the active lanes may be more than the members: the lanes with equal values,
-            # kept to the members; all: when that is every member
+            # kept to the members; all: when that is every member (sm_75: always so)
             t = VOp(self.mf.new_vreg())
             self.warp_sync_op("MATCH", ("ANY",) + mods[1:], [t, src])
             m = self.reg_part(mask)

@@ -131,6 +131,18 @@ class VideoSelection:
         a = self._v_reg(a)
         b = b if isinstance(b, Imm) else self._v_reg(b)
         c = self.part_of(c, 0)
+        if not self.arch.absdiff_instruction:
+            # max - min + c, as ptxas writes it where there is no VABSDIFF (sm_120)
+            mods = () if _signed(ty) else ("U32",)
+            hi, lo, diff = self._v_new(), self._v_new(), self._v_new()
+            self.emit("IMNMX", mods, [hi, a, b, NOT_PT])
+            self.emit("IMNMX", mods, [lo, a, b, PT])
+            if isinstance(c, Imm):
+                self.emit("IADD3", (), [diff, hi, self.negate(lo), RZ])
+                self.emit("IADD3", (), [self.dst(ins.dests[0]), diff, c, RZ])
+            else:
+                self.emit("IADD3", (), [self.dst(ins.dests[0]), self._v_reg(c), hi, self.negate(lo)])
+            return
         c = c if isinstance(c, Imm) and not isinstance(b, Imm) else self._v_reg(c)
         self.emit("VABSDIFF", () if _signed(ty) else ("U32",), [self.dst(ins.dests[0]), a, b, c])
 
