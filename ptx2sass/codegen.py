@@ -815,7 +815,7 @@ def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
     """-g keeps `.func`s out of line as functions of their own (link targets): a kernel's
     MIN_STACK_SIZE also counts the deepest chain of them it calls (its FRAME_SIZE record
     stays its own, as ptxas -g writes it), and a chain that comes back on itself makes it
-    unknowable (CRS_STACK_SIZE too)."""
+    unknowable (CRS_STACK_SIZE too); its register count covers every function it reaches."""
     targets = {k.name: c for k, c in zip(kernels, codes) if not k.is_entry}
 
     def own(name: str) -> int | None:       # its frame and its in-text callees' chain
@@ -823,10 +823,13 @@ def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
         return None if c.stack_size == abi.UNKNOWN_STACK_SIZE else c.stack_size
 
     for k, c in zip(kernels, codes):
-        if not k.is_entry or c.stack_size == abi.UNKNOWN_STACK_SIZE:
-            continue
         reached = [e for e in c.externs if e in targets]
-        if not reached:
+        if not k.is_entry or not reached:
+            continue
+        # the callees run in the kernel's registers: it allocates as many as any of them uses
+        # (ours allocated 24 where its out-of-line fib_rec used 25: the H200 faulted, run 18)
+        k.regcount = c.regcount = max([c.regcount, *(targets[n].regcount for n in _reached(reached, targets))])
+        if c.stack_size == abi.UNKNOWN_STACK_SIZE:
             continue
         below = deepest_chain(reached, lambda n: own(n) or 0,
                               lambda n: [e for e in targets[n].externs if e in targets])

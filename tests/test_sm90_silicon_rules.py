@@ -254,3 +254,23 @@ def test_call_relocation_type_is_ptxas_s(arch):
     ours = ptx2sass.compile(ptx, arch, "calls.G.ptx")
     want = _call_relocations(theirs.output)
     assert want and _call_relocations(ours) == want
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_kernel_register_count_covers_its_out_of_line_callees(arch):
+    """-g keeps `.func`s out of line; they run in their caller's registers, so a kernel's
+    REGCOUNT must cover every function it reaches. Ours gave call_recursive 24 registers
+    while its fib_rec used 25: the H200 faulted (runs 14-18) and ran it right with 25 (run 19)."""
+    import ptx2sass
+    from elftools.elf.elffile import ELFFile
+    import io
+    from ptx2sass.encoder.cubin import read_cubin
+    ptx = Path("tests/corpus/cuda/calls.G.ptx").read_text().replace(".target sm_89", f".target {arch}")
+    data = ptx2sass.compile(ptx, arch, "calls.G.ptx")
+    cubin = read_cubin(data)
+    symbols = {s.name: i for i, s in enumerate(ELFFile(io.BytesIO(data)).get_section_by_name(".symtab").iter_symbols())}
+    counts = {r.u32s()[0]: r.u32s()[1] for r in cubin.module_attributes if r.name == "REGCOUNT"}
+    regs = {name: counts[i] for name, i in symbols.items() if i in counts}
+    assert regs["_Z14call_recursivePKiPKjS2_Pj"] >= max(regs["_Z7fib_reci"], regs["_Z7gcd_recjj"])
+    assert regs["_Z13call_noinlinePKiPi"] >= regs["_Z4mix3iii"]
+    assert regs["_Z14call_many_argsPKxPKdPx"] >= regs["_Z9widen_mixxdfsh"]
