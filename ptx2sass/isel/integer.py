@@ -480,6 +480,9 @@ class IntegerSelection:
         elif left and s < 32:
             self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, Imm(s), hi])
             self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, Imm(s), RZ])
+        elif left and s == 32:          # the low word moves up: a copy, not a shift by 0
+            self.move(self.dst(d, 1), lo)
+            self.move(self.dst(d, 0), RZ)
         elif left:
             self.emit("SHF", ("L", "U32"), [self.dst(d, 1), lo, Imm(min(s - 32, 32)), RZ])
             self.move(self.dst(d, 0), RZ)
@@ -488,7 +491,10 @@ class IntegerSelection:
             self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, Imm(s), hi])
         else:
             mode = "S32" if signed else "U32"
-            self.emit("SHF", ("R", mode, "HI"), [self.dst(d, 0), RZ, Imm(min(s - 32, 32)), hi])
+            if s == 32:
+                self.move(self.dst(d, 0), hi)
+            else:
+                self.emit("SHF", ("R", mode, "HI"), [self.dst(d, 0), RZ, Imm(min(s - 32, 32)), hi])
             if signed:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
             else:
