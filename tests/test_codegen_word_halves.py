@@ -2,6 +2,8 @@
 (nvcc joins two halves as `bfi.b64 d, hi, lo, 32, 32` after shuffling each), and 64-bit
 shifts by exactly 32 (nvcc takes a high word as `shr.u64 t, x, 32; cvt.u32.u64`). Results
 against ptxas's cubin in the emulator, bit for bit; the shapes against ptxas's listing."""
+import re
+
 import numpy as np
 import pytest
 
@@ -66,3 +68,20 @@ def test_joining_two_shuffled_words_is_ptxas_s():
                                                 filename="k.ptx")[0])
     for op in ("LOP3.LUT", "SHF.L.U32", "SHF.R.U32.HI", "SHF.L.U64.HI"):
         assert ours_ops.count(op) <= theirs_ops.count(op), (op, ours_ops, theirs_ops)
+
+
+def _zero_moves(cubin: bytes) -> int:
+    """`MOV R, RZ` / `IMAD.MOV.U32 R, RZ, RZ, RZ` lines of a listing."""
+    text = oracle.nvdisasm(cubin, options=())
+    return len(re.findall(r"MOV(?:\.U32)? R\d+, (?:RZ, RZ, )?RZ ;", text))
+
+
+def test_high_words_nobody_reads_are_not_written():
+    """The zero high words of the joined halves' `cvt.u64.u32` and of `shr.u64 x, 32` are
+    read by nothing (the join reads low words only): ptxas writes no `MOV R, RZ` for them,
+    nor do we (isel/dead_parts.py)."""
+    ptx = kernel(JOIN, 64, 1, 64)
+    theirs = _zero_moves(oracle.ptxas(ptx, "sm_89").output)
+    ours = _zero_moves(codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
+                                               filename="k.ptx")[0])
+    assert ours <= theirs, (ours, theirs)
