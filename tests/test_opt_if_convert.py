@@ -64,7 +64,8 @@ ret;
 }
 """
 
-# not converted: the body stores; and a load whose address is loaded
+# a load whose value the body stores: ptxas keeps the branch, and so do we (a loaded
+# value read inside the body would be undefined on the lanes that skip it)
 STORE_BODY = HEAD + """setp.ge.u32 %p1, %r2, %r1;
 mov.f32 %f1, 0f00000000;
 @%p1 bra $L1;
@@ -76,6 +77,22 @@ ret;
 }
 """
 
+# a store of a value computed before the branch (a warp leader's partial sum): guarded
+LEADER_STORE = HEAD + """ld.global.f32 %f1, [%rd5];
+and.b32 %r8, %r2, 31;
+setp.ne.s32 %p1, %r8, 0;
+@%p1 bra $L1;
+shr.u32 %r9, %r2, 5;
+mul.wide.u32 %rd12, %r9, 4;
+add.s64 %rd13, %rd6, %rd12;
+st.global.f32 [%rd13], %f1;
+$L1:
+st.global.f32 [%rd7], %f1;
+ret;
+}
+"""
+
+# not converted: a load whose address is loaded (undefined on the lanes that skip it)
 POINTER_CHASE = HEAD + """setp.ge.u32 %p1, %r2, %r1;
 mov.f32 %f1, 0f00000000;
 @%p1 bra $L1;
@@ -102,6 +119,8 @@ def _reference(name, a, b):
         return np.where(tid < N, a[idx] + (tid * 3).astype(np.float32), np.float32(7)).astype(np.float32)
     if name == "STORE_BODY":
         return np.where(tid < N, a, 0).astype(np.float32)
+    if name == "LEADER_STORE":
+        return a
     bits = b.view(np.uint32) & 31
     return np.where(tid < N, a[bits], 0).astype(np.float32)
 
@@ -113,17 +132,31 @@ def _run(cubin, a, b):
     return out, res
 
 
+def _leader_out(cubin, a, b):
+    """The `b` buffer after a launch (the leaders' stores)."""
+    bb = b.copy()
+    out = np.zeros(THREADS, np.float32)
+    run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, a.copy(), bb, np.uint32(N)])
+    return bb
+
+
 def _ours(ptx):
     return codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")[0]
 
 
 def _opcodes(cubin):
     text = oracle.nvdisasm(cubin, options=())
-    return [line.split("*/", 1)[1].strip().split()[0] for line in text.splitlines()
-            if "/*0" in line and "*/" in line]
+    out = []
+    for line in text.splitlines():
+        if "/*0" in line and "*/" in line and line.rstrip().endswith(";"):
+            words = [w for w in line.split("*/", 1)[1].split() if not w.startswith("@")]
+            if words and words[0][0].isupper():
+                out.append(words[0])
+    return out
 
 
-@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "STORE_BODY", "POINTER_CHASE"])
+@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "STORE_BODY", "LEADER_STORE",
+                                  "POINTER_CHASE"])
 def test_results_are_numpy_s_and_ptxas_s(name):
     ptx = globals()[name]
     rng = np.random.default_rng(1)
@@ -135,11 +168,17 @@ def test_results_are_numpy_s_and_ptxas_s(name):
     theirs, _ = _run(oracle.ptxas(ptx, "sm_89").output, a, b)
     assert ours.tobytes() == theirs.tobytes()
     np.testing.assert_array_equal(ours, _reference(name, a, b))
+    if name == "LEADER_STORE":      # b[tid + warp] = a[tid] for each warp's lane 0
+        want = b.copy()
+        lanes0 = np.arange(0, THREADS, 32)
+        want[lanes0 + lanes0 // 32] = a[lanes0]
+        np.testing.assert_array_equal(_leader_out(_ours(ptx), a, b), want)
+        np.testing.assert_array_equal(_leader_out(oracle.ptxas(ptx, "sm_89").output, a, b), want)
 
 
-@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC"])
+@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "LEADER_STORE"])
 def test_guarded_loads_take_no_branch_as_in_ptxas(name):
-    """ptxas predicates these loads (no BRA, no BSSY before EXIT); so do we."""
+    """ptxas predicates these loads and stores (no BRA, no BSSY before EXIT); so do we."""
     ptx = globals()[name]
     for ops in (_opcodes(oracle.ptxas(ptx, "sm_89").output), _opcodes(_ours(ptx))):
         body = ops[:ops.index("EXIT")]

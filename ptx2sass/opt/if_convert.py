@@ -1,4 +1,5 @@
-"""A branch around a few loads becomes predicated loads (if-conversion of a triangle).
+"""A branch around a few loads and stores becomes predicated code (if-conversion of a
+triangle).
 
 nvcc writes a bounds-checked load `v = (i < n) ? p[i] : 0` as
 
@@ -10,13 +11,14 @@ loads go one after the other, twice the memory latency per tile. ptxas predicate
 (`@!P1 LDG.E R24, [R10.64]` after `MOV R24, RZ`) and issues both before either store.
 
 The rewrite, for a block S whose only predecessor P ends in a guarded `bra` and whose only
-successor J has exactly P and S as predecessors: S's loads are guarded with the condition
-under which S ran, each taking J's phi input from P as its value where the guard is false
-(the IR's guarded-write merge); S's cheap arithmetic (addresses) runs unconditionally; a
+successor J has exactly P and S as predecessors: S's loads and stores are guarded with the
+condition under which S ran (ptxas's `@!P0 STS.64 [R5], R2` for a warp's leader), each
+load taking J's phi input from P as its value where the guard is false (the IR's
+guarded-write merge); S's cheap arithmetic (addresses) runs unconditionally; a
 phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
-Only small bodies (MAX_BODY instructions, MAX_LOADS loads) of plain arithmetic and loads
-qualify: anything with another effect (stores, atomics, barriers, calls) or a guard of its
-own stays a branch.
+Only small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic,
+loads and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
+or a guard of its own stays a branch.
 """
 from __future__ import annotations
 
@@ -49,6 +51,13 @@ def _loadable(ins: ir.Instr) -> bool:
     touches memory)."""
     return (ins.opcode == "ld" and ins.guard is None and bool(ins.dests) and ins.space in LOAD_SPACES
             and not any(m in ("volatile", "relaxed", "acquire", "mmio") for m in ins.modifiers))
+
+
+def _storable(ins: ir.Instr) -> bool:
+    """A plain store: guarded, only the lanes that ran the body write."""
+    return (ins.opcode == "st" and ins.guard is None and not ins.dests
+            and ins.space in ("global", "shared", "local", None)
+            and not any(m in ("volatile", "relaxed", "release", "mmio") for m in ins.modifiers))
 
 
 def _ran_when(branch: ir.Instr, body_taken: bool) -> tuple[ir.Value, bool]:
@@ -87,9 +96,12 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     if not body or len(body) > MAX_BODY or any(i.opcode in ir.TERMINATORS for i in body):
         return False
     loads = [i for i in body if _loadable(i)]
-    if not loads or len(loads) > MAX_LOADS:
+    stores = [i for i in body if _storable(i)]
+    if len(loads) + len(stores) > MAX_LOADS:
         return False
-    if any(i not in loads and not _speculable(i) for i in body):
+    if any(i not in loads and i not in stores and not _speculable(i) for i in body):
+        return False
+    if not loads and not stores and not j.phis:
         return False
     defined_by = {d.id: ins for ins in body for d in ins.dests}
     # every value defined in the body and read after it reaches J's phis only (the body's
@@ -136,6 +148,8 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     for ld in loads:
         ld.guard, ld.guard_negated = pred, negated
         ld.merge = [merge_of[d.id] for d in ld.dests]
+    for st in stores:
+        st.guard, st.guard_negated = pred, negated
     new = list(body)
     subst: dict[int, object] = {}
     for phi in j.phis:
