@@ -64,8 +64,7 @@ ret;
 }
 """
 
-# a load whose value the body stores: ptxas keeps the branch, and so do we (a loaded
-# value read inside the body would be undefined on the lanes that skip it)
+# a load whose value the body stores: both guarded (ptxas keeps this one a branch)
 STORE_BODY = HEAD + """setp.ge.u32 %p1, %r2, %r1;
 mov.f32 %f1, 0f00000000;
 @%p1 bra $L1;
@@ -92,7 +91,8 @@ ret;
 }
 """
 
-# not converted: a load whose address is loaded (undefined on the lanes that skip it)
+# a load whose address is loaded: both guarded, the address arithmetic between them runs
+# on the first load's else-value (zero) where the body did not run
 POINTER_CHASE = HEAD + """setp.ge.u32 %p1, %r2, %r1;
 mov.f32 %f1, 0f00000000;
 @%p1 bra $L1;
@@ -103,6 +103,28 @@ add.s64 %rd11, %rd2, %rd10;
 ld.global.f32 %f1, [%rd11];
 $L1:
 st.global.f32 [%rd7], %f1;
+ret;
+}
+"""
+
+# one step of a shared-memory tree reduction: if (t < 32) s[t] += s[t + 32] (ptxas: @!P LDS,
+# LDS, FADD, STS, no branch)
+TREE_STEP = HEAD.replace("{\n", "{\n.shared .align 4 .b8 sh[256];\n", 1) + """mov.u32 %r10, sh;
+shl.b32 %r11, %r2, 2;
+add.s32 %r12, %r10, %r11;
+ld.global.f32 %f1, [%rd5];
+st.shared.f32 [%r12], %f1;
+bar.sync 0;
+setp.ge.u32 %p1, %r2, 32;
+@%p1 bra $L1;
+ld.shared.f32 %f2, [%r12+128];
+ld.shared.f32 %f3, [%r12];
+add.f32 %f4, %f2, %f3;
+st.shared.f32 [%r12], %f4;
+$L1:
+bar.sync 0;
+ld.shared.f32 %f5, [%r12];
+st.global.f32 [%rd7], %f5;
 ret;
 }
 """
@@ -121,6 +143,8 @@ def _reference(name, a, b):
         return np.where(tid < N, a, 0).astype(np.float32)
     if name == "LEADER_STORE":
         return a
+    if name == "TREE_STEP":
+        return np.concatenate([a[:32] + a[32:], a[32:]]).astype(np.float32)
     bits = b.view(np.uint32) & 31
     return np.where(tid < N, a[bits], 0).astype(np.float32)
 
@@ -156,7 +180,7 @@ def _opcodes(cubin):
 
 
 @pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "STORE_BODY", "LEADER_STORE",
-                                  "POINTER_CHASE"])
+                                  "POINTER_CHASE", "TREE_STEP"])
 def test_results_are_numpy_s_and_ptxas_s(name):
     ptx = globals()[name]
     rng = np.random.default_rng(1)
@@ -176,7 +200,7 @@ def test_results_are_numpy_s_and_ptxas_s(name):
         np.testing.assert_array_equal(_leader_out(oracle.ptxas(ptx, "sm_89").output, a, b), want)
 
 
-@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "LEADER_STORE"])
+@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "LEADER_STORE", "TREE_STEP"])
 def test_guarded_loads_take_no_branch_as_in_ptxas(name):
     """ptxas predicates these loads and stores (no BRA, no BSSY before EXIT); so do we."""
     ptx = globals()[name]

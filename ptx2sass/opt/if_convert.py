@@ -14,7 +14,9 @@ The rewrite, for a block S whose only predecessor P ends in a guarded `bra` and 
 successor J has exactly P and S as predecessors: S's loads and stores are guarded with the
 condition under which S ran (ptxas's `@!P0 STS.64 [R5], R2` for a warp's leader), each
 load taking J's phi input from P as its value where the guard is false (the IR's
-guarded-write merge); S's cheap arithmetic (addresses) runs unconditionally; a
+guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
+(addresses, and sums of what S loaded, as in a shared-memory tree reduction's
+`s[t] += s[t + step]`) runs unconditionally; a
 phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
 Only small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic,
 loads and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
@@ -125,24 +127,25 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
             for blk, v in phi.incoming:
                 if isinstance(v, ir.Value) and v.id in defined_by and not (b is j and blk is s):
                     return False
-    # a load's result may feed one phi only, from which it takes its else-value; a load
-    # result read inside the body (a pointer chase) would be undefined on skipped lanes
+    # a load's result that reaches a phi takes that phi's input from P as its else-value
+    # (one phi per result); one read only inside the body takes zero, which the
+    # (unguarded) arithmetic reading it then works on where the body did not run
     load_ids = {d.id for ld in loads for d in ld.dests}
-    for ins in body:
-        if id(ins) in body_ids and any(isinstance(v, ir.Value) and v.id in load_ids for v in _reads(ins)):
-            return False
     merge_of: dict[int, object] = {}
     for phi in j.phis:
         x, y = inputs[id(phi)]
         if isinstance(y, ir.Value) and y.id in load_ids:
-            if y.id in merge_of or (isinstance(x, ir.Value) and x.id in defined_by):
+            if y.id in merge_of:
                 return False
             merge_of[y.id] = x
         elif isinstance(y, ir.Value) and y.id in defined_by and phi.dest.type not in SELP_TYPES:
             return False
     for ld in loads:
-        if any(d.id not in merge_of for d in ld.dests):
-            return False
+        for d in ld.dests:
+            if d.id not in merge_of:
+                if d.type not in SELP_TYPES:
+                    return False
+                merge_of[d.id] = ir.Const(0, d.type)
     # rewrite
     pred, negated = _ran_when(branch, body_taken)
     for ld in loads:
