@@ -85,3 +85,26 @@ def test_high_words_nobody_reads_are_not_written():
     ours = _zero_moves(codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89",
                                                filename="k.ptx")[0])
     assert ours <= theirs, (ours, theirs)
+
+
+# nvcc's index into a small table: a 32-bit value zero-extended, masked, added to a pointer
+MASKED_INDEX = """.reg .b64 %y<4>;
+cvt.u32.u64 %x0, %a0;
+shl.b32 %x1, %x0, 2;
+cvt.u64.u32 %y0, %x1;
+and.b64 %y1, %y0, 12;
+add.s64 %o, %a1, %y1;"""
+
+
+def test_known_zero_high_words_are_read_as_rz():
+    """The high word of a zero-extension, kept zero by the `and`, is RZ to the 64-bit add
+    (ptxas: LOP3 on the low word, IADD3 + IADD3.X/IMAD.X with RZ): no LOP3 of the high
+    word, no MOV R, RZ; results are ptxas's."""
+    ours, theirs, _ = run_both(MASKED_INDEX, 64, 2, 64, values=EDGES64)
+    assert (ours == theirs).all()
+    ptx = kernel(MASKED_INDEX, 64, 2, 64)
+    theirs_ops = _opcodes(oracle.ptxas(ptx, "sm_89").output)
+    ours_cubin = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")[0]
+    ours_ops = _opcodes(ours_cubin)
+    assert ours_ops.count("LOP3.LUT") <= theirs_ops.count("LOP3.LUT"), (ours_ops, theirs_ops)
+    assert _zero_moves(ours_cubin) == 0

@@ -398,6 +398,7 @@ class MemorySelection:
             self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1F), self.dst(d, 0)])
         else:
             self.move(self.dst(d, 1), RZ)
+            self.note_zero_word(d, 1)
 
     def sel_ldu(self, ins):
         """`ldu`: a load the whole warp makes from one address (ptxas: a plain LDG)."""

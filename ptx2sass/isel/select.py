@@ -101,6 +101,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         # 8/16-bit values whose register is known zero above their width (a U8/U16 load,
         # a logical right shift of an extended value): `extend` needs no mask for them
         self.zero_above: dict[int, int] = {}
+        # (value id, word) of 64-bit values whose word is known to be zero (the high word of
+        # a zero-extension, an `and` with a mask whose word is zero ...): readers of that
+        # word take RZ, and the write nothing then reads goes (isel/dead_parts.py)
+        self.zero_words: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -197,6 +201,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             r = self.vreg(op)
             if r.width == 1:
                 return VOp(r)
+            if (op.id, part) in self.zero_words:
+                return RZ
             return VOp(r, part)
         if isinstance(op, ir.Const):
             word = (op.value >> (32 * part)) & 0xFFFFFFFF
@@ -204,6 +210,15 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if isinstance(op, ir.SpecialReg):
             return self.special(op, part)
         raise self.unsupported(f"operand {op!r} of `{self.ins.opcode}`")
+
+    def note_zero_word(self, v: ir.Value, part: int) -> None:
+        """Record that word `part` of the 64-bit value `v` was written zero, unguarded."""
+        if self.guard is None and self.vreg(v).width == 2:
+            self.zero_words.add((v.id, part))
+
+    def is_zero_word(self, op, part: int) -> bool:
+        w = self.part_of(op, part)
+        return isinstance(w, Reg) and w.is_zero
 
     def reg_part(self, op, part: int = 0) -> VOp | Reg:
         """Like part_of, but an immediate is first moved into a register."""
