@@ -531,6 +531,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     return [region[j] for j in reversed(order)]
 
 
+def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> int:
+    """Cycles to issue the list in order, one per cycle, each waiting for its producers'
+    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat."""
+    succs, _ = _dependences(instrs, vfile, False, lat)
+    ready = [0] * len(instrs)
+    t = 0
+    for j in range(len(instrs)):
+        t = max(t + 1, ready[j])
+        for k, latency in succs[j]:
+            ready[k] = max(ready[k], t + latency)
+    return t
+
+
 def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -> int:
     live = {v for v in live_out if v in width}
     cur = sum(width[v] for v in live)
@@ -633,7 +646,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
                                         region, vfile, lat, after, before, tied, width,
                                         PRESSURE_LIMIT - CAP_MARGIN))
             capped_pressure = _pressure(capped, live_out[bi], width)
-            if capped_pressure <= max(before, PRESSURE_LIMIT):
+            if (capped_pressure <= max(before, PRESSURE_LIMIT)
+                    and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
                 out, after = capped, capped_pressure
         if out == b.instrs:
             continue
