@@ -59,6 +59,12 @@ class Target:
     # Global/generic memory operands print their descriptor (`desc[UR4][R2.64]`): nvdisasm
     # shows it on sm_90, so the word's field is an operand the code generator writes
     memory_descriptor_operand: bool = False
+    # Which loops whose only divergence is their own exit get a YIELD (ptx2sass/loop_yield.py,
+    # read off ptxas 13.5): "divergent" (sm_75-89) every such loop with an atomic or a
+    # strong access; "waits" (sm_90 and later) only one with a strong store, or whose
+    # divergent exit depends on what its atomics or strong loads read (and an enclosing
+    # loop's divergent exit is no divergent region for the loops inside it)
+    loop_yield_own_exit: str = "divergent"
     # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
@@ -275,7 +281,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       loop_yield_own_exit="waits", mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
                        cluster_shared_addresses=True, param_window_at_params=True,
                        latency="hopper",

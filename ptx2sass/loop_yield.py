@@ -4,25 +4,33 @@ With independent thread scheduling, the lanes of a warp that took different ways
 path at a time; YIELD lets the warp switch to another path, so a lane spinning on a lock
 or a flag that a lane of its own warp must still set does not keep that lane from running.
 ptxas 13.5 (read off its code for spin locks, flag handoffs, atomic histograms, CAS loops,
-and loops of plain, volatile, relaxed and acquire accesses with and without divergence):
-* every loop with an `atom` in it gets one, even one whose result is unused;
-* a loop with a strong memory access (`.volatile`, `.relaxed`, `.acquire`, `.release`; a
-  load or a store, global or shared) gets one when it may run while other lanes of its warp
-  are elsewhere: its header lies in the divergent region of a branch (between the branch
-  and where its paths meet), a loop's own divergent exit included. In a kernel, lanes that
-  branch off to a bare `ret` have left and do not count (`if (tid == 0) return;` before a
-  polling loop: none), lanes that still have work to do on their way out do; in a function
-  a `ret` goes back to the caller, and the lanes there count. Here a load from a
-  uniform global or shared address is uniform (a flag polled by the whole warp: none);
+and loops of plain, volatile, relaxed and acquire accesses with and without divergence, on
+sm_75 to sm_120):
+* a loop with an `atom` or a strong memory access (`.volatile`, `.relaxed`, `.acquire`,
+  `.release`; a load or a store, global or shared) gets one when it may run while other
+  lanes of its warp are elsewhere: its header lies in the divergent region of a branch
+  (between the branch and where its paths meet). In a kernel, lanes that branch off to a
+  bare `ret` have left and do not count (`if (tid == 0) return;` before a polling loop:
+  none), lanes that still have work to do on their way out do; in a function a `ret` goes
+  back to the caller, and the lanes there count. Here a load from a uniform global or
+  shared address is uniform (a flag polled by the whole warp: none);
+* a loop's own divergent exit counts on sm_75-89; on sm_90 and later
+  (`Target.loop_yield_own_exit == "waits"`) only for a loop with a strong store or whose
+  exit depends on what its atomics and strong loads read (it may wait for another thread),
+  and an enclosing loop's divergent exit is no divergent region there either;
 * loops of `red`, of plain loads and stores, or with only a fence get none, and neither do
   the compare-and-swap loops ptxas makes itself for atomics the hardware lacks (16-bit CAS,
   shared f64 add): hence loops of the IR, not of the machine code.
+
+A YIELD also undoes what a BSYNC promises: lanes waiting there may go on without the others
+(the H200, GPU run 12), so every full-mask collective a YIELD may precede gets a WARPSYNC.
 """
 from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.divergence import divergent_values
 from ptx2sass.mir import PSEUDOS, MFunction, MInstr
+from ptx2sass.reconverge import COLLECTIVES, meet_before_collectives, reachable
 
 ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
 STRONG = ("volatile", "relaxed", "acquire", "release")
@@ -51,19 +59,30 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
                 headers[id(s)] = s
                 ir.reach_backwards([b], lambda p: p in idom, bodies.setdefault(id(s), {id(s)}))
     by_id = {id(b): b for b in fn.blocks}
+    own_exit_waits = mf.target.loop_yield_own_exit == "waits"
+    # "waits": an enclosing loop's divergent exit does not count as a divergent region either
+    loop_exits = {k for body in bodies.values() for k in body if any(id(s) not in body for s in by_id[k].succs)}
     chosen = []
-    divergent = None
+    regions = None
     for h, body in bodies.items():
         ops = [ins for k in body for ins in by_id[k].instrs]
-        if any(_atomic(ins) for ins in ops):
+        if not any(_atomic(ins) or _strong(ins) for ins in ops):
+            continue
+        if regions is None:
+            regions = _divergent_regions(fn, idom)
+        if any(h in region for at, region in regions.items()
+               if at not in body and not (own_exit_waits and at in loop_exits)):
+            chosen.append(h)          # inside another branch's divergent region
+            continue
+        exits = [at for at in regions if at in body and any(id(s) not in body for s in by_id[at].succs)]
+        if not exits:
+            continue
+        if not own_exit_waits or any(_strong(ins) and ins.opcode == "st" for ins in ops) \
+                or any(_selector(by_id[at]).id in _results_of_accesses(fn, ops) for at in exits):
             chosen.append(h)
-        elif any(_strong(ins) for ins in ops):
-            if divergent is None:
-                divergent = _divergent_regions(fn, idom)
-            if h in divergent:
-                chosen.append(h)
     machine = {mb.name: mb for mb in mf.blocks}
     count = 0
+    yielded = []
     for h in chosen:
         mb = machine.get(headers[h].name)
         if mb is None:
@@ -71,20 +90,63 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
         at = next((k for k, mi in enumerate(mb.instrs)
                    if mi.opcode not in PSEUDOS and mi.opcode != "BSYNC"), len(mb.instrs))
         mb.instrs.insert(at, MInstr("YIELD", (), [], 0))
+        yielded.append(mb)
         count += 1
+    _meet_after_yields(mf, yielded)
     return count
 
 
-def _divergent_regions(fn: ir.Function, idom) -> set[int]:
-    """Ids of the blocks that may run while other live lanes of the warp are elsewhere: those
-    reached from a divergent branch before its paths meet (its immediate post-dominator,
-    counting no path that goes straight to a bare return: lanes there have left)."""
+def _meet_after_yields(mf: MFunction, yielded: list) -> None:
+    """A YIELD lets lanes waiting at a BSYNC go on before the others arrive (the H200 ran
+    our full-mask `match.any.sync` after such a loop with the warp still split in two, GPU
+    run 12), so a BSYNC no longer makes the warp whole: ptxas guards each full-mask
+    collective that may follow a YIELD (BRA.DIV to a `WARPSYNC 0xffffffff` path); ours gets
+    that WARPSYNC in front."""
+    if not yielded:
+        return
+    collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
+    if collectives:
+        for b in reachable(*yielded):
+            meet_before_collectives(b, collectives)
+
+
+def _selector(b: ir.Block):
+    term = b.instrs[-1]
+    return term.guard if term.opcode == "bra" else term.srcs[0]
+
+
+def _results_of_accesses(fn: ir.Function, ops: list[ir.Instr]) -> set[int]:
+    """Ids of the values computed from what the loop's atomics and strong loads read."""
+    found = {d.id for ins in ops if _atomic(ins) or (_strong(ins) and ins.opcode == "ld") for d in ins.dests}
+    changed = True
+    while changed:
+        changed = False
+        for b in fn.blocks:
+            for phi in b.phis:
+                if phi.dest.id not in found and any(isinstance(v, ir.Value) and v.id in found
+                                                    for _, v in phi.incoming):
+                    found.add(phi.dest.id)
+                    changed = True
+            for ins in b.instrs:
+                used = [*ins.srcs, ins.guard, *ins.merge]
+                if any(isinstance(v, ir.Value) and v.id in found for v in used) \
+                        and any(d.id not in found for d in ins.dests):
+                    found.update(d.id for d in ins.dests)
+                    changed = True
+    return found
+
+
+def _divergent_regions(fn: ir.Function, idom) -> dict[int, set[int]]:
+    """Per divergent branch (its block's id), the ids of the blocks that may run while other
+    live lanes of the warp are elsewhere: those reached from it before its paths meet (its
+    immediate post-dominator, counting no path that goes straight to a bare return: lanes
+    there have left)."""
     blocks = [b for b in fn.blocks if b in idom]
     div = divergent_values(fn, loads_by_address=True)
     gone = _bare_exits(blocks, ("ret", "exit") if fn.is_entry else ("exit",))   # a function's ret: back to the caller
     succs = {id(b): [s for s in b.succs if s in idom and id(s) not in gone] for b in blocks}
     pdom = _post_dominators(blocks, succs)
-    region: set[int] = set()
+    regions: dict[int, set[int]] = {}
     for b in blocks:
         term = b.instrs[-1] if b.instrs and b.instrs[-1].is_terminator else None
         if term is None or len(b.succs) < 2:
@@ -101,8 +163,8 @@ def _divergent_regions(fn: ir.Function, idom) -> set[int]:
                 continue
             seen.add(id(n))
             work.extend(succs[id(n)])
-        region |= seen
-    return region
+        regions[id(b)] = seen
+    return regions
 
 
 def _bare_exits(blocks, leaving) -> set[int]:

@@ -37,7 +37,8 @@ exits):
 * a `.sync` collective with the full member mask inside a region, or anywhere after a
   divergent branch that has no region, may find the warp split (ptxas tests that with
   `BRA.CONV` and calls a slow path that starts with `WARPSYNC 0xffffffff`): it gets that
-  WARPSYNC in front.
+  WARPSYNC in front; so does one that may follow a YIELD, which lets lanes pass a BSYNC
+  without the others (ptx2sass/loop_yield.py).
 
 Out-of-line functions get regions like kernels (their `.reg` and `.param` arguments are
 lane-varying); in-selection loops and slow paths (isel/flow.py, CAS loops,
@@ -83,7 +84,7 @@ def _divergent_branch(b: MBlock) -> bool:
     return mi.opcode == "BRA" and mi.guard is not None and not mi.uniform
 
 
-def _reachable(*starts: MBlock) -> list[MBlock]:
+def reachable(*starts: MBlock) -> list[MBlock]:
     """The blocks reached from any of `starts` (them included)."""
     seen, order, work = {id(b) for b in starts}, [], list(dict.fromkeys(starts))
     while work:
@@ -307,7 +308,7 @@ def _divergent_regions(mf: MFunction):
     """(branch block, reconvergence block, header of the outermost loop the branch leaves
     or None) for each divergent branch with a reconvergence block; and the loops."""
     entry = mf.blocks[0]
-    reach = {id(x) for x in _reachable(entry)}
+    reach = {id(x) for x in reachable(entry)}
     blocks = [b for b in mf.blocks if id(b) in reach]
     loops = _loops(blocks, _dominance(blocks, entry))
     found, unjoined = [], []
@@ -432,11 +433,11 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
     # 7. Full-mask collectives inside a region, or after a divergent branch that has none
     # (its sides end in EXITs of their own), may run with the warp split: make it meet.
-    inside = set().union(*(_body(r) for r in ordered), {id(x) for x in _reachable(*unjoined)})
+    inside = set().union(*(_body(r) for r in ordered), {id(x) for x in reachable(*unjoined)})
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
     for b in mf.blocks:
         if id(b) in inside:
-            _meet_before_collectives(b, collectives)
+            meet_before_collectives(b, collectives)
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
@@ -464,7 +465,7 @@ COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}
 FULL_MASK = 0xFFFFFFFF
 
 
-def _meet_before_collectives(b: MBlock, collectives: set[int]) -> None:
+def meet_before_collectives(b: MBlock, collectives: set[int]) -> None:
     """`WARPSYNC 0xffffffff` before each full-mask collective of the block (one with a
     partial mask already has its WARPSYNC, isel/memory.py), as ptxas's slow path does."""
     out: list[MInstr] = []

@@ -4,7 +4,8 @@ run while other lanes of the warp are elsewhere. The count per kernel is compare
 ptxas's: a CAS spin lock and a loop of `atom` get one; a loop of `red`, a warp-uniform
 polling loop, loops of plain accesses and the CAS loop made for a 16-bit `atom.cas` get none;
 a polling loop behind a divergent branch, or with a per-lane exit, gets one unless the lanes
-that branched off went straight to `ret`."""
+that branched off went straight to `ret`. On sm_90 a per-lane exit counts only where the loop
+stores strongly or its exit depends on what it read (both archs are compared)."""
 from __future__ import annotations
 
 import re
@@ -59,6 +60,38 @@ other:
 {other}
 ret;
 }}"""
+
+
+# A loop whose trip count (1..8) differs per lane: {body}, then the exit test {exit} (on %p0);
+# {after} runs after the loop (`own_exit` fills it with nothing).
+OWN_EXIT_LOOP = """.visible .entry k(.param .u64 p_out, .param .u64 p_in, .param .u32 n)
+{{
+.reg .pred %p<3>; .reg .b32 %r<12>; .reg .b64 %d<6>;
+ld.param.u64 %d0, [p_in];
+ld.param.u64 %d1, [p_out];
+ld.param.u32 %r9, [n];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %d2, %r0, 4;
+add.s64 %d3, %d0, %d2;
+ld.global.u32 %r1, [%d3];
+and.b32 %r2, %r1, 7;
+add.u32 %r2, %r2, 1;
+mov.u32 %r3, 0;
+mov.u32 %r4, 0;
+L1:
+{body}
+add.u32 %r3, %r3, 1;
+{exit}
+@%p0 bra L1;
+{after}
+add.s64 %d4, %d1, %d2;
+st.global.u32 [%d4], %r4;
+ret;
+}}"""
+
+
+def own_exit(body: str, exit: str, after: str = "") -> str:
+    return OWN_EXIT_LOOP.format(body=body, exit=exit, after=after)
 
 
 def _branched(body: str, exit: str = "setp.eq.u32 q, r0, 0;", other: str = "st.volatile.global.u32 [a0], 1;",
@@ -132,6 +165,20 @@ ld.param.u64 a0, [f];
 st.global.u32 [a0+12], 1;
 ret;
 }""",
+    # sm_90 and later (Target.loop_yield_own_exit "waits"): a loop whose only divergence is
+    # its own exit yields only with a strong store or an exit that depends on what it read
+    "volatile_load_per_lane_trip": own_exit(body="ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;",
+                                                    exit="setp.lt.u32 %p0, %r3, %r2;"),
+    "volatile_store_per_lane_trip": own_exit(body="st.volatile.global.u32 [%d3+4], %r3;",
+                                                     exit="setp.lt.u32 %p0, %r3, %r2;"),
+    "atom_result_in_exit": own_exit(body="atom.global.add.u32 %r5, [%d0], 1;\nadd.u32 %r4, %r4, %r5;",
+                                            exit="setp.lt.u32 %p0, %r5, 100;"),
+    "uniform_flag_and_per_lane_trip": own_exit(
+        body="ld.volatile.global.u32 %r5, [%d0];\nadd.u32 %r4, %r4, %r5;",
+        exit="setp.ne.u32 %p1, %r5, 0;\nsetp.lt.u32 %p2, %r3, %r2;\nand.pred %p0, %p1, %p2;"),
+    "inner_volatile_loop_in_per_lane_loop": own_exit(
+        body="mov.u32 %r7, 0;\nI: ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;\nadd.u32 %r7, %r7, 1;\n"
+             "setp.lt.u32 %p1, %r7, %r9;\n@%p1 bra I;", exit="setp.lt.u32 %p0, %r3, %r2;"),
     "cas16": """.visible .entry k(.param .u64 p)
 {
 .reg .u64 %rd<3>; .reg .b16 %h<4>;
@@ -144,10 +191,11 @@ ret;
 }
 
 
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
 @pytest.mark.parametrize("name", KERNELS)
-def test_yields_where_ptxas_puts_them(name):
-    ptx = HEADER + KERNELS[name]
-    theirs = oracle.ptxas(ptx, "sm_89")
+def test_yields_where_ptxas_puts_them(name, arch):
+    ptx = HEADER.replace("sm_89", arch) + KERNELS[name]
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     count = lambda cubin: len(re.findall(r"\bYIELD\b", oracle.nvdisasm(cubin)))   # noqa: E731
-    assert count(codegen.compile_ptx(ptx)) == count(theirs.output)
+    assert count(codegen.compile_ptx(ptx, arch)) == count(theirs.output)

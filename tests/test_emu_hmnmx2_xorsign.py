@@ -1,8 +1,8 @@
 """`max.xorsign.abs.f16x2` with a constant operand, held to the PTX manual's definition (the
 larger magnitude, with the xor of the operands' signs) computed in NumPy per half. ptxas keeps
 this constant in a register; the immediate-pair form (`HMNMX2.BF16_V2.XORSIGN R, |R|, imm,
-imm`, fuzz seed 9301152, whose re-read of the signs raised a TypeError in the emulator) is not
-reached by this program: that fix has no regression test yet."""
+imm`, fuzz seed 9301152, whose re-read of the signs raised a TypeError in the emulator) is
+what ptxas writes for a bf16x2 constant whose halves are both positive: the second test."""
 import numpy as np
 import pytest
 
@@ -47,3 +47,34 @@ def test_xorsign_abs_max_with_a_constant_pair(arch):
     out = np.zeros_like(x)
     run(build.output, "k", (1, 1, 1), (len(x), 1, 1), [out, x])
     assert [hex(v) for v in out] == [hex(v) for v in _want(x)]
+
+
+def _bf16(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("arch", ["sm_89", pytest.param("sm_90", marks=pytest.mark.xfail(
+    strict=True, reason="the hopper table has no HMNMX2 form with an immediate pair: not decoded"))])
+@pytest.mark.parametrize("constant", [0x40003C00, 18133])
+def test_xorsign_abs_max_bf16_immediate_pair(arch, constant):
+    """ptxas folds a positive bf16x2 constant into the instruction's immediate pair
+    (`HMNMX2.BF16_V2.XORSIGN R, |R|, 2, 0.0078125`); the result per half is the larger
+    magnitude with the xor of the signs (the manual), the halves exact in float32."""
+    ptx = PTX.replace("ARCH", arch).replace("max.xorsign.abs.f16x2", "max.xorsign.abs.bf16x2") \
+        .replace("0xC2003C00", str(constant))
+    build = oracle.ptxas(ptx, arch)
+    assert build.ok
+    line = next(x for x in oracle.nvdisasm(build.output, ()).splitlines() if "HMNMX2" in x)
+    assert "XORSIGN" in line and line.count("|") == 2        # one register operand, an immediate pair
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 1 << 16, 128, dtype=np.uint32).astype(np.uint16)
+    a[(a & 0x7F80) == 0x7F80] &= 0xBFFF                       # no NaN/inf halves: finite inputs only
+    x = a.view(np.uint32)
+    out = np.zeros_like(x)
+    run(build.output, "k", (1, 1, 1), (len(x), 1, 1), [out, x])
+    b = np.array([constant & 0xFFFF, constant >> 16], np.uint16)
+    av, bv = _bf16(a.reshape(-1, 2)), _bf16(np.broadcast_to(b, (len(x), 2)))
+    mag = np.maximum(np.abs(av), np.abs(bv))
+    neg = np.signbit(av) ^ np.signbit(bv)
+    want = (np.where(neg, -mag, mag).view(np.uint32) >> 16).astype(np.uint16).reshape(-1).view(np.uint32)
+    assert [hex(v) for v in out] == [hex(v) for v in want]

@@ -219,6 +219,17 @@ def test_fuzz_command_writes_reports(tmp_path):
     assert rep["programs"] == 3
     assert (out / "coverage.svg").read_text().startswith("<svg")
     assert len((out / "results.jsonl").read_text().splitlines()) == 3
+    # `report` takes the campaign's directory too; a missing or foreign file is an error
+    # message, not a traceback
+    report = lambda *a: subprocess.run([sys.executable, "-m", "ptx2sass.fuzz.cli", "report", *a, "--out",  # noqa: E731
+                                        str(tmp_path / "rep")], capture_output=True, text=True, cwd=REPO)
+    ok = report(str(out))
+    assert ok.returncode == 0 and "3 programs" in ok.stdout, ok.stderr
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    for bad in (str(tmp_path / "missing.jsonl"), str(tmp_path / "bad.jsonl")):
+        proc = report(bad)
+        assert proc.returncode == 2 and proc.stderr.startswith("ptx2sass-fuzz: error: ") \
+            and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_coverage_keys_match_inventory_forms():

@@ -537,3 +537,42 @@ def test_fuzz_source_is_a_runnable_launch():
     assert launch.expected is None and launch.ptx_path.is_file()
     buffers = {p["buffer"] for p in launch.params if "buffer" in p}
     assert buffers <= set(launch.buffers)
+
+
+def test_fuzzfile_source_runs_a_saved_program_for_the_gpus_arch(monkeypatch):
+    """`--corpus fuzzfile`: a saved fuzz program (its `// fuzz-case:` header) as a launch,
+    keyed by the file's stem, for the GPU's arch whatever the header says."""
+    from pathlib import Path
+    from tools.gpu_check import sources
+    path = Path("tests/gpu_regressions/match_after_divergent_loop_s9300296.ptx")
+    monkeypatch.setattr(sources, "FUZZ_FILES", [path])
+    assert sources.keys("fuzzfile") == [path.stem]
+    launch = sources.launch("fuzzfile", path.stem)
+    assert launch.corpus == "fuzzfile" and launch.block == [16, 4, 1] and launch.kernel == "fuzz_kernel"
+    assert "match.any.sync.b64" in launch.ptx and launch.ptx_path.is_file()
+    assert {o["buffer"] for o in launch.outputs} == {"out", "atom"}
+
+
+def test_nop_variant_replaces_only_the_named_instructions():
+    """`nop_I_J`: instructions I and J become NOP with their own control fields; the others
+    keep every bit (a bisection drops a YIELD or a WARPSYNC this way)."""
+    from ptx2sass.encoder import codec
+    from tools.gpu_check.variants import rewrite, text_sections, transform
+    ptx = ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n" \
+          ".reg .b32 %r<3>;\n.reg .b64 %d;\nld.param.u64 %d, [p];\nmov.u32 %r1, %tid.x;\n" \
+          "add.u32 %r2, %r1, 7;\nst.global.u32 [%d], %r2;\nret;\n}\n"
+    from ptx2sass.compiler import compile as compile_ptx
+    cubin = compile_ptx(ptx, "sm_90")
+    new = rewrite(cubin, "sm_90", transform("nop_1_3", "sm_90"))
+    index = 0
+    for _name, offset, size in text_sections(cubin):
+        for at in range(offset, offset + size, 16):
+            old = int.from_bytes(cubin[at:at + 16], "little")
+            word = int.from_bytes(new[at:at + 16], "little")
+            if index in (1, 3):
+                assert codec.decode_text(word, "sm_90") == "NOP"
+                assert word >> 105 == old >> 105
+            else:
+                assert word == old
+            index += 1
+    assert index > 3

@@ -7,17 +7,19 @@ each by stalling single instructions (`python -m tools.gpu_check variants`):
 - R2UR's results (UR and predicate) come later than the generic uniform rule said: ours fed
   SYNCS.EXCH the UR 6 cycles after and the launch faulted (mbarrier waterfall loops);
 - a DMMA issued 4 cycles after the MOV of a source computed a wrong product;
-- open: a full-mask `match.any.sync.b64` of a parameter after a loop whose lanes leave at
-  different iterations (run-time-mask `vote.sync`/`match` inside) gave partial lane masks on
-  the H200 for our cubin after our BSYNC (GPU runs 9, 10b: with ptxas's
-  `BSSY; WARPSYNC.EXCLUSIVE; op; BSYNC` form inside the loop too), while the emulator
-  reconverges the warp; ptxas guards the later MATCH with BRA.DIV and a
-  WARPSYNC.COLLECTIVE path (fuzz seed 9300296): a strict xfail until the cause is known.
+- a YIELD lets lanes waiting at a BSYNC go on without the others: a full-mask
+  `match.any.sync.b64` after a loop with a YIELD whose lanes leave at different iterations
+  ran with the warp split in the two groups that left apart (fuzz seed 9300296; GPU run 12:
+  `activemask` there gave the two groups' masks; the same cubin with the YIELD made a NOP,
+  or with `bar.warp.sync -1` before the MATCH, was right). ptxas guards every full-mask
+  collective that may follow a YIELD (BRA.DIV to a WARPSYNC path); ours gets a WARPSYNC.
+  The emulator still joins the warp at that BSYNC, so that rule is checked on the listing.
 
 `tests/gpu_regressions/*.h200-rejected.cubin` are our cubins that the H200 rejected: the
 emulator's hazard checker must flag each (the rules are in the latency tables it shares with
 the scheduler), and today's compile of the same PTX must be clean and compute what ptxas's does.
 """
+import re
 from pathlib import Path
 
 import pytest
@@ -60,9 +62,7 @@ def _fuzz_run(ptx_path: Path, cubin: bytes):
 
 
 @pytest.mark.parametrize("stem", [
-    "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311",
-    pytest.param("match_after_divergent_loop_s9300296", marks=pytest.mark.xfail(
-        strict=True, reason="the emulator reconverges the warp at BSYNC where the H200 did not"))])
+    "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311"])
 def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     from ptx2sass.fuzz.inputs import read_case
     from ptx2sass.fuzz.runner import compile_ours, compile_ptxas, execute, load
@@ -77,6 +77,88 @@ def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     assert theirs is not None, err
     want = execute(load(theirs, case.kernel), case, hazard_check=False)
     assert result.buffers["out"] == want.buffers["out"]
+
+
+_BARRIERS = ("WARPSYNC", "BRA", "BSYNC", "BSSY", "YIELD", "EXIT", "RET", "CALL")
+_COLLECTIVES = ("MATCH", "VOTE", "SHFL")     # REDUX aside: ptxas's own member-mask tests use it
+
+
+def unguarded_collectives_after_yield(listing: str) -> list[str]:
+    """Collectives (activemask's `VOTE.ANY R, PT, PT` aside) placed after a YIELD whose
+    nearest control instruction before them is not a WARPSYNC or a BRA.DIV/BRA.CONV test."""
+    bad, seen_yield, last = [], False, None
+    for line in listing.splitlines():
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_.]+)(.*?);", line)
+        if not m:
+            continue
+        op, rest = m.group(3), m.group(4)
+        base = op.split(".")[0]
+        if base == "YIELD":
+            seen_yield = True
+        if base in _COLLECTIVES and not (base == "VOTE" and rest.strip().endswith("PT, PT")):
+            guarded = last is not None and (last.startswith("WARPSYNC") or ".DIV" in last or ".CONV" in last)
+            if seen_yield and not guarded:
+                bad.append(f"{m.group(1)} {op}{rest}")
+        if base in _BARRIERS:
+            last = op
+    return bad
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_full_mask_collective_after_a_yield_meets_first(arch):
+    """The H200's 9300296: ours must make the warp meet before the MATCH after the loop; the
+    cubin the H200 got wrong had no such meeting, and ptxas's has its BRA.DIV test."""
+    from ptx2sass import oracle
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours
+    ptx = HERE / "match_after_divergent_loop_s9300296.ptx"
+    rejected = (HERE / "match_after_divergent_loop_s9300296.h200-rejected.cubin").read_bytes()
+    assert unguarded_collectives_after_yield(oracle.nvdisasm(rejected, ())), "the checker misses it"
+    case = read_case(ptx.read_text())
+    case.arch = arch
+    listing = oracle.nvdisasm(compile_ours(case), ())
+    assert not unguarded_collectives_after_yield(listing)
+    theirs = oracle.ptxas(ptx.read_text().replace("sm_89", arch), arch)
+    assert theirs.ok and not unguarded_collectives_after_yield(oracle.nvdisasm(theirs.output, ()))
+    # and the loop yields where ptxas's does: on sm_89, not on sm_90 (its exit does not
+    # depend on the volatile load; Target.loop_yield_own_exit)
+    assert ("YIELD" in listing) == ("YIELD" in oracle.nvdisasm(theirs.output, ())) == (arch == "sm_89")
+
+
+def test_guard_after_a_yielding_loop_on_sm_90():
+    """9300296 with a volatile store in its loop (GPU run 13): on sm_90 both compilers now put
+    a YIELD there; ours, with its WARPSYNC.ALL before the post-loop MATCH, was right on the
+    H200, and the same cubin with that WARPSYNC made a NOP was wrong."""
+    from ptx2sass import oracle
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours
+    ptx = HERE / "match_after_yielding_loop_s9300296_store.ptx"
+    case = read_case(ptx.read_text())
+    case.arch = "sm_90"
+    listing = oracle.nvdisasm(compile_ours(case), ())
+    theirs = oracle.nvdisasm(oracle.ptxas(ptx.read_text().replace("sm_89", "sm_90"), "sm_90").output, ())
+    assert "YIELD" in listing and "YIELD" in theirs and "WARPSYNC.ALL" in listing
+    assert not unguarded_collectives_after_yield(listing)
+    stripped = "\n".join(x for x in listing.splitlines() if "WARPSYNC.ALL" not in x)
+    assert unguarded_collectives_after_yield(stripped)
+
+
+@pytest.mark.parametrize("load", ["ld.volatile.global.u32", "ld.global.u32"])
+def test_collective_guard_only_where_ptxas_yields_on_sm_89(load):
+    """ptxas 13.5 for sm_89: a volatile load in a loop with a per-lane exit gets a YIELD,
+    and the full-mask vote after it a BRA.DIV guard; a plain loop gets neither. Ours: the
+    same YIELD, a WARPSYNC only where there is one."""
+    from ptx2sass import oracle
+    from ptx2sass.compiler import compile as compile_ptx
+    from tests.test_codegen_loop_yield import HEADER, own_exit
+    ptx = HEADER + own_exit(f"{load} %r5, [%d3];\nadd.u32 %r4, %r4, %r5;", "setp.lt.u32 %p0, %r3, %r2;",
+                            "vote.sync.ballot.b32 %r4, %p0, 0xffffffff;")
+    theirs = oracle.nvdisasm(oracle.ptxas(ptx, "sm_89").output, ())
+    ours = oracle.nvdisasm(compile_ptx(ptx, "sm_89"), ())
+    yields = "YIELD" in theirs
+    assert yields == ("volatile" in load) and ("BRA.DIV" in theirs) == yields
+    assert ("YIELD" in ours) == yields and ("WARPSYNC" in ours) == yields
+    assert not unguarded_collectives_after_yield(ours)
 
 
 def test_rejected_triton_cubin_is_flagged_and_ours_is_clean():

@@ -63,23 +63,35 @@ def remove_statement(prog: Program, stmt) -> bool:
     return False
 
 
+def peel(prog: Program, arch: str, refusal, limit: int):
+    """The Case of `prog` for `arch` after peeling off the statements `refusal(case)` names:
+    it returns the refusal message of a try (None: keep this case); at most `limit` peels."""
+    for _ in range(limit + 1):
+        rendered = render(prog)
+        case = case_from_program(prog, rendered)
+        case.arch = arch
+        message = refusal(case)
+        if message is None:
+            return case
+        stmt = refused_statement(rendered, message)
+        if stmt is None or not remove_statement(prog, stmt):
+            return case
+    return case
+
+
 def peel_until(prog: Program, options: Options, stop=None):
     """Run `prog`, peeling refused statements, until it no longer refuses (or `stop(outcome)`
     holds). Returns (outcome, case, list of outcomes of every attempt)."""
     attempts = []
-    while True:
-        rendered = render(prog)
-        case = case_from_program(prog, rendered)
-        case.arch = options.arch
+
+    def refusal(case):
         out = run_case(case, hazard_check=options.hazard_check, known_valid=bool(attempts))
         attempts.append(out)
-        if stop is not None and stop(out):
-            return out, case, attempts
-        if out.cls != "refuse" or len(attempts) > options.peel:
-            return out, case, attempts
-        stmt = refused_statement(rendered, out.detail)
-        if stmt is None or not remove_statement(prog, stmt):
-            return out, case, attempts
+        if (stop is not None and stop(out)) or out.cls != "refuse" or len(attempts) > options.peel:
+            return None
+        return out.detail
+    case = peel(prog, options.arch, refusal, options.peel + 1)
+    return attempts[-1], case, attempts
 
 
 def run_seed(seed: int, options: Options) -> dict:

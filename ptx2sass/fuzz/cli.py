@@ -143,11 +143,25 @@ def cmd_regress(args) -> int:
     return 0
 
 
+def _results_file(arg: str) -> Path:
+    """A campaign's results.jsonl, given it or the campaign's directory."""
+    path = Path(arg)
+    return path / "results.jsonl" if path.is_dir() else path
+
+
 def cmd_report(args) -> int:
     results = []
     seen = set()
-    for p in args.results:
-        for r in read_results(p):
+    for p in map(_results_file, args.results):
+        try:
+            found = read_results(p)
+        except OSError as e:
+            print(f"ptx2sass-fuzz: error: cannot read {p}: {e.strerror}", file=sys.stderr)
+            return 2
+        except ValueError as e:
+            print(f"ptx2sass-fuzz: error: {p} is not a results file ({e})", file=sys.stderr)
+            return 2
+        for r in found:
             if r["seed"] not in seen:
                 seen.add(r["seed"])
                 results.append(r)
@@ -235,7 +249,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true")
     run.add_argument("--progress", type=int, default=50, help="print every Nth result")
     _common(run)
-    rep = sub.add_parser("report", help="merge results.jsonl files into one report")
+    rep = sub.add_parser("report", help="merge results.jsonl files (or campaign directories) into one report")
     rep.add_argument("results", nargs="+")
     rep.add_argument("--out", default="fuzz-report")
     red = sub.add_parser("reduce", help="reduce a failing seed to a small regression test")

@@ -25,9 +25,9 @@ from tools.corpora import REPO, all_corpus_dirs, corpus_dirs
 from .compare import FLOATS
 
 CORPORA = ("zluda", "cuda", "tinygrad", "triton", "llvm")
-# also preparable: bigger tinygrad kernels (--corpus tinygrad_large) and fresh fuzz programs
-# (--corpus fuzz), without references
-EXTRA_CORPORA = ("tinygrad_large", "fuzz")
+# also preparable: bigger tinygrad kernels (--corpus tinygrad_large), fresh fuzz programs
+# (--corpus fuzz) and saved ones (--corpus fuzzfile), without references
+EXTRA_CORPORA = ("tinygrad_large", "fuzz", "fuzzfile")
 
 _NUMPY_NAMES = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
                 np.dtype(np.uint64): "u64", np.dtype(np.int8): "s8", np.dtype(np.int16): "s16",
@@ -319,37 +319,50 @@ def fuzz_case(key: str):
     out (the GPU check binds no texture objects). tools/gpu_truth.py maps the GPU's outputs
     back to its slots."""
     from ptx2sass.errors import CompileError
-    from ptx2sass.fuzz.campaign import Options, make_program, refused_statement, remove_statement
-    from ptx2sass.fuzz.inputs import case_from_program
-    from ptx2sass.fuzz.program import render
+    from ptx2sass.fuzz.campaign import Options, make_program, peel
     from ptx2sass.fuzz.runner import compile_ours
-    seed = int(key)
-    prog = make_program(seed, Options(arch=FUZZ_ARCH, exclude=["texture"]))
-    for _ in range(12):
-        rendered = render(prog)
-        case = case_from_program(prog, rendered)
-        case.arch = FUZZ_ARCH
+
+    def refusal(case):
         try:
             compile_ours(case)
-            break
         except CompileError as e:
-            stmt = refused_statement(rendered, str(e))
-            if stmt is None or not remove_statement(prog, stmt):
-                break
+            return str(e)
         except Exception:  # noqa: BLE001 - a crash is prepare's to record, with the program as it is
-            break
-    return case
+            return None
+        return None
+    prog = make_program(int(key), Options(arch=FUZZ_ARCH, exclude=["texture"]))
+    return peel(prog, FUZZ_ARCH, refusal, 11)
 
 
 def _fuzz_launch(key: str) -> Launch:
     """The launch of fuzz seed `key` (see `fuzz_case`)."""
+    return _case_launch("fuzz", key, fuzz_case(key), f"{int(key)}.ptx")
+
+
+# Saved fuzz programs (a `// fuzz-case:` header, as the reducer writes them: tests/fuzz_regressions,
+# tests/gpu_regressions), for experiments on one known program: PTX2SASS_GPU_FUZZ_FILES is a
+# colon-separated list of files (paths relative to the repository or absolute); the key is the
+# file's stem. The case runs for the GPU's arch whatever its header says.
+FUZZ_FILES = [Path(p) for p in os.environ.get("PTX2SASS_GPU_FUZZ_FILES", "").split(":") if p]
+
+
+def _fuzz_file_launch(key: str) -> Launch:
+    from ptx2sass.fuzz.inputs import read_case
+    path = next(p for p in FUZZ_FILES if p.stem == key)
+    path = path if path.is_absolute() else REPO / path
+    case = read_case(path.read_text())
+    if case is None:
+        raise ValueError(f"{path}: no fuzz-case header")
+    case.arch = FUZZ_ARCH
+    return _case_launch("fuzzfile", key, case, f"file_{key}.ptx")
+
+
+def _case_launch(corpus: str, key: str, case, filename: str) -> Launch:
     from ptx2sass.fuzz.inputs import launch_data
     from ptx2sass.fuzz.runner import ptx_for
-    seed = int(key)
-    case = fuzz_case(key)
     data = launch_data(case)
     ptx = ptx_for(case)
-    path = REPO / ".cache" / "gpu_check_fuzz" / f"{seed}.ptx"
+    path = REPO / ".cache" / "gpu_check_fuzz" / filename
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(ptx)
     params = []
@@ -358,7 +371,7 @@ def _fuzz_launch(key: str) -> Launch:
         params.append({"buffer": p.buffer} if p.buffer else {"type": p.type, "value": value})
     buffers = {name: bytes(init) for name, (size, init) in data.buffers.items()}
     check = {"kind": "bits", "dtype": "u64"}
-    return Launch("fuzz", key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
+    return Launch(corpus, key, ptx, path.name, path, case.kernel, list(case.grid), list(case.block), 0,
                   buffers, params, [{"buffer": "out", "check": check}, {"buffer": "atom", "check": check}],
                   fmad=case.fmad)
 
@@ -368,7 +381,8 @@ _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_la
             "triton": (_triton_keys, _triton_launch), "llvm": (_llvm_keys, _llvm_launch),
             "tinygrad_large": (lambda: sorted(_tinygrad_entries("tinygrad_large")),
                                lambda key: _tinygrad_launch(key, "tinygrad_large")),
-            "fuzz": (lambda: [str(s) for s in FUZZ_SEEDS], _fuzz_launch)}
+            "fuzz": (lambda: [str(s) for s in FUZZ_SEEDS], _fuzz_launch),
+            "fuzzfile": (lambda: [p.stem for p in FUZZ_FILES], _fuzz_file_launch)}
 
 
 def keys(corpus: str) -> list[str]:

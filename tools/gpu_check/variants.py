@@ -147,8 +147,25 @@ def _range_transform(name: str) -> Callable | None:
     return change
 
 
-def transform(name: str) -> Callable:
-    found = TRANSFORMS.get(name) or _range_transform(name)
+def _nop_transform(name: str, arch: str) -> Callable | None:
+    """`nop_I[_J...]` replaces the instructions I, J, ... (counted as in `stallin`) by NOP with
+    their control fields kept: a YIELD, a WARPSYNC or a fence whose removal changes what the
+    GPU computes is one the code depends on (the emulator's outputs stay the base's, so this
+    is meant for instructions that should not change the result)."""
+    m = re.fullmatch(r"nop((?:_\d+)+)", name)
+    if not m:
+        return None
+    from ptx2sass.encoder import codec
+    targets = {int(i) for i in m.group(1).split("_")[1:]}
+    nop = codec.encode_text("NOP", arch) & ((1 << 105) - 1)
+
+    def change(word: int, control: int, op: str, index: int) -> int:
+        return _with_control(nop, control) if index in targets else word
+    return change
+
+
+def transform(name: str, arch: str = "sm_90") -> Callable:
+    found = TRANSFORMS.get(name) or _range_transform(name) or _nop_transform(name, arch)
     if found is None:
         raise KeyError(name)
     return found
@@ -191,7 +208,7 @@ def add_variants(bundle_dir: Path, select: str, names: list[str], bases=("ours",
             cubin = bundle.blob(build["cubin"])
             for name in names:
                 variant = f"{base}_{name}"
-                new = rewrite(cubin, manifest["arch"], transform(name))
+                new = rewrite(cubin, manifest["arch"], transform(name, manifest["arch"]))
                 spec["cubins"][variant] = {**build, "cubin": writer.add(new), "variant_of": base}
                 if base in spec["emu"]:
                     spec["emu"][variant] = spec["emu"][base]
