@@ -18,8 +18,9 @@ guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
 (addresses, and sums of what S loaded, as in a shared-memory tree reduction's
 `s[t] += s[t + step]`) runs unconditionally; a
 phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
-Only small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic,
-loads and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
+A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
+small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
+and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
 or a guard of its own stays a branch.
 """
 from __future__ import annotations
@@ -90,6 +91,8 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
         return False
     if len(j.preds) != 2 or set(map(id, j.preds)) != {id(p), id(s)}:
         return False
+    if not body_taken and fn.is_entry and _only_exits(j):
+        return False        # `@P EXIT` and the body unguarded, as ptxas writes it
     body = list(s.instrs)
     if body and body[-1].opcode == "bra":
         if body[-1].guard is not None:
@@ -174,6 +177,12 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     if subst:
         substitute(fn, subst)
     return True
+
+
+def _only_exits(b: ir.Block) -> bool:
+    """A block that only ends the kernel: a branch to it is selected as a guarded EXIT."""
+    return (not b.phis and len(b.instrs) == 1 and b.instrs[0].opcode in ("ret", "exit")
+            and b.instrs[0].guard is None)
 
 
 def _selp_type(ty: str) -> str:
