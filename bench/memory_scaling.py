@@ -20,6 +20,10 @@ Inputs (generated; `--keep` writes them out):
   the result stored: N blocks and N reconvergence regions for us (ptxas if-converts them).
 - `loops:N`: N loops in a row, each left at a loaded bound, adding into one accumulator
   that lives through all of them (N phi webs to coalesce into it).
+- `nestifs:N`: N lane-varying ifs nested in one another (tests/test_reconverge_deep.py's
+  kernel); `nestloops:N`: N do-while loops nested in one another, each running 1 + (tid & 1)
+  times (lane-varying: neither compiler can drop a level): more than 16 convergence
+  barriers' worth of nesting, where regions borrow an enclosing region's barrier.
 
 Each compiler runs as its own process; its peak RSS, CPU time (user + sys) and wall time
 come from `os.wait4`. The ratios use CPU time (the shared machine's load stretches wall
@@ -88,8 +92,25 @@ def loops(n: int) -> str:
     return _kernel(3, [".reg .pred %p1;", "ld.global.u32 %r1, [%rd1];", *body, "st.global.u32 [%rd1], %r1;"])
 
 
+def nested_ifs(n: int) -> str:
+    from tests.test_reconverge_deep import nested_ifs as make
+    return make(n)
+
+
+def nested_loops(n: int) -> str:
+    body = [".reg .pred %p<{0}>;\n.reg .u32 %c<{0}>;".format(n + 1),
+            "ld.global.u32 %r1, [%rd1];", "mov.u32 %r0, %tid.x;", "and.b32 %r0, %r0, 1;",
+            "add.u32 %r0, %r0, 1;"]
+    body += [f"mov.u32 %c{k}, 0;\nH{k}:" for k in range(n)]
+    body.append("mad.lo.u32 %r1, %r1, 5, 1;")
+    body += [f"add.u32 %c{k}, %c{k}, 1;\nsetp.lt.u32 %p{k}, %c{k}, %r0;\n@%p{k} bra H{k};"
+             for k in reversed(range(n))]
+    return _kernel(2, body + ["st.global.u32 [%rd1], %r1;"])
+
+
 KINDS = {"live": live, "livebar": lambda n: live(n, barrier=True), "held": held, "line": line,
-         "lineops": line_ops, "diamonds": diamonds, "loops": loops}
+         "lineops": line_ops, "diamonds": diamonds, "loops": loops,
+         "nestifs": nested_ifs, "nestloops": nested_loops}
 
 
 def measure(argv: list[str]) -> tuple[float, float, int, int]:

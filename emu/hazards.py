@@ -119,7 +119,9 @@ def _async_group_findings(instructions) -> list[tuple[int, str]]:
         if not groups or ins.opcode == "LDGDEPBAR":
             continue
         for sb in sorted(groups):
-            if c.wr_sb == sb or c.rd_sb == sb or c.wait >> sb & 1:
+            # a wait on every scoreboard only waits for the groups too (ptxas 13.5's sm_90
+            # CCTL.IVALL waits on all six in a kernel with cp.async groups: fuzz seed 9600473)
+            if c.wr_sb == sb or c.rd_sb == sb or (c.wait >> sb & 1 and c.wait != 0x3F):
                 found.append((off, f"{ins.opcode} sets or waits on SB{sb}, the scoreboard "
                                    f"LDGDEPBAR counts cp.async groups on"))
     return found
@@ -367,9 +369,10 @@ class TimingModel:
                     if t < late[2] and late[1] & mine and not (
                             facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
                             and not _exclusive_guards(late[7], facts, clock):
-                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_READ_CYCLES} "
+                        window = lat.late_read_window(late[3])
+                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
-                                                 f"read it for {lat.LATE_READ_CYCLES} (no read scoreboard)")
+                                                 f"read it for {window} (no read scoreboard)")
                     del clock.late_reads[reg]
                 if variable:
                     p = pending.get(reg)
@@ -406,7 +409,7 @@ class TimingModel:
                 # overwrites an LDS's UR address the next cycle)
                 for reg in reads:
                     if reg[0] == "R":
-                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.LATE_READ_CYCLES,
+                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
                                                  facts.read_unit, wr_sb, clock.seq, None, guard)
         window = lat.late_fixed_window(op, facts.modifiers)
         if window:

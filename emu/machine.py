@@ -341,11 +341,12 @@ class Warp(Lanes):
             self.excl[lanes] = 0
 
     def release_yielded(self) -> bool:
-        """Optimistic, after SPIN_LIMIT: a convergence barrier whose members that have not
-        arrived all executed YIELD since they joined it (they spin, e.g. for a lock a
-        waiting lane holds) lets its waiting lanes go, as the hardware clears a barrier whose
+        """A convergence barrier whose members that have not arrived all executed YIELD
+        since they joined it (they spin, e.g. for a lock a waiting lane holds, or merely
+        loop on) lets its waiting lanes go, as the hardware clears a barrier whose
         participants are blocked there or yielded (US patent 10,067,768); the yielded lanes
-        then no longer wait for those at that barrier."""
+        then no longer wait for those at that barrier. Asked at each YIELD (an H200 let
+        them go at the loop's next YIELD, GPU run 12) and, optimistic, after SPIN_LIMIT."""
         woke = False
         at_bsync = self.state == AT_BSYNC
         if not at_bsync.any() or "yielded" not in self.m.__dict__:
@@ -513,7 +514,10 @@ class Machine:
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
-        "shared_data": lambda m: np.zeros(len(m.ctaids) * m.shared_stride, dtype=np.uint8),
+        # shared memory a kernel reads before writing holds whatever was there on hardware:
+        # 0 here, or `Launch.shared_fill` (tools/gpu_truth runs twice to find what depends on it)
+        "shared_data": lambda m: np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0),
+                                         dtype=np.uint8),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))

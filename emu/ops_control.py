@@ -64,6 +64,21 @@ def op_bra(w, s, active, mask):
     w.set_pc(taken, target)
 
 
+@semantics("YIELD", vector=True)
+def op_yield(w, s, active, mask):
+    """YIELD: no effect on registers; the lanes count as yielded at a convergence barrier
+    they have not reached, and one whose missing members have all yielded lets the lanes
+    waiting there go at once (machine.Warp.release_yielded): an H200 ran the code after
+    such a BSYNC with the warp split (GPU run 12). A control step, so that the machine
+    picks its groups afresh after a release."""
+    m = w.m
+    lanes = w.lanes(mask)
+    m.yielded[lanes] = True
+    for wid in np.unique(lanes // 32).tolist():
+        if (m.state[wid * 32:(wid + 1) * 32] == AT_BSYNC).any() and m.warp(wid).release_yielded():
+            m.dirty.add(wid)
+
+
 @semantics("JMP", vector=True)
 def op_jmp(w, s, active, mask):
     w.set_pc(mask, _target(s))

@@ -180,7 +180,8 @@ def op_frnd(w, s, active, mask):
         if getattr(a_op, "neg", False):
             h = -h
         r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](h).astype(np.float16)
-        w.w(d, r.view(np.uint16).astype(U32), mask)
+        # a NaN gives the canonical 0x7fff (an H200: cvt.rmi.f16.f16 of 0xffff, run 10's 9300688)
+        w.w(d, np.where(np.isnan(r), fp.F16_CANONICAL_NAN, r.view(np.uint16)).astype(U32), mask)
         return
     a = w.rf(a_op)
     if s.aux["ftz"]:
@@ -198,7 +199,8 @@ def _mufu_prep(step):
 @semantics("MUFU", prepare=_mufu_prep, vector=True)
 def op_mufu(w, s, active, mask):
     """Multi-function unit. Results here are the correctly rounded FP32 value of the exact
-    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does.
+    function (computed in FP64), with denormal inputs and outputs flushed, as the MUFU does
+    (TANH keeps them).
     Hardware is an approximation: RCP/RSQ/SQRT within 1 ulp, EX2/LG2 within 2 ulp,
     SIN/COS within 2^-20.9 absolute on [-pi, pi], TANH within 2^-10.7 relative; programs
     that depend on the exact approximation bits (rare: compilers refine with FFMA) can differ.
@@ -246,6 +248,10 @@ def op_mufu(w, s, active, mask):
             x = np.abs(x)
         if getattr(a_op, "neg", False):
             x = -x
+    elif fn == "TANH":
+        # tanh keeps subnormal inputs and results (the PTX manual; an H200: tanh.approx.f32 of
+        # a subnormal x gave x, run 11's fuzz 9300822)
+        x = w.rf(a_op).astype(np.float64)
     else:
         x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -276,7 +282,7 @@ def op_mufu(w, s, active, mask):
         # a NaN result is the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of a NaN)
         w.w(d, np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h).astype(U32), mask)
         return
-    r = fp.flush_f32(y.astype(np.float32))
+    r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
@@ -552,6 +558,10 @@ def op_f2f(w, s, active, mask):
         w.w(d, np.where(np.isnan(x), nan_bits, fp.canonicalise_f32(r)).astype(U32), mask)
     else:
         h = fp.f64_to_half_bits(x, "f16" if dst == "F16" else "bf16", mode)
+        if dst == "F16" and src == "F32":
+            # an FP32 NaN narrows to the canonical 0x7fff (an H200: F2F.F16.F32.RP of
+            # 0xffff…, run 10's 9300664), where an FP64 one keeps its sign and payload top
+            nan_bits = np.full_like(nan_bits, fp.F16_CANONICAL_NAN)
         w.w(d, np.where(np.isnan(x), nan_bits, h).astype(U32), mask)
 
 
@@ -606,9 +616,15 @@ def _f2fp_fp8(w, s, mask):
     b = np.broadcast_to(w.rf(b_op), (32,))
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
     out = np.zeros(32, dtype=U32)
+
+    def narrow(x: float) -> int:
+        if "RELU" in mods and not math.isnan(x) and math.copysign(1.0, x) < 0:
+            x = 0.0             # .RELU: negative values become +0 before narrowing (an H200)
+        return fp.fp8_encode(x, kind, sat)
+
     for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
-        hi = fp.fp8_encode(float(a[lane]), kind, sat)
-        lo = fp.fp8_encode(float(b[lane]), kind, sat)
+        hi = narrow(float(a[lane]))
+        lo = narrow(float(b[lane]))
         out[lane] = (int(c[lane]) & 0xFFFF) << 16 | hi << 8 | lo
     w.w(d, out, mask)
 

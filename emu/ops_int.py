@@ -787,13 +787,13 @@ def op_idp(w, s, active, mask):
 
 @semantics("I2IP", vector=True)
 def op_i2ip(w, s, active, mask):
-    """cvt.pack.sat: two 32-bit integers saturated to 8 (or 16) bits, packed above the low
-    bytes of Rc: d = c << 16 | a' << 8 | b' for bytes."""
+    """cvt.pack.sat: two 32-bit integers saturated to 4, 8 or 16 bits, packed above the low
+    bits of Rc (the PTX manual's cvt.pack): d = c << 2n | a' << n | b' for n-bit results."""
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
     dst = mods[0]
-    lo, hi = {"S8": (-128, 127), "U8": (0, 255), "S16": (-32768, 32767), "U16": (0, 65535)}[dst]
-    bits = 8 if dst.endswith("8") else 16
+    bits = int(dst[1:])
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst[0] == "S" else (0, (1 << bits) - 1)
     src_signed = "U32" not in mods
 
     def sat(op):
@@ -811,8 +811,3 @@ def op_nop(w, s, active, mask):
     pass
 
 
-@semantics("YIELD", vector=True)
-def op_yield(w, s, active, mask):
-    """YIELD: a hint to the scheduler, no effect on registers; the lanes count as yielded
-    at a convergence barrier they have not reached (machine.Warp.release_yielded)."""
-    w.m.yielded[w.lanes(mask)] = True

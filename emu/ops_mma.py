@@ -18,9 +18,8 @@ differ from this model below about 2^-13 relative to the largest term; that was 
 calibrated here (no sm_89 device), as for HMMA.
 
 DMMA.884 (`mma.m8n8k4.f64`): A row g column t, B row t column g, C/D row g columns 2t and
-2t+1, each element a register pair; D = A·B + C exactly, rounded once (to nearest even, or
-.RZ/.RM/.RP as wmma's `.rz/.rm/.rp` ask; whether the hardware rounds between the four
-products was not calibrated). BMMA.88128
+2t+1, each element a register pair; D = C + A·B as four fused multiply-adds in k order, each
+rounded (to nearest even, or .RZ/.RM/.RP as wmma's `.rz/.rm/.rp` ask), as an H200 does. BMMA.88128
 (`mma.m8n8k128.b1`): the b1 fragments of IMMA.8832's layout with 32 bits per register;
 D = C + popc(A_row XOR B_col) (.XOR.POPC) or popc(A_row AND B_col) (.AND.POPC), wrapping
 at 32 bits."""
@@ -341,15 +340,31 @@ def op_dmma(w, s, active, mask):
 
 
 def _exact_dot(a_row, b_col, c, mode: str) -> float:
-    """a_row · b_col + c with one rounding in `mode` (the products exact as rationals)."""
-    terms = [float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)]
-    if not all(math.isfinite(x) for x in terms):
-        return float(np.sum(np.array(terms)))
-    exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a_row, b_col)), Fraction(float(c)))
+    """c + a_row · b_col as four fused multiply-adds in k order, each rounded in `mode`:
+    fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, c)))). An H200 (run 11, fuzz 9300912 and
+    9300803: wmma m8n8k4 .rm/.rz/.rn) gave exactly this where one rounding of the exact sum
+    was off by 1-2 ulps, and an intermediate infinity's sign where the exact sum had none."""
+    if not all(math.isfinite(float(v)) for v in (*a_row, *b_col, c)):
+        # an infinite or NaN operand: the products summed in k order, then C (what the H200's
+        # NaN payloads and infinities' signs matched, run 11's fuzz 9300803/9300912)
+        return float(np.sum(np.array([float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)])))
+    acc = float(c)
+    for x, y in zip(a_row, b_col):
+        acc = _fma(float(x), float(y), acc, mode)
+    return acc
+
+
+def _fma(x: float, y: float, z: float, mode: str) -> float:
+    """x * y + z rounded once in `mode` (IEEE 754 fusedMultiplyAdd)."""
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x * y + z
+    if not math.isfinite(z):        # the exact product is finite: an infinite z (or NaN) wins
+        return z
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
     if exact == 0:      # IEEE's sign of an exact zero sum
-        if all(x == 0 for x in terms):
-            negative = [math.copysign(1, x) < 0 for x in terms]
-            return -0.0 if all(negative) or (mode == "RM" and any(negative)) else 0.0
+        product_negative = (math.copysign(1, x) < 0) != (math.copysign(1, y) < 0)
+        if x * y == 0 and z == 0 and product_negative == (math.copysign(1, z) < 0):
+            return -0.0 if product_negative else 0.0
         return -0.0 if mode == "RM" else 0.0
     return fp.round_rational(exact, "f64", mode)
 

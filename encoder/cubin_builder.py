@@ -355,7 +355,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
-                texmode_independent: bool = False) -> Cubin:
+                texmode_independent: bool = False, local_functions: set[str] = frozenset()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -471,13 +471,23 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     section_symbol(".note.nv.cuinfo")
     const0_sym: dict[str, int] = {}
     var_sym: dict[str, int] = {}
+    local_sym: dict[str, int] = {}
+    by_name = {k.name: k for k in kernels}
     for i, k in enumerate(file_order):
         lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
         if not lead_function:
+            if k.name in local_functions and k.name not in local_sym:     # reached only through functions
+                syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+                local_sym[k.name] = len(syms) - 1
             section_symbol(f".text.{k.name}")
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+        for name in k.externs:      # -g's out-of-line local functions: after their first caller's text
+            if name in local_functions and name not in local_sym:
+                syms.append(Symbol(name, 0, len(by_name[name].text), STT_FUNC, STB_LOCAL,
+                                   section=f".text.{name}"))
+                local_sym[name] = len(syms) - 1
         if (k.shared_bytes or 0) > info.reserved_shared_bytes:  # extern shared only: none
             section_symbol(f".nv.shared.{k.name}")
         if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
@@ -517,7 +527,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
     module_sections = [".debug_frame"] + [d.name for d in debug_sections] + [".nv.callgraph"]
     if relocatable:
-        module_sections += [".nv.prototype"] if extern_names or defined_funcs else []
+        module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
     elif not hopper:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
@@ -530,8 +540,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if unknown:
         raise CubinError(f"handle slots name {unknown}, which are not module handle variables")
     handle_sym: dict[str, int] = {}
+    func_sym.update(local_sym)
     for k in file_order:
-        if k is not file_order[0] or k.is_entry:
+        if k.name in local_sym:
+            pass
+        elif k is not file_order[0] or k.is_entry:
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
@@ -634,16 +647,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if texmode_independent:
         module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
     for k in file_order if not relocatable else ():
+        if not k.is_entry:       # (-g's out-of-line functions: ptxas writes none)
+            continue
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
         if k.max_stack_size is not None:
             module.append(NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.max_stack_size))
     if istypep_used:
         module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
-    if relocatable and (extern_names or defined_funcs):
+    linked_funcs = [n for n in defined_funcs if n not in local_functions]    # (-g's local ones: none)
+    if relocatable and (extern_names or linked_funcs):
         # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
-        proto_names = extern_names + defined_funcs
-        proto_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+        proto_names = extern_names + linked_funcs
+        proto_sym = {**extern_sym, **{n: func_sym[n] for n in linked_funcs}}
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")

@@ -340,10 +340,10 @@ def _operand(cur: _Cursor) -> Operand:
     if abs_:
         inner_reuse, inner = _suffixes(cur)
         cur.expect("|")
-        if inner_reuse or not all(_inside_abs(x) for x in inner):
+        if inner_reuse or not all(_inside_abs(x, reg.file) for x in inner):
             cur.fail("selector inside |…| that nvdisasm prints outside")
     reuse, suffix = _suffixes(cur)
-    if abs_ and any(_inside_abs(x) for x in suffix):
+    if abs_ and any(_inside_abs(x, reg.file) for x in suffix):
         cur.fail("selector after |…| that nvdisasm prints inside")
     return replace(reg, neg=neg, abs=abs_, inv=inv, reuse=reuse, suffix=inner + suffix)
 
@@ -409,8 +409,8 @@ def format_operand(op: Operand) -> str:
         core = register_name(op)
         outer = op.suffix
         if op.abs:
-            inner = "".join("." + s for s in op.suffix if _inside_abs(s))
-            outer = tuple(s for s in op.suffix if not _inside_abs(s))
+            inner = "".join("." + s for s in op.suffix if _inside_abs(s, op.file))
+            outer = tuple(s for s in op.suffix if not _inside_abs(s, op.file))
             core = f"|{core}{inner}|"
         prefix = "-" if op.neg else ("!" if op.inv and op.file in ("P", "UP") else
                                      "~" if op.inv else "")
@@ -460,10 +460,11 @@ def _ends_with_word(op: Operand) -> bool:
     return isinstance(op, Imm) and op.text in _SPACED_FLOATS
 
 
-def _inside_abs(selector: str) -> bool:
+def _inside_abs(selector: str, file: str = "R") -> bool:
     """nvdisasm prints a single-half selector inside the bars (`|R2.H1|`), a swizzle of both
-    halves after them (`|R2|.H0_H0`)."""
-    return selector in _SELECTORS_INSIDE_ABS or selector.startswith("INVALID")
+    halves after them (`|R2|.H0_H0`); a uniform register's swizzle inside them too
+    (`|UR4.H0_H0|`: sm_90 HMNMX2/HFMA2.BF16_V2)."""
+    return selector in _SELECTORS_INSIDE_ABS or selector.startswith("INVALID") or file == "UR"
 
 
 def _is_target(op: Operand) -> bool:

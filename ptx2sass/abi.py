@@ -114,6 +114,10 @@ EXTERN_RETURN_ADDRESS = 20
 # saving the registers it writes that `link_target_saves` names, reading the global-memory
 # descriptor itself. ir.Function.attributes[LINKABLE] marks them.
 LINKABLE = "linkable"
+# -g keeps every `.func` out of line as ptxas -g does, in a text section of its own and
+# called like a link target; one not `.visible` has a local symbol there.
+LOCAL_FUNCTION = "local_function"
+DECLARED_AT = "declared_at"      # where the function's name first appears (a prototype counts)
 EXTERN_CALLEE_SAVED = tuple(k for k in range(16, 32) if k not in (20, 21))
 EXTERN_CLOBBERED = (tuple(("R", k) for k in range(255) if k != STACK_POINTER and k not in EXTERN_CALLEE_SAVED)
                     + CLOBBERED_PREDICATES + tuple(("UR", k) for k in range(63)))

@@ -480,13 +480,13 @@ def _code_generator():
     if compile_module is not None:
         def generate(ptx, arch, module=None, filename="<input>", **options):
             from ptx2sass import frontend
-            from ptx2sass.codegen import lower_checked
+            from ptx2sass.codegen import compile_checked
             whole_program = not options.get("compile_only")
             if module is None:
                 module = frontend.parse(ptx, filename)
                 frontend.check(module, arch, whole_program=whole_program)
             options.setdefault("ptx_ast", module)    # -lineinfo reads `.loc`s off the tree
-            return compile_module(lower_checked(module, whole_program), arch, options, filename)
+            return compile_checked(module, arch, options, filename, whole_program)
         return generate
     import ptx2sass
     try:
@@ -512,6 +512,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "module": module,    # the checked AST, so the back end need not parse again
         "spill_report": {},  # filled by the back end: kernel -> (spill store, load bytes)
         "time_report": {},   # filled by the back end: kernel -> its code generation's ms
+        "frame_report": {},  # filled by the back end: kernel -> its own frame's bytes
     }
 
 
@@ -532,16 +533,24 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[str, list[str]]]:
+def function_report_order(module, compile_only: bool, debug: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
     entry → those reported after it). Under -c every `.func` with a body comes first, in
     the order ptxas compiles them: depth first from the last-named function back, callees
     (the last-called first) before their callers. In whole-program mode each entry is
-    followed by the functions it reaches, by name."""
-    from ptx2sass.inline import call_graph
+    followed by the functions it reaches, by name (a call through a pointer reaches every
+    function whose address the module takes)."""
+    from ptx2sass.inline import address_taken_functions, call_graph
     graph = call_graph(module)
+    named = {f.name for f in module.functions()}
     funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
              if n in graph]
+    entries = [f.name for f in module.functions() if f.kind == ".entry" and f.name in graph]
+    if debug and entries:
+        # -g: in the cubin's order, every function out of line: the `.visible` ones first,
+        # the others after the last kernel, in declaration order
+        visible = {f.name for f in module.functions() if f.kind == ".func" and ".visible" in f.linkage}
+        return [n for n in funcs if n in visible], {entries[-1]: [n for n in funcs if n not in visible]}
     if compile_only:
         done: list[str] = []
         seen: set[str] = set()
@@ -561,11 +570,15 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
                     stack.append((callee, iter(reversed(graph[callee]))))
         return [n for n in done if n in funcs], {}
     after = {}
+    taken = None
     for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):
         reached, work = set(), list(graph[entry])
         while work:
             n = work.pop()
-            if n in graph and n not in reached and n in funcs:
+            if n not in named:              # a register: a call through a pointer
+                taken = address_taken_functions(module) if taken is None else taken
+                work.extend(t for t in taken if t not in reached)
+            elif n in graph and n not in reached and n in funcs:
                 reached.add(n)
                 work.extend(graph[n])
         after[entry] = sorted(reached)
@@ -574,18 +587,23 @@ def function_report_order(module, compile_only: bool) -> tuple[list[str], dict[s
 
 def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
                    times: dict | None = None,
-                   functions: tuple[list[str], dict[str, list[str]]] = ([], {})) -> list[str]:
+                   functions: tuple[list[str], dict[str, list[str]]] = ([], {}),
+                   own_frames: dict | None = None) -> list[str]:
     """ptxas's -v lines (without `ptxas info    : `) for a cubin, from its bytes and the
     back end's spill figures (`spills`: kernel -> (store bytes, load bytes); a cubin does
     not record them, so 0 without) and, with `times` (kernel -> ms), each kernel's
     `Compile time` line. `functions` (`function_report_order`) places the `.func`s'
-    `Function properties` lines; one we inlined has no frame of its own (0 bytes)."""
+    `Function properties` lines; one we inlined has no frame of its own (0 bytes).
+    `own_frames` (function -> bytes): a kernel's own frame, where its FRAME_SIZE record also
+    counts the calls below it, and the frames of the functions kept out of line inside a
+    kernel's text (the cubin's records without)."""
     from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.cubin import read_cubin, NOBITS_TYPES
 
     c = read_cubin(cubin)
     info = target(_real_arch(arch))
     frames = {k.name: k.frame_size for k in c.kernels if not k.is_entry}
+    frames.update({name: size for name, size in (own_frames or {}).items() if name not in frames})
 
     def function_lines(name: str, timed: bool) -> list[str]:
         stores, loads = (spills or {}).get(name, (0, 0))
@@ -619,7 +637,8 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         lines.append(f"Compiling entry function '{k.name}' for '{arch}'")
         lines.append(f"Function properties for {k.name}")
         stores, loads = (spills or {}).get(k.name, (0, 0))
-        lines.append(f"    {k.frame_size} bytes stack frame, {stores} bytes spill stores, "
+        lines.append(f"    {(own_frames or {}).get(k.name, k.frame_size)} bytes stack frame, "
+                     f"{stores} bytes spill stores, "
                      f"{loads} bytes spill loads")
         # -G cubins hold two counts; ptxas reports its REGCOUNT record's.
         record = getattr(k, "regcount_attribute", None)
@@ -747,11 +766,13 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     if not isinstance(cubin, (bytes, bytearray)):
         raise TypeError(f"the code generator returned {type(cubin).__name__}, not bytes")
     if (module.has_calls() or "alloca" in text or "stackrestore" in text) and not cl.flag("suppress-stack-size-warning"):
+        keeps_functions = cl.flag("device-debug") or (module.target is not None and "debug" in module.target.names)
         for name in _unknown_stack_kernels(bytes(cubin)):
-            report.warning(f"Stack size for entry function '{name}' cannot be "
-                           "statically determined")
+            for _ in range(_recursive_callees(module, name) if keeps_functions else 1):
+                report.warning(f"Stack size for entry function '{name}' cannot be "
+                               "statically determined")
     if cl.flag("warn-on-local-memory-usage"):
-        for name, frame in _local_memory_frames(bytes(cubin)):
+        for name, frame in _local_memory_frames(bytes(cubin), options.get("frame_report")):
             report.warning(f"Local memory used for function '{name}', size of stack frame: "
                            f"{frame} bytes")
         if report.failed:
@@ -789,14 +810,15 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     from ptx2sass.encoder.cubin import read_cubin
     times = dict(options.get("time_report") or {})
     elapsed = (time.perf_counter() - started) * 1000
-    functions = function_report_order(module, bool(options.get("compile_only")))
+    from ptx2sass.codegen import keeps_functions
+    functions = function_report_order(module, bool(options.get("compile_only")), keeps_functions(module, options))
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
     first = functions[0][0] if functions[0] else first
     if first is not None:
         times[first] = times.get(first, 0.0) + max(0.0, elapsed - sum(times.values()))
     lines = register_override_lines(module, bytes(cubin), limit) if limit else []
     return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times,
-                                  functions)
+                                  functions, options.get("frame_report"))
 
 
 def run(argv: list[str]) -> int:
@@ -828,10 +850,15 @@ def run(argv: list[str]) -> int:
     return _compile(cl, report)
 
 
-def _local_memory_frames(cubin: bytes) -> list[tuple[str, int]]:
-    """(function, stack frame bytes) for each function of the cubin with a frame."""
+def _local_memory_frames(cubin: bytes, own_frames: dict | None = None) -> list[tuple[str, int]]:
+    """(function, stack frame bytes) for each function of the cubin with a frame (a
+    kernel's FRAME_SIZE record, calls below it counted, as ptxas's warning says), then
+    the functions kept out of line inside kernels' text (`own_frames`)."""
     from ptx2sass.encoder.cubin import read_cubin
-    return [(k.name, k.frame_size) for k in read_cubin(cubin).kernels if k.frame_size]
+    kernels = read_cubin(cubin).kernels
+    listed = {k.name for k in kernels}
+    return [(k.name, k.frame_size) for k in kernels if k.frame_size] + \
+        [(name, size) for name, size in (own_frames or {}).items() if size and name not in listed]
 
 
 def _unknown_stack_kernels(cubin: bytes) -> list[str]:
@@ -842,6 +869,35 @@ def _unknown_stack_kernels(cubin: bytes) -> list[str]:
     from ptx2sass.encoder.cubin import read_cubin
     return [k.name for k in reversed(read_cubin(cubin).kernels)
             if k.is_entry and k.min_stack_size == UNKNOWN_STACK_SIZE]
+
+
+def _recursive_callees(module, kernel: str) -> int:
+    """How many times ptxas -g warns about a kernel's unknowable stack: once for each
+    function it calls (by name, each once) from which a chain of calls comes back on itself
+    (-g keeps every `.func` out of line; measured with self- and mutually recursive
+    callees); at least once (alloca)."""
+    from ptx2sass.inline import call_graph
+    graph = call_graph(module)
+
+    def recurses(start: str) -> bool:
+        # iterative search for a cycle reachable from start (colours: 1 on the path, 2 done)
+        colour: dict[str, int] = {}
+        stack = [(start, iter(graph.get(start, ())))]
+        colour[start] = 1
+        while stack:
+            name, rest = stack[-1]
+            nxt = next(rest, None)
+            if nxt is None:
+                colour[name] = 2
+                stack.pop()
+            elif colour.get(nxt) == 1:
+                return True
+            elif nxt not in colour and nxt in graph:
+                colour[nxt] = 1
+                stack.append((nxt, iter(graph[nxt])))
+        return False
+
+    return max(1, sum(1 for callee in graph.get(kernel, ()) if recurses(callee)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -442,6 +442,52 @@ def _reachable_callees(mf: MFunction, compiled: dict[str, _Compiled], pointers: 
     return order
 
 
+def _callee_stack(mf: MFunction, compiled: dict[str, _Compiled], pointers: dict[str, int]) -> int | None:
+    """The stack the deepest chain of calls from a kernel takes below its frame (each
+    function's frame, saved registers included), or None where a chain comes back to a
+    function it passed (recursion: not knowable; ptxas's MIN_STACK_SIZE 0xffffffff and its
+    warning). A call through a pointer may reach any address-taken function; another
+    unit's function (-c) or a link target (-g) is not followed here."""
+    def targets(name: str | None):
+        for callee in (mf if name is None else compiled[name].mf).calls:
+            for t in (pointers if callee == abi.INDIRECT else (callee,)):
+                if t in compiled:
+                    yield t
+    return deepest_chain(targets(None), lambda n: compiled[n].frame.size, targets)
+
+
+def deepest_chain(roots, frame, calls) -> int | None:
+    """The largest sum of `frame(f)` along a chain of calls from one of `roots` (`calls(f)`:
+    what f calls), or None where a chain comes back to a function on it. Iterative: chains
+    may be long."""
+    depth: dict[str, int] = {}
+    on_chain: set[str] = set()
+    deepest = 0
+    for root in dict.fromkeys(roots):
+        if root not in depth:
+            stack = [(root, iter(list(calls(root))), 0)]
+            on_chain.add(root)
+            while stack:
+                at, rest, below = stack[-1]
+                nxt = next(rest, None)
+                if nxt is None:
+                    stack.pop()
+                    on_chain.discard(at)
+                    depth[at] = frame(at) + below
+                    if stack:
+                        up, r, d = stack[-1]
+                        stack[-1] = (up, r, max(d, depth[at]))
+                elif nxt in on_chain:
+                    return None
+                elif nxt in depth:
+                    stack[-1] = (at, rest, max(below, depth[nxt]))
+                else:
+                    on_chain.add(nxt)
+                    stack.append((nxt, iter(list(calls(nxt))), 0))
+        deepest = max(deepest, depth[root])
+    return deepest
+
+
 def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     layout: KernelLayout | None = None,
                     max_registers: int | None = None,
@@ -568,7 +614,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                          for c in subfunctions]
     # alloca: the stack below the frame grows at run time (ptxas writes the same records)
     code.dynamic_stack = any(f.attributes.get(ir.DYNAMIC_STACK) for f in [fn] + [c.fn for c in callees])
-    code.stack_size = abi.UNKNOWN_STACK_SIZE if callees or code.dynamic_stack else frame_size
+    below = _callee_stack(mf, functions, pointers) if fn.is_entry else (0 if not callees else None)
+    code.stack_size = abi.UNKNOWN_STACK_SIZE if below is None or code.dynamic_stack else frame_size + below
+    code.recursive = below is None
+    # ptxas's FRAME_SIZE record of a kernel counts the deepest chain of calls below it too
+    code.frame_record = frame_size + (below or 0) if fn.is_entry else frame_size
     if not fn.is_entry:
         max_r = max([max_r] + [r for r, _ in kernel.saves])
         regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
@@ -678,14 +728,19 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
             spill_report[fn.name] = (code.spill_store_bytes, code.spill_load_bytes)
+        frame_report = (options or {}).get("frame_report")
+        if frame_report is not None:      # the command's -v "bytes stack frame"
+            frame_report[fn.name] = code.frame_size
+            frame_report.update({name.rsplit("$", 1)[1]: size for name, _, size in code.subfunctions})
         if time_report is not None:       # the command's -v "Compile time" per function
             time_report[fn.name] = (time.perf_counter() - started) * 1000
         params = [(i, p.offset, p.size) for i, p in enumerate(fn.params)] if fn.is_entry else []
         kernels.append(Kernel(name=fn.name, text=code.text, regcount=code.regcount,
                               param_base=info.param_base, params=params,
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
-                              frame_size=code.frame_size, min_stack_size=code.stack_size,
-                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.subfunctions or code.dynamic_stack
+                              frame_size=code.frame_record, min_stack_size=code.stack_size,
+                              crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
+                                              else 0 if code.subfunctions
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,
@@ -709,9 +764,14 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
     if not kernels:
         raise CompileError("the module has no kernels", filename)
-    if full_debug:      # ptxas -g writes the functions in PTX order (the builder reverses)
-        position = {fn.name: i for i, fn in enumerate(module.functions)}
-        pairs = sorted(zip(kernels, codes), key=lambda kc: -position[kc[0].name])
+    if not relocatable and any(not k.is_entry for k in kernels):
+        _link_target_stacks(kernels, codes)
+    if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
+        # in PTX order), then the other functions in declaration order (the builder reverses)
+        position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
+                    else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    for i, fn in enumerate(module.functions)}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
@@ -735,8 +795,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible,
+                                    local_functions={fn.name for fn in module.functions
+                                                     if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
-                                                if relocatable and (e.name in linkable or
+                                                if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
@@ -746,6 +809,42 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               if v.sampler is not None],
                                     texmode_independent=module.texmode_independent))
     return cubin, codes
+
+
+def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
+    """-g keeps `.func`s out of line as functions of their own (link targets): a kernel's
+    MIN_STACK_SIZE also counts the deepest chain of them it calls (its FRAME_SIZE record
+    stays its own, as ptxas -g writes it), and a chain that comes back on itself makes it
+    unknowable (CRS_STACK_SIZE too)."""
+    targets = {k.name: c for k, c in zip(kernels, codes) if not k.is_entry}
+
+    def own(name: str) -> int | None:       # its frame and its in-text callees' chain
+        c = targets[name]
+        return None if c.stack_size == abi.UNKNOWN_STACK_SIZE else c.stack_size
+
+    for k, c in zip(kernels, codes):
+        if not k.is_entry or c.stack_size == abi.UNKNOWN_STACK_SIZE:
+            continue
+        reached = [e for e in c.externs if e in targets]
+        if not reached:
+            continue
+        below = deepest_chain(reached, lambda n: own(n) or 0,
+                              lambda n: [e for e in targets[n].externs if e in targets])
+        if below is None or any(own(n) is None for n in _reached(reached, targets)):
+            k.min_stack_size = k.crs_stack_size = abi.UNKNOWN_STACK_SIZE
+            c.stack_size, c.recursive = abi.UNKNOWN_STACK_SIZE, True
+        else:
+            k.min_stack_size = c.stack_size = c.stack_size + below
+
+
+def _reached(roots: list[str], targets: dict[str, KernelCode]) -> set[str]:
+    seen, work = set(), list(roots)
+    while work:
+        n = work.pop()
+        if n not in seen:
+            seen.add(n)
+            work.extend(e for e in targets[n].externs if e in targets)
+    return seen
 
 
 def _branches_conditionally(code: KernelCode) -> bool:
@@ -837,6 +936,12 @@ def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
     return tuple(dims + [1] * (3 - len(dims)))
 
 
+def keeps_functions(tree, options: dict) -> bool:
+    """-g (or `.target debug`): ptxas keeps every `.func` out of line."""
+    target = getattr(tree, "target", None)
+    return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
 def _flag(value) -> bool:
     return bool(value) and str(value).lower() not in ("false", "0")
 
@@ -856,25 +961,65 @@ def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
     return lower_checked(module, whole_program), tree
 
 
-def lower_checked(module, whole_program: bool = True) -> ir.Module:
+def lower_checked(module, whole_program: bool = True, keep_functions: bool = False) -> ir.Module:
     """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
-    the `.visible .func`s other units may call, which stay functions of their own."""
+    the `.visible .func`s other units may call, which stay functions of their own; with
+    `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
+    through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.inline import inline_calls, linkable_functions
-    linkable = set() if whole_program else linkable_functions(module)
+    local = set()
+    declared: dict[str, int] = {}
+    for i, f in enumerate(module.functions()):
+        declared.setdefault(f.name, i)
+    if keep_functions:
+        # (not yet: a struct returned through the link-time convention, and calls through
+        # pointers to a function of its own section: those are compiled as without -g)
+        from ptx2sass.inline import address_taken_functions, returns_struct
+        taken = address_taken_functions(module)
+        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
+                    and not returns_struct(f) and f.name not in taken}
+        local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+    else:
+        linkable = set() if whole_program else linkable_functions(module)
     if module.has_calls() or linkable:
-        module = inline_calls(module, linkable=not whole_program)
+        module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
     out = lower_module(module)
     for fn in out.functions:
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
+        if fn.name in local:
+            fn.attributes[abi.LOCAL_FUNCTION] = True
+        if fn.name in declared:
+            fn.attributes[abi.DECLARED_AT] = declared[fn.name]
     return out
 
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:
     """PTX text → cubin: the frontend, then `compile_module`."""
     whole_program = not _flag(options.get("compile_only"))
-    module, tree = _lower(ptx, arch, filename, whole_program)
+    from ptx2sass.frontend import check, parse
+    tree = parse(ptx, filename)
+    check(tree, arch, whole_program=whole_program)
     options.setdefault("ptx_text", ptx)
     options.setdefault("ptx_ast", tree)
-    return compile_module(module, arch, options, filename)
+    return compile_checked(tree, arch, options, filename, whole_program)
+
+
+REPORTS = ("spill_report", "time_report", "frame_report")     # what the back end fills in `options`
+
+
+def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_program: bool = True) -> bytes:
+    """A parsed and checked module's cubin. Under -g the `.func`s stay out of line; where
+    that meets something the out-of-line convention does not support yet, the module is
+    compiled as without -g's functions (inlined), as before, rather than refused."""
+    keep = keeps_functions(tree, options)
+    try:
+        return compile_module(lower_checked(tree, whole_program, keep), arch, options, filename)
+    except CompileError as err:
+        if not keep or "not supported yet" not in str(err):
+            raise
+    for name in REPORTS:
+        if isinstance(options.get(name), dict):
+            options[name].clear()
+    return compile_module(lower_checked(tree, whole_program, False), arch, options, filename)

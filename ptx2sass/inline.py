@@ -63,7 +63,7 @@ class _Inliner:
         self.out_of_line = self.recursive | address_taken_functions(module)
         # separate compilation (`-c`): a `.visible .func` with a body is a link target, compiled
         # once with the link-time convention (ptx2sass.abi) and called, even here, through it
-        self.linkable = linkable_functions(module) if linkable else set()
+        self.linkable = linkable_functions(module) if linkable is True else set(linkable or ())
         self.out_of_line |= self.linkable
         self.count = 0
         self.arrays: set[str] = set()          # `.param .b8 x[N]` (structs): one register per field
@@ -633,15 +633,21 @@ def address_taken_functions(module: ast.Module) -> set[str]:
     return out
 
 
+def returns_struct(function: ast.Function) -> bool:
+    """A `.param` array (a struct) among the function's return parameters."""
+    return any(_is_array(decl) for decl in function.return_params)
+
+
 def linkable_functions(module: ast.Module) -> set[str]:
     """`.visible .func`s with a body: what separate compilation makes link targets."""
     return {f.name for f in module.functions()
             if f.kind == ".func" and f.body is not None and ".visible" in f.linkage}
 
 
-def inline_calls(module: ast.Module, linkable: bool = False) -> ast.Module:
+def inline_calls(module: ast.Module, linkable: bool | set[str] = False) -> ast.Module:
     """The module with every `.func` inlined into its callers and the `.func`s removed
-    (`linkable`: but for the link targets of separate compilation, `linkable_functions`)."""
+    (`linkable`: but for the link targets of separate compilation, `linkable_functions`;
+    or a set of names: those functions, -g's out-of-line ones)."""
     from ptx2sass.frontend.depth import deep_walks
     with deep_walks():
         return _Inliner(module, linkable).run()

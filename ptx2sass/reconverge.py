@@ -26,7 +26,10 @@ exits):
   edges from inside the region enter (regions ending at the same block: innermost first);
 * barriers are numbered by nesting: a region gets the lowest barrier no region overlapping
   it holds (sequential regions reuse B0). B0..B15 are no general registers: they appear as
-  physical `Reg("B", k)` operands, which the allocator and the footprints ignore;
+  physical `Reg("B", k)` operands, which the allocator and the footprints ignore; where all
+  16 are held (17 nested divergent regions; ptxas has no limit), a region inside them takes
+  one an enclosing region holds: `BMOV.32.CLEAR Rs, Bk` before its BSSY keeps the outer
+  mask in a register, `BMOV.32 Bk, Rs` after its BSYNC puts it back;
 * calls: B6..B15 are callee-saved, B0..B5 not. A region with a CALL inside gets a barrier
   from B6 up (innermost first: the innermost B6, the one around it B7); the others count
   from B0. An out-of-line function that uses a callee-saved barrier keeps its caller's
@@ -62,6 +65,7 @@ class _Region:
         self.in_branch_block = in_branch_block    # BSSY before the start's final branch
         self.body: set[int] = set()
         self.barrier = -1
+        self.spilled = False            # the barrier is also an enclosing region's (BMOV)
         self.bssy: MInstr | None = None
         self.sync_block: MBlock | None = None
 
@@ -281,6 +285,28 @@ def _conflict(x: _Region, y: _Region) -> bool:
     return x.start is y.start or x.end is y.end
 
 
+def _barrier_to_spill(r: _Region, near, first: int) -> int | None:
+    """A barrier for a region when all 16 are held around it (ptxas has no nesting limit:
+    it moves masks to general registers with BMOV). The region may take a barrier whose
+    every holder among the regions it meets encloses it (their BSSY and BSYNC lie outside
+    it: the mask is saved at its BSSY and put back after its BSYNC; each lane keeps its own
+    copy of a barrier, so the enclosing region's other lanes still see theirs) or lies
+    inside it and saves the barrier itself."""
+    holders: dict[int, list[_Region]] = {}
+    for o in near:
+        if o is not r and _conflict(r, o):
+            holders.setdefault(o.barrier, []).append(o)
+
+    def encloses(o: _Region, x: _Region) -> bool:
+        return (x.body <= o.body and id(x.start) in o.body and id(x.end) in o.body
+                and id(o.start) not in x.body and id(o.end) not in x.body)
+
+    for k in range(first, NUM_BARRIERS):
+        if all(encloses(o, r) or (encloses(r, o) and o.spilled) for o in holders.get(k, ())):
+            return k
+    return None
+
+
 def _preheader_of(header: MBlock, body: set[int]) -> MBlock | None:
     """The block every entry into the loop passes last, if it is one that ends in nothing
     but a fall-through into the header."""
@@ -396,20 +422,28 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         first = FIRST_CALLEE_SAVED if r in around_calls else 0
         r.barrier = next((k for k in range(first, NUM_BARRIERS) if k not in taken), None)
         if r.barrier is None:
-            raise CompileError(f"kernel {mf.name}: more than {NUM_BARRIERS - first} nested divergent regions "
-                               f"{'around calls ' if first else ''}not supported yet")
+            r.barrier, r.spilled = _barrier_to_spill(r, near.values(), first), True
+            if r.barrier is None:
+                raise CompileError(f"kernel {mf.name}: internal error: no convergence barrier to spill "
+                                   f"for a divergent region crossing {NUM_BARRIERS - first} others")
         done.append(r)
         for k in {*r.body, id(r.start), id(r.end)}:
             touching.setdefault(k, []).append(r)
     ordered = done
     # 4. BSSY at the start: just before its branch, or last in a preheader (outer first).
+    # A spilled region keeps the enclosing region's mask in a register meanwhile.
     for r in ordered:
         r.bssy = MInstr("BSSY", (), [Reg("B", r.barrier), None], 0)
+        put = [r.bssy]
+        if r.spilled:
+            r.saved = mf.new_vreg("R")
+            put.insert(0, MInstr("BMOV", ("32", "CLEAR"), [VOp(r.saved), Reg("B", r.barrier)], 1))
         if r.in_branch_block:
             last = _last_real(r.start)
-            r.start.instrs.insert(next(k for k, mi in enumerate(r.start.instrs) if mi is last), r.bssy)
+            at = next(k for k, mi in enumerate(r.start.instrs) if mi is last)
+            r.start.instrs[at:at] = put
         else:
-            r.start.instrs.append(r.bssy)
+            r.start.instrs.extend(put)
     # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
     count = 0
     syncs: dict[int, list[MBlock]] = {}      # end id -> its BSYNC blocks, in the order made
@@ -418,6 +452,8 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         count += 1
         sync = MBlock(f"{r.end.name}$sync{count}")
         sync.instrs.append(MInstr("BSYNC", (), [Reg("B", r.barrier)], 0))
+        if r.spilled:
+            sync.instrs.append(MInstr("BMOV", ("32",), [Reg("B", r.barrier), VOp(r.saved)], 0))
         for p in list(dict.fromkeys(r.end.preds)):
             if id(p) in body or p is r.start:
                 _redirect(mf, p, r.end, sync)

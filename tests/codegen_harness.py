@@ -155,3 +155,15 @@ def assert_corpus_kernel_matches(corpus, ptx_dir, entry: dict, arch: str = "sm_8
         bad = np.nonzero(got.view(np.uint8) != want.view(np.uint8))[0]
         assert not len(bad), f"{name}: {len(bad)} bytes differ from ptxas's, first at byte {bad[0]}"
     assert corpus.check_reference(entry, ours) == []
+
+
+def dmma_chain(a_row, b_col, c, mode: str = "RN") -> float:
+    """What DMMA computes (an H200, GPU run 11): c + a·b as four fused multiply-adds in k
+    order, each rounded in `mode` (finite operands; an exact zero is +0 here)."""
+    from fractions import Fraction
+    from ptx2sass.emu import fp
+    acc = float(c)
+    for x, y in zip(a_row, b_col):
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(acc)
+        acc = fp.round_rational(exact, "f64", mode) if exact else 0.0
+    return acc

@@ -55,9 +55,9 @@ def test_emulator_matches_h200(seed):
     case = read_case(text)
     # the PTX the GPU's cubin came from: without the header (ptxas's cubin records its input)
     case.text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("// fuzz-case: "))
-    # compiled as the GPU check compiled it: ptxas's default options (its fuzz corpus does
-    # not pass the case's --fmad=false)
-    run = oracle.ptxas(case.text, case.arch, (), name="fuzz.ptx")
+    # compiled as the GPU check compiled it: run 5's bundle gave ptxas its default options,
+    # later ones the case's --fmad=false (the manifest's `ptxas_options`)
+    run = oracle.ptxas(case.text, case.arch, tuple(entry.get("ptxas_options", ())), name="fuzz.ptx")
     assert run.ok, run.stderr
     cubin = run.output
     assert hashlib.sha256(cubin).hexdigest() == entry["cubin_sha256"], "ptxas no longer gives the cubin the GPU ran"

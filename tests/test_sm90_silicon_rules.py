@@ -125,6 +125,41 @@ def test_full_mask_collective_after_a_yield_meets_first(arch):
     assert ("YIELD" in listing) == ("YIELD" in oracle.nvdisasm(theirs.output, ())) == (arch == "sm_89")
 
 
+def _explicit_run(cubin: bytes, case):
+    from ptx2sass.emu.launch import run_buffers
+    from ptx2sass.fuzz.inputs import launch_data
+    from ptx2sass.fuzz.runner import BUDGET, load
+    data = launch_data(case)
+    return run_buffers(load(cubin, case.kernel), case.grid, case.block, data.params, data.buffers,
+                       budget=BUDGET, hazard_check=False, reconverge="explicit")
+
+
+def test_emulator_splits_the_warp_where_a_yield_released_a_bsync():
+    """With explicit reconvergence the emulator now does what the H200 did to the rejected
+    cubin (GPU run 12): the loop's YIELD lets the lanes waiting at the BSYNC go on, so the
+    post-loop MATCH runs in the same two lane groups the GPU's activemask showed (one without
+    the other, flagged as a convergence hazard); today's cubin of ours runs clean
+    and computes what ptxas's does."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours, compile_ptxas
+    ptx = HERE / "match_after_yielding_loop_s9300296_store.ptx"
+    case = read_case((HERE / "match_after_divergent_loop_s9300296.ptx").read_text())
+    case.arch = "sm_90"
+    rejected = (HERE / "match_after_divergent_loop_s9300296.h200-rejected.cubin").read_bytes()
+    bad = _explicit_run(rejected, case)
+    groups = ("0xcf5052d6", "0x30afad29")
+    assert any(f"MATCH run by lanes {a} without member lanes {b}" in str(h)
+               for h in bad.convergence_hazards for a, b in (groups, groups[::-1])), \
+        [str(h) for h in bad.convergence_hazards]
+    for source in (HERE / "match_after_divergent_loop_s9300296.ptx", ptx):
+        case = read_case(source.read_text())
+        case.arch = "sm_90"
+        ours = _explicit_run(compile_ours(case), case)
+        theirs, err = compile_ptxas(case)
+        assert not [h for h in ours.convergence_hazards if "MATCH" in str(h)]
+        assert ours.buffers["out"] == _explicit_run(theirs, case).buffers["out"]
+
+
 def test_guard_after_a_yielding_loop_on_sm_90():
     """9300296 with a volatile store in its loop (GPU run 13): on sm_90 both compilers now put
     a YIELD there; ours, with its WARPSYNC.ALL before the post-loop MATCH, was right on the

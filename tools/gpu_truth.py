@@ -15,6 +15,8 @@ and the differences are printed grouped by key, with examples. Each difference i
     exact          any other difference: the emulator's semantics are wrong
     counter        a contended global atomic counter (the order of the atomics differs)
     private        a per-thread atomic / vector-store word of the atom buffer
+    undefined      (--rerun) depends on shared memory nothing wrote: the emulator's outputs
+                   change with the bytes shared memory starts with
 
 `--rerun` runs today's emulator on every fuzz launch's ptxas cubin and counts the launches
 whose outputs equal the GPU's (the GPU's bytes for the failing launches come from the zip;
@@ -175,18 +177,32 @@ def nondeterministic(run: Run, seed: str, case) -> str | None:
     return None
 
 
-def differences(run: Run, seed: str, emu: dict | None = None) -> list[dict]:
-    """The GPU-vs-emulator differences of one launch (emulator outputs: `emu` or the bundle's)."""
+def differences(run: Run, seed: str, emu: dict | None = None, other_fill: dict | None = None) -> list[dict]:
+    """The GPU-vs-emulator differences of one launch (emulator outputs: `emu` or the bundle's).
+    `other_fill`: the emulator's outputs with shared memory filled otherwise before the run;
+    a difference where the two runs differ too read shared memory nothing had written (the
+    GPU's bytes there are whatever an earlier kernel left): class `undefined`."""
     case = case_for(seed, run.ptx(seed))
     gpu = run.gpu_outputs(seed)
     emu = emu or run.emulator_outputs(seed)
     rows = classify_out(case, gpu["out"], emu["out"]) + classify_atom(case, gpu["atom"], emu["atom"])
     why = nondeterministic(run, seed, case)
+    stale = set()
+    if other_fill is not None:
+        for name in ("out", "atom"):
+            a = np.frombuffer(emu[name], np.uint64)
+            b = np.frombuffer(other_fill[name], np.uint64)
+            stale |= {(name, int(i)) for i in np.flatnonzero(a != b)}
+    nslots = max(1, len(case.slots))
     for r in rows:
         r["seed"] = seed
+        where = ("out", r["thread"] * nslots + r["slot"]) if "slot" in r else ("atom", r["word"])
         if why:
             r["class"] = why.split(":")[0]
             r["key"] = why.split(": ", 1)[1] + " <- " + r["key"]
+        elif where in stale:
+            r["class"] = "undefined"
+            r["key"] = "uninitialised shared memory <- " + r["key"]
     return rows
 
 
@@ -197,7 +213,7 @@ def launch_class(rows: list[dict]) -> str:
     return next((c for c in order if c in classes), "same")
 
 
-def emulate(run: Run, seed: str) -> dict[str, bytes]:
+def emulate(run: Run, seed: str, shared_fill: int = 0) -> dict[str, bytes]:
     """Today's emulator on the launch's ptxas cubin, with the buffers and parameter bytes the
     GPU got (a run-5 bundle passed 8 bytes of the 32-byte .param blob: the rest is 0 here)."""
     from ptx2sass.emu.launch import Param, run_buffers
@@ -214,11 +230,13 @@ def emulate(run: Run, seed: str) -> dict[str, bytes]:
     params = [Param(buffer=p["buffer"]) if "buffer" in p else Param(type="bytes", value=bytes.fromhex(p["bytes"]))
               for p in launch["params"]]
     prog = load_program(run.cubin(seed), case.kernel)
-    res = run_buffers(prog, case.grid, case.block, params, data.buffers, budget=BUDGET, hazard_check=False)
+    res = run_buffers(prog, case.grid, case.block, params, data.buffers, budget=BUDGET, hazard_check=False,
+                      shared_fill=shared_fill)
     return {name: bytes(res.buffers[name]) for name in ("out", "atom")}
 
 
-def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str]) -> int:
+def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str],
+                label: str = "2026-11-27 H200 run 5") -> int:
     """Regression data for tests/test_gpu_truth.py: per seed `SEED.ptx` (the `// fuzz-case:`
     header, then the PTX the GPU's cubin was compiled from) and `SEED.gpu.gz` (the GPU's `out`
     then `atom` bytes), and `manifest.json` (the sha256 of ptxas's cubin the GPU ran, the
@@ -235,11 +253,17 @@ def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str])
         if nondeterministic(run, seed, case):
             raise ValueError(f"seed {seed}: its outputs depend on the run ({nondeterministic(run, seed, case)})")
         gpu = run.gpu_outputs(seed)
+        sha = run.verdicts[f"fuzz/{seed}"]["ptxas"].get("gpu", {}).get("sha", {})
+        for name, digest in sha.items():      # the bytes are the GPU's (the report's digest)
+            if hashlib.sha256(gpu[name]).hexdigest()[:len(digest)] != digest:
+                raise ValueError(f"seed {seed}: {name} is not the GPU's (sha {digest})")
         (folder / f"{seed}.ptx").write_text(case_header(case) + case.text)
         blob = gzip.compress(gpu["out"] + gpu["atom"], 9, mtime=0)
         (folder / f"{seed}.gpu.gz").write_bytes(blob)
         entry = {"cubin_sha256": hashlib.sha256(run.cubin(seed)).hexdigest(), "out": len(gpu["out"]),
-                 "atom": len(gpu["atom"]), "run": "2026-11-27 H200 run 5"}
+                 "atom": len(gpu["atom"]), "run": label}
+        if not case.fmad:       # the GPU check compiles a fuzz case with its own --fmad (since run 10)
+            entry["ptxas_options"] = ["--fmad=false"]
         if seed in xfail:
             entry["xfail"] = xfail[seed]
         manifest[seed] = entry
@@ -280,12 +304,14 @@ def main(argv=None) -> int:
                     help="write the --seeds launches as regression data (tests/gpu_truth)")
     ap.add_argument("--xfail", action="append", default=[], metavar="SEED=REASON",
                     help="with --write-tests: a launch the emulator does not reproduce yet, and why")
+    ap.add_argument("--label", default="2026-11-27 H200 run 5",
+                    help="with --write-tests: the GPU run the bytes come from (the manifest's `run`)")
     args = ap.parse_args(argv)
     run = Run(args.run)
     if args.write_tests:
         xfail = dict(x.split("=", 1) for x in args.xfail)
         seeds = args.seeds.split(",") if args.seeds else []
-        size = write_tests(run, seeds + [s for s in xfail if s not in seeds], args.write_tests, xfail)
+        size = write_tests(run, seeds + [s for s in xfail if s not in seeds], args.write_tests, xfail, args.label)
         print(f"wrote {len(seeds) + len(set(xfail) - set(seeds))} launches to {args.write_tests}: {size} bytes")
         return 0
     if args.rerun:
@@ -293,7 +319,7 @@ def main(argv=None) -> int:
         rows, same = [], 0
         for seed in seeds:
             try:
-                d = differences(run, seed, emulate(run, seed))
+                d = differences(run, seed, emulate(run, seed), emulate(run, seed, shared_fill=0x5A))
             except Exception as e:  # noqa: BLE001 - a fault is a result to report
                 print(f"{seed}: emulator fails: {type(e).__name__}: {e}")
                 continue

@@ -202,8 +202,12 @@ class CallSelection:
         high = self.emit("MOV", (), [VOp(ra, 1), Imm(0)], guarded=False)
         defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
         n = len(defs)
-        self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, Label(what), *uses, VOp(ra)], n, None,
-                               self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
+        if what == self.mf.name:     # recursion into itself: a relative call, as ptxas -g's
+            self.out.append(MInstr("CALL", ("REL", "NOINC"), [*defs, Label(abi.ENTRY_LABEL), *uses, VOp(ra)],
+                                   n, None, self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
+        else:
+            self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, Label(what), *uses, VOp(ra)], n, None,
+                                   self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
         if what not in self.mf.externs:
             self.mf.externs.append(what)
         back = self.start_block("ret")

@@ -123,6 +123,9 @@ class LatencyModel:
         # wrong data and illegal addresses where we did not)
         self.LATE_SOURCE_READS = frozenset(data.get("late_source_reads", []))
         self.LATE_READ_CYCLES: int = data.get("late_read_cycles", 0)
+        # unit -> a shorter window for that unit's late readers (sm_90 LDS: ptxas overwrites
+        # the address of an LDS with no scoreboard 34 cycles after it)
+        self.LATE_READ_CYCLES_BY_UNIT: dict[str, int] = dict(data.get("late_read_cycles_by_unit", {}))
         # late readers that may still read after a later instruction of their own unit has
         # (sm_90 LDC with a register index: a divergent index replays, re-reading it)
         self.UNORDERED_LATE_READS = frozenset(data.get("unordered_late_reads", []))
@@ -182,6 +185,10 @@ class LatencyModel:
                     owner = (base, k)
         return owner is not None and owner[1] == 2
 
+    def late_read_window(self, unit: str | None) -> int:
+        """Cycles a late source reader of `unit` with no read scoreboard may still read."""
+        return self.LATE_READ_CYCLES_BY_UNIT.get(unit, self.LATE_READ_CYCLES)
+
     def is_variable(self, opcode: str) -> bool:
         return opcode in self.VARIABLE
 
@@ -195,12 +202,12 @@ class LatencyModel:
         (the producer's side alone; `read_latency` is what a given reader needs)."""
         if uniform:
             return self.UNIFORM_MOVE_FIXED if opcode in self.UNIFORM_MOVES else self.UNIFORM_FIXED
-        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
-            return self.MMA_SINGLE_PASS_FIXED
         for m in modifiers:
             key = f"{opcode}.{m}"
             if key in self.FIXED:
                 return self.FIXED[key]
+        if self.MMA_SINGLE_PASS_FIXED is not None and self.mma_single_pass(opcode, modifiers):
+            return self.MMA_SINGLE_PASS_FIXED
         if predicate and opcode not in self.FIXED:
             return self.PREDICATE_FIXED
         return self.FIXED.get(opcode, self.DEFAULT_FIXED)
@@ -260,9 +267,10 @@ class LatencyModel:
         return need
 
     def addend_registers(self, ins) -> set:
-        """The register an IMAD.WIDE reads as the high half of its addend (the last R operand
-        before trailing predicates, plus one), when the model says anything about it."""
-        if ins.opcode != "IMAD" or "WIDE" not in ins.modifiers or not self.ADDEND_FIXED:
+        """The register an IMAD.WIDE or IMAD.HI reads as the high half of its 64-bit addend
+        (the last R operand before trailing predicates, plus one), when the model says
+        anything about it."""
+        if ins.opcode != "IMAD" or not ("WIDE" in ins.modifiers or "HI" in ins.modifiers) or not self.ADDEND_FIXED:
             return set()
         ops = list(ins.operands)
         while ops and getattr(ops[-1], "file", None) == "P":

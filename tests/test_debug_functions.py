@@ -1,0 +1,196 @@
+"""-g keeps every `.func` out of line, as ptxas -g does (ptxas 13.5.37, read off its cubins
+for the inputs below): each function in a text section of its own after the kernels, called
+with `CALL.ABS.NOINC` through a relocation, a local function symbol (a `.visible` one
+global) after the text of the first kernel that calls it; a kernel's MIN_STACK_SIZE counts
+the deepest chain of callee frames, or is unknowable (0xffffffff, CRS_STACK_SIZE too) where
+a chain recurses, and ptxas -g then warns once per function the kernel calls that recurses.
+Expected values are ptxas's own cubins and messages; outputs from the emulator on both."""
+import io
+import re
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
+
+from ptx2sass import cli, codegen, oracle
+from ptx2sass.emu.launch import run
+from ptx2sass.encoder.cubin import read_cubin
+
+HEAD = ".version 8.0\n.target sm_89\n.address_size 64\n"
+
+
+def _func(name: str, callee: str | None = None, local_bytes: int = 0, visible: bool = False) -> str:
+    """f(a) = a + ord(last letter) [+ callee(a - 1) where a % 4 != 0: chains end within 3
+    calls], through a local array indexed by a where `local_bytes` is given."""
+    body = (f"  .reg .b32 %r<5>; .reg .pred %p; .reg .b64 %rd<3>;\n  ld.param.b32 %r0, [a];\n"
+            f"  add.u32 %r1, %r0, {ord(name[-1])};\n")
+    if local_bytes:
+        body = (f"  .local .align 4 .b8 lb[{local_bytes}];\n" + body
+                + f"  st.local.u32 [lb], 0;\n  and.b32 %r2, %r1, {local_bytes // 4 - 1};\n"
+                  "  mul.wide.u32 %rd1, %r2, 4;\n  mov.u64 %rd2, lb;\n"
+                  "  add.u64 %rd1, %rd1, %rd2;\n  st.local.u32 [%rd1], %r1;\n  ld.local.u32 %r3, [lb];\n"
+                  "  add.u32 %r1, %r1, %r3;\n")
+    if callee:
+        body += (f"  and.b32 %r2, %r0, 3;\n  setp.eq.u32 %p, %r2, 0;\n  @%p bra D;\n  sub.u32 %r2, %r0, 1;\n"
+                 f"  {{ .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r2; call (pr), {callee}, (pa);"
+                 f" ld.param.b32 %r4, [pr]; }}\n  add.u32 %r1, %r1, %r4;\nD:\n")
+    return (f"{'.visible ' if visible else ''}.func (.param .b32 r) {name}(.param .b32 a)\n{{\n{body}"
+            f"  st.param.b32 [r], %r1;\n  ret;\n}}\n")
+
+
+def _kernel(name: str, calls: list[str]) -> str:
+    body = ("  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd1, %rd1;\n  mov.u32 %r1, %tid.x;\n"
+            "  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd1, %rd1, %rd2;\n")
+    for c in calls:
+        body += (f"  {{ .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1; call (pr), {c}, (pa);"
+                 f" ld.param.b32 %r1, [pr]; }}\n")
+    return (f".visible .entry {name}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<4>;\n{body}"
+            f"  st.global.u32 [%rd1], %r1;\n  ret;\n}}\n")
+
+
+def _declare(name: str) -> str:
+    return f".func (.param .b32 r) {name}(.param .b32 a);\n"
+
+
+MODULES = {
+    # one function, one kernel
+    "one": HEAD + _func("fa") + _kernel("k", ["fa"]),
+    # three functions (one visible) called from two kernels, in another order than declared
+    "three": HEAD + _func("fa") + _func("fb", visible=True) + _func("fc") + _kernel("k0", ["fb"])
+             + _kernel("k1", ["fc", "fa"]),
+    # a chain with frames: k -> fa -> fb (no recursion)
+    "chain": HEAD + _func("fb", local_bytes=32) + _func("fa", "fb", local_bytes=16) + _kernel("k", ["fa"]),
+    # recursion: self, mutual, and a kernel calling two recursive functions
+    "self": HEAD + _declare("fa") + _func("fa", "fa") + _kernel("k", ["fa"]),
+    "mutual": HEAD + _declare("fb") + _func("fa", "fb") + _func("fb", "fa") + _kernel("k", ["fa"]),
+    "two": HEAD + _declare("fa") + _declare("fb") + _func("fa", "fa") + _func("fb", "fb")
+           + _kernel("k", ["fa", "fb", "fb"]),
+}
+
+
+def _structure(cubin: bytes) -> dict:
+    elf = ELFFile(io.BytesIO(cubin))
+    names = [s.name for s in elf.iter_sections()]
+    symbols = list(elf.get_section_by_name(".symtab").iter_symbols())
+    return {
+        "sections": names,
+        "symbols": [(s.name, s["st_info"]["type"], s["st_info"]["bind"],
+                     names[s["st_shndx"]] if isinstance(s["st_shndx"], int) else s["st_shndx"])
+                    for s in symbols],
+        "relocations": {s.name: sorted((symbols[r["r_info_sym"]].name, r["r_info_type"])
+                                       for r in s.iter_relocations())
+                        for s in elf.iter_sections() if isinstance(s, RelocationSection)},
+    }
+
+
+def _ptxas_g(name: str) -> oracle.ToolRun:
+    run_ = oracle.ptxas(MODULES[name], "sm_89", ("-g",), name="k.ptx")
+    assert run_.ok, run_.stderr
+    return run_
+
+
+def _ours_g(name: str) -> bytes:
+    return codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0)
+
+
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual"])
+def test_sections_symbols_and_relocations_as_ptxas(name):
+    assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
+
+
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "two"])
+def test_separate_compilation_with_g_as_ptxas(name):
+    """-c -g: the same order; only `.visible` functions are link targets with a prototype."""
+    theirs = oracle.ptxas(MODULES[name], "sm_89", ("-c", "-g"), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0, compile_only=True)
+    assert _structure(ours) == _structure(theirs.output)
+
+
+def _stack_records(cubin: bytes) -> dict:
+    return {k.name: (k.min_stack_size, k.crs_stack_size) for k in read_cubin(cubin).kernels if k.is_entry}
+
+
+@pytest.mark.parametrize("name", ["self", "mutual", "two"])
+def test_recursion_records_and_warnings_as_ptxas(name, tmp_path, capsys):
+    theirs = _ptxas_g(name)
+    assert _stack_records(_ours_g(name)) == _stack_records(theirs.output) == \
+        {"k": (0xFFFFFFFF, 0xFFFFFFFF)}
+    (tmp_path / "k.ptx").write_text(MODULES[name])
+    capsys.readouterr()
+    assert cli.main(["-arch=sm_89", "-g", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) == 0
+    warning = r"(?m)^\w+ warning : Stack size for entry function 'k' cannot be statically determined$"
+    assert len(re.findall(warning, capsys.readouterr().err)) == len(re.findall(warning, theirs.stderr))
+
+
+def test_a_chain_of_frames_counts_in_the_kernels_stack():
+    """ptxas: MIN_STACK_SIZE = the kernel's frame (0) + fa's + fb's; FRAME_SIZE its own."""
+    def frames(cubin):
+        listing = oracle.cuobjdump_elf(cubin)
+        return {m[0]: int(m[1], 16) for m in
+                re.findall(r"EIATTR_FRAME_SIZE\s+Format:\s+\S+\s+Value:\s+function: (\w+)\(0x[0-9a-f]+\)"
+                           r"\s+frame size: (0x[0-9a-f]+)", listing)}
+    for cubin in (_ptxas_g("chain").output, _ours_g("chain")):
+        f = frames(cubin)
+        assert f["k"] == 0 and f["fa"] > 0 and f["fb"] > 0
+        assert _stack_records(cubin)["k"][0] == f["fa"] + f["fb"]
+
+
+@pytest.mark.parametrize("name", ["three", "chain", "mutual"])
+def test_runs_as_ptxas_g_cubin(name):
+    theirs = _ptxas_g(name).output
+    ours = _ours_g(name)
+    kernels = [k.name for k in read_cubin(ours).kernels if k.is_entry]
+    for kernel in kernels:
+        results = []
+        for cubin, check in ((ours, True), (theirs, False)):
+            out = np.zeros(64, np.uint32)
+            res = run(cubin, kernel, 1, 64, [out], hazard_check=check)
+            if check:
+                assert res.hazards == [], [str(h) for h in res.hazards[:3]]
+            results.append(out)
+        np.testing.assert_array_equal(*results)
+
+
+def test_each_function_has_its_lines():
+    """nvdisasm's PTX line table (-gp) of our -g cubin: every instruction of each
+    function's own text section maps to a PTX line inside that function's body, as in
+    ptxas's cubin."""
+    from tools.line_tables import body, listing
+    lines = MODULES["three"].splitlines()
+    bodies = {}
+    for name in ("fa", "fb", "fc", "k0", "k1"):
+        start = next(i for i, text in enumerate(lines, 1) if re.search(rf"\b{name}\(", text) and "call" not in text)
+        end = next(i for i, text in enumerate(lines, 1) if i > start and text == "}")
+        bodies[name] = set(range(start, end + 1))
+    for cubin in (_ptxas_g("three").output, _ours_g("three")):
+        table = listing(cubin, "-gp")
+        assert set(table) == set(bodies)
+        for name, ptx_lines in bodies.items():
+            code = body(table[name])
+            assert code and all(ins.lines for ins in code)
+            assert {line for ins in code for _, line, *_ in ins.lines} <= ptx_lines
+
+
+def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
+    """A `.func` with a `brx.idx` jump table (not supported out of line yet): the module is
+    compiled with its functions inlined, as before -g kept them, instead of being refused;
+    ptxas compiles it."""
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "corpus" / "llvm" / "switch_op.ptx").read_text()
+    assert oracle.ptxas(ptx, "sm_89", ("-g",), name="switch_op.ptx").ok
+    cubin = codegen.compile_ptx(ptx, "sm_89", "switch_op.ptx", debug=True, opt_level=0)
+    assert [k.name for k in read_cubin(cubin).kernels] == ["switch_op"]
+
+
+@pytest.mark.parametrize("name", ["three", "mutual", "chain"])
+def test_verbose_order_with_g_as_ptxas(name, tmp_path, capsys):
+    """-g -v: the functions' `Function properties` lines in the cubin's order (`.visible`
+    ones first, the others after the last kernel, in declaration order), as ptxas's."""
+    theirs = oracle.ptxas(MODULES[name], "sm_89", ("-g", "-v"), name="k.ptx")
+    (tmp_path / "k.ptx").write_text(MODULES[name])
+    capsys.readouterr()
+    assert cli.main(["-arch=sm_89", "-g", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) == 0
+    heads = r"(?m)info    : (Compiling entry function '\w+'|Function properties for \w+)"
+    assert re.findall(heads, capsys.readouterr().err) == re.findall(heads, theirs.stderr)

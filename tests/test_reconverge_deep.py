@@ -1,0 +1,82 @@
+"""More nested divergent regions than convergence barriers (B0..B15): ptxas compiles any
+depth (it moves masks between barriers and general registers with BMOV), and so must we
+(ptx2sass/reconverge.py: a region inside 16 others borrows an enclosing region's barrier
+and keeps that mask in a register meanwhile). Each kernel runs in the emulator with
+explicit reconvergence: ours must give ptxas's outputs with no hazard of either kind, and a
+warp collective at each region's end whose member mask is exactly the lanes that should
+have met there."""
+import numpy as np
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+
+HEAD = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %p<400>; .reg .b32 %r<1000>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r0, %tid.x;
+  mul.wide.u32 %rd2, %r0, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  mov.u32 %r1, 1;
+"""
+TAIL = """  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;
+  add.u32 %r1, %r1, %r2;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+
+
+def nested_ifs(depth: int) -> str:
+    """`if (tid > k)` nested `depth` deep; at the end of region k the lanes > k - 1 meet
+    again, and a shuffle whose member mask is those lanes checks that they did."""
+    s = HEAD
+    for k in range(depth):
+        s += f"  setp.gt.u32 %p{k}, %r0, {k};\n  @!%p{k} bra E{k};\n  mad.lo.u32 %r1, %r1, 3, {k + 1};\n"
+    for k in reversed(range(depth)):
+        mask = (0xFFFFFFFF << min(k, 31)) & 0xFFFFFFFF    # (deeper than a warp: bench only)
+        s += (f"E{k}:\n  shfl.sync.idx.b32 %r{300 + k}, %r1, 31, 31, {mask};\n"
+              f"  xor.b32 %r1, %r1, %r{300 + k};\n  mul.lo.u32 %r1, %r1, 7;\n")
+    return s + TAIL
+
+
+def nested_loops(depth: int) -> str:
+    """`depth` nested do-while loops, loop k running 1 + bit k of the lane's id times: each
+    loop's exit is lane-varying."""
+    s = HEAD
+    for k in range(depth):
+        s += (f"  shr.u32 %r{600 + k}, %r0, {k};\n  and.b32 %r{600 + k}, %r{600 + k}, 1;\n"
+              f"  add.u32 %r{600 + k}, %r{600 + k}, 1;\n  mov.u32 %r{300 + k}, 0;\nH{k}:\n")
+    s += "  mad.lo.u32 %r1, %r1, 5, 1;\n"
+    for k in reversed(range(depth)):
+        s += (f"  add.u32 %r{300 + k}, %r{300 + k}, 1;\n  setp.lt.u32 %p{k}, %r{300 + k}, %r{600 + k};\n"
+              f"  @%p{k} bra H{k};\n  xor.b32 %r1, %r1, {k + 11};\n")
+    return s + TAIL
+
+
+def _run(cubin: bytes, check: bool) -> np.ndarray:
+    out = np.zeros(32, np.uint32)
+    res = run(cubin, "k", 1, 32, [out], hazard_check=check, reconverge="explicit")
+    if check:
+        assert res.hazards == [], [str(h) for h in res.hazards[:3]]
+        assert res.convergence_hazards == [], [str(h) for h in res.convergence_hazards[:3]]
+    return out
+
+
+@pytest.mark.parametrize("make,depth", [(nested_ifs, 16), (nested_ifs, 17), (nested_ifs, 24),
+                                        (nested_loops, 17), (nested_loops, 20)])
+def test_deeper_than_the_barriers_runs_as_ptxas(make, depth):
+    ptx = make(depth)
+    theirs = oracle.ptxas(ptx, "sm_89")
+    assert theirs.returncode == 0, theirs.stderr
+    ours = codegen.compile_ptx(ptx)
+    listing = oracle.nvdisasm(ours)
+    assert listing.count("BSSY") >= depth          # a region each: none merged away
+    if depth > 16:
+        assert "BMOV.32.CLEAR" in listing
+    np.testing.assert_array_equal(_run(ours, True), _run(theirs.output, False))
