@@ -1,13 +1,16 @@
 """Code quality (issue 6): per corpus kernel our compiler supports, our registers, static
 instructions and emulated cycles against ptxas -O3's, with geometric means per corpus.
 
-    .venv/bin/python bench/quality.py [--arch sm_90] [--corpus zluda|tinygrad|triton ...]
+    .venv/bin/python bench/quality.py [--arch sm_90] [--corpus zluda|tinygrad|triton|cuda|realworld ...]
                                       [--limit N] [--worst N] [--all]
 
 Corpora: ZLUDA (`../shared/corpus/zluda`, the manifest's launch and expected output),
 CUDA (`tests/corpus/cuda`, the manifest's launch and NumPy reference),
 tinygrad (`tests/corpus/tinygrad`, the manifest's launch on `tinygrad_inputs`) and Triton
-(`tests/corpus/triton`, `tests/triton_corpus.py`'s inputs and launch). The default run is
+(`tests/corpus/triton`, `tests/triton_corpus.py`'s inputs and launch) and the real-world corpus
+(`tests/corpus/realworld`, each annotated kernel of the arch's modules on its annotation's
+random inputs, checked against ptxas's cubin). Each corpus's held-back quarter (never tuned
+on) is summarised apart; `--held-back` measures only it. The default run is
 every ZLUDA, CUDA and Triton kernel and an even, deterministic sample of --tinygrad-limit (60)
 tinygrad kernels of at most 4096 threads; `--limit N` caps every corpus to N kernels spread
 evenly over its manifest.
