@@ -31,6 +31,7 @@ from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
+from ptx2sass.isel.dead_parts import remove_dead_parts
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.shared_addresses import fold_shared_addresses
@@ -281,6 +282,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_compare_chains(mf)
     combine_adds(mf)
     legalise_operand_slots(mf, info.name)
+    remove_dead_parts(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
         sink_to_successor(mf)

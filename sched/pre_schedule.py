@@ -38,6 +38,8 @@ PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
 BUDGET_MARGIN = 16           # registers the allocator may need beyond the peak pressure
+CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
+                             # adding registers (an instruction may add several at once)
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -240,8 +242,9 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
-                     tied: dict[int, set[int]] | None = None) -> list[MInstr]:
-    """The region in latency order. An IMPLICIT_DEF (the start of a value written in parts)
+                     tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
+                     register_limit: int | None = None) -> list[MInstr]:
+    """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
     after it and touches its register (the graph keeps those instructions' order)."""
@@ -249,14 +252,16 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         return region
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
-        return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied)
+        return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
+                                          register_limit)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
     for k in starts:
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
-    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied):
+    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
+                                          register_limit):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -269,7 +274,12 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
 def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                                live_after: set[int] = frozenset(),
                                live_in: set[int] = frozenset(),
-                               tied: dict[int, set[int]] | None = None) -> list[MInstr]:
+                               tied: dict[int, set[int]] | None = None,
+                               width: dict[int, int] | None = None,
+                               register_limit: int | None = None) -> list[MInstr]:
+    """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
+    registers are live, an instruction that adds to them waits for one that does not (a
+    load waits for the FMA that consumes an earlier load), as long as one is on its way."""
     n = len(region)
     if n < 3:
         return region
@@ -310,15 +320,42 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             got = adds[j] = born - len(dying)
         return got
 
+    # R registers, when capped: the region's values from their write to their last reader
+    # here (or all of it for those live after), the live-in ones until their last reader
+    capped = register_limit is not None and width is not None
+    if capped:
+        rdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.id in width]
+                 for ins in region]
+        rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
+                  for ins in region]
+        rreaders: dict[int, int] = {}
+        for reads in rreads:
+            for v in set(reads):
+                rreaders[v] = rreaders.get(v, 0) + 1
+        live_r = {v for v in live_in if v in width and (rreaders.get(v, 0) > 0 or v in live_after)}
+        r_cur = [sum(width[v] for v in live_r)]
+
+    def _adds_registers(j: int) -> int:
+        born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
+                   and (rreaders.get(v, 0) > 0 or v in live_after))
+        dying = sum(width[v] for v in set(rreads[j]) if rreaders.get(v) == 1 and v not in live_after
+                    and v in live_r)
+        return born - dying
+
+    def fits(j: int) -> bool:
+        if len(live_p) >= PREDICATE_LIMIT and _adds_predicates(j) > 0:
+            return False
+        return not (capped and r_cur[0] >= register_limit and _adds_registers(j) > 0)
+
     def choose(ready, waiting):
-        if len(live_p) >= PREDICATE_LIMIT:
-            # the first ready instruction in priority order that adds no predicate; the
-            # heap is popped only as far as that one (a scan of all of it at every step
-            # made long blocks quadratic)
+        if len(live_p) >= PREDICATE_LIMIT or (capped and r_cur[0] >= register_limit):
+            # the first ready instruction in priority order that adds no predicate (nor
+            # register, when capped); the heap is popped only as far as that one (a scan of
+            # all of it at every step made long blocks quadratic)
             passed, best = [], None
             while ready:
                 item = heapq.heappop(ready)
-                if _adds_predicates(item[1]) <= 0:
+                if fits(item[1]):
                     best = item
                     break
                 passed.append(item)
@@ -331,6 +368,16 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         return heapq.heappop(ready)[1]
 
     def issued(j: int) -> None:
+        if capped:
+            for v in set(rreads[j]):
+                rreaders[v] -= 1
+                if rreaders[v] == 0 and v not in live_after and v in live_r:
+                    live_r.discard(v)
+                    r_cur[0] -= width[v]
+            for v in set(rdefs[j]):
+                if v not in live_r and (rreaders.get(v, 0) > 0 or v in live_after):
+                    live_r.add(v)
+                    r_cur[0] += width[v]
         for v in preads[j]:
             readers[v] -= 1
             if readers[v] <= 1:       # what _adds_predicates reads of v changes only here
@@ -484,6 +531,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     return [region[j] for j in reversed(order)]
 
 
+def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> int:
+    """Cycles to issue the list in order, one per cycle, each waiting for its producers'
+    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat."""
+    succs, _ = _dependences(instrs, vfile, False, lat)
+    ready = [0] * len(instrs)
+    t = 0
+    for j in range(len(instrs)):
+        t = max(t + 1, ready[j])
+        for k, latency in succs[j]:
+            ready[k] = max(ready[k], t + latency)
+    return t
+
+
 def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -> int:
     live = {v for v in live_out if v in width}
     cur = sum(width[v] for v in live)
@@ -577,6 +637,18 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
                     low, low_pressure = roomy, roomy_pressure
             if low_pressure < min(before, after):
                 out, after = low, low_pressure
+        elif after > max(before, PRESSURE_LIMIT):
+            # the latency order needs too many registers (a fully unrolled dot product loads
+            # every operand first) while the source order waits for each load in turn: the
+            # latency order capped at the limit keeps as many loads in flight as it allows
+            capped = _reorder_block(b.instrs, live_before,
+                                    lambda region, after, before: _schedule_region(
+                                        region, vfile, lat, after, before, tied, width,
+                                        PRESSURE_LIMIT - CAP_MARGIN))
+            capped_pressure = _pressure(capped, live_out[bi], width)
+            if (capped_pressure <= max(before, PRESSURE_LIMIT)
+                    and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
+                out, after = capped, capped_pressure
         if out == b.instrs:
             continue
         p_before = _pressure(b.instrs, live_out[bi], preds)

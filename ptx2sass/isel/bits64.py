@@ -8,6 +8,7 @@ shifts, whose amounts clamp at 64, and `pos`/`len` are not first reduced to thei
 """
 from __future__ import annotations
 
+from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
 from ptx2sass.isel.common import NOT_PT, PT, RZ
 from ptx2sass.mir import VOp
@@ -15,6 +16,8 @@ from ptx2sass.mir import VOp
 LUT_AND = 0xC0            # a & b
 LUT_OR_ANDNOT = 0xF4      # a | (b & ~c)
 LUT_OR_NOT = 0xF3         # a | ~b
+LUT_SELECT = 0xE2         # (a & b) | (c & ~b): a's bits where b is set, c's elsewhere
+WORD = 0xFFFFFFFF
 
 
 class Bits64:
@@ -101,6 +104,8 @@ class Bits64:
         """a's low `len` bits moved up to `pos`, over b: (a & mask) << pos | b & ~(mask << pos)."""
         self.no_guard_for(ins)
         d, a, b, pos, length = ins.dests[0], *ins.srcs
+        if isinstance(pos, ir.Const) and isinstance(length, ir.Const):
+            return self.bfi64_constant_field(d, a, b, pos.value & WORD, length.value & WORD)
         p, n = self.reg_part(pos, 0), self.reg_part(length, 0)
         mask = self.field_mask64(n)
         field = self.new_pair()
@@ -112,3 +117,53 @@ class Bits64:
         for k in range(2):
             self.emit("LOP3", ("LUT",), [self.dst(d, k), VOp(placed.reg, k), self.reg_part(b, k),
                                          VOp(placed_mask.reg, k), Imm(LUT_OR_ANDNOT), NOT_PT])
+
+    def bfi64_constant_field(self, d, a, b, pos: int, length: int):
+        """bfi64 with both field bounds known: the masks are immediates, a word the field
+        does not touch is b's word, a word it covers is a's (shifted) word, so nvcc's
+        `bfi.b64 d, hi, lo, 32, 32` (two 32-bit halves joined) is two copies, as in ptxas's
+        code. Same clamping as the register form: len and pos beyond 64 take every bit /
+        place nothing."""
+        mask = ((1 << min(length, 64)) - 1) & (2 ** 64 - 1)
+        placed_mask = (mask << pos) & (2 ** 64 - 1) if pos < 64 else 0
+        words = [(placed_mask >> (32 * k)) & WORD for k in range(2)]
+
+        def masked(k):
+            """word k of a & mask (RZ where the mask clears it)."""
+            m = (mask >> (32 * k)) & WORD
+            if m == 0:
+                return RZ
+            if m == WORD:
+                return self.reg_part(a, k)
+            t = VOp(self.mf.new_vreg())
+            self.emit("LOP3", ("LUT",), [t, self.reg_part(a, k), Imm(m), RZ, Imm(LUT_AND), NOT_PT])
+            return t
+
+        def placed(k):
+            """word k of (a & mask) << pos, where placed_mask's word k is not zero."""
+            if pos == 0:
+                return masked(k)
+            if pos == 32:
+                return masked(0) if k == 1 else RZ
+            if pos > 32:
+                if k == 0:
+                    return RZ
+                t = VOp(self.mf.new_vreg())
+                self.emit("SHF", ("L", "U32"), [t, masked(0), Imm(pos - 32), RZ])
+                return t
+            t = VOp(self.mf.new_vreg())
+            if k == 0:
+                self.emit("SHF", ("L", "U32"), [t, masked(0), Imm(pos), RZ])
+            else:
+                self.emit("SHF", ("L", "U64", "HI"), [t, masked(0), Imm(pos), masked(1)])
+            return t
+
+        self.begin_wide(d)
+        for k in range(2):
+            if words[k] == 0:
+                self.move(self.dst(d, k), self.part_of(b, k))
+            elif words[k] == WORD:
+                self.move(self.dst(d, k), placed(k))
+            else:
+                self.emit("LOP3", ("LUT",), [self.dst(d, k), placed(k), Imm(words[k]),
+                                             self.reg_part(b, k), Imm(LUT_SELECT), NOT_PT])

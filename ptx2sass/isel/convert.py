@@ -478,6 +478,7 @@ class ConvertSelection:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), self.as_reg(lo)])
             else:
                 self.move(self.dst(d, 1), RZ)
+                self.note_zero_word(d, 1)
             return
         if db > sb:
             src = self.extend(a, sty)

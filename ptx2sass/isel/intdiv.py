@@ -45,19 +45,16 @@ class IntDivision:
                 constant = None
         key = (id(self.current), ty, divisor.value if isinstance(divisor, ir.Const) else
                divisor.id if isinstance(divisor, ir.Value) else None)
-        shared = self.reciprocals.get(key) if key[2] is not None else None
+        # a loop-invariant divisor's reciprocal is computed before the loop, as ptxas does
+        hoist = self.hoist_target([divisor]) if key[2] is not None else None
+        recip_key = (("before", id(hoist)),) + key[1:] if hoist is not None else key
+        shared = self.reciprocals.get(recip_key) if key[2] is not None else None
+        if shared is None and hoist is not None:
+            with self.emitting_at_end_of(hoist):
+                shared = self.divisor_reciprocal(divisor, constant, ty, signed)
+            self.reciprocals[recip_key] = shared
         if shared is None:
-            if constant is not None:
-                d = d_abs = Imm(abs(constant))
-            else:
-                d = d_abs = self.as_reg(self.extend(divisor, ty))
-                if not isinstance(d, VOp):          # a zero divisor (RZ): ptxas's ~0 result
-                    d = d_abs = self.new()
-                    self.move(d, RZ)
-                if signed:
-                    d_abs = self.new()
-                    self.emit("IABS", (), [d_abs, d])
-            shared = (d, d_abs, self.reciprocal_estimate(d_abs))
+            shared = self.divisor_reciprocal(divisor, constant, ty, signed)
             if key[2] is not None:
                 self.reciprocals[key] = shared
         d, d_abs, recip = shared
@@ -96,6 +93,21 @@ class IntDivision:
             self.emit("SEL", (), [checked, result, by_zero, nonzero])
             result = checked
         self.emit(COPY, (), [self.dst(ins.dests[0]), result], guarded=False)
+
+    def divisor_reciprocal(self, divisor, constant, ty: str, signed: bool):
+        """(divisor, |divisor|, reciprocal estimate of |divisor|) registers (immediates for
+        a constant divisor)."""
+        if constant is not None:
+            d = d_abs = Imm(abs(constant))
+        else:
+            d = d_abs = self.as_reg(self.extend(divisor, ty))
+            if not isinstance(d, VOp):          # a zero divisor (RZ): ptxas's ~0 result
+                d = d_abs = self.new()
+                self.move(d, RZ)
+            if signed:
+                d_abs = self.new()
+                self.emit("IABS", (), [d_abs, d])
+        return d, d_abs, self.reciprocal_estimate(d_abs)
 
     def negate_reg(self, x: VOp) -> VOp:
         t = self.new()

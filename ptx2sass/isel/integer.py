@@ -434,6 +434,12 @@ class IntegerSelection:
         if r.width > 1:
             self.begin_wide(d)
         for k in range(r.width):
+            zero = r.width == 2 and ((op == "and" and (self.is_zero_word(a, k) or self.is_zero_word(b, k)))
+                                     or (self.is_zero_word(a, k) and self.is_zero_word(b, k)))
+            if zero:
+                self.move(self.dst(d, k), RZ)
+                self.note_zero_word(d, k)
+                continue
             self.emit("LOP3", ("LUT",), [self.dst(d, k), self.reg_part(a, k), self.part_of(b, k), RZ,
                                          Imm(LUT[op]), NOT_PT])
 
@@ -489,19 +495,28 @@ class IntegerSelection:
         elif left and s < 32:
             self.emit("SHF", ("L", "U64", "HI"), [self.dst(d, 1), lo, Imm(s), hi])
             self.emit("SHF", ("L", "U32"), [self.dst(d, 0), lo, Imm(s), RZ])
+        elif left and s == 32:          # the low word moves up: a copy, not a shift by 0
+            self.move(self.dst(d, 1), lo)
+            self.move(self.dst(d, 0), RZ)
+            self.note_zero_word(d, 0)
         elif left:
             self.emit("SHF", ("L", "U32"), [self.dst(d, 1), lo, Imm(min(s - 32, 32)), RZ])
             self.move(self.dst(d, 0), RZ)
+            self.note_zero_word(d, 0)
         elif s < 32:
             self.emit("SHF", ("R", "U64"), [self.dst(d, 0), lo, Imm(s), hi])
             self.emit("SHF", ("R", "S32" if signed else "U32", "HI"), [self.dst(d, 1), RZ, Imm(s), hi])
         else:
             mode = "S32" if signed else "U32"
-            self.emit("SHF", ("R", mode, "HI"), [self.dst(d, 0), RZ, Imm(min(s - 32, 32)), hi])
+            if s == 32:
+                self.move(self.dst(d, 0), hi)
+            else:
+                self.emit("SHF", ("R", mode, "HI"), [self.dst(d, 0), RZ, Imm(min(s - 32, 32)), hi])
             if signed:
                 self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1f), hi])
             else:
                 self.move(self.dst(d, 1), RZ)
+                self.note_zero_word(d, 1)
 
     def shift64_by_register(self, ins, left: bool):
         """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and

@@ -68,7 +68,11 @@ class MemorySelection:
         if r.width == 2 and n == 2:
             self.begin_wide(d)
             for k in range(2):
-                self.move(self.dst(d, k), self.part_of(elems[k], 0))
+                word = self.part_of(elems[k], 0)
+                if isinstance(word, VOp):     # a copy the allocator may give one register
+                    self.copy_reg(self.dst(d, k), word)
+                else:
+                    self.move(self.dst(d, k), word)
             return
         if r.width == 1 and n == 2:
             self.emit("PRMT", (), [self.dst(d), self.reg_part(elems[0]), Imm(0x5410),
@@ -401,6 +405,7 @@ class MemorySelection:
             self.emit("SHF", ("R", "S32", "HI"), [self.dst(d, 1), RZ, Imm(0x1F), self.dst(d, 0)])
         else:
             self.move(self.dst(d, 1), RZ)
+            self.note_zero_word(d, 1)
 
     def sel_ldu(self, ins):
         """`ldu`: a load the whole warp makes from one address (ptxas: a plain LDG)."""

@@ -90,6 +90,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.wide_regs: dict = {}        # mma/ldmatrix -> (result register, fragment groups)
         self.part_home: dict = {}        # value id -> (group register, part) it was selected into
         self.reciprocals: dict = {}      # (block, type, divisor) -> its 32-bit division reciprocal
+        self.block_ends: dict = {}       # IR block id -> the machine block its selection ended in
+        self.ir_block = None             # the IR block being selected
+        self._loop_nest = None
         self.quotients: dict = {}        # (block, type, divisor, dividend) -> (quotient, remainder)
         self.divrem_pairs = None         # (dividend, divisor, type) that both div and rem use
         self.phi_copy_blocks: dict = {}  # (IR pred, IR succ) -> machine block with the phi copies
@@ -98,6 +101,10 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         # 8/16-bit values whose register is known zero above their width (a U8/U16 load,
         # a logical right shift of an extended value): `extend` needs no mask for them
         self.zero_above: dict[int, int] = {}
+        # (value id, word) of 64-bit values whose word is known to be zero (the high word of
+        # a zero-extension, an `and` with a mask whose word is zero ...): readers of that
+        # word take RZ, and the write nothing then reads goes (isel/dead_parts.py)
+        self.zero_words: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -194,6 +201,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             r = self.vreg(op)
             if r.width == 1:
                 return VOp(r)
+            if (op.id, part) in self.zero_words:
+                return RZ
             return VOp(r, part)
         if isinstance(op, ir.Const):
             word = (op.value >> (32 * part)) & 0xFFFFFFFF
@@ -201,6 +210,15 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if isinstance(op, ir.SpecialReg):
             return self.special(op, part)
         raise self.unsupported(f"operand {op!r} of `{self.ins.opcode}`")
+
+    def note_zero_word(self, v: ir.Value, part: int) -> None:
+        """Record that word `part` of the 64-bit value `v` was written zero, unguarded."""
+        if self.guard is None and self.vreg(v).width == 2:
+            self.zero_words.add((v.id, part))
+
+    def is_zero_word(self, op, part: int) -> bool:
+        w = self.part_of(op, part)
+        return isinstance(w, Reg) and w.is_zero
 
     def reg_part(self, op, part: int = 0) -> VOp | Reg:
         """Like part_of, but an immediate is first moved into a register."""
@@ -314,6 +332,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             self.phi_temps[id(b)] = temps
         for b in order:
             mb = self.current = self.blocks[id(b)]
+            self.ir_block = b
             self.out = mb.instrs
             self.guard = None
             if b is self.fn.entry and not self.fn.is_entry:
@@ -330,6 +349,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             for s in mb.succs:
                 s.preds.append(mb)
             self.terminator(b, mb, term)
+            self.block_ends[id(b)] = mb
             self.mf.blocks.append(mb)
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
@@ -350,6 +370,37 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.mf.blocks.append(prev)
         self.current, self.out = nb, nb.instrs
         return nb
+
+    def hoist_target(self, inputs) -> ir.Block | None:
+        """The IR block (a loop preheader, already selected) where a computation from
+        `inputs` alone may go instead of inside the loops around the current block."""
+        if self._loop_nest is None:
+            from ptx2sass.isel.loop_invariants import LoopNest
+            self._loop_nest = LoopNest(self.fn)
+        if self.ir_block is None or self.guard is not None:
+            return None
+        pre = self._loop_nest.preheader_for(self.ir_block, inputs)
+        return pre if pre is not None and id(pre) in self.block_ends else None
+
+    def emitting_at_end_of(self, ir_block: ir.Block):
+        """A context in which `emit` appends to the machine block where `ir_block`'s
+        selection ended, before its branch (that block is done: only its tail moves)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def ctx():
+            mb = self.block_ends[id(ir_block)]
+            tail = []
+            while mb.instrs and mb.instrs[-1].opcode in ("BRA", "EXIT") :
+                tail.insert(0, mb.instrs.pop())
+            saved = self.out, self.current
+            self.out, self.current = mb.instrs, mb
+            try:
+                yield
+            finally:
+                mb.instrs.extend(tail)
+                self.out, self.current = saved
+        return ctx()
 
     def phi_copies(self, b: ir.Block) -> None:
         self.guard = None

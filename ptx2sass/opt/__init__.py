@@ -15,6 +15,7 @@ from ptx2sass.opt.dead_local_stores import remove_dead_local_stores
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
+from ptx2sass.opt.if_convert import if_convert_loads
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
@@ -30,8 +31,12 @@ MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
     Counted loops are unrolled once their induction arithmetic is simplified, and the
-    unrolled code is simplified again. Last, loop exits get their own phi-copy blocks."""
+    unrolled code is simplified again. Branches around a few loads become predicated loads
+    (and their blocks one). Last, loop exits get their own phi-copy blocks."""
     _simplify(fn, contract)
+    if if_convert_loads(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
     if unroll_counted_loops(fn):
         merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains

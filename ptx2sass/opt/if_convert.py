@@ -1,0 +1,200 @@
+"""A branch around a few loads and stores becomes predicated code (if-conversion of a
+triangle).
+
+nvcc writes a bounds-checked load `v = (i < n) ? p[i] : 0` as
+
+    mov.f32 %f1, 0f00000000;  @%p bra JOIN;  ld.global.f32 %f1, [%rd];  JOIN: ...
+
+Selected as it stands, each such load sits in a branch region of its own (BSSY, BRA, LDG,
+BSYNC) and the next one waits for it to return before its branch; a tiled matmul's two tile
+loads go one after the other, twice the memory latency per tile. ptxas predicates them
+(`@!P1 LDG.E R24, [R10.64]` after `MOV R24, RZ`) and issues both before either store.
+
+The rewrite, for a block S whose only predecessor P ends in a guarded `bra` and whose only
+successor J has exactly P and S as predecessors: S's loads and stores are guarded with the
+condition under which S ran (ptxas's `@!P0 STS.64 [R5], R2` for a warp's leader), each
+load taking J's phi input from P as its value where the guard is false (the IR's
+guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
+(addresses, and sums of what S loaded, as in a shared-memory tree reduction's
+`s[t] += s[t + step]`) runs unconditionally; a
+phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
+A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
+small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
+and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
+or a guard of its own stays a branch.
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.uses import substitute
+
+MAX_BODY = 12
+MAX_LOADS = 4
+
+# Arithmetic cheap enough to run on the lanes that skip the body, and without effects.
+SPECULATE = frozenset({"mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24", "mad24",
+                       "and", "or", "xor", "not", "shl", "shr", "setp", "selp", "min", "max",
+                       "neg", "abs", "fma", "bfe", "prmt"})
+LOAD_SPACES = frozenset({"global", "shared", "local", "const", None})
+SELP_TYPES = frozenset({"b16", "u16", "s16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64"})
+
+
+def _speculable(ins: ir.Instr) -> bool:
+    if ins.guard is not None or not ins.dests or "cc" in ins.modifiers:
+        return False
+    if ins.opcode in ("mul", "mad") and ins.type in ("f32", "f64", "f16", "bf16"):
+        return True
+    if ins.opcode in ("div", "rem"):
+        return False
+    return ins.opcode in SPECULATE and all(d.type != "pred" or ins.opcode == "setp" for d in ins.dests)
+
+
+def _loadable(ins: ir.Instr) -> bool:
+    """A plain load: guarding it keeps exactly its meaning (no lane that skipped the body
+    touches memory)."""
+    return (ins.opcode == "ld" and ins.guard is None and bool(ins.dests) and ins.space in LOAD_SPACES
+            and not any(m in ("volatile", "relaxed", "acquire", "mmio") for m in ins.modifiers))
+
+
+def _storable(ins: ir.Instr) -> bool:
+    """A plain store: guarded, only the lanes that ran the body write."""
+    return (ins.opcode == "st" and ins.guard is None and not ins.dests
+            and ins.space in ("global", "shared", "local", None)
+            and not any(m in ("volatile", "relaxed", "release", "mmio") for m in ins.modifiers))
+
+
+def _ran_when(branch: ir.Instr, body_taken: bool) -> tuple[ir.Value, bool]:
+    """(predicate, negated) under which the body ran."""
+    taken_negated = branch.guard_negated
+    return branch.guard, taken_negated if body_taken else not taken_negated
+
+
+def if_convert_loads(fn: ir.Function) -> bool:
+    changed = False
+    for p in list(fn.blocks):
+        if p not in fn.blocks or len(p.succs) != 2 or not p.instrs:
+            continue
+        branch = p.instrs[-1]
+        if branch.opcode != "bra" or branch.guard is None or branch.guard.type != "pred":
+            continue
+        for k in (1, 0):
+            s, j = p.succs[k], p.succs[1 - k]
+            if _convert(fn, p, s, j, branch, body_taken=(k == 0)):
+                changed = True
+                break
+    return changed
+
+
+def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.Instr,
+             body_taken: bool) -> bool:
+    if s is p or j is p or s is j or s is fn.entry or s.preds != [p] or s.succs != [j] or s.phis:
+        return False
+    if len(j.preds) != 2 or set(map(id, j.preds)) != {id(p), id(s)}:
+        return False
+    if not body_taken and fn.is_entry and _only_exits(j):
+        return False        # `@P EXIT` and the body unguarded, as ptxas writes it
+    body = list(s.instrs)
+    if body and body[-1].opcode == "bra":
+        if body[-1].guard is not None:
+            return False
+        body = body[:-1]
+    if not body or len(body) > MAX_BODY or any(i.opcode in ir.TERMINATORS for i in body):
+        return False
+    loads = [i for i in body if _loadable(i)]
+    stores = [i for i in body if _storable(i)]
+    if len(loads) + len(stores) > MAX_LOADS:
+        return False
+    if any(i not in loads and i not in stores and not _speculable(i) for i in body):
+        return False
+    if not loads and not stores and not j.phis:
+        return False
+    defined_by = {d.id: ins for ins in body for d in ins.dests}
+    # every value defined in the body and read after it reaches J's phis only (the body's
+    # values are not available on the other path)
+    inputs = {}
+    for phi in j.phis:
+        from_p = [v for b, v in phi.incoming if b is p]
+        from_s = [v for b, v in phi.incoming if b is s]
+        if len(from_p) != 1 or len(from_s) != 1 or phi.dest.type == "pred":
+            return False
+        inputs[id(phi)] = (from_p[0], from_s[0])
+    body_ids = {id(i) for i in body}
+    for b in fn.blocks:
+        if b is s:
+            continue
+        for ins in b.instrs:
+            for v in _reads(ins):
+                if isinstance(v, ir.Value) and v.id in defined_by:
+                    return False
+        for phi in b.phis:
+            for blk, v in phi.incoming:
+                if isinstance(v, ir.Value) and v.id in defined_by and not (b is j and blk is s):
+                    return False
+    # a load's result that reaches a phi takes that phi's input from P as its else-value
+    # (one phi per result); one read only inside the body takes zero, which the
+    # (unguarded) arithmetic reading it then works on where the body did not run
+    load_ids = {d.id for ld in loads for d in ld.dests}
+    merge_of: dict[int, object] = {}
+    for phi in j.phis:
+        x, y = inputs[id(phi)]
+        if isinstance(y, ir.Value) and y.id in load_ids:
+            if y.id in merge_of:
+                return False
+            merge_of[y.id] = x
+        elif isinstance(y, ir.Value) and y.id in defined_by and phi.dest.type not in SELP_TYPES:
+            return False
+    for ld in loads:
+        for d in ld.dests:
+            if d.id not in merge_of:
+                if d.type not in SELP_TYPES:
+                    return False
+                merge_of[d.id] = ir.Const(0, d.type)
+    # rewrite
+    pred, negated = _ran_when(branch, body_taken)
+    for ld in loads:
+        ld.guard, ld.guard_negated = pred, negated
+        ld.merge = [merge_of[d.id] for d in ld.dests]
+    for st in stores:
+        st.guard, st.guard_negated = pred, negated
+    new = list(body)
+    subst: dict[int, object] = {}
+    for phi in j.phis:
+        x, y = inputs[id(phi)]
+        if isinstance(y, ir.Value) and y.id in load_ids:
+            subst[phi.dest.id] = y
+        elif x == y or (isinstance(x, ir.Value) and isinstance(y, ir.Value) and x.id == y.id):
+            subst[phi.dest.id] = x
+        else:
+            # selp d, a, b, c: c ? a : b, with c the predicate (negated: the branch's sense)
+            a, b = (x, y) if negated else (y, x)
+            new.append(ir.Instr("selp", dests=[phi.dest], srcs=[a, b, pred], type=_selp_type(phi.dest.type),
+                                line=branch.line))
+    j.phis = []
+    p.instrs = p.instrs[:-1] + new
+    p.succs = [j]
+    j.preds = [p]
+    fn.blocks.remove(s)
+    if subst:
+        substitute(fn, subst)
+    return True
+
+
+def _only_exits(b: ir.Block) -> bool:
+    """A block that only ends the kernel: a branch to it is selected as a guarded EXIT."""
+    return (not b.phis and len(b.instrs) == 1 and b.instrs[0].opcode in ("ret", "exit")
+            and b.instrs[0].guard is None)
+
+
+def _selp_type(ty: str) -> str:
+    return ty
+
+
+def _reads(ins: ir.Instr):
+    for v in ins.srcs:
+        if isinstance(v, ir.Address):
+            yield v.base
+        else:
+            yield v
+    if ins.guard is not None:
+        yield ins.guard
+    yield from ins.merge
