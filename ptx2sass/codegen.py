@@ -266,7 +266,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
     """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
-    mf = select_function(fn, info, filename, layout, callees, pointers, exit_branches=not keep_order)
+    mf = select_function(fn, info, filename, layout, callees, pointers, exit_branches=not keep_order,
+                         keep_order=keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     else:

@@ -23,9 +23,10 @@ from ptx2sass.frontend import check, parse
 
 def diamonds(n: int) -> str:
     """N divergent diamonds in a row (the value is loaded, so every branch is divergent and
-    gets a BSSY/BSYNC region), the result stored so nothing is dead."""
-    body = "".join(f"setp.lt.u32 %p, %r1, {k};\n@%p bra L{k};\nadd.u32 %r1, %r1, 1;\nL{k}:\n"
-                   for k in range(n))
+    gets a BSSY/BSYNC region), the result stored so nothing is dead. Each side holds a
+    volatile store, which if-conversion (opt/if_convert.py) leaves alone."""
+    body = "".join(f"setp.lt.u32 %p, %r1, {k};\n@%p bra L{k};\nadd.u32 %r1, %r1, 1;\n"
+                   f"st.volatile.global.u32 [%rd1+4], %r1;\nL{k}:\n" for k in range(n))
     return (".version 8.0\n.target sm_89\n.address_size 64\n"
             ".visible .entry k(.param .u64 p)\n{\n.reg .u32 %r<2>;\n.reg .pred %p;\n.reg .u64 %rd1;\n"
             "ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\n" + body
@@ -103,9 +104,8 @@ def test_backend_work_is_linear_in_a_long_block():
 
 def test_every_diamond_is_a_divergent_region():
     """The premise of the count: our code brackets each diamond with BSSY/BSYNC, so the
-    divergence and reconvergence passes do their work per branch. (ptxas if-converts these
-    short sides instead: its code has no branch; should ours do the same, this input no
-    longer exercises those passes and wants sides that cannot be predicated.)"""
+    divergence and reconvergence passes do their work per branch (the sides' volatile
+    stores keep if-conversion away; without them ours, like ptxas, has no branch here)."""
     from ptx2sass import oracle
     listing = oracle.nvdisasm(codegen.compile_ptx(diamonds(20), "sm_89"), ())
     assert listing.count("BSSY") == 20 and listing.count("BSYNC") == 20

@@ -60,11 +60,13 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
-                 exit_branches: bool = True):
+                 exit_branches: bool = True, keep_order: bool = False):
         self.fn = fn
         # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
         # where ptxas keeps the branch to the `ret` line)
         self.exit_branches = exit_branches
+        # -g: the code follows the PTX line by line (nothing hoisted out of loops)
+        self.keep_order = keep_order
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
         # Where the variables the code names live (ptx2sass.variables.KernelLayout).
@@ -374,11 +376,11 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
     def hoist_target(self, inputs) -> ir.Block | None:
         """The IR block (a loop preheader, already selected) where a computation from
         `inputs` alone may go instead of inside the loops around the current block."""
+        if self.ir_block is None or self.guard is not None or self.keep_order:
+            return None
         if self._loop_nest is None:
             from ptx2sass.isel.loop_invariants import LoopNest
             self._loop_nest = LoopNest(self.fn)
-        if self.ir_block is None or self.guard is not None:
-            return None
         pre = self._loop_nest.preheader_for(self.ir_block, inputs)
         return pre if pre is not None and id(pre) in self.block_ends else None
 
@@ -495,5 +497,5 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
                     layout=None, callees: dict | None = None, pointers: dict | None = None,
-                    exit_branches: bool = True) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches).run()
+                    exit_branches: bool = True, keep_order: bool = False) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches, keep_order).run()

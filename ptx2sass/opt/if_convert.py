@@ -119,9 +119,10 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
             return False
         inputs[id(phi)] = (from_p[0], from_s[0])
     body_ids = {id(i) for i in body}
-    for b in fn.blocks:
-        if b is s:
-            continue
+    # SSA: S dominates only itself (J has P as a predecessor too), so a value of the body can
+    # be read outside it only by a phi of J; J is checked as the guard against anything else
+    # (scanning every block made the pass quadratic in the number of branches)
+    for b in (j,):
         for ins in b.instrs:
             for v in _reads(ins):
                 if isinstance(v, ir.Value) and v.id in defined_by:
