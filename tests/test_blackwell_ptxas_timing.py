@@ -39,9 +39,9 @@ M = (1 << 64) - 1
 A = [0, 1, 0xFFFFFFFFFFFFFFFF, 0x8000000000000001, 0x123456789ABCDEF0, 0xFFFFFFFF, 0x100000000, 0xDEADBEEFCAFEF00D]
 
 
-@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
-def test_generic_atomic_predicate(arch):
-    ptx = GENERIC_ATOM.format(arch=arch)
+def _runs_on_pairs(ptx: str, arch: str):
+    """ptxas's cubin and ours, each run on every pair of A (one thread a pair, the pair in
+    place) with no hazard: yields (buffer, pairs) for each."""
     n = len(A) * len(A)
     pairs = [(a, b) for a in A for b in A]
     for cubin in (oracle.ptxas(ptx, arch).output, compile_ptx(ptx, arch)):
@@ -50,6 +50,12 @@ def test_generic_atomic_predicate(arch):
         buf[:, 1] = [b for _, b in pairs]
         res = run(cubin, "k", (1, 1, 1), (n, 1, 1), [buf])
         assert not res.hazards, res.hazards[:3]
+        yield buf, pairs
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_generic_atomic_predicate(arch):
+    for buf, pairs in _runs_on_pairs(GENERIC_ATOM.format(arch=arch), arch):
         for i, (a, b) in enumerate(pairs):
             # the and returns a and leaves a & b; the or of a leaves a and returns a & b
             assert int(buf[i, 0]) == a and int(buf[i, 1]) == a & b
@@ -57,15 +63,7 @@ def test_generic_atomic_predicate(arch):
 
 @pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
 def test_wide_multiply_high_addend(arch):
-    ptx = WIDE_HIGH.format(arch=arch)
-    n = len(A) * len(A)
-    pairs = [(a, b) for a in A for b in A]
-    for cubin in (oracle.ptxas(ptx, arch).output, compile_ptx(ptx, arch)):
-        buf = np.zeros((n, 2), dtype=np.uint64)
-        buf[:, 0] = [a for a, _ in pairs]
-        buf[:, 1] = [b for _, b in pairs]
-        res = run(cubin, "k", (1, 1, 1), (n, 1, 1), [buf])
-        assert not res.hazards, res.hazards[:3]
+    for buf, pairs in _runs_on_pairs(WIDE_HIGH.format(arch=arch), arch):
         for i, (a, b) in enumerate(pairs):
             h1 = (a * b) >> 64
             h3 = ((((h1 * a) >> 64) & M) * b) >> 64
