@@ -9,7 +9,7 @@ from ptx2sass.encoder.model import Imm, Label, Reg
 from . import externs
 from .errors import EmuFault
 from .lanes import PerWarp
-from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, int_to_mask, mask_to_int  # noqa: F401
+from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, LANES, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
 
@@ -74,8 +74,8 @@ def op_yield(w, s, active, mask):
     m = w.m
     lanes = w.lanes(mask)
     m.yielded[lanes] = True
-    for wid in np.unique(lanes // 32).tolist():
-        if (m.state[wid * 32:(wid + 1) * 32] == AT_BSYNC).any() and m.warp(wid).release_yielded():
+    for wid in np.unique(lanes // LANES).tolist():
+        if (m.state[wid * LANES:(wid + 1) * LANES] == AT_BSYNC).any() and m.warp(wid).release_yielded():
             m.dirty.add(wid)
 
 

@@ -266,8 +266,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
     """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
-    mf = select_function(fn, info, filename, layout, callees, pointers, exit_branches=not keep_order,
-                         keep_order=keep_order)
+    mf = select_function(fn, info, filename, layout, callees, pointers, keep_order=keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
     else:
@@ -829,14 +828,15 @@ def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
         reached = [e for e in c.externs if e in targets]
         if not k.is_entry or not reached:
             continue
+        below_all = _reached(reached, targets)
         # the callees run in the kernel's registers: it allocates as many as any of them uses
         # (ours allocated 24 where its out-of-line fib_rec used 25: the H200 faulted, run 18)
-        k.regcount = c.regcount = max([c.regcount, *(targets[n].regcount for n in _reached(reached, targets))])
+        k.regcount = c.regcount = max([c.regcount, *(targets[n].regcount for n in below_all)])
         if c.stack_size == abi.UNKNOWN_STACK_SIZE:
             continue
         below = deepest_chain(reached, lambda n: own(n) or 0,
                               lambda n: [e for e in targets[n].externs if e in targets])
-        if below is None or any(own(n) is None for n in _reached(reached, targets)):
+        if below is None or any(own(n) is None for n in below_all):
             k.min_stack_size = k.crs_stack_size = abi.UNKNOWN_STACK_SIZE
             c.stack_size, c.recursive = abi.UNKNOWN_STACK_SIZE, True
         else:

@@ -77,8 +77,11 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
         exits = [at for at in regions if at in body and any(id(s) not in body for s in by_id[at].succs)]
         if not exits:
             continue
-        if not own_exit_waits or any(_strong(ins) and ins.opcode == "st" for ins in ops) \
-                or any(_selector(by_id[at]).id in _results_of_accesses(fn, ops) for at in exits):
+        if not own_exit_waits or any(_strong(ins) and ins.opcode == "st" for ins in ops):
+            chosen.append(h)
+            continue
+        read = _results_of_accesses(fn, ops)
+        if any(_selector(by_id[at]).id in read for at in exits):
             chosen.append(h)
     machine = {mb.name: mb for mb in mf.blocks}
     count = 0

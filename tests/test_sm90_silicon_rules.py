@@ -126,12 +126,8 @@ def test_full_mask_collective_after_a_yield_meets_first(arch):
 
 
 def _explicit_run(cubin: bytes, case):
-    from ptx2sass.emu.launch import run_buffers
-    from ptx2sass.fuzz.inputs import launch_data
-    from ptx2sass.fuzz.runner import BUDGET, load
-    data = launch_data(case)
-    return run_buffers(load(cubin, case.kernel), case.grid, case.block, data.params, data.buffers,
-                       budget=BUDGET, hazard_check=False, reconverge="explicit")
+    from ptx2sass.fuzz.runner import execute, load
+    return execute(load(cubin, case.kernel), case, hazard_check=False, reconverge="explicit")
 
 
 def test_emulator_splits_the_warp_where_a_yield_released_a_bsync():

@@ -60,12 +60,11 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
-                 exit_branches: bool = True, keep_order: bool = False):
+                 keep_order: bool = False):
         self.fn = fn
-        # a guarded branch to a block that only exits becomes a guarded EXIT (not with -g,
-        # where ptxas keeps the branch to the `ret` line)
-        self.exit_branches = exit_branches
-        # -g: the code follows the PTX line by line (nothing hoisted out of loops)
+        # -g: the code follows the PTX line by line: nothing hoisted out of loops, and a
+        # guarded branch to a block that only exits stays a branch to the `ret` line (as
+        # ptxas keeps it) instead of becoming a guarded EXIT
         self.keep_order = keep_order
         self.callees = callees or {}     # out-of-line functions it may call: name -> ir.Function
         self.pointers = pointers or {}   # address-taken functions: name -> pointer value
@@ -458,7 +457,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             mb.fallthrough = target
             return
         ir_target = b.succs[0]
-        exits_only = (self.exit_branches and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
+        exits_only = (not self.keep_order and self.fn.is_entry and not ir_target.phis and len(ir_target.instrs) == 1
                       and ir_target.instrs[0].opcode in ("ret", "exit") and ir_target.instrs[0].guard is None)
         # a branch to a block that only exits is a guarded EXIT, as ptxas writes it
         mi = MInstr("EXIT" if exits_only else "BRA", (), [] if exits_only else [Label(target.name)],
@@ -497,5 +496,5 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
 def select_function(fn: ir.Function, arch_info, filename: str | None = None,
                     layout=None, callees: dict | None = None, pointers: dict | None = None,
-                    exit_branches: bool = True, keep_order: bool = False) -> MFunction:
-    return Selector(fn, arch_info, filename, layout, callees, pointers, exit_branches, keep_order).run()
+                    keep_order: bool = False) -> MFunction:
+    return Selector(fn, arch_info, filename, layout, callees, pointers, keep_order).run()
