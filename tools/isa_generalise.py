@@ -32,11 +32,13 @@ REALWORLD = REPO / "tests" / "corpus" / "realworld"
 _ARCH_SUFFIX = re.compile(r"\.(sm_\d+)\.ptx$")
 
 
-def realworld_files(arch: str, held_back_only: bool = False) -> list[tuple[str, bytes]]:
+def realworld_files(arch: str, held_back_only: bool = False,
+                    tuning_only: bool = False) -> list[tuple[str, bytes]]:
     """(name, PTX) of each real-world module for `arch`: the file written for that arch, or
     for an arch the corpus was not built for (sm_75, sm_120) the sm_89 file (ptxas's
     `.target` is rewritten by `compile_for`). The held-back split is by the sm_89 file's
-    content, so one module is in or out for every arch."""
+    content, so one module is in or out for every arch. `tuning_only` leaves the held-back
+    modules out (for harvesting seed words without touching them)."""
     by_module: dict[str, dict[str, Path]] = {}
     for p in sorted(REALWORLD.rglob("*.ptx")):
         m = _ARCH_SUFFIX.search(p.name)
@@ -46,7 +48,7 @@ def realworld_files(arch: str, held_back_only: bool = False) -> list[tuple[str, 
     out = []
     for key, files in sorted(by_module.items()):
         anchor = files.get("sm_89") or next(iter(files.values()))
-        if held_back_only and not held_back(anchor):
+        if held_back_only and not held_back(anchor) or tuning_only and held_back(anchor):
             continue
         p = files.get(arch, anchor)
         out.append((f"realworld/{p.relative_to(REALWORLD).as_posix()}", p.read_bytes()))
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-realworld", action="store_true")
     ap.add_argument("--held-back-only", action="store_true",
                     help="only the real-world corpus's held-back modules")
+    ap.add_argument("--tuning-only", action="store_true",
+                    help="only the real-world corpus's tuning modules (to harvest seed words)")
     ap.add_argument("--examples", type=int, default=2, help="examples per failing form")
     ap.add_argument("--seed-words-out", help="write one failing word per failing form here "
                                              "(isa_probe --seed-words format; one arch)")
@@ -103,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     fuzz = fuzz_files(seeds)
     bad = 0
     for arch in archs:
-        files = ([] if args.no_realworld else realworld_files(arch, args.held_back_only)) + fuzz
+        files = ([] if args.no_realworld else realworld_files(arch, args.held_back_only,
+                                                                      args.tuning_only)) + fuzz
         st = check_arch(arch, files)
         print(summary_line(arch, st), flush=True)
         for key, examples in sorted(st["determined_failures"].items()):
