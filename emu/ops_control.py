@@ -249,8 +249,10 @@ def op_warpsync(w, s, active, mask):
     """WARPSYNC m: each lane waits for the live lanes of its own mask (a register may hold
     a different mask in each lane: cooperative groups' tiles). `.EXCLUSIVE` also keeps the
     lanes of different masks apart afterwards (machine `excl`): ptxas's run-time-mask
-    REDUX, whose result is one uniform value per group."""
-    ops = s.ins.operands
+    REDUX, whose result is one uniform value per group. `.COLLECTIVE m, label` (sm_90 and
+    later: ptxas's run-time-mask vote/shfl/match, closed by ENDCOLLECTIVE just before `label`)
+    keeps them apart the same way; the BSYNC ptxas puts at `label` joins them again."""
+    ops = [o for o in s.ins.operands if not isinstance(o, Label)]
     if "ALL" in s.ins.modifiers or not ops:
         m = np.full(32, FULL, dtype=np.int64)
     elif isinstance(ops[-1], Imm):
@@ -258,7 +260,7 @@ def op_warpsync(w, s, active, mask):
     else:
         m = np.broadcast_to(w.r(ops[-1]), (32,)).astype(np.int64) & FULL
     waiting = mask.copy()
-    if "EXCLUSIVE" in s.ins.modifiers:
+    if "EXCLUSIVE" in s.ins.modifiers or "COLLECTIVE" in s.ins.modifiers:
         w.excl[waiting] = m[waiting]
     w.state[waiting] = AT_WARPSYNC
     w.wait_arg[waiting] = m[waiting]

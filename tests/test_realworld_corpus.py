@@ -192,3 +192,21 @@ def test_ballot_with_a_constant_partial_mask_is_ptxas_s():
         outs.append(out)
     assert outs[0][0] == sum(1 << i for i in range(32) if x[i] & 1)     # the meaning, from ptxas
     assert (outs[1] == outs[0]).all(), [hex(v) for v in outs[1][:4]]
+
+
+def _module(key: str) -> dict:
+    name, _, arch = key.partition("@")
+    return next(m for m in MODULES if module_key(m) == name and m["arch"] == arch)
+
+
+def test_sm90_collective_warpsync_runs_as_ptxas_s_tiles():
+    """ptxas's sm_90 cubin of cooperative groups' 8-lane tile ballot/any/all brackets the
+    diverged path's VOTE in `WARPSYNC.COLLECTIVE R2, label` ... `ENDCOLLECTIVE`: the emulator
+    read the label as the mask operand (a fault). It now runs each mask's lanes apart, as for
+    WARPSYNC.EXCLUSIVE, and ptxas's cubin writes what ours (checked against a NumPy model of
+    the tile vote in tests/test_warp_runtime_mask.py) writes."""
+    outcome = rw.measure(_module("coop_groups.cu@sm_90"), emu_archs=("sm_90",))
+    ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
+    tile = next(e for e in ran if "tile_shuffle_ops" in e)
+    assert ran[tile][0] == "match", ran[tile]
+    assert all(v[0] == "match" for v in ran.values()), ran
