@@ -26,12 +26,11 @@ SAMPLE_DEFAULT = 13
 
 # Module key (source without `src/`; a Numba kernel as `numba_kernels.py:name`), optionally
 # `@arch` -> (text our refusal must contain, why). Looked up with the arch first.
-GAPS = {
-    "textures.cu": ("PTX instruction `tex` not supported yet", "texture and surface objects (tex/suld/sust)"),
+GAPS: dict[str, tuple[str, str]] = {
 }
 
 # Internal errors (bugs) on modules ptxas accepts: strict xfails until fixed.
-BUGS = {
+BUGS: dict[str, str] = {
 }
 
 # Kernels whose results in the emulator differ from ptxas's cubin's (bugs): the test asserts
