@@ -159,10 +159,12 @@ def _call_externs(w, calling: np.ndarray, dest: np.ndarray) -> None:
 @semantics("LEPC", vector=True)
 def op_lepc(w, s, active, mask):
     """LEPC Rd: the instruction's own code address, 64 bits (calls to driver-linked
-    functions compute their return address from it)."""
+    functions compute their return address from it). sm_90's `LEPC Rd, label` gives the
+    label's address instead: ptxas's return address, so no add follows."""
     d = s.ins.operands[0]
-    w.w(d, np.uint32(s.offset & 0xFFFFFFFF), mask)
-    w.w(Reg("R", d.index + 1), np.uint32(s.offset >> 32), mask)
+    at = _target(s) if len(s.ins.operands) > 1 else s.offset
+    w.w(d, np.uint32(at & 0xFFFFFFFF), mask)
+    w.w(Reg("R", d.index + 1), np.uint32(at >> 32), mask)
 
 
 @semantics("RET", vector=True)

@@ -209,3 +209,14 @@ def test_sm90_collective_warpsync_runs_as_ptxas_s_tiles():
     tile = next(e for e in ran if "tile_shuffle_ops" in e)
     assert ran[tile][0] == "match", ran[tile]
     assert all(v[0] == "match" for v in ran.values()), ran
+
+
+def test_sm90_lepc_with_a_label_is_the_return_address():
+    """ptxas's sm_90 calls to malloc/free (Thrust's `per_thread_sort`) set the return
+    address with `LEPC R20, label` (the label's address, no add after it); the emulator took
+    LEPC's own address, so `malloc` returned into the call again and the next one asked for
+    127 TiB. ptxas's cubin now runs and writes what ours writes."""
+    outcome = rw.measure(_module("thrust_device.cu@sm_90"), emu_archs=("sm_90",))
+    ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
+    assert ran["per_thread_sort"][0] == "match", ran
+    assert all(v[0] == "match" for v in ran.values()), ran
