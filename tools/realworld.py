@@ -117,6 +117,26 @@ def classify_error(exc: BaseException) -> tuple[str, str]:
     return "bug", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''} ({where})"
 
 
+RETARGET_FROM = "sm_89"
+_TARGET = re.compile(r"(\.target\s+)sm_\d+[a-z]?")
+
+
+def retargeted(arch: str) -> list[dict]:
+    """The modules for an arch the corpus was not built for (sm_75, sm_120): each sm_89
+    module with its `.target` rewritten to `arch` (as tools/isa_generalise does for ptxas);
+    the held-back split stays the sm_89 file's."""
+    out = []
+    for m in manifest():
+        if m["arch"] != RETARGET_FROM:
+            continue
+        r = dict(m, arch=arch)
+        if m["ptx"] is not None:
+            text = (CORPUS / m["ptx"]).read_text()
+            r["ptx_text"] = _TARGET.sub(lambda t: t.group(1) + arch, text, count=1)
+        out.append(r)
+    return out
+
+
 def measure(module: dict, emu_archs=EMU_ARCHS, seed: int = 0) -> ModuleOutcome:
     from ptx2sass import codegen, oracle
     out = ModuleOutcome(module_id(module), module["arch"], module["held_back"], "nvcc-refused")
@@ -124,7 +144,7 @@ def measure(module: dict, emu_archs=EMU_ARCHS, seed: int = 0) -> ModuleOutcome:
         out.ours, out.message = "-", module.get("refused_by_nvcc", "")
         return out
     name = Path(module["ptx"]).name
-    ptx = (CORPUS / module["ptx"]).read_text()
+    ptx = module.get("ptx_text") or (CORPUS / module["ptx"]).read_text()
     theirs = oracle.ptxas(ptx, module["arch"], name=name)
     out.ptxas = "accepted" if theirs.ok else "refused"
     try:

@@ -1,7 +1,7 @@
 """Print the real-world corpus table (tools/realworld.py), tuning part and held-back part apart.
 
 Usage: .venv/bin/python -m tools.realworld_report [--arch sm_89 ...] [--module SUBSTR] [--details]
-       [--json FILE]
+       [--json FILE] [--emu-arch A ...] [--retarget sm_120 --emu-arch sm_120]
 """
 from __future__ import annotations
 
@@ -43,11 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--module", help="only modules whose id contains this")
     ap.add_argument("--emu-arch", action="append",
                     help=f"run the emulator on modules for these archs (default {' '.join(rw.EMU_ARCHS)})")
+    ap.add_argument("--retarget", action="append",
+                    help=f"instead of the corpus's own modules, its {rw.RETARGET_FROM} modules with "
+                         "`.target` rewritten to this arch (sm_75, sm_120: archs it was not built for)")
     ap.add_argument("--details", action="store_true", help="one line per module and failing kernel")
     ap.add_argument("--json", help="write every outcome to this file")
     args = ap.parse_args(argv)
     outcomes = []
-    for m in rw.manifest():
+    modules = rw.manifest() if not args.retarget else \
+        [m for arch in args.retarget for m in rw.retargeted(arch)]
+    for m in modules:
         if args.arch and m["arch"] not in args.arch:
             continue
         if args.module and args.module not in rw.module_id(m):
