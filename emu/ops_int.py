@@ -171,7 +171,7 @@ def op_s2r(w, s, active, mask):
     w.w(d, special_value(w, sr.name), mask)
 
 
-@semantics("CS2R", vector=True)
+@semantics("CS2R", "CS2UR", vector=True)
 def op_cs2r(w, s, active, mask):
     d, sr = s.ins.operands
     if sr.name == "SRZ":

@@ -204,7 +204,7 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     step = Step(offset, ins, handler, handler=handler, plain=handler.__module__ not in CONTROL_MODULES,
                 vector=handler in vector or handler is _unsupported, guard=guard,
                 releases=ins.opcode in RELEASING)
-    step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R")
+    step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R", "CS2UR")
     prep = prepare.get(ins.opcode)
     if prep is not None and handler is not _unsupported:
         try:

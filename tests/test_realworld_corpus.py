@@ -220,3 +220,14 @@ def test_sm90_lepc_with_a_label_is_the_return_address():
     ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
     assert ran["per_thread_sort"][0] == "match", ran
     assert all(v[0] == "match" for v in ran.values()), ran
+
+
+def test_sm120_uniform_clock_read_runs():
+    """ptxas's sm_120 code reads `%globaltimer` into a uniform register pair (`CS2UR UR10,
+    SR_GLOBALTIMERLO`: `cuda::barrier`'s timed wait in async_copy.cu, retargeted from sm_89);
+    the emulator had no CS2UR. ptxas's cubin now runs and writes what ours writes."""
+    module = next(m for m in rw.retargeted("sm_120") if module_key(m) == "async_copy.cu")
+    outcome = rw.measure(module, emu_archs=("sm_120",))
+    assert outcome.ptxas == outcome.ours == "accepted", outcome.message
+    ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
+    assert all(v[0] == "match" for v in ran.values()) and ran, ran
