@@ -458,16 +458,44 @@ def op_imnmx(w, s, active, mask):
 # sm_90's integer ops (CUDA binary utilities: VIADD "integer addition", VIMNMX "integer
 # minimum/maximum", VIMNMX3 three-input min/max, VIADDMNMX addition then min/max). The
 # trailing predicate picks min (true) or max, as IMNMX's; `.U32` compares unsigned, `.U16x2`
-# / `.S16x2` work on the two 16-bit halves, `.RELU` clamps a signed result at 0; VIADD's
-# `.16x2` adds the halves.
+# / `.S16x2` work on the two 16-bit halves and `.U8x4` / `.S8x4` on the four bytes (sm_120's
+# ptxas: |a - b| per byte as VIADD.U8x4 of VIMNMX.U8x4's max and min), `.RELU` clamps a
+# signed result at 0; VIADD's `.16x2` / `.U8x4` add lane by lane, a `-` operand negated
+# lane by lane (max - min of every byte is exact only so).
 
 def _lanes16(mods):
-    """The 16-bit halves' kind (`"u"`/`"s"`), or None for 32-bit operation."""
-    if "U16x2" in mods:
-        return "u"
-    if "S16x2" in mods:
-        return "s"
+    """The lanes' kind (`"u"`/`"s"`), or None for 32-bit operation."""
+    for m in mods:
+        if m in ("U16x2", "U8x4"):
+            return "u"
+        if m in ("S16x2", "S8x4"):
+            return "s"
     return None
+
+
+def _lane_bits(mods) -> int:
+    """The width of a packed lane: 8 (`.U8x4`/`.S8x4`/`.8x4`) or 16."""
+    return 8 if any(m.endswith("8x4") for m in mods) else 16
+
+
+def _lanewise_add(mods, ops, values) -> np.ndarray:
+    """The lanes' sums (16x2 or 8x4, wrapping), each `-` operand negated lane by lane."""
+    bits = _lane_bits(mods)
+    lane = U32((1 << bits) - 1)
+    out = U32(0)
+    for shift in range(0, 32, bits):
+        total = U32(0)
+        for op, v in zip(ops, values):
+            part = (v >> U32(shift)) & lane
+            if getattr(op, "neg", False):
+                part = (U32(0) - part) & lane
+            total = (total + part) & lane
+        out = out | (total << U32(shift))
+    return np.asarray(out, dtype=U32)
+
+
+def _packed(mods) -> bool:
+    return _lanes16(mods) is not None or any(m in ("16x2", "8x4") for m in mods)
 
 
 def _minmax(mods, values, use_min):
@@ -482,31 +510,30 @@ def _minmax(mods, values, use_min):
         if "RELU" in mods and "U32" not in mods:
             res = np.maximum(res, 0)
         return (res.astype(U64) & M32).astype(U32)
+    bits = _lane_bits(mods)
+    top, full = 1 << (bits - 1), 1 << bits
     out = U32(0)
-    for shift in (0, 16):
-        parts = [((v.astype(U32) >> U32(shift)) & U32(0xFFFF)).astype(I64) for v in values]
+    for shift in range(0, 32, bits):
+        parts = [((v.astype(U32) >> U32(shift)) & U32(full - 1)).astype(I64) for v in values]
         if half == "s":
-            parts = [np.where(p >= 0x8000, p - 0x10000, p) for p in parts]
+            parts = [np.where(p >= top, p - full, p) for p in parts]
         lo, hi = parts[0], parts[0]
         for p in parts[1:]:
             lo, hi = np.minimum(lo, p), np.maximum(hi, p)
         r = np.where(use_min, lo, hi)
         if "RELU" in mods and half == "s":
             r = np.maximum(r, 0)
-        out = out | ((r.astype(U64) & U64(0xFFFF)).astype(U32) << U32(shift))
+        out = out | ((r.astype(U64) & U64(full - 1)).astype(U32) << U32(shift))
     return out.astype(U32)
 
 
 @semantics("VIADD", vector=True)
 def op_viadd(w, s, active, mask):
     d, a_op, b_op = s.ins.operands[:3]
-    a, b = w.ri(a_op), w.ri(b_op)
-    if "16x2" in s.ins.modifiers:
-        lo = (a + b) & U32(0xFFFF)
-        hi = ((a >> U32(16)) + (b >> U32(16))) & U32(0xFFFF)
-        w.w(d, ((hi << U32(16)) | lo).astype(U32), mask)
+    if _packed(s.ins.modifiers):
+        w.w(d, _lanewise_add(s.ins.modifiers, (a_op, b_op), (w.r(a_op), w.r(b_op))), mask)
     else:
-        w.w(d, (a + b).astype(U32), mask)
+        w.w(d, (w.ri(a_op) + w.ri(b_op)).astype(U32), mask)
 
 
 @semantics("VIMNMX", vector=True)
@@ -529,13 +556,10 @@ def op_vimnmx3(w, s, active, mask):
 def op_viaddmnmx(w, s, active, mask):
     d, a, b, c, p = s.ins.operands
     mods = s.ins.modifiers
-    av, bv = w.ri(a), w.ri(b)
-    if _lanes16(mods):
-        lo = (av + bv) & U32(0xFFFF)
-        hi = ((av >> U32(16)) + (bv >> U32(16))) & U32(0xFFFF)
-        total = ((hi << U32(16)) | lo).astype(U32)
+    if _packed(mods):
+        total = _lanewise_add(mods, (a, b), (w.r(a), w.r(b)))
     else:
-        total = (av + bv).astype(U32)
+        total = (w.ri(a) + w.ri(b)).astype(U32)
     w.w(d, _minmax(mods, [total, w.ri(c)], w.pred(p)), mask)
 
 

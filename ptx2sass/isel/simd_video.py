@@ -16,7 +16,8 @@ operand's selector (`.hxy`, `.bxyzw`, top lane first; a defaults to .h10/.b3210,
 * `.add`: IADD3s summing c and the masked lanes; merge: a PRMT per masked lane inserting
   its low byte/half into c (or into the first lane when every lane is written).
 
-vabsdiff4 of two unsigned operands uses VABSDIFF4.U8: with `.add` and every lane its .ACC
+vabsdiff4 of two unsigned operands uses VABSDIFF4.U8 where the target has a video unit
+(`absdiff_instruction`; sm_120 has none and takes the lane-by-lane path): with `.add` and every lane its .ACC
 form is the whole instruction, as ptxas writes it; without `.add` it gives every lane's
 |a - b| (unsigned bytes: `.sat` to u8 changes nothing), merged into c by one PRMT when the
 mask leaves some lanes out.
@@ -88,7 +89,7 @@ class SimdVideoSelection:
         c = self._v_reg(self.part_of(ins.srcs[2], 0))
         words = [self._simd_word(a, b, prmt_selector(sel[k], n, k), k) for k in range(2)]
         d = self.dst(ins.dests[0])
-        if base == "vabsdiff" and n == 4 and atype == btype == "u32":
+        if base == "vabsdiff" and n == 4 and atype == btype == "u32" and self.arch.absdiff_instruction:
             if add and len(chosen) == 4:
                 self.emit("VABSDIFF4", ("U8", "ACC"), [d, words[0], words[1], c])
                 return
