@@ -93,3 +93,19 @@ def test_uniform_register_branch_reads_as_nvdisasm_prints_it():
     ins = parse_instruction(text)
     assert [type(o).__name__ for o in ins.operands] == ["Reg", "Imm"]
     assert format_instruction(ins) == text
+
+
+def test_sm75_atom_with_a_uniform_address_decodes_its_operation():
+    """ptxas's sm_75 `ATOM.E.<op> PT, R, [URx(+imm)], R` (libcu++ atomic_ref, the real-world
+    atomics.cu retargeted): the turing table's one such form carried INC in the scope
+    group's tokens, so every operation decoded as INC and the emulator incremented where
+    ptxas added/maxed/ored. Expected texts: nvdisasm's."""
+    from ptx2sass.encoder import codec
+    from tools.isa_probe import disassemble
+    words = [0x0001e200081f434400000000ffff898a, 0x020ee200091f034400000402ff02798a,
+             0x000ea4000b1f614400000800ff00798a, 0x000ea800081f414600000402ff02098a]
+    inc = (words[0] & ~(0x7F << 84)) | (25 << 84)       # the same word with INC's operation bits
+    words.append(inc)
+    for word, text in zip(words, disassemble(words, "sm_75")):
+        assert text is not None
+        assert codec.decode_text(word, "sm_75") == text
