@@ -33,21 +33,19 @@ SM90_GAPS = frozenset({
     "TLD", "UBMSK", "UBREV", "UIADD3", "UIMAD", "UISETP", "ULDC", "ULEA", "ULOP3", "UMOV",
     "UPLOP3", "USEL", "USGXT", "USHF", "VABSDIFF4", "VIADDMNMX", "VIMNMX", "WARPSYNC",
 })
-# sm_120 and sm_75 (`--arch sm_120 sm_75`), likewise.
+# sm_120 and sm_75: the opcodes still failing on this test's full inputs (`PTX2SASS_SAMPLE=all`:
+# `py -m tools.isa_generalise --arch sm_120 sm_75 --held-back-only --fuzz-seeds 900000:900040`,
+# branch open6, after the tables took the words of the tuning inputs: fuzzer seeds 0..59 and
+# the real-world tuning part, tools/isa_seeds/gen_open6_*.words). Texture/surface forms were
+# not probed (each takes ~1 min of nvdisasm); the uniform ones are operand kinds (negative
+# immediates, guards) the tuning words did not show.
 SM120_GAPS = frozenset({
-    "ARRIVES", "ATOM", "ATOMS", "BRA", "BRXU", "CS2UR", "DSETP", "ENDCOLLECTIVE", "F2FP",
-    "F2I", "FADD", "FENCE", "FSEL", "HADD2", "HFMA2", "HMMA", "HSET2", "HSETP2", "I2F", "I2FP",
-    "I2I", "IABS", "IADD", "IMAD", "LDCU", "LDG", "MOVM", "QSPC", "SEL", "SHF", "SULD", "SUST",
-    "SYNCS", "TEX", "TLD", "UBMSK", "UBREV", "UFFMA", "UFMUL", "UFSEL", "UI2F", "UIADD3",
-    "UIMNMX", "ULEA", "ULOP3", "UMOV", "UPLOP3", "USEL", "USGXT", "USHF", "UVIMNMX", "VIADD",
-    "VIMNMX", "WARPSYNC",
+    "ATOM", "I2I", "LDL", "STL", "SULD", "SURED", "SUST", "TEX", "TLD", "UFADD", "UIADD3",
+    "UIMAD", "UISETP", "USEL", "USHF",
 })
 SM75_GAPS = frozenset({
-    "ATOM", "ATOMG", "ATOMS", "DADD", "DSETP", "F2I", "FSEL", "HFMA2", "HSET2", "HSETP2",
-    "I2F", "IMAD", "IMNMX", "LDG", "LDS", "LEA", "MOVM", "MUFU", "PLOP3", "SEL", "SHF", "SULD",
-    "SUST", "TEX", "TLD", "UBMSK", "UIADD3", "UIMAD", "ULEA", "USGXT", "USHF", "VABSDIFF",
-    "VABSDIFF4",
-    "FCHK",          # FCHK P, R, c[b][o]: first seen after the fuzzer's session-3 generator changes
+    "CCTLL", "DMUL", "I2F", "I2IP", "STL", "SULD", "SUST", "TEX", "TLD", "UIMAD", "ULDC",
+    "UMOV", "USHF",
 })
 KNOWN_GAPS = {"sm_75": SM75_GAPS, "sm_80": SM8X_GAPS, "sm_86": SM8X_GAPS, "sm_89": SM8X_GAPS,
               "sm_90": SM90_GAPS, "sm_120": SM120_GAPS}
