@@ -840,6 +840,9 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     if why is not None:
         raise EncodeError(f"{sass_text.format_instruction(replace(ins, control=Control()))}: "
                           f"{why}")
+    shown = _shown_descriptor_word(ins, arch, pc)
+    if shown is not None:
+        return shown | ins.control.pack() << CONTROL_SHIFT
     desc, ins = _without_hidden_descriptor(ins, arch)
     text = sass_text.format_instruction(ins)      # the text never shows the control bits
     it = iter(labels)
@@ -937,6 +940,31 @@ def _descriptor_bits(word: int, arch: str) -> list[int] | None:
     if bits is None or any(used >> b & 1 for b in bits):
         return None
     return list(bits)
+
+
+def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
+    """The word of a memory instruction that names the default descriptor register
+    (`STG.E desc[UR4][R14.64+0xa0], R5`) in a form whose descriptor is a printed operand
+    (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only then), or None. A hidden default
+    descriptor decodes without `desc`, so a named UR4 can only be a shown one; another
+    register may be either (`decode` names a hidden non-default one too) and stays hidden."""
+    from . import sass_text
+    from .model import Mem
+    default = DEFAULT_DESCRIPTOR.get(_family_or(arch, ""))
+    if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
+        return None
+    if not any(isinstance(op, Mem) and op.desc is not None and op.desc.file == "UR"
+               and op.desc.index == default for op in ins.operands):
+        return None
+    if any(isinstance(op, Label) for op in ins.operands) or any(_is_nan(op) for op in ins.operands):
+        return None
+    try:
+        view = parse_view(sass_text.format_instruction(replace(ins, control=Control())))
+        view.reuse = []
+        word = encode_view(view, arch, pc)
+    except (EncodeError, ValueError, IndexError, KeyError):
+        return None
+    return word if _descriptor_bits(word, arch) is None else None
 
 
 def _without_hidden_descriptor(ins: Instruction, arch: str):

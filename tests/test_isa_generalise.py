@@ -107,3 +107,25 @@ def test_sm75_atom_with_a_uniform_address_decodes_its_operation():
     for word, text in zip(words, disassemble(words, "sm_75")):
         assert text is not None
         assert codec.decode_text(word, "sm_75") == text
+
+
+def test_sm89_named_default_descriptor_is_the_shown_form():
+    """`STG.E desc[UR4][R14.64+0xa0], R5` (ptxas, sm_89, a fuzzer program): bit 101 makes
+    nvdisasm print the descriptor; the encoder always put a named descriptor into the hidden
+    field and left bit 101 clear (a word nvdisasm prints without `desc`). Expected: ptxas's
+    word; the text is nvdisasm's."""
+    from dataclasses import replace
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.model import Control
+    from ptx2sass.encoder.sass_text import parse_instruction
+    from tools.isa_probe import disassemble
+    word = 0x0005E4200C1019040000A0050E007986
+    [text] = disassemble([word], "sm_89")
+    assert text == "STG.E desc[UR4][R14.64+0xa0], R5"
+    ins = replace(parse_instruction(text), control=Control.unpack(word >> 105))
+    assert codec.encode(ins, "sm_89") == word
+    assert codec.encode(codec.decode(word, "sm_89"), "sm_89") == word
+    hidden = word & ~(1 << 101)            # the default descriptor, not shown
+    [plain] = disassemble([hidden], "sm_89")
+    assert "desc" not in plain
+    assert codec.encode(replace(parse_instruction(plain), control=Control.unpack(word >> 105)), "sm_89") == hidden
