@@ -64,7 +64,7 @@ def _same_reg(a, b) -> bool:
     return isinstance(a, Reg) and isinstance(b, Reg) and (a.file, a.index) == (b.file, b.index)
 
 
-_CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "BSSY", "BSYNC", "WARPSYNC", "EXIT", "RET", "CALL",
+_CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "BSYNC", "WARPSYNC", "EXIT", "RET", "CALL",
             "YIELD", "BAR", "BPT", "KILL"}
 
 
