@@ -133,9 +133,8 @@ class ConvertSelection:
         clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
         kind = self.f2fp_types(ins.type)
         if clamp:
-            if rnd != "rn":
-                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+            self.emit("F2FP", clamp + kind + ("MERGE_C",) + (("RZ",) if rnd == "rz" else ()),
+                      [self.dst(ins.dests[0]), self.reg_part(a), RZ])
             return
         self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
                   [self.dst(ins.dests[0]), RZ, self.reg_part(a)])
