@@ -1323,6 +1323,16 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 for m in modifiers:
                     if m in _CACHE_OPERATORS:
                         return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    if opcode == "ld" and ".nc" in modifiers:
+        if ".global" not in modifiers:
+            return "Modifier '.nc' requires .global space"
+        if ".lu" in modifiers or ".cv" in modifiers:
+            return "Illegal cache operation for instruction 'ld.nc'"
+    if opcode in ("ld", "st"):
+        cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
+        evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+        if cache and evict:
+            return f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'"
     if opcode in ("ld", "st") and ".mmio" in modifiers:
         problem = _mmio_problem(opcode, modifiers)
         if problem:
