@@ -15,7 +15,7 @@ FORMS = ["rz.ftz.f16", "rn.f16", "rm.f16", "rp.f16", "rn.bf16", "rz.bf16", "rn.r
          "rn.satfinite.f16", "rn.relu.bf16"]
 RZ_CLAMPS = ["rz.relu.f16", "rz.satfinite.f16", "rz.relu.satfinite.f16", "rz.relu.bf16",
              "rz.satfinite.bf16", "rz.relu.satfinite.bf16"]
-FORMS += RZ_CLAMPS
+FORMS += RZ_CLAMPS + ["rz.ftz.bf16", "rn.ftz.bf16", "rm.ftz.bf16"]
 EDGES = [0x7F800001, 0xFFC00001, 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0x477FF000, 0x477FE000,
          0xC77FF000, 0x7F7FFFFF, 0xFF7FFFFF, 0x33800000, 0x33000001, 0x80000001, 0x00800000,
          0xBF800000, 0x80000000, 0x3F800001, 0x3F808000, 0x3F818000, 0xC2F6E979]
@@ -27,7 +27,7 @@ def _kernel(arch: str) -> str:
                      for k, f in enumerate(FORMS))
     return (f".version 8.8\n.target {arch}\n.address_size 64\n"
             ".visible .entry k(.param .u64 pout, .param .u64 pin)\n{\n"
-            ".reg .b16 %h<16>; .reg .b32 %r<3>; .reg .b64 %rd<6>;\n"
+            ".reg .b16 %h<32>; .reg .b32 %r<3>; .reg .b64 %rd<6>;\n"
             "ld.param.u64 %rd1, [pout]; ld.param.u64 %rd2, [pin];\n"
             "cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;\n"
             "mov.u32 %r2, %tid.x; mul.wide.u32 %rd4, %r2, 4; add.s64 %rd2, %rd2, %rd4;\n"
