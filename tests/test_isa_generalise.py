@@ -42,8 +42,7 @@ SM120_GAPS = frozenset({
     "USEL", "USHF",
 })
 SM75_GAPS = frozenset({
-    "CCTLL", "DMUL", "I2F", "I2IP", "STL", "SULD", "SUST", "TEX", "TLD", "UIMAD", "ULDC",
-    "UMOV", "USHF",
+    "CCTLL", "DMUL", "I2F", "STL", "SULD", "SUST", "TEX", "TLD", "UIMAD", "ULDC", "UMOV", "USHF",
 })
 KNOWN_GAPS = {"sm_75": SM75_GAPS, "sm_80": SM8X_GAPS, "sm_86": SM8X_GAPS, "sm_89": SM8X_GAPS,
               "sm_90": SM90_GAPS, "sm_120": SM120_GAPS}
