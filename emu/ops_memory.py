@@ -314,16 +314,17 @@ def _atomic(w, s, mask, space, has_result):
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
     n = w.width
-    if space == "generic" and done_pred is not None and not done_pred.is_zero:
+    if space == "generic" and done_pred is not None:
         # A generic ATOM performs the operation on global memory, and on shared memory when
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
-        # does nothing and its predicate says so: ptxas then runs its own code for shared
-        # (a compare-and-swap loop) or local memory (a load and a store).
+        # does nothing, and its predicate (when not PT) says so: ptxas then runs its own
+        # code for shared (a compare-and-swap loop) or local memory (a load and a store).
         shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
         local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
         native = op in ("CAS", "EXCH") or (size == 4 and ty not in ("F32", "F16x2", "BF16x2"))
         done = ~local & (~shared | native)
-        w.wp(done_pred, done, mask)
+        if not done_pred.is_zero:
+            w.wp(done_pred, done, mask)
         mask = mask & done
     if size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None

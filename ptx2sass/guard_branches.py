@@ -6,7 +6,7 @@ its destinations (and the carry flag) as they were. Where the selection writes o
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
 conversions from 64-bit integers, min/max.f64, the compare-and-swap loops of 16-bit atomics
-and of the shared-memory atomics ATOMS lacks) a guard on every instruction of
+and of the atomics the shared unit lacks, shared or generic) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
 has the same meaning (the skipped lanes keep their destinations; a divergent guard
@@ -42,7 +42,9 @@ def _atomic_loop(ins: ast.Instruction) -> bool:
     if (op, ty) in (("cas", "b16"), ("add", "f16")):
         return True
     shared = any(m in ("shared", "shared::cta") for m in names)
-    return shared and (op, ty) in MemorySelection.SHARED_CAS_LOOP
+    generic = not any(m in ("global", "shared::cluster") for m in names) and not shared
+    # shared: a loop; generic: ATOM with a shared loop and a local fallback after it
+    return (shared or generic) and (op, ty) in MemorySelection.SHARED_CAS_LOOP
 
 
 def expands(ins: ast.Instruction) -> bool:

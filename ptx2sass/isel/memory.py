@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 from ptx2sass.isel.warp_aggregated_atomics import warp_combination
@@ -994,23 +994,8 @@ class MemorySelection:
         (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
     LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
 
-    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
-        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
-        @!(ok == 1) BRA loop — then d = old."""
-        if self.guard is not None:
-            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
-        bits = _bits(ty)
-        width = bits // 32
-        size = ("64",) if width == 2 else ()
-        mem = self.address(ins.srcs[0], "shared")
-        v = self.atom_data(ins.srcs[1], bits)
-        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
-        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
-        loop = self.start_block("cas")
-        old = VOp(self.mf.new_vreg("R", width))
-        new = VOp(self.mf.new_vreg("R", width))
-        ok = VOp(self.mf.new_vreg("R", width))
-        self.emit("LDS", size, [old, mem])
+    def atomic_operation(self, op: str, ty: str, new: VOp, old: VOp, v: VOp) -> None:
+        """new = old op v, for the atomics written as a loop or a load and a store."""
         if ty == "f16x2":
             self.emit("HADD2", (), [new, old, v])
         elif ty == "f32":
@@ -1036,6 +1021,25 @@ class MemorySelection:
             carry = VOp(self.mf.new_vreg("P"))
             self.emit("IADD3", (), [VOp(new.reg, 0), carry, VOp(old.reg, 0), VOp(v.reg, 0), RZ], ndefs=2)
             self.emit("IADD3", ("X",), [VOp(new.reg, 1), VOp(old.reg, 1), VOp(v.reg, 1), RZ, carry, NOT_PT])
+
+    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
+        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
+        @!(ok == 1) BRA loop — then d = old."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
+        bits = _bits(ty)
+        width = bits // 32
+        size = ("64",) if width == 2 else ()
+        mem = self.address(ins.srcs[0], "shared")
+        v = self.atom_data(ins.srcs[1], bits)
+        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
+        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
+        loop = self.start_block("cas")
+        old = VOp(self.mf.new_vreg("R", width))
+        new = VOp(self.mf.new_vreg("R", width))
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("LDS", size, [old, mem])
+        self.atomic_operation(op, ty, new, old, v)
         self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, mem, old, new])
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"),
@@ -1046,6 +1050,63 @@ class MemorySelection:
         loop.preds.append(loop)
         if d is not None:
             self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
+
+    def generic_atomic_with_fallbacks(self, ins, op: str, ty: str, d, mods, strong, mem, data) -> None:
+        """A generic atom/red whose operation the shared unit lacks (64-bit add/min/max/logic,
+        f32/f64/f16x2 add), as ptxas writes it: the ATOM's predicate says whether it was done
+        (global memory); where not, QSPC.E.S tells shared memory (a compare-and-swap loop on
+        the 24-bit shared address) from local memory (a load, the operation and a store). A
+        plain ATOM would leave a shared or local word untouched."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ty}`")
+        width = _bits(ty) // 32
+        size = ("64",) if width == 2 else ()
+        v = data[0]
+        result = VOp(self.mf.new_vreg("R", width)) if d is not None else None
+        performed, shared = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        self.emit("ATOM", ("E",) + tuple(mods) + strong, [performed, result or RZ, mem] + data, ndefs=2)
+        stem = f"{self.current.name.split('$')[0]}$atom{len(self.mf.blocks)}"
+        done, local = MBlock(f"{stem}_done"), MBlock(f"{stem}_local")
+        self.branch_to(done, performed, inv=False)
+        self.start_block("atom_space")
+        low = VMem(VOp(mem.base.reg, 0), mem.offset, wide=False)
+        self.emit("QSPC", ("E", "S"), [shared, RZ, low], ndefs=2)
+        self.branch_to(local, shared, inv=True)
+        self.start_block("atom_shared")
+        window = VOp(self.mf.new_vreg())
+        if mem.offset:
+            self.emit("IADD3", (), [window, VOp(mem.base.reg, 0), Imm(mem.offset & 0xFFFFFFFF), RZ])
+            self.emit("LOP3", ("LUT",), [window, window, Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
+        else:
+            self.emit("LOP3", ("LUT",), [window, VOp(mem.base.reg, 0), Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
+        at = VMem(window, 0, wide=False)
+        loop = self.start_block("atom_cas")
+        old, new, ok = (VOp(self.mf.new_vreg("R", width)) for _ in range(3))
+        self.emit("LDS", size, [old, at])
+        self.atomic_operation(op, ty, new, old, v)
+        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, at, old, new])
+        swapped = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("EQ", "U32", "AND"),
+                  [swapped, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(swapped.reg, inv=True), self.line))
+        self.start_block("atom_cas_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if result is not None:
+            self.emit(COPY, (), [result, old], guarded=False)
+        self.out.append(MInstr("BRA", (), [Label(done.name)], 0, None, self.line))
+        self.current.succs.append(done)
+        done.preds.append(self.current)
+        self.enter_block(local, falls_in=False)
+        prior, updated = VOp(self.mf.new_vreg("R", width)), VOp(self.mf.new_vreg("R", width))
+        self.emit("LD", ("E",) + size, [prior, mem])
+        self.atomic_operation(op, ty, updated, prior, v)
+        self.emit("ST", ("E",) + size, [mem, updated], ndefs=0)
+        if result is not None:
+            self.emit(COPY, (), [result, prior], guarded=False)
+        self.enter_block(done, falls_in=True)
+        if d is not None:
+            self.emit(COPY, (), [self.dst_whole(d), result], guarded=False)
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
         """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
@@ -1147,7 +1208,8 @@ class MemorySelection:
             mem = self.address(ins.srcs[0], "shared")
             self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
             return
-        combine = warp_combination(self, ins, op, ty, d, sem, sources)
+        fallbacks = space == "generic" and (op, ty) in self.SHARED_CAS_LOOP
+        combine = None if fallbacks else warp_combination(self, ins, op, ty, d, sem, sources)
         if combine is not None:     # one lane does the warp's update (isel/warp_aggregated_atomics.py)
             data = [VOp(self.mf.new_vreg())]
         else:
@@ -1166,13 +1228,16 @@ class MemorySelection:
         if sem in ("release", "acq_rel"):
             self.fences(self.RELEASE_FENCE, scope)
         strong = ("STRONG", scope)
-        if d is None and space == "global" and op not in ("cas", "exch"):
+        if fallbacks:
+            self.generic_atomic_with_fallbacks(ins, op, ty, d, mods, strong, mem, data)
+        elif d is None and space == "global" and op not in ("cas", "exch"):
             mi = self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
         else:
             opcode = "ATOMG" if space == "global" else "ATOM"
             # Destinations: the (unused) predicate PT, then the old value.
             mi = self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
-        mi.warp_combine = combine
+        if not fallbacks:
+            mi.warp_combine = combine
         if sem in ("acquire", "acq_rel"):
             self.fences(self.ACQUIRE_FENCE, scope)
 
