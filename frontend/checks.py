@@ -498,6 +498,9 @@ class Checker:
             if type(operand) is not ast.Name and _has_overflow(operand):
                 self.error("Constant overflow", ins)
                 return
+        plan = _plain_plan(op, ins.modifiers, len(ins.operands))
+        if plan is not None and self.check_plain_operands(ins, plan, scope):
+            return
         lenient = _is_lenient(op, ins.modifiers)
         if op == "call":
             self.check_call(ins, scope)
@@ -537,6 +540,35 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def check_plain_operands(self, ins: ast.Instruction, plan, scope: _Scope) -> bool:
+        """The common case, decided without the general walk: every operand a scalar
+        register declared in scope, or (as a source) an integer literal, of an instruction
+        whose form takes only plain values (`_plain_plan`). Reports what the general walk
+        would report for such operands (only 'Arguments mismatch'); False, having reported
+        nothing, where an operand is anything else."""
+        wants, relaxed, name = plan
+        ok = True
+        lookup = scope.lookup
+        for (role, want, immediate_ok), operand in zip(wants, ins.operands):
+            t = type(operand)
+            if t is ast.Name:
+                if operand.component is not None:
+                    return False
+                sym = lookup(operand.name)
+                if sym is None or sym.kind != "reg" or sym.vector is not None \
+                        or operand.name in _UNPLAIN_NAMES:
+                    return False
+                if sym.type != want and not type_compatible(want, sym.type, relaxed):
+                    ok = False
+            elif t is ast.IntLit and role == "a":
+                if not immediate_ok:
+                    ok = False
+            else:
+                return False
+        if not ok:
+            self.mismatch(name, ins)
+        return True
 
     def check_alloca_alignment(self, ins: ast.Instruction, scope: _Scope):
         """alloca's third operand: a constant power of two."""
@@ -1219,6 +1251,49 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     if missing:
         return missing[0]
     return f"Unexpected instruction types specified for '{name}'"
+
+
+_UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_plan(opcode: str, modifiers: tuple, count: int):
+    """For an instruction spelling whose form (as `check_instruction` picks it for `count`
+    operands) takes only plain values (`d`, `a`, `a1`, `d:wide`, ...: no addresses,
+    predicates, labels, vectors or immediate choices): per operand (role, wanted type,
+    whether an integer literal fits), whether the relaxed type rules apply, and the
+    instruction's display name. None for anything else, which takes the general walk."""
+    if opcode == "call" or opcode == "cp" or opcode == "alloca" or opcode not in isa.FORMS \
+            or _is_lenient(opcode, modifiers) or (opcode == "ld" and ".param" in modifiers):
+        return None
+    form, types, name, problem = select_form(opcode, modifiers)
+    if problem or form is None:
+        return None
+    if not form.optional_from <= count <= len(form.operands):
+        form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
+                     and f.type_slots == form.type_slots
+                     and f.optional_from <= count <= len(f.operands)), None)
+        if form is None:
+            return None
+    choices, relaxed, _spaces, _memory, vector = _operand_shape(opcode, modifiers, form.operands)
+    if choices or vector is not None:
+        return None
+    wants = []
+    for code in form.operands[:count]:
+        if code[0] not in "dabce" or code == "dp":
+            return None
+        rest = code[1:]
+        if not rest:
+            want = types[0]
+        elif rest.isdigit():
+            want = types[int(rest)]
+        elif rest == ":wide":
+            want = types[0][:2] + str(isa.TYPE_BITS[types[0]] * 2)
+        else:
+            want = "." + rest[1:]
+        wants.append(("d" if code[0] == "d" else "a", want,
+                      isa.type_class(want) in "busp" or want == ".pred"))
+    return tuple(wants), relaxed, name
 
 
 @functools.lru_cache(maxsize=4096)
