@@ -404,6 +404,8 @@ class _FunctionLowering:
                     ins.merge = [resolve(m) for m in ins.merge]
         # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
         phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
+        if not phi_of:
+            return
         live: set[int] = set()
         work = [v.id for b in self.fn.blocks for ins in b.instrs for v in ir._uses(ins)
                 if v.id in phi_of]
@@ -657,6 +659,12 @@ class _FunctionLowering:
         return handle + coords + list(srcs_ast[1:])
 
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+        plan = _PLANS.get((st.opcode, st.modifiers, len(st.operands)), False)
+        if plan is False:
+            plan = _PLANS[(st.opcode, st.modifiers, len(st.operands))] = \
+                _plain_plan(st.opcode, st.modifiers, len(st.operands))
+        if plan is not None:
+            return self.lower_plain(st, scope, block, plan)
         if st.opcode in DYNAMIC_STACK_OPCODES:
             return self.lower_dynamic_stack(st, scope, block)
         out: list[ir.Instr] = []
@@ -720,6 +728,74 @@ class _FunctionLowering:
         for var, value in defined:
             if var is not None:
                 self.write(var, block, value)
+
+
+    def lower_plain(self, st: ast.Instruction, scope: _Scope, block: ir.Block, plan) -> None:
+        """`lower_instruction` for an instruction `_plain_plan` describes: the same IR,
+        with plain registers and integer literals read without the general operand walk."""
+        ty, types, rest, space, has_result, src_types = plan
+        ins = ir.Instr(st.opcode, modifiers=rest, type=ty, types=types, line=st.line)
+        if space is not None:
+            ins.space = space
+        if st.guard is not None:
+            g = scope.lookup(st.guard.predicate.name)
+            if not isinstance(g, _Var):
+                raise self.error(st.guard, f"Unknown symbol '{st.guard.predicate.name}'")
+            ins.guard = self.read(g, block)
+            ins.guard_negated = st.guard.negated
+        out: list[ir.Instr] = []
+        operands = st.operands
+        srcs = ins.srcs
+        lookup, read, Name, IntLit, Const = scope.lookup, self.read, ast.Name, ast.IntLit, ir.Const
+        for node, sty in zip(operands[1:] if has_result else operands, src_types):
+            t = type(node)
+            if t is Name and node.component is None:
+                hit = lookup(node.name)
+                if type(hit) is _Var:
+                    srcs.append(read(hit, block))
+                    continue
+            elif t is IntLit:
+                srcs.append(Const(_mask(node.value, sty), sty or "s64"))
+                continue
+            value = self.operand(node, scope, block, sty, out)
+            if type(value) is list:
+                srcs.extend(_flatten(value))
+            else:
+                srcs.append(value)
+        defined = ()
+        if has_result:
+            defined = self.dests(operands[0], scope, block)
+            ins.dests = [v for _, v in defined]
+            if ins.guard is not None:
+                ins.merge = [read(var, block) if var is not None else Const(0, v.type)
+                             for var, v in defined]
+        if out:
+            block.instrs.extend(out)
+        block.instrs.append(ins)
+        for var, value in defined:
+            if var is not None:
+                self.write(var, block, value)
+
+
+def _plain_plan(opcode: str, modifiers: tuple, count: int):
+    """What `lower_instruction` decides from an ordinary instruction's spelling and operand
+    count (its type, other types, other modifiers, state space, whether the first operand
+    is a result, each source's immediate type), or None for the instructions it treats
+    specially (calls, branches, returns, the dynamic stack, video and texture operands)."""
+    if opcode in DYNAMIC_STACK_OPCODES or opcode in VIDEO_OPCODES or opcode in SIMD_VIDEO_OPCODES \
+            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx"):
+        return None
+    types, space, rest, key = _shape(opcode, modifiers)
+    if opcode in MEMORY_OPCODES:
+        space = space or "generic"
+    has_result = key not in NO_RESULT and opcode not in NO_RESULT and count > 0
+    sources = count - 1 if has_result else count
+    return (types[0] if types else None, tuple(types[1:]), rest, space, has_result,
+            tuple(_src_type(opcode, types, i, rest) for i in range(sources)))
+
+
+# (opcode, modifiers, operand count) -> `_plain_plan`'s answer (False: not yet asked)
+_PLANS: dict = {}
 
 
 def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:
