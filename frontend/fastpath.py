@@ -75,8 +75,11 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
         return ins
     text = match.string
     pos = match.start("ops")
-    end = match.end("ops")
     operands = ins.operands
+    if "{" not in ops:
+        _plain_operands(ops, pos, text, line, line_start, operands)
+        return ins
+    end = match.end("ops")
     piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
         m = piece(text, pos)
@@ -106,6 +109,36 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
             pos = close + 1
         pos = separator(text, pos).end()
     return ins
+
+
+def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
+                    operands: list) -> None:
+    """`build`'s operands where no vector braces hold commas: STATEMENT has checked the
+    syntax, so splitting at the commas gives the operands, each told by its first
+    character (the same nodes and columns as the general loop)."""
+    column = pos - line_start + 1
+    for piece in ops.split(","):
+        stripped = piece.lstrip(" \t")
+        at = column + len(piece) - len(stripped)
+        column += len(piece) + 1
+        stripped = stripped.rstrip(" \t")
+        c = stripped[0]
+        if c == "[":
+            a = _ADDRESS.match(text, at + line_start - 1)
+            operands.append(_address(a, line, lambda p: p - line_start + 1))
+        elif c == "-":
+            operands.append(ast.Unary(op="-", operand=int_literal(stripped[1:], line, at + 1),
+                                      line=line, column=at))
+        elif c in _DIGITS:
+            if c == "0" and len(stripped) > 1 and stripped[1] in "fFdD":
+                operands.append(_hexfloat(stripped, line, at))
+            else:
+                operands.append(int_literal(stripped, line, at))
+        else:
+            operands.append(_name(stripped, line, at))
+
+
+_DIGITS = frozenset("0123456789")
 
 
 def build_reg_decl(match: re.Match, line: int, line_start: int):
