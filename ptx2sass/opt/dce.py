@@ -81,13 +81,15 @@ def _operands(kind: str, node) -> list[ir.Value]:
     if kind == "phi":
         return phi_reads(node)
     out = []
+    Value = ir.Value
     for s in node.srcs:
-        if isinstance(s, ir.Address):
-            if isinstance(s.base, ir.Value):
-                out.append(s.base)
-        elif isinstance(s, ir.Value):
+        t = type(s)
+        if t is Value:
             out.append(s)
-    if isinstance(node.guard, ir.Value):
+        elif t is ir.Address and type(s.base) is Value:
+            out.append(s.base)
+    if type(node.guard) is Value:
         out.append(node.guard)
-    out.extend(m for m in node.merge if isinstance(m, ir.Value))
+    if node.merge:
+        out.extend(m for m in node.merge if type(m) is Value)
     return out
