@@ -218,8 +218,12 @@ class _FunctionLowering:
 
     def flatten(self, block: ast.Block, scope: _Scope, out: list) -> None:
         """Statements in order, each with the scope it was written in."""
+        Instruction, Label = ast.Instruction, ast.Label
         for st in block.statements:
-            if isinstance(st, ast.Block):
+            t = type(st)
+            if t is Instruction or t is Label:     # the common case first
+                out.append((st, scope))
+            elif isinstance(st, ast.Block):
                 self.flatten(st, _Scope(scope), out)
             elif isinstance(st, ast.VariableDecl):
                 self.declare(scope, st)
@@ -251,16 +255,18 @@ class _FunctionLowering:
             blocks.append((b, []))
             return b
 
-        for st, scope in stmts:
-            if isinstance(st, ast.Label):
+        Label = ast.Label
+        for item in stmts:
+            st = item[0]
+            if type(st) is Label:
                 b = new_block(st.name)
-                by_label[(id(scope), st.name)] = b
+                by_label[(id(item[1]), st.name)] = b
                 current = b
                 continue
             if current is None:
                 current = new_block()
-            blocks[-1][1].append((st, scope))
-            if _ends_block(st):
+            blocks[-1][1].append(item)
+            if st.opcode in _BLOCK_ENDS:
                 current = None
         if not blocks:
             new_block()
@@ -732,8 +738,10 @@ class _FunctionLowering:
 
     def lower_plain(self, st: ast.Instruction, scope: _Scope, block: ir.Block, plan) -> None:
         """`lower_instruction` for an instruction `_plain_plan` describes: the same IR,
-        with plain registers and integer literals read without the general operand walk."""
-        ty, types, rest, space, has_result, src_types = plan
+        with plain registers and integer literals read (and a plain register written)
+        without the general operand walk; `read`'s first look, in the block's own
+        definitions, is made here."""
+        ty, types, rest, space, has_result, src_types, masks = plan
         ins = ir.Instr(st.opcode, modifiers=rest, type=ty, types=types, line=st.line)
         if space is not None:
             ins.space = space
@@ -747,15 +755,24 @@ class _FunctionLowering:
         operands = st.operands
         srcs = ins.srcs
         lookup, read, Name, IntLit, Const = scope.lookup, self.read, ast.Name, ast.IntLit, ir.Const
-        for node, sty in zip(operands[1:] if has_result else operands, src_types):
+        defs = self.current_def.get(id(block))
+        replaced = self.replaced
+        k = 1 if has_result else 0
+        for sty, mask in zip(src_types, masks):
+            node = operands[k]
+            k += 1
             t = type(node)
             if t is Name and node.component is None:
                 hit = lookup(node.name)
                 if type(hit) is _Var:
-                    srcs.append(read(hit, block))
+                    value = defs.get(id(hit)) if defs else None
+                    if value is None or (type(value) is ir.Value and value.id in replaced):
+                        value = read(hit, block)
+                    srcs.append(value)
                     continue
             elif t is IntLit:
-                srcs.append(Const(_mask(node.value, sty), sty or "s64"))
+                srcs.append(Const(node.value & mask if mask else _mask(node.value, sty),
+                                  sty or "s64"))
                 continue
             value = self.operand(node, scope, block, sty, out)
             if type(value) is list:
@@ -764,17 +781,30 @@ class _FunctionLowering:
                 srcs.append(value)
         defined = ()
         if has_result:
-            defined = self.dests(operands[0], scope, block)
-            ins.dests = [v for _, v in defined]
+            node = operands[0]
+            var = lookup(node.name) if type(node) is Name and node.component is None \
+                and node.name != "_" else None
+            if type(var) is _Var:
+                fn = self.fn
+                value = ir.Value(fn.next_value_id, var.type, var.name)
+                fn.next_value_id += 1
+                defined = ((var, value),)
+                ins.dests = [value]
+            else:
+                defined = self.dests(node, scope, block)
+                ins.dests = [v for _, v in defined]
             if ins.guard is not None:
                 ins.merge = [read(var, block) if var is not None else Const(0, v.type)
                              for var, v in defined]
         if out:
             block.instrs.extend(out)
         block.instrs.append(ins)
-        for var, value in defined:
-            if var is not None:
-                self.write(var, block, value)
+        if defined:
+            if defs is None:
+                defs = self.current_def.setdefault(id(block), {})
+            for var, value in defined:
+                if var is not None:
+                    defs[id(var)] = value
 
 
 def _plain_plan(opcode: str, modifiers: tuple, count: int):
@@ -790,8 +820,13 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
         space = space or "generic"
     has_result = key not in NO_RESULT and opcode not in NO_RESULT and count > 0
     sources = count - 1 if has_result else count
-    return (types[0] if types else None, tuple(types[1:]), rest, space, has_result,
-            tuple(_src_type(opcode, types, i, rest) for i in range(sources)))
+    src_types = tuple(_src_type(opcode, types, i, rest) for i in range(sources))
+    # the mask `_mask` applies to an integer literal of that type (0: ask `_mask`, whose
+    # answer for a float type depends on the value)
+    masks = tuple((1 << TYPE_BITS["." + t]) - 1 if t and t[0] in "bus" and "." + t in TYPE_BITS
+                  else 0 for t in src_types)
+    return (types[0] if types else None, tuple(types[1:]), rest, space, has_result, src_types,
+            masks)
 
 
 # (opcode, modifiers, operand count) -> `_plain_plan`'s answer (False: not yet asked)
@@ -897,8 +932,11 @@ def _full_name(node: ast.Name) -> str:
     return f"{node.name}.{node.component.lstrip('.')}"
 
 
+_BLOCK_ENDS = frozenset(("bra", "brx", "ret", "exit"))
+
+
 def _ends_block(st: ast.Instruction) -> bool:
-    return st.opcode in ("bra", "brx", "ret", "exit")
+    return st.opcode in _BLOCK_ENDS
 
 
 def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | None:
@@ -1018,6 +1056,8 @@ def _param_shape(decl, d) -> tuple[str, int, int]:
 def _labels(block: ast.Block) -> set[str]:
     names = set()
     for st in block.statements:
+        if type(st) is ast.Instruction:
+            continue
         if isinstance(st, (ast.Label, ast.CallPrototype, ast.CallTargets, ast.BranchTargets)):
             names.add(st.name if isinstance(st, ast.Label) else st.label)
         elif isinstance(st, ast.Block):

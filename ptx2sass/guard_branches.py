@@ -53,7 +53,9 @@ class _Rewriter:
     def statements(self, stmts: list) -> list:
         out = []
         for st in stmts:
-            if isinstance(st, ast.Block):
+            if type(st) is ast.Instruction and st.guard is None:     # the common case first
+                out.append(st)
+            elif isinstance(st, ast.Block):
                 out.append(dataclasses.replace(st, statements=self.statements(st.statements)))
             elif isinstance(st, ast.Instruction) and st.guard is not None and expands(st):
                 self.count += 1
