@@ -24,11 +24,11 @@ PURE = frozenset({
 })
 PURE_SPACES = frozenset({"param", "const"})
 PURE_OR_LOAD = PURE | {"ld"}       # opcodes is_pure may accept
-CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
+CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure (one modifier)
 
 
 def is_pure(ins: ir.Instr) -> bool:
-    if not ins.dests or any(m in CARRY for m in ins.modifiers):
+    if not ins.dests or CARRY[0] in ins.modifiers:
         return False
     if ins.opcode == "ld":
         return ins.space in PURE_SPACES and "volatile" not in ins.modifiers
