@@ -169,7 +169,9 @@ class Checker:
         self.errors: list[CompileError] = []        # instruction-level pass
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
         self.warnings: list[CompileError] = []
-        self.late_errors: list[CompileError] = []
+        self.version_too_old = False     # .version below what .target needs
+        self.debug_missing = False       # .target debug without DWARF sections
+        self.header = None               # (.version, the sm_ target name, .target)
         self.call_sequence_problem: str | None = None   # first ld.param before its call
         self.returned_params: set[int] = set()            # ids of call-result .param decls
         self.globals = after.globals if after else _Scope(None)
@@ -205,6 +207,9 @@ class Checker:
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
+                # ptxas names the unknown symbols of a function after its other errors
+                self.errors += self.symbol_errors
+                self.symbol_errors.clear()
 
     def check_arch(self):
         """`.target` against -arch: ptxas decides this once the module is error-free."""
@@ -218,7 +223,7 @@ class Checker:
     def check_header(self):
         items = self.module.items
         first = items[0] if items else None
-        base = self.file.rsplit("/", 1)[-1]
+        base = self.file           # the path as given, as ptxas names it
         end = ast.Node(line=self.module.end_line)
         if type(first) is not ast.Version:
             # ptxas notices only after reading a `.target` line, at the next token
@@ -244,12 +249,9 @@ class Checker:
             elif name not in isa.TARGET_OPTIONS:
                 self.fatal(f"Unsupported .target '{name}'", second)
         tgt = next((n for n in second.names if n.startswith("sm_")), None)
-        if tgt is not None and self.module.functions() and \
-                self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0)):
-            # ptxas reports this after the instruction-level errors
-            self.late_errors.append(CompileError(
-                f"PTX .version {v.major}.{v.minor} does not support .target {tgt}",
-                self.file, second.line, second.column))
+        self.header = (v, tgt, second)
+        self.version_too_old = tgt is not None and bool(self.module.functions()) and \
+            self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0))
         asz = self.module.address_size
         if asz is not None and self.version < isa.ADDRESS_SIZE_MIN_VERSION:
             self.error("Feature '.address_size directive' requires PTX ISA .version "
@@ -272,8 +274,7 @@ class Checker:
         target = self.module.target
         if target is not None and "debug" in target.names and \
                 not any(type(item) is ast.Section for item in items):
-            self.late_errors.append(CompileError(
-                "Debug information not found in presence of .target debug"))
+            self.debug_missing = True
         self.loc_seen: set[tuple[int, int, int]] = set()
 
     def check_loc(self, loc: ast.Loc):
@@ -1529,29 +1530,58 @@ def _linkage(fn: ast.Function) -> str | None:
     return next((l for l in fn.linkage if l in (".extern", ".visible", ".weak")), None)
 
 
-def run_checks(module: ast.Module | list[ast.Module], arch: str | None = None,
+def run_checks(module: ast.Module | list, arch: str | None = None,
                whole_program: bool = True) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
     A list of modules is several input files of one run: one program, each file with its
-    own header, their diagnostics in file order.
+    own header, checked in turn and its diagnostics in that order; an entry of the list
+    may be the CompileError its file's parse ended with (ptxas reports it in its place and
+    goes on with the next file).
 
     Deeply nested blocks and expressions are walked recursively (`frontend.depth`)."""
     modules = module if isinstance(module, list) else [module]
     with deep_walks():
         checkers: list[Checker] = []
+        per_file: list[list[CompileError]] = []
+        debug_missing = False
         for m in modules:
-            checkers.append(Checker(m, arch, whole_program, checkers[-1] if checkers else None))
-            checkers[-1].check_items()
-        return _program_diagnostics(checkers, whole_program)
+            if isinstance(m, CompileError):
+                per_file.append([m])
+                continue
+            c = Checker(m, arch, whole_program, checkers[-1] if checkers else None)
+            try:
+                c.check_items()
+            except CompileError as fatal:
+                if len(modules) == 1:
+                    raise
+                per_file.append(c.errors + c.symbol_errors + [fatal])
+                continue
+            checkers.append(c)
+            # ptxas's flag: once a file has `.target debug` without DWARF, the end of it
+            # and of every later file says so
+            debug_missing |= c.debug_missing
+            per_file.append(c.errors + c.symbol_errors + (
+                [CompileError("Debug information not found in presence of .target debug")]
+                if debug_missing else []))
+        return _program_diagnostics(checkers, whole_program, per_file,
+                                    len(checkers) < len(modules))
 
 
-def _program_diagnostics(checkers: list[Checker], whole_program: bool) -> list[CompileError]:
+def _program_diagnostics(checkers: list[Checker], whole_program: bool,
+                         per_file: list[list[CompileError]], failed: bool) -> list[CompileError]:
     """The checks of the whole program, once every file's own are done, and all
-    diagnostics in ptxas's order: errors, late errors, unknown symbols; warnings last."""
-    late = [d for c in checkers for d in c.late_errors]
-    diagnostics = ([d for c in checkers for d in c.errors] + late
-                   + [d for c in checkers for d in c.symbol_errors])
-    if not diagnostics:
+    diagnostics in ptxas's order: each file's (errors, a function's unknown symbols after
+    its other errors), then the `.version`/`.target` mismatch, worded from the last file's
+    header whichever file had it; warnings last."""
+    late = []
+    if any(c.version_too_old for c in checkers):
+        source = checkers[-1] if checkers[-1].header[1] is not None else \
+            next(c for c in checkers if c.version_too_old)
+        v, tgt, target = source.header
+        late.append(CompileError(f"PTX .version {v.major}.{v.minor} does not support "
+                                 f".target {tgt}", source.file, target.line, target.column))
+    diagnostics = [d for group in per_file for d in group] + late
+    if not diagnostics and not failed:
         for c in checkers:
             c.check_arch()
         if whole_program:

@@ -441,11 +441,15 @@ def _is_virtual(arch: str) -> bool:
 def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | None:
     """(name, text) of every module; ptxas names every unopenable file, then aborts."""
     modules, missing = [], False
+    stdin_reads = 0
     for path in cl.inputs:
         try:
             if path == "-":
+                path = _stdin_file_name(stdin_reads, report)
+                stdin_reads += 1
+                if path is None:
+                    return None
                 data = sys.stdin.buffer.read()
-                path = "<stdin>"
             else:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -462,6 +466,32 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
         report.fatal(ABORTED)
         return None
     return modules
+
+
+def _parse_or_error(frontend, source: str, name: str, inputs: int):
+    """One input's syntax tree; with several inputs, the error its parse ends with instead
+    (ptxas reports it in that file's place and goes on with the next file)."""
+    try:
+        return frontend.parse(source, name)
+    except CompileError as err:
+        if inputs == 1:
+            raise
+        return err
+
+
+def _stdin_file_name(index: int, report: "Reporter") -> str | None:
+    """The name ptxas's messages give the `index`-th `-` input: ptxas copies standard input
+    to `$TMPDIR/tmpxft_<pid>_00000000-<index>_stdin` (TMPDIR as given, `/tmp` if unset)
+    and reads that. Where it cannot create files there, it stops before reading, naming
+    the first temporary file it tried (None here, after that message)."""
+    folder = os.environ.get("TMPDIR")
+    folder = "/tmp" if folder is None else folder
+    stem = f"{folder}/tmpxft_{os.getpid():08x}"
+    where = folder or "/"
+    if not os.path.isdir(where) or not os.access(where, os.W_OK | os.X_OK):
+        report.fatal(f"Could not open output file '{stem}_0000000a'")
+        return None
+    return f"{stem}_00000000-{index}_stdin"
 
 
 # Code generation interface ----------------------------------------------------------------
@@ -708,7 +738,8 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     from ptx2sass import frontend
     from ptx2sass.frontend.ast import join_modules
     try:
-        parsed = [frontend.parse(source, name) for name, source in modules]
+        parsed = [_parse_or_error(frontend, source, name, len(modules))
+                  for name, source in modules]
         diagnostics = frontend.check(parsed, _real_arch(arch),
                                      whole_program=not cl.flag("compile-only"))
     except CompileError as err:

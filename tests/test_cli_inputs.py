@@ -142,6 +142,72 @@ def test_several_inputs_give_the_cubin_of_their_concatenation(tmp_path, capsys, 
     assert rc1 == rc2 == 0 and separate == together
 
 
+# Several inputs with errors: ptxas checks the files in turn and reports each one's
+# diagnostics in its place (a parse error or a bad header ends that file only); a
+# function's unknown symbols come after its other errors; `.target debug` without DWARF is
+# told at the end of that file and of every later one; a `.version` too old for its
+# `.target` once, last, worded from the last file's header.
+_KERNEL_WITH_ERRORS = (".visible .entry {name}()\n{{\n.reg .u32 %r<3>;\nadd.u32 %r1, %{bad}, 1;\n"
+                       "add.u64 %r1, %r2, 1;\nret;\n}}\n")
+ERROR_FILES = {
+    "syntax.ptx": HEADER + "bad;\n",
+    "errors.ptx": HEADER + _KERNEL_WITH_ERRORS.format(name="e1", bad="q1"),
+    "two.ptx": HEADER + _KERNEL_WITH_ERRORS.format(name="e2", bad="q2")
+    + _KERNEL_WITH_ERRORS.format(name="e3", bad="q3"),
+    "old.ptx": HEADER.replace("8.0", "7.0") + _KERNEL_WITH_ERRORS.format(name="e4", bad="q4"),
+    "old2.ptx": HEADER.replace("8.0", "7.1") + _KERNEL_WITH_ERRORS.format(name="e5", bad="q5"),
+    "debug.ptx": HEADER.replace("sm_89", "sm_89, debug") + _KERNEL_WITH_ERRORS.format(name="e6", bad="q6"),
+    "nofunction.ptx": HEADER,
+    "empty.ptx": "",
+    "good.ptx": HEADER + ENTRY_ONLY,
+}
+
+
+@pytest.mark.parametrize("names", [["two.ptx"], ["old.ptx"], ["syntax.ptx", "errors.ptx"],
+                                   ["errors.ptx", "syntax.ptx"], ["errors.ptx", "errors.ptx"],
+                                   ["old.ptx", "errors.ptx"], ["old.ptx", "old2.ptx"],
+                                   ["old.ptx", "nofunction.ptx"], ["empty.ptx", "old.ptx"],
+                                   ["syntax.ptx", "empty.ptx"], ["debug.ptx", "old2.ptx"],
+                                   ["errors.ptx", "empty.ptx", "good.ptx"]],
+                         ids="+".join)
+def test_several_inputs_with_errors_report_as_ptxas(names, tmp_path, capsys, monkeypatch):
+    theirs, ours = _both(ERROR_FILES, ["-arch=sm_89", *names], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def _pid_free(text: str, pid: int) -> str:
+    """stderr with the process id in the temporary file's name replaced (checked first)."""
+    import re
+    named = re.findall(r"tmpxft_([0-9a-f]{8})_", text)
+    assert named and all(int(p, 16) == pid for p in named), text
+    return re.sub(r"tmpxft_[0-9a-f]{8}_", "tmpxft_PID_", text)
+
+
+def _run_with_stdin(argv: list[str], data: bytes, env: dict, cwd: Path):
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=cwd, env=env)
+    out, err = proc.communicate(data, timeout=120)
+    return proc.returncode, _pid_free(err.decode(), proc.pid)
+
+
+@pytest.mark.parametrize("tmpdir", ["unset", "given", "trailing_slash", "empty", "missing"])
+@pytest.mark.parametrize("inputs", [["-"], ["-", "-"]], ids=" ".join)
+def test_stdin_input_named_as_ptxas_names_it(tmpdir, inputs, tmp_path):
+    """ptxas copies a `-` input to `$TMPDIR/tmpxft_<pid>_00000000-<n>_stdin` and names that
+    file in its messages (and stops, naming the file it tried, where it cannot create it)."""
+    env = dict(os.environ)
+    env.pop("TMPDIR", None)
+    if tmpdir != "unset":
+        env["TMPDIR"] = {"given": str(tmp_path), "trailing_slash": f"{tmp_path}/", "empty": "",
+                         "missing": str(tmp_path / "missing")}[tmpdir]
+    data = (ERROR_FILES["syntax.ptx"]).encode()
+    tail = ["-arch=sm_89", *inputs, "-o", str(tmp_path / "out.o")]
+    theirs = _run_with_stdin([str(oracle.tool_path("ptxas")), *tail], data, env, tmp_path)
+    ours = _run_with_stdin([sys.executable, "-m", "ptx2sass", *tail], data, env, tmp_path)
+    assert ours[0] == theirs[0] == 255
+    assert ours[1].replace("ptx2sass ", "ptxas ") == theirs[1]
+
+
 # ---------------------------------------------------------------------------- input bytes
 
 BYTES_CASES = {
@@ -160,6 +226,15 @@ BYTES_CASES = {
 def test_odd_input_bytes_as_ptxas(name, tmp_path, capsys, monkeypatch):
     theirs, ours = _both({"x.ptx": BYTES_CASES[name]}, ["-arch=sm_89", "x.ptx"], tmp_path,
                          capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def test_missing_header_names_the_path_as_given(tmp_path, capsys, monkeypatch):
+    """'Missing .version directive at start of file' names the input as the command line
+    gave it, folders included (it named the file's base name)."""
+    theirs, ours = _both({"empty.ptx": ""}, ["-arch=sm_89", "./empty.ptx"], tmp_path, capsys,
+                         monkeypatch)
+    assert "'./empty.ptx'" in theirs.stderr
     _assert_same(theirs, ours)
 
 
