@@ -169,6 +169,9 @@ class Checker:
         self.errors: list[CompileError] = []        # instruction-level pass
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
         self.warnings: list[CompileError] = []
+        self.double_use: bool | None = None  # see `note_double_use`
+        self.error_reported = False          # ... an error before in this file
+        self.errors_scanned = 0
         self.version_too_old = False     # .version below what .target needs
         self.debug_missing = False       # .target debug without DWARF sections
         self.header = None               # (.version, the sm_ target name, .target)
@@ -485,6 +488,8 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if self.double_use is not None and ".f64" in ins.modifiers:
+            self.note_double_use(ins)
         if ins.guard is not None:
             sym = self.lookup(ins.guard.predicate, scope)
             if sym is None:
@@ -541,6 +546,23 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def note_double_use(self, ins: ast.Instruction):
+        """--warn-on-double-precision-use's warning, among the errors in instruction order
+        as ptxas reports it (shown only where the checks fail: `usage_warnings` else)."""
+        from ptx2sass.frontend.usage_warnings import DOUBLE_USE, TWICE
+        # ptxas warns a second time from the macro expansion of cvt/testp (not with
+        # -Werror), which it leaves out once the file has had an error
+        while self.errors_scanned < len(self.errors):
+            if self.errors[self.errors_scanned].severity != "warning":
+                self.error_reported = True
+            self.errors_scanned += 1
+        times = 2 if ins.opcode in TWICE and not self.double_use and not self.error_reported \
+            else 1
+        for _ in range(times):
+            d = CompileError(DOUBLE_USE, self.file, ins.line, ins.column, "warning")
+            d.among_errors = True
+            self.errors.append(d)
 
     def check_plain_operands(self, ins: ast.Instruction, plan, scope: _Scope) -> bool:
         """The common case, decided without the general walk: every operand a scalar
@@ -1531,7 +1553,7 @@ def _linkage(fn: ast.Function) -> str | None:
 
 
 def run_checks(module: ast.Module | list, arch: str | None = None,
-               whole_program: bool = True) -> list[CompileError]:
+               whole_program: bool = True, double_use: bool | None = None) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
     A list of modules is several input files of one run: one program, each file with its
     own header, checked in turn and its diagnostics in that order; an entry of the list
@@ -1549,6 +1571,7 @@ def run_checks(module: ast.Module | list, arch: str | None = None,
                 per_file.append([m])
                 continue
             c = Checker(m, arch, whole_program, checkers[-1] if checkers else None)
+            c.double_use = double_use
             try:
                 c.check_items()
             except CompileError as fatal:
@@ -1581,7 +1604,8 @@ def _program_diagnostics(checkers: list[Checker], whole_program: bool,
         late.append(CompileError(f"PTX .version {v.major}.{v.minor} does not support "
                                  f".target {tgt}", source.file, target.line, target.column))
     diagnostics = [d for group in per_file for d in group] + late
-    if not diagnostics and not failed:
+    if not failed and all(getattr(d, "among_errors", False) for d in diagnostics):
+        diagnostics = []      # no errors: the caller reports the double-precision uses
         for c in checkers:
             c.check_arch()
         if whole_program:
@@ -1593,7 +1617,8 @@ def _program_diagnostics(checkers: list[Checker], whole_program: bool,
             raise CompileError(problem, severity="fatal")
         diagnostics = late
     warnings = [d for c in checkers for d in c.warnings]
-    return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning")
+    return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning"
+                  and not getattr(d, "among_errors", False))
 
 
 def _unified_function_errors(modules: list[ast.Module]) -> list[CompileError]:
@@ -1631,15 +1656,16 @@ def _check_resolved(checkers: list[Checker], whole_program: bool) -> None:
 
 
 def raise_if_errors(module: ast.Module | list[ast.Module], arch: str | None = None,
-                    whole_program: bool = True) -> list[CompileError]:
+                    whole_program: bool = True, double_use: bool | None = None) -> list[CompileError]:
     try:
-        diags = run_checks(module, arch, whole_program)
+        diags = run_checks(module, arch, whole_program, double_use)
     except CompileError as fatal:
         fatal.diagnostics = [fatal]
         raise
     errors = [d for d in diags if d.severity in ("error", "fatal")]
     if errors:
         first = errors[0]
-        first.diagnostics = errors
+        first.diagnostics = [d for d in diags if d.severity in ("error", "fatal")
+                             or getattr(d, "among_errors", False)]
         raise first
     return diags

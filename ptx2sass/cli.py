@@ -439,8 +439,9 @@ def _is_virtual(arch: str) -> bool:
 # Inputs and output ------------------------------------------------------------------------
 
 def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | None:
-    """(name, text) of every module; ptxas names every unopenable file, then aborts."""
-    modules, missing = [], False
+    """(name, text) of every module; an unopenable file's text is the fatal error ptxas
+    reports in its place (it goes on with the other files, then aborts)."""
+    modules = []
     stdin_reads = 0
     for path in cl.inputs:
         try:
@@ -456,21 +457,20 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
         except IsADirectoryError:
             data = b""            # ptxas reads a folder as an empty file
         except OSError:
-            report.fatal(f"Input file '{path}' could not be opened")
-            missing = True
+            modules.append((path, CompileError(f"Input file '{path}' could not be opened",
+                                               severity="fatal")))
             continue
         modules.append((path, data.decode("latin-1")))
     for text in cl.get("input-as-string", []) or []:
         modules.append((opt.INPUT_STRING_NAME, text))
-    if missing:
-        report.fatal(ABORTED)
-        return None
     return modules
 
 
 def _parse_or_error(frontend, source: str, name: str, inputs: int):
     """One input's syntax tree; with several inputs, the error its parse ends with instead
     (ptxas reports it in that file's place and goes on with the next file)."""
+    if isinstance(source, CompileError):     # a file that could not be read
+        return source
     try:
         return frontend.parse(source, name)
     except CompileError as err:
@@ -741,7 +741,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         parsed = [_parse_or_error(frontend, source, name, len(modules))
                   for name, source in modules]
         diagnostics = frontend.check(parsed, _real_arch(arch),
-                                     whole_program=not cl.flag("compile-only"))
+                                     whole_program=not cl.flag("compile-only"),
+                                     double_use=report.werror if cl.flag(
+                                         "warn-on-double-precision-use") else None)
     except CompileError as err:
         return _report_errors(err, report)
     module = join_modules(parsed)

@@ -168,10 +168,36 @@ ERROR_FILES = {
                                    ["old.ptx", "errors.ptx"], ["old.ptx", "old2.ptx"],
                                    ["old.ptx", "nofunction.ptx"], ["empty.ptx", "old.ptx"],
                                    ["syntax.ptx", "empty.ptx"], ["debug.ptx", "old2.ptx"],
-                                   ["errors.ptx", "empty.ptx", "good.ptx"]],
+                                   ["errors.ptx", "empty.ptx", "good.ptx"],
+                                   ["errors.ptx", "missing.ptx"], ["missing.ptx", "errors.ptx"],
+                                   ["good.ptx", "missing.ptx", "missing2.ptx"]],
                          ids="+".join)
 def test_several_inputs_with_errors_report_as_ptxas(names, tmp_path, capsys, monkeypatch):
     theirs, ours = _both(ERROR_FILES, ["-arch=sm_89", *names], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+_DOUBLES = (".visible .entry {name}()\n{{\n.reg .f64 %fd<3>;\n.reg .f32 %f<3>;\n.reg .u32 %r<3>;\n"
+            "add.u32 %r1, %x2, 1;\nadd.f64 %fd1, %fd2, %fd2;\nadd.u64 %r1, %r2, 1;\n"
+            "cvt.rn.f32.f64 %f1, %fd1;\nret;\n}}\n")
+_CVT_FIRST = (".visible .entry {name}()\n{{\n.reg .f64 %fd<3>;\n.reg .f32 %f<3>;\n.reg .u32 %r<3>;\n"
+              "cvt.rn.f32.f64 %f1, %fd1;\nadd.u64 %r1, %r2, 1;\ncvt.rn.f32.f64 %f1, %fd1;\n"
+              "ret;\n}}\n")
+DOUBLE_FILES = {"doubles.ptx": HEADER + _DOUBLES.format(name="d1") + _DOUBLES.format(name="d2"),
+                "old.ptx": ERROR_FILES["old.ptx"],
+                "cvt.ptx": HEADER + _CVT_FIRST.format(name="c1") + _CVT_FIRST.format(name="c2")}
+
+
+@pytest.mark.parametrize("options", [[], ["-Werror"], ["-w"]], ids=" ".join)
+@pytest.mark.parametrize("names", [["doubles.ptx"], ["doubles.ptx", "old.ptx"], ["cvt.ptx"],
+                                   ["old.ptx", "cvt.ptx"], ["doubles.ptx", "cvt.ptx"]],
+                         ids="+".join)
+def test_double_precision_warnings_among_errors_as_ptxas(names, options, tmp_path, capsys,
+                                                         monkeypatch):
+    """--warn-on-double-precision-use where the checks fail: ptxas still warns, in
+    instruction order among a function's errors (we said nothing)."""
+    theirs, ours = _both(DOUBLE_FILES, ["-arch=sm_89", "--warn-on-double-precision-use",
+                                        *options, *names], tmp_path, capsys, monkeypatch)
     _assert_same(theirs, ours)
 
 
