@@ -364,33 +364,58 @@ class _FunctionLowering:
         return v
 
     def resolve(self, v):
-        while isinstance(v, ir.Value) and v.id in self.replaced:
-            v = self.replaced[v.id]
+        replaced = self.replaced
+        if type(v) is not ir.Value or v.id not in replaced:
+            return v
+        path = []
+        while isinstance(v, ir.Value) and v.id in replaced:
+            path.append(v.id)
+            v = replaced[v.id]
+        for vid in path[:-1]:          # shortened: chains of removed phis grow with nesting
+            replaced[vid] = v
         return v
 
     def cleanup_phis(self) -> None:
         """Remove trivial phis to a fixpoint, then phis no real instruction needs."""
-        changed = True
-        while changed:
-            changed = False
-            for b in self.fn.blocks:
-                keep = []
-                for phi in b.phis:
-                    phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
-                    others = []
-                    for _, v in phi.incoming:
-                        if v is phi.dest or any(_same(v, o) for o in others):
-                            continue
-                        others.append(v)
-                    if len(others) == 1:
-                        self.replaced[phi.dest.id] = others[0]
-                        changed = True
-                    elif not others:
-                        self.replaced[phi.dest.id] = self.undef(_Var(phi.dest.name, phi.dest.type))
-                        changed = True
-                    else:
-                        keep.append(phi)
-                b.phis = keep
+        # A worklist: a phi is looked at again only when one it reads goes (rescanning
+        # every block until nothing changed took as many rounds as loops are nested), the
+        # last requeued first: where N nested loops make every header's phi read the
+        # innermost one, each removal then settles the next phi out at once (first in,
+        # first out looked at all of them again each time: cubic in the nesting).
+        readers: dict[int, dict[int, ir.Phi]] = {}      # value id -> the phis reading it
+        work = []
+        for b in self.fn.blocks:
+            for phi in b.phis:
+                work.append(phi)
+                for _, v in phi.incoming:
+                    if type(v) is ir.Value:
+                        readers.setdefault(v.id, {})[id(phi)] = phi
+        work.reverse()                 # popped in block order
+        removed: set[int] = set()
+        while work:
+            phi = work.pop()
+            if id(phi) in removed:
+                continue
+            phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+            others = []
+            for _, v in phi.incoming:
+                if v is phi.dest or any(_same(v, o) for o in others):
+                    continue
+                others.append(v)
+            if len(others) == 1:
+                self.replaced[phi.dest.id] = others[0]
+            elif not others:
+                self.replaced[phi.dest.id] = self.undef(_Var(phi.dest.name, phi.dest.type))
+            else:
+                for v in others:           # what it reads now, should that go too
+                    if type(v) is ir.Value:
+                        readers.setdefault(v.id, {})[id(phi)] = phi
+                continue
+            removed.add(id(phi))
+            work.extend(r for r in readers.pop(phi.dest.id, {}).values() if id(r) not in removed)
+        for b in self.fn.blocks:
+            if b.phis:
+                b.phis = [phi for phi in b.phis if id(phi) not in removed]
         replaced, resolve, Value, Address = self.replaced, self.resolve, ir.Value, ir.Address
         for b in self.fn.blocks if replaced else ():
             for phi in b.phis:
