@@ -1553,7 +1553,8 @@ def _linkage(fn: ast.Function) -> str | None:
 
 
 def run_checks(module: ast.Module | list, arch: str | None = None,
-               whole_program: bool = True, double_use: bool | None = None) -> list[CompileError]:
+               whole_program: bool = True, double_use: bool | None = None, debug: bool = False,
+               werror: bool = False) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
     A list of modules is several input files of one run: one program, each file with its
     own header, checked in turn and its diagnostics in that order; an entry of the list
@@ -1587,11 +1588,12 @@ def run_checks(module: ast.Module | list, arch: str | None = None,
                 [CompileError("Debug information not found in presence of .target debug")]
                 if debug_missing else []))
         return _program_diagnostics(checkers, whole_program, per_file,
-                                    len(checkers) < len(modules))
+                                    len(checkers) < len(modules), debug, werror)
 
 
 def _program_diagnostics(checkers: list[Checker], whole_program: bool,
-                         per_file: list[list[CompileError]], failed: bool) -> list[CompileError]:
+                         per_file: list[list[CompileError]], failed: bool, debug: bool = False,
+                         werror: bool = False) -> list[CompileError]:
     """The checks of the whole program, once every file's own are done, and all
     diagnostics in ptxas's order: each file's (errors, a function's unknown symbols after
     its other errors), then the `.version`/`.target` mismatch, worded from the last file's
@@ -1604,21 +1606,51 @@ def _program_diagnostics(checkers: list[Checker], whole_program: bool,
         late.append(CompileError(f"PTX .version {v.major}.{v.minor} does not support "
                                  f".target {tgt}", source.file, target.line, target.column))
     diagnostics = [d for group in per_file for d in group] + late
+    abi_off = []
     if not failed and all(getattr(d, "among_errors", False) for d in diagnostics):
-        diagnostics = []      # no errors: the caller reports the double-precision uses
+        # no errors (the double-precision warnings among them are the caller's to report)
         for c in checkers:
             c.check_arch()
         if whole_program:
             late += _unified_function_errors([c.module for c in checkers])
-        _check_resolved(checkers, whole_program)
-        problem = next((c.call_sequence_problem for c in checkers if c.call_sequence_problem),
-                       None)
-        if problem and not late:
-            raise CompileError(problem, severity="fatal")
+        multiple = _multiple_return_function(checkers)
+        if multiple is not None:
+            if debug:          # -g compiles with the ABI only
+                return late + [CompileError("Function with multiple return values is not "
+                                            "allowed with ABI")]
+            w = CompileError(f"Function '{multiple}' with multiple return values found, "
+                             "disabling ABI", severity="warning")
+            w.among_errors = True
+            abi_off = [w]
+            if not whole_program:
+                fatal = CompileError("'Compile only(-c)' requires ABI", severity="fatal")
+                fatal.diagnostics = [w, fatal]
+                raise fatal
+            if werror:         # the warning, an error now, ends the run before the rest
+                return late + abi_off
+        try:
+            _check_resolved(checkers, whole_program)
+            problem = next((c.call_sequence_problem for c in checkers
+                            if c.call_sequence_problem), None)
+            if problem and not late:
+                raise CompileError(problem, severity="fatal")
+        except CompileError as fatal:
+            fatal.diagnostics = abi_off + [fatal]
+            raise
         diagnostics = late
-    warnings = [d for c in checkers for d in c.warnings]
+    warnings = abi_off + [d for c in checkers for d in c.warnings]
     return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning"
                   and not getattr(d, "among_errors", False))
+
+
+def _multiple_return_function(checkers: list[Checker]) -> str | None:
+    """The first function returning several values, which makes ptxas compile the module
+    without the ABI (refused with -g and -c; a warning naming it otherwise)."""
+    for c in checkers:
+        for f in c.module.functions():
+            if len(f.return_params) > 1:
+                return f.name
+    return None
 
 
 def _unified_function_errors(modules: list[ast.Module]) -> list[CompileError]:
@@ -1656,11 +1688,13 @@ def _check_resolved(checkers: list[Checker], whole_program: bool) -> None:
 
 
 def raise_if_errors(module: ast.Module | list[ast.Module], arch: str | None = None,
-                    whole_program: bool = True, double_use: bool | None = None) -> list[CompileError]:
+                    whole_program: bool = True, double_use: bool | None = None,
+                    debug: bool = False, werror: bool = False) -> list[CompileError]:
     try:
-        diags = run_checks(module, arch, whole_program, double_use)
+        diags = run_checks(module, arch, whole_program, double_use, debug, werror)
     except CompileError as fatal:
-        fatal.diagnostics = [fatal]
+        if fatal not in fatal.diagnostics:
+            fatal.diagnostics = [fatal]
         raise
     errors = [d for d in diags if d.severity in ("error", "fatal")]
     if errors:

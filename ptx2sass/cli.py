@@ -40,7 +40,8 @@ ABORTED = "Ptx assembly aborted due to errors"
 OUT_OF_MEMORY = "Memory allocation failure"     # ptxas's words when an allocation fails
 # Fatal errors after which ptxas stops without its closing ABORTED line.
 ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
-                      "Unresolved extern function ")     # (message prefixes)
+                      "Unresolved extern function ", "In ABI compilation, ",
+                      "'Compile only(-c)' requires ABI")     # (message prefixes)
 
 # Our own options, beyond ptxas's table: spelled only in their long form.
 DUMP_IR = opt.Option("dump-ir", "", opt.FLAG,
@@ -466,6 +467,12 @@ def _read_inputs(cl: CommandLine, report: Reporter) -> list[tuple[str, str]] | N
     return modules
 
 
+def _targets_debug(module) -> bool:
+    """`.target debug` (ptxas's -g, from the PTX) in a parsed input."""
+    target = getattr(module, "target", None)
+    return target is not None and "debug" in target.names
+
+
 def _parse_or_error(frontend, source: str, name: str, inputs: int):
     """One input's syntax tree; with several inputs, the error its parse ends with instead
     (ptxas reports it in that file's place and goes on with the next file)."""
@@ -743,7 +750,10 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         diagnostics = frontend.check(parsed, _real_arch(arch),
                                      whole_program=not cl.flag("compile-only"),
                                      double_use=report.werror if cl.flag(
-                                         "warn-on-double-precision-use") else None)
+                                         "warn-on-double-precision-use") else None,
+                                     debug=cl.flag("device-debug") or any(
+                                         _targets_debug(m) for m in parsed),
+                                     werror=report.werror)
     except CompileError as err:
         return _report_errors(err, report)
     module = join_modules(parsed)

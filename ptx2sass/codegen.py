@@ -1021,6 +1021,9 @@ def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_
     that meets something the out-of-line convention does not support yet, the module is
     compiled as without -g's functions (inlined), as before, rather than refused."""
     keep = keeps_functions(tree, options)
+    problem = abi.narrow_type_problem(tree, whole_program, keep)
+    if problem:
+        raise CompileError(problem, severity="fatal")
     try:
         return compile_module(lower_checked(tree, whole_program, keep), arch, options, filename)
     except CompileError as err:

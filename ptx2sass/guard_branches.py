@@ -74,13 +74,16 @@ class _Rewriter:
 def branch_around_expanded_guards(module: ast.Module) -> ast.Module:
     """The module with every guarded instruction that `expands` branched around (a new
     module; the input is left as it is)."""
+    from ptx2sass.frontend.depth import deep_walks
     rewriter = _Rewriter()
     items = []
-    for item in module.items:
-        if isinstance(item, ast.Function) and item.body is not None:
-            body = dataclasses.replace(item.body, statements=rewriter.statements(item.body.statements))
-            item = dataclasses.replace(item, body=body)
-        items.append(item)
+    with deep_walks():      # blocks nest as deep as ptxas takes (1663): walked recursively
+        for item in module.items:
+            if isinstance(item, ast.Function) and item.body is not None:
+                body = dataclasses.replace(item.body,
+                                           statements=rewriter.statements(item.body.statements))
+                item = dataclasses.replace(item, body=body)
+            items.append(item)
     if not rewriter.count:
         return module
     return dataclasses.replace(module, items=items)

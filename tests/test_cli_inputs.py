@@ -470,3 +470,56 @@ ret;
     def functions(cubin: bytes) -> set[str]:
         return {k.name for k in read_cubin(cubin).kernels if not k.is_entry}
     assert functions(ours[2]) == functions(theirs.output) == {"h1", "h2", "lone"}
+
+
+# ---------------------------------------------------------------------------- ABI types
+
+def _narrow_case(ty: str, space: str, role: str) -> str:
+    if role == "param":
+        if space == "reg":
+            return (f".func f(.reg .{ty} a)\n{{\nret;\n}}\n"
+                    f".visible .entry k() {{ .reg .{ty} %h; call f, (%h); ret; }}\n")
+        return (f".func f(.param .{ty} a)\n{{\nret;\n}}\n"
+                f".visible .entry k() {{ {{ .param .{ty} x; call f, (x); }} ret; }}\n")
+    if space == "reg":
+        return (f".func (.reg .{ty} r) f()\n{{\nret;\n}}\n"
+                f".visible .entry k() {{ .reg .{ty} %h; call (%h), f, (); ret; }}\n")
+    return (f".func (.param .{ty} r) f()\n{{\nret;\n}}\n"
+            f".visible .entry k() {{ {{ .param .{ty} x; call (x), f, (); }} ret; }}\n")
+
+
+NARROW_CASES = {f"{ty}-{space}-{role}": _narrow_case(ty, space, role)
+                for ty in ("pred", "u8", "s8", "b8", "u16", "s16", "b16", "f16")
+                for space in ("reg", "param") for role in ("param", "result")
+                if not (ty == "pred" and space == "param")}
+NARROW_CASES.update({
+    "u16-uncalled": ".func f(.reg .u16 a)\n{\nret;\n}\n.visible .entry k() { ret; }\n",
+    "u16-from-uncalled": (".func f(.reg .u16 a)\n{\nret;\n}\n.func g()\n{\n.reg .u16 %h;\n"
+                          "call f, (%h);\nret;\n}\n.visible .entry k() { ret; }\n"),
+    "u16-from-called": (".func f(.reg .u16 a)\n{\nret;\n}\n.func g()\n{\n.reg .u16 %h;\n"
+                        "call f, (%h);\nret;\n}\n.visible .entry k() { call g, (); ret; }\n"),
+    "v4-u16": ".func f(.reg .v4.u16 a)\n{\nret;\n}\n"
+              ".visible .entry k() { .reg .v4.u16 %h; call f, (%h); ret; }\n",
+    "both": ".func (.reg .u16 r) f(.reg .u16 a)\n{\nret;\n}\n"
+            ".visible .entry k() { .reg .u16 %h; call (%h), f, (%h); ret; }\n",
+    "multiple-returns": (".func (.reg .u32 a, .reg .u32 b) m()\n{\nret;\n}\n"
+                         ".func (.reg .u32 a, .reg .u32 b) n()\n{\nret;\n}\n"
+                         ".func f(.reg .u16 a)\n{\nret;\n}\n"
+                         ".visible .entry k() { .reg .u16 %h; call f, (%h); ret; }\n"),
+    "multiple-returns-declared": (".func (.reg .u32 a, .reg .u32 b) m();\n"
+                                  ".visible .entry k() { ret; }\n"),
+    "multiple-returns-with-errors": (".func (.reg .u32 a, .reg .u32 b) m()\n{\nret;\n}\n"
+                                     ".visible .entry k() { .reg .u32 %r; add.u64 %r, %r, 1; ret; }\n"),
+})
+
+
+@pytest.mark.parametrize("options", [[], ["-c"], ["-g"], ["-Werror"]], ids=" ".join)
+@pytest.mark.parametrize("name", sorted(NARROW_CASES))
+def test_narrow_abi_types_refused_as_ptxas(name, options, tmp_path, capsys, monkeypatch):
+    """ptxas refuses a predicate or 8/16-bit integer (`.b8`/`.b16`/`.f16` and vectors pass)
+    as a parameter or result of a function it compiles (reached from an entry; with -c also
+    the `.visible` ones; with -g every one), in its own words, unless a function returning
+    several values turned its ABI off (one warning naming the first); we compiled them."""
+    theirs, ours = _both({"x.ptx": HEADER + NARROW_CASES[name]}, ["-arch=sm_89", *options, "x.ptx"],
+                         tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
