@@ -288,7 +288,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
-    alloc, frame = allocate_with_spilling(mf, frame, limit)
+    alloc, frame = allocate_with_spilling(
+        mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
     compiled = _Compiled(fn, mf, alloc, frame)
     if not fn.is_entry:
         if mf.jump_tables:

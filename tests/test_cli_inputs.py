@@ -523,3 +523,20 @@ def test_narrow_abi_types_refused_as_ptxas(name, options, tmp_path, capsys, monk
     theirs, ours = _both({"x.ptx": HEADER + NARROW_CASES[name]}, ["-arch=sm_89", *options, "x.ptx"],
                          tmp_path, capsys, monkeypatch)
     _assert_same(theirs, ours)
+
+
+def test_small_out_of_line_function_saves_nothing_as_ptxas(tmp_path, capsys, monkeypatch):
+    """-g keeps `f` out of line under the link-time convention; with registers to spare
+    that need no saving (R0, R3..R15, R20, R21 below R32) ptxas's frame is its 48-byte
+    array alone. Ours took R2 (callee-saved) first and saved it: 56 bytes."""
+    text = (Path(__file__).resolve().parent / "data" / "g_callee_frame.ptx").read_text()
+    theirs, (rc, err, _) = _both({"f.ptx": text}, ["-arch=sm_89", "-g", "-v", "f.ptx"], tmp_path,
+                                 capsys, monkeypatch)
+    assert rc == theirs.returncode == 0
+
+    def frame_of_f(lines: str) -> str:
+        rows = lines.splitlines()
+        at = next(i for i, r in enumerate(rows) if r.endswith("Function properties for f"))
+        return rows[at + 1]
+    assert frame_of_f(theirs.stdout + theirs.stderr).startswith("    48 bytes stack frame")
+    assert frame_of_f(capsys.readouterr().out + err) == frame_of_f(theirs.stdout + theirs.stderr)
