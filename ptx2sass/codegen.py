@@ -288,7 +288,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
-    alloc, frame = allocate_with_spilling(mf, frame, limit)
+    alloc, frame = allocate_with_spilling(
+        mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
     compiled = _Compiled(fn, mf, alloc, frame)
     if not fn.is_entry:
         if mf.jump_tables:
@@ -1021,6 +1022,9 @@ def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_
     that meets something the out-of-line convention does not support yet, the module is
     compiled as without -g's functions (inlined), as before, rather than refused."""
     keep = keeps_functions(tree, options)
+    problem = abi.narrow_type_problem(tree, whole_program, keep)
+    if problem:
+        raise CompileError(problem, severity="fatal")
     try:
         return compile_module(lower_checked(tree, whole_program, keep), arch, options, filename)
     except CompileError as err:

@@ -72,7 +72,9 @@ class _Rewriter:
     def statements(self, stmts: list) -> list:
         out = []
         for st in stmts:
-            if isinstance(st, ast.Block):
+            if type(st) is ast.Instruction and st.guard is None:     # the common case first
+                out.append(st)
+            elif isinstance(st, ast.Block):
                 out.append(dataclasses.replace(st, statements=self.statements(st.statements)))
             elif isinstance(st, ast.Instruction) and st.guard is not None and expands(st):
                 self.count += 1
@@ -91,13 +93,16 @@ class _Rewriter:
 def branch_around_expanded_guards(module: ast.Module) -> ast.Module:
     """The module with every guarded instruction that `expands` branched around (a new
     module; the input is left as it is)."""
+    from ptx2sass.frontend.depth import deep_walks
     rewriter = _Rewriter()
     items = []
-    for item in module.items:
-        if isinstance(item, ast.Function) and item.body is not None:
-            body = dataclasses.replace(item.body, statements=rewriter.statements(item.body.statements))
-            item = dataclasses.replace(item, body=body)
-        items.append(item)
+    with deep_walks():      # blocks nest as deep as ptxas takes (1663): walked recursively
+        for item in module.items:
+            if isinstance(item, ast.Function) and item.body is not None:
+                body = dataclasses.replace(item.body,
+                                           statements=rewriter.statements(item.body.statements))
+                item = dataclasses.replace(item, body=body)
+            items.append(item)
     if not rewriter.count:
         return module
     return dataclasses.replace(module, items=items)
