@@ -78,9 +78,13 @@ def flush_f32(values: np.ndarray) -> np.ndarray:
 
 
 def canonicalise_f32(values: np.ndarray) -> np.ndarray:
-    """The bits of an FP32 result, any NaN replaced by the GPU's canonical 0x7fffffff."""
+    """The bits of an FP32 result (a new array), any NaN replaced by the GPU's canonical
+    0x7fffffff."""
     b = bits32(values)
-    return np.where(np.isnan(values), F32_CANONICAL_NAN, b).astype(np.uint32)
+    nan = np.isnan(values)
+    if not nan.any():
+        return b.copy()
+    return np.where(nan, F32_CANONICAL_NAN, b).astype(np.uint32)
 
 
 def canonicalise_f64(values: np.ndarray) -> np.ndarray:
@@ -194,6 +198,12 @@ def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     """FP32 add of float32 arrays (already negated/abs'd), result as float32."""
     if ftz:
         a, b = flush_f32(a), flush_f32(b)
+    if mode == "RN":
+        # to nearest, the FP64 sum's own rounding is innocuous (53 >= 2*24 + 2) and x + (-x)
+        # is +0 as IEEE 754 has it: no round-to-odd needed
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = (a.astype(np.float64) + b.astype(np.float64)).astype(np.float32)
+        return flush_f32(r) if ftz else r
     a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
     s = zero_sum_sign(a64, b64, add_rto(a64, b64), mode)
     r = narrow_f64(s, mode)

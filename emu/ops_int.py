@@ -726,6 +726,19 @@ def op_bmsk(w, s, active, mask):
 @semantics("PRMT", "UPRMT", vector=True)
 def op_prmt(w, s, active, mask):
     d, a_op, sel_op, b_op = s.ins.operands
+    if not s.ins.modifiers and sel_op.__class__ is Imm and sel_op.text is None and not sel_op.neg:
+        # a constant selector without sign replication: shifted and masked sources
+        from .specialise import prmt_terms
+        terms = prmt_terms(sel_op.value & 0xFFFF)
+        if terms is not None:
+            srcs = (w.ri(a_op), w.ri(b_op))
+            out = None
+            for k, sh, keep in terms:
+                v = srcs[k]
+                t = ((v << U32(sh)) if sh >= 0 else (v >> U32(-sh))) & U32(keep)
+                out = t if out is None else out | t
+            w.w(d, out.astype(U32), mask)
+            return
     a, sel, b = np.broadcast_arrays(w.ri(a_op), w.ri(sel_op), w.ri(b_op))
     pool = np.stack([a, b], axis=-1).astype(U32).view(np.uint8).reshape(-1, 8)
     mode = next((m for m in s.ins.modifiers if m in ("F4E", "B4E", "RC8", "ECL", "ECR", "RC16")), None)

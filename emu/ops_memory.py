@@ -142,12 +142,32 @@ def op_load(w, s, active, mask):
     size, signed = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
-    raw = _load(w, space, addrs, size, mask)
-    for i, word in enumerate(_to_words(raw, size, signed)):
-        full = np.zeros(w.width, dtype=U32)
-        full[mask] = word
-        if not d.is_zero:
-            w.w(reg(d.file, d.index + i), full, mask)
+    every = mask is active or np.count_nonzero(mask) == w.width
+    if space == "global":
+        # elements, not bytes (the same faults: `gather` checks as `load` does)
+        words = _element_words(w.launch.gmem.gather(addrs if every else addrs[mask], size), size, signed)
+    else:
+        words = _to_words(_load(w, space, addrs, size, mask), size, signed)
+    if d.is_zero:
+        return
+    for i, word in enumerate(words):
+        if not every:
+            full = np.zeros(w.width, dtype=U32)
+            full[mask] = word
+            word = full
+        w.w(reg(d.file, d.index + i), word, mask)
+
+
+def _element_words(el: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
+    """Loaded elements (`GlobalMemory.gather`) as 32-bit register values, as `_to_words`."""
+    if size < 4:
+        return [el.view(np.int8 if size == 1 else np.int16).astype(np.int32).view(U32) if signed
+                else el.astype(U32)]
+    if size == 4:
+        return [el]
+    if size == 16:
+        return [(el[:, k // 2] >> U64(32 * (k & 1))).astype(U32) for k in range(4)]
+    return [el.astype(U32), (el >> U64(32)).astype(U32)]
 
 
 @semantics("STG", "ST", "STS", "STL", vector=True)
