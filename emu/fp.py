@@ -329,6 +329,42 @@ def round_rational_bits(x: float | Fraction, fmt: str, mode: str) -> int:
     return int(np.float32(v).view(np.uint32)) >> 16       # exact: already a bf16 value
 
 
+_SPLIT = 134217729.0           # 2^27 + 1: Veltkamp's splitting constant for FP64
+_FMA_LO, _FMA_HI = 2.0 ** -480, 2.0 ** 480
+
+
+def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """FP64 a*b + c rounded once to nearest, over arrays: Boldo and Melquiond's emulation
+    (IEEE TC 2008, "Emulation of FMA and correctly rounded sums: proved algorithms using
+    rounding to odd"): a*b = uh + ul exactly (Dekker), c + uh = th + tl exactly (TwoSum),
+    result RN(th + RO(tl + ul)). Exact where nothing underflows or overflows: lanes with
+    operands outside [2^-480, 2^480] (c may be 0), a zero or tiny th, a non-finite value,
+    go through `fma64` one by one."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    with np.errstate(all="ignore"):
+        uh = a * b
+        t = _SPLIT * a
+        ah = t - (t - a)
+        al = a - ah
+        t = _SPLIT * b
+        bh = t - (t - b)
+        bl = b - bh
+        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+        th = c + uh
+        bb = th - c
+        tl = (c - (th - bb)) + (uh - bb)
+        r = th + add_rto(tl, ul)
+        aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
+        ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
+            & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
+    if not ok.all():
+        r = r.copy()
+        for i in np.flatnonzero(~ok).tolist():
+            r[i] = fma64(float(a[i]), float(b[i]), float(c[i]), "RN")
+    return r
+
+
 def fma64(a: float, b: float, c: float, mode: str) -> float:
     """FP64 fused multiply-add for one lane, exactly rounded."""
     if not all(map(math.isfinite, (a, b, c))):

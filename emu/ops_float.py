@@ -362,7 +362,10 @@ def op_dfma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     mode = s.aux["mode"]
     va, vb, vc = w.rd(a), w.rd(b), w.rd(c)
-    r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
+    if mode == "RN":
+        r = fp.fma64_rn(va, vb, vc)
+    else:
+        r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
     _f64_result(w, d, r, mask, a, b, c)
 
 

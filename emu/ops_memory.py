@@ -179,7 +179,31 @@ def op_store(w, s, active, mask):
     size, _ = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
+    if space == "global":
+        # elements, not bytes (the same faults: `scatter` checks as `store` does)
+        every = mask is active or np.count_nonzero(mask) == w.width
+        w.launch.gmem.scatter(addrs if every else addrs[mask], _element_values(w, src, size, mask, every), size)
+        return
     _store(w, space, addrs, _from_words(w, src, size, mask), mask)
+
+
+_NARROW = {1: np.uint8, 2: np.uint16}
+
+
+def _element_values(w, src: Reg, size: int, lanes: np.ndarray, every: bool) -> np.ndarray:
+    """The stored registers as elements of `size` bytes (16: pairs of uint64), read as
+    `_from_words` reads them."""
+    words = []
+    for i in range(max(size // 4, 1)):
+        r = reg(src.file, src.index + i) if not src.is_zero else src
+        v = np.broadcast_to(w.r(r), (w.width,))
+        words.append(v if every else v[lanes])
+    if size < 4:
+        return words[0].astype(_NARROW[size])
+    if size == 4:
+        return words[0]
+    pairs = [words[k].astype(U64) | (words[k + 1].astype(U64) << U64(32)) for k in range(0, len(words), 2)]
+    return pairs[0] if size == 8 else np.stack(pairs, axis=1)
 
 
 @semantics("LDC", "ULDC_INDEXED")
