@@ -362,7 +362,7 @@ def op_dfma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     mode = s.aux["mode"]
     va, vb, vc = w.rd(a), w.rd(b), w.rd(c)
-    if mode == "RN":
+    if mode == "RN" and w.width > 16:          # fewer lanes: Python's ints cost less
         r = fp.fma64_rn(va, vb, vc)
     else:
         r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
