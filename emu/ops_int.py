@@ -237,6 +237,14 @@ def op_iadd3(w, s, active, mask):
     if len(pouts) == 2 and pouts[1].index == 7:     # `P0, PT` (sm_120 prints PT): one carry out
         pouts = pouts[:1]
     srcs, cins = rest[:3], rest[3:]
+    if not pouts:
+        # no carry out: the sum modulo 2^32 (`-x` as 2^32 - x)
+        total = w.ri(srcs[0]) + w.ri(srcs[1]) + w.ri(srcs[2])
+        if extended:
+            for p in cins:
+                total = total + w.pred(p).astype(U32)
+        w.w(d, total.astype(U32, copy=False), mask)
+        return
     a, b, c = _terms_u64(w, srcs)
     s1 = a + b
     carry_in = U64(0)
@@ -306,6 +314,13 @@ def op_imad(w, s, active, mask):
             w.w(d, (res & M32).astype(U32), mask)
         if pout is not None:
             w.wp(pout, carry_out, mask)
+        return
+    if pout is None:
+        # no carry out: the result modulo 2^32
+        total = w.ri(a_op) * w.ri(b_op) + w.ri(c_op)
+        if "X" in mods and cin is not None:
+            total = total + carry.astype(U32)
+        w.w(d, total.astype(U32, copy=False), mask)
         return
     a, b, c = _u64(w.ri(a_op)), _u64(w.ri(b_op)), _u64(w.ri(c_op))
     total = (a * b & M32) + c + carry
