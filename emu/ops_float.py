@@ -110,8 +110,17 @@ _FCMP = {
 }
 
 
+# the comparisons that a NaN operand makes false (NEU: true) by IEEE 754's rules as is:
+# one ufunc (NumPy compares NaN without a floating-point exception)
+_FCMP_PLAIN = {"LT": np.less, "EQ": np.equal, "LE": np.less_equal, "GT": np.greater,
+               "GE": np.greater_equal, "NEU": np.not_equal}
+
+
 def fcompare(mods, a, b):
     cmp = next(m for m in mods if m in _FCMP)
+    plain = _FCMP_PLAIN.get(cmp)
+    if plain is not None:
+        return plain(a, b)
     a, b = np.broadcast_arrays(a, b)
     with np.errstate(invalid="ignore"):
         return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
