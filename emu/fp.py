@@ -13,6 +13,7 @@ results, 64-bit integer conversions) goes through exact rational arithmetic per 
 from __future__ import annotations
 
 import math
+import struct
 from fractions import Fraction
 
 import numpy as np
@@ -219,10 +220,46 @@ def fmul32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     return flush_f32(r) if ftz else r
 
 
+# up to this many lanes, FFMA to nearest costs less on Python floats than over arrays
+FEW_LANES = 8
+_PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
+
+
+def _sum_rto(p: float, c: float) -> float:
+    """p + c in FP64 rounded to odd, as `add_rto` for one lane."""
+    t = p + c
+    if t - t == 0:                                 # finite
+        bb = t - p
+        err = (p - (t - bb)) + (c - bb)
+        if err != 0 and err - err == 0 and not _UNPACK_Q(_PACK_D(t))[0] & 1:
+            t = math.nextafter(t, math.inf if err > 0 else -math.inf)
+    return t
+
+
+def ffma32_few(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """FFMA to nearest of FP32 vectors (each of one element or n) as `ffma32` computes it
+    (exact product, sum rounded to odd in FP64, then narrowed), lane by lane on Python
+    floats: for a few lanes, NumPy's cost per call is most of the vector form's."""
+    la, lb, lc = a.tolist(), b.tolist(), c.tolist()
+    n = max(len(la), len(lb), len(lc))
+    if len(la) < n:
+        la = la * n
+    if len(lb) < n:
+        lb = lb * n
+    if len(lc) < n:
+        lc = lc * n
+    r = np.array([_sum_rto(x * y, z) for x, y, z in zip(la, lb, lc)], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return r.astype(np.float32)
+
+
 def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     """Fused a*b+c with one rounding."""
     if ftz:
         a, b, c = flush_f32(a), flush_f32(b), flush_f32(c)
+    if mode == "RN" and a.ndim == b.ndim == c.ndim == 1 and max(len(a), len(b), len(c)) <= FEW_LANES:
+        r = ffma32_few(a, b, c)
+        return flush_f32(r) if ftz else r
     with np.errstate(invalid="ignore", over="ignore"):
         p = a.astype(np.float64) * b.astype(np.float64)
     p, c64 = np.broadcast_arrays(p, c.astype(np.float64))
