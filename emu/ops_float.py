@@ -114,6 +114,8 @@ _FCMP = {
 # one ufunc (NumPy compares NaN without a floating-point exception)
 _FCMP_PLAIN = {"LT": np.less, "EQ": np.equal, "LE": np.less_equal, "GT": np.greater,
                "GE": np.greater_equal, "NEU": np.not_equal}
+# unordered ones as the negation of the ordered opposite (a NaN makes that false)
+_FCMP_NOT = {"GEU": np.less, "LTU": np.greater_equal, "LEU": np.greater, "GTU": np.less_equal}
 
 
 def fcompare(mods, a, b):
@@ -121,6 +123,9 @@ def fcompare(mods, a, b):
     plain = _FCMP_PLAIN.get(cmp)
     if plain is not None:
         return plain(a, b)
+    negated = _FCMP_NOT.get(cmp)
+    if negated is not None:
+        return ~negated(a, b)
     a, b = np.broadcast_arrays(a, b)
     with np.errstate(invalid="ignore"):
         return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
