@@ -265,6 +265,11 @@ def specialise_step(step: Step) -> Step:
         step.generic = handler
         step.run = fast
         step.run1 = specialise_one(step, fast) or fast
+    else:
+        one = specialise_one(step, handler)        # a single-lane form alone (FSETP)
+        if one is not None:
+            step.generic = handler
+            step.run1 = one
     return step
 
 

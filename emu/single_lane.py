@@ -513,6 +513,65 @@ def _fmul(step, vector):
     return _fp2(step, vector, lambda x, y: x * y)       # exact in FP64
 
 
+_FCMP = {
+    "F": lambda x, y, nan: False, "T": lambda x, y, nan: True,
+    "LT": lambda x, y, nan: x < y, "EQ": lambda x, y, nan: x == y, "LE": lambda x, y, nan: x <= y,
+    "GT": lambda x, y, nan: x > y, "NE": lambda x, y, nan: x != y and not nan,
+    "GE": lambda x, y, nan: x >= y, "NUM": lambda x, y, nan: not nan, "NAN": lambda x, y, nan: nan,
+    "LTU": lambda x, y, nan: x < y or nan, "EQU": lambda x, y, nan: x == y or nan,
+    "LEU": lambda x, y, nan: x <= y or nan, "GTU": lambda x, y, nan: x > y or nan,
+    "NEU": lambda x, y, nan: x != y, "GEU": lambda x, y, nan: x >= y or nan,
+}
+
+
+@form("FSETP")
+def _fsetp(step, vector):
+    """FP32 compare of one lane on Python floats (the FP32 values exactly), combined with
+    the predicate source as ops_float.op_fsetp does."""
+    ins = step.ins
+    ops = ins.operands
+    mods = ins.modifiers
+    if len(ops) != 5:
+        return None
+    cmp = next((m for m in mods if m in _FCMP), None)
+    combine = next((m for m in mods if m in ("AND", "OR", "XOR")), None)
+    if cmp is None or set(mods) - {cmp, combine, "FTZ"}:
+        return None
+    fcmp = _FCMP[cmp]
+    p1, p2, pc = dst_pred(ops[0]), dst_pred(ops[1]), pred(ops[4])
+    srcs = []
+    for op in ops[2:4]:
+        f = src(op, neg=False)
+        if f is None:
+            return None
+        # |.| then -, as Lanes.rf applies them
+        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                     0x80000000 if getattr(op, "neg", False) else 0))
+    if None in (p1, p2, pc):
+        return None
+    (fa, ka, na), (fb, kb, nb) = srcs
+    ftz = "FTZ" in mods
+
+    def fsetp(w, s, active, mask):
+        ba, bb = (fa(w) & ka) ^ na, (fb(w) & kb) ^ nb
+        if ftz:
+            ba, bb = _flush(ba), _flush(bb)
+        x, y = f32_value(ba), f32_value(bb)
+        base = bool(fcmp(x, y, x != x or y != y))
+        vc = bool(pc(w))
+        if combine == "AND":
+            r1, r2 = base and vc, (not base) and vc
+        elif combine == "OR":
+            r1, r2 = base or vc, (not base) or vc
+        elif combine == "XOR":
+            r1, r2 = base != vc, (not base) != vc
+        else:
+            r1, r2 = base, not base
+        p1(w, r1, mask)
+        p2(w, r2, mask)
+    return fsetp
+
+
 # --------------------------------------------------------------------------- memory
 
 def _address(mem: Mem) -> Callable | None:
