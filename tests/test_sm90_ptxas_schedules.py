@@ -37,7 +37,10 @@ RULES = {
     "9600315": "IMMA.8816 -> IMAD 14; USEL -> UIMAD 4",
     "9600303": "UPRMT -> UIMAD 4",
     "9600221": "UMOV -> DSETP 2",
-    # third round (branch hopper6: tuned on 9,610,000-149; held back: 9,611,000-149)
+    # third round (branch hopper6: tuned on 9,610,000-149 and, after hopper5's figure on it,
+    # 9,600,600-749; held back: 9,611,000-149)
+    "9600604": "HFMA2 -> SUST data 6",
+    "9600711": "IMMA.8816 -> IADD3 13",
     "9610013": "IMAD.IADD -> IMAD.WIDE addend high half 2",
     "9610020": "IMAD.X -> IMAD.WIDE.X addend high half 2",
     "9610087": "HFMA2.MMA -> IMAD.WIDE addend high half 8",
