@@ -40,6 +40,9 @@ RULES = {
     # third round (branch hopper6: tuned on 9,610,000-149 and, after hopper5's figure on it,
     # 9,600,600-749; held back: 9,611,000-149)
     "9600604": "HFMA2 -> SUST data 6",
+    "9600333": "the checker's lanes after a divergent branch: STS.128 by 2 lanes, its address "
+               "register overwritten on the other path by the warp's other 30 (the cached clock "
+               "split kept the whole warp's lane bits)",
     "9600711": "IMMA.8816 -> IADD3 13",
     "9610013": "IMAD.IADD -> IMAD.WIDE addend high half 2",
     "9610020": "IMAD.X -> IMAD.WIDE.X addend high half 2",
