@@ -13,7 +13,7 @@ import pytest
 SEEDS = Path(__file__).resolve().parents[1] / "tools" / "isa_seeds"
 CASES = [(int(line.split("#")[0], 16), line.split("#", 1)[1].strip())
          for name in ("fuzz_sm90_emufail.words", "fuzz_sm90_emufail2.words", "fuzz_sm90_emufail3.words",
-                     "fuzz_sm90_emufail4.words", "imad_shl_pow2_sm90.words")
+                     "fuzz_sm90_emufail4.words", "imad_shl_pow2_sm90.words", "ushf_ldl_sm90.words")
          for line in (SEEDS / name).read_text().splitlines() if line.split("#")[0].strip()]
 
 
