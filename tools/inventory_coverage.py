@@ -16,7 +16,9 @@ Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm
 refused (our CompileError), crash (any other exception in our compiler or emulator),
 compiled (we compile it and nvdisasm reads it back, but the form has no value kernel yet, so
 it is not counted as covered), ran (a clock/timer read: both run hazard-free, values not
-comparable; not counted), ptxas-refused (the form is not for the arch at this version).
+comparable; not counted), deviation (a load/store whose results in ours equal the PTX ISA's
+model while ptxas's cubin's differ; not counted), ptxas-refused (the form is not for the arch
+at this version).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.frontend import inventory
 from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
+from tools.inventory_memory import is_memory_form, memory_kernel
 
 THREADS = 64
 VALUE_KINDS = frozenset("d a r i p q dp pp x".split())
@@ -516,7 +519,12 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     arch = f"sm_{sm}"
     value = is_value_form(form)
     sources: list[str] = []
-    if is_mbarrier_form(form):
+    extra: list = []
+    model = None
+    if is_memory_form(form):
+        value = True
+        text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
+    elif is_mbarrier_form(form):
         value = True
         text, outs = mbarrier_kernel(form, ptx, sm)
     elif is_atomic_form(form):
@@ -561,7 +569,8 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     for cub, hazards in ((cubin, True), (theirs.output, False)):
         out = np.zeros((THREADS, max(1, outs)), dtype=np.uint64)
         try:
-            res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy()], hazard_check=hazards)
+            res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), *extra],
+                      hazard_check=hazards)
         except Exception as e:      # noqa: BLE001
             return "crash", f"emulator ({'ours' if hazards else 'ptxas'}): {type(e).__name__}: {e}"
         if hazards and res.hazards:
@@ -573,6 +582,20 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     if any(op.kind == "x" and op.type.startswith(NONDETERMINISTIC) for op in form.operands):
         return "ran", "values not comparable (a clock or timer)"
     bad = np.nonzero(differ)[0]
+    if model is not None:
+        expected = model(data)
+        ours_ok = (results[0] == expected).all(axis=1)
+        theirs_ok = (results[1] == expected).all(axis=1)
+        if ours_ok.all() and not theirs_ok.all():
+            t = np.nonzero(~theirs_ok)[0][0]
+            return "deviation", (f"ours = the PTX model, ptxas's differs in {int((~theirs_ok).sum())} threads: "
+                                 f"thread {t} ptxas {[hex(int(v)) for v in results[1][t]]}, "
+                                 f"model {[hex(int(v)) for v in expected[t]]}")
+        if not len(bad) and not ours_ok.all():
+            t = np.nonzero(~ours_ok)[0][0]
+            return "mismatch", (f"ours = ptxas's but not the PTX model in {int((~ours_ok).sum())} threads: "
+                                f"thread {t} ours {[hex(int(v)) for v in results[0][t]]}, "
+                                f"model {[hex(int(v)) for v in expected[t]]}")
     if len(bad):
         t = bad[0]
         return "mismatch", (f"{len(bad)} threads differ; inputs {[hex(int(v)) for v in data[t]]}: "
