@@ -77,6 +77,9 @@ class Target:
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
     # form adds the window base in c[0x0][0x18]
     cluster_shared_addresses: bool = False
+    # a fence beyond the CTA (MEMBAR.*.GPU/SYS; ERRBAR) also drains the cluster's error
+    # barrier: ptxas writes CGAERRBAR after each ERRBAR of a fence from sm_90 on
+    cga_errbar: bool = False
     # fp8 mma.sync has a tensor-core instruction (QMMA: sm_89, sm_120); sm_90/sm_100 have none
     # (ptxas widens the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
@@ -299,7 +302,7 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
-                       cluster_shared_addresses=True, param_window_at_params=True,
+                       cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 

@@ -926,7 +926,9 @@ class MemorySelection:
     # ------------------------------------------------------------------ atomics, barriers, warp
     ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
                 "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH", "cas": "CAS"}
-    ATOM_SCOPES = {"cta": "SM", "gpu": "GPU", "sys": "SYS"}
+    # `.cluster` is GPU strength and GPU fences (ptxas 13.5 on sm_90: LDG.E.STRONG.GPU,
+    # ATOMG.E.ADD.STRONG.GPU, MEMBAR.ALL.GPU; ERRBAR; CGAERRBAR before a release)
+    ATOM_SCOPES = {"cta": "SM", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
     # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
     # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
     RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
@@ -975,9 +977,7 @@ class MemorySelection:
     def atom_ordering(self):
         """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,
         `.sys` → SYS; semantics relaxed unless acquire/release/acq_rel."""
-        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES or m == "cluster"]
-        if "cluster" in scopes:
-            raise self.unsupported(f"`{self.ins.opcode}` with .cluster scope")
+        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES]
         scope = self.ATOM_SCOPES[scopes[0]] if scopes else "GPU"
         sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
         return scope, sem
@@ -985,6 +985,8 @@ class MemorySelection:
     def fences(self, table, scope: str) -> None:
         for opcode, mods in table[scope]:
             self.emit(opcode, mods, [], ndefs=0)
+            if opcode == "ERRBAR" and self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
@@ -1288,6 +1290,8 @@ class MemorySelection:
         self.emit("MEMBAR", (kind, scope), [], ndefs=0)
         if scope != "CTA":
             self.emit("ERRBAR", (), [], ndefs=0)
+            if self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
             self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def known_constant(self, op) -> int | None:

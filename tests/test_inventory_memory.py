@@ -1,0 +1,89 @@
+"""The per-form checker's load/store value kernels (tools/inventory_memory.py): ours and
+ptxas's cubins run in the emulator, both equal to the NumPy model of the PTX ld/st
+semantics; with the fixes they found (ld.param::func in a called function, byte fields of
+struct parameters, the `.cluster` scope, CGAERRBAR after a fence's ERRBAR on sm_90)."""
+import re
+
+import pytest
+
+from ptx2sass import codegen, oracle
+from tools import inventory_memory
+from tools.inventory_coverage import check_form, sm89_forms
+
+FORMS_89 = ["ld.global.u8 V,m", "ld.weak.local.v2.s8 V,m", "ld.shared.v4.s32 V,m",
+            "ld.weak.const.v4.u8 V,m", "ld.param.v2.b32 V,m", "ld.relaxed.sys.s16 V,m",
+            "ld.global.nc.L2::cache_hint.v2.f32 V,m,r", "ldu.global.v2.s8 V,m",
+            "st.shared.v2.b64 m,W", "st.volatile.local.v2.b16 m,W", "st.weak.v4.f32 m,W",
+            "st.global.L2::cache_hint.u32 m,W,r", "st.release.cta.u64 m,W",
+            # the inliner kept `.param::func` as a space of its own ('Unknown symbol') and
+            # refused byte fields of a struct parameter ('not supported yet')
+            "ld.param::func.f32 V,m", "ld.param::func.u8 V,m", "ld.param::func.s8 V,m"]
+FORMS_90 = ["ld.shared::cluster.v4.b32 V,m", "st.shared::cluster.v2.s64 m,W",
+            # `.cluster` scope was refused ('`ld.cluster` not supported yet')
+            "ld.relaxed.cluster.global.u64 V,m", "ld.acquire.cluster.u64 V,m",
+            "st.release.cluster.global.b32 m,W", "st.relaxed.cluster.shared.b32 m,W",
+            "atom.cluster.shared.add.u32 d,m,a"]
+
+
+def _forms(sm):
+    return {f.name: f for f in sm89_forms(sm)}
+
+
+@pytest.mark.parametrize("sm,name", [(89, n) for n in FORMS_89] + [(90, n) for n in FORMS_90])
+def test_memory_form_matches_ptxas_and_model(sm, name):
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+def test_model_disagreement_is_reported(monkeypatch):
+    """A check that cannot fail is worth nothing: a wrong model (one bit flipped) makes the
+    form a mismatch although ours and ptxas's agree."""
+    real = inventory_memory._model
+
+    def wrong(*args):
+        out = real(*args)
+        out[5, 0] ^= 1
+        return out
+    monkeypatch.setattr(inventory_memory, "_model", wrong)
+    status, detail = check_form(_forms(89)["ld.global.u8 V,m"], 0, 89)
+    assert status == "mismatch" and "model" in detail
+
+
+FENCES = """.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b64 %a;
+.reg .b32 %r;
+ld.param.u64 %a, [p];
+st.release.sys.global.u32 [%a], 1;
+ld.acquire.sys.global.u32 %r, [%a+4];
+st.release.cta.global.u32 [%a+8], %r;
+fence.acq_rel.cluster;
+st.u32 [%a+12], %r;
+fence.sc.cluster;
+st.u32 [%a+16], %r;
+st.release.cluster.global.u32 [%a+20], %r;
+ld.acquire.cluster.global.u32 %r, [%a+24];
+atom.release.sys.global.exch.b32 %r, [%a+28], %r;
+st.u32 [%a+32], %r;
+ret;
+}
+"""
+ORDERING = re.compile(r"\b(MEMBAR\.\w+\.\w+|CGAERRBAR|ERRBAR|CCTL\.IVALL|(?:LDG|STG|LD|ST|ATOMG)\.E[\w.]*)")
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_fences_drain_the_cluster_error_barrier(arch):
+    """From sm_90 on ptxas writes CGAERRBAR after the ERRBAR of every fence beyond the CTA
+    (release stores, fence.acq_rel/sc, atomics): ours the same sequence of fences and
+    accesses."""
+    text = FENCES.replace("sm_90", arch).replace(".version 7.8", ".version 8.8" if arch != "sm_90" else ".version 7.8")
+    theirs = oracle.ptxas(text, arch)
+    assert theirs.ok, theirs.stderr
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(text, arch, "k.ptx"), arch, filename="k.ptx")
+
+    def sequence(c):
+        return ORDERING.findall(oracle.nvdisasm(c))
+    assert sequence(cubin) == sequence(theirs.output)
+    assert "CGAERRBAR" in sequence(cubin)
