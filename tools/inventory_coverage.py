@@ -35,6 +35,7 @@ from ptx2sass.frontend import inventory
 from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_memory import is_memory_form, memory_kernel
+from tools.inventory_surface import is_surface_form, surface_kernel
 
 THREADS = 64
 VALUE_KINDS = frozenset("d a r i p q dp pp x".split())
@@ -521,7 +522,11 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     sources: list[str] = []
     extra: list = []
     model = None
-    if is_memory_form(form):
+    inputs = objects = None
+    if is_surface_form(form):
+        value = True
+        text, inputs, outs, objects = surface_kernel(form, ptx, rng, sm)
+    elif is_memory_form(form):
         value = True
         text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
     elif is_mbarrier_form(form):
@@ -564,18 +569,25 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
         return "readback", f"{type(e).__name__}: {e}"
     if not value:
         return "compiled", ""
-    data = value_inputs(sources, rng)
-    results = []
+    data = inputs if inputs is not None else value_inputs(sources, rng)
+    results, bound_after = [], []
     for cub, hazards in ((cubin, True), (theirs.output, False)):
         out = np.zeros((THREADS, max(1, outs)), dtype=np.uint64)
+        bound = objects() if objects else None
         try:
             res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), *extra],
-                      hazard_check=hazards)
+                      hazard_check=hazards, textures=bound)
         except Exception as e:      # noqa: BLE001
             return "crash", f"emulator ({'ours' if hazards else 'ptxas'}): {type(e).__name__}: {e}"
         if hazards and res.hazards:
             return "hazard", str(res.hazards[0])
         results.append(out)
+        bound_after.append({name: obj.data.tobytes() for name, obj in (bound or {}).items()})
+    for name in bound_after[0]:
+        if bound_after[0][name] != bound_after[1][name]:
+            a, b = (np.frombuffer(x[name], np.uint8) for x in bound_after)
+            at = int(np.nonzero(a != b)[0][0])
+            return "mismatch", f"{name}'s bytes differ afterwards from byte {at}: ours {a[at]:#x}, ptxas {b[at]:#x}"
     differ = (results[0] != results[1]).any(axis=1)
     if form.spelling in PTXAS_DEVIATIONS:
         differ &= ~PTXAS_DEVIATIONS[form.spelling](data)
