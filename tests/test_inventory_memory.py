@@ -87,3 +87,65 @@ def test_fences_drain_the_cluster_error_barrier(arch):
         return ORDERING.findall(oracle.nvdisasm(c))
     assert sequence(cubin) == sequence(theirs.output)
     assert "CGAERRBAR" in sequence(cubin)
+
+
+# ---------------------------------------------------------------- textures and surfaces
+TEXTURE_FORMS = [(89, "suld.b.2d.v2.b64.zero v2,S2"), (89, "sust.b.3d.v2.b16.trap S4,v2"),
+                 (89, "sured.b.max.2d.u32.clamp S2,r"), (89, "sust.p.1d.v4.b32.trap S1,v4"),
+                 (89, "suld.b.a2d.v4.b8.clamp v4,S4"), (89, "sust.b.a1d.b64.zero S2,r"),
+                 (89, "tex.3d.v4.f32.f32 v4,t4"), (89, "tex.a2d.v4.u32.s32 v4,t4"),
+                 (89, "tex.level.2d.v4.s32.f32 v4,t4,r"), (89, "tld4.b.2d.v4.s32.f32 v4,t2"),
+                 (89, "tex.cube.v4.f32.f32 v4,t4"), (89, "txq.width.b32 d,T"), (89, "suq.height.b32 d,U"),
+                 (90, "sured.b.add.1d.s32.trap S1,r"), (90, "suld.b.3d.v2.b16.zero v2,S4"),
+                 (90, "tex.level.a2d.v4.u32.f32 v4,t4,r")]
+
+
+@pytest.mark.parametrize("sm,name", TEXTURE_FORMS)
+def test_texture_form_matches_ptxas(sm, name):
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["sust.b.2d.v2.b32.zero S2,v2", "tex.2d.v4.f32.f32 v4,t2"])
+def test_texture_kernels_are_not_trivial(name):
+    """The kernels move data: ptxas's cubin changes most of the threads' surface words /
+    returns texels that differ between threads, so equal results are not vacuous."""
+    import random
+    import numpy as np
+    from ptx2sass.emu.launch import run
+    from tools.inventory_coverage import version_for
+    from tools.inventory_texture import is_surface_form, surface_kernel, texture_kernel
+    form = _forms(89)[name]
+    build = surface_kernel if is_surface_form(form) else texture_kernel
+    text, data, outs, objects = build(form, version_for(form, 89), random.Random(3), 89)
+    theirs = oracle.ptxas(text, "sm_89")
+    bound = objects()
+    before = {k: v.data.copy() for k, v in bound.items()}
+    out = np.zeros((64, outs), np.uint64)
+    run(theirs.output, "k", 1, 64, [out, data.copy()], textures=bound, hazard_check=False)
+    if form.opcode == "sust":
+        changed = (bound["surf0"].data != before["surf0"]).sum()      # words: 51 threads in range, 2 each
+        assert changed >= 90
+    else:
+        assert len({tuple(r) for r in out[:, :4]}) >= 32
+
+
+def test_surface_difference_is_reported(monkeypatch):
+    """The surface's bytes after the run are compared: a surface that starts otherwise
+    for one of the two runs makes the form a mismatch."""
+    from tools import inventory_coverage, inventory_texture
+    real = inventory_texture.surface_kernel
+    calls = []
+
+    def skewed(*args):
+        text, data, outs, objects = real(*args)
+
+        def objects2():
+            bound = objects()
+            calls.append(1)
+            if len(calls) == 2:
+                bound["surf0"].data.reshape(-1)[-1] ^= 1
+            return bound
+        return text, data, outs, objects2
+    monkeypatch.setattr(inventory_coverage, "surface_kernel", skewed)
+    status, detail = check_form(_forms(89)["sust.b.2d.v2.b32.zero S2,v2"], 0, 89)
+    assert status == "mismatch" and "surf0" in detail

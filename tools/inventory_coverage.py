@@ -35,7 +35,7 @@ from ptx2sass.frontend import inventory
 from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_memory import is_memory_form, memory_kernel
-from tools.inventory_surface import is_surface_form, surface_kernel
+from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
 THREADS = 64
 VALUE_KINDS = frozenset("d a r i p q dp pp x".split())
@@ -526,6 +526,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     if is_surface_form(form):
         value = True
         text, inputs, outs, objects = surface_kernel(form, ptx, rng, sm)
+    elif is_texture_form(form):
+        value = True
+        text, inputs, outs, objects = texture_kernel(form, ptx, rng, sm)
     elif is_memory_form(form):
         value = True
         text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
