@@ -149,3 +149,18 @@ def test_surface_difference_is_reported(monkeypatch):
     monkeypatch.setattr(inventory_coverage, "surface_kernel", skewed)
     status, detail = check_form(_forms(89)["sust.b.2d.v2.b32.zero S2,v2"], 0, 89)
     assert status == "mismatch" and "surf0" in detail
+
+
+# ---------------------------------------------------------------- ldmatrix, cp.async, createpolicy
+ASYNC_FORMS = [(89, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 v4,m"),
+               (89, "ldmatrix.sync.aligned.m8n8.x1.b16 v1,m"),
+               (89, "cp.async.ca.shared.global m,m,x:16,a"), (89, "cp.async.ca.shared.global m,m,x:4"),
+               (89, "cp.async.cg.shared.global.L2::cache_hint m,m,x:16,r"), (89, "cp.async.wait_group x:0"),
+               (89, "cp.async.wait_all"), (89, "createpolicy.fractional.L2::evict_unchanged.b64 d,a"),
+               (89, "createpolicy.range.global.L2::evict_normal.L2::evict_first.b64 d,m,a,a"),
+               (90, "ldmatrix.sync.aligned.m8n8.x2.shared.b16 v2,m")]
+
+
+@pytest.mark.parametrize("sm,name", ASYNC_FORMS)
+def test_async_form_matches_ptxas(sm, name):
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")

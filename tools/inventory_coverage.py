@@ -34,6 +34,7 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.frontend import inventory
 from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
+from tools.inventory_async import async_kernel, is_async_form
 from tools.inventory_memory import is_memory_form, memory_kernel
 from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
@@ -529,6 +530,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     elif is_texture_form(form):
         value = True
         text, inputs, outs, objects = texture_kernel(form, ptx, rng, sm)
+    elif is_async_form(form):
+        value = True
+        text, inputs, outs, model = async_kernel(form, ptx, rng, sm)
     elif is_memory_form(form):
         value = True
         text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
