@@ -6,7 +6,7 @@ the instructions we meant.
 
     py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N]
                                     [--seed S] [--show 30] [--json FILE] [--log FILE.jsonl]
-                                    [--only FILE.jsonl]
+                                    [--only FILE.jsonl] [--compile-only]
 
 `--log` appends one JSON line per form as it is checked and skips forms already in the file,
 so a long run (the full matrix takes hours on a loaded machine) can stop and resume.
@@ -512,8 +512,9 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
-def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
-    """(status, detail) for one form on sm_`sm`."""
+def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = False) -> tuple[str, str]:
+    """(status, detail) for one form on sm_`sm`; `compile_only`: stop after our compiler
+    (status compiled / refused / crash / ptxas-refused)."""
     from ptx2sass.emu.launch import run
     from tools.inventory_kernels import acceptance_module, instruction_text
     rng = random.Random(f"{form.name}/{seed}")
@@ -569,6 +570,8 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
         return "refused", e.message
     except Exception as e:          # noqa: BLE001 - an internal error is a finding, not a stop
         return "crash", f"{type(e).__name__}: {e}"
+    if compile_only:
+        return "compiled", ""
     try:
         if not _readback_ok(cubin, codes):
             return "readback", "nvdisasm reads our words otherwise"
@@ -638,7 +641,7 @@ def read_log(path: str) -> dict[str, tuple[str, str]]:
 
 
 def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = None,
-             sm: int = 89) -> dict[str, tuple[str, str]]:
+             sm: int = 89, compile_only: bool = False) -> dict[str, tuple[str, str]]:
     out = read_log(log) if log else {}
     out = {f.name: out[f.name] for f in forms if f.name in out}
     fh = open(log, "a") if log else None
@@ -646,7 +649,7 @@ def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = 
         for k, f in enumerate(forms):
             if f.name in out:
                 continue
-            out[f.name] = check_form(f, seed, sm)
+            out[f.name] = check_form(f, seed, sm, compile_only)
             if fh:
                 fh.write(json.dumps({"form": f.name, "status": out[f.name][0],
                                      "detail": out[f.name][1]}) + "\n")
@@ -696,6 +699,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--log", help="append one JSON line per form; resume from it")
     ap.add_argument("--only", help="only the forms this log did not give match/ptxas-refused")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only which forms ptxas accepts that we refuse (no emulator, no read-back)")
     ap.add_argument("--reverse", action="store_true",
                     help="check the forms last to first (a second process on the same matrix)")
     args = ap.parse_args(argv)
@@ -710,7 +715,8 @@ def main(argv=None) -> int:
                  if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch)
+    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch,
+                       compile_only=args.compile_only)
     print(report(forms, results))
     shown = 0
     for f in forms:
