@@ -267,7 +267,10 @@ EM_CUDA = 190
 _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x120,
                         "reserved_smem_1": 0x124, "graph_exec": 0x130,
-                        "param_window": 0x40, "const_window": 0x50}
+                        "param_window": 0x40, "const_window": 0x50,
+                        # the parameter window's last byte, as an offset from param_window
+                        # (isspacep.param's upper bound in ptxas's code)
+                        "param_window_end": 0x12C}
 
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,
@@ -290,7 +293,7 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "param_window": 0x198, "aggr_smem_limit": 0x13C,
+                        "param_window": 0x198, "param_window_end": 0x1A0, "aggr_smem_limit": 0x13C,
                         # the launch's cluster shape (x, y, z words), its float reciprocals,
                         # the grid in clusters, CTAs per cluster
                         "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,
