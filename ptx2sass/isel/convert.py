@@ -128,14 +128,13 @@ class ConvertSelection:
 
     def pack_one(self, ins, a, rnd: str) -> None:
         """cvt.{rn,rz}[.relu|.satfinite].{f16,bf16}.f32 as ptxas writes it: the packing convert
-        into the low half, F2FP.PACK_AB d, RZ, a (F2FP.{RELU,SATFINITE}….MERGE_C d, a, RZ for
-        the clamping forms); a NaN gives the canonical one (F2F would keep its payload)."""
+        into the low half, F2FP.PACK_AB d, RZ, a (F2FP.{RELU,SATFINITE}….MERGE_C[.RZ] d, a, RZ
+        for the clamping forms); a NaN gives the canonical one (F2F would keep its payload)."""
         clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
         kind = self.f2fp_types(ins.type)
-        if clamp:
-            if rnd != "rn":
-                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+        if clamp:       # toward zero: `.RZ` after MERGE_C (ptxas 13.5)
+            self.emit("F2FP", clamp + kind + ("MERGE_C",) + (("RZ",) if rnd == "rz" else ()),
+                      [self.dst(ins.dests[0]), self.reg_part(a), RZ])
             return
         self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
                   [self.dst(ins.dests[0]), RZ, self.reg_part(a)])
