@@ -1280,10 +1280,27 @@ class MemorySelection:
         mods = ins.modifiers
         if mods[:2] == ("proxy", "alias"):
             return self.proxy_alias_fence()
+        if mods[:2] == ("proxy", "async"):
+            return self.proxy_async_fence(ins)
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the
+    # async proxy's (bulk copies, st.async): ptxas 13.5's fences per space
+    PROXY_ASYNC_FENCES = {None: [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "global": [("FENCE", ("VIEW", "ASYNC", "G"))],
+                          "shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "shared::cluster": [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))]}
+
+    def proxy_async_fence(self, ins) -> None:
+        rest = [m for m in ins.modifiers[2:]]
+        space = rest[0] if rest else (ins.space or None)
+        if len(rest) > 1 or space not in self.PROXY_ASYNC_FENCES:
+            raise self.unsupported(f"`fence.{'.'.join(ins.modifiers)}`")
+        for opcode, mods in self.PROXY_ASYNC_FENCES[space]:
+            self.emit(opcode, mods, [], ndefs=0)
 
     def memory_barrier(self, kind: str, scope: str) -> None:
         """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
