@@ -897,6 +897,18 @@ class MemorySelection:
         self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
                                     c1, c2])
 
+    def sel_getctarank(self, ins):
+        """getctarank[.shared::cluster].{u32,u64} d, a (sm_90+): the rank of the CTA whose
+        shared memory the address names: bits 24..31 of its low word (`CLUSTER_RANK_SHIFT`;
+        a generic address's low word is the shared::cluster one), as ptxas's
+        `SHF.L.U64.HI d, lo, 0x8, RZ` (it reads no high word)."""
+        a = ins.srcs[0]
+        if isinstance(a, ir.Symbol) or not self.arch.cluster_shared_addresses:
+            raise self.unsupported("`getctarank` of a variable's address" if isinstance(a, ir.Symbol)
+                                   else f"`getctarank` on {self.arch.name}")
+        self.emit("SHF", ("L", "U64", "HI"), [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a, 0)),
+                                              Imm(32 - self.CLUSTER_RANK_SHIFT), RZ])
+
     def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
         """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
         address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
