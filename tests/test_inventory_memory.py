@@ -164,3 +164,15 @@ ASYNC_FORMS = [(89, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 v4,m"),
 @pytest.mark.parametrize("sm,name", ASYNC_FORMS)
 def test_async_form_matches_ptxas(sm, name):
     assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+# atom/red.add.noftz.bf16 (sm_90+; was 'not supported yet'): the 16-bit CAS loop with
+# HADD2.BF16_V2, as ptxas; each thread its own word (tools/inventory_coverage.atomic_kernel)
+BF16_ATOMICS = [(90, "atom.shared.add.noftz.bf16 d,m,a"), (90, "atom.release.global.add.noftz.bf16 d,m,a"),
+                (90, "red.add.noftz.bf16 m,a"), (90, "atom.sys.add.noftz.bf16 d,m,a"),
+                (120, "atom.global.add.noftz.bf16 d,m,a"), (120, "red.shared.add.noftz.bf16 m,a")]
+
+
+@pytest.mark.parametrize("sm,name", BF16_ATOMICS)
+def test_bf16_atomic_add_matches_ptxas(sm, name):
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")

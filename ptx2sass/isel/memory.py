@@ -1060,7 +1060,7 @@ class MemorySelection:
             self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
-        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
+        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a
         compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
         loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
         swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
@@ -1103,7 +1103,9 @@ class MemorySelection:
             self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
             self.emit("SEL", (), [half, swap16, half, same])
         else:
-            self.emit("HADD2", (), [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+            # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
+            self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
+                      [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
         self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
@@ -1143,7 +1145,7 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
-        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16")):
+        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16"), ("add", "bf16")):
             return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
