@@ -39,3 +39,20 @@ def test_fence_proxy_async(arch, version, space):
         res = run(cubin, "k", 1, 32, [out], hazard_check=name == "ours")
         assert not res.hazards
         assert out.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("arch,version", [("sm_90", "8.0"), ("sm_120", "8.8")])
+def test_fence_mbarrier_init(arch, version):
+    """fence.mbarrier_init.release.cluster (was 'not supported yet'): no fence in ptxas's
+    code (a NOP in its place), none in ours; the stores around it run as ptxas's."""
+    ptx = KERNEL.format(arch=arch, version=version, space="").replace(
+        "fence.proxy.async;", "fence.mbarrier_init.release.cluster;")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    assert FENCES.findall(oracle.nvdisasm(ours)) == FENCES.findall(oracle.nvdisasm(theirs.output)) == []
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros(2, np.uint32)
+        res = run(cubin, "k", 1, 32, [out], hazard_check=name == "ours")
+        assert not res.hazards
+        assert out.tolist() == [1, 2]

@@ -1296,6 +1296,11 @@ class MemorySelection:
             return self.proxy_alias_fence()
         if mods[:2] == ("proxy", "async"):
             return self.proxy_async_fence(ins)
+        if mods == ("mbarrier_init", "release", "cluster"):
+            # sm_90+: SYNCS.EXCH (mbarrier.init) is already ordered for the cluster; ptxas 13.5
+            # writes a NOP in the fence's place
+            self.emit("NOP", (), [], ndefs=0)
+            return
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
