@@ -294,6 +294,8 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
                         "param_window": 0x198, "param_window_end": 0x1A0, "aggr_smem_limit": 0x13C,
+                        # 1 in a cluster launch (ptxas's barrier.cluster tests it)
+                        "cluster_launch": 0x140,
                         # the launch's cluster shape (x, y, z words), its float reciprocals,
                         # the grid in clusters, CTAs per cluster
                         "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,

@@ -1248,9 +1248,45 @@ class MemorySelection:
     def sel_barrier(self, ins):
         """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
         without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        if ins.modifiers[:1] == ("cluster",):
+            return self.cluster_barrier(ins)
         if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
             return self.sel_bar(ins)
         self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+
+    def cluster_barrier(self, ins) -> None:
+        """barrier.cluster.arrive[.release|.relaxed] / .wait[.acquire] (sm_90+), as ptxas 13.5
+        decides at run time from the driver's cluster-launch word (`driver_cbank`
+        "cluster_launch", 1 in a cluster launch): there UCGABAR_ARV (after the release
+        fences) / UCGABAR_WAIT (then the acquire's CCTL.IVALL); otherwise the CTA is its own
+        cluster: arrive does nothing and wait is BAR.SYNC 0."""
+        mods = [m for m in ins.modifiers if m not in ("cluster", "aligned")]
+        at = dict(self.arch.driver_cbank or ()).get("cluster_launch")
+        if at is None or self.guard is not None or not mods or mods[0] not in ("arrive", "wait") or \
+                [m for m in mods[1:] if m not in ("release", "relaxed", "acquire")]:
+            raise self.unsupported(f"`barrier.{'.'.join(ins.modifiers)}`")
+        arrive = mods[0] == "arrive"
+        flag, cluster = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("LDC", (), [flag, ConstRef(0, at)])
+        self.emit("ISETP", ("EQ", "U32", "AND"), [cluster, PT, flag, Imm(1), PT], ndefs=2)
+        if not arrive:
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), [Imm(0)], ndefs=0)
+            self.out[-1].guard = VOp(cluster.reg, inv=True)
+        start = self.current
+        skip = MInstr("BRA", (), [None], 0, VOp(cluster.reg, inv=True), self.line)
+        self.out.append(skip)
+        self.start_block("cga_barrier")
+        if arrive:
+            if "relaxed" not in mods:
+                self.fences(self.RELEASE_FENCE, "GPU")
+            self.emit("UCGABAR_ARV", (), [], ndefs=0)
+        else:
+            self.emit("UCGABAR_WAIT", (), [], ndefs=0)
+            self.fences(self.ACQUIRE_FENCE, "GPU")
+        join = self.start_block("cga_barrier_done")
+        skip.operands[0] = Label(join.name)
+        start.succs.insert(0, join)
+        join.preds.append(start)
 
     def sel_bar_warp(self, ins):
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
