@@ -95,6 +95,12 @@ class ConvertSelection:
             return
         if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
             ftz = ()       # ptxas ignores .ftz on these (f16 has no subnormal flushing here)
+        if ftz and (dty, sty) == ("bf16", "f32") and rnd in ("rn", "rz") and \
+                not any(m in ("relu", "satfinite") for m in ins.modifiers):
+            # one F2F.FTZ.BF16.F32[.RZ], as ptxas (sm_80..120)
+            self.emit("F2F", ("FTZ", "BF16", "F32") + (("RZ",) if rnd == "rz" else ()),
+                      [self.dst(d), self.reg_part(a)])
+            return
         if ftz and sty == "f32" and dty != "f32":
             # ptxas flushes the source first (FMUL.FTZ by one), then converts as usual
             flushed = VOp(self.mf.new_vreg())
