@@ -77,6 +77,9 @@ class Target:
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
     # form adds the window base in c[0x0][0x18]
     cluster_shared_addresses: bool = False
+    # a fence beyond the CTA (MEMBAR.*.GPU/SYS; ERRBAR) also drains the cluster's error
+    # barrier: ptxas writes CGAERRBAR after each ERRBAR of a fence from sm_90 on
+    cga_errbar: bool = False
     # fp8 mma.sync has a tensor-core instruction (QMMA: sm_89, sm_120); sm_90/sm_100 have none
     # (ptxas widens the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
@@ -264,7 +267,10 @@ EM_CUDA = 190
 _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x120,
                         "reserved_smem_1": 0x124, "graph_exec": 0x130,
-                        "param_window": 0x40, "const_window": 0x50}
+                        "param_window": 0x40, "const_window": 0x50,
+                        # the parameter window's last byte, as an offset from param_window
+                        # (isspacep.param's upper bound in ptxas's code)
+                        "param_window_end": 0x12C}
 
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,
@@ -287,7 +293,9 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "param_window": 0x198, "aggr_smem_limit": 0x13C,
+                        "param_window": 0x198, "param_window_end": 0x1A0, "aggr_smem_limit": 0x13C,
+                        # 1 in a cluster launch (ptxas's barrier.cluster tests it)
+                        "cluster_launch": 0x140,
                         # the launch's cluster shape (x, y, z words), its float reciprocals,
                         # the grid in clusters, CTAs per cluster
                         "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,
@@ -299,7 +307,7 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
-                       cluster_shared_addresses=True, param_window_at_params=True,
+                       cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 

@@ -727,6 +727,10 @@ class Checker:
                                 "higher")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if self.version < (8, 3):
+            for m in ins.modifiers:
+                if m in (".param::func", ".param::entry"):
+                    problems.append(f"Feature '::{m.split('::')[1]}' requires PTX ISA .version 8.3 or later")
         if op == "mbarrier" and self.version < (8, 0):
             for m in ins.modifiers:
                 if m in (".release", ".acquire", ".relaxed"):

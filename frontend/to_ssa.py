@@ -922,6 +922,8 @@ def _shape(opcode: str, mods: tuple) -> tuple:
     types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
     space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
     rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+    if opcode == "fence":     # fence.proxy.async.shared::cta/::cluster fence differently
+        rest += tuple(m[1:] for m in mods if m in SPACES)
     # `bar.cta.sync`, `barrier.aligned.sync`: the operation names the kind, not the qualifier
     named = [r for r in rest if r not in ("cta", "aligned")] if opcode in ("bar", "barrier") \
         else rest

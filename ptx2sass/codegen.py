@@ -765,8 +765,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
-    if not kernels:
-        raise CompileError("the module has no kernels", filename)
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
     if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group

@@ -899,6 +899,18 @@ class MemorySelection:
         self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
                                     c1, c2])
 
+    def sel_getctarank(self, ins):
+        """getctarank[.shared::cluster].{u32,u64} d, a (sm_90+): the rank of the CTA whose
+        shared memory the address names: bits 24..31 of its low word (`CLUSTER_RANK_SHIFT`;
+        a generic address's low word is the shared::cluster one), as ptxas's
+        `SHF.L.U64.HI d, lo, 0x8, RZ` (it reads no high word)."""
+        a = ins.srcs[0]
+        if isinstance(a, ir.Symbol) or not self.arch.cluster_shared_addresses:
+            raise self.unsupported("`getctarank` of a variable's address" if isinstance(a, ir.Symbol)
+                                   else f"`getctarank` on {self.arch.name}")
+        self.emit("SHF", ("L", "U64", "HI"), [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a, 0)),
+                                              Imm(32 - self.CLUSTER_RANK_SHIFT), RZ])
+
     def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
         """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
         address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
@@ -928,7 +940,9 @@ class MemorySelection:
     # ------------------------------------------------------------------ atomics, barriers, warp
     ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
                 "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH", "cas": "CAS"}
-    ATOM_SCOPES = {"cta": "SM", "gpu": "GPU", "sys": "SYS"}
+    # `.cluster` is GPU strength and GPU fences (ptxas 13.5 on sm_90: LDG.E.STRONG.GPU,
+    # ATOMG.E.ADD.STRONG.GPU, MEMBAR.ALL.GPU; ERRBAR; CGAERRBAR before a release)
+    ATOM_SCOPES = {"cta": "SM", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
     # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
     # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
     RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
@@ -977,9 +991,7 @@ class MemorySelection:
     def atom_ordering(self):
         """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,
         `.sys` → SYS; semantics relaxed unless acquire/release/acq_rel."""
-        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES or m == "cluster"]
-        if "cluster" in scopes:
-            raise self.unsupported(f"`{self.ins.opcode}` with .cluster scope")
+        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES]
         scope = self.ATOM_SCOPES[scopes[0]] if scopes else "GPU"
         sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
         return scope, sem
@@ -987,6 +999,8 @@ class MemorySelection:
     def fences(self, table, scope: str) -> None:
         for opcode, mods in table[scope]:
             self.emit(opcode, mods, [], ndefs=0)
+            if opcode == "ERRBAR" and self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
@@ -1109,7 +1123,7 @@ class MemorySelection:
             self.emit(COPY, (), [self.dst_whole(d), result], guarded=False)
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
-        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
+        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a
         compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
         loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
         swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
@@ -1152,7 +1166,9 @@ class MemorySelection:
             self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
             self.emit("SEL", (), [half, swap16, half, same])
         else:
-            self.emit("HADD2", (), [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+            # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
+            self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
+                      [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
         self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
@@ -1192,7 +1208,7 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
-        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16")):
+        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16"), ("add", "bf16")):
             return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
@@ -1299,9 +1315,45 @@ class MemorySelection:
     def sel_barrier(self, ins):
         """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
         without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        if ins.modifiers[:1] == ("cluster",):
+            return self.cluster_barrier(ins)
         if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
             return self.sel_bar(ins)
         self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+
+    def cluster_barrier(self, ins) -> None:
+        """barrier.cluster.arrive[.release|.relaxed] / .wait[.acquire] (sm_90+), as ptxas 13.5
+        decides at run time from the driver's cluster-launch word (`driver_cbank`
+        "cluster_launch", 1 in a cluster launch): there UCGABAR_ARV (after the release
+        fences) / UCGABAR_WAIT (then the acquire's CCTL.IVALL); otherwise the CTA is its own
+        cluster: arrive does nothing and wait is BAR.SYNC 0."""
+        mods = [m for m in ins.modifiers if m not in ("cluster", "aligned")]
+        at = dict(self.arch.driver_cbank or ()).get("cluster_launch")
+        if at is None or self.guard is not None or not mods or mods[0] not in ("arrive", "wait") or \
+                [m for m in mods[1:] if m not in ("release", "relaxed", "acquire")]:
+            raise self.unsupported(f"`barrier.{'.'.join(ins.modifiers)}`")
+        arrive = mods[0] == "arrive"
+        flag, cluster = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("LDC", (), [flag, ConstRef(0, at)])
+        self.emit("ISETP", ("EQ", "U32", "AND"), [cluster, PT, flag, Imm(1), PT], ndefs=2)
+        if not arrive:
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), [Imm(0)], ndefs=0)
+            self.out[-1].guard = VOp(cluster.reg, inv=True)
+        start = self.current
+        skip = MInstr("BRA", (), [None], 0, VOp(cluster.reg, inv=True), self.line)
+        self.out.append(skip)
+        self.start_block("cga_barrier")
+        if arrive:
+            if "relaxed" not in mods:
+                self.fences(self.RELEASE_FENCE, "GPU")
+            self.emit("UCGABAR_ARV", (), [], ndefs=0)
+        else:
+            self.emit("UCGABAR_WAIT", (), [], ndefs=0)
+            self.fences(self.ACQUIRE_FENCE, "GPU")
+        join = self.start_block("cga_barrier_done")
+        skip.operands[0] = Label(join.name)
+        start.succs.insert(0, join)
+        join.preds.append(start)
 
     def sel_bar_warp(self, ins):
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
@@ -1345,16 +1397,40 @@ class MemorySelection:
         mods = ins.modifiers
         if mods[:2] == ("proxy", "alias"):
             return self.proxy_alias_fence()
+        if mods[:2] == ("proxy", "async"):
+            return self.proxy_async_fence(ins)
+        if mods == ("mbarrier_init", "release", "cluster"):
+            # sm_90+: SYNCS.EXCH (mbarrier.init) is already ordered for the cluster; ptxas 13.5
+            # writes a NOP in the fence's place
+            self.emit("NOP", (), [], ndefs=0)
+            return
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the
+    # async proxy's (bulk copies, st.async): ptxas 13.5's fences per space
+    PROXY_ASYNC_FENCES = {None: [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "global": [("FENCE", ("VIEW", "ASYNC", "G"))],
+                          "shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "shared::cluster": [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))]}
+
+    def proxy_async_fence(self, ins) -> None:
+        rest = [m for m in ins.modifiers[2:]]
+        space = rest[0] if rest else (ins.space or None)
+        if len(rest) > 1 or space not in self.PROXY_ASYNC_FENCES:
+            raise self.unsupported(f"`fence.{'.'.join(ins.modifiers)}`")
+        for opcode, mods in self.PROXY_ASYNC_FENCES[space]:
+            self.emit(opcode, mods, [], ndefs=0)
 
     def memory_barrier(self, kind: str, scope: str) -> None:
         """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
         self.emit("MEMBAR", (kind, scope), [], ndefs=0)
         if scope != "CTA":
             self.emit("ERRBAR", (), [], ndefs=0)
+            if self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
             self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def known_constant(self, op) -> int | None:
