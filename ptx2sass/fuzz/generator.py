@@ -201,6 +201,22 @@ def unspecified_nan(opcode: str, modifiers, t: str) -> bool:
         and "NaN" not in {m.lstrip(".") for m in modifiers}
 
 
+# Arithmetic whose NaN result, when two sources are NaNs, depends on the operands' order:
+# DADD/DMUL/DFMA return the last NaN source's payload (emu/fp.py, as the H200 does) and
+# ptxas orders commutative operands (and a - b as -b + a) by context (GPU run 20, fuzz
+# 9301650: `sub.rp.f64` of two NaNs). The manual does not say which NaN comes out. FP32 and
+# the 16-bit types always give the canonical NaN on the GPU, so only f64 needs this.
+TWO_NAN_ARITHMETIC = ("add", "sub", "mul", "fma", "mad", "div")
+LAST_NAN_PAYLOAD_TYPES = ("f64",)
+
+
+def two_nan_unspecified(opcode: str, t: str, sources) -> bool:
+    """Whether `opcode.t` with these source operands ($aN registers, immediates) may get
+    two different NaNs and so a NaN whose payload the manual leaves open."""
+    regs = {s.lstrip("-!") for s in sources if s.lstrip("-!").startswith("$a")}
+    return opcode in TWO_NAN_ARITHMETIC and t in LAST_NAN_PAYLOAD_TYPES and len(regs) >= 2
+
+
 def canonical_nan(b: "Builder", d: str, t: str) -> str:
     """Lines (each after a newline) that replace a NaN in `d` (type `t`) by the canonical
     NaN and leave any other value as it is; integer tests for the 16-bit types (setp.bf16
@@ -507,17 +523,17 @@ def _op_float(g, ctx, bits):
     form = rng.choice(("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "min", "max", "abs", "neg",
                        "frnd", "add", "mul", "fma"))
     d = b.dst(k, t)
-    if form in ("add", "sub", "mul"):
-        rnd = _float_round(g, allow_none=(form != "mul" or not g.prog_fmad))
-        return b.build(f"{form}{rnd}{ftz}{sat}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};",
-                       f"{form}{rnd}{ftz}{sat}.{t}")
-    if form in ("fma", "mad"):
-        rnd = rng.choice(ROUND)
-        return b.build(f"{form}{rnd}{ftz}{sat}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)}, {b.src(k, t, imm)};",
-                       f"{form}{rnd}{ftz}{sat}.{t}")
-    if form == "div":
-        rnd = rng.choice(ROUND)
-        return b.build(f"div{rnd}{ftz}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};", f"div{rnd}{ftz}.{t}")
+    if form in ("add", "sub", "mul", "fma", "mad", "div"):
+        if form in ("add", "sub", "mul"):
+            rnd = _float_round(g, allow_none=(form != "mul" or not g.prog_fmad))
+        else:
+            rnd = rng.choice(ROUND)
+        srcs = [b.src(k, t)] + [b.src(k, t, imm) for _ in range(2 if form in ("fma", "mad") else 1)]
+        spelling = f"{form}{rnd}{ftz}{sat if form != 'div' else ''}.{t}"
+        text = f"@@{spelling} {d}, {', '.join(srcs)};"
+        if two_nan_unspecified(form, t, srcs):
+            text += canonical_nan(b, d, t)
+        return b.build(text, spelling)
     if form in ("rcp", "sqrt"):
         rnd = rng.choice(ROUND)
         return b.build(f"{form}{rnd}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{rnd}{ftz}.{t}")
