@@ -77,8 +77,8 @@ _CANON = {"pred": "%p", "b16": "%h", "b32": "%r", "b64": "%d"}
 
 def op_forms(g, ctx):
     """One instruction of a random inventory form of a total opcode (None if none fits)."""
-    from ptx2sass.fuzz.generator import (Builder, _f32_imm, _f64_imm, _int_imm, canonical_nan, two_nan_unspecified,
-                                          unspecified_nan)
+    from ptx2sass.fuzz.generator import (Builder, _f32_imm, _f64_imm, _int_imm, canonical_nan, cvt_nan_unspecified,
+                                          two_nan_unspecified, unspecified_nan)
     rng = g.rng
     by_op = _forms()
     if not by_op:
@@ -166,7 +166,8 @@ def op_forms(g, ctx):
                 continue
         line = f"{spelling} {', '.join(ops)};"
         if types and (unspecified_nan(opcode, spelling.split("."), types[0].lstrip("."))
-                      or two_nan_unspecified(opcode, types[0].lstrip("."), ops[1:])):
+                      or two_nan_unspecified(opcode, types[0].lstrip("."), ops[1:])
+                      or cvt_nan_unspecified(opcode, types[0].lstrip("."), types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops[0], types[0].lstrip("."))
         return b.build(line, spelling)
     return None
@@ -591,7 +592,8 @@ def _draw_form(g, family: str):
 
 def op_isa(g, ctx):
     """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
-    from ptx2sass.fuzz.generator import Builder, canonical_nan, two_nan_unspecified, unspecified_nan
+    from ptx2sass.fuzz.generator import (Builder, canonical_nan, cvt_nan_unspecified, two_nan_unspecified,
+                                         unspecified_nan)
     fam = isa_families()
     rng = g.rng
     for _attempt in range(6):
@@ -617,7 +619,9 @@ def op_isa(g, ctx):
         spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or (("generic",) if family in ("mem", "atom") else ())
         line = f"{f.spelling} {', '.join(ops.text)};"
         if family == "alu" and f.types and (unspecified_nan(f.opcode, f.modifiers, f.types[0].lstrip("."))
-                                            or two_nan_unspecified(f.opcode, f.types[0].lstrip("."), ops.text[1:])):
+                                            or two_nan_unspecified(f.opcode, f.types[0].lstrip("."), ops.text[1:])
+                                            or cvt_nan_unspecified(f.opcode, f.types[0].lstrip("."),
+                                                                   f.types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops.text[0], f.types[0].lstrip("."))
         if family == "mma":
             return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)

@@ -217,6 +217,19 @@ def two_nan_unspecified(opcode: str, t: str, sources) -> bool:
     return opcode in TWO_NAN_ARITHMETIC and t in LAST_NAN_PAYLOAD_TYPES and len(regs) >= 2
 
 
+# Conversions between float types: the manual gives the NaN of `cvt` only with `.relu` (the
+# canonical NaN); ptxas and ptx2sass pick different instructions (F2F keeps the sign and
+# the payload's top, F2FP.PACK_AB and HADD2.F32 give the canonical NaN: campaign 9,
+# seed 20000241, `cvt.rz.bf16.f32` of a negative NaN 0xffff vs 0x7fff).
+CANONICAL_NAN_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def cvt_nan_unspecified(opcode: str, dst: str, src: str | None) -> bool:
+    """Whether `cvt.dst.src` converts one float type to another (a NaN's bits open)."""
+    return opcode == "cvt" and dst in CANONICAL_NAN_TYPES + ("f16x2", "bf16x2") and src in CANONICAL_NAN_TYPES \
+        and dst != src
+
+
 def canonical_nan(b: "Builder", d: str, t: str) -> str:
     """Lines (each after a newline) that replace a NaN in `d` (type `t`) by the canonical
     NaN and leave any other value as it is; integer tests for the 16-bit types (setp.bf16
@@ -698,17 +711,18 @@ def op_cvt_half(g, ctx, bf=False):
             mods = ""
         d = b.dst("b16", h)
         sk = "b32" if src == "f32" else "b64"
-        return b.build(f"cvt{rnd}{mods}.{h}.{src} {d}, {b.src(sk, src)};", f"cvt{rnd}{mods}.{h}.{src}")
+        return b.build(f"@@cvt{rnd}{mods}.{h}.{src} {d}, {b.src(sk, src)};" + canonical_nan(b, d, h),
+                       f"cvt{rnd}{mods}.{h}.{src}")
     if form == "from":
         dt = rng.choice(("f32", "f64")) if h == "f16" else "f32"
         dk = "b32" if dt == "f32" else "b64"
         d = b.dst(dk, dt)
-        return b.build(f"cvt.{dt}.{h} {d}, {b.src('b16', h)};", f"cvt.{dt}.{h}")
+        return b.build(f"@@cvt.{dt}.{h} {d}, {b.src('b16', h)};" + canonical_nan(b, d, dt), f"cvt.{dt}.{h}")
     if form == "pack":
         relu = rng.choice(("", ".relu", ".satfinite", ""))
         d = b.dst("b32", h + "x2")
-        return b.build(f"cvt.rn{relu}.{h}x2.f32 {d}, {b.src('b32', 'f32')}, {b.src('b32', 'f32')};",
-                       f"cvt.rn{relu}.{h}x2.f32")
+        return b.build(f"@@cvt.rn{relu}.{h}x2.f32 {d}, {b.src('b32', 'f32')}, {b.src('b32', 'f32')};"
+                       + canonical_nan(b, d, h + "x2"), f"cvt.rn{relu}.{h}x2.f32")
     it = rng.choice(("s32", "u32", "s16", "u16", "s64", "u64"))
     ik = INT_KIND[int(it[1:])]
     if h == "bf16":
@@ -785,12 +799,14 @@ def op_cvt(g, ctx):
     if rng.random() < 0.5:
         d = b.dst("b64", "f64")
         ftz = ".ftz" if rng.random() < 0.3 else ""
-        return b.build(f"cvt{ftz}.f64.f32 {d}, {b.src('b32', 'f32')};", f"cvt{ftz}.f64.f32")
+        return b.build(f"@@cvt{ftz}.f64.f32 {d}, {b.src('b32', 'f32')};" + canonical_nan(b, d, "f64"),
+                       f"cvt{ftz}.f64.f32")
     d = b.dst("b32", "f32")
     ftz = ".ftz" if rng.random() < 0.3 else ""
     sat = ".sat" if rng.random() < 0.2 else ""
     rnd = rng.choice(ROUND)
-    return b.build(f"cvt{rnd}{ftz}{sat}.f32.f64 {d}, {b.src('b64', 'f64')};", f"cvt{rnd}{ftz}{sat}.f32.f64")
+    return b.build(f"@@cvt{rnd}{ftz}{sat}.f32.f64 {d}, {b.src('b64', 'f64')};" + canonical_nan(b, d, "f32"),
+                   f"cvt{rnd}{ftz}{sat}.f32.f64")
 
 
 def op_int8(g, ctx):
