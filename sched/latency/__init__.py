@@ -29,7 +29,8 @@ Rules, with the data fields they read:
   variable-latency readers cross nothing); `pair_fixed` (producer, file, reader pipe) pairs
   slower than all that; tensor-core results read by memory: `mma_to_memory`; uniform
   results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
-  readers their value (`uniform_same_unit` readers of their own unit: the producer's).
+  readers their value (`uniform_same_unit` readers of their own unit: the producer's);
+- an instruction holds issue for at least `issue_cycles` (by opcode), whatever its stall.
 """
 from __future__ import annotations
 
@@ -149,6 +150,9 @@ class LatencyModel:
         self.AFTER_BARRIER: tuple[frozenset, int] = (frozenset(after.get("opcodes", [])), after.get("cycles", 0))
         self.ISSUE_INTERVAL: dict[str, tuple[int, int]] = {
             op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
+        # opcode -> the least cycles it holds issue whatever its stall count says (ERRBAR
+        # waits for the memory system; ptxas gives it stall 0-1 and counts on more)
+        self.ISSUE_CYCLES: dict[str, int] = dict(data.get("issue_cycles", {}))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
