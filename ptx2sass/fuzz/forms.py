@@ -535,7 +535,31 @@ def _isa_memory(g, ctx, b, f):
     ops = _Operands(b, g)
     if not _isa_fill(f, ops, address):
         return None, None
+    if store and f.types and _bits(f.types[0]) == 8 and _vector_count(f) > 1:
+        pre += _mask_byte_sources(b, ops)
     return f, (ops, pre)
+
+
+def _mask_byte_sources(b, ops) -> list[str]:
+    """`st.v2/v4` of bytes: each source register through an `and` with 255 (lines to put
+    before the store). ptxas 13.5.37 stores a 16-bit register it takes for an f16 (a cvt
+    wrote it) as F2I.U8.F16 of its value, not its low byte, in the vector form only
+    (tests/test_fuzz_ptxas_departures.py -k vector_byte_store; campaign 9, seed 20001436:
+    `cvt.rp.f16.u64` then `st.v2.s8`); an integer op in between keeps the bits."""
+    lines = []
+    i = next((i for i, t in enumerate(ops.text) if t.startswith("{")), None)
+    if i is None:
+        return lines
+    masked = []
+    for x in ops.text[i].strip("{}").split(", "):
+        if x.startswith("$a"):
+            kind = b.uses[int(x[2:])].kind
+            t = b.tmp(kind)
+            lines.append(f"and.{kind} {t}, {x}, 255;")
+            x = t
+        masked.append(x)
+    ops.text[i] = "{" + ", ".join(masked) + "}"
+    return lines
 
 
 def _isa_atomic(g, ctx, b, f):
