@@ -487,8 +487,10 @@ def guard_miscompiled(f) -> bool:
     (tests/test_fuzz.py::test_guarded_set_f32_leaves_its_destination_alone), one with a
     16-bit source sign-extends it (test_guarded_set_u16_leaves_its_destination_alone); a
     guarded `testp` that writes its own guard predicate runs as if unguarded
-    (test_guarded_testp_writing_its_own_guard_keeps_it)."""
-    return f.opcode in ("set", "testp")
+    (test_guarded_testp_writing_its_own_guard_keeps_it); a guarded SIMD video instruction
+    with the secondary `.add` (the sum of its lanes) runs as if unguarded
+    (test_guarded_vadd4_add_leaves_its_destination_alone, campaign 9 seed 20002962)."""
+    return f.opcode in ("set", "testp") or (f.opcode[:1] == "v" and f.opcode[-1] in "24" and ".add" in f.modifiers)
 
 
 def _isa_alu(g, ctx, b, f):

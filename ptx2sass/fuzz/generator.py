@@ -1499,7 +1499,7 @@ def op_video(g, ctx):
         cmp = rng.choice(CMP_INT)
         add = rng.choice(("", ".add"))
         return b.build(f"vset{n}.{ty()}.{ty()}.{cmp}{add} {d}, {b.src('b32')}, {b.src('b32')}, {b.src('b32')};",
-                       f"vset{n}.{cmp}{add}")
+                       f"vset{n}.{cmp}{add}", guard_ok=not add)      # see forms.guard_miscompiled
     n = 2 if form == "simd2" else 4
     op = rng.choice(("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax"))
     mods = rng.choice(("", ".sat", ".add"))
@@ -1507,7 +1507,8 @@ def op_video(g, ctx):
     masks = ("", ".h0", ".h1", ".h10") if n == 2 else ("", ".b0", ".b31", ".b3210", ".b210")
     asels = ("", ".h10", ".h01", ".h21", ".h33") if n == 2 else ("", ".b3210", ".b0123", ".b7250", ".b4444")
     return b.build(f"{op}{n}.{types}{mods} {d}{rng.choice(masks)}, {b.src('b32')}{rng.choice(asels)}, "
-                   f"{b.src('b32')}{rng.choice(asels)}, {b.src('b32')};", f"{op}{n}.{types}{mods}")
+                   f"{b.src('b32')}{rng.choice(asels)}, {b.src('b32')};", f"{op}{n}.{types}{mods}",
+                   guard_ok=mods != ".add")      # see forms.guard_miscompiled
 
 
 OPS: list[tuple[str, float, object]] = [
