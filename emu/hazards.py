@@ -474,7 +474,8 @@ class _StepFacts:
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset
-        self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)
+        self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
+        self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:

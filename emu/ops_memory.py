@@ -569,6 +569,8 @@ def op_ldsm(w, s, active, mask):
     """ldmatrix: lanes 8i..8i+7 give the row addresses of 8x8 matrix i (16-bit elements);
     lane t receives row t/4, elements 2(t%4), 2(t%4)+1 of each matrix (transposed with .MT88:
     column t/4, rows 2(t%4) and 2(t%4)+1)."""
+    if not np.any(mask):
+        return      # guarded off (`@!P0 LDSM` with P0 set): no row address is read
     ins = s.ins
     d, mem = ins.operands
     mods = ins.modifiers
