@@ -59,8 +59,9 @@ def _movable(ins: MInstr) -> bool:
 
 def _collective(ins: MInstr) -> bool:
     """A vote or shuffle of the whole warp: inside a block every lane that runs one runs the
-    others, so they keep their order among themselves (their own "warp" space) while
-    arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas does)."""
+    others, so arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas
+    does); votes keep their order among themselves and with shuffles (their own "warp"
+    space), shuffles pass each other (`_dependences`)."""
     return ins.opcode in COLLECTIVES and ins.guard is None
 
 
@@ -111,7 +112,9 @@ def _plain_load(ins: MInstr) -> bool:
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order where their spaces meet, except plain loads among
-    themselves when `loads_pass`."""
+    themselves when `loads_pass`, and shuffles among themselves (every lane that runs the
+    block runs all of them, in whatever order; ptxas starts a reduction's next shuffle of
+    one value before the last step's shuffles of the others)."""
     n = len(region)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
@@ -145,7 +148,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             before = {last_memory[sp] for sp in spaces if sp in last_memory}
-            if loads_pass and _plain_load(ins):
+            if (loads_pass and _plain_load(ins)) or ins.opcode == "SHFL":
                 for sp in spaces:
                     loads_since.setdefault(sp, []).append(j)
             else:
