@@ -38,6 +38,8 @@ PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
 BUDGET_MARGIN = 16           # registers the allocator may need beyond the peak pressure
+FAR_LOADS = frozenset({"LDG", "LD"})
+FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
 CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
                              # adding registers (an instruction may add several at once)
 
@@ -230,11 +232,16 @@ def _reachable(succs, start: int) -> set[int]:
 
 
 def _heights(region: list[MInstr], succs) -> list[int]:
-    """Critical path to the region's end; copies first (they then cost no register)."""
+    """Critical path to the region's end; copies first (they then cost no register). A
+    global load's result is counted as arriving from beyond L1 (FAR_LOAD cycles, not the
+    table's L1 hit): it goes ahead of arithmetic chains longer than an L1 hit (Philox
+    rounds before a dropout's loads), as ptxas issues a kernel's loads first."""
     n = len(region)
     height = [0] * n
     for i in range(n - 1, -1, -1):
-        height[i] = max((l + height[j] for j, l in succs[i]), default=1)
+        far = region[i].opcode in FAR_LOADS
+        height[i] = max(((max(l, FAR_LOAD) if far and l > 1 else l) + height[j] for j, l in succs[i]),
+                        default=1)
     for i, ins in enumerate(region):
         # a copy goes as soon as its source is ready: its two sides then do not overlap
         # and the allocator can still give them one register
