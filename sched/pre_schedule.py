@@ -33,7 +33,8 @@ from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_space
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
 YIELD = "YIELD"
-COLLECTIVES = frozenset({"VOTE", "SHFL"})
+COLLECTIVES = frozenset({"VOTE", "SHFL", "REDUX"})
+PASSING_COLLECTIVES = frozenset({"SHFL", "REDUX"})   # these pass each other (see _dependences)
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
@@ -60,10 +61,10 @@ def _movable(ins: MInstr) -> bool:
 
 
 def _collective(ins: MInstr) -> bool:
-    """A vote or shuffle of the whole warp: inside a block every lane that runs one runs the
+    """A vote, shuffle or REDUX of the whole warp: inside a block every lane that runs one runs the
     others, so arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas
-    does); votes keep their order among themselves and with shuffles (their own "warp"
-    space), shuffles pass each other (`_dependences`)."""
+    does); votes keep their order among themselves and with shuffles and REDUXes (their own
+    "warp" space), which pass each other (`_dependences`)."""
     return ins.opcode in COLLECTIVES and ins.guard is None
 
 
@@ -114,9 +115,10 @@ def _plain_load(ins: MInstr) -> bool:
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order where their spaces meet, except plain loads among
-    themselves when `loads_pass`, and shuffles among themselves (every lane that runs the
-    block runs all of them, in whatever order; ptxas starts a reduction's next shuffle of
-    one value before the last step's shuffles of the others)."""
+    themselves when `loads_pass`, and shuffles and REDUXes among themselves (every lane that
+    runs the block runs all of them, in whatever order; ptxas starts a reduction's next
+    shuffle of one value before the last step's shuffles of the others, and runs a row of
+    REDUXes into different uniform registers back to back)."""
     n = len(region)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
@@ -150,7 +152,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             before = {last_memory[sp] for sp in spaces if sp in last_memory}
-            if (loads_pass and _plain_load(ins)) or ins.opcode == "SHFL":
+            if (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES:
                 for sp in spaces:
                     loads_since.setdefault(sp, []).append(j)
             else:

@@ -4,7 +4,8 @@ step issues before one of an earlier step, where a step's slow arithmetic would 
 hold up the other value's next shuffle. Two things kept the steps in source order: shuffles
 were ordered among themselves before allocation (sched/pre_schedule.py), and Triton's
 `$L__tmpN:` debug labels, which no branch names, split the code into one block per step
-(opt/merge_blocks.py now joins such blocks first). Results: ours = ptxas's, bit for bit."""
+(opt/merge_blocks.py now joins such blocks first). A row of REDUXes runs back to back too
+(each into its own uniform register). Results: ours = ptxas's, bit for bit."""
 import numpy as np
 import pytest
 
@@ -62,3 +63,41 @@ def test_reduction_steps_overlap_as_in_ptxas(labels):
         results.append(buf)
     assert results[0].tobytes() == results[1].tobytes()
     assert not np.array_equal(results[0], data)
+
+
+def reduxes() -> str:
+    """Seven `redux.sync` of one loaded value (the realworld corpus's redux_ops), xor-ed."""
+    ops = ["add.s32", "max.u32", "min.u32", "or.b32", "and.b32", "xor.b32", "max.s32"]
+    body = "".join(f"redux.sync.{op.split('.')[0]}.{op.split('.')[1]} %x{k}, %v, -1;\n"
+                   for k, op in enumerate(ops))
+    body += "".join(f"xor.b32 %x{k}, %x{k}, %x{k - 1};\n" for k in range(1, len(ops)))
+    return (".version 8.0\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+            f".reg .u64 %rd<3>;\n.reg .u32 %r1, %v, {', '.join(f'%x{k}' for k in range(len(ops)))};\n"
+            "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
+            "add.u64 %rd1, %rd1, %rd2;\nld.global.u32 %v, [%rd1];\n" + body
+            + f"st.global.u32 [%rd1], %x{len(ops) - 1};\nret;\n}}\n")
+
+
+def _redux_overlap(cubin: bytes) -> int:
+    """REDUXes issued before the first read of a REDUX's result (ptxas's row: several)."""
+    ops = [line.split(";")[0].split("*/")[-1].strip()
+           for line in oracle.nvdisasm(cubin, ()).splitlines() if "/*" in line and ";" in line]
+    first_read = next(i for i, op in enumerate(ops) if op.startswith(("IMAD.U32", "MOV")) and ", UR" in op)
+    return sum(1 for op in ops[:first_read] if op.startswith("REDUX"))
+
+
+def test_reduxes_overlap_as_in_ptxas():
+    """Each REDUX of a constant mask writes its own uniform register (isel REDUX_URS), so
+    the row runs back to back instead of REDUX, read, REDUX, read."""
+    ptx = reduxes()
+    theirs = oracle.ptxas(ptx, "sm_89").output
+    ours = codegen.compile_ptx(ptx, "sm_89")
+    assert _redux_overlap(theirs) >= 3, _redux_overlap(theirs)         # the premise
+    assert _redux_overlap(ours) >= 3, _redux_overlap(ours)
+    data = np.random.default_rng(11).integers(-1000, 1000, THREADS).astype(np.int32)
+    results = []
+    for cubin in (ours, theirs):
+        buf = data.copy()
+        run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [buf], hazard_check=True)
+        results.append(buf)
+    assert results[0].tobytes() == results[1].tobytes()
