@@ -636,6 +636,10 @@ class Checker:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and self.target_sm < 90 and tuple(pair) == (".tf32", ".f32"):
+            rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
+            if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
+                self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
@@ -681,11 +685,26 @@ class Checker:
             name, _, kind = form.partition(".")
             if op == name and "." + kind in ins.modifiers and self.target_name not in targets:
                 problems.append(f"Instruction '{form}' not supported on .target '{self.target_name}'")
-        packed = next((t for t in (".f16x2", ".bf16x2") if t in ins.modifiers), None)
-        if op == "cvt" and ".satfinite" in ins.modifiers and packed and ".f32" in ins.modifiers \
-                and self.version < (8, 1):
-            problems.append(f"Modifier '.satfinite' on 'cvt{packed}.f32' requires PTX ISA "
-                            ".version 8.1 or later")
+        fp8 = {".e4m3x2", ".e5m2x2"}
+        if op == "cvt" and fp8 & set(ins.modifiers[-2:]) and self.target_sm < 90:
+            # fp8 pairs: sm_90 PTX, and sm_89 from PTX 8.1 (ptxas's two messages)
+            name = "cvt" + "".join(ins.modifiers[-2:])
+            if self.target_sm < 89:
+                problems.append(f"Feature '{name}' requires .target "
+                                f"sm_{89 if self.version >= (8, 1) else 90} or higher")
+            elif self.version < (8, 1):
+                problems.append(f"Feature '{name}' requires .target sm_90 or higher")
+                problems.append(f"Feature '{name} on sm_89' requires PTX ISA .version 8.1 or later")
+        if op == "cvt" and ".satfinite" in ins.modifiers and list(ins.modifiers[-1:]) == [".f32"]:
+            dst = ins.modifiers[-2] if len(ins.modifiers) > 1 else ""
+            rounding = next((m for m in ins.modifiers if m in (".rna", ".rn", ".rz")), "")
+            # tf32's .rn/.rz forms (sm_90) are newer than its .rna; ptxas names the rounding
+            needed = {".f16": (8, 1), ".bf16": (8, 1), ".f16x2": (8, 1), ".bf16x2": (8, 1),
+                      ".tf32": (8, 1) if rounding == ".rna" else (8, 6)}.get(dst)
+            if needed and self.version < needed:
+                name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
+                problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
+                                f".version {needed[0]}.{needed[1]} or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
@@ -1323,6 +1342,16 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 for m in modifiers:
                     if m in _CACHE_OPERATORS:
                         return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    if opcode == "ld" and ".nc" in modifiers:
+        if ".global" not in modifiers:
+            return "Modifier '.nc' requires .global space"
+        if ".lu" in modifiers or ".cv" in modifiers:
+            return "Illegal cache operation for instruction 'ld.nc'"
+    if opcode in ("ld", "st"):
+        cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
+        evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+        if cache and evict:
+            return f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'"
     if opcode in ("ld", "st") and ".mmio" in modifiers:
         problem = _mmio_problem(opcode, modifiers)
         if problem:
@@ -1406,7 +1435,15 @@ _INT_ROUNDING = frozenset((".rni", ".rzi", ".rmi", ".rpi"))
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
-    if dst not in isa.TYPE_SETS["cvt"] or src not in isa.TYPE_SETS["cvt"]:
+    scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
+    clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
+    if ".ftz" in modifiers and clamps:
+        # ptxas: a clamp written after .ftz "cannot be combined"; before it, or on a packed
+        # type, .ftz itself is illegal
+        if not scalar or modifiers.index(clamps[0]) < modifiers.index(".ftz"):
+            return "Illegal modifier '.ftz' for instruction 'cvt'"
+        return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
+    if not scalar:
         return None
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
     dst_float = isa.type_class(dst) == "f"
