@@ -1570,6 +1570,9 @@ class MemorySelection:
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
+    # a warp-uniform mask's REDUXes take these in turn, so the pre-allocation scheduler can
+    # overlap several (ptxas: UR6..UR12 for seven in a row), each read by the IMAD after it
+    REDUX_URS = tuple(Reg("UR", i) for i in range(6, 12))
 
     def sel_redux(self, ins):
         op = next((m for m in ins.modifiers if m in self.REDUX_OPS), None)
@@ -1598,8 +1601,10 @@ class MemorySelection:
             self.emit("WARPSYNC", (), [came], ndefs=0)
             return
         self.sync_members(mask)
-        self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
-        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+        self.reduxes = getattr(self, "reduxes", -1) + 1
+        ur = self.REDUX_URS[self.reduxes % len(self.REDUX_URS)]
+        self.warp_sync_op(opcode, mods, [ur, src])
+        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, ur])
 
     def float_redux_modifiers(self, ins, op: str) -> tuple[str, ...]:
         """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, as

@@ -497,6 +497,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             g = self.guard_of(ins)
             if not (ins.opcode in ("ld", "ldu") and self.merges_in_place(ins)):
                 for d, m in zip(ins.dests, ins.merge):
+                    # an else-value held in a register moved from a constant is that
+                    # constant (`MOV R, RZ` next to the load, as ptxas writes it, where a
+                    # copy of the shared register is hoisted with the copies at the top)
+                    known = self.known_constant(m)
+                    if known is not None and isinstance(m, ir.Value) and self.vreg(m).cls == "R":
+                        m = ir.Const(known, m.type)
                     self.copy_into(VOp(self.vreg(d)), m, d.type)
             self.guard = g
         handler = getattr(self, "sel_" + ins.opcode.replace(".", "_"), None)
