@@ -276,7 +276,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
     fold_shared_addresses(mf)
-    fold_sign_extended_adds(mf)
+    fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
