@@ -537,6 +537,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots.extend(code)
         warp_sync_slots.extend(sync)
     latency = latency_model(info.latency)
+    # scheduled and timed as encoded: the target's spelling may change the opcode whose
+    # latencies apply (sm_100/sm_120's `MOV R, UR` for IMAD.MOV.U32: MOV's result is read later)
+    from ptx2sass.encoder.target_spelling import respell
+    for s in slots:
+        s.ins = respell(s.ins, info)
     slots = assign_controls(pad_ldgsts(slots if keep_order else list_schedule(slots, latency), latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
