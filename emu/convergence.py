@@ -16,7 +16,8 @@ says, for each instruction, which lanes must be executing it together:
   instruction since: those a WARPSYNC released together (lanes of its mask parked at a
   BSYNC do not hold it up, nor count), or the mask a BRA.CONV/DIV found together; else
   the whole warp. VOTE is also
-  `activemask` (`VOTE.ANY R, PT, PT`), which is no collective: where the cubin lists its
+  `activemask` (`VOTE.ANY R, PT, PT`), which is no collective but a meeting of the lanes
+  present (code that reads it goes on with those lanes as members): where the cubin lists its
   warp-synchronous instructions (COOP_GROUP_INSTR_OFFSETS) a VOTE counts only if listed,
   otherwise only if its predicate source is not PT.
 * matrix instructions (HMMA, IMMA, DMMA, BMMA, LDSM, MOVM): every lane of the warp that
@@ -53,20 +54,61 @@ def _is_activemask(ins) -> bool:
     return isinstance(src, Reg) and src.file in ("P", "UP") and src.index == 7 and not src.inv
 
 
-def prepare(steps, warp_sync_offsets: set[int] | None) -> None:
+def prepare(steps, warp_sync_offsets: set[int] | None, probes: set[int] = frozenset()) -> None:
     """Mark each step that needs its warp converged (`step.aux["collective"]`)."""
     for s in steps.values():
-        prepare_step(s, warp_sync_offsets)
+        prepare_step(s, warp_sync_offsets, probes)
 
 
-def prepare_step(s, warp_sync_offsets: set[int] | None) -> None:
+def _same_reg(a, b) -> bool:
+    return isinstance(a, Reg) and isinstance(b, Reg) and (a.file, a.index) == (b.file, b.index)
+
+
+_CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "BSYNC", "WARPSYNC", "EXIT", "RET", "CALL",
+            "YIELD", "BAR", "BPT", "KILL"}
+
+
+def presence_probes(instructions) -> set[int]:
+    """Offsets of the REDUXes and MATCHes that only ask whether their lanes are together:
+    ptxas's converged-path test for a member mask held in a register R, `REDUX.OR UR, R`
+    (and `MATCH.ANY Rm, R` + LOP3 with activemask: every lane present has the same mask)
+    then `BRA.DIV UR, slow`, which compares the OR of the masks with the lanes present. Such
+    an instruction runs on whichever lanes arrive, by design: no member is missing from it.
+    Found as: a BRA.DIV/CONV whose mask UR a REDUX wrote in the straight run before it; the
+    REDUXes and MATCHes of that run that read the REDUX's source."""
+    probes = set()
+    for j, (_, bra) in enumerate(instructions):
+        mask = bra.operands[0] if bra.opcode == "BRA" and bra.operands else None
+        if not ({"DIV", "CONV"} & set(bra.modifiers) and isinstance(mask, Reg) and mask.file == "UR"):
+            continue
+        run = []
+        for offset, ins in reversed(instructions[max(0, j - 8):j]):
+            if ins.opcode in _CONTROL:
+                break
+            run.append((offset, ins))
+        source = next((ins.operands[-1] for _, ins in run if ins.opcode == "REDUX" and ins.operands
+                       and _same_reg(ins.operands[0], mask)), None)
+        if not isinstance(source, Reg):
+            continue
+        probes.update(offset for offset, ins in run
+                      if ins.opcode in ("REDUX", "MATCH") and ins.operands and _same_reg(ins.operands[-1], source))
+    return probes
+
+
+def prepare_step(s, warp_sync_offsets: set[int] | None, probes: set[int] = frozenset()) -> None:
     op = s.ins.opcode
     if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
         s.aux["meets"] = True          # sets the lanes' sync_hint itself
+    if op in ("VOTE", "VOTEU") and _is_activemask(s.ins):
+        # `activemask`: the lanes here are the members of what follows it with no
+        # control instruction between (a warp-aggregated atomic's REDUX, ptxas's and ours)
+        s.aux["present_meet"] = True
     if op in WHOLE_WARP_OPS:
         s.aux["collective"] = Collective(whole_warp=True)
     elif op in MEMBER_MASK_OPS:
         if op == "VOTE" and (s.offset not in warp_sync_offsets if warp_sync_offsets else _is_activemask(s.ins)):
+            return
+        if s.offset in probes:
             return
         s.aux["collective"] = Collective()
 

@@ -88,6 +88,9 @@ def op_vote(w, s, active, mask):
         result = ballot != 0
     else:
         result = (ballot == 0) | (ballot == act)
+    if w.m.explicit and s.aux.get("present_meet"):
+        here = np.asarray(w.warp_bits(active), dtype=np.int64)
+        w.m.sync_hint[w.idx[active]] = np.broadcast_to(here, (n,))[active]
     dests = ops[:-1]
     for dst in dests:
         if dst.file in ("R", "UR"):

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ptx2sass.encoder.model import Imm, Instruction
 
-from .convergence import prepare_step
+from .convergence import prepare_step, presence_probes
 from .errors import EmuFault
 
 
@@ -48,6 +48,8 @@ class KernelProgram:
     # Code addresses of the warp-synchronous instructions the cubin lists
     # (COOP_GROUP_INSTR_OFFSETS of every placed function); None: the cubin lists none.
     warp_sync_offsets: set[int] | None = None
+    # REDUXes that test whether their lanes are together (emu.convergence.presence_probes)
+    presence_probes: set[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,9 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
             prep(step)
         except EmuFault as e:
             raise e.located(program.name, offset) from None
-    prepare_step(step, program.warp_sync_offsets)
+    if program.presence_probes is None:
+        program.presence_probes = presence_probes(program.instructions)
+    prepare_step(step, program.warp_sync_offsets, program.presence_probes)
     step.collective = step.aux.get("collective")
     step.meets = bool(step.aux.get("meets"))
     step.fast = step.vector and step.plain and step.collective is None

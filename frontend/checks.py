@@ -1331,6 +1331,16 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 for m in modifiers:
                     if m in _CACHE_OPERATORS:
                         return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    if opcode == "ld" and ".nc" in modifiers:
+        if ".global" not in modifiers:
+            return "Modifier '.nc' requires .global space"
+        if ".lu" in modifiers or ".cv" in modifiers:
+            return "Illegal cache operation for instruction 'ld.nc'"
+    if opcode in ("ld", "st"):
+        cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
+        evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+        if cache and evict:
+            return f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'"
     if opcode in ("ld", "st") and ".mmio" in modifiers:
         problem = _mmio_problem(opcode, modifiers)
         if problem:
@@ -1414,7 +1424,15 @@ _INT_ROUNDING = frozenset((".rni", ".rzi", ".rmi", ".rpi"))
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
-    if dst not in isa.TYPE_SETS["cvt"] or src not in isa.TYPE_SETS["cvt"]:
+    scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
+    clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
+    if ".ftz" in modifiers and clamps:
+        # ptxas: a clamp written after .ftz "cannot be combined"; before it, or on a packed
+        # type, .ftz itself is illegal
+        if not scalar or modifiers.index(clamps[0]) < modifiers.index(".ftz"):
+            return "Illegal modifier '.ftz' for instruction 'cvt'"
+        return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
+    if not scalar:
         return None
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
     dst_float = isa.type_class(dst) == "f"

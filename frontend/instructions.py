@@ -59,7 +59,7 @@ CMP_INT = "{.eq .ne .lt .le .gt .ge .lo .ls .hi .hs}"
 CMP_F = ("{.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan}")
 BOOL = "[.and .or .xor]"
 LD_SPACE = "[.global .shared .shared::cta .shared::cluster .local .const .param .param::entry .param::func]"
-LD_CACHE = "[.ca .cg .cs .lu .cv .nc]"
+LD_CACHE = "[.ca .cg .cs .lu .cv]"
 ST_CACHE = "[.wb .cg .cs .wt]"
 LD_SEM = "[.weak .volatile .relaxed .acquire]"
 ST_SEM = "[.weak .volatile .relaxed .release]"
@@ -186,7 +186,7 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} [.nc] {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
 ldu   [.global] {VEC} <$mem>                              : V, m
 st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
 bra   [.uni]                                              : l

@@ -5,7 +5,8 @@ PTX lets any instruction take a guard; a guarded instruction that is not execute
 its destinations (and the carry flag) as they were. Where the selection writes one SASS
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
-conversions from 64-bit integers, min/max.f64) a guard on every instruction of
+conversions from 64-bit integers, min/max.f64, the compare-and-swap loops of 16-bit atomics
+and of the shared-memory atomics ATOMS lacks) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
 has the same meaning (the skipped lanes keep their destinations; a divergent guard
@@ -30,9 +31,25 @@ def _types(ins: ast.Instruction) -> list[str]:
     return [m for m in ins.modifiers if m in INTEGERS or m in (".f16", ".bf16", ".f32", ".f64")]
 
 
+def _atomic_loop(ins: ast.Instruction) -> bool:
+    """atom/red that the selection writes as a compare-and-swap loop (isel/memory.py)."""
+    from ptx2sass.isel.memory import MemorySelection
+    names = [m[1:] for m in ins.modifiers]
+    op = next((m for m in names if m in MemorySelection.ATOM_OPS), None)
+    ty = next((m for m in reversed(names) if m[0] in "bsuf" and m[1:2].isdigit()), None)
+    if op is None or ty is None:
+        return False
+    if (op, ty) in (("cas", "b16"), ("add", "f16")):
+        return True
+    shared = any(m in ("shared", "shared::cta") for m in names)
+    return shared and (op, ty) in MemorySelection.SHARED_CAS_LOOP
+
+
 def expands(ins: ast.Instruction) -> bool:
     """Whether the code generator writes `ins` as a sequence that a guard cannot cover."""
     op, mods = ins.opcode, set(ins.modifiers)
+    if op in ("atom", "red"):
+        return _atomic_loop(ins)
     if op in EXPANDED:
         return True
     if op in EXPANDED_64 and mods & WIDE_INTEGERS:

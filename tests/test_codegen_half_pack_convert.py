@@ -13,6 +13,9 @@ from ptx2sass.emu.loader import load_program
 
 FORMS = ["rz.ftz.f16", "rn.f16", "rm.f16", "rp.f16", "rn.bf16", "rz.bf16", "rn.relu.f16",
          "rn.satfinite.f16", "rn.relu.bf16"]
+RZ_CLAMPS = ["rz.relu.f16", "rz.satfinite.f16", "rz.relu.satfinite.f16", "rz.relu.bf16",
+             "rz.satfinite.bf16", "rz.relu.satfinite.bf16"]
+FORMS += RZ_CLAMPS + ["rz.ftz.bf16", "rn.ftz.bf16", "rm.ftz.bf16"]
 EDGES = [0x7F800001, 0xFFC00001, 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0x477FF000, 0x477FE000,
          0xC77FF000, 0x7F7FFFFF, 0xFF7FFFFF, 0x33800000, 0x33000001, 0x80000001, 0x00800000,
          0xBF800000, 0x80000000, 0x3F800001, 0x3F808000, 0x3F818000, 0xC2F6E979]
@@ -24,7 +27,7 @@ def _kernel(arch: str) -> str:
                      for k, f in enumerate(FORMS))
     return (f".version 8.8\n.target {arch}\n.address_size 64\n"
             ".visible .entry k(.param .u64 pout, .param .u64 pin)\n{\n"
-            ".reg .b16 %h<16>; .reg .b32 %r<3>; .reg .b64 %rd<6>;\n"
+            ".reg .b16 %h<32>; .reg .b32 %r<3>; .reg .b64 %rd<6>;\n"
             "ld.param.u64 %rd1, [pout]; ld.param.u64 %rd2, [pin];\n"
             "cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;\n"
             "mov.u32 %r2, %tid.x; mul.wide.u32 %rd4, %r2, 4; add.s64 %rd2, %rd2, %rd4;\n"
@@ -54,6 +57,33 @@ def test_scalar_half_converts_equal_ptxas(arch):
         outs.append(out.reshape(THREADS, len(FORMS)))
     assert (outs[0] == outs[1]).all()
     assert outs[1][0, 1] == 0x7FFF           # the signalling NaN: canonical
+    for form in RZ_CLAMPS:                   # and the values are the manual's
+        got = outs[1][:, FORMS.index(form)]
+        assert [int(x) for x in got] == [_rz_clamped(int(x), form) for x in inputs], form
+
+
+def _rz_clamped(bits: int, form: str) -> int:
+    """cvt.rz{.relu}{.satfinite}.{f16,bf16}.f32 of f32 `bits` by exact arithmetic: rounded
+    toward zero (a finite value never becomes infinite), .relu: negatives (and -0) to +0,
+    .satfinite: infinities to the largest finite value; NaN: the canonical NaN."""
+    x = float(np.uint32(bits).view(np.float32))
+    if x != x:
+        return 0x7FFF
+    if "relu" in form and (x < 0 or (x == 0 and bits >> 31)):
+        return 0
+    sign = bits >> 31
+    if "bf16" in form:
+        out = bits >> 16                     # truncation is rounding toward zero
+        largest = 0x7F7F
+    else:
+        h = np.float16(x)                    # rounded to nearest; step back if it grew
+        if abs(float(h)) > abs(x):
+            h = np.frombuffer(np.array([h.view(np.uint16) - 1], np.uint16).tobytes(), np.float16)[0]
+        out = int(np.array([h], np.float16).view(np.uint16)[0])
+        largest = 0x7BFF
+    if "satfinite" in form and out & 0x7FFF == (0x7F80 if "bf16" in form else 0x7C00):
+        out = (sign << 15) | largest
+    return out
 
 
 def test_sm75_keeps_f2f():

@@ -3,6 +3,8 @@ any length removed in one pass over the function (it took one pass per link: a 4
 straight chain of folded adds spent a minute here)."""
 from __future__ import annotations
 
+import pytest
+
 from ptx2sass import frontend
 from ptx2sass.frontend.to_ssa import lower_module
 from ptx2sass.opt import dce, uses
@@ -39,7 +41,7 @@ def test_dead_chain_goes_in_one_pass(monkeypatch):
 
 def test_live_and_impure_operations_stay():
     body = (".reg .u32 %r<4>;\n.reg .u64 %rd1;\n.reg .pred %p1;\nld.param.u64 %rd1, [p];\n"
-            "ld.global.u32 %r0, [%rd1];\n"        # a global load may fault: kept though unread
+            "ld.global.u32 %r0, [%rd1];\n"        # unread: goes, as ptxas deletes it
             "ld.global.u32 %r3, [%rd1+4];\n"
             "add.u32 %r1, %r3, 1;\n"             # read by the store: kept
             "mul.lo.u32 %r2, %r1, %r1;\n"        # unread: goes
@@ -48,4 +50,31 @@ def test_live_and_impure_operations_stay():
     fn = _function(body)
     dce.remove_dead_code(fn)
     ops = _opcodes(fn)
-    assert ops.count("ld") == 3 and "add" in ops and "mul" not in ops and "setp" not in ops
+    assert ops.count("ld") == 2 and "add" in ops and "mul" not in ops and "setp" not in ops
+
+
+UNREAD_LOADS = ["ld.u32 %r5, [%rd1+16];", "ld.global.u32 %r5, [%rd1+16];",
+                "ld.global.nc.u32 %r5, [%rd1+16];", "ld.global.cg.u32 %r5, [%rd1+16];",
+                "ld.global.cv.u32 %r5, [%rd1+16];", "ld.global.relaxed.gpu.u32 %r5, [%rd1+16];",
+                "ld.volatile.global.u32 %r5, [%rd1+16];", "ld.shared.u32 %r5, [%r1];",
+                "ld.local.u32 %r5, [%r1];", "ldu.global.u32 %r5, [%rd1+16];",
+                "ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd1+16];",
+                "ld.global.L2::cache_hint.u32 %r5, [%rd1+16], %rd1;"]
+
+
+@pytest.mark.parametrize("load", UNREAD_LOADS)
+def test_unread_loads_go_where_ptxas_deletes_them(load):
+    """An unread load: ptxas 13.5 deletes it from every space and with every cache operator
+    (a volatile one stays); the count of memory reads in both cubins must agree."""
+    import re
+
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = (HEADER + ".visible .entry k(.param .u64 p)\n{\n.reg .u32 %r<9>;\n.reg .u64 %rd<3>;\n"
+           "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\nld.global.u32 %r1, [%rd1];\n"
+           + load + "\nst.global.u32 [%rd1+4], %r1;\nret;\n}\n")
+    reads = re.compile(r"\b(LDG|LDS|LDL|LD)\.|\b(LDG|LDS|LDL|LD) ")
+    theirs = oracle.ptxas(ptx, "sm_89")
+    assert theirs.ok, theirs.stderr
+    count = [len(reads.findall(oracle.nvdisasm(c))) for c in (theirs.output, ptx2sass.compile(ptx, "sm_89", "k.ptx"))]
+    assert count[0] == count[1], count

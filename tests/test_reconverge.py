@@ -245,3 +245,63 @@ def test_ptxas_cubin_with_its_bsync_removed_is_flagged():
     assert not good.convergence_hazards
     _, bad = _launch(patched, "explicit")
     assert bad.convergence_hazards and "VOTE" in bad.convergence_hazards[0].message
+
+
+# Code that runs on whichever lanes arrive, by design: a warp-aggregated reduction (activemask,
+# then REDUX over the lanes present) and ptxas's converged-path test for a member mask held
+# in a register (REDUX.OR of the masks of the lanes present, then BRA.DIV on it). Neither is a
+# collective run apart: ptxas's cubins (right on hardware) must run clean.
+PRESENT_LANES = {
+    "divergent_red": """  setp.lt.u32 %p1, %r0, %r9;
+  mov.u32 %r2, 7;
+  @%p1 bra SKIP;
+  ld.global.u32 %r5, [%rd6];
+  red.global.add.u32 [%rd5+256], %r5;
+  mov.u32 %r2, %r5;
+SKIP:
+""",
+    "runtime_mask_ballot": """  setp.lt.u32 %p1, %r0, %r9;
+  mov.u32 %r2, 0;
+  activemask.b32 %r10;
+  setp.gt.u32 %p3, %r0, 40;
+  @%p3 bra SKIP;
+  vote.sync.ballot.b32 %r3, %p1, %r10;
+  @!%p1 bra SKIP;
+  ld.global.u32 %r5, [%rd6];
+  setp.ne.u32 %p2, %r5, 3;
+  vote.sync.ballot.b32 %r2, %p2, %r3;
+SKIP:
+""",
+    "shrinking_mask_loop": """  and.b32 %r6, %r0, 3;
+  add.u32 %r6, %r6, 1;
+  mov.u32 %r7, 0;
+  mov.b32 %r8, -1;
+  mov.u32 %r2, 0;
+LOOP:
+  setp.lt.u32 %p2, %r7, %r6;
+  vote.sync.ballot.b32 %r8, %p2, %r8;
+  @!%p2 bra DONE;
+  brev.b32 %r12, %r8;
+  bfind.shiftamt.u32 %r12, %r12;
+  shfl.sync.idx.b32 %r11, %r0, %r12, 0x1f, %r8;
+  add.u32 %r2, %r2, %r11;
+  add.u32 %r7, %r7, 1;
+  bra LOOP;
+DONE:
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(PRESENT_LANES))
+@pytest.mark.parametrize("n", [N, 45])
+def test_code_for_the_lanes_present_is_no_convergence_hazard(name, n):
+    ptx = HEAD + PRESENT_LANES[name] + TAIL
+    theirs = oracle.ptxas(ptx).output
+    listing = oracle.nvdisasm(theirs)
+    assert {"divergent_red": "VOTEU.ANY", "runtime_mask_ballot": "REDUX.OR",
+            "shrinking_mask_loop": "MATCH.ANY"}[name] in listing
+    want, res = _launch(theirs, "explicit", n)
+    assert not res.convergence_hazards, [str(h) for h in res.convergence_hazards]
+    got, ours = _launch(codegen.compile_ptx(ptx), "explicit", n)
+    assert not ours.convergence_hazards, [str(h) for h in ours.convergence_hazards]
+    assert np.array_equal(got, want)

@@ -156,6 +156,22 @@ def test_emulator_splits_the_warp_where_a_yield_released_a_bsync():
         assert ours.buffers["out"] == _explicit_run(theirs, case).buffers["out"]
 
 
+def test_the_fuzzer_flags_collectives_a_yield_split():
+    """The fuzzer's runner reruns our cubin with explicit reconvergence when it has warp
+    collectives: the cubin the H200 got wrong (run 12) is a hazard there, though its
+    optimistic run computes what ptxas's does; today's cubin of ours passes."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import collectives_apart, compile_ours, load, run_case
+    case = read_case((HERE / "match_after_divergent_loop_s9300296.ptx").read_text())
+    case.arch = "sm_90"
+    rejected = (HERE / "match_after_divergent_loop_s9300296.h200-rejected.cubin").read_bytes()
+    found = collectives_apart(load(rejected, case.kernel), case)
+    assert found and "MATCH run by lanes" in found[0], found
+    assert collectives_apart(load(compile_ours(case), case.kernel), case) is None
+    outcome = run_case(case)
+    assert outcome.cls == "pass", (outcome.sig, outcome.detail)
+
+
 def test_guard_after_a_yielding_loop_on_sm_90():
     """9300296 with a volatile store in its loop (GPU run 13): on sm_90 both compilers now put
     a YIELD there; ours, with its WARPSYNC.ALL before the post-loop MATCH, was right on the

@@ -9,7 +9,10 @@
                bug: ptxas's code runs on hardware), reported apart from ours
     mismatch   our cubin faults, or an output differs from ptxas's (floats: NaN = NaN;
                approximate instructions within their bound)
-    hazard     outputs equal, but the emulator's hazard checker flags our control codes
+    hazard     outputs equal, but the emulator's hazard checker flags our control codes, or
+               our warp-collective instructions run with member lanes apart when rerun with
+               explicit reconvergence (what the hardware guarantees: lanes meet only at a
+               BSYNC, WARPSYNC or barrier, and a YIELD may release a BSYNC early)
 
 Each non-pass outcome carries a signature: the class plus a normalised message (numbers,
 registers and line numbers taken out), or for a mismatch the instruction key of the
@@ -415,7 +418,37 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     if ours.hazards:
         findings.append(("hazard", f"hazard: {normalise(ours.hazards[0].message)}"))
         detail = detail or str(ours.hazards[0])
+    apart = collectives_apart(ours_prog, case)
+    if apart:
+        findings.append(("hazard", f"hazard: {apart[0]}"))
+        detail = detail or apart[1]
     return _finish(findings, detail, ours_stats, theirs_stats, seconds)
+
+
+def collectives_apart(program, case: Case) -> tuple[str, str] | None:
+    """(signature, detail) if `program`'s warp collectives run apart from member lanes
+    under explicit reconvergence, else None.
+
+    The fuzzer's own runs are optimistic (lanes at the lowest PC run together), which
+    reconverges at once where the hardware need not: a warp split by a divergent loop whose
+    YIELD released the BSYNC after it runs the next full-mask MATCH in two halves on an
+    H200, and the optimistic schedule never shows it (GPU run 12, fuzz 9300296). Only our
+    cubin is checked: ptxas's converged-path tests (a REDUX.OR of the member masks on the
+    lanes present, then BRA.DIV) are flagged by this check though they are right."""
+    from ptx2sass.emu.convergence import MEMBER_MASK_OPS, WHOLE_WARP_OPS
+    from ptx2sass.emu.errors import EmuFault
+    collective = MEMBER_MASK_OPS | WHOLE_WARP_OPS
+    if not any(ins.opcode in collective for _, ins in program.instructions):
+        return None
+    try:
+        with time_limit(RUN_SECONDS):
+            result = execute(program, case, hazard_check=False, reconverge="explicit")
+    except (Timeout, EmuFault) as e:
+        return "convergence: explicit reconvergence faults", str(e)
+    if not result.convergence_hazards:
+        return None
+    first = result.convergence_hazards[0]
+    return f"{normalise(first.message)}", str(first)
 
 
 def _finish(findings, detail, ours, theirs, seconds) -> Outcome:

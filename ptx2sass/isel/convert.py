@@ -95,6 +95,13 @@ class ConvertSelection:
             return
         if ftz and (dty, sty) in (("f32", "f16"), ("f16", "f32")):
             ftz = ()       # ptxas ignores .ftz on these (f16 has no subnormal flushing here)
+        if ftz and (dty, sty) == ("bf16", "f32"):
+            # F2F.FTZ.BF16.F32, as ptxas: the convert flushes (a NaN keeps its payload, which
+            # an FMUL.FTZ first would make the canonical one)
+            round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
+            self.emit("F2F", ftz + ("BF16", "F32") + ((round_to,) if round_to else ()),
+                      [self.dst(d), self.reg_part(a)])
+            return
         if ftz and sty == "f32" and dty != "f32":
             # ptxas flushes the source first (FMUL.FTZ by one), then converts as usual
             flushed = VOp(self.mf.new_vreg())
@@ -133,9 +140,8 @@ class ConvertSelection:
         clamp = tuple(m.upper() for m in ("satfinite", "relu") if m in ins.modifiers)
         kind = self.f2fp_types(ins.type)
         if clamp:
-            if rnd != "rn":
-                raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-            self.emit("F2FP", clamp + kind + ("MERGE_C",), [self.dst(ins.dests[0]), self.reg_part(a), RZ])
+            self.emit("F2FP", clamp + kind + ("MERGE_C",) + (("RZ",) if rnd == "rz" else ()),
+                      [self.dst(ins.dests[0]), self.reg_part(a), RZ])
             return
         self.emit("F2FP", kind + ("PACK_AB",) + (("RZ",) if rnd == "rz" else ()),
                   [self.dst(ins.dests[0]), RZ, self.reg_part(a)])

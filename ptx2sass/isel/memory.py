@@ -311,6 +311,8 @@ class MemorySelection:
         scope, sem, mmio = "GPU", None, False
         hints = self.LOAD_HINTS if load else self.STORE_HINTS
         for m in ins.modifiers:
+            if load and m in ("ca", "cg") and "nc" in ins.modifiers:
+                continue        # ld.global.nc.ca/.cg: LDG.E.CONSTANT, as plain .nc
             if m in hints:
                 pre += hints[m][0]
                 post += hints[m][1]
@@ -1054,8 +1056,6 @@ class MemorySelection:
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
         scope, sem = self.atom_ordering()
-        if sem is not None and space == "shared":
-            raise self.unsupported(f"`{ins.opcode}.shared.{op}.{ins.type}` with .{sem}")
         mem = self.offset_added(self.memory_operand(ins.srcs[0], space))
         wide = mem.wide
         low = VOp(mem.base.reg, 0) if wide else (mem.base if mem.base is not None else RZ)
@@ -1076,6 +1076,8 @@ class MemorySelection:
         self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
         first = VOp(self.mf.new_vreg())
         load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared": ("LDS", ())}[space]
+        if space == "shared" and sem in ("release", "acq_rel"):
+            self.fences(self.RELEASE_FENCE, scope)     # once, before the loop (ptxas: no acquire side)
         self.emit(load[0], load[1], [first, at])
         loop = self.start_block("cas16")
         old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.opt.uses import phi_reads, use_counts
 
-# Opcodes that only compute their results. Memory reads are kept except from .param and
-# .const (a dead global load may still fault, and ptxas keeps volatile ones).
+# Opcodes that only compute their results. A load nobody reads goes too, from any space
+# and with any cache operator, as ptxas deletes it; volatile, .mmio and acquire loads stay
+# (ptxas keeps volatile ones; the other two order or touch devices).
 PURE = frozenset({
     "mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24", "mad24", "fma", "div", "rem",
     "and", "or", "xor", "not", "cnot", "shl", "shr", "shf", "lop3", "setp", "set", "selp",
@@ -22,16 +23,16 @@ PURE = frozenset({
     "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2",
     "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
 })
-PURE_SPACES = frozenset({"param", "const"})
-PURE_OR_LOAD = PURE | {"ld"}       # opcodes is_pure may accept
+KEPT_LOADS = frozenset({"volatile", "mmio", "acquire"})
+PURE_OR_LOAD = PURE | {"ld", "ldu"}       # opcodes is_pure may accept
 CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
 
 
 def is_pure(ins: ir.Instr) -> bool:
     if not ins.dests or any(m in CARRY for m in ins.modifiers):
         return False
-    if ins.opcode == "ld":
-        return ins.space in PURE_SPACES and "volatile" not in ins.modifiers
+    if ins.opcode in ("ld", "ldu"):
+        return KEPT_LOADS.isdisjoint(ins.modifiers)
     return ins.opcode in PURE
 
 

@@ -1,0 +1,32 @@
+"""cvt with .ftz and a clamp (.relu/.satfinite), checked against ptxas 13.5's verdicts and
+words: a clamp after .ftz "cannot be combined", before it (or on a packed type) .ftz is
+illegal. Ours passed a machine operand back into the selection and stopped with
+"operand VOp(...) of `cvt` not supported yet" (fuzz campaign 9, seed 20000694)."""
+import re
+
+import pytest
+
+import ptx2sass
+from ptx2sass import oracle
+from ptx2sass.errors import CompileError
+
+CASES = ["cvt.rz.ftz.relu.bf16.f32 %h1, %r1;", "cvt.rn.ftz.relu.satfinite.bf16.f32 %h1, %r1;",
+         "cvt.rn.ftz.satfinite.relu.f16.f32 %h1, %r1;", "cvt.rn.relu.ftz.f16.f32 %h1, %r1;",
+         "cvt.rn.ftz.relu.f16x2.f32 %r3, %r1, %r2;", "cvt.rn.ftz.satfinite.e4m3x2.f32 %h1, %r1, %r2;",
+         "cvt.rz.ftz.bf16.f32 %h1, %r1;"]
+
+
+@pytest.mark.parametrize("stmt", CASES)
+def test_ftz_with_clamps_as_ptxas(stmt):
+    ptx = (".version 8.3\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+           ".reg .b16 %h<3>; .reg .b32 %r<4>; .reg .b64 %rd<2>;\nld.param.u64 %rd1, [p];\n"
+           "cvta.to.global.u64 %rd1, %rd1;\nld.global.u32 %r1, [%rd1];\nld.global.u32 %r2, [%rd1+4];\n"
+           f"{stmt}\nst.global.u16 [%rd1+8], %h1;\nret;\n}}\n")
+    theirs = oracle.ptxas(ptx, "sm_89")
+    try:
+        ptx2sass.compile(ptx, "sm_89", "k.ptx")
+    except CompileError as e:
+        assert not theirs.ok, str(e)
+        assert re.search(r"error\s*: (.*)", theirs.stderr).group(1).strip() in str(e)
+        return
+    assert theirs.ok, theirs.stderr
