@@ -7,7 +7,6 @@ from ptx2sass.encoder.model import Imm
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
 from ptx2sass.mir import VOp
 
-INT_MIN = 0x80000000          # the 32-bit offset whose magnitude fns cannot hold
 # The truth-table pattern of each LOP3 source slot (a, b, c).
 _SLOT_PATTERNS = (0xF0, 0xCC, 0xAA)
 
@@ -77,13 +76,8 @@ class LogicOps:
         Straight-line: keep the bits on the searched side of `base`, turn a downward search
         into an upward one (the (popc - n + 1)-th bit from the bottom), then a binary search
         by population counts of the low 16, 8, 4, 2, 1 bits, as ptxas does with predicated
-        code (here with SELs). An offset of -2^31, whose magnitude has no 32-bit value, gives
-        0 as ptxas's code does (for every mask and base), not the 0xffffffff of the PTX
-        manual's arithmetic."""
+        code (here with SELs)."""
         mask, base, offset = ins.srcs
-        if isinstance(offset, ir.Const) and offset.value & 0xFFFFFFFF == INT_MIN:
-            self.move(self.dst(ins.dests[0]), Imm(0))
-            return
         new = lambda cls="R": VOp(self.mf.new_vreg(cls))   # noqa: E731
         ones = new()
         self.move(ones, Imm(0xFFFFFFFF))
@@ -154,10 +148,4 @@ class LogicOps:
         ok = new("P")
         self.emit("ISETP", ("EQ", "U32", "AND"), [ok, PT, k, Imm(1), PT], ndefs=2)
         self.emit("ISETP", ("NE", "U32", "AND"), [found, PT, hit, RZ, ok], ndefs=2)
-        if isinstance(offset, ir.Const):
-            self.emit("SEL", (), [self.dst(ins.dests[0]), pos, Imm(0xFFFFFFFF), found])
-            return
-        result, least = new(), new("P")
-        self.emit("SEL", (), [result, pos, Imm(0xFFFFFFFF), found])
-        self.emit("ISETP", ("EQ", "U32", "AND"), [least, PT, o, Imm(INT_MIN), PT], ndefs=2)
-        self.emit("SEL", (), [self.dst(ins.dests[0]), RZ, result, least])
+        self.emit("SEL", (), [self.dst(ins.dests[0]), pos, Imm(0xFFFFFFFF), found])
