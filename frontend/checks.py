@@ -638,6 +638,10 @@ class Checker:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and self.target_sm < 90 and tuple(pair) == (".tf32", ".f32"):
+            rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
+            if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
+                self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
@@ -683,11 +687,26 @@ class Checker:
             name, _, kind = form.partition(".")
             if op == name and "." + kind in ins.modifiers and self.target_name not in targets:
                 problems.append(f"Instruction '{form}' not supported on .target '{self.target_name}'")
-        packed = next((t for t in (".f16x2", ".bf16x2") if t in ins.modifiers), None)
-        if op == "cvt" and ".satfinite" in ins.modifiers and packed and ".f32" in ins.modifiers \
-                and self.version < (8, 1):
-            problems.append(f"Modifier '.satfinite' on 'cvt{packed}.f32' requires PTX ISA "
-                            ".version 8.1 or later")
+        fp8 = {".e4m3x2", ".e5m2x2"}
+        if op == "cvt" and fp8 & set(ins.modifiers[-2:]) and self.target_sm < 90:
+            # fp8 pairs: sm_90 PTX, and sm_89 from PTX 8.1 (ptxas's two messages)
+            name = "cvt" + "".join(ins.modifiers[-2:])
+            if self.target_sm < 89:
+                problems.append(f"Feature '{name}' requires .target "
+                                f"sm_{89 if self.version >= (8, 1) else 90} or higher")
+            elif self.version < (8, 1):
+                problems.append(f"Feature '{name}' requires .target sm_90 or higher")
+                problems.append(f"Feature '{name} on sm_89' requires PTX ISA .version 8.1 or later")
+        if op == "cvt" and ".satfinite" in ins.modifiers and list(ins.modifiers[-1:]) == [".f32"]:
+            dst = ins.modifiers[-2] if len(ins.modifiers) > 1 else ""
+            rounding = next((m for m in ins.modifiers if m in (".rna", ".rn", ".rz")), "")
+            # tf32's .rn/.rz forms (sm_90) are newer than its .rna; ptxas names the rounding
+            needed = {".f16": (8, 1), ".bf16": (8, 1), ".f16x2": (8, 1), ".bf16x2": (8, 1),
+                      ".tf32": (8, 1) if rounding == ".rna" else (8, 6)}.get(dst)
+            if needed and self.version < needed:
+                name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
+                problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
+                                f".version {needed[0]}.{needed[1]} or later")
         bf16 = next((t for t in (".bf16x2", ".bf16") if t in ins.modifiers), None)
         if op in ("atom", "red") and ".add" in ins.modifiers and bf16 and self.target_sm < 90 \
                 and not set(ins.modifiers) & _STATE_SPACES:

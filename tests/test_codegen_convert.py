@@ -104,13 +104,19 @@ def test_cvt_pack_saturates_two_words_over_a_third(d):
     assert (ours == theirs).all()
 
 
-def test_cvt_rna_tf32():
-    """Round to tf32, ties away from zero; NaN and infinity keep their top bits."""
+@pytest.mark.parametrize("sat", ["", ".satfinite"])
+def test_cvt_rna_tf32(sat):
+    """Round to tf32, ties away from zero; NaN and infinity keep their top bits; .satfinite
+    (refused before: campaign 9 seed 20000697): what rounds to infinity becomes the largest
+    finite tf32, 0x7F7FE000 (checked against the manual's rule, not only ptxas's cubin)."""
     from codegen_harness import SPECIAL
-    ours, theirs, _ = run_both("cvt.u32.u64 %x0, %a0;\ncvt.rna.tf32.f32 %x1, %x0;\ncvt.u64.u32 %o, %x1;",
-                               64, 1, 64, values=SPECIAL[32] + [0x3F801000, 0x3F800FFF, 0x7F7FFFFF,
-                                                                0x7F7FF000, 0xBF801000])
+    values = SPECIAL[32] + [0x3F801000, 0x3F800FFF, 0x7F7FFFFF, 0x7F7FF000, 0xBF801000, 0x7F800000, 0xFF800000]
+    ours, theirs, _ = run_both(f"cvt.u32.u64 %x0, %a0;\ncvt.rna{sat}.tf32.f32 %x1, %x0;\ncvt.u64.u32 %o, %x1;",
+                               64, 1, 64, values=values, version="8.1")
     assert (ours == theirs).all()
+    if sat:
+        got = {v: int(o) & 0xFFFFFFFF for v, o in zip(values, ours)}
+        assert got[0x7F7FFFFF] == 0x7F7FE000 and got[0x7F800000] == 0x7F7FE000 and got[0xFF800000] == 0xFF7FE000
 
 
 FP8 = ["e4m3x2", "e5m2x2"]

@@ -30,3 +30,30 @@ def test_ftz_with_clamps_as_ptxas(stmt):
         assert re.search(r"error\s*: (.*)", theirs.stderr).group(1).strip() in str(e)
         return
     assert theirs.ok, theirs.stderr
+
+
+VERSIONED = [("8.0", "cvt.rna.satfinite.tf32.f32 %r3, %r1;"), ("8.0", "cvt.rz.satfinite.bf16.f32 %h1, %r1;"),
+             ("8.0", "cvt.rn.satfinite.f16.f32 %h1, %r1;"), ("8.0", "cvt.rn.satfinite.f16x2.f32 %r3, %r1, %r2;"),
+             ("8.0", "cvt.rn.satfinite.e4m3x2.f32 %h1, %r1, %r2;"), ("8.3", "cvt.rn.tf32.f32 %r3, %r1;"),
+             ("8.3", "cvt.rz.relu.tf32.f32 %r3, %r1;"), ("8.3", "cvt.rna.satfinite.tf32.f32 %r3, %r1;"),
+             ("8.1", "cvt.rn.satfinite.e4m3x2.f32 %h1, %r1, %r2;"), ("7.8", "cvt.rn.f16x2.e5m2x2 %r3, %h1;")]
+
+
+@pytest.mark.parametrize("version,stmt", VERSIONED)
+def test_satfinite_and_tf32_need_what_ptxas_needs(version, stmt):
+    """.satfinite on cvt to f16/bf16(x2)/tf32 needs PTX 8.1 (campaign 9 compiled it at 8.0
+    silently); tf32's .rn/.rz are sm_90 PTX (ours said 'not supported yet' on sm_89); fp8
+    pairs on sm_89 need PTX 8.1 (accepted at any version before)."""
+    ptx = (f".version {version}\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n"
+           ".reg .b16 %h<3>; .reg .b32 %r<4>; .reg .b64 %rd<2>;\nld.param.u64 %rd1, [p];\n"
+           "cvta.to.global.u64 %rd1, %rd1;\nld.global.u32 %r1, [%rd1];\nld.global.u32 %r2, [%rd1+4];\n"
+           f"mov.b16 %h1, 0;\nmov.u32 %r3, 0;\n{stmt}\nst.global.u16 [%rd1+8], %h1;\n"
+           "st.global.u32 [%rd1+12], %r3;\nret;\n}\n")
+    theirs = oracle.ptxas(ptx, "sm_89")
+    try:
+        ptx2sass.compile(ptx, "sm_89", "k.ptx")
+    except CompileError as e:
+        assert not theirs.ok, str(e)
+        assert re.search(r"error\s*: (.*)", theirs.stderr).group(1).strip() in str(e)
+        return
+    assert theirs.ok, theirs.stderr

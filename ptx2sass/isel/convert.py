@@ -227,10 +227,12 @@ class ConvertSelection:
         self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
 
     def round_to_tf32(self, ins) -> None:
-        """cvt.rna.tf32.f32: round to 10 mantissa bits, ties away from zero, by adding half a
-        unit of the last kept bit to the pattern of a finite value, then clearing the 13
-        dropped bits (NaN and infinity only lose those bits), as ptxas does."""
-        if "rna" not in ins.modifiers or any(m not in ("rna",) for m in ins.modifiers):
+        """cvt.rna{.satfinite}.tf32.f32: round to 10 mantissa bits, ties away from zero, by
+        adding half a unit of the last kept bit to the pattern of a finite value, then clearing
+        the 13 dropped bits (NaN and infinity only lose those bits), as ptxas does;
+        .satfinite: a result that is not finite (|r| >= inf, unordered: NaN too) steps down
+        one tf32 unit, so an infinity becomes the largest finite value (ptxas's sequence)."""
+        if "rna" not in ins.modifiers or any(m not in ("rna", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.tf32.f32`")
         x = self.reg_part(ins.srcs[0])
         special = VOp(self.mf.new_vreg("P"))
@@ -239,8 +241,13 @@ class ConvertSelection:
         rounded = VOp(self.mf.new_vreg())
         self.emit(COPY, (), [rounded, x], guarded=False)
         self.guarded(special, True, "IADD3", (), [rounded, rounded, Imm(0x1000), RZ])
-        self.emit("LOP3", ("LUT",), [self.dst(ins.dests[0]), rounded, Imm(0xFFFFE000), RZ,
-                                     Imm(0xC0), NOT_PT])
+        dst = self.dst(ins.dests[0])
+        self.emit("LOP3", ("LUT",), [dst, rounded, Imm(0xFFFFE000), RZ, Imm(0xC0), NOT_PT])
+        if "satfinite" in ins.modifiers:
+            huge = VOp(self.mf.new_vreg("P"))
+            self.emit("FSETP", ("GEU", "AND"), [huge, PT, VOp(dst.reg, dst.part, abs=True),
+                                                self.fimm(float("inf")), PT], ndefs=2)
+            self.guarded(huge, False, "IADD3", (), [dst, dst, Imm(0xFFFFE000), RZ])
 
     def saturate_from_64(self, d, a, dty: str, sty: str) -> None:
         """cvt.sat from a 64-bit integer: clamp to the 32-bit range of the destination's
