@@ -843,7 +843,8 @@ def op_idp(w, s, active, mask):
 def op_i2ip(w, s, active, mask):
     """cvt.pack.sat: two 32-bit integers saturated to 2, 4, 8 or 16 bits, packed above the
     low bits of Rc: d = c << 2n | a' << n | b' (ptxas writes Rc as `R.28`/`R.24` for the
-    2- and 4-bit packs, the bits of c that stay)."""
+    2- and 4-bit packs, the bits of c that stay, and `R.H1` for the 8-bit ones: c is that
+    register's high half)."""
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
     dst = mods[0]
@@ -856,6 +857,8 @@ def op_i2ip(w, s, active, mask):
         return (np.clip(v, lo, hi).astype(I64) & ((1 << bits) - 1)).astype(U64)
 
     c = _u64(w.ri(c_op))
+    if "H1" in getattr(c_op, "suffix", ()):
+        c = c >> U64(16)            # ptxas moves c's low half up and names it `R.H1`
     res = (c << U64(2 * bits)) | (sat(a_op) << U64(bits)) | sat(b_op)
     w.w(d, (res & M32).astype(U32), mask)
 

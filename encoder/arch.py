@@ -218,6 +218,10 @@ class Target:
     iadd3_carry_outputs: bool = False
     # a sum of two is the two-input IADD (sm_120); sm_100 has no IADD and keeps IADD3
     two_input_iadd: bool = False
+    # `cvt.s64.s32` + `add.s64` as IADD3 + `LEA.HI.X.SX32` (the sign word added by the LEA):
+    # ptxas's choice up to sm_110; sm_120 has no LEA.HI.X.SX32 form in ptxas 13.5's code
+    # (it writes SHF.R.S32.HI for the sign word and IADD.64)
+    sign_extended_lea: bool = True
     minmax_type_shown: bool = False
     # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
     minmax_predicate_outputs: bool = False
@@ -328,11 +332,11 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_ba
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
-                          iadd3_carry_outputs=True, two_input_iadd=True, minmax_type_shown=True, uniform_move_is_mov=True,
+                          iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)

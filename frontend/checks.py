@@ -39,6 +39,8 @@ _ADDRESS_OF_OPCODES = frozenset(("mov", "cvta"))
 _SPACE_ALIASES = {".shared::cta": ".shared", ".param::entry": ".param", ".param::func": ".param",
                   ".shared::cluster": ".shared"}
 _SYNC_REQUIRED = {"vote": "vote", "shfl": "shfl"}
+# the state spaces an atom/red may name (none: a generic address)
+_STATE_SPACES = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster"))
 
 
 @dataclass(slots=True)
@@ -764,6 +766,12 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
+        bf16 = next((t for t in (".bf16x2", ".bf16") if t in ins.modifiers), None)
+        if op in ("atom", "red") and ".add" in ins.modifiers and bf16 and self.target_sm < 90 \
+                and not set(ins.modifiers) & _STATE_SPACES:
+            # ptxas 13.5: bf16 atomics through a generic address are sm_90 PTX
+            problems.append(f"Instruction '{op}.add{bf16} with generic state space' requires "
+                            ".target sm_90 or higher")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \

@@ -276,7 +276,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
     fold_shared_addresses(mf)
-    fold_sign_extended_adds(mf)
+    fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
@@ -538,6 +538,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots.extend(code)
         warp_sync_slots.extend(sync)
     latency = latency_model(info.latency)
+    # scheduled and timed as encoded: the target's spelling may change the opcode whose
+    # latencies apply (sm_100/sm_120's `MOV R, UR` for IMAD.MOV.U32: MOV's result is read later)
+    from ptx2sass.encoder.target_spelling import respell
+    for s in slots:
+        s.ins = respell(s.ins, info)
     slots = assign_controls(pad_ldgsts(slots if keep_order else list_schedule(slots, latency), latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
