@@ -222,6 +222,9 @@ class Target:
     # ptxas's choice up to sm_110; sm_120 has no LEA.HI.X.SX32 form in ptxas 13.5's code
     # (it writes SHF.R.S32.HI for the sign word and IADD.64)
     sign_extended_lea: bool = True
+    # ATOMS.CAST.SPIN says whether it stored in a predicate (`ATOMS.CAST.SPIN P0, [R], b, c`,
+    # ptxas's form from sm_100), not in a register compared with 1
+    cas_spin_predicate: bool = False
     minmax_type_shown: bool = False
     # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
     minmax_predicate_outputs: bool = False
@@ -333,6 +336,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_ba
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
+                          cas_spin_predicate=True,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX

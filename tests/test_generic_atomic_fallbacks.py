@@ -75,7 +75,7 @@ def test_generic_atomics_reach_every_space(name, where):
     _compare(name, where, "sm_89")
 
 
-@pytest.mark.parametrize("arch", ["sm_75", "sm_90", "sm_120"])
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("name", ["add_f32", "max_s64"])
 def test_generic_atomics_into_shared_on_other_archs(name, arch):
     _compare(name, "shared", arch)
@@ -108,3 +108,18 @@ def _compare(name: str, where: str, arch: str) -> None:
     final = results[1][0] if where != "global" else results[1][1]
     if name == "add_u64" and where == "shared":      # every lane's value arrived
         assert int(final) == int(data.sum())
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100", "sm_120"])
+def test_cas_spin_result_where_ptxas_puts_it(arch):
+    """ATOMS.CAST.SPIN's result: a register compared with 1 up to sm_90, a predicate from
+    sm_100 (Target.cas_spin_predicate; ours wrote the register form there too)."""
+    import re
+    ptx = _ptx("f32", "atom.shared.add.f32 %o, [sh], %v;", "shared")
+    ptx = ptx.replace(".target sm_89", f".target {arch}").replace(".version 8.3", ".version 8.8")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+
+    def kinds(cubin):
+        return {re.sub(r"\d+", "#", m) for m in re.findall(r"ATOMS\.CAST\.SPIN (\w)\d", oracle.nvdisasm(cubin))}
+    assert kinds(ptx2sass.compile(ptx, arch, "k.ptx")) == kinds(theirs.output) != set()

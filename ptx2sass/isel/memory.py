@@ -1036,9 +1036,22 @@ class MemorySelection:
             self.emit("IADD3", (), [VOp(new.reg, 0), carry, VOp(old.reg, 0), VOp(v.reg, 0), RZ], ndefs=2)
             self.emit("IADD3", ("X",), [VOp(new.reg, 1), VOp(old.reg, 1), VOp(v.reg, 1), RZ, carry, NOT_PT])
 
+    def cas_spin(self, size: tuple, at: VMem, old: VOp, new: VOp, width: int) -> VOp:
+        """ATOMS.CAST.SPIN: store `new` where `old` still is; returns the predicate that says
+        it did (sm_100+: written by the ATOMS itself; before: its register compared with 1)."""
+        stored = VOp(self.mf.new_vreg("P"))
+        if self.arch.cas_spin_predicate:
+            self.emit("ATOMS", ("CAST", "SPIN") + size, [stored, at, old, new])
+            return stored
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, at, old, new])
+        self.emit("ISETP", ("EQ", "U32", "AND"),
+                  [stored, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        return stored
+
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
-        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
-        @!(ok == 1) BRA loop — then d = old."""
+        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN stored, [a], old, new;
+        @!stored BRA loop — then d = old."""
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
         bits = _bits(ty)
@@ -1051,13 +1064,9 @@ class MemorySelection:
         loop = self.start_block("cas")
         old = VOp(self.mf.new_vreg("R", width))
         new = VOp(self.mf.new_vreg("R", width))
-        ok = VOp(self.mf.new_vreg("R", width))
         self.emit("LDS", size, [old, mem])
         self.atomic_operation(op, ty, new, old, v)
-        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, mem, old, new])
-        done = VOp(self.mf.new_vreg("P"))
-        self.emit("ISETP", ("EQ", "U32", "AND"),
-                  [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        done = self.cas_spin(size, mem, old, new, width)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
         self.start_block("cas_done")
         loop.succs.insert(0, loop)
@@ -1095,13 +1104,10 @@ class MemorySelection:
             self.emit("LOP3", ("LUT",), [window, VOp(mem.base.reg, 0), Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
         at = VMem(window, 0, wide=False)
         loop = self.start_block("atom_cas")
-        old, new, ok = (VOp(self.mf.new_vreg("R", width)) for _ in range(3))
+        old, new = (VOp(self.mf.new_vreg("R", width)) for _ in range(2))
         self.emit("LDS", size, [old, at])
         self.atomic_operation(op, ty, new, old, v)
-        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, at, old, new])
-        swapped = VOp(self.mf.new_vreg("P"))
-        self.emit("ISETP", ("EQ", "U32", "AND"),
-                  [swapped, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        swapped = self.cas_spin(size, at, old, new, width)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(swapped.reg, inv=True), self.line))
         self.start_block("atom_cas_done")
         loop.succs.insert(0, loop)
