@@ -13,6 +13,7 @@ results, 64-bit integer conversions) goes through exact rational arithmetic per 
 from __future__ import annotations
 
 import math
+import struct
 from fractions import Fraction
 
 import numpy as np
@@ -78,9 +79,13 @@ def flush_f32(values: np.ndarray) -> np.ndarray:
 
 
 def canonicalise_f32(values: np.ndarray) -> np.ndarray:
-    """The bits of an FP32 result, any NaN replaced by the GPU's canonical 0x7fffffff."""
+    """The bits of an FP32 result (a new array), any NaN replaced by the GPU's canonical
+    0x7fffffff."""
     b = bits32(values)
-    return np.where(np.isnan(values), F32_CANONICAL_NAN, b).astype(np.uint32)
+    nan = np.isnan(values)
+    if not nan.any():
+        return b.copy()
+    return np.where(nan, F32_CANONICAL_NAN, b).astype(np.uint32)
 
 
 def canonicalise_f64(values: np.ndarray) -> np.ndarray:
@@ -194,6 +199,12 @@ def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     """FP32 add of float32 arrays (already negated/abs'd), result as float32."""
     if ftz:
         a, b = flush_f32(a), flush_f32(b)
+    if mode == "RN":
+        # to nearest, the FP64 sum's own rounding is innocuous (53 >= 2*24 + 2) and x + (-x)
+        # is +0 as IEEE 754 has it: no round-to-odd needed
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = (a.astype(np.float64) + b.astype(np.float64)).astype(np.float32)
+        return flush_f32(r) if ftz else r
     a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
     s = zero_sum_sign(a64, b64, add_rto(a64, b64), mode)
     r = narrow_f64(s, mode)
@@ -209,10 +220,46 @@ def fmul32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     return flush_f32(r) if ftz else r
 
 
+# up to this many lanes, FFMA to nearest costs less on Python floats than over arrays
+FEW_LANES = 8
+_PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
+
+
+def _sum_rto(p: float, c: float) -> float:
+    """p + c in FP64 rounded to odd, as `add_rto` for one lane."""
+    t = p + c
+    if t - t == 0:                                 # finite
+        bb = t - p
+        err = (p - (t - bb)) + (c - bb)
+        if err != 0 and err - err == 0 and not _UNPACK_Q(_PACK_D(t))[0] & 1:
+            t = math.nextafter(t, math.inf if err > 0 else -math.inf)
+    return t
+
+
+def ffma32_few(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """FFMA to nearest of FP32 vectors (each of one element or n) as `ffma32` computes it
+    (exact product, sum rounded to odd in FP64, then narrowed), lane by lane on Python
+    floats: for a few lanes, NumPy's cost per call is most of the vector form's."""
+    la, lb, lc = a.tolist(), b.tolist(), c.tolist()
+    n = max(len(la), len(lb), len(lc))
+    if len(la) < n:
+        la = la * n
+    if len(lb) < n:
+        lb = lb * n
+    if len(lc) < n:
+        lc = lc * n
+    r = np.array([_sum_rto(x * y, z) for x, y, z in zip(la, lb, lc)], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return r.astype(np.float32)
+
+
 def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     """Fused a*b+c with one rounding."""
     if ftz:
         a, b, c = flush_f32(a), flush_f32(b), flush_f32(c)
+    if mode == "RN" and a.ndim == b.ndim == c.ndim == 1 and max(len(a), len(b), len(c)) <= FEW_LANES:
+        r = ffma32_few(a, b, c)
+        return flush_f32(r) if ftz else r
     with np.errstate(invalid="ignore", over="ignore"):
         p = a.astype(np.float64) * b.astype(np.float64)
     p, c64 = np.broadcast_arrays(p, c.astype(np.float64))
@@ -317,6 +364,42 @@ def round_rational_bits(x: float | Fraction, fmt: str, mode: str) -> int:
     if fmt == "f16":
         return int(np.float16(v).view(np.uint16))
     return int(np.float32(v).view(np.uint32)) >> 16       # exact: already a bf16 value
+
+
+_SPLIT = 134217729.0           # 2^27 + 1: Veltkamp's splitting constant for FP64
+_FMA_LO, _FMA_HI = 2.0 ** -480, 2.0 ** 480
+
+
+def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """FP64 a*b + c rounded once to nearest, over arrays: Boldo and Melquiond's emulation
+    (IEEE TC 2008, "Emulation of FMA and correctly rounded sums: proved algorithms using
+    rounding to odd"): a*b = uh + ul exactly (Dekker), c + uh = th + tl exactly (TwoSum),
+    result RN(th + RO(tl + ul)). Exact where nothing underflows or overflows: lanes with
+    operands outside [2^-480, 2^480] (c may be 0), a zero or tiny th, a non-finite value,
+    go through `fma64` one by one."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    with np.errstate(all="ignore"):
+        uh = a * b
+        t = _SPLIT * a
+        ah = t - (t - a)
+        al = a - ah
+        t = _SPLIT * b
+        bh = t - (t - b)
+        bl = b - bh
+        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+        th = c + uh
+        bb = th - c
+        tl = (c - (th - bb)) + (uh - bb)
+        r = th + add_rto(tl, ul)
+        aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
+        ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
+            & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
+    if not ok.all():
+        r = r.copy()
+        for i in np.flatnonzero(~ok).tolist():
+            r[i] = fma64(float(a[i]), float(b[i]), float(c[i]), "RN")
+    return r
 
 
 def fma64(a: float, b: float, c: float, mode: str) -> float:

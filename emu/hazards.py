@@ -209,7 +209,9 @@ class TimingModel:
     def step(self, machine, step, warps: np.ndarray, lanes: np.ndarray, reads: list, writes: list) -> None:
         """Instruction `step` ran on `warps`, on the lanes `lanes` (a bit set per warp)."""
         parts = self._parts
-        if parts is None or parts[0] is not warps or parts[1] is not machine:
+        # the cached split is keyed by the warps and their lanes: a later group of the same
+        # warps (the same array) with other lanes, after a divergent branch, gets its own bits
+        if parts is None or parts[0] is not warps or parts[1] is not machine or parts[3] is not lanes:
             cids = machine.clock_of[warps]
             if len(warps) == 1 or (cids.min() == cids.max() and lanes.min() == lanes.max()):
                 groups = {(int(cids[0]), int(lanes[0])): warps}
@@ -221,7 +223,7 @@ class TimingModel:
             owned = []
             for (c, b), ws in groups.items():
                 owned.append((self._own(machine, c, ws), b))
-            parts = self._parts = (warps, machine, owned)
+            parts = self._parts = (warps, machine, owned, lanes)
         for c, b in parts[2]:
             self.end(machine.clocks[c], step, b, reads, writes)
 
@@ -472,7 +474,8 @@ class _StepFacts:
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset
-        self.wr_sb, self.rd_sb, self.stall = ins.control.wr_sb, ins.control.rd_sb, max(ins.control.stall, 1)
+        self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
+        self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:

@@ -191,6 +191,7 @@ class Launch:
                                kernel=prog.name)
             bank0[at:at + len(value)] = value
         self._const_window(bank0)
+        self._param_window(bank0)
         self._handle_words(bank0)
         banks = {0: bytes(bank0)}
         if not prog.const_relocations:
@@ -218,6 +219,28 @@ class Launch:
             return
         window = self.gmem.allocate("__const_window", len(data), bytes(data))
         struct.pack_into("<Q", bank0, at, window.base)
+
+    def _param_window(self, bank0: bytearray) -> None:
+        """Generic addresses of the kernel's parameters (`cvta.param`, isspacep.param): the
+        driver's parameter window, here a copy of the parameters in global memory; its base
+        in c[0x0][param_window] (sm_8x: where the bank's first byte would be, so the
+        parameters start param_base above it; sm_90: the first parameter's address) and
+        its last byte in c[0x0][param_window_end] (sm_8x: an offset from the base; sm_90: an
+        address). The window's extent is this model's: the kernel's parameter bytes."""
+        from ptx2sass.encoder.arch import arch_info
+        offsets = _driver_cbank(self.program.arch)
+        at, end = offsets.get("param_window"), offsets.get("param_window_end")
+        prog = self.program
+        if at is None or end is None or not prog.param_bytes or max(at, end) + 8 > len(bank0):
+            return
+        data = bytes(bank0[prog.param_base:prog.param_base + prog.param_bytes])
+        window = self.gmem.allocate("__param_window", len(data), data)
+        if arch_info(prog.arch).param_window_at_params:
+            struct.pack_into("<Q", bank0, at, window.base)
+            struct.pack_into("<Q", bank0, end, window.base + len(data) - 1)
+        else:
+            struct.pack_into("<Q", bank0, at, window.base - prog.param_base)
+            struct.pack_into("<I", bank0, end, prog.param_base + len(data) - 1)
 
     def bind(self, name: str, obj) -> None:
         """Bind a Texture/Surface to a module `.texref`/`.surfref` variable by name."""

@@ -110,8 +110,22 @@ _FCMP = {
 }
 
 
+# the comparisons that a NaN operand makes false (NEU: true) by IEEE 754's rules as is:
+# one ufunc (NumPy compares NaN without a floating-point exception)
+_FCMP_PLAIN = {"LT": np.less, "EQ": np.equal, "LE": np.less_equal, "GT": np.greater,
+               "GE": np.greater_equal, "NEU": np.not_equal}
+# unordered ones as the negation of the ordered opposite (a NaN makes that false)
+_FCMP_NOT = {"GEU": np.less, "LTU": np.greater_equal, "LEU": np.greater, "GTU": np.less_equal}
+
+
 def fcompare(mods, a, b):
     cmp = next(m for m in mods if m in _FCMP)
+    plain = _FCMP_PLAIN.get(cmp)
+    if plain is not None:
+        return plain(a, b)
+    negated = _FCMP_NOT.get(cmp)
+    if negated is not None:
+        return ~negated(a, b)
     a, b = np.broadcast_arrays(a, b)
     with np.errstate(invalid="ignore"):
         return _FCMP[cmp](a, b, np.isnan(a) | np.isnan(b))
@@ -362,7 +376,10 @@ def op_dfma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     mode = s.aux["mode"]
     va, vb, vc = w.rd(a), w.rd(b), w.rd(c)
-    r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
+    if mode == "RN" and w.width > 16:          # fewer lanes: Python's ints cost less
+        r = fp.fma64_rn(va, vb, vc)
+    else:
+        r = _per_lane(lambda x, y, z: fp.fma64(x, y, z, mode), va, vb, vc)
     _f64_result(w, d, r, mask, a, b, c)
 
 

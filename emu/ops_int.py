@@ -237,6 +237,14 @@ def op_iadd3(w, s, active, mask):
     if len(pouts) == 2 and pouts[1].index == 7:     # `P0, PT` (sm_120 prints PT): one carry out
         pouts = pouts[:1]
     srcs, cins = rest[:3], rest[3:]
+    if not pouts:
+        # no carry out: the sum modulo 2^32 (`-x` as 2^32 - x)
+        total = w.ri(srcs[0]) + w.ri(srcs[1]) + w.ri(srcs[2])
+        if extended:
+            for p in cins:
+                total = total + w.pred(p).astype(U32)
+        w.w(d, total.astype(U32, copy=False), mask)
+        return
     a, b, c = _terms_u64(w, srcs)
     s1 = a + b
     carry_in = U64(0)
@@ -306,6 +314,13 @@ def op_imad(w, s, active, mask):
             w.w(d, (res & M32).astype(U32), mask)
         if pout is not None:
             w.wp(pout, carry_out, mask)
+        return
+    if pout is None:
+        # no carry out: the result modulo 2^32
+        total = w.ri(a_op) * w.ri(b_op) + w.ri(c_op)
+        if "X" in mods and cin is not None:
+            total = total + carry.astype(U32)
+        w.w(d, total.astype(U32, copy=False), mask)
         return
     a, b, c = _u64(w.ri(a_op)), _u64(w.ri(b_op)), _u64(w.ri(c_op))
     total = (a * b & M32) + c + carry
@@ -750,6 +765,19 @@ def op_bmsk(w, s, active, mask):
 @semantics("PRMT", "UPRMT", vector=True)
 def op_prmt(w, s, active, mask):
     d, a_op, sel_op, b_op = s.ins.operands
+    if not s.ins.modifiers and sel_op.__class__ is Imm and sel_op.text is None and not sel_op.neg:
+        # a constant selector without sign replication: shifted and masked sources
+        from .specialise import prmt_terms
+        terms = prmt_terms(sel_op.value & 0xFFFF)
+        if terms is not None:
+            srcs = (w.ri(a_op), w.ri(b_op))
+            out = None
+            for k, sh, keep in terms:
+                v = srcs[k]
+                t = ((v << U32(sh)) if sh >= 0 else (v >> U32(-sh))) & U32(keep)
+                out = t if out is None else out | t
+            w.w(d, out.astype(U32), mask)
+            return
     a, sel, b = np.broadcast_arrays(w.ri(a_op), w.ri(sel_op), w.ri(b_op))
     pool = np.stack([a, b], axis=-1).astype(U32).view(np.uint8).reshape(-1, 8)
     mode = next((m for m in s.ins.modifiers if m in ("F4E", "B4E", "RC8", "ECL", "ECR", "RC16")), None)
@@ -839,7 +867,8 @@ def op_idp(w, s, active, mask):
 def op_i2ip(w, s, active, mask):
     """cvt.pack.sat: two 32-bit integers saturated to 2, 4, 8 or 16 bits, packed above the
     low bits of Rc: d = c << 2n | a' << n | b' (ptxas writes Rc as `R.28`/`R.24` for the
-    2- and 4-bit packs, the bits of c that stay)."""
+    2- and 4-bit packs, the bits of c that stay, and `R.H1` for the 8-bit ones: c is that
+    register's high half)."""
     mods = s.ins.modifiers
     d, a_op, b_op, c_op = s.ins.operands
     dst = mods[0]
@@ -852,6 +881,8 @@ def op_i2ip(w, s, active, mask):
         return (np.clip(v, lo, hi).astype(I64) & ((1 << bits) - 1)).astype(U64)
 
     c = _u64(w.ri(c_op))
+    if "H1" in getattr(c_op, "suffix", ()):
+        c = c >> U64(16)            # ptxas moves c's low half up and names it `R.H1`
     res = (c << U64(2 * bits)) | (sat(a_op) << U64(bits)) | sat(b_op)
     w.w(d, (res & M32).astype(U32), mask)
 

@@ -142,12 +142,32 @@ def op_load(w, s, active, mask):
     size, signed = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
-    raw = _load(w, space, addrs, size, mask)
-    for i, word in enumerate(_to_words(raw, size, signed)):
-        full = np.zeros(w.width, dtype=U32)
-        full[mask] = word
-        if not d.is_zero:
-            w.w(reg(d.file, d.index + i), full, mask)
+    every = mask is active or np.count_nonzero(mask) == w.width
+    if space == "global":
+        # elements, not bytes (the same faults: `gather` checks as `load` does)
+        words = _element_words(w.launch.gmem.gather(addrs if every else addrs[mask], size), size, signed)
+    else:
+        words = _to_words(_load(w, space, addrs, size, mask), size, signed)
+    if d.is_zero:
+        return
+    for i, word in enumerate(words):
+        if not every:
+            full = np.zeros(w.width, dtype=U32)
+            full[mask] = word
+            word = full
+        w.w(reg(d.file, d.index + i), word, mask)
+
+
+def _element_words(el: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
+    """Loaded elements (`GlobalMemory.gather`) as 32-bit register values, as `_to_words`."""
+    if size < 4:
+        return [el.view(np.int8 if size == 1 else np.int16).astype(np.int32).view(U32) if signed
+                else el.astype(U32)]
+    if size == 4:
+        return [el]
+    if size == 16:
+        return [(el[:, k // 2] >> U64(32 * (k & 1))).astype(U32) for k in range(4)]
+    return [el.astype(U32), (el >> U64(32)).astype(U32)]
 
 
 @semantics("STG", "ST", "STS", "STL", vector=True)
@@ -159,7 +179,31 @@ def op_store(w, s, active, mask):
     size, _ = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
+    if space == "global":
+        # elements, not bytes (the same faults: `scatter` checks as `store` does)
+        every = mask is active or np.count_nonzero(mask) == w.width
+        w.launch.gmem.scatter(addrs if every else addrs[mask], _element_values(w, src, size, mask, every), size)
+        return
     _store(w, space, addrs, _from_words(w, src, size, mask), mask)
+
+
+_NARROW = {1: np.uint8, 2: np.uint16}
+
+
+def _element_values(w, src: Reg, size: int, lanes: np.ndarray, every: bool) -> np.ndarray:
+    """The stored registers as elements of `size` bytes (16: pairs of uint64), read as
+    `_from_words` reads them."""
+    words = []
+    for i in range(max(size // 4, 1)):
+        r = reg(src.file, src.index + i) if not src.is_zero else src
+        v = np.broadcast_to(w.r(r), (w.width,))
+        words.append(v if every else v[lanes])
+    if size < 4:
+        return words[0].astype(_NARROW[size])
+    if size == 4:
+        return words[0]
+    pairs = [words[k].astype(U64) | (words[k + 1].astype(U64) << U64(32)) for k in range(0, len(words), 2)]
+    return pairs[0] if size == 8 else np.stack(pairs, axis=1)
 
 
 @semantics("LDC", "ULDC_INDEXED")
@@ -314,16 +358,17 @@ def _atomic(w, s, mask, space, has_result):
     size = 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
     n = w.width
-    if space == "generic" and done_pred is not None and not done_pred.is_zero:
+    if space == "generic" and done_pred is not None:
         # A generic ATOM performs the operation on global memory, and on shared memory when
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
-        # does nothing and its predicate says so: ptxas then runs its own code for shared
-        # (a compare-and-swap loop) or local memory (a load and a store).
+        # does nothing, and its predicate (when not PT) says so: ptxas then runs its own
+        # code for shared (a compare-and-swap loop) or local memory (a load and a store).
         shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
         local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
         native = op in ("CAS", "EXCH") or (size == 4 and ty not in ("F32", "F16x2", "BF16x2"))
         done = ~local & (~shared | native)
-        w.wp(done_pred, done, mask)
+        if not done_pred.is_zero:
+            w.wp(done_pred, done, mask)
         mask = mask & done
     if size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None
@@ -524,6 +569,8 @@ def op_ldsm(w, s, active, mask):
     """ldmatrix: lanes 8i..8i+7 give the row addresses of 8x8 matrix i (16-bit elements);
     lane t receives row t/4, elements 2(t%4), 2(t%4)+1 of each matrix (transposed with .MT88:
     column t/4, rows 2(t%4) and 2(t%4)+1)."""
+    if not np.any(mask):
+        return      # guarded off (`@!P0 LDSM` with P0 set): no row address is read
     ins = s.ins
     d, mem = ins.operands
     mods = ins.modifiers

@@ -2,8 +2,12 @@
 `mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
 A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
 
-Floating-point products are exact in FP64 and summed there, then rounded once to FP32; the
-hardware's internal accumulation differs from that in the last bits for some inputs.
+HMMA with FP32 accumulators and f16 or bf16 operands is the H200's inner product (`_hmma_f32`):
+each product exact, aligned to the largest exponent among the products (counted as the sum
+of the two operands' exponents, so a product's significand lies in [1, 4)) and C, truncated
+toward zero to multiples of 2^(emax - 25), summed exactly, and the sum truncated to FP32;
+an overflow is infinite. Other floating-point products (tf32, F16 accumulators: no H200 data
+yet) are exact in FP64 and summed there, then rounded once.
 
 QMMA (sm_89's fp8 `mma.sync`, E4M3/E5M2 operands, F32 or F16 accumulators) is modelled as
 the exact A·B + C rounded once to nearest even: each fp8 product is exact in FP64 (at most
@@ -152,6 +156,48 @@ def _fp8_dot(A, B, C):
     return D
 
 
+# The operand types `_hmma_f32` models, with their smallest normal exponent: a subnormal's
+# exponent as the tensor core aligns it (significand below 1).
+_MIN_EXP = {"f16": -14, "bf16": -126}
+_NO_EXP = -(1 << 20)
+
+
+def _exponent(x: np.ndarray, min_exp: int) -> np.ndarray:
+    """floor(log2 |x|), at least `min_exp`; _NO_EXP for zeros."""
+    e = np.frexp(x)[1].astype(np.int64) - 1
+    return np.where(x != 0, np.maximum(e, min_exp), _NO_EXP)
+
+
+def _hmma_f32(A, B, C, min_exp):
+    """C + A·B as an H200's HMMA with FP32 accumulators computes it (fitted on run 14's fuzz
+    9301524, docs/gpu/2026-11-27-h200-sm90.md: 29 of 29 finite outputs of two chained
+    HMMA.16816.F32 and an FADD, 14 of them 1-2 ulp below the exactly rounded sum, which the
+    emulator gave before; bf16: run 11's 9300879, 28 of 28 located outputs and its overflows
+    to infinity): every product is exact; the terms (products and C) are aligned to
+    emax, the largest of C's exponent and the products' exponents taken as the sum of the two
+    operands' exponents (a product's significand lies in [1, 4)); each term is truncated
+    toward zero to a multiple of 2^(emax - 25); the terms are summed exactly and the sum is
+    truncated to FP32. With products below 2^(emax + 2) the truncated terms are integers
+    below 2^27 in units of 2^(emax - 25), so FP64 sums them exactly. NaN or infinite
+    operands and an exactly zero sum (its sign), which the fits say nothing about, keep IEEE
+    arithmetic (A·B + C in FP64), as does an overflow (infinite, as on the H200)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        P = A[:, :, None] * B[None, :, :]                          # (m, k, n), exact
+        ep = _exponent(A, min_exp)[:, :, None] + _exponent(B, min_exp)[None, :, :]
+        ep = np.where(P != 0, ep, _NO_EXP)
+        emax = np.maximum(ep.max(axis=1), _exponent(C, -126))
+        q = np.ldexp(1.0, np.maximum(emax, -1000) - 25)
+        s = (np.trunc(P / q[:, None, :]) * q[:, None, :]).sum(axis=1) + np.trunc(C / q) * q
+        rounded = s.astype(np.float32)
+        above = np.abs(rounded.astype(np.float64)) > np.abs(s)
+        near = np.where(above, np.nextafter(rounded, np.float32(0)), rounded)    # toward zero
+        ieee = A @ B + C
+    finite = np.isfinite(A).all(axis=1)[:, None] & np.isfinite(B).all(axis=0)[None, :] & np.isfinite(C)
+    # an overflow is infinite, as an H200 gives it (run 11's 9300879: bf16 sums past FP32's range)
+    keep = finite & (s != 0) & np.isfinite(rounded)
+    return np.where(keep, near.astype(np.float64), ieee)
+
+
 def _odd(x: Fraction) -> float:
     """x rounded to odd in FP64 (x is within FP64's normal range here)."""
     r = fp.round_rational(x, "f64", "RZ")
@@ -260,6 +306,8 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                     else v.view(np.int32).astype(np.int64)
     if a_kind in _FP8:
         D = _fp8_dot(A, B, C)
+    elif acc_kind == "f32" and a_kind in _MIN_EXP:
+        D = _hmma_f32(A, B, C, _MIN_EXP[a_kind])
     elif a_kind == "b1":
         # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
         both = A @ B

@@ -513,6 +513,122 @@ def _fmul(step, vector):
     return _fp2(step, vector, lambda x, y: x * y)       # exact in FP64
 
 
+_FCMP = {
+    "F": lambda x, y, nan: False, "T": lambda x, y, nan: True,
+    "LT": lambda x, y, nan: x < y, "EQ": lambda x, y, nan: x == y, "LE": lambda x, y, nan: x <= y,
+    "GT": lambda x, y, nan: x > y, "NE": lambda x, y, nan: x != y and not nan,
+    "GE": lambda x, y, nan: x >= y, "NUM": lambda x, y, nan: not nan, "NAN": lambda x, y, nan: nan,
+    "LTU": lambda x, y, nan: x < y or nan, "EQU": lambda x, y, nan: x == y or nan,
+    "LEU": lambda x, y, nan: x <= y or nan, "GTU": lambda x, y, nan: x > y or nan,
+    "NEU": lambda x, y, nan: x != y, "GEU": lambda x, y, nan: x >= y or nan,
+}
+
+
+@form("FSETP")
+def _fsetp(step, vector):
+    """FP32 compare of one lane on Python floats (the FP32 values exactly), combined with
+    the predicate source as ops_float.op_fsetp does."""
+    ins = step.ins
+    ops = ins.operands
+    mods = ins.modifiers
+    if len(ops) != 5:
+        return None
+    cmp = next((m for m in mods if m in _FCMP), None)
+    combine = next((m for m in mods if m in ("AND", "OR", "XOR")), None)
+    if cmp is None or set(mods) - {cmp, combine, "FTZ"}:
+        return None
+    fcmp = _FCMP[cmp]
+    p1, p2, pc = dst_pred(ops[0]), dst_pred(ops[1]), pred(ops[4])
+    srcs = []
+    for op in ops[2:4]:
+        f = src(op, neg=False)
+        if f is None:
+            return None
+        # |.| then -, as Lanes.rf applies them
+        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                     0x80000000 if getattr(op, "neg", False) else 0))
+    if None in (p1, p2, pc):
+        return None
+    (fa, ka, na), (fb, kb, nb) = srcs
+    ftz = "FTZ" in mods
+
+    def fsetp(w, s, active, mask):
+        ba, bb = (fa(w) & ka) ^ na, (fb(w) & kb) ^ nb
+        if ftz:
+            ba, bb = _flush(ba), _flush(bb)
+        x, y = f32_value(ba), f32_value(bb)
+        base = bool(fcmp(x, y, x != x or y != y))
+        vc = bool(pc(w))
+        if combine == "AND":
+            r1, r2 = base and vc, (not base) and vc
+        elif combine == "OR":
+            r1, r2 = base or vc, (not base) or vc
+        elif combine == "XOR":
+            r1, r2 = base != vc, (not base) != vc
+        else:
+            r1, r2 = base, not base
+        p1(w, r1, mask)
+        p2(w, r2, mask)
+    return fsetp
+
+
+_PACK_Q, _UNPACK_D = struct.Struct("<Q").pack, struct.Struct("<d").unpack
+_F64_EXP, _F64_FRAC = 0x7FF0000000000000, 0x000FFFFFFFFFFFFF
+
+
+@form("DFMA")
+def _dfma(step, vector):
+    """FP64 a*b + c of one lane from register pairs: fp.fma64's exact rounding, a NaN result
+    as fp.propagate_nan_f64 makes it (c's, b's or a's NaN, quieted, else the default NaN),
+    with ops_float.op_dfma's reads (each source twice) and writes."""
+    from .fp import fma64, mode_of
+    ins = step.ins
+    ops = ins.operands
+    if len(ops) != 4 or set(ins.modifiers) - {"RN", "RZ", "RM", "RP"}:
+        return None
+    dop = ops[0]
+    if dop.__class__ is not Reg or dop.file != "R" or dop.suffix:
+        return None
+    srcs = []
+    for op in ops[1:]:
+        if op.__class__ is not Reg or op.file != "R" or op.inv or op.suffix:
+            return None
+        srcs.append((op.index, 0x7FFFFFFFFFFFFFFF if op.abs else M64, 1 << 63 if op.neg else 0))
+    d_lo = dst(dop)
+    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    mode = mode_of(ins.modifiers)
+    pairs = [[("R", i), ("R", i + 1)] for i, _, _ in srcs if i != 255]
+
+    def dfma(w, s, active, mask):
+        m = w.m
+        R, lane, tracing = m.R, w.lane, m.tracing
+        raw = []
+        for i, _, _ in srcs:
+            if i == 255:
+                raw.append(0)
+                continue
+            if tracing:
+                m.reads += [("R", i), ("R", i + 1)]
+            raw.append(R.item(i, lane) | (R.item(i + 1, lane) << 32 if i + 1 < 255 else 0))
+        x, y, z = (_UNPACK_D(_PACK_Q((v & keep) ^ flip))[0] for v, (_, keep, flip) in zip(raw, srcs))
+        r = fma64(x, y, z, mode)
+        if tracing:                     # the handler reads the sources again for a NaN's bits
+            for p in pairs:
+                m.reads += p
+        if r != r:
+            out = 0xFFF8000000000000
+            for v in reversed(raw):
+                if v & _F64_EXP == _F64_EXP and v & _F64_FRAC:
+                    out = v | 0x0008000000000000
+                    break
+        else:
+            out = _UNPACK_Q(_PACK_D(r))[0]
+        d_lo(w, out & M32, mask)
+        if d_hi is not None:
+            d_hi(w, out >> 32, mask)
+    return dfma
+
+
 # --------------------------------------------------------------------------- memory
 
 def _address(mem: Mem) -> Callable | None:

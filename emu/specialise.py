@@ -760,7 +760,7 @@ def _ffma(step, generic):
     if d is None:
         return None
     ftz = "FTZ" in ins.modifiers
-    from .fp import canonicalise_f32, flush_f32
+    from .fp import FEW_LANES, canonicalise_f32, ffma32_few, flush_f32
     (fa, na), (fb, nb), (fc, nc) = srcs
     sign = U32(0x80000000)
     f64, inf = np.float64, np.inf
@@ -772,6 +772,12 @@ def _ffma(step, generic):
         vc = (vc ^ sign if nc else vc).view(np.float32)
         if ftz:
             va, vb, vc = flush_f32(va), flush_f32(vb), flush_f32(vc)
+        if w.width <= FEW_LANES:
+            r = ffma32_few(va, vb, vc)
+            if ftz:
+                r = flush_f32(r)
+            d(w, canonicalise_f32(r), mask)
+            return
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             p = va.astype(f64) * vb.astype(f64)
             c = vc.astype(f64)

@@ -77,6 +77,9 @@ class Target:
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
     # form adds the window base in c[0x0][0x18]
     cluster_shared_addresses: bool = False
+    # a fence beyond the CTA (MEMBAR.*.GPU/SYS; ERRBAR) also drains the cluster's error
+    # barrier: ptxas writes CGAERRBAR after each ERRBAR of a fence from sm_90 on
+    cga_errbar: bool = False
     # fp8 mma.sync has a tensor-core instruction (QMMA: sm_89, sm_120); sm_90/sm_100 have none
     # (ptxas widens the fp8 fragments to f16 and uses HMMA)
     fp8_mma: bool = True
@@ -215,6 +218,13 @@ class Target:
     iadd3_carry_outputs: bool = False
     # a sum of two is the two-input IADD (sm_120); sm_100 has no IADD and keeps IADD3
     two_input_iadd: bool = False
+    # `cvt.s64.s32` + `add.s64` as IADD3 + `LEA.HI.X.SX32` (the sign word added by the LEA):
+    # ptxas's choice up to sm_110; sm_120 has no LEA.HI.X.SX32 form in ptxas 13.5's code
+    # (it writes SHF.R.S32.HI for the sign word and IADD.64)
+    sign_extended_lea: bool = True
+    # ATOMS.CAST.SPIN says whether it stored in a predicate (`ATOMS.CAST.SPIN P0, [R], b, c`,
+    # ptxas's form from sm_100), not in a register compared with 1
+    cas_spin_predicate: bool = False
     minmax_type_shown: bool = False
     # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
     minmax_predicate_outputs: bool = False
@@ -264,7 +274,10 @@ EM_CUDA = 190
 _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x120,
                         "reserved_smem_1": 0x124, "graph_exec": 0x130,
-                        "param_window": 0x40, "const_window": 0x50}
+                        "param_window": 0x40, "const_window": 0x50,
+                        # the parameter window's last byte, as an offset from param_window
+                        # (isspacep.param's upper bound in ptxas's code)
+                        "param_window_end": 0x12C}
 
 
 def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None,
@@ -287,7 +300,9 @@ def _info(sm: int, family: str, e_flags: int, param_base: int, gdesc: int | None
 _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "nsmid": 0x10C,
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
-                        "param_window": 0x198, "aggr_smem_limit": 0x13C,
+                        "param_window": 0x198, "param_window_end": 0x1A0, "aggr_smem_limit": 0x13C,
+                        # 1 in a cluster launch (ptxas's barrier.cluster tests it)
+                        "cluster_launch": 0x140,
                         # the launch's cluster shape (x, y, z words), its float reciprocals,
                         # the grid in clusters, CTAs per cluster
                         "cluster_nctaid": 0x144, "cluster_rcp": 0x150, "nclusterid": 0x15C,
@@ -299,7 +314,7 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
-                       cluster_shared_addresses=True, param_window_at_params=True,
+                       cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
@@ -320,11 +335,12 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_ba
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
-                          iadd3_carry_outputs=True, two_input_iadd=True, minmax_type_shown=True, uniform_move_is_mov=True,
+                          iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
+                          cas_spin_predicate=True,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)

@@ -525,7 +525,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if relocatable and k.params:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
-    module_sections = [".debug_frame"] + [d.name for d in debug_sections] + [".nv.callgraph"]
+    # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
+    module_sections = [".debug_frame"] * bool(kernels) + [d.name for d in debug_sections] + [".nv.callgraph"]
     if relocatable:
         module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
     elif not hopper:
@@ -541,6 +542,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError(f"handle slots name {unknown}, which are not module handle variables")
     handle_sym: dict[str, int] = {}
     func_sym.update(local_sym)
+    if hopper and not file_order:         # a module of no code: the reserved words alone
+        end = info.reserved_shared_section_bytes
+        syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
+        syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
+                           other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
     for k in file_order:
         if k.name in local_sym:
             pass
@@ -637,6 +643,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+    if not kernels:         # a module of no code (uncalled functions only): ptxas's one record
+        module = [NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0)]
     if samplers and module:
         records = []
         for name, word, force in reversed(samplers):
@@ -753,8 +761,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:          # ptxas leaves each literal bank's relocation section, empty
         c.reloc_sections += [RelocSection(f".rela.nv.constant2.{k.name}", f".nv.constant2.{k.name}", [])
                              for k in file_order if k.const2 is not None]
-    c.reloc_sections.append(RelocSection(".rela.debug_frame" if hopper else ".rel.debug_frame", ".debug_frame",
-                                         list(reversed(frame_relocs))))
+    if kernels:
+        c.reloc_sections.append(RelocSection(".rela.debug_frame" if hopper else ".rel.debug_frame", ".debug_frame",
+                                             list(reversed(frame_relocs))))
     if frame_relas:
         c.reloc_sections.append(RelocSection(".rela.debug_frame", ".debug_frame",
                                              list(reversed(frame_relas))))

@@ -78,6 +78,8 @@ class Mem:
     ubase: Reg | None = None     # uniform register term
     offset: int = 0
     desc: Reg | None = None      # the `desc[URx]` memory descriptor (sm_8x+)
+    # a descriptor operand of its own, no address (`UBLKCP … UR8, desc[UR6]`: a cache policy)
+    desc_only: bool = False
 
 
 @dataclass(frozen=True)

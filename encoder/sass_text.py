@@ -326,6 +326,8 @@ def _operand(cur: _Cursor) -> Operand:
             if desc is None:
                 cur.fail("expected descriptor register")
             cur.expect("]")
+            if not cur.peek("["):
+                return Mem(desc=desc, desc_only=True)
         return _memory(cur, desc)
     m = cur.match(_SPECIAL)
     if m:
@@ -431,6 +433,8 @@ def format_operand(op: Operand) -> str:
         prefix = "-" if op.neg else ("~" if op.inv else "")
         return prefix + core
     if isinstance(op, Mem):
+        if op.desc_only:
+            return f"desc[{register_name(op.desc)}]"
         terms = [r for r in (op.base, op.ubase) if r is not None]
         inner = _format_terms(terms, op.offset, keep_zero=not terms)
         desc = f"desc[{register_name(op.desc)}]" if op.desc is not None else ""

@@ -39,6 +39,8 @@ _ADDRESS_OF_OPCODES = frozenset(("mov", "cvta"))
 _SPACE_ALIASES = {".shared::cta": ".shared", ".param::entry": ".param", ".param::func": ".param",
                   ".shared::cluster": ".shared"}
 _SYNC_REQUIRED = {"vote": "vote", "shfl": "shfl"}
+# the state spaces an atom/red may name (none: a generic address)
+_STATE_SPACES = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster"))
 
 
 @dataclass(slots=True)
@@ -169,7 +171,12 @@ class Checker:
         self.errors: list[CompileError] = []        # instruction-level pass
         self.symbol_errors: list[CompileError] = []  # unknown names, reported after
         self.warnings: list[CompileError] = []
-        self.late_errors: list[CompileError] = []
+        self.double_use: bool | None = None  # see `note_double_use`
+        self.error_reported = False          # ... an error before in this file
+        self.errors_scanned = 0
+        self.version_too_old = False     # .version below what .target needs
+        self.debug_missing = False       # .target debug without DWARF sections
+        self.header = None               # (.version, the sm_ target name, .target)
         self.call_sequence_problem: str | None = None   # first ld.param before its call
         self.returned_params: set[int] = set()            # ids of call-result .param decls
         self.globals = after.globals if after else _Scope(None)
@@ -205,6 +212,9 @@ class Checker:
         for item in self.module.items:
             if type(item) is ast.Function and item.body is not None:
                 self.check_function(item)
+                # ptxas names the unknown symbols of a function after its other errors
+                self.errors += self.symbol_errors
+                self.symbol_errors.clear()
 
     def check_arch(self):
         """`.target` against -arch: ptxas decides this once the module is error-free."""
@@ -218,7 +228,7 @@ class Checker:
     def check_header(self):
         items = self.module.items
         first = items[0] if items else None
-        base = self.file.rsplit("/", 1)[-1]
+        base = self.file           # the path as given, as ptxas names it
         end = ast.Node(line=self.module.end_line)
         if type(first) is not ast.Version:
             # ptxas notices only after reading a `.target` line, at the next token
@@ -244,12 +254,9 @@ class Checker:
             elif name not in isa.TARGET_OPTIONS:
                 self.fatal(f"Unsupported .target '{name}'", second)
         tgt = next((n for n in second.names if n.startswith("sm_")), None)
-        if tgt is not None and self.module.functions() and \
-                self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0)):
-            # ptxas reports this after the instruction-level errors
-            self.late_errors.append(CompileError(
-                f"PTX .version {v.major}.{v.minor} does not support .target {tgt}",
-                self.file, second.line, second.column))
+        self.header = (v, tgt, second)
+        self.version_too_old = tgt is not None and bool(self.module.functions()) and \
+            self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0))
         asz = self.module.address_size
         if asz is not None and self.version < isa.ADDRESS_SIZE_MIN_VERSION:
             self.error("Feature '.address_size directive' requires PTX ISA .version "
@@ -272,8 +279,7 @@ class Checker:
         target = self.module.target
         if target is not None and "debug" in target.names and \
                 not any(type(item) is ast.Section for item in items):
-            self.late_errors.append(CompileError(
-                "Debug information not found in presence of .target debug"))
+            self.debug_missing = True
         self.loc_seen: set[tuple[int, int, int]] = set()
 
     def check_loc(self, loc: ast.Loc):
@@ -484,6 +490,8 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if self.double_use is not None and ".f64" in ins.modifiers:
+            self.note_double_use(ins)
         if ins.guard is not None:
             sym = self.lookup(ins.guard.predicate, scope)
             if sym is None:
@@ -498,6 +506,9 @@ class Checker:
             if type(operand) is not ast.Name and _has_overflow(operand):
                 self.error("Constant overflow", ins)
                 return
+        plan = _plain_plan(op, ins.modifiers, len(ins.operands))
+        if plan is not None and self.check_plain_operands(ins, plan, scope):
+            return
         lenient = _is_lenient(op, ins.modifiers)
         if op == "call":
             self.check_call(ins, scope)
@@ -537,6 +548,52 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def note_double_use(self, ins: ast.Instruction):
+        """--warn-on-double-precision-use's warning, among the errors in instruction order
+        as ptxas reports it (shown only where the checks fail: `usage_warnings` else)."""
+        from ptx2sass.frontend.usage_warnings import DOUBLE_USE, TWICE
+        # ptxas warns a second time from the macro expansion of cvt/testp (not with
+        # -Werror), which it leaves out once the file has had an error
+        while self.errors_scanned < len(self.errors):
+            if self.errors[self.errors_scanned].severity != "warning":
+                self.error_reported = True
+            self.errors_scanned += 1
+        times = 2 if ins.opcode in TWICE and not self.double_use and not self.error_reported \
+            else 1
+        for _ in range(times):
+            d = CompileError(DOUBLE_USE, self.file, ins.line, ins.column, "warning")
+            d.among_errors = True
+            self.errors.append(d)
+
+    def check_plain_operands(self, ins: ast.Instruction, plan, scope: _Scope) -> bool:
+        """The common case, decided without the general walk: every operand a scalar
+        register declared in scope, or (as a source) an integer literal, of an instruction
+        whose form takes only plain values (`_plain_plan`). Reports what the general walk
+        would report for such operands (only 'Arguments mismatch'); False, having reported
+        nothing, where an operand is anything else."""
+        wants, relaxed, name = plan
+        ok = True
+        lookup = scope.lookup
+        for (role, want, immediate_ok), operand in zip(wants, ins.operands):
+            t = type(operand)
+            if t is ast.Name:
+                if operand.component is not None:
+                    return False
+                sym = lookup(operand.name)
+                if sym is None or sym.kind != "reg" or sym.vector is not None \
+                        or operand.name in _UNPLAIN_NAMES:
+                    return False
+                if sym.type != want and not type_compatible(want, sym.type, relaxed):
+                    ok = False
+            elif t is ast.IntLit and role == "a":
+                if not immediate_ok:
+                    ok = False
+            else:
+                return False
+        if not ok:
+            self.mismatch(name, ins)
+        return True
 
     def check_alloca_alignment(self, ins: ast.Instruction, scope: _Scope):
         """alloca's third operand: a constant power of two."""
@@ -672,6 +729,10 @@ class Checker:
                                 "higher")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if self.version < (8, 3):
+            for m in ins.modifiers:
+                if m in (".param::func", ".param::entry"):
+                    problems.append(f"Feature '::{m.split('::')[1]}' requires PTX ISA .version 8.3 or later")
         if op == "mbarrier" and self.version < (8, 0):
             for m in ins.modifiers:
                 if m in (".release", ".acquire", ".relaxed"):
@@ -705,6 +766,12 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
+        bf16 = next((t for t in (".bf16x2", ".bf16") if t in ins.modifiers), None)
+        if op in ("atom", "red") and ".add" in ins.modifiers and bf16 and self.target_sm < 90 \
+                and not set(ins.modifiers) & _STATE_SPACES:
+            # ptxas 13.5: bf16 atomics through a generic address are sm_90 PTX
+            problems.append(f"Instruction '{op}.add{bf16} with generic state space' requires "
+                            ".target sm_90 or higher")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
@@ -1240,6 +1307,49 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     return f"Unexpected instruction types specified for '{name}'"
 
 
+_UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_plan(opcode: str, modifiers: tuple, count: int):
+    """For an instruction spelling whose form (as `check_instruction` picks it for `count`
+    operands) takes only plain values (`d`, `a`, `a1`, `d:wide`, ...: no addresses,
+    predicates, labels, vectors or immediate choices): per operand (role, wanted type,
+    whether an integer literal fits), whether the relaxed type rules apply, and the
+    instruction's display name. None for anything else, which takes the general walk."""
+    if opcode == "call" or opcode == "cp" or opcode == "alloca" or opcode not in isa.FORMS \
+            or _is_lenient(opcode, modifiers) or (opcode == "ld" and ".param" in modifiers):
+        return None
+    form, types, name, problem = select_form(opcode, modifiers)
+    if problem or form is None:
+        return None
+    if not form.optional_from <= count <= len(form.operands):
+        form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
+                     and f.type_slots == form.type_slots
+                     and f.optional_from <= count <= len(f.operands)), None)
+        if form is None:
+            return None
+    choices, relaxed, _spaces, _memory, vector = _operand_shape(opcode, modifiers, form.operands)
+    if choices or vector is not None:
+        return None
+    wants = []
+    for code in form.operands[:count]:
+        if code[0] not in "dabce" or code == "dp":
+            return None
+        rest = code[1:]
+        if not rest:
+            want = types[0]
+        elif rest.isdigit():
+            want = types[int(rest)]
+        elif rest == ":wide":
+            want = types[0][:2] + str(isa.TYPE_BITS[types[0]] * 2)
+        else:
+            want = "." + rest[1:]
+        wants.append(("d" if code[0] == "d" else "a", want,
+                      isa.type_class(want) in "busp" or want == ".pred"))
+    return tuple(wants), relaxed, name
+
+
 @functools.lru_cache(maxsize=4096)
 def select_form(opcode: str, modifiers: tuple[str, ...]):
     """(form, type modifiers, display name, problem) for an instruction spelling; problem is
@@ -1491,41 +1601,105 @@ def _linkage(fn: ast.Function) -> str | None:
     return next((l for l in fn.linkage if l in (".extern", ".visible", ".weak")), None)
 
 
-def run_checks(module: ast.Module | list[ast.Module], arch: str | None = None,
-               whole_program: bool = True) -> list[CompileError]:
+def run_checks(module: ast.Module | list, arch: str | None = None,
+               whole_program: bool = True, double_use: bool | None = None, debug: bool = False,
+               werror: bool = False) -> list[CompileError]:
     """All diagnostics (a fatal header problem raises instead, as ptxas stops there).
     A list of modules is several input files of one run: one program, each file with its
-    own header, their diagnostics in file order.
+    own header, checked in turn and its diagnostics in that order; an entry of the list
+    may be the CompileError its file's parse ended with (ptxas reports it in its place and
+    goes on with the next file).
 
     Deeply nested blocks and expressions are walked recursively (`frontend.depth`)."""
     modules = module if isinstance(module, list) else [module]
     with deep_walks():
         checkers: list[Checker] = []
+        per_file: list[list[CompileError]] = []
+        debug_missing = False
         for m in modules:
-            checkers.append(Checker(m, arch, whole_program, checkers[-1] if checkers else None))
-            checkers[-1].check_items()
-        return _program_diagnostics(checkers, whole_program)
+            if isinstance(m, CompileError):
+                per_file.append([m])
+                continue
+            c = Checker(m, arch, whole_program, checkers[-1] if checkers else None)
+            c.double_use = double_use
+            try:
+                c.check_items()
+            except CompileError as fatal:
+                if len(modules) == 1:
+                    raise
+                per_file.append(c.errors + c.symbol_errors + [fatal])
+                continue
+            checkers.append(c)
+            # ptxas's flag: once a file has `.target debug` without DWARF, the end of it
+            # and of every later file says so
+            debug_missing |= c.debug_missing
+            per_file.append(c.errors + c.symbol_errors + (
+                [CompileError("Debug information not found in presence of .target debug")]
+                if debug_missing else []))
+        return _program_diagnostics(checkers, whole_program, per_file,
+                                    len(checkers) < len(modules), debug, werror)
 
 
-def _program_diagnostics(checkers: list[Checker], whole_program: bool) -> list[CompileError]:
+def _program_diagnostics(checkers: list[Checker], whole_program: bool,
+                         per_file: list[list[CompileError]], failed: bool, debug: bool = False,
+                         werror: bool = False) -> list[CompileError]:
     """The checks of the whole program, once every file's own are done, and all
-    diagnostics in ptxas's order: errors, late errors, unknown symbols; warnings last."""
-    late = [d for c in checkers for d in c.late_errors]
-    diagnostics = ([d for c in checkers for d in c.errors] + late
-                   + [d for c in checkers for d in c.symbol_errors])
-    if not diagnostics:
+    diagnostics in ptxas's order: each file's (errors, a function's unknown symbols after
+    its other errors), then the `.version`/`.target` mismatch, worded from the last file's
+    header whichever file had it; warnings last."""
+    late = []
+    if any(c.version_too_old for c in checkers):
+        source = checkers[-1] if checkers[-1].header[1] is not None else \
+            next(c for c in checkers if c.version_too_old)
+        v, tgt, target = source.header
+        late.append(CompileError(f"PTX .version {v.major}.{v.minor} does not support "
+                                 f".target {tgt}", source.file, target.line, target.column))
+    diagnostics = [d for group in per_file for d in group] + late
+    abi_off = []
+    if not failed and all(getattr(d, "among_errors", False) for d in diagnostics):
+        # no errors (the double-precision warnings among them are the caller's to report)
         for c in checkers:
             c.check_arch()
         if whole_program:
             late += _unified_function_errors([c.module for c in checkers])
-        _check_resolved(checkers, whole_program)
-        problem = next((c.call_sequence_problem for c in checkers if c.call_sequence_problem),
-                       None)
-        if problem and not late:
-            raise CompileError(problem, severity="fatal")
+        multiple = _multiple_return_function(checkers)
+        if multiple is not None:
+            if debug:          # -g compiles with the ABI only
+                return late + [CompileError("Function with multiple return values is not "
+                                            "allowed with ABI")]
+            w = CompileError(f"Function '{multiple}' with multiple return values found, "
+                             "disabling ABI", severity="warning")
+            w.among_errors = True
+            abi_off = [w]
+            if not whole_program:
+                fatal = CompileError("'Compile only(-c)' requires ABI", severity="fatal")
+                fatal.diagnostics = [w, fatal]
+                raise fatal
+            if werror:         # the warning, an error now, ends the run before the rest
+                return late + abi_off
+        try:
+            _check_resolved(checkers, whole_program)
+            problem = next((c.call_sequence_problem for c in checkers
+                            if c.call_sequence_problem), None)
+            if problem and not late:
+                raise CompileError(problem, severity="fatal")
+        except CompileError as fatal:
+            fatal.diagnostics = abi_off + [fatal]
+            raise
         diagnostics = late
-    warnings = [d for c in checkers for d in c.warnings]
-    return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning")
+    warnings = abi_off + [d for c in checkers for d in c.warnings]
+    return sorted(diagnostics + warnings, key=lambda d: d.severity == "warning"
+                  and not getattr(d, "among_errors", False))
+
+
+def _multiple_return_function(checkers: list[Checker]) -> str | None:
+    """The first function returning several values, which makes ptxas compile the module
+    without the ABI (refused with -g and -c; a warning naming it otherwise)."""
+    for c in checkers:
+        for f in c.module.functions():
+            if len(f.return_params) > 1:
+                return f.name
+    return None
 
 
 def _unified_function_errors(modules: list[ast.Module]) -> list[CompileError]:
@@ -1563,15 +1737,18 @@ def _check_resolved(checkers: list[Checker], whole_program: bool) -> None:
 
 
 def raise_if_errors(module: ast.Module | list[ast.Module], arch: str | None = None,
-                    whole_program: bool = True) -> list[CompileError]:
+                    whole_program: bool = True, double_use: bool | None = None,
+                    debug: bool = False, werror: bool = False) -> list[CompileError]:
     try:
-        diags = run_checks(module, arch, whole_program)
+        diags = run_checks(module, arch, whole_program, double_use, debug, werror)
     except CompileError as fatal:
-        fatal.diagnostics = [fatal]
+        if fatal not in fatal.diagnostics:
+            fatal.diagnostics = [fatal]
         raise
     errors = [d for d in diags if d.severity in ("error", "fatal")]
     if errors:
         first = errors[0]
-        first.diagnostics = errors
+        first.diagnostics = [d for d in diags if d.severity in ("error", "fatal")
+                             or getattr(d, "among_errors", False)]
         raise first
     return diags

@@ -58,25 +58,27 @@ _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> i
 
 def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
-    op_text = match.group("op")
+    op_text, pred, ops = match.group("op", "pred", "ops")
     parts = _OPCODES.get(op_text)
     if parts is None:
         opcode, *mods = op_text.split(".")
         parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
     ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
                           line=line, column=match.start("op") - line_start + 1)
-    if match.group("pred") is not None:
-        ins.guard = ast.Guard(predicate=_name(match.group("pred"), line,
+    if pred is not None:
+        ins.guard = ast.Guard(predicate=_name(pred, line,
                                               match.start("pred") - line_start + 1),
                               negated=bool(match.group("neg")), line=line,
                               column=match.start() - line_start + 1)
-    ops = match.group("ops")
     if ops is None:
         return ins
     text = match.string
     pos = match.start("ops")
-    end = match.end("ops")
     operands = ins.operands
+    if "{" not in ops:
+        _plain_operands(ops, pos, text, line, line_start, operands)
+        return ins
+    end = match.end("ops")
     piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
         m = piece(text, pos)
@@ -106,6 +108,44 @@ def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
             pos = close + 1
         pos = separator(text, pos).end()
     return ins
+
+
+def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
+                    operands: list) -> None:
+    """`build`'s operands where no vector braces hold commas: STATEMENT has checked the
+    syntax, so splitting at the commas gives the operands, each told by its first
+    character (the same nodes and columns as the general loop)."""
+    column = pos - line_start + 1
+    for piece in ops.split(","):
+        stripped = piece.lstrip(" \t")
+        at = column + len(piece) - len(stripped)
+        column += len(piece) + 1
+        stripped = stripped.rstrip(" \t")
+        c = stripped[0]
+        if c in _NAME_STARTS:
+            if "." in stripped:
+                operands.append(_name(stripped, line, at))
+            else:
+                operands.append(Name(name=stripped, line=line, column=at))
+        elif c == "[":
+            a = _ADDRESS.match(text, at + line_start - 1)
+            operands.append(_address(a, line, lambda p: p - line_start + 1))
+        elif c == "-":
+            operands.append(ast.Unary(op="-", operand=int_literal(stripped[1:], line, at + 1),
+                                      line=line, column=at))
+        elif c == "0" and len(stripped) > 1 and stripped[1] in "fFdD":
+            operands.append(_hexfloat(stripped, line, at))
+        else:
+            known = _INT_LITERALS.get(stripped)
+            if known is None:
+                operands.append(int_literal(stripped, line, at))
+            else:
+                operands.append(IntLit(value=known[0], text=stripped, unsigned=known[1],
+                                       overflow=known[2], line=line, column=at))
+
+
+_NAME_STARTS = frozenset("%$_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+Name, IntLit = ast.Name, ast.IntLit
 
 
 def build_reg_decl(match: re.Match, line: int, line_start: int):

@@ -218,8 +218,12 @@ class _FunctionLowering:
 
     def flatten(self, block: ast.Block, scope: _Scope, out: list) -> None:
         """Statements in order, each with the scope it was written in."""
+        Instruction, Label = ast.Instruction, ast.Label
         for st in block.statements:
-            if isinstance(st, ast.Block):
+            t = type(st)
+            if t is Instruction or t is Label:     # the common case first
+                out.append((st, scope))
+            elif isinstance(st, ast.Block):
                 self.flatten(st, _Scope(scope), out)
             elif isinstance(st, ast.VariableDecl):
                 self.declare(scope, st)
@@ -251,16 +255,18 @@ class _FunctionLowering:
             blocks.append((b, []))
             return b
 
-        for st, scope in stmts:
-            if isinstance(st, ast.Label):
+        Label = ast.Label
+        for item in stmts:
+            st = item[0]
+            if type(st) is Label:
                 b = new_block(st.name)
-                by_label[(id(scope), st.name)] = b
+                by_label[(id(item[1]), st.name)] = b
                 current = b
                 continue
             if current is None:
                 current = new_block()
-            blocks[-1][1].append((st, scope))
-            if _ends_block(st):
+            blocks[-1][1].append(item)
+            if st.opcode in _BLOCK_ENDS:
                 current = None
         if not blocks:
             new_block()
@@ -358,33 +364,58 @@ class _FunctionLowering:
         return v
 
     def resolve(self, v):
-        while isinstance(v, ir.Value) and v.id in self.replaced:
-            v = self.replaced[v.id]
+        replaced = self.replaced
+        if type(v) is not ir.Value or v.id not in replaced:
+            return v
+        path = []
+        while isinstance(v, ir.Value) and v.id in replaced:
+            path.append(v.id)
+            v = replaced[v.id]
+        for vid in path[:-1]:          # shortened: chains of removed phis grow with nesting
+            replaced[vid] = v
         return v
 
     def cleanup_phis(self) -> None:
         """Remove trivial phis to a fixpoint, then phis no real instruction needs."""
-        changed = True
-        while changed:
-            changed = False
-            for b in self.fn.blocks:
-                keep = []
-                for phi in b.phis:
-                    phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
-                    others = []
-                    for _, v in phi.incoming:
-                        if v is phi.dest or any(_same(v, o) for o in others):
-                            continue
-                        others.append(v)
-                    if len(others) == 1:
-                        self.replaced[phi.dest.id] = others[0]
-                        changed = True
-                    elif not others:
-                        self.replaced[phi.dest.id] = self.undef(_Var(phi.dest.name, phi.dest.type))
-                        changed = True
-                    else:
-                        keep.append(phi)
-                b.phis = keep
+        # A worklist: a phi is looked at again only when one it reads goes (rescanning
+        # every block until nothing changed took as many rounds as loops are nested), the
+        # last requeued first: where N nested loops make every header's phi read the
+        # innermost one, each removal then settles the next phi out at once (first in,
+        # first out looked at all of them again each time: cubic in the nesting).
+        readers: dict[int, dict[int, ir.Phi]] = {}      # value id -> the phis reading it
+        work = []
+        for b in self.fn.blocks:
+            for phi in b.phis:
+                work.append(phi)
+                for _, v in phi.incoming:
+                    if type(v) is ir.Value:
+                        readers.setdefault(v.id, {})[id(phi)] = phi
+        work.reverse()                 # popped in block order
+        removed: set[int] = set()
+        while work:
+            phi = work.pop()
+            if id(phi) in removed:
+                continue
+            phi.incoming = [(p, self.resolve(v)) for p, v in phi.incoming]
+            others = []
+            for _, v in phi.incoming:
+                if v is phi.dest or any(_same(v, o) for o in others):
+                    continue
+                others.append(v)
+            if len(others) == 1:
+                self.replaced[phi.dest.id] = others[0]
+            elif not others:
+                self.replaced[phi.dest.id] = self.undef(_Var(phi.dest.name, phi.dest.type))
+            else:
+                for v in others:           # what it reads now, should that go too
+                    if type(v) is ir.Value:
+                        readers.setdefault(v.id, {})[id(phi)] = phi
+                continue
+            removed.add(id(phi))
+            work.extend(r for r in readers.pop(phi.dest.id, {}).values() if id(r) not in removed)
+        for b in self.fn.blocks:
+            if b.phis:
+                b.phis = [phi for phi in b.phis if id(phi) not in removed]
         replaced, resolve, Value, Address = self.replaced, self.resolve, ir.Value, ir.Address
         for b in self.fn.blocks if replaced else ():
             for phi in b.phis:
@@ -404,6 +435,8 @@ class _FunctionLowering:
                     ins.merge = [resolve(m) for m in ins.merge]
         # Pruning: a phi is live when a non-phi instruction (or a live phi) uses it.
         phi_of = {phi.dest.id: phi for b in self.fn.blocks for phi in b.phis}
+        if not phi_of:
+            return
         live: set[int] = set()
         work = [v.id for b in self.fn.blocks for ins in b.instrs for v in ir._uses(ins)
                 if v.id in phi_of]
@@ -657,6 +690,12 @@ class _FunctionLowering:
         return handle + coords + list(srcs_ast[1:])
 
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+        plan = _PLANS.get((st.opcode, st.modifiers, len(st.operands)), False)
+        if plan is False:
+            plan = _PLANS[(st.opcode, st.modifiers, len(st.operands))] = \
+                _plain_plan(st.opcode, st.modifiers, len(st.operands))
+        if plan is not None:
+            return self.lower_plain(st, scope, block, plan)
         if st.opcode in DYNAMIC_STACK_OPCODES:
             return self.lower_dynamic_stack(st, scope, block)
         out: list[ir.Instr] = []
@@ -720,6 +759,103 @@ class _FunctionLowering:
         for var, value in defined:
             if var is not None:
                 self.write(var, block, value)
+
+
+    def lower_plain(self, st: ast.Instruction, scope: _Scope, block: ir.Block, plan) -> None:
+        """`lower_instruction` for an instruction `_plain_plan` describes: the same IR,
+        with plain registers and integer literals read (and a plain register written)
+        without the general operand walk; `read`'s first look, in the block's own
+        definitions, is made here."""
+        ty, types, rest, space, has_result, src_types, masks = plan
+        ins = ir.Instr(st.opcode, modifiers=rest, type=ty, types=types, line=st.line)
+        if space is not None:
+            ins.space = space
+        if st.guard is not None:
+            g = scope.lookup(st.guard.predicate.name)
+            if not isinstance(g, _Var):
+                raise self.error(st.guard, f"Unknown symbol '{st.guard.predicate.name}'")
+            ins.guard = self.read(g, block)
+            ins.guard_negated = st.guard.negated
+        out: list[ir.Instr] = []
+        operands = st.operands
+        srcs = ins.srcs
+        lookup, read, Name, IntLit, Const = scope.lookup, self.read, ast.Name, ast.IntLit, ir.Const
+        defs = self.current_def.get(id(block))
+        replaced = self.replaced
+        k = 1 if has_result else 0
+        for sty, mask in zip(src_types, masks):
+            node = operands[k]
+            k += 1
+            t = type(node)
+            if t is Name and node.component is None:
+                hit = lookup(node.name)
+                if type(hit) is _Var:
+                    value = defs.get(id(hit)) if defs else None
+                    if value is None or (type(value) is ir.Value and value.id in replaced):
+                        value = read(hit, block)
+                    srcs.append(value)
+                    continue
+            elif t is IntLit:
+                srcs.append(Const(node.value & mask if mask else _mask(node.value, sty),
+                                  sty or "s64"))
+                continue
+            value = self.operand(node, scope, block, sty, out)
+            if type(value) is list:
+                srcs.extend(_flatten(value))
+            else:
+                srcs.append(value)
+        defined = ()
+        if has_result:
+            node = operands[0]
+            var = lookup(node.name) if type(node) is Name and node.component is None \
+                and node.name != "_" else None
+            if type(var) is _Var:
+                fn = self.fn
+                value = ir.Value(fn.next_value_id, var.type, var.name)
+                fn.next_value_id += 1
+                defined = ((var, value),)
+                ins.dests = [value]
+            else:
+                defined = self.dests(node, scope, block)
+                ins.dests = [v for _, v in defined]
+            if ins.guard is not None:
+                ins.merge = [read(var, block) if var is not None else Const(0, v.type)
+                             for var, v in defined]
+        if out:
+            block.instrs.extend(out)
+        block.instrs.append(ins)
+        if defined:
+            if defs is None:
+                defs = self.current_def.setdefault(id(block), {})
+            for var, value in defined:
+                if var is not None:
+                    defs[id(var)] = value
+
+
+def _plain_plan(opcode: str, modifiers: tuple, count: int):
+    """What `lower_instruction` decides from an ordinary instruction's spelling and operand
+    count (its type, other types, other modifiers, state space, whether the first operand
+    is a result, each source's immediate type), or None for the instructions it treats
+    specially (calls, branches, returns, the dynamic stack, video and texture operands)."""
+    if opcode in DYNAMIC_STACK_OPCODES or opcode in VIDEO_OPCODES or opcode in SIMD_VIDEO_OPCODES \
+            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx"):
+        return None
+    types, space, rest, key = _shape(opcode, modifiers)
+    if opcode in MEMORY_OPCODES:
+        space = space or "generic"
+    has_result = key not in NO_RESULT and opcode not in NO_RESULT and count > 0
+    sources = count - 1 if has_result else count
+    src_types = tuple(_src_type(opcode, types, i, rest) for i in range(sources))
+    # the mask `_mask` applies to an integer literal of that type (0: ask `_mask`, whose
+    # answer for a float type depends on the value)
+    masks = tuple((1 << TYPE_BITS["." + t]) - 1 if t and t[0] in "bus" and "." + t in TYPE_BITS
+                  else 0 for t in src_types)
+    return (types[0] if types else None, tuple(types[1:]), rest, space, has_result, src_types,
+            masks)
+
+
+# (opcode, modifiers, operand count) -> `_plain_plan`'s answer (False: not yet asked)
+_PLANS: dict = {}
 
 
 def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:
@@ -786,6 +922,8 @@ def _shape(opcode: str, mods: tuple) -> tuple:
     types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
     space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
     rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+    if opcode == "fence":     # fence.proxy.async.shared::cta/::cluster fence differently
+        rest += tuple(m[1:] for m in mods if m in SPACES)
     # `bar.cta.sync`, `barrier.aligned.sync`: the operation names the kind, not the qualifier
     named = [r for r in rest if r not in ("cta", "aligned")] if opcode in ("bar", "barrier") \
         else rest
@@ -821,8 +959,11 @@ def _full_name(node: ast.Name) -> str:
     return f"{node.name}.{node.component.lstrip('.')}"
 
 
+_BLOCK_ENDS = frozenset(("bra", "brx", "ret", "exit"))
+
+
 def _ends_block(st: ast.Instruction) -> bool:
-    return st.opcode in ("bra", "brx", "ret", "exit")
+    return st.opcode in _BLOCK_ENDS
 
 
 def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | None:
@@ -942,6 +1083,8 @@ def _param_shape(decl, d) -> tuple[str, int, int]:
 def _labels(block: ast.Block) -> set[str]:
     names = set()
     for st in block.statements:
+        if type(st) is ast.Instruction:
+            continue
         if isinstance(st, (ast.Label, ast.CallPrototype, ast.CallTargets, ast.BranchTargets)):
             names.add(st.name if isinstance(st, ast.Label) else st.label)
         elif isinstance(st, ast.Block):

@@ -14,7 +14,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 
 DOUBLE_USE = "Program is doing double precision computations."
-_TWICE = frozenset({"cvt", "testp"})
+TWICE = frozenset({"cvt", "testp"})     # warned twice (once with -Werror)
 SPARSE_MMA_ADVISORY = ("Advisory: Modifier '.sp::ordered_metadata' should be used on instruction "
                        "'mma' instead of modifier '.sp' as it is expected to have substantially "
                        "reduced performance on some future architectures")
@@ -43,7 +43,7 @@ def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> li
     out: list[CompileError] = []
     for file, st in _instructions(module):
         if ".f64" in st.modifiers:
-            times = 2 if st.opcode in _TWICE and not as_errors else 1
+            times = 2 if st.opcode in TWICE and not as_errors else 1
             out.extend(CompileError(DOUBLE_USE, file, st.line, st.column, "warning")
                        for _ in range(times))
     return out

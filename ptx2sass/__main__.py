@@ -1,7 +1,5 @@
 """`python -m ptx2sass`: the ptxas-compatible command (see ptx2sass.cli)."""
-import sys
-
-from ptx2sass.cli import main
+from ptx2sass.cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

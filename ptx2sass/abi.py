@@ -208,3 +208,74 @@ def pointer_table(pointers: dict[str, int], offsets: dict[str, int]) -> bytes:
     for name, value in pointers.items():
         words[value // POINTER_STRIDE] = offsets[name]
     return b"".join(w.to_bytes(8, "little") for w in words)
+
+
+# ptxas 13.5 refuses these types as a compiled `.func`'s parameters or results, `.reg` and
+# `.param` alike (`.b8`, `.b16` and `.f16` pass), on every target: "In ABI compilation ...".
+NARROW_TYPES = frozenset((".pred", ".u8", ".s8", ".u16", ".s16"))
+NARROW_PARAMETERS = ("In ABI compilation, passing predicate, 8-bit and 16-bit parameters to "
+                     "device functions is not supported")
+NARROW_RESULTS = ("In ABI compilation, returning predicate, 8-bit and 16-bit values from "
+                  "device functions is not supported")
+
+
+def narrow_type_problem(module, whole_program: bool, every_function: bool) -> str | None:
+    """ptxas's fatal message where a function it compiles passes or returns a predicate or
+    an 8/16-bit integer (not a vector of them), else None; none in a module where a
+    function returns several values (ptxas then compiles without the ABI). The functions
+    it compiles: with -g (`every_function`) or -c every defined one and those called; else
+    those an entry reaches through calls."""
+    functions = [f for f in module.functions() if f.kind == ".func"]
+    if any(len(f.return_params) > 1 for f in functions):
+        return None         # ptxas: "... multiple return values found, disabling ABI"
+    if every_function or not whole_program:
+        compiled = {f.name for f in functions if f.body is not None}
+        roots = [f for f in module.functions() if f.kind == ".entry" and f.body is not None]
+    else:
+        compiled = set()
+        roots = [f for f in module.functions() if f.body is not None and (
+            f.kind == ".entry" or (not whole_program and ".visible" in f.linkage))]
+    by_name = {}
+    for f in module.functions():
+        if f.body is not None or f.name not in by_name:
+            by_name[f.name] = f
+    work = list(roots)
+    seen = {f.name for f in roots}
+    while work:
+        for name in _called_names(work.pop()):
+            compiled.add(name)
+            callee = by_name.get(name)
+            if callee is not None and name not in seen and callee.body is not None:
+                seen.add(name)
+                work.append(callee)
+    if not whole_program:
+        compiled |= {f.name for f in roots if f.kind == ".func"}
+    for f in functions:
+        if f.name in compiled and any(_narrow(p) for p in f.params):
+            return NARROW_PARAMETERS
+    for f in functions:
+        if f.name in compiled and any(_narrow(p) for p in f.return_params):
+            return NARROW_RESULTS
+    return None
+
+
+def _narrow(decl) -> bool:
+    return decl.type in NARROW_TYPES and decl.vector is None     # `.v4.u16` passes
+
+
+def _called_names(function) -> list[str]:
+    """The functions a body calls directly (`call [(r),] f, ...`)."""
+    from ptx2sass.frontend import ast
+    out = []
+    stack = [function.body]
+    while stack:
+        for st in stack.pop().statements:
+            t = type(st)
+            if t is ast.Instruction:
+                if st.opcode == "call":
+                    ops = [o for o in st.operands if type(o) is not ast.ParenList]
+                    if ops and type(ops[0]) is ast.Name:
+                        out.append(ops[0].name)
+            elif t is ast.Block:
+                stack.append(st)
+    return out

@@ -14,7 +14,6 @@ written is left alone. Neither changes what is computed, and neither raises.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import marshal
 import os
@@ -99,6 +98,7 @@ def code_version(packages: tuple[str, ...] = COMPILER_PACKAGES) -> str:
     """A name for this installation's code of `packages`: a hash of every file's path, size
     and modification time (what Python's own bytecode cache trusts to tell an edited source),
     so a cache keyed by it is never read by other code. ~300 stat calls, ~2 ms."""
+    import hashlib      # here: the compile path never needs it (OpenSSL's load is ~10 ms)
     h = hashlib.blake2b(digest_size=12)
     for name in packages:
         spec = importlib.util.find_spec(name)

@@ -276,7 +276,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
     fold_shared_addresses(mf)
-    fold_sign_extended_adds(mf)
+    fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
@@ -288,7 +288,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
-    alloc, frame = allocate_with_spilling(mf, frame, limit)
+    alloc, frame = allocate_with_spilling(
+        mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
     compiled = _Compiled(fn, mf, alloc, frame)
     if not fn.is_entry:
         if mf.jump_tables:
@@ -537,6 +538,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots.extend(code)
         warp_sync_slots.extend(sync)
     latency = latency_model(info.latency)
+    # scheduled and timed as encoded: the target's spelling may change the opcode whose
+    # latencies apply (sm_100/sm_120's `MOV R, UR` for IMAD.MOV.U32: MOV's result is read later)
+    from ptx2sass.encoder.target_spelling import respell
+    for s in slots:
+        s.ins = respell(s.ins, info)
     slots = assign_controls(pad_ldgsts(slots if keep_order else list_schedule(slots, latency), latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
@@ -764,8 +770,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
-    if not kernels:
-        raise CompileError("the module has no kernels", filename)
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
     if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
@@ -1021,6 +1025,9 @@ def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_
     that meets something the out-of-line convention does not support yet, the module is
     compiled as without -g's functions (inlined), as before, rather than refused."""
     keep = keeps_functions(tree, options)
+    problem = abi.narrow_type_problem(tree, whole_program, keep)
+    if problem:
+        raise CompileError(problem, severity="fatal")
     try:
         return compile_module(lower_checked(tree, whole_program, keep), arch, options, filename)
     except CompileError as err:

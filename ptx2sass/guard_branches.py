@@ -6,7 +6,7 @@ its destinations (and the carry flag) as they were. Where the selection writes o
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
 conversions from 64-bit integers, min/max.f64, the compare-and-swap loops of 16-bit atomics
-and of the shared-memory atomics ATOMS lacks) a guard on every instruction of
+and of the atomics the shared unit lacks, shared or generic) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
 has the same meaning (the skipped lanes keep their destinations; a divergent guard
@@ -42,7 +42,9 @@ def _atomic_loop(ins: ast.Instruction) -> bool:
     if (op, ty) in (("cas", "b16"), ("add", "f16")):
         return True
     shared = any(m in ("shared", "shared::cta") for m in names)
-    return shared and (op, ty) in MemorySelection.SHARED_CAS_LOOP
+    generic = not any(m in ("global", "shared::cluster") for m in names) and not shared
+    # shared: a loop; generic: ATOM with a shared loop and a local fallback after it
+    return (shared or generic) and (op, ty) in MemorySelection.SHARED_CAS_LOOP
 
 
 def expands(ins: ast.Instruction) -> bool:
@@ -70,7 +72,9 @@ class _Rewriter:
     def statements(self, stmts: list) -> list:
         out = []
         for st in stmts:
-            if isinstance(st, ast.Block):
+            if type(st) is ast.Instruction and st.guard is None:     # the common case first
+                out.append(st)
+            elif isinstance(st, ast.Block):
                 out.append(dataclasses.replace(st, statements=self.statements(st.statements)))
             elif isinstance(st, ast.Instruction) and st.guard is not None and expands(st):
                 self.count += 1
@@ -89,13 +93,16 @@ class _Rewriter:
 def branch_around_expanded_guards(module: ast.Module) -> ast.Module:
     """The module with every guarded instruction that `expands` branched around (a new
     module; the input is left as it is)."""
+    from ptx2sass.frontend.depth import deep_walks
     rewriter = _Rewriter()
     items = []
-    for item in module.items:
-        if isinstance(item, ast.Function) and item.body is not None:
-            body = dataclasses.replace(item.body, statements=rewriter.statements(item.body.statements))
-            item = dataclasses.replace(item, body=body)
-        items.append(item)
+    with deep_walks():      # blocks nest as deep as ptxas takes (1663): walked recursively
+        for item in module.items:
+            if isinstance(item, ast.Function) and item.body is not None:
+                body = dataclasses.replace(item.body,
+                                           statements=rewriter.statements(item.body.statements))
+                item = dataclasses.replace(item, body=body)
+            items.append(item)
     if not rewriter.count:
         return module
     return dataclasses.replace(module, items=items)

@@ -110,8 +110,9 @@ class _Inliner:
                 self.arrays = outer_arrays
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 out.extend(self.inline_call(st, stack))
-            elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and ".param" in st.modifiers:
-                moved = self.param_move(st, params, regs)
+            elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and \
+                    ".param" in (mods := _plain_param_space(st.modifiers)):
+                moved = self.param_move(dataclasses.replace(st, modifiers=mods), params, regs)
                 out.extend(moved if isinstance(moved, list) else [moved])
             else:
                 out.append(st)
@@ -140,7 +141,7 @@ class _Inliner:
         if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.packed:
             return self.word_move(st, addr, is_load, regs)
         if isinstance(addr, ast.Address) and addr.base is not None and addr.base.name in self.arrays:
-            return self.field_move(st, addr, is_load)
+            return self.field_move(st, addr, is_load, regs)
         if not isinstance(addr, ast.Address) or addr.base is None or addr.base.name not in params:
             return st         # a kernel parameter: the selector reads it from the constant bank
         if addr.offset or len(addr.elements) != 1 or any(m.startswith(".v") for m in st.modifiers):
@@ -190,12 +191,13 @@ class _Inliner:
             out.extend(moved if isinstance(moved, list) else [moved])
         return out
 
-    def field_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool) -> ast.Instruction:
+    def field_move(self, st: ast.Instruction, addr: ast.Address, is_load: bool,
+                   regs: dict[str, str]) -> ast.Instruction:
         """`ld.param.f32 d, [s+4]` → `mov.f32 d, s$f4`: a struct parameter is a register per
         field (offset), all declared at the top of the kernel."""
         types = [m for m in st.modifiers if m != ".param"]
         bits = sum(TYPE_BITS.get(m, 0) for m in types)
-        if len(types) != 1 or bits < 16 or len(addr.elements) != 1:
+        if len(types) != 1 or bits < 8 or len(addr.elements) != 1:
             raise self.unsupported(st, f"`{st.opcode}{''.join(st.modifiers)}` of a struct parameter")
         name = f"{addr.base.name}$f{addr.offset}"
         if self.fields.setdefault(name, bits) != bits:
@@ -203,7 +205,19 @@ class _Inliner:
                                        f"accessed at two widths")
         reg = ast.Name(line=addr.line, column=addr.column, name=name)
         operands = [st.operands[0], reg] if is_load else [reg, st.operands[1]]
-        return ast.Instruction(line=st.line, column=st.column, opcode="mov", modifiers=tuple(types),
+        opcode = "mov"
+        if bits == 8:
+            # a byte field lives in a 16-bit register (as 8-bit values do); a store keeps the
+            # value's low 16 bits there, a load extends the low byte as its type says
+            if not is_load:
+                types = [".b16"]
+            else:
+                dest = st.operands[0]
+                width = TYPE_BITS.get(regs.get(dest.name) or regs.get(dest.name.rstrip("0123456789")) or "", 16) \
+                    if isinstance(dest, ast.Name) else 16
+                kind = "s" if types[0] == ".s8" else "u"
+                opcode, types = "cvt", [f".{kind}{max(16, width)}", f".{kind}8"]
+        return ast.Instruction(line=st.line, column=st.column, opcode=opcode, modifiers=tuple(types),
                                operands=operands, guard=st.guard)
 
     # ------------------------------------------------------------------ packed structs
@@ -460,7 +474,7 @@ class _Inliner:
 
     def declare_extras(self, body: ast.Block, params: set[str]) -> ast.Block:
         """The registers of struct fields and packed words, declared at the top."""
-        regs = dict((name, f".b{bits}") for name, bits in self.fields.items())
+        regs = dict((name, f".b{max(16, bits)}") for name, bits in self.fields.items())
         regs.update((n, t) for n, t in self.temps.items() if n not in params)
         decls = [ast.VariableDecl(line=body.line, column=body.column, space=".reg", type=ty,
                                   declarators=[ast.Declarator(line=body.line, column=body.column, name=name)])
@@ -546,6 +560,12 @@ def _uses_alloca(block: ast.Block) -> bool:
     return any(_uses_alloca(st) if isinstance(st, ast.Block)
                else isinstance(st, ast.Instruction) and st.opcode == "alloca"
                for st in block.statements)
+
+
+def _plain_param_space(modifiers: tuple[str, ...]) -> tuple[str, ...]:
+    """`ld/st.param::func` (a function's own parameters, the PTX 8.x spelling) is `.param`
+    inside a function and at a call site, so the rewriting treats it alike."""
+    return tuple(".param" if m == ".param::func" else m for m in modifiers)
 
 
 def _is_array(decl: ast.VariableDecl) -> bool:

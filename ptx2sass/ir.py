@@ -394,8 +394,8 @@ def verify(fn: Function) -> None:
         for p in b.preds:
             if b not in p.succs:
                 fail(f"{p.name} listed as pred of {b.name} but not linked")
-        for i, ins in enumerate(b.instrs):
-            if ins.is_terminator and i != len(b.instrs) - 1:
+        for ins in b.instrs[:-1]:
+            if ins.opcode in TERMINATORS:
                 fail(f"terminator {ins.opcode} in the middle of {b.name}")
 
     idom = dominators(fn)
@@ -435,9 +435,15 @@ def verify(fn: Function) -> None:
             for p, v in phi.incoming:
                 if isinstance(v, Value) and p in idom:
                     check_use(v, p, len(p.instrs) + 1, f"phi {phi.dest!r}")
+        here = enter[id(b)], leave[id(b)]
         for i, ins in enumerate(b.instrs):
             for v in _uses(ins):
-                check_use(v, b, i, ins.opcode)
+                # check_use inlined for the common case (a definition earlier in the
+                # block, or in a block that dominates it); it words any violation
+                site = def_site.get(v.id)
+                if site is None or (site[1] >= i if site[0] is b else not (
+                        enter[id(site[0])] <= here[0] and here[1] <= leave[id(site[0])])):
+                    check_use(v, b, i, ins.opcode)
 
 
 def _tree_intervals(idom: dict[Block, Block | None]) -> tuple[dict[int, int], dict[int, int]]:

@@ -78,6 +78,8 @@ def handle_references(fn: ir.Function, handles) -> list[str]:
     fetched with a sampler (`[tex, smp, {...}]`, independent mode) is the pair's key
     `"tex,smp"`: the pair has a slot of its own."""
     names: dict[str, None] = {}
+    if not handles:
+        return []
     for b in fn.blocks:
         for ins in b.instrs:
             for k, src in enumerate(ins.srcs):

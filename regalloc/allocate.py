@@ -351,11 +351,18 @@ def register_budget(max_registers: int | None) -> int:
 
 
 def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
-                           max_registers: int | None = None) -> tuple[Allocation, Frame]:
+                           max_registers: int | None = None,
+                           must_save=None) -> tuple[Allocation, Frame]:
     """Colour, spilling what does not fit, until everything fits. Spill slots go into
-    `frame` (a new one when None); returns the allocation and the frame."""
+    `frame` (a new one when None); returns the allocation and the frame. `must_save`
+    (register index -> bool: a link target's callee-saved registers) moves those below
+    R32 after the others there, so that a small function saves nothing (as ptxas's)."""
     frame = frame if frame is not None else Frame()
     registers = registers_of(register_budget(max_registers))
+    if must_save is not None:
+        low = [r for r in registers["R"] if r < 32]
+        registers["R"] = ([r for r in low if not must_save(r)] + [r for r in low if must_save(r)]
+                          + [r for r in registers["R"] if r >= 32])
     unspillable: set[int] = set()
     stats = SpillStats()
     recomputed_compares = False

@@ -33,11 +33,14 @@ from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_space
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
 YIELD = "YIELD"
-COLLECTIVES = frozenset({"VOTE", "SHFL"})
+COLLECTIVES = frozenset({"VOTE", "SHFL", "REDUX"})
+PASSING_COLLECTIVES = frozenset({"SHFL", "REDUX"})   # these pass each other (see _dependences)
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
 BUDGET_MARGIN = 16           # registers the allocator may need beyond the peak pressure
+FAR_LOADS = frozenset({"LDG", "LD"})
+FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
 CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
                              # adding registers (an instruction may add several at once)
 
@@ -58,9 +61,10 @@ def _movable(ins: MInstr) -> bool:
 
 
 def _collective(ins: MInstr) -> bool:
-    """A vote or shuffle of the whole warp: inside a block every lane that runs one runs the
-    others, so they keep their order among themselves (their own "warp" space) while
-    arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas does)."""
+    """A vote, shuffle or REDUX of the whole warp: inside a block every lane that runs one runs the
+    others, so arithmetic moves past them (a lane test hoisted into a load's shadow, as ptxas
+    does); votes keep their order among themselves and with shuffles and REDUXes (their own
+    "warp" space), which pass each other (`_dependences`)."""
     return ins.opcode in COLLECTIVES and ins.guard is None
 
 
@@ -111,7 +115,10 @@ def _plain_load(ins: MInstr) -> bool:
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order where their spaces meet, except plain loads among
-    themselves when `loads_pass`."""
+    themselves when `loads_pass`, and shuffles and REDUXes among themselves (every lane that
+    runs the block runs all of them, in whatever order; ptxas starts a reduction's next
+    shuffle of one value before the last step's shuffles of the others, and runs a row of
+    REDUXes into different uniform registers back to back)."""
     n = len(region)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
@@ -145,7 +152,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             before = {last_memory[sp] for sp in spaces if sp in last_memory}
-            if loads_pass and _plain_load(ins):
+            if (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES:
                 for sp in spaces:
                     loads_since.setdefault(sp, []).append(j)
             else:
@@ -227,11 +234,16 @@ def _reachable(succs, start: int) -> set[int]:
 
 
 def _heights(region: list[MInstr], succs) -> list[int]:
-    """Critical path to the region's end; copies first (they then cost no register)."""
+    """Critical path to the region's end; copies first (they then cost no register). A
+    global load's result is counted as arriving from beyond L1 (FAR_LOAD cycles, not the
+    table's L1 hit): it goes ahead of arithmetic chains longer than an L1 hit (Philox
+    rounds before a dropout's loads), as ptxas issues a kernel's loads first."""
     n = len(region)
     height = [0] * n
     for i in range(n - 1, -1, -1):
-        height[i] = max((l + height[j] for j, l in succs[i]), default=1)
+        far = region[i].opcode in FAR_LOADS
+        height[i] = max(((max(l, FAR_LOAD) if far and l > 1 else l) + height[j] for j, l in succs[i]),
+                        default=1)
     for i, ins in enumerate(region):
         # a copy goes as soon as its source is ready: its two sides then do not overlap
         # and the allocator can still give them one register

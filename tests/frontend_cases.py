@@ -54,6 +54,11 @@ CASES: dict[str, str] = {
     "guard_not_predicate": kernel("@r1 bra L2;\nL2:"),
     "guard_undeclared": kernel("@q bra L2;\nL2:"),
     # instructions and modifiers
+    "param_entry_space_before_8_3": kernel("isspacep.param::entry p1, rd1;",
+                                           header=".version 7.8\n.target sm_89\n.address_size 64\n"),
+    "param_func_space_before_8_3": (".version 7.8\n.target sm_89\n.address_size 64\n.func f(.param .b64 a)\n{\n"
+                                    ".reg .b64 x;\nld.param::func.b64 x, [a];\nret;\n}\n"
+                                    ".visible .entry k()\n{\nret;\n}\n"),
     "unknown_instruction": kernel("frob.s32 r1, r2, r3;"),
     "unknown_modifier": kernel("add.foo.s32 r1, r2, r3;"),
     "illegal_modifier": kernel("add.ftz.s32 r1, r2, r3;"),

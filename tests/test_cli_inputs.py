@@ -142,6 +142,98 @@ def test_several_inputs_give_the_cubin_of_their_concatenation(tmp_path, capsys, 
     assert rc1 == rc2 == 0 and separate == together
 
 
+# Several inputs with errors: ptxas checks the files in turn and reports each one's
+# diagnostics in its place (a parse error or a bad header ends that file only); a
+# function's unknown symbols come after its other errors; `.target debug` without DWARF is
+# told at the end of that file and of every later one; a `.version` too old for its
+# `.target` once, last, worded from the last file's header.
+_KERNEL_WITH_ERRORS = (".visible .entry {name}()\n{{\n.reg .u32 %r<3>;\nadd.u32 %r1, %{bad}, 1;\n"
+                       "add.u64 %r1, %r2, 1;\nret;\n}}\n")
+ERROR_FILES = {
+    "syntax.ptx": HEADER + "bad;\n",
+    "errors.ptx": HEADER + _KERNEL_WITH_ERRORS.format(name="e1", bad="q1"),
+    "two.ptx": HEADER + _KERNEL_WITH_ERRORS.format(name="e2", bad="q2")
+    + _KERNEL_WITH_ERRORS.format(name="e3", bad="q3"),
+    "old.ptx": HEADER.replace("8.0", "7.0") + _KERNEL_WITH_ERRORS.format(name="e4", bad="q4"),
+    "old2.ptx": HEADER.replace("8.0", "7.1") + _KERNEL_WITH_ERRORS.format(name="e5", bad="q5"),
+    "debug.ptx": HEADER.replace("sm_89", "sm_89, debug") + _KERNEL_WITH_ERRORS.format(name="e6", bad="q6"),
+    "nofunction.ptx": HEADER,
+    "empty.ptx": "",
+    "good.ptx": HEADER + ENTRY_ONLY,
+}
+
+
+@pytest.mark.parametrize("names", [["two.ptx"], ["old.ptx"], ["syntax.ptx", "errors.ptx"],
+                                   ["errors.ptx", "syntax.ptx"], ["errors.ptx", "errors.ptx"],
+                                   ["old.ptx", "errors.ptx"], ["old.ptx", "old2.ptx"],
+                                   ["old.ptx", "nofunction.ptx"], ["empty.ptx", "old.ptx"],
+                                   ["syntax.ptx", "empty.ptx"], ["debug.ptx", "old2.ptx"],
+                                   ["errors.ptx", "empty.ptx", "good.ptx"],
+                                   ["errors.ptx", "missing.ptx"], ["missing.ptx", "errors.ptx"],
+                                   ["good.ptx", "missing.ptx", "missing2.ptx"]],
+                         ids="+".join)
+def test_several_inputs_with_errors_report_as_ptxas(names, tmp_path, capsys, monkeypatch):
+    theirs, ours = _both(ERROR_FILES, ["-arch=sm_89", *names], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+_DOUBLES = (".visible .entry {name}()\n{{\n.reg .f64 %fd<3>;\n.reg .f32 %f<3>;\n.reg .u32 %r<3>;\n"
+            "add.u32 %r1, %x2, 1;\nadd.f64 %fd1, %fd2, %fd2;\nadd.u64 %r1, %r2, 1;\n"
+            "cvt.rn.f32.f64 %f1, %fd1;\nret;\n}}\n")
+_CVT_FIRST = (".visible .entry {name}()\n{{\n.reg .f64 %fd<3>;\n.reg .f32 %f<3>;\n.reg .u32 %r<3>;\n"
+              "cvt.rn.f32.f64 %f1, %fd1;\nadd.u64 %r1, %r2, 1;\ncvt.rn.f32.f64 %f1, %fd1;\n"
+              "ret;\n}}\n")
+DOUBLE_FILES = {"doubles.ptx": HEADER + _DOUBLES.format(name="d1") + _DOUBLES.format(name="d2"),
+                "old.ptx": ERROR_FILES["old.ptx"],
+                "cvt.ptx": HEADER + _CVT_FIRST.format(name="c1") + _CVT_FIRST.format(name="c2")}
+
+
+@pytest.mark.parametrize("options", [[], ["-Werror"], ["-w"]], ids=" ".join)
+@pytest.mark.parametrize("names", [["doubles.ptx"], ["doubles.ptx", "old.ptx"], ["cvt.ptx"],
+                                   ["old.ptx", "cvt.ptx"], ["doubles.ptx", "cvt.ptx"]],
+                         ids="+".join)
+def test_double_precision_warnings_among_errors_as_ptxas(names, options, tmp_path, capsys,
+                                                         monkeypatch):
+    """--warn-on-double-precision-use where the checks fail: ptxas still warns, in
+    instruction order among a function's errors (we said nothing)."""
+    theirs, ours = _both(DOUBLE_FILES, ["-arch=sm_89", "--warn-on-double-precision-use",
+                                        *options, *names], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def _pid_free(text: str, pid: int) -> str:
+    """stderr with the process id in the temporary file's name replaced (checked first)."""
+    import re
+    named = re.findall(r"tmpxft_([0-9a-f]{8})_", text)
+    assert named and all(int(p, 16) == pid for p in named), text
+    return re.sub(r"tmpxft_[0-9a-f]{8}_", "tmpxft_PID_", text)
+
+
+def _run_with_stdin(argv: list[str], data: bytes, env: dict, cwd: Path):
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=cwd, env=env)
+    out, err = proc.communicate(data, timeout=120)
+    return proc.returncode, _pid_free(err.decode(), proc.pid)
+
+
+@pytest.mark.parametrize("tmpdir", ["unset", "given", "trailing_slash", "empty", "missing"])
+@pytest.mark.parametrize("inputs", [["-"], ["-", "-"]], ids=" ".join)
+def test_stdin_input_named_as_ptxas_names_it(tmpdir, inputs, tmp_path):
+    """ptxas copies a `-` input to `$TMPDIR/tmpxft_<pid>_00000000-<n>_stdin` and names that
+    file in its messages (and stops, naming the file it tried, where it cannot create it)."""
+    env = dict(os.environ)
+    env.pop("TMPDIR", None)
+    if tmpdir != "unset":
+        env["TMPDIR"] = {"given": str(tmp_path), "trailing_slash": f"{tmp_path}/", "empty": "",
+                         "missing": str(tmp_path / "missing")}[tmpdir]
+    data = (ERROR_FILES["syntax.ptx"]).encode()
+    tail = ["-arch=sm_89", *inputs, "-o", str(tmp_path / "out.o")]
+    theirs = _run_with_stdin([str(oracle.tool_path("ptxas")), *tail], data, env, tmp_path)
+    ours = _run_with_stdin([sys.executable, "-m", "ptx2sass", *tail], data, env, tmp_path)
+    assert ours[0] == theirs[0] == 255
+    assert ours[1].replace("ptx2sass ", "ptxas ") == theirs[1]
+
+
 # ---------------------------------------------------------------------------- input bytes
 
 BYTES_CASES = {
@@ -160,6 +252,15 @@ BYTES_CASES = {
 def test_odd_input_bytes_as_ptxas(name, tmp_path, capsys, monkeypatch):
     theirs, ours = _both({"x.ptx": BYTES_CASES[name]}, ["-arch=sm_89", "x.ptx"], tmp_path,
                          capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def test_missing_header_names_the_path_as_given(tmp_path, capsys, monkeypatch):
+    """'Missing .version directive at start of file' names the input as the command line
+    gave it, folders included (it named the file's base name)."""
+    theirs, ours = _both({"empty.ptx": ""}, ["-arch=sm_89", "./empty.ptx"], tmp_path, capsys,
+                         monkeypatch)
+    assert "'./empty.ptx'" in theirs.stderr
     _assert_same(theirs, ours)
 
 
@@ -369,3 +470,73 @@ ret;
     def functions(cubin: bytes) -> set[str]:
         return {k.name for k in read_cubin(cubin).kernels if not k.is_entry}
     assert functions(ours[2]) == functions(theirs.output) == {"h1", "h2", "lone"}
+
+
+# ---------------------------------------------------------------------------- ABI types
+
+def _narrow_case(ty: str, space: str, role: str) -> str:
+    if role == "param":
+        if space == "reg":
+            return (f".func f(.reg .{ty} a)\n{{\nret;\n}}\n"
+                    f".visible .entry k() {{ .reg .{ty} %h; call f, (%h); ret; }}\n")
+        return (f".func f(.param .{ty} a)\n{{\nret;\n}}\n"
+                f".visible .entry k() {{ {{ .param .{ty} x; call f, (x); }} ret; }}\n")
+    if space == "reg":
+        return (f".func (.reg .{ty} r) f()\n{{\nret;\n}}\n"
+                f".visible .entry k() {{ .reg .{ty} %h; call (%h), f, (); ret; }}\n")
+    return (f".func (.param .{ty} r) f()\n{{\nret;\n}}\n"
+            f".visible .entry k() {{ {{ .param .{ty} x; call (x), f, (); }} ret; }}\n")
+
+
+NARROW_CASES = {f"{ty}-{space}-{role}": _narrow_case(ty, space, role)
+                for ty in ("pred", "u8", "s8", "b8", "u16", "s16", "b16", "f16")
+                for space in ("reg", "param") for role in ("param", "result")
+                if not (ty == "pred" and space == "param")}
+NARROW_CASES.update({
+    "u16-uncalled": ".func f(.reg .u16 a)\n{\nret;\n}\n.visible .entry k() { ret; }\n",
+    "u16-from-uncalled": (".func f(.reg .u16 a)\n{\nret;\n}\n.func g()\n{\n.reg .u16 %h;\n"
+                          "call f, (%h);\nret;\n}\n.visible .entry k() { ret; }\n"),
+    "u16-from-called": (".func f(.reg .u16 a)\n{\nret;\n}\n.func g()\n{\n.reg .u16 %h;\n"
+                        "call f, (%h);\nret;\n}\n.visible .entry k() { call g, (); ret; }\n"),
+    "v4-u16": ".func f(.reg .v4.u16 a)\n{\nret;\n}\n"
+              ".visible .entry k() { .reg .v4.u16 %h; call f, (%h); ret; }\n",
+    "both": ".func (.reg .u16 r) f(.reg .u16 a)\n{\nret;\n}\n"
+            ".visible .entry k() { .reg .u16 %h; call (%h), f, (%h); ret; }\n",
+    "multiple-returns": (".func (.reg .u32 a, .reg .u32 b) m()\n{\nret;\n}\n"
+                         ".func (.reg .u32 a, .reg .u32 b) n()\n{\nret;\n}\n"
+                         ".func f(.reg .u16 a)\n{\nret;\n}\n"
+                         ".visible .entry k() { .reg .u16 %h; call f, (%h); ret; }\n"),
+    "multiple-returns-declared": (".func (.reg .u32 a, .reg .u32 b) m();\n"
+                                  ".visible .entry k() { ret; }\n"),
+    "multiple-returns-with-errors": (".func (.reg .u32 a, .reg .u32 b) m()\n{\nret;\n}\n"
+                                     ".visible .entry k() { .reg .u32 %r; add.u64 %r, %r, 1; ret; }\n"),
+})
+
+
+@pytest.mark.parametrize("options", [[], ["-c"], ["-g"], ["-Werror"]], ids=" ".join)
+@pytest.mark.parametrize("name", sorted(NARROW_CASES))
+def test_narrow_abi_types_refused_as_ptxas(name, options, tmp_path, capsys, monkeypatch):
+    """ptxas refuses a predicate or 8/16-bit integer (`.b8`/`.b16`/`.f16` and vectors pass)
+    as a parameter or result of a function it compiles (reached from an entry; with -c also
+    the `.visible` ones; with -g every one), in its own words, unless a function returning
+    several values turned its ABI off (one warning naming the first); we compiled them."""
+    theirs, ours = _both({"x.ptx": HEADER + NARROW_CASES[name]}, ["-arch=sm_89", *options, "x.ptx"],
+                         tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
+def test_small_out_of_line_function_saves_nothing_as_ptxas(tmp_path, capsys, monkeypatch):
+    """-g keeps `f` out of line under the link-time convention; with registers to spare
+    that need no saving (R0, R3..R15, R20, R21 below R32) ptxas's frame is its 48-byte
+    array alone. Ours took R2 (callee-saved) first and saved it: 56 bytes."""
+    text = (Path(__file__).resolve().parent / "data" / "g_callee_frame.ptx").read_text()
+    theirs, (rc, err, _) = _both({"f.ptx": text}, ["-arch=sm_89", "-g", "-v", "f.ptx"], tmp_path,
+                                 capsys, monkeypatch)
+    assert rc == theirs.returncode == 0
+
+    def frame_of_f(lines: str) -> str:
+        rows = lines.splitlines()
+        at = next(i for i, r in enumerate(rows) if r.endswith("Function properties for f"))
+        return rows[at + 1]
+    assert frame_of_f(theirs.stdout + theirs.stderr).startswith("    48 bytes stack frame")
+    assert frame_of_f(capsys.readouterr().out + err) == frame_of_f(theirs.stdout + theirs.stderr)

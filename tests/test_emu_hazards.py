@@ -102,6 +102,10 @@ def test_lowered_stalls_in_fma_are_caught():
 PTXAS_SCHEDULES = {
     # HFMA2's result read by HADD2 4 cycles later
     "hfma2_to_hadd2": ("fma.rn.f16x2 %x0, %a0, %a1, %a0; add.f16x2 %o, %x0, %a1;", 32, 2, 32),
+    # HMUL2's result read by HADD2 4 cycles later (campaign 9 seed 20000273: HMUL2.FTZ then
+    # HADD2.FTZ -R.H0_H0, -RZ.H0_H0 at 4)
+    "hmul2_to_hadd2": ("{ .reg .b16 %h<4>; mul.f16x2 %x0, %a0, %a1; mov.b32 {%h0, %h1}, %x0;"
+                       "add.f16 %h2, %h0, %h1; neg.f16 %h3, %h0; mov.b32 %o, {%h2, %h3}; }", 32, 2, 32),
     # CS2R R, SR_CLOCKLO stored 5 cycles later
     "cs2r_to_stg": ("mov.u64 %rd3, %clock64; st.global.u64 [%rd4], %rd3; mov.u64 %o, 1;", 64, 2, 64),
     # F2I without a scoreboard overwritten by a guarded F2I of the same in-order unit

@@ -53,8 +53,7 @@ def _bf16(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-@pytest.mark.parametrize("arch", ["sm_89", pytest.param("sm_90", marks=pytest.mark.xfail(
-    strict=True, reason="the hopper table has no HMNMX2 form with an immediate pair: not decoded"))])
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
 @pytest.mark.parametrize("constant", [0x40003C00, 18133])
 def test_xorsign_abs_max_bf16_immediate_pair(arch, constant):
     """ptxas folds a positive bf16x2 constant into the instruction's immediate pair

@@ -19,7 +19,7 @@ from ptx2sass.fuzz.campaign import Options, run_local, run_seed
 from ptx2sass.fuzz.coverage import coverage_summary, match, parse_key
 from ptx2sass.fuzz.generator import FEATURES, generate
 from ptx2sass.fuzz.inputs import case_from_program, launch_data, read_case
-from ptx2sass.fuzz.program import walk
+from ptx2sass.fuzz.program import render, walk
 from ptx2sass.fuzz.report import build_report, text_report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -609,3 +609,60 @@ def test_16bit_shift_immediates_stay_below_the_width_ptxas_truncates():
             if got is not None and not ops.text[2].startswith("$"):
                 immediates.append(int(ops.text[2], 0))
     assert len(immediates) > 20 and max(immediates) <= 200
+
+
+GUARDED_VADD4_ADD = """
+.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .s32 a)
+{
+    .reg .pred %p0;
+    .reg .b32 %r<5>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    mov.u32 %r4, %tid.x;
+    setp.lt.u32 %p0, %r4, 1;
+    ld.global.u8 %r0, [%d1];
+    ld.global.u16 %r1, [%d1+2];
+    ld.global.u16 %r2, [%d1+4];
+    ld.param.s32 %r3, [a];
+    @%p0 vadd4.u32.u32.u32.add %r2, %r3, %r1, %r0;
+    mul.wide.u32 %d1, %r4, 4;
+    add.s64 %d0, %d0, %d1;
+    st.global.b32 [%d0], %r2;
+    ret;
+}
+"""
+
+
+def test_guarded_vadd4_add_leaves_its_destination_alone():
+    """`@p vadd4.u32.u32.u32.add d, a, b, c` with p false (thread 1) leaves d, a loaded u16
+    (14), as it was; thread 0 gets the sum of the byte sums plus c. ptxas 13.5.37 drops the
+    guard (two IDP.4A and an IADD3, d's load removed) and stores the sum for both threads: a
+    ptxas miscompile (campaign 9, seed 20002962). ptx2sass follows the manual; the generator
+    no longer guards SIMD video instructions with a secondary `.add`."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    a, b, c = 0x01020304, 0x0506, 0x07
+    inp = np.array([c | (b << 16), 14], np.uint32)
+    total = sum(((a >> s) & 255) + ((b >> s) & 255) for s in (0, 8, 16, 24)) + c
+    out = np.zeros(2, np.uint32)
+    run(ptx2sass.compile(GUARDED_VADD4_ADD), "k", (1,), (2,), [out, inp.copy(), np.int32(a)])
+    assert [int(v) for v in out] == [total, 14]
+    theirs = oracle.ptxas(GUARDED_VADD4_ADD).output
+    run(theirs, "k", (1,), (2,), [out, inp.copy(), np.int32(a)], hazard_check=False)
+    assert [int(v) for v in out] == [total, total]
+
+
+def test_simd_video_with_add_is_never_guarded():
+    """The generator steps around the miscompile above in both paths (80 programs with the
+    video group)."""
+    pat = re.compile(r"^\s*@!?%\w+ v\w+[24]\.[^ ]*\.add ")
+    seen = 0
+    for seed in range(20002900, 20002980):
+        for line in render(generate(seed, {"video", "guard", "forms", "int32"})).text.split("\n"):
+            assert not pat.match(line), f"seed {seed}: {line.strip()}"
+            seen += bool(re.match(r"^\s*v\w+[24]\.[^ ]*\.add ", line))
+    assert seen >= 5

@@ -95,3 +95,48 @@ def test_generated_unspecified_nan_results_are_canonicalised():
             assert nxt.startswith((f"testp.notanumber.{m.group(4)} ", "and.b16 ", "and.b32 ")) and re.search(rf"{d}[,;]", nxt), \
                 f"seed {seed}: {line.strip()} then {nxt}"
     assert seen >= 10
+
+
+def test_generated_two_nan_f64_arithmetic_is_canonicalised():
+    """f64 add/sub/mul/fma/mad/div of two different registers (either may be a NaN) is
+    followed by the canonicalisation of its destination: DADD/DMUL/DFMA return the last NaN
+    source's payload and ptxas orders the operands by context (GPU run 20, fuzz 9301650:
+    `sub.rp.f64` of two NaNs differed between the two compilers on the H200). Also the
+    ISA-inventory path; an immediate operand is never a NaN, so one register is left alone."""
+    op = re.compile(r"^\s*(?:@!?%\w+ )?((add|sub|mul|fma|mad|div)(?:\.\w+)*\.f64) (%\w+), ([^;]*);")
+    seen = 0
+    for seed in range(100000, 100060):
+        lines = render(generate(seed)).text.split("\n")
+        for i, line in enumerate(lines):
+            m = op.match(line)
+            if not m:
+                continue
+            regs = {s.strip().lstrip("-") for s in m.group(4).split(",") if s.strip().lstrip("-").startswith("%")}
+            if len(regs) < 2:
+                continue
+            seen += 1
+            nxt = lines[i + 1].strip()
+            assert nxt.startswith("testp.notanumber.f64 ") and re.search(rf"{m.group(3)}[,;]", nxt), \
+                f"seed {seed}: {line.strip()} then {nxt}"
+    assert seen >= 10
+
+
+def test_generated_float_to_float_conversions_are_canonicalised():
+    """cvt from one float type to another is followed by the canonicalisation of its
+    destination: the manual gives the NaN only with `.relu`, and the two compilers pick
+    different instructions (campaign 9, seed 20000241: `cvt.rz.bf16.f32` of a negative NaN,
+    ptxas's F2F.BF16.F32 0xffff, our F2FP.BF16.F32.PACK_AB 0x7fff, read by a u16 compare)."""
+    floats = "f16|bf16|f32|f64|f16x2|bf16x2"
+    op = re.compile(rf"^\s*(?:@!?%\w+ )?cvt(?:\.\w+)*?\.({floats})\.(f16|bf16|f32|f64) (%\w+),")
+    seen = 0
+    for seed in range(100000, 100060):
+        lines = render(generate(seed)).text.split("\n")
+        for i, line in enumerate(lines):
+            m = op.match(line)
+            if not m or m.group(1) == m.group(2):
+                continue
+            seen += 1
+            nxt = lines[i + 1].strip()
+            assert nxt.startswith((f"testp.notanumber.{m.group(1)} ", "and.b16 ", "and.b32 ")) \
+                and re.search(rf"{m.group(3)}[,;]", nxt), f"seed {seed}: {line.strip()} then {nxt}"
+    assert seen >= 10

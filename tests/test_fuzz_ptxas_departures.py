@@ -391,3 +391,38 @@ def test_saturating_mad_hi_beside_a_mul_lo_of_the_same_operands_saturates():
     ours, theirs = _run_both(MAD_HI_SAT_BESIDE_MUL_LO, [a, c], out_words=2)
     assert ours == [lo, hi]
     assert theirs == [lo, ((((sa * sa) >> 32) + sc) & 0xFFFFFFFF)]
+
+
+NEG_OF_SET_F32 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f32 q)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %d<3>;
+    .reg .pred %p<1>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.f64 %d2, [%d1];
+    set.ltu.f32.f64 %r1, %d2, %d2;
+    neg.f32 %r2, %r1;
+    testp.notanumber.f32 %p0, %r2;
+    selp.b32 %r2, 0x7fffffff, %r2, %p0;
+    ld.param.f32 %r4, [q];
+    div.rz.f32 %r5, %r4, 0fC0500000;
+    st.global.b32 [%d0], %r2;
+    ret;
+}
+"""
+
+
+def test_neg_of_a_false_set_f32_is_minus_zero():
+    """`set.ltu.f32.f64 d, x, x` of a number is false: 0.0f (the manual), and `neg.f32` of
+    0.0f is -0.0f, 0x80000000; the testp/selp (the generator's NaN canonicalisation) keeps
+    it. ptxas 13.5.37 folds the neg into the set's select as `FSEL R, RZ, -1, !P0` where
+    testp's integer test reads it, when an unrelated `div.rz.f32` (a CALL) follows (+0 where
+    the manual's -0: the sign of zero lost; without the division it writes
+    `FADD R, -R, -RZ`, -0). Campaign 9,
+    seed 20000594 (reduced: tests/fuzz_regressions/s20000594 is not kept, this is)."""
+    one = 0x3FF0000000000000                # 1.0: ltu(1, 1) is false
+    ours, theirs = _run_both(NEG_OF_SET_F32, [one & 0xFFFFFFFF, one >> 32], params=[np.float32(2.0)])
+    assert ours == [0x80000000]
+    assert theirs == [0x00000000]

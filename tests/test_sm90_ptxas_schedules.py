@@ -27,7 +27,7 @@ RULES = {
     "9600021": "BMMA.88128 -> IADD3 13; IMAD.MOV -> IMAD.HI addend high half 2",
     "9600067": "VOTEU -> PLOP3 1",
     "9600140": "F2IP.U8 -> LOP3 4; IMAD.MOV -> IMAD.HI addend high half 2",
-    "9600043": "an LDS with no scoreboard has read its address 34 cycles after issue",
+    "9600043": "an LDS with no scoreboard has read its address 34 cycles after issue (now 22: 9610090)",
     # second round (tuned on 9,600,200-349 after its held-back figure, and 9,600,400-549)
     "9600475": "VIADD -> SUST 4",
     "9600473": "CCTL.IVALL waits on all six scoreboards, the cp.async group's too",
@@ -37,6 +37,18 @@ RULES = {
     "9600315": "IMMA.8816 -> IMAD 14; USEL -> UIMAD 4",
     "9600303": "UPRMT -> UIMAD 4",
     "9600221": "UMOV -> DSETP 2",
+    # third round (branch hopper6: tuned on 9,610,000-149 and, after hopper5's figure on it,
+    # 9,600,600-749; held back: 9,611,000-149)
+    "9600604": "HFMA2 -> SUST data 6",
+    "9600333": "the checker's lanes after a divergent branch: STS.128 by 2 lanes, its address "
+               "register overwritten on the other path by the warp's other 30 (the cached clock "
+               "split kept the whole warp's lane bits)",
+    "9600711": "IMMA.8816 -> IADD3 13",
+    "9610013": "IMAD.IADD -> IMAD.WIDE addend high half 2",
+    "9610020": "IMAD.X -> IMAD.WIDE.X addend high half 2",
+    "9610087": "HFMA2.MMA -> IMAD.WIDE addend high half 8",
+    "9610090": "an LDS with a write scoreboard only has read its address 22 cycles after issue",
+    "9610140": "an LDS result may overwrite a STG's data under its read scoreboard (one queue)",
 }
 
 

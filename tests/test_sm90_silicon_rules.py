@@ -253,7 +253,7 @@ def _call_relocations(cubin: bytes) -> set:
     return out
 
 
-@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100"])
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100", "sm_120"])
 def test_call_relocation_type_is_ptxas_s(arch):
     """-g keeps `.func`s out of line, called through CALL.ABS with a relocation: its type is
     the arch's (R_CUDA_ABS47_34 in .rel up to sm_89, 0x4b in .rela from sm_90). With the sm_8x

@@ -3,7 +3,8 @@ cannot decode, cannot run, or flags with its hazard checker (the campaign's `emu
 
 Why: a campaign's `emu_fail` figure needs both compilers per seed (and peels the statements
 ptx2sass refuses); the emulator's trustworthiness on ptxas's code needs only ptxas. Each seed's
-program (`ptx2sass.fuzz.campaign.make_program`, unpeeled) is compiled by the pinned ptxas for
+program (`ptx2sass.fuzz.campaign.make_program`, with the statements ptxas refuses for the arch's
+`.target` peeled off, as a campaign does) is compiled by the pinned ptxas for
 `--arch`, decoded by our codec (words it cannot decode are listed with nvdisasm's text, as seed
 words for tools/isa_probe; the run then goes on from nvdisasm's listing), and run with the
 hazard checker on the campaign's inputs. Every hazard is kept, not only the first.
@@ -37,12 +38,16 @@ def one(args) -> dict:
     seed, arch = args
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     from ptx2sass.emu.errors import EmuFault
-    from ptx2sass.fuzz.campaign import Options, make_program
-    from ptx2sass.fuzz.inputs import case_from_program
+    from ptx2sass.fuzz.campaign import Options, _only_newer_target, make_program, peel
     from ptx2sass.fuzz.runner import _UNDECODABLE, compile_ptxas, execute, load, load_from_listing
     from tools.emu_sweep import _undecodable
-    case = case_from_program(make_program(seed, Options(arch=arch)))
-    case.arch = arch
+
+    def refusal(case):
+        """ptxas's words when it refuses only statements the arch's `.target` lacks (peeled
+        off, as the campaign does: sm_75's programs are sm_89 PTX)."""
+        cubin, detail = compile_ptxas(case)
+        return detail if cubin is None and _only_newer_target(detail) else None
+    case = peel(make_program(seed, Options(arch=arch)), arch, refusal, Options().peel)
     cubin, why = compile_ptxas(case)
     if cubin is None:
         return {"seed": seed, "status": "invalid", "signatures": [why[:120]], "words": {}}

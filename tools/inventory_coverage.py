@@ -6,7 +6,7 @@ the instructions we meant.
 
     py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N]
                                     [--seed S] [--show 30] [--json FILE] [--log FILE.jsonl]
-                                    [--only FILE.jsonl]
+                                    [--only FILE.jsonl] [--compile-only]
 
 `--log` appends one JSON line per form as it is checked and skips forms already in the file,
 so a long run (the full matrix takes hours on a loaded machine) can stop and resume.
@@ -16,7 +16,9 @@ Status per form: match (counts as covered), mismatch, hazard, readback (nvdisasm
 refused (our CompileError), crash (any other exception in our compiler or emulator),
 compiled (we compile it and nvdisasm reads it back, but the form has no value kernel yet, so
 it is not counted as covered), ran (a clock/timer read: both run hazard-free, values not
-comparable; not counted), ptxas-refused (the form is not for the arch at this version).
+comparable; not counted), deviation (a load/store whose results in ours equal the PTX ISA's
+model while ptxas's cubin's differ; not counted), ptxas-refused (the form is not for the arch
+at this version).
 """
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.frontend import inventory
 from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
+from tools.inventory_async import async_kernel, is_async_form
+from tools.inventory_memory import is_memory_form, memory_kernel
+from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
 THREADS = 64
 VALUE_KINDS = frozenset("d a r i p q dp pp x".split())
@@ -507,8 +512,9 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
-def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
-    """(status, detail) for one form on sm_`sm`."""
+def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = False) -> tuple[str, str]:
+    """(status, detail) for one form on sm_`sm`; `compile_only`: stop after our compiler
+    (status compiled / refused / crash / ptxas-refused)."""
     from ptx2sass.emu.launch import run
     from tools.inventory_kernels import acceptance_module, instruction_text
     rng = random.Random(f"{form.name}/{seed}")
@@ -516,7 +522,22 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
     arch = f"sm_{sm}"
     value = is_value_form(form)
     sources: list[str] = []
-    if is_mbarrier_form(form):
+    extra: list = []
+    model = None
+    inputs = objects = None
+    if is_surface_form(form):
+        value = True
+        text, inputs, outs, objects = surface_kernel(form, ptx, rng, sm)
+    elif is_texture_form(form):
+        value = True
+        text, inputs, outs, objects = texture_kernel(form, ptx, rng, sm)
+    elif is_async_form(form):
+        value = True
+        text, inputs, outs, model = async_kernel(form, ptx, rng, sm)
+    elif is_memory_form(form):
+        value = True
+        text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
+    elif is_mbarrier_form(form):
         value = True
         text, outs = mbarrier_kernel(form, ptx, sm)
     elif is_atomic_form(form):
@@ -549,6 +570,8 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
         return "refused", e.message
     except Exception as e:          # noqa: BLE001 - an internal error is a finding, not a stop
         return "crash", f"{type(e).__name__}: {e}"
+    if compile_only:
+        return "compiled", ""
     try:
         if not _readback_ok(cubin, codes):
             return "readback", "nvdisasm reads our words otherwise"
@@ -556,23 +579,45 @@ def check_form(form: Form, seed: int = 0, sm: int = 89) -> tuple[str, str]:
         return "readback", f"{type(e).__name__}: {e}"
     if not value:
         return "compiled", ""
-    data = value_inputs(sources, rng)
-    results = []
+    data = inputs if inputs is not None else value_inputs(sources, rng)
+    results, bound_after = [], []
     for cub, hazards in ((cubin, True), (theirs.output, False)):
         out = np.zeros((THREADS, max(1, outs)), dtype=np.uint64)
+        bound = objects() if objects else None
         try:
-            res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy()], hazard_check=hazards)
+            res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), *extra],
+                      hazard_check=hazards, textures=bound)
         except Exception as e:      # noqa: BLE001
             return "crash", f"emulator ({'ours' if hazards else 'ptxas'}): {type(e).__name__}: {e}"
         if hazards and res.hazards:
             return "hazard", str(res.hazards[0])
         results.append(out)
+        bound_after.append({name: obj.data.tobytes() for name, obj in (bound or {}).items()})
+    for name in bound_after[0]:
+        if bound_after[0][name] != bound_after[1][name]:
+            a, b = (np.frombuffer(x[name], np.uint8) for x in bound_after)
+            at = int(np.nonzero(a != b)[0][0])
+            return "mismatch", f"{name}'s bytes differ afterwards from byte {at}: ours {a[at]:#x}, ptxas {b[at]:#x}"
     differ = (results[0] != results[1]).any(axis=1)
     if form.spelling in PTXAS_DEVIATIONS:
         differ &= ~PTXAS_DEVIATIONS[form.spelling](data)
     if any(op.kind == "x" and op.type.startswith(NONDETERMINISTIC) for op in form.operands):
         return "ran", "values not comparable (a clock or timer)"
     bad = np.nonzero(differ)[0]
+    if model is not None:
+        expected = model(data)
+        ours_ok = (results[0] == expected).all(axis=1)
+        theirs_ok = (results[1] == expected).all(axis=1)
+        if ours_ok.all() and not theirs_ok.all():
+            t = np.nonzero(~theirs_ok)[0][0]
+            return "deviation", (f"ours = the PTX model, ptxas's differs in {int((~theirs_ok).sum())} threads: "
+                                 f"thread {t} ptxas {[hex(int(v)) for v in results[1][t]]}, "
+                                 f"model {[hex(int(v)) for v in expected[t]]}")
+        if not len(bad) and not ours_ok.all():
+            t = np.nonzero(~ours_ok)[0][0]
+            return "mismatch", (f"ours = ptxas's but not the PTX model in {int((~ours_ok).sum())} threads: "
+                                f"thread {t} ours {[hex(int(v)) for v in results[0][t]]}, "
+                                f"model {[hex(int(v)) for v in expected[t]]}")
     if len(bad):
         t = bad[0]
         return "mismatch", (f"{len(bad)} threads differ; inputs {[hex(int(v)) for v in data[t]]}: "
@@ -596,7 +641,7 @@ def read_log(path: str) -> dict[str, tuple[str, str]]:
 
 
 def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = None,
-             sm: int = 89) -> dict[str, tuple[str, str]]:
+             sm: int = 89, compile_only: bool = False) -> dict[str, tuple[str, str]]:
     out = read_log(log) if log else {}
     out = {f.name: out[f.name] for f in forms if f.name in out}
     fh = open(log, "a") if log else None
@@ -604,7 +649,7 @@ def coverage(forms: list[Form], seed: int = 0, progress=None, log: str | None = 
         for k, f in enumerate(forms):
             if f.name in out:
                 continue
-            out[f.name] = check_form(f, seed, sm)
+            out[f.name] = check_form(f, seed, sm, compile_only)
             if fh:
                 fh.write(json.dumps({"form": f.name, "status": out[f.name][0],
                                      "detail": out[f.name][1]}) + "\n")
@@ -654,6 +699,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--log", help="append one JSON line per form; resume from it")
     ap.add_argument("--only", help="only the forms this log did not give match/ptxas-refused")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only which forms ptxas accepts that we refuse (no emulator, no read-back)")
     ap.add_argument("--reverse", action="store_true",
                     help="check the forms last to first (a second process on the same matrix)")
     args = ap.parse_args(argv)
@@ -668,7 +715,8 @@ def main(argv=None) -> int:
                  if earlier.get(f.name, ("",))[0] not in ("match", "ptxas-refused")]
     if args.sample and args.sample < len(forms):
         forms = random.Random(args.seed).sample(forms, args.sample)
-    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch)
+    results = coverage(forms[::-1] if args.reverse else forms, args.seed, log=args.log, sm=args.arch,
+                       compile_only=args.compile_only)
     print(report(forms, results))
     shown = 0
     for f in forms:

@@ -75,8 +75,8 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
 
 def measure(seeds: range, arch: str = "sm_89"):
     from ptx2sass.emu.launch import Launch, _attach_timing, _result
-    from ptx2sass.fuzz.campaign import Options, make_program
-    from ptx2sass.fuzz.inputs import case_from_program, launch_data
+    from ptx2sass.fuzz.campaign import Options, _only_newer_target, make_program, peel
+    from ptx2sass.fuzz.inputs import launch_data
     from ptx2sass.fuzz.runner import BUDGET, compile_ptxas, load
     from ptx2sass.sched.latency import model_for
     mma_ops = set(model_for(arch).LATE_FIXED_READS) | {"HMMA", "IMMA", "BMMA", "QMMA"}
@@ -84,7 +84,11 @@ def measure(seeds: range, arch: str = "sm_89"):
     hazards: Counter = Counter()
     ran = 0
     for seed in seeds:
-        case = case_from_program(make_program(seed, Options(features=["mma"])))
+        def refusal(case):
+            """ptxas's words when it refuses only statements the arch lacks (peeled off)."""
+            cubin, detail = compile_ptxas(case)
+            return detail if cubin is None and _only_newer_target(detail) else None
+        case = peel(make_program(seed, Options(features=["mma"])), arch, refusal, 12)
         cubin, _ = compile_ptxas(case)
         if cubin is None:
             continue

@@ -44,6 +44,14 @@ class _RecordingMemory:
         self._recorder.note(self._space, addresses, values.shape[1])
         return self._memory.store(addresses, values, *rest)
 
+    def gather(self, addresses, size):
+        self._recorder.note(self._space, addresses, size)
+        return self._memory.gather(addresses, size)
+
+    def scatter(self, addresses, values, size):
+        self._recorder.note(self._space, addresses, size)
+        return self._memory.scatter(addresses, values, size)
+
     def __getattr__(self, name):
         return getattr(self._memory, name)
 

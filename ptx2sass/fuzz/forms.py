@@ -77,7 +77,8 @@ _CANON = {"pred": "%p", "b16": "%h", "b32": "%r", "b64": "%d"}
 
 def op_forms(g, ctx):
     """One instruction of a random inventory form of a total opcode (None if none fits)."""
-    from ptx2sass.fuzz.generator import Builder, _f32_imm, _f64_imm, _int_imm, canonical_nan, unspecified_nan
+    from ptx2sass.fuzz.generator import (Builder, _f32_imm, _f64_imm, _int_imm, canonical_nan, cvt_nan_unspecified,
+                                          two_nan_unspecified, unspecified_nan)
     rng = g.rng
     by_op = _forms()
     if not by_op:
@@ -163,8 +164,13 @@ def op_forms(g, ctx):
                 continue
             if not valid(f"{spelling} {', '.join(canon)};", _DECLS):
                 continue
+        clamp = clamp_fns_offset(b, opcode, ops) + mask_szext_width(b, opcode, ops)
         line = f"{spelling} {', '.join(ops)};"
-        if types and unspecified_nan(opcode, spelling.split("."), types[0].lstrip(".")):
+        if clamp:
+            line = clamp + "@@" + line
+        if types and (unspecified_nan(opcode, spelling.split("."), types[0].lstrip("."))
+                      or two_nan_unspecified(opcode, types[0].lstrip("."), ops[1:])
+                      or cvt_nan_unspecified(opcode, types[0].lstrip("."), types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops[0], types[0].lstrip("."))
         return b.build(line, spelling)
     return None
@@ -404,6 +410,35 @@ BOUNDED_OPERANDS = {("fns", 2): 32}         # fns's base: "must be <= 31"
 SMALL_IMMEDIATES = {("shl", 2): 201, ("shr", 2): 201}
 
 
+def mask_szext_width(b, opcode: str, ops: list) -> str:
+    """For `szext d, a, n` with a register width: a line that puts `n & 63` into a
+    temporary (`ops[2]` then names it), to go before the instruction. ptxas 13.5.37 writes
+    szext of a parameter as SGXT with a constant operand whose word reads `c[0x1c..0x1e][..]`,
+    the same word for .s32 and .u32 (tests/test_fuzz_generator_szext.py; campaign 8
+    s8900342/462, campaign 9 s20000037 and 5 more): the emulator cannot run it. `& 63` keeps
+    what .wrap reads and every width .clamp treats apart."""
+    if opcode != "szext" or len(ops) < 3 or not ops[2].startswith("$"):
+        return ""
+    t = b.tmp("b32")
+    line = f"and.b32 {t}, {ops[2]}, 63;\n"
+    ops[2] = t
+    return line
+
+
+def clamp_fns_offset(b, opcode: str, ops: list) -> str:
+    """For `fns d, mask, base, offset` with a register offset: a line that clamps the offset
+    at -33 (into a temporary `ops[3]` then names) and is put before the instruction. ptxas
+    13.5.37 gives 0 for offsets far below -32 where the manual finds nothing (0xffffffff;
+    tests/test_fuzz.py -k fns); any offset below -33 finds nothing, as -33 does. Campaign 9,
+    seed 20001033: an inventory-path fns with an offset a suld returned."""
+    if opcode != "fns" or len(ops) < 4 or not ops[3].startswith("$"):
+        return ""
+    t = b.tmp("b32")
+    line = f"max.s32 {t}, {ops[3]}, -33;\n"
+    ops[3] = t
+    return line
+
+
 def _isa_fill(f, ops: _Operands, address=None) -> bool:
     """Fill `ops` with `f`'s operands (False when a kind is not writable here)."""
     g = ops.g
@@ -452,8 +487,10 @@ def guard_miscompiled(f) -> bool:
     (tests/test_fuzz.py::test_guarded_set_f32_leaves_its_destination_alone), one with a
     16-bit source sign-extends it (test_guarded_set_u16_leaves_its_destination_alone); a
     guarded `testp` that writes its own guard predicate runs as if unguarded
-    (test_guarded_testp_writing_its_own_guard_keeps_it)."""
-    return f.opcode in ("set", "testp")
+    (test_guarded_testp_writing_its_own_guard_keeps_it); a guarded SIMD video instruction
+    with the secondary `.add` (the sum of its lanes) runs as if unguarded
+    (test_guarded_vadd4_add_leaves_its_destination_alone, campaign 9 seed 20002962)."""
+    return f.opcode in ("set", "testp") or (f.opcode[:1] == "v" and f.opcode[-1] in "24" and ".add" in f.modifiers)
 
 
 def _isa_alu(g, ctx, b, f):
@@ -515,7 +552,31 @@ def _isa_memory(g, ctx, b, f):
     ops = _Operands(b, g)
     if not _isa_fill(f, ops, address):
         return None, None
+    if store and f.types and _bits(f.types[0]) == 8 and _vector_count(f) > 1:
+        pre += _mask_byte_sources(b, ops)
     return f, (ops, pre)
+
+
+def _mask_byte_sources(b, ops) -> list[str]:
+    """`st.v2/v4` of bytes: each source register through an `and` with 255 (lines to put
+    before the store). ptxas 13.5.37 stores a 16-bit register it takes for an f16 (a cvt
+    wrote it) as F2I.U8.F16 of its value, not its low byte, in the vector form only
+    (tests/test_fuzz_ptxas_departures.py -k vector_byte_store; campaign 9, seed 20001436:
+    `cvt.rp.f16.u64` then `st.v2.s8`); an integer op in between keeps the bits."""
+    lines = []
+    i = next((i for i, t in enumerate(ops.text) if t.startswith("{")), None)
+    if i is None:
+        return lines
+    masked = []
+    for x in ops.text[i].strip("{}").split(", "):
+        if x.startswith("$a"):
+            kind = b.uses[int(x[2:])].kind
+            t = b.tmp(kind)
+            lines.append(f"and.{kind} {t}, {x}, 255;")
+            x = t
+        masked.append(x)
+    ops.text[i] = "{" + ", ".join(masked) + "}"
+    return lines
 
 
 def _isa_atomic(g, ctx, b, f):
@@ -589,7 +650,8 @@ def _draw_form(g, family: str):
 
 def op_isa(g, ctx):
     """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
-    from ptx2sass.fuzz.generator import Builder, canonical_nan, unspecified_nan
+    from ptx2sass.fuzz.generator import (Builder, canonical_nan, cvt_nan_unspecified, two_nan_unspecified,
+                                         unspecified_nan)
     fam = isa_families()
     rng = g.rng
     for _attempt in range(6):
@@ -613,8 +675,14 @@ def op_isa(g, ctx):
         if not valid(f"{canon_pre}{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
             continue
         spaces = tuple(s.lstrip(".").split("::")[0] for s in f.spaces) or (("generic",) if family in ("mem", "atom") else ())
+        clamp = clamp_fns_offset(b, f.opcode, ops.text) + mask_szext_width(b, f.opcode, ops.text)
         line = f"{f.spelling} {', '.join(ops.text)};"
-        if family == "alu" and f.types and unspecified_nan(f.opcode, f.modifiers, f.types[0].lstrip(".")):
+        if clamp:
+            line = clamp + "@@" + line
+        if family == "alu" and f.types and (unspecified_nan(f.opcode, f.modifiers, f.types[0].lstrip("."))
+                                            or two_nan_unspecified(f.opcode, f.types[0].lstrip("."), ops.text[1:])
+                                            or cvt_nan_unspecified(f.opcode, f.types[0].lstrip("."),
+                                                                   f.types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops.text[0], f.types[0].lstrip("."))
         if family == "mma":
             return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)

@@ -201,6 +201,35 @@ def unspecified_nan(opcode: str, modifiers, t: str) -> bool:
         and "NaN" not in {m.lstrip(".") for m in modifiers}
 
 
+# Arithmetic whose NaN result, when two sources are NaNs, depends on the operands' order:
+# DADD/DMUL/DFMA return the last NaN source's payload (emu/fp.py, as the H200 does) and
+# ptxas orders commutative operands (and a - b as -b + a) by context (GPU run 20, fuzz
+# 9301650: `sub.rp.f64` of two NaNs). The manual does not say which NaN comes out. FP32 and
+# the 16-bit types always give the canonical NaN on the GPU, so only f64 needs this.
+TWO_NAN_ARITHMETIC = ("add", "sub", "mul", "fma", "mad", "div")
+LAST_NAN_PAYLOAD_TYPES = ("f64",)
+
+
+def two_nan_unspecified(opcode: str, t: str, sources) -> bool:
+    """Whether `opcode.t` with these source operands ($aN registers, immediates) may get
+    two different NaNs and so a NaN whose payload the manual leaves open."""
+    regs = {s.lstrip("-!") for s in sources if s.lstrip("-!").startswith("$a")}
+    return opcode in TWO_NAN_ARITHMETIC and t in LAST_NAN_PAYLOAD_TYPES and len(regs) >= 2
+
+
+# Conversions between float types: the manual gives the NaN of `cvt` only with `.relu` (the
+# canonical NaN); ptxas and ptx2sass pick different instructions (F2F keeps the sign and
+# the payload's top, F2FP.PACK_AB and HADD2.F32 give the canonical NaN: campaign 9,
+# seed 20000241, `cvt.rz.bf16.f32` of a negative NaN 0xffff vs 0x7fff).
+CANONICAL_NAN_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def cvt_nan_unspecified(opcode: str, dst: str, src: str | None) -> bool:
+    """Whether `cvt.dst.src` converts one float type to another (a NaN's bits open)."""
+    return opcode == "cvt" and dst in CANONICAL_NAN_TYPES + ("f16x2", "bf16x2") and src in CANONICAL_NAN_TYPES \
+        and dst != src
+
+
 def canonical_nan(b: "Builder", d: str, t: str) -> str:
     """Lines (each after a newline) that replace a NaN in `d` (type `t`) by the canonical
     NaN and leave any other value as it is; integer tests for the 16-bit types (setp.bf16
@@ -408,7 +437,15 @@ def op_bits(g, ctx):
     if form == "szext":
         mode, t = rng.choice((".clamp", ".wrap")), rng.choice(("u32", "s32"))
         d = b.dst("b32")
-        return b.build(f"szext{mode}.{t} {d}, {b.src('b32')}, {b.src('b32', None, small)};", f"szext{mode}.{t}")
+        a, n = b.src('b32'), b.src('b32', None, small)
+        pre = ""
+        if n.startswith("$"):
+            # ptxas 13.5.37 writes `szext` of a parameter as SGXT with a constant whose word
+            # reads c[0x1c..0x1e][..], the same word for .s32 and .u32
+            # (tests/test_fuzz_generator_szext.py): the width goes through an integer op
+            w = b.tmp("b32")
+            pre, n = f"and.b32 {w}, {n}, 63;\n", w
+        return b.build(f"{pre}@@szext{mode}.{t} {d}, {a}, {n};", f"szext{mode}.{t}")
     if form == "fns":
         d = b.dst("b32")
         off = b.src("b32", None, lambda: str(rng.choice([0, 1, 3, -1, -2, 5])))
@@ -507,17 +544,17 @@ def _op_float(g, ctx, bits):
     form = rng.choice(("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "min", "max", "abs", "neg",
                        "frnd", "add", "mul", "fma"))
     d = b.dst(k, t)
-    if form in ("add", "sub", "mul"):
-        rnd = _float_round(g, allow_none=(form != "mul" or not g.prog_fmad))
-        return b.build(f"{form}{rnd}{ftz}{sat}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};",
-                       f"{form}{rnd}{ftz}{sat}.{t}")
-    if form in ("fma", "mad"):
-        rnd = rng.choice(ROUND)
-        return b.build(f"{form}{rnd}{ftz}{sat}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)}, {b.src(k, t, imm)};",
-                       f"{form}{rnd}{ftz}{sat}.{t}")
-    if form == "div":
-        rnd = rng.choice(ROUND)
-        return b.build(f"div{rnd}{ftz}.{t} {d}, {b.src(k, t)}, {b.src(k, t, imm)};", f"div{rnd}{ftz}.{t}")
+    if form in ("add", "sub", "mul", "fma", "mad", "div"):
+        if form in ("add", "sub", "mul"):
+            rnd = _float_round(g, allow_none=(form != "mul" or not g.prog_fmad))
+        else:
+            rnd = rng.choice(ROUND)
+        srcs = [b.src(k, t)] + [b.src(k, t, imm) for _ in range(2 if form in ("fma", "mad") else 1)]
+        spelling = f"{form}{rnd}{ftz}{sat if form != 'div' else ''}.{t}"
+        text = f"@@{spelling} {d}, {', '.join(srcs)};"
+        if two_nan_unspecified(form, t, srcs):
+            text += canonical_nan(b, d, t)
+        return b.build(text, spelling)
     if form in ("rcp", "sqrt"):
         rnd = rng.choice(ROUND)
         return b.build(f"{form}{rnd}{ftz}.{t} {d}, {b.src(k, t)};", f"{form}{rnd}{ftz}.{t}")
@@ -682,17 +719,18 @@ def op_cvt_half(g, ctx, bf=False):
             mods = ""
         d = b.dst("b16", h)
         sk = "b32" if src == "f32" else "b64"
-        return b.build(f"cvt{rnd}{mods}.{h}.{src} {d}, {b.src(sk, src)};", f"cvt{rnd}{mods}.{h}.{src}")
+        return b.build(f"@@cvt{rnd}{mods}.{h}.{src} {d}, {b.src(sk, src)};" + canonical_nan(b, d, h),
+                       f"cvt{rnd}{mods}.{h}.{src}")
     if form == "from":
         dt = rng.choice(("f32", "f64")) if h == "f16" else "f32"
         dk = "b32" if dt == "f32" else "b64"
         d = b.dst(dk, dt)
-        return b.build(f"cvt.{dt}.{h} {d}, {b.src('b16', h)};", f"cvt.{dt}.{h}")
+        return b.build(f"@@cvt.{dt}.{h} {d}, {b.src('b16', h)};" + canonical_nan(b, d, dt), f"cvt.{dt}.{h}")
     if form == "pack":
         relu = rng.choice(("", ".relu", ".satfinite", ""))
         d = b.dst("b32", h + "x2")
-        return b.build(f"cvt.rn{relu}.{h}x2.f32 {d}, {b.src('b32', 'f32')}, {b.src('b32', 'f32')};",
-                       f"cvt.rn{relu}.{h}x2.f32")
+        return b.build(f"@@cvt.rn{relu}.{h}x2.f32 {d}, {b.src('b32', 'f32')}, {b.src('b32', 'f32')};"
+                       + canonical_nan(b, d, h + "x2"), f"cvt.rn{relu}.{h}x2.f32")
     it = rng.choice(("s32", "u32", "s16", "u16", "s64", "u64"))
     ik = INT_KIND[int(it[1:])]
     if h == "bf16":
@@ -769,12 +807,14 @@ def op_cvt(g, ctx):
     if rng.random() < 0.5:
         d = b.dst("b64", "f64")
         ftz = ".ftz" if rng.random() < 0.3 else ""
-        return b.build(f"cvt{ftz}.f64.f32 {d}, {b.src('b32', 'f32')};", f"cvt{ftz}.f64.f32")
+        return b.build(f"@@cvt{ftz}.f64.f32 {d}, {b.src('b32', 'f32')};" + canonical_nan(b, d, "f64"),
+                       f"cvt{ftz}.f64.f32")
     d = b.dst("b32", "f32")
     ftz = ".ftz" if rng.random() < 0.3 else ""
     sat = ".sat" if rng.random() < 0.2 else ""
     rnd = rng.choice(ROUND)
-    return b.build(f"cvt{rnd}{ftz}{sat}.f32.f64 {d}, {b.src('b64', 'f64')};", f"cvt{rnd}{ftz}{sat}.f32.f64")
+    return b.build(f"@@cvt{rnd}{ftz}{sat}.f32.f64 {d}, {b.src('b64', 'f64')};" + canonical_nan(b, d, "f32"),
+                   f"cvt{rnd}{ftz}{sat}.f32.f64")
 
 
 def op_int8(g, ctx):
@@ -1459,7 +1499,7 @@ def op_video(g, ctx):
         cmp = rng.choice(CMP_INT)
         add = rng.choice(("", ".add"))
         return b.build(f"vset{n}.{ty()}.{ty()}.{cmp}{add} {d}, {b.src('b32')}, {b.src('b32')}, {b.src('b32')};",
-                       f"vset{n}.{cmp}{add}")
+                       f"vset{n}.{cmp}{add}", guard_ok=not add)      # see forms.guard_miscompiled
     n = 2 if form == "simd2" else 4
     op = rng.choice(("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax"))
     mods = rng.choice(("", ".sat", ".add"))
@@ -1467,7 +1507,8 @@ def op_video(g, ctx):
     masks = ("", ".h0", ".h1", ".h10") if n == 2 else ("", ".b0", ".b31", ".b3210", ".b210")
     asels = ("", ".h10", ".h01", ".h21", ".h33") if n == 2 else ("", ".b3210", ".b0123", ".b7250", ".b4444")
     return b.build(f"{op}{n}.{types}{mods} {d}{rng.choice(masks)}, {b.src('b32')}{rng.choice(asels)}, "
-                   f"{b.src('b32')}{rng.choice(asels)}, {b.src('b32')};", f"{op}{n}.{types}{mods}")
+                   f"{b.src('b32')}{rng.choice(asels)}, {b.src('b32')};", f"{op}{n}.{types}{mods}",
+                   guard_ok=mods != ".add")      # see forms.guard_miscompiled
 
 
 OPS: list[tuple[str, float, object]] = [

@@ -779,6 +779,15 @@ def render(prog: Program) -> Rendered:
     if "sq" in rd.infra_used:
         prelude += [f"    st.shared.v4.u32 [%g_sq+{16 * k}], {{%g_tid, {0x5A5A0000 + k}, {0x3F800000 + k}, {k}}};"
                     for k in range(SQ_BYTES // 16)]
+    if "wss" in rd.infra_used:
+        # the warps' wmma scratch starts defined: a wmma.load may read more than a store
+        # wrote (a leading dimension wider than the tile), which on the GPU reads whatever
+        # shared memory held (GPU runs 10/11); each thread zeroes its 1/32 of its warp's part
+        per_thread = WARP_SCRATCH // 32
+        prelude += ["    mov.u32 %g_wz, g_wsc;", f"    mad.lo.u32 %g_wz, %g_tid, {per_thread}, %g_wz;"]
+        prelude += [f"    st.shared.v4.u32 [%g_wz+{16 * k}], {{0, 0, 0, 0}};" for k in range(per_thread // 16)]
+        if "mat" not in rd.infra_used and not shared:
+            prelude.append("    bar.sync 0;")
     if "mat" in rd.infra_used:
         infra_needed = [n for n in ("tid",) if n not in infra]
         for n in infra_needed:
@@ -820,6 +829,8 @@ def render(prog: Program) -> Rendered:
     decls += [f"    .reg .{_INFRA[n][0]} %g_{n};" for n in infra]
     if shared:
         decls.append("    .reg .pred %g_first;")
+    if "wss" in rd.infra_used:
+        decls.append("    .reg .b32 %g_wz;")
     if "mat" in rd.infra_used:
         decls += ["    .reg .b32 %g_mi;", "    .reg .b32 %g_mv;", "    .reg .b32 %g_ma;", "    .reg .pred %g_mp;"]
     decls += [f"    .reg .{kind} {name};" for name, kind in rd.extra_regs.items()]

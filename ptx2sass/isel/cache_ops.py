@@ -1,11 +1,11 @@
 """Cache control and address-space queries: prefetch/prefetchu (CCTL.E.PF1/PF2, CCTLL for
 local addresses), applypriority and discard of L2 lines (CCTL.E.DML2 / .RML2), isspacep
-(QSPC), as ptxas writes them for sm_8x."""
+(QSPC; `.param` a range test of the driver's parameter window), as ptxas writes them."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm
-from ptx2sass.isel.common import PT, RZ
+from ptx2sass.encoder.model import ConstRef, Imm
+from ptx2sass.isel.common import NOT_PT, PT, RZ
 from ptx2sass.mir import VMem, VOp
 
 # prefetch level / eviction priority -> CCTL operation
@@ -50,6 +50,8 @@ class CacheOps:
         if space == "const":
             self.emit("PLOP3", ("LUT",), [p, PT, PT, PT, PT, Imm(0), Imm(0)])
             return
+        if space == "param":
+            return self.param_window_test(ins, p)
         if space not in QSPC_SPACES:
             raise self.unsupported(f"`isspacep.{space}`")
         a = ins.srcs[0]
@@ -59,3 +61,35 @@ class CacheOps:
             base = self.pair_of(a)
         self.emit("QSPC", ("E", QSPC_SPACES[space]),
                   [p, RZ, VMem(base, 0, wide=True, suffix64=False)], ndefs=2)
+
+    def param_window_test(self, ins, p) -> None:
+        """isspacep.param[::entry]: first <= a <= last (unsigned 64-bit), the window's
+        bounds from the driver's words in constant bank 0 (encoder/arch.py's driver_cbank):
+        sm_90 keeps both addresses (`param_window`, `param_window_end`); sm_8x the bank's
+        base, so the first is base + the parameters' offset and the last base + the
+        `param_window_end` word (ptxas's code for both)."""
+        cbank = dict(self.arch.driver_cbank or ())
+        if "param_window" not in cbank or "param_window_end" not in cbank:
+            raise self.unsupported(f"`isspacep.param` on {self.arch.name}")
+        at, end = cbank["param_window"], cbank["param_window_end"]
+        a_lo, a_hi = self.reg_part(ins.srcs[0], 0), self.reg_part(ins.srcs[0], 1)
+        if self.arch.param_window_at_params:
+            first = (ConstRef(0, at), ConstRef(0, at + 4))
+            last = (ConstRef(0, end), ConstRef(0, end + 4))
+        else:
+            base = VOp(self.mf.new_vreg())
+            self.move(base, ConstRef(0, at))
+            first = self.bound_pair(base, Imm(self.arch.param_base), ConstRef(0, at + 4))
+            last = self.bound_pair(base, ConstRef(0, end), ConstRef(0, at + 4))
+        low_ge, ge, low_le = (VOp(self.mf.new_vreg("P")) for _ in range(3))
+        self.emit("ISETP", ("GE", "U32", "AND"), [low_ge, PT, a_lo, first[0], PT], ndefs=2)
+        self.emit("ISETP", ("GE", "U32", "AND", "EX"), [ge, PT, a_hi, first[1], PT, low_ge], ndefs=2)
+        self.emit("ISETP", ("LE", "U32", "AND"), [low_le, PT, a_lo, last[0], PT], ndefs=2)
+        self.emit("ISETP", ("LE", "U32", "AND", "EX"), [p, PT, a_hi, last[1], ge, low_le], ndefs=2)
+
+    def bound_pair(self, base: VOp, offset, base_hi: ConstRef) -> tuple[VOp, VOp]:
+        """(lo, hi) registers of base + offset, the high word from the driver's word."""
+        lo, hi, carry = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [lo, carry, base, offset, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [hi, RZ, base_hi, RZ, carry, NOT_PT])
+        return lo, hi

@@ -50,6 +50,9 @@ def fold_compare_chains(mf: MFunction) -> int:
     folded = 0
     for b in mf.blocks:
         where: dict[int, int] = {}       # predicate id -> index of its plain ISETP
+        # register id -> the pending predicates whose ISETP reads it (a write of the register
+        # retires them; a reverse index keeps a long block's work linear)
+        readers: dict[int, list[tuple[int, int]]] = {}
         dead: set[int] = set()
         for j, ins in enumerate(b.instrs):
             join = _join(ins)
@@ -69,12 +72,16 @@ def fold_compare_chains(mf: MFunction) -> int:
                     folded += 1
             for _, op, is_def in register_operands(ins):
                 if is_def:
-                    for p, i in list(where.items()):
-                        if any(not d and o.reg.id == op.reg.id for _, o, d in register_operands(b.instrs[i])):
+                    for p, i in readers.pop(op.reg.id, ()):
+                        if where.get(p) == i:
                             del where[p]
                     where.pop(op.reg.id, None)
             if _plain_compare(ins) and j not in dead:
-                where[ins.operands[0].reg.id] = j
+                p = ins.operands[0].reg.id
+                where[p] = j
+                for _, o, d in register_operands(ins):
+                    if not d:
+                        readers.setdefault(o.reg.id, []).append((p, j))
         if dead:
             b.instrs = [x for n, x in enumerate(b.instrs) if n not in dead]
     return folded

@@ -29,6 +29,13 @@ class IntegerSelection:
 
     def sel_add(self, ins):
         ty = ins.type
+        if ty in ("u16x2", "s16x2"):
+            # sm_90+ (the frontend refuses them below): one VIADD.16x2 adding each 16-bit half,
+            # as ptxas (both operands registers: ptxas refuses an immediate)
+            a, b = self.two_sources(ins)
+            self.emit("VIADD", ("16x2",), [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a)),
+                                           self.as_reg(self.reg_part(b))])
+            return
         if _is_float(ty):
             return self.float_binary(ins, "FADD")
         if ins.modifiers == ("sat",) and ty == "s32":

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VMem, VOp, VReg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 from ptx2sass.isel.warp_aggregated_atomics import warp_combination
@@ -899,6 +899,18 @@ class MemorySelection:
         self.emit("IADD3", ("X",), [self.dst(d, 1), hi, ConstRef(0, at + 4, inv=to_window), k_hi,
                                     c1, c2])
 
+    def sel_getctarank(self, ins):
+        """getctarank[.shared::cluster].{u32,u64} d, a (sm_90+): the rank of the CTA whose
+        shared memory the address names: bits 24..31 of its low word (`CLUSTER_RANK_SHIFT`;
+        a generic address's low word is the shared::cluster one), as ptxas's
+        `SHF.L.U64.HI d, lo, 0x8, RZ` (it reads no high word)."""
+        a = ins.srcs[0]
+        if isinstance(a, ir.Symbol) or not self.arch.cluster_shared_addresses:
+            raise self.unsupported("`getctarank` of a variable's address" if isinstance(a, ir.Symbol)
+                                   else f"`getctarank` on {self.arch.name}")
+        self.emit("SHF", ("L", "U64", "HI"), [self.dst(ins.dests[0]), self.as_reg(self.reg_part(a, 0)),
+                                              Imm(32 - self.CLUSTER_RANK_SHIFT), RZ])
+
     def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
         """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
         address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
@@ -928,7 +940,9 @@ class MemorySelection:
     # ------------------------------------------------------------------ atomics, barriers, warp
     ATOM_OPS = {"add": "ADD", "inc": "INC", "dec": "DEC", "min": "MIN", "max": "MAX",
                 "and": "AND", "or": "OR", "xor": "XOR", "exch": "EXCH", "cas": "CAS"}
-    ATOM_SCOPES = {"cta": "SM", "gpu": "GPU", "sys": "SYS"}
+    # `.cluster` is GPU strength and GPU fences (ptxas 13.5 on sm_90: LDG.E.STRONG.GPU,
+    # ATOMG.E.ADD.STRONG.GPU, MEMBAR.ALL.GPU; ERRBAR; CGAERRBAR before a release)
+    ATOM_SCOPES = {"cta": "SM", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
     # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
     # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
     RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
@@ -977,9 +991,7 @@ class MemorySelection:
     def atom_ordering(self):
         """(scope modifier, semantics) of an atom/red: `.cta` → SM, `.gpu` (default) → GPU,
         `.sys` → SYS; semantics relaxed unless acquire/release/acq_rel."""
-        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES or m == "cluster"]
-        if "cluster" in scopes:
-            raise self.unsupported(f"`{self.ins.opcode}` with .cluster scope")
+        scopes = [m for m in self.ins.modifiers if m in self.ATOM_SCOPES]
         scope = self.ATOM_SCOPES[scopes[0]] if scopes else "GPU"
         sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
         return scope, sem
@@ -987,6 +999,8 @@ class MemorySelection:
     def fences(self, table, scope: str) -> None:
         for opcode, mods in table[scope]:
             self.emit(opcode, mods, [], ndefs=0)
+            if opcode == "ERRBAR" and self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
@@ -994,23 +1008,8 @@ class MemorySelection:
         (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
     LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
 
-    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
-        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN ok, [a], old, new;
-        @!(ok == 1) BRA loop — then d = old."""
-        if self.guard is not None:
-            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
-        bits = _bits(ty)
-        width = bits // 32
-        size = ("64",) if width == 2 else ()
-        mem = self.address(ins.srcs[0], "shared")
-        v = self.atom_data(ins.srcs[1], bits)
-        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
-        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
-        loop = self.start_block("cas")
-        old = VOp(self.mf.new_vreg("R", width))
-        new = VOp(self.mf.new_vreg("R", width))
-        ok = VOp(self.mf.new_vreg("R", width))
-        self.emit("LDS", size, [old, mem])
+    def atomic_operation(self, op: str, ty: str, new: VOp, old: VOp, v: VOp) -> None:
+        """new = old op v, for the atomics written as a loop or a load and a store."""
         if ty == "f16x2":
             self.emit("HADD2", (), [new, old, v])
         elif ty == "f32":
@@ -1036,10 +1035,38 @@ class MemorySelection:
             carry = VOp(self.mf.new_vreg("P"))
             self.emit("IADD3", (), [VOp(new.reg, 0), carry, VOp(old.reg, 0), VOp(v.reg, 0), RZ], ndefs=2)
             self.emit("IADD3", ("X",), [VOp(new.reg, 1), VOp(old.reg, 1), VOp(v.reg, 1), RZ, carry, NOT_PT])
-        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, mem, old, new])
-        done = VOp(self.mf.new_vreg("P"))
+
+    def cas_spin(self, size: tuple, at: VMem, old: VOp, new: VOp, width: int) -> VOp:
+        """ATOMS.CAST.SPIN: store `new` where `old` still is; returns the predicate that says
+        it did (sm_100+: written by the ATOMS itself; before: its register compared with 1)."""
+        stored = VOp(self.mf.new_vreg("P"))
+        if self.arch.cas_spin_predicate:
+            self.emit("ATOMS", ("CAST", "SPIN") + size, [stored, at, old, new])
+            return stored
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("ATOMS", ("CAST", "SPIN") + size, [ok, at, old, new])
         self.emit("ISETP", ("EQ", "U32", "AND"),
-                  [done, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+                  [stored, PT, VOp(ok.reg, 0) if width > 1 else ok, Imm(1), PT], ndefs=1)
+        return stored
+
+    def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
+        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN stored, [a], old, new;
+        @!stored BRA loop — then d = old."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
+        bits = _bits(ty)
+        width = bits // 32
+        size = ("64",) if width == 2 else ()
+        mem = self.address(ins.srcs[0], "shared")
+        v = self.atom_data(ins.srcs[1], bits)
+        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
+        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
+        loop = self.start_block("cas")
+        old = VOp(self.mf.new_vreg("R", width))
+        new = VOp(self.mf.new_vreg("R", width))
+        self.emit("LDS", size, [old, mem])
+        self.atomic_operation(op, ty, new, old, v)
+        done = self.cas_spin(size, mem, old, new, width)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
         self.start_block("cas_done")
         loop.succs.insert(0, loop)
@@ -1047,8 +1074,62 @@ class MemorySelection:
         if d is not None:
             self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
 
+    def generic_atomic_with_fallbacks(self, ins, op: str, ty: str, d, mods, strong, mem, data) -> None:
+        """A generic atom/red whose operation the shared unit lacks (64-bit add/min/max/logic,
+        f32/f64/f16x2 add), as ptxas writes it: the ATOM's predicate says whether it was done
+        (global memory); where not, QSPC.E.S tells shared memory (a compare-and-swap loop on
+        the 24-bit shared address) from local memory (a load, the operation and a store). A
+        plain ATOM would leave a shared or local word untouched."""
+        if self.guard is not None:
+            raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ty}`")
+        width = _bits(ty) // 32
+        size = ("64",) if width == 2 else ()
+        v = data[0]
+        result = VOp(self.mf.new_vreg("R", width)) if d is not None else None
+        performed, shared = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
+        self.emit("ATOM", ("E",) + tuple(mods) + strong, [performed, result or RZ, mem] + data, ndefs=2)
+        stem = f"{self.current.name.split('$')[0]}$atom{len(self.mf.blocks)}"
+        done, local = MBlock(f"{stem}_done"), MBlock(f"{stem}_local")
+        self.branch_to(done, performed, inv=False)
+        self.start_block("atom_space")
+        low = VMem(VOp(mem.base.reg, 0), mem.offset, wide=False)
+        self.emit("QSPC", ("E", "S"), [shared, RZ, low], ndefs=2)
+        self.branch_to(local, shared, inv=True)
+        self.start_block("atom_shared")
+        window = VOp(self.mf.new_vreg())
+        if mem.offset:
+            self.emit("IADD3", (), [window, VOp(mem.base.reg, 0), Imm(mem.offset & 0xFFFFFFFF), RZ])
+            self.emit("LOP3", ("LUT",), [window, window, Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
+        else:
+            self.emit("LOP3", ("LUT",), [window, VOp(mem.base.reg, 0), Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
+        at = VMem(window, 0, wide=False)
+        loop = self.start_block("atom_cas")
+        old, new = (VOp(self.mf.new_vreg("R", width)) for _ in range(2))
+        self.emit("LDS", size, [old, at])
+        self.atomic_operation(op, ty, new, old, v)
+        swapped = self.cas_spin(size, at, old, new, width)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(swapped.reg, inv=True), self.line))
+        self.start_block("atom_cas_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        if result is not None:
+            self.emit(COPY, (), [result, old], guarded=False)
+        self.out.append(MInstr("BRA", (), [Label(done.name)], 0, None, self.line))
+        self.current.succs.append(done)
+        done.preds.append(self.current)
+        self.enter_block(local, falls_in=False)
+        prior, updated = VOp(self.mf.new_vreg("R", width)), VOp(self.mf.new_vreg("R", width))
+        self.emit("LD", ("E",) + size, [prior, mem])
+        self.atomic_operation(op, ty, updated, prior, v)
+        self.emit("ST", ("E",) + size, [mem, updated], ndefs=0)
+        if result is not None:
+            self.emit(COPY, (), [result, prior], guarded=False)
+        self.enter_block(done, falls_in=True)
+        if d is not None:
+            self.emit(COPY, (), [self.dst_whole(d), result], guarded=False)
+
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
-        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16`), as ptxas writes them: a
+        """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a
         compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
         loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
         swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
@@ -1091,7 +1172,9 @@ class MemorySelection:
             self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
             self.emit("SEL", (), [half, swap16, half, same])
         else:
-            self.emit("HADD2", (), [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+            # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
+            self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
+                      [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
         self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
@@ -1131,7 +1214,7 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
-        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16")):
+        if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16"), ("add", "bf16")):
             return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
             return self.shared_cas_loop(ins, op, ty, d)
@@ -1147,7 +1230,8 @@ class MemorySelection:
             mem = self.address(ins.srcs[0], "shared")
             self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
             return
-        combine = warp_combination(self, ins, op, ty, d, sem, sources)
+        fallbacks = space == "generic" and (op, ty) in self.SHARED_CAS_LOOP
+        combine = None if fallbacks else warp_combination(self, ins, op, ty, d, sem, sources)
         if combine is not None:     # one lane does the warp's update (isel/warp_aggregated_atomics.py)
             data = [VOp(self.mf.new_vreg())]
         else:
@@ -1166,13 +1250,16 @@ class MemorySelection:
         if sem in ("release", "acq_rel"):
             self.fences(self.RELEASE_FENCE, scope)
         strong = ("STRONG", scope)
-        if d is None and space == "global" and op not in ("cas", "exch"):
+        if fallbacks:
+            self.generic_atomic_with_fallbacks(ins, op, ty, d, mods, strong, mem, data)
+        elif d is None and space == "global" and op not in ("cas", "exch"):
             mi = self.emit("RED", ("E",) + tuple(mods) + strong, [mem] + data, ndefs=0)
         else:
             opcode = "ATOMG" if space == "global" else "ATOM"
             # Destinations: the (unused) predicate PT, then the old value.
             mi = self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
-        mi.warp_combine = combine
+        if not fallbacks:
+            mi.warp_combine = combine
         if sem in ("acquire", "acq_rel"):
             self.fences(self.ACQUIRE_FENCE, scope)
 
@@ -1234,9 +1321,45 @@ class MemorySelection:
     def sel_barrier(self, ins):
         """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
         without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        if ins.modifiers[:1] == ("cluster",):
+            return self.cluster_barrier(ins)
         if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
             return self.sel_bar(ins)
         self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+
+    def cluster_barrier(self, ins) -> None:
+        """barrier.cluster.arrive[.release|.relaxed] / .wait[.acquire] (sm_90+), as ptxas 13.5
+        decides at run time from the driver's cluster-launch word (`driver_cbank`
+        "cluster_launch", 1 in a cluster launch): there UCGABAR_ARV (after the release
+        fences) / UCGABAR_WAIT (then the acquire's CCTL.IVALL); otherwise the CTA is its own
+        cluster: arrive does nothing and wait is BAR.SYNC 0."""
+        mods = [m for m in ins.modifiers if m not in ("cluster", "aligned")]
+        at = dict(self.arch.driver_cbank or ()).get("cluster_launch")
+        if at is None or self.guard is not None or not mods or mods[0] not in ("arrive", "wait") or \
+                [m for m in mods[1:] if m not in ("release", "relaxed", "acquire")]:
+            raise self.unsupported(f"`barrier.{'.'.join(ins.modifiers)}`")
+        arrive = mods[0] == "arrive"
+        flag, cluster = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
+        self.emit("LDC", (), [flag, ConstRef(0, at)])
+        self.emit("ISETP", ("EQ", "U32", "AND"), [cluster, PT, flag, Imm(1), PT], ndefs=2)
+        if not arrive:
+            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), [Imm(0)], ndefs=0)
+            self.out[-1].guard = VOp(cluster.reg, inv=True)
+        start = self.current
+        skip = MInstr("BRA", (), [None], 0, VOp(cluster.reg, inv=True), self.line)
+        self.out.append(skip)
+        self.start_block("cga_barrier")
+        if arrive:
+            if "relaxed" not in mods:
+                self.fences(self.RELEASE_FENCE, "GPU")
+            self.emit("UCGABAR_ARV", (), [], ndefs=0)
+        else:
+            self.emit("UCGABAR_WAIT", (), [], ndefs=0)
+            self.fences(self.ACQUIRE_FENCE, "GPU")
+        join = self.start_block("cga_barrier_done")
+        skip.operands[0] = Label(join.name)
+        start.succs.insert(0, join)
+        join.preds.append(start)
 
     def sel_bar_warp(self, ins):
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is
@@ -1280,16 +1403,40 @@ class MemorySelection:
         mods = ins.modifiers
         if mods[:2] == ("proxy", "alias"):
             return self.proxy_alias_fence()
+        if mods[:2] == ("proxy", "async"):
+            return self.proxy_async_fence(ins)
+        if mods == ("mbarrier_init", "release", "cluster"):
+            # sm_90+: SYNCS.EXCH (mbarrier.init) is already ordered for the cluster; ptxas 13.5
+            # writes a NOP in the fence's place
+            self.emit("NOP", (), [], ndefs=0)
+            return
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the
+    # async proxy's (bulk copies, st.async): ptxas 13.5's fences per space
+    PROXY_ASYNC_FENCES = {None: [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "global": [("FENCE", ("VIEW", "ASYNC", "G"))],
+                          "shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                          "shared::cluster": [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))]}
+
+    def proxy_async_fence(self, ins) -> None:
+        rest = [m for m in ins.modifiers[2:]]
+        space = rest[0] if rest else (ins.space or None)
+        if len(rest) > 1 or space not in self.PROXY_ASYNC_FENCES:
+            raise self.unsupported(f"`fence.{'.'.join(ins.modifiers)}`")
+        for opcode, mods in self.PROXY_ASYNC_FENCES[space]:
+            self.emit(opcode, mods, [], ndefs=0)
 
     def memory_barrier(self, kind: str, scope: str) -> None:
         """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
         self.emit("MEMBAR", (kind, scope), [], ndefs=0)
         if scope != "CTA":
             self.emit("ERRBAR", (), [], ndefs=0)
+            if self.arch.cga_errbar:
+                self.emit("CGAERRBAR", (), [], ndefs=0)
             self.emit("CCTL", ("IVALL",), [], ndefs=0)
 
     def known_constant(self, op) -> int | None:
@@ -1429,6 +1576,9 @@ class MemorySelection:
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
+    # a warp-uniform mask's REDUXes take these in turn, so the pre-allocation scheduler can
+    # overlap several (ptxas: UR6..UR12 for seven in a row), each read by the IMAD after it
+    REDUX_URS = tuple(Reg("UR", i) for i in range(6, 12))
 
     def sel_redux(self, ins):
         op = next((m for m in ins.modifiers if m in self.REDUX_OPS), None)
@@ -1457,8 +1607,10 @@ class MemorySelection:
             self.emit("WARPSYNC", (), [came], ndefs=0)
             return
         self.sync_members(mask)
-        self.warp_sync_op(opcode, mods, [self.REDUX_UR, src])
-        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, self.REDUX_UR])
+        self.reduxes = getattr(self, "reduxes", -1) + 1
+        ur = self.REDUX_URS[self.reduxes % len(self.REDUX_URS)]
+        self.warp_sync_op(opcode, mods, [ur, src])
+        self.emit("IMAD", ("U32",), [self.dst(ins.dests[0]), RZ, RZ, ur])
 
     def float_redux_modifiers(self, ins, op: str) -> tuple[str, ...]:
         """`redux.sync.min/max{.abs}{.NaN}.f32` (sm_100a): CREDUX into a uniform register, as

@@ -372,6 +372,23 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.current, self.out = nb, nb.instrs
         return nb
 
+    def enter_block(self, nb: MBlock, falls_in: bool) -> None:
+        """End the current machine block and continue in `nb`, made earlier as a branch
+        target; `falls_in`: the current block runs on into it (else it ends in a BRA)."""
+        prev = self.current
+        if falls_in:
+            prev.succs.append(nb)
+            nb.preds.append(prev)
+            prev.fallthrough = nb
+        self.mf.blocks.append(prev)
+        self.current, self.out = nb, nb.instrs
+
+    def branch_to(self, target: MBlock, pred, inv: bool) -> None:
+        """A conditional BRA from the current block to `target` (a block entered later)."""
+        self.out.append(MInstr("BRA", (), [Label(target.name)], 0, VOp(pred.reg, inv=inv), self.line))
+        self.current.succs.append(target)
+        target.preds.append(self.current)
+
     def hoist_target(self, inputs) -> ir.Block | None:
         """The IR block (a loop preheader, already selected) where a computation from
         `inputs` alone may go instead of inside the loops around the current block."""
@@ -480,6 +497,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
             g = self.guard_of(ins)
             if not (ins.opcode in ("ld", "ldu") and self.merges_in_place(ins)):
                 for d, m in zip(ins.dests, ins.merge):
+                    # an else-value held in a register moved from a constant is that
+                    # constant (`MOV R, RZ` next to the load, as ptxas writes it, where a
+                    # copy of the shared register is hoisted with the copies at the top)
+                    known = self.known_constant(m)
+                    if known is not None and isinstance(m, ir.Value) and self.vreg(m).cls == "R":
+                        m = ir.Const(known, m.type)
                     self.copy_into(VOp(self.vreg(d)), m, d.type)
             self.guard = g
         handler = getattr(self, "sel_" + ins.opcode.replace(".", "_"), None)

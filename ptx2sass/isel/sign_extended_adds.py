@@ -61,7 +61,11 @@ def _touches(ins: MInstr, reg_id: int) -> bool:
     return any(op.reg.id == reg_id for _, op, _d in register_operands(ins))
 
 
-def fold_sign_extended_adds(mf: MFunction) -> int:
+def fold_sign_extended_adds(mf: MFunction, info) -> int:
+    """The number of adds folded; none where the target has no such LEA
+    (`Target.sign_extended_lea`)."""
+    if not info.sign_extended_lea:
+        return 0
     reads, _ = register_counts(mf)
     folded = 0
     for b in mf.blocks:

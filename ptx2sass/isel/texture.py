@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
-from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits
+from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
 from ptx2sass.variables import handle_key
 
@@ -68,7 +68,7 @@ HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 # sm_90+: the uniform registers a handle is named in (a texture's pair: the low word, URZ)
-HANDLE_UR, HANDLE_HI_UR, URZ = Reg("UR", 6), Reg("UR", 7), Reg("UR", 63)
+HANDLE_UR, HANDLE_HI_UR = Reg("UR", 6), Reg("UR", 7)
 
 
 @dataclass

@@ -32,7 +32,11 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
     Counted loops are unrolled once their induction arithmetic is simplified, and the
     unrolled code is simplified again. Branches around a few loads become predicated loads
-    (and their blocks one). Last, loop exits get their own phi-copy blocks."""
+    (and their blocks one). Last, loop exits get their own phi-copy blocks. Blocks that only
+    a label no branch names splits (Triton's and NVVM's `$L__tmp` debug labels) are joined
+    first: scheduling works within blocks (a Welford reduction's shuffles were one step at
+    a time)."""
+    merge_blocks(fn)
     _simplify(fn, contract)
     if if_convert_loads(fn):
         merge_blocks(fn)

@@ -25,11 +25,11 @@ PURE = frozenset({
 })
 KEPT_LOADS = frozenset({"volatile", "mmio", "acquire"})
 PURE_OR_LOAD = PURE | {"ld", "ldu"}       # opcodes is_pure may accept
-CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure
+CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure (one modifier)
 
 
 def is_pure(ins: ir.Instr) -> bool:
-    if not ins.dests or any(m in CARRY for m in ins.modifiers):
+    if not ins.dests or CARRY[0] in ins.modifiers:
         return False
     if ins.opcode in ("ld", "ldu"):
         return KEPT_LOADS.isdisjoint(ins.modifiers)
@@ -82,13 +82,15 @@ def _operands(kind: str, node) -> list[ir.Value]:
     if kind == "phi":
         return phi_reads(node)
     out = []
+    Value = ir.Value
     for s in node.srcs:
-        if isinstance(s, ir.Address):
-            if isinstance(s.base, ir.Value):
-                out.append(s.base)
-        elif isinstance(s, ir.Value):
+        t = type(s)
+        if t is Value:
             out.append(s)
-    if isinstance(node.guard, ir.Value):
+        elif t is ir.Address and type(s.base) is Value:
+            out.append(s.base)
+    if type(node.guard) is Value:
         out.append(node.guard)
-    out.extend(m for m in node.merge if isinstance(m, ir.Value))
+    if node.merge:
+        out.extend(m for m in node.merge if type(m) is Value)
     return out

@@ -45,21 +45,34 @@ def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
     return None
 
 
+# integer types `_fold` folds -> their width
+_FOLD_BITS = {ty: bits for ty, (kind, bits) in ir.TYPES.items()
+              if kind in INT_KINDS and bits in (16, 32, 64)}
+
+
 def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const | None:
     """The constant `ins` computes when its operands are immediates or values in `known`."""
+    if ins.opcode not in FOLDABLE or ins.guard is not None:
+        return None
     ty = ins.type
-    if ins.opcode not in FOLDABLE or ins.guard is not None or len(ins.dests) != 1 or ty is None \
-            or ty[0] not in INT_KINDS or ty not in ir.TYPES or not ins.srcs:
+    bits = _FOLD_BITS.get(ty)
+    if bits is None or len(ins.dests) != 1 or not ins.srcs:
         return None
     srcs = []
+    Const, Value = ir.Const, ir.Value
     for s in ins.srcs:
-        if known and isinstance(s, ir.Value):
-            s = known.get(s.id, s)
-        if not isinstance(s, ir.Const):
+        t = type(s)
+        if t is Value:
+            if not known:
+                return None
+            s = known.get(s.id)
+            if s is None:
+                return None
+        elif t is not Const:
             return None
         srcs.append(s)
-    bits = ir.type_bits(ty)
-    if bits not in (16, 32, 64) or ir.type_bits(ins.dests[0].type) != bits:
+    dest_type = ins.dests[0].type
+    if dest_type != ty and ir.TYPES.get(dest_type, (None, None))[1] != bits:
         return None
     mask = (1 << bits) - 1
     args = [s.value & mask for s in srcs]
@@ -68,22 +81,27 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
     result = _eval(ins, bits, args)
     if result is None:
         return None
-    return ir.Const(result & mask, ty)
+    return Const(result & mask, ty)
 
 
 def fold_constants(fn: ir.Function) -> bool:
     changed = False
     known: dict[int, ir.Const] = {}         # value id -> the immediate propagation gives it
     for block in fn.blocks:
-        for k, ins in enumerate(block.instrs):
+        instrs = block.instrs
+        for k, ins in enumerate(instrs):
             if ins.opcode != "mov":
+                if ins.opcode not in FOLDABLE:
+                    continue
                 const = _fold(ins, known)
                 if const is None:
                     continue
-                ins = block.instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const],
-                                                 type=ins.type, line=ins.line)
+                instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const], type=ins.type,
+                                     line=ins.line)
                 changed = True
+                known[ins.dests[0].id] = const      # what copy_source says of that mov
+                continue
             src = copy_source(ins)
-            if isinstance(src, ir.Const):
+            if type(src) is ir.Const:
                 known[ins.dests[0].id] = src
     return changed

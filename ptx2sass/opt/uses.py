@@ -22,19 +22,30 @@ def substitute(fn: ir.Function, subst: dict[int, object]) -> bool:
         changed |= seen > 0
         return v
 
+    Value, Address = ir.Value, ir.Address
     for block in fn.blocks:
         for phi in block.phis:
             phi.incoming = [(b, resolve(v, True)) for b, v in phi.incoming]
         for ins in block.instrs:
-            srcs = []
-            for s in ins.srcs:
-                if isinstance(s, ir.Address) and isinstance(s.base, ir.Value):
-                    base = resolve(s.base, False)
-                    s = s if base is s.base else ir.Address(base, s.offset)
-                elif isinstance(s, ir.Value):
+            srcs = ins.srcs
+            copied = False          # the list is replaced, not changed in place, if at all
+            for k, s in enumerate(srcs):
+                t = type(s)
+                if t is Value:
+                    if s.id not in subst:
+                        continue
                     s = resolve(s, True)
-                srcs.append(s)
-            ins.srcs = srcs
+                elif t is Address and type(s.base) is Value and s.base.id in subst:
+                    base = resolve(s.base, False)
+                    if base is s.base:
+                        continue
+                    s = Address(base, s.offset)
+                else:
+                    continue
+                if not copied:
+                    srcs = ins.srcs = list(srcs)
+                    copied = True
+                srcs[k] = s
             if ins.guard is not None:
                 ins.guard = resolve(ins.guard, False)
             if ins.merge:

@@ -29,7 +29,10 @@ Rules, with the data fields they read:
   variable-latency readers cross nothing); `pair_fixed` (producer, file, reader pipe) pairs
   slower than all that; tensor-core results read by memory: `mma_to_memory`; uniform
   results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
-  readers their value (`uniform_same_unit` readers of their own unit: the producer's).
+  readers their value (`uniform_same_unit` readers of their own unit: the producer's);
+- an instruction holds issue for at least `issue_cycles` (by opcode), whatever its stall;
+- a variable-latency reader that is no memory reader (R2UR, FLO ...) may read an MMA result
+  `mma_to_decoupled_early` cycles before the MMA's fixed latency.
 """
 from __future__ import annotations
 
@@ -149,6 +152,12 @@ class LatencyModel:
         self.AFTER_BARRIER: tuple[frozenset, int] = (frozenset(after.get("opcodes", [])), after.get("cycles", 0))
         self.ISSUE_INTERVAL: dict[str, tuple[int, int]] = {
             op: (i, c) for i, (ops, c) in enumerate(data.get("issue_interval", [])) for op in ops}
+        # opcode -> the least cycles it holds issue whatever its stall count says (ERRBAR
+        # waits for the memory system; ptxas gives it stall 0-1 and counts on more)
+        self.ISSUE_CYCLES: dict[str, int] = dict(data.get("issue_cycles", {}))
+        # a variable-latency (decoupled) reader other than memory reads a tensor-core result
+        # this many cycles before the MMA's fixed latency (it takes its operands after issue)
+        self.MMA_TO_DECOUPLED: int = data.get("mma_to_decoupled_early", 0)
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
@@ -260,6 +269,9 @@ class LatencyModel:
             if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
                 return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
+        if opcode in self.MMA and self.MMA_TO_DECOUPLED and self.is_variable(reader) \
+                and reader not in self.READER_FIXED:
+            return max(base - self.MMA_TO_DECOUPLED, 1)
         pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
         need = max(base, max(pair) if pair else self.READER_FIXED.get(reader, 0))
         if reader not in self.READER_FIXED and reader not in self.NO_PIPE_READERS and not self.is_variable(reader):

@@ -1,0 +1,165 @@
+"""Semantics of sm_90's bulk-copy unit as ptxas 13.5 writes the PTX ISA's `cp.async.bulk`
+family ("Data Movement: cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch,
+cp.async.bulk.commit_group/wait_group"), and the ELECT that picks the lane each copy is
+issued for.
+
+* `ELECT Pd, URd, Pm`: among the lanes whose guard holds and whose Pm is true, the lowest
+  is the leader: Pd true there and false in the others, URd its lane number.
+* `UBLKCP.<dst>.<src> [URa], [URb], URc [, desc[URd]]`: URc * 16 bytes. `.S.G` / `.S.S`:
+  the uniform pair at URa holds the shared::cluster destination and the mbarrier's
+  address, URb the global (a pair) or shared::cta source; the bytes land, then complete a
+  transaction of their count on the mbarrier (emu.ops_syncs's object). `.G.S`: URa the
+  global destination (a pair), URb the shared::cta source (a bulk-group copy).
+* `UBLKRED.<dst>.S.<op>[.<type>]`: the same with each element combined into the
+  destination (ADD/MIN/MAX/INC/DEC/AND/OR/XOR on 32-bit words by default, `.U64`/`.S64`
+  on 64-bit ones, `.S32` signed).
+* `UBLKPF.L2 [URa], URb` (prefetch), `UTMACMDFLUSH` (commit_group): nothing to model.
+
+The unit's copies complete when they are issued here (an order the PTX ISA allows: the
+bulk-group waits, DEPBAR.LE SB0, and the mbarrier waits then find them done). The size's
+unit (16 bytes) is read off ptxas's code (1024 bytes: URc 0x40); a model from the manual
+and ptxas's code, not hardware-checked.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Reg
+
+from .errors import EmuFault
+from .lanes import PerWarp
+from .ops_memory import _load, _store
+from .ops_syncs import _read64, _write64, update
+from .registry import semantics
+
+M32 = 0xFFFFFFFF
+SPACES = {"S": "shared", "G": "global"}
+
+
+def _ureg(mem) -> Reg:
+    r = mem.ubase if mem.ubase is not None else mem.base
+    if r is None or r.file != "UR":
+        raise EmuFault(f"bulk-copy address {mem} is not a uniform register")
+    return r
+
+
+def _uvalue(w, r: Reg, lane: int) -> int:
+    return int(np.broadcast_to(w.r(r), (w.width,))[lane]) if not r.is_zero else 0
+
+
+def _upair(w, r: Reg, lane: int) -> int:
+    return _uvalue(w, r, lane) | _uvalue(w, Reg("UR", r.index + 1), lane) << 32
+
+
+def _one_lane(w, lane: int) -> np.ndarray:
+    sel = np.zeros(w.width, bool)
+    sel[lane] = True
+    return sel
+
+
+def _endpoints(w, s, lane: int):
+    """(destination space, its address, mbarrier address or None, source space, its
+    address, bytes) of a UBLKCP/UBLKRED."""
+    ins = s.ins
+    dst_space, src_space = (SPACES[m] for m in ins.modifiers[:2])
+    dst, src, size = ins.operands[:3]
+    nbytes = _uvalue(w, size, lane) * 16
+    d = _upair(w, _ureg(dst), lane) + dst.offset
+    bar = None
+    if dst_space == "shared":        # a pair: the shared::cluster destination, the mbarrier
+        bar, d = d >> 32, (d & M32)
+    s_addr = (_upair(w, _ureg(src), lane) if src_space == "global" else _uvalue(w, _ureg(src), lane) & M32) \
+        + src.offset
+    return dst_space, d, bar, src_space, s_addr, nbytes
+
+
+def _bytes(w, space: str, at: int, n: int, lane: int) -> np.ndarray:
+    if not n:
+        return np.zeros(0, np.uint8)
+    return np.asarray(_load(w, space, np.array([at] * w.width, np.uint64), n, _one_lane(w, lane))[0])
+
+
+def _put(w, space: str, at: int, raw: np.ndarray, lane: int) -> None:
+    if len(raw):
+        _store(w, space, np.array([at] * w.width, np.uint64), np.ascontiguousarray(raw[None, :]),
+               _one_lane(w, lane))
+
+
+def _complete(w, bar: int | None, nbytes: int, lane: int) -> None:
+    if bar is None:
+        return
+    bars = np.array([bar] * w.width, np.uint64)
+    _write64(w, bars, lane, update(_read64(w, bars, lane), 0, -nbytes, False))
+
+
+def _combine(op: str, kind: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    if op == "ADD":
+        return old + new
+    if op in ("MIN", "MAX"):
+        if kind == "s":
+            o, n = old.view(f"i{old.itemsize}"), new.view(f"i{old.itemsize}")
+            return (np.minimum(o, n) if op == "MIN" else np.maximum(o, n)).view(old.dtype)
+        return np.minimum(old, new) if op == "MIN" else np.maximum(old, new)
+    if op == "AND":
+        return old & new
+    if op == "OR":
+        return old | new
+    if op == "XOR":
+        return old ^ new
+    if op == "INC":
+        return np.where(old >= new, 0, old + 1).astype(old.dtype)
+    if op == "DEC":
+        return np.where((old == 0) | (old > new), new, old - 1).astype(old.dtype)
+    raise EmuFault(f"UBLKRED operation {op} not modelled")
+
+
+def _reduce(mods, old_raw: np.ndarray, new_raw: np.ndarray) -> np.ndarray:
+    op = mods[2]
+    ty = mods[3] if len(mods) > 3 else "U32"
+    if ty not in ("U32", "S32", "U64", "S64"):
+        raise EmuFault(f"UBLKRED type {ty} not modelled")
+    dtype = np.uint64 if ty.endswith("64") else np.uint32
+    out = _combine(op, ty[0].lower(), old_raw.view(dtype), new_raw.view(dtype))
+    return out.astype(dtype).view(np.uint8)
+
+
+def _per_warp_once(w, mask) -> int | None:
+    """The lane whose uniform registers an instruction of the uniform datapath reads (it runs
+    once for the warp), or None where no lane runs it."""
+    if not w.per_warp:
+        raise PerWarp()
+    return int(np.argmax(mask)) if mask.any() else None
+
+
+@semantics("UBLKCP", "UBLKRED", vector=True)
+def op_bulk_copy(w, s, active, mask):
+    lane = _per_warp_once(w, mask)
+    if lane is None:
+        return
+    dst_space, d, bar, src_space, src, n = _endpoints(w, s, lane)
+    raw = _bytes(w, src_space, src, n, lane)
+    if s.ins.opcode == "UBLKRED":
+        raw = _reduce(s.ins.modifiers, _bytes(w, dst_space, d, n, lane).copy(), raw.copy())
+    _put(w, dst_space, d, raw, lane)
+    _complete(w, bar, n, lane)
+
+
+@semantics("UBLKPF", "UTMACMDFLUSH", vector=True)
+def op_bulk_nothing(w, s, active, mask):
+    """The L2 prefetch and the commit of bulk groups change no value."""
+    return None
+
+
+@semantics("ELECT", vector=True)
+def op_elect(w, s, active, mask):
+    if not w.per_warp:
+        raise PerWarp()
+    pd, ud, pm = s.ins.operands
+    candidates = mask & np.broadcast_to(w.pred(pm), (w.width,))
+    leader = np.zeros(w.width, bool)
+    if candidates.any():
+        first = int(np.argmax(candidates))
+        leader[first] = True
+        if not ud.is_zero:
+            w.w(ud, np.full(w.width, first, np.uint32), mask)
+    w.wp(pd, leader, mask)
