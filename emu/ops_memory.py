@@ -365,7 +365,11 @@ def _atomic(w, s, mask, space, has_result):
         # code for shared (a compare-and-swap loop) or local memory (a load and a store).
         shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
         local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
-        native = op in ("CAS", "EXCH") or (size == 4 and ty not in ("F32", "F16x2", "BF16x2"))
+        # (what the shared unit lacks: float additions and 64-bit arithmetic/logic; CAS,
+        # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has)
+        lacking = ty in ("F32", "F64", "F16x2", "BF16x2") or (
+            size == 8 and op in ("ADD", "MIN", "MAX", "AND", "OR", "XOR", "INC", "DEC"))
+        native = not lacking
         done = ~local & (~shared | native)
         if not done_pred.is_zero:
             w.wp(done_pred, done, mask)
