@@ -1050,29 +1050,32 @@ class MemorySelection:
         return stored
 
     def shared_cas_loop(self, ins, op: str, ty: str, d) -> None:
-        """loop: old = LDS [a]; new = old op v; ATOMS.CAST.SPIN stored, [a], old, new;
-        @!stored BRA loop — then d = old."""
+        """A shared atomic ATOMS cannot do: the compare-and-swap loop (cas_loop); d = old."""
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.shared.{op}.{ty}`")
-        bits = _bits(ty)
-        width = bits // 32
-        size = ("64",) if width == 2 else ()
         mem = self.address(ins.srcs[0], "shared")
-        v = self.atom_data(ins.srcs[1], bits)
-        # The lanes leave the loop one by one: ptx2sass/reconverge.py brackets it with
-        # BSSY/BSYNC, which make the warp whole again after it (as ptxas does).
+        old = self.cas_loop(op, ty, mem, self.atom_data(ins.srcs[1], _bits(ty)))
+        if d is not None:
+            self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
+
+    def cas_loop(self, op: str, ty: str, at: VMem, v: VOp) -> VOp:
+        """loop: old = LDS [at]; new = old op v; ATOMS.CAST.SPIN stored, [at], old, new;
+        @!stored BRA loop. Returns `old`, the value the stored swap replaced. The lanes leave
+        the loop one by one: ptx2sass/reconverge.py brackets it with BSSY/BSYNC, which make
+        the warp whole again after it (as ptxas does)."""
+        width = _bits(ty) // 32
+        size = ("64",) if width == 2 else ()
         loop = self.start_block("cas")
         old = VOp(self.mf.new_vreg("R", width))
         new = VOp(self.mf.new_vreg("R", width))
-        self.emit("LDS", size, [old, mem])
+        self.emit("LDS", size, [old, at])
         self.atomic_operation(op, ty, new, old, v)
-        done = self.cas_spin(size, mem, old, new, width)
-        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+        stored = self.cas_spin(size, at, old, new, width)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(stored.reg, inv=True), self.line))
         self.start_block("cas_done")
         loop.succs.insert(0, loop)
         loop.preds.append(loop)
-        if d is not None:
-            self.emit(COPY, (), [self.dst_whole(d), old], guarded=False)
+        return old
 
     def generic_atomic_with_fallbacks(self, ins, op: str, ty: str, d, mods, strong, mem, data) -> None:
         """A generic atom/red whose operation the shared unit lacks (64-bit add/min/max/logic,
@@ -1090,11 +1093,11 @@ class MemorySelection:
         self.emit("ATOM", ("E",) + tuple(mods) + strong, [performed, result or RZ, mem] + data, ndefs=2)
         stem = f"{self.current.name.split('$')[0]}$atom{len(self.mf.blocks)}"
         done, local = MBlock(f"{stem}_done"), MBlock(f"{stem}_local")
-        self.branch_to(done, performed, inv=False)
+        self.branch_to(done, performed)
         self.start_block("atom_space")
         low = VMem(VOp(mem.base.reg, 0), mem.offset, wide=False)
         self.emit("QSPC", ("E", "S"), [shared, RZ, low], ndefs=2)
-        self.branch_to(local, shared, inv=True)
+        self.branch_to(local, shared, taken_when=False)
         self.start_block("atom_shared")
         window = VOp(self.mf.new_vreg())
         if mem.offset:
@@ -1102,21 +1105,10 @@ class MemorySelection:
             self.emit("LOP3", ("LUT",), [window, window, Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
         else:
             self.emit("LOP3", ("LUT",), [window, VOp(mem.base.reg, 0), Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
-        at = VMem(window, 0, wide=False)
-        loop = self.start_block("atom_cas")
-        old, new = (VOp(self.mf.new_vreg("R", width)) for _ in range(2))
-        self.emit("LDS", size, [old, at])
-        self.atomic_operation(op, ty, new, old, v)
-        swapped = self.cas_spin(size, at, old, new, width)
-        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(swapped.reg, inv=True), self.line))
-        self.start_block("atom_cas_done")
-        loop.succs.insert(0, loop)
-        loop.preds.append(loop)
+        old = self.cas_loop(op, ty, VMem(window, 0, wide=False), v)
         if result is not None:
             self.emit(COPY, (), [result, old], guarded=False)
-        self.out.append(MInstr("BRA", (), [Label(done.name)], 0, None, self.line))
-        self.current.succs.append(done)
-        done.preds.append(self.current)
+        self.branch_to(done)
         self.enter_block(local, falls_in=False)
         prior, updated = VOp(self.mf.new_vreg("R", width)), VOp(self.mf.new_vreg("R", width))
         self.emit("LD", ("E",) + size, [prior, mem])

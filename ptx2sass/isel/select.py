@@ -383,9 +383,11 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.mf.blocks.append(prev)
         self.current, self.out = nb, nb.instrs
 
-    def branch_to(self, target: MBlock, pred, inv: bool) -> None:
-        """A conditional BRA from the current block to `target` (a block entered later)."""
-        self.out.append(MInstr("BRA", (), [Label(target.name)], 0, VOp(pred.reg, inv=inv), self.line))
+    def branch_to(self, target: MBlock, pred=None, taken_when: bool = True) -> None:
+        """A BRA from the current block to `target` (a block entered later): unconditional,
+        or taken where `pred` is `taken_when`."""
+        guard = None if pred is None else VOp(pred.reg, inv=not taken_when)
+        self.out.append(MInstr("BRA", (), [Label(target.name)], 0, guard, self.line))
         self.current.succs.append(target)
         target.preds.append(self.current)
 
