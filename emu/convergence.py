@@ -54,12 +54,6 @@ def _is_activemask(ins) -> bool:
     return isinstance(src, Reg) and src.file in ("P", "UP") and src.index == 7 and not src.inv
 
 
-def prepare(steps, warp_sync_offsets: set[int] | None, probes: set[int] = frozenset()) -> None:
-    """Mark each step that needs its warp converged (`step.aux["collective"]`)."""
-    for s in steps.values():
-        prepare_step(s, warp_sync_offsets, probes)
-
-
 def _same_reg(a, b) -> bool:
     return isinstance(a, Reg) and isinstance(b, Reg) and (a.file, a.index) == (b.file, b.index)
 
@@ -96,6 +90,8 @@ def presence_probes(instructions) -> set[int]:
 
 
 def prepare_step(s, warp_sync_offsets: set[int] | None, probes: set[int] = frozenset()) -> None:
+    """Mark a step that needs its warp converged (`step.aux["collective"]`), one that meets
+    its lanes (`meets`) and an activemask (`present_meet`)."""
     op = s.ins.opcode
     if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
         s.aux["meets"] = True          # sets the lanes' sync_hint itself

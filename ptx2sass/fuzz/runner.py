@@ -433,8 +433,8 @@ def collectives_apart(program, case: Case) -> tuple[str, str] | None:
     reconverges at once where the hardware need not: a warp split by a divergent loop whose
     YIELD released the BSYNC after it runs the next full-mask MATCH in two halves on an
     H200, and the optimistic schedule never shows it (GPU run 12, fuzz 9300296). Only our
-    cubin is checked: ptxas's converged-path tests (a REDUX.OR of the member masks on the
-    lanes present, then BRA.DIV) are flagged by this check though they are right."""
+    cubin is checked: the explicit mode still flags some of ptxas's WARPSYNC.EXCLUSIVE slow
+    paths, which are right on hardware."""
     from ptx2sass.emu.convergence import MEMBER_MASK_OPS, WHOLE_WARP_OPS
     from ptx2sass.emu.errors import EmuFault
     collective = MEMBER_MASK_OPS | WHOLE_WARP_OPS
@@ -448,7 +448,7 @@ def collectives_apart(program, case: Case) -> tuple[str, str] | None:
     if not result.convergence_hazards:
         return None
     first = result.convergence_hazards[0]
-    return f"{normalise(first.message)}", str(first)
+    return normalise(first.message), str(first)
 
 
 def _finish(findings, detail, ours, theirs, seconds) -> Outcome:
