@@ -926,17 +926,7 @@ class Checker:
                         & self.is_pred(operand.second, scope))
             code = "d"
         role = "d" if code[0] == "d" else "a"
-        rest = code[1:]
-        if not rest:
-            want = types[0]
-        elif rest.isdigit():
-            want = types[int(rest)]
-        elif rest == ":wide":
-            t = types[0]
-            want = t[:2] + str(isa.TYPE_BITS[t] * 2)
-        else:
-            want = "." + rest[1:]
-        return self.check_value(ins, index, role, operand, want, scope, relaxed)
+        return self.check_value(ins, index, role, operand, operand_type(code, types), scope, relaxed)
 
     def check_value(self, ins, index, role, operand, want, scope, relaxed) -> bool:
         while type(operand) is ast.ParenList and len(operand.elements) == 1:
@@ -1336,18 +1326,23 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     for code in form.operands[:count]:
         if code[0] not in "dabce" or code == "dp":
             return None
-        rest = code[1:]
-        if not rest:
-            want = types[0]
-        elif rest.isdigit():
-            want = types[int(rest)]
-        elif rest == ":wide":
-            want = types[0][:2] + str(isa.TYPE_BITS[types[0]] * 2)
-        else:
-            want = "." + rest[1:]
+        want = operand_type(code, types)
         wants.append(("d" if code[0] == "d" else "a", want,
                       isa.type_class(want) in "busp" or want == ".pred"))
     return tuple(wants), relaxed, name
+
+
+def operand_type(code: str, types) -> str:
+    """The type an operand code of a form wants (instructions.py): slot 0 (`d`, `a`), slot N
+    (`a1`), twice slot 0's width (`d:wide`) or a fixed type (`a:u32`)."""
+    rest = code[1:]
+    if not rest:
+        return types[0]
+    if rest.isdigit():
+        return types[int(rest)]
+    if rest == ":wide":
+        return types[0][:2] + str(isa.TYPE_BITS[types[0]] * 2)
+    return "." + rest[1:]
 
 
 @functools.lru_cache(maxsize=4096)
