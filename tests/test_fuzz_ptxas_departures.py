@@ -456,3 +456,30 @@ def test_abs_f16x2_of_a_saturated_f32_clears_both_half_signs():
     ours, theirs = _run_both(ABS_F16X2_OF_SATURATED_F32, [0, x])
     assert ours == [want]
     assert theirs == [x]
+
+
+SET_EQ_OF_A_SET_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.b32 %r1, [%d1+4];
+    set.eq.f32.f32 %r2, %r0, %r1;
+    set.eq.ftz.u32.f32 %r3, %r2, 0f3F800000;
+    st.global.b32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+def test_ftz_compare_of_a_set_result_keeps_the_inner_compare_exact():
+    """`set.eq.f32.f32 t, a, b` (no .ftz: a subnormal a is not equal to +0) is 0.0f for
+    a = 3 ulp (0x00000003) and b = +0; `set.eq.ftz.u32.f32 d, t, 1.0` is then false: d = 0.
+    ptxas 13.5.37 folds the two into one `FSETP.EQ.FTZ a, b`, flushing a to zero in the inner
+    compare too: 0xffffffff. Campaign 9, seed 20008201 (a vset4 sum, a subnormal, in a .func)."""
+    ours, theirs = _run_both(SET_EQ_OF_A_SET_RESULT, [3, 0])
+    assert ours == [0]
+    assert theirs == [0xFFFFFFFF]
