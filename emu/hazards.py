@@ -397,6 +397,11 @@ class TimingModel:
                 clock.sb_queues[wr_sb][facts.queue] = clock.seq
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                if op in lat.PREDICATE_WITH_READS:
+                    # its result rides the read scoreboard: a wait on it also covers the
+                    # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then
+                    # QSPC P1 with SB0, R16 read after the wait on SB0)
+                    clock.sb_queues[rd_sb][facts.queue] = clock.seq
                 if facts.read_unit is not None:
                     # its unit's place in the read order, even where its guard left it no register
                     # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
