@@ -91,6 +91,15 @@ def test_unpack_high_half_of_a_zero_extended_byte_is_zero():
     assert theirs == [0x1C]
 
 
+def test_unpack_high_half_of_a_zero_extended_half_is_zero():
+    """The same with `ld.u16`: hi is 0, ptxas 13.5.37 stores the loaded half (campaign 9,
+    seed 20006847, `mov.b32 {%h1, %h2}, %r14` of an `ld.global.u16`)."""
+    src = UNPACK_HIGH_HALF_OF_BYTE.replace("ld.global.u8 %r0", "ld.global.u16 %r0")
+    ours, theirs = _run_both(src, [0x44EC], out_words=1, dtype=np.uint16)
+    assert ours == [0]
+    assert theirs == [0x44EC]
+
+
 HIGH_LANE_OF_U16_LOAD = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {
