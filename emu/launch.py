@@ -96,10 +96,11 @@ def _dims(v) -> tuple[int, int, int]:
     return t
 
 
-def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge: str) -> tuple:
+def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge: str) -> dict:
     """A launch shape's checked facts (grid, block, threads per CTA, shared bytes, local
-    bytes per thread, register limit), kept on the program per shape: the same kernel is
-    usually launched again and again with the same few shapes."""
+    bytes per thread, register limit) as a Launch's attributes, kept on the program per
+    shape (a template: the same kernel is usually launched again and again with the same
+    few shapes)."""
     cache = program.__dict__.setdefault("_shapes", {})
     try:
         key = (grid if isinstance(grid, int) else tuple(grid), block if isinstance(block, int) else tuple(block),
@@ -120,8 +121,9 @@ def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge
     if shared_total > MAX_SHARED:
         raise EmuFault(f"{shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
                        kernel=program.name)
-    got = (grid, block, threads, shared_total, program.local_bytes + DEFAULT_LOCAL_BYTES,
-           255 if program.regcount >= 255 else max(program.regcount, 1))
+    got = {"reconverge": reconverge, "grid": grid, "block": block, "threads_per_cta": threads,
+           "shared_total": shared_total, "local_bytes": program.local_bytes + DEFAULT_LOCAL_BYTES,
+           "regcount_limit": 255 if program.regcount >= 255 else max(program.regcount, 1)}
     if key is not None:
         if len(cache) > 64:
             cache.clear()
@@ -138,19 +140,16 @@ class Launch:
         # "optimistic": lanes at the same PC run together (structured code reconverges at
         # once); "explicit": diverged lanes meet again only at BSYNC, WARPSYNC or a CTA
         # barrier, and collectives run apart are flagged (emu.convergence)
-        self.reconverge = reconverge
-        self.convergence = convergence.ConvergenceLog(program.name)
+        # reconverge, grid, block, threads_per_cta, shared_total, local_bytes, regcount_limit:
+        # as the shape's template has them
+        self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge))
         self.program = program
-        (self.grid, self.block, self.threads_per_cta, self.shared_total, self.local_bytes,
-         self.regcount_limit) = _shape(program, grid, block, dynamic_shared_bytes, reconverge)
+        self.convergence = convergence.ConvergenceLog(program.name)
         self.gmem = GlobalMemory()
         self.budget = Budget(budget)
-        self.thread_instructions = 0
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
-        self.timing_model = None
         self.printf: list[str] = []          # vprintf's output, in call order (emu/externs.py)
-        self.heap_allocations = 0
         self._globals = {}
         if program.globals:
             self._place_globals()
@@ -159,9 +158,14 @@ class Launch:
         self.steps = self.decoded.steps
         # warps that may contend through atomics run one at a time (machine._run_rounds)
         self.sequential = self.decoded.atomics
-        self.const: ConstantBanks | None = None
         # the texture/surface objects of the launch (emu.textures); module variables by name
         self.bindings = Bindings()
+
+    # What every launch starts with
+    thread_instructions = 0             # warp-instructions counted once per lane that ran them
+    heap_allocations = 0                # malloc calls (emu/externs.py)
+    timing_model = None                 # the hazard/cycle model or trace recorder, if any
+    const: ConstantBanks | None = None  # set by set_params
 
     def _place_globals(self) -> None:
         program = self.program

@@ -88,8 +88,17 @@ class GlobalMemory:
     def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
                  fill: int = 0) -> Buffer:
         size = max(size, 0)
-        backing = np.zeros(-(-size // 16) * 16, dtype=np.uint8) if not fill else \
-            np.full(-(-size // 16) * 16, fill, dtype=np.uint8)
+        padded = -(-size // 16) * 16
+        if not fill and contents.__class__ is bytes:
+            # the common case (a launch's parameters, a buffer's initial bytes): one
+            # writable copy, no zero-fill then overwrite
+            raw = bytearray(contents[:size])
+            if len(raw) < padded:
+                raw += bytes(padded - len(raw))
+            backing = np.frombuffer(raw, dtype=np.uint8)
+            contents = None
+        else:
+            backing = np.zeros(padded, dtype=np.uint8) if not fill else np.full(padded, fill, dtype=np.uint8)
         data = backing[:size]
         if contents is not None:
             if isinstance(contents, np.ndarray):
