@@ -19,8 +19,6 @@ CASES = {
     "bfe.s64": ("setp.lt.u64 %p0, %a0, %a1; mov.b64 %o, %a0; @%p0 bfe.s64 %o, %a1, 3, 17;", 64, 2, 64),
     "bfi.b64": ("setp.lt.u64 %p0, %a0, %a1; mov.b64 %o, %a0; @%p0 bfi.b64 %o, %a1, %a0, 5, 40;", 64, 2, 64),
     "cvt.sat.u8.u64": ("setp.lt.u64 %p0, %a0, %a1; mov.b64 %o, %a0; @%p0 cvt.sat.u8.u64 %o, %a1;", 64, 2, 64),
-    # campaign 9 seed 20004695 ("guarded `cvt` not supported yet")
-    "cvt.rna.tf32.f32": ("setp.lt.u32 %p0, %a0, %a1; mov.b32 %o, %a0; @%p0 cvt.rna.tf32.f32 %o, %a1;", 32, 2, 32),
 }
 
 
