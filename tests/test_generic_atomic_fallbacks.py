@@ -118,6 +118,16 @@ def test_generic_atomics_into_shared_on_other_archs(name, arch):
     _compare(name, "shared", arch)
 
 
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_shared_bf16x2_add(arch):
+    """`atom.shared.add.noftz.bf16x2`: ptxas's compare-and-swap loop (ours refused it)."""
+    OPS["shared_add_bf16x2"] = ("b32", "atom.shared.add.noftz.bf16x2 %o, [sh], %v;")
+    try:
+        _compare("shared_add_bf16x2", "shared", arch)
+    finally:
+        del OPS["shared_add_bf16x2"]
+
+
 def _compare(name: str, where: str, arch: str) -> None:
     ty, stmt = OPS[name]
     ptx = _ptx(ty, stmt, where).replace(".target sm_89", f".target {arch}").replace(".version 8.3", ".version 8.8")
@@ -146,7 +156,7 @@ def _compare(name: str, where: str, arch: str) -> None:
     final = results[1][0] if where != "global" else results[1][1]
     if name == "add_u64" and where == "shared":      # every lane's value arrived
         assert int(final) == int(data.sum())
-    if name in ("add_f16x2", "add_bf16x2") and where == "shared":    # 64 ones added to 0
+    if name in ("add_f16x2", "add_bf16x2", "shared_add_bf16x2") and where == "shared":    # 64 ones added to 0
         assert int(final) == (0x54005400 if name == "add_f16x2" else 0x42804280)
 
 
