@@ -610,3 +610,17 @@ def test_text_without_descriptor_uses_ur4(text, bits):
     assert codec.bits_value(word6, list(bits)) == 6
     assert disassemble([word | NEUTRAL_CONTROL << 105, word6 | NEUTRAL_CONTROL << 105],
                        "sm_89") == [text, text]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89"])
+def test_cctll_prefetch_at_an_absolute_address(arch):
+    """`CCTLL.PF1/PF2 [imm]` (prefetch.local at an absolute local address, a held-back fuzz
+    cubin's word): nvdisasm prints `[0x8]` where the base is RZ; no table form took it, so the
+    word decoded as `[RZ+0x8]` and the text did not encode."""
+    base = codec.encode_text("CCTLL.PF2 [R1+0x8]", arch)
+    words = [(base & ~(0xFF << 24)) | (0xFF << 24) | (offset << 40) | (level << 87)
+             for offset, level in [(0x8, 1), (0x10, 0), (0x0, 1), (0xfff8, 1)]]
+    for w, t in zip(words, disassemble(words, arch)):
+        assert t is not None and "CCTLL" in t
+        assert codec.decode_text(w, arch) == t
+        assert codec.encode_text(t, arch) & ~codec.CONTROL_MASK == w & ~codec.CONTROL_MASK
