@@ -95,6 +95,11 @@ def prepare_step(s, warp_sync_offsets: set[int] | None, probes: set[int] = froze
     op = s.ins.opcode
     if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
         s.aux["meets"] = True          # sets the lanes' sync_hint itself
+    if op in ("BSSY", "BSYNC"):
+        # BSSY splits nothing (its lanes go on together) and records their sync_hint; a
+        # BSYNC that releases every member gives it back (machine.release_convergence), one
+        # that lets lanes go without their partners (a YIELD) sets the full warp
+        s.aux["meets"] = True
     if op in ("VOTE", "VOTEU") and _is_activemask(s.ins):
         # `activemask`: the lanes here are the members of what follows it with no
         # control instruction between (a warp-aggregated atomic's REDUX, ptxas's and ours)
