@@ -15,7 +15,10 @@ says, for each instruction, which lanes must be executing it together:
   path only when they are together. So the members are the lanes last met with no control
   instruction since: those a WARPSYNC released together (lanes of its mask parked at a
   BSYNC do not hold it up, nor count), or the mask a BRA.CONV/DIV found together; else
-  the whole warp. VOTE is also
+  the whole warp. A BSSY splits nothing, and a BSYNC that releases every member of its
+  barrier gives them back what they met on at the BSSY (ptxas's converged path: BRA.CONV
+  m; BSSY; WARPSYNC.EXCLUSIVE m; REDUX; BSYNC; MATCH of m); one that lets lanes go
+  without partners that yielded (GPU run 12's split) leaves the whole warp. VOTE is also
   `activemask` (`VOTE.ANY R, PT, PT`), which is no collective but a meeting of the lanes
   present (code that reads it goes on with those lanes as members): where the cubin lists its
   warp-synchronous instructions (COOP_GROUP_INSTR_OFFSETS) a VOTE counts only if listed,
