@@ -12,9 +12,12 @@ from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.dead_local_stores import remove_dead_local_stores
+from ptx2sass.opt.dead_loops import remove_dead_loops
+from ptx2sass.opt.exit_guards import propagate_exit_guards
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
+from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
 from ptx2sass.opt.if_convert import if_convert_loads
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
@@ -30,14 +33,23 @@ MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle 
 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
-    Counted loops are unrolled once their induction arithmetic is simplified, and the
-    unrolled code is simplified again. Branches around a few loads become predicated loads
+    What a guarded exit decided holds past it; what loops recompute from values defined
+    outside them moves before them, and loops left computing nothing go. Counted loops are unrolled once their induction
+    arithmetic is simplified, and the unrolled code is simplified again. Branches around a few loads become predicated loads
     (and their blocks one). Last, loop exits get their own phi-copy blocks. Blocks that only
     a label no branch names splits (Triton's and NVVM's `$L__tmp` debug labels) are joined
     first: scheduling works within blocks (a Welford reduction's shuffles were one step at
     a time)."""
     merge_blocks(fn)
     _simplify(fn, contract)
+    if propagate_exit_guards(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
+    if hoist_loop_invariants(fn):
+        _simplify(fn, contract)
+    if remove_dead_loops(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
     if if_convert_loads(fn):
         merge_blocks(fn)
         _simplify(fn, contract)
