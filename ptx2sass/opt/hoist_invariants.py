@@ -10,9 +10,12 @@ Moved: pure operations (`dce.is_pure`'s arithmetic), unguarded, without a carry,
 are constants, symbols, launch-invariant special registers or values defined outside the loop
 (or already moved). They compute the same value on every iteration and cannot trap, so running
 them once before the loop, even where the loop would have skipped them, changes nothing.
-Loads move only from the constant bank (nothing in a kernel writes it) and only from blocks
-that every iteration runs before the loop can leave (they dominate every exiting block), so
-no load runs that the loop would not have run. Loops need a preheader: the header's one
+Loads move only from blocks that every iteration runs before the loop can leave (they
+dominate every exiting block, and nothing in the loop exits the thread), so no load runs that
+the loop would not have run; from the constant bank (nothing in a kernel writes it) always,
+from other spaces where nothing in the loop writes memory or synchronises (every instruction
+in it pure or a branch: the loaded value is the same on every iteration, unless another thread
+races with it unsynchronised, which the memory model leaves undefined). Loops need a preheader: the header's one
 predecessor outside the loop, with the header as its only successor."""
 from __future__ import annotations
 
@@ -63,11 +66,11 @@ def _invariant_operand(op, inside: set[int]) -> bool:
     return True                                  # Const, Symbol
 
 
-def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool) -> bool:
+def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: bool) -> bool:
     if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
         return False
     if ins.opcode in ("ld", "ldu"):
-        if ins.space != "const" or not dominates_exits:
+        if not dominates_exits or not (ins.space == "const" or read_only):
             return False
     elif ins.opcode not in PURE:
         return False
@@ -83,15 +86,19 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
             continue
         blocks = [b for b in ir.reverse_postorder(fn) if id(b) in body]
         exiting = [b for b in blocks if any(id(s) not in body for s in b.succs)]
+        instrs = [i for b in blocks for i in b.instrs]
+        if any(i.opcode in ("exit", "ret", "trap_exit") for i in instrs):
+            exiting = []                         # a thread may leave anywhere: no loads move
+        read_only = all(i.opcode == "bra" or is_pure(i) for i in instrs)
         # values defined inside the loop (phis and instructions); shrinks as operations move
         inside = {p.dest.id for b in blocks for p in b.phis}
         inside |= {d.id for b in blocks for i in b.instrs for d in i.dests}
         moved: list[ir.Instr] = []
         for b in blocks:                         # reverse postorder: definitions before uses
-            dominates_exits = all(ir.dominates(idom, b, e) for e in exiting)
+            dominates_exits = bool(exiting) and all(ir.dominates(idom, b, e) for e in exiting)
             keep = []
             for ins in b.instrs:
-                if _movable(ins, inside, dominates_exits):
+                if _movable(ins, inside, dominates_exits, read_only):
                     moved.append(ins)
                     inside.difference_update(d.id for d in ins.dests)
                 else:
