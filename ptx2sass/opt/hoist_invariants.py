@@ -16,11 +16,16 @@ the loop would not have run; from the constant bank (nothing in a kernel writes 
 from other spaces where nothing in the loop writes memory or synchronises (every instruction
 in it pure or a branch: the loaded value is the same on every iteration, unless another thread
 races with it unsynchronised, which the memory model leaves undefined). Loops need a preheader: the header's one
-predecessor outside the loop, with the header as its only successor."""
+predecessor outside the loop, with the header as its only successor.
+
+In such a loop that runs its body at least once, a header phi whose value from the latch is
+now invariant holds that value after the loop: reads after the loop take it directly (and the
+loop may then be left with nothing to do, for `dead_loops`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.opt.dce import PURE, is_pure
+from ptx2sass.opt.uses import substitute
 
 # special registers whose value does not change during a thread's life
 INVARIANT_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%lanemask", "%nsmid", "%gridid",
@@ -77,8 +82,77 @@ def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: 
     return all(_invariant_operand(s, inside) for s in ins.srcs)
 
 
+MASK32 = 0xFFFFFFFF
+
+
+def _range(v, defs: dict[int, ir.Instr], depth: int = 0) -> tuple[int, int]:
+    """Unsigned 32-bit bounds of a value (from constants, `and`, `or`, `add`, `shr`, `min`)."""
+    if isinstance(v, ir.Const):
+        return v.value & MASK32, v.value & MASK32
+    ins = defs.get(v.id) if isinstance(v, ir.Value) and depth < 8 else None
+    if ins is None or ins.guard is not None or ins.type not in ("u32", "s32", "b32") or len(ins.srcs) != 2 \
+            or ins.modifiers:
+        return 0, MASK32
+    a, b = (_range(s, defs, depth + 1) for s in ins.srcs)
+    if ins.opcode == "and":
+        return 0, min(a[1], b[1])
+    if ins.opcode == "or":
+        return max(a[0], b[0]), MASK32
+    if ins.opcode == "add" and a[1] + b[1] <= MASK32:
+        return a[0] + b[0], a[1] + b[1]
+    if ins.opcode == "shr" and ins.type != "s32" and b[0] == b[1] and b[0] < 32:
+        return a[0] >> b[0], a[1] >> b[0]
+    if ins.opcode == "min" and ins.type != "s32":
+        return min(a[0], b[0]), min(a[1], b[1])
+    return 0, MASK32
+
+
+def _first_test_continues(fn: ir.Function, h: ir.Block, pre: ir.Block, body: set[int],
+                          defs: dict[int, ir.Instr]) -> bool:
+    """The header's first exit test (on entry from the preheader) provably stays in the loop."""
+    term = h.instrs[-1] if h.instrs else None
+    if term is None or term.opcode != "bra" or not isinstance(term.guard, ir.Value) or len(h.succs) != 2:
+        return False
+    setp = defs.get(term.guard.id)
+    if setp is None or setp.opcode != "setp" or setp.guard is not None or len(setp.modifiers) != 1 \
+            or setp.type not in ("u32", "b32") or len(setp.srcs) != 2 or setp not in h.instrs:
+        return False
+    entry = {p.dest.id: dict((id(b), x) for b, x in p.incoming).get(id(pre)) for p in h.phis}
+    (alo, ahi), (blo, bhi) = (_range(entry.get(s.id, s) if isinstance(s, ir.Value) else s, defs)
+                              for s in setp.srcs)
+    holds = {"lt": ahi < blo, "lo": ahi < blo, "le": ahi <= blo, "ls": ahi <= blo, "gt": alo > bhi,
+             "hi": alo > bhi, "ge": alo >= bhi, "hs": alo >= bhi,
+             "ne": ahi < blo or alo > bhi}.get(setp.modifiers[0], False)
+    fails = {"lt": alo >= bhi, "lo": alo >= bhi, "ge": ahi < blo, "hs": ahi < blo,
+             "eq": ahi < blo or alo > bhi}.get(setp.modifiers[0], False)
+    taken_exits = id(h.succs[0]) not in body
+    # the branch is taken when the predicate differs from the guard's negation
+    taken = (not term.guard_negated) if holds else (term.guard_negated if fails else None)
+    return taken is not None and taken != taken_exits
+
+
+def _values_after_loop(fn: ir.Function, h: ir.Block, latch: ir.Block, body: set[int], inside: set[int]) -> bool:
+    """Reads after the loop of header phis whose latch value is invariant take that value."""
+    subst = {}
+    for phi in h.phis:
+        back = [v for p, v in phi.incoming if p is latch]
+        if len(back) == 1 and not (isinstance(back[0], ir.Value) and back[0].id in inside):
+            subst[phi.dest.id] = back[0]
+    if not subst:
+        return False
+    return substitute(_Outside(fn, body), subst)
+
+
+class _Outside:
+    """The blocks of `fn` outside a loop, for `substitute`."""
+
+    def __init__(self, fn: ir.Function, body: set[int]):
+        self.blocks = [b for b in fn.blocks if id(b) not in body]
+
+
 def hoist_loop_invariants(fn: ir.Function) -> bool:
     idom = ir.dominators(fn)
+    defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
     changed = False
     for h, body in _loops(fn, idom):
         pre = _preheader(h, body)
@@ -86,6 +160,10 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
             continue
         blocks = [b for b in ir.reverse_postorder(fn) if id(b) in body]
         exiting = [b for b in blocks if any(id(s) not in body for s in b.succs)]
+        latches = [p for p in h.preds if id(p) in body]
+        # a top-tested loop whose body runs at least once: blocks every iteration passes
+        at_least_once = (exiting == [h] and len(latches) == 1
+                         and _first_test_continues(fn, h, pre, body, defs))
         instrs = [i for b in blocks for i in b.instrs]
         if any(i.opcode in ("exit", "ret", "trap_exit") for i in instrs):
             exiting = []                         # a thread may leave anywhere: no loads move
@@ -95,7 +173,8 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
         inside |= {d.id for b in blocks for i in b.instrs for d in i.dests}
         moved: list[ir.Instr] = []
         for b in blocks:                         # reverse postorder: definitions before uses
-            dominates_exits = bool(exiting) and all(ir.dominates(idom, b, e) for e in exiting)
+            dominates_exits = bool(exiting) and (all(ir.dominates(idom, b, e) for e in exiting) or (
+                at_least_once and ir.dominates(idom, b, latches[0])))
             keep = []
             for ins in b.instrs:
                 if _movable(ins, inside, dominates_exits, read_only):
@@ -104,6 +183,8 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
                 else:
                     keep.append(ins)
             b.instrs = keep
+        if at_least_once and _values_after_loop(fn, h, latches[0], body, inside):
+            changed = True
         if not moved:
             continue
         last = pre.instrs[-1] if pre.instrs else None
