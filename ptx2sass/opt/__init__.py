@@ -24,6 +24,7 @@ from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
 from ptx2sass.opt.repack import repack
 from ptx2sass.opt.split_exit_edges import split_exit_edges
+from ptx2sass.opt.unguard_expansions import unguard_expansions
 from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
@@ -33,15 +34,18 @@ MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle 
 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
-    What a guarded exit decided holds past it; what loops recompute from values defined
-    outside them moves before them, and loops left computing nothing go. Counted loops are unrolled once their induction
-    arithmetic is simplified, and the unrolled code is simplified again. Branches around a few loads become predicated loads
-    (and their blocks one). Last, loop exits get their own phi-copy blocks. Blocks that only
-    a label no branch names splits (Triton's and NVVM's `$L__tmp` debug labels) are joined
-    first: scheduling works within blocks (a Welford reduction's shuffles were one step at
-    a time)."""
+    Guarded operations selected as sequences run unguarded and select their result. What a
+    guarded exit decided holds past it; what loops recompute from values defined outside
+    them moves before them, and loops left computing nothing go. Counted loops are unrolled
+    once their induction arithmetic is simplified, and the unrolled code is simplified
+    again. Branches around a few loads become predicated loads (and their blocks one). Last,
+    loop exits get their own phi-copy blocks. Blocks that only a label no branch names
+    splits (Triton's and NVVM's `$L__tmp` debug labels) are joined first: scheduling works
+    within blocks (a Welford reduction's shuffles were one step at a time)."""
     merge_blocks(fn)
     _simplify(fn, contract)
+    if unguard_expansions(fn):
+        _simplify(fn, contract)
     if propagate_exit_guards(fn):
         merge_blocks(fn)
         _simplify(fn, contract)
