@@ -61,11 +61,28 @@ def _ends(h: ir.Block, latch: ir.Block, exiting: ir.Block, exit_: ir.Block, insi
     return cmp in (EXIT_WHEN if leave_when else CONTINUE_WHILE)
 
 
-def _delete(fn: ir.Function, h: ir.Block, body: set[int]) -> bool:
+def _used_in(fn: ir.Function) -> dict[int, set[int]]:
+    """Value id -> ids of the blocks that read it (phis count in their own block)."""
+    out: dict[int, set[int]] = {}
+    for b in fn.blocks:
+        for phi in b.phis:
+            for _, v in phi.incoming:
+                if isinstance(v, ir.Value):
+                    out.setdefault(v.id, set()).add(id(b))
+        for ins in b.instrs:
+            for op in [*ins.srcs, ins.guard, *ins.merge]:
+                v = op.base if isinstance(op, ir.Address) else op
+                if isinstance(v, ir.Value):
+                    out.setdefault(v.id, set()).add(id(b))
+    return out
+
+
+def _delete(fn: ir.Function, h: ir.Block, body: set[int], by_id: dict[int, ir.Block],
+            used_in: dict[int, set[int]]) -> bool:
     pre = _preheader(h, body)
     if pre is None or h.preds.count(pre) != 1:
         return False
-    blocks = [b for b in fn.blocks if id(b) in body]
+    blocks = [by_id[i] for i in body if i in by_id]
     edges = [(b, s) for b in blocks for s in b.succs if id(s) not in body]
     if len(edges) != 1:
         return False
@@ -79,18 +96,8 @@ def _delete(fn: ir.Function, h: ir.Block, body: set[int]) -> bool:
                 continue
             return False
     inside = {p.dest.id for b in blocks for p in b.phis} | {d.id for b in blocks for i in b.instrs for d in i.dests}
-    for b in fn.blocks:
-        if id(b) in body:
-            continue
-        for phi in b.phis:
-            if any(isinstance(v, ir.Value) and v.id in inside for _, v in phi.incoming):
-                return False
-        for ins in b.instrs:
-            ops = list(ins.srcs) + [ins.guard] + list(ins.merge)
-            for op in ops:
-                v = op.base if isinstance(op, ir.Address) else op
-                if isinstance(v, ir.Value) and v.id in inside:
-                    return False
+    if any(not used_in.get(v, set()) <= body for v in inside):
+        return False                             # read after the loop
     if not _ends(h, latches[0], exiting, exit_, inside, _definers(blocks)):
         return False
     pre.succs = [exit_]
@@ -105,8 +112,10 @@ def remove_dead_loops(fn: ir.Function) -> bool:
     changed = False
     while True:
         idom = ir.dominators(fn)
+        by_id = {id(b): b for b in fn.blocks}
+        used_in = _used_in(fn)
         for h, body in _loops(fn, idom):
-            if _delete(fn, h, body):
+            if _delete(fn, h, body, by_id, used_in):
                 changed = True
                 break
         else:

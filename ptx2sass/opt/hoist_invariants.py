@@ -151,14 +151,17 @@ class _Outside:
 
 
 def hoist_loop_invariants(fn: ir.Function) -> bool:
+    # moving instructions leaves the CFG as it is: dominators and the block order hold throughout
     idom = ir.dominators(fn)
+    rpo = ir.reverse_postorder(fn)
+    order = {id(b): k for k, b in enumerate(rpo)}
     defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
     changed = False
     for h, body in _loops(fn, idom):
         pre = _preheader(h, body)
         if pre is None:
             continue
-        blocks = [b for b in ir.reverse_postorder(fn) if id(b) in body]
+        blocks = sorted((rpo[order[i]] for i in body if i in order), key=lambda b: order[id(b)])
         exiting = [b for b in blocks if any(id(s) not in body for s in b.succs)]
         latches = [p for p in h.preds if id(p) in body]
         # a top-tested loop whose body runs at least once: blocks every iteration passes
@@ -191,5 +194,4 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
         at = len(pre.instrs) - 1 if last is not None and last.opcode == "bra" else len(pre.instrs)
         pre.instrs[at:at] = moved
         changed = True
-        idom = ir.dominators(fn)
     return changed
