@@ -101,7 +101,7 @@ def forward_local_stores(fn: ir.Function) -> bool:
     if points_to is None:
         return False
     bad, stores = _bad_and_stores(fn, names, points_to)
-    idom = None
+    idom = children = None
     changed = False
     for name, writes in stores.items():
         home = writes[0][0]
@@ -109,15 +109,24 @@ def forward_local_stores(fn: ir.Function) -> bool:
             continue
         if idom is None:
             idom = ir.dominators(fn)
+            children = {}
+            for b, d in idom.items():
+                if d is not None:
+                    children.setdefault(id(d), []).append(b)
         if home not in idom:
             continue
+        dominated, stack = set(), [home]         # home's subtree of the dominator tree
+        while stack:
+            b = stack.pop()
+            dominated.add(id(b))
+            stack.extend(children.get(id(b), ()))
         final: dict = {}
         mine = {id(w) for _, w in writes}
         for ins in home.instrs:
             if id(ins) in mine:
                 _write(final, ins)
         for block in fn.blocks:
-            if block not in idom or not ir.dominates(idom, home, block):
+            if id(block) not in dominated:
                 continue
             state = {} if block is home else final
             out = []
