@@ -95,3 +95,16 @@ def test_invariant_loads_leave_the_loop_and_the_empty_loop_goes(variant):
         assert [o for o in before_exit if "BRA" in o], mine
     # the constant vector and the shared word are loaded once, outside any loop
     assert sum(o.startswith("LDS") for o in mine) == 1, mine
+
+
+@pytest.mark.parametrize("load", ["ld.relaxed.cta.shared.u32", "ld.relaxed.gpu.shared.u32", "ld.volatile.shared.u32"])
+def test_strong_loads_stay_in_their_loop(load):
+    """A relaxed or volatile load reads memory again on every iteration (another thread's store
+    must become visible: a spin on a flag), so it neither leaves the loop nor goes with it;
+    ptxas keeps the loop and the load in it. The weak load of the same loop leaves it (above)."""
+    ptx = LOOP.replace("EXTRA", "").replace("RESULT", "").replace("ld.shared.u32 %r14", load + " %r14")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    for ops in (_ops(ours), _ops(oracle.ptxas(ptx).output)):
+        before_exit = ops[:ops.index("EXIT")]
+        assert [o for o in before_exit if o.startswith("@P0 BRA")], ops      # the loop stays
+        assert sum(o.startswith("LDS") for o in ops) == 1, ops

@@ -28,6 +28,16 @@ PURE_OR_LOAD = PURE | {"ld", "ldu"}       # opcodes is_pure may accept
 CARRY = ("cc",)       # add.cc & co. set the carry flag a later addc reads: not pure (one modifier)
 
 
+# loads of the memory model's strong kinds (and volatile/mmio): each must read memory again, so
+# that another thread's store becomes visible; loops keep them (not hoisted, not deleted with
+# the loop), as ptxas keeps a relaxed load in its loop
+STRONG_LOADS = KEPT_LOADS | {"relaxed"}
+
+
+def is_strong_load(ins: ir.Instr) -> bool:
+    return ins.opcode in ("ld", "ldu") and not STRONG_LOADS.isdisjoint(ins.modifiers)
+
+
 def is_pure(ins: ir.Instr) -> bool:
     if not ins.dests or CARRY[0] in ins.modifiers:
         return False

@@ -3,7 +3,7 @@
 Once invariant code has moved out (`hoist_invariants`) and dead code has gone, a loop may be
 left counting its induction variable up to a bound with nothing else to do; ptxas deletes such
 loops (fuzz seed 21000113: an empty loop of 3 to 6 trips, ptxas has none). A loop goes when:
-- every instruction in it is pure (`dce.is_pure`: arithmetic and loads, no stores, atomics,
+- every instruction in it is pure (`dce.is_pure`: arithmetic and weak loads, no stores, atomics,
   barriers, warp collectives or calls) or a branch;
 - nothing outside it reads a value defined in it;
 - it has one exit edge, into a block X, and is entered from one preheader;
@@ -16,7 +16,7 @@ The preheader then goes straight to X."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dce import is_pure
+from ptx2sass.opt.dce import is_pure, is_strong_load
 from ptx2sass.opt.hoist_invariants import _loops, _preheader
 
 # compares that end a +1-stepped counter's loop when the counter is the first operand:
@@ -92,7 +92,8 @@ def _delete(fn: ir.Function, h: ir.Block, body: set[int], by_id: dict[int, ir.Bl
         return False
     for b in blocks:
         for ins in b.instrs:
-            if ins.opcode == "bra" or (ins.opcode not in ir.TERMINATORS and is_pure(ins)):
+            if ins.opcode == "bra" or (ins.opcode not in ir.TERMINATORS and is_pure(ins)
+                                       and not is_strong_load(ins)):
                 continue
             return False
     inside = {p.dest.id for b in blocks for p in b.phis} | {d.id for b in blocks for i in b.instrs for d in i.dests}

@@ -10,7 +10,7 @@ Moved: pure operations (`dce.is_pure`'s arithmetic), unguarded, without a carry,
 are constants, symbols, launch-invariant special registers or values defined outside the loop
 (or already moved). They compute the same value on every iteration and cannot trap, so running
 them once before the loop, even where the loop would have skipped them, changes nothing.
-Loads move only from blocks that every iteration runs before the loop can leave (they
+Weak loads (not relaxed, acquire, volatile or mmio: those read again each time) move only from blocks that every iteration runs before the loop can leave (they
 dominate every exiting block, and nothing in the loop exits the thread), so no load runs that
 the loop would not have run; from the constant bank (nothing in a kernel writes it) always,
 from other spaces where nothing in the loop writes memory or synchronises (every instruction
@@ -24,7 +24,7 @@ loop may then be left with nothing to do, for `dead_loops`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dce import PURE, is_pure
+from ptx2sass.opt.dce import PURE, is_pure, is_strong_load
 from ptx2sass.opt.uses import substitute
 
 # special registers whose value does not change during a thread's life
@@ -75,7 +75,7 @@ def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: 
     if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
         return False
     if ins.opcode in ("ld", "ldu"):
-        if not dominates_exits or not (ins.space == "const" or read_only):
+        if is_strong_load(ins) or not dominates_exits or not (ins.space == "const" or read_only):
             return False
     elif ins.opcode not in PURE:
         return False
