@@ -41,46 +41,51 @@ def remove_dead_code(fn: ir.Function) -> bool:
     values it read, and those that reach zero are looked at next (a dead chain goes in one
     pass, not one link per pass)."""
     counts = use_counts(fn)
-    definers: dict[int, tuple] = {}          # value id -> ("phi"|"ins", the definer)
+    definers: dict[int, object] = {}         # value id -> the phi or instruction defining it
     for block in fn.blocks:
         for phi in block.phis:
-            definers[phi.dest.id] = ("phi", phi)
+            definers[phi.dest.id] = phi
         for ins in block.instrs:
             if ins.opcode in PURE_OR_LOAD and is_pure(ins):
-                entry = ("ins", ins)
                 for d in ins.dests:
-                    definers[d.id] = entry
+                    definers[d.id] = ins
     dead: set[int] = set()                   # ids of removed phis and instructions
-    work = [vid for vid in definers if not counts.get(vid, 0)]
+    get = counts.get
+    work = [vid for vid in definers if not get(vid, 0)]
+    Phi = ir.Phi
     while work:
-        kind, node = definers[work.pop()]
+        node = definers[work.pop()]
         if id(node) in dead:
             continue
-        if kind == "phi":
-            if counts.get(node.dest.id, 0):
+        if type(node) is Phi:
+            if get(node.dest.id, 0):
                 continue
-        elif len(node.dests) == 1:
-            if counts.get(node.dests[0].id, 0):
+            reads = phi_reads(node)
+        else:
+            dests = node.dests
+            if len(dests) == 1:
+                if get(dests[0].id, 0):
+                    continue
+            elif any(get(d.id, 0) for d in dests):
                 continue
-        elif any(counts.get(d.id, 0) for d in node.dests):
-            continue
+            reads = _operands(node)
         dead.add(id(node))
-        for v in _operands(kind, node):
-            counts[v.id] -= 1
-            if not counts[v.id] and v.id in definers:
-                work.append(v.id)
+        for v in reads:
+            vid = v.id
+            left = counts[vid] = counts[vid] - 1
+            if not left and vid in definers:
+                work.append(vid)
     if not dead:
         return False
     for block in fn.blocks:
-        block.phis = [p for p in block.phis if id(p) not in dead]
+        if block.phis:
+            block.phis = [p for p in block.phis if id(p) not in dead]
         block.instrs = [i for i in block.instrs if id(i) not in dead]
     return True
 
 
-def _operands(kind: str, node) -> list[ir.Value]:
-    """The values a phi or an instruction reads, once per operand (as `use_counts`)."""
-    if kind == "phi":
-        return phi_reads(node)
+def _operands(node: ir.Instr) -> list[ir.Value]:
+    """The values an instruction reads, once per operand (as `use_counts`)."""
     out = []
     Value = ir.Value
     for s in node.srcs:

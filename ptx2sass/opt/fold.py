@@ -17,10 +17,6 @@ def signed_value(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _shift_amount(c: ir.Const) -> int:
-    return c.value & 0xFFFFFFFF
-
-
 def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
     op, signed = ins.opcode, ins.type[0] == "s"
     if op == "add" and not ins.modifiers:
@@ -58,7 +54,8 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
     bits = _FOLD_BITS.get(ty)
     if bits is None or len(ins.dests) != 1 or not ins.srcs:
         return None
-    srcs = []
+    mask = (1 << bits) - 1
+    args = []
     Const, Value = ir.Const, ir.Value
     for s in ins.srcs:
         t = type(s)
@@ -70,14 +67,14 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
                 return None
         elif t is not Const:
             return None
-        srcs.append(s)
+        args.append(s.value)
     dest_type = ins.dests[0].type
     if dest_type != ty and ir.TYPES.get(dest_type, (None, None))[1] != bits:
         return None
-    mask = (1 << bits) - 1
-    args = [s.value & mask for s in srcs]
-    if ins.opcode in ("shl", "shr"):
-        args[1] = _shift_amount(srcs[1])
+    if ins.opcode in ("shl", "shr"):        # the shift amount: its low 32 bits
+        args = [args[0] & mask, args[1] & 0xFFFFFFFF]
+    else:
+        args = [a & mask for a in args]
     result = _eval(ins, bits, args)
     if result is None:
         return None
@@ -85,23 +82,34 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
 
 
 def fold_constants(fn: ir.Function) -> bool:
+    """Each foldable instruction whose operands are known becomes `mov d, result`, in place
+    (the instruction keeps its results and line; what else it had is reset as a fresh
+    `mov` has it: it has no guard, `_fold` refuses guarded ones)."""
     changed = False
     known: dict[int, ir.Const] = {}         # value id -> the immediate propagation gives it
+    Const = ir.Const
     for block in fn.blocks:
-        instrs = block.instrs
-        for k, ins in enumerate(instrs):
-            if ins.opcode != "mov":
-                if ins.opcode not in FOLDABLE:
+        for ins in block.instrs:
+            op = ins.opcode
+            if op != "mov":
+                if op not in FOLDABLE:
                     continue
                 const = _fold(ins, known)
                 if const is None:
                     continue
-                instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const], type=ins.type,
-                                     line=ins.line)
+                ins.opcode = "mov"
+                ins.srcs = [const]
+                ins.modifiers = ins.types = ()
+                ins.guard_negated = False
+                ins.space = ins.align = None
+                if ins.merge:
+                    ins.merge = []
+                if ins.attrs:
+                    ins.attrs = {}
                 changed = True
                 known[ins.dests[0].id] = const      # what copy_source says of that mov
                 continue
             src = copy_source(ins)
-            if type(src) is ir.Const:
+            if type(src) is Const:
                 known[ins.dests[0].id] = src
     return changed
