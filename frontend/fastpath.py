@@ -114,8 +114,23 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
                     operands: list) -> None:
     """`build`'s operands where no vector braces hold commas: STATEMENT has checked the
     syntax, so splitting at the commas gives the operands, each told by its first
-    character (the same nodes and columns as the general loop)."""
+    character (the same nodes and columns as the general loop). Operand lists of plain
+    registers and integer literals only (most of them) are split once per spelling: the
+    split is cached as `_simple_plan`'s tuple."""
     column = pos - line_start + 1
+    plan = _SIMPLE_PLANS.get(ops)
+    if plan is None:
+        plan = _simple_plan(ops)
+        if len(_SIMPLE_PLANS) < 8192:
+            _SIMPLE_PLANS[ops] = plan
+    if plan:
+        for offset, name, literal in plan:
+            if literal is None:
+                operands.append(Name(name=name, line=line, column=column + offset))
+            else:
+                operands.append(IntLit(value=literal[0], text=name, unsigned=literal[1],
+                                       overflow=literal[2], line=line, column=column + offset))
+        return
     for piece in ops.split(","):
         stripped = piece.lstrip(" \t")
         at = column + len(piece) - len(stripped)
@@ -136,12 +151,33 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
         elif c == "0" and len(stripped) > 1 and stripped[1] in "fFdD":
             operands.append(_hexfloat(stripped, line, at))
         else:
-            known = _INT_LITERALS.get(stripped)
-            if known is None:
-                operands.append(int_literal(stripped, line, at))
-            else:
-                operands.append(IntLit(value=known[0], text=stripped, unsigned=known[1],
-                                       overflow=known[2], line=line, column=at))
+            operands.append(int_literal(stripped, line, at))
+
+
+def _simple_plan(ops: str) -> tuple | bool:
+    """For an operand list of plain names (no `.component`) and integer literals only:
+    (offset from the list's start, text, the literal's (value, unsigned, overflow) or None
+    for a name) per operand; False for any other list."""
+    plan = []
+    at = 0
+    for piece in ops.split(","):
+        stripped = piece.lstrip(" \t")
+        offset = at + len(piece) - len(stripped)
+        at += len(piece) + 1
+        stripped = stripped.rstrip(" \t")
+        c = stripped[0]
+        if c in _NAME_STARTS:
+            if "." in stripped:
+                return False
+            plan.append((offset, stripped, None))
+        elif c in "[-" or (c == "0" and len(stripped) > 1 and stripped[1] in "fFdD"):
+            return False
+        else:
+            plan.append((offset, stripped, _literal(stripped)))
+    return tuple(plan)
+
+
+_SIMPLE_PLANS: dict[str, tuple | bool] = {}     # operand list text -> `_simple_plan`'s answer
 
 
 _NAME_STARTS = frozenset("%$_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -236,6 +272,13 @@ _INT_LITERALS: dict[str, tuple[int, bool, bool]] = {}    # text -> value, unsign
 def int_literal(text: str, line: int, column: int) -> ast.IntLit:
     """An integer literal as ptxas reads it: wrapped to 64 bits, with `overflow` set for a
     decimal one ptxas rejects."""
+    value, unsigned, overflow = _literal(text)
+    return ast.IntLit(value=value, text=text, unsigned=unsigned, overflow=overflow,
+                      line=line, column=column)
+
+
+def _literal(text: str) -> tuple[int, bool, bool]:
+    """An integer literal's (value, unsigned, overflow) (`int_literal`'s fields)."""
     known = _INT_LITERALS.get(text)
     if known is None:
         value = int_value(text)
@@ -246,8 +289,7 @@ def int_literal(text: str, line: int, column: int) -> ast.IntLit:
         known = (value, text.endswith("U"), overflow)
         if len(_INT_LITERALS) < 4096:
             _INT_LITERALS[text] = known
-    return ast.IntLit(value=known[0], text=text, unsigned=known[1], overflow=known[2],
-                      line=line, column=column)
+    return known
 
 
 def _decimal_overflows(digits: str) -> bool:

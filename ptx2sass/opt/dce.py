@@ -3,7 +3,7 @@ phis nobody reads, go (repeatedly, since removing one frees its inputs)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.uses import phi_reads, use_counts
+from ptx2sass.opt.uses import phi_reads
 
 # Opcodes that only compute their results. A load nobody reads goes too, from any space
 # and with any cache operator, as ptxas deletes it; volatile, .mmio and acquire loads stay
@@ -40,17 +40,33 @@ def remove_dead_code(fn: ir.Function) -> bool:
     """One pass with a worklist: removing a dead operation lowers the use counts of the
     values it read, and those that reach zero are looked at next (a dead chain goes in one
     pass, not one link per pass)."""
-    counts = use_counts(fn)
+    counts: dict[int, int] = {}              # value id -> operands reading it (`use_counts`)
     definers: dict[int, object] = {}         # value id -> the phi or instruction defining it
+    get = counts.get
+    Value, Address = ir.Value, ir.Address
     for block in fn.blocks:
         for phi in block.phis:
             definers[phi.dest.id] = phi
+            for _, v in phi.incoming:
+                if type(v) is Value:
+                    counts[v.id] = get(v.id, 0) + 1
         for ins in block.instrs:
             if ins.opcode in PURE_OR_LOAD and is_pure(ins):
                 for d in ins.dests:
                     definers[d.id] = ins
+            for v in ins.srcs:
+                t = type(v)
+                if t is Value:
+                    counts[v.id] = get(v.id, 0) + 1
+                elif t is Address and type(v.base) is Value:
+                    counts[v.base.id] = get(v.base.id, 0) + 1
+            if ins.guard is not None and type(ins.guard) is Value:
+                counts[ins.guard.id] = get(ins.guard.id, 0) + 1
+            if ins.merge:
+                for v in ins.merge:
+                    if type(v) is Value:
+                        counts[v.id] = get(v.id, 0) + 1
     dead: set[int] = set()                   # ids of removed phis and instructions
-    get = counts.get
     work = [vid for vid in definers if not get(vid, 0)]
     Phi = ir.Phi
     while work:
