@@ -27,6 +27,8 @@ _OPCODE = r"[A-Za-z_][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
 STATEMENT = re.compile(
     rf"(?:@(?P<neg>!?)(?P<pred>{_NAME})[ \t]+)?(?P<op>{_OPCODE})"
     rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;")
+assert tuple(STATEMENT.groupindex) == ("neg", "pred", "op", "ops")     # `build` unpacks them
+_PRED, _OP, _OPS = (STATEMENT.groupindex[g] for g in ("pred", "op", "ops"))
 
 # One data row of a debug section: `.b8 95, 90` / `.b32 .debug_abbrev` / `.b64 $L__tmp1`.
 SECTION_ROW = re.compile(
@@ -58,27 +60,26 @@ _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> i
 
 def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
-    op_text, pred, ops = match.group("op", "pred", "ops")
+    neg, pred, op_text, ops = match.groups()    # (by position: names cost more to look up)
     parts = _OPCODES.get(op_text)
     if parts is None:
         opcode, *mods = op_text.split(".")
         parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
     ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
-                          line=line, column=match.start("op") - line_start + 1)
+                          line=line, column=match.start(_OP) - line_start + 1)
     if pred is not None:
-        ins.guard = ast.Guard(predicate=_name(pred, line,
-                                              match.start("pred") - line_start + 1),
-                              negated=bool(match.group("neg")), line=line,
+        ins.guard = ast.Guard(predicate=_name(pred, line, match.start(_PRED) - line_start + 1),
+                              negated=bool(neg), line=line,
                               column=match.start() - line_start + 1)
     if ops is None:
         return ins
     text = match.string
-    pos = match.start("ops")
+    pos = match.start(_OPS)
     operands = ins.operands
     if "{" not in ops:
         _plain_operands(ops, pos, text, line, line_start, operands)
         return ins
-    end = match.end("ops")
+    end = match.end(_OPS)
     piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
         m = piece(text, pos)
