@@ -502,9 +502,14 @@ class _FunctionLowering:
             self.fn.entry.instrs.append(ir.Instr("stacksave", [v], [], type="u32"))
             self.write(self.stack_var, self.fn.entry, v)
         position = {id(b): k for k, b in enumerate(self.fn.blocks)}
+        plans, lower_plain, lower_instruction = _PLANS, self.lower_plain, self.lower_instruction
         for b in ir.reverse_postorder(self.fn):
             for st, scope in body_of[id(b)]:
-                self.lower_instruction(st, scope, b)
+                plan = plans.get((st.opcode, st.modifiers, len(st.operands)))   # (the common case)
+                if plan:
+                    lower_plain(st, scope, b, plan)
+                else:
+                    lower_instruction(st, scope, b)
             self.filled.add(id(b))
             # filling b can only complete the predecessors of its successors: those become
             # sealable now, in block order (scanning every block here was quadratic)
