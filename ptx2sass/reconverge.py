@@ -298,8 +298,11 @@ def _barrier_to_spill(r: _Region, near, first: int) -> int | None:
             holders.setdefault(o.barrier, []).append(o)
 
     def encloses(o: _Region, x: _Region) -> bool:
+        # x's body lies in o's then too: a block of x's body is reached from x's start
+        # through x's body only, which does not hold o's end, and x's start is in o's body
+        # (so `x.body <= o.body` need not be tested: it made this cubic in loop nesting)
         return (id(x.start) in o.body and id(x.end) in o.body and id(o.start) not in x.body
-                and id(o.end) not in x.body and x.body <= o.body)
+                and id(o.end) not in x.body)
 
     for k in range(first, NUM_BARRIERS):
         if all(encloses(o, r) or (encloses(r, o) and o.spilled) for o in holders.get(k, ())):
