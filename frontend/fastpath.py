@@ -24,9 +24,11 @@ _OPERAND = (rf"(?:{_HEXF}|-?{_INT}|{_NAME}"
             rf"|\{{[ \t]*{_NAME}(?:[ \t]*,[ \t]*{_NAME})*[ \t]*\}})")
 _OPCODE = r"[A-Za-z_][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
 
+# (the blanks and a `//` comment after the `;` are taken too: the lexer would skip them next)
 STATEMENT = re.compile(
     rf"(?:@(?P<neg>!?)(?P<pred>{_NAME})[ \t]+)?(?P<op>{_OPCODE})"
-    rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;")
+    rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;"
+    r"(?:[ \t\r\f\v]|//[^\n]*)*")
 assert tuple(STATEMENT.groupindex) == ("neg", "pred", "op", "ops")     # `build` unpacks them
 _PRED, _OP, _OPS = (STATEMENT.groupindex[g] for g in ("pred", "op", "ops"))
 
