@@ -784,7 +784,7 @@ class _FunctionLowering:
         out: list[ir.Instr] = []        # what operands need before the instruction
         operands = st.operands
         srcs = ins.srcs
-        lookup = scope.lookup
+        lookup, known = scope.lookup, scope.memo.get       # (the memo read first: no call)
         defs = self.current_def.get(id(block))
         replaced = self.replaced
         k = 1 if has_result else 0
@@ -793,7 +793,7 @@ class _FunctionLowering:
             k += 1
             t = type(node)
             if t is _Name and node.component is None:
-                hit = lookup(node.name)
+                hit = known(node.name) or lookup(node.name)
                 if type(hit) is _Var:
                     value = defs.get(id(hit)) if defs else None
                     if value is None or (type(value) is _Value and value.id in replaced):
@@ -812,8 +812,8 @@ class _FunctionLowering:
         defined = ()
         if has_result:
             node = operands[0]
-            var = lookup(node.name) if type(node) is _Name and node.component is None \
-                and node.name != "_" else None
+            var = (known(node.name) or lookup(node.name)) if type(node) is _Name \
+                and node.component is None and node.name != "_" else None
             if type(var) is _Var:
                 fn = self.fn
                 value = _Value(fn.next_value_id, var.type, var.name)
