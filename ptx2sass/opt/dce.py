@@ -84,9 +84,16 @@ def remove_dead_code(fn: ir.Function) -> bool:
                     continue
             elif any(get(d.id, 0) for d in dests):
                 continue
-            reads = _operands(node)
+            # plain sources read as they are (most instructions), else `_operands`
+            reads = node.srcs if node.guard is None and not node.merge else _operands(node)
         dead.add(id(node))
         for v in reads:
+            t = type(v)
+            if t is not Value:
+                if t is Address and type(v.base) is Value:
+                    v = v.base
+                else:
+                    continue
             vid = v.id
             left = counts[vid] = counts[vid] - 1
             if not left and vid in definers:
