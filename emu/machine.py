@@ -419,6 +419,21 @@ class Budget:
 class Machine:
     """A batch of CTAs of one launch, run together (see the module docstring)."""
 
+    # What every machine starts with (class attributes: a launch of a few instructions would
+    # spend a noticeable part of its time setting them one by one)
+    _fresh = True                 # every live lane at PC 0, nothing run yet
+    unflushed = 0                 # instructions issued by the running group, not yet added
+    _local = None
+    _steps_since_check = 0
+    _executed_at_check = None
+    _turn_warps: np.ndarray | None = None
+    _turn_left = 0
+    # optimistic: per warp, warp-instructions run while other paths of it waited ready
+    # (`spun`, made on first use; `_spinning`: warps with a count), and the warps whose
+    # next pick is the path after the one at the PC given (SPIN_LIMIT)
+    _spinning = 0
+    _rotated = False
+
     def __init__(self, launch, ctaids: list[tuple[int, int, int]]):
         self.launch = launch
         self.program = launch.program
@@ -430,7 +445,6 @@ class Machine:
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
         live, tid, state, wpc, self._live_lanes, P, UP = _geometry(launch.block, ncta)
-        self._fresh = True
         self.warps_per_cta = wpc
         W = ncta * wpc
         T = W * LANES
@@ -449,10 +463,8 @@ class Machine:
         self.state = state.copy()
         self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
         self.executed = np.zeros(W, dtype=np.int64)      # instructions issued, per warp
-        self.unflushed = 0                               # … by the running group, not yet added
         self.shared_bytes = launch.shared_total
         self.shared_stride = -(-self.shared_bytes // 16) * 16    # CTAs' shared memory 16-byte aligned
-        self._local = None
         self._warps: list[Warp | None] = [None] * W
         # What each warp runs next: its lanes (`sel`) and their PC (`sel_pc`, _NO_PC: none).
         self.sel = live.copy()
@@ -471,16 +483,7 @@ class Machine:
         self.note = recorder.note if recorder is not None else None
         self.reads: list[tuple] = []
         self.writes: list[tuple] = []
-        self._steps_since_check = 0
-        self._executed_at_check = None
-        self._turn_warps: np.ndarray | None = None
-        self._turn_left = 0
-        # optimistic: per warp, warp-instructions run while other paths of it waited ready
-        # (`spun`, made on first use; `_spinning`: warps with a count), and the warps whose
-        # next pick is the path after the one at the PC given (SPIN_LIMIT)
-        self._spinning = 0
         self.rotate: dict[int, int] = {}
-        self._rotated = False
         self.const32: dict[int, np.ndarray] = {}
         self.runs = runs_of(self.decoded)                # fused straight-line runs (emu.blocks)
 
