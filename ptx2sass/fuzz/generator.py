@@ -1775,6 +1775,10 @@ class Generator:
             for i in range(rng.randint(1, 3)):
                 self.funcs.append(self.make_func(i))
         body = self.block(Ctx(), self.size)
+        if self.on("forms"):
+            from ptx2sass.fuzz.forms import top_up
+            for s in top_up(self, Ctx()):
+                body.insert(rng.randrange(len(body) + 1), s)
         if self.pressure in ("high", "extreme"):
             # many values live at once: more pool registers, all stored at the end
             lo, hi = PRESSURE[self.pressure]
