@@ -281,7 +281,7 @@ def _canonical_operands(form, types: list) -> list[str] | None:
 VIDEO = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
          "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
 ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp") + VIDEO
-ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func", ".mmio"}
+ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func"}
 MEMORY_LIMIT = 8192          # bytes of the input buffer data-dependent loads reach
 
 
@@ -309,7 +309,7 @@ def isa_families() -> dict:
             out["mem"].append(f)
         elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
             out["atom"].append(f)
-        elif f.spelling.startswith("mma.sync") and kinds <= {"v1", "v2", "v4", "v8"}:
+        elif f.spelling.startswith(("mma.sync", "mma.sp.sync")) and kinds <= {"v1", "v2", "v4", "v8", "r", "x"}:
             out["mma"].append(f)
         elif f.opcode == "createpolicy":
             out["policy"].append(f)
@@ -345,6 +345,7 @@ class _Operands:
         self.canon: list[str] = []
         self.count = {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
         self.policy: str | None = None
+        self.metadata: str | None = None      # mma.sp's metadata register
 
     def _name(self, kind: str) -> str:
         n = self.count[kind]
@@ -464,7 +465,9 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
         elif o.kind == "dp":
             ops.dst(kind, pair="pred")
         elif o.kind in ("a", "r", "i", "q"):
-            if o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
+            if o.kind == "r" and ops.metadata:
+                ops.raw(ops.metadata, "%r8")
+            elif o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
                 ops.policy = ops.b.tmp("b64")       # the cache policy, made just before
                 ops.raw(ops.policy, "%d8")
             else:
@@ -479,6 +482,8 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
             ops.vector(kind, n, dst=False)
         elif o.kind == "m" and address is not None:
             ops.raw(*address)
+        elif o.kind == "x" and o.type.startswith("0x"):      # a fixed value (mma.sp's selector)
+            ops.raw(o.type, o.type)
         else:
             return False
     return True
@@ -605,14 +610,29 @@ def _isa_atomic(g, ctx, b, f):
     return f, (ops, pre)
 
 
+# 2:4 sparsity metadata nibbles (mma.sp): the two kept elements' indices in a group of
+# four, first < second; the other values are undefined (PTX ISA, sparse matrix metadata)
+SPARSE_NIBBLES = (0x4, 0x8, 0xC, 0x9, 0xD, 0xE)
+
+
 def _isa_mma(g, ctx, b, f):
-    """A warp-wide mma.sync of one inventory form (every lane converged, full warp)."""
+    """A warp-wide mma.sync / mma.sp.sync of one inventory form (every lane converged, full
+    warp). mma.sp's metadata is a word of valid nibbles made just before (the same in every
+    lane); its sparsity selector is the form's fixed value."""
     if not (ctx.full and ctx.masked) or ctx.func is not None:
         return None, None
     ops = _Operands(b, g)
+    pre = []
+    if ".sp" in f.modifiers:
+        meta = b.tmp("b32")
+        word = 0
+        for _ in range(8):
+            word = word << 4 | g.rng.choice(SPARSE_NIBBLES)
+        pre.append(f"mov.b32 {meta}, {word:#010x};")
+        ops.metadata = meta
     if not _isa_fill(f, ops):
         return None, None
-    return f, ops
+    return f, (ops, pre)
 
 
 def _policy(g, reg: str) -> tuple[str, str]:
@@ -716,7 +736,7 @@ def op_isa(g, ctx, family: str | None = None, sweep: bool = False):
         f, made = maker(g, ctx, b, form)
         if f is None:
             continue
-        ops, pre = (made, []) if family in ("alu", "mma") else made
+        ops, pre = (made, []) if family == "alu" else made
         canon_pre = ""
         also = ()
         if ops.policy:
@@ -736,7 +756,7 @@ def op_isa(g, ctx, family: str | None = None, sweep: bool = False):
                                                                    f.types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops.text[0], f.types[0].lstrip("."))
         if family == "mma":
-            return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
+            return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
                        guard_ok=(family == "alu" and not guard_miscompiled(f)), spaces=spaces, also=also)
     return None
