@@ -30,6 +30,11 @@ FEATURES: dict[str, float] = {
     "fmadoff": 0.2, "switch": 0.2, "forms": 0.95, "texture": 0.35,
 }
 ALWAYS = ("int32",)
+# how a `.func` body reads each `.param` argument: the same bits under another type of its
+# width (`ld.param.KIND` when ""), or its low byte, extended
+PARAM_FUNC_TYPES = {"b16": ("", "b16", "u16", "s16", "b8", "u8", "s8"),
+                    "b32": ("", "b32", "u32", "s32", "f32", "b8", "u8", "s8"),
+                    "b64": ("", "b64", "u64", "s64", "f64")}
 
 VIEWS = {"pred": ("pred",), "b16": ("u16", "s16", "f16", "bf16"),
          "b32": ("u32", "s32", "f32", "f16x2", "bf16x2"), "b64": ("u64", "s64", "f64")}
@@ -1756,6 +1761,9 @@ class Generator:
             f.rets.append(self.new_reg(kind))
         ctx = Ctx(uniform=False, full=False, masked=False, func=f)
         f.body = self.block(ctx, rng.randint(3, 12))
+        if f.style == "param":      # its own stream: the rest of the program stays as it was
+            pick = random.Random(self.seed * 7919 + i)
+            f.param_types = tuple(pick.choice(PARAM_FUNC_TYPES[p.kind]) for p in f.params)
         self.func = saved
         return f
 
