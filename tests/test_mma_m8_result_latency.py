@@ -1,5 +1,5 @@
 """The m8 tensor-core shapes' results on sm_8x: ptxas reads them 13 cycles after issue
-(`mma_single_pass.fixed_m8` in sched/latency/ampere.json; fuzz seed 8900034's
+(`mma_single_pass.fixed_m8` in sched/latency/ampere.json; a store 12, `to_memory_m8`; fuzz seed 8900034's
 BMMA.88128.XOR.POPC -> LOP3 at 13 failed the checker that asked 16, and
 tools/mma_read_sites.py found 13 for IMMA.8816/8832 and BMMA.88128 on seeds it was not
 tuned on). The checker finds no hazard in ptxas's cubins of these, and the table says 13
@@ -16,6 +16,11 @@ BODIES = {
     "imma.m8n8k16.s8": "mov.b32 %x4, 0; mov.b32 %x5, 0; "
                        "mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 {%x0, %x1}, {%a0}, {%a1}, {%x4, %x5}; "
                        "xor.b32 %x0, %x0, 0x1fff; add.u32 %o, %x0, %x1;",
+    # the result stored as it is: ptxas's STG reads it 12 cycles after the IMMA.8832
+    # (`mma_single_pass.to_memory_m8`; the fuzzer's sub-byte wmma, seeds 302945-302959)
+    "imma.m8n8k32.s4.stored": "mov.b32 %x4, 0; mov.b32 %x5, 0; "
+                              "mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%x0, %x1}, {%a0}, {%a1}, {%x4, %x5}; "
+                              "mov.b32 %o, %x1;",
 }
 
 
@@ -37,3 +42,5 @@ def test_table_m8_and_m16_single_pass_latencies():
     assert m.fixed_latency("IMMA", ("8816", "S8", "U8")) == 13
     assert m.fixed_latency("IMMA", ("16816", "S8", "S8")) == 16
     assert m.fixed_latency("HMMA", ("16816", "F32")) == 24
+    assert m.read_latency("IMMA", ("8832", "S4", "S4"), "R", "STG") == 12
+    assert m.read_latency("IMMA", ("16816", "S8", "S8"), "R", "STG") == 15
