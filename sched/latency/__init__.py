@@ -93,6 +93,8 @@ class LatencyModel:
         self.MMA_SINGLE_PASS_M8_FIXED: int | None = single.get("fixed_m8")     # shapes m8nNkK
         self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
         self.MMA_SINGLE_PASS_M8_TO_MEMORY: int | None = single.get("to_memory_m8")
+        # 2:4 sparse shapes (.SP) pass over the k/2 elements A stores (sm_8x evidence only)
+        self.MMA_SPARSE_HALF_K: bool = bool(single.get("sparse_half_k"))
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
@@ -173,10 +175,13 @@ class LatencyModel:
         input type's bits; the shape modifier `16816` is m16 n8 k16)."""
         if not self.MMA_SINGLE_PASS_BITS or opcode not in self.MMA or not modifiers:
             return False
-        shape = modifiers[0]
+        sparse = modifiers[0] == "SP"
+        shape = modifiers[1] if sparse and len(modifiers) > 1 else modifiers[0]
         if not shape.isdigit() or len(shape) < 3:
             return False
         k = int(shape[3:] if shape.startswith("16") else shape[2:])
+        if sparse and self.MMA_SPARSE_HALF_K:     # the unit multiplies the k/2 stored elements
+            k //= 2
         bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
                     self.MMA_DEFAULT_BITS.get(opcode, 0))
         return bool(bits) and k * bits <= self.MMA_SINGLE_PASS_BITS
