@@ -919,8 +919,15 @@ def op_mov(g, ctx):
         d = b.dst("b64")
         return b.build(f"mov.b64 {d}, {{{b.src('b32')}, {b.src('b32')}}};", "mov.b64.pack")
     if rng.random() < 0.5:
+        # the source through an xor with a constant of nonzero high half: ptxas 13.5.37 takes
+        # the upper half of a register an `ld.u8/s8/u16/s16` wrote as the loaded value itself
+        # (tests/test_fuzz_ptxas_departures.py -k unpack_high_half; seed 101007: a call
+        # argument `mov.b32 {h0, h1}` of an `ld.global.s8` register); any other value unpacks
         d0, d1 = b.dst("b16"), b.dst("b16")
-        return b.build(f"mov.b32 {{{d0}, {d1}}}, {b.src('b32')};", "mov.b32.unpack", guard_ok=False)
+        t = b.tmp("b32")
+        k = rng.randrange(1, 1 << 16) << 16 | rng.getrandbits(16)
+        return b.build(f"xor.b32 {t}, {b.src('b32')}, {k:#x};\nmov.b32 {{{d0}, {d1}}}, {t};", "mov.b32.unpack",
+                       guard_ok=False)
     d0, d1 = b.dst("b32"), b.dst("b32")
     return b.build(f"mov.b64 {{{d0}, {d1}}}, {b.src('b64')};", "mov.b64.unpack", guard_ok=False)
 
