@@ -43,6 +43,9 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent
 
 
+# a pseudo-modifier: the producer multiplies by an immediate (`LatencyModel.latency_modifiers`)
+IMMEDIATE_FACTOR = "#IMM"
+
 class LatencyModel:
     """One family's latency table (see the module docstring for the rules)."""
 
@@ -56,6 +59,10 @@ class LatencyModel:
         self.DEFAULT_FIXED: int = data["default_fixed"]
         self.FIXED: dict[str, int] = dict(data["fixed"])
         self.PAIR_FIXED = {(p, f, r): c for p, f, r, c in data["pair_fixed"]}
+        # the same pairs when the producer's second factor (the operand before the addend) is
+        # an immediate: `latency_modifiers` then adds IMMEDIATE_FACTOR to its modifiers
+        self.PAIR_FIXED_IMMEDIATE = {(p, f, r): c for p, f, r, c in data.get("pair_fixed_immediate_factor", [])}
+        self._IMMEDIATE_KEYS = frozenset(p for p, _, _ in self.PAIR_FIXED_IMMEDIATE)
         self.MMA = frozenset(data["mma"])
         self.MMA_TO_MEMORY: int = data["mma_to_memory"]
         self.PREDICATE_FIXED: int = data["predicate_fixed"]
@@ -285,9 +292,24 @@ class LatencyModel:
         if reader not in self.READER_FIXED and reader not in self.NO_PIPE_READERS and not self.is_variable(reader):
             if self.pipe(opcode) != self.pipe(reader):
                 need = max(need, self.CROSS_PIPE)
+            immediate = IMMEDIATE_FACTOR in modifiers
             for key in (opcode, *(f"{opcode}.{m}" for m in modifiers)):
-                need = max(need, self.PAIR_FIXED.get((key, file, self.pipe(reader)), 0))
+                pair = (key, file, self.pipe(reader))
+                value = self.PAIR_FIXED_IMMEDIATE.get(pair) if immediate else None
+                need = max(need, value if value is not None else self.PAIR_FIXED.get(pair, 0))
         return need
+
+    def latency_modifiers(self, ins) -> tuple:
+        """`ins`'s modifiers as the latency rules key a producer: with IMMEDIATE_FACTOR added
+        where a `pair_fixed_immediate_factor` entry names it and its second factor is an
+        immediate (ptxas reads `IMAD.HI.U32 R12, P1, R3, 0x4, R12`'s carry-out sooner than a
+        register factor's)."""
+        mods = tuple(ins.modifiers)
+        if self._IMMEDIATE_KEYS and len(ins.operands) >= 2 and \
+                any(f"{ins.opcode}.{m}" in self._IMMEDIATE_KEYS for m in mods) and \
+                type(ins.operands[-2]).__name__ == "Imm":
+            return mods + (IMMEDIATE_FACTOR,)
+        return mods
 
     def addend_registers(self, ins) -> set:
         """The register an IMAD.WIDE or IMAD.HI reads as the high half of its 64-bit addend
