@@ -129,7 +129,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
     # The scoreboard LDGDEPBAR counts cp.async groups on belongs to those groups alone (as in
     # every ptxas cubin with LDGDEPBAR): no other instruction sets it or waits on it, so that
     # DEPBAR.LE SB, n counts groups only.
-    groups_sb = {s.wr_sb for s in slots if s.ins.opcode == "LDGDEPBAR" and s.wr_sb < NUM_SCOREBOARDS}
+    groups_sb = {s.wr_sb for s in slots if s.ins.opcode == "LDGDEPBAR" and s.wr_sb < NUM_SCOREBOARDS} | \
+        {s.rd_sb for s in slots if s.ins.opcode == "UTMACMDFLUSH" and s.rd_sb < NUM_SCOREBOARDS}
     free_sbs = [sb for sb in range(NUM_SCOREBOARDS) if sb not in groups_sb]
     all_free = sum(1 << sb for sb in free_sbs)
 

@@ -713,7 +713,9 @@ class MemorySelection:
         mods = ins.modifiers
         if mods[:3] == ("async", "mbarrier", "arrive"):
             return self.cp_async_mbarrier_arrive(ins)         # isel/mbarrier.py
-        if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
+        if "bulk" in mods:
+            return self.sel_cp_bulk(ins)                      # isel/bulk_copy.py
+        if mods[:1] != ("async",) or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         if "commit_group" in mods:
             self.emit("LDGDEPBAR", (), [], ndefs=0)
