@@ -244,7 +244,8 @@ def op_mufu(w, s, active, mask):
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
-    half = "F16" in s.ins.modifiers
+    half = "F16" in s.ins.modifiers or "BF16" in s.ins.modifiers
+    kind = "bf16" if "BF16" in s.ins.modifiers else "f16"
     if half:
         # MUFU.<fn>.F16: one half of the source (`.H1`: the high one); the FP16 result goes
         # to the low half of Rd, the high half zero (ptxas packs two with PRMT 0x5410).
@@ -257,7 +258,7 @@ def op_mufu(w, s, active, mask):
             bits = w.r(a_op)
             if "H1" in getattr(a_op, "suffix", ()):
                 bits = bits >> U32(16)
-            x = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+            x = fp.half_to_f64((bits & U32(0xFFFF)).astype(np.uint16), kind)
         if getattr(a_op, "abs", False):
             x = np.abs(x)
         if getattr(a_op, "neg", False):
@@ -290,6 +291,11 @@ def op_mufu(w, s, active, mask):
             y = np.tanh(x)
         else:
             raise EmuFault(f"unsupported MUFU function {fn}")
+    if half and kind == "bf16":
+        # MUFU.<fn>.BF16: the result rounded to bf16 (a NaN: the canonical 0x7fff, as f16's)
+        h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")
+        w.w(d, np.where(np.isnan(y), 0x7FFF, h).astype(U32), mask)
+        return
     if half:
         with np.errstate(over="ignore"):
             h = y.astype(np.float16).view(np.uint16)

@@ -148,6 +148,10 @@ class Target:
     # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; sm_90: forms probed
     # from tools/isa_seeds/bulk_copy_sm90.ptx; sm_100/120's table lacks them: refused)
     bulk_copy_unit: bool = False
+    # 128-bit atom.cas/exch (`.b128`): ATOMG/ATOM/ATOMS .CAS/.EXCH.128 on a register quad
+    # (sm_90, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx; not in the
+    # blackwell table yet: refused there)
+    atomics_128: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
     # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
     bf16_integer_converts: bool = False
@@ -314,7 +318,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
@@ -333,7 +337,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, bulk_copy_unit=False, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, bulk_copy_unit=False, atomics_128=False, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

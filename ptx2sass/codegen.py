@@ -110,7 +110,7 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
     for i, op in enumerate(mi.operands):
         if isinstance(op, VOp):
             base = colors[op.reg.id] + (op.part or 0)
-            regs = [(op.reg.cls, base + k) for k in range(op.width)]
+            regs = [(op.reg.cls, base + k) for k in range(max(op.width, mi.widths.get(i, 1)))]
             (writes if i < mi.ndefs else reads).extend(regs)
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))

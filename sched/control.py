@@ -23,7 +23,7 @@ NUM_SCOREBOARDS = 6
 MAX_STALL = 15
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
-STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS", "SUST", "SURED"}
+STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS", "SUST", "SURED", "STSM", "REDAS"}
 LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
