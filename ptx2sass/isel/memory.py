@@ -856,6 +856,27 @@ class MemorySelection:
         for k, d in enumerate(ins.dests):
             self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
 
+    def sel_mapa(self, ins):
+        """`mapa[.shared::cluster].{u32,u64} d, a, rank` (sm_90): the address's CTA-rank byte
+        (bits 24..31 of a shared-window address) replaced by the rank's low byte,
+        `PRMT d, rank, 0x654, a` as ptxas; a generic address keeps its high word."""
+        d, a, rank = ins.dests[0], ins.srcs[0], ins.srcs[1]
+        if not self.arch.cluster_shared_addresses:
+            raise self.unsupported(f"`mapa` on {self.arch.name}")
+        wide = self.vreg(d).width == 2
+        if isinstance(a, ir.Value):
+            lo = self.part_of(a, 0)
+            lo = lo if isinstance(lo, VOp) else self.reg_part(a)
+        elif not wide and isinstance(a, ir.Symbol):
+            lo = self.cluster_address_reg(ir.Address(a, 0))
+        else:
+            raise self.unsupported(f"`mapa` of {a!r}")
+        if wide:
+            self.begin_wide(d)
+        self.emit("PRMT", (), [self.dst(d, 0), self.reg_part(rank), Imm(0x654), lo])
+        if wide:
+            self.copy_reg(self.dst(d, 1), self.part_of(a, 1))
+
     def sel_stmatrix(self, ins):
         """`stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16` (sm_90): STSM.16.M88/MT88 of
         consecutive registers, at a shared address (a generic one's low word, as ptxas)."""
