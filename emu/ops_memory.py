@@ -645,7 +645,7 @@ def op_stsm(w, s, active, mask):
         for r in range(8):
             sel = np.zeros(32, bool)
             sel[8 * i + r] = True
-            _store(w, "shared", addrs, np.ascontiguousarray(elems[r].view(np.uint8))[None, :], sel)
+            _store(w, "shared", addrs, np.ascontiguousarray(elems[r]).view(np.uint8)[None, :], sel)
 
 
 @semantics("QSPC")
