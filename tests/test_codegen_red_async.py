@@ -12,7 +12,7 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 
-KERNEL = """.version 8.0
+KERNEL = """.version 8.1
 .target sm_90
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
