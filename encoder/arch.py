@@ -333,7 +333,8 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True
 # (`CS2R.32 SR_CgaSize; IMAD -0xa0; LDC c[0x0][R+0x2ac]`), a form not generated: left out
 # (refused). %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
 _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C,
-                           "graph_exec": 0x2E8, "const_window": 0x120}
+                           "graph_exec": 0x2E8, "const_window": 0x120,
+                           "cluster_launch": 0x36C}   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.

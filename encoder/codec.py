@@ -333,6 +333,21 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     return table.form_at(min(matches, key=key)[1])
 
 
+# Modifier pairs nvdisasm prints as one name (docs/isa-facts.md): HFMA2's .FTZ and .FMZ
+# groups set together are `.OOB` (fma.rn.oob); a form that holds them apart decodes to it.
+COMBINED_TOKENS = {("HFMA2", frozenset(("FTZ", "FMZ"))): "OOB"}
+
+
+def _combined_tokens(tokens: list[str]) -> list[str]:
+    for (opcode, pair), name in COMBINED_TOKENS.items():
+        if tokens[:1] == [opcode] and pair <= set(tokens):
+            at = min(tokens.index(t) for t in pair)
+            rest = [t for t in tokens if t not in pair]
+            rest.insert(at, name)
+            return rest
+    return tokens
+
+
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     return _decode_view(word, arch, pc, table_for(arch))[0]
@@ -361,6 +376,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         combo = _alias_combo(form, word)
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
+    tokens = _combined_tokens(tokens)
     shapes = [s["shape"] for s in form.slots]
     for e in values:
         for k, sh in e.get("shapes", {}).items():
