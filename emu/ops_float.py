@@ -674,6 +674,28 @@ def _f2fp_fp8(w, s, mask):
     w.w(d, out, mask)
 
 
+def _f2fp_tf32(w, s, mask):
+    """`F2FP.TF32.F32.PACK_B[.RZ] Rd, Rb` (cvt.rn/.rz.tf32.f32, sm_90): Rb rounded to
+    TF32's 10 mantissa bits in an FP32 register (the 13 low bits zero), to nearest even or
+    toward zero (.RZ: truncated); a round-up past the largest finite value gives infinity. A NaN's
+    result is not known (not hardware-checked): the model faults."""
+    d, b_op = s.ins.operands[0], s.ins.operands[-1]
+    x = np.broadcast_to(w.rf(b_op), (w.width,)).astype(np.float32).view(U32).astype(np.uint64)
+    nan = (x & np.uint64(0x7FFFFFFF)) > np.uint64(0x7F800000)
+    inf = (x & np.uint64(0x7FFFFFFF)) == np.uint64(0x7F800000)
+    if "RZ" in s.ins.modifiers:
+        r = x & np.uint64(0xFFFFE000)
+    else:
+        half, low = np.uint64(0x1000), x & np.uint64(0x1FFF)
+        odd = (x >> np.uint64(13)) & np.uint64(1)
+        up = (low > half) | ((low == half) & (odd == 1))
+        r = (x & np.uint64(0xFFFFE000)) + np.where(up, np.uint64(0x2000), np.uint64(0))
+    if np.any(nan[np.broadcast_to(mask, (w.width,))]):
+        raise EmuFault("F2FP.TF32 of a NaN is not modelled")
+    r = np.where(inf, x, r)
+    w.w(d, r.astype(U32), mask)
+
+
 @semantics("F2FP", prepare=_prep_mode, vector=True)
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
@@ -682,6 +704,8 @@ def op_f2fp(w, s, active, mask):
         if not w.per_warp:
             raise PerWarp()
         return _f2fp_fp8(w, s, mask)
+    if "TF32" in mods:
+        return _f2fp_tf32(w, s, mask)
     d, a_op, b_op = s.ins.operands[:3]
     kind = "bf16" if "BF16" in mods else "f16"
     relu = "RELU" in mods
