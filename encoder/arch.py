@@ -152,6 +152,9 @@ class Target:
     # (sm_90, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx; not in the
     # blackwell table yet: refused there)
     atomics_128: bool = False
+    # a shared-memory atomic with .acquire/.acq_rel beyond the CTA is followed by CCTL.IVALL
+    # (ptxas 13.5 on sm_90; on sm_8x it writes no fence after ATOMS)
+    shared_acquire_invalidates: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
     # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
     bf16_integer_converts: bool = False
@@ -318,7 +321,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,

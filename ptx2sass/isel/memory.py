@@ -1346,10 +1346,14 @@ class MemorySelection:
             data = [self.atom_data(v, bits) for v in sources]
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
-            if sem is not None:
-                raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
+            # a memory order: the release fences before, as for global memory; the acquire's
+            # L1 invalidation only where the target's ptxas writes one (sm_90+)
+            if sem in ("release", "acq_rel"):
+                self.fences(self.RELEASE_FENCE, scope)
             mi = self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
             mi.warp_combine = combine
+            if sem in ("acquire", "acq_rel") and self.arch.shared_acquire_invalidates:
+                self.fences(self.ACQUIRE_FENCE, scope)
             return
         mem = self.address(ins.srcs[0], space)
         if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
