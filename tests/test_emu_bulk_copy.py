@@ -155,3 +155,25 @@ def test_shared_to_shared_and_reduce_with_mbarrier(compiler):
     out, _ = _run(HEAD + body + wait1 + COPY_OUT, 32, inp, compiler=compiler)
     want = np.concatenate([(inp[:128].astype(np.uint64) + inp[128:]) & 0xFFFFFFFF, inp[128:]]).astype(np.uint32)
     np.testing.assert_array_equal(out, want)
+
+
+def test_guarded_copies_and_reduction(compiler):
+    """A guard on the copy and on the reduction (only even threads run them): each runs in
+    the ELECT loop only for the lanes the guard holds in (the others neither copy nor
+    complete bytes); 8 even threads x 64 bytes are expected."""
+    body = ("@%p bra L_go;\nmbarrier.arrive.expect_tx.shared.b64 %st, [%bar], 512;\nL_go:\n"
+            "bar.sync 0;\nand.b32 %v, %tx, 1;\nsetp.eq.u32 %p, %v, 0;\n"
+            "shr.u32 %n, %tx, 1;\nmul.wide.u32 %rg, %n, 64;\nadd.s64 %rg, %rdi, %rg;\nmad.lo.u32 %sb, %n, 64, %sa;\n"
+            "@%p cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%sb], [%rg], 64, [%bar];\n")
+    tail = ("mul.wide.u32 %rh, %n, 64;\nadd.s64 %rh, %rda, %rh;\n"
+            "setp.eq.u32 %p, %v, 0;\n"
+            "@%p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rh], [%sb], 64;\n"
+            "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\n" + COPY_OUT)
+    rng = np.random.default_rng(7)
+    inp = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    aux0 = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    out, aux = _run(HEAD + body + WAIT + tail, 16, inp, aux0.copy(), compiler=compiler)
+    want_aux = aux0.copy()
+    want_aux[:128] = (aux0[:128].astype(np.uint64) + inp[:128]) & 0xFFFFFFFF
+    np.testing.assert_array_equal(aux, want_aux)
+    np.testing.assert_array_equal(out[:128], inp[:128])
