@@ -145,12 +145,11 @@ class Target:
     # the lanes' distinct counts with SYNCS.EXCH.64
     mbarrier_init_store: bool = False
     # cp.async.bulk / cp.reduce.async.bulk / the L2 bulk prefetch on the bulk-copy unit
-    # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; sm_90: forms probed
-    # from tools/isa_seeds/bulk_copy_sm90.ptx; sm_100/120's table lacks them: refused)
+    # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
+    # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
     bulk_copy_unit: bool = False
     # 128-bit atom.cas/exch (`.b128`): ATOMG/ATOM/ATOMS .CAS/.EXCH.128 on a register quad
-    # (sm_90, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx; not in the
-    # blackwell table yet: refused there)
+    # (sm_90+, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx / _sm120_forms.ptx)
     atomics_128: bool = False
     # a shared-memory atomic with .acquire/.acq_rel beyond the CTA is followed by CCTL.IVALL
     # (ptxas 13.5 on sm_90; on sm_8x it writes no fence after ATOMS)
@@ -341,7 +340,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, bulk_copy_unit=False, atomics_128=False, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_unit=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

@@ -72,14 +72,15 @@ def model(words: np.ndarray, n: int, trans: bool) -> np.ndarray:
 @pytest.mark.parametrize("n", [1, 2, 4])
 @pytest.mark.parametrize("trans", [False, True])
 @pytest.mark.parametrize("space", [".shared", "", ".shared::cta"])
-def test_stmatrix(n, trans, space):
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_stmatrix(n, trans, space, arch):
     addr = "%ga" if space == "" else "%sb"
     regs = ",".join(f"%a{k}" for k in range(n))
     ptx = KERNEL.format(n=n, trans=".trans" if trans else "", space=space, addr=addr,
                         regs=regs, rows=8 * n - 1)
-    theirs = oracle.ptxas(ptx, "sm_90")
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     assert STSM.findall(oracle.nvdisasm(ours)) == STSM.findall(oracle.nvdisasm(theirs.output))
     x = np.random.default_rng(n * 10 + trans).integers(0, 2**32, (32, 4), dtype=np.uint64).astype(np.uint32)
     want = model(x, n, trans)

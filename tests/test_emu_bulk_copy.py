@@ -53,19 +53,25 @@ ret;
 BULK = re.compile(r"\b(UBLK\w+(?:\.\w+)*|UTMACMDFLUSH|ELECT)\b")
 
 
-def _ptxas(text: str) -> bytes:
-    got = oracle.ptxas(text, "sm_90")
+def _retarget(text: str, arch: str) -> str:
+    return text if arch == "sm_90" else text.replace(".version 8.0\n.target sm_90", f".version 8.8\n.target {arch}")
+
+
+def _ptxas(text: str, arch: str = "sm_90") -> bytes:
+    got = oracle.ptxas(_retarget(text, arch), arch)
     assert got.ok, got.stderr
     return got.output
 
 
-def _ours(text: str) -> bytes:
-    cubin, _ = codegen.generate_module(codegen.lower_ptx(text, "sm_90", "k.ptx"), "sm_90",
+def _ours(text: str, arch: str = "sm_90") -> bytes:
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(_retarget(text, arch), arch, "k.ptx"), arch,
                                        filename="k.ptx")
     return cubin
 
 
-@pytest.fixture(params=["ptxas", "ours"])
+# (compiler, arch): ptxas's cubins on sm_90; ours on sm_90 and, with the same unit
+# instructions (ptxas 13.5 writes them alike there), on sm_100 and sm_120
+@pytest.fixture(params=["ptxas", "ours", "ours-sm_100", "ours-sm_120"])
 def compiler(request):
     return request.param
 
@@ -73,9 +79,11 @@ def compiler(request):
 def _run(text, threads, inp, aux=None, compiler="ptxas"):
     out = np.zeros(256, np.uint32)
     aux = np.zeros(256, np.uint32) if aux is None else aux
-    cubin = _ptxas(text) if compiler == "ptxas" else _ours(text)
+    arch = compiler.split("-")[1] if "-" in compiler else "sm_90"
+    compiler = compiler.split("-")[0]
+    cubin = _ptxas(text, arch) if compiler == "ptxas" else _ours(text, arch)
     if compiler == "ours":
-        assert BULK.findall(oracle.nvdisasm(cubin)) == BULK.findall(oracle.nvdisasm(_ptxas(text)))
+        assert BULK.findall(oracle.nvdisasm(cubin)) == BULK.findall(oracle.nvdisasm(_ptxas(text, arch)))
     res = run(cubin, "k", 1, threads, [out, inp.copy(), aux], hazard_check=compiler == "ours")
     assert not res.hazards
     return out, aux
