@@ -40,11 +40,13 @@ ret;
 FORMS = re.compile(r"\b(?:HFMA2|MUFU)(?:\.\w+)*")
 
 
-def _compile(body):
+def _compile(body, arch="sm_90"):
     ptx = KERNEL.format(body=body)
-    theirs = oracle.ptxas(ptx, "sm_90")
+    if arch != "sm_90":       # ptxas 13.5 writes the same forms on sm_100/sm_120
+        ptx = ptx.replace(".version 8.6\n.target sm_90", ".version 8.8\n.target " + arch)
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     assert FORMS.findall(oracle.nvdisasm(ours)) == FORMS.findall(oracle.nvdisasm(theirs.output))
     return ours, theirs.output
 
@@ -86,14 +88,15 @@ def _round(x: float, kind: str, relu: bool) -> int:
 
 @pytest.mark.parametrize("ty", ["f16", "f16x2", "bf16", "bf16x2"])
 @pytest.mark.parametrize("relu", [False, True])
-def test_fma_oob(ty, relu):
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_fma_oob(ty, relu, arch):
     kind = ty[:-2] if ty.endswith("x2") else ty
     mod = ".relu" if relu else ""
     if ty.endswith("x2"):
         body = f"fma.rn.oob{mod}.{ty} %d, %a, %b, %c;"
     else:
         body = f"fma.rn.oob{mod}.{ty} %hd, %ha, %hb, %hc;\nmov.b32 %d, {{%hd, %hd}};"
-    ours, theirs = _compile(body)
+    ours, theirs = _compile(body, arch)
     rng = np.random.default_rng(5 + relu)
     v = _halves(rng, kind, (32, 4, 2))
     b = _bits(v, kind)
@@ -109,12 +112,13 @@ def test_fma_oob(ty, relu):
 
 @pytest.mark.parametrize("fn", ["tanh.approx", "ex2.approx.ftz"])
 @pytest.mark.parametrize("ty", ["bf16", "bf16x2"])
-def test_mufu_bf16(fn, ty):
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_mufu_bf16(fn, ty, arch):
     if ty == "bf16x2":
         body = f"{fn}.{ty} %d, %a;"
     else:
         body = f"{fn}.{ty} %hd, %ha;\n{fn}.{ty} %hc, %hb;\nmov.b32 %d, {{%hd, %hc}};"
-    ours, theirs = _compile(body)
+    ours, theirs = _compile(body, arch)
     rng = np.random.default_rng(9)
     x = rng.integers(0, 2**32, (32, 4), dtype=np.uint64).astype(np.uint32)
     x[:, :2] = (x[:, :2] & 0x3FFF3FFF) ^ (x[:, :2] & 0x80008000)     # moderate magnitudes
