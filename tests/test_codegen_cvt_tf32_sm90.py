@@ -44,11 +44,14 @@ def model(x: np.ndarray, rnd: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize("rnd", ["rn", "rz"])
-def test_cvt_tf32(rnd):
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_cvt_tf32(rnd, arch):
     ptx = KERNEL.format(rnd=rnd)
-    theirs = oracle.ptxas(ptx, "sm_90")
+    if arch != "sm_90":       # the same F2FP there (blackwell table: cvt_tf32_sm120.ptx)
+        ptx = ptx.replace(".version 8.6\n.target sm_90", ".version 8.8\n.target " + arch)
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     forms = re.compile(r"\bF2FP(?:\.\w+)*")
     assert forms.findall(oracle.nvdisasm(ours)) == forms.findall(oracle.nvdisasm(theirs.output))
     rng = np.random.default_rng(4)
