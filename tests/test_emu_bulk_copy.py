@@ -185,3 +185,19 @@ def test_guarded_copies_and_reduction(compiler):
     want_aux[:128] = (aux0[:128].astype(np.uint64) + inp[:128]) & 0xFFFFFFFF
     np.testing.assert_array_equal(aux, want_aux)
     np.testing.assert_array_equal(out[:128], inp[:128])
+
+
+@pytest.mark.parametrize("line", [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%sa], [%rdi], 1024, [%bar], %m;",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rdi], [%sa], 256;",
+])
+def test_forms_not_selected_are_refused_at_the_line(line):
+    """Bulk forms not selected yet (a multicast's CTA mask, float reductions) are refused
+    at their line in ptxas's style, never an internal error (the multicast's extra operand
+    was an unpacking error before the check)."""
+    from ptx2sass.errors import CompileError
+    ptx = HEAD.replace(".version 8.0", ".version 8.6").replace(".reg .pred %p;", ".reg .pred %p;\n.reg .b16 %m;") + \
+        "mov.u16 %m, 3;\n" + line + "\nret;\n}\n"
+    with pytest.raises(CompileError, match="not supported yet") as e:
+        codegen.compile_ptx(ptx, "sm_90a", "k.ptx")
+    assert "internal error" not in str(e.value) and "k.ptx, line" in str(e.value)

@@ -162,6 +162,8 @@ class BulkCopySelection:
         hint = "L2::cache_hint" in mods
         srcs = list(ins.srcs)
         policy = srcs.pop() if hint else None
+        if len(srcs) != (4 if mbar else 3) or any(m.startswith("multicast") for m in mods):
+            raise self.unsupported(f"`cp.{'.'.join(mods)}`")      # e.g. a multicast's CTA mask
         if mbar:
             dst, src, size, bar = srcs
         else:
@@ -224,7 +226,9 @@ class BulkCopySelection:
 
     def bulk_prefetch(self, ins):
         """cp.async.bulk.prefetch.L2.global [a], size: UBLKPF.L2 once per distinct (a, size)."""
-        src, size = ins.srcs[:2]
+        if len(ins.srcs) not in (2, 3):
+            raise self.unsupported(f"`cp.{'.'.join(ins.modifiers)}`")
+        src, size = ins.srcs[:2]         # (a cache policy, the third, is a hint: left out)
         lane: list[tuple] = []
         got = self.bulk_global(src, SRC_UR)
         if got is not None:
