@@ -1071,7 +1071,8 @@ class MemorySelection:
                 self.emit("CGAERRBAR", (), [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
-    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2"),
+                       ("add", "bf16x2")} | {
         (op, ty) for op in ("and", "or", "xor") for ty in ("b64", "u64", "s64")} | {
         (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
     LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
@@ -1080,6 +1081,8 @@ class MemorySelection:
         """new = old op v, for the atomics written as a loop or a load and a store."""
         if ty == "f16x2":
             self.emit("HADD2", (), [new, old, v])
+        elif ty == "bf16x2":        # sm_90+ (ptxas: the same sum as HFMA2.MMA.BF16_V2 x, 1, 1, v)
+            self.emit("HADD2", ("BF16_V2",), [new, old, v])
         elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
