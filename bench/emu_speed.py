@@ -16,7 +16,7 @@ generation and, for SASSEMU, ptx2sass's compilation).
 
     .venv/bin/python bench/emu_speed.py [--baseline ROOT] [--corpus zluda|tinygrad]
         [--kernels 40] [--repeat 3] [--no-tinygrad] [--programs a,b] [--profile DIR] [--stages] [--cpu]
-        [--tree ROOT] [--cold]
+        [--tree ROOT] [--cold] [--sites [--hazards]]
 
 The tinygrad section prints wall-clock and CPU time of the launches: on the shared machine a
 load of ~20 stretches PYTHON's short launches' wall time far more than their CPU time, so
@@ -32,10 +32,16 @@ load moves a pass's wall time by 2x, the sum of those is the steadier figure.
 `--stages` prints, instead, the CPU time of a ZLUDA launch by stage (Launch construction,
 buffers, parameter bank, Machine construction, execution, the rest of Launch.run, result
 read-back and comparison), to tell per-launch set-up from execution.
+
+`--sites` prints where execution goes by instruction site: each step's calls timed, each
+site's least time over `--repeat` warm passes (robust to the machine's load, which moves a
+pass's time by 2x), summed by opcode, form (specialised closure or generic handler) and group
+width, and the launches' totals by thread count (the rest beside the steps: set-up, engine).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -370,6 +376,102 @@ def print_stages(out: dict) -> None:
     print(f"  {'total':18} {sum(out[False][k] for k in STAGES):12.1f} {sum(out[True][k] for k in STAGES):12.1f}")
 
 
+def sites(repeat: int, hz: bool = False) -> dict:
+    """Where a ZLUDA launch's execution goes, in a form the machine's load moves little: every
+    decoded step's `run`/`run1`/`handler` timed (wall clock) per call, and per instruction
+    site (kernel, offset, group width) the least time over `repeat` warm passes, summed by
+    opcode, form (a specialised closure, or the generic handler: `op_*`) and width; the
+    fused straight-line runs (emu.blocks) are off so that every step is seen, and the
+    cycle collector is paused while timing. Also each
+    launch's least total, by the launch's thread count: what is left beside the steps is
+    per-launch set-up and the engine (group formation, the step loop, control)."""
+    from ptx2sass.emu import machine as machine_mod
+    from tools import emu_testing as testing
+    progs = []
+    for entry in testing.zluda_manifest():
+        cubin = testing.zluda_cubin(entry)
+        if cubin is not None:
+            progs.append((entry, emu_load(cubin, entry["kernel"], testing)))
+    clock = time.perf_counter_ns
+    current: dict = {}
+
+    def timed(f, key):
+        def call(w, s, active, mask):
+            t = clock()
+            try:
+                return f(w, s, active, mask)
+            finally:
+                k = key + ("1" if w.width == 1 else "2-32" if w.width <= 32 else ">32",)
+                current[k] = current.get(k, 0) + clock() - t
+        return call
+
+    def threads(entry) -> int:
+        n = 1
+        for v in (entry["block"], entry["grid"]):
+            for d in (v if isinstance(v, (list, tuple)) else [v]):
+                n *= d
+        return n
+
+    runs_of = machine_mod.runs_of
+    machine_mod.runs_of = lambda decoded: None
+    kept = []
+    try:
+        for _ in range(3):                  # decoded, then specialised (at a step's third run)
+            for entry, program in progs:
+                testing.run_zluda(entry, hazard_check=hz, program=program)
+        for entry, program in progs:
+            for step in program._decoded.steps.values():
+                for attr in ("run", "run1", "handler"):
+                    f = getattr(step, attr)
+                    kept.append((step, attr, f))
+                    form = "generic" if getattr(f, "__name__", "").startswith("op_") else "specialised"
+                    setattr(step, attr, timed(f, (entry["name"], step.offset, step.ins.opcode, form)))
+        best: dict = {}
+        totals = [math.inf] * len(progs)
+        gc.collect()
+        gc.disable()                        # a collection would land on whichever site ran
+        for _ in range(repeat):
+            for i, (entry, program) in enumerate(progs):
+                current.clear()
+                t = clock()
+                testing.run_zluda(entry, hazard_check=hz, program=program)
+                totals[i] = min(totals[i], clock() - t)
+                for k, v in current.items():
+                    best[k] = min(best.get(k, math.inf), v)
+    finally:
+        gc.enable()
+        machine_mod.runs_of = runs_of
+        for step, attr, f in kept:
+            setattr(step, attr, f)
+    by_form: dict = {}
+    for (name, _, opcode, form, width), v in best.items():
+        row = by_form.setdefault((opcode, form, width), [0, 0])
+        row[0] += v
+        row[1] += 1
+    by_threads: dict = {}
+    step_of = {}
+    for (name, *_), v in best.items():
+        step_of[name] = step_of.get(name, 0) + v
+    for (entry, _), total in zip(progs, totals):
+        row = by_threads.setdefault(threads(entry), [0, 0, 0])
+        row[0] += 1
+        row[1] += total
+        row[2] += step_of.get(entry["name"], 0)
+    return {"forms": by_form, "threads": by_threads, "total": sum(totals), "hazards": hz}
+
+
+def print_sites(out: dict, top: int = 30) -> None:
+    total = out["total"]
+    print(f"ZLUDA execution by instruction site (least of the passes, wall clock, hazards "
+          f"{'on' if out['hazards'] else 'off'}; fused runs off): launches' total {total / 1e6:.1f} ms")
+    print(f"  {'threads':>8} {'launches':>8} {'total ms':>9} {'steps ms':>9} {'steps':>6}")
+    for n, (count, t, steps) in sorted(out["threads"].items()):
+        print(f"  {n:8d} {count:8d} {t / 1e6:9.2f} {steps / 1e6:9.2f} {steps / t:6.0%}")
+    print(f"  {'opcode':10} {'form':12} {'lanes':>5} {'ms':>7} {'share':>6} {'sites':>6} {'us a site':>9}")
+    for (opcode, form, width), (t, n) in sorted(out["forms"].items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"  {opcode:10} {form:12} {width:>5} {t / 1e6:7.2f} {t / total:6.1%} {n:6d} {t / n / 1e3:9.1f}")
+
+
 # --------------------------------------------------------------------------- profiles
 
 def profile(out_dir: Path, corpora, count: int, baseline) -> None:
@@ -415,6 +517,10 @@ def main(argv=None) -> int:
                          "pass's wall time on a loaded machine)")
     ap.add_argument("--stages", action="store_true",
                     help="CPU time per ZLUDA launch by stage (set-up vs execution) instead of timing")
+    ap.add_argument("--sites", action="store_true",
+                    help="ZLUDA execution time by instruction site, opcode and form (each site's best "
+                         "of --repeat passes) instead of timing")
+    ap.add_argument("--hazards", action="store_true", help="--sites: with the hazard checker")
     ap.add_argument("--tree", help="tinygrad programs: also time another checkout's SASSEMU "
                     "(ROOT with its own .venv, e.g. `git archive main` after `make setup`)")
     ap.add_argument("--cold", action="store_true",
@@ -436,6 +542,9 @@ def main(argv=None) -> int:
         return 0
     if args.stages:
         print_stages(stages(args.repeat))
+        return 0
+    if args.sites:
+        print_sites(sites(args.repeat, args.hazards))
         return 0
     if not args.no_corpus:
         rows = corpus_section(_emulators(args.baseline), corpora, args.kernels, args.repeat, args.cpu)

@@ -471,9 +471,9 @@ class _StepFacts:
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.guard_inv = bool(g is not None and g.inv)
         self.never = g is not None and g.file == "P" and g.index == 7 and g.inv      # @!PT
-        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS", "STSM", "REDAS",
                                                         "LDGSTS", "BAR")
-        self.op, self.modifiers, self.offset = op, ins.modifiers, offset
+        self.op, self.modifiers, self.offset = op, lat.latency_modifiers(ins), offset
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
 

@@ -81,7 +81,9 @@ def _driver_cbank(arch: str) -> dict:
     got = _DRIVER_CBANK.get(arch)
     if got is None:
         from ptx2sass.encoder.arch import arch_info
-        got = _DRIVER_CBANK[arch] = dict(arch_info(arch).driver_cbank or ())
+        info = arch_info(arch)
+        got = _DRIVER_CBANK[arch] = dict(info.driver_cbank or ())
+        got["__param_window_at_params"] = info.param_window_at_params     # (not a bank word)
     return got
 
 
@@ -94,41 +96,79 @@ def _dims(v) -> tuple[int, int, int]:
     return t
 
 
+def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge: str) -> dict:
+    """A launch shape's checked facts (grid, block, threads per CTA, shared bytes, local
+    bytes per thread, register limit) as a Launch's attributes, kept on the program per
+    shape (a template: the same kernel is usually launched again and again with the same
+    few shapes)."""
+    cache = program.__dict__.setdefault("_shapes", {})
+    try:
+        key = (grid if isinstance(grid, int) else tuple(grid), block if isinstance(block, int) else tuple(block),
+               dynamic_shared_bytes, reconverge, program.shared_bytes, program.local_bytes, program.regcount)
+        got = cache.get(key)
+    except TypeError:                   # unhashable dimensions: checked below, not kept
+        key, got = None, None
+    if got is not None:
+        return got
+    if reconverge not in convergence.RECONVERGE_MODES:
+        raise EmuFault(f"reconverge must be one of {', '.join(convergence.RECONVERGE_MODES)}, "
+                       f"not {reconverge!r}")
+    grid, block = _dims(grid), _dims(block)
+    threads = block[0] * block[1] * block[2]
+    if threads > 1024:
+        raise EmuFault(f"block of {block} has more than 1024 threads", kernel=program.name)
+    shared_total = program.shared_bytes + int(dynamic_shared_bytes)
+    if shared_total > MAX_SHARED:
+        raise EmuFault(f"{shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
+                       kernel=program.name)
+    got = {"reconverge": reconverge, "grid": grid, "block": block, "threads_per_cta": threads,
+           "shared_total": shared_total, "local_bytes": program.local_bytes + DEFAULT_LOCAL_BYTES,
+           "regcount_limit": 255 if program.regcount >= 255 else max(program.regcount, 1)}
+    if key is not None:
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = got
+    return got
+
+
 class Launch:
     """Everything a running kernel can see that is not per-CTA or per-warp."""
 
     def __init__(self, program: KernelProgram, grid, block, dynamic_shared_bytes: int = 0,
                  budget: int = DEFAULT_BUDGET, hazard_check: bool = True, reconverge: str = "optimistic"):
         handlers, prepare = load_all()
-        if reconverge not in convergence.RECONVERGE_MODES:
-            raise EmuFault(f"reconverge must be one of {', '.join(convergence.RECONVERGE_MODES)}, "
-                           f"not {reconverge!r}")
         # "optimistic": lanes at the same PC run together (structured code reconverges at
         # once); "explicit": diverged lanes meet again only at BSYNC, WARPSYNC or a CTA
         # barrier, and collectives run apart are flagged (emu.convergence)
-        self.reconverge = reconverge
-        self.convergence = convergence.ConvergenceLog(program.name)
+        # reconverge, grid, block, threads_per_cta, shared_total, local_bytes, regcount_limit:
+        # as the shape's template has them
+        self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge))
         self.program = program
-        self.grid = _dims(grid)
-        self.block = _dims(block)
-        self.threads_per_cta = self.block[0] * self.block[1] * self.block[2]
-        if self.threads_per_cta > 1024:
-            raise EmuFault(f"block of {self.block} has more than 1024 threads", kernel=program.name)
+        self.convergence = convergence.ConvergenceLog(program.name)
         self.gmem = GlobalMemory()
-        self.shared_total = program.shared_bytes + int(dynamic_shared_bytes)
-        if self.shared_total > MAX_SHARED:
-            raise EmuFault(f"{self.shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
-                           kernel=program.name)
-        self.local_bytes = program.local_bytes + DEFAULT_LOCAL_BYTES
-        self.regcount_limit = 255 if program.regcount >= 255 else max(program.regcount, 1)
         self.budget = Budget(budget)
-        self.thread_instructions = 0
         self.bar_counts: dict = {}
         self.hazard_check = hazard_check
-        self.timing_model = None
         self.printf: list[str] = []          # vprintf's output, in call order (emu/externs.py)
-        self.heap_allocations = 0
         self._globals = {}
+        if program.globals:
+            self._place_globals()
+        with gc_paused():
+            self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
+        self.steps = self.decoded.steps
+        # warps that may contend through atomics run one at a time (machine._run_rounds)
+        self.sequential = self.decoded.atomics
+        # the texture/surface objects of the launch (emu.textures); module variables by name
+        self.bindings = Bindings()
+
+    # What every launch starts with
+    thread_instructions = 0             # warp-instructions counted once per lane that ran them
+    heap_allocations = 0                # malloc calls (emu/externs.py)
+    timing_model = None                 # the hazard/cycle model or trace recorder, if any
+    const: ConstantBanks | None = None  # set by set_params
+
+    def _place_globals(self) -> None:
+        program = self.program
         for name, (size, init) in program.globals.items():
             # The driver maps module data in whole pages: reads a little past a global
             # array succeed on hardware, so the buffer extends to the page end.
@@ -138,14 +178,6 @@ class Launch:
             width, shift = _RELOC_WIDTH[rtype]
             value = (self.symbol_address(sym_section, addend) >> shift) & ((1 << (8 * width)) - 1)
             data[offset:offset + width] = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
-        with gc_paused():
-            self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
-        self.steps = self.decoded.steps
-        # warps that may contend through atomics run one at a time (machine._run_rounds)
-        self.sequential = self.decoded.atomics
-        self.const: ConstantBanks | None = None
-        # the texture/surface objects of the launch (emu.textures); module variables by name
-        self.bindings = Bindings()
 
     def flag_convergence(self, offset: int, message: str) -> None:
         self.convergence.flag(offset, message)
@@ -168,7 +200,11 @@ class Launch:
 
     def set_params(self, params: list[Param], buffers: dict[str, object]) -> None:
         prog = self.program
-        layout = sorted(getattr(prog, "params", []))
+        layout = prog.__dict__.get("_param_layout")
+        if layout is None or layout[0] is not getattr(prog, "params", None):
+            layout = prog.__dict__["_param_layout"] = (getattr(prog, "params", None),
+                                                       sorted(getattr(prog, "params", [])))
+        layout = layout[1]
         if len(params) != len(layout) and layout:
             raise EmuFault(f"kernel takes {len(layout)} parameters, {len(params)} given",
                            kernel=prog.name)
@@ -195,8 +231,15 @@ class Launch:
         self._handle_words(bank0)
         banks = {0: bytes(bank0)}
         if not prog.const_relocations:
+            # read-only, so shared with the last launch that had the same bank 0 (and so
+            # the constant words it has read already)
+            kept = prog.__dict__.get("_const_kept")
+            if kept is not None and kept[0] == banks[0] and kept[1] == prog.const_banks:
+                self.const = kept[2]
+                return
             banks.update(prog.const_banks)
             self.const = ConstantBanks(banks)
+            prog.__dict__["_const_kept"] = (banks[0], dict(prog.const_banks), self.const)
             return
         banks.update({b: bytearray(d) for b, d in prog.const_banks.items()})
         for bank, offset, section, addend, rtype in prog.const_relocations:
@@ -227,7 +270,6 @@ class Launch:
         parameters start param_base above it; sm_90: the first parameter's address) and
         its last byte in c[0x0][param_window_end] (sm_8x: an offset from the base; sm_90: an
         address). The window's extent is this model's: the kernel's parameter bytes."""
-        from ptx2sass.encoder.arch import arch_info
         offsets = _driver_cbank(self.program.arch)
         at, end = offsets.get("param_window"), offsets.get("param_window_end")
         prog = self.program
@@ -235,7 +277,7 @@ class Launch:
             return
         data = bytes(bank0[prog.param_base:prog.param_base + prog.param_bytes])
         window = self.gmem.allocate("__param_window", len(data), data)
-        if arch_info(prog.arch).param_window_at_params:
+        if offsets["__param_window_at_params"]:
             struct.pack_into("<Q", bank0, at, window.base)
             struct.pack_into("<Q", bank0, end, window.base + len(data) - 1)
         else:

@@ -172,7 +172,7 @@ class Warp(Lanes):
         "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
         "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
         "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
-        "excl": lambda v: v.m.excl[v._s],
+        "excl": lambda v: v.m.excl[v._s], "bssy_hint": lambda v: v.m.bssy_hint[:, v._s],
         "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
         "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
     }
@@ -318,6 +318,9 @@ class Warp(Lanes):
                 if not np.count_nonzero(members & ~exited & ~waiting_here):
                     self.state[waiting_here] = READY
                     self.join_exclusive(waiting_here)
+                    if "sync_hint" in self.m.__dict__:
+                        # every member together again: on what they were together at BSSY
+                        self.sync_hint[waiting_here] = self.bssy_hint[b][waiting_here]
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
@@ -367,6 +370,8 @@ class Warp(Lanes):
             if not np.count_nonzero(missing) or not yielded[missing].all():
                 continue
             self.state[waiting_here] = READY
+            if "sync_hint" in self.m.__dict__:
+                self.sync_hint[waiting_here] = FULL       # released without their partners
             same = missing & (self.B[b] == m)
             self.B[b][same] = m & ~mask_to_int(waiting_here) & FULL
             self.merge_lanes(waiting_here, m)
@@ -419,6 +424,21 @@ class Budget:
 class Machine:
     """A batch of CTAs of one launch, run together (see the module docstring)."""
 
+    # What every machine starts with (class attributes: a launch of a few instructions would
+    # spend a noticeable part of its time setting them one by one)
+    _fresh = True                 # every live lane at PC 0, nothing run yet
+    unflushed = 0                 # instructions issued by the running group, not yet added
+    _local = None
+    _steps_since_check = 0
+    _executed_at_check = None
+    _turn_warps: np.ndarray | None = None
+    _turn_left = 0
+    # optimistic: per warp, warp-instructions run while other paths of it waited ready
+    # (`spun`, made on first use; `_spinning`: warps with a count), and the warps whose
+    # next pick is the path after the one at the PC given (SPIN_LIMIT)
+    _spinning = 0
+    _rotated = False
+
     def __init__(self, launch, ctaids: list[tuple[int, int, int]]):
         self.launch = launch
         self.program = launch.program
@@ -430,7 +450,6 @@ class Machine:
         self.imm32 = launch.decoded.imm32
         ncta = len(ctaids)
         live, tid, state, wpc, self._live_lanes, P, UP = _geometry(launch.block, ncta)
-        self._fresh = True
         self.warps_per_cta = wpc
         W = ncta * wpc
         T = W * LANES
@@ -449,10 +468,8 @@ class Machine:
         self.state = state.copy()
         self.alive = int(launch.threads_per_cta) * ncta   # lanes not exited
         self.executed = np.zeros(W, dtype=np.int64)      # instructions issued, per warp
-        self.unflushed = 0                               # … by the running group, not yet added
         self.shared_bytes = launch.shared_total
         self.shared_stride = -(-self.shared_bytes // 16) * 16    # CTAs' shared memory 16-byte aligned
-        self._local = None
         self._warps: list[Warp | None] = [None] * W
         # What each warp runs next: its lanes (`sel`) and their PC (`sel_pc`, _NO_PC: none).
         self.sel = live.copy()
@@ -471,16 +488,7 @@ class Machine:
         self.note = recorder.note if recorder is not None else None
         self.reads: list[tuple] = []
         self.writes: list[tuple] = []
-        self._steps_since_check = 0
-        self._executed_at_check = None
-        self._turn_warps: np.ndarray | None = None
-        self._turn_left = 0
-        # optimistic: per warp, warp-instructions run while other paths of it waited ready
-        # (`spun`, made on first use; `_spinning`: warps with a count), and the warps whose
-        # next pick is the path after the one at the PC given (SPIN_LIMIT)
-        self._spinning = 0
         self.rotate: dict[int, int] = {}
-        self._rotated = False
         self.const32: dict[int, np.ndarray] = {}
         self.runs = runs_of(self.decoded)                # fused straight-line runs (emu.blocks)
 
@@ -507,6 +515,11 @@ class Machine:
         # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
         # of a collective (emu.convergence)
         "sync_hint": lambda m: np.full(m.nlanes, FULL, dtype=np.int64),
+        # Per convergence barrier and lane, the lane's sync_hint when it joined the barrier
+        # (BSSY): the lanes a BSYNC releases together, all members there, are together on it
+        # again (ptxas's converged path of a run-time-mask collective: BRA.CONV m, then
+        # BSSY; WARPSYNC.EXCLUSIVE m; REDUX; BSYNC, then MATCH/VOTE of mask m)
+        "bssy_hint": lambda m: np.full((16, m.nlanes), FULL, dtype=np.int64),
         # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
         # or CTA barrier releasing them together, or one that counted them as exited): a
         # collective run without such a lane is a hazard even if that lane has exited

@@ -88,8 +88,17 @@ class GlobalMemory:
     def allocate(self, name: str, size: int, contents: bytes | np.ndarray | None = None,
                  fill: int = 0) -> Buffer:
         size = max(size, 0)
-        backing = np.zeros(-(-size // 16) * 16, dtype=np.uint8) if not fill else \
-            np.full(-(-size // 16) * 16, fill, dtype=np.uint8)
+        padded = -(-size // 16) * 16
+        if not fill and contents.__class__ is bytes:
+            # the common case (a launch's parameters, a buffer's initial bytes): one
+            # writable copy, no zero-fill then overwrite
+            raw = bytearray(contents[:size])
+            if len(raw) < padded:
+                raw += bytes(padded - len(raw))
+            backing = np.frombuffer(raw, dtype=np.uint8)
+            contents = None
+        else:
+            backing = np.zeros(padded, dtype=np.uint8) if not fill else np.full(padded, fill, dtype=np.uint8)
         data = backing[:size]
         if contents is not None:
             if isinstance(contents, np.ndarray):
@@ -284,6 +293,7 @@ class ConstantBanks:
     def __init__(self, banks: dict[int, bytes]):
         self.raw = {k: bytes(v) for k, v in banks.items()}
         self._arrays: dict[int, np.ndarray] = {}
+        self._words: dict[int, int] = {}       # read()'s answers, by offset, bank and size
 
     @property
     def banks(self) -> dict[int, np.ndarray]:
@@ -294,11 +304,18 @@ class ConstantBanks:
         return self._arrays
 
     def read(self, bank: int, offset: int, size: int = 4) -> int:
+        key = (offset << 12) | (bank << 6) | size         # bank < 64, size <= 32
+        v = self._words.get(key)
+        if v is not None:
+            return v
         data = self.raw.get(bank)
         if data is None or offset < 0 or offset + size > len(data):
             n = 0 if data is None else len(data)
             raise EmuFault(f"constant read c[0x{bank:x}][0x{offset:x}] outside the bank ({n} bytes)")
-        return int.from_bytes(data[offset:offset + size], "little")
+        v = int.from_bytes(data[offset:offset + size], "little")
+        if 0 <= bank < 64 and 0 < size <= 32:
+            self._words[key] = v
+        return v
 
     def read_lanes(self, bank: int, offsets: np.ndarray, size: int) -> np.ndarray:
         data = self.banks.get(bank)

@@ -61,6 +61,10 @@ def op_bra(w, s, active, mask):
         w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
         taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
+    elif "ANY" in mods:
+        # `@P BRA.U.ANY`: the warp's lanes here all go where the guard holds in any of them
+        # (ptxas's ELECT loops: the lanes stay together)
+        taken = active if mask.any() else mask
     w.set_pc(taken, target)
 
 
@@ -201,6 +205,8 @@ def op_bssy(w, s, active, mask):
     bits = w.warp_bits(mask)
     lanes = w.lanes(mask)
     w.m.B[b.index, lanes] = bits[mask] if np.ndim(bits) else bits
+    if "sync_hint" in w.m.__dict__:
+        w.m.bssy_hint[b.index, lanes] = w.m.sync_hint[lanes]
     if "yielded" in w.m.__dict__:
         w.m.yielded[lanes] = False
 

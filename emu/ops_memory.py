@@ -112,6 +112,9 @@ def _generic(w, a, size, lanes, data):
             w.launch.gmem.store(a[glob], data[glob])
     if in_shared.any():
         off = a[in_shared] - U64(SHARED_WINDOW)
+        if np.any(off >> U64(CLUSTER_RANK_SHIFT)):
+            raise EmuFault(f"generic access to another CTA's shared memory (0x{int(a[in_shared][0]):x}): "
+                           "cluster launches are not modelled")
         if data is None:
             out[in_shared] = w.shared.load(lane_ids[in_shared], off, size)
         else:
@@ -247,7 +250,7 @@ def mbarrier_arrive(old: int) -> int:
 
 
 def _atom_type(mods):
-    for t in ("F32", "F64", "F16x2", "BF16x2", "S32", "U32", "64", "S64", "U64"):
+    for t in ("F32", "F64", "F16x2", "BF16x2", "S32", "U32", "64", "S64", "U64", "128"):
         if t in mods:
             return t
     return "U32"
@@ -355,7 +358,7 @@ def _atomic(w, s, mask, space, has_result):
         # one, i.e. each address grows by the number of lanes that name it.
         op = "ADD"
     ty = _atom_type(mods)
-    size = 8 if ty in ("64", "S64", "U64", "F64") else 4
+    size = 16 if ty == "128" else 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
     n = w.width
     if space == "generic" and done_pred is not None:
@@ -363,24 +366,28 @@ def _atomic(w, s, mask, space, has_result):
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
         # does nothing, and its predicate (when not PT) says so: ptxas then runs its own
         # code for shared (a compare-and-swap loop) or local memory (a load and a store).
-        shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
-        local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
+        shared, distributed, local = generic_windows(addrs)
         # (what the shared unit lacks: float additions and 64-bit arithmetic/logic; CAS,
-        # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has)
+        # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has. Another CTA's shared memory
+        # (sm_90+ clusters) does all but the f32/f64 additions: ptxas's only QSPC.E.D loops)
         lacking = ty in ("F32", "F64", "F16x2", "BF16x2") or (
             size == 8 and op in ("ADD", "MIN", "MAX", "AND", "OR", "XOR", "INC", "DEC"))
         native = not lacking
-        done = ~local & (~shared | native)
+        remote = not (op == "ADD" and ty in ("F32", "F64"))
+        done = ~local & (~shared | native) & (~distributed | remote)
         if not done_pred.is_zero:
             w.wp(done_pred, done, mask)
         mask = mask & done
-    if size == 8:
+    if size == 16:      # CAS/EXCH.128: register quads, as Python integers
+        bvals = _quad(w, b_op) if b_op is not None else None
+        cvals = _quad(w, c_op) if c_op is not None else None
+    elif size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r64(c_op), (n,)) if c_op is not None else None
     else:
         bvals = np.broadcast_to(w.r(b_op), (n,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r(c_op), (n,)) if c_op is not None else None
-    results = np.zeros(n, dtype=U64)
+    results = np.zeros(n, dtype=object if size == 16 else U64)
     for lane in np.nonzero(mask)[0]:
         lanes = np.zeros(n, bool)
         lanes[lane] = True
@@ -403,10 +410,20 @@ def _atomic(w, s, mask, space, has_result):
     if op == "CAST" and d is None and done_pred is not None:    # sm_120: the flag in P
         w.wp(done_pred, results != 0, mask)
     if d is not None and not d.is_zero:
-        if size == 8:
+        if size == 16:
+            for k in range(4):
+                w.w(reg(d.file, d.index + k), np.array([int(r) >> 32 * k & 0xFFFFFFFF for r in results],
+                                                      dtype=U32), mask)
+        elif size == 8:
             w.w64(d, results, mask)
         else:
             w.w(d, results.astype(U32), mask)
+
+
+def _quad(w, r: Reg) -> list:
+    """Each lane's 128-bit value of the register quad at r."""
+    words = [np.broadcast_to(w.r(reg(r.file, r.index + k)), (w.width,)) for k in range(4)]
+    return [sum(int(words[k][lane]) << 32 * k for k in range(4)) for lane in range(w.width)]
 
 
 @semantics("ATOMG", vector=True)
@@ -608,18 +625,64 @@ def op_ldsm(w, s, active, mask):
     w.wn(d, out, mask)
 
 
+@semantics("STSM")
+def op_stsm(w, s, active, mask):
+    """stmatrix, LDSM's inverse: lane t holds, in its register i, row t/4, elements
+    2(t%4) and 2(t%4)+1 of 8x8 matrix i (16-bit elements; .MT88: those of its transpose),
+    and lanes 8i..8i+7 give the addresses of matrix i's rows."""
+    if not np.any(mask):
+        return
+    ins = s.ins
+    mem, src = ins.operands[:2]
+    mods = ins.modifiers
+    count = 4 if "4" in mods else 2 if "2" in mods else 1
+    trans = "MT88" in mods
+    addrs = address(w, mem, False)
+    lanes = np.arange(32)
+    for i in range(count):
+        words = np.broadcast_to(w.r(reg(src.file, src.index + i)), (w.width,)).astype(U32)
+        elems = np.zeros((8, 8), np.uint16)
+        elems[lanes // 4, 2 * (lanes % 4)] = words & U32(0xFFFF)
+        elems[lanes // 4, 2 * (lanes % 4) + 1] = words >> U32(16)
+        if trans:
+            elems = elems.T
+        for r in range(8):
+            sel = np.zeros(32, bool)
+            sel[8 * i + r] = True
+            _store(w, "shared", addrs, np.ascontiguousarray(elems[r]).view(np.uint8)[None, :], sel)
+
+
 @semantics("QSPC")
 def op_qspc(w, s, active, mask):
     """QSPC.E.<space> P, RZ, [a]: whether the generic address a lies in that space's window
-    (S: shared, L: local, G: global: neither of the others) — ptxas's test before a generic
-    atomic it splits into ATOMS and ATOM."""
+    (S: this CTA's shared memory, D: another CTA's of its cluster, L: local, G: global: none
+    of the others) — ptxas's tests before a generic atomic it splits into ATOM, ATOMS and
+    loops (`generic_windows`)."""
     p, d, mem = s.ins.operands[:3]
     if not (isinstance(d, Reg) and d.is_zero):
         raise EmuFault(f"{s.ins.mnemonic} with a register result is not modelled")
     addr = address(w, mem, "E" in s.ins.modifiers)
-    shared = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
-    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
-    space = next((m for m in s.ins.modifiers if m in ("S", "L", "G")), None)
+    shared, distributed, local = generic_windows(addr)
+    space = next((m for m in s.ins.modifiers if m in ("S", "D", "L", "G")), None)
     if space is None:
         raise EmuFault(f"{s.ins.mnemonic}: which space it asks about is not known")
-    w.wp(p, {"S": shared, "L": local, "G": ~(shared | local)}[space], mask)
+    w.wp(p, {"S": shared, "D": distributed, "L": local,
+             "G": ~(shared | distributed | local)}[space], mask)
+
+
+# A shared-window address's low word is a shared::cluster address on sm_90+: the CTA's rank
+# in its cluster from this bit (ptxas: SR_CgaCtaId << 24). The emulator launches no cluster
+# of more than one CTA, so every CTA is rank 0 (SR_CgaCtaId reads 0).
+CLUSTER_RANK_SHIFT = 24
+OWN_CLUSTER_RANK = 0
+
+
+def generic_windows(addr: np.ndarray):
+    """Per lane, whether a generic address is in this CTA's shared memory (QSPC.E.S), in
+    another CTA's of the cluster (QSPC.E.D: the shared window, another rank) or in local
+    memory (QSPC.E.L); the rest is global."""
+    window = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
+    rank = ((addr - U64(SHARED_WINDOW)) >> U64(CLUSTER_RANK_SHIFT)) & U64(0xFF)
+    own = rank == U64(OWN_CLUSTER_RANK)
+    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    return window & own, window & ~own, local

@@ -333,6 +333,30 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     return table.form_at(min(matches, key=key)[1])
 
 
+# Modifier pairs nvdisasm prints as one name (docs/isa-facts.md): HFMA2's .FTZ and .FMZ
+# groups set together are `.OOB` (fma.rn.oob); a form that holds them apart decodes to it.
+COMBINED_TOKENS = {("HFMA2", frozenset(("FTZ", "FMZ"))): "OOB"}
+
+
+def _combined_tokens(tokens: list[str]) -> list[str]:
+    for (opcode, pair), name in COMBINED_TOKENS.items():
+        if tokens[:1] == [opcode] and pair <= set(tokens):
+            at = min(tokens.index(t) for t in pair)
+            rest = [t for t in tokens if t not in pair]
+            rest.insert(at, name)
+            return rest
+    return tokens
+
+
+def _split_tokens(tokens: list[str]) -> list[str] | None:
+    """COMBINED_TOKENS undone: `.OOB` back to its pair, or None."""
+    for (opcode, pair), name in COMBINED_TOKENS.items():
+        if tokens[:1] == [opcode] and name in tokens:
+            at = tokens.index(name)
+            return tokens[:at] + sorted(pair, reverse=True) + tokens[at + 1:]
+    return None
+
+
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     return _decode_view(word, arch, pc, table_for(arch))[0]
@@ -361,6 +385,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         combo = _alias_combo(form, word)
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
+    tokens = _combined_tokens(tokens)
     shapes = [s["shape"] for s in form.slots]
     for e in values:
         for k, sh in e.get("shapes", {}).items():
@@ -571,7 +596,15 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         known = _WORDS.get(memo)
         if known is not None and known[0] is table:
             return known[1]
-    word, form = _encode_view(view, arch, pc, table)
+    try:
+        word, form = _encode_view(view, arch, pc, table)
+    except EncodeError:
+        split = _split_tokens(view.tokens)
+        if split is None:
+            raise
+        # a table whose forms keep the pair apart (HFMA2 .FTZ.FMZ for .OOB)
+        word, form = _encode_view(View(view.guard, split, view.operands, view.reuse, view.targets),
+                                  arch, pc, table)
     if memo is not None and not _has_pc_field(form):
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
@@ -624,7 +657,8 @@ def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
         except DecodeError as e:
             errors.append(str(e))
             continue
-        want = want or canonical(view)
+        want = want or canonical(View(view.guard, _combined_tokens(view.tokens), view.operands,
+                                      view.reuse, view.targets))
         if canonical(back) == want:
             _READS_BACK.add(checked)
             return word, form
@@ -947,14 +981,15 @@ def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
     (`STG.E desc[UR4][R14.64+0xa0], R5`) in a form whose descriptor is a printed operand
     (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only then), or None. A hidden default
     descriptor decodes without `desc`, so a named UR4 can only be a shown one; another
-    register may be either (`decode` names a hidden non-default one too) and stays hidden."""
+    register may be either (`decode` names a hidden non-default one too) and stays hidden
+    unless `decode` read it from a shown operand (`Mem.desc_shown`)."""
     from . import sass_text
     from .model import Mem
     default = DEFAULT_DESCRIPTOR.get(_family_or(arch, ""))
     if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None
     if not any(isinstance(op, Mem) and op.desc is not None and op.desc.file == "UR"
-               and op.desc.index == default for op in ins.operands):
+               and (op.desc.index == default or op.desc_shown) for op in ins.operands):
         return None
     if any(isinstance(op, Label) for op in ins.operands) or any(_is_nan(op) for op in ins.operands):
         return None
@@ -1026,6 +1061,10 @@ def _decode(word: int, arch: str, pc: int, table) -> tuple[Instruction, Form]:
                 and op.name.startswith(".L_") and op.name[3:].isalnum() else op
                 for op in ins.operands)
     ctl = Control.unpack(word >> CONTROL_SHIFT)
+    from .model import Mem
+    if family_of(arch) in HIDDEN_DESCRIPTOR_BITS:       # a descriptor the form's text shows
+        ops = tuple(replace(op, desc_shown=True) if isinstance(op, Mem) and op.desc is not None else op
+                    for op in ops)
     ins = replace(ins, operands=_with_nan_payloads(_with_descriptor(ops, word, arch), word, arch),
                   control=ctl)
     return _with_reuse(ins, reuse), form
@@ -1049,14 +1088,16 @@ def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
                  for i, op in enumerate(ops))
 
 
-def as_text_shows(ins: Instruction, arch: str) -> Instruction:
+def as_text_shows(ins: Instruction, arch: str, keep_shown: bool = False) -> Instruction:
     """`ins` as far as `arch`'s nvdisasm text can show it: without the `desc[URx]` memory
-    descriptor where nvdisasm never prints one (sm_8x). For comparing with nvdisasm's text;
-    the descriptor itself round-trips through `decode`/`encode` and our own printer), and
-    without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
+    descriptor where nvdisasm hides it (sm_8x; `keep_shown`: but a descriptor `decode` read
+    from a shown operand, `Mem.desc_shown`, which nvdisasm prints). For comparing with
+    nvdisasm's text; the descriptor itself round-trips through `decode`/`encode` and our own
+    printer), and without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
     from .model import Mem
     hides_desc = family_of(arch) in HIDDEN_DESCRIPTOR_BITS
     ops = tuple(replace(op, desc=None) if hides_desc and isinstance(op, Mem) and op.desc is not None
+                and not (keep_shown and op.desc_shown)
                 else replace(op, value=0) if _is_nan(op) else op for op in ins.operands)
     return replace(ins, operands=ops)
 

@@ -5,7 +5,7 @@ PTX lets any instruction take a guard; a guarded instruction that is not execute
 its destinations (and the carry flag) as they were. Where the selection writes one SASS
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
-conversions from 64-bit integers, min/max.f64, the compare-and-swap loops of 16-bit atomics
+conversions from 64-bit integers, rounding to tf32, min/max.f64, the compare-and-swap loops of 16-bit atomics
 and of the atomics the shared unit lacks, shared or generic) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
@@ -57,6 +57,8 @@ def expands(ins: ast.Instruction) -> bool:
     if op in EXPANDED_64 and mods & WIDE_INTEGERS:
         return True
     if op in ("min", "max") and ".f64" in mods and ".NaN" not in mods:
+        return True
+    if op == "cvt" and ".tf32" in mods:     # rounding by integer steps under predicates
         return True
     if op == "cvt" and ".sat" in mods:
         types = _types(ins)

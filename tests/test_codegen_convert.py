@@ -119,6 +119,20 @@ def test_cvt_rna_tf32(sat):
         assert got[0x7F7FFFFF] == 0x7F7FE000 and got[0x7F800000] == 0x7F7FE000 and got[0xFF800000] == 0xFF7FE000
 
 
+@pytest.mark.parametrize("sat", ["", ".satfinite"])
+def test_guarded_cvt_rna_tf32(sat):
+    """A guarded rounding to tf32 (campaign 9 seed 20004695: refused as "guarded `cvt`"): lanes
+    whose guard is false keep the destination's old value, the others round as unguarded."""
+    from codegen_harness import SPECIAL
+    values = SPECIAL[32] + [0x3F801000, 0x3F800FFF, 0x7F7FFFFF, 0xBF801000, 0x7F800000, 0x12345679]
+    body = (f"cvt.u32.u64 %x0, %a0;\nmov.u32 %x1, 0x5EED;\nand.b32 %x2, %x0, 1;\n"
+            f"setp.ne.u32 %p0, %x2, 0;\n@%p0 cvt.rna{sat}.tf32.f32 %x1, %x0;\ncvt.u64.u32 %o, %x1;")
+    ours, theirs, _ = run_both(body, 64, 1, 64, values=values, version="8.1")
+    assert (ours == theirs).all()
+    got = {v: int(o) & 0xFFFFFFFF for v, o in zip(values, ours)}
+    assert got[0x3F800FFF] == 0x3F800000 and got[0x3F801000] == 0x5EED    # odd: rounded; even: kept
+
+
 FP8 = ["e4m3x2", "e5m2x2"]
 
 

@@ -49,21 +49,26 @@ class Timeout(Exception):
 
 
 @contextmanager
-def time_limit(seconds: int):
-    """SIGALRM-based limit (main thread of a process only; elsewhere no limit)."""
+def time_limit(seconds: int, *, cpu: bool = True):
+    """Raise Timeout after `seconds` of this process's CPU time, or of wall-clock time with
+    cpu=False (waits on a subprocess, which use no CPU here). CPU time is the default: a campaign
+    at nice 15 on a loaded machine, or one paused between sessions, must not turn waiting into
+    timeouts. Main thread of a process only; elsewhere no limit."""
+    which, timer = (signal.SIGPROF, signal.ITIMER_PROF) if cpu else (signal.SIGALRM, signal.ITIMER_REAL)
+
     def handler(signum, frame):
         raise Timeout(f"over {seconds} s")
     try:
-        old = signal.signal(signal.SIGALRM, handler)
+        old = signal.signal(which, handler)
     except ValueError:
         yield
         return
-    signal.alarm(seconds)
+    signal.setitimer(timer, seconds)
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(timer, 0)
+        signal.signal(which, old)
 
 
 _NORMALISE = [
@@ -349,7 +354,7 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
             return early
     t0 = time.perf_counter()
     try:
-        with time_limit(COMPILE_SECONDS):
+        with time_limit(COMPILE_SECONDS, cpu=False):
             theirs_cubin, why = compile_ptxas(case)
     except Timeout:
         return Outcome("timeout", "timeout: ptxas", seconds=seconds)
