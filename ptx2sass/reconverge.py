@@ -498,6 +498,11 @@ def _save_barriers(mf: MFunction, barriers: list[int]) -> None:
 
 
 COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}
+# warp-wide matrix instructions (`mma.sync.aligned`, `ldmatrix`, `movmatrix`): every lane of
+# the warp takes part, whatever mask the PTX names
+MATRIX = {"HMMA", "IMMA", "QMMA", "DMMA", "BMMA", "LDSM", "MOVM"}
+# what may leave the lanes apart after a WARPSYNC in the same block
+_SPLITS = {"YIELD", "CALL", "BSYNC", "BAR", "BRA", "BRX", "RET", "EXIT"}
 FULL_MASK = 0xFFFFFFFF
 
 
@@ -513,5 +518,23 @@ def meet_before_collectives(b: MBlock, collectives: set[int]) -> None:
             if not synced:
                 out.append(MInstr("WARPSYNC", (), [Imm(FULL_MASK)], 0))
             synced = False
+        out.append(mi)
+    b.instrs[:] = out
+
+
+def meet_before_matrix(b: MBlock) -> None:
+    """`WARPSYNC 0xffffffff` before the first matrix instruction of each straight run of the
+    block that no WARPSYNC starts (ptxas: one in front of an IMMA after a loop with a YIELD;
+    its following matrix instructions share it)."""
+    out: list[MInstr] = []
+    synced = False
+    for mi in b.instrs:
+        if mi.opcode == "WARPSYNC":
+            synced = True
+        elif mi.opcode in _SPLITS:
+            synced = False
+        elif mi.opcode in MATRIX and not synced:
+            out.append(MInstr("WARPSYNC", (), [Imm(FULL_MASK)], 0))
+            synced = True
         out.append(mi)
     b.instrs[:] = out
