@@ -92,6 +92,7 @@ class LatencyModel:
         self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
         self.MMA_SINGLE_PASS_M8_FIXED: int | None = single.get("fixed_m8")     # shapes m8nNkK
         self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
+        self.MMA_SINGLE_PASS_M8_TO_MEMORY: int | None = single.get("to_memory_m8")     # shapes m8nNkK
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
@@ -267,6 +268,8 @@ class LatencyModel:
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MMA_TO_MEMORY_READERS:
             if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
+                if self.MMA_SINGLE_PASS_M8_TO_MEMORY is not None and modifiers[0].startswith("88"):
+                    return self.MMA_SINGLE_PASS_M8_TO_MEMORY
                 return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
         if opcode in self.MMA and self.MMA_TO_DECOUPLED and self.is_variable(reader) \
