@@ -70,7 +70,10 @@ class LatencyModel:
         self.MEMORY_READERS = frozenset(data["memory_readers"])
         # readers that take an MMA's result as soon as a memory instruction does, without the
         # memory readers' other rules (MOVM: a shared-memory-unit transpose, sm_8x)
-        self.MMA_TO_MEMORY_READERS = self.MEMORY_READERS | frozenset(data.get("mma_to_memory_readers", []))
+        # readers that take an MMA result as a store does, less their own cycles (SURED: 1)
+        self.MMA_TO_LATE_MEMORY_READERS: dict[str, int] = dict(data.get("mma_to_late_memory_readers", {}))
+        self.MMA_TO_MEMORY_READERS = self.MEMORY_READERS | frozenset(data.get("mma_to_memory_readers", [])) \
+            | frozenset(self.MMA_TO_LATE_MEMORY_READERS)
         self.READER_FIXED: dict[str, int] = {**{op: data["memory_reader_fixed"] for op in self.MEMORY_READERS},
                                              **data["reader_fixed"]}
         self.READER_PAIR_FIXED = {(p, r): c for p, r, c in data["reader_pair_fixed"]}
@@ -267,11 +270,12 @@ class LatencyModel:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MMA_TO_MEMORY_READERS:
+            late = self.MMA_TO_LATE_MEMORY_READERS.get(reader, 0)
             if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
                 if self.MMA_SINGLE_PASS_M8_TO_MEMORY is not None and modifiers[0].startswith("88"):
-                    return self.MMA_SINGLE_PASS_M8_TO_MEMORY
-                return self.MMA_SINGLE_PASS_TO_MEMORY
-            return self.MMA_TO_MEMORY
+                    return self.MMA_SINGLE_PASS_M8_TO_MEMORY - late
+                return self.MMA_SINGLE_PASS_TO_MEMORY - late
+            return self.MMA_TO_MEMORY - late
         if opcode in self.MMA and self.MMA_TO_DECOUPLED and self.is_variable(reader) \
                 and reader not in self.READER_FIXED:
             return max(base - self.MMA_TO_DECOUPLED, 1)
