@@ -47,7 +47,7 @@ from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
-                                descriptor_size_symbols)
+                                descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
@@ -110,7 +110,7 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
     for i, op in enumerate(mi.operands):
         if isinstance(op, VOp):
             base = colors[op.reg.id] + (op.part or 0)
-            regs = [(op.reg.cls, base + k) for k in range(op.width)]
+            regs = [(op.reg.cls, base + k) for k in range(max(op.width, mi.widths.get(i, 1)))]
             (writes if i < mi.ndefs else reads).extend(regs)
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
@@ -125,8 +125,12 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
-        elif isinstance(op, Mem) and op.ubase is not None and not op.ubase.is_zero:
-            reads.append(("UR", op.ubase.index))      # a fixed uniform address register
+        elif isinstance(op, Mem):
+            if op.ubase is not None and not op.ubase.is_zero:
+                # a fixed uniform address register (a pair where `widths` says so)
+                reads.extend(("UR", op.ubase.index + k) for k in range(mi.widths.get(i, 1)))
+            if op.desc is not None and not op.desc.is_zero:
+                reads.extend([("UR", op.desc.index), ("UR", op.desc.index + 1)])
     if isinstance(mi.guard, VOp):
         reads.append(("P", colors[mi.guard.reg.id]))
     return reads, writes
@@ -365,6 +369,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 warp_sync_slots.append(emitted[-1])
             if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
                 emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
+            elif mi.opcode == "UTMACMDFLUSH":  # bulk groups: its read scoreboard, as ptxas
+                emitted[-1].rd_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
             emitted.append(Slot(Instruction("BRA", (), (Label(prefix + b.fallthrough.name),))))
@@ -682,9 +688,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
+    # the opcodes each function has (as written): the rewrites and scans below that only
+    # concern a few opcodes skip a function without them (one walk instead of one each)
+    opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
+               for fn in module.functions}
     for fn in module.functions:
-        lower_wmma(fn, info)
-        lower_mma_forms(fn, info)
+        if "wmma" in opcodes[fn.name]:
+            lower_wmma(fn, info)
+        if not opcodes[fn.name].isdisjoint(("mma", "wmma")):     # wmma's lowering writes mma
+            lower_mma_forms(fn, info)
     if mod_layout.handles and not info.texture_unit:
         # (sm_100/sm_120: the records ptxas writes there are not measured yet)
         raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
@@ -694,9 +706,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
     # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
     descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
+                                          if not opcodes[fn.name].isdisjoint(DESCRIPTOR_SIZE_SYMBOLS)
                                           for s in descriptor_size_symbols(fn)))
-    istypep_used = any(ins.opcode == "istypep" for fn in module.functions for b in fn.blocks
-                       for ins in b.instrs)
+    istypep_used = any("istypep" in found for found in opcodes.values())
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
