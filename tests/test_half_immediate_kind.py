@@ -32,3 +32,36 @@ def test_half_immediates_decode_and_encode_back(imm, bf16):
     assert ins.opcode == "HFMA2" and ("BF16_V2" in ins.modifiers) == bf16
     control = word >> 105 << 105
     assert codec.encode(ins, "sm_89") & ~control == word & ~control
+
+
+# MUFU.EX2.F16 with an immediate, probed from a `-QNAN` seed likewise (7 of 16 bits)
+_MUFU = 0xa000000fffe000a7908
+
+
+@pytest.mark.parametrize("imm", [0x3c00, 0x0001, 0xfe00, 0x3555], ids=lambda i: f"{i:#06x}")
+def test_mufu_f16_immediate_decodes_and_encodes_back(imm):
+    word = (_MUFU & ~(0xffff << 32)) | imm << 32
+    listing = oracle.nvdisasm_raw(word.to_bytes(16, "little"), "sm_89").stdout
+    line = next(line for line in listing.splitlines() if "MUFU" in line)
+    assert " ".join(codec.decode_text(word, "sm_89").split()) == " ".join(
+        line.split("*/", 1)[1].split(";")[0].split())
+    control = word >> 105 << 105
+    assert codec.encode(codec.decode(word, "sm_89"), "sm_89") & ~control == word & ~control
+
+
+def test_no_float_field_is_narrower_than_its_format():
+    """A probe seeded with a NaN immediate sees only the bits that change nvdisasm's text
+    (exponent, sign, quiet bit): every float field holds its format's full width."""
+    import json
+    from pathlib import Path
+    width = {"f16": 16, "bf16": 16, "f32": 32, "f64h": 32}
+    short = []
+    for path in sorted((Path(codec.__file__).parent / "tables").glob("*.json")):
+        for line in path.read_text().splitlines()[1:]:
+            line = line.rstrip(",")
+            if not line.startswith("{"):
+                continue
+            form = json.loads(line)
+            short += [(path.name, form["text"]) for slot in form["slots"] for f in slot["fields"]
+                      if "float" in f and len(f["bits"]) < width[f["float"]]]
+    assert short == []
