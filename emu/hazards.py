@@ -247,7 +247,7 @@ class TimingModel:
                 lat.fixed_latency(op, ins.modifiers)
             return
         facts = step.aux.get("timing")
-        if facts is None:
+        if facts is None or facts.lat is not lat:
             facts = step.aux["timing"] = _StepFacts(step.ins, lat, step.offset)
         pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
@@ -281,8 +281,8 @@ class TimingModel:
                                          f"memory instructions need {lat.AFTER_BARRIER[1]}")
         if op == "BAR":
             clock.group_issued["BAR"] = (t, facts.offset)
-        pad, pad_after = lat.LDGSTS_PADDING
-        if pad:
+        if facts.pad_role:
+            pad, pad_after = lat.LDGSTS_PADDING
             # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
             seen = clock.group_issued.get("ldgsts_pad", 0)
             if op in pad_after:
@@ -327,10 +327,14 @@ class TimingModel:
             if r is not None:
                 issued, off, pop, pmods, who, part = r
                 if who & mine:
-                    need = 0 if pmods is None else _read_latency(lat, pop, pmods, reg[0], op, reg == facts.guard,
-                                                           part, reg in facts.addend)
-                    if need == lat.READER_FIXED.get(op) and op in lat.CHECKER_READER_FIXED:
-                        need = lat.CHECKER_READER_FIXED[op]
+                    if pmods is None:
+                        need = facts.need_arrived
+                    else:
+                        key = (pop, pmods, reg[0], reg == facts.guard, part, reg in facts.addend)
+                        need = facts.needs.get(key)
+                        if need is None:
+                            need = facts.needs[key] = facts.checker_need(
+                                lat.read_latency(pop, pmods, reg[0], op, key[3], part, key[5]))
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
@@ -415,7 +419,7 @@ class TimingModel:
                     if reg[0] == "R":
                         clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
                                                  facts.read_unit, wr_sb, clock.seq, None, guard)
-        window = lat.late_fixed_window(op, facts.modifiers)
+        window = facts.late_window
         if window:
             for reg in reads:
                 if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
@@ -427,23 +431,14 @@ class TimingModel:
 _PER_LANE = frozenset(("R", "P"))
 _TENSOR = "tensor-late-read"      # late_reads' unit field for an MMA's sources (late_fixed_reads)
 _ALL = (1 << 32) - 1
-_LATENCY: dict = {}
-
-
-def _read_latency(lat, *key) -> int:
-    """`lat.read_latency`, remembered (a pure function of the model and its arguments)."""
-    key = (id(lat), *key)
-    v = _LATENCY.get(key)
-    if v is None:
-        v = _LATENCY[key] = lat.read_latency(*key[1:])
-    return v
 
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
+                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -476,6 +471,25 @@ class _StepFacts:
         self.op, self.modifiers, self.offset = op, ins.modifiers, offset
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
+        # facts of the model `lat` that are fixed per instruction, worked out here once
+        self.lat = lat
+        self.late_window = lat.late_fixed_window(op, ins.modifiers)
+        pad, pad_after = lat.LDGSTS_PADDING
+        # whether the ldgsts_padding count sees it at all (`TimingModel.end` decides how)
+        self.pad_role = bool(pad) and (op in pad_after or (self.never and op == "LDS") or self.unit == "mio"
+                                       or op == "LDGSTS")
+        self.reader_fixed = (lat.READER_FIXED.get(op), lat.CHECKER_READER_FIXED.get(op)) \
+            if op in lat.CHECKER_READER_FIXED else None
+        # (producer opcode, modifiers, file, as guard, part, as addend) -> cycles it needs
+        self.needs: dict = {}
+        self.need_arrived = self.checker_need(0)      # a variable-latency result that has arrived
+
+    def checker_need(self, need: int) -> int:
+        """The cycles the checker asks for where the model's reader latency is `need`:
+        `checker_reader_fixed` replaces the reader's own fixed figure."""
+        if self.reader_fixed is not None and need == self.reader_fixed[0]:
+            return self.reader_fixed[1]
+        return need
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:
