@@ -342,10 +342,12 @@ class TimingModel:
         # 3. Writes.
         if writes:
             variable = facts.variable
-            busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers]
+            sb_readers = clock.sb_readers
+            busy_readers = [(sb, readers) for sb, readers in sb_readers.items() if readers] \
+                if any(sb_readers.values()) else ()
+            late_reads = clock.late_reads
             first_of_file: dict[str, int] = {}
             for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
-                first_of_file.setdefault(reg[0], reg[1])
                 mine = lanes if reg[0] in _PER_LANE else _ALL
                 p = pending.get(reg)
                 # a later result of the same in-order unit lands after the pending one
@@ -363,7 +365,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
-                late = clock.late_reads.get(reg) if clock.late_reads else None
+                late = late_reads.get(reg) if late_reads else None
                 if late is not None and late[3] == _TENSOR:
                     # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
                     # (a variable-latency one, or another MMA, writes after it read)
@@ -372,7 +374,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
                                                  f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
                                                  f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
-                    del clock.late_reads[reg]
+                    del late_reads[reg]
                 elif late is not None:   # (a later instruction of the load's unit runs after it read)
                     if t < late[2] and late[1] & mine and not (
                             facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
@@ -381,7 +383,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {window} (no read scoreboard)")
-                    del clock.late_reads[reg]
+                    del late_reads[reg]
                 if variable:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
@@ -390,7 +392,9 @@ class TimingModel:
                     pending[reg] = (sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
-                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
+                    # the register's place in the result: its offset from the first written of its file
+                    first = first_of_file.setdefault(reg[0], reg[1])
+                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first)
                 if reg[0] == "P":
                     clock.predicate_written[reg] = clock.seq
         # 4. Scoreboards set by this instruction.
