@@ -252,58 +252,59 @@ class TimingModel:
         pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
         t = clock.t
-        for sb in facts.wait_sbs:
-            t = max(t, clock.sb_release[sb])
-            covered = clock.sb_queues[sb]
-            done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-            for reg in done:
-                _, off, pop, _, _, who, _ = pending.pop(reg)
-                ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
-            if clock.late_reads:
-                # a load whose result arrived has read its sources, and so has every
-                # earlier load of an in-order unit (group) a later instruction of which has
-                units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
-                for reg in [r for r, e in clock.late_reads.items()
-                            if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
-                    del clock.late_reads[reg]
-            clock.sb_readers[sb].clear()
-            covered.clear()
-            # An instruction whose result has arrived has read its sources, too.
-            for readers in clock.sb_readers.values():
-                if readers:
-                    for reg in [r for r, e in readers.items() if e[3] == sb]:
-                        readers.pop(reg)
         op = facts.op
-        if facts.after_barrier and clock.group_issued.get("BAR") is not None:
-            last = clock.group_issued["BAR"]
-            if t < last[0] + lat.AFTER_BARRIER[1]:
-                self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                         f"memory instructions need {lat.AFTER_BARRIER[1]}")
-        if op == "BAR":
-            clock.group_issued["BAR"] = (t, facts.offset)
-        if facts.pad_role:
-            pad, pad_after = lat.LDGSTS_PADDING
-            # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
-            seen = clock.group_issued.get("ldgsts_pad", 0)
-            if op in pad_after:
-                clock.group_issued["ldgsts_pad"] = 0
-            elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
-                # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
-                # loop has two dummies after one)
-                clock.group_issued["ldgsts_pad"] = seen + 1
-            elif op == "LDGSTS":
-                if 0 <= seen < pad:
-                    self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
-                                             f"{pad} shared-memory-unit instructions (or @!PT LDS) "
-                                             f"before it (ldgsts_padding)")
-                clock.group_issued["ldgsts_pad"] = -1
-        group = facts.issue_group
-        if group is not None:
-            last = clock.group_issued.get(group[0])
-            if last is not None and t < last[0] + group[1]:
-                self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
-                                         f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
-            clock.group_issued[group[0]] = (t, facts.offset)
+        if facts.special:          # waits, barriers, issue intervals, ldgsts padding
+            for sb in facts.wait_sbs:
+                t = max(t, clock.sb_release[sb])
+                covered = clock.sb_queues[sb]
+                done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                for reg in done:
+                    _, off, pop, _, _, who, _ = pending.pop(reg)
+                    ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+                if clock.late_reads:
+                    # a load whose result arrived has read its sources, and so has every
+                    # earlier load of an in-order unit (group) a later instruction of which has
+                    units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
+                    for reg in [r for r, e in clock.late_reads.items()
+                                if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
+                        del clock.late_reads[reg]
+                clock.sb_readers[sb].clear()
+                covered.clear()
+                # An instruction whose result has arrived has read its sources, too.
+                for readers in clock.sb_readers.values():
+                    if readers:
+                        for reg in [r for r, e in readers.items() if e[3] == sb]:
+                            readers.pop(reg)
+            if facts.after_barrier and clock.group_issued.get("BAR") is not None:
+                last = clock.group_issued["BAR"]
+                if t < last[0] + lat.AFTER_BARRIER[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
+                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+            if op == "BAR":
+                clock.group_issued["BAR"] = (t, facts.offset)
+            if facts.pad_role:
+                pad, pad_after = lat.LDGSTS_PADDING
+                # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
+                seen = clock.group_issued.get("ldgsts_pad", 0)
+                if op in pad_after:
+                    clock.group_issued["ldgsts_pad"] = 0
+                elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
+                    # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
+                    # loop has two dummies after one)
+                    clock.group_issued["ldgsts_pad"] = seen + 1
+                elif op == "LDGSTS":
+                    if 0 <= seen < pad:
+                        self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
+                                                 f"{pad} shared-memory-unit instructions (or @!PT LDS) "
+                                                 f"before it (ldgsts_padding)")
+                    clock.group_issued["ldgsts_pad"] = -1
+            group = facts.issue_group
+            if group is not None:
+                last = clock.group_issued.get(group[0])
+                if last is not None and t < last[0] + group[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
+                                             f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
+                clock.group_issued[group[0]] = (t, facts.offset)
         # 2. Reads.
         for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
             mine = lanes if reg[0] in _PER_LANE else _ALL
@@ -397,37 +398,38 @@ class TimingModel:
                     ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first)
                 if reg[0] == "P":
                     clock.predicate_written[reg] = clock.seq
-        # 4. Scoreboards set by this instruction.
-        if facts.sets_scoreboards:
-            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
-            if wr_sb != NO_SB:
-                clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
-                clock.sb_queues[wr_sb][facts.queue] = clock.seq
-            if rd_sb != NO_SB:
-                clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
-                if facts.read_unit is not None:
-                    # its unit's place in the read order, even where its guard left it no register
-                    # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
-                    # earlier LDG's late read whatever P0 holds)
-                    clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
+        if facts.tail:             # scoreboards it sets, sources it may read late
+            # 4. Scoreboards set by this instruction.
+            if facts.sets_scoreboards:
+                wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
+                if wr_sb != NO_SB:
+                    clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                    clock.sb_queues[wr_sb][facts.queue] = clock.seq
+                if rd_sb != NO_SB:
+                    clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                    if facts.read_unit is not None:
+                        # its unit's place in the read order, even where its guard left it no register
+                        # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
+                        # earlier LDG's late read whatever P0 holds)
+                        clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
+                    for reg in reads:
+                        # predicates are consumed at issue, uniform registers too where the table says so
+                        if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
+                            clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                            facts.read_unit, wr_sb, guard)
+                elif facts.late_reads:
+                    # a load that reads its address after issue, with no read scoreboard: it may
+                    # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
+                    # overwrites an LDS's UR address the next cycle)
+                    for reg in reads:
+                        if reg[0] == "R":
+                            clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
+                                                     facts.read_unit, wr_sb, clock.seq, None, guard)
+            window = facts.late_window
+            if window:
                 for reg in reads:
-                    # predicates are consumed at issue, uniform registers too where the table says so
-                    if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
-                        clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                        facts.read_unit, wr_sb, guard)
-            elif facts.late_reads:
-                # a load that reads its address after issue, with no read scoreboard: it may
-                # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
-                # overwrites an LDS's UR address the next cycle)
-                for reg in reads:
-                    if reg[0] == "R":
-                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
-                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
-        window = facts.late_window
-        if window:
-            for reg in reads:
-                if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
-                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
+                    if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
+                        clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
 
@@ -442,7 +444,7 @@ class _StepFacts:
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
                  "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
-                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived")
+                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -487,6 +489,10 @@ class _StepFacts:
         # (producer opcode, modifiers, file, as guard, part, as addend) -> cycles it needs
         self.needs: dict = {}
         self.need_arrived = self.checker_need(0)      # a variable-latency result that has arrived
+        # what `TimingModel.end` must look at besides the registers, before and after them
+        self.special = bool(self.wait_sbs) or self.after_barrier or op == "BAR" or self.pad_role \
+            or self.issue_group is not None
+        self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
 
     def checker_need(self, need: int) -> int:
         """The cycles the checker asks for where the model's reader latency is `need`:
