@@ -67,7 +67,9 @@ class WarpTiming:
 
     def __init__(self):
         self.t = 0
-        self.ready: dict[tuple, tuple] = {}   # reg → (time, producer offset, opcode, latency)
+        # reg → (issue time, producer offset, opcode, its _StepFacts (None: a variable-latency
+        # result that has arrived), lanes, which register of its result of that file)
+        self.ready: dict[tuple, tuple] = {}
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
@@ -326,16 +328,19 @@ class TimingModel:
                 continue
             r = ready.get(reg)
             if r is not None:
-                issued, off, pop, pmods, who, part = r
+                issued, off, pop, producer, who, part = r
                 if who & mine:
-                    if pmods is None:
+                    if producer is None:
                         need = facts.need_arrived
                     else:
-                        key = (pop, pmods, reg[0], reg == facts.guard, part, reg in facts.addend)
+                        # the producer's facts (one object per instruction) stand for its opcode
+                        # and modifiers; a guard or addend register also keys how it is read
+                        key = (producer, reg[0], part) if reg not in facts.keyed_regs else \
+                            (producer, reg[0], part, reg == facts.guard, reg in facts.addend)
                         need = facts.needs.get(key)
                         if need is None:
-                            need = facts.needs[key] = facts.checker_need(
-                                lat.read_latency(pop, pmods, reg[0], op, key[3], part, key[5]))
+                            need = facts.needs[key] = facts.checker_need(lat.read_latency(
+                                pop, producer.modifiers, reg[0], op, reg == facts.guard, part, reg in facts.addend))
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
@@ -395,7 +400,7 @@ class TimingModel:
                 else:
                     # the register's place in the result: its offset from the first written of its file
                     first = first_of_file.setdefault(reg[0], reg[1])
-                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first)
+                    ready[reg] = (t, facts.offset, op, facts, mine, reg[1] - first)
                 if reg[0] == "P":
                     clock.predicate_written[reg] = clock.seq
         if facts.tail:             # scoreboards it sets, sources it may read late
@@ -444,7 +449,8 @@ class _StepFacts:
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
                  "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
-                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail")
+                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
+                 "keyed_regs")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -486,8 +492,9 @@ class _StepFacts:
                                        or op == "LDGSTS")
         self.reader_fixed = (lat.READER_FIXED.get(op), lat.CHECKER_READER_FIXED.get(op)) \
             if op in lat.CHECKER_READER_FIXED else None
-        # (producer opcode, modifiers, file, as guard, part, as addend) -> cycles it needs
+        # (producer's facts, file, part[, as guard, as addend]) -> cycles it needs
         self.needs: dict = {}
+        self.keyed_regs = frozenset(self.addend) | ({self.guard} if self.guard else set())
         self.need_arrived = self.checker_need(0)      # a variable-latency result that has arrived
         # what `TimingModel.end` must look at besides the registers, before and after them
         self.special = bool(self.wait_sbs) or self.after_barrier or op == "BAR" or self.pad_role \
