@@ -3,10 +3,11 @@ PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+GRAMMAR_STAMP := $(VENV)/.grammar
 
 .PHONY: setup example test test-fast clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(GRAMMAR_STAMP)
 
 SOURCES := ptx2sass frontend regalloc sched encoder emu
 
@@ -17,14 +18,18 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test]'
-	$(VPY) -c "from ptx2sass.frontend import tables; tables.generate('frontend')"
 	$(VPY) -m compileall -q $(SOURCES) >/dev/null
 	touch $(STAMP)
 
-example: $(STAMP)
+# The generated tables are named by a checksum of the grammar: rebuilt when it changes.
+$(GRAMMAR_STAMP): $(STAMP) frontend/parser.py frontend/lexer.py
+	$(VPY) -c "from ptx2sass.frontend import tables; tables.generate('frontend')"
+	touch $(GRAMMAR_STAMP)
+
+example: setup
 	$(VPY) -m tools.example examples/vecadd.ptx
 
-test: $(STAMP)
+test: setup
 	$(VPY) -m pytest -n 2 -q
 
 clean:

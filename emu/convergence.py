@@ -15,7 +15,10 @@ says, for each instruction, which lanes must be executing it together:
   path only when they are together. So the members are the lanes last met with no control
   instruction since: those a WARPSYNC released together (lanes of its mask parked at a
   BSYNC do not hold it up, nor count), or the mask a BRA.CONV/DIV found together; else
-  the whole warp. VOTE is also
+  the whole warp. A BSSY splits nothing, and a BSYNC that releases every member of its
+  barrier gives them back what they met on at the BSSY (ptxas's converged path: BRA.CONV
+  m; BSSY; WARPSYNC.EXCLUSIVE m; REDUX; BSYNC; MATCH of m); one that lets lanes go
+  without partners that yielded (GPU run 12's split) leaves the whole warp. VOTE is also
   `activemask` (`VOTE.ANY R, PT, PT`), which is no collective but a meeting of the lanes
   present (code that reads it goes on with those lanes as members): where the cubin lists its
   warp-synchronous instructions (COOP_GROUP_INSTR_OFFSETS) a VOTE counts only if listed,
@@ -95,6 +98,11 @@ def prepare_step(s, warp_sync_offsets: set[int] | None, probes: set[int] = froze
     op = s.ins.opcode
     if op == "WARPSYNC" or (op == "BRA" and ("CONV" in s.ins.modifiers or "DIV" in s.ins.modifiers)):
         s.aux["meets"] = True          # sets the lanes' sync_hint itself
+    if op in ("BSSY", "BSYNC"):
+        # BSSY splits nothing (its lanes go on together) and records their sync_hint; a
+        # BSYNC that releases every member gives it back (machine.release_convergence), one
+        # that lets lanes go without their partners (a YIELD) sets the full warp
+        s.aux["meets"] = True
     if op in ("VOTE", "VOTEU") and _is_activemask(s.ins):
         # `activemask`: the lanes here are the members of what follows it with no
         # control instruction between (a warp-aggregated atomic's REDUX, ptxas's and ours)

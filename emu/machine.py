@@ -172,7 +172,7 @@ class Warp(Lanes):
         "wait_arg": lambda v: v.m.wait_arg[v._s], "live_mask": lambda v: v.m.live[v._s],
         "bar_pred": lambda v: v.m.bar_pred[v._s], "group": lambda v: v.m.group[v._s],
         "sync_hint": lambda v: v.m.sync_hint[v._s], "apart": lambda v: v.m.apart[v._s],
-        "excl": lambda v: v.m.excl[v._s],
+        "excl": lambda v: v.m.excl[v._s], "bssy_hint": lambda v: v.m.bssy_hint[:, v._s],
         "cta": lambda v: v.m.ctas[v.wid // v.m.warps_per_cta],
         "bar_result": lambda v: v.m.bar_results[v.wid], "bar_kind": lambda v: v.m.bar_kinds[v.wid],
     }
@@ -318,6 +318,9 @@ class Warp(Lanes):
                 if not np.count_nonzero(members & ~exited & ~waiting_here):
                     self.state[waiting_here] = READY
                     self.join_exclusive(waiting_here)
+                    if "sync_hint" in self.m.__dict__:
+                        # every member together again: on what they were together at BSSY
+                        self.sync_hint[waiting_here] = self.bssy_hint[b][waiting_here]
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
@@ -367,6 +370,8 @@ class Warp(Lanes):
             if not np.count_nonzero(missing) or not yielded[missing].all():
                 continue
             self.state[waiting_here] = READY
+            if "sync_hint" in self.m.__dict__:
+                self.sync_hint[waiting_here] = FULL       # released without their partners
             same = missing & (self.B[b] == m)
             self.B[b][same] = m & ~mask_to_int(waiting_here) & FULL
             self.merge_lanes(waiting_here, m)
@@ -510,6 +515,11 @@ class Machine:
         # together by BRA.CONV/BRA.DIV) with no control instruction since: the member mask
         # of a collective (emu.convergence)
         "sync_hint": lambda m: np.full(m.nlanes, FULL, dtype=np.int64),
+        # Per convergence barrier and lane, the lane's sync_hint when it joined the barrier
+        # (BSSY): the lanes a BSYNC releases together, all members there, are together on it
+        # again (ptxas's converged path of a run-time-mask collective: BRA.CONV m, then
+        # BSSY; WARPSYNC.EXCLUSIVE m; REDUX; BSYNC, then MATCH/VOTE of mask m)
+        "bssy_hint": lambda m: np.full((16, m.nlanes), FULL, dtype=np.int64),
         # Per lane, the lanes it has been split from since they last met (a BSYNC, WARPSYNC
         # or CTA barrier releasing them together, or one that counted them as exited): a
         # collective run without such a lane is a hazard even if that lane has exited

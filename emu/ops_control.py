@@ -201,6 +201,8 @@ def op_bssy(w, s, active, mask):
     bits = w.warp_bits(mask)
     lanes = w.lanes(mask)
     w.m.B[b.index, lanes] = bits[mask] if np.ndim(bits) else bits
+    if "sync_hint" in w.m.__dict__:
+        w.m.bssy_hint[b.index, lanes] = w.m.sync_hint[lanes]
     if "yielded" in w.m.__dict__:
         w.m.yielded[lanes] = False
 

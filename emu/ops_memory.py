@@ -112,6 +112,9 @@ def _generic(w, a, size, lanes, data):
             w.launch.gmem.store(a[glob], data[glob])
     if in_shared.any():
         off = a[in_shared] - U64(SHARED_WINDOW)
+        if np.any(off >> U64(CLUSTER_RANK_SHIFT)):
+            raise EmuFault(f"generic access to another CTA's shared memory (0x{int(a[in_shared][0]):x}): "
+                           "cluster launches are not modelled")
         if data is None:
             out[in_shared] = w.shared.load(lane_ids[in_shared], off, size)
         else:
@@ -363,14 +366,15 @@ def _atomic(w, s, mask, space, has_result):
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
         # does nothing, and its predicate (when not PT) says so: ptxas then runs its own
         # code for shared (a compare-and-swap loop) or local memory (a load and a store).
-        shared = (addrs >= U64(SHARED_WINDOW)) & (addrs < U64(SHARED_WINDOW + WINDOW_SIZE))
-        local = (addrs >= U64(LOCAL_WINDOW)) & (addrs < U64(LOCAL_WINDOW + WINDOW_SIZE))
+        shared, distributed, local = generic_windows(addrs)
         # (what the shared unit lacks: float additions and 64-bit arithmetic/logic; CAS,
-        # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has)
+        # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has. Another CTA's shared memory
+        # (sm_90+ clusters) does all but the f32/f64 additions: ptxas's only QSPC.E.D loops)
         lacking = ty in ("F32", "F64", "F16x2", "BF16x2") or (
             size == 8 and op in ("ADD", "MIN", "MAX", "AND", "OR", "XOR", "INC", "DEC"))
         native = not lacking
-        done = ~local & (~shared | native)
+        remote = not (op == "ADD" and ty in ("F32", "F64"))
+        done = ~local & (~shared | native) & (~distributed | remote)
         if not done_pred.is_zero:
             w.wp(done_pred, done, mask)
         mask = mask & done
@@ -611,15 +615,34 @@ def op_ldsm(w, s, active, mask):
 @semantics("QSPC")
 def op_qspc(w, s, active, mask):
     """QSPC.E.<space> P, RZ, [a]: whether the generic address a lies in that space's window
-    (S: shared, L: local, G: global: neither of the others) — ptxas's test before a generic
-    atomic it splits into ATOMS and ATOM."""
+    (S: this CTA's shared memory, D: another CTA's of its cluster, L: local, G: global: none
+    of the others) — ptxas's tests before a generic atomic it splits into ATOM, ATOMS and
+    loops (`generic_windows`)."""
     p, d, mem = s.ins.operands[:3]
     if not (isinstance(d, Reg) and d.is_zero):
         raise EmuFault(f"{s.ins.mnemonic} with a register result is not modelled")
     addr = address(w, mem, "E" in s.ins.modifiers)
-    shared = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
-    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
-    space = next((m for m in s.ins.modifiers if m in ("S", "L", "G")), None)
+    shared, distributed, local = generic_windows(addr)
+    space = next((m for m in s.ins.modifiers if m in ("S", "D", "L", "G")), None)
     if space is None:
         raise EmuFault(f"{s.ins.mnemonic}: which space it asks about is not known")
-    w.wp(p, {"S": shared, "L": local, "G": ~(shared | local)}[space], mask)
+    w.wp(p, {"S": shared, "D": distributed, "L": local,
+             "G": ~(shared | distributed | local)}[space], mask)
+
+
+# A shared-window address's low word is a shared::cluster address on sm_90+: the CTA's rank
+# in its cluster from this bit (ptxas: SR_CgaCtaId << 24). The emulator launches no cluster
+# of more than one CTA, so every CTA is rank 0 (SR_CgaCtaId reads 0).
+CLUSTER_RANK_SHIFT = 24
+OWN_CLUSTER_RANK = 0
+
+
+def generic_windows(addr: np.ndarray):
+    """Per lane, whether a generic address is in this CTA's shared memory (QSPC.E.S), in
+    another CTA's of the cluster (QSPC.E.D: the shared window, another rank) or in local
+    memory (QSPC.E.L); the rest is global."""
+    window = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
+    rank = ((addr - U64(SHARED_WINDOW)) >> U64(CLUSTER_RANK_SHIFT)) & U64(0xFF)
+    own = rank == U64(OWN_CLUSTER_RANK)
+    local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
+    return window & own, window & ~own, local

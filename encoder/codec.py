@@ -947,14 +947,15 @@ def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
     (`STG.E desc[UR4][R14.64+0xa0], R5`) in a form whose descriptor is a printed operand
     (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only then), or None. A hidden default
     descriptor decodes without `desc`, so a named UR4 can only be a shown one; another
-    register may be either (`decode` names a hidden non-default one too) and stays hidden."""
+    register may be either (`decode` names a hidden non-default one too) and stays hidden
+    unless `decode` read it from a shown operand (`Mem.desc_shown`)."""
     from . import sass_text
     from .model import Mem
     default = DEFAULT_DESCRIPTOR.get(_family_or(arch, ""))
     if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None
     if not any(isinstance(op, Mem) and op.desc is not None and op.desc.file == "UR"
-               and op.desc.index == default for op in ins.operands):
+               and (op.desc.index == default or op.desc_shown) for op in ins.operands):
         return None
     if any(isinstance(op, Label) for op in ins.operands) or any(_is_nan(op) for op in ins.operands):
         return None
@@ -1026,6 +1027,10 @@ def _decode(word: int, arch: str, pc: int, table) -> tuple[Instruction, Form]:
                 and op.name.startswith(".L_") and op.name[3:].isalnum() else op
                 for op in ins.operands)
     ctl = Control.unpack(word >> CONTROL_SHIFT)
+    from .model import Mem
+    if family_of(arch) in HIDDEN_DESCRIPTOR_BITS:       # a descriptor the form's text shows
+        ops = tuple(replace(op, desc_shown=True) if isinstance(op, Mem) and op.desc is not None else op
+                    for op in ops)
     ins = replace(ins, operands=_with_nan_payloads(_with_descriptor(ops, word, arch), word, arch),
                   control=ctl)
     return _with_reuse(ins, reuse), form
@@ -1049,14 +1054,16 @@ def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
                  for i, op in enumerate(ops))
 
 
-def as_text_shows(ins: Instruction, arch: str) -> Instruction:
+def as_text_shows(ins: Instruction, arch: str, keep_shown: bool = False) -> Instruction:
     """`ins` as far as `arch`'s nvdisasm text can show it: without the `desc[URx]` memory
-    descriptor where nvdisasm never prints one (sm_8x). For comparing with nvdisasm's text;
-    the descriptor itself round-trips through `decode`/`encode` and our own printer), and
-    without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
+    descriptor where nvdisasm hides it (sm_8x; `keep_shown`: but a descriptor `decode` read
+    from a shown operand, `Mem.desc_shown`, which nvdisasm prints). For comparing with
+    nvdisasm's text; the descriptor itself round-trips through `decode`/`encode` and our own
+    printer), and without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
     from .model import Mem
     hides_desc = family_of(arch) in HIDDEN_DESCRIPTOR_BITS
     ops = tuple(replace(op, desc=None) if hides_desc and isinstance(op, Mem) and op.desc is not None
+                and not (keep_shown and op.desc_shown)
                 else replace(op, value=0) if _is_nan(op) else op for op in ins.operands)
     return replace(ins, operands=ops)
 

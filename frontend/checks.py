@@ -54,14 +54,24 @@ class Symbol:
 
 class _Scope:
     """One `{ }` block (or the module): its variables, register ranges and labels.
-    Labels are block-scoped in PTX like variables, and visible before their definition."""
-    __slots__ = ("names", "ranges", "labels", "parent")
+    Labels are block-scoped in PTX like variables, and visible before their definition.
+    `lookup`'s answers are kept per scope until any scope declares something (`declared`):
+    every register read asks, and a range member's answer takes several steps."""
+    __slots__ = ("names", "ranges", "labels", "parent", "memo", "memo_generation")
+    generation = 0          # bumped by every declaration anywhere (`declared`)
 
     def __init__(self, parent: "_Scope | None"):
         self.names: dict[str, Symbol] = {}
         self.ranges: dict[str, tuple[int, Symbol]] = {}
         self.labels: dict[str, ast.Node] = {}
         self.parent = parent
+        self.memo: dict[str, Symbol] = {}
+        self.memo_generation = -1
+
+    @staticmethod
+    def declared() -> None:
+        """A scope's names or ranges changed: every kept `lookup` answer may be stale."""
+        _Scope.generation += 1
 
     def __contains__(self, label: str) -> bool:
         """`name in scope`: is `name` a label visible here."""
@@ -73,6 +83,19 @@ class _Scope:
         return False
 
     def lookup(self, name: str) -> Symbol | None:
+        if self.memo_generation == _Scope.generation:
+            hit = self.memo.get(name)
+            if hit is not None:
+                return hit
+        else:
+            self.memo.clear()
+            self.memo_generation = _Scope.generation
+        hit = self._walk(name)
+        if hit is not None:
+            self.memo[name] = hit
+        return hit
+
+    def _walk(self, name: str) -> Symbol | None:
         scope = self
         while scope is not None:
             sym = scope.names.get(name)
@@ -329,8 +352,10 @@ class Checker:
                     self.compare_prototypes(existing.node, item)
                 if existing is None or item.body is not None:
                     self.globals.names[item.name] = Symbol("func", node=item)
+                    _Scope.declared()
             elif t is ast.Alias:
                 self.globals.names[item.alias] = Symbol("func", node=item)
+                _Scope.declared()
 
     def compare_prototypes(self, first: ast.Function, second: ast.Function):
         """A function declared twice must be declared the same way: the same linkage (a
@@ -381,15 +406,18 @@ class Checker:
                     if m and m.group(1) == d.name and int(m.group(2)) < d.range_count:
                         self.error(f"Duplicate definition of variable '{existing}'", d)
                         del scope.names[existing]
+                        _Scope.declared()
                 if d.name in scope.ranges:
                     self.error(f"Duplicate definition of variable '{d.name}0'", d)
                 scope.ranges[d.name] = (d.range_count, Symbol(kind, decl.type, decl.space,
                                                               decl.vector, decl))
+                _Scope.declared()
                 continue
             if scope.declared_here(d.name):
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
+            _Scope.declared()
             if None in d.dims and ".extern" not in decl.linkage and not params and \
                     (d.init is None or d.dims[0] is not None):      # `a[] = {...}` is sized by it
                 self.error(f"Non-external variable '{d.name}' has incomplete type", decl)
@@ -503,7 +531,9 @@ class Checker:
         forms = isa.FORMS.get(op)
         self.check_features(ins)
         for operand in ins.operands:
-            if type(operand) is not ast.Name and _has_overflow(operand):
+            t = type(operand)
+            if t is not ast.Name and (operand.overflow if t is ast.IntLit
+                                      else _has_overflow(operand)):
                 self.error("Constant overflow", ins)
                 return
         plan = _plain_plan(op, ins.modifiers, len(ins.operands))
@@ -671,6 +701,12 @@ class Checker:
                     message = sm80_features.register_problem(operand.name, self.target_sm)
                     if message:
                         self.error(message, ins)
+        if ins.opcode in _OPCODE_FEATURE_CHECKS:
+            self.check_opcode_features(ins)
+
+    def check_opcode_features(self, ins: ast.Instruction):
+        """check_features' rules for a few opcodes (`_OPCODE_FEATURE_CHECKS`): checked per
+        instruction, outside the per-spelling cache."""
         if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
             self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
@@ -1298,6 +1334,8 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
 
 
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+# the opcodes `Checker.check_opcode_features` has rules for
+_OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier"))
 
 
 @functools.lru_cache(maxsize=4096)

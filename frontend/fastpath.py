@@ -24,9 +24,13 @@ _OPERAND = (rf"(?:{_HEXF}|-?{_INT}|{_NAME}"
             rf"|\{{[ \t]*{_NAME}(?:[ \t]*,[ \t]*{_NAME})*[ \t]*\}})")
 _OPCODE = r"[A-Za-z_][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
 
+# (the blanks and a `//` comment after the `;` are taken too: the lexer would skip them next)
 STATEMENT = re.compile(
     rf"(?:@(?P<neg>!?)(?P<pred>{_NAME})[ \t]+)?(?P<op>{_OPCODE})"
-    rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;")
+    rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;"
+    r"(?:[ \t\r\f\v]|//[^\n]*)*")
+assert tuple(STATEMENT.groupindex) == ("neg", "pred", "op", "ops")     # `build` unpacks them
+_PRED, _OP, _OPS = (STATEMENT.groupindex[g] for g in ("pred", "op", "ops"))
 
 # One data row of a debug section: `.b8 95, 90` / `.b32 .debug_abbrev` / `.b64 $L__tmp1`.
 SECTION_ROW = re.compile(
@@ -58,27 +62,26 @@ _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> i
 
 def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
     """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
-    op_text, pred, ops = match.group("op", "pred", "ops")
+    neg, pred, op_text, ops = match.groups()    # (by position: names cost more to look up)
     parts = _OPCODES.get(op_text)
     if parts is None:
         opcode, *mods = op_text.split(".")
         parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
     ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
-                          line=line, column=match.start("op") - line_start + 1)
+                          line=line, column=match.start(_OP) - line_start + 1)
     if pred is not None:
-        ins.guard = ast.Guard(predicate=_name(pred, line,
-                                              match.start("pred") - line_start + 1),
-                              negated=bool(match.group("neg")), line=line,
+        ins.guard = ast.Guard(predicate=_name(pred, line, match.start(_PRED) - line_start + 1),
+                              negated=bool(neg), line=line,
                               column=match.start() - line_start + 1)
     if ops is None:
         return ins
     text = match.string
-    pos = match.start("ops")
+    pos = match.start(_OPS)
     operands = ins.operands
     if "{" not in ops:
         _plain_operands(ops, pos, text, line, line_start, operands)
         return ins
-    end = match.end("ops")
+    end = match.end(_OPS)
     piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
         m = piece(text, pos)
@@ -114,8 +117,23 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
                     operands: list) -> None:
     """`build`'s operands where no vector braces hold commas: STATEMENT has checked the
     syntax, so splitting at the commas gives the operands, each told by its first
-    character (the same nodes and columns as the general loop)."""
+    character (the same nodes and columns as the general loop). Operand lists of plain
+    registers and integer literals only (most of them) are split once per spelling: the
+    split is cached as `_simple_plan`'s tuple."""
     column = pos - line_start + 1
+    plan = _SIMPLE_PLANS.get(ops)
+    if plan is None:
+        plan = _simple_plan(ops)
+        if len(_SIMPLE_PLANS) < 8192:
+            _SIMPLE_PLANS[ops] = plan
+    if plan:
+        for offset, name, literal in plan:
+            if literal is None:
+                operands.append(Name(name=name, line=line, column=column + offset))
+            else:
+                operands.append(IntLit(value=literal[0], text=name, unsigned=literal[1],
+                                       overflow=literal[2], line=line, column=column + offset))
+        return
     for piece in ops.split(","):
         stripped = piece.lstrip(" \t")
         at = column + len(piece) - len(stripped)
@@ -136,12 +154,33 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
         elif c == "0" and len(stripped) > 1 and stripped[1] in "fFdD":
             operands.append(_hexfloat(stripped, line, at))
         else:
-            known = _INT_LITERALS.get(stripped)
-            if known is None:
-                operands.append(int_literal(stripped, line, at))
-            else:
-                operands.append(IntLit(value=known[0], text=stripped, unsigned=known[1],
-                                       overflow=known[2], line=line, column=at))
+            operands.append(int_literal(stripped, line, at))
+
+
+def _simple_plan(ops: str) -> tuple | bool:
+    """For an operand list of plain names (no `.component`) and integer literals only:
+    (offset from the list's start, text, the literal's (value, unsigned, overflow) or None
+    for a name) per operand; False for any other list."""
+    plan = []
+    at = 0
+    for piece in ops.split(","):
+        stripped = piece.lstrip(" \t")
+        offset = at + len(piece) - len(stripped)
+        at += len(piece) + 1
+        stripped = stripped.rstrip(" \t")
+        c = stripped[0]
+        if c in _NAME_STARTS:
+            if "." in stripped:
+                return False
+            plan.append((offset, stripped, None))
+        elif c in "[-" or (c == "0" and len(stripped) > 1 and stripped[1] in "fFdD"):
+            return False
+        else:
+            plan.append((offset, stripped, _literal(stripped)))
+    return tuple(plan)
+
+
+_SIMPLE_PLANS: dict[str, tuple | bool] = {}     # operand list text -> `_simple_plan`'s answer
 
 
 _NAME_STARTS = frozenset("%$_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -236,6 +275,13 @@ _INT_LITERALS: dict[str, tuple[int, bool, bool]] = {}    # text -> value, unsign
 def int_literal(text: str, line: int, column: int) -> ast.IntLit:
     """An integer literal as ptxas reads it: wrapped to 64 bits, with `overflow` set for a
     decimal one ptxas rejects."""
+    value, unsigned, overflow = _literal(text)
+    return ast.IntLit(value=value, text=text, unsigned=unsigned, overflow=overflow,
+                      line=line, column=column)
+
+
+def _literal(text: str) -> tuple[int, bool, bool]:
+    """An integer literal's (value, unsigned, overflow) (`int_literal`'s fields)."""
     known = _INT_LITERALS.get(text)
     if known is None:
         value = int_value(text)
@@ -246,8 +292,7 @@ def int_literal(text: str, line: int, column: int) -> ast.IntLit:
         known = (value, text.endswith("U"), overflow)
         if len(_INT_LITERALS) < 4096:
             _INT_LITERALS[text] = known
-    return ast.IntLit(value=known[0], text=text, unsigned=known[1], overflow=known[2],
-                      line=line, column=column)
+    return known
 
 
 def _decimal_overflows(digits: str) -> bool:

@@ -1018,11 +1018,12 @@ class _StatementLexer:
         reg_decl, build_decl = fastpath.REG_DECL, fastpath.build_reg_decl
         blank = _BLANK.match
         while m is not None:
-            if m.re is statement:
+            if m.re is statement:           # (its match ends past the blanks after it)
                 run.append(build(m, lx.lineno, lx.line_start))
+                pos = m.end()
             else:
                 run.append(build_decl(m, lx.lineno, lx.line_start))
-            pos = blank(data, m.end()).end()
+                pos = blank(data, m.end()).end()
             if data.startswith("\n", pos):      # the line ends: blank lines and comments too
                 pos = self.skip_blank_lines(pos)
             m = statement.match(data, pos)

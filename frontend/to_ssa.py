@@ -502,9 +502,14 @@ class _FunctionLowering:
             self.fn.entry.instrs.append(ir.Instr("stacksave", [v], [], type="u32"))
             self.write(self.stack_var, self.fn.entry, v)
         position = {id(b): k for k, b in enumerate(self.fn.blocks)}
+        plans, lower_plain, lower_instruction = _PLANS, self.lower_plain, self.lower_instruction
         for b in ir.reverse_postorder(self.fn):
             for st, scope in body_of[id(b)]:
-                self.lower_instruction(st, scope, b)
+                plan = plans.get((st.opcode, st.modifiers, len(st.operands)))   # (the common case)
+                if plan:
+                    lower_plain(st, scope, b, plan)
+                else:
+                    lower_instruction(st, scope, b)
             self.filled.add(id(b))
             # filling b can only complete the predecessors of its successors: those become
             # sealable now, in block order (scanning every block here was quadratic)
@@ -776,10 +781,10 @@ class _FunctionLowering:
                 raise self.error(st.guard, f"Unknown symbol '{st.guard.predicate.name}'")
             ins.guard = self.read(g, block)
             ins.guard_negated = st.guard.negated
-        out: list[ir.Instr] = []
+        out: list[ir.Instr] = []        # what operands need before the instruction
         operands = st.operands
         srcs = ins.srcs
-        lookup, read, Name, IntLit, Const = scope.lookup, self.read, ast.Name, ast.IntLit, ir.Const
+        lookup, known = scope.lookup, scope.memo.get       # (the memo read first: no call)
         defs = self.current_def.get(id(block))
         replaced = self.replaced
         k = 1 if has_result else 0
@@ -787,17 +792,17 @@ class _FunctionLowering:
             node = operands[k]
             k += 1
             t = type(node)
-            if t is Name and node.component is None:
-                hit = lookup(node.name)
+            if t is _Name and node.component is None:
+                hit = known(node.name) or lookup(node.name)
                 if type(hit) is _Var:
                     value = defs.get(id(hit)) if defs else None
-                    if value is None or (type(value) is ir.Value and value.id in replaced):
-                        value = read(hit, block)
+                    if value is None or (type(value) is _Value and value.id in replaced):
+                        value = self.read(hit, block)
                     srcs.append(value)
                     continue
-            elif t is IntLit:
-                srcs.append(Const(node.value & mask if mask else _mask(node.value, sty),
-                                  sty or "s64"))
+            elif t is _IntLit:
+                srcs.append(_Const(node.value & mask if mask else _mask(node.value, sty),
+                                   sty or "s64"))
                 continue
             value = self.operand(node, scope, block, sty, out)
             if type(value) is list:
@@ -807,19 +812,19 @@ class _FunctionLowering:
         defined = ()
         if has_result:
             node = operands[0]
-            var = lookup(node.name) if type(node) is Name and node.component is None \
-                and node.name != "_" else None
+            var = (known(node.name) or lookup(node.name)) if type(node) is _Name \
+                and node.component is None and node.name != "_" else None
             if type(var) is _Var:
                 fn = self.fn
-                value = ir.Value(fn.next_value_id, var.type, var.name)
+                value = _Value(fn.next_value_id, var.type, var.name)
                 fn.next_value_id += 1
                 defined = ((var, value),)
-                ins.dests = [value]
+                ins.dests.append(value)
             else:
                 defined = self.dests(node, scope, block)
                 ins.dests = [v for _, v in defined]
             if ins.guard is not None:
-                ins.merge = [read(var, block) if var is not None else Const(0, v.type)
+                ins.merge = [self.read(var, block) if var is not None else _Const(0, v.type)
                              for var, v in defined]
         if out:
             block.instrs.extend(out)
@@ -856,6 +861,7 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
 
 # (opcode, modifiers, operand count) -> `_plain_plan`'s answer (False: not yet asked)
 _PLANS: dict = {}
+_Name, _IntLit, _Value, _Const = ast.Name, ast.IntLit, ir.Value, ir.Const    # lower_plain's
 
 
 def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:

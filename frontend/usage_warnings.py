@@ -28,13 +28,15 @@ def _instructions(module: ast.Module):
         file = fn.file or module.file
         pending = [iter(fn.body.statements)]       # blocks being read, innermost last
         while pending:
-            st = next(pending[-1], None)
-            if st is None:
+            for st in pending[-1]:
+                t = type(st)
+                if t is ast.Instruction:
+                    yield file, st
+                elif t is ast.Block:
+                    pending.append(iter(st.statements))
+                    break                          # the block first, then the rest after it
+            else:
                 pending.pop()
-            elif type(st) is ast.Block:
-                pending.append(iter(st.statements))
-            elif type(st) is ast.Instruction:
-                yield file, st
 
 
 def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:

@@ -47,7 +47,7 @@ from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
-                                descriptor_size_symbols)
+                                descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
@@ -682,9 +682,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     full_debug = _full_debug(module, options or {})
     mod_layout = module_layout(module, filename, relocatable)
     kernels, codes = [], []
+    # the opcodes each function has (as written): the rewrites and scans below that only
+    # concern a few opcodes skip a function without them (one walk instead of one each)
+    opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
+               for fn in module.functions}
     for fn in module.functions:
-        lower_wmma(fn, info)
-        lower_mma_forms(fn, info)
+        if "wmma" in opcodes[fn.name]:
+            lower_wmma(fn, info)
+        if not opcodes[fn.name].isdisjoint(("mma", "wmma")):     # wmma's lowering writes mma
+            lower_mma_forms(fn, info)
     if mod_layout.handles and not info.texture_unit:
         # (sm_100/sm_120: the records ptxas writes there are not measured yet)
         raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
@@ -694,9 +700,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     handle_refs = {fn.name: handle_references(fn, mod_layout.handles) for fn in module.functions}
     # (declared as ptxas meets them: the kernels in the cubin's order, the last PTX one first)
     descriptor_sizes = list(dict.fromkeys(s for fn in reversed(module.functions)
+                                          if not opcodes[fn.name].isdisjoint(DESCRIPTOR_SIZE_SYMBOLS)
                                           for s in descriptor_size_symbols(fn)))
-    istypep_used = any(ins.opcode == "istypep" for fn in module.functions for b in fn.blocks
-                       for ins in b.instrs)
+    istypep_used = any("istypep" in found for found in opcodes.values())
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:

@@ -112,16 +112,23 @@ def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit
     for _ in range(limit + 2):
         changed = False
         for b in order:
-            if id(b) in joins:
+            bid = id(b)
+            if bid in joins:
                 continue
-            incoming = {id(b) if p is branch else label.get(id(p)) for p in b.preds
-                        if p is branch or id(p) in inside}
-            incoming.discard(None)
-            new = incoming.pop() if len(incoming) == 1 else id(b)
-            if len(incoming) > 0:           # more than one label came in
-                joins.add(id(b))
-            if label.get(id(b)) != new:
-                label[id(b)] = new
+            new = None                      # the one label the edges in agree on
+            for p in b.preds:
+                came = bid if p is branch else label.get(id(p)) if id(p) in inside else None
+                if came is None or came == new:
+                    continue
+                if new is not None:         # a second label came in
+                    joins.add(bid)
+                    new = None
+                    break
+                new = came
+            if new is None:
+                new = bid
+            if label.get(bid) != new:
+                label[bid] = new
                 changed = True
         if not changed:
             break

@@ -437,7 +437,16 @@ def verify(fn: Function) -> None:
                     check_use(v, p, len(p.instrs) + 1, f"phi {phi.dest!r}")
         here = enter[id(b)], leave[id(b)]
         for i, ins in enumerate(b.instrs):
-            for v in _uses(ins):
+            # `_uses(ins)` spelled out for plain sources (the common case; a generator per
+            # instruction was most of this walk's time)
+            uses = ins.srcs if ins.guard is None and not ins.merge else _uses(ins)
+            for v in uses:
+                t = type(v)
+                if t is not Value:
+                    if t is Address and type(v.base) is Value:
+                        v = v.base
+                    elif uses is ins.srcs:
+                        continue
                 # check_use inlined for the common case (a definition earlier in the
                 # block, or in a block that dominates it); it words any violation
                 site = def_site.get(v.id)

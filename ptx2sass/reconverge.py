@@ -278,11 +278,11 @@ def _conflict(x: _Region, y: _Region) -> bool:
     """Do the two regions hold their barriers at some common point? A block is covered
     whole by a region's body, at its top by the region's end (the BSYNC), at its bottom by
     its start (the BSSY)."""
-    if x.body & y.body:
+    if x.start is y.start or x.end is y.end:
         return True
     if id(x.start) in y.body or id(x.end) in y.body or id(y.start) in x.body or id(y.end) in x.body:
         return True
-    return x.start is y.start or x.end is y.end
+    return not x.body.isdisjoint(y.body)      # (the costly test last: nested regions stop above)
 
 
 def _barrier_to_spill(r: _Region, near, first: int) -> int | None:
@@ -298,8 +298,11 @@ def _barrier_to_spill(r: _Region, near, first: int) -> int | None:
             holders.setdefault(o.barrier, []).append(o)
 
     def encloses(o: _Region, x: _Region) -> bool:
-        return (x.body <= o.body and id(x.start) in o.body and id(x.end) in o.body
-                and id(o.start) not in x.body and id(o.end) not in x.body)
+        # x's body lies in o's then too: a block of x's body is reached from x's start
+        # through x's body only, which does not hold o's end, and x's start is in o's body
+        # (so `x.body <= o.body` need not be tested: it made this cubic in loop nesting)
+        return (id(x.start) in o.body and id(x.end) in o.body and id(o.start) not in x.body
+                and id(o.end) not in x.body)
 
     for k in range(first, NUM_BARRIERS):
         if all(encloses(o, r) or (encloses(r, o) and o.spilled) for o in holders.get(k, ())):
@@ -414,10 +417,21 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     others = [r for r in ordered if not r.body & calls]
     others.sort(key=lambda r: (-len(r.body), position[id(r.start)]))
     done: list[_Region] = []
-    touching: dict[int, list[_Region]] = {}     # block id -> the regions given a barrier that touch it
+    # block id -> the regions given a barrier that touch it; blocks touched by the same
+    # regions share one tuple, so a region's neighbours are gathered per distinct tuple,
+    # not per block (per block it was cubic in the nesting depth of loops)
+    touching: dict[int, tuple[_Region, ...]] = {}
     for r in around_calls + others:
         # regions that conflict share a block: only those are compared
-        near = {id(o): o for k in (*r.body, id(r.start), id(r.end)) for o in touching.get(k, ())}
+        cover = (*r.body, id(r.start), id(r.end))
+        near: dict[int, _Region] = {}
+        seen: set[int] = set()
+        for k in cover:
+            holders = touching.get(k, ())
+            if id(holders) not in seen:
+                seen.add(id(holders))
+                for o in holders:
+                    near[id(o)] = o
         taken = {o.barrier for o in near.values() if _conflict(r, o)}
         first = FIRST_CALLEE_SAVED if r in around_calls else 0
         r.barrier = next((k for k in range(first, NUM_BARRIERS) if k not in taken), None)
@@ -427,8 +441,13 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
                 raise CompileError(f"kernel {mf.name}: internal error: no convergence barrier to spill "
                                    f"for a divergent region crossing {NUM_BARRIERS - first} others")
         done.append(r)
-        for k in {*r.body, id(r.start), id(r.end)}:
-            touching.setdefault(k, []).append(r)
+        grown: dict[int, tuple] = {}        # id of a block's old tuple -> (it, it + r)
+        for k in set(cover):
+            holders = touching.get(k, ())
+            pair = grown.get(id(holders))
+            if pair is None:
+                pair = grown[id(holders)] = (holders, (*holders, r))
+            touching[k] = pair[1]
     ordered = done
     # 4. BSSY at the start: just before its branch, or last in a preheader (outer first).
     # A spilled region keeps the enclosing region's mask in a register meanwhile.

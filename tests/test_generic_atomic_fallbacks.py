@@ -21,7 +21,9 @@ OPS = {   # name: (register type, statement on generic address %rd9 with value %
     "max_s64": ("u64", "atom.max.s64 %o, [%rd9], %v;"),
     "and_b64": ("u64", "atom.and.b64 %o, [%rd9], %v;"),
     "add_f16x2": ("b32", "atom.add.noftz.f16x2 %o, [%rd9], %v;"),
+    "add_bf16x2": ("b32", "atom.add.noftz.bf16x2 %o, [%rd9], %v;"),      # sm_90+
 }
+SM90_ONLY = {"add_bf16x2"}
 WHERE = ["global", "shared", "local"]
 
 
@@ -69,16 +71,61 @@ END:
 
 
 @pytest.mark.parametrize("where", WHERE)
-@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("name", [n for n in OPS if n not in SM90_ONLY])
 def test_generic_atomics_reach_every_space(name, where):
-    ty, stmt = OPS[name]
     _compare(name, where, "sm_89")
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("name", list(OPS))
+def test_generic_atomics_reach_every_space_sm90(name, where):
+    """sm_90's fallbacks add a distributed-shared-memory path (QSPC.E.D, a generic
+    compare-and-swap loop) for the float adds: ptxas's cubin faulted on it for a local
+    target (the emulator did not know QSPC.E.D); bf16x2 add had no fallback at all."""
+    _compare(name, where, "sm_90")
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+@pytest.mark.parametrize("name", ["add_f32", "add_f64", "add_bf16x2"])
+def test_generic_float_atomics_into_local_on_blackwell(name, arch):
+    _compare(name, "local", arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+@pytest.mark.parametrize("name", list(OPS))
+def test_generic_atomic_paths_as_ptxas(name, arch):
+    """Which fallbacks ptxas writes for each operation (counted in its cubin): the ATOM with
+    a predicate, QSPC.E.S and ATOMS.CAST.SPIN (this CTA's shared memory), QSPC.E.D and
+    ATOM.E.CAST.SPIN (another CTA's, sm_90+ clusters: only the f32/f64 adds), LD/ST (local)."""
+    import re
+    ty, stmt = OPS[name]
+    ptx = _ptx(ty, stmt, "global").replace(".target sm_89", f".target {arch}").replace(".version 8.3", ".version 8.8")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    keys = ("QSPC.E.S", "QSPC.E.D", "ATOMS.CAST.SPIN", "ATOM.E.CAST.SPIN", "ST.E")
+
+    def paths(cubin):
+        text = oracle.nvdisasm(cubin)
+        return {k: len(re.findall(re.escape(k) + r"[ .]", text)) for k in keys}
+    expected = paths(theirs.output)
+    assert expected["QSPC.E.S"] == 1
+    assert paths(ptx2sass.compile(ptx, arch, "k.ptx")) == expected
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("name", ["add_f32", "max_s64"])
 def test_generic_atomics_into_shared_on_other_archs(name, arch):
     _compare(name, "shared", arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_shared_bf16x2_add(arch):
+    """`atom.shared.add.noftz.bf16x2`: ptxas's compare-and-swap loop (ours refused it)."""
+    OPS["shared_add_bf16x2"] = ("b32", "atom.shared.add.noftz.bf16x2 %o, [sh], %v;")
+    try:
+        _compare("shared_add_bf16x2", "shared", arch)
+    finally:
+        del OPS["shared_add_bf16x2"]
 
 
 def _compare(name: str, where: str, arch: str) -> None:
@@ -95,7 +142,8 @@ def _compare(name: str, where: str, arch: str) -> None:
         data = rng.integers(1, 64, THREADS).astype(np.float64).view(np.uint64)
     elif ty == "b32":
         data = np.zeros(THREADS, np.uint64)
-        data[:] = np.array([0x3C003C00] * THREADS, np.uint32)      # 1.0, 1.0 in f16
+        one = 0x3F803F80 if "bf16" in name else 0x3C003C00           # 1.0, 1.0 in bf16 / f16
+        data[:] = np.array([one] * THREADS, np.uint32)
     else:
         data = rng.integers(0, 1 << 40, THREADS, dtype=np.uint64)
     results = []
@@ -108,6 +156,8 @@ def _compare(name: str, where: str, arch: str) -> None:
     final = results[1][0] if where != "global" else results[1][1]
     if name == "add_u64" and where == "shared":      # every lane's value arrived
         assert int(final) == int(data.sum())
+    if name in ("add_f16x2", "add_bf16x2", "shared_add_bf16x2") and where == "shared":    # 64 ones added to 0
+        assert int(final) == (0x54005400 if name == "add_f16x2" else 0x42804280)
 
 
 @pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100", "sm_120"])
@@ -123,3 +173,17 @@ def test_cas_spin_result_where_ptxas_puts_it(arch):
     def kinds(cubin):
         return {re.sub(r"\d+", "#", m) for m in re.findall(r"ATOMS\.CAST\.SPIN (\w)\d", oracle.nvdisasm(cubin))}
     assert kinds(ptx2sass.compile(ptx, arch, "k.ptx")) == kinds(theirs.output) != set()
+
+
+def test_generic_windows_tell_this_ctas_shared_memory_from_another_ctas():
+    """QSPC.E.S / QSPC.E.D on sm_90+: a shared-window address's low word is a shared::cluster
+    address, the CTA's rank from bit 24 (ptxas's cvta.shared: SR_SWINHI:(SR_CgaCtaId << 24 |
+    offset), mapa replaces that byte with PRMT); the emulator's CTAs are rank 0."""
+    from ptx2sass.emu.memory import LOCAL_WINDOW, SHARED_WINDOW
+    from ptx2sass.emu.ops_memory import generic_windows
+    addrs = np.array([SHARED_WINDOW + 0x400, SHARED_WINDOW + (1 << 24) + 0x400,
+                      SHARED_WINDOW + (15 << 24), LOCAL_WINDOW + 8, 0x7F00_0000_0000], np.uint64)
+    own, other, local = generic_windows(addrs)
+    assert own.tolist() == [True, False, False, False, False]
+    assert other.tolist() == [False, True, True, False, False]
+    assert local.tolist() == [False, False, False, True, False]

@@ -20,7 +20,6 @@ from tools.isa_generalise import ARCHS, check_arch, fuzz_files, realworld_files
 # sm_89 --held-back-only --fuzz-seeds 900000:900040`, branch open6). A failure on any other
 # opcode fails the test.
 SM8X_GAPS = frozenset({
-    "CCTLL",      # CCTLL.PF2 [imm]: no form
     "LDG",        # a shown non-default descriptor (bit 101, `desc[UR6]`): encoded hidden
 })
 # sm_90: measured by branch hopper6 (2026-11-27) with `py -m tools.isa_generalise --arch sm_90

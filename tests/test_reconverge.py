@@ -8,6 +8,7 @@ where ptxas needs no barrier): our cubin must place BSSY/BSYNC where ptxas's doe
 nvdisasm's listing of both) and give ptxas's outputs with zero hazards of either kind; and
 the same code without its barriers must be flagged."""
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -305,3 +306,23 @@ def test_code_for_the_lanes_present_is_no_convergence_hazard(name, n):
     got, ours = _launch(codegen.compile_ptx(ptx), "explicit", n)
     assert not ours.convergence_hazards, [str(h) for h in ours.convergence_hazards]
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", ["20900001", "20900056"])
+def test_ptxas_exclusive_slow_path_is_no_convergence_hazard(seed):
+    """ptxas's converged path of a run-time-mask collective: `@!P BRA.CONV mask` taken, then
+    BSSY; WARPSYNC.EXCLUSIVE mask; REDUX; BSYNC, then MATCH/VOTE of the same mask. BSSY and
+    a BSYNC that releases every member now keep the lanes' knowledge that they are together
+    on the mask (it was reset to the full warp, so the lanes of one tile running the MATCH
+    were flagged); fuzz programs (warp, branch, divergent, loop features) whose ptxas cubin
+    the explicit mode flagged, the 2 of seeds 20900000..099."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ptxas, execute, load
+    text = (Path(__file__).resolve().parent / "ptxas_convergence" / f"s{seed}.ptx").read_text()
+    case = read_case(text)
+    case.text = "".join(ln for ln in text.splitlines(keepends=True) if not ln.startswith("// fuzz-case: "))
+    cubin, why = compile_ptxas(case)
+    assert cubin is not None, why
+    assert "WARPSYNC.EXCLUSIVE" in oracle.nvdisasm(cubin)
+    res = execute(load(cubin, case.kernel), case, False, reconverge="explicit")
+    assert not res.convergence_hazards, [h.message for h in res.convergence_hazards]

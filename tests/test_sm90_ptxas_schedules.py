@@ -49,6 +49,8 @@ RULES = {
     "9610087": "HFMA2.MMA -> IMAD.WIDE addend high half 8",
     "9610090": "an LDS with a write scoreboard only has read its address 22 cycles after issue",
     "9610140": "an LDS result may overwrite a STG's data under its read scoreboard (one queue)",
+    # hopper6's held-back range 9,611,000-149: the one seed it left (branch open7)
+    "9611020": "USGXT -> UIMAD 4",
 }
 
 

@@ -2,6 +2,7 @@
 bundle (its cubins, buffers and parameters), without re-creating the fuzz programs.
 
     python -m tools.gpu_bytes_rerun BUNDLE_DIR RUN_DIR [--select REGEX] [--without-hmma-model]
+        [--f16-accumulation exact|trunc_rn|trunc_rz] [--rcp64h-rounding extra4|trunc]
 
 BUNDLE_DIR holds `bundle.json` + `blobs.zip` (what `tools.gpu_check prepare` wrote for that
 run); RUN_DIR the run's `gpu_report_mismatches.zip` (the GPU's bytes of every launch/variant
@@ -48,9 +49,17 @@ def main(argv=None) -> int:
     ap.add_argument("run", type=Path)
     ap.add_argument("--select", default="", help="regular expression over launch ids")
     ap.add_argument("--without-hmma-model", action="store_true")
+    ap.add_argument("--f16-accumulation", choices=("exact", "trunc_rn", "trunc_rz"),
+                    help="HMMA.F16's model (emu/ops_mma.py F16_ACCUMULATION)")
+    ap.add_argument("--rcp64h-rounding", choices=("extra4", "trunc"),
+                    help="MUFU.RCP64H/RSQ64H's high word (emu/ops_float.py RCP64H_ROUNDING)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
-    from ptx2sass.emu import ops_mma
+    from ptx2sass.emu import ops_float, ops_mma
+    if args.f16_accumulation:
+        ops_mma.F16_ACCUMULATION = args.f16_accumulation
+    if args.rcp64h_rounding:
+        ops_float.RCP64H_ROUNDING = args.rcp64h_rounding
     model = dict(ops_mma._MIN_EXP)
     data = json.loads((args.bundle / "bundle.json").read_text())
     blobs = zipfile.ZipFile(args.bundle / "blobs.zip")

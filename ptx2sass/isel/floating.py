@@ -224,7 +224,7 @@ class FloatSelection:
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
         if ty == "f32":
-            src = self.reg_part(a)
+            src = self.in_register(a)       # a zero immediate: not RZ, which takes no |.|
             self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
                       [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
             return

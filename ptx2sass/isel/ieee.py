@@ -231,18 +231,32 @@ class IeeeFloat:
             self.emit(COPY, (), [VOp(self.vreg(d)), v], guarded=False)
 
     def div_full_scaled(self, a: VOp, b: VOp, ftz: bool) -> tuple[VOp, VOp]:
-        """(rcp(b'), a'): b and a scaled alike, as div_full_f32 says."""
+        """(rcp(b'), a'): b and a scaled alike, as div_full_f32 says. Divisions of one block
+        by the same denominator share its tests, scaling and reciprocal and scale only their
+        numerators (ptxas: one MUFU.RCP for a softmax row's eight `div.full`; ours had eight,
+        each with a copy of the denominator live: softmax_rows_w1 30 registers, ptxas 20)."""
         z = ".FTZ" if ftz else ""
-        a, b = self.copy(a), self.copy(b)
-        huge = self.setp("FSETP", "GT" + z, mag(b), self.f(2.0 ** 126))
-        self.put("FMUL", z[1:], b, b, self.f(0.25), when=huge)
+        key = (id(self.out), repr(b), ftz)
+        cache = self.__dict__.setdefault("_div_full_denominators", {})
+        shared = cache.get(key) if self.ins is not None and self.ins.guard is None else None
+        if shared is None:
+            b = self.copy(b)
+            huge = self.setp("FSETP", "GT" + z, mag(b), self.f(2.0 ** 126))
+            self.put("FMUL", z[1:], b, b, self.f(0.25), when=huge)
+            normal = None
+            if not ftz:
+                normal = self.setp("FSETP", "GEU", mag(b), self.f(self.FLT_MIN))
+                self.put("FMUL", "", b, b, self.f(2.0 ** 24), when=no(normal))
+            r = self.r32()
+            self.put("MUFU", "RCP", r, b)
+            shared = (huge, normal, r)
+            if self.ins is not None and self.ins.guard is None:
+                cache[key] = shared
+        huge, normal, r = shared
+        a = self.copy(a)
         self.put("FMUL", z[1:], a, a, self.f(0.25), when=huge)
-        if not ftz:
-            normal = self.setp("FSETP", "GEU", mag(b), self.f(self.FLT_MIN))
-            self.put("FMUL", "", b, b, self.f(2.0 ** 24), when=no(normal))
+        if normal is not None:
             self.put("FMUL", "", a, a, self.f(2.0 ** 24), when=no(normal))
-        r = self.r32()
-        self.put("MUFU", "RCP", r, b)
         return r, a
 
     def div_rn_f32(self, a: VOp, b: VOp, ftz: bool) -> VOp:

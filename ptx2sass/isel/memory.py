@@ -1003,15 +1003,16 @@ class MemorySelection:
                 self.emit("CGAERRBAR", (), [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
-    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2")} | {
+    SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2"),
+                       ("add", "bf16x2")} | {
         (op, ty) for op in ("and", "or", "xor") for ty in ("b64", "u64", "s64")} | {
         (op, ty) for op in ("min", "max") for ty in ("u64", "s64")}
     LOGIC_LUT = {"and": 0xC0, "or": 0xFC, "xor": 0x3C}
 
     def atomic_operation(self, op: str, ty: str, new: VOp, old: VOp, v: VOp) -> None:
         """new = old op v, for the atomics written as a loop or a load and a store."""
-        if ty == "f16x2":
-            self.emit("HADD2", (), [new, old, v])
+        if ty in ("f16x2", "bf16x2"):
+            self.emit("HADD2", ("BF16_V2",) if ty == "bf16x2" else (), [new, old, v])
         elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
@@ -1079,10 +1080,13 @@ class MemorySelection:
 
     def generic_atomic_with_fallbacks(self, ins, op: str, ty: str, d, mods, strong, mem, data) -> None:
         """A generic atom/red whose operation the shared unit lacks (64-bit add/min/max/logic,
-        f32/f64/f16x2 add), as ptxas writes it: the ATOM's predicate says whether it was done
-        (global memory); where not, QSPC.E.S tells shared memory (a compare-and-swap loop on
-        the 24-bit shared address) from local memory (a load, the operation and a store). A
-        plain ATOM would leave a shared or local word untouched."""
+        f32/f64/f16x2/bf16x2 add), as ptxas writes it: the ATOM's predicate says whether it
+        was done (global memory; sm_90+: also another CTA's shared memory, but for the float
+        adds of DISTRIBUTED_CAS_LOOP); where not, QSPC.E.S tells this CTA's shared memory (a
+        compare-and-swap loop on the shared address), sm_90+ QSPC.E.D another CTA's (a generic
+        compare-and-swap loop, `distributed_cas_loop`), and what is left is local memory (a
+        load, the operation and a store). A plain ATOM would leave a shared or local word
+        untouched."""
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ty}`")
         width = _bits(ty) // 32
@@ -1093,14 +1097,22 @@ class MemorySelection:
         self.emit("ATOM", ("E",) + tuple(mods) + strong, [performed, result or RZ, mem] + data, ndefs=2)
         stem = f"{self.current.name.split('$')[0]}$atom{len(self.mf.blocks)}"
         done, local = MBlock(f"{stem}_done"), MBlock(f"{stem}_local")
+        distributed = self.arch.cluster_shared_addresses and (op, ty) in self.DISTRIBUTED_CAS_LOOP
+        other = MBlock(f"{stem}_distributed") if distributed else local
         self.branch_to(done, performed)
         self.start_block("atom_space")
         low = VMem(VOp(mem.base.reg, 0), mem.offset, wide=False)
         self.emit("QSPC", ("E", "S"), [shared, RZ, low], ndefs=2)
-        self.branch_to(local, shared, taken_when=False)
+        self.branch_to(other, shared, taken_when=False)
         self.start_block("atom_shared")
         window = VOp(self.mf.new_vreg())
-        if mem.offset:
+        if self.arch.cluster_shared_addresses:
+            # the generic address's low word is the shared address (the rank from bit 24)
+            if mem.offset:
+                self.emit("IADD3", (), [window, VOp(mem.base.reg, 0), Imm(mem.offset & 0xFFFFFFFF), RZ])
+            else:
+                self.emit(COPY, (), [window, VOp(mem.base.reg, 0)], guarded=False)
+        elif mem.offset:
             self.emit("IADD3", (), [window, VOp(mem.base.reg, 0), Imm(mem.offset & 0xFFFFFFFF), RZ])
             self.emit("LOP3", ("LUT",), [window, window, Imm(0xFFFFFF), RZ, Imm(0xC0), NOT_PT])
         else:
@@ -1109,6 +1121,16 @@ class MemorySelection:
         if result is not None:
             self.emit(COPY, (), [result, old], guarded=False)
         self.branch_to(done)
+        if distributed:
+            self.enter_block(other, falls_in=False)
+            elsewhere = VOp(self.mf.new_vreg("P"))
+            self.emit("QSPC", ("E", "D"), [elsewhere, RZ, low], ndefs=2)
+            self.branch_to(local, elsewhere, taken_when=False)
+            self.start_block("atom_distributed")
+            old = self.distributed_cas_loop(op, ty, mem, v)
+            if result is not None:
+                self.emit(COPY, (), [result, old], guarded=False)
+            self.branch_to(done)
         self.enter_block(local, falls_in=False)
         prior, updated = VOp(self.mf.new_vreg("R", width)), VOp(self.mf.new_vreg("R", width))
         self.emit("LD", ("E",) + size, [prior, mem])
@@ -1119,6 +1141,38 @@ class MemorySelection:
         self.enter_block(done, falls_in=True)
         if d is not None:
             self.emit(COPY, (), [self.dst_whole(d), result], guarded=False)
+
+    # Generic atomics another CTA's shared memory (sm_90+ clusters) does not do itself:
+    # ptxas's only QSPC.E.D loops (its 64-bit integer and packed-half atomics have none: the
+    # ATOM reports them done there)
+    DISTRIBUTED_CAS_LOOP = {("add", "f32"), ("add", "f64")}
+
+    def distributed_cas_loop(self, op: str, ty: str, mem: VMem, v: VOp) -> VOp:
+        """loop: old = LD.E [a]; new = old op v; ATOM.E.CAST.SPIN.STRONG.SM PT, ok, [a], old,
+        new; until ok == 1 — on the generic address (no memory descriptor, as ptxas writes
+        it); returns old."""
+        width = _bits(ty) // 32
+        size = ("64",) if width == 2 else ()
+        at = VMem(mem.base, mem.offset, wide=True, suffix64=False, described=False)
+        loop = self.start_block("dcas")
+        old = VOp(self.mf.new_vreg("R", width))
+        new = VOp(self.mf.new_vreg("R", width))
+        ok = VOp(self.mf.new_vreg("R", width))
+        self.emit("LD", ("E",) + size, [old, at])
+        self.atomic_operation(op, ty, new, old, v)
+        self.emit("ATOM", ("E", "CAST", "SPIN") + size + ("STRONG", "SM"), [PT, ok, at, old, new], ndefs=2)
+        stored = VOp(self.mf.new_vreg("P"))
+        if width == 2:      # the whole pair compared with 1, as ptxas
+            low = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [low, PT, VOp(ok.reg, 0), Imm(1), PT], ndefs=1)
+            self.emit("ISETP", ("EQ", "U32", "AND", "EX"), [stored, PT, VOp(ok.reg, 1), RZ, PT, low], ndefs=1)
+        else:
+            self.emit("ISETP", ("EQ", "U32", "AND"), [stored, PT, ok, Imm(1), PT], ndefs=1)
+        self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(stored.reg, inv=True), self.line))
+        self.start_block("dcas_done")
+        loop.succs.insert(0, loop)
+        loop.preds.append(loop)
+        return old
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
         """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a

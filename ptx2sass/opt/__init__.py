@@ -12,15 +12,20 @@ from ptx2sass.opt.contract import contract_multiply_add
 from ptx2sass.opt.cse import eliminate_common_subexpressions
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.dead_local_stores import remove_dead_local_stores
+from ptx2sass.opt.dead_loops import remove_dead_loops
+from ptx2sass.opt.exit_guards import propagate_exit_guards
 from ptx2sass.opt.fold import fold_constants
+from ptx2sass.opt.forward_local_stores import forward_local_stores
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
+from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
 from ptx2sass.opt.if_convert import if_convert_loads
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
 from ptx2sass.opt.repack import repack
 from ptx2sass.opt.split_exit_edges import split_exit_edges
+from ptx2sass.opt.unguard_expansions import unguard_expansions
 from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
@@ -30,14 +35,26 @@ MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle 
 
 def optimise(fn: ir.Function, contract: bool = True) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
-    Counted loops are unrolled once their induction arithmetic is simplified, and the
-    unrolled code is simplified again. Branches around a few loads become predicated loads
-    (and their blocks one). Last, loop exits get their own phi-copy blocks. Blocks that only
-    a label no branch names splits (Triton's and NVVM's `$L__tmp` debug labels) are joined
-    first: scheduling works within blocks (a Welford reduction's shuffles were one step at
-    a time)."""
+    Guarded operations selected as sequences run unguarded and select their result. What a
+    guarded exit decided holds past it; what loops recompute from values defined outside
+    them moves before them, and loops left computing nothing go. Counted loops are unrolled
+    once their induction arithmetic is simplified, and the unrolled code is simplified
+    again. Branches around a few loads become predicated loads (and their blocks one). Last,
+    loop exits get their own phi-copy blocks. Blocks that only a label no branch names
+    splits (Triton's and NVVM's `$L__tmp` debug labels) are joined first: scheduling works
+    within blocks (a Welford reduction's shuffles were one step at a time)."""
     merge_blocks(fn)
     _simplify(fn, contract)
+    if unguard_expansions(fn):
+        _simplify(fn, contract)
+    if propagate_exit_guards(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
+    if hoist_loop_invariants(fn):
+        _simplify(fn, contract)
+    if remove_dead_loops(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
     if if_convert_loads(fn):
         merge_blocks(fn)
         _simplify(fn, contract)
@@ -66,6 +83,7 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed |= fuse_integer_multiply_add(fn)
         changed |= reassociate_offsets(fn)
         changed |= repack(fn)
+        changed |= forward_local_stores(fn)
         changed |= remove_dead_local_stores(fn)
         changed |= remove_dead_code(fn)
         if not changed:

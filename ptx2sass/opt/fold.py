@@ -8,7 +8,7 @@ from ptx2sass import ir
 from ptx2sass.opt.propagate import copy_source
 
 INT_KINDS = ("u", "s", "b")
-FOLDABLE = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr"})  # _eval's
+FOLDABLE = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr"})  # _evaluator's
 
 
 def signed_value(value: int, bits: int) -> int:
@@ -17,48 +17,65 @@ def signed_value(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _shift_amount(c: ir.Const) -> int:
-    return c.value & 0xFFFFFFFF
-
-
-def _eval(ins: ir.Instr, bits: int, args: list[int]) -> int | None:
-    op, signed = ins.opcode, ins.type[0] == "s"
-    if op == "add" and not ins.modifiers:
-        return args[0] + args[1]
-    if op == "sub" and not ins.modifiers:
-        return args[0] - args[1]
-    if op == "mul" and ins.modifiers == ("lo",):
-        return args[0] * args[1]
-    if op == "mad" and ins.modifiers == ("lo",):
-        return args[0] * args[1] + args[2]
-    if op in ("and", "or", "xor") and not ins.modifiers:
-        a, b = args
-        return a & b if op == "and" else a | b if op == "or" else a ^ b
-    if op == "not":
-        return ~args[0]
-    if op == "shl":
-        return args[0] << args[1] if args[1] < bits else 0
-    if op == "shr":
-        if signed:
-            return signed_value(args[0], bits) >> min(args[1], bits - 1)
-        return args[0] >> args[1] if args[1] < bits else 0
-    return None
+def _evaluator(opcode: str, modifiers: tuple, ty: str):
+    """(width, mask, function of the operands' values) for a spelling `_fold` folds, or
+    None. The function masks the values to the width itself (a shift's amount: its low
+    32 bits) and may return more bits than the width."""
+    bits = _FOLD_BITS.get(ty)
+    if bits is None:
+        return None
+    mask = (1 << bits) - 1
+    plain, lo = not modifiers, modifiers == ("lo",)
+    if opcode == "add" and plain:
+        def f(a): return (a[0] & mask) + (a[1] & mask)
+    elif opcode == "sub" and plain:
+        def f(a): return (a[0] & mask) - (a[1] & mask)
+    elif opcode == "mul" and lo:
+        def f(a): return (a[0] & mask) * (a[1] & mask)
+    elif opcode == "mad" and lo:
+        def f(a): return (a[0] & mask) * (a[1] & mask) + (a[2] & mask)
+    elif opcode == "and" and plain:
+        def f(a): return a[0] & a[1] & mask
+    elif opcode == "or" and plain:
+        def f(a): return (a[0] | a[1]) & mask
+    elif opcode == "xor" and plain:
+        def f(a): return (a[0] ^ a[1]) & mask
+    elif opcode == "not":
+        def f(a): return ~(a[0] & mask)
+    elif opcode == "shl":
+        def f(a):
+            amount = a[1] & 0xFFFFFFFF
+            return (a[0] & mask) << amount if amount < bits else 0
+    elif opcode == "shr" and ty[0] == "s":
+        def f(a): return signed_value(a[0], bits) >> min(a[1] & 0xFFFFFFFF, bits - 1)
+    elif opcode == "shr":
+        def f(a):
+            amount = a[1] & 0xFFFFFFFF
+            return (a[0] & mask) >> amount if amount < bits else 0
+    else:
+        return None
+    return bits, mask, f
 
 
 # integer types `_fold` folds -> their width
 _FOLD_BITS = {ty: bits for ty, (kind, bits) in ir.TYPES.items()
               if kind in INT_KINDS and bits in (16, 32, 64)}
+_EVALUATORS: dict[tuple, tuple | None] = {}     # (opcode, modifiers, type) -> `_evaluator`'s
 
 
 def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const | None:
     """The constant `ins` computes when its operands are immediates or values in `known`."""
-    if ins.opcode not in FOLDABLE or ins.guard is not None:
+    if ins.opcode not in FOLDABLE or ins.guard is not None or len(ins.dests) != 1 \
+            or not ins.srcs:
         return None
-    ty = ins.type
-    bits = _FOLD_BITS.get(ty)
-    if bits is None or len(ins.dests) != 1 or not ins.srcs:
+    key = (ins.opcode, ins.modifiers, ins.type)
+    rule = _EVALUATORS.get(key, False)
+    if rule is False:
+        rule = _EVALUATORS[key] = _evaluator(*key)
+    if rule is None:
         return None
-    srcs = []
+    bits, mask, evaluate = rule
+    args = []
     Const, Value = ir.Const, ir.Value
     for s in ins.srcs:
         t = type(s)
@@ -70,38 +87,42 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
                 return None
         elif t is not Const:
             return None
-        srcs.append(s)
+        args.append(s.value)
     dest_type = ins.dests[0].type
-    if dest_type != ty and ir.TYPES.get(dest_type, (None, None))[1] != bits:
+    if dest_type != ins.type and ir.TYPES.get(dest_type, (None, None))[1] != bits:
         return None
-    mask = (1 << bits) - 1
-    args = [s.value & mask for s in srcs]
-    if ins.opcode in ("shl", "shr"):
-        args[1] = _shift_amount(srcs[1])
-    result = _eval(ins, bits, args)
-    if result is None:
-        return None
-    return Const(result & mask, ty)
+    return Const(evaluate(args) & mask, ins.type)
 
 
 def fold_constants(fn: ir.Function) -> bool:
+    """Each foldable instruction whose operands are known becomes `mov d, result`, in place
+    (the instruction keeps its results and line; what else it had is reset as a fresh
+    `mov` has it: it has no guard, `_fold` refuses guarded ones)."""
     changed = False
     known: dict[int, ir.Const] = {}         # value id -> the immediate propagation gives it
+    Const = ir.Const
     for block in fn.blocks:
-        instrs = block.instrs
-        for k, ins in enumerate(instrs):
-            if ins.opcode != "mov":
-                if ins.opcode not in FOLDABLE:
+        for ins in block.instrs:
+            op = ins.opcode
+            if op != "mov":
+                if op not in FOLDABLE:
                     continue
                 const = _fold(ins, known)
                 if const is None:
                     continue
-                instrs[k] = ir.Instr("mov", dests=ins.dests, srcs=[const], type=ins.type,
-                                     line=ins.line)
+                ins.opcode = "mov"
+                ins.srcs = [const]
+                ins.modifiers = ins.types = ()
+                ins.guard_negated = False
+                ins.space = ins.align = None
+                if ins.merge:
+                    ins.merge = []
+                if ins.attrs:
+                    ins.attrs = {}
                 changed = True
                 known[ins.dests[0].id] = const      # what copy_source says of that mov
                 continue
             src = copy_source(ins)
-            if type(src) is ir.Const:
+            if type(src) is Const:
                 known[ins.dests[0].id] = src
     return changed

@@ -29,11 +29,15 @@ def copy_source(ins: ir.Instr):
     return s
 
 
+_COPY_OPCODES = frozenset(("mov", "cvta"))       # what copy_source may call a copy
+
+
 def propagate_copies(fn: ir.Function) -> bool:
     subst: dict[int, object] = {}
     for block in fn.blocks:
         for ins in block.instrs:
-            s = copy_source(ins)
-            if s is not None:
-                subst[ins.dests[0].id] = s
+            if ins.opcode in _COPY_OPCODES:       # (asked first: most instructions are not)
+                s = copy_source(ins)
+                if s is not None:
+                    subst[ins.dests[0].id] = s
     return bool(subst) and substitute(fn, subst)

@@ -130,6 +130,15 @@ def _trip_count(h: ir.Block, pre: ir.Block, back: ir.Block, body,
             return runs
         if runs > limit:
             return None
+        # a two-block loop's body runs between the tests: its induction step may be there
+        for ins in (body.instrs if body is not None else ()):
+            if ins.opcode in ir.TERMINATORS:
+                continue
+            value = _evaluate(ins, known)
+            for d in ins.dests:
+                known.pop(d.id, None)
+            if value is not None:
+                known[ins.dests[0].id] = value
         nxt = {}
         for phi in h.phis:
             v = dict((id(b), x) for b, x in phi.incoming)[id(back)]

@@ -1,0 +1,197 @@
+"""Loop-invariant code motion: operations a loop recomputes from values defined outside it
+move to the loop's preheader, as ptxas moves them.
+
+A loop that reloads a constant-bank table or recomputes an address from invariant registers on
+every iteration pays each time for what one computation gives (fuzz seed 21000113: four
+`ld.const` per iteration, ptxas loads them once before the loop and then drops the loop).
+Compilers from LLVM hoist before they write PTX; hand-written and generated PTX often does not.
+
+Moved: pure operations (`dce.is_pure`'s arithmetic), unguarded, without a carry, whose operands
+are constants, symbols, launch-invariant special registers or values defined outside the loop
+(or already moved). They compute the same value on every iteration and cannot trap, so running
+them once before the loop, even where the loop would have skipped them, changes nothing.
+Weak loads (not relaxed, acquire, volatile or mmio: those read again each time) move only from blocks that every iteration runs before the loop can leave (they
+dominate every exiting block, and nothing in the loop exits the thread), so no load runs that
+the loop would not have run; from the constant bank (nothing in a kernel writes it) always,
+from other spaces where nothing in the loop writes memory or synchronises (every instruction
+in it pure or a branch: the loaded value is the same on every iteration, unless another thread
+races with it unsynchronised, which the memory model leaves undefined). Loops need a preheader: the header's one
+predecessor outside the loop, with the header as its only successor.
+
+In such a loop that runs its body at least once, a header phi whose value from the latch is
+now invariant holds that value after the loop: reads after the loop take it directly (and the
+loop may then be left with nothing to do, for `dead_loops`)."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.dce import PURE, is_pure, is_strong_load
+from ptx2sass.opt.uses import substitute
+
+# special registers whose value does not change during a thread's life
+INVARIANT_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%lanemask", "%nsmid", "%gridid",
+                      "%cluster", "%is_explicit_cluster", "%nclusterid", "%clusterid", "%aggr_smem_size",
+                      "%dynamic_smem_size", "%total_smem_size")
+# pure opcodes left in place: texture/surface reads (a surface may be written in the loop)
+# and the stack pointer
+NOT_MOVED = frozenset({"tex", "tld4", "txq", "suq", "suld", "istypep", "stacksave"})
+
+
+def _loops(fn: ir.Function, idom) -> list[tuple[ir.Block, set[int]]]:
+    """(header, block ids) of the natural loops, innermost first (fewest blocks)."""
+    rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
+    by_header: dict[int, tuple[ir.Block, set[int]]] = {}
+    for b in fn.blocks:
+        if b not in idom:
+            continue
+        for s in b.succs:
+            if rpo[id(s)] <= rpo[id(b)] and ir.dominates(idom, s, b):
+                _, body = by_header.setdefault(id(s), (s, {id(s)}))
+                ir.reach_backwards([b], lambda p: p in idom, body)
+    return sorted(by_header.values(), key=lambda hb: len(hb[1]))
+
+
+def _preheader(h: ir.Block, body: set[int]) -> ir.Block | None:
+    outside = [p for p in h.preds if id(p) not in body]
+    if len(outside) != 1 or outside[0].succs != [h]:
+        return None
+    pre = outside[0]
+    last = pre.instrs[-1] if pre.instrs else None
+    if last is not None and last.opcode in ir.TERMINATORS and (last.opcode != "bra" or last.guard is not None):
+        return None
+    return pre
+
+
+def _invariant_operand(op, inside: set[int]) -> bool:
+    if isinstance(op, ir.Value):
+        return op.id not in inside
+    if isinstance(op, ir.Address):
+        return not isinstance(op.base, ir.Value) or op.base.id not in inside
+    if isinstance(op, ir.SpecialReg):
+        return op.name.startswith(INVARIANT_SPECIALS)
+    return True                                  # Const, Symbol
+
+
+def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: bool) -> bool:
+    if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
+        return False
+    if ins.opcode in ("ld", "ldu"):
+        if is_strong_load(ins) or not dominates_exits or not (ins.space == "const" or read_only):
+            return False
+    elif ins.opcode not in PURE:
+        return False
+    return all(_invariant_operand(s, inside) for s in ins.srcs)
+
+
+MASK32 = 0xFFFFFFFF
+
+
+def _range(v, defs: dict[int, ir.Instr], depth: int = 0) -> tuple[int, int]:
+    """Unsigned 32-bit bounds of a value (from constants, `and`, `or`, `add`, `shr`, `min`)."""
+    if isinstance(v, ir.Const):
+        return v.value & MASK32, v.value & MASK32
+    ins = defs.get(v.id) if isinstance(v, ir.Value) and depth < 8 else None
+    if ins is None or ins.guard is not None or ins.type not in ("u32", "s32", "b32") or len(ins.srcs) != 2 \
+            or ins.modifiers:
+        return 0, MASK32
+    a, b = (_range(s, defs, depth + 1) for s in ins.srcs)
+    if ins.opcode == "and":
+        return 0, min(a[1], b[1])
+    if ins.opcode == "or":
+        return max(a[0], b[0]), MASK32
+    if ins.opcode == "add" and a[1] + b[1] <= MASK32:
+        return a[0] + b[0], a[1] + b[1]
+    if ins.opcode == "shr" and ins.type != "s32" and b[0] == b[1] and b[0] < 32:
+        return a[0] >> b[0], a[1] >> b[0]
+    if ins.opcode == "min" and ins.type != "s32":
+        return min(a[0], b[0]), min(a[1], b[1])
+    return 0, MASK32
+
+
+def _first_test_continues(fn: ir.Function, h: ir.Block, pre: ir.Block, body: set[int],
+                          defs: dict[int, ir.Instr]) -> bool:
+    """The header's first exit test (on entry from the preheader) provably stays in the loop."""
+    term = h.instrs[-1] if h.instrs else None
+    if term is None or term.opcode != "bra" or not isinstance(term.guard, ir.Value) or len(h.succs) != 2:
+        return False
+    setp = defs.get(term.guard.id)
+    if setp is None or setp.opcode != "setp" or setp.guard is not None or len(setp.modifiers) != 1 \
+            or setp.type not in ("u32", "b32") or len(setp.srcs) != 2 or setp not in h.instrs:
+        return False
+    entry = {p.dest.id: dict((id(b), x) for b, x in p.incoming).get(id(pre)) for p in h.phis}
+    (alo, ahi), (blo, bhi) = (_range(entry.get(s.id, s) if isinstance(s, ir.Value) else s, defs)
+                              for s in setp.srcs)
+    holds = {"lt": ahi < blo, "lo": ahi < blo, "le": ahi <= blo, "ls": ahi <= blo, "gt": alo > bhi,
+             "hi": alo > bhi, "ge": alo >= bhi, "hs": alo >= bhi,
+             "ne": ahi < blo or alo > bhi}.get(setp.modifiers[0], False)
+    fails = {"lt": alo >= bhi, "lo": alo >= bhi, "ge": ahi < blo, "hs": ahi < blo,
+             "eq": ahi < blo or alo > bhi}.get(setp.modifiers[0], False)
+    taken_exits = id(h.succs[0]) not in body
+    # the branch is taken when the predicate differs from the guard's negation
+    taken = (not term.guard_negated) if holds else (term.guard_negated if fails else None)
+    return taken is not None and taken != taken_exits
+
+
+def _values_after_loop(fn: ir.Function, h: ir.Block, latch: ir.Block, body: set[int], inside: set[int]) -> bool:
+    """Reads after the loop of header phis whose latch value is invariant take that value."""
+    subst = {}
+    for phi in h.phis:
+        back = [v for p, v in phi.incoming if p is latch]
+        if len(back) == 1 and not (isinstance(back[0], ir.Value) and back[0].id in inside):
+            subst[phi.dest.id] = back[0]
+    if not subst:
+        return False
+    return substitute(_Outside(fn, body), subst)
+
+
+class _Outside:
+    """The blocks of `fn` outside a loop, for `substitute`."""
+
+    def __init__(self, fn: ir.Function, body: set[int]):
+        self.blocks = [b for b in fn.blocks if id(b) not in body]
+
+
+def hoist_loop_invariants(fn: ir.Function) -> bool:
+    # moving instructions leaves the CFG as it is: dominators and the block order hold throughout
+    idom = ir.dominators(fn)
+    rpo = ir.reverse_postorder(fn)
+    order = {id(b): k for k, b in enumerate(rpo)}
+    defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
+    changed = False
+    for h, body in _loops(fn, idom):
+        pre = _preheader(h, body)
+        if pre is None:
+            continue
+        blocks = sorted((rpo[order[i]] for i in body if i in order), key=lambda b: order[id(b)])
+        exiting = [b for b in blocks if any(id(s) not in body for s in b.succs)]
+        latches = [p for p in h.preds if id(p) in body]
+        # a top-tested loop whose body runs at least once: blocks every iteration passes
+        at_least_once = (exiting == [h] and len(latches) == 1
+                         and _first_test_continues(fn, h, pre, body, defs))
+        instrs = [i for b in blocks for i in b.instrs]
+        if any(i.opcode in ("exit", "ret", "trap_exit") for i in instrs):
+            exiting = []                         # a thread may leave anywhere: no loads move
+        read_only = all(i.opcode == "bra" or is_pure(i) for i in instrs)
+        # values defined inside the loop (phis and instructions); shrinks as operations move
+        inside = {p.dest.id for b in blocks for p in b.phis}
+        inside |= {d.id for b in blocks for i in b.instrs for d in i.dests}
+        moved: list[ir.Instr] = []
+        for b in blocks:                         # reverse postorder: definitions before uses
+            dominates_exits = bool(exiting) and (all(ir.dominates(idom, b, e) for e in exiting) or (
+                at_least_once and ir.dominates(idom, b, latches[0])))
+            keep = []
+            for ins in b.instrs:
+                if _movable(ins, inside, dominates_exits, read_only):
+                    moved.append(ins)
+                    inside.difference_update(d.id for d in ins.dests)
+                else:
+                    keep.append(ins)
+            b.instrs = keep
+        if at_least_once and _values_after_loop(fn, h, latches[0], body, inside):
+            changed = True
+        if not moved:
+            continue
+        last = pre.instrs[-1] if pre.instrs else None
+        at = len(pre.instrs) - 1 if last is not None and last.opcode == "bra" else len(pre.instrs)
+        pre.instrs[at:at] = moved
+        changed = True
+    return changed
