@@ -485,7 +485,7 @@ class _StepFacts:
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
         # facts of the model `lat` that are fixed per instruction, worked out here once
         self.lat = lat
-        self.late_window = lat.late_fixed_window(op, ins.modifiers)
+        self.late_window = lat.late_fixed_window(op, self.modifiers)
         pad, pad_after = lat.LDGSTS_PADDING
         # whether the ldgsts_padding count sees it at all (`TimingModel.end` decides how)
         self.pad_role = bool(pad) and (op in pad_after or (self.never and op == "LDS") or self.unit == "mio"
