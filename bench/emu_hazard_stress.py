@@ -6,7 +6,7 @@ variable-latency ones without a scoreboard), which makes them flag thousands of 
 every kind the register tracking gives (reads too early, reads without a wait, overwrites of
 pending results and read sources); the lists must be equal, text and order.
 
-    .venv/bin/python bench/emu_hazard_stress.py --baseline ROOT [--corpus zluda|tinygrad] [--kernels 40]
+    .venv/bin/python bench/emu_hazard_stress.py --baseline ROOT [--corpus zluda|tinygrad] [--kernels 40] [--arch sm_90]
 
 `ROOT`: another checkout (e.g. `git archive main | tar -x -C ROOT`), its emulator loaded by
 bench/emu_baseline.py.
@@ -47,20 +47,30 @@ def checker(timing_model):
     return Stressed
 
 
-def verdicts(emu, corpus: str, kernels: int) -> list:
-    import emu_speed
+def _programs(emu, corpus: str, kernels: int, arch: str):
+    """(entry, loaded program) of the corpus's kernels, ptxas's cubins for `arch`."""
+    testing, load = emu.testing, emu.loader.load_program
+    if corpus == "zluda":
+        for entry in testing.zluda_manifest():
+            cubin = testing.zluda_cubin(entry, arch)
+            if cubin is not None:
+                yield entry, load(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))
+    else:
+        for entry in sorted(testing.tinygrad_manifest(), key=lambda k: k["sha256"])[:kernels]:
+            cubin = testing.tinygrad_cubin(entry, arch)
+            if cubin is not None:
+                yield entry, load(cubin, entry["entry"], testing.cubin_listing_decoder(cubin))
+
+
+def verdicts(emu, corpus: str, kernels: int, arch: str) -> list:
     testing = emu.testing
     model = checker(emu.hazards.TimingModel if hasattr(emu, "hazards") else _new_model())
-    runs = emu_speed._runs(emu, corpus, kernels)
     out = []
-    for run in runs:
-        # each launch's program is decoded anew for the stressed model's facts
-        r = run.__defaults__
-        entry, program = r[0], r[1]
+    for entry, program in _programs(emu, corpus, kernels, arch):
         if corpus == "zluda":
-            o = testing.run_zluda(entry, hazard_check=True, program=program, timing=model)
+            o = testing.run_zluda(entry, hazard_check=True, program=program, timing=model, arch=arch)
         else:
-            o = testing.run_tinygrad(entry, hazard_check=True, program=program, timing=model)
+            o = testing.run_tinygrad(entry, hazard_check=True, program=program, timing=model, arch=arch)
         res = o.result
         out.append(None if res is None else ([str(h) for h in res.hazards], res.cycles, res.instructions))
     return out
@@ -76,17 +86,18 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", type=Path, required=True)
     ap.add_argument("--corpus", action="append", choices=("zluda", "tinygrad"))
     ap.add_argument("--kernels", type=int, default=40, help="tinygrad kernels (first by sha256)")
+    ap.add_argument("--arch", default="sm_89", help="ptxas's cubins for this arch, judged by its latency model")
     args = ap.parse_args(argv)
     import emu_speed
     emus = emu_speed._emulators(args.baseline)
     differ = 0
     for corpus in args.corpus or ("zluda", "tinygrad"):
-        old = verdicts(emus["baseline"], corpus, args.kernels)
-        new = verdicts(emus["new"], corpus, args.kernels)
+        old = verdicts(emus["baseline"], corpus, args.kernels, args.arch)
+        new = verdicts(emus["new"], corpus, args.kernels, args.arch)
         flagged = sum(len(v[0]) for v in new if v)
         bad = [k for k, (a, b) in enumerate(zip(old, new)) if a != b]
         differ += len(bad) + abs(len(old) - len(new))
-        print(f"{corpus}: {len(new)} launches, {flagged} hazards flagged (stressed model), "
+        print(f"{corpus} ({args.arch}): {len(new)} launches, {flagged} hazards flagged (stressed model), "
               f"{len(bad)} differ")
         for k in bad[:5]:
             print(f"  launch {k}: baseline {old[k][0][:3] if old[k] else old[k]} / new {new[k][0][:3] if new[k] else new[k]}")
