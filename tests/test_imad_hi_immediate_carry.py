@@ -1,8 +1,10 @@
 """IMAD.HI's carry-out by the kind of its second factor (sm_8x, `pair_fixed_immediate_factor`
 in sched/latency/ampere.json): ptxas reads it 7 cycles after an immediate-factor IMAD.HI
 (fuzz campaign 9 seed 20001090, `IMAD.HI.U32 R12, P1, R3, 0x4, R12` then IADD3.X at 7:
-tests/fuzz_regressions/emu_fail_imad_hi_carry_s20001090.ptx, a strict xfail before) and 9
-after a register-factor one (tests/test_latency_audit.py: 784 tight sites at 9)."""
+tests/fuzz_regressions/emu_fail_imad_hi_carry_s20001090.ptx, a strict xfail before) and 5
+after a register- or uniform-factor one (campaign 9 seeds 20007273/20009422 at 5, 20004829/20008674/
+20009658 at 7: tests/fuzz_regressions/emu_fail_imad_hi_carry_s20001090.ptx and the triage in
+docs/fuzz/campaign-9.md; the tinygrad sites at 9 are slack, the latency audit passes with 5)."""
 from pathlib import Path
 
 from ptx2sass import oracle
@@ -16,7 +18,7 @@ CASE = Path(__file__).parent / "fuzz_regressions" / "emu_fail_imad_hi_carry_s200
 def test_table_keys_the_carry_out_by_the_factor_kind():
     m = model("ampere")
     assert m.read_latency("IMAD", ("HI", "U32", IMMEDIATE_FACTOR), "P", "IADD3") == 7
-    assert m.read_latency("IMAD", ("HI", "U32"), "P", "IADD3") == 9
+    assert m.read_latency("IMAD", ("HI", "U32"), "P", "IADD3") == 5
     assert model("hopper").read_latency("IMAD", ("HI", "U32", IMMEDIATE_FACTOR), "P", "IADD3") == \
         model("hopper").read_latency("IMAD", ("HI", "U32"), "P", "IADD3")
 

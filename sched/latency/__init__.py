@@ -31,7 +31,8 @@ Rules, with the data fields they read:
   results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
   readers their value (`uniform_same_unit` readers of their own unit: the producer's);
 - an instruction holds issue for at least `issue_cycles` (by opcode), whatever its stall;
-- a variable-latency reader that is no memory reader (R2UR, FLO ...) may read an MMA result
+- a variable-latency reader that is no memory reader (R2UR, FLO ...), or one of
+  `mma_to_decoupled_readers` (the surface stores and reductions), may read an MMA result
   `mma_to_decoupled_early` cycles before the MMA's fixed latency.
 """
 from __future__ import annotations
@@ -168,6 +169,8 @@ class LatencyModel:
         # a variable-latency (decoupled) reader other than memory reads a tensor-core result
         # this many cycles before the MMA's fixed latency (it takes its operands after issue)
         self.MMA_TO_DECOUPLED: int = data.get("mma_to_decoupled_early", 0)
+        # readers without a result that take an MMA result as those decoupled readers do
+        self.MMA_DECOUPLED_READERS = frozenset(data.get("mma_to_decoupled_readers", []))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
@@ -284,7 +287,8 @@ class LatencyModel:
                     return self.MMA_SINGLE_PASS_M8_TO_MEMORY
                 return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
-        if opcode in self.MMA and self.MMA_TO_DECOUPLED and self.is_variable(reader) \
+        if opcode in self.MMA and self.MMA_TO_DECOUPLED \
+                and (self.is_variable(reader) or reader in self.MMA_DECOUPLED_READERS) \
                 and reader not in self.READER_FIXED:
             return max(base - self.MMA_TO_DECOUPLED, 1)
         pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
