@@ -992,10 +992,10 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     if keep_functions:
         # (not yet: a struct returned through the link-time convention, and calls through
         # pointers to a function of its own section: those are compiled as without -g)
-        from ptx2sass.inline import address_taken_functions, returns_struct
+        from ptx2sass.inline import address_taken_functions
         taken = address_taken_functions(module)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
-                    and not returns_struct(f) and f.name not in taken}
+                    and f.name not in taken}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)

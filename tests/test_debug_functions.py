@@ -66,6 +66,36 @@ MODULES = {
     "mutual": HEAD + _declare("fb") + _func("fa", "fb") + _func("fb", "fa") + _kernel("k", ["fa"]),
     "two": HEAD + _declare("fa") + _declare("fb") + _func("fa", "fa") + _func("fb", "fb")
            + _kernel("k", ["fa", "fb", "fb"]),
+    # a function returning a struct (12 bytes): ptxas -g returns it in R4..R6
+    "struct_return": HEAD + """.func (.param .align 4 .b8 r[12]) trio(.param .b32 a)
+{
+  .reg .b32 %r<5>;
+  ld.param.b32 %r0, [a];
+  add.u32 %r1, %r0, 7;
+  mul.lo.u32 %r2, %r0, 3;
+  xor.b32 %r3, %r0, 0x55;
+  st.param.b32 [r], %r1;
+  st.param.b32 [r+4], %r2;
+  st.param.b32 [r+8], %r3;
+  ret;
+}
+
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  { .param .b32 pa; .param .align 4 .b8 pr[12]; st.param.b32 [pa], %r1; call (pr), trio, (pa);
+    ld.param.b32 %r2, [pr]; ld.param.b32 %r3, [pr+4]; ld.param.b32 %r4, [pr+8]; }
+  add.u32 %r5, %r2, %r3;
+  sub.u32 %r5, %r5, %r4;
+  st.global.u32 [%rd1], %r5;
+  ret;
+}
+""",
 }
 
 
@@ -94,7 +124,7 @@ def _ours_g(name: str) -> bytes:
     return codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0)
 
 
-@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual"])
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return"])
 def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
@@ -137,7 +167,7 @@ def test_a_chain_of_frames_counts_in_the_kernels_stack():
         assert _stack_records(cubin)["k"][0] == f["fa"] + f["fb"]
 
 
-@pytest.mark.parametrize("name", ["three", "chain", "mutual"])
+@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return"])
 def test_runs_as_ptxas_g_cubin(name):
     theirs = _ptxas_g(name).output
     ours = _ours_g(name)
