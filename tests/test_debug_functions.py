@@ -224,3 +224,46 @@ def test_verbose_order_with_g_as_ptxas(name, tmp_path, capsys):
     assert cli.main(["-arch=sm_89", "-g", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) == 0
     heads = r"(?m)info    : (Compiling entry function '\w+'|Function properties for \w+)"
     assert re.findall(heads, capsys.readouterr().err) == re.findall(heads, theirs.stderr)
+
+
+_SEVERAL = HEAD + """
+.func (.param .b32 r0, .param .b64 r1) two(.param .b32 a)
+{
+  .reg .b32 %r0; .reg .b64 %rd0;
+  ld.param.b32 %r0, [a];
+  cvt.u64.u32 %rd0, %r0;
+  st.param.b32 [r0], %r0;
+  st.param.b64 [r1], %rd0;
+  ret;
+}
+.visible .entry k()
+{
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("variant", ["definition", "brace_on_head_line", "declared_first", "one_param_result",
+                                     "head_over_lines"])
+@pytest.mark.parametrize("flags", [(), ("-g",)])
+def test_several_param_results_refused_as_ptxas(variant, flags, tmp_path, capsys):
+    """Several results must be `.reg` ones: ptxas refuses `.param` among them (with or
+    without -g), at the token after the function's head."""
+    head = ".func (.param .b32 r0, .param .b64 r1) two(.param .b32 a)\n{"
+    ptx = {"definition": _SEVERAL,
+           "brace_on_head_line": _SEVERAL.replace(head, head.replace("\n{", " {")),
+           "declared_first": _SEVERAL.replace(head, head.replace("\n{", ";\n\n") + head),
+           "one_param_result": _SEVERAL.replace(head, head.replace(".param .b32 r0", ".reg .b32 r0"))
+                                       .replace("st.param.b32 [r0], %r0;", "mov.b32 r0, %r0;"),
+           "head_over_lines": _SEVERAL.replace(head, head.replace(", ", ",\n").replace("(.param .b32 a)",
+                                                                                       "(\n.param .b32 a\n)"))}[variant]
+    theirs = oracle.ptxas(ptx, "sm_89", flags, name="k.ptx")
+    assert not theirs.ok
+    (tmp_path / "k.ptx").write_text(ptx)
+    capsys.readouterr()
+    assert cli.main(["-arch=sm_89", *flags, str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) != 0
+    ours = capsys.readouterr().err
+
+    def errors(text):
+        return re.findall(r"(?m)line (\d+); error   : (.*)$", text)
+    assert errors(ours) == errors(theirs.stderr) != []
