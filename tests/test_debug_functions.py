@@ -363,3 +363,30 @@ def test_several_param_results_refused_as_ptxas(variant, flags, tmp_path, capsys
     def errors(text):
         return re.findall(r"(?m)line (\d+); error   : (.*)$", text)
     assert errors(ours) == errors(theirs.stderr) != []
+
+
+def test_a_divergent_switch_before_a_call_reconverges_as_ptxas():
+    """k1 switching on a lane-varying index, one case falling into the other, which then
+    calls `sw` and exits: the fall-through target is where the lanes meet (a BSSY/BSYNC
+    region, as ptxas writes), not a panic side that only leads to an EXIT through a call
+    (it had no region; the emulator then ran away in the split warp's call)."""
+    ptx = MODULES["switch"].replace("  mov.u32 %r3, %ctaid.x;\n  and.b32 %r3, %r3, 1;", "  and.b32 %r3, %r1, 1;")
+    assert ptx != MODULES["switch"]
+    theirs = oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
+
+    def barriers(cubin):
+        from ptx2sass.encoder.codec import decode_text
+        return {k.name: [text.split()[0] for pc in range(0, len(k.text), 16)
+                         for text in [decode_text(int.from_bytes(k.text[pc:pc + 16], "little"), "sm_89", pc)]
+                         if text.split()[0] in ("BSSY", "BSYNC")]
+                for k in read_cubin(cubin).kernels}
+    assert barriers(ours) == barriers(theirs.output)
+    results = []
+    for cubin in (ours, theirs.output):
+        out = np.zeros(64, np.uint32)
+        res = run(cubin, "k1", 1, 64, [out], hazard_check=cubin is ours)
+        assert res.hazards == []
+        results.append(out)
+    np.testing.assert_array_equal(*results)
