@@ -67,7 +67,9 @@ class WarpTiming:
 
     def __init__(self):
         self.t = 0
-        self.ready: dict[tuple, tuple] = {}   # reg → (time, producer offset, opcode, latency)
+        # reg → (issue time, producer offset, opcode, its _StepFacts (None: a variable-latency
+        # result that has arrived), lanes, which register of its result of that file)
+        self.ready: dict[tuple, tuple] = {}
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
@@ -247,63 +249,64 @@ class TimingModel:
                 lat.fixed_latency(op, ins.modifiers)
             return
         facts = step.aux.get("timing")
-        if facts is None:
+        if facts is None or facts.lat is not lat:
             facts = step.aux["timing"] = _StepFacts(step.ins, lat, step.offset)
         pending, ready = clock.pending, clock.ready
         # 1. Wait on scoreboards.
         t = clock.t
-        for sb in facts.wait_sbs:
-            t = max(t, clock.sb_release[sb])
-            covered = clock.sb_queues[sb]
-            done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-            for reg in done:
-                _, off, pop, _, _, who, _ = pending.pop(reg)
-                ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
-            if clock.late_reads:
-                # a load whose result arrived has read its sources, and so has every
-                # earlier load of an in-order unit (group) a later instruction of which has
-                units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
-                for reg in [r for r, e in clock.late_reads.items()
-                            if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
-                    del clock.late_reads[reg]
-            clock.sb_readers[sb].clear()
-            covered.clear()
-            # An instruction whose result has arrived has read its sources, too.
-            for readers in clock.sb_readers.values():
-                if readers:
-                    for reg in [r for r, e in readers.items() if e[3] == sb]:
-                        readers.pop(reg)
         op = facts.op
-        if facts.after_barrier and clock.group_issued.get("BAR") is not None:
-            last = clock.group_issued["BAR"]
-            if t < last[0] + lat.AFTER_BARRIER[1]:
-                self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                         f"memory instructions need {lat.AFTER_BARRIER[1]}")
-        if op == "BAR":
-            clock.group_issued["BAR"] = (t, facts.offset)
-        pad, pad_after = lat.LDGSTS_PADDING
-        if pad:
-            # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
-            seen = clock.group_issued.get("ldgsts_pad", 0)
-            if op in pad_after:
-                clock.group_issued["ldgsts_pad"] = 0
-            elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
-                # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
-                # loop has two dummies after one)
-                clock.group_issued["ldgsts_pad"] = seen + 1
-            elif op == "LDGSTS":
-                if 0 <= seen < pad:
-                    self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
-                                             f"{pad} shared-memory-unit instructions (or @!PT LDS) "
-                                             f"before it (ldgsts_padding)")
-                clock.group_issued["ldgsts_pad"] = -1
-        group = facts.issue_group
-        if group is not None:
-            last = clock.group_issued.get(group[0])
-            if last is not None and t < last[0] + group[1]:
-                self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
-                                         f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
-            clock.group_issued[group[0]] = (t, facts.offset)
+        if facts.special:          # waits, barriers, issue intervals, ldgsts padding
+            for sb in facts.wait_sbs:
+                t = max(t, clock.sb_release[sb])
+                covered = clock.sb_queues[sb]
+                done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                for reg in done:
+                    _, off, pop, _, _, who, _ = pending.pop(reg)
+                    ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+                if clock.late_reads:
+                    # a load whose result arrived has read its sources, and so has every
+                    # earlier load of an in-order unit (group) a later instruction of which has
+                    units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
+                    for reg in [r for r, e in clock.late_reads.items()
+                                if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
+                        del clock.late_reads[reg]
+                clock.sb_readers[sb].clear()
+                covered.clear()
+                # An instruction whose result has arrived has read its sources, too.
+                for readers in clock.sb_readers.values():
+                    if readers:
+                        for reg in [r for r, e in readers.items() if e[3] == sb]:
+                            readers.pop(reg)
+            if facts.after_barrier and clock.group_issued.get("BAR") is not None:
+                last = clock.group_issued["BAR"]
+                if t < last[0] + lat.AFTER_BARRIER[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
+                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+            if op == "BAR":
+                clock.group_issued["BAR"] = (t, facts.offset)
+            if facts.pad_role:
+                pad, pad_after = lat.LDGSTS_PADDING
+                # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
+                seen = clock.group_issued.get("ldgsts_pad", 0)
+                if op in pad_after:
+                    clock.group_issued["ldgsts_pad"] = 0
+                elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
+                    # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
+                    # loop has two dummies after one)
+                    clock.group_issued["ldgsts_pad"] = seen + 1
+                elif op == "LDGSTS":
+                    if 0 <= seen < pad:
+                        self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
+                                                 f"{pad} shared-memory-unit instructions (or @!PT LDS) "
+                                                 f"before it (ldgsts_padding)")
+                    clock.group_issued["ldgsts_pad"] = -1
+            group = facts.issue_group
+            if group is not None:
+                last = clock.group_issued.get(group[0])
+                if last is not None and t < last[0] + group[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
+                                             f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
+                clock.group_issued[group[0]] = (t, facts.offset)
         # 2. Reads.
         for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
             mine = lanes if reg[0] in _PER_LANE else _ALL
@@ -325,12 +328,19 @@ class TimingModel:
                 continue
             r = ready.get(reg)
             if r is not None:
-                issued, off, pop, pmods, who, part = r
+                issued, off, pop, producer, who, part = r
                 if who & mine:
-                    need = 0 if pmods is None else _read_latency(lat, pop, pmods, reg[0], op, reg == facts.guard,
-                                                           part, reg in facts.addend)
-                    if need == lat.READER_FIXED.get(op) and op in lat.CHECKER_READER_FIXED:
-                        need = lat.CHECKER_READER_FIXED[op]
+                    if producer is None:
+                        need = facts.need_arrived
+                    else:
+                        # the producer's facts (one object per instruction) stand for its opcode
+                        # and modifiers; a guard or addend register also keys how it is read
+                        key = (producer, reg[0], part) if reg not in facts.keyed_regs else \
+                            (producer, reg[0], part, reg == facts.guard, reg in facts.addend)
+                        need = facts.needs.get(key)
+                        if need is None:
+                            need = facts.needs[key] = facts.checker_need(lat.read_latency(
+                                pop, producer.modifiers, reg[0], op, reg == facts.guard, part, reg in facts.addend))
                     if issued + need > t:
                         self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
                                                  f"at 0x{off:04x} issued; {op} needs {need}")
@@ -338,10 +348,12 @@ class TimingModel:
         # 3. Writes.
         if writes:
             variable = facts.variable
-            busy_readers = [(sb, readers) for sb, readers in clock.sb_readers.items() if readers]
+            sb_readers = clock.sb_readers
+            busy_readers = [(sb, readers) for sb, readers in sb_readers.items() if readers] \
+                if any(sb_readers.values()) else ()
+            late_reads = clock.late_reads
             first_of_file: dict[str, int] = {}
             for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
-                first_of_file.setdefault(reg[0], reg[1])
                 mine = lanes if reg[0] in _PER_LANE else _ALL
                 p = pending.get(reg)
                 # a later result of the same in-order unit lands after the pending one
@@ -359,7 +371,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
                                                  f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
                         readers.pop(reg)
-                late = clock.late_reads.get(reg) if clock.late_reads else None
+                late = late_reads.get(reg) if late_reads else None
                 if late is not None and late[3] == _TENSOR:
                     # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
                     # (a variable-latency one, or another MMA, writes after it read)
@@ -368,7 +380,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
                                                  f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
                                                  f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
-                    del clock.late_reads[reg]
+                    del late_reads[reg]
                 elif late is not None:   # (a later instruction of the load's unit runs after it read)
                     if t < late[2] and late[1] & mine and not (
                             facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
@@ -377,7 +389,7 @@ class TimingModel:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {window} (no read scoreboard)")
-                    del clock.late_reads[reg]
+                    del late_reads[reg]
                 if variable:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
@@ -386,45 +398,48 @@ class TimingModel:
                     pending[reg] = (sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
-                    ready[reg] = (t, facts.offset, op, facts.modifiers, mine, reg[1] - first_of_file[reg[0]])
+                    # the register's place in the result: its offset from the first written of its file
+                    first = first_of_file.setdefault(reg[0], reg[1])
+                    ready[reg] = (t, facts.offset, op, facts, mine, reg[1] - first)
                 if reg[0] == "P":
                     clock.predicate_written[reg] = clock.seq
-        # 4. Scoreboards set by this instruction.
-        if facts.sets_scoreboards:
-            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
-            if wr_sb != NO_SB:
-                clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
-                clock.sb_queues[wr_sb][facts.queue] = clock.seq
-            if rd_sb != NO_SB:
-                clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
-                if op in lat.PREDICATE_WITH_READS:
-                    # its result rides the read scoreboard: a wait on it also covers the
-                    # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then
-                    # QSPC P1 with SB0, R16 read after the wait on SB0)
-                    clock.sb_queues[rd_sb][facts.queue] = clock.seq
-                if facts.read_unit is not None:
-                    # its unit's place in the read order, even where its guard left it no register
-                    # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
-                    # earlier LDG's late read whatever P0 holds)
-                    clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
+        if facts.tail:             # scoreboards it sets, sources it may read late
+            # 4. Scoreboards set by this instruction.
+            if facts.sets_scoreboards:
+                wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
+                if wr_sb != NO_SB:
+                    clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                    clock.sb_queues[wr_sb][facts.queue] = clock.seq
+                if rd_sb != NO_SB:
+                    clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                    if op in lat.PREDICATE_WITH_READS:
+                        # its result rides the read scoreboard: a wait on it also covers the
+                        # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then
+                        # QSPC P1 with SB0, R16 read after the wait on SB0)
+                        clock.sb_queues[rd_sb][facts.queue] = clock.seq
+                    if facts.read_unit is not None:
+                        # its unit's place in the read order, even where its guard left it no register
+                        # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
+                        # earlier LDG's late read whatever P0 holds)
+                        clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
+                    for reg in reads:
+                        # predicates are consumed at issue, uniform registers too where the table says so
+                        if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
+                            clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                            facts.read_unit, wr_sb, guard)
+                elif facts.late_reads:
+                    # a load that reads its address after issue, with no read scoreboard: it may
+                    # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
+                    # overwrites an LDS's UR address the next cycle)
+                    for reg in reads:
+                        if reg[0] == "R":
+                            clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
+                                                     facts.read_unit, wr_sb, clock.seq, None, guard)
+            window = facts.late_window
+            if window:
                 for reg in reads:
-                    # predicates are consumed at issue, uniform registers too where the table says so
-                    if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
-                        clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                        facts.read_unit, wr_sb, guard)
-            elif facts.late_reads:
-                # a load that reads its address after issue, with no read scoreboard: it may
-                # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
-                # overwrites an LDS's UR address the next cycle)
-                for reg in reads:
-                    if reg[0] == "R":
-                        clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
-                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
-        window = lat.late_fixed_window(op, facts.modifiers)
-        if window:
-            for reg in reads:
-                if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
-                    clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
+                    if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
+                        clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
 
@@ -432,23 +447,15 @@ class TimingModel:
 _PER_LANE = frozenset(("R", "P"))
 _TENSOR = "tensor-late-read"      # late_reads' unit field for an MMA's sources (late_fixed_reads)
 _ALL = (1 << 32) - 1
-_LATENCY: dict = {}
-
-
-def _read_latency(lat, *key) -> int:
-    """`lat.read_latency`, remembered (a pure function of the model and its arguments)."""
-    key = (id(lat), *key)
-    v = _LATENCY.get(key)
-    if v is None:
-        v = _LATENCY[key] = lat.read_latency(*key[1:])
-    return v
 
 
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order")
+                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
+                 "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
+                 "keyed_regs")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -481,6 +488,30 @@ class _StepFacts:
         self.op, self.modifiers, self.offset = op, lat.latency_modifiers(ins), offset
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
+        # facts of the model `lat` that are fixed per instruction, worked out here once
+        self.lat = lat
+        self.late_window = lat.late_fixed_window(op, self.modifiers)
+        pad, pad_after = lat.LDGSTS_PADDING
+        # whether the ldgsts_padding count sees it at all (`TimingModel.end` decides how)
+        self.pad_role = bool(pad) and (op in pad_after or (self.never and op == "LDS") or self.unit == "mio"
+                                       or op == "LDGSTS")
+        self.reader_fixed = (lat.READER_FIXED.get(op), lat.CHECKER_READER_FIXED.get(op)) \
+            if op in lat.CHECKER_READER_FIXED else None
+        # (producer's facts, file, part[, as guard, as addend]) -> cycles it needs
+        self.needs: dict = {}
+        self.keyed_regs = frozenset(self.addend) | ({self.guard} if self.guard else set())
+        self.need_arrived = self.checker_need(0)      # a variable-latency result that has arrived
+        # what `TimingModel.end` must look at besides the registers, before and after them
+        self.special = bool(self.wait_sbs) or self.after_barrier or op == "BAR" or self.pad_role \
+            or self.issue_group is not None
+        self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
+
+    def checker_need(self, need: int) -> int:
+        """The cycles the checker asks for where the model's reader latency is `need`:
+        `checker_reader_fixed` replaces the reader's own fixed figure."""
+        if self.reader_fixed is not None and need == self.reader_fixed[0]:
+            return self.reader_fixed[1]
+        return need
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:

@@ -23,8 +23,8 @@ from dataclasses import replace
 from ptx2sass.records import dataclass
 
 from . import table_cache
-from .fields import (View, apply_edits, canonical, float_bits, float_text, operand_shape, parse_view,
-                     render_shape, render_view, undo_edits, ungapped, use_family, value_class)
+from .fields import (View, apply_edits, canonical, float_bits, float_text, half_kind, operand_shape,
+                     parse_view, render_shape, render_view, undo_edits, ungapped, use_family, value_class)
 from .arch import ARCHS, UnknownArch, target
 from .model import Control, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
@@ -396,7 +396,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         nums = []
         for f in slot["fields"]:
             if "float" in f:
-                nums.append(float_text(bits_value(word, f["bits"]), f["float"]))
+                nums.append(float_text(bits_value(word, f["bits"]), half_kind(f["float"], tokens)))
             else:
                 if "signed_by" in f:
                     f = signed_variant(f, [bits_value(word, g["bits"]) for g in form.groups])
@@ -714,7 +714,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     for k, slot in enumerate(form.slots):
         for f, n in zip(slot["fields"], parsed[k][1]):
             if "float" in f:
-                bits = float_bits(n, f["float"])
+                bits = float_bits(n, half_kind(f["float"], view.tokens))
                 if bits is None or bits >> len(f["bits"]):
                     raise EncodeError(f"float immediate {n} is not exactly encodable")
             else:

@@ -46,6 +46,13 @@ _TOKEN = re.compile(
 FLOAT_KINDS = ("f32", "f64h", "f16", "bf16")
 
 
+def half_kind(kind: str, tokens) -> str:
+    """The float format a field holds in an instruction with these mnemonic tokens: a form
+    whose `.BF16_V2` is a modifier group (not part of the form) reads its half immediates
+    as bf16 when the word selects `.BF16_V2` (HFMA2.BF16_V2.RELU with a `-QNAN` pair)."""
+    return "bf16" if kind == "f16" and "BF16_V2" in tokens else kind
+
+
 @dataclass
 class View:
     guard: str | None            # "P0", "!P0"; None when the guard is PT (not printed)

@@ -68,3 +68,34 @@ def test_wide_multiply_high_addend(arch):
             h1 = (a * b) >> 64
             h3 = ((((h1 * a) >> 64) & M) * b) >> 64
             assert (int(buf[i, 0]), int(buf[i, 1])) == (h1, h3)
+
+
+MBARRIER_PHASE = """.version 9.0
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p){{
+ .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p<2>;
+ .shared .align 8 .b64 bar[64];
+ ld.param.u64 %rd1,[p]; cvta.to.global.u64 %rd2,%rd1; mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd3,%r1,4; add.s64 %rd4,%rd2,%rd3;
+ mov.u32 %r2, bar; shl.b32 %r3, %r1, 3; add.u32 %r2, %r2, %r3;
+ mbarrier.init.shared.b64 [%r2], 1;
+ mbarrier.arrive.shared.b64 %rd5, [%r2];
+ mbarrier.test_wait.shared.b64 %p1, [%r2], %rd5;
+ selp.u32 %r4, 1, 0, %p1;
+ st.global.u32 [%rd4], %r4; ret;}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_110", "sm_120"])
+def test_mbarrier_arrive_then_phase_check(arch):
+    """ptxas gives `SYNCS.ARRIVE.TRANS64.A1T0 R2, [R7+URZ], RZ` a write scoreboard and the
+    SYNCS.PHASECHK reading R3 right after it waits on that (SYNCS is variable-latency, as on
+    sm_90); the table had SYNCS as a 4-cycle fixed result and flagged ptxas's code (fuzz seed
+    21100014). Each thread's own barrier expects one arrival, so its phase is complete."""
+    ptx = MBARRIER_PHASE.format(arch=arch)
+    for cubin in (oracle.ptxas(ptx, arch).output, compile_ptx(ptx, arch)):
+        buf = np.zeros(64, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [buf])
+        assert not res.hazards, res.hazards[:3]
+        assert (buf == 1).all()

@@ -35,3 +35,12 @@ def test_blackwell_forms(arch):
     theirs, ours = _both(ptx, arch, "archfuzz_blackwell", 32)
     assert (ours == theirs).all(), np.argwhere(ours != theirs)[:5]
 
+
+
+def test_turing_cache_hint_loads():
+    """sm_75's LDG with each cache operator (LDG.E.EF.SYS, LDG.E.LU.64.SYS ...: "cannot encode"
+    in the sm_75 campaigns while an older LDG form, blind to bits 84-86, won the decode; the
+    turing table's LDG forms were probed again with this seed file): ours runs as ptxas's."""
+    ptx = (SEEDS / "cache_hint_loads_sm75.ptx").read_text()
+    theirs, ours = _both(ptx, "sm_75", "hints", 64)
+    assert (ours == theirs).all(), np.argwhere(ours != theirs)[:5]

@@ -467,3 +467,37 @@ def test_blackwell_texture_refused_at_the_line(arch, handle):
     with pytest.raises(CompileError, match="not supported yet") as e:
         codegen.compile_ptx(ptx, arch, "t.ptx")
     assert "internal error" not in str(e.value)
+
+
+# sm_75: module-handle surface accesses (the bound forms; turing's SULD/SUST/SURED forms probed
+# from tools/isa_seeds/surf_*.ptx). Ours crashed with "cannot encode SULD.D.BA.1D.128..." before:
+# the pass that spells `.SM` as Turing's `.CTA` also showed the hidden coordinate operand
+# (fuzz seed 21000041, branch arch8).
+SM75_SURFACE_FORMS = [
+    (1, "b32", "suld.b.2d.b32.trap %r10, [sr, {%r1,%r2}]"),
+    (4, "b32", "suld.b.1d.v4.b32.trap {%r10,%r11,%r12,%r13}, [sr, {%r1}]"),
+    (2, "b64", "suld.b.a2d.v2.b64.zero {%rd10,%rd11}, [sr, {%r5,%r1,%r2,%r3}]"),
+    (0, "b32", "sust.b.3d.v4.b32.clamp [sr, {%r1,%r2,%r3,%r4}], {%r5,%r6,%r7,%r8}"),
+    (0, "b32", "sust.b.a1d.b8.trap [sr, {%r5,%r1}], %h5"),
+    (0, "b32", "sured.b.max.3d.s32.zero [sr, {%r1,%r2,%r3,%r4}], %r5"),
+    (0, "b32", "sured.b.add.1d.u64.trap [sr, {%r1}], %rd5"),
+]
+
+
+@pytest.mark.parametrize("n,ty,line", SM75_SURFACE_FORMS, ids=[f[2].split(" ")[0] for f in SM75_SURFACE_FORMS])
+def test_module_surface_instruction_as_ptxas_sm75(n, ty, line):
+    ptx = kernel(n, ty, line).replace(".visible .entry", MODULE_DECLS).replace(".target sm_89", ".target sm_75")
+    run = oracle.ptxas(ptx, "sm_75")
+    assert run.ok, run.stderr
+    theirs = unit_lines(run.output)
+    assert theirs and unit_lines(codegen.compile_ptx(ptx, "sm_75")) == theirs
+
+
+@pytest.mark.parametrize("n,ty,line", FORMS[:1] + FORMS[11:12] + FORMS[18:19] + FORMS[24:25],
+                         ids=lambda f: str(f).split(" ")[0])
+def test_register_handle_refused_at_the_line_sm75(n, ty, line):
+    """sm_75's table has only the bound surface forms (`..., 0x0, slot`): a handle in a
+    register is refused at its line, not an internal "cannot encode" error."""
+    ptx = kernel(n, ty, line).replace(".target sm_89", ".target sm_75")
+    with pytest.raises(CompileError, match=r"t\.ptx, line 19; error .*handle in a register on sm_75"):
+        codegen.compile_ptx(ptx, "sm_75", "t.ptx")

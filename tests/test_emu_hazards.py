@@ -146,3 +146,31 @@ def test_ptxas_schedules_the_checker_once_flagged(name):
     out = np.zeros(64, dtype={32: np.uint32, 64: np.uint64}[ob])
     res = run(run_.output, "k", 1, 64, [out, inputs(ib, n)])
     assert res.hazards == [], [str(h) for h in res.hazards]
+
+
+def test_facts_follow_the_model_that_judges():
+    """The checker keeps what it works out per instruction on the decoded program: a second
+    launch of the same program judged by another latency model (a subclass's `self.lat`,
+    as tests/test_sm8x_h200_rules.py swaps in) must use that model's facts, not the first's.
+    Here the other model makes every opcode one issue group taking one instruction per 64
+    cycles; ptxas's stalls are at most 15, so each later instruction is flagged."""
+    import copy
+
+    entry = ENTRIES["add"]
+
+    class OneGroup(TimingModel):
+        def __init__(self, launch):
+            super().__init__(launch)
+            self.lat = copy.copy(self.lat)
+            self.lat.ISSUE_INTERVAL = {ins.opcode: (0, 64) for _, ins in launch.program.instructions}
+
+    def program():
+        cubin = zluda_cubin(entry)
+        return load_program(cubin, entry["kernel"], cubin_listing_decoder(cubin))
+
+    fresh = run_zluda(entry, hazard_check=True, program=program(), timing=OneGroup).result.hazards
+    assert fresh and all("it takes one every 64" in h.message for h in fresh)
+    shared = program()
+    assert run_zluda(entry, hazard_check=True, program=shared).result.hazards == []
+    assert run_zluda(entry, hazard_check=True, program=shared, timing=OneGroup).result.hazards == fresh
+    assert run_zluda(entry, hazard_check=True, program=shared).result.hazards == []

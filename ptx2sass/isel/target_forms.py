@@ -171,6 +171,5 @@ def apply_spelling(mf: MFunction, target) -> None:
             if mi.opcode in leading and leading[mi.opcode] not in mods:
                 mods.insert(0, leading[mi.opcode])
             if tuple(mods) != mi.modifiers:
-                mi.modifiers = tuple(mods)
-                mi.shown = None
+                mi.modifiers = tuple(mods)      # the operands, and which of them show, stay
 # --- end sm_75 -----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ header from memory) (see docs/STATUS.md, issue 15).
 `istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from ptx2sass import ir
@@ -69,6 +70,31 @@ HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
 # sm_90+: the uniform registers a handle is named in (a texture's pair: the low word, URZ)
 HANDLE_UR, HANDLE_HI_UR = Reg("UR", 6), Reg("UR", 7)
+
+
+# a `.B` instruction (the handle's low word in a register) per PTX opcode, to ask the
+# target's table whether it has such forms at all (sm_75's has only the bound ones)
+REGISTER_HANDLE_PROBES = {
+    "suld": "SULD.D.BA.1D.STRONG.SM.TRAP R0, [R2], R4",
+    "sust": "SUST.D.BA.1D.STRONG.SM.TRAP [R2], R0, R4",
+    "sured": "SURED.D.BA.1D.ADD.STRONG.SYS.TRAP [R2], R0, R4",
+    "suq": "TXQ.B RZ, R0, R4, TEX_HEADER_DIMENSION, 0x1",
+    "txq": "TXQ.B RZ, R0, R4, TEX_HEADER_DIMENSION, 0x1",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _register_handle_encodable(arch: str, opcode: str) -> bool:
+    """Whether `arch`'s table encodes `opcode`'s `.B` form (True where no probe is known)."""
+    from ptx2sass.encoder import codec
+    text = REGISTER_HANDLE_PROBES.get(opcode)
+    if text is None:
+        return True
+    try:
+        codec.encode_text(text, arch)
+    except codec.EncodeError:
+        return False
+    return True
 
 
 @dataclass
@@ -122,6 +148,8 @@ class TextureSelection:
                 slot = low.offset                   # a kernel parameter: its own slot
         if self.arch.texture_slot_handles:
             if slot is None:
+                if not _register_handle_encodable(self.arch.name, ins.opcode):
+                    raise self.unsupported(f"`{ins.opcode}` with a handle in a register on {self.arch.name}")
                 return Handle([self.reg_part(handle, 0)], [])
             return Handle([], [Imm(0), Imm(slot // 4)])
         if pair:

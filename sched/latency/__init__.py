@@ -133,6 +133,9 @@ class LatencyModel:
         self.UNIFORM_GUARD_FIXED: int | None = data.get("uniform_guard_fixed")
         # producer -> cycles where its uniform predicate guards a uniform instruction sooner
         self.UNIFORM_GUARD_PAIR_FIXED: dict[str, int] = dict(data.get("uniform_guard_pair_fixed", {}))
+        # uniform-datapath instructions not spelled U* whose uniform guard follows the two
+        # rules above (sm_120's LDCU)
+        self.UNIFORM_GUARD_READERS = frozenset(data.get("uniform_guard_readers", []))
         # loads that read their address registers after issue (sm_90: ptxas protects an
         # LDG's address with a read scoreboard before overwriting it; the H200 returned
         # wrong data and illegal addresses where we did not)
@@ -266,7 +269,8 @@ class LatencyModel:
         base = self.fixed_latency(opcode, modifiers, predicate=file in ("P", "UP"),
                                   uniform=file in ("UR", "UP"))
         if file in ("P", "UP") and (guard or reader in self.PREDICATE_AT_ISSUE):
-            if file == "UP" and guard and reader.startswith("U") and self.UNIFORM_GUARD_FIXED is not None:
+            if file == "UP" and guard and self.UNIFORM_GUARD_FIXED is not None and (
+                    reader.startswith("U") or reader in self.UNIFORM_GUARD_READERS):
                 return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
         if (opcode, reader) in self.READER_PAIR_EXACT:
