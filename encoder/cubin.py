@@ -205,6 +205,10 @@ class Kernel:
     shared_align: int = 4
     const0: bytes | None = None       # `.nv.constant0.<name>`: param_base + parameter bytes
     const2: bytes | None = None       # `.nv.constant2.<name>`: literals the code reads (c[0x2])
+    const2_align: int = 4             # (ptxas -g aligns it to 8 in some modules: two kernels reaching a function's tables)
+    # -g: the bank holds only the jump tables of functions the kernel calls; ptxas makes it
+    # after the rest (section after the last kernel's banks, symbol after `.nv.callgraph`'s)
+    const2_late: bool = False
     param_base: int = 0x160
     params: list[tuple[int, int, int]] = field(default_factory=list)  # (ordinal, offset, size)
     exit_offsets: list[int] = field(default_factory=list)
@@ -535,8 +539,8 @@ class _Reader:
             kernels[kname].const0 = r.data
             return
         if name.startswith(".nv.constant2.") and kname and r.flags == SHF_ALLOC | SHF_INFO_LINK \
-                and r.align == 4 and r.type == SHT_PROGBITS:
-            kernels[kname].const2 = r.data
+                and r.align in (4, 8) and r.type == SHT_PROGBITS:
+            kernels[kname].const2, kernels[kname].const2_align = r.data, r.align
             return
         if name.startswith(".nv.shared.") and kname and r.type in (SHT_NOBITS, SHT_CUDA_SHARED_REL):
             kernels[kname].shared_bytes = r.nobits_size
@@ -779,7 +783,7 @@ class _Writer:
                                       data=encode_records(k.attributes)))
             if k.const2 is not None:
                 out.append(RawSection(f".nv.constant2.{k.name}", SHT_PROGBITS,
-                                      SHF_ALLOC | SHF_INFO_LINK, align=4, data=k.const2))
+                                      SHF_ALLOC | SHF_INFO_LINK, align=k.const2_align, data=k.const2))
             if k.const0 is not None:
                 out.append(RawSection(f".nv.constant0.{k.name}",
                                       SHT_CUDA_CONSTANT0_REL if rel_mode else SHT_PROGBITS,

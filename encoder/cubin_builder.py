@@ -512,7 +512,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     section_symbol(".nv.constant4")
             if lead_function:
                 section_symbol(f".text.{k.name}")
-        if k.const2 is not None:
+        if k.const2 is not None and not (k.const2_late and not hopper):
             if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
                 syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
                                    section=f".nv.constant2.{k.name}"))
@@ -527,6 +527,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
     # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
     module_sections = [".debug_frame"] * bool(kernels) + [d.name for d in debug_sections] + [".nv.callgraph"]
+    module_sections += [f".nv.constant2.{k.name}" for k in kernels
+                        if k.const2 is not None and k.const2_late and not hopper]
     if relocatable:
         module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
     elif not hopper:

@@ -82,7 +82,9 @@ def default_section_order(c: Cubin) -> list[str]:
         if hopper and k.const2 is not None:       # sm_90: with the module's banks
             order.append(f".nv.constant2.{k.name}")
         kernel_banks += [f".nv.constant{b}.{k.name}" for b, data in ((2, k.const2), (0, k.const0))
-                         if data is not None and not (hopper and b == 2)]
+                         if data is not None and not (hopper and b == 2) and not (b == 2 and k.const2_late)]
+    kernel_banks += [f".nv.constant2.{k.name}" for k in c.kernels
+                     if k.const2 is not None and k.const2_late and not hopper]
     # sm_90: the parameter banks after the texts and writable data, but those that module
     # handles' relocations point into (ptxas places them as sm_8x does)
     relocated = {rs.target for rs in c.reloc_sections}

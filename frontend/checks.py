@@ -329,6 +329,9 @@ class Checker:
                 self.declare(self.globals, item, module_scope=True)
             elif t is ast.Function:
                 head = ast.Node(line=item.head_end_line or item.line)
+                if len(item.return_params) > 1 and any(d.space == ".param" for d in item.return_params):
+                    # several results travel in registers only (ptxas 13.5, with or without -g)
+                    self.error("Multiple return parameters require .register state space", head)
                 existing = self.globals.names.get(item.name)
                 if existing is not None and existing.kind == "func" and \
                         item.name not in self.own_functions and _linkage(existing.node) is None:

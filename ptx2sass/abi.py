@@ -118,6 +118,10 @@ LINKABLE = "linkable"
 # called like a link target; one not `.visible` has a local symbol there.
 LOCAL_FUNCTION = "local_function"
 DECLARED_AT = "declared_at"      # where the function's name first appears (a prototype counts)
+# -g: where a function's or kernel's `brx.idx` tables start in the constant bank 2 (bytes).
+# ptxas gives every table of the module its own place (the kernels' in PTX order, then the
+# functions'), so that a function's tables sit at the same offset in every kernel reaching it.
+JUMP_TABLE_BASE = "jump_table_base"
 EXTERN_CALLEE_SAVED = tuple(k for k in range(16, 32) if k not in (20, 21))
 EXTERN_CLOBBERED = (tuple(("R", k) for k in range(255) if k != STACK_POINTER and k not in EXTERN_CALLEE_SAVED)
                     + CLOBBERED_PREDICATES + tuple(("UR", k) for k in range(63)))

@@ -296,7 +296,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
     compiled = _Compiled(fn, mf, alloc, frame)
     if not fn.is_entry:
-        if mf.jump_tables:
+        if mf.jump_tables and not abi.is_linkable(fn):    # a copy in each kernel's text
             raise CompileError(f"function {fn.name}: `brx.idx` in an out-of-line function not supported yet",
                                filename)
         if layout is not None and layout.shared_bytes is not None:
@@ -574,7 +574,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                                               if isinstance(op, Reloc) and op.symbol == abi.RETURN_SYMBOL
                                               else op for op in ins.operands))
         instructions.append(ins)
-    instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables)
+    instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables,
+                                                          fn.attributes.get(abi.JUMP_TABLE_BASE, 0))
     if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
         if const2:
             raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
@@ -716,6 +717,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
+    if full_debug:
+        _place_jump_tables(module)
     pointers = abi.function_pointers(module)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
@@ -784,6 +787,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
+        _link_target_tables(kernels, codes)
     if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
         # in PTX order), then the other functions in declaration order (the builder reverses)
         position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
@@ -857,6 +861,35 @@ def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
             c.stack_size, c.recursive = abi.UNKNOWN_STACK_SIZE, True
         else:
             k.min_stack_size = c.stack_size = c.stack_size + below
+
+
+def _place_jump_tables(module: ir.Module) -> None:
+    """-g: each `brx.idx` table of the module gets a place of its own in the constant bank 2,
+    the kernels' in PTX order first, then the functions' (as ptxas -g lays them out), so
+    that a function's tables read the same in every kernel that calls it."""
+    at = 0
+    for fn in sorted(module.functions, key=lambda f: not f.is_entry):
+        fn.attributes[abi.JUMP_TABLE_BASE] = at
+        at += 4 * sum(len(ins.srcs) - 1 for b in fn.blocks for ins in b.instrs
+                      if ins.opcode == "brx" and not isinstance(ins.srcs[0], ir.Const))
+
+
+def _link_target_tables(kernels: list, codes: list[KernelCode]) -> None:
+    """-g: a function's jump tables live in the constant bank 2 of each kernel that reaches
+    it (ptxas -g: the function has none of its own)."""
+    from ptx2sass.jumptables import merge_tables
+    targets = {k.name: c for k, c in zip(kernels, codes) if not k.is_entry}
+    if not any(c.const2 for c in targets.values()):
+        return
+    for k, c in zip(kernels, codes):
+        if k.is_entry:
+            reached = _reached([e for e in c.externs if e in targets], targets)
+            late = c.const2 is None
+            k.const2 = c.const2 = merge_tables(c.const2, *(targets[n].const2 for n in sorted(reached)))
+            k.const2_late = late and k.const2 is not None
+    for k, c in zip(kernels, codes):
+        if not k.is_entry:
+            k.const2 = c.const2 = None
 
 
 def _reached(roots: list[str], targets: dict[str, KernelCode]) -> set[str]:
@@ -998,10 +1031,10 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     if keep_functions:
         # (not yet: a struct returned through the link-time convention, and calls through
         # pointers to a function of its own section: those are compiled as without -g)
-        from ptx2sass.inline import address_taken_functions, returns_struct
+        from ptx2sass.inline import address_taken_functions
         taken = address_taken_functions(module)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
-                    and not returns_struct(f) and f.name not in taken}
+                    and f.name not in taken}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)

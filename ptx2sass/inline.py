@@ -293,7 +293,7 @@ class _Inliner:
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 ops = st.operands
                 names = [o for o in ops if isinstance(o, ast.Name)]
-                if names and names[0].name in self.recursive:
+                if names and (names[0].name in self.recursive or names[0].name in self.linkable):
                     for o in ops:
                         if isinstance(o, ast.ParenList):
                             yield from (e.name for e in o.elements if isinstance(e, ast.Name))

@@ -15,9 +15,10 @@ from ptx2sass.encoder.model import Imm, Instruction
 
 
 def fill_jump_tables(instructions: list[Instruction], labels: dict[str, int],
-                     tables: list[list[str]]) -> tuple[list[Instruction], bytes | None, list]:
+                     tables: list[list[str]], base: int = 0) -> tuple[list[Instruction], bytes | None, list]:
     """The instructions with each BRX's immediate set, the constant-bank-2 bytes (None
-    without tables) and the INDIRECT_BRANCH_TARGETS records."""
+    without tables; zeros below `base`, where the tables start: -g's module-wide places,
+    ptx2sass.abi.JUMP_TABLE_BASE) and the INDIRECT_BRANCH_TARGETS records."""
     from ptx2sass.encoder.nvinfo import NvInfoRecord
     if not tables:
         return instructions, None, []
@@ -34,4 +35,17 @@ def fill_jump_tables(instructions: list[Instruction], labels: dict[str, int],
         words += offsets
         payload += [16 * k, 0, len(offsets), *offsets]
     record = NvInfoRecord.words("INDIRECT_BRANCH_TARGETS", *payload)
-    return out, struct.pack(f"<{len(words)}I", *words), [record]
+    return out, bytes(base) + struct.pack(f"<{len(words)}I", *words), [record]
+
+
+def merge_tables(*banks: bytes | None) -> bytes | None:
+    """One kernel's constant bank 2 from its own tables and those of the -g functions it
+    reaches (each at its own place, zeros elsewhere)."""
+    banks = [b for b in banks if b]
+    if not banks:
+        return None
+    out = bytearray(max(len(b) for b in banks))
+    for b in banks:
+        for i, byte in enumerate(b):
+            out[i] |= byte
+    return bytes(out)

@@ -188,6 +188,8 @@ def _dead_end(s: MBlock, b: MBlock) -> bool:
     other side too, which must neither make it the meeting point nor keep the other exits
     from counting (ptxas gives them no barrier)."""
     calls, x, seen = False, s, set()
+    if {id(p) for p in s.preds} - {id(b)}:
+        return False              # the other side's lanes enter `s` too: they meet there
     while x is not b and id(x) not in seen:
         if x is not s and len({id(p) for p in x.preds}) > 1:
             return False          # the other side's lanes come here too: a meeting point

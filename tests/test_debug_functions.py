@@ -66,6 +66,95 @@ MODULES = {
     "mutual": HEAD + _declare("fb") + _func("fa", "fb") + _func("fb", "fa") + _kernel("k", ["fa"]),
     "two": HEAD + _declare("fa") + _declare("fb") + _func("fa", "fa") + _func("fb", "fb")
            + _kernel("k", ["fa", "fb", "fb"]),
+    # a function returning a struct (12 bytes): ptxas -g returns it in R4..R6
+    # a function with a `brx.idx` table, called by two kernels (one with a table of its
+    # own): ptxas -g puts every table at a module-wide place in the callers' constant bank 2
+    "switch": HEAD + """.func (.param .b32 r) sw(.param .b32 a)
+{
+  .reg .b32 %r<5>; .reg .pred %p;
+  ld.param.b32 %r0, [a];
+  and.b32 %r1, %r0, 3;
+  ts: .branchtargets L0, L1, L2, L3;
+  brx.idx %r1, ts;
+L0:
+  add.u32 %r2, %r0, 100;
+  bra.uni D;
+L1:
+  mul.lo.u32 %r2, %r0, 5;
+  bra.uni D;
+L2:
+  xor.b32 %r2, %r0, 0x77;
+  bra.uni D;
+L3:
+  sub.u32 %r2, 9, %r0;
+D:
+  st.param.b32 [r], %r2;
+  ret;
+}
+
+.visible .entry k0(.param .u64 p)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1; call (pr), sw, (pa); ld.param.b32 %r2, [pr]; }
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+
+.visible .entry k1(.param .u64 p)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  and.b32 %r3, %r3, 1;
+  ks: .branchtargets M0, M1;
+  brx.idx %r3, ks;
+M0:
+  xor.b32 %r3, %r3, 8;
+M1:
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1; call (pr), sw, (pa); ld.param.b32 %r2, [pr]; }
+  add.u32 %r2, %r2, %r3;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+""",
+    "struct_return": HEAD + """.func (.param .align 4 .b8 r[12]) trio(.param .b32 a)
+{
+  .reg .b32 %r<5>;
+  ld.param.b32 %r0, [a];
+  add.u32 %r1, %r0, 7;
+  mul.lo.u32 %r2, %r0, 3;
+  xor.b32 %r3, %r0, 0x55;
+  st.param.b32 [r], %r1;
+  st.param.b32 [r+4], %r2;
+  st.param.b32 [r+8], %r3;
+  ret;
+}
+
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  { .param .b32 pa; .param .align 4 .b8 pr[12]; st.param.b32 [pa], %r1; call (pr), trio, (pa);
+    ld.param.b32 %r2, [pr]; ld.param.b32 %r3, [pr+4]; ld.param.b32 %r4, [pr+8]; }
+  add.u32 %r5, %r2, %r3;
+  sub.u32 %r5, %r5, %r4;
+  st.global.u32 [%rd1], %r5;
+  ret;
+}
+""",
 }
 
 
@@ -94,7 +183,7 @@ def _ours_g(name: str) -> bytes:
     return codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0)
 
 
-@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual"])
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return", "switch"])
 def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
@@ -137,7 +226,7 @@ def test_a_chain_of_frames_counts_in_the_kernels_stack():
         assert _stack_records(cubin)["k"][0] == f["fa"] + f["fb"]
 
 
-@pytest.mark.parametrize("name", ["three", "chain", "mutual"])
+@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch"])
 def test_runs_as_ptxas_g_cubin(name):
     theirs = _ptxas_g(name).output
     ours = _ours_g(name)
@@ -173,15 +262,52 @@ def test_each_function_has_its_lines():
             assert {line for ins in code for _, line, *_ in ins.lines} <= ptx_lines
 
 
-def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
-    """A `.func` with a `brx.idx` jump table (not supported out of line yet): the module is
-    compiled with its functions inlined, as before -g kept them, instead of being refused;
-    ptxas compiles it."""
+def test_a_jump_table_in_a_function_as_ptxas():
+    """llvm's switch_op: its `.func` with a `brx.idx` table stays out of line, the table in
+    the kernel's constant bank 2 after the kernel's own (sections, symbols, relocations and
+    the bank's words as ptxas -g writes them)."""
     from pathlib import Path
     ptx = (Path(__file__).parent / "corpus" / "llvm" / "switch_op.ptx").read_text()
-    assert oracle.ptxas(ptx, "sm_89", ("-g",), name="switch_op.ptx").ok
-    cubin = codegen.compile_ptx(ptx, "sm_89", "switch_op.ptx", debug=True, opt_level=0)
-    assert [k.name for k in read_cubin(cubin).kernels] == ["switch_op"]
+    theirs = oracle.ptxas(ptx, "sm_89", ("-g",), name="switch_op.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, "sm_89", "switch_op.ptx", debug=True, opt_level=0)
+    assert _structure(ours) == _structure(theirs.output)
+    banks = [{k.name: (len(k.const2 or b""), k.const2_align) for k in read_cubin(c).kernels}
+             for c in (ours, theirs.output)]
+    assert banks[0] == banks[1]
+
+
+def test_jump_tables_place_module_wide():
+    """Each kernel's constant bank 2 holds its tables and those of the functions it calls,
+    at ptxas -g's places (zeros where another kernel's tables are); the targets differ
+    (ptxas -g's code is not ours), so the places are compared, not the words."""
+    ours, theirs = _ours_g("switch"), _ptxas_g("switch").output
+    def places(cubin):
+        return {k.name: [bool(w) for w in np.frombuffer(k.const2, np.uint32)]
+                for k in read_cubin(cubin).kernels if k.const2}
+    assert places(ours) == places(theirs) == {"k0": [False, False, True, True, True, True],
+                                              "k1": [True] * 6}
+
+
+def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
+    """A `.func` using a `.shared` variable (not supported out of line yet): the module is
+    compiled with its functions inlined, as before -g kept them, instead of being refused;
+    ptxas compiles it."""
+    ptx = HEAD + """.shared .align 4 .b32 buf[64];
+.func (.param .b32 r) nb(.param .b32 a)
+{
+  .reg .b32 %r<3>;
+  ld.param.b32 %r0, [a];
+  mov.u32 %r1, buf;
+  st.shared.u32 [%r1], %r0;
+  ld.shared.u32 %r2, [%r1];
+  st.param.b32 [r], %r2;
+  ret;
+}
+""" + _kernel("k", ["nb"])
+    assert oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx").ok
+    cubin = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
+    assert [k.name for k in read_cubin(cubin).kernels] == ["k"]
 
 
 @pytest.mark.parametrize("name", ["three", "mutual", "chain"])
@@ -194,3 +320,73 @@ def test_verbose_order_with_g_as_ptxas(name, tmp_path, capsys):
     assert cli.main(["-arch=sm_89", "-g", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) == 0
     heads = r"(?m)info    : (Compiling entry function '\w+'|Function properties for \w+)"
     assert re.findall(heads, capsys.readouterr().err) == re.findall(heads, theirs.stderr)
+
+
+_SEVERAL = HEAD + """
+.func (.param .b32 r0, .param .b64 r1) two(.param .b32 a)
+{
+  .reg .b32 %r0; .reg .b64 %rd0;
+  ld.param.b32 %r0, [a];
+  cvt.u64.u32 %rd0, %r0;
+  st.param.b32 [r0], %r0;
+  st.param.b64 [r1], %rd0;
+  ret;
+}
+.visible .entry k()
+{
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("variant", ["definition", "brace_on_head_line", "declared_first", "one_param_result",
+                                     "head_over_lines"])
+@pytest.mark.parametrize("flags", [(), ("-g",)])
+def test_several_param_results_refused_as_ptxas(variant, flags, tmp_path, capsys):
+    """Several results must be `.reg` ones: ptxas refuses `.param` among them (with or
+    without -g), at the token after the function's head."""
+    head = ".func (.param .b32 r0, .param .b64 r1) two(.param .b32 a)\n{"
+    ptx = {"definition": _SEVERAL,
+           "brace_on_head_line": _SEVERAL.replace(head, head.replace("\n{", " {")),
+           "declared_first": _SEVERAL.replace(head, head.replace("\n{", ";\n\n") + head),
+           "one_param_result": _SEVERAL.replace(head, head.replace(".param .b32 r0", ".reg .b32 r0"))
+                                       .replace("st.param.b32 [r0], %r0;", "mov.b32 r0, %r0;"),
+           "head_over_lines": _SEVERAL.replace(head, head.replace(", ", ",\n").replace("(.param .b32 a)",
+                                                                                       "(\n.param .b32 a\n)"))}[variant]
+    theirs = oracle.ptxas(ptx, "sm_89", flags, name="k.ptx")
+    assert not theirs.ok
+    (tmp_path / "k.ptx").write_text(ptx)
+    capsys.readouterr()
+    assert cli.main(["-arch=sm_89", *flags, str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")]) != 0
+    ours = capsys.readouterr().err
+
+    def errors(text):
+        return re.findall(r"(?m)line (\d+); error   : (.*)$", text)
+    assert errors(ours) == errors(theirs.stderr) != []
+
+
+def test_a_divergent_switch_before_a_call_reconverges_as_ptxas():
+    """k1 switching on a lane-varying index, one case falling into the other, which then
+    calls `sw` and exits: the fall-through target is where the lanes meet (a BSSY/BSYNC
+    region, as ptxas writes), not a panic side that only leads to an EXIT through a call
+    (it had no region; the emulator then ran away in the split warp's call)."""
+    ptx = MODULES["switch"].replace("  mov.u32 %r3, %ctaid.x;\n  and.b32 %r3, %r3, 1;", "  and.b32 %r3, %r1, 1;")
+    assert ptx != MODULES["switch"]
+    theirs = oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
+
+    def barriers(cubin):
+        from ptx2sass.encoder.codec import decode_text
+        return {k.name: [text.split()[0] for pc in range(0, len(k.text), 16)
+                         for text in [decode_text(int.from_bytes(k.text[pc:pc + 16], "little"), "sm_89", pc)]
+                         if text.split()[0] in ("BSSY", "BSYNC")]
+                for k in read_cubin(cubin).kernels}
+    assert barriers(ours) == barriers(theirs.output)
+    results = []
+    for cubin in (ours, theirs.output):
+        out = np.zeros(64, np.uint32)
+        res = run(cubin, "k1", 1, 64, [out], hazard_check=cubin is ours)
+        assert res.hazards == []
+        results.append(out)
+    np.testing.assert_array_equal(*results)

@@ -53,7 +53,7 @@ class CallSelection:
         if isinstance(index, ir.Const):          # a known entry: a plain branch
             self.out.append(MInstr("BRA", (), [Label(targets[index.value % len(targets)])], 0, None, term.line))
             return
-        base = 4 * sum(len(t) for t in self.mf.jump_tables)
+        base = self.fn.attributes.get(abi.JUMP_TABLE_BASE, 0) + 4 * sum(len(t) for t in self.mf.jump_tables)
         offset = VOp(self.mf.new_vreg())
         self.emit("IMAD", ("SHL", "U32"), [offset, self.reg_part(index, 0), Imm(4), RZ], guarded=False)
         target = self.mf.new_vreg("R", 2)
