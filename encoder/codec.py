@@ -348,13 +348,15 @@ def _combined_tokens(tokens: list[str]) -> list[str]:
     return tokens
 
 
-def _split_tokens(tokens: list[str]) -> list[str] | None:
-    """COMBINED_TOKENS undone: `.OOB` back to its pair, or None."""
+def _split_tokens(tokens: list[str]) -> list[list[str]]:
+    """COMBINED_TOKENS undone: `.OOB` back to its pair, in each order (a form's order rules
+    may fix one: `.F32.BF16_V2.FMZ.FTZ.SAT`, not `.FTZ.FMZ`); none if no name is combined."""
     for (opcode, pair), name in COMBINED_TOKENS.items():
         if tokens[:1] == [opcode] and name in tokens:
             at = tokens.index(name)
-            return tokens[:at] + sorted(pair, reverse=True) + tokens[at + 1:]
-    return None
+            return [tokens[:at] + list(order) + tokens[at + 1:]
+                    for order in (sorted(pair, reverse=True), sorted(pair))]
+    return []
 
 
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
@@ -598,13 +600,17 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
             return known[1]
     try:
         word, form = _encode_view(view, arch, pc, table)
-    except EncodeError:
-        split = _split_tokens(view.tokens)
-        if split is None:
-            raise
+    except EncodeError as first:
         # a table whose forms keep the pair apart (HFMA2 .FTZ.FMZ for .OOB)
-        word, form = _encode_view(View(view.guard, split, view.operands, view.reuse, view.targets),
-                                  arch, pc, table)
+        for split in _split_tokens(view.tokens):
+            try:
+                word, form = _encode_view(View(view.guard, split, view.operands, view.reuse, view.targets),
+                                          arch, pc, table)
+                break
+            except EncodeError as e:
+                first = e
+        else:
+            raise first
     if memo is not None and not _has_pc_field(form):
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
