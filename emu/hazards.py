@@ -397,6 +397,11 @@ class TimingModel:
                 clock.sb_queues[wr_sb][facts.queue] = clock.seq
             if rd_sb != NO_SB:
                 clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                if op in lat.PREDICATE_WITH_READS:
+                    # its result rides the read scoreboard: a wait on it also covers the
+                    # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then
+                    # QSPC P1 with SB0, R16 read after the wait on SB0)
+                    clock.sb_queues[rd_sb][facts.queue] = clock.seq
                 if facts.read_unit is not None:
                     # its unit's place in the read order, even where its guard left it no register
                     # to read (ptxas: a wait on a later `@P0 LDG`'s read scoreboard ends an
@@ -471,9 +476,9 @@ class _StepFacts:
         self.guard = (g.file, g.index) if g is not None and not g.is_zero else None
         self.guard_inv = bool(g is not None and g.inv)
         self.never = g is not None and g.file == "P" and g.index == 7 and g.inv      # @!PT
-        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS",
+        self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS", "STSM", "REDAS",
                                                         "LDGSTS", "BAR")
-        self.op, self.modifiers, self.offset = op, ins.modifiers, offset
+        self.op, self.modifiers, self.offset = op, lat.latency_modifiers(ins), offset
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
 

@@ -163,3 +163,27 @@ def op_elect(w, s, active, mask):
         if not ud.is_zero:
             w.w(ud, np.full(w.width, first, np.uint32), mask)
     w.wp(pd, leader, mask)
+
+
+@semantics("REDAS", vector=True)
+def op_redas(w, s, active, mask):
+    """`REDAS.<op>[.S32|.64] [Ra.64], Rb` (red.async…mbarrier::complete_tx::bytes): lane by
+    lane, the reduction of Rb into the shared::cluster word at Ra, then the word's bytes
+    complete a transaction on the mbarrier at Ra+1 (emu.ops_syncs's object)."""
+    from .ops_memory import _atom_type, _scalar_apply
+    ins = s.ins
+    mem, b_op = ins.operands[:2]
+    mods = ins.modifiers
+    op = mods[0]
+    ty = _atom_type(mods)
+    size = 8 if ty in ("64", "S64", "U64") else 4
+    base = mem.base
+    addrs = np.broadcast_to(w.r(base), (w.width,)).astype(np.uint64) + np.uint64(mem.offset)
+    bars = np.broadcast_to(w.r(Reg(base.file, base.index + 1)), (w.width,)).astype(np.uint64)
+    bvals = np.broadcast_to(w.r64(b_op) if size == 8 else w.r(b_op), (w.width,))
+    for lane in np.nonzero(mask)[0]:
+        lane = int(lane)
+        old = int.from_bytes(_bytes(w, "shared", int(addrs[lane]), size, lane).tobytes(), "little")
+        new = _scalar_apply(op, ty, old, int(bvals[lane]), None)
+        _put(w, "shared", int(addrs[lane]), np.frombuffer(new.to_bytes(size, "little"), np.uint8), lane)
+        _complete(w, int(bars[lane]), size, lane)

@@ -61,6 +61,10 @@ def op_bra(w, s, active, mask):
         w.sync_hint[active] = m if converged else FULL
     elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
         taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
+    elif "ANY" in mods:
+        # `@P BRA.U.ANY`: the warp's lanes here all go where the guard holds in any of them
+        # (ptxas's ELECT loops: the lanes stay together)
+        taken = active if mask.any() else mask
     w.set_pc(taken, target)
 
 

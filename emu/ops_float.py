@@ -257,7 +257,8 @@ def op_mufu(w, s, active, mask):
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
-    half = "F16" in s.ins.modifiers
+    half = "F16" in s.ins.modifiers or "BF16" in s.ins.modifiers
+    kind = "bf16" if "BF16" in s.ins.modifiers else "f16"
     if half:
         # MUFU.<fn>.F16: one half of the source (`.H1`: the high one); the FP16 result goes
         # to the low half of Rd, the high half zero (ptxas packs two with PRMT 0x5410).
@@ -270,7 +271,7 @@ def op_mufu(w, s, active, mask):
             bits = w.r(a_op)
             if "H1" in getattr(a_op, "suffix", ()):
                 bits = bits >> U32(16)
-            x = (bits & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+            x = fp.half_to_f64((bits & U32(0xFFFF)).astype(np.uint16), kind)
         if getattr(a_op, "abs", False):
             x = np.abs(x)
         if getattr(a_op, "neg", False):
@@ -303,6 +304,11 @@ def op_mufu(w, s, active, mask):
             y = np.tanh(x)
         else:
             raise EmuFault(f"unsupported MUFU function {fn}")
+    if half and kind == "bf16":
+        # MUFU.<fn>.BF16: the result rounded to bf16 (a NaN: the canonical 0x7fff, as f16's)
+        h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")
+        w.w(d, np.where(np.isnan(y), 0x7FFF, h).astype(U32), mask)
+        return
     if half:
         with np.errstate(over="ignore"):
             h = y.astype(np.float16).view(np.uint16)
@@ -681,6 +687,28 @@ def _f2fp_fp8(w, s, mask):
     w.w(d, out, mask)
 
 
+def _f2fp_tf32(w, s, mask):
+    """`F2FP.TF32.F32.PACK_B[.RZ] Rd, Rb` (cvt.rn/.rz.tf32.f32, sm_90): Rb rounded to
+    TF32's 10 mantissa bits in an FP32 register (the 13 low bits zero), to nearest even or
+    toward zero (.RZ: truncated); a round-up past the largest finite value gives infinity. A NaN's
+    result is not known (not hardware-checked): the model faults."""
+    d, b_op = s.ins.operands[0], s.ins.operands[-1]
+    x = np.broadcast_to(w.rf(b_op), (w.width,)).astype(np.float32).view(U32).astype(np.uint64)
+    nan = (x & np.uint64(0x7FFFFFFF)) > np.uint64(0x7F800000)
+    inf = (x & np.uint64(0x7FFFFFFF)) == np.uint64(0x7F800000)
+    if "RZ" in s.ins.modifiers:
+        r = x & np.uint64(0xFFFFE000)
+    else:
+        half, low = np.uint64(0x1000), x & np.uint64(0x1FFF)
+        odd = (x >> np.uint64(13)) & np.uint64(1)
+        up = (low > half) | ((low == half) & (odd == 1))
+        r = (x & np.uint64(0xFFFFE000)) + np.where(up, np.uint64(0x2000), np.uint64(0))
+    if np.any(nan[np.broadcast_to(mask, (w.width,))]):
+        raise EmuFault("F2FP.TF32 of a NaN is not modelled")
+    r = np.where(inf, x, r)
+    w.w(d, r.astype(U32), mask)
+
+
 @semantics("F2FP", prepare=_prep_mode, vector=True)
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
@@ -689,6 +717,8 @@ def op_f2fp(w, s, active, mask):
         if not w.per_warp:
             raise PerWarp()
         return _f2fp_fp8(w, s, mask)
+    if "TF32" in mods:
+        return _f2fp_tf32(w, s, mask)
     d, a_op, b_op = s.ins.operands[:3]
     kind = "bf16" if "BF16" in mods else "f16"
     relu = "RELU" in mods

@@ -11,6 +11,7 @@ from ptx2sass.encoder.model import Imm, Reg
 from . import fp
 from .ops_float import fcompare
 from .ops_int import compare_combine
+from .errors import EmuFault
 from .registry import semantics
 
 U32 = np.uint32
@@ -151,6 +152,12 @@ def op_hfma2(w, s, active, mask):
     al, ah = _read(w, a, kind, s.ins.modifiers)
     bl, bh = _read(w, b, kind, s.ins.modifiers)
     cl, ch = _read(w, c, kind, s.ins.modifiers)
+    if "OOB" in s.ins.modifiers:
+        # fma.rn.oob: an input that is the tensor unit's out-of-bounds NaN gives 0; which NaN
+        # that is, the model does not know: other inputs compute as plain HFMA2
+        lanes = np.broadcast_to(mask, (w.width,))
+        if any(np.any(np.broadcast_to(np.isnan(v), (w.width,))[lanes]) for v in (al, ah, bl, bh, cl, ch)):
+            raise EmuFault("HFMA2.OOB with a NaN input is not modelled")
     _pack(w, d, _fused(al, bl, cl), _fused(ah, bh, ch), kind, s.ins.modifiers, mask)
 
 

@@ -630,8 +630,11 @@ def op_plop3(w, s, active, mask):
     w.wp(pd2, r2, mask)
 
 
-@semantics("P2R", "UP2R")
+@semantics("P2R", "UP2R", "UP2UR")
 def op_p2r(w, s, active, mask):
+    """P2R Rd, PR, [Rb,] mask: predicates as bits (of Rb's other bits); UP2R/UP2UR: the
+    uniform predicates (UP2UR URd, UPR, URb, mask: ptxas 13.5.37's sm_89 packing of
+    uniform predicates, campaign 9 seed 20006131)."""
     ops = s.ins.operands
     d = ops[0]
     srcmask = int(ops[-1].value) if isinstance(ops[-1], Imm) else 0x7F

@@ -250,7 +250,7 @@ def mbarrier_arrive(old: int) -> int:
 
 
 def _atom_type(mods):
-    for t in ("F32", "F64", "F16x2", "BF16x2", "S32", "U32", "64", "S64", "U64"):
+    for t in ("F32", "F64", "F16x2", "BF16x2", "S32", "U32", "64", "S64", "U64", "128"):
         if t in mods:
             return t
     return "U32"
@@ -358,7 +358,7 @@ def _atomic(w, s, mask, space, has_result):
         # one, i.e. each address grows by the number of lanes that name it.
         op = "ADD"
     ty = _atom_type(mods)
-    size = 8 if ty in ("64", "S64", "U64", "F64") else 4
+    size = 16 if ty == "128" else 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
     n = w.width
     if space == "generic" and done_pred is not None:
@@ -378,13 +378,16 @@ def _atomic(w, s, mask, space, has_result):
         if not done_pred.is_zero:
             w.wp(done_pred, done, mask)
         mask = mask & done
-    if size == 8:
+    if size == 16:      # CAS/EXCH.128: register quads, as Python integers
+        bvals = _quad(w, b_op) if b_op is not None else None
+        cvals = _quad(w, c_op) if c_op is not None else None
+    elif size == 8:
         bvals = np.broadcast_to(w.r64(b_op), (n,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r64(c_op), (n,)) if c_op is not None else None
     else:
         bvals = np.broadcast_to(w.r(b_op), (n,)) if b_op is not None else None
         cvals = np.broadcast_to(w.r(c_op), (n,)) if c_op is not None else None
-    results = np.zeros(n, dtype=U64)
+    results = np.zeros(n, dtype=object if size == 16 else U64)
     for lane in np.nonzero(mask)[0]:
         lanes = np.zeros(n, bool)
         lanes[lane] = True
@@ -407,10 +410,20 @@ def _atomic(w, s, mask, space, has_result):
     if op == "CAST" and d is None and done_pred is not None:    # sm_120: the flag in P
         w.wp(done_pred, results != 0, mask)
     if d is not None and not d.is_zero:
-        if size == 8:
+        if size == 16:
+            for k in range(4):
+                w.w(reg(d.file, d.index + k), np.array([int(r) >> 32 * k & 0xFFFFFFFF for r in results],
+                                                      dtype=U32), mask)
+        elif size == 8:
             w.w64(d, results, mask)
         else:
             w.w(d, results.astype(U32), mask)
+
+
+def _quad(w, r: Reg) -> list:
+    """Each lane's 128-bit value of the register quad at r."""
+    words = [np.broadcast_to(w.r(reg(r.file, r.index + k)), (w.width,)) for k in range(4)]
+    return [sum(int(words[k][lane]) << 32 * k for k in range(4)) for lane in range(w.width)]
 
 
 @semantics("ATOMG", vector=True)
@@ -610,6 +623,33 @@ def op_ldsm(w, s, active, mask):
         hi = elems[lanes // 4, 2 * (lanes % 4) + 1].astype(U32)
         out.append(lo | (hi << U32(16)))
     w.wn(d, out, mask)
+
+
+@semantics("STSM")
+def op_stsm(w, s, active, mask):
+    """stmatrix, LDSM's inverse: lane t holds, in its register i, row t/4, elements
+    2(t%4) and 2(t%4)+1 of 8x8 matrix i (16-bit elements; .MT88: those of its transpose),
+    and lanes 8i..8i+7 give the addresses of matrix i's rows."""
+    if not np.any(mask):
+        return
+    ins = s.ins
+    mem, src = ins.operands[:2]
+    mods = ins.modifiers
+    count = 4 if "4" in mods else 2 if "2" in mods else 1
+    trans = "MT88" in mods
+    addrs = address(w, mem, False)
+    lanes = np.arange(32)
+    for i in range(count):
+        words = np.broadcast_to(w.r(reg(src.file, src.index + i)), (w.width,)).astype(U32)
+        elems = np.zeros((8, 8), np.uint16)
+        elems[lanes // 4, 2 * (lanes % 4)] = words & U32(0xFFFF)
+        elems[lanes // 4, 2 * (lanes % 4) + 1] = words >> U32(16)
+        if trans:
+            elems = elems.T
+        for r in range(8):
+            sel = np.zeros(32, bool)
+            sel[8 * i + r] = True
+            _store(w, "shared", addrs, np.ascontiguousarray(elems[r]).view(np.uint8)[None, :], sel)
 
 
 @semantics("QSPC")

@@ -144,6 +144,16 @@ class Target:
     # words, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL (sm_100/sm_120); sm_90 loops over
     # the lanes' distinct counts with SYNCS.EXCH.64
     mbarrier_init_store: bool = False
+    # cp.async.bulk / cp.reduce.async.bulk / the L2 bulk prefetch on the bulk-copy unit
+    # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
+    # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
+    bulk_copy_unit: bool = False
+    # 128-bit atom.cas/exch (`.b128`): ATOMG/ATOM/ATOMS .CAS/.EXCH.128 on a register quad
+    # (sm_90+, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx / _sm120_forms.ptx)
+    atomics_128: bool = False
+    # a shared-memory atomic with .acquire/.acq_rel beyond the CTA is followed by CCTL.IVALL
+    # (ptxas 13.5 on sm_90; on sm_8x it writes no fence after ATOMS)
+    shared_acquire_invalidates: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
     # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
     bf16_integer_converts: bool = False
@@ -310,7 +320,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True,
@@ -325,7 +335,8 @@ _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True
 # (`CS2R.32 SR_CgaSize; IMAD -0xa0; LDC c[0x0][R+0x2ac]`), a form not generated: left out
 # (refused). %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
 _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C,
-                           "graph_exec": 0x2E8, "const_window": 0x120}
+                           "graph_exec": 0x2E8, "const_window": 0x120,
+                           "cluster_launch": 0x36C}   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.

@@ -333,6 +333,30 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     return table.form_at(min(matches, key=key)[1])
 
 
+# Modifier pairs nvdisasm prints as one name (docs/isa-facts.md): HFMA2's .FTZ and .FMZ
+# groups set together are `.OOB` (fma.rn.oob); a form that holds them apart decodes to it.
+COMBINED_TOKENS = {("HFMA2", frozenset(("FTZ", "FMZ"))): "OOB"}
+
+
+def _combined_tokens(tokens: list[str]) -> list[str]:
+    for (opcode, pair), name in COMBINED_TOKENS.items():
+        if tokens[:1] == [opcode] and pair <= set(tokens):
+            at = min(tokens.index(t) for t in pair)
+            rest = [t for t in tokens if t not in pair]
+            rest.insert(at, name)
+            return rest
+    return tokens
+
+
+def _split_tokens(tokens: list[str]) -> list[str] | None:
+    """COMBINED_TOKENS undone: `.OOB` back to its pair, or None."""
+    for (opcode, pair), name in COMBINED_TOKENS.items():
+        if tokens[:1] == [opcode] and name in tokens:
+            at = tokens.index(name)
+            return tokens[:at] + sorted(pair, reverse=True) + tokens[at + 1:]
+    return None
+
+
 def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
     """The text view of a word (control bits: only the reuse flags show, as `.reuse`)."""
     return _decode_view(word, arch, pc, table_for(arch))[0]
@@ -361,6 +385,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         combo = _alias_combo(form, word)
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
+    tokens = _combined_tokens(tokens)
     shapes = [s["shape"] for s in form.slots]
     for e in values:
         for k, sh in e.get("shapes", {}).items():
@@ -571,7 +596,15 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         known = _WORDS.get(memo)
         if known is not None and known[0] is table:
             return known[1]
-    word, form = _encode_view(view, arch, pc, table)
+    try:
+        word, form = _encode_view(view, arch, pc, table)
+    except EncodeError:
+        split = _split_tokens(view.tokens)
+        if split is None:
+            raise
+        # a table whose forms keep the pair apart (HFMA2 .FTZ.FMZ for .OOB)
+        word, form = _encode_view(View(view.guard, split, view.operands, view.reuse, view.targets),
+                                  arch, pc, table)
     if memo is not None and not _has_pc_field(form):
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
@@ -624,7 +657,8 @@ def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
         except DecodeError as e:
             errors.append(str(e))
             continue
-        want = want or canonical(view)
+        want = want or canonical(View(view.guard, _combined_tokens(view.tokens), view.operands,
+                                      view.reuse, view.targets))
         if canonical(back) == want:
             _READS_BACK.add(checked)
             return word, form

@@ -30,7 +30,7 @@ NO_RESULT = frozenset({
     "barrier.arrive", "bar.warp.sync", "bar.warp", "barrier.cluster.arrive", "barrier.cluster.wait",
     "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "membar", "fence", "prefetch",
     "prefetchu", "cp.async", "cp.async.commit_group", "cp.async.wait_group",
-    "cp.async.wait_all", "cp.async.bulk", "cp.reduce.async.bulk", "cp.async.bulk.tensor",
+    "cp.async.wait_all", "cp.async.bulk", "cp.reduce", "cp.reduce.async.bulk", "cp.async.bulk.tensor",
     "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "cp.async.mbarrier.arrive",
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
@@ -930,6 +930,8 @@ def _shape(opcode: str, mods: tuple) -> tuple:
     rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
     if opcode == "fence":     # fence.proxy.async.shared::cta/::cluster fence differently
         rest += tuple(m[1:] for m in mods if m in SPACES)
+    elif opcode == "cp" and ".bulk" in mods:    # a bulk copy's destination and source spaces
+        rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS)
     # `bar.cta.sync`, `barrier.aligned.sync`: the operation names the kind, not the qualifier
     named = [r for r in rest if r not in ("cta", "aligned")] if opcode in ("bar", "barrier") \
         else rest

@@ -110,7 +110,7 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
     for i, op in enumerate(mi.operands):
         if isinstance(op, VOp):
             base = colors[op.reg.id] + (op.part or 0)
-            regs = [(op.reg.cls, base + k) for k in range(op.width)]
+            regs = [(op.reg.cls, base + k) for k in range(max(op.width, mi.widths.get(i, 1)))]
             (writes if i < mi.ndefs else reads).extend(regs)
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
@@ -125,8 +125,12 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
-        elif isinstance(op, Mem) and op.ubase is not None and not op.ubase.is_zero:
-            reads.append(("UR", op.ubase.index))      # a fixed uniform address register
+        elif isinstance(op, Mem):
+            if op.ubase is not None and not op.ubase.is_zero:
+                # a fixed uniform address register (a pair where `widths` says so)
+                reads.extend(("UR", op.ubase.index + k) for k in range(mi.widths.get(i, 1)))
+            if op.desc is not None and not op.desc.is_zero:
+                reads.extend([("UR", op.desc.index), ("UR", op.desc.index + 1)])
     if isinstance(mi.guard, VOp):
         reads.append(("P", colors[mi.guard.reg.id]))
     return reads, writes
@@ -365,6 +369,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 warp_sync_slots.append(emitted[-1])
             if mi.opcode == "LDGDEPBAR":      # cp.async groups count on SB0 (DEPBAR.LE SB0, n)
                 emitted[-1].wr_sb = ASYNC_COPY_SCOREBOARD
+            elif mi.opcode == "UTMACMDFLUSH":  # bulk groups: its read scoreboard, as ptxas
+                emitted[-1].rd_sb = ASYNC_COPY_SCOREBOARD
         nxt = mf.blocks[i + 1] if i + 1 < len(mf.blocks) else None
         if b.fallthrough is not None and b.fallthrough is not nxt:
             emitted.append(Slot(Instruction("BRA", (), (Label(prefix + b.fallthrough.name),))))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.divergence import divergent_values
 from ptx2sass.mir import PSEUDOS, MFunction, MInstr
-from ptx2sass.reconverge import COLLECTIVES, meet_before_collectives, reachable
+from ptx2sass.reconverge import COLLECTIVES, WHOLE_WARP, meet_before_collectives, reachable
 
 ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
 STRONG = ("volatile", "relaxed", "acquire", "release")
@@ -104,12 +104,16 @@ def _meet_after_yields(mf: MFunction, yielded: list) -> None:
     our full-mask `match.any.sync` after such a loop with the warp still split in two, GPU
     run 12), so a BSYNC no longer makes the warp whole: ptxas guards each full-mask
     collective that may follow a YIELD (BRA.DIV to a `WARPSYNC 0xffffffff` path); ours gets
-    that WARPSYNC in front."""
+    that WARPSYNC in front. The whole-warp tensor-core instructions too (ptxas: `WARPSYNC
+    0xffffffff` before the MOVM/HMMA of a wmma.mma after such a loop; fuzz campaign 9 seed
+    20008960, our HMMA run by part of the warp under explicit reconvergence)."""
     if not yielded:
         return
+    after = reachable(*yielded)
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
+    collectives |= {id(mi) for b in after for mi in b.instrs if mi.opcode in WHOLE_WARP}
     if collectives:
-        for b in reachable(*yielded):
+        for b in after:
             meet_before_collectives(b, collectives)
 
 

@@ -517,6 +517,9 @@ def _save_barriers(mf: MFunction, barriers: list[int]) -> None:
 
 
 COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}
+# instructions the whole warp runs together (tensor cores, the matrix loads and moves): no
+# member mask, so nothing of theirs says which lanes must meet
+WHOLE_WARP = frozenset({"HMMA", "IMMA", "QMMA", "DMMA", "BMMA", "LDSM", "MOVM"})
 FULL_MASK = 0xFFFFFFFF
 
 
@@ -531,6 +534,6 @@ def meet_before_collectives(b: MBlock, collectives: set[int]) -> None:
         elif id(mi) in collectives:
             if not synced:
                 out.append(MInstr("WARPSYNC", (), [Imm(FULL_MASK)], 0))
-            synced = False
+            synced = mi.opcode in WHOLE_WARP          # a run of MMAs needs one WARPSYNC
         out.append(mi)
     b.instrs[:] = out

@@ -23,7 +23,7 @@ NUM_SCOREBOARDS = 6
 MAX_STALL = 15
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
-STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS", "SUST", "SURED"}
+STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS", "SUST", "SURED", "STSM", "REDAS"}
 LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
@@ -129,7 +129,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
     # The scoreboard LDGDEPBAR counts cp.async groups on belongs to those groups alone (as in
     # every ptxas cubin with LDGDEPBAR): no other instruction sets it or waits on it, so that
     # DEPBAR.LE SB, n counts groups only.
-    groups_sb = {s.wr_sb for s in slots if s.ins.opcode == "LDGDEPBAR" and s.wr_sb < NUM_SCOREBOARDS}
+    groups_sb = {s.wr_sb for s in slots if s.ins.opcode == "LDGDEPBAR" and s.wr_sb < NUM_SCOREBOARDS} | \
+        {s.rd_sb for s in slots if s.ins.opcode == "UTMACMDFLUSH" and s.rd_sb < NUM_SCOREBOARDS}
     free_sbs = [sb for sb in range(NUM_SCOREBOARDS) if sb not in groups_sb]
     all_free = sum(1 << sb for sb in free_sbs)
 

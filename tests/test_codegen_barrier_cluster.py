@@ -13,8 +13,8 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 
-KERNEL = """.version 8.0
-.target sm_90
+KERNEL = """.version {version}
+.target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
@@ -46,11 +46,14 @@ ORDER = re.compile(r"\b(UCGABAR_\w+|MEMBAR\.\w+\.\w+|CGAERRBAR|ERRBAR|CCTL\.IVAL
 
 @pytest.mark.parametrize("arrive,wait", [(".aligned", ".aligned"), ("", ""), (".release", ".acquire"),
                                          (".relaxed.aligned", ".acquire.aligned")])
-def test_barrier_cluster(arrive, wait):
-    ptx = KERNEL.format(arrive=arrive, wait=wait)
-    theirs = oracle.ptxas(ptx, "sm_90")
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_barrier_cluster(arrive, wait, arch):
+    """sm_100/sm_120 (branch isa8): the cluster-launch word is c[0x0][0x36c] there (ptxas
+    tests it with LDCU/UISETP, ours with LDC/ISETP); the same barrier instructions."""
+    ptx = KERNEL.format(arrive=arrive, wait=wait, arch=arch, version="8.0" if arch == "sm_90" else "8.8")
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     assert sorted(ORDER.findall(oracle.nvdisasm(ours))) == sorted(ORDER.findall(oracle.nvdisasm(theirs.output)))
     x = np.random.default_rng(8).integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
     want = x[(np.arange(64) + 37) % 64]

@@ -91,6 +91,15 @@ def test_unpack_high_half_of_a_zero_extended_byte_is_zero():
     assert theirs == [0x1C]
 
 
+def test_unpack_high_half_of_a_zero_extended_half_is_zero():
+    """The same with `ld.u16`: hi is 0, ptxas 13.5.37 stores the loaded half (campaign 9,
+    seed 20006847, `mov.b32 {%h1, %h2}, %r14` of an `ld.global.u16`)."""
+    src = UNPACK_HIGH_HALF_OF_BYTE.replace("ld.global.u8 %r0", "ld.global.u16 %r0")
+    ours, theirs = _run_both(src, [0x44EC], out_words=1, dtype=np.uint16)
+    assert ours == [0]
+    assert theirs == [0x44EC]
+
+
 HIGH_LANE_OF_U16_LOAD = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {
@@ -426,3 +435,60 @@ def test_neg_of_a_false_set_f32_is_minus_zero():
     ours, theirs = _run_both(NEG_OF_SET_F32, [one & 0xFFFFFFFF, one >> 32], params=[np.float32(2.0)])
     assert ours == [0x80000000]
     assert theirs == [0x00000000]
+
+
+ABS_F16X2_OF_SATURATED_F32 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.b32 %r1, [%d1+4];
+    fma.rm.sat.f32 %r2, %r0, %r0, %r1;
+    abs.f16x2 %r3, %r2;
+    st.global.b32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+def test_abs_f16x2_of_a_saturated_f32_clears_both_half_signs():
+    """`abs.f16x2` clears the sign bit of each half (the manual). Of an `fma.sat.f32` result
+    (0 <= x <= 1 as an f32, so its own sign bit is clear) ptxas 13.5.37 drops the abs
+    altogether (`FFMA.RM.SAT` stored as is): the low half's sign bit is a mantissa bit of
+    the f32 and stays set. Campaign 9, seed 20004527 (`fma.rm.sat.f32` then `abs.f16x2`)."""
+    x = 0x3F04F606                          # 0.519...: fma(0, 0, x) = x, inside [0, 1]
+    want = ((x >> 16) & 0x7FFF) << 16 | (x & 0x7FFF)
+    assert want == 0x3F047606
+    ours, theirs = _run_both(ABS_F16X2_OF_SATURATED_F32, [0, x])
+    assert ours == [want]
+    assert theirs == [x]
+
+
+SET_EQ_OF_A_SET_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.b32 %r1, [%d1+4];
+    set.eq.f32.f32 %r2, %r0, %r1;
+    set.eq.ftz.u32.f32 %r3, %r2, 0f3F800000;
+    st.global.b32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+def test_ftz_compare_of_a_set_result_keeps_the_inner_compare_exact():
+    """`set.eq.f32.f32 t, a, b` (no .ftz: a subnormal a is not equal to +0) is 0.0f for
+    a = 3 ulp (0x00000003) and b = +0; `set.eq.ftz.u32.f32 d, t, 1.0` is then false: d = 0.
+    ptxas 13.5.37 folds the two into one `FSETP.EQ.FTZ a, b`, flushing a to zero in the inner
+    compare too: 0xffffffff. Campaign 9, seed 20008201 (a vset4 sum, a subnormal, in a .func)."""
+    ours, theirs = _run_both(SET_EQ_OF_A_SET_RESULT, [3, 0])
+    assert ours == [0]
+    assert theirs == [0xFFFFFFFF]

@@ -54,3 +54,17 @@ def test_wmma_forms_match_ptxas(spelling):
     forms = [f for f in sm89_forms() if f.spelling == spelling]
     assert forms, spelling
     assert check_form(forms[0]) == ("match", "")
+
+
+@pytest.mark.parametrize("spelling", [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+    "cp.async.bulk.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+    "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read",
+])
+def test_bulk_copy_forms_match_ptxas_sm90(spelling):
+    """The cp.async.bulk inventory forms on sm_90 (tools/inventory_async.py's kernels: each
+    thread's 16 bytes through a bulk copy, the model = its input): ours = ptxas = model,
+    hazard-free, read back by nvdisasm (branch isa8; refused before)."""
+    forms = [f for f in sm89_forms(90) if f.spelling == spelling]
+    assert forms
+    assert check_form(forms[0], sm=90) == ("match", "")

@@ -40,13 +40,26 @@ CP_WAITS = {"cp.async.commit_group": ("cp.async.commit_group;", "cp.async.wait_g
             "cp.async.wait_all": ("", "cp.async.wait_all;")}
 
 
+# cp.async.bulk forms (sm_90+): each thread's 16 bytes through a bulk copy; the group forms
+# wait for a shared::cta -> global copy
+BULK_TO_SHARED = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+BULK_TO_GLOBAL = "cp.async.bulk.global.shared::cta.bulk_group"
+BULK_WAITS = {BULK_TO_GLOBAL: ("cp.async.bulk.commit_group;", "cp.async.bulk.wait_group 0;"),
+              "cp.async.bulk.commit_group": ("cp.async.bulk.commit_group;", "cp.async.bulk.wait_group 0;"),
+              "cp.async.bulk.wait_group": ("cp.async.bulk.commit_group;", "cp.async.bulk.wait_group 0;"),
+              "cp.async.bulk.wait_group.read": ("cp.async.bulk.commit_group;",
+                                                "cp.async.bulk.wait_group.read 0;")}
+
+
 def is_async_form(form: Form) -> bool:
     kinds = tuple(op.kind for op in form.operands)
     if form.opcode in ("ldmatrix", "stmatrix"):
         return ".m8n8" in form.modifiers
     if form.opcode == "cp":
-        if form.spelling in CP_WAITS:
+        if form.spelling in CP_WAITS or form.spelling in BULK_WAITS:
             return True
+        if form.spelling == BULK_TO_SHARED:
+            return kinds == ("m", "m", "a", "m")
         return form.spelling.startswith("cp.async.c") and kinds[:3] == ("m", "m", "x")
     if form.opcode == "createpolicy":
         return kinds in (("d", "a"), ("d", "m", "a", "a"))
@@ -86,6 +99,30 @@ def async_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int =
             body += ["mov.b64 %x2, 0;", "st.shared.v2.b64 [%sa], {%x2, %x2};", "bar.sync 0;",
                      f"{form.spelling} {address}, {regs};", "bar.sync 0;",
                      "ld.shared.v2.b64 {%x0, %x1}, [%sa];", "st.global.v2.b64 [%rdo], {%x0, %x1};"]
+    elif form.opcode == "cp" and (form.spelling in BULK_WAITS or form.spelling == BULK_TO_SHARED):
+        # each thread's 16 bytes from its input row ([+16]) through shared memory to its output
+        if form.spelling == BULK_TO_SHARED:
+            # thread 0 sets up the mbarrier (after the copy area) and expects every thread's
+            # bytes; all wait for phase 0
+            body += ["mov.u32 %la, sbuf;", "add.u32 %la, %la, 1024;", "setp.ne.u32 %p, %tx, 0;",
+                     "@%p bra L_init;", "mbarrier.init.shared.b64 [%la], 1;",
+                     f"mbarrier.arrive.expect_tx.shared.b64 %d, [%la], {16 * THREADS};", "L_init:",
+                     "bar.sync 0;", "add.s64 %rdg, %rdi, 16;", "cvta.to.global.u64 %rdg, %rdg;",
+                     f"{BULK_TO_SHARED} [%sa], [%rdg], 16, [%la];", "L_wait:",
+                     "mbarrier.try_wait.parity.shared.b64 %p, [%la], 0;", "@!%p bra L_wait;",
+                     "ld.shared.v2.b64 {%x0, %x1}, [%sa];", "st.global.v2.b64 [%rdo], {%x0, %x1};"]
+        else:
+            commit, wait = BULK_WAITS[form.spelling]
+            body += ["ld.global.v2.b64 {%x0, %x1}, [%rdi+16];", "st.shared.v2.b64 [%sa], {%x0, %x1};",
+                     "fence.proxy.async.shared::cta;", "cvta.to.global.u64 %rdg, %rdo;",
+                     f"{BULK_TO_GLOBAL} [%rdg], [%sa], 16;", commit, wait]
+
+        def model(rows: np.ndarray) -> np.ndarray:
+            out = np.zeros((THREADS, OUT_SLOTS), dtype=np.uint64)
+            out[:, :2] = rows[:, 2:4]
+            return out
+        text = _head(ptx, sm, shared=1024 + 16).replace(".reg .f32 %f;", ".reg .f32 %f;\n.reg .pred %p;")
+        return text + "\n".join(line for line in body if line) + "\nret;\n}\n", data, OUT_SLOTS, model
     elif form.opcode == "cp":
         if form.spelling in CP_WAITS:
             copy, size, src_size = "cp.async.ca.shared.global", 16, None

@@ -73,7 +73,7 @@ def sites_model(mma_ops: set, dist: dict, hazards: Counter):
     return SitesModel
 
 
-def measure(seeds: range, arch: str = "sm_89"):
+def measure(seeds: range, arch: str = "sm_89", features: tuple = ("mma",)):
     from ptx2sass.emu.launch import Launch, _attach_timing, _result
     from ptx2sass.fuzz.campaign import Options, _only_newer_target, make_program, peel
     from ptx2sass.fuzz.inputs import launch_data
@@ -88,7 +88,7 @@ def measure(seeds: range, arch: str = "sm_89"):
             """ptxas's words when it refuses only statements the arch lacks (peeled off)."""
             cubin, detail = compile_ptxas(case)
             return detail if cubin is None and _only_newer_target(detail) else None
-        case = peel(make_program(seed, Options(features=["mma"])), arch, refusal, 12)
+        case = peel(make_program(seed, Options(features=list(features))), arch, refusal, 12)
         cubin, _ = compile_ptxas(case)
         if cubin is None:
             continue
@@ -119,9 +119,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", required=True, help="A:B")
     ap.add_argument("--arch", default="sm_89")
+    ap.add_argument("--features", default="mma",
+                    help="the programs' feature groups (mma.sync/mma.sp come with `forms`: int32,mma,forms,warp)")
     args = ap.parse_args(argv)
     a, b = (int(x) for x in args.seeds.split(":"))
-    ran, dist, hazards = measure(range(a, b), args.arch)
+    ran, dist, hazards = measure(range(a, b), args.arch, tuple(args.features.split(",")))
     print(f"{ran} launches of ptxas's {args.arch} cubins with tensor-core instructions")
     print("opcode.shape operand: sites, least distance, distance histogram (stall cycles)")
     for (key, role), c in sorted(dist.items()):

@@ -13,6 +13,7 @@ since ptxas's verdict is.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 from ptx2sass.fuzz.coverage import inventory_forms
 
@@ -280,7 +281,7 @@ def _canonical_operands(form, types: list) -> list[str] | None:
 VIDEO = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
          "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
 ISA_ALU = TOTAL + ("mov", "cvt", "set", "setp") + VIDEO
-ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func", ".mmio"}
+ISA_SKIP_MODIFIERS = {".approx", ".full", ".cc", ".oob", ".rs", ".param::func"}
 MEMORY_LIMIT = 8192          # bytes of the input buffer data-dependent loads reach
 
 
@@ -308,7 +309,7 @@ def isa_families() -> dict:
             out["mem"].append(f)
         elif f.opcode in ("atom", "red") and kinds <= {"d", "m", "a", "r"}:
             out["atom"].append(f)
-        elif f.spelling.startswith("mma.sync") and kinds <= {"v1", "v2", "v4", "v8"}:
+        elif f.spelling.startswith(("mma.sync", "mma.sp.sync")) and kinds <= {"v1", "v2", "v4", "v8", "r", "x"}:
             out["mma"].append(f)
         elif f.opcode == "createpolicy":
             out["policy"].append(f)
@@ -344,6 +345,7 @@ class _Operands:
         self.canon: list[str] = []
         self.count = {"pred": 0, "b16": 0, "b32": 0, "b64": 0}
         self.policy: str | None = None
+        self.metadata: str | None = None      # mma.sp's metadata register
 
     def _name(self, kind: str) -> str:
         n = self.count[kind]
@@ -385,7 +387,9 @@ class _Operands:
         self.text.append(neg + text)
         self.canon.append(neg + self._name(kind))
 
-    def vector(self, kind: str, n: int, dst: bool):
+    def vector(self, kind: str, n: int, dst: bool, braces: bool = False):
+        """`n` registers; braced when more than one or when the form's operand is a vector
+        of one (mma.sync's `{a}`: ptxas wants the braces, "Vector expected")."""
         texts, canons = [], []
         for _ in range(n):
             if dst:
@@ -393,8 +397,8 @@ class _Operands:
             else:
                 texts.append(self.b.src(kind))
             canons.append(self._name(kind))
-        self.text.append("{" + ", ".join(texts) + "}" if n > 1 else texts[0])
-        self.canon.append("{" + ", ".join(canons) + "}" if n > 1 else canons[0])
+        self.text.append("{" + ", ".join(texts) + "}" if n > 1 or braces else texts[0])
+        self.canon.append("{" + ", ".join(canons) + "}" if n > 1 or braces else canons[0])
 
     def raw(self, text: str, canon: str):
         self.text.append(text)
@@ -461,7 +465,9 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
         elif o.kind == "dp":
             ops.dst(kind, pair="pred")
         elif o.kind in ("a", "r", "i", "q"):
-            if o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
+            if o.kind == "r" and ops.metadata:
+                ops.raw(ops.metadata, "%r8")
+            elif o.kind == "r" and o.type == ".b64" and f.opcode in ("ld", "st", "atom", "red"):
                 ops.policy = ops.b.tmp("b64")       # the cache policy, made just before
                 ops.raw(ops.policy, "%d8")
             else:
@@ -469,13 +475,15 @@ def _isa_fill(f, ops: _Operands, address=None) -> bool:
                         "never" if o.kind == "r" else "always" if o.kind == "i" else "maybe",
                         SMALL_IMMEDIATES.get((f.opcode, i)))
         elif o.kind in ("v1", "v2", "v4", "v8"):
-            ops.vector(kind, int(o.kind[1]), dst=(i == 0))
+            ops.vector(kind, int(o.kind[1]), dst=(i == 0), braces=True)
         elif o.kind == "V":
             ops.vector(kind, n, dst=True)
         elif o.kind == "W":
             ops.vector(kind, n, dst=False)
         elif o.kind == "m" and address is not None:
             ops.raw(*address)
+        elif o.kind == "x" and o.type.startswith("0x"):      # a fixed value (mma.sp's selector)
+            ops.raw(o.type, o.type)
         else:
             return False
     return True
@@ -602,14 +610,29 @@ def _isa_atomic(g, ctx, b, f):
     return f, (ops, pre)
 
 
+# 2:4 sparsity metadata nibbles (mma.sp): the two kept elements' indices in a group of
+# four, first < second; the other values are undefined (PTX ISA, sparse matrix metadata)
+SPARSE_NIBBLES = (0x4, 0x8, 0xC, 0x9, 0xD, 0xE)
+
+
 def _isa_mma(g, ctx, b, f):
-    """A warp-wide mma.sync of one inventory form (every lane converged, full warp)."""
+    """A warp-wide mma.sync / mma.sp.sync of one inventory form (every lane converged, full
+    warp). mma.sp's metadata is a word of valid nibbles made just before (the same in every
+    lane); its sparsity selector is the form's fixed value."""
     if not (ctx.full and ctx.masked) or ctx.func is not None:
         return None, None
     ops = _Operands(b, g)
+    pre = []
+    if ".sp" in f.modifiers:
+        meta = b.tmp("b32")
+        word = 0
+        for _ in range(8):
+            word = word << 4 | g.rng.choice(SPARSE_NIBBLES)
+        pre.append(f"mov.b32 {meta}, {word:#010x};")
+        ops.metadata = meta
     if not _isa_fill(f, ops):
         return None, None
-    return f, ops
+    return f, (ops, pre)
 
 
 def _policy(g, reg: str) -> tuple[str, str]:
@@ -633,39 +656,89 @@ def _policy(g, reg: str) -> tuple[str, str]:
 
 # A campaign sweeps the inventory: each program's draws start at its own place in each
 # family's form list (seed * length / SWEEP_SEEDS), so SWEEP_SEEDS consecutive seeds walk
-# every form once between them; the rest of the draws stay uniform for variety.
+# every form once between them; the rest of the draws stay uniform for variety (they do not
+# move the program along its stretch). `top_up` then makes every program walk its whole
+# stretch and the next seed's, so a form is missed only where two seeds in a row draw none
+# of its family (a program without the `forms` feature) or ptxas rejects it.
 SWEEP_SEEDS = 1000
 SWEEP_SHARE = 0.9
+# sweep draws each program makes at least, per family, beyond two stretches: wmma is drawn
+# by the ~12% of programs with the `mma` feature, so they walk further (a form is then
+# missed where none of the ~35 seeds before it has the feature); mma.sync, drawn by the
+# ~38% with `mma` or `warp`, walks its own one-form stretch only (five of its forms are the
+# m8n8k4 shapes ptx2sass refuses: more would make refused programs common)
+SWEEP_EXTRA = {"wmma": 2, "mma": -1}
 
 
-def _draw_form(g, family: str):
-    forms = isa_families()[family]
-    n = g.isa_draws.get(family, 0)
-    g.isa_draws[family] = n + 1
-    if g.rng.random() < SWEEP_SHARE:
+def sweep_pick(g, family: str, forms: list, share: float = SWEEP_SHARE):
+    """The next form of `family` for this program: its sweep position (share of draws),
+    else a uniform choice."""
+    if g.rng.random() < share:
+        n = g.isa_draws.get(family, 0)
+        g.isa_draws[family] = n + 1
         start = (g.seed % SWEEP_SEEDS) * len(forms) // SWEEP_SEEDS
         return forms[(start + n) % len(forms)]
     return g.rng.choice(forms)
 
 
-def op_isa(g, ctx):
-    """One instruction of a random sm_89 form of the PTX ISA inventory, or None."""
+def sweep_quota(family: str, length: int) -> int:
+    """Sweep draws a program makes of a family whose list has `length` forms: its own
+    stretch and the next seed's (plus SWEEP_EXTRA)."""
+    return max(1, 2 * -(-length // SWEEP_SEEDS) + SWEEP_EXTRA.get(family, 0))
+
+
+def _draw_form(g, family: str):
+    return sweep_pick(g, family, isa_families()[family])
+
+
+def top_up(g, ctx) -> list:
+    """Statements that bring each inventory family this program draws up to its sweep
+    quota (top-level context: every thread, full warps where the launch has them)."""
+    fam = isa_families()
+    out = []
+    families = [f for f in ("alu", "mem", "atom") if fam[f]]
+    if g.on("mma") or g.on("warp"):
+        families.append("mma")
+    for family in families:
+        quota = sweep_quota(family, len(fam[family]))
+        for _ in range(4 * quota):
+            if g.isa_draws.get(family, 0) >= quota:
+                break
+            made = op_isa(g, ctx, family, sweep=True)
+            if made is not None:
+                out.append(made)
+    if g.on("mma") and wmma_index()["mma"]:
+        quota = sweep_quota("wmma", len(wmma_index()["mma"]))
+        for _ in range(4 * quota):
+            if g.isa_draws.get("wmma", 0) >= quota:
+                break
+            made = op_wmma(g, ctx, sweep=True)
+            if made is not None:
+                out.append(made)
+    return out
+
+
+def op_isa(g, ctx, family: str | None = None, sweep: bool = False):
+    """One instruction of a random sm_89 form of the PTX ISA inventory (of `family` when
+    given; its sweep position when `sweep`), or None."""
     from ptx2sass.fuzz.generator import (Builder, canonical_nan, cvt_nan_unspecified, two_nan_unspecified,
                                          unspecified_nan)
     fam = isa_families()
     rng = g.rng
+    chosen = family
     for _attempt in range(6):
-        family = rng.choices(("alu", "mem", "atom", "mma"),
-                             weights=(len(fam["alu"]), len(fam["mem"]) * 1.5, len(fam["atom"]) * 1.5,
-                                      len(fam["mma"]) * (g.on("mma") or g.on("warp"))))[0]
+        family = chosen or rng.choices(("alu", "mem", "atom", "mma"),
+                                       weights=(len(fam["alu"]), len(fam["mem"]) * 1.5, len(fam["atom"]) * 1.5,
+                                                len(fam["mma"]) * (g.on("mma") or g.on("warp"))))[0]
         if not fam[family] or (family != "alu" and ctx.func is not None):
             continue
         b = Builder(g, ctx)
         maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic, "mma": _isa_mma}[family]
-        f, made = maker(g, ctx, b, _draw_form(g, family))
+        form = sweep_pick(g, family, fam[family], 1.0 if sweep else SWEEP_SHARE)
+        f, made = maker(g, ctx, b, form)
         if f is None:
             continue
-        ops, pre = (made, []) if family in ("alu", "mma") else made
+        ops, pre = (made, []) if family == "alu" else made
         canon_pre = ""
         also = ()
         if ops.policy:
@@ -685,7 +758,7 @@ def op_isa(g, ctx):
                                                                    f.types[-1].lstrip("."))):
             line = "@@" + line + canonical_nan(b, ops.text[0], f.types[0].lstrip("."))
         if family == "mma":
-            return b.build(line, f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
+            return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
                        guard_ok=(family == "alu" and not guard_miscompiled(f)), spaces=spaces, also=also)
     return None
@@ -720,9 +793,12 @@ def wmma_index() -> dict:
 
 
 def _wmma_types(spelling: str) -> tuple:
+    """(A layout, B layout, shape, A, B, C, D types) of a wmma.mma spelling; the b1 forms
+    put their operation (`.xor.popc`, `.and.popc`) before `.sync`."""
     t = spelling.split(".")
-    al, bl, shape = t[4], t[5], t[6]
-    rest = [x for x in t[7:] if x not in ("rn", "rz", "rm", "rp", "satfinite", "xor", "and", "popc")]
+    i = t.index("aligned")
+    al, bl, shape = t[i + 1], t[i + 2], t[i + 3]
+    rest = [x for x in t[i + 4:] if x not in ("rn", "rz", "rm", "rp", "satfinite", "xor", "and", "popc")]
     if len(rest) == 2:
         d, c = rest
         a = b = "f16"
@@ -756,27 +832,58 @@ def _wmma_operands(f, b, address: str, canon_address: str, stride: int, fragment
     return text, canon, made
 
 
-def op_wmma(g, ctx):
-    """wmma.load a, b, c; wmma.mma; wmma.store d (+ the stored words read back if shared)."""
+class _MadeOperand(NamedTuple):
+    kind: str
+    type: str
+
+
+class _MadeForm(NamedTuple):
+    spelling: str
+    operands: tuple
+
+
+@functools.cache
+def _wmma_made_forms(what: str, shape: str, t: str, count: int) -> list:
+    """`wmma.load.c` / `wmma.store.d` forms the inventory lacks (the manual has them for
+    m16n16k8 .f32 and the sub-byte shapes' .s32: the tf32, s4/u4 and b1 multiplies need
+    them), as (form, space) pairs like wmma_index's, each layout and space."""
+    out = []
+    for lay in ("row", "col"):
+        for space in (None, "global", "shared"):
+            spelling = f"wmma.{what}.sync.aligned.{lay}.{shape}{'.' + space if space else ''}.{t}"
+            frag = _MadeOperand(f"v{count}", ".b32" if t == "f16" else "." + t)
+            ops = (frag, _MadeOperand("m", "." + t), _MadeOperand("a", ".u32"))
+            out.append((_MadeForm(spelling, ops if what.startswith("load") else (ops[1], frag, ops[2])), space))
+    return out
+
+
+def op_wmma(g, ctx, sweep: bool = False):
+    """wmma.load a, b, c; wmma.mma; wmma.store d (+ the stored words read back if shared).
+    The mma form is the program's next sweep position (always when `sweep`); the loads and
+    the store rotate through their spaces and layouts with the draws."""
     from ptx2sass.fuzz.generator import Builder
     idx = wmma_index()
     if not idx["mma"] or not (ctx.full and ctx.masked) or ctx.func is not None:
         return None
     rng = g.rng
     for _attempt in range(4):
-        mma = rng.choice(idx["mma"])
+        mma = sweep_pick(g, "wmma", idx["mma"], 1.0 if sweep else SWEEP_SHARE)
         al, bl, shape, ta, tb, tc, td = _wmma_types(mma.spelling)
         la = idx["load"].get(("a", al, shape, ta))
         lb = idx["load"].get(("b", bl, shape, tb))
-        lc = [x for lay in ("row", "col") for x in idx["load"].get(("c", lay, shape, tc), [])]
-        sd = [x for lay in ("row", "col") for x in idx["store"].get((lay, shape, td), [])]
+        counts = [int(o.kind[1:]) for o in mma.operands]
+        lc = [x for lay in ("row", "col") for x in idx["load"].get(("c", lay, shape, tc), [])] or \
+            _wmma_made_forms("load.c", shape, tc, counts[3])
+        sd = [x for lay in ("row", "col") for x in idx["store"].get((lay, shape, td), [])] or \
+            _wmma_made_forms("store.d", shape, td, counts[0])
         if not (la and lb and lc and sd):
             continue
         b = Builder(g, ctx)
         lines, canon_lines = [], []
         frags = {}
-        for name, choices, t in (("a", la, ta), ("b", lb, tb), ("c", lc, tc)):
-            f, space = rng.choice(choices)
+        turn = g.seed // SWEEP_SEEDS + g.isa_draws.get("wmma", 0)
+        for k, (name, choices, t) in enumerate((("a", la, ta), ("b", lb, tb), ("c", lc, tc))):
+            f, space = choices[(turn + k) % len(choices)] if rng.random() < 0.8 else rng.choice(choices)
             stride = _STRIDE.get(t, 32)
             if space == "shared":
                 address, canon_address = "[$mat]", "[%as]"
@@ -790,14 +897,13 @@ def op_wmma(g, ctx):
             lines.append(f"{f.spelling} {', '.join(text)};")
             canon_lines.append(f"{f.spelling} {', '.join(canon)};")
         kd = _kind_of_type(mma.operands[0].type)
-        d = [b.tmp(kd) for _ in range(int(mma.operands[0].kind[1:]))]
+        d = [b.tmp(kd) for _ in range(counts[0])]
         lines.append(f"{mma.spelling} {{{', '.join(d)}}}, {{{', '.join(frags['a'])}}}, "
                      f"{{{', '.join(frags['b'])}}}, {{{', '.join(frags['c'])}}};")
-        counts = [int(o.kind[1:]) for o in mma.operands]
         kinds = [_kind_of_type(o.type) for o in mma.operands]
         canon_lines.append(f"{mma.spelling} " + ", ".join(
             "{" + ", ".join(f"{_CANON[k]}{i}" for i in range(n)) + "}" for n, k in zip(counts, kinds)) + ";")
-        f, space = rng.choice(sd)
+        f, space = sd[(turn + 3) % len(sd)] if rng.random() < 0.8 else rng.choice(sd)
         stride = _STRIDE.get(td, 32)
         read_back = []
         if space == "shared":

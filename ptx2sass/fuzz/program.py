@@ -173,6 +173,8 @@ class Func:
     body: list
     style: str = "param"        # arguments in `.param` space, or `.reg` (several results)
     visible: bool = False
+    # per argument, the type the body's `ld.param::func` reads it with ("": `ld.param.KIND`)
+    param_types: tuple = ()
 
 
 @dataclass(eq=False)
@@ -940,7 +942,12 @@ def _render_func(rd: _Renderer, f: Func) -> list[tuple[str, Stmt | None]]:
             if f.style == "reg":
                 init.append(f"    mov.b{BITS[r.kind]} {names[id(r)]}, %{f.name}_a{param_ids[id(r)]};")
             else:
-                init.append(f"    ld.param.{r.kind} {names[id(r)]}, [{f.name}_a{param_ids[id(r)]}];")
+                i = param_ids[id(r)]
+                t = f.param_types[i] if i < len(f.param_types) else ""
+                op = f"ld.param::func.{t}" if t else f"ld.param.{r.kind}"
+                init.append(f"    {op} {names[id(r)]}, [{f.name}_a{i}];")
+                if t:
+                    rd.keys.append(op)
     for r in regs:
         if id(r) not in param_ids and r.role != "sink":
             src = next((p for p in f.params if p.kind == r.kind), None)

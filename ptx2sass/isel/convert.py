@@ -232,6 +232,12 @@ class ConvertSelection:
         the 13 dropped bits (NaN and infinity only lose those bits), as ptxas does;
         .satfinite: a result that is not finite (|r| >= inf, unordered: NaN too) steps down
         one tf32 unit, so an infinity becomes the largest finite value (ptxas's sequence)."""
+        mods = set(ins.modifiers)
+        if mods in ({"rn"}, {"rz"}):
+            # sm_90+ (the frontend refuses it before): F2FP.TF32.F32.PACK_B[.RZ], as ptxas
+            self.emit("F2FP", ("TF32", "F32", "PACK_B") + (("RZ",) if "rz" in mods else ()),
+                      [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+            return
         if "rna" not in ins.modifiers or any(m not in ("rna", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.tf32.f32`")
         x = self.reg_part(ins.srcs[0])

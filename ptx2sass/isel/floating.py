@@ -46,12 +46,14 @@ class FloatSelection:
                        abs=abs_ or getattr(r, "abs", False))
 
     def half_mods(self, ins) -> tuple[str, ...]:
-        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat", "relu")]
-        if extra:
+        extra = [m for m in ins.modifiers if m not in ("rn", "ftz", "sat", "relu", "oob")]
+        if extra or "oob" in ins.modifiers and ins.opcode != "fma":
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
+        # fma.rn.oob (sm_90): HFMA2[.BF16_V2].OOB[.RELU], as ptxas
         return (("FTZ",) if "ftz" in ins.modifiers else ()) + \
             (("BF16_V2",) if ins.type.startswith("bf16") else ()) + \
             (("SAT",) if "sat" in ins.modifiers else ()) + \
+            (("OOB",) if "oob" in ins.modifiers else ()) + \
             (("RELU",) if "relu" in ins.modifiers else ())
 
     def half_arith(self, ins, opcode: str, negate_b: bool = False, negate=()):
@@ -224,7 +226,7 @@ class FloatSelection:
         ty = ins.type
         d, a = ins.dests[0], ins.srcs[0]
         if ty == "f32":
-            src = self.reg_part(a)
+            src = self.in_register(a)       # a zero immediate: not RZ, which takes no |.|
             self.emit("FADD", ("FTZ",) if "ftz" in ins.modifiers else (),
                       [self.dst(d), VOp(src.reg, src.part, abs=True), Reg("R", 255, neg=True)])
             return
@@ -303,25 +305,27 @@ class FloatSelection:
     FLT_MIN = 1.1754943508222875e-38
 
     def half_mufu(self, ins, func: str) -> None:
-        """MUFU.<func>.F16 on an f16, or on each half of an f16x2 joined by PRMT (ptxas)."""
+        """MUFU.<func>.F16 (.BF16) on an f16 (bf16), or on each half of an f16x2 (bf16x2)
+        joined by PRMT, the high half read as `R.H1` (ptxas)."""
         x = self.reg_part(ins.srcs[0])
-        if ins.type == "f16":
-            self.emit("MUFU", (func, "F16"), [self.dst(ins.dests[0]), x])
+        kind = "BF16" if ins.type.startswith("bf16") else "F16"
+        if ins.type in ("f16", "bf16"):
+            self.emit("MUFU", (func, kind), [self.dst(ins.dests[0]), x])
             return
         lo, hi = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
-        self.emit("MUFU", (func, "F16"), [lo, x])
-        if func == "TANH":
+        self.emit("MUFU", (func, kind), [lo, x])
+        if func == "TANH" and kind == "F16":
             # the encoding table reads no `MUFU.TANH.F16 R, R.H1` yet (ptxas's form): shift the
             # high half down first
             top = VOp(self.mf.new_vreg())
             self.emit("SHF", ("R", "U32", "HI"), [top, RZ, Imm(0x10), x])
             self.emit("MUFU", (func, "F16"), [hi, top])
         else:
-            self.emit("MUFU", (func, "F16"), [hi, replace(x, suffix=("H1",))])
+            self.emit("MUFU", (func, kind), [hi, replace(x, suffix=("H1",))])
         self.emit("PRMT", (), [self.dst(ins.dests[0]), lo, Imm(0x5410), hi])
 
     def sel_ex2(self, ins):
-        if ins.type in ("f16", "f16x2"):     # MUFU has an f16 form (ptxas uses it as is)
+        if ins.type in ("f16", "f16x2", "bf16", "bf16x2"):   # MUFU's half forms, as ptxas
             return self.half_mufu(ins, "EX2")
         self.approx_check(ins)
         d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
@@ -381,7 +385,7 @@ class FloatSelection:
         self.mufu(func, self.dst(ins.dests[0]), t)
 
     def sel_tanh(self, ins):
-        if ins.type in ("f16", "f16x2"):
+        if ins.type in ("f16", "f16x2", "bf16", "bf16x2"):
             return self.half_mufu(ins, "TANH")
         self.approx_check(ins)
         self.mufu("TANH", self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]))

@@ -84,12 +84,29 @@ class MemorySelection:
                 self.emit("PRMT", (), [self.dst(d, k), self.reg_part(elems[2 * k]), Imm(0x5410),
                                        self.reg_part(elems[2 * k + 1])])
             return
+        if r.width > 2 and r.width % n == 0:   # `mov.b128 d, {a, b}` (or four words): part by part
+            per = r.width // n
+            self.begin_wide(d)
+            for k in range(n):
+                for j in range(per):
+                    word = self.part_of(elems[k], j)
+                    if isinstance(word, VOp):
+                        self.copy_reg(self.dst(d, k * per + j), word)
+                    else:
+                        self.move(self.dst(d, k * per + j), word)
+            return
         raise self.unsupported(f"`mov` packing {n} elements into {d.type}")
 
     def unpack(self, dests, src) -> None:
         """`mov.b32 {a, b}, r` / `mov.b64 {a, b(, c, d)}, r`: the source's fields, first
         in the low bits."""
         bits = _bits(dests[0].type)
+        if bits == 64 and isinstance(src, ir.Value):   # `mov.b128 {a, b}, q`: word by word
+            for k, d in enumerate(dests):
+                self.begin_wide(d)
+                for j in range(2):
+                    self.copy_reg(self.dst(d, j), self.part_of(src, 2 * k + j))
+            return
         if bits not in (16, 32) or not isinstance(src, (ir.Value, ir.Const)):
             raise self.unsupported(f"`mov` unpacking into {len(dests)} x {dests[0].type}")
         for k, d in enumerate(dests):
@@ -713,7 +730,9 @@ class MemorySelection:
         mods = ins.modifiers
         if mods[:3] == ("async", "mbarrier", "arrive"):
             return self.cp_async_mbarrier_arrive(ins)         # isel/mbarrier.py
-        if mods[:1] != ("async",) or "bulk" in mods or any("mbarrier" in m for m in mods):
+        if "bulk" in mods:
+            return self.sel_cp_bulk(ins)                      # isel/bulk_copy.py
+        if mods[:1] != ("async",) or any("mbarrier" in m for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         if "commit_group" in mods:
             self.emit("LDGDEPBAR", (), [], ndefs=0)
@@ -837,6 +856,51 @@ class MemorySelection:
         for k, d in enumerate(ins.dests):
             self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
 
+    def sel_mapa(self, ins):
+        """`mapa[.shared::cluster].{u32,u64} d, a, rank` (sm_90): the address's CTA-rank byte
+        (bits 24..31 of a shared-window address) replaced by the rank's low byte,
+        `PRMT d, rank, 0x654, a` as ptxas; a generic address keeps its high word."""
+        d, a, rank = ins.dests[0], ins.srcs[0], ins.srcs[1]
+        if not self.arch.cluster_shared_addresses:
+            raise self.unsupported(f"`mapa` on {self.arch.name}")
+        wide = self.vreg(d).width == 2
+        if isinstance(a, ir.Value):
+            lo = self.part_of(a, 0)
+            lo = lo if isinstance(lo, VOp) else self.reg_part(a)
+        elif not wide and isinstance(a, ir.Symbol):
+            lo = self.cluster_address_reg(ir.Address(a, 0))
+        else:
+            raise self.unsupported(f"`mapa` of {a!r}")
+        if wide:
+            self.begin_wide(d)
+        self.emit("PRMT", (), [self.dst(d, 0), self.reg_part(rank), Imm(0x654), lo])
+        if wide:
+            self.copy_reg(self.dst(d, 1), self.part_of(a, 1))
+
+    def sel_stmatrix(self, ins):
+        """`stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16` (sm_90): STSM.16.M88/MT88 of
+        consecutive registers, at a shared address (a generic one's low word, as ptxas)."""
+        mods = ins.modifiers
+        count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+        if not self.arch.cluster_shared_addresses or count is None or "m8n8" not in mods \
+                or ins.type != "b16" or len(ins.srcs) != count + 1:
+            raise self.unsupported(f"`stmatrix.{'.'.join(mods)}.{ins.type}`")
+        addr = ins.srcs[0]
+        space = ins.space or "generic"
+        if space == "generic":
+            if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
+                raise self.unsupported("`stmatrix` of this generic address")
+            r = self.vreg(addr.base)
+            mem = VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False)
+        elif space == "shared":
+            mem = self.address(addr, "shared")
+        else:
+            raise self.unsupported(f"`stmatrix.{space}`")
+        data = self.gather(ins.srcs[1:])
+        shape = "MT88" if "trans" in mods else "M88"
+        self.emit("STSM", ("16", shape) + ((str(count),) if count > 1 else ()), [mem, data],
+                  ndefs=0, widths={1: count} if count > 1 else None)
+
     def sel_cvta(self, ins):
         """Addresses between a window and the generic space: global ones are equal; shared
         and local ones differ by the window's base (c[0x0][0x18] / the target's local window
@@ -953,6 +1017,8 @@ class MemorySelection:
     def atom_modifiers(self, op: str, ty: str, space: str) -> list[str]:
         """The operation and type modifiers of ATOM/ATOMG/ATOMS/RED for `op` on `ty`."""
         bits, kind = _bits(ty), ir.TYPES[ty][0]
+        if bits == 128 and op in ("cas", "exch") and self.arch.atomics_128:
+            return [self.ATOM_OPS[op], "128"]      # sm_90: ATOM[G|S].CAS/EXCH.128
         if bits not in (32, 64) or (op == "cas" and kind == "f"):
             raise self.unsupported(f"`{self.ins.opcode}.{op}.{ty}`")
         mods = [self.ATOM_OPS[op]]
@@ -981,9 +1047,11 @@ class MemorySelection:
                 and isinstance(sources[0], ir.Const) and sources[0].value == 1)
 
     def atom_data(self, v, bits: int):
-        """A 32-bit register, or a register pair for 64-bit data."""
+        """A 32-bit register, or a register pair (quad) for 64-bit (128-bit) data."""
         if bits <= 32:
             return self.reg_part(v)
+        if bits == 128 and not isinstance(v, ir.Value):
+            raise self.unsupported("a 128-bit atomic operand that is no register")
         if isinstance(v, ir.Value):
             return VOp(self.vreg(v))
         return self.pair_of(v)
@@ -1248,7 +1316,55 @@ class MemorySelection:
         self.atomic(ins, ins.dests[0] if ins.dests else None)
 
     def sel_red(self, ins):
+        if "async" in ins.modifiers:
+            return self.red_async(ins)
         self.atomic(ins, None)
+
+    RED_ASYNC_TYPES = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("64",)}
+
+    def red_async(self, ins):
+        """`red.async…shared::cluster.mbarrier::complete_tx::bytes.<op>.<type> [a], b, [mbar]`
+        (sm_90): REDAS.<OP>[.S32/.64] [R.64], b, the pair holding a's address and the
+        mbarrier's (the reduction then completes its bytes there), as ptxas 13.5."""
+        op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
+        ty = ins.type
+        if not self.arch.cluster_shared_addresses or op not in (
+                "add", "min", "max", "inc", "dec", "and", "or", "xor") \
+                or ty not in self.RED_ASYNC_TYPES or len(ins.srcs) != 3:
+            raise self.unsupported(f"`red.{'.'.join(ins.modifiers)}.{ty}`")
+        a, b, bar = ins.srcs
+        pair = self.new_pair()
+        for k, addr in enumerate((a, bar)):
+            self.move(VOp(pair.reg, k), self.cluster_address_reg(addr))
+        mods = (op.upper(),) + (self.RED_ASYNC_TYPES[ty] if op in ("add", "min", "max") else ())
+        if _bits(ty) == 32:
+            data = self.reg_part(b)
+        elif isinstance(b, ir.Value) and b.id not in self.param_values and self.vreg(b).width == 2:
+            data = VOp(self.vreg(b))
+        else:
+            data = self.pair_of(b)
+        self.emit("REDAS", mods, [VMem(pair, 0, wide=True, described=False), data], ndefs=0)
+
+    def cluster_address_reg(self, addr):
+        """A 32-bit register holding a shared::cluster address operand's value."""
+        if not isinstance(addr, ir.Address):
+            raise self.unsupported(f"address operand {addr!r}")
+        base, offset = addr.base, addr.offset
+        if isinstance(base, ir.Symbol):
+            p = self.placements.get(base.name)
+            if p is None or p.space != "shared":
+                raise self.unsupported(f"address operand {addr!r}")
+            t = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [t, self.shared_rank(), self.imm32(p.value + base.offset + offset), RZ])
+            return t
+        if not isinstance(base, ir.Value):
+            raise self.unsupported(f"address operand {addr!r}")
+        r = self.reg_part(base)
+        if not offset:
+            return r
+        t = VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [t, r, self.imm32(offset), RZ])
+        return t
 
     def atomic(self, ins, d) -> None:
         """atom/red in every space: ATOMG (global), ATOM (generic), ATOMS (shared), RED (a
@@ -1284,10 +1400,14 @@ class MemorySelection:
             data = [self.atom_data(v, bits) for v in sources]
         dst = self.dst_whole(d) if d is not None else RZ
         if space == "shared":
-            if sem is not None:
-                raise self.unsupported(f"`{ins.opcode}.shared` with .{sem}")
+            # a memory order: the release fences before, as for global memory; the acquire's
+            # L1 invalidation only where the target's ptxas writes one (sm_90+)
+            if sem in ("release", "acq_rel"):
+                self.fences(self.RELEASE_FENCE, scope)
             mi = self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
             mi.warp_combine = combine
+            if sem in ("acquire", "acq_rel") and self.arch.shared_acquire_invalidates:
+                self.fences(self.ACQUIRE_FENCE, scope)
             return
         mem = self.address(ins.srcs[0], space)
         if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`

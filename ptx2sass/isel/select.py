@@ -43,6 +43,7 @@ from ptx2sass.isel.loop_groups import LoopGroups
 from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.mbarrier import MbarrierSelection
 from ptx2sass.isel.mbarrier_syncs import SyncsMbarrierSelection
+from ptx2sass.isel.bulk_copy import BulkCopySelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
@@ -56,7 +57,8 @@ ZERO_EXTENDED_RESULTS = frozenset({"u8", "b8", "u16", "b16"})
 class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
-               Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection):
+               Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection,
+               BulkCopySelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,

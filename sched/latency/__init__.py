@@ -31,7 +31,8 @@ Rules, with the data fields they read:
   results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
   readers their value (`uniform_same_unit` readers of their own unit: the producer's);
 - an instruction holds issue for at least `issue_cycles` (by opcode), whatever its stall;
-- a variable-latency reader that is no memory reader (R2UR, FLO ...) may read an MMA result
+- a variable-latency reader that is no memory reader (R2UR, FLO ...), or one of
+  `mma_to_decoupled_readers` (the surface stores and reductions), may read an MMA result
   `mma_to_decoupled_early` cycles before the MMA's fixed latency.
 """
 from __future__ import annotations
@@ -42,6 +43,9 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent
 
+
+# a pseudo-modifier: the producer multiplies by an immediate (`LatencyModel.latency_modifiers`)
+IMMEDIATE_FACTOR = "#IMM"
 
 class LatencyModel:
     """One family's latency table (see the module docstring for the rules)."""
@@ -56,6 +60,10 @@ class LatencyModel:
         self.DEFAULT_FIXED: int = data["default_fixed"]
         self.FIXED: dict[str, int] = dict(data["fixed"])
         self.PAIR_FIXED = {(p, f, r): c for p, f, r, c in data["pair_fixed"]}
+        # the same pairs when the producer's second factor (the operand before the addend) is
+        # an immediate: `latency_modifiers` then adds IMMEDIATE_FACTOR to its modifiers
+        self.PAIR_FIXED_IMMEDIATE = {(p, f, r): c for p, f, r, c in data.get("pair_fixed_immediate_factor", [])}
+        self._IMMEDIATE_KEYS = frozenset(p for p, _, _ in self.PAIR_FIXED_IMMEDIATE)
         self.MMA = frozenset(data["mma"])
         self.MMA_TO_MEMORY: int = data["mma_to_memory"]
         self.PREDICATE_FIXED: int = data["predicate_fixed"]
@@ -92,6 +100,9 @@ class LatencyModel:
         self.MMA_SINGLE_PASS_FIXED: int | None = single.get("fixed")
         self.MMA_SINGLE_PASS_M8_FIXED: int | None = single.get("fixed_m8")     # shapes m8nNkK
         self.MMA_SINGLE_PASS_TO_MEMORY: int | None = single.get("to_memory")
+        self.MMA_SINGLE_PASS_M8_TO_MEMORY: int | None = single.get("to_memory_m8")
+        # 2:4 sparse shapes (.SP) pass over the k/2 elements A stores (sm_8x evidence only)
+        self.MMA_SPARSE_HALF_K: bool = bool(single.get("sparse_half_k"))
         # MMAs that read their accumulator C at issue even in shapes of two passes (sm_8x IMMA)
         self.MMA_ACCUMULATOR_AT_ISSUE = frozenset(data.get("mma_accumulator_at_issue", []))
         # (dummies, opcodes): predicated-off LDS placed before the first LDGSTS after the
@@ -158,6 +169,8 @@ class LatencyModel:
         # a variable-latency (decoupled) reader other than memory reads a tensor-core result
         # this many cycles before the MMA's fixed latency (it takes its operands after issue)
         self.MMA_TO_DECOUPLED: int = data.get("mma_to_decoupled_early", 0)
+        # readers without a result that take an MMA result as those decoupled readers do
+        self.MMA_DECOUPLED_READERS = frozenset(data.get("mma_to_decoupled_readers", []))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
 
     def late_fixed_window(self, opcode: str, modifiers: tuple[str, ...] = ()) -> int:
@@ -172,10 +185,13 @@ class LatencyModel:
         input type's bits; the shape modifier `16816` is m16 n8 k16)."""
         if not self.MMA_SINGLE_PASS_BITS or opcode not in self.MMA or not modifiers:
             return False
-        shape = modifiers[0]
+        sparse = modifiers[0] == "SP"
+        shape = modifiers[1] if sparse and len(modifiers) > 1 else modifiers[0]
         if not shape.isdigit() or len(shape) < 3:
             return False
         k = int(shape[3:] if shape.startswith("16") else shape[2:])
+        if sparse and self.MMA_SPARSE_HALF_K:     # the unit multiplies the k/2 stored elements
+            k //= 2
         bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
                     self.MMA_DEFAULT_BITS.get(opcode, 0))
         return bool(bits) and k * bits <= self.MMA_SINGLE_PASS_BITS
@@ -267,9 +283,12 @@ class LatencyModel:
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
         if opcode in self.MMA and reader in self.MMA_TO_MEMORY_READERS:
             if self.MMA_SINGLE_PASS_TO_MEMORY is not None and self.mma_single_pass(opcode, modifiers):
+                if self.MMA_SINGLE_PASS_M8_TO_MEMORY is not None and modifiers and modifiers[0].startswith("88"):
+                    return self.MMA_SINGLE_PASS_M8_TO_MEMORY
                 return self.MMA_SINGLE_PASS_TO_MEMORY
             return self.MMA_TO_MEMORY
-        if opcode in self.MMA and self.MMA_TO_DECOUPLED and self.is_variable(reader) \
+        if opcode in self.MMA and self.MMA_TO_DECOUPLED \
+                and (self.is_variable(reader) or reader in self.MMA_DECOUPLED_READERS) \
                 and reader not in self.READER_FIXED:
             return max(base - self.MMA_TO_DECOUPLED, 1)
         pair = [self.READER_PAIR_FIXED[(k, reader)] for k in keys if (k, reader) in self.READER_PAIR_FIXED]
@@ -277,9 +296,24 @@ class LatencyModel:
         if reader not in self.READER_FIXED and reader not in self.NO_PIPE_READERS and not self.is_variable(reader):
             if self.pipe(opcode) != self.pipe(reader):
                 need = max(need, self.CROSS_PIPE)
+            immediate = IMMEDIATE_FACTOR in modifiers
             for key in (opcode, *(f"{opcode}.{m}" for m in modifiers)):
-                need = max(need, self.PAIR_FIXED.get((key, file, self.pipe(reader)), 0))
+                pair = (key, file, self.pipe(reader))
+                value = self.PAIR_FIXED_IMMEDIATE.get(pair) if immediate else None
+                need = max(need, value if value is not None else self.PAIR_FIXED.get(pair, 0))
         return need
+
+    def latency_modifiers(self, ins) -> tuple:
+        """`ins`'s modifiers as the latency rules key a producer: with IMMEDIATE_FACTOR added
+        where a `pair_fixed_immediate_factor` entry names it and its second factor is an
+        immediate (ptxas reads `IMAD.HI.U32 R12, P1, R3, 0x4, R12`'s carry-out sooner than a
+        register factor's)."""
+        mods = tuple(ins.modifiers)
+        if self._IMMEDIATE_KEYS and len(ins.operands) >= 2 and \
+                any(f"{ins.opcode}.{m}" in self._IMMEDIATE_KEYS for m in mods) and \
+                type(ins.operands[-2]).__name__ == "Imm":
+            return mods + (IMMEDIATE_FACTOR,)
+        return mods
 
     def addend_registers(self, ins) -> set:
         """The register an IMAD.WIDE or IMAD.HI reads as the high half of its 64-bit addend
