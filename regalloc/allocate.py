@@ -37,7 +37,7 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
 from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
-from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
 from ptx2sass.regalloc.loops import block_weights
 from ptx2sass.regalloc.prespill import prespill
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
@@ -84,7 +84,8 @@ def move_source(ins) -> VOp | None:
 
 def interference(mf: MFunction):
     """(vreg id -> the vreg ids it interferes with, vreg id -> its copy partners)."""
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
     cls = [v.cls for v in mf.vregs]
@@ -97,7 +98,7 @@ def interference(mf: MFunction):
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = _use_def(ins)
+            uses, kills = _use_def(ins, fresh)
             # what register_operands(ins) yields as defs, without walking every operand
             defs = [op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp)]
             copy_src = None
@@ -409,7 +410,8 @@ def verify(mf: MFunction, colors: dict[int, int]) -> None:
     live across that write may share any of its physical registers (a copy's source
     excepted when the copy is a whole-register move). Raises AssertionError naming the
     first conflict; a compiler bug, never a user error."""
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
 
     def span(vid: int) -> set[tuple[str, int]]:
         v = mf.vregs[vid]
@@ -418,7 +420,7 @@ def verify(mf: MFunction, colors: dict[int, int]) -> None:
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = _use_def(ins)
+            uses, kills = _use_def(ins, fresh)
             defs = [op.reg.id for _, op, d in register_operands(ins) if d]
             exempt = None
             if (ins.opcode == COPY and isinstance(ins.operands[1], VOp)

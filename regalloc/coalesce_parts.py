@@ -23,16 +23,17 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
-from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
 
 
 def _live_in(mf: MFunction) -> list[set[int]]:
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
     result = []
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = use_def(ins)
+            uses, kills = use_def(ins, fresh)
             live.difference_update(kills)
             live.update(uses)
         result.append(live)

@@ -9,7 +9,7 @@ Precoloured registers (`MFunction.precolored`) need nothing here: the colourer s
 from __future__ import annotations
 
 from ptx2sass.mir import MFunction, register_operands
-from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
 
 
 def forbidden_registers(mf: MFunction) -> dict[int, set[int]]:
@@ -18,11 +18,12 @@ def forbidden_registers(mf: MFunction) -> dict[int, set[int]]:
     if not any(ins.clobbers for b in mf.blocks for ins in b.instrs):
         return {}
     out: dict[int, set[int]] = {}
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = use_def(ins)
+            uses, kills = use_def(ins, fresh)
             if ins.clobbers:
                 defs = {op.reg.id for _, op, d in register_operands(ins) if d}
                 for vid in sorted(live - defs):

@@ -5,32 +5,81 @@ The machine IR is not SSA: a write of one part of a wide register, or a guarded 
 leaves the rest of the register (or its old value where the guard is false) live, so it
 counts as a use and a def; only an unguarded whole write kills. Sets hold vreg ids (ints),
 so nothing here depends on object identity or hash seeds.
+
+A guarded write of a predicate that no path has written before (`fresh_writes`: the carry
+of a guarded 64-bit add, a guarded compare) keeps nothing alive: the old value is
+undefined, so the write kills. Counting it as a use would keep the predicate live from the
+function's entry, where every such predicate interferes with every other: a few guarded
+64-bit adds then need more predicates than the file has.
 """
 from __future__ import annotations
 
 from ptx2sass.mir import MFunction, MInstr, register_operands
 
 
-def use_def(ins: MInstr) -> tuple[list[int], list[int]]:
-    """Virtual registers read (for liveness) and killed (fully written) by `ins`."""
+def use_def(ins: MInstr, fresh: frozenset | set = frozenset()) -> tuple[list[int], list[int]]:
+    """Virtual registers read (for liveness) and killed (fully written) by `ins`; `fresh`
+    is `fresh_writes(mf)` (writes of undefined registers, which kill even when guarded)."""
     uses, kills = [], []
     guarded = ins.guard is not None
     for _, op, is_def in register_operands(ins):
-        if is_def and op.part is None and not guarded:
+        if is_def and ((op.part is None and not guarded) or (id(ins), op.reg.id) in fresh):
             kills.append(op.reg.id)
         else:
             uses.append(op.reg.id)
     return uses, kills
 
 
-def liveness(mf: MFunction) -> dict[int, set[int]]:
-    """Live-out vreg ids per block (keyed by block index)."""
+def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
+    """(id(instruction), vreg id) of guarded or partial writes of a predicate that no path
+    from the entry has written before (precoloured registers count as written at entry).
+    Recompute after any change to the function: the keys are object ids."""
+    preds = {v.id for v in mf.vregs if v.cls == "P" and v.id not in mf.precolored}
+    if not preds:
+        return set()
+    n = len(mf.blocks)
+    index = {id(b): i for i, b in enumerate(mf.blocks)}
+    written = [set() for _ in range(n)]
+    for i, b in enumerate(mf.blocks):
+        for ins in b.instrs:
+            written[i].update(op.reg.id for _, op, d in register_operands(ins)
+                              if d and op.reg.id in preds)
+    # predicates some path may have written, into each block (forward, union)
+    into = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i, b in enumerate(mf.blocks):
+            out = into[i] | written[i]
+            for s in b.succs:
+                j = index[id(s)]
+                if not out <= into[j]:
+                    into[j] |= out
+                    changed = True
+    fresh = set()
+    for i, b in enumerate(mf.blocks):
+        seen = set(into[i])
+        for ins in b.instrs:
+            for _, op, d in register_operands(ins):
+                vid = op.reg.id
+                if d and vid in preds and vid not in seen:
+                    if ins.guard is not None or op.part is not None:
+                        fresh.add((id(ins), vid))
+            seen.update(op.reg.id for _, op, d in register_operands(ins) if d)
+    return fresh
+
+
+def liveness(mf: MFunction, fresh: set | None = None) -> dict[int, set[int]]:
+    """Live-out vreg ids per block (keyed by block index); `fresh` as `fresh_writes(mf)`
+    returns (computed here when not given)."""
+    if fresh is None:
+        fresh = fresh_writes(mf)
     n = len(mf.blocks)
     index = {id(b): i for i, b in enumerate(mf.blocks)}
     gen, kill = [set() for _ in range(n)], [set() for _ in range(n)]
     for i, b in enumerate(mf.blocks):
         for ins in reversed(b.instrs):
-            uses, kills = use_def(ins)
+            uses, kills = use_def(ins, fresh)
             for k in kills:
                 gen[i].discard(k)
                 kill[i].add(k)

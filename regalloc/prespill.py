@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 
 from ptx2sass.mir import MFunction
-from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
 
 PRESPILL_ABOVE = 2 * 255     # registers of one class live at once (32-bit units)
 MARGIN = 8                   # registers left free for the reloads' short-lived copies
@@ -33,7 +33,8 @@ MARGIN = 8                   # registers left free for the reloads' short-lived 
 def pressures(mf: MFunction) -> dict[str, int]:
     """Class -> the most registers of it (32-bit units) live at once anywhere in `mf`."""
     vregs = mf.vregs
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
     most = {"R": 0, "P": 0}
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
@@ -44,7 +45,7 @@ def pressures(mf: MFunction) -> dict[str, int]:
             for c in cur:
                 if cur[c] > most[c]:
                     most[c] = cur[c]
-            uses, kills = use_def(ins)
+            uses, kills = use_def(ins, fresh)
             for k in kills:
                 if k in live:
                     live.discard(k)
@@ -68,10 +69,11 @@ def furthest_next_use(mf: MFunction, cls: str, capacity: int, cost: dict[int, fl
     width = {v.id: v.width for v in mf.vregs
              if v.cls == cls and cost.get(v.id, 0) != float("inf")}
     target = capacity - min(MARGIN, capacity // 4)
-    live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    live_out = liveness(mf, fresh)
     spilled: set[int] = set()
     for i, b in enumerate(mf.blocks):
-        effects = [use_def(ins) for ins in b.instrs]
+        effects = [use_def(ins, fresh) for ins in b.instrs]
         n = len(effects)
         far = n + 1                           # live out and not read here again
         # each value's events in the block: (position, whether it reads the value)

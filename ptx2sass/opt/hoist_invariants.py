@@ -18,7 +18,12 @@ in it pure or a branch: the loaded value is the same on every iteration, unless 
 races with it unsynchronised, which the memory model leaves undefined). Loops need a preheader: the header's one
 predecessor outside the loop, with the header as its only successor.
 
-In such a loop that runs its body at least once, a header phi whose value from the latch is
+A top-tested loop that provably runs at most once (its counter stepped past its bound after
+one iteration: `i < (n & 1)`) is left alone: moving work out of it saves no iteration and
+runs it where the loop would not have (fuzz seed 21000186: an f64 `min` and NaN test of a
+0-or-1-trip loop, 323 -> 378 emulated cycles when moved).
+
+In a loop that runs its body at least once, a header phi whose value from the latch is
 now invariant holds that value after the loop: reads after the loop take it directly (and the
 loop may then be left with nothing to do, for `dead_loops`)."""
 from __future__ import annotations
@@ -107,19 +112,24 @@ def _range(v, defs: dict[int, ir.Instr], depth: int = 0) -> tuple[int, int]:
     return 0, MASK32
 
 
-def _first_test_continues(fn: ir.Function, h: ir.Block, pre: ir.Block, body: set[int],
-                          defs: dict[int, ir.Instr]) -> bool:
-    """The header's first exit test (on entry from the preheader) provably stays in the loop."""
+def _header_test(h: ir.Block, defs: dict[int, ir.Instr]):
+    """(setp, bra) of a header that ends in a branch on an unguarded 32-bit unsigned compare
+    made in the header, else None."""
     term = h.instrs[-1] if h.instrs else None
     if term is None or term.opcode != "bra" or not isinstance(term.guard, ir.Value) or len(h.succs) != 2:
-        return False
+        return None
     setp = defs.get(term.guard.id)
     if setp is None or setp.opcode != "setp" or setp.guard is not None or len(setp.modifiers) != 1 \
             or setp.type not in ("u32", "b32") or len(setp.srcs) != 2 or setp not in h.instrs:
-        return False
-    entry = {p.dest.id: dict((id(b), x) for b, x in p.incoming).get(id(pre)) for p in h.phis}
-    (alo, ahi), (blo, bhi) = (_range(entry.get(s.id, s) if isinstance(s, ir.Value) else s, defs)
-                              for s in setp.srcs)
+        return None
+    return setp, term
+
+
+def _test_stays(h: ir.Block, body: set[int], setp: ir.Instr, term: ir.Instr, a: tuple[int, int],
+                b: tuple[int, int]) -> bool | None:
+    """Whether the header's test, its operands within unsigned bounds `a` and `b`, provably
+    stays in the loop (True), provably leaves it (False), or either (None)."""
+    (alo, ahi), (blo, bhi) = a, b
     holds = {"lt": ahi < blo, "lo": ahi < blo, "le": ahi <= blo, "ls": ahi <= blo, "gt": alo > bhi,
              "hi": alo > bhi, "ge": alo >= bhi, "hs": alo >= bhi,
              "ne": ahi < blo or alo > bhi}.get(setp.modifiers[0], False)
@@ -128,7 +138,48 @@ def _first_test_continues(fn: ir.Function, h: ir.Block, pre: ir.Block, body: set
     taken_exits = id(h.succs[0]) not in body
     # the branch is taken when the predicate differs from the guard's negation
     taken = (not term.guard_negated) if holds else (term.guard_negated if fails else None)
-    return taken is not None and taken != taken_exits
+    return None if taken is None else taken != taken_exits
+
+
+def _first_test_continues(fn: ir.Function, h: ir.Block, pre: ir.Block, body: set[int],
+                          defs: dict[int, ir.Instr]) -> bool:
+    """The header's first exit test (on entry from the preheader) provably stays in the loop."""
+    test = _header_test(h, defs)
+    if test is None:
+        return False
+    setp, term = test
+    entry = {p.dest.id: dict((id(b), x) for b, x in p.incoming).get(id(pre)) for p in h.phis}
+    a, b = (_range(entry.get(s.id, s) if isinstance(s, ir.Value) else s, defs) for s in setp.srcs)
+    return _test_stays(h, body, setp, term, a, b) is True
+
+
+def _second_test_leaves(h: ir.Block, pre: ir.Block, latch: ir.Block, body: set[int],
+                        defs: dict[int, ir.Instr], inside: set[int]) -> bool:
+    """The header's second test (after one iteration) provably leaves the loop: its left operand
+    is a header phi stepped by an unguarded `add` of a constant, its right one defined outside
+    the loop (not in `inside`) (`i = 0; L: setp.lt p, i, (n & 1); @!p bra END; ...; i += 1`: at most one
+    iteration)."""
+    test = _header_test(h, defs)
+    if test is None:
+        return False
+    setp, term = test
+    counter, bound = setp.srcs
+    phi = next((p for p in h.phis if isinstance(counter, ir.Value) and p.dest.id == counter.id), None)
+    if phi is None or (isinstance(bound, ir.Value) and bound.id in inside):
+        return False
+    incoming = dict((id(b), x) for b, x in phi.incoming)
+    start, step = incoming.get(id(pre)), incoming.get(id(latch))
+    add = defs.get(step.id) if isinstance(step, ir.Value) else None
+    if add is None or add.opcode != "add" or add.guard is not None or add.modifiers \
+            or add.type not in ("u32", "s32", "b32") or len(add.srcs) != 2 \
+            or not (isinstance(add.srcs[0], ir.Value) and add.srcs[0].id == phi.dest.id) \
+            or not isinstance(add.srcs[1], ir.Const):
+        return False
+    c = add.srcs[1].value & MASK32
+    lo, hi = _range(start, defs)
+    if hi + c > MASK32:
+        return False
+    return _test_stays(h, body, setp, term, (lo + c, hi + c), _range(bound, defs)) is False
 
 
 def _values_after_loop(fn: ir.Function, h: ir.Block, latch: ir.Block, body: set[int], inside: set[int]) -> bool:
@@ -174,6 +225,9 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
         # values defined inside the loop (phis and instructions); shrinks as operations move
         inside = {p.dest.id for b in blocks for p in b.phis}
         inside |= {d.id for b in blocks for i in b.instrs for d in i.dests}
+        if (not at_least_once and exiting == [h] and len(latches) == 1
+                and _second_test_leaves(h, pre, latches[0], body, defs, inside)):
+            continue                             # runs once or never: moving saves nothing
         moved: list[ir.Instr] = []
         for b in blocks:                         # reverse postorder: definitions before uses
             dominates_exits = bool(exiting) and (all(ir.dominates(idom, b, e) for e in exiting) or (
