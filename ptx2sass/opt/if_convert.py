@@ -26,6 +26,7 @@ or a guard of its own stays a branch.
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.dce import is_strong_load
 from ptx2sass.opt.uses import substitute
 
 MAX_BODY = 12
@@ -53,7 +54,7 @@ def _loadable(ins: ir.Instr) -> bool:
     """A plain load: guarding it keeps exactly its meaning (no lane that skipped the body
     touches memory)."""
     return (ins.opcode == "ld" and ins.guard is None and bool(ins.dests) and ins.space in LOAD_SPACES
-            and not any(m in ("volatile", "relaxed", "acquire", "mmio") for m in ins.modifiers))
+            and not is_strong_load(ins))
 
 
 def _storable(ins: ir.Instr) -> bool:
