@@ -99,12 +99,14 @@ def inputs(in_bits: int, n_in: int, seed: int = 0, values=None) -> np.ndarray:
 
 
 def run_both(body: str, in_bits: int, n_in: int, out_bits: int, seed: int = 0, values=None,
-             data: np.ndarray | None = None, version: str = "8.0", arch: str = "sm_89"):
+             data: np.ndarray | None = None, version: str = "8.0", arch: str = "sm_89",
+             target: str | None = None):
     """(ours, ptxas's) output arrays, both compiled for `arch`; raises if ours faults or has
     hazards. `data` (n_in values per thread, at most 1024 threads) replaces the generated
-    inputs."""
-    # the PTX targets sm_89 (what the bodies are written for), or an older arch itself
-    target = arch if arch_target(arch).sm < 89 else "sm_89"
+    inputs. The PTX's `.target` is `target`, by default sm_89 (what most bodies are written
+    for) or `arch` itself where that is older; forms that need a newer target name it."""
+    if target is None:
+        target = arch if arch_target(arch).sm < 89 else "sm_89"
     ptx = kernel(body, in_bits, n_in, out_bits, version, target)
     if data is None:
         data = inputs(in_bits, n_in, seed, values)

@@ -7,31 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ptx2sass import codegen, oracle
-from ptx2sass.emu.launch import run
-
-KERNEL = """.version {version}
-.target {arch}
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u64 in)
-{{
-.reg .b64 %rdo, %rdi, %t;
-.reg .b32 %tx;
-.reg .f64 %d;
-.reg .b16 %h;
-ld.param.u64 %rdo, [out];
-ld.param.u64 %rdi, [in];
-mov.u32 %tx, %tid.x;
-mul.wide.u32 %t, %tx, 8;
-add.s64 %rdi, %rdi, %t;
-mul.wide.u32 %t, %tx, 2;
-add.s64 %rdo, %rdo, %t;
-ld.global.f64 %d, [%rdi];
-cvt.{rnd}.bf16.f64 %h, %d;
-st.global.b16 [%rdo], %h;
-ret;
-}}
-"""
+from codegen_harness import run_both
 
 
 def _bf16(v: float, rnd: str) -> int:
@@ -60,10 +36,6 @@ def _bf16(v: float, rnd: str) -> int:
 @pytest.mark.parametrize("arch,version", [("sm_90", "8.1"), ("sm_120", "8.8")])
 @pytest.mark.parametrize("rnd", ["rn", "rz", "rm", "rp"])
 def test_cvt_bf16_f64(arch, version, rnd):
-    ptx = KERNEL.format(arch=arch, version=version, rnd=rnd)
-    theirs = oracle.ptxas(ptx, arch)
-    assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     edges = [0.0, -0.0, 1.0, -1.0, 1.00390625, 1.005859375, 1.0029296875, -1.0029296875, 3.0e38, -3.0e38,
              3.3961775292304957e38, 3.4e38, 1e-39, -1e-39, 1e-45, 9.183549615799121e-41, math.inf, -math.inf,
              1e300, -1e-300, 2.0 ** -133, 2.0 ** -134, 3 * 2.0 ** -135, math.nan]
@@ -72,11 +44,8 @@ def test_cvt_bf16_f64(arch, version, rnd):
     x = np.array((edges + rand + [float(v) for v in rng.uniform(-4, 4, 64)])[:64], np.float64)
     want = np.array([_bf16(float(v), rnd) if not math.isnan(v) else 0 for v in x], np.uint16)
     nan = np.isnan(x)
-    got = {}
-    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
-        out = np.zeros(64, np.uint16)
-        res = run(cubin, "k", 1, 64, [out, x.copy()], hazard_check=name == "ours")
-        assert not res.hazards
+    ours, theirs, _ = run_both(f"cvt.{rnd}.bf16.f64 %o, %a0;", 64, 1, 16, data=x.view(np.uint64),
+                               version=version, arch=arch, target=arch)
+    for name, out in (("ours", ours), ("ptxas", theirs)):
         np.testing.assert_array_equal(out[~nan], want[~nan], err_msg=name)
-        got[name] = out
-    np.testing.assert_array_equal(got["ours"], got["ptxas"])
+    np.testing.assert_array_equal(ours, theirs)

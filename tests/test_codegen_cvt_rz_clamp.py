@@ -5,31 +5,8 @@ and random inputs, and with exact round-toward-zero + clamp in NumPy."""
 import numpy as np
 import pytest
 
-from ptx2sass import codegen, oracle
-from ptx2sass.emu.launch import run
+from codegen_harness import run_both
 
-KERNEL = """.version 8.1
-.target {arch}
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u64 in)
-{{
-.reg .b64 %rdo, %rdi, %t;
-.reg .b32 %tx;
-.reg .f32 %f;
-.reg .b16 %h;
-ld.param.u64 %rdo, [out];
-ld.param.u64 %rdi, [in];
-mov.u32 %tx, %tid.x;
-mul.wide.u32 %t, %tx, 4;
-add.s64 %rdi, %rdi, %t;
-mul.wide.u32 %t, %tx, 2;
-add.s64 %rdo, %rdo, %t;
-ld.global.f32 %f, [%rdi];
-cvt.rz{mods}.{ty}.f32 %h, %f;
-st.global.b16 [%rdo], %h;
-ret;
-}}
-"""
 EDGES = np.array([0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000,
                   0x7F7FFFFF, 0xFF7FFFFF, 0x477FF000, 0x47800000, 0xC77FF000, 0x3F8FFFFF,
                   0xBF8FFFFF, 0x00000001, 0x387FFFFF], np.uint32)
@@ -73,20 +50,9 @@ def _model(x: np.ndarray, ty: str, relu: bool, sat: bool) -> np.ndarray:
 @pytest.mark.parametrize("mods", [".relu", ".satfinite", ".relu.satfinite"])
 @pytest.mark.parametrize("ty", ["bf16", "f16"])
 def test_cvt_rz_clamp(arch, mods, ty):
-    ptx = KERNEL.format(arch=arch, mods=mods, ty=ty)
-    if arch == "sm_120":
-        ptx = ptx.replace(".version 8.1", ".version 8.8")
-    theirs = oracle.ptxas(ptx, arch)
-    assert theirs.ok, theirs.stderr
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     rng = np.random.default_rng(5)
     x = np.concatenate([EDGES, rng.integers(0, 2**32, 48, dtype=np.uint64).astype(np.uint32)])
-    results = {}
-    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
-        out = np.zeros(64, np.uint16)
-        res = run(cubin, "k", 1, 64, [out, x.copy()], hazard_check=name == "ours")
-        assert not res.hazards
-        results[name] = out
-    np.testing.assert_array_equal(results["ours"], results["ptxas"])
-    want = _model(x, ty, "relu" in mods, "satfinite" in mods)
-    np.testing.assert_array_equal(results["ptxas"], want)
+    ours, theirs, _ = run_both(f"cvt.rz{mods}.{ty}.f32 %o, %a0;", 32, 1, 16, data=x,
+                               version="8.8" if arch == "sm_120" else "8.1", arch=arch, target=arch)
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(theirs, _model(x, ty, "relu" in mods, "satfinite" in mods))
