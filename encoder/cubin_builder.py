@@ -25,6 +25,7 @@ from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kern
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
+from .leb128 import sleb, uleb
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
                      NvInfoRecord)
 
@@ -74,27 +75,8 @@ _HOPPER_5F, _HOPPER_NVSAL_SW_WAR = 0x101, 1
 
 # The debug frame ptxas writes: one CIE and one FDE per kernel, in DWARF 64-bit format.
 # Registers are numbered `0x5000000 | n` in its DWARF register space (seen as R1 / R255).
-def _uleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _sleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        done = (value == 0 and not byte & 0x40) or (value == -1 and byte & 0x40)
-        out.append(byte | (0 if done else 0x80))
-        if done:
-            return bytes(out)
-
-
 def _dwarf_reg(n: int) -> bytes:
-    return _uleb(0x5000000 | n)
+    return uleb(0x5000000 | n)
 
 
 DW_CFA_advance_loc4, DW_CFA_undefined, DW_CFA_same_value, DW_CFA_def_cfa = 0x04, 0x07, 0x08, 0x0C
@@ -129,7 +111,7 @@ def _kept_across_a_call(cls: int, r: int, function: bool) -> bool:
 
 def _debug_rules(function: bool) -> bytes:
     return b"".join(bytes([DW_CFA_same_value if _kept_across_a_call(cls, r, function) else DW_CFA_undefined])
-                    + _uleb(cls << 24 | r)
+                    + uleb(cls << 24 | r)
                     for cls, registers in DEBUG_REGISTER_ORDER for r in registers)
 
 
@@ -137,9 +119,9 @@ def _cie(function: bool = False, device_debug: bool = False) -> bytes:
     """The CIE: a kernel has no return address; a link target's is R20 (R20, R21 unchanged).
     With -g, every register has a rule (`_debug_rules`)."""
     ra = [LINK_RETURN_ADDRESS, LINK_RETURN_ADDRESS + 1] if function else []
-    head = (struct.pack("<q", -1) + bytes([3]) + b"\0" + _uleb(CODE_ALIGN) + _sleb(DATA_ALIGN)
-            + (_uleb(0x5000000 | ra[0]) if ra else _uleb(0xFFFFFFFF))
-            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0)
+    head = (struct.pack("<q", -1) + bytes([3]) + b"\0" + uleb(CODE_ALIGN) + sleb(DATA_ALIGN)
+            + (uleb(0x5000000 | ra[0]) if ra else uleb(0xFFFFFFFF))
+            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + uleb(0)
             + bytes([DW_CFA_same_value]) + _dwarf_reg(255))
     if device_debug:
         body = head + _debug_rules(function)
@@ -168,18 +150,18 @@ def default_cfa_program(k: Kernel, style: str = "ampere") -> bytes:
     if style == "hopper":
         # sm_90: no row after the first instruction; the rows at the entry block's end and
         # at the last EXIT in address order
-        cfa = bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size)
+        cfa = bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + uleb(k.frame_size)
         if last < first:
             return _advance(last) + _advance(first - last) + cfa
         return _advance(first) + cfa + (_advance(last - first) if last > first else b"")
     return (_advance(16) + _advance(first - 16) + bytes([DW_CFA_def_cfa])
-            + _dwarf_reg(STACK_POINTER) + _uleb(k.frame_size) + _advance(last - first))
+            + _dwarf_reg(STACK_POINTER) + uleb(k.frame_size) + _advance(last - first))
 
 
 def function_cfa_program(frame_size: int, last_return: int) -> bytes:
     """ptxas's CFA program for a relocatable `.func` (seen without a frame): a row at its
     start with CFA = R1 + frame size, one at its last RET."""
-    return (_advance(0) + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(frame_size)
+    return (_advance(0) + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + uleb(frame_size)
             + _advance(last_return))
 
 
@@ -189,8 +171,8 @@ def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
     sets up the frame (CFA = R1 + frame size, from byte `frame_set_end`), then a row at the
     same place returning to CFA = R1 (as ptxas 13.5 writes it for straight-line kernels)."""
     return (_advance(16) + _advance(frame_set_end - 16) + bytes([DW_CFA_def_cfa])
-            + _dwarf_reg(STACK_POINTER) + _uleb(frame_size) + _advance(0)
-            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + _uleb(0))
+            + _dwarf_reg(STACK_POINTER) + uleb(frame_size) + _advance(0)
+            + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + uleb(0))
 
 
 def _fde(cie_offset: int, text_size: int, program: bytes, location: int = 0) -> bytes:
@@ -713,7 +695,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             frame += _cie(device_debug=device_debug)
             frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
-                          + _dwarf_reg(STACK_POINTER) + _uleb(size), location=at)
+                          + _dwarf_reg(STACK_POINTER) + uleb(size), location=at)
     c.sections.insert(0, Section(".debug_frame", SHT_PROGBITS, 0, 1, data=bytes(frame)))
     for i, d in enumerate(debug_sections, 1):
         c.sections.insert(i, Section(d.name, SHT_PROGBITS, 0, 1, data=d.data))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 
+from ptx2sass.encoder.leb128 import sleb, uleb
 from ptx2sass.records import dataclass
 
 VERSION = 3
@@ -48,25 +49,6 @@ class Sequence:
     symbol: str          # the kernel whose text the addresses count in
     end: int             # its text's size in bytes
     rows: list[Row]
-
-
-def uleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def sleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        done = (value == 0 and not byte & 0x40) or (value == -1 and byte & 0x40)
-        out.append(byte | (0 if done else 0x80))
-        if done:
-            return bytes(out)
 
 
 def _address_advance(delta: int) -> bytes:
