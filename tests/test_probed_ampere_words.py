@@ -2,8 +2,8 @@
 fuzz runs, each file probed into ampere.json with `python -m tools.isa_probe --extend --arch
 sm_89 --seed-words FILE` (or `--seed-ptx` of the programs): fuzz campaign 8900000 and C7F's
 leftovers (fuzz8_ampere.words), campaign 9 (campaign9_ampere.words), branch fuzz10's sample
-run, seeds 102000-102199 (fuzz10_ampere.words). Each word decodes to the opcode and modifiers
-nvdisasm prints, with as many operands. (Encoding back is not asserted: LDGSTS with a cache
+run, seeds 102000-102199 (fuzz10_ampere.words), campaign 12 (campaign12_ampere.words). Each
+word decodes to the opcode and modifiers nvdisasm prints, with as many operands. (Encoding back is not asserted: LDGSTS with a cache
 policy keeps a bit, 101, that its text does not show.)"""
 from pathlib import Path
 
@@ -13,7 +13,8 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = ("fuzz8_ampere.words", "campaign9_ampere.words", "fuzz10_ampere.words")
+FILES = ("fuzz8_ampere.words", "campaign9_ampere.words", "fuzz10_ampere.words",
+         "campaign12_ampere.words")
 
 
 def _words():
