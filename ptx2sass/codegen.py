@@ -45,6 +45,7 @@ from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
+from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
                                 descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -703,6 +704,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             lower_wmma(fn, info)
         if not opcodes[fn.name].isdisjoint(("mma", "wmma")):     # wmma's lowering writes mma
             lower_mma_forms(fn, info)
+            lower_quadpair_mma(fn, info)
     if mod_layout.handles and not info.texture_unit:
         # (sm_100/sm_120: the records ptxas writes there are not measured yet)
         raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",
