@@ -732,6 +732,9 @@ class Checker:
                 self.error(".dtype must be '.f32' when .ctype is '.f32' for 'mma' instruction with shape "
                            "'.m8n8k4'", ins)
         pair = ins.modifiers[-2:]
+        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and tuple(pair) == (".f32", ".bf16") \
+                and ".ftz" in ins.modifiers:
+            self.error("Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher", ins)
         if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
                 and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2"}:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
