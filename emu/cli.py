@@ -6,9 +6,11 @@ stderr naming kernel, offset and reason, and exits 1 (2 for bad usage or input f
 
 Textures and surfaces (emu.textures): `"textures": {NAME: {"kind": "texture"|"surface",
 "geometry": "2d", "dtype": "float32", "shape": [H, W, C], "file": "t.bin" (else zeros),
-"filter", "address", "normalized", "read_mode", "bind": "tex0"}}` makes an object, bound to
-the module `.texref`/`.surfref` variable `bind` if given; a parameter `{"texture": NAME}`
-passes its bindless handle. Surfaces are written back to DIR/<NAME>.bin."""
+"filter", "address", "normalized", "read_mode", "descriptor": {"num_samples": 4},
+"bind": "tex0"}}` makes an object, bound to the module `.texref`/`.surfref` variable `bind`
+if given; a parameter `{"texture": NAME}` passes its bindless handle; "descriptor" sets
+txq/suq header fields other than the dimensions (emu.textures.descriptor_fields gives the
+others). Surfaces are written back to DIR/<NAME>.bin."""
 from __future__ import annotations
 
 import argparse
@@ -76,11 +78,12 @@ def _objects(spec: dict, base: Path) -> dict:
             if "file" in d:
                 raw = (base / d["file"]).read_bytes()
                 data = np.frombuffer(raw[:data.nbytes].ljust(data.nbytes, b"\0"), dtype).reshape(shape).copy()
-            opts = {k: d[k] for k in ("filter", "normalized", "read_mode") if k in d}
+            opts = {k: d[k] for k in ("filter", "normalized", "read_mode", "descriptor") if k in d}
             if "address" in d:
                 opts["address"] = tuple(d["address"]) if isinstance(d["address"], list) else d["address"]
             geo = d.get("geometry", "2d")
-            out[name] = Surface(data, geo) if d.get("kind") == "surface" else Texture(data, geo, **opts)
+            out[name] = (Surface(data, geo, descriptor=d.get("descriptor", {})) if d.get("kind") == "surface"
+                         else Texture(data, geo, **opts))
         except (KeyError, TypeError, ValueError, OSError) as e:
             raise LaunchFileError(f"texture {name!r}: {e}") from None
     return out

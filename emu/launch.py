@@ -11,7 +11,7 @@ import numpy as np
 from . import convergence
 from .errors import EmuFault
 from . import externs
-from .textures import Bindings, Surface, Texture
+from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
@@ -229,6 +229,7 @@ class Launch:
         self._const_window(bank0)
         self._param_window(bank0)
         self._handle_words(bank0)
+        self._descriptor_tables(bank0)
         banks = {0: bytes(bank0)}
         if not prog.const_relocations:
             # read-only, so shared with the last launch that had the same bank 0 (and so
@@ -304,6 +305,20 @@ class Launch:
                                kernel=self.program.name)
             if bank == 0 and offset + 4 <= len(bank0):
                 struct.pack_into("<I", bank0, offset, self.bindings.names.get(name, 0))
+
+    def _descriptor_tables(self, bank0: bytearray) -> None:
+        """The driver's texture and surface descriptor tables (txq/suq header fields, see
+        emu.textures.descriptor_table), in global memory, their addresses in bank 0."""
+        if not self.bindings.objects:
+            return
+        offsets = _driver_cbank(self.program.arch)
+        for key, kind in (("texture_descriptors", Texture), ("surface_descriptors", Surface)):
+            at = offsets.get(key)
+            if at is None or at + 8 > len(bank0):
+                continue
+            table = self.gmem.allocate(f"__{key}", DESCRIPTOR_SIZE * (len(self.bindings.objects) + 1),
+                                       descriptor_table(self.bindings.objects, kind))
+            struct.pack_into("<Q", bank0, at, table.base)
 
     def _bank0_words(self) -> bytes:
         """Bank 0 before the parameters: the cubin's template with the launch's and the

@@ -18,6 +18,7 @@ from ptx2sass.encoder.model import Imm, Instruction, Label, Reloc
 from . import externs
 from .errors import EmuFault
 from .program import DataAddress, KernelProgram
+from .textures import DESCRIPTOR_BYTES
 
 # Relocation types the loader applies to constant banks: R_CUDA_64 (2) writes the symbol's
 # 64-bit address; 0x38/0x39 (ABS32_LO/HI-style pairs tinygrad also accepts) its halves.
@@ -166,6 +167,9 @@ def _resolve(ins: Instruction, base: int, fn: str, symbols: dict[str, int]) -> I
 # Relocations of code words: the low/high halves of a 32-bit immediate (MOV R20, 32@lo(sym))
 # and the absolute target of CALL.ABS (R_CUDA_ABS47_34 before sm_90, R_CUDA_ABS55_16_34 on sm_90).
 _CODE_RELOC_LO, _CODE_RELOC_HI, _CODE_RELOC_CALLS = 0x38, 0x39, (0x3a, 0x4b)
+# R_CUDA_ABS32_32: the whole value of a symbol the loader defines (the descriptor sizes of
+# txq/suq's header reads, emu/textures.py DESCRIPTOR_BYTES)
+_CODE_RELOC_ABS = 0x37
 
 
 def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: str) -> Instruction:
@@ -183,6 +187,16 @@ def _relocate_code(ins: Instruction, r, cubin, symbols: dict[str, int], kernel: 
             raise EmuFault(f"CALL.ABS to {sym.name!r}, which is not code of this module", kernel=kernel)
         ops = [o for o in ins.operands if not isinstance(o, (Label, Imm))]
         return replace(ins, operands=tuple(ops) + (Label(sym.name, target),))
+    if r.type == _CODE_RELOC_ABS:
+        if sym.name not in DESCRIPTOR_BYTES:
+            raise EmuFault(f"relocation {r.type:#x} against {sym.name!r}: not a symbol the loader defines",
+                           kernel=kernel)
+        slot = next((i for i, o in enumerate(ins.operands) if isinstance(o, (Imm, Reloc))), None)
+        if slot is None:
+            raise EmuFault(f"relocation {r.type:#x} on an instruction without an immediate", kernel=kernel)
+        ops = list(ins.operands)
+        ops[slot] = Imm(DESCRIPTOR_BYTES[sym.name] + addend)
+        return replace(ins, operands=tuple(ops))
     if r.type not in (_CODE_RELOC_LO, _CODE_RELOC_HI):
         raise EmuFault(f"unsupported relocation type {r.type:#x} in the text of {sym.name!r}", kernel=kernel)
     half = "lo" if r.type == _CODE_RELOC_LO else "hi"

@@ -27,6 +27,11 @@ Surfaces are arrays of samples; `.b` accesses address x in bytes, `.p` (formatte
 samples; out of range (by the sample the access starts in): `.trap` faults, `.clamp` uses
 the nearest sample, `.zero` reads zero and drops stores (PTX ISA, suld/sust); bytes of an
 access past the row's end read as zero (see surface_location).
+
+txq/suq header fields other than the dimensions come from the driver's descriptor tables
+(descriptor_table: their addresses in constant bank 0, the per-handle size a loader-defined
+symbol): OpenCL's channel order/type values, array size, normalized coordinates, one mip
+level and sample, linear surface layout, or what an object's `descriptor` sets.
 """
 from __future__ import annotations
 
@@ -46,6 +51,13 @@ _SURFACE_ONLY = {np.dtype(np.uint64), np.dtype(np.int64)}     # 64-bit words (su
 KIND_BIT = {"texture": 1 << 61, "sampler": 1 << 62, "surface": 1 << 63}
 _FORMATS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
                                   np.float16, np.float32)}
+
+
+def _check_descriptor(values: dict, fields: dict) -> None:
+    for name, value in values.items():
+        if name not in fields or not isinstance(value, int) or not 0 <= value < 1 << 32:
+            raise ValueError(f"descriptor field {name!r}={value!r}: one of {', '.join(fields)}, "
+                             "a 32-bit unsigned value")
 
 
 def _channels(data: np.ndarray, axes: int, channels: int | None) -> int:
@@ -71,8 +83,11 @@ class Texture:
     normalized: bool = False
     read_mode: str = "element"
     channels: int | None = None
+    # txq header fields that differ from those the object implies (descriptor_fields)
+    descriptor: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        _check_descriptor(self.descriptor, TEXTURE_FIELDS)
         if self.geometry not in GEOMETRIES:
             raise ValueError(f"geometry {self.geometry!r}: one of {', '.join(GEOMETRIES)}")
         self.data = np.ascontiguousarray(self.data)
@@ -154,8 +169,10 @@ class Surface:
     data: np.ndarray
     geometry: str = "2d"
     channels: int | None = None
+    descriptor: dict = field(default_factory=dict)      # suq header fields, as a Texture's
 
     def __post_init__(self):
+        _check_descriptor(self.descriptor, SURFACE_FIELDS)
         if self.geometry not in ("1d", "2d", "3d", "a1d", "a2d"):
             raise ValueError(f"surface geometry {self.geometry!r}: 1d, 2d, 3d, a1d or a2d")
         if not self.data.flags.c_contiguous:
@@ -380,6 +397,56 @@ def dimensions(obj) -> list[int]:
     """TXQ TEX_HEADER_DIMENSION: width, height, depth (layers of arrays), mip levels."""
     w, h, d = obj.size
     return [w, h, d, 1]
+
+
+# ---------------------------------------------------------------- descriptor tables
+# txq/suq fields other than the dimensions: ptxas's code reads them from a table of
+# per-handle descriptors the driver keeps in global memory, at table + index x size + field
+# (the table's address a constant-bank-0 word, `Target.driver_cbank` texture_descriptors /
+# surface_descriptors; the size the loader's value of the weak symbols below, relocated
+# into the code). The layout past the fields ptxas reads and the size are this model's.
+DESCRIPTOR_BYTES = {".nv.unified.texrefDescSize": 0x40, ".nv.surfrefDescSize": 0x40}
+DESCRIPTOR_SIZE = 0x40
+TEXTURE_FIELDS = {"normalized_coords": 0x1c, "channel_data_type": 0x20, "channel_order": 0x24,
+                  "array_size": 0x28, "num_mipmap_levels": 0x2c, "num_samples": 0x30}
+SURFACE_FIELDS = {"channel_data_type": 0xc, "channel_order": 0x10, "memory_layout": 0x14,
+                  "array_size": 0x1c}
+# the values: OpenCL's cl_channel_order / cl_channel_type enumerations, which the PTX ISA
+# names for txq/suq (64-bit surface words have none: 0)
+CHANNEL_ORDER = {1: 0x10B0, 2: 0x10B2, 4: 0x10B5}          # CL_R, CL_RG, CL_RGBA
+CHANNEL_TYPE = {  # dtype -> (element read, normalized_float read)
+    "uint8": (0x10DA, 0x10D2), "int8": (0x10D7, 0x10D0), "uint16": (0x10DB, 0x10D3),
+    "int16": (0x10D8, 0x10D1), "uint32": (0x10DC, 0x10DC), "int32": (0x10D9, 0x10D9),
+    "float16": (0x10DD, 0x10DD), "float32": (0x10DE, 0x10DE)}
+
+
+def descriptor_fields(obj) -> dict[str, int]:
+    """The header fields txq (a Texture) or suq (a Surface) reads: channel type and order,
+    array size (the layers of an array geometry, cubes of a cube array; 1 otherwise),
+    normalized coordinates (1/0), one mip level, one sample, and a surface's memory layout
+    (1: linear rows, as this model stores them); the object's `descriptor` overrides them."""
+    w, h, d = obj.size
+    layered = GEOMETRIES[obj.geometry][2]
+    types = CHANNEL_TYPE.get(obj.data.dtype.name, (0, 0))
+    out = {"channel_order": CHANNEL_ORDER[obj.channels], "array_size": d if layered else 1}
+    if isinstance(obj, Surface):
+        return {**out, "channel_data_type": types[0], "memory_layout": 1, **obj.descriptor}
+    return {**out, "channel_data_type": types[obj.read_mode == "normalized_float"],
+            "normalized_coords": int(obj.normalized), "num_mipmap_levels": 1, "num_samples": 1,
+            **obj.descriptor}
+
+
+def descriptor_table(objects: list, kind: type) -> bytes:
+    """The driver's table for handles 0..len(objects): DESCRIPTOR_SIZE bytes each, the
+    fields of the objects of `kind` at their offsets (index 0 and other kinds: zeros)."""
+    fields = TEXTURE_FIELDS if kind is Texture else SURFACE_FIELDS
+    table = bytearray(DESCRIPTOR_SIZE * (len(objects) + 1))
+    for k, obj in enumerate(objects, 1):
+        if isinstance(obj, kind):
+            for name, value in descriptor_fields(obj).items():
+                at = DESCRIPTOR_SIZE * k + fields[name]
+                table[at:at + 4] = value.to_bytes(4, "little")
+    return bytes(table)
 
 
 # ---------------------------------------------------------------- surfaces

@@ -111,6 +111,13 @@ class Target:
     # the blackwell table's probe of tools/isa_seeds/tex_surf_uniform.ptx is unfinished, so
     # texture code is refused at the line there)
     texture_unit: bool = True
+    # mma.m8n8k4 with f16 inputs has no tensor-core tile (sm_80+): ptx2sass/mma_quadpair.py
+    # computes it from fragments gathered with SHFL, as ptxas does; sm_75 has HMMA.884 (not
+    # selected yet)
+    quadpair_mma_shuffled: bool = True
+    # txq/suq descriptor reads index the driver's table by the handle's low 20 bits
+    # (sm_75..sm_89's ptxas masks them; sm_90's takes the word whole)
+    descriptor_index_mask: int | None = 0xFFFFF
     # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
     # texture slots follow unused ones for the textures of the kernels before it)
     module_texture_slots: bool = False
@@ -285,6 +292,9 @@ _AMPERE_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "n
                         "reserved_smem": 0x114, "reserved_smem_end": 0x120,
                         "reserved_smem_1": 0x124, "graph_exec": 0x130,
                         "param_window": 0x40, "const_window": 0x50,
+                        # the driver's texture/surface descriptor tables (txq/suq fields
+                        # other than the dimensions: isel/texture.py descriptor_query)
+                        "texture_descriptors": 0x70, "surface_descriptors": 0x80,
                         # the parameter window's last byte, as an offset from param_window
                         # (isspacep.param's upper bound in ptxas's code)
                         "param_window_end": 0x12C}
@@ -311,6 +321,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
                         "reserved_smem": 0x114, "reserved_smem_end": 0x68,
                         "reserved_smem_1": 0x6C, "graph_exec": 0x190, "const_window": 0xD0,
                         "param_window": 0x198, "param_window_end": 0x1A0, "aggr_smem_limit": 0x13C,
+                        "texture_descriptors": 0xF0, "surface_descriptors": 0x100,
                         # 1 in a cluster launch (ptxas's barrier.cluster tests it)
                         "cluster_launch": 0x140,
                         # the launch's cluster shape (x, y, z words), its float reciprocals,
@@ -323,7 +334,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 _HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
-                       module_texture_slots=True,
+                       module_texture_slots=True, descriptor_index_mask=None,
                        cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper",
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
@@ -362,13 +373,14 @@ _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_i
 # sm_75: no reserved shared memory (%total_smem_size is SR_SMEMSZ itself; the
 # %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
-                        "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50}
+                        "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50,
+                        "texture_descriptors": 0x70, "surface_descriptors": 0x80}
 _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),), shared_popc_increment=False, match_all_instruction=False,
-                       warp_reduce_atomics=False)
+                       warp_reduce_atomics=False, quadpair_mma_shuffled=False)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

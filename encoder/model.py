@@ -106,8 +106,9 @@ class Reloc:
     """An immediate the loader fills from a relocation, as nvdisasm prints it:
     `32@lo(op_table)` (low 32 bits of a symbol's address) or
     `32@hi((kernel + .L_x_4@srel))` (high bits of the address of a label in `symbol`'s
-    section, e.g. a return address for an indirect call)."""
-    half: str                    # "lo" or "hi"
+    section, e.g. a return address for an indirect call), or `(sym) (the whole value of
+    a symbol the loader defines: txq/suq's descriptor sizes)."""
+    half: str                    # "lo", "hi" or "abs" (the whole 32-bit value: `(sym))
     symbol: str
     label: str | None = None     # the `@srel` label added to the symbol
     width: int = 32

@@ -446,6 +446,8 @@ def format_operand(op: Operand) -> str:
     if isinstance(op, IndexList):
         return "{" + ",".join(str(i) for i in op.items) + "}"
     if isinstance(op, Reloc):
+        if op.half == "abs":         # the whole symbol value (nvdisasm: `(sym))
+            return f"`({op.symbol})"
         target = op.symbol if op.label is None else f"({op.symbol} + {op.label}@srel)"
         return f"{op.width}@{op.half}({target})"
     raise TypeError(f"not a SASS operand: {op!r}")

@@ -726,7 +726,15 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
+        if ins.opcode == "mma" and ".m8n8k4" in ins.modifiers:
+            floats = [m for m in ins.modifiers if m in (".f16", ".f32")]
+            if len(floats) == 4 and floats[0] == ".f16" and floats[3] == ".f32":
+                self.error(".dtype must be '.f32' when .ctype is '.f32' for 'mma' instruction with shape "
+                           "'.m8n8k4'", ins)
         pair = ins.modifiers[-2:]
+        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and tuple(pair) == (".f32", ".bf16") \
+                and ".ftz" in ins.modifiers:
+            self.error("Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher", ins)
         if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
                 and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2"}:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
@@ -1338,7 +1346,7 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
 
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
 # the opcodes `Checker.check_opcode_features` has rules for
-_OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier"))
+_OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -45,6 +45,7 @@ from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
+from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
                                 descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -211,6 +212,8 @@ def _signed_immediates(ins: Instruction) -> Instruction:
 # Relocations of code words: the low and high halves of a 32-bit immediate (every arch); a
 # CALL.ABS target's type is the target's (`Target.call_relocation`).
 R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32 = 0x38, 0x39
+R_CUDA_ABS32_32 = 0x37      # a symbol's whole 32-bit value (the descriptor sizes)
+CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32}
 
 
 def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation) -> list:
@@ -219,8 +222,11 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
     out = []
     for _, op in without_relocations(ins)[1]:
         if isinstance(op, Reloc):
-            kind = R_CUDA_ABS32_LO_32 if op.half == "lo" else R_CUDA_ABS32_HI_32
-            out.append((pc, op.symbol, kind, labels[op.label] if op.label is not None else None))
+            kind = CODE_RELOCATION[op.half]
+            addend = labels[op.label] if op.label is not None else None
+            if addend is None and op.half == "abs" and call_relocation[1]:
+                addend = 0      # sm_90+: the text's relocations carry addends (`.rela`)
+            out.append((pc, op.symbol, kind, addend))
         else:
             kind, with_addend = call_relocation
             out.append((pc, op.name, kind, 0 if with_addend else None))
@@ -698,6 +704,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             lower_wmma(fn, info)
         if not opcodes[fn.name].isdisjoint(("mma", "wmma")):     # wmma's lowering writes mma
             lower_mma_forms(fn, info)
+            lower_quadpair_mma(fn, info)
     if mod_layout.handles and not info.texture_unit:
         # (sm_100/sm_120: the records ptxas writes there are not measured yet)
         raise CompileError(f"module .texref/.samplerref/.surfref variables on {arch} not supported yet",

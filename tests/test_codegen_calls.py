@@ -55,11 +55,15 @@ def test_nanosleep_runs_like_ptxas():
     np.testing.assert_array_equal(got, 3 + np.arange(32))
 
 
-def test_trap_faults_like_ptxas():
-    ours = codegen.compile_ptx(SLEEP_THEN_TRAP)
-    for cubin in (_ptxas_cubin(SLEEP_THEN_TRAP), ours):
+@pytest.mark.parametrize("opcode", ["trap", "brkpt"])
+def test_trap_faults_like_ptxas(opcode):
+    """`trap`, and `brkpt` (ptxas: the same BPT.TRAP 0x1; ours refused it)."""
+    ptx = SLEEP_THEN_TRAP.replace("trap;", f"{opcode};")
+    ours = codegen.compile_ptx(ptx)
+    for cubin in (_ptxas_cubin(ptx), ours):
         with pytest.raises(EmuFault, match="BPT.TRAP"):
             _launch(cubin, 7, False)
+    np.testing.assert_array_equal(_launch(ours, 3, True), _launch(_ptxas_cubin(ptx), 3, False))
 
 
 # Calls: a .func with two `ret`s (one guarded), called in a loop, calling another .func;

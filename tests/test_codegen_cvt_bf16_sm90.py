@@ -13,6 +13,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+from ptx2sass.errors import CompileError
 
 ARCH = "sm_90"
 TYPES = {"s16": (16, True), "u16": (16, False), "s32": (32, True), "u32": (32, False),
@@ -108,3 +109,38 @@ def test_bf16_to_integer_refused_before_sm90_in_ptxas_words(arch, dst):
     with pytest.raises(CompileError) as e:
         codegen.lower_ptx(ptx, arch, "k.ptx")
     assert first in str(e.value) and first == f"Feature 'cvt with .{dst}.bf16' requires .target sm_90 or higher"
+
+
+FTZ_WIDEN = KERNEL.replace("cvt.{rnd}.{dst}.bf16", "cvt.ftz.f32.bf16").format(w=32, bytes=4)
+# bf16 bit patterns: zeros, subnormals (flushed to a zero of their sign), the smallest and
+# largest normals, infinities, NaNs (payload kept, quiet bit set: F2F's NaN rule, emu/ops_float.py)
+FTZ_INPUTS = [0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x3f80, 0xbf80,
+              0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81, 0x4049]
+
+
+def test_cvt_ftz_f32_bf16_sm90_is_ptxas_f2f():
+    """cvt.ftz.f32.bf16 on sm_90: F2F.FTZ.F32.BF16 as ptxas (was refused); values = the bf16
+    bits widened, subnormals flushed to a signed zero (PTX ISA: .ftz), ours = ptxas's."""
+    n = 32
+    bits = np.array((FTZ_INPUTS * 2)[:n], np.uint16)
+    want = bits.astype(np.uint32) << 16
+    want = np.where((bits & 0x7f80) == 0, want & 0x80000000, want)
+    want = np.where(((bits & 0x7f80) == 0x7f80) & ((bits & 0x7f) != 0), want | 0x400000, want)
+    theirs = oracle.ptxas(FTZ_WIDEN, ARCH)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(FTZ_WIDEN, ARCH)
+    for cubin in (theirs.output, ours):
+        assert "F2F.FTZ.F32.BF16" in oracle.nvdisasm(cubin, ("-c",))
+    for name, cubin in (("ptxas", theirs.output), ("ours", ours)):
+        out = np.zeros(n, np.uint32)
+        run(cubin, "k", 1, n, [out, bits.copy()], hazard_check=name == "ours")
+        np.testing.assert_array_equal(out, want, err_msg=name)
+
+
+def test_cvt_ftz_f32_bf16_refused_before_sm90_in_ptxas_words():
+    ptx = FTZ_WIDEN.replace("sm_90", "sm_89")
+    theirs = oracle.ptxas(ptx, "sm_89")
+    msg = "Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher"
+    assert not theirs.ok and msg in theirs.stderr
+    with pytest.raises(CompileError, match=msg):
+        codegen.compile_ptx(ptx, "sm_89")

@@ -90,13 +90,25 @@ def test_surface_instruction_as_ptxas(n, ty, line, arch):
 
 
 @pytest.mark.parametrize("line", [
-    "suq.array_size.b32 %r10, [%rd3]",                       # ptxas reads the header from memory
-    "txq.array_size.b32 %r10, [sr]",
+    "txq.array_size.b32 %r10, [sr]",                         # a texture query of a surface
 ])
 def test_unselected_forms_refused_at_their_line(line):
     ptx = kernel(1, "b32", line).replace(
         ".visible .entry", ".global .surfref sr;\n.visible .entry")
     with pytest.raises(CompileError, match="line 20"):
+        codegen.compile_ptx(ptx, "sm_89", "t.ptx")
+
+
+@pytest.mark.parametrize("line,kind,handle", [
+    ("txq.array_size.b32 %r10, [h]", "surfref", ".texref"), ("txq.width.b32 %r10, [h]", "surfref", ".texref"),
+    ("suq.memory_layout.b32 %r10, [h]", "texref", ".surfref"), ("suq.width.b32 %r10, [h]", "texref", ".surfref")])
+def test_query_of_the_other_handle_kind_refused_as_ptxas(line, kind, handle):
+    """txq of a `.surfref` / suq of a `.texref`: ptxas's refusal, in its words (ours
+    compiled `txq.width` of a surface)."""
+    ptx = kernel(1, "b32", line).replace(".visible .entry", f".global .{kind} h;\n.visible .entry")
+    run = oracle.ptxas(ptx, "sm_89")
+    assert not run.ok and f"{handle} or .u64 register expected" in run.stderr
+    with pytest.raises(CompileError, match=f"line 20.*Argument 1 of instruction '{line[:3]}': \\{handle} or .u64 register expected"):
         codegen.compile_ptx(ptx, "sm_89", "t.ptx")
 
 

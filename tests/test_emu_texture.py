@@ -736,3 +736,114 @@ def test_ptxas_sm90_texture_cubin_runs(filt):
         r = run(cubin, "k", 1, THREADS, [res, inp.copy(), tex], hazard_check=name == "ours")
         assert not r.hazards
         np.testing.assert_array_equal(res.view(np.float32), want, err_msg=name)
+
+
+# ---------------------------------------------------------------- header descriptor queries
+# The values the PTX ISA names for txq/suq's channel fields (OpenCL's cl_channel_order and
+# cl_channel_type enumerations, written out here from the OpenCL specification), and the
+# emulator's documented header model for the rest (emu/textures.py: an array geometry's
+# layers, else 1; one mip level and sample; linear surfaces), or an object's `descriptor`.
+CL_ORDER = {1: 0x10B0, 2: 0x10B2, 4: 0x10B5}
+CL_TYPE = {("uint8", False): 0x10DA, ("uint8", True): 0x10D2, ("int16", False): 0x10D8,
+           ("int16", True): 0x10D1, ("float32", False): 0x10DE, ("float16", False): 0x10DD,
+           ("uint32", False): 0x10DC}
+TXQ_FIELDS = ("num_samples", "channel_order", "channel_data_type", "normalized_coords",
+              "array_size", "num_mipmap_levels")
+SUQ_FIELDS = ("channel_order", "memory_layout", "array_size", "channel_data_type")
+
+
+def _query_kernel(op: str, fields, handle: str) -> str:
+    """Each field of one handle into %r10.. (four per 16-byte row of the thread's output)."""
+    var = "tex0" if op == "txq" else "surf0"
+    decl = f".global .{'texref' if op == 'txq' else 'surfref'} {var};\n" if handle == "module" else ""
+    load = {"param": "ld.param.u64 %rd9, [th];\n", "reg": "ld.global.u64 %rd9, [%rd4+24];\n"}.get(handle, "")
+    h = var if handle == "module" else "%rd9"
+    lines = "".join(f"{op}.{f}.b32 %r{10 + i}, [{h}];\n" for i, f in enumerate(fields))
+    lines += "".join(f"mov.u32 %r{10 + i}, 0;\n" for i in range(len(fields), 8))
+    return f""".version 8.5
+.target {ARCH}
+.address_size 64
+{decl}.visible .entry k(.param .u64 out, .param .u64 in, .param .u64 th)
+{{
+.reg .b64 %rd<12>;
+.reg .b32 %r<20>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 32;
+add.s64 %rd4, %rd2, %rd3;
+{load}{lines}add.s64 %rd6, %rd1, %rd3;
+st.global.v4.b32 [%rd6], {{%r10, %r11, %r12, %r13}};
+st.global.v4.b32 [%rd6+16], {{%r14, %r15, %r16, %r17}};
+ret;
+}}
+"""
+
+
+def _texture_fields(data, geo, normalized=False, read_mode="element", layers=1, descriptor=None):
+    norm = read_mode == "normalized_float"
+    want = {"num_samples": 1, "channel_order": CL_ORDER[data.shape[-1] if data.ndim > {"2d": 2, "a2d": 3, "a1d": 2, "3d": 3}[geo] else 1],
+            "channel_data_type": CL_TYPE[(data.dtype.name, norm)], "normalized_coords": int(normalized),
+            "array_size": layers, "num_mipmap_levels": 1}
+    want.update(descriptor or {})
+    return want
+
+
+@pytest.mark.parametrize("handle", ["param", "module", "reg"])
+@pytest.mark.parametrize("case", ["2d_f32_normalized", "a2d_u8_rgba_normfloat", "a1d_s16_rg_described"])
+def test_txq_descriptor_fields(case, handle):
+    """txq fields read from the driver's descriptor table (ptxas: LDG.E.CONSTANT at
+    table + handle x descSize + field): ours and ptxas's cubins give the model's values."""
+    rng = np.random.default_rng(3)
+    if case == "2d_f32_normalized":
+        data = rng.random((4, 8)).astype(np.float32)
+        tex, want = Texture(data, "2d", normalized=True), _texture_fields(data, "2d", normalized=True)
+    elif case == "a2d_u8_rgba_normfloat":
+        data = rng.integers(0, 255, (3, 4, 8, 4)).astype(np.uint8)
+        tex = Texture(data, "a2d", read_mode="normalized_float")
+        want = _texture_fields(data, "a2d", read_mode="normalized_float", layers=3)
+    else:
+        data = rng.integers(-9, 9, (5, 8, 2)).astype(np.int16)
+        extra = {"num_samples": 4, "num_mipmap_levels": 7}
+        tex = Texture(data, "a1d", descriptor=extra)
+        want = _texture_fields(data, "a1d", layers=5, descriptor=extra)
+    _check_fields("txq", TXQ_FIELDS, tex, want, handle)
+
+
+@pytest.mark.parametrize("handle", ["param", "module", "reg"])
+@pytest.mark.parametrize("case", ["2d_u32", "a1d_f16_rgba", "a2d_u8_rg_described"])
+def test_suq_descriptor_fields(case, handle):
+    """suq fields read from the driver's surface descriptor table, ours = ptxas's = model."""
+    if case == "2d_u32":
+        surf, layers, order, ty, extra = Surface(np.zeros((4, 8), np.uint32), "2d"), 1, 1, "uint32", {}
+    elif case == "a1d_f16_rgba":
+        surf, layers, order, ty, extra = Surface(np.zeros((6, 8, 4), np.float16), "a1d"), 6, 4, "float16", {}
+    else:
+        extra = {"memory_layout": 0}
+        surf = Surface(np.zeros((2, 3, 8, 2), np.uint8), "a2d", descriptor=extra)
+        layers, order, ty = 2, 2, "uint8"
+    want = {"channel_order": CL_ORDER[order], "memory_layout": 1, "array_size": layers,
+            "channel_data_type": CL_TYPE[(ty, False)], **extra}
+    _check_fields("suq", SUQ_FIELDS, surf, want, handle)
+
+
+def _check_fields(op, fields, obj, want, handle):
+    """Run the query kernel of both compilers with another object bound first, so that the
+    queried handle is index 2 (the table's index x descriptor size is exercised)."""
+    from ptx2sass.emu.launch import Param, run_buffers
+    from ptx2sass.emu.loader import load_program
+    other = Surface(np.zeros((2,), np.uint32), "1d") if op == "txq" else Texture(np.zeros((2,), np.float32), "1d")
+    hv = KIND_BIT["texture" if op == "txq" else "surface"] | 2
+    inp = np.zeros((THREADS, 8), np.uint32)
+    inp[:, 6], inp[:, 7] = hv & 0xFFFFFFFF, hv >> 32
+    bound = {"tex0" if op == "txq" else "surf0": obj} if handle == "module" else None
+    for name, cubin in cubins(_query_kernel(op, fields, handle)).items():
+        r = run_buffers(load_program(cubin, "k"), 1, THREADS,
+                        [Param(buffer="out"), Param(buffer="in"), Param(type="u64", value=hv)],
+                        {"out": (THREADS * 32, bytes(THREADS * 32)), "in": (inp.nbytes, inp.tobytes())},
+                        objects=[other, obj], textures=bound, hazard_check=name == "ours")
+        if name == "ours":
+            assert not r.hazards, [str(h) for h in r.hazards[:3]]
+        res = np.frombuffer(r.buffers["out"], np.uint32).reshape(THREADS, 8)
+        for i, f in enumerate(fields):
+            assert (res[:, i] == want[f]).all(), (name, handle, f, res[:2, i], want[f])

@@ -12,7 +12,8 @@ from tests.test_emu_texture import (  # noqa: F401  (collected here for each arc
     test_sust_b32_geometries, test_sust_p_f32_rgba, test_tex_array_2d_point,
     test_tex_filtering_matches_model, test_tex_integer_coordinates_fetch,
     test_tex_level_integer_coordinates, test_tld4_footprint_order, test_tld4_with_a_component_mask,
-    test_tex_normalized_address_modes, test_launch_file_textures)
+    test_tex_normalized_address_modes, test_launch_file_textures, test_txq_descriptor_fields,
+    test_suq_descriptor_fields)
 
 
 @pytest.fixture(autouse=True, params=["sm_90"])

@@ -4,7 +4,7 @@ are inlined before SSA, see ptx2sass/inline.py).
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`.
 What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
-* `trap` → `BPT.TRAP 0x1`; a guarded `@p trap` is branched around by ptxas, here it is
+* `trap` and `brkpt` → `BPT.TRAP 0x1`; a guarded `@p trap` is branched around by ptxas, here it is
   the guarded instruction itself (same effect: only the lanes with `p` trap);
 * `brx.idx i, table` → the table of target offsets in `.nv.constant2.<kernel>`, then
   `IMAD.SHL.U32 t, i, 0x4, RZ; LDC r, c[0x2][t+base]; SHF.R.S32.HI r+1, RZ, 0x1f, r;
@@ -42,6 +42,9 @@ DESCRIPTOR_UR = 4    # the global-memory descriptor's uniform pair (codegen's pr
 class CallSelection:
     def sel_trap(self, ins):
         self.emit("BPT", ("TRAP",), [Imm(TRAP_CODE)], ndefs=0)
+
+    # `brkpt`: ptxas 13.5 writes the same BPT.TRAP 0x1 as for `trap` (sm_75..sm_90)
+    sel_brkpt = sel_trap
 
     def select_brx(self, term, mb) -> None:
         """The terminator `brx.idx index, table` of block `mb` (its successors: the table)."""

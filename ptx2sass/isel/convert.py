@@ -112,6 +112,11 @@ class ConvertSelection:
             ftz = ()       # an integer converts to a normal float or zero: nothing to flush
         if ftz and (dty, sty) == ("f32", "f64"):
             return self.narrow_f64_flushing(d, a, rnd)
+        if ftz and (dty, sty) == ("f32", "bf16") and rnd is None:
+            # sm_90+ (the frontend refuses it below, in ptxas's words): F2F.FTZ.F32.BF16, as
+            # ptxas (a subnormal bf16 widens to a signed zero)
+            self.emit("F2F", ("FTZ", "F32", "BF16"), [self.dst(d), self.reg_part(a)])
+            return
         if not ftz and dty in ("f16", "bf16") and sty == "f32" and rnd in ("rn", "rz") and \
                 self.arch.packed_half_converts and not (self.only_zero_extended(d) and
                                                         not ("relu" in ins.modifiers or "satfinite" in ins.modifiers)):

@@ -13,6 +13,8 @@ other per-lane handle through ptxas's R2UR loop over the lanes' distinct values.
 * `sust.b` / `sust.p` → `SUST.D.BA…` / `SUST.P…[.R]` `[coords], data, handle`
 * `sured.b` → `SURED.D.BA.<geometry>.<op>[.type].STRONG.SYS[.TRAP|.IGN] [coords], data, handle`
 * `suq`/`txq` width/height/depth → `TXQ[.B] RZ, R, {[handle,] level 0}, TEX_HEADER_DIMENSION, mask`
+* the other `txq`/`suq` fields → `LDG.E.CONSTANT` of a word of the driver's descriptor
+  table (`descriptor_query`)
 * `tex` → `TEX[.SCR][.B].LL` (lod -32.0 without `.level`), `TLD[.SCR][.B].LZ` (integer
   coordinates), `TXD[.B]` (`.grad`); `tld4` → `TLD4[.SCR].<R|G|B|A>[.B]`: results in two
   register pairs (a component mask when the code reads fewer than four), sources in two
@@ -22,8 +24,7 @@ Surface coordinates sit in one aligned register group in ptxas's order (x[, y[, 
 the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub-word vectors
 are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
 ptxas does. Not selected (refused at the line): `tex.grad` on 3d/cube (ptxas computes
-the derivatives across the quad), queries other than the dimensions (ptxas reads the
-header from memory) (see docs/STATUS.md, issue 15).
+the derivatives across the quad) (see docs/STATUS.md, issue 15).
 `istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from ptx2sass import ir
+from ptx2sass.errors import CompileError
 from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
 from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ, _bits
 from ptx2sass.mir import IMPLICIT_DEF, VMem, VOp
@@ -68,6 +70,16 @@ ARRAY_INDEX_LIMIT = Imm(0xffff)         # ptxas clamps an array index to 16 bits
 HANDLE_KIND_BIT = {"texref": 0x20000000, "samplerref": 0x40000000, "surfref": 0x80000000}
 # txq/suq queries answered by the texture header's dimensions, and the component mask
 HEADER_DIMENSION = {"width": 0x1, "height": 0x2, "depth": 0x4}
+# the other queries: the field's byte offset in the driver's per-handle descriptor (read off
+# ptxas 13.5's sm_75/80/89/90 code), and the constant-bank-0 word holding the table's
+# address (`Target.driver_cbank`)
+DESCRIPTOR_FIELDS = {
+    "txq": {"normalized_coords": 0x1c, "channel_data_type": 0x20, "channel_order": 0x24,
+            "array_size": 0x28, "num_mipmap_levels": 0x2c, "num_samples": 0x30},
+    "suq": {"channel_data_type": 0xc, "channel_order": 0x10, "memory_layout": 0x14,
+            "array_size": 0x1c},
+}
+DESCRIPTOR_TABLE = {"txq": "texture_descriptors", "suq": "surface_descriptors"}
 # sm_90+: the uniform registers a handle is named in (a texture's pair: the low word, URZ)
 HANDLE_UR, HANDLE_HI_UR = Reg("UR", 6), Reg("UR", 7)
 
@@ -432,8 +444,22 @@ class TextureSelection:
     def sel_txq(self, ins: ir.Instr) -> None:
         self.header_query(ins)
 
+    QUERY_HANDLE = {"txq": "texref", "suq": "surfref"}
+
     def header_query(self, ins: ir.Instr) -> None:
+        handle = ins.srcs[0]
+        if isinstance(handle, ir.Symbol):
+            p = self.placements.get(handle_key(handle.name, None))
+            if p is not None and p.space in ("texref", "surfref", "samplerref") and \
+                    p.space != self.QUERY_HANDLE[ins.opcode]:
+                raise CompileError(f"Argument 1 of instruction '{ins.opcode}': "
+                                   f".{self.QUERY_HANDLE[ins.opcode]} or .u64 register expected",
+                                   self.file, self.line)
         query = next((m for m in ins.modifiers if m in HEADER_DIMENSION), None)
+        if query is None and not ins.attrs.get("coords") and "level" not in ins.modifiers:
+            field = next((m for m in ins.modifiers if m in DESCRIPTOR_FIELDS[ins.opcode]), None)
+            if field is not None:
+                return self.descriptor_query(ins, DESCRIPTOR_FIELDS[ins.opcode][field])
         if query is None or "level" in ins.modifiers or ins.attrs.get("coords"):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
         self.require_unit(ins, "TXQ")
@@ -452,3 +478,48 @@ class TextureSelection:
         self.move(VOp(pair.reg, 1), RZ)
         self.emit("TXQ", ("B",), [RZ, VOp(self.vreg(ins.dests[0])), pair, *query_ops,
                                   Imm(HEADER_DIMENSION[query])], ndefs=2)
+
+    def descriptor_query(self, ins: ir.Instr, field: int) -> None:
+        """A header field other than the dimensions, as ptxas reads it: the word at
+        table + index x descriptor size + field, the table's address the driver's bank-0
+        word, the size the loader's weak symbol (a relocated immediate), the index the
+        handle's low word (masked to 20 bits where the target does)."""
+        from ptx2sass.encoder.model import Reloc
+        from ptx2sass.variables import DESCRIPTOR_SIZE_SYMBOLS
+        table = dict(self.arch.driver_cbank or ()).get(DESCRIPTOR_TABLE[ins.opcode])
+        if table is None or not self.arch.texture_unit:
+            raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}` on {self.arch.name}")
+        handle = ins.srcs[0]
+        if isinstance(handle, ir.Symbol):
+            p = self.placements.get(handle_key(handle.name, None))
+            if p is None or p.space != self.QUERY_HANDLE[ins.opcode]:
+                raise self.unsupported(f"`{ins.opcode}` of `{handle.name}`")
+            word = ConstRef(0, self.arch.param_base + p.value)
+        elif isinstance(handle, ir.Value) and _bits(handle.type) == 64:
+            word = self.reg_part(handle, 0)
+        else:
+            raise self.unsupported(f"`{ins.opcode}` with this handle")
+        # the index and the size once per handle and block, as ptxas (unguarded: a guarded
+        # definition would leave them undefined on the other lanes)
+        key = ("descriptor", id(self.current), ins.opcode, repr(word))
+        if self.guard is not None or key not in self.const_regs:
+            index, size = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            mask = self.arch.descriptor_index_mask
+            if mask is None:
+                self.emit("MOV", (), [index, word], guarded=False)
+            else:
+                self.emit("LOP3", ("LUT",), [index, word, Imm(mask), RZ, Imm(0xc0), NOT_PT],
+                          guarded=False)
+            self.emit("MOV", (), [size, Reloc("abs", DESCRIPTOR_SIZE_SYMBOLS[ins.opcode])],
+                      guarded=False)
+            if self.guard is None:
+                self.const_regs[key] = (index, size)
+        else:
+            index, size = self.const_regs[key]
+        offset = VOp(self.mf.new_vreg())
+        self.emit("IMAD", (), [offset, index, size, Imm(field)])
+        at = self.new_pair()
+        carry = VOp(self.mf.new_vreg("P"))
+        self.emit("IADD3", (), [VOp(at.reg, 0), carry, offset, ConstRef(0, table), RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(at.reg, 1), RZ, ConstRef(0, table + 4), RZ, carry, NOT_PT])
+        self.emit("LDG", ("E", "CONSTANT"), [VOp(self.vreg(ins.dests[0])), VMem(at)])
