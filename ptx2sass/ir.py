@@ -13,6 +13,8 @@ object identity or hashing, so compilation is deterministic across processes.
 from __future__ import annotations
 
 from dataclasses import field
+from itertools import islice
+from operator import attrgetter
 
 from ptx2sass.records import dataclass
 
@@ -394,9 +396,11 @@ def verify(fn: Function) -> None:
         for p in b.preds:
             if b not in p.succs:
                 fail(f"{p.name} listed as pred of {b.name} but not linked")
-        for ins in b.instrs[:-1]:
-            if ins.opcode in TERMINATORS:
-                fail(f"terminator {ins.opcode} in the middle of {b.name}")
+        middle = islice(b.instrs, max(len(b.instrs) - 1, 0))
+        if not TERMINATORS.isdisjoint(map(_opcode, middle)):   # (the loop in C: the common case)
+            for ins in b.instrs[:-1]:
+                if ins.opcode in TERMINATORS:
+                    fail(f"terminator {ins.opcode} in the middle of {b.name}")
 
     idom = dominators(fn)
     def_site: dict[int, tuple[Block, int]] = {}
@@ -453,6 +457,9 @@ def verify(fn: Function) -> None:
                 if site is None or (site[1] >= i if site[0] is b else not (
                         enter[id(site[0])] <= here[0] and here[1] <= leave[id(site[0])])):
                     check_use(v, b, i, ins.opcode)
+
+
+_opcode = attrgetter("opcode")
 
 
 def _tree_intervals(idom: dict[Block, Block | None]) -> tuple[dict[int, int], dict[int, int]]:
