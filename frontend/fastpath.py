@@ -61,6 +61,7 @@ _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> i
 
 # What follows a statement's `;` that STATEMENT takes too (its last part, alone).
 _TRAIL = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
+_TRAIL_STARTS = " \t\r\f\v/"     # (and "": `in` finds it too)
 _LONGEST_CACHED = 256       # statement texts looked up in `_STATEMENTS` (chars up to the `;`)
 _STATEMENTS: dict[str, tuple] = {}      # statement text up to its `;` -> `build`'s shape
 
@@ -75,7 +76,13 @@ def match_statement(data: str, pos: int) -> tuple | None:
     if semi >= 0:
         shape = _STATEMENTS.get(data[pos:semi + 1])
         if shape is not None:
-            return shape, _TRAIL.match(data, semi + 1).end()
+            end = semi + 1
+            after = data[end:end + 1]
+            if after == "\n":              # (what follows is mostly a newline or one blank)
+                return shape, end
+            if after == " " and data[end + 1:end + 2] not in _TRAIL_STARTS:
+                return shape, end + 1
+            return shape, _TRAIL.match(data, end).end()
     m = STATEMENT.match(data, pos)
     if m is None:
         return None
