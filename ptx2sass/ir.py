@@ -376,6 +376,20 @@ def dominates(idom: dict[Block, Block | None], a: Block, b: Block) -> bool:
     return False
 
 
+def dominance(idom: dict[Block, Block | None]):
+    """`dominates` for many questions about one dominator tree: a function of (a, b) that
+    answers each in O(1) from the tree's depth-first intervals (walking up from `b` is as
+    long as the tree is deep: nested loops asked it for every block of every loop body)."""
+    enter, leave = _tree_intervals(idom)
+
+    def answer(a: Block, b: Block) -> bool:
+        ea, eb = enter.get(id(a)), enter.get(id(b))
+        if ea is None or eb is None:
+            return dominates(idom, a, b)
+        return ea <= eb and leave[id(b)] <= leave[id(a)]
+    return answer
+
+
 # --- verifier ---------------------------------------------------------------------------
 
 class IRError(Exception):
