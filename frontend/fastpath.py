@@ -59,29 +59,63 @@ _U64 = (1 << 64) - 1
 
 _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}     # "ld.global.u32" -> its parts
 
+# What follows a statement's `;` that STATEMENT takes too (its last part, alone).
+_TRAIL = re.compile(r"(?:[ \t\r\f\v]|//[^\n]*)*")
+_TRAIL_STARTS = " \t\r\f\v/"     # (and "": `in` finds it too)
+_LONGEST_CACHED = 256       # statement texts looked up in `_STATEMENTS` (chars up to the `;`)
+_STATEMENTS: dict[str, tuple] = {}      # statement text up to its `;` -> `build`'s shape
 
-def build(match: re.Match, line: int, line_start: int) -> ast.Instruction:
-    """The Instruction for a STATEMENT match that lies on one line starting at line_start."""
-    neg, pred, op_text, ops = match.groups()    # (by position: names cost more to look up)
+
+def match_statement(data: str, pos: int) -> tuple | None:
+    """(shape, end) for the plain statement at `pos` (STATEMENT's match: `end` past the
+    blanks and comment after it), or None. A statement's text up to its `;` decides the
+    match up to there (nothing in it but the final `;` can be a `;`), so the texts STATEMENT
+    has matched are kept with what `build` reads off the match, and a repeated statement
+    (unrolled code, generated code) is looked up instead of matched again."""
+    semi = data.find(";", pos, pos + _LONGEST_CACHED)
+    if semi >= 0:
+        shape = _STATEMENTS.get(data[pos:semi + 1])
+        if shape is not None:
+            end = semi + 1
+            after = data[end:end + 1]
+            if after == "\n":              # (what follows is mostly a newline or one blank)
+                return shape, end
+            if after == " " and data[end + 1:end + 2] not in _TRAIL_STARTS:
+                return shape, end + 1
+            return shape, _TRAIL.match(data, end).end()
+    m = STATEMENT.match(data, pos)
+    if m is None:
+        return None
+    ops = m.start(_OPS)
+    shape = (*m.groups(), m.start(_OP) - pos, m.start(_PRED) - pos,
+             ops - pos if ops >= 0 else -1, m.end(_OPS) - pos)
+    if semi >= 0 and len(_STATEMENTS) < 16384:
+        _STATEMENTS[data[pos:semi + 1]] = shape
+    return shape, m.end()
+
+
+def build(shape: tuple, text: str, start: int, line: int, line_start: int) -> ast.Instruction:
+    """The Instruction for a statement `match_statement` found at `start` in `text`, on one
+    line starting at line_start."""
+    neg, pred, op_text, ops, op_at, pred_at, ops_at, ops_end = shape
     parts = _OPCODES.get(op_text)
     if parts is None:
         opcode, *mods = op_text.split(".")
         parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
+    column = start - line_start + 1
     ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
-                          line=line, column=match.start(_OP) - line_start + 1)
+                          line=line, column=column + op_at)
     if pred is not None:
-        ins.guard = ast.Guard(predicate=_name(pred, line, match.start(_PRED) - line_start + 1),
-                              negated=bool(neg), line=line,
-                              column=match.start() - line_start + 1)
+        ins.guard = ast.Guard(predicate=_name(pred, line, column + pred_at),
+                              negated=bool(neg), line=line, column=column)
     if ops is None:
         return ins
-    text = match.string
-    pos = match.start(_OPS)
+    pos = start + ops_at
     operands = ins.operands
     if "{" not in ops:
         _plain_operands(ops, pos, text, line, line_start, operands)
         return ins
-    end = match.end(_OPS)
+    end = start + ops_end
     piece, separator = _PIECE.match, _SEPARATOR.match
     while pos < end:
         m = piece(text, pos)

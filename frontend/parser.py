@@ -1005,10 +1005,11 @@ class _StatementLexer:
     def instructions(self, m, pos):
         """A run of consecutive plain statements (instructions, and `.reg` declarations inside
         a body) as one INSTRUCTIONS token: the grammar then reduces once per run instead of
-        once per statement."""
+        once per statement. `m` is the first: `fastpath.match_statement`'s answer or a
+        REG_DECL match."""
         lx = self.lexer
         data = lx.lexdata
-        statement, build = fastpath.STATEMENT, fastpath.build
+        statement, build = fastpath.match_statement, fastpath.build
         tok = lex.LexToken()
         tok.type = "INSTRUCTIONS"
         tok.lineno = lx.lineno
@@ -1018,15 +1019,15 @@ class _StatementLexer:
         reg_decl, build_decl = fastpath.REG_DECL, fastpath.build_reg_decl
         blank = _BLANK.match
         while m is not None:
-            if m.re is statement:           # (its match ends past the blanks after it)
-                run.append(build(m, lx.lineno, lx.line_start))
-                pos = m.end()
+            if type(m) is tuple:            # (a statement's end is past the blanks after it)
+                run.append(build(m[0], data, pos, lx.lineno, lx.line_start))
+                pos = m[1]
             else:
                 run.append(build_decl(m, lx.lineno, lx.line_start))
                 pos = blank(data, m.end()).end()
             if data.startswith("\n", pos):      # the line ends: blank lines and comments too
                 pos = self.skip_blank_lines(pos)
-            m = statement.match(data, pos)
+            m = statement(data, pos)
             if m is None and self.depth:
                 m = reg_decl.match(data, pos)
         lx.lexpos = pos
@@ -1081,7 +1082,7 @@ class _StatementLexer:
                 self.after_loc = False
                 self.at_start = True
             if self.at_start:
-                m = fastpath.STATEMENT.match(data, pos)
+                m = fastpath.match_statement(data, pos)
                 if m is None and self.in_section and data.startswith(".b", pos):
                     return self.section_rows(pos)
                 if m is None and self.depth:

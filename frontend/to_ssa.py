@@ -787,6 +787,7 @@ class _FunctionLowering:
         lookup, known = scope.lookup, scope.memo.get       # (the memo read first: no call)
         defs = self.current_def.get(id(block))
         replaced = self.replaced
+        literals = _LITERALS
         k = 1 if has_result else 0
         for sty, mask in zip(src_types, masks):
             node = operands[k]
@@ -801,8 +802,13 @@ class _FunctionLowering:
                     srcs.append(value)
                     continue
             elif t is _IntLit:
-                srcs.append(_Const(node.value & mask if mask else _mask(node.value, sty),
-                                   sty or "s64"))
+                const = literals.get((node.value, sty))
+                if const is None:
+                    const = _Const(node.value & mask if mask else _mask(node.value, sty),
+                                   sty or "s64")
+                    if len(literals) < 4096:
+                        literals[(node.value, sty)] = const
+                srcs.append(const)
                 continue
             value = self.operand(node, scope, block, sty, out)
             if type(value) is list:
@@ -862,6 +868,9 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
 # (opcode, modifiers, operand count) -> `_plain_plan`'s answer (False: not yet asked)
 _PLANS: dict = {}
 _Name, _IntLit, _Value, _Const = ast.Name, ast.IntLit, ir.Value, ir.Const    # lower_plain's
+# (integer literal, source type) -> its immediate: a Const is immutable, so one serves every
+# operand that spells it (lowering made one per literal operand)
+_LITERALS: dict[tuple, ir.Const] = {}
 
 
 def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:

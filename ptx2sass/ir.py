@@ -13,6 +13,8 @@ object identity or hashing, so compilation is deterministic across processes.
 from __future__ import annotations
 
 from dataclasses import field
+from itertools import islice
+from operator import attrgetter
 
 from ptx2sass.records import dataclass
 
@@ -374,6 +376,20 @@ def dominates(idom: dict[Block, Block | None], a: Block, b: Block) -> bool:
     return False
 
 
+def dominance(idom: dict[Block, Block | None]):
+    """`dominates` for many questions about one dominator tree: a function of (a, b) that
+    answers each in O(1) from the tree's depth-first intervals (walking up from `b` is as
+    long as the tree is deep: nested loops asked it for every block of every loop body)."""
+    enter, leave = _tree_intervals(idom)
+
+    def answer(a: Block, b: Block) -> bool:
+        ea, eb = enter.get(id(a)), enter.get(id(b))
+        if ea is None or eb is None:
+            return dominates(idom, a, b)
+        return ea <= eb and leave[id(b)] <= leave[id(a)]
+    return answer
+
+
 # --- verifier ---------------------------------------------------------------------------
 
 class IRError(Exception):
@@ -394,9 +410,11 @@ def verify(fn: Function) -> None:
         for p in b.preds:
             if b not in p.succs:
                 fail(f"{p.name} listed as pred of {b.name} but not linked")
-        for ins in b.instrs[:-1]:
-            if ins.opcode in TERMINATORS:
-                fail(f"terminator {ins.opcode} in the middle of {b.name}")
+        middle = islice(b.instrs, max(len(b.instrs) - 1, 0))
+        if not TERMINATORS.isdisjoint(map(_opcode, middle)):   # (the loop in C: the common case)
+            for ins in b.instrs[:-1]:
+                if ins.opcode in TERMINATORS:
+                    fail(f"terminator {ins.opcode} in the middle of {b.name}")
 
     idom = dominators(fn)
     def_site: dict[int, tuple[Block, int]] = {}
@@ -453,6 +471,9 @@ def verify(fn: Function) -> None:
                 if site is None or (site[1] >= i if site[0] is b else not (
                         enter[id(site[0])] <= here[0] and here[1] <= leave[id(site[0])])):
                     check_use(v, b, i, ins.opcode)
+
+
+_opcode = attrgetter("opcode")
 
 
 def _tree_intervals(idom: dict[Block, Block | None]) -> tuple[dict[int, int], dict[int, int]]:

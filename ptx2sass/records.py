@@ -53,7 +53,7 @@ def _process(cls, frozen: bool, eq: bool, slots: bool, kw_only: bool):
     names = tuple(f.name for f in fields)
     key = _key(tuple(f.name for f in fields if f.compare))   # `field(compare=False)`: left out
     if "__init__" not in own:
-        cls.__init__ = _init(cls, fields, frozen)
+        cls.__init__ = _init(cls, fields, frozen, slots)
     if "__repr__" not in own:
         cls.__repr__ = _repr(names)
     if eq and "__eq__" not in own:
@@ -79,10 +79,14 @@ def _key(names: tuple[str, ...]):
     return operator.attrgetter(*names)
 
 
-def _init(cls, fields, frozen: bool):
-    """`__init__` from the text the standard decorator writes for these fields."""
+def _init(cls, fields, frozen: bool, slots: bool = False):
+    """`__init__` from the text the standard decorator writes for these fields; a frozen
+    class with a `__dict__` stores into it directly (what `object.__setattr__` does there,
+    without a call per field: immediates are made by the ten thousand)."""
     env = {"__object_setattr": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
     positional, keyword, body = [], [], []
+    direct = frozen and not slots and fields and not any(
+        "__slots__" in vars(k) for k in cls.__mro__[:-1])     # (a slot is no `__dict__` entry)
     for f in fields:
         if f.default is not MISSING:
             env[f"_dflt_{f.name}"] = f.default
@@ -95,8 +99,13 @@ def _init(cls, fields, frozen: bool):
         else:
             param = value = f.name
         (keyword if f.kw_only else positional).append(param)
-        body.append(f"__object_setattr(self, {f.name!r}, {value})" if frozen
-                    else f"self.{f.name} = {value}")
+        if direct:
+            body.append(f"_own[{f.name!r}] = {value}")
+        else:
+            body.append(f"__object_setattr(self, {f.name!r}, {value})" if frozen
+                        else f"self.{f.name} = {value}")
+    if direct:
+        body.insert(0, "_own = self.__dict__")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
     params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])

@@ -102,3 +102,50 @@ def test_reg_declarations_take_the_fast_lane_inside_bodies_only():
     tree = outcome(accepted, True)
     assert not isinstance(tree, tuple), tree
     assert repr(tree) == repr(outcome(accepted, False))
+
+
+REPEATED = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .u32 %r<4>; .reg .u64 %rd<2>; .reg .pred %p; .reg .f32 %f;
+ld.param.u64 %rd1, [p];
+add.u32 %r1, %r1, 3; add.u32 %r1, %r1, 3;\tadd.u32 %r1, %r1, 3;   // after
+    @!%p add.u32 %r1, %r1, 3; @!%p add.u32 %r1, %r1, 3;
+ld.global.v2.u32 {%r2, %r3}, [%rd1+-8]; ld.global.v2.u32 {%r2, %r3}, [%rd1+-8];
+  ld.global.v2.u32 {%r2, %r3}, [%rd1+-8];  add.u32 %r1, %r1, 3;
+setp.ne.u32 %p, %r1, 0x0f; mov.f32 %f, 0f3F800000; mov.f32 %f, 0f3F800000;
+add.u32 %r1, %r1, 3 ; add.u32 %r1, %r1, 3 // not a statement before the `;`
+;
+st.global.u32 [%rd1], %r1; st.global.u32 [%rd1], %r1;/* block comment */ret;
+}
+"""
+
+
+def test_repeated_statements_are_looked_up_not_matched(monkeypatch):
+    """A statement text seen before (anywhere: the cache is by text up to its `;`) is not
+    matched again, and its tree (columns, lines, guards, vectors, addresses, hex floats)
+    is still the grammar's."""
+    from ptx2sass.frontend import fastpath
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern, self.calls = pattern, 0
+
+        def match(self, *args):
+            self.calls += 1
+            return self.pattern.match(*args)
+
+    counting = Counting(fastpath.STATEMENT)
+    monkeypatch.setattr(fastpath, "STATEMENT", counting)
+    monkeypatch.setattr(fastpath, "_STATEMENTS", {})
+    tree = outcome(REPEATED, True)
+    assert not isinstance(tree, tuple), tree
+    assert repr(tree) == repr(outcome(REPEATED, False))
+    first = counting.calls
+    assert repr(outcome(REPEATED, True)) == repr(tree)
+    failing = counting.calls - first    # the second parse matches only where none is cached
+    # 8 distinct statement texts (ld.param, add, the guarded add, the vector load, setp,
+    # mov.f32, `add ... 3 ;`, st) of the 16 the fast lane takes: each matched once
+    assert first - failing == 8

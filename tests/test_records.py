@@ -135,3 +135,28 @@ def test_recursive_repr_does_not_loop():
 def test_unknown_options_are_refused():
     with pytest.raises(TypeError):
         records.dataclass(order=True)
+
+
+def test_frozen_init_over_a_slotted_base():
+    """A frozen record without slots stores its fields in its `__dict__` directly; one whose
+    base has slots must still fill the slots (a `__dict__` entry would hide nothing there
+    and leave the slot unset)."""
+    @records.dataclass(slots=True)
+    class Base:
+        a: int
+
+    @records.dataclass(frozen=True)
+    class Frozen(Base):
+        b: int = 2
+
+    @records.dataclass(frozen=True)
+    class Plain:
+        a: int
+        b: str = "x"
+
+    f = Frozen(1)
+    assert (f.a, f.b) == (1, 2) and Base.a.__get__(f) == 1
+    p = Plain(3)
+    assert vars(p) == {"a": 3, "b": "x"} and p == Plain(3, "x") and hash(p) == hash(Plain(3))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.a = 4

@@ -61,7 +61,11 @@ def remove_dead_code(fn: ir.Function) -> bool:
                 if type(v) is Value:
                     counts[v.id] = get(v.id, 0) + 1
         for ins in block.instrs:
-            if ins.opcode in PURE_OR_LOAD and is_pure(ins):
+            op = ins.opcode
+            if op in PURE and ins.dests and CARRY[0] not in ins.modifiers:    # is_pure, inlined
+                for d in ins.dests:
+                    definers[d.id] = ins
+            elif op in PURE_OR_LOAD and is_pure(ins):
                 for d in ins.dests:
                     definers[d.id] = ins
             for v in ins.srcs:

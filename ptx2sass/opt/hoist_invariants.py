@@ -204,6 +204,7 @@ class _Outside:
 def hoist_loop_invariants(fn: ir.Function) -> bool:
     # moving instructions leaves the CFG as it is: dominators and the block order hold throughout
     idom = ir.dominators(fn)
+    dominates = ir.dominance(idom)
     rpo = ir.reverse_postorder(fn)
     order = {id(b): k for k, b in enumerate(rpo)}
     defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
@@ -230,8 +231,8 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
             continue                             # runs once or never: moving saves nothing
         moved: list[ir.Instr] = []
         for b in blocks:                         # reverse postorder: definitions before uses
-            dominates_exits = bool(exiting) and (all(ir.dominates(idom, b, e) for e in exiting) or (
-                at_least_once and ir.dominates(idom, b, latches[0])))
+            dominates_exits = bool(exiting) and (all(dominates(b, e) for e in exiting) or (
+                at_least_once and dominates(b, latches[0])))
             keep = []
             for ins in b.instrs:
                 if _movable(ins, inside, dominates_exits, read_only):
