@@ -492,3 +492,104 @@ def test_ftz_compare_of_a_set_result_keeps_the_inner_compare_exact():
     ours, theirs = _run_both(SET_EQ_OF_A_SET_RESULT, [3, 0])
     assert ours == [0]
     assert theirs == [0xFFFFFFFF]
+
+
+SATURATE_S8_OF_NEG_S16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.s16 %h0, [%d1];
+    neg.s16 %h0, %h0;
+    cvt.sat.s8.s16 %h1, %h0;
+    add.s16 %h2, %h0, %h1;
+    st.global.b16 [%d0], %h0;
+    st.global.b16 [%d0+2], %h1;
+    st.global.b16 [%d0+4], %h2;
+    ret;
+}
+"""
+
+
+def test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128():
+    """`neg.s16` of -2^15 wraps to -2^15 in a 16-bit register (0x8000, which this program
+    also stores); `cvt.sat.s8.s16` of it clamps to -128, sign-extended into the .b16
+    destination (0xff80), and `add.s16` of the two wraps to 0x7f80. ptxas 13.5.37 clamps
+    the negation of the 32-bit sign-extended value (+2^15) and saturates to 127 (0x007f),
+    while the plain store writes 0x8000: the same departure as `abs.s32` above, for neg.s16.
+    Campaign 10, seed 22002937 (`add.s16`: ours 0x7f80, ptxas 0x807f)."""
+    a = 0x8000
+    neg = -(a - 0x10000) & 0xFFFF
+    sat = max(-128, min(127, neg - 0x10000 if neg >> 15 else neg)) & 0xFFFF
+    total = (neg + sat) & 0xFFFF
+    assert (neg, sat, total) == (0x8000, 0xFF80, 0x7F80)
+    ours, theirs = _run_both(SATURATE_S8_OF_NEG_S16, [a], out_words=3, dtype=np.uint16)
+    assert ours == [neg, sat, total]
+    assert theirs == [0x8000, 0x7F, 0x807F]
+
+
+SATURATE_F16_AFTER_SATURATE_U16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    cvt.sat.u16.u32 %h0, %r0;
+    cvt.sat.f16.f16 %h1, %h0;
+    st.global.b16 [%d0], %h1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x, theirs", [(0x4000, 0x4000), (0xFFFF, 0x7FFF)])
+def test_saturating_f16_move_of_a_saturated_u16_clamps_to_0_1(x, theirs):
+    """`cvt.sat.u16.u32 h, x` leaves x's low 16 bits for x < 2^16; `cvt.sat.f16.f16 h, h`
+    reads them as a half and clamps it to [0.0, 1.0] (the manual's `.sat`; NaN gives +0):
+    0x4000 (2.0) gives 0x3c00, 0xffff (a NaN) gives 0. ptxas 13.5.37 drops the `.sat` after
+    the integer saturation (`IMNMX.U32 R0, R0, 0xffff` then a plain `HADD2 R0, R0.H0_H0,
+    -RZ.H0_H0`): 2.0 stays 2.0 and the NaN comes out as the canonical 0x7fff. With a plain
+    `ld.u16` source it keeps `HADD2.SAT`. Campaign 10, seed 22005690 (`cvt.sat.f16.f16` of
+    a NaN: ours +0, ptxas 0x7fff)."""
+    ours, got = _run_both(SATURATE_F16_AFTER_SATURATE_U16, [x], dtype=np.uint16)
+    assert ours == [0x3C00 if x == 0x4000 else 0]
+    assert got == [theirs]
+
+
+NEG_F64_OF_A_CNOT_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 x)
+{
+    .reg .b64 %d<3>;
+    .reg .pred %p0;
+    ld.param.u64 %d2, [out];
+    ld.param.f64 %d0, [x];
+    sqrt.rp.f64 %d1, %d0;
+    cnot.b64 %d0, %d0;
+    neg.f64 %d0, %d0;
+    testp.notanumber.f64 %p0, %d0;
+    selp.b64 %d0, 0x7fffffffffffffff, %d0, %p0;
+    st.global.b64 [%d2], %d0;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x, theirs", [(2.5, 0), (0.0, 0x7FFFFFFFFFFFFFFF)])
+def test_neg_f64_of_a_cnot_result_flips_the_sign_bit(x, theirs):
+    """`cnot.b64` gives the bits 0 (x != 0) or 1 (x == 0); `neg.f64` of them flips the sign
+    bit: -0.0 (0x8000000000000000) or the negative subnormal 0x8000000000000001, neither a
+    NaN, so the `selp` keeps them. ptxas 13.5.37, when a (dead) `sqrt.rp.f64` call precedes
+    the `cnot`, computes the whole chain in uniform registers and writes the negation as the
+    integer one (`USEL UR4, URZ, 0xffffffff, !UP0` sign-extended): +0 for x != 0, and for
+    x == 0 the integer -1, a NaN that the `selp` turns into 0x7fffffffffffffff. Without the
+    `sqrt` call it writes `DADD R4, -RZ, -R4`, as the manual says. Campaign 10, seed
+    22003533 (`neg.f64`: ours 0x8000000000000000, ptxas 0)."""
+    want = (1 if x == 0 else 0) | 1 << 63
+    ours, got = _run_both(NEG_F64_OF_A_CNOT_RESULT, [0], params=(np.float64(x),), dtype=np.uint64)
+    assert ours == [want]
+    assert got == [theirs]
