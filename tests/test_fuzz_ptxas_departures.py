@@ -593,3 +593,33 @@ def test_neg_f64_of_a_cnot_result_flips_the_sign_bit(x, theirs):
     ours, got = _run_both(NEG_F64_OF_A_CNOT_RESULT, [0], params=(np.float64(x),), dtype=np.uint64)
     assert ours == [want]
     assert got == [theirs]
+
+
+MIN_F32_OF_A_SATURATED_VMIN = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    vmin.u32.u32.s32.sat %r1, %r0, %r0;
+    min.ftz.f32 %r2, %r1, 0f477FE000;
+    st.global.b32 [%d0], %r1;
+    st.global.b32 [%d0+4], %r2;
+    ret;
+}
+"""
+
+
+def test_float_min_of_a_saturated_vmin_is_not_clamped_to_one():
+    """`vmin.u32.u32.s32.sat d, x, x` is min(x as u32, x as s32) clamped to the u32 range:
+    x itself for x < 2^31 (0x447a0000, 1000.0 as a float); `min.ftz.f32` of that and
+    65504.0 is 1000.0. ptxas 13.5.37 writes the min as `FADD.FTZ.SAT R7, RZ, R9` (as if the
+    video `.sat` had clamped to the float range [0, 1]), giving 1.0 while the plain store of
+    the same register writes 1000.0. Campaign 9, seed 20100724 (`vmax4...sat d.b0` merging
+    into that min's result: both compilers take the unselected bytes from c as the manual
+    says; c differs)."""
+    ours, theirs = _run_both(MIN_F32_OF_A_SATURATED_VMIN, [0x447A0000], out_words=2)
+    assert ours == [0x447A0000, 0x447A0000]
+    assert theirs == [0x447A0000, 0x3F800000]
