@@ -36,6 +36,8 @@ CASES = [
      "neg.f64", 1 << 63 | 1, (1 << 63) - 1, 64, (1 << 63 | 1, 0)),
     ("test_float_min_of_a_saturated_vmin_is_not_clamped_to_one", "MIN_F32_OF_A_SATURATED_VMIN",
      "min.ftz.f32", 0x447A0000, 0x3F800000, 32, (0x3F000000, 0x3F800000)),
+    ("test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load", "F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF",
+     "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
 ]
 
 

@@ -623,3 +623,36 @@ def test_float_min_of_a_saturated_vmin_is_not_clamped_to_one():
     ours, theirs = _run_both(MIN_F32_OF_A_SATURATED_VMIN, [0x447A0000], out_words=2)
     assert ours == [0x447A0000, 0x447A0000]
     assert theirs == [0x447A0000, 0x3F800000]
+
+
+F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<1>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.u16 %r1, [%d1+4];
+    ld.global.b16 %h0, [%d1+6];
+    min.NaN.xorsign.abs.f16x2 %r2, %r0, %r1;
+    st.global.b32 [%d0], %r2;
+    st.global.b16 [%d0+4], %h0;
+    ret;
+}
+"""
+
+
+def test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load():
+    """`ld.global.u16 b` zero-extends into the 32-bit register: b's upper lane is +0.0.
+    `min.NaN.xorsign.abs.f16x2 d, a, b` with a = (1.0, 1.0) and b's low lane 0x1234: low
+    lane min(1.0, |0x1234|) = 0x1234, upper lane min(1.0, 0) = +0 with sign 0 ^ 0: d =
+    0x00001234. ptxas 13.5.37 merges the u16 load with the `ld.b16` of the next two bytes
+    into one `LDG.E R9, [R2.64+0x4]` and feeds R9 whole to `HMNMX2.NAN.XORSIGN`: b's upper
+    lane is that half (-1.0 here), giving min(1.0, 1.0) with sign 0 ^ 1 = 0xbc00 above. The
+    same narrowing as the f16x2 compare above. Campaign 10, seed 22003145 (there b's upper
+    half came from a texture coordinate's register: ours 0x00000000, ptxas 0x80000000)."""
+    ours, theirs = _run_both(F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF, [0x3C003C00, 0xBC001234], out_words=2)
+    assert ours == [0x00001234, 0xBC00]
+    assert theirs == [0xBC001234, 0xBC00]
