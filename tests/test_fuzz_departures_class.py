@@ -41,6 +41,20 @@ CASES = [
 ]
 
 
+def test_unwritten_uniform_predicate_rule():
+    """The one rule on the listing alone: ptxas's fn2 returns `USEL ..., UP0` of a UP0
+    nothing writes; a UIADD3 carry-out (a write in the second operand) read by UIADD3.X is
+    not it."""
+    ptx = _programs()["FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE"]
+    cubin = oracle.ptxas(ptx).output
+    found = recognise("vabsdiff.u32.u32.u32", 0, 0xFFFF, 32, ptx, lambda: oracle.cuobjdump_sass(cubin))
+    assert found is not None and found.test == "test_func_result_does_not_come_from_an_unwritten_uniform_predicate"
+    carry = ("        /*0020*/                   UIADD3 UR4, UP0, UR4, 0x48, URZ ;\n"
+             "        /*0040*/                   UIADD3.X UR5, URZ, UR5, URZ, UP0, !UPT ;\n")
+    assert not departures.reads_unwritten_uniform_predicate(carry)
+    assert departures.reads_unwritten_uniform_predicate(carry.replace("UP0, UR4", "UR6, UR4"))
+
+
 def _programs() -> dict[str, str]:
     """The PTX constants of the pinned departures file (HEAD + body), without importing it."""
     tree = ast.parse(PINNED.read_text())

@@ -656,3 +656,122 @@ def test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load():
     ours, theirs = _run_both(F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF, [0x3C003C00, 0xBC001234], out_words=2)
     assert ours == [0x00001234, 0xBC00]
     assert theirs == [0xBC001234, 0xBC00]
+
+
+FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE = HEAD + """
+.func (.param .b32 fn0_r0) fn0(.param .b32 fn0_a0)
+{
+    .reg .pred %p<1>;
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    .reg .pred %tp0;
+    .reg .b16 %th0;
+    .reg .b32 %tr0;
+    .reg .b32 %tr1;
+    .reg .pred %tp1;
+    .reg .pred %tp2;
+    .reg .b16 %th1;
+    .reg .pred %tp3;
+    .reg .b16 %th2;
+    ld.param.b32 %r0, [fn0_a0];
+    xor.b32 %r1, %r0, 1037683930;
+    mov.b16 %h0, 18133;
+    xor.b32 %r2, %r0, 2075367860;
+    setp.ne.b32 %p0, %r0, 4;
+    mov.b64 %d0, 9352;
+    mov.b64 %d1, 6425;
+    mov.b16 %h1, 3498;
+    mov.b16 %h2, 571;
+    abs.ftz.f16 %h0, %h0;
+    and.b16 %th0, %h0, 0x7fff;
+    setp.gt.u16 %tp0, %th0, 0x7c00;
+    selp.b16 %h0, 0x7fff, %h0, %tp0;
+    set.eq.s32.s32 %r2, -1289181802, %r0;
+    @!%p0 bra $L1_noret;
+    st.param.b32 [fn0_r0], %r1;
+    ret;
+$L1_noret:
+    mov.u32 %tr0, 0;
+    and.b32 %tr1, %r2, 1;
+    add.u32 %tr1, %tr1, 1;
+$L2_loop:
+        abs.bf16 %h0, %h0;
+        and.b16 %th1, %h0, 0x7fff;
+        setp.gt.u16 %tp2, %th1, 0x7f80;
+        selp.b16 %h0, 0x7fff, %h0, %tp2;
+        set.eq.s32.s64 %r2, %d0, %d0;
+        sqrt.rp.f64 %d1, %d0;
+        add.u32 %tr0, %tr0, 1;
+        setp.lt.u32 %tp1, %tr0, %tr1;
+        @%tp1 bra $L2_loop;
+$L3_endloop:
+    max.bf16 %h2, %h0, %h1;
+    and.b16 %th2, %h2, 0x7fff;
+    setp.gt.u16 %tp3, %th2, 0x7f80;
+    selp.b16 %h2, 0x7fff, %h2, %tp3;
+    min.s32 %r2, %r2, %r0;
+    cvt.rzi.ftz.u16.f32 %h2, %r0;
+    st.param.b32 [fn0_r0], %r1;
+    ret;
+}
+.func (.param .b32 fn2_r0) fn2(.param .b64 fn2_a0, .param .b32 fn2_a1)
+{
+    .reg .pred %p<1>;
+    .reg .b16 %h<1>;
+    .reg .b32 %r<5>;
+    .reg .b64 %d<3>;
+    .reg .b64 %sd0;
+    ld.param.b64 %d0, [fn2_a0];
+    ld.param.b32 %r0, [fn2_a1];
+    xor.b32 %r1, %r0, 482784071;
+    mov.b16 %h0, 12279;
+    setp.ne.b64 %p0, %d0, 0;
+    set.gt.s32.s16 %r2, %h0, 7249;
+    set.ge.s32.s32 %r2, %r1, %r0;
+    set.eq.and.u32.b16 %r3, %h0, 0x15f1, %p0;
+    set.eq.and.u32.b32 %r1, %r2, %r3, %p0;
+    {
+        .param .b32 fn0_a0;
+        .param .b32 fn0_r0;
+        st.param.b32 [fn0_a0], %r0;
+        call (fn0_r0), fn0, (fn0_a0);
+        ld.param.b32 %r4, [fn0_r0];
+    }
+    st.param.b32 [fn2_r0], %r1;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %d<3>;
+    ld.param.u64 %d1, [out];
+    ld.param.u64 %d2, [in];
+    ld.global.u64 %d0, [%d2];
+    ld.global.b32 %r0, [%d2+8];
+    {
+        .param .b64 fn2_a0;
+        .param .b32 fn2_a1;
+        .param .b32 fn2_r0;
+        st.param.b64 [fn2_a0], %d0;
+        st.param.b32 [fn2_a1], %r0;
+        call (fn2_r0), fn2, (fn2_a0, fn2_a1);
+        ld.param.b32 %r1, [fn2_r0];
+    }
+    st.global.b32 [%d1], %r1;
+    ret;
+}
+"""
+
+
+def test_func_result_does_not_come_from_an_unwritten_uniform_predicate():
+    """In fn2, `set.eq.and.u32.b16 r3, 12279, 0x15f1, p` is 0 and `set.ge.s32.s32 r2`
+    is -1 for a = 0x17c01 (a ^ 482784071 >= a), so `set.eq.and.u32.b32 r1, r2, r3, p` is 0
+    whatever p: fn2 returns 0. ptxas 13.5.37 drops the whole computation (and the load of
+    fn2's 64-bit argument) and returns `USEL UR5, URZ, 0xffffffff, UP0` of a uniform predicate
+    no instruction of the cubin writes (the emulator's UP0 starts false: 0xffffffff; on
+    hardware whatever UP0 holds). Campaign 10, seed 22005165 (`vabsdiff.u32.u32.u32 d,
+    a.b0, b.h1, c` with b that result: ours 0, ptxas 0xffff)."""
+    ours, theirs = _run_both(FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE, [0x5244, 0, 0x17C01])
+    assert ours == [0]
+    assert theirs == [0xFFFFFFFF]

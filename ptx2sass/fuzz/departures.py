@@ -24,26 +24,32 @@ class Departure:
     test: str                    # the pinned test in TEST_FILE
     key: str                     # regex on the mismatch's instruction key
     ptx: tuple[str, ...]         # regexes the program's PTX must all match
-    sass: str                    # regex ptxas's listing must match ("" for none)
+    sass: str | Callable[[str], bool]   # regex ptxas's listing must match ("" for none), or a test of it
     values: Callable[[int, int, int], bool]
 
 
-def _half(bits: int) -> float:
-    import numpy as np
-    return float(np.array([bits], np.uint16).view(np.float16)[0])
+_UP = re.compile(r"\bUP([0-6])\b")
 
 
-def _saturated_half(bits: int) -> int:
-    """The manual's `.sat` of a half: [0.0, 1.0], NaN to +0."""
-    x = _half(bits)
-    if x != x or x <= 0:
-        return 0
-    return 0x3C00 if x >= 1 else bits
-
-
-def _f32(bits: int) -> float:
-    import struct
-    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+def reads_unwritten_uniform_predicate(listing: str) -> bool:
+    """Some instruction reads a uniform predicate UPn (a guard, or a source: an operand after
+    the first two) that no instruction of the listing writes (a write: UPn as one of the
+    first two operands, the destinations of UISETP/UPLOP3/VOTEU and UIADD3's carry-out)."""
+    written, read = set(), set()
+    for line in listing.splitlines():
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?);", line)
+        if not m:
+            continue
+        text = m.group(1)
+        guard = re.match(r"@!?UP([0-6])\s+", text)
+        if guard:
+            read.add(guard.group(1))
+            text = text[guard.end():]
+        parts = text.split(None, 1)
+        ops = [o.strip() for o in parts[1].split(",")] if len(parts) > 1 else []
+        written |= {m.group(1) for o in ops[:2] for m in _UP.finditer(o)}
+        read |= {m.group(1) for o in ops[2:] for m in _UP.finditer(o)}
+    return bool(read - written)
 
 
 DEPARTURES: tuple[Departure, ...] = (
@@ -96,6 +102,15 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bld(\.\w+)*\.u16 %r\d+,",),
         r"\bHMNMX2(\.\w+)* R\d+, \|?R\d+\|?, \|?R\d+\|?,",
         lambda ours, theirs, width: width == 32 and ours != theirs and ours & 0xFFFF == theirs & 0xFFFF),
+    # a result computed from a uniform predicate no instruction writes (ptxas dropped the
+    # computation that should have set it): any value, any instruction.
+    Departure(
+        "ptxas reads a uniform predicate it never writes",
+        "test_func_result_does_not_come_from_an_unwritten_uniform_predicate",
+        r".",
+        (),
+        reads_unwritten_uniform_predicate,
+        lambda ours, theirs, width: True),
 )
 
 
@@ -108,7 +123,10 @@ def recognise(key: str, ours: int, theirs: int, width: int, ptx: str,
             continue
         if not all(re.search(p, ptx) for p in d.ptx):
             continue
-        if d.sass and not re.search(d.sass, listing()):
+        if callable(d.sass):
+            if not d.sass(listing()):
+                continue
+        elif d.sass and not re.search(d.sass, listing()):
             continue
         return d
     return None
