@@ -52,6 +52,24 @@ def reads_unwritten_uniform_predicate(listing: str) -> bool:
     return bool(read - written)
 
 
+def _half(bits: int) -> float:
+    import numpy as np
+    return float(np.array([bits], np.uint16).view(np.float16)[0])
+
+
+def _saturated_half(bits: int) -> int:
+    """The manual's `.sat` of a half: [0.0, 1.0], NaN to +0."""
+    x = _half(bits)
+    if x != x or x <= 0:
+        return 0
+    return 0x3C00 if x >= 1 else bits
+
+
+def _f32(bits: int) -> float:
+    import struct
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
