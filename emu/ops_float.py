@@ -463,10 +463,16 @@ def _read_float(w, op, kind):
     if kind == "F64":
         return w.rd(op)
     if kind in ("F16", "BF16"):
-        bits = w.r(op)
-        sfx = getattr(op, "suffix", ())
-        half = (bits >> U32(16)) if "H1" in sfx else (bits & U32(0xFFFF))
-        v = fp.half_to_f64(half.astype(np.uint16), "f16" if kind == "F16" else "bf16")
+        if isinstance(op, Imm) and op.text is not None and not (op.value and "NAN" in op.text):
+            # a float immediate (`F2I.U64.F16.CEIL R4, 6.83203125`) is the half it spells
+            # (its field holds the half's bits), not the low half of the f32 bits `w.r` gives
+            from ptx2sass.encoder.sass_text import float_value
+            v = np.array([float_value(op)], dtype=np.float64)
+        else:
+            bits = w.r(op)
+            sfx = getattr(op, "suffix", ())
+            half = (bits >> U32(16)) if "H1" in sfx else (bits & U32(0xFFFF))
+            v = fp.half_to_f64(half.astype(np.uint16), "f16" if kind == "F16" else "bf16")
         if getattr(op, "abs", False):
             v = np.abs(v)
         if getattr(op, "neg", False):

@@ -492,3 +492,286 @@ def test_ftz_compare_of_a_set_result_keeps_the_inner_compare_exact():
     ours, theirs = _run_both(SET_EQ_OF_A_SET_RESULT, [3, 0])
     assert ours == [0]
     assert theirs == [0xFFFFFFFF]
+
+
+SATURATE_S8_OF_NEG_S16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.s16 %h0, [%d1];
+    neg.s16 %h0, %h0;
+    cvt.sat.s8.s16 %h1, %h0;
+    add.s16 %h2, %h0, %h1;
+    st.global.b16 [%d0], %h0;
+    st.global.b16 [%d0+2], %h1;
+    st.global.b16 [%d0+4], %h2;
+    ret;
+}
+"""
+
+
+def test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128():
+    """`neg.s16` of -2^15 wraps to -2^15 in a 16-bit register (0x8000, which this program
+    also stores); `cvt.sat.s8.s16` of it clamps to -128, sign-extended into the .b16
+    destination (0xff80), and `add.s16` of the two wraps to 0x7f80. ptxas 13.5.37 clamps
+    the negation of the 32-bit sign-extended value (+2^15) and saturates to 127 (0x007f),
+    while the plain store writes 0x8000: the same departure as `abs.s32` above, for neg.s16.
+    Campaign 10, seed 22002937 (`add.s16`: ours 0x7f80, ptxas 0x807f)."""
+    a = 0x8000
+    neg = -(a - 0x10000) & 0xFFFF
+    sat = max(-128, min(127, neg - 0x10000 if neg >> 15 else neg)) & 0xFFFF
+    total = (neg + sat) & 0xFFFF
+    assert (neg, sat, total) == (0x8000, 0xFF80, 0x7F80)
+    ours, theirs = _run_both(SATURATE_S8_OF_NEG_S16, [a], out_words=3, dtype=np.uint16)
+    assert ours == [neg, sat, total]
+    assert theirs == [0x8000, 0x7F, 0x807F]
+
+
+SATURATE_F16_AFTER_SATURATE_U16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    cvt.sat.u16.u32 %h0, %r0;
+    cvt.sat.f16.f16 %h1, %h0;
+    st.global.b16 [%d0], %h1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x, theirs", [(0x4000, 0x4000), (0xFFFF, 0x7FFF)])
+def test_saturating_f16_move_of_a_saturated_u16_clamps_to_0_1(x, theirs):
+    """`cvt.sat.u16.u32 h, x` leaves x's low 16 bits for x < 2^16; `cvt.sat.f16.f16 h, h`
+    reads them as a half and clamps it to [0.0, 1.0] (the manual's `.sat`; NaN gives +0):
+    0x4000 (2.0) gives 0x3c00, 0xffff (a NaN) gives 0. ptxas 13.5.37 drops the `.sat` after
+    the integer saturation (`IMNMX.U32 R0, R0, 0xffff` then a plain `HADD2 R0, R0.H0_H0,
+    -RZ.H0_H0`): 2.0 stays 2.0 and the NaN comes out as the canonical 0x7fff. With a plain
+    `ld.u16` source it keeps `HADD2.SAT`. Campaign 10, seed 22005690 (`cvt.sat.f16.f16` of
+    a NaN: ours +0, ptxas 0x7fff)."""
+    ours, got = _run_both(SATURATE_F16_AFTER_SATURATE_U16, [x], dtype=np.uint16)
+    assert ours == [0x3C00 if x == 0x4000 else 0]
+    assert got == [theirs]
+
+
+NEG_F64_OF_A_CNOT_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 x)
+{
+    .reg .b64 %d<3>;
+    .reg .pred %p0;
+    ld.param.u64 %d2, [out];
+    ld.param.f64 %d0, [x];
+    sqrt.rp.f64 %d1, %d0;
+    cnot.b64 %d0, %d0;
+    neg.f64 %d0, %d0;
+    testp.notanumber.f64 %p0, %d0;
+    selp.b64 %d0, 0x7fffffffffffffff, %d0, %p0;
+    st.global.b64 [%d2], %d0;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("x, theirs", [(2.5, 0), (0.0, 0x7FFFFFFFFFFFFFFF)])
+def test_neg_f64_of_a_cnot_result_flips_the_sign_bit(x, theirs):
+    """`cnot.b64` gives the bits 0 (x != 0) or 1 (x == 0); `neg.f64` of them flips the sign
+    bit: -0.0 (0x8000000000000000) or the negative subnormal 0x8000000000000001, neither a
+    NaN, so the `selp` keeps them. ptxas 13.5.37, when a (dead) `sqrt.rp.f64` call precedes
+    the `cnot`, computes the whole chain in uniform registers and writes the negation as the
+    integer one (`USEL UR4, URZ, 0xffffffff, !UP0` sign-extended): +0 for x != 0, and for
+    x == 0 the integer -1, a NaN that the `selp` turns into 0x7fffffffffffffff. Without the
+    `sqrt` call it writes `DADD R4, -RZ, -R4`, as the manual says. Campaign 10, seed
+    22003533 (`neg.f64`: ours 0x8000000000000000, ptxas 0)."""
+    want = (1 if x == 0 else 0) | 1 << 63
+    ours, got = _run_both(NEG_F64_OF_A_CNOT_RESULT, [0], params=(np.float64(x),), dtype=np.uint64)
+    assert ours == [want]
+    assert got == [theirs]
+
+
+MIN_F32_OF_A_SATURATED_VMIN = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    vmin.u32.u32.s32.sat %r1, %r0, %r0;
+    min.ftz.f32 %r2, %r1, 0f477FE000;
+    st.global.b32 [%d0], %r1;
+    st.global.b32 [%d0+4], %r2;
+    ret;
+}
+"""
+
+
+def test_float_min_of_a_saturated_vmin_is_not_clamped_to_one():
+    """`vmin.u32.u32.s32.sat d, x, x` is min(x as u32, x as s32) clamped to the u32 range:
+    x itself for x < 2^31 (0x447a0000, 1000.0 as a float); `min.ftz.f32` of that and
+    65504.0 is 1000.0. ptxas 13.5.37 writes the min as `FADD.FTZ.SAT R7, RZ, R9` (as if the
+    video `.sat` had clamped to the float range [0, 1]), giving 1.0 while the plain store of
+    the same register writes 1000.0. Campaign 9, seed 20100724 (`vmax4...sat d.b0` merging
+    into that min's result: both compilers take the unselected bytes from c as the manual
+    says; c differs)."""
+    ours, theirs = _run_both(MIN_F32_OF_A_SATURATED_VMIN, [0x447A0000], out_words=2)
+    assert ours == [0x447A0000, 0x447A0000]
+    assert theirs == [0x447A0000, 0x3F800000]
+
+
+F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<1>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.u16 %r1, [%d1+4];
+    ld.global.b16 %h0, [%d1+6];
+    min.NaN.xorsign.abs.f16x2 %r2, %r0, %r1;
+    st.global.b32 [%d0], %r2;
+    st.global.b16 [%d0+4], %h0;
+    ret;
+}
+"""
+
+
+def test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load():
+    """`ld.global.u16 b` zero-extends into the 32-bit register: b's upper lane is +0.0.
+    `min.NaN.xorsign.abs.f16x2 d, a, b` with a = (1.0, 1.0) and b's low lane 0x1234: low
+    lane min(1.0, |0x1234|) = 0x1234, upper lane min(1.0, 0) = +0 with sign 0 ^ 0: d =
+    0x00001234. ptxas 13.5.37 merges the u16 load with the `ld.b16` of the next two bytes
+    into one `LDG.E R9, [R2.64+0x4]` and feeds R9 whole to `HMNMX2.NAN.XORSIGN`: b's upper
+    lane is that half (-1.0 here), giving min(1.0, 1.0) with sign 0 ^ 1 = 0xbc00 above. The
+    same narrowing as the f16x2 compare above. Campaign 10, seed 22003145 (there b's upper
+    half came from a texture coordinate's register: ours 0x00000000, ptxas 0x80000000)."""
+    ours, theirs = _run_both(F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF, [0x3C003C00, 0xBC001234], out_words=2)
+    assert ours == [0x00001234, 0xBC00]
+    assert theirs == [0xBC001234, 0xBC00]
+
+
+FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE = HEAD + """
+.func (.param .b32 fn0_r0) fn0(.param .b32 fn0_a0)
+{
+    .reg .pred %p<1>;
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    .reg .pred %tp0;
+    .reg .b16 %th0;
+    .reg .b32 %tr0;
+    .reg .b32 %tr1;
+    .reg .pred %tp1;
+    .reg .pred %tp2;
+    .reg .b16 %th1;
+    .reg .pred %tp3;
+    .reg .b16 %th2;
+    ld.param.b32 %r0, [fn0_a0];
+    xor.b32 %r1, %r0, 1037683930;
+    mov.b16 %h0, 18133;
+    xor.b32 %r2, %r0, 2075367860;
+    setp.ne.b32 %p0, %r0, 4;
+    mov.b64 %d0, 9352;
+    mov.b64 %d1, 6425;
+    mov.b16 %h1, 3498;
+    mov.b16 %h2, 571;
+    abs.ftz.f16 %h0, %h0;
+    and.b16 %th0, %h0, 0x7fff;
+    setp.gt.u16 %tp0, %th0, 0x7c00;
+    selp.b16 %h0, 0x7fff, %h0, %tp0;
+    set.eq.s32.s32 %r2, -1289181802, %r0;
+    @!%p0 bra $L1_noret;
+    st.param.b32 [fn0_r0], %r1;
+    ret;
+$L1_noret:
+    mov.u32 %tr0, 0;
+    and.b32 %tr1, %r2, 1;
+    add.u32 %tr1, %tr1, 1;
+$L2_loop:
+        abs.bf16 %h0, %h0;
+        and.b16 %th1, %h0, 0x7fff;
+        setp.gt.u16 %tp2, %th1, 0x7f80;
+        selp.b16 %h0, 0x7fff, %h0, %tp2;
+        set.eq.s32.s64 %r2, %d0, %d0;
+        sqrt.rp.f64 %d1, %d0;
+        add.u32 %tr0, %tr0, 1;
+        setp.lt.u32 %tp1, %tr0, %tr1;
+        @%tp1 bra $L2_loop;
+$L3_endloop:
+    max.bf16 %h2, %h0, %h1;
+    and.b16 %th2, %h2, 0x7fff;
+    setp.gt.u16 %tp3, %th2, 0x7f80;
+    selp.b16 %h2, 0x7fff, %h2, %tp3;
+    min.s32 %r2, %r2, %r0;
+    cvt.rzi.ftz.u16.f32 %h2, %r0;
+    st.param.b32 [fn0_r0], %r1;
+    ret;
+}
+.func (.param .b32 fn2_r0) fn2(.param .b64 fn2_a0, .param .b32 fn2_a1)
+{
+    .reg .pred %p<1>;
+    .reg .b16 %h<1>;
+    .reg .b32 %r<5>;
+    .reg .b64 %d<3>;
+    .reg .b64 %sd0;
+    ld.param.b64 %d0, [fn2_a0];
+    ld.param.b32 %r0, [fn2_a1];
+    xor.b32 %r1, %r0, 482784071;
+    mov.b16 %h0, 12279;
+    setp.ne.b64 %p0, %d0, 0;
+    set.gt.s32.s16 %r2, %h0, 7249;
+    set.ge.s32.s32 %r2, %r1, %r0;
+    set.eq.and.u32.b16 %r3, %h0, 0x15f1, %p0;
+    set.eq.and.u32.b32 %r1, %r2, %r3, %p0;
+    {
+        .param .b32 fn0_a0;
+        .param .b32 fn0_r0;
+        st.param.b32 [fn0_a0], %r0;
+        call (fn0_r0), fn0, (fn0_a0);
+        ld.param.b32 %r4, [fn0_r0];
+    }
+    st.param.b32 [fn2_r0], %r1;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %d<3>;
+    ld.param.u64 %d1, [out];
+    ld.param.u64 %d2, [in];
+    ld.global.u64 %d0, [%d2];
+    ld.global.b32 %r0, [%d2+8];
+    {
+        .param .b64 fn2_a0;
+        .param .b32 fn2_a1;
+        .param .b32 fn2_r0;
+        st.param.b64 [fn2_a0], %d0;
+        st.param.b32 [fn2_a1], %r0;
+        call (fn2_r0), fn2, (fn2_a0, fn2_a1);
+        ld.param.b32 %r1, [fn2_r0];
+    }
+    st.global.b32 [%d1], %r1;
+    ret;
+}
+"""
+
+
+def test_func_result_does_not_come_from_an_unwritten_uniform_predicate():
+    """In fn2, `set.eq.and.u32.b16 r3, 12279, 0x15f1, p` is 0 and `set.ge.s32.s32 r2`
+    is -1 for a = 0x17c01 (a ^ 482784071 >= a), so `set.eq.and.u32.b32 r1, r2, r3, p` is 0
+    whatever p: fn2 returns 0. ptxas 13.5.37 drops the whole computation (and the load of
+    fn2's 64-bit argument) and returns `USEL UR5, URZ, 0xffffffff, UP0` of a uniform predicate
+    no instruction of the cubin writes (the emulator's UP0 starts false: 0xffffffff; on
+    hardware whatever UP0 holds). Campaign 10, seed 22005165 (`vabsdiff.u32.u32.u32 d,
+    a.b0, b.h1, c` with b that result: ours 0, ptxas 0xffff)."""
+    ours, theirs = _run_both(FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE, [0x5244, 0, 0x17C01])
+    assert ours == [0]
+    assert theirs == [0xFFFFFFFF]

@@ -85,11 +85,11 @@ def text_report(rep: dict) -> str:
         out.append(f"throughput: {rep['programs_per_hour']:.0f} programs/hour "
                    f"({rep['programs_per_cpu_hour']:.0f} per CPU-hour)")
     out.append("")
-    out.append("class      whole program   after peeling refusals")
+    out.append("class       whole program   after peeling refusals")
     classes = sorted(set(rep["first_class"]) | set(rep["final_class"]),
                      key=lambda c: CLASSES.index(c) if c in CLASSES else 99)
     for c in classes:
-        out.append(f"{c:<10} {rep['first_class'].get(c, 0):>8}        {rep['final_class'].get(c, 0):>8}")
+        out.append(f"{c:<11} {rep['first_class'].get(c, 0):>8}        {rep['final_class'].get(c, 0):>8}")
     out.append(f"({rep['peeled_refusals']} refused statements peeled off and the rest run again)")
     q = rep.get("quality", {})
     if q.get("programs"):

@@ -9,6 +9,8 @@
                bug: ptxas's code runs on hardware), reported apart from ours
     mismatch   our cubin faults, or an output differs from ptxas's (floats: NaN = NaN;
                approximate instructions within their bound)
+    ptxas_wrong  the first differing output is one of ptxas's pinned departures from the
+               manual (fuzz/departures.py: ours gives the manual's value), not our bug
     hazard     outputs equal, but the emulator's hazard checker flags our control codes, or
                our warp-collective instructions run with member lanes apart when rerun with
                explicit reconvergence (what the hardware guarantees: lanes meet only at a
@@ -35,9 +37,9 @@ import numpy as np
 from ptx2sass.fuzz.inputs import Case, launch_data
 from ptx2sass.fuzz.program import COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES
 
-CLASSES = ("pass", "invalid", "refuse", "crash", "timeout", "emu_fail", "mismatch", "hazard")
+CLASSES = ("pass", "invalid", "refuse", "crash", "timeout", "emu_fail", "mismatch", "hazard", "ptxas_wrong")
 # When one run finds several things, the report's class is the first of these it found.
-PRIORITY = ("invalid", "crash", "refuse", "timeout", "mismatch", "emu_fail", "hazard", "pass")
+PRIORITY = ("invalid", "crash", "refuse", "timeout", "mismatch", "emu_fail", "hazard", "ptxas_wrong", "pass")
 ARCH = "sm_89"
 COMPILE_SECONDS = 120
 RUN_SECONDS = 120
@@ -277,8 +279,21 @@ def equal_slot(x: int, y: int, width: int, floats: tuple, tolerance: float) -> b
 SLOT_WIDTH = {"pred": 32, "b16": 16, "b32": 32, "b64": 64}
 
 
-def compare(case: Case, ours: dict, theirs: dict) -> tuple[str, str] | None:
-    """(signature, detail) of the first difference, or None."""
+@dataclass
+class SlotDifference:
+    """The first output slot where ours and ptxas's differ (earliest slot, then thread)."""
+    thread: int
+    slot: int
+    name: str
+    key: str            # the instruction key of the statement that last wrote the slot
+    where: str
+    width: int
+    ours: int           # the slot's value bits (`width` of them)
+    theirs: int
+    past: bool          # the bytes past the value differ, not the value
+
+
+def first_slot_difference(case: Case, ours: dict, theirs: dict) -> SlotDifference | None:
     threads = case.threads
     nslots = max(1, len(case.slots))
     o = np.frombuffer(ours["out"], dtype=np.uint64).reshape(threads, nslots)
@@ -293,12 +308,23 @@ def compare(case: Case, ours: dict, theirs: dict) -> tuple[str, str] | None:
             mask = (1 << width) - 1
             x, y = int(o[th, sl]) & mask, int(t[th, sl]) & mask
             if (int(o[th, sl]) >> width) != (int(t[th, sl]) >> width):
-                return (f"mismatch: {key} (bytes past the value)",
-                        f"thread {th} slot {sl} ({name}, {where}): ours {int(o[th, sl]):#x}, ptxas {int(t[th, sl]):#x}")
+                return SlotDifference(th, sl, name, key, where, width, int(o[th, sl]), int(t[th, sl]), True)
             if not equal_slot(x, y, width, tuple(floats), tol):
-                return (f"mismatch: {key}",
-                        f"thread {th}, {name} ({where} slot {sl}, last written by {key}): "
-                        f"ours {x:#0{width // 4 + 2}x}, ptxas {y:#0{width // 4 + 2}x}")
+                return SlotDifference(th, sl, name, key, where, width, x, y, False)
+    return None
+
+
+def compare(case: Case, ours: dict, theirs: dict) -> tuple[str, str] | None:
+    """(signature, detail) of the first difference, or None."""
+    d = first_slot_difference(case, ours, theirs)
+    if d is not None:
+        if d.past:
+            return (f"mismatch: {d.key} (bytes past the value)",
+                    f"thread {d.thread} slot {d.slot} ({d.name}, {d.where}): ours {d.ours:#x}, ptxas {d.theirs:#x}")
+        digits = d.width // 4 + 2
+        return (f"mismatch: {d.key}",
+                f"thread {d.thread}, {d.name} ({d.where} slot {d.slot}, last written by {d.key}): "
+                f"ours {d.ours:#0{digits}x}, ptxas {d.theirs:#0{digits}x}")
     oa = np.frombuffer(ours["atom"], dtype=np.uint64)
     ta = np.frombuffer(theirs["atom"], dtype=np.uint64)
     bad = np.nonzero(oa != ta)[0]
@@ -418,8 +444,13 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     detail = ""
     diff = compare(case, ours.buffers, theirs.buffers)
     if diff is not None:
-        findings.insert(0, ("mismatch", diff[0]))
-        detail = diff[1]
+        known = known_departure(case, ours.buffers, theirs.buffers, theirs_cubin)
+        if known is not None:
+            findings.insert(0, ("ptxas_wrong", f"ptxas_wrong: {known.name}"))
+            detail = f"{diff[1]} (ptxas departs from the manual: {known.test})"
+        else:
+            findings.insert(0, ("mismatch", diff[0]))
+            detail = diff[1]
     if ours.hazards:
         findings.append(("hazard", f"hazard: {normalise(ours.hazards[0].message)}"))
         detail = detail or str(ours.hazards[0])
@@ -428,6 +459,20 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
         findings.append(("hazard", f"hazard: {apart[0]}"))
         detail = detail or apart[1]
     return _finish(findings, detail, ours_stats, theirs_stats, seconds)
+
+
+def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes):
+    """The pinned ptxas departure (fuzz/departures.py) that explains the first difference,
+    or None."""
+    from ptx2sass.fuzz.departures import recognise
+    d = first_slot_difference(case, ours, theirs)
+    if d is None or d.past:
+        return None
+
+    def listing() -> str:
+        from ptx2sass import oracle
+        return oracle.cuobjdump_sass(theirs_cubin)
+    return recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
 
 
 def collectives_apart(program, case: Case) -> tuple[str, str] | None:

@@ -1,0 +1,108 @@
+"""The fuzz runner's `ptxas_wrong` class (ptx2sass/fuzz/departures.py): a mismatch whose first
+difference is one of ptxas's pinned departures from the manual is reported apart.
+
+Each rule is checked against ptxas's own cubin of the pinned test's program (its listing)
+and the two values that test pins; a near miss of each rule stays unrecognised; and a
+reduced campaign program (`tests/fuzz_departures/`) is classified end to end."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.fuzz import departures
+from ptx2sass.fuzz.departures import DEPARTURES, recognise
+from ptx2sass.fuzz.inputs import read_case
+from ptx2sass.fuzz.runner import CLASSES, PRIORITY, run_case
+
+ROOT = Path(__file__).resolve().parents[1]
+PINNED = ROOT / departures.TEST_FILE
+
+# (departure test, its program's constant in the pinned file, key, ours, theirs, width, a near
+# miss (ours, theirs)): the values that file's test pins for ptx2sass and for ptxas, and a
+# pair the departure cannot give
+CASES = [
+    ("test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128", "SATURATE_S8_OF_NEG_S16",
+     "add.s16", 0x7F80, 0x807F, 16, (0x7F80, 0x807E)),
+    ("test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128", "SATURATE_ABS_OF_MOST_NEGATIVE",
+     "cvt.sat.s8.s32", 0xFFFFFF80, 0x7F, 32, (0xFFFFFF80, 0x7E)),
+    ("test_saturating_f16_move_of_a_saturated_u16_clamps_to_0_1", "SATURATE_F16_AFTER_SATURATE_U16",
+     "cvt.sat.f16.f16", 0x0000, 0x7FFF, 16, (0x3C00, 0x7FFF)),
+    ("test_saturating_f16_move_of_a_saturated_u16_clamps_to_0_1", "SATURATE_F16_AFTER_SATURATE_U16",
+     "cvt.sat.f16.f16", 0x3C00, 0x4000, 16, (0x3BFF, 0x4000)),
+    ("test_neg_f64_of_a_cnot_result_flips_the_sign_bit", "NEG_F64_OF_A_CNOT_RESULT",
+     "neg.f64", 1 << 63, 0, 64, (1 << 63, (1 << 63) - 1)),
+    ("test_neg_f64_of_a_cnot_result_flips_the_sign_bit", "NEG_F64_OF_A_CNOT_RESULT",
+     "neg.f64", 1 << 63 | 1, (1 << 63) - 1, 64, (1 << 63 | 1, 0)),
+    ("test_float_min_of_a_saturated_vmin_is_not_clamped_to_one", "MIN_F32_OF_A_SATURATED_VMIN",
+     "min.ftz.f32", 0x447A0000, 0x3F800000, 32, (0x3F000000, 0x3F800000)),
+    ("test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load", "F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF",
+     "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
+]
+
+
+def test_unwritten_uniform_predicate_rule():
+    """The one rule on the listing alone: ptxas's fn2 returns `USEL ..., UP0` of a UP0
+    nothing writes; a UIADD3 carry-out (a write in the second operand) read by UIADD3.X is
+    not it."""
+    ptx = _programs()["FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE"]
+    cubin = oracle.ptxas(ptx).output
+    found = recognise("vabsdiff.u32.u32.u32", 0, 0xFFFF, 32, ptx, lambda: oracle.cuobjdump_sass(cubin))
+    assert found is not None and found.test == "test_func_result_does_not_come_from_an_unwritten_uniform_predicate"
+    carry = ("        /*0020*/                   UIADD3 UR4, UP0, UR4, 0x48, URZ ;\n"
+             "        /*0040*/                   UIADD3.X UR5, URZ, UR5, URZ, UP0, !UPT ;\n")
+    assert not departures.reads_unwritten_uniform_predicate(carry)
+    assert departures.reads_unwritten_uniform_predicate(carry.replace("UP0, UR4", "UR6, UR4"))
+
+
+def _programs() -> dict[str, str]:
+    """The PTX constants of the pinned departures file (HEAD + body), without importing it."""
+    tree = ast.parse(PINNED.read_text())
+    consts = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                consts[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                if isinstance(node.value, ast.BinOp):
+                    consts[node.targets[0].id] = consts["HEAD"] + ast.literal_eval(node.value.right)
+    return consts
+
+
+def test_every_departure_names_a_pinned_test():
+    names = {n.name for n in ast.walk(ast.parse(PINNED.read_text())) if isinstance(n, ast.FunctionDef)}
+    for d in DEPARTURES:
+        assert d.test in names, d.name
+
+
+def test_ptxas_wrong_is_its_own_class_below_every_bug_class():
+    assert "ptxas_wrong" in CLASSES
+    assert PRIORITY.index("ptxas_wrong") > max(PRIORITY.index(c) for c in ("mismatch", "emu_fail", "hazard"))
+
+
+@pytest.mark.parametrize("test, program, key, ours, theirs, width, miss", CASES)
+def test_rule_recognises_the_pinned_program(test, program, key, ours, theirs, width, miss):
+    ptx = _programs()[program]
+    cubin = oracle.ptxas(ptx).output
+    found = recognise(key, ours, theirs, width, ptx, lambda: oracle.cuobjdump_sass(cubin))
+    assert found is not None and found.test == test
+    # a pair of values the departure cannot give, or a program without the chain, is not it
+    assert recognise(key, *miss, width, ptx, lambda: oracle.cuobjdump_sass(cubin)) is None
+    assert recognise(key, ours, theirs, width, HEAD_ONLY, lambda: oracle.cuobjdump_sass(cubin)) is None
+
+
+HEAD_ONLY = ".version 8.5\n.target sm_89\n.address_size 64\n"
+
+
+def test_plain_mismatch_of_the_same_instruction_stays_a_mismatch():
+    """cvt.sat.f16.f16 where ptxas kept `.SAT` (a plain ld.u16 source): not the departure."""
+    ptx = _programs()["SATURATE_F16_AFTER_SATURATE_U16"].replace("cvt.sat.u16.u32 %h0, %r0;", "cvt.u16.u32 %h0, %r0;")
+    cubin = oracle.ptxas(ptx).output
+    assert recognise("cvt.sat.f16.f16", 0, 0x7FFF, 16, ptx, lambda: oracle.cuobjdump_sass(cubin)) is None
+
+
+def test_reduced_campaign_program_is_classified_ptxas_wrong():
+    path = ROOT / "tests/fuzz_departures/neg_f64_of_cnot_s22003533.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings == [["ptxas_wrong", "ptxas_wrong: neg.f64 of a cnot.b64 result as integer negation"]]
