@@ -75,8 +75,11 @@ def presence_probes(instructions) -> set[int]:
     REDUXes and MATCHes of that run that read the REDUX's source."""
     probes = set()
     for j, (_, bra) in enumerate(instructions):
-        mask = bra.operands[0] if bra.opcode == "BRA" and bra.operands else None
-        if not ({"DIV", "CONV"} & set(bra.modifiers) and isinstance(mask, Reg) and mask.file == "UR"):
+        if bra.opcode != "BRA" or not bra.operands:
+            continue
+        mask = bra.operands[0]
+        if not (("DIV" in bra.modifiers or "CONV" in bra.modifiers) and isinstance(mask, Reg)
+                and mask.file == "UR"):
             continue
         run = []
         for offset, ins in reversed(instructions[max(0, j - 8):j]):

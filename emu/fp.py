@@ -73,7 +73,7 @@ def flush_f32(values: np.ndarray) -> np.ndarray:
     """FTZ: FP32 denormals become zero of the same sign."""
     v = np.asarray(values, dtype=np.float32)
     tiny = (np.abs(v) < np.float32(1.1754944e-38)) & (v != 0)
-    if tiny.any():
+    if np.count_nonzero(tiny):
         v = np.where(tiny, np.copysign(np.float32(0), v), v).astype(np.float32)
     return v
 
@@ -83,7 +83,7 @@ def canonicalise_f32(values: np.ndarray) -> np.ndarray:
     0x7fffffff."""
     b = bits32(values)
     nan = np.isnan(values)
-    if not nan.any():
+    if not np.count_nonzero(nan):
         return b.copy()
     return np.where(nan, F32_CANONICAL_NAN, b).astype(np.uint32)
 
@@ -124,7 +124,7 @@ def propagate_nan_f64(values: np.ndarray, *operands: np.ndarray) -> np.ndarray:
 def _force_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
     """Round-to-odd correction of an FP64 result `s` whose exact value is `s + err`."""
     inexact = (err != 0) & np.isfinite(s)
-    if not inexact.any():
+    if not np.count_nonzero(inexact):
         return s
     even = (s.view(np.uint64) & np.uint64(1)) == 0
     fix = inexact & even

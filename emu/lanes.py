@@ -54,6 +54,17 @@ class PerWarp(Exception):
 _REGS: dict[tuple[str, int], Reg] = {}
 
 
+def widen(values: np.ndarray, n: int) -> np.ndarray:
+    """`values` as `n` lanes, for reading: the array itself when it has them, its one value
+    repeated when it is a single (uniform) value; as `np.broadcast_to`, at a fraction of its
+    cost per call."""
+    if values.shape == (n,):
+        return values
+    if values.shape == (1,):
+        return values.repeat(n)
+    return np.broadcast_to(values, (n,))
+
+
 def reg(file: str, index: int) -> Reg:
     """A plain register operand (shared instances: operands are immutable)."""
     r = _REGS.get((file, index))
@@ -392,7 +403,7 @@ class Lanes:
         """A uniform register takes, in each warp, the value of its first lane that writes."""
         if not np.count_nonzero(mask):
             return
-        vals = values if values.shape == (self.width,) else np.broadcast_to(values, (self.width,))
+        vals = widen(values, self.width)
         if self.warp >= 0:
             arr[self.warp, index] = vals[int(np.argmax(mask))]
             return

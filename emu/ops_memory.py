@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
 from . import fp
 from .errors import EmuFault
-from .lanes import reg
+from .lanes import reg, widen
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .registry import semantics
 
@@ -46,7 +46,8 @@ def address(w, mem: Mem, wide: bool) -> np.ndarray:
     addr = (addr.astype(I64) + mem.offset).astype(U64)
     if not wide:
         addr = addr & M32
-    return np.broadcast_to(addr, (w.width,)).copy()
+    # (a new array: each step above makes one)
+    return addr if addr.shape == (w.width,) else np.broadcast_to(addr, (w.width,)).copy()
 
 
 def _to_words(raw: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
@@ -66,7 +67,7 @@ def _from_words(w, src: Reg, size: int, lanes: np.ndarray) -> np.ndarray:
     words = []
     for i in range(count):
         r = reg(src.file, src.index + i) if not src.is_zero else src
-        words.append(np.broadcast_to(w.r(r), (w.width,))[lanes])
+        words.append(widen(w.r(r), w.width)[lanes])
     data = np.stack(words, axis=1).astype(U32).view(np.uint8).reshape(n, 4 * count)
     return data[:, :size]
 
@@ -140,7 +141,7 @@ def _is_wide(opcode, mods):
 def op_load(w, s, active, mask):
     ins = s.ins
     d, mem = ins.operands[0], ins.operands[1]
-    if not mask.any():
+    if not np.count_nonzero(mask):
         return
     size, signed = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
@@ -177,7 +178,7 @@ def _element_words(el: np.ndarray, size: int, signed: bool) -> list[np.ndarray]:
 def op_store(w, s, active, mask):
     ins = s.ins
     mem, src = ins.operands[0], ins.operands[1]
-    if not mask.any():
+    if not np.count_nonzero(mask):
         return
     size, _ = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
@@ -199,7 +200,7 @@ def _element_values(w, src: Reg, size: int, lanes: np.ndarray, every: bool) -> n
     words = []
     for i in range(max(size // 4, 1)):
         r = reg(src.file, src.index + i) if not src.is_zero else src
-        v = np.broadcast_to(w.r(r), (w.width,))
+        v = widen(w.r(r), w.width)
         words.append(v if every else v[lanes])
     if size < 4:
         return words[0].astype(_NARROW[size])

@@ -141,6 +141,7 @@ class Decoded:
         self.data = tuple(data_immediate(o) for o in self.data_refs) if data_immediate else ()
         self.data_immediate = data_immediate
         self.steps: dict[int, Step] = {}
+        self.facts: dict[str, tuple] = {}        # compile_step's facts by opcode
         self.imm32: dict[int, object] = {}
         self.atomics = any(ins.opcode in ATOMICS for _, ins in program.instructions)
 
@@ -153,7 +154,7 @@ class Decoded:
                 return None
             s = self.steps[offset] = compile_step(
                 self.program, offset, ins, self.handlers, self.prepare,
-                self.data_immediate if offset in self.with_data else None, self.vector)
+                self.data_immediate if offset in self.with_data else None, self.vector, self.facts)
         return s
 
     def all(self) -> dict[int, Step]:
@@ -189,26 +190,28 @@ def compile_program(program: KernelProgram, handlers: dict[str, Callable],
 
 
 def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers, prepare,
-                 data_immediate, vector) -> Step:
+                 data_immediate, vector, facts: dict | None = None) -> Step:
     """One instruction as a Step. An opcode without semantics becomes a step that faults when
     (and only when) it is executed, naming the opcode and the offset. `data_immediate` turns
     the `DataAddress` operands into immediates for this launch. Hot forms get a specialised
-    closure (emu/specialise.py, emu/single_lane.py)."""
+    closure (emu/specialise.py, emu/single_lane.py). `facts` keeps what depends on the
+    opcode alone (for these handlers, preparers and vector set) from one step to the next."""
     if data_immediate is not None and any(isinstance(o, DataAddress) for o in ins.operands):
         ins = replace(ins, operands=tuple(Imm(data_immediate(o)) if isinstance(o, DataAddress) else o
                                           for o in ins.operands))
-    handler = handlers.get(ins.opcode)
-    if handler is None:
-        handler = _unsupported
+    opcode = ins.opcode
+    known = facts.get(opcode) if facts is not None else None
+    if known is None:
+        known = _opcode_facts(opcode, handlers, prepare, vector)
+        if facts is not None:
+            facts[opcode] = known
+    handler, plain, is_vector, releases, reads_clock, prep, tiered = known
     guard = ins.guard
     if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
         guard = None            # PT: every lane
-    step = Step(offset, ins, handler, handler=handler, plain=handler.__module__ not in CONTROL_MODULES,
-                vector=handler in vector or handler is _unsupported, guard=guard,
-                releases=ins.opcode in RELEASING)
-    step.reads_clock = ins.opcode in ("S2R", "S2UR", "CS2R", "CS2UR")
-    prep = prepare.get(ins.opcode)
-    if prep is not None and handler is not _unsupported:
+    step = Step(offset, ins, handler, plain=plain, vector=is_vector, guard=guard, releases=releases,
+                reads_clock=reads_clock, handler=handler)
+    if prep is not None:
         try:
             prep(step)
         except EmuFault as e:
@@ -216,17 +219,31 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     if program.presence_probes is None:
         program.presence_probes = presence_probes(program.instructions)
     prepare_step(step, program.warp_sync_offsets, program.presence_probes)
-    step.collective = step.aux.get("collective")
-    step.meets = bool(step.aux.get("meets"))
-    step.fast = step.vector and step.plain and step.collective is None
-    step.run1 = step.run
-    if step.vector and handler is not _unsupported and ins.opcode in SPECIALISED:
+    if step.aux:
+        step.collective = step.aux.get("collective")
+        step.meets = bool(step.aux.get("meets"))
+    step.fast = is_vector and plain and step.collective is None
+    if tiered:
         # tiered: the handler runs an instruction's first two executions, the third makes
         # its specialised form (most of the cost of decoding, wasted on code run once or
         # twice: of the steps of the tinygrad backend's test programs run more than once,
         # 470 of 500 run exactly twice)
         step.run = step.run1 = _first
+    else:
+        step.run1 = step.run
     return step
+
+
+def _opcode_facts(opcode: str, handlers, prepare, vector) -> tuple:
+    """(handler, plain, vector, releases, reads_clock, preparer, tiered) of an opcode."""
+    handler = handlers.get(opcode)
+    if handler is None:
+        handler = _unsupported
+    is_vector = handler in vector or handler is _unsupported
+    prep = prepare.get(opcode) if handler is not _unsupported else None
+    return (handler, handler.__module__ not in CONTROL_MODULES, is_vector, opcode in RELEASING,
+            opcode in ("S2R", "S2UR", "CS2R", "CS2UR"), prep,
+            is_vector and handler is not _unsupported and opcode in SPECIALISED)
 
 
 def _first(w, s, active, mask):
