@@ -296,15 +296,39 @@ def _offsets(mask: int) -> tuple[int, ...]:
     return out
 
 
+def _single_choice(allowed: list[int], allowed_set: set[int], taken: set[int],
+                   bad_starts: set[int], high: int, fill_holes: bool) -> int | None:
+    """A register for a single value: the lowest free one; with `fill_holes`, below the
+    registers given out so far, first one whose aligned pair (then quad) a neighbour
+    already breaks, so that wide values coloured later still find aligned places."""
+    free = [c for c in allowed if c not in taken and c not in bad_starts]
+    if not free:
+        return None
+    if fill_holes:
+        def blocked(r: int) -> bool:
+            return r not in allowed_set or r in taken or r in bad_starts
+        below = [c for c in free if c < high]
+        for group in (2, 4):
+            for c in below:
+                first = c & -group
+                if any(blocked(r) for r in range(first, first + group) if r != c):
+                    return c
+    return free[0]
+
+
 def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = None,
           cost: dict[int, float] | None = None,
           forbidden: dict[int, set[int]] | None = None,
-          parts: dict[tuple[int, int], int] | None = None) -> tuple[dict[int, int], list[int]]:
+          parts: dict[tuple[int, int], int] | None = None,
+          wide_first: bool = False) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
     are simplified by spill cost once a class is full (see `_simplify`). Precoloured
     registers keep their register; `forbidden` (vreg id -> indices) are never chosen.
     `parts` (`interference_parts`): where a wide register's edge names only some of its
-    parts, only those parts keep apart; an edge without an entry keeps the whole apart."""
+    parts, only those parts keep apart; an edge without an entry keeps the whole apart.
+    `wide_first`: select quads, then pairs, then single registers (each in simplification's
+    order), single ones filling the holes wide ones leave: no longer guaranteed to colour
+    what simplification found colourable, but often tighter (see `best_colouring`)."""
     parts = parts or {}
     registers = registers or registers_of()
     vregs = mf.vregs
@@ -318,7 +342,11 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
         allowed_set = set(allowed)
         nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
         stack = _simplify(nodes, edges, width, allowed, cost)
-        for vid in reversed(stack):
+        high = 0                                  # one past the highest register given out
+        order = list(reversed(stack))
+        if wide_first:
+            order = sorted(order, key=lambda v: -width[v])      # stable: simplification's order
+        for vid in order:
             w = width[vid]
             taken: set[int] = set(forbidden.get(vid, ()))
             bad_starts: set[int] = set()       # first registers a partial edge rules out
@@ -343,14 +371,31 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     break
             if choice is None:
                 if w == 1:
-                    choice = next((c for c in allowed if c not in taken and c not in bad_starts), None)
+                    choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first)
                 else:
                     choice = next((c for c in allowed if fits(c)), None)
             if choice is None:
                 uncoloured.append(vid)
             else:
                 colors[vid] = choice
+                high = max(high, choice + w)
     return colors, sorted(uncoloured)
+
+
+def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, parts
+                   ) -> tuple[dict[int, int], list[int]]:
+    """`color` in simplification's order, and wide registers first where that colours
+    everything in fewer registers (or colours what the first left uncoloured): mixed
+    widths fragment the file when single registers take the low places first."""
+    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts)
+    if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
+        return colors, uncoloured
+    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, wide_first=True)
+    if left:
+        return colors, uncoloured
+    if uncoloured or _highest_r(mf, other) < _highest_r(mf, colors):
+        return other, left
+    return colors, uncoloured
 
 
 def _highest_r(mf: MFunction, colors: dict[int, int]) -> int:
@@ -375,8 +420,8 @@ def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
 def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
     """Colour without spilling: a CompileError when a class runs out."""
     edges, moves, parts = interference_parts(mf)
-    colors, uncoloured = color(mf, edges, moves, registers_of(r_limit),
-                               forbidden=forbidden_registers(mf), parts=parts)
+    colors, uncoloured = best_colouring(mf, edges, moves, registers_of(r_limit), None,
+                                        forbidden_registers(mf), parts)
     if uncoloured:
         raise _out_of(mf, uncoloured)
     return Allocation(colors, _highest_r(mf, colors))
@@ -436,9 +481,9 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
             edges, moves, parts = interference_parts(mf)
         forbidden = forbidden_registers(mf)
-        colors, uncoloured = color(mf, edges, moves, registers,
-                                   spill_costs(mf, unspillable) if by_cost else None, forbidden,
-                                   parts)
+        colors, uncoloured = best_colouring(mf, edges, moves, registers,
+                                            spill_costs(mf, unspillable) if by_cost else None,
+                                            forbidden, parts)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
         if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
@@ -449,8 +494,8 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
             # from now on choose what to spill by cost: simplify again, cheapest per unit
             # of degree first
             by_cost = True
-            colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable),
-                                       forbidden, parts)
+            colors, uncoloured = best_colouring(mf, edges, moves, registers,
+                                                spill_costs(mf, unspillable), forbidden, parts)
             if not uncoloured:
                 return Allocation(colors, _highest_r(mf, colors), stats), frame
         spillable = [v for v in uncoloured if v not in unspillable]
