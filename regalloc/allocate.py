@@ -85,7 +85,7 @@ def move_source(ins) -> VOp | None:
 
 def interference(mf: MFunction):
     """(vreg id -> the vreg ids it interferes with, vreg id -> its copy partners)."""
-    edges, moves, _ = interference_parts(mf)
+    edges, moves, _, _ = interference_parts(mf)
     return edges, moves
 
 
@@ -98,12 +98,16 @@ def interference_parts(mf: MFunction):
     `i << UNIT_BITS | j` set when part i of a and part j of b must not share a register,
     for every edge where a or b is wide (an edge between two single registers is always
     i = j = 0). Liveness is per part (`liveness.unit_liveness`), so a wide register
-    interferes only where its parts are live."""
+    interferes only where its parts are live. Fourth: vreg id -> [(vreg id, offset)], a
+    single register written by an instruction that reads the last of a wide one's part
+    prefers that part's register (`FADD R16, R20, R16` into a dying quad), and the wide
+    one the place that gives it."""
     fresh = fresh_writes(mf)
     live_out = unit_liveness(mf, fresh)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
     parts: dict[tuple[int, int], int] = {}
+    prefs: dict[int, list[tuple[int, int]]] = {}
     cls = [v.cls for v in mf.vregs]
     width = [v.width for v in mf.vregs]
     low = (1 << UNIT_BITS) - 1
@@ -158,6 +162,13 @@ def interference_parts(mf: MFunction):
                 for d in written:
                     for d2 in written:
                         add(d, d2)
+                for d, dparts in written.items():
+                    if width[d] == 1 and cls[d] == "R":
+                        for u in uses:
+                            q = u >> UNIT_BITS
+                            if width[q] > 1 and q != d and u not in live and cls[q] == "R":
+                                prefs.setdefault(d, []).append((q, u & low))
+                                prefs.setdefault(q, []).append((d, -(u & low)))
             live.difference_update(kills)
             live.update(uses)
         # Values live into the entry block are read before any write (PTX undefined
@@ -167,7 +178,7 @@ def interference_parts(mf: MFunction):
             for a in entry:
                 for c in entry:
                     add(a, c)
-    return edges, moves, parts
+    return edges, moves, parts, prefs
 
 
 def registers_of(r_limit: int = R_LIMIT) -> dict[str, list[int]]:
@@ -320,7 +331,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
           cost: dict[int, float] | None = None,
           forbidden: dict[int, set[int]] | None = None,
           parts: dict[tuple[int, int], int] | None = None,
-          wide_first: bool = False) -> tuple[dict[int, int], list[int]]:
+          wide_first: bool = False,
+          prefs: dict[int, list[tuple[int, int]]] | None = None) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
     are simplified by spill cost once a class is full (see `_simplify`). Precoloured
     registers keep their register; `forbidden` (vreg id -> indices) are never chosen.
@@ -328,8 +340,10 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     parts, only those parts keep apart; an edge without an entry keeps the whole apart.
     `wide_first`: select quads, then pairs, then single registers (each in simplification's
     order), single ones filling the holes wide ones leave: no longer guaranteed to colour
-    what simplification found colourable, but often tighter (see `best_colouring`)."""
+    what simplification found colourable, but often tighter (see `best_colouring`).
+    `prefs` (`interference_parts`' fourth): places to try after the copy partners'."""
     parts = parts or {}
+    prefs = prefs or {}
     registers = registers or registers_of()
     vregs = mf.vregs
     width = {v.id: v.width for v in vregs}
@@ -370,6 +384,12 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     choice = c
                     break
             if choice is None:
+                for partner, offset in prefs.get(vid, ()):
+                    c = colors.get(partner)
+                    if c is not None and c + offset >= 0 and fits(c + offset):
+                        choice = c + offset
+                        break
+            if choice is None:
                 if w == 1:
                     choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first)
                 else:
@@ -382,15 +402,15 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     return colors, sorted(uncoloured)
 
 
-def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, parts
+def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, parts, prefs
                    ) -> tuple[dict[int, int], list[int]]:
     """`color` in simplification's order, and wide registers first where that colours
     everything in fewer registers (or colours what the first left uncoloured): mixed
     widths fragment the file when single registers take the low places first."""
-    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts)
+    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs)
     if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
         return colors, uncoloured
-    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, wide_first=True)
+    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs)
     if left:
         return colors, uncoloured
     if uncoloured or _highest_r(mf, other) < _highest_r(mf, colors):
@@ -419,9 +439,9 @@ def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
 
 def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
     """Colour without spilling: a CompileError when a class runs out."""
-    edges, moves, parts = interference_parts(mf)
+    edges, moves, parts, prefs = interference_parts(mf)
     colors, uncoloured = best_colouring(mf, edges, moves, registers_of(r_limit), None,
-                                        forbidden_registers(mf), parts)
+                                        forbidden_registers(mf), parts, prefs)
     if uncoloured:
         raise _out_of(mf, uncoloured)
     return Allocation(colors, _highest_r(mf, colors))
@@ -477,13 +497,13 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     prespill(mf, registers, lambda vids: Spiller(mf, frame, unspillable, stats).spill(vids),
              lambda: spill_costs(mf, unspillable))
     for round_ in range(MAX_ROUNDS):
-        edges, moves, parts = interference_parts(mf)
+        edges, moves, parts, prefs = interference_parts(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
-            edges, moves, parts = interference_parts(mf)
+            edges, moves, parts, prefs = interference_parts(mf)
         forbidden = forbidden_registers(mf)
         colors, uncoloured = best_colouring(mf, edges, moves, registers,
                                             spill_costs(mf, unspillable) if by_cost else None,
-                                            forbidden, parts)
+                                            forbidden, parts, prefs)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
         if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
@@ -495,7 +515,8 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
             # of degree first
             by_cost = True
             colors, uncoloured = best_colouring(mf, edges, moves, registers,
-                                                spill_costs(mf, unspillable), forbidden, parts)
+                                                spill_costs(mf, unspillable), forbidden, parts,
+                                                prefs)
             if not uncoloured:
                 return Allocation(colors, _highest_r(mf, colors), stats), frame
         spillable = [v for v in uncoloured if v not in unspillable]
