@@ -43,7 +43,7 @@ def test_sums_take_the_registers_of_the_parts_they_read():
     mf = _quad_then_parts()
     alloc, _ = allocate.allocate_with_spilling(mf)
     allocate.verify(mf, alloc.color)
-    assert alloc.max_r == 7, alloc.color          # whole-register interference: R10
+    assert alloc.max_r == 7, alloc.color          # whole-register interference: R11
 
 
 def test_a_part_still_to_be_read_keeps_its_register():
