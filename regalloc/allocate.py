@@ -37,7 +37,8 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
 from ptx2sass.regalloc.coalesce_parts import coalesce_parts
 from ptx2sass.regalloc.constraints import forbidden_registers
-from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
+from ptx2sass.regalloc.liveness import (UNIT_BITS, fresh_writes, unit_liveness,
+                                        unit_use_def, use_def)
 from ptx2sass.regalloc.loops import block_weights
 from ptx2sass.regalloc.prespill import prespill
 from ptx2sass.regalloc.remat_predicates import rematerialise_predicates
@@ -84,23 +85,48 @@ def move_source(ins) -> VOp | None:
 
 def interference(mf: MFunction):
     """(vreg id -> the vreg ids it interferes with, vreg id -> its copy partners)."""
+    edges, moves, _, _ = interference_parts(mf)
+    return edges, moves
+
+
+def _full_mask(wa: int, wb: int) -> int:
+    return sum(1 << (i << UNIT_BITS | j) for i in range(wa) for j in range(wb))
+
+
+def interference_parts(mf: MFunction):
+    """`interference`'s two maps and the parts that interfere: (a, b) -> a mask with bit
+    `i << UNIT_BITS | j` set when part i of a and part j of b must not share a register,
+    for every edge where a or b is wide (an edge between two single registers is always
+    i = j = 0). Liveness is per part (`liveness.unit_liveness`), so a wide register
+    interferes only where its parts are live. Fourth: vreg id -> [(vreg id, offset)], a
+    single register written by an instruction that reads the last of a wide one's part
+    prefers that part's register (`FADD R16, R20, R16` into a dying quad), and the wide
+    one the place that gives it."""
     fresh = fresh_writes(mf)
-    live_out = liveness(mf, fresh)
+    live_out = unit_liveness(mf, fresh)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
+    parts: dict[tuple[int, int], int] = {}
+    prefs: dict[int, list[tuple[int, int]]] = {}
     cls = [v.cls for v in mf.vregs]
+    width = [v.width for v in mf.vregs]
+    low = (1 << UNIT_BITS) - 1
 
     def add(a: int, b: int) -> None:
         if a != b and cls[a] == cls[b]:
             edges[a].add(b)
             edges[b].add(a)
+            if width[a] > 1 or width[b] > 1:
+                parts[(a, b)] = parts.get((a, b), 0) | _full_mask(width[a], width[b])
+                parts[(b, a)] = parts.get((b, a), 0) | _full_mask(width[b], width[a])
 
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = _use_def(ins, fresh)
-            # what register_operands(ins) yields as defs, without walking every operand
-            defs = [op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp)]
+            uses, kills, dunits = unit_use_def(ins, fresh)
+            if ins.opcode == IMPLICIT_DEF:
+                # writes nothing: only the parts read before any write need a register
+                dunits = [u for u in dunits if u in live]
             copy_src = None
             src = move_source(ins)
             if src is not None:
@@ -109,30 +135,50 @@ def interference(mf: MFunction):
                 if ins.operands[0].part is None and src.part is None:
                     moves[dst].append(copy_src)
                     moves[copy_src].append(dst)
-            if defs:
-                if copy_src is not None and (ins.operands[0].part is not None
-                                             or src.part is not None):
+                else:
                     copy_src = None          # a part copy: source and result interfere
+            if dunits:
                 ordered = sorted(live)
-            for d in defs:
-                # add(d, lv) for every live lv, inlined: the hottest loop of allocation
-                mine, c = edges[d], cls[d]
-                for lv in ordered:
-                    if lv != d and lv != copy_src and cls[lv] == c:
+                written: dict[int, list[int]] = {}
+                for u in dunits:
+                    written.setdefault(u >> UNIT_BITS, []).append(u & low)
+                for d, dparts in written.items():
+                    # the hottest loop of allocation: edges with every live unit, inlined
+                    mine, c, wide = edges[d], cls[d], width[d] > 1
+                    for lu in ordered:
+                        lv = lu >> UNIT_BITS
+                        if lv == d or lv == copy_src or cls[lv] != c:
+                            continue
                         mine.add(lv)
                         edges[lv].add(d)
-                for d2 in defs:
-                    add(d, d2)
-            for k in kills:
-                live.discard(k)
+                        if wide or width[lv] > 1:
+                            j = lu & low
+                            m = t = 0
+                            for k in dparts:
+                                m |= 1 << (k << UNIT_BITS | j)
+                                t |= 1 << (j << UNIT_BITS | k)
+                            parts[(d, lv)] = parts.get((d, lv), 0) | m
+                            parts[(lv, d)] = parts.get((lv, d), 0) | t
+                for d in written:
+                    for d2 in written:
+                        add(d, d2)
+                for d, dparts in written.items():
+                    if width[d] == 1 and cls[d] == "R":
+                        for u in uses:
+                            q = u >> UNIT_BITS
+                            if width[q] > 1 and q != d and u not in live and cls[q] == "R":
+                                prefs.setdefault(d, []).append((q, u & low))
+                                prefs.setdefault(q, []).append((d, -(u & low)))
+            live.difference_update(kills)
             live.update(uses)
         # Values live into the entry block are read before any write (PTX undefined
         # registers): they still need registers of their own.
         if i == 0:
-            for a in sorted(live):
-                for c in sorted(live):
+            entry = sorted({u >> UNIT_BITS for u in live})
+            for a in entry:
+                for c in entry:
                     add(a, c)
-    return edges, moves
+    return edges, moves, parts, prefs
 
 
 def registers_of(r_limit: int = R_LIMIT) -> dict[str, list[int]]:
@@ -247,12 +293,57 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
     return stack
 
 
+_OFFSETS: dict[int, tuple[int, ...]] = {}
+
+
+def _offsets(mask: int) -> tuple[int, ...]:
+    """j - i for every (i, j) of a parts mask: a register placed at c + (j - i), with c
+    where the neighbour starts, would put its part i on the neighbour's part j."""
+    out = _OFFSETS.get(mask)
+    if out is None:
+        n = 1 << UNIT_BITS
+        out = _OFFSETS[mask] = tuple(sorted({j - i for i in range(n) for j in range(n)
+                                             if mask >> (i << UNIT_BITS | j) & 1}))
+    return out
+
+
+def _single_choice(allowed: list[int], allowed_set: set[int], taken: set[int],
+                   bad_starts: set[int], high: int, fill_holes: bool) -> int | None:
+    """A register for a single value: the lowest free one; with `fill_holes`, below the
+    registers given out so far, first one whose aligned pair (then quad) a neighbour
+    already breaks, so that wide values coloured later still find aligned places."""
+    free = [c for c in allowed if c not in taken and c not in bad_starts]
+    if not free:
+        return None
+    if fill_holes:
+        def blocked(r: int) -> bool:
+            return r not in allowed_set or r in taken or r in bad_starts
+        below = [c for c in free if c < high]
+        for group in (2, 4):
+            for c in below:
+                first = c & -group
+                if any(blocked(r) for r in range(first, first + group) if r != c):
+                    return c
+    return free[0]
+
+
 def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = None,
           cost: dict[int, float] | None = None,
-          forbidden: dict[int, set[int]] | None = None) -> tuple[dict[int, int], list[int]]:
+          forbidden: dict[int, set[int]] | None = None,
+          parts: dict[tuple[int, int], int] | None = None,
+          wide_first: bool = False,
+          prefs: dict[int, list[tuple[int, int]]] | None = None) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
     are simplified by spill cost once a class is full (see `_simplify`). Precoloured
-    registers keep their register; `forbidden` (vreg id -> indices) are never chosen."""
+    registers keep their register; `forbidden` (vreg id -> indices) are never chosen.
+    `parts` (`interference_parts`): where a wide register's edge names only some of its
+    parts, only those parts keep apart; an edge without an entry keeps the whole apart.
+    `wide_first`: select quads, then pairs, then single registers (each in simplification's
+    order), single ones filling the holes wide ones leave: no longer guaranteed to colour
+    what simplification found colourable, but often tighter (see `best_colouring`).
+    `prefs` (`interference_parts`' fourth): places to try after the copy partners'."""
+    parts = parts or {}
+    prefs = prefs or {}
     registers = registers or registers_of()
     vregs = mf.vregs
     width = {v.id: v.width for v in vregs}
@@ -265,16 +356,27 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
         allowed_set = set(allowed)
         nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
         stack = _simplify(nodes, edges, width, allowed, cost)
-        for vid in reversed(stack):
+        high = 0                                  # one past the highest register given out
+        order = list(reversed(stack))
+        if wide_first:
+            order = sorted(order, key=lambda v: -width[v])      # stable: simplification's order
+        for vid in order:
             w = width[vid]
             taken: set[int] = set(forbidden.get(vid, ()))
+            bad_starts: set[int] = set()       # first registers a partial edge rules out
             for n in edges[vid]:
                 c = colors.get(n)
-                if c is not None:
+                if c is None:
+                    continue
+                mask = parts.get((vid, n))
+                if mask is None:
                     taken.update(range(c, c + width[n]))
+                else:
+                    bad_starts.update(c + off for off in _offsets(mask))
 
             def fits(c: int) -> bool:
-                return c % w == 0 and all(r in allowed_set and r not in taken for r in range(c, c + w))
+                return (c % w == 0 and c not in bad_starts
+                        and all(r in allowed_set and r not in taken for r in range(c, c + w)))
             choice = None
             for partner in moves[vid]:
                 c = colors.get(partner)
@@ -282,15 +384,38 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     choice = c
                     break
             if choice is None:
+                for partner, offset in prefs.get(vid, ()):
+                    c = colors.get(partner)
+                    if c is not None and c + offset >= 0 and fits(c + offset):
+                        choice = c + offset
+                        break
+            if choice is None:
                 if w == 1:
-                    choice = next((c for c in allowed if c not in taken), None)
+                    choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first)
                 else:
                     choice = next((c for c in allowed if fits(c)), None)
             if choice is None:
                 uncoloured.append(vid)
             else:
                 colors[vid] = choice
+                high = max(high, choice + w)
     return colors, sorted(uncoloured)
+
+
+def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, parts, prefs
+                   ) -> tuple[dict[int, int], list[int]]:
+    """`color` in simplification's order, and wide registers first where that colours
+    everything in fewer registers (or colours what the first left uncoloured): mixed
+    widths fragment the file when single registers take the low places first."""
+    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs)
+    if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
+        return colors, uncoloured
+    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs)
+    if left:
+        return colors, uncoloured
+    if uncoloured or _highest_r(mf, other) < _highest_r(mf, colors):
+        return other, left
+    return colors, uncoloured
 
 
 def _highest_r(mf: MFunction, colors: dict[int, int]) -> int:
@@ -314,9 +439,9 @@ def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
 
 def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
     """Colour without spilling: a CompileError when a class runs out."""
-    edges, moves = interference(mf)
-    colors, uncoloured = color(mf, edges, moves, registers_of(r_limit),
-                               forbidden=forbidden_registers(mf))
+    edges, moves, parts, prefs = interference_parts(mf)
+    colors, uncoloured = best_colouring(mf, edges, moves, registers_of(r_limit), None,
+                                        forbidden_registers(mf), parts, prefs)
     if uncoloured:
         raise _out_of(mf, uncoloured)
     return Allocation(colors, _highest_r(mf, colors))
@@ -372,12 +497,13 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     prespill(mf, registers, lambda vids: Spiller(mf, frame, unspillable, stats).spill(vids),
              lambda: spill_costs(mf, unspillable))
     for round_ in range(MAX_ROUNDS):
-        edges, moves = interference(mf)
+        edges, moves, parts, prefs = interference_parts(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
-            edges, moves = interference(mf)
+            edges, moves, parts, prefs = interference_parts(mf)
         forbidden = forbidden_registers(mf)
-        colors, uncoloured = color(mf, edges, moves, registers,
-                                   spill_costs(mf, unspillable) if by_cost else None, forbidden)
+        colors, uncoloured = best_colouring(mf, edges, moves, registers,
+                                            spill_costs(mf, unspillable) if by_cost else None,
+                                            forbidden, parts, prefs)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
         if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
@@ -388,8 +514,9 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
             # from now on choose what to spill by cost: simplify again, cheapest per unit
             # of degree first
             by_cost = True
-            colors, uncoloured = color(mf, edges, moves, registers, spill_costs(mf, unspillable),
-                                       forbidden)
+            colors, uncoloured = best_colouring(mf, edges, moves, registers,
+                                                spill_costs(mf, unspillable), forbidden, parts,
+                                                prefs)
             if not uncoloured:
                 return Allocation(colors, _highest_r(mf, colors), stats), frame
         spillable = [v for v in uncoloured if v not in unspillable]
@@ -406,31 +533,35 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
 
 
 def verify(mf: MFunction, colors: dict[int, int]) -> None:
-    """Check an allocation against liveness: wherever a register is written, no other value
-    live across that write may share any of its physical registers (a copy's source
-    excepted when the copy is a whole-register move). Raises AssertionError naming the
-    first conflict; a compiler bug, never a user error."""
+    """Check an allocation against liveness: wherever a register part is written, no other
+    value's part live across that write may be in the same physical register (a copy's
+    source excepted when the copy is a whole-register move; an IMPLICIT_DEF writes only the
+    parts read before any write). Liveness is per part, as the allocator's. Raises
+    AssertionError naming the first conflict; a compiler bug, never a user error."""
     fresh = fresh_writes(mf)
-    live_out = liveness(mf, fresh)
+    live_out = unit_liveness(mf, fresh)
+    low = (1 << UNIT_BITS) - 1
 
-    def span(vid: int) -> set[tuple[str, int]]:
-        v = mf.vregs[vid]
-        return {(v.cls, colors[vid] + k) for k in range(v.width)}
+    def place(u: int) -> tuple[str, int]:
+        vid = u >> UNIT_BITS
+        return mf.vregs[vid].cls, colors[vid] + (u & low)
 
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
-            uses, kills = _use_def(ins, fresh)
-            defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+            uses, kills, dunits = unit_use_def(ins, fresh)
+            if ins.opcode == IMPLICIT_DEF:
+                dunits = [u for u in dunits if u in live]
             exempt = None
             if (ins.opcode == COPY and isinstance(ins.operands[1], VOp)
                     and ins.operands[0].part is None and ins.operands[1].part is None):
                 exempt = ins.operands[1].reg.id
-            for d in defs:
-                for lv in sorted(live):
-                    if lv != d and lv != exempt and span(d) & span(lv):
+            for du in dunits:
+                d = du >> UNIT_BITS
+                for lu in sorted(live):
+                    lv = lu >> UNIT_BITS
+                    if lv != d and lv != exempt and place(du) == place(lu):
                         raise AssertionError(f"{mf.name}/{b.name}: {ins!r} overwrites "
                                              f"{mf.vregs[lv]!r}, live in the same register")
-            for k in kills:
-                live.discard(k)
+            live.difference_update(kills)
             live.update(uses)

@@ -84,18 +84,74 @@ def liveness(mf: MFunction, fresh: set | None = None) -> dict[int, set[int]]:
                 gen[i].discard(k)
                 kill[i].add(k)
             gen[i].update(uses)
+    return _solve(mf, index, gen, kill)
+
+
+def _solve(mf: MFunction, index: dict[int, int], gen: list[set], kill: list[set]) -> dict[int, set]:
+    """Backward dataflow: live-out per block index from each block's gen and kill sets."""
+    n = len(mf.blocks)
     live_in = [set() for _ in range(n)]
     live_out = [set() for _ in range(n)]
     changed = True
     while changed:
         changed = False
         for i in reversed(range(n)):
-            b = mf.blocks[i]
             out = set()
-            for s in b.succs:
+            for s in mf.blocks[i].succs:
                 out |= live_in[index[id(s)]]
             inn = gen[i] | (out - kill[i])
             if out != live_out[i] or inn != live_in[i]:
                 live_out[i], live_in[i] = out, inn
                 changed = True
     return {i: live_out[i] for i in range(n)}
+
+
+# Liveness per 32-bit part ("unit") of a register, for the allocator's interference: a
+# quad whose parts are read at different times is live only in the parts still to be read,
+# so a value written after one part's last read may take that part's register (ptxas's
+# `FADD R16, R20, R16` into a dying 128-bit load). A unit is `vid << UNIT_BITS | part`.
+UNIT_BITS = 2                 # widths are 1, 2 or 4 parts
+
+
+def operand_units(ins: MInstr, index: int, op) -> range:
+    """The parts of `op.reg` operand `index` of `ins` names: all of them for the whole
+    register; a part and, with an extra footprint (`ins.widths`), the parts it covers."""
+    if op.part is None:
+        return range(op.reg.width)
+    return range(op.part, min(op.part + ins.widths.get(index, 1), op.reg.width))
+
+
+def unit_use_def(ins: MInstr, fresh: frozenset | set = frozenset()
+                 ) -> tuple[list[int], list[int], list[int]]:
+    """(units read, units killed, units written) by `ins`: as `use_def`, per part. An
+    unguarded write of a part kills that part only; a guarded one (unless fresh) keeps the
+    old value alive, so its parts count as read too."""
+    uses, kills, defs = [], [], []
+    guarded = ins.guard is not None
+    for index, op, is_def in register_operands(ins):
+        base = op.reg.id << UNIT_BITS
+        units = [base | k for k in operand_units(ins, index, op)]
+        if not is_def:
+            uses.extend(units)
+            continue
+        defs.extend(units)
+        if not guarded or (id(ins), op.reg.id) in fresh:
+            kills.extend(units)
+        else:
+            uses.extend(units)
+    return uses, kills, defs
+
+
+def unit_liveness(mf: MFunction, fresh: set) -> dict[int, set[int]]:
+    """Live-out units per block (keyed by block index), as `liveness` per part."""
+    n = len(mf.blocks)
+    index = {id(b): i for i, b in enumerate(mf.blocks)}
+    gen, kill = [set() for _ in range(n)], [set() for _ in range(n)]
+    for i, b in enumerate(mf.blocks):
+        for ins in reversed(b.instrs):
+            uses, kills, _ = unit_use_def(ins, fresh)
+            for k in kills:
+                gen[i].discard(k)
+                kill[i].add(k)
+            gen[i].update(uses)
+    return _solve(mf, index, gen, kill)
