@@ -3,7 +3,8 @@ fuzz campaigns of branch arch8 (tuning seeds 21100000-21100099 and 21000000-2100
 by `tools/fuzz_emu_fail --words`, nvdisasm's text beside each word), probed into the tables with
 `python -m tools.isa_probe --extend --arch sm_100 --seed-words tools/isa_seeds/fuzz_arch8_sm100.words`
 (and `--arch sm_75 ... fuzz_arch8_sm75.words`): each decodes as nvdisasm prints it and
-encodes back to the same bits."""
+encodes back to the same bits. Branch arch9 adds the sm_100 and sm_120 words of its tuning seeds
+(24110000-, 24120000-: `fuzz_arch9_sm1x0.words`, probed with `--arch sm_1x0 --seed-words`)."""
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,12 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = {"sm_100": "fuzz_arch8_sm100.words", "sm_75": "fuzz_arch8_sm75.words"}
+FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
+         ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"))
 
 
 def _words():
-    for arch, name in FILES.items():
+    for arch, name in FILES:
         path = SEEDS / name
         if not path.is_file():
             continue

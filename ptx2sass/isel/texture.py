@@ -109,6 +109,25 @@ def _register_handle_encodable(arch: str, opcode: str) -> bool:
     return True
 
 
+# a surface or texture instruction on a handle named by a uniform register alone (sm_100+), to
+# ask the target's table whether it encodes a modifier combination (the blackwell table lacks
+# SUST.P, the 3D/2D_ARRAY surface accesses without a clamp suffix and TEX.LL; a texture's
+# geometry is an operand)
+UNIFORM_HANDLE_OPERANDS = {"SULD": "R0, [R2], UR4", "SUST": "[R2], R0, UR4", "SURED": "[R2], R0, UR4",
+                           "TEX": "R0, R2, R4, R6, UR4, {}, 0x1"}
+
+
+@functools.lru_cache(maxsize=None)
+def _uniform_handle_encodable(arch: str, opcode: str, mods: tuple, geometry: str = "") -> bool:
+    """Whether `arch`'s table encodes `opcode.mods` with a uniform-register handle."""
+    from ptx2sass.encoder import codec
+    try:
+        codec.encode_text(f"{'.'.join((opcode,) + mods)} {UNIFORM_HANDLE_OPERANDS[opcode].format(geometry)}", arch)
+    except codec.EncodeError:
+        return False
+    return True
+
+
 @dataclass
 class Handle:
     """How an instruction names its handle: `register`, a source register holding the low
@@ -206,6 +225,8 @@ class TextureSelection:
     def emit_surface(self, opcode: str, mods, ops: list, ndefs: int, coords: VOp, handle: Handle):
         """The instruction, with the whole coordinate group as a hidden read (the address
         prints its first register only)."""
+        if not self.arch.texture_handle_bank and not _uniform_handle_encodable(self.arch.name, opcode, tuple(mods)):
+            raise self.unsupported(f"`{'.'.join((opcode,) + tuple(mods))}` on {self.arch.name}")
         ops = ops + handle.register + handle.operands
 
         def body():
@@ -412,6 +433,8 @@ class TextureSelection:
         lod = [LOD_NONE] if mode is None and self.arch.texture_explicit_lod else extra[:1]
         sources, scr = self.texture_sources((coords, [*reg_handle, *lod]))
         mods = scr + ("B",) * bool(reg_handle) + ("LL",) * bool(lod)
+        if lod and not self.arch.texture_handle_bank and not _uniform_handle_encodable(self.arch.name, "TEX", mods, name):
+            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}` on {self.arch.name}")
         self.finish_texture(ins, "TEX", mods, lo, hi, sources, handle, name)
 
     def sel_tld4(self, ins: ir.Instr) -> None:
