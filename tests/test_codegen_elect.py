@@ -10,7 +10,7 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 
-KERNEL = """.version 8.0
+KERNEL_MASK = """.version 8.0
 .target sm_90
 .address_size 64
 .visible .entry k(.param .u64 p, .param .u32 first)
@@ -23,7 +23,7 @@ mul.wide.u32 %rd2, %r3, 4;
 add.u64 %rd1, %rd1, %rd2;
 setp.lt.u32 %p2, %r3, %r2;
 @%p2 bra DONE;
-elect.sync %r1|%p1, 0xffffffff;
+elect.sync %r1|%p1, {mask};
 selp.u32 %r4, 1000, 0, %p1;
 add.u32 %r4, %r4, %r1;
 st.global.u32 [%rd1], %r4;
@@ -31,6 +31,7 @@ DONE:
 ret;
 }
 """
+KERNEL = KERNEL_MASK.replace("{mask}", "0xffffffff")
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
@@ -49,3 +50,12 @@ def test_elect_sync_is_ptxas_and_the_model(first, arch):
         if name == "ours":
             assert not res.hazards, res.hazards[:3]
         np.testing.assert_array_equal(out, want, err_msg=name)
+
+
+def test_elect_sync_with_a_per_lane_mask_is_refused_clearly():
+    """ptxas writes WARPSYNC.EXCLUSIVE of a loaded mask in a BSSY region first: not done."""
+    from ptx2sass import CompileError
+    ptx = KERNEL_MASK.replace("{mask}", "%r5").replace("@%p2 bra DONE;",
+                                                        "@%p2 bra DONE;\nld.global.u32 %r5, [%rd1];")
+    with pytest.raises(CompileError, match="per-lane membermask"):
+        codegen.compile_ptx(ptx, "sm_90")
