@@ -13,7 +13,9 @@ issued for.
 * `UBLKRED.<dst>.S.<op>[.<type>]`: the same with each element combined into the
   destination (ADD/MIN/MAX/INC/DEC/AND/OR/XOR on 32-bit words by default, `.U64`/`.S64`
   on 64-bit ones, `.S32` signed).
-* `UBLKPF.L2 [URa], URb` (prefetch), `UTMACMDFLUSH` (commit_group): nothing to model.
+* `UBLKPF.L2 [URa], URb` (prefetch), `UTMACMDFLUSH` (commit_group), `UTMACCTL.PF [URa]`
+  (prefetch.tensormap: the descriptor at the generic address into the cache): nothing to
+  model.
 
 The unit's copies complete when they are issued here (an order the PTX ISA allows: the
 bulk-group waits, DEPBAR.LE SB0, and the mbarrier waits then find them done). The size's
@@ -144,9 +146,9 @@ def op_bulk_copy(w, s, active, mask):
     _complete(w, bar, n, lane)
 
 
-@semantics("UBLKPF", "UTMACMDFLUSH", vector=True)
+@semantics("UBLKPF", "UTMACMDFLUSH", "UTMACCTL", vector=True)
 def op_bulk_nothing(w, s, active, mask):
-    """The L2 prefetch and the commit of bulk groups change no value."""
+    """The L2 and tensor-map prefetches and the commit of bulk groups change no value."""
     return None
 
 

@@ -61,3 +61,18 @@ def test_ptxas_crashes_on_sub_word_v8_loads_for_sm89(spelling):
     form = next(f for f in inventory.forms() if f.spelling == spelling)
     ((ok, msg),) = ptxas_verdicts([(instruction_text(form), False)], 89, version_for(form, 89))
     assert not ok and msg.startswith("ptxas crashed")
+
+
+def test_quadpair_mma_lists_every_accumulator_pair_ptxas_accepts():
+    """mma.m8n8k4 with f16 inputs: the manual's .dtype/.ctype are each .f16 or .f32, and
+    ptxas 13.5 takes every pair but f16 D from f32 C (refused: tests/test_codegen_mma_quadpair.py);
+    the inventory lists exactly those."""
+    forms = {f.spelling for f in inventory.forms()
+             if f.opcode == "mma" and ".m8n8k4." in f.spelling and ".f64" not in f.spelling}
+    want = {f"mma.sync.aligned.m8n8k4.{a}.{b}.{d}.f16.f16.{c}"
+            for a in ("row", "col") for b in ("row", "col")
+            for d, c in (("f16", "f16"), ("f32", "f32"), ("f32", "f16"))}
+    assert forms == want
+    chosen = [f for f in inventory.forms() if f.spelling in want]
+    verdicts = ptxas_verdicts([(instruction_text(f), False) for f in chosen], 89, version_for(chosen[0], 89))
+    assert len(chosen) == 12 and all(ok for ok, _ in verdicts), [m for _, m in verdicts]

@@ -1,11 +1,13 @@
 """Cache control and address-space queries: prefetch/prefetchu (CCTL.E.PF1/PF2, CCTLL for
 local addresses), applypriority and discard of L2 lines (CCTL.E.DML2 / .RML2), isspacep
-(QSPC; `.param` a range test of the driver's parameter window), as ptxas writes them."""
+(QSPC; `.param` a range test of the driver's parameter window), prefetch.tensormap
+(UTMACCTL.PF, sm_90+), as ptxas writes them."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm
-from ptx2sass.isel.common import NOT_PT, PT, RZ
+from ptx2sass.encoder.model import ConstRef, Imm, Mem
+from ptx2sass.isel.bulk_copy import SRC_UR
+from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
 from ptx2sass.mir import VMem, VOp
 
 # prefetch level / eviction priority -> CCTL operation
@@ -23,13 +25,62 @@ class CacheOps:
     def sel_prefetch(self, ins):
         level = next((m for m in ins.modifiers if m in PREFETCH), None)
         if level is None:           # prefetch[.const|.param].tensormap (sm_90)
-            raise self.unsupported(f"`{'.'.join(('prefetch', *ins.modifiers))}`")
+            return self.prefetch_tensormap(ins)
         if ins.space == "local":      # CCTLL on the 32-bit local address
             mem = self.offset_added(self.memory_operand(ins.srcs[0], "local"))
             self.emit("CCTLL", (PREFETCH[level],), [VMem(mem.base, 0, wide=False)], ndefs=0)
             return
         self.emit("CCTL", ("E", PREFETCH[level]), [self.cctl_address(ins.srcs[0], "global")],
                   ndefs=0)
+
+    def prefetch_tensormap(self, ins):
+        """prefetch[.const|.param].tensormap [a]: UTMACCTL.PF of the descriptor's generic
+        address in a uniform pair, once per distinct address (isel/bulk_copy.py's loop). A
+        .const/.param address is the driver's window base (driver_cbank) plus the offset:
+        a variable's as ptxas, ULDC.64 of the base and UIADD3.64 of its placement; a
+        register's added per lane (ptxas adds it uniformly where it is a parameter's)."""
+        addr, space = ins.srcs[0], ins.space
+        what = f"`{'.'.join(('prefetch', *ins.modifiers))}`"
+        lane: list[tuple] = []
+        if space in ("const", "param"):
+            window = dict(self.arch.driver_cbank or ()).get(f"{space}_window")
+            if window is None or not isinstance(addr, ir.Address) or (
+                    space == "param" and not self.arch.param_window_at_params):
+                raise self.unsupported(f"{what} on {self.arch.name}")
+            base = addr.base
+            if isinstance(base, ir.Symbol):
+                p = self.placement(base)
+                if p.space != space:
+                    raise self.unsupported(f"{what} of `{base.name}`")
+                self.emit("ULDC", ("64",), [SRC_UR, ConstRef(0, window)], guarded=False)
+                offset = p.value + base.offset + addr.offset
+                if offset:
+                    self.emit("UIADD3", ("64",), [SRC_UR, SRC_UR, self.imm32(offset), URZ],
+                              guarded=False)
+            else:
+                r = self.vreg(base) if isinstance(base, ir.Value) else None
+                if r is None or r.width != 2:
+                    raise self.unsupported(f"{what} of a 32-bit address")
+                pair, carry = self.new_pair(), VOp(self.mf.new_vreg("P"))
+                self.emit("IADD3", (), [VOp(pair.reg, 0), carry, VOp(r, 0), ConstRef(0, window),
+                                        RZ], ndefs=2)
+                self.emit("IADD3", ("X",), [VOp(pair.reg, 1), VOp(r, 1), ConstRef(0, window + 4),
+                                            RZ, carry, NOT_PT])
+                lo, hi = VOp(pair.reg, 0), VOp(pair.reg, 1)
+                if addr.offset:
+                    moved = self.new_pair()
+                    self.add_wide_constant(moved, lo, hi, addr.offset)
+                    lo, hi = VOp(moved.reg, 0), VOp(moved.reg, 1)
+                lane = [(lo, SRC_UR), (hi, type(SRC_UR)("UR", SRC_UR.index + 1))]
+        else:
+            got = self.bulk_global(addr, SRC_UR)
+            if got is not None:
+                lane = [(got[0], SRC_UR), (got[1], type(SRC_UR)("UR", SRC_UR.index + 1))]
+
+        def issue():
+            mi = self.emit("UTMACCTL", ("PF",), [Mem(ubase=SRC_UR)], ndefs=0, guarded=False)
+            mi.widths = {0: 2}
+        self.distinct_values_loop(lane, issue)
 
     def sel_prefetchu(self, ins):
         self.emit("CCTL", ("E", "PF1"), [self.cctl_address(ins.srcs[0], "global")], ndefs=0)

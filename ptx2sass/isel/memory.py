@@ -1788,3 +1788,19 @@ class MemorySelection:
 
     def sel_activemask(self, ins):
         self.emit("VOTE", ("ANY",), [self.dst(ins.dests[0]), PT, PT])
+
+    ELECT_UR = Reg("UR", 6)       # the leader's lane, live from ELECT to the MOV after it
+
+    def sel_elect(self, ins):
+        """elect.sync d|p, membermask (sm_90+): ELECT Pp, UR, PT (the lowest active lane),
+        then d = UR, as ptxas 13.5 writes it: it reads no membermask (the PTX ISA requires
+        every executing thread to be in it). A per-lane mask (ptxas: WARPSYNC.EXCLUSIVE of
+        it in a BSSY region first) is refused."""
+        mask = ins.srcs[0]
+        if self.known_constant(mask) is None and not (
+                isinstance(mask, ir.Value) and mask.id in self.param_values):
+            raise self.unsupported("`elect.sync` with a per-lane membermask")
+        p = (VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 and not self.never_read(ins.dests[1])
+             else PT)
+        self.emit("ELECT", (), [p, self.ELECT_UR, PT], ndefs=2)
+        self.emit("MOV", (), [self.dst(ins.dests[0]), self.ELECT_UR])
