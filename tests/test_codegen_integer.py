@@ -352,3 +352,24 @@ def test_mad_lo_64_with_an_immediate_addend(body, imm_b, addend, arch):
     want = np.array([(x * y + addend) % (1 << 64) for x, y in zip(a, b)], dtype=np.uint64)
     assert (ours == want).all()
     assert (ours == theirs).all()
+
+
+# b's low word is known zero (a shift by >= 32, a zero-extended byte shifted up): a - b
+# borrows nothing from the low word (a + ~0 + 1 carries); the realworld corpus's
+# `scalar_widths` (stencil3d_params.cu) subtracts `(uint64_t)u8 << 40`
+SUB_ZERO_LOW_WORD = {
+    "shl.b64 %o, %a1, 40;\nsub.s64 %o, %a0, %o;": lambda a, b: a - (b << 40),
+    "shl.b64 %o, %a1, 32;\nsub.s64 %o, %a0, %o;": lambda a, b: a - (b << 32),
+    "and.b64 %o, %a1, -4294967296;\nsub.s64 %o, %a0, %o;": lambda a, b: a - (b & ~0xFFFFFFFF),
+}
+
+
+@pytest.mark.parametrize("body", SUB_ZERO_LOW_WORD)
+def test_sub_64_of_a_value_with_a_zero_low_word(body):
+    ours, theirs, data = run_both(body, 64, 2, 64, values=EDGES64)
+    mask = (1 << 64) - 1
+    want = np.array([SUB_ZERO_LOW_WORD[body](int(data[2 * i]), int(data[2 * i + 1])) & mask
+                     for i in range(len(ours))], dtype=np.uint64)
+    assert (theirs == want).all()
+    bad = (ours != want).nonzero()[0]
+    assert not len(bad), [(hex(data[2 * i]), hex(data[2 * i + 1]), hex(ours[i]), hex(want[i])) for i in bad[:4]]

@@ -232,3 +232,55 @@ def test_tiles_redux_runs_each_mask_apart():
     read = next(n for n, o in enumerate(after) if "UR6" in o)
     join = next(n for n, o in enumerate(after) if o.startswith("WARPSYNC"))
     assert read < join
+
+
+GROUP_SUM = """.version 8.0
+.target ARCH
+.address_size 64
+.visible .entry k(.param .u64 pkeys, .param .u64 pvals, .param .u64 pout)
+{
+  .reg .pred %p<2>; .reg .b32 %r<12>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pkeys]; ld.param.u64 %rd2, [pvals]; ld.param.u64 %rd3, [pout];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd5, %rd1, %rd4; ld.global.u32 %r2, [%rd5];
+  add.s64 %rd6, %rd2, %rd4; ld.global.u32 %r3, [%rd6];
+  activemask.b32 %r4;
+  match.any.sync.b32 %r5, %r2, %r4;
+  redux.sync.add.s32 %r6, %r3, %r5;
+  brev.b32 %r7, %r5;
+  bfind.shiftamt.u32 %r8, %r7;
+  and.b32 %r9, %r1, 31;
+  setp.ne.s32 %p1, %r9, %r8;
+  @%p1 bra DONE;
+  shr.u32 %r10, %r1, 5;
+  mad.lo.u32 %r11, %r10, 8, %r2;
+  mul.wide.u32 %rd7, %r11, 4;
+  add.s64 %rd7, %rd3, %rd7;
+  st.global.u32 [%rd7], %r6;
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_redux_result_is_read_before_the_groups_join(arch):
+    """`redux.sync` over the lanes of equal keys (`__match_any_sync` then `__reduce_add_sync`,
+    the realworld corpus's warp-aggregated histogram), read only by the group leader after an
+    early exit: the read of REDUX's uniform result must stay between `WARPSYNC.EXCLUSIVE`
+    and the WARPSYNC that joins the groups; sink_to_successor moved it past the exit, so
+    every leader stored the last group's sum."""
+    keys = (np.arange(64, dtype=np.uint32) * 7 % 5).astype(np.uint32)
+    vals = (np.arange(64, dtype=np.uint32) * 13 + 1).astype(np.uint32)
+    want = np.zeros(16, np.uint32)      # out[warp * 8 + key]: the sum of the key's lanes
+    for i in range(64):
+        want[i // 32 * 8 + keys[i]] += vals[i]
+    ptx = GROUP_SUM.replace("ARCH", arch)
+    outs = []
+    for cubin in (oracle.ptxas(ptx, arch).output, codegen.compile_ptx(ptx, arch, "g.ptx")):
+        out = np.zeros(16, np.uint32)
+        run(cubin, "k", (1, 1, 1), (64, 1, 1), [keys, vals, out])
+        outs.append(out)
+    assert outs[0].tolist() == want.tolist()       # the meaning, from ptxas's cubin
+    assert outs[1].tolist() == want.tolist()

@@ -40,7 +40,7 @@ def summary(outcomes: list[rw.ModuleOutcome]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", action="append", help="only modules for these archs")
-    ap.add_argument("--module", help="only modules whose id contains this")
+    ap.add_argument("--module", action="append", help="only modules whose id contains this (repeatable: any of them)")
     ap.add_argument("--emu-arch", action="append",
                     help=f"run the emulator on modules for these archs (default {' '.join(rw.EMU_ARCHS)})")
     ap.add_argument("--retarget", action="append",
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in modules:
         if args.arch and m["arch"] not in args.arch:
             continue
-        if args.module and args.module not in rw.module_id(m):
+        if args.module and not any(sub in rw.module_id(m) for sub in args.module):
             continue
         o = rw.measure(m, emu_archs=tuple(args.emu_arch or rw.EMU_ARCHS))
         outcomes.append(o)

@@ -108,6 +108,13 @@ class IntegerSelection:
         carry = VOp(self.mf.new_vreg("P"))
         lo_b = self.part_of(b, 0)
         hi_b = self.part_of(b, 1)
+        if negate_b and isinstance(lo_b, Reg) and lo_b.is_zero:
+            # b's low word is known zero (`shl.b64 b, x, 40`): a + ~0 + 1 always carries, so
+            # the low word is a's and the high word a.hi - b.hi (an IADD3 with no carry-in;
+            # the carry-chain form below would add ~b.hi without the +1)
+            self.move(self.dst(d, 0), self.reg_part(a, 0))
+            self.emit("IADD3", (), [self.dst(d, 1), self.reg_part(a, 1), self.negate(hi_b), RZ])
+            return
         if negate_b:   # a - b = a + ~b + 1: the low half adds -b.lo, the high half ~b.hi + carry
             lo_b = self.negate(lo_b)
             hi_b = self.invert(self.reg_part(b, 1))

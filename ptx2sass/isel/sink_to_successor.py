@@ -7,19 +7,27 @@ A block B that ends in a guarded EXIT and whose fall-through successor S has B a
 predecessor (elsewhere, moving work into a successor only lengthens its sources' live
 ranges: triton `dropout` took 1.10x the SM cycles so); an unguarded pure
 instruction of B (sched.list_schedule.PURE) writing one whole register that is written
-nowhere else and read only in S; nothing after it in B writing what it reads. Taken from
+nowhere else and read only in S; nothing after it in B writing what it reads, and no fixed uniform register among its sources
+(this pass tracks virtual registers only; and a uniform register written between
+`WARPSYNC.EXCLUSIVE m` and the WARPSYNC that joins the groups holds the last group's value
+once they join, so its reader must stay inside: a run-time-mask `redux.sync`). Taken from
 the end of B backwards, so a chain that feeds only S moves whole; it goes first in S after
 S's leading convergence instructions (BSYNC), in its order."""
 from __future__ import annotations
 
+from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 from ptx2sass.sched.list_schedule import PURE
 
 LEADING = frozenset({"BSYNC", "WARPSYNC"})
+UNIFORM_FILES = frozenset({"UR", "UP"})
 
 
 def _single_result(ins: MInstr) -> VOp | None:
     if ins.opcode not in PURE or ins.guard is not None or ins.widths or ins.clobbers:
+        return None
+    if any(type(op) is Reg and op.file in UNIFORM_FILES and op.index not in (7, 255)   # UPT, URZ
+           for op in ins.operands[ins.ndefs:]):
         return None
     defs = [op for _, op, is_def in register_operands(ins) if is_def]
     if len(defs) != 1 or defs[0].part is not None:
