@@ -118,6 +118,11 @@ class Target:
     # txq/suq descriptor reads index the driver's table by the handle's low 20 bits
     # (sm_75..sm_89's ptxas masks them; sm_90's takes the word whole)
     descriptor_index_mask: int | None = 0xFFFFF
+    # a kernel parameter's alignment counts in bank addresses (param_base + offset: sm_75..
+    # sm_90's ptxas puts an `.align 64` parameter after a u64 at 0x30 on sm_90, bank 0x240)
+    # or in offsets from param_base (sm_100+: its `.align 256` parameter after a u64 is at
+    # 0x100, bank 0x480); ptx2sass/variables.py place_kernel_params
+    params_aligned_in_bank: bool = True
     # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
     # texture slots follow unused ones for the textures of the kernels before it)
     module_texture_slots: bool = False
@@ -351,7 +356,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

@@ -48,7 +48,7 @@ from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
-                                descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
+                                place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
@@ -747,6 +747,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
         started = time.perf_counter()
+        if fn.is_entry:
+            place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                textures_before if info.module_texture_slots else 0)
         if fn.is_entry:

@@ -12,7 +12,8 @@
   arrays start after the static part padded to 16 bytes, and make the section exist even
   when it is empty;
 * `.local` variables: slots of the kernel's stack frame (`ptx2sass.frame`);
-* kernel parameters (their address taken): offsets in constant bank 0 (isel);
+* kernel parameters: offsets in constant bank 0, aligned as ptxas aligns them
+  (`place_kernel_params`: in bank addresses up to sm_90, in offsets from sm_100);
 * module `.texref`/`.surfref`/`.samplerref` variables (opaque handles): no storage; each
   kernel that names one gets a 4-byte slot in its constant bank 0 after the parameters,
   which the driver fills with the header index (`R_CUDA_TEX_HEADER_INDEX` and kin);
@@ -92,6 +93,21 @@ def handle_references(fn: ir.Function, handles) -> list[str]:
 def handle_key(name: str, sampler: str | None = None) -> str:
     """A handle slot's key: the variable, or a texture and its sampler."""
     return f"{name},{sampler}" if sampler else name
+
+
+def place_kernel_params(params: list[ir.Param], param_base: int, in_bank: bool) -> None:
+    """Lay a kernel's parameters out in constant bank 0 as ptxas 13.5 does: in order, each
+    at the first offset that is a multiple of its alignment, counted in bank addresses
+    (`param_base` + offset) where `in_bank` (`Target.params_aligned_in_bank`), else from
+    `param_base`. The frontend's offsets count from 0, which differs where the bank's first
+    parameter byte is less aligned than a parameter. The driver copies arguments to the
+    offsets the cubin's KPARAM_INFO records give, so either layout is self-consistent, but
+    callers that pack the bank by ptxas's layout would see other bytes."""
+    origin = param_base if in_bank else 0
+    end = origin
+    for p in params:
+        p.offset = align_up(end, p.align) - origin
+        end = origin + p.offset + p.size
 
 
 def handle_slots(fn: ir.Function, handles: dict[str, str], used: list[str],
