@@ -468,13 +468,14 @@ def test_uniform_loaded_handle_without_loop_sm90(index):
     assert unit_lines(codegen.compile_ptx(ptx, "sm_90")) == theirs
 
 
-@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+@pytest.mark.parametrize("arch", ["sm_100"])
 @pytest.mark.parametrize("handle", ["%rd3", "tr"])
 def test_blackwell_texture_refused_at_the_line(arch, handle):
-    """sm_100/sm_120: the blackwell table lacks ptxas's texture forms (its probe is
-    unfinished), so texture code is refused in ptxas's style, at the line (with the sm_90
-    selection enabled there it was an internal 'cannot encode' error: `LDCU UR6, R2`, the
-    renamed constant load lost its bank operand, and TEX forms the table does not hold)."""
+    """sm_100: the blackwell table cannot encode the TEX.LL ptxas writes there for a plain
+    `tex` (`Target.texture_unit` off), so texture code is refused in ptxas's style, at the
+    line (with the sm_90 selection enabled there it was an internal 'cannot encode' error:
+    `LDCU UR6, R2`, the renamed constant load lost its bank operand, and TEX forms the table
+    does not hold). sm_120 compiles textures: tests/test_emu_texture_blackwell.py."""
     ptx = tex_kernel(TEX_FORMS[1], handle).replace(".version 7.8", ".version 8.8")
     with pytest.raises(CompileError, match="not supported yet") as e:
         codegen.compile_ptx(ptx, arch, "t.ptx")
