@@ -1,5 +1,6 @@
 """Words ptxas wrote for the realworld corpus's new sources (branch open9) that the ISA tables
-had no form for, so the emulator could not run ptxas's cubin: each now decodes to the text
+had no form for, so the emulator could not run ptxas's cubin (realworld_heldback_sm75.words:
+the one found on the held-back part, sgemm_double_buffer retargeted to sm_75): each now decodes to the text
 nvdisasm prints and encodes back to the same word, on each arch its file names (the files are
 the probe's seeds: `python -m tools.isa_probe --extend --arch A --seed-words FILE`)."""
 from pathlib import Path
@@ -11,7 +12,8 @@ from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = {"lea_x_immediate.words": ("sm_80", "sm_86", "sm_89"), "realworld_open9_sm90.words": ("sm_90",),
-         "realworld_open9_sm120.words": ("sm_120",), "realworld_open9_sm75.words": ("sm_75",)}
+         "realworld_open9_sm120.words": ("sm_120",), "realworld_open9_sm75.words": ("sm_75",),
+         "realworld_heldback_sm75.words": ("sm_75",)}
 
 
 def _words():
