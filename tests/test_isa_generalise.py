@@ -16,12 +16,11 @@ import pytest
 from tools.isa_generalise import ARCHS, check_arch, fuzz_files, realworld_files
 
 # Opcodes with forms the tables still miss or mis-encode on these cubins (measured on this
-# test's full inputs, `PTX2SASS_SAMPLE=all`: `py -m tools.isa_generalise --arch sm_80 sm_86
-# sm_89 --held-back-only --fuzz-seeds 900000:900040`, branch open6). A failure on any other
-# opcode fails the test.
-SM8X_GAPS = frozenset({
-    "LDG",        # a shown non-default descriptor (bit 101, `desc[UR6]`): encoded hidden
-})
+# test's full inputs, `PTX2SASS_SAMPLE=all`). A failure on any other opcode fails the test.
+# sm_80/86/89: none (branch isagen: 10941/10941, 11535/11535, 13125/13125 determined words with
+# `py -m tools.isa_generalise --arch sm_80 sm_86 sm_89 --held-back-only --fuzz-seeds
+# 900000:900040`, after nvdisasm's `desc[UR6]` became the shown descriptor operand).
+SM8X_GAPS: frozenset = frozenset()
 # sm_90: measured by branch hopper6 (2026-11-27) with `py -m tools.isa_generalise --arch sm_90
 # --held-back-only --fuzz-seeds 900000:900040` (this test's inputs at PTX2SASS_SAMPLE=all):
 # 12847/12849 determined words; the three failing words (LDL.64 [RZ] decoding as [0x0],
