@@ -983,19 +983,18 @@ def _descriptor_bits(word: int, arch: str) -> list[int] | None:
 
 
 def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
-    """The word of a memory instruction that names the default descriptor register
-    (`STG.E desc[UR4][R14.64+0xa0], R5`) in a form whose descriptor is a printed operand
-    (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only then), or None. A hidden default
-    descriptor decodes without `desc`, so a named UR4 can only be a shown one; another
-    register may be either (`decode` names a hidden non-default one too) and stays hidden
-    unless `decode` read it from a shown operand (`Mem.desc_shown`)."""
+    """The word of a memory instruction that names its descriptor register
+    (`STG.E desc[UR4][R14.64+0xa0], R5`, `LDG.E.128 R12, desc[UR6][R14.64]`) in a form whose
+    descriptor is a printed operand (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only
+    then), or None: a named descriptor is the shown operand unless it is the hidden field
+    (`Mem.desc_hidden`: `decode` of a word without bit 101 and a non-default register)."""
     from . import sass_text
     from .model import Mem
     default = DEFAULT_DESCRIPTOR.get(_family_or(arch, ""))
     if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None
     if not any(isinstance(op, Mem) and op.desc is not None and op.desc.file == "UR"
-               and (op.desc.index == default or op.desc_shown) for op in ins.operands):
+               and not op.desc_hidden for op in ins.operands):
         return None
     if any(isinstance(op, Label) for op in ins.operands) or any(_is_nan(op) for op in ins.operands):
         return None
@@ -1067,10 +1066,6 @@ def _decode(word: int, arch: str, pc: int, table) -> tuple[Instruction, Form]:
                 and op.name.startswith(".L_") and op.name[3:].isalnum() else op
                 for op in ins.operands)
     ctl = Control.unpack(word >> CONTROL_SHIFT)
-    from .model import Mem
-    if family_of(arch) in HIDDEN_DESCRIPTOR_BITS:       # a descriptor the form's text shows
-        ops = tuple(replace(op, desc_shown=True) if isinstance(op, Mem) and op.desc is not None else op
-                    for op in ops)
     ins = replace(ins, operands=_with_nan_payloads(_with_descriptor(ops, word, arch), word, arch),
                   control=ctl)
     return _with_reuse(ins, reuse), form
@@ -1090,20 +1085,20 @@ def _with_descriptor(ops: tuple, word: int, arch: str) -> tuple:
     # the global-memory address (LDGSTS's second: `[R2], [R6.64]`)
     at = next((i for i in mems if ops[i].base is not None and "64" in ops[i].base.suffix),
               mems[0] if mems else None)
-    return tuple(replace(op, desc=Reg("UR", value)) if i == at and op.desc is None else op
+    return tuple(replace(op, desc=Reg("UR", value), desc_hidden=True) if i == at and op.desc is None else op
                  for i, op in enumerate(ops))
 
 
 def as_text_shows(ins: Instruction, arch: str, keep_shown: bool = False) -> Instruction:
     """`ins` as far as `arch`'s nvdisasm text can show it: without the `desc[URx]` memory
     descriptor where nvdisasm hides it (sm_8x; `keep_shown`: but a descriptor `decode` read
-    from a shown operand, `Mem.desc_shown`, which nvdisasm prints). For comparing with
+    from a shown operand, not `Mem.desc_hidden`, which nvdisasm prints). For comparing with
     nvdisasm's text; the descriptor itself round-trips through `decode`/`encode` and our own
     printer), and without a NaN immediate's payload (every NaN prints as `+QNAN`/`-QNAN`)."""
     from .model import Mem
     hides_desc = family_of(arch) in HIDDEN_DESCRIPTOR_BITS
     ops = tuple(replace(op, desc=None) if hides_desc and isinstance(op, Mem) and op.desc is not None
-                and not (keep_shown and op.desc_shown)
+                and not (keep_shown and not op.desc_hidden)
                 else replace(op, value=0) if _is_nan(op) else op for op in ins.operands)
     return replace(ins, operands=ops)
 

@@ -80,11 +80,11 @@ class Mem:
     desc: Reg | None = None      # the `desc[URx]` memory descriptor (sm_8x+)
     # a descriptor operand of its own, no address (`UBLKCP … UR8, desc[UR6]`: a cache policy)
     desc_only: bool = False
-    # sm_8x: `desc` came from a word's shown descriptor operand (bit 101; nvdisasm prints
-    # it), not its hidden field: `decode` sets it, so encode gives the word back. In text a
-    # non-default `desc[URx]` stays the hidden field (as our printer writes a decoded
-    # hidden one); equality ignores the flag
-    desc_shown: bool = field(default=False, compare=False)
+    # sm_8x: `desc` is the word's hidden descriptor field (no bit 101; nvdisasm does not print
+    # it), not a shown operand: `decode` sets it for a non-default register so encode gives
+    # the word back; our printer spells it `desc.hidden[URx]`, since nvdisasm's `desc[URx]`
+    # is always the shown operand. Equality ignores the flag
+    desc_hidden: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -317,18 +317,19 @@ def _operand(cur: _Cursor) -> Operand:
         if reuse:
             cur.fail("'.reuse' on a constant")
         return replace(c, suffix=suffix)
-    if cur.peek("desc[") or cur.peek("["):
+    if cur.peek("desc[") or cur.peek("desc.hidden[") or cur.peek("["):
         if neg or inv or abs_:
             cur.fail("prefix on an address")
         desc = None
-        if cur.take("desc["):
+        hidden = cur.take("desc.hidden[")
+        if hidden or cur.take("desc["):
             desc = _register(cur)
             if desc is None:
                 cur.fail("expected descriptor register")
             cur.expect("]")
             if not cur.peek("["):
                 return Mem(desc=desc, desc_only=True)
-        return _memory(cur, desc)
+        return replace(_memory(cur, desc), desc_hidden=hidden)
     m = cur.match(_SPECIAL)
     if m:
         if neg or inv or abs_:
@@ -437,7 +438,8 @@ def format_operand(op: Operand) -> str:
             return f"desc[{register_name(op.desc)}]"
         terms = [r for r in (op.base, op.ubase) if r is not None]
         inner = _format_terms(terms, op.offset, keep_zero=not terms)
-        desc = f"desc[{register_name(op.desc)}]" if op.desc is not None else ""
+        spelling = "desc.hidden" if op.desc_hidden else "desc"
+        desc = f"{spelling}[{register_name(op.desc)}]" if op.desc is not None else ""
         return f"{desc}[{inner}]"
     if isinstance(op, SpecialReg):
         return op.name

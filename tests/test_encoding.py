@@ -567,7 +567,7 @@ def test_ptxas_never_misaligns_what_the_width_table_calls_wide(arch):
 
 @pytest.mark.parametrize("arch", PRIMARY)
 def test_corpus_decode_print_parse_encode_is_bit_exact(arch):
-    """Our printer keeps what nvdisasm hides: a decoded word printed (with `desc[UR6]` where
+    """Our printer keeps what nvdisasm hides: a decoded word printed (with `desc.hidden[UR6]` where
     ptxas used UR6, which sm_89's nvdisasm text does not show), parsed back and encoded gives
     the word again; on sm_89 the words with a non-default descriptor are among them."""
     seen, failures, with_desc = set(), {}, 0
@@ -605,7 +605,7 @@ def test_text_without_descriptor_uses_ur4(text, bits):
     seed word happened to use; nvdisasm prints the same text for every choice."""
     word = codec.encode(parse_instruction(text), "sm_89")
     assert codec.bits_value(word, list(bits)) == 4
-    six = parse_instruction(text.replace("[R", "desc[UR6][R", 1))
+    six = parse_instruction(text.replace("[R", "desc.hidden[UR6][R", 1))   # our printer's
     word6 = codec.encode(six, "sm_89")
     assert codec.bits_value(word6, list(bits)) == 6
     assert disassemble([word | NEUTRAL_CONTROL << 105, word6 | NEUTRAL_CONTROL << 105],
@@ -631,11 +631,18 @@ def test_shown_non_default_descriptor_round_trips(arch):
     """ptxas's `LDG.E.128 R12, desc[UR6][R14.64]` (sm_80, a held-back fuzz cubin of seeds
     900000..039): bit 101 set, so nvdisasm prints the descriptor. decode named it UR6 as it
     names a hidden UR6, and encode put every named non-default descriptor in the hidden
-    field: decode -> encode lost bit 101. `Mem.desc_shown` now keeps it; the hidden UR6 of
-    test_hidden_descriptor_register_round_trips stays hidden, and so does the text
-    `desc[UR6]` (test_text_without_descriptor_uses_ur4: our printer's hidden register)."""
+    field: decode -> encode and nvdisasm's text -> encode lost bit 101. nvdisasm's
+    `desc[URx]` is always the shown operand; a hidden non-default register is
+    `Mem.desc_hidden`, printed by us as `desc.hidden[URx]` (nvdisasm prints nothing)."""
     word = 0x000ea4200c1e1d00000000060e0c7981
-    assert disassemble([word], arch)[0] == "LDG.E.128 R12, desc[UR6][R14.64]"
+    text = "LDG.E.128 R12, desc[UR6][R14.64]"
+    assert disassemble([word], arch)[0] == text
     assert codec.encode(codec.decode(word, arch), arch) == word
+    assert codec.encode(dataclasses.replace(parse_instruction(text), control=Control.unpack(
+        word >> 105)), arch) == word
     hidden = word & ~(1 << 101)
+    assert disassemble([hidden], arch)[0] == "LDG.E.128 R12, [R14.64]"
     assert codec.encode(codec.decode(hidden, arch), arch) == hidden
+    assert format_instruction(codec.decode(hidden, arch)).endswith("desc.hidden[UR6][R14.64]")
+    again = parse_instruction(format_instruction(codec.decode(hidden, arch)))
+    assert codec.encode(again, arch) & ~codec.CONTROL_MASK == hidden & ~codec.CONTROL_MASK
