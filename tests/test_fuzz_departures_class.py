@@ -38,6 +38,8 @@ CASES = [
      "min.ftz.f32", 0x447A0000, 0x3F800000, 32, (0x3F000000, 0x3F800000)),
     ("test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load", "F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF",
      "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
+    ("test_u16_compare_of_a_half_set_result_reads_its_16_bits", "U16_COMPARE_OF_HALF_SET",
+     "setp.lt.xor.u16", 0, 1, 32, (0, 2)),
 ]
 
 

@@ -775,3 +775,36 @@ def test_func_result_does_not_come_from_an_unwritten_uniform_predicate():
     ours, theirs = _run_both(FUNC_RESULT_FROM_AN_UNWRITTEN_UNIFORM_PREDICATE, [0x5244, 0, 0x17C01])
     assert ours == [0]
     assert theirs == [0xFFFFFFFF]
+
+
+U16_COMPARE_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .pred %p<2>;
+    .reg .b16 %h<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    setp.ne.u32 %p0, %r0, 0;
+    ld.global.u16 %h1, [%d1+4];
+    set.eq.xor.f16.f16 %h0, %h1, %h1, %p0;
+    setp.lt.xor.u16 %p1, %h0, 0xffff, %p0;
+    selp.u32 %r2, 1, 0, %p1;
+    st.global.u32 [%d0], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("flag,half,theirs", [(1, 0x7E00, 1), (0, 0x3C00, 0)])
+def test_u16_compare_of_a_half_set_result_reads_its_16_bits(flag, half, theirs):
+    """`set.eq.xor.f16.f16` gives 1.0 (0x3c00) or +0 in a 16-bit register; `setp.lt.u16`
+    of it against 0xffff is true either way, so the result is `!flag` (xor). ptxas 13.5.37
+    writes the set as `HSET2.BF ... .H0_H0`, which puts 0x3c00 in both halves, and compares
+    the whole 32-bit register (`ISETP.LT.U32 R, 0xffff`): 0x3c003c00 is not below 0xffff, so
+    where the set is true its compare is false. Fuzz campaign 12, seed 24001347."""
+    ours, got = _run_both(U16_COMPARE_OF_HALF_SET, [flag, half])
+    assert ours == [1 - flag]
+    assert got == [theirs]

@@ -120,6 +120,16 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bld(\.\w+)*\.u16 %r\d+,",),
         r"\bHMNMX2(\.\w+)* R\d+, \|?R\d+\|?, \|?R\d+\|?,",
         lambda ours, theirs, width: width == 32 and ours != theirs and ours & 0xFFFF == theirs & 0xFFFF),
+    # a 16-bit integer compare of a `set.*.f16` result (1.0 or +0 in the low half): ptxas
+    # writes the set as HSET2.BF, which puts the value in both halves, and compares the whole
+    # 32-bit register, so a true set compares as 0x3c003c00.
+    Departure(
+        "16-bit compare of a half set result reads both halves",
+        "test_u16_compare_of_a_half_set_result_reads_its_16_bits",
+        r"^setp\.\w+(\.(and|or|xor))?\.[usb]16$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.f16\b",),
+        r"\bHSET2\.BF\b",
+        lambda ours, theirs, width: {ours, theirs} == {0, 1}),
     # a result computed from a uniform predicate no instruction writes (ptxas dropped the
     # computation that should have set it): any value, any instruction.
     Departure(
