@@ -123,6 +123,9 @@ class Target:
     # or in offsets from param_base (sm_100+: its `.align 256` parameter after a u64 is at
     # 0x100, bank 0x480); ptx2sass/variables.py place_kernel_params
     params_aligned_in_bank: bool = True
+    # prefetch[.const|.param].tensormap selects UTMACCTL.PF (sm_90; the blackwell table has no
+    # form for the instruction ptxas writes there yet, so it is refused at the line)
+    tensormap_prefetch: bool = False
     # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
     # texture slots follow unused ones for the textures of the kernels before it)
     module_texture_slots: bool = False
@@ -336,7 +339,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
@@ -356,7 +359,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, tensormap_prefetch=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

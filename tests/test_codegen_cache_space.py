@@ -134,11 +134,12 @@ ret;
 
 @pytest.mark.parametrize("spelling", ["prefetch.tensormap", "prefetch.const.tensormap"])
 def test_tensormap_prefetch_is_refused_in_ptxas_form(spelling):
-    """sm_90's tensormap prefetch (not selected yet): a located CompileError, never an internal
-    error (it raised StopIteration looking for a cache level)."""
+    """sm_120's tensormap prefetch (the blackwell table has no UTMACCTL.PF form yet; sm_90
+    compiles it: tests/test_codegen_prefetch_tensormap.py): a located CompileError, never an
+    internal error (it raised StopIteration looking for a cache level)."""
     from ptx2sass import CompileError
-    ptx = f""".version 8.5
-.target sm_90
+    ptx = f""".version 8.8
+.target sm_120
 .address_size 64
 .visible .entry k(.param .u64 a)
 {{
@@ -148,6 +149,6 @@ ld.param.u64 %rd1, [a];
 ret;
 }}
 """
-    assert oracle.ptxas(ptx, "sm_90").ok
-    with pytest.raises(CompileError, match=r"k\.ptx, line 8; error   : `prefetch.*tensormap` not supported"):
-        codegen.generate_module(codegen.lower_ptx(ptx, "sm_90", "k.ptx"), "sm_90", filename="k.ptx")
+    assert oracle.ptxas(ptx, "sm_120").ok
+    with pytest.raises(CompileError, match=r"k\.ptx, line 8; error   : `prefetch.*tensormap` on sm_120 not supported"):
+        codegen.generate_module(codegen.lower_ptx(ptx, "sm_120", "k.ptx"), "sm_120", filename="k.ptx")

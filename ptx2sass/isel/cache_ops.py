@@ -41,6 +41,8 @@ class CacheOps:
         register's added per lane (ptxas adds it uniformly where it is a parameter's)."""
         addr, space = ins.srcs[0], ins.space
         what = f"`{'.'.join(('prefetch', *ins.modifiers))}`"
+        if not self.arch.tensormap_prefetch:
+            raise self.unsupported(f"{what} on {self.arch.name}")
         lane: list[tuple] = []
         if space in ("const", "param"):
             window = dict(self.arch.driver_cbank or ()).get(f"{space}_window")
