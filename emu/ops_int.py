@@ -891,8 +891,7 @@ def op_i2ip(w, s, active, mask):
 
 
 @semantics("NOP", "UNOP", "NANOSLEEP", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
-           "DEPBAR", "PMTRIG", "CGAERRBAR", "ACQBULK", "UCGABAR_ARV", "UCGABAR_WAIT",
-           "ENDCOLLECTIVE", vector=True)
+           "PMTRIG", "CGAERRBAR", "ACQBULK", "ENDCOLLECTIVE", vector=True)
 def op_nop(w, s, active, mask):
     pass
 
