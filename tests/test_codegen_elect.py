@@ -1,7 +1,8 @@
 """elect.sync d|p, membermask (sm_90): ELECT Pp, UR, PT then MOV d, UR, as ptxas 13.5
-writes it (refused before: "PTX instruction `elect` not supported yet"). Model (PTX ISA):
-among the executing threads one leader, the lowest lane; d is its lane in every thread,
-p true in the leader alone. Checked with a full warp and with lanes below 5 branched away."""
+writes it (refused before: "PTX instruction `elect` not supported yet"); a register mask
+that may differ between lanes runs each mask's lanes apart (WARPSYNC.EXCLUSIVE). Model (PTX
+ISA): among the executing threads of the membermask one leader, the lowest lane; d is its
+lane in every thread of the group, p true in the leader alone."""
 from __future__ import annotations
 
 import numpy as np
@@ -52,10 +53,45 @@ def test_elect_sync_is_ptxas_and_the_model(first, arch):
         np.testing.assert_array_equal(out, want, err_msg=name)
 
 
-def test_elect_sync_with_a_per_lane_mask_is_refused_clearly():
-    """ptxas writes WARPSYNC.EXCLUSIVE of a loaded mask in a BSSY region first: not done."""
-    from ptx2sass import CompileError
-    ptx = KERNEL_MASK.replace("{mask}", "%r5").replace("@%p2 bra DONE;",
-                                                        "@%p2 bra DONE;\nld.global.u32 %r5, [%rd1];")
-    with pytest.raises(CompileError, match="per-lane membermask"):
-        codegen.compile_ptx(ptx, "sm_90")
+KERNEL_LANE_MASK = KERNEL_MASK.replace(".param .u32 first)", ".param .u64 m, .param .u32 first)").replace(
+    "{mask}", "%r5").replace("@%p2 bra DONE;", """@%p2 bra DONE;
+ld.param.u64 %rd3, [m];
+add.u64 %rd3, %rd3, %rd2;
+ld.global.u32 %r5, [%rd3];""").replace(".reg .u64 %rd<3>", ".reg .u64 %rd<4>")
+
+LANE_MASKS = {
+    "full": [0xFFFFFFFF] * 32,
+    "halves": [0x0000FFFF] * 16 + [0xFFFF0000] * 16,
+    "even-odd": [0x55555555 if lane % 2 == 0 else 0xAAAAAAAA for lane in range(32)],
+    "octets": [0xFF << (8 * (lane // 8)) for lane in range(32)],
+}
+
+
+def _lane_mask_model(masks, first):
+    """Each executing lane's group: the executing lanes of its mask; its leader the lowest."""
+    want = np.full(32, 0xDEAD, np.uint32)
+    for lane in range(first, 32):
+        leader = min(j for j in range(first, 32) if masks[lane] >> j & 1)
+        want[lane] = leader + (1000 if leader == lane else 0)
+    return want
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_elect_sync_with_a_per_lane_mask_is_ptxas_and_the_model(arch):
+    """A membermask in a register, the same or different between lanes (divergent groups),
+    with and without lanes branched away: each group elects its own lowest lane (ptxas:
+    BSSY, WARPSYNC.EXCLUSIVE Rmask, ELECT; refused before)."""
+    ptx = KERNEL_LANE_MASK.replace(".version 8.0", ".version 8.8").replace("sm_90", arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    for label, masks in LANE_MASKS.items():
+        for first in (0, 3, 10):
+            want = _lane_mask_model(masks, first)
+            for name, cubin in (("ptxas", theirs.output), ("ours", ours)):
+                out = np.full(32, 0xDEAD, np.uint32)
+                res = run(cubin, "k", 1, 32, [out, np.array(masks, np.uint32), np.uint32(first)],
+                          hazard_check=name == "ours")
+                if name == "ours":
+                    assert not res.hazards, res.hazards[:3]
+                np.testing.assert_array_equal(out, want, err_msg=f"{name} {label} first={first}")

@@ -1794,13 +1794,21 @@ class MemorySelection:
     def sel_elect(self, ins):
         """elect.sync d|p, membermask (sm_90+): ELECT Pp, UR, PT (the lowest active lane),
         then d = UR, as ptxas 13.5 writes it: it reads no membermask (the PTX ISA requires
-        every executing thread to be in it). A per-lane mask (ptxas: WARPSYNC.EXCLUSIVE of
-        it in a BSSY region first) is refused."""
+        every executing thread to be in it). A mask that may differ between lanes (a
+        register): `WARPSYNC.EXCLUSIVE mask` runs each mask's lanes apart through the ELECT
+        and the read of its uniform result, each group electing its own leader; a WARPSYNC
+        of the lanes that came in joins them again (ptxas brackets the same three
+        instructions with BSSY/BSYNC instead, as for a run-time-mask REDUX)."""
         mask = ins.srcs[0]
-        if self.known_constant(mask) is None and not (
-                isinstance(mask, ir.Value) and mask.id in self.param_values):
-            raise self.unsupported("`elect.sync` with a per-lane membermask")
+        per_lane = self.known_constant(mask) is None and not (
+            isinstance(mask, ir.Value) and mask.id in self.param_values)
         p = (VOp(self.vreg(ins.dests[1])) if len(ins.dests) > 1 and not self.never_read(ins.dests[1])
              else PT)
+        if per_lane:
+            came = VOp(self.mf.new_vreg())
+            self.emit("VOTE", ("ANY",), [came, PT, PT], ndefs=2)
+            self.emit("WARPSYNC", ("EXCLUSIVE",), [self.reg_part(mask)], ndefs=0)
         self.emit("ELECT", (), [p, self.ELECT_UR, PT], ndefs=2)
         self.emit("MOV", (), [self.dst(ins.dests[0]), self.ELECT_UR])
+        if per_lane:
+            self.emit("WARPSYNC", (), [came], ndefs=0)
