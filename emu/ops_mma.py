@@ -357,9 +357,70 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
 @semantics("HMMA")
 def op_hmma(w, s, active, mask):
     mods = s.ins.modifiers
+    if "884" in mods:
+        _hmma_884(w, s, mask)
+        return
     kind = "bf16" if "BF16" in mods else "tf32" if "TF32" in mods else "f16"
     acc = "f32" if "F32" in mods else "f16"
     _mma(w, s, mask, kind, kind, acc)
+
+
+def _hmma_884(w, s, mask):
+    """HMMA.884.<D>.<C>.STEPk (sm_75's `mma.m8n8k4` f16): one step of the warp's four
+    independent 8x8x4 products, one per quad-pair (lanes 4q..4q+3 and 16+4q..16+4q+3), with
+    the PTX ISA's m8n8k4 fragment layouts (lane l, t = l % 4, hi = l >= 16, element i):
+      A .ROW: A[t + 4hi][i]   .COL: A[i + 4hi][t]      (a register pair, 2 halves each)
+      B .ROW: B[t][i + 4hi]   .COL: B[i][t + 4hi]
+      C/D f16: [t + 4hi][i]   C/D f32: [(l&1) + (i&2) + 4hi][(i&4) + (l&2) + (i&1)]
+    A step writes one register pair of D: f16 D elements 4k..4k+3 (STEP0/1), f32 D
+    elements 2k, 2k+1 (STEP0..3); its C operand is the pair holding the C elements those
+    need: f32 C elements 2k, 2k+1, or f16 C elements 4h..4h+3 (h = k, or k // 2 for an f32
+    D), as ptxas 13.5 passes them (`HMMA.884.F32.F16.STEP1 R14, R4.ROW, R6.COL, R8`). The
+    arithmetic is the module's tensor-core model (`_hmma_f32`, or A·B + C rounded once to
+    f16); no sm_75 device has checked it."""
+    mods = s.ins.modifiers
+    step = int(next(m for m in mods if m.startswith("STEP"))[4:])
+    dt, ct = [m for m in mods if m in ("F16", "F32")][:2]
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    hi = (LANE >= 16).astype(np.int64)
+    quad = (LANE % 16) // 4
+    a, b, c = _regs(w, a_op, 2), _regs(w, b_op, 2), _regs(w, c_op, 2)
+    A, B, C = np.zeros((4, 8, 4)), np.zeros((4, 4, 8)), np.zeros((4, 8, 8))
+    for i in range(4):
+        av = _unpack(a[i // 2], i % 2, 16, "f16")
+        bv = _unpack(b[i // 2], i % 2, 16, "f16")
+        if "COL" in a_op.suffix:
+            A[quad, i + 4 * hi, T] = av
+        else:
+            A[quad, T + 4 * hi, i] = av
+        if "COL" in b_op.suffix:
+            B[quad, i, T + 4 * hi] = bv
+        else:
+            B[quad, T, i + 4 * hi] = bv
+
+    def f32_at(i):
+        return (LANE & 1) + (i & 2) + 4 * hi, (i & 4) + (LANE & 2) + (i & 1)
+
+    if ct == "F32":
+        for e in range(2):
+            row, col = f32_at(2 * step + e)
+            C[quad, row, col] = fp.f32(c[e]).astype(np.float64)
+    else:
+        half = step if dt == "F16" else step // 2
+        for j in range(4):
+            C[quad, T + 4 * hi, 4 * half + j] = _unpack(c[j // 2], j % 2, 16, "f16")
+    if dt == "F32":
+        D = np.stack([_hmma_f32(A[q], B[q], C[q], _MIN_EXP["f16"]) for q in range(4)])
+        out = []
+        for e in range(2):
+            row, col = f32_at(2 * step + e)
+            out.append(fp.canonicalise_f32(D[quad, row, col].astype(np.float32)))
+    else:
+        D = np.stack([_hmma_f16(A[q], B[q], C[q]) if F16_ACCUMULATION != "exact" else A[q] @ B[q] + C[q]
+                      for q in range(4)])
+        halves = [fp.f64_to_half_bits(D[quad, T + 4 * hi, 4 * step + j], "f16").astype(U32) for j in range(4)]
+        out = [halves[0] | (halves[1] << U32(16)), halves[2] | (halves[3] << U32(16))]
+    w.wn(d, out, mask)
 
 
 @semantics("IMMA")
