@@ -112,9 +112,11 @@ class Target:
     # but in 2D with a component mask, so texture code is refused at the line there)
     texture_unit: bool = True
     # mma.m8n8k4 with f16 inputs has no tensor-core tile (sm_80+): ptx2sass/mma_quadpair.py
-    # computes it from fragments gathered with SHFL, as ptxas does; sm_75 has HMMA.884 (not
-    # selected yet)
+    # computes it from fragments gathered with SHFL, as ptxas does; sm_75 has the tile
+    # (`quadpair_mma_steps`)
     quadpair_mma_shuffled: bool = True
+    # mma.m8n8k4 with f16 inputs is HMMA.884.<D>.<C>.STEP0..n on the tensor cores (sm_75)
+    quadpair_mma_steps: bool = False
     # txq/suq descriptor reads index the driver's table by the handle's low 20 bits
     # (sm_75..sm_89's ptxas masks them; sm_90's takes the word whole)
     descriptor_index_mask: int | None = 0xFFFFF
@@ -388,7 +390,8 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),), shared_popc_increment=False, match_all_instruction=False,
-                       warp_reduce_atomics=False, quadpair_mma_shuffled=False)
+                       warp_reduce_atomics=False, quadpair_mma_shuffled=False,
+                       quadpair_mma_steps=True)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ earlier note that it used each lane's own fragments only was wrong: it shuffles)
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -152,3 +153,27 @@ def test_ptxas_refuses_an_f32_c_with_an_f16_d_and_so_do_we():
     assert not theirs.ok and ".dtype must be '.f32' when .ctype is '.f32'" in theirs.stderr
     with pytest.raises(CompileError, match="dtype must be '.f32' when .ctype is '.f32'"):
         codegen.compile_ptx(ptx, "sm_89")
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=["_".join(c) for c in COMBOS])
+def test_sm75_hmma_884_steps(combo):
+    """sm_75 has the tile: HMMA.884.<D>.<C>.STEPk (refused before). ptxas's cubin and ours
+    = the manual's model (exact inputs; checks the emulator's HMMA.884 against the manual),
+    ours = ptxas's bit for bit on random inputs, ours hazard-free, and the same STEP
+    instructions as ptxas's (opcode and modifiers, registers aside)."""
+    al, bl, dt, ct = combo
+    ours, theirs = cubins(combo, "sm_75")
+    a, b, c, buf = inputs(ct, 1, exact=True)
+    want = model(al, bl, dt, ct, a, b, c.astype(np.float64))
+    np.testing.assert_array_equal(values(launch(theirs, buf), dt), want, err_msg="ptxas vs the manual")
+    np.testing.assert_array_equal(values(launch(ours, buf, hazards=True), dt), want, err_msg="ours vs the manual")
+    for seed in (2, 3):
+        _, _, _, buf = inputs(ct, seed, exact=False)
+        np.testing.assert_array_equal(launch(ours, buf), launch(theirs, buf), err_msg=f"seed {seed}")
+
+    def steps(cubin):
+        """The HMMA lines of nvdisasm's listing: opcode.modifiers and A/B layouts."""
+        found = re.findall(r"(HMMA\S*) R\d+, R\d+\.(\w+), R\d+\.(\w+), R\d+", oracle.cuobjdump_sass(cubin))
+        assert found
+        return found
+    assert steps(ours) == steps(theirs)

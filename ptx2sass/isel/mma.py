@@ -120,6 +120,8 @@ class MatrixMultiply:
             return self.sparse_mma(ins, shape)
         if shape == "m8n8k4" and ins.type == "f64" and self.arch.f64_mma:
             return self.f64_mma(ins)
+        if shape == "m8n8k4" and a_type == "f16" and self.arch.quadpair_mma_steps:
+            return self.quadpair_mma_steps(ins)
         if shape in TILE_8X8 and ins.type == "s32" and sub_byte_available(self.arch, ins.modifiers):
             return self.tile_mma(ins, shape)
         if shape in SUB_BYTE_16 and any(m in SUB_BYTE_TYPES for m in ins.modifiers) \
@@ -187,6 +189,36 @@ class MatrixMultiply:
             self.begin_wide(value)
             for half in range(2):
                 self.emit(COPY, (), [self.dst(value, half), VOp(d.reg, 2 * k + half)], guarded=False)
+
+    def quadpair_mma_steps(self, ins):
+        """`mma.sync.aligned.m8n8k4.<a>.<b>.<d>.f16.f16.<c>` on sm_75: HMMA.884.<D>.<C>.STEPk,
+        as ptxas 13.5 writes it; each step writes one register pair of D (f16 D: 2 steps,
+        f32 D: 4) from A and B (a pair each, .ROW/.COL as the layouts) and the C pair holding
+        the elements that pair needs: C's pair k, or for an f16 C under an f32 D pair k // 2
+        (emu/ops_mma.py `_hmma_884`). Each step gets a pair of its own; copies put the
+        results in the PTX registers."""
+        types = list(ins.types)
+        layouts = [m for m in ins.modifiers if m in ("row", "col")]
+        srcs = list(ins.srcs)
+        n_d, n_c = (4 if ins.type == "f16" else 8), (4 if types[2:] == ["f16"] else 8)
+        if len(layouts) != 2 or types[:2] != ["f16", "f16"] or ins.type not in ("f16", "f32") \
+                or types[2:] not in (["f16"], ["f32"]) or (ins.type == "f16" and n_c == 8) \
+                or len(ins.dests) != n_d or len(srcs) != 4 + n_c or self.guard is not None:
+            raise self._refuse(ins)
+        a = replace(self.gather(srcs[:2]), suffix=(layouts[0].upper(),))
+        b = replace(self.gather(srcs[2:4]), suffix=(layouts[1].upper(),))
+        # an f32 C in two quads (register groups are at most four wide)
+        quads = [self.gather(srcs[4 + q:8 + q]) for q in range(0, n_c, 4)]
+        mods = ("884", ins.type.upper(), types[2].upper())
+        for k in range(n_d // 2):
+            pair = k // 2 if n_c < n_d else k
+            c = quads[pair // 2]
+            ck = VOp(c.reg, (c.part or 0) + 2 * (pair % 2))
+            operands = [VOp(self.mf.new_vreg("R", 2)), a, b, ck]
+            widths = {i: 2 for i, op in enumerate(operands) if i and op.part is not None}
+            self.emit("HMMA", mods + (f"STEP{k}",), operands, widths=widths)
+            for e in range(2):
+                self.emit(COPY, (), [self.dst(ins.dests[2 * k + e]), VOp(operands[0].reg, e)], guarded=False)
 
     def gather_f64(self, values) -> VOp:
         """The f64 `values` in one aligned group of register pairs: a lone value's own pair,
