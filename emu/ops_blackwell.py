@@ -99,7 +99,12 @@ def _value64(w, op) -> np.ndarray:
 
 @semantics("MOV", "UMOV", vector=True)
 def op_mov(w, s, active, mask):
-    d, a = s.ins.operands
+    """MOV d, a; `MOV d, a, m` (a 4-bit lane mask, ptxas's tex.grad code) writes only the
+    lanes whose position in their quad (lane % 4) has its bit set in m."""
+    d, a = s.ins.operands[:2]
+    if len(s.ins.operands) == 3:
+        quad_bits = s.ins.operands[2].value
+        mask = mask & ((np.int64(quad_bits) >> (w.lane_ids % 4)) & 1).astype(bool)
     if "64" in s.ins.modifiers:
         if isinstance(a, Imm):
             # MOV.64's immediate field is 64 bits wide (bits 24..87 of the word: ptxas's

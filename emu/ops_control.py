@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptx2sass.encoder.model import Imm, Label, Reg
+from ptx2sass.encoder.model import Imm, Label, Reg, SpecialReg
 
 from . import externs
 from .errors import EmuFault
@@ -240,16 +240,37 @@ def op_bmov(w, s, active, mask):
     """BMOV.32 Bx, R / Rd, Bx / Bx, By: move barrier masks, per lane. `.CLEAR` also empties
     the source barrier (ptxas: a callee saving its caller's barrier before its own BSSY)."""
     d, src = s.ins.operands[0], s.ins.operands[-1]
-    if isinstance(src, Reg) and src.file == "B":
+    if isinstance(src, SpecialReg) and src.name == "MACTIVE":
+        val = np.full(32, mask_to_int(active), dtype=np.int64)
+    elif isinstance(src, Reg) and src.file == "B":
         val = w.B[src.index].copy()
         if "CLEAR" in s.ins.modifiers:
             w.B[src.index, mask] = 0
     else:
         val = np.broadcast_to(w.r(src), (32,)).astype(np.int64)
-    if isinstance(d, Reg) and d.file == "B":
+    if isinstance(d, SpecialReg) and d.name == "MACTIVE":
+        _set_active(s, val, active, mask)
+    elif isinstance(d, Reg) and d.file == "B":
         w.B[d.index, mask] = val[mask]
     else:
         w.w(d, (val & FULL).astype(np.uint32), mask)
+
+
+def _set_active(s, val, active, mask) -> None:
+    """`BMOV.32[.PQUAD] MACTIVE, Bx` (ptxas's tex.grad code): the warp's active lanes become
+    Bx's (`.PQUAD`: every lane of a quad holding one of them, helper lanes that run the
+    quad's derivatives). Modelled only where that is the set already active (whole quads):
+    starting a lane that has exited or waits elsewhere is not."""
+    want = int(val[mask][0]) & FULL if mask.any() else 0
+    if "PQUAD" in s.ins.modifiers:
+        quads = 0
+        for q in range(8):
+            if want >> (4 * q) & 0xF:
+                quads |= 0xF << (4 * q)
+        want = quads
+    if want != mask_to_int(active):
+        raise EmuFault(f"{s.ins.mnemonic}: active lanes {mask_to_int(active):#010x} -> {want:#010x}: "
+                       "helper lanes of a partly active quad are not modelled")
 
 
 @semantics("WARPSYNC")

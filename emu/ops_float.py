@@ -40,6 +40,36 @@ def op_fadd(w, s, active, mask):
     _finish32(w, s, d, r, mask)
 
 
+_SIGN = {"P": 1.0, "N": -1.0}
+
+
+@semantics("FSWZADD", vector=True)
+def op_fswzadd(w, s, active, mask):
+    """FSWZADD[.NDV] d, a, b, SIGNS: per lane of a quad (q = lane % 4), d = sa*a + sb*b
+    rounded once (an FADD), the signs letters 2q and 2q+1 of SIGNS: P (+), N (-) or Z (the
+    term left out: d = ±b exactly). ptxas's tex.grad code builds a quad's coordinates with
+    it: ZPPPZPPP then ZPZPPPPP on (dx, c) and (dy, ·) give c, c+dx, c+dy, c+dx+dy (lane 0
+    takes c itself; ptxas reads the sample back from lane 0)."""
+    d, a, b, signs = s.ins.operands
+    letters = signs.name
+    q = w.lane_ids % 4
+    av, bv = np.broadcast_to(w.rf(a), q.shape), np.broadcast_to(w.rf(b), q.shape)
+    r = np.zeros(q.shape, np.float32)
+    for lane in range(4):
+        sa, sb = letters[2 * lane], letters[2 * lane + 1]
+        here = q == lane
+        if sa == "Z" and sb == "Z":
+            v = np.zeros(q.shape, np.float32)
+        elif sa == "Z":
+            v = (bv * np.float32(_SIGN[sb])).astype(np.float32)
+        elif sb == "Z":
+            v = (av * np.float32(_SIGN[sa])).astype(np.float32)
+        else:
+            v = fp.fadd32(av * np.float32(_SIGN[sa]), bv * np.float32(_SIGN[sb]), "RN", False)
+        r = np.where(here, v, r)
+    _finish32(w, s, d, r, mask)
+
+
 @semantics("FMUL", "UFMUL", prepare=_prep_mode, vector=True)
 def op_fmul(w, s, active, mask):
     d, a, b = s.ins.operands

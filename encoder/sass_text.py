@@ -21,7 +21,8 @@ Conventions of the model as this module fills it (the codec's decoder must produ
   (general or uniform) in `ureg`; the bindless `cx[UR4][0x10]` puts UR4 in `ubank`.
 - Addresses hold exactly the printed terms: `[0x10]` has `base=None` (nvdisasm leaves an RZ
   base out when an offset is printed), `[RZ]` has `base=Reg("R", 255)`.
-- `SR_TID.X`, `SRZ`, `SR161` and the whole predicate file `PR` are `SpecialReg`s.
+- `SR_TID.X`, `SRZ`, `SR161` and the whole predicate file `PR` are `SpecialReg`s, as is
+  `MACTIVE` (BMOV's active-lane mask) and FSWZADD's per-lane signs (`ZPPPZPPP`).
 - Branch targets: `` `(.L_x_3) `` → `Label(".L_x_3")`; `parse_listing` fills `offset`.
   Relocated immediates `32@lo(sym)` are `Reloc`; DEPBAR's `{5,4,0}` is an `IndexList`.
 - nvdisasm's notes after an instruction (`(*"BRANCH_TARGETS .L_x_5,…"*)`) are not part of
@@ -64,7 +65,7 @@ _REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_
 _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
-_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+|Rpc\.(?:LO|HI))(?![A-Za-z0-9_])")
+_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+|Rpc\.(?:LO|HI)|MACTIVE|[PNZ]{8})(?![A-Za-z0-9_])")
 # texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
 _GEOMETRY = re.compile(r"(?:1D|2D|3D|CUBE|ARRAY_1D|ARRAY_2D|ARRAY_3D|ARRAY_CUBE)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
