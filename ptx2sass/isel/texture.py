@@ -23,8 +23,9 @@ other per-lane handle through ptxas's R2UR loop over the lanes' distinct values.
 Surface coordinates sit in one aligned register group in ptxas's order (x[, y[, z]], then
 the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub-word vectors
 are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
-ptxas does. Not selected (refused at the line): `tex.grad` on 3d/cube (ptxas computes
-the derivatives across the quad) (see docs/STATUS.md, issue 15).
+ptxas does. `tex.grad` on 3d/cube runs once per quad lane with the quad's coordinates
+built from the gradients (`quad_gradient_texture`); an array cube or a handle in a register
+there is refused at the line.
 `istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
@@ -386,7 +387,7 @@ class TextureSelection:
 
     def cube_direction(self, values: list) -> list[VOp]:
         """x, y, z scaled by 1 / max(|x|, |y|, |z|) (FMNMX, MUFU.RCP, FMUL), as ptxas does."""
-        x, y, z = (self.reg_part(v) for v in values)
+        x, y, z = (v if isinstance(v, VOp) else self.reg_part(v) for v in values)
         m, r = VOp(self.mf.new_vreg("R")), VOp(self.mf.new_vreg("R"))
         self.emit("FMNMX", (), [m, replace(x, abs=True), replace(y, abs=True), NOT_PT])
         self.emit("FMNMX", (), [m, replace(z, abs=True), m, NOT_PT])
@@ -406,11 +407,12 @@ class TextureSelection:
         if geo is None or len(ins.srcs) < 1 + ins.attrs.get("coords", 0):
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}`")
         fetch = ctype in ("s32", "u32")
-        if mode == "grad" and (fetch or geo in ("3d",) + CUBES):
-            raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
         if fetch and mode == "grad":
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}.{ins.type}.{ctype}`")
         handle = self.handle_word(ins, ins.srcs[0])
+        if mode == "grad" and geo in ("3d",) + CUBES:
+            self.quad_gradient_texture(ins, geo, handle)
+            return
         lo, hi = self.texture_results(ins)
         name, coords = self.texture_coordinates(ins, geo, fetch, index_first=mode != "grad")
         extra = ins.srcs[1 + ins.attrs["coords"]:]
@@ -436,6 +438,67 @@ class TextureSelection:
         if lod and not self.arch.texture_handle_bank and not _uniform_handle_encodable(self.arch.name, "TEX", mods, name):
             raise self.unsupported(f"`tex.{'.'.join(ins.modifiers)}` on {self.arch.name}")
         self.finish_texture(ins, "TEX", mods, lo, hi, sources, handle, name)
+
+    QUAD_LANES = 0x1c03                 # SHFL.IDX within the lane's quad
+    QUAD_BARRIER = Reg("B", 15)         # ptxas keeps the active mask there meanwhile
+    # FSWZADD signs (Ra, Rb) per quad lane: c, c+dx, c, c+dx, then + dy in lanes 2 and 3
+    WITH_DX, WITH_DY = SpecialReg("ZPPPZPPP"), SpecialReg("ZPZPPPPP")
+
+    def quad_gradient_texture(self, ins: ir.Instr, geo: str, handle: Handle) -> None:
+        """`tex.grad` on 3d/cube (TXD takes 1D/2D gradients only), as ptxas 13.5 writes it
+        for sm_8x: once for each lane j of a quad, the quad made whole (BMOV.32 B15,
+        MACTIVE; BMOV.32.PQUAD MACTIVE, B15: helper lanes), lane j's coordinates and
+        gradients to every lane of its quad (SHFL.IDX j), the quad's coordinates c, c+dx,
+        c+dy, c+dx+dy (FSWZADD.NDV; cube directions scaled afterwards), TEX.SCR.NDV (the
+        level of detail from those derivatives), its result read in quad lane 0 (SHFL.IDX 0;
+        for j = 0 lane 0's own), the active lanes back (BMOV.32 MACTIVE, B15) and
+        `MOV d, r, 1 << j`, which writes lane j of each quad alone. Refused: an array cube
+        (ptxas passes each lane's own layer) and a handle in a register (ptxas loops over
+        the quads' handles)."""
+        if geo == "acube" or handle.register or handle.lane is not None or not self.arch.texture_slot_handles:
+            raise self.unsupported("`tex.grad.acube`" if geo == "acube" else
+                                   f"`tex.grad.{geo}` with a handle in a register" if handle.register
+                                   else f"`tex.grad.{geo}` on {self.arch.name}")
+        self.texture_results(ins)
+        name = TEXTURE_GEOMETRY[geo][0]
+        coords = [self.reg_part(v) for v in ins.srcs[1:4]]
+        extra = ins.srcs[1 + ins.attrs["coords"]:]
+        half = len(extra) // 2
+        dx, dy = [self.reg_part(v) for v in extra[:3]], [self.reg_part(v) for v in extra[half:half + 3]]
+        result = VOp(self.mf.new_vreg("R", 4))
+        self.emit(IMPLICIT_DEF, (), [result], guarded=False)
+        for j in range(4):
+            self.emit("BMOV", ("32",), [self.QUAD_BARRIER, SpecialReg("MACTIVE")], ndefs=0)
+            self.emit("BMOV", ("32", "PQUAD"), [SpecialReg("MACTIVE"), self.QUAD_BARRIER], ndefs=0)
+            quad = []
+            for c, gx, gy in zip(coords, dx, dy):
+                c, gx, gy = (self.from_quad_lane(v, j) for v in (c, gx, gy))
+                t = VOp(self.mf.new_vreg("R"))
+                self.emit("FSWZADD", ("NDV",), [t, gx, c, self.WITH_DX])
+                u = VOp(self.mf.new_vreg("R"))
+                self.emit("FSWZADD", ("NDV",), [u, gy, t, self.WITH_DY])
+                quad.append(u)
+            if geo == "cube":
+                quad = self.cube_direction(quad)
+            sources, scr = self.texture_sources((quad, []))
+            lo, hi = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("R", 2))
+            self.emit("TEX", scr + ("NDV",), [hi, lo, *sources, *handle.operands, SpecialReg(name)], ndefs=2)
+            parts = [VOp(lo.reg, 0), VOp(lo.reg, 1), VOp(hi.reg, 0), VOp(hi.reg, 1)]
+            if j:
+                parts = [self.from_quad_lane(v, 0) for v in parts]
+            self.emit("BMOV", ("32",), [SpecialReg("MACTIVE"), self.QUAD_BARRIER], ndefs=0)
+            for k, v in enumerate(parts):
+                # the other lanes keep their value: a hidden read of it
+                mi = self.emit("MOV", (), [VOp(result.reg, k), v, Imm(1 << j), VOp(result.reg, k)])
+                mi.shown = (0, 1, 2)
+        for k, d in enumerate(ins.dests):
+            self.copy_reg(VOp(self.vreg(d)), VOp(result.reg, k))
+
+    def from_quad_lane(self, v: VOp, lane: int) -> VOp:
+        """SHFL.IDX of `v` from lane `lane` of this lane's quad."""
+        d = VOp(self.mf.new_vreg("R"))
+        self.emit("SHFL", ("IDX",), [PT, d, v, Imm(lane) if lane else RZ, Imm(self.QUAD_LANES)], ndefs=2)
+        return d
 
     def sel_tld4(self, ins: ir.Instr) -> None:
         self.require_unit(ins, "TLD4")
