@@ -114,17 +114,24 @@ def cubins(combo, arch):
     return codegen.compile_ptx(ptx, arch), theirs.output
 
 
-@pytest.mark.parametrize("combo", COMBOS, ids=["_".join(c) for c in COMBOS])
-def test_ptxas_follows_the_manual_and_ours_matches(combo):
+def check_against_the_manual_and_ptxas(combo, arch):
+    """ptxas's cubin and ours = the manual's model on exact inputs; ours = ptxas's bit for
+    bit on random ones (rounding), ours hazard-free. Returns (ours, ptxas's)."""
     al, bl, dt, ct = combo
-    ours, theirs = cubins(combo, "sm_89")
+    ours, theirs = cubins(combo, arch)
     a, b, c, buf = inputs(ct, 1, exact=True)
     want = model(al, bl, dt, ct, a, b, c.astype(np.float64))
     np.testing.assert_array_equal(values(launch(theirs, buf), dt), want, err_msg="ptxas vs the manual")
     np.testing.assert_array_equal(values(launch(ours, buf, hazards=True), dt), want, err_msg="ours vs the manual")
-    for seed in (2, 3):         # rounding: ours = ptxas's bit for bit
+    for seed in (2, 3):
         _, _, _, buf = inputs(ct, seed, exact=False)
         np.testing.assert_array_equal(launch(ours, buf), launch(theirs, buf), err_msg=f"seed {seed}")
+    return ours, theirs
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=["_".join(c) for c in COMBOS])
+def test_ptxas_follows_the_manual_and_ours_matches(combo):
+    check_against_the_manual_and_ptxas(combo, "sm_89")
 
 
 @pytest.mark.parametrize("arch,combo", [("sm_90", ("row", "col", "f16", "f16")),
@@ -161,15 +168,7 @@ def test_sm75_hmma_884_steps(combo):
     = the manual's model (exact inputs; checks the emulator's HMMA.884 against the manual),
     ours = ptxas's bit for bit on random inputs, ours hazard-free, and the same STEP
     instructions as ptxas's (opcode and modifiers, registers aside)."""
-    al, bl, dt, ct = combo
-    ours, theirs = cubins(combo, "sm_75")
-    a, b, c, buf = inputs(ct, 1, exact=True)
-    want = model(al, bl, dt, ct, a, b, c.astype(np.float64))
-    np.testing.assert_array_equal(values(launch(theirs, buf), dt), want, err_msg="ptxas vs the manual")
-    np.testing.assert_array_equal(values(launch(ours, buf, hazards=True), dt), want, err_msg="ours vs the manual")
-    for seed in (2, 3):
-        _, _, _, buf = inputs(ct, seed, exact=False)
-        np.testing.assert_array_equal(launch(ours, buf), launch(theirs, buf), err_msg=f"seed {seed}")
+    ours, theirs = check_against_the_manual_and_ptxas(combo, "sm_75")
 
     def steps(cubin):
         """The HMMA lines of nvdisasm's listing: opcode.modifiers and A/B layouts."""
