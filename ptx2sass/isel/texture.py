@@ -452,14 +452,14 @@ class TextureSelection:
         c+dy, c+dx+dy (FSWZADD.NDV; cube directions scaled afterwards), TEX.SCR.NDV (the
         level of detail from those derivatives), its result read in quad lane 0 (SHFL.IDX 0;
         for j = 0 lane 0's own), the active lanes back (BMOV.32 MACTIVE, B15) and
-        `MOV d, r, 1 << j`, which writes lane j of each quad alone. Refused: an array cube
-        (ptxas passes each lane's own layer) and a handle in a register (ptxas loops over
-        the quads' handles)."""
-        if geo == "acube" or handle.register or handle.lane is not None or not self.arch.texture_slot_handles:
-            raise self.unsupported("`tex.grad.acube`" if geo == "acube" else
-                                   f"`tex.grad.{geo}` with a handle in a register" if handle.register
-                                   else f"`tex.grad.{geo}` on {self.arch.name}")
+        `MOV d, r, 1 << j`, which writes lane j of each quad alone. With a handle in a
+        register (TEX.SCR.B.NDV) lane j's handle is shuffled too, and a step runs only
+        where lane j of the quad is active (VOTE.ANY >> (laneid & 0x1c), a branch around
+        it), as ptxas does. Refused: an array cube (ptxas passes each lane's own layer)."""
+        if geo == "acube" or handle.lane is not None or not self.arch.texture_slot_handles:
+            raise self.unsupported("`tex.grad.acube`" if geo == "acube" else f"`tex.grad.{geo}` on {self.arch.name}")
         self.texture_results(ins)
+        present = self.quad_lanes_present() if handle.register else None
         name = TEXTURE_GEOMETRY[geo][0]
         coords = [self.reg_part(v) for v in ins.srcs[1:4]]
         extra = ins.srcs[1 + ins.attrs["coords"]:]
@@ -468,6 +468,13 @@ class TextureSelection:
         result = VOp(self.mf.new_vreg("R", 4))
         self.emit(IMPLICIT_DEF, (), [result], guarded=False)
         for j in range(4):
+            skip = None
+            if present is not None:
+                bit, p = VOp(self.mf.new_vreg("R")), VOp(self.mf.new_vreg("P"))
+                self.emit("LOP3", ("LUT",), [bit, present, Imm(1 << j), RZ, Imm(0xc0), NOT_PT])
+                self.emit("ISETP", ("NE", "AND"), [p, PT, bit, RZ, PT], ndefs=2)
+                skip = self.flow_block("quad")
+                self.flow_goto(skip, when=replace(p, inv=True))
             self.emit("BMOV", ("32",), [self.QUAD_BARRIER, SpecialReg("MACTIVE")], ndefs=0)
             self.emit("BMOV", ("32", "PQUAD"), [SpecialReg("MACTIVE"), self.QUAD_BARRIER], ndefs=0)
             quad = []
@@ -480,9 +487,11 @@ class TextureSelection:
                 quad.append(u)
             if geo == "cube":
                 quad = self.cube_direction(quad)
-            sources, scr = self.texture_sources((quad, []))
+            own = [self.from_quad_lane(handle.register[0], j)] if handle.register else []
+            sources, scr = self.texture_sources((quad, own))
             lo, hi = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("R", 2))
-            self.emit("TEX", scr + ("NDV",), [hi, lo, *sources, *handle.operands, SpecialReg(name)], ndefs=2)
+            self.emit("TEX", scr + ("B",) * bool(own) + ("NDV",),
+                      [hi, lo, *sources, *handle.operands, SpecialReg(name)], ndefs=2)
             parts = [VOp(lo.reg, 0), VOp(lo.reg, 1), VOp(hi.reg, 0), VOp(hi.reg, 1)]
             if j:
                 parts = [self.from_quad_lane(v, 0) for v in parts]
@@ -491,8 +500,19 @@ class TextureSelection:
                 # the other lanes keep their value: a hidden read of it
                 mi = self.emit("MOV", (), [VOp(result.reg, k), v, Imm(1 << j), VOp(result.reg, k)])
                 mi.shown = (0, 1, 2)
+            if skip is not None:
+                self.flow_enter(skip)
         for k, d in enumerate(ins.dests):
             self.copy_reg(VOp(self.vreg(d)), VOp(result.reg, k))
+
+    def quad_lanes_present(self) -> VOp:
+        """The active lanes of this lane's quad, as bits 0..3."""
+        lane, came, shift, bits = (VOp(self.mf.new_vreg("R")) for _ in range(4))
+        self.emit("S2R", (), [lane, SpecialReg("SR_LANEID")])
+        self.emit("VOTE", ("ANY",), [came, PT, PT], ndefs=2)
+        self.emit("LOP3", ("LUT",), [shift, lane, Imm(0x1c), RZ, Imm(0xc0), NOT_PT])
+        self.emit("SHF", ("R", "U32", "HI"), [bits, RZ, shift, came])
+        return bits
 
     def from_quad_lane(self, v: VOp, lane: int) -> VOp:
         """SHFL.IDX of `v` from lane `lane` of this lane's quad."""
