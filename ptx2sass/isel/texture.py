@@ -24,8 +24,7 @@ Surface coordinates sit in one aligned register group in ptxas's order (x[, y[, 
 the array index: `a1d {i, x}` → (x, i), `a2d {i, x, y, _}` → (x, y, i)). Sub-word vectors
 are one access of the whole width, split afterwards (`suld.b.v4.b8` → a 32-bit SULD), as
 ptxas does. `tex.grad` on 3d/cube runs once per quad lane with the quad's coordinates
-built from the gradients (`quad_gradient_texture`); an array cube or a handle in a register
-there is refused at the line.
+built from the gradients (`quad_gradient_texture`).
 `istypep` tests the handle's kind bit."""
 from __future__ import annotations
 
@@ -455,13 +454,18 @@ class TextureSelection:
         `MOV d, r, 1 << j`, which writes lane j of each quad alone. With a handle in a
         register (TEX.SCR.B.NDV) lane j's handle is shuffled too, and a step runs only
         where lane j of the quad is active (VOTE.ANY >> (laneid & 0x1c), a branch around
-        it), as ptxas does. Refused: an array cube (ptxas passes each lane's own layer)."""
-        if geo == "acube" or handle.lane is not None or not self.arch.texture_slot_handles:
-            raise self.unsupported("`tex.grad.acube`" if geo == "acube" else f"`tex.grad.{geo}` on {self.arch.name}")
+        it), as ptxas does. An array cube's layer goes first, lane j's too. Refused on the
+        targets without texture slots (sm_90+: ptxas calls a driver routine there)."""
+        if handle.lane is not None or not self.arch.texture_slot_handles:
+            raise self.unsupported(f"`tex.grad.{geo}` on {self.arch.name}")
         self.texture_results(ins)
         present = self.quad_lanes_present() if handle.register else None
-        name = TEXTURE_GEOMETRY[geo][0]
-        coords = [self.reg_part(v) for v in ins.srcs[1:4]]
+        name, array, _ = TEXTURE_GEOMETRY[geo]
+        coords = [self.reg_part(v) for v in ins.srcs[1 + array:4 + array]]
+        layer = None
+        if array:           # the clamped layer, lane j's (quad lane 0 reads its own for j = 0)
+            layer = VOp(self.mf.new_vreg("R"))
+            self.emit("IMNMX", ("U32",), [layer, self.reg_part(ins.srcs[1]), ARRAY_INDEX_LIMIT, PT])
         extra = ins.srcs[1 + ins.attrs["coords"]:]
         half = len(extra) // 2
         dx, dy = [self.reg_part(v) for v in extra[:3]], [self.reg_part(v) for v in extra[half:half + 3]]
@@ -485,8 +489,10 @@ class TextureSelection:
                 u = VOp(self.mf.new_vreg("R"))
                 self.emit("FSWZADD", ("NDV",), [u, gy, t, self.WITH_DY])
                 quad.append(u)
-            if geo == "cube":
+            if geo in CUBES:
                 quad = self.cube_direction(quad)
+            if layer is not None:
+                quad.insert(0, self.from_quad_lane(layer, j) if j else layer)
             own = [self.from_quad_lane(handle.register[0], j)] if handle.register else []
             sources, scr = self.texture_sources((quad, own))
             lo, hi = VOp(self.mf.new_vreg("R", 2)), VOp(self.mf.new_vreg("R", 2))
