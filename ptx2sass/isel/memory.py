@@ -1731,6 +1731,21 @@ class MemorySelection:
         time = self.reg_part(ins.srcs[0]) if value is None else Imm(value & 0xFFFFFFFF)
         self.emit("NANOSLEEP", (), [time], ndefs=0)
 
+    def sel_pmevent(self, ins):
+        """`pmevent a` / `pmevent.mask m`: PMTRIG (1 << a) / PMTRIG m, as ptxas 13.5 writes
+        them (a performance-monitor trigger: the emulator runs it as nothing). Refused at the
+        line where the target's table has no PMTRIG form."""
+        from ptx2sass.encoder import codec
+        value = self.known_constant(ins.srcs[0])
+        if value is None:
+            raise self.unsupported("`pmevent` of a register")
+        bits = Imm((value if "mask" in ins.modifiers else 1 << value) & 0xFFFF)
+        try:
+            codec.encode_text(f"PMTRIG {bits.value:#x}", self.arch.name)
+        except codec.EncodeError:
+            raise self.unsupported(f"`pmevent` on {self.arch.name}") from None
+        self.emit("PMTRIG", (), [bits], ndefs=0)
+
     GRIDDEP_OPS = {"wait": "ACQBULK", "launch_dependents": "PREEXIT"}
 
     def sel_griddepcontrol(self, ins):
