@@ -34,6 +34,9 @@ CONVERGENCE = {"BSSY", "BSYNC"}
 # sm_80/86/89/90): its wait takes hold only then, so an instruction issued sooner (the
 # BAR.SYNC or the shared load that follows) could pass before the copies it waits for land.
 MIN_STALL = {"BSYNC": 5, "DEPBAR": 4}
+# A BMOV that sets the active lanes (`BMOV.32[.PQUAD] MACTIVE, Bx`, tex.grad's helper lanes)
+# stalls 2 cycles in ptxas 13.5's sm_89 code (40 of 40), before the lanes it names run on
+MACTIVE_STALL = 2
 NO_YIELD_STALL = 12
 
 
@@ -227,6 +230,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             set_time[sb] = t
             sb_readers[sb].update(reg_reads)
         slot.stall = max(slot.stall, MIN_STALL.get(ins.opcode, 1))
+        if ins.opcode == "BMOV" and getattr(ins.operands[0], "name", None) == "MACTIVE":
+            slot.stall = max(slot.stall, MACTIVE_STALL)
         out.append(slot)
         t += slot.stall
     if out:

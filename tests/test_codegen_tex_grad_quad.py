@@ -118,3 +118,18 @@ def test_tex_grad_refusals_name_the_line(line, arch, why):
     ptx = texture_kernel(line, "param").replace("sm_89", arch).replace(".version 8.5", ".version 8.8")
     with pytest.raises(CompileError, match=rf"line \d+; error.*{why}"):
         codegen.compile_ptx(ptx, arch)
+
+
+def _mactive_stalls(cubin):
+    """The stall count of each BMOV that sets MACTIVE (control bits 41..44 of the word)."""
+    lines = oracle.cuobjdump_sass(cubin).splitlines()
+    return [int(re.search(r"0x([0-9a-f]{16})", lines[i + 1]).group(1), 16) >> 41 & 0xF
+            for i, line in enumerate(lines) if re.search(r"BMOV\S* MACTIVE,", line)]
+
+
+def test_setting_the_active_lanes_stalls_as_ptxas():
+    """ptxas gives `BMOV.32[.PQUAD] MACTIVE, B15` 2 stall cycles (sched/control.py)."""
+    ptx = texture_kernel(_line(GRAD, "3d"), "param")
+    ours, theirs = _mactive_stalls(codegen.compile_ptx(ptx, "sm_89")), _mactive_stalls(_ptxas(ptx))
+    assert len(ours) == len(theirs) == 8
+    assert ours == theirs == [2] * 8
