@@ -33,7 +33,7 @@ def _finish32(w, s, d, r, mask):
     w.w(d, fp.canonicalise_f32(r), mask)
 
 
-@semantics("FADD", prepare=_prep_mode, vector=True)
+@semantics("FADD", "UFADD", prepare=_prep_mode, vector=True)
 def op_fadd(w, s, active, mask):
     d, a, b = s.ins.operands
     r = fp.fadd32(w.rf(a), w.rf(b), s.aux["mode"], s.aux["ftz"])
@@ -77,7 +77,7 @@ def op_fmul(w, s, active, mask):
     _finish32(w, s, d, r, mask)
 
 
-@semantics("FFMA", prepare=_prep_mode, vector=True)
+@semantics("FFMA", "UFFMA", prepare=_prep_mode, vector=True)
 def op_ffma(w, s, active, mask):
     d, a, b, c = s.ins.operands
     r = fp.ffma32(w.rf(a), w.rf(b), w.rf(c), s.aux["mode"], s.aux["ftz"])

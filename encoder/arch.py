@@ -107,9 +107,9 @@ class Target:
     # split `.SCR` (isel/texture.py)
     texture_slot_handles: bool = True
     texture_handle_bank: bool = True
-    # the encoding table holds ptxas's texture/surface forms for the target (sm_100/sm_103/
-    # sm_110: the blackwell table cannot encode the TEX.LL their ptxas writes for a plain `tex`
-    # but in 2D with a component mask, so texture code is refused at the line there)
+    # the encoding table holds ptxas's texture/surface forms for the target (every target
+    # since the blackwell table gained TEX.LL in each geometry: ptxas 13.5 writes the same
+    # texture/surface instructions for sm_100, sm_103 and sm_110)
     texture_unit: bool = True
     # mma.m8n8k4 with f16 inputs has no tensor-core tile (sm_80+): ptx2sass/mma_quadpair.py
     # computes it from fragments gathered with SHFL, as ptxas does; sm_75 has the tile
@@ -125,8 +125,8 @@ class Target:
     # or in offsets from param_base (sm_100+: its `.align 256` parameter after a u64 is at
     # 0x100, bank 0x480); ptx2sass/variables.py place_kernel_params
     params_aligned_in_bank: bool = True
-    # prefetch[.const|.param].tensormap selects UTMACCTL.PF (sm_90; the blackwell table has no
-    # form for the instruction ptxas writes there yet, so it is refused at the line)
+    # prefetch[.const|.param].tensormap selects UTMACCTL.PF (sm_90+; ptxas 13.5 writes the
+    # same word for sm_90 and every blackwell arch)
     tensormap_prefetch: bool = False
     # module `.texref` slots are numbered across the kernels (sm_90's ptxas: a kernel's
     # texture slots follow unused ones for the textures of the kernels before it)
@@ -357,11 +357,15 @@ _HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=F
 # (refused). %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
 _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C,
                            "graph_exec": 0x2E8, "const_window": 0x120,
-                           "cluster_launch": 0x36C}   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
+                           "cluster_launch": 0x36C,   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
+                           # the parameter window's base (at the parameters, as sm_90's) and
+                           # last byte: ptxas 13.5's cvta.param/isspacep.param/prefetch.param
+                           # on sm_100/sm_103/sm_110/sm_120
+                           "param_window": 0x348, "param_window_end": 0x350}
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, tensormap_prefetch=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -372,7 +376,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, tensorm
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_unit=False, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)

@@ -311,7 +311,10 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     one that knows the values of the word's bit groups, then the most specific (most form
     bits), then one that accounts for more of the word's set bits (`MUFU.TANH.F16 R7,
     R2.H1`: an equally specific form without the .H1 field matches the word too, blind to
-    bit 60). (A form
+    bit 60), then one whose seed the word is nearest (fewer bit groups away from the seed's
+    values: the probe read each group's values with the others at the seed's, so a word
+    far from it relies on combinations nvdisasm never printed: the blackwell TEX form reads
+    `.LZ` and `.LB` apart where both set print `.LL`, which the TEX.LL form holds). (A form
     whose seed hid a bit behind a zero register, `STS.64 [RZ], R2` hiding `.X4`, holds
     that bit among its form bits: `tools/isa_probe.py` reveals it.)"""
     matches = []
@@ -329,7 +332,8 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
         form = table.form_at(pos)
         unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
-        return rank, unknown, neg_bits, unexplained, pos
+        away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
+        return rank, unknown, neg_bits, unexplained, away, pos
     return table.form_at(min(matches, key=key)[1])
 
 

@@ -4,7 +4,11 @@ by `tools/fuzz_emu_fail --words`, nvdisasm's text beside each word), probed into
 `python -m tools.isa_probe --extend --arch sm_100 --seed-words tools/isa_seeds/fuzz_arch8_sm100.words`
 (and `--arch sm_75 ... fuzz_arch8_sm75.words`): each decodes as nvdisasm prints it and
 encodes back to the same bits. Branch arch9 adds the sm_100 and sm_120 words of its tuning seeds
-(24110000-, 24120000-: `fuzz_arch9_sm1x0.words`, probed with `--arch sm_1x0 --seed-words`)."""
+(24110000-, 24120000-: `fuzz_arch9_sm1x0.words`, probed with `--arch sm_1x0 --seed-words`).
+Branch arch10 adds ptxas's texture/surface/UTMACCTL.PF words the blackwell table lacked
+(`blackwell_tex_ll_sust.words`, the same words on sm_100 and sm_120, probed as primary forms
+with `--arch sm_120`), STL to a uniform address (`blackwell_stl_ur.words`: held-out seed
+24110113) and sm_75's TEX/TLD/TLD4/TXD (`turing_tex.words`)."""
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,10 @@ from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
-         ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"))
+         ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
+         ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),
+         ("sm_100", "blackwell_stl_ur.words"), ("sm_120", "blackwell_stl_ur.words"),
+         ("sm_75", "turing_tex.words"))
 
 
 def _words():

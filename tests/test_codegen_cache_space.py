@@ -1,6 +1,8 @@
 """cvta of every window, isspacep, prefetch/prefetchu/applypriority/discard, bar with a
 run-time id and count: ours vs ptxas (values in the emulator where the form computes one;
 otherwise compiled and read back by nvdisasm as we meant), and addresses of real variables."""
+import re
+
 import numpy as np
 import pytest
 
@@ -133,11 +135,10 @@ ret;
 
 
 @pytest.mark.parametrize("spelling", ["prefetch.tensormap", "prefetch.const.tensormap"])
-def test_tensormap_prefetch_is_refused_in_ptxas_form(spelling):
-    """sm_120's tensormap prefetch (the blackwell table has no UTMACCTL.PF form yet; sm_90
-    compiles it: tests/test_codegen_prefetch_tensormap.py): a located CompileError, never an
-    internal error (it raised StopIteration looking for a cache level)."""
-    from ptx2sass import CompileError
+def test_tensormap_prefetch_compiles_on_sm120(spelling):
+    """sm_120's tensormap prefetch (it raised StopIteration looking for a cache level, then
+    was refused for want of a blackwell UTMACCTL.PF form): one UTMACCTL.PF, as ptxas's
+    (addresses: tests/test_codegen_prefetch_tensormap.py)."""
     ptx = f""".version 8.8
 .target sm_120
 .address_size 64
@@ -149,6 +150,8 @@ ld.param.u64 %rd1, [a];
 ret;
 }}
 """
-    assert oracle.ptxas(ptx, "sm_120").ok
-    with pytest.raises(CompileError, match=r"k\.ptx, line 8; error   : `prefetch.*tensormap` on sm_120 not supported"):
-        codegen.generate_module(codegen.lower_ptx(ptx, "sm_120", "k.ptx"), "sm_120", filename="k.ptx")
+    theirs = oracle.ptxas(ptx, "sm_120")
+    assert theirs.ok
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_120", "k.ptx"), "sm_120", filename="k.ptx")
+    count = [re.findall(r"UTMACCTL\.PF \[UR\d+\]", oracle.nvdisasm(c, ("-c",))) for c in (ours, theirs.output)]
+    assert len(count[0]) == len(count[1]) == 1

@@ -1,8 +1,10 @@
-"""prefetch[.const|.param].tensormap [a] on sm_90: UTMACCTL.PF [UR] of the descriptor's
-generic address, as ptxas 13.5 writes it (hopper table: tools/isa_seeds/
-utmacctl_pf_sm90.words; refused before). The emulator models the prefetch as changing no
-value (emu/ops_bulk.py); the test records the address each UTMACCTL.PF names, per lane
-and issue, and ours must name the same set of addresses as ptxas's cubin."""
+"""prefetch[.const|.param].tensormap [a] on sm_90 and the blackwell archs: UTMACCTL.PF [UR]
+of the descriptor's generic address, as ptxas 13.5 writes it (hopper table: tools/isa_seeds/
+utmacctl_pf_sm90.words; blackwell table: tools/isa_seeds/blackwell_tex_ll_sust.words, the
+same word on sm_100/sm_103/sm_110/sm_120; refused before). The emulator models the prefetch
+as changing no value (emu/ops_bulk.py); the test records the address each UTMACCTL.PF
+names, per lane and issue, and ours must name the same set of addresses as ptxas's cubin
+(the .param window's base is c[0x0][0x348] on blackwell, ptxas's)."""
 from __future__ import annotations
 
 import re
@@ -58,22 +60,19 @@ def _addresses(cubin: bytes, monkeypatch) -> list[int]:
     return sorted(a for a in seen if a is not None)
 
 
-def test_prefetch_tensormap_sm90_names_ptxas_addresses(monkeypatch):
-    theirs = oracle.ptxas(KERNEL, "sm_90")
+def _kernel(arch: str) -> str:
+    return KERNEL if arch == "sm_90" else KERNEL.replace(".version 8.0", ".version 9.0").replace("sm_90", arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_110", "sm_120"])
+def test_prefetch_tensormap_names_ptxas_addresses(arch, monkeypatch):
+    ptx = _kernel(arch)
+    theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
-    ours = codegen.compile_ptx(KERNEL, "sm_90")
+    ours = codegen.compile_ptx(ptx, arch)
     text = oracle.nvdisasm(ours, ("-c",))
     assert len(re.findall(r"UTMACCTL\.PF \[UR\d+\]", text)) >= 6
     want = _addresses(theirs.output, monkeypatch)
     # tmap, tmap+128 (again per lane through %rd3), p, p+64, p+192, the window's q
     assert len(set(want)) == 6
     assert set(_addresses(ours, monkeypatch)) == set(want)
-
-
-@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
-def test_prefetch_tensormap_refused_where_no_table_has_it(arch):
-    """ptxas writes the same UTMACCTL.PF there; our blackwell tables lack the form."""
-    from ptx2sass import CompileError
-    ptx = KERNEL.replace(".version 8.0", ".version 8.8").replace("sm_90", arch)
-    with pytest.raises(CompileError, match="not supported yet"):
-        codegen.compile_ptx(ptx, arch)

@@ -468,18 +468,19 @@ def test_uniform_loaded_handle_without_loop_sm90(index):
     assert unit_lines(codegen.compile_ptx(ptx, "sm_90")) == theirs
 
 
-@pytest.mark.parametrize("arch", ["sm_100"])
+@pytest.mark.parametrize("arch", ["sm_100", "sm_110"])
 @pytest.mark.parametrize("handle", ["%rd3", "tr"])
-def test_blackwell_texture_refused_at_the_line(arch, handle):
-    """sm_100: the blackwell table cannot encode the TEX.LL ptxas writes there for a plain
-    `tex` (`Target.texture_unit` off), so texture code is refused in ptxas's style, at the
-    line (with the sm_90 selection enabled there it was an internal 'cannot encode' error:
-    `LDCU UR6, R2`, the renamed constant load lost its bank operand, and TEX forms the table
-    does not hold). sm_120 compiles textures: tests/test_emu_texture_blackwell.py."""
-    ptx = tex_kernel(TEX_FORMS[1], handle).replace(".version 7.8", ".version 8.8")
-    with pytest.raises(CompileError, match="not supported yet") as e:
-        codegen.compile_ptx(ptx, arch, "t.ptx")
-    assert "internal error" not in str(e.value)
+def test_blackwell_texture_as_ptxas(arch, handle):
+    """sm_100/sm_110: a plain `tex` is TEX.LL at level -32.0 there; refused at the line while
+    the blackwell table could not encode TEX.LL (before that, an internal 'cannot encode'
+    error), it now compiles to ptxas's texture instructions. Values:
+    tests/test_emu_texture_blackwell.py."""
+    ptx = tex_kernel(TEX_FORMS[1], handle).replace(".version 7.8", ".version 9.0")
+    run = oracle.ptxas(ptx.replace(".target sm_89", f".target {arch}"), arch)
+    assert run.ok, run.stderr
+    theirs = unit_lines(run.output)
+    assert theirs
+    assert unit_lines(codegen.compile_ptx(ptx, arch, "t.ptx")) == theirs
 
 
 # sm_75: module-handle surface accesses (the bound forms; turing's SULD/SUST/SURED forms probed

@@ -1,17 +1,20 @@
-"""Textures and surfaces on sm_120 (issue 18): tests/test_emu_texture.py's kernels compiled by
-ptxas and by us for sm_120 and run on the same bound objects, compared with that file's NumPy
-model. The handle is a uniform register named alone (`TEX R6, R12, R2, UR6, 2D`); a result
-whose four components are all used has no component-mask operand (the blackwell table's
-TEX/TLD/TLD4/TXD mask is an optional operand whose hidden default is 0xf, as ptxas's sm_120
-words of tools/isa_seeds/tex_surf_uniform_full.ptx print). Surface accesses the table cannot
-encode (SUST.P, 3D/2D_ARRAY without a clamp suffix) are refused at their line."""
+"""Textures and surfaces on sm_120 and sm_100 (issue 18): tests/test_emu_texture.py's kernels
+compiled by ptxas and by us for the arch and run on the same bound objects, compared with that
+file's NumPy model. The handle is a uniform register named alone (`TEX R6, R12, R2, UR6, 2D`);
+a result whose four components are all used has no component-mask operand (the blackwell
+table's TEX/TLD/TLD4/TXD mask is an optional operand whose hidden default is 0xf, as ptxas's
+sm_120 words of tools/isa_seeds/tex_surf_uniform_full.ptx print). sm_100's ptxas writes
+TEX.LL at level -32.0 for a plain `tex`; the TEX.LL forms of every geometry, the 3D/2D_ARRAY
+surface accesses with `.clamp` (no suffix) and SUST.P were probed into the blackwell table by
+branch arch10 (tools/isa_seeds/blackwell_tex_ll_sust.words)."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
 import tests.test_emu_texture as base
-from ptx2sass import codegen
-from ptx2sass.errors import CompileError
+from ptx2sass import codegen, oracle
 from tests.test_emu_texture import (  # noqa: F401  (collected here for each arch)
     test_size_queries, test_sured_2d, test_suld_b32_2d, test_suld_sizes_1d,
     test_sust_b32_geometries, test_sust_p_f32_rgba, test_tex_array_2d_point,
@@ -19,17 +22,10 @@ from tests.test_emu_texture import (  # noqa: F401  (collected here for each arc
     test_tex_level_integer_coordinates, test_tld4_footprint_order, test_tld4_with_a_component_mask,
     test_tex_normalized_address_modes, test_launch_file_textures)
 
-# refused on sm_120 (no encoding form in the blackwell table): strict, so a table that gains
-# the form turns them into failures to look at
-REFUSED = {"test_sust_b32_geometries[sm_120-3d-clamp]", "test_sust_p_f32_rgba[sm_120]"}
 
-
-@pytest.fixture(autouse=True, params=["sm_120"])
+@pytest.fixture(autouse=True, params=["sm_120", "sm_100"])
 def arch(request, monkeypatch):
     monkeypatch.setattr(base, "ARCH", request.param)
-    if request.node.name in REFUSED:
-        request.applymarker(pytest.mark.xfail(strict=True, raises=CompileError,
-                                              reason="no blackwell encoding: refused at the line"))
     return request.param
 
 
@@ -55,13 +51,20 @@ TEX_LEVEL = SUST_3D_CLAMP.replace("sust.b.3d.b32.clamp [%rd1, {%r2, %r2, %r2, %r
                                   ).replace(".reg .b32 %r<4>;", ".reg .b32 %r<4>;\n\t.reg .f32 %f<6>;")
 
 
-@pytest.mark.parametrize("target", ["sm_120", "sm_100"])
+def _unit_text(cubin: bytes) -> list[str]:
+    """The texture/surface instructions of a cubin as nvdisasm prints them, registers unnamed."""
+    text = oracle.nvdisasm(cubin, ("-c",))
+    lines = [ln.split("*/", 1)[-1].strip(" ;") for ln in text.splitlines()
+             if re.search(r"\b(TEX|TLD|TLD4|TXD|SULD|SUST|SURED)\b", ln)]
+    return [re.sub(r"\bU?R\d+", "R", ln) for ln in lines]
+
+
 @pytest.mark.parametrize("ptx", [SUST_3D_CLAMP, TEX_LEVEL], ids=["sust_3d_clamp", "tex_level"])
-def test_unencodable_texture_form_refused_at_its_line(arch, target, ptx):
-    """A surface form the table lacks, TEX.LL (`tex.level`: no sm_120 encoding; fuzz crashes)
-    and any texture code on sm_100 are refused at the instruction's line, not an internal error."""
-    ptx = ptx.replace("sm_120", target)
-    with pytest.raises(CompileError) as e:
-        codegen.generate_module(codegen.lower_ptx(ptx, target, "k.ptx"), target, filename="k.ptx")
-    assert "internal error" not in str(e.value) and "not supported yet" in str(e.value)
-    assert ", line 1" in str(e.value)
+def test_formerly_refused_texture_forms_as_ptxas(arch, ptx):
+    """`sust.b.3d...clamp` (SUST.D.BA.3D without a clamp suffix) and `tex.level` (TEX.LL) were
+    refused for want of blackwell forms: both compile to ptxas's texture/surface instructions."""
+    ptx = ptx.replace("sm_120", arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    assert _unit_text(ours) == _unit_text(theirs.output) != []
