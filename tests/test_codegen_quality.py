@@ -254,11 +254,7 @@ def _copies(trips: int) -> int:
 
 @pytest.mark.parametrize("trips,rtrips", [(3, 16), (12, 16), (40, 16), (3, 64), (7, 20), (25, 16), (91, 16), (22, 16),
                                           (21, 16), (23, 16),
-                                          pytest.param(3, 256, marks=pytest.mark.xfail(strict=True, reason=(
-                                              "wide-first colouring (regalloc best_colouring, branch quality8) "
-                                              "saves one register here (R40 vs R41) and reuses registers sooner: "
-                                              "3027 emulated cycles vs ptxas's 2087 (1.45x, bar 1.3x); taking it "
-                                              "only when it saves two or more fixes this case but breaks (3, 16)"))),
+                                          (3, 256),
                                           (64, 16), (96, 16)])
 def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
     """Unrolled fully (trips <= 16), 32, 16, 8, 4, 5, 3 or 7 iterations per exit test (longer, a

@@ -1,0 +1,138 @@
+"""Cycles a colouring leaves the scheduler after allocation, for choosing between colourings.
+
+Two colourings of one function differ in which values share registers; where a value takes
+a register that another value read shortly before, the scheduler after allocation can no
+longer move its writer above that read (a false dependence), and loads issued one after
+another before allocation end up waiting for each other. The estimate replays that
+scheduler on the machine IR as the colouring renames it: each movable region (the
+pre-allocation scheduler's: pure arithmetic and memory instructions) in critical-path order
+over true, anti and output dependences of physical registers, then the block issued one
+instruction per cycle, each waiting for its producers' latencies (the latency table's).
+Blocks count by their assumed frequency (`regalloc.loops.block_weights`).
+"""
+from __future__ import annotations
+
+from ptx2sass.encoder.model import Reg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
+from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
+from ptx2sass.sched.list_schedule import MEMORY, issue_order, memory_spaces
+from ptx2sass.sched.pre_schedule import _movable
+from ptx2sass.regalloc.loops import block_weights
+
+
+def _footprint(ins: MInstr, colors: dict[int, int], cls: dict[int, str]) -> tuple[list, list]:
+    """(registers read, registers written) as (file, index) under `colors`; a guarded or
+    partial write reads its register too (what it does not write stays)."""
+    reads, writes = [], []
+    for _, op, is_def in register_operands(ins):
+        c = colors.get(op.reg.id)
+        if c is None:
+            continue
+        f = cls[op.reg.id]
+        keys = [(f, c + (op.part or 0) + k) for k in range(op.width)]
+        if is_def:
+            writes.extend(keys)
+            if ins.guard is not None:
+                reads.extend(keys)
+        else:
+            reads.extend(keys)
+    for i, op in enumerate(ins.operands):
+        if isinstance(op, Reg) and not op.is_zero and not (op.file == "P" and op.index == 7):
+            (writes if i < ins.ndefs else reads).append((op.file, op.index))
+    if isinstance(ins.guard, Reg):
+        reads.append((ins.guard.file, ins.guard.index))
+    return reads, writes
+
+
+def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
+    if producer.opcode == IMPLICIT_DEF:
+        return 0
+    op = "MOV" if producer.opcode == COPY else producer.opcode
+    if lat.is_variable(op):
+        return lat.variable_latency(op)
+    rd = "MOV" if reader.opcode == COPY else reader.opcode
+    return lat.read_latency(op, producer.modifiers, file, rd, False)
+
+
+def _region_order(region: list[tuple[MInstr, list, list]], lat: LatencyModel) -> list[int]:
+    n = len(region)
+    succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    npreds = [0] * n
+    last_write: dict = {}
+    reads_since: dict = {}
+    last_memory: dict[str, int] = {}
+
+    def edge(a: int, b: int, latency: int) -> None:
+        succs[a].append((b, latency))
+        npreds[b] += 1
+
+    for j, (ins, reads, writes) in enumerate(region):
+        for r in reads:
+            if r in last_write:
+                i = last_write[r]
+                edge(i, j, _latency(region[i][0], ins, r[0], lat))
+        for r in writes:
+            for i in reads_since.get(r, ()):
+                if i != j:
+                    edge(i, j, 1)
+            if r in last_write and last_write[r] != j:
+                edge(last_write[r], j, 1)
+        for r in reads:
+            reads_since.setdefault(r, []).append(j)
+        for r in writes:
+            last_write[r] = j
+            reads_since[r] = []
+        if ins.opcode in MEMORY:
+            spaces = memory_spaces(ins.opcode, ins.modifiers)
+            for i in {last_memory[sp] for sp in spaces if sp in last_memory}:
+                edge(i, j, 1)
+            for sp in spaces:
+                last_memory[sp] = j
+    height = [0] * n
+    for i in range(n - 1, -1, -1):
+        height[i] = max((l + height[j] for j, l in succs[i]), default=1)
+    return issue_order(succs, npreds, height)
+
+
+def _block_cycles(instrs: list[MInstr], colors: dict[int, int], cls: dict[int, str],
+                  lat: LatencyModel) -> int:
+    order: list[tuple[MInstr, list, list]] = []
+    region: list[tuple[MInstr, list, list]] = []
+
+    def flush() -> None:
+        if len(region) > 1:
+            order.extend(region[k] for k in _region_order(region, lat))
+        else:
+            order.extend(region)
+        region.clear()
+
+    for ins in instrs:
+        if ins.opcode == IMPLICIT_DEF:
+            continue
+        item = (ins, *_footprint(ins, colors, cls))
+        if _movable(ins):
+            region.append(item)
+        else:
+            flush()
+            order.append(item)
+    flush()
+    ready: dict = {}                      # register -> (cycle its value is ready, writer)
+    t = 0
+    for ins, reads, writes in order:
+        start = t + 1
+        for r in reads:
+            w = ready.get(r)
+            if w is not None:
+                start = max(start, w[0] + _latency(w[1], ins, r[0], lat))
+        t = start
+        for r in writes:
+            ready[r] = (t, ins)
+    return t
+
+
+def estimated_cycles(mf: MFunction, colors: dict[int, int]) -> int:
+    """Weighted cycles of every block under `colors` (see the module's docstring)."""
+    lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
+    cls = {v.id: v.cls for v in mf.vregs}
+    return sum(w * _block_cycles(b.instrs, colors, cls, lat)
+               for b, w in zip(mf.blocks, block_weights(mf)))
