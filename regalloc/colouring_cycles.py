@@ -7,7 +7,8 @@ another before allocation end up waiting for each other. The estimate replays th
 scheduler on the machine IR as the colouring renames it: each movable region (the
 pre-allocation scheduler's: pure arithmetic and memory instructions) in critical-path order
 over true, anti and output dependences of physical registers, then the block issued one
-instruction per cycle, each waiting for its producers' latencies (the latency table's).
+instruction per cycle, each waiting for its producers' latencies (the latency table's); a
+copy whose two sides share a register is not emitted.
 Blocks count by their assumed frequency (`regalloc.loops.block_weights`).
 """
 from __future__ import annotations
@@ -110,6 +111,8 @@ def _block_cycles(instrs: list[MInstr], colors: dict[int, int], cls: dict[int, s
         if ins.opcode == IMPLICIT_DEF:
             continue
         item = (ins, *_footprint(ins, colors, cls))
+        if ins.opcode == COPY and ins.guard is None and item[1] == item[2]:
+            continue                      # coalesced by the colouring: nothing is emitted
         if _movable(ins):
             region.append(item)
         else:
