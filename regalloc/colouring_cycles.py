@@ -16,7 +16,7 @@ from __future__ import annotations
 from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
-from ptx2sass.sched.list_schedule import MEMORY, issue_order, memory_spaces
+from ptx2sass.sched.list_schedule import dependences, issue_order
 from ptx2sass.sched.pre_schedule import _movable
 from ptx2sass.regalloc.loops import block_weights
 
@@ -56,39 +56,10 @@ def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> 
 
 
 def _region_order(region: list[tuple[MInstr, list, list]], lat: LatencyModel) -> list[int]:
+    def latency(i: int, j: int, r: tuple) -> int:
+        return _latency(region[i][0], region[j][0], r[0], lat)
+    succs, npreds = dependences([ins for ins, _, _ in region], [(r, w) for _, r, w in region], latency)
     n = len(region)
-    succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    npreds = [0] * n
-    last_write: dict = {}
-    reads_since: dict = {}
-    last_memory: dict[str, int] = {}
-
-    def edge(a: int, b: int, latency: int) -> None:
-        succs[a].append((b, latency))
-        npreds[b] += 1
-
-    for j, (ins, reads, writes) in enumerate(region):
-        for r in reads:
-            if r in last_write:
-                i = last_write[r]
-                edge(i, j, _latency(region[i][0], ins, r[0], lat))
-        for r in writes:
-            for i in reads_since.get(r, ()):
-                if i != j:
-                    edge(i, j, 1)
-            if r in last_write and last_write[r] != j:
-                edge(last_write[r], j, 1)
-        for r in reads:
-            reads_since.setdefault(r, []).append(j)
-        for r in writes:
-            last_write[r] = j
-            reads_since[r] = []
-        if ins.opcode in MEMORY:
-            spaces = memory_spaces(ins.opcode, ins.modifiers)
-            for i in {last_memory[sp] for sp in spaces if sp in last_memory}:
-                edge(i, j, 1)
-            for sp in spaces:
-                last_memory[sp] = j
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((l + height[j] for j, l in succs[i]), default=1)
