@@ -13,11 +13,10 @@ Blocks count by their assumed frequency (`regalloc.loops.block_weights`).
 """
 from __future__ import annotations
 
-from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import dependences, issue_order
-from ptx2sass.sched.pre_schedule import _movable
+from ptx2sass.sched.pre_schedule import _movable, add_physical, producer_latency
 from ptx2sass.regalloc.loops import block_weights
 
 
@@ -37,27 +36,13 @@ def _footprint(ins: MInstr, colors: dict[int, int], cls: dict[int, str]) -> tupl
                 reads.extend(keys)
         else:
             reads.extend(keys)
-    for i, op in enumerate(ins.operands):
-        if isinstance(op, Reg) and not op.is_zero and not (op.file == "P" and op.index == 7):
-            (writes if i < ins.ndefs else reads).append((op.file, op.index))
-    if isinstance(ins.guard, Reg):
-        reads.append((ins.guard.file, ins.guard.index))
+    add_physical(ins, reads, writes)
     return reads, writes
-
-
-def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
-    if producer.opcode == IMPLICIT_DEF:
-        return 0
-    op = "MOV" if producer.opcode == COPY else producer.opcode
-    if lat.is_variable(op):
-        return lat.variable_latency(op)
-    rd = "MOV" if reader.opcode == COPY else reader.opcode
-    return lat.read_latency(op, producer.modifiers, file, rd, False)
 
 
 def _region_order(region: list[tuple[MInstr, list, list]], lat: LatencyModel) -> list[int]:
     def latency(i: int, j: int, r: tuple) -> int:
-        return _latency(region[i][0], region[j][0], r[0], lat)
+        return producer_latency(region[i][0], region[j][0], r[0], lat)
     succs, npreds = dependences([ins for ins, _, _ in region], [(r, w) for _, r, w in region], latency)
     n = len(region)
     height = [0] * n
@@ -97,7 +82,7 @@ def _block_cycles(instrs: list[MInstr], colors: dict[int, int], cls: dict[int, s
         for r in reads:
             w = ready.get(r)
             if w is not None:
-                start = max(start, w[0] + _latency(w[1], ins, r[0], lat))
+                start = max(start, w[0] + producer_latency(w[1], ins, r[0], lat))
         t = start
         for r in writes:
             ready[r] = (t, ins)
