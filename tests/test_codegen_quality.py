@@ -261,7 +261,7 @@ def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
     multiple of one) or left alone, ours equals ptxas bit for bit; the tinygrad reduction no longer
     waits for each load before issuing the next (cycles within 1.3x of ptxas's, before:
     about 6x). Over 256 values (ptxas unrolls it fully) the emulated cycles are within 1.3x
-    of ptxas's (1.15x; with 8 copies per exit test 1.87x), and the H200 ran such a tinygrad
+    of ptxas's (2,713 vs 2,087: 1.30x, at the bar; with 8 copies per exit test 1.87x), and the H200 ran such a tinygrad
     reduction (sum_float32__r_16_256) 1.5x slower than ptxas's."""
     ptx = REDUCTION.replace("RTRIPS", str(rtrips)).replace("TRIPS", str(trips))
     theirs = oracle.ptxas(ptx).output
