@@ -44,6 +44,10 @@ class Target:
     # (name, offset) pairs, so that a Target stays hashable (read it with dict())
     driver_cbank: tuple[tuple[str, int], ...] | None
     max_warps_per_sm: int | None  # %nwarpid, an immediate in ptxas's code
+    # Registers per thread a warp's allocation grows by (a warp takes registers in units of
+    # 256: CUDA C++ Programming Guide, occupancy calculator): counts within one unit give
+    # the same occupancy.
+    register_unit_per_thread: int = 8
     # The encoding table the codec reads this arch's words with (None: none probed yet).
     encoding_table: str | None = None
     # The code generator supports the arch (its isel choices below are known).

@@ -36,6 +36,7 @@ from ptx2sass.encoder.model import Reg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, VOp, register_operands
 from ptx2sass.regalloc.coalesce import coalesce
 from ptx2sass.regalloc.coalesce_parts import coalesce_parts
+from ptx2sass.regalloc.colouring_cycles import estimated_cycles
 from ptx2sass.regalloc.constraints import forbidden_registers
 from ptx2sass.regalloc.liveness import (UNIT_BITS, fresh_writes, unit_liveness,
                                         unit_use_def, use_def)
@@ -48,6 +49,12 @@ from ptx2sass.regalloc.spill import Spiller, SpillStats
 # initialises it in every kernel); RZ (R255) and PT (P7) are constants.
 REGISTER_FILE = 255          # registers a thread may use on sm_8x (ptxas's archmax)
 REGISTERS_RESERVED = 2       # ptxas counts the highest register + 1 + 2
+# How much longer than the other colouring's the wide-first one's estimated cycles may be
+# and still be taken for its fewer registers: the estimate (`colouring_cycles`) replays the
+# scheduler with the latency table's fixed latencies, so differences of a few percent are
+# within its error (the 16-value reduction: 158 vs 157 estimated, 208 vs 256 emulated), a
+# register reuse that serialises an unrolled loop's loads is not (2475 vs 1975).
+CYCLE_MARGIN = 1.05
 R_LIMIT = REGISTER_FILE - REGISTERS_RESERVED     # R0..R252
 STACK_POINTER = 1
 P_REGS = list(range(7))
@@ -404,16 +411,27 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
 
 def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, parts, prefs
                    ) -> tuple[dict[int, int], list[int]]:
-    """`color` in simplification's order, and wide registers first where that colours
-    everything in fewer registers (or colours what the first left uncoloured): mixed
-    widths fragment the file when single registers take the low places first."""
+    """`color` in simplification's order, and wide registers first (mixed widths fragment
+    the file when single registers take the low places first). Wide-first wins when it
+    colours what the first order left uncoloured, or colours everything in fewer
+    registers and either those cross an allocation unit (occupancy) or the scheduler after
+    allocation keeps about as many cycles (within CYCLE_MARGIN; `colouring_cycles`: reusing
+    registers sooner adds false dependences between loads issued one after another)."""
     colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs)
     if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
         return colors, uncoloured
     other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs)
     if left:
         return colors, uncoloured
-    if uncoloured or _highest_r(mf, other) < _highest_r(mf, colors):
+    if uncoloured:
+        return other, left
+    high_other, high = _highest_r(mf, other), _highest_r(mf, colors)
+    if high_other >= high:
+        return colors, uncoloured
+    unit = mf.target.register_unit_per_thread if mf.target is not None else 8
+    count = lambda h: -(-(h + 1 + REGISTERS_RESERVED) // unit)   # noqa: E731
+    if (count(high_other) < count(high)
+            or estimated_cycles(mf, other) <= CYCLE_MARGIN * estimated_cycles(mf, colors)):
         return other, left
     return colors, uncoloured
 

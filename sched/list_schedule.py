@@ -128,40 +128,29 @@ class _Pending:
         return wait
 
 
-def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None = None) -> list:
-    n = len(region)
-    if n < 2:
-        return region
-    anchored = region[0].block_start or bool(region[0].labels)
+def dependences(instrs: list, footprints: list[tuple], latency) -> tuple[list, list[int]]:
+    """Successors (index, latency) and predecessor counts of a region's dependence graph over
+    registers and memory: a read waits `latency(i, j, register)` after the register's last
+    writer i, a write one cycle after the reads and the write before it, a memory access one
+    cycle after the last access touching one of its spaces. `footprints[j]`: (registers read,
+    registers written) of `instrs[j]`; fixed registers (RZ, PT, ...) order nothing."""
+    n = len(instrs)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
     last_write: dict[tuple, int] = {}
     reads_since: dict[tuple, list[int]] = {}
     last_memory: dict[str, int] = {}        # space -> the last access that touched it
 
-    def edge(a: int, b: int, latency: int) -> None:
-        succs[a].append((b, latency))
+    def edge(a: int, b: int, latency_: int) -> None:
+        succs[a].append((b, latency_))
         npreds[b] += 1
 
-    start = [0] * n
-    written: set = set()
-    for j, s in enumerate(region):
-        ins = s.ins
-        if pending is not None:
-            start[j] = pending.delay(s, written)
-        written.update(s.writes)
-        guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
-        for r in s.reads:
+    for j, (ins, (reads, writes)) in enumerate(zip(instrs, footprints)):
+        for r in reads:
             if r in FIXED_REGISTERS or r not in last_write:
                 continue
-            i = last_write[r]
-            p = region[i].ins
-            if lat.is_variable(p.opcode):
-                latency = lat.variable_latency(p.opcode)      # an estimate, for priority only
-            else:
-                latency = lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
-            edge(i, j, latency)
-        for r in s.writes:
+            edge(last_write[r], j, latency(last_write[r], j, r))
+        for r in writes:
             if r in FIXED_REGISTERS:
                 continue
             for i in reads_since.get(r, ()):
@@ -169,9 +158,9 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
                     edge(i, j, 1)
             if r in last_write:
                 edge(last_write[r], j, 1)
-        for r in s.reads:
+        for r in reads:
             reads_since.setdefault(r, []).append(j)
-        for r in s.writes:
+        for r in writes:
             if r not in FIXED_REGISTERS:
                 last_write[r] = j
                 reads_since[r] = []
@@ -181,9 +170,32 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
                 edge(i, j, 1)
             for sp in spaces:
                 last_memory[sp] = j
+    return succs, npreds
+
+
+def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None = None) -> list:
+    n = len(region)
+    if n < 2:
+        return region
+    anchored = region[0].block_start or bool(region[0].labels)
+    start = [0] * n
+    written: set = set()
+    for j, s in enumerate(region):
+        if pending is not None:
+            start[j] = pending.delay(s, written)
+        written.update(s.writes)
+
+    def latency(i: int, j: int, r: tuple) -> int:
+        p, ins = region[i].ins, region[j].ins
+        if lat.is_variable(p.opcode):
+            return lat.variable_latency(p.opcode)      # an estimate, for priority only
+        guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
+        return lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
+    succs, npreds = dependences([s.ins for s in region], [(s.reads, s.writes) for s in region], latency)
     if anchored:                         # the block's first instruction stays first
         for j in range(1, n):
-            edge(0, j, 0)
+            succs[0].append((j, 0))
+            npreds[j] += 1
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((lat_ + height[j] for j, lat_ in succs[i]), default=1)

@@ -86,15 +86,23 @@ def _footprint(ins: MInstr) -> tuple[list, list]:
                 reads.append(op.reg.id)
         else:
             reads.append(op.reg.id)
+    add_physical(ins, reads, writes)
+    return reads, writes
+
+
+def add_physical(ins: MInstr, reads: list, writes: list) -> None:
+    """The physical registers `ins` names (a call's, precoloured), as (file, index), added
+    to its reads and writes; RZ and PT order nothing."""
     for i, op in enumerate(ins.operands):
         if isinstance(op, Reg) and not op.is_zero and not (op.file == "P" and op.index == 7):
             (writes if i < ins.ndefs else reads).append((op.file, op.index))
     if isinstance(ins.guard, Reg):
         reads.append((ins.guard.file, ins.guard.index))
-    return reads, writes
 
 
-def _latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
+def producer_latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyModel) -> int:
+    """Cycles from `producer` until `reader` may read its result in `file` (the table's; a
+    variable-latency producer's estimate)."""
     op = "MOV" if producer.opcode == COPY else producer.opcode
     if producer.opcode == IMPLICIT_DEF:
         return 0
@@ -137,7 +145,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
             if r in last_write:
                 i = last_write[r]
                 file = vfile.get(r, "R") if isinstance(r, int) else r[0]
-                edge(i, j, _latency(region[i], ins, file, lat))
+                edge(i, j, producer_latency(region[i], ins, file, lat))
         for r in writes:
             for i in reads_since.get(r, ()):
                 if i != j:

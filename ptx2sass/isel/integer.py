@@ -184,14 +184,20 @@ class IntegerSelection:
         """A fresh pair: the high 64 bits of a 64x64 product, as ptxas builds it from four 32x32 wide
         products: the two cross terms summed with their carry, the low product's high word
         added for its carry only, then the high product with all of it. Signed: subtract
-        the other operand from the unsigned result for each negative one."""
+        the other operand from the unsigned result for each negative one (tested at run
+        time unless its sign is known: a constant's costs no compare and no select)."""
         pair = lambda: VOp(self.mf.new_vreg("R", 2))   # noqa: E731
         hi = self.unsigned_mul_hi64(self.reg_part(a, 0), self.reg_part(a, 1), self.reg_part(b, 0),
                                     self.reg_part(b, 1))
         if signed:
             for x, y in ((a, b), (b, a)):      # if y < 0: hi -= x
-                negative = VOp(self.mf.new_vreg("P"))
-                self.emit("ISETP", ("LT", "AND"), [negative, PT, self.reg_part(y, 1), RZ, PT], ndefs=2)
+                sign = self._known_sign64(y)
+                if sign == 0:
+                    continue
+                negative = None
+                if sign is None:
+                    negative = VOp(self.mf.new_vreg("P"))
+                    self.emit("ISETP", ("LT", "AND"), [negative, PT, self.reg_part(y, 1), RZ, PT], ndefs=2)
                 diff, borrow = pair(), VOp(self.mf.new_vreg("P"))
                 self.emit(IMPLICIT_DEF, (), [diff], guarded=False)
                 x0 = self.reg_part(x, 0)
@@ -202,6 +208,9 @@ class IntegerSelection:
                                         self.negate(x0), RZ], ndefs=2)
                 self.emit("IADD3", ("X",), [VOp(diff.reg, 1), VOp(hi.reg, 1),
                                             self.invert(self.reg_part(x, 1)), RZ, borrow, NOT_PT])
+                if negative is None:           # a negative constant: always subtracted
+                    hi = diff
+                    continue
                 chosen = pair()
                 self.emit(IMPLICIT_DEF, (), [chosen], guarded=False)
                 for k in range(2):
@@ -209,6 +218,13 @@ class IntegerSelection:
                                           negative])
                 hi = chosen
         return hi
+
+    def _known_sign64(self, y) -> int | None:
+        """The sign bit of a 64-bit operand where selection knows it (a constant, a high
+        word written zero), else None."""
+        if isinstance(y, ir.Const):
+            return (y.value >> 63) & 1
+        return 0 if self.is_zero_word(y, 1) else None
 
     def unsigned_mul_hi64(self, a0, a1, b0, b1) -> VOp:
         """A fresh pair holding the high 64 bits of (a1:a0) * (b1:b0), unsigned."""
