@@ -4,7 +4,10 @@ by `tools/fuzz_emu_fail --words`, nvdisasm's text beside each word), probed into
 `python -m tools.isa_probe --extend --arch sm_100 --seed-words tools/isa_seeds/fuzz_arch8_sm100.words`
 (and `--arch sm_75 ... fuzz_arch8_sm75.words`): each decodes as nvdisasm prints it and
 encodes back to the same bits. Branch arch9 adds the sm_100 and sm_120 words of its tuning seeds
-(24110000-, 24120000-: `fuzz_arch9_sm1x0.words`, probed with `--arch sm_1x0 --seed-words`)."""
+(24110000-, 24120000-: `fuzz_arch9_sm1x0.words`, probed with `--arch sm_1x0 --seed-words`).
+Branch open10 adds one word per form the tables could not read back in ptxas's cubins of
+the fuzzer's tuning seeds 600..679 (`tools/isa_generalise --no-realworld --fuzz-seeds 600:680
+--seed-words-out`): `open10_{hopper,blackwell,turing}.words`."""
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,9 @@ from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
-         ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"))
+         ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
+         ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
+         ("sm_75", "open10_turing.words"))
 
 
 def _words():
