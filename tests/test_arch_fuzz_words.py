@@ -8,7 +8,10 @@ encodes back to the same bits. Branch arch9 adds the sm_100 and sm_120 words of 
 Branch arch10 adds ptxas's texture/surface/UTMACCTL.PF words the blackwell table lacked
 (`blackwell_tex_ll_sust.words`, the same words on sm_100 and sm_120, probed as primary forms
 with `--arch sm_120`), STL to a uniform address (`blackwell_stl_ur.words`: held-out seed
-24110113) and sm_75's TEX/TLD/TLD4/TXD (`turing_tex.words`)."""
+24110113) and sm_75's TEX/TLD/TLD4/TXD (`turing_tex.words`).
+Branch open10 adds one word per form the tables could not read back in ptxas's cubins of
+the fuzzer's tuning seeds 600..679 (`tools/isa_generalise --no-realworld --fuzz-seeds 600:680
+--seed-words-out`): `open10_{hopper,blackwell,turing}.words`."""
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,9 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),
          ("sm_100", "blackwell_stl_ur.words"), ("sm_120", "blackwell_stl_ur.words"),
-         ("sm_75", "turing_tex.words"))
+         ("sm_75", "turing_tex.words"),
+         ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
+         ("sm_75", "open10_turing.words"))
 
 
 def _words():

@@ -277,6 +277,63 @@ def test_diff_shows_the_first_difference_of_a_fuzz_case(tmp_path, monkeypatch):
     assert diff.main([str(path), "--no-listing"]) == 1
 
 
+@pytest.mark.parametrize("name", ["emu_fail_cs2r_to_suld_s22001287",
+                                  "emu_fail_hazard_in_ptxas_s_cubin_reads_r_written_by_tld_at_0_s2"])
+def test_diff_binds_a_fuzz_case_s_texture_and_surface_objects(name):
+    """A fuzz case with `suld` / `tex.2d` on bindless handles: `diff` binds the objects the
+    case describes, as the fuzz runner does (it faulted before: 'handle 0x1: nothing bound')."""
+    proc = _diff(f"tests/fuzz_regressions/{name}.ptx", "--no-listing")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 texture/surface objects bound" in proc.stdout
+    assert "outputs: identical" in proc.stdout and "faults" not in proc.stdout
+
+
+MODULE_TEXREF = """.version 8.0
+.target sm_89
+.address_size 64
+.global .texref tex0;
+.global .surfref surf0;
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .f32 %f<8>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d0, [out];
+    cvta.to.global.u64 %d0, %d0;
+    mov.u32 %r0, %tid.x;
+    and.b32 %r1, %r0, 15;
+    shr.u32 %r2, %r0, 4;
+    cvt.rn.f32.u32 %f0, %r1;
+    cvt.rn.f32.u32 %f1, %r2;
+    add.f32 %f0, %f0, 0f3F000000;
+    add.f32 %f1, %f1, 0f3F000000;
+    tex.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [tex0, {%f0, %f1}];
+    shl.b32 %r3, %r1, 2;
+    suld.b.2d.b32.clamp {%r4}, [surf0, {%r3, %r2}];
+    add.u32 %r4, %r4, %r0;
+    sust.b.2d.b32.clamp [surf0, {%r3, %r2}], {%r4};
+    mul.wide.u32 %d1, %r0, 4;
+    add.u64 %d2, %d0, %d1;
+    st.global.f32 [%d2], %f2;
+    ret;
+}
+"""
+
+
+def test_diff_binds_module_texrefs_and_compares_surfaces(tmp_path, monkeypatch):
+    """A plain file's module `.texref`/`.surfref` get deterministic objects (fresh for each
+    cubin); a surface one cubin writes differently is the first difference."""
+    path = tmp_path / "texref.ptx"
+    path.write_text(MODULE_TEXREF)
+    from ptx2sass.fuzz import diff
+    import ptx2sass
+    args = [str(path), "--no-listing", "--grid", "1", "--block", "256"]
+    assert diff.main(args) == 0
+    wrong = MODULE_TEXREF.replace("add.u32 %r4, %r4, %r0;", "add.u32 %r4, %r4, 1;")
+    monkeypatch.setattr(ptx2sass, "compile", lambda text, arch, **kw: _ptxas_of(wrong))
+    assert diff.main(args) == 1
+
+
 # ------------------------------------------------------------------------------ ptxas's own bugs
 # Fuzz findings where ptxas, not ptx2sass, departs from the PTX ISA: checked against the
 # manual's semantics computed here, so ptx2sass is never made to copy them.

@@ -57,6 +57,37 @@ def test_unwritten_uniform_predicate_rule():
     assert departures.reads_unwritten_uniform_predicate(carry.replace("UP0, UR4", "UR6, UR4"))
 
 
+def test_predicate_no_path_of_its_function_writes():
+    """Campaign 10's whole program of seed 22005165: ptxas's fn2 returns `SEL R31, RZ,
+    0xffffffff, P6` and only the kernel writes P6 (predicates are not call arguments).
+    Writes on one path, a write after the read, and a callee's writes are told apart."""
+    case = read_case((ROOT / "tests/fuzz_departures/func_result_from_callers_predicate_s22005165.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_89").output)
+    assert not departures.reads_unwritten_uniform_predicate(listing)
+    assert departures.undefined_predicate_read(listing.split("Function :")[1])[1] == "SEL R31, RZ, 0xffffffff, P6"
+    line = "        /*{:04x}*/  {} ;\n"
+    fn = lambda *ins: "".join(line.format(16 * i, t) for i, t in enumerate(ins))
+    branch = fn("ISETP.NE.AND P0, PT, R0, RZ, PT", "@P0 BRA 0x40", "ISETP.EQ.AND P1, PT, R0, RZ, PT",
+                "BRA 0x50", "ISETP.GT.AND P1, PT, R0, RZ, PT", "SEL R2, RZ, 0x1, P1", "EXIT")
+    assert not departures.reads_undefined_predicate(branch)        # written on both paths
+    one_path = branch.replace("ISETP.GT.AND P1", "ISETP.GT.AND P2")
+    assert not departures.reads_undefined_predicate(one_path)      # P1 written on one path: may be defined
+    late = fn("SEL R2, RZ, 0x1, P1", "ISETP.GT.AND P1, PT, R0, RZ, PT", "EXIT")
+    assert departures.reads_undefined_predicate(late)
+    assert departures.reads_undefined_predicate(fn("@P3 EXIT", "EXIT"))
+    call = fn("CALL.REL.NOINC 0x30", "SEL R2, RZ, 0x1, P1", "EXIT", "ISETP.GT.AND P1, PT, R0, RZ, PT",
+              "RET.REL.NODEC R20 0x0")
+    assert not departures.reads_undefined_predicate(call)          # the callee may have written it
+    assert departures.reads_undefined_predicate(call.replace("ISETP.GT.AND P1, PT, R0, RZ, PT", "SEL R3, RZ, 0x1, P4"))
+
+
+def test_whole_campaign_program_with_a_caller_s_predicate_is_ptxas_wrong():
+    path = ROOT / "tests/fuzz_departures/func_result_from_callers_predicate_s22005165.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings == [["ptxas_wrong", "ptxas_wrong: ptxas reads a predicate it never writes"]]
+
+
 def _programs() -> dict[str, str]:
     """The PTX constants of the pinned departures file (HEAD + body), without importing it."""
     tree = ast.parse(PINNED.read_text())

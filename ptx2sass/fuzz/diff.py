@@ -3,10 +3,14 @@ the emulator on the same inputs, and show the first output that differs, the two
 listings side by side, and registers / instructions / cycles of each.
 
 A file with a `// fuzz-case:` header (the fuzzer's regression tests, `ptx2sass-fuzz show`)
-runs exactly as the fuzzer ran it. Any other file: every kernel (or `--kernel`) gets each
+runs exactly as the fuzzer ran it, its texture/surface objects bound as bindless handles
+1, 2, … (`fuzz.inputs.launch_data`). Any other file: every kernel (or `--kernel`) gets each
 64-bit parameter as a buffer of `--buffer-bytes` bytes of deterministic data (small
-integers and floats, the same for both cubins) and other scalars small values, launched
-as `--grid` x `--block` (default: its `.reqntid`, else 2 x 64).
+integers and floats, the same for both cubins) and other scalars small values, and each
+module `.texref`/`.surfref` a deterministic object bound by name (a launch file's
+`"bind"`); surfaces are compared after the run like buffers. Launched as `--grid` x
+`--block` (default: its `.reqntid`, else 2 x 64). A bindless handle passed as a plain
+`.u64` parameter of such a file is not recognised (it gets a buffer).
 """
 from __future__ import annotations
 
@@ -141,9 +145,31 @@ def generic_inputs(sig: dict, buffer_bytes: int, seed: int):
 
 # ------------------------------------------------------------------------------ the command
 
-def _run(cubin, kernel, grid, block, params, buffers, dynamic_shared, budget):
+_MODULE_OBJECT = re.compile(r"^\s*\.global\s+\.(texref|surfref)\s+(\w+)\s*;", re.M)
+
+
+def module_objects(text: str, seed: int) -> dict:
+    """NAME -> a deterministic Texture/Surface for each module `.texref`/`.surfref` (bound by
+    name, as a launch file's `"bind"` does): a 16 x 16 f32 texture of small values in 1/8
+    steps, a 16 x 16 u32 surface of small integers. A fresh object per call: kernels write
+    surfaces in place, so each cubin's run gets its own."""
+    from ptx2sass.emu.textures import Surface, Texture
+    from ptx2sass.fuzz.inputs import _rng
+    out = {}
+    for i, (kind, name) in enumerate(_MODULE_OBJECT.findall(text)):
+        rng = _rng(seed, 500 + i)
+        if kind == "texref":
+            out[name] = Texture((rng.integers(-64, 64, (16, 16)) / 8).astype(np.float32), "2d")
+        else:
+            out[name] = Surface(rng.integers(0, 64, (16, 16)).astype(np.uint32), "2d")
+    return out
+
+
+def _run(cubin, kernel, grid, block, params, buffers, dynamic_shared, budget, objects=(), textures=None):
     """Run one cubin; a word our decoder cannot read is said, and the cubin decoded from
-    nvdisasm's listing instead (so a gap of the emulator does not hide the comparison)."""
+    nvdisasm's listing instead (so a gap of the emulator does not hide the comparison).
+    `objects`: the bindless texture/surface objects (handles 1, 2, … as the fuzz-case's
+    parameters name them); `textures`: module `.texref`/`.surfref` bindings by name."""
     from ptx2sass.emu.errors import EmuFault
     from ptx2sass.emu.launch import run_buffers
     from ptx2sass.emu.loader import load_program
@@ -157,7 +183,7 @@ def _run(cubin, kernel, grid, block, params, buffers, dynamic_shared, budget):
         from ptx2sass.fuzz.runner import load_from_listing
         prog = load_from_listing(cubin, kernel)
     res = run_buffers(prog, grid, block, params, buffers, dynamic_shared_bytes=dynamic_shared,
-                      hazard_check=True, budget=budget)
+                      hazard_check=True, budget=budget, objects=objects, textures=textures)
     return prog, res
 
 
@@ -179,6 +205,7 @@ def _first_difference(ours: dict, theirs: dict) -> str | None:
 
 def diff_file(path: str, args) -> int:
     from ptx2sass import oracle
+    from ptx2sass.emu.textures import Surface
     from ptx2sass.errors import CompileError
     from ptx2sass.fuzz.inputs import launch_data, read_case
     from ptx2sass.fuzz.runner import compare
@@ -210,22 +237,28 @@ def diff_file(path: str, args) -> int:
         if case is not None:
             data = launch_data(case)
             grid, block, params, buffers = case.grid, case.block, data.params, data.buffers
+            n_objects = len(data.objects)
         else:
             hint = k["hints"].get(".reqntid")
             block = _dims(args.block) if args.block else (tuple((list(hint) + [1, 1])[:3]) if hint else (64, 1, 1))
             grid = _dims(args.grid) if args.grid else (2, 1, 1)
             params, buffers = generic_inputs(k, args.buffer_bytes, args.seed)
+            n_objects = len(_MODULE_OBJECT.findall(text))
             if args.dynamic_shared is None:
                 # a module with `.extern .shared` arrays sizes them at launch
                 args.dynamic_shared = 48 * 1024 if re.search(r"\.extern\s+\.shared", text) else 0
         print(f"launch: grid {grid}, block {block}; "
               + ("inputs from the fuzz-case header" if case else
-                 f"{len(buffers)} buffers of {args.buffer_bytes} bytes, {len(params) - len(buffers)} scalars"))
-        results = {}
+                 f"{len(buffers)} buffers of {args.buffer_bytes} bytes, {len(params) - len(buffers)} scalars")
+              + (f"; {n_objects} texture/surface objects bound" if n_objects else ""))
+        results, bound = {}, {}
         for who, cubin in (("ptx2sass", ours_cubin), ("ptxas", theirs_run.output)):
+            # objects are made afresh for each run (surfaces are written in place)
+            objects = launch_data(case).objects if case is not None else []
+            bound[who] = {} if case is not None else module_objects(text, args.seed)
             try:
                 results[who] = _run(cubin, name, grid, block, params, buffers, args.dynamic_shared or 0,
-                                    args.budget)
+                                    args.budget, objects, bound[who])
             except Exception as e:  # noqa: BLE001 - a fault is a finding to show
                 results[who] = (None, None)
                 print(f"{who}'s cubin faults in the emulator: {e}")
@@ -236,7 +269,9 @@ def diff_file(path: str, args) -> int:
                 d = compare(case, ores.buffers, tres.buffers)
                 first = d[1] if d else None
             else:
-                first = _first_difference(ores.buffers, tres.buffers)
+                first = _first_difference(ores.buffers, tres.buffers) or _first_difference(
+                    *({n: o.data.tobytes() for n, o in bound[w].items() if isinstance(o, Surface)}
+                      for w in ("ptx2sass", "ptxas")))
             if first:
                 print(f"first difference: {first}")
                 status = 1
