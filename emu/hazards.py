@@ -390,6 +390,20 @@ class TimingModel:
                                                  f"cycles after the load at 0x{late[0]:04x} issued; it may "
                                                  f"read it for {window} (no read scoreboard)")
                     del late_reads[reg]
+                r = ready.get(reg)
+                if r is not None and r[3] is not None and r[4] & mine:
+                    # a fixed-latency result still on its way: this write must land after it
+                    # (an HMMA's dead result lands 24 cycles after issue, over the LOP3 that
+                    # reused its register the next cycle: H200, fuzz 9400186 hung)
+                    earlier = r[0] + lat.fixed_latency(r[2], r[3].modifiers, reg[0] in ("P", "UP"),
+                                                       reg[0] in ("UR", "UP"))
+                    mine_lands = t + (lat.variable_latency(op) if variable else
+                                      lat.fixed_latency(op, facts.modifiers, reg[0] in ("P", "UP"),
+                                                        reg[0] in ("UR", "UP")))
+                    if mine_lands < earlier and not _exclusive_guards(None, facts, clock):
+                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
+                                                 f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "
+                                                 f"after issue, this one's {mine_lands - t} (WAW)")
                 if variable:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked

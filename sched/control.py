@@ -80,6 +80,18 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         t0, op, mods, part = issued[r]
         return t0 + lat.read_latency(op, mods, r[0], reader, guard, part, addend)
 
+    def lands_after(r: tuple, writer: Instruction) -> int:
+        """The first issue cycle at which `writer`'s result in `r` lands no sooner than the
+        pending fixed-latency one (WAW across pipes: an MMA's unread result lands 16-24
+        cycles after issue, over an ALU result written into the same register meanwhile).
+        A variable-latency writer is taken to land the cycle after it issues."""
+        t0, op, mods, _part = issued[r]
+        predicate, uniform = r[0] in ("P", "UP"), r[0] in ("UR", "UP")
+        earlier = t0 + lat.fixed_latency(op, mods, predicate, uniform)
+        own = 1 if _is_variable(writer) else \
+            lat.fixed_latency(writer.opcode, tuple(writer.modifiers), predicate, uniform)
+        return earlier - own
+
     worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
 
     def drained() -> int:
@@ -173,6 +185,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             for r in slot.writes:
                 if r in late_fixed:
                     need = max(need, late_fixed[r])
+        for r in slot.writes:
+            if r in issued:
+                need = max(need, lands_after(r, ins))
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1 and in_use[sb]:
                 need = max(need, set_time[sb] + SCOREBOARD_VISIBLE)

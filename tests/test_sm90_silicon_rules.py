@@ -7,6 +7,9 @@ each by stalling single instructions (`python -m tools.gpu_check variants`):
 - R2UR's results (UR and predicate) come later than the generic uniform rule said: ours fed
   SYNCS.EXCH the UR 6 cycles after and the launch faulted (mbarrier waterfall loops);
 - a DMMA issued 4 cycles after the MOV of a source computed a wrong product;
+- an MMA's result lands 16-24 cycles after issue, also where nothing reads it: an ALU write
+  into one of its registers meanwhile is overwritten (GPU runs 21-23: a hang, an illegal
+  instruction, address faults; tests/test_fixed_latency_waw.py);
 - a YIELD lets lanes waiting at a BSYNC go on without the others: a full-mask
   `match.any.sync.b64` after a loop with a YIELD whose lanes leave at different iterations
   ran with the warp split in the two groups that left apart (fuzz seed 9300296; GPU run 12:
@@ -62,7 +65,10 @@ def _fuzz_run(ptx_path: Path, cubin: bytes):
 
 
 @pytest.mark.parametrize("stem", [
-    "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311"])
+    "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311",
+    # an MMA's unread result landing over a later ALU write (tests/test_fixed_latency_waw.py):
+    # run 21 hung (9400186), raised ILLEGAL_INSTRUCTION (the probe), INVALID_ADDRESS_SPACE (9400163)
+    "mma_dead_result_waw_s9400186", "mma_dead_result_waw_s9400163", "hmma_f32_probe_s9620049"])
 def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     from ptx2sass.fuzz.inputs import read_case
     from ptx2sass.fuzz.runner import compile_ours, compile_ptxas, execute, load
