@@ -139,3 +139,12 @@ def test_reduced_campaign_program_is_classified_ptxas_wrong():
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings == [["ptxas_wrong", "ptxas_wrong: neg.f64 of a cnot.b64 result as integer negation"]]
+
+
+def test_reduced_program_with_an_ftz_compare_folded_into_a_branch_is_ptxas_wrong():
+    """Campaign 13 (sm_90), seed 25000269 reduced: ptxas's `FSETP.LTU.AND` (no .FTZ) feeds
+    `@!P0 BRA P1`; a sad.s32 after the join differs (test_ftz_compare_feeding_a_branch_...)."""
+    path = ROOT / "tests/fuzz_departures/ftz_compare_branch_s25000269.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: ftz compare folded into a predicated branch loses .ftz"]

@@ -808,3 +808,43 @@ def test_u16_compare_of_a_half_set_result_reads_its_16_bits(flag, half, theirs):
     ours, got = _run_both(U16_COMPARE_OF_HALF_SET, [flag, half])
     assert ours == [1 - flag]
     assert got == [theirs]
+
+
+FTZ_SETP_AND_BRANCH = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    ld.global.u32 %r1, [%d1+4];
+    ld.global.u32 %r2, [%d1+8];
+    setp.ne.u32 %p0, %r2, 0;
+    mov.u32 %r3, 7;
+    setp.ltu.and.ftz.f32 %p1, %r0, %r1, !%p0;
+    @%p1 bra $Lskip;
+    ld.volatile.global.u32 %r3, [%d1+12];
+$Lskip:
+    st.global.u32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("a, b, ours, theirs", [
+    (0x00000001, 0x00000002, 9, 7),      # two subnormals: flushed, 0 < 0 is false
+    (0x00000000, 0x00000100, 9, 7),      # 0 and a subnormal
+])
+def test_ftz_compare_feeding_a_branch_flushes_subnormals(a, b, ours, theirs):
+    """`setp.ltu.and.ftz.f32 p, a, b, !q; @p bra`: with .ftz, subnormal inputs are flushed to
+    zero (PTX ISA, setp), so 1 and 2 (as f32 bits) compare as 0 < 0: false, and the branch
+    is not taken (the store gives the volatile load's 9). ptxas 13.5.37 folds the `.and !q` into `@!P0 BRA P1`
+    and writes the compare as `FSETP.LTU.AND P1, ...` without .FTZ (sm_89 and sm_90 alike),
+    so it branches (7). Fuzz seed 25000269 (campaign 13, sm_90: a sad.s32 after the join)."""
+    got_ours, got_theirs = _run_both(FTZ_SETP_AND_BRANCH, [a, b, 0, 9])
+    assert got_ours == [ours]
+    assert got_theirs == [theirs]
+    # with normal inputs both follow the manual
+    assert _run_both(FTZ_SETP_AND_BRANCH, [0x3F800000, 0x40000000, 0, 9]) == [[7], [7]]
