@@ -127,6 +127,7 @@ def interference_parts(mf: MFunction):
                 parts[(a, b)] = parts.get((a, b), 0) | _full_mask(width[a], width[b])
                 parts[(b, a)] = parts.get((b, a), 0) | _full_mask(width[b], width[a])
 
+    live_at_start: dict[int, set[int]] = {}     # vreg -> vregs live at its IMPLICIT_DEF
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
         for ins in reversed(b.instrs):
@@ -134,6 +135,9 @@ def interference_parts(mf: MFunction):
             if ins.opcode == IMPLICIT_DEF:
                 # writes nothing: only the parts read before any write need a register
                 dunits = [u for u in dunits if u in live]
+                for op in ins.operands:
+                    if isinstance(op, VOp):
+                        live_at_start.setdefault(op.reg.id, set()).update(u >> UNIT_BITS for u in live)
             copy_src = None
             src = move_source(ins)
             if src is not None:
@@ -185,7 +189,36 @@ def interference_parts(mf: MFunction):
             for a in entry:
                 for c in entry:
                     add(a, c)
+    # A value started by an IMPLICIT_DEF where a value it is copy-related to (through any
+    # chain of copies) is live may not be merged with it: a loop's `mul.lo.s64 %d, %d, %e`
+    # builds the result in parts while the phi's parts are still read, and the result is
+    # copied back into the phi; merged, the IMPLICIT_DEF would end the phi's live range
+    # before its last read (fuzz 25000108 on sm_90: the loop-invariant high word took the
+    # phi's high register).
+    if live_at_start:
+        component = _copy_components(moves)
+        for d, live_there in live_at_start.items():
+            for v in live_there:
+                if v != d and component.get(v) == component.get(d) is not None:
+                    add(d, v)
     return edges, moves, parts, prefs
+
+
+def _copy_components(moves: dict[int, list[int]]) -> dict[int, int]:
+    """vreg id -> a representative of the vregs joined to it by copies."""
+    component: dict[int, int] = {}
+    for start, partners in moves.items():
+        if start in component or not partners:
+            continue
+        component[start] = start
+        todo = [start]
+        while todo:
+            v = todo.pop()
+            for w in moves[v]:
+                if w not in component:
+                    component[w] = start
+                    todo.append(w)
+    return component
 
 
 def registers_of(r_limit: int = R_LIMIT) -> dict[str, list[int]]:
