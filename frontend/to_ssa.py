@@ -382,14 +382,19 @@ class _FunctionLowering:
         # last requeued first: where N nested loops make every header's phi read the
         # innermost one, each removal then settles the next phi out at once (first in,
         # first out looked at all of them again each time: cubic in the nesting).
-        readers: dict[int, dict[int, ir.Phi]] = {}      # value id -> the phis reading it
+        # value id -> the phis reading it, in first-reading order; a phi may be listed twice
+        # (deduplicated when the list is used: a list per value, not a dict, as N nested
+        # loops make ~N^2/2 phis before this cleanup, and these maps were its peak memory)
+        readers: dict[int, list[ir.Phi]] = {}
         work = []
         for b in self.fn.blocks:
             for phi in b.phis:
                 work.append(phi)
                 for _, v in phi.incoming:
                     if type(v) is ir.Value:
-                        readers.setdefault(v.id, {})[id(phi)] = phi
+                        listed = readers.setdefault(v.id, [])
+                        if not listed or listed[-1] is not phi:
+                            listed.append(phi)
         work.reverse()                 # popped in block order
         removed: set[int] = set()
         while work:
@@ -409,10 +414,16 @@ class _FunctionLowering:
             else:
                 for v in others:           # what it reads now, should that go too
                     if type(v) is ir.Value:
-                        readers.setdefault(v.id, {})[id(phi)] = phi
+                        listed = readers.setdefault(v.id, [])
+                        if not listed or listed[-1] is not phi:
+                            listed.append(phi)
                 continue
             removed.add(id(phi))
-            work.extend(r for r in readers.pop(phi.dest.id, {}).values() if id(r) not in removed)
+            seen: set[int] = set()
+            for r in readers.pop(phi.dest.id, ()):
+                if id(r) not in removed and id(r) not in seen:
+                    seen.add(id(r))
+                    work.append(r)
         for b in self.fn.blocks:
             if b.phis:
                 b.phis = [phi for phi in b.phis if id(phi) not in removed]

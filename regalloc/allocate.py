@@ -118,6 +118,9 @@ def interference_parts(mf: MFunction):
     cls = [v.cls for v in mf.vregs]
     width = [v.width for v in mf.vregs]
     low = (1 << UNIT_BITS) - 1
+    # the sets hold these int objects, one per vreg, not a new int per edge (`u >> UNIT_BITS`
+    # makes a fresh 32-byte object each time: 5 MB of the graph at 300 nested loops)
+    vid = list(range(len(mf.vregs)))
 
     def add(a: int, b: int) -> None:
         if a != b and cls[a] == cls[b]:
@@ -129,7 +132,7 @@ def interference_parts(mf: MFunction):
 
     live_at_start: dict[int, set[int]] = {}     # vreg -> vregs live at its IMPLICIT_DEF
     for i, b in enumerate(mf.blocks):
-        live = set(live_out[i])
+        live = live_out.pop(i)      # this call's own sets: each freed once its block is done
         for ins in reversed(b.instrs):
             uses, kills, dunits = unit_use_def(ins, fresh)
             if ins.opcode == IMPLICIT_DEF:
@@ -152,12 +155,12 @@ def interference_parts(mf: MFunction):
                 ordered = sorted(live)
                 written: dict[int, list[int]] = {}
                 for u in dunits:
-                    written.setdefault(u >> UNIT_BITS, []).append(u & low)
+                    written.setdefault(vid[u >> UNIT_BITS], []).append(u & low)
                 for d, dparts in written.items():
                     # the hottest loop of allocation: edges with every live unit, inlined
                     mine, c, wide = edges[d], cls[d], width[d] > 1
                     for lu in ordered:
-                        lv = lu >> UNIT_BITS
+                        lv = vid[lu >> UNIT_BITS]
                         if lv == d or lv == copy_src or cls[lv] != c:
                             continue
                         mine.add(lv)
@@ -547,9 +550,14 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     coalesce_parts(mf)
     prespill(mf, registers, lambda vids: Spiller(mf, frame, unspillable, stats).spill(vids),
              lambda: spill_costs(mf, unspillable))
+    edges = moves = parts = prefs = None
     for round_ in range(MAX_ROUNDS):
+        # the previous graph is dropped before the next is built: with hundreds of values
+        # live at once two graphs side by side were the compile's peak memory
+        edges = moves = parts = prefs = None
         edges, moves, parts, prefs = interference_parts(mf)
         if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
+            edges = moves = parts = prefs = None
             edges, moves, parts, prefs = interference_parts(mf)
         forbidden = forbidden_registers(mf)
         colors, uncoloured = best_colouring(mf, edges, moves, registers,

@@ -34,18 +34,22 @@ def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
     """(id(instruction), vreg id) of guarded or partial writes of a predicate that no path
     from the entry has written before (precoloured registers count as written at entry).
     Recompute after any change to the function: the keys are object ids."""
-    preds = {v.id for v in mf.vregs if v.cls == "P" and v.id not in mf.precolored}
-    if not preds:
+    # predicate sets as bit masks (bit k: the k-th predicate): one set per block each of
+    # hundreds of predicates was this pass's memory where loops nest hundreds deep
+    bit = {v.id: 1 << k for k, v in enumerate(
+        v for v in mf.vregs if v.cls == "P" and v.id not in mf.precolored)}
+    if not bit:
         return set()
     n = len(mf.blocks)
     index = {id(b): i for i, b in enumerate(mf.blocks)}
-    written = [set() for _ in range(n)]
+    written = [0] * n
     for i, b in enumerate(mf.blocks):
         for ins in b.instrs:
-            written[i].update(op.reg.id for _, op, d in register_operands(ins)
-                              if d and op.reg.id in preds)
+            for _, op, d in register_operands(ins):
+                if d:
+                    written[i] |= bit.get(op.reg.id, 0)
     # predicates some path may have written, into each block (forward, union)
-    into = [set() for _ in range(n)]
+    into = [0] * n
     changed = True
     while changed:
         changed = False
@@ -53,19 +57,21 @@ def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
             out = into[i] | written[i]
             for s in b.succs:
                 j = index[id(s)]
-                if not out <= into[j]:
+                if out & ~into[j]:
                     into[j] |= out
                     changed = True
     fresh = set()
     for i, b in enumerate(mf.blocks):
-        seen = set(into[i])
+        seen = into[i]
         for ins in b.instrs:
             for _, op, d in register_operands(ins):
-                vid = op.reg.id
-                if d and vid in preds and vid not in seen:
-                    if ins.guard is not None or op.part is not None:
-                        fresh.add((id(ins), vid))
-            seen.update(op.reg.id for _, op, d in register_operands(ins) if d)
+                if d:
+                    m = bit.get(op.reg.id, 0)
+                    if m and not seen & m and (ins.guard is not None or op.part is not None):
+                        fresh.add((id(ins), op.reg.id))
+            for _, op, d in register_operands(ins):
+                if d:
+                    seen |= bit.get(op.reg.id, 0)
     return fresh
 
 
