@@ -848,3 +848,45 @@ def test_ftz_compare_feeding_a_branch_flushes_subnormals(a, b, ours, theirs):
     assert got_theirs == [theirs]
     # with normal inputs both follow the manual
     assert _run_both(FTZ_SETP_AND_BRANCH, [0x3F800000, 0x40000000, 0, 9]) == [[7], [7]]
+
+
+FP8_MMA_C_ALIASES_D = """.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %d<3>;
+    .reg .b32 %t;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %d2, %t, 4;
+    add.s64 %d0, %d0, %d2;
+    ld.global.b32 %r3, [%d1];
+    ld.global.f32 %r2, [%d1+4];
+    mov.b32 %r4, 0;
+    mov.b32 %r1, 0;
+    mov.b32 %r0, 0;
+    mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%r2, %r4, %r1, %r0}, {%r3, %r3, %r3, %r3}, {%r3, %r3}, {%r2, %r2, %r2, %r4};
+    st.global.b32 [%d0], %r4;
+    ret;
+}
+"""
+
+
+def test_fp8_mma_on_sm90_reads_c_before_writing_d():
+    """An mma reads C before it writes D (PTX ISA, mma): with every fp8 input 1.0 (e4m3
+    0x38) the m16n8k32 dot product is 32, and D[1] = 32 + C[1] = 32 + %r2 (1.0) = 33 even
+    though D[0] is %r2 too. sm_90 has no fp8 mma: ptxas widens to f16, runs two HMMAs and
+    adds C with FADDs, writing D[0] into %r2's register before it adds %r2 as C[1]: 32 +
+    33 = 65. Fuzz seeds 25000665/724/761 (campaign 13, sm_90)."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    got = []
+    for cubin, check in ((ptx2sass.compile(FP8_MMA_C_ALIASES_D, "sm_90"), True),
+                         (oracle.ptxas(FP8_MMA_C_ALIASES_D, "sm_90").output, False)):
+        out = np.zeros(32, np.float32)
+        run(cubin, "k", (1,), (32,), [out, np.array([0x38383838, 0x3F800000], np.uint32)], hazard_check=check)
+        got.append(set(out.tolist()))
+    assert got == [{33.0}, {65.0}]
