@@ -148,3 +148,12 @@ def test_reduced_program_with_an_ftz_compare_folded_into_a_branch_is_ptxas_wrong
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: ftz compare folded into a predicated branch loses .ftz"]
+
+
+def test_reduced_program_with_an_fp8_mma_whose_d_aliases_c_is_ptxas_wrong():
+    """Campaign 13 (sm_90), seed 25000778 reduced: the fp8 mma's D shares %r4/%r2 with C;
+    the first difference is a later vabsdiff (test_fp8_mma_on_sm90_reads_c_before_writing_d)."""
+    path = ROOT / "tests/fuzz_departures/fp8_mma_c_aliases_d_s25000778.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: sm_90 fp8 mma adds an already written D register as C"]
