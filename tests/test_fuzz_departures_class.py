@@ -157,3 +157,9 @@ def test_reduced_program_with_an_fp8_mma_whose_d_aliases_c_is_ptxas_wrong():
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: sm_90 fp8 mma adds an already written D register as C"]
+
+
+def test_reduced_program_with_a_16bit_shift_by_a_cnot_result_is_ptxas_wrong():
+    path = ROOT / "tests/fuzz_departures/shl16_by_cnot_s25000673.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)

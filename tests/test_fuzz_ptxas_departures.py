@@ -890,3 +890,33 @@ def test_fp8_mma_on_sm90_reads_c_before_writing_d():
         run(cubin, "k", (1,), (32,), [out, np.array([0x38383838, 0x3F800000], np.uint32)], hazard_check=check)
         got.append(set(out.tolist()))
     assert got == [{33.0}, {65.0}]
+
+
+
+def test_16bit_left_shift_by_a_cnot_result_shifts_by_it():
+    """`cnot.b32 %r1, %r0; shl.b16 %h1, %h0, %r1`: the shift is 1 where %r0 == 0, else 0.
+    ptxas 13.5.37 (sm_90) does not load %r0 at all and shifts by a constant 0
+    (`HFMA2.MMA R9, -RZ, RZ, 0, 0`, `SHF.L.U32 R9, R2, R9, RZ`). Seed 25000673 (campaign
+    13), reduced (tests/fuzz_departures/shl16_by_cnot_s25000673.ptx; per thread %r0 at in+0,
+    %h0 at in+4 of its 16-byte record, %h1 to out+0 of its 8). A smaller program with the
+    same two statements makes ptxas 13.5.37 crash (signal 11) on sm_89 and sm_90."""
+    from pathlib import Path
+    from ptx2sass.fuzz.inputs import launch_data, read_case
+    from ptx2sass.fuzz.runner import compile_ours, compile_ptxas, execute, load
+    case = read_case((Path(__file__).parent / "fuzz_departures" / "shl16_by_cnot_s25000673.ptx").read_text())
+    inb = np.frombuffer(launch_data(case).buffers["in"][1], np.uint8)
+    words, n = [], case.threads
+    for t in range(n):
+        r0 = int(inb[16 * t:16 * t + 4].view(np.uint32)[0])
+        h0 = int(inb[16 * t + 4:16 * t + 6].view(np.uint16)[0])
+        words.append((h0 << (1 if r0 == 0 else 0)) & 0xFFFF)
+    assert any(w != 0 for w in words) and len(set(words)) > 1
+
+    def stored(cubin):
+        out = np.frombuffer(execute(load(cubin, case.kernel), case, hazard_check=False).buffers["out"], np.uint8)
+        return [int(out[8 * t:8 * t + 2].view(np.uint16)[0]) for t in range(n)]
+    theirs, err = compile_ptxas(case)
+    assert theirs is not None, err
+    assert stored(compile_ours(case)) == words
+    unshifted = [int(inb[16 * t + 4:16 * t + 6].view(np.uint16)[0]) for t in range(n)]
+    assert stored(theirs) == unshifted != words
