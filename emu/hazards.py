@@ -393,13 +393,11 @@ class TimingModel:
                 r = ready.get(reg)
                 if r is not None and r[3] is not None and r[4] & mine:
                     # a fixed-latency result still on its way: this write must land after it
-                    # (an HMMA's dead result lands 24 cycles after issue, over the LOP3 that
-                    # reused its register the next cycle: H200, fuzz 9400186 hung)
-                    earlier = r[0] + lat.fixed_latency(r[2], r[3].modifiers, reg[0] in ("P", "UP"),
-                                                       reg[0] in ("UR", "UP"))
+                    # (an HMMA's unread result landed over the LOP3 that reused its register
+                    # the next cycle: H200, fuzz 9400186 hung)
+                    earlier = r[0] + lat.result_lands(r[2], r[3].modifiers, reg[0])
                     mine_lands = t + (lat.variable_latency(op) if variable else
-                                      lat.fixed_latency(op, facts.modifiers, reg[0] in ("P", "UP"),
-                                                        reg[0] in ("UR", "UP")))
+                                      lat.result_lands(op, facts.modifiers, reg[0]))
                     if mine_lands < earlier and not _exclusive_guards(None, facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
                                                  f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "

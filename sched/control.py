@@ -82,14 +82,12 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
 
     def lands_after(r: tuple, writer: Instruction) -> int:
         """The first issue cycle at which `writer`'s result in `r` lands no sooner than the
-        pending fixed-latency one (WAW across pipes: an MMA's unread result lands 16-24
-        cycles after issue, over an ALU result written into the same register meanwhile).
+        pending fixed-latency one (WAW across pipes: an MMA's unread result lands 8-16
+        cycles after issue, `result_lands`, over an ALU result written meanwhile).
         A variable-latency writer is taken to land the cycle after it issues."""
         t0, op, mods, _part = issued[r]
-        predicate, uniform = r[0] in ("P", "UP"), r[0] in ("UR", "UP")
-        earlier = t0 + lat.fixed_latency(op, mods, predicate, uniform)
-        own = 1 if _is_variable(writer) else \
-            lat.fixed_latency(writer.opcode, tuple(writer.modifiers), predicate, uniform)
+        earlier = t0 + lat.result_lands(op, mods, r[0])
+        own = 1 if _is_variable(writer) else lat.result_lands(writer.opcode, tuple(writer.modifiers), r[0])
         return earlier - own
 
     worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency

@@ -34,7 +34,7 @@ def test_alu_write_into_an_unread_hmma_result_waits_for_it_to_land():
     hmma = Instruction("HMMA", ("16816", "F32"))
     lop = Instruction("LOP3", ("LUT",))
     gap = _mma_then_overwrite("sm_90", hmma, lop)
-    assert gap + lat.fixed_latency("LOP3", ("LUT",)) >= lat.fixed_latency("HMMA", ("16816", "F32"))
+    assert gap + lat.result_lands("LOP3", ("LUT",)) >= lat.result_lands("HMMA", ("16816", "F32"))
     assert gap > 1
 
 
@@ -52,4 +52,15 @@ def test_ptxas_distance_is_accepted():
     whose result is never read; the H200 ran it right, so 12 must be enough for the model."""
     lat = model_for("sm_90")
     mods = ("1684", "F32", "TF32")
-    assert 12 + lat.fixed_latency("PRMT") >= lat.fixed_latency("HMMA", mods)
+    assert 12 + lat.result_lands("PRMT") >= lat.result_lands("HMMA", mods)
+
+
+def test_ptxas_distances_after_two_pass_mmas_are_accepted():
+    """ptxas's sm_90 cubins of fuzz 25000799 / 25000898 (campaign 13): an ALU write 12 cycles
+    after an HMMA.16816.F32 and 17 after an IMMA.16832 into a register of the MMA's unread
+    result (`mma_result_write_early`); and the H200's failures stay flagged: 7 cycles after
+    an HMMA.16816.F32 (run 21, 9400163)."""
+    lat = model_for("sm_90")
+    assert 12 + lat.result_lands("LOP3", ("LUT",)) >= lat.result_lands("HMMA", ("16816", "F32"))
+    assert 17 + lat.result_lands("IADD3") >= lat.result_lands("IMMA", ("16832", "S8", "S8"))
+    assert 7 + lat.result_lands("IADD3") < lat.result_lands("HMMA", ("16816", "F32"))

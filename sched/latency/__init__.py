@@ -172,6 +172,8 @@ class LatencyModel:
         # a variable-latency (decoupled) reader other than memory reads a tensor-core result
         # this many cycles before the MMA's fixed latency (it takes its operands after issue)
         self.MMA_TO_DECOUPLED: int = data.get("mma_to_decoupled_early", 0)
+        # an MMA's result lands in its registers this many cycles before its fixed latency
+        self.MMA_WRITE_EARLY: int = data.get("mma_result_write_early", 0)
         # readers without a result that take an MMA result as those decoupled readers do
         self.MMA_DECOUPLED_READERS = frozenset(data.get("mma_to_decoupled_readers", []))
         self.read_latency = functools.lru_cache(maxsize=None)(self._read_latency)
@@ -242,6 +244,15 @@ class LatencyModel:
         if predicate and opcode not in self.FIXED:
             return self.PREDICATE_FIXED
         return self.FIXED.get(opcode, self.DEFAULT_FIXED)
+
+    def result_lands(self, opcode: str, modifiers: tuple[str, ...] = (), file: str = "R") -> int:
+        """Cycles from the issue of a fixed-latency `opcode` until its result is in the
+        register (a later write of the register must land after it: WAW)."""
+        predicate, uniform = file in ("P", "UP"), file in ("UR", "UP")
+        lands = self.fixed_latency(opcode, modifiers, predicate, uniform)
+        if opcode in self.MMA:
+            lands = max(1, lands - self.MMA_WRITE_EARLY)
+        return lands
 
     def pipe(self, opcode: str) -> str:
         return self.PIPE.get(opcode, "alu")
