@@ -880,7 +880,9 @@ def test_fp8_mma_on_sm90_reads_c_before_writing_d():
     0x38) the m16n8k32 dot product is 32, and D[1] = 32 + C[1] = 32 + %r2 (1.0) = 33 even
     though D[0] is %r2 too. sm_90 has no fp8 mma: ptxas widens to f16, runs two HMMAs and
     adds C with FADDs, writing D[0] into %r2's register before it adds %r2 as C[1]: 32 +
-    33 = 65. Fuzz seeds 25000665/724/761 (campaign 13, sm_90)."""
+    33 = 65. Fuzz seeds 25000665/724/761 (campaign 13, sm_90). The same departure as
+    tests/test_fp8_mma_aliased_c_sm90.py (seed 9301524, where the H200 ran ptxas's cubin as the
+    emulator does); here it is the pinned test of the campaign's ptxas_wrong rule."""
     import ptx2sass
     from ptx2sass.emu.launch import run
     got = []
