@@ -523,7 +523,7 @@ def op_f2ip(w, s, active, mask):
     _f2i(w, s, mask, d, a_op)
 
 
-@semantics("F2I", prepare=_prep_mode, vector=True)
+@semantics("F2I", "UF2I", prepare=_prep_mode, vector=True)
 def op_f2i(w, s, active, mask):
     _f2i(w, s, mask, s.ins.operands[0], s.ins.operands[-1])
 

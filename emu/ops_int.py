@@ -551,7 +551,7 @@ def op_viadd(w, s, active, mask):
         w.w(d, (w.ri(a_op) + w.ri(b_op)).astype(U32), mask)
 
 
-@semantics("VIMNMX", vector=True)
+@semantics("VIMNMX", "UVIMNMX", vector=True)
 def op_vimnmx(w, s, active, mask):
     """sm_100 spells two predicate outputs after the destination; ptxas writes only PT
     there (its meaning is not probed), so a form naming a real predicate is refused."""
