@@ -247,10 +247,13 @@ class LatencyModel:
 
     def result_lands(self, opcode: str, modifiers: tuple[str, ...] = (), file: str = "R") -> int:
         """Cycles from the issue of a fixed-latency `opcode` until its result is in the
-        register (a later write of the register must land after it: WAW)."""
+        register (a later write of the register must land after it: WAW). A two-pass MMA's
+        lands `mma_result_write_early` before its fixed latency; a single-pass one's at it
+        (GPU run 24: 9400186's HMMA.1684 result landed over a write that the early figure
+        allowed)."""
         predicate, uniform = file in ("P", "UP"), file in ("UR", "UP")
         lands = self.fixed_latency(opcode, modifiers, predicate, uniform)
-        if opcode in self.MMA:
+        if opcode in self.MMA and not self.mma_single_pass(opcode, modifiers):
             lands = max(1, lands - self.MMA_WRITE_EARLY)
         return lands
 
