@@ -64,3 +64,14 @@ def test_ptxas_distances_after_two_pass_mmas_are_accepted():
     assert 12 + lat.result_lands("LOP3", ("LUT",)) >= lat.result_lands("HMMA", ("16816", "F32"))
     assert 17 + lat.result_lands("IADD3") >= lat.result_lands("IMMA", ("16832", "S8", "S8"))
     assert 7 + lat.result_lands("IADD3") < lat.result_lands("HMMA", ("16816", "F32"))
+
+
+def test_single_pass_mma_result_lands_at_its_fixed_latency():
+    """GPU run 24 (H200): 9400186's `HMMA.1684.F32.TF32 R60` result, unread, landed over a
+    `LOP3 R60` issued 4 cycles after it (240 words wrong) although the two-pass MMAs' early
+    landing allowed it; a single-pass MMA's result counts as landing at its fixed latency."""
+    lat = model_for("sm_90")
+    mods = ("1684", "F32", "TF32")
+    assert lat.mma_single_pass("HMMA", mods)
+    assert lat.result_lands("HMMA", mods) == lat.fixed_latency("HMMA", mods)
+    assert 4 + lat.result_lands("LOP3", ("LUT",)) < lat.result_lands("HMMA", mods)
