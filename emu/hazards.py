@@ -398,7 +398,7 @@ class TimingModel:
                     earlier = r[0] + lat.result_lands(r[2], r[3].modifiers, reg[0])
                     mine_lands = t + (lat.variable_latency(op) if variable else
                                       lat.result_lands(op, facts.modifiers, reg[0]))
-                    if mine_lands < earlier and not _exclusive_guards(None, facts, clock):
+                    if mine_lands < earlier:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
                                                  f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "
                                                  f"after issue, this one's {mine_lands - t} (WAW)")

@@ -140,7 +140,7 @@ def interference_parts(mf: MFunction):
                 dunits = [u for u in dunits if u in live]
                 for op in ins.operands:
                     if isinstance(op, VOp):
-                        live_at_start.setdefault(op.reg.id, set()).update(u >> UNIT_BITS for u in live)
+                        live_at_start.setdefault(op.reg.id, set()).update(vid[u >> UNIT_BITS] for u in live)
             copy_src = None
             src = move_source(ins)
             if src is not None:

@@ -82,7 +82,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
 
     def lands_after(r: tuple, writer: Instruction) -> int:
         """The first issue cycle at which `writer`'s result in `r` lands no sooner than the
-        pending fixed-latency one (WAW across pipes: an MMA's unread result lands 8-16
+        pending fixed-latency one (WAW across pipes: an MMA's unread result lands some 16
         cycles after issue, `result_lands`, over an ALU result written meanwhile).
         A variable-latency writer is taken to land the cycle after it issues."""
         t0, op, mods, _part = issued[r]
