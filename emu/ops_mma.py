@@ -2,13 +2,14 @@
 `mma.sync` (PTX ISA, "Matrix fragments for mma.m16n8k*"): with g = lane / 4 and t = lane % 4,
 A rows are g and g+8, B columns are g, C/D rows g and g+8 with columns 2t, 2t+1.
 
-HMMA with FP32 accumulators and f16 or bf16 operands is the H200's inner product (`_hmma_f32`):
+HMMA with FP32 accumulators and f16, bf16 or tf32 operands is the H200's inner product (`_hmma_f32`):
 each product exact, aligned to the largest exponent among the products (counted as the sum
 of the two operands' exponents, so a product's significand lies in [1, 4)) and C, truncated
 toward zero to multiples of 2^(emax - 25), summed exactly, and the sum truncated to FP32;
-an overflow is infinite. Other floating-point products (tf32, F16 accumulators: no H200 data
-yet; F16 accumulators: rounded to nearest, see F16_ACCUMULATION) are exact in FP64 and
-summed there, then rounded once.
+an overflow is infinite (tf32: GPU run 24's fuzz 9400200, whose 30-ulp and subnormal
+differences from the exactly rounded sum this model gives). Other floating-point products
+(F16 accumulators: rounded to nearest, see F16_ACCUMULATION) are exact in FP64 and summed
+there, then rounded once.
 
 QMMA (sm_89's fp8 `mma.sync`, E4M3/E5M2 operands, F32 or F16 accumulators) is modelled as
 the exact A·B + C rounded once to nearest even: each fp8 product is exact in FP64 (at most
@@ -158,8 +159,8 @@ def _fp8_dot(A, B, C):
 
 
 # The operand types `_hmma_f32` models, with their smallest normal exponent: a subnormal's
-# exponent as the tensor core aligns it (significand below 1).
-_MIN_EXP = {"f16": -14, "bf16": -126}
+# exponent as the tensor core aligns it (significand below 1). TF32 has FP32's exponent range.
+_MIN_EXP = {"f16": -14, "bf16": -126, "tf32": -126}
 _NO_EXP = -(1 << 20)
 
 
@@ -475,12 +476,31 @@ def _exact_dot(a_row, b_col, c, mode: str) -> float:
     was off by 1-2 ulps, and an intermediate infinity's sign where the exact sum had none."""
     if not all(math.isfinite(float(v)) for v in (*a_row, *b_col, c)):
         # an infinite or NaN operand: the products summed in k order, then C (what the H200's
-        # NaN payloads and infinities' signs matched, run 11's fuzz 9300803/9300912)
-        return float(np.sum(np.array([float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)])))
+        # infinities' signs matched, run 11's fuzz 9300803/9300912)
+        r = float(np.sum(np.array([float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)])))
+        return _dmma_nan(a_row, b_col, c) if math.isnan(r) else r
     acc = float(c)
     for x, y in zip(a_row, b_col):
         acc = _fma(float(x), float(y), acc, mode)
     return acc
+
+
+def _dmma_nan(a_row, b_col, c) -> float:
+    """The NaN a DMMA gives, as an H200 does (GPU run 24's fuzz 9400208 and 9400210, 31 lanes
+    with NaN operands): the accumulation runs from C through k = 0..3, and at each step a NaN
+    in B wins, then the NaN carried so far, then a NaN in A; the payload kept, quiet bit set.
+    So a later B's NaN replaces C's, while C's outlives a NaN in A. With no NaN operand the
+    NaN comes from an invalid operation (inf * 0, inf - inf): the default 0xfff8000000000000."""
+    carried = float(c) if math.isnan(float(c)) else None
+    for x, y in zip(a_row, b_col):
+        if math.isnan(float(y)):
+            carried = float(y)
+        elif carried is None and math.isnan(float(x)):
+            carried = float(x)
+    if carried is None:
+        return float(np.uint64(fp.F64_DEFAULT_NAN).view(np.float64))
+    bits = np.float64(carried).view(np.uint64) | np.uint64(fp.F64_QUIET)
+    return float(bits.view(np.float64))
 
 
 def _fma(x: float, y: float, z: float, mode: str) -> float:
