@@ -277,6 +277,18 @@ def test_diff_shows_the_first_difference_of_a_fuzz_case(tmp_path, monkeypatch):
     assert diff.main([str(path), "--no-listing"]) == 1
 
 
+def test_diff_lowers_a_fuzz_case_s_target_for_an_older_arch(tmp_path):
+    """Fuzz programs are sm_89 PTX; the campaign runner lowers `.target` for sm_75, and
+    `diff --arch sm_75` must too (ptxas refuses a `.target` newer than -arch)."""
+    from ptx2sass.fuzz.inputs import case_header
+    case = _case_with(lambda t: ".target sm_89" in t, runs_clean=True)
+    path = tmp_path / "case.ptx"
+    path.write_text(case_header(case) + case.text)
+    proc = _diff(str(path), "--arch", "sm_75", "--no-listing")
+    assert "ptxas rejects" not in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and "outputs: identical" in proc.stdout, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("name", ["emu_fail_cs2r_to_suld_s22001287",
                                   "emu_fail_hazard_in_ptxas_s_cubin_reads_r_written_by_tld_at_0_s2"])
 def test_diff_binds_a_fuzz_case_s_texture_and_surface_objects(name):

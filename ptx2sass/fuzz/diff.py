@@ -212,6 +212,10 @@ def diff_file(path: str, args) -> int:
     text = open(path, encoding="latin-1").read()
     case = read_case(text)
     arch = args.arch
+    if case is not None:      # a fuzz case's sm_89 PTX, lowered to an older arch as the runner does
+        import dataclasses
+        from ptx2sass.fuzz.runner import ptx_for
+        text = ptx_for(dataclasses.replace(case, text=text, arch=arch))
     opts = () if (case is None or case.fmad) else ("--fmad=false",)
     theirs_run = oracle.ptxas(text, arch, opts, name=path.split("/")[-1])
     if not theirs_run.ok:
