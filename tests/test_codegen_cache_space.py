@@ -155,3 +155,31 @@ ret;
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_120", "k.ptx"), "sm_120", filename="k.ptx")
     count = [re.findall(r"UTMACCTL\.PF \[UR\d+\]", oracle.nvdisasm(c, ("-c",))) for c in (ours, theirs.output)]
     assert len(count[0]) == len(count[1]) == 1
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_local_prefetch_compiles_on_every_arch(arch):
+    """prefetch.local.L1/L2 is CCTLL.PF1/PF2 from sm_75 on (ptxas's listing); the turing table
+    had no CCTLL form, so sm_75 was an internal error (fuzz campaign 15, seed 27000076)."""
+    ptx = f""".version 7.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.local .align 8 .b8 buf[64];
+.reg .b64 %d<2>;
+.reg .b32 %r<1>;
+mov.u64 %d0, buf;
+prefetch.local.L1 [%d0+48];
+prefetch.local.L2 [%d0+16];
+ld.local.u32 %r0, [%d0+48];
+ld.param.u64 %d1, [p];
+st.global.u32 [%d1], %r0;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    seen = [sorted(re.findall(r"CCTLL\.PF[12]", oracle.nvdisasm(c, ("-c",)))) for c in (ours, theirs.output)]
+    assert seen[0] == seen[1] == ["CCTLL.PF1", "CCTLL.PF2"]
