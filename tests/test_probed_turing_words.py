@@ -1,0 +1,50 @@
+"""ptxas 13.5.37's sm_75 words from fuzz campaign 15 (tools/isa_seeds/campaign15_turing.words,
+probed into turing.json with `python -m tools.isa_probe --extend --arch sm_75 --seed-words
+FILE`): each decodes as nvdisasm prints it. And the turing table's `ATOMG ... [URx]` forms:
+two of them (probed from an EXCH and an INC word) held the atomic operation as fixed text
+with its bits (84-90) in no field, so every such word decoded as EXCH or INC: ptxas's
+warp-aggregated `atom.global.xor` (`@!P0 ATOMG.E.XOR ... [UR4]`) ran as an increment in the
+emulator (seed 27000137's mismatch)."""
+from pathlib import Path
+
+import pytest
+
+from ptx2sass.encoder import codec
+from tools.isa_probe import disassemble
+
+SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds" / "campaign15_turing.words"
+
+
+def _norm(text):
+    return " ".join(text.replace(" ;", "").split())
+
+
+def _words():
+    for line in SEEDS.read_text().splitlines():
+        if line.startswith("0x"):
+            word, _, text = line.partition("#")
+            yield pytest.param(int(word, 16), id=text.split("(")[0].strip())
+
+
+@pytest.mark.parametrize("word", list(_words()))
+def test_campaign15_word_decodes_as_nvdisasm_prints(word):
+    [text] = disassemble([word], "sm_75")
+    assert _norm(codec.decode_text(word, "sm_75")) == _norm(text)
+
+
+def test_uniform_address_atomics_never_decode_as_another_operation():
+    """Every single-bit change of ptxas's `@!P0 ATOMG.E.XOR.STRONG.GPU PT, RZ, [UR4], R0` that
+    nvdisasm reads: ours is nvdisasm's text or an honest "cannot decode", never other text."""
+    base = 0x000162000b9f414400000000ffff89a8
+    words = [base ^ (1 << b) for b in range(105)]
+    wrong = []
+    for w, text in zip(words, disassemble(words, "sm_75")):
+        if text is None:
+            continue
+        try:
+            ours = codec.decode_text(w, "sm_75")
+        except Exception:  # noqa: BLE001 - a refusal is allowed, a wrong reading is not
+            continue
+        if _norm(ours) != _norm(text):
+            wrong.append((hex(w), text, ours))
+    assert not wrong, wrong[:5]
