@@ -98,13 +98,13 @@ def _read_raw(w, op, kind):
 
 
 def _pack(w, d, lo, hi, kind, mods, mask):
+    if "SAT" in mods:      # NaN and -0 saturate to +0 (HADD2.F32.SAT too: sm_75's cvt.sat.f32.f16)
+        lo = np.where(lo > 0, np.minimum(lo, 1.0), 0.0)
+        hi = np.where(hi > 0, np.minimum(hi, 1.0), 0.0)
     if "F32" in mods:   # result is a single FP32 (HADD2.F32 converts f16 → f32)
         r = fp.narrow_f64(lo)
         w.w(d, fp.canonicalise_f32(r), mask)
         return
-    if "SAT" in mods:      # NaN and -0 saturate to +0
-        lo = np.where(lo > 0, np.minimum(lo, 1.0), 0.0)
-        hi = np.where(hi > 0, np.minimum(hi, 1.0), 0.0)
     if "RELU" in mods:     # negative results (-0 too) become +0; NaN stays NaN (canonical)
         lo = np.where(np.signbit(lo) & ~np.isnan(lo), 0.0, lo)
         hi = np.where(np.signbit(hi) & ~np.isnan(hi), 0.0, hi)

@@ -1,0 +1,93 @@
+"""Does a table read a word it does not know as some other instruction? For every form of an
+arch's table, each single-bit change of the form's base word (bits 0-104: the instruction,
+not its control code) that nvdisasm reads is decoded by us; a decode whose text differs from
+nvdisasm's is a wrong reading: the emulator would run another instruction than ptxas wrote,
+silently. A refusal ("cannot decode") is honest and not counted.
+
+    py -m tools.isa_soundness --arch sm_75 [--opcode ATOMG] [--examples 2] [--seed-words-out F]
+
+The words it writes are seeds for `tools.isa_probe --extend --seed-words F`, which learns the
+fields they show.
+
+Found: turing's `ATOMG ... [URx]` forms held the atomic operation as fixed text while its
+bits were in no field, so an XOR read as INC (fuzz campaign 15's seed 27000137).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+
+from tools.isa_probe import disassemble
+
+INSTRUCTION_BITS = 105
+
+
+def _canonical(text: str) -> str | None:
+    from ptx2sass.encoder.sass_text import format_instruction, parse_instruction
+    try:
+        ins = parse_instruction(text.replace(" ;", "").strip())
+    except Exception:  # noqa: BLE001 - text our parser cannot read is not compared
+        return None
+    return format_instruction(ins)
+
+
+def wrong_readings(arch: str, opcode: str | None = None) -> dict[str, list[tuple[int, str, str]]]:
+    """Per form text, the (word, nvdisasm's text, ours) of every wrong reading found."""
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.sass_text import format_instruction
+    table = codec.table_for(arch)
+    forms = [f for f in table.forms if opcode is None or f.opcode == opcode]
+    words, origin = [], []
+    for f in forms:
+        base = f.base
+        for b in range(INSTRUCTION_BITS):
+            words.append(base ^ (1 << b))
+            origin.append(".".join(f.tokens) + f" ({f.base:#x})")
+    out: dict[str, list] = defaultdict(list)
+    for w, text, form in zip(words, disassemble(words, arch), origin):
+        if text is None or "INVALID" in text:
+            continue
+        try:
+            ours = format_instruction(codec.decode(w, arch))
+        except Exception:  # noqa: BLE001 - a refusal is honest
+            continue
+        theirs = _canonical(text)
+        if theirs is not None and _strip_control(ours) != _strip_control(theirs):
+            out[form].append((w, text.strip(), ours))
+    return out
+
+
+def _strip_control(text: str) -> str:
+    """The text with spellings of one thing made one: `.reuse`, a NaN immediate's quietness
+    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`)."""
+    text = text.replace(".reuse", "").replace("SNAN", "QNAN").replace("[RZ]", "[0x0]").replace("[RZ+", "[")
+    return " ".join(text.split())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", required=True)
+    ap.add_argument("--opcode")
+    ap.add_argument("--examples", type=int, default=2)
+    ap.add_argument("--seed-words-out", metavar="FILE",
+                    help="write every wrong reading's word in isa_probe --seed-words format")
+    args = ap.parse_args(argv)
+    found = wrong_readings(args.arch, args.opcode)
+    if args.seed_words_out:
+        with open(args.seed_words_out, "w") as f:
+            f.write(f"# {args.arch} words our table read as other instructions (tools/isa_soundness)\n")
+            for rows in found.values():
+                for w, theirs, _ in rows:
+                    f.write(f"{w:#034x}  # {theirs}\n")
+    total = sum(len(v) for v in found.values())
+    print(f"{args.arch}: {total} wrong readings near {len(found)} forms")
+    for form, rows in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(rows):4d}  {form}")
+        for w, theirs, ours in rows[:args.examples]:
+            print(f"          {w:#034x}\n            nvdisasm: {theirs}\n            ours:     {ours}")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
