@@ -32,7 +32,7 @@ def _halves(w, op, kind):
         bits = w.r(op)
     sfx = getattr(op, "suffix", ())
     if "F32" in sfx:
-        v = fp.f32(bits).astype(np.float64)
+        v = _f32_operand_to_half(fp.f32(bits).astype(np.float64), kind)
         lo = hi = v
     else:
         lo = fp.half_to_f64((bits & U32(0xFFFF)).astype(np.uint16), kind)
@@ -46,6 +46,21 @@ def _halves(w, op, kind):
     if getattr(op, "neg", False):
         lo, hi = -lo, -hi
     return lo, hi
+
+
+def _f32_operand_to_half(v: np.ndarray, kind: str) -> np.ndarray:
+    """An `.F32` source of an HADD2/HMUL2/HFMA2 is narrowed to the instruction's half type
+    toward zero, subnormals kept: ptxas 13.5 writes sm_75's cvt.rz.f16.f32 (with or without
+    .ftz/.sat) as `HADD2 R, R.F32, -RZ.H0_H0` and cvt.rn as F2F.F16.F32, so only the
+    truncating reading makes its code right (fuzz campaign 15's 27000663: the emulator
+    rounded to nearest, 0x3808 where cvt.rz gives 0x3807)."""
+    if kind == "f16":
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = v.astype(np.float16)
+        away = np.abs(h.astype(np.float64)) > np.abs(v)
+        h = np.where(away, np.nextafter(h, np.float16(0)), h)
+        return h.astype(np.float64)
+    return fp.half_to_f64(fp.f64_to_half_bits(np.asarray(v, np.float64), kind, "RZ"), kind)
 
 
 F16_MIN_NORMAL = 2.0 ** -14

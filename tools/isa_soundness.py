@@ -15,6 +15,7 @@ bits were in no field, so an XOR read as INC (fuzz campaign 15's seed 27000137).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import defaultdict
 
@@ -60,9 +61,14 @@ def wrong_readings(arch: str, opcode: str | None = None) -> dict[str, list[tuple
 
 def _strip_control(text: str) -> str:
     """The text with spellings of one thing made one: `.reuse`, a NaN immediate's quietness
-    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`)."""
+    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`), a hidden
+    descriptor (`desc.hidden[URx]`, which only we print)."""
     text = text.replace(".reuse", "").replace("SNAN", "QNAN").replace("[RZ]", "[0x0]").replace("[RZ+", "[")
+    text = _HIDDEN_DESC.sub("", text)       # a hidden descriptor register: nvdisasm prints none
     return " ".join(text.split())
+
+
+_HIDDEN_DESC = re.compile(r"desc\.hidden\[UR\d+\]")
 
 
 def main(argv=None) -> int:
