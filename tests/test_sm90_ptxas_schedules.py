@@ -51,6 +51,15 @@ RULES = {
     "9610140": "an LDS result may overwrite a STG's data under its read scoreboard (one queue)",
     # hopper6's held-back range 9,611,000-149: the one seed it left (branch open7)
     "9611020": "USGXT -> UIMAD 4",
+    # fuzz campaign 13 (seeds 25,000,000.., ptxas 13.5.37; branch open11)
+    "25000003": "SHF -> IMAD.WIDE addend high half 3",
+    "25000167": "SHF -> IMAD.WIDE addend high half 3; ULEA's UP -> UIMAD.WIDE.U32.X 4",
+    "25000817": "VIADD -> SURED 4",
+    "25000281": "IMMA.8816 -> STG 12 (the m8 shapes' to_memory_m8)",
+    "25000973": "BMMA.88128 -> STS 12 (the m8 shapes' to_memory_m8)",
+    "25000947": "UPOPC -> UIMAD 4",
+    "25000394": "HMNMX2 -> HSETP2 4",
+    "25000412": "VOTEU's UP -> USEL 1",
 }
 
 
