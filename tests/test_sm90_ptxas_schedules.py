@@ -60,6 +60,7 @@ RULES = {
     "25000947": "UPOPC -> UIMAD 4",
     "25000394": "HMNMX2 -> HSETP2 4",
     "25000412": "VOTEU's UP -> USEL 1",
+    "25000604": "FADD -> SUST data 4",
 }
 
 
