@@ -163,3 +163,38 @@ def test_reduced_program_with_a_16bit_shift_by_a_cnot_result_is_ptxas_wrong():
     path = ROOT / "tests/fuzz_departures/shl16_by_cnot_s25000673.ptx"
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+
+
+def test_reduced_program_with_an_fp8_mma_result_in_a_private_atomic_word_is_ptxas_wrong():
+    """Campaign 13 (sm_90), seed 25000762 reduced: the fp8 mma's D shares %r5/%r0 with C and
+    the first difference is the `red.global.add.s32` of %r0 into the thread's private atomics
+    block (no output slot differs): the runner reads that word too."""
+    path = ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: sm_90 fp8 mma adds an already written D register as C"]
+
+
+def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
+    """The near miss: the same first difference (a private atomic word) in a program whose
+    fp8 mma writes D to registers C does not hold is no departure; and a contended counter
+    (no thread's own word) is never matched."""
+    import numpy as np
+    from ptx2sass.fuzz.program import COUNTER_BYTES, PRIVATE_BYTES
+    from ptx2sass.fuzz.runner import known_departure
+    case = read_case((ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx").read_text())
+    cubin = oracle.ptxas(case.text, "sm_90").output
+    size = COUNTER_BYTES + PRIVATE_BYTES * case.threads
+    ours, theirs = np.zeros(size // 8, np.uint64), np.zeros(size // 8, np.uint64)
+    theirs[COUNTER_BYTES // 8 + 1] = 0x4100
+    out = {"out": np.zeros(case.threads * max(1, len(case.slots)), np.uint64).tobytes()}
+    bufs = lambda atom: {**out, "atom": atom.tobytes()}
+    assert known_departure(case, bufs(ours), bufs(theirs), cubin) is not None
+    unaliased = case.text.replace("{%r6, %r5, %r0, %r1};", "{%r6, %r6, %r6, %r1};")
+    assert unaliased != case.text
+    case.text = unaliased
+    assert known_departure(case, bufs(ours), bufs(theirs), cubin) is None
+    case.text = read_case((ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx").read_text()).text
+    counter = np.zeros_like(theirs)
+    counter[0] = 7
+    assert known_departure(case, bufs(ours), bufs(counter), cubin) is None
