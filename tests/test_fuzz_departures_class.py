@@ -34,6 +34,10 @@ CASES = [
      "neg.f64", 1 << 63, 0, 64, (1 << 63, (1 << 63) - 1)),
     ("test_neg_f64_of_a_cnot_result_flips_the_sign_bit", "NEG_F64_OF_A_CNOT_RESULT",
      "neg.f64", 1 << 63 | 1, (1 << 63) - 1, 64, (1 << 63 | 1, 0)),
+    ("test_neg_f16_of_a_cnot_result_flips_the_sign_bit", "NEG_F16_OF_A_CNOT_RESULT",
+     "neg.ftz.f16", 0x0000, 0x8000, 16, (0x0001, 0x8000)),
+    ("test_neg_f16_of_a_cnot_result_flips_the_sign_bit", "NEG_F16_OF_A_CNOT_RESULT",
+     "neg.f16", 0x8001, 0x7FFF, 16, (0x8001, 0x0000)),
     ("test_float_min_of_a_saturated_vmin_is_not_clamped_to_one", "MIN_F32_OF_A_SATURATED_VMIN",
      "min.ftz.f32", 0x447A0000, 0x3F800000, 32, (0x3F000000, 0x3F800000)),
     ("test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load", "F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF",
@@ -198,3 +202,13 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
     counter = np.zeros_like(theirs)
     counter[0] = 7
     assert known_departure(case, bufs(ours), bufs(counter), cubin) is None
+
+
+def test_reduced_program_with_neg_f16_of_a_cnot_result_is_ptxas_wrong():
+    """Campaign 14 (sm_120), seed 26000131 reduced: `neg.ftz.f16` of the canonicalised
+    `neg.f16` of a `cnot.b16` result, ours 0x0000, ptxas 0x8000
+    (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)."""
+    path = ROOT / "tests/fuzz_departures/neg_f16_of_cnot_s26000131.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: neg.f16 of a cnot.b16 result as integer negation"]
