@@ -61,6 +61,7 @@ RULES = {
     "25000394": "HMNMX2 -> HSETP2 4",
     "25000412": "VOTEU's UP -> USEL 1",
     "25000604": "FADD -> SUST data 4",
+    "25000102": "DFMA overwrites an HMMA.16816 source 6 cycles after issue (late_fixed_reads_write_early)",
 }
 
 

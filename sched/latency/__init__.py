@@ -90,6 +90,9 @@ class LatencyModel:
         # opcode -> cycles after issue during which a fixed-latency instruction may not
         # overwrite its source registers (sm_90 HMMA/IMMA read A/B/C late)
         self.LATE_FIXED_READS: dict[str, int] = dict(data.get("late_fixed_reads", {}))
+        # writer -> cycles before the end of an MMA's late-read window that it may overwrite a
+        # source (its result lands later than the ALU writers the window was read off: sm_90 DFMA)
+        self.LATE_FIXED_WRITE_EARLY: dict[str, int] = dict(data.get("late_fixed_reads_write_early", {}))
         # MMAs of one pass (k x input bits <= k_bits) read every source at issue: no window
         # (sm_8x IMMA.16816, HMMA.1688; ptxas overwrites their sources the next cycle)
         single = data.get("mma_single_pass", {})
