@@ -62,6 +62,8 @@ RULES = {
     "25000412": "VOTEU's UP -> USEL 1",
     "25000604": "FADD -> SUST data 4",
     "25000102": "DFMA overwrites an HMMA.16816 source 6 cycles after issue (late_fixed_reads_write_early)",
+    "25001131": "HFMA2.BF16_V2 -> HADD2 4",
+    "25000884": "QSPC is variable-latency (its ISETP reader waits on its scoreboard)",
 }
 
 

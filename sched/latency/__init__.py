@@ -290,8 +290,10 @@ class LatencyModel:
                     reader.startswith("U") or reader in self.UNIFORM_GUARD_READERS):
                 return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
-        if (opcode, reader) in self.READER_PAIR_EXACT:
-            return self.READER_PAIR_EXACT[(opcode, reader)]
+        exact = next((self.READER_PAIR_EXACT[(k, reader)] for k in reversed(keys)
+                      if (k, reader) in self.READER_PAIR_EXACT), None)
+        if exact is not None:
+            return exact
         if file in ("UR", "UP"):
             if (opcode, reader) in self.UNIFORM_PAIR_FIXED:
                 return max(base, self.UNIFORM_PAIR_FIXED[(opcode, reader)])
