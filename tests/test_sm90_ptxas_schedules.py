@@ -64,6 +64,7 @@ RULES = {
     "25000102": "DFMA overwrites an HMMA.16816 source 6 cycles after issue (late_fixed_reads_write_early)",
     "25001131": "HFMA2.BF16_V2 -> HADD2 4",
     "25000884": "QSPC is variable-latency (its ISETP reader waits on its scoreboard)",
+    "25000859": "IMMA.SP.16832 -> F2I 14 (a decoupled reader, 2 before the fixed 16)",
 }
 
 
