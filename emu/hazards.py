@@ -373,9 +373,11 @@ class TimingModel:
                         readers.pop(reg)
                 late = late_reads.get(reg) if late_reads else None
                 if late is not None and late[3] == _TENSOR:
-                    # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`
-                    # (a variable-latency one, or another MMA, writes after it read)
-                    if t < late[2] and late[1] & mine and not variable and op not in lat.LATE_FIXED_READS \
+                    # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`,
+                    # less `late_fixed_reads_write_early` for one whose result lands later (a
+                    # variable-latency one, or another MMA, writes after it read)
+                    if t < late[2] - lat.LATE_FIXED_WRITE_EARLY.get(op, 0) and late[1] & mine and not variable \
+                            and op not in lat.LATE_FIXED_READS \
                             and not _exclusive_guards(late[7], facts, clock):
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
                                                  f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "

@@ -182,7 +182,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         if late_fixed and not _is_variable(ins) and ins.opcode not in lat.LATE_FIXED_READS:
             for r in slot.writes:
                 if r in late_fixed:
-                    need = max(need, late_fixed[r])
+                    need = max(need, late_fixed[r] - lat.LATE_FIXED_WRITE_EARLY.get(ins.opcode, 0))
         for r in slot.writes:
             if r in issued:
                 need = max(need, lands_after(r, ins))

@@ -34,6 +34,10 @@ CASES = [
      "neg.f64", 1 << 63, 0, 64, (1 << 63, (1 << 63) - 1)),
     ("test_neg_f64_of_a_cnot_result_flips_the_sign_bit", "NEG_F64_OF_A_CNOT_RESULT",
      "neg.f64", 1 << 63 | 1, (1 << 63) - 1, 64, (1 << 63 | 1, 0)),
+    ("test_neg_f16_of_a_cnot_result_flips_the_sign_bit", "NEG_F16_OF_A_CNOT_RESULT",
+     "neg.ftz.f16", 0x0000, 0x8000, 16, (0x0001, 0x8000)),
+    ("test_neg_f16_of_a_cnot_result_flips_the_sign_bit", "NEG_F16_OF_A_CNOT_RESULT",
+     "neg.f16", 0x8001, 0x7FFF, 16, (0x8001, 0x0000)),
     ("test_float_min_of_a_saturated_vmin_is_not_clamped_to_one", "MIN_F32_OF_A_SATURATED_VMIN",
      "min.ftz.f32", 0x447A0000, 0x3F800000, 32, (0x3F000000, 0x3F800000)),
     ("test_f16x2_min_reads_the_zero_upper_lane_of_a_u16_load", "F16X2_MIN_OF_A_U16_LOAD_BESIDE_A_HALF",
@@ -163,3 +167,48 @@ def test_reduced_program_with_a_16bit_shift_by_a_cnot_result_is_ptxas_wrong():
     path = ROOT / "tests/fuzz_departures/shl16_by_cnot_s25000673.ptx"
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+
+
+def test_reduced_program_with_an_fp8_mma_result_in_a_private_atomic_word_is_ptxas_wrong():
+    """Campaign 13 (sm_90), seed 25000762 reduced: the fp8 mma's D shares %r5/%r0 with C and
+    the first difference is the `red.global.add.s32` of %r0 into the thread's private atomics
+    block (no output slot differs): the runner reads that word too."""
+    path = ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: sm_90 fp8 mma adds an already written D register as C"]
+
+
+def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
+    """The near miss: the same first difference (a private atomic word) in a program whose
+    fp8 mma writes D to registers C does not hold is no departure; and a contended counter
+    (no thread's own word) is never matched."""
+    import numpy as np
+    from ptx2sass.fuzz.program import COUNTER_BYTES, PRIVATE_BYTES
+    from ptx2sass.fuzz.runner import known_departure
+    case = read_case((ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx").read_text())
+    cubin = oracle.ptxas(case.text, "sm_90").output
+    size = COUNTER_BYTES + PRIVATE_BYTES * case.threads
+    ours, theirs = np.zeros(size // 8, np.uint64), np.zeros(size // 8, np.uint64)
+    theirs[COUNTER_BYTES // 8 + 1] = 0x4100
+    out = {"out": np.zeros(case.threads * max(1, len(case.slots)), np.uint64).tobytes()}
+    bufs = lambda atom: {**out, "atom": atom.tobytes()}
+    assert known_departure(case, bufs(ours), bufs(theirs), cubin) is not None
+    unaliased = case.text.replace("{%r6, %r5, %r0, %r1};", "{%r6, %r6, %r6, %r1};")
+    assert unaliased != case.text
+    case.text = unaliased
+    assert known_departure(case, bufs(ours), bufs(theirs), cubin) is None
+    case.text = read_case((ROOT / "tests/fuzz_departures/fp8_mma_private_atomic_s25000762.ptx").read_text()).text
+    counter = np.zeros_like(theirs)
+    counter[0] = 7
+    assert known_departure(case, bufs(ours), bufs(counter), cubin) is None
+
+
+def test_reduced_program_with_neg_f16_of_a_cnot_result_is_ptxas_wrong():
+    """Campaign 14 (sm_120), seed 26000131 reduced: `neg.ftz.f16` of the canonicalised
+    `neg.f16` of a `cnot.b16` result, ours 0x0000, ptxas 0x8000
+    (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)."""
+    path = ROOT / "tests/fuzz_departures/neg_f16_of_cnot_s26000131.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: neg.f16 of a cnot.b16 result as integer negation"]

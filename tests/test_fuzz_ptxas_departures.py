@@ -922,3 +922,55 @@ def test_16bit_left_shift_by_a_cnot_result_shifts_by_it():
     assert stored(compile_ours(case)) == words
     unshifted = [int(inb[16 * t + 4:16 * t + 6].view(np.uint16)[0]) for t in range(n)]
     assert stored(theirs) == unshifted != words
+
+
+NEG_F16_OF_A_CNOT_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<4>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    .reg .pred %p0;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    ld.global.b32 %r0, [%d1+4];
+    ld.global.b32 %r1, [%d1+8];
+    cnot.b16 %h1, %h0;
+    neg.f16 %h1, %h1;
+    and.b16 %h3, %h1, 0x7fff;
+    setp.gt.u16 %p0, %h3, 0x7c00;
+    selp.b16 %h1, 0x7fff, %h1, %p0;
+    neg.ftz.f16 %h2, %h1;
+    div.rp.ftz.f32 %r2, %r0, %r1;
+    st.global.b16 [%d0], %h1;
+    st.global.b16 [%d0+2], %h2;
+    st.global.b32 [%d0+4], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_120"])
+@pytest.mark.parametrize("h0, theirs", [(5, (0x0000, 0x8000)), (0, (0x7FFF, 0x7FFF))])
+def test_neg_f16_of_a_cnot_result_flips_the_sign_bit(arch, h0, theirs):
+    """`cnot.b16` gives the bits 0 (h0 != 0) or 1 (h0 == 0); `neg.f16` "negates the sign of
+    a" (PTX ISA, neg): -0.0 (0x8000) or the negative subnormal 0x8001 (no .ftz: subnormals
+    are kept), neither a NaN, so the NaN-canonicalising `selp` keeps them; `neg.ftz.f16` of
+    either flushes the (sub)normal input to a sign-preserving zero and negates it: +0
+    (0x0000) both times. ptxas 13.5.37, with a `div.rp.ftz.f32` call in the kernel, writes
+    cnot + neg as the integer negation (`SEL R0, RZ, 0xffffffff, !P0`): +0 for h0 != 0 (its
+    neg.ftz then -0, 0x8000) and 0xffff, a NaN the `selp` turns into 0x7fff, for h0 == 0.
+    Without the call it writes the manual's values, as the neg.f64 one above. Campaign 14,
+    seed 26000131 (sm_120; `neg.ftz.f16`: ours 0x0000, ptxas 0x8000); sm_89 alike."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    want = (0x8000 | (1 if h0 == 0 else 0), 0x0000)
+    got = []
+    for cubin, check in ((ptx2sass.compile(NEG_F16_OF_A_CNOT_RESULT, arch), True),
+                         (oracle.ptxas(NEG_F16_OF_A_CNOT_RESULT, arch).output, False)):
+        out = np.zeros(4, np.uint16)
+        run(cubin, "k", (1,), (1,), [out, np.array([h0, 0x3F800000, 0x40000000], np.uint32)], hazard_check=check)
+        got.append((int(out[0]), int(out[1])))
+    assert got[0] == want
+    assert got[1] == theirs

@@ -2,7 +2,7 @@
 ptxas's cubins of fuzz seeds 9,600,000-9,600,149 (tools/isa_seeds/fuzz_sm90_emufail.words;
 9,600,200-349 and 9,600,400-549 in fuzz_sm90_emufail2.words; 9,610,000-149 in
 fuzz_sm90_emufail3.words; 9,600,600-749 (after hopper5 took its held-back figure) in
-fuzz_sm90_emufail4.words,
+fuzz_sm90_emufail4.words; fuzz campaign 13 (25,000,000-25,001,523) in campaign13_hopper.words,
 gathered by `python -m tools.fuzz_emu_fail --words`, probed into encoder/tables/hopper.json by
 tools/isa_probe). Each word must decode to exactly nvdisasm's text (kept beside it in the
 file) and encode back to the same 128 bits."""
@@ -13,7 +13,8 @@ import pytest
 SEEDS = Path(__file__).resolve().parents[1] / "tools" / "isa_seeds"
 CASES = [(int(line.split("#")[0], 16), line.split("#", 1)[1].strip())
          for name in ("fuzz_sm90_emufail.words", "fuzz_sm90_emufail2.words", "fuzz_sm90_emufail3.words",
-                     "fuzz_sm90_emufail4.words", "imad_shl_pow2_sm90.words", "ushf_ldl_sm90.words")
+                     "fuzz_sm90_emufail4.words", "imad_shl_pow2_sm90.words", "ushf_ldl_sm90.words",
+                     "campaign13_hopper.words")
          for line in (SEEDS / name).read_text().splitlines() if line.split("#")[0].strip()]
 
 

@@ -51,6 +51,17 @@ RULES = {
     "9610140": "an LDS result may overwrite a STG's data under its read scoreboard (one queue)",
     # hopper6's held-back range 9,611,000-149: the one seed it left (branch open7)
     "9611020": "USGXT -> UIMAD 4",
+    # fuzz campaign 13 (seeds 25,000,000.., ptxas 13.5.37; branch open11); its SHF, VIADD -> SURED,
+    # IMMA.8816 -> STG, BMMA.88128 -> STS and QSPC programs are reduced regressions in
+    # tests/fuzz_regressions (s25000003, s25000817, s25000281, s25000973, s25000884)
+    "25000167": "SHF -> IMAD.WIDE addend high half 3; ULEA's UP -> UIMAD.WIDE.U32.X 4",
+    "25000947": "UPOPC -> UIMAD 4",
+    "25000394": "HMNMX2 -> HSETP2 4",
+    "25000412": "VOTEU's UP -> USEL 1",
+    "25000604": "FADD -> SUST data 4",
+    "25000102": "DFMA overwrites an HMMA.16816 source 6 cycles after issue (late_fixed_reads_write_early)",
+    "25001131": "HFMA2.BF16_V2 -> HADD2 4",
+    "25000859": "IMMA.SP.16832 -> F2I 14 (a decoupled reader, 2 before the fixed 16)",
 }
 
 

@@ -325,21 +325,44 @@ def compare(case: Case, ours: dict, theirs: dict) -> tuple[str, str] | None:
         return (f"mismatch: {d.key}",
                 f"thread {d.thread}, {d.name} ({d.where} slot {d.slot}, last written by {d.key}): "
                 f"ours {d.ours:#0{digits}x}, ptxas {d.theirs:#0{digits}x}")
+    a = first_atom_difference(ours, theirs)
+    if a is None:
+        return None
+    if a.thread is None:
+        return (f"mismatch: contended atom.global.{a.what}", f"counter {a.word} ({a.what}): ours {a.ours:#x}, ptxas {a.theirs:#x}")
+    return (f"mismatch: {a.key}", f"thread {a.thread} private word {a.word}: ours {a.ours:#x}, ptxas {a.theirs:#x}")
+
+
+@dataclass(frozen=True)
+class AtomDifference:
+    """The first 64-bit word of the atomics buffer where ours and ptxas's differ (NaN = NaN
+    per 32- and 64-bit view): a contended counter (`thread` None, `what` its operation) or a
+    word of a thread's private block (`what`: the atomic words, then the vector stores')."""
+    thread: int | None
+    word: int
+    what: str
+    ours: int
+    theirs: int
+
+    @property
+    def key(self) -> str:
+        return f"private {self.what} word"
+
+
+def first_atom_difference(ours: dict, theirs: dict) -> AtomDifference | None:
     oa = np.frombuffer(ours["atom"], dtype=np.uint64)
     ta = np.frombuffer(theirs["atom"], dtype=np.uint64)
-    bad = np.nonzero(oa != ta)[0]
-    for i in bad:
+    for i in np.nonzero(oa != ta)[0]:
         x, y = int(oa[i]), int(ta[i])
         if _nan(x, 64) and _nan(y, 64) or all(_nan(a, 32) and _nan(b, 32) or a == b for a, b in
                                               ((x & 0xFFFFFFFF, y & 0xFFFFFFFF), (x >> 32, y >> 32))):
             continue
         if i < COUNTER_BYTES // 8:
             op = GLOBAL_COUNTER_OPS[i] if i < len(GLOBAL_COUNTER_OPS) else "?"
-            return (f"mismatch: contended atom.global.{op}", f"counter {i} ({op}): ours {x:#x}, ptxas {y:#x}")
+            return AtomDifference(None, int(i), op, x, y)
         word = (i - COUNTER_BYTES // 8) % (PRIVATE_BYTES // 8)
-        what = "atomic" if word < 4 else "vector store"
         thread = (i - COUNTER_BYTES // 8) // (PRIVATE_BYTES // 8)
-        return (f"mismatch: private {what} word", f"thread {thread} private word {word}: ours {x:#x}, ptxas {y:#x}")
+        return AtomDifference(int(thread), int(word), "atomic" if word < 4 else "vector store", x, y)
     return None
 
 
@@ -465,14 +488,19 @@ def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes):
     """The pinned ptxas departure (fuzz/departures.py) that explains the first difference,
     or None."""
     from ptx2sass.fuzz.departures import recognise
-    d = first_slot_difference(case, ours, theirs)
-    if d is None or d.past:
-        return None
 
     def listing() -> str:
         from ptx2sass import oracle
         return oracle.cuobjdump_sass(theirs_cubin)
-    return recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
+    d = first_slot_difference(case, ours, theirs)
+    if d is not None:
+        return None if d.past else recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
+    # no slot differs: the first differing word of a thread's private atomics block, whose
+    # key names the block ("private atomic word"): rules keyed on any instruction read it
+    a = first_atom_difference(ours, theirs)
+    if a is None or a.thread is None:
+        return None
+    return recognise(a.key, a.ours, a.theirs, 64, case.text, listing)
 
 
 def collectives_apart(program, case: Case) -> tuple[str, str] | None:

@@ -90,6 +90,9 @@ class LatencyModel:
         # opcode -> cycles after issue during which a fixed-latency instruction may not
         # overwrite its source registers (sm_90 HMMA/IMMA read A/B/C late)
         self.LATE_FIXED_READS: dict[str, int] = dict(data.get("late_fixed_reads", {}))
+        # writer -> cycles before the end of an MMA's late-read window that it may overwrite a
+        # source (its result lands later than the ALU writers the window was read off: sm_90 DFMA)
+        self.LATE_FIXED_WRITE_EARLY: dict[str, int] = dict(data.get("late_fixed_reads_write_early", {}))
         # MMAs of one pass (k x input bits <= k_bits) read every source at issue: no window
         # (sm_8x IMMA.16816, HMMA.1688; ptxas overwrites their sources the next cycle)
         single = data.get("mma_single_pass", {})
@@ -287,8 +290,10 @@ class LatencyModel:
                     reader.startswith("U") or reader in self.UNIFORM_GUARD_READERS):
                 return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
-        if (opcode, reader) in self.READER_PAIR_EXACT:
-            return self.READER_PAIR_EXACT[(opcode, reader)]
+        exact = next((self.READER_PAIR_EXACT[(k, reader)] for k in reversed(keys)
+                      if (k, reader) in self.READER_PAIR_EXACT), None)
+        if exact is not None:
+            return exact
         if file in ("UR", "UP"):
             if (opcode, reader) in self.UNIFORM_PAIR_FIXED:
                 return max(base, self.UNIFORM_PAIR_FIXED[(opcode, reader)])
