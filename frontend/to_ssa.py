@@ -41,6 +41,7 @@ NO_RESULT = frozenset({
 # sources handle, coordinates... (attrs["coords"] counts them), ahead of the other sources.
 TEXTURE_OPCODES = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq"})
 DYNAMIC_STACK_OPCODES = frozenset({"alloca", "stacksave", "stackrestore"})
+NOUNROLL = "nounroll"       # the one `.pragma` string that changes code (PTX ISA, `.pragma`)
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
           ".shared::cluster", ".param::entry", ".param::func")
 MEMORY_OPCODES = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta", "isspacep",
@@ -177,6 +178,7 @@ class _FunctionLowering:
         self.replaced: dict[int, ir.Value | ir.Const] = {}       # phi value id -> replacement
         self.phi_block: dict[int, ir.Block] = {}
         self.branch_tables: dict[str, list[str]] = {}
+        self.no_unrolling = False          # a module-scope `.pragma "nounroll"`
 
     def error(self, node, msg: str) -> CompileError:
         return CompileError(msg, self.file, getattr(node, "line", None), getattr(node, "column", None))
@@ -232,6 +234,8 @@ class _FunctionLowering:
                                                 for t in st.targets]
             elif isinstance(st, (ast.Instruction, ast.Label)):
                 out.append((st, scope))
+            elif isinstance(st, ast.Pragma) and NOUNROLL in st.strings:
+                out.append((st, scope))
 
     def build_cfg(self, stmts: list) -> list[tuple[ir.Block, list]]:
         blocks: list[tuple[ir.Block, list]] = []
@@ -262,6 +266,15 @@ class _FunctionLowering:
                 b = new_block(st.name)
                 by_label[(id(item[1]), st.name)] = b
                 current = b
+                continue
+            if type(st) is ast.Pragma:
+                # statement level: the loop headed by the block it is written in (the manual
+                # asks for it before the block's first instruction; ptxas takes it anywhere
+                # in the block, as here)
+                if current is None and not blocks:
+                    current = new_block()
+                if current is not None:
+                    current.nounroll = True
                 continue
             if current is None:
                 current = new_block()
@@ -474,6 +487,9 @@ class _FunctionLowering:
         if f.body is not None:
             self.flatten(f.body, self.scope, stmts)
         blocks = self.build_cfg(stmts)
+        if self.no_unrolling or NOUNROLL in self.fn.attributes.get("pragma", ()):
+            for b, _ in blocks:                 # module or function scope: every loop
+                b.nounroll = True
         entry = blocks[0][0]
         if entry.preds:  # a loop back to the first statement: give the function a fresh entry
             fresh = ir.Block("entry")
@@ -1071,6 +1087,8 @@ def _lower_module(module: ast.Module) -> ir.Module:
     scope = _Scope(None)
     functions = {f.name for f in module.functions()}
     defined = {f.name for f in module.functions() if f.body is not None}   # the rest: externs
+    # a module-scope `.pragma "nounroll"` holds for every loop of the module, also those before it
+    no_unrolling = any(isinstance(item, ast.Pragma) and NOUNROLL in item.strings for item in module.items)
     for item in module.items:
         if isinstance(item, ast.VariableDecl):
             if item.type == ".samplerref" and not out.texmode_independent:
@@ -1083,6 +1101,7 @@ def _lower_module(module: ast.Module) -> ir.Module:
                 out.externs.append(_extern(f))
             continue
         lowering = _FunctionLowering(scope, f, f.file or module.file, functions, _labels(f.body))
+        lowering.no_unrolling = no_unrolling
         out.functions.append(lowering.lower())
     return out
 

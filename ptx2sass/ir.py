@@ -120,11 +120,14 @@ class Phi:
 
 @dataclass(eq=False)
 class Block:
+    """`nounroll`: a `.pragma "nounroll"` applies to the loop this block heads (PTX ISA,
+    "Descriptions of .pragma Strings"): the loop is kept as written."""
     name: str
     phis: list[Phi] = field(default_factory=list)
     instrs: list[Instr] = field(default_factory=list)
     succs: list["Block"] = field(default_factory=list)
     preds: list["Block"] = field(default_factory=list)
+    nounroll: bool = False
 
     def __repr__(self) -> str:
         return f"Block({self.name})"

@@ -34,3 +34,27 @@ def test_mul_hi_s64_constant_no_sign_test(c):
     for op in ("ISETP", "SEL"):
         assert sum(o.startswith(op) for o in mine) <= sum(o.startswith(op) for o in theirs), (mine, theirs)
     assert len(mine) <= len(theirs) + 2, (mine, theirs)
+
+
+LO_CONSTANTS = [13, 0xFFFFFFFF, (1 << 32) + 1, -13, 1]
+
+
+@pytest.mark.parametrize("c", LO_CONSTANTS)
+def test_mul_lo_s64_constant_exact(c):
+    ours, theirs, d = run_both(f"mul.lo.s64 %o, %a0, {c};", 64, 1, 64, values=E64)
+    want = [(s64(x) * c) & 0xFFFFFFFFFFFFFFFF for x in d]
+    assert [int(v) for v in theirs] == want
+    assert [int(v) for v in ours] == want
+
+
+@pytest.mark.parametrize("c", [13, 0xFFFFFFFF])
+def test_mul_lo_s64_by_a_32_bit_constant_adds_no_zero_cross_product(c):
+    """A constant whose high word is zero has one cross product (high word of x times the
+    constant), not two: no `IADD3 R, R, RZ, RZ` adding the zero one (Triton int64_rows' `x / 13 * 13`).
+    At most ptxas's instruction count (before: one more)."""
+    ptx = kernel(f"mul.lo.s64 %o, %a0, {c};", 64, 1, 64, "8.0", "sm_89")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    mine = _instructions(sass_listing(ours))
+    theirs = _instructions(sass_listing(oracle.ptxas(ptx).output))
+    assert not [o for o in mine if o.startswith("IADD3") and o.count("RZ") >= 2], mine
+    assert len(mine) <= len(theirs), (mine, theirs)

@@ -292,8 +292,12 @@ class IntegerSelection:
         if acc is None:
             raise self.unsupported("`mad.lo.64` with this addend")
         self.emit("IMAD", ("WIDE", "U32"), [t, self.reg_part(a, 0), self.part_of(b, 0), acc])
-        hi = VOp(self.mf.new_vreg())
-        self.imad((), hi, self.reg_part(a, 0), self.part_of(b, 1), VOp(t.reg, 1))
+        b1 = self.part_of(b, 1)
+        if isinstance(b1, Reg) and b1.is_zero or isinstance(b1, Imm) and b1.value == 0:
+            hi = VOp(t.reg, 1)              # a zero high factor adds nothing (a 32-bit constant)
+        else:
+            hi = VOp(self.mf.new_vreg())
+            self.imad((), hi, self.reg_part(a, 0), b1, VOp(t.reg, 1))
         self.imad((), self.dst(d, 1), self.reg_part(a, 1), self.part_of(b, 0), hi)
         self.emit("MOV", (), [self.dst(d, 0), VOp(t.reg, 0)])
 

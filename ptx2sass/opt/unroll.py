@@ -171,6 +171,8 @@ def _clone(fn: ir.Function, ins: ir.Instr, env: dict[int, object]) -> ir.Instr:
 
 
 def _unroll(fn: ir.Function, h: ir.Block) -> bool:
+    if h.nounroll:                        # `.pragma "nounroll"` on the loop's header
+        return False
     shape = _shape(h)
     if shape is None:
         return False
