@@ -10,7 +10,7 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from . import externs
+from . import externs, scalar
 from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
@@ -382,6 +382,10 @@ class Launch:
     def run(self) -> None:
         """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch
         as one machine."""
+        if scalar.suits(self):
+            with gc_paused():
+                scalar.run(self)
+            return
         gx, gy, gz = self.grid
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES

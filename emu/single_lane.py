@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import struct
 from bisect import bisect_right
+from types import SimpleNamespace
 from typing import Callable
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
@@ -169,43 +170,45 @@ def form(*opcodes):
     return register
 
 
-def specialise_one(step, vector: Callable) -> Callable | None:
-    """The single-lane closure for `step` (whose vector closure is `vector`), or None."""
+def specialise_one(step, vector: Callable, x=None) -> Callable | None:
+    """The single-lane closure for `step` (whose vector closure is `vector`), or None. `x`:
+    how operands are read and written (`LANE`: a lane of the machine's arrays; emu/scalar.py
+    gives Python lists), so that both run the same semantics."""
     make = FORMS.get(step.ins.opcode)
-    return None if make is None else make(step, vector)
+    return None if make is None else make(step, vector, x or LANE)
 
 
 @form("MOV")
-def _mov(step, vector):
+def _mov(step, vector, x):
     ops = step.ins.operands
     if len(ops) != 2 or step.ins.modifiers:      # MOV.64 (sm_100+): the handler
         return None
-    d, a = dst(ops[0]), src(ops[1])
+    d, a = x.dst(ops[0]), x.src(ops[1])
     if d is None or a is None:
         return None
     return lambda w, s, active, mask: d(w, a(w), mask)
 
 
 @form("IMAD")
-def _imad(step, vector):
+def _imad(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if "HI" in mods or _is_pred(ops[1]):
         return None
     if "WIDE" in mods:
-        return _imad_wide(step, vector)
+        return _imad_wide(step, vector, x)
     if len(ops) != 4 and not (len(ops) == 5 and "X" in mods):
         return None
-    d = dst(ops[0])
+    d = x.dst(ops[0])
     if d is None:
         return None
     if "MOV" in mods:
-        c = src(ops[3])
+        c = x.src(ops[3])
         if c is None:
             return None
         return lambda w, s, active, mask: d(w, c(w), mask)
-    a, b, c = src(ops[1]), src(ops[2]), src(ops[3])
-    cin = pred(ops[4]) if len(ops) == 5 else None
+    a, b, c = x.src(ops[1]), x.src(ops[2]), x.src(ops[3])
+    cin = x.pred(ops[4]) if len(ops) == 5 else None
     if None in (a, b, c) or (len(ops) == 5 and cin is None):
         return None
 
@@ -215,7 +218,7 @@ def _imad(step, vector):
     return imad
 
 
-def _imad_wide(step, vector):
+def _imad_wide(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if "X" in mods or len(ops) != 4:
@@ -223,13 +226,16 @@ def _imad_wide(step, vector):
     dop, c_op = ops[0], ops[3]
     if dop.__class__ is not Reg or dop.file != "R" or c_op.inv:
         return None
-    d_lo = dst(dop)
-    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
-    a, b = src(ops[1]), src(ops[2])
+    d_lo = x.dst(dop)
+    d_hi = x.dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    a, b = x.src(ops[1]), x.src(ops[2])
     const_c = c_op.__class__ is ConstRef and c_op.ureg is None
     if a is None or b is None or not (c_op.__class__ is Reg and c_op.file == "R" or const_c):
         return None
-    ci, cneg = (-1 if const_c else c_op.index), c_op.neg
+    c64 = x.const64(c_op) if const_c else x.pair(c_op.index)
+    cneg = c_op.neg
+    if c64 is None:
+        return None
     signed = "U32" not in mods
 
     def wide(w, s, active, mask):
@@ -238,15 +244,7 @@ def _imad_wide(step, vector):
             va = va - (1 << 32) if va >> 31 else va
             vb = vb - (1 << 32) if vb >> 31 else vb
         prod = va * vb
-        if const_c:
-            c = int(w.r64(c_op)[0])
-        elif ci != 255:
-            m = w.m
-            if m.tracing:
-                m.reads += [("R", ci), ("R", ci + 1)]
-            c = m.R.item(ci, w.lane) | (m.R.item(ci + 1, w.lane) << 32 if ci + 1 < 255 else 0)
-        else:
-            c = 0
+        c = c64(w)
         total = (prod + (-c if cneg else c)) & M64
         d_lo(w, total & M32, mask)
         if d_hi is not None:
@@ -255,20 +253,20 @@ def _imad_wide(step, vector):
 
 
 @form("IADD3")
-def _iadd3(step, vector):
+def _iadd3(step, vector, x):
     ops = list(step.ins.operands)
     mods = step.ins.modifiers
-    d = dst(ops[0])
+    d = x.dst(ops[0])
     rest = ops[1:]
     pouts = []
     while rest and _is_pred(rest[0]):
         pouts.append(rest.pop(0))
     if d is None or len(rest) < 3 or len(pouts) > 1 or (rest[3:] and "X" not in mods):
         return None
-    raw = [src(op, neg=False) for op in rest[:3]]
+    raw = [x.src(op, neg=False) for op in rest[:3]]
     negs = [bool(getattr(op, "neg", False)) for op in rest[:3]]
-    cins = [pred(p) for p in rest[3:]]
-    pout = dst_pred(pouts[0]) if pouts else None
+    cins = [x.pred(p) for p in rest[3:]]
+    pout = x.dst_pred(pouts[0]) if pouts else None
     if None in raw or None in cins or (pouts and pout is None):
         return None
 
@@ -286,7 +284,7 @@ def _iadd3(step, vector):
 
 
 @form("SHF")
-def _shf(step, vector):
+def _shf(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if len(ops) != 4 or not isinstance(ops[2], Imm) or ops[2].text is not None:
@@ -295,7 +293,7 @@ def _shf(step, vector):
     k = ops[2].value & M32
     k = k & (width - 1) if "W" in mods else min(k, width)
     left, hi_out, signed = "L" in mods, "HI" in mods, "S32" in mods or "S64" in mods
-    d, lo, hi = dst(ops[0]), src(ops[1], neg=False), src(ops[3], neg=False)
+    d, lo, hi = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[3], neg=False)
     if None in (d, lo, hi):
         return None
 
@@ -312,17 +310,17 @@ def _shf(step, vector):
 
 
 @form("LOP3")
-def _lop3(step, vector):
+def _lop3(step, vector, x):
     ops = list(step.ins.operands)
     pout = ops.pop(0) if _is_pred(ops[0]) else None
     if len(ops) < 5 or not isinstance(ops[4], Imm):
         return None
     lut = int(ops[4].value) & 0xFF
     table = [lut >> i & 1 for i in range(8)]
-    d, a, b, c = dst(ops[0]), src(ops[1]), src(ops[2]), src(ops[3])
-    wp = dst_pred(pout) if pout is not None else None
+    d, a, b, c = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.src(ops[3])
+    wp = x.dst_pred(pout) if pout is not None else None
     # the predicate result is `res != 0` OR (AND with .PAND) the predicate source
-    pin = pred(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
+    pin = x.pred(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
     if None in (d, a, b, c, pin) or (pout is not None and wp is None):
         return None
     pand = "PAND" in step.ins.modifiers
@@ -347,7 +345,7 @@ _CMP = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y:
 
 
 @form("ISETP")
-def _isetp(step, vector):
+def _isetp(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if "EX" in mods or "U64" in mods or "S64" in mods or len(ops) != 5:
@@ -357,8 +355,8 @@ def _isetp(step, vector):
         return None
     fcmp = _CMP[cmp]
     combine = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
-    p1, p2 = dst_pred(ops[0]), dst_pred(ops[1])
-    a, b, pc = src(ops[2]), src(ops[3]), pred(ops[4])
+    p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
+    a, b, pc = x.src(ops[2]), x.src(ops[3]), x.pred(ops[4])
     if None in (p1, p2, a, b, pc):
         return None
     unsigned = "U32" in mods
@@ -384,11 +382,11 @@ def _isetp(step, vector):
 
 
 @form("SEL")
-def _sel(step, vector):
+def _sel(step, vector, x):
     ops = step.ins.operands
     if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
-    d, a, b, p = dst(ops[0]), src(ops[1]), src(ops[2]), pred(ops[3])
+    d, a, b, p = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.pred(ops[3])
     if None in (d, a, b, p):
         return None
 
@@ -399,9 +397,9 @@ def _sel(step, vector):
 
 
 @form("S2R")
-def _s2r(step, vector):
+def _s2r(step, vector, x):
     d, sr = step.ins.operands
-    write = dst(d)
+    write = x.dst(d)
     if not isinstance(sr, SpecialReg) or write is None:
         return None
     axis = {"X": 0, "Y": 1, "Z": 2}.get(sr.name[-1])
@@ -415,7 +413,7 @@ def _s2r(step, vector):
 
 
 @form("PRMT")
-def _prmt(step, vector):
+def _prmt(step, vector, x):
     ins = step.ins
     if ins.modifiers or len(ins.operands) != 4:
         return None
@@ -423,7 +421,7 @@ def _prmt(step, vector):
     if not isinstance(sel_op, Imm) or sel_op.text is not None or sel_op.neg:
         return None
     terms = prmt_terms(sel_op.value & 0xFFFF)
-    d, a, b = dst(d_op), src(a_op), src(b_op)
+    d, a, b = x.dst(d_op), x.src(a_op), x.src(b_op)
     if terms is None or None in (d, a, b):
         return None
 
@@ -439,7 +437,7 @@ def _prmt(step, vector):
 
 # --------------------------------------------------------------------------- FP32
 
-def _fp_sources(step, arity):
+def _fp_sources(step, arity, x):
     ins = step.ins
     if set(ins.modifiers) - {"FTZ"} or len(ins.operands) != arity + 1:
         return None
@@ -447,7 +445,7 @@ def _fp_sources(step, arity):
     for op in ins.operands[1:]:
         if getattr(op, "abs", False):
             return None
-        f = src(op, neg=False)
+        f = x.src(op, neg=False)
         if f is None:
             return None
         out.append((f, 0x80000000 if getattr(op, "neg", False) else 0))
@@ -455,10 +453,10 @@ def _fp_sources(step, arity):
 
 
 @form("FFMA")
-def _ffma(step, vector):
+def _ffma(step, vector, x):
     """a*b + c: the product is exact in FP64, the sum rounded to odd there, then to FP32."""
-    srcs = _fp_sources(step, 3)
-    d = dst(step.ins.operands[0])
+    srcs = _fp_sources(step, 3, x)
+    d = x.dst(step.ins.operands[0])
     if srcs is None or d is None:
         return None
     ftz = "FTZ" in step.ins.modifiers
@@ -485,9 +483,9 @@ def _ffma(step, vector):
 _PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
 
 
-def _fp2(step, vector, op):
-    srcs = _fp_sources(step, 2)
-    d = dst(step.ins.operands[0])
+def _fp2(step, vector, op, x):
+    srcs = _fp_sources(step, 2, x)
+    d = x.dst(step.ins.operands[0])
     if srcs is None or d is None:
         return None
     ftz = "FTZ" in step.ins.modifiers
@@ -503,14 +501,14 @@ def _fp2(step, vector, op):
 
 
 @form("FADD")
-def _fadd(step, vector):
+def _fadd(step, vector, x):
     # an FP32 sum in FP64 then FP32: the double rounding is innocuous (53 >= 2*24 + 2)
-    return _fp2(step, vector, lambda x, y: x + y)
+    return _fp2(step, vector, lambda u, v: u + v, x)
 
 
 @form("FMUL")
-def _fmul(step, vector):
-    return _fp2(step, vector, lambda x, y: x * y)       # exact in FP64
+def _fmul(step, vector, x):
+    return _fp2(step, vector, lambda u, v: u * v, x)       # exact in FP64
 
 
 _FCMP = {
@@ -525,7 +523,7 @@ _FCMP = {
 
 
 @form("FSETP")
-def _fsetp(step, vector):
+def _fsetp(step, vector, x):
     """FP32 compare of one lane on Python floats (the FP32 values exactly), combined with
     the predicate source as ops_float.op_fsetp does."""
     ins = step.ins
@@ -538,10 +536,10 @@ def _fsetp(step, vector):
     if cmp is None or set(mods) - {cmp, combine, "FTZ"}:
         return None
     fcmp = _FCMP[cmp]
-    p1, p2, pc = dst_pred(ops[0]), dst_pred(ops[1]), pred(ops[4])
+    p1, p2, pc = x.dst_pred(ops[0]), x.dst_pred(ops[1]), x.pred(ops[4])
     srcs = []
     for op in ops[2:4]:
-        f = src(op, neg=False)
+        f = x.src(op, neg=False)
         if f is None:
             return None
         # |.| then -, as Lanes.rf applies them
@@ -577,7 +575,7 @@ _F64_EXP, _F64_FRAC = 0x7FF0000000000000, 0x000FFFFFFFFFFFFF
 
 
 @form("DFMA")
-def _dfma(step, vector):
+def _dfma(step, vector, x):
     """FP64 a*b + c of one lane from register pairs: fp.fma64's exact rounding, a NaN result
     as fp.propagate_nan_f64 makes it (c's, b's or a's NaN, quieted, else the default NaN),
     with ops_float.op_dfma's reads (each source twice) and writes."""
@@ -594,22 +592,17 @@ def _dfma(step, vector):
         if op.__class__ is not Reg or op.file != "R" or op.inv or op.suffix:
             return None
         srcs.append((op.index, 0x7FFFFFFFFFFFFFFF if op.abs else M64, 1 << 63 if op.neg else 0))
-    d_lo = dst(dop)
-    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    d_lo = x.dst(dop)
+    d_hi = x.dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
     mode = mode_of(ins.modifiers)
     pairs = [[("R", i), ("R", i + 1)] for i, _, _ in srcs if i != 255]
 
+    readers = [x.pair(i) for i, _, _ in srcs]
+
     def dfma(w, s, active, mask):
         m = w.m
-        R, lane, tracing = m.R, w.lane, m.tracing
-        raw = []
-        for i, _, _ in srcs:
-            if i == 255:
-                raw.append(0)
-                continue
-            if tracing:
-                m.reads += [("R", i), ("R", i + 1)]
-            raw.append(R.item(i, lane) | (R.item(i + 1, lane) << 32 if i + 1 < 255 else 0))
+        tracing = m.tracing
+        raw = [f(w) for f in readers]
         x, y, z = (_UNPACK_D(_PACK_Q((v & keep) ^ flip))[0] for v, (_, keep, flip) in zip(raw, srcs))
         r = fma64(x, y, z, mode)
         if tracing:                     # the handler reads the sources again for a NaN's bits
@@ -631,13 +624,39 @@ def _dfma(step, vector):
 
 # --------------------------------------------------------------------------- memory
 
-def _address(mem: Mem) -> Callable | None:
+def pair(i: int) -> Callable:
+    """f(w) → the lane's 64-bit value of register pair Ri:Ri+1 (RZ: 0), the reads recorded."""
+    if i == 255:
+        return lambda w: 0
+
+    def read(w):
+        m = w.m
+        if m.tracing:
+            m.reads += [("R", i), ("R", i + 1)]
+        return m.R.item(i, w.lane) | (m.R.item(i + 1, w.lane) << 32 if i + 1 < 255 else 0)
+    return read
+
+
+def const64(op: ConstRef) -> Callable:
+    return lambda w: int(w.r64(op)[0])
+
+
+def address_parts(mem: Mem) -> tuple[int, int] | None:
+    """(register, offset) of a [Ri.64 + offset] address, the only form the single-lane
+    accesses take."""
     base = mem.base
     if base is None or base.file != "R" or base.index == 255 or set(base.suffix) != {"64"}:
         return None
     if mem.ubase is not None and not mem.ubase.is_zero:
         return None
-    i, off = base.index, mem.offset
+    return base.index, mem.offset
+
+
+def _address(mem: Mem) -> Callable | None:
+    parts = address_parts(mem)
+    if parts is None:
+        return None
+    i, off = parts
     return lambda m, lane: ((m.R.item(i + 1, lane) << 32 if i + 1 < 255 else 0)
                             | m.R.item(i, lane)) + off & M64
 
@@ -665,7 +684,7 @@ _WINDOWS = (SHARED_WINDOW, LOCAL_WINDOW + WINDOW_SIZE)
 
 
 @form("LDG", "LD")
-def _load(step, vector):
+def _load(step, vector, x):
     ins = step.ins
     d, mem = ins.operands[0], ins.operands[1]
     acc = _access(ins.modifiers)
@@ -673,11 +692,11 @@ def _load(step, vector):
             or len(ins.operands) != 2:
         return None
     size, signed = acc
-    address = _address(mem)
+    address = x.address(mem)
     if address is None:
         return None
     nwords = max(size // 4, 1)
-    dsts = [dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
+    dsts = [x.dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
     base = mem.base.index
     generic_space = ins.opcode == "LD"
 
@@ -709,7 +728,7 @@ def _load(step, vector):
 
 
 @form("STG", "ST")
-def _store(step, vector):
+def _store(step, vector, x):
     ins = step.ins
     mem, value = ins.operands[0], ins.operands[1]
     acc = _access(ins.modifiers)
@@ -717,11 +736,11 @@ def _store(step, vector):
             or len(ins.operands) != 2:
         return None
     size, _ = acc
-    address = _address(mem)
+    address = x.address(mem)
     if address is None:
         return None
     nwords = max(size // 4, 1)
-    srcs = [src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
+    srcs = [x.src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
     base = mem.base.index
     generic_space = ins.opcode == "ST"
 
@@ -745,3 +764,8 @@ def _store(step, vector):
         else:
             view[k] = words[0] & ((1 << (8 * size)) - 1)
     return store
+
+
+# how the forms read and write a lane of the machine's arrays
+LANE = SimpleNamespace(src=src, pred=pred, dst=dst, dst_pred=dst_pred, pair=pair, const64=const64,
+                       address=_address)
