@@ -287,17 +287,27 @@ def _iadd3(step, vector, x):
 def _shf(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if len(ops) != 4 or not isinstance(ops[2], Imm) or ops[2].text is not None:
+    if len(ops) != 4:
         return None
     width = 64 if ("U64" in mods or "S64" in mods) else 32
-    k = ops[2].value & M32
-    k = k & (width - 1) if "W" in mods else min(k, width)
+    wrap = "W" in mods
+    k = amount = None
+    if isinstance(ops[2], Imm) and ops[2].text is None:
+        k = ops[2].value & M32
+        k = k & (width - 1) if wrap else min(k, width)
+    else:
+        amount = x.src(ops[2], neg=False)          # as the handler's w.r: `~` applied
+        if amount is None:
+            return None
     left, hi_out, signed = "L" in mods, "HI" in mods, "S32" in mods or "S64" in mods
     d, lo, hi = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[3], neg=False)
     if None in (d, lo, hi):
         return None
 
     def shf(w, s, active, mask):
+        nonlocal k
+        if amount is not None:
+            k = amount(w) & (width - 1) if wrap else min(amount(w), width)
         val = lo(w) | hi(w) << 32
         if left:
             res = (val << k) & M64 if k < 64 else 0
@@ -348,16 +358,21 @@ _CMP = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y:
 def _isetp(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if "EX" in mods or "U64" in mods or "S64" in mods or len(ops) != 5:
+    ex = "EX" in mods
+    if "U64" in mods or "S64" in mods or len(ops) != (6 if ex else 5):
         return None
     cmp = next((m for m in mods if m in _CMP), None)
     if cmp is None:
         return None
     fcmp = _CMP[cmp]
+    # .EX (the high words of a 64-bit compare): equal words defer to the low words' result,
+    # the predicate operand; LE/GE compare strictly then
+    strict = _CMP[{"LE": "LT", "GE": "GT"}.get(cmp, cmp)]
     combine = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
     p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
     a, b, pc = x.src(ops[2]), x.src(ops[3]), x.pred(ops[4])
-    if None in (p1, p2, a, b, pc):
+    pex = x.pred(ops[5]) if ex else None
+    if None in (p1, p2, a, b, pc) or ex and pex is None:
         return None
     unsigned = "U32" in mods
 
@@ -366,7 +381,16 @@ def _isetp(step, vector, x):
         if not unsigned:
             va = va - (1 << 32) if va >> 31 else va
             vb = vb - (1 << 32) if vb >> 31 else vb
-        base = fcmp(va, vb)
+        if not ex:
+            base = fcmp(va, vb)
+        else:
+            e = pex(w)
+            if cmp == "EQ":
+                base = va == vb and e
+            elif cmp == "NE":
+                base = va != vb or e
+            else:
+                base = strict(va, vb) or (va == vb and e)
         vc = pc(w)
         if combine == "AND":
             r1, r2 = base and vc, (not base) and vc
@@ -433,6 +457,135 @@ def _prmt(step, vector, x):
             out |= ((v << sh) if sh >= 0 else (v >> -sh)) & m
         d(w, out, mask)
     return prmt
+
+
+def _signed32(v: int) -> int:
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _unary(step, x, arity):
+    """(d, sources) of `OP d, a[, b]` with the sources as the handler's `w.ri`, or None."""
+    ops = step.ins.operands
+    if len(ops) != arity + 1:
+        return None
+    fs = [x.dst(ops[0])] + [x.src(op) for op in ops[1:]]
+    return None if None in fs else fs
+
+
+@form("IMNMX")
+def _imnmx(step, vector, x):
+    ops = step.ins.operands
+    if set(step.ins.modifiers) - {"U32"} or len(ops) != 4:
+        return None
+    d, a, b, p = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.pred(ops[3])
+    if None in (d, a, b, p):
+        return None
+    conv = (lambda v: v) if "U32" in step.ins.modifiers else _signed32
+
+    def imnmx(w, s, active, mask):
+        va, vb = conv(a(w)), conv(b(w))
+        d(w, (min(va, vb) if p(w) else max(va, vb)) & M32, mask)
+    return imnmx
+
+
+@form("IABS")
+def _iabs(step, vector, x):
+    fs = None if step.ins.modifiers else _unary(step, x, 1)
+    if fs is None:
+        return None
+    d, a = fs
+    return lambda w, s, active, mask: d(w, abs(_signed32(a(w))) & M32, mask)
+
+
+@form("POPC")
+def _popc(step, vector, x):
+    fs = None if step.ins.modifiers else _unary(step, x, 1)
+    if fs is None:
+        return None
+    d, a = fs
+    return lambda w, s, active, mask: d(w, bin(a(w)).count("1"), mask)
+
+
+@form("FLO")
+def _flo(step, vector, x):
+    mods = set(step.ins.modifiers)
+    fs = None if mods - {"U32", "S32", "SH"} else _unary(step, x, 1)
+    if fs is None:
+        return None
+    d, a = fs
+    signed, sh = "U32" not in mods, "SH" in mods
+
+    def flo(w, s, active, mask):
+        v = a(w)
+        if signed and v >> 31:          # the highest bit that differs from the sign
+            v ^= M32
+        pos = v.bit_length() - 1
+        d(w, M32 if pos < 0 else (31 - pos if sh else pos), mask)
+    return flo
+
+
+@form("SGXT")
+def _sgxt(step, vector, x):
+    ops = step.ins.operands
+    mods = set(step.ins.modifiers)
+    if mods - {"U32", "W"} or len(ops) != 3:
+        return None
+    d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
+    if None in (d, a, b):
+        return None
+    wrap, signed = "W" in mods, "U32" not in mods
+
+    def sgxt(w, s, active, mask):
+        v, n = a(w), b(w)
+        n = n & 31 if wrap else min(n & 0xFF, 32)
+        keep = M32 if n >= 32 else (1 << n) - 1
+        v &= keep
+        if signed and 0 < n < 32 and v >> (n - 1) & 1:
+            v |= ~keep & M32
+        d(w, v, mask)
+    return sgxt
+
+
+@form("BMSK")
+def _bmsk(step, vector, x):
+    ops = step.ins.operands
+    mods = set(step.ins.modifiers)
+    if mods - {"W"} or len(ops) != 3:
+        return None
+    d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
+    if None in (d, a, b):
+        return None
+    cap = 31 if "W" in mods else 0xFF
+
+    def bmsk(w, s, active, mask):
+        pos, width = a(w) & cap, b(w) & cap
+        ones = M32 if width >= 32 else (1 << width) - 1
+        d(w, 0 if pos >= 32 else (ones << pos) & M32, mask)
+    return bmsk
+
+
+@form("FSEL")
+def _fsel(step, vector, x):
+    ops = step.ins.operands
+    if step.ins.modifiers or len(ops) != 4:
+        return None
+    d, p = x.dst(ops[0]), x.pred(ops[3])
+    srcs = []
+    for op in ops[1:3]:
+        f = x.src(op, neg=False)
+        if f is None:
+            return None
+        # |.| then -, as Lanes.rf applies them
+        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                     0x80000000 if getattr(op, "neg", False) else 0))
+    if d is None or p is None:
+        return None
+    (fa, ka, na), (fb, kb, nb) = srcs
+
+    def fsel(w, s, active, mask):
+        va, vb = (fa(w) & ka) ^ na, (fb(w) & kb) ^ nb
+        d(w, va if p(w) else vb, mask)
+    return fsel
 
 
 # --------------------------------------------------------------------------- FP32
