@@ -636,6 +636,41 @@ def _ffma(step, vector, x):
 _PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
 
 
+def _rcp(x: float) -> float:
+    return math.copysign(math.inf, x) if x == 0 else 1.0 / x
+
+
+def _sqrt(x: float) -> float:
+    return math.nan if x < 0 else math.sqrt(x)      # sqrt(-0) = -0
+
+
+# MUFU functions whose FP64 value is IEEE-exact (a division, a square root): the same in
+# Python as in NumPy, so the FP32 rounding of it is too (EX2, LG2, SIN, COS, TANH: the
+# handler's, NumPy's library functions)
+_MUFU = {"RCP": _rcp, "SQRT": _sqrt, "RSQ": lambda x: math.nan if x < 0 else _rcp(math.sqrt(x))}
+
+
+@form("MUFU")
+def _mufu(step, vector, x):
+    """MUFU.RCP/RSQ/SQRT of one lane as ops_float.op_mufu: the FP32 source (`|.|`, `-`,
+    then a denormal flushed) in FP64, the function there, the result rounded to FP32 and a
+    denormal flushed, a NaN the canonical one."""
+    ins = step.ins
+    if len(ins.modifiers) != 1 or ins.modifiers[0] not in _MUFU or len(ins.operands) != 2:
+        return None
+    fn = _MUFU[ins.modifiers[0]]
+    op = ins.operands[1]
+    d, a = x.dst(ins.operands[0]), x.src(op, neg=False)
+    if d is None or a is None:
+        return None
+    keep, flip = 0x7FFFFFFF if getattr(op, "abs", False) else M32, 0x80000000 if getattr(op, "neg", False) else 0
+
+    def mufu(w, s, active, mask):
+        r = f32_bits(fn(f32_value(_flush((a(w) & keep) ^ flip))))
+        d(w, r if r == 0x7FFFFFFF else _flush(r), mask)
+    return mufu
+
+
 def _fp2(step, vector, op, x):
     srcs = _fp_sources(step, 2, x)
     d = x.dst(step.ins.operands[0])
