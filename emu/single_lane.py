@@ -564,21 +564,27 @@ def _bmsk(step, vector, x):
     return bmsk
 
 
+def _fp_bits(ops, x) -> list | None:
+    """(f, keep, flip) per FP32 source: its bits are `(f(w) & keep) ^ flip`, |.| then -
+    as Lanes.rf applies them; None if one has no single-lane read."""
+    out = []
+    for op in ops:
+        f = x.src(op, neg=False)
+        if f is None:
+            return None
+        out.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                    0x80000000 if getattr(op, "neg", False) else 0))
+    return out
+
+
 @form("FSEL")
 def _fsel(step, vector, x):
     ops = step.ins.operands
     if step.ins.modifiers or len(ops) != 4:
         return None
     d, p = x.dst(ops[0]), x.pred(ops[3])
-    srcs = []
-    for op in ops[1:3]:
-        f = x.src(op, neg=False)
-        if f is None:
-            return None
-        # |.| then -, as Lanes.rf applies them
-        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
-                     0x80000000 if getattr(op, "neg", False) else 0))
-    if d is None or p is None:
+    srcs = _fp_bits(ops[1:3], x)
+    if d is None or p is None or srcs is None:
         return None
     (fa, ka, na), (fb, kb, nb) = srcs
 
@@ -659,11 +665,10 @@ def _mufu(step, vector, x):
     if len(ins.modifiers) != 1 or ins.modifiers[0] not in _MUFU or len(ins.operands) != 2:
         return None
     fn = _MUFU[ins.modifiers[0]]
-    op = ins.operands[1]
-    d, a = x.dst(ins.operands[0]), x.src(op, neg=False)
-    if d is None or a is None:
+    d, srcs = x.dst(ins.operands[0]), _fp_bits(ins.operands[1:], x)
+    if d is None or srcs is None:
         return None
-    keep, flip = 0x7FFFFFFF if getattr(op, "abs", False) else M32, 0x80000000 if getattr(op, "neg", False) else 0
+    (a, keep, flip), = srcs
 
     def mufu(w, s, active, mask):
         r = f32_bits(fn(f32_value(_flush((a(w) & keep) ^ flip))))
@@ -725,15 +730,8 @@ def _fsetp(step, vector, x):
         return None
     fcmp = _FCMP[cmp]
     p1, p2, pc = x.dst_pred(ops[0]), x.dst_pred(ops[1]), x.pred(ops[4])
-    srcs = []
-    for op in ops[2:4]:
-        f = x.src(op, neg=False)
-        if f is None:
-            return None
-        # |.| then -, as Lanes.rf applies them
-        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
-                     0x80000000 if getattr(op, "neg", False) else 0))
-    if None in (p1, p2, pc):
+    srcs = _fp_bits(ops[2:4], x)
+    if None in (p1, p2, pc) or srcs is None:
         return None
     (fa, ka, na), (fb, kb, nb) = srcs
     ftz = "FTZ" in mods
