@@ -381,7 +381,8 @@ class Launch:
 
     def run(self) -> None:
         """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch
-        as one machine."""
+        as one machine; a launch of one thread with no observer on the scalar interpreter
+        (emu/scalar.py), which hands it to a machine where it cannot go on."""
         if scalar.suits(self):
             with gc_paused():
                 scalar.run(self)

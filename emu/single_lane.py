@@ -488,22 +488,23 @@ def _imnmx(step, vector, x):
     return imnmx
 
 
-@form("IABS")
-def _iabs(step, vector, x):
+def _plain_unary(step, x, fn):
+    """`OP d, a` without modifiers: d = fn(a)."""
     fs = None if step.ins.modifiers else _unary(step, x, 1)
     if fs is None:
         return None
     d, a = fs
-    return lambda w, s, active, mask: d(w, abs(_signed32(a(w))) & M32, mask)
+    return lambda w, s, active, mask: d(w, fn(a(w)), mask)
+
+
+@form("IABS")
+def _iabs(step, vector, x):
+    return _plain_unary(step, x, lambda v: abs(_signed32(v)) & M32)
 
 
 @form("POPC")
 def _popc(step, vector, x):
-    fs = None if step.ins.modifiers else _unary(step, x, 1)
-    if fs is None:
-        return None
-    d, a = fs
-    return lambda w, s, active, mask: d(w, bin(a(w)).count("1"), mask)
+    return _plain_unary(step, x, lambda v: bin(v).count("1"))
 
 
 @form("FLO")
