@@ -10,7 +10,7 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from . import externs
+from . import externs, scalar
 from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
@@ -381,7 +381,12 @@ class Launch:
 
     def run(self) -> None:
         """Run the grid's CTAs (x fastest) in batches of about BATCH_LANES lanes, each batch
-        as one machine."""
+        as one machine; a launch of one thread with no observer on the scalar interpreter
+        (emu/scalar.py), which hands it to a machine where it cannot go on."""
+        if scalar.suits(self):
+            with gc_paused():
+                scalar.run(self)
+            return
         gx, gy, gz = self.grid
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import struct
 from bisect import bisect_right
+from types import SimpleNamespace
 from typing import Callable
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
@@ -169,43 +170,45 @@ def form(*opcodes):
     return register
 
 
-def specialise_one(step, vector: Callable) -> Callable | None:
-    """The single-lane closure for `step` (whose vector closure is `vector`), or None."""
+def specialise_one(step, vector: Callable, x=None) -> Callable | None:
+    """The single-lane closure for `step` (whose vector closure is `vector`), or None. `x`:
+    how operands are read and written (`LANE`: a lane of the machine's arrays; emu/scalar.py
+    gives Python lists), so that both run the same semantics."""
     make = FORMS.get(step.ins.opcode)
-    return None if make is None else make(step, vector)
+    return None if make is None else make(step, vector, x or LANE)
 
 
 @form("MOV")
-def _mov(step, vector):
+def _mov(step, vector, x):
     ops = step.ins.operands
     if len(ops) != 2 or step.ins.modifiers:      # MOV.64 (sm_100+): the handler
         return None
-    d, a = dst(ops[0]), src(ops[1])
+    d, a = x.dst(ops[0]), x.src(ops[1])
     if d is None or a is None:
         return None
     return lambda w, s, active, mask: d(w, a(w), mask)
 
 
 @form("IMAD")
-def _imad(step, vector):
+def _imad(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if "HI" in mods or _is_pred(ops[1]):
         return None
     if "WIDE" in mods:
-        return _imad_wide(step, vector)
+        return _imad_wide(step, vector, x)
     if len(ops) != 4 and not (len(ops) == 5 and "X" in mods):
         return None
-    d = dst(ops[0])
+    d = x.dst(ops[0])
     if d is None:
         return None
     if "MOV" in mods:
-        c = src(ops[3])
+        c = x.src(ops[3])
         if c is None:
             return None
         return lambda w, s, active, mask: d(w, c(w), mask)
-    a, b, c = src(ops[1]), src(ops[2]), src(ops[3])
-    cin = pred(ops[4]) if len(ops) == 5 else None
+    a, b, c = x.src(ops[1]), x.src(ops[2]), x.src(ops[3])
+    cin = x.pred(ops[4]) if len(ops) == 5 else None
     if None in (a, b, c) or (len(ops) == 5 and cin is None):
         return None
 
@@ -215,7 +218,7 @@ def _imad(step, vector):
     return imad
 
 
-def _imad_wide(step, vector):
+def _imad_wide(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
     if "X" in mods or len(ops) != 4:
@@ -223,13 +226,16 @@ def _imad_wide(step, vector):
     dop, c_op = ops[0], ops[3]
     if dop.__class__ is not Reg or dop.file != "R" or c_op.inv:
         return None
-    d_lo = dst(dop)
-    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
-    a, b = src(ops[1]), src(ops[2])
+    d_lo = x.dst(dop)
+    d_hi = x.dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    a, b = x.src(ops[1]), x.src(ops[2])
     const_c = c_op.__class__ is ConstRef and c_op.ureg is None
     if a is None or b is None or not (c_op.__class__ is Reg and c_op.file == "R" or const_c):
         return None
-    ci, cneg = (-1 if const_c else c_op.index), c_op.neg
+    c64 = x.const64(c_op) if const_c else x.pair(c_op.index)
+    cneg = c_op.neg
+    if c64 is None:
+        return None
     signed = "U32" not in mods
 
     def wide(w, s, active, mask):
@@ -238,15 +244,7 @@ def _imad_wide(step, vector):
             va = va - (1 << 32) if va >> 31 else va
             vb = vb - (1 << 32) if vb >> 31 else vb
         prod = va * vb
-        if const_c:
-            c = int(w.r64(c_op)[0])
-        elif ci != 255:
-            m = w.m
-            if m.tracing:
-                m.reads += [("R", ci), ("R", ci + 1)]
-            c = m.R.item(ci, w.lane) | (m.R.item(ci + 1, w.lane) << 32 if ci + 1 < 255 else 0)
-        else:
-            c = 0
+        c = c64(w)
         total = (prod + (-c if cneg else c)) & M64
         d_lo(w, total & M32, mask)
         if d_hi is not None:
@@ -255,20 +253,20 @@ def _imad_wide(step, vector):
 
 
 @form("IADD3")
-def _iadd3(step, vector):
+def _iadd3(step, vector, x):
     ops = list(step.ins.operands)
     mods = step.ins.modifiers
-    d = dst(ops[0])
+    d = x.dst(ops[0])
     rest = ops[1:]
     pouts = []
     while rest and _is_pred(rest[0]):
         pouts.append(rest.pop(0))
     if d is None or len(rest) < 3 or len(pouts) > 1 or (rest[3:] and "X" not in mods):
         return None
-    raw = [src(op, neg=False) for op in rest[:3]]
+    raw = [x.src(op, neg=False) for op in rest[:3]]
     negs = [bool(getattr(op, "neg", False)) for op in rest[:3]]
-    cins = [pred(p) for p in rest[3:]]
-    pout = dst_pred(pouts[0]) if pouts else None
+    cins = [x.pred(p) for p in rest[3:]]
+    pout = x.dst_pred(pouts[0]) if pouts else None
     if None in raw or None in cins or (pouts and pout is None):
         return None
 
@@ -286,20 +284,30 @@ def _iadd3(step, vector):
 
 
 @form("SHF")
-def _shf(step, vector):
+def _shf(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if len(ops) != 4 or not isinstance(ops[2], Imm) or ops[2].text is not None:
+    if len(ops) != 4:
         return None
     width = 64 if ("U64" in mods or "S64" in mods) else 32
-    k = ops[2].value & M32
-    k = k & (width - 1) if "W" in mods else min(k, width)
+    wrap = "W" in mods
+    k = amount = None
+    if isinstance(ops[2], Imm) and ops[2].text is None:
+        k = ops[2].value & M32
+        k = k & (width - 1) if wrap else min(k, width)
+    else:
+        amount = x.src(ops[2], neg=False)          # as the handler's w.r: `~` applied
+        if amount is None:
+            return None
     left, hi_out, signed = "L" in mods, "HI" in mods, "S32" in mods or "S64" in mods
-    d, lo, hi = dst(ops[0]), src(ops[1], neg=False), src(ops[3], neg=False)
+    d, lo, hi = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[3], neg=False)
     if None in (d, lo, hi):
         return None
 
     def shf(w, s, active, mask):
+        nonlocal k
+        if amount is not None:
+            k = amount(w) & (width - 1) if wrap else min(amount(w), width)
         val = lo(w) | hi(w) << 32
         if left:
             res = (val << k) & M64 if k < 64 else 0
@@ -312,17 +320,17 @@ def _shf(step, vector):
 
 
 @form("LOP3")
-def _lop3(step, vector):
+def _lop3(step, vector, x):
     ops = list(step.ins.operands)
     pout = ops.pop(0) if _is_pred(ops[0]) else None
     if len(ops) < 5 or not isinstance(ops[4], Imm):
         return None
     lut = int(ops[4].value) & 0xFF
     table = [lut >> i & 1 for i in range(8)]
-    d, a, b, c = dst(ops[0]), src(ops[1]), src(ops[2]), src(ops[3])
-    wp = dst_pred(pout) if pout is not None else None
+    d, a, b, c = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.src(ops[3])
+    wp = x.dst_pred(pout) if pout is not None else None
     # the predicate result is `res != 0` OR (AND with .PAND) the predicate source
-    pin = pred(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
+    pin = x.pred(ops[5]) if pout is not None and len(ops) > 5 else (lambda w: True)
     if None in (d, a, b, c, pin) or (pout is not None and wp is None):
         return None
     pand = "PAND" in step.ins.modifiers
@@ -347,19 +355,24 @@ _CMP = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y:
 
 
 @form("ISETP")
-def _isetp(step, vector):
+def _isetp(step, vector, x):
     mods = step.ins.modifiers
     ops = step.ins.operands
-    if "EX" in mods or "U64" in mods or "S64" in mods or len(ops) != 5:
+    ex = "EX" in mods
+    if "U64" in mods or "S64" in mods or len(ops) != (6 if ex else 5):
         return None
     cmp = next((m for m in mods if m in _CMP), None)
     if cmp is None:
         return None
     fcmp = _CMP[cmp]
+    # .EX (the high words of a 64-bit compare): equal words defer to the low words' result,
+    # the predicate operand; LE/GE compare strictly then
+    strict = _CMP[{"LE": "LT", "GE": "GT"}.get(cmp, cmp)]
     combine = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
-    p1, p2 = dst_pred(ops[0]), dst_pred(ops[1])
-    a, b, pc = src(ops[2]), src(ops[3]), pred(ops[4])
-    if None in (p1, p2, a, b, pc):
+    p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
+    a, b, pc = x.src(ops[2]), x.src(ops[3]), x.pred(ops[4])
+    pex = x.pred(ops[5]) if ex else None
+    if None in (p1, p2, a, b, pc) or ex and pex is None:
         return None
     unsigned = "U32" in mods
 
@@ -368,7 +381,16 @@ def _isetp(step, vector):
         if not unsigned:
             va = va - (1 << 32) if va >> 31 else va
             vb = vb - (1 << 32) if vb >> 31 else vb
-        base = fcmp(va, vb)
+        if not ex:
+            base = fcmp(va, vb)
+        else:
+            e = pex(w)
+            if cmp == "EQ":
+                base = va == vb and e
+            elif cmp == "NE":
+                base = va != vb or e
+            else:
+                base = strict(va, vb) or (va == vb and e)
         vc = pc(w)
         if combine == "AND":
             r1, r2 = base and vc, (not base) and vc
@@ -384,11 +406,11 @@ def _isetp(step, vector):
 
 
 @form("SEL")
-def _sel(step, vector):
+def _sel(step, vector, x):
     ops = step.ins.operands
     if len(ops) != 4 or step.ins.modifiers:       # SEL.64 (sm_120): the handler
         return None
-    d, a, b, p = dst(ops[0]), src(ops[1]), src(ops[2]), pred(ops[3])
+    d, a, b, p = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.pred(ops[3])
     if None in (d, a, b, p):
         return None
 
@@ -399,9 +421,9 @@ def _sel(step, vector):
 
 
 @form("S2R")
-def _s2r(step, vector):
+def _s2r(step, vector, x):
     d, sr = step.ins.operands
-    write = dst(d)
+    write = x.dst(d)
     if not isinstance(sr, SpecialReg) or write is None:
         return None
     axis = {"X": 0, "Y": 1, "Z": 2}.get(sr.name[-1])
@@ -415,7 +437,7 @@ def _s2r(step, vector):
 
 
 @form("PRMT")
-def _prmt(step, vector):
+def _prmt(step, vector, x):
     ins = step.ins
     if ins.modifiers or len(ins.operands) != 4:
         return None
@@ -423,7 +445,7 @@ def _prmt(step, vector):
     if not isinstance(sel_op, Imm) or sel_op.text is not None or sel_op.neg:
         return None
     terms = prmt_terms(sel_op.value & 0xFFFF)
-    d, a, b = dst(d_op), src(a_op), src(b_op)
+    d, a, b = x.dst(d_op), x.src(a_op), x.src(b_op)
     if terms is None or None in (d, a, b):
         return None
 
@@ -437,9 +459,145 @@ def _prmt(step, vector):
     return prmt
 
 
+def _signed32(v: int) -> int:
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _unary(step, x, arity):
+    """(d, sources) of `OP d, a[, b]` with the sources as the handler's `w.ri`, or None."""
+    ops = step.ins.operands
+    if len(ops) != arity + 1:
+        return None
+    fs = [x.dst(ops[0])] + [x.src(op) for op in ops[1:]]
+    return None if None in fs else fs
+
+
+@form("IMNMX")
+def _imnmx(step, vector, x):
+    ops = step.ins.operands
+    if set(step.ins.modifiers) - {"U32"} or len(ops) != 4:
+        return None
+    d, a, b, p = x.dst(ops[0]), x.src(ops[1]), x.src(ops[2]), x.pred(ops[3])
+    if None in (d, a, b, p):
+        return None
+    conv = (lambda v: v) if "U32" in step.ins.modifiers else _signed32
+
+    def imnmx(w, s, active, mask):
+        va, vb = conv(a(w)), conv(b(w))
+        d(w, (min(va, vb) if p(w) else max(va, vb)) & M32, mask)
+    return imnmx
+
+
+def _plain_unary(step, x, fn):
+    """`OP d, a` without modifiers: d = fn(a)."""
+    fs = None if step.ins.modifiers else _unary(step, x, 1)
+    if fs is None:
+        return None
+    d, a = fs
+    return lambda w, s, active, mask: d(w, fn(a(w)), mask)
+
+
+@form("IABS")
+def _iabs(step, vector, x):
+    return _plain_unary(step, x, lambda v: abs(_signed32(v)) & M32)
+
+
+@form("POPC")
+def _popc(step, vector, x):
+    return _plain_unary(step, x, lambda v: bin(v).count("1"))
+
+
+@form("FLO")
+def _flo(step, vector, x):
+    mods = set(step.ins.modifiers)
+    fs = None if mods - {"U32", "S32", "SH"} else _unary(step, x, 1)
+    if fs is None:
+        return None
+    d, a = fs
+    signed, sh = "U32" not in mods, "SH" in mods
+
+    def flo(w, s, active, mask):
+        v = a(w)
+        if signed and v >> 31:          # the highest bit that differs from the sign
+            v ^= M32
+        pos = v.bit_length() - 1
+        d(w, M32 if pos < 0 else (31 - pos if sh else pos), mask)
+    return flo
+
+
+@form("SGXT")
+def _sgxt(step, vector, x):
+    ops = step.ins.operands
+    mods = set(step.ins.modifiers)
+    if mods - {"U32", "W"} or len(ops) != 3:
+        return None
+    d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
+    if None in (d, a, b):
+        return None
+    wrap, signed = "W" in mods, "U32" not in mods
+
+    def sgxt(w, s, active, mask):
+        v, n = a(w), b(w)
+        n = n & 31 if wrap else min(n & 0xFF, 32)
+        keep = M32 if n >= 32 else (1 << n) - 1
+        v &= keep
+        if signed and 0 < n < 32 and v >> (n - 1) & 1:
+            v |= ~keep & M32
+        d(w, v, mask)
+    return sgxt
+
+
+@form("BMSK")
+def _bmsk(step, vector, x):
+    ops = step.ins.operands
+    mods = set(step.ins.modifiers)
+    if mods - {"W"} or len(ops) != 3:
+        return None
+    d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
+    if None in (d, a, b):
+        return None
+    cap = 31 if "W" in mods else 0xFF
+
+    def bmsk(w, s, active, mask):
+        pos, width = a(w) & cap, b(w) & cap
+        ones = M32 if width >= 32 else (1 << width) - 1
+        d(w, 0 if pos >= 32 else (ones << pos) & M32, mask)
+    return bmsk
+
+
+def _fp_bits(ops, x) -> list | None:
+    """(f, keep, flip) per FP32 source: its bits are `(f(w) & keep) ^ flip`, |.| then -
+    as Lanes.rf applies them; None if one has no single-lane read."""
+    out = []
+    for op in ops:
+        f = x.src(op, neg=False)
+        if f is None:
+            return None
+        out.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                    0x80000000 if getattr(op, "neg", False) else 0))
+    return out
+
+
+@form("FSEL")
+def _fsel(step, vector, x):
+    ops = step.ins.operands
+    if step.ins.modifiers or len(ops) != 4:
+        return None
+    d, p = x.dst(ops[0]), x.pred(ops[3])
+    srcs = _fp_bits(ops[1:3], x)
+    if d is None or p is None or srcs is None:
+        return None
+    (fa, ka, na), (fb, kb, nb) = srcs
+
+    def fsel(w, s, active, mask):
+        va, vb = (fa(w) & ka) ^ na, (fb(w) & kb) ^ nb
+        d(w, va if p(w) else vb, mask)
+    return fsel
+
+
 # --------------------------------------------------------------------------- FP32
 
-def _fp_sources(step, arity):
+def _fp_sources(step, arity, x):
     ins = step.ins
     if set(ins.modifiers) - {"FTZ"} or len(ins.operands) != arity + 1:
         return None
@@ -447,7 +605,7 @@ def _fp_sources(step, arity):
     for op in ins.operands[1:]:
         if getattr(op, "abs", False):
             return None
-        f = src(op, neg=False)
+        f = x.src(op, neg=False)
         if f is None:
             return None
         out.append((f, 0x80000000 if getattr(op, "neg", False) else 0))
@@ -455,10 +613,10 @@ def _fp_sources(step, arity):
 
 
 @form("FFMA")
-def _ffma(step, vector):
+def _ffma(step, vector, x):
     """a*b + c: the product is exact in FP64, the sum rounded to odd there, then to FP32."""
-    srcs = _fp_sources(step, 3)
-    d = dst(step.ins.operands[0])
+    srcs = _fp_sources(step, 3, x)
+    d = x.dst(step.ins.operands[0])
     if srcs is None or d is None:
         return None
     ftz = "FTZ" in step.ins.modifiers
@@ -485,9 +643,43 @@ def _ffma(step, vector):
 _PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
 
 
-def _fp2(step, vector, op):
-    srcs = _fp_sources(step, 2)
-    d = dst(step.ins.operands[0])
+def _rcp(x: float) -> float:
+    return math.copysign(math.inf, x) if x == 0 else 1.0 / x
+
+
+def _sqrt(x: float) -> float:
+    return math.nan if x < 0 else math.sqrt(x)      # sqrt(-0) = -0
+
+
+# MUFU functions whose FP64 value is IEEE-exact (a division, a square root): the same in
+# Python as in NumPy, so the FP32 rounding of it is too (EX2, LG2, SIN, COS, TANH: the
+# handler's, NumPy's library functions)
+_MUFU = {"RCP": _rcp, "SQRT": _sqrt, "RSQ": lambda x: math.nan if x < 0 else _rcp(math.sqrt(x))}
+
+
+@form("MUFU")
+def _mufu(step, vector, x):
+    """MUFU.RCP/RSQ/SQRT of one lane as ops_float.op_mufu: the FP32 source (`|.|`, `-`,
+    then a denormal flushed) in FP64, the function there, the result rounded to FP32 and a
+    denormal flushed, a NaN the canonical one."""
+    ins = step.ins
+    if len(ins.modifiers) != 1 or ins.modifiers[0] not in _MUFU or len(ins.operands) != 2:
+        return None
+    fn = _MUFU[ins.modifiers[0]]
+    d, srcs = x.dst(ins.operands[0]), _fp_bits(ins.operands[1:], x)
+    if d is None or srcs is None:
+        return None
+    (a, keep, flip), = srcs
+
+    def mufu(w, s, active, mask):
+        r = f32_bits(fn(f32_value(_flush((a(w) & keep) ^ flip))))
+        d(w, r if r == 0x7FFFFFFF else _flush(r), mask)
+    return mufu
+
+
+def _fp2(step, vector, op, x):
+    srcs = _fp_sources(step, 2, x)
+    d = x.dst(step.ins.operands[0])
     if srcs is None or d is None:
         return None
     ftz = "FTZ" in step.ins.modifiers
@@ -503,14 +695,14 @@ def _fp2(step, vector, op):
 
 
 @form("FADD")
-def _fadd(step, vector):
+def _fadd(step, vector, x):
     # an FP32 sum in FP64 then FP32: the double rounding is innocuous (53 >= 2*24 + 2)
-    return _fp2(step, vector, lambda x, y: x + y)
+    return _fp2(step, vector, lambda u, v: u + v, x)
 
 
 @form("FMUL")
-def _fmul(step, vector):
-    return _fp2(step, vector, lambda x, y: x * y)       # exact in FP64
+def _fmul(step, vector, x):
+    return _fp2(step, vector, lambda u, v: u * v, x)       # exact in FP64
 
 
 _FCMP = {
@@ -525,7 +717,7 @@ _FCMP = {
 
 
 @form("FSETP")
-def _fsetp(step, vector):
+def _fsetp(step, vector, x):
     """FP32 compare of one lane on Python floats (the FP32 values exactly), combined with
     the predicate source as ops_float.op_fsetp does."""
     ins = step.ins
@@ -538,16 +730,9 @@ def _fsetp(step, vector):
     if cmp is None or set(mods) - {cmp, combine, "FTZ"}:
         return None
     fcmp = _FCMP[cmp]
-    p1, p2, pc = dst_pred(ops[0]), dst_pred(ops[1]), pred(ops[4])
-    srcs = []
-    for op in ops[2:4]:
-        f = src(op, neg=False)
-        if f is None:
-            return None
-        # |.| then -, as Lanes.rf applies them
-        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32,
-                     0x80000000 if getattr(op, "neg", False) else 0))
-    if None in (p1, p2, pc):
+    p1, p2, pc = x.dst_pred(ops[0]), x.dst_pred(ops[1]), x.pred(ops[4])
+    srcs = _fp_bits(ops[2:4], x)
+    if None in (p1, p2, pc) or srcs is None:
         return None
     (fa, ka, na), (fb, kb, nb) = srcs
     ftz = "FTZ" in mods
@@ -577,7 +762,7 @@ _F64_EXP, _F64_FRAC = 0x7FF0000000000000, 0x000FFFFFFFFFFFFF
 
 
 @form("DFMA")
-def _dfma(step, vector):
+def _dfma(step, vector, x):
     """FP64 a*b + c of one lane from register pairs: fp.fma64's exact rounding, a NaN result
     as fp.propagate_nan_f64 makes it (c's, b's or a's NaN, quieted, else the default NaN),
     with ops_float.op_dfma's reads (each source twice) and writes."""
@@ -594,22 +779,17 @@ def _dfma(step, vector):
         if op.__class__ is not Reg or op.file != "R" or op.inv or op.suffix:
             return None
         srcs.append((op.index, 0x7FFFFFFFFFFFFFFF if op.abs else M64, 1 << 63 if op.neg else 0))
-    d_lo = dst(dop)
-    d_hi = dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    d_lo = x.dst(dop)
+    d_hi = x.dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
     mode = mode_of(ins.modifiers)
     pairs = [[("R", i), ("R", i + 1)] for i, _, _ in srcs if i != 255]
 
+    readers = [x.pair(i) for i, _, _ in srcs]
+
     def dfma(w, s, active, mask):
         m = w.m
-        R, lane, tracing = m.R, w.lane, m.tracing
-        raw = []
-        for i, _, _ in srcs:
-            if i == 255:
-                raw.append(0)
-                continue
-            if tracing:
-                m.reads += [("R", i), ("R", i + 1)]
-            raw.append(R.item(i, lane) | (R.item(i + 1, lane) << 32 if i + 1 < 255 else 0))
+        tracing = m.tracing
+        raw = [f(w) for f in readers]
         x, y, z = (_UNPACK_D(_PACK_Q((v & keep) ^ flip))[0] for v, (_, keep, flip) in zip(raw, srcs))
         r = fma64(x, y, z, mode)
         if tracing:                     # the handler reads the sources again for a NaN's bits
@@ -631,13 +811,39 @@ def _dfma(step, vector):
 
 # --------------------------------------------------------------------------- memory
 
-def _address(mem: Mem) -> Callable | None:
+def pair(i: int) -> Callable:
+    """f(w) → the lane's 64-bit value of register pair Ri:Ri+1 (RZ: 0), the reads recorded."""
+    if i == 255:
+        return lambda w: 0
+
+    def read(w):
+        m = w.m
+        if m.tracing:
+            m.reads += [("R", i), ("R", i + 1)]
+        return m.R.item(i, w.lane) | (m.R.item(i + 1, w.lane) << 32 if i + 1 < 255 else 0)
+    return read
+
+
+def const64(op: ConstRef) -> Callable:
+    return lambda w: int(w.r64(op)[0])
+
+
+def address_parts(mem: Mem) -> tuple[int, int] | None:
+    """(register, offset) of a [Ri.64 + offset] address, the only form the single-lane
+    accesses take."""
     base = mem.base
     if base is None or base.file != "R" or base.index == 255 or set(base.suffix) != {"64"}:
         return None
     if mem.ubase is not None and not mem.ubase.is_zero:
         return None
-    i, off = base.index, mem.offset
+    return base.index, mem.offset
+
+
+def _address(mem: Mem) -> Callable | None:
+    parts = address_parts(mem)
+    if parts is None:
+        return None
+    i, off = parts
     return lambda m, lane: ((m.R.item(i + 1, lane) << 32 if i + 1 < 255 else 0)
                             | m.R.item(i, lane)) + off & M64
 
@@ -665,7 +871,7 @@ _WINDOWS = (SHARED_WINDOW, LOCAL_WINDOW + WINDOW_SIZE)
 
 
 @form("LDG", "LD")
-def _load(step, vector):
+def _load(step, vector, x):
     ins = step.ins
     d, mem = ins.operands[0], ins.operands[1]
     acc = _access(ins.modifiers)
@@ -673,11 +879,11 @@ def _load(step, vector):
             or len(ins.operands) != 2:
         return None
     size, signed = acc
-    address = _address(mem)
+    address = x.address(mem)
     if address is None:
         return None
     nwords = max(size // 4, 1)
-    dsts = [dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
+    dsts = [x.dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
     base = mem.base.index
     generic_space = ins.opcode == "LD"
 
@@ -709,7 +915,7 @@ def _load(step, vector):
 
 
 @form("STG", "ST")
-def _store(step, vector):
+def _store(step, vector, x):
     ins = step.ins
     mem, value = ins.operands[0], ins.operands[1]
     acc = _access(ins.modifiers)
@@ -717,11 +923,11 @@ def _store(step, vector):
             or len(ins.operands) != 2:
         return None
     size, _ = acc
-    address = _address(mem)
+    address = x.address(mem)
     if address is None:
         return None
     nwords = max(size // 4, 1)
-    srcs = [src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
+    srcs = [x.src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
     base = mem.base.index
     generic_space = ins.opcode == "ST"
 
@@ -745,3 +951,8 @@ def _store(step, vector):
         else:
             view[k] = words[0] & ((1 << (8 * size)) - 1)
     return store
+
+
+# how the forms read and write a lane of the machine's arrays
+LANE = SimpleNamespace(src=src, pred=pred, dst=dst, dst_pred=dst_pred, pair=pair, const64=const64,
+                       address=_address)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from ptx2sass.emu import machine as machine_module
+from ptx2sass.emu import scalar
 from ptx2sass.emu.blocks import Run
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import Launch, Param
@@ -28,6 +29,13 @@ def _launch(program, block=(1,), words: int = 4, budget: int = 5_000_000):
 
 def _runs(program) -> list:
     return [r for r in program._decoded.__dict__.get("runs", {}).values() if isinstance(r, Run)]
+
+
+@pytest.fixture(autouse=True)
+def machine_only(monkeypatch):
+    """One-thread launches on the machine, whose runs these tests check (emu/scalar.py runs
+    them otherwise; tests/test_emu_scalar.py checks it against the machine)."""
+    monkeypatch.setattr(scalar, "suits", lambda launch: False)
 
 
 @pytest.fixture

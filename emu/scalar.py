@@ -1,0 +1,402 @@
+"""A scalar interpreter for one-thread launches: no NumPy on the hot path.
+
+153 of the ZLUDA corpus's 179 launches are one thread of ~20 instructions; through the
+machine each instruction pays for a group (NumPy index arrays), the step loop's bookkeeping
+and, off the specialised forms, a NumPy handler on one lane. Here the thread's registers
+are Python lists, and each instruction is a closure made once per kernel (and register
+limit) from emu/single_lane.py's forms with list accessors (`LIST`): the same semantics,
+bit for bit, as the machine's single-lane forms; control flow (BRA, CALL, RET, EXIT),
+ULDC, special registers and no-ops have small forms of their own here.
+
+Anything else (an instruction without a form, an access off the forms' fast path, a fault,
+the budget running out) hands the thread to the machine at that instruction, a clean step
+boundary: a one-warp `Machine` gets the registers, predicates, PC and counts, and runs the
+rest (so it, not this, raises every fault). Launches with an observer (hazard checker,
+trace recorder) or explicit reconvergence always take the machine.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Callable
+
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
+
+from .errors import EmuFault
+from .ops_control import _target
+from .single_lane import FORMS, M32, M64, address_parts
+from .specialise import _imm32
+
+
+class _Off(Exception):
+    """An instruction off the scalar path: the machine runs it."""
+
+
+class Thread:
+    """The one thread's state. `m` is the thread itself and `lane` 0, as the single-lane
+    forms read them (`w.m.tracing`, `address(m, w.lane)`)."""
+    __slots__ = ("R", "P", "UR", "UP", "launch", "m", "bridge")
+    tracing = False
+    lane = 0
+    warp = 0
+
+    def __init__(self, launch):
+        self.R = [0] * 256
+        self.P = [False] * 7 + [True]
+        self.UR = [0] * 256
+        self.UP = [False] * 7 + [True]
+        self.launch = launch
+        self.m = self
+        self.bridge = None      # (machine, group) once a step has needed the machine
+
+
+# --------------------------------------------------------------------------- operands
+
+def _signed(get: Callable, inv: bool, negate: bool) -> Callable:
+    if inv and negate:
+        return lambda t: -(get(t) ^ M32) & M32
+    if inv:
+        return lambda t: get(t) ^ M32
+    if negate:
+        return lambda t: -get(t) & M32
+    return get
+
+
+def src(op, neg: bool = True) -> Callable | None:
+    """f(t) → a source's 32-bit value, `~` applied, and `-` where `neg`."""
+    negate = neg and getattr(op, "neg", False)
+    inv = getattr(op, "inv", False)
+    if op.__class__ is Reg and op.file in ("R", "UR"):
+        i = op.index
+        if op.is_zero:
+            v = M32 if inv else 0
+            v = -v & M32 if negate else v
+            return lambda t: v
+        get = (lambda t: t.R[i]) if op.file == "R" else (lambda t: t.UR[i])
+        return _signed(get, inv, negate)
+    if op.__class__ is Imm:
+        v = int(_imm32(op)[0])
+        v = -v & M32 if negate else v
+        return lambda t: v
+    if op.__class__ is ConstRef and op.ureg is None:
+        bank, offset = op.bank, op.offset
+        return _signed(lambda t: t.launch.const.read(bank, offset, 4), inv, negate)
+    return None
+
+
+def pred(op) -> Callable | None:
+    if op.__class__ is Reg and op.file in ("P", "UP"):
+        i, inv = op.index, op.inv
+        if i == 7:
+            return lambda t: not inv
+        if op.file == "UP":
+            return (lambda t: not t.UP[i]) if inv else (lambda t: t.UP[i])
+        return (lambda t: not t.P[i]) if inv else (lambda t: t.P[i])
+    return None
+
+
+def _dst(limit: int) -> Callable:
+    def dst(op) -> Callable | None:
+        if op.__class__ is not Reg or op.file != "R" or op.suffix:
+            return None
+        i = op.index
+        if i == 255:
+            return lambda t, v, mask: None
+        if i >= limit:          # the machine's fault
+            return None
+
+        def write(t, v, mask):
+            t.R[i] = v
+        return write
+    return dst
+
+
+def dst_pred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "P":
+        return None
+    i = op.index
+    if i == 7:
+        return lambda t, v, mask: None
+
+    def write(t, v, mask):
+        t.P[i] = bool(v)
+    return write
+
+
+def pair(i: int) -> Callable:
+    if i == 255:
+        return lambda t: 0
+    if i + 1 >= 255:
+        return lambda t: t.R[i]
+    return lambda t: t.R[i] | t.R[i + 1] << 32
+
+
+def const64(op: ConstRef) -> Callable:
+    bank, offset = op.bank, op.offset
+    return lambda t: t.launch.const.read(bank, offset, 8)
+
+
+def address(mem) -> Callable | None:
+    parts = address_parts(mem)
+    if parts is None:
+        return None
+    i, off = parts
+    if i + 1 >= 255:
+        return lambda t, lane: t.R[i] + off & M64
+    return lambda t, lane: (t.R[i + 1] << 32 | t.R[i]) + off & M64
+
+
+_LISTS: dict[int, SimpleNamespace] = {}
+
+
+def lists(limit: int) -> SimpleNamespace:
+    """The forms' accessors for a thread's lists, under a register limit."""
+    x = _LISTS.get(limit)
+    if x is None:
+        x = _LISTS[limit] = SimpleNamespace(src=src, pred=pred, dst=_dst(limit), dst_pred=dst_pred,
+                                            pair=pair, const64=const64, address=address)
+    return x
+
+
+def _off(*args):
+    raise _Off()
+
+
+# --------------------------------------------------------------------------- forms of its own
+# Plain forms are f(t, s, active, mask) as the single-lane forms; control forms are f(t) → the
+# next PC, or -1 when the thread exits.
+
+def _uldc(ins, x):
+    d, c = ins.operands
+    mods = set(ins.modifiers)
+    if not isinstance(c, ConstRef) or c.ureg is not None or c.inv or mods - {"64"} \
+            or d.__class__ is not Reg or d.file != "UR" or d.is_zero or d.index >= 254:
+        return None
+    size = 8 if "64" in mods else 4
+    bank, offset, i = c.bank, c.offset, d.index
+
+    def uldc(t, s, active, mask):
+        v = t.launch.const.read(bank, offset, size)
+        t.UR[i] = v & M32
+        if size == 8:
+            t.UR[i + 1] = v >> 32
+    return uldc
+
+
+def _s2r(ins, x):
+    d, sr = ins.operands
+    write = x.dst(d)
+    if not isinstance(sr, SpecialReg) or write is None:
+        return None
+    name, axis = sr.name, {"X": 0, "Y": 1, "Z": 2}.get(sr.name[-1])
+    if name == "SR_LANEID" or axis is not None and name[:-1] in ("SR_TID.", "SR_CTAID."):
+        return lambda t, s, active, mask: write(t, 0, mask)       # the one thread of the one CTA
+    if axis is not None and name[:-1] in ("SR_NTID.", "SR_NCTAID."):
+        dims = "block" if name.startswith("SR_NTID") else "grid"
+        return lambda t, s, active, mask: write(t, getattr(t.launch, dims)[axis], mask)
+    return None
+
+
+def _operand_preds(ins) -> list | None:
+    """Predicate operands that must hold as well as the guard (`EXIT P1`, `BRA.U !UP0`)."""
+    preds = [pred(op) for op in ins.operands if op.__class__ is Reg and op.file in ("P", "UP")]
+    return None if None in preds else preds
+
+
+def _bra(ins, offset):
+    if set(ins.modifiers) - {"U", "ANY"}:
+        return None         # BRA.DIV/CONV: the machine's
+    if any(op.__class__ is Reg and op.file not in ("P", "UP") for op in ins.operands):
+        return None
+    target, preds = _target(SimpleNamespace(ins=ins)), _operand_preds(ins)
+    if preds is None or len(preds) > 1:
+        return None
+    if preds:
+        p, nxt = preds[0], offset + 16
+        return lambda t: target if p(t) else nxt
+    return lambda t: target
+
+
+def _call(ins, offset):
+    from .externs import EXTERN_BASE, WINDOW
+    if ins.modifiers != ("REL", "NOINC") or any(op.__class__ is Reg for op in ins.operands):
+        return None
+    target = _target(SimpleNamespace(ins=ins))
+    if EXTERN_BASE <= target < EXTERN_BASE + WINDOW:
+        return None
+    return lambda t: target
+
+
+def _ret(ins, offset):
+    ops = ins.operands
+    regs = [o for o in ops if o.__class__ is Reg and o.file in ("R", "UR")]
+    if len(regs) != 1 or any(o.__class__ is Reg and o.file in ("P", "UP") for o in ops):
+        return None
+    base = next((o.offset or 0 for o in ops if isinstance(o, Label)), 0)
+    base += sum(o.value for o in ops if isinstance(o, Imm))
+    get = src(regs[0], neg=False)
+    return lambda t: get(t) + base
+
+
+def _exit(ins, offset):
+    preds = _operand_preds(ins)
+    if preds is None:
+        return None
+    nxt = offset + 16
+    if not preds:
+        return lambda t: -1
+    return lambda t: -1 if all(p(t) for p in preds) else nxt
+
+
+PLAIN = {"ULDC": _uldc, "S2R": _s2r}
+CONTROL = {"BRA": _bra, "CALL": _call, "RET": _ret, "EXIT": _exit}
+
+
+def _span(op) -> range:
+    """The registers an operand may name: up to four from its index (a 128-bit access)."""
+    if op.__class__ is Reg:
+        if op.is_zero or op.index == 7 and op.file in ("P", "UP"):
+            return range(0)
+        return range(op.index, min(op.index + (1 if op.file in ("P", "UP") else 4), 255))
+    base = getattr(op, "base", None)
+    return _span(base) if base is not None else range(0)
+
+
+def _bridge(step, offset: int) -> Callable | None:
+    """f(t, s, active, mask) running a plain step through the machine's handler on the
+    thread's lane: the registers its operands name are copied to a one-lane machine (made at
+    the launch's first such step, and kept: its shared and local memory with it), and back."""
+    ins = step.ins
+    if not step.plain or step.reads_clock or "MMA" in ins.opcode or step.releases:
+        return None
+    files = {"R": set(), "P": set(), "UR": set(), "UP": set()}
+    for op in ins.operands + ((step.guard,) if step.guard is not None else ()):
+        reg = op if op.__class__ is Reg else getattr(op, "base", None)
+        for r in (reg, getattr(op, "ubase", None)):
+            if r.__class__ is Reg and r.file in files:
+                files[r.file].update(_span(r))
+    rs, ps, urs, ups = (sorted(files[k]) for k in ("R", "P", "UR", "UP"))
+
+    def bridged(t, s, active, mask):
+        if t.bridge is None:
+            t.bridge = _one_lane(t.launch)
+        m, g = t.bridge
+        R, P, UR, UP = m.R, m.P, m.UR, m.UP
+        tR, tP, tUR, tUP = t.R, t.P, t.UR, t.UP
+        for j in rs:
+            R[j, 0] = tR[j]
+        for j in ps:
+            P[j, 0] = tP[j]
+        for j in urs:
+            UR[0, j] = tUR[j]
+        for j in ups:
+            UP[0, j] = tUP[j]
+        m._general(g, step, offset)
+        for j in rs:
+            tR[j] = R.item(j, 0)
+        for j in ps:
+            tP[j] = P.item(j, 0)
+        for j in urs:
+            tUR[j] = UR.item(0, j)
+        for j in ups:
+            tUP[j] = UP.item(0, j)
+    return bridged
+
+
+def _one_lane(launch):
+    from .machine import _ONE_WARP, Group, Machine
+    m = Machine(launch, [(0, 0, 0)])
+    return m, Group(m, m._live_lanes, _ONE_WARP, 0)
+
+
+def _entry(decoded, offset: int, x):
+    """(f, guard index, guard value that skips, control) for the instruction at `offset`, or
+    False: the machine runs it."""
+    from .ops_int import op_nop
+    step = decoded.step(offset)
+    if step is None:
+        return False
+    ins = step.ins
+    g = step.guard
+    if g is not None and g.file != "P":
+        return False
+    gi, skip = (None, None) if g is None else (g.index, bool(g.inv))
+    op = ins.opcode
+    make = CONTROL.get(op)
+    if make is not None:
+        f = make(ins, offset)
+        return False if f is None else (f, gi, skip, True)
+    if step.handler is op_nop:
+        return (lambda t, s, active, mask: None, gi, skip, False)
+    if not step.plain or step.reads_clock and op != "S2R":
+        return False
+    make = PLAIN.get(op)
+    f = make(ins, x) if make is not None else None
+    bridged = _bridge(step, offset)
+    if f is None and op in FORMS:
+        f = FORMS[op](step, bridged or _off, x)
+    f = f or bridged
+    return False if f is None else (f, gi, skip, False)
+
+
+def suits(launch) -> bool:
+    """Whether `launch` may run here: one thread, no observer, optimistic reconvergence."""
+    return launch.threads_per_cta == 1 and launch.grid == (1, 1, 1) and launch.timing_model is None \
+        and launch.reconverge == "optimistic" and getattr(launch, "recorder", None) is None
+
+
+def run(launch) -> None:
+    """Run the launch's one thread; hand it to the machine where this cannot go on."""
+    decoded = launch.decoded
+    limit = launch.regcount_limit
+    cache = decoded.__dict__.setdefault("scalar", {})
+    code = cache.get(limit)
+    if code is None:
+        code = cache[limit] = {}
+    x = lists(limit)
+    t = Thread(launch)
+    P = t.P
+    budget = launch.budget
+    used, most = budget.used, budget.limit
+    start = used
+    pc = 0
+    try:
+        while True:
+            e = code.get(pc)
+            if e is None:
+                e = code[pc] = _entry(decoded, pc, x)
+            if e is False or used >= most:
+                break
+            f, g, skip, control = e
+            if g is not None and P[g] is skip:
+                pc += 16
+            elif control:
+                nxt = f(t)
+                if nxt < 0:
+                    used += 1
+                    pc = -1
+                    break
+                pc = nxt
+            else:
+                f(t, None, True, True)
+                pc += 16
+            used += 1
+    except (_Off, EmuFault):
+        pass
+    budget.used = used
+    launch.thread_instructions += used - start
+    if pc >= 0:
+        _machine(launch, t, pc, used - start)
+
+
+def _machine(launch, t: Thread, pc: int, executed: int) -> None:
+    """The machine from instruction `pc` on, with the thread's state."""
+    import numpy as np
+    m = t.bridge[0] if t.bridge is not None else _one_lane(launch)[0]
+    m.R[:, 0] = np.array(t.R, dtype=np.uint32)
+    m.P[:, 0] = t.P
+    m.UR[0, :] = np.array(t.UR, dtype=np.uint32)
+    m.UP[0, :] = t.UP
+    m.pc[0] = pc
+    m.sel_pc[0] = pc
+    m.executed[0] = executed
+    m.run(launch.budget)
