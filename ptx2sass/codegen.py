@@ -47,7 +47,8 @@ from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
-from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
+from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
+                                kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
 RZ = Reg("R", 255)
@@ -729,8 +730,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     pointers = abi.function_pointers(module)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
+    # -g: each kernel's shared window holds the variables of the functions it reaches too
+    shared_plan = debug_shared_layout(module, reserved) if full_debug else None
+    windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
-                                         kernel_layout(fn, module, mod_layout, filename, reserved),
+                                         _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved),
+                                                       fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
                  for name, fn in out_of_line.items()}
@@ -749,8 +754,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         started = time.perf_counter()
         if fn.is_entry:
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
-                               textures_before if info.module_texture_slots else 0)
+        layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
+                                             textures_before if info.module_texture_slots else 0),
+                               fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
@@ -782,9 +788,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
-                              # ptxas creates the relocation section of the first relocated word first
-                              reloc_kinds=tuple(dict.fromkeys("rel" if r[3] is None else "rela"
-                                                              for r in code.relocations)) or None,
+                              reloc_kinds=_reloc_kinds(code.relocations,
+                                                       full_debug and _names_shared_first(fn, windows)),
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
@@ -793,7 +798,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               preexit_used=preexit_used(code.instructions),
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
-                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
+                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")],
+                              shared_symbols=windows[fn.name].symbols if fn.name in windows else []))
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
         _link_target_tables(kernels, codes)
@@ -834,12 +840,55 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
+                                    debug_shared=shared_plan.region if shared_plan else None,
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
                                     descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
                                     samplers=[(v.name, *v.sampler) for v in module.variables
                                               if v.sampler is not None],
                                     texmode_independent=module.texmode_independent))
     return cubin, codes
+
+
+def _reloc_kinds(relocations: list, rel_first: bool) -> tuple[str, ...] | None:
+    """The order of a text's relocation sections: ptxas creates the section of the first
+    relocated word first; under -g a shared variable named before any call creates the
+    REL one (measured: it then comes first though it ends up holding only the CALL's
+    entry, the shared offsets being resolved)."""
+    kinds = tuple(dict.fromkeys("rel" if r[3] is None else "rela" for r in relocations))
+    if rel_first and "rel" in kinds:
+        kinds = ("rel",) + tuple(k for k in kinds if k != "rel")
+    return kinds or None
+
+
+def _names_shared_first(fn: ir.Function, windows: dict) -> bool:
+    """Whether `fn` names a shared variable of a -g window before its first call."""
+    shared = {name for w in windows.values() for (_, name) in w.offsets}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode == "call":
+                return False
+            for s in ins.srcs:
+                s = s.base if isinstance(s, ir.Address) else s
+                if isinstance(s, ir.Symbol) and s.name in shared:
+                    return True
+    return False
+
+
+def _debug_window(layout: KernelLayout, fn: ir.Function, windows: dict, reads: dict) -> KernelLayout:
+    """-g: the layout with ptxas -g's shared offsets (`debug_shared_layout`): a kernel's
+    window, or the fixed offsets an out-of-line function reads (it has no window itself)."""
+    if fn.is_entry and fn.name in windows:
+        w = windows[fn.name]
+        placements = dict(layout.placements)
+        placements.update((name, Placement("shared", at)) for (owner, name), at in w.offsets.items()
+                          if owner in (None, fn.name))
+        return replace(layout, placements=placements, shared_bytes=w.size,
+                       shared_align=w.align if w.size is not None else layout.shared_align)
+    if not fn.is_entry and fn.name in reads:
+        placements = dict(layout.placements)
+        placements.update((name, Placement("shared", at)) for name, at in reads[fn.name].items())
+        return replace(layout, placements=placements, shared_bytes=None)
+    return layout
 
 
 def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
