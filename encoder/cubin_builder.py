@@ -335,7 +335,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
-                debug_shared: tuple[int, int] | None = None,
+                debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
@@ -376,7 +376,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     is preceded by an error barrier (EIATTR_GEN_ERRBAR_AT_EXIT) and the CIE says which
     registers a debugger cannot recover. `debug_shared` (-g): the size and alignment of
     `.nv_debug.shared`, the module-wide shared region that extern shared variables' symbols
-    and those of the region's variables name (`ptx2sass.variables.debug_shared_layout`).
+    and those of the region's variables name (`ptx2sass.variables.debug_shared_layout`);
+    `address_taken` (-g): the functions whose address the code takes (the call graph lists them).
     """
     try:
         info = arch_info(arch)
@@ -696,8 +697,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                   link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+    # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
+    # kernels calling through pointers after the third, what those calls reach after the last)
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
-                                            for e in k.externs] + DEFAULT_CALLGRAPH[1:])
+                                            for e in k.externs if e not in k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
+                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order
+                                              for f in k.indirect_callees])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.

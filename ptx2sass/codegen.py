@@ -583,7 +583,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables,
                                                           fn.attributes.get(abi.JUMP_TABLE_BASE, 0))
-    if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
+    if (abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees)) \
+            and None not in pointers.values():
         if const2:
             raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
                                f"not supported yet", filename)
@@ -647,6 +648,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         code.regcount = regcount
     called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
     code.externs = [name for name in externs if name in called]     # declaration order
+    # -g: what a call through a pointer may reach (every address-taken function)
+    code.indirect_callees = [name for name in pointers if mf.pointer_calls]
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
     code.ptx_lines = _block_filled_lines(slots)
@@ -728,6 +731,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if full_debug:
         _place_jump_tables(module)
     pointers = abi.function_pointers(module)
+    if full_debug:
+        pointers = debug_pointers(module, pointers)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
     # -g: each kernel's shared window holds the variables of the functions it reaches too
@@ -786,7 +791,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               extra_attributes=(_warp_sync_records(code.warp_sync_offsets) + code.jump_records
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
-                              externs=code.externs,
+                              externs=code.externs, indirect_callees=code.indirect_callees,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
@@ -841,12 +846,31 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
                                     debug_shared=shared_plan.region if shared_plan else None,
+                                    address_taken=[fn.name for fn in module.functions
+                                                   if pointers.get(fn.name, 0) is None],
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
                                     descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
                                     samplers=[(v.name, *v.sampler) for v in module.variables
                                               if v.sampler is not None],
                                     texmode_independent=module.texmode_independent))
     return cubin, codes
+
+
+def debug_pointers(module: ir.Module, pointers: dict[str, int]) -> dict[str, int | None]:
+    """-g: ptxas -g keeps an address-taken function in its own text section too, its address
+    the relocated halves `MOV R, 32@lo(f)` / `32@hi(f)` and a call through a pointer
+    `CALL.ABS.NOINC R` (measured, ptxas 13.5.37): such functions map to None (no pointer
+    table). An address in a variable's initial bytes is not supported that way yet."""
+    linkable = {fn.name for fn in module.functions if abi.is_linkable(fn)}
+    if not pointers or not set(pointers) <= linkable:
+        return pointers
+    if any(name in pointers for v in module.variables for _, name, _ in v.relocations):
+        raise CompileError("a function's address in a variable's initialiser under -g not supported yet")
+    # in the order the code first names them (ptxas -g lists a pointer call's targets so)
+    named = [s.name for fn in module.functions for b in fn.blocks for ins in b.instrs
+             for s in (ins.srcs[1:] if ins.opcode == "call" else ins.srcs)
+             if type(s) is ir.Symbol and s.name in pointers]
+    return {name: None for name in dict.fromkeys(named + list(pointers))}
 
 
 def _reloc_kinds(relocations: list, rel_first: bool) -> tuple[str, ...] | None:
@@ -1087,12 +1111,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
     if keep_functions:
-        # (not yet: a struct returned through the link-time convention, and calls through
-        # pointers to a function of its own section: those are compiled as without -g)
-        from ptx2sass.inline import address_taken_functions
-        taken = address_taken_functions(module)
-        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
-                    and f.name not in taken}
+        # (address-taken ones too: their addresses come from relocations, `debug_pointers`)
+        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)

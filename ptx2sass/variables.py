@@ -334,11 +334,11 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
     """ptxas -g's shared windows. Under -g the `.func`s stay out of line and read the shared
     variables they name at fixed offsets. Measured (ptxas 13.5.37, sm_89): the variables
     the functions reached from two or more kernels name form a module-wide region (section
-    `.nv_debug.shared`) at the start of the window of every kernel reaching one of them;
-    the kernel's other variables (its own, the module's it names, those of the functions
-    only it reaches) follow; within each part by decreasing alignment, then increasing
-    size, then the order the code first names them (the kernel's code, its callees' at each
-    call); the extern ones after the static part padded to 16 (after the largest such part
+    `.nv_debug.shared`; by decreasing size, module variables first) at the start of the
+    window of every kernel reaching one of them; the kernel's other variables (its own, the
+    module's it names, those of the functions only it reaches) follow, by decreasing
+    alignment, then increasing size, then the order the code first names them (the
+    kernel's code, its callees' at each call); the extern ones after the static part padded to 16 (after the largest such part
     among the kernels reaching a function that names one). A function whose variables still
     land at different offsets in two kernels: `CompileError` ("not supported yet")."""
     functions = {f.name: f for f in module.functions}
@@ -363,8 +363,14 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
         walk(kernel)
         return out
 
-    def place(keys: list, variables: dict, start: int) -> tuple[dict, int, int]:
-        order = sorted(keys, key=lambda k: (-variables[k].align, variables[k].size, keys.index(k)))
+    declared = {v.name: i for i, v in enumerate(module.variables)}
+
+    def place(keys: list, variables: dict, start: int, region: bool = False) -> tuple[dict, int, int]:
+        if region:      # the module-wide region: by decreasing size, then module ones first
+            order = sorted(keys, key=lambda k: (-variables[k].size, k[0] is not None,
+                                                declared.get(k[1], 0), keys.index(k)))
+        else:
+            order = sorted(keys, key=lambda k: (-variables[k].align, variables[k].size, keys.index(k)))
         offsets, end, align = {}, start, 4
         for k in order:
             offsets[k] = align_up(end, variables[k].align)
@@ -384,7 +390,7 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
                 region_vars.update((key, v) for key, v in shared_names(fn)
                                    if not (v.extern or v.size == 0))
     base = reserved_shared if region_vars else 0
-    region, region_end, region_align = place(list(region_vars), region_vars, base)
+    region, region_end, region_align = place(list(region_vars), region_vars, base, region=True)
     out = DebugSharedModule()
     reads: dict[str, dict[str, tuple[str, int]]] = {}
     statics = {}                 # kernel -> (variables, externs, offsets, static end, alignment)
@@ -427,7 +433,13 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
                 if earlier[1] != at:
                     raise CompileError(f"function {fn.name}: .shared variable `{key[1]}` at different "
                                        f"offsets in kernels {earlier[0]} and {kernel.name} not supported yet")
-    any_extern = any(statics[k.name][1] for k in kernels)
+    # extern variables no kernel names: a symbol at 0 all the same (after the others)
+    named = {name for w in out.windows.values() for name, *_, where in w.symbols if where == "extern"}
+    unnamed = [(v.name, 0, 0, "module", "extern") for v in module.variables
+               if v.space == "shared" and (v.extern or v.size == 0) and v.name not in named]
+    if unnamed and kernels:
+        out.windows[kernels[0].name].symbols.extend(unnamed)
+    any_extern = bool(named or unnamed)
     if region_vars or any_extern:
         out.region = (region_end if region_vars else 0,
                       max(region_align if region_vars else 1, EXTERN_SHARED_ALIGN if any_extern else 1))
