@@ -53,7 +53,48 @@ def _declare(name: str) -> str:
     return f".func (.param .b32 r) {name}(.param .b32 a);\n"
 
 
+def _vector_module(ty: str, count: int, scalar: bool = False) -> str:
+    """A `.func` with a `.reg .v<count> .<ty>` parameter (and a `.u32` one after) and result:
+    r = a rotated by one element, its first element + the scalar; the kernel sums r."""
+    names = [f"%e{i}" for i in range(count)]
+    conv = "cvt.rn.f32.u32" if ty == "f32" else f"cvt.{ty}.u32"
+    back = "cvt.rzi.u32.f32" if ty == "f32" else f"cvt.u32.{ty}"
+    vec = ", ".join(names)
+    rotated = ", ".join(names[1:] + names[:1])
+    return HEAD + f""".func (.reg .v{count} .{ty} r) vf(.reg .v{count} .{ty} a{', .reg .u32 s' if scalar else ''})
+{{
+  .reg .{ty} {vec}, %t;
+  mov.v{count}.{ty} {{{vec}}}, a;
+  {f'{conv} %t, s;' if scalar else f'mov.{ty} %t, {names[-1]};'}
+  add.{ty} %e0, %e0, %t;
+  mov.v{count}.{ty} r, {{{rotated}}};
+  ret;
+}}
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v{count} .{ty} %v, %w; .reg .{ty} {vec}, %t;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  {conv} %t, %r1;
+""" + "".join(f"  add.{ty} %e{i}, %t, {i + 1}{'.0' if ty == 'f32' else ''};\n" for i in range(count)) + f"""  mov.v{count}.{ty} %v, {{{vec}}};
+  call (%w), vf, (%v{', %r1' if scalar else ''});
+  mov.v{count}.{ty} {{{vec}}}, %w;
+""" + "".join(f"  add.{ty} %e0, %e0, %e{i};\n" for i in range(1, count)) + f"""  {back} %r1, %e0;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}}
+"""
+
+
 MODULES = {
+    # `.reg` vector parameters and results: ptxas -g passes their elements in consecutive
+    # registers from R4 (`.v2.u32` R4, R5; `.v2.u64` R4:R5, R6:R7)
+    "vector_u32": _vector_module("u32", 2),
+    "vector_u64": _vector_module("u64", 2),
+    "vector_f32": _vector_module("f32", 4, scalar=True),
     # functions whose address the kernel takes, called through a pointer chosen per thread:
     # ptxas -g keeps them in their own sections too, `MOV R, 32@lo(f)`/`32@hi(f)` relocated
     # against their symbols, `CALL.ABS.NOINC R`
@@ -207,7 +248,7 @@ def _ours_g(name: str) -> bytes:
 
 
 @pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return", "switch",
-                                  "pointer"])
+                                  "pointer", "vector_u32", "vector_u64", "vector_f32"])
 def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
@@ -260,7 +301,7 @@ def test_call_graph_of_calls_through_pointers_as_ptxas():
     assert len(theirs) == 9
 
 
-@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch", "pointer"])
+@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch", "pointer", "vector_u32", "vector_u64", "vector_f32"])
 def test_runs_as_ptxas_g_cubin(name):
     theirs = _ptxas_g(name).output
     ours = _ours_g(name)
@@ -324,28 +365,28 @@ def test_jump_tables_place_module_wide():
 
 
 def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
-    """A `.func` with a `.reg` vector parameter and result (not supported out of line yet:
-    ptxas -g passes its elements packed from R4): the module is compiled with its functions
-    inlined, as before -g kept them, instead of being refused; ptxas compiles it. (`.shared`
-    variables in functions: out of line since branch cli10, tests/test_debug_shared.py.)"""
-    ptx = HEAD + """.func (.reg .v2 .u32 r) sw(.reg .v2 .u32 a)
+    """A `.func` with a `.reg .v4.u16` parameter (not supported out of line yet: ptxas -g
+    packs two elements per register, R4 = x | y << 16): the module is compiled with its
+    functions inlined, as before -g kept them, instead of being refused; ptxas compiles it.
+    (`.shared` variables in functions: out of line since branch cli10, test_debug_shared.py;
+    32- and 64-bit vector elements: the vector_* modules here.)"""
+    ptx = HEAD + """.func (.reg .u32 r) sw(.reg .v4 .u16 a)
 {
-  .reg .u32 %x, %y;
-  mov.v2.u32 {%x, %y}, a;
-  add.u32 %x, %x, %y;
-  mov.v2.u32 r, {%y, %x};
+  .reg .u16 %x, %y, %z, %w;
+  mov.v4.u16 {%x, %y, %z, %w}, a;
+  add.u16 %x, %x, %w;
+  cvt.u32.u16 r, %x;
   ret;
 }
 .visible .entry k(.param .u64 p)
 {
-  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v2 .u32 %v, %w;
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v4 .u16 %v; .reg .u16 %h;
   ld.param.u64 %rd1, [p];
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r1, %tid.x;
-  mov.v2.u32 %v, {%r1, %r1};
-  call (%w), sw, (%v);
-  mov.v2.u32 {%r2, %r3}, %w;
-  add.u32 %r1, %r2, %r3;
+  cvt.u16.u32 %h, %r1;
+  mov.v4.u16 %v, {%h, %h, %h, %h};
+  call (%r1), sw, (%v);
   st.global.u32 [%rd1], %r1;
   ret;
 }
