@@ -199,11 +199,8 @@ class _FunctionLowering:
                 offset = (offset + align - 1) // align * align
                 param = ir.Param(d.name, ty, size, align, offset, _strip(decl.ptr_space))
                 if decl.space == ".reg" and decl.vector:
-                    # a parameter per element: they travel in consecutive registers (ptxas
-                    # -g: `.v2.u32` in R4, R5); 8/16-bit elements, which ptxas packs, not yet
-                    if size < 4:
-                        raise self.error(decl, f"a `.reg` vector parameter of {8 * size}-bit elements "
-                                               f"of an out-of-line function not supported yet")
+                    # a parameter per element, `a.x`, `a.y`, …: they travel in consecutive
+                    # registers (ptxas -g: `.v2.u32` in R4, R5)
                     comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
                     for var in comps:
                         into.append(ir.Param(var.name, ty, size, align, offset))

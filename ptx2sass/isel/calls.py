@@ -239,6 +239,9 @@ class CallSelection:
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
+        if any("." in p.name and p.size < 4 for p in self.fn.params + self.fn.returns):
+            # (ptxas packs 8/16-bit vector elements: `.v4.u16` two to a register)
+            raise self.unsupported("a `.reg` vector parameter of 8- or 16-bit elements of an out-of-line function")
         layout = abi.register_layout([p.type for p in self.fn.params], "argument", self.fn.name)
         self.result_layout = abi.register_layout([p.type for p in self.fn.returns], "result", self.fn.name)
         self.incoming = {}
