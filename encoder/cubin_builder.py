@@ -462,8 +462,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     by_name = {k.name: k for k in kernels}
     # -g: shared variables' symbols (Kernel.shared_symbols), each from the first kernel in
     # file order whose window holds it: module ones after the first shared section's symbol,
-    # a kernel's own after its local functions, a function's after its text's symbol, extern
-    # ones global in `.nv_debug.shared` after the first kernel's symbol
+    # a kernel's own after its local functions (and the module's other variables), a
+    # function's after its text's symbol, extern ones global in `.nv_debug.shared` after the
+    # first kernel's symbol
     shared_groups: dict[str, dict[str, Symbol]] = {}
     for k in file_order:
         for name, at, size, owner, where in k.shared_symbols:
@@ -492,7 +493,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if debug_shared and debug_shared[0] and "region" in shared_groups:
                 section_symbol(DEBUG_SHARED)
             syms.extend(shared_groups.pop("region", {}).values())
-            syms.extend(shared_groups.pop("module", {}).values())
+            if not globals_:     # (else after them, below)
+                syms.extend(shared_groups.pop("module", {}).values())
         for name in k.externs:      # -g's out-of-line local functions: after their first caller's text
             if name in local_functions and name not in local_sym:
                 syms.append(Symbol(name, 0, len(by_name[name].text), STT_FUNC, STB_LOCAL,
@@ -500,7 +502,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 local_sym[name] = len(syms) - 1
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
-        syms.extend(shared_groups.get(f"own:{k.name}", {}).values())
         if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
             section_symbol(RESERVED_SHARED)
         if i == 0:
@@ -521,8 +522,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
+            syms.extend(shared_groups.pop("module", {}).values())      # (seen: after `.global`s)
             if lead_function:
                 section_symbol(f".text.{k.name}")
+        syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
         if k.const2 is not None and not (k.const2_late and not hopper):
             if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
                 syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
