@@ -258,6 +258,12 @@ class Kernel:
     # first names them; only the builder reads them.
     handle_slots: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
     handle_refs: list[str] = field(default_factory=list)
+    # -g: the shared variables' symbols (builder input only, as handle_refs): (name,
+    # offset, size, declared by "module", "own" or a function's name, where "kernel" (the
+    # kernel's window), "region" or "extern" (both `.nv_debug.shared`))
+    shared_symbols: list[tuple[str, int, int, str, str]] = field(default_factory=list)
+    # -g: the functions its calls through pointers may reach (builder input only)
+    indirect_callees: list[str] = field(default_factory=list)
 
     @property
     def param_bytes(self) -> int:

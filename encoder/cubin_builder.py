@@ -195,6 +195,7 @@ DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 # no `.nv.rel.action`.
 SHT_CUDA_COMPAT_INFO = 0x70000086
 RESERVED_SHARED = ".nv.shared.reserved.0"
+DEBUG_SHARED = ".nv_debug.shared"    # -g: where extern shared variables' symbols point (empty)
 RESERVED_CAP = ".nv.reservedSmem.cap"        # cubin_layout keeps the same name
 STO_CUDA_RESERVED_SHARED = 0xA0
 STV_INTERNAL = 1
@@ -334,6 +335,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
+                debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
@@ -372,7 +374,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     with a section symbol and its `.rela.<name>` / `.rel.<name>` entries (`relocations`:
     (offset, kernel or section name, type, addend or None)); `device_debug` (-g): every EXIT
     is preceded by an error barrier (EIATTR_GEN_ERRBAR_AT_EXIT) and the CIE says which
-    registers a debugger cannot recover.
+    registers a debugger cannot recover. `debug_shared` (-g): the size and alignment of
+    `.nv_debug.shared`, the module-wide shared region that extern shared variables' symbols
+    and those of the region's variables name (`ptx2sass.variables.debug_shared_layout`);
+    `address_taken` (-g): the functions whose address the code takes (the call graph lists them).
     """
     try:
         info = arch_info(arch)
@@ -455,6 +460,22 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     var_sym: dict[str, int] = {}
     local_sym: dict[str, int] = {}
     by_name = {k.name: k for k in kernels}
+    # -g: shared variables' symbols (Kernel.shared_symbols), each from the first kernel in
+    # file order whose window holds it: module ones after the first shared section's symbol,
+    # a kernel's own after its local functions (and the module's other variables), a
+    # function's after its text's symbol, extern ones global in `.nv_debug.shared` after the
+    # first kernel's symbol
+    shared_groups: dict[str, dict[str, Symbol]] = {}
+    for k in file_order:
+        for name, at, size, owner, where in k.shared_symbols:
+            group = ("extern" if where == "extern" else f"own:{k.name}" if owner == "own"
+                     else ("region" if where == "region" else "module") if owner == "module" else owner)
+            shared_groups.setdefault(group, {}).setdefault(
+                name, Symbol(name, at, size, STT_OBJECT, STB_GLOBAL if where == "extern" else STB_LOCAL,
+                             section=DEBUG_SHARED if where != "kernel" else f".nv.shared.{k.name}"))
+    if debug_shared is not None:
+        c.sections.append(Section(DEBUG_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, debug_shared[1],
+                                  nobits_size=debug_shared[0]))
     for i, k in enumerate(file_order):
         lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
         if not lead_function:
@@ -462,15 +483,24 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
                 local_sym[k.name] = len(syms) - 1
             section_symbol(f".text.{k.name}")
+            syms.extend(shared_groups.get(k.name, {}).values())
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+        shared_symbol = (k.shared_bytes or 0) > info.reserved_shared_bytes  # extern shared only: none
+        if shared_symbol and k.shared_symbols:
+            section_symbol(f".nv.shared.{k.name}")
+            if debug_shared and debug_shared[0] and "region" in shared_groups:
+                section_symbol(DEBUG_SHARED)
+            syms.extend(shared_groups.pop("region", {}).values())
+            if not globals_:     # (else after them, below)
+                syms.extend(shared_groups.pop("module", {}).values())
         for name in k.externs:      # -g's out-of-line local functions: after their first caller's text
             if name in local_functions and name not in local_sym:
                 syms.append(Symbol(name, 0, len(by_name[name].text), STT_FUNC, STB_LOCAL,
                                    section=f".text.{name}"))
                 local_sym[name] = len(syms) - 1
-        if (k.shared_bytes or 0) > info.reserved_shared_bytes:  # extern shared only: none
+        if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
         if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
             section_symbol(RESERVED_SHARED)
@@ -492,8 +522,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
+            syms.extend(shared_groups.pop("module", {}).values())      # (seen: after `.global`s)
             if lead_function:
                 section_symbol(f".text.{k.name}")
+        syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
         if k.const2 is not None and not (k.const2_late and not hopper):
             if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
                 syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
@@ -538,6 +570,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
+            if k.is_entry:
+                syms.extend(shared_groups.pop("extern", {}).values())
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
             refs = [n for n in dict.fromkeys(k.handle_refs) if n in handles]
@@ -666,8 +700,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                   link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
+    # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
+    # kernels calling through pointers after the third, what those calls reach after the last)
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
-                                            for e in k.externs] + DEFAULT_CALLGRAPH[1:])
+                                            for e in k.externs if e not in k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
+                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order
+                                              for f in k.indirect_callees])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.

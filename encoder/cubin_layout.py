@@ -99,7 +99,7 @@ def default_section_order(c: Cubin) -> list[str]:
     # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
     shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
     first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
-    order += first + [n for n in generic if n == RESERVED_SHARED]
+    order += first + [n for n in generic if n in (RESERVED_SHARED, DEBUG_SHARED)]
     order += [n for n in generic if n == ".nv.global" and n not in placed]
     order += [n for n in shared if n not in first]
     if hopper:
@@ -110,6 +110,7 @@ def default_section_order(c: Cubin) -> list[str]:
 
 
 RESERVED_SHARED = ".nv.shared.reserved.0"
+DEBUG_SHARED = ".nv_debug.shared"
 RESERVED_CAP, STV_INTERNAL = ".nv.reservedSmem.cap", 1
 HOPPER_SHSTRTAB_PADDING = 14     # empty names ptxas 13.5 ends sm_90's section-name table with
 

@@ -200,18 +200,23 @@ class _FunctionLowering:
                 ty, size, align = _param_shape(decl, d)
                 offset = (offset + align - 1) // align * align
                 param = ir.Param(d.name, ty, size, align, offset, _strip(decl.ptr_space))
+                if decl.space == ".reg" and decl.vector:
+                    # a parameter per element, `a.x`, `a.y`, …: they travel in consecutive
+                    # registers (ptxas -g: `.v2.u32` in R4, R5)
+                    comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
+                    for var in comps:
+                        into.append(ir.Param(var.name, ty, size, align, offset))
+                        offset += size
+                        self.scope.names[var.name] = var
+                        reg_params.append((var, into[-1]))
+                    self.scope.names[d.name] = comps
+                    continue
                 into.append(param)
                 offset += size
                 if decl.space == ".reg":
-                    if decl.vector:
-                        comps = [_Var(f"{d.name}.{c}", ty) for c in "xyzw"[: int(decl.vector[2:])]]
-                        for var in comps:
-                            self.scope.names[var.name] = var
-                        self.scope.names[d.name] = comps
-                    else:
-                        comps = [_Var(d.name, ty)]
-                        self.scope.names[d.name] = comps[0]
-                    reg_params.extend((var, param) for var in comps)
+                    var = _Var(d.name, ty)
+                    self.scope.names[d.name] = var
+                    reg_params.append((var, param))
                 else:
                     self.scope.names[d.name] = param
         return reg_params
@@ -757,7 +762,8 @@ class _FunctionLowering:
             if operands and isinstance(operands[0], ast.ParenList):
                 for element in operands.pop(0).elements:
                     hit = scope.lookup(element.name) if isinstance(element, ast.Name) else None
-                    if isinstance(hit, _Var):      # a `.reg` return: the call defines it
+                    if isinstance(hit, _Var) or (isinstance(hit, list) and element.component is None):
+                        # a `.reg` return (a vector: each element): the call defines it
                         defined += self.dests(element, scope, block)
                     else:                          # a `.param` return: read back with ld.param
                         ins.attrs.setdefault("returns", []).append(

@@ -47,7 +47,8 @@ from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
-from ptx2sass.variables import (KernelLayout, handle_references, kernel_layout, module_layout,
+from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
+                                kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
 RZ = Reg("R", 255)
@@ -582,7 +583,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables,
                                                           fn.attributes.get(abi.JUMP_TABLE_BASE, 0))
-    if abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees):
+    if (abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees)) \
+            and None not in pointers.values():
         if const2:
             raise CompileError(f"kernel {fn.name}: `brx.idx` and calls through pointers together "
                                f"not supported yet", filename)
@@ -646,6 +648,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         code.regcount = regcount
     called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
     code.externs = [name for name in externs if name in called]     # declaration order
+    # -g: what a call through a pointer may reach (every address-taken function)
+    code.indirect_callees = [name for name in pointers if mf.pointer_calls]
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
     code.ptx_lines = _block_filled_lines(slots)
@@ -727,10 +731,16 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if full_debug:
         _place_jump_tables(module)
     pointers = abi.function_pointers(module)
+    if full_debug:
+        pointers = debug_pointers(module, pointers)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
+    # -g: each kernel's shared window holds the variables of the functions it reaches too
+    shared_plan = debug_shared_layout(module, reserved) if full_debug else None
+    windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
-                                         kernel_layout(fn, module, mod_layout, filename, reserved),
+                                         _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved),
+                                                       fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
                  for name, fn in out_of_line.items()}
@@ -749,8 +759,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         started = time.perf_counter()
         if fn.is_entry:
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
-        layout = kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
-                               textures_before if info.module_texture_slots else 0)
+        layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
+                                             textures_before if info.module_texture_slots else 0),
+                               fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
@@ -780,11 +791,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
                               extra_attributes=(_warp_sync_records(code.warp_sync_offsets) + code.jump_records
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
-                              externs=code.externs,
+                              externs=code.externs, indirect_callees=code.indirect_callees,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
-                              # ptxas creates the relocation section of the first relocated word first
-                              reloc_kinds=tuple(dict.fromkeys("rel" if r[3] is None else "rela"
-                                                              for r in code.relocations)) or None,
+                              reloc_kinds=_reloc_kinds(code.relocations,
+                                                       full_debug and _names_shared_first(fn, windows)),
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
@@ -793,7 +803,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               preexit_used=preexit_used(code.instructions),
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
-                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")]))
+                              handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")],
+                              shared_symbols=windows[fn.name].symbols if fn.name in windows else []))
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
         _link_target_tables(kernels, codes)
@@ -834,12 +845,73 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
+                                    debug_shared=shared_plan.region if shared_plan else None,
+                                    address_taken=[fn.name for fn in module.functions
+                                                   if pointers.get(fn.name, 0) is None],
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
                                     descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
                                     samplers=[(v.name, *v.sampler) for v in module.variables
                                               if v.sampler is not None],
                                     texmode_independent=module.texmode_independent))
     return cubin, codes
+
+
+def debug_pointers(module: ir.Module, pointers: dict[str, int]) -> dict[str, int | None]:
+    """-g: ptxas -g keeps an address-taken function in its own text section too, its address
+    the relocated halves `MOV R, 32@lo(f)` / `32@hi(f)` and a call through a pointer
+    `CALL.ABS.NOINC R` (measured, ptxas 13.5.37): such functions map to None (no pointer
+    table). Where they are not link targets (`lower_checked` keeps them in-text when an
+    initialiser holds an address), the pointers stay small numbers."""
+    linkable = {fn.name for fn in module.functions if abi.is_linkable(fn)}
+    if not pointers or not set(pointers) <= linkable:
+        return pointers
+    # in the order the code first names them (ptxas -g lists a pointer call's targets so)
+    named = [s.name for fn in module.functions for b in fn.blocks for ins in b.instrs
+             for s in (ins.srcs[1:] if ins.opcode == "call" else ins.srcs)
+             if type(s) is ir.Symbol and s.name in pointers]
+    return {name: None for name in dict.fromkeys(named + list(pointers))}
+
+
+def _reloc_kinds(relocations: list, rel_first: bool) -> tuple[str, ...] | None:
+    """The order of a text's relocation sections: ptxas creates the section of the first
+    relocated word first; under -g a shared variable named before any call creates the
+    REL one (measured: it then comes first though it ends up holding only the CALL's
+    entry, the shared offsets being resolved)."""
+    kinds = tuple(dict.fromkeys("rel" if r[3] is None else "rela" for r in relocations))
+    if rel_first and "rel" in kinds:
+        kinds = ("rel",) + tuple(k for k in kinds if k != "rel")
+    return kinds or None
+
+
+def _names_shared_first(fn: ir.Function, windows: dict) -> bool:
+    """Whether `fn` names a shared variable of a -g window before its first call."""
+    shared = {name for w in windows.values() for (_, name) in w.offsets}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode == "call":
+                return False
+            for s in ins.srcs:
+                s = s.base if isinstance(s, ir.Address) else s
+                if isinstance(s, ir.Symbol) and s.name in shared:
+                    return True
+    return False
+
+
+def _debug_window(layout: KernelLayout, fn: ir.Function, windows: dict, reads: dict) -> KernelLayout:
+    """-g: the layout with ptxas -g's shared offsets (`debug_shared_layout`): a kernel's
+    window, or the fixed offsets an out-of-line function reads (it has no window itself)."""
+    if fn.is_entry and fn.name in windows:
+        w = windows[fn.name]
+        placements = dict(layout.placements)
+        placements.update((name, Placement("shared", at)) for (owner, name), at in w.offsets.items()
+                          if owner in (None, fn.name))
+        return replace(layout, placements=placements, shared_bytes=w.size,
+                       shared_align=w.align if w.size is not None else layout.shared_align)
+    if not fn.is_entry and fn.name in reads:
+        placements = dict(layout.placements)
+        placements.update((name, Placement("shared", at)) for name, at in reads[fn.name].items())
+        return replace(layout, placements=placements, shared_bytes=None)
+    return layout
 
 
 def _link_target_stacks(kernels: list, codes: list[KernelCode]) -> None:
@@ -1038,12 +1110,12 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
     if keep_functions:
-        # (not yet: a struct returned through the link-time convention, and calls through
-        # pointers to a function of its own section: those are compiled as without -g)
-        from ptx2sass.inline import address_taken_functions
-        taken = address_taken_functions(module)
+        # (address-taken ones too, their addresses from relocations (`debug_pointers`), but
+        # where an initialiser holds one (not yet: those stay in-text copies behind a table)
+        from ptx2sass.inline import address_taken_functions, initialiser_functions
+        held = address_taken_functions(module) if initialiser_functions(module) else set()
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
-                    and f.name not in taken}
+                    and f.name not in held}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)

@@ -136,6 +136,7 @@ class MFunction:
     precolored: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
+    pointer_calls: bool = False      # -g: calls through a pointer (`CALL.ABS.NOINC R`)
     # vreg id -> ((PTX register name, PTX type), ...) of the values it holds (-g's register
     # maps; coalescing merges them)
     value_names: dict = field(default_factory=dict)

@@ -307,3 +307,141 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         placements[name] = Placement("local", at)
     section = size if (size or externs) else None
     return KernelLayout(placements, section, align, frame, slots)
+
+
+@dataclass
+class DebugShared:
+    """-g: one kernel's shared window as ptxas -g lays it out (`debug_shared_layout`)."""
+    offsets: dict[tuple[str | None, str], int]   # (owning function or None, name) -> byte offset
+    size: int | None                             # `.nv.shared.<k>`'s size; None: no section
+    align: int
+    # (name, offset, size, declared by: "module", "own" (the kernel) or a function's name,
+    # where: "kernel" (its window), "region" (the module-wide one) or "extern")
+    symbols: list[tuple[str, int, int, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class DebugSharedModule:
+    """-g: every kernel's window (`DebugShared`), the module-wide region's size and
+    alignment (`.nv_debug.shared`; None: no such section), and where each out-of-line
+    function finds the shared variables it names (function -> name -> byte offset)."""
+    windows: dict[str, DebugShared] = field(default_factory=dict)
+    region: tuple[int, int] | None = None
+    reads: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSharedModule:
+    """ptxas -g's shared windows. Under -g the `.func`s stay out of line and read the shared
+    variables they name at fixed offsets. Measured (ptxas 13.5.37, sm_89): the variables
+    the functions reached from two or more kernels name form a module-wide region (section
+    `.nv_debug.shared`; by decreasing size, module variables first) at the start of the
+    window of every kernel reaching one of them; the kernel's other variables (its own, the
+    module's it names, those of the functions only it reaches) follow, by decreasing
+    alignment, then increasing size, then the order the code first names them (the
+    kernel's code, its callees' at each call); the extern ones after the static part padded to 16 (after the largest such part
+    among the kernels reaching a function that names one). A function whose variables still
+    land at different offsets in two kernels: `CompileError` ("not supported yet")."""
+    functions = {f.name: f for f in module.functions}
+    module_shared = {v.name: v for v in module.variables if v.space == "shared"}
+    kernels = [f for f in module.functions if f.is_entry]
+
+    def shared_names(fn: ir.Function) -> list[tuple[tuple[str | None, str], ir.Variable]]:
+        own = {v.name: v for v in fn.locals if v.space == "shared"}
+        return [((fn.name, n), own[n]) if n in own else ((None, n), module_shared[n])
+                for n in referenced_symbols(fn) if n in own or n in module_shared]
+
+    def reached(kernel: ir.Function) -> list[ir.Function]:      # depth first, in call order
+        out, seen = [], set()
+
+        def walk(fn: ir.Function) -> None:
+            seen.add(fn.name)
+            out.append(fn)
+            for n in referenced_symbols(fn):
+                if n in functions and n not in seen and not functions[n].is_entry:
+                    walk(functions[n])
+
+        walk(kernel)
+        return out
+
+    declared = {v.name: i for i, v in enumerate(module.variables)}
+
+    def place(keys: list, variables: dict, start: int, region: bool = False) -> tuple[dict, int, int]:
+        if region:      # the module-wide region: by decreasing size, then module ones first
+            order = sorted(keys, key=lambda k: (-variables[k].size, k[0] is not None,
+                                                declared.get(k[1], 0), keys.index(k)))
+        else:
+            order = sorted(keys, key=lambda k: (-variables[k].align, variables[k].size, keys.index(k)))
+        offsets, end, align = {}, start, 4
+        for k in order:
+            offsets[k] = align_up(end, variables[k].align)
+            end = offsets[k] + variables[k].size
+            align = max(align, variables[k].align)
+        return offsets, end, align
+
+    reach = {k.name: reached(k) for k in kernels}
+    count: dict[str, int] = {}
+    for fns in reach.values():
+        for fn in fns[1:]:
+            count[fn.name] = count.get(fn.name, 0) + 1
+    region_vars: dict = {}
+    for k in kernels:
+        for fn in reach[k.name][1:]:
+            if count[fn.name] > 1:
+                region_vars.update((key, v) for key, v in shared_names(fn)
+                                   if not (v.extern or v.size == 0))
+    base = reserved_shared if region_vars else 0
+    region, region_end, region_align = place(list(region_vars), region_vars, base, region=True)
+    out = DebugSharedModule()
+    reads: dict[str, dict[str, tuple[str, int]]] = {}
+    statics = {}                 # kernel -> (variables, externs, offsets, static end, alignment)
+    for kernel in kernels:
+        variables: dict = {}
+        for fn in reach[kernel.name]:
+            for key, v in shared_names(fn):
+                variables.setdefault(key, v)
+        externs = [k for k, v in variables.items() if v.extern or v.size == 0]
+        with_region = any(count[fn.name] > 1 for fn in reach[kernel.name][1:]) and bool(region_vars)
+        rest = [k for k in variables if k not in externs and not (with_region and k in region)]
+        start = region_end if with_region else (reserved_shared if variables else 0)
+        offsets, end, align = place(rest, variables, start)
+        if with_region:
+            offsets.update(region)
+        if region_vars:         # (measured: a kernel without the region aligns to it too)
+            align = max(align, region_align)
+        statics[kernel.name] = (variables, externs, offsets, end, align, with_region)
+    # extern variables a function reached from several kernels names: after the largest
+    # static part of those kernels, in each of them (measured: the smaller windows grow to it)
+    extern_users = [k.name for k in kernels
+                    if any(count[fn.name] > 1 and any(v.extern or v.size == 0 for _, v in shared_names(fn))
+                           for fn in reach[k.name][1:])]
+    common = max((align_up(statics[k][3], EXTERN_SHARED_ALIGN) for k in extern_users), default=0)
+    for kernel in kernels:
+        variables, externs, offsets, end, align, with_region = statics[kernel.name]
+        if externs:
+            align = max(align, EXTERN_SHARED_ALIGN)
+            end = common if kernel.name in extern_users else align_up(end, EXTERN_SHARED_ALIGN)
+            offsets.update((k, end) for k in externs)
+        symbols = [(k[1], at, variables[k].size,
+                    "module" if k[0] is None else "own" if k[0] == kernel.name else k[0],
+                    "extern" if k in externs else "region" if with_region and k in region else "kernel")
+                   for k, at in sorted(offsets.items(), key=lambda ka: ka[1])]
+        out.windows[kernel.name] = DebugShared(offsets, end if variables else None, align, symbols)
+        for fn in reach[kernel.name][1:]:
+            for key, _ in shared_names(fn):
+                at = offsets[key]
+                earlier = reads.setdefault(fn.name, {}).setdefault(key[1], (kernel.name, at))
+                if earlier[1] != at:
+                    raise CompileError(f"function {fn.name}: .shared variable `{key[1]}` at different "
+                                       f"offsets in kernels {earlier[0]} and {kernel.name} not supported yet")
+    # extern variables no kernel names: a symbol at 0 all the same (after the others)
+    named = {name for w in out.windows.values() for name, *_, where in w.symbols if where == "extern"}
+    unnamed = [(v.name, 0, 0, "module", "extern") for v in module.variables
+               if v.space == "shared" and (v.extern or v.size == 0) and v.name not in named]
+    if unnamed and kernels:
+        out.windows[kernels[0].name].symbols.extend(unnamed)
+    any_extern = bool(named or unnamed)
+    if region_vars or any_extern:
+        out.region = (region_end if region_vars else 0,
+                      max(region_align if region_vars else 1, EXTERN_SHARED_ALIGN if any_extern else 1))
+    out.reads = {fn: {name: at for name, (_, at) in names.items()} for fn, names in reads.items()}
+    return out

@@ -53,7 +53,71 @@ def _declare(name: str) -> str:
     return f".func (.param .b32 r) {name}(.param .b32 a);\n"
 
 
+def _vector_module(ty: str, count: int, scalar: bool = False) -> str:
+    """A `.func` with a `.reg .v<count> .<ty>` parameter (and a `.u32` one after) and result:
+    r = a rotated by one element, its first element + the scalar; the kernel sums r."""
+    names = [f"%e{i}" for i in range(count)]
+    conv = "cvt.rn.f32.u32" if ty == "f32" else f"cvt.{ty}.u32"
+    back = "cvt.rzi.u32.f32" if ty == "f32" else f"cvt.u32.{ty}"
+    vec = ", ".join(names)
+    rotated = ", ".join(names[1:] + names[:1])
+    return HEAD + f""".func (.reg .v{count} .{ty} r) vf(.reg .v{count} .{ty} a{', .reg .u32 s' if scalar else ''})
+{{
+  .reg .{ty} {vec}, %t;
+  mov.v{count}.{ty} {{{vec}}}, a;
+  {f'{conv} %t, s;' if scalar else f'mov.{ty} %t, {names[-1]};'}
+  add.{ty} %e0, %e0, %t;
+  mov.v{count}.{ty} r, {{{rotated}}};
+  ret;
+}}
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v{count} .{ty} %v, %w; .reg .{ty} {vec}, %t;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  {conv} %t, %r1;
+""" + "".join(f"  add.{ty} %e{i}, %t, {i + 1}{'.0' if ty == 'f32' else ''};\n" for i in range(count)) + f"""  mov.v{count}.{ty} %v, {{{vec}}};
+  call (%w), vf, (%v{', %r1' if scalar else ''});
+  mov.v{count}.{ty} {{{vec}}}, %w;
+""" + "".join(f"  add.{ty} %e0, %e0, %e{i};\n" for i in range(1, count)) + f"""  {back} %r1, %e0;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}}
+"""
+
+
 MODULES = {
+    # `.reg` vector parameters and results: ptxas -g passes their elements in consecutive
+    # registers from R4 (`.v2.u32` R4, R5; `.v2.u64` R4:R5, R6:R7)
+    "vector_u32": _vector_module("u32", 2),
+    "vector_u64": _vector_module("u64", 2),
+    "vector_f32": _vector_module("f32", 4, scalar=True),
+    # functions whose address the kernel takes, called through a pointer chosen per thread:
+    # ptxas -g keeps them in their own sections too, `MOV R, 32@lo(f)`/`32@hi(f)` relocated
+    # against their symbols, `CALL.ABS.NOINC R`
+    "pointer": HEAD + _func("fa") + _func("fb") + """.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<5>; .reg .pred %q;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  and.b32 %r2, %r1, 1;
+  setp.eq.u32 %q, %r2, 0;
+  mov.u64 %rd4, fb;
+  mov.u64 %rd3, fa;
+  selp.b64 %rd3, %rd3, %rd4, %q;
+  { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (pr), %rd3, (pa), proto; ld.param.b32 %r1, [pr]; }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+""",
     # one function, one kernel
     "one": HEAD + _func("fa") + _kernel("k", ["fa"]),
     # three functions (one visible) called from two kernels, in another order than declared
@@ -183,12 +247,13 @@ def _ours_g(name: str) -> bytes:
     return codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", debug=True, opt_level=0)
 
 
-@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return", "switch"])
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return", "switch",
+                                  "pointer", "vector_u32", "vector_u64", "vector_f32"])
 def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
 
-@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "two"])
+@pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "two", "pointer"])
 def test_separate_compilation_with_g_as_ptxas(name):
     """-c -g: the same order; only `.visible` functions are link targets with a prototype."""
     theirs = oracle.ptxas(MODULES[name], "sm_89", ("-c", "-g"), name="k.ptx")
@@ -226,7 +291,17 @@ def test_a_chain_of_frames_counts_in_the_kernels_stack():
         assert _stack_records(cubin)["k"][0] == f["fa"] + f["fb"]
 
 
-@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch"])
+def test_call_graph_of_calls_through_pointers_as_ptxas():
+    """ptxas -g's `.nv.callgraph` for a call through a pointer: the address-taken functions
+    after the second marker, the kernel after the third, its reachable targets after the last."""
+    def graph(cubin):
+        return read_cubin(cubin).callgraph
+    theirs = graph(_ptxas_g("pointer").output)
+    assert graph(_ours_g("pointer")) == theirs
+    assert len(theirs) == 9
+
+
+@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch", "pointer", "vector_u32", "vector_u64", "vector_f32"])
 def test_runs_as_ptxas_g_cubin(name):
     theirs = _ptxas_g(name).output
     ours = _ours_g(name)
@@ -290,21 +365,32 @@ def test_jump_tables_place_module_wide():
 
 
 def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
-    """A `.func` using a `.shared` variable (not supported out of line yet): the module is
-    compiled with its functions inlined, as before -g kept them, instead of being refused;
-    ptxas compiles it."""
-    ptx = HEAD + """.shared .align 4 .b32 buf[64];
-.func (.param .b32 r) nb(.param .b32 a)
+    """A `.func` with a `.reg .v4.u16` parameter (not supported out of line yet: ptxas -g
+    packs two elements per register, R4 = x | y << 16): the module is compiled with its
+    functions inlined, as before -g kept them, instead of being refused; ptxas compiles it.
+    (`.shared` variables in functions: out of line since branch cli10, test_debug_shared.py;
+    32- and 64-bit vector elements: the vector_* modules here.)"""
+    ptx = HEAD + """.func (.reg .u32 r) sw(.reg .v4 .u16 a)
 {
-  .reg .b32 %r<3>;
-  ld.param.b32 %r0, [a];
-  mov.u32 %r1, buf;
-  st.shared.u32 [%r1], %r0;
-  ld.shared.u32 %r2, [%r1];
-  st.param.b32 [r], %r2;
+  .reg .u16 %x, %y, %z, %w;
+  mov.v4.u16 {%x, %y, %z, %w}, a;
+  add.u16 %x, %x, %w;
+  cvt.u32.u16 r, %x;
   ret;
 }
-""" + _kernel("k", ["nb"])
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v4 .u16 %v; .reg .u16 %h;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  cvt.u16.u32 %h, %r1;
+  mov.v4.u16 %v, {%h, %h, %h, %h};
+  call (%r1), sw, (%v);
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
     assert oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx").ok
     cubin = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
     assert [k.name for k in read_cubin(cubin).kernels] == ["k"]

@@ -73,6 +73,8 @@ class CallSelection:
         if ins.guard is not None or ins.attrs.get("returns"):
             raise self.unsupported("guarded `call` or `.param` results of an out-of-line function")
         target = ins.srcs[0] if ins.srcs else None
+        if isinstance(target, ir.Value) and self.pointers and None in self.pointers.values():
+            return self.sel_extern_call(ins, None, target)      # -g: to a function of its own section
         if isinstance(target, ir.Value):          # through a function pointer
             args = [a for a in ins.srcs[1:] if not isinstance(a, ir.Symbol)]    # less the prototype
             if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
@@ -192,27 +194,43 @@ class CallSelection:
             add.operands[3] = abi.LabelDistance(back.name, here)
         self.extern_call_results(ins, defs)
 
-    def sel_extern_call(self, ins, callee) -> None:
+    def sel_extern_call(self, ins, callee, pointer: ir.Value | None = None) -> None:
         """`call (r), f, (a)` of a function another module defines (relocatable output,
         ptx2sass.abi): the arguments in R4.., the absolute return address in R20:R21 from
         relocations against the kernel's symbol, `CALL.ABS.NOINC `(f)` relocated against
-        f's symbol; then the global-memory descriptor read again."""
-        what = callee.name
-        uses, res_layout = self.extern_call_arguments(ins, callee)
+        f's symbol; then the global-memory descriptor read again. With `pointer` (-g: a
+        call through a pointer, every address-taken function a link target, as ptxas -g
+        calls them): `CALL.ABS.NOINC R` to the pointer's value, which may reach any of them."""
+        if pointer is not None:
+            args = [a for a in ins.srcs[1:] if not isinstance(a, ir.Symbol)]    # less the prototype
+            if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
+                raise self.unsupported("this argument of an indirect `call`")
+            what = "function called through a pointer"
+            uses, res_layout = self.call_arguments(ins, args, [a.type for a in args],
+                                                   [d.type for d in ins.dests], what,
+                                                   last=abi.SYSCALL_LAST_ARGUMENT)
+        else:
+            what = callee.name
+            uses, res_layout = self.extern_call_arguments(ins, callee)
         ra = self.mf.fixed_vreg("R", abi.EXTERN_RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
         high = self.emit("MOV", (), [VOp(ra, 1), Imm(0)], guarded=False)
         defs = [VOp(self.mf.fixed_vreg("R", reg, width)) for reg, width in res_layout]
         n = len(defs)
-        if what == self.mf.name:     # recursion into itself: a relative call, as ptxas -g's
+        if pointer is not None:
+            self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, VOp(self.vreg(pointer)), *uses, VOp(ra)],
+                                   n, None, self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
+        elif what == self.mf.name:     # recursion into itself: a relative call, as ptxas -g's
             self.out.append(MInstr("CALL", ("REL", "NOINC"), [*defs, Label(abi.ENTRY_LABEL), *uses, VOp(ra)],
                                    n, None, self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
         else:
             self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, Label(what), *uses, VOp(ra)], n, None,
                                    self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
-        if what not in self.mf.externs:
-            self.mf.externs.append(what)
+        self.mf.pointer_calls |= pointer is not None
+        for name in (self.pointers if pointer is not None else (what,)):
+            if name not in self.mf.externs:
+                self.mf.externs.append(name)
         back = self.start_block("ret")
         low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
         high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
@@ -221,6 +239,9 @@ class CallSelection:
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
+        if any("." in p.name and p.size < 4 for p in self.fn.params + self.fn.returns):
+            # (ptxas packs 8/16-bit vector elements: `.v4.u16` two to a register)
+            raise self.unsupported("a `.reg` vector parameter of 8- or 16-bit elements of an out-of-line function")
         layout = abi.register_layout([p.type for p in self.fn.params], "argument", self.fn.name)
         self.result_layout = abi.register_layout([p.type for p in self.fn.returns], "result", self.fn.name)
         self.incoming = {}

@@ -217,10 +217,11 @@ class MemorySelection:
         """`mov d, var`: the variable's address in its own state space (a generic address
         for `.global`, a window offset for the others; 64-bit ones zero-extended). A
         function's address is its pointer value (ptx2sass.abi)."""
-        if sym.name in self.pointers:
+        if sym.name in self.pointers and self.pointers[sym.name] is not None:
             return self.copy_into(VOp(self.vreg(d)), ir.Const(self.pointers[sym.name] + sym.offset, d.type),
                                   d.type)
-        p = self.placement(sym)
+        # -g: a function in its own section; its address from relocations (ptx2sass.codegen.debug_pointers)
+        p = Placement("global", sym.name) if sym.name in self.pointers else self.placement(sym)
         r = self.vreg(d)
         if p.space == "global":
             if r.width != 2:
