@@ -392,7 +392,9 @@ _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_i
 # %reserved_smem_offset_* registers are refused below sm_80), %current_graph_exec at 0x120.
 _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "nsmid": 0x10C,
                         "graph_exec": 0x120, "param_window": 0x40, "const_window": 0x50,
-                        "texture_descriptors": 0x70, "surface_descriptors": 0x80}
+                        "texture_descriptors": 0x70, "surface_descriptors": 0x80,
+                        # isspacep.param's upper bound (ptxas: base + c[0x0][0x114])
+                        "param_window_end": 0x114}
 _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
