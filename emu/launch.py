@@ -76,6 +76,14 @@ class gc_paused:
 _DRIVER_CBANK: dict[str, dict] = {}
 
 
+# SR_CgaSize (sm_100+) in a launch without clusters, which picks the entry of the driver's
+# per-cluster-size words (Target.cluster_size_cbank) ptxas's code reads. A model, not a
+# device reading: with entries 0xa0 bytes apart the one at index 2 would overlap words ptxas
+# reads at fixed places (gridid 0x140, the reserved-shared size 0x16c), so the index is 0
+# or 1; the emulator takes 0 and writes the words there.
+CGA_SIZE = 0
+
+
 def _driver_cbank(arch: str) -> dict:
     """The arch's driver words in constant bank 0 (name → offset), looked up once per arch."""
     got = _DRIVER_CBANK.get(arch)
@@ -364,7 +372,7 @@ class Launch:
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers
         %dynamic_smem_size, %nsmid, %gridid, ... read them), at the arch's offsets."""
-        offsets = _driver_cbank(self.program.arch)
+        offsets = dict(_driver_cbank(self.program.arch))
         values = {"dynamic_smem": ("<I", self.shared_total - self.program.shared_bytes),
                   "nsmid": ("<I", self.NSMID), "gridid": ("<Q", self.GRIDID),
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
@@ -374,6 +382,10 @@ class Launch:
                   # %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank 1)
                   "cluster_nctaid": ("<III", (1, 1, 1)), "cluster_rcp": ("<fff", (1.0, 1.0, 1.0)),
                   "nclusterid": ("<III", tuple(self.grid)), "cluster_nctarank": ("<I", 1)}
+        from ptx2sass.encoder.arch import target
+        info = target(self.program.arch)
+        for key, at in info.cluster_size_cbank:      # the entry SR_CgaSize selects
+            offsets.setdefault(key, at + info.cluster_size_stride * CGA_SIZE)
         for key, (fmt, value) in values.items():
             at = offsets.get(key)
             if at is not None and at + struct.calcsize(fmt) <= len(bank0):

@@ -616,7 +616,7 @@ def op_i2f(w, s, active, mask):
     _i2f(w, s, mask)
 
 
-@semantics("I2FP", vector=True)
+@semantics("I2FP", "UI2FP", vector=True)
 def op_i2fp(w, s, active, mask):
     _i2f(w, s, mask)
 

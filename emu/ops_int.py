@@ -126,6 +126,9 @@ def special_value(w, name: str) -> np.ndarray:
         return np.zeros(1, dtype=U32)
     if name == "SR_SMEMSZ":
         return np.array([smem_size(w.launch)], dtype=U32)
+    if name == "SR_CgaSize":
+        from .launch import CGA_SIZE
+        return np.array([CGA_SIZE], dtype=U32)
     if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
                 "SR_VIRTID", "SR_CgaCtaId"):
         return np.zeros(1, dtype=U32)

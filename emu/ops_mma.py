@@ -529,10 +529,12 @@ def op_qmma(w, s, active, mask):
 def op_movm(w, s, active, mask):
     """MOVM.16.MT88 d, a (PTX's movmatrix.m8n8.trans.b16): the warp's a registers hold an 8x8
     matrix of 16-bit elements, lane l row l/4, elements 2(l%4) and 2(l%4)+1 (low half first);
-    d receives its transpose in the same layout."""
+    d receives its transpose in the same layout. MOVM.U4TO8.M832: below."""
     ins = s.ins
+    if {"U4TO8", "M832"} <= set(ins.modifiers):
+        return _movm_u4_to_u8(w, s, mask)
     if not {"16", "MT88"} <= set(ins.modifiers):
-        raise EmuFault(f"{ins.mnemonic}: only MOVM.16.MT88 is modelled")
+        raise EmuFault(f"{ins.mnemonic}: only MOVM.16.MT88 and MOVM.U4TO8.M832 are modelled")
     d, a = ins.operands[:2]
     word = _regs(w, a, 1)[0].astype(U32)
     elems = np.empty((8, 8), dtype=np.uint32)
@@ -540,3 +542,24 @@ def op_movm(w, s, active, mask):
     elems[G, 2 * T + 1] = word >> U32(16)
     t = elems.T
     w.w(d, t[G, 2 * T] | (t[G, 2 * T + 1] << U32(16)), mask)
+
+
+def _movm_u4_to_u8(w, s, mask):
+    """MOVM.U4TO8.M832 d, a: an 8x32 matrix of u4 in the 4-bit mma fragment layout (lane
+    4g + t: row g, columns 8t..8t+7, nibble n column 8t + n) to the same matrix of u8 in the
+    8-bit layout (the pair d, d+1: row g, columns 4t..4t+3 and 16 + 4t..16 + 4t + 3, byte j
+    the j-th), each nibble zero-extended. A model from the name and the two fragment layouts
+    (ptxas 13.5's sm_100/120 b1 mma feeds IMMA.16832.U8.U8 with it; no device checked): a
+    per-lane widening would give those mmas the same sums, as A and B move alike."""
+    d, a = s.ins.operands[:2]
+    word = _regs(w, a, 1)[0].astype(U32)
+    elems = np.empty((8, 32), dtype=np.uint32)
+    for n in range(8):
+        elems[G, 8 * T + n] = (word >> U32(4 * n)) & U32(0xF)
+    words = []
+    for base in (4 * T, 16 + 4 * T):
+        out = np.zeros(32, dtype=np.uint32)
+        for j in range(4):
+            out |= elems[G, base + j] << U32(8 * j)
+        words.append(out)
+    w.wn(d, words, mask)

@@ -176,7 +176,8 @@ class Target:
     # (ptxas 13.5 on sm_90; on sm_8x it writes no fence after ATOMS)
     shared_acquire_invalidates: bool = False
     # bf16 -> integer cvt is one F2I with a .BF16 source (`F2I.S16.BF16.TRUNC.NTZ`, sm_90:
-    # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx)
+    # PTX allows it from sm_90 on; probed from tools/isa_seeds/cvt_bf16_int_sm90.ptx; the
+    # blackwell table also from tools/isa_seeds/cvt_int_bf16_blackwell.ptx)
     bf16_integer_converts: bool = False
     # shared-window accesses scale their base register (`LDS R0, [R2.X4+0x10]` for a
     # `shl.b32 i, 2` added to a variable's address: sm_75..sm_89); ptxas for sm_90 and sm_120
@@ -286,6 +287,12 @@ class Target:
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
     # internal symbol there (None)
     reserved_smem_cap: int | None = None
+    # Driver words kept once per cluster-size entry (sm_100+): name (as `driver_cbank`'s;
+    # "envreg" for %envreg0..15) -> c[0x0][offset] of entry 0, each next entry
+    # `cluster_size_stride` bytes on; ptxas 13.5 reads them as CS2R.32 R, SR_CgaSize;
+    # IMAD R, R, stride, RZ; LDC c[0x0][R+offset]
+    cluster_size_cbank: tuple[tuple[str, int], ...] = ()
+    cluster_size_stride: int = 0
 
     @property
     def full_name(self) -> str:
@@ -357,9 +364,13 @@ _HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=F
 # --- sm_120 (issue 18 phase 2): read off ptxas 13.5's sm_120 code for `mov` of each special
 # register and cvta (tests/test_codegen_blackwell.py). %dynamic_smem_size, %envreg<n>,
 # %aggr_smem_size and %reserved_smem_offset_end are read per cluster size there
-# (`CS2R.32 SR_CgaSize; IMAD -0xa0; LDC c[0x0][R+0x2ac]`), a form not generated: left out
-# (refused). %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
-_BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C,
+# (`CS2R.32 SR_CgaSize; IMAD -0xa0; LDC c[0x0][R+0x2ac]`: `_BLACKWELL_PER_CLUSTER_SIZE`);
+# %envreg16..31 are fixed words from 0xd0. %total_smem_size is SR_SMEMSZ - c[0x0][0x16c].
+_BLACKWELL_PER_CLUSTER_SIZE = (("dynamic_smem", 0x2AC), ("aggr_smem_limit", 0x2BC), ("envreg", 0x250),
+                               ("reserved_smem_end", 0x278), ("reserved_smem_1", 0x27C),
+                               ("cluster_nctaid", 0x2A0), ("cluster_rcp", 0x2B0),
+                               ("nclusterid", 0x2C0), ("cluster_nctarank", 0x2CC))
+_BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C, "envreg_16": 0xD0,
                            "graph_exec": 0x2E8, "const_window": 0x120,
                            "cluster_launch": 0x36C,   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
                            # the parameter window's base (at the parameters, as sm_90's) and
@@ -369,7 +380,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, bf16_integer_converts=False, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -377,6 +388,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
                           cas_spin_predicate=True,
+                          cluster_size_cbank=_BLACKWELL_PER_CLUSTER_SIZE, cluster_size_stride=-0xA0,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX

@@ -44,6 +44,7 @@ from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.target_forms import apply_target_forms
+from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
@@ -704,6 +705,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
                for fn in module.functions}
     for fn in module.functions:
+        if any(ins.type == "f32x2" for b in fn.blocks for ins in b.instrs):
+            lower_f32x2(fn, filename)
         if "wmma" in opcodes[fn.name]:
             lower_wmma(fn, info)
         if not opcodes[fn.name].isdisjoint(("mma", "wmma")):     # wmma's lowering writes mma

@@ -17,6 +17,16 @@ the result is C + A·B clamped once, as the instruction defines it.
 b1 `.xor.popc` where only `.and.popc` exists: popc(a ^ b) = popc(a & ~b) + popc(~a & b), two
 and-popc mmas, the second accumulating onto the first.
 
+b1 `.and.popc` where the target has no binary mma at all (sm_100/120: `binary_mma_ops` empty;
+`.xor` first becomes two of them as above): bit planes on the u8 m16n8k32 mma. Plane p of a
+word is the bytes (w >> p) & 0x01010101, each 0 or 1, so a u8 product of planes is the AND of
+bits and the mma's sum over k their popc. The fragments pair A's and B's words of the same k
+(PTX ISA: A a0/a1 rows g/g+8 and B b0 hold k 32t..32t+31, a2/a3 and b1 k 128 + that), so one
+m16n8k32 takes planes p (A registers 0-1, B 0) and p + 4 (A 2-3, B 1) of those words and the
+four with p = 0..3 cover their 32 bits: m16n8k128 is 4 of them accumulating, m16n8k256 8,
+m8n8k128 4 with A's rows g + 8 a copy of row g and D's upper half left unread (ptxas 13.5
+computes the same sum with MOVM.U4TO8 nibble planes).
+
 m8n8k16 s8/u8 where the target has no 8x8 integer tile (sm_100/120): the m16n8k16 mma
 whose upper eight rows are the same A row block and whose C's upper half is 0; D's first two
 registers are the 8x8 result (ptxas 13.5 does the same).
@@ -35,6 +45,8 @@ NIBBLE_TYPES = {"s4": "s8", "u4": "u8"}
 # s4/u4 shape -> (the 8-bit shape of each half, registers in A, in B, in C/D)
 HALVES = {"m8n8k32": ("m8n8k16", 1, 1, 2), "m16n8k32": ("m16n8k16", 2, 1, 4),
           "m16n8k64": ("m16n8k32", 4, 2, 4)}
+# b1 shape -> registers in A, in B, in C/D
+B1_WORDS = {"m8n8k128": (1, 1, 2), "m16n8k128": (2, 1, 4), "m16n8k256": (4, 2, 4)}
 
 
 def nibble_types(ins: ir.Instr) -> list[str]:
@@ -52,9 +64,10 @@ def lowers(ins: ir.Instr, arch) -> bool:
         return arch.mma_k16 and not arch.mma_8x8_tiles and shape in HALVES and ins.type == "s32" \
             and _counts_fit(ins, *HALVES[shape][1:])
     if "b1" in ins.modifiers:
-        return "xor" in ins.modifiers and "popc" in ins.modifiers and arch.mma_k16 \
-            and "xor" not in arch.binary_mma_ops and "and" in arch.binary_mma_ops \
-            and shape in ("m8n8k128", "m16n8k128", "m16n8k256")
+        op = next((m for m in ins.modifiers if m in ("xor", "and")), None)
+        return op is not None and "popc" in ins.modifiers and arch.mma_k16 \
+            and op not in arch.binary_mma_ops and shape in B1_WORDS \
+            and (op == "xor" or not arch.binary_mma_ops) and _counts_fit(ins, *B1_WORDS[shape])
     bytes_ = tuple(ins.types[:2]) in {(a, b) for a in ("s8", "u8") for b in ("s8", "u8")}
     if shape == "m8n8k16" and ins.type == "s32" and not arch.integer_mma_8x8:
         return bytes_ and _counts_fit(ins, 1, 1, 2)
@@ -70,7 +83,7 @@ def available(arch, modifiers) -> bool:
     if not arch.mma_k16 or arch.mma_8x8_tiles:
         return False
     if "b1" in modifiers:
-        return "xor" in modifiers and "and" in arch.binary_mma_ops
+        return ("xor" in modifiers and "and" in arch.binary_mma_ops) or not arch.binary_mma_ops
     return len([m for m in modifiers if m in NIBBLE_TYPES]) == 2
 
 
@@ -99,8 +112,10 @@ class _Lowering:
             self.out.append(ins)
         elif len(nibble_types(ins)) == 2:
             self.nibbles()
-        elif "b1" in ins.modifiers:
+        elif "b1" in ins.modifiers and "xor" in ins.modifiers:
             self.xor_as_ands()
+        elif "b1" in ins.modifiers:
+            self.bit_planes()
         elif _shape(ins) == "m8n8k16":
             self.tile_as_16_rows()
         elif ins.type == "s32":
@@ -174,12 +189,36 @@ class _Lowering:
     def xor_as_ands(self) -> None:
         ins = self.ins
         shape = _shape(ins)
-        n_a, n_b = {"m8n8k128": (1, 1), "m16n8k128": (2, 1), "m16n8k256": (4, 2)}[shape]
+        n_a, n_b, _ = B1_WORDS[shape]
         srcs = list(ins.srcs)
         a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
         first = [self.fn.new_value("s32") for _ in c]
         self.mma_as(first, a + [self.op("not", [w]) for w in b] + c, shape, {"xor": "and"})
         self.mma_as(ins.dests, [self.op("not", [w]) for w in a] + b + first, shape, {"xor": "and"})
+
+    # ---- b1 and: bit planes on the u8 mma ------------------------------------------------
+    def plane(self, word, p: int) -> ir.Value:
+        """Bits p, p + 8, p + 16, p + 24 of `word` as the four bytes (0 or 1) of a register."""
+        shifted = self.op("shr", [word, self.const(p, "u32")], "u32") if p else word
+        return self.op("and", [shifted, self.const(0x01010101)])
+
+    def bit_planes(self) -> None:
+        ins = self.ins
+        shape = _shape(ins)
+        n_a, n_b, n_c = B1_WORDS[shape]
+        srcs = list(ins.srcs)
+        a, b, acc = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
+        if n_a == 1:                # m8n8k128: rows g + 8 repeat row g, C's are 0
+            a, acc = [a[0], a[0]], acc + [self.zero(), self.zero()]
+        steps = [(a[2 * h:2 * h + 2], b[h], p) for h in range(n_b) for p in range(4)]
+        for n, (rows, col, p) in enumerate(steps):
+            last = n == len(steps) - 1
+            dests = list(ins.dests) + [self.fn.new_value("s32") for _ in range(4 - n_c)] if last \
+                else [self.fn.new_value("s32") for _ in range(4)]
+            planes = [self.plane(w, p) for w in rows] + [self.plane(w, p + 4) for w in rows] \
+                + [self.plane(col, p), self.plane(col, p + 4)]
+            self.mma(dests, planes + acc, "m16n8k32", ("u8", "u8", "s32"))
+            acc = dests
 
     # ---- m8n8k16 as m16n8k16 ------------------------------------------------------------
     def tile_as_16_rows(self) -> None:
@@ -211,4 +250,5 @@ class _Lowering:
         ins = self.ins
         renamed = {**(renamed or {}), _shape(ins): shape}
         mods = tuple(renamed.get(m, m) for m in ins.modifiers)
-        self.out.append(ir.Instr("mma", list(dests), list(srcs), mods, ins.type, ins.types, line=ins.line))
+        _Lowering(self.fn, ir.Instr("mma", list(dests), list(srcs), mods, ins.type, ins.types,
+                                    line=ins.line), self.out, self.arch).run()

@@ -72,7 +72,7 @@ def _c_fetch(f32_c: bool, f32_d: bool, i: int) -> Fetch | None:
 
 
 def lowers(ins: ir.Instr, arch) -> bool:
-    return ins.opcode == "mma" and arch.quadpair_mma_shuffled and ins.guard is None \
+    return ins.opcode == "mma" and arch.quadpair_mma_shuffled \
         and "m8n8k4" in ins.modifiers and tuple(ins.types[:2]) == ("f16", "f16") \
         and ins.type in ("f16", "f32") and len(ins.types) == 3 and ins.types[2] in ("f16", "f32") \
         and len(ins.dests) == (4 if ins.type == "f16" else 8) \
@@ -175,10 +175,12 @@ class _Quadpair:
                 low = self.f32("fma", [ak[1], bk[1], self.f32("mul", [ak[0], bk[0]])])
                 high = self.f32("fma", [ak[3], bk[3], self.f32("mul", [ak[2], bk[2]])])
                 d.append(self.f32("add", [self.f32("add", [ci, low]), high]))
-        if f32_d:
-            for dest, v in zip(ins.dests, d):
-                self.out.append(ir.Instr("mov", [dest], [v], (), "b32", line=ins.line))
-            return
+        # a guard applies to D's writes alone: every lane still takes part in the shuffles
+        # (`.aligned`: the warp executes the mma together), lanes where it is false keep D
         for j, dest in enumerate(ins.dests):
-            self.out.append(ir.Instr("cvt", [dest], [d[2 * j + 1], d[2 * j]], ("rn",), "f16x2", ("f32",),
-                                     line=ins.line))
+            write = ir.Instr("mov", [dest], [d[j]], (), "b32", line=ins.line) if f32_d else \
+                ir.Instr("cvt", [dest], [d[2 * j + 1], d[2 * j]], ("rn",), "f16x2", ("f32",), line=ins.line)
+            if ins.guard is not None:
+                write.guard, write.guard_negated = ins.guard, ins.guard_negated
+                write.merge = [ins.merge[j]] if ins.merge else []
+            self.out.append(write)

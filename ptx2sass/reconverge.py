@@ -56,6 +56,10 @@ from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr, VOp
 
 NUM_BARRIERS = 16
 FIRST_CALLEE_SAVED = 6       # B6..B15 survive a call; B0..B5 do not
+# tex.grad's quad sequences keep the active mask in B15 (isel/texture.py) and, as ptxas's,
+# an out-of-line function's do not save it: a caller whose region holds B15 across a call
+# (ten call-containing regions deep) keeps its mask in a register around the CALL instead
+QUAD_BARRIER = NUM_BARRIERS - 1
 
 
 class _Region:
@@ -465,6 +469,9 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
             r.start.instrs[at:at] = put
         else:
             r.start.instrs.extend(put)
+    for r in ordered:
+        if r.barrier == QUAD_BARRIER and r in around_calls:
+            _keep_around_calls(mf, r.body, QUAD_BARRIER)
     # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
     count = 0
     syncs: dict[int, list[MBlock]] = {}      # end id -> its BSYNC blocks, in the order made
@@ -498,6 +505,20 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
+
+
+def _keep_around_calls(mf: MFunction, body: set[int], k: int) -> None:
+    """`BMOV.32.CLEAR Rs, Bk` before each CALL of the region's body, `BMOV.32 Bk, Rs` first
+    where it returns (a CALL ends its block: the next block is its return address)."""
+    for b in mf.blocks:
+        at = next((i for i, mi in enumerate(b.instrs) if mi.opcode == "CALL"), None)
+        if id(b) not in body or at is None:
+            continue
+        saved = mf.new_vreg("R")
+        b.instrs.insert(at, MInstr("BMOV", ("32", "CLEAR"), [VOp(saved), Reg("B", k)], 1))
+        back = b.fallthrough
+        first = next((i for i, mi in enumerate(back.instrs) if mi.opcode not in PSEUDOS), len(back.instrs))
+        back.instrs.insert(first, MInstr("BMOV", ("32",), [Reg("B", k), VOp(saved)], 0))
 
 
 def _save_barriers(mf: MFunction, barriers: list[int]) -> None:

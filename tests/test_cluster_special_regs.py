@@ -2,8 +2,10 @@
 of a launch without clusters (each CTA its own 1x1x1 cluster, the driver words the emulator
 writes: PTX ISA's %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank 1). ptxas reads
 the shapes from constant bank 0, the rank from SR_CgaCtaId, and divides %ctaid by the shape
-(.x: a full unsigned division; .y/.z: the shape's float reciprocal)."""
+(.x: a full unsigned division; .y/.z: the shape's float reciprocal). sm_100/120 keep those
+words once per cluster size (read at SR_CgaSize * -0xa0 + offset)."""
 import numpy as np
+import pytest
 
 import ptx2sass
 from ptx2sass import oracle
@@ -15,10 +17,10 @@ REGS = ["%clusterid.x", "%clusterid.y", "%clusterid.z", "%nclusterid.x", "%nclus
         "%cluster_nctarank"]
 
 
-def _ptx() -> str:
+def _ptx(arch: str = "sm_90") -> str:
     body = "\n".join(f"mov.u32 %r1, {r};\nst.global.u32 [%rd2+{4 * i}], %r1;" for i, r in enumerate(REGS))
-    return f""".version 8.6
-.target sm_90
+    return f""".version {"8.7" if arch != "sm_90" else "8.6"}
+.target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out)
 {{
@@ -37,10 +39,11 @@ ret;
 }}"""
 
 
-def test_cluster_registers_as_ptxas():
-    ptx = _ptx()
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_cluster_registers_as_ptxas(arch):
+    ptx = _ptx(arch)
     outs = []
-    for cubin, check in ((oracle.ptxas(ptx, "sm_90").output, False), (ptx2sass.compile(ptx, "sm_90", "k.ptx"), True)):
+    for cubin, check in ((oracle.ptxas(ptx, arch).output, False), (ptx2sass.compile(ptx, arch, "k.ptx"), True)):
         out = np.zeros(30 * len(REGS), np.uint32)
         result = run(cubin, "k", (5, 3, 2), (32, 1, 1), [out], hazard_check=check)
         assert not (check and result.hazards), [str(h) for h in result.hazards[:3]]

@@ -153,6 +153,39 @@ def test_other_archs(arch, combo):
     np.testing.assert_array_equal(launch(ours, buf), launch(theirs.output, buf))
 
 
+@pytest.mark.parametrize("arch,combo", [("sm_89", ("row", "col", "f16", "f16")),
+                                        ("sm_89", ("col", "row", "f32", "f32")),
+                                        ("sm_90", ("row", "row", "f32", "f32"))],
+                         ids=lambda v: v if isinstance(v, str) else "_".join(v))
+def test_guarded(arch, combo):
+    """`@p mma…m8n8k4` (was refused): D starts as C; a warp-uniform guard read from memory
+    (the word after the fragments). True: D = the manual's model, ours = ptxas's bits; false:
+    D keeps C's words, for ours and ptxas's."""
+    al, bl, dt, ct = combo
+    n = 4 if dt == "f16" else 8
+    ptx = kernel(*combo, arch).replace(".version 8.5", ".version 8.8")
+    init = "".join(f"mov.b32 %r{20 + i}, %r{5 + i};\n" for i in range(n))
+    ptx = ptx.replace("mma.sync", "ld.global.u32 %r31, [%rd2+1536];\n.reg .pred %p<2>;\n"
+                      "setp.ne.u32 %p1, %r31, 0;\n" + init + "@%p1 mma.sync")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    a, b, c, buf = inputs(ct, 6, exact=True)
+    for flag in (1, 0):
+        words = np.concatenate([buf.ravel(), np.array([flag], np.uint32)]).reshape(-1)
+        got = []
+        for cubin, hazards in ((ours, True), (theirs.output, False)):
+            out = np.zeros((32, 8), np.uint32)
+            r = run(cubin, "k", 1, 32, [out, words.copy()], hazard_check=hazards)
+            assert not (hazards and r.hazards), [str(h) for h in r.hazards[:3]]
+            got.append(out)
+        if flag:
+            np.testing.assert_array_equal(values(got[0], dt), model(al, bl, dt, ct, a, b, c.astype(np.float64)))
+        else:
+            np.testing.assert_array_equal(got[0][:, :n], buf[:, 4:4 + n])
+        np.testing.assert_array_equal(got[0], got[1])
+
+
 def test_ptxas_refuses_an_f32_c_with_an_f16_d_and_so_do_we():
     from ptx2sass.errors import CompileError
     ptx = kernel("row", "col", "f16", "f32", "sm_89")

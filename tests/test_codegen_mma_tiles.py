@@ -7,7 +7,6 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
-from ptx2sass.errors import CompileError
 
 G, T = np.arange(32) // 4, np.arange(32) % 4
 
@@ -101,9 +100,10 @@ TILES = [(("s4", "s4"), ""), (("u4", "s4"), ".satfinite"), (("s4", "u4"), ""), (
 
 
 # sm_90 and sm_120 have no 4-bit (nor xor-popc) tensor-core operands: the nibbles widen to
-# bytes, xor is two and-popc mmas (ptx2sass/mma_forms.py); sm_120 has no BMMA at all
-@pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS + ["sm_90"] for t in TILES]
-                         + [("sm_120", *t) for t in TILES if t[0] != "b1"]
+# bytes, xor is two and-popc mmas (ptx2sass/mma_forms.py); sm_100/120 have no BMMA at all:
+# b1 is bit planes on u8 IMMAs (ptxas's own sm_120 code too, with MOVM.U4TO8)
+@pytest.mark.parametrize("arch,kind,extra", [(arch, *t) for arch in ARCHS + ["sm_90", "sm_120"] for t in TILES]
+                         + [("sm_100", *t) for t in TILES if t[0] == "b1"]
                          + [("sm_75", *t) for t in TILES if t[1] != "and"])
 def test_integer_tiles(arch, kind, extra):
     if kind == "b1":
@@ -135,6 +135,7 @@ def test_integer_tiles(arch, kind, extra):
 WIDE = [("m16n8k32", "s4", "u4", "", (2, 1, 4)), ("m16n8k64", "u4", "s4", ".satfinite", (4, 2, 4)),
         ("m16n8k32", "u4", "u4", ".satfinite", (2, 1, 4)), ("m16n8k64", "s4", "s4", "", (4, 2, 4)),
         ("m16n8k128", "b1", "b1", "xor", (2, 1, 4)), ("m16n8k256", "b1", "b1", "and", (4, 2, 4)),
+        ("m16n8k128", "b1", "b1", "and", (2, 1, 4)), ("m16n8k256", "b1", "b1", "xor", (4, 2, 4)),
         ("m8n8k16", "s8", "u8", ".satfinite", (1, 1, 2)), ("m8n8k16", "u8", "s8", "", (1, 1, 2))]
 
 
@@ -148,8 +149,8 @@ def _elements(word, ty):
 
 
 @pytest.mark.parametrize("arch,shape,ta,tb,extra,regs",
-                         [(arch, *w) for arch in ("sm_80", "sm_89", "sm_90") for w in WIDE]
-                         + [("sm_120", *w) for w in WIDE if w[1] != "b1"]
+                         [(arch, *w) for arch in ("sm_80", "sm_89", "sm_90", "sm_120") for w in WIDE]
+                         + [("sm_100", *w) for w in WIDE if w[1] == "b1"]
                          + [("sm_75", *w) for w in WIDE if w[0] == "m8n8k16"])
 def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
     """The PTX ISA's mma fragments: A register r of lane (g, t) holds row g + 8 (r % 2),
@@ -203,15 +204,3 @@ def test_wide_integer_shapes(arch, shape, ta, tb, extra, regs):
             got[g + 8 * (i // 2), 2 * t + i % 2] = out[lane, i]
     assert (got == want).all()
     assert (ours == theirs).all()
-
-
-@pytest.mark.parametrize("op", ["xor", "and"])
-def test_b1_refused_on_sm120(op):
-    """sm_120's ptxas computes b1 mma from bits widened to u8 IMMAs, not generated: refused at
-    the line, not an internal error."""
-    body = f"""
-    ld.global.b32 %r0, [%rd4];
-    mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{op}.popc {{%r4, %r5}}, {{%r0}}, {{%r0}}, {{%r0, %r0}};
-    st.global.v2.b32 [%rd5], {{%r4, %r5}};"""
-    with pytest.raises(CompileError, match="line 13; error.*not supported yet"):
-        codegen.compile_ptx(_kernel("sm_120", body, ""), "sm_120", "k.ptx")

@@ -16,17 +16,18 @@ def _sreg_forms(sm: int) -> list:
             and not f.arch_specific and f.valid_on(sm, version_for(f, sm))]
 
 
-# sm_90 forms not handled yet (issue 18, phase 2), each with why; strict: fixing one fails
+# sm_90+ forms not handled yet (issue 18, phase 2), each with why; strict: fixing one fails.
+# sm_100/120 read the launch's sizes, envregs and cluster shape per cluster size (as ptxas)
 SM90_GAPS = {
     "%is_explicit_cluster": "the frontend refuses `mov.pred` of %is_explicit_cluster",
 }
 
 
 def _cases():
-    for sm in (89, 90):
+    for sm in (89, 90, 100, 120):
         for f in _sreg_forms(sm):
             name = f.operands[1].type
-            gap = SM90_GAPS.get(name) if sm == 90 else None
+            gap = SM90_GAPS.get(name) if sm >= 90 else None
             yield pytest.param(f, sm, id=f"{name}-sm_{sm}",
                                marks=[pytest.mark.xfail(strict=True, reason=gap)] if gap else [])
 
@@ -110,3 +111,22 @@ def test_nwarpid_per_arch(arch, warps):
     body = "mov.u32 %r1, %nwarpid;\nst.global.u32 [%rd1], %r1;"
     ours, theirs = _both(_kernel(body, arch), arch)
     assert (ours == theirs).all() and (ours[:, 0] == warps).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_per_cluster_size_driver_words(arch):
+    """sm_100+ keep %dynamic_smem_size, %aggr_smem_size's limit, %envreg0..15 and
+    %reserved_smem_offset_end/_1 once per cluster size: ptxas reads c[0x0][R+offset] with R =
+    SR_CgaSize * -0xa0 (were refused). %dynamic_smem_size is the launch's dynamic shared
+    bytes (PTX ISA); the rest as ptxas's cubin reads them in the emulator."""
+    regs = ["%dynamic_smem_size", "%aggr_smem_size", "%envreg0", "%envreg15", "%envreg16",
+            "%envreg31", "%reserved_smem_offset_end", "%reserved_smem_offset_1"]
+    body = "\n".join(f"mov.u32 %r{i + 1}, {r};\nst.global.u32 [%rd1+{4 * i}], %r{i + 1};"
+                     for i, r in enumerate(regs)) + "\nst.shared.u32 [stat], %r1;"
+    ptx = _kernel(body, arch).replace(".version 8.6", ".version 8.7")
+    ours, theirs = _both(ptx, arch, dynamic=256)
+    assert (ours == theirs).all()
+    assert (ours[:, 0] == 256).all()
+    ours_sass = oracle.cuobjdump_sass(codegen.compile_ptx(ptx, arch, "k.ptx"))
+    theirs_sass = oracle.cuobjdump_sass(oracle.ptxas(ptx, arch).output)
+    assert ours_sass.count("SR_CgaSize") == theirs_sass.count("SR_CgaSize") == 6

@@ -111,11 +111,17 @@ def test_tex_grad_by_quad_lanes(geo, handle):
 
 
 @pytest.mark.parametrize("line,arch,why", [
-    (GRAD.replace("GEO", "3d"), "sm_90", "on sm_90"),
-    (GRAD.replace("GEO", "cube"), "sm_90", "on sm_90"),
+    (GRAD.replace("GEO", "3d"), "sm_90", "on sm_90: ptxas calls a driver routine .__cuda_syscall_tex_grad_3d_"),
+    (GRAD.replace("GEO", "cube"), "sm_90", "on sm_90: ptxas calls a driver routine .__cuda_syscall_tex_grad_cube_"),
+    (GRAD.replace("GEO", "3d"), "sm_120", "on sm_120: ptxas calls a driver routine"),
 ])
 def test_tex_grad_refusals_name_the_line(line, arch, why):
+    """sm_90+: ptxas calls `__cuda_syscall_tex_grad_<geo>_...` (CALL.ABS.NOINC through a bank-4
+    slot), a driver routine: refused at the line, saying so (was 'not supported yet')."""
     ptx = texture_kernel(line, "param").replace("sm_89", arch).replace(".version 8.5", ".version 8.8")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok and "CALL.ABS.NOINC" in oracle.cuobjdump_sass(theirs.output)
+    assert f"__cuda_syscall_tex_grad_{'3d' if '3d' in line else 'cube'}" in oracle.cuobjdump_elf(theirs.output)
     with pytest.raises(CompileError, match=rf"line \d+; error.*{why}"):
         codegen.compile_ptx(ptx, arch)
 

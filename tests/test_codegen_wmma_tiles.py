@@ -109,7 +109,12 @@ INT_CASES = [("sm_89", "s4", "", "row", "row", "global", False),
              # sm_75: IMMA.8832 and BMMA.88128.XOR (.and is sm_80+)
              ("sm_75", "s4", ".satfinite", "col", "row", "global", True),
              ("sm_75", "u4", "", "row", "row", "shared", False),
-             ("sm_75", "b1", ".xor", "row", "col", "global", True)]
+             ("sm_75", "b1", ".xor", "row", "col", "global", True),
+             # sm_100/120: no BMMA, b1 as bit planes on u8 IMMAs (mma_forms.py)
+             ("sm_120", "b1", ".xor", "row", "row", "global", True),
+             ("sm_120", "b1", ".and", "col", "col", "shared", False),
+             ("sm_100", "b1", ".and", "row", "col", "global", False),
+             ("sm_100", "b1", ".xor", "col", "row", "shared", True)]
 
 
 @pytest.mark.parametrize("arch,itype,extra,lc,ld,space,stride_reg", INT_CASES)
@@ -147,18 +152,10 @@ def test_wmma_sub_byte(arch, itype, extra, lc, ld, space, stride_reg):
     assert (d == want).all()
 
 
-@pytest.mark.parametrize("arch,itype,message", [("sm_75", "f64", "requires .target sm_80 or higher"),
-                                                ("sm_120", "b1", "not supported yet")])
+@pytest.mark.parametrize("arch,itype,message", [("sm_75", "f64", "requires .target sm_80 or higher")])
 def test_wmma_tiles_refused_where_not_generated(arch, itype, message):
-    """sm_75 has no f64 wmma (ptxas's words); sm_120 has no BMMA (its ptxas computes b1 from
-    bits widened to u8 IMMAs, not generated): refused at the line, not miscompiled."""
-    if itype == "f64":
-        ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
-                      "row", "col", "row", "row", "global", 8, False)
-    else:
-        ptx = _kernel(arch, "m8n8k128", "b1", "s32", ".xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",
-                      "row", "col", "row", "row", "global", 128, False)
-    if arch == "sm_120":
-        ptx = ptx.replace(".version 8.7", ".version 8.8")
+    """sm_75 has no f64 wmma (ptxas's words): refused at the line, not miscompiled."""
+    ptx = _kernel(arch, "m8n8k4", "f64", "f64", ".sync.aligned.row.col.m8n8k4.f64.f64.f64.f64",
+                  "row", "col", "row", "row", "global", 8, False)
     with pytest.raises(CompileError, match=rf"k.ptx, line \d+; error.*{message}"):
         codegen.compile_ptx(ptx, arch, "k.ptx")

@@ -80,3 +80,37 @@ def test_deeper_than_the_barriers_runs_as_ptxas(make, depth):
     if depth > 16:
         assert "BMOV.32.CLEAR" in listing
     np.testing.assert_array_equal(_run(ours, True), _run(theirs.output, False))
+
+
+CALLEE = """.func (.reg .b32 r) g(.reg .b32 x)
+{
+  .reg .pred p; .reg .b32 y;
+  mov.b32 y, x;
+  setp.gt.u32 p, y, 1000;
+  @p bra D;
+  mad.lo.u32 y, y, 5, 1;
+  call (y), g, (y);
+D:
+  mov.b32 r, y;
+  ret;
+}
+"""
+
+
+def test_regions_around_calls_leave_b15_to_tex_grad():
+    """Ten nested regions with a call (of a recursive function: not inlined) inside take
+    B6..B15 by ptxas's callee-saved rule, but a callee's tex.grad quad sequence overwrites
+    B15 without saving it (ptxas's callee does not save it either): the caller keeps B15's
+    mask in a register around the CALL (BMOV.32.CLEAR / BMOV.32), and the kernel still
+    gives ptxas's outputs with every region's lanes meeting."""
+    ptx = nested_ifs(10).replace(".address_size 64\n", ".address_size 64\n" + CALLEE)
+    ptx = ptx.replace("E9:\n", "  call (%r1), g, (%r1);\nE9:\n")
+    ours = codegen.compile_ptx(ptx, "sm_89")
+    listing = oracle.cuobjdump_sass(ours)
+    lines = listing.splitlines()
+    at = next(i for i, line in enumerate(lines) if "BSSY B15" in line)
+    call = next(i for i in range(at, len(lines)) if "CALL" in lines[i])
+    assert "BMOV.32.CLEAR" in lines[call - 2] and "B15" in lines[call - 2]
+    assert "BMOV.32 B15" in lines[call + 2] or "BMOV.32 B15" in lines[call + 4]
+    theirs = oracle.ptxas(ptx, "sm_89").output
+    np.testing.assert_array_equal(_run(ours, True), _run(theirs, False))

@@ -631,6 +631,8 @@ class MemorySelection:
     def sel_st(self, ins):
         if "async" in ins.modifiers:
             return self.store_async(ins)
+        if "bulk" in ins.modifiers:         # (sm_100+: ptxas writes a bulk-unit store)
+            raise self.unsupported("`st.bulk`")
         space = self.access_space(ins)
         if space not in self.MEMORY_OPS:
             raise self.unsupported(f"`st.{space}`")

@@ -20,6 +20,8 @@ DRIVER_WORDS = {"%dynamic_smem_size": "dynamic_smem", "%nsmid": "nsmid", "%gridi
                 "%reserved_smem_offset_1": "reserved_smem_1", "%current_graph_exec": "graph_exec"}
 # the CTA's shared memory without the reserved part: SR_SMEMSZ - c[0x0][reserved_smem]
 SMEM_SIZES = ("%total_smem_size", "%reserved_smem_offset_begin", "%reserved_smem_offset_0")
+# immediates where the target reserves a window at the start of shared memory (sm_90+)
+RESERVED_WINDOW_OFFSETS = ("%reserved_smem_offset_begin", "%reserved_smem_offset_0")
 
 
 class SpecialRegisters:
@@ -41,17 +43,24 @@ class SpecialRegisters:
                 cache[key] = pair
             return VOp(cache[key].reg, part)
         cbank = dict(info.driver_cbank or ())
-        if name.startswith("%envreg") and "envreg" in cbank:
-            return ConstRef(0, cbank["envreg"] + 4 * int(name[len("%envreg"):]))
-        if name in DRIVER_WORDS and DRIVER_WORDS[name] in cbank:
-            return ConstRef(0, cbank[DRIVER_WORDS[name]] + 4 * part)
+        if name.startswith("%envreg"):
+            n = int(name[len("%envreg"):])
+            if n >= 16 and "envreg_16" in cbank:
+                return ConstRef(0, cbank["envreg_16"] + 4 * (n - 16))
+            return self.driver_word("envreg", 4 * n)
+        if name in DRIVER_WORDS:
+            return self.driver_word(DRIVER_WORDS[name], 4 * part)
+        if name in RESERVED_WINDOW_OFFSETS and info.reserved_shared_bytes:
+            # sm_90+: the driver's reserved window starts the CTA's shared memory; its first
+            # byte ptxas does not use itself follows `.nv.shared.reserved.0`
+            return Imm(0 if name == "%reserved_smem_offset_begin" else info.reserved_shared_section_bytes)
         if name in SMEM_SIZES and "reserved_smem" in cbank:
             t, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
             self.emit("IADD3", (), [d, t, ConstRef(0, cbank["reserved_smem"], neg=True), RZ])
             return d
-        if "cluster_nctaid" in cbank:
-            cluster = self.cluster_special(name, cbank)
+        if "cluster_nctaid" in cbank or "cluster_nctaid" in dict(info.cluster_size_cbank):
+            cluster = self.cluster_special(name)
             if cluster is not None:
                 return cluster
         if name == "%total_smem_size" and info.driver_cbank is not None:
@@ -61,10 +70,11 @@ class SpecialRegisters:
             return t
         if name == "%reserved_smem_offset_cap" and info.reserved_shared_bytes:
             return Imm(info.reserved_shared_bytes)      # the end of the driver's reserved window
-        if name == "%aggr_smem_size" and "aggr_smem_limit" in cbank:
+        limit = self.driver_word("aggr_smem_limit") if name == "%aggr_smem_size" else None
+        if limit is not None:
             t, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg("SR_SMEMSZ")])
-            self.emit("IMNMX", ("U32",), [d, t, ConstRef(0, cbank["aggr_smem_limit"]), PT])
+            self.emit("IMNMX", ("U32",), [d, t, limit, PT])
             return d
         if name == "%reserved_smem_offset_cap":
             t = VOp(self.mf.new_vreg())
@@ -90,7 +100,21 @@ class SpecialRegisters:
             return Imm(info.max_warps_per_sm)
         return None
 
-    def cluster_special(self, name: str, cbank: dict):
+    def driver_word(self, key: str, offset: int = 0):
+        """Driver word `key` (+ `offset` bytes) of constant bank 0: a constant operand, or on
+        targets that keep it per cluster size the entry SR_CgaSize selects, loaded with LDC
+        (as ptxas); None where the target has no such word."""
+        per_size = dict(self.arch.cluster_size_cbank)
+        if key in per_size:
+            size, at, d = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("CS2R", ("32",), [size, SpecialReg("SR_CgaSize")])
+            self.emit("IMAD", (), [at, size, Imm(self.arch.cluster_size_stride), RZ])
+            self.emit("LDC", (), [d, ConstRef(0, per_size[key] + offset, ureg=at)])
+            return d
+        cbank = dict(self.arch.driver_cbank or ())
+        return ConstRef(0, cbank[key] + offset) if key in cbank else None
+
+    def cluster_special(self, name: str):
         """Cluster registers as ptxas reads them on sm_90: the shapes from constant bank 0,
         the rank from SR_CgaCtaId, and a CTA's cluster and place in it by dividing %ctaid by
         the cluster's shape: .x by a full unsigned division (%ctaid.x reaches 2^31), .y/.z
@@ -99,11 +123,11 @@ class SpecialRegisters:
         k = "xyz".index(axis) if axis in ("x", "y", "z") else None
         base = name.rsplit(".", 1)[0] if k is not None else name
         if base == "%cluster_nctaid" and k is not None:
-            return ConstRef(0, cbank["cluster_nctaid"] + 4 * k)
+            return self.driver_word("cluster_nctaid", 4 * k)
         if base == "%nclusterid" and k is not None:
-            return ConstRef(0, cbank["nclusterid"] + 4 * k)
+            return self.driver_word("nclusterid", 4 * k)
         if name == "%cluster_nctarank":
-            return ConstRef(0, cbank["cluster_nctarank"])
+            return self.driver_word("cluster_nctarank")
         if name == "%cluster_ctarank":
             t = VOp(self.mf.new_vreg())
             self.emit("S2R", (), [t, SpecialReg("SR_CgaCtaId")])
@@ -112,7 +136,7 @@ class SpecialRegisters:
             return None
         ctaid = VOp(self.mf.new_vreg())
         self.emit("S2R", (), [ctaid, SpecialReg(f"SR_CTAID.{axis.upper()}")])
-        shape = ConstRef(0, cbank["cluster_nctaid"] + 4 * k)
+        shape = self.driver_word("cluster_nctaid", 4 * k)
         q = VOp(self.mf.new_vreg())
         if k == 0:
             d = VOp(self.mf.new_vreg())
@@ -125,7 +149,7 @@ class SpecialRegisters:
             f = VOp(self.mf.new_vreg())
             self.emit("I2FP", ("F32", "U32"), [f, ctaid])
             g = VOp(self.mf.new_vreg())
-            self.emit("FMUL", (), [g, f, ConstRef(0, cbank["cluster_rcp"] + 4 * k)])
+            self.emit("FMUL", (), [g, f, self.driver_word("cluster_rcp", 4 * k)])
             self.emit("F2I", ("U32", "TRUNC", "NTZ"), [q, g])
         if base == "%clusterid":
             return q

@@ -456,7 +456,14 @@ class TextureSelection:
         where lane j of the quad is active (VOTE.ANY >> (laneid & 0x1c), a branch around
         it), as ptxas does. An array cube's layer goes first, lane j's too. Refused on the
         targets without texture slots (sm_90+: ptxas calls a driver routine there)."""
-        if handle.lane is not None or not self.arch.texture_slot_handles:
+        if not self.arch.texture_slot_handles:
+            # ptxas 13.5 calls __cuda_syscall_tex_grad_<geo>_<v4>_<d>_<c> there (CALL.ABS.NOINC
+            # through a `.nv.constant4` R_CUDA_64 slot; handle R4:R5, coordinates R8.., dPdx
+            # R12.., dPdy on the stack): a routine of the driver the emulator cannot run
+            raise CompileError(f"`tex.grad.{geo}` on {self.arch.name}: ptxas calls a driver routine "
+                               f"(__cuda_syscall_tex_grad_{geo}_...) that ptx2sass does not generate",
+                               self.file, self.line)
+        if handle.lane is not None:
             raise self.unsupported(f"`tex.grad.{geo}` on {self.arch.name}")
         self.texture_results(ins)
         present = self.quad_lanes_present() if handle.register else None
