@@ -1,0 +1,35 @@
+"""Words our tables read as other instructions (tools/isa_soundness: single-bit neighbours of
+each table form's base word that nvdisasm reads): the ones found on 2026-11-27 were probed into
+the tables (tools/isa_seeds/soundness_<family>.words) and now decode as nvdisasm prints them;
+the half and byte selectors among them (`c[0x0][0x0].H1` on MUFU.F16/I2F/F2I, `R.H1` on
+F2I.F16, `.B2` on I2F.U8) changed what the emulator computes. The tool itself finds nothing
+near turing's ATOMG forms (92 wrong readings with the table before the XOR-as-INC fix)."""
+from pathlib import Path
+
+import pytest
+
+from ptx2sass.encoder import codec
+from tools.isa_probe import disassemble
+from tools.isa_soundness import _canonical, _strip_control, wrong_readings
+
+SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
+FILES = {"soundness_turing.words": "sm_75", "soundness_ampere.words": "sm_89",
+         "soundness_hopper.words": "sm_90", "soundness_blackwell.words": "sm_120"}
+
+
+def _words():
+    for name, arch in FILES.items():
+        for line in (SEEDS / name).read_text().splitlines():
+            if line.startswith("0x"):
+                word, _, text = line.partition("#")
+                yield pytest.param(int(word, 16), arch, id=f"{arch}:{text.strip()}")
+
+
+@pytest.mark.parametrize("word,arch", list(_words()))
+def test_soundness_word_decodes_as_nvdisasm_prints(word, arch):
+    [text] = disassemble([word], arch)
+    assert _strip_control(codec.decode_text(word, arch)) == _strip_control(_canonical(text))
+
+
+def test_no_wrong_reading_near_turing_atomics():
+    assert wrong_readings("sm_75", "ATOMG") == {}
