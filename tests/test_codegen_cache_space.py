@@ -157,11 +157,12 @@ ret;
     assert len(count[0]) == len(count[1]) == 1
 
 
-@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120"])
 def test_local_prefetch_compiles_on_every_arch(arch):
-    """prefetch.local.L1/L2 is CCTLL.PF1/PF2 from sm_75 on (ptxas's listing); the turing table
-    had no CCTLL form, so sm_75 was an internal error (fuzz campaign 15, seed 27000076)."""
-    ptx = f""".version 7.8
+    """prefetch.local.L1/L2 is CCTLL.PF1/PF2 from sm_75 on (ptxas's listing); the turing and
+    blackwell tables had no CCTLL form, so sm_75 (fuzz campaign 15, seed 27000076) and
+    sm_100/120 (inventory sample, branch isa12) were internal errors."""
+    ptx = f""".version 8.8
 .target {arch}
 .address_size 64
 .visible .entry k(.param .u64 p)
