@@ -6,6 +6,8 @@
   (ptxas writes `IADD.64 R1, R1, -0x8` for a frame and `IADD.64 R4, R2, 0x4` for offsets);
 * `MOV.64`/`UMOV.64 d, a`: a register pair (or uniform pair, or a 64-bit immediate) copied;
 * `VIADD.S32.ISAT d, a, b`: the signed add clamped to [-2^31, 2^31 - 1] (add.sat.s32);
+  `UVIADD.S32.ISAT` the same on uniform registers (b a register or a 32-bit immediate, read
+  as signed);
 * the 64-bit min/max `IMNMX.S64/.U64 Pd, Pd2, d, a, b, Pmin, Px` on register pairs:
   Pmin picks the minimum as IMNMX's; forms with predicate outputs other than PT or a
   last input other than !PT are refused (their meaning is not established).
@@ -136,7 +138,7 @@ def _true(p) -> bool:
     return isinstance(p, Reg) and p.file in ("P", "UP") and p.index == 7
 
 
-@semantics("VIADD", vector=True)
+@semantics("VIADD", "UVIADD", vector=True)
 def op_viadd_sat(w, s, active, mask):
     if "ISAT" not in s.ins.modifiers:
         return op_viadd(w, s, active, mask)

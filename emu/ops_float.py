@@ -203,7 +203,7 @@ def op_fchk(w, s, active, mask):
     w.wp(pd, ~ok, mask)
 
 
-@semantics("FRND", prepare=_prep_mode, vector=True)
+@semantics("FRND", "UFRND", prepare=_prep_mode, vector=True)
 def op_frnd(w, s, active, mask):
     d, a_op = s.ins.operands
     mode = s.aux["mode"]
@@ -748,7 +748,7 @@ def _f2fp_tf32(w, s, mask):
     w.w(d, r.astype(U32), mask)
 
 
-@semantics("F2FP", prepare=_prep_mode, vector=True)
+@semantics("F2FP", "UF2FP", prepare=_prep_mode, vector=True)
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
     mods = s.ins.modifiers
@@ -784,7 +784,7 @@ def op_f2fp(w, s, active, mask):
     w.w(d, (hi << U32(16)) | (lo & U32(0xFFFF)), mask)
 
 
-@semantics("I2I", vector=True)
+@semantics("I2I", "UI2I", vector=True)
 def op_i2i(w, s, active, mask):
     """Integer narrowing with saturation (I2I.S8.S32.SAT …): destination type first."""
     mods = s.ins.modifiers

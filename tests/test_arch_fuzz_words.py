@@ -11,7 +11,11 @@ with `--arch sm_120`), STL to a uniform address (`blackwell_stl_ur.words`: held-
 24110113) and sm_75's TEX/TLD/TLD4/TXD (`turing_tex.words`).
 Branch open10 adds one word per form the tables could not read back in ptxas's cubins of
 the fuzzer's tuning seeds 600..679 (`tools/isa_generalise --no-realworld --fuzz-seeds 600:680
---seed-words-out`): `open10_{hopper,blackwell,turing}.words`."""
+--seed-words-out`): `open10_{hopper,blackwell,turing}.words`.
+Branch arch11 adds the sm_120 words of fuzz campaign 14's emu_fail programs the blackwell table
+could not decode (`fuzz_c14_sm120.words`, probed with `--arch sm_120 --seed-words`, together
+with `fuzz_c14_kinds_sm120.ptx`, which writes the same conversions with register, uniform and
+immediate sources)."""
 from pathlib import Path
 
 import pytest
@@ -26,7 +30,7 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "blackwell_stl_ur.words"), ("sm_120", "blackwell_stl_ur.words"),
          ("sm_75", "turing_tex.words"),
          ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
-         ("sm_75", "open10_turing.words"))
+         ("sm_75", "open10_turing.words"), ("sm_120", "fuzz_c14_sm120.words"))
 
 
 def _words():
@@ -63,3 +67,15 @@ def test_ptxas_word_decodes_and_encodes_back(arch, word, text):
             codec.encode(ins, arch)
         return
     assert codec.encode(ins, arch) == word
+
+
+def test_campaign14_kinds_round_trip_sm120():
+    """ptxas's sm_120 words of `fuzz_c14_kinds_sm120.ptx` (campaign 14's gap forms with a
+    register, a uniform and an immediate source: I2F.U32/U64.RP/RZ, I2FP.RZ, F2I to 8/16/64
+    bits, F2FP E4M3/E5M2 UNPACK_B, HFMA2.RELU and HMNMX2 BF16 with UR or NaN immediates,
+    SGXT.W, VIADD.S32.ISAT, LDG .MMIO.SYS): each decodes as nvdisasm prints it and encodes
+    back, except where the word holds bits the text does not determine."""
+    from tools.isa_probe import check_words, ptx_words
+    stats = check_words(ptx_words(SEEDS / "fuzz_c14_kinds_sm120.ptx", "sm_120"), "sm_120")
+    assert not stats["determined_failures"], stats["determined_failures"]
+    assert stats["decode_ok"] + stats["undetermined"] >= stats["words"]
