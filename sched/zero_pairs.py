@@ -33,10 +33,11 @@ def _zeroed(s: Slot) -> int | None:
     return None
 
 
-def _cs2r(first: Slot, second: Slot, even: int) -> Slot:
+def _cs2r(first: Slot, second: Slot, even: int, at: Slot) -> Slot:
+    """The CS2R in `at`'s place (its labels and block start)."""
     return Slot(Instruction("CS2R", (), (Reg("R", even), SpecialReg("SRZ"))), [],
-                [("R", even), ("R", even + 1)], block_start=first.block_start,
-                labels=first.labels, line=first.line, values=first.values + second.values)
+                [("R", even), ("R", even + 1)], block_start=at.block_start,
+                labels=at.labels, line=first.line, values=first.values + second.values)
 
 
 def _touches(s: Slot, r: int) -> bool:
@@ -44,8 +45,9 @@ def _touches(s: Slot, r: int) -> bool:
 
 
 def merge_zero_pairs(slots: list[Slot], enabled: bool = True) -> list[Slot]:
-    """`slots` with each mergeable pair of zero moves replaced by one CS2R, put where the
-    earlier move was (the later half's write moves up: nothing between touches it)."""
+    """`slots` with each mergeable pair of zero moves replaced by one CS2R: at the earlier
+    move's place when nothing between touches the later one's register (its write moves
+    up), else at the later one's when nothing between touches the earlier one's."""
     if not enabled:
         return slots
     out = list(slots)
@@ -54,17 +56,23 @@ def merge_zero_pairs(slots: list[Slot], enabled: bool = True) -> list[Slot]:
         r = _zeroed(s) if i not in dead else None
         if r is None or r | 1 == 255:        # R254's partner is RZ
             continue
-        partner = r ^ 1
+        up = True                             # may the partner's write move up / r's down
+        down = not (s.labels or s.block_start)
         for j in range(i + 1, len(out)):
             t = out[j]
             if j in dead:
                 continue
             if t.block_start or t.labels or not _movable(t):
                 break
-            if _zeroed(t) == partner:
-                out[i] = _cs2r(s, t, r & ~1)
-                dead.add(j)
+            if _zeroed(t) == r ^ 1 and (up or down):
+                if up:
+                    out[i], dead_k = _cs2r(s, t, r & ~1, s), j
+                else:
+                    out[j], dead_k = _cs2r(s, t, r & ~1, t), i
+                dead.add(dead_k)
                 break
-            if _touches(t, partner):
+            up = up and not _touches(t, r ^ 1)
+            down = down and not _touches(t, r)
+            if not (up or down):
                 break
     return [s for k, s in enumerate(out) if k not in dead]

@@ -71,3 +71,32 @@ def test_accumulator_zeros_are_ptxas_s_cs2r_pairs(arch):
         outs.append(out)
     assert outs[0].tobytes() == outs[1].tobytes()
     assert not np.isnan(outs[0]).any()
+
+
+def _zero(r: int, imad: bool = False):
+    from ptx2sass.encoder.model import Instruction, Reg
+    from ptx2sass.sched.control import Slot
+    rz = Reg("R", 255)
+    ins = (Instruction("IMAD", ("MOV", "U32"), (Reg("R", r), rz, rz, rz)) if imad
+           else Instruction("MOV", (), (Reg("R", r), rz)))
+    return Slot(ins, [], [("R", r)])
+
+
+def _read(r: int, into: int):
+    from ptx2sass.encoder.model import Instruction, Reg
+    from ptx2sass.sched.control import Slot
+    return Slot(Instruction("IADD3", (), (Reg("R", into), Reg("R", r), Reg("R", r), Reg("R", 255))),
+                [("R", r)], [("R", into)])
+
+
+def test_zeros_merge_only_where_neither_read_between_moves():
+    """One CS2R writes both halves at one place: R5's zero may move up past readers of R4,
+    R4's down past readers of R5; with both halves read between, both moves stay."""
+    from ptx2sass.sched.zero_pairs import merge_zero_pairs
+    ops = lambda slots: [s.ins.opcode for s in slots]     # noqa: E731
+    assert ops(merge_zero_pairs([_zero(4), _read(4, 8), _read(5, 9), _zero(5, imad=True)])) == \
+        ["MOV", "IADD3", "IADD3", "IMAD"]
+    assert ops(merge_zero_pairs([_zero(4), _read(4, 8), _zero(5)])) == ["CS2R", "IADD3"]
+    assert ops(merge_zero_pairs([_zero(4), _read(5, 8), _zero(5)])) == ["IADD3", "CS2R"]
+    assert ops(merge_zero_pairs([_zero(5), _zero(6)])) == ["MOV", "MOV"]    # no aligned pair
+    assert ops(merge_zero_pairs([_zero(4), _zero(5)], enabled=False)) == ["MOV", "MOV"]
