@@ -254,6 +254,9 @@ class Target:
     # ptxas's choice up to sm_110; sm_120 has no LEA.HI.X.SX32 form in ptxas 13.5's code
     # (it writes SHF.R.S32.HI for the sign word and IADD.64)
     sign_extended_lea: bool = True
+    # two zeroed halves of an aligned register pair as one `CS2R Rd, SRZ` (ptxas 13.5 on
+    # sm_75, 80, 86, 89, 90, 120: Triton accumulators, 64-bit zeros; sched.zero_pairs)
+    cs2r_zero_pairs: bool = True
     # ATOMS.CAST.SPIN says whether it stored in a predicate (`ATOMS.CAST.SPIN P0, [R], b, c`,
     # ptxas's form from sm_100), not in a register compared with 1
     cas_spin_predicate: bool = False

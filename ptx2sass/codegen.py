@@ -33,6 +33,7 @@ from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.dead_parts import remove_dead_parts
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
+from ptx2sass.sched.zero_pairs import merge_zero_pairs
 from ptx2sass.isel.combine_adds import combine_adds
 from ptx2sass.isel.shared_addresses import fold_shared_addresses
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
@@ -557,7 +558,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     from ptx2sass.encoder.target_spelling import respell
     for s in slots:
         s.ins = respell(s.ins, info)
-    slots = assign_controls(pad_ldgsts(slots if keep_order else list_schedule(slots, latency), latency), latency)
+    if not keep_order:
+        slots = list_schedule(merge_zero_pairs(slots, info.cs2r_zero_pairs), latency)
+    slots = assign_controls(pad_ldgsts(slots, latency), latency)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
