@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 
 from ptx2sass import codegen, ir
-from ptx2sass.mir import IMPLICIT_DEF, MBlock, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc import allocate, coalesce_parts, prespill
 
 from test_branch_scaling import nested_loops
+from test_regalloc_memory import _held
 
 
 def test_hoisting_asks_about_exits_only_for_blocks_that_load(monkeypatch):
@@ -37,21 +37,6 @@ def test_part_coalescing_solves_liveness_only_when_a_copy_asks(monkeypatch):
     monkeypatch.setattr(coalesce_parts, "liveness", lambda *a: solved.append(1) or real(*a))
     codegen.compile_ptx(nested_loops(20), "sm_89")
     assert not solved
-
-
-def _held(n: int) -> MFunction:
-    """n loads, then n stores of the loaded values: n values live at once."""
-    mf = MFunction("k")
-    b = MBlock("entry")
-    mf.blocks = [b]
-    base = mf.new_vreg("R", 2)
-    vals = [mf.new_vreg() for _ in range(n)]
-    b.instrs.append(MInstr(IMPLICIT_DEF, (), [VOp(base)], 1))
-    b.instrs += [MInstr("LDG", ("E",), [VOp(v), VMem(VOp(base), 4 * i)], 1) for i, v in enumerate(vals)]
-    b.instrs += [MInstr("STG", ("E",), [VMem(VOp(base), 4 * (n + i)), VOp(v)], 0)
-                 for i, v in enumerate(vals)]
-    b.instrs.append(MInstr("EXIT", (), [], 0))
-    return mf
 
 
 def test_prespill_counts_pressure_once_when_only_general_registers_spill(monkeypatch):
