@@ -26,6 +26,19 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, regis
 from ptx2sass.regalloc.liveness import fresh_writes, liveness, use_def
 
 
+class _LazyLiveIn:
+    """`_live_in(mf)`, computed at the first question: most functions have no copy that
+    asks one (nested loops paid two liveness solutions here for nothing)."""
+
+    def __init__(self, mf: MFunction):
+        self.mf, self.sets = mf, None
+
+    def __getitem__(self, bi: int) -> set[int]:
+        if self.sets is None:
+            self.sets = _live_in(self.mf)
+        return self.sets[bi]
+
+
 def _live_in(mf: MFunction) -> list[set[int]]:
     fresh = fresh_writes(mf)
     live_out = liveness(mf, fresh)
@@ -94,7 +107,7 @@ def _candidates_ok(mf: MFunction, vid: int, excluded: set[int]) -> bool:
 
 
 def _load_side(mf: MFunction) -> int:
-    defs, live_in, excluded = _defs(mf), _live_in(mf), _mentions_in_widths(mf)
+    defs, live_in, excluded = _defs(mf), _LazyLiveIn(mf), _mentions_in_widths(mf)
     renames: dict[int, VOp] = {}
     dropped: set[int] = set()
     for bi, b in enumerate(mf.blocks):
@@ -121,7 +134,7 @@ def _load_side(mf: MFunction) -> int:
 
 
 def _store_side(mf: MFunction) -> int:
-    defs, live_in, excluded = _defs(mf), _live_in(mf), _mentions_in_widths(mf)
+    defs, live_in, excluded = _defs(mf), _LazyLiveIn(mf), _mentions_in_widths(mf)
     renames: dict[int, VOp] = {}
     dropped: set[int] = set()
     moves: list[tuple[int, MInstr, int]] = []        # (block, IMPLICIT_DEF, new position)
@@ -130,12 +143,14 @@ def _store_side(mf: MFunction) -> int:
         if s.cls != "R" or s.width == 1 or vid in mf.precolored or vid in renames:
             continue
         bi = writes[0][0]
-        if any(w[0] != bi for w in writes) or vid in live_in[bi]:
+        if any(w[0] != bi for w in writes):
             continue
         imp = [w for w in writes if w[2].opcode == IMPLICIT_DEF]
         copies = [w for w in writes if w[2].opcode == COPY and w[2].guard is None
                   and w[2].operands[0].part is not None]
         if len(imp) != 1 or len(imp) + len(copies) != len(writes) or imp[0][1] > min(w[1] for w in copies or [imp[0]]):
+            continue
+        if vid in live_in[bi]:
             continue
         parts = [w[2].operands[0].part for w in copies]
         if len(set(parts)) != len(parts):

@@ -154,5 +154,6 @@ def prespill(mf: MFunction, registers: dict[str, list[int]], spill, costs) -> in
         vids = furthest_next_use(mf, cls, len(registers[cls]), costs())
         spill(vids)
         count += len(vids)
-        most = pressures(mf)
+        if cls == "P":
+            most = pressures(mf)     # spilled predicates live on in general registers
     return count

@@ -44,12 +44,13 @@ NOT_MOVED = frozenset({"tex", "tld4", "txq", "suq", "suld", "istypep", "stacksav
 def _loops(fn: ir.Function, idom) -> list[tuple[ir.Block, set[int]]]:
     """(header, block ids) of the natural loops, innermost first (fewest blocks)."""
     rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
+    dominates = ir.dominance(idom)       # O(1) a question: walking up is as deep as the nesting
     by_header: dict[int, tuple[ir.Block, set[int]]] = {}
     for b in fn.blocks:
         if b not in idom:
             continue
         for s in b.succs:
-            if rpo[id(s)] <= rpo[id(b)] and ir.dominates(idom, s, b):
+            if rpo[id(s)] <= rpo[id(b)] and dominates(s, b):
                 _, body = by_header.setdefault(id(s), (s, {id(s)}))
                 ir.reach_backwards([b], lambda p: p in idom, body)
     return sorted(by_header.values(), key=lambda hb: len(hb[1]))
@@ -76,10 +77,13 @@ def _invariant_operand(op, inside: set[int]) -> bool:
     return True                                  # Const, Symbol
 
 
+_LOADS = ("ld", "ldu")      # the opcodes `_movable` asks `dominates_exits` about
+
+
 def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: bool) -> bool:
     if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
         return False
-    if ins.opcode in ("ld", "ldu"):
+    if ins.opcode in _LOADS:
         if is_strong_load(ins) or not dominates_exits or not (ins.space == "const" or read_only):
             return False
     elif ins.opcode not in PURE:
@@ -231,8 +235,10 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
             continue                             # runs once or never: moving saves nothing
         moved: list[ir.Instr] = []
         for b in blocks:                         # reverse postorder: definitions before uses
-            dominates_exits = bool(exiting) and (all(dominates(b, e) for e in exiting) or (
-                at_least_once and dominates(b, latches[0])))
+            # only loads ask it: worked out for blocks that hold one (every block of every
+            # enclosing loop's body asked it for every exit: quadratic in the nesting)
+            dominates_exits = bool(exiting) and any(i.opcode in _LOADS for i in b.instrs) and (
+                all(dominates(b, e) for e in exiting) or (at_least_once and dominates(b, latches[0])))
             keep = []
             for ins in b.instrs:
                 if _movable(ins, inside, dominates_exits, read_only):

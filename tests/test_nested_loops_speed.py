@@ -1,0 +1,51 @@
+"""Work that nested loops made quadratic for nothing (issue 21: nestloops:300 took ~8.8x
+ptxas's CPU time). Counted, not timed: questions asked and analyses run whose answers
+nothing reads."""
+from __future__ import annotations
+
+import sys
+
+from ptx2sass import codegen, ir
+from ptx2sass.regalloc import allocate, coalesce_parts, prespill
+
+from test_branch_scaling import nested_loops
+from test_regalloc_memory import _held
+
+
+def test_hoisting_asks_about_exits_only_for_blocks_that_load(monkeypatch):
+    """Only a load's move depends on whether its block dominates the loop's exits; every
+    block of every enclosing loop's body was asked (~3N^2/2 questions for N nested loops,
+    ~2,400 at 40). The loops here load nothing: no question is asked inside them."""
+    asked = []
+    real = ir.dominance
+
+    def counting(idom):
+        answer = real(idom)
+        if sys._getframe(1).f_code.co_name == "hoist_loop_invariants":
+            return lambda a, b: asked.append((a, b)) or answer(a, b)
+        return answer
+    monkeypatch.setattr(ir, "dominance", counting)
+    codegen.compile_ptx(nested_loops(40), "sm_89")
+    assert len(asked) <= 40, len(asked)
+
+
+def test_part_coalescing_solves_liveness_only_when_a_copy_asks(monkeypatch):
+    """Without a copy between a wide register's part and a scalar, no liveness is needed
+    (it was solved twice per function before looking)."""
+    solved = []
+    real = coalesce_parts.liveness
+    monkeypatch.setattr(coalesce_parts, "liveness", lambda *a: solved.append(1) or real(*a))
+    codegen.compile_ptx(nested_loops(20), "sm_89")
+    assert not solved
+
+
+def test_prespill_counts_pressure_once_when_only_general_registers_spill(monkeypatch):
+    """The pressure after the last class's pre-spill is read by nothing (a whole liveness
+    solution and walk of the function)."""
+    counted = []
+    real = prespill.pressures
+    monkeypatch.setattr(prespill, "pressures", lambda mf: counted.append(1) or real(mf))
+    mf = _held(prespill.PRESPILL_ABOVE + 20)
+    assert prespill.prespill(mf, allocate.registers_of(), lambda vids: None,
+                             lambda: allocate.spill_costs(mf)) > 0
+    assert len(counted) == 1
