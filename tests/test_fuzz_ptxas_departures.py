@@ -974,3 +974,31 @@ def test_neg_f16_of_a_cnot_result_flips_the_sign_bit(arch, h0, theirs):
         got.append((int(out[0]), int(out[1])))
     assert got[0] == want
     assert got[1] == theirs
+
+
+SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<1>;
+    .reg .b64 %d<5>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    mul.wide.u32 %d2, %r0, 3;
+    shl.b64 %d3, %d2, 200;
+    shl.b64 %d4, %d2, 64;
+    st.global.u64 [%d0], %d3;
+    st.global.u64 [%d0+8], %d4;
+    ret;
+}
+"""
+
+
+def test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero():
+    """`shl.b64` by an immediate of 64 or more: the manual clamps the amount to 64, so the
+    result is 0. ptxas 13.5.37 (sm_75 and sm_89 alike) stores the operand unshifted, for 64
+    and for 200. Fuzz campaign 15's 27001629 (sm_75: `shl.b64 %d1, %d0, 200` then
+    `red.global.xor.b64`), reduced; values worked out by hand: 0x12345 * 3 = 0x369cf."""
+    ours, theirs = _run_both(SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE, [0x12345], out_words=2, dtype=np.uint64)
+    assert ours == [0, 0]
+    assert theirs == [0x369CF, 0x369CF]
