@@ -15,7 +15,9 @@ the fuzzer's tuning seeds 600..679 (`tools/isa_generalise --no-realworld --fuzz-
 Branch arch11 adds the sm_120 words of fuzz campaign 14's emu_fail programs the blackwell table
 could not decode (`fuzz_c14_sm120.words`, probed with `--arch sm_120 --seed-words`, together
 with `fuzz_c14_kinds_sm120.ptx`, which writes the same conversions with register, uniform and
-immediate sources)."""
+immediate sources). `fuzz_c14_mufu_h1_sm120.words`: the table read `MUFU.EX2.F16 R, UR.H1` as
+the low half, so ptxas's `ex2.approx.f16x2` computed both lanes from one (campaign 14's
+26000534: the emulator's mismatch, not ours)."""
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "blackwell_stl_ur.words"), ("sm_120", "blackwell_stl_ur.words"),
          ("sm_75", "turing_tex.words"),
          ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
-         ("sm_75", "open10_turing.words"), ("sm_120", "fuzz_c14_sm120.words"))
+         ("sm_75", "open10_turing.words"), ("sm_120", "fuzz_c14_sm120.words"),
+         ("sm_120", "fuzz_c14_mufu_h1_sm120.words"), ("sm_100", "fuzz_c14_mufu_h1_sm120.words"))
 
 
 def _words():
