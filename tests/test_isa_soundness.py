@@ -10,7 +10,7 @@ import pytest
 
 from ptx2sass.encoder import codec
 from tools.isa_probe import disassemble
-from tools.isa_soundness import _canonical, _strip_control, wrong_readings
+from tools.isa_soundness import _canonical, normalised, wrong_readings
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = {"soundness_turing.words": "sm_75", "soundness_ampere.words": "sm_89",
@@ -35,7 +35,7 @@ def _words():
 @pytest.mark.parametrize("word,arch", list(_words()))
 def test_soundness_word_decodes_as_nvdisasm_prints(word, arch):
     [text] = disassemble([word], arch)
-    assert _strip_control(codec.decode_text(word, arch)) == _strip_control(_canonical(text))
+    assert normalised(codec.decode_text(word, arch)) == normalised(_canonical(text))
 
 
 def test_no_wrong_reading_near_turing_atomics():

@@ -11,6 +11,8 @@ fields they show.
 
 Found: turing's `ATOMG ... [URx]` forms held the atomic operation as fixed text while its
 bits were in no field, so an XOR read as INC (fuzz campaign 15's seed 27000137).
+Limit: one bit at a time. A field that shows only with another bit set (a half selector that
+exists only in an .F16 form: blackwell's `MUFU.EX2.F16 R, UR.H1`) is not reached.
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ def _canonical(text: str) -> str | None:
 
 
 def wrong_readings(arch: str, opcode: str | None = None) -> dict[str, list[tuple[int, str, str]]]:
-    """Per form text, the (word, nvdisasm's text, ours) of every wrong reading found."""
+    """Per form (its tokens and base word), the (word, nvdisasm's text, ours) of every wrong
+    reading found."""
     from ptx2sass.encoder import codec
     from ptx2sass.encoder.sass_text import format_instruction
     table = codec.table_for(arch)
@@ -54,12 +57,12 @@ def wrong_readings(arch: str, opcode: str | None = None) -> dict[str, list[tuple
         except Exception:  # noqa: BLE001 - a refusal is honest
             continue
         theirs = _canonical(text)
-        if theirs is not None and _strip_control(ours) != _strip_control(theirs):
+        if theirs is not None and normalised(ours) != normalised(theirs):
             out[form].append((w, text.strip(), ours))
     return out
 
 
-def _strip_control(text: str) -> str:
+def normalised(text: str) -> str:
     """The text with spellings of one thing made one: `.reuse`, a NaN immediate's quietness
     (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`), a hidden
     descriptor (`desc.hidden[URx]`, which only we print)."""
