@@ -288,6 +288,11 @@ def f32_to_bf16_bits(v: np.ndarray) -> np.ndarray:
 
 def f64_to_half_bits(v: np.ndarray, kind: str, mode: str = "RN") -> np.ndarray:
     """FP64 values (exact or rounded to odd) to F16 or BF16 bits."""
+    if mode == "RZ" and kind == "f16":      # nearest, then one step back where it went away from 0
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = v.astype(np.float16)
+        h = np.where(np.abs(h.astype(np.float64)) > np.abs(v), np.nextafter(h, np.float16(0)), h)
+        return np.where(np.isnan(v), F16_CANONICAL_NAN, h.view(np.uint16)).astype(np.uint16)
     if mode != "RN":
         return np.array([round_rational_bits(x, kind, mode) for x in v.tolist()], dtype=np.uint16)
     if kind == "f16":

@@ -54,12 +54,6 @@ def _f32_operand_to_half(v: np.ndarray, kind: str) -> np.ndarray:
     .ftz/.sat) as `HADD2 R, R.F32, -RZ.H0_H0` and cvt.rn as F2F.F16.F32, so only the
     truncating reading makes its code right (fuzz campaign 15's 27000663: the emulator
     rounded to nearest, 0x3808 where cvt.rz gives 0x3807)."""
-    if kind == "f16":
-        with np.errstate(over="ignore", invalid="ignore"):
-            h = v.astype(np.float16)
-        away = np.abs(h.astype(np.float64)) > np.abs(v)
-        h = np.where(away, np.nextafter(h, np.float16(0)), h)
-        return h.astype(np.float64)
     return fp.half_to_f64(fp.f64_to_half_bits(np.asarray(v, np.float64), kind, "RZ"), kind)
 
 

@@ -287,9 +287,10 @@ def _scalar_apply(op, ty, old, b, c=None):
             # the memory unit's FP64 add gives a NaN operand back as it is, a signalling one
             # unquieted, the added value's before the word in memory's (an H200, GPU run 24's
             # fuzz 9400100 and 9400138); the SM's DADD would set the quiet bit
-            for nan in (b, old):
-                if (nan >> 52) & 0x7FF == 0x7FF and nan & ((1 << 52) - 1):
-                    return nan
+            if np.isnan(bb[0]):
+                return b
+            if np.isnan(a[0]):
+                return old
             return int((a + bb).view(U64)[0])
         if op == "EXCH":
             return b
