@@ -186,12 +186,16 @@ class _Lowering:
             self.out.append(ir.Instr("add", [d], [ck, pk], ("sat",), "s32", line=ins.line))
 
     # ---- b1 xor -------------------------------------------------------------------------
+    def b1_operands(self) -> tuple[str, list, list, list]:
+        """The shape and the A, B and C words of a b1 mma (B1_WORDS gives their counts)."""
+        shape = _shape(self.ins)
+        n_a, n_b, _ = B1_WORDS[shape]
+        srcs = list(self.ins.srcs)
+        return shape, srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
+
     def xor_as_ands(self) -> None:
         ins = self.ins
-        shape = _shape(ins)
-        n_a, n_b, _ = B1_WORDS[shape]
-        srcs = list(ins.srcs)
-        a, b, c = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
+        shape, a, b, c = self.b1_operands()
         first = [self.fn.new_value("s32") for _ in c]
         self.mma_as(first, a + [self.op("not", [w]) for w in b] + c, shape, {"xor": "and"})
         self.mma_as(ins.dests, [self.op("not", [w]) for w in a] + b + first, shape, {"xor": "and"})
@@ -204,11 +208,9 @@ class _Lowering:
 
     def bit_planes(self) -> None:
         ins = self.ins
-        shape = _shape(ins)
-        n_a, n_b, n_c = B1_WORDS[shape]
-        srcs = list(ins.srcs)
-        a, b, acc = srcs[:n_a], srcs[n_a:n_a + n_b], srcs[n_a + n_b:]
-        if n_a == 1:                # m8n8k128: rows g + 8 repeat row g, C's are 0
+        _, a, b, acc = self.b1_operands()
+        n_b, n_c = len(b), len(acc)
+        if len(a) == 1:                # m8n8k128: rows g + 8 repeat row g, C's are 0
             a, acc = [a[0], a[0]], acc + [self.zero(), self.zero()]
         steps = [(a[2 * h:2 * h + 2], b[h], p) for h in range(n_b) for p in range(4)]
         for n, (rows, col, p) in enumerate(steps):
