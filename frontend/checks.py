@@ -762,6 +762,9 @@ class Checker:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
                                                if op + m != prefix]
+        wide256 = _is_256_bit_access(op, ins.modifiers)
+        if wide256 and op + ".v8" not in keys:
+            keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
         for key in keys:
             feat = isa.FEATURES.get(key)
             if feat is None:
@@ -774,6 +777,8 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
+            problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
         if self.version < (8, 3):
@@ -1318,6 +1323,15 @@ _BINARY = {
     "||": lambda a, b: int(bool(a or b)), "==": lambda a, b: int(a == b),
     "!=": lambda a, b: int(a != b),
 }
+
+
+def _is_256_bit_access(opcode: str, modifiers) -> bool:
+    """`ld/st` of 256 bits (`.v8` of 32-bit or `.v4` of 64-bit elements: sm_100+, PTX 8.8,
+    global or generic addresses only)."""
+    if opcode not in ("ld", "st"):
+        return False
+    bits = isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    return (".v8" in modifiers and bits == 32) or (".v4" in modifiers and bits == 64)
 
 
 def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str) -> str:
