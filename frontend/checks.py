@@ -698,10 +698,12 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
-        if self.target_sm < sm80_features.SM:     # no special register is newer otherwise
+        if self.target_sm < 90:                   # no special register is newer otherwise
             for operand in ins.operands:
                 if isinstance(operand, ast.Name):
                     message = sm80_features.register_problem(operand.name, self.target_sm)
+                    if operand.name in isa.SM90_SPECIAL_REGISTERS:
+                        message = f"Feature '{operand.name}' requires .target sm_90 or higher"
                     if message:
                         self.error(message, ins)
         if ins.opcode in _OPCODE_FEATURE_CHECKS:
@@ -726,6 +728,8 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
+        if ins.opcode == "st" and ".bulk" in ins.modifiers:
+            self.check_st_bulk(ins)
         if ins.opcode == "mma" and ".m8n8k4" in ins.modifiers:
             floats = [m for m in ins.modifiers if m in (".f16", ".f32")]
             if len(floats) == 4 and floats[0] == ".f16" and floats[3] == ".f32":
@@ -744,6 +748,26 @@ class Checker:
             rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
                 self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
+
+    def check_st_bulk(self, ins: ast.Instruction) -> None:
+        """ptxas's rules for `st.bulk [a], size, initval`: shared::cta (or generic)
+        addresses, a size in whole 8-byte words, an initial value of immediate zero."""
+        spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
+        if spaces and spaces != [".shared::cta"]:
+            self.error("State space incorrect for instruction 'st.bulk'"
+                       + (", expected '.shared::cta'" if spaces[0].startswith(".shared") else ""), ins)
+            return
+        if len(ins.operands) != 3:
+            return
+        size, init = (_constant_value(op) for op in ins.operands[1:])
+        if size is not None and size % 8:
+            self.error(f"Argument 1 of instruction 'st.bulk': unexpected value '{size}', expected "
+                       "to be multiple of 8", ins)
+        elif init is None:
+            self.error("Arguments mismatch for instruction 'st.bulk'", ins)
+        elif init != 0:
+            self.error(f"Argument 2 of instruction 'st.bulk': unexpected value '{init}', expected "
+                       "to be zero", ins)
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
@@ -1031,6 +1055,8 @@ class Checker:
                     return True
                 return type_compatible(want, reg_type, relaxed)
             if sym.kind == "sreg":
+                if sym.type == ".pred" or want == ".pred":      # %is_explicit_cluster
+                    return sym.type == want
                 if isa.type_class(want) not in "bus":
                     return False
                 have, bits = isa.TYPE_BITS[sym.type], isa.TYPE_BITS.get(want, 32)

@@ -33,6 +33,8 @@ class MemorySelection:
                 self.emit("PLOP3", ("LUT",), [VOp(r), PT, VOp(self.vreg(src)), PT, PT, Imm(0x80), Imm(0)])
             elif isinstance(src, ir.Const):
                 self.emit("PLOP3", ("LUT",), [VOp(r), PT, PT, PT, PT, Imm(0xFF if src.value else 0), Imm(0)])
+            elif isinstance(src, ir.SpecialReg) and src.name == "%is_explicit_cluster":
+                self.explicit_cluster(VOp(r))                     # isel/special_regs.py
             else:
                 raise self.unsupported("`mov` of this predicate operand")
             return
@@ -674,8 +676,8 @@ class MemorySelection:
     def sel_st(self, ins):
         if "async" in ins.modifiers:
             return self.store_async(ins)
-        if "bulk" in ins.modifiers:         # (sm_100+: ptxas writes a bulk-unit store)
-            raise self.unsupported("`st.bulk`")
+        if "bulk" in ins.modifiers:
+            return self.store_bulk(ins)                       # isel/bulk_copy.py
         space = self.access_space(ins)
         if space not in self.MEMORY_OPS:
             raise self.unsupported(f"`st.{space}`")
