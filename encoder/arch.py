@@ -378,6 +378,8 @@ _BLACKWELL_PER_CLUSTER_SIZE = (("dynamic_smem", 0x2AC), ("aggr_smem_limit", 0x2B
                                ("cluster_nctaid", 0x2A0), ("cluster_rcp", 0x2B0),
                                ("nclusterid", 0x2C0), ("cluster_nctarank", 0x2CC))
 _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C, "envreg_16": 0xD0,
+                           # txq/suq descriptor tables (ptxas 13.5 sm_100/sm_120: LDC.64 c[0x0][0x150])
+                           "texture_descriptors": 0x150, "surface_descriptors": 0x160,
                            "graph_exec": 0x2E8, "const_window": 0x120,
                            "cluster_launch": 0x36C,   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
                            # the parameter window's base (at the parameters, as sm_90's) and
