@@ -786,6 +786,11 @@ class Checker:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
                                                if op + m != prefix]
+        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
+            if ".v8" in ins.modifiers:
+                problems.append("Illegal vector size: 8")
+            if _is_256_bit_access("ld", ins.modifiers):
+                problems.append("Vector type too large, exceeds 128 bit limit")
         wide256 = _is_256_bit_access(op, ins.modifiers)
         if wide256 and op + ".v8" not in keys:
             keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
