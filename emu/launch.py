@@ -381,7 +381,8 @@ class Launch:
                   # not a cluster launch: each CTA is a 1x1x1 cluster of its own (PTX ISA:
                   # %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank 1)
                   "cluster_nctaid": ("<III", (1, 1, 1)), "cluster_rcp": ("<fff", (1.0, 1.0, 1.0)),
-                  "nclusterid": ("<III", tuple(self.grid)), "cluster_nctarank": ("<I", 1)}
+                  "nclusterid": ("<III", tuple(self.grid)), "cluster_nctarank": ("<I", 1),
+                  "cluster_launch": ("<I", 0)}     # %is_explicit_cluster false
         from ptx2sass.encoder.arch import target
         info = target(self.program.arch)
         for key, at in info.cluster_size_cbank:      # the entry SR_CgaSize selects

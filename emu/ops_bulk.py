@@ -13,6 +13,8 @@ issued for.
 * `UBLKRED.<dst>.S.<op>[.<type>]`: the same with each element combined into the
   destination (ADD/MIN/MAX/INC/DEC/AND/OR/XOR on 32-bit words by default, `.U64`/`.S64`
   on 64-bit ones, `.S32` signed).
+* `UMEMSETS.64 [URa], URZ, URc` (st.bulk, sm_100+): URc 8-byte zero words into shared::cta
+  memory at URa.
 * `UBLKPF.L2 [URa], URb` (prefetch), `UTMACMDFLUSH` (commit_group), `UTMACCTL.PF [URa]`
   (prefetch.tensormap: the descriptor at the generic address into the cache): nothing to
   model.
@@ -144,6 +146,21 @@ def op_bulk_copy(w, s, active, mask):
         raw = _reduce(s.ins.modifiers, _bytes(w, dst_space, d, n, lane).copy(), raw.copy())
     _put(w, dst_space, d, raw, lane)
     _complete(w, bar, n, lane)
+
+
+@semantics("UMEMSETS", vector=True)
+def op_shared_memset(w, s, active, mask):
+    """`UMEMSETS.64 [URa], URb, URc` (st.bulk, sm_100+): URc 8-byte words, each the value of
+    the pair URb (ptxas: URZ, the PTX's initval 0), from the shared::cta address URa (the
+    size's unit read off ptxas's code: 128 bytes are URc 0x10)."""
+    lane = _per_warp_once(w, mask)
+    if lane is None:
+        return
+    mem, value, count = s.ins.operands[:3]
+    at = (_uvalue(w, _ureg(mem), lane) + mem.offset) & M32
+    word = _upair(w, value, lane) if not value.is_zero else 0
+    words = _uvalue(w, count, lane)
+    _put(w, "shared", at, np.full(words, word, np.uint64).view(np.uint8), lane)
 
 
 @semantics("UBLKPF", "UTMACMDFLUSH", "UTMACCTL", vector=True)

@@ -143,6 +143,8 @@ def op_load(w, s, active, mask):
     d, mem = ins.operands[0], ins.operands[1]
     if not np.count_nonzero(mask):
         return
+    if "256" in ins.modifiers:
+        return _load256(w, ins, mask)
     size, signed = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
@@ -180,6 +182,8 @@ def op_store(w, s, active, mask):
     mem, src = ins.operands[0], ins.operands[1]
     if not np.count_nonzero(mask):
         return
+    if "256" in ins.modifiers:
+        return _store256(w, ins, mask)
     size, _ = access_size(ins.modifiers)
     space = _SPACE[ins.opcode]
     addrs = address(w, mem, space in ("global", "generic"))
@@ -192,6 +196,58 @@ def op_store(w, s, active, mask):
 
 
 _NARROW = {1: np.uint8, 2: np.uint16}
+
+
+# 256-bit global accesses (sm_100+: `LDG/STG.E.ENL2.256`): 8 words at a 32-byte aligned
+# address, in two register quads. A load names the quad of words 4..7 first
+# (`LDG … R12, R8, [..]`: R8..R11 = words 0..3), a store the quad of words 0..3 first
+# (`STG [..], R8, R12`), as ptxas's code moves a loaded vector to a store. A load's optional
+# last operand masks the words (bit k: word k); ptxas writes it for a partly read vector
+# and packs each quad's loaded words into its first registers (`R25, R22, …, 0x25`: words
+# 0 and 2 in R22, R23, word 5 in R25; a quad with no word is RZ). A model read off ptxas's
+# code, not hardware-checked.
+
+def _wide256_address(w, ins, mem, mask) -> np.ndarray:
+    addrs = address(w, mem, True)[mask]
+    bad = addrs & U64(31)
+    if bad.any():
+        raise EmuFault(f"misaligned 32-byte global access at address 0x{int(addrs[bad != 0][0]):x}")
+    return addrs
+
+
+def _word_mask(ins) -> int:
+    last = ins.operands[-1]
+    return last.value & 0xFF if isinstance(last, Imm) else 0xFF
+
+
+def _load256(w, ins, mask):
+    hi, lo, mem = ins.operands[0], ins.operands[1], ins.operands[2]
+    addrs = _wide256_address(w, ins, mem, mask)
+    words = []
+    for half in (0, 16):
+        pairs = w.launch.gmem.gather(addrs + U64(half), 16)
+        words += [(pairs[:, k // 2] >> U64(32 * (k & 1))).astype(U32) for k in range(4)]
+    used = _word_mask(ins)
+    for quad, first in ((lo, 0), (hi, 4)):
+        slot = 0
+        for k in range(first, first + 4):
+            if not used >> k & 1:
+                continue
+            if quad.is_zero:
+                break
+            full = np.zeros(w.width, dtype=U32)
+            full[mask] = words[k]
+            w.w(reg(quad.file, quad.index + slot), full, mask)
+            slot += 1
+
+
+def _store256(w, ins, mask):
+    mem, lo, hi = ins.operands[0], ins.operands[1], ins.operands[2]
+    if _word_mask(ins) != 0xFF:
+        raise EmuFault(f"`{ins}`: a masked 256-bit store is not modelled")
+    addrs = _wide256_address(w, ins, mem, mask)
+    for half, quad in ((0, lo), (16, hi)):
+        w.launch.gmem.scatter(addrs + U64(half), _element_values(w, quad, 16, mask, False), 16)
 
 
 def _element_values(w, src: Reg, size: int, lanes: np.ndarray, every: bool) -> np.ndarray:

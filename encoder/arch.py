@@ -169,6 +169,10 @@ class Target:
     # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
     # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
     bulk_copy_unit: bool = False
+    # st.bulk (sm_100+): UMEMSETS.64 [URa], URZ, URn of n = size / 8 words at a shared::cta
+    # address (a generic one's low word), once per distinct (address, size) of the lanes
+    # (isel/bulk_copy.py; forms from tools/isa_seeds/st_bulk_blackwell.ptx)
+    shared_memset: bool = False
     # 128-bit atom.cas/exch (`.b128`): ATOMG/ATOM/ATOMS .CAS/.EXCH.128 on a register quad
     # (sm_90+, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx / _sm120_forms.ptx)
     atomics_128: bool = False
@@ -374,6 +378,8 @@ _BLACKWELL_PER_CLUSTER_SIZE = (("dynamic_smem", 0x2AC), ("aggr_smem_limit", 0x2B
                                ("cluster_nctaid", 0x2A0), ("cluster_rcp", 0x2B0),
                                ("nclusterid", 0x2C0), ("cluster_nctarank", 0x2CC))
 _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x16C, "envreg_16": 0xD0,
+                           # txq/suq descriptor tables (ptxas 13.5 sm_100/sm_120: LDC.64 c[0x0][0x150])
+                           "texture_descriptors": 0x150, "surface_descriptors": 0x160,
                            "graph_exec": 0x2E8, "const_window": 0x120,
                            "cluster_launch": 0x36C,   # 1 in a cluster launch (ptxas 13.5: LDCU + UISETP)
                            # the parameter window's base (at the parameters, as sm_90's) and
@@ -383,7 +389,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

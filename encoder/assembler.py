@@ -543,7 +543,7 @@ def _register_span(ins: Instruction, position: int, reg: Reg) -> int:
 _FP64_OPS = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"})
 _MEMORY_OPS = frozenset({"LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "LDC", "ATOMG",
                          "ATOM", "RED", "ATOMS"})
-_WIDTH_REGS = {"64": 2, "128": 4}
+_WIDTH_REGS = {"64": 2, "128": 4, "256": 4}
 
 
 def highest_register(instructions: list[Instruction]) -> int:

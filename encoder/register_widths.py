@@ -12,13 +12,13 @@ and predicates are never checked).
 """
 from __future__ import annotations
 
-from .model import Instruction, Mem, Reg
+from .model import Imm, Instruction, Mem, Reg
 
 # Memory instructions: every data register has the access width, which the size or type
-# modifier gives (`.64`, `.128`, 64-bit atomic types).
+# modifier gives (`.64`, `.128`, 64-bit atomic types; `.256`: two quads).
 MEMORY = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "ST", "STG", "STS", "STL",
                     "ATOM", "ATOMG", "ATOMS", "RED"})
-ACCESS_WIDTH = {"64": 2, "128": 4, "S64": 2, "U64": 2, "F64": 2}
+ACCESS_WIDTH = {"64": 2, "128": 4, "256": 4, "S64": 2, "U64": 2, "F64": 2}
 # Global/generic accesses whose `.E` (64-bit address) base register prints without `.64`:
 # every such address on sm_75 (`LDG.E.SYS R0, [R2]`) and compare-and-swap's on sm_8x
 # (`ATOMG.E.CAS … [R2]`). LDGSTS is not among them: its bare `[R]` is the shared address.
@@ -97,6 +97,8 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
             out.append((f"address of operand {i}", op.base, 2))
     if ins.opcode in MEMORY:
         width = max((ACCESS_WIDTH[m] for m in mods if m in ACCESS_WIDTH), default=1)
+        if "256" in mods and ops and isinstance(ops[-1], Imm):
+            width = 1       # a word-masked 256-bit load packs each quad's words (ops_memory)
         for i in range(len(ops)):
             at(i, width)
     elif ins.opcode in FP64:

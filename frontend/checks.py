@@ -698,10 +698,12 @@ class Checker:
             problems = self.feature_problems[key] = self._feature_problems(ins)
         for message in problems:
             self.error(message, ins)
-        if self.target_sm < sm80_features.SM:     # no special register is newer otherwise
+        if self.target_sm < 90:                   # no special register is newer otherwise
             for operand in ins.operands:
                 if isinstance(operand, ast.Name):
                     message = sm80_features.register_problem(operand.name, self.target_sm)
+                    if operand.name in isa.SM90_SPECIAL_REGISTERS:
+                        message = f"Feature '{operand.name}' requires .target sm_90 or higher"
                     if message:
                         self.error(message, ins)
         if ins.opcode in _OPCODE_FEATURE_CHECKS:
@@ -726,6 +728,8 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
+        if ins.opcode == "st" and ".bulk" in ins.modifiers:
+            self.check_st_bulk(ins)
         if ins.opcode == "mma" and ".m8n8k4" in ins.modifiers:
             floats = [m for m in ins.modifiers if m in (".f16", ".f32")]
             if len(floats) == 4 and floats[0] == ".f16" and floats[3] == ".f32":
@@ -745,6 +749,26 @@ class Checker:
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
                 self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
 
+    def check_st_bulk(self, ins: ast.Instruction) -> None:
+        """ptxas's rules for `st.bulk [a], size, initval`: shared::cta (or generic)
+        addresses, a size in whole 8-byte words, an initial value of immediate zero."""
+        spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
+        if spaces and spaces != [".shared::cta"]:
+            self.error("State space incorrect for instruction 'st.bulk'"
+                       + (", expected '.shared::cta'" if spaces[0].startswith(".shared") else ""), ins)
+            return
+        if len(ins.operands) != 3:
+            return
+        size, init = (_constant_value(op) for op in ins.operands[1:])
+        if size is not None and size % 8:
+            self.error(f"Argument 1 of instruction 'st.bulk': unexpected value '{size}', expected "
+                       "to be multiple of 8", ins)
+        elif init is None:
+            self.error("Arguments mismatch for instruction 'st.bulk'", ins)
+        elif init != 0:
+            self.error(f"Argument 2 of instruction 'st.bulk': unexpected value '{init}', expected "
+                       "to be zero", ins)
+
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling
         and the module's .version/.target, so check_features caches it)."""
@@ -762,6 +786,14 @@ class Checker:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
                                                if op + m != prefix]
+        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
+            if ".v8" in ins.modifiers:
+                problems.append("Illegal vector size: 8")
+            if _is_256_bit_access("ld", ins.modifiers):
+                problems.append("Vector type too large, exceeds 128 bit limit")
+        wide256 = _is_256_bit_access(op, ins.modifiers)
+        if wide256 and op + ".v8" not in keys:
+            keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
         for key in keys:
             feat = isa.FEATURES.get(key)
             if feat is None:
@@ -774,6 +806,8 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
+            problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
         if self.version < (8, 3):
@@ -1026,6 +1060,8 @@ class Checker:
                     return True
                 return type_compatible(want, reg_type, relaxed)
             if sym.kind == "sreg":
+                if sym.type == ".pred" or want == ".pred":      # %is_explicit_cluster
+                    return sym.type == want
                 if isa.type_class(want) not in "bus":
                     return False
                 have, bits = isa.TYPE_BITS[sym.type], isa.TYPE_BITS.get(want, 32)
@@ -1318,6 +1354,15 @@ _BINARY = {
     "||": lambda a, b: int(bool(a or b)), "==": lambda a, b: int(a == b),
     "!=": lambda a, b: int(a != b),
 }
+
+
+def _is_256_bit_access(opcode: str, modifiers) -> bool:
+    """`ld/st` of 256 bits (`.v8` of 32-bit or `.v4` of 64-bit elements: sm_100+, PTX 8.8,
+    global or generic addresses only)."""
+    if opcode not in ("ld", "st"):
+        return False
+    bits = isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    return (".v8" in modifiers and bits == 32) or (".v4" in modifiers and bits == 64)
 
 
 def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str) -> str:

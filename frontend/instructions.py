@@ -453,6 +453,11 @@ SPECIAL_REGISTERS: dict[str, str] = {
     "%cluster_nctarank": ".u32", "%is_explicit_cluster": ".pred",
     "%current_graph_exec": ".u64",
 }
+# Special registers ptxas 13.5 refuses below sm_90 ("Feature '%clusterid' requires .target
+# sm_90 or higher").
+SM90_SPECIAL_REGISTERS = frozenset(("%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+                                    "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster",
+                                    "%aggr_smem_size"))
 SPECIAL_REGISTERS.update({f"%pm{i}": ".u32" for i in range(8)})
 SPECIAL_REGISTERS.update({f"%pm{i}_64": ".u64" for i in range(8)})
 SPECIAL_REGISTERS.update({f"%envreg{i}": ".b32" for i in range(32)})

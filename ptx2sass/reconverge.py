@@ -472,6 +472,8 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     for r in ordered:
         if r.barrier == QUAD_BARRIER and r in around_calls:
             _keep_around_calls(mf, r.body, QUAD_BARRIER)
+        if r.barrier == QUAD_BARRIER:
+            _keep_around_quads(mf, r.body, QUAD_BARRIER)
     # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
     count = 0
     syncs: dict[int, list[MBlock]] = {}      # end id -> its BSYNC blocks, in the order made
@@ -519,6 +521,32 @@ def _keep_around_calls(mf: MFunction, body: set[int], k: int) -> None:
         back = b.fallthrough
         first = next((i for i, mi in enumerate(back.instrs) if mi.opcode not in PSEUDOS), len(back.instrs))
         back.instrs.insert(first, MInstr("BMOV", ("32",), [Reg("B", k), VOp(saved)], 0))
+
+
+def _is_bmov(mi: MInstr, dst, src) -> bool:
+    return mi.opcode == "BMOV" and mi.modifiers == ("32",) and len(mi.operands) == 2 \
+        and mi.operands[0] == dst and getattr(mi.operands[1], "name", mi.operands[1]) == src
+
+
+def _keep_around_quads(mf: MFunction, body: set[int], k: int) -> None:
+    """A tex.grad quad step of the function's own (isel/texture.py: `BMOV.32 B15, MACTIVE`
+    ... `BMOV.32 MACTIVE, B15`, in one block) inside a region holding Bk: the region's mask
+    in a register across it (`BMOV.32.CLEAR Rs, Bk` before, `BMOV.32 Bk, Rs` after)."""
+    barrier = Reg("B", k)
+    for b in mf.blocks:
+        if id(b) not in body:
+            continue
+        out, saved = [], None
+        for mi in b.instrs:
+            if saved is None and _is_bmov(mi, barrier, "MACTIVE"):
+                saved = mf.new_vreg("R")
+                out.append(MInstr("BMOV", ("32", "CLEAR"), [VOp(saved), barrier], 1))
+            out.append(mi)
+            if saved is not None and mi.opcode == "BMOV" and mi.modifiers == ("32",) \
+                    and getattr(mi.operands[0], "name", None) == "MACTIVE" and mi.operands[1] == barrier:
+                out.append(MInstr("BMOV", ("32",), [barrier, VOp(saved)], 0))
+                saved = None
+        b.instrs[:] = out
 
 
 def _save_barriers(mf: MFunction, barriers: list[int]) -> None:

@@ -155,7 +155,10 @@ def test_other_archs(arch, combo):
 
 @pytest.mark.parametrize("arch,combo", [("sm_89", ("row", "col", "f16", "f16")),
                                         ("sm_89", ("col", "row", "f32", "f32")),
-                                        ("sm_90", ("row", "row", "f32", "f32"))],
+                                        ("sm_90", ("row", "row", "f32", "f32")),
+                                        ("sm_75", ("row", "col", "f16", "f16")),
+                                        ("sm_75", ("col", "row", "f32", "f32")),
+                                        ("sm_75", ("row", "row", "f32", "f16"))],
                          ids=lambda v: v if isinstance(v, str) else "_".join(v))
 def test_guarded(arch, combo):
     """`@p mma…m8n8k4` (was refused): D starts as C; a warp-uniform guard read from memory

@@ -18,9 +18,7 @@ def _sreg_forms(sm: int) -> list:
 
 # sm_90+ forms not handled yet (issue 18, phase 2), each with why; strict: fixing one fails.
 # sm_100/120 read the launch's sizes, envregs and cluster shape per cluster size (as ptxas)
-SM90_GAPS = {
-    "%is_explicit_cluster": "the frontend refuses `mov.pred` of %is_explicit_cluster",
-}
+SM90_GAPS: dict[str, str] = {}
 
 
 def _cases():

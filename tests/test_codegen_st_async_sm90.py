@@ -81,10 +81,9 @@ def test_st_async_completes_the_transaction_as_ptxas(vec, ty, n, bits, arch):
     assert kinds(ours) == kinds(theirs.output)
 
 
-def test_st_bulk_refused_at_the_line():
-    """`st.bulk` (sm_100+, ptxas accepts it) is not generated: refused at its line (it was an
-    internal error, KeyError None, in the plain-store selection)."""
-    from ptx2sass.errors import CompileError
+def test_st_bulk_compiles_to_ptxas_memset():
+    """`st.bulk` (sm_100+; was an internal error, KeyError None, then refused at its line):
+    one UMEMSETS.64 as ptxas writes (values: tests/test_codegen_st_bulk.py)."""
     ptx = """.version 8.7
 .target sm_120
 .address_size 64
@@ -95,6 +94,7 @@ ld.param.u64 %rd0, [p];
 st.bulk [%rd0], 256, 0;
 ret;
 }"""
-    assert oracle.ptxas(ptx, "sm_120").ok
-    with pytest.raises(CompileError, match=r"line 8; error.*`st.bulk` not supported yet"):
-        ptx2sass.compile(ptx, "sm_120", "k.ptx")
+    theirs = oracle.ptxas(ptx, "sm_120")
+    ours = ptx2sass.compile(ptx, "sm_120", "k.ptx")
+    for cubin in (ours, theirs.output):
+        assert oracle.cuobjdump_sass(cubin).count("UMEMSETS.64") == 1

@@ -114,3 +114,44 @@ def test_regions_around_calls_leave_b15_to_tex_grad():
     assert "BMOV.32 B15" in lines[call + 2] or "BMOV.32 B15" in lines[call + 4]
     theirs = oracle.ptxas(ptx, "sm_89").output
     np.testing.assert_array_equal(_run(ours, True), _run(theirs, False))
+
+
+GRAD3D = """  cvt.rn.f32.u32 %f1, %r0;
+  mul.f32 %f1, %f1, 0f3E000000;
+  mov.f32 %f2, 0f3F000000;
+  mov.f32 %f3, 0f3FA00000;
+  mov.f32 %f4, 0f00000000;
+  mov.f32 %f5, 0f3D800000;
+  tex.grad.3d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [tex0, {%f1, %f2, %f3, %f4}], {%f5, %f4, %f5, %f4}, {%f4, %f5, %f4, %f4};
+  mov.b32 %r5, %f10;
+  mov.b32 %r6, %f13;
+  add.u32 %r1, %r1, %r5;
+  xor.b32 %r1, %r1, %r6;
+"""
+
+
+def test_own_tex_grad_inside_a_region_holding_b15():
+    """A function's own tex.grad (its quad steps keep the active lanes in B15) inside 16
+    nested regions, the innermost of which holds B15: the region's mask goes to a register
+    across each quad step (BMOV.32.CLEAR before, BMOV.32 B15 after; before, the step
+    overwrote it and the region's BSYNC waited on the wrong lanes: a deadlock). ptxas's
+    outputs, no hazard; the only convergence findings, for ours and ptxas's alike, are the
+    quad steps' full-mask SHFLs run by the region's lanes (the emulator's check does not
+    know quad shuffles), so every region's own shuffle finds its lanes met."""
+    from ptx2sass.emu.textures import Texture
+    from test_emu_texture import texels
+    ptx = nested_ifs(16).replace(".address_size 64\n", ".address_size 64\n.global .texref tex0;\n")
+    ptx = ptx.replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>; .reg .f32 %f<20>;")
+    ptx = ptx.replace("E15:\n", GRAD3D + "E15:\n")
+    tex = Texture(texels((3, 4, 5), 3), "3d", address=("clamp",) * 3, filter="linear")
+    got, findings = [], []
+    for cubin, check in ((codegen.compile_ptx(ptx, "sm_89"), True), (oracle.ptxas(ptx, "sm_89").output, False)):
+        out = np.zeros(32, np.uint32)
+        res = run(cubin, "k", 1, 32, [out], textures={"tex0": tex}, hazard_check=True, reconverge="explicit")
+        if check:
+            assert res.hazards == [], [str(h) for h in res.hazards[:3]]
+        findings.append({h.message for h in res.convergence_hazards})
+        got.append(out)
+    assert findings[0] <= findings[1] == {"convergence hazard: SHFL run by lanes 0xffff0000 without member "
+                                          "lanes 0x0000ffff"}, findings
+    np.testing.assert_array_equal(got[0], got[1])

@@ -36,6 +36,7 @@ RANK_UR = Reg("UR", 13)         # scratch: SR_CgaCtaId
 POLICY_UR = Reg("UR", 14)       # the L2 cache policy pair (desc[UR14])
 RANK_SHIFT = 24                 # a shared address's CTA rank in its cluster
 UNIT = 16                       # the unit's size operand counts 16-byte blocks
+MEMSET_UNIT = 8                 # UMEMSETS's counts 8-byte words
 
 REDUCE_OPS = {"add", "min", "max", "inc", "dec", "and", "or", "xor"}
 # PTX type -> the UBLKRED type suffix ptxas writes (none for 32-bit unsigned/untyped)
@@ -241,6 +242,47 @@ class BulkCopySelection:
             mi = self.emit("UBLKPF", ("L2",), [Mem(ubase=SRC_UR), SIZE_UR], ndefs=0, guarded=False)
             mi.widths = {0: 2}
         self.distinct_values_loop(lane, issue)
+
+    def store_bulk(self, ins):
+        """st.bulk [a], size, 0 (sm_100+): `UMEMSETS.64 [UR8], URZ, UR12` zeroing size / 8
+        words of shared::cta memory (a generic address: its low word, as ptxas), once per
+        distinct (address, size) of the lanes."""
+        if not self.arch.shared_memset:
+            raise self.unsupported(f"`st.bulk` on {self.arch.name}")
+        addr, size = ins.srcs[:2]
+        lane: list[tuple] = []
+        got = self.bulk_shared(addr, DST_UR)
+        if got is not None:
+            lane.append((got, DST_UR))
+        got = self.memset_words(size)
+        if got is not None:
+            lane.append((got, SIZE_UR))
+
+        def issue():
+            self.emit("UMEMSETS", ("64",), [Mem(ubase=DST_UR), URZ, SIZE_UR], ndefs=0, guarded=False)
+        self.distinct_values_loop(lane, issue)
+
+    def memset_words(self, size):
+        """st.bulk's byte count in 8-byte words into SIZE_UR (None where emitted here), else
+        the per-lane register holding it."""
+        value = self.known_constant(size)
+        if value is not None:
+            self.emit("UMOV", (), [SIZE_UR, self.imm32(value // MEMSET_UNIT)], guarded=False)
+            return None
+        wide = isinstance(size, ir.Value) and self.vreg(size).width == 2
+        if isinstance(size, ir.Value) and size.id in self.param_values:
+            self.emit("ULDC", ("64",) if wide else (), [SIZE_UR, self.param_values[size.id][0]],
+                      guarded=False)
+            self.emit("USHF", ("R", "U64") if wide else ("R", "U32", "HI"),
+                      [SIZE_UR, SIZE_UR, Imm(3), Reg("UR", SIZE_UR.index + 1)] if wide
+                      else [SIZE_UR, URZ, Imm(3), SIZE_UR], guarded=False)
+            return None
+        t = VOp(self.mf.new_vreg())
+        if wide:
+            self.emit("SHF", ("R", "U64"), [t, self.reg_part(size, 0), Imm(3), self.reg_part(size, 1)])
+        else:
+            self.emit("SHF", ("R", "U32", "HI"), [t, RZ, Imm(3), self.reg_part(size)])
+        return t
 
     # ------------------------------------------------------------------ loops
     def distinct_values_loop(self, lane: list, issue) -> None:

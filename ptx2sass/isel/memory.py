@@ -33,6 +33,8 @@ class MemorySelection:
                 self.emit("PLOP3", ("LUT",), [VOp(r), PT, VOp(self.vreg(src)), PT, PT, Imm(0x80), Imm(0)])
             elif isinstance(src, ir.Const):
                 self.emit("PLOP3", ("LUT",), [VOp(r), PT, PT, PT, PT, Imm(0xFF if src.value else 0), Imm(0)])
+            elif isinstance(src, ir.SpecialReg) and src.name == "%is_explicit_cluster":
+                self.explicit_cluster(VOp(r))                     # isel/special_regs.py
             else:
                 raise self.unsupported("`mov` of this predicate operand")
             return
@@ -355,11 +357,19 @@ class MemorySelection:
         pre.sort(key=lambda m: m.startswith("LTC"))
         return tuple(pre), tuple(post), scope, sem
 
+    def wide256_modifiers(self, pre: tuple) -> tuple:
+        """A 256-bit access's `.ENL2`, after the L1 hints and before the L2 prefetch size
+        (`LDG.E.EL.ENL2.LTC256B.256`, as ptxas writes every one)."""
+        at = next((i for i, m in enumerate(pre) if m.startswith("LTC")), len(pre))
+        return pre[:at] + ("ENL2",) + pre[at:]
+
     def ordered_access(self, ins, load: bool, opcode: str, mods, size, operands, ndefs: int) -> None:
         """The access with its cache/strength modifiers and the fences of its ordering."""
         pre, post, scope, sem = self.access_modifiers(ins, load)
         if opcode in ("LDS", "STS", "LDL", "STL"):
             pre, post = (), ()              # the CTA's own memory: ordering only by fences
+        if tuple(size) == ("256",):
+            pre = self.wide256_modifiers(pre)
         if sem == "release":
             self.fences(self.RELEASE_FENCE, scope)
         self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs)
@@ -436,6 +446,8 @@ class MemorySelection:
         n, ty = len(ins.dests), ins.type
         bits = _bits(ty)
         total = n * bits
+        if total == 256:
+            return self.load_256(mem, ins)
         if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `ld` of {n} x {ty}")
         t = self.mf.new_vreg("R", max(1, total // 32))
@@ -447,21 +459,7 @@ class MemorySelection:
                 # the else-values go into the vector register, the guarded load overwrites
                 # it, and the elements are copied out unguarded (copies the allocator can
                 # coalesce) instead of one guarded MOV per element after the load.
-                self.guard = None
-                for k, m in enumerate(ins.merge):
-                    words = bits // 32
-                    for w in range(words):
-                        part = VOp(t, k * words + w if t.width > 1 else None)
-                        if self.known_constant(m) is not None:
-                            m = ir.Const(self.known_constant(m), m.type)
-                        if isinstance(m, ir.Value):
-                            mr = self.vreg(m)
-                            self.emit(COPY, (), [part, VOp(mr, w if mr.width > 1 else None)],
-                                      guarded=False)
-                        else:
-                            word = (m.value >> (32 * w)) & 0xFFFFFFFF
-                            self.move(part, RZ if word == 0 else Imm(word))
-                self.guard = guard
+                self.else_values_into(ins, lambda i: VOp(t, i if t.width > 1 else None))
                 self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
                 self.guard = None
                 try:
@@ -471,6 +469,53 @@ class MemorySelection:
                 return
         self.ordered_access(ins, True, load, mods, self.WORD_SIZE[total], [VOp(t), mem], 1)
         self.copy_out_vector(ins, t, bits, ty)
+
+    def else_values_into(self, ins, part) -> None:
+        """A guarded vector load's else-values into the registers it loads (word i: part(i)),
+        unguarded, so the guarded load overwrites them (see load_vector)."""
+        guard, self.guard = self.guard, None
+        words = _bits(ins.type) // 32
+        for k, m in enumerate(ins.merge):
+            for w in range(words):
+                at = part(k * words + w)
+                if self.known_constant(m) is not None:
+                    m = ir.Const(self.known_constant(m), m.type)
+                if isinstance(m, ir.Value):
+                    mr = self.vreg(m)
+                    self.emit(COPY, (), [at, VOp(mr, w if mr.width > 1 else None)], guarded=False)
+                else:
+                    word = (m.value >> (32 * w)) & 0xFFFFFFFF
+                    self.move(at, RZ if word == 0 else Imm(word))
+        self.guard = guard
+
+    def load_256(self, mem, ins) -> None:
+        """A 256-bit vector (sm_100+; the frontend allows global and generic addresses only):
+        one `LDG.E.ENL2.256` into two register quads, words 4..7's quad named first (ptxas
+        loads a generic address with LDG too), then each element out of them."""
+        quads = (self.mf.new_vreg("R", 4), self.mf.new_vreg("R", 4))
+        guard = self.guard
+        if guard is not None:
+            for q in quads:
+                self.emit(IMPLICIT_DEF, (), [VOp(q)], guarded=False)
+            if self.merges_in_place(ins):
+                self.else_values_into(ins, lambda i: VOp(quads[i // 4], i % 4))
+        self.ordered_access(ins, True, "LDG", ("E",), ("256",), [VOp(quads[1]), VOp(quads[0]), mem], 2)
+        if guard is not None and self.merges_in_place(ins):
+            self.guard = None           # the else-values are in the quads already
+        try:
+            self.copy_out_256(ins, quads)
+        finally:
+            self.guard = guard
+
+    def copy_out_256(self, ins, quads) -> None:
+        words = _bits(ins.type) // 32
+        for k, d in enumerate(ins.dests):
+            r = self.vreg(d)
+            if words > 1:
+                self.begin_wide(d)
+            for w in range(words):
+                at = k * words + w
+                self.copy_reg(VOp(r, w if r.width > 1 else None), VOp(quads[at // 4], at % 4))
 
     def merges_in_place(self, ins) -> bool:
         """A guarded vector load whose else-values can be put into its vector register:
@@ -631,8 +676,8 @@ class MemorySelection:
     def sel_st(self, ins):
         if "async" in ins.modifiers:
             return self.store_async(ins)
-        if "bulk" in ins.modifiers:         # (sm_100+: ptxas writes a bulk-unit store)
-            raise self.unsupported("`st.bulk`")
+        if "bulk" in ins.modifiers:
+            return self.store_bulk(ins)                       # isel/bulk_copy.py
         space = self.access_space(ins)
         if space not in self.MEMORY_OPS:
             raise self.unsupported(f"`st.{space}`")
@@ -667,6 +712,12 @@ class MemorySelection:
             return
         n, bits = len(data), _bits(ty)
         total = n * bits
+        if total == 256:
+            # sm_100+, global or generic (the frontend's rule): `STG.E.ENL2.256 [a], lo, hi`
+            half = n // 2
+            self.ordered_access(ins, False, "STG", mods, ("256",),
+                                [mem, self.data_words(data[:half], bits), self.data_words(data[half:], bits)], 0)
+            return
         if total not in self.WORD_SIZE:
             raise self.unsupported(f"vector `st` of {n} x {ty}")
         self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],

@@ -203,8 +203,11 @@ class MatrixMultiply:
         n_d, n_c = (4 if ins.type == "f16" else 8), (4 if types[2:] == ["f16"] else 8)
         if len(layouts) != 2 or types[:2] != ["f16", "f16"] or ins.type not in ("f16", "f32") \
                 or types[2:] not in (["f16"], ["f32"]) or (ins.type == "f16" and n_c == 8) \
-                or len(ins.dests) != n_d or len(srcs) != 4 + n_c or self.guard is not None:
+                or len(ins.dests) != n_d or len(srcs) != 4 + n_c:
             raise self._refuse(ins)
+        # guarded (ptxas: each step under the guard): the steps and the copies out run where
+        # the guard holds; elsewhere D keeps the else-values select() copied into it
+        guarded = self.guard is not None
         a = replace(self.gather(srcs[:2]), suffix=(layouts[0].upper(),))
         b = replace(self.gather(srcs[2:4]), suffix=(layouts[1].upper(),))
         # an f32 C in two quads (register groups are at most four wide)
@@ -215,10 +218,13 @@ class MatrixMultiply:
             c = quads[pair // 2]
             ck = VOp(c.reg, (c.part or 0) + 2 * (pair % 2))
             operands = [VOp(self.mf.new_vreg("R", 2)), a, b, ck]
+            if guarded:
+                self.emit(IMPLICIT_DEF, (), [operands[0]], guarded=False)
             widths = {i: 2 for i, op in enumerate(operands) if i and op.part is not None}
             self.emit("HMMA", mods + (f"STEP{k}",), operands, widths=widths)
             for e in range(2):
-                self.emit(COPY, (), [self.dst(ins.dests[2 * k + e]), VOp(operands[0].reg, e)], guarded=False)
+                self.emit(COPY, (), [self.dst(ins.dests[2 * k + e]), VOp(operands[0].reg, e)],
+                          guarded=guarded)
 
     def gather_f64(self, values) -> VOp:
         """The f64 `values` in one aligned group of register pairs: a lone value's own pair,

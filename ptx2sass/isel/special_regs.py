@@ -100,6 +100,16 @@ class SpecialRegisters:
             return Imm(info.max_warps_per_sm)
         return None
 
+    def explicit_cluster(self, d: VOp) -> None:
+        """`%is_explicit_cluster`: the driver's word that is 1 in a launch with an explicit
+        cluster shape (`cluster_launch`), compared with 1 (ptxas: LDC + ISETP)."""
+        at = self.driver_word("cluster_launch")
+        if at is None:
+            raise self.unsupported(f"special register %is_explicit_cluster on {self.arch.name}")
+        t = VOp(self.mf.new_vreg())
+        self.emit("LDC", (), [t, at])
+        self.emit("ISETP", ("EQ", "AND"), [d, PT, t, Imm(1), PT], ndefs=2)
+
     def driver_word(self, key: str, offset: int = 0):
         """Driver word `key` (+ `offset` bytes) of constant bank 0: a constant operand, or on
         targets that keep it per cluster size the entry SR_CgaSize selects, loaded with LDC
