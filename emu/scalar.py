@@ -340,10 +340,10 @@ def _entry(decoded, offset: int, x):
     make = PLAIN.get(op)
     f = make(ins, x) if make is not None else None
     bridged = _bridge(step, offset)
-    if f is None and op in OWN:
-        f = OWN[op](step, bridged or _off, x)
     if f is None and op in FORMS:
         f = FORMS[op](step, bridged or _off, x)
+    if f is None and op in OWN:
+        f = OWN[op](step, bridged or _off, x)
     f = f or bridged
     return False if f is None else (f, gi, skip, False)
 

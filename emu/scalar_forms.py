@@ -1,8 +1,8 @@
 """Scalar-interpreter forms (emu/scalar.py) of instructions that otherwise ran their NumPy
 handler through the one-lane machine (`scalar._bridge`, ~100 us a step): shared memory
 (LDS/STS, on the thread's own shared bytes, which a machine the thread is handed to takes
-over), the MUFU functions from the C library (EX2/LG2/SIN/COS/TANH) and F2FP's F16/BF16
-packs.
+over), the MUFU functions from the C library (EX2/LG2/SIN/COS/TANH), F2FP's F16/BF16 packs,
+PRMT with a register selector or sign replication, PLOP3.
 
 Each computes what its handler computes, bit for bit: the libm functions and the F16/BF16
 roundings are NumPy's own (the same ufuncs and emu/fp.py helpers on one value), the rest
@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ptx2sass.encoder.model import Mem, Reg
+from ptx2sass.encoder.model import Imm, Mem, Reg
 
 from .single_lane import M32, _flush, f32_bits, f32_value
 from .specialise import _access
@@ -228,3 +228,53 @@ def _f2fp(step, fallback, x):
 
 
 _NAN = 0x7F800000
+
+
+# --------------------------------------------------------------------------- PRMT, PLOP3
+
+@form("PRMT")
+def _prmt(step, fallback, x):
+    """PRMT's default mode with any selector (ops_int.op_prmt): byte n of the result is byte
+    `sel[4n+2:4n]` of b:a, or that byte's sign replicated where `sel[4n+3]` is set."""
+    ins = step.ins
+    if ins.modifiers or len(ins.operands) != 4:
+        return None
+    d_op, a_op, sel_op, b_op = ins.operands
+    d, a, sel, b = x.dst(d_op), x.src(a_op), x.src(sel_op), x.src(b_op)
+    if None in (d, a, sel, b):
+        return None
+
+    def prmt(t, s, active, mask):
+        pool = a(t) | b(t) << 32
+        selector = sel(t)
+        out = 0
+        for i in range(4):
+            nib = selector >> (4 * i) & 0xF
+            byte = pool >> (8 * (nib & 7)) & 0xFF
+            if nib & 8:
+                byte = 0xFF if byte & 0x80 else 0
+            out |= byte << (8 * i)
+        d(t, out, mask)
+    return prmt
+
+
+@form("PLOP3")
+def _plop3(step, fallback, x):
+    """PLOP3.LUT Pd, Pd2, a, b, c, lut, lut2 (ops_int.op_plop3): both results from the
+    sources as they were."""
+    ins = step.ins
+    ops = ins.operands
+    if ins.modifiers != ("LUT",) or len(ops) != 7 or ops[5].__class__ is not Imm \
+            or ops[6].__class__ is not Imm:
+        return None
+    p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
+    a, b, c = x.pred(ops[2]), x.pred(ops[3]), x.pred(ops[4])
+    if None in (p1, p2, a, b, c):
+        return None
+    lut, lut2 = int(ops[5].value), int(ops[6].value)
+
+    def plop3(t, s, active, mask):
+        i = (4 if a(t) else 0) | (2 if b(t) else 0) | (1 if c(t) else 0)
+        p1(t, lut >> i & 1, mask)
+        p2(t, lut2 >> i & 1, mask)
+    return plop3
