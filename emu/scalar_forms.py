@@ -21,32 +21,25 @@ import numpy as np
 from ptx2sass.encoder.model import Imm, Mem, Reg
 
 from .single_lane import M32, _flush, f32_bits, f32_value
-from .specialise import _access
+from .specialise import _access, shared_address_parts
 
 FORMS: dict[str, Callable] = {}
 
 
 def form(*opcodes):
-    def register(fn):
-        for op in opcodes:
-            FORMS[op] = fn
-        return fn
-    return register
+    """Register a maker `f(step, fallback, x) -> closure or None` for `opcodes`."""
+    return lambda make: FORMS.update(dict.fromkeys(opcodes, make)) or make
 
 
 # --------------------------------------------------------------------------- shared memory
 
 def _shared_address(mem) -> Callable | None:
     """f(t) → the 32-bit shared address `[Ra + URb + imm]` (ops_memory.address, narrow)."""
-    if not isinstance(mem, Mem):
+    parts = shared_address_parts(mem) if isinstance(mem, Mem) else None
+    if parts is None:
         return None
-    base, ubase, k = mem.base, mem.ubase, mem.offset & M32
-    if base is not None and (base.file != "R" or base.suffix):
-        return None
-    if ubase is not None and (ubase.file != "UR" or ubase.suffix):
-        return None
-    rb = None if base is None or base.is_zero else base.index
-    ub = None if ubase is None or ubase.is_zero else ubase.index
+    rb, ub, k = parts
+    k &= M32
     if rb is not None and ub is not None:
         return lambda t: (t.R[rb] + t.UR[ub] + k) & M32
     if rb is not None:
@@ -60,18 +53,23 @@ def _aligned(size: int) -> int:
     return min(size, 16) - 1
 
 
+def _shared_access(ins, mem, reg, mods) -> tuple | None:
+    """(size, signed, address, words) of an LDS/STS whose register operand is `reg`."""
+    acc = _access(mods)
+    if acc is None or reg.__class__ is not Reg or reg.file != "R" or len(ins.operands) != 2:
+        return None
+    address = _shared_address(mem)
+    return None if address is None else (*acc, address, max(acc[0] // 4, 1))
+
+
 @form("LDS")
 def _lds(step, fallback, x):
     ins = step.ins
     d, mem = ins.operands[0], ins.operands[1]
-    acc = _access(tuple(m for m in ins.modifiers if m != "U"))
-    if acc is None or d.__class__ is not Reg or d.file != "R" or len(ins.operands) != 2:
+    got = _shared_access(ins, mem, d, tuple(m for m in ins.modifiers if m != "U"))
+    if got is None:
         return None
-    size, signed = acc
-    address = _shared_address(mem)
-    if address is None:
-        return None
-    nwords = max(size // 4, 1)
+    size, signed, address, nwords = got
     dsts = [x.dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
     if None in dsts:
         return None
@@ -95,14 +93,10 @@ def _lds(step, fallback, x):
 def _sts(step, fallback, x):
     ins = step.ins
     mem, value = ins.operands[0], ins.operands[1]
-    acc = _access(ins.modifiers)
-    if acc is None or value.__class__ is not Reg or value.file != "R" or len(ins.operands) != 2:
+    got = _shared_access(ins, mem, value, ins.modifiers)
+    if got is None:
         return None
-    size, _ = acc
-    address = _shared_address(mem)
-    if address is None:
-        return None
-    nwords = max(size // 4, 1)
+    size, _, address, nwords = got
     srcs = [x.src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
     if None in srcs:
         return None
