@@ -397,9 +397,8 @@ class TimingModel:
                     # a fixed-latency result still on its way: this write must land after it
                     # (an HMMA's unread result landed over the LOP3 that reused its register
                     # the next cycle: H200, fuzz 9400186 hung)
-                    earlier = r[0] + lat.result_lands(r[2], r[3].modifiers, reg[0])
-                    mine_lands = t + (lat.variable_latency(op) if variable else
-                                      lat.result_lands(op, facts.modifiers, reg[0]))
+                    earlier = r[0] + r[3].lands(reg[0])
+                    mine_lands = t + (facts.variable_latency if variable else facts.lands(reg[0]))
                     if mine_lands < earlier:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
                                                  f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "
@@ -469,7 +468,7 @@ class _StepFacts:
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
                  "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
-                 "keyed_regs")
+                 "keyed_regs", "landing")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -513,12 +512,20 @@ class _StepFacts:
             if op in lat.CHECKER_READER_FIXED else None
         # (producer's facts, file, part[, as guard, as addend]) -> cycles it needs
         self.needs: dict = {}
+        self.landing: dict = {}
         self.keyed_regs = frozenset(self.addend) | ({self.guard} if self.guard else set())
         self.need_arrived = self.checker_need(0)      # a variable-latency result that has arrived
         # what `TimingModel.end` must look at besides the registers, before and after them
         self.special = bool(self.wait_sbs) or self.after_barrier or op == "BAR" or self.pad_role \
             or self.issue_group is not None
         self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
+
+    def lands(self, file: str) -> int:
+        """`lat.result_lands` of this instruction's result in a register of `file` (kept)."""
+        v = self.landing.get(file)
+        if v is None:
+            v = self.landing[file] = self.lat.result_lands(self.op, self.modifiers, file)
+        return v
 
     def checker_need(self, need: int) -> int:
         """The cycles the checker asks for where the model's reader latency is `need`:

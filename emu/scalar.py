@@ -23,6 +23,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
 
 from .errors import EmuFault
 from .ops_control import _target
+from .scalar_forms import FORMS as OWN
 from .single_lane import FORMS, M32, M64, address_parts
 from .specialise import _imm32
 
@@ -34,7 +35,7 @@ class _Off(Exception):
 class Thread:
     """The one thread's state. `m` is the thread itself and `lane` 0, as the single-lane
     forms read them (`w.m.tracing`, `address(m, w.lane)`)."""
-    __slots__ = ("R", "P", "UR", "UP", "launch", "m", "bridge")
+    __slots__ = ("R", "P", "UR", "UP", "launch", "m", "bridge", "shared")
     tracing = False
     lane = 0
     warp = 0
@@ -47,6 +48,10 @@ class Thread:
         self.launch = launch
         self.m = self
         self.bridge = None      # (machine, group) once a step has needed the machine
+        # the CTA's shared memory (a machine the thread meets takes it over: `_one_lane`)
+        size = -(-launch.shared_total // 16) * 16
+        fill = getattr(launch, "shared_fill", 0)
+        self.shared = bytearray(size) if not fill else bytearray([fill]) * size
 
 
 # --------------------------------------------------------------------------- operands
@@ -278,7 +283,7 @@ def _bridge(step, offset: int) -> Callable | None:
 
     def bridged(t, s, active, mask):
         if t.bridge is None:
-            t.bridge = _one_lane(t.launch)
+            t.bridge = _one_lane(t)
         m, g = t.bridge
         R, P, UR, UP = m.R, m.P, m.UR, m.UP
         tR, tP, tUR, tUP = t.R, t.P, t.UR, t.UP
@@ -302,9 +307,12 @@ def _bridge(step, offset: int) -> Callable | None:
     return bridged
 
 
-def _one_lane(launch):
+def _one_lane(t: Thread):
+    """A one-warp machine for the thread, on the thread's shared memory."""
+    import numpy as np
     from .machine import _ONE_WARP, Group, Machine
-    m = Machine(launch, [(0, 0, 0)])
+    m = Machine(t.launch, [(0, 0, 0)])
+    m.shared_data = np.frombuffer(t.shared, dtype=np.uint8)
     return m, Group(m, m._live_lanes, _ONE_WARP, 0)
 
 
@@ -334,6 +342,8 @@ def _entry(decoded, offset: int, x):
     bridged = _bridge(step, offset)
     if f is None and op in FORMS:
         f = FORMS[op](step, bridged or _off, x)
+    if f is None and op in OWN:
+        f = OWN[op](step, bridged or _off, x)
     f = f or bridged
     return False if f is None else (f, gi, skip, False)
 
@@ -391,7 +401,7 @@ def run(launch) -> None:
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     """The machine from instruction `pc` on, with the thread's state."""
     import numpy as np
-    m = t.bridge[0] if t.bridge is not None else _one_lane(launch)[0]
+    m = t.bridge[0] if t.bridge is not None else _one_lane(t)[0]
     m.R[:, 0] = np.array(t.R, dtype=np.uint32)
     m.P[:, 0] = t.P
     m.UR[0, :] = np.array(t.UR, dtype=np.uint32)

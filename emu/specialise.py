@@ -988,16 +988,25 @@ def _store(step, generic):
 
 # --------------------------------------------------------------------------- shared memory
 
-def _shared_address(mem: Mem) -> Callable | None:
-    """f(w) → per-lane 32-bit shared address `[Ra + URb + imm]` (ops_memory.address for a
-    narrow space), recording the same reads."""
-    base, ubase, off = mem.base, mem.ubase, mem.offset
+def shared_address_parts(mem: Mem) -> tuple | None:
+    """(R index or None, UR index or None, offset) of a shared address `[Ra + URb + imm]`
+    with no suffixes, else None."""
+    base, ubase = mem.base, mem.ubase
     if base is not None and (base.file != "R" or base.suffix):
         return None
     if ubase is not None and (ubase.file != "UR" or ubase.suffix):
         return None
-    rb = None if base is None or base.is_zero else base.index
-    ub = None if ubase is None or ubase.is_zero else ubase.index
+    return (None if base is None or base.is_zero else base.index,
+            None if ubase is None or ubase.is_zero else ubase.index, mem.offset)
+
+
+def _shared_address(mem: Mem) -> Callable | None:
+    """f(w) → per-lane 32-bit shared address `[Ra + URb + imm]` (ops_memory.address for a
+    narrow space), recording the same reads."""
+    parts = shared_address_parts(mem)
+    if parts is None:
+        return None
+    rb, ub, off = parts
     k = U32(off & 0xFFFFFFFF)
 
     def address(w):

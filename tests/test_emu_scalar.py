@@ -53,8 +53,11 @@ def _tinygrad_programs():
     return out
 
 
+SHARED_BYTES = 256      # dynamic shared memory of the form tests' launches
+
+
 def _launch(program, rng_seed: int):
-    launch = Launch(program, (1,), (1,), hazard_check=False)
+    launch = Launch(program, (1,), (1,), SHARED_BYTES, hazard_check=False)
     rng = np.random.default_rng(rng_seed)
     mem = launch.gmem.allocate("mem", MEM_BYTES, rng.integers(0, 256, MEM_BYTES, dtype=np.uint8).tobytes())
     layout = sorted(getattr(program, "params", []))
@@ -94,6 +97,19 @@ def _values(rng, n):
     return [int(v) for v in np.where(pick, edge, rand)]
 
 
+def _aim_shared(ins, R, UR, rng, shared_bytes):
+    """Point a shared access into the CTA's shared memory (a uniform base beside a register
+    one zeroed); most states then run on the scalar path, the rest fault in both."""
+    for op in ins.operands:
+        if isinstance(op, Mem) and ins.opcode in ("LDS", "STS"):
+            addr = int(rng.integers(0, max(shared_bytes // 16, 1))) * 16 - op.offset
+            reg_base = op.base is not None and not op.base.is_zero
+            if op.ubase is not None and not op.ubase.is_zero:
+                UR[op.ubase.index] = 0 if reg_base else addr & 0xFFFFFFFF
+            if reg_base:
+                R[op.base.index] = addr & 0xFFFFFFFF
+
+
 def _aim(ins, R, rng):
     for op in ins.operands:
         if isinstance(op, Mem) and op.base is not None and not op.base.is_zero:
@@ -103,10 +119,17 @@ def _aim(ins, R, rng):
                 R[op.base.index + 1] = addr >> 32 & 0xFFFFFFFF
 
 
+def _shared_fill(launch, seed):
+    """Random bytes for the CTA's shared memory (16-byte padded, as the machine has it)."""
+    size = -(-launch.shared_total // 16) * 16
+    return np.random.default_rng([seed, 7]).integers(0, 256, size, dtype=np.uint8).tobytes()
+
+
 def _by_handler(program, off, state, seed):
     launch, mem = _launch(program, seed)
     R, P, UR, UP = state
     m = Machine(launch, [(0, 0, 0)])
+    m.shared_data = np.frombuffer(bytearray(_shared_fill(launch, seed)), dtype=np.uint8)
     m.R[:, 0], m.P[:, 0], m.UR[0, :], m.UP[0, :] = R, P, UR, UP
     step = launch.decoded.step(off)
     g = Group(m, m._live_lanes, _ONE_WARP, off)
@@ -120,19 +143,21 @@ def _by_handler(program, off, state, seed):
         return "fault", str(e)
     nxt = -1 if m.state[0] == EXITED else int(m.pc[0])
     return (m.R[:, 0].tolist(), m.P[:, 0].tolist(), m.UR[0, :].tolist(), m.UP[0, :].tolist(),
-            mem.data.tobytes(), nxt)
+            mem.data.tobytes(), nxt, m.shared_data.tobytes())
 
 
 def _by_scalar(program, off, state, seed):
     launch, mem = _launch(program, seed)
     t = scalar.Thread(launch)
+    t.shared[:] = _shared_fill(launch, seed)
     t.R, t.P, t.UR, t.UP = (list(v) for v in state)
     f, _, _, control = scalar._entry(launch.decoded, off, scalar.lists(launch.regcount_limit))
     try:
         nxt = f(t) if control else (f(t, None, True, True), off + 16)[1]
     except (EmuFault, scalar._Off):
         return "off", None
-    return t.R, t.P, t.UR, t.UP, mem.data.tobytes(), nxt
+    shared = t.bridge[0].shared_data.tobytes() if t.bridge is not None else bytes(t.shared)
+    return t.R, t.P, t.UR, t.UP, mem.data.tobytes(), nxt, shared
 
 
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f"{f[0].name}@{f[1]:x}")
@@ -149,6 +174,7 @@ def test_scalar_form_matches_handler(form):
         P[7] = True
         UR = _values(rng, 256)
         UR[255] = 0
+        _aim_shared(ins, R, UR, rng, Launch(program, (1,), (1,), SHARED_BYTES, hazard_check=False).shared_total)
         UP = [bool(b) for b in rng.integers(0, 2, 8)]
         UP[7] = True
         state = (R, P, UR, UP)
@@ -158,7 +184,7 @@ def test_scalar_form_matches_handler(form):
         want = _by_handler(program, off, state, seed)
         assert want[0] != "fault", f"{ins.mnemonic}: the handler faults ({want[1]}), the scalar form does not"
         ran += 1
-        for label, a, b in zip(("R", "P", "UR", "UP", "memory", "next PC"), got, want):
+        for label, a, b in zip(("R", "P", "UR", "UP", "memory", "next PC", "shared memory"), got, want):
             if a != b:
                 k = next(i for i in range(len(a)) if a[i] != b[i]) if isinstance(a, (list, bytes)) else None
                 pytest.fail(f"{ins.mnemonic} seed {seed}: {label}[{k}] = {a if k is None else a[k]!r}, "

@@ -1,0 +1,274 @@
+"""Scalar-interpreter forms (emu/scalar.py) of instructions that otherwise ran their NumPy
+handler through the one-lane machine (`scalar._bridge`, ~100 us a step): shared memory
+(LDS/STS, on the thread's own shared bytes, which a machine the thread is handed to takes
+over), the MUFU functions from the C library (EX2/LG2/SIN/COS/TANH), F2FP's F16/BF16 packs,
+PRMT with a register selector or sign replication, PLOP3.
+
+Each computes what its handler computes, bit for bit: the libm functions and the F16/BF16
+roundings are NumPy's own (the same ufuncs and emu/fp.py helpers on one value), the rest
+exact integer or FP64 arithmetic. An access or value off the fast path (a misaligned or
+out-of-bounds address, an input where NumPy would warn) runs the handler instead
+(`fallback`), which raises the handler's fault. tests/test_emu_scalar.py checks them against
+the handlers; the machine's own paths are untouched.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from ptx2sass.encoder.model import Imm, Mem, Reg
+
+from .single_lane import M32, _flush, f32_bits, f32_value
+from .specialise import _access, shared_address_parts
+
+FORMS: dict[str, Callable] = {}
+
+
+def form(*opcodes):
+    """Register a maker `f(step, fallback, x) -> closure or None` for `opcodes`."""
+    return lambda make: FORMS.update(dict.fromkeys(opcodes, make)) or make
+
+
+# --------------------------------------------------------------------------- shared memory
+
+def _shared_address(mem) -> Callable | None:
+    """f(t) → the 32-bit shared address `[Ra + URb + imm]` (ops_memory.address, narrow)."""
+    parts = shared_address_parts(mem) if isinstance(mem, Mem) else None
+    if parts is None:
+        return None
+    rb, ub, k = parts
+    k &= M32
+    if rb is not None and ub is not None:
+        return lambda t: (t.R[rb] + t.UR[ub] + k) & M32
+    if rb is not None:
+        return lambda t: (t.R[rb] + k) & M32
+    if ub is not None:
+        return lambda t: (t.UR[ub] + k) & M32
+    return lambda t: k
+
+
+def _aligned(size: int) -> int:
+    return min(size, 16) - 1
+
+
+def _shared_access(ins, mem, reg, mods) -> tuple | None:
+    """(size, signed, address, words) of an LDS/STS whose register operand is `reg`."""
+    acc = _access(mods)
+    if acc is None or reg.__class__ is not Reg or reg.file != "R" or len(ins.operands) != 2:
+        return None
+    address = _shared_address(mem)
+    return None if address is None else (*acc, address, max(acc[0] // 4, 1))
+
+
+@form("LDS")
+def _lds(step, fallback, x):
+    ins = step.ins
+    d, mem = ins.operands[0], ins.operands[1]
+    got = _shared_access(ins, mem, d, tuple(m for m in ins.modifiers if m != "U"))
+    if got is None:
+        return None
+    size, signed, address, nwords = got
+    dsts = [x.dst(Reg("R", d.index + k)) for k in range(nwords)] if d.index != 255 else []
+    if None in dsts:
+        return None
+    align = _aligned(size)
+    sign = 1 << (8 * size - 1) if signed else 0
+
+    def lds(t, s, active, mask):
+        a = address(t)
+        if a & align or a + size > t.launch.shared_total:
+            return fallback(t, s, active, mask)
+        v = int.from_bytes(t.shared[a:a + size], "little")
+        if sign and v & sign:
+            v = (v - (sign << 1)) & M32
+        for write in dsts:
+            write(t, v & M32, mask)
+            v >>= 32
+    return lds
+
+
+@form("STS")
+def _sts(step, fallback, x):
+    ins = step.ins
+    mem, value = ins.operands[0], ins.operands[1]
+    got = _shared_access(ins, mem, value, ins.modifiers)
+    if got is None:
+        return None
+    size, _, address, nwords = got
+    srcs = [x.src(Reg("R", value.index + k) if value.index != 255 else value, neg=False) for k in range(nwords)]
+    if None in srcs:
+        return None
+    align = _aligned(size)
+    keep = (1 << (8 * size)) - 1
+
+    def sts(t, s, active, mask):
+        a = address(t)
+        if a & align or a + size > t.launch.shared_total:
+            return fallback(t, s, active, mask)
+        v = 0
+        for k, f in enumerate(srcs):
+            v |= f(t) << (32 * k)
+        t.shared[a:a + size] = (v & keep).to_bytes(size, "little")
+    return sts
+
+
+# --------------------------------------------------------------------------- MUFU from libm
+
+def _turns(x: float) -> float:
+    """x less its whole revolutions (x - floor(x), exact for an FP32 value)."""
+    return x - math.floor(x)
+
+
+def _sin(x: float):
+    turns = _turns(x)
+    return math.copysign(0.0, x) if turns == 0 else np.sin(turns * 2 * math.pi)
+
+
+def _cos(x: float):
+    return np.cos(_turns(x) * 2 * math.pi)
+
+
+# fn → (f, whether an input is in the domain where NumPy computes it without a warning)
+_LIBM = {
+    "EX2": (np.exp2, lambda x: -math.inf < x < 1024.0),
+    "LG2": (np.log2, lambda x: 0.0 < x < math.inf),
+    "SIN": (_sin, math.isfinite),
+    "COS": (_cos, math.isfinite),
+    "TANH": (np.tanh, math.isfinite),
+}
+
+
+@form("MUFU")
+def _mufu(step, fallback, x):
+    """MUFU.EX2/LG2/SIN/COS/TANH as ops_float.op_mufu: the FP32 source (`|.|`, `-`, then a
+    denormal flushed, except for TANH) in FP64, NumPy's function of it, rounded to FP32 (a
+    denormal flushed, except for TANH), a NaN the canonical one."""
+    ins = step.ins
+    if len(ins.modifiers) != 1 or ins.modifiers[0] not in _LIBM or len(ins.operands) != 2:
+        return None
+    name = ins.modifiers[0]
+    fn, domain = _LIBM[name]
+    d, a_op = x.dst(ins.operands[0]), ins.operands[1]
+    a = x.src(a_op, neg=False)
+    if d is None or a is None:
+        return None
+    keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
+    flip = 0x80000000 if getattr(a_op, "neg", False) else 0
+    flush = (lambda b: b) if name == "TANH" else _flush
+
+    def mufu(t, s, active, mask):
+        v = f32_value(flush((a(t) & keep) ^ flip))
+        if not domain(v):
+            return fallback(t, s, active, mask)
+        r = f32_bits(float(fn(v)))
+        d(t, r if r == 0x7FFFFFFF else flush(r), mask)
+    return mufu
+
+
+# --------------------------------------------------------------------------- F2FP
+
+@form("F2FP")
+def _f2fp(step, fallback, x):
+    """F2FP.{F16,BF16}.F32.PACK_AB (RELU, SATFINITE, MERGE_C) as ops_float.op_f2fp, each
+    value narrowed by fp.f64_to_half_bits (the handler's helper) on one element."""
+    from .fp import f64_to_half_bits
+    ins = step.ins
+    mods = set(ins.modifiers)
+    if ins.opcode != "F2FP" or "F32" not in mods or "PACK_AB" not in mods or len(ins.operands) != 3 \
+            or mods - {"F16", "BF16", "F32", "PACK_AB", "RELU", "SATFINITE", "MERGE_C", "RN", "RZ"}:
+        return None
+    kind = "bf16" if "BF16" in mods else "f16"
+    relu, merge, sat = "RELU" in mods, "MERGE_C" in mods, "SATFINITE" in mods
+    mode = step.aux.get("mode", "RN")
+    d, a_op, b_op = ins.operands
+    w = x.dst(d)
+    a, b = x.src(a_op, neg=False), x.src(b_op, neg=False)
+    if w is None or a is None or b is None:
+        return None
+    maxbits, infbits = (0x7BFF, 0x7C00) if kind == "f16" else (0x7F7F, 0x7F80)
+
+    def bits(op):
+        keep = 0x7FFFFFFF if getattr(op, "abs", False) else M32
+        flip = 0x80000000 if getattr(op, "neg", False) else 0
+        return keep, flip
+
+    (ka, fa), (kb, fb) = bits(a_op), bits(b_op)
+
+    def conv(v: int) -> int:
+        y = f32_value(v)
+        if relu:
+            y = float(np.maximum(y, 0.0))
+        h = int(f64_to_half_bits(np.array([y]), kind, mode)[0])
+        if sat and h & 0x7FFF == infbits:
+            h = (h & 0x8000) | maxbits
+        return h
+
+    if merge:
+        def f2fp_merge(t, s, active, mask):
+            va = (a(t) & ka) ^ fa
+            if va & _NAN == _NAN and va & 0x7FFFFF:
+                return fallback(t, s, active, mask)     # a NaN's payload: the handler's
+            w(t, ((b(t) & 0xFFFF) << 16) | conv(va), mask)
+        return f2fp_merge
+
+    def f2fp(t, s, active, mask):
+        va, vb = (a(t) & ka) ^ fa, (b(t) & kb) ^ fb
+        if va & _NAN == _NAN and va & 0x7FFFFF or vb & _NAN == _NAN and vb & 0x7FFFFF:
+            return fallback(t, s, active, mask)
+        w(t, (conv(va) << 16) | conv(vb), mask)
+    return f2fp
+
+
+_NAN = 0x7F800000
+
+
+# --------------------------------------------------------------------------- PRMT, PLOP3
+
+@form("PRMT")
+def _prmt(step, fallback, x):
+    """PRMT's default mode with any selector (ops_int.op_prmt): byte n of the result is byte
+    `sel[4n+2:4n]` of b:a, or that byte's sign replicated where `sel[4n+3]` is set."""
+    ins = step.ins
+    if ins.modifiers or len(ins.operands) != 4:
+        return None
+    d_op, a_op, sel_op, b_op = ins.operands
+    d, a, sel, b = x.dst(d_op), x.src(a_op), x.src(sel_op), x.src(b_op)
+    if None in (d, a, sel, b):
+        return None
+
+    def prmt(t, s, active, mask):
+        pool = a(t) | b(t) << 32
+        selector = sel(t)
+        out = 0
+        for i in range(4):
+            nib = selector >> (4 * i) & 0xF
+            byte = pool >> (8 * (nib & 7)) & 0xFF
+            if nib & 8:
+                byte = 0xFF if byte & 0x80 else 0
+            out |= byte << (8 * i)
+        d(t, out, mask)
+    return prmt
+
+
+@form("PLOP3")
+def _plop3(step, fallback, x):
+    """PLOP3.LUT Pd, Pd2, a, b, c, lut, lut2 (ops_int.op_plop3): both results from the
+    sources as they were."""
+    ins = step.ins
+    ops = ins.operands
+    if ins.modifiers != ("LUT",) or len(ops) != 7 or ops[5].__class__ is not Imm \
+            or ops[6].__class__ is not Imm:
+        return None
+    p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
+    a, b, c = x.pred(ops[2]), x.pred(ops[3]), x.pred(ops[4])
+    if None in (p1, p2, a, b, c):
+        return None
+    lut, lut2 = int(ops[5].value), int(ops[6].value)
+
+    def plop3(t, s, active, mask):
+        i = (4 if a(t) else 0) | (2 if b(t) else 0) | (1 if c(t) else 0)
+        p1(t, lut >> i & 1, mask)
+        p2(t, lut2 >> i & 1, mask)
+    return plop3
