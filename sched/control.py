@@ -230,7 +230,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             first = {}
             for r in slot.writes:
                 first.setdefault(r[0], r[1])
-                issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
+                # keyed as the checker keys producers (an IMAD.HI's immediate factor: `latency_modifiers`)
+                issued[r] = (t, ins.opcode, lat.latency_modifiers(ins), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         window = lat.late_fixed_window(ins.opcode, tuple(ins.modifiers))
         if window:

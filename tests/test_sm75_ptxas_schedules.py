@@ -63,16 +63,21 @@ def test_ptxas_sm75_tensor_probe_has_no_hazard(probe):
     assert not res.hazards, res.hazards[:3]
 
 
+def our_hazards(path: Path, arch: str) -> list:
+    """The checker's hazards in our cubin (for `arch`) of the stored fuzz program `path`."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ours, execute, load
+    case = read_case(path.read_text())
+    case.text = "".join(ln for ln in case.text.splitlines(keepends=True) if not ln.startswith("// fuzz-case: "))
+    case.arch = arch
+    return execute(load(compile_ours(case), case.kernel), case, hazard_check=True).hazards
+
+
 @pytest.mark.parametrize("seed", sorted(RULES))
 def test_our_sm75_schedule_has_no_hazard(seed):
     """Our scheduler reads the same table: our sm_75 code of each program is hazard-free too."""
-    from ptx2sass.fuzz.inputs import read_case
-    from ptx2sass.fuzz.runner import compile_ours, execute, load
-    case = read_case((HERE / f"s{seed}.ptx").read_text())
-    case.text = "".join(ln for ln in case.text.splitlines(keepends=True) if not ln.startswith("// fuzz-case: "))
-    case.arch = "sm_75"
-    result = execute(load(compile_ours(case), case.kernel), case, hazard_check=True)
-    assert not result.hazards, result.hazards[0].message
+    hazards = our_hazards(HERE / f"s{seed}.ptx", "sm_75")
+    assert not hazards, hazards[0].message
 
 
 def test_our_sm75_overwrite_of_an_hmma_source_waits_on_its_read_scoreboard():
