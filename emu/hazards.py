@@ -73,8 +73,9 @@ class WarpTiming:
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
         self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
-        # register -> (offset, lanes, cycle, unit, write scoreboard, seq, MMA opcode, guard): a late-reading load
-        # (`late_source_reads`) with no read scoreboard may still read it until that cycle
+        # register -> (offset, lanes, cycle, unit, scoreboard, seq, MMA opcode, guard): a late-reading load
+        # (`late_source_reads`) with no read scoreboard, or an MMA (`late_fixed_reads`), may still read it
+        # until that cycle or until a wait on the scoreboard (the load's write one, the MMA's read one)
         self.late_reads: dict[tuple, tuple] = {}
         # issue group (or "BAR") -> (cycle, offset) of its last instruction
         self.group_issued: dict = {}
@@ -450,9 +451,13 @@ class TimingModel:
                                                      facts.read_unit, wr_sb, clock.seq, None, guard)
             window = facts.late_window
             if window:
+                # a wait on its read scoreboard (or, lacking one, its write scoreboard) ends the
+                # window: the MMA has read its sources then (ptxas's sm_75 HMMA.884.STEP0 with a
+                # read scoreboard, its accumulator overwritten 4 cycles after under a wait on it)
+                sb = facts.rd_sb if facts.rd_sb != NO_SB else facts.wr_sb
                 for reg in reads:
                     if reg[0] == "R" and not lat.read_at_issue(step.ins, reg):
-                        clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, NO_SB, clock.seq, op, guard)
+                        clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, sb, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
 

@@ -103,6 +103,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         return out
     last_barrier = None                          # issue cycle of the last BAR
     late_fixed: dict[tuple, int] = {}            # register -> cycle an MMA may read it until
+    late_fixed_sb: dict[tuple, int] = {}         # register -> that MMA's read scoreboard, if any
     group_issued: dict[int, int] = {}            # issue group (lat.ISSUE_INTERVAL) -> last issue cycle
     pending: dict[tuple, int] = {}               # register -> scoreboard of its pending write
     sb_readers: dict[int, set] = {sb: set() for sb in range(NUM_SCOREBOARDS)}
@@ -181,7 +182,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                     wait |= 1 << sb
         if late_fixed and not _is_variable(ins) and ins.opcode not in lat.LATE_FIXED_READS:
             for r in slot.writes:
-                if r in late_fixed:
+                # a wait on the MMA's read scoreboard covers its late reads (as ptxas's sm_75 code)
+                if r in late_fixed and not wait >> late_fixed_sb.get(r, NUM_SCOREBOARDS) & 1:
                     need = max(need, late_fixed[r] - lat.LATE_FIXED_WRITE_EARLY.get(ins.opcode, 0))
         for r in slot.writes:
             if r in issued:
@@ -213,6 +215,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
                     del pending[r]
                 sb_readers[sb].clear()
                 in_use[sb] = False
+                for r in [r for r, s in late_fixed_sb.items() if s == sb]:
+                    del late_fixed_sb[r], late_fixed[r]
         slot.wait = wait
         # This instruction's own effects.
         if _is_variable(ins) and slot.writes:
@@ -226,13 +230,15 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             first = {}
             for r in slot.writes:
                 first.setdefault(r[0], r[1])
-                issued[r] = (t, ins.opcode, tuple(ins.modifiers), r[1] - first[r[0]])
+                # keyed as the checker keys producers (an IMAD.HI's immediate factor: `latency_modifiers`)
+                issued[r] = (t, ins.opcode, lat.latency_modifiers(ins), r[1] - first[r[0]])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         window = lat.late_fixed_window(ins.opcode, tuple(ins.modifiers))
         if window:
             for r in reg_reads:
                 if not lat.read_at_issue(ins, r):
                     late_fixed[r] = max(t, need) + window
+                    late_fixed_sb.pop(r, None)
         if ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]
@@ -242,6 +248,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
             slot.rd_sb = sb
             set_time[sb] = t
             sb_readers[sb].update(reg_reads)
+            if window:
+                for r in reg_reads:
+                    if r in late_fixed:
+                        late_fixed_sb[r] = sb
         slot.stall = max(slot.stall, MIN_STALL.get(ins.opcode, 1))
         if ins.opcode == "BMOV" and getattr(ins.operands[0], "name", None) == "MACTIVE":
             slot.stall = max(slot.stall, MACTIVE_STALL)

@@ -62,6 +62,9 @@ RULES = {
     "25000102": "DFMA overwrites an HMMA.16816 source 6 cycles after issue (late_fixed_reads_write_early)",
     "25001131": "HFMA2.BF16_V2 -> HADD2 4",
     "25000859": "IMMA.SP.16832 -> F2I 14 (a decoupled reader, 2 before the fixed 16)",
+    # campaign 13's one program open11 left (branch arch13)
+    "25001043": "IMAD.HI with a register factor: its carry-out read by IADD3.X 5 cycles after (9 kept "
+                "for an immediate factor)",
 }
 
 

@@ -10,7 +10,7 @@ words for tools/isa_probe; the run then goes on from nvdisasm's listing), and ru
 hazard checker on the campaign's inputs. Every hazard is kept, not only the first.
 
 Usage: python -m tools.fuzz_emu_fail --seeds A:B [--arch sm_90] [-j 2] [--json FILE]
-           [--words FILE]
+           [--words FILE] [--features mma,...]
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _sig(text: str) -> str:
 
 def one(args) -> dict:
     """One seed: {seed, status (ok|invalid|emu_fail|timeout), signatures, words}."""
-    seed, arch = args
+    seed, arch, *features = args
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     from ptx2sass.emu.errors import EmuFault
     from ptx2sass.fuzz.campaign import Options, _only_newer_target, make_program, peel
@@ -47,7 +47,8 @@ def one(args) -> dict:
         off, as the campaign does: sm_75's programs are sm_89 PTX)."""
         cubin, detail = compile_ptxas(case)
         return detail if cubin is None and _only_newer_target(detail) else None
-    case = peel(make_program(seed, Options(arch=arch)), arch, refusal, Options().peel)
+    options = Options(arch=arch, features=features[0]) if features and features[0] else Options(arch=arch)
+    case = peel(make_program(seed, options), arch, refusal, Options().peel)
     cubin, why = compile_ptxas(case)
     if cubin is None:
         return {"seed": seed, "status": "invalid", "signatures": [why[:120]], "words": {}}
@@ -80,13 +81,16 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every seed's record here")
     ap.add_argument("--words", type=Path, help="write the undecodable words here (isa_probe --seed-words)")
+    ap.add_argument("--features", help="comma-separated feature groups every program uses (default: a random "
+                                       "subset per program, as a campaign)")
     args = ap.parse_args(argv)
     if ":" in args.seeds:
         a, b = (int(x) for x in args.seeds.split(":"))
         seeds = list(range(a, b))
     else:
         seeds = [int(x) for x in args.seeds.split(",")]
-    todo = [(s, args.arch) for s in seeds]
+    features = args.features.split(",") if args.features else None
+    todo = [(s, args.arch, features) for s in seeds]
     if args.jobs > 1:
         from multiprocessing import Pool
         with Pool(args.jobs) as pool:
