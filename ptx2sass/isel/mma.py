@@ -20,6 +20,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
 from ptx2sass.errors import CompileError
+from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -143,7 +144,7 @@ class MatrixMultiply:
             raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("HMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -163,7 +164,7 @@ class MatrixMultiply:
         mods = (name,) + tuple(t.upper() for t in types) + (("SAT",) if "satfinite" in ins.modifiers else ())
         a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("IMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -330,7 +331,7 @@ class MatrixMultiply:
         a, b = self.gather(srcs[:n_a]), self.gather(srcs[n_a:n_a + n_b])
         if self.arch.qmma_layout_suffixes:
             a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -346,7 +347,6 @@ class MatrixMultiply:
         added by FADD C, D per f32 register or HADD2 D, C per f16x2 register (so D rounds
         the products before C, as ptxas's code does)."""
         from ptx2sass.isel.convert import FP8_PAIRS
-        from ptx2sass.isel.common import RZ
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
 
@@ -406,6 +406,14 @@ class MatrixMultiply:
         for k, v in enumerate(values):
             self.move(VOp(group.reg, k), self.part_of(v, 0))
         return group
+
+    def gather_accumulator(self, values):
+        """C of a dense HMMA/IMMA/QMMA: RZ when every element is a zero constant (the tensor
+        core reads RZ's group as zeros; ptxas 13.5 writes `HMMA.16816.F32 R8, R4, R6, RZ` on
+        sm_75/80/86/89/90/120 rather than zeroing a group), else `gather`'s group."""
+        if all(isinstance(v, ir.Const) and v.value == 0 for v in values):
+            return RZ
+        return self.gather(values)
 
     def emit_mma(self, opcode: str, mods, ins, d: VOp, fragments) -> None:
         """The mma, with the footprint of fragments read from within a larger group."""
