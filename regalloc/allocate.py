@@ -100,7 +100,7 @@ def _full_mask(wa: int, wb: int) -> int:
     return sum(1 << (i << UNIT_BITS | j) for i in range(wa) for j in range(wb))
 
 
-def interference_parts(mf: MFunction):
+def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
     """`interference`'s two maps and the parts that interfere: (a, b) -> a mask with bit
     `i << UNIT_BITS | j` set when part i of a and part j of b must not share a register,
     for every edge where a or b is wide (an edge between two single registers is always
@@ -108,7 +108,9 @@ def interference_parts(mf: MFunction):
     interferes only where its parts are live. Fourth: vreg id -> [(vreg id, offset)], a
     single register written by an instruction that reads the last of a wide one's part
     prefers that part's register (`FADD R16, R20, R16` into a dying quad), and the wide
-    one the place that gives it."""
+    one the place that gives it. `soft`, where given, receives the (d, v) pairs of the rule
+    below whose own parts never meet (same width, no part i of one live where part i of the
+    other is written): only the IMPLICIT_DEF keeps them apart (`regalloc.coalesce`)."""
     fresh = fresh_writes(mf)
     live_out = unit_liveness(mf, fresh)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
@@ -200,11 +202,19 @@ def interference_parts(mf: MFunction):
     # phi's high register).
     if live_at_start:
         component = _copy_components(moves)
-        for d, live_there in live_at_start.items():
-            for v in live_there:
-                if v != d and component.get(v) == component.get(d) is not None:
-                    add(d, v)
+        rule = [(d, v) for d, live_there in live_at_start.items() for v in sorted(live_there)
+                if v != d and component.get(v) == component.get(d) is not None]
+        if soft is not None:
+            soft.update((d, v) for d, v in rule if width[d] == width[v] > 1
+                        and not parts.get((d, v), 0) & _diagonal(width[d]))
+        for d, v in rule:
+            add(d, v)
     return edges, moves, parts, prefs
+
+
+def _diagonal(w: int) -> int:
+    """The parts mask of part i against part i, for every i < w."""
+    return sum(1 << (i << UNIT_BITS | i) for i in range(w))
 
 
 def _copy_components(moves: dict[int, list[int]]) -> dict[int, int]:
@@ -555,8 +565,9 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
         # the previous graph is dropped before the next is built: with hundreds of values
         # live at once two graphs side by side were the compile's peak memory
         edges = moves = parts = prefs = None
-        edges, moves, parts, prefs = interference_parts(mf)
-        if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}):
+        soft: set[tuple[int, int]] = set()
+        edges, moves, parts, prefs = interference_parts(mf, soft)
+        if round_ == 0 and coalesce(mf, edges, {c: len(r) for c, r in registers.items()}, soft):
             edges = moves = parts = prefs = None
             edges, moves, parts, prefs = interference_parts(mf)
         forbidden = forbidden_registers(mf)

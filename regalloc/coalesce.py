@@ -13,6 +13,14 @@ K being the number of registers of the class (counted in 32-bit units for wide n
 same measure as simplification). The two sides must not interfere, have the same class
 and width, and the copy must move the whole register unmodified.
 
+One interference may be crossed: a wide value built in parts after an IMPLICIT_DEF while
+the value it is copied back into is live (a loop's 64-bit pointer `p += 64`: `IADD3 n.0 =
+p.0 + 64; IADD3.X n.1 = p.1 + carry`, then the back edge's `p = n`), where no part of one
+is live where the same part of the other is written (`interference_parts`' `soft` pairs).
+Sharing one register is then sound part by part, as ptxas's in-place `IADD3 R4, P0, R4,
+0x40`; the IMPLICIT_DEF, which would end the merged register's live range while the old
+value is still read, is dropped (the partial writes then keep it live, as they should).
+
 Copies are visited most frequently executed first (loop depth), then in program order, so
 the result never depends on set iteration. The code is rewritten with each merged group
 named by its lowest vreg id, and the copies that became `x = x` are deleted.
@@ -22,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef
-from ptx2sass.mir import COPY, MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.regalloc.loops import block_weights
 
 
@@ -66,10 +74,11 @@ class _Groups:
         return {v: lowest[self.find(v)] for v in list(self.parent) + list(lowest)}
 
 
-def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]) -> int:
+def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int],
+             soft: set[tuple[int, int]] = frozenset()) -> int:
     """Merge copy-related registers in `mf` (rewriting its code) where Briggs or George
-    allows; `edges` is the interference graph, updated in place. Returns the number of
-    copies removed."""
+    allows; `edges` is the interference graph, updated in place; `soft` its edges that may
+    be crossed (module docstring). Returns the number of copies removed."""
     width = {v.id: v.width for v in mf.vregs}
     weights = block_weights(mf)
     copies = []
@@ -82,28 +91,44 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     groups = _Groups()
 
     degree = {v: sum(width[n] for n in edges[v]) for v in edges}
+    crossable = {(a, b) for d, v in soft for a, b in ((d, v), (v, d))}   # soft edges, by group
     for _, _, _, (d, s) in copies:
         a, b = groups.find(d), groups.find(s)
-        if a == b or b in edges[a]:
+        if a == b or (b in edges[a] and (a, b) not in crossable):
             continue
         # a register live through many copies' sides (a loop's accumulator) gathers a large
         # neighbour set: every step below walks the smaller side only, where it can
         small, large = (a, b) if len(edges[a]) <= len(edges[b]) else (b, a)
-        if not _conservative(edges[small], edges[large], degree, capacity[mf.vregs[a].cls]):
+        if not _conservative(edges[small] - {large}, edges[large] - {small}, degree,
+                             capacity[mf.vregs[a].cls]):
             continue
         groups.union(large, small)
         into = edges[large]
+        if small in into:                     # a crossed edge: the pair is one node now
+            into.discard(small)
+            degree[large] -= width[small]
         for n in edges[small]:
+            if n == large:
+                continue
             edges[n].discard(small)
+            was_soft = (small, n) in crossable
+            crossable.discard((small, n))
+            crossable.discard((n, small))
             if n in into:
                 degree[n] -= width[small]     # two neighbours became one
+                if not was_soft:
+                    crossable.discard((large, n))
+                    crossable.discard((n, large))
             else:
                 edges[n].add(large)           # same width: the degree stays
                 into.add(n)
                 degree[large] += width[n]
+                if was_soft:
+                    crossable.update(((large, n), (n, large)))
         edges[small] = set()
         degree[small] = 0
-    return _rewrite(mf, groups)
+    started = {d for d, v in soft if groups.find(d) == groups.find(v)}
+    return _rewrite(mf, groups, started)
 
 
 def _conservative(small: set[int], large: set[int], degree: dict[int, int], k: int) -> bool:
@@ -121,7 +146,9 @@ def _conservative(small: set[int], large: set[int], degree: dict[int, int], k: i
     return True
 
 
-def _rewrite(mf: MFunction, groups: _Groups) -> int:
+def _rewrite(mf: MFunction, groups: _Groups, started: set[int] = frozenset()) -> int:
+    """Name each group by its lowest id, delete the copies that became `x = x` and the
+    IMPLICIT_DEFs of `started` (values merged across a soft edge)."""
     if not groups.parent:
         return 0
     names = groups.names()
@@ -144,6 +171,9 @@ def _rewrite(mf: MFunction, groups: _Groups) -> int:
     for b in mf.blocks:
         kept = []
         for ins in b.instrs:
+            if ins.opcode == IMPLICIT_DEF and isinstance(ins.operands[0], VOp) \
+                    and ins.operands[0].reg.id in started:
+                continue
             ins.operands = [rename(op) for op in ins.operands]
             if isinstance(ins.guard, VOp):
                 ins.guard = rename(ins.guard)

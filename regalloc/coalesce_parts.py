@@ -16,6 +16,8 @@ MOVs. Where it is safe the scalar is renamed to the part itself:
   and the IMPLICIT_DEF moves up to the first such definition.
 
 The renamed register's live range becomes the wide register's, as in ptxas's allocation.
+A wide register filled part by part from the same parts of another (`_whole_copies`)
+becomes one whole copy, for the whole-register coalescing.
 """
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ def _rename(mf: MFunction, renames: dict[int, VOp]) -> None:
 def coalesce_parts(mf: MFunction) -> int:
     """Rename scalars to the parts of wide registers they are copied from/into (see the
     module docstring). Returns the number of copies removed."""
-    return _load_side(mf) + _store_side(mf)
+    return _load_side(mf) + _whole_copies(mf) + _store_side(mf)
 
 
 def _candidates_ok(mf: MFunction, vid: int, excluded: set[int]) -> bool:
@@ -186,3 +188,43 @@ def _store_side(mf: MFunction) -> int:
         b.instrs = [ins for ins in b.instrs if id(ins) not in dropped]
     _rename(mf, renames)
     return len(dropped)
+
+
+def _whole_copies(mf: MFunction) -> int:
+    """`IMPLICIT_DEF s; COPY s.0 = t.0; ...; COPY s.{w-1} = t.{w-1}` (every part of a wide
+    `t` into the same part of `s`, which nothing else in that block writes) becomes one
+    `COPY s = t` at the last part copy, which whole-register coalescing can then remove (a
+    pipelined loop's tile group filled from the tiles its preheader loaded). Only where
+    nothing writes t or reads s from the first part copy to the last, and s is not live into
+    the block: t then still holds what was copied, and s is whole before it is read."""
+    live_in = _LazyLiveIn(mf)
+    found = []
+    for vid, all_writes in _defs(mf).items():
+        s = mf.vregs[vid]
+        if s.cls != "R" or s.width == 1 or vid in mf.precolored or all_writes[0][2].opcode != IMPLICIT_DEF:
+            continue
+        bi = all_writes[0][0]
+        writes = [w for w in all_writes if w[0] == bi]     # other blocks' writes stay as they are
+        if len(writes) != s.width + 1 or any(w[2].opcode == IMPLICIT_DEF for w in writes[1:]):
+            continue
+        copies = [w[2] for w in writes[1:]]
+        sources = [ins.operands[1] for ins in copies if ins.opcode == COPY and ins.guard is None]
+        if len(sources) != s.width or not all(_plain_part(x) and x.part == ins.operands[0].part
+                                              for x, ins in zip(sources, copies)):
+            continue
+        t = sources[0].reg
+        if (any(x.reg is not t for x in sources) or t.width != s.width or t is s or t.id in mf.precolored
+                or sorted(x.part for x in sources) != list(range(s.width)) or vid in live_in[bi]):
+            continue
+        found.append((mf.blocks[bi], s, t, writes[0][2], copies))
+    changed = 0
+    for b, s, t, imp, copies in found:
+        first, last = b.instrs.index(copies[0]), b.instrs.index(copies[-1])
+        if any((op.reg is t and is_def) or (op.reg is s and not is_def)
+               for ins in b.instrs[first:last + 1] for _, op, is_def in register_operands(ins)):
+            continue
+        drop = {id(imp)} | {id(ins) for ins in copies[:-1]}
+        whole = MInstr(COPY, (), [VOp(s), VOp(t)], 1, line=copies[-1].line)
+        b.instrs = [whole if ins is copies[-1] else ins for ins in b.instrs if id(ins) not in drop]
+        changed += 1
+    return changed

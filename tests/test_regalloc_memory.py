@@ -40,8 +40,8 @@ def test_interference_graph_grows_linearly_with_live_values(monkeypatch):
     sizes = []
     real = allocate.interference_parts
 
-    def recording(mf):
-        edges, moves, parts, prefs = real(mf)
+    def recording(mf, *rest):
+        edges, moves, parts, prefs = real(mf, *rest)
         sizes[-1] = max(sizes[-1], sum(map(len, edges.values())) + len(parts))
         return edges, moves, parts, prefs
     monkeypatch.setattr(allocate, "interference_parts", recording)

@@ -23,6 +23,13 @@ IMPLICIT_DEF. This is sound because nothing reads a phi after X (or after the fi
 mma, which rewrites G in place only where the phis had no other reader), and X's results
 stay in G until the next iteration's first write of G.
 
+The phis may also reach the chain through one step each (flash attention rescales its
+accumulators, `acc_k = acc_k * alpha`, before the mma): p_k's only reader is one unguarded
+instruction E_k of B, and E_k's results q_0..q_{n-1} are read only, in order, as the first
+chain mma's C. q_k then takes G's part k too, so E_k rewrites that part in place (`FMUL R8,
+R8, R58`, as ptxas's); this is kept only where E_k was selected as one instruction, the
+only write of q_k and the only reader of p_k (`_steps_in_place`).
+
 Where X comes before a reader (the next tile loaded before the mmas read the current one),
 the phis get a group of their own instead: the readers take it in place, and the back edge
 copies X's results into it, part by part (the copies ptxas makes too); accumulators are
@@ -78,7 +85,9 @@ class LoopGroups:
                         if isinstance(v, ir.Value):
                             readers.setdefault(v.id, []).append((ins, g))
         other_uses: dict[int, set[int]] = {}     # value id -> blocks with another kind of use
+        plain: dict[int, list[tuple[ir.Block, ir.Instr | None]]] = {}    # value id -> its reads
         for block, who, v in reads(self.fn):
+            plain.setdefault(v.id, []).append((block, who))
             if who is None or who.opcode != "mma" or not _fragments(who):
                 other_uses.setdefault(v.id, set()).add(id(block))
         plans = []
@@ -89,10 +98,10 @@ class LoopGroups:
             # (tinygrad's `bra END; LOOP: body; END: test; @p bra LOOP`)
             bodies = [b for b in h.succs if b is h or (b.succs == [h] and b.preds == [h])]
             if len(bodies) == 1:
-                plans += self._plan_block(h, bodies[0], readers, other_uses)
+                plans += self._plan_block(h, bodies[0], readers, other_uses, plain)
         return plans
 
-    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses) -> list[dict]:
+    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses, plain) -> list[dict]:
         pos = {id(ins): i for i, ins in enumerate(body.instrs)}
         by_back: dict[int, list[ir.Phi]] = {}
         for phi in h.phis:
@@ -111,10 +120,19 @@ class LoopGroups:
             if any(len(p) != 1 for p in phis) or any(id(p[0]) in taken for p in phis):
                 continue
             group = [p[0].dest for p in phis]
-            if any(p.id in other_uses and (barred is None or other_uses[p.id] & barred) for p in group) \
-                    or any(sum(1 for b, _ in p[0].incoming if b is body) != 1 for p in phis):
+            if any(sum(1 for b, _ in p[0].incoming if b is body) != 1 for p in phis):
                 continue
-            uses = {(id(m), g): (m, g) for p in group for m, g in readers.get(p.id, [])}
+            # the phis read each by one instruction of the body whose results are the
+            # accumulator of one mma (flash attention's rescaled `acc *= alpha`): those
+            # results stand for the phis in the group (`steps`)
+            steps = None
+            if not any(p.id in readers for p in group):
+                steps = _steps(group, body, pos, readers, other_uses, plain)
+            if steps is None and any(p.id in other_uses and (barred is None or other_uses[p.id] & barred)
+                                     for p in group):
+                continue
+            read = [e.dests[0] for e in steps] if steps else group
+            uses = {(id(m), g): (m, g) for p in read for m, g in readers.get(p.id, [])}
             ok = bool(uses)
             chain: list[ir.Instr] = []
             placed = []
@@ -122,18 +140,18 @@ class LoopGroups:
             # phis get a group of their own, which X's results are copied into at the back edge
             own = any(id(m) in pos and pos[id(m)] > pos[id(x)] for m, _ in uses.values())
             for m, g in uses.values():
-                start = _offset_in(_fragments(m)[g], group)
+                start = _offset_in(_fragments(m)[g], read)
                 placed.append((m, g, start))
                 if id(m) not in pos or start is None or (g == 2 and (own or len(_fragments(m)[g]) != len(group))):
                     ok = False
                 elif g == 2:                     # read as the accumulator: rewritten in place
                     chain = self._chain(m, x, pos, readers, other_uses)
                     ok = ok and chain is not None and len(uses) == 1
-            if not ok or (x.opcode == "mma" and not chain):
+            if not ok or (x.opcode == "mma" and not chain) or (steps and (own or not chain)):
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
-                          "chain": chain, "own": own, "header": h, "body": body,
+                          "chain": chain, "own": own, "header": h, "body": body, "steps": steps or [],
                           "exits": [] if own else self._exit_phis(
                               h, x.dests if body is h else group, body, taken)})
         return plans
@@ -175,6 +193,29 @@ class LoopGroups:
             chain.append(m)
         return chain
 
+    def _steps_in_place(self, plan: dict) -> bool:
+        """Whether each step of `plan` was selected as one instruction that reads its phi's
+        register, which nothing else reads, and is its result's only write: only then may
+        the phi and the result share a part of the group (an expansion that wrote its result
+        before its last read of the phi would overwrite it)."""
+        if not plan["steps"]:
+            return True
+        writes: dict[int, list[MInstr]] = {}
+        reads_of: dict[int, list[MInstr]] = {}
+        for mb in self.mf.blocks:
+            for mi in mb.instrs:
+                for _, op, is_def in register_operands(mi):
+                    (writes if is_def else reads_of).setdefault(op.reg.id, []).append(mi)
+        for phi, step in zip(plan["phis"], plan["steps"]):
+            p, q = self.vreg(phi.dest), self.vreg(step.dests[0])
+            if p.width != 1 or q.width != 1 or len(writes.get(q.id, ())) != 1:
+                return False
+            mi = writes[q.id][0]
+            read = {op.reg.id for _, op, d in register_operands(mi) if not d}
+            if mi.guard is not None or p.id not in read or any(r is not mi for r in reads_of.get(p.id, ())):
+                return False
+        return True
+
     def group_register(self, plan: dict) -> VReg:
         """X's result register, or the phis' own group when X comes before a reader."""
         if "register" not in plan:
@@ -185,6 +226,7 @@ class LoopGroups:
     def place_loop_groups(self, plans: list[dict]) -> None:
         """Rename the planned values' registers to parts of one group register (see the
         module docstring) and drop the copies and IMPLICIT_DEFs that become void."""
+        plans = [plan for plan in plans if self._steps_in_place(plan)]
         if not plans:
             return
         renames: dict[int, tuple[VReg, int | None]] = {}
@@ -196,6 +238,8 @@ class LoopGroups:
             for k, phi in enumerate(plan["phis"]):
                 renames[self.vreg(phi.dest).id] = (g, k)
                 renames[temps[id(phi)].id] = (g, k)
+            for k, step in enumerate(plan["steps"]):
+                renames[self.vreg(step.dests[0]).id] = (g, k)
             for m, frag, start in plan["readers"]:
                 reg = self.wide_regs[id(m)][1][frag].reg
                 renames[reg.id] = (g, None if reg.width == g.width else start)
@@ -248,6 +292,29 @@ class LoopGroups:
                     d and op.reg is g for _, op, d in register_operands(mi))), None)
                 if first is not None:
                     mb.instrs.insert(first, MInstr(IMPLICIT_DEF, (), [VOp(g)], 1))
+
+
+def _steps(group, body: ir.Block, pos, readers, other_uses, plain) -> list[ir.Instr] | None:
+    """For phis p_0..p_{n-1}: the instructions E_k of `body`, one per phi, where E_k is p_k's
+    only reader (unguarded, one result q_k) and q_0..q_{n-1} are read only, in order, as the
+    accumulator of one mma after them; else None."""
+    steps, mma = [], None
+    for p in group:
+        rs = plain.get(p.id, [])
+        e = rs[0][1] if rs else None
+        if e is None or any(b is not body or w is not e for b, w in rs) or e.guard is not None \
+                or len(e.dests) != 1 or id(e) not in pos or e.opcode == "mma" or e in steps:
+            return None
+        q = e.dests[0]
+        uses = readers.get(q.id, [])
+        if q.id in other_uses or len(uses) != 1 or uses[0][1] != 2 or (mma is not None and uses[0][0] is not mma):
+            return None
+        mma = uses[0][0]
+        steps.append(e)
+    if mma is None or id(mma) not in pos or any(pos[id(e)] > pos[id(mma)] for e in steps) \
+            or not _same(_fragments(mma)[2], [e.dests[0] for e in steps]):
+        return None
+    return steps
 
 
 def _self_copy(mi: MInstr) -> bool:

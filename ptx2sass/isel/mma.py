@@ -20,6 +20,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
 from ptx2sass.errors import CompileError
+from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -143,7 +144,7 @@ class MatrixMultiply:
             raise self.unsupported(f"`mma` with {len(ins.dests)} results and {len(srcs)} sources")
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("HMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -163,7 +164,7 @@ class MatrixMultiply:
         mods = (name,) + tuple(t.upper() for t in types) + (("SAT",) if "satfinite" in ins.modifiers else ())
         a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("IMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -265,7 +266,7 @@ class MatrixMultiply:
             sass = (name, op.upper(), "POPC")
         a = replace(self.gather(srcs[:n_a]), suffix=("ROW",))
         b = replace(self.gather(srcs[n_a:n_a + n_b]), suffix=("COL",))
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather(srcs[n_a + n_b:], reuse=False)
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma(opcode, sass, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -304,7 +305,7 @@ class MatrixMultiply:
                                f"out of range, expected to be in range [0..{top}]", self.file, self.line)
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
-        c = self.gather(srcs[n_a + n_b:n_a + n_b + n_d])
+        c = self.gather(srcs[n_a + n_b:n_a + n_b + n_d], reuse=False)
         if integer:
             a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
         meta = self.in_register(srcs[-2])
@@ -336,7 +337,7 @@ class MatrixMultiply:
         a, b = self.gather(srcs[:n_a]), self.gather(srcs[n_a:n_a + n_b])
         if self.arch.qmma_layout_suffixes:
             a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))
         for k, value in enumerate(ins.dests):
@@ -352,7 +353,6 @@ class MatrixMultiply:
         added by FADD C, D per f32 register or HADD2 D, C per f16x2 register (so D rounds
         the products before C, as ptxas's code does)."""
         from ptx2sass.isel.convert import FP8_PAIRS
-        from ptx2sass.isel.common import RZ
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
 
@@ -381,7 +381,7 @@ class MatrixMultiply:
             d = VOp(self.mf.new_vreg("R", n_d))
             self.emit("HMMA", mods, [d, a16, b16, acc])
             acc = d
-        c = self.gather(srcs[n_a + n_b:])
+        c = self.gather(srcs[n_a + n_b:], reuse=False)
         total = VOp(self.mf.new_vreg("R", n_d))
         self.emit(IMPLICIT_DEF, (), [total], guarded=False)
         # a loop's accumulator lives in D's group, as for the other mmas (isel/loop_groups.py)
@@ -395,10 +395,14 @@ class MatrixMultiply:
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(total.reg, k)], guarded=False)
 
-    def gather(self, values) -> VOp:
+    def gather(self, values, reuse: bool = True) -> VOp:
         """One aligned register group holding `values` in order: the register group they
         were selected into when they are all of it, or an aligned run of it, in order (an
-        ldmatrix's or mma's results); else a fresh group filled by copies."""
+        ldmatrix's or mma's results); else the group an earlier unguarded gather of the same
+        values filled in this machine block (flash attention's P fragment is the A of two
+        mmas; nothing but the gather writes such a group, and SSA values do not change), or
+        a fresh group filled by copies. `reuse` False: always a group of its own (an
+        accumulator the mma may be given to rewrite in place, isel/loop_groups.py)."""
         if len(values) == 1:
             return self.reg_part(values[0])
         homes = [self.part_home.get(v.id) if isinstance(v, ir.Value) else None for v in values]
@@ -407,11 +411,32 @@ class MatrixMultiply:
             if [h[1] for h in homes] == list(range(first, first + len(values))) \
                     and first % len(values) == 0:
                 return VOp(reg, None if first == 0 and len(values) == reg.width else first)
+        key = None
+        if reuse and self.guard is None and all(isinstance(v, ir.Value) for v in values):
+            key = (id(self.current), tuple(v.id for v in values))
+            if key in self.gathered:
+                return self.gathered[key]
         group = VOp(self.mf.new_vreg("R", len(values)))
         self.emit(IMPLICIT_DEF, (), [group], guarded=False)
         for k, v in enumerate(values):
-            self.move(VOp(group.reg, k), self.part_of(v, 0))
+            src = self.part_of(v, 0)
+            if isinstance(src, VOp) and self.guard is None:
+                # a copy: coalescing may then compute the value into the part itself
+                # (regalloc/coalesce_parts.py)
+                self.emit(COPY, (), [VOp(group.reg, k), src], guarded=False)
+            else:
+                self.move(VOp(group.reg, k), src)
+        if key is not None:
+            self.gathered[key] = group
         return group
+
+    def gather_accumulator(self, values):
+        """C of a dense HMMA/IMMA/QMMA: RZ when every element is a zero constant (the tensor
+        core reads RZ's group as zeros; ptxas 13.5 writes `HMMA.16816.F32 R8, R4, R6, RZ` on
+        sm_75/80/86/89/90/120 rather than zeroing a group), else `gather`'s group."""
+        if all(isinstance(v, ir.Const) and v.value == 0 for v in values):
+            return RZ
+        return self.gather(values, reuse=False)
 
     def emit_mma(self, opcode: str, mods, ins, d: VOp, fragments) -> None:
         """The mma, with the footprint of fragments read from within a larger group."""

@@ -92,6 +92,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self._mov_parity = 0
         self.wide_regs: dict = {}        # mma/ldmatrix -> (result register, fragment groups)
         self.part_home: dict = {}        # value id -> (group register, part) it was selected into
+        self.gathered: dict = {}         # (machine block, value ids) -> group a gather filled
         self.reciprocals: dict = {}      # (block, type, divisor) -> its 32-bit division reciprocal
         self.block_ends: dict = {}       # IR block id -> the machine block its selection ended in
         self.ir_block = None             # the IR block being selected
