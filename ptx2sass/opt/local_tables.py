@@ -20,7 +20,9 @@ frontier of the blocks that store, renamed over the dominator tree)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dead_local_stores import DERIVING, _address_origins, _origin
+from ptx2sass.opt.dead_local_stores import _address_origins, _origin
+from ptx2sass.opt.fold import signed_value
+from ptx2sass.opt.uses import substitute
 
 MAX_BYTES = 28          # ptxas: 28-byte arrays are promoted, 32-byte ones are not
 WORD = 4
@@ -48,8 +50,9 @@ def promote_local_tables(fn: ir.Function) -> bool:
 
 
 def _accesses(fn: ir.Function, var: ir.Variable, points_to):
-    """(derivations, accesses) where `var` qualifies, else None. Derivations: the
-    instructions computing addresses into it; accesses: its loads and stores."""
+    """Where `var` qualifies: the instructions and phis deriving addresses into it, its
+    loads and stores (block, instruction, constant offset or None), and the offsets of the
+    derived values known to be constant. Else None."""
     mine = {var.name}
     derivations, derived_phis, accesses, constant = [], [], [], False
     const_offset: dict[int, int] = {}       # value id -> its offset into var, where known
@@ -68,7 +71,7 @@ def _accesses(fn: ir.Function, var: ir.Variable, points_to):
                 continue
             if ins.dests and ins.dests[0].id in points_to and var.name in points_to[ins.dests[0].id]:
                 # address arithmetic: base (+|-) something that does not point anywhere
-                if (ins.opcode not in _DERIVE or ins.guard is not None or len(ins.dests) != 1
+                if (ins.opcode not in _DERIVE or ins.modifiers or ins.guard is not None or len(ins.dests) != 1
                         or points_to[ins.dests[0].id] != mine or touches != [0]
                         or any(_origin(s, points_to, mine) for s in ins.srcs[1:])
                         or any(isinstance(s, ir.Address) for s in ins.srcs)
@@ -79,7 +82,7 @@ def _accesses(fn: ir.Function, var: ir.Variable, points_to):
                     if ins.opcode == "mov":
                         const_offset[ins.dests[0].id] = base
                     elif isinstance(ins.srcs[1], ir.Const):
-                        c = _signed(ins.srcs[1])
+                        c = signed_value(ins.srcs[1].value, ir.type_bits(ins.srcs[1].type))
                         const_offset[ins.dests[0].id] = base + c if ins.opcode == "add" else base - c
                 derivations.append(ins)
                 continue
@@ -107,11 +110,6 @@ def _accesses(fn: ir.Function, var: ir.Variable, points_to):
 
 def _is_word(v) -> bool:
     return isinstance(v, (ir.Value, ir.Const)) and v.type in ir.TYPES and ir.type_bits(v.type) == 32
-
-
-def _signed(c: ir.Const) -> int:
-    bits = ir.type_bits(c.type)
-    return c.value - (1 << bits) if c.value >> (bits - 1) & 1 else c.value
 
 
 def _offset_of(operand, const_offset: dict[int, int]) -> int | None:
@@ -237,8 +235,7 @@ def _iterated_frontier(fn: ir.Function, idom, blocks: list[ir.Block]) -> list[ir
 
 def _remove_trivial_phis(fn: ir.Function, ours: set[int]) -> None:
     """Phis whose inputs are one value (or themselves) become that value; repeated until
-    none is left, the ones nothing reads are left to dead-code removal."""
-    from ptx2sass.opt.uses import substitute
+    none is left."""
     while True:
         subst = {}
         for b in fn.blocks:
