@@ -94,8 +94,13 @@ def test_out_of_range_store_writes_nothing_as_in_ptxas_s_code():
 
 
 def test_unary_math_table_in_registers():
-    """Triton's Payne-Hanek table (28 bytes, `st.local [%SPL+24]` after the loop)."""
+    """Triton's Payne-Hanek table (28 bytes, `st.local [%SPL+24]` after the loop). Its word
+    selects keep 7 predicates live next to the kernel's long-lived range checks: the
+    allocator recomputes the compares of the predicates it could not colour, not every
+    compare (that doubled the ISETPs: 138, ptxas 87)."""
     ptx = (Path(__file__).parent / "corpus" / "triton" / "unary_math.ptx").read_text()
-    arch = "sm_89"
-    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
-    assert _local_accesses(_instructions(sass_listing(ours))) == 0
+    ours = _instructions(sass_listing(_ours(ptx)))
+    theirs = _instructions(sass_listing(oracle.ptxas(ptx).output))
+    assert _local_accesses(ours) == 0
+    compares = [sum(o.split()[0].startswith("ISETP") for o in x) for x in (ours, theirs)]
+    assert compares[0] <= 1.1 * compares[1], compares
