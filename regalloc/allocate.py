@@ -555,7 +555,7 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
                           + [r for r in registers["R"] if r >= 32])
     unspillable: set[int] = set()
     stats = SpillStats()
-    recomputed_compares = False
+    recomputed_compares = tried_uncoloured = False
     by_cost = False
     coalesce_parts(mf)
     prespill(mf, registers, lambda vids: Spiller(mf, frame, unspillable, stats).spill(vids),
@@ -576,7 +576,12 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
                                             forbidden, parts, prefs)
         if not uncoloured:
             return Allocation(colors, _highest_r(mf, colors), stats), frame
-        if (not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured)):
+        if not recomputed_compares and any(mf.vregs[v].cls == "P" for v in uncoloured):
+            # the compares of the predicates left uncoloured first, then every compare
+            if not tried_uncoloured:
+                tried_uncoloured = True
+                if rematerialise_predicates(mf, {v for v in uncoloured if mf.vregs[v].cls == "P"}):
+                    continue
             recomputed_compares = True
             if rematerialise_predicates(mf):
                 continue

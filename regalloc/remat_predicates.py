@@ -45,8 +45,9 @@ def _sources_fixed(ins: MInstr, at: tuple[int, int], sites) -> bool:
     return True
 
 
-def rematerialise_predicates(mf: MFunction) -> bool:
-    """Rewrite `mf` in place; True if anything changed."""
+def rematerialise_predicates(mf: MFunction, only: set[int] | None = None) -> bool:
+    """Rewrite `mf` in place; True if anything changed. `only`: the predicates (vreg ids)
+    whose compares are recomputed (default: every compare that may be)."""
     sites = _definition_sites(mf)
     compare_of: dict[int, MInstr] = {}
     for bi, b in enumerate(mf.blocks):
@@ -54,6 +55,7 @@ def rematerialise_predicates(mf: MFunction) -> bool:
             if (ins.opcode in COMPARES and ins.guard is None and ins.ndefs == 2
                     and isinstance(ins.operands[0], VOp) and ins.operands[0].reg.cls == "P"
                     and isinstance(ins.operands[1], Reg)
+                    and (only is None or ins.operands[0].reg.id in only)
                     and len(sites.get(ins.operands[0].reg.id, [])) == 1
                     and _sources_fixed(ins, (bi, ii), sites)):
                 compare_of[ins.operands[0].reg.id] = ins

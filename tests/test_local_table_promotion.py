@@ -5,7 +5,8 @@ written in a `nounroll` loop through a pointer and read at a masked index.
 Rule found: promoted when the array is at most 28 bytes (32 is not, even with only 7
 words touched) and at least one access has a constant address (`[%SPL+24]`, a store or a
 load); with every access through a computed address it stays in memory at any size.
-We keep every such table in memory: the xfail below is the target."""
+The same on sm_75, sm_80, sm_89, sm_90, sm_100 and sm_120. `ptx2sass.opt.local_tables` applies
+it: ours keeps in memory exactly what ptxas keeps there."""
 from pathlib import Path
 
 import numpy as np
@@ -31,11 +32,23 @@ def test_ptxas_s_promotion_rule(name):
     assert (_local_accesses(ref) == 0) == PROMOTED[name], ref
 
 
-@pytest.mark.xfail(strict=True, reason="dynamically indexed .local tables stay in memory (issue 20)")
-def test_seven_word_table_in_registers_as_ptxas():
-    ptx = (DIR / "promoted_7_words.ptx").read_text()
-    theirs = oracle.ptxas(ptx).output
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+def _ours(ptx: str, arch: str = "sm_89") -> bytes:
+    ptx = ptx.replace("sm_89", arch)
+    return codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+
+
+@pytest.mark.parametrize("name", list(PROMOTED))
+def test_ours_keeps_in_memory_what_ptxas_keeps(name):
+    ours = _instructions(sass_listing(_ours((DIR / f"{name}.ptx").read_text())))
+    assert (_local_accesses(ours) == 0) == PROMOTED[name], ours
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
+@pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load"])
+def test_table_in_registers_computes_ptxas_s_values(name, arch):
+    ptx = (DIR / f"{name}.ptx").read_text().replace("sm_89", arch)
+    theirs = oracle.ptxas(ptx, arch=arch).output
+    ours = _ours(ptx, arch)
     data = np.random.default_rng(3).integers(0, 1 << 30, 64, dtype=np.uint32)
     outs = []
     for cubin in (ours, theirs):
@@ -43,5 +56,51 @@ def test_seven_word_table_in_registers_as_ptxas():
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(5)], hazard_check=True)
         assert not res.hazards
         outs.append(out)
-    assert outs[0].tobytes() == outs[1].tobytes()         # the values hold either way
+    assert outs[0].tobytes() == outs[1].tobytes()
     assert _local_accesses(_instructions(sass_listing(ours))) == 0
+
+
+# byte offsets for the computed store, one per lane: each word, before and after the array,
+# unaligned, far away, negative
+STORE_AT = [0, 4, 8, 12, 16, 20, 24, 28, 32, -4, -8, 2, 6, 27, 25, 1 << 20, -(1 << 20), 0x7FFFFFFC,
+            -0x80000000, 3, 100, -28, -24, 24, 8, 12, 0, 4, 29, 0x10000, 0x1000C, 7]
+
+
+def test_out_of_range_store_writes_nothing_as_in_ptxas_s_code():
+    """PTX leaves an access outside the array undefined; ptxas's registers compare the offset
+    with each word's, so a store elsewhere (out of range, unaligned) writes no word. The
+    in-range loads after it read what ptxas's code reads."""
+    ptx = (DIR / "out_of_range.ptx").read_text()
+    theirs = oracle.ptxas(ptx).output
+    ours = _ours(ptx)
+    data = np.random.default_rng(5).integers(0, 1 << 30, 32, dtype=np.uint32)
+    at = np.array(STORE_AT, dtype=np.int32).view(np.uint32)
+    outs = []
+    for cubin in (ours, theirs):
+        assert _local_accesses(_instructions(sass_listing(cubin))) == 0
+        out = np.zeros(32 * 8, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), at.copy()], hazard_check=True)
+        assert not res.hazards
+        outs.append(out)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    # and the model: the store lands only on a word's exact offset
+    want = np.add.outer(data, np.arange(7, dtype=np.uint32)).astype(np.uint32)
+    for lane, offset in enumerate(STORE_AT):
+        if 0 <= offset < 28 and offset % 4 == 0:
+            want[lane, offset // 4] = 0xDEAD
+    got = outs[0].reshape(32, 8)
+    assert got[:, :7].tobytes() == want.tobytes()
+    assert list(got[:, 7]) == [want[lane, 2 + lane % 4] for lane in range(32)]
+
+
+def test_unary_math_table_in_registers():
+    """Triton's Payne-Hanek table (28 bytes, `st.local [%SPL+24]` after the loop). Its word
+    selects keep 7 predicates live next to the kernel's long-lived range checks: the
+    allocator recomputes the compares of the predicates it could not colour, not every
+    compare (that doubled the ISETPs: 138, ptxas 87)."""
+    ptx = (Path(__file__).parent / "corpus" / "triton" / "unary_math.ptx").read_text()
+    ours = _instructions(sass_listing(_ours(ptx)))
+    theirs = _instructions(sass_listing(oracle.ptxas(ptx).output))
+    assert _local_accesses(ours) == 0
+    compares = [sum(o.split()[0].startswith("ISETP") for o in x) for x in (ours, theirs)]
+    assert compares[0] <= 1.1 * compares[1], compares

@@ -16,6 +16,7 @@ from ptx2sass.opt.dead_loops import remove_dead_loops
 from ptx2sass.opt.exit_guards import propagate_exit_guards
 from ptx2sass.opt.fold import fold_constants
 from ptx2sass.opt.forward_local_stores import forward_local_stores
+from ptx2sass.opt.local_tables import promote_local_tables
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
@@ -85,6 +86,7 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed |= repack(fn)
         changed |= forward_local_stores(fn)
         changed |= remove_dead_local_stores(fn)
+        changed |= promote_local_tables(fn)
         changed |= remove_dead_code(fn)
         if not changed:
             return
