@@ -1,7 +1,7 @@
 """ptxas 13.5.37's sm_100 schedules that the hazard checker flagged before the sm_100 latency
 table learnt the rule each one shows (sched/latency/blackwell_sm100.json, `evidence`:
 `campaign16_fuzz`, `qspc`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
-28,000,000-28,000,206). ptxas's cubin of each must run with zero hazards."""
+28,000,000-28,000,499; held out: 28,000,500-). ptxas's cubin of each must run with zero hazards."""
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,10 @@ RULES = {
     "28000203": "ULOP3 -> UIMAD 4",
     "28000084": "QSPC is in the shared-memory unit's in-order queue: waiting on its scoreboard covers "
                 "an earlier LDS.64 issued with none",
+    "28000261": "VOTEU's UP -> UISETP 1",
+    "28000433": "UPOPC -> UIMAD 4",
+    "28000476": "F2IP.U8 -> LOP3 4",
+    "28000484": "F2IP.U8 -> LOP3 4 (F2IP.U8.F32.TRUNC.NTZ)",
 }
 
 
