@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ptxas_schedules import hazards_in_ptxas_cubin
+
 HERE = Path(__file__).resolve().parent / "ptxas_sm90_schedules"
 
 # seed -> the rule its ptxas cubin needs (what the checker flagged before)
@@ -70,19 +72,5 @@ RULES = {
 
 @pytest.mark.parametrize("seed", sorted(RULES))
 def test_ptxas_sm90_schedule_has_no_hazard(seed):
-    from ptx2sass.emu import EmuFault
-    from ptx2sass.fuzz.inputs import read_case
-    from ptx2sass.fuzz.runner import compile_ptxas, execute, load, load_from_listing
-    case = read_case((HERE / f"s{seed}.ptx").read_text())
-    case.text = "".join(ln for ln in case.text.splitlines(keepends=True) if not ln.startswith("// fuzz-case: "))
-    assert case.arch == "sm_90"
-    cubin, why = compile_ptxas(case)
-    assert cubin is not None, why
-    try:
-        prog = load(cubin, case.kernel)
-    except EmuFault as e:
-        if "cannot decode" not in str(e):
-            raise
-        prog = load_from_listing(cubin, case.kernel)
-    result = execute(prog, case, hazard_check=True)
-    assert not result.hazards, f"{RULES[seed]}: {result.hazards[0].message}"
+    hazards = hazards_in_ptxas_cubin(HERE / f"s{seed}.ptx", "sm_90")
+    assert not hazards, f"{RULES[seed]}: {hazards[0].message}"

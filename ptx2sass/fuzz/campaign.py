@@ -243,12 +243,17 @@ def run_ray(seeds, options: Options, address: str, jobs: int = 0, batch: int = 8
             ray.shutdown()
 
 
-def parse_seeds(text: str) -> range:
-    """`A:B` (B excluded) or a single seed."""
-    if ":" in text:
-        a, b = text.split(":", 1)
-        return range(int(a), int(b))
-    return range(int(text), int(text) + 1)
+def parse_seeds(text: str) -> list[int]:
+    """`A:B` (B excluded), a single seed, or a comma-separated list of either."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if ":" in part:
+            a, b = part.split(":", 1)
+            seeds.extend(range(int(a), int(b)))
+        elif part:
+            seeds.append(int(part))
+    return seeds
 
 
 def read_results(path) -> list[dict]:

@@ -236,7 +236,7 @@ def parser() -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run a campaign (the default command)")
-    run.add_argument("--seeds", required=True, help="A:B (B excluded) or one seed")
+    run.add_argument("--seeds", required=True, help="A:B (B excluded), one seed, or a comma-separated list of them")
     run.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (Ray: CPUs of a local instance)")
     run.add_argument("--ray", metavar="ADDRESS", help="run as Ray tasks: a cluster address, or 'local'")
     run.add_argument("--batch", type=int, default=8, help="seeds per Ray task")

@@ -1,0 +1,36 @@
+"""ptxas 13.5.37's sm_100 schedules that the hazard checker flagged before the sm_100 latency
+table learnt the rule each one shows (sched/latency/blackwell_sm100.json, `evidence`:
+`campaign16_fuzz`, `qspc`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
+28,000,000-28,000,499; held out: 28,000,500-). ptxas's cubin of each must run with zero hazards."""
+from pathlib import Path
+
+import pytest
+
+from ptxas_schedules import hazards_in_ptxas_cubin
+
+HERE = Path(__file__).resolve().parent / "ptxas_sm100_schedules"
+
+# seed -> the rule its ptxas cubin needs (what the checker flagged before)
+RULES = {
+    "28000010": "a global-queue REDG reads its address before a later LDS.64 overwrites it (source_read_order)",
+    "28000151": "ST.E reads its address before a later LDSM overwrites it (source_read_order)",
+    "28000201": "REDG reads its address before a later ATOMS overwrites it (source_read_order)",
+    "28000169": "an LDS with no read scoreboard has read its address 19 cycles after issue",
+    "28000078": "VOTEU's UP guards LDCU 5 and UMOV 8 after; an LDS has read its address 33 after issue",
+    "28000065": "VOTEU's UP guards LDCU 8 after",
+    "28000090": "VOTEU's UP -> PLOP3 1",
+    "28000079": "HSET2 -> HSETP2 4",
+    "28000203": "ULOP3 -> UIMAD 4",
+    "28000084": "QSPC is in the shared-memory unit's in-order queue: waiting on its scoreboard covers "
+                "an earlier LDS.64 issued with none",
+    "28000261": "VOTEU's UP -> UISETP 1",
+    "28000433": "UPOPC -> UIMAD 4",
+    "28000476": "F2IP.U8 -> LOP3 4",
+    "28000484": "F2IP.U8 -> LOP3 4 (F2IP.U8.F32.TRUNC.NTZ)",
+}
+
+
+@pytest.mark.parametrize("seed", sorted(RULES))
+def test_ptxas_sm100_schedule_has_no_hazard(seed):
+    hazards = hazards_in_ptxas_cubin(HERE / f"s{seed}.ptx", "sm_100")
+    assert not hazards, f"{RULES[seed]}: {hazards[0].message}"
