@@ -49,3 +49,32 @@ def test_prespill_counts_pressure_once_when_only_general_registers_spill(monkeyp
     assert prespill.prespill(mf, allocate.registers_of(), lambda vids: None,
                              lambda: allocate.spill_costs(mf)) > 0
     assert len(counted) == 1
+
+
+def _phis_made(ptx: str) -> int:
+    from ptx2sass.frontend import check, parse, to_ssa
+    module = parse(ptx, "d.ptx")
+    check(module, "sm_89", whole_program=True)
+    made = []
+    real = to_ssa._FunctionLowering.new_phi
+
+    def counting(self, var, block):
+        made.append(1)
+        return real(self, var, block)
+    to_ssa._FunctionLowering.new_phi = counting
+    try:
+        codegen.lower_checked(module, True)
+    finally:
+        to_ssa._FunctionLowering.new_phi = real
+    return len(made)
+
+
+def test_ssa_construction_makes_phis_linear_in_loop_nesting():
+    """Reading a loop's counter after the loops nested in it went through every inner
+    header, and each made a phi, removed again as trivial: ~N^2/2 phis for N nested loops
+    (5,350 at 100 levels, 46,050 at 300). A header where no path from its dominator names
+    the variable takes the dominator's value without one: 120 phis for 40 levels, 360 for
+    120 (940 and 7,620 before)."""
+    small, large = _phis_made(nested_loops(40)), _phis_made(nested_loops(120))
+    assert large <= 3.2 * small, (small, large)
+
