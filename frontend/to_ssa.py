@@ -12,7 +12,6 @@ Everything here iterates lists in source order, so the IR is the same in every p
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 import struct
 from dataclasses import field
@@ -398,15 +397,15 @@ class _FunctionLowering:
         return id(var) not in named
 
     def _name_variables(self) -> None:
-        """`named`: for every block, the variables its statements name anywhere (a vector
-        names its components; a dynamic-stack statement the hidden stack pointer) — a
-        superset of those it writes."""
+        """`named`: for every block, the variables its statements name anywhere (a vector's
+        or a component's name stands for all its components; a dynamic-stack statement
+        names the hidden stack pointer): a superset of those it writes."""
         self.idom = ir.dominators(self.fn)
         self.named = {}
         for b in self.fn.blocks:
             ids: set[int] = set()
             for st, scope in self.body_of[id(b)]:
-                for name in _names(st):
+                for name in ast.names(st):
                     hit = scope.lookup(name)
                     if type(hit) is _Var:
                         ids.add(id(hit))
@@ -1065,34 +1064,6 @@ def _flatten(items: list) -> list:
             out.extend(_flatten(it))
         else:
             out.append(it)
-    return out
-
-
-def _names(node) -> list[str]:
-    """Every register spelling in a statement, as `_Scope.lookup` takes it (`v` and `v.x`
-    for a component)."""
-    out: list[str] = []
-    work = [node]
-    while work:
-        n = work.pop()
-        if type(n) is ast.Name:
-            out.append(n.name)
-            if n.component is not None:
-                out.append(_full_name(n))
-        elif isinstance(n, (list, tuple)):
-            work.extend(n)
-        elif isinstance(n, ast.Node):
-            work.extend(getattr(n, f) for f in _fields(type(n)))
-    return out
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(t: type) -> tuple[str, ...]:
-    out = _FIELDS.get(t)
-    if out is None:
-        out = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(t))
     return out
 
 
