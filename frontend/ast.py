@@ -7,6 +7,7 @@ input files).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import field
 from ptx2sass.records import dataclass
 
@@ -289,6 +290,28 @@ class Module(Node):
         """Whether any `.func` is declared (only then is the inliner, ptx2sass/inline.py,
         imported)."""
         return any(f.kind == ".func" for f in self.functions())
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def names(node) -> list[str]:
+    """The name of every `Name` under `node` (a node or a list of them), walked without
+    recursion (expressions nest as deep as the input's parentheses)."""
+    out: list[str] = []
+    work = [node]
+    while work:
+        n = work.pop()
+        if type(n) is Name:
+            out.append(n.name)
+        elif isinstance(n, (list, tuple)):
+            work.extend(n)
+        elif isinstance(n, Node):
+            fields = _FIELDS.get(type(n))
+            if fields is None:
+                fields = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
+            work.extend(getattr(n, f) for f in fields)
+    return out
 
 
 def join_modules(modules: list[Module]) -> Module:

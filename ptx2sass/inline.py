@@ -615,18 +615,6 @@ def recursive_functions(module: ast.Module) -> set[str]:
     return out
 
 
-def _names(node):
-    """Every ast.Name under `node` (instructions, initialisers)."""
-    if isinstance(node, ast.Name):
-        yield node.name
-    elif isinstance(node, (list, tuple)):
-        for x in node:
-            yield from _names(x)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _names(getattr(node, f.name))
-
-
 def address_taken_functions(module: ast.Module) -> set[str]:
     """Names of the `.func`s whose address the module takes (`mov.u64 %rd, f`, a variable
     initialised with `{f, g}`): they can be called through a pointer, so they stay out of
@@ -639,15 +627,15 @@ def address_taken_functions(module: ast.Module) -> set[str]:
             if isinstance(st, ast.Block):
                 scan(st)
             elif isinstance(st, ast.VariableDecl):
-                out.update(n for n in _names(st.declarators) if n in funcs)
+                out.update(n for n in ast.names(st.declarators) if n in funcs)
             elif isinstance(st, ast.Instruction):
                 ops = st.operands
                 if st.opcode == "call":
                     ops = [o for o in ops if isinstance(o, ast.ParenList)]    # not the target
-                out.update(n for n in _names(ops) if n in funcs)
+                out.update(n for n in ast.names(ops) if n in funcs)
     for item in module.items:
         if isinstance(item, ast.VariableDecl):
-            out.update(n for n in _names(item.declarators) if n in funcs)
+            out.update(n for n in ast.names(item.declarators) if n in funcs)
         elif isinstance(item, ast.Function) and item.body is not None:
             scan(item.body)
     return out
@@ -664,7 +652,7 @@ def initialiser_functions(module: ast.Module) -> set[str]:
                 work.append(st)
             elif isinstance(st, ast.VariableDecl):
                 decls.append(st)
-    return {n for d in decls for n in _names(d.declarators) if n in funcs}
+    return {n for d in decls for n in ast.names(d.declarators) if n in funcs}
 
 
 def returns_struct(function: ast.Function) -> bool:

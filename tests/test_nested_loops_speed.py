@@ -49,3 +49,49 @@ def test_prespill_counts_pressure_once_when_only_general_registers_spill(monkeyp
     assert prespill.prespill(mf, allocate.registers_of(), lambda vids: None,
                              lambda: allocate.spill_costs(mf)) > 0
     assert len(counted) == 1
+
+
+def _phis_made(ptx: str) -> int:
+    from ptx2sass.frontend import check, parse, to_ssa
+    module = parse(ptx, "d.ptx")
+    check(module, "sm_89", whole_program=True)
+    made = []
+    real = to_ssa._FunctionLowering.new_phi
+
+    def counting(self, var, block):
+        made.append(1)
+        return real(self, var, block)
+    to_ssa._FunctionLowering.new_phi = counting
+    try:
+        codegen.lower_checked(module, True)
+    finally:
+        to_ssa._FunctionLowering.new_phi = real
+    return len(made)
+
+
+def test_ssa_construction_makes_phis_linear_in_loop_nesting():
+    """Reading a loop's counter after the loops nested in it went through every inner
+    header, and each made a phi, removed again as trivial: ~N^2/2 phis for N nested loops
+    (5,350 at 100 levels, 46,050 at 300). A header where no path from its dominator names
+    the variable takes the dominator's value without one: 120 phis for 40 levels, 360 for
+    120 (940 and 7,620 before)."""
+    small, large = _phis_made(nested_loops(40)), _phis_made(nested_loops(120))
+    assert large <= 3.2 * small, (small, large)
+
+
+def test_hoisting_looks_at_what_stays_in_an_inner_loop_once(monkeypatch):
+    """Loops are hoisted from innermost out; an instruction that stays in an inner loop for
+    good (it reads a phi of that loop, or the result of another that stays) stays in every
+    enclosing loop, and each enclosing loop asked `_movable` about it again: ~N^2/2
+    questions for N nested loops (2,540 at 40 levels, 22,020 at 120; now 122 and 362)."""
+    from ptx2sass.opt import hoist_invariants
+
+    def asked(n: int) -> int:
+        calls = []
+        real = hoist_invariants._movable
+        monkeypatch.setattr(hoist_invariants, "_movable", lambda *a: calls.append(1) or real(*a))
+        codegen.compile_ptx(nested_loops(n), "sm_89")
+        monkeypatch.setattr(hoist_invariants, "_movable", real)
+        return len(calls)
+    small, large = asked(40), asked(120)
+    assert large <= 3.2 * small, (small, large)

@@ -80,6 +80,27 @@ def _invariant_operand(op, inside: set[int]) -> bool:
 _LOADS = ("ld", "ldu")      # the opcodes `_movable` asks `dominates_exits` about
 
 
+def _stays(ins: ir.Instr, inside: set[int], fixed: set[int]) -> bool:
+    """Whether `ins`, not movable out of the loop at hand, stays in every loop holding it:
+    for what it is (guarded, impure, an opcode never moved, a strong load), or for reading a
+    value defined in this loop by a phi or by an instruction that stays (`fixed`), which
+    stays in every enclosing loop too. (A load kept for the loop's exits or stores may
+    still leave an enclosing loop.)"""
+    if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
+        return True
+    if ins.opcode in _LOADS:
+        if is_strong_load(ins):
+            return True
+    elif ins.opcode not in PURE:
+        return True
+    for op in ins.srcs:
+        if isinstance(op, ir.Address):
+            op = op.base
+        if isinstance(op, ir.Value) and op.id in inside and op.id in fixed:
+            return True
+    return False
+
+
 def _movable(ins: ir.Instr, inside: set[int], dominates_exits: bool, read_only: bool) -> bool:
     if ins.guard is not None or ins.merge or not is_pure(ins) or ins.opcode in NOT_MOVED:
         return False
@@ -213,6 +234,11 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
     order = {id(b): k for k, b in enumerate(rpo)}
     defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
     changed = False
+    # Loops come innermost first: what stays in an inner loop for good (`_stays`) is not
+    # looked at again for the enclosing ones (N nested loops asked `_movable` ~N^2/2 times).
+    phis = {p.dest.id for b in fn.blocks for p in b.phis}
+    stuck: set[int] = set()            # ids of those instructions
+    fixed = set(phis)                  # phi results and those instructions' results
     for h, body in _loops(fn, idom):
         pre = _preheader(h, body)
         if pre is None:
@@ -241,14 +267,21 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
                 all(dominates(b, e) for e in exiting) or (at_least_once and dominates(b, latches[0])))
             keep = []
             for ins in b.instrs:
-                if _movable(ins, inside, dominates_exits, read_only):
+                if id(ins) in stuck:
+                    keep.append(ins)
+                elif _movable(ins, inside, dominates_exits, read_only):
                     moved.append(ins)
                     inside.difference_update(d.id for d in ins.dests)
                 else:
                     keep.append(ins)
+                    if _stays(ins, inside, fixed):
+                        stuck.add(id(ins))
+                        fixed.update(d.id for d in ins.dests)
             b.instrs = keep
         if at_least_once and _values_after_loop(fn, h, latches[0], body, inside):
             changed = True
+            stuck.clear()                # operands replaced: what stayed may move now
+            fixed = set(phis)
         if not moved:
             continue
         last = pre.instrs[-1] if pre.instrs else None
