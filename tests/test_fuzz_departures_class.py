@@ -44,6 +44,8 @@ CASES = [
      "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
     ("test_u16_compare_of_a_half_set_result_reads_its_16_bits", "U16_COMPARE_OF_HALF_SET",
      "setp.lt.xor.u16", 0, 1, 32, (0, 2)),
+    ("test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero", "SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE",
+     "shl.b64", 0, 0x369CF, 64, (1, 0x369CF)),
 ]
 
 
@@ -212,3 +214,25 @@ def test_reduced_program_with_neg_f16_of_a_cnot_result_is_ptxas_wrong():
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: neg.f16 of a cnot.b16 result as integer negation"]
+
+
+def test_reduced_program_with_a_64bit_shift_by_200_is_ptxas_wrong():
+    """Campaign 15 (sm_75), seed 27001629 reduced: `shl.b64 %d1, %d0, 200` xor-reduced into
+    the thread's private atomic word: ours adds 0 (the manual), ptxas the unshifted value
+    (test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero)."""
+    path = ROOT / "tests/fuzz_departures/shl64_by_imm_s27001629.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: shl.b64 by an immediate of 64 or more leaves the value unshifted"]
+
+
+def test_64bit_shift_by_63_or_into_another_register_is_not_the_departure():
+    """Near misses of the private-word rule: a shift by 63 (in range), and a reduction of a
+    register other than the shifted one."""
+    case = read_case((ROOT / "tests/fuzz_departures/shl64_by_imm_s27001629.ptx").read_text())
+    listing = lambda: ""
+    assert recognise("private atomic word", 1, 2, 64, case.text, listing) is not None
+    assert recognise("private atomic word", 1, 2, 64, case.text.replace(", 200;", ", 63;"), listing) is None
+    other = case.text.replace("red.global.xor.b64 [%td0], %d1;", "red.global.xor.b64 [%td0], %d0;")
+    assert other != case.text
+    assert recognise("private atomic word", 1, 2, 64, other, listing) is None
