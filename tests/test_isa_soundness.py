@@ -59,3 +59,15 @@ def test_hopper_hfma2_ur_forms_read_every_a_operand_modifier_combination():
             wrong.append((hex(w), text))
     assert not wrong
     assert sum(t is not None and "INVALID" not in t for t in disassemble(words, "sm_90")) >= 24
+
+
+def test_pair_neighbours_change_two_bits_of_two_different_groups():
+    from tools.isa_soundness import neighbours
+    form = next(f for f in codec.table_for("sm_90").forms_of("HFMA2", "sm_90") if f.base in HFMA2_UR_BASES)
+    group_of = {b: gi for gi, g in enumerate(form.groups) for b in g["bits"]}
+    near = neighbours(form, pairs=True)
+    assert near and len(set(near)) == len(near)
+    for w in near:
+        a, b = [i for i in range(128) if (w ^ form.base) >> i & 1]
+        assert group_of[a] != group_of[b]
+    assert len(neighbours(form)) == 105
