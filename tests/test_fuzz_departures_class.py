@@ -206,24 +206,23 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
     assert known_departure(case, bufs(ours), bufs(counter), cubin) is None
 
 
-def test_reduced_program_with_neg_f16_of_a_cnot_result_is_ptxas_wrong():
-    """Campaign 14 (sm_120), seed 26000131 reduced: `neg.ftz.f16` of the canonicalised
-    `neg.f16` of a `cnot.b16` result, ours 0x0000, ptxas 0x8000
-    (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)."""
-    path = ROOT / "tests/fuzz_departures/neg_f16_of_cnot_s26000131.ptx"
-    out = run_case(read_case(path.read_text()))
-    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
-    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: neg.f16 of a cnot.b16 result as integer negation"]
+# reduced campaign programs whose first finding is the departure: (file, its rule's name)
+FIRST_FINDING = [
+    # campaign 14 (sm_120), seed 26000131: `neg.ftz.f16` of the canonicalised `neg.f16` of a
+    # `cnot.b16` result, ours 0x0000, ptxas 0x8000 (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)
+    ("neg_f16_of_cnot_s26000131.ptx", "neg.f16 of a cnot.b16 result as integer negation"),
+    # campaign 15 (sm_75), seed 27001629: `shl.b64 %d1, %d0, 200` xor-reduced into the thread's
+    # private atomic word: ours adds 0 (the manual), ptxas the unshifted value
+    # (test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero)
+    ("shl64_by_imm_s27001629.ptx", "shl.b64 by an immediate of 64 or more leaves the value unshifted"),
+]
 
 
-def test_reduced_program_with_a_64bit_shift_by_200_is_ptxas_wrong():
-    """Campaign 15 (sm_75), seed 27001629 reduced: `shl.b64 %d1, %d0, 200` xor-reduced into
-    the thread's private atomic word: ours adds 0 (the manual), ptxas the unshifted value
-    (test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero)."""
-    path = ROOT / "tests/fuzz_departures/shl64_by_imm_s27001629.ptx"
-    out = run_case(read_case(path.read_text()))
+@pytest.mark.parametrize("name, rule", FIRST_FINDING)
+def test_reduced_program_is_first_found_ptxas_wrong(name, rule):
+    out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
-    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: shl.b64 by an immediate of 64 or more leaves the value unshifted"]
+    assert out.findings[0] == ["ptxas_wrong", f"ptxas_wrong: {rule}"]
 
 
 def test_64bit_shift_by_63_or_into_another_register_is_not_the_departure():
