@@ -44,6 +44,8 @@ CASES = [
      "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
     ("test_u16_compare_of_a_half_set_result_reads_its_16_bits", "U16_COMPARE_OF_HALF_SET",
      "setp.lt.xor.u16", 0, 1, 32, (0, 2)),
+    ("test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero", "SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE",
+     "shl.b64", 0, 0x369CF, 64, (1, 0x369CF)),
 ]
 
 
@@ -204,11 +206,32 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
     assert known_departure(case, bufs(ours), bufs(counter), cubin) is None
 
 
-def test_reduced_program_with_neg_f16_of_a_cnot_result_is_ptxas_wrong():
-    """Campaign 14 (sm_120), seed 26000131 reduced: `neg.ftz.f16` of the canonicalised
-    `neg.f16` of a `cnot.b16` result, ours 0x0000, ptxas 0x8000
-    (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)."""
-    path = ROOT / "tests/fuzz_departures/neg_f16_of_cnot_s26000131.ptx"
-    out = run_case(read_case(path.read_text()))
+# reduced campaign programs whose first finding is the departure: (file, its rule's name)
+FIRST_FINDING = [
+    # campaign 14 (sm_120), seed 26000131: `neg.ftz.f16` of the canonicalised `neg.f16` of a
+    # `cnot.b16` result, ours 0x0000, ptxas 0x8000 (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)
+    ("neg_f16_of_cnot_s26000131.ptx", "neg.f16 of a cnot.b16 result as integer negation"),
+    # campaign 15 (sm_75), seed 27001629: `shl.b64 %d1, %d0, 200` xor-reduced into the thread's
+    # private atomic word: ours adds 0 (the manual), ptxas the unshifted value
+    # (test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero)
+    ("shl64_by_imm_s27001629.ptx", "shl.b64 by an immediate of 64 or more leaves the value unshifted"),
+]
+
+
+@pytest.mark.parametrize("name, rule", FIRST_FINDING)
+def test_reduced_program_is_first_found_ptxas_wrong(name, rule):
+    out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
-    assert out.findings[0] == ["ptxas_wrong", "ptxas_wrong: neg.f16 of a cnot.b16 result as integer negation"]
+    assert out.findings[0] == ["ptxas_wrong", f"ptxas_wrong: {rule}"]
+
+
+def test_64bit_shift_by_63_or_into_another_register_is_not_the_departure():
+    """Near misses of the private-word rule: a shift by 63 (in range), and a reduction of a
+    register other than the shifted one."""
+    case = read_case((ROOT / "tests/fuzz_departures/shl64_by_imm_s27001629.ptx").read_text())
+    listing = lambda: ""
+    assert recognise("private atomic word", 1, 2, 64, case.text, listing) is not None
+    assert recognise("private atomic word", 1, 2, 64, case.text.replace(", 200;", ", 63;"), listing) is None
+    other = case.text.replace("red.global.xor.b64 [%td0], %d1;", "red.global.xor.b64 [%td0], %d0;")
+    assert other != case.text
+    assert recognise("private atomic word", 1, 2, 64, other, listing) is None

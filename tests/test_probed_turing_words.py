@@ -13,14 +13,17 @@ from ptx2sass.encoder import codec
 from tools.isa_probe import disassemble
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds" / "campaign15_turing.words"
+# the words the emulator could not decode in ptxas's cubins of campaign 15's tuning seeds
+# 27000000..399 (tools/fuzz_emu_fail), probed into turing.json
+EMU_FAIL_SEEDS = SEEDS.with_name("c15_emufail75.words")
 
 
 def _norm(text):
     return " ".join(text.replace(" ;", "").split())
 
 
-def _words():
-    for line in SEEDS.read_text().splitlines():
+def _words(path=SEEDS):
+    for line in path.read_text().splitlines():
         if line.startswith("0x"):
             word, _, text = line.partition("#")
             yield pytest.param(int(word, 16), id=text.split("(")[0].strip())
@@ -48,3 +51,14 @@ def test_uniform_address_atomics_never_decode_as_another_operation():
         if _norm(ours) != _norm(text):
             wrong.append((hex(w), text, ours))
     assert not wrong, wrong[:5]
+
+
+def test_campaign15_emu_fail_words_decode_as_nvdisasm_prints():
+    """One nvdisasm batch for all 61 words, and the `c[][].H1` of F2I.F16 that
+    tools/isa_soundness found next to the F2I form they added (read without `.H1`)."""
+    from tools.isa_soundness import _canonical, normalised
+    words = [p.values[0] for path in (EMU_FAIL_SEEDS, SEEDS.with_name("c15_soundness75.words"))
+             for p in _words(path)]
+    wrong = [(hex(w), text) for w, text in zip(words, disassemble(words, "sm_75"))
+             if normalised(codec.decode_text(w, "sm_75")) != normalised(_canonical(text))]
+    assert len(words) == 62 and not wrong, wrong[:5]

@@ -334,14 +334,21 @@ def _merge_interacting(work: int, groups: list[dict], base: Probe, arch: str,
                 tb = {k for p in gb["values"].values() for k in range(len(base.shapes))
                       if p.shapes[k] != base.shapes[k]}
                 joint = _enumerate_group(work, bits, base, arch, pcrel)
-                interacting = False
-                for va in range(1 << len(ga["bits"])):
+                # one operand both change: a value's shape replaces the operand's, so the
+                # two cannot compose (hopper's HFMA2 `-|R|.H1_H1`, found one bit at a time,
+                # read back with all but the last group's change dropped)
+                interacting = bool(ta & tb)
+                for va in range(0 if interacting else 1 << len(ga["bits"])):
                     for vb in range(1 << len(gb["bits"])):
                         w = put_bits(put_bits(work, ga["bits"], va), gb["bits"], vb)
                         v = bits_value(w, bits)
                         pa, pb, pj = ga["values"].get(va), gb["values"].get(vb), joint.get(v)
                         if pa is None or pb is None:
-                            # a value invalid alone stays unknown: no evidence either way
+                            # a value invalid alone is no evidence either way, unless the
+                            # pair is valid: then only the two together can spell it
+                            if pj is not None:
+                                interacting = True
+                                break
                             continue
                         if pj is None:
                             interacting = True

@@ -12,7 +12,9 @@ fields they show.
 Found: turing's `ATOMG ... [URx]` forms held the atomic operation as fixed text while its
 bits were in no field, so an XOR read as INC (fuzz campaign 15's seed 27000137).
 Limit: one bit at a time. A field that shows only with another bit set (a half selector that
-exists only in an .F16 form: blackwell's `MUFU.EX2.F16 R, UR.H1`) is not reached.
+exists only in an .F16 form: blackwell's `MUFU.EX2.F16 R, UR.H1`) is not reached; `--pairs`
+changes two bits in two different modifier groups instead (hopper's HFMA2 `-|R|.H1_H1`: its
+negation, |abs| and half selector were three groups, and the codec kept only the last).
 """
 from __future__ import annotations
 
@@ -35,19 +37,31 @@ def _canonical(text: str) -> str | None:
     return format_instruction(ins)
 
 
-def wrong_readings(arch: str, opcode: str | None = None) -> dict[str, list[tuple[int, str, str]]]:
+def neighbours(form, pairs: bool = False) -> list[int]:
+    """The words near a form's base: each single-bit change, or (`pairs`) each change of two
+    bits in two different modifier groups (the codec composes groups by letting the last
+    one's operand shape win, so a pair is where two groups that both touch one operand, or a
+    value valid only with another group's, show)."""
+    base = form.base
+    if not pairs:
+        return [base ^ (1 << b) for b in range(INSTRUCTION_BITS)]
+    bits = [(gi, b) for gi, g in enumerate(form.groups) for b in g["bits"] if b < INSTRUCTION_BITS]
+    return [base ^ (1 << a) ^ (1 << b) for i, (ga, a) in enumerate(bits) for gb, b in bits[i + 1:] if ga != gb]
+
+
+def wrong_readings(arch: str, opcode: str | None = None,
+                   pairs: bool = False) -> dict[str, list[tuple[int, str, str]]]:
     """Per form (its tokens and base word), the (word, nvdisasm's text, ours) of every wrong
-    reading found."""
+    reading found among its `neighbours`."""
     from ptx2sass.encoder import codec
     from ptx2sass.encoder.sass_text import format_instruction
     table = codec.table_for(arch)
     forms = [f for f in table.forms if opcode is None or f.opcode == opcode]
     words, origin = [], []
     for f in forms:
-        base = f.base
-        for b in range(INSTRUCTION_BITS):
-            words.append(base ^ (1 << b))
-            origin.append(".".join(f.tokens) + f" ({f.base:#x})")
+        near = neighbours(f, pairs)
+        words += near
+        origin += [".".join(f.tokens) + f" ({f.base:#x})"] * len(near)
     out: dict[str, list] = defaultdict(list)
     for w, text, form in zip(words, disassemble(words, arch), origin):
         if text is None or "INVALID" in text:
@@ -79,10 +93,12 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", required=True)
     ap.add_argument("--opcode")
     ap.add_argument("--examples", type=int, default=2)
+    ap.add_argument("--pairs", action="store_true",
+                    help="two bits in two different modifier groups instead of one bit")
     ap.add_argument("--seed-words-out", metavar="FILE",
                     help="write every wrong reading's word in isa_probe --seed-words format")
     args = ap.parse_args(argv)
-    found = wrong_readings(args.arch, args.opcode)
+    found = wrong_readings(args.arch, args.opcode, args.pairs)
     if args.seed_words_out:
         with open(args.seed_words_out, "w") as f:
             f.write(f"# {args.arch} words our table read as other instructions (tools/isa_soundness)\n")

@@ -159,6 +159,10 @@ def ftz_dropped_before_branch(listing: str) -> bool:
     return any(m.group(1) in written for m in re.finditer(r"\bBRA !?(P[0-6]), ", listing))
 
 
+# an immediate shift amount of 64 or more, decimal or hexadecimal
+_AT_LEAST_64 = r"(?:6[4-9]|[7-9]\d|[1-9]\d{2,}|0[xX]0*(?:[4-9a-fA-F][\da-fA-F]|[1-9a-fA-F][\da-fA-F]{2,}))"
+
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
@@ -263,6 +267,24 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\.e[45]m[23]\.f(?:16|32) \{[^}]*?(%r\d+)\b[^}]*\}, \{[^}]*\}, \{[^}]*\}, \{[^}]*\1\b",),
         r"\bF2FP\.F16\.E[45]M[23]\.UNPACK_B\b",
         lambda ours, theirs, width: True),
+    # shl.b64 by an immediate of 64 or more: the manual clamps the amount to 64, so the
+    # result is 0 (ours); ptxas (sm_75 and sm_89) stores the operand unshifted (campaign 15's
+    # 27001629, sm_75: `shl.b64 %d1, %d0, 200` then `red.global.xor.b64`). Seen as the shift's
+    # own slot (ours 0), or as a private atomic word the shifted register itself updates.
+    Departure(
+        "shl.b64 by an immediate of 64 or more leaves the value unshifted",
+        "test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero",
+        r"^shl\.b64$",
+        (rf"\bshl\.b64 %\w+, %\w+, {_AT_LEAST_64};",),
+        "",
+        lambda ours, theirs, width: width == 64 and ours == 0 and theirs != 0),
+    Departure(
+        "shl.b64 by an immediate of 64 or more leaves the value unshifted",
+        "test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero",
+        r"^private atomic word$",
+        (rf"\bshl\.b64 (%\w+), %\w+, {_AT_LEAST_64};[\s\S]*\b(red|atom)\.\w+(\.\w+)*\.[bus]64 (%\w+, )?\[[^\]]*\], \1[,;]",),
+        "",
+        lambda ours, theirs, width: ours != theirs),
     # `setp.<op>.<and|or|xor>.ftz.f32 p, a, b, q` feeding a branch: ptxas folds the boolean
     # into `@!Q BRA P, target` and writes the compare without .FTZ, so subnormal inputs
     # take the other path (seed 25000269): any value downstream of the branch.
