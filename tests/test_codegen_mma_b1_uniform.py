@@ -1,9 +1,10 @@
 """b1 `mma.sync` (m8n8k128, m16n8k128, m16n8k256; .xor/.and .popc) on sm_100/sm_120 with
-fragments that are the same in every lane (kernel parameters). ptxas 13.5 then keeps them in
-uniform registers and copies MOVM.U4TO8.M832's results back to uniform registers with R2UR,
-which per-lane random fragments (tests/test_codegen_mma_tiles.py) never make it do. D must
-equal NumPy's C + popc(A op B) from the PTX ISA's fragment layouts, for ptxas's cubin and ours
-in the emulator. Also MOVM.U4TO8.M832 itself: a uniform input gives a uniform result."""
+fragments that are the same in every lane (kernel parameters), which ptxas 13.5 keeps in
+uniform registers; tests/test_codegen_mma_tiles.py has per-lane random ones. D must equal
+NumPy's C + popc(A op B) from the PTX ISA's fragment layouts, for ptxas's cubin and ours in
+the emulator. Under register pressure ptxas also R2URs MOVM.U4TO8.M832's result of a uniform
+fragment (fuzz 28000077, tests/fuzz_regressions), which these small kernels do not provoke:
+the last test checks that MOVM.U4TO8 itself keeps a uniform input uniform, lane by lane."""
 import zlib
 
 import numpy as np
