@@ -545,21 +545,20 @@ def op_movm(w, s, active, mask):
 
 
 def _movm_u4_to_u8(w, s, mask):
-    """MOVM.U4TO8.M832 d, a: an 8x32 matrix of u4 in the 4-bit mma fragment layout (lane
-    4g + t: row g, columns 8t..8t+7, nibble n column 8t + n) to the same matrix of u8 in the
-    8-bit layout (the pair d, d+1: row g, columns 4t..4t+3 and 16 + 4t..16 + 4t + 3, byte j
-    the j-th), each nibble zero-extended. A model from the name and the two fragment layouts
-    (ptxas 13.5's sm_100/120 b1 mma feeds IMMA.16832.U8.U8 with it; no device checked): a
-    per-lane widening would give those mmas the same sums, as A and B move alike."""
+    """MOVM.U4TO8.M832 d, a: each lane's eight nibbles zero-extended to eight bytes, nibbles
+    0..3 to d's bytes 0..3 and nibbles 4..7 to d+1's. Lane by lane, no exchange between lanes:
+    ptxas 13.5's sm_100 b1 mma copies the result of a uniform input to uniform registers
+    with R2UR (fuzz 28000077), which is right only if a uniform input gives a uniform
+    result. Read as fragments, lane 4g + t's u4 elements (row g, k 8t..8t+7) become u8
+    elements k 4t..4t+3 and 16 + 4t..16 + 4t + 3 of IMMA.16832's layout; A and B move alike,
+    so a u8 mma of two converted fragments sums the same products as the u4 mma. Which
+    nibble lands in which byte is not observable that way (no device has checked it)."""
     d, a = s.ins.operands[:2]
     word = _regs(w, a, 1)[0].astype(U32)
-    elems = np.empty((8, 32), dtype=np.uint32)
-    for n in range(8):
-        elems[G, 8 * T + n] = (word >> U32(4 * n)) & U32(0xF)
     words = []
-    for base in (4 * T, 16 + 4 * T):
+    for half in range(2):
         out = np.zeros(32, dtype=np.uint32)
         for j in range(4):
-            out |= elems[G, base + j] << U32(8 * j)
+            out |= ((word >> U32(4 * (4 * half + j))) & U32(0xF)) << U32(8 * j)
         words.append(out)
     w.wn(d, words, mask)

@@ -17,7 +17,8 @@ could not decode (`fuzz_c14_sm120.words`, probed with `--arch sm_120 --seed-word
 with `fuzz_c14_kinds_sm120.ptx`, which writes the same conversions with register, uniform and
 immediate sources). `fuzz_c14_mufu_h1_sm120.words`: the table read `MUFU.EX2.F16 R, UR.H1` as
 the low half, so ptxas's `ex2.approx.f16x2` computed both lanes from one (campaign 14's
-26000534: the emulator's mismatch, not ours).
+26000534: the emulator's mismatch, not ours). Branch mma14 adds sm_100's `IABS R, UR`
+(`blackwell_iabs_ur.words`, fuzz 28000077's ptxas cubin), for sm_120 too.
 The lead's campaign 16 (sm_100, seeds 28000000-) adds the words of its emu_fail programs
 (`campaign16_sm100.words`: IABS and I2I.U8.S32.SAT of a uniform register, HFMA2.RELU with
 immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend)."""
@@ -37,7 +38,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
          ("sm_75", "open10_turing.words"), ("sm_120", "fuzz_c14_sm120.words"),
          ("sm_120", "fuzz_c14_mufu_h1_sm120.words"), ("sm_100", "fuzz_c14_mufu_h1_sm120.words"),
-         ("sm_100", "campaign16_sm100.words"), ("sm_100", "campaign16_viaddmnmx_sm100.words"))
+         ("sm_100", "campaign16_sm100.words"), ("sm_100", "campaign16_viaddmnmx_sm100.words"),
+         ("sm_100", "blackwell_iabs_ur.words"), ("sm_120", "blackwell_iabs_ur.words"))
 
 
 def _words():
