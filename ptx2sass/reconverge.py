@@ -72,6 +72,7 @@ class _Region:
         self.spilled = False            # the barrier is also an enclosing region's (BMOV)
         self.bssy: MInstr | None = None
         self.sync_block: MBlock | None = None
+        self.put: list[MInstr] = []     # the BSSY (after a BMOV where spilled)
 
 
 def _last_real(b: MBlock) -> MInstr | None:
@@ -463,12 +464,11 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         if r.spilled:
             r.saved = mf.new_vreg("R")
             put.insert(0, MInstr("BMOV", ("32", "CLEAR"), [VOp(r.saved), Reg("B", r.barrier)], 1))
+        r.put = put
         if r.in_branch_block:
             last = _last_real(r.start)
             at = next(k for k, mi in enumerate(r.start.instrs) if mi is last)
             r.start.instrs[at:at] = put
-        else:
-            r.start.instrs.extend(put)
     for r in ordered:
         if r.barrier == QUAD_BARRIER and r in around_calls:
             _keep_around_calls(mf, r.body, QUAD_BARRIER)
@@ -494,6 +494,28 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         r.sync_block = sync
     if syncs:             # each end's BSYNC blocks just before it (one pass: not a search per block)
         mf.blocks[:] = [x for b in mf.blocks for x in (*syncs.get(id(b), ()), b)]
+    # A BSSY last in a preheader goes after the BSYNCs its lanes pass on the way into the
+    # loop: a loop that ends a divergent region (one loop right after another, the second's
+    # preheader the first's exit) must start with the warp met again. A BSSY run by the
+    # lanes apart records each group's mask alone, and its BSYNC lets the groups leave
+    # apart: a warp collective after it ran split (fuzz 28000375: IMMA after a divergent
+    # loop and an atom.shared.min.u64 CAS loop).
+    # The BSSY gets a block of its own there: the BSYNC's lanes resume at the instruction
+    # after it, which the BSYNC's region names in its BSSY (step 6).
+    made = {id(x) for blocks in syncs.values() for x in blocks}
+    for r in ordered:
+        if r.in_branch_block:
+            continue
+        at = _past_syncs(r.start, made - {id(r.sync_block)})
+        if at is not r.start:
+            sync, header = at, at.fallthrough
+            at = MBlock(f"{header.name}$enter{len(mf.blocks)}")
+            _redirect(mf, sync, header, at)
+            at.succs.append(header)
+            header.preds.append(at)
+            at.fallthrough = header
+            mf.blocks.insert(mf.blocks.index(header), at)
+        at.instrs.extend(r.put)
     # 6. Each BSSY names the instruction after its BSYNC.
     for r in ordered:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
@@ -507,6 +529,15 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
+
+
+def _past_syncs(b: MBlock, syncs: set[int]) -> MBlock:
+    """The last of the BSYNC blocks (`syncs`) that `b` runs straight into, one after
+    another, each entered from the one before only; `b` itself if none."""
+    while len(b.succs) == 1 and b.fallthrough is b.succs[0] and id(b.fallthrough) in syncs \
+            and all(p is b for p in b.fallthrough.preds):
+        b = b.fallthrough
+    return b
 
 
 def _keep_around_calls(mf: MFunction, body: set[int], k: int) -> None:
