@@ -49,6 +49,7 @@ from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
+from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -731,6 +732,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
             optimise(fn, contract)
+    elif full_debug:
+        # ptxas -g's code is its unoptimised code less what nothing reads (measured: unread
+        # loads of any space, volatile ones aside, and unread arithmetic go), so a shared
+        # variable only a dead load names has no place in the window either
+        for fn in module.functions:
+            remove_dead_code(fn)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
