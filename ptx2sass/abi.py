@@ -23,7 +23,10 @@ ptxas chooses some of these registers per call graph; this convention fixes them
   little-endian, from an even register when A >= 8 (the odd one skipped), as ptxas passes
   them (ptx2sass/inline.py packs them into `.b32` word parameters); 8- and 16-bit `.param`s
   in a whole register whose upper bits the callee ignores. ptxas refuses `.reg .pred`
-  (and 8/16-bit `.reg`) parameters of such functions; we refuse predicates.
+  (and 8/16-bit `.reg`) parameters of such functions; we refuse predicates;
+* `.reg` vectors: an element per register (32/64-bit elements), or 8/16-bit elements packed
+  4 / size to a register, little-endian, each vector from a register of its own
+  (`packed_groups`, as ptxas -g passes them).
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
 refused (ptxas passes the rest on the stack: seen with 31 arguments, the caller fills

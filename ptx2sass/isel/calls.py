@@ -104,7 +104,8 @@ class CallSelection:
             name = callee.name
         else:
             raise self.unsupported("indirect `call` (through a function pointer or prototype)")
-        uses, res_layout = self.call_arguments(ins, args, arg_types, result_types, what)
+        uses, res_layout = self.call_arguments(ins, args, arg_types, result_types, what,
+                                               results=len(returns) if returns is not None else None)
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
@@ -129,17 +130,18 @@ class CallSelection:
             raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
         args, arg_types = self.packed(ins.srcs[1:], callee.params)
         return self.call_arguments(ins, args, arg_types, abi.slot_types(callee.returns), what,
-                                   last=abi.SYSCALL_LAST_ARGUMENT)
+                                   last=abi.SYSCALL_LAST_ARGUMENT, results=len(callee.returns))
 
-    def call_arguments(self, ins, args, arg_types, result_types, what, last=None):
+    def call_arguments(self, ins, args, arg_types, result_types, what, last=None, results=None):
         """The register layouts of a call's arguments and results (refused past R`last`:
         those would go on the stack), the arguments moved into their fixed registers; the
-        uses for the CALL and the results' (register, width) layout."""
+        uses for the CALL and the results' (register, width) layout. `results`: how many
+        results the callee has (packed vector elements share a register), None: one each."""
         arg_layout = abi.register_layout(arg_types, "argument", what)
         res_layout = abi.register_layout(result_types, "result", what)
         if last is not None and any(r + w - 1 > last for r, w in arg_layout + res_layout):
             raise self.unsupported(f"arguments of `{what}` beyond R{last} (on the stack)")
-        if len(args) != len(arg_layout) or len(ins.dests) < len(res_layout):
+        if len(args) != len(arg_layout) or len(ins.dests) != (len(res_layout) if results is None else results):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
         for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
