@@ -561,7 +561,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         s.ins = respell(s.ins, info)
     if not keep_order:
         slots = list_schedule(merge_zero_pairs(slots, info.cs2r_zero_pairs), latency)
-    slots = assign_controls(pad_ldgsts(slots, latency), latency)
+    slots = assign_controls(pad_ldgsts(slots, latency), latency, entry_waits=keep_order and not fn.is_entry)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):

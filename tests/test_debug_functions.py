@@ -532,3 +532,16 @@ def _arriving(cubin: bytes, function: str) -> set[str]:
 def test_vector_arguments_arrive_where_ptxas_g_passes_them(name):
     """8/16-bit `.reg` vector elements packed 4 / size to a register (ptxas -g)."""
     assert _arriving(_ours_g(name), "vf") == _arriving(_ptxas_g(name).output, "vf")
+
+
+@pytest.mark.parametrize("name", ["mma_m16n8k32_s32_s8_s8_s32", "mma_m16n8k32_s32_s8_s8_s32_interleave"])
+def test_zluda_packed_vector_functions_run_without_hazards(name):
+    """ZLUDA's `pack_u8`-style functions (`.reg .v4 .u8` results) out of line under -g: the
+    kernel's STL still reading R0 when the callee's first instruction overwrites it was a
+    hazard (the callee's entry now waits on every scoreboard); ZLUDA's expected output."""
+    from tools import emu_testing as testing
+    entry = next(e for e in testing.zluda_manifest() if e["name"] == name)
+    cubin = codegen.compile_ptx(testing.zluda_ptx(entry), "sm_89", entry["ptx"], debug=True, opt_level=0)
+    out = testing.run_zluda(entry, hazard_check=True, cubin=cubin)
+    assert out.passed, out.reason
+    assert out.result.hazards == [], [str(h) for h in out.result.hazards[:3]]
