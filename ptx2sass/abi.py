@@ -23,7 +23,10 @@ ptxas chooses some of these registers per call graph; this convention fixes them
   little-endian, from an even register when A >= 8 (the odd one skipped), as ptxas passes
   them (ptx2sass/inline.py packs them into `.b32` word parameters); 8- and 16-bit `.param`s
   in a whole register whose upper bits the callee ignores. ptxas refuses `.reg .pred`
-  (and 8/16-bit `.reg`) parameters of such functions; we refuse predicates.
+  (and 8/16-bit `.reg`) parameters of such functions; we refuse predicates;
+* `.reg` vectors: an element per register (32/64-bit elements), or 8/16-bit elements packed
+  4 / size to a register, little-endian, each vector from a register of its own
+  (`packed_groups`, as ptxas -g passes them).
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
 refused (ptxas passes the rest on the stack: seen with 31 arguments, the caller fills
@@ -74,9 +77,49 @@ def register_layout(types: list[str], what: str, function: str) -> list[tuple[in
     return out
 
 
-def result_registers(types: list[str], function: str) -> set[int]:
-    """The physical registers a function's results occupy: it need not preserve them."""
-    return {r + k for r, w in register_layout(types, "result", function) for k in range(w)}
+def packed_groups(params) -> list[list[int]]:
+    """Indices of `params` (ir.Params) by the register value they travel in: the elements
+    of a `.reg` vector of 8/16-bit elements (its IR parameters `a.x`, `a.y`, …) pack
+    4 / size to a 32-bit register, little-endian, as ptxas -g passes them (`.v4.u16`: x, y in
+    R4 and z, w in R5; `.v4.u8` in one register; the next vector starts a register of its
+    own); every other parameter is a group of its own."""
+    def vector(p):      # the vector a narrow element belongs to, None for any other parameter
+        return p.name.rpartition(".")[0] if "." in p.name and p.size < 4 else None
+
+    groups: list[list[int]] = []
+    for i, p in enumerate(params):
+        last = groups[-1] if groups else None
+        if vector(p) is not None and last and vector(params[last[0]]) == vector(p) and len(last) < 4 // p.size:
+            last.append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def element_selector(ty: str, size: int, k: int) -> int:
+    """The PRMT selector that takes element `k` of `size` bytes out of a packed register,
+    zero- or (signed `ty`) sign-extended to 32 bits."""
+    fill = (0x8 | (size * k + size - 1)) if ty.startswith("s") else 0x7
+    nibbles = [size * k + j if j < size else fill for j in range(4)]
+    return sum(n << (4 * j) for j, n in enumerate(nibbles))
+
+
+def insert_selector(size: int, k: int) -> int:
+    """The PRMT selector (a: the register so far, b: the element) that puts element `k` of
+    `size` bytes into bytes size*k.. and keeps the bytes below it."""
+    nibbles = [4 + j - size * k if size * k <= j < size * (k + 1) else j for j in range(4)]
+    return sum(n << (4 * j) for j, n in enumerate(nibbles))
+
+
+def slot_types(params) -> list[str]:
+    """The PTX type of each register value `packed_groups` makes of `params`."""
+    return ["b32" if "." in params[g[0]].name and params[g[0]].size < 4 else params[g[0]].type
+            for g in packed_groups(params)]
+
+
+def result_registers(returns, function: str) -> set[int]:
+    """The physical registers a function's results (ir.Params) occupy: it need not preserve them."""
+    return {r + k for r, w in register_layout(slot_types(returns), "result", function) for k in range(w)}
 
 
 # System calls (ptxas's `.extern .func`s without a body: `vprintf`, `malloc`, `free`,

@@ -49,6 +49,7 @@ from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
+from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -312,7 +313,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
             raise CompileError(f"function {fn.name}: .shared variables in an out-of-line function "
                                f"not supported yet", filename)
         body, _ = _body_slots(compiled, "")
-        keep = abi.result_registers([p.type for p in fn.returns], fn.name) | {STACK_POINTER, RZ.index}
+        keep = abi.result_registers(fn.returns, fn.name) | {STACK_POINTER, RZ.index}
         written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
             written = [r for r in written if abi.link_target_saves(r)]
@@ -560,7 +561,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         s.ins = respell(s.ins, info)
     if not keep_order:
         slots = list_schedule(merge_zero_pairs(slots, info.cs2r_zero_pairs), latency)
-    slots = assign_controls(pad_ldgsts(slots, latency), latency)
+    slots = assign_controls(pad_ldgsts(slots, latency), latency, entry_waits=keep_order and not fn.is_entry)
     warp_sync_offsets = sorted(16 * k for k, s in enumerate(slots) if any(s is w for w in warp_sync_slots))
     labels: dict[str, int] = {}
     for k, s in enumerate(slots):
@@ -731,6 +732,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         for fn in module.functions:
             optimise(fn, contract)
+    elif full_debug:
+        # ptxas -g's code is its unoptimised code less what nothing reads (measured: unread
+        # loads of any space, volatile ones aside, and unread arithmetic go), so a shared
+        # variable only a dead load names has no place in the window either
+        for fn in module.functions:
+            remove_dead_code(fn)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}

@@ -338,7 +338,8 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
     window of every kernel reaching one of them; the kernel's other variables (its own, the
     module's it names, those of the functions only it reaches) follow, by decreasing
     alignment, then increasing size, then the order the code first names them (the
-    kernel's code, its callees' at each call); the extern ones after the static part padded to 16 (after the largest such part
+    kernel's code, its callees' at each call); the kernel's own that nothing names too
+    (symbols: by offset, those last); the extern ones after the static part padded to 16 (after the largest such part
     among the kernels reaching a function that names one). A function whose variables still
     land at different offsets in two kernels: `CompileError` ("not supported yet")."""
     functions = {f.name: f for f in module.functions}
@@ -394,11 +395,18 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
     out = DebugSharedModule()
     reads: dict[str, dict[str, tuple[str, int]]] = {}
     statics = {}                 # kernel -> (variables, externs, offsets, static end, alignment)
+    unnamed = set()              # (kernel, variable): a kernel's own that nothing names
     for kernel in kernels:
         variables: dict = {}
         for fn in reach[kernel.name]:
             for key, v in shared_names(fn):
                 variables.setdefault(key, v)
+        # the kernel's own declarations all have a place, named or not (ptxas -g keeps one
+        # whose only load was deleted, or that nothing names), after those named
+        for v in kernel.locals:
+            if v.space == "shared" and not (v.extern or v.size == 0) and (kernel.name, v.name) not in variables:
+                variables[(kernel.name, v.name)] = v
+                unnamed.add((kernel.name, v.name))
         externs = [k for k, v in variables.items() if v.extern or v.size == 0]
         with_region = any(count[fn.name] > 1 for fn in reach[kernel.name][1:]) and bool(region_vars)
         rest = [k for k in variables if k not in externs and not (with_region and k in region)]
@@ -424,7 +432,7 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
         symbols = [(k[1], at, variables[k].size,
                     "module" if k[0] is None else "own" if k[0] == kernel.name else k[0],
                     "extern" if k in externs else "region" if with_region and k in region else "kernel")
-                   for k, at in sorted(offsets.items(), key=lambda ka: ka[1])]
+                   for k, at in sorted(offsets.items(), key=lambda ka: (ka[0] in unnamed, ka[1]))]
         out.windows[kernel.name] = DebugShared(offsets, end if variables else None, align, symbols)
         for fn in reach[kernel.name][1:]:
             for key, _ in shared_names(fn):

@@ -59,10 +59,13 @@ class Slot:
     wait: int = 0
 
 
-def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[Slot]:
+def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
+                    entry_waits: bool = False) -> list[Slot]:
     """Fill each slot's control fields and return the slots in order, each `ins` carrying
     its Control (NOP slots inserted where a stall would exceed 15 cycles); `lat` is the
-    target's latency model (default: sm_8x's)."""
+    target's latency model (default: sm_8x's). `entry_waits`: the code is a function called
+    from another text, whose caller may still have scoreboards in use (a store reading a
+    register the function overwrites first): its first instruction waits on all of them."""
     lat = lat or latency_model("ampere")
 
     def _is_variable(ins: Instruction) -> bool:
@@ -147,6 +150,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None) -> list[
         {s.rd_sb for s in slots if s.ins.opcode == "UTMACMDFLUSH" and s.rd_sb < NUM_SCOREBOARDS}
     free_sbs = [sb for sb in range(NUM_SCOREBOARDS) if sb not in groups_sb]
     all_free = sum(1 << sb for sb in free_sbs)
+    if entry_waits and slots:
+        slots[0].wait |= all_free
 
     def alloc_sb() -> int:
         nonlocal rr

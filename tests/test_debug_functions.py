@@ -95,6 +95,39 @@ MODULES = {
     "vector_u32": _vector_module("u32", 2),
     "vector_u64": _vector_module("u64", 2),
     "vector_f32": _vector_module("f32", 4, scalar=True),
+    # 8/16-bit elements: ptxas -g packs them, little-endian, 4 / size to a register, each
+    # vector from a register of its own (`.v4.u16` x, y in R4 and z, w in R5, the `.u32` in R6)
+    "vector_u16": _vector_module("u16", 4, scalar=True),
+    "vector_s16": _vector_module("s16", 2),
+    "vector_u8": HEAD + """.func (.reg .v2 .u8 r) vf(.reg .v4 .u8 a, .reg .v2 .s8 b, .reg .u32 s)
+{
+  .reg .u16 %h<8>;
+  cvt.u16.u8 %h0, a.x; cvt.u16.u8 %h1, a.y; cvt.u16.u8 %h2, a.z; cvt.u16.u8 %h3, a.w;
+  cvt.s16.s8 %h4, b.x; cvt.s16.s8 %h5, b.y; cvt.u16.u32 %h7, s;
+  add.u16 %h6, %h0, %h4; add.u16 %h6, %h6, %h2; add.u16 %h6, %h6, %h7;
+  sub.u16 %h7, %h1, %h5; add.u16 %h7, %h7, %h3;
+  cvt.u8.u16 r.x, %h6; cvt.u8.u16 r.y, %h7;
+  ret;
+}
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .u16 %h<4>;
+  .reg .v4 .u8 %va; .reg .v2 .s8 %vb; .reg .v2 .u8 %vr;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  cvt.u16.u32 %h0, %r1;
+  cvt.u8.u16 %va.x, %h0; add.u16 %h1, %h0, 7; cvt.u8.u16 %va.y, %h1;
+  add.u16 %h1, %h0, 100; cvt.u8.u16 %va.z, %h1; mul.lo.u16 %h1, %h0, 3; cvt.u8.u16 %va.w, %h1;
+  sub.u16 %h1, 5, %h0; cvt.s8.s16 %vb.x, %h1; add.u16 %h1, %h0, 60; cvt.s8.s16 %vb.y, %h1;
+  call (%vr), vf, (%va, %vb, %r1);
+  cvt.u32.u8 %r2, %vr.x; cvt.u32.u8 %r3, %vr.y; shl.b32 %r3, %r3, 8; or.b32 %r2, %r2, %r3;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+""",
     # functions whose address the kernel takes, called through a pointer chosen per thread:
     # ptxas -g keeps them in their own sections too, `MOV R, 32@lo(f)`/`32@hi(f)` relocated
     # against their symbols, `CALL.ABS.NOINC R`
@@ -248,7 +281,8 @@ def _ours_g(name: str) -> bytes:
 
 
 @pytest.mark.parametrize("name", ["one", "three", "chain", "self", "mutual", "struct_return", "switch",
-                                  "pointer", "vector_u32", "vector_u64", "vector_f32"])
+                                  "pointer", "vector_u32", "vector_u64", "vector_f32", "vector_u16",
+                                  "vector_s16", "vector_u8"])
 def test_sections_symbols_and_relocations_as_ptxas(name):
     assert _structure(_ours_g(name)) == _structure(_ptxas_g(name).output)
 
@@ -301,7 +335,8 @@ def test_call_graph_of_calls_through_pointers_as_ptxas():
     assert len(theirs) == 9
 
 
-@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch", "pointer", "vector_u32", "vector_u64", "vector_f32"])
+@pytest.mark.parametrize("name", ["three", "chain", "mutual", "struct_return", "switch", "pointer", "vector_u32", "vector_u64", "vector_f32",
+                                  "vector_u16", "vector_s16", "vector_u8"])
 def test_runs_as_ptxas_g_cubin(name):
     theirs = _ptxas_g(name).output
     ours = _ours_g(name)
@@ -365,31 +400,27 @@ def test_jump_tables_place_module_wide():
 
 
 def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
-    """A `.func` with a `.reg .v4.u16` parameter (not supported out of line yet: ptxas -g
-    packs two elements per register, R4 = x | y << 16): the module is compiled with its
+    """A `.func` with 26 `.reg .u32` parameters (more than the convention's registers:
+    ptxas -g passes the rest on the stack, not done here): the module is compiled with its
     functions inlined, as before -g kept them, instead of being refused; ptxas compiles it.
     (`.shared` variables in functions: out of line since branch cli10, test_debug_shared.py;
-    32- and 64-bit vector elements: the vector_* modules here.)"""
-    ptx = HEAD + """.func (.reg .u32 r) sw(.reg .v4 .u16 a)
-{
-  .reg .u16 %x, %y, %z, %w;
-  mov.v4.u16 {%x, %y, %z, %w}, a;
-  add.u16 %x, %x, %w;
-  cvt.u32.u16 r, %x;
-  ret;
-}
+    vector elements: the vector_* modules here.)"""
+    n = 26
+    ptx = HEAD + f""".func (.reg .u32 r) sw({", ".join(f".reg .u32 a{i}" for i in range(n))})
+{{
+  mov.u32 r, a0;
+""" + "".join(f"  add.u32 r, r, a{i};\n" for i in range(1, n)) + f"""  ret;
+}}
 .visible .entry k(.param .u64 p)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .v4 .u16 %v; .reg .u16 %h;
+{{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>;
   ld.param.u64 %rd1, [p];
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r1, %tid.x;
-  cvt.u16.u32 %h, %r1;
-  mov.v4.u16 %v, {%h, %h, %h, %h};
-  call (%r1), sw, (%v);
+  call (%r1), sw, ({", ".join(["%r1"] * n)});
   st.global.u32 [%rd1], %r1;
   ret;
-}
+}}
 """
     assert oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx").ok
     cubin = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
@@ -476,3 +507,41 @@ def test_a_divergent_switch_before_a_call_reconverges_as_ptxas():
         assert res.hazards == []
         results.append(out)
     np.testing.assert_array_equal(*results)
+
+
+def _arriving(cubin: bytes, function: str) -> set[str]:
+    """The R registers `function`'s code reads before writing them (nvdisasm; the first
+    operand of an instruction other than a store or branch is its destination): its
+    arguments and return address as the convention delivers them."""
+    listing = oracle.nvdisasm(cubin, ())
+    body = listing[listing.index(f"\n{function}:"):]
+    written, read = {"RZ"}, set()
+    for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(\S+)\s+([^;]*);", body):
+        opcode, operands = m[1], [o.strip() for o in m[2].split(",")]
+        if opcode.startswith(("RET", "BRA", "EXIT")):
+            read |= set(re.findall(r"\bR\d+\b", m[2])) - written
+            break
+        dests = [] if opcode.startswith(("ST", "RED", "CALL")) else operands[:1]
+        read |= {r for o in operands[len(dests):] for r in re.findall(r"\bR\d+\b", o)} - written
+        written |= {r for o in dests for r in re.findall(r"\bR\d+\b", o)}
+    return {r for r in read if int(r[1:]) >= 4}      # (below R4: no argument; ptxas's PRMT
+                                                      # inserting into R3 "reads" it)
+
+
+@pytest.mark.parametrize("name", ["vector_u16", "vector_s16", "vector_u8", "vector_u32"])
+def test_vector_arguments_arrive_where_ptxas_g_passes_them(name):
+    """8/16-bit `.reg` vector elements packed 4 / size to a register (ptxas -g)."""
+    assert _arriving(_ours_g(name), "vf") == _arriving(_ptxas_g(name).output, "vf")
+
+
+@pytest.mark.parametrize("name", ["mma_m16n8k32_s32_s8_s8_s32", "mma_m16n8k32_s32_s8_s8_s32_interleave"])
+def test_zluda_packed_vector_functions_run_without_hazards(name):
+    """ZLUDA's `pack_u8`-style functions (`.reg .v4 .u8` results) out of line under -g: the
+    kernel's STL still reading R0 when the callee's first instruction overwrites it was a
+    hazard (the callee's entry now waits on every scoreboard); ZLUDA's expected output."""
+    from tools import emu_testing as testing
+    entry = next(e for e in testing.zluda_manifest() if e["name"] == name)
+    cubin = codegen.compile_ptx(testing.zluda_ptx(entry), "sm_89", entry["ptx"], debug=True, opt_level=0)
+    out = testing.run_zluda(entry, hazard_check=True, cubin=cubin)
+    assert out.passed, out.reason
+    assert out.result.hazards == [], [str(h) for h in out.result.hazards[:3]]

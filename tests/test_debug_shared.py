@@ -5,6 +5,7 @@ it reaches (a module-wide region, `.nv_debug.shared`, first where a function is 
 several kernels), an OBJECT symbol per variable (extern ones global in `.nv_debug.shared`).
 Expected values are ptxas's own cubins; outputs from the emulator on both."""
 import io
+import re
 
 import numpy as np
 import pytest
@@ -71,6 +72,14 @@ MODULES = {
     + _func("nb", _store_load("dyn", "%r0"))
     + _kernel("k1", _store_load("ks", 6), own="  .shared .align 4 .b32 ks[72];\n", call="nb")
     + _kernel("k2", "  mov.u32 %r1, 1;\n", call="nb"),
+    # loads nobody reads (one overwritten, one never used) of a module variable and a kernel's
+    # own: ptxas -g deletes them; the module's variable then has no place in the window, the
+    # kernel's own declarations (that one, and `ke` nothing names) keep theirs, their symbols
+    # after those of the variables the code names
+    "dead_loads": HEAD + ".shared .align 8 .b32 gd[64];\n"
+    + _kernel("k", "  ld.shared.u32 %r1, [gd+8];\n  ld.shared.u32 %r3, [kd+4];\n" + _store_load("ksh", "%r0"),
+              own="  .shared .align 4 .b32 ksh[64];\n  .shared .align 16 .b32 kd[8];\n"
+                  "  .shared .align 4 .b32 ke[3];\n"),
 }
 
 
@@ -128,3 +137,10 @@ def test_runs_as_ptxas_g_cubin(name):
             results.append(out)
         np.testing.assert_array_equal(*results)
         assert results[0].any()
+
+
+def test_loads_nobody_reads_go_as_in_ptxas_g():
+    """ptxas -g's code is its unoptimised code less what nothing reads: as many LDS as its."""
+    def loads(cubin):
+        return len(re.findall(r"\bLDS\b", oracle.nvdisasm(cubin, ())))
+    assert loads(_ours_g("dead_loads")) == loads(_ptxas_g("dead_loads")) == 1

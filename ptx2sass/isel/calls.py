@@ -81,6 +81,7 @@ class CallSelection:
                 raise self.unsupported("this argument of an indirect `call`")
             arg_types = [a.type for a in args]
             result_types = [d.type for d in ins.dests]
+            returns = None
             what = "function called through a pointer"
             code = VOp(self.mf.new_vreg("R", 2))
             self.emit("LDC", ("64",), [code, ConstRef(2, 0, ureg=self.reg_part(target, 0))], guarded=False)
@@ -95,15 +96,16 @@ class CallSelection:
             return self.sel_extern_call(ins, self.callees[target.name])     # our own link target
         elif isinstance(target, ir.Symbol) and target.name in self.callees:
             callee = self.callees[target.name]
-            args = ins.srcs[1:]
-            arg_types = [p.type for p in callee.params]
-            result_types = [p.type for p in callee.returns]
+            args, arg_types = self.packed(ins.srcs[1:], callee.params)
+            result_types = abi.slot_types(callee.returns)
+            returns = callee.returns
             what = callee.name
             how = [Label(abi.label_of(callee.name))]
             name = callee.name
         else:
             raise self.unsupported("indirect `call` (through a function pointer or prototype)")
-        uses, res_layout = self.call_arguments(ins, args, arg_types, result_types, what)
+        uses, res_layout = self.call_arguments(ins, args, arg_types, result_types, what,
+                                               results=len(returns) if returns is not None else None)
         ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
@@ -117,8 +119,7 @@ class CallSelection:
             self.mf.calls.append(name)
         back = self.start_block("ret")
         low.operands[1] = Label(back.name)
-        for d, r in zip(ins.dests, defs):
-            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+        self.call_results(ins, defs, returns)
 
     def extern_call_arguments(self, ins, callee):
         """The arguments of a call by the link-time convention (system calls and other
@@ -127,36 +128,77 @@ class CallSelection:
         what = callee.name
         if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
             raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
-        return self.call_arguments(ins, ins.srcs[1:], [p.type for p in callee.params],
-                                   [p.type for p in callee.returns], what,
-                                   last=abi.SYSCALL_LAST_ARGUMENT)
+        args, arg_types = self.packed(ins.srcs[1:], callee.params)
+        return self.call_arguments(ins, args, arg_types, abi.slot_types(callee.returns), what,
+                                   last=abi.SYSCALL_LAST_ARGUMENT, results=len(callee.returns))
 
-    def call_arguments(self, ins, args, arg_types, result_types, what, last=None):
+    def call_arguments(self, ins, args, arg_types, result_types, what, last=None, results=None):
         """The register layouts of a call's arguments and results (refused past R`last`:
         those would go on the stack), the arguments moved into their fixed registers; the
-        uses for the CALL and the results' (register, width) layout."""
+        uses for the CALL and the results' (register, width) layout. `results`: how many
+        results the callee has (packed vector elements share a register), None: one each."""
         arg_layout = abi.register_layout(arg_types, "argument", what)
         res_layout = abi.register_layout(result_types, "result", what)
         if last is not None and any(r + w - 1 > last for r, w in arg_layout + res_layout):
             raise self.unsupported(f"arguments of `{what}` beyond R{last} (on the stack)")
-        if len(args) != len(arg_layout) or len(ins.dests) != len(res_layout):
+        if len(args) != len(arg_layout) or len(ins.dests) != (len(res_layout) if results is None else results):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
         for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
             r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), a, ty)
+            self.copy_slot(VOp(r), a, ty)
             uses.append(VOp(r))
         return uses, res_layout
 
-    def extern_call_results(self, ins, defs) -> None:
+    def copy_slot(self, d: VOp, v, ty: str) -> None:
+        """copy_into, or a COPY of a register `packed` made."""
+        if isinstance(v, VOp):
+            self.emit(COPY, (), [d, v], guarded=False)
+        else:
+            self.copy_into(d, v, ty)
+
+    def packed(self, values, params) -> tuple[list, list[str]]:
+        """`values` for `params` as the register values they travel in (abi.packed_groups),
+        and their types: the elements of an 8/16-bit `.reg` vector joined with PRMT."""
+        groups = abi.packed_groups(params)
+        if len(groups) == len(params):
+            return list(values), [p.type for p in params]
+        out = []
+        for group in groups:
+            acc = values[group[0]] if len(group) == 1 else self.reg_part(values[group[0]])
+            for k, i in enumerate(group[1:], 1):
+                t = VOp(self.mf.new_vreg())
+                self.emit("PRMT", (), [t, acc, Imm(abi.insert_selector(params[i].size, k)),
+                                       self.reg_part(values[i])], guarded=False)
+                acc = t
+            out.append(acc)
+        return out, abi.slot_types(params)
+
+    def unpacked(self, dests, sources, params) -> None:
+        """Each of `dests` (one per parameter) from the register value in `sources` that holds
+        it (abi.packed_groups): a packed vector's elements taken out with PRMT."""
+        groups = abi.packed_groups(params) if params is not None else [[i] for i in range(len(dests))]
+        for group, src in zip(groups, sources):
+            if len(group) == 1:
+                self.emit(COPY, (), [dests[group[0]], src], guarded=False)
+                continue
+            for k, i in enumerate(group):
+                sel = abi.element_selector(params[i].type, params[i].size, k)
+                self.emit("PRMT", (), [dests[i], src, Imm(sel), RZ], guarded=False)
+
+    def call_results(self, ins, defs, returns) -> None:
+        """A call's results (of a function with `returns`, None: unknown) copied out of the
+        registers they came back in."""
+        self.unpacked([VOp(self.vreg(d)) for d in ins.dests], defs, returns)
+
+    def extern_call_results(self, ins, defs, returns) -> None:
         """After such a call: the global-memory descriptor read again (the callee may have
         changed UR4:UR5), the results copied out of their fixed registers."""
         if self.arch.global_desc_offset is not None:      # dropped unless the code uses it
             self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_UR),
                                                      ConstRef(0, self.arch.global_desc_offset)],
                                    1, None, self.line))
-        for d, r in zip(ins.dests, defs):
-            self.emit(COPY, (), [VOp(self.vreg(d)), r], guarded=False)
+        self.call_results(ins, defs, returns)
 
     def sel_system_call(self, ins, callee) -> None:
         """`call (r), vprintf, (a)` of a bodiless `.extern .func` (ptx2sass.abi): the
@@ -192,7 +234,7 @@ class CallSelection:
             lepc.operands[1] = Label(back.name)
         else:
             add.operands[3] = abi.LabelDistance(back.name, here)
-        self.extern_call_results(ins, defs)
+        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
 
     def sel_extern_call(self, ins, callee, pointer: ir.Value | None = None) -> None:
         """`call (r), f, (a)` of a function another module defines (relocatable output,
@@ -234,21 +276,24 @@ class CallSelection:
         back = self.start_block("ret")
         low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
         high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
-        self.extern_call_results(ins, defs)
+        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
-        if any("." in p.name and p.size < 4 for p in self.fn.params + self.fn.returns):
-            # (ptxas packs 8/16-bit vector elements: `.v4.u16` two to a register)
-            raise self.unsupported("a `.reg` vector parameter of 8- or 16-bit elements of an out-of-line function")
-        layout = abi.register_layout([p.type for p in self.fn.params], "argument", self.fn.name)
-        self.result_layout = abi.register_layout([p.type for p in self.fn.returns], "result", self.fn.name)
-        self.incoming = {}
-        for p, (reg, width) in zip(self.fn.params, layout):
+        params = self.fn.params
+        layout = abi.register_layout(abi.slot_types(params), "argument", self.fn.name)
+        self.result_layout = abi.register_layout(abi.slot_types(self.fn.returns), "result", self.fn.name)
+        arriving = []
+        for reg, width in layout:
             r = self.mf.fixed_vreg("R", reg, width)
             self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
-            self.incoming[p.name] = r
+            arriving.append(r)
+        if len(arriving) == len(params):
+            self.incoming = {p.name: r for p, r in zip(params, arriving)}
+        else:       # a packed vector's elements taken out, each into a register of its own
+            self.incoming = {p.name: self.mf.new_vreg() for p in params}
+            self.unpacked([VOp(self.incoming[p.name]) for p in params], [VOp(r) for r in arriving], params)
         ra = self.mf.fixed_vreg("R", self.return_register(), 2)
         self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
         rets = sum(1 for b in self.fn.blocks if b.instrs and b.instrs[-1].opcode == "ret")
@@ -275,21 +320,22 @@ class CallSelection:
         if guard is not None and mb.succs:
             self.out.append(MInstr("BRA", (), [Label(mb.succs[0].name)], 0,
                                    replace(guard, inv=not guard.inv), term.line))
+        values, types = self.packed(term.srcs, self.fn.returns)
         if self.return_block is not None:
-            for v, p, r in zip(term.srcs, self.fn.returns, self.return_values):
-                self.copy_into(VOp(r), v, p.type)
+            for v, ty, r in zip(values, types, self.return_values):
+                self.copy_slot(VOp(r), v, ty)
             mb.succs.append(self.return_block)
             self.return_block.preds.append(mb)
             mb.fallthrough = self.return_block
             return
-        self.emit_return([(v, p.type) for v, p in zip(term.srcs, self.fn.returns)], term.line)
+        self.emit_return(list(zip(values, types)), term.line)
 
     def emit_return(self, values, line) -> None:
         """The results into R4.., the return address back into R2:R3, RET."""
         results = []
         for (v, ty), (reg, width) in zip(values, self.result_layout):
             r = self.mf.fixed_vreg("R", reg, width)
-            self.copy_into(VOp(r), v, ty)
+            self.copy_slot(VOp(r), v, ty)
             results.append(VOp(r))
         self.emit_ret(results, line)
 
