@@ -20,7 +20,10 @@ the low half, so ptxas's `ex2.approx.f16x2` computed both lanes from one (campai
 26000534: the emulator's mismatch, not ours).
 The lead's campaign 16 (sm_100, seeds 28000000-) adds the words of its emu_fail programs
 (`campaign16_sm100.words`: IABS and I2I.U8.S32.SAT of a uniform register, HFMA2.RELU with
-immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend)."""
+immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend;
+`campaign16_ho_sm100.words`, seeds 28000500-28000999: ULEA.HI.X.SX32 of a uniform register
+and an immediate with UP carry-in, ULEA and S2UR SR_CgaCtaId under a uniform predicate,
+FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register)."""
 from pathlib import Path
 
 import pytest
@@ -37,7 +40,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_90", "open10_hopper.words"), ("sm_120", "open10_blackwell.words"),
          ("sm_75", "open10_turing.words"), ("sm_120", "fuzz_c14_sm120.words"),
          ("sm_120", "fuzz_c14_mufu_h1_sm120.words"), ("sm_100", "fuzz_c14_mufu_h1_sm120.words"),
-         ("sm_100", "campaign16_sm100.words"), ("sm_100", "campaign16_viaddmnmx_sm100.words"))
+         ("sm_100", "campaign16_sm100.words"), ("sm_100", "campaign16_viaddmnmx_sm100.words"),
+         ("sm_100", "campaign16_ho_sm100.words"))
 
 
 def _words():
