@@ -1,7 +1,7 @@
 """ptxas 13.5.37's sm_100 schedules that the hazard checker flagged before the sm_100 latency
 table learnt the rule each one shows (sched/latency/blackwell_sm100.json, `evidence`:
 `campaign16_fuzz`, `qspc`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
-28,000,000-28,000,499; held out: 28,000,500-). ptxas's cubin of each must run with zero hazards."""
+28,000,000-28,000,999; held out: 28,001,000-28,001,399). ptxas's cubin of each must run with zero hazards."""
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,10 @@ RULES = {
     "28000433": "UPOPC -> UIMAD 4",
     "28000476": "F2IP.U8 -> LOP3 4",
     "28000484": "F2IP.U8 -> LOP3 4 (F2IP.U8.F32.TRUNC.NTZ)",
+    "28000715": "HMMA.1684.F32.TF32 -> HMMA (its accumulator) 20",
+    "28000819": "HMMA.SP.16832.F32 -> PRMT 19",
+    "28000836": "HMMA.SP.16832.F32.BF16 -> FMNMX 19, IMAD 20",
+    "28000589": "UISETP's UP guards S2UR 11 after (as a uniform instruction)",
 }
 
 
