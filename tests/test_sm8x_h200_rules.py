@@ -56,12 +56,12 @@ def _ours(entry, arch: str, rules: bool = True) -> bytes:
         return ptx2sass.compile(ptx, arch, "k.ptx")
     real = codegen.assign_controls
 
-    def without(slots, lat=None):
+    def without(slots, lat=None, **options):
         lat = copy.copy(lat or model_for(arch))
         lat.LATE_SOURCE_READS, lat.UNORDERED_LATE_READS = frozenset(), frozenset()
         lat.LATE_FIXED_READS, lat.ISSUE_INTERVAL = {}, {}
         lat.AFTER_BARRIER = (frozenset(), 0)
-        return real(slots, lat)
+        return real(slots, lat, **options)
     codegen.assign_controls = without
     try:
         return ptx2sass.compile(ptx, arch, "k.ptx")

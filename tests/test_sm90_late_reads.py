@@ -29,10 +29,10 @@ def _compile(entry, late: bool) -> bytes:
         return _plain(ptx)
     real = codegen.assign_controls
 
-    def early(slots, lat=None):
+    def early(slots, lat=None, **options):
         lat = copy.copy(lat or model_for("sm_90"))
         lat.LATE_SOURCE_READS = frozenset()
-        return real(slots, lat)
+        return real(slots, lat, **options)
     codegen.assign_controls = early
     try:
         return _plain(ptx)

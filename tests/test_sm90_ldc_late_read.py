@@ -29,10 +29,10 @@ def _compile(ldc_late: bool):
             return ptx2sass.compile(ptx, "sm_90", name)
         real = codegen.assign_controls
 
-        def early(slots, lat=None):
+        def early(slots, lat=None, **options):
             lat = copy.copy(lat or model_for("sm_90"))
             lat.LATE_SOURCE_READS = lat.LATE_SOURCE_READS - {"LDC"}
-            return real(slots, lat)
+            return real(slots, lat, **options)
         codegen.assign_controls = early
         try:
             return ptx2sass.compile(ptx, "sm_90", name)

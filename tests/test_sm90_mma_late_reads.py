@@ -19,12 +19,12 @@ def _slots(late: bool):
     ptx = open("tests/corpus/triton/matmul_bf16.ptx").read()
     real, captured = codegen.assign_controls, []
 
-    def capture(slots, lat=None):
+    def capture(slots, lat=None, **options):
         lat = lat or model_for("sm_90")
         if not late:
             lat = copy.copy(lat)
             lat.LATE_FIXED_READS = {}
-        out = real(slots, lat)
+        out = real(slots, lat, **options)
         captured.append(out)
         return out
     codegen.assign_controls = capture
