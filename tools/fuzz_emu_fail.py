@@ -76,7 +76,7 @@ def one(args) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", required=True, help="A:B (B excluded), or a comma-separated list")
+    ap.add_argument("--seeds", required=True, help="A:B (B excluded), one seed, or a comma-separated list of them")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every seed's record here")
@@ -84,11 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--features", help="comma-separated feature groups every program uses (default: a random "
                                        "subset per program, as a campaign)")
     args = ap.parse_args(argv)
-    if ":" in args.seeds:
-        a, b = (int(x) for x in args.seeds.split(":"))
-        seeds = list(range(a, b))
-    else:
-        seeds = [int(x) for x in args.seeds.split(",")]
+    from ptx2sass.fuzz.campaign import parse_seeds
+    seeds = parse_seeds(args.seeds)
     features = args.features.split(",") if args.features else None
     todo = [(s, args.arch, features) for s in seeds]
     if args.jobs > 1:
