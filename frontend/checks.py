@@ -533,6 +533,8 @@ class Checker:
         op = ins.opcode
         forms = isa.FORMS.get(op)
         self.check_features(ins)
+        if op == "st" and ".bulk" in ins.modifiers:
+            self.check_st_bulk(ins, scope)
         for operand in ins.operands:
             t = type(operand)
             if t is not ast.Name and (operand.overflow if t is ast.IntLit
@@ -728,8 +730,6 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
-        if ins.opcode == "st" and ".bulk" in ins.modifiers:
-            self.check_st_bulk(ins)
         if ins.opcode == "mma" and ".m8n8k4" in ins.modifiers:
             floats = [m for m in ins.modifiers if m in (".f16", ".f32")]
             if len(floats) == 4 and floats[0] == ".f16" and floats[3] == ".f32":
@@ -749,15 +749,19 @@ class Checker:
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
                 self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
 
-    def check_st_bulk(self, ins: ast.Instruction) -> None:
+    def check_st_bulk(self, ins: ast.Instruction, scope: _Scope) -> None:
         """ptxas's rules for `st.bulk [a], size, initval`: shared::cta (or generic)
-        addresses, a size in whole 8-byte words, an initial value of immediate zero."""
+        addresses, a size in whole 8-byte words, an initial value of immediate zero. A size
+        register is a 64-bit or 32-bit integer (.b32/.u32 from PTX 9.0; ptxas takes .s32 at
+        any version)."""
         spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
         if spaces and spaces != [".shared::cta"]:
             self.error("State space incorrect for instruction 'st.bulk'"
                        + (", expected '.shared::cta'" if spaces[0].startswith(".shared") else ""), ins)
             return
         if len(ins.operands) != 3:
+            return
+        if self.st_bulk_size_register_problem(ins, scope):
             return
         size, init = (_constant_value(op) for op in ins.operands[1:])
         if size is not None and size % 8:
@@ -768,6 +772,24 @@ class Checker:
         elif init != 0:
             self.error(f"Argument 2 of instruction 'st.bulk': unexpected value '{init}', expected "
                        "to be zero", ins)
+
+    def st_bulk_size_register_problem(self, ins: ast.Instruction, scope: _Scope) -> bool:
+        """Report a size register of a type st.bulk does not take; True if reported."""
+        size = ins.operands[1]
+        sym = self.lookup(size, scope) if isinstance(size, ast.Name) else None
+        if sym is None or sym.kind != "reg" or sym.vector:
+            return False
+        bits = isa.TYPE_BITS.get(sym.type, 0)
+        if bits == 32 and sym.type in (".b32", ".u32"):
+            if self.version < (9, 0):
+                self.error("Feature 'st.bulk with 32-bit size argument' requires PTX ISA "
+                           ".version 9.0 or later", ins)
+                return True
+            return False
+        if (bits == 64 and sym.type != ".f64") or sym.type == ".s32":
+            return False
+        self.error("Arguments mismatch for instruction 'st.bulk'", ins)
+        return True
 
     def _feature_problems(self, ins: ast.Instruction) -> list[str]:
         """The messages check_features reports for this spelling (a function of the spelling

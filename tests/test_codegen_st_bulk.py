@@ -100,3 +100,36 @@ def test_st_bulk_refusals_as_ptxas(line, message):
     with pytest.raises(CompileError) as e:
         codegen.compile_ptx(ptx, "sm_100")
     assert any(d.line == 16 and d.message == message for d in e.value.diagnostics), str(e.value)
+
+
+def _size_register_ptx(version, reg_type):
+    return f""".version {version}
+.target sm_100
+.address_size 64
+.visible .entry k(.param .u64 n)
+{{
+.reg .b64 %rd<2>; .reg .{reg_type} %s;
+.shared .align 8 .b8 buf[1024];
+ld.param.{reg_type} %s, [n];
+mov.u64 %rd1, buf;
+st.bulk.shared::cta [%rd1], %s, 0;
+ret;
+}}"""
+
+
+@pytest.mark.parametrize("version", ["8.6", "9.0"])
+@pytest.mark.parametrize("reg_type", ["b32", "u32", "s32", "f32", "b16", "u16", "s16", "u8",
+                                      "b64", "u64", "s64", "f64"])
+def test_st_bulk_size_register_types_as_ptxas(version, reg_type):
+    """A size register must be a 64- or 32-bit integer, and .b32/.u32 need PTX 9.0 (ptxas
+    takes .s32 at any version): accepted or refused with ptxas's message, as the
+    oracle decides for the same module."""
+    ptx = _size_register_ptx(version, reg_type)
+    theirs = oracle.ptxas(ptx, "sm_100")
+    errors = [ln.split("error   : ", 1)[1] for ln in theirs.stderr.splitlines() if "error   : " in ln]
+    if theirs.ok:
+        codegen.compile_ptx(ptx, "sm_100")
+        return
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, "sm_100")
+    assert [d.message for d in e.value.diagnostics if d.line == 10] == errors, str(e.value)
