@@ -253,3 +253,27 @@ def test_64bit_shift_by_63_or_into_another_register_is_not_the_departure():
     other = case.text.replace("red.global.xor.b64 [%td0], %d1;", "red.global.xor.b64 [%td0], %d0;")
     assert other != case.text
     assert recognise("private atomic word", 1, 2, 64, other, listing) is None
+
+
+def test_merged_narrow_load_needs_ptxas_to_load_the_word_whole():
+    """The merged-load rules' evidence: campaign 16's 28001020 (sm_100) has `ld.global.u16
+    %r3, [+12]` beside `ld.global.b16 %h0, [+14]` and ptxas's `LDG.E R0, [R8.64+0xc]`. Moved
+    apart (%h0 from +40), ptxas loads %r3 alone (`LDG.E.U16`) and computes the manual's
+    value: not the departure; a 16-bit register (%h0) is never one."""
+    case = read_case((ROOT / "tests/fuzz_departures/m8n8k4_of_merged_u16_load_s28001020.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_100").output)
+    assert departures.merged_narrow_loads(case.text, listing) == {"%r3"}
+    assert departures.merged_load_read_by_mma(case.text, listing)
+    apart = case.text.replace("ld.global.b16 %h0, [%g_inp+14];", "ld.global.b16 %h0, [%g_inp+40];")
+    assert apart != case.text
+    apart_listing = oracle.cuobjdump_sass(oracle.ptxas(apart, "sm_100").output)
+    assert departures.merged_narrow_loads(apart, apart_listing) == set()
+    assert recognise("private atomic word", 1, 2, 64, apart, lambda: apart_listing) is None
+    # the f16x2 rule: s16 loads merged into `LDG.E R0, [+0xc]`; not when the set reads another register
+    case = read_case((ROOT / "tests/fuzz_departures/f16x2_of_merged_s16_load_s28001354.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_100").output)
+    assert departures.merged_narrow_loads(case.text, listing) == {"%r3"}
+    other = case.text.replace("set.eq.ftz.s32.f16x2 %r1, %r5, %r3;", "set.eq.ftz.s32.f16x2 %r1, %r5, %r6;")
+    other = other.replace("set.eq.u32.f16x2 %r2, %r3, %r0;", "set.eq.u32.f16x2 %r2, %r6, %r0;")
+    assert other != case.text
+    assert not departures.merged_load_read_as_f16x2(other, listing)
