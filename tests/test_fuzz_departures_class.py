@@ -113,6 +113,10 @@ def _programs() -> dict[str, str]:
             except ValueError:
                 if isinstance(node.value, ast.BinOp):
                     consts[node.targets[0].id] = consts["HEAD"] + ast.literal_eval(node.value.right)
+                elif isinstance(node.value, ast.Call) and node.value.func.attr == "replace":
+                    # OTHER.replace(a, b): a variant of a program above
+                    base = consts[node.value.func.value.id]
+                    consts[node.targets[0].id] = base.replace(*map(ast.literal_eval, node.value.args))
     return consts
 
 

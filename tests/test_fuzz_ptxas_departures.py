@@ -1093,25 +1093,8 @@ def test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load(arch):
     assert results[1] == ({0x45004500}, {0x00004000})
 
 
-NEG_OF_AN_INTEGER_SET = HEAD + """
-.visible .entry k(.param .u64 out, .param .u64 in, .param .f32 q)
-{
-    .reg .b32 %r<6>;
-    .reg .b64 %d<3>;
-    .reg .pred %p<1>;
-    ld.param.u64 %d0, [out];
-    ld.param.u64 %d1, [in];
-    ld.global.f64 %d2, [%d1];
-    set.nan.u32.f64 %r1, %d2, %d2;
-    neg.f32 %r2, %r1;
-    testp.notanumber.f32 %p0, %r2;
-    selp.b32 %r2, 0x7fffffff, %r2, %p0;
-    ld.param.f32 %r4, [q];
-    div.rz.f32 %r5, %r4, 0fC0500000;
-    st.global.b32 [%d0], %r2;
-    ret;
-}
-"""
+# NEG_OF_SET_F32 with an integer set: all ones (a NaN pattern) when true
+NEG_OF_AN_INTEGER_SET = NEG_OF_SET_F32.replace("set.ltu.f32.f64 %r1,", "set.nan.u32.f64 %r1,")
 
 
 @pytest.mark.parametrize("x, ours_, theirs_", [
