@@ -46,6 +46,14 @@ CASES = [
      "setp.lt.xor.u16", 0, 1, 32, (0, 2)),
     ("test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero", "SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE",
      "shl.b64", 0, 0x369CF, 64, (1, 0x369CF)),
+    ("test_f16x2_compare_reads_the_sign_extended_upper_half_of_an_s16_load", "F16X2_SET_OF_AN_S16_LOAD_BESIDE_AN_S16",
+     "set.eq.ftz.s32.f16x2", 0x0000FFFF, 0xFFFFFFFF, 32, (0x0000FFFF, 0xFFFFFFFE)),
+    ("test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load", "M8N8K4_OF_A_U16_LOAD_BESIDE_A_HALF",
+     "private atomic word", 0x42004200, 0x45004500, 64, (0x42004200, 0x42004200)),
+    ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_AN_INTEGER_SET",
+     "neg.f32", 0x7FFFFFFF, 0x00000001, 32, (0x7F800000, 0x00000001)),
+    ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_SET_F32",
+     "neg.f32", 0x80000000, 0x00000000, 32, (0x00000000, 0x00000000)),
 ]
 
 
@@ -105,6 +113,10 @@ def _programs() -> dict[str, str]:
             except ValueError:
                 if isinstance(node.value, ast.BinOp):
                     consts[node.targets[0].id] = consts["HEAD"] + ast.literal_eval(node.value.right)
+                elif isinstance(node.value, ast.Call) and node.value.func.attr == "replace":
+                    # OTHER.replace(a, b): a variant of a program above
+                    base = consts[node.value.func.value.id]
+                    consts[node.targets[0].id] = base.replace(*map(ast.literal_eval, node.value.args))
     return consts
 
 
@@ -215,6 +227,16 @@ FIRST_FINDING = [
     # private atomic word: ours adds 0 (the manual), ptxas the unshifted value
     # (test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero)
     ("shl64_by_imm_s27001629.ptx", "shl.b64 by an immediate of 64 or more leaves the value unshifted"),
+    # campaign 16 (sm_100), seed 28001354: `set.eq.ftz.s32.f16x2` of an `ld.global.s16` into
+    # a 32-bit register that ptxas merged with the s16 load beside it: ours 0x00000000,
+    # ptxas 0xffff0000 (test_f16x2_compare_reads_the_sign_extended_upper_half_of_an_s16_load)
+    ("f16x2_of_merged_s16_load_s28001354.ptx", "f16x2 operand from a merged 16-bit load loses its extension"),
+    # seed 28001234: `neg.f32` of `set.nan.or.u32.f64`'s all ones, then testp/selp: ours
+    # 0x7fffffff, ptxas 1 (test_neg_f32_of_an_integer_set_result_is_a_nan)
+    ("neg_f32_of_set_s28001234.ptx", "neg.f32 of a set result folded into the set's select"),
+    # seed 28001020: m8n8k4's a1 from an `ld.global.u16` merged with the next half's load,
+    # seen in the thread's private atomic word (test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load)
+    ("m8n8k4_of_merged_u16_load_s28001020.ptx", "mma fragment from a merged 16-bit load loses its extension"),
 ]
 
 
@@ -235,3 +257,27 @@ def test_64bit_shift_by_63_or_into_another_register_is_not_the_departure():
     other = case.text.replace("red.global.xor.b64 [%td0], %d1;", "red.global.xor.b64 [%td0], %d0;")
     assert other != case.text
     assert recognise("private atomic word", 1, 2, 64, other, listing) is None
+
+
+def test_merged_narrow_load_needs_ptxas_to_load_the_word_whole():
+    """The merged-load rules' evidence: campaign 16's 28001020 (sm_100) has `ld.global.u16
+    %r3, [+12]` beside `ld.global.b16 %h0, [+14]` and ptxas's `LDG.E R0, [R8.64+0xc]`. Moved
+    apart (%h0 from +40), ptxas loads %r3 alone (`LDG.E.U16`) and computes the manual's
+    value: not the departure; a 16-bit register (%h0) is never one."""
+    case = read_case((ROOT / "tests/fuzz_departures/m8n8k4_of_merged_u16_load_s28001020.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_100").output)
+    assert departures.merged_narrow_loads(case.text, listing) == {"%r3"}
+    assert departures.merged_load_read_by_mma(case.text, listing)
+    apart = case.text.replace("ld.global.b16 %h0, [%g_inp+14];", "ld.global.b16 %h0, [%g_inp+40];")
+    assert apart != case.text
+    apart_listing = oracle.cuobjdump_sass(oracle.ptxas(apart, "sm_100").output)
+    assert departures.merged_narrow_loads(apart, apart_listing) == set()
+    assert recognise("private atomic word", 1, 2, 64, apart, lambda: apart_listing) is None
+    # the f16x2 rule: s16 loads merged into `LDG.E R0, [+0xc]`; not when the set reads another register
+    case = read_case((ROOT / "tests/fuzz_departures/f16x2_of_merged_s16_load_s28001354.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_100").output)
+    assert departures.merged_narrow_loads(case.text, listing) == {"%r3"}
+    other = case.text.replace("set.eq.ftz.s32.f16x2 %r1, %r5, %r3;", "set.eq.ftz.s32.f16x2 %r1, %r5, %r6;")
+    other = other.replace("set.eq.u32.f16x2 %r2, %r3, %r0;", "set.eq.u32.f16x2 %r2, %r6, %r0;")
+    assert other != case.text
+    assert not departures.merged_load_read_as_f16x2(other, listing)

@@ -1002,3 +1002,113 @@ def test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero():
     ours, theirs = _run_both(SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE, [0x12345], out_words=2, dtype=np.uint64)
     assert ours == [0, 0]
     assert theirs == [0x369CF, 0x369CF]
+
+
+F16X2_SET_OF_AN_S16_LOAD_BESIDE_AN_S16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<1>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.s16 %h0, [%d1+4];
+    ld.global.s16 %r1, [%d1+6];
+    set.eq.ftz.s32.f16x2 %r2, %r0, %r1;
+    st.global.b32 [%d0], %r2;
+    st.global.b16 [%d0+4], %h0;
+    ret;
+}
+"""
+
+
+def test_f16x2_compare_reads_the_sign_extended_upper_half_of_an_s16_load():
+    """`ld.global.s16 %r1` of 0x8000 sign-extends into the 32-bit register (ISA 9.4.1, Table
+    28: s16 into b32 is sext): %r1 = 0xffff8000, lanes (-0.0, NaN 0xffff). `set.eq.ftz.s32.
+    f16x2 d, (+0, +0), %r1`: low lane +0 == -0 true (0xffff), upper lane +0 == NaN false
+    (0): d = 0x0000ffff. ptxas 13.5.37 merges the two s16 loads into one `LDG.E R6,
+    [+0x4]` and builds %r1 as `PRMT R7, R6, 0x7632, R7`, its upper half from R7, which
+    nothing writes (0 in the emulator): both lanes equal, 0xffffffff. Campaign 16, seed
+    28001354 (sm_100; sm_89/90/120 alike; there the upper half came from a u8 load's zeros)."""
+    ours, theirs = _run_both(F16X2_SET_OF_AN_S16_LOAD_BESIDE_AN_S16, [0, 0x80001234], out_words=2)
+    assert ours == [0x0000FFFF, 0x1234]
+    assert theirs == [0xFFFFFFFF, 0x1234]
+
+
+M8N8K4_OF_A_U16_LOAD_BESIDE_A_HALF = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .s32 c3)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<9>;
+    .reg .b32 %t;
+    .reg .b64 %d<4>;
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %d0, [in];
+    mul.wide.u32 %d1, %t, 48;
+    add.s64 %d0, %d0, %d1;
+    ld.param.u64 %d2, [out];
+    mul.wide.u32 %d3, %t, 8;
+    add.s64 %d2, %d2, %d3;
+    ld.global.b32 %r0, [%d0+0];
+    ld.global.b32 %r1, [%d0+4];
+    ld.global.b32 %r2, [%d0+8];
+    ld.global.u16 %r3, [%d0+12];
+    ld.global.b16 %h0, [%d0+14];
+    ld.global.b16 %h1, [%d0+16];
+    ld.global.b32 %r4, [%d0+20];
+    ld.param.s32 %r5, [c3];
+    ld.global.b32 %r6, [%d0+28];
+    ld.global.b32 %r7, [%d0+32];
+    ld.global.b32 %r8, [%d0+36];
+    mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%r6, %r2, %r1, %r4}, {%r3, %r4}, {%r2, %r7}, {%r8, %r8, %r6, %r5};
+    shfl.sync.up.b32 %r3, %r1, %r0, 0x181f, 0xffffffff;
+    st.global.v2.b16 [%d2+4], {%h0, %h1};
+    st.global.b32 [%d2], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_100"])
+def test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load(arch):
+    """Every lane loads the same record: A = {%r3, %r4} with %r3 from `ld.global.u16` of
+    1.0 (zero-extended: lanes (1.0, +0)) and %r4 = (1.0, 1.0); B all 1.0; C's third register
+    %r6 = 0. Whatever the fragment layout, every row of A is (1, 0, 1, 1), so D's third
+    register %r1 = 3.0 in both lanes: 0x42004200 (the shfl.up by 0 keeps it). ptxas 13.5.37
+    (sm_80..sm_100, where it emulates m8n8k4 with FFMAs) merges the u16 load with the
+    `ld.b16 %h0` of the next half (2.0) into one `LDG.E R0, [+0xc]` and reads a1 as
+    `R0.H1_H1`: 1 + 2 + 1 + 1 = 5.0, 0x45004500. sm_75's native HMMA.884 gets 3.0.
+    Campaign 16, seed 28001020 (sm_100; there through an atom.exch into a private word)."""
+    import ptx2sass
+    from ptx2sass.emu.launch import run
+    src = M8N8K4_OF_A_U16_LOAD_BESIDE_A_HALF.replace("sm_89", "sm_80") if arch == "sm_80" else M8N8K4_OF_A_U16_LOAD_BESIDE_A_HALF
+    record = [0, 0, 0x3C003C00, 0x40003C00, 0, 0x3C003C00, 0, 0, 0x3C003C00, 0, 0, 0]
+    results = []
+    for cubin, check in ((ptx2sass.compile(src, arch=arch), True), (oracle.ptxas(src, arch).output, False)):
+        out = np.zeros(64, np.uint32)
+        run(cubin, "k", (1,), (32,), [out, np.array(record * 32, np.uint32), np.int32(0)], hazard_check=check)
+        results.append(({int(v) for v in out[0::2]}, {int(v) for v in out[1::2]}))
+    assert results[0] == ({0x42004200}, {0x00004000})
+    assert results[1] == ({0x45004500}, {0x00004000})
+
+
+# NEG_OF_SET_F32 with an integer set: all ones (a NaN pattern) when true
+NEG_OF_AN_INTEGER_SET = NEG_OF_SET_F32.replace("set.ltu.f32.f64 %r1,", "set.nan.u32.f64 %r1,")
+
+
+@pytest.mark.parametrize("x, ours_, theirs_", [
+    (0x7FF8000000000000, 0x7FFFFFFF, 0x00000001),     # NaN: set true, 0xffffffff
+    (0x3FF0000000000000, 0x80000000, 0x00000000),     # 1.0: set false, 0
+])
+def test_neg_f32_of_an_integer_set_result_is_a_nan(x, ours_, theirs_):
+    """`set.nan.u32.f64` gives 0xffffffff (true) or 0 (ISA 9.7.3.x set); `neg.f32` "negates
+    the sign" and "NaN inputs yield an unspecified NaN" (9.7.3.10): a NaN, which testp/selp
+    (the generator's canonicalisation) turn into 0x7fffffff; of 0 it is -0.0, 0x80000000.
+    ptxas 13.5.37, with a CALL in the kernel (the div.rz.f32's slow path), folds the neg
+    into the set's select as the integer negation `SEL R0, RZ, 0x1, !P0`: 1 (a subnormal,
+    not a NaN) and +0 (without the division it writes `FADD R, -R, -RZ`). The set.f32 form
+    is the +0 of test_neg_of_a_false_set_f32_is_minus_zero. Campaign 16, seed 28001234."""
+    ours, theirs = _run_both(NEG_OF_AN_INTEGER_SET, [x & 0xFFFFFFFF, x >> 32], params=[np.float32(2.0)])
+    assert ours == [ours_]
+    assert theirs == [theirs_]

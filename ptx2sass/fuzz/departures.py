@@ -5,7 +5,8 @@ gives the manual's value, ptxas's cubin the pinned other one). A mismatch is rep
 `ptxas_wrong` instead of `mismatch` only when every part of an entry's rule holds for the
 first differing output: the instruction that last wrote it (`key`), statements the program
 holds (`ptx`, each a regex that must match), an instruction ptxas's listing holds (`sass`),
-and the relation of the two values that the departure produces (`values(ours, theirs,
+a test of the program and the listing together where one needs the other (`both`), and the
+relation of the two values that the departure produces (`values(ours, theirs,
 width)`). The rules are narrow on purpose: a departure seen through another instruction
 (a merge, a later add) stays a mismatch unless its value relation says which one it is.
 """
@@ -26,6 +27,7 @@ class Departure:
     ptx: tuple[str, ...]         # regexes the program's PTX must all match
     sass: str | Callable[[str], bool]   # regex ptxas's listing must match ("" for none), or a test of it
     values: Callable[[int, int, int], bool]
+    both: Callable[[str, str], bool] | None = None    # a test of (ptx, listing)
 
 
 _UP = re.compile(r"\bUP([0-6])\b")
@@ -159,6 +161,58 @@ def ftz_dropped_before_branch(listing: str) -> bool:
     return any(m.group(1) in written for m in re.finditer(r"\bBRA !?(P[0-6]), ", listing))
 
 
+_LD16 = re.compile(r"\bld\.global(?:\.\w+)*\.[bus]16 (%\w+), \[(%\w+)(?:\+(\d+))?\];")
+_REG32 = re.compile(r"\.reg \.[bfsu]32 (%[A-Za-z_]\w*?)(<\d+>)?;")
+_LDG = re.compile(r"\bLDG\.E((?:\.\w+)*) R\d+, (?:desc\[UR\d+\])?\[R\d+(?:\.64)?(?:\+0x([0-9a-f]+))?\]")
+_NARROW = {"U8", "S8", "U16", "S16", "64", "128"}
+
+
+def merged_narrow_loads(ptx: str, listing: str) -> set[str]:
+    """32-bit registers the program loads with a 16-bit `ld.global` (the manual: zero- or
+    sign-extended to 32 bits) whose aligned 4-byte word ptxas loads whole with one 32-bit
+    LDG, the other half being another 16-bit load from the same base. ptxas 13.5.37 then
+    takes the register's upper half from the neighbouring half or from an unrelated register
+    (`PRMT R, Rword, 0x7632, Rother`), so the extension is lost wherever the whole register
+    is read (an f16x2 operand, an mma fragment)."""
+    wide = [re.compile(re.escape(name) + (r"\d+" if vector else "")) for name, vector in _REG32.findall(ptx)]
+    is_wide = lambda reg: any(w.fullmatch(reg) for w in wide)
+    loads = [(reg, base, int(off or 0)) for reg, base, off in _LD16.findall(ptx)]
+    words = set()
+    for m in _LDG.finditer(listing):
+        if not _NARROW & set(m.group(1).split(".")):
+            words.add(int(m.group(2) or "0", 16))
+    merged = set()
+    for reg, base, off in loads:
+        partner = off - 2 if off % 4 else off + 2
+        if is_wide(reg) and off & ~3 in words and any(b == base and o == partner for _r, b, o in loads):
+            merged.add(reg)
+    return merged
+
+
+def _read_by(ptx: str, regs: set[str], statement: str) -> bool:
+    """Whether a statement matching `statement` reads one of `regs` (after its destination)."""
+    for line in ptx.splitlines():
+        line = line.strip()
+        if not re.match(statement, line):
+            continue
+        sources = line.split("}", 1)[1] if line.startswith("mma.") else line.split(",", 1)[-1]
+        if any(re.search(re.escape(r) + r"\b", sources) for r in regs):
+            return True
+    return False
+
+
+def merged_load_read_as_f16x2(ptx: str, listing: str) -> bool:
+    return _read_by(ptx, merged_narrow_loads(ptx, listing), r"\w+(\.\w+)*\.f16x2 ")
+
+
+def merged_load_read_by_mma(ptx: str, listing: str) -> bool:
+    return _read_by(ptx, merged_narrow_loads(ptx, listing), r"mma\.")
+
+
+def _is_nan32(bits: int) -> bool:
+    return bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF != 0
+
+
 # an immediate shift amount of 64 or more, decimal or hexadecimal
 _AT_LEAST_64 = r"(?:6[4-9]|[7-9]\d|[1-9]\d{2,}|0[xX]0*(?:[4-9a-fA-F][\da-fA-F]|[1-9a-fA-F][\da-fA-F]{2,}))"
 
@@ -285,6 +339,40 @@ DEPARTURES: tuple[Departure, ...] = (
         (rf"\bshl\.b64 (%\w+), %\w+, {_AT_LEAST_64};[\s\S]*\b(red|atom)\.\w+(\.\w+)*\.[bus]64 (%\w+, )?\[[^\]]*\], \1[,;]",),
         "",
         lambda ours, theirs, width: ours != theirs),
+    # a 16-bit load into a 32-bit register merged by ptxas with the neighbouring 16-bit load
+    # into one 32-bit LDG: the register's upper half (+0, or the sign for ld.s16) comes from
+    # the neighbour or another register. Read as f16x2 (campaign 16's 28001354, sm_100,
+    # `set.eq.ftz.s32.f16x2` of an `ld.global.s16`): the low lanes agree, the upper differ.
+    Departure(
+        "f16x2 operand from a merged 16-bit load loses its extension",
+        "test_f16x2_compare_reads_the_sign_extended_upper_half_of_an_s16_load",
+        r"\.f16x2$",
+        (r"\bld\.global(\.\w+)*\.[us]16 %\w+,",),
+        "",
+        lambda ours, theirs, width: width == 32 and ours != theirs and ours & 0xFFFF == theirs & 0xFFFF,
+        merged_load_read_as_f16x2),
+    # ... read as an mma fragment (campaign 16's 28001020, sm_80..sm_100: m8n8k4's a1 from an
+    # `ld.global.u16` is the next half's value): any value downstream.
+    Departure(
+        "mma fragment from a merged 16-bit load loses its extension",
+        "test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load",
+        r".",
+        (r"\bmma\.", r"\bld\.global(\.\w+)*\.[us]16 %\w+,"),
+        "",
+        lambda ours, theirs, width: ours != theirs,
+        merged_load_read_by_mma),
+    # neg.f32 of an integer or f32 `set` result folded into the set's select where the kernel
+    # has a CALL (a division's slow path): ptxas negates the integer (all ones -> `SEL R, RZ,
+    # 0x1`, 1 where the manual's neg of a NaN is a NaN) or drops the sign of zero (false ->
+    # +0 where the manual gives -0; `FSEL R, RZ, -1` for set.f32). Campaign 16's 28001234.
+    Departure(
+        "neg.f32 of a set result folded into the set's select",
+        "test_neg_f32_of_an_integer_set_result_is_a_nan",
+        r"^neg(\.ftz)?\.f32$",
+        (r"\bset\.[\w.]+\.[usf]32\.\w+ (%\w+), [^;]*;[\s\S]*\bneg(\.ftz)?\.f32 %\w+, \1;",),
+        r"\b(SEL R\d+, RZ, 0x1|FSEL R\d+, RZ, -1), !?P[0-6] ",
+        lambda ours, theirs, width: width == 32 and (
+            (ours, theirs) == (0x80000000, 0) or (theirs == 1 and _is_nan32(ours)))),
     # `setp.<op>.<and|or|xor>.ftz.f32 p, a, b, q` feeding a branch: ptxas folds the boolean
     # into `@!Q BRA P, target` and writes the compare without .FTZ, so subnormal inputs
     # take the other path (seed 25000269): any value downstream of the branch.
@@ -311,6 +399,8 @@ def recognise(key: str, ours: int, theirs: int, width: int, ptx: str,
             if not d.sass(listing()):
                 continue
         elif d.sass and not re.search(d.sass, listing()):
+            continue
+        if d.both is not None and not d.both(ptx, listing()):
             continue
         return d
     return None
