@@ -26,7 +26,9 @@ immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend;
 and an immediate with UP carry-in, ULEA and S2UR SR_CgaCtaId under a uniform predicate,
 FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register). Campaign 17 (sm_100, seeds
 28001400-) adds `campaign17_sm100.words`: F2I.U8.F16.FLOOR.NTZ of an immediate and a guarded
-F2F.BF16.F32.RM of a uniform register (probed for sm_100 and sm_120).
+F2F.BF16.F32.RM of a uniform register (probed for sm_100 and sm_120);
+`campaign17b_sm100.words` (held-out seeds 28002058, 28002139 of branch triage16): FMNMX3 with
+|R| sources and an immediate, VIADDMNMX of four registers (sm_100 only: sm_120 has neither).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -50,7 +52,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "blackwell_iabs_ur.words"), ("sm_120", "blackwell_iabs_ur.words"),
          ("sm_90", "mufu_f16_ur_h1.words"), ("sm_100", "mufu_f16_ur_h1.words"),
          ("sm_120", "mufu_f16_ur_h1.words"), ("sm_100", "campaign16_ho_sm100.words"),
-         ("sm_100", "campaign17_sm100.words"), ("sm_120", "campaign17_sm100.words"))
+         ("sm_100", "campaign17_sm100.words"), ("sm_120", "campaign17_sm100.words"),
+         ("sm_100", "campaign17b_sm100.words"))
 
 
 def _words():
