@@ -28,7 +28,10 @@ FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register). Campaign 17 (sm
 28001400-) adds `campaign17_sm100.words`: F2I.U8.F16.FLOOR.NTZ of an immediate and a guarded
 F2F.BF16.F32.RM of a uniform register (probed for sm_100 and sm_120);
 `campaign17b_sm100.words` (held-out seeds 28002058, 28002139 of branch triage16): FMNMX3 with
-|R| sources and an immediate, VIADDMNMX of four registers (sm_100 only: sm_120 has neither).
+|R| sources and an immediate, VIADDMNMX of four registers (sm_100 only: sm_120 has neither); `campaign17c_sm100.words`
+(campaign 17's other emu_fail programs, seeds 28001400-28001999, probed after the campaign's
+figures were taken): VABSDIFF with a uniform register (sm_100 only), F2FP.SATFINITE.BF16.F32
+.MERGE_C.RZ of an immediate, UPRMT with URZ, guarded USGXT and UIADD3.X, IMAD.HI.U32 R, R, R, UR.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -53,7 +56,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_90", "mufu_f16_ur_h1.words"), ("sm_100", "mufu_f16_ur_h1.words"),
          ("sm_120", "mufu_f16_ur_h1.words"), ("sm_100", "campaign16_ho_sm100.words"),
          ("sm_100", "campaign17_sm100.words"), ("sm_120", "campaign17_sm100.words"),
-         ("sm_100", "campaign17b_sm100.words"))
+         ("sm_100", "campaign17b_sm100.words"),
+         ("sm_100", "campaign17c_sm100.words"))
 
 
 def _words():
@@ -68,7 +72,8 @@ def _words():
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.replace(";", " ").split())
+    """Whitespace-insensitive text; nvdisasm writes `-0.0 , RZ` for a negative-zero immediate."""
+    return " ".join(text.replace(";", " ").split()).replace(" ,", ",")
 
 
 CASES = list(_words())
