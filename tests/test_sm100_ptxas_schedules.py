@@ -32,6 +32,7 @@ RULES = {
     "28000836": "HMMA.SP.16832.F32.BF16 -> FMNMX 19, IMAD 20",
     "28000589": "UISETP's UP guards S2UR 11 after (as a uniform instruction)",
     "28001425": "CS2R.32 R, SR_CgaSize -> IMAD 5 (campaign 17, held-out range, seen after its figures)",
+    "28001923": "VIMNMX -> IMAD.HI reading it as its addend's high half 3 (campaign 17, as above)",
 }
 
 
