@@ -155,14 +155,18 @@ def _global_offsets(variables) -> dict[str, int]:
 
 
 def module_layout(module: ir.Module, filename: str | None = None,
-                  relocatable: bool = False) -> ModuleLayout:
+                  relocatable: bool = False, debug: bool = False) -> ModuleLayout:
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
     ptxas names them `$__<name>__<n>` in the cubin), in declaration order.
 
     Relocatable output (`-c`, as ptxas 13.5 writes it): no bank-4 table; the code builds a
     `.global`'s address from `32@lo(sym)`/`32@hi(sym)` relocations (placement value: the
     symbol's name), `.extern .global`s included, and every bodiless function is an extern
-    the code calls with `CALL.ABS.NOINC` relocated against its symbol."""
+    the code calls with `CALL.ABS.NOINC` relocated against its symbol.
+
+    `debug` (-g, as ptxas 13.5.37 -g writes it): the code builds `.global` addresses from
+    `32@lo/hi(sym)` relocations too (no bank-4 table), and a function's address in an
+    initialiser is an R_CUDA_64 relocation against the function (its own text section)."""
     out = ModuleLayout()
     if relocatable:
         for e in module.externs:
@@ -203,10 +207,10 @@ def module_layout(module: ir.Module, filename: str | None = None,
             out.visible.add(name)
         init = v.init
         if v.relocations:
-            init, relocs = _initial_addresses(v, module, const_offsets, filename)
+            init, relocs = _initial_addresses(v, module, const_offsets, filename, debug)
             if relocs:
                 out.relocations[name] = relocs
-        if v.space == "global" and relocatable:
+        if v.space == "global" and (relocatable or debug):
             where = Placement("global", name)
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         elif v.space == "global":
@@ -228,11 +232,12 @@ def module_layout(module: ir.Module, filename: str | None = None,
     return out
 
 
-def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename):
+def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename,
+                       debug: bool = False):
     """(initial bytes, relocations) of an initialiser holding addresses. A `.const`
     variable's address is its offset in bank 3, written into the bytes (as ptxas); a
-    `.global` one's is left to the loader (R_CUDA_G64). A function's address belongs to
-    call support."""
+    `.global` one's is left to the loader (R_CUDA_G64). A function's address is its
+    pointer value (call support), or under -g a relocation against the function."""
     from ptx2sass.abi import function_pointers
     spaces = {m.name: m.space for m in module.variables}
     pointers = function_pointers(module) if any(f.name == n for f in module.functions
@@ -243,7 +248,7 @@ def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, f
         if spaces.get(name) == "const" and name in const_offsets:
             value = const_offsets[name] + addend
             data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
-        elif spaces.get(name) == "global":
+        elif spaces.get(name) == "global" or (debug and name in pointers):
             relocs.append((at, name, addend))
         elif name in pointers:            # a function's address: its pointer value (abi)
             value = pointers[name] + addend
