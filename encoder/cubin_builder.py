@@ -340,7 +340,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
-                variable_order: list[str] = ()) -> Cubin:
+                variable_order: list[str] = (), weak: set[str] = frozenset()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -381,6 +381,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `address_taken` (-g): the functions whose address the code takes (the call graph lists them).
     `variable_order` (-g): the module's variables of every space in PTX declaration order;
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
+    `weak`: those of the `visible` variables bound WEAK (-g's `.weak` ones).
     """
     try:
         info = arch_info(arch)
@@ -618,7 +619,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k is file_order[0]:       # relocatable: visible and undefined variables
             for g in globals_:
                 if g.name in visible:
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_GLOBAL, object_kind[1],
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0],
+                                       STB_WEAK if g.name in weak else STB_GLOBAL, object_kind[1],
                                        section=g.section))
                     var_sym[g.name] = len(syms) - 1
             for name, size in extern_variables:

@@ -849,7 +849,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
-                                    visible=mod_layout.visible,
+                                    visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()

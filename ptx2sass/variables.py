@@ -53,9 +53,11 @@ class ModuleLayout:
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
     # Relocatable output: `.extern .global` variables another module defines (name, size),
-    # and the names of module variables other modules may name (`.visible`).
+    # and the names of module variables other modules may name (`.visible`; under -g also
+    # `.common` and `.weak`, whose symbols ptxas -g binds GLOBAL / WEAK).
     extern_variables: list[tuple[str, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
+    weak: set[str] = field(default_factory=set)         # (-g) those of them bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
     handles: dict[str, str] = field(default_factory=dict)
 
@@ -205,6 +207,11 @@ def module_layout(module: ir.Module, filename: str | None = None,
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
             out.visible.add(name)
+        elif debug and v.linkage in ("visible", "common", "weak") and fn_name is None:
+            # (ptxas 13.5.37 -g: GLOBAL symbols, WEAK for `.weak`, after the first kernel's)
+            out.visible.add(name)
+            if v.linkage == "weak":
+                out.weak.add(name)
         init = v.init
         if v.relocations:
             init, relocs = _initial_addresses(v, module, const_offsets, filename, debug)

@@ -3,7 +3,8 @@ below): a function's address in a `.global` initialiser (a table of function poi
 an R_CUDA_64 relocation against the function, kept in a text section of its own, with zero
 bytes in `.nv.global.init`; the code builds `.global` addresses from `32@lo/hi(sym)`
 relocations (no bank-4 table); the module's `.shared` and `.global` symbols come in PTX
-declaration order, the first kernel's out-of-line functions after them; relocation sections
+declaration order (`.visible`/`.common` ones GLOBAL and `.weak` ones WEAK, after the
+kernel's symbol), the first kernel's out-of-line functions after them; relocation sections
 of the debug sections before those of banks and data. The hazard model recognises ptxas's
 unscheduled -g code by its control fields, with or without DWARF in the PTX.
 Expected values are ptxas's own cubins; outputs from the emulator on both."""
@@ -84,6 +85,13 @@ MODULES = {
     "global_then_shared": HEAD + _GA + _SA + _variables_kernel("sg"),
     "shared_then_global": HEAD + _SA + _GA + _variables_kernel("gs"),
     "shared_between_globals": HEAD + ".global .align 4 .u32 g0 = 3;\n" + _SA + _GA + _variables_kernel("gs"),
+    # linkage: `.visible`/`.common` GLOBAL and `.weak` WEAK after the kernel's symbol, a
+    # plain one LOCAL (numba's `.common` environment variables)
+    "linkage": HEAD + ".visible .global .align 4 .u32 gv;\n.common .global .align 4 .u32 gc;\n"
+    ".weak .global .align 4 .u32 gw;\n.global .align 4 .u32 gp;\n" + _kernel("k", []).replace(
+        "  st.global.u32 [%rd1], %r1;\n", "".join(f"  st.global.u32 [{g}], %r1;\n  ld.global.u32 %r2, [{g}];\n"
+                                                  "  add.u32 %r1, %r1, %r2;\n" for g in ("gv", "gc", "gw", "gp"))
+        + "  st.global.u32 [%rd1], %r1;\n"),
     "shared_global_call": HEAD + _func("fa") + _SA + _GA + _kernel("k", ["fa"]).replace(
         "  st.global.u32 [%rd1], %r1;\n", "  st.global.u32 [ga], %r1;\n  st.shared.u32 [sa], %r1;\n"
         "  st.global.u32 [%rd1], %r1;\n"),
@@ -126,7 +134,7 @@ def test_an_initialisers_function_addresses_are_relocations():
 
 
 @pytest.mark.parametrize("name", ["table", "table_reversed", "table_and_global", "table_and_pointer",
-                                  "call_and_global", "shared_global_call"])
+                                  "call_and_global", "shared_global_call", "linkage"])
 def test_runs_as_ptxas_g_cubin_without_hazards(name):
     """Calls through the table give ptxas -g's values; neither cubin has hazards (ptxas's
     unscheduled code is run serialised: its PTX has no DWARF, which the model used to need)."""
