@@ -480,6 +480,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if debug_shared is not None:
         c.sections.append(Section(DEBUG_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, debug_shared[1],
                                   nobits_size=debug_shared[0]))
+
     def _local_function_symbols(k: Kernel) -> None:
         for name in k.externs:      # -g's out-of-line local functions, after their first caller
             if name in local_functions and name not in local_sym:
