@@ -32,9 +32,9 @@ contention between warps is not modelled); CTAs are assumed to run concurrently,
 launch's cycles are those of the slowest CTA. A barrier release brings the released warps'
 clocks to the latest arrival.
 
-Debug builds (`-G`, recognised by their DWARF `.debug_info`) carry no schedule at all: ptxas
-gives every instruction the same control field (stall 0, no scoreboards, no waits), even
-loads whose completion time nothing else could bound, so such code only runs correctly if
+Debug builds (ptxas -g, or PTX for debugging; recognised by their control fields,
+`loader.unscheduled`) carry no schedule at all: ptxas gives every instruction the same
+control field (stall 0, no scoreboards, no waits), even loads whose completion time nothing else could bound, so such code only runs correctly if
 the hardware interlocks it. The model runs it serialised (each instruction issues when the
 previous one's result is ready) and checks nothing.
 """

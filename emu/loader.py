@@ -13,7 +13,7 @@ from typing import Callable
 
 from ptx2sass.encoder.arch import arch_info
 from ptx2sass.encoder.cubin import CubinError, read_cubin
-from ptx2sass.encoder.model import Imm, Instruction, Label, Reloc
+from ptx2sass.encoder.model import Control, Imm, Instruction, Label, Reloc
 
 from . import externs
 from .errors import EmuFault
@@ -45,6 +45,20 @@ def codec_decoder(text: bytes, arch: str, kernel: str) -> list[tuple[int, Instru
                            kernel=kernel, offset=off) from None
         out.append((off, ins))
     return out
+
+
+# The control field ptxas gives every instruction it leaves unscheduled: no stall, no
+# scoreboard, no wait (the "yield" bit clear).
+UNSCHEDULED = Control(stall=0, yield_=False, wr_sb=7, rd_sb=7, wait=0, reuse=0)
+
+
+def unscheduled(instructions) -> bool:
+    """Whether code carries no schedule, as ptxas writes it under -g or for PTX compiled
+    for debugging (`.target ..., debug`): every instruction has `UNSCHEDULED`'s control
+    field. The code itself says so; a `.debug_info` section does not (ptxas -g on PTX
+    without DWARF writes none, and our -g code is scheduled)."""
+    controls = {ins.control for ins in instructions}
+    return controls == {UNSCHEDULED}
 
 
 def load_program(cubin_bytes: bytes, kernel: str | None = None,
@@ -89,7 +103,7 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
         words={off: int.from_bytes(text[off:off + 16], "little") for off in range(0, len(text) - 15, 16)},
     )
     program.params = list(k.params)
-    program.debug_build = any(sec.name == ".debug_info" for sec in cubin.sections)
+    program.debug_build = unscheduled(ins for _, ins in instructions)
     program.code_bases = {f".text.{fn}": place.base for fn, place in layout.items()}
     program.warp_sync_offsets = _warp_sync_offsets(layout)
     _module_data(cubin, program)

@@ -339,7 +339,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
-                texmode_independent: bool = False, local_functions: set[str] = frozenset()) -> Cubin:
+                texmode_independent: bool = False, local_functions: set[str] = frozenset(),
+                variable_order: list[str] = (), weak: set[str] = frozenset()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -378,6 +379,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `.nv_debug.shared`, the module-wide shared region that extern shared variables' symbols
     and those of the region's variables name (`ptx2sass.variables.debug_shared_layout`);
     `address_taken` (-g): the functions whose address the code takes (the call graph lists them).
+    `variable_order` (-g): the module's variables of every space in PTX declaration order;
+    ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
+    `weak`: those of the `visible` variables bound WEAK (-g's `.weak` ones).
     """
     try:
         info = arch_info(arch)
@@ -476,6 +480,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if debug_shared is not None:
         c.sections.append(Section(DEBUG_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, debug_shared[1],
                                   nobits_size=debug_shared[0]))
+
+    def _local_function_symbols(k: Kernel) -> None:
+        for name in k.externs:      # -g's out-of-line local functions, after their first caller
+            if name in local_functions and name not in local_sym:
+                syms.append(Symbol(name, 0, len(by_name[name].text), STT_FUNC, STB_LOCAL,
+                                   section=f".text.{name}"))
+                local_sym[name] = len(syms) - 1
+
     for i, k in enumerate(file_order):
         lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
         if not lead_function:
@@ -495,11 +507,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.extend(shared_groups.pop("region", {}).values())
             if not globals_:     # (else after them, below)
                 syms.extend(shared_groups.pop("module", {}).values())
-        for name in k.externs:      # -g's out-of-line local functions: after their first caller's text
-            if name in local_functions and name not in local_sym:
-                syms.append(Symbol(name, 0, len(by_name[name].text), STT_FUNC, STB_LOCAL,
-                                   section=f".text.{name}"))
-                local_sym[name] = len(syms) - 1
+        if i:       # (the first kernel's: after the module's variables, below)
+            _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
         if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
@@ -512,7 +521,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 section_symbol(".nv.constant4")
             if relocatable and any(g.section == ".nv.global" for g in globals_):
                 section_symbol(".nv.global")     # ptxas -c: before `.nv.global.init`'s
+            declared = {name: at for at, name in enumerate(variable_order)}
+            module_shared = shared_groups.pop("module", {})
             for g in globals_:
+                # (-g: the module's shared variables declared before it first)
+                syms.extend(module_shared.pop(n) for n in list(module_shared)
+                            if declared.get(n, -1) < declared.get(g.name, -1))
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
                 if g.name in visible:
@@ -522,7 +536,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
-            syms.extend(shared_groups.pop("module", {}).values())      # (seen: after `.global`s)
+            syms.extend(module_shared.values())
+            # -g's out-of-line local functions: after their first caller's text and the
+            # module's variables
+            _local_function_symbols(k)
             if lead_function:
                 section_symbol(f".text.{k.name}")
         syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
@@ -603,7 +620,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k is file_order[0]:       # relocatable: visible and undefined variables
             for g in globals_:
                 if g.name in visible:
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_GLOBAL, object_kind[1],
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0],
+                                       STB_WEAK if g.name in weak else STB_GLOBAL, object_kind[1],
                                        section=g.section))
                     var_sym[g.name] = len(syms) - 1
             for name, size in extern_variables:
@@ -766,10 +784,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     by_section: dict[str, list[Relocation]] = {}
     for g in globals_:
         for at, name, addend in (var_relocations or {}).get(g.name, []):
-            if name not in var_sym:
+            # a variable's address: generic; a function's (-g): its code address
+            if name not in var_sym and name not in func_sym:
                 raise CubinError(f"variable {g.name!r}: relocation against unknown symbol {name!r}")
             by_section.setdefault(g.section, []).append(
-                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend or None))
+                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend or None) if name in var_sym
+                else Relocation(offsets[g.name] + at, func_sym[name], R_CUDA_64, addend or None))
     for sec_name in (".nv.constant3", ".nv.global.init"):
         relocs = sorted(by_section.get(sec_name, []), key=lambda r: r.offset, reverse=True)
         for kind, chosen in (("rel", [r for r in relocs if r.addend is None]),

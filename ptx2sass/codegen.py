@@ -702,7 +702,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})
-    mod_layout = module_layout(module, filename, relocatable)
+    mod_layout = module_layout(module, filename, relocatable, full_debug)
     kernels, codes = [], []
     # the opcodes each function has (as written): the rewrites and scans below that only
     # concern a few opcodes skip a function without them (one walk instead of one each)
@@ -849,7 +849,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
-                                    visible=mod_layout.visible,
+                                    visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
@@ -865,7 +865,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
                                     samplers=[(v.name, *v.sampler) for v in module.variables
                                               if v.sampler is not None],
-                                    texmode_independent=module.texmode_independent))
+                                    texmode_independent=module.texmode_independent,
+                                    variable_order=[v.name for v in module.variables]))
     return cubin, codes
 
 
@@ -873,8 +874,9 @@ def debug_pointers(module: ir.Module, pointers: dict[str, int]) -> dict[str, int
     """-g: ptxas -g keeps an address-taken function in its own text section too, its address
     the relocated halves `MOV R, 32@lo(f)` / `32@hi(f)` and a call through a pointer
     `CALL.ABS.NOINC R` (measured, ptxas 13.5.37): such functions map to None (no pointer
-    table). Where they are not link targets (`lower_checked` keeps them in-text when an
-    initialiser holds an address), the pointers stay small numbers."""
+    table); an initialiser's are relocated against the function (`module_layout`). Where
+    they are not link targets (the module fell back to inlining), the pointers stay small
+    numbers."""
     linkable = {fn.name for fn in module.functions if abi.is_linkable(fn)}
     if not pointers or not set(pointers) <= linkable:
         return pointers
@@ -1123,12 +1125,9 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
     if keep_functions:
-        # (address-taken ones too, their addresses from relocations (`debug_pointers`), but
-        # where an initialiser holds one (not yet: those stay in-text copies behind a table)
-        from ptx2sass.inline import address_taken_functions, initialiser_functions
-        held = address_taken_functions(module) if initialiser_functions(module) else set()
-        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
-                    and f.name not in held}
+        # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
+        # in initialisers `module_layout`)
+        linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)

@@ -641,20 +641,6 @@ def address_taken_functions(module: ast.Module) -> set[str]:
     return out
 
 
-def initialiser_functions(module: ast.Module) -> set[str]:
-    """Names of the `.func`s a variable's initialiser holds the address of (`{f, g}`)."""
-    funcs = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
-    decls = [item for item in module.items if isinstance(item, ast.VariableDecl)]
-    work = [item.body for item in module.items if isinstance(item, ast.Function) and item.body is not None]
-    while work:
-        for st in work.pop().statements:
-            if isinstance(st, ast.Block):
-                work.append(st)
-            elif isinstance(st, ast.VariableDecl):
-                decls.append(st)
-    return {n for d in decls for n in ast.names(d.declarators) if n in funcs}
-
-
 def returns_struct(function: ast.Function) -> bool:
     """A `.param` array (a struct) among the function's return parameters."""
     return any(_is_array(decl) for decl in function.return_params)

@@ -53,9 +53,11 @@ class ModuleLayout:
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
     # Relocatable output: `.extern .global` variables another module defines (name, size),
-    # and the names of module variables other modules may name (`.visible`).
+    # and the names of module variables other modules may name (`.visible`; under -g also
+    # `.common` and `.weak`, whose symbols ptxas -g binds GLOBAL / WEAK).
     extern_variables: list[tuple[str, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
+    weak: set[str] = field(default_factory=set)         # (-g) those of them bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
     handles: dict[str, str] = field(default_factory=dict)
 
@@ -155,14 +157,18 @@ def _global_offsets(variables) -> dict[str, int]:
 
 
 def module_layout(module: ir.Module, filename: str | None = None,
-                  relocatable: bool = False) -> ModuleLayout:
+                  relocatable: bool = False, debug: bool = False) -> ModuleLayout:
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
     ptxas names them `$__<name>__<n>` in the cubin), in declaration order.
 
     Relocatable output (`-c`, as ptxas 13.5 writes it): no bank-4 table; the code builds a
     `.global`'s address from `32@lo(sym)`/`32@hi(sym)` relocations (placement value: the
     symbol's name), `.extern .global`s included, and every bodiless function is an extern
-    the code calls with `CALL.ABS.NOINC` relocated against its symbol."""
+    the code calls with `CALL.ABS.NOINC` relocated against its symbol.
+
+    `debug` (-g, as ptxas 13.5.37 -g writes it): the code builds `.global` addresses from
+    `32@lo/hi(sym)` relocations too (no bank-4 table), and a function's address in an
+    initialiser is an R_CUDA_64 relocation against the function (its own text section)."""
     out = ModuleLayout()
     if relocatable:
         for e in module.externs:
@@ -201,12 +207,17 @@ def module_layout(module: ir.Module, filename: str | None = None,
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
             out.visible.add(name)
+        elif debug and v.linkage in ("visible", "common", "weak") and fn_name is None:
+            # (ptxas 13.5.37 -g: GLOBAL symbols, WEAK for `.weak`, after the first kernel's)
+            out.visible.add(name)
+            if v.linkage == "weak":
+                out.weak.add(name)
         init = v.init
         if v.relocations:
-            init, relocs = _initial_addresses(v, module, const_offsets, filename)
+            init, relocs = _initial_addresses(v, module, const_offsets, filename, debug)
             if relocs:
                 out.relocations[name] = relocs
-        if v.space == "global" and relocatable:
+        if v.space == "global" and (relocatable or debug):
             where = Placement("global", name)
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         elif v.space == "global":
@@ -228,11 +239,12 @@ def module_layout(module: ir.Module, filename: str | None = None,
     return out
 
 
-def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename):
+def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, filename,
+                       debug: bool = False):
     """(initial bytes, relocations) of an initialiser holding addresses. A `.const`
     variable's address is its offset in bank 3, written into the bytes (as ptxas); a
-    `.global` one's is left to the loader (R_CUDA_G64). A function's address belongs to
-    call support."""
+    `.global` one's is left to the loader (R_CUDA_G64). A function's address is its
+    pointer value (call support), or under -g a relocation against the function."""
     from ptx2sass.abi import function_pointers
     spaces = {m.name: m.space for m in module.variables}
     pointers = function_pointers(module) if any(f.name == n for f in module.functions
@@ -243,7 +255,7 @@ def _initial_addresses(v: ir.Variable, module: ir.Module, const_offsets: dict, f
         if spaces.get(name) == "const" and name in const_offsets:
             value = const_offsets[name] + addend
             data[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
-        elif spaces.get(name) == "global":
+        elif spaces.get(name) == "global" or (debug and name in pointers):
             relocs.append((at, name, addend))
         elif name in pointers:            # a function's address: its pointer value (abi)
             value = pointers[name] + addend
