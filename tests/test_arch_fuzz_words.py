@@ -24,7 +24,9 @@ The lead's campaign 16 (sm_100, seeds 28000000-) adds the words of its emu_fail 
 immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend;
 `campaign16_ho_sm100.words`, seeds 28000500-28000999: ULEA.HI.X.SX32 of a uniform register
 and an immediate with UP carry-in, ULEA and S2UR SR_CgaCtaId under a uniform predicate,
-FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register).
+FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register; branch arch15's
+`arch15_sm100.words`, seeds 28001000-28001399: F2F.F16.F64.RZ of a uniform register, USEL
+under a uniform predicate, F2I.U32.F16.CEIL.NTZ of an immediate).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -47,7 +49,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "campaign16_sm100.words"), ("sm_100", "campaign16_viaddmnmx_sm100.words"),
          ("sm_100", "blackwell_iabs_ur.words"), ("sm_120", "blackwell_iabs_ur.words"),
          ("sm_90", "mufu_f16_ur_h1.words"), ("sm_100", "mufu_f16_ur_h1.words"),
-         ("sm_120", "mufu_f16_ur_h1.words"), ("sm_100", "campaign16_ho_sm100.words"))
+         ("sm_120", "mufu_f16_ur_h1.words"), ("sm_100", "campaign16_ho_sm100.words"),
+         ("sm_100", "arch15_sm100.words"))
 
 
 def _words():
