@@ -32,6 +32,7 @@ RULES = {
     "28000819": "HMMA.SP.16832.F32 -> PRMT 19",
     "28000836": "HMMA.SP.16832.F32.BF16 -> FMNMX 19, IMAD 20",
     "28000589": "UISETP's UP guards S2UR 11 after (as a uniform instruction)",
+    "28000972": "CS2R.32 R, SR_CgaSize -> IMAD 5",
     "28001138": "HMNMX2 -> HSETP2 4",
     "28001139": "FMUL -> HMMA 8 (an HMMA reads an FMUL result 7 after, as any other)",
     "28001193": "HMMA.1684.F32.TF32 -> IDP.2A 19 (HMMA -> HMMA 20)",
