@@ -490,14 +490,16 @@ def _result(launch: Launch, buffers) -> LaunchResult:
 def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffers: dict[str, tuple[int, bytes]],
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
                 hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
-                objects: list = (), textures: dict | None = None, shared_fill: int = 0) -> LaunchResult:
+                objects: list = (), textures: dict | None = None, shared_fill: int = 0,
+                timing=None) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
     `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
     their handle value); `textures`: module `.texref`/`.surfref` bindings by name;
-    `shared_fill`: the byte shared memory holds before the kernel writes it."""
+    `shared_fill`: the byte shared memory holds before the kernel writes it; `timing`: the
+    checker's class, as `run`'s."""
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
     launch.shared_fill = shared_fill
-    _attach_timing(launch, hazard_check, trace)
+    _attach_timing(launch, hazard_check, trace, timing)
     for obj in objects:
         launch.bindings.add(obj)
     for name, obj in (textures or {}).items():

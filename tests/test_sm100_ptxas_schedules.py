@@ -1,7 +1,8 @@
 """ptxas 13.5.37's sm_100 schedules that the hazard checker flagged before the sm_100 latency
 table learnt the rule each one shows (sched/latency/blackwell_sm100.json, `evidence`:
-`campaign16_fuzz`, `qspc`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
-28,000,000-28,000,999; held out: 28,001,000-28,001,399). ptxas's cubin of each must run with zero hazards."""
+`campaign16_fuzz`, `qspc`, `arch15`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
+28,000,000-28,000,999; held out: 28,001,000-28,001,399, which branch arch15
+took as tuning (its held-out range: 28,002,400-28,002,799)). ptxas's cubin of each must run with zero hazards."""
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,10 @@ RULES = {
     "28000589": "UISETP's UP guards S2UR 11 after (as a uniform instruction)",
     "28001425": "CS2R.32 R, SR_CgaSize -> IMAD 5 (campaign 17, held-out range, seen after its figures)",
     "28001923": "VIMNMX -> IMAD.HI reading it as its addend's high half 3 (campaign 17, as above)",
+    "28000972": "CS2R.32 R, SR_CgaSize -> IMAD 5",
+    "28001138": "HMNMX2 -> HSETP2 4",
+    "28001139": "FMUL -> HMMA 8 (an HMMA reads an FMUL result 7 after, as any other)",
+    "28001193": "HMMA.1684.F32.TF32 -> IDP.2A 19 (HMMA -> HMMA 20)",
 }
 
 

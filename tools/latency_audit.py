@@ -3,6 +3,8 @@ producer and the instructions that read (RAW) or overwrite (WAW) its result.
 
     .venv/bin/python -m tools.latency_audit [--arch sm_90] [--corpus zluda --corpus cuda
         --corpus tinygrad --corpus triton --corpus llvm] [--limit N] [--detail] [--json FILE]
+    .venv/bin/python -m tools.latency_audit --arch sm_100 --corpus fuzz --fuzz-seeds A:B
+        [--fuzz-opcodes HMMA,IDP]     (the fuzzer's programs, as a campaign for the arch makes them)
 
 ptxas's cubins are decoded with our codec (nvdisasm's listing only where the codec has a
 gap) and run in the emulator on the corpora's launches; the emulator records the exact
@@ -265,10 +267,13 @@ def _spread(items: list, limit: int | None) -> list:
 
 
 def launches(corpus: str, limit: int | None = None, max_threads: int = 4096, names=None,
-             arch: str = "sm_89"):
+             arch: str = "sm_89", fuzz: tuple = ()):
     """(name, runner) for each launch of a corpus, ptxas compiling for `arch`;
     runner(timing, decoder_for) → outcome. `names`: only these launches (zluda/cuda test
-    names, tinygrad file names)."""
+    names, tinygrad file names); `fuzz`: (seeds, opcodes) of the `fuzz` corpus."""
+    if corpus == "fuzz":
+        yield from _fuzz_launches(*fuzz, arch=arch)
+        return
     for name, run in _launches(corpus, limit, max_threads, arch):
         if names is None or name.split("/", 1)[1].removesuffix(".ptx") in names:
             yield name, run
@@ -347,16 +352,44 @@ def _launches(corpus: str, limit: int | None, max_threads: int, arch: str):
         raise ValueError(f"unknown corpus {corpus!r}")
 
 
+def _fuzz_launches(seeds, opcodes=(), arch: str = "sm_89"):
+    """The fuzzer's programs of `seeds` as a campaign for `arch` makes them (statements
+    ptxas refuses for the arch's `.target` peeled off), ptxas's cubin of each; with
+    `opcodes`, only the programs whose cubin holds every one of them (the others are not run:
+    running is what costs)."""
+    from types import SimpleNamespace
+
+    from ptx2sass.emu.loader import load_program
+    from ptx2sass.fuzz.campaign import Options, _only_newer_target, make_program, peel
+    from ptx2sass.fuzz.runner import compile_ptxas, execute, load_from_listing
+
+    def refusal(case):
+        cubin, detail = compile_ptxas(case)
+        return detail if cubin is None and _only_newer_target(detail) else None
+    for seed in seeds:
+        def run(timing, decoder_for, seed=seed):
+            case = peel(make_program(seed, Options(arch=arch)), arch, refusal, Options().peel)
+            cubin, _ = compile_ptxas(case)
+            if cubin is None:
+                return None
+            program = load_program(cubin, case.kernel, decoder_for(cubin))
+            if opcodes and not set(opcodes) <= {i.opcode for _, i in program.instructions}:
+                return SimpleNamespace(passed=False, reason="not run: lacks the opcodes asked for", result=None)
+            return SimpleNamespace(passed=True, reason="", result=execute(program, case, True, timing=timing))
+        yield f"fuzz/{seed}", run
+
+
 def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = None,
-              progress=None, names: dict | None = None, arch: str = "sm_89") -> Audit:
+              progress=None, names: dict | None = None, arch: str = "sm_89", fuzz: tuple = ()) -> Audit:
     """Audit the launches of `corpora` compiled by ptxas for `arch` against that arch's
     latency model; `limit`: at most that many launches per corpus (an even spread), or a
-    dict corpus → limit; `names`: corpus → the launches to take."""
+    dict corpus → limit; `names`: corpus → the launches to take; `fuzz`: (seeds, opcodes)
+    of the `fuzz` corpus (see _fuzz_launches)."""
     audit = Audit(arch=arch)
     model = audit_model(audit)
     for corpus in corpora:
         for name, runner in launches(corpus, limit.get(corpus) if isinstance(limit, dict) else limit,
-                                     names=(names or {}).get(corpus), arch=arch):
+                                     names=(names or {}).get(corpus), arch=arch, fuzz=fuzz):
             try:
                 outcome = runner(model, lambda cubin: _decoder(cubin, audit))
             except EmuFault as e:
@@ -366,6 +399,8 @@ def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = 
                 audit.skipped.append((name, "ptxas rejects"))
                 continue
             ok = getattr(outcome, "passed", getattr(outcome, "ok", False))
+            if not ok and outcome.reason.startswith("not run"):
+                continue
             if not ok and "fault" in (outcome.reason or ""):
                 audit.skipped.append((name, outcome.reason[:100]))
                 continue
@@ -561,7 +596,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_89", help="ptxas compiles for it; its latency table is audited")
     ap.add_argument("--corpus", action="append", choices=("zluda", "cuda", "tinygrad", "operand_kinds",
-                                                               "triton", "llvm"))
+                                                               "triton", "llvm", "fuzz"))
+    ap.add_argument("--fuzz-seeds", default="", help="the fuzz corpus's seeds (A:B, lists: as a campaign's)")
+    ap.add_argument("--fuzz-opcodes", default="",
+                    help="comma-separated: run only the fuzz programs whose ptxas cubin has all of them")
     ap.add_argument("--limit", type=int, default=None, help="at most N launches per corpus (even spread)")
     ap.add_argument("--detail", action="store_true", help="every RAW/WAW row, skipped launches")
     ap.add_argument("--json", type=Path, help="write the raw statistics here")
@@ -571,7 +609,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     corpora = args.corpus or ["zluda", "cuda", "tinygrad"]
     progress = None if args.quiet else (lambda name: print(f"  {name}", file=sys.stderr))
-    audit = run_audit(corpora, args.limit, progress, arch=args.arch)
+    from ptx2sass.fuzz.campaign import parse_seeds
+    fuzz = (parse_seeds(args.fuzz_seeds) if args.fuzz_seeds else [],
+            tuple(o for o in args.fuzz_opcodes.split(",") if o))
+    audit = run_audit(corpora, args.limit, progress, arch=args.arch, fuzz=fuzz)
     report(audit, args.detail, min_sites=args.min_sites)
     if args.json:
         args.json.write_text(json.dumps(to_json(audit), indent=1))

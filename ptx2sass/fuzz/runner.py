@@ -192,11 +192,12 @@ def load_from_listing(cubin: bytes, kernel: str):
     return load_program(cubin, kernel, cubin_listing_decoder(cubin))
 
 
-def execute(program, case: Case, hazard_check: bool = True, reconverge: str = "optimistic"):
+def execute(program, case: Case, hazard_check: bool = True, reconverge: str = "optimistic", timing=None):
     from ptx2sass.emu.launch import run_buffers
     data = launch_data(case)
     return run_buffers(program, case.grid, case.block, data.params, data.buffers,
-                       budget=BUDGET, hazard_check=hazard_check, objects=data.objects, reconverge=reconverge)
+                       budget=BUDGET, hazard_check=hazard_check, objects=data.objects, reconverge=reconverge,
+                       timing=timing)
 
 
 def stats(program, result) -> dict:
