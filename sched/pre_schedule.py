@@ -26,7 +26,7 @@ import heapq
 
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
-from ptx2sass.regalloc.liveness import liveness, use_def
+from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, unit_use_def, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_spaces
 
@@ -564,20 +564,25 @@ def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     return t
 
 
-def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int]) -> int:
-    live = {v for v in live_out if v in width}
-    cur = sum(width[v] for v in live)
-    peak = cur
+def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
+              fresh: set = frozenset()) -> int:
+    """The most registers of `width`'s vregs live at once, counted per part as the
+    allocator's liveness does (`liveness.unit_liveness`; `live_out` holds such units): a
+    group filled part by part (an mma fragment gathered by COPYs after its IMPLICIT_DEF)
+    holds only the parts written so far, so copying a value into a part costs no register,
+    and a pair whose high half is dead holds one."""
+    live = {u for u in live_out if u >> UNIT_BITS in width}
+    cur = peak = len(live)
     for ins in reversed(instrs):
-        uses, kills = use_def(ins)
+        uses, kills, _ = unit_use_def(ins, fresh)
         for k in kills:
             if k in live:
                 live.discard(k)
-                cur -= width[k]
+                cur -= 1
         for u in uses:
-            if u in width and u not in live:
+            if u not in live and u >> UNIT_BITS in width:
                 live.add(u)
-                cur += width[u]
+                cur += 1
         peak = max(peak, cur)
     return peak
 
@@ -619,11 +624,11 @@ def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], sched
     return out
 
 
-def _for_pressure(instrs, live_before, live_out, vfile, width, limit, lat):
+def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, lat):
     """The block scheduled for pressure around `limit`, and the pressure it reaches."""
     out = _reorder_block(instrs, live_before,
                          lambda region, after, _: _schedule_for_pressure(region, vfile, lat, width, after, limit))
-    return out, _pressure(out, live_out, width)
+    return out, _pressure(out, units_out, width, fresh)
 
 
 def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
@@ -636,6 +641,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
     preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
     live_out = liveness(mf)
+    fresh = fresh_writes(mf)
+    units_out = unit_liveness(mf, fresh)
     changed = 0
     for bi, b in enumerate(mf.blocks):
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
@@ -643,15 +650,15 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
                                                                             tied))
-        before = _pressure(b.instrs, live_out[bi], width)
-        after = _pressure(out, live_out[bi], width) if out != b.instrs else before
+        before = _pressure(b.instrs, units_out[bi], width, fresh)
+        after = _pressure(out, units_out[bi], width, fresh) if out != b.instrs else before
         if min(before, after) > high:
-            low, low_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile, width,
+            low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
                                               PRESSURE_LIMIT, lat)
             if low_pressure > high:
                 # the block needs many registers whatever the order: use the room up to
                 # the budget for latency rather than stop at the usual limit
-                roomy, roomy_pressure = _for_pressure(b.instrs, live_before, live_out[bi], vfile,
+                roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
                                                       width, low_pressure, lat)
                 if roomy_pressure <= budget:
                     low, low_pressure = roomy, roomy_pressure
@@ -665,14 +672,14 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
                                     lambda region, after, before: _schedule_region(
                                         region, vfile, lat, after, before, tied, width,
                                         PRESSURE_LIMIT - CAP_MARGIN))
-            capped_pressure = _pressure(capped, live_out[bi], width)
+            capped_pressure = _pressure(capped, units_out[bi], width, fresh)
             if (capped_pressure <= max(before, PRESSURE_LIMIT)
                     and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
                 out, after = capped, capped_pressure
         if out == b.instrs:
             continue
-        p_before = _pressure(b.instrs, live_out[bi], preds)
-        p_after = _pressure(out, live_out[bi], preds)
+        p_before = _pressure(b.instrs, units_out[bi], preds, fresh)
+        p_after = _pressure(out, units_out[bi], preds, fresh)
         if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1

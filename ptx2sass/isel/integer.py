@@ -847,6 +847,12 @@ class IntegerSelection:
         if isinstance(a, ir.Const) and (not isinstance(b, ir.Const) or (b.value == 0 and a.value != 0)):
             a, b = b, a
             cond = VOp(cond.reg, inv=not cond.inv) if isinstance(cond, VOp) else Reg("P", 7, inv=not cond.inv)
+        if ins.type == "f32":
+            # FSEL, a bitwise select on the FMA pipe, as ptxas writes selp.f32 (`FSEL R15, R14,
+            # -INF, !P0`): it leaves the integer ALU, which SEL shares with the address and
+            # compare arithmetic beside it (flash attention's causal mask)
+            self.emit("FSEL", (), [self.dst(d), self.reg_part(a, 0), self.fsrc(b), cond])
+            return
         if r.width > 1:
             self.begin_wide(d)
         for k in range(r.width):
