@@ -61,7 +61,7 @@ class Estimate:
         return self.cycles / self.facts.clock_mhz
 
 
-@dataclass
+@dataclass(eq=False)           # a warp is itself: `remove` must not compare traces
 class _Warp:
     ops: list
     cta: "_Cta"
@@ -78,7 +78,7 @@ class _Warp:
         return self.i >= len(self.ops)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Cta:
     warps: list
     start: float = 0.0
