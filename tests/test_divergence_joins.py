@@ -10,35 +10,8 @@ from __future__ import annotations
 
 import random
 
-from ptx2sass import ir
-from ptx2sass import divergence
+from ptx2sass import divergence, ir
 from ptx2sass.divergence import _joins
-
-
-def _whole_sweep(branch: ir.Block) -> set[int]:
-    """Joins by labelling the whole of what the branch reaches, in reverse postorder, until
-    nothing changes: each block takes the label its incoming edges agree on (an edge from
-    the branch labels with its target), a block where two disagree is a join for good."""
-    order = ir.reverse_postorder_from(branch)[1:]
-    inside = {id(b) for b in order}
-    label: dict[int, int] = {}
-    joins: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for b in order:
-            if id(b) in joins:
-                continue
-            came = {id(b) if p is branch else label.get(id(p)) for p in b.preds
-                    if p is branch or id(p) in inside}
-            came.discard(None)
-            if len(came) > 1:
-                joins.add(id(b))
-            new = id(b) if len(came) != 1 else came.pop()
-            if label.get(id(b)) != new:
-                label[id(b)] = new
-                changed = True
-    return joins
 
 
 def _reference(branch: ir.Block) -> set[int]:
@@ -80,31 +53,6 @@ def _reference(branch: ir.Block) -> set[int]:
                 closure.add(y)
                 work.append(y)
     return {y for y in closure if isinstance(y, int)}
-
-
-def _graph(rng: random.Random, n: int) -> list[ir.Block]:
-    blocks = [ir.Block(f"b{k}") for k in range(n)]
-    for k, b in enumerate(blocks[:-1]):
-        kind = rng.random()
-        if kind < 0.15 and k:
-            continue                                   # an exit
-        targets = [blocks[k + 1]]                      # fall through
-        if kind > 0.4:
-            targets.append(rng.choice(blocks[1:]))     # forward or back: loops, irreducible
-        if kind > 0.9:
-            targets.append(rng.choice(blocks[1:]))
-        for t in dict.fromkeys(targets):
-            ir.link(b, t)
-    return blocks
-
-
-def _analyses(fn: ir.Function):
-    """What `divergent_values` hands `_joins`: post-dominators and components."""
-    idom = ir.dominators(fn)
-    blocks = [b for b in fn.blocks if b in idom]
-    ipdom = ir.immediate_dominators([b for b in blocks if not b.succs],
-                                    lambda b: [p for p in b.preds if p in idom], lambda b: b.succs)
-    return blocks, ipdom, ir.components([fn.entry], lambda b: b.succs)
 
 
 def _graph(rng: random.Random, n: int) -> list[ir.Block]:
