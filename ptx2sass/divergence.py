@@ -84,40 +84,67 @@ def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit
     the label its incoming edges agree on (an edge from the branch labels with its target);
     where they disagree the block is a join and labels onward with itself.
 
-    `meet` (the branch's immediate post-dominator) bounds the walk where nothing past it
-    flows back before it: every predecessor of a block up to `meet` is then the branch, a
-    block up to `meet`, or one `meet` cannot reach (its strongly connected component, in
-    `component`, comes before meet's). Past `meet` every path carries meet's label, so no
-    block there is a join; the labels up to it are those of the whole walk. Otherwise (or
-    without `meet`) the whole of what the branch reaches is walked. `limit` bounds the rounds
-    of a bounded walk as the whole walk's length would."""
+    `meet` (the branch's immediate post-dominator) bounds the walk: every path from the
+    branch to an exit passes it, and past it every path carries meet's label. Where
+    nothing past it flows back before it, every predecessor of a block up to `meet` is the
+    branch, a block up to `meet`, or one `meet` cannot reach (its strongly connected
+    component, in `component`, comes before meet's), and the labels up to it are those of
+    the whole walk. Where something does (a predecessor in meet's component: meet reaches
+    it without passing the branch again, as the enclosing loops re-enter a nested loop's
+    header), that predecessor brings meet's label, if the first round's labels and joins
+    are final (a second round changes nothing); otherwise, or without `meet`, the whole of
+    what the branch reaches is walked (N nested loops' latches each walked the whole nest:
+    quadratic). `limit` bounds the rounds of a bounded walk as the whole walk's length
+    would."""
     order = None
+    past: set[int] = set()                 # predecessors past `meet` that meet reaches
     if meet is not None:
         order = _walk(branch, meet)
         inside = {id(b) for b in order}
         bound = component.get(id(meet))
         for b in order:
             for p in b.preds:
-                if p is not branch and id(p) not in inside and component.get(id(p), bound + 1) <= bound:
-                    order = None              # something past `meet` may come back here
+                c = component.get(id(p))
+                if p is branch or id(p) in inside or c is None or c > bound:
+                    continue
+                if c < bound:              # b reaches no exit: meet may or may not reach p
+                    order = None
                     break
+                past.add(id(p))
             if order is None:
                 break
+        if order is not None and past:
+            joins = _sweep(branch, order, past, meet, 1)
+            if joins is not None:
+                return joins
+            order = None                   # labels settled late: walk everything
     if order is None:
         order = _walk(branch, None)
         limit = len(order)
+        past = set()
+    return _sweep(branch, order, past, meet, limit + 2)
+
+
+def _sweep(branch: ir.Block, order: list[ir.Block], past: set[int], meet, rounds: int):
+    """`_joins`' labelling over `order` (reverse postorder). A predecessor in `past` brings
+    meet's label. With `rounds` = 1, None unless the first round's labels and joins are
+    final (a second round changes nothing)."""
     inside = {id(b) for b in order}
+    mid = id(meet)
     label: dict[int, int] = {}
     joins: set[int] = set()
-    for _ in range(limit + 2):
+    for round in range(max(rounds, 2)):
         changed = False
+        before = len(joins)
         for b in order:
             bid = id(b)
             if bid in joins:
                 continue
             new = None                      # the one label the edges in agree on
             for p in b.preds:
-                came = bid if p is branch else label.get(id(p)) if id(p) in inside else None
+                pid = id(p)
+                came = (bid if p is branch else label.get(pid) if pid in inside
+                        else label.get(mid) if pid in past else None)
                 if came is None or came == new:
                     continue
                 if new is not None:         # a second label came in
@@ -130,8 +157,10 @@ def _joins(branch: ir.Block, meet: ir.Block | None = None, component=None, limit
             if label.get(bid) != new:
                 label[bid] = new
                 changed = True
-        if not changed:
+        if not changed and len(joins) == before:
             break
+        if round >= 1 and rounds == 1:
+            return None
     return joins
 
 

@@ -30,11 +30,15 @@ MARGIN = 8                   # registers left free for the reloads' short-lived 
                              # (a quarter of the class where it is small)
 
 
-def pressures(mf: MFunction) -> dict[str, int]:
-    """Class -> the most registers of it (32-bit units) live at once anywhere in `mf`."""
+def pressures(mf: MFunction, solved: dict | None = None) -> dict[str, int]:
+    """Class -> the most registers of it (32-bit units) live at once anywhere in `mf`.
+    `solved`, where given, receives the liveness worked out on the way ("fresh",
+    "live_out"), for `furthest_next_use` on the same, unchanged code."""
     vregs = mf.vregs
     fresh = fresh_writes(mf)
     live_out = liveness(mf, fresh)
+    if solved is not None:
+        solved.update(fresh=fresh, live_out=live_out)
     most = {"R": 0, "P": 0}
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
@@ -60,17 +64,22 @@ def pressures(mf: MFunction) -> dict[str, int]:
     return most
 
 
-def furthest_next_use(mf: MFunction, cls: str, capacity: int, cost: dict[int, float]) -> list[int]:
+def furthest_next_use(mf: MFunction, cls: str, capacity: int, cost: dict[int, float],
+                      solved: dict | None = None) -> list[int]:
     """Vreg ids of class `cls` to spill so that at most `capacity - MARGIN` registers of it
     are live at any point. The value to go is the one whose next read is furthest ahead
     per unit of `cost` (what spilling it everywhere costs: a base address read by every
     load is never worth spilling for the stretch where it waits for its last reader).
-    Precoloured registers (infinite cost) stay."""
+    Precoloured registers (infinite cost) stay. `solved`: `pressures`' liveness of this
+    very code, if at hand."""
     width = {v.id: v.width for v in mf.vregs
              if v.cls == cls and cost.get(v.id, 0) != float("inf")}
     target = capacity - min(MARGIN, capacity // 4)
-    fresh = fresh_writes(mf)
-    live_out = liveness(mf, fresh)
+    if solved:
+        fresh, live_out = solved["fresh"], solved["live_out"]
+    else:
+        fresh = fresh_writes(mf)
+        live_out = liveness(mf, fresh)
     spilled: set[int] = set()
     for i, b in enumerate(mf.blocks):
         effects = [use_def(ins, fresh) for ins in b.instrs]
@@ -147,13 +156,15 @@ def prespill(mf: MFunction, registers: dict[str, list[int]], spill, costs) -> in
     live at once; returns how many values went. `costs()`: vreg id -> spill cost.
     Predicates first (their homes are general registers)."""
     count = 0
-    most = pressures(mf)
+    solved: dict = {}                # the liveness `most` was counted on, while the code is so
+    most = pressures(mf, solved)
     for cls in ("P", "R"):
         if most[cls] <= PRESPILL_ABOVE:
             continue
-        vids = furthest_next_use(mf, cls, len(registers[cls]), costs())
+        vids = furthest_next_use(mf, cls, len(registers[cls]), costs(), solved)
         spill(vids)
         count += len(vids)
+        solved = {}
         if cls == "P":
-            most = pressures(mf)     # spilled predicates live on in general registers
+            most = pressures(mf, solved)     # spilled predicates live on in general registers
     return count
