@@ -533,10 +533,12 @@ class Checker:
         op = ins.opcode
         forms = isa.FORMS.get(op)
         sink_source = False
-        if any(type(o) is ast.VectorOperand or type(o) is ast.Address for o in ins.operands):
-            sink_source = self.sink_vectors(ins, scope)
-            if sink_source is None:
-                return
+        for operand in ins.operands:
+            if type(operand) in _BRACKETED:
+                sink_source = self.sink_vectors(ins, scope)
+                if sink_source is None:
+                    return
+                break
         self.check_features(ins)
         if op == "st" and ".bulk" in ins.modifiers:
             self.check_st_bulk(ins, scope)
@@ -1424,6 +1426,7 @@ _BINARY = {
 
 
 SINK_SOURCE = "Sink '_' not allowed as a source operand"
+_BRACKETED = frozenset((ast.VectorOperand, ast.Address))     # where a vector may stand
 
 
 def _is_256_bit_access(opcode: str, modifiers) -> bool:

@@ -472,7 +472,15 @@ class MemorySelection:
 
     def else_values_into(self, ins, part) -> None:
         """A guarded vector load's else-values into the registers it loads (word i: part(i)),
-        unguarded, so the guarded load overwrites them (see load_vector)."""
+        unguarded, so the guarded load overwrites them (see load_vector). None where no
+        element's old value matters (never written before, or a sink or an unread result:
+        they keep whatever the registers hold; ptxas's code has no copies there either); a
+        few such among ones that matter are copied all the same, which keeps the register
+        groups' copies coalescing (a `{defined, undefined, ...}` merge left partly unwritten
+        cost 12 MOVs shuffling the quads of a 256-bit load)."""
+        if all(isinstance(m, ir.Value) and m.id in self.undefined or self.never_read(d)
+               for m, d in zip(ins.merge, ins.dests)):
+            return
         guard, self.guard = self.guard, None
         words = _bits(ins.type) // 32
         for k, m in enumerate(ins.merge):
