@@ -14,6 +14,7 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
 from ptx2sass.errors import CompileError
+from test_codegen_wide256 import _ptx as wide_ptx
 
 THREADS = 32
 WORDS = 80          # per thread, in and out
@@ -40,18 +41,7 @@ st.global.L1::no_allocate.v8.b32 [%rd1+256], {{_, %r6, _, %r6, _, %r2, _, %r7}};
 
 
 def _ptx(arch, body=BODY):
-    return f""".version 8.8
-.target {arch}
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u64 in)
-{{
-.reg .b64 %rd<16>; .reg .b32 %r<12>; .reg .f32 %f<8>; .reg .f64 %fd<4>; .reg .pred %p<2>;
-ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
-mov.u32 %r10, %tid.x; mul.wide.u32 %rd3, %r10, {4 * WORDS};
-add.s64 %rd1, %rd1, %rd3; add.s64 %rd2, %rd2, %rd3;
-{body}
-ret;
-}}"""
+    return wide_ptx(arch, body, WORDS)
 
 
 def _inputs():

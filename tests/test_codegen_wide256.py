@@ -42,7 +42,8 @@ st.global.u64 [%rd1+224], %rd8;
 """
 
 
-def _ptx(arch):
+def _ptx(arch, body=BODY, words=WORDS):
+    """The kernel around `body`: %rd1/%rd2 = this thread's `words` words out/in."""
     return f""".version 8.8
 .target {arch}
 .address_size 64
@@ -50,9 +51,9 @@ def _ptx(arch):
 {{
 .reg .b64 %rd<16>; .reg .b32 %r<12>; .reg .f32 %f<8>; .reg .f64 %fd<4>; .reg .pred %p<2>;
 ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
-mov.u32 %r10, %tid.x; mul.wide.u32 %rd3, %r10, {4 * WORDS};
+mov.u32 %r10, %tid.x; mul.wide.u32 %rd3, %r10, {4 * words};
 add.s64 %rd1, %rd1, %rd3; add.s64 %rd2, %rd2, %rd3;
-{BODY}
+{body}
 ret;
 }}"""
 
