@@ -204,8 +204,9 @@ _NARROW = {1: np.uint8, 2: np.uint16}
 # (`STG [..], R8, R12`), as ptxas's code moves a loaded vector to a store. A load's optional
 # last operand masks the words (bit k: word k); ptxas writes it for a partly read vector
 # and packs each quad's loaded words into its first registers (`R25, R22, …, 0x25`: words
-# 0 and 2 in R22, R23, word 5 in R25; a quad with no word is RZ). A model read off ptxas's
-# code, not hardware-checked.
+# 0 and 2 in R22, R23, word 5 in R25; a quad with no word is RZ); a store's mask likewise
+# (`STG … R4, R8, 0xcd`: words 0,2,3 from R4..R6, 6,7 from R8, R9; PTX's sinks `_`). A
+# model read off ptxas's code, not hardware-checked.
 
 def _wide256_address(w, ins, mem, mask) -> np.ndarray:
     addrs = address(w, mem, True)[mask]
@@ -242,12 +243,23 @@ def _load256(w, ins, mask):
 
 
 def _store256(w, ins, mask):
+    """All 8 words, or (a last mask operand, PTX's sinks in `st.v8`) only the masked ones,
+    each quad's stored words packed into its first registers as a masked load's; the other
+    words of memory keep their values (a quad with no stored word is RZ)."""
     mem, lo, hi = ins.operands[0], ins.operands[1], ins.operands[2]
-    if _word_mask(ins) != 0xFF:
-        raise EmuFault(f"`{ins}`: a masked 256-bit store is not modelled")
     addrs = _wide256_address(w, ins, mem, mask)
-    for half, quad in ((0, lo), (16, hi)):
-        w.launch.gmem.scatter(addrs + U64(half), _element_values(w, quad, 16, mask, False), 16)
+    used = _word_mask(ins)
+    if used == 0xFF:
+        for half, quad in ((0, lo), (16, hi)):
+            w.launch.gmem.scatter(addrs + U64(half), _element_values(w, quad, 16, mask, False), 16)
+        return
+    for quad, first in ((lo, 0), (hi, 4)):
+        slot = 0
+        for k in range(first, first + 4):
+            if used >> k & 1:
+                r = quad if quad.is_zero else reg(quad.file, quad.index + slot)
+                w.launch.gmem.scatter(addrs + U64(4 * k), widen(w.r(r), w.width)[mask], 4)
+                slot += 1
 
 
 def _element_values(w, src: Reg, size: int, lanes: np.ndarray, every: bool) -> np.ndarray:

@@ -532,6 +532,13 @@ class Checker:
                 self.error("Predicate expression expected", ins)
         op = ins.opcode
         forms = isa.FORMS.get(op)
+        sink_source = False
+        for operand in ins.operands:
+            if type(operand) in _BRACKETED:
+                sink_source = self.sink_vectors(ins, scope)
+                if sink_source is None:
+                    return
+                break
         self.check_features(ins)
         if op == "st" and ".bulk" in ins.modifiers:
             self.check_st_bulk(ins, scope)
@@ -549,6 +556,8 @@ class Checker:
             self.check_call(ins, scope)
             return
         if forms is None or lenient:
+            if sink_source:
+                self.error(SINK_SOURCE, ins)
             if lenient:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
@@ -567,6 +576,9 @@ class Checker:
         form, types, name, problem = select_form(op, ins.modifiers)
         if problem:
             self.error(problem, ins)
+        if sink_source:
+            self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
+        if problem:
             return
         n = len(ins.operands)
         if not form.optional_from <= n <= len(form.operands):
@@ -583,6 +595,31 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def sink_vectors(self, ins: ast.Instruction, scope: _Scope) -> bool | None:
+        """Sinks `_` in `{...}` vectors, as ptxas types them: a vector of sinks only has no
+        element type ('Unable to infer ...', and the instruction matches no form: None, all
+        reported). True where a sink stands among sources (a vector past the first operand
+        or in an address), which ptxas refuses, except in a 256-bit `st` (sm_100's
+        word-masked store) and in `mov`'s packing (`check_packing` decides that)."""
+        vectors = []
+        for index, operand in enumerate(ins.operands):
+            if type(operand) is ast.VectorOperand:
+                vectors.append((operand, index > 0))
+            elif type(operand) is ast.Address:
+                vectors += [(e, True) for e in operand.elements if type(e) is ast.VectorOperand]
+        sink_source = False
+        for vector, source in vectors:
+            sinks = [type(e) is ast.Name and e.name == "_" for e in vector.elements]
+            if all(sinks):
+                self.error("Unable to infer type of vector elements (assuming .b8)", ins)
+                self.mismatch(_display_name(ins.opcode, ins.modifiers), ins)
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return None
+            sink_source |= source and any(sinks)
+        return sink_source and ins.opcode != "mov" \
+            and not (ins.opcode == "st" and _is_256_bit_access("st", ins.modifiers))
 
     def note_double_use(self, ins: ast.Instruction):
         """--warn-on-double-precision-use's warning, among the errors in instruction order
@@ -964,6 +1001,8 @@ class Checker:
                 return True
             good = True
             for element in operand.elements:
+                if type(element) is ast.Name and element.name == "_":
+                    continue      # (a source's: `sink_vectors`)
                 if not self.check_value(ins, index, "d" if code == "V2" else "a", element,
                                         ".b32", scope, relaxed):
                     good = False
@@ -1037,7 +1076,7 @@ class Checker:
         t = type(operand)
         if t is ast.VectorOperand:
             if ins.opcode == "mov":
-                return self.check_packing(operand, want, scope)
+                return self.check_packing(ins, role, operand, want, scope)
             self.error(f"Vector operand is not allowed for instruction '{ins.opcode}'", ins)
             return True
         if role == "d":
@@ -1124,10 +1163,12 @@ class Checker:
         self.resolve_names(operand, scope, self.labels)
         return False
 
-    def check_packing(self, vector: ast.VectorOperand, want: str, scope) -> bool:
-        """`mov.b64 {lo, hi}, d` / `mov.b32 r, {h0, h1}`: the pieces fill the type exactly."""
+    def check_packing(self, ins, role, vector: ast.VectorOperand, want: str, scope) -> bool:
+        """`mov.b64 {lo, hi}, d` / `mov.b32 r, {h0, h1}`: the pieces fill the type exactly; a
+        sink only among the results."""
         total = 0
         immediates = 0
+        sinks = 0
         for element in vector.elements:
             if _constant_value(element) is not None:
                 immediates += 1
@@ -1135,7 +1176,8 @@ class Checker:
             if type(element) is not ast.Name:
                 return False
             if element.name == "_":
-                return True
+                sinks += 1
+                continue
             sym = self.lookup(element, scope)
             if sym is None:
                 self.unknown(element)
@@ -1145,8 +1187,13 @@ class Checker:
             total += isa.TYPE_BITS.get(sym.type, 0)
         if isa.type_class(want) != "b":
             return False
+        # a sink is as wide as the registers beside it (32 bits beside immediates only)
+        total += sinks * (total // max(len(vector.elements) - immediates - sinks, 1) or 32)
         bits = isa.TYPE_BITS.get(want, 0)
-        return total == bits if not immediates else total < bits
+        fits = total == bits if not immediates else total < bits
+        if fits and sinks and role == "a":
+            self.error(SINK_SOURCE, ins)
+        return fits
 
     def is_pred(self, name, scope) -> bool:
         if type(name) is not ast.Name:
@@ -1376,6 +1423,10 @@ _BINARY = {
     "||": lambda a, b: int(bool(a or b)), "==": lambda a, b: int(a == b),
     "!=": lambda a, b: int(a != b),
 }
+
+
+SINK_SOURCE = "Sink '_' not allowed as a source operand"
+_BRACKETED = frozenset((ast.VectorOperand, ast.Address))     # where a vector may stand
 
 
 def _is_256_bit_access(opcode: str, modifiers) -> bool:

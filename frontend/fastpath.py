@@ -19,14 +19,16 @@ from ptx2sass.frontend.lexer import FUNDAMENTAL_TYPES, NOT_DECLARABLE
 _NAME = r"[%$A-Za-z_][\w$]*(?:\.[\w$]+)?"
 _INT = r"(?:0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)U?"
 _HEXF = r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}"
-_OPERAND = (rf"(?:{_HEXF}|-?{_INT}|{_NAME}"
-            rf"|\[[ \t]*(?:{_NAME}(?:[ \t]*[+-][ \t]*-?{_INT})?|{_INT})[ \t]*\]"
+# (a bare sink `_` takes the grammar, which decides where ptxas allows one)
+_VALUE_NAME = rf"(?!_(?![\w$]))" + _NAME
+_OPERAND = (rf"(?:{_HEXF}|-?{_INT}|{_VALUE_NAME}"
+            rf"|\[[ \t]*(?:{_VALUE_NAME}(?:[ \t]*[+-][ \t]*-?{_INT})?|{_INT})[ \t]*\]"
             rf"|\{{[ \t]*{_NAME}(?:[ \t]*,[ \t]*{_NAME})*[ \t]*\}})")
 _OPCODE = r"[A-Za-z_][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
 
 # (the blanks and a `//` comment after the `;` are taken too: the lexer would skip them next)
 STATEMENT = re.compile(
-    rf"(?:@(?P<neg>!?)(?P<pred>{_NAME})[ \t]+)?(?P<op>{_OPCODE})"
+    rf"(?:@(?P<neg>!?)(?P<pred>{_VALUE_NAME})[ \t]+)?(?P<op>{_OPCODE})"
     rf"(?:[ \t]+(?P<ops>{_OPERAND}(?:[ \t]*,[ \t]*{_OPERAND})*))?[ \t]*;"
     r"(?:[ \t\r\f\v]|//[^\n]*)*")
 assert tuple(STATEMENT.groupindex) == ("neg", "pred", "op", "ops")     # `build` unpacks them

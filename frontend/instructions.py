@@ -330,6 +330,7 @@ SUBOPCODES: dict[str, frozenset] = {
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
     "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
     "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
+    "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
 }
 
 # A required modifier group that is missing, by a spelling it contains -> ptxas's message.

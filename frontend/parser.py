@@ -590,6 +590,7 @@ def p_instruction(p):
                    | IDENT operands_opt"""
     line, col = _pos(p, 1)
     opcode, *mods = p[1].split(".")
+    _sinks_in_place(p[2], p.lexer.filename)
     p[0] = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods),
                            operands=p[2], line=line, column=col)
 
@@ -599,14 +600,50 @@ def p_instruction_guarded(p):
                    | guard IDENT operands_opt"""
     line, col = _pos(p, 2)
     opcode, *mods = p[2].split(".")
+    _sinks_in_place(p[3], p.lexer.filename)
     p[0] = ast.Instruction(opcode=opcode, modifiers=tuple("." + m for m in mods),
                            operands=p[3], guard=p[1], line=line, column=col)
+
+
+def _sinks_in_place(operands: list, filename):
+    """ptxas's grammar takes the sink `_` only as a whole first operand (or a side of its
+    `d|p` pair), an element of a `{...}` vector, or inside a call's parentheses (a sink
+    result is fine; ptxas refuses a sink argument by meaning, not syntax): anywhere else
+    (`add.s32 %r2, %r1, _`, `st.global.b32 [%rd1], _`, `[_]`) it is a syntax error.
+    A vector holding a sink as a source is the checker's ('Sink '_' not allowed ...')."""
+    for index, operand in enumerate(operands):
+        t = type(operand)
+        if t is ast.Name and index == 0 or t is ast.PairOperand and index == 0 \
+                or t is ast.ParenList:
+            continue
+        stack = [operand]
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Name:
+                if n.name == "_":
+                    raise CompileError("Parsing error near '_': syntax error", filename,
+                                       n.line, n.column, severity="fatal")
+            elif t is ast.VectorOperand:
+                stack += [e for e in n.elements if type(e) is not ast.Name]
+            elif t is ast.Address:
+                stack += n.elements
+            elif t is ast.Binary:
+                stack += (n.right, n.left)
+            elif t is ast.Unary:
+                stack.append(n.operand)
+            elif t is ast.PairOperand:
+                stack += (n.second, n.first)
 
 
 def p_guard(p):
     """guard : AT name
              | AT BANG name"""
     line, col = _pos(p, 1)
+    if p[len(p) - 1].name == "_":
+        n = p[len(p) - 1]
+        raise CompileError("Parsing error near '_': syntax error", p.lexer.filename, n.line,
+                           n.column, severity="fatal")
     p[0] = ast.Guard(predicate=p[len(p) - 1], negated=len(p) == 4, line=line, column=col)
 
 

@@ -788,12 +788,13 @@ class _FunctionLowering:
         ins.attrs["coords"] = len(coords)
         return handle + coords + list(srcs_ast[1:])
 
-    def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block) -> None:
+    def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block,
+                          plain: bool = True) -> None:
         plan = _PLANS.get((st.opcode, st.modifiers, len(st.operands)), False)
         if plan is False:
             plan = _PLANS[(st.opcode, st.modifiers, len(st.operands))] = \
                 _plain_plan(st.opcode, st.modifiers, len(st.operands))
-        if plan is not None:
+        if plan is not None and plain:
             return self.lower_plain(st, scope, block, plan)
         if st.opcode in DYNAMIC_STACK_OPCODES:
             return self.lower_dynamic_stack(st, scope, block)
@@ -844,6 +845,8 @@ class _FunctionLowering:
             srcs_ast = operands[1:] if has_result else operands
             if st.opcode in TEXTURE_OPCODES and srcs_ast and isinstance(srcs_ast[0], ast.Address):
                 srcs_ast = self.texture_operand(ins, srcs_ast, scope, block, out)
+            if st.opcode == "st" and len(srcs_ast) == 2 and type(srcs_ast[1]) is ast.VectorOperand:
+                srcs_ast = [srcs_ast[0], _without_sinks(ins, srcs_ast[1])]
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i, rest), out)
                     for i, o in enumerate(srcs_ast)]
             ins.srcs = _flatten(srcs) if list in map(type, srcs) else srcs
@@ -867,6 +870,8 @@ class _FunctionLowering:
         with plain registers and integer literals read (and a plain register written)
         without the general operand walk; `read`'s first look, in the block's own
         definitions, is made here."""
+        if st.opcode == "st" and _has_sink(st.operands[-1]):
+            return self.lower_instruction(st, scope, block, plain=False)   # (`_without_sinks`)
         ty, types, rest, space, has_result, src_types, masks = plan
         ins = ir.Instr(st.opcode, modifiers=rest, type=ty, types=types, line=st.line)
         if space is not None:
@@ -1056,6 +1061,25 @@ def _same(a, b) -> bool:
         return a is b
     return a == b
 
+
+
+def _has_sink(node) -> bool:
+    return type(node) is ast.VectorOperand and any(
+        type(e) is ast.Name and e.name == "_" for e in node.elements)
+
+
+def _without_sinks(ins: ir.Instr, vector: ast.VectorOperand) -> ast.VectorOperand:
+    """A 256-bit `st`'s sinks (`{%r1, _, ...}`: the frontend allows them there only): their
+    element indices in `attrs["sinks"]` (the store leaves those words of memory as they
+    are), a zero in their place among the sources."""
+    sinks = frozenset(k for k, e in enumerate(vector.elements)
+                      if type(e) is ast.Name and e.name == "_")
+    if not sinks:
+        return vector
+    ins.attrs["sinks"] = sinks
+    return ast.VectorOperand(elements=[
+        ast.IntLit(value=0, text="0", line=e.line, column=e.column) if k in sinks else e
+        for k, e in enumerate(vector.elements)], line=vector.line, column=vector.column)
 
 def _flatten(items: list) -> list:
     out = []

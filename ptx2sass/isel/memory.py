@@ -472,7 +472,15 @@ class MemorySelection:
 
     def else_values_into(self, ins, part) -> None:
         """A guarded vector load's else-values into the registers it loads (word i: part(i)),
-        unguarded, so the guarded load overwrites them (see load_vector)."""
+        unguarded, so the guarded load overwrites them (see load_vector). None where no
+        element's old value matters (never written before, or a sink or an unread result:
+        they keep whatever the registers hold; ptxas's code has no copies there either); a
+        few such among ones that matter are copied all the same, which keeps the register
+        groups' copies coalescing (a `{defined, undefined, ...}` merge left partly unwritten
+        cost 12 MOVs shuffling the quads of a 256-bit load)."""
+        if all(isinstance(m, ir.Value) and m.id in self.undefined or self.never_read(d)
+               for m, d in zip(ins.merge, ins.dests)):
+            return
         guard, self.guard = self.guard, None
         words = _bits(ins.type) // 32
         for k, m in enumerate(ins.merge):
@@ -714,6 +722,10 @@ class MemorySelection:
         total = n * bits
         if total == 256:
             # sm_100+, global or generic (the frontend's rule): `STG.E.ENL2.256 [a], lo, hi`
+            if ins.attrs.get("sinks"):
+                self.ordered_access(ins, False, "STG", mods, ("256",),
+                                    [mem, *self.masked_256_data(data, bits, ins.attrs["sinks"])], 0)
+                return
             half = n // 2
             self.ordered_access(ins, False, "STG", mods, ("256",),
                                 [mem, self.data_words(data[:half], bits), self.data_words(data[half:], bits)], 0)
@@ -722,6 +734,37 @@ class MemorySelection:
             raise self.unsupported(f"vector `st` of {n} x {ty}")
         self.ordered_access(ins, False, store, mods, self.WORD_SIZE[total],
                             [mem, self.data_words(data, bits)], 0)
+
+    def masked_256_data(self, data, bits: int, sinks) -> list:
+        """A 256-bit store with sinks: `lo, hi, mask` of `STG.E.ENL2.256 [a], lo, hi, mask`
+        (bit k: word k stored), each quad's stored words packed into its first registers
+        (1, 2 or 4 of them), a quad with none RZ, as ptxas writes it. Zeros of 64-bit
+        elements only are RZ (`{_, 0, _, 0}`: `RZ, RZ, 0xcc`); 32-bit zeros ptxas puts into
+        registers."""
+        per = bits // 32
+        kept = [(k, w) for k in range(len(data)) if k not in sinks for w in range(per)]
+        mask = sum(1 << (k * per + w) for k, w in kept)
+        zeros = per == 2 and all(isinstance(data[k], ir.Const) and data[k].value == 0 for k, _ in kept)
+        quads = []
+        for q in (0, 1):
+            words = [(k, w) for k, w in kept if (k * per + w) // 4 == q]
+            if not words or zeros:
+                quads.append(RZ)
+                continue
+            width = {3: 4}.get(len(words), len(words))
+            t = self.mf.new_vreg("R", width)
+            if width > 1:
+                self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+            for slot, (k, w) in enumerate(words):
+                at, v = VOp(t, slot if width > 1 else None), data[k]
+                if isinstance(v, ir.Value) and v.id in self.undefined:
+                    continue
+                if isinstance(v, ir.Value) and per == 1:
+                    self.emit(COPY, (), [at, VOp(self.vreg(v))], guarded=False)
+                else:
+                    self.move(at, self.part_of(v, w))
+            quads.append(VOp(t))
+        return quads + [Imm(mask)]
 
     def data_words(self, data, bits: int) -> VOp:
         """Vector data of `bits`-bit elements side by side in one aligned register group, as
