@@ -35,7 +35,10 @@ F2F.BF16.F32.RM of a uniform register (probed for sm_100 and sm_120);
 |R| sources and an immediate, VIADDMNMX of four registers (sm_100 only: sm_120 has neither); `campaign17c_sm100.words`
 (campaign 17's other emu_fail programs, seeds 28001400-28001999, probed after the campaign's
 figures were taken): VABSDIFF with a uniform register (sm_100 only), F2FP.SATFINITE.BF16.F32
-.MERGE_C.RZ of an immediate, UPRMT with URZ, guarded USGXT and UIADD3.X, IMAD.HI.U32 R, R, R, UR.
+.MERGE_C.RZ of an immediate, UPRMT with URZ, guarded USGXT and UIADD3.X, IMAD.HI.U32 R, R, R, UR;
+`campaign17d_sm100.words` (its seeds 28002800-28003399, the same way): I2IP.U4.S32.SAT of a UR,
+guarded UISETP.NE.U32.OR.EX with an immediate and guarded UIMAD, ULEA.HI.SX32 of three URs, a
+guarded RET.REL.NODEC with a predicate (sm_100 and sm_120).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -62,7 +65,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "campaign17_sm100.words"), ("sm_120", "campaign17_sm100.words"),
          ("sm_100", "campaign17b_sm100.words"),
          ("sm_100", "campaign17c_sm100.words"), ("sm_100", "arch15_sm100.words"),
-         ("sm_100", "arch15_ho_sm100.words"), ("sm_120", "arch15_ho_sm100.words"))
+         ("sm_100", "arch15_ho_sm100.words"), ("sm_120", "arch15_ho_sm100.words"),
+         ("sm_100", "campaign17d_sm100.words"), ("sm_120", "campaign17d_sm100.words"))
 
 
 def _words():
@@ -84,9 +88,11 @@ def _norm(text: str) -> str:
 CASES = list(_words())
 # decoded (what the emulator needs) but not encoded back: the probe learnt UPLOP3 .SIGN from a
 # word under an `@!UP0` guard, and the encoder puts a plain instruction's PT where that form
-# holds a uniform predicate (our code generator never writes UPLOP3 with .SIGN sources)
+# holds a uniform predicate (our code generator never writes UPLOP3 with .SIGN sources); a
+# relative RET's target is a label the encoder resolves only inside a laid-out kernel
 ENCODE_GAPS = {"UPLOP3.LUT UP2, UPT, UR7.SIGN, UR8.SIGN, UR5.SIGN, 0x2, 0x0",
-               "UPLOP3.LUT UP3, UPT, UR7.SIGN, UR8.SIGN, UR5.SIGN, 0x40, 0x0"}
+               "UPLOP3.LUT UP3, UPT, UR7.SIGN, UR8.SIGN, UR5.SIGN, 0x40, 0x0",
+               "@P0 RET.REL.NODEC P1, R10 -0x13a0"}
 
 
 @pytest.mark.parametrize("arch,word,text", CASES, ids=[f"{a}:{t}" for a, _, t in CASES])
