@@ -70,6 +70,22 @@ _ONE_WARP.flags.writeable = False
 _WARP_LANES = np.arange(LANES, dtype=np.int64)
 
 
+_WARPS: dict[int, np.ndarray] = {1: _ONE_WARP}
+
+
+def _all_warps(n: int) -> np.ndarray:
+    """Warps 0..n-1 (shared, read-only)."""
+    got = _WARPS.get(n)
+    if got is None:
+        got = np.arange(n, dtype=np.int64)
+        got.flags.writeable = False
+        if len(_WARPS) > 64:
+            _WARPS.clear()
+            _WARPS[1] = _ONE_WARP
+        _WARPS[n] = got
+    return got
+
+
 def mask_to_int(mask: np.ndarray) -> int:
     return int(np.bitwise_or.reduce(np.where(mask, LANE_BITS, np.uint64(0))))
 
@@ -647,13 +663,13 @@ class Machine:
         if self.dirty:
             self._reselect()
         sel_pc = self.sel_pc
+        if self._fresh:                     # every live lane at PC 0, nothing else
+            self._fresh = False
+            return Group(self, self._live_lanes, _all_warps(self.nwarps), 0)
         if self.nwarps == 1:
             p = int(sel_pc[0])
             if p == _NO_PC:
                 return None
-            if self._fresh:                 # every live lane at PC 0, nothing else
-                self._fresh = False
-                return Group(self, self._live_lanes, _ONE_WARP, p)
             g = Group(self, self.sel.nonzero()[0], _ONE_WARP, p)
             if not self.explicit:
                 rest = (self.state == READY) & ~self.sel
