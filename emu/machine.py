@@ -143,7 +143,8 @@ class Group(Lanes):
         self.warps = warps
         # the same lanes and warps as indexes that assign faster: slices where they can be
         self.at = self.sl if self.sl is not None else idx
-        self.ws = slice(self.warp, self.warp + 1) if len(warps) == 1 else warps
+        w0, nw = int(warps[0]), len(warps)
+        self.ws = slice(w0, w0 + nw) if int(warps[-1]) - w0 + 1 == nw else warps     # sorted, unique
         self.pc = pc
         self.stop = _NO_PC          # re-form the group when it reaches this PC
         self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
