@@ -163,7 +163,7 @@ class Lanes:
     def set_pc(self, mask: np.ndarray, target) -> None:
         """Send the lanes of `mask` to `target` (one PC, or one per lane)."""
         if np.ndim(target):
-            target = np.broadcast_to(target, (self.width,))[mask]
+            target = widen(np.asarray(target), self.width)[mask]
         self.m.pc[self.idx[mask]] = target
 
     def exit_lanes(self, mask: np.ndarray) -> None:

@@ -70,6 +70,22 @@ _ONE_WARP.flags.writeable = False
 _WARP_LANES = np.arange(LANES, dtype=np.int64)
 
 
+_WARPS: dict[int, np.ndarray] = {1: _ONE_WARP}
+
+
+def _all_warps(n: int) -> np.ndarray:
+    """Warps 0..n-1 (shared, read-only)."""
+    got = _WARPS.get(n)
+    if got is None:
+        got = np.arange(n, dtype=np.int64)
+        got.flags.writeable = False
+        if len(_WARPS) > 64:
+            _WARPS.clear()
+            _WARPS[1] = _ONE_WARP
+        _WARPS[n] = got
+    return got
+
+
 def mask_to_int(mask: np.ndarray) -> int:
     return int(np.bitwise_or.reduce(np.where(mask, LANE_BITS, np.uint64(0))))
 
@@ -127,7 +143,8 @@ class Group(Lanes):
         self.warps = warps
         # the same lanes and warps as indexes that assign faster: slices where they can be
         self.at = self.sl if self.sl is not None else idx
-        self.ws = slice(self.warp, self.warp + 1) if len(warps) == 1 else warps
+        w0, nw = int(warps[0]), len(warps)
+        self.ws = slice(w0, w0 + nw) if int(warps[-1]) - w0 + 1 == nw else warps     # sorted, unique
         self.pc = pc
         self.stop = _NO_PC          # re-form the group when it reaches this PC
         self.merge = _NO_PC         # optimistic: a PC where more lanes of its warps wait
@@ -647,13 +664,13 @@ class Machine:
         if self.dirty:
             self._reselect()
         sel_pc = self.sel_pc
+        if self._fresh:                     # every live lane at PC 0, nothing else
+            self._fresh = False
+            return Group(self, self._live_lanes, _all_warps(self.nwarps), 0)
         if self.nwarps == 1:
             p = int(sel_pc[0])
             if p == _NO_PC:
                 return None
-            if self._fresh:                 # every live lane at PC 0, nothing else
-                self._fresh = False
-                return Group(self, self._live_lanes, _ONE_WARP, p)
             g = Group(self, self.sel.nonzero()[0], _ONE_WARP, p)
             if not self.explicit:
                 rest = (self.state == READY) & ~self.sel

@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import Imm, Label, Reg, SpecialReg
 
 from . import externs
 from .errors import EmuFault
-from .lanes import PerWarp
+from .lanes import PerWarp, widen
 from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, LANES, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
@@ -31,7 +31,7 @@ def _uniform_mask(w, op, active) -> int:
     if isinstance(op, Imm):
         return op.value & FULL
     lane = int(np.argmax(active)) if active.any() else 0
-    v = int(np.broadcast_to(w.r(op), (32,))[lane])
+    v = int(widen(w.r(op), 32)[lane])
     return v & FULL
 
 
@@ -95,7 +95,7 @@ def op_brx(w, s, active, mask):
     offset = s.ins.operands[1].value if len(s.ins.operands) > 1 and isinstance(s.ins.operands[1], Imm) else 0
     base = s.offset + 16 if s.ins.opcode in ("BRX", "BRXU") else 0
     dest = w.r(reg).astype(np.int64) + offset + base
-    w.set_pc(mask, np.broadcast_to(dest, (w.width,)))
+    w.set_pc(mask, widen(dest, w.width))
 
 
 def _register_destination(w, s) -> np.ndarray:
@@ -110,7 +110,7 @@ def _register_destination(w, s) -> np.ndarray:
         target = w.r64(reg).astype(np.int64)
     else:
         target = w.r(reg).astype(np.int64)
-    return np.broadcast_to(target + base, (w.width,))
+    return widen(target + base, w.width)
 
 
 def _register_target(w, s, mask):
@@ -247,7 +247,7 @@ def op_bmov(w, s, active, mask):
         if "CLEAR" in s.ins.modifiers:
             w.B[src.index, mask] = 0
     else:
-        val = np.broadcast_to(w.r(src), (32,)).astype(np.int64)
+        val = widen(w.r(src), 32).astype(np.int64)
     if isinstance(d, SpecialReg) and d.name == "MACTIVE":
         _set_active(s, val, active, mask)
     elif isinstance(d, Reg) and d.file == "B":
@@ -287,7 +287,7 @@ def op_warpsync(w, s, active, mask):
     elif isinstance(ops[-1], Imm):
         m = np.full(32, ops[-1].value & FULL, dtype=np.int64)
     else:
-        m = np.broadcast_to(w.r(ops[-1]), (32,)).astype(np.int64) & FULL
+        m = widen(w.r(ops[-1]), 32).astype(np.int64) & FULL
     waiting = mask.copy()
     if "EXCLUSIVE" in s.ins.modifiers or "COLLECTIVE" in s.ins.modifiers:
         w.excl[waiting] = m[waiting]
@@ -303,7 +303,7 @@ def op_bar(w, s, active, mask):
     if "ARV" in mods:
         return   # arrive-only: no wait (producer side of a named barrier)
     bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
-        int(np.broadcast_to(w.r(ops[0]), (32,))[0]) if ops else 0
+        int(widen(w.r(ops[0]), 32)[0]) if ops else 0
     count = None
     pred = None
     for op in ops[1:]:
@@ -315,9 +315,9 @@ def op_bar(w, s, active, mask):
             count = (bar_id >> 16) & 0xFFF
             bar_id &= 0xF
         elif isinstance(op, Imm) or isinstance(op, Reg):
-            count = int(np.broadcast_to(w.r(op), (32,))[0])
+            count = int(widen(w.r(op), 32)[0])
     if pred is not None:
-        w.bar_pred[:] = np.broadcast_to(w.pred(pred), (32,))
+        w.bar_pred[:] = widen(w.pred(pred), 32)
     else:
         w.bar_pred[:] = True
     w.bar_kind[bar_id] = "AND" if "AND" in mods else "OR" if "OR" in mods else "POPC"

@@ -41,10 +41,12 @@ from ptx2sass.encoder.model import Reg
 
 from . import fp
 from .errors import EmuFault
+from .lanes import PerWarp
 from .registry import semantics
 
 U32 = np.uint32
-LANE = np.arange(32)
+LANES = 32
+LANE = np.arange(LANES)
 G, T = LANE // 4, LANE % 4
 
 
@@ -55,6 +57,26 @@ def _regs(w, op, n):
         for i in range(n):
             out[i] = w.r(Reg("R", op.index + i))
     return out
+
+
+def _whole_warps(w) -> int:
+    """How many warps `w` is: 1 for a warp; for a group of the machine, its warps when it
+    holds every lane of each (a fragment spans its warp's 32 lanes), else PerWarp."""
+    if w.per_warp:
+        return 1
+    nw = len(w.warps)
+    if w.width != LANES * nw:
+        raise PerWarp()
+    return nw
+
+
+def _warp_regs(w, op, n, nw):
+    """`_regs` of each of the `nw` whole warps of `w`: (warp, register, lane)."""
+    out = np.zeros((n, nw * 32), dtype=U32)
+    if not op.is_zero:
+        for i in range(n):
+            out[i] = w.r(Reg("R", op.index + i))
+    return out.reshape(n, nw, 32).transpose(1, 0, 2)
 
 
 def _a_coords(m, k, elem_bits):
@@ -170,8 +192,16 @@ def _exponent(x: np.ndarray, min_exp: int) -> np.ndarray:
     return np.where(x != 0, np.maximum(e, min_exp), _NO_EXP)
 
 
+def _each(f, A, B, C):
+    """`f(A, B, C)` of matrices, or of each warp's where they have a leading warp axis (one
+    call per warp: FP64 matrix products keep the summation order of one)."""
+    if A.ndim == 2:
+        return f(A, B, C)
+    return np.stack([f(a, b, c) for a, b, c in zip(A, B, C)])
+
+
 def _hmma_f32(A, B, C, min_exp):
-    """C + A·B as an H200's HMMA with FP32 accumulators computes it (fitted on run 14's fuzz
+    """C + A·B (matrices, or one per warp along a leading axis) as an H200's HMMA with FP32 accumulators computes it (fitted on run 14's fuzz
     9301524, docs/gpu/2026-11-27-h200-sm90.md: 29 of 29 finite outputs of two chained
     HMMA.16816.F32 and an FADD, 14 of them 1-2 ulp below the exactly rounded sum, which the
     emulator gave before; bf16: run 11's 9300879, 28 of 28 located outputs and its overflows
@@ -184,17 +214,17 @@ def _hmma_f32(A, B, C, min_exp):
     operands and an exactly zero sum (its sign), which the fits say nothing about, keep IEEE
     arithmetic (A·B + C in FP64), as does an overflow (infinite, as on the H200)."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        P = A[:, :, None] * B[None, :, :]                          # (m, k, n), exact
-        ep = _exponent(A, min_exp)[:, :, None] + _exponent(B, min_exp)[None, :, :]
+        P = A[..., :, :, None] * B[..., None, :, :]                # (m, k, n), exact
+        ep = _exponent(A, min_exp)[..., :, :, None] + _exponent(B, min_exp)[..., None, :, :]
         ep = np.where(P != 0, ep, _NO_EXP)
-        emax = np.maximum(ep.max(axis=1), _exponent(C, -126))
+        emax = np.maximum(ep.max(axis=-2), _exponent(C, -126))
         q = np.ldexp(1.0, np.maximum(emax, -1000) - 25)
-        s = (np.trunc(P / q[:, None, :]) * q[:, None, :]).sum(axis=1) + np.trunc(C / q) * q
+        s = (np.trunc(P / q[..., :, None, :]) * q[..., :, None, :]).sum(axis=-2) + np.trunc(C / q) * q
         rounded = s.astype(np.float32)
         above = np.abs(rounded.astype(np.float64)) > np.abs(s)
         near = np.where(above, np.nextafter(rounded, np.float32(0)), rounded)    # toward zero
-        ieee = A @ B + C
-    finite = np.isfinite(A).all(axis=1)[:, None] & np.isfinite(B).all(axis=0)[None, :] & np.isfinite(C)
+        ieee = _each(lambda a, b, c: a @ b + c, A, B, C)
+    finite = np.isfinite(A).all(axis=-1)[..., :, None] & np.isfinite(B).all(axis=-2)[..., None, :] & np.isfinite(C)
     # an overflow is infinite, as an H200 gives it (run 11's 9300879: bf16 sums past FP32's range)
     keep = finite & (s != 0) & np.isfinite(rounded)
     return np.where(keep, near.astype(np.float64), ieee)
@@ -240,12 +270,12 @@ def _fragment(coords_of, *args):
 
 
 def _fill(matrix, w, op, layout, bits, kind):
-    """Scatter a fragment's elements (unpacked) into `matrix`."""
+    """Scatter each warp's fragment elements (unpacked) into its `matrix` (warp, row, col)."""
     nregs, reg, shift, lane, row, col = layout
-    words = _regs(w, op, nregs)[reg, lane]
+    words = _warp_regs(w, op, nregs, len(matrix))[:, reg, lane]
     if bits < 32:
         words = (words >> shift) & U32((1 << bits) - 1)
-    matrix[row, col] = _unpack(words, 0, 32, kind)
+    matrix[:, row, col] = _unpack(words, 0, 32, kind)
 
 
 def _fill_sparse(matrix, w, s, op, bits, kind):
@@ -295,57 +325,65 @@ def _negate_sources(s, A, B, a_op, b_op, bits) -> None:
 
 
 def _mma(w, s, mask, a_kind, b_kind, acc_kind):
+    """D = A·B + C of each whole warp of `w`: one NumPy operation over all of them, the
+    matrices with a leading warp axis (sparse A: one warp at a time)."""
+    sparse = "SP" in s.ins.modifiers
+    if sparse and not w.per_warp:
+        raise PerWarp()
+    nw = _whole_warps(w)
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
     bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
             "e4m3": 8, "e5m2": 8, "b1": 1}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
-    A = np.zeros((m, k), dtype=dtype)
-    B = np.zeros((k, n), dtype=dtype)
-    if "SP" in s.ins.modifiers:
-        _fill_sparse(A, w, s, a_op, bits, a_kind)
+    A = np.zeros((nw, m, k), dtype=dtype)
+    B = np.zeros((nw, k, n), dtype=dtype)
+    if sparse:
+        _fill_sparse(A[0], w, s, a_op, bits, a_kind)
     else:
         _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
     _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
     _negate_sources(s, A, B, a_op, b_op, bits)
     # C/D: rows g (+8), columns 2t, 2t+1.
-    C = np.zeros((m, n), dtype=dtype)
+    C = np.zeros((nw, m, n), dtype=dtype)
     halves = m // 8
     if acc_kind == "f16":
-        creg = _regs(w, c_op, halves)
+        creg = _warp_regs(w, c_op, halves, nw)
         for h in range(halves):
             for e in range(2):
-                C[G + 8 * h, 2 * T + e] = _unpack(creg[h], e, 16, "f16")
+                C[:, G + 8 * h, 2 * T + e] = _unpack(creg[:, h], e, 16, "f16")
     else:
-        creg = _regs(w, c_op, 2 * halves)
+        creg = _warp_regs(w, c_op, 2 * halves, nw)
         for h in range(halves):
             for e in range(2):
-                v = creg[2 * h + e]
-                C[G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
+                v = creg[:, 2 * h + e]
+                C[:, G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
                     else v.view(np.int32).astype(np.int64)
     if a_kind in _FP8:
-        D = _fp8_dot(A, B, C)
+        D = _each(_fp8_dot, A, B, C)
     elif acc_kind == "f32" and a_kind in _MIN_EXP:
         D = _hmma_f32(A, B, C, _MIN_EXP[a_kind])
     elif acc_kind == "f16" and a_kind == "f16" and F16_ACCUMULATION != "exact":
-        D = _hmma_f16(A, B, C)
+        D = _each(_hmma_f16, A, B, C)
     elif a_kind == "b1":
         # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
         both = A @ B
         D = C + (both if "AND" in s.ins.modifiers else
-                 A.sum(axis=1)[:, None] + B.sum(axis=0)[None, :] - 2 * both)
+                 A.sum(axis=2)[:, :, None] + B.sum(axis=1)[:, None, :] - 2 * both)
+    elif dtype is np.int64:
+        D = A @ B + C                               # integers: exact in any order
     else:
-        D = A @ B + C
+        D = _each(lambda a, b, c: a @ b + c, A, B, C)
     out = []
     if acc_kind == "f16":
         for h in range(halves):
-            lo = fp.f64_to_half_bits(D[G + 8 * h, 2 * T], "f16").astype(U32)
-            hi = fp.f64_to_half_bits(D[G + 8 * h, 2 * T + 1], "f16").astype(U32)
+            lo = fp.f64_to_half_bits(D[:, G + 8 * h, 2 * T].reshape(-1), "f16").astype(U32)
+            hi = fp.f64_to_half_bits(D[:, G + 8 * h, 2 * T + 1].reshape(-1), "f16").astype(U32)
             out.append(lo | (hi << U32(16)))
     else:
         for h in range(halves):
             for e in range(2):
-                v = D[G + 8 * h, 2 * T + e]
+                v = D[:, G + 8 * h, 2 * T + e].reshape(-1)
                 if acc_kind == "f32":
                     out.append(fp.canonicalise_f32(v.astype(np.float32)))
                 else:
@@ -355,10 +393,12 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     w.wn(d, out, mask)
 
 
-@semantics("HMMA")
+@semantics("HMMA", vector=True)
 def op_hmma(w, s, active, mask):
     mods = s.ins.modifiers
     if "884" in mods:
+        if not w.per_warp:
+            raise PerWarp()
         _hmma_884(w, s, mask)
         return
     kind = "bf16" if "BF16" in mods else "tf32" if "TF32" in mods else "f16"
@@ -424,14 +464,14 @@ def _hmma_884(w, s, mask):
     w.wn(d, out, mask)
 
 
-@semantics("IMMA")
+@semantics("IMMA", vector=True)
 def op_imma(w, s, active, mask):
     types = [m.lower() for m in s.ins.modifiers if m in ("S8", "U8", "S4", "U4")]
     a_kind, b_kind = (types + ["s8", "s8"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "s32")
 
 
-@semantics("BMMA")
+@semantics("BMMA", vector=True)
 def op_bmma(w, s, active, mask):
     if "POPC" not in s.ins.modifiers:
         raise EmuFault(f"{s.ins.mnemonic}: only BMMA .XOR/.AND .POPC is modelled")

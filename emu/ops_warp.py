@@ -8,7 +8,7 @@ import numpy as np
 from ptx2sass.encoder.model import Reg
 
 from .errors import EmuFault
-from .lanes import PerWarp
+from .lanes import PerWarp, widen
 from .machine import LANES, mask_to_int  # noqa: F401
 from .ops_int import _s64
 from .registry import semantics
@@ -25,8 +25,8 @@ def op_shfl(w, s, active, mask):
     mode = next(m for m in s.ins.modifiers if m in ("IDX", "UP", "DOWN", "BFLY"))
     n = w.width
     a = w.r(a_op)
-    b = np.broadcast_to(w.r(b_op), (n,)).astype(np.int64) & 31
-    c = np.broadcast_to(w.r(c_op), (n,)).astype(np.int64)
+    b = widen(w.r(b_op), n).astype(np.int64) & 31
+    c = widen(w.r(c_op), n).astype(np.int64)
     lane = w.lane_ids
     clamp = c & 31
     seg = (c >> 8) & 31
@@ -50,7 +50,7 @@ def op_shfl(w, s, active, mask):
         v = row[(w.idx - lane) + j]              # outside the group (a stale value)
         value = ~v if a_op.inv else v
     else:
-        value = np.broadcast_to(a, (n,))         # the same in every lane of a warp
+        value = widen(a, n)         # the same in every lane of a warp
     w.w(d, value, mask)
     w.wp(pd, ok, mask)
 
@@ -79,7 +79,7 @@ def op_vote(w, s, active, mask):
     kind = next(m for m in s.ins.modifiers if m in ("ALL", "ANY", "EQ"))
     src = ops[-1]
     n = w.width
-    p = np.broadcast_to(w.pred(src), (n,)) & mask
+    p = widen(w.pred(src), n) & mask
     ballot = w.warp_bits(p)              # an int for one warp, else per lane
     act = w.warp_bits(mask)
     if kind == "ALL":
@@ -90,13 +90,13 @@ def op_vote(w, s, active, mask):
         result = (ballot == 0) | (ballot == act)
     if w.m.explicit and s.aux.get("present_meet"):
         here = np.asarray(w.warp_bits(active), dtype=np.int64)
-        w.m.sync_hint[w.idx[active]] = np.broadcast_to(here, (n,))[active]
+        w.m.sync_hint[w.idx[active]] = widen(here, n)[active]
     dests = ops[:-1]
     for dst in dests:
         if dst.file in ("R", "UR"):
-            w.w(dst, np.broadcast_to(np.asarray(ballot, dtype=np.int64), (n,)).astype(U32), mask)
+            w.w(dst, widen(np.asarray(ballot, dtype=np.int64), n).astype(U32), mask)
         else:
-            w.wp(dst, np.broadcast_to(result, (n,)), mask)
+            w.wp(dst, widen(np.asarray(result), n), mask)
 
 
 @semantics("MATCH", vector=True)
@@ -108,7 +108,7 @@ def op_match(w, s, active, mask):
     src = ops[-1]
     n = w.width
     wide = "U64" in s.ins.modifiers or "64" in s.ins.modifiers
-    v = np.broadcast_to(w.r64(src) if wide else w.r(src).astype(U64), (n,))
+    v = widen(w.r64(src) if wide else w.r(src).astype(U64), n)
     out = np.zeros(n, dtype=U64)
     lanes = np.nonzero(mask)[0]
     ids = w.lane_ids
@@ -138,7 +138,7 @@ def op_redux(w, s, active, mask):
     d, a_op = s.ins.operands[0], s.ins.operands[-1]
     mods = s.ins.modifiers
     kind = next((m for m in mods if m in ("SUM", "MIN", "MAX", "AND", "OR", "XOR")), "AND")
-    v = np.broadcast_to(w.r(a_op), (w.width,))[mask]
+    v = widen(w.r(a_op), w.width)[mask]
     if len(v) == 0:
         return
     signed = "S32" in mods
@@ -172,7 +172,7 @@ def op_credux(w, s, active, mask):
         raise PerWarp()
     mods = s.ins.modifiers
     d = next(op for op in s.ins.operands if isinstance(op, Reg) and op.file == "UR")
-    v = np.broadcast_to(w.r(s.ins.operands[-1]), (w.width,))[mask].astype(U32)
+    v = widen(w.r(s.ins.operands[-1]), w.width)[mask].astype(U32)
     if len(v) == 0:
         return
     kind = next(m for m in mods if m in ("MIN", "MAX", "MINABS", "MAXABS"))

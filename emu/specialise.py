@@ -174,8 +174,9 @@ def dst_pred(op) -> Callable | None:
 
 
 def _warps(w):
-    """The warps of `w` as an index for per-warp arrays (a slice for one warp)."""
-    return slice(w.warp, w.warp + 1) if w.warp >= 0 else w.warps
+    """The warps of `w` as an index for per-warp arrays (a slice for one warp, or for a
+    group's consecutive warps)."""
+    return slice(w.warp, w.warp + 1) if w.warp >= 0 else w.ws
 
 
 def dst_uniform(op) -> Callable | None:
