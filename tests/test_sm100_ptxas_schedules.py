@@ -40,6 +40,7 @@ RULES = {
     "28001193": "HMMA.1684.F32.TF32 -> IDP.2A 19 (HMMA -> HMMA 20)",
     "28002530": "VOTEU's UP -> USEL 1 (arch15's held-out range, seen after its figures)",
     "28002796": "CS2R R, SRZ -> STS of the pair 5 (as above)",
+    "28002835": "USHF -> UIMAD.WIDE's addend high half 5 (campaign 17, held-out range, seen after its figures)",
 }
 
 
