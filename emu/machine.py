@@ -664,9 +664,11 @@ class Machine:
         if self.dirty:
             self._reselect()
         sel_pc = self.sel_pc
-        if self._fresh:                     # every live lane at PC 0, nothing else
+        if self._fresh:     # every live lane at one PC: 0, or where the scalar path handed over
             self._fresh = False
-            return Group(self, self._live_lanes, _all_warps(self.nwarps), 0)
+            p = int(sel_pc[0])
+            if p != _NO_PC:
+                return Group(self, self._live_lanes, _all_warps(self.nwarps), p)
         if self.nwarps == 1:
             p = int(sel_pc[0])
             if p == _NO_PC:
