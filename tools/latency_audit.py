@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ptx2sass.emu.errors import EmuFault  # noqa: E402
 from ptx2sass.emu.hazards import TimingModel  # noqa: E402
 from ptx2sass.encoder.model import ConstRef, Mem, Reg  # noqa: E402
-from ptx2sass.sched.latency import LatencyModel, model_for  # noqa: E402
+from ptx2sass.sched.latency import DATA, LatencyModel, model_for  # noqa: E402
 
 NO_SB = 7
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "KILL"}
@@ -59,6 +59,21 @@ MEMORY = {"LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "
 KEY_MODIFIERS = {"WIDE", "HI", "MOV", "IADD", "SHL", "X", "64", "128", "U16", "16816", "1688",
                  "8816", "8832", "16832", "16864", "F32", "F16", "BF16", "PACK_AB", "MERGE_C",
                  "MMA", "RELU", "SX32"}
+
+
+def _table_modifiers() -> set:
+    """The modifiers some family's table keys a rule by ("HMMA.1684", "CS2R.32" ...) or that
+    set an MMA's passes (its input type, a sparse shape): a row folding them would be judged
+    against another form's latency (HMMA.1684 against HMMA's 24 on sm_100)."""
+    mods = {"SP"}
+    for path in DATA.glob("*.json"):
+        d = json.loads(path.read_text())
+        keys = [*d["fixed"], *(r[0] for r in d["reader_pair_fixed"] + d["pair_fixed"] + d.get("reader_pair_exact", []))]
+        mods |= {m for k in keys for m in k.split(".")[1:]} | set(d.get("mma_single_pass", {}).get("input_bits", {}))
+    return mods
+
+
+KEY_MODIFIERS |= _table_modifiers()
 
 
 def producer_key(ins) -> str:
