@@ -78,3 +78,35 @@ def test_fuzz_corpus_measures_ptxas_distances():
     assert a.kernels == 1 and not a.hazards, a.hazards
     assert a.raw["HMNMX2", "R", 0, "alu", "HSETP2"].min == 4
     assert la.run_audit(("fuzz",), arch="sm_100", fuzz=([28001138], ("IMMA",))).kernels == 0
+
+
+def _table_keys():
+    """(family, producer key) of every tensor-core rule a family's table keys by "OPCODE.MOD"."""
+    import json
+    from ptx2sass.sched.latency import DATA
+    for path in sorted(DATA.glob("*.json")):
+        d = json.loads(path.read_text())
+        pairs = d["reader_pair_fixed"] + d["pair_fixed"] + d.get("reader_pair_exact", [])
+        keys = {*d["fixed"], *(r[0] for r in pairs)}
+        yield from ((path.stem, k) for k in sorted(keys) if "." in k and k.split(".")[0] in d["mma"])
+
+
+@pytest.mark.parametrize("family,key", list(_table_keys()))
+def test_audit_rows_keep_the_table_keys(family, key):
+    """An audit row is judged by the latency of its key: a key folding the modifier a rule is
+    keyed by (HMMA.1684 was audited as HMMA, against sm_100's 24 for ptxas's 19) is judged
+    against another form's latency."""
+    from types import SimpleNamespace
+    opcode, *mods = key.split(".")
+    assert la.producer_key(SimpleNamespace(opcode=opcode, modifiers=(*mods, "RZ"))) == key
+
+
+@pytest.mark.parametrize("arch,mods,expected", [
+    ("sm_100", ("1684", "F32", "TF32"), 19),      # ptxas: arch15's tests/test_mma_distances.py
+    ("sm_90", ("1688", "F32", "TF32"), 24),       # two passes (tf32), where f16's 1688 is one: 16
+    ("sm_90", ("1688", "F32"), 16)])
+def test_audit_judges_mma_rows_by_their_form(arch, mods, expected):
+    """The audit's table figure for an HMMA -> IMAD row is the one its form has."""
+    from types import SimpleNamespace
+    key = la.producer_key(SimpleNamespace(opcode="HMMA", modifiers=mods))
+    assert la.table_latency((key, "R", 3, "alu", "IMAD"), la.model_for(arch)) == expected

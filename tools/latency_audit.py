@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ptx2sass.emu.errors import EmuFault  # noqa: E402
 from ptx2sass.emu.hazards import TimingModel  # noqa: E402
 from ptx2sass.encoder.model import ConstRef, Mem, Reg  # noqa: E402
-from ptx2sass.sched.latency import LatencyModel, model_for  # noqa: E402
+from ptx2sass.sched.latency import DATA, LatencyModel, model_for  # noqa: E402
 
 NO_SB = 7
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "KILL"}
@@ -59,6 +59,26 @@ MEMORY = {"LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "
 KEY_MODIFIERS = {"WIDE", "HI", "MOV", "IADD", "SHL", "X", "64", "128", "U16", "16816", "1688",
                  "8816", "8832", "16832", "16864", "F32", "F16", "BF16", "PACK_AB", "MERGE_C",
                  "MMA", "RELU", "SX32"}
+
+
+def _mma_table_modifiers() -> set:
+    """The modifiers some family's table keys a tensor-core rule by ("HMMA.1684", "BMMA.88128")
+    or that change an MMA's passes from its opcode's default (TF32, U4, a sparse shape): a row folding them would be
+    judged against another form's latency (HMMA.1684 against HMMA's 24 on sm_100). Other keyed
+    rules (F2IP.U8, CS2R.32) stay folded: keyed, F2IP.U8 -> LOP3 reads as padded to 8 in
+    tinygrad's cast_float32_to_uint8 where the stalls are back-to-back F2IPs' issue (2 each)."""
+    mods = {"SP"}
+    for path in DATA.glob("*.json"):
+        d = json.loads(path.read_text())
+        keys = [*d["fixed"], *(r[0] for r in d["reader_pair_fixed"] + d["pair_fixed"] + d.get("reader_pair_exact", []))]
+        mods |= {m for k in keys if k.split(".")[0] in d["mma"] for m in k.split(".")[1:]}
+        single = d.get("mma_single_pass", {})
+        defaults = set(single.get("default_bits", {}).values())     # U8 is IMMA's: no change
+        mods |= {t for t, bits in single.get("input_bits", {}).items() if bits not in defaults}
+    return mods
+
+
+KEY_MODIFIERS |= _mma_table_modifiers()
 
 
 def producer_key(ins) -> str:
@@ -192,6 +212,11 @@ def audit_model(audit: Audit):
                         del a.pending_var[reg]
             where = f"{self.kernel}@0x{step.offset:04x}"
             tight = a.last_stall > 1
+            # ptxas's padding before a reader is the wait for its most recent producer: an
+            # older producer's read is no padded site (zluda's bf16 mma: FMUL R4 -> FADDs ->
+            # F2FP R8 -> HMMA R8, R8, R8, R4 24 after the FMUL, waiting for the F2FP)
+            issued = [p[0] for r in dict.fromkeys(reads) if (p := a.last.get(r)) is not None]
+            latest = max(issued, default=None)
             for reg in dict.fromkeys(reads):
                 p = a.last.get(reg)
                 mine = lanes if reg[0] in ("R", "P") else _ALL
@@ -200,7 +225,7 @@ def audit_model(audit: Audit):
                     key = (producer_key(pins), reg[0], result_part(pins, reg),
                            consumer_class(ins, reg, audit.lat), ins.opcode)
                     table = audit.raw_covered if a.waited_set > s0 else audit.raw
-                    table[key].add(a.s - s0, tight, f"{where} <- 0x{off:04x} {pins.opcode}")
+                    table[key].add(a.s - s0, tight and s0 == latest, f"{where} <- 0x{off:04x} {pins.opcode}")
                 q = a.pending_var.get(reg)
                 if q is not None and q[2] == NO_SB:
                     audit.unguarded_reads[q[1]] += 1

@@ -88,7 +88,7 @@ def measure(seeds: range, arch: str = "sm_89", features: tuple = ("mma",)):
             """ptxas's words when it refuses only statements the arch lacks (peeled off)."""
             cubin, detail = compile_ptxas(case)
             return detail if cubin is None and _only_newer_target(detail) else None
-        case = peel(make_program(seed, Options(features=list(features))), arch, refusal, 12)
+        case = peel(make_program(seed, Options(arch=arch, features=list(features))), arch, refusal, 12)
         cubin, _ = compile_ptxas(case)
         if cubin is None:
             continue

@@ -1,26 +1,30 @@
-"""ptxas 13.5.37's least sm_100 distances around the tensor core and the packed-half compare,
-read off hand-written kernels where nothing else can be scheduled between the producer and its
-reader (ptxas pads the gap with its stall count or an `@!UPT UIADD3`), against what the
-sm_100 latency table (sched/latency/blackwell_sm100.json, evidence `arch15`) gives the hazard
-checker and our scheduler. The table's figure must be ptxas's: higher flags ptxas's own code
-(campaign 16's 28001138/28001139/28001193 were), lower lets our code read sooner than ptxas ever does.
+"""ptxas 13.5.37's least distances around the tensor core and the packed-half compare, per
+arch, read off hand-written kernels where nothing else can be scheduled between the producer
+and its reader (ptxas pads the gap with its stall count or an `@!UPT UIADD3`), against what the
+arch's latency table gives the hazard checker and our scheduler. Each family's json records
+ptxas's distances it was checked against (`ptxas_mma_distances`: arch -> case -> cycles; the
+cases an arch lists are those its PTX accepts: sm_75 has no tf32, m16n8k16 or f16x2 min/max).
+The table's figure must be ptxas's: higher flags ptxas's own code (sm_100 campaign 16's
+28001138/28001139/28001193 were), lower lets our code read sooner than ptxas ever does.
 
 Distances are stall sums (each instruction `max(stall, 1)`) from the producer's issue to the
 first instruction that reads its result."""
+import json
+
 import pytest
 
 from ptx2sass import oracle
 from ptx2sass.emu.loader import load_program
 from ptx2sass.encoder.model import Reg
-from ptx2sass.sched.latency import model_for
+from ptx2sass.sched.latency import DATA, model_for
 
 HEAD = """.version 8.8
-.target sm_100
+.target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)
 {{
     .reg .pred %p<3>;
-    .reg .b32 %a<4>, %b<4>, %c<4>, %d<4>, %f<4>, %t, %s, %r, %e;
+    .reg .b32 %a<4>, %b<4>, %c<4>, %d<4>, %f<4>, %t, %s, %r, %e, %k;
     .reg .b64 %rd<4>;
     ld.param.u64 %rd1, [out];
     ld.param.u64 %rd2, [in];
@@ -48,7 +52,7 @@ def _kernel(regs: list[str], body: str, keep: str = "") -> str:
     """`keep`: a register also stored (an mma's first result register: its other registers
     then stay live, so no later write of them waits for the mma's result to land)."""
     loads = "\n".join(f"    ld.global.b32 {r}, [%rd2+{128 * n}];" for n, r in enumerate(regs + ["%s"]))
-    return HEAD.format(loads=loads, body=body, keep=f"    st.global.b32 [%rd1+128], {keep};" if keep else "")
+    return HEAD.format(arch="{arch}", loads=loads, body=body, keep=f"    st.global.b32 [%rd1+128], {keep};" if keep else "")
 
 
 def _mma(shape: str, c: str, d: str = "%d") -> str:
@@ -65,10 +69,15 @@ def _operands(shape: str) -> list[str]:
 
 
 def mma_result_kernel(shape: str, reader: str) -> str:
-    """An mma whose result's last register is read by `reader` (or by the next mma as its C)."""
-    body = _mma(shape, "%c") + "\n" + (_mma(shape, "%d", "%f") + "\n    mov.b32 %r, %f3;" if reader == "HMMA"
-                                       else "    " + READERS[reader])
-    return _kernel(_operands(shape), body, "%f0" if reader == "HMMA" else "%d0")
+    """An mma whose result's last register is read by `reader` (or by the next mma as its C);
+    a second `reader` of its first register keeps the others live (no store of the result
+    comes first: ptxas's sm_8x/sm_90 code stores a kept register before any ALU read)."""
+    if reader == "HMMA":
+        return _kernel(_operands(shape), _mma(shape, "%c") + "\n" + _mma(shape, "%d", "%f")
+                       + "\n    mov.b32 %r, %f3;", "%f0")
+    second = READERS[reader].replace("%r,", "%k,", 1).replace("%d3", "%d0")
+    return _kernel(_operands(shape), "\n    ".join([_mma(shape, "%c"), READERS[reader], second,
+                                                    "xor.b32 %r, %r, %k;"]))
 
 
 def fmul_to_mma_kernel(shape: str, operand: str) -> str:
@@ -122,13 +131,19 @@ def _reads(ins, result: range) -> list[int]:
     return [r for span in spans for r in span if r in result]
 
 
-def ptxas_distance(ptx: str, producer: str) -> tuple:
+def _computes(ins) -> bool:
+    """Not one of ptxas's constant moves (HFMA2.MMA R, -RZ, RZ, imm): it reads a register."""
+    return any(isinstance(o, Reg) and o.file == "R" and o.index != 255 for o in ins.operands[1:])
+
+
+def ptxas_distance(ptx: str, producer: str, arch: str) -> tuple:
     """(producer instruction, reader instruction, ptxas's stall distance, the result register's
-    place in the producer's result) for the first `producer` opcode in ptxas's sm_100 cubin."""
-    build = oracle.ptxas(ptx, "sm_100")
+    place in the producer's result) for the first instruction of a `producer` opcode ("A|B": either;
+    sm_8x adds f16x2 with HADD2, sm_90 with HFMA2.MMA) in ptxas's cubin for `arch`."""
+    build = oracle.ptxas(ptx.replace("{arch}", arch), arch)
     assert build.ok, build.stderr
     ins = [i for _, i in load_program(build.output, "k").instructions]
-    at = next(n for n, i in enumerate(ins) if i.opcode == producer)
+    at = next(n for n, i in enumerate(ins) if i.opcode in producer.split("|") and _computes(i))
     dest = ins[at].operands[0]
     result = range(dest.index, dest.index + _result_size(ins[at]))
     distance = 0
@@ -140,25 +155,46 @@ def ptxas_distance(ptx: str, producer: str) -> tuple:
     raise AssertionError(f"nothing reads the {producer} result")
 
 
-def table_distance(producer, reader, part: int) -> int:
-    lat = model_for("sm_100")
+def table_distance(producer, reader, part: int, arch: str) -> int:
+    lat = model_for(arch)
     return lat.read_latency(producer.opcode, lat.latency_modifiers(producer), "R", reader.opcode, False, part, False)
 
 
-CASES = [(f"HMMA.{s} -> {r}", mma_result_kernel(s, r), "HMMA", 20 if r == "HMMA" else 19)
-         for s in SHAPES for r in (*READERS, "HMMA")]
-CASES += [(f"FMUL -> HMMA.{s} {o}", fmul_to_mma_kernel(s, o), "FMUL", 7)
-          for s in SHAPES for o in "ABC"]
-CASES += [(f"HMMA.SP.16832 {t} -> HMMA", sparse_chain_kernel(t), "HMMA", 20)
-          for t in ("f32.f16.f16.f32", "f32.bf16.bf16.f32", "f16.f16.f16.f16")]
-CASES += [(f"{o} -> HSETP2", half_compare_kernel(o, t), p, d)
-          for o, t, p, d in (("max.f16x2", "f16x2", "HMNMX2", 4), ("min.NaN.f16x2", "f16x2", "HMNMX2", 4),
-                             ("max.bf16x2", "bf16x2", "HMNMX2", 4), ("min.f16x2", "f16x2", "HMNMX2", 4),
-                             ("add.f16x2", "f16x2", "HFMA2", 5), ("mul.f16x2", "f16x2", "HFMA2", 5))]
+# case name -> (kernel, producer opcode)
+KERNELS = {f"HMMA.{s} -> {r}": (mma_result_kernel(s, r), "HMMA") for s in SHAPES for r in (*READERS, "HMMA")}
+KERNELS |= {f"FMUL -> HMMA.{s} {o}": (fmul_to_mma_kernel(s, o), "FMUL") for s in SHAPES for o in "ABC"}
+KERNELS |= {f"HMMA.SP.16832 {t} -> HMMA": (sparse_chain_kernel(t), "HMMA")
+            for t in ("f32.f16.f16.f32", "f32.bf16.bf16.f32", "f16.f16.f16.f16")}
+KERNELS |= {f"{o} -> HSETP2": (half_compare_kernel(o, t), p)
+            for o, t, p in (("max.f16x2", "f16x2", "HMNMX2"), ("min.NaN.f16x2", "f16x2", "HMNMX2"),
+                            ("max.bf16x2", "bf16x2", "HMNMX2"), ("min.f16x2", "f16x2", "HMNMX2"),
+                            ("add.f16x2", "f16x2", "HFMA2|HADD2"), ("mul.f16x2", "f16x2", "HFMA2|HMUL2"))}
 
 
-@pytest.mark.parametrize("name,ptx,producer,expected", CASES, ids=[c[0] for c in CASES])
-def test_table_distance_is_ptxas_least(name, ptx, producer, expected):
-    prod, reader, distance, part = ptxas_distance(ptx, producer)
-    assert distance == expected, f"ptxas 13.5.37 placed {reader.opcode} {distance} after {prod.opcode}"
-    assert table_distance(prod, reader, part) == distance
+def recorded() -> list[tuple[str, str, int]]:
+    """(arch, case, ptxas's distance) as each family's json records them."""
+    out = []
+    for path in sorted(DATA.glob("*.json")):
+        for arch, cases in json.loads(path.read_text()).get("ptxas_mma_distances", {}).items():
+            out += [(arch, name, d) for name, d in cases.items()]
+    return out
+
+
+CASES = recorded()
+
+
+def test_every_family_records_its_archs():
+    """Turing, the sm_8x, sm_90, sm_100 and sm_120 tables each carry ptxas's distances for all
+    their cases that the arch's PTX accepts."""
+    archs = {a for a, _, _ in CASES}
+    assert archs >= {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}
+    assert all(n in KERNELS for _, n, _ in CASES)
+    assert len([c for c in CASES if c[0] == "sm_90"]) == len(KERNELS)
+
+
+@pytest.mark.parametrize("arch,name,expected", CASES, ids=[f"{a} {n}" for a, n, _ in CASES])
+def test_table_distance_is_ptxas_least(arch, name, expected):
+    ptx, producer = KERNELS[name]
+    prod, reader, distance, part = ptxas_distance(ptx, producer, arch)
+    assert distance == expected, f"ptxas 13.5.37 placed {reader.opcode} {distance} after {prod.opcode} on {arch}"
+    assert table_distance(prod, reader, part, arch) == distance
