@@ -516,7 +516,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
-            # first slot, or before the variables when that slot holds an extern function.
+            # first slot (after the first `.global` section's symbol when that variable's
+            # symbol is GLOBAL), or before the variables when that slot holds an extern function.
             if bank4 and bank4[0] in extern_names:
                 section_symbol(".nv.constant4")
             if relocatable and any(g.section == ".nv.global" for g in globals_):
@@ -529,12 +530,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                             if declared.get(n, -1) < declared.get(g.name, -1))
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
-                if g.name in visible:
-                    continue
-                syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL, object_kind[1],
-                                   section=g.section))
-                var_sym[g.name] = len(syms) - 1
-                if bank4 and g.name == bank4[0]:
+                    if (bank4 and bank4[0] in visible and g.section != ".nv.constant3"
+                            and not any(s.name == ".nv.constant4" for s in syms)):
+                        section_symbol(".nv.constant4")     # (its first slot's symbol comes later)
+                if g.name not in visible:       # (visible ones: after the first kernel's)
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
+                                       object_kind[1], section=g.section))
+                    var_sym[g.name] = len(syms) - 1
+                if bank4 and g.name == bank4[0] and g.name not in visible:
                     section_symbol(".nv.constant4")
             syms.extend(module_shared.values())
             # -g's out-of-line local functions: after their first caller's text and the

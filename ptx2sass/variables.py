@@ -53,11 +53,11 @@ class ModuleLayout:
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
     # Relocatable output: `.extern .global` variables another module defines (name, size),
-    # and the names of module variables other modules may name (`.visible`; under -g also
-    # `.common` and `.weak`, whose symbols ptxas -g binds GLOBAL / WEAK).
+    # and the names of module variables other modules may name (`.visible`; in executables
+    # also `.common` and `.weak`, whose symbols ptxas binds GLOBAL / WEAK).
     extern_variables: list[tuple[str, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
-    weak: set[str] = field(default_factory=set)         # (-g) those of them bound WEAK
+    weak: set[str] = field(default_factory=set)         # (executables) those bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
     handles: dict[str, str] = field(default_factory=dict)
 
@@ -190,7 +190,15 @@ def module_layout(module: ir.Module, filename: str | None = None,
         for v in fn.locals:
             if v.space in ("global", "const"):
                 data.append((v, f"$__{v.name}__{len(data)}", fn.name))
-    globals_ = [(v, name) for v, name, _ in data if v.space == "global"]
+    # ptxas's order of a module's `.global`s (bank-4 slots, and the ties of the layout's
+    # sort): those with a GLOBAL/WEAK symbol first, then the LOCAL ones, each in declaration
+    # order (ptxas 13.5.37, sm_89; whatever order the code names them in)
+    exported = lambda v, fn_name: (not relocatable and fn_name is None
+                                   and v.linkage in ("visible", "common", "weak"))
+    ranked = [(v, name) for v, name, fn_name in data if v.space == "global" and exported(v, fn_name)]
+    globals_ = ranked + [(v, name) for v, name, fn_name in data
+                         if v.space == "global" and not exported(v, fn_name)]
+    slots = {name: len(out.bank4) + i for i, (_, name) in enumerate(globals_)}
     offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
                **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
     const_offsets, const_end = {}, 0
@@ -207,8 +215,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
             out.visible.add(name)
-        elif debug and v.linkage in ("visible", "common", "weak") and fn_name is None:
-            # (ptxas 13.5.37 -g: GLOBAL symbols, WEAK for `.weak`, after the first kernel's)
+        elif exported(v, fn_name):
+            # (ptxas 13.5.37, with or without -g: GLOBAL symbols, WEAK for `.weak`, after
+            # the first kernel's)
             out.visible.add(name)
             if v.linkage == "weak":
                 out.weak.add(name)
@@ -221,8 +230,7 @@ def module_layout(module: ir.Module, filename: str | None = None,
             where = Placement("global", name)
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         elif v.space == "global":
-            where = Placement("global", len(out.bank4))
-            out.bank4.append(name)
+            where = Placement("global", slots[name])
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         else:
             where = Placement("const", const_offsets[name])
@@ -232,6 +240,8 @@ def module_layout(module: ir.Module, filename: str | None = None,
             out.placements[v.name] = where
         else:
             out.function_placements.setdefault(fn_name, {})[v.name] = where
+    if not (relocatable or debug):
+        out.bank4 += [name for _, name in globals_]
     for name in (n for names in per_kernel[1:] for n in names):
         if name not in out.placements:
             out.placements[name] = Placement("global", len(out.bank4))
