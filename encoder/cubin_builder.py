@@ -516,28 +516,25 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
-            # first slot (after the first `.global` section's symbol when that variable's
-            # symbol is GLOBAL), or before the variables when that slot holds an extern function.
+            # first slot, or before the variables when that slot holds an extern function.
             if bank4 and bank4[0] in extern_names:
                 section_symbol(".nv.constant4")
             if relocatable and any(g.section == ".nv.global" for g in globals_):
                 section_symbol(".nv.global")     # ptxas -c: before `.nv.global.init`'s
             declared = {name: at for at, name in enumerate(variable_order)}
             module_shared = shared_groups.pop("module", {})
-            for g in globals_:
+            # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
+            for g in sorted(globals_, key=lambda g: g.name not in visible):
                 # (-g: the module's shared variables declared before it first)
                 syms.extend(module_shared.pop(n) for n in list(module_shared)
                             if declared.get(n, -1) < declared.get(g.name, -1))
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
-                    if (bank4 and bank4[0] in visible and g.section != ".nv.constant3"
-                            and not any(s.name == ".nv.constant4" for s in syms)):
-                        section_symbol(".nv.constant4")     # (its first slot's symbol comes later)
                 if g.name not in visible:       # (visible ones: after the first kernel's)
                     syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
                                        object_kind[1], section=g.section))
                     var_sym[g.name] = len(syms) - 1
-                if bank4 and g.name == bank4[0] and g.name not in visible:
+                if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
             syms.extend(module_shared.values())
             # -g's out-of-line local functions: after their first caller's text and the
