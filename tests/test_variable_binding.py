@@ -58,9 +58,9 @@ MODULES = {
 TIES = {"five_linkages"}
 
 
-def _ptxas(ptx: str, flags=()) -> bytes:
+def _ptxas(ptx: str, flags=(), arch: str = "sm_89") -> bytes:
     try:
-        theirs = oracle.ptxas(ptx, "sm_89", flags, name="k.ptx")
+        theirs = oracle.ptxas(ptx, arch, flags, name="k.ptx")
     except oracle.OracleMissing as e:
         pytest.skip(str(e))
     assert theirs.ok, theirs.stderr
@@ -81,11 +81,12 @@ def _symbols(cubin: bytes, values: bool = True) -> list:
 
 
 def _data_sections(cubin: bytes) -> list:
-    """(name, type, flags, alignment) of every section, and the data sections' sizes."""
+    """(name, type, flags, alignment) of every section, and the data sections' sizes
+    (without sm_100's `.nv.merc.*`/`.nv.capmerc.*` sections, which we do not write)."""
     elf = ELFFile(io.BytesIO(cubin))
     return [(s.name, s["sh_type"], s["sh_flags"], s["sh_addralign"],
              s["sh_size"] if s.name.startswith((".nv.global", ".nv.constant3", ".nv.constant4")) else None)
-            for s in elf.iter_sections() if s.name != ".note.nv.tkinfo"]
+            for s in elf.iter_sections() if s.name != ".note.nv.tkinfo" and "merc" not in s.name]
 
 
 @pytest.mark.parametrize("flags", [(), ("-lineinfo",)], ids=["plain", "lineinfo"])
@@ -94,6 +95,16 @@ def test_symbols_and_sections_as_ptxas(name, flags):
     ours = codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", lineinfo=bool(flags))
     theirs = _ptxas(MODULES[name], flags)
     assert _symbols(ours, name not in TIES) == _symbols(theirs, name not in TIES)
+    assert _data_sections(ours) == _data_sections(theirs)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("name", ["local_first", "linkages_sizes", "initialised", "const_and_global"])
+def test_symbols_as_ptxas_on_later_archs(name, arch):
+    """The same rules on sm_90 (hopper cubin style) and sm_100."""
+    ptx = MODULES[name].replace(".version 8.0\n.target sm_89", f".version 8.8\n.target {arch}")
+    ours, theirs = codegen.compile_ptx(ptx, arch, "k.ptx"), _ptxas(ptx, (), arch)
+    assert _symbols(ours) == _symbols(theirs)
     assert _data_sections(ours) == _data_sections(theirs)
 
 
