@@ -1,7 +1,8 @@
 """Where each PTX variable lives, as ptxas 13.5 lays them out for sm_8x executables.
 
 * module (and function-scope) `.global` variables: their own bytes in `.nv.global`
-  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); code
+  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); the
+  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (not under `-c`); code
   reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
   whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
   initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
@@ -146,7 +147,9 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
 
 def _global_offsets(variables) -> dict[str, int]:
     """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
-    size, then declaration order. `variables`: (variable, cubin name) pairs."""
+    size, then the given order. `variables`: (variable, cubin name) pairs, the exported ones
+    first. (ptxas 13.5.37 breaks ties of three or more variables in an order not worked out:
+    4 of one size and alignment in bank-4 slot order 0..3 go to offsets 1, 3, 0, 2.)"""
     order = sorted(range(len(variables)), key=lambda i: (-variables[i][0].align, variables[i][0].size, i))
     at, out = 0, {}
     for i in order:
