@@ -523,17 +523,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 section_symbol(".nv.global")     # ptxas -c: before `.nv.global.init`'s
             declared = {name: at for at, name in enumerate(variable_order)}
             module_shared = shared_groups.pop("module", {})
-            for g in globals_:
+            # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
+            for g in sorted(globals_, key=lambda g: g.name not in visible):
                 # (-g: the module's shared variables declared before it first)
                 syms.extend(module_shared.pop(n) for n in list(module_shared)
                             if declared.get(n, -1) < declared.get(g.name, -1))
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
-                if g.name in visible:
-                    continue
-                syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL, object_kind[1],
-                                   section=g.section))
-                var_sym[g.name] = len(syms) - 1
+                if g.name not in visible:       # (visible ones: after the first kernel's)
+                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
+                                       object_kind[1], section=g.section))
+                    var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
             syms.extend(module_shared.values())

@@ -1,7 +1,8 @@
 """Where each PTX variable lives, as ptxas 13.5 lays them out for sm_8x executables.
 
 * module (and function-scope) `.global` variables: their own bytes in `.nv.global`
-  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); code
+  (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); the
+  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (not under `-c`); code
   reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
   whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
   initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
@@ -53,11 +54,11 @@ class ModuleLayout:
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
     # Relocatable output: `.extern .global` variables another module defines (name, size),
-    # and the names of module variables other modules may name (`.visible`; under -g also
-    # `.common` and `.weak`, whose symbols ptxas -g binds GLOBAL / WEAK).
+    # and the names of module variables other modules may name (`.visible`; in executables
+    # also `.common` and `.weak`, whose symbols ptxas binds GLOBAL / WEAK).
     extern_variables: list[tuple[str, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
-    weak: set[str] = field(default_factory=set)         # (-g) those of them bound WEAK
+    weak: set[str] = field(default_factory=set)         # (executables) those bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
     handles: dict[str, str] = field(default_factory=dict)
 
@@ -146,7 +147,9 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
 
 def _global_offsets(variables) -> dict[str, int]:
     """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
-    size, then declaration order. `variables`: (variable, cubin name) pairs."""
+    size, then the given order. `variables`: (variable, cubin name) pairs, the exported ones
+    first. (ptxas 13.5.37 breaks ties of three or more variables in an order not worked out:
+    4 of one size and alignment in bank-4 slot order 0..3 go to offsets 1, 3, 0, 2.)"""
     order = sorted(range(len(variables)), key=lambda i: (-variables[i][0].align, variables[i][0].size, i))
     at, out = 0, {}
     for i in order:
@@ -190,7 +193,15 @@ def module_layout(module: ir.Module, filename: str | None = None,
         for v in fn.locals:
             if v.space in ("global", "const"):
                 data.append((v, f"$__{v.name}__{len(data)}", fn.name))
-    globals_ = [(v, name) for v, name, _ in data if v.space == "global"]
+    # ptxas's order of a module's `.global`s (bank-4 slots, and the ties of the layout's
+    # sort): those with a GLOBAL/WEAK symbol first, then the LOCAL ones, each in declaration
+    # order (ptxas 13.5.37, sm_89; whatever order the code names them in)
+    exported = lambda v, fn_name: (not relocatable and fn_name is None
+                                   and v.linkage in ("visible", "common", "weak"))
+    ranked = [(v, name) for v, name, fn_name in data if v.space == "global" and exported(v, fn_name)]
+    globals_ = ranked + [(v, name) for v, name, fn_name in data
+                         if v.space == "global" and not exported(v, fn_name)]
+    slots = {name: len(out.bank4) + i for i, (_, name) in enumerate(globals_)}
     offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
                **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
     const_offsets, const_end = {}, 0
@@ -207,8 +218,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
             out.visible.add(name)
-        elif debug and v.linkage in ("visible", "common", "weak") and fn_name is None:
-            # (ptxas 13.5.37 -g: GLOBAL symbols, WEAK for `.weak`, after the first kernel's)
+        elif exported(v, fn_name):
+            # (ptxas 13.5.37, with or without -g: GLOBAL symbols, WEAK for `.weak`, after
+            # the first kernel's)
             out.visible.add(name)
             if v.linkage == "weak":
                 out.weak.add(name)
@@ -221,8 +233,7 @@ def module_layout(module: ir.Module, filename: str | None = None,
             where = Placement("global", name)
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         elif v.space == "global":
-            where = Placement("global", len(out.bank4))
-            out.bank4.append(name)
+            where = Placement("global", slots[name])
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         else:
             where = Placement("const", const_offsets[name])
@@ -232,6 +243,8 @@ def module_layout(module: ir.Module, filename: str | None = None,
             out.placements[v.name] = where
         else:
             out.function_placements.setdefault(fn_name, {})[v.name] = where
+    if not (relocatable or debug):
+        out.bank4 += [name for _, name in globals_]
     for name in (n for names in per_kernel[1:] for n in names):
         if name not in out.placements:
             out.placements[name] = Placement("global", len(out.bank4))

