@@ -1112,3 +1112,30 @@ def test_neg_f32_of_an_integer_set_result_is_a_nan(x, ours_, theirs_):
     ours, theirs = _run_both(NEG_OF_AN_INTEGER_SET, [x & 0xFFFFFFFF, x >> 32], params=[np.float32(2.0)])
     assert ours == [ours_]
     assert theirs == [theirs_]
+
+
+MIN_F32_OF_A_SATURATED_SUBTRACTION = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.s32 %r0, [%d1];
+    sub.sat.s32 %r1, %r0, -1857930779;
+    min.f32 %r2, %r1, 0f40000000;
+    st.global.b32 [%d0], %r2;
+    ret;
+}
+"""
+
+
+def test_min_f32_of_a_saturated_subtraction_is_the_minimum():
+    """`sub.sat.s32` of 5 and -1857930779 = 1857930784 = 0x6ebdc620, which read as f32 is
+    about 2.9e28; `min.f32` of it and 2.0 is 2.0 (0x40000000). ptxas 13.5.37 (sm_89) leaves the
+    FMNMX out after the saturating PLOP3/SEL sequence and stores 0x6ebdc620; with `sub.s32`
+    (no .sat), `add.sat` of 7 or a plain move it keeps the minimum. Fuzz campaign 18's
+    29100833 (`min.f32` then testp/selp), reduced; value worked out by hand."""
+    ours, theirs = _run_both(MIN_F32_OF_A_SATURATED_SUBTRACTION, [5])
+    assert ours == [0x40000000]
+    assert theirs == [0x6EBDC620]
