@@ -18,15 +18,18 @@ PTX = """.version 6.5
     .reg .u64 a, b;
     .reg .b32 x, y, z;
     .reg .u64 w;
+    .reg .b32 v0, v1;
     ld.param.u64 a, [in];
     ld.param.u64 b, [out];
     ld.b32 x, [a];
     ld.global.b32 y, [a+4];
     ld.u64 w, [a+8];
+    ld.global.v2.b32 {v0, v1}, [a+8];
     xor.b32 z, x, y;
     st.b32 [b], z;
     st.global.b32 [b+4], y;
     st.u64 [b+8], w;
+    st.global.v2.b32 [b+16], {v1, v0};
     ret;
 }
 """
@@ -44,9 +47,9 @@ def test_parameter_pointer_addresses_cost_no_vector_registers():
     src = np.array([0x12345678, 0x0F0F0F0F, 0xDEADBEEF, 0x01234567], dtype=np.uint32)
     outs = []
     for cubin in (ours, theirs):
-        dst = np.zeros(4, dtype=np.uint32)
+        dst = np.zeros(6, dtype=np.uint32)
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [src.copy(), dst])
         assert not res.hazards
         outs.append(dst)
     assert (outs[0] == outs[1]).all()
-    assert (outs[1] == [0x12345678 ^ 0x0F0F0F0F, 0x0F0F0F0F, 0xDEADBEEF, 0x01234567]).all()
+    assert (outs[1] == [0x12345678 ^ 0x0F0F0F0F, 0x0F0F0F0F, 0xDEADBEEF, 0x01234567, 0x01234567, 0xDEADBEEF]).all()

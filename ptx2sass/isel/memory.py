@@ -445,7 +445,7 @@ class MemorySelection:
         mods = ("E",) if wide else ()
         n = len(ins.dests)
         ty = ins.type
-        uniform = self.uniform_param_address(ins.srcs[0], space) if n == 1 else None
+        uniform = self.uniform_param_address(ins.srcs[0], space)
         mem = uniform or self.address(ins.srcs[0], space)
         if wide and uniform is None:
             self.mf.uses_global_descriptor = True
@@ -726,7 +726,7 @@ class MemorySelection:
         mods = ("E",) if wide else ()
         # an L2 cache policy (the last operand) is a hint: left out, as for loads and atomics
         data = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
-        uniform = self.uniform_param_address(ins.srcs[0], space) if len(data) == 1 else None
+        uniform = self.uniform_param_address(ins.srcs[0], space)
         mem = uniform or self.address(ins.srcs[0], space)
         if wide and uniform is None:
             self.mf.uses_global_descriptor = True
