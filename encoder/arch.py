@@ -238,6 +238,11 @@ class Target:
     # the tensor cores take k = 16 in one instruction (HMMA.16816/IMMA.16816, sm_80+); sm_75's
     # largest are HMMA.1688/IMMA.8816, which ptxas chains for wmma (ptx2sass/mma_forms.py)
     mma_k16: bool = True
+    # a generic/global access whose address is a kernel parameter's pointer (+ an offset)
+    # reads it from a uniform pair, `ULDC.64 URx, c[0x0][p]` then `LD.E.SYS R0, [URx+0x4]`
+    # (sm_75's ptxas: Turing's memory forms take a uniform base and it has no memory
+    # descriptor); no vector pair holds the pointer
+    uniform_param_addresses: bool = False
     # --- end sm_75 ---
     # `-arch=sm_90a`: the arch-specific ("accelerated") variant; same code, `.nv.compat`
     # records ACCELERATOR_TARGET 1
@@ -422,7 +427,7 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),
                        leading_modifiers=(("LDS", "U"),), shared_popc_increment=False, match_all_instruction=False,
                        warp_reduce_atomics=False, quadpair_mma_shuffled=False,
-                       quadpair_mma_steps=True)
+                       quadpair_mma_steps=True, uniform_param_addresses=True)
 # --- end sm_75 -----------------------------------------------------------------------
 
 

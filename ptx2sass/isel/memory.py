@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
@@ -257,6 +257,36 @@ class MemorySelection:
         `[R+imm]`, `[imm]` or `[R1+imm]` (local variables) for the 32-bit windows."""
         return self.near_offset(self.memory_operand(addr, space))
 
+    # the uniform pair a kernel parameter's pointer is loaded into for one access (live
+    # from its ULDC.64 to the access; UR4 is the descriptor's, which codegen re-emits)
+    PARAM_ADDRESS_UR = Reg("UR", 16)
+
+    def uniform_param_address(self, addr, space: str) -> Mem | None:
+        """`[URx+imm]` for a generic/global access whose base is a kernel parameter's 64-bit
+        pointer, on a target whose memory forms take a uniform base (`uniform_param_addresses`),
+        after the `ULDC.64` that loads it; None where the access needs a vector base. The
+        access must record the pair's width (`widths`) so liveness sees both registers."""
+        if not (self.arch.uniform_param_addresses and space in ("global", "generic")
+                and isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value)
+                and -self.OFFSET_LIMIT <= addr.offset < self.OFFSET_LIMIT):
+            return None
+        parts = self.param_values.get(addr.base.id)
+        if parts is None or len(parts) != 2 or parts[1].offset != parts[0].offset + 4:
+            return None
+        if not self.holds_uniform_pair(parts[0]):
+            self.emit("ULDC", ("64",), [self.PARAM_ADDRESS_UR, parts[0]], guarded=False)
+        return Mem(ubase=self.PARAM_ADDRESS_UR, offset=addr.offset)
+
+    def holds_uniform_pair(self, where: ConstRef) -> bool:
+        """Whether this block's code so far left PARAM_ADDRESS_UR holding `where` (its last
+        write is the ULDC.64 of it, and no call came after)."""
+        for mi in reversed(self.out):
+            if mi.opcode == "CALL" or mi.clobbers:
+                return False
+            if self.PARAM_ADDRESS_UR in mi.operands[:mi.ndefs]:
+                return mi.opcode == "ULDC" and mi.operands[1] == where
+        return False
+
     def memory_operand(self, addr, space: str) -> VMem:
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
@@ -364,7 +394,8 @@ class MemorySelection:
         return pre[:at] + ("ENL2",) + pre[at:]
 
     def ordered_access(self, ins, load: bool, opcode: str, mods, size, operands, ndefs: int) -> None:
-        """The access with its cache/strength modifiers and the fences of its ordering."""
+        """The access with its cache/strength modifiers and the fences of its ordering (a
+        uniform-pair address records its width)."""
         pre, post, scope, sem = self.access_modifiers(ins, load)
         if opcode in ("LDS", "STS", "LDL", "STL"):
             pre, post = (), ()              # the CTA's own memory: ordering only by fences
@@ -372,7 +403,8 @@ class MemorySelection:
             pre = self.wide256_modifiers(pre)
         if sem == "release":
             self.fences(self.RELEASE_FENCE, scope)
-        self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs)
+        widths = {i: 2 for i, op in enumerate(operands) if isinstance(op, Mem) and op.ubase is not None}
+        self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs, widths=widths)
         if sem == "acquire":
             self.fences(self.ACQUIRE_FENCE, scope)
 
@@ -411,11 +443,12 @@ class MemorySelection:
             raise self.unsupported(f"`ld.{space}`")
         load, _, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], space)
-        if wide:
-            self.mf.uses_global_descriptor = True
         n = len(ins.dests)
         ty = ins.type
+        uniform = self.uniform_param_address(ins.srcs[0], space)
+        mem = uniform or self.address(ins.srcs[0], space)
+        if wide and uniform is None:
+            self.mf.uses_global_descriptor = True
         if n == 1:
             d = ins.dests[0]
             narrow = self.vreg(d).width == 2 and _bits(ty) < 64
@@ -691,11 +724,12 @@ class MemorySelection:
             raise self.unsupported(f"`st.{space}`")
         _, store, wide = self.MEMORY_OPS[space]
         mods = ("E",) if wide else ()
-        mem = self.address(ins.srcs[0], space)
-        if wide:
-            self.mf.uses_global_descriptor = True
         # an L2 cache policy (the last operand) is a hint: left out, as for loads and atomics
         data = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
+        uniform = self.uniform_param_address(ins.srcs[0], space)
+        mem = uniform or self.address(ins.srcs[0], space)
+        if wide and uniform is None:
+            self.mf.uses_global_descriptor = True
         ty = ins.type
         if all(isinstance(v, ir.Const) and v.value == 0 for v in data) and len(data) * _bits(ty) >= 32:
             # zeros of any width come from RZ (`STL.128 [R1], RZ`, as ptxas writes them)
