@@ -5,6 +5,7 @@ two of them (probed from an EXCH and an INC word) held the atomic operation as f
 with its bits (84-90) in no field, so every such word decoded as EXCH or INC: ptxas's
 warp-aggregated `atom.global.xor` (`@!P0 ATOMG.E.XOR ... [UR4]`) ran as an increment in the
 emulator (seed 27000137's mismatch)."""
+import functools
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,23 @@ def test_campaign15_emu_fail_words_decode_as_nvdisasm_prints():
     wrong = [(hex(w), text) for w, text in zip(words, disassemble(words, "sm_75"))
              if normalised(codec.decode_text(w, "sm_75")) != normalised(_canonical(text))]
     assert len(words) == 62 and not wrong, wrong[:5]
+
+
+# the words the emulator could not decode in ptxas's cubins of campaign 15's seeds
+# 27000600..999 (tools/fuzz_emu_fail, at most two per shape), probed into turing.json:
+# LEA.HI.X.SX32 with an immediate b (15 programs) or ~UR, LEA.HI.SX32 with c[], F2F/FRND
+# from c[], I2F of immediates, UR operands of FRND/DMUL/DFMA/PRMT/IMAD.WIDE/VABSDIFF/HADD2
+EMU_FAIL_600_SEEDS = SEEDS.with_name("c15_emufail75_600.words")
+
+
+@functools.lru_cache(maxsize=None)
+def _nvdisasm_texts(path):
+    words = [p.values[0] for p in _words(path)]
+    return dict(zip(words, disassemble(words, "sm_75")))
+
+
+@pytest.mark.parametrize("word", list(_words(EMU_FAIL_600_SEEDS)))
+def test_campaign15_600_emu_fail_word_decodes_as_nvdisasm_prints(word):
+    from tools.isa_soundness import _canonical, normalised
+    text = _nvdisasm_texts(EMU_FAIL_600_SEEDS)[word]
+    assert normalised(codec.decode_text(word, "sm_75")) == normalised(_canonical(text))
