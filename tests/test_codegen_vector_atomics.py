@@ -159,3 +159,69 @@ def test_vector_atomics_equal_numpy(arch, ty, op, vec, kind):
     threads each (final memory); ours and ptxas's = NumPy, hazard-free."""
     _check(arch, ty, op, vec, kind, THREADS)
     _check(arch, ty, op, vec, kind, 4)
+
+
+def _messages(text: str) -> list[str]:
+    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
+
+
+def _module(arch, version, line):
+    return f""".version {version}
+.target {arch}
+.address_size 64
+.func f(.param .b32 a) {{ ret; }}
+.func (.param .b32 r) g(.param .b32 a) {{ st.param.b32 [r], 0; ret; }}
+.visible .entry k(.param .u64 out)
+{{
+.reg .b64 %rd<4>;
+.reg .f32 %f<10>;
+.reg .b32 %r<10>;
+.reg .b16 %h<10>;
+ld.param.u64 %rd1, [out];
+{line}
+ret;
+}}
+"""
+
+
+V8 = "{%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}"
+REFUSALS = [
+    ("sm_100", "8.8", f"red.global.add.v8.f32 [%rd1], {V8};"),
+    ("sm_90", "8.8", f"atom.global.add.v8.f32 {V8}, [%rd1], {V8};"),
+    ("sm_90", "8.8", "red.global.add.noftz.v8.f16x2 [%rd1], {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8};"),
+    ("sm_89", "8.8", "atom.global.v2.f32.add {%f3,%f4}, [%rd1], {%f1,%f2};"),
+    ("sm_89", "8.8", "atom.global.add.v2.f32 {%f3,%f4}, [%rd1], {%f1,%f2};"),
+    ("sm_89", "8.0", "red.global.add.v2.f32 [%rd1], {%f1,%f2};"),
+    ("sm_90", "8.0", "red.global.add.v4.f32 [%rd1], {%f1,%f2,%f3,%f4};"),
+    ("sm_89", "8.8", "red.global.add.noftz.v2.f16 [%rd1], {%h1,%h2};"),
+    ("sm_89", "8.8", "red.global.add.noftz.v2.f16x2 [%rd1], {%r1,%r2};"),
+    ("sm_89", "8.8", "atom.global.add.noftz.v4.f16 {%h1,%h2,%h3,%h4}, [%rd1], {%h1,%h2,%h3,%h4};"),
+    ("sm_89", "8.8", "red.global.max.noftz.v8.bf16 [%rd1], {%h1,%h2,%h3,%h4,%h5,%h6,%h7,%h8};"),
+    ("sm_89", "8.8", "red.global.add.noftz.v2.bf16x2 [%rd1], {%r1,%r2};"),
+    ("sm_90", "8.8", "red.shared.add.v2.f32 [%rd1], {%f1,%f2};"),
+    ("sm_90", "8.8", "atom.shared::cluster.add.v2.f32 {%f1,%f2}, [%rd1], {%f1,%f2};"),
+    ("sm_90", "8.8", "red.global.min.v2.f32 [%rd1], {%f1,%f2};"),
+    ("sm_89", "8.8", "red.global.max.noftz.bf16 [%rd1], %h1;"),
+    ("sm_89", "8.8", "red.global.add.noftz.bf16x2 [%rd1], %r1;"),
+    ("sm_89", "8.8", "atom.add.noftz.bf16 %h1, [%rd1], %h1;"),
+    ("sm_89", "8.8", "red.shared.min.noftz.v2.f16 [%rd1], {%h1,%h2};"),
+    ("sm_90", "8.8", "red.global.min.noftz.f16x2 [%rd1], %r1;"),
+    ("sm_90", "8.8", "atom.shared.max.noftz.bf16 %h1, [%rd1], %h1;"),
+    ("sm_90", "8.8", "red.max.noftz.f16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "mov.b32 _, %r1;"),
+    ("sm_90", "8.8", "call (%r1), g, (_);"),
+    ("sm_90", "8.8", "call f, (_);"),
+]
+
+
+@pytest.mark.parametrize("arch,version,line", REFUSALS)
+def test_refusals_as_ptxas(arch, version, line):
+    """Every message ptxas gives for the module, in its order (ptxas refuses each; ours
+    were internal errors, 'not supported yet', compiled, or other words)."""
+    ptx = _module(arch, version, line)
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = "\n".join(str(d) for d in e.value.diagnostics)
+    assert _messages(got) == _messages(theirs.stderr)
