@@ -433,6 +433,8 @@ def _atomic(w, s, mask, space, has_result):
         # ATOMS.POPC.INC: ptxas's form of `atom.add 1` (no source operand): every lane adds
         # one, i.e. each address grows by the number of lanes that name it.
         op = "ADD"
+    if any(m in _VECTOR_ATOM for m in mods):
+        return _vector_atomic(w, mask, space, d, mem, b_op, op, mods)
     ty = _atom_type(mods)
     size = 16 if ty == "128" else 8 if ty in ("64", "S64", "U64", "F64") else 4
     addrs = address(w, mem, space in ("global", "generic"))
@@ -494,6 +496,35 @@ def _atomic(w, s, mask, space, has_result):
             w.w64(d, results, mask)
         else:
             w.w(d, results.astype(U32), mask)
+
+
+# Vector atomics (PTX `.v2/.v4/.v8`, sm_90+): type -> (each word's type, words); the data,
+# and the old values of ATOM/ATOMG, in consecutive registers.
+_VECTOR_ATOM = {"F32x2": ("F32", 2), "F32x4": ("F32", 4), "F16x4": ("F16x2", 2),
+                "F16x8": ("F16x2", 4), "BF16x4": ("BF16x2", 2), "BF16x8": ("BF16x2", 4)}
+
+
+def _vector_atomic(w, mask, space, d, mem, b_op, op, mods):
+    """Each 32-bit word of the vector its own atomic read-modify-write (the PTX ISA makes
+    each element atomic, not the vector), lane by lane in lane order."""
+    ty, words = next(_VECTOR_ATOM[m] for m in mods if m in _VECTOR_ATOM)
+    addrs = address(w, mem, space in ("global", "generic"))
+    n = w.width
+    data = [np.broadcast_to(w.r(reg(b_op.file, b_op.index + k)), (n,)) for k in range(words)]
+    results = [np.zeros(n, dtype=U32) for _ in range(words)]
+    for lane in np.nonzero(mask)[0]:
+        lanes = np.zeros(n, bool)
+        lanes[lane] = True
+        for k in range(words):
+            at = addrs + 4 * k
+            old = int.from_bytes(_load(w, space, at, 4, lanes)[0].tobytes(), "little")
+            new = _scalar_apply(op, ty, old, int(data[k][lane]))
+            if new != old:
+                _store(w, space, at, np.frombuffer(new.to_bytes(4, "little"), np.uint8)[None, :], lanes)
+            results[k][lane] = old
+    if d is not None and not d.is_zero:
+        for k in range(words):
+            w.w(reg(d.file, d.index + k), results[k], mask)
 
 
 def _quad(w, r: Reg) -> list:

@@ -176,6 +176,9 @@ class Target:
     # 128-bit atom.cas/exch (`.b128`): ATOMG/ATOM/ATOMS .CAS/.EXCH.128 on a register quad
     # (sm_90+, forms probed from tools/isa_seeds/issue15_sm90_forms.ptx / _sm120_forms.ptx)
     atomics_128: bool = False
+    # atom/red `.v2/.v4/.v8` of f32/f16/bf16(x2): one ATOMG/ATOM/REDG typed F32x2/x4,
+    # F16x2..x8, BF16x2..x8 (sm_90+, forms in the hopper/blackwell tables; ptxas 13.5)
+    vector_atomics: bool = False
     # a shared-memory atomic with .acquire/.acq_rel beyond the CTA is followed by CCTL.IVALL
     # (ptxas 13.5 on sm_90; on sm_8x it writes no fence after ATOMS)
     shared_acquire_invalidates: bool = False
@@ -364,7 +367,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,

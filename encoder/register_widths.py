@@ -18,7 +18,9 @@ from .model import Imm, Instruction, Mem, Reg
 # modifier gives (`.64`, `.128`, 64-bit atomic types; `.256`: two quads).
 MEMORY = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "ST", "STG", "STS", "STL",
                     "ATOM", "ATOMG", "ATOMS", "RED"})
-ACCESS_WIDTH = {"64": 2, "128": 4, "256": 4, "S64": 2, "U64": 2, "F64": 2}
+ACCESS_WIDTH = {"64": 2, "128": 4, "256": 4, "S64": 2, "U64": 2, "F64": 2,
+                # vector atomics: F32x4 / F16x8 are four words, F32x2 / F16x4 two
+                "F32x2": 2, "F32x4": 4, "F16x4": 2, "F16x8": 4, "BF16x4": 2, "BF16x8": 4}
 # Global/generic accesses whose `.E` (64-bit address) base register prints without `.64`:
 # every such address on sm_75 (`LDG.E.SYS R0, [R2]`) and compare-and-swap's on sm_8x
 # (`ATOMG.E.CAS … [R2]`). LDGSTS is not among them: its bare `[R]` is the shared address.

@@ -906,18 +906,47 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
-        bf16 = next((t for t in (".bf16x2", ".bf16") if t in ins.modifiers), None)
-        if op in ("atom", "red") and ".add" in ins.modifiers and bf16 and self.target_sm < 90 \
-                and not set(ins.modifiers) & _STATE_SPACES:
-            # ptxas 13.5: bf16 atomics through a generic address are sm_90 PTX
-            problems.append(f"Instruction '{op}.add{bf16} with generic state space' requires "
-                            ".target sm_90 or higher")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        problems += self._vector_atomic_problems(ins)
         if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
                 and self.version >= (6, 4):
             problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
                             "sm_70 and higher from PTX ISA version 6.4")
+        return problems
+
+    def _vector_atomic_problems(self, ins: ast.Instruction) -> list[str]:
+        """atom/red of f16/bf16(x2) and vector ones (PTX ISA: bf16 and half min/max sm_90;
+        min/max of halves only in a vector; `.v2/.v4/.v8` PTX 8.1, sm_90, global or generic
+        addresses, 16-bit elements up to .v8, f32/f16x2/bf16x2 .v2/.v4), in ptxas 13.5's
+        words and order."""
+        mods = ins.modifiers
+        vec = next((m for m in mods if m in (".v2", ".v4", ".v8")), None)
+        ty = next((m for m in mods if m in (".f32", ".f16", ".bf16", ".f16x2", ".bf16x2")), None)
+        op = next((m for m in mods if m in (".add", ".min", ".max")), None)
+        if ins.opcode not in ("atom", "red") or ty is None or op is None:
+            return []
+        problems = []
+        if ty != ".f32":
+            space = next((m for m in mods if m in _STATE_SPACE_MODIFIERS), None)
+            instr = f"{ins.opcode}{op}{ty}" + (space or " with generic state space")
+            if self.target_sm < 90 and (ty.startswith(".bf16") or op != ".add"):
+                problems.append(f"Instruction '{instr}' requires .target sm_90 or higher")
+            if op != ".add" and vec is None:
+                problems.append(f"Vector modifier required for instruction '{instr}'")
+        if vec is None:
+            return problems
+        name = f"{ins.opcode} instruction with vector types"
+        if self.target_sm < 90:
+            problems.append(f"Feature '{name}' requires .target sm_90 or higher")
+        if self.version < (8, 1):
+            problems.append(f"Feature '{name}' requires PTX ISA .version 8.1 or later")
+        if set(mods) & _STATE_SPACE_MODIFIERS - {".global"}:
+            problems.append(f"State space incorrect for feature '{name}'")
+        if vec == ".v8" and isa.TYPE_BITS.get(ty, 32) == 32:
+            problems.append(f"Only .v2 or .v4 vector modifier supported with type {ty} on {op} "
+                            f"operation for {name}")
+            problems.append("Vector type too large, exceeds 128 bit limit")
         return problems
 
     def _fp8_mma_problems(self, ins: ast.Instruction) -> list[str]:

@@ -1507,6 +1507,8 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
+        if any(m in ("v2", "v4", "v8") for m in ins.modifiers):
+            return self.vector_atomic(ins, op, ty, space)
         if _bits(ty) == 16 and (op, ty) in (("cas", "b16"), ("add", "f16"), ("add", "bf16")):
             return self.halfword_cas_loop(ins, op, space, d)
         if space == "shared" and (op, ty) in self.SHARED_CAS_LOOP:
@@ -1557,6 +1559,40 @@ class MemorySelection:
             mi = self.emit(opcode, ("E",) + tuple(mods) + strong, [PT, dst, mem] + data, ndefs=2)
         if not fallbacks:
             mi.warp_combine = combine
+        if sem in ("acquire", "acq_rel"):
+            self.fences(self.ACQUIRE_FENCE, scope)
+
+    def vector_atomic(self, ins, op: str, ty: str, space: str) -> None:
+        """atom/red `.v2/.v4/.v8` (sm_90+; global or generic; f32 add, f16/bf16(x2)
+        add/min/max: the frontend checks the forms): one ATOMG/ATOM/REDG of the elements
+        packed side by side, typed by the count of its 32- or 16-bit lanes (`F32x4`,
+        `F16x8`: four f16x2 or eight f16), as ptxas 13.5 writes it. An unread result
+        is REDG (global) or ATOM's RZ (generic)."""
+        if space == "shared" or not self.arch.vector_atomics:
+            raise self.unsupported(f"vector `{ins.opcode}.{space}.{op}.{ty}`")
+        sources = ins.srcs[1:-1] if "L2::cache_hint" in ins.modifiers else ins.srcs[1:]
+        bits = _bits(ty)
+        total = len(sources) * bits
+        if ty == "f32":
+            mods = (self.ATOM_OPS[op], f"F32x{len(sources)}", "FTZ", "RN")
+        else:
+            mods = (self.ATOM_OPS[op], f"{ty.removesuffix('x2').upper()}x{total // 16}", "RN")
+        scope, sem = self.atom_ordering()
+        dests = [v for v in ins.dests if isinstance(v, ir.Value)]
+        read = sem in ("acquire", "acq_rel") or any(not self.never_read(v) for v in dests)
+        data = self.data_words(sources, bits)
+        mem = self.address(ins.srcs[0], space)
+        self.mf.uses_global_descriptor = True
+        if sem in ("release", "acq_rel"):
+            self.fences(self.RELEASE_FENCE, scope)
+        strong = ("E",) + mods + ("STRONG", scope)
+        if not read and space == "global":
+            self.emit("RED", strong, [mem, data], ndefs=0)
+        else:
+            t = VOp(self.mf.new_vreg("R", max(1, total // 32))) if read else RZ
+            self.emit("ATOMG" if space == "global" else "ATOM", strong, [PT, t, mem, data], ndefs=2)
+            if read:
+                self.copy_out_vector(ins, t.reg, bits, ty)
         if sem in ("acquire", "acq_rel"):
             self.fences(self.ACQUIRE_FENCE, scope)
 
