@@ -67,6 +67,9 @@ RULES = {
     # campaign 13's one program open11 left (branch arch13)
     "25001043": "IMAD.HI with a register factor: its carry-out read by IADD3.X 5 cycles after (9 kept "
                 "for an immediate factor)",
+    # fuzz campaign 19 (seeds 30,000,000.., held out; lead, 2026-11-28)
+    "30000392": "VIMNMX -> IMAD.HI addend high half 3",
+    "30000539": "PLOP3 -> R2UR.OR's predicate source 2",
 }
 
 
