@@ -3,7 +3,8 @@ factor (`pair_fixed` for a register, `pair_fixed_immediate_factor` for an immedi
 emulator's checker and by our scheduler alike (`LatencyModel.latency_modifiers`). Expected
 distances are ptxas's: sm_90 5 with a register factor (campaign 13 seed 25001043's
 `IMAD.HI.U32 R31, P1, R32, R33, R30` then IADD3.X 5 cycles after, tests/test_sm90_ptxas_schedules.py);
-sm_8x 7 with an immediate factor (campaign 9 seed 20001090, tests/fuzz_regressions)."""
+sm_90 5 with an immediate factor too (campaign 19 seed 30000622, the same file); sm_8x 7 with an
+immediate factor (campaign 9 seed 20001090, tests/fuzz_regressions)."""
 import pytest
 
 from ptx2sass.encoder.model import Imm, Instruction, Reg
@@ -28,11 +29,14 @@ def test_sm90_register_factor_carry_is_read_as_ptxas_reads_it():
     assert _carry_distance("sm_90", Reg("R", 33)) == 5
 
 
-@pytest.mark.parametrize("arch,least", [("sm_90", 9), ("sm_89", 7)])
-def test_immediate_factor_carry_waits_for_its_own_row(arch, least):
-    """Our scheduler keys the producer as the checker does: an immediate factor's carry is not
-    read at the register factor's distance."""
-    assert _carry_distance(arch, Imm(4)) >= least
+def test_sm89_immediate_factor_carry_waits_for_its_own_row():
+    """Our scheduler keys the producer as the checker does: on sm_8x an immediate factor's carry
+    is not read at the register factor's distance."""
+    assert _carry_distance("sm_89", Imm(4)) >= 7
+
+
+def test_sm90_immediate_factor_carry_is_read_as_ptxas_reads_it():
+    assert _carry_distance("sm_90", Imm(-0x22e460c5 & 0xffffffff)) == 5
 
 
 def test_our_sm90_code_of_25001043_has_no_hazard():

@@ -19,8 +19,9 @@ def test_table_keys_the_carry_out_by_the_factor_kind():
     m = model("ampere")
     assert m.read_latency("IMAD", ("HI", "U32", IMMEDIATE_FACTOR), "P", "IADD3") == 7
     assert m.read_latency("IMAD", ("HI", "U32"), "P", "IADD3") == 5
-    # sm_90 keys it too (campaign 13 seed 25001043: a register factor's carry read at 5)
-    assert model("hopper").read_latency("IMAD", ("HI", "U32", IMMEDIATE_FACTOR), "P", "IADD3") == 9
+    # sm_90 reads both at 5 (campaign 13 seed 25001043: a register factor; campaign 19 seed
+    # 30000622: an immediate one)
+    assert model("hopper").read_latency("IMAD", ("HI", "U32", IMMEDIATE_FACTOR), "P", "IADD3") == 5
     assert model("hopper").read_latency("IMAD", ("HI", "U32"), "P", "IADD3") == 5
 
 

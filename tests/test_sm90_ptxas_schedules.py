@@ -70,6 +70,8 @@ RULES = {
     # fuzz campaign 19 (seeds 30,000,000.., held out; lead, 2026-11-28)
     "30000392": "VIMNMX -> IMAD.HI addend high half 3",
     "30000539": "PLOP3 -> R2UR.OR's predicate source 2",
+    "30000622": "IMAD.HI with an immediate factor: its carry-out read by IADD3.X 5 cycles after",
+    "30000706": "VOTEU's UP -> UISETP's predicate source 1",
 }
 
 
