@@ -1139,3 +1139,46 @@ def test_min_f32_of_a_saturated_subtraction_is_the_minimum():
     ours, theirs = _run_both(MIN_F32_OF_A_SATURATED_SUBTRACTION, [5])
     assert ours == [0x40000000]
     assert theirs == [0x6EBDC620]
+
+
+MAX_F32_OF_A_SATURATED_MAD_HI = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<5>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.s32 %r0, [%d1];
+    ld.global.s32 %r1, [%d1+4];
+    ld.global.s32 %r2, [%d1+8];
+    mad.hi.sat.s32 %r3, %r1, %r2, %r0;
+    max.f32 %r4, %r3, 0fBF800000;
+    st.global.b32 [%d0], %r4;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("inputs,saturated", [
+    ([0xC0000000, 3, 5], 0xC0000000),          # hi(3*5) = 0, + -2^30: -2.0 as f32
+    ([0x7FFFFFFF, 0x40000000, 4], 0x7FFFFFFF),   # clamps to 2^31-1: a NaN as f32
+])
+def test_max_f32_of_a_saturated_mad_hi_is_the_maximum(inputs, saturated):
+    """`max.f32` of a `mad.hi.sat.s32` result and -1.0: read as f32 the saturated value is -2.0,
+    or a NaN (max gives the other operand), so the maximum is -1.0 (0xbf800000) both times.
+    ptxas 13.5.37 leaves the FMNMX out after the saturating sequence and stores the integer, as
+    it does for `min.f32` of `sub.sat.s32` above. Fuzz campaign 19's 30001065 (sm_90,
+    `max.f32` then testp/selp/mul), reduced; values worked out by hand."""
+    ours, theirs = _run_both(MAX_F32_OF_A_SATURATED_MAD_HI, inputs)
+    assert ours == [0xBF800000]
+    assert theirs == [saturated]
+
+
+def test_saturated_minmax_departure_is_recognised_only_where_ptxas_left_the_fmnmx_out():
+    from ptx2sass.fuzz.departures import minmax_of_saturated_left_out
+    with_fmnmx = "/*0100*/ FMNMX R5, R0, -1, !PT ;"
+    assert minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI, "/*0100*/ SEL R0, R4, 0x7fffffff, !P0 ;")
+    assert not minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI, with_fmnmx)
+    assert not minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI.replace(".sat", ""), "")
+    # other FMNMX of registers (a cube texture's face selection) do not stand for it
+    assert minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI, "FMNMX R6, |R13|, |R14|, !PT ;")
