@@ -22,6 +22,8 @@ PINNED = ROOT / departures.TEST_FILE
 # miss (ours, theirs)): the values that file's test pins for ptx2sass and for ptxas, and a
 # pair the departure cannot give
 CASES = [
+    ("test_max_f32_of_a_saturated_mad_hi_is_the_maximum", "MAX_F32_OF_A_SATURATED_MAD_HI",
+     "max.f32", 0xBF800000, 0xC0000000, 32, (0x5, 0x5)),
     ("test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128", "SATURATE_S8_OF_NEG_S16",
      "add.s16", 0x7F80, 0x807F, 16, (0x7F80, 0x807E)),
     ("test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128", "SATURATE_ABS_OF_MOST_NEGATIVE",
@@ -281,3 +283,16 @@ def test_merged_narrow_load_needs_ptxas_to_load_the_word_whole():
     other = other.replace("set.eq.u32.f16x2 %r2, %r3, %r0;", "set.eq.u32.f16x2 %r2, %r6, %r0;")
     assert other != case.text
     assert not departures.merged_load_read_as_f16x2(other, listing)
+
+
+def test_reduced_program_with_a_minmax_of_a_saturated_result_left_out_is_ptxas_wrong():
+    """Campaign 19 (sm_90), seed 30001065 reduced: `max.f32` of a `mad.hi.sat.s32` result and
+    -1.0, then testp/selp and a mul: ptxas's listing has no FMNMX of an immediate, and the
+    mul is the first difference (test_max_f32_of_a_saturated_mad_hi_is_the_maximum). With the
+    max's immediate made a register operand the rule does not apply."""
+    path = ROOT / "tests/fuzz_departures/max_f32_of_saturated_mad_hi_s30001065.ptx"
+    case = read_case(path.read_text())
+    out = run_case(case)
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: min/max.f32 of a saturated s32 result left out"]
+    assert not departures.minmax_of_saturated_left_out(case.text.replace("0fBF800000", "%r0"), "")
