@@ -72,6 +72,14 @@ RULES = {
     "30000539": "PLOP3 -> R2UR.OR's predicate source 2",
     "30000622": "IMAD.HI with an immediate factor: its carry-out read by IADD3.X 5 cycles after",
     "30000706": "VOTEU's UP -> UISETP's predicate source 1",
+    "30000750": "QSPC is in the mio queue: a wait on it covers an earlier ATOMS's result",
+    "30000803": "IDP -> SUST 4",
+    "30000946": "FADD -> SURED 4",
+    "30000947": "FMUL -> SURED 4",
+    "30001073": "DMUL overwrites an HMMA.16816 source 6 cycles after issue",
+    "30001270": "VOTEU's UP -> UPLOP3 1",
+    "30001415": "IMAD -> IMAD.HI addend high half 2",
+    "30001480": "FFMA -> SUST 4",
 }
 
 
