@@ -77,6 +77,7 @@ RULES = {
     "30000946": "FADD -> SURED 4",
     "30000947": "FMUL -> SURED 4",
     "30001073": "DMUL overwrites an HMMA.16816 source 6 cycles after issue",
+    "30001793": "DADD overwrites an HMMA.16816 source 6 cycles after issue",
     "30001270": "VOTEU's UP -> UPLOP3 1",
     "30001415": "IMAD -> IMAD.HI addend high half 2",
     "30001480": "FFMA -> SUST 4",
