@@ -521,6 +521,42 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        first = ins.operands[0] if ins.operands else None
+        t = type(first)
+        if not (t is ast.Name and first.name == "_" or t is ast.PairOperand
+                and (_is_sink(first.first) or _is_sink(first.second))):
+            return self._check_instruction(ins, scope)
+        before = len(self.errors), len(self.symbol_errors)
+        self._check_instruction(ins, scope)
+        new = self.errors[before[0]:] + self.symbol_errors[before[1]:]
+        if all(e.severity == "warning" for e in new):
+            self.check_result_discard(ins, first)
+
+    def check_result_discard(self, ins: ast.Instruction, first):
+        """A sink `_` as the whole first result, or a side of its `d|p` pair, of an
+        instruction that checked clean: ptxas's verdict once the instruction's own checks
+        pass (isa.RESULT_DISCARD_*)."""
+        op, mods = ins.opcode, ins.modifiers
+        paired = set(mods) & isa.RESULT_DISCARD_PAIRED.get(op, set())
+        if type(first) is ast.PairOperand:
+            if _is_sink(first.second):
+                if paired:
+                    self.error(f"Predicate output expected for instruction '{op}'", ins)
+                return
+            if op in isa.RESULT_DISCARD_PAIR_FIRST:
+                return
+        elif paired:
+            self.error(f"Predicate output expected for instruction '{op}'", ins)
+            return
+        else:
+            allowed = isa.RESULT_DISCARD_ALLOWED.get(op, ())
+            if allowed is None or set(mods) & (allowed or set()):
+                return
+        joined = isa.RESULT_DISCARD_NAMES.get(op, ())
+        name = op + "".join(m for m in mods if m in joined)
+        self.fatal(f"Result discard mode is not allowed for instruction '{name}'", ins)
+
+    def _check_instruction(self, ins: ast.Instruction, scope: _Scope):
         if self.double_use is not None and ".f64" in ins.modifiers:
             self.note_double_use(ins)
         if ins.guard is not None:
@@ -729,6 +765,10 @@ class Checker:
         self.called.add(fn.name)
         if len(args) != len(fn.params) or len(results or []) != len(fn.return_params):
             self.error("Call has wrong number of parameters", ins)
+            return
+        for arg, param in zip(args, fn.params):
+            if type(arg) is ast.Name and arg.name == "_":    # a sink result is fine
+                self.error(f"Illegal argument for formal parameter '{param.declarators[0].name}'", ins)
 
     def check_features(self, ins: ast.Instruction):
         key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
@@ -1047,6 +1087,8 @@ class Checker:
                 return self.check_value(ins, index, "d" if code == "V" else "a", operand,
                                         types[0], scope, relaxed)
             if type(operand) is ast.Name:
+                if operand.name == "_" and code == "V" and index == 0:
+                    return True     # a whole sink result: check_result_discard's verdict
                 sym = self.lookup(operand, scope)
                 if sym is None:
                     self.unknown(operand)
@@ -1584,6 +1626,10 @@ def _is_lenient(opcode: str, modifiers) -> bool:
     return False
 
 
+def _is_sink(node) -> bool:
+    return type(node) is ast.Name and node.name == "_"
+
+
 def _display_name(opcode: str, modifiers: list[str]) -> str:
     """`mul.wide`, `bar.red`, `cvta.to`: how ptxas names the instruction in messages."""
     subs = isa.SUBOPCODES.get(opcode)
@@ -1817,6 +1863,9 @@ def run_checks(module: ast.Module | list, arch: str | None = None,
                 c.check_items()
             except CompileError as fatal:
                 if len(modules) == 1:
+                    # the errors of earlier lines come first (unknown symbols are reported
+                    # at the end, which a fatal never reaches)
+                    fatal.diagnostics = c.errors + [fatal]
                     raise
                 per_file.append(c.errors + c.symbol_errors + [fatal])
                 continue
