@@ -1,0 +1,137 @@
+"""multimem.st / multimem.red (PTX 8.1+, sm_90+). ptxas 13.5 compiles them as the global
+store / reduction of the same order and scope (`frontend/multimem.py`): STG/REDG on the
+multimem address. In one emulated GPU a multimem address names the local copy only (the
+multicast object's one member), so the store writes and the reduction updates that word.
+Expected values: NumPy for ours and for ptxas's cubin in the emulator; the memory
+instructions ours = ptxas's (text); refusals: every ptxas message for the module."""
+import re
+
+import numpy as np
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+from ptx2sass.errors import CompileError
+
+THREADS = 64
+# (instruction without operands, element type, elements, the op's NumPy model or None: store)
+FORMS = [
+    ("multimem.st.global.u32", "u32", 1, None),
+    ("multimem.st.weak.global.b64", "u64", 1, None),
+    ("multimem.st.relaxed.sys.global.s32", "u32", 1, None),
+    ("multimem.st.release.gpu.global.v4.f32", "f32", 4, None),
+    ("multimem.st.relaxed.cta.global.v2.f16x2", "u32", 2, None),
+    ("multimem.st.release.cluster.global.f64", "u64", 1, None),
+    ("multimem.red.global.add.u32", "u32", 1, np.add),
+    ("multimem.red.relaxed.gpu.global.min.s32", "s32", 1, np.minimum),
+    ("multimem.red.release.sys.global.max.u64", "u64", 1, np.maximum),
+    ("multimem.red.relaxed.cta.global.xor.b64", "u64", 1, np.bitwise_xor),
+    ("multimem.red.relaxed.sys.global.or.b32", "u32", 1, np.bitwise_or),
+    ("multimem.red.global.add.f32", "f32", 1, np.add),
+    ("multimem.red.release.gpu.global.add.v4.f32", "f32", 4, np.add),
+    ("multimem.red.global.add.f64", "f64", 1, np.add),
+]
+NP = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+
+
+def _ptx(arch, spelling, ty, n):
+    """Thread t applies in[t] to slot t (a store) or t % 4 (a reduction) of `mem`."""
+    wide = NP[ty]().itemsize == 8
+    reg = ".b64" if wide else ".b32"
+    vals = ", ".join(f"%v{k}" for k in range(n))
+    vec = f".v{n}" if n > 1 else ""
+    ops = f"{{{vals}}}" if n > 1 else vals
+    slots = THREADS if ".st." in spelling else 4
+    size = n * (8 if wide else 4)
+    return f""".version 8.6
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 in)
+{{
+.reg .b64 %rm, %ri, %g;
+.reg .b32 %t, %s;
+.reg {reg} {vals};
+ld.param.u64 %rm, [mem];
+ld.param.u64 %ri, [in];
+cvta.to.global.u64 %rm, %rm;
+cvta.to.global.u64 %ri, %ri;
+mov.u32 %t, %tid.x;
+mul.wide.u32 %g, %t, {size};
+add.s64 %ri, %ri, %g;
+rem.u32 %s, %t, {slots};
+mul.wide.u32 %g, %s, {size};
+add.s64 %rm, %rm, %g;
+ld.global{vec}{reg} {ops}, [%ri];
+{spelling} [%rm], {ops};
+ret;
+}}
+""", slots
+
+
+def _memory_ops(cubin):
+    text = oracle.cuobjdump_sass(cubin)
+    return [m.group(0) for m in re.finditer(r"\b(?:REDG|STG|ATOMG)\.[^;]*", text)]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("spelling,ty,n,op", FORMS, ids=[f[0] for f in FORMS])
+def test_multimem_equals_numpy(arch, spelling, ty, n, op):
+    ptx, slots = _ptx(arch, spelling, ty, n)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    rng = np.random.default_rng(len(spelling) * 7 + n)
+    dt = NP[ty]
+    if ty.startswith("f"):      # small integers: a contended sum is exact in any order
+        data = rng.integers(-64, 65, (THREADS, n)).astype(dt)
+        mem0 = rng.integers(-64, 65, (slots, n)).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        data = rng.integers(info.min, info.max, (THREADS, n), dtype=dt, endpoint=True)
+        mem0 = rng.integers(info.min, info.max, (slots, n), dtype=dt, endpoint=True)
+    want = mem0.copy()
+    for t in range(THREADS):
+        want[t % slots] = data[t] if op is None else op(want[t % slots], data[t])
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        mem = mem0.copy()
+        res = run(cubin, "k", 1, THREADS, [mem, data.copy()], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(mem, want, err_msg=name)
+    strip = lambda ops: [re.sub(r"R\d+|UR\d+", "R", o) for o in ops]  # noqa: E731
+    assert strip(_memory_ops(ours)) == strip(_memory_ops(theirs.output))
+
+
+def _messages(text: str) -> list[str]:
+    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
+
+
+REFUSALS = [
+    ("sm_89", "8.8", "multimem.st.relaxed.sys.global.u32 [%rd1], %r1;"),
+    ("sm_89", "8.8", "multimem.red.global.add.u32 [%rd1], %r1;"),
+    ("sm_89", "8.8", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "8.0", "multimem.st.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.0", "multimem.red.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.0", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+]
+
+
+@pytest.mark.parametrize("arch,version,line", REFUSALS)
+def test_multimem_refusals_as_ptxas(arch, version, line):
+    ptx = f""".version {version}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.reg .b64 %rd<4>;
+.reg .b32 %r<4>;
+ld.param.u64 %rd1, [p];
+{line}
+ret;
+}}
+"""
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = "\n".join(str(d) for d in e.value.diagnostics)
+    assert _messages(got) == _messages(theirs.stderr)
