@@ -17,7 +17,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import sm80_features
+from ptx2sass.frontend import multimem, sm80_features
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -598,6 +598,9 @@ class Checker:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
+                if op == "multimem":
+                    for problem in multimem.problems(ins.modifiers):
+                        self.error(problem, ins)
                 problem = _surface_reduction_problem(op, ins.modifiers)
                 if problem:
                     self.error(problem, ins)

@@ -112,6 +112,31 @@ REFUSALS = [
     ("sm_90", "8.0", "multimem.st.global.u32 [%rd1], %r1;"),
     ("sm_90", "8.0", "multimem.red.global.add.u32 [%rd1], %r1;"),
     ("sm_90", "8.0", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+    # modifiers and types (ptxas's words; checked before any code is made)
+    ("sm_90", "8.8", "multimem.red.global.add.s64 [%rd1], %rd3;"),
+    ("sm_90", "8.8", "multimem.st.relaxed.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.release.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.ld_reduce.acquire.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "8.8", "multimem.st.global.f16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.st.global.bf16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.f16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.st.shared.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.v2.f64 [%rd1], {%fd1,%fd2};"),
+    ("sm_90", "8.8", "multimem.red.global.and.f32 [%rd1], %f1;"),
+    ("sm_90", "8.8", "multimem.red.global.min.f32 [%rd1], %f1;"),
+    ("sm_90", "8.8", "multimem.red.global.max.f64 [%rd1], %fd1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.v8.f32 [%rd1], {%f1,%f2,%f1,%f2,%f1,%f2,%f1,%f2};"),
+    ("sm_90", "8.8", "multimem.red.global.add.v2.u32 [%rd1], {%r1,%r2};"),
+    ("sm_90", "8.8", "multimem.st.global.v2.u32 [%rd1], {%r1,%r2};"),
+    ("sm_90", "8.8", "multimem.st.global.v8.f32 [%rd1], {%f1,%f2,%f1,%f2,%f1,%f2,%f1,%f2};"),
+    ("sm_90", "8.8", "multimem.red.acquire.sys.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.acquire.sys.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.weak.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.weak.sys.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.global.u8 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.inc.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.or.s32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.b32 [%rd1], %r1;"),
 ]
 
 
@@ -122,8 +147,7 @@ def test_multimem_refusals_as_ptxas(arch, version, line):
 .address_size 64
 .visible .entry k(.param .u64 p)
 {{
-.reg .b64 %rd<4>;
-.reg .b32 %r<4>;
+.reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .f32 %f<4>; .reg .b16 %h<4>; .reg .f64 %fd<4>;
 ld.param.u64 %rd1, [p];
 {line}
 ret;
