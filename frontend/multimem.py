@@ -33,6 +33,7 @@ def as_plain(ins: ast.Instruction) -> ast.Instruction | None:
         head = () if order in (None, ".weak") else (order, scope or ".sys")
         return dataclasses.replace(ins, opcode="st", modifiers=head + others)
     head = (order or ".relaxed", scope or ".sys")
+    others = tuple(m for m in others if m != ".acc::f32")    # ptxas: no code of its own
     if _HALVES & set(others):
         # red spells the half types' operation `.noftz` (after the operation)
         at = next(i for i, m in enumerate(others) if m.startswith(".") and m[1:] in
