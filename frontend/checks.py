@@ -599,8 +599,11 @@ class Checker:
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
                 if op == "multimem":
-                    for problem in multimem.problems(ins.modifiers):
+                    problems = multimem.problems(ins.modifiers)
+                    for problem in problems:
                         self.error(problem, ins)
+                    if not problems and not self.multimem_values_fit(ins, scope):
+                        self.mismatch(f"multimem{ins.modifiers[0]}", ins)
                 problem = _surface_reduction_problem(op, ins.modifiers)
                 if problem:
                     self.error(problem, ins)
@@ -634,6 +637,25 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def multimem_values_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
+        """The value registers of multimem.st/red (the source) or ld_reduce (the result) are
+        of the instruction's element type, by the exact-size rules (ptxas: 'Arguments
+        mismatch' for a .b64 register of a .u32 store, an .f32 one of a .u32 reduction)."""
+        ty = multimem.element_type(ins.modifiers)
+        index = 0 if ins.modifiers[:1] == (".ld_reduce",) else 1
+        if ty is None or len(ins.operands) != 2:
+            return True
+        value = ins.operands[index]
+        names = value.elements if type(value) is ast.VectorOperand else [value]
+        for name in names:
+            if type(name) is not ast.Name:
+                continue
+            sym = self.lookup(name, scope)
+            if sym is not None and sym.kind == "reg" and sym.type \
+                    and not type_compatible(ty, sym.type, False):
+                return False
+        return True
 
     def sink_vectors(self, ins: ast.Instruction, scope: _Scope) -> bool | None:
         """Sinks `_` in `{...}` vectors, as ptxas types them: a vector of sinks only has no

@@ -107,3 +107,8 @@ def problems(mods: tuple[str, ...]) -> list[str]:
     elif bits < 32:
         out.append(f"Unexpected instruction types specified for '{name}'")
     return out
+
+
+def element_type(mods: tuple[str, ...]) -> str | None:
+    """The type of one value register (`.f16x2`, `.u32`, ...)."""
+    return next((m for m in mods if m in _INTEGERS or m in _BITS), None)

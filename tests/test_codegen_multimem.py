@@ -113,6 +113,9 @@ REFUSALS = [
     ("sm_90", "8.0", "multimem.red.global.add.u32 [%rd1], %r1;"),
     ("sm_90", "8.0", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
     # modifiers and types (ptxas's words; checked before any code is made)
+    ("sm_90", "8.8", "multimem.st.global.u32 [%rd1], %rd1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.u32 [%rd1], %f1;"),
+    ("sm_100", "8.8", "multimem.ld_reduce.global.add.u32 %rd1, [%rd1];"),
     ("sm_90", "8.8", "multimem.red.global.add.s64 [%rd1], %rd3;"),
     ("sm_90", "8.8", "multimem.st.relaxed.global.u32 [%rd1], %r1;"),
     ("sm_90", "8.8", "multimem.red.release.global.add.u32 [%rd1], %r1;"),
