@@ -162,3 +162,73 @@ ret;
         codegen.compile_ptx(ptx, arch)
     got = "\n".join(str(d) for d in e.value.diagnostics)
     assert _messages(got) == _messages(theirs.stderr)
+
+
+# multimem.ld_reduce: (instruction, register width in bits, registers)
+LD_REDUCE = [
+    ("multimem.ld_reduce.relaxed.sys.global.add.u32", 32, 1),
+    ("multimem.ld_reduce.global.min.s32", 32, 1),
+    ("multimem.ld_reduce.weak.global.xor.b32", 32, 1),
+    ("multimem.ld_reduce.acquire.gpu.global.max.u64", 64, 1),
+    ("multimem.ld_reduce.relaxed.cta.global.min.s64", 64, 1),
+    ("multimem.ld_reduce.global.add.f32", 32, 1),
+    ("multimem.ld_reduce.global.add.v2.f32", 32, 2),
+    ("multimem.ld_reduce.acquire.sys.global.add.v4.f32", 32, 4),
+    ("multimem.ld_reduce.global.min.f16x2", 32, 1),
+    ("multimem.ld_reduce.global.max.v4.bf16x2", 32, 4),
+    ("multimem.ld_reduce.global.add.acc::f32.v2.f16x2", 32, 2),
+    ("multimem.ld_reduce.global.add.f64", 64, 1),
+]
+
+
+def _ld_reduce_ptx(arch, spelling, bits, n):
+    """Thread t reduces slot t of `mem` (its one copy: the value) into out[t]."""
+    regs = ", ".join(f"%v{k}" for k in range(n))
+    ops = f"{{{regs}}}" if n > 1 else regs
+    vec = f".v{n}" if n > 1 else ""
+    size = n * bits // 8
+    return f""".version 8.6
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 out)
+{{
+.reg .b64 %rm, %ro, %g;
+.reg .b32 %t;
+.reg .b{bits} {regs};
+ld.param.u64 %rm, [mem];
+ld.param.u64 %ro, [out];
+cvta.to.global.u64 %rm, %rm;
+cvta.to.global.u64 %ro, %ro;
+mov.u32 %t, %tid.x;
+mul.wide.u32 %g, %t, {size};
+add.s64 %rm, %rm, %g;
+add.s64 %ro, %ro, %g;
+{spelling} {ops}, [%rm];
+st.global{vec}.b{bits} [%ro], {ops};
+ret;
+}}
+"""
+
+
+def _ldgmc(cubin):
+    return [re.sub(r"R\d+", "R", m.group(0)) for m in
+            re.finditer(r"\b(?:LDGMC|CCTL)\.[^;]*", oracle.cuobjdump_sass(cubin))]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE, ids=[f[0] for f in LD_REDUCE])
+def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
+    """One LDGMC as ptxas's (op, type, .RN, .STRONG.SYS; `.acquire`: CCTL.IVALL); in one
+    emulated GPU the reduction is over the one local copy: out = mem, NaNs and all."""
+    ptx = _ld_reduce_ptx(arch, spelling, bits, n)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    mem = np.random.default_rng(n * bits + len(spelling)).integers(0, 2 ** 32, THREADS * n * bits // 32,
+                                                                   dtype=np.uint32)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros_like(mem)
+        res = run(cubin, "k", 1, THREADS, [mem.copy(), out], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(out, mem, err_msg=name)
+    assert _ldgmc(ours) == _ldgmc(theirs.output)
