@@ -8,8 +8,7 @@ Multimem addresses (PTX `multimem.*`, sm_90+): on a GPU the driver maps one onto
 of a multicast object on every member device. The emulator is one GPU, so a multimem
 address is a plain global address naming the one local copy: `multimem.st`/`multimem.red`
 (STG/REDG in ptxas's code and ours) write or reduce that word, and a `multimem.ld_reduce`
-reduces over that one copy, i.e. returns its value (not compiled by us yet: LDGMC is not in
-the tables).
+(LDGMC) reduces over that one copy, i.e. returns its value.
 """
 from __future__ import annotations
 

@@ -582,6 +582,8 @@ FEATURES: dict[str, Feature] = {
     "multimem.ld_reduce": Feature("multimem.ld_reduce", (8, 1), 90),
     "multimem.st": Feature("multimem.st", (8, 1), 90),
     "multimem.red": Feature("multimem.red", (8, 1), 90),
+    "multimem.cp.async.bulk": Feature("multimem.cp.async.bulk", (9, 1), 90),
+    "multimem.cp.reduce.async.bulk": Feature("multimem.cp.reduce.async.bulk", (9, 1), 90),
     "st.async": Feature("st.async", (8, 1), 90),
     "red.async": Feature("red.async", (8, 1), 90),
     "mma": Feature("mma", (6, 4), 70),

@@ -5,7 +5,10 @@ ptxas 13.5 writes, on sm_90 and sm_100, for `multimem.st` exactly the code of `s
 with the same memory order and scope (no order or `.weak`: a weak store), and for
 `multimem.red` that of `red.global` with the same operation, order and scope, where a
 missing order is `.relaxed` and a missing scope `.sys` (and half types take red's `.noftz`
-spelling): STG/REDG with the multimem address as a plain global address. The multicast
+spelling): STG/REDG with the multimem address as a plain global address; and for
+`multimem.cp.async.bulk` (PTX 9.1) that of `cp.async.bulk` (UBLKCP). (Its
+`multimem.cp.reduce.async.bulk` is UBLKRED with `.STRONG.SYS`, which our plain
+cp.reduce.async.bulk lacks: not rewritten, so refused at selection.) The multicast
 itself is the address's doing (the driver maps a multimem address onto every member's copy),
 so nothing in the instruction stream differs. multimem.ld_reduce is LDGMC, a load of its own.
 """
@@ -23,6 +26,8 @@ _HALVES = frozenset((".f16", ".f16x2", ".bf16", ".bf16x2"))
 def as_plain(ins: ast.Instruction) -> ast.Instruction | None:
     """The `st`/`red` instruction ptxas compiles a multimem.st/red as; None for others."""
     mods = ins.modifiers
+    if mods[:3] == (".cp", ".async", ".bulk"):     # PTX 9.1: the bulk copy of that spelling
+        return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:])
     if not mods or mods[0] not in (".st", ".red"):
         return None
     rest = mods[1:]

@@ -112,6 +112,8 @@ REFUSALS = [
     ("sm_90", "8.0", "multimem.st.global.u32 [%rd1], %r1;"),
     ("sm_90", "8.0", "multimem.red.global.add.u32 [%rd1], %r1;"),
     ("sm_90", "8.0", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "9.0", "multimem.cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], %r2;"),
+    ("sm_100", "9.0", "multimem.cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], %r2;"),
     # modifiers and types (ptxas's words; checked before any code is made)
     ("sm_90", "8.8", "multimem.st.global.u32 [%rd1], %rd1;"),
     ("sm_90", "8.8", "multimem.red.global.add.u32 [%rd1], %f1;"),
@@ -232,3 +234,50 @@ def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, mem, err_msg=name)
     assert _ldgmc(ours) == _ldgmc(theirs.output)
+
+
+def _bulk_ptx(arch, line):
+    return f""".version 9.3
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %ro, %ri, %v;
+.reg .b32 %s, %n, %t;
+.reg .pred %p;
+.shared .align 16 .b8 sb[256];
+ld.param.u64 %ro, [out]; ld.param.u64 %ri, [in];
+cvta.to.global.u64 %ro, %ro; cvta.to.global.u64 %ri, %ri;
+mov.u32 %t, %tid.x; mov.u32 %s, sb;
+mul.wide.u32 %v, %t, 8; add.s64 %ri, %ri, %v;
+ld.global.u64 %v, [%ri];
+shl.b32 %n, %t, 3; add.u32 %n, %s, %n;
+st.shared.u64 [%n], %v;
+bar.sync 0;
+fence.proxy.async.shared::cta;
+setp.eq.u32 %p, %t, 0;
+mov.u32 %n, 256;
+@%p {line}
+cp.async.bulk.commit_group;
+cp.async.bulk.wait_group 0;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_multimem_bulk_copy_as_ptxas(arch):
+    """multimem.cp.async.bulk (PTX 9.1): ptxas's code is cp.async.bulk's (UBLKCP.G.S); in
+    one emulated GPU the multimem destination is the local copy: out = the shared bytes."""
+    ptx = _bulk_ptx(arch, "multimem.cp.async.bulk.global.shared::cta.bulk_group [%ro], [%s], %n;")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    data = np.random.default_rng(5).integers(0, 2 ** 63, 32, dtype=np.uint64)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros(32, np.uint64)
+        run(cubin, "k", 1, 32, [out, data.copy()])
+        np.testing.assert_array_equal(out, data, err_msg=name)
+    blk = lambda c: [re.sub(r"UR\d+", "UR", m.group(0)) for m in  # noqa: E731
+                     re.finditer(r"\bUBLK\w*\.[^;]*", oracle.cuobjdump_sass(c))]
+    assert blk(ours) == blk(theirs.output)
