@@ -34,6 +34,20 @@ FORMS = [
 NP = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
 
 
+def _per_thread(reg, param, size):
+    """Declarations and the global addresses of `mem` (%rm) and `param` (%<reg>, advanced
+    to thread t's `size` bytes); %g = t * size."""
+    return f""".reg .b64 %rm, %{reg}, %g;
+.reg .b32 %t;
+ld.param.u64 %rm, [mem];
+ld.param.u64 %{reg}, [{param}];
+cvta.to.global.u64 %rm, %rm;
+cvta.to.global.u64 %{reg}, %{reg};
+mov.u32 %t, %tid.x;
+mul.wide.u32 %g, %t, {size};
+add.s64 %{reg}, %{reg}, %g;"""
+
+
 def _ptx(arch, spelling, ty, n):
     """Thread t applies in[t] to slot t (a store) or t % 4 (a reduction) of `mem`."""
     wide = NP[ty]().itemsize == 8
@@ -48,16 +62,9 @@ def _ptx(arch, spelling, ty, n):
 .address_size 64
 .visible .entry k(.param .u64 mem, .param .u64 in)
 {{
-.reg .b64 %rm, %ri, %g;
-.reg .b32 %t, %s;
+.reg .b32 %s;
 .reg {reg} {vals};
-ld.param.u64 %rm, [mem];
-ld.param.u64 %ri, [in];
-cvta.to.global.u64 %rm, %rm;
-cvta.to.global.u64 %ri, %ri;
-mov.u32 %t, %tid.x;
-mul.wide.u32 %g, %t, {size};
-add.s64 %ri, %ri, %g;
+{_per_thread("ri", "in", size)}
 rem.u32 %s, %t, {slots};
 mul.wide.u32 %g, %s, {size};
 add.s64 %rm, %rm, %g;
@@ -194,17 +201,9 @@ def _ld_reduce_ptx(arch, spelling, bits, n):
 .address_size 64
 .visible .entry k(.param .u64 mem, .param .u64 out)
 {{
-.reg .b64 %rm, %ro, %g;
-.reg .b32 %t;
 .reg .b{bits} {regs};
-ld.param.u64 %rm, [mem];
-ld.param.u64 %ro, [out];
-cvta.to.global.u64 %rm, %rm;
-cvta.to.global.u64 %ro, %ro;
-mov.u32 %t, %tid.x;
-mul.wide.u32 %g, %t, {size};
+{_per_thread("ro", "out", size)}
 add.s64 %rm, %rm, %g;
-add.s64 %ro, %ro, %g;
 {spelling} {ops}, [%rm];
 st.global{vec}.b{bits} [%ro], {ops};
 ret;
