@@ -57,7 +57,7 @@ def _ptx(arch, spelling, ty, n):
     ops = f"{{{vals}}}" if n > 1 else vals
     slots = THREADS if ".st." in spelling else 4
     size = n * (8 if wide else 4)
-    return f""".version 8.6
+    return f""".version 8.8
 .target {arch}
 .address_size 64
 .visible .entry k(.param .u64 mem, .param .u64 in)
@@ -196,7 +196,7 @@ def _ld_reduce_ptx(arch, spelling, bits, n):
     ops = f"{{{regs}}}" if n > 1 else regs
     vec = f".v{n}" if n > 1 else ""
     size = n * bits // 8
-    return f""".version 8.6
+    return f""".version 8.8
 .target {arch}
 .address_size 64
 .visible .entry k(.param .u64 mem, .param .u64 out)
@@ -216,7 +216,7 @@ def _ldgmc(cubin):
             re.finditer(r"\b(?:LDGMC|CCTL)\.[^;]*", oracle.cuobjdump_sass(cubin))]
 
 
-@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("spelling,bits,n", LD_REDUCE, ids=[f[0] for f in LD_REDUCE])
 def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
     """One LDGMC as ptxas's (op, type, .RN, .STRONG.SYS; `.acquire`: CCTL.IVALL); in one
