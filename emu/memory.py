@@ -3,6 +3,12 @@ and constant banks, each with bounds and alignment checks that name what was tou
 
 Accesses are vectorised over the lanes of a warp: an address vector (uint64) and a lane
 mask go in, a (lanes, bytes) uint8 array comes out (or is written).
+
+Multimem addresses (PTX `multimem.*`, sm_90+): on a GPU the driver maps one onto the copies
+of a multicast object on every member device. The emulator is one GPU, so a multimem
+address is a plain global address naming the one local copy: `multimem.st`/`multimem.red`
+(STG/REDG in ptxas's code and ours) write or reduce that word, and a `multimem.ld_reduce`
+(LDGMC) reduces over that one copy, i.e. returns its value.
 """
 from __future__ import annotations
 

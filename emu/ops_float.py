@@ -801,3 +801,41 @@ def op_i2i(w, s, active, mask):
     if "SAT" in mods:
         v = np.clip(v, lo, hi)
     w.w(d, (v & 0xFFFFFFFF).astype(np.uint32), mask)
+
+
+def _pair_halves(op):
+    """The two f32 elements of a packed `R.F32x2.HI_LO` source (sm_100's FADD2/FMUL2/FFMA2):
+    element 0 in the register, element 1 in the next one (ptxas's code for add/mul/fma.f32x2
+    gives the PTX lanes in that order). RZ is zero in both; other swizzles are not modelled."""
+    if not isinstance(op, Reg) or op.suffix not in (("F32x2", "HI_LO"), ()):
+        raise EmuFault(f"packed f32x2 source {op} is not modelled")
+    plain = replace(op, suffix=())
+    if op.index == 255:
+        return plain, plain
+    return plain, replace(plain, index=op.index + 1)
+
+
+def _packed(w, s, mask, combine):
+    d, *srcs = s.ins.operands
+    halves = [_pair_halves(op) for op in srcs]
+    for k in (0, 1):
+        r = combine(*[w.rf(h[k]) for h in halves])
+        dst = d if k == 0 or d.index == 255 else replace(d, index=d.index + 1)
+        _finish32(w, s, dst, r, mask)
+
+
+@semantics("FADD2", prepare=_prep_mode, vector=True)
+def op_fadd2(w, s, active, mask):
+    """FADD2 d, a, b on register pairs: each element an FADD with the instruction's
+    rounding/.FTZ/.SAT (PTX add.f32x2: each element's result is add.f32's)."""
+    _packed(w, s, mask, lambda a, b: fp.fadd32(a, b, s.aux["mode"], s.aux["ftz"]))
+
+
+@semantics("FMUL2", prepare=_prep_mode, vector=True)
+def op_fmul2(w, s, active, mask):
+    _packed(w, s, mask, lambda a, b: fp.fmul32(a, b, s.aux["mode"], s.aux["ftz"]))
+
+
+@semantics("FFMA2", prepare=_prep_mode, vector=True)
+def op_ffma2(w, s, active, mask):
+    _packed(w, s, mask, lambda a, b, c: fp.ffma32(a, b, c, s.aux["mode"], s.aux["ftz"]))

@@ -154,6 +154,11 @@ def op_load(w, s, active, mask):
         words = _element_words(w.launch.gmem.gather(addrs if every else addrs[mask], size), size, signed)
     else:
         words = _to_words(_load(w, space, addrs, size, mask), size, signed)
+    _write_loaded(w, d, words, mask, every)
+
+
+def _write_loaded(w, d, words, mask, every: bool) -> None:
+    """The loaded words into d and the registers after it (the active lanes' only)."""
     if d.is_zero:
         return
     for i, word in enumerate(words):
@@ -793,3 +798,24 @@ def generic_windows(addr: np.ndarray):
     own = rank == U64(OWN_CLUSTER_RANK)
     local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
     return window & own, window & ~own, local
+
+
+_LDGMC_BYTES = {"32": 4, "S32": 4, "F32": 4, "F16x2": 4, "BF16x2": 4, "64": 8, "S64": 8, "F64": 8,
+                "F32x2": 8, "F16x4": 8, "BF16x4": 8, "F32x4": 16, "F16x8": 16, "BF16x8": 16}
+
+
+@semantics("LDGMC", vector=True)
+def op_ldgmc(w, s, active, mask):
+    """LDGMC (multimem.ld_reduce): the reduction over every member's copy of a multimem
+    address. One emulated GPU holds one copy (emu/memory.py), and a reduction over one value
+    is that value (an .F32ADD/.HPADD half add accumulates it in f32 and rounds back: exact),
+    so this is the global load of the access's width."""
+    ins = s.ins
+    d, mem = ins.operands[0], ins.operands[1]
+    if not np.count_nonzero(mask):
+        return
+    size = next(_LDGMC_BYTES[m] for m in ins.modifiers if m in _LDGMC_BYTES)
+    addrs = address(w, mem, True)
+    every = mask is active or np.count_nonzero(mask) == w.width
+    words = _element_words(w.launch.gmem.gather(addrs if every else addrs[mask], size), size, False)
+    _write_loaded(w, d, words, mask, every)

@@ -17,7 +17,7 @@ from .model import Imm, Instruction, Mem, Reg
 # Memory instructions: every data register has the access width, which the size or type
 # modifier gives (`.64`, `.128`, 64-bit atomic types; `.256`: two quads).
 MEMORY = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "ST", "STG", "STS", "STL",
-                    "ATOM", "ATOMG", "ATOMS", "RED"})
+                    "ATOM", "ATOMG", "ATOMS", "RED", "LDGMC"})
 ACCESS_WIDTH = {"64": 2, "128": 4, "256": 4, "S64": 2, "U64": 2, "F64": 2,
                 # vector atomics: F32x4 / F16x8 are four words, F32x2 / F16x4 two
                 "F32x2": 2, "F32x4": 4, "F16x4": 2, "F16x8": 4, "BF16x4": 2, "BF16x8": 4}

@@ -17,7 +17,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import sm80_features
+from ptx2sass.frontend import multimem, sm80_features
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -521,6 +521,42 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        first = ins.operands[0] if ins.operands else None
+        t = type(first)
+        if not (t is ast.Name and first.name == "_" or t is ast.PairOperand
+                and (_is_sink(first.first) or _is_sink(first.second))):
+            return self._check_instruction(ins, scope)
+        before = len(self.errors), len(self.symbol_errors)
+        self._check_instruction(ins, scope)
+        new = self.errors[before[0]:] + self.symbol_errors[before[1]:]
+        if all(e.severity == "warning" for e in new):
+            self.check_result_discard(ins, first)
+
+    def check_result_discard(self, ins: ast.Instruction, first):
+        """A sink `_` as the whole first result, or a side of its `d|p` pair, of an
+        instruction that checked clean: ptxas's verdict once the instruction's own checks
+        pass (isa.RESULT_DISCARD_*)."""
+        op, mods = ins.opcode, ins.modifiers
+        paired = set(mods) & isa.RESULT_DISCARD_PAIRED.get(op, set())
+        if type(first) is ast.PairOperand:
+            if _is_sink(first.second):
+                if paired:
+                    self.error(f"Predicate output expected for instruction '{op}'", ins)
+                return
+            if op in isa.RESULT_DISCARD_PAIR_FIRST:
+                return
+        elif paired:
+            self.error(f"Predicate output expected for instruction '{op}'", ins)
+            return
+        else:
+            allowed = isa.RESULT_DISCARD_ALLOWED.get(op, ())
+            if allowed is None or set(mods) & (allowed or set()):
+                return
+        joined = isa.RESULT_DISCARD_NAMES.get(op, ())
+        name = op + "".join(m for m in mods if m in joined)
+        self.fatal(f"Result discard mode is not allowed for instruction '{name}'", ins)
+
+    def _check_instruction(self, ins: ast.Instruction, scope: _Scope):
         if self.double_use is not None and ".f64" in ins.modifiers:
             self.note_double_use(ins)
         if ins.guard is not None:
@@ -562,6 +598,12 @@ class Checker:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
+                if op == "multimem":
+                    problems = multimem.problems(ins.modifiers)
+                    for problem in problems:
+                        self.error(problem, ins)
+                    if not problems and not self.multimem_values_fit(ins, scope):
+                        self.mismatch(f"multimem{ins.modifiers[0]}", ins)
                 problem = _surface_reduction_problem(op, ins.modifiers)
                 if problem:
                     self.error(problem, ins)
@@ -595,6 +637,25 @@ class Checker:
         self.check_operands(ins, form, types, scope, name)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def multimem_values_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
+        """The value registers of multimem.st/red (the source) or ld_reduce (the result) are
+        of the instruction's element type, by the exact-size rules (ptxas: 'Arguments
+        mismatch' for a .b64 register of a .u32 store, an .f32 one of a .u32 reduction)."""
+        ty = multimem.element_type(ins.modifiers)
+        index = 0 if ins.modifiers[:1] == (".ld_reduce",) else 1
+        if ty is None or len(ins.operands) != 2:
+            return True
+        value = ins.operands[index]
+        names = value.elements if type(value) is ast.VectorOperand else [value]
+        for name in names:
+            if type(name) is not ast.Name:
+                continue
+            sym = self.lookup(name, scope)
+            if sym is not None and sym.kind == "reg" and sym.type \
+                    and not type_compatible(ty, sym.type, False):
+                return False
+        return True
 
     def sink_vectors(self, ins: ast.Instruction, scope: _Scope) -> bool | None:
         """Sinks `_` in `{...}` vectors, as ptxas types them: a vector of sinks only has no
@@ -729,6 +790,10 @@ class Checker:
         self.called.add(fn.name)
         if len(args) != len(fn.params) or len(results or []) != len(fn.return_params):
             self.error("Call has wrong number of parameters", ins)
+            return
+        for arg, param in zip(args, fn.params):
+            if type(arg) is ast.Name and arg.name == "_":    # a sink result is fine
+                self.error(f"Illegal argument for formal parameter '{param.declarators[0].name}'", ins)
 
     def check_features(self, ins: ast.Instruction):
         key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
@@ -1047,6 +1112,8 @@ class Checker:
                 return self.check_value(ins, index, "d" if code == "V" else "a", operand,
                                         types[0], scope, relaxed)
             if type(operand) is ast.Name:
+                if operand.name == "_" and code == "V" and index == 0:
+                    return True     # a whole sink result: check_result_discard's verdict
                 sym = self.lookup(operand, scope)
                 if sym is None:
                     self.unknown(operand)
@@ -1584,6 +1651,10 @@ def _is_lenient(opcode: str, modifiers) -> bool:
     return False
 
 
+def _is_sink(node) -> bool:
+    return type(node) is ast.Name and node.name == "_"
+
+
 def _display_name(opcode: str, modifiers: list[str]) -> str:
     """`mul.wide`, `bar.red`, `cvta.to`: how ptxas names the instruction in messages."""
     subs = isa.SUBOPCODES.get(opcode)
@@ -1817,6 +1888,9 @@ def run_checks(module: ast.Module | list, arch: str | None = None,
                 c.check_items()
             except CompileError as fatal:
                 if len(modules) == 1:
+                    # the errors of earlier lines come first (unknown symbols are reported
+                    # at the end, which a fatal never reaches)
+                    fatal.diagnostics = c.errors + [fatal]
                     raise
                 per_file.append(c.errors + c.symbol_errors + [fatal])
                 continue

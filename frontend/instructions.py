@@ -333,6 +333,31 @@ SUBOPCODES: dict[str, frozenset] = {
     "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
 }
 
+# The sink `_` as a whole first result ("result discard mode"): the instructions ptxas 13.5
+# takes it for (every inventory form probed on sm_89 and sm_100; None = every form of the
+# opcode, else the modifiers one of which the instruction must have). Elsewhere ptxas stops
+# with a fatal 'Result discard mode is not allowed for instruction ...'.
+RESULT_DISCARD_ALLOWED: dict[str, frozenset | None] = {
+    "atom": None, "setp": None, "lop3": None, "match": frozenset((".all",)),
+    "mbarrier": frozenset((".arrive", ".arrive_drop")),
+}
+# ... and the first side of a `d|p` pair (`shfl`'s is refused like a whole sink).
+RESULT_DISCARD_PAIR_FIRST = frozenset(("setp", "lop3", "match", "elect"))
+# Where the predicate output is wanted: a whole sink or a sink predicate is an error.
+RESULT_DISCARD_PAIRED: dict[str, frozenset] = {
+    "lop3": frozenset((".or", ".and")), "elect": frozenset((".sync",)),
+}
+# Modifiers that join the instruction's name in that fatal message (more than SUBOPCODES:
+# 'madc.hi', 'shf.l', 'tex.level', 'mbarrier.test_wait.parity', 'cvt.pack', ...).
+RESULT_DISCARD_NAMES: dict[str, frozenset] = {
+    **SUBOPCODES, "madc": frozenset((".lo", ".hi")), "div": frozenset((".full",)),
+    "dp2a": frozenset((".lo", ".hi")), "shf": frozenset((".l", ".r")),
+    "tex": frozenset((".level", ".grad")), "barrier": frozenset((".red",)),
+    "mbarrier": frozenset((".test_wait", ".try_wait", ".parity", ".pending_count")),
+    "cvt": frozenset((".pack",)), "clusterlaunchcontrol": frozenset((".query_cancel",)),
+    "multimem": frozenset((".ld_reduce",)),
+}
+
 # A required modifier group that is missing, by a spelling it contains -> ptxas's message.
 MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
     (frozenset((".approx", ".rn")), "Rounding modifier or '.approx' modifier required for "
@@ -557,6 +582,8 @@ FEATURES: dict[str, Feature] = {
     "multimem.ld_reduce": Feature("multimem.ld_reduce", (8, 1), 90),
     "multimem.st": Feature("multimem.st", (8, 1), 90),
     "multimem.red": Feature("multimem.red", (8, 1), 90),
+    "multimem.cp.async.bulk": Feature("multimem.cp.async.bulk", (9, 1), 90),
+    "multimem.cp.reduce.async.bulk": Feature("multimem.cp.reduce.async.bulk", (9, 1), 90),
     "st.async": Feature("st.async", (8, 1), 90),
     "red.async": Feature("red.async", (8, 1), 90),
     "mma": Feature("mma", (6, 4), 70),

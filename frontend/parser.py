@@ -607,12 +607,17 @@ def p_instruction_guarded(p):
 
 def _sinks_in_place(operands: list, filename):
     """ptxas's grammar takes the sink `_` only as a whole first operand (or a side of its
-    `d|p` pair), an element of a `{...}` vector, or inside a call's parentheses (a sink
+    `d|p` pair, not both), an element of a `{...}` vector, or inside a call's parentheses (a sink
     result is fine; ptxas refuses a sink argument by meaning, not syntax): anywhere else
     (`add.s32 %r2, %r1, _`, `st.global.b32 [%rd1], _`, `[_]`) it is a syntax error.
     A vector holding a sink as a source is the checker's ('Sink '_' not allowed ...')."""
     for index, operand in enumerate(operands):
         t = type(operand)
+        if t is ast.PairOperand and index == 0 and type(operand.second) is ast.Name \
+                and operand.second.name == "_" and type(operand.first) is ast.Name \
+                and operand.first.name == "_":          # `_|_`: one side at most
+            raise CompileError("Parsing error near '_': syntax error", filename,
+                               operand.second.line, operand.second.column, severity="fatal")
         if t is ast.Name and index == 0 or t is ast.PairOperand and index == 0 \
                 or t is ast.ParenList:
             continue

@@ -19,7 +19,7 @@ from dataclasses import field
 from ptx2sass import ir
 from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend import ast
+from ptx2sass.frontend import ast, multimem
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.initializers import NotConstant, element_count, initial_bytes, sampler_word
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS, TYPE_MODIFIERS
@@ -790,6 +790,10 @@ class _FunctionLowering:
 
     def lower_instruction(self, st: ast.Instruction, scope: _Scope, block: ir.Block,
                           plain: bool = True) -> None:
+        if st.opcode == "multimem":
+            plain_form = multimem.as_plain(st)
+            if plain_form is not None:
+                return self.lower_instruction(plain_form, scope, block, plain)
         plan = _PLANS.get((st.opcode, st.modifiers, len(st.operands)), False)
         if plan is False:
             plan = _PLANS[(st.opcode, st.modifiers, len(st.operands))] = \

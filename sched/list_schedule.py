@@ -35,7 +35,7 @@ PURE = frozenset({
 # meet, and pure arithmetic (no memory effect) may pass them (`ATOMS` in a histogram loop
 # no longer holds back the next iteration's index).
 ATOMICS = frozenset({"ATOMS", "ATOMG", "ATOM", "RED", "REDG"})
-MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST"}) | ATOMICS
+MEMORY = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "STG", "STS", "STL", "ST", "LDGMC"}) | ATOMICS
 # Registers that are constants or sinks: no dependence goes through them.
 FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 255), ("UP", 7)}
 
@@ -43,7 +43,7 @@ FIXED_REGISTERS = {("R", 255), ("P", 7), ("UR", 255), ("UP", 7)}
 # disjoint windows and the constant bank is never written, so only accesses whose spaces
 # meet keep their order; a generic access (LD/ST) may reach global, shared or local memory.
 # A strong (or MMIO) access keeps its place among every other access.
-_SPACES = {"LDG": ("global",), "STG": ("global",), "LDS": ("shared",), "STS": ("shared",),
+_SPACES = {"LDG": ("global",), "STG": ("global",), "LDGMC": ("global",), "LDS": ("shared",), "STS": ("shared",),
            "LDL": ("local",), "STL": ("local",), "LDC": ("const",),
            "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local"),
            "ATOMS": ("shared",), "ATOMG": ("global",), "RED": ("global",), "REDG": ("global",),

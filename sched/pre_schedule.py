@@ -112,7 +112,7 @@ def producer_latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyMo
     return lat.read_latency(op, producer.modifiers, file, rd, False)
 
 
-LOADS = frozenset({"LDG", "LDS", "LDL", "LD", "LDC"})
+LOADS = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "LDGMC"})
 
 
 def _plain_load(ins: MInstr) -> bool:

@@ -1,8 +1,8 @@
 """Packed `add/sub/mul/fma.f32x2` (sm_100+; was an internal error, KeyError 'f32x2'): each
 half the f32 operation with the instruction's modifiers (ptx2sass/f32x2.py). Expected
 values: NumPy's float32 arithmetic (round to nearest) for add/sub/mul .rn, and ptxas 13.5's
-sm_120 cubin in the emulator for every form (its two FADD/FMUL/FFMA); sm_100's ptxas writes
-FADD2 & co., which the emulator does not model: ours there = ptxas's sm_120 results."""
+sm_120 cubin in the emulator for every form (its two FADD/FMUL/FFMA); ours on sm_100 and
+ptxas's sm_100 cubin (its FADD2/FMUL2/FFMA2 on register pairs) = ptxas's sm_120 results."""
 import numpy as np
 import pytest
 
@@ -11,7 +11,8 @@ from ptx2sass.emu.launch import run
 from ptx2sass.errors import CompileError
 
 FORMS = ["add.rn.f32x2", "sub.rz.f32x2", "mul.rn.ftz.f32x2", "add.rm.ftz.f32x2", "fma.rn.f32x2",
-         "fma.rp.ftz.f32x2", "sub.rn.f32x2", "mul.rp.f32x2"]
+         "fma.rp.ftz.f32x2", "sub.rn.f32x2", "mul.rp.f32x2", "mul.rm.f32x2", "fma.rz.f32x2",
+         "add.rp.f32x2"]
 
 
 def _ptx(arch, form):
@@ -52,6 +53,8 @@ def test_f32x2_elementwise(form):
         ours, hazards = _run(codegen.compile_ptx(_ptx(arch, form), arch), data)
         assert not hazards, hazards[:3]
         np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32), err_msg=arch)
+    packed, _ = _run(oracle.ptxas(_ptx("sm_100", form), "sm_100").output, data)
+    np.testing.assert_array_equal(packed.view(np.uint32), theirs.view(np.uint32), err_msg="ptxas sm_100")
     if form in ("add.rn.f32x2", "sub.rn.f32x2"):
         a, b = data.reshape(64, 3, 2)[:, 0], data.reshape(64, 3, 2)[:, 1]
         with np.errstate(all="ignore"):

@@ -208,11 +208,11 @@ REFUSALS = [
     ("sm_90", "8.8", "red.global.min.noftz.f16x2 [%rd1], %r1;"),
     ("sm_90", "8.8", "atom.shared.max.noftz.bf16 %h1, [%rd1], %h1;"),
     ("sm_90", "8.8", "red.max.noftz.f16 [%rd1], %h1;"),
+    # a sink as mov's whole result, as a call argument (a sink call result is fine)
+    ("sm_89", "8.8", "mov.b32 _, %r1;"),
+    ("sm_89", "8.8", "call f, (_);"),
+    ("sm_90", "8.8", "call (_), g, (_);"),
 ]
-# Not yet ptxas's words (branch isa15's parser change was not finished): `mov.b32 _, %r1`
-# (ptxas: fatal "Result discard mode is not allowed for instruction 'mov'"; we compile it) and a
-# sink as a call argument (ptxas: "Illegal argument for formal parameter ..."; ours: "Unknown
-# symbol '_'").
 
 
 @pytest.mark.parametrize("arch,version,line", REFUSALS)

@@ -68,3 +68,14 @@ def test_bulk_copy_forms_match_ptxas_sm90(spelling):
     forms = [f for f in sm89_forms(90) if f.spelling == spelling]
     assert forms
     assert check_form(forms[0], sm=90) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["st.v4.b64 m,W", "st.v8.b32 m,W", "mul.rm.f32x2 d,a,a",
+                                  "fma.rz.f32x2 d,a,a,a"])
+def test_sm100_seed31_crashes_match(name):
+    """The sm_100 sample's (seed 31) two crashes: a generic 256-bit store was given a shared
+    address (the ISA takes 256-bit accesses in the global window only; ptxas's code is STG
+    too), and ptxas's FMUL2.RM was undecodable and FADD2/FMUL2/FFMA2 not emulated."""
+    forms = [f for f in sm89_forms(100) if f.name == name]
+    assert forms, name
+    assert check_form(forms[0], seed=31, sm=100) == ("match", "")

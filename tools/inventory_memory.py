@@ -105,8 +105,10 @@ def memory_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int 
         else:
             body += [f"st.global.b64 [%rdo+{8 * k}], %x{k};" for k in range(8)]
             addr_reg = "%rdo"
-        if space == "":
-            # odd threads: a generic address of the thread's shared region
+        if space == "" and width < 32:
+            # odd threads: a generic address of the thread's shared region (not for 256-bit
+            # accesses: the PTX ISA takes those in the global window only, and ptxas's code
+            # for a generic one is STG/LDG.E.ENL2.256)
             body += [f"st.shared.b64 [%sa+{8 * k}], %x{k};" for k in range(8)]
             body += ["and.b32 %odd, %tx, 1;", "setp.ne.u32 %podd, %odd, 0;",
                      "cvta.shared.u64 %rds, sbuf;", f"mul.wide.u32 %rdt, %tx, {REGION};",

@@ -1,0 +1,40 @@
+"""multimem.ld_reduce (PTX 8.1+, sm_90+): one LDGMC, as ptxas 13.5 writes it on sm_90 and
+sm_100: `LDGMC.E.<op>.<type>[.RN].STRONG.SYS d, [R.64+URZ+imm]`, whatever the order and
+scope (`.acquire`: a CCTL.IVALL after it). The type is the access's (`32`/`S32`/`64`/`S64`,
+`F32`, `F64`, `F32x2/x4`, `F16x2/x4/x8`, `BF16x*` by the lanes of the whole vector); a half
+type's `.acc::f32` add is the Target's `multimem_f32_accumulate`. multimem.st/red never
+get here (frontend/multimem.py makes them st/red)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ptx2sass.mir import VMem, VOp
+
+_INTEGER = {"u32": "32", "b32": "32", "s32": "S32", "u64": "64", "b64": "64", "s64": "S64"}
+_HALF = {"f16x2": ("F16", 16), "bf16x2": ("BF16", 16), "f32": ("F32", 32)}
+
+
+class MultimemSelection:
+    def sel_multimem(self, ins):
+        mods = ins.modifiers
+        if not mods or mods[0] != "ld_reduce":
+            raise self.unsupported(f"`multimem.{mods[0] if mods else ''}`")
+        ty, n = ins.type, len(ins.dests)
+        op = next(m for m in mods if m in ("add", "min", "max", "and", "or", "xor"))
+        if ty in _INTEGER:
+            kind, rounding, words = _INTEGER[ty], (), 2 if ty[1:] == "64" else 1
+        elif ty == "f64":
+            kind, rounding, words = "F64", ("RN",), 2
+        else:
+            lane, bits = _HALF[ty]
+            lanes = n * 32 // bits
+            kind, rounding, words = lane + ("" if lanes == 1 else f"x{lanes}"), ("RN",), n
+        operation = self.arch.multimem_f32_accumulate if "acc::f32" in mods else op.upper()
+        mem = self.address(ins.srcs[0], "global")
+        mem = dataclasses.replace(mem, uniform_zero=True, described=False)
+        t = self.mf.new_vreg("R", words)
+        self.emit("LDGMC", ("E", operation, kind) + rounding + ("STRONG", "SYS"), [VOp(t), mem])
+        if "acquire" in mods:
+            self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        bits = 64 if words == 2 and n == 1 else 32
+        self.copy_out_vector(ins, t, bits, ty)

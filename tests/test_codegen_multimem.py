@@ -1,0 +1,282 @@
+"""multimem.st / multimem.red (PTX 8.1+, sm_90+). ptxas 13.5 compiles them as the global
+store / reduction of the same order and scope (`frontend/multimem.py`): STG/REDG on the
+multimem address. In one emulated GPU a multimem address names the local copy only (the
+multicast object's one member), so the store writes and the reduction updates that word.
+Expected values: NumPy for ours and for ptxas's cubin in the emulator; the memory
+instructions ours = ptxas's (text); refusals: every ptxas message for the module."""
+import re
+
+import numpy as np
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+from ptx2sass.errors import CompileError
+
+THREADS = 64
+# (instruction without operands, element type, elements, the op's NumPy model or None: store)
+FORMS = [
+    ("multimem.st.global.u32", "u32", 1, None),
+    ("multimem.st.weak.global.b64", "u64", 1, None),
+    ("multimem.st.relaxed.sys.global.s32", "u32", 1, None),
+    ("multimem.st.release.gpu.global.v4.f32", "f32", 4, None),
+    ("multimem.st.relaxed.cta.global.v2.f16x2", "u32", 2, None),
+    ("multimem.st.release.cluster.global.f64", "u64", 1, None),
+    ("multimem.red.global.add.u32", "u32", 1, np.add),
+    ("multimem.red.relaxed.gpu.global.min.s32", "s32", 1, np.minimum),
+    ("multimem.red.release.sys.global.max.u64", "u64", 1, np.maximum),
+    ("multimem.red.relaxed.cta.global.xor.b64", "u64", 1, np.bitwise_xor),
+    ("multimem.red.relaxed.sys.global.or.b32", "u32", 1, np.bitwise_or),
+    ("multimem.red.global.add.f32", "f32", 1, np.add),
+    ("multimem.red.release.gpu.global.add.v4.f32", "f32", 4, np.add),
+    ("multimem.red.global.add.f64", "f64", 1, np.add),
+]
+NP = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+
+
+def _per_thread(reg, param, size):
+    """Declarations and the global addresses of `mem` (%rm) and `param` (%<reg>, advanced
+    to thread t's `size` bytes); %g = t * size."""
+    return f""".reg .b64 %rm, %{reg}, %g;
+.reg .b32 %t;
+ld.param.u64 %rm, [mem];
+ld.param.u64 %{reg}, [{param}];
+cvta.to.global.u64 %rm, %rm;
+cvta.to.global.u64 %{reg}, %{reg};
+mov.u32 %t, %tid.x;
+mul.wide.u32 %g, %t, {size};
+add.s64 %{reg}, %{reg}, %g;"""
+
+
+def _ptx(arch, spelling, ty, n):
+    """Thread t applies in[t] to slot t (a store) or t % 4 (a reduction) of `mem`."""
+    wide = NP[ty]().itemsize == 8
+    reg = ".b64" if wide else ".b32"
+    vals = ", ".join(f"%v{k}" for k in range(n))
+    vec = f".v{n}" if n > 1 else ""
+    ops = f"{{{vals}}}" if n > 1 else vals
+    slots = THREADS if ".st." in spelling else 4
+    size = n * (8 if wide else 4)
+    return f""".version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 in)
+{{
+.reg .b32 %s;
+.reg {reg} {vals};
+{_per_thread("ri", "in", size)}
+rem.u32 %s, %t, {slots};
+mul.wide.u32 %g, %s, {size};
+add.s64 %rm, %rm, %g;
+ld.global{vec}{reg} {ops}, [%ri];
+{spelling} [%rm], {ops};
+ret;
+}}
+""", slots
+
+
+def _memory_ops(cubin):
+    text = oracle.cuobjdump_sass(cubin)
+    return [m.group(0) for m in re.finditer(r"\b(?:REDG|STG|ATOMG)\.[^;]*", text)]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("spelling,ty,n,op", FORMS, ids=[f[0] for f in FORMS])
+def test_multimem_equals_numpy(arch, spelling, ty, n, op):
+    ptx, slots = _ptx(arch, spelling, ty, n)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    rng = np.random.default_rng(len(spelling) * 7 + n)
+    dt = NP[ty]
+    if ty.startswith("f"):      # small integers: a contended sum is exact in any order
+        data = rng.integers(-64, 65, (THREADS, n)).astype(dt)
+        mem0 = rng.integers(-64, 65, (slots, n)).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        data = rng.integers(info.min, info.max, (THREADS, n), dtype=dt, endpoint=True)
+        mem0 = rng.integers(info.min, info.max, (slots, n), dtype=dt, endpoint=True)
+    want = mem0.copy()
+    for t in range(THREADS):
+        want[t % slots] = data[t] if op is None else op(want[t % slots], data[t])
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        mem = mem0.copy()
+        res = run(cubin, "k", 1, THREADS, [mem, data.copy()], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(mem, want, err_msg=name)
+    strip = lambda ops: [re.sub(r"R\d+|UR\d+", "R", o) for o in ops]  # noqa: E731
+    assert strip(_memory_ops(ours)) == strip(_memory_ops(theirs.output))
+
+
+def _messages(text: str) -> list[str]:
+    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
+
+
+REFUSALS = [
+    ("sm_89", "8.8", "multimem.st.relaxed.sys.global.u32 [%rd1], %r1;"),
+    ("sm_89", "8.8", "multimem.red.global.add.u32 [%rd1], %r1;"),
+    ("sm_89", "8.8", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "8.0", "multimem.st.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.0", "multimem.red.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.0", "multimem.ld_reduce.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "9.0", "multimem.cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], %r2;"),
+    ("sm_100", "9.0", "multimem.cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], %r2;"),
+    # modifiers and types (ptxas's words; checked before any code is made)
+    ("sm_90", "8.8", "multimem.st.global.u32 [%rd1], %rd1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.u32 [%rd1], %f1;"),
+    ("sm_100", "8.8", "multimem.ld_reduce.global.add.u32 %rd1, [%rd1];"),
+    ("sm_90", "8.8", "multimem.red.global.add.s64 [%rd1], %rd3;"),
+    ("sm_90", "8.8", "multimem.st.relaxed.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.release.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.ld_reduce.acquire.global.add.u32 %r1, [%rd1];"),
+    ("sm_90", "8.8", "multimem.st.global.f16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.st.global.bf16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.f16 [%rd1], %h1;"),
+    ("sm_90", "8.8", "multimem.st.shared.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.v2.f64 [%rd1], {%fd1,%fd2};"),
+    ("sm_90", "8.8", "multimem.red.global.and.f32 [%rd1], %f1;"),
+    ("sm_90", "8.8", "multimem.red.global.min.f32 [%rd1], %f1;"),
+    ("sm_90", "8.8", "multimem.red.global.max.f64 [%rd1], %fd1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.v8.f32 [%rd1], {%f1,%f2,%f1,%f2,%f1,%f2,%f1,%f2};"),
+    ("sm_90", "8.8", "multimem.red.global.add.v2.u32 [%rd1], {%r1,%r2};"),
+    ("sm_90", "8.8", "multimem.st.global.v2.u32 [%rd1], {%r1,%r2};"),
+    ("sm_90", "8.8", "multimem.st.global.v8.f32 [%rd1], {%f1,%f2,%f1,%f2,%f1,%f2,%f1,%f2};"),
+    ("sm_90", "8.8", "multimem.red.acquire.sys.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.acquire.sys.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.weak.global.add.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.weak.sys.global.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.st.global.u8 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.inc.u32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.or.s32 [%rd1], %r1;"),
+    ("sm_90", "8.8", "multimem.red.global.add.b32 [%rd1], %r1;"),
+]
+
+
+@pytest.mark.parametrize("arch,version,line", REFUSALS)
+def test_multimem_refusals_as_ptxas(arch, version, line):
+    ptx = f""".version {version}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .f32 %f<4>; .reg .b16 %h<4>; .reg .f64 %fd<4>;
+ld.param.u64 %rd1, [p];
+{line}
+ret;
+}}
+"""
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = "\n".join(str(d) for d in e.value.diagnostics)
+    assert _messages(got) == _messages(theirs.stderr)
+
+
+# multimem.ld_reduce: (instruction, register width in bits, registers)
+LD_REDUCE = [
+    ("multimem.ld_reduce.relaxed.sys.global.add.u32", 32, 1),
+    ("multimem.ld_reduce.global.min.s32", 32, 1),
+    ("multimem.ld_reduce.weak.global.xor.b32", 32, 1),
+    ("multimem.ld_reduce.acquire.gpu.global.max.u64", 64, 1),
+    ("multimem.ld_reduce.relaxed.cta.global.min.s64", 64, 1),
+    ("multimem.ld_reduce.global.add.f32", 32, 1),
+    ("multimem.ld_reduce.global.add.v2.f32", 32, 2),
+    ("multimem.ld_reduce.acquire.sys.global.add.v4.f32", 32, 4),
+    ("multimem.ld_reduce.global.min.f16x2", 32, 1),
+    ("multimem.ld_reduce.global.max.v4.bf16x2", 32, 4),
+    ("multimem.ld_reduce.global.add.acc::f32.v2.f16x2", 32, 2),
+    ("multimem.ld_reduce.global.add.f64", 64, 1),
+]
+
+
+def _ld_reduce_ptx(arch, spelling, bits, n):
+    """Thread t reduces slot t of `mem` (its one copy: the value) into out[t]."""
+    regs = ", ".join(f"%v{k}" for k in range(n))
+    ops = f"{{{regs}}}" if n > 1 else regs
+    vec = f".v{n}" if n > 1 else ""
+    size = n * bits // 8
+    return f""".version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 out)
+{{
+.reg .b{bits} {regs};
+{_per_thread("ro", "out", size)}
+add.s64 %rm, %rm, %g;
+{spelling} {ops}, [%rm];
+st.global{vec}.b{bits} [%ro], {ops};
+ret;
+}}
+"""
+
+
+def _ldgmc(cubin):
+    return [re.sub(r"R\d+", "R", m.group(0)) for m in
+            re.finditer(r"\b(?:LDGMC|CCTL)\.[^;]*", oracle.cuobjdump_sass(cubin))]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE, ids=[f[0] for f in LD_REDUCE])
+def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
+    """One LDGMC as ptxas's (op, type, .RN, .STRONG.SYS; `.acquire`: CCTL.IVALL); in one
+    emulated GPU the reduction is over the one local copy: out = mem, NaNs and all."""
+    ptx = _ld_reduce_ptx(arch, spelling, bits, n)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    mem = np.random.default_rng(n * bits + len(spelling)).integers(0, 2 ** 32, THREADS * n * bits // 32,
+                                                                   dtype=np.uint32)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros_like(mem)
+        res = run(cubin, "k", 1, THREADS, [mem.copy(), out], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(out, mem, err_msg=name)
+    assert _ldgmc(ours) == _ldgmc(theirs.output)
+
+
+def _bulk_ptx(arch, line):
+    return f""".version 9.3
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b64 %ro, %ri, %v;
+.reg .b32 %s, %n, %t;
+.reg .pred %p;
+.shared .align 16 .b8 sb[256];
+ld.param.u64 %ro, [out]; ld.param.u64 %ri, [in];
+cvta.to.global.u64 %ro, %ro; cvta.to.global.u64 %ri, %ri;
+mov.u32 %t, %tid.x; mov.u32 %s, sb;
+mul.wide.u32 %v, %t, 8; add.s64 %ri, %ri, %v;
+ld.global.u64 %v, [%ri];
+shl.b32 %n, %t, 3; add.u32 %n, %s, %n;
+st.shared.u64 [%n], %v;
+bar.sync 0;
+fence.proxy.async.shared::cta;
+setp.eq.u32 %p, %t, 0;
+mov.u32 %n, 256;
+@%p {line}
+cp.async.bulk.commit_group;
+cp.async.bulk.wait_group 0;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_multimem_bulk_copy_as_ptxas(arch):
+    """multimem.cp.async.bulk (PTX 9.1): ptxas's code is cp.async.bulk's (UBLKCP.G.S); in
+    one emulated GPU the multimem destination is the local copy: out = the shared bytes."""
+    ptx = _bulk_ptx(arch, "multimem.cp.async.bulk.global.shared::cta.bulk_group [%ro], [%s], %n;")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    data = np.random.default_rng(5).integers(0, 2 ** 63, 32, dtype=np.uint64)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros(32, np.uint64)
+        run(cubin, "k", 1, 32, [out, data.copy()])
+        np.testing.assert_array_equal(out, data, err_msg=name)
+    blk = lambda c: [re.sub(r"UR\d+", "UR", m.group(0)) for m in  # noqa: E731
+                     re.finditer(r"\bUBLK\w*\.[^;]*", oracle.cuobjdump_sass(c))]
+    assert blk(ours) == blk(theirs.output)
