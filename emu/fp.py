@@ -397,8 +397,6 @@ def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         bb = th - c
         tl = (c - (th - bb)) + (uh - bb)
         r = th + add_rto(tl, ul)
-        if _all_in_range(a, b, c, th):
-            return r
         aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
         ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
             & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
@@ -407,16 +405,6 @@ def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         for i in np.flatnonzero(~ok).tolist():
             r[i] = fma64(float(a[i]), float(b[i]), float(c[i]), "RN")
     return r
-
-
-def _all_in_range(a, b, c, th) -> bool:
-    """Whether every lane is one `fma64_rn`'s emulation covers, by the extremes of the
-    magnitudes (a NaN anywhere makes them NaN, and so fails, as the lane's own test does):
-    fewer NumPy calls than the per-lane mask when, as usual, every lane is."""
-    ab = np.abs(np.concatenate((a, b)))
-    ac = np.abs(c)
-    return bool(ab.min() >= _FMA_LO and ab.max() <= _FMA_HI and ac.max() <= _FMA_HI
-                and np.where(c == 0, 1.0, ac).min() >= _FMA_LO and np.abs(th).min() >= 2.0 ** -900)
 
 
 def fma64(a: float, b: float, c: float, mode: str) -> float:

@@ -87,37 +87,6 @@ def test_dfma_over_arrays_is_rounded_once():
     assert checked == 4 * 600 + 64 + 4
 
 
-def test_dfma_over_arrays_range_check_matches_each_lane():
-    """fp.fma64_rn's whole-array range check (extremes of the magnitudes) says "all in range"
-    exactly when every lane passes the emulation's per-lane test: arrays in range with one
-    lane changed to each kind of value that lane test rejects (tiny or huge a, b, c; a zero a
-    or b; a tiny nonzero sum; NaN and infinities), and c = 0, which it accepts."""
-    rng = np.random.default_rng(28)
-    lo, hi = 2.0 ** -480, 2.0 ** 480
-
-    def per_lane(a, b, c):
-        aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
-        with np.errstate(all="ignore"):
-            th = c + a * b
-            ok = (aa >= lo) & (aa <= hi) & (ab >= lo) & (ab <= hi) \
-                & (((ac >= lo) & (ac <= hi)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
-        return bool(ok.all()), th
-
-    odd = [0.0, -0.0, lo / 2, -hi * 2, 2.0 ** -1074, math.inf, -math.inf, math.nan, lo, hi]
-    seen = set()
-    for trial in range(400):
-        n = int(rng.integers(1, 40))
-        a, b, c = (rng.uniform(0.5, 2, n) * rng.choice([-1.0, 1.0], n) for _ in range(3))
-        which, lane = int(rng.integers(0, 3)), int(rng.integers(0, n))
-        (a, b, c)[which][lane] = odd[trial % len(odd)]
-        if trial % 7 == 0:                       # operands in range, a tiny nonzero sum
-            a[lane], b[lane], c[lane] = 2.0 ** -460, 2.0 ** -450, 0.0
-        want, th = per_lane(a, b, c)
-        assert fp._all_in_range(a, b, c, th) == want, (a, b, c)
-        seen.add(want)
-    assert seen == {True, False}
-
-
 def test_ffma_on_few_lanes_is_rounded_once():
     """fp.ffma32_few (FFMA on up to 8 lanes) equals exact rounding to FP32, with broadcast
     one-element operands, subnormals, infinities and NaN (canonicalised)."""
