@@ -145,15 +145,32 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
         if ins.opcode in DESCRIPTOR_SIZE_SYMBOLS and not DIMENSION_QUERIES & set(ins.modifiers)))
 
 
+def _alternating_merge_sort(items: list, key) -> list:
+    """ptxas 13.5.37's order of `.nv.global(.init)`'s variables: a list merge sort that deals
+    the items alternately onto the fronts of two lists, sorts each, and merges them taking
+    the second list's head only when its key is smaller (found on 3..40 variables of one
+    size, and on mixed sizes, alignments and linkages: it is what breaks ties)."""
+    if len(items) <= 1:
+        return list(items)
+    first, second = items[0::2][::-1], items[1::2][::-1]
+    first, second = _alternating_merge_sort(first, key), _alternating_merge_sort(second, key)
+    out, i, j = [], 0, 0
+    while i < len(first) and j < len(second):
+        if key(second[j]) < key(first[i]):
+            out.append(second[j])
+            j += 1
+        else:
+            out.append(first[i])
+            i += 1
+    return out + first[i:] + second[j:]
+
+
 def _global_offsets(variables) -> dict[str, int]:
     """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
-    size, then the given order. `variables`: (variable, cubin name) pairs, the exported ones
-    first. (ptxas 13.5.37 breaks ties of three or more variables in an order not worked out:
-    4 of one size and alignment in bank-4 slot order 0..3 go to offsets 1, 3, 0, 2.)"""
-    order = sorted(range(len(variables)), key=lambda i: (-variables[i][0].align, variables[i][0].size, i))
+    size, ties as ptxas's merge sort leaves them. `variables`: (variable, cubin name) pairs
+    in bank-4 slot order (the exported ones first)."""
     at, out = 0, {}
-    for i in order:
-        v, name = variables[i]
+    for v, name in _alternating_merge_sort(variables, lambda p: (-p[0].align, p[0].size)):
         out[name] = align_up(at, v.align)
         at = out[name] + v.size
     return out
