@@ -852,6 +852,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
+                                    weak_functions={fn.name for fn in module.functions
+                                                    if fn.attributes.get(abi.WEAK_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
                                                 and (e.name in linkable or
@@ -1122,8 +1124,11 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     from ptx2sass.inline import inline_calls, linkable_functions
     local = set()
     declared: dict[str, int] = {}
+    weak = set()
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
+        if f.body is not None and ".weak" in f.linkage:
+            weak.add(f.name)
     if keep_functions:
         # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
         # in initialisers `module_layout`)
@@ -1141,6 +1146,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             fn.attributes[abi.LOCAL_FUNCTION] = True
         if fn.name in declared:
             fn.attributes[abi.DECLARED_AT] = declared[fn.name]
+        if fn.name in weak:
+            fn.attributes[abi.WEAK_FUNCTION] = True
     return out
 
 

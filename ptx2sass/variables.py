@@ -2,7 +2,7 @@
 
 * module (and function-scope) `.global` variables: their own bytes in `.nv.global`
   (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); the
-  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (not under `-c`); code
+  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (`-c` too); code
   reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
   whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
   initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
@@ -221,8 +221,11 @@ def module_layout(module: ir.Module, filename: str | None = None,
     slots = {name: len(out.bank4) + i for i, (_, name) in enumerate(globals_)}
     offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
                **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
+    # bank 3 too: the variables with a GLOBAL/WEAK symbol first (ptxas 13.5.37, plain and -c)
+    bound = lambda v, fn_name: fn_name is None and v.linkage in (
+        ("visible", "weak") if relocatable else ("visible", "common", "weak"))
     const_offsets, const_end = {}, 0
-    for v, name, _ in data:
+    for v, name, _ in sorted(data, key=lambda d: not bound(d[0], d[2])):
         if v.space == "const":
             const_offsets[name] = align_up(const_end, v.align)
             const_end = const_offsets[name] + v.size
@@ -234,7 +237,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
-            out.visible.add(name)
+            out.visible.add(name)                 # (`-c` too: `.weak` ones WEAK, as ptxas 13.5.37)
+            if v.linkage == "weak":
+                out.weak.add(name)
         elif exported(v, fn_name):
             # (ptxas 13.5.37, with or without -g: GLOBAL symbols, WEAK for `.weak`, after
             # the first kernel's)
