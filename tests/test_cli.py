@@ -62,7 +62,11 @@ SPARSE = GOOD.replace(".version 8.0", ".version 8.5").replace(".reg .b32 %r<2>;"
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
-          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE}
+          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
+          # syntax errors before the header is complete
+          "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
+          "hdr3.ptx": "\n\n  foo bar\n", "hdr4.ptx": ".version 8.0 .target\n",
+          "hdr5.ptx": ".address_size 64\n\n-\n"}
 
 # Command lines both tools must treat alike: (argv, the output file ptxas would write).
 CASES = [
@@ -163,6 +167,10 @@ CASES = [
      "-func-maxrregcount=3 -enable-func-clone-sc=true -lineinfo -maxrregcount=1000 -pic=true k.ptx",
      "elf.o"),
     ("-arch=compute_89 -optf nul.ptx k.ptx", "elf.o"),
+    ("-arch=compute_89 -ias -ias k.ptx", "elf.o"), ("-arch=compute_89 -ias garbage", "elf.o"),
+    ("-arch=compute_89 hdr1.ptx", "elf.o"), ("-arch=compute_89 hdr2.ptx", "elf.o"),
+    ("-arch=compute_89 hdr3.ptx", "elf.o"), ("-arch=compute_89 hdr4.ptx", "elf.o"),
+    ("-arch=compute_89 hdr5.ptx k.ptx", "elf.o"),
     # several inputs: files and strings
     ("-arch=sm_89 k.ptx k2.ptx", "elf.o"), ("-arch=sm_89 k.ptx k.ptx", "elf.o"),
     ("-arch=sm_89 k2.ptx -ias " + "\x00".join(GOOD.split()), "elf.o"),
