@@ -827,6 +827,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                     else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
         pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
+        through_pointers = {k.name for k, c in pairs if k.is_entry and c.indirect_callees}
+        if through_pointers:
+            # (ptxas 13.5.37 -g, a kernel calling through a pointer: that order, reversed, put
+            # through `variables.alternating_merge_sort` with those kernels last, reversed again)
+            from ptx2sass.variables import alternating_merge_sort
+            listed = sorted((k.name for k, _ in pairs), key=position.__getitem__)
+            written = alternating_merge_sort(listed[::-1], lambda n: n in through_pointers)[::-1]
+            at = {n: i for i, n in enumerate(written)}
+            pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []

@@ -145,15 +145,16 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
         if ins.opcode in DESCRIPTOR_SIZE_SYMBOLS and not DIMENSION_QUERIES & set(ins.modifiers)))
 
 
-def _alternating_merge_sort(items: list, key) -> list:
+def alternating_merge_sort(items: list, key) -> list:
     """ptxas 13.5.37's order of `.nv.global(.init)`'s variables: a list merge sort that deals
     the items alternately onto the fronts of two lists, sorts each, and merges them taking
     the second list's head only when its key is smaller (found on 3..40 variables of one
-    size, and on mixed sizes, alignments and linkages: it is what breaks ties)."""
+    size, and on mixed sizes, alignments and linkages: it is what breaks ties; -g's kernel
+    order goes through it too, `codegen`)."""
     if len(items) <= 1:
         return list(items)
     first, second = items[0::2][::-1], items[1::2][::-1]
-    first, second = _alternating_merge_sort(first, key), _alternating_merge_sort(second, key)
+    first, second = alternating_merge_sort(first, key), alternating_merge_sort(second, key)
     out, i, j = [], 0, 0
     while i < len(first) and j < len(second):
         if key(second[j]) < key(first[i]):
@@ -170,7 +171,7 @@ def _global_offsets(variables) -> dict[str, int]:
     size, ties as ptxas's merge sort leaves them. `variables`: (variable, cubin name) pairs
     in bank-4 slot order (the exported ones first)."""
     at, out = 0, {}
-    for v, name in _alternating_merge_sort(variables, lambda p: (-p[0].align, p[0].size)):
+    for v, name in alternating_merge_sort(variables, lambda p: (-p[0].align, p[0].size)):
         out[name] = align_up(at, v.align)
         at = out[name] + v.size
     return out
