@@ -340,7 +340,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
                 samplers: list[tuple[str, int, int | None]] = (),
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
-                variable_order: list[str] = (), weak: set[str] = frozenset()) -> Cubin:
+                variable_order: list[str] = (), weak: set[str] = frozenset(),
+                weak_functions: set[str] = frozenset()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -381,7 +382,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `address_taken` (-g): the functions whose address the code takes (the call graph lists them).
     `variable_order` (-g): the module's variables of every space in PTX declaration order;
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
-    `weak`: those of the `visible` variables bound WEAK (-g's `.weak` ones).
+    `weak`: those of the `visible` variables bound WEAK (the `.weak` ones).
+    `weak_functions`: the `.weak` kernels and functions, whose symbols are WEAK.
     """
     try:
         info = arch_info(arch)
@@ -519,8 +521,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # first slot, or before the variables when that slot holds an extern function.
             if bank4 and bank4[0] in extern_names:
                 section_symbol(".nv.constant4")
-            if relocatable and any(g.section == ".nv.global" for g in globals_):
-                section_symbol(".nv.global")     # ptxas -c: before `.nv.global.init`'s
             declared = {name: at for at, name in enumerate(variable_order)}
             module_shared = shared_groups.pop("module", {})
             # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
@@ -584,7 +584,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if k.name in local_sym:
             pass
         elif k is not file_order[0] or k.is_entry:
-            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL,
+            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
             if k.is_entry:
@@ -628,7 +628,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(name, 0, size, object_kind[0], STB_GLOBAL, object_kind[1]))
                 var_sym[name] = len(syms) - 1
             if not k.is_entry:       # a leading function after them (seen with one `.func`)
-                syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_GLOBAL, 0, section=f".text.{k.name}"))
+                syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
+                                   STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1
         for name in k.externs:         # undefined, after the first kernel that calls it
             if name not in extern_sym and name not in defined_funcs:

@@ -1190,6 +1190,32 @@ def _parser():
     return _PARSER
 
 
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_HEADER_ITEM = re.compile(r"\s*(?:(\.version\s+\d+\.\d+)|(\.target\s+\w+(?:\s*,\s*\w+)*))")
+
+
+def _missing_header(text: str, filename: str) -> CompileError | None:
+    """ptxas's message for a syntax error before the header is complete: a missing
+    `.version` (none read yet) or `.target`, at the line where the item after the last
+    complete `.version`/`.target` starts (ptxas 13.5.37 says no "Parsing error" there),
+    unless that item is an unfinished `.target`."""
+    text = _COMMENTS.sub(lambda m: "\n" * m.group().count("\n"), text)
+    at, version, target = 0, False, False
+    while m := _HEADER_ITEM.match(text, at):
+        version, target = version or bool(m.group(1)), target or bool(m.group(2))
+        at = m.end()
+    if version and target:
+        return None
+    rest = re.compile(r"\s*").match(text, at).end()
+    if text.startswith(".target", rest):     # (an error inside `.target`'s list keeps its words)
+        return None
+    line = text.count("\n", 0, rest) + 1
+    what = ".target" if version else ".version"
+    err = CompileError(f"Missing {what} directive at start of file '{filename}'", filename, line,
+                       None, severity="fatal")
+    return err
+
+
 def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module:
     """Parse PTX source into a Module; a syntax error raises CompileError (fatal).
     `fast=False` sends every statement through the grammar (tests compare both)."""
@@ -1214,6 +1240,10 @@ def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module
     except CompileError as e:
         if non_ascii_line is not None and (e.line is None or e.line >= non_ascii_line):
             raise _non_ascii(non_ascii_line) from None
+        header = _missing_header(text, filename) if e.message.startswith("Parsing error near") else None
+        if header is not None:
+            header.diagnostics = [header]
+            raise header from None
         if e.file is None and e.line is not None:
             e.file = filename
         e.diagnostics = [e]

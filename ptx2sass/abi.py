@@ -160,6 +160,7 @@ LINKABLE = "linkable"
 # -g keeps every `.func` out of line as ptxas -g does, in a text section of its own and
 # called like a link target; one not `.visible` has a local symbol there.
 LOCAL_FUNCTION = "local_function"
+WEAK_FUNCTION = "weak_function"  # `.weak .entry`/`.func`: a WEAK symbol (ptxas, plain and -c)
 DECLARED_AT = "declared_at"      # where the function's name first appears (a prototype counts)
 # -g: where a function's or kernel's `brx.idx` tables start in the constant bank 2 (bytes).
 # ptxas gives every table of the module its own place (the kernels' in PTX order, then the

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 import time
 
@@ -95,6 +96,8 @@ def _typed_value(o: opt.Option, value: str):
             number = int(value, 10)
         except ValueError:
             raise UsageError(f"'{value}': expected a number") from None
+        if not -2 ** 31 <= number < 2 ** 31:
+            raise UsageError(f"32-bit integer value ({value}) out of range")
         if o.values and value not in o.values:
             raise UsageError(f"Value '{value}' is not defined for option '{o.name}'")
         return number
@@ -107,7 +110,7 @@ def _read_options_file(path: str) -> list[str]:
     import shlex
     try:
         with open(path, encoding="latin-1") as f:
-            return shlex.split(f.read())
+            return shlex.split(f.read().partition("\0")[0])     # (ptxas reads up to a NUL)
     except (OSError, ValueError):
         raise UsageError(f"Could not open options file '{path}'") from None
 
@@ -275,7 +278,12 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLim
     """archmax/archmin/N; too big is ignored (warned; `-v` then names the arch maximum),
     too small raised to ptxas's lower bound (warned). `archmin` is 32, a bound below which
     only an explicit number goes (24 at the least), as ptxas 13.5 does on every target."""
-    raw = cl.get("maxrregcount")
+    return _register_option(cl, "maxrregcount", arch, report)
+
+
+def _register_option(cl: CommandLine, name: str, arch: str, report: Reporter) -> RegisterLimit | None:
+    """`name`'s value (-maxrregcount, or -func-maxrregcount under -c) judged as ptxas does."""
+    raw = cl.get(name)
     if raw is None:
         return None
     from ptx2sass.encoder.arch import arch_info, UnknownArch
@@ -290,7 +298,7 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLim
     try:
         n = int(raw, 10)
     except ValueError:
-        raise UsageError(f"Invalid value '{raw}' for option 'maxrregcount'") from None
+        raise UsageError(f"Invalid value '{raw}' for option '{name}'") from None
     if n < 0 or n > max_regs:
         report.warning(f"Too big maxrregcount value specified {n}, will be ignored")
         return RegisterLimit(None, max_regs)
@@ -299,6 +307,24 @@ def _register_limit(cl: CommandLine, arch: str, report: Reporter) -> RegisterLim
                        f"to lower bound of {opt.MIN_REGISTERS}")
         return RegisterLimit(opt.MIN_REGISTERS, opt.MIN_REGISTERS)
     return RegisterLimit(n, n)
+
+
+def _check_option_conflicts(cl: CommandLine, report: Reporter) -> None:
+    """Warnings about options that ptxas ignores for another one (it says these first)."""
+    if "position-independent-code" in cl.values and \
+            not cl.flag("suppress-position-independent-code-warning"):
+        report.warning("'--position-independent-code' is a deprecated option and is no "
+                       "longer functional. It will be removed in a future release")
+    if cl.flag("compile-only") and cl.flag("extensible-whole-program"):
+        report.warning("Conflicting options '--compile-only' and '--extensible-whole-program' "
+                       "specified, ignoring '--extensible-whole-program' option")
+    if cl.get("enable-func-clone-sc") is True:
+        if not cl.flag("compile-only"):
+            report.warning("Option '--enable-func-clone-sc' requires option '--compile-only'; "
+                           "ignoring since latter is not specified")
+        elif cl.flag("device-debug"):
+            report.warning("Conflicting options '--device-debug' and '--enable-func-clone-sc' "
+                           "specified, ignoring '--enable-func-clone-sc' option")
 
 
 def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
@@ -312,6 +338,9 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
         if cl.get("opt-level", 0) != 0:
             raise UsageError("Optimized debugging not supported")
         cl.values["opt-level"] = 0
+        if cl.get("Ofast-compile") in ("min", "mid", "max"):
+            report.warning("Conflicting options '--device-debug' and '--Ofast-compile=<min,mid,max>' "
+                           "specified, ignoring '--Ofast-compile=<min,mid,max>' option")
 
 
 def _implies_debug_information(module) -> bool:
@@ -344,12 +373,44 @@ def _debug_section_warnings(module, report: Reporter) -> None:
         report.warning(" .debug_info section not found")
 
 
+def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
+    """What ptxas says, once the PTX is read, of options its `.target` does not take:
+    tcgen05 tensor-memory checks (sm_100 to sm_119 only), fabric checks (sm_100 and up),
+    the deprecated pre-Volta barrier behaviour (every target it compiles for), and entries
+    in tools-patch code."""
+    target = module.target.names[0] if module.target is not None and module.target.names else None
+    number = int(re.sub(r"\D", "", target) or 0) if target and target.startswith("sm_") else 0
+    if cl.flag("compile-as-tools-patch") and any(True for _ in module.entries()):
+        report.diagnostic(CompileError("Entry function is not allowed when command line option "
+                                       "'--compile-as-tools-patch' is specified "))
+    if cl.flag("legacy-bar-warp-wide-behavior"):
+        report.warning("'--legacy-bar-warp-wide-behavior' is a deprecated option, It will be "
+                       "removed in future release and is not recommended")
+        report.warning("Command line option '--legacy-bar-warp-wide-behavior' not supported for "
+                       "'.target sm_70', will be ignored")
+        if cl.flag("compile-only"):
+            report.warning("Option '--legacy-bar-warp-wide-behavior' may not work as expected in "
+                           "separate compilation unless all modules participating in linking have "
+                           "this option specified.")
+    if target and (cl.flag("g-tensor-memory-access-check") or cl.flag("gno-tensor-memory-access-check")) \
+            and not 100 <= number < 120:
+        report.info("Command line option '--g-tensor-memory-access-check / "
+                    "--gno-tensor-memory-access-check' not supported for "
+                    f"'.target {target}', will be ignored")
+    if target and cl.flag("gno-fabric-access-check") and number < 100:
+        report.info(f"Command line option '--gno-fabric-access-check' not supported for "
+                    f"'.target {target}', will be ignored")
+
+
 def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
     """Values of ignored options that ptxas still checks, with its messages."""
     level = cl.get("Ofast-compile")
     if level is not None and level not in opt.FAST_COMPILE_LEVELS:
         raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
                          "is not 'max', 'mid', 'min', or '0'")
+    threads = cl.get("split-compile")
+    if threads is not None and int(threads) < 0:
+        raise UsageError(f"Invalid value '{threads}' for option '--split-compile'")
     usage = cl.get("register-usage-level")
     if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
         report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
@@ -358,19 +419,17 @@ def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
         value = cl.get(name)
         if value is not None and value not in allowed:
             what = "load" if "load" in name else "store"
-            kind = "default" if name.startswith("def") else "forced"
-            report.diagnostic(CompileError(
-                f"Invalid {kind} cache modifier on {what} specified: {value}"))
+            report.diagnostic(CompileError(      # (ptxas says "default" for -flcm/-fscm too)
+                f"Invalid default cache modifier on {what} specified: {value}"))
     _check_controls_file(cl.get("apply-controls"))
     if cl.get("maxrregcount") is not None:
         for bound in ("minnctapersm", "maxntid"):
             if cl.get(bound) is not None:
                 report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
                                f"ignoring -{bound} option")
-    if "position-independent-code" in cl.values and \
-            not cl.flag("suppress-position-independent-code-warning"):
-        report.warning("'--position-independent-code' is a deprecated option and is no "
-                       "longer functional. It will be removed in a future release")
+    for force, default in (("force-load-cache", "def-load-cache"), ("force-store-cache", "def-store-cache")):
+        if cl.get(force) is not None and cl.get(default) is not None:
+            report.warning(f"Conflicting options {force} and {default} specified, ignoring {default} option")
 
 
 MAX_THREADS_PER_BLOCK = 1024
@@ -731,8 +790,15 @@ def _entry_names(module) -> list[str]:
 
 def _compile(cl: CommandLine, report: Reporter) -> int:
     arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
+    _check_option_conflicts(cl, report)
     _check_debug_options(cl, report)
     maxrregcount = _register_limit(cl, arch, report)
+    if cl.get("device-function-maxrregcount") is not None:
+        if cl.flag("compile-only"):       # (checked, otherwise without effect)
+            _register_option(cl, "device-function-maxrregcount", arch, report)
+        else:
+            report.warning("Command line option 'device-function-maxrregcount' not supported "
+                           "for 'whole program compilation', will be ignored")
     _check_tuning_options(cl, report)
     if report.failed:
         return report.fatal(ABORTED)
@@ -767,6 +833,7 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         from ptx2sass.frontend.usage_warnings import sparse_mma_advisories
         for d in sparse_mma_advisories(module):
             report.info_at(d)
+    _target_option_messages(cl, module, report)
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings
         for d in double_precision_warnings(module, as_errors=report.werror):

@@ -827,6 +827,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                     else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
         pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
+        through_pointers = {k.name for k, c in pairs if k.is_entry and c.indirect_callees}
+        if through_pointers:
+            # (ptxas 13.5.37 -g, a kernel calling through a pointer: that order, reversed, put
+            # through `variables.alternating_merge_sort` with those kernels last, reversed again)
+            from ptx2sass.variables import alternating_merge_sort
+            listed = sorted((k.name for k, _ in pairs), key=position.__getitem__)
+            written = alternating_merge_sort(listed[::-1], lambda n: n in through_pointers)[::-1]
+            at = {n: i for i, n in enumerate(written)}
+            pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = module.target.split(",")[0].strip() if module.target else arch
     debug_sections = []
@@ -852,6 +861,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
+                                    weak_functions={fn.name for fn in module.functions
+                                                    if fn.attributes.get(abi.WEAK_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in externs.values()
                                                 if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
                                                 and (e.name in linkable or
@@ -1122,8 +1133,11 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     from ptx2sass.inline import inline_calls, linkable_functions
     local = set()
     declared: dict[str, int] = {}
+    weak = set()
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
+        if f.body is not None and ".weak" in f.linkage:
+            weak.add(f.name)
     if keep_functions:
         # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
         # in initialisers `module_layout`)
@@ -1141,6 +1155,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             fn.attributes[abi.LOCAL_FUNCTION] = True
         if fn.name in declared:
             fn.attributes[abi.DECLARED_AT] = declared[fn.name]
+        if fn.name in weak:
+            fn.attributes[abi.WEAK_FUNCTION] = True
     return out
 
 

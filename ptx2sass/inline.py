@@ -647,9 +647,10 @@ def returns_struct(function: ast.Function) -> bool:
 
 
 def linkable_functions(module: ast.Module) -> set[str]:
-    """`.visible .func`s with a body: what separate compilation makes link targets."""
+    """`.visible` and `.weak` `.func`s with a body: what separate compilation makes link
+    targets (ptxas 13.5.37 -c keeps a `.weak` one out of line, its symbol WEAK)."""
     return {f.name for f in module.functions()
-            if f.kind == ".func" and f.body is not None and ".visible" in f.linkage}
+            if f.kind == ".func" and f.body is not None and (".visible" in f.linkage or ".weak" in f.linkage)}
 
 
 def inline_calls(module: ast.Module, linkable: bool | set[str] = False) -> ast.Module:

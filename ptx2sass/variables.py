@@ -2,7 +2,7 @@
 
 * module (and function-scope) `.global` variables: their own bytes in `.nv.global`
   (zero-filled) or `.nv.global.init` (largest alignment first, then smallest size); the
-  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (not under `-c`); code
+  `.visible`/`.common` ones' symbols GLOBAL, the `.weak` ones' WEAK (`-c` too); code
   reads a variable's 64-bit address from the constant-bank-4 table (`c[0x4][8*slot]`),
   whose entries the loader fills through `R_CUDA_64` relocations; addresses inside
   initial bytes are `R_CUDA_G64` relocations (a `.const` variable's is its bank-3 offset);
@@ -145,15 +145,33 @@ def descriptor_size_symbols(fn: ir.Function) -> list[str]:
         if ins.opcode in DESCRIPTOR_SIZE_SYMBOLS and not DIMENSION_QUERIES & set(ins.modifiers)))
 
 
+def alternating_merge_sort(items: list, key) -> list:
+    """ptxas 13.5.37's order of `.nv.global(.init)`'s variables: a list merge sort that deals
+    the items alternately onto the fronts of two lists, sorts each, and merges them taking
+    the second list's head only when its key is smaller (found on 3..40 variables of one
+    size, and on mixed sizes, alignments and linkages: it is what breaks ties; -g's kernel
+    order goes through it too, `codegen`)."""
+    if len(items) <= 1:
+        return list(items)
+    first, second = items[0::2][::-1], items[1::2][::-1]
+    first, second = alternating_merge_sort(first, key), alternating_merge_sort(second, key)
+    out, i, j = [], 0, 0
+    while i < len(first) and j < len(second):
+        if key(second[j]) < key(first[i]):
+            out.append(second[j])
+            j += 1
+        else:
+            out.append(first[i])
+            i += 1
+    return out + first[i:] + second[j:]
+
+
 def _global_offsets(variables) -> dict[str, int]:
     """ptxas's order inside `.nv.global(.init)`: largest alignment first, then smallest
-    size, then the given order. `variables`: (variable, cubin name) pairs, the exported ones
-    first. (ptxas 13.5.37 breaks ties of three or more variables in an order not worked out:
-    4 of one size and alignment in bank-4 slot order 0..3 go to offsets 1, 3, 0, 2.)"""
-    order = sorted(range(len(variables)), key=lambda i: (-variables[i][0].align, variables[i][0].size, i))
+    size, ties as ptxas's merge sort leaves them. `variables`: (variable, cubin name) pairs
+    in bank-4 slot order (the exported ones first)."""
     at, out = 0, {}
-    for i in order:
-        v, name = variables[i]
+    for v, name in alternating_merge_sort(variables, lambda p: (-p[0].align, p[0].size)):
         out[name] = align_up(at, v.align)
         at = out[name] + v.size
     return out
@@ -204,8 +222,11 @@ def module_layout(module: ir.Module, filename: str | None = None,
     slots = {name: len(out.bank4) + i for i, (_, name) in enumerate(globals_)}
     offsets = {**_global_offsets([(v, n) for v, n in globals_ if v.init is not None]),
                **_global_offsets([(v, n) for v, n in globals_ if v.init is None])}
+    # bank 3 too: the variables with a GLOBAL/WEAK symbol first (ptxas 13.5.37, plain and -c)
+    bound = lambda v, fn_name: fn_name is None and v.linkage in (
+        ("visible", "weak") if relocatable else ("visible", "common", "weak"))
     const_offsets, const_end = {}, 0
-    for v, name, _ in data:
+    for v, name, _ in sorted(data, key=lambda d: not bound(d[0], d[2])):
         if v.space == "const":
             const_offsets[name] = align_up(const_end, v.align)
             const_end = const_offsets[name] + v.size
@@ -217,7 +238,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
         if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
-            out.visible.add(name)
+            out.visible.add(name)                 # (`-c` too: `.weak` ones WEAK, as ptxas 13.5.37)
+            if v.linkage == "weak":
+                out.weak.add(name)
         elif exported(v, fn_name):
             # (ptxas 13.5.37, with or without -g: GLOBAL symbols, WEAK for `.weak`, after
             # the first kernel's)

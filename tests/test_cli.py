@@ -62,7 +62,11 @@ SPARSE = GOOD.replace(".version 8.0", ".version 8.5").replace(".reg .b32 %r<2>;"
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
-          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE}
+          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
+          # syntax errors before the header is complete
+          "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
+          "hdr3.ptx": "\n\n  foo bar\n", "hdr4.ptx": ".version 8.0 .target\n",
+          "hdr5.ptx": ".address_size 64\n\n-\n"}
 
 # Command lines both tools must treat alike: (argv, the output file ptxas would write).
 CASES = [
@@ -133,6 +137,40 @@ CASES = [
     ("-arch=sm_89 -maxntid 64 -maxntid 2 -minnctapersm 2 k.ptx", "elf.o"),
     ("-arch=sm_89 -maxntid 64 -minnctapersm 2 -maxrregcount 32 k.ptx", "elf.o"),
     ("-arch=sm_89 -maxrregcount 32 -maxntid 64 -Werror k.ptx", "elf.o"),
+    # options ptxas ignores for another, or for the target, in its words (branch cli18)
+    ("-arch=compute_89 -c -ewp k.ptx", "elf.o"), ("-arch=compute_89 -ewp -c -Werror k.ptx", "elf.o"),
+    ("-arch=compute_89 -Ofc=max -g k.ptx", "elf.o"), ("-arch=compute_89 -Ofc=0 -g k.ptx", "elf.o"),
+    ("-arch=compute_89 -Ofc=mid -g -lineinfo -Werror k.ptx", "elf.o"),
+    ("-arch=compute_89 -enable-func-clone-sc=true k.ptx", "elf.o"),
+    ("-arch=compute_89 -enable-func-clone-sc=true -c -g k.ptx", "elf.o"),
+    ("-arch=compute_89 -func-maxrregcount=zz k.ptx", "elf.o"),
+    ("-arch=compute_89 -func-maxrregcount=40 -Werror k.ptx", "elf.o"),
+    ("-arch=compute_89 -c -func-maxrregcount=zz k.ptx", "elf.o"),
+    ("-arch=compute_89 -c -func-maxrregcount=1000 k.ptx", "elf.o"),
+    ("-arch=compute_89 -c -func-maxrregcount=10 -maxrregcount=1000 k.ptx", "elf.o"),
+    ("-arch=compute_89 -c -func-maxrregcount=zz -maxrregcount=zz k.ptx", "elf.o"),
+    ("-arch=compute_89 -flcm=zz -dlcm=yy k.ptx", "elf.o"),
+    ("-arch=compute_89 -flcm=zz -dlcm=ca -fscm=q -dscm=wb k.ptx", "elf.o"),
+    ("-arch=compute_89 -dlcm=ca -flcm=cg -Werror k.ptx", "elf.o"),
+    ("-arch=compute_89 -split-compile=-1 k.ptx", "elf.o"),
+    ("-arch=compute_89 -split-compile=-1 -Ofc=zz k.ptx", "elf.o"),
+    ("-arch=compute_89 -split-compile=2147483648 k.ptx", "elf.o"),
+    ("-arch=compute_89 -minnctapersm 99999999999 k.ptx", "elf.o"),
+    ("-arch=compute_89 -g-tmem-access-check -gno-fabric-access-check k.ptx", "elf.o"),
+    ("-arch=compute_89 -gno-tmem-access-check -Werror bad.ptx", "elf.o"),
+    ("-arch=sm_120 -g-tmem-access-check -gno-fabric-access-check new.ptx", "elf.o"),
+    ("-arch=compute_89 -legacy-bar-warp-wide-behavior -c k.ptx", "elf.o"),
+    ("-arch=compute_89 -legacy-bar-warp-wide-behavior -Werror k.ptx", "elf.o"),
+    ("-arch=compute_89 -astoolspatch -legacy-bar-warp-wide-behavior -g-tmem-access-check k.ptx",
+     "elf.o"),
+    ("-arch=compute_89 -g-tmem-access-check -legacy-bar-warp-wide-behavior -c -ewp -Ofc=max -g "
+     "-func-maxrregcount=3 -enable-func-clone-sc=true -lineinfo -maxrregcount=1000 -pic=true k.ptx",
+     "elf.o"),
+    ("-arch=compute_89 -optf nul.ptx k.ptx", "elf.o"),
+    ("-arch=compute_89 -ias -ias k.ptx", "elf.o"), ("-arch=compute_89 -ias garbage", "elf.o"),
+    ("-arch=compute_89 hdr1.ptx", "elf.o"), ("-arch=compute_89 hdr2.ptx", "elf.o"),
+    ("-arch=compute_89 hdr3.ptx", "elf.o"), ("-arch=compute_89 hdr4.ptx", "elf.o"),
+    ("-arch=compute_89 hdr5.ptx k.ptx", "elf.o"),
     # several inputs: files and strings
     ("-arch=sm_89 k.ptx k2.ptx", "elf.o"), ("-arch=sm_89 k.ptx k.ptx", "elf.o"),
     ("-arch=sm_89 k2.ptx -ias " + "\x00".join(GOOD.split()), "elf.o"),
