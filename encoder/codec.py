@@ -94,6 +94,9 @@ class Form:
         return m
 
 
+NOT_FOR_ARCH = 1 << 8      # the rank of a form another arch's nvdisasm was probed with
+
+
 class Table:
     """One arch family's forms. Most were probed with the family's primary arch; a member
     arch whose nvdisasm reads some words differently has its own forms, which win for it.
@@ -128,11 +131,15 @@ class Table:
         self._low: dict[str | None, dict] = {}
 
     def _rank(self, form_arch: str | None, arch: str | None) -> int:
-        """0: the arch's own form, 1: a primary-arch form, 2: not for this arch (`sm_100a`
-        and `sm_100f` have sm_100's forms)."""
-        if arch is None or form_arch in _own_forms(arch):
+        """The arch's own forms in the Target's order (sm_110: its own, then sm_100's: sm_100
+        reads some words as SHF.XOR that sm_110 reads as SHF), then a primary-arch form;
+        NOT_FOR_ARCH for the rest (`sm_100a` and `sm_100f` have sm_100's forms)."""
+        if arch is None:
             return 0
-        return 1 if form_arch in (None, self.primary) else 2
+        own = _own_forms(arch)
+        if form_arch in own:
+            return own.index(form_arch)
+        return len(own) if form_arch in (None, self.primary) else NOT_FOR_ARCH
 
     def _applies(self, f: Form, arch: str | None) -> int:
         return self._rank(f.arch, arch)
@@ -159,7 +166,7 @@ class Table:
         if key not in self._by_opcode:
             ranked = [(self._rank(self._keys[p][3], arch), p)
                       for p in self._positions.get(opcode, ())]
-            self._by_opcode[key] = [self.form_at(p) for r, p in sorted(ranked) if r < 2]
+            self._by_opcode[key] = [self.form_at(p) for r, p in sorted(ranked) if r < NOT_FOR_ARCH]
         return self._by_opcode[key]
 
     def by_opcode(self, arch: str | None = None) -> dict[str, list[Form]]:
@@ -173,7 +180,7 @@ class Table:
                             for pos, (mask, _v, _op, form_arch) in enumerate(self._keys))
             out: dict[int, dict[int, list[tuple]]] = {}
             for rank, neg_bits, pos in ranked:
-                if rank < 2:
+                if rank < NOT_FOR_ARCH:
                     mask, value = self._keys[pos][0], self._keys[pos][1]
                     out.setdefault(mask & 0xfff, {}).setdefault(value & 0xfff, []).append(
                         (pos, mask, value, (rank, neg_bits)))

@@ -71,3 +71,52 @@ def test_pair_neighbours_change_two_bits_of_two_different_groups():
         a, b = [i for i in range(128) if (w ^ form.base) >> i & 1]
         assert group_of[a] != group_of[b]
     assert len(neighbours(form)) == 105
+
+
+# hopper's and ampere's HFMA2 with b's `.H0_NH1` (bit 86, one bit of the 8-bit group of c's
+# modifiers and the rounding tokens) and b's negation/|abs| (bits 62/63, with the half selector
+# 60-61): 12 bits together were over the probe's limit, so the codec kept one group's operand
+# shape and read `-R5.H0_NH1` as `R5.H0_NH1` (isa_soundness --pairs: sm_90 12, sm_89 4 wrong
+# readings). tools/isa_probe now splits the big group and merges bit 86 with b's group.
+# Expected texts are nvdisasm's.
+HFMA2_NH1_BASES = {"sm_90": (0x380801d000000150a1d7231, 0x381900700000006050a7231,
+                             0x3a1900a0000000307077231, 0x21100300000007060b7231,
+                             0x110060000000504037231, 0x80f0eff0000000b21217c31),
+                   "sm_89": (0x200005e0007077a31, 0x380801800005f00111d7a31)}
+
+
+@pytest.mark.parametrize("arch", sorted(HFMA2_NH1_BASES))
+def test_hfma2_b_operand_h0_nh1_reads_with_its_negation_and_abs(arch):
+    from ptx2sass.encoder.codec import put_bits
+    words = [put_bits(base, [60, 61, 62, 63, 86], v)
+             for base in HFMA2_NH1_BASES[arch] for v in range(32)]
+    texts = disassemble(words, arch)
+    nh1 = [(w, t) for w, t in zip(words, texts) if t is not None and ".H0_NH1" in t]
+    assert len(nh1) >= 4 * len(HFMA2_NH1_BASES[arch])
+    wrong = [(hex(w), t) for w, t in nh1
+             if normalised(codec.decode_text(w, arch)) != normalised(_canonical(t))]
+    assert not wrong
+
+
+# sm_100's and sm_103's nvdisasm read bit 77 of SHF and bit 76 of IADD3 as `.XOR` (SHF.XOR,
+# IADD.XOR), which sm_110's and sm_120's read as plain SHF / IADD3: the blackwell table (probed
+# with sm_120) read them as plain SHF / IADD3 on sm_100 too (isa_soundness --arch sm_100
+# --opcode SHF: 5, IADD3: 8 wrong readings). sm_100's own forms now read them, and sm_110's
+# own forms (which win over sm_100's there) keep them plain. Expected texts are nvdisasm's.
+XOR_WORDS = SEEDS / "open14_xor_sm100.words"
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120"])
+def test_sm100_xor_words_read_as_each_archs_nvdisasm(arch):
+    words = [int(line.split("#")[0], 16) for line in XOR_WORDS.read_text().splitlines()
+             if line.startswith("0x")]
+    texts = disassemble(words, arch)
+    assert len(words) == 13 and all(t is not None for t in texts)
+    assert sum(".XOR" in t for t in texts) == (13 if arch in ("sm_100", "sm_103") else 0)
+    wrong = [(hex(w), t) for w, t in zip(words, texts)
+             if normalised(codec.decode_text(w, arch)) != normalised(_canonical(t))]
+    assert not wrong
+
+
+def test_no_wrong_reading_near_sm100_shf():
+    assert wrong_readings("sm_100", "SHF") == {}

@@ -320,6 +320,11 @@ def _merge_interacting(work: int, groups: list[dict], base: Probe, arch: str,
         return {k: p.shapes[k] for k in touched}, Counter(p.tokens) - Counter(base.tokens), \
             Counter(base.tokens) - Counter(p.tokens)
 
+    def touched(g):
+        return {k for p in g["values"].values() for k in range(len(base.shapes))
+                if p.shapes[k] != base.shapes[k]}
+
+    split: set[tuple] = set()
     merged = True
     while merged:
         merged = False
@@ -327,12 +332,23 @@ def _merge_interacting(work: int, groups: list[dict], base: Probe, arch: str,
             for b in range(a + 1, len(groups)):
                 ga, gb = groups[a], groups[b]
                 bits = sorted(ga["bits"] + gb["bits"])
+                ta, tb = touched(ga), touched(gb)
                 if len(bits) > GROUP_LIMIT:
+                    # too many bits to enumerate together, yet both print one operand: split
+                    # the larger into the parts that print independently and merge those
+                    # (hopper's HFMA2: b's `.H0_NH1` is one bit of the 8-bit group of c's
+                    # modifiers and the rounding tokens, its negation and |abs| another group)
+                    big = a if len(ga["bits"]) >= len(gb["bits"]) else b
+                    key = tuple(groups[big]["bits"])
+                    if not ta & tb or key in split:
+                        continue
+                    split.add(key)
+                    parts = _split_group(work, groups[big], base, arch, pcrel)
+                    if len(parts) > 1:
+                        groups[big:big + 1] = parts
+                        merged = True
+                        break
                     continue
-                ta = {k for p in ga["values"].values() for k in range(len(base.shapes))
-                      if p.shapes[k] != base.shapes[k]}
-                tb = {k for p in gb["values"].values() for k in range(len(base.shapes))
-                      if p.shapes[k] != base.shapes[k]}
                 joint = _enumerate_group(work, bits, base, arch, pcrel)
                 # one operand both change: a value's shape replaces the operand's, so the
                 # two cannot compose (hopper's HFMA2 `-|R|.H1_H1`, found one bit at a time,
