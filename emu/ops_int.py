@@ -293,14 +293,16 @@ def op_imad(w, s, active, mask):
     if "WIDE" in mods or "HI" in mods:
         prod, signed = _mul_parts(w, s, a_op, b_op)
         c = w.r64(c_op)
-        if getattr(c_op, "neg", False):
-            c = (U64(0) - c).astype(U64)
-        if getattr(c_op, "inv", False):       # `~c`: ptxas's a*b - c - borrow as a*b + ~c + carry
+        # `-c` adds ~c + 1 and `~c` adds ~c (ptxas's a*b - c - borrow as a*b + ~c + carry), so
+        # the carry out is the adder's: no borrow, also for c = 0 (as IADD3's `-x`).
+        one = U64(1) if getattr(c_op, "neg", False) else U64(0)
+        if one or getattr(c_op, "inv", False):
             c = ~c
         partial = (prod + c).astype(U64)
-        total = (partial + carry).astype(U64)
-        # The carry out of the 64-bit addition (consumed by a following .X instruction).
-        carry_out = (partial < prod) | (total < partial)
+        plus_one = (partial + one).astype(U64)
+        total = (plus_one + carry).astype(U64)
+        # The carry out of the 65-bit addition (consumed by a following .X instruction).
+        carry_out = (partial < prod) | (plus_one < partial) | (total < plus_one)
         if "WIDE" in mods:
             w.w64(d, total, mask)
         else:
@@ -310,8 +312,8 @@ def op_imad(w, s, active, mask):
             else:
                 hi = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) >> U64(32)
             lo = (_u64(w.ri(a_op)) * _u64(w.ri(b_op))) & M32
-            c64 = c                  # the 64-bit pair, negated (or inverted) as a whole
-            t = (lo + (c64 & M32)) >> U64(32)
+            c64 = c                  # the 64-bit pair, inverted as a whole (+1 when negated)
+            t = (lo + (c64 & M32) + one) >> U64(32)
             res = hi + (c64 >> U64(32)) + t + carry
             carry_out = (res >> U64(32)) != 0
             w.w(d, (res & M32).astype(U32), mask)
@@ -325,7 +327,8 @@ def op_imad(w, s, active, mask):
             total = total + carry.astype(U32)
         w.w(d, total.astype(U32, copy=False), mask)
         return
-    a, b, c = _u64(w.ri(a_op)), _u64(w.ri(b_op)), _u64(w.ri(c_op))
+    a, b = _u64(w.ri(a_op)), _u64(w.ri(b_op))
+    c, = _terms_u64(w, [c_op])                # `-c` as ~c + 1: the carry out is IADD3's
     total = (a * b & M32) + c + carry
     w.w(d, (total & M32).astype(U32), mask)
     if pout is not None:

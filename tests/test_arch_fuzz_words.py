@@ -39,7 +39,7 @@ figures were taken): VABSDIFF with a uniform register (sm_100 only), F2FP.SATFIN
 `campaign17d_sm100.words` (its seeds 28002800-28003399, the same way): I2IP.U4.S32.SAT of a UR,
 guarded UISETP.NE.U32.OR.EX with an immediate and guarded UIMAD, ULEA.HI.SX32 of three URs, a
 guarded RET.REL.NODEC with a predicate (sm_100 and sm_120). Campaign 18 (sm_89, seeds
-29100000-, at a3b3d348) adds `campaign18_sm89.words`: F2F.F16.F64.RP of a UR, UIMAD.X with a
+29100000-, at a3b3d348) adds `campaign18_sm89.words`: F2F.F16.F64.RP of a UR (and, branch triage19, the plain and .RM words of seed 29101686), UIMAD.X with a
 carry-in, F2FP.SATFINITE.RELU.F16.F32.MERGE_C of a UR (probed for sm_89, sm_86 and sm_80; read back here on sm_89, whose
 nvdisasm names the F2FP's types).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the

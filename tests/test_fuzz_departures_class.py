@@ -296,3 +296,20 @@ def test_reduced_program_with_a_minmax_of_a_saturated_result_left_out_is_ptxas_w
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: min/max.f32 of a saturated s32 result left out"]
     assert not departures.minmax_of_saturated_left_out(case.text.replace("0fBF800000", "%r0"), "")
+
+def test_reduced_program_with_vabsdiff4_of_a_uniform_operand_is_ptxas_wrong():
+    """Campaign 18 (sm_89), seed 29102974 reduced (test_vabsdiff4_of_a_uniform_operand_...);
+    a listing whose VABSDIFF4 reads a register the previous instruction writes, with no
+    uniform register of that number, is not it. The same read of R8 one cycle after its
+    IMAD is also a hazard in ptxas's cubin, and emu_fail outranks ptxas_wrong: both found."""
+    path = ROOT / "tests/fuzz_departures/vabsdiff4_uniform_operand_s29102974.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert ["ptxas_wrong", "ptxas_wrong: vabsdiff4 reads a uniform register's index as a register"] in out.findings
+    assert [c for c, _ in out.findings] == ["ptxas_wrong", "emu_fail"], out.findings
+    assert "VABSDIFF4 needs" in out.findings[1][1]
+    line = "        /*{:04x}*/  {} ;\n"
+    fn = lambda *ins: "".join(line.format(16 * i, t) for i, t in enumerate(ins))
+    bad = fn("ULOP3.LUT UR8, UR8, 0xffff, URZ, 0xc0, !UPT", "IMAD.MOV.U32 R8, RZ, RZ, 0x120",
+             "VABSDIFF4.ACC R11, R27, R8, R29", "EXIT")
+    assert departures.video_reads_a_uniform_index_as_a_register(bad)
+    assert not departures.video_reads_a_uniform_index_as_a_register(bad.replace("UR8, UR8", "UR9, UR8"))

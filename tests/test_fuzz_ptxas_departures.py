@@ -1182,3 +1182,30 @@ def test_saturated_minmax_departure_is_recognised_only_where_ptxas_left_the_fmnm
     assert not minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI.replace(".sat", ""), "")
     # other FMNMX of registers (a cube texture's face selection) do not stand for it
     assert minmax_of_saturated_left_out(MAX_F32_OF_A_SATURATED_MAD_HI, "FMNMX R6, |R13|, |R14|, !PT ;")
+
+def test_vabsdiff4_of_a_uniform_operand_reads_that_operand():
+    """`vabsdiff4.u32.s32.s32.add d, a, b, c` (ISA, vabsdiff4: the sum of the four |a_i -
+    b_i| of signed bytes, plus c) with a = 9 (u16 load), b = p_u0 = 0x66ef (bytes -17, 102,
+    0, 0) and c = 0x55: 26 + 102 + 85 = 213 = 0xd5. ptxas 13.5.37 (sm_89) computes b as
+    `ULOP3.LUT UR8, UR8, 0xffff` and writes `VABSDIFF4.ACC R11, R27, R8, R29` (sm_89 has no
+    VABSDIFF4 form with a uniform source), one cycle after `IMAD.MOV.U32 R8, RZ, RZ, 0x120`:
+    b = 0x120 gives |9-32| + |0-1| + 85 = 0x6d. Fuzz campaign 18, seed 29102974 (reduced)."""
+    import dataclasses
+    from pathlib import Path
+
+    import ptx2sass
+    from ptx2sass.emu.launch import run_buffers
+    from ptx2sass.emu.loader import load_program
+    from ptx2sass.fuzz.inputs import launch_data, read_case
+    from ptx2sass.fuzz.runner import ptx_for
+    path = Path(__file__).parent / "fuzz_departures" / "vabsdiff4_uniform_operand_s29102974.ptx"
+    case = read_case(path.read_text())
+    text = ptx_for(dataclasses.replace(case, arch="sm_89"))
+    data = launch_data(case)
+    got = []
+    for cubin in (ptx2sass.compile(text, "sm_89", fmad=False),
+                  oracle.ptxas(text, "sm_89", ("--fmad=false",)).output):
+        res = run_buffers(load_program(cubin, case.kernel), case.grid, case.block, data.params,
+                          data.buffers, hazard_check=False)
+        got.append(int.from_bytes(res.buffers["out"][144:148], "little"))   # %r14's slot
+    assert got == [0xD5, 0x6D]

@@ -136,6 +136,27 @@ def undefined_predicate_read(listing: str) -> tuple[int, str] | None:
     return None
 
 
+def video_reads_a_uniform_index_as_a_register(listing: str) -> bool:
+    """A VABSDIFF4/VABSDIFF source Rn that the instruction just before it writes, where an
+    earlier uniform instruction writes URn. sm_89 has no VABSDIFF4 form with a uniform
+    source; ptxas 13.5.37 (fuzz 29102974) kept the operand in UR8 (`ULOP3.LUT UR8, UR8,
+    0xffff`) and encoded it as R8, one cycle after `IMAD.MOV.U32 R8, RZ, RZ, 0x120` (an
+    unrelated constant): the video op reads whatever R8 holds."""
+    for part in re.split(r"Function :", listing):
+        seen_uniform: set[str] = set()
+        previous = None
+        for _pc, (_g, op, ops, _t) in sorted(_instructions(part).items()):
+            if op.split(".")[0] in ("VABSDIFF4", "VABSDIFF") and previous is not None:
+                for src in ops[1:]:
+                    m = re.fullmatch(r"R(\d+)", src)
+                    if m and previous == src and f"UR{m.group(1)}" in seen_uniform:
+                        return True
+            if op.startswith("U") and ops:
+                seen_uniform.add(ops[0])
+            previous = ops[0] if ops else None
+    return False
+
+
 def _half(bits: int) -> float:
     import numpy as np
     return float(np.array([bits], np.uint16).view(np.float16)[0])
@@ -398,6 +419,15 @@ DEPARTURES: tuple[Departure, ...] = (
         "",
         lambda ours, theirs, width: ours != theirs,
         minmax_of_saturated_left_out),
+    # vabsdiff4 whose register operand ptxas keeps in a uniform register: sm_89 has no such
+    # VABSDIFF4 form and ptxas writes URn's index as Rn (fuzz campaign 18's 29102974).
+    Departure(
+        "vabsdiff4 reads a uniform register's index as a register",
+        "test_vabsdiff4_of_a_uniform_operand_reads_that_operand",
+        r"^vabsdiff4?\.",
+        (r"\bvabsdiff4?\.",),
+        video_reads_a_uniform_index_as_a_register,
+        lambda ours, theirs, width: ours != theirs),
     # `setp.<op>.<and|or|xor>.ftz.f32 p, a, b, q` feeding a branch: ptxas folds the boolean
     # into `@!Q BRA P, target` and writes the compare without .FTZ, so subnormal inputs
     # take the other path (seed 25000269): any value downstream of the branch.
