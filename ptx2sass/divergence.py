@@ -20,6 +20,7 @@ divergent guard, and through control:
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.loop_nest import ir_loops
 
 DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask", "%clock", "%globaltimer", "%pm")
 UNIFORM_SPACES = ("param", "const")
@@ -55,21 +56,6 @@ def _source_divergent(ins: ir.Instr, kernel: bool, loads_by_address: bool = Fals
     if op == "param" and not kernel:
         return True      # so are its `.reg` parameters
     return any(isinstance(s, ir.SpecialReg) and s.name.startswith(DIVERGENT_SPECIALS) for s in ins.srcs)
-
-
-def _natural_loops(fn: ir.Function, idom) -> list[set[int]]:
-    """Block-id sets of the natural loops (one per header, back edges merged)."""
-    by_header: dict[int, set[int]] = {}
-    rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
-    for b in fn.blocks:
-        if b not in idom:
-            continue
-        for s in b.succs:
-            # a dominator comes first in reverse postorder: only edges going back can be
-            # back edges (walking the dominator tree for every edge was quadratic)
-            if rpo[id(s)] <= rpo[id(b)] and ir.dominates(idom, s, b):           # back edge b -> s
-                ir.reach_backwards([b], lambda p: p in idom, by_header.setdefault(id(s), {id(s)}))
-    return list(by_header.values())
 
 
 def _walk(branch: ir.Block, stop: ir.Block | None) -> list[ir.Block]:
@@ -199,8 +185,8 @@ def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int
     """Ids of the values that may differ between the lanes of a warp. `loads_by_address`:
     a load from global or shared memory at a uniform address is uniform (as ptxas judges a
     polling loop's exit, ptx2sass/loop_yield.py), not divergent as for reconvergence."""
-    idom = ir.dominators(fn)
-    loops = _natural_loops(fn, idom)
+    nest = ir_loops(fn)
+    idom, loops = nest.idom, nest.bodies()
     blocks = [b for b in fn.blocks if b in idom]
     ipdom = ir.immediate_dominators([b for b in blocks if not b.succs],
                                     lambda b: [p for p in b.preds if p in idom], lambda b: b.succs)

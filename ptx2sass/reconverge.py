@@ -51,7 +51,8 @@ from __future__ import annotations
 
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
-from ptx2sass.ir import components, immediate_dominators, reach_backwards, reverse_postorder_from
+from ptx2sass.ir import components, immediate_dominators, reverse_postorder_from
+from ptx2sass.loop_nest import natural_loops
 from ptx2sass.mir import PSEUDOS, MBlock, MFunction, MInstr, VOp
 
 NUM_BARRIERS = 16
@@ -106,10 +107,11 @@ def reachable(*starts: MBlock) -> list[MBlock]:
     return order
 
 
-def _dominance(blocks: list[MBlock], entry: MBlock):
-    """`dominates(a, b)` for the blocks reached from the entry: a dominator comes first in
-    reverse postorder, so only then is the dominator tree walked (the sets of every
-    block's dominators were quadratic in the number of blocks)."""
+def _dominance(entry: MBlock):
+    """(`dominates(a, b)`, block id -> reverse-postorder index) for the blocks reached from
+    the entry: a dominator comes first in reverse postorder, so only then is the dominator
+    tree walked (the sets of every block's dominators were quadratic in the number of
+    blocks)."""
     idom = immediate_dominators([entry], lambda b: b.succs, lambda b: b.preds)
     rpo = {id(b): k for k, b in enumerate(reverse_postorder_from(entry))}
 
@@ -122,18 +124,7 @@ def _dominance(blocks: list[MBlock], entry: MBlock):
                 return True
             node = idom[id(node)]
         return False
-    return dominates
-
-
-def _loops(blocks: list[MBlock], dominates) -> dict[int, set[int]]:
-    """Natural loops: header id -> body (block ids), back edges to one header merged."""
-    by_id = {id(b): b for b in blocks}
-    loops: dict[int, set[int]] = {}
-    for b in blocks:
-        for s in b.succs:
-            if dominates(s, b):
-                reach_backwards([b], lambda p: id(p) in by_id, loops.setdefault(id(s), {id(s)}))
-    return loops
+    return dominates, rpo
 
 
 class _PostDominators:
@@ -346,7 +337,8 @@ def _divergent_regions(mf: MFunction):
     entry = mf.blocks[0]
     reach = {id(x) for x in reachable(entry)}
     blocks = [b for b in mf.blocks if id(b) in reach]
-    loops = _loops(blocks, _dominance(blocks, entry))
+    dominates, rpo = _dominance(entry)
+    loops = {h: body for h, (_, body) in natural_loops(blocks, rpo, dominates, lambda p: id(p) in rpo).items()}
     found, unjoined = [], []
     dead = {(id(b), id(s)): _dead_end(s, b) for b in blocks if len(b.succs) > 1
             for s in b.succs}

@@ -11,11 +11,11 @@ loop entered from two places has none, and nothing is hoisted out of it).
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.loop_nest import ir_loops
 
 
 class LoopNest:
     def __init__(self, fn: ir.Function):
-        idom = ir.dominators(fn)
         self.def_block: dict[int, ir.Block] = {}
         for b in fn.blocks:
             for phi in b.phis:
@@ -23,21 +23,9 @@ class LoopNest:
             for ins in b.instrs:
                 for d in ins.dests:
                     self.def_block[d.id] = b
-        loops: dict[int, tuple[ir.Block, set[int]]] = {}      # header id -> (header, body ids)
-        for b in fn.blocks:
-            for h in b.succs:
-                if h in idom and b in idom and ir.dominates(idom, h, b):
-                    body = loops.setdefault(id(h), (h, {id(h)}))[1]
-                    stack = [b]
-                    while stack:
-                        x = stack.pop()
-                        if id(x) in body:
-                            continue
-                        body.add(id(x))
-                        stack.extend(x.preds)
         # innermost first for every block: loops by size
         self.loops_of: dict[int, list[tuple[ir.Block, set[int]]]] = {}
-        for h, body in sorted(loops.values(), key=lambda hb: len(hb[1])):
+        for h, body in ir_loops(fn).innermost_first():
             outside = [p for p in h.preds if id(p) not in body]
             if len(outside) != 1:
                 continue

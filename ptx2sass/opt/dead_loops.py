@@ -16,8 +16,9 @@ The preheader then goes straight to X."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.loop_nest import ir_loops
 from ptx2sass.opt.dce import is_pure, is_strong_load
-from ptx2sass.opt.hoist_invariants import _loops, _preheader
+from ptx2sass.opt.hoist_invariants import _preheader
 
 # compares that end a +1-stepped counter's loop when the counter is the first operand:
 # continuing while true / exiting when true
@@ -112,10 +113,9 @@ def _delete(fn: ir.Function, h: ir.Block, body: set[int], by_id: dict[int, ir.Bl
 def remove_dead_loops(fn: ir.Function) -> bool:
     changed = False
     while True:
-        idom = ir.dominators(fn)
         by_id = {id(b): b for b in fn.blocks}
         used_in = _used_in(fn)
-        for h, body in _loops(fn, idom):
+        for h, body in ir_loops(fn).innermost_first():
             if _delete(fn, h, body, by_id, used_in):
                 changed = True
                 break

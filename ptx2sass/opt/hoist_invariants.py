@@ -29,6 +29,7 @@ loop may then be left with nothing to do, for `dead_loops`)."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.loop_nest import ir_loops
 from ptx2sass.opt.dce import PURE, is_pure, is_strong_load
 from ptx2sass.opt.uses import substitute
 
@@ -39,21 +40,6 @@ INVARIANT_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%lanemas
 # pure opcodes left in place: texture/surface reads (a surface may be written in the loop)
 # and the stack pointer
 NOT_MOVED = frozenset({"tex", "tld4", "txq", "suq", "suld", "istypep", "stacksave"})
-
-
-def _loops(fn: ir.Function, idom) -> list[tuple[ir.Block, set[int]]]:
-    """(header, block ids) of the natural loops, innermost first (fewest blocks)."""
-    rpo = {id(b): k for k, b in enumerate(ir.reverse_postorder(fn))}
-    dominates = ir.dominance(idom)       # O(1) a question: walking up is as deep as the nesting
-    by_header: dict[int, tuple[ir.Block, set[int]]] = {}
-    for b in fn.blocks:
-        if b not in idom:
-            continue
-        for s in b.succs:
-            if rpo[id(s)] <= rpo[id(b)] and dominates(s, b):
-                _, body = by_header.setdefault(id(s), (s, {id(s)}))
-                ir.reach_backwards([b], lambda p: p in idom, body)
-    return sorted(by_header.values(), key=lambda hb: len(hb[1]))
 
 
 def _preheader(h: ir.Block, body: set[int]) -> ir.Block | None:
@@ -228,8 +214,8 @@ class _Outside:
 
 def hoist_loop_invariants(fn: ir.Function) -> bool:
     # moving instructions leaves the CFG as it is: dominators and the block order hold throughout
-    idom = ir.dominators(fn)
-    dominates = ir.dominance(idom)
+    nest = ir_loops(fn)
+    dominates = ir.dominance(nest.idom)
     rpo = ir.reverse_postorder(fn)
     order = {id(b): k for k, b in enumerate(rpo)}
     defs = {d.id: i for b in fn.blocks for i in b.instrs for d in i.dests}
@@ -239,7 +225,7 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
     phis = {p.dest.id for b in fn.blocks for p in b.phis}
     stuck: set[int] = set()            # ids of those instructions
     fixed = set(phis)                  # phi results and those instructions' results
-    for h, body in _loops(fn, idom):
+    for h, body in nest.innermost_first():
         pre = _preheader(h, body)
         if pre is None:
             continue
