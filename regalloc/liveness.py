@@ -6,11 +6,14 @@ leaves the rest of the register (or its old value where the guard is false) live
 counts as a use and a def; only an unguarded whole write kills. Sets hold vreg ids (ints),
 so nothing here depends on object identity or hash seeds.
 
-A guarded write of a predicate that no path has written before (`fresh_writes`: the carry
-of a guarded 64-bit add, a guarded compare) keeps nothing alive: the old value is
-undefined, so the write kills. Counting it as a use would keep the predicate live from the
-function's entry, where every such predicate interferes with every other: a few guarded
-64-bit adds then need more predicates than the file has.
+A guarded write of a register that no path has written before (`fresh_writes`: the carry
+of a guarded 64-bit add, a guarded compare, the temporaries of a guarded vector load or of
+an expansion selected under a guard) keeps nothing alive: the old value is undefined, so
+the write kills. Counting it as a use would keep the register live from the function's
+entry, where every such register interferes with every other: a few guarded 64-bit adds
+then need more predicates than the file has, and an unrolled loop's guarded `suld.v4`
+copies each held their own four registers from the entry (fuzz seed 28001610, sm_100:
+132 registers, ptxas 40).
 """
 from __future__ import annotations
 
@@ -31,13 +34,13 @@ def use_def(ins: MInstr, fresh: frozenset | set = frozenset()) -> tuple[list[int
 
 
 def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
-    """(id(instruction), vreg id) of guarded or partial writes of a predicate that no path
+    """(id(instruction), vreg id) of guarded or partial writes of a register that no path
     from the entry has written before (precoloured registers count as written at entry).
     Recompute after any change to the function: the keys are object ids."""
-    # predicate sets as bit masks (bit k: the k-th predicate): one set per block each of
-    # hundreds of predicates was this pass's memory where loops nest hundreds deep
+    # register sets as bit masks (bit k: the k-th register): one set per block each of
+    # hundreds of registers was this pass's memory where loops nest hundreds deep
     bit = {v.id: 1 << k for k, v in enumerate(
-        v for v in mf.vregs if v.cls == "P" and v.id not in mf.precolored)}
+        v for v in mf.vregs if v.id not in mf.precolored)}
     if not bit:
         return set()
     n = len(mf.blocks)

@@ -8,9 +8,11 @@ inputs: outputs bit-identical; our registers and executed instructions near ptxa
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+from test_codegen_quality import _instructions
 
 GUARDED = """.version 8.0
 .target sm_89
@@ -81,3 +83,54 @@ def test_guarded_sequences_run_unguarded_and_select():
     regs = [load_program(c, "k").regcount for c in (ours, theirs)]
     assert regs[0] <= regs[1] + 4, regs
     assert rmine.instructions <= 1.15 * rwant.instructions, (rmine.instructions, rwant.instructions)
+
+
+# guarded video instructions (fuzz seed 28001950, sm_100): each selected lane by lane under
+# its guard, every lane's partial result in its own register until the merge
+GUARDED_VIDEO = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+.reg .b32 %r<20>;
+.reg .b64 %rd<20>;
+.reg .pred %p<4>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in];
+mov.u32 %r9, %tid.x;
+mul.wide.u32 %rd3, %r9, 16;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.v4.u32 {{%r0, %r1, %r2, %r3}}, [%rd4];
+and.b32 %r4, %r9, 1;
+setp.ne.u32 %p0, %r4, 0;
+@!%p0 vabsdiff4.s32.u32.u32 %r1, %r0, %r1, %r0;
+@%p0 vabsdiff4.s32.u32.s32 %r2, %r0, %r3, %r0;
+@%p0 vabsdiff4.s32.u32.u32.sat %r2, %r1, %r2, %r3;
+@!%p0 vadd4.u32.s32.s32.add %r1, %r0, %r2, %r1;
+@%p0 vmax2.s32.u32.s32 %r3, %r1, %r0, %r3;
+@%p0 vsub.s32.s32.u32.sat %r0, %r3, %r2;
+add.s64 %rd5, %rd1, %rd3;
+st.global.v4.u32 [%rd5], {{%r0, %r1, %r2, %r3}};
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_100"])
+def test_guarded_video_instructions_run_unguarded_and_select(arch):
+    """Outputs equal ptxas's; of our instructions, at most one per guarded video
+    instruction carries a guard (its result's selection), none of the lane arithmetic."""
+    ptx = GUARDED_VIDEO.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch).output
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    data = np.random.default_rng(28001950).integers(0, 1 << 32, (64, 4), dtype=np.uint64).astype(np.uint32)
+    outs = []
+    for cubin in (ours, theirs):
+        out = np.zeros((64, 4), dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, data.copy()], hazard_check=True)
+        assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        outs.append(out)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    guarded = [op for op in _instructions(oracle.nvdisasm(ours)) if op.startswith("@")
+               and not op.split()[1].startswith(("BRA", "EXIT"))]
+    assert len(guarded) <= 6, guarded

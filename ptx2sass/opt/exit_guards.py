@@ -5,7 +5,12 @@ Instructions guarded by such a predicate lose their guard or go, a later `@p exi
 thread's last instruction (what follows it is unreachable and goes), guarded branches become
 unconditional or fall through, and `selp` on the predicate picks its operand. ptxas folds
 `@!p exit; ...; @p exit` so (fuzz seed 21000055: our code computed an inline division and its
-slow path that no thread reaches, 2.4x ptxas's emulated cycles)."""
+slow path that no thread reaches, 2.4x ptxas's emulated cycles).
+
+An integer `setp` of a value with itself is decided everywhere (`setp.le.u64 p, x, x` is
+true): its predicate is known in every block, as ptxas folds it (fuzz seed 28001599: an
+`@p exit` so decided left a hundred loads and stores no thread reaches, 117 registers
+against ptxas's 32)."""
 from __future__ import annotations
 
 from ptx2sass import ir
@@ -21,6 +26,31 @@ def _facts(fn: ir.Function) -> list[tuple[ir.Block, int, bool]]:
             continue
         if len(b.succs) == 1 and b.succs[0].preds == [b] and b.succs[0] is not b:
             out.append((b.succs[0], last.guard.id, last.guard_negated))
+    return out
+
+
+# comparisons of a value with itself: true for these, false for the others
+_REFLEXIVE = frozenset({"eq", "le", "ge", "ls", "hs"})
+_IRREFLEXIVE = frozenset({"ne", "lt", "gt", "lo", "hi"})
+
+
+def _self_comparisons(fn: ir.Function) -> dict[int, bool]:
+    """predicate id -> its value, for unguarded integer `setp`s comparing a value with
+    itself (`setp.op.t p|q, a, a`: q is not p)."""
+    out = {}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode != "setp" or ins.guard is not None or len(ins.modifiers) != 1 \
+                    or len(ins.srcs) != 2 or ir.TYPES.get(ins.type, ("f",))[0] not in ("b", "u", "s"):
+                continue
+            a, c = ins.srcs
+            if not (isinstance(a, ir.Value) and isinstance(c, ir.Value) and a.id == c.id):
+                continue
+            cmp = ins.modifiers[0]
+            if cmp not in _REFLEXIVE and cmp not in _IRREFLEXIVE:
+                continue
+            for k, d in enumerate(ins.dests[:2]):
+                out[d.id] = (cmp in _REFLEXIVE) != (k == 1)
     return out
 
 
@@ -93,7 +123,8 @@ def _remove_unreachable(fn: ir.Function) -> None:
 
 def propagate_exit_guards(fn: ir.Function) -> bool:
     facts = _facts(fn)
-    if not facts:
+    decided = _self_comparisons(fn)
+    if not facts and not decided:
         return False
     idom = ir.dominators(fn)
     changed = False
@@ -101,7 +132,8 @@ def propagate_exit_guards(fn: ir.Function) -> bool:
     for b in list(fn.blocks):
         if b not in idom:
             continue
-        known = {pid: val for start, pid, val in facts if ir.dominates(idom, start, b)}
+        known = dict(decided)
+        known.update((pid, val) for start, pid, val in facts if ir.dominates(idom, start, b))
         if known and _apply(b, known, subst):
             changed = True
     if not changed:

@@ -9,7 +9,12 @@ the predicate file short, the allocator recomputed the compare before each of th
 21000218: 38 registers and 1.8x ptxas's emulated cycles). ptxas computes such operations
 unguarded and selects once. A predicated-off instruction still issues, so running the
 sequence unguarded costs no more than guarding it; the operations moved are pure and cannot
-trap, so computing them where the guard is false changes nothing else."""
+trap, so computing them where the guard is false changes nothing else.
+
+The video instructions (scalar `vadd` ... `vset`, SIMD `vadd2` ... `vset4`) are sequences
+too: a lane is extracted, extended, computed and inserted back (fuzz seed 28001950, sm_100,
+`@%p0 vabsdiff4.s32.u32.s32`: each guarded lane value held its own register until the
+merge, 90 registers against ptxas's 28; ptxas computes them unguarded and merges once)."""
 from __future__ import annotations
 
 from ptx2sass import ir
@@ -20,11 +25,17 @@ WIDE = ("s64", "u64", "b64")
 # rounded reciprocals and square roots, and 64-bit multiplies
 SEQUENCES = frozenset({"div", "rem", "sqrt", "rcp"})
 WIDE_SEQUENCES = frozenset({"mul", "mad"})
+# video instructions: integer code lane by lane (isel/video.py, isel/simd_video.py)
+VIDEO = frozenset({"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"}
+                  | {f"{op}{n}" for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset")
+                     for n in (2, 4)})
 
 
 def _expands(ins: ir.Instr) -> bool:
     if ins.opcode in SEQUENCES:
         return "approx" not in ins.modifiers
+    if ins.opcode in VIDEO:
+        return True
     return ins.opcode in WIDE_SEQUENCES and ins.type in WIDE
 
 
