@@ -17,6 +17,8 @@ RULES = {
                 "scoreboard (one in-order tensor queue)",
     "27001076": "a wait on HMMA.884.STEP0's read scoreboard ends its late reads (R9 overwritten "
                 "4 cycles after issue)",
+    "27001275": "QSPC.E.L's predicate is ready once its read scoreboard clears (ptxas sets none "
+                "for writing; an LD overwriting its address waits on it)",
     "27500040": "BMMA.88128 with no write scoreboard: a wait on a later IMMA's covers it (one "
                 "in-order tensor queue)",
 }

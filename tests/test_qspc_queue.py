@@ -1,0 +1,29 @@
+"""QSPC (the address-space test of generic atomics) is a shared-memory-unit (mio) instruction
+on sm_100 and sm_120 as on sm_90: ptxas 13.5 gives an earlier LDS/ATOMS no write scoreboard
+and reads its result after waiting only on a later QSPC's (sched/latency/blackwell*.json,
+`queue`). ptxas's code is taken as hazard-free, so a hazard the checker finds in it is the
+table's error. Programs: fuzz seeds 30000750 (campaign 19) and 28000084 (campaign 16), stored
+with the arch in their header (`ptx2sass-fuzz show SEED`, peeled as the campaign does).
+"""
+from pathlib import Path
+
+import pytest
+
+from ptxas_schedules import hazards_in_ptxas_cubin
+
+HERE = Path(__file__).resolve().parent / "ptxas_qspc_queue"
+
+# (file, arch) -> what ptxas's cubin shows
+CASES = {
+    ("s30000750_sm100", "sm_100"): "ATOMS.EXCH R29 with no write scoreboard; PLOP3 waits on the later "
+                                   "QSPC.E.G's SB1, then VABSDIFF reads R29 with no other wait",
+    ("s28000084_sm120", "sm_120"): "LDS.64 R18 with no write scoreboard; ISETP waits on the later "
+                                   "QSPC.E.S's SB1, then DMMA reads R18 with no mio wait",
+    ("s30000750_sm120", "sm_120"): "QSPC.E.G before ATOMS.EXCH, each with its own scoreboard",
+}
+
+
+@pytest.mark.parametrize("name,arch", sorted(CASES))
+def test_ptxas_qspc_queue_has_no_hazard(name, arch):
+    hazards = hazards_in_ptxas_cubin(HERE / f"{name}.ptx", arch)
+    assert not hazards, f"{CASES[name, arch]}: {hazards[0].message}"
