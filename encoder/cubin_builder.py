@@ -355,7 +355,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89): variables as
     CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment) as
     undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
-    declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE for MIN_STACK_SIZE,
+    declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
+    for MIN_STACK_SIZE,
     `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
     `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
