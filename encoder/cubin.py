@@ -36,6 +36,7 @@ SHT_CUDA_CALLGRAPH = 0x70000001
 SHT_CUDA_CONSTANT0_REL = 0x70000064   # `.nv.constant0.<k>` in relocatable (-c) output
 SHT_CUDA_SHARED_REL = 0x7000000A      # `.nv.shared.<k>` in relocatable (-c) output
 SHN_LORESERVE = 0xFF00
+SHN_COMMON = 0xFFF2      # a COMMON symbol (the linker allocates it; value: its alignment)
 STO_CUDA_ENTRY = 0x10
 NOTE_OWNER = "NVIDIA Corp"
 NT_CUDA_TKINFO = 2000

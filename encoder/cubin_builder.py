@@ -21,7 +21,7 @@ import struct
 from ptx2sass import __version__
 
 from .arch import UnknownArch, arch_info
-from .cubin import (STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
+from .cubin import (SHN_COMMON, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
@@ -332,7 +332,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
-                relocatable: bool = False, extern_variables: list[tuple[str, int]] = (),
+                relocatable: bool = False, extern_variables: list[tuple[str, int, int]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
                 debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
@@ -353,8 +353,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
     The given kernels are not modified: the cubin holds copies.
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89): variables as
-    CUDA objects (`visible` ones global), `extern_variables` (name, size) as undefined
-    ones, `_param` in each constant bank 0, MAX_STACK_SIZE for MIN_STACK_SIZE,
+    CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment) as
+    undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
+    declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
+    for MIN_STACK_SIZE,
     `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
     `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
@@ -617,16 +619,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         elif hopper and k is first_shared:
             # what is left of the relocation ptxas resolved against the reserved offset
             syms.append(Symbol("", other=STV_INTERNAL))
-        if k is file_order[0]:       # relocatable: visible and undefined variables
-            for g in globals_:
-                if g.name in visible:
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0],
-                                       STB_WEAK if g.name in weak else STB_GLOBAL, object_kind[1],
-                                       section=g.section))
-                    var_sym[g.name] = len(syms) - 1
-            for name, size in extern_variables:
-                syms.append(Symbol(name, 0, size, object_kind[0], STB_GLOBAL, object_kind[1]))
-                var_sym[name] = len(syms) - 1
+        if k is file_order[0]:       # relocatable: visible, undefined and COMMON variables
+            exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
+                               STB_WEAK if g.name in weak else STB_GLOBAL, object_kind[1],
+                               section=g.section) for g in globals_ if g.name in visible]
+            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL, object_kind[1],
+                                shndx=SHN_COMMON if align else 0)
+                         for name, size, align in extern_variables]
+            declared = {name: at for at, name in enumerate(variable_order)}
+            for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
+                syms.append(sym)
+                var_sym[sym.name] = len(syms) - 1
             if not k.is_entry:       # a leading function after them (seen with one `.func`)
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))

@@ -16,6 +16,7 @@ from ptx2sass.records import dataclass
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
+from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
 from ptx2sass.frontend import multimem, sm80_features
 
@@ -250,32 +251,15 @@ class Checker:
 
     def check_header(self):
         items = self.module.items
-        first = items[0] if items else None
-        base = self.file           # the path as given, as ptxas names it
-        end = ast.Node(line=self.module.end_line)
-        if type(first) is not ast.Version:
-            # ptxas notices only after reading a `.target` line, at the next token
-            at = first or end
-            if type(first) is ast.Target:
-                at = items[1] if len(items) > 1 else end
-            self.fatal(f"Missing .version directive at start of file '{base}'", at)
-        v = first
-        if (v.major, v.minor) not in isa.SUPPORTED_VERSIONS:
-            newest = "%d.%d" % isa.NEWEST_VERSION
-            self.fatal(f"Unsupported .version {v.major}.{v.minor}; current version is "
-                       f"'{newest}'", v)
+        problem = header_problem(items, ast.Node(line=self.module.end_line), self.file)
+        if problem is not None:
+            raise problem
+        v, second = items[0], items[1]
         self.version = (v.major, v.minor)
-        second = items[1] if len(items) > 1 else None
-        if type(second) is not ast.Target:
-            self.fatal(f"Missing .target directive at start of file '{base}'", second or end)
         for name in second.names:
             if name.startswith("sm_"):
-                if name not in isa.KNOWN_TARGETS:
-                    self.fatal(f"Unsupported .target '{name}'", second)
                 self.target_sm = target_number(name)
                 self.target_name = name
-            elif name not in isa.TARGET_OPTIONS:
-                self.fatal(f"Unsupported .target '{name}'", second)
         tgt = next((n for n in second.names if n.startswith("sm_")), None)
         self.header = (v, tgt, second)
         self.version_too_old = tgt is not None and bool(self.module.functions()) and \
@@ -299,8 +283,7 @@ class Checker:
                         line=self.module.end_line)
                     self.error(f"Duplicate file index #{item.index}", at)
                 self.file_indices.add(item.index)
-        target = self.module.target
-        if target is not None and "debug" in target.names and \
+        if any(type(item) is ast.Target and "debug" in item.names for item in items) and \
                 not any(type(item) is ast.Section for item in items):
             self.debug_missing = True
         self.loc_seen: set[tuple[int, int, int]] = set()

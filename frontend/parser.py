@@ -23,6 +23,7 @@ from ply import lex, yacc
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast, fastpath, tables
 from ptx2sass.frontend import lexer as ptx_lexer
+from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend.lexer import tokens  # noqa: F401  (PLY reads it from this module)
 
 precedence = (
@@ -1191,29 +1192,30 @@ def _parser():
 
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_HEADER_ITEM = re.compile(r"\s*(?:(\.version\s+\d+\.\d+)|(\.target\s+\w+(?:\s*,\s*\w+)*))")
+_HEADER_ITEM = re.compile(r"\s*(?:\.version\s+(\d+)\.(\d+)|\.target\s+(\w+(?:\s*,\s*\w+)*))")
 
 
-def _missing_header(text: str, filename: str) -> CompileError | None:
-    """ptxas's message for a syntax error before the header is complete: a missing
-    `.version` (none read yet) or `.target`, at the line where the item after the last
-    complete `.version`/`.target` starts (ptxas 13.5.37 says no "Parsing error" there),
-    unless that item is an unfinished `.target`."""
+def _header_before_error(text: str, filename: str) -> CompileError | None:
+    """ptxas's header fatal for a file with a syntax error: the header items read before it
+    (found by pattern) go through the header rules, the text after them counting as one more
+    item (an unfinished `.target` as a Target without names, whose syntax error stands)."""
     text = _COMMENTS.sub(lambda m: "\n" * m.group().count("\n"), text)
-    at, version, target = 0, False, False
+    items, at = [], 0
     while m := _HEADER_ITEM.match(text, at):
-        version, target = version or bool(m.group(1)), target or bool(m.group(2))
+        start = re.compile(r"\s*").match(text, at).end()
+        line = text.count("\n", 0, start) + 1
+        if m.group(3) is None:
+            items.append(ast.Version(major=int(m.group(1)), minor=int(m.group(2)), line=line))
+        else:
+            items.append(ast.Target(names=re.split(r"\s*,\s*", m.group(3)), line=line))
         at = m.end()
-    if version and target:
-        return None
     rest = re.compile(r"\s*").match(text, at).end()
-    if text.startswith(".target", rest):     # (an error inside `.target`'s list keeps its words)
-        return None
     line = text.count("\n", 0, rest) + 1
-    what = ".target" if version else ".version"
-    err = CompileError(f"Missing {what} directive at start of file '{filename}'", filename, line,
-                       None, severity="fatal")
-    return err
+    if text.startswith(".target", rest):
+        items.append(ast.Target(names=[], line=line))
+    else:
+        items.append(ast.Node(line=line))
+    return header_problem(items, ast.Node(line=text.count("\n") + 1), filename)
 
 
 def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module:
@@ -1240,7 +1242,7 @@ def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module
     except CompileError as e:
         if non_ascii_line is not None and (e.line is None or e.line >= non_ascii_line):
             raise _non_ascii(non_ascii_line) from None
-        header = _missing_header(text, filename) if e.message.startswith("Parsing error near") else None
+        header = _header_before_error(text, filename) if e.message.startswith("Parsing error near") else None
         if header is not None:
             header.diagnostics = [header]
             raise header from None
@@ -1254,10 +1256,15 @@ def parse(text: str, filename: str = "<input>", fast: bool = True) -> ast.Module
         raise _non_ascii(non_ascii_line)
     module = ast.Module(file=filename, items=[], line=1, column=1, end_line=lexer.lineno)
     for item in items or []:
-        if type(item) is ast.Version and module.version is not None:
-            err = CompileError(f"Parsing error near '.version {item.major}.{item.minor}': "
-                               "syntax error", filename, item.line, item.column,
-                               severity="fatal")
+        t = type(item)
+        if t is ast.AddressSize and module.address_size is not None or \
+                t is ast.Version and module.version is not None:
+            # a repeated directive is ptxas's syntax error, unless the header failed first
+            near = ".address_size" if t is ast.AddressSize else \
+                f".version {item.major}.{item.minor}"
+            err = header_problem(items, ast.Node(line=lexer.lineno), filename) or \
+                CompileError(f"Parsing error near '{near}': syntax error", filename,
+                             item.line, item.column, severity="fatal")
             err.diagnostics = [err]
             raise err
         if type(item) is ast.Version and module.version is None:

@@ -53,10 +53,11 @@ class ModuleLayout:
     relocations: dict[str, list] = field(default_factory=dict)
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
-    # Relocatable output: `.extern .global` variables another module defines (name, size),
+    # Relocatable output: `.extern .global` variables another module defines and the
+    # uninitialised `.common` ones the linker allocates: (name, size, alignment; 0: extern),
     # and the names of module variables other modules may name (`.visible`; in executables
     # also `.common` and `.weak`, whose symbols ptxas binds GLOBAL / WEAK).
-    extern_variables: list[tuple[str, int]] = field(default_factory=list)
+    extern_variables: list[tuple[str, int, int]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)         # (executables) those bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
@@ -211,6 +212,18 @@ def module_layout(module: ir.Module, filename: str | None = None,
         for v in fn.locals:
             if v.space in ("global", "const"):
                 data.append((v, f"$__{v.name}__{len(data)}", fn.name))
+    # relocatable output: `.extern .global` variables, and the uninitialised `.common` ones,
+    # which ptxas -c (13.5.37) writes as COMMON symbols (value: the alignment) the linker
+    # allocates, take no storage here
+    kept = []
+    for v, name, fn_name in data:
+        if relocatable and fn_name is None and v.space == "global" and (
+                v.extern or v.linkage == "common" and v.init is None):
+            out.extern_variables.append((name, v.size, 0 if v.extern else v.align))
+            out.placements[v.name] = Placement("global", name)
+        else:
+            kept.append((v, name, fn_name))
+    data = kept
     # ptxas's order of a module's `.global`s (bank-4 slots, and the ties of the layout's
     # sort): those with a GLOBAL/WEAK symbol first, then the LOCAL ones, each in declaration
     # order (ptxas 13.5.37, sm_89; whatever order the code names them in)
@@ -231,13 +244,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
             const_offsets[name] = align_up(const_end, v.align)
             const_end = const_offsets[name] + v.size
     for v, name, fn_name in data:
-        if v.extern and relocatable and v.space == "global" and fn_name is None:
-            out.extern_variables.append((name, v.size))
-            out.placements[v.name] = Placement("global", name)
-            continue
         if v.extern:
             raise CompileError(f"extern .{v.space} variable `{v.name}` not supported yet", filename)
-        if relocatable and v.linkage in ("visible", "weak") and fn_name is None:
+        if relocatable and v.linkage in ("visible", "weak", "common") and fn_name is None:
             out.visible.add(name)                 # (`-c` too: `.weak` ones WEAK, as ptxas 13.5.37)
             if v.linkage == "weak":
                 out.weak.add(name)

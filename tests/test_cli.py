@@ -59,6 +59,8 @@ SPARSE = GOOD.replace(".version 8.0", ".version 8.5").replace(".reg .b32 %r<2>;"
         "{%s2, %s3}, {%s0, %s1, %s2, %s3}, %s1, 0x0;\n" for sp in ("sp", "sp::ordered_metadata", "sp"))
     + "\tadd.u32 %r1, %s4, %s7;")
 
+KERNEL = GOOD[GOOD.index(".visible"):]
+
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
@@ -66,7 +68,18 @@ INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           # syntax errors before the header is complete
           "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
           "hdr3.ptx": "\n\n  foo bar\n", "hdr4.ptx": ".version 8.0 .target\n",
-          "hdr5.ptx": ".address_size 64\n\n-\n"}
+          "hdr5.ptx": ".address_size 64\n\n-\n",
+          # malformed headers: each directive judged as read, before a later syntax error
+          "hdr6.ptx": ".version 9.9 foo\n", "hdr7.ptx": ".target\nfoo\n" + KERNEL,
+          "hdr8.ptx": ".version 8.0\n.target foo, sm_89\n" + KERNEL,
+          "hdr9.ptx": ".version 8.0\n.version 8.0\n.target sm_89\n" + KERNEL,
+          "hdr10.ptx": ".version 8.0\n.target sm_89\n.address_size 64\n.address_size 64\n"
+          + KERNEL, "hdr11.ptx": ".version 9.9\n.target\n",
+          "hdr12.ptx": ".target sm_89\n.target foo\n", "hdr13.ptx": ".target sm_89\n.target sm_89\n",
+          "hdr14.ptx": ".version 8.0\n.target texmode_independent\n" + KERNEL,
+          "hdr15.ptx": ".version 8.0\n.target sm_89\n.target sm_10x\n" + KERNEL,
+          "hdr16.ptx": ".version 8.0\n.target sm_89\n.target debug\n" + KERNEL,
+          "hdr17.ptx": ".target foo\n.version 9.9\n"}
 
 # Command lines both tools must treat alike: (argv, the output file ptxas would write).
 CASES = [
@@ -171,6 +184,7 @@ CASES = [
     ("-arch=compute_89 hdr1.ptx", "elf.o"), ("-arch=compute_89 hdr2.ptx", "elf.o"),
     ("-arch=compute_89 hdr3.ptx", "elf.o"), ("-arch=compute_89 hdr4.ptx", "elf.o"),
     ("-arch=compute_89 hdr5.ptx k.ptx", "elf.o"),
+    *((f"-arch=compute_89 hdr{i}.ptx", "elf.o") for i in range(6, 18)),
     # several inputs: files and strings
     ("-arch=sm_89 k.ptx k2.ptx", "elf.o"), ("-arch=sm_89 k.ptx k.ptx", "elf.o"),
     ("-arch=sm_89 k2.ptx -ias " + "\x00".join(GOOD.split()), "elf.o"),

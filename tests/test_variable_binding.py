@@ -189,8 +189,6 @@ def test_weak_symbols_as_ptxas(var_link, func_link, entry_link, space, compile_o
     under -c ours bound them GLOBAL and inlined a `.weak .func`)."""
     if var_link == ".common " and space == "const":
         pytest.skip(".common is for .global only")
-    if var_link == ".common " and compile_only:
-        pytest.skip("ptxas -c writes a .common variable as a COMMON symbol (SHN_COMMON): not done")
     ptx = _weak_module(var_link, func_link, entry_link, space)
     ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=compile_only)
     theirs = _ptxas(ptx, ("-c",) if compile_only else ())
@@ -212,3 +210,25 @@ def test_mixed_spaces_and_linkages_as_ptxas(perm, compile_only):
     ptx = _module([MIXED[i] for i in perm])
     ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=compile_only)
     assert _symbols(ours) == _symbols(_ptxas(ptx, ("-c",) if compile_only else ()))
+
+
+COMMON_MODULES = {
+    "common_extern_visible": [".common .global .u32 c1[4]", ".extern .global .u32 e1[2]",
+                              ".visible .global .u32 v1[2]", ".common .global .align 8 .u32 c2[3]",
+                              ".extern .global .u32 e2[2]", ".visible .global .u32 v2[2]"],
+    "common_initialised": [".common .global .u32 c1[4] = {1,2,3,4}", ".global .u32 b[2]",
+                           ".common .global .align 16 .u64 c2[3]", ".weak .global .u32 w[1]"],
+}
+
+
+@pytest.mark.parametrize("name", list(COMMON_MODULES))
+def test_common_and_extern_variables_under_c_as_ptxas(name):
+    """ptxas -c (13.5.37): an uninitialised `.common` variable is a COMMON symbol (value: its
+    alignment), an initialised one GLOBAL in `.nv.global.init`; `.extern` and COMMON ones
+    take no bytes of `.nv.global`; the exported symbols in declaration order (ours: LOCAL in
+    `.nv.global`, `.extern` ones after the others and counted in `.nv.global`'s size)."""
+    ptx = _module(COMMON_MODULES[name])
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=True)
+    theirs = _ptxas(ptx, ("-c",))
+    assert _symbols(ours) == _symbols(theirs)
+    assert _data_sections(ours) == _data_sections(theirs)
