@@ -235,6 +235,12 @@ def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
     assert _ldgmc(ours) == _ldgmc(theirs.output)
 
 
+def _bulk_ops(cubin):
+    """The bulk unit's instructions of a cubin, uniform registers renamed alike."""
+    return [re.sub(r"UR\d+", "UR", m.group(0))
+            for m in re.finditer(r"\bUBLK\w*\.[^;]*", oracle.cuobjdump_sass(cubin))]
+
+
 def _bulk_ptx(arch, line):
     return f""".version 9.3
 .target {arch}
@@ -277,9 +283,7 @@ def test_multimem_bulk_copy_as_ptxas(arch):
         out = np.zeros(32, np.uint64)
         run(cubin, "k", 1, 32, [out, data.copy()])
         np.testing.assert_array_equal(out, data, err_msg=name)
-    blk = lambda c: [re.sub(r"UR\d+", "UR", m.group(0)) for m in  # noqa: E731
-                     re.finditer(r"\bUBLK\w*\.[^;]*", oracle.cuobjdump_sass(c))]
-    assert blk(ours) == blk(theirs.output)
+    assert _bulk_ops(ours) == _bulk_ops(theirs.output)
 
 
 # every op/type ptxas 13.5 accepts for multimem.cp.reduce.async.bulk (the same on sm_90 and
@@ -347,6 +351,4 @@ def test_multimem_bulk_reduce_as_ptxas(arch, op, ty):
         res = run(cubin, "k", 1, 32, [out, new.view(np.uint64).copy()], hazard_check=True)
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, want, err_msg=f"{name} {op}.{ty}")
-    blk = lambda c: [re.sub(r"UR\d+", "UR", m.group(0)) for m in  # noqa: E731
-                     re.finditer(r"\bUBLK\w*\.[^;]*", oracle.cuobjdump_sass(c))]
-    assert blk(ours) == blk(theirs.output)
+    assert _bulk_ops(ours) == _bulk_ops(theirs.output)
