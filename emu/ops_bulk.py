@@ -30,6 +30,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Reg
 
+from . import fp
 from .errors import EmuFault
 from .lanes import PerWarp
 from .ops_memory import _load, _store
@@ -117,11 +118,36 @@ def _combine(op: str, kind: str, old: np.ndarray, new: np.ndarray) -> np.ndarray
     raise EmuFault(f"UBLKRED operation {op} not modelled")
 
 
+_FLOATS = {"F16": ("f16", 2), "BF16": ("bf16", 2), "F32": ("f32", 4), "F64": ("f64", 8)}
+
+
+def _reduce_float(op: str, kind: str, old_raw: np.ndarray, new_raw: np.ndarray) -> np.ndarray:
+    """Element-wise ADD (rounded to nearest even) / MIN / MAX (a NaN loses, as fmin) of
+    F16/BF16/F32/F64 elements: the exact f64 result rounded once to the element type.
+    Subnormals kept (PTX: multimem's half adds are `.noftz`; for f32 not checked on a GPU)."""
+    if kind in ("f16", "bf16"):
+        x, y = (fp.half_to_f64(r.view(np.uint16), kind) for r in (old_raw, new_raw))
+    else:
+        dtype = np.float32 if kind == "f32" else np.float64
+        x, y = (r.view(dtype).astype(np.float64) for r in (old_raw, new_raw))
+    if op == "ADD":
+        r = fp.add_rto(x, y) if kind != "f64" else x + y
+    elif op in ("MIN", "MAX"):
+        r = np.fmin(x, y) if op == "MIN" else np.fmax(x, y)
+    else:
+        raise EmuFault(f"UBLKRED operation {op} on {kind} not modelled")
+    if kind in ("f16", "bf16"):
+        return fp.f64_to_half_bits(np.asarray(r, np.float64), kind).astype(np.uint16).view(np.uint8)
+    if kind == "f32":
+        return fp.narrow_f64(np.asarray(r, np.float64)).astype(np.float32).view(np.uint8)
+    return np.asarray(r, np.float64).view(np.uint8)
+
+
 def _reduce(mods, old_raw: np.ndarray, new_raw: np.ndarray) -> np.ndarray:
     op = mods[2]
-    ty = mods[3] if len(mods) > 3 else "U32"
-    if ty not in ("U32", "S32", "U64", "S64"):
-        raise EmuFault(f"UBLKRED type {ty} not modelled")
+    ty = next((m for m in mods[3:] if m in ("U32", "S32", "U64", "S64") or m in _FLOATS), "U32")
+    if ty in _FLOATS:
+        return _reduce_float(op, _FLOATS[ty][0], old_raw, new_raw)
     dtype = np.uint64 if ty.endswith("64") else np.uint32
     out = _combine(op, ty[0].lower(), old_raw.view(dtype), new_raw.view(dtype))
     return out.astype(dtype).view(np.uint8)

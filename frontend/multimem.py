@@ -6,9 +6,9 @@ with the same memory order and scope (no order or `.weak`: a weak store), and fo
 `multimem.red` that of `red.global` with the same operation, order and scope, where a
 missing order is `.relaxed` and a missing scope `.sys` (and half types take red's `.noftz`
 spelling): STG/REDG with the multimem address as a plain global address; and for
-`multimem.cp.async.bulk` (PTX 9.1) that of `cp.async.bulk` (UBLKCP). (Its
-`multimem.cp.reduce.async.bulk` is UBLKRED with `.STRONG.SYS`, which our plain
-cp.reduce.async.bulk lacks: not rewritten, so refused at selection.) The multicast
+`multimem.cp.async.bulk` (PTX 9.1) that of `cp.async.bulk` (UBLKCP); its
+`multimem.cp.reduce.async.bulk` is cp.reduce.async.bulk's UBLKRED with `.STRONG.SYS`
+added (the rewritten instruction keeps a `.multimem` mark for that). The multicast
 itself is the address's doing (the driver maps a multimem address onto every member's copy),
 so nothing in the instruction stream differs. multimem.ld_reduce is LDGMC, a load of its own.
 """
@@ -18,6 +18,7 @@ import dataclasses
 
 from ptx2sass.frontend import ast
 
+MARK = ".multimem"      # on the cp.reduce.async.bulk a multimem one is rewritten to
 _ORDERS = frozenset((".weak", ".relaxed", ".acquire", ".release"))
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))
 _HALVES = frozenset((".f16", ".f16x2", ".bf16", ".bf16x2"))
@@ -28,6 +29,8 @@ def as_plain(ins: ast.Instruction) -> ast.Instruction | None:
     mods = ins.modifiers
     if mods[:3] == (".cp", ".async", ".bulk"):     # PTX 9.1: the bulk copy of that spelling
         return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:])
+    if mods[:4] == (".cp", ".reduce", ".async", ".bulk"):
+        return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:] + (MARK,))
     if not mods or mods[0] not in (".st", ".red"):
         return None
     rest = mods[1:]

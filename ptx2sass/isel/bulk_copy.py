@@ -42,6 +42,9 @@ REDUCE_OPS = {"add", "min", "max", "inc", "dec", "and", "or", "xor"}
 # PTX type -> the UBLKRED type suffix ptxas writes (none for 32-bit unsigned/untyped)
 REDUCE_TYPES = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U64",),
                 "s64": ("S64",)}
+# ... and the float ones, which ptxas writes rounded (.RN); only multimem's are in the tables
+REDUCE_FLOAT_TYPES = {"f16": ("F16", "RN"), "bf16": ("BF16", "RN"), "f32": ("F32", "RN"),
+                      "f64": ("F64", "RN")}
 
 
 class BulkCopySelection:
@@ -204,12 +207,16 @@ class BulkCopySelection:
         if reduce:
             op = next((m for m in mods if m in REDUCE_OPS), None)
             ty = ins.type
-            if op is None or ty not in REDUCE_TYPES or "noftz" in mods:
-                raise self.unsupported(f"`cp.{'.'.join(mods)}`")
-            suffix = REDUCE_TYPES[ty]
+            # multimem.cp.reduce.async.bulk (frontend/multimem.py): ptxas adds .STRONG.SYS
+            multimem = "multimem" in mods
+            types = dict(REDUCE_TYPES, **REDUCE_FLOAT_TYPES) if multimem else REDUCE_TYPES
+            if op is None or ty not in types or "noftz" in mods and not multimem:
+                raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != 'multimem')}`")
+            suffix = types[ty]
             if op in ("and", "or", "xor") and ty == "s64":
                 suffix = ("U64",)
-            opcode, out_mods = "UBLKRED", where + (op.upper(),) + suffix
+            opcode = "UBLKRED"
+            out_mods = where + (op.upper(),) + suffix + (("STRONG", "SYS") if multimem else ())
         else:
             opcode, out_mods = "UBLKCP", where
 
