@@ -199,39 +199,90 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
     height = [0] * n
     for i in range(n - 1, -1, -1):
         height[i] = max((lat_ + height[j] for j, lat_ in succs[i]), default=1)
-    return [region[j] for j in issue_order(succs, npreds, height, start=start)]
+    units = [lat.queue_of(s.ins.opcode) for s in region]
+    return [region[j] for j in issue_order(succs, npreds, height, start=start, units=units,
+                                           occupancy=lat.UNIT_OCCUPANCY)]
 
 
 def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: list[int],
-                choose=None, issued=None, start: list[int] | None = None) -> list[int]:
+                choose=None, issued=None, start: list[int] | None = None,
+                units: list[str | None] | None = None, occupancy: dict[str, int] | None = None) -> list[int]:
     """The instructions' indices in issue order, one per cycle: the ready one of greatest
     height (critical path) first, an instruction being ready once every producer's latency
-    has passed. `choose(ready, waiting)` may decide instead: it returns an index it took off
-    the `ready` heap of (-height, index), or None to wait until the next instruction is
-    ready (`waiting` is a heap of (cycle, -height, index)); `issued(j)` hears of each issue.
-    (sched.pre_schedule's predicate-aware order uses both.) `start`: the cycle each may
-    issue at first, for operands in flight when the region begins."""
+    has passed. `choose(ready, waiting, pop)` may decide instead: it returns an index it took
+    off the `ready` heap of (-height, index) (`pop(ready)` takes the one this order would),
+    or None to wait until the next instruction is ready (`waiting` is a heap of (cycle,
+    -height, index)); `issued(j)` hears of each issue. (sched.pre_schedule's predicate-aware
+    order uses both.) `start`: the cycle each may issue at first, for operands in flight
+    when the region begins.
+
+    `units[j]`, `occupancy`: an instruction of a unit in `occupancy` keeps that unit busy
+    for so many cycles (the MUFU unit takes 8 a warp instruction), and one waits while its
+    unit is busy. Among ready instructions of one such unit and equal height, the one whose
+    descendants overlap most with those of the unit's issued instructions goes first: two
+    independent chains bound by the unit (the two row sums of a softmax, each 4 MUFU.EX2
+    then adds and shuffles) are then taken one after the other, so the first chain's
+    shuffles overlap the second's MUFUs, where equal heights would interleave them."""
     n = len(succs)
     earliest = list(start) if start is not None else [0] * n
+    occupancy = occupancy or {}
+    limited = units is not None and bool(occupancy)
+    unit_of = (lambda j: units[j] if units[j] in occupancy else None) if limited else (lambda j: None)
+    free_at: dict[str, int] = {}
+    started: dict[str, int] = {}                    # unit -> descendants of its issued instructions
+    desc = [0] * n
+    if limited:
+        for i in range(n - 1, -1, -1):
+            for k, _ in succs[i]:
+                desc[i] |= desc[k] | (1 << k)
     ready: list[tuple[int, int]] = [(-height[j], j) for j in range(n) if npreds[j] == 0 and earliest[j] <= 0]
     heapq.heapify(ready)
     waiting: list[tuple[int, int, int]] = [      # (earliest cycle, -height, index)
         (earliest[j], -height[j], j) for j in range(n) if npreds[j] == 0 and earliest[j] > 0]
     heapq.heapify(waiting)
+
+    def pop(heap: list) -> int:
+        h, j = heapq.heappop(heap)
+        u = unit_of(j)
+        if u is None or not started.get(u):
+            return j
+        tied = [(h, j)]
+        while heap and heap[0][0] == h and unit_of(heap[0][1]) == u:
+            tied.append(heapq.heappop(heap))
+        best = max(tied, key=lambda item: ((desc[item[1]] & started[u]).bit_count(), -item[1]))
+        for item in tied:
+            if item is not best:
+                heapq.heappush(heap, item)
+        return best[1]
+
     order: list[int] = []
     t = 0
     while ready or waiting:
         while waiting and waiting[0][0] <= t:
-            _, h, j = heapq.heappop(waiting)
-            heapq.heappush(ready, (h, j))
+            c, h, j = heapq.heappop(waiting)
+            u = unit_of(j)
+            if u is not None and free_at.get(u, 0) > t:
+                heapq.heappush(waiting, (free_at[u], h, j))
+            else:
+                heapq.heappush(ready, (h, j))
         if not ready:
             t = waiting[0][0]
             continue
-        j = heapq.heappop(ready)[1] if choose is None else choose(ready, waiting)
+        j = pop(ready) if choose is None else choose(ready, waiting, pop)
         if j is None:
             t = waiting[0][0]
             continue
         order.append(j)
+        u = unit_of(j)
+        if u is not None:
+            free_at[u] = t + occupancy[u]
+            started[u] = started.get(u, 0) | desc[j] | (1 << j)
+            held = [item for item in ready if unit_of(item[1]) == u]
+            if held:
+                ready[:] = [item for item in ready if unit_of(item[1]) != u]
+                heapq.heapify(ready)
+                for h, k in held:
+                    heapq.heappush(waiting, (free_at[u], h, k))
         t += 1
         if issued is not None:
             issued(j)

@@ -367,7 +367,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             return False
         return not (capped and r_cur[0] >= register_limit and _adds_registers(j) > 0)
 
-    def choose(ready, waiting):
+    def choose(ready, waiting, pop):
         if len(live_p) >= PREDICATE_LIMIT or (capped and r_cur[0] >= register_limit):
             # the first ready instruction in priority order that adds no predicate (nor
             # register, when capped); the heap is popped only as far as that one (a scan of
@@ -385,7 +385,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 return best[1]
             if waiting:
                 return None      # only compares are ready: wait for something else
-        return heapq.heappop(ready)[1]
+        return pop(ready)
 
     def issued(j: int) -> None:
         if capped:
@@ -408,7 +408,9 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         for v in pdefs[j]:
             if readers.get(v, 0) > 0 or v in live_after:
                 live_p.add(v)
-    return [region[j] for j in issue_order(succs, npreds, height, choose, issued)]
+    units = [lat.queue_of(ins.opcode) for ins in region]
+    return [region[j] for j in issue_order(succs, npreds, height, choose, issued, units=units,
+                                           occupancy=lat.UNIT_OCCUPANCY)]
 
 
 def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],

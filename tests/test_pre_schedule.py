@@ -118,7 +118,8 @@ def test_predicate_aware_choice_is_linear_in_the_region(monkeypatch):
     for n in (100, 400):
         region, vfile, live_after = _compares_beside_adds(n)
         calls[0] = 0
-        order = pre_schedule._schedule_region(region, vfile, live_after)
+        order = pre_schedule._schedule_region(region, vfile, pre_schedule.latency_model("ampere"),
+                                              live_after)
         counts.append(calls[0])
         assert sorted(map(id, order)) == sorted(map(id, region))
     assert counts[1] <= 4.5 * counts[0], counts

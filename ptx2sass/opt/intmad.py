@@ -2,7 +2,13 @@
 `mad.lo` per reader (IMAD), as ptxas writes it: `x - (x / 5) * 5` is `IMAD q, -0x5, x`, and
 `a * b - 3` is `IMAD a, b, -0x3`. Exact: modulo 2^32, a*b + c and (a*(-b)) + c are the same
 sums. A subtraction is fused only where a constant takes the minus sign (the multiplier
-of `c - p`, the addend of `p - c`); otherwise the multiply stays."""
+of `c - p`, the addend of `p - c`); otherwise the multiply stays.
+
+`shl.b32 p, a, k` read by two or more adds of registers is the product `a * 2^k` too: ptxas
+13.5 writes `IMAD R22, R41, 0x200, R38` for flash attention's `shl.b32 %r85, %r197, 9` read
+by two adds, on the FMA pipe beside an integer ALU busy with the loop's addresses and
+compares, where a shift and two IADD3 would take three ALU issues. A shift read once stays
+(the add then absorbs it on the ALU)."""
 from __future__ import annotations
 
 from ptx2sass import ir
@@ -47,20 +53,34 @@ def _fused(reader: ir.Instr, product: ir.Instr):
                     line=reader.line)
 
 
+def _as_product(ins: ir.Instr) -> ir.Instr | None:
+    """`ins` as a `mul.lo` (a `shl.b32` by a constant as its multiply by 2^k), or None."""
+    if ins.guard is not None or len(ins.dests) != 1 or len(ins.srcs) != 2:
+        return None
+    if ins.opcode == "mul" and ins.modifiers == ("lo",) and ins.type in TYPES:
+        return ins
+    k = ins.srcs[1]
+    if (ins.opcode == "shl" and not ins.modifiers and ins.type == "b32" and isinstance(k, ir.Const)
+            and 0 <= k.value < 32 and not isinstance(ins.srcs[0], ir.Const)):
+        return ir.Instr("mul", dests=ins.dests, srcs=[ins.srcs[0], ir.Const(1 << k.value, "u32")],
+                        modifiers=("lo",), type="u32", line=ins.line)
+    return None
+
+
 def fuse_integer_multiply_add(fn: ir.Function) -> bool:
     readers = None
     changed = False
     for block in fn.blocks:
         for ins in block.instrs:
-            if not (ins.opcode == "mul" and ins.modifiers == ("lo",) and ins.type in TYPES
-                    and ins.guard is None and len(ins.dests) == 1 and len(ins.srcs) == 2):
+            product = _as_product(ins)
+            if product is None:
                 continue
             if readers is None:
                 readers = uses_of(fn)
             users = readers.get(ins.dests[0].id, [])
-            if not users or any(u is None for u in users):
+            if not users or any(u is None for u in users) or (product is not ins and len(users) < 2):
                 continue
-            fused = [_fused(u, ins) for u in users]
+            fused = [_fused(u, product) for u in users]
             if any(f is None for f in fused):
                 continue
             replace = {id(u): f for u, f in zip(users, fused)}

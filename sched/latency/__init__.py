@@ -73,6 +73,9 @@ class LatencyModel:
         # of its result (sm_90 R2UR, found on silicon; see the file's evidence)
         self.RESULT_FLOOR: dict[str, dict[str, int]] = {k: dict(v) for k, v in data.get("result_floor", {}).items()}
         self.PIPE: dict[str, str] = dict(data["pipe"])
+        # pipe -> cycles one warp instruction keeps its unit busy (a list-scheduling
+        # resource, see sched.list_schedule.issue_order)
+        self.UNIT_OCCUPANCY: dict[str, int] = dict(data.get("unit_occupancy", {}))
         self.CROSS_PIPE: int = data["cross_pipe"]
         self.NO_PIPE_READERS = frozenset(data["no_pipe_readers"])
         self.MEMORY_READERS = frozenset(data["memory_readers"])
