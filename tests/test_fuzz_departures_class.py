@@ -22,6 +22,8 @@ PINNED = ROOT / departures.TEST_FILE
 # miss (ours, theirs)): the values that file's test pins for ptx2sass and for ptxas, and a
 # pair the departure cannot give
 CASES = [
+    ("test_cvt_rzi_of_a_cnot_result_as_f16_truncates_to_zero", "CVT_RZI_OF_A_CNOT_RESULT",
+     "cvt.rzi.s8.f16", 0, 1, 16, (0, 2)),
     ("test_max_f32_of_a_saturated_mad_hi_is_the_maximum", "MAX_F32_OF_A_SATURATED_MAD_HI",
      "max.f32", 0xBF800000, 0xC0000000, 32, (0x5, 0x5)),
     ("test_saturating_narrow_of_neg_of_the_most_negative_s16_is_minus_128", "SATURATE_S8_OF_NEG_S16",

@@ -1209,3 +1209,34 @@ def test_vabsdiff4_of_a_uniform_operand_reads_that_operand():
                           data.buffers, hazard_check=False)
         got.append(int.from_bytes(res.buffers["out"][144:148], "little"))   # %r14's slot
     assert got == [0xD5, 0x6D]
+
+
+CVT_RZI_OF_A_CNOT_RESULT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<3>;
+    .reg .b16 %h<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r0, [%d1];
+    ld.global.s16 %h0, [%d1+4];
+    div.rp.f32 %r1, %r0, %r0;
+    cnot.b16 %h1, %h0;
+    cvt.rzi.s8.f16 %h2, %h1;
+    st.global.b16 [%d0], %h2;
+    st.global.b32 [%d0+4], %r1;
+    ret;
+}
+"""
+
+
+def test_cvt_rzi_of_a_cnot_result_as_f16_truncates_to_zero():
+    """`cnot.b16` of 0 is 1, which read as f16 is 2^-24; `cvt.rzi.s8.f16` of it is 0. ptxas
+    13.5.37 (sm_89; campaign 19's 30003385 on sm_90, reduced) keeps the cnot's integer where
+    the kernel calls the division's slow path (`SEL R3, RZ, 0x1, !P0` stored as is) and
+    stores 1; of a nonzero input both give 0. Values worked out by hand."""
+    ours, theirs = _run_both(CVT_RZI_OF_A_CNOT_RESULT, [0x40000000, 0], out_words=2)
+    assert ours == [0, 0x3F800000]
+    assert theirs == [1, 0x3F800000]
+    assert _run_both(CVT_RZI_OF_A_CNOT_RESULT, [0x40000000, 5], out_words=2) == [[0, 0x3F800000]] * 2
