@@ -83,6 +83,7 @@ RULES = {
     "30002222": "LOP3 -> IMAD.WIDE addend high half 3",
     "30002319": "PRMT -> IMAD.HI addend high half 3",
     "30002808": "SUST reads an HMMA.SP result 2 before its fixed latency (a decoupled reader)",
+    "30003605": "DMUL -> F2F 6",
     "30001270": "VOTEU's UP -> UPLOP3 1",
     "30001415": "IMAD -> IMAD.HI addend high half 2",
     "30001480": "FFMA -> SUST 4",
