@@ -75,7 +75,10 @@ def test_sm8x_tables_state_the_rules():
         lat = model_for(arch)
         for f in RULE_FIELDS:
             if f != "ISSUE_INTERVAL":
-                assert getattr(lat, f) == getattr(h90, f), (arch, f)
+                theirs = getattr(h90, f)
+                if f == "LATE_SOURCE_READS":    # LDGMC (multimem.ld_reduce) exists from sm_90 on
+                    theirs = theirs - {"LDGMC"}
+                assert getattr(lat, f) == theirs, (arch, f)
         # FP64: ptxas's sm_8x code keeps 4 cycles (never less at 5,000+ sites), sm_90's 2
         assert {op: c for op, (_, c) in lat.ISSUE_INTERVAL.items()} == \
             {op: 4 for op in h90.ISSUE_INTERVAL}, arch
