@@ -11,7 +11,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
-from ptx2sass.errors import CompileError
+from ptxas_refusals import assert_refused_as_ptxas
 
 THREADS = 64
 # (instruction without operands, element type, elements, the op's NumPy model or None: store)
@@ -108,10 +108,6 @@ def test_multimem_equals_numpy(arch, spelling, ty, n, op):
     assert strip(_memory_ops(ours)) == strip(_memory_ops(theirs.output))
 
 
-def _messages(text: str) -> list[str]:
-    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
-
-
 REFUSALS = [
     ("sm_89", "8.8", "multimem.st.relaxed.sys.global.u32 [%rd1], %r1;"),
     ("sm_89", "8.8", "multimem.red.global.add.u32 [%rd1], %r1;"),
@@ -165,12 +161,7 @@ ld.param.u64 %rd1, [p];
 ret;
 }}
 """
-    theirs = oracle.ptxas(ptx, arch)
-    assert not theirs.ok
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    got = "\n".join(str(d) for d in e.value.diagnostics)
-    assert _messages(got) == _messages(theirs.stderr)
+    assert_refused_as_ptxas(ptx, arch)
 
 
 # multimem.ld_reduce: (instruction, register width in bits, registers)

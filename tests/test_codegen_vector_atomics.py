@@ -12,7 +12,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
-from ptx2sass.errors import CompileError
+from ptxas_refusals import assert_refused_as_ptxas
 
 THREADS = 64
 # (type, op, vector) of every form the PTX ISA lists
@@ -161,10 +161,6 @@ def test_vector_atomics_equal_numpy(arch, ty, op, vec, kind):
     _check(arch, ty, op, vec, kind, 4)
 
 
-def _messages(text: str) -> list[str]:
-    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
-
-
 def _module(arch, version, line):
     return f""".version {version}
 .target {arch}
@@ -220,9 +216,4 @@ def test_refusals_as_ptxas(arch, version, line):
     """Every message ptxas gives for the module, in its order (ptxas refuses each; ours
     were internal errors, 'not supported yet', compiled, or other words)."""
     ptx = _module(arch, version, line)
-    theirs = oracle.ptxas(ptx, arch)
-    assert not theirs.ok
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    got = "\n".join(str(d) for d in e.value.diagnostics)
-    assert _messages(got) == _messages(theirs.stderr)
+    assert_refused_as_ptxas(ptx, arch)

@@ -7,17 +7,13 @@ argument. One line per name, from every inventory form probed on sm_89 and sm_10
 crashes, signal 11, on a sink in place of the result vector of wmma.load/wmma.mma/mma/
 ldmatrix/movmatrix/tcgen05.ld and on cvt.rna...tf32: there we give the fatal message).
 Expected: ptxas's messages for the same module, all of them, in order."""
-import re
 
 import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.errors import CompileError
 from tools.inventory_kernels import acceptance_module
-
-
-def _messages(text: str) -> list[str]:
-    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
+from ptxas_refusals import diagnostic_lines
 
 
 def _verdicts(arch: str, lines: list[str], version=(8, 8)):
@@ -27,8 +23,8 @@ def _verdicts(arch: str, lines: list[str], version=(8, 8)):
         codegen.compile_ptx(ptx, arch)
         ours = []
     except CompileError as e:
-        ours = _messages("\n".join(str(d) for d in e.diagnostics))
-    return (_messages(theirs.stderr) if not theirs.ok else []), ours
+        ours = diagnostic_lines("\n".join(str(d) for d in e.diagnostics))
+    return (diagnostic_lines(theirs.stderr) if not theirs.ok else []), ours
 
 
 ROWS = [

@@ -1,0 +1,22 @@
+"""Refusals compared with ptxas's: the diagnostics of a module both compilers refuse."""
+import re
+
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.errors import CompileError
+
+
+def diagnostic_lines(text: str) -> list[str]:
+    """The `line N; error|fatal|warning : ...` parts of a compiler's messages, in order."""
+    return re.findall(r"line \d+; (?:error|fatal|warning)\s*: .*", text)
+
+
+def assert_refused_as_ptxas(ptx: str, arch: str) -> None:
+    """ptxas refuses `ptx`, and ours refuses it with the same messages in the same order."""
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = "\n".join(str(d) for d in e.value.diagnostics)
+    assert diagnostic_lines(got) == diagnostic_lines(theirs.stderr)
