@@ -677,6 +677,7 @@ def _kernel(ks: KernelSource, arch: str, filename: str) -> Kernel:
         k.params, k.barcount, k.maxreg_count = f.params, f.barcount, f.maxreg_count
         k.max_threads, k.reqntid, k.crs_stack_size = f.max_threads, f.reqntid, f.crs_stack_size
         k.ctaidz_used, k.cuda_api_version = f.ctaidz_used, f.cuda_api_version
+        k.grid_attributes = f.grid_attributes
         k.s2rctaid_offsets, k.extra_attributes = f.s2rctaid_offsets, f.extra_attributes
         if f.exit_offsets and f.exit_offsets != exits:
             raise AsmError(f"kernel {ks.name}: EXIT_INSTR_OFFSETS {f.exit_offsets} disagree with "

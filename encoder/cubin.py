@@ -28,8 +28,8 @@ from .elf_layout import (ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR
                          ElfHeader, ProgramHeader,
                          LayoutError, RawSection, Segment, StringTable, align_up,
                          default_segments, segments_of, write_elf)
-from .nvinfo import (ATTRIBUTE_CODES, Fmt, KParam, NvInfoError, NvInfoRecord, encode_records,
-                     parse_records)
+from .nvinfo import (ATTRIBUTE_CODES, MULTICAST_BULK_5F, UNNAMED_5F, Fmt, KParam, NvInfoError, NvInfoRecord,
+                     encode_records, parse_records)
 
 SHT_CUDA_INFO = 0x70000000
 SHT_CUDA_CALLGRAPH = 0x70000001
@@ -49,7 +49,7 @@ _MODELED_ATTRIBUTES = {
     "LANGUAGE", "SW_WAR", "UNKNOWN_0x35", "CUDA_API_VERSION", "PARAM_CBANK",
     "CBANK_PARAM_SIZE", "KPARAM_INFO", "MAXREG_COUNT", "NUM_BARRIERS", "UNKNOWN_0x5f",
     "EXIT_INSTR_OFFSETS", "S2RCTAID_INSTR_OFFSETS", "CTAIDZ_USED", "REQNTID", "MAX_THREADS",
-    "CRS_STACK_SIZE", "SPARSE_MMA_MASK", "NVSAL_SW_WAR", "PREEXIT_USED"}
+    "CRS_STACK_SIZE", "SPARSE_MMA_MASK", "NVSAL_SW_WAR", "PREEXIT_USED", "GRID_ATTRIBUTES"}
 _SYMBOL_VALUED = {ATTRIBUTE_CODES[n] for n in
                   ("REGCOUNT", "FRAME_SIZE", "MIN_STACK_SIZE", "MAX_STACK_SIZE")}
 
@@ -222,6 +222,12 @@ class Kernel:
     sparse_mma_mask: int = 0
     # sm_90+'s EIATTR_PREEXIT_USED: 1 when the code has PREEXIT, else 0
     preexit_used: bool = False
+    # sm_90+'s EIATTR_GRID_ATTRIBUTES (ptx2sass/grid_attributes.py): 0x4 multimem used, 0x8 a
+    # multimem write; 0: no record
+    grid_attributes: int = 0
+    # sm_90+: ptxas adds 0x2 to the `.nv.info.<k>` record 0x5f (0x101) when the code issues a
+    # multimem bulk copy (UBLKCP/UBLKRED of multimem.cp[.reduce].async.bulk)
+    multicast_bulk: bool = False
     crs_stack_size: int | None = None
     frame_size: int = 0
     # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):
@@ -670,6 +676,10 @@ def decode_kernel_records(k: Kernel) -> None:
             k.sparse_mma_mask = r.value
         elif name == "PREEXIT_USED":
             k.preexit_used = bool(r.value)
+        elif name == "GRID_ATTRIBUTES":
+            k.grid_attributes = r.value
+        elif r.attr == UNNAMED_5F:
+            k.multicast_bulk = bool(r.value & MULTICAST_BULK_5F)
         elif name == "NUM_BARRIERS":
             k.barcount = r.value
         elif name == "CRS_STACK_SIZE":

@@ -26,7 +26,7 @@ from .cubin import (SHN_COMMON, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, Glo
 from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
-from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
+from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
                      NvInfoRecord)
 
 R_CUDA_64 = 2
@@ -62,7 +62,9 @@ KERNEL_ATTRIBUTE_ORDER = {
                "KPARAM_INFO", *_MIDDLE],
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
     # and the bindless banks of module handles after them
-    "hopper": ["LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
+    # (GRID_ATTRIBUTES, multimem kernels only: ptx2sass/grid_attributes.py)
+    "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "RESERVED_SMEM_USED",
+               "SPARSE_MMA_MASK",
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
@@ -248,6 +250,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     hopper = info.cubin_style == "hopper"
     recs = [NvInfoRecord.words("LANGUAGE", LANGUAGE_PTX),
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
+    if k.grid_attributes:
+        recs.append(NvInfoRecord.half("GRID_ATTRIBUTES", k.grid_attributes))
     if info.gb10b_war_bytes:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
     if hopper:
@@ -275,7 +279,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
     if kinds & {"texref", "samplerref"}:
         recs.append(NvInfoRecord.byte("BINDLESS_TEXTURE_BANK", 0))
-    recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0))
+    recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
+                             else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
     if info.vrc_cta_init_count is not None:
         recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.vrc_cta_init_count))
     if k.exit_offsets:

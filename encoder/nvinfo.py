@@ -63,9 +63,10 @@ ATTRIBUTE_NAMES: dict[int, str] = {
     0x6C: "INSTR_OFFSETS", 0x6D: "PREEXIT_USED",
 }
 ATTRIBUTE_CODES: dict[str, int] = {name: code for code, name in ATTRIBUTE_NAMES.items()}
-# Written by ptxas 13.5 into every kernel's table after MAXREG_COUNT (HVAL 0); cuobjdump has
+# Written by ptxas 13.5 into every kernel's table after MAXREG_COUNT (HVAL 0; sm_90+ 0x101); cuobjdump has
 # no name for it.
 UNNAMED_5F = 0x5F
+MULTICAST_BULK_5F = 0x2     # its bit for a multimem bulk copy in the code (sm_90+)
 # Written by ptxas 13.5 into every kernel's table on sm_80/86/87 (NVAL), after
 # CUDA_API_VERSION; also unnamed by cuobjdump.
 UNNAMED_35 = 0x35

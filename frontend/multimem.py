@@ -8,7 +8,8 @@ missing order is `.relaxed` and a missing scope `.sys` (and half types take red'
 spelling): STG/REDG with the multimem address as a plain global address; and for
 `multimem.cp.async.bulk` (PTX 9.1) that of `cp.async.bulk` (UBLKCP); its
 `multimem.cp.reduce.async.bulk` is cp.reduce.async.bulk's UBLKRED with `.STRONG.SYS`
-added (the rewritten instruction keeps a `.multimem` mark for that). The multicast
+added (both rewritten bulk copies keep a `.multimem` mark: for that, and for the kernel
+record ptxas marks a multicast bulk copy in, `.nv.info` 0x5f's 0x2). The multicast
 itself is the address's doing (the driver maps a multimem address onto every member's copy),
 so nothing in the instruction stream differs. multimem.ld_reduce is LDGMC, a load of its own.
 """
@@ -18,7 +19,7 @@ import dataclasses
 
 from ptx2sass.frontend import ast
 
-MARK = ".multimem"      # on the cp.reduce.async.bulk a multimem one is rewritten to
+MARK = ".multimem"      # on the cp.[reduce.]async.bulk a multimem one is rewritten to
 _ORDERS = frozenset((".weak", ".relaxed", ".acquire", ".release"))
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))
 _HALVES = frozenset((".f16", ".f16x2", ".bf16", ".bf16x2"))
@@ -28,7 +29,7 @@ def as_plain(ins: ast.Instruction) -> ast.Instruction | None:
     """The `st`/`red` instruction ptxas compiles a multimem.st/red as; None for others."""
     mods = ins.modifiers
     if mods[:3] == (".cp", ".async", ".bulk"):     # PTX 9.1: the bulk copy of that spelling
-        return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:])
+        return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:] + (MARK,))
     if mods[:4] == (".cp", ".reduce", ".async", ".bulk"):
         return dataclasses.replace(ins, opcode="cp", modifiers=mods[1:] + (MARK,))
     if not mods or mods[0] not in (".st", ".red"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ptx2sass import abi, ir
+from ptx2sass import abi, grid_attributes, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
                                             sparse_mma_mask)
@@ -634,6 +634,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
+    code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
@@ -814,6 +815,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_window=code.shared_addresses,
                               sparse_mma_mask=sparse_mma_mask(code.instructions),
                               preexit_used=preexit_used(code.instructions),
+                              grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
+                              multicast_bulk=code.multicast_bulk,
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")],
@@ -1145,10 +1148,13 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
     else:
         linkable = set() if whole_program else linkable_functions(module)
+    grid_bits = grid_attributes.function_bits(module, set() if whole_program else linkable)
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
     out = lower_module(branch_around_expanded_guards(module))
     for fn in out.functions:
+        if grid_bits.get(fn.name):
+            fn.attributes[grid_attributes.KEY] = grid_bits[fn.name]
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
         if fn.name in local:

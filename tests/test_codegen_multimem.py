@@ -277,8 +277,8 @@ def test_multimem_bulk_copy_as_ptxas(arch):
     assert _bulk_ops(ours) == _bulk_ops(theirs.output)
 
 
-# every op/type ptxas 13.5 accepts for multimem.cp.reduce.async.bulk (the same on sm_90 and
-# sm_100; probed over 8 operations x 10 types: the others are refused)
+# every op/type ptxas 13.5 accepts for multimem.cp.reduce.async.bulk (the same on sm_90, sm_100 and
+# sm_120; probed over 8 operations x 10 types: the others are refused)
 BULK_REDUCE = [("add", t) for t in ("u32", "s32", "u64", "f32", "f64")] \
     + [("add.noftz", "f16"), ("add.noftz", "bf16")] \
     + [(o, t) for o in ("min", "max") for t in ("f16", "bf16", "u32", "s32", "u64", "s64")] \
@@ -304,7 +304,7 @@ def _bulk_reduce_want(op, ty, old, new):
     return fn(old, new)
 
 
-@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("op,ty", BULK_REDUCE)
 def test_multimem_bulk_reduce_as_ptxas(arch, op, ty):
     """multimem.cp.reduce.async.bulk (PTX 9.1): ptxas writes cp.reduce.async.bulk's UBLKRED

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.frontend.multimem import MARK as _MULTIMEM
 from ptx2sass.mir import MInstr, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
+
+MARK = _MULTIMEM.lstrip(".")     # a multimem bulk copy's (IR modifiers have no dot)
 
 DST_UR = Reg("UR", 8)           # destination (a global pair, or shared address + mbarrier)
 BAR_UR = Reg("UR", 9)
@@ -208,10 +211,10 @@ class BulkCopySelection:
             op = next((m for m in mods if m in REDUCE_OPS), None)
             ty = ins.type
             # multimem.cp.reduce.async.bulk (frontend/multimem.py): ptxas adds .STRONG.SYS
-            multimem = "multimem" in mods
+            multimem = MARK in mods
             types = dict(REDUCE_TYPES, **REDUCE_FLOAT_TYPES) if multimem else REDUCE_TYPES
             if op is None or ty not in types or "noftz" in mods and not multimem:
-                raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != 'multimem')}`")
+                raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != MARK)}`")
             suffix = types[ty]
             if op in ("and", "or", "xor") and ty == "s64":
                 suffix = ("U64",)
@@ -219,6 +222,8 @@ class BulkCopySelection:
             out_mods = where + (op.upper(),) + suffix + (("STRONG", "SYS") if multimem else ())
         else:
             opcode, out_mods = "UBLKCP", where
+
+        self.mf.multicast_bulk |= MARK in mods
 
         def issue():
             mi = self.emit(opcode, out_mods, operands, ndefs=0, guarded=False)
