@@ -343,3 +343,46 @@ def test_multimem_bulk_reduce_as_ptxas(arch, op, ty):
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, want, err_msg=f"{name} {op}.{ty}")
     assert _bulk_ops(ours) == _bulk_ops(theirs.output)
+
+
+def _uniform_ld_reduce_ptx(arch, spelling, bits, n, offset, cvta):
+    """Every thread reduces the words at `mem + offset` (a parameter's pointer: the same
+    address in every lane) into its slot of out."""
+    regs = ", ".join(f"%v{k}" for k in range(n))
+    ops = f"{{{regs}}}" if n > 1 else regs
+    vec = f".v{n}" if n > 1 else ""
+    return f""".version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 out)
+{{
+.reg .b{bits} {regs};
+{_per_thread("ro", "out", n * bits // 8).replace("cvta.to.global.u64 %rm, %rm;", "cvta.to.global.u64 %rm, %rm;" if cvta else "")}
+{spelling} {ops}, [%rm+{offset}];
+st.global{vec}.b{bits} [%ro], {ops};
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+@pytest.mark.parametrize("offset,cvta", [(0, False), (16, True)])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE[::2], ids=[f[0] for f in LD_REDUCE[::2]])
+def test_ld_reduce_of_a_parameter_pointer(arch, spelling, bits, n, offset, cvta):
+    """A kernel parameter's pointer (cvta'd or not, + an offset): ptxas's LDGMC reads it
+    from its ULDC.64 pair, `[RZ.U32+UR4+imm]`; ours the same (was `[R.64+URZ]` of a vector
+    copy). Every lane reads the one address: out[t] = those words."""
+    ptx = _uniform_ld_reduce_ptx(arch, spelling, bits, n, offset, cvta)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    words = n * bits // 32
+    mem = np.random.default_rng(n * bits + offset).integers(0, 2 ** 32, 16 + words, dtype=np.uint32)
+    want = np.tile(mem[offset // 4:offset // 4 + words], THREADS)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros(THREADS * words, np.uint32)
+        res = run(cubin, "k", 1, THREADS, [mem.copy(), out], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(out, want, err_msg=name)
+    assert _ldgmc(ours) == _ldgmc(theirs.output)
+    assert "RZ.U32+UR" in _ldgmc(ours)[0]

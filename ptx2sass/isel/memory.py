@@ -266,8 +266,14 @@ class MemorySelection:
         pointer, on a target whose memory forms take a uniform base (`uniform_param_addresses`),
         after the `ULDC.64` that loads it; None where the access needs a vector base. The
         access must record the pair's width (`widths`) so liveness sees both registers."""
-        if not (self.arch.uniform_param_addresses and space in ("global", "generic")
-                and isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value)
+        if not (self.arch.uniform_param_addresses and space in ("global", "generic")):
+            return None
+        return self.param_pointer_address(addr)
+
+    def param_pointer_address(self, addr) -> Mem | None:
+        """`[URx+imm]` after the `ULDC.64 URx` of a kernel parameter's 64-bit pointer where
+        `addr` is one (+ an offset), else None (see `uniform_param_address`)."""
+        if not (isinstance(addr, ir.Address) and isinstance(addr.base, ir.Value)
                 and -self.OFFSET_LIMIT <= addr.offset < self.OFFSET_LIMIT):
             return None
         parts = self.param_values.get(addr.base.id)

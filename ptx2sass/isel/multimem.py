@@ -1,5 +1,6 @@
 """multimem.ld_reduce (PTX 8.1+, sm_90+): one LDGMC, as ptxas 13.5 writes it on sm_90 and
-sm_100: `LDGMC.E.<op>.<type>[.RN].STRONG.SYS d, [R.64+URZ+imm]`, whatever the order and
+sm_100: `LDGMC.E.<op>.<type>[.RN].STRONG.SYS d, [R.64+URZ+imm]`, or `[RZ.U32+URx+imm]` where
+the address is a kernel parameter's pointer (its ULDC.64 pair), whatever the order and
 scope (`.acquire`: a CCTL.IVALL after it). The type is the access's (`32`/`S32`/`64`/`S64`,
 `F32`, `F64`, `F32x2/x4`, `F16x2/x4/x8`, `BF16x*` by the lanes of the whole vector); a half
 type's `.acc::f32` add is the Target's `multimem_f32_accumulate`. multimem.st/red never
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ptx2sass.mir import VMem, VOp
+from ptx2sass.encoder.model import Reg
+from ptx2sass.mir import VOp
 
 _INTEGER = {"u32": "32", "b32": "32", "s32": "S32", "u64": "64", "b64": "64", "s64": "S64"}
+_RZ_U32 = Reg("R", 255, suffix=("U32",))
 _HALF = {"f16x2": ("F16", 16), "bf16x2": ("BF16", 16), "f32": ("F32", 32)}
 
 
@@ -30,10 +33,15 @@ class MultimemSelection:
             lanes = n * 32 // bits
             kind, rounding, words = lane + ("" if lanes == 1 else f"x{lanes}"), ("RN",), n
         operation = self.arch.multimem_f32_accumulate if "acc::f32" in mods else op.upper()
-        mem = self.address(ins.srcs[0], "global")
-        mem = dataclasses.replace(mem, uniform_zero=True, described=False)
+        mem = self.param_pointer_address(ins.srcs[0])
+        if mem is not None:      # a parameter's pointer: the uniform pair, `[RZ.U32+URx+imm]`
+            mem, widths = dataclasses.replace(mem, base=_RZ_U32), {1: 2}
+        else:
+            mem = self.address(ins.srcs[0], "global")
+            mem, widths = dataclasses.replace(mem, uniform_zero=True, described=False), {}
         t = self.mf.new_vreg("R", words)
-        self.emit("LDGMC", ("E", operation, kind) + rounding + ("STRONG", "SYS"), [VOp(t), mem])
+        self.emit("LDGMC", ("E", operation, kind) + rounding + ("STRONG", "SYS"), [VOp(t), mem],
+                  widths=widths)
         if "acquire" in mods:
             self.emit("CCTL", ("IVALL",), [], ndefs=0)
         bits = 64 if words == 2 and n == 1 else 32
