@@ -48,8 +48,9 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
 # an error).
 _MIDDLE = [
-    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F, "VRC_CTA_INIT_COUNT", "COOP_GROUP_MASK_REGIDS",
-    "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
+    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
+    "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
     "EXIT_INSTR_OFFSETS",
     "S2RCTAID_INSTR_OFFSETS",  # position assumed: no 13.5 cubin in the corpora has one
     # Seen only between EXIT_INSTR_OFFSETS and CRS_STACK_SIZE (switch via BRX); its order
@@ -63,8 +64,9 @@ KERNEL_ATTRIBUTE_ORDER = {
     # sm_90 (941 corpus kernels): the parameter bank records and the workaround records last
     # and the bindless banks of module handles after them
     # (GRID_ATTRIBUTES, multimem kernels only: ptx2sass/grid_attributes.py)
-    "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "RESERVED_SMEM_USED",
-               "SPARSE_MMA_MASK",
+    # (the cluster records' place against RESERVED_SMEM_USED is not observed)
+    "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "MAX_CLUSTER_RANK",
+               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],

@@ -803,7 +803,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
                               max_threads=_launch_dims(fn, "maxntid"), reqntid=_launch_dims(fn, "reqntid"),
-                              extra_attributes=(_warp_sync_records(code.warp_sync_offsets) + code.jump_records
+                              extra_attributes=((_cluster_records(fn) if fn.is_entry else [])
+                                                + _warp_sync_records(code.warp_sync_offsets) + code.jump_records
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs, indirect_callees=code.indirect_callees,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
@@ -1099,6 +1100,23 @@ def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:
         return None
     dims = [int(d) for d in dims][:3]
     return tuple(dims + [1] * (3 - len(dims)))
+
+
+def _cluster_records(fn: ir.Function) -> list:
+    """A kernel's cluster launch directives (sm_90+) as ptxas 13.5 records them for the
+    driver: MAX_CLUSTER_RANK (`.maxclusterrank n`), EXPLICIT_CLUSTER (`.explicitcluster`),
+    CTA_PER_CLUSTER (`.reqnctapercluster`, missing dimensions 1)."""
+    from ptx2sass.encoder.nvinfo import NvInfoRecord
+    out = []
+    rank = fn.attributes.get("maxclusterrank")
+    if rank:
+        out.append(NvInfoRecord.words("MAX_CLUSTER_RANK", int(rank[0])))
+    if "explicitcluster" in fn.attributes:
+        out.append(NvInfoRecord.flag("EXPLICIT_CLUSTER"))
+    dims = _launch_dims(fn, "reqnctapercluster")
+    if dims:
+        out.append(NvInfoRecord.words("CTA_PER_CLUSTER", *dims))
+    return out
 
 
 def keeps_functions(tree, options: dict) -> bool:

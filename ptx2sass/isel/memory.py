@@ -1682,8 +1682,11 @@ class MemorySelection:
         self.emit("LDC", (), [flag, ConstRef(0, at)])
         self.emit("ISETP", ("EQ", "U32", "AND"), [cluster, PT, flag, Imm(1), PT], ndefs=2)
         if not arrive:
-            self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), [Imm(0)], ndefs=0)
+            # barrier 0, counted and listed as warp-synchronous as ptxas does
+            # (NUM_BARRIERS, COOP_GROUP_INSTR_OFFSETS)
+            self.warp_sync_op("BAR", ("SYNC", "DEFER_BLOCKING"), [Imm(0)], ndefs=0)
             self.out[-1].guard = VOp(cluster.reg, inv=True)
+            self.mf.num_barriers = max(self.mf.num_barriers, 1)
         start = self.current
         skip = MInstr("BRA", (), [None], 0, VOp(cluster.reg, inv=True), self.line)
         self.out.append(skip)

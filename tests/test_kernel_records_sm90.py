@@ -1,5 +1,7 @@
-"""EIATTR_GRID_ATTRIBUTES (`.nv.info.<k>` record 0x68, ptx2sass/grid_attributes.py): each
-kernel's records are ptxas 13.5's for the same module (its cubin, read back), value and
+"""sm_90+ `.nv.info.<k>` records of multimem and cluster kernels: EIATTR_GRID_ATTRIBUTES
+(0x68, ptx2sass/grid_attributes.py), 0x5f's multimem bulk-copy bit, the cluster launch
+directives' MAX_CLUSTER_RANK / EXPLICIT_CLUSTER / CTA_PER_CLUSTER, barrier.cluster's barrier 0.
+Each kernel's records are ptxas 13.5's for the same module (its cubin, read back), value and
 place, on sm_90, sm_100 and sm_120; records that follow from the code's layout (offsets,
 the parameter bank's symbol index, ptxas's CRS_STACK_SIZE for a call it inlined) aside."""
 import pytest
@@ -9,13 +11,14 @@ from ptx2sass.compiler import compile as compile_ptx
 from ptx2sass.encoder.cubin import read_cubin
 
 # what depends on the code's layout rather than on the module's facts
-LAYOUT = {"EXIT_INSTR_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS", "CRS_STACK_SIZE", "PARAM_CBANK"}
+LAYOUT = {"EXIT_INSTR_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS", "CRS_STACK_SIZE", "PARAM_CBANK",
+          "COOP_GROUP_INSTR_OFFSETS"}
 SHARED = ".shared .align 128 .b8 sm[1024];"
 REGS = ".reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>; .reg .f32 %f<4>;"
 
 
-def _kernel(body, name="k"):
-    return f""".visible .entry {name}(.param .u64 p)
+def _kernel(body, name="k", directives=""):
+    return f""".visible .entry {name}(.param .u64 p){directives}
 {{
 {REGS}
 ld.param.u64 %rd1, [p];
@@ -70,11 +73,20 @@ MODULES = {
     "never_taken": _kernel("setp.eq.u32 %p1, 1, 0; @%p1 " + ST),
     # no record: other sm_90+ features (probed, ptxas writes none for these)
     "plain_st": _kernel("st.global.u32 [%rd1], %r1;"),
+    "shfl_sync": _kernel("shfl.sync.bfly.b32 %r2, %r1, 1, 31, 0xffffffff; st.global.u32 [%rd1], %r2;"),
     "cp_async_bulk_plain": SHARED + _kernel(BULK.replace("multimem.", "")),
     "elect": _kernel("elect.sync %r2|%p1, 0xffffffff; st.global.u32 [%rd1], %r2;"),
     "griddepcontrol": _kernel("griddepcontrol.wait; st.global.u32 [%rd1], %r1; griddepcontrol.launch_dependents;"),
     "cluster": _kernel("mov.u32 %r2, %cluster_ctarank; mov.u32 %r3, %clusterid.x; add.u32 %r2, %r2, %r3; "
                        "st.global.u32 [%rd1], %r2;"),
+    # cluster launch directives and barriers (no GRID_ATTRIBUTES)
+    "reqnctapercluster": _kernel(ST.replace("multimem.", ""), directives="\n.reqnctapercluster 3, 1, 2\n.maxntid 128"),
+    "explicitcluster": _kernel(ST.replace("multimem.", ""), directives="\n.explicitcluster\n.reqnctapercluster 2, 2"),
+    "maxclusterrank": _kernel(ST.replace("multimem.", ""),
+                              directives="\n.explicitcluster\n.maxclusterrank 8\n.reqntid 32"),
+    "barrier_cluster": _kernel("barrier.cluster.arrive; barrier.cluster.wait; " + ST.replace("multimem.", "")),
+    "barrier_cluster_aligned": _kernel("barrier.cluster.arrive.relaxed.aligned; barrier.cluster.wait.aligned; "
+                                       + ST),
 }
 
 
@@ -94,7 +106,8 @@ def test_kernel_records_are_ptxas_s(arch, name):
     assert _records(compile_ptx(ptx, arch)) == theirs
     # the rule, as read off ptxas's answers (the table must not pass by having no multimem)
     grid = {k: [v for n, v in recs if n == "GRID_ATTRIBUTES"] for k, recs in theirs.items()}
-    if name.startswith(("plain", "elect", "grid", "cluster", "uncalled", "cp_async_bulk_plain")):
+    if name.startswith(("plain", "shfl", "elect", "grid", "cluster", "uncalled", "cp_async_bulk_plain", "reqn",
+                        "explicit", "maxcluster")) or name == "barrier_cluster":
         assert all(v == [] for v in grid.values())
     elif name == "two_funcs":
         assert grid == {"k1": [0xC], "k2": [0x4]}
