@@ -81,6 +81,8 @@ FRAGMENTS = {
     ("m8n8k32", "c", 4): (("g", "2t"), None, [(0, 0), (0, 1)]),
     ("m8n8k128", "c", 4): (("g", "2t"), None, [(0, 0), (0, 1)]),
 }
+# sm_75's s32 m8n32k16 C/D (see `_Lowering.integer_8816`)
+_C_8816 = (("g", "2t"), None, _C32([(0, 0), (0, 8), (0, 16), (0, 24)]))
 
 
 def lower_wmma(fn: ir.Function, arch) -> None:
@@ -95,7 +97,7 @@ def lower_wmma(fn: ir.Function, arch) -> None:
             if ins.opcode != "wmma" or not supported(ins, arch):
                 out.append(ins)
                 continue
-            lowering = _Lowering(fn, ins, out)
+            lowering = _Lowering(fn, ins, out, arch)
             if ins.modifiers[0] == "mma":
                 lowering.mma()
             else:
@@ -170,9 +172,15 @@ def default_stride(shape: str, frag: str, col: bool) -> int:
     return rows if col else cols
 
 class _Lowering:
-    def __init__(self, fn: ir.Function, ins: ir.Instr, out: list):
-        self.fn, self.ins, self.out = fn, ins, out
+    def __init__(self, fn: ir.Function, ins: ir.Instr, out: list, arch):
+        self.fn, self.ins, self.out, self.arch = fn, ins, out, arch
         self.g = self.t = None
+
+    def integer_8816(self, shape: str) -> bool:
+        """An s32 m8n32k16 accumulator on a target without k = 16 in one mma (sm_75): ptxas
+        computes it with four m8n8k16 IMMAs, one per 8 columns, so C/D are held as m8n8k16's
+        C (row g, columns 2t and 2t + 1 of each block), not transposed."""
+        return shape == "m8n32k16" and not self.arch.mma_k16 and self.ins.type == "s32"
 
     def emit(self, opcode, dests, srcs, type_, modifiers=(), **kw) -> None:
         self.out.append(ir.Instr(opcode, list(dests), list(srcs), tuple(modifiers), type_,
@@ -199,6 +207,8 @@ class _Lowering:
         size = SIZES[ins.type]
         key = "c" if frag in ("c", "d") else frag
         origin, step, words = FRAGMENTS[(shape, key, size)]
+        if key == "c" and self.integer_8816(shape):
+            origin, step, words = _C_8816
         if mods[0] == "load":
             address, values = ins.srcs[0], list(ins.dests)
             stride = ins.srcs[1] if len(ins.srcs) > 1 else None
@@ -362,6 +372,13 @@ class _Lowering:
             parts = [(b[:ta], a[0:tb]), (b[ta:2 * ta], a[0:tb])]
         if a_type == "tf32":
             return self.tf32_mma(a, b, c)
+        if self.integer_8816(shape):
+            for j in range(4):          # D's columns 8j..8j+7: A's word and B's word j
+                self.emit("mma", ins.dests[2 * j:2 * j + 2], [a[0], b[j], c[2 * j], c[2 * j + 1]], ins.type,
+                          ("sync", "aligned", "m8n8k16", "row", "col")
+                          + (("satfinite",) if "satfinite" in ins.modifiers else ()),
+                          types=(a_type, a_type, c_type))
+            return
         for n, (left, right) in enumerate(parts):
             self.emit("mma", ins.dests[n * d_half:(n + 1) * d_half],
                       left + right + c[n * half:(n + 1) * half], ins.type,

@@ -231,8 +231,16 @@ FRAGMENT_FORMS = [(shape, itype, frag, layout, ctype)
                                       ("c", {"f16": "f16", "s8": "s32", "u8": "s32"}.get(itype, "f32")))]
 
 
-@pytest.mark.parametrize("shape,itype,frag,layout,ctype", FRAGMENT_FORMS)
-def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
+# sm_75: its integer m8n32k16 accumulators are m8n8k16's (ptx2sass/wmma.py integer_8816;
+# they were the transposed sm_8x layout there), and a few others for contrast
+SM75_FRAGMENT_FORMS = [("m8n32k16", t, "c", layout, "s32", "sm_75") for t in ("s8", "u8") for layout in ("row", "col")] \
+    + [("m8n32k16", "f16", "c", "row", "f32", "sm_75"), ("m32n8k16", "s8", "c", "col", "s32", "sm_75"),
+       ("m8n32k16", "s8", "b", "col", "s8", "sm_75")]
+
+
+@pytest.mark.parametrize("shape,itype,frag,layout,ctype,arch",
+                         [f + ("sm_89",) for f in FRAGMENT_FORMS] + SM75_FRAGMENT_FORMS)
+def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype, arch):
     """The registers a wmma.load fills hold what ptxas's hold, lane by lane (PTX leaves the
     layout unspecified; programs that inspect fragments see the same values under both)."""
     if frag == "c":
@@ -244,7 +252,7 @@ def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
     stores = "\n".join(f"    st.global.b32 [%rd4+{4 * i}], %r{i};" for i in range(n))
     ptx = f"""
 .version 7.8
-.target sm_89
+.target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in, .param .u32 stride)
 {{
@@ -257,9 +265,9 @@ def test_wmma_fragment_layout_is_ptxas(shape, itype, frag, layout, ctype):
 }}
 """
     data = np.arange(IN_BYTES // 4, dtype=np.uint32) * np.uint32(0x01030507)
-    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", filename="k.ptx")
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
     outs = []
-    for cubin, check in ((ours, True), (oracle.ptxas(ptx).output, False)):
+    for cubin, check in ((ours, True), (oracle.ptxas(ptx, arch).output, False)):
         out = np.zeros(32 * 16, dtype=np.uint32)
         run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(32)], hazard_check=check)
         outs.append(out)
