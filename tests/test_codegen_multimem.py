@@ -11,6 +11,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+from ptx2sass.encoder.cubin import read_cubin
 from ptxas_refusals import assert_refused_as_ptxas
 
 THREADS = 64
@@ -75,6 +76,12 @@ ret;
 """, slots
 
 
+def _grid_records(cubin):
+    """Each kernel's GRID_ATTRIBUTES and 0x5f records (ptx2sass/grid_attributes.py)."""
+    return [(r.name, r.value) for k in read_cubin(cubin).kernels for r in k.attributes
+            if r.name in ("GRID_ATTRIBUTES", "UNKNOWN_0x5f")]
+
+
 def _memory_ops(cubin):
     text = oracle.cuobjdump_sass(cubin)
     return [m.group(0) for m in re.finditer(r"\b(?:REDG|STG|ATOMG)\.[^;]*", text)]
@@ -106,6 +113,7 @@ def test_multimem_equals_numpy(arch, spelling, ty, n, op):
         np.testing.assert_array_equal(mem, want, err_msg=name)
     strip = lambda ops: [re.sub(r"R\d+|UR\d+", "R", o) for o in ops]  # noqa: E731
     assert strip(_memory_ops(ours)) == strip(_memory_ops(theirs.output))
+    assert _grid_records(ours) == _grid_records(theirs.output)
 
 
 REFUSALS = [
@@ -224,6 +232,7 @@ def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, mem, err_msg=name)
     assert _ldgmc(ours) == _ldgmc(theirs.output)
+    assert _grid_records(ours) == _grid_records(theirs.output)
 
 
 def _bulk_ops(cubin):
@@ -275,6 +284,7 @@ def test_multimem_bulk_copy_as_ptxas(arch):
         run(cubin, "k", 1, 32, [out, data.copy()])
         np.testing.assert_array_equal(out, data, err_msg=name)
     assert _bulk_ops(ours) == _bulk_ops(theirs.output)
+    assert _grid_records(ours) == _grid_records(theirs.output)
 
 
 # every op/type ptxas 13.5 accepts for multimem.cp.reduce.async.bulk (the same on sm_90, sm_100 and
@@ -343,6 +353,7 @@ def test_multimem_bulk_reduce_as_ptxas(arch, op, ty):
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, want, err_msg=f"{name} {op}.{ty}")
     assert _bulk_ops(ours) == _bulk_ops(theirs.output)
+    assert _grid_records(ours) == _grid_records(theirs.output)
 
 
 def _uniform_ld_reduce_ptx(arch, spelling, bits, n, offset, cvta):
@@ -385,4 +396,5 @@ def test_ld_reduce_of_a_parameter_pointer(arch, spelling, bits, n, offset, cvta)
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, want, err_msg=name)
     assert _ldgmc(ours) == _ldgmc(theirs.output)
+    assert _grid_records(ours) == _grid_records(theirs.output)
     assert "RZ.U32+UR" in _ldgmc(ours)[0]
