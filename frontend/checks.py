@@ -954,6 +954,10 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
+        if op == "set" and self.version < (6, 5) and ins.modifiers[-1:] in ((".f16",), (".f16x2",)) \
+                and ins.modifiers[-2:-1] not in ((".f16",), (".f16x2",)):
+            problems.append("Feature 'half precision floating point set instruction with integer "
+                            "result' requires PTX ISA .version 6.5 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         problems += self._vector_atomic_problems(ins)
