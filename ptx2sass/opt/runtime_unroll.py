@@ -109,6 +109,14 @@ class _Copier:
             out.append(ir.Instr("mov", dests=[d], srcs=[v], type=phi.dest.type))
             env[phi.dest.id] = d
 
+    def carried(self, env: dict[int, object]) -> dict[int, object]:
+        """The phis' values for the iteration after `env`'s (their back-edge inputs)."""
+        out = {}
+        for phi in self.h.phis:
+            v = _phi_value(phi, self.h)
+            out[phi.dest.id] = env.get(v.id, v) if isinstance(v, ir.Value) else v
+        return out
+
     def copies(self, out: list[ir.Instr], env: dict[int, object], n: int) -> ir.Value:
         """n iterations into `out` from `env`'s phis; the last one's exit predicate."""
         for k in range(n):
@@ -182,7 +190,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
             for phi in h.phis:
                 d = fn.new_value(phi.dest.type, phi.dest.name)
                 sb.phis.append(ir.Phi(d, [(prev_skip, _lookup(skip_env, phi.dest)),
-                                          (prev_run, _lookup(run_env, phi.dest))]))
+                                          (prev_run, cp.carried(run_env)[phi.dest.id])]))
                 env_s[phi.dest.id] = d
         if s == 1:                              # exactly one iteration is left
             env_1 = dict(env_s)
@@ -219,7 +227,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     order.append(x)
     # C's phis: from the preheader, and from M's last copy
     for phi, cphi in zip(h.phis, c.phis):
-        cphi.incoming = [(pre, _phi_value(phi, pre)), (m, _lookup(env_m, phi.dest))]
+        cphi.incoming = [(pre, _phi_value(phi, pre)), (m, cp.carried(env_m)[phi.dest.id])]
     # X: the loop's values read after it, per path
     subst = {}
     for v in outside:
