@@ -42,7 +42,7 @@ def _phi_value(phi: ir.Phi, block: ir.Block):
     return dict((id(b), v) for b, v in phi.incoming)[id(block)]
 
 
-def _control_slice(h: ir.Block) -> list[ir.Instr] | None:
+def _control_slice(h: ir.Block, back: ir.Block) -> list[ir.Instr] | None:
     """The instructions of h (in order) its exit predicate depends on, or None when one is
     not pure or depends on a value h computes otherwise (a load)."""
     defs = {d.id: ins for ins in h.instrs for d in ins.dests}
@@ -55,7 +55,7 @@ def _control_slice(h: ir.Block) -> list[ir.Instr] | None:
         if v.id in phis:
             if v.id not in seen_phis:
                 seen_phis.add(v.id)
-                todo.append(_phi_value(phis[v.id], h))
+                todo.append(_phi_value(phis[v.id], back))
             continue
         ins = defs.get(v.id)
         if ins is None or id(ins) in need:
@@ -69,15 +69,25 @@ def _control_slice(h: ir.Block) -> list[ir.Instr] | None:
 
 
 def _shape(fn: ir.Function, h: ir.Block):
-    """(preheader, exit, copies) of a one-block loop this pass unrolls, or None."""
-    if h.nounroll or h is fn.entry or h not in h.succs or len(h.succs) != 2 or len(h.preds) != 2:
+    """(preheader, exit, back-edge block) of a one-block loop this pass unrolls, or None. The
+    back edge may pass through a block holding only a `bra` (a loop tested at its bottom
+    whose exit is the taken branch)."""
+    if h.nounroll or h is fn.entry or len(h.succs) != 2 or len(h.preds) != 2:
         return None
     branch = h.instrs[-1] if h.instrs else None
     if branch is None or branch.opcode != "bra" or not isinstance(branch.guard, ir.Value):
         return None
-    (pre,) = [p for p in h.preds if p is not h] or [None]
-    (exit_,) = [s for s in h.succs if s is not h] or [None]
-    if pre is None or exit_ is None or pre is h:
+    if h in h.succs:
+        back = h
+    else:
+        latches = [s for s in h.succs if s.preds == [h] and s.succs == [h] and not s.phis
+                   and len(s.instrs) == 1 and s.instrs[0].opcode == "bra" and s.instrs[0].guard is None]
+        if len(latches) != 1 or latches[0] not in h.preds:
+            return None
+        back = latches[0]
+    (pre,) = [p for p in h.preds if p is not back] or [None]
+    (exit_,) = [s for s in h.succs if s is not back] or [None]
+    if pre is None or exit_ is None or pre is h or exit_ is h:
         return None
     body = h.instrs[:-1]
     if any(i.opcode not in BODY_OPCODES for i in body):
@@ -88,21 +98,21 @@ def _shape(fn: ir.Function, h: ir.Block):
     size = len(body) + len(h.phis)
     if COPIES * loaded > MAX_LOADED_WORDS or COPIES * size > MAX_INSTRUCTIONS:
         return None
-    return pre, exit_
+    return pre, exit_, back
 
 
 class _Copier:
-    def __init__(self, fn: ir.Function, h: ir.Block):
-        self.fn, self.h = fn, h
+    def __init__(self, fn: ir.Function, h: ir.Block, back: ir.Block):
+        self.fn, self.h, self.back = fn, h, back
         branch = h.instrs[-1]
         # the loop continues when p == self.continues_on
-        self.continues_on = (h.succs[0] is h) != branch.guard_negated
+        self.continues_on = (h.succs[0] is back) != branch.guard_negated
 
     def advance(self, out: list[ir.Instr], env: dict[int, object]) -> None:
         """Phis of the next iteration, from `env`'s values of this one."""
         nxt = []
         for phi in self.h.phis:
-            v = _phi_value(phi, self.h)
+            v = _phi_value(phi, self.back)
             nxt.append(env.get(v.id, v) if isinstance(v, ir.Value) else v)
         for phi, v in zip(self.h.phis, nxt):
             d = self.fn.new_value(phi.dest.type, phi.dest.name)
@@ -113,7 +123,7 @@ class _Copier:
         """The phis' values for the iteration after `env`'s (their back-edge inputs)."""
         out = {}
         for phi in self.h.phis:
-            v = _phi_value(phi, self.h)
+            v = _phi_value(phi, self.back)
             out[phi.dest.id] = env.get(v.id, v) if isinstance(v, ir.Value) else v
         return out
 
@@ -155,11 +165,11 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     shape = _shape(fn, h)
     if shape is None:
         return False
-    slice_ = _control_slice(h)
+    pre, exit_, back = shape
+    slice_ = _control_slice(h, back)
     if slice_ is None:
         return False
-    pre, exit_ = shape
-    cp = _Copier(fn, h)
+    cp = _Copier(fn, h, back)
     on = cp.continues_on
     outside = _read_outside(fn, h)
     name = h.name
@@ -243,6 +253,8 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
         phi.incoming = [(x if b is h else b, v) for b, v in phi.incoming]
     at = fn.blocks.index(h)
     fn.blocks[at:at + 1] = order
+    if back is not h:
+        fn.blocks.remove(back)
     substitute(_Except(fn, set(map(id, order))), subst)
     return True
 
