@@ -28,6 +28,7 @@ HEAD = """.version 8.0
 .reg .b32 %r<24>;
 .reg .b64 %rd<16>;
 .reg .pred %p<4>;
+.shared .align 4 .b8 s[1024];
 ld.param.u64 %rd1, [out];
 ld.param.u64 %rd2, [in];
 ld.param.u64 %rd9, [ns];
@@ -72,6 +73,16 @@ LOOPS = {
                          "red.global.add.u32 [%rd12], %r8;\nadd.s64 %rd13, %rd10, %rd3;\n"
                          "st.global.u32 [%rd13+64], %r5;\n"
                          "add.u32 %r3, %r3, 2;\nsetp.lo.u32 %p1, %r3, %r9;\n@%p1 bra LOOP;\n"),
+    # a register step, a multiplied counter (ptxas keeps both as loops; so do we)
+    "step_register": ("mov.u32 %r3, 0;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\nadd.u32 %r12, %r1, 1;\n",
+                      "add.s32 %r3, %r3, %r12;\nsetp.lt.s32 %p1, %r3, %r2;\n@%p1 bra LOOP;\n"),
+    "doubling": ("mov.u32 %r3, 1;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\n",
+                 "shl.b32 %r3, %r3, 1;\nsetp.lt.u32 %p1, %r3, %r2;\n@%p1 bra LOOP;\n"),
+    # a shared-memory store after the global load: unrolled (ldmatrix_raw's copy loop)
+    "st_shared": ("mov.u32 %r3, 0;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\nmov.u32 %r13, s;\n",
+                  "and.b32 %r14, %r6, 255;\nshl.b32 %r14, %r14, 2;\nadd.u32 %r14, %r13, %r14;\n"
+                  "st.shared.u32 [%r14], %r8;\n"
+                  "add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p1, %r3, %r2;\n@%p1 bra LOOP;\n"),
     # the exit test reads the load: not the induction's; stays a loop
     "exit_on_load": ("mov.u32 %r3, 0;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\n",
                      "add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p1, %r3, %r2;\nsetp.ne.u32 %p2, %r8, 0;\n"
@@ -131,8 +142,9 @@ def _unrolled_blocks(ptx: str) -> int:
     return sum(made)
 
 
-@pytest.mark.parametrize("name,unrolled", [("lt_s32", 1), ("down_s32", 1), ("lo_u32_store_red", 1), ("ne_u32_wrap", 1),
-                                           ("exit_on_load", 0)])
+@pytest.mark.parametrize("name,unrolled", [("lt_s32", 1), ("down_s32", 1), ("ne_u32_wrap", 1),
+                                           ("lo_u32_store_red", 0), ("step_register", 0), ("doubling", 0),
+                                           ("st_shared", 1), ("exit_on_load", 0)])
 def test_which_loops_are_unrolled(name, unrolled):
     assert _unrolled_blocks(_ptx(name)) == unrolled
 

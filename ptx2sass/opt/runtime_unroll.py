@@ -35,7 +35,10 @@ MAX_INSTRUCTIONS = 160
 # what a body may hold to be copied: pure operations and memory accesses (no calls, barriers
 # or warp collectives: copies of one iteration run in different blocks for different threads)
 BODY_OPCODES = (PURE - {"stacksave"}) | {"ld", "ldu", "st", "atom", "red"}
-SLICE_OPCODES = PURE - {"tex", "tld4", "txq", "suq", "suld", "istypep", "stacksave"}
+# the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
+# register or by a multiply as they are, and those whose body stores, reduces or
+# atomically updates the space it loads from: the next copy's loads would wait anyway)
+SLICE_OPCODES = frozenset({"add", "sub", "setp", "mov", "cvt", "and", "or", "xor", "not"})
 
 
 def _phi_value(phi: ir.Phi, block: ir.Block):
@@ -65,6 +68,11 @@ def _control_slice(h: ir.Block, back: ir.Block) -> list[ir.Instr] | None:
             return None
         need.add(id(ins))
         todo.extend(s.base if isinstance(s, ir.Address) else s for s in ins.srcs)
+    for vid in seen_phis:               # each a counter with a constant step
+        step = defs.get(getattr(_phi_value(phis[vid], back), "id", None))
+        if (step is None or step.opcode not in ("add", "sub") or len(step.srcs) != 2
+                or not isinstance(step.srcs[1], ir.Const) or getattr(step.srcs[0], "id", None) != vid):
+            return None
     return [ins for ins in h.instrs[:-1] if id(ins) in need]
 
 
@@ -92,8 +100,12 @@ def _shape(fn: ir.Function, h: ir.Block):
     body = h.instrs[:-1]
     if any(i.opcode not in BODY_OPCODES for i in body):
         return None
-    if not any(i.opcode in ("ld", "ldu") for i in body):
+    loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
+    if not loads:
         return None             # nothing to keep in flight
+    writes = {i.space for i in body if i.opcode in ("st", "atom", "red")}
+    if writes & loads or ((writes or loads) & {None, "generic"} and writes):
+        return None             # the next copy's loads wait for this one's writes
     loaded = _loaded_words(body)
     size = len(body) + len(h.phis)
     if COPIES * loaded > MAX_LOADED_WORDS or COPIES * size > MAX_INSTRUCTIONS:
