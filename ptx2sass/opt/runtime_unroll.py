@@ -24,7 +24,7 @@ body. Loops whose exit depends on a load or a call keep their shape.
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dce import CARRY, PURE
+from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
 from ptx2sass.opt.unroll import MAX_LOADED_WORDS, _clone, _loaded_words
 from ptx2sass.opt.uses import substitute
 
@@ -101,8 +101,8 @@ def _shape(fn: ir.Function, h: ir.Block):
     if any(i.opcode not in BODY_OPCODES for i in body):
         return None
     loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
-    if not loads:
-        return None             # nothing to keep in flight
+    if not loads or any(is_strong_load(i) for i in body):
+        return None             # nothing to keep in flight (volatile/strong loads run in order)
     writes = {i.space for i in body if i.opcode in ("st", "atom", "red")}
     if writes & loads or ((writes or loads) & {None, "generic"} and writes):
         return None             # the next copy's loads wait for this one's writes
