@@ -149,8 +149,9 @@ class _Copier:
         return env[self.h.instrs[-1].guard.id]
 
     def remain(self, out: list[ir.Instr], env: dict[int, object], s: int, slice_: list[ir.Instr]):
-        """A predicate: at least s iterations run from `env`'s phis; and its sense (the
-        value for which they do). Only the control slice is cloned: the body does not run."""
+        """A predicate that equals `continues_on` when at least s iterations run from `env`'s
+        phis (the and, or the or, of the next s-1 exit tests). Only the control slice is
+        cloned: the body does not run."""
         env = dict(env)
         preds = []
         for k in range(s - 1):
@@ -162,7 +163,6 @@ class _Copier:
         acc = preds[0]
         for p in preds[1:]:
             d = self.fn.new_value("pred")
-            # all continue: and of p (continues_on) or or of p (continues when false)
             out.append(ir.Instr("and" if self.continues_on else "or", dests=[d], srcs=[acc, p],
                                 type="pred"))
             acc = d
