@@ -13,6 +13,7 @@ import pytest
 import ptx2sass
 from ptx2sass import oracle
 from ptx2sass.emu.launch import run
+from codegen_harness import registers_against_ptxas
 
 THREADS = 32
 FRACTIONS = [1.0, 0.5, 0.0625, 0.3, 0.99, 0.01, 0.75, 0.125]
@@ -149,19 +150,6 @@ def test_policies_read_only_as_hints_cost_no_registers():
     which kept it alive while the dead-part sweep counted a self-read as a reader (fuzz seed
     30000991 on sm_90, five policies: 63 registers, ptxas 26). Outputs equal ptxas's;
     registers no more than ptxas's (ptxas computes the policies: 20)."""
-    from ptx2sass import codegen
-    from ptx2sass.emu.loader import load_program
-
-    theirs = oracle.ptxas(HINTED_STORES, "sm_90").output
-    ours, _ = codegen.generate_module(codegen.lower_ptx(HINTED_STORES, "sm_90", "k.ptx"), "sm_90",
-                                      filename="k.ptx")
     data = np.random.default_rng(30000991).integers(0, 1 << 32, (64, 4), dtype=np.uint64)
-    outs, regs = [], []
-    for cubin in (ours, theirs):
-        out = np.zeros((64, 4), dtype=np.uint32)
-        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, data.astype(np.uint32)], hazard_check=True)
-        assert not res.hazards, [str(h) for h in res.hazards[:3]]
-        outs.append(out)
-        regs.append(load_program(cubin, "k").regcount)
-    assert outs[0].tobytes() == outs[1].tobytes()
-    assert regs[0] <= regs[1], regs
+    ours, theirs = registers_against_ptxas(HINTED_STORES, "sm_90", (64, 4), data.astype(np.uint32))
+    assert ours <= theirs, (ours, theirs)

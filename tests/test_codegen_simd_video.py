@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from codegen_harness import kernel, run_both
+from codegen_harness import kernel, registers_against_ptxas, run_both
 from ptx2sass import oracle
 from ptx2sass.emu.launch import run
 from test_codegen_video import data32
@@ -138,20 +138,7 @@ def test_video_compares_select_an_immediate_one():
     register per lane (the lanes' `MOV R, 0x1`, scheduled ahead of the compares, held 13
     more registers than ptxas: fuzz seed 30000991 on sm_90). Outputs equal ptxas's;
     registers no more than ptxas's."""
-    from ptx2sass import codegen
-    from ptx2sass.emu.loader import load_program
-
-    theirs = oracle.ptxas(VSET_MIX, "sm_90").output
-    ours, _ = codegen.generate_module(codegen.lower_ptx(VSET_MIX, "sm_90", "k.ptx"), "sm_90",
-                                      filename="k.ptx")
     data = np.random.default_rng(30000991).integers(0, 1 << 32, (64, 4), dtype=np.uint64)
     data[::3, 1] = data[::3, 0]                     # equal lanes too
-    outs, regs = [], []
-    for cubin in (ours, theirs):
-        out = np.zeros((64 + 256, 4), dtype=np.uint32)
-        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, data.astype(np.uint32)], hazard_check=True)
-        assert not res.hazards, [str(h) for h in res.hazards[:3]]
-        outs.append(out)
-        regs.append(load_program(cubin, "k").regcount)
-    assert outs[0].tobytes() == outs[1].tobytes()
-    assert regs[0] <= regs[1], regs
+    ours, theirs = registers_against_ptxas(VSET_MIX, "sm_90", (64 + 256, 4), data.astype(np.uint32))
+    assert ours <= theirs, (ours, theirs)

@@ -116,21 +116,9 @@ def test_unread_cache_policy_goes_with_its_loads():
     no more than ptxas's."""
     import numpy as np
 
-    from ptx2sass import codegen, oracle
-    from ptx2sass.emu.launch import run
-    from ptx2sass.emu.loader import load_program
+    from codegen_harness import registers_against_ptxas
 
-    theirs = oracle.ptxas(DEAD_POLICY, "sm_90").output
-    ours, _ = codegen.generate_module(codegen.lower_ptx(DEAD_POLICY, "sm_90", "k.ptx"), "sm_90",
-                                      filename="k.ptx")
     data = np.random.default_rng(30000498).integers(0, 1 << 32, (128, 2), dtype=np.uint64)
-    outs, regs = [], []
-    for cubin in (ours, theirs):
-        out = np.zeros((64, 2), dtype=np.uint32)
-        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [out, data.astype(np.uint32), np.float32(0.5)],
-                  hazard_check=True)
-        assert not res.hazards, [str(h) for h in res.hazards[:3]]
-        outs.append(out)
-        regs.append(load_program(cubin, "k").regcount)
-    assert outs[0].tobytes() == outs[1].tobytes()
-    assert regs[0] <= regs[1], regs
+    ours, theirs = registers_against_ptxas(DEAD_POLICY, "sm_90", (64, 2), data.astype(np.uint32),
+                                           np.float32(0.5))
+    assert ours <= theirs, (ours, theirs)
