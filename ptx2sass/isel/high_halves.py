@@ -14,6 +14,7 @@ import functools
 
 from ptx2sass.encoder.model import Imm, Instruction, Reg
 from ptx2sass.mir import COPY, MFunction, MInstr, VOp, register_operands
+from ptx2sass.mir import writers as register_writers
 
 
 def _plain(op) -> bool:
@@ -49,12 +50,7 @@ def read_high_halves(mf: MFunction) -> int:
     arch = getattr(mf.target, "name", None)
     if arch is None or not _encodable(arch):
         return 0
-    writers: dict[int, list[MInstr]] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                if is_def:
-                    writers.setdefault(op.reg.id, []).append(ins)
+    writers = register_writers(mf)
     rewritten = 0
     for b in mf.blocks:
         position = {id(ins): k for k, ins in enumerate(b.instrs)}
