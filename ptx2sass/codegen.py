@@ -39,6 +39,7 @@ from ptx2sass.isel.shared_addresses import fold_shared_addresses
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.high_halves import read_high_halves
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
@@ -296,6 +297,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_compare_chains(mf)
     combine_adds(mf)
     legalise_operand_slots(mf, info.name)
+    read_high_halves(mf)
     remove_dead_parts(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:

@@ -186,3 +186,14 @@ def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
     if isinstance(ins.guard, VOp):
         out.append((-1, ins.guard, False))
     return out
+
+
+def writers(mf: MFunction) -> dict[int, list[MInstr]]:
+    """Virtual register id -> the instructions that write it (any part), in block order."""
+    out: dict[int, list[MInstr]] = {}
+    for b in mf.blocks:
+        for ins in b.instrs:
+            for _, op, is_def in register_operands(ins):
+                if is_def:
+                    out.setdefault(op.reg.id, []).append(ins)
+    return out

@@ -169,3 +169,23 @@ def dmma_chain(a_row, b_col, c, mode: str = "RN") -> float:
         exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(acc)
         acc = fp.round_rational(exact, "f64", mode) if exact else 0.0
     return acc
+
+
+def registers_against_ptxas(ptx: str, arch: str, out_shape: tuple, data: np.ndarray,
+                            *params, threads: int = THREADS) -> tuple[int, int]:
+    """Kernel `k(out, in, *params)` compiled by ptx2sass and by ptxas, run in the emulator on
+    `data` with one block of `threads`: outputs must agree bit for bit and ours must have no
+    hazard. Returns (our registers, ptxas's registers) for the test's bound."""
+    from ptx2sass.emu.loader import load_program
+
+    theirs = oracle.ptxas(ptx, arch).output
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    outs, regs = [], []
+    for cubin in (ours, theirs):
+        out = np.zeros(out_shape, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (threads, 1, 1), [out, data.copy(), *params], hazard_check=True)
+        assert not res.hazards or cubin is theirs, [str(h) for h in res.hazards[:3]]
+        outs.append(out)
+        regs.append(load_program(cubin, "k").regcount)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    return regs[0], regs[1]

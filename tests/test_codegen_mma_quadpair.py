@@ -212,3 +212,16 @@ def test_sm75_hmma_884_steps(combo):
         assert found
         return found
     assert steps(ours) == steps(theirs)
+
+
+@pytest.mark.parametrize("combo", [c for c in COMBOS if c[2:] == ("f32", "f16") and c[:2] != ("col", "row")],
+                         ids="_".join)
+def test_high_halves_read_in_place_sm90(combo):
+    """Each shuffled f16 word's high half widens with `HADD2.F32 d, -RZ, w.H1_H1`
+    (isel/high_halves.py), not a shift into a register of its own first: with f16 C and
+    f32 D (every element a half) ours needed 42-43 registers, ptxas 40 (col/row: 44 -> 42,
+    not covered). Outputs equal the manual's and ptxas's; registers no more than ptxas's."""
+    from ptx2sass.emu.loader import load_program
+
+    ours, theirs = check_against_the_manual_and_ptxas(combo, "sm_90")
+    assert load_program(ours, "k").regcount <= load_program(theirs, "k").regcount

@@ -6,7 +6,7 @@ and sm_90; the low word is always zero).
   20..23: ceil(16 * fraction) - 1 for a constant (folded), trunc(fraction * 15.99f) for a
   register (ptxas's run-time sequence: FMUL, F2I.U32.TRUNC.NTZ).
 * `.range [a], primary-size, total-size`: blocks of 2^e bytes, e = max(ceil(log2(total)) - 7,
-  12) (I2FP, MUFU.LG2, F2I.U32.CEIL.NTZ; a constant total's log2 folded); the high word is
+  12) (I2FP, MUFU.LG2, F2I.U32.CEIL.NTZ; for a constant total, e is folded); the high word is
   (0x18 | code) << 24 | (e - 12) << 20 | (a >> e & 0x7f) << 12 | min(count, 0x7f) << 5 with
   count = ((a + primary + 2^e - 1) >> e) - (a >> e) (64-bit); a total size of 0 gives
   0x18000000 whatever the policy. ptxas 13.5 for sm_90 computes part of it in uniform
@@ -104,29 +104,33 @@ class CachePolicy:
         space = "global" if ins.space == "global" else "generic"
         mem = self.offset_added(self.memory_operand(addr, space))
         a_lo, a_hi = (VOp(mem.base.reg, 0), VOp(mem.base.reg, 1)) if mem.base is not None else (RZ, RZ)
-        e = VOp(self.mf.new_vreg())
         if total_value is None:
+            e = VOp(self.mf.new_vreg())
             lg = VOp(self.mf.new_vreg())
             self.emit("I2FP", ("F32", "U32"), [lg, self.reg_part(total)])
             self.emit("MUFU", ("LG2",), [lg, lg])
             self.emit("F2I", ("U32", "CEIL", "NTZ"), [e, lg])
-        else:
-            self.emit("F2I", ("U32", "CEIL", "NTZ"), [e, self.fimm(range_block_log2(total_value))])
-        self.emit("IADD3", (), [e, e, Imm(-7 & 0xFFFFFFFF), RZ])
-        self.emit("IMNMX", (), [e, e, Imm(12), NOT_PT])                 # max(., 12)
-        block = VOp(self.mf.new_vreg())
-        one = VOp(self.mf.new_vreg())
-        self.move(one, Imm(1))
-        self.emit("SHF", ("L", "U32"), [block, one, e, RZ])
+            self.emit("IADD3", (), [e, e, Imm(-7 & 0xFFFFFFFF), RZ])
+            self.emit("IMNMX", (), [e, e, Imm(12), NOT_PT])                 # max(., 12)
+            block = VOp(self.mf.new_vreg())
+            one = VOp(self.mf.new_vreg())
+            self.move(one, Imm(1))
+            self.emit("SHF", ("L", "U32"), [block, one, e, RZ])
+        else:                      # a constant total: the block size is known, nothing to hold
+            e_value = max(math.ceil(range_block_log2(total_value)) - 7, 12)
+            e, block = Imm(e_value), Imm(1 << e_value)
         size = self.known_constant(primary)
-        end_add = VOp(self.mf.new_vreg())                                # primary + 2^e - 1
-        if size is None:
+        if size is None:                                                 # primary + 2^e - 1
+            end_add = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [end_add, self.reg_part(primary), Imm(0xFFFFFFFF), block])
+        elif isinstance(block, Imm):
+            end_add = self.imm32(size - 1 + block.value)
         else:
+            end_add = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [end_add, block, self.imm32(size - 1), RZ])
         end = self.new_pair()
         carry = VOp(self.mf.new_vreg("P"))
-        self.emit("IADD3", (), [VOp(end.reg, 0), carry, end_add, a_lo, RZ], ndefs=2)
+        self.emit("IADD3", (), [VOp(end.reg, 0), carry, a_lo, end_add, RZ], ndefs=2)
         self.emit("IADD3", ("X",), [VOp(end.reg, 1), a_hi, RZ, RZ, carry, NOT_PT])
         first, last = self.new_pair(), self.new_pair()                   # block numbers
         for out, (lo, hi) in ((first, (a_lo, a_hi)), (last, (VOp(end.reg, 0), VOp(end.reg, 1)))):
@@ -144,16 +148,21 @@ class CachePolicy:
                   ndefs=2)
         blocks = VOp(self.mf.new_vreg())
         self.emit("SEL", (), [blocks, VOp(count.reg, 0), Imm(0x7F), small])
-        fields = [(VOp(first.reg, 0), 12, 0x7F000), (blocks, 5, 0xFE0)]
-        hi = VOp(self.mf.new_vreg())
-        scale = VOp(self.mf.new_vreg())                                  # (e - 12) << 20
-        self.emit("IADD3", (), [scale, e, Imm(-12 & 0xFFFFFFFF), RZ])
-        fields.append((scale, 20, 0xF00000))
-        self.move(hi, Imm((RANGE_MARKER | code) << 24))
-        for value, shift, mask in fields:
-            t = VOp(self.mf.new_vreg())
-            self.emit("IMAD", ("SHL", "U32"), [t, value, Imm(1 << shift), RZ])
-            self.emit("LOP3", ("LUT",), [hi, hi, t, Imm(mask), Imm(LUT_OR_AND), NOT_PT])
+        # blocks <= 0x7f: its field needs no mask, and the two low fields do not overlap (the
+        # IMAD's add is an OR); no register holds the marker or a mask
+        low, count_field, hi = (VOp(self.mf.new_vreg()) for _ in range(3))
+        self.emit("LOP3", ("LUT",), [low, VOp(first.reg, 0), Imm(0x7F), RZ, Imm(LUT_AND), NOT_PT])
+        self.emit("IMAD", ("SHL", "U32"), [count_field, blocks, Imm(1 << 5), RZ])
+        self.emit("IMAD", (), [hi, low, Imm(1 << 12), count_field])
+        marker = (RANGE_MARKER | code) << 24
+        if isinstance(e, Imm):
+            marker |= (e.value - 12) << 20 & 0xF00000
+        else:
+            scale = VOp(self.mf.new_vreg())                              # (e - 12) << 20
+            self.emit("IADD3", (), [scale, e, Imm(-12 & 0xFFFFFFFF), RZ])
+            self.emit("IMAD", ("SHL", "U32"), [scale, scale, Imm(1 << 20), RZ])
+            self.emit("LOP3", ("LUT",), [hi, hi, Imm(0xF00000), scale, Imm(LUT_OR_AND), NOT_PT])
+        self.emit("LOP3", ("LUT",), [hi, hi, Imm(marker), RZ, Imm(LUT_OR), NOT_PT])
         if total_value is None:                                          # total 0: EMPTY_RANGE
             nonzero = VOp(self.mf.new_vreg("P"))
             self.emit("ISETP", ("NE", "U32", "AND"), [nonzero, PT, self.reg_part(total), RZ, PT],

@@ -167,5 +167,5 @@ class SimdVideoSelection:
         else:
             p = self._v_new("P")
             self.emit("ISETP", (_SASS_CMP[mods[0]], "AND"), [p, PT, x, y, PT], ndefs=2)
-            self.emit("SEL", (), [t, self._v_reg(Imm(1)), RZ, p])
+            self.emit("SEL", (), [t, RZ, Imm(1), VOp(p.reg, inv=True)])     # 1 as an immediate: no register
         return t

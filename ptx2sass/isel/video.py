@@ -186,7 +186,7 @@ class VideoSelection:
         if op == "vset":
             p = self._v_compare(_SASS_CMP[cmp], a, b, True)     # both extended to 64 bits
             one = self._v_new()
-            self.emit("SEL", (), [one, self._v_reg(Imm(1)), RZ, p])
+            self.emit("SEL", (), [one, RZ, Imm(1), VOp(p.reg, inv=True)])
             tmp = (one, RZ)
         elif op in ("vadd", "vsub"):
             tmp = self._v_add64(a, b, negate_b=op == "vsub")

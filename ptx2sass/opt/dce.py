@@ -17,6 +17,7 @@ PURE = frozenset({
     # texture and surface reads and header queries (ptxas deletes them unread, `.trap`
     # surface loads included)
     "tex", "tld4", "txq", "suq", "suld", "istypep",
+    "createpolicy",     # a cache-policy descriptor: arithmetic on its operands (isel/cache_policy.py)
     "stacksave",        # with no source: the stack pointer at the bottom of the frame (to_ssa)
     # video instructions (their selectors live in `ins.attrs`, which CSE's key includes)
     "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
