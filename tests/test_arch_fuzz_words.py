@@ -42,6 +42,10 @@ guarded RET.REL.NODEC with a predicate (sm_100 and sm_120). Campaign 18 (sm_89, 
 29100000-, at a3b3d348) adds `campaign18_sm89.words`: F2F.F16.F64.RP of a UR (and, branch triage19, the plain and .RM words of seed 29101686), UIMAD.X with a
 carry-in, F2FP.SATFINITE.RELU.F16.F32.MERGE_C of a UR (probed for sm_89, sm_86 and sm_80; read back here on sm_89, whose
 nvdisasm names the F2FP's types).
+Branch open16's held-out audit sample (seeds 33000000-33000059 per arch, ptxas's cubins) adds
+`open16_turing.words`: guarded UISETP.NE.U32 and USEL with immediates, HMUL2 of a uniform
+register's low half (sm_75); `open16_blackwell.words`: UI2FP.F32.S32 and UFRND.CEIL under a
+uniform predicate (sm_120).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -71,7 +75,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "arch15_ho_sm100.words"), ("sm_120", "arch15_ho_sm100.words"),
          ("sm_100", "campaign17d_sm100.words"), ("sm_120", "campaign17d_sm100.words"),
          ("sm_89", "campaign18_sm89.words"), ("sm_90", "campaign19_sm90.words"),
-         ("sm_75", "open14_c75_sm75.words"))
+         ("sm_75", "open14_c75_sm75.words"),
+         ("sm_75", "open16_turing.words"), ("sm_120", "open16_blackwell.words"))
 
 
 def _words():

@@ -18,7 +18,7 @@ from ptx2sass.emu.loader import load_program
 from ptx2sass.encoder.model import Reg
 from ptx2sass.sched.latency import DATA, model_for
 
-HEAD = """.version 8.8
+HEAD = """.version 9.0
 .target {arch}
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 in)

@@ -27,3 +27,29 @@ CASES = {
 def test_ptxas_qspc_queue_has_no_hazard(name, arch):
     hazards = hazards_in_ptxas_cubin(HERE / f"{name}.ptx", arch)
     assert not hazards, f"{CASES[name, arch]}: {hazards[0].message}"
+
+
+# hand-written probes (`.target` rewritten per arch): isspacep on a pointer parameter next to
+# two LDS whose results are read with it (branch open16, ptxas 13.5.37)
+PROBES = {
+    "isspacep_shared_lds": "sm_75: `QSPC.E.S P1, RZ, [UR4]` with no scoreboard, then `LDS.U R2` with SB0; "
+                           "@!P1 is read after the wait on SB0 only. sm_110: `LDS R4` with no scoreboard, "
+                           "read after the wait on the later `QSPC.E.S`'s SB0 only",
+    "isspacep_shared_local_lds": "sm_75: QSPC.E.L and QSPC.E.S with no scoreboard, their predicates read "
+                                 "after the wait on a later LDS's SB only; sm_110 as above",
+}
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90", "sm_100", "sm_110", "sm_120"])
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_ptxas_qspc_probe_has_no_hazard(probe, arch):
+    """QSPC is in the mio queue on every arch; on sm_110 it is variable-latency as on sm_100."""
+    import numpy as np
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    text = (HERE / f"{probe}.ptx").read_text().replace(".target sm_75", f".target {arch}")
+    run_ = oracle.ptxas(text, arch=arch)
+    assert run_.output is not None, run_.stderr
+    out, g, h = (np.zeros(64, dtype=np.uint32) for _ in range(3))
+    res = run(run_.output, "k", (1, 1, 1), (32, 1, 1), [out, g, h])
+    assert not res.hazards, f"{PROBES[probe]}: {res.hazards[0]}"

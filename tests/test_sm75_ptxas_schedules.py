@@ -21,6 +21,9 @@ RULES = {
                 "for writing; an LD overwriting its address waits on it)",
     "27500040": "BMMA.88128 with no write scoreboard: a wait on a later IMMA's covers it (one "
                 "in-order tensor queue)",
+    # branch open16's held-out audit sample (seeds 33,000,000..): each flagged on ptxas's cubin
+    "33000059": "IMAD.HI with a register factor: its carry-out read by IADD3.X 5 cycles after "
+                "(`IMAD.HI.U32 R26, P0, R24, R33, R26`; the table had 9)",
 }
 
 
