@@ -41,6 +41,7 @@ ABORTED = "Ptx assembly aborted due to errors"
 OUT_OF_MEMORY = "Memory allocation failure"     # ptxas's words when an allocation fails
 # Fatal errors after which ptxas stops without its closing ABORTED line.
 ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
+                      "PTX with .target '", "Program with .target '",      # (-arch vs `.target`)
                       "Unresolved extern function ", "In ABI compilation, ",
                       "'Compile only(-c)' requires ABI")     # (message prefixes)
 
@@ -375,11 +376,13 @@ def _debug_section_warnings(module, report: Reporter) -> None:
 
 def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     """What ptxas says, once the PTX is read, of options its `.target` does not take:
-    tcgen05 tensor-memory checks (sm_100 to sm_119 only), fabric checks (sm_100 and up),
+    tcgen05 tensor-memory checks (arch-specific sm_100a/f to sm_119a/f only), fabric checks (sm_100 and up),
     the deprecated pre-Volta barrier behaviour (every target it compiles for), and entries
     in tools-patch code."""
     target = module.target.names[0] if module.target is not None and module.target.names else None
-    number = int(re.sub(r"\D", "", target) or 0) if target and target.startswith("sm_") else 0
+    from ptx2sass.frontend.instructions import real_target
+    real = real_target(target) if target else None
+    number = int(re.sub(r"\D", "", real) or 0) if real and real.startswith("sm_") else 0
     if cl.flag("compile-as-tools-patch") and any(True for _ in module.entries()):
         report.diagnostic(CompileError("Entry function is not allowed when command line option "
                                        "'--compile-as-tools-patch' is specified "))
@@ -393,7 +396,7 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
                            "separate compilation unless all modules participating in linking have "
                            "this option specified.")
     if target and (cl.flag("g-tensor-memory-access-check") or cl.flag("gno-tensor-memory-access-check")) \
-            and not 100 <= number < 120:
+            and not (100 <= number < 120 and real[-1] in "af"):
         report.info("Command line option '--g-tensor-memory-access-check / "
                     "--gno-tensor-memory-access-check' not supported for "
                     f"'.target {target}', will be ignored")

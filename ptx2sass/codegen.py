@@ -19,6 +19,7 @@ from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_prog
                                             sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
+from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
@@ -837,7 +838,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             at = {n: i for i, n in enumerate(written)}
             pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
-    target = module.target.split(",")[0].strip() if module.target else arch
+    target = real_target(module.target.split(",")[0].strip()) if module.target else arch
     debug_sections = []
     if source is not None:
         from ptx2sass.debuginfo.sections import (KernelLines, dwarf_sections, lineinfo_sections,
