@@ -6,13 +6,14 @@ order of its first calls). Rules found on generated modules (seeds 0-149); the s
 (2000-2039) were not looked at while finding them. Expected values: ptxas's cubins."""
 import io
 import random
+import re
 import struct
 import zlib
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from ptx2sass import codegen, oracle
+from ptx2sass import cli, codegen, oracle
 
 HEAD = ".version 8.0\n.target sm_89\n.address_size 64\n"
 LINKAGE = {"v": ".visible", "w": ".weak"}
@@ -123,3 +124,29 @@ def test_uncalled_functions_in_reverse_ptx_order(order):
     assert [s for s in _layout(theirs.output)["sections"] if s.startswith(".text.")] == \
         [f".text.{c}" for c in reversed(order)]
     assert _layout(ours) == _layout(theirs.output)
+
+
+LOCAL_MIX = [".func p0(.reg .u32 a) { ret; }\n", ".func p1(.reg .u32 a) { ret; }\n",
+             ".visible .func v0(.reg .u32 a) { call p1, (a); ret; }\n",
+             ".weak .func w0(.reg .u32 a) { ret; }\n",
+             ".visible .entry k0() { call p0, (1); ret; }\n", ".visible .entry k1() { ret; }\n"]
+
+
+def _verbose_names(stderr: str) -> list[str]:
+    return re.findall(r"(?:Function properties for|Compiling entry function) '?(\w+)", stderr)
+
+
+@pytest.mark.parametrize("ptx", [_module(s) for s in range(2000, 2012)] + [
+    HEAD + "".join(LOCAL_MIX[i] for i in order)
+    for order in ((0, 1, 4, 2, 3, 5), (0, 1, 2, 4, 5, 3), (5, 0, 1, 2, 4, 3), (1, 2, 0, 4, 5, 3))],
+    ids=[f"seed{s}" for s in range(2000, 2012)] + [f"local{i}" for i in range(4)])
+def test_verbose_order_under_c_as_ptxas(ptx, tmp_path, capsys, monkeypatch):
+    """-c -v reports in the cubin's order: the local `.func`s (which we inline; ptxas keeps
+    them), then kernels and link targets interleaved (ours: every function, then the kernels)."""
+    argv = ["-arch=sm_89", "-c", "-v", "k.ptx", "-o", "k.o"]
+    theirs = oracle._run_cached("ptxas", argv, {"k.ptx": ptx.encode()}, "k.o")
+    (tmp_path / "k.ptx").write_text(ptx)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert cli.main(argv) == theirs.returncode == 0
+    assert _verbose_names(capsys.readouterr().err) == _verbose_names(theirs.stderr)
