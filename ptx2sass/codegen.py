@@ -835,6 +835,17 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             at = {n: i for i, n in enumerate(written)}
             pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
+    elif pointers and not relocatable:
+        # a module that takes a function's address: ptxas 13.5.37 puts its kernels (PTX
+        # order) through `variables.alternating_merge_sort`, those that take an address or
+        # call through a pointer as the larger key; the builder writes the result reversed
+        from ptx2sass.variables import alternating_merge_sort
+        by_name = {fn.name: fn for fn in module.functions}
+        special = {k.name for k in kernels if _uses_pointers(by_name[k.name], pointers)}
+        at = {n: i for i, n in enumerate(alternating_merge_sort([k.name for k in kernels],
+                                                                lambda n: n in special))}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: at[kc[0].name])
+        kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
     target = real_target(module.target.split(",")[0].strip()) if module.target else arch
     debug_sections = []
     if source is not None:
@@ -1039,6 +1050,19 @@ def _debug_source(module: ir.Module, options: dict, filename: str | None):
     from ptx2sass.debuginfo.source_map import SourceMap
     source = SourceMap(tree)
     return source if wanted or source.has_loc else None
+
+
+def _uses_pointers(fn: ir.Function, pointers: dict[str, int]) -> bool:
+    """Does `fn` call through a pointer, or name an address-taken function other than as a
+    call's target?"""
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode == "call" and ins.srcs and not isinstance(ins.srcs[0], ir.Symbol):
+                return True
+            if any(isinstance(s, ir.Symbol) and s.name in pointers
+                   for s in (ins.srcs[1:] if ins.opcode == "call" else ins.srcs)):
+                return True
+    return False
 
 
 def _declared_at(fn: ir.Function) -> int:
