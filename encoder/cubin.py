@@ -271,6 +271,9 @@ class Kernel:
     shared_symbols: list[tuple[str, int, int, str, str]] = field(default_factory=list)
     # -g: the functions its calls through pointers may reach (builder input only)
     indirect_callees: list[str] = field(default_factory=list)
+    # `externs` in the order first called, as `.nv.callgraph` lists a caller's edges (builder
+    # input only; None: `externs`' order)
+    call_order: list[str] | None = None
 
     @property
     def param_bytes(self) -> int:

@@ -365,7 +365,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
     for MIN_STACK_SIZE,
     `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
-    `.nv.prototype` (each extern function's `prototypes` string, ptxas's `#<result><params>`:
+    `.nv.prototype` (each extern or linked function's `prototypes` string, ptxas's
+    `#<result><params>`, `prototypes` in the order the PTX first names the functions:
     `#iil`; nvlink refuses to link a call whose string differs from the definition's), and
     debug-frame relocations for the linker.
     `handles`: the module's `.texref`/`.samplerref`/`.surfref` variables (name -> type) in
@@ -712,27 +713,31 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     c.module_attributes = module
     linked_funcs = [n for n in defined_funcs if n not in local_functions]    # (-g's local ones: none)
     if relocatable and (extern_names or linked_funcs):
-        # `.nv.prototype`: (symbol, 1) per extern function, as ptxas 13.5 writes it
+        # `.nv.prototype`: (symbol, its string) per extern or linked function, in symbol
+        # table order, as ptxas 13.5 writes it
         proto_names = extern_names + linked_funcs
         proto_sym = {**extern_sym, **{n: func_sym[n] for n in linked_funcs}}
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")
-        # the strings first in `.strtab`, the last extern's first (shared when equal)
-        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(proto_names)))
+        # the strings first in `.strtab`: the function named last in the PTX (`prototypes`'
+        # order) first, each string once
+        listed = set(proto_names)
+        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(prototypes) if e in listed))
         at, where = 1, {}
         for p in c.prototype_strings:
             where[p], at = at, at + len(p.encode()) + 1
         c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
                                   b"".join(struct.pack("<Ii", proto_sym[e], where[prototypes[e]])
-                                           for e in proto_names),
+                                           for e in sorted(proto_names, key=proto_sym.__getitem__)),
                                   link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
     # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
     # kernels calling through pointers after the third, what those calls reach after the last)
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
-                                            for e in k.externs if e not in k.indirect_callees]
+                                            for e in (k.externs if k.call_order is None else k.call_order)
+                                            if e not in k.indirect_callees]
                    + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
                    + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
                    + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order

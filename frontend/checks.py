@@ -34,7 +34,8 @@ def _range_split(name: str) -> tuple[str, int] | None:
         if len(_RANGE_SPLITS) < 1 << 16:
             _RANGE_SPLITS[name] = split
     return split
-_TARGET_NUMBER = re.compile(r"^sm_(\d+)([af]?)$")
+_DOUBLES_NATIVE_SM = 13        # from sm_13 on `.target map_f64_to_f32` is an error
+_TARGET_NUMBER = re.compile(r"^(?:sm|compute)_(\d+)([af]?)$")
 _RELAXED_OPCODES = frozenset(("ld", "ldu", "st", "cvt"))
 _ADDRESS_OF_OPCODES = frozenset(("mov", "cvta"))
 _SPACE_ALIASES = {".shared::cta": ".shared", ".param::entry": ".param", ".param::func": ".param",
@@ -129,7 +130,7 @@ def _arch_problem(target: str, arch: str) -> str | None:
     tn, an = int(t.group(1)), int(a.group(1))
     if tn > an:
         return "SM version specified by .target is higher than default SM version assumed"
-    if t.group(2) == "a" and target != arch:
+    if t.group(2) == "a" and isa.real_target(target) != arch:
         if tn == an:
             return f"PTX with .target '{target}' cannot be compiled for architecture '{arch}'"
         return f"Program with .target '{target}' cannot be compiled to future architecture"
@@ -256,14 +257,16 @@ class Checker:
             raise problem
         v, second = items[0], items[1]
         self.version = (v.major, v.minor)
-        for name in second.names:
-            if name.startswith("sm_"):
-                self.target_sm = target_number(name)
-                self.target_name = name
-        tgt = next((n for n in second.names if n.startswith("sm_")), None)
+        arch_names = [n for n in second.names if n.startswith(isa.ARCH_PREFIXES)]
+        if arch_names:     # (named as written; compute_NN is sm_NN otherwise)
+            self.target_name = arch_names[-1]
+            self.target_sm = target_number(self.target_name)
+        tgt = arch_names[0] if arch_names else None
+        if "map_f64_to_f32" in second.names and self.target_sm >= _DOUBLES_NATIVE_SM:
+            self.error("Directive map_f64_to_f32 is not supported with SM 1.3 or higher", second)
         self.header = (v, tgt, second)
         self.version_too_old = tgt is not None and bool(self.module.functions()) and \
-            self.version < isa.TARGET_MIN_VERSION.get(tgt, (0, 0))
+            self.version < isa.TARGET_MIN_VERSION.get(isa.real_target(tgt), (0, 0))
         asz = self.module.address_size
         if asz is not None and self.version < isa.ADDRESS_SIZE_MIN_VERSION:
             self.error("Feature '.address_size directive' requires PTX ISA .version "
@@ -932,7 +935,8 @@ class Checker:
                             f"'{self.target_name}'")
         for form, targets in isa.TARGET_LIMITED_FORMS.items():
             name, _, kind = form.partition(".")
-            if op == name and "." + kind in ins.modifiers and self.target_name not in targets:
+            if op == name and "." + kind in ins.modifiers and \
+                    isa.real_target(self.target_name) not in targets:
                 problems.append(f"Instruction '{form}' not supported on .target '{self.target_name}'")
         fp8 = {".e4m3x2", ".e5m2x2"}
         if op == "cvt" and fp8 & set(ins.modifiers[-2:]) and self.target_sm < 90:

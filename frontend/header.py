@@ -8,7 +8,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend import instructions as isa
 
 # a name that makes `.target` name an architecture (checked against KNOWN_TARGETS after)
-_ARCH_PREFIXES = ("sm_", "compute_")
+_ARCH_PREFIXES = isa.ARCH_PREFIXES
 
 
 def _fatal(message: str, file: str, node) -> CompileError:
@@ -47,8 +47,9 @@ def header_problem(items: list, end: ast.Node, file: str) -> CompileError | None
                 return _fatal(f"Target architecture not defined at start of file '{file}'",
                               file, item)
             for name in item.names:
-                if name.startswith("sm_") and name not in isa.KNOWN_TARGETS or \
-                        not name.startswith("sm_") and name not in isa.TARGET_OPTIONS:
+                arch = name.startswith(_ARCH_PREFIXES)
+                if arch and isa.real_target(name) not in isa.KNOWN_TARGETS or \
+                        not arch and name not in isa.TARGET_OPTIONS:
                     return _fatal(f"Unsupported .target '{name}'", file, item)
             target = True
         else:

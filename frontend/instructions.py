@@ -501,6 +501,17 @@ KNOWN_TARGETS = frozenset(
                          72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)]
     + [f"sm_{n}a" for n in (90, 100, 101, 103, 110, 120, 121)]
     + [f"sm_{n}f" for n in (100, 101, 103, 110, 120, 121)])
+# A virtual architecture (`.target compute_89`) is its real one to ptxas 13.5 (same verdicts,
+# same cubin); only messages that name the `.target` spell it as written.
+VIRTUAL_PREFIX, REAL_PREFIX = "compute_", "sm_"
+ARCH_PREFIXES = (REAL_PREFIX, VIRTUAL_PREFIX)
+
+
+def real_target(name: str) -> str:
+    """The `sm_` target a `.target` name stands for (`compute_90a` -> `sm_90a`)."""
+    return REAL_PREFIX + name[len(VIRTUAL_PREFIX):] if name.startswith(VIRTUAL_PREFIX) else name
+
+
 # The first PTX ISA version that knows each target (PTX ISA manual, release notes; each
 # entry checked against ptxas 13.5: one minor version lower is refused).
 TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {

@@ -41,6 +41,7 @@ ABORTED = "Ptx assembly aborted due to errors"
 OUT_OF_MEMORY = "Memory allocation failure"     # ptxas's words when an allocation fails
 # Fatal errors after which ptxas stops without its closing ABORTED line.
 ENDS_WITHOUT_ABORT = ("SM version specified by .target is higher than default SM version assumed",
+                      "PTX with .target '", "Program with .target '",      # (-arch vs `.target`)
                       "Unresolved extern function ", "In ABI compilation, ",
                       "'Compile only(-c)' requires ABI")     # (message prefixes)
 
@@ -375,11 +376,13 @@ def _debug_section_warnings(module, report: Reporter) -> None:
 
 def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     """What ptxas says, once the PTX is read, of options its `.target` does not take:
-    tcgen05 tensor-memory checks (sm_100 to sm_119 only), fabric checks (sm_100 and up),
+    tcgen05 tensor-memory checks (arch-specific sm_100a/f to sm_119a/f only), fabric checks (sm_100 and up),
     the deprecated pre-Volta barrier behaviour (every target it compiles for), and entries
     in tools-patch code."""
     target = module.target.names[0] if module.target is not None and module.target.names else None
-    number = int(re.sub(r"\D", "", target) or 0) if target and target.startswith("sm_") else 0
+    from ptx2sass.frontend.instructions import real_target
+    real = real_target(target) if target else None
+    number = int(re.sub(r"\D", "", real) or 0) if real and real.startswith("sm_") else 0
     if cl.flag("compile-as-tools-patch") and any(True for _ in module.entries()):
         report.diagnostic(CompileError("Entry function is not allowed when command line option "
                                        "'--compile-as-tools-patch' is specified "))
@@ -393,7 +396,7 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
                            "separate compilation unless all modules participating in linking have "
                            "this option specified.")
     if target and (cl.flag("g-tensor-memory-access-check") or cl.flag("gno-tensor-memory-access-check")) \
-            and not 100 <= number < 120:
+            and not (100 <= number < 120 and real[-1] in "af"):
         report.info("Command line option '--g-tensor-memory-access-check / "
                     "--gno-tensor-memory-access-check' not supported for "
                     f"'.target {target}', will be ignored")
@@ -629,11 +632,35 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
+def _postorder(names: list[str], graph: dict) -> list[str]:
+    """A depth-first postorder of the calls among `names`: the last-named root first, the
+    last-called callee first."""
+    within = set(names)
+    done: list[str] = []
+    seen: set[str] = set()
+    for root in reversed(names):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(reversed(graph[root])))]
+        while stack:
+            name, callees = stack[-1]
+            callee = next((c for c in callees if c in within and c not in seen), None)
+            if callee is None:
+                stack.pop()
+                done.append(name)
+            else:
+                seen.add(callee)
+                stack.append((callee, iter(reversed(graph[callee]))))
+    return done
+
+
 def function_report_order(module, compile_only: bool, debug: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
-    entry → those reported after it). Under -c every `.func` with a body comes first, in
-    the order ptxas compiles them: depth first from the last-named function back, callees
-    (the last-called first) before their callers. In whole-program mode each entry is
+    entry → those reported after it). Under -c the entries are among the first list, in the
+    cubin's order (ptxas 13.5.37): the local functions, then the kernels and `.visible`/
+    `.weak` functions, each group a depth-first postorder from the last-named function
+    back, callees (the last-called first) before their callers. In whole-program mode each entry is
     followed by the functions it reaches, by name (a call through a pointer reaches every
     function whose address the module takes)."""
     from ptx2sass.inline import address_taken_functions, call_graph
@@ -648,23 +675,13 @@ def function_report_order(module, compile_only: bool, debug: bool = False) -> tu
         visible = {f.name for f in module.functions() if f.kind == ".func" and ".visible" in f.linkage}
         return [n for n in funcs if n in visible], {entries[-1]: [n for n in funcs if n not in visible]}
     if compile_only:
-        done: list[str] = []
-        seen: set[str] = set()
-        for root in reversed(funcs):
-            stack = [(root, iter(reversed(graph[root])))]
-            if root in seen:
-                continue
-            seen.add(root)
-            while stack:
-                name, callees = stack[-1]
-                callee = next((c for c in callees if c in graph and c not in seen), None)
-                if callee is None:
-                    stack.pop()
-                    done.append(name)
-                else:
-                    seen.add(callee)
-                    stack.append((callee, iter(reversed(graph[callee]))))
-        return [n for n in done if n in funcs], {}
+        # the local functions first, then the kernels and link targets (each group with
+        # the calls within it)
+        linked = {f.name for f in module.functions() if f.kind == ".entry" or
+                  {".visible", ".weak"} & set(f.linkage)}
+        named_first = [n for n in dict.fromkeys(f.name for f in module.functions()) if n in graph]
+        return (_postorder([n for n in named_first if n not in linked and n in funcs], graph)
+                + _postorder([n for n in named_first if n in linked], graph)), {}
     after = {}
     taken = None
     for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):
@@ -723,15 +740,10 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
         n = size(f".nv.constant{bank}")
         if n:
             module += f", {n} bytes cmem[{bank}]"
-    lines = [module]
-    before, after = functions
-    for name in before:
-        lines += function_lines(name, timed=True)
-    for k in c.kernels:
-        if not k.is_entry:
-            continue
-        lines.append(f"Compiling entry function '{k.name}' for '{arch}'")
-        lines.append(f"Function properties for {k.name}")
+
+    def entry_lines(k) -> list[str]:
+        """An entry's lines, then those of the functions reported after it."""
+        lines = [f"Compiling entry function '{k.name}' for '{arch}'", f"Function properties for {k.name}"]
         stores, loads = (spills or {}).get(k.name, (0, 0))
         lines.append(f"    {(own_frames or {}).get(k.name, k.frame_size)} bytes stack frame, "
                      f"{stores} bytes spill stores, "
@@ -754,6 +766,15 @@ def resource_lines(cubin: bytes, arch: str, spills: dict | None = None,
             lines.append(f"Compile time = {times.get(k.name, 0.0):.3f} ms")
         for name in after.get(k.name, ()):
             lines += function_lines(name, timed=False)
+        return lines
+
+    lines = [module]
+    before, after = functions
+    entries = {k.name: k for k in c.kernels if k.is_entry}
+    for name in before:
+        lines += entry_lines(entries.pop(name)) if name in entries else function_lines(name, timed=True)
+    for k in entries.values():
+        lines += entry_lines(k)
     return lines
 
 

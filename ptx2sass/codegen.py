@@ -19,6 +19,7 @@ from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_prog
                                             sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
+from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
@@ -656,6 +657,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         code.regcount = regcount
     called = set(mf.externs) | {e for c in callees for e in c.mf.externs}
     code.externs = [name for name in externs if name in called]     # declaration order
+    code.call_order = [name for name in dict.fromkeys(mf.externs + [e for c in callees for e in c.mf.externs])
+                       if name in externs]
     # -g: what a call through a pointer may reach (every address-taken function)
     code.indirect_callees = [name for name in pointers if mf.pointer_calls]
     code.syscall_offsets = syscalls
@@ -760,15 +763,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
                  for name, fn in out_of_line.items()}
-    # ptxas's compile order: each kernel, then the link targets it calls first; then the rest
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
     externs.update(linkable)
-    order: dict[str, ir.Function] = {}
-    for fn in module.functions:
-        if fn.is_entry:
-            order[fn.name] = fn
-            order.update((n, linkable[n]) for n in _called_names(fn) if n in linkable and n not in order)
-    order.update((n, f) for n, f in linkable.items() if n not in order)
+    order = {fn.name: fn for fn in _compile_order(module.functions, linkable)}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -808,7 +805,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               extra_attributes=((_cluster_records(fn) if fn.is_entry else [])
                                                 + _warp_sync_records(code.warp_sync_offsets) + code.jump_records
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
-                              externs=code.externs, indirect_callees=code.indirect_callees,
+                              externs=code.externs, call_order=code.call_order,
+                              indirect_callees=code.indirect_callees,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
@@ -843,7 +841,18 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             at = {n: i for i, n in enumerate(written)}
             pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
-    target = module.target.split(",")[0].strip() if module.target else arch
+    elif pointers and not relocatable:
+        # a module that takes a function's address: ptxas 13.5.37 puts its kernels (PTX
+        # order) through `variables.alternating_merge_sort`, those that take an address or
+        # call through a pointer as the larger key; the builder writes the result reversed
+        from ptx2sass.variables import alternating_merge_sort
+        by_name = {fn.name: fn for fn in module.functions}
+        special = {k.name for k in kernels if _uses_pointers(by_name[k.name], pointers)}
+        at = {n: i for i, n in enumerate(alternating_merge_sort([k.name for k in kernels],
+                                                                lambda n: n in special))}
+        pairs = sorted(zip(kernels, codes), key=lambda kc: at[kc[0].name])
+        kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
+    target = real_target(module.target.split(",")[0].strip()) if module.target else arch
     debug_sections = []
     if source is not None:
         from ptx2sass.debuginfo.sections import (KernelLines, dwarf_sections, lineinfo_sections,
@@ -869,7 +878,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)},
                                     weak_functions={fn.name for fn in module.functions
                                                     if fn.attributes.get(abi.WEAK_FUNCTION)},
-                                    prototypes={e.name: abi.prototype_string(e) for e in externs.values()
+                                    prototypes={e.name: abi.prototype_string(e) for e in
+                                                sorted(externs.values(), key=_declared_at)
                                                 if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
                                                 and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
@@ -1048,6 +1058,52 @@ def _debug_source(module: ir.Module, options: dict, filename: str | None):
     return source if wanted or source.has_loc else None
 
 
+def _uses_pointers(fn: ir.Function, pointers: dict[str, int]) -> bool:
+    """Does `fn` call through a pointer, or name an address-taken function other than as a
+    call's target?"""
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode == "call" and ins.srcs and not isinstance(ins.srcs[0], ir.Symbol):
+                return True
+            if any(isinstance(s, ir.Symbol) and s.name in pointers
+                   for s in (ins.srcs[1:] if ins.opcode == "call" else ins.srcs)):
+                return True
+    return False
+
+
+def _declared_at(fn: ir.Function) -> int:
+    """Where `fn`'s name first appears in the module (a prototype counts)."""
+    return fn.attributes.get(abi.DECLARED_AT, 1 << 30)
+
+
+def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function]) -> list[ir.Function]:
+    """ptxas's compile order of the kernels and link targets (the cubin lists them the other
+    way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
+    of the call graph that starts from the functions in reverse order of where their names
+    first appear (a prototype counts) and follows each one's callees in reverse order of
+    their first call; uncalled ones are roots like the kernels."""
+    compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
+    first = sorted(compiled, key=_declared_at)
+    postorder: list[ir.Function] = []
+    seen: set[str] = set()
+    for root in reversed(first):
+        if root.name in seen:
+            continue
+        seen.add(root.name)
+        stack = [(root, [linkable[n] for n in _called_names(root) if n in linkable])]
+        while stack:
+            fn, callees = stack[-1]
+            if callees:
+                callee = callees.pop()      # (the last called first)
+                if callee.name not in seen:
+                    seen.add(callee.name)
+                    stack.append((callee, [linkable[n] for n in _called_names(callee) if n in linkable]))
+                continue
+            postorder.append(fn)
+            stack.pop()
+    return postorder[::-1]
+
+
 def _called_names(fn: ir.Function) -> list[str]:
     """The functions `fn` calls by name, in the order first called."""
     out = [ins.srcs[0].name for b in fn.blocks for ins in b.instrs
@@ -1172,6 +1228,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
     out = lower_module(branch_around_expanded_guards(module))
+    for fn in out.externs:
+        fn.attributes[abi.DECLARED_AT] = declared[fn.name]
     for fn in out.functions:
         if grid_bits.get(fn.name):
             fn.attributes[grid_attributes.KEY] = grid_bits[fn.name]
