@@ -42,6 +42,9 @@ guarded RET.REL.NODEC with a predicate (sm_100 and sm_120). Campaign 18 (sm_89, 
 29100000-, at a3b3d348) adds `campaign18_sm89.words`: F2F.F16.F64.RP of a UR (and, branch triage19, the plain and .RM words of seed 29101686), UIMAD.X with a
 carry-in, F2FP.SATFINITE.RELU.F16.F32.MERGE_C of a UR (probed for sm_89, sm_86 and sm_80; read back here on sm_89, whose
 nvdisasm names the F2FP's types).
+Campaign 20 (sm_120, seeds 31000000-, at 57d1e719) adds `campaign20_sm120.words`: UI2IP.S16.S32.SAT,
+guarded ULEA, UF2I.TRUNC.NTZ, USEL.64 with an immediate and UFFMA of a UR, UP2UR, and
+F2FP.BF16.F32.PACK_AB.RZ of a UR.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -71,7 +74,7 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_100", "arch15_ho_sm100.words"), ("sm_120", "arch15_ho_sm100.words"),
          ("sm_100", "campaign17d_sm100.words"), ("sm_120", "campaign17d_sm100.words"),
          ("sm_89", "campaign18_sm89.words"), ("sm_90", "campaign19_sm90.words"),
-         ("sm_75", "open14_c75_sm75.words"))
+         ("sm_75", "open14_c75_sm75.words"), ("sm_120", "campaign20_sm120.words"))
 
 
 def _words():
