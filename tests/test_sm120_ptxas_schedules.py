@@ -14,6 +14,8 @@ HERE = Path(__file__).resolve().parent / "ptxas_sm120_schedules"
 RULES = {
     "31000227": "VOTEU's UP -> USEL 1 (`VOTEU.ANY UP1, P1` then `USEL UR6, URZ, 0x3f800000, !UP1`)",
     "31000406": "USEL -> UIMAD 4 (`USEL.64 UR4, UR4, UR8, !UP0` then `UIMAD UR11, UR5, UR12, URZ`)",
+    "31001006": "IMAD -> IMAD.HI's addend high half 3 (`IMAD R5, R16, R17, RZ` then `IMAD.HI R0, R23, "
+                "0x69f68e88, R4`)",
 }
 
 
