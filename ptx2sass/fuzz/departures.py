@@ -145,25 +145,41 @@ def video_reads_a_uniform_index_as_a_register(listing: str) -> bool:
 
 
 def video_uniform_index_reads(listing: str) -> set[tuple[str, int]]:
-    """(function, address) of each VABSDIFF4/VABSDIFF with a source Rn that the instruction
-    just before it writes, where an earlier uniform instruction writes URn. sm_89 has no
-    VABSDIFF4 form with a uniform source; ptxas 13.5.37 (fuzz 29102974) kept the operand in
-    UR8 (`ULOP3.LUT UR8, UR8, 0xffff`) and encoded it as R8, one cycle after `IMAD.MOV.U32
-    R8, RZ, RZ, 0x120` (an unrelated constant): the video op reads whatever R8 holds, and
-    reads it too early for the IMAD's latency (the emulator's hazard on that read is this
-    departure, not a gap of its own)."""
+    """(function, address) of each VABSDIFF4/VABSDIFF with a source Rn where a uniform
+    instruction writes URn before it and either the instruction just before writes Rn, or
+    URn is written after Rn's last write and nothing but the video op reads that write (in
+    address order). sm_89 has no VABSDIFF4 form with a uniform source; ptxas 13.5.37 keeps
+    such an operand in URn and encodes it as Rn: the reduced fuzz 29102974 computes
+    `ULOP3.LUT UR8, UR8, 0xffff` and reads R8 one cycle after `IMAD.MOV.U32 R8, RZ, RZ,
+    0x120` (an unrelated constant, read too early for the IMAD's latency: the emulator's
+    hazard on that read is this departure, not a gap of its own); the whole program computes
+    `ULOP3.LUT UR21, UR19, 0xffff` (the u16 parameter) and reads R21, the high half of an
+    address `IMAD.WIDE.U32 R20, ...` wrote and nothing else read yet. (Its `VABSDIFF.U32
+    R51, R51, R51, R9` after `UMOV UR9, 0x1` reads the R9 of `S2R R9, SR_CTAID.X`, read
+    before by an IADD3: not it.)"""
     found = set()
     for name, part in _functions(listing):
-        seen_uniform: set[str] = set()
+        written: dict[str, int] = {}       # register -> index of its last write
+        read: set[str] = set()             # registers read since their last write
         previous = None
-        for pc, (_g, op, ops, _t) in sorted(_instructions(part).items()):
-            if op.split(".")[0] in ("VABSDIFF4", "VABSDIFF") and previous is not None:
+        for i, (pc, (_g, op, ops, _t)) in enumerate(sorted(_instructions(part).items())):
+            if op.split(".")[0] in ("VABSDIFF4", "VABSDIFF"):
                 for src in ops[1:]:
                     m = re.fullmatch(r"R(\d+)", src)
-                    if m and previous == src and f"UR{m.group(1)}" in seen_uniform:
+                    uniform = f"UR{m.group(1)}" if m else None
+                    if uniform in written and (previous == src or (
+                            written[uniform] > written.get(src, -1) and src not in read)):
                         found.add((name, pc))
-            if op.startswith("U") and ops:
-                seen_uniform.add(ops[0])
+            for o in ops[1:] + ops[:1] * ("[" in "".join(ops[:1])):
+                for m in re.finditer(r"\b(U?R)(\d+)(\.64)?", o):
+                    n = int(m.group(2))
+                    read.update(f"{m.group(1)}{k}" for k in ((n, n + 1) if m.group(3) else (n,)))
+            if ops and "[" not in ops[0]:
+                d = re.fullmatch(r"(U?R)(\d+)", ops[0])
+                n = 4 if ".128" in op else 2 if (".64" in op or "WIDE" in op) else 1
+                for reg in ([f"{d.group(1)}{int(d.group(2)) + k}" for k in range(n)] if d else [ops[0]]):
+                    written[reg] = i
+                    read.discard(reg)
             previous = ops[0] if ops else None
     return found
 
