@@ -16,6 +16,8 @@ RULES = {
     "31000406": "USEL -> UIMAD 4 (`USEL.64 UR4, UR4, UR8, !UP0` then `UIMAD UR11, UR5, UR12, URZ`)",
     "31001006": "IMAD -> IMAD.HI's addend high half 3 (`IMAD R5, R16, R17, RZ` then `IMAD.HI R0, R23, "
                 "0x69f68e88, R4`)",
+    "31001423": "USHF -> UIMAD.WIDE's addend high half 5 (`USHF.R.S32.HI UR5, URZ, 0x1f, UR4` then "
+                "`UIMAD.WIDE UR4, UR7, UR7, UR4`)",
 }
 
 
