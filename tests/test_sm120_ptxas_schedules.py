@@ -18,6 +18,8 @@ RULES = {
                 "0x69f68e88, R4`)",
     "31001423": "USHF -> UIMAD.WIDE's addend high half 5 (`USHF.R.S32.HI UR5, URZ, 0x1f, UR4` then "
                 "`UIMAD.WIDE UR4, UR7, UR7, UR4`)",
+    "31001516": "SEL -> IMAD.HI's addend high half 3 (`SEL R25, R25, 0x7fffffff, !P0` then "
+                "`IMAD.HI R24, R0, -0x2, R24`)",
 }
 
 
