@@ -47,7 +47,8 @@ guarded ULEA, UF2I.TRUNC.NTZ, USEL.64 with an immediate and UFFMA of a UR, UP2UR
 F2FP.BF16.F32.PACK_AB.RZ of a UR; then UFMUL and UF2F.F16.F32.RM of URs, UF2I.F16.FLOOR.NTZ and
 F2I.U64.F16.FLOOR / F2I.S64.CEIL of immediates, UIMAD.HI.U32 with an immediate, BMSK(.W) and
 I2I.S16.S32.SAT and F2F.F16.F64.RM of a UR, guarded UIMAD with a negative immediate, guarded
-UIMNMX.U64 of a UR pair and an immediate, guarded UI2F.S16.RZ.
+UIMNMX.U64 of a UR pair and an immediate, guarded UI2F.S16.RZ; guarded S2UR SR_SWINHI, UFADD.FTZ.SAT,
+UFRND.FTZ.CEIL and UF2FP.SATFINITE.E5M2.F16.UNPACK_B_MERGE_C (31001673).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
