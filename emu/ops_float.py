@@ -621,7 +621,7 @@ def op_i2fp(w, s, active, mask):
     _i2f(w, s, mask)
 
 
-@semantics("F2F", prepare=_prep_mode, vector=True)
+@semantics("F2F", "UF2F", prepare=_prep_mode, vector=True)
 def op_f2f(w, s, active, mask):
     mods = s.ins.modifiers
     d, a_op = s.ins.operands[0], s.ins.operands[-1]

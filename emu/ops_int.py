@@ -872,7 +872,7 @@ def op_idp(w, s, active, mask):
     w.w(d, (res.astype(U64) & M32).astype(U32), mask)
 
 
-@semantics("I2IP", vector=True)
+@semantics("I2IP", "UI2IP", vector=True)
 def op_i2ip(w, s, active, mask):
     """cvt.pack.sat: two 32-bit integers saturated to 2, 4, 8 or 16 bits, packed above the
     low bits of Rc: d = c << 2n | a' << n | b' (ptxas writes Rc as `R.28`/`R.24` for the

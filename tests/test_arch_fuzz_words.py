@@ -46,6 +46,13 @@ Branch open16's held-out audit sample (seeds 33000000-33000059 per arch, ptxas's
 `open16_turing.words`: guarded UISETP.NE.U32 and USEL with immediates, HMUL2 of a uniform
 register's low half (sm_75); `open16_blackwell.words`: UI2FP.F32.S32 and UFRND.CEIL under a
 uniform predicate (sm_120).
+Campaign 20 (sm_120, seeds 31000000-, at 57d1e719) adds `campaign20_sm120.words`: UI2IP.S16.S32.SAT,
+guarded ULEA, UF2I.TRUNC.NTZ, USEL.64 with an immediate and UFFMA of a UR, UP2UR, and
+F2FP.BF16.F32.PACK_AB.RZ of a UR; then UFMUL and UF2F.F16.F32.RM of URs, UF2I.F16.FLOOR.NTZ and
+F2I.U64.F16.FLOOR / F2I.S64.CEIL of immediates, UIMAD.HI.U32 with an immediate, BMSK(.W) and
+I2I.S16.S32.SAT and F2F.F16.F64.RM of a UR, guarded UIMAD with a negative immediate, guarded
+UIMNMX.U64 of a UR pair and an immediate, guarded UI2F.S16.RZ; guarded S2UR SR_SWINHI, UFADD.FTZ.SAT,
+UFRND.FTZ.CEIL and UF2FP.SATFINITE.E5M2.F16.UNPACK_B_MERGE_C (31001673).
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -77,6 +84,7 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_89", "campaign18_sm89.words"), ("sm_90", "campaign19_sm90.words"),
          ("sm_75", "open14_c75_sm75.words"),
          ("sm_75", "open16_turing.words"), ("sm_120", "open16_blackwell.words"))
+         ("sm_75", "open14_c75_sm75.words"), ("sm_120", "campaign20_sm120.words"))
 
 
 def _words():

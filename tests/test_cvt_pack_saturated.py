@@ -44,3 +44,4 @@ def test_cvt_pack_sat_matches_ptxas_and_the_manual(t):
     expect = [_manual(t, r[0], r[1], r[2] if n == 3 else 0) for r in rows]
     assert outs[0] == expect
     assert outs[1] == expect
+

@@ -303,10 +303,12 @@ def test_reduced_program_with_vabsdiff4_of_a_uniform_operand_is_ptxas_wrong():
     """Campaign 18 (sm_89), seed 29102974 reduced (test_vabsdiff4_of_a_uniform_operand_...);
     a listing whose VABSDIFF4 reads a register the previous instruction writes, with no
     uniform register of that number, is not it. The same read of R8 one cycle after its
-    IMAD is also a hazard in ptxas's cubin, and emu_fail outranks ptxas_wrong: both found."""
+    IMAD is also a hazard in ptxas's cubin: the departure's own read, so the departure ranks
+    first and the hazard is listed after it."""
     path = ROOT / "tests/fuzz_departures/vabsdiff4_uniform_operand_s29102974.ptx"
     out = run_case(read_case(path.read_text()))
-    assert ["ptxas_wrong", "ptxas_wrong: vabsdiff4 reads a uniform register's index as a register"] in out.findings
+    assert out.cls == "ptxas_wrong", (out.sig, out.findings)
+    assert out.sig == "ptxas_wrong: vabsdiff4 reads a uniform register's index as a register"
     assert [c for c, _ in out.findings] == ["ptxas_wrong", "emu_fail"], out.findings
     assert "VABSDIFF4 needs" in out.findings[1][1]
     line = "        /*{:04x}*/  {} ;\n"
@@ -315,3 +317,53 @@ def test_reduced_program_with_vabsdiff4_of_a_uniform_operand_is_ptxas_wrong():
              "VABSDIFF4.ACC R11, R27, R8, R29", "EXIT")
     assert departures.video_reads_a_uniform_index_as_a_register(bad)
     assert not departures.video_reads_a_uniform_index_as_a_register(bad.replace("UR8, UR8", "UR9, UR8"))
+
+
+def test_whole_program_with_vabsdiff4_of_a_uniform_operand_is_ptxas_wrong():
+    """Campaign 18's 29102974 itself (sm_89), a mismatch before: `vabsdiff4.u32.s32.s32.add
+    %r18, %r16, %r17, %r11` with a = 0x786d (bytes 109, 120, 0, 0), b = p_u2 = 0x66ef (signed
+    bytes -17, 102, 0, 0), c = 0x1a: 126 + 18 + 26 = 0xaa by the manual, ours. ptxas keeps
+    b in UR21 (`ULOP3.LUT UR21, UR19, 0xffff`) and reads R21, the high half of an address
+    (`IMAD.WIDE.U32 R20, ...`). A VABSDIFF whose Rn was read since its write (R9 of S2R,
+    read by IADD3) after a later `UMOV UR9` is not it."""
+    path = ROOT / "tests/fuzz_departures/vabsdiff4_uniform_operand_s29102974_whole.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert "%r18" in out.detail and "ours 0x000000aa" in out.detail, out.detail
+    line = "        /*{:04x}*/  {} ;\n"
+    fn = lambda *ins: "".join(line.format(16 * i, t) for i, t in enumerate(ins))
+    late = fn("IMAD.WIDE.U32 R20, R4, R19, c[0x0][0x160]", "ULOP3.LUT UR21, UR19, 0xffff, URZ, 0xc0, !UPT",
+              "VABSDIFF4.ACC R46, R47, R21, R43", "EXIT")
+    assert departures.video_uniform_index_reads(late) == {("", 0x20)}
+    assert not departures.video_uniform_index_reads(late.replace("ULOP3.LUT UR21, UR19", "IADD3 R3, R21"))
+    read_before = fn("S2R R9, SR_CTAID.X", "IADD3 R3, R9, UR4, RZ", "UMOV UR9, 0x1",
+                     "VABSDIFF.U32 R51, R51, R51, R9", "EXIT")
+    assert not departures.video_uniform_index_reads(read_before)
+    assert departures.video_uniform_index_reads(read_before.replace("IADD3 R3, R9", "IADD3 R3, R8"))
+
+def test_a_hazard_off_the_departures_read_stays_an_emu_fail():
+    """Only a hazard on the read the departure names ranks after it: with a second hazard
+    at another instruction of ptxas's cubin (here in a callee placed at 0x200), that one is
+    an emu_fail of its own and outranks the departure; with none explained, nothing moves."""
+    from types import SimpleNamespace
+
+    from ptx2sass.emu.hazards import Hazard
+    from ptx2sass.fuzz.runner import _finish, _hazards_of_the_departure, _their_hazard
+    known = next(d for d in DEPARTURES if d.reads is not None)
+    listing = ("\t\tFunction : k\n        /*0000*/  ULOP3.LUT UR8, UR8, 0xffff, URZ, 0xc0, !UPT ;\n"
+               "        /*0010*/  IMAD.MOV.U32 R8, RZ, RZ, 0x120 ;\n"
+               "        /*0020*/  VABSDIFF4.ACC R11, R27, R8, R29 ;\n\t\tFunction : f\n"
+               "        /*0020*/  VABSDIFF4.ACC R11, R27, R8, R29 ;\n")
+    assert known.reads(listing) == {("k", 0x20)}
+    program = SimpleNamespace(code_bases={".text.k": 0, ".text.f": 0x200})
+    on_read = Hazard("k", 0x20, "reads R8 1 cycles after IMAD at 0x10 issued; VABSDIFF4 needs 4")
+    elsewhere = Hazard("k", 0x220, "reads R3 1 cycles after IMAD at 0x210 issued; IADD3 needs 4")
+    dep = ("ptxas_wrong", f"ptxas_wrong: {known.name}")
+    for hazards, cls, order in (([on_read], "ptxas_wrong", [dep, _their_hazard(on_read)]),
+                                ([on_read, elsewhere], "emu_fail",
+                                 [dep, _their_hazard(elsewhere), _their_hazard(on_read)]),
+                                ([elsewhere], "emu_fail", [dep, _their_hazard(elsewhere)])):
+        findings = [dep, _their_hazard(hazards[0])]
+        after = _hazards_of_the_departure(known, lambda: listing, program, hazards, findings)
+        out = _finish(findings, "", {}, {}, {}, after)
+        assert out.cls == cls and out.findings == [list(f) for f in order], (hazards, out.findings)

@@ -216,6 +216,7 @@ def cmd_show(args) -> int:
     from ptx2sass.fuzz.campaign import make_program
     from ptx2sass.fuzz.inputs import case_from_program, case_header
     case = case_from_program(make_program(args.seed, _options(args)))
+    case.arch = args.arch           # the GPU the program was made for, as a campaign's case
     sys.stdout.write(case_header(case) + case.text)
     return 0
 

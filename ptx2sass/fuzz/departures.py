@@ -28,6 +28,9 @@ class Departure:
     sass: str | Callable[[str], bool]   # regex ptxas's listing must match ("" for none), or a test of it
     values: Callable[[int, int, int], bool]
     both: Callable[[str, str], bool] | None = None    # a test of (ptx, listing)
+    # (function, address) of the listing's instructions whose read the departure is: a
+    # hazard the emulator finds on one of them is the departure seen again (it ranks first)
+    reads: Callable[[str], set[tuple[str, int]]] | None = None
 
 
 _UP = re.compile(r"\bUP([0-6])\b")
@@ -137,24 +140,55 @@ def undefined_predicate_read(listing: str) -> tuple[int, str] | None:
 
 
 def video_reads_a_uniform_index_as_a_register(listing: str) -> bool:
-    """A VABSDIFF4/VABSDIFF source Rn that the instruction just before it writes, where an
-    earlier uniform instruction writes URn. sm_89 has no VABSDIFF4 form with a uniform
-    source; ptxas 13.5.37 (fuzz 29102974) kept the operand in UR8 (`ULOP3.LUT UR8, UR8,
-    0xffff`) and encoded it as R8, one cycle after `IMAD.MOV.U32 R8, RZ, RZ, 0x120` (an
-    unrelated constant): the video op reads whatever R8 holds."""
-    for part in re.split(r"Function :", listing):
-        seen_uniform: set[str] = set()
+    """Whether `video_uniform_index_reads` finds one."""
+    return bool(video_uniform_index_reads(listing))
+
+
+def video_uniform_index_reads(listing: str) -> set[tuple[str, int]]:
+    """(function, address) of each VABSDIFF4/VABSDIFF with a source Rn where a uniform
+    instruction writes URn before it and either the instruction just before writes Rn, or
+    URn is written after Rn's last write and nothing but the video op reads that write (in
+    address order). sm_89 has no VABSDIFF4 form with a uniform source; ptxas 13.5.37 keeps
+    such an operand in URn and encodes it as Rn: the reduced fuzz 29102974 computes
+    `ULOP3.LUT UR8, UR8, 0xffff` and reads R8 one cycle after `IMAD.MOV.U32 R8, RZ, RZ,
+    0x120` (an unrelated constant, read too early for the IMAD's latency: the emulator's
+    hazard on that read is this departure, not a gap of its own); the whole program computes
+    `ULOP3.LUT UR21, UR19, 0xffff` (the u16 parameter) and reads R21, the high half of an
+    address `IMAD.WIDE.U32 R20, ...` wrote and nothing else read yet. (Its `VABSDIFF.U32
+    R51, R51, R51, R9` after `UMOV UR9, 0x1` reads the R9 of `S2R R9, SR_CTAID.X`, read
+    before by an IADD3: not it.)"""
+    found = set()
+    for name, part in _functions(listing):
+        written: dict[str, int] = {}       # register -> index of its last write
+        read: set[str] = set()             # registers read since their last write
         previous = None
-        for _pc, (_g, op, ops, _t) in sorted(_instructions(part).items()):
-            if op.split(".")[0] in ("VABSDIFF4", "VABSDIFF") and previous is not None:
+        for i, (pc, (_g, op, ops, _t)) in enumerate(sorted(_instructions(part).items())):
+            if op.split(".")[0] in ("VABSDIFF4", "VABSDIFF"):
                 for src in ops[1:]:
                     m = re.fullmatch(r"R(\d+)", src)
-                    if m and previous == src and f"UR{m.group(1)}" in seen_uniform:
-                        return True
-            if op.startswith("U") and ops:
-                seen_uniform.add(ops[0])
+                    uniform = f"UR{m.group(1)}" if m else None
+                    if uniform in written and (previous == src or (
+                            written[uniform] > written.get(src, -1) and src not in read)):
+                        found.add((name, pc))
+            for o in ops[1:] + ops[:1] * ("[" in "".join(ops[:1])):
+                for m in re.finditer(r"\b(U?R)(\d+)(\.64)?", o):
+                    n = int(m.group(2))
+                    read.update(f"{m.group(1)}{k}" for k in ((n, n + 1) if m.group(3) else (n,)))
+            if ops and "[" not in ops[0]:
+                d = re.fullmatch(r"(U?R)(\d+)", ops[0])
+                n = 4 if ".128" in op else 2 if (".64" in op or "WIDE" in op) else 1
+                for reg in ([f"{d.group(1)}{int(d.group(2)) + k}" for k in range(n)] if d else [ops[0]]):
+                    written[reg] = i
+                    read.discard(reg)
             previous = ops[0] if ops else None
-    return False
+    return found
+
+
+def _functions(listing: str) -> list[tuple[str, str]]:
+    """(name, text) of each `Function : name` section of cuobjdump's listing (text before
+    the first header: name "")."""
+    parts = re.split(r"Function :\s*(\S+)", listing)
+    return [("", parts[0]), *zip(parts[1::2], parts[2::2])]
 
 
 def _half(bits: int) -> float:
@@ -437,7 +471,8 @@ DEPARTURES: tuple[Departure, ...] = (
         r"^vabsdiff4?\.",
         (r"\bvabsdiff4?\.",),
         video_reads_a_uniform_index_as_a_register,
-        lambda ours, theirs, width: ours != theirs),
+        lambda ours, theirs, width: ours != theirs,
+        reads=video_uniform_index_reads),
     # `setp.<op>.<and|or|xor>.ftz.f32 p, a, b, q` feeding a branch: ptxas folds the boolean
     # into `@!Q BRA P, target` and writes the compare without .FTZ, so subnormal inputs
     # take the other path (seed 25000269): any value downstream of the branch.

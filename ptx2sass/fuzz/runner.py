@@ -447,7 +447,7 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     seconds["run_ptxas"] = round(time.perf_counter() - t0, 3)
     theirs_stats = stats(theirs_prog, theirs)
     if theirs.hazards:
-        findings.append(("emu_fail", f"emu_fail: hazard in ptxas's cubin: {normalise(theirs.hazards[0].message)}"))
+        findings.append(_their_hazard(theirs.hazards[0]))
 
     t0 = time.perf_counter()
     try:
@@ -466,12 +466,15 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     seconds["run_ours"] = round(time.perf_counter() - t0, 3)
     ours_stats = stats(ours_prog, ours)
     detail = ""
+    after = []
     diff = compare(case, ours.buffers, theirs.buffers)
     if diff is not None:
-        known = known_departure(case, ours.buffers, theirs.buffers, theirs_cubin)
+        listing = _listing_of(theirs_cubin)
+        known = known_departure(case, ours.buffers, theirs.buffers, theirs_cubin, listing)
         if known is not None:
             findings.insert(0, ("ptxas_wrong", f"ptxas_wrong: {known.name}"))
             detail = f"{diff[1]} (ptxas departs from the manual: {known.test})"
+            after = _hazards_of_the_departure(known, listing, theirs_prog, theirs.hazards, findings)
         else:
             findings.insert(0, ("mismatch", diff[0]))
             detail = diff[1]
@@ -482,17 +485,50 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     if apart:
         findings.append(("hazard", f"hazard: {apart[0]}"))
         detail = detail or apart[1]
-    return _finish(findings, detail, ours_stats, theirs_stats, seconds)
+    return _finish(findings, detail, ours_stats, theirs_stats, seconds, after)
 
 
-def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes):
-    """The pinned ptxas departure (fuzz/departures.py) that explains the first difference,
-    or None."""
-    from ptx2sass.fuzz.departures import recognise
+def _their_hazard(hazard) -> tuple[str, str]:
+    return ("emu_fail", f"emu_fail: hazard in ptxas's cubin: {normalise(hazard.message)}")
+
+
+def _listing_of(cubin: bytes):
+    """A function giving ptxas's SASS listing of `cubin`, disassembled once on first call."""
+    memo = []
 
     def listing() -> str:
-        from ptx2sass import oracle
-        return oracle.cuobjdump_sass(theirs_cubin)
+        if not memo:
+            from ptx2sass import oracle
+            memo.append(oracle.cuobjdump_sass(cubin))
+        return memo[0]
+    return listing
+
+
+def _hazards_of_the_departure(known, listing, program, hazards, findings) -> list:
+    """Take the emulator's hazard finding on ptxas's cubin out of `findings` where the
+    departure `known` explains it: the hazard is on a read the departure names (ptxas's
+    VABSDIFF4 reads R8 for UR8, one cycle after R8's IMAD). Returned to be listed after the
+    departure, which then ranks first; a hazard elsewhere stays an emu_fail of its own."""
+    if not hazards or known.reads is None:
+        return []
+    sites = {program.code_bases[f".text.{fn}"] + pc for fn, pc in known.reads(listing())
+             if f".text.{fn}" in program.code_bases}
+    explained = [h for h in hazards if h.offset in sites]
+    if not explained:
+        return []
+    findings.remove(_their_hazard(hazards[0]))
+    rest = [h for h in hazards if h.offset not in sites]
+    if rest:
+        findings.append(_their_hazard(rest[0]))
+    return [_their_hazard(explained[0])]
+
+
+def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes, listing=None):
+    """The pinned ptxas departure (fuzz/departures.py) that explains the first difference,
+    or None. `listing`: a function giving ptxas's SASS listing (`_listing_of`)."""
+    from ptx2sass.fuzz.departures import recognise
+
+    listing = listing or _listing_of(theirs_cubin)
     d = first_slot_difference(case, ours, theirs)
     if d is not None:
         return None if d.past else recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
@@ -530,8 +566,10 @@ def collectives_apart(program, case: Case) -> tuple[str, str] | None:
     return normalise(first.message), str(first)
 
 
-def _finish(findings, detail, ours, theirs, seconds) -> Outcome:
+def _finish(findings, detail, ours, theirs, seconds, after=()) -> Outcome:
+    """The outcome of a run's findings: the class and signature of the first by PRIORITY.
+    `after`: findings listed too but not ranked (explained by one in `findings`)."""
     if not findings:
         return Outcome("pass", "", "", [], ours, theirs, seconds)
     cls, sig = min(findings, key=lambda f: PRIORITY.index(f[0]))
-    return Outcome(cls, sig, detail, [list(f) for f in findings], ours, theirs, seconds)
+    return Outcome(cls, sig, detail, [list(f) for f in [*findings, *after]], ours, theirs, seconds)
