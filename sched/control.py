@@ -38,6 +38,13 @@ MIN_STALL = {"BSYNC": 5, "DEPBAR": 4}
 # stalls 2 cycles in ptxas 13.5's sm_89 code (40 of 40), before the lanes it names run on
 MACTIVE_STALL = 2
 NO_YIELD_STALL = 12
+# An acquire access (a `.STRONG` load or atomic) is followed by CCTL.IVALL (`isel.memory`'s
+# ACQUIRE_FENCE); the invalidation waits for the access's result, so that no later load is
+# served from L1 before the access is performed: ptxas 13.5 (sm_89, Triton's atomics_mix:
+# `ATOMG.E.MIN.STRONG.GPU R2, [R2.64]` on SB2, `CCTL.IVALL` waiting on SB2, all six atomics).
+# The invalidation of a fence (MEMBAR, ERRBAR, CCTL.IVALL) has no access of its own.
+ACQUIRE_INVALIDATION = ("CCTL", ("IVALL",))
+FENCES = {"MEMBAR", "ERRBAR", "CCTL", "FENCE"}
 
 
 @dataclass
@@ -113,6 +120,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
     set_time = [0] * NUM_SCOREBOARDS
     in_use = [False] * NUM_SCOREBOARDS
     rr = 0
+    acquire_sb = None      # write scoreboard of the last access, if a strong one (no fence since)
 
     def bump_previous(need: int) -> None:
         """Delay the current issue to cycle `need` by stalling the previous slot (or NOPs)."""
@@ -178,6 +186,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             slot.wait |= all_free
         need = t
         wait = slot.wait
+        if (ins.opcode, tuple(ins.modifiers)) == ACQUIRE_INVALIDATION and acquire_sb is not None \
+                and in_use[acquire_sb]:
+            wait |= 1 << acquire_sb
         for r in slot.reads + slot.writes:
             if r in pending:
                 wait |= 1 << pending[r]
@@ -214,6 +225,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         if ins.opcode == "BAR":
             last_barrier = max(t, need)
         # The wait clears those scoreboards.
+        if acquire_sb is not None and wait >> acquire_sb & 1:
+            acquire_sb = None
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1:
                 for r in [r for r, s in pending.items() if s == sb]:
@@ -224,10 +237,14 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
                     del late_fixed_sb[r], late_fixed[r]
         slot.wait = wait
         # This instruction's own effects.
+        if ins.opcode in FENCES or slot.block_start:
+            acquire_sb = None
         if _is_variable(ins) and slot.writes:
             sb = alloc_sb()
             slot.wr_sb = sb
             set_time[sb] = t
+            if ins.opcode in LOADS or ins.opcode in STORES:
+                acquire_sb = sb if "STRONG" in ins.modifiers else None
             for r in slot.writes:
                 pending[r] = sb
                 issued.pop(r, None)
