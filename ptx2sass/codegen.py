@@ -805,7 +805,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               extra_attributes=((_cluster_records(fn) if fn.is_entry else [])
                                                 + _warp_sync_records(code.warp_sync_offsets) + code.jump_records
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
-                              externs=code.externs, call_order=code.call_order,
+                              externs=code.externs, call_order=code.call_order if relocatable else None,
                               indirect_callees=code.indirect_callees,
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
