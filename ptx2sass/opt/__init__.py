@@ -30,7 +30,6 @@ from ptx2sass.opt.unguard_expansions import unguard_expansions
 from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
-from ptx2sass.opt.runtime_unroll import unroll_runtime_loops
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
@@ -41,7 +40,7 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
     guarded exit decided holds past it; what loops recompute from values defined outside
     them moves before them, and loops left computing nothing go. Counted loops are unrolled
     once their induction arithmetic is simplified, and the unrolled code is simplified
-    again; one-block loops counted at run time run a few copies per exit test. Branches around a few loads become predicated loads (and their blocks one). Last,
+    again. Branches around a few loads become predicated loads (and their blocks one). Last,
     loop exits get their own phi-copy blocks. Blocks that only a label no branch names
     splits (Triton's and NVVM's `$L__tmp` debug labels) are joined first: scheduling works
     within blocks (a Welford reduction's shuffles were one step at a time)."""
@@ -64,8 +63,6 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
         merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
-    if unroll_runtime_loops(fn):
-        _simplify(fn, contract)
     if vectorize_shared_loads(fn):
         _simplify(fn, contract)
     split_exit_edges(fn)
