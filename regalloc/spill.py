@@ -25,7 +25,7 @@ from dataclasses import field, replace
 
 from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands, writers
 
 STACK_POINTER = Reg("R", 1)
 RZ = Reg("R", 255)
@@ -56,13 +56,7 @@ def _is_constant_operand(op) -> bool:
 
 def definitions(mf: MFunction) -> dict[int, list[MInstr]]:
     """vreg id -> the instructions that write it (IMPLICIT_DEF included), in program order."""
-    out: dict[int, list[MInstr]] = {}
-    for b in mf.blocks:
-        for ins in b.instrs:
-            for _, op, is_def in register_operands(ins):
-                if is_def:
-                    out.setdefault(op.reg.id, []).append(ins)
-    return out
+    return writers(mf)
 
 
 def recomputable_definition(mf: MFunction, vid: int, defs: dict[int, list[MInstr]]) -> MInstr | None:
