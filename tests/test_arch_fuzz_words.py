@@ -53,6 +53,10 @@ F2I.U64.F16.FLOOR / F2I.S64.CEIL of immediates, UIMAD.HI.U32 with an immediate, 
 I2I.S16.S32.SAT and F2F.F16.F64.RM of a UR, guarded UIMAD with a negative immediate, guarded
 UIMNMX.U64 of a UR pair and an immediate, guarded UI2F.S16.RZ; guarded S2UR SR_SWINHI, UFADD.FTZ.SAT,
 UFRND.FTZ.CEIL and UF2FP.SATFINITE.E5M2.F16.UNPACK_B_MERGE_C (31001673).
+Campaign 21 (sm_75, seeds 32000000-, at 19586c2b) adds `campaign21_turing.words`: I2I.S8.S32.SAT
+of a constant, ULEA.HI.SX32 and ULEA.HI.X.SX32, UBMSK, guarded USHF.L.U32, HFMA2.FTZ with two
+immediate halves, F2I.U8.F16[.TRUNC/.CEIL].NTZ and F2F.F16.F32.RP of URs, I2F.F64.U32[.RP] of
+an immediate.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
@@ -84,7 +88,7 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_89", "campaign18_sm89.words"), ("sm_90", "campaign19_sm90.words"),
          ("sm_75", "open14_c75_sm75.words"),
          ("sm_75", "open16_turing.words"), ("sm_120", "open16_blackwell.words"),
-         ("sm_120", "campaign20_sm120.words"))
+         ("sm_120", "campaign20_sm120.words"), ("sm_75", "campaign21_turing.words"))
 
 
 def _words():
