@@ -24,6 +24,9 @@ RULES = {
     # branch open16's held-out audit sample (seeds 33,000,000..): each flagged on ptxas's cubin
     "33000059": "IMAD.HI with a register factor: its carry-out read by IADD3.X 5 cycles after "
                 "(`IMAD.HI.U32 R26, P0, R24, R33, R26`; the table had 9)",
+    # campaign 21 (sm_75, seeds 32,000,000.., peeled as the campaign does)
+    "32000924": "ERRBAR after MEMBAR.ALL.GPU holds issue at least 11 cycles: `@P5 BRA` reads "
+                "an ISETP's P5 1 + 0 stall cycles later (the table had 7)",
 }
 
 
