@@ -440,7 +440,8 @@ def op_isetp(w, s, active, mask):
     else:
         base = _ICMP[cmp](va, vb)
     if "EX" in mods:
-        pex = w.pred(ops[5])
+        # nvdisasm leaves the low words' predicate out when it is a plain PT (5 operands)
+        pex = w.pred(ops[5]) if len(ops) > 5 else np.True_
         eq = va == vb
         if cmp == "EQ":
             base = eq & pex

@@ -371,7 +371,7 @@ def _isetp(step, vector, x):
     combine = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
     p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
     a, b, pc = x.src(ops[2]), x.src(ops[3]), x.pred(ops[4])
-    pex = x.pred(ops[5]) if ex else None
+    pex = (x.pred(ops[5]) if len(ops) > 5 else (lambda w: True)) if ex else None
     if None in (p1, p2, a, b, pc) or ex and pex is None:
         return None
     unsigned = "U32" in mods
