@@ -1240,3 +1240,33 @@ def test_cvt_rzi_of_a_cnot_result_as_f16_truncates_to_zero():
     assert ours == [0, 0x3F800000]
     assert theirs == [1, 0x3F800000]
     assert _run_both(CVT_RZI_OF_A_CNOT_RESULT, [0x40000000, 5], out_words=2) == [[0, 0x3F800000]] * 2
+
+
+ABS_S16_THEN_CVT_U16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<3>;
+    .reg .b16 %h<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    abs.s16 %h0, %h0;
+    cvt.rp.ftz.sat.f32.u16 %r1, %h0;
+    cvt.u32.u16 %r2, %h0;
+    st.global.b32 [%d0], %r1;
+    st.global.b32 [%d0+4], %r2;
+    ret;
+}
+"""
+
+
+def test_saturating_u16_to_f32_of_abs_of_the_most_negative_s16_is_one():
+    """`abs.s16` of -2^15 is -2^15 itself (0x8000, stored here too); `cvt.rp.ftz.sat.f32.u16`
+    reads it as 32768, saturated to 1.0. ptxas 13.5.37 (sm_75 and sm_89) assumes `abs` is
+    non-negative and converts with `I2F.S16.RP`, so the register reads as -32768 there and
+    saturates to 0 (campaign 21's 32001611 on sm_75, reduced). Values worked out by hand."""
+    ours, theirs = _run_both(ABS_S16_THEN_CVT_U16, [0x8000], out_words=2)
+    assert ours == [0x3F800000, 0x8000]
+    assert theirs == [0, 0x8000]
+    assert _run_both(ABS_S16_THEN_CVT_U16, [0xFFFF], out_words=2) == [[0x3F800000, 1]] * 2
