@@ -52,6 +52,7 @@ from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
+from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -744,6 +745,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         # variable only a dead load names has no place in the window either
         for fn in module.functions:
             remove_dead_code(fn)
+    for fn in module.functions:      # (optimise took them after its first folding)
+        take_inline_marks(fn)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
@@ -796,7 +799,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
-                                              else 0 if code.subfunctions
+                                              else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,

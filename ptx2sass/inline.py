@@ -36,6 +36,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS
 
+INLINED_CALL = "inlined_call"     # the marker an inlined call leaves (no operands, no code)
 MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
 _PREFIX = re.compile(r"^(\$inl\d+\$)+")
 
@@ -411,7 +412,10 @@ class _Inliner:
                                     modifiers=(".u32",), operands=[sp])]
             restore = [ast.Instruction(line=st.line, column=st.column, opcode="stackrestore",
                                        modifiers=(".u32",), operands=[sp])]
-        body.statements = (stmts[:decl_count] + save + moves_in
+        # what is left of the call: ptxas writes a kernel's CRS_STACK_SIZE where one survives
+        # its dead-code removal (ptx2sass/opt/inline_marks.py)
+        mark = [ast.Instruction(line=st.line, column=st.column, opcode=INLINED_CALL, modifiers=(), operands=[])]
+        body.statements = (stmts[:decl_count] + mark + save + moves_in
                            + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
                            + [ast.Label(line=st.line, column=st.column, name=end)] + restore
                            + moves_out)
