@@ -1084,9 +1084,11 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
     first appear (a prototype counts) and follows each one's callees in reverse order of
-    their first call; uncalled ones are roots like the kernels."""
+    their first call; uncalled ones are roots like the kernels. Local functions nothing
+    calls (-c keeps them) come before all of them in the cubin, the last declared first."""
     compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
-    first = sorted(compiled, key=_declared_at)
+    local = [fn for fn in compiled if fn.attributes.get(abi.LOCAL_FUNCTION)]
+    first = sorted((fn for fn in compiled if not fn.attributes.get(abi.LOCAL_FUNCTION)), key=_declared_at)
     postorder: list[ir.Function] = []
     seen: set[str] = set()
     for root in reversed(first):
@@ -1104,7 +1106,7 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
                 continue
             postorder.append(fn)
             stack.pop()
-    return postorder[::-1]
+    return postorder[::-1] + [fn for fn in sorted(local, key=_declared_at) if fn.name not in seen]
 
 
 def _called_names(fn: ir.Function) -> list[str]:
@@ -1212,7 +1214,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.guard_branches import branch_around_expanded_guards
-    from ptx2sass.inline import inline_calls, linkable_functions
+    from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
     local = set()
     declared: dict[str, int] = {}
     weak = set()
@@ -1225,11 +1227,14 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         # in initialisers `module_layout`)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+    elif whole_program:
+        linkable = set()
     else:
-        linkable = set() if whole_program else linkable_functions(module)
+        local = unreferenced_local_functions(module)
+        linkable = linkable_functions(module) | local
     grid_bits = grid_attributes.function_bits(module, set() if whole_program else linkable)
     if module.has_calls() or linkable:
-        module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
+        module = inline_calls(module, linkable=linkable)
     out = lower_module(branch_around_expanded_guards(module))
     for fn in out.externs:
         fn.attributes[abi.DECLARED_AT] = declared[fn.name]

@@ -657,6 +657,24 @@ def linkable_functions(module: ast.Module) -> set[str]:
             if f.kind == ".func" and f.body is not None and (".visible" in f.linkage or ".weak" in f.linkage)}
 
 
+def unreferenced_local_functions(module: ast.Module) -> set[str]:
+    """Local `.func`s (no `.visible`/`.weak`/`.extern`) with a body that nothing names: no
+    call, no address taken, in no initialiser. ptxas 13.5.37 -c keeps each as a LOCAL
+    function of its own (whole-program builds drop them)."""
+    from ptx2sass.frontend.depth import deep_walks
+    candidates = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
+                  and not {".visible", ".weak", ".extern"} & set(f.linkage)}
+    if not candidates:
+        return set()
+    with deep_walks():
+        named = set()
+        for item in module.items:
+            body = item.body if isinstance(item, ast.Function) else item
+            if body is not None:
+                named.update(ast.names(body))
+    return candidates - named
+
+
 def inline_calls(module: ast.Module, linkable: bool | set[str] = False) -> ast.Module:
     """The module with every `.func` inlined into its callers and the `.func`s removed
     (`linkable`: but for the link targets of separate compilation, `linkable_functions`;
