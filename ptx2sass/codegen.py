@@ -524,6 +524,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     scheduling."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
+    take_inline_marks(fn)       # (IR that did not come through `compile_ptx`)
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
                                    {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
