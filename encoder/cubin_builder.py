@@ -500,12 +500,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                    section=f".text.{name}"))
                 local_sym[name] = len(syms) - 1
 
+    def _local_function_symbol(k: Kernel) -> None:
+        """A local function reached only through functions (or by none: -c keeps it), before
+        its text's section symbol."""
+        if k.name in local_functions and k.name not in local_sym:
+            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+            local_sym[k.name] = len(syms) - 1
+
     for i, k in enumerate(file_order):
         lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
         if not lead_function:
-            if k.name in local_functions and k.name not in local_sym:     # reached only through functions
-                syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
-                local_sym[k.name] = len(syms) - 1
+            _local_function_symbol(k)
             section_symbol(f".text.{k.name}")
             syms.extend(shared_groups.get(k.name, {}).values())
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
@@ -551,6 +556,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # module's variables
             _local_function_symbols(k)
             if lead_function:
+                _local_function_symbol(k)
                 section_symbol(f".text.{k.name}")
         syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
         if k.const2 is not None and not (k.const2_late and not hopper):
@@ -638,7 +644,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
                 syms.append(sym)
                 var_sym[sym.name] = len(syms) - 1
-            if not k.is_entry:       # a leading function after them (seen with one `.func`)
+            if not k.is_entry and k.name not in local_sym:   # a leading function after them (seen with one `.func`)
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1

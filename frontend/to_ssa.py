@@ -36,6 +36,7 @@ NO_RESULT = frozenset({
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
+    "inlined_call",     # ptx2sass/inline.py's marker
 })
 # Texture and surface instructions: their `[handle, {coordinates}]` operand lowers to the
 # sources handle, coordinates... (attrs["coords"] counts them), ahead of the other sources.

@@ -52,6 +52,7 @@ from ptx2sass.mma_forms import lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
+from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -523,6 +524,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     scheduling."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
+    take_inline_marks(fn)       # (IR that did not come through `compile_ptx`)
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
                                    {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
@@ -744,6 +746,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         # variable only a dead load names has no place in the window either
         for fn in module.functions:
             remove_dead_code(fn)
+    for fn in module.functions:      # (optimise took them after its first folding)
+        take_inline_marks(fn)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
@@ -796,7 +800,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
-                                              else 0 if code.subfunctions
+                                              else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,
@@ -1081,9 +1085,11 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
     first appear (a prototype counts) and follows each one's callees in reverse order of
-    their first call; uncalled ones are roots like the kernels."""
+    their first call; uncalled ones are roots like the kernels. Local functions nothing
+    calls (-c keeps them) come before all of them in the cubin, the last declared first."""
     compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
-    first = sorted(compiled, key=_declared_at)
+    local = [fn for fn in compiled if fn.attributes.get(abi.LOCAL_FUNCTION)]
+    first = sorted((fn for fn in compiled if not fn.attributes.get(abi.LOCAL_FUNCTION)), key=_declared_at)
     postorder: list[ir.Function] = []
     seen: set[str] = set()
     for root in reversed(first):
@@ -1101,7 +1107,7 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
                 continue
             postorder.append(fn)
             stack.pop()
-    return postorder[::-1]
+    return postorder[::-1] + [fn for fn in sorted(local, key=_declared_at) if fn.name not in seen]
 
 
 def _called_names(fn: ir.Function) -> list[str]:
@@ -1209,7 +1215,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     through the link-time convention and given a text section of its own."""
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.guard_branches import branch_around_expanded_guards
-    from ptx2sass.inline import inline_calls, linkable_functions
+    from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
     local = set()
     declared: dict[str, int] = {}
     weak = set()
@@ -1222,11 +1228,14 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         # in initialisers `module_layout`)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
         local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+    elif whole_program:
+        linkable = set()
     else:
-        linkable = set() if whole_program else linkable_functions(module)
+        local = unreferenced_local_functions(module)
+        linkable = linkable_functions(module) | local
     grid_bits = grid_attributes.function_bits(module, set() if whole_program else linkable)
     if module.has_calls() or linkable:
-        module = inline_calls(module, linkable=linkable if keep_functions else not whole_program)
+        module = inline_calls(module, linkable=linkable)
     out = lower_module(branch_around_expanded_guards(module))
     for fn in out.externs:
         fn.attributes[abi.DECLARED_AT] = declared[fn.name]

@@ -36,6 +36,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS
 
+INLINED_CALL = "inlined_call"     # the marker an inlined call leaves (no operands, no code)
 MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
 _PREFIX = re.compile(r"^(\$inl\d+\$)+")
 
@@ -411,7 +412,10 @@ class _Inliner:
                                     modifiers=(".u32",), operands=[sp])]
             restore = [ast.Instruction(line=st.line, column=st.column, opcode="stackrestore",
                                        modifiers=(".u32",), operands=[sp])]
-        body.statements = (stmts[:decl_count] + save + moves_in
+        # what is left of the call: ptxas writes a kernel's CRS_STACK_SIZE where one survives
+        # its dead-code removal (ptx2sass/opt/inline_marks.py)
+        mark = [ast.Instruction(line=st.line, column=st.column, opcode=INLINED_CALL, modifiers=(), operands=[])]
+        body.statements = (stmts[:decl_count] + mark + save + moves_in
                            + [self.ret_to_branch(s, end) for s in stmts[decl_count:]]
                            + [ast.Label(line=st.line, column=st.column, name=end)] + restore
                            + moves_out)
@@ -651,6 +655,24 @@ def linkable_functions(module: ast.Module) -> set[str]:
     targets (ptxas 13.5.37 -c keeps a `.weak` one out of line, its symbol WEAK)."""
     return {f.name for f in module.functions()
             if f.kind == ".func" and f.body is not None and (".visible" in f.linkage or ".weak" in f.linkage)}
+
+
+def unreferenced_local_functions(module: ast.Module) -> set[str]:
+    """Local `.func`s (no `.visible`/`.weak`/`.extern`) with a body that nothing names: no
+    call, no address taken, in no initialiser. ptxas 13.5.37 -c keeps each as a LOCAL
+    function of its own (whole-program builds drop them)."""
+    from ptx2sass.frontend.depth import deep_walks
+    candidates = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None
+                  and not {".visible", ".weak", ".extern"} & set(f.linkage)}
+    if not candidates:
+        return set()
+    with deep_walks():
+        named = set()
+        for item in module.items:
+            body = item.body if isinstance(item, ast.Function) else item
+            if body is not None:
+                named.update(ast.names(body))
+    return candidates - named
 
 
 def inline_calls(module: ast.Module, linkable: bool | set[str] = False) -> ast.Module:

@@ -3,7 +3,7 @@
 directives' MAX_CLUSTER_RANK / EXPLICIT_CLUSTER / CTA_PER_CLUSTER, barrier.cluster's barrier 0.
 Each kernel's records are ptxas 13.5's for the same module (its cubin, read back), value and
 place, on sm_90, sm_100 and sm_120; records that follow from the code's layout (offsets,
-the parameter bank's symbol index, ptxas's CRS_STACK_SIZE for a call it inlined) aside."""
+the parameter bank's symbol index) aside."""
 import pytest
 
 from ptx2sass import oracle
@@ -11,7 +11,7 @@ from ptx2sass.compiler import compile as compile_ptx
 from ptx2sass.encoder.cubin import read_cubin
 
 # what depends on the code's layout rather than on the module's facts
-LAYOUT = {"EXIT_INSTR_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS", "CRS_STACK_SIZE", "PARAM_CBANK",
+LAYOUT = {"EXIT_INSTR_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS", "PARAM_CBANK",
           "COOP_GROUP_INSTR_OFFSETS"}
 SHARED = ".shared .align 128 .b8 sm[1024];"
 REGS = ".reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<4>; .reg .f32 %f<4>;"

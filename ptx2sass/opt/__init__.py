@@ -21,6 +21,7 @@ from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
 from ptx2sass.opt.if_convert import if_convert_loads
+from ptx2sass.opt.inline_marks import take_inline_marks
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
 from ptx2sass.opt.reassociate import reassociate_offsets
@@ -46,6 +47,7 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
     within blocks (a Welford reduction's shuffles were one step at a time)."""
     merge_blocks(fn)
     _simplify(fn, contract)
+    take_inline_marks(fn)
     if unguard_expansions(fn):
         _simplify(fn, contract)
     if propagate_exit_guards(fn):
