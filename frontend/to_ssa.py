@@ -857,6 +857,10 @@ class _FunctionLowering:
             if has_result:
                 defined = self.dests(operands[0], scope, block)
                 ins.dests = [v for _, v in defined]
+                if st.opcode == "wgmma":
+                    # mma_async accumulates into its result registers: D = A x B + D
+                    ins.srcs += [self.read(var, block) if var is not None else ir.Const(0, v.type)
+                                 for var, v in defined]
         if ins.guard is not None and defined:
             ins.merge = [self.read(var, block) if var is not None else ir.Const(0, v.type)
                          for var, v in defined]
