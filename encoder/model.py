@@ -121,7 +121,16 @@ class IndexList:
     items: tuple[int, ...]
 
 
-Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
+@dataclass(frozen=True)
+class GroupDesc:
+    """`gdesc[UR4].negA.tnspB`: a warpgroup MMA's matrix descriptors (HGMMA and kin): A's
+    64-bit descriptor in URx:URx+1, B's in URx+2:URx+3 (A from registers: only B's is read);
+    `suffix` the negations and transposes nvdisasm prints after it."""
+    reg: Reg
+    suffix: tuple[str, ...] = ()
+
+
+Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList | GroupDesc
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
 
 
 # ptxas names the kind of an arch-specific `wgmma.mma_async` it refuses by its B type
-_WGMMA_KINDS = {".s8": " with integer types", ".u8": " with integer types", ".b1": " with boolean type",
+WGMMA_KINDS = {".s8": " with integer types", ".u8": " with integer types", ".b1": " with boolean type",
                 ".e4m3": " with FP8 types", ".e5m2": " with FP8 types"}
 
 def _range_split(name: str) -> tuple[str, int] | None:
@@ -936,7 +936,7 @@ class Checker:
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = op + (ins.modifiers[0] if ins.modifiers else "")
             if variant == "wgmma.mma_async":
-                variant += next((_WGMMA_KINDS[m] for m in ins.modifiers if m in _WGMMA_KINDS),
+                variant += next((WGMMA_KINDS[m] for m in ins.modifiers if m in WGMMA_KINDS),
                                 " with floating point types")
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")

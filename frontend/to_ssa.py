@@ -958,9 +958,10 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     """What `lower_instruction` decides from an ordinary instruction's spelling and operand
     count (its type, other types, other modifiers, state space, whether the first operand
     is a result, each source's immediate type), or None for the instructions it treats
-    specially (calls, branches, returns, the dynamic stack, video and texture operands)."""
+    specially (calls, branches, returns, the dynamic stack, video and texture operands,
+    wgmma's accumulator, which it reads too)."""
     if opcode in DYNAMIC_STACK_OPCODES or opcode in VIDEO_OPCODES or opcode in SIMD_VIDEO_OPCODES \
-            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx"):
+            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx", "wgmma"):
         return None
     types, space, rest, key = _shape(opcode, modifiers)
     if opcode in MEMORY_OPCODES:

@@ -17,7 +17,7 @@ from ptx2sass import abi, grid_attributes, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
                                             sparse_mma_mask)
-from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
+from ptx2sass.encoder.model import ConstRef, GroupDesc, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
@@ -132,6 +132,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+        elif isinstance(op, GroupDesc):
+            reads.extend(("UR", op.reg.index + k) for k in range(4))
         elif isinstance(op, Mem):
             if op.ubase is not None and not op.ubase.is_zero:
                 # a fixed uniform address register (a pair where `widths` says so)
