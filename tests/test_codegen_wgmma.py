@@ -1,0 +1,116 @@
+"""`wgmma.*` on sm_90a (isel/wgmma.py) against ptxas 13.5.
+
+* Per form (tools/wgmma_forms.py: f16/bf16 with f32/f16 accumulators, N = 8..256, A from a
+  descriptor or registers, scale-d immediate 0/1 or a predicate, scales -1, transposes;
+  tf32, e4m3/e5m2, s8/u8 [.satfinite], b1): our WARPGROUP/xGMMA instructions equal
+  ptxas's, in order: opcode, modifiers, operand shapes (register numbers aside). Before the
+  module every form was refused ("PTX instruction `wgmma` not supported yet").
+* nvdisasm reads our cubin back as the instructions we meant (the words re-decode to the
+  same text), and the accumulator is one group aligned to 8 registers.
+* Refusals: sm_90 without `a`, shapes, types, immediates and vector sizes ptxas refuses,
+  in ptxas's words.
+
+Not here: values in the emulator (its HGMMA semantics are branch gmma_emu's work) and so
+the emulator's hazard check of our code.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.encoder.sass_text import format_instruction
+from ptx2sass.errors import CompileError
+from tools.wgmma_forms import Form, f16_forms, kernel, other_forms
+
+FORMS = {f.name: f for f in f16_forms() + other_forms()}
+ARCH = "sm_90a"
+
+
+def _ours(ptx: str, arch: str = ARCH):
+    return codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+
+
+def warpgroup_lines(cubin: bytes, numbers: bool = False) -> list[str]:
+    """The WARPGROUP.* and xGMMA instructions nvdisasm prints, register numbers replaced by
+    their file unless `numbers`."""
+    out = []
+    for line in oracle.nvdisasm(cubin, ("-c",)).splitlines():
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", line)
+        if m and re.search(r"GMMA|WARPGROUP", m.group(1)):
+            text = m.group(1)
+            out.append(text if numbers else re.sub(r"\b(U?R|UP)\d+\b", r"\1", text))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_warpgroup_instructions_equal_ptxas(name):
+    ptx = kernel(FORMS[name])
+    theirs = oracle.ptxas(ptx.encode(), ARCH)
+    assert theirs.ok, theirs.stderr
+    expected = warpgroup_lines(theirs.output)
+    assert len(expected) == 3           # ARRIVE, the MMA, DEPBAR
+    assert warpgroup_lines(_ours(ptx)[0]) == expected
+
+
+@pytest.mark.parametrize("name", ["n256_f32_f16_f16_sdp_sa1_sb1_ta0_tb0",
+                                  "n256_f32_bf16_bf16_areg_sdp_sa1_sb1_ta0_tb0",
+                                  "n24_f16_f16_f16_areg_sdp_sa1_sb1_ta0_tb0",
+                                  "n64_f32_f16_f16_sdp_sam1_sbm1_ta1_tb1"])
+def test_read_back_and_accumulator_group(name):
+    """nvdisasm prints what we encoded; D = C is one group starting at a multiple of 8."""
+    form = FORMS[name]
+    cubin, kernels = _ours(kernel(form))
+    ours = [format_instruction(i) for i in kernels[0].instructions
+            if i.opcode in ("HGMMA", "WARPGROUP")]
+    assert warpgroup_lines(cubin, numbers=True) == [re.sub(r"\s+", " ", t) for t in ours]
+    mma = next(i for i in kernels[0].instructions if i.opcode == "HGMMA")
+    d = mma.operands[0]
+    assert d.index % 8 == 0 and d.index + form.d_regs <= 255
+    assert mma.operands[-3 if "UP" in str(mma.operands[-2]) else -2] == d    # C is D
+
+
+def _first_error(stderr: str) -> str:
+    return next(line.split("error   : ", 1)[1] for line in stderr.splitlines() if "error   :" in line)
+
+
+BASE = kernel(Form(8, "f32", "f16", "f16"))
+BAD = {
+    "unknown_shape": ("m64n8k16.f32.f16.f16", "m64n12k16.f32.f16.f16"),
+    "bf16_f16_accumulator": ("m64n8k16.f32.f16.f16", "m64n8k16.f16.bf16.bf16"),
+    "k_of_another_type": ("m64n8k16.f32.f16.f16", "m64n8k8.f32.f16.f16"),
+    "mixed_f16_bf16": ("m64n8k16.f32.f16.f16", "m64n8k16.f32.f16.bf16"),
+    "scale_a_2": ("ad, bd, p, 1, 1, 0, 0", "ad, bd, p, 2, 1, 0, 0"),
+    "scale_b_0": ("ad, bd, p, 1, 1, 0, 0", "ad, bd, p, 1, 0, 0, 0"),
+    "trans_b_2": ("ad, bd, p, 1, 1, 0, 0", "ad, bd, p, 1, 1, 0, 2"),
+    "three_accumulators": ("{d0, d1, d2, d3}", "{d0, d1, d2}"),
+    "wait_group_register": ("wgmma.wait_group.sync.aligned 0", "wgmma.wait_group.sync.aligned f"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_refusals_in_ptxas_words(case):
+    old, new = BAD[case]
+    ptx = BASE.replace(old, new)
+    assert ptx != BASE
+    theirs = oracle.ptxas(ptx.encode(), ARCH)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as e:
+        _ours(ptx)
+    assert str(e.value).split("error   : ", 1)[-1] == _first_error(theirs.stderr)
+
+
+@pytest.mark.parametrize("name", ["n8_f32_f16_f16_sdp_sa1_sb1_ta0_tb0", "n8_f32_tf32_tf32_sdp_sa1_sb1_ta0_tb0",
+                                  "n8_f32_e4m3_e4m3_sdp_sa1_sb1_ta0_tb0", "n8_s32_s8_s8_sdp_sa1_sb1_ta0_tb0",
+                                  "n8_s32_b1_b1_sdp_sa1_sb1_ta0_tb0"])
+def test_sm90_without_a_refused_as_ptxas(name):
+    """`.target sm_90`: each wgmma instruction refused, mma_async named by its kind."""
+    ptx = kernel(FORMS[name], target="sm_90")
+    theirs = oracle.ptxas(ptx.encode(), "sm_90")
+    assert not theirs.ok
+    expected = [line.split("error   : ", 1)[1] for line in theirs.stderr.splitlines() if "error   :" in line]
+    with pytest.raises(CompileError) as e:
+        _ours(ptx, "sm_90")
+    ours = [line.split("error   : ", 1)[1] for line in str(e.value).splitlines() if "error   :" in line]
+    assert ours == expected
