@@ -112,5 +112,5 @@ def test_sm90_without_a_refused_as_ptxas(name):
     expected = [line.split("error   : ", 1)[1] for line in theirs.stderr.splitlines() if "error   :" in line]
     with pytest.raises(CompileError) as e:
         _ours(ptx, "sm_90")
-    ours = [line.split("error   : ", 1)[1] for line in str(e.value).splitlines() if "error   :" in line]
+    ours = [d.message for d in e.value.diagnostics]
     assert ours == expected

@@ -87,7 +87,7 @@ class WarpgroupMma:
             self.refuse("Unexpected instruction types specified for 'wgmma.mma_async'")
         if shape != f"m64n{n}k{k}":
             self.refuse(f"Illegal instruction types specified for '{kind}' with shape '.{shape}'")
-        tokens = [f"64x{n}x{k}", dtype.upper()]
+        tokens = [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
         if extra is None:
             tokens += [t.upper() for t in types]
         else:
