@@ -16,10 +16,12 @@ the emulator's hazard check of our code.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from ptx2sass import codegen, oracle
+from ptx2sass.encoder.model import Reg
 from ptx2sass.encoder.sass_text import format_instruction
 from ptx2sass.errors import CompileError
 from tools.wgmma_forms import Form, f16_forms, kernel, other_forms
@@ -114,3 +116,34 @@ def test_sm90_without_a_refused_as_ptxas(name):
         _ours(ptx, "sm_90")
     ours = [d.message for d in e.value.diagnostics]
     assert ours == expected
+
+
+SEEDS = Path(__file__).resolve().parent.parent / "tools" / "isa_seeds"
+
+
+def test_chain_in_one_group():
+    """Eight mma_asyncs (f16/bf16/tf32/e4m3 x e5m2, A from registers and descriptors, negated
+    and transposed) in one commit group: only the last carries gsb0, as in ptxas's code."""
+    ptx = (SEEDS / "wgmma_chain_sm90.ptx").read_text()
+    theirs = oracle.ptxas(ptx.encode(), ARCH)
+    expected = warpgroup_lines(theirs.output)
+    assert sum("gsb0" in t for t in expected) == 2          # the last MMA and the DEPBAR
+    assert warpgroup_lines(_ours(ptx)[0]) == expected
+
+
+def test_a_registers_live_until_the_wait():
+    """The tensor core reads A's registers after issue: nothing between an MMA reading them
+    and the WARPGROUP.DEPBAR that waits for it may write them (loads, adds and a store
+    between the commit and the wait; before the DEPBAR kept them live, a load took them)."""
+    ptx = (SEEDS / "wgmma_live_a_sm90.ptx").read_text()
+    _, kernels = _ours(ptx)
+    pending: set[int] = set()
+    for ins in kernels[0].instructions:
+        if ins.opcode == "HGMMA" and isinstance(ins.operands[1], Reg):
+            pending |= set(range(ins.operands[1].index, ins.operands[1].index + 4))
+        elif ins.opcode == "WARPGROUP" and "DEPBAR" in ins.modifiers:
+            pending = set()
+        elif pending and ins.operands and isinstance(ins.operands[0], Reg) and ins.operands[0].file == "R":
+            width = 4 if "128" in ins.modifiers else 2 if {"64", "WIDE"} & set(ins.modifiers) else 1
+            written = set(range(ins.operands[0].index, ins.operands[0].index + width))
+            assert not written & pending, format_instruction(ins)

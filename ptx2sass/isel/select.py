@@ -112,6 +112,8 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         # word take RZ, and the write nothing then reads goes (isel/dead_parts.py)
         self.zero_words: set[tuple[int, int]] = set()
         self.wgmma_reads: list = []      # A groups the tensor core may still read (isel/wgmma.py)
+        self.wgmma_uncommitted: list = []    # MMAs since the last wgmma.commit_group
+        self.wgmma_arrive = None             # the last wgmma.fence's WARPGROUP.ARRIVE
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:

@@ -1,16 +1,18 @@
 """`wgmma.*` on sm_90a's warpgroup tensor cores, as ptxas 13.5 writes it (the kernels of
 tools/wgmma_forms.py, one per form):
 
-* `wgmma.fence` -> WARPGROUP.ARRIVE;
+* `wgmma.fence` -> WARPGROUP.ARRIVE, moved after the copies that fill the next MMA's
+  register groups (ptxas writes no accumulator register after it);
 * `wgmma.mma_async` -> HGMMA (f16/bf16/tf32), QGMMA (e4m3/e5m2), IGMMA (s8/u8) or BGMMA
-  (b1) `.64xNxK.<D type>[.<A/B types>]`, D, [A registers,] gdesc[UR8], C, [scale-d,] gsb0.
+  (b1) `.64xNxK[.<D type>][.<A/B types>]`, D, [A registers,] gdesc[UR8], C, [scale-d][, gsb0].
   The descriptors sit in a uniform quad (A's in UR8:UR9, B's in UR10:UR11; ULDC.64 of a
   kernel parameter, else R2UR of each half); an immediate scale of -1 is `.negA`/`.negB`
   on the descriptor operand (`-R` on A's registers), a transpose `.tnspA`/`.tnspB`.
   scale-d: immediate 1 prints nothing, immediate 0 is `RZ, !UPT` (C is not read), a
   predicate is UP0 (VOTEU.ANY of it). D and C are one aligned group of consecutive
   registers (N/2 for 32-bit accumulators, N/4 for f16), rewritten in place;
-* `wgmma.commit_group` -> nothing (each HGMMA posts to the group scoreboard gsb0);
+* `wgmma.commit_group` -> nothing of its own: the group's last MMA carries gsb0 (it posts
+  the group to the warpgroup scoreboard; the MMAs before it in the group print nothing);
 * `wgmma.wait_group N` -> WARPGROUP.DEPBAR.LE gsb0, N.
 
 The tensor core reads A's registers after issue, so the groups of A given to mma_asyncs
@@ -51,9 +53,11 @@ class WarpgroupMma:
             raise self.unsupported("guarded `wgmma`")
         mods = ins.modifiers
         if "fence" in mods:
-            self.emit("WARPGROUP", ("ARRIVE",), [], ndefs=0)
+            self.wgmma_arrive = self.emit("WARPGROUP", ("ARRIVE",), [], ndefs=0)
         elif "commit_group" in mods:
-            pass
+            if self.wgmma_uncommitted:
+                self.wgmma_uncommitted[-1].operands.append(GROUP_SB)
+            self.wgmma_uncommitted = []
         elif "wait_group" in mods:
             pending = self.known_constant(ins.srcs[0]) if ins.srcs else None
             if pending is None:
@@ -142,6 +146,7 @@ class WarpgroupMma:
                 fragment = VOp(fragment.reg, fragment.part, neg=True)
             operands.append(fragment)
             self.wgmma_reads.append(fragment)
+        self.arrive_after_copies()
         operands.append(GroupDesc(Reg("UR", DESC_UR), suffix))
         if scale == 0:
             operands += [RZ, NOT_UPT]
@@ -150,11 +155,18 @@ class WarpgroupMma:
             if scale is None:
                 self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
                 operands.append(SCALE_UP)
-        operands.append(GROUP_SB)
         widths = {1: 4} if a_regs and fragment.part is not None else {}
-        self.emit(opcode, tuple(tokens), operands, widths=widths)
+        self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
         for i, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(group.reg, i)], guarded=False)
+
+    def arrive_after_copies(self) -> None:
+        """The fence's WARPGROUP.ARRIVE after the copies that just filled the MMA's register
+        groups (in the same block): register writes after the arrival are not ordered
+        before the tensor core's reads."""
+        arrive, self.wgmma_arrive = self.wgmma_arrive, None
+        if arrive is not None and any(mi is arrive for mi in self.out):
+            self.out[:] = [mi for mi in self.out if mi is not arrive] + [arrive]
 
     def refuse(self, message: str):
         """A form ptxas refuses, in its words."""
