@@ -403,7 +403,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

@@ -106,14 +106,20 @@ def test_refusals_in_ptxas_words(case):
 @pytest.mark.parametrize("name", ["n8_f32_f16_f16_sdp_sa1_sb1_ta0_tb0", "n8_f32_tf32_tf32_sdp_sa1_sb1_ta0_tb0",
                                   "n8_f32_e4m3_e4m3_sdp_sa1_sb1_ta0_tb0", "n8_s32_s8_s8_sdp_sa1_sb1_ta0_tb0",
                                   "n8_s32_b1_b1_sdp_sa1_sb1_ta0_tb0"])
-def test_sm90_without_a_refused_as_ptxas(name):
-    """`.target sm_90`: each wgmma instruction refused, mma_async named by its kind."""
-    ptx = kernel(FORMS[name], target="sm_90")
-    theirs = oracle.ptxas(ptx.encode(), "sm_90")
+@pytest.mark.parametrize("target", ["sm_90", "sm_100", "sm_100a", "sm_120a"])
+def test_other_targets_refused_as_ptxas(name, target):
+    """`.target sm_90` (no `a`): each wgmma instruction refused, mma_async named by its kind;
+    sm_100[a]/sm_120a: also "cannot be compiled for architecture" (before: sm_100a tried
+    to encode WARPGROUP.ARRIVE and failed with an internal error)."""
+    ptx = kernel(FORMS[name], target=target)
+    if target != "sm_90":
+        ptx = re.sub(r"\.version \d+\.\d+", ".version 8.7", ptx)
+    arch = target
+    theirs = oracle.ptxas(ptx.encode(), arch)
     assert not theirs.ok
     expected = [line.split("error   : ", 1)[1] for line in theirs.stderr.splitlines() if "error   :" in line]
     with pytest.raises(CompileError) as e:
-        _ours(ptx, "sm_90")
+        _ours(ptx, arch)
     ours = [d.message for d in e.value.diagnostics]
     assert ours == expected
 
