@@ -32,6 +32,9 @@ class Reg:
     inv: bool = False       # `~R` (bitwise not) or `!P` (logical not)
     reuse: bool = False     # `.reuse`: mirrors the control field, kept for printing
     suffix: tuple[str, ...] = ()
+    # `gdesc[UR8]`: the uniform register pair (pairs) holding wgmma's shared-memory matrix
+    # descriptors (HGMMA/IGMMA/QGMMA); `suffix` then holds `.negA`, `.tnspB` …
+    gdesc: bool = False
 
     @property
     def is_zero(self) -> bool:
@@ -121,16 +124,7 @@ class IndexList:
     items: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class GroupDesc:
-    """`gdesc[UR4].negA.tnspB`: a warpgroup MMA's matrix descriptors (HGMMA and kin): A's
-    64-bit descriptor in URx:URx+1, B's in URx+2:URx+3 (A from registers: only B's is read);
-    `suffix` the negations and transposes nvdisasm prints after it."""
-    reg: Reg
-    suffix: tuple[str, ...] = ()
-
-
-Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList | GroupDesc
+Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
 
 
 @dataclass(frozen=True)

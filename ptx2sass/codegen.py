@@ -17,7 +17,7 @@ from ptx2sass import abi, grid_attributes, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
                                             sparse_mma_mask)
-from ptx2sass.encoder.model import ConstRef, GroupDesc, Imm, Instruction, Label, Mem, Reg, Reloc
+from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
@@ -121,6 +121,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
             (writes if i < mi.ndefs else reads).extend(regs)
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
+        elif isinstance(op, Reg) and op.gdesc:        # wgmma's descriptors: A's pair, B's pair
+            reads.extend(("UR", op.index + k) for k in range(4))
         elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
             (writes if i < mi.ndefs else reads).append((op.file, op.index))
         elif isinstance(op, VMem):
@@ -132,8 +134,6 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
-        elif isinstance(op, GroupDesc):
-            reads.extend(("UR", op.reg.index + k) for k in range(4))
         elif isinstance(op, Mem):
             if op.ubase is not None and not op.ubase.is_zero:
                 # a fixed uniform address register (a pair where `widths` says so)

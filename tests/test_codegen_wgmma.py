@@ -145,7 +145,7 @@ def test_a_registers_live_until_the_wait():
     _, kernels = _ours(ptx)
     pending: set[int] = set()
     for ins in kernels[0].instructions:
-        if ins.opcode == "HGMMA" and isinstance(ins.operands[1], Reg):
+        if ins.opcode == "HGMMA" and not ins.operands[1].gdesc:
             pending |= set(range(ins.operands[1].index, ins.operands[1].index + 4))
         elif ins.opcode == "WARPGROUP" and "DEPBAR" in ins.modifiers:
             pending = set()

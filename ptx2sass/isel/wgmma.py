@@ -24,7 +24,7 @@ from __future__ import annotations
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend.checks import WGMMA_KINDS
-from ptx2sass.encoder.model import GroupDesc, Imm, Reg, SpecialReg
+from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, VOp
 
@@ -147,7 +147,7 @@ class WarpgroupMma:
             operands.append(fragment)
             self.wgmma_reads.append(fragment)
         self.arrive_after_copies()
-        operands.append(GroupDesc(Reg("UR", DESC_UR), suffix))
+        operands.append(Reg("UR", DESC_UR, suffix=suffix, gdesc=True))
         if scale == 0:
             operands += [RZ, NOT_UPT]
         else:
