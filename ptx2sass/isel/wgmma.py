@@ -157,6 +157,9 @@ class WarpgroupMma:
                 operands.append(SCALE_UP)
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
+        # D's values are the group's parts: the next MMA of a chain accumulates into the
+        # group in place (a copy would read registers the tensor core is still writing)
+        self.note_wide(ins, group.reg, tuple(op for op in operands[1:2] if isinstance(op, VOp)))
         for i, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(group.reg, i)], guarded=False)
 
