@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ptx2sass import codegen, oracle
-from ptx2sass.encoder.model import Reg
+from ptx2sass.encoder.model import Mem, Reg
 from ptx2sass.encoder.sass_text import format_instruction
 from ptx2sass.errors import CompileError
 from tools.wgmma_forms import Form, f16_forms, kernel, other_forms
@@ -153,3 +153,22 @@ def test_a_registers_live_until_the_wait():
             width = 4 if "128" in ins.modifiers else 2 if {"64", "WIDE"} & set(ins.modifiers) else 1
             written = set(range(ins.operands[0].index, ins.operands[0].index + width))
             assert not written & pending, format_instruction(ins)
+
+
+def test_values_live_across_the_mma_stay_out_of_d():
+    """A value defined before the MMA and read after it never shares D's registers (with
+    2-bit part units in regalloc/liveness.py a 16-register accumulator's parts aliased other
+    registers' and the constant 64 of the output address was put in R12, inside D)."""
+    _, kernels = _ours((SEEDS / "wgmma_live_across_sm90.ptx").read_text())
+    code = kernels[0].instructions
+    at = next(i for i, ins in enumerate(code) if ins.opcode == "HGMMA")
+    d = code[at].operands[0]
+    inside = set(range(d.index, d.index + 16))
+    for ins in code[at + 1:]:
+        sources = ins.operands[1:] if ins.opcode != "STG" else ins.operands[:1]
+        for op in sources:
+            regs = [op.base] if isinstance(op, Mem) and op.base is not None else [op]
+            for r in regs:
+                if isinstance(r, Reg) and r.file == "R" and not r.is_zero:
+                    assert not set(range(r.index, r.index + (2 if "64" in r.suffix else 1))) & inside, \
+                        format_instruction(ins)
