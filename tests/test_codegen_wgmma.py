@@ -172,3 +172,13 @@ def test_values_live_across_the_mma_stay_out_of_d():
                 if isinstance(r, Reg) and r.file == "R" and not r.is_zero:
                     assert not set(range(r.index, r.index + (2 if "64" in r.suffix else 1))) & inside, \
                         format_instruction(ins)
+
+
+def test_integer_n_without_a_table_form_refused_cleanly():
+    """IGMMA N = 16 (ptxas compiles it; our table has IGMMA for N = 8 and 64 only): a
+    'not supported yet' at the line, not an internal encoding error."""
+    ptx = kernel(Form(16, "s32", "s8", "s8"))
+    assert oracle.ptxas(ptx.encode(), ARCH).ok
+    with pytest.raises(CompileError) as e:
+        _ours(ptx)
+    assert "not supported yet" in str(e.value) and "internal error" not in str(e.value)
