@@ -169,6 +169,9 @@ class Target:
     # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
     # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
     bulk_copy_unit: bool = False
+    # wgmma.* (sm_90a): WARPGROUP.ARRIVE / HGMMA, QGMMA, IGMMA, BGMMA on gdesc[UR8] /
+    # WARPGROUP.DEPBAR.LE gsb0 (isel/wgmma.py; forms from tools/wgmma_forms.py's kernels)
+    warpgroup_mma: bool = False
     # st.bulk (sm_100+): UMEMSETS.64 [URa], URZ, URn of n = size / 8 words at a shared::cta
     # address (a generic one's low word), once per distinct (address, size) of the lanes
     # (isel/bulk_copy.py; forms from tools/isa_seeds/st_bulk_blackwell.ptx)
@@ -370,7 +373,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
@@ -400,7 +403,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

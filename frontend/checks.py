@@ -24,6 +24,19 @@ _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
 
 
+# ptxas names the kind of an arch-specific `wgmma.mma_async` it refuses by its B type
+WGMMA_KINDS = {".s8": " with integer types", ".u8": " with integer types", ".b1": " with boolean type",
+                ".e4m3": " with FP8 types", ".e5m2": " with FP8 types"}
+
+
+def _variant(op: str, modifiers) -> str:
+    """An arch-specific instruction as ptxas names it when it refuses it for a target."""
+    variant = op + (modifiers[0] if modifiers else "")
+    if variant == "wgmma.mma_async":
+        variant += next((WGMMA_KINDS[m] for m in modifiers if m in WGMMA_KINDS),
+                        " with floating point types")
+    return variant
+
 def _range_split(name: str) -> tuple[str, int] | None:
     """`%r12` -> ("%r", 12): the register range a name may belong to (None: no digits at
     the end). Every register read asks, so the answers are kept."""
@@ -930,9 +943,16 @@ class Checker:
                     problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
                                     ".version 8.0 or later")
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
-            variant = op + (ins.modifiers[0] if ins.modifiers else "")
+            variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")
+        if op == "wgmma" and self.target_sm != 90:
+            # the warpgroup MMA is sm_90a's alone: sm_100[a] and later refuse it twice
+            variant = _variant(op, ins.modifiers)
+            if self.target_name[-1:] in ("a", "f"):
+                problems.append(f"Instruction '{variant}' not supported on .target '{self.target_name}'")
+            problems.append(f"Instruction '{variant}' cannot be compiled for architecture "
+                            f"'{isa.real_target(self.target_name)}'")
         for form, targets in isa.TARGET_LIMITED_FORMS.items():
             name, _, kind = form.partition(".")
             if op == name and "." + kind in ins.modifiers and \

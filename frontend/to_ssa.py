@@ -858,6 +858,10 @@ class _FunctionLowering:
             if has_result:
                 defined = self.dests(operands[0], scope, block)
                 ins.dests = [v for _, v in defined]
+                if st.opcode == "wgmma":
+                    # mma_async accumulates into its result registers: D = A x B + D
+                    ins.srcs += [self.read(var, block) if var is not None else ir.Const(0, v.type)
+                                 for var, v in defined]
         if ins.guard is not None and defined:
             ins.merge = [self.read(var, block) if var is not None else ir.Const(0, v.type)
                          for var, v in defined]
@@ -955,9 +959,10 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     """What `lower_instruction` decides from an ordinary instruction's spelling and operand
     count (its type, other types, other modifiers, state space, whether the first operand
     is a result, each source's immediate type), or None for the instructions it treats
-    specially (calls, branches, returns, the dynamic stack, video and texture operands)."""
+    specially (calls, branches, returns, the dynamic stack, video and texture operands,
+    wgmma's accumulator, which it reads too)."""
     if opcode in DYNAMIC_STACK_OPCODES or opcode in VIDEO_OPCODES or opcode in SIMD_VIDEO_OPCODES \
-            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx"):
+            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx", "wgmma"):
         return None
     types, space, rest, key = _shape(opcode, modifiers)
     if opcode in MEMORY_OPCODES:

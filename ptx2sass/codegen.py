@@ -122,6 +122,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
             (writes if i < mi.ndefs else reads).extend(regs)
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
+        elif isinstance(op, Reg) and op.gdesc:        # wgmma's descriptors: A's pair, B's pair
+            reads.extend(("UR", op.index + k) for k in range(4))
         elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
             (writes if i < mi.ndefs else reads).append((op.file, op.index))
         elif isinstance(op, VMem):

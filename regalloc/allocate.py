@@ -265,10 +265,17 @@ def spill_costs(mf: MFunction, unspillable: set[int] = frozenset()) -> dict[int,
     return cost
 
 
+def alignment(w: int) -> int:
+    """Where a group of `w` registers may start: pairs and quads at multiples of their
+    width, wider groups (warpgroup MMA accumulators, up to 128 registers) at multiples of 8
+    (ptxas 13.5 puts every HGMMA accumulator at R24)."""
+    return w if w <= 4 else 8
+
+
 def aligned_places(allowed: list[int], w: int) -> int:
     """How many aligned groups of `w` registers the class offers."""
     allowed_set = set(allowed)
-    return sum(1 for c in allowed if c % w == 0 and all(r in allowed_set for r in range(c, c + w)))
+    return sum(1 for c in allowed if c % alignment(w) == 0 and all(r in allowed_set for r in range(c, c + w)))
 
 
 def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[int]:
@@ -428,7 +435,7 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     bad_starts.update(c + off for off in _offsets(mask))
 
             def fits(c: int) -> bool:
-                return (c % w == 0 and c not in bad_starts
+                return (c % alignment(w) == 0 and c not in bad_starts
                         and all(r in allowed_set and r not in taken for r in range(c, c + w)))
             choice = None
             for partner in moves[vid]:

@@ -119,7 +119,7 @@ def _solve(mf: MFunction, index: dict[int, int], gen: list[set], kill: list[set]
 # quad whose parts are read at different times is live only in the parts still to be read,
 # so a value written after one part's last read may take that part's register (ptxas's
 # `FADD R16, R20, R16` into a dying 128-bit load). A unit is `vid << UNIT_BITS | part`.
-UNIT_BITS = 2                 # widths are 1, 2 or 4 parts
+UNIT_BITS = 7                 # widths up to 128 parts (a warpgroup MMA accumulator)
 
 
 def operand_units(ins: MInstr, index: int, op) -> range:

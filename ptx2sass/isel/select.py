@@ -49,6 +49,7 @@ from ptx2sass.isel.multimem import MultimemSelection
 from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
 from ptx2sass.isel.texture import TextureSelection
+from ptx2sass.isel.wgmma import WarpgroupMma
 
 
 # Types of 8/16-bit results that the selected loads and shifts leave zero-extended.
@@ -59,7 +60,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
                Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection,
-               BulkCopySelection, MultimemSelection):
+               BulkCopySelection, MultimemSelection, WarpgroupMma):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
@@ -110,6 +111,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         # a zero-extension, an `and` with a mask whose word is zero ...): readers of that
         # word take RZ, and the write nothing then reads goes (isel/dead_parts.py)
         self.zero_words: set[tuple[int, int]] = set()
+        self.wgmma_reads: list = []      # A groups the tensor core may still read (isel/wgmma.py)
+        self.wgmma_uncommitted: list = []    # MMAs since the last wgmma.commit_group
+        self.wgmma_arrive = None             # the last wgmma.fence's WARPGROUP.ARRIVE
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
