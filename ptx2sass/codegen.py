@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ptx2sass import abi, grid_attributes, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
+from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
@@ -812,10 +812,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                        full_debug and _names_shared_first(fn, windows)),
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
-                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
+                              is_entry=fn.is_entry,
+                              maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"))
+                              if fn.is_entry else None,
                               shared_window=code.shared_addresses,
                               sparse_mma_mask=sparse_mma_mask(code.instructions),
                               preexit_used=preexit_used(code.instructions),
+                              reg_reconfig=reg_reconfig(code.instructions),
                               grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
                               multicast_bulk=code.multicast_bulk,
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
@@ -1132,6 +1135,17 @@ REGISTER_FILE_PER_SM = 65536     # 32-bit registers per SM on sm_8x
 REGISTER_GRANULE = 8             # registers per thread are allotted in steps of 8
 
 
+def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
+    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_89/sm_90a): `.maxnreg`, else
+    -maxrregcount where no `.maxntid`/`.reqntid` overrides it, else 0xff."""
+    maxnreg = fn.attributes.get("maxnreg")
+    if maxnreg:
+        return int(maxnreg[0])
+    if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
+        return int(maxrregcount)
+    return 0xFF
+
+
 def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
     """The register count the kernel must fit, as ptxas decides it (measured with 13.5):
     `.maxnreg` wins over -maxrregcount; a `.maxntid`/`.reqntid` kernel ignores
@@ -1140,7 +1154,9 @@ def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
     -maxrregcount."""
     maxnreg = fn.attributes.get("maxnreg")
     if maxnreg:
-        return int(maxnreg[0])
+        # after `setmaxnreg.dec n` the code may hold only n registers: the whole kernel fits
+        # the smallest (a conservative cap; ptxas allots per region)
+        return min([int(maxnreg[0])] + ir.setmaxnreg_counts(fn, "dec"))
     threads = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
     if threads:
         blocks = int((fn.attributes.get("minnctapersm") or [1])[0]) or 1
