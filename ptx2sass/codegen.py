@@ -638,6 +638,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
+    code.setmaxnreg_diverged = mf.setmaxnreg_diverged
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
@@ -796,7 +797,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               shared_bytes=layout.shared_bytes, shared_align=layout.shared_align,
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
-                                              else 0 if code.subfunctions
+                                              else 0 if code.subfunctions or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,

@@ -1944,6 +1944,10 @@ class MemorySelection:
         keeps the whole kernel within the smallest count (codegen's register limit)."""
         if not self.fn.is_entry:
             raise self.unsupported("`setmaxnreg` in a .func")
+        # `.sync.aligned`: the whole warp issues it; ptxas puts WARPSYNC.ALL before it (first
+        # in the retry loop) where a divergent branch may come before (a NOP where none can)
+        sync = self.ir_block in self.maybe_diverged()
+        self.mf.setmaxnreg_diverged |= sync
         maxnreg = self.fn.attributes.get("maxnreg")
         if not maxnreg:
             return
@@ -1954,10 +1958,14 @@ class MemorySelection:
                 raise CompileError(f"(C7406) setmaxnreg.dec has register count ({count}) which is "
                                    "larger than the largest temporal register count in the "
                                    f"program ({largest})", self.file, self.line, severity="fatal")
+            if sync:
+                self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
             self.emit("USETMAXREG", ("DEALLOC", "CTAPOOL"), [Imm(count)], ndefs=0)
             return
         up = self.SETMAXNREG_UP
         retry = self.start_block("setmaxnreg")
+        if sync:
+            self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
         self.emit("USETMAXREG", ("TRY_ALLOC", "CTAPOOL"), [up, Imm(count)], ndefs=1)
         if self.arch.uniform_predicate_branch:
             self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0,
@@ -1970,6 +1978,23 @@ class MemorySelection:
         self.start_block("setmaxnreg_done")
         retry.succs.insert(0, retry)
         retry.preds.append(retry)
+
+    def maybe_diverged(self) -> set:
+        """The IR blocks a branch on a divergent value may lead to (all after it: no
+        reconvergence is assumed, so it errs towards a WARPSYNC too many)."""
+        if getattr(self, "_diverged", None) is None:
+            seen, work = set(), []
+            for b in self.fn.blocks:
+                term = b.instrs[-1] if b.instrs else None
+                if term is not None and term.guard is not None and term.guard.id in self.divergent:
+                    work += b.succs
+            while work:
+                b = work.pop()
+                if b not in seen:
+                    seen.add(b)
+                    work += b.succs
+            self._diverged = seen
+        return self._diverged
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
