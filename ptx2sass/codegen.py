@@ -1137,11 +1137,13 @@ REGISTER_GRANULE = 8             # registers per thread are allotted in steps of
 
 
 def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
-    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_89/sm_90a): `.maxnreg`, else
-    -maxrregcount where no `.maxntid`/`.reqntid` overrides it, else 0xff."""
+    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_89/sm_90a): `.maxnreg` (raised
+    to 24; above 255 ignored), else -maxrregcount where no `.maxntid`/`.reqntid` overrides
+    it, else 0xff."""
+    from ptx2sass.options import MIN_REGISTERS
     maxnreg = fn.attributes.get("maxnreg")
-    if maxnreg:
-        return int(maxnreg[0])
+    if maxnreg and int(maxnreg[0]) <= 0xFF:
+        return max(int(maxnreg[0]), MIN_REGISTERS)
     if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
         return int(maxrregcount)
     return 0xFF

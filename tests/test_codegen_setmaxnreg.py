@@ -156,11 +156,12 @@ def test_setmaxnreg_dec_above_the_largest_count_is_c7406():
     assert any("DEALLOC.CTAPOOL 0xc8" in t for t in _listing(codegen.compile_ptx(good, "sm_90a")))
 
 
-@pytest.mark.parametrize("options,want", [((), 0x80), (("-maxrregcount", "64"), 0x80)])
-def test_maxreg_count_record_is_maxnreg(options, want):
-    """EIATTR_MAXREG_COUNT is the kernel's `.maxnreg` (-maxrregcount does not change it),
-    as ptxas writes it; it was 0xff."""
-    ptx = _ptx("sm_90a", body="\n    st.global.u32 [%rd2], 1;")
+@pytest.mark.parametrize("maxnreg,options,want", [(128, (), 0x80), (128, ("-maxrregcount", "64"), 0x80),
+                                                  (16, (), 0x18), (300, (), 0xff)])
+def test_maxreg_count_record_is_maxnreg(maxnreg, options, want):
+    """EIATTR_MAXREG_COUNT is the kernel's `.maxnreg` (-maxrregcount does not change it;
+    raised to 24, ignored above 255), as ptxas writes it; it was 0xff."""
+    ptx = _ptx("sm_90a", f".maxnreg {maxnreg}", body="\n    st.global.u32 [%rd2], 1;")
     theirs = oracle.ptxas(ptx, "sm_90a", options).output
     opts = {"maxrregcount": int(options[1])} if options else {}
     ours = codegen.compile_ptx(ptx, "sm_90a", **opts)
