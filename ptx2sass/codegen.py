@@ -625,6 +625,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     max_r = max([alloc.max_r] + [c.alloc.max_r for c in callees]
                 + [r for c in callees for r, _ in c.saves])
     regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+    if fn.is_entry and reg_reconfig(instructions):
+        # setmaxnreg trades registers between the CTA's warps from what each got at launch:
+        # ptxas launches such a kernel with its `.maxnreg` (a smaller count would leave an
+        # inc's retry loop waiting for registers no dec gave back)
+        regcount = max(regcount, int(fn.attributes["maxnreg"][0]))
     cfa = None
     if frame_size:
         sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode in ("IADD3", "IADD")

@@ -8,6 +8,7 @@ import pytest
 
 from ptx2sass import cli, codegen, oracle
 from ptx2sass.emu.launch import run
+from ptx2sass.encoder.cubin import read_cubin
 from ptx2sass.errors import CompileError
 
 ARCHS = ["sm_90a", "sm_100a", "sm_120a"]
@@ -98,6 +99,8 @@ def test_setmaxnreg_code_and_records_as_ptxas(arch):
         assert code[i - 1] == "WARPSYNC.ALL"
     assert _records(ours) == _records(theirs)
     assert "EIATTR_REG_RECONFIG" in _records(ours)
+    # launched with the .maxnreg count (128) as ptxas's: the registers the warps trade
+    assert read_cubin(theirs).kernels[0].regcount == read_cubin(ours).kernels[0].regcount == 128
 
 
 def test_setmaxnreg_dropped_without_maxnreg(tmp_path, capsys, monkeypatch):
