@@ -28,8 +28,11 @@ def check(form, sm: int, target: str) -> tuple[str, str]:
     version = max(version_for(form, sm), TARGET_VERSION.get(target, (8, 0)))
     text, _ = acceptance_module([instruction_text(form)], sm, version)
     text = text.replace(f".target sm_{sm}\n", f".target {target}\n", 1)
-    if not oracle.ptxas(text, target).ok:
-        return "ptxas-refused", ""
+    try:
+        if not oracle.ptxas(text, target).ok:
+            return "ptxas-refused", ""
+    except oracle.OracleFailed as e:        # ptxas itself crashed (signal 11)
+        return "ptxas-crash", str(e)
     try:
         codegen.compile_ptx(text, target, "k.ptx")
     except CompileError as e:
