@@ -347,3 +347,14 @@ def op_b2r(w, s, active, mask):
         w.w(d, np.full(32, count, dtype=np.uint32), mask)
     else:
         raise EmuFault("unsupported B2R form")
+
+
+@semantics("USETMAXREG", vector=True)
+def op_usetmaxreg(w, s, active, mask):
+    """`setmaxnreg`'s register-pool requests. The emulator's register file is never short
+    (every thread has all 255 registers), so TRY_ALLOC always gets its registers: its
+    uniform predicate is true at once and ptxas's retry loop runs one turn; DEALLOC (giving
+    registers back) changes nothing here. Reading a register above the count a thread holds
+    is undefined on the device and not checked."""
+    if "TRY_ALLOC" in s.ins.modifiers:
+        w.wp(s.ins.operands[0], np.ones(w.width, bool), mask)

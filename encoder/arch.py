@@ -275,6 +275,9 @@ class Target:
     # ATOMS.CAST.SPIN says whether it stored in a predicate (`ATOMS.CAST.SPIN P0, [R], b, c`,
     # ptxas's form from sm_100), not in a register compared with 1
     cas_spin_predicate: bool = False
+    # BRA.U branches on a uniform predicate (`BRA.U !UP0, L`: ptxas's setmaxnreg.inc retry,
+    # sm_100 and later); sm_90 copies it into P0 with PLOP3 and branches on that
+    uniform_predicate_branch: bool = False
     # LDGMC's operation for multimem.ld_reduce.add.acc::f32 of half types (ptxas 13.5's
     # spelling: `LDGMC.E.F32ADD.BF16x2` on sm_90, `.HPADD.` on sm_100)
     multimem_f32_accumulate: str = "F32ADD"
@@ -410,7 +413,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=Tr
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
-                          cas_spin_predicate=True, multimem_f32_accumulate="HPADD",
+                          cas_spin_predicate=True, uniform_predicate_branch=True, multimem_f32_accumulate="HPADD",
                           cluster_size_cbank=_BLACKWELL_PER_CLUSTER_SIZE, cluster_size_stride=-0xA0,
                           reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
 

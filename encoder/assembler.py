@@ -49,7 +49,8 @@ from dataclasses import dataclass, field, replace
 from . import codec
 from .arch import UnknownArch, arch_info
 from .cubin import Cubin, CubinError, GlobalVar, Kernel, decode_kernel_records, write_cubin
-from .cubin_builder import FDE_LOCATION_OFFSET, default_cfa_program, preexit_used, sparse_mma_mask
+from .cubin_builder import (FDE_LOCATION_OFFSET, default_cfa_program, preexit_used, reg_reconfig,
+                            sparse_mma_mask)
 from .model import Control, Imm, Instruction, Label, Reg, SpecialReg
 from .nvinfo import NvInfoError, parse_records
 from .sass_text import SassSyntaxError, parse_instruction
@@ -671,7 +672,8 @@ def _kernel(ks: KernelSource, arch: str, filename: str) -> Kernel:
                exit_offsets=exits, entry_block_end=_entry_block_end(code),
                ctaidz_used=any(isinstance(op, SpecialReg) and op.name == "SR_CTAID.Z"
                                for ins in code for op in ins.operands),
-               sparse_mma_mask=sparse_mma_mask(code), preexit_used=preexit_used(code))
+               sparse_mma_mask=sparse_mma_mask(code), preexit_used=preexit_used(code),
+               reg_reconfig=reg_reconfig(code))
     if ks.info is not None:     # facts read off an nvdisasm listing's `.nv.info.<k>`
         f = ks.info
         k.params, k.barcount, k.maxreg_count = f.params, f.barcount, f.maxreg_count

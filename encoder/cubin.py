@@ -222,6 +222,8 @@ class Kernel:
     sparse_mma_mask: int = 0
     # sm_90+'s EIATTR_PREEXIT_USED: 1 when the code has PREEXIT, else 0
     preexit_used: bool = False
+    # EIATTR_REG_RECONFIG: the code has USETMAXREG (setmaxnreg)
+    reg_reconfig: bool = False
     # sm_90+'s EIATTR_GRID_ATTRIBUTES (ptx2sass/grid_attributes.py): 0x4 multimem used, 0x8 a
     # multimem write; 0: no record
     grid_attributes: int = 0
@@ -679,6 +681,8 @@ def decode_kernel_records(k: Kernel) -> None:
             k.sparse_mma_mask = r.value
         elif name == "PREEXIT_USED":
             k.preexit_used = bool(r.value)
+        elif name == "REG_RECONFIG":
+            k.reg_reconfig = True
         elif name == "GRID_ATTRIBUTES":
             k.grid_attributes = r.value
         elif r.attr == UNNAMED_5F:

@@ -49,6 +49,7 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # an error).
 _MIDDLE = [
     "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    "REG_RECONFIG",             # setmaxnreg kernels (ptxas 13.5, sm_90a/sm_100a/sm_120a)
     "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
     "EXIT_INSTR_OFFSETS",
@@ -233,6 +234,12 @@ def preexit_used(instructions) -> bool:
     return any(ins.opcode == "PREEXIT" for ins in instructions)
 
 
+def reg_reconfig(instructions) -> bool:
+    """EIATTR_REG_RECONFIG (no value): the code changes its register count (USETMAXREG,
+    `setmaxnreg`)."""
+    return any(ins.opcode == "USETMAXREG" for ins in instructions)
+
+
 def sparse_mma_mask(instructions) -> int:
     """EIATTR_SPARSE_MMA_MASK of a kernel's code: a bit per sparse tensor-core opcode."""
     mask = 0
@@ -283,6 +290,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.byte("BINDLESS_TEXTURE_BANK", 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
                              else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
+    if k.reg_reconfig:
+        recs.append(NvInfoRecord(ATTRIBUTE_CODES["REG_RECONFIG"], Fmt.NVAL, 0))
     if info.vrc_cta_init_count is not None:
         recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.vrc_cta_init_count))
     if k.exit_offsets:

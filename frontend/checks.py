@@ -577,6 +577,8 @@ class Checker:
         self.check_features(ins)
         if op == "st" and ".bulk" in ins.modifiers:
             self.check_st_bulk(ins, scope)
+        if op == "setmaxnreg":
+            self.check_setmaxnreg(ins)
         for operand in ins.operands:
             t = type(operand)
             if t is not ast.Name and (operand.overflow if t is ast.IntLit
@@ -873,6 +875,24 @@ class Checker:
         elif init != 0:
             self.error(f"Argument 2 of instruction 'st.bulk': unexpected value '{init}', expected "
                        "to be zero", ins)
+
+    def check_setmaxnreg(self, ins: ast.Instruction) -> None:
+        """ptxas's rules for `setmaxnreg.{inc,dec}.sync.aligned.u32 n`: `.aligned` written,
+        `n` an immediate multiple of 8 in [24, 256] (both problems reported)."""
+        name = "setmaxnreg" + next((m for m in ins.modifiers if m in (".inc", ".dec")), "")
+        if ".aligned" not in ins.modifiers:
+            self.error(f".aligned modifier required for instruction '{name}'", ins)
+            return
+        count = _constant_value(ins.operands[0]) if len(ins.operands) == 1 else None
+        if count is None:
+            self.error(f"Arguments mismatch for instruction '{name}'", ins)
+            return
+        if count % 8:
+            self.error(f"Argument 1 of instruction '{name}': unexpected value '{count}', expected "
+                       "to be multiple of 8", ins)
+        if not 24 <= count <= 256:
+            self.error(f"Argument 1 of instruction '{name}': value '{count}' out of range, "
+                       "expected to be in range [24..256]", ins)
 
     def st_bulk_size_register_problem(self, ins: ast.Instruction, scope: _Scope) -> bool:
         """Report a size register of a type st.bulk does not take; True if reported."""

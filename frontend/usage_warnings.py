@@ -39,6 +39,32 @@ def _instructions(module: ast.Module):
                 pending.pop()
 
 
+SETMAXNREG_IGNORED = ("(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to "
+                      "determine register count at entry.")
+
+
+def setmaxnreg_advisories(module: ast.Module) -> list[CompileError]:
+    """ptxas 13.5's info line (no file or line) for each kernel that has `setmaxnreg` but no
+    `.maxnreg`: it drops the kernel's setmaxnreg instructions (isel: sel_setmaxnreg)."""
+    out = []
+    for fn in module.functions():
+        if fn.kind != ".entry" or fn.body is None or any(d.name == ".maxnreg" for d in fn.directives):
+            continue
+        file = fn.file or module.file
+        if any(st.opcode == "setmaxnreg" for f, st in _instructions(_Only(fn, file))):
+            out.append(CompileError(SETMAXNREG_IGNORED, None, None, None, "info"))
+    return out
+
+
+class _Only:
+    """One function as a module, for `_instructions`."""
+    def __init__(self, fn, file):
+        self.fn, self.file = fn, file
+
+    def functions(self):
+        return [self.fn]
+
+
 def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
     """One warning per double-precision instruction use, in PTX order (`as_errors`: the
     count ptxas reaches with -Werror)."""

@@ -854,6 +854,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         from ptx2sass.frontend.usage_warnings import sparse_mma_advisories
         for d in sparse_mma_advisories(module):
             report.info_at(d)
+    from ptx2sass.frontend.usage_warnings import setmaxnreg_advisories
+    for d in setmaxnreg_advisories(module):
+        report.info(d.message)
     _target_option_messages(cl, module, report)
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings

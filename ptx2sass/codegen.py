@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ptx2sass import abi, grid_attributes, ir
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
-from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used,
+from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
 from ptx2sass.errors import CompileError
@@ -629,6 +629,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     max_r = max([alloc.max_r] + [c.alloc.max_r for c in callees]
                 + [r for c in callees for r, _ in c.saves])
     regcount = max(max_r, STACK_POINTER) + 1 + REGISTERS_RESERVED
+    if fn.is_entry and reg_reconfig(instructions):
+        # setmaxnreg trades registers between the CTA's warps from what each got at launch:
+        # ptxas launches such a kernel with its `.maxnreg` (a smaller count would leave an
+        # inc's retry loop waiting for registers no dec gave back)
+        regcount = max(regcount, int(fn.attributes["maxnreg"][0]))
     cfa = None
     if frame_size:
         sp_set = next(k for k, ins in enumerate(instructions) if ins.opcode in ("IADD3", "IADD")
@@ -642,6 +647,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
+    code.setmaxnreg_diverged = mf.setmaxnreg_diverged
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
@@ -803,6 +809,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
+                                                   or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else None),
                               subfunctions=code.subfunctions,
@@ -818,10 +825,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                        full_debug and _names_shared_first(fn, windows)),
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
-                              is_entry=fn.is_entry, maxreg_count=0xFF if fn.is_entry else None,
+                              is_entry=fn.is_entry,
+                              maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"))
+                              if fn.is_entry else None,
                               shared_window=code.shared_addresses,
                               sparse_mma_mask=sparse_mma_mask(code.instructions),
                               preexit_used=preexit_used(code.instructions),
+                              reg_reconfig=reg_reconfig(code.instructions),
                               grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
                               multicast_bulk=code.multicast_bulk,
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
@@ -1140,6 +1150,19 @@ REGISTER_FILE_PER_SM = 65536     # 32-bit registers per SM on sm_8x
 REGISTER_GRANULE = 8             # registers per thread are allotted in steps of 8
 
 
+def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
+    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_89/sm_90a): `.maxnreg` (raised
+    to 24; above 255 ignored), else -maxrregcount where no `.maxntid`/`.reqntid` overrides
+    it, else 0xff."""
+    from ptx2sass.options import MIN_REGISTERS
+    maxnreg = fn.attributes.get("maxnreg")
+    if maxnreg and int(maxnreg[0]) <= 0xFF:
+        return max(int(maxnreg[0]), MIN_REGISTERS)
+    if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
+        return int(maxrregcount)
+    return 0xFF
+
+
 def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
     """The register count the kernel must fit, as ptxas decides it (measured with 13.5):
     `.maxnreg` wins over -maxrregcount; a `.maxntid`/`.reqntid` kernel ignores
@@ -1148,7 +1171,9 @@ def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
     -maxrregcount."""
     maxnreg = fn.attributes.get("maxnreg")
     if maxnreg:
-        return int(maxnreg[0])
+        # after `setmaxnreg.dec n` the code may hold only n registers: the whole kernel fits
+        # the smallest (a conservative cap; ptxas allots per region)
+        return min([int(maxnreg[0])] + ir.setmaxnreg_counts(fn, "dec"))
     threads = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
     if threads:
         blocks = int((fn.attributes.get("minnctapersm") or [1])[0]) or 1

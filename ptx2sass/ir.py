@@ -200,6 +200,12 @@ class Module:
     texmode_independent: bool = False    # `.target ..., texmode_independent`
 
 
+def setmaxnreg_counts(fn: Function, kind: str) -> list[int]:
+    """The register counts of the function's `setmaxnreg.<kind>` (inc or dec) instructions."""
+    return [ins.srcs[0].value for b in fn.blocks for ins in b.instrs
+            if ins.opcode == "setmaxnreg" and kind in ins.modifiers and isinstance(ins.srcs[0], Const)]
+
+
 def link(pred: Block, succ: Block) -> None:
     pred.succs.append(succ)
     succ.preds.append(pred)

@@ -131,6 +131,8 @@ class MFunction:
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
     multicast_bulk: bool = False            # a multimem bulk copy (UBLKCP/UBLKRED) is issued
+    # a setmaxnreg after a divergent branch (kept or dropped): ptxas writes CRS_STACK_SIZE 0
+    setmaxnreg_diverged: bool = False
     warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
     jump_tables: list = field(default_factory=list)  # `brx.idx`: target label names, per BRX in order
     # vreg id -> the physical register it must get (calling-convention registers)

@@ -90,7 +90,10 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_75", "open14_c75_sm75.words"),
          ("sm_75", "open16_turing.words"), ("sm_120", "open16_blackwell.words"),
          ("sm_120", "campaign20_sm120.words"), ("sm_75", "campaign21_turing.words"),
-         ("sm_90", "wgmma_sm90.words"))
+         ("sm_90", "wgmma_sm90.words"),
+         ("sm_90", "setmaxnreg.words"), ("sm_100", "setmaxnreg.words"), ("sm_120", "setmaxnreg.words"),
+         ("sm_75", "bar_red_registers.words"), ("sm_90", "bar_red_registers.words"),
+         ("sm_100", "bar_red_registers.words"), ("sm_120", "bar_red_registers.words"))
 
 
 def _words():

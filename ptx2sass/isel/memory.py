@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
+from ptx2sass.errors import CompileError
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
@@ -1930,6 +1931,70 @@ class MemorySelection:
         the instruction only on targets that have both (sm_90 and later)."""
         op = next(m for m in ins.modifiers if m in self.GRIDDEP_OPS)
         self.emit(self.GRIDDEP_OPS[op], (), [], ndefs=0)
+
+    SETMAXNREG_UP = Reg("UP", 0)    # TRY_ALLOC's success, read by the branch right after it
+
+    def sel_setmaxnreg(self, ins):
+        """`setmaxnreg.inc/.dec.sync.aligned.u32 n` (sm_90a, sm_100a/f, sm_103a, sm_120a), as
+        ptxas 13.5 writes it: `.dec` is USETMAXREG.DEALLOC.CTAPOOL n; `.inc` retries
+        USETMAXREG.TRY_ALLOC.CTAPOOL UP0, n until UP0 says the registers came (sm_90:
+        through PLOP3 into P0). In a kernel without `.maxnreg` ptxas drops it (info C7508,
+        frontend/usage_warnings.py); a `.dec` above the most the kernel can hold by then
+        (`.maxnreg`, or the largest `.inc` count) is ptxas's fatal C7406. The allocator
+        keeps the whole kernel within the smallest count (codegen's register limit)."""
+        if not self.fn.is_entry:
+            raise self.unsupported("`setmaxnreg` in a .func")
+        # `.sync.aligned`: the whole warp issues it; ptxas puts WARPSYNC.ALL before it (first
+        # in the retry loop) where a divergent branch may come before (a NOP where none can)
+        sync = self.ir_block in self.maybe_diverged()
+        self.mf.setmaxnreg_diverged |= sync
+        maxnreg = self.fn.attributes.get("maxnreg")
+        if not maxnreg:
+            return
+        count = self.known_constant(ins.srcs[0])
+        if "dec" in ins.modifiers:
+            largest = max([int(maxnreg[0])] + ir.setmaxnreg_counts(self.fn, "inc"))
+            if count > largest:
+                raise CompileError(f"(C7406) setmaxnreg.dec has register count ({count}) which is "
+                                   "larger than the largest temporal register count in the "
+                                   f"program ({largest})", self.file, self.line, severity="fatal")
+            if sync:
+                self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+            self.emit("USETMAXREG", ("DEALLOC", "CTAPOOL"), [Imm(count)], ndefs=0)
+            return
+        up = self.SETMAXNREG_UP
+        retry = self.start_block("setmaxnreg")
+        if sync:
+            self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        self.emit("USETMAXREG", ("TRY_ALLOC", "CTAPOOL"), [up, Imm(count)], ndefs=1)
+        if self.arch.uniform_predicate_branch:
+            self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0,
+                                   None, self.line, uniform=True))
+        else:
+            got = VOp(self.mf.new_vreg("P"))
+            self.emit("PLOP3", ("LUT",), [got, PT, PT, PT, up, Imm(0x80), Imm(0)])
+            self.out.append(MInstr("BRA", (), [Label(retry.name)], 0, VOp(got.reg, inv=True), self.line,
+                                   uniform=True))
+        self.start_block("setmaxnreg_done")
+        retry.succs.insert(0, retry)
+        retry.preds.append(retry)
+
+    def maybe_diverged(self) -> set:
+        """The IR blocks a branch on a divergent value may lead to (all after it: no
+        reconvergence is assumed, so it errs towards a WARPSYNC too many)."""
+        if getattr(self, "_diverged", None) is None:
+            seen, work = set(), []
+            for b in self.fn.blocks:
+                term = b.instrs[-1] if b.instrs else None
+                if term is not None and term.guard is not None and term.guard.id in self.divergent:
+                    work += b.succs
+            while work:
+                b = work.pop()
+                if b not in seen:
+                    seen.add(b)
+                    work += b.succs
+            self._diverged = seen
+        return self._diverged
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)

@@ -1,0 +1,70 @@
+"""Which inventory forms ptxas 13.5 takes for an arch-specific target (`sm_90a`, `sm_100a`)
+and we refuse: each form's acceptance kernel (tools/inventory_kernels.py) compiled by both,
+the arch-specific forms (setmaxnreg, wgmma's fences, f32 redux) with every other form
+ptxas takes there (`--sample N --seed S` draws N of those; the arch-specific ones always).
+tools.inventory_coverage leaves the `a` targets out; this is its compile-only check there.
+
+    py -m tools.arch_specific_coverage --arch 90a [--sample 200 --seed 5]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from collections import Counter
+
+from ptx2sass import CompileError, codegen, oracle
+from ptx2sass.frontend import inventory
+from tools.inventory_kernels import acceptance_module, instruction_text, version_for
+
+
+# the first PTX version with each arch-specific target (ptxas 13.5: earlier ones refuse it)
+TARGET_VERSION = {"sm_90a": (8, 0), "sm_100a": (8, 6), "sm_120a": (8, 7), "sm_100f": (8, 8),
+                  "sm_103a": (8, 8)}
+
+
+def check(form, sm: int, target: str) -> tuple[str, str]:
+    """(status, detail): match / refused (ptxas takes it, we do not) / ptxas-refused / crash."""
+    version = max(version_for(form, sm), TARGET_VERSION.get(target, (8, 0)))
+    text, _ = acceptance_module([instruction_text(form)], sm, version)
+    text = text.replace(f".target sm_{sm}\n", f".target {target}\n", 1)
+    try:
+        if not oracle.ptxas(text, target).ok:
+            return "ptxas-refused", ""
+    except oracle.OracleFailed as e:        # ptxas itself crashed (signal 11)
+        return "ptxas-crash", str(e)
+    try:
+        codegen.compile_ptx(text, target, "k.ptx")
+    except CompileError as e:
+        return "refused", str(e).splitlines()[0]
+    except Exception as e:  # noqa: BLE001 - a crash is a finding
+        return "crash", f"{type(e).__name__}: {e}"
+    return "match", ""
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="90a", help="90a, 100a, 100f, 103a, 120a")
+    ap.add_argument("--sample", type=int, default=0, help="how many of the other forms (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    sm = int(re.match(r"\d+", args.arch).group())
+    target = f"sm_{args.arch}"
+    forms = [f for f in inventory.forms() if f.valid_on(sm, version_for(f, sm), True)]
+    special = [f for f in forms if f.arch_specific]
+    others = [f for f in forms if not f.arch_specific]
+    if args.sample:
+        others = random.Random(args.seed).sample(others, min(args.sample, len(others)))
+    counts: Counter = Counter()
+    for f in special + others:
+        status, detail = check(f, sm, target)
+        counts[status, f.arch_specific] += 1
+        if status not in ("match", "ptxas-refused"):
+            print(f"{status:9} {f.name}: {detail}")
+    for (status, specific), n in sorted(counts.items()):
+        print(f"{'arch-specific' if specific else 'other':13} {status:13} {n}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
