@@ -150,17 +150,23 @@ def _check_allocated(tm: TensorMemory, col: int, count: int) -> None:
             raise EmuFault(f"tensor-memory columns {g * GRANULE}..{g * GRANULE + 31} are not allocated")
 
 
-@semantics("STTM")
-def op_sttm(w, s, active, mask):
+def _reach(w, s, mask, mem: Mem) -> tuple[np.ndarray, int, int, bool]:
+    """(the warp's 32 tensor lanes, first column, registers, 16-bit packing) of an
+    LDTM/STTM, after the checks: every lane present, its lanes, allocated columns."""
     count, packed = _shape(s)
     if not mask.all():
-        raise EmuFault("STTM needs every lane of the warp (.sync.aligned)")
-    mem, src = s.ins.operands
+        raise EmuFault(f"{s.ins.opcode} needs every lane of the warp (.sync.aligned)")
     columns = 2 * count if packed else count
     tm = tensor_memory(w)
     lane, col = _window(w, mem, columns)
     _check_allocated(tm, col, columns)
-    rows = tm.cells[lane:lane + 32]
+    return tm.cells[lane:lane + 32], col, count, packed
+
+
+@semantics("STTM")
+def op_sttm(w, s, active, mask):
+    mem, src = s.ins.operands
+    rows, col, count, packed = _reach(w, s, mask, mem)
     for j in range(count):
         v = np.broadcast_to(w.r(reg("R", src.index + j)), (32,)).astype(np.uint32)
         if packed:
@@ -172,15 +178,8 @@ def op_sttm(w, s, active, mask):
 
 @semantics("LDTM")
 def op_ldtm(w, s, active, mask):
-    count, packed = _shape(s)
-    if not mask.all():
-        raise EmuFault("LDTM needs every lane of the warp (.sync.aligned)")
     dst, mem = s.ins.operands
-    columns = 2 * count if packed else count
-    tm = tensor_memory(w)
-    lane, col = _window(w, mem, columns)
-    _check_allocated(tm, col, columns)
-    rows = tm.cells[lane:lane + 32]
+    rows, col, count, packed = _reach(w, s, mask, mem)
     for j in range(count):
         if packed:
             v = (rows[:, col + 2 * j] & 0xFFFF) | (rows[:, col + 2 * j + 1] & 0xFFFF) << 16
