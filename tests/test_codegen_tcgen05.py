@@ -128,6 +128,51 @@ def test_warp_outside_its_lanes_faults():
         run(_ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
 
 
+COMMIT = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 r<10>;
+  .reg .b64 rd<4>;
+  .reg .pred p<4>;
+  .shared .align 8 .b64 bar;
+  mov.u32 r1, %tid.x;
+  setp.ne.u32 p1, r1, 0;
+  @p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+  bar.sync 0;
+  @p1 bra WAIT;
+  mov.u32 r2, bar;
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 p3, [bar], 0;
+  @!p3 bra WAIT;
+  mbarrier.try_wait.parity.shared::cta.b64 p3, [bar], 1;
+  selp.u32 r3, 1, 2, p3;
+  ld.param.u64 rd1, [out];
+  cvt.u64.u32 rd2, r1;
+  shl.b64 rd2, rd2, 2;
+  add.u64 rd1, rd1, rd2;
+  st.global.u32 [rd1], r3;
+  ret;
+}
+"""
+
+
+def test_commit_is_one_arrival_on_the_mbarrier():
+    """tcgen05.commit by one thread (ptxas: an ELECT loop around `@!UP0 UTCBAR`) with no
+    asynchronous tcgen05 work pending completes the phase of a count-1 mbarrier: every thread
+    sees phase 0 complete and phase 1 not; without the commit the wait never ends."""
+    out = np.zeros(64, np.uint32)
+    run(_ptxas(COMMIT), "k", (1, 1, 1), (64, 1, 1), [out])
+    assert (out == 2).all()
+    without = COMMIT.replace("  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n", "")
+    with pytest.raises(EmuFault, match="budget"):
+        run(_ptxas(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=20000)
+
+
 UNIT = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE.VIEW.ASYNC.T")
 
 
@@ -164,7 +209,7 @@ def test_every_seed_word_decodes_to_nvdisasms_text_and_encodes_back():
         assert " ".join(codec.decode_text(word, "sm_100").split()) == " ".join(text.split())
         assert codec.encode(codec.decode(word, "sm_100"), "sm_100") == word
         count += 1
-    assert count >= 350
+    assert count >= 400
 
 
 BODY = """.version 8.7
