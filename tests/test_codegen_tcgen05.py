@@ -27,12 +27,13 @@ from ptx2sass.emu.launch import run
 from ptx2sass.encoder import codec
 from ptx2sass.errors import CompileError
 
-ROUND_TRIP = """.version 8.7
+HEAD = """.version 8.7
 .target sm_100a
 .address_size 64
 .visible .entry k(.param .u64 out)
 {
-  .reg .b32 r<40>;
+"""
+ROUND_TRIP = HEAD + """  .reg .b32 r<40>;
   .reg .b64 rd<4>;
   .reg .pred p<4>;
   .shared .align 16 .b32 taddr;
@@ -128,12 +129,7 @@ def test_warp_outside_its_lanes_faults():
         run(_ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
 
 
-COMMIT = """.version 8.7
-.target sm_100a
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-  .reg .b32 r<10>;
+COMMIT = HEAD + """  .reg .b32 r<10>;
   .reg .b64 rd<4>;
   .reg .pred p<4>;
   .shared .align 8 .b64 bar;
