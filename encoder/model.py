@@ -88,6 +88,9 @@ class Mem:
     # the word back; our printer spells it `desc.hidden[URx]`, since nvdisasm's `desc[URx]`
     # is always the shown operand. Equality ignores the flag
     desc_hidden: bool = field(default=False, compare=False)
+    # an address in another memory nvdisasm names before the bracket: `tmem[UR4+0x2]` (tensor
+    # memory, sm_100's LDTM/STTM/UTCSHIFT), `gdesc[UR8]` (a shared-memory matrix descriptor)
+    space: str = ""
 
 
 @dataclass(frozen=True)

@@ -283,6 +283,10 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
                     neg=neg, abs=abs_, inv=inv, ubank=ubank, gap=gap)
 
 
+# addresses in memories named before their bracket (Mem.space)
+_NAMED_SPACES = ("tmem", "gdesc")
+
+
 def _operand(cur: _Cursor) -> Operand:
     """One operand, with its prefixes (`-`, `!`, `~`, `|…|`) and suffixes."""
     start = cur.pos
@@ -318,6 +322,11 @@ def _operand(cur: _Cursor) -> Operand:
         if reuse:
             cur.fail("'.reuse' on a constant")
         return replace(c, suffix=suffix)
+    for space in _NAMED_SPACES:
+        if cur.take(space):
+            if neg or inv or abs_:
+                cur.fail("prefix on an address")
+            return replace(_memory(cur, None), space=space)
     if cur.peek("desc[") or cur.peek("desc.hidden[") or cur.peek("["):
         if neg or inv or abs_:
             cur.fail("prefix on an address")
@@ -450,7 +459,7 @@ def format_operand(op: Operand) -> str:
         inner = _format_terms(terms, op.offset, keep_zero=not terms)
         spelling = "desc.hidden" if op.desc_hidden else "desc"
         desc = f"{spelling}[{register_name(op.desc)}]" if op.desc is not None else ""
-        return f"{desc}[{inner}]"
+        return f"{op.space or desc}[{inner}]"
     if isinstance(op, SpecialReg):
         return op.name
     if isinstance(op, Label):

@@ -18,7 +18,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import multimem, sm80_features
+from ptx2sass.frontend import multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -599,6 +599,9 @@ class Checker:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
                 for problem in video_problems(op, ins.modifiers, ins.operands):
                     self.error(problem, ins)
+                if op == "tcgen05":
+                    for problem in tcgen05.problems(ins):
+                        self.error(problem, ins)
                 if op == "multimem":
                     problems = multimem.problems(ins.modifiers)
                     for problem in problems:
@@ -962,6 +965,9 @@ class Checker:
                 if m in (".release", ".acquire", ".relaxed"):
                     problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
                                     ".version 8.0 or later")
+        if op == "tcgen05" and not (self.target_name[-1:] in ("a", "f") and self.target_sm >= 100):
+            return [p for p in problems if "requires .target" not in p] + \
+                tcgen05.target_problems(ins, self.target_name)
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "

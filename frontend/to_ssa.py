@@ -37,6 +37,9 @@ NO_RESULT = frozenset({
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
     "inlined_call",     # ptx2sass/inline.py's marker
+    "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.st",
+    "tcgen05.commit", "tcgen05.wait::ld", "tcgen05.wait::st", "tcgen05.fence::before_thread_sync",
+    "tcgen05.fence::after_thread_sync", "tcgen05.cp", "tcgen05.shift", "tcgen05.mma",
 })
 # Texture and surface instructions: their `[handle, {coordinates}]` operand lowers to the
 # sources handle, coordinates... (attrs["coords"] counts them), ahead of the other sources.

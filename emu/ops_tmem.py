@@ -1,0 +1,201 @@
+"""Tensor memory (sm_100a's tcgen05, PTX ISA "Tensor Memory") and the SASS forms ptxas 13.5
+writes for tcgen05.alloc/dealloc/relinquish_alloc_permit/ld/st/wait/fence/commit.
+
+This is a model written from the manual and from the code ptxas writes around these
+instructions; it has not been checked against silicon.
+
+The memory: per CTA 128 lanes x 512 columns of 32-bit cells. An address (the value
+tcgen05.alloc writes to shared memory) holds the lane in bits 31..16 and the column in bits
+15..0. Warp w of a CTA may reach lanes 32*(w%4) .. 32*(w%4)+31 only (the manual's access
+restriction); anything else is a fault here.
+
+* `UTCATOMSWS.FIND_AND_SET.ALIGN UPd, URa, URb`: the allocator. The CTA's columns come in
+  sixteen 32-column granules; URb granules (a power of two, ptxas writes ncols/32) are taken
+  at the lowest free place aligned to their count, URa gets the first granule's number and
+  UPd is true, or UPd is false (no room) and URa is left. After the CTA relinquished its
+  permit an allocation is a fault (the manual: undefined behaviour).
+* `UTCATOMSWS.AND URZ, URb`: the granule bitmap ANDed with URb (ptxas passes the complement
+  of the granules a dealloc frees).
+* `UVIRTCOUNT.DEALLOC.SMPOOL n`: relinquish_alloc_permit (recorded; later allocations fault).
+* `STTM[.shape][.xN][.EXPAND16BIT] tmem[URa+imm], Rb` / `LDTM[...] Rd, tmem[URa+imm]`:
+  32x32b only (the plain form): lane i of the warp reaches tensor lane lane(a)+i and its
+  register j column col(a)+j; with .PACK16BIT (ld.pack::16b) register j holds the low halves
+  of columns 2j and 2j+1, with .EXPAND16BIT (st.unpack::16b) the halves of register j go to
+  columns 2j and 2j+1 (their high halves zero: the manual leaves them unspecified). The
+  16-lane shapes (16dp64bit...) are not modelled: a fault names them.
+* `FENCE.VIEW.ASYNC.T` (tcgen05.wait::st; ops_int's no-op) and the waits and fences:
+  nothing (loads and stores take effect at once here).
+* `UTCBAR[.MULTICAST] [URa], URb[, URc]` (tcgen05.commit): every earlier asynchronous tcgen05
+  operation is complete at once here, so the commit is one arrive-on of the mbarrier at URa
+  (URc: the CTA mask of .multicast; only this CTA exists in a launch here).
+* The `.2CTA` forms (cta_group::2) need a CTA pair, which the emulator does not launch: a fault.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptx2sass.encoder.model import Mem, Reg
+
+from .errors import EmuFault
+from .lanes import reg
+from .ops_memory import address
+from .ops_syncs import _read64, _write64, update
+from .registry import semantics
+
+LANES, COLUMNS, GRANULE = 128, 512, 32
+GRANULES = COLUMNS // GRANULE
+
+
+class TensorMemory:
+    """One CTA's tensor memory and its allocator's state."""
+
+    def __init__(self):
+        self.cells = np.zeros((LANES, COLUMNS), np.uint32)
+        self.granules = 0             # bit g: granule g allocated
+        self.relinquished = False
+
+    def allocate(self, count: int) -> int | None:
+        if count < 1 or count > GRANULES or count & (count - 1):
+            raise EmuFault(f"tensor-memory allocation of {count} granules (a power of two <= 16)")
+        want = (1 << count) - 1
+        for first in range(0, GRANULES, count):
+            if not self.granules & (want << first):
+                self.granules |= want << first
+                return first
+        return None
+
+
+def tensor_memory(w) -> TensorMemory:
+    cta = w.cta
+    tm = getattr(cta, "tmem", None)
+    if tm is None:
+        tm = cta.tmem = TensorMemory()
+    return tm
+
+
+def _single_cta(s) -> None:
+    if "2CTA" in s.ins.modifiers:
+        raise EmuFault(f"{s.ins.opcode}.2CTA: cta_group::2 needs a CTA pair (not launched here)")
+
+
+def _uniform(w, op) -> int:
+    return int(np.atleast_1d(w.r(op))[0])
+
+
+@semantics("UTCATOMSWS")
+def op_utcatomsws(w, s, active, mask):
+    _single_cta(s)
+    if not mask.any():
+        return
+    tm = tensor_memory(w)
+    mods, ops = s.ins.modifiers, s.ins.operands
+    if "FIND_AND_SET" in mods:
+        if tm.relinquished:
+            raise EmuFault("tcgen05.alloc after the CTA relinquished its allocation permit")
+        p, d, b = ops
+        first = tm.allocate(_uniform(w, b))
+        if first is not None:
+            w.w(d, np.full(w.width, first, np.uint32), mask)
+        w.wp(p, np.full(w.width, first is not None), mask)
+        return
+    if "AND" in mods:
+        d, b = ops
+        tm.granules &= _uniform(w, b) & ((1 << GRANULES) - 1)
+        if not (isinstance(d, Reg) and d.is_zero):
+            w.w(d, np.full(w.width, tm.granules, np.uint32), mask)
+        return
+    raise EmuFault(f"unsupported UTCATOMSWS form {'.'.join(mods)}")
+
+
+@semantics("UVIRTCOUNT")
+def op_uvirtcount(w, s, active, mask):
+    if "DEALLOC" not in s.ins.modifiers:
+        raise EmuFault(f"unsupported UVIRTCOUNT form {'.'.join(s.ins.modifiers)}")
+    if mask.any():
+        tensor_memory(w).relinquished = True
+
+
+def _shape(s) -> tuple[int, bool]:
+    """(registers, 16-bit packing) of a 32x32b LDTM/STTM; other shapes fault."""
+    count, packed = 1, False
+    for m in s.ins.modifiers:
+        if m.startswith("x") and m[1:].isdigit():
+            count = int(m[1:])
+        elif m in ("PACK16BIT", "EXPAND16BIT"):
+            packed = True
+        elif m.startswith("16dp"):
+            raise EmuFault(f"{s.ins.opcode}.{m}: the 16-lane tensor-memory shapes are not modelled")
+        else:
+            raise EmuFault(f"unsupported {s.ins.opcode} form {m}")
+    return count, packed
+
+
+def _window(w, mem: Mem, count: int) -> tuple[int, int]:
+    """(first tensor lane, first column) this warp reaches; faults outside its lanes or
+    outside the memory."""
+    a = int(address(w, mem, False)[0])
+    lane, col = a >> 16, a & 0xFFFF
+    base = 32 * (w.index % 4)
+    if lane != base:
+        raise EmuFault(f"warp {w.index} reaches tensor-memory lanes {base}..{base + 31} only "
+                       f"(address 0x{a:08x} names lane {lane})")
+    if col + count > COLUMNS:
+        raise EmuFault(f"tensor-memory columns {col}..{col + count - 1} beyond {COLUMNS}")
+    return lane, col
+
+
+def _check_allocated(tm: TensorMemory, col: int, count: int) -> None:
+    for g in range(col // GRANULE, (col + count - 1) // GRANULE + 1):
+        if not tm.granules >> g & 1:
+            raise EmuFault(f"tensor-memory columns {g * GRANULE}..{g * GRANULE + 31} are not allocated")
+
+
+def _reach(w, s, mask, mem: Mem) -> tuple[np.ndarray, int, int, bool]:
+    """(the warp's 32 tensor lanes, first column, registers, 16-bit packing) of an
+    LDTM/STTM, after the checks: every lane present, its lanes, allocated columns."""
+    count, packed = _shape(s)
+    if not mask.all():
+        raise EmuFault(f"{s.ins.opcode} needs every lane of the warp (.sync.aligned)")
+    columns = 2 * count if packed else count
+    tm = tensor_memory(w)
+    lane, col = _window(w, mem, columns)
+    _check_allocated(tm, col, columns)
+    return tm.cells[lane:lane + 32], col, count, packed
+
+
+@semantics("STTM")
+def op_sttm(w, s, active, mask):
+    mem, src = s.ins.operands
+    rows, col, count, packed = _reach(w, s, mask, mem)
+    for j in range(count):
+        v = np.broadcast_to(w.r(reg("R", src.index + j)), (32,)).astype(np.uint32)
+        if packed:
+            rows[:, col + 2 * j] = v & 0xFFFF
+            rows[:, col + 2 * j + 1] = v >> 16
+        else:
+            rows[:, col + j] = v
+
+
+@semantics("LDTM")
+def op_ldtm(w, s, active, mask):
+    dst, mem = s.ins.operands
+    rows, col, count, packed = _reach(w, s, mask, mem)
+    for j in range(count):
+        if packed:
+            v = (rows[:, col + 2 * j] & 0xFFFF) | (rows[:, col + 2 * j + 1] & 0xFFFF) << 16
+        else:
+            v = rows[:, col + j]
+        w.w(reg("R", dst.index + j), v.astype(np.uint32), mask)
+
+
+@semantics("UTCBAR")
+def op_utcbar(w, s, active, mask):
+    _single_cta(s)
+    if not mask.any():
+        return
+    mem = s.ins.operands[0]
+    if "MULTICAST" in s.ins.modifiers and not _uniform(w, s.ins.operands[2]) & 1:
+        return                      # this CTA (rank 0) is not in the mask
+    lane = int(np.argmax(mask))
+    addrs = address(w, mem, False)
+    _write64(w, addrs, lane, update(_read64(w, addrs, lane), 1, 0, False))

@@ -1,0 +1,264 @@
+"""tcgen05's tensor-memory instructions on sm_100a (issues 15/18, first part).
+
+* ptxas's cubin of a kernel that allocates 64 columns, stores a pattern with
+  tcgen05.st.32x32b.x4, loads part of it back with .x2 at a column offset and with
+  .x1.pack::16b, and deallocates, runs in the emulator (emu/ops_tmem.py) and gives the
+  manual's layout (32x32b: thread i of warp w reaches tensor lane 32*(w%4)+i, register j the
+  address's column + j; pack::16b: the low halves of two adjacent columns).
+* The SASS forms of every tcgen05 form ptxas writes decode and encode back (their words are
+  tools/isa_seeds/tcgen05_sm100.words; a sample goes through nvdisasm again in
+  tests/test_arch_fuzz_words.py), and the round-trip kernel's own words.
+* Refusals: every message ptxas gives for a bad tcgen05 instruction, in its order.
+Our code generator does not write tcgen05 yet (ptxas's "not supported yet" refusal stands for
+a valid one), so no cubin of ours is compared here.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.compiler import compile as compile_ptx
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import run
+from ptx2sass.encoder import codec
+from ptx2sass.errors import CompileError
+
+HEAD = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+"""
+ROUND_TRIP = HEAD + """  .reg .b32 r<40>;
+  .reg .b64 rd<4>;
+  .reg .pred p<4>;
+  .shared .align 16 .b32 taddr;
+  mov.u32 r3, %tid.x;
+  shr.u32 r20, r3, 5;
+  setp.ne.u32 p1, r20, 0;
+  @p1 bra ALLOCATED;
+  mov.u32 r1, taddr;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 64;
+  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOCATED:
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 r2, [taddr];
+  shl.b32 r21, r20, 21;
+  add.u32 r2, r2, r21;
+  mul.lo.u32 r10, r3, 0x10001;
+  add.u32 r11, r10, 0x30007;
+  add.u32 r12, r10, 0x50011;
+  add.u32 r13, r10, 0x7001d;
+  tcgen05.st.sync.aligned.32x32b.x4.b32 [r2], {r10, r11, r12, r13};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.ld.sync.aligned.32x32b.x2.b32 {r4, r5}, [r2+2];
+  tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32 {r6}, [r2];
+  tcgen05.wait::ld.sync.aligned;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  @p1 bra FREED;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 r7, [taddr];
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 r7, 64;
+FREED:
+  ld.param.u64 rd1, [out];
+  cvt.u64.u32 rd2, r3;
+  shl.b64 rd2, rd2, 4;
+  add.u64 rd1, rd1, rd2;
+  st.global.v4.u32 [rd1], {r4, r5, r6, r2};
+  ret;
+}
+"""
+THREADS = 128
+
+
+def _ptxas(ptx: str) -> bytes:
+    theirs = oracle.ptxas(ptx.encode(), "sm_100a", name="k")
+    assert theirs.ok, theirs.stderr
+    return theirs.output
+
+
+def _expected() -> np.ndarray:
+    """The manual's layout: columns c..c+3 of lane t hold t*0x10001 + (0, 0x30007, 0x50011,
+    0x7001d); the x2 load at column +2 reads the last two, the packed x1 load at column 0
+    the low halves of the first two; the address the first (only) allocation's (lane
+    32*warp, column 0)."""
+    t = np.arange(THREADS, dtype=np.uint64)
+    base = t * 0x10001
+    cols = [(base + k) & 0xFFFFFFFF for k in (0, 0x30007, 0x50011, 0x7001d)]
+    packed = (cols[0] & 0xFFFF) | (cols[1] & 0xFFFF) << 16
+    address = (t // 32) << 21
+    return np.stack([cols[2], cols[3], packed, address], axis=1).astype(np.uint32)
+
+
+def test_ptxas_round_trip_kernel_gives_the_manuals_layout():
+    out = np.zeros((THREADS, 4), np.uint32)
+    run(_ptxas(ROUND_TRIP), "k", (1, 1, 1), (THREADS, 1, 1), [out])
+    assert (out == _expected()).all(), np.argwhere(out != _expected())[:5]
+
+
+def test_second_allocation_takes_the_next_aligned_granules():
+    """Warp 0 allocates 64 then 32 columns and uses the second: it starts at column 64 (the
+    lowest free place aligned to its size, the manual's power-of-two allocation); freeing 64
+    columns there frees columns never allocated, and ptxas's own check of its shared-memory
+    allocation bitmaps (filled from the allocator's answers) traps."""
+    ptx = ROUND_TRIP.replace(
+        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
+        "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
+        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+    with pytest.raises(EmuFault, match="BPT.TRAP"):
+        run(_ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
+    want = _expected()
+    want[:, 3] += 64
+    out = np.zeros((THREADS, 4), np.uint32)
+    run(_ptxas(ptx.replace("b32 r7, 64;", "b32 r7, 32;")), "k", (1, 1, 1), (THREADS, 1, 1), [out])
+    assert (out == want).all(), np.argwhere(out != want)[:5]
+
+
+def test_warp_outside_its_lanes_faults():
+    """The manual's access restriction: warp w reaches lanes 32*(w%4).. only; every warp
+    using warp 0's lanes is a fault here."""
+    ptx = ROUND_TRIP.replace("  add.u32 r2, r2, r21;\n", "")
+    with pytest.raises(EmuFault, match="reaches tensor-memory lanes 32..63 only"):
+        run(_ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
+
+
+COMMIT = HEAD + """  .reg .b32 r<10>;
+  .reg .b64 rd<4>;
+  .reg .pred p<4>;
+  .shared .align 8 .b64 bar;
+  mov.u32 r1, %tid.x;
+  setp.ne.u32 p1, r1, 0;
+  @p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+  bar.sync 0;
+  @p1 bra WAIT;
+  mov.u32 r2, bar;
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 p3, [bar], 0;
+  @!p3 bra WAIT;
+  mbarrier.try_wait.parity.shared::cta.b64 p3, [bar], 1;
+  selp.u32 r3, 1, 2, p3;
+  ld.param.u64 rd1, [out];
+  cvt.u64.u32 rd2, r1;
+  shl.b64 rd2, rd2, 2;
+  add.u64 rd1, rd1, rd2;
+  st.global.u32 [rd1], r3;
+  ret;
+}
+"""
+
+
+def test_commit_is_one_arrival_on_the_mbarrier():
+    """tcgen05.commit by one thread (ptxas: an ELECT loop around `@!UP0 UTCBAR`) with no
+    asynchronous tcgen05 work pending completes the phase of a count-1 mbarrier: every thread
+    sees phase 0 complete and phase 1 not; without the commit the wait never ends."""
+    out = np.zeros(64, np.uint32)
+    run(_ptxas(COMMIT), "k", (1, 1, 1), (64, 1, 1), [out])
+    assert (out == 2).all()
+    without = COMMIT.replace("  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n", "")
+    with pytest.raises(EmuFault, match="budget"):
+        run(_ptxas(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=20000)
+
+
+UNIT = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE.VIEW.ASYNC.T")
+
+
+def test_kernel_words_decode_and_encode_back():
+    listing = oracle.nvdisasm(_ptxas(ROUND_TRIP), ("-c", "-hex"))
+    seen = set()
+    lines = listing.splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?)\s*;\s*/\* (0x[0-9a-f]{16}) \*/", line)
+        if not m or not any(u in m.group(1) for u in UNIT):
+            continue
+        hi = re.search(r"/\* (0x[0-9a-f]{16}) \*/", lines[i + 1]).group(1)
+        word = int(hi, 16) << 64 | int(m.group(2), 16)
+        assert " ".join(codec.decode_text(word, "sm_100").split()) == " ".join(m.group(1).split())
+        assert codec.encode(codec.decode(word, "sm_100"), "sm_100") == word
+        seen.add(m.group(1).split()[0])
+    assert {"LDTM.x2", "LDTM.PACK16BIT", "STTM.x4", "UTCATOMSWS.FIND_AND_SET.ALIGN",
+            "UTCATOMSWS.AND", "UVIRTCOUNT.DEALLOC.SMPOOL", "FENCE.VIEW.ASYNC.T"} <= seen
+
+
+SEEDS = Path(__file__).resolve().parent.parent / "tools" / "isa_seeds" / "tcgen05_sm100.words"
+
+
+def test_every_seed_word_decodes_to_nvdisasms_text_and_encodes_back():
+    """Every form ptxas wrote for the tcgen05 kernels of the seed file (each shape, num,
+    pack, CTA group, tensor-memory offset; the texts are nvdisasm's, recorded with the
+    words; tests/test_arch_fuzz_words.py asks nvdisasm again for a sample of them)."""
+    count = 0
+    for line in SEEDS.read_text().splitlines():
+        if not line.startswith("0x"):
+            continue
+        word, _, text = line.partition("#")
+        word = int(word, 16)
+        assert " ".join(codec.decode_text(word, "sm_100").split()) == " ".join(text.split())
+        assert codec.encode(codec.decode(word, "sm_100"), "sm_100") == word
+        count += 1
+    assert count >= 400
+
+
+BODY = """.version 8.7
+.target {target}
+.address_size 64
+.visible .entry k(.param .u32 ta)
+{{
+ .reg .b32 r<200>;
+ ld.param.u32 r0, [ta];
+ {ins}
+ ret;
+}}
+"""
+REFUSED = [
+    ("sm_100", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {r1, r2}, [r0];"),
+    ("sm_90a", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {r1, r2}, [r0];"),
+    ("sm_100", "tcgen05.st.sync.aligned.16x64b.x1.b32 [r0], {r1};"),
+    ("sm_100", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 32;"),
+    ("sm_100", "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"),
+    ("sm_100", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r0];"),
+    ("sm_100", "tcgen05.wait::ld.sync.aligned;"),
+    ("sm_100", "tcgen05.fence::after_thread_sync;"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.x3.b32 {r1, r2, r3}, [r0];"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.x256.b32 {r1}, [r0];"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.b32 {r1}, [r0];"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.16x256b.x64.b32 {r1}, [r0];"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {r1}, [r0];"),
+    ("sm_100a", "tcgen05.st.sync.aligned.32x32b.x2.b32 [r0], {r1};"),
+    ("sm_100a", "tcgen05.st.sync.aligned.16x128b.x2.b32 [r0], {r1, r2, r3};"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {r1, r2}, [r0], 2;"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {r1, r2}, [r0];"),
+    ("sm_100a", "tcgen05.ld.sync.aligned.32x32b.x2.b16 {r1, r2}, [r0];"),
+    ("sm_100a", "tcgen05.alloc.cta_group::3.sync.aligned.shared::cta.b32 [r0], 32;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 48;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 16;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 96;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 1000;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 1024;"),
+    ("sm_100a", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r0], 0;"),
+    ("sm_100a", "tcgen05.dealloc.cta_group::1.sync.aligned.b32 r0, 48;"),
+]
+
+
+def _messages(stderr: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"line \d+; error\s*: (.*)", stderr)]
+
+
+@pytest.mark.parametrize("target,ins", REFUSED, ids=[f"{t}:{i.split()[0]}" for t, i in REFUSED])
+def test_refusals_are_ptxas_messages(target, ins):
+    ptx = BODY.format(target=target, ins=ins)
+    theirs = oracle.ptxas(ptx.encode(), target)
+    assert not theirs.ok
+    with pytest.raises(CompileError) as err:
+        compile_ptx(ptx, target)
+    ours = [d.message for d in err.value.diagnostics if d.severity == "error"]
+    assert ours == _messages(theirs.stderr)
