@@ -89,7 +89,8 @@ class Mem:
     # is always the shown operand. Equality ignores the flag
     desc_hidden: bool = field(default=False, compare=False)
     # an address in another memory nvdisasm names before the bracket: `tmem[UR4+0x2]` (tensor
-    # memory, sm_100's LDTM/STTM/UTCSHIFT), `gdesc[UR8]` (a shared-memory matrix descriptor)
+    # memory, sm_100's LDTM/STTM/UTCSHIFT/UTCCP); a shared-memory matrix descriptor
+    # `gdesc[UR8]` is a register (`Reg.gdesc`), since it takes suffixes (`.tnspB`)
     space: str = ""
 
 

@@ -284,7 +284,7 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
 
 
 # addresses in memories named before their bracket (Mem.space)
-_NAMED_SPACES = ("tmem", "gdesc")
+_NAMED_SPACES = ("tmem",)
 
 
 def _operand(cur: _Cursor) -> Operand:
