@@ -236,3 +236,58 @@ def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads):
         launch.run()
         assert list(out.data.view(np.uint32)) == [16, 28]
     assert [(r.start, r.n) for r in _runs(program)] == [(0, 8)]
+
+
+class _Group:
+    """What a run's function uses of a group: predicates (a guard is the mask it gives) and
+    the machine's unflushed count."""
+
+    def __init__(self):
+        self.m = type("M", (), {"unflushed": None})()
+        self.calls = []
+
+    def pred(self, guard):
+        return guard
+
+
+def _fake_steps(shape: str, raising: int | None, group: _Group) -> list:
+    """Steps by letter: `.` plain, `g` guarded (its mask 0b01), `c` reads the clock; step
+    `raising` raises."""
+    steps = []
+    for k, kind in enumerate(shape):
+        def run(g, s, active, mask, k=k):
+            g.calls.append((k, mask, g.m.unflushed))
+            if k == raising:
+                raise ValueError(k)
+        steps.append(type("S", (), {"run": staticmethod(run), "guard": 0b01 if kind == "g" else None,
+                                    "reads_clock": kind == "c"})())
+    return steps
+
+
+@pytest.mark.parametrize("raising", [None, 0, 1, 2, 3, 4, 5])
+def test_a_run_that_raises_returns_the_raising_steps_index(raising):
+    """The function returns (k, exception) for the step k that raised, after running steps
+    0..k in order (guarded ones with their guard's mask, clock readers with the count before
+    them set), and None when every step ran."""
+    from ptx2sass.emu.blocks import _generate
+    group = _Group()
+    fn = _generate(_fake_steps(".gc.gc", raising, group), "run")
+    out = fn(group, 0b11, 7)
+    last = 5 if raising is None else raising
+    assert [k for k, _, _ in group.calls] == list(range(last + 1))
+    assert [mask for _, mask, _ in group.calls] == [[3, 1, 3, 3, 1, 3][k] for k in range(last + 1)]
+    assert [u for k, _, u in group.calls if k in (2, 5)] == [7 + 3, 7 + 6][:len([k for k in (2, 5) if k <= last])]
+    if raising is None:
+        assert out is None
+    else:
+        assert out[0] == raising and isinstance(out[1], ValueError) and out[1].args == (raising,)
+
+
+def test_runs_of_the_same_shape_share_their_code_and_call_their_own_steps():
+    from ptx2sass.emu.blocks import _generate
+    a, b = _Group(), _Group()
+    fa = _generate(_fake_steps(".g.", 1, a), "run")
+    fb = _generate(_fake_steps(".g.", None, b), "run")
+    assert fa.__code__ is fb.__code__
+    assert fa(a, 0b11, 0)[0] == 1 and fb(b, 0b11, 0) is None
+    assert len(a.calls) == 2 and len(b.calls) == 3
