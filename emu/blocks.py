@@ -11,10 +11,7 @@ calls each step's closure in order, with its guard, exactly as the loop would.
 
 The function is generated once per run and kind (source by `compile()` of our own text, kept
 on the kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so a step that
-specialises later (emu/program.py's tiers) is called in its current form. Runs of one shape
-share their compiled code (the steps are the function's defaults), and a raising step is
-told by its line (no per-step counter to compile or run): in a kernel's second launch,
-where its straight-line code is first made into runs, compiling them was the largest cost. Traced (the hazard
+specialises later (emu/program.py's tiers) is called in its current form. Traced (the hazard
 checker on), groups take the loop: runs that called the checker after each step measured
 slower (0.91-0.96x on the ZLUDA corpus), for reasons not found. A closure that raises stops
 the run there: the function returns how many steps it finished and the
@@ -107,7 +104,7 @@ def _inline(step) -> tuple[int, str] | None:
 def _generate(steps: list, attr: str, inline_ok: bool = True):
     args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
     head = "g, active, unflushed"
-    lines = [f"def run({head}, {args}, at=at):"]
+    lines = [f"def run({head}, {args}):", "    k = 0"]
     # one lane: the simplest steps' register updates written out (no closures);
     # a launch whose register count their destinations exceed runs the closures (their fault)
     inline = {k: _inline(s) for k, s in enumerate(steps)} if attr == "run1" and inline_ok else {}
@@ -119,59 +116,28 @@ def _generate(steps: list, attr: str, inline_ok: bool = True):
     else:
         inline = {}
     lines.append("    try:")
-    # at[line]: the step a line belongs to (a raise there stops the run at that step)
-    at = [0] * (len(lines) + 1)
     for k, step in enumerate(steps):
         if k in inline:
+            if k:
+                lines.append(f"        k = {k}")
             d, v = inline[k]
             lines.append(f"        R[{d}, lane] = {v}")
-        else:
-            mask = "active" if step.guard is None else "mask"
-            if step.reads_clock:
-                # the clock it reads counts the group's instructions not yet added, this one too
-                lines.append(f"        g.m.unflushed = unflushed + {k + 1}")
-            if step.guard is not None:
-                lines.append(f"        mask = active & g.pred(s{k}.guard)")
-            lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
-        at += [k] * (len(lines) + 1 - len(at))
-    lines += ["    except Exception as e:", "        return at[e.__traceback__.tb_lineno], e", "    return None"]
+            continue
+        mask = "active" if step.guard is None else "mask"
+        if k:
+            lines.append(f"        k = {k}")
+        if step.reads_clock:
+            # the clock it reads counts the group's instructions not yet added, this one too
+            lines.append(f"        g.m.unflushed = unflushed + {k + 1}")
+        if step.guard is not None:
+            lines.append(f"        mask = active & g.pred(s{k}.guard)")
+        lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
+    lines += ["    except Exception as e:", "        return k, e", "    return None"]
     namespace = {f"s{k}": s for k, s in enumerate(steps)}
-    namespace["at"] = tuple(at)
     if inline:
-        namespace["slow"] = _Slow(steps, attr)
-    exec(_code("\n".join(lines)), namespace)
+        namespace["slow"] = _generate(steps, attr, inline_ok=False)
+    exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)
     return namespace["run"]
-
-
-class _Slow:
-    """A one-lane run's function without its written-out steps, made on first use (a launch
-    with too few registers for the written-out destinations)."""
-
-    __slots__ = ("steps", "attr", "fn")
-
-    def __init__(self, steps, attr):
-        self.steps, self.attr, self.fn = steps, attr, None
-
-    def __call__(self, g, active, unflushed):
-        if self.fn is None:
-            self.fn = _generate(self.steps, self.attr, inline_ok=False)
-        return self.fn(g, active, unflushed)
-
-
-_CODE: dict[str, object] = {}
-CODE_LIMIT = 4096
-
-
-def _code(source: str):
-    """`source` compiled, once per process: runs of the same shape (length, guards, clock
-    reads, written-out steps) share the code; the steps themselves are the function's
-    defaults."""
-    code = _CODE.get(source)
-    if code is None:
-        if len(_CODE) >= CODE_LIMIT:
-            _CODE.clear()
-        code = _CODE[source] = compile(source, "<emu run>", "exec")
-    return code
 
 
 def fusable(step) -> bool:
