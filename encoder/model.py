@@ -32,6 +32,9 @@ class Reg:
     inv: bool = False       # `~R` (bitwise not) or `!P` (logical not)
     reuse: bool = False     # `.reuse`: mirrors the control field, kept for printing
     suffix: tuple[str, ...] = ()
+    # `gdesc[UR8]`: the uniform register pair (pairs) holding wgmma's shared-memory matrix
+    # descriptors (HGMMA/IGMMA/QGMMA); `suffix` then holds `.negA`, `.tnspB` …
+    gdesc: bool = False
 
     @property
     def is_zero(self) -> bool:

@@ -65,7 +65,7 @@ _REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_
 _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
-_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+|Rpc\.(?:LO|HI)|MACTIVE|[PNZ]{8})(?![A-Za-z0-9_])")
+_SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+|Rpc\.(?:LO|HI)|MACTIVE|gsb\d|[PNZ]{8})(?![A-Za-z0-9_])")
 # texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
 _GEOMETRY = re.compile(r"(?:1D|2D|3D|CUBE|ARRAY_1D|ARRAY_2D|ARRAY_3D|ARRAY_CUBE)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
@@ -331,6 +331,13 @@ def _operand(cur: _Cursor) -> Operand:
             if not cur.peek("["):
                 return Mem(desc=desc, desc_only=True)
         return replace(_memory(cur, desc), desc_hidden=hidden)
+    if cur.take("gdesc["):
+        reg = _register(cur)
+        if reg is None or reg.file != "UR" or neg or inv or abs_:
+            cur.fail("expected a uniform register in gdesc[...]")
+        cur.expect("]")
+        reuse, suffix = _suffixes(cur)
+        return replace(reg, gdesc=True, reuse=reuse, suffix=suffix)
     m = cur.match(_SPECIAL)
     if m:
         if neg or inv or abs_:
@@ -416,6 +423,8 @@ def format_operand(op: Operand) -> str:
             inner = "".join("." + s for s in op.suffix if _inside_abs(s, op.file))
             outer = tuple(s for s in op.suffix if not _inside_abs(s, op.file))
             core = f"|{core}{inner}|"
+        if op.gdesc:
+            core = f"gdesc[{core}]"
         prefix = "-" if op.neg else ("!" if op.inv and op.file in ("P", "UP") else
                                      "~" if op.inv else "")
         return (prefix + core + (".reuse" if op.reuse else "")
