@@ -319,3 +319,93 @@ def run_case(n=8, acc="f32", ak="f16", bk="f16", *, a_regs=False, sw_a=0, sw_b=0
         else:
             got[row, col] = float(np.uint32(word).view(np.int32))
     return got, want, result
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+def check(**case):
+    got, want, result = run_case(**case)
+    assert result.hazards == [], result.hazards
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("sw_a,sw_b,kofs", [(0, 0, 0), (128, 128, 0), (64, 64, 0), (32, 32, 0),
+                                            (128, 64, 32), (128, 128, 64), (64, 32, 32), (0, 128, 0)])
+def test_k_major_layouts_f16_f32(sw_a, sw_b, kofs):
+    """K-major A and B, each swizzle mode; kofs: the start address advanced along K inside
+    the swizzled row, as a kernel steps K with one atom."""
+    check(n=16, sw_a=sw_a, sw_b=sw_b, kofs=kofs)
+
+
+@pytest.mark.parametrize("sw", [0, 128, 64, 32])
+def test_mn_major_layouts(sw):
+    """tnspA/tnspB: MN-major A and B (16-bit types only)."""
+    check(n=16, ak="bf16", bk="bf16", sw_a=sw, sw_b=sw, tnsp_a=1, tnsp_b=1)
+
+
+@pytest.mark.parametrize("acc,ak,bk,n", [
+    ("f32", "bf16", "bf16", 32), ("f16", "f16", "f16", 32), ("f32", "tf32", "tf32", 16),
+    ("f32", "e4m3", "e5m2", 16), ("f16", "e5m2", "e4m3", 16), ("f32", "e4m3", "e4m3", 8),
+    ("s32", "s8", "s8", 16), ("s32", "u8", "s8", 8), ("s32", "s8", "u8", 8), ("s32", "u8", "u8", 8),
+    ("f32", "f16", "f16", 256)])
+def test_types_and_widths(acc, ak, bk, n):
+    check(n=n, acc=acc, ak=ak, bk=bk, sw_a=128, sw_b=64)
+
+
+@pytest.mark.parametrize("acc,ak,bk", [("f32", "f16", "f16"), ("f16", "f16", "f16"), ("f32", "bf16", "bf16"),
+                                       ("f32", "tf32", "tf32"), ("f32", "e5m2", "e4m3"),
+                                       ("s32", "s8", "u8")])
+def test_a_from_registers(acc, ak, bk):
+    check(n=32, acc=acc, ak=ak, bk=bk, a_regs=True, sw_b=128)
+
+
+def test_a_from_registers_b_transposed():
+    check(n=16, a_regs=True, sw_b=64, tnsp_b=1)
+
+
+@pytest.mark.parametrize("ak", ["f16", "tf32", "e4m3"])
+def test_scale_d_zero_and_negated_operands(ak):
+    """scale-d false ignores C; imm-scale-a/b = -1 (negA/negB) negate A and B."""
+    check(n=8, ak=ak, bk=ak, scale_d=0, scale_a=-1, scale_b=1)
+    check(n=8, ak=ak, bk=ak, scale_a=-1, scale_b=-1, sw_a=32, sw_b=32)
+
+
+def test_integer_saturation():
+    """.satfinite (IGMMA .SAT) clamps to s32; C near the limit so the sum overflows."""
+    got, want, _ = run_case(n=8, acc="s32", ak="s8", bk="s8", satfinite=True)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_chained_accumulation_in_one_group():
+    """Two wgmma into the same accumulators before one wait: the second reads the first's
+    in-flight result (ptxas changes B's descriptor register between them: read at issue)."""
+    check(n=8, twice=True, sw_a=128, sw_b=128)
+    check(n=8, acc="f16", twice=True)
+
+
+def test_checker_flags_accumulator_read_before_wait():
+    """Reading D before wgmma.wait_group is undefined (PTX ISA, wgmma.wait_group); ptxas
+    injects a WARPGROUP.DEPBAR for such a read (its info C7517). Its cubin with that first
+    DEPBAR made a NOP: the checker flags the STG of R24 as a read of an in-flight
+    accumulator; ptxas's own cubin gives no finding."""
+    ptx = kernel(8, "f32", "f16", "f16")
+    early = ("ld.param.u64 %rd8, [pd];\ncvta.to.global.u64 %rd8, %rd8;\nadd.u64 %rd8, %rd8, %rd7;\n"
+             "st.global.b32 [%rd8+64], %d0;\n")
+    ptx = ptx.replace("wgmma.commit_group.sync.aligned;\n", "wgmma.commit_group.sync.aligned;\n" + early)
+    res = oracle.ptxas(ptx, "sm_90a")
+    assert res.ok, res
+    depbar = (0x00008000000079c5).to_bytes(8, "little")      # WARPGROUP.DEPBAR.LE gsb0, 0x0
+    at = res.output.find(depbar)
+    assert at > 0 and res.output.count(depbar) == 2
+    hi = int.from_bytes(res.output[at + 8:at + 16], "little")
+    nop = (0x7918).to_bytes(8, "little") + (hi & (0x1FFFFF << 41)).to_bytes(8, "little")
+    patched = res.output[:at] + nop + res.output[at + 16:]
+    args = lambda: [np.zeros(4096 // 4, np.uint32), np.zeros((THREADS, 4), np.uint32),  # noqa: E731
+                    np.zeros((THREADS, 20), np.uint32), np.uint64(descriptor(0, 128, 256, 0)),
+                    np.uint64(descriptor(2048, 128, 256, 0)), np.uint32(1), np.zeros((THREADS, 4), np.uint32),
+                    np.uint64(0)]
+    clean = run(res.output, "k", (1, 1, 1), (THREADS, 1, 1), args())
+    assert clean.hazards == []
+    early_read = run(patched, "k", (1, 1, 1), (THREADS, 1, 1), args())
+    messages = [h.message for h in early_read.hazards]
+    assert any("R24" in m and "in flight" in m for m in messages), messages
