@@ -268,6 +268,9 @@ def run_case(n=8, acc="f32", ak="f16", bk="f16", *, a_regs=False, sw_a=0, sw_b=0
     B = values((k, n), bk, RNG)
     B2 = values((k, n), bk, RNG)
     C = values((64, n), "f16", RNG) if acc != "s32" else RNG.integers(-1000, 1000, (64, n)).astype(np.float64)
+    if satfinite:        # C within 200 of s32's limits: A·B (|.| up to 2048) overflows in places
+        low = RNG.random((64, n)) < 0.5
+        C = np.where(low, -(2.0 ** 31) + np.abs(C) % 200, 2.0 ** 31 - 1 - np.abs(C) % 200)
     lbo_a, sbo_a, size_a = layout_strides(64, esa, sw_a, bool(tnsp_a), k)
     lbo_b, sbo_b, size_b = layout_strides(n, esb, sw_b, bool(tnsp_b), k)
     base_b = -(-(size_a + kofs) // 1024) * 1024
@@ -374,6 +377,7 @@ def test_integer_saturation():
     """.satfinite (IGMMA .SAT) clamps to s32; C near the limit so the sum overflows."""
     got, want, _ = run_case(n=8, acc="s32", ak="s8", bk="s8", satfinite=True)
     np.testing.assert_array_equal(got, want)
+    assert ((want == 2 ** 31 - 1) | (want == -(2 ** 31))).sum() > 10     # it did saturate
 
 
 def test_chained_accumulation_in_one_group():
