@@ -84,7 +84,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_89", "campaign18_sm89.words"), ("sm_90", "campaign19_sm90.words"),
          ("sm_75", "open14_c75_sm75.words"),
          ("sm_75", "open16_turing.words"), ("sm_120", "open16_blackwell.words"),
-         ("sm_120", "campaign20_sm120.words"), ("sm_90", "gmma_emu_sm90.words"))
+         ("sm_120", "campaign20_sm120.words"), ("sm_90", "gmma_emu_sm90.words"),
+         ("sm_90", "gmma_emu_n_sm90.words"))
 
 
 def _words():

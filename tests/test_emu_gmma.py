@@ -359,7 +359,7 @@ def test_types_and_widths(acc, ak, bk, n):
                                        ("f32", "tf32", "tf32"), ("f32", "e5m2", "e4m3"),
                                        ("s32", "s8", "u8")])
 def test_a_from_registers(acc, ak, bk):
-    check(n=16 if acc == "s32" else 32, acc=acc, ak=ak, bk=bk, a_regs=True, sw_b=128)
+    check(n=32, acc=acc, ak=ak, bk=bk, a_regs=True, sw_b=128)
 
 
 def test_a_from_registers_b_transposed():
