@@ -230,6 +230,45 @@ class TimingModel:
         for c, b in parts[2]:
             self.end(machine.clocks[c], step, b, reads, writes)
 
+    def _gmma(self, clock: WarpTiming, step, reads: list, writes: list) -> list:
+        """wgmma's accumulators (emu.ops_gmma): an HGMMA/IGMMA/QGMMA's D registers are in flight
+        from its issue until the WARPGROUP.DEPBAR.LE gsb0, N that retires its group (groups end at
+        an HGMMA with gsb0; N groups stay in flight). Another instruction that reads or writes one
+        of them meanwhile is undefined in PTX (wgmma.wait_group): flagged. A later HGMMA may use
+        them (chained accumulation). The DEPBAR's writes (the results) are there when it retires:
+        no latency to wait for after it."""
+        ins = step.ins
+        groups = clock.__dict__.setdefault("gmma", [])
+        if ins.opcode == "WARPGROUP":
+            if "DEPBAR" not in ins.modifiers:
+                return writes
+            keep = next((o.value for o in ins.operands if hasattr(o, "value")), 0)
+            closed = [g for g in groups if g[0]]
+            for g in closed[:max(len(closed) - keep, 0)]:
+                groups.remove(g)
+            if not groups:
+                del clock.__dict__["gmma"]
+            return []
+        if ins.opcode in _GMMA_OPS:
+            shape = next(m for m in ins.modifiers if "x" in m).split("x")
+            n = int(shape[1])
+            count = n // 4 if ins.modifiers[1] == "F16" else n // 2
+            d = ins.operands[0].index
+            if not groups or groups[-1][0]:
+                groups.append([False, set(), step.offset])
+            groups[-1][1].update(("R", d + i) for i in range(count))
+            if any(getattr(o, "name", "").startswith("gsb") for o in ins.operands):
+                groups[-1][0] = True
+            return writes
+        for reg in (*reads, *writes):
+            for g in groups:
+                if reg in g[1]:
+                    self._flag(step.offset, f"{'reads' if reg in reads else 'writes'} {_name(reg)}, an accumulator "
+                               f"of the wgmma at 0x{g[2]:04x} still in flight (no WARPGROUP.DEPBAR retired it)")
+                    break
+        return writes
+
+
     def sole_clock(self, machine, warps):
         """(clock, lanes) when the last `step` of `warps` updated one clock that only they
         share, so that the machine may call `end` directly for their next instructions
@@ -256,6 +295,8 @@ class TimingModel:
         # 1. Wait on scoreboards.
         t = clock.t
         op = facts.op
+        if op in _GMMA_OPS or "gmma" in clock.__dict__:
+            writes = self._gmma(clock, step, reads, writes)
         if facts.special:          # waits, barriers, issue intervals, ldgsts padding
             for sb in facts.wait_sbs:
                 t = max(t, clock.sb_release[sb])
@@ -538,6 +579,9 @@ class _StepFacts:
         if self.reader_fixed is not None and need == self.reader_fixed[0]:
             return self.reader_fixed[1]
         return need
+
+
+_GMMA_OPS = frozenset(("HGMMA", "IGMMA", "QGMMA", "WARPGROUP"))
 
 
 def _exclusive_guards(pending_guard, facts, clock) -> bool:

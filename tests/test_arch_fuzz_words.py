@@ -94,7 +94,8 @@ FILES = (("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"
          ("sm_90", "setmaxnreg.words"), ("sm_100", "setmaxnreg.words"), ("sm_120", "setmaxnreg.words"),
          ("sm_75", "bar_red_registers.words"), ("sm_90", "bar_red_registers.words"),
          ("sm_100", "bar_red_registers.words"), ("sm_120", "bar_red_registers.words"),
-         ("sm_100", "tcgen05_sample_sm100.words"))
+         ("sm_100", "tcgen05_sample_sm100.words"),
+         ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"))
 
 
 def _words():
