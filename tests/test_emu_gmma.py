@@ -260,8 +260,9 @@ def layout_strides(mn: int, esize: int, sw: int, mn_major: bool, k: int):
 
 def run_case(n=8, acc="f32", ak="f16", bk="f16", *, a_regs=False, sw_a=0, sw_b=0, tnsp_a=0,
              tnsp_b=0, scale_d=1, scale_a=1, scale_b=1, kofs=0, twice=False, satfinite=False,
-             hazard_check=True):
-    """Run the case in the emulator on ptxas's cubin; (D from the emulator, NumPy's D)."""
+             hazard_check=True, ours=False):
+    """Run the case in the emulator on ptxas's cubin (ours=True: ptx2sass's); (D from the
+    emulator, NumPy's D, the run)."""
     esa, k = ELEM[ak][0], ELEM[ak][1]
     esb = ELEM[bk][0]
     A = values((64, k), ak, RNG)
@@ -300,11 +301,16 @@ def run_case(n=8, acc="f32", ak="f16", bk="f16", *, a_regs=False, sw_a=0, sw_b=0
             afrag[tid, r] |= int(abits[row, col]) << (8 * esa * e)
     ptx = kernel(n, acc, ak, bk, a_regs=a_regs, smem=smem, scale_a=scale_a, scale_b=scale_b,
                  tnsp_a=tnsp_a, tnsp_b=tnsp_b, twice=twice, satfinite=satfinite)
-    res = oracle.ptxas(ptx, "sm_90a")
-    assert res.ok, res
+    if ours:
+        import ptx2sass
+        cubin = ptx2sass.compile(ptx, "sm_90a")
+    else:
+        res = oracle.ptxas(ptx, "sm_90a")
+        assert res.ok, res
+        cubin = res.output
     out = np.zeros((THREADS, nd), dtype=np.uint32)
     img32 = img.view(np.uint32).copy()
-    result = run(res.output, "k", (1, 1, 1), (THREADS, 1, 1),
+    result = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1),
                  [img32, cfrag, out, np.uint64(da), np.uint64(db), np.uint32(scale_d), afrag,
                   np.uint64(db2)], hazard_check=hazard_check)
     want = scale_a * scale_b * (A @ B) + (C if scale_d else 0)
@@ -385,6 +391,21 @@ def test_chained_accumulation_in_one_group():
     in-flight result (ptxas changes B's descriptor register between them: read at issue)."""
     check(n=8, twice=True, sw_a=128, sw_b=128)
     check(n=8, acc="f16", twice=True)
+
+
+@pytest.mark.parametrize("case", [
+    dict(n=16, sw_a=128, sw_b=64, kofs=32), dict(n=16, ak="bf16", bk="bf16", sw_a=64, sw_b=64, tnsp_a=1, tnsp_b=1),
+    dict(n=32, acc="f16"), dict(n=16, ak="tf32", bk="tf32", sw_a=128, sw_b=128),
+    dict(n=16, ak="e4m3", bk="e5m2", sw_a=128, sw_b=64), dict(n=8, acc="s32", ak="s8", bk="u8"),
+    dict(n=256, sw_a=128, sw_b=64), dict(n=32, a_regs=True, sw_b=128),
+    dict(n=8, ak="f16", bk="f16", scale_d=0, scale_a=-1, scale_b=1), dict(n=8, twice=True, sw_a=128, sw_b=128),
+    dict(n=8, acc="s32", ak="s8", bk="s8", satfinite=True)], ids=str)
+def test_our_cubins_give_numpys_d(case):
+    """The same kernels compiled by ptx2sass (branch wgmma20's HGMMA/QGMMA/IGMMA code):
+    NumPy's D, hazard-free, in the emulator that runs ptxas's cubins above."""
+    got, want, result = run_case(**case, ours=True)
+    assert result.hazards == [], result.hazards
+    np.testing.assert_array_equal(got, want)
 
 
 def test_checker_flags_accumulator_read_before_wait():
