@@ -10,8 +10,8 @@
 * Refusals: sm_90 without `a`, shapes, types, immediates and vector sizes ptxas refuses,
   in ptxas's words.
 
-Not here: values in the emulator (its HGMMA semantics are branch gmma_emu's work) and so
-the emulator's hazard check of our code.
+Values of our cubins in the emulator (NumPy's D, hazard-free): tests/test_emu_gmma.py
+`test_our_cubins_give_numpys_d`.
 """
 from __future__ import annotations
 
@@ -174,11 +174,11 @@ def test_values_live_across_the_mma_stay_out_of_d():
                         format_instruction(ins)
 
 
-def test_integer_n_without_a_table_form_refused_cleanly():
-    """IGMMA N = 16 (ptxas compiles it; our table has IGMMA for N = 8 and 64 only): a
-    'not supported yet' at the line, not an internal encoding error."""
-    ptx = kernel(Form(16, "s32", "s8", "s8"))
-    assert oracle.ptxas(ptx.encode(), ARCH).ok
-    with pytest.raises(CompileError) as e:
-        _ours(ptx)
-    assert "not supported yet" in str(e.value) and "internal error" not in str(e.value)
+@pytest.mark.parametrize("n", [16, 24, 208])
+def test_integer_n_beyond_the_first_seeds_equal_ptxas(n):
+    """IGMMA N other than 8 and 64 (the hopper table's IGMMA forms since branch gmma_emu's
+    seeds hold every N; before, they were refused here): the same instructions as ptxas's."""
+    ptx = kernel(Form(n, "s32", "s8", "u8"))
+    theirs = oracle.ptxas(ptx.encode(), ARCH)
+    assert theirs.ok, theirs.stderr
+    assert warpgroup_lines(_ours(ptx)[0]) == warpgroup_lines(theirs.output)

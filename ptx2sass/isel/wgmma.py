@@ -41,10 +41,6 @@ KINDS = {"f16": ("HGMMA", 16, ()), "bf16": ("HGMMA", 16, ("BF16",)),
 # A/B type -> the accumulator (D) types the PTX ISA allows with it
 ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "tf32": ("f32",), "e4m3": ("f32", "f16"),
                 "e5m2": ("f32", "f16"), "s8": ("s32",), "u8": ("s32",), "b1": ("s32",)}
-# N values the hopper table can encode where its form holds no N group: IGMMA's seeds
-# (tools/isa_seeds/wgmma_sm90.words) have N = 8 and 64 only; other N are refused here
-# rather than failing at encoding
-N_ENCODED = {"IGMMA": (8, 64)}
 N_VALUES = {"HGMMA": range(8, 257, 8), "QGMMA": range(8, 257, 8),
             "IGMMA": (8, 16, 24, *range(32, 257, 16)), "BGMMA": (8, 16, 24, *range(32, 257, 16))}
 
@@ -95,8 +91,6 @@ class WarpgroupMma:
             self.refuse("Unexpected instruction types specified for 'wgmma.mma_async'")
         if shape != f"m64n{n}k{k}":
             self.refuse(f"Illegal instruction types specified for '{kind}' with shape '.{shape}'")
-        if n not in N_ENCODED.get(opcode, (n,)):
-            raise self.unsupported(f"`wgmma.mma_async` {opcode} with N = {n}")
         tokens = [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
         if extra is None:
             tokens += [t.upper() for t in types]
