@@ -57,7 +57,9 @@ Campaign 21 (sm_75, seeds 32000000-, at 19586c2b) adds `campaign21_turing.words`
 of a constant, ULEA.HI.SX32 and ULEA.HI.X.SX32, UBMSK, guarded USHF.L.U32, HFMA2.FTZ with two
 immediate halves, F2I.U8.F16[.TRUNC/.CEIL].NTZ and F2F.F16.F32.RP of URs, I2F.F64.U32[.RP] of
 an immediate; then USGXT[.U32], LEA.HI.X with an immediate and RZ, guarded LDL of [UR],
-IABS and guarded F2I.S16.NTZ of URs.
+IABS and guarded F2I.S16.NTZ of URs; then guarded UISETP.EQ.U32[.EX] with URZ, HFMA2.FTZ.SAT
+with two immediate halves, guarded USGXT with an immediate and USHF.R.S32.HI, ULDC of a bank-2
+constant at [UR+imm].
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""

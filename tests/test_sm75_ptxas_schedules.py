@@ -27,6 +27,8 @@ RULES = {
     # campaign 21 (sm_75, seeds 32,000,000.., peeled as the campaign does)
     "32000924": "ERRBAR after MEMBAR.ALL.GPU holds issue at least 11 cycles: `@P5 BRA` reads "
                 "an ISETP's P5 1 + 0 stall cycles later (the table had 7)",
+    "32002385": "a VOTEU's uniform predicate guards `@UP0 USHF` 5 cycles after the VOTEU issued "
+                "(uniform_guard_pair_fixed, as sm_8x; the table had 11 for every writer)",
 }
 
 
