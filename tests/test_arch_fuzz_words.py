@@ -59,7 +59,9 @@ immediate halves, F2I.U8.F16[.TRUNC/.CEIL].NTZ and F2F.F16.F32.RP of URs, I2F.F6
 an immediate; then USGXT[.U32], LEA.HI.X with an immediate and RZ, guarded LDL of [UR],
 IABS and guarded F2I.S16.NTZ of URs; then guarded UISETP.EQ.U32[.EX] with URZ, HFMA2.FTZ.SAT
 with two immediate halves, guarded USGXT with an immediate and USHF.R.S32.HI, ULDC of a bank-2
-constant at [UR+imm].
+constant at [UR+imm]; then F2I with f32 immediates (the form's F16/F64 values removed by hand:
+isa_soundness found it read F2I.U64.F64/.F16 immediates as f32; their own forms probed from the
+two words it wrote), guarded IABS of a UR, F2I.S64.F16 / FRND.F16.TRUNC of URs.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
