@@ -265,3 +265,25 @@ def test_never_taken_call_leaves_no_crs_record():
     mine = _ops(ours)
     assert not _decided(mine), mine
     assert sum(o.startswith("STG") for o in mine) == 1, mine
+
+
+F16_PAIRS = [(0x3C00, 0x4000), (0x4000, 0x4000), (0x7E00, 0x3C00), (0x8000, 0x0000), (0x0001, 0x8000)]
+
+
+def _f16(bits: int) -> float:
+    return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
+
+
+def test_f16_compares_of_known_values_fold():
+    """`setp.f16` of values moved into registers as bits (PTX has no f16 immediates). ptxas
+    keeps a few of these HSETP2s (its listing is not asserted); the outputs are equal."""
+    lines, expect, k = [ROW], [], 0
+    for a, b in F16_PAIRS:
+        for cmp in FLOAT_CMPS:
+            lines.append(f"mov.b16 %h1, {a}; mov.b16 %h2, {b}; setp.{cmp}.f16 %p1, %h1, %h2; "
+                         "selp.u32 %r10, 1, 0, %p1; " + _store(k, "%r10"))
+            expect.append(_float_rule(cmp, _f16(a), _f16(b)))
+            k += 1
+    mine, theirs, out = _run_both(_kernel("\n".join(lines)), len(expect))
+    assert (out == np.array(expect, dtype=np.uint32)).all()
+    assert not _decided(mine), mine
