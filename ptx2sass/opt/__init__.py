@@ -15,6 +15,7 @@ from ptx2sass.opt.dead_local_stores import remove_dead_local_stores
 from ptx2sass.opt.dead_loops import remove_dead_loops
 from ptx2sass.opt.exit_guards import propagate_exit_guards
 from ptx2sass.opt.fold import fold_constants
+from ptx2sass.opt.fold_compares import fold_compares
 from ptx2sass.opt.forward_local_stores import forward_local_stores
 from ptx2sass.opt.local_tables import promote_local_tables
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
@@ -75,6 +76,11 @@ def _simplify(fn: ir.Function, contract: bool, rounds: int = MAX_ROUNDS) -> None
         changed = propagate_copies(fn)
         if fold_constants(fn):
             # what folded is mostly unread now: gone before the other passes look at it
+            remove_dead_code(fn)
+            changed = True
+        if fold_compares(fn):
+            # decided branches leave straight-line chains and unread compares
+            merge_blocks(fn)
             remove_dead_code(fn)
             changed = True
         changed |= eliminate_common_subexpressions(fn)

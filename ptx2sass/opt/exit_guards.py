@@ -61,7 +61,7 @@ def _drop_edge(pred: ir.Block, succ: ir.Block) -> None:
         phi.incoming = [(p, v) for p, v in phi.incoming if p is not pred]
 
 
-def _apply(b: ir.Block, known: dict[int, bool], subst: dict[int, object]) -> bool:
+def apply_decided(b: ir.Block, known: dict[int, bool], subst: dict[int, object]) -> bool:
     changed = False
     keep = []
     for ins in b.instrs:
@@ -104,7 +104,7 @@ def _apply(b: ir.Block, known: dict[int, bool], subst: dict[int, object]) -> boo
     return changed
 
 
-def _remove_unreachable(fn: ir.Function) -> None:
+def remove_unreachable(fn: ir.Function) -> None:
     live = {id(b) for b in ir.reverse_postorder(fn)}
     for b in fn.blocks:
         if id(b) not in live:
@@ -134,11 +134,11 @@ def propagate_exit_guards(fn: ir.Function) -> bool:
             continue
         known = dict(decided)
         known.update((pid, val) for start, pid, val in facts if ir.dominates(idom, start, b))
-        if known and _apply(b, known, subst):
+        if known and apply_decided(b, known, subst):
             changed = True
     if not changed:
         return False
     if subst:
         substitute(fn, subst)
-    _remove_unreachable(fn)
+    remove_unreachable(fn)
     return True
