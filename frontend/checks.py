@@ -586,7 +586,9 @@ class Checker:
                 self.error("Constant overflow", ins)
                 return
         plan = _plain_plan(op, ins.modifiers, len(ins.operands))
+        reported = len(self.errors)
         if plan is not None and self.check_plain_operands(ins, plan, scope):
+            self.check_comparison(ins, reported)
             return
         lenient = _is_lenient(op, ins.modifiers)
         if op == "call":
@@ -638,9 +640,18 @@ class Checker:
             # optional before the cache policy, which a cache hint requires
             form = dataclasses.replace(form, operands=form.operands[:3] + form.operands[4:],
                                        optional_from=4)
+        reported = len(self.errors)
         self.check_operands(ins, form, types, scope, name)
+        self.check_comparison(ins, reported)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def check_comparison(self, ins: ast.Instruction, reported: int):
+        """setp/set: an integer comparison the source type does not allow, once the operands
+        passed (`reported`: the error count before they were checked), as ptxas orders them."""
+        if ins.opcode in ("setp", "set") and len(self.errors) == reported \
+                and _integer_comparison_mismatch(ins.modifiers):
+            self.error("Mismatch between instruction type and comparison qualifier", ins)
 
     def multimem_values_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
         """The value registers of multimem.st/red (the source) or ld_reduce (the result) are
@@ -1427,6 +1438,22 @@ _LIST_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".reqnctapercluster"))
 _VECTOR_SREGS = frozenset(n for n, t in isa.SPECIAL_REGISTERS.items() if t.startswith(".v4"))
 _POSITIVE_DIRECTIVES = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
                                   ".maxnreg", ".reqnctapercluster", ".maxclusterrank"))
+
+
+# integer compares a source type allows (PTX ISA, setp): bit types only test equality, signed
+# types have no unsigned orderings; ptxas checks this after the operands
+_UNSIGNED_ORDERINGS = frozenset((".lo", ".ls", ".hi", ".hs"))
+_ORDERINGS = frozenset((".lt", ".le", ".gt", ".ge")) | _UNSIGNED_ORDERINGS
+
+
+def _integer_comparison_mismatch(modifiers) -> bool:
+    """`setp`/`set` whose comparison its (last, source) integer type does not allow."""
+    source = modifiers[-1] if modifiers else ""
+    if source in (".b16", ".b32", ".b64"):
+        return any(m in _ORDERINGS for m in modifiers)
+    if source in (".s16", ".s32", ".s64"):
+        return any(m in _UNSIGNED_ORDERINGS for m in modifiers)
+    return False
 
 
 def _reported_at(fn: ast.Function, i: int) -> ast.Node:

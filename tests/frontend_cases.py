@@ -54,6 +54,15 @@ CASES: dict[str, str] = {
     "guard_not_predicate": kernel("@r1 bra L2;\nL2:"),
     "guard_undeclared": kernel("@q bra L2;\nL2:"),
     # instructions and modifiers
+    # integer compares the source type does not allow (bit types: eq/ne only; signed types: no
+    # lo/ls/hi/hs), reported after the operands: ptxas's "Mismatch between instruction type and
+    # comparison qualifier" (were accepted: found by branch fold21)
+    "setp_ordering_on_bit_type": kernel("setp.lt.b32 p1, r1, 3;"),
+    "setp_unsigned_ordering_on_signed_type": kernel("setp.hs.s32 p1, r1, 3;\nsetp.lo.s16 p1|p2, rs1, rs2;"),
+    "set_ordering_on_bit_type": kernel("set.gt.u32.b64 r1, rd1, 3;"),
+    "setp_comparison_after_operands": kernel("setp.lt.b32 p1, rd1, 3;\nsetp.lo.and.s32 p1, r1, 3, p2;"),
+    "ok_setp_every_ordering_on_unsigned": kernel("setp.lt.u32 p1, r1, 3;\nsetp.hs.u32 p1, r1, 3;\n"
+                                                 "setp.eq.b32 p1, r1, 3;\nsetp.ge.s32 p1, r1, 3;"),
     "param_entry_space_before_8_3": kernel("isspacep.param::entry p1, rd1;",
                                            header=".version 7.8\n.target sm_89\n.address_size 64\n"),
     "param_func_space_before_8_3": (".version 7.8\n.target sm_89\n.address_size 64\n.func f(.param .b64 a)\n{\n"
