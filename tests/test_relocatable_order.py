@@ -96,16 +96,20 @@ def _layout(cubin: bytes) -> dict:
     }
 
 
-@pytest.mark.parametrize("seed", range(2000, 2040))
-def test_relocatable_layout_as_ptxas(seed):
-    ptx = _module(seed)
+def _layouts(ptx: str):
+    """(ours, ptxas's) `_layout` of the module compiled with -c for sm_89."""
     try:
         theirs = oracle.ptxas(ptx, "sm_89", ("-c",), name="k.ptx")
     except oracle.OracleMissing as e:
         pytest.skip(str(e))
     assert theirs.ok, theirs.stderr
-    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=True)
-    assert _layout(ours) == _layout(theirs.output)
+    return _layout(codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=True)), _layout(theirs.output)
+
+
+@pytest.mark.parametrize("seed", range(2000, 2040))
+def test_relocatable_layout_as_ptxas(seed):
+    ours, theirs = _layouts(_module(seed))
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("order", ["kvw", "vkw", "wvk", "vwk"])
@@ -142,15 +146,9 @@ def test_uncalled_local_functions_kept_as_ptxas(seed):
     """ptxas -c keeps a local `.func` nothing calls as a LOCAL function of its own, the
     module's local ones first in the cubin (the last declared first); ours dropped them.
     (Found on 30 simpler modules; these seeds were not looked at.)"""
-    ptx = _with_uncalled_locals(seed)
-    try:
-        theirs = oracle.ptxas(ptx, "sm_89", ("-c",), name="k.ptx")
-    except oracle.OracleMissing as e:
-        pytest.skip(str(e))
-    assert theirs.ok, theirs.stderr
-    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=True)
-    assert ("l0", "STT_FUNC", "STB_LOCAL", ".text.l0") in _layout(theirs.output)["symbols"]
-    assert _layout(ours) == _layout(theirs.output)
+    ours, theirs = _layouts(_with_uncalled_locals(seed))
+    assert ("l0", "STT_FUNC", "STB_LOCAL", ".text.l0") in theirs["symbols"]
+    assert ours == theirs
 
 
 LOCAL_MIX = [".func p0(.reg .u32 a) { ret; }\n", ".func p1(.reg .u32 a) { ret; }\n",
