@@ -285,6 +285,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
                       max_registers: int | None, callees: dict | None = None,
                       pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
     """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
+    take_inline_marks(fn)       # (optimise takes them earlier; -O0, -g and IR built elsewhere here)
     mf = select_function(fn, info, filename, layout, callees, pointers, keep_order=keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
@@ -526,7 +527,6 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     scheduling."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
-    take_inline_marks(fn)       # (IR that did not come through `compile_ptx`)
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
                                    {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
@@ -754,8 +754,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         # variable only a dead load names has no place in the window either
         for fn in module.functions:
             remove_dead_code(fn)
-    for fn in module.functions:      # (optimise took them after its first folding)
-        take_inline_marks(fn)
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
