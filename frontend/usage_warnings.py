@@ -23,20 +23,24 @@ SPARSE_MMA_ADVISORY = ("Advisory: Modifier '.sp::ordered_metadata' should be use
 def _instructions(module: ast.Module):
     """(file, instruction) for every instruction of the module, in PTX order."""
     for fn in module.functions():
-        if fn.body is None:
-            continue
-        file = fn.file or module.file
-        pending = [iter(fn.body.statements)]       # blocks being read, innermost last
-        while pending:
-            for st in pending[-1]:
-                t = type(st)
-                if t is ast.Instruction:
-                    yield file, st
-                elif t is ast.Block:
-                    pending.append(iter(st.statements))
-                    break                          # the block first, then the rest after it
-            else:
-                pending.pop()
+        if fn.body is not None:
+            file = fn.file or module.file
+            yield from ((file, st) for st in _function_instructions(fn))
+
+
+def _function_instructions(fn: ast.Function):
+    """Every instruction of a function with a body, in PTX order (nested blocks in place)."""
+    pending = [iter(fn.body.statements)]       # blocks being read, innermost last
+    while pending:
+        for st in pending[-1]:
+            t = type(st)
+            if t is ast.Instruction:
+                yield st
+            elif t is ast.Block:
+                pending.append(iter(st.statements))
+                break                          # the block first, then the rest after it
+        else:
+            pending.pop()
 
 
 SETMAXNREG_IGNORED = ("(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to "
@@ -46,23 +50,10 @@ SETMAXNREG_IGNORED = ("(C7508) Potential Performance Loss: 'setmaxnreg' ignored;
 def setmaxnreg_advisories(module: ast.Module) -> list[CompileError]:
     """ptxas 13.5's info line (no file or line) for each kernel that has `setmaxnreg` but no
     `.maxnreg`: it drops the kernel's setmaxnreg instructions (isel: sel_setmaxnreg)."""
-    out = []
-    for fn in module.functions():
-        if fn.kind != ".entry" or fn.body is None or any(d.name == ".maxnreg" for d in fn.directives):
-            continue
-        file = fn.file or module.file
-        if any(st.opcode == "setmaxnreg" for f, st in _instructions(_Only(fn, file))):
-            out.append(CompileError(SETMAXNREG_IGNORED, None, None, None, "info"))
-    return out
-
-
-class _Only:
-    """One function as a module, for `_instructions`."""
-    def __init__(self, fn, file):
-        self.fn, self.file = fn, file
-
-    def functions(self):
-        return [self.fn]
+    return [CompileError(SETMAXNREG_IGNORED, None, None, None, "info") for fn in module.functions()
+            if fn.kind == ".entry" and fn.body is not None
+            and not any(d.name == ".maxnreg" for d in fn.directives)
+            and any(st.opcode == "setmaxnreg" for st in _function_instructions(fn))]
 
 
 def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
