@@ -24,18 +24,22 @@ _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
 
 
-# ptxas names the kind of an arch-specific `wgmma.mma_async` it refuses by its B type
-WGMMA_KINDS = {".s8": " with integer types", ".u8": " with integer types", ".b1": " with boolean type",
+# ptxas names the kind of a `wgmma.mma_async` it refuses by its operand types
+_WGMMA_KINDS = {".s8": " with integer types", ".u8": " with integer types", ".b1": " with boolean type",
                 ".e4m3": " with FP8 types", ".e5m2": " with FP8 types"}
+
+
+def wgmma_kind(types) -> str:
+    """`wgmma.mma_async` as ptxas names it in its messages, from the instruction's (dotted)
+    modifiers or types: "wgmma.mma_async with FP8 types"."""
+    return "wgmma.mma_async" + next((_WGMMA_KINDS[t] for t in types if t in _WGMMA_KINDS),
+                                    " with floating point types")
 
 
 def _variant(op: str, modifiers) -> str:
     """An arch-specific instruction as ptxas names it when it refuses it for a target."""
     variant = op + (modifiers[0] if modifiers else "")
-    if variant == "wgmma.mma_async":
-        variant += next((WGMMA_KINDS[m] for m in modifiers if m in WGMMA_KINDS),
-                        " with floating point types")
-    return variant
+    return wgmma_kind(modifiers) if variant == "wgmma.mma_async" else variant
 
 def _range_split(name: str) -> tuple[str, int] | None:
     """`%r12` -> ("%r", 12): the register range a name may belong to (None: no digits at

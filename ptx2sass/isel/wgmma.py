@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend.checks import WGMMA_KINDS
+from ptx2sass.frontend.checks import wgmma_kind
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.isel.common import RZ
 from ptx2sass.mir import COPY, VOp
@@ -81,9 +81,9 @@ class WarpgroupMma:
         if shape is None or len(types) != 2:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}`")
         opcode, k, extra = KINDS[types[0]]
-        n = int(shape[4:shape.index("k")]) if shape[4:shape.index("k")].isdigit() else 0
-        kind = "wgmma.mma_async" + next((WGMMA_KINDS["." + t] for t in types if "." + t in WGMMA_KINDS),
-                                        " with floating point types")
+        n_text = shape[4:shape.index("k")]
+        n = int(n_text) if n_text.isdigit() else 0
+        kind = wgmma_kind("." + t for t in types)
         if n not in N_VALUES[opcode]:
             self.refuse(f"Unknown modifier '.{shape}'")
         if dtype not in ACCUMULATORS[types[0]] or KINDS[types[1]][0] != opcode \
