@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptx2sass.sched.control import MIN_STALL
+from .ops_gmma import accumulator_registers
 from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
@@ -250,9 +251,7 @@ class TimingModel:
                 del clock.__dict__["gmma"]
             return []
         if ins.opcode in _GMMA_OPS:
-            shape = next(m for m in ins.modifiers if "x" in m).split("x")
-            n = int(shape[1])
-            count = n // 4 if ins.modifiers[1] == "F16" else n // 2
+            count = accumulator_registers(ins)
             d = ins.operands[0].index
             if not groups or groups[-1][0]:
                 groups.append([False, set(), step.offset])

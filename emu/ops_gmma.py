@@ -79,6 +79,13 @@ def _shape(ins) -> tuple[int, int, int]:
     return int(m), int(n), int(k)
 
 
+def accumulator_registers(ins) -> int:
+    """How many registers D (and C) take per thread: N/2 of 32-bit accumulators, N/4 of
+    F16 pairs (HGMMA/QGMMA `.F16` is the modifier after the shape)."""
+    n = _shape(ins)[1]
+    return n // 4 if ins.modifiers[1] == "F16" else n // 2
+
+
 def _ur64(w, index: int) -> int:
     lo, hi = int(w.UR[index]), int(w.UR[index + 1])
     return lo | hi << 32
@@ -185,7 +192,7 @@ def op_gmma(w, s, active, mask):
     if "negB" in flags:
         B = -B
     groups = _state(w)
-    nd = n // 4 if acc == "f16" else n // 2
+    nd = accumulator_registers(ins)
     cwords = []
     for i in range(nd):
         pending = None if c.is_zero else _pending_word(groups, c.index + i)
