@@ -632,29 +632,6 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def _postorder(names: list[str], graph: dict) -> list[str]:
-    """A depth-first postorder of the calls among `names`: the last-named root first, the
-    last-called callee first."""
-    within = set(names)
-    done: list[str] = []
-    seen: set[str] = set()
-    for root in reversed(names):
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(reversed(graph[root])))]
-        while stack:
-            name, callees = stack[-1]
-            callee = next((c for c in callees if c in within and c not in seen), None)
-            if callee is None:
-                stack.pop()
-                done.append(name)
-            else:
-                seen.add(callee)
-                stack.append((callee, iter(reversed(graph[callee]))))
-    return done
-
-
 def function_report_order(module, compile_only: bool, debug: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
     entry → those reported after it). Under -c the entries are among the first list, in the
@@ -663,7 +640,7 @@ def function_report_order(module, compile_only: bool, debug: bool = False) -> tu
     back, callees (the last-called first) before their callers. In whole-program mode each entry is
     followed by the functions it reaches, by name (a call through a pointer reaches every
     function whose address the module takes)."""
-    from ptx2sass.inline import address_taken_functions, call_graph
+    from ptx2sass.inline import address_taken_functions, call_graph, call_postorder
     graph = call_graph(module)
     named = {f.name for f in module.functions()}
     funcs = [n for n in dict.fromkeys(f.name for f in module.functions() if f.kind == ".func")
@@ -680,8 +657,8 @@ def function_report_order(module, compile_only: bool, debug: bool = False) -> tu
         linked = {f.name for f in module.functions() if f.kind == ".entry" or
                   {".visible", ".weak"} & set(f.linkage)}
         named_first = [n for n in dict.fromkeys(f.name for f in module.functions()) if n in graph]
-        return (_postorder([n for n in named_first if n not in linked and n in funcs], graph)
-                + _postorder([n for n in named_first if n in linked], graph)), {}
+        return (call_postorder([n for n in named_first if n not in linked and n in funcs], graph)
+                + call_postorder([n for n in named_first if n in linked], graph)), {}
     after = {}
     taken = None
     for entry in (f.name for f in module.functions() if f.kind == ".entry" and f.name in graph):

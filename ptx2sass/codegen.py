@@ -53,6 +53,7 @@ from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
+from ptx2sass.inline import call_postorder
 from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -1100,24 +1101,12 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
     local = [fn for fn in compiled if fn.attributes.get(abi.LOCAL_FUNCTION)]
     first = sorted((fn for fn in compiled if not fn.attributes.get(abi.LOCAL_FUNCTION)), key=_declared_at)
-    postorder: list[ir.Function] = []
-    seen: set[str] = set()
-    for root in reversed(first):
-        if root.name in seen:
-            continue
-        seen.add(root.name)
-        stack = [(root, [linkable[n] for n in _called_names(root) if n in linkable])]
-        while stack:
-            fn, callees = stack[-1]
-            if callees:
-                callee = callees.pop()      # (the last called first)
-                if callee.name not in seen:
-                    seen.add(callee.name)
-                    stack.append((callee, [linkable[n] for n in _called_names(callee) if n in linkable]))
-                continue
-            postorder.append(fn)
-            stack.pop()
-    return postorder[::-1] + [fn for fn in sorted(local, key=_declared_at) if fn.name not in seen]
+    by_name = {fn.name: fn for fn in (*first, *linkable.values())}
+    graph = {name: [n for n in _called_names(fn) if n in linkable] for name, fn in by_name.items()}
+    postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
+    reached = set(postorder)
+    return [by_name[n] for n in reversed(postorder)] + [fn for fn in sorted(local, key=_declared_at)
+                                                         if fn.name not in reached]
 
 
 def _called_names(fn: ir.Function) -> list[str]:

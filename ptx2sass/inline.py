@@ -599,6 +599,32 @@ def call_graph(module: ast.Module) -> dict[str, list[str]]:
                 if f.body is not None}
 
 
+def call_postorder(names: list[str], graph: dict[str, list[str]],
+                   within: set[str] | None = None) -> list[str]:
+    """A depth-first postorder of the calls from `names` (callees before their callers), as
+    ptxas 13.5.37 orders functions under -c: from the last-named root back, each function's
+    callees from the last-called one back; `graph`: name -> names called, in order; only
+    callees in `within` (default: `names`) are followed."""
+    within = set(names) if within is None else within
+    done: list[str] = []
+    seen: set[str] = set()
+    for root in reversed(names):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(reversed(graph[root])))]
+        while stack:
+            name, callees = stack[-1]
+            callee = next((c for c in callees if c in within and c not in seen), None)
+            if callee is None:
+                stack.pop()
+                done.append(name)
+            else:
+                seen.add(callee)
+                stack.append((callee, iter(reversed(graph[callee]))))
+    return done
+
+
 def recursive_functions(module: ast.Module) -> set[str]:
     """Names of the `.func`s that can reach themselves through direct calls: they cannot be
     inlined and are compiled out of line."""
