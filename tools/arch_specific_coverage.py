@@ -15,17 +15,13 @@ from collections import Counter
 
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.frontend import inventory
+from ptx2sass.frontend.instructions import TARGET_MIN_VERSION
 from tools.inventory_kernels import acceptance_module, instruction_text, version_for
-
-
-# the first PTX version with each arch-specific target (ptxas 13.5: earlier ones refuse it)
-TARGET_VERSION = {"sm_90a": (8, 0), "sm_100a": (8, 6), "sm_120a": (8, 7), "sm_100f": (8, 8),
-                  "sm_103a": (8, 8)}
 
 
 def check(form, sm: int, target: str) -> tuple[str, str]:
     """(status, detail): match / refused (ptxas takes it, we do not) / ptxas-refused / crash."""
-    version = max(version_for(form, sm), TARGET_VERSION.get(target, (8, 0)))
+    version = max(version_for(form, sm), TARGET_MIN_VERSION.get(target, (8, 0)))
     text, _ = acceptance_module([instruction_text(form)], sm, version)
     text = text.replace(f".target sm_{sm}\n", f".target {target}\n", 1)
     try:
