@@ -287,3 +287,25 @@ def test_f16_compares_of_known_values_fold():
     mine, theirs, out = _run_both(_kernel("\n".join(lines)), len(expect))
     assert (out == np.array(expect, dtype=np.uint32)).all()
     assert not _decided(mine), mine
+
+
+def test_decided_branch_keeps_a_guarded_writes_constant_else_value():
+    """Fuzz 33000385: a decided branch leaves a phi of two equal constants with one input;
+    `@p min` keeps that constant where p is false, and its else-value must stay defined (it
+    named a dropped phi, so the register kept the min's operand instead)."""
+    body = ROW + """
+    mov.u32 %r9, 7;
+    setp.ne.u32 %p1, %r9, 3;
+    @!%p1 bra L1;
+    mov.b32 %r2, 18133;
+    bra.uni J;
+L1:
+    mov.b32 %r2, 18133;
+J:
+    xor.b32 %r3, %r1, 410668283;
+    setp.lt.u32 %p0, %r1, 4;
+    @%p0 min.u32 %r2, %r3, %r3;
+    """ + _store(0, "%r2")
+    _, _, out = _run_both(_kernel(body), 1)
+    expect = [(t ^ 410668283) if t < 4 else 18133 for t in range(32)]
+    assert out[:, 0].tolist() == expect

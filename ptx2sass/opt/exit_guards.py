@@ -114,9 +114,18 @@ def remove_unreachable(fn: ir.Function) -> None:
     subst = {}
     for b in fn.blocks:
         single = [p for p in b.phis if len(p.incoming) == 1]
+        copies = []
         for p in single:
-            subst[p.dest.id] = p.incoming[0][1]
+            value = p.incoming[0][1]
+            if isinstance(value, ir.Value):
+                subst[p.dest.id] = value
+            else:
+                # a constant cannot stand in a guard, an address or a guarded write's
+                # else-value (`substitute` keeps the value there), so the value keeps a
+                # definition: a copy of the constant, which propagation folds elsewhere
+                copies.append(ir.Instr("mov", [p.dest], [value], type=p.dest.type))
         b.phis = [p for p in b.phis if len(p.incoming) != 1]
+        b.instrs[:0] = copies
     if subst:
         substitute(fn, subst)
 
