@@ -39,13 +39,23 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.isel.mma import mma_fragments
+from ptx2sass.isel.wgmma import wgmma_accumulator
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp, VReg, register_operands
 from ptx2sass.opt.uses import reads
 from ptx2sass.regalloc.allocate import move_source
 
 
+def _is_mma(ins: ir.Instr) -> bool:
+    """An mma or a `wgmma.mma_async` that reads C (D = C is one group rewritten in place)."""
+    return ins.opcode == "mma" or wgmma_accumulator(ins) is not None
+
+
 def _fragments(ins: ir.Instr) -> list[list]:
-    """The mma's A, B, C source groups."""
+    """The mma's A, B, C source groups (a wgmma's: C only; its A and B are descriptors or
+    registers the loop does not carry)."""
+    if ins.opcode == "wgmma":
+        c = wgmma_accumulator(ins)
+        return [] if c is None else [[], [], c]
     sizes = mma_fragments(ins)
     if sizes is None:
         return []
@@ -80,7 +90,7 @@ class LoopGroups:
         readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
         for b in self.fn.blocks:
             for ins in b.instrs:
-                for g, frag in enumerate(_fragments(ins) if ins.opcode == "mma" else ()):
+                for g, frag in enumerate(_fragments(ins) if _is_mma(ins) else ()):
                     for v in frag:
                         if isinstance(v, ir.Value):
                             readers.setdefault(v.id, []).append((ins, g))
@@ -88,7 +98,8 @@ class LoopGroups:
         plain: dict[int, list[tuple[ir.Block, ir.Instr | None]]] = {}    # value id -> its reads
         for block, who, v in reads(self.fn):
             plain.setdefault(v.id, []).append((block, who))
-            if who is None or who.opcode != "mma" or not _fragments(who):
+            if who is None or not _is_mma(who) or not _fragments(who) \
+                    or (who.opcode == "wgmma" and not any(v is c for c in _fragments(who)[2])):
                 other_uses.setdefault(v.id, set()).add(id(block))
         plans = []
         for h in self.fn.blocks:
@@ -114,7 +125,7 @@ class LoopGroups:
         barred = {id(body)} if body is not h else None
         plans, taken = [], set()
         for x in body.instrs:
-            if x.opcode not in ("mma", "ldmatrix") or x.guard is not None or len(x.dests) < 2:
+            if not (_is_mma(x) or x.opcode == "ldmatrix") or x.guard is not None or len(x.dests) < 2:
                 continue
             phis = [by_back.get(d.id, []) for d in x.dests]
             if any(len(p) != 1 for p in phis) or any(id(p[0]) in taken for p in phis):
@@ -147,7 +158,7 @@ class LoopGroups:
                 elif g == 2:                     # read as the accumulator: rewritten in place
                     chain = self._chain(m, x, pos, readers, other_uses)
                     ok = ok and chain is not None and len(uses) == 1
-            if not ok or (x.opcode == "mma" and not chain) or (steps and (own or not chain)):
+            if not ok or (_is_mma(x) and not chain) or (steps and (own or not chain)):
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
@@ -303,7 +314,7 @@ def _steps(group, body: ir.Block, pos, readers, other_uses, plain) -> list[ir.In
         rs = plain.get(p.id, [])
         e = rs[0][1] if rs else None
         if e is None or any(b is not body or w is not e for b, w in rs) or e.guard is not None \
-                or len(e.dests) != 1 or id(e) not in pos or e.opcode == "mma" or e in steps:
+                or len(e.dests) != 1 or id(e) not in pos or e.opcode in ("mma", "wgmma") or e in steps:
             return None
         q = e.dests[0]
         uses = readers.get(q.id, [])

@@ -25,12 +25,15 @@ from ptx2sass import ir
 from ptx2sass.errors import CompileError
 from ptx2sass.frontend.checks import wgmma_kind
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import INT_COMPARE, RZ
 from ptx2sass.mir import COPY, VOp
 
 DESC_UR = 8                       # A's descriptor UR8:UR9, B's UR10:UR11
 SCALE_UP = Reg("UP", 0)
 NOT_UPT = Reg("UP", 7, inv=True)
+UPT = Reg("UP", 7)
+URZ = Reg("UR", 255)
+SCALE_URS = (Reg("UR", 6), Reg("UR", 7))     # scratch: a uniform scale-d compare's parameters
 GROUP_SB = SpecialReg("gsb0")
 # A/B type -> (opcode, K, type modifiers after the D type; the operands' types follow for
 # the kinds whose A and B types may differ)
@@ -43,6 +46,22 @@ ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "tf32": ("f32",), "e4m3
                 "e5m2": ("f32", "f16"), "s8": ("s32",), "u8": ("s32",), "b1": ("s32",)}
 N_VALUES = {"HGMMA": range(8, 257, 8), "QGMMA": range(8, 257, 8),
             "IGMMA": (8, 16, 24, *range(32, 257, 16)), "BGMMA": (8, 16, 24, *range(32, 257, 16))}
+
+
+def wgmma_accumulator(ins) -> list | None:
+    """C's source values of a `wgmma.mma_async` whose scale-d is not the constant 0 (C is
+    read, and D = C is one register group a loop may carry in place: isel/loop_groups.py);
+    None otherwise. Sources: A (a descriptor or 4 registers), B, scale-d, the immediates, C."""
+    if ins.opcode != "wgmma" or "mma_async" not in ins.modifiers or not ins.dests:
+        return None
+    n_d = len(ins.dests)
+    head = ins.srcs[:-n_d]
+    if len(ins.srcs) <= n_d or len(head) not in (3, 5, 6, 7, 8, 9):
+        return None
+    scale_d = head[5] if len(head) in (6, 8, 9) else head[2]
+    if isinstance(scale_d, ir.Const) and scale_d.value == 0:
+        return None
+    return list(ins.srcs[-n_d:])
 
 
 class WarpgroupMma:
@@ -153,15 +172,59 @@ class WarpgroupMma:
         else:
             operands.append(group)
             if scale is None:
-                self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
+                if not self.uniform_scale_d(scale_d):
+                    self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
                 operands.append(SCALE_UP)
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
         # D's values are the group's parts: the next MMA of a chain accumulates into the
         # group in place (a copy would read registers the tensor core is still writing)
-        self.note_wide(ins, group.reg, tuple(op for op in operands[1:2] if isinstance(op, VOp)))
+        # (A's registers, no B group, C = D's group: a loop may carry it, isel/loop_groups.py)
+        self.note_wide(ins, group.reg, (fragment if a_regs else None, None, group))
         for i, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(group.reg, i)], guarded=False)
+
+    def uniform_scale_d(self, pred) -> bool:
+        """scale-d computed by an integer `setp` of kernel parameters and immediates, as
+        ptxas 13.5 writes it: the compare on the uniform datapath into UP0 (`ULDC UR6, c[..]`,
+        `UISETP.NE.U32.AND UP0, UPT, UR6, URZ, UPT`) rather than ISETP + VOTEU.ANY. False
+        (nothing emitted) for any other predicate."""
+        if not hasattr(self, "_wgmma_setps"):
+            self._wgmma_setps = {ins.dests[0].id: ins for b in self.fn.blocks for ins in b.instrs
+                                 if ins.opcode == "setp" and ins.dests}
+        setp = self._wgmma_setps.get(pred.id) if isinstance(pred, ir.Value) else None
+        if setp is None or setp.guard is not None or len(setp.dests) != 1 or len(setp.srcs) != 2 \
+                or setp.type not in ("u32", "s32", "b32"):
+            return False
+        cmp = next((m for m in setp.modifiers if m in INT_COMPARE), None)
+        if cmp is None or any(m in ("and", "or", "xor") for m in setp.modifiers):
+            return False
+        sources = []
+        for ur, v in zip(SCALE_URS, setp.srcs):
+            if isinstance(v, ir.Value) and len(self.param_values.get(v.id, ())) == 1:
+                sources.append((ur, self.param_values[v.id][0]))
+            elif isinstance(v, ir.Const):
+                sources.append((None, v.value & 0xFFFFFFFF))
+            else:
+                return False
+        if all(ur is None for ur, _ in sources):
+            return False
+        if sources[0][0] is None:            # the immediate second, the compare mirrored
+            sources.reverse()
+            cmp = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo",
+                   "ls": "hs", "hs": "ls"}.get(cmp, cmp)
+        op, unsigned = INT_COMPARE[cmp]
+        unsigned = unsigned if unsigned is not None else setp.type != "s32"
+        operands = []
+        for ur, v in sources:
+            if ur is not None:
+                self.emit("ULDC", (), [ur, v], guarded=False)
+                operands.append(ur)
+            else:
+                operands.append(URZ if v == 0 else self.imm32(v))
+        self.emit("UISETP", (op,) + (("U32",) if unsigned else ()) + ("AND",),
+                  [SCALE_UP, UPT, *operands, UPT], guarded=False)
+        return True
 
     def arrive_after_copies(self) -> None:
         """The fence's WARPGROUP.ARRIVE after the copies that just filled the MMA's register
