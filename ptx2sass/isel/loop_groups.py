@@ -110,9 +110,39 @@ class LoopGroups:
             bodies = [b for b in h.succs if b is h or (b.succs == [h] and b.preds == [h])]
             if len(bodies) == 1:
                 plans += self._plan_block(h, bodies[0], readers, other_uses, plain)
+            else:
+                latch = self._latch(h)
+                if latch is not None:
+                    plans += self._plan_block(h, latch, readers, other_uses, plain, strict=True)
         return plans
 
-    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses, plain) -> list[dict]:
+    def _latch(self, h: ir.Block) -> ir.Block | None:
+        """The block B of a loop of more blocks (a GEMM mainloop's mbarrier wait loop
+        between its loads and its wgmma) that holds the back edge to H, where B runs at most
+        once per iteration: the one predecessor of H inside H's natural loop, whose other
+        successors leave the loop. None for any other shape."""
+        latches = []
+        for b in h.preds:
+            if b is h:
+                return None
+            loop, work = {id(h)}, [b]
+            while work:
+                x = work.pop()
+                if id(x) in loop:
+                    continue
+                if x is self.fn.entry:
+                    break                        # reached without H: not a back edge
+                loop.add(id(x))
+                work += x.preds
+            else:
+                latches.append((b, loop))
+        if len(latches) != 1:
+            return None
+        b, loop = latches[0]
+        return b if all(s is h or id(s) not in loop for s in b.succs) else None
+
+    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses, plain,
+                    strict: bool = False) -> list[dict]:
         pos = {id(ins): i for i, ins in enumerate(body.instrs)}
         by_back: dict[int, list[ir.Phi]] = {}
         for phi in h.phis:
@@ -122,7 +152,8 @@ class LoopGroups:
         # where a phi may be read otherwise: nowhere in a one-block loop (X's results replace
         # it in the group before the loop is left), outside the body in a two-block one (the
         # loop is left from H, where the group holds the phis)
-        barred = {id(body)} if body is not h else None
+        # (a loop of more blocks, `strict`: nowhere either)
+        barred = {id(body)} if body is not h and not strict else None
         plans, taken = [], set()
         for x in body.instrs:
             if not (_is_mma(x) or x.opcode == "ldmatrix") or x.guard is not None or len(x.dests) < 2:

@@ -31,6 +31,7 @@ from ptx2sass.mir import COPY, VOp
 DESC_UR = 8                       # A's descriptor UR8:UR9, B's UR10:UR11
 SCALE_UP = Reg("UP", 0)
 NOT_UPT = Reg("UP", 7, inv=True)
+NOT_UP = Reg("UP", 0, inv=True)
 UPT = Reg("UP", 7)
 URZ = Reg("UR", 255)
 SCALE_URS = (Reg("UR", 6), Reg("UR", 7))     # scratch: a uniform scale-d compare's parameters
@@ -172,9 +173,10 @@ class WarpgroupMma:
         else:
             operands.append(group)
             if scale is None:
-                if not self.uniform_scale_d(scale_d):
+                uniform = self.uniform_scale_d(scale_d)
+                if uniform is None:
                     self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
-                operands.append(SCALE_UP)
+                operands.append(NOT_UP if uniform == "inverted" else SCALE_UP)
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
         # D's values are the group's parts: the next MMA of a chain accumulates into the
@@ -184,21 +186,23 @@ class WarpgroupMma:
         for i, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(group.reg, i)], guarded=False)
 
-    def uniform_scale_d(self, pred) -> bool:
+    def uniform_scale_d(self, pred) -> str | None:
         """scale-d computed by an integer `setp` of kernel parameters and immediates, as
         ptxas 13.5 writes it: the compare on the uniform datapath into UP0 (`ULDC UR6, c[..]`,
-        `UISETP.NE.U32.AND UP0, UPT, UR6, URZ, UPT`) rather than ISETP + VOTEU.ANY. False
-        (nothing emitted) for any other predicate."""
+        `UISETP.NE.U32.AND UP0, UPT, UR6, URZ, UPT`) rather than ISETP + VOTEU.ANY; "plain",
+        or "inverted" where ptxas compares the complement and the MMA reads `!UP0` (PTX's
+        eq, lt and le, after the immediate is moved second: ne, ge, gt; lo/ls/hi/hs, ne, gt
+        and ge are kept). None (nothing emitted) for any other predicate."""
         if not hasattr(self, "_wgmma_setps"):
             self._wgmma_setps = {ins.dests[0].id: ins for b in self.fn.blocks for ins in b.instrs
                                  if ins.opcode == "setp" and ins.dests}
         setp = self._wgmma_setps.get(pred.id) if isinstance(pred, ir.Value) else None
         if setp is None or setp.guard is not None or len(setp.dests) != 1 or len(setp.srcs) != 2 \
                 or setp.type not in ("u32", "s32", "b32"):
-            return False
+            return None
         cmp = next((m for m in setp.modifiers if m in INT_COMPARE), None)
         if cmp is None or any(m in ("and", "or", "xor") for m in setp.modifiers):
-            return False
+            return None
         sources = []
         for ur, v in zip(SCALE_URS, setp.srcs):
             if isinstance(v, ir.Value) and len(self.param_values.get(v.id, ())) == 1:
@@ -206,14 +210,15 @@ class WarpgroupMma:
             elif isinstance(v, ir.Const):
                 sources.append((None, v.value & 0xFFFFFFFF))
             else:
-                return False
+                return None
         if all(ur is None for ur, _ in sources):
-            return False
+            return None
         if sources[0][0] is None:            # the immediate second, the compare mirrored
             sources.reverse()
             cmp = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo",
                    "ls": "hs", "hs": "ls"}.get(cmp, cmp)
-        op, unsigned = INT_COMPARE[cmp]
+        complement = {"eq": "ne", "lt": "ge", "le": "gt"}.get(cmp)
+        op, unsigned = INT_COMPARE[complement or cmp]
         unsigned = unsigned if unsigned is not None else setp.type != "s32"
         operands = []
         for ur, v in sources:
@@ -224,7 +229,7 @@ class WarpgroupMma:
                 operands.append(URZ if v == 0 else self.imm32(v))
         self.emit("UISETP", (op,) + (("U32",) if unsigned else ()) + ("AND",),
                   [SCALE_UP, UPT, *operands, UPT], guarded=False)
-        return True
+        return "inverted" if complement else "plain"
 
     def arrive_after_copies(self) -> None:
         """The fence's WARPGROUP.ARRIVE after the copies that just filled the MMA's register
