@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend.checks import wgmma_kind
+from ptx2sass.frontend.checks import sparse_wgmma_types, wgmma_kind
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.isel.common import INT_COMPARE, RZ
 from ptx2sass.mir import COPY, VOp
@@ -57,9 +57,10 @@ def wgmma_accumulator(ins) -> list | None:
         return None
     n_d = len(ins.dests)
     head = ins.srcs[:-n_d]
-    if len(ins.srcs) <= n_d or len(head) not in (3, 5, 6, 7, 8, 9):
+    sparse = 2 if "sp" in ins.modifiers else 0          # the metadata and the selector
+    if len(ins.srcs) <= n_d or len(head) - sparse not in (3, 5, 6, 7, 8, 9):
         return None
-    scale_d = head[5] if len(head) in (6, 8, 9) else head[2]
+    scale_d = head[(5 if len(head) - sparse in (6, 8, 9) else 2) + sparse]
     if isinstance(scale_d, ir.Const) and scale_d.value == 0:
         return None
     return list(ins.srcs[-n_d:])
@@ -101,17 +102,26 @@ class WarpgroupMma:
         if shape is None or len(types) != 2:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}`")
         opcode, k, extra = KINDS[types[0]]
+        sparse = "sp" in mods
         n_text = shape[4:shape.index("k")]
         n = int(n_text) if n_text.isdigit() else 0
         kind = wgmma_kind("." + t for t in types)
+        if sparse:
+            kind = f"Sparse wgmma.mma_async with {sparse_wgmma_types(types)}"
+            if opcode == "BGMMA":
+                self.refuse(f"Unknown modifier '.{shape}'" if shape != f"m64n{n}k{k}"
+                            else "Illegal modifier '.sp' for instruction 'wgmma.mma_async'")
+            k *= 2
         if n not in N_VALUES[opcode]:
             self.refuse(f"Unknown modifier '.{shape}'")
         if dtype not in ACCUMULATORS[types[0]] or KINDS[types[1]][0] != opcode \
                 or (extra is not None and types[0] != types[1]):
             self.refuse("Unexpected instruction types specified for 'wgmma.mma_async'")
+        if not sparse and shape == f"m64n{n}k{2 * k}" and opcode != "BGMMA":
+            self.refuse(f"Illegal matrix shape '.{shape}' for instruction '{kind}'")
         if shape != f"m64n{n}k{k}":
             self.refuse(f"Illegal instruction types specified for '{kind}' with shape '.{shape}'")
-        tokens = [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
+        tokens = (["SP"] if sparse else []) + [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
         if extra is None:
             tokens += [t.upper() for t in types]
         else:
@@ -127,16 +137,27 @@ class WarpgroupMma:
         accumulator, srcs = srcs[-n_d:], srcs[:-n_d]
         scaled = opcode == "QGMMA" or extra == ("TF32",)
         immediates = 4 if opcode == "HGMMA" and not scaled else 2 if scaled else 0
-        a_regs = len(srcs) == 6 + immediates - (1 if immediates == 4 else 0)
-        if not a_regs and len(srcs) != 3 + immediates:
+        extra_srcs = 2 if sparse else 0                 # the metadata and the selector
+        a_regs = len(srcs) == 6 + immediates - (1 if immediates == 4 else 0) + extra_srcs
+        if not a_regs and len(srcs) != 3 + immediates + extra_srcs:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}` with {len(srcs)} operands")
         a, srcs = (srcs[:4], srcs[4:]) if a_regs else (srcs[0], srcs[1:])
+        metadata = None
+        if sparse:
+            metadata, selector = srcs[1], self.known_constant(srcs[2])
+            if isinstance(metadata, ir.Const) or selector is None:
+                raise CompileError("Arguments mismatch for instruction 'wgmma.mma_async'",
+                                   self.file, self.line)
+            if selector not in ((0, 1) if opcode == "HGMMA" else (0,)):
+                self.refuse(f"Argument 4 of instruction '{kind}': unexpected value '{selector}', "
+                            f"expected to be {'0 or 1' if opcode == 'HGMMA' else '0'}")
+            srcs = srcs[:1] + srcs[3:]
         b, scale_d = srcs[0], srcs[1]
         imms = [self.known_constant(v) for v in srcs[2:]]
         imms = [-1 if v is not None and v & 0xFFFFFFFF == 0xFFFFFFFF else v for v in imms]
         for i, v in enumerate(imms):
             # ptxas counts arguments from 0 (d); the scales come before the transposes
-            position = (5 if a_regs else 4) + i
+            position = (5 if a_regs else 4) + i + extra_srcs
             scales = i < 2
             if v not in ((-1, 1) if scales else (0, 1)):
                 self.refuse(f"Argument {position} of instruction '{kind}': unexpected value "
@@ -177,6 +198,15 @@ class WarpgroupMma:
                 if uniform is None:
                     self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
                 operands.append(NOT_UP if uniform == "inverted" else SCALE_UP)
+        if sparse:
+            # the metadata register, and HGMMA's sparsity selector (QGMMA/IGMMA: 0, not shown);
+            # kept live until the wait, as A's registers (what the tensor core reads when is
+            # not known)
+            meta = self.as_reg(self.part_of(metadata, 0))
+            operands.append(meta)
+            self.wgmma_reads.append(meta)
+            if opcode == "HGMMA":
+                operands.append(Imm(selector))
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
         # D's values are the group's parts: the next MMA of a chain accumulates into the
