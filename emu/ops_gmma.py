@@ -168,6 +168,10 @@ def _pending_word(groups, index):
 @semantics("HGMMA", "IGMMA", "QGMMA")
 def op_gmma(w, s, active, mask):
     ins = s.ins
+    if "SP" in ins.modifiers:
+        # sparse A (2:4 compressed, per-thread metadata and selector): read as dense it
+        # would give a wrong D, so it stops here
+        raise EmuFault(f"{ins.mnemonic}: sparse wgmma not modelled")
     acc, ak, bk = _types(ins)
     _, n, k = _shape(ins)
     ops = ins.operands

@@ -36,9 +36,21 @@ def wgmma_kind(types) -> str:
                                     " with floating point types")
 
 
+def sparse_wgmma_types(types) -> str:
+    """The A/B types of a `wgmma.mma_async.sp` as ptxas names them ("floating point types",
+    "FP8 types", "integer types", "mixed integer types": s8 with u8)."""
+    types = ["." + t.lstrip(".") for t in types]
+    ints = {t[1:] for t in types} & {"s8", "u8"}
+    if len(ints) == 2:
+        return "mixed integer types"
+    return wgmma_kind(types).split(" with ", 1)[1]
+
+
 def _variant(op: str, modifiers) -> str:
     """An arch-specific instruction as ptxas names it when it refuses it for a target."""
     variant = op + (modifiers[0] if modifiers else "")
+    if variant == "wgmma.mma_async" and ".sp" in modifiers:
+        return f"Sparse wgmma.mma_async with {sparse_wgmma_types(modifiers)}"
     return wgmma_kind(modifiers) if variant == "wgmma.mma_async" else variant
 
 def _range_split(name: str) -> tuple[str, int] | None:
@@ -975,6 +987,12 @@ class Checker:
             for m in ins.modifiers:
                 if m in (".param::func", ".param::entry"):
                     problems.append(f"Feature '::{m.split('::')[1]}' requires PTX ISA .version 8.3 or later")
+        if op == "wgmma" and ".sp" in ins.modifiers:
+            kind = sparse_wgmma_types(ins.modifiers)
+            need = (8, 4) if kind == "mixed integer types" else (8, 2)
+            if self.version < need:
+                problems.append(f"Feature 'Sparse WGMMA with {kind}' requires PTX ISA .version "
+                                f"{need[0]}.{need[1]} or later")
         if op == "mbarrier" and self.version < (8, 0):
             for m in ins.modifiers:
                 if m in (".release", ".acquire", ".relaxed"):

@@ -602,3 +602,29 @@ def test_wait_range_variant_sets_only_the_wait_mask_of_its_range():
                 else:
                     assert word == old
                 index += 1
+
+
+def test_wgmma_corpus_is_prepared_for_sm90a_only_in_an_sm90_bundle(tmp_path):
+    """`--corpus wgmma` (tools/wgmma_kloop.py's GEMM mainloops on sm_90a's HGMMA): in an
+    sm_90 bundle both cubins are built for sm_90a and give NumPy's D in the emulator; for
+    another arch the launch is skipped, not built (a wgmma cubin loads only on sm_90); `run`
+    without a GPU skips it cleanly."""
+    from tools.gpu_check import sources
+    from tools.gpu_check.prepare import prepare_launch
+    key = sources.keys("wgmma")[0]
+    launch = sources.launch("wgmma", key)
+    assert launch.arch == "sm_90a" and ".target sm_90a" in launch.ptx and launch.expected is not None
+    assert "needs sm_90a" in prepare_launch(("wgmma", key, "sm_89", 16384))["skip"]
+    record = prepare_launch(("wgmma", key, "sm_90", 16384))
+    assert "skip" not in record
+    for variant in ("ptxas", "ours"):
+        assert record["cubins"][variant]["status"] == "ok", record["cubins"][variant]
+        assert record["emu"][variant]["reference"]["verdict"] in ("same", "pass"), record["emu"][variant]
+    out = tmp_path / "bundle"
+    subprocess.run([sys.executable, "-m", "tools.gpu_check", "prepare", "--arch", "sm_90", "--out", str(out),
+                    "--corpus", "wgmma", "--limit", "1", "--calibration", "none", "--no-tinygrad",
+                    "--no-wheels"], cwd=REPO, check=True, capture_output=True, text=True)
+    run, report = _run(out, tmp_path, "--device", "cuda")
+    if not _has_gpu():                       # the CI case
+        assert run.returncode == NO_GPU, run.stderr[-1000:]
+        assert json.loads(report.read_text())["status"] == "skipped"

@@ -34,16 +34,19 @@ class Form:
     trans_a: int = 0
     trans_b: int = 0
     satfinite: bool = False
+    sparse: bool = False              # wgmma.mma_async.sp: metadata register e, `selector`
+    selector: int = 0
 
     @property
     def name(self) -> str:
         return (f"n{self.n}_{self.dtype}_{self.atype}_{self.btype}{'_areg' if self.a_regs else ''}"
                 f"_sd{self.scale_d}_sa{self.scale_a}_sb{self.scale_b}_ta{self.trans_a}"
-                f"_tb{self.trans_b}{'_sat' if self.satfinite else ''}").replace("-", "m")
+                f"_tb{self.trans_b}{'_sat' if self.satfinite else ''}"
+                f"{f'_sp{self.selector}' if self.sparse else ''}").replace("-", "m")
 
     @property
     def k(self) -> int:
-        return AB_TYPES[self.atype][0]
+        return AB_TYPES[self.atype][0] * (2 if self.sparse else 1)
 
     @property
     def d_regs(self) -> int:
@@ -51,9 +54,10 @@ class Form:
 
     @property
     def a_count(self) -> int:
-        """32-bit registers of A from registers: 64 x K elements over 128 threads."""
+        """32-bit registers of A from registers: 64 x K elements over 128 threads (sparse:
+        the compressed 64 x K/2)."""
         bits = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
-        return 64 * self.k * bits[self.atype] // 128 // 32
+        return 64 * (self.k // (2 if self.sparse else 1)) * bits[self.atype] // 128 // 32
 
     def instruction(self, d: str, a: str, b: str, scale: str) -> str:
         mods = f"m64n{self.n}k{self.k}.{self.dtype}.{self.atype}.{self.btype}"
@@ -61,7 +65,7 @@ class Form:
             mods = f"m64n{self.n}k{self.k}.{self.dtype}.satfinite.{self.atype}.{self.btype}"
         if self.atype == "b1":
             mods += ".and.popc"
-        args = [d, a, b, scale]
+        args = [d, a, b] + (["e", str(self.selector)] if self.sparse else []) + [scale]
         if AB_TYPES[self.atype][2]:
             args += [str(self.scale_a), str(self.scale_b)]
             if not self.a_regs:
@@ -69,28 +73,31 @@ class Form:
             args.append(str(self.trans_b))
         elif self.atype in ("tf32", "e4m3", "e5m2"):
             args += [str(self.scale_a), str(self.scale_b)]
-        return f"wgmma.mma_async.sync.aligned.{mods} {', '.join(args)};"
+        sp = ".sp" if self.sparse else ""
+        return f"wgmma.mma_async{sp}.sync.aligned.{mods} {', '.join(args)};"
 
 
 def kernel(form: Form, target: str = "sm_90a", name: str = "k") -> str:
     """The PTX module of `form`'s kernel: out[tid * regs + i] = D[i]."""
     dt = {"f32": "f32", "f16": "b32", "s32": "s32"}[form.dtype]
     n = form.d_regs
-    lines = [f".version {'8.0' if form.atype in ('f16', 'bf16') else '8.4'}", f".target {target}",
+    lines = [f".version {'8.0' if form.atype in ('f16', 'bf16') and not form.sparse else '8.4'}", f".target {target}",
              ".address_size 64",
              f".visible .entry {name}(.param .u64 out, .param .u64 in, .param .u64 da, "
              ".param .u64 db, .param .u32 flag)", "{",
-             f"  .reg .{dt} d<{n}>;", "  .reg .b32 a<4>, t, f;", "  .reg .b64 ad, bd, po, pi, off;",
+             f"  .reg .{dt} d<{n}>;", "  .reg .b32 a<4>, t, f, e;", "  .reg .b64 ad, bd, po, pi, off;",
              "  .reg .pred p;",
              "  ld.param.u64 ad, [da];", "  ld.param.u64 bd, [db];", "  ld.param.u64 po, [out];",
              "  ld.param.u64 pi, [in];", "  ld.param.u32 f, [flag];", "  setp.ne.u32 p, f, 0;",
-             "  mov.u32 t, %tid.x;", f"  mul.wide.u32 off, t, {4 * (n + 4)};",
+             "  mov.u32 t, %tid.x;", f"  mul.wide.u32 off, t, {4 * (n + (5 if form.sparse else 4))};",
              "  add.u64 po, po, off;", "  add.u64 pi, pi, off;"]
     for i in range(n):
         lines.append(f"  ld.global.{dt} d{i}, [pi+{4 * i}];")
     if form.a_regs:
         for i in range(form.a_count):
             lines.append(f"  ld.global.b32 a{i}, [pi+{4 * (n + i)}];")
+    if form.sparse:
+        lines.append(f"  ld.global.b32 e, [pi+{4 * (n + 4)}];")
     lines.append("  wgmma.fence.sync.aligned;")
     d = "{" + ", ".join(f"d{i}" for i in range(n)) + "}"
     a = "{" + ", ".join(f"a{i}" for i in range(form.a_count)) + "}" if form.a_regs else "ad"
@@ -137,6 +144,24 @@ def other_forms() -> list[Form]:
                 out.append(Form(n, "s32", a, b, satfinite=True))
             out.append(Form(n, "s32", a, a, True))
         out.append(Form(n, "s32", "b1", "b1"))
+    return out
+
+
+def sparse_forms() -> list[Form]:
+    """`wgmma.mma_async.sp`: every A/B type family (K doubled), both A sources, scale-d
+    predicate/immediate, both selectors, negations and transposes, N = 8 and 64."""
+    out = []
+    for n in (8, 64):
+        for dtype, a in (("f32", "f16"), ("f16", "f16"), ("f32", "bf16"), ("f32", "tf32"),
+                         ("f32", "e4m3"), ("f16", "e5m2"), ("s32", "s8"), ("s32", "u8")):
+            for a_regs in (False, True):
+                out.append(Form(n, dtype, a, a, a_regs, sparse=True))
+    out += [Form(64, "f32", "f16", "f16", False, "1", sparse=True, selector=1),
+            Form(64, "f32", "f16", "f16", False, "0", -1, -1, 1, 1, sparse=True),
+            Form(64, "f32", "bf16", "bf16", True, "p", -1, 1, 0, 1, sparse=True, selector=1),
+            Form(64, "f32", "e4m3", "e5m2", False, "p", -1, -1, sparse=True),
+            Form(64, "s32", "s8", "u8", False, "p", satfinite=True, sparse=True),
+            Form(64, "s32", "u8", "s8", True, "p", satfinite=True, sparse=True, selector=1)]
     return out
 
 

@@ -39,13 +39,23 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.isel.mma import mma_fragments
+from ptx2sass.isel.wgmma import wgmma_accumulator
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp, VReg, register_operands
 from ptx2sass.opt.uses import reads
 from ptx2sass.regalloc.allocate import move_source
 
 
+def _is_mma(ins: ir.Instr) -> bool:
+    """An mma or a `wgmma.mma_async` that reads C (D = C is one group rewritten in place)."""
+    return ins.opcode == "mma" or wgmma_accumulator(ins) is not None
+
+
 def _fragments(ins: ir.Instr) -> list[list]:
-    """The mma's A, B, C source groups."""
+    """The mma's A, B, C source groups (a wgmma's: C only; its A and B are descriptors or
+    registers the loop does not carry)."""
+    if ins.opcode == "wgmma":
+        c = wgmma_accumulator(ins)
+        return [] if c is None else [[], [], c]
     sizes = mma_fragments(ins)
     if sizes is None:
         return []
@@ -80,7 +90,7 @@ class LoopGroups:
         readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
         for b in self.fn.blocks:
             for ins in b.instrs:
-                for g, frag in enumerate(_fragments(ins) if ins.opcode == "mma" else ()):
+                for g, frag in enumerate(_fragments(ins) if _is_mma(ins) else ()):
                     for v in frag:
                         if isinstance(v, ir.Value):
                             readers.setdefault(v.id, []).append((ins, g))
@@ -88,7 +98,8 @@ class LoopGroups:
         plain: dict[int, list[tuple[ir.Block, ir.Instr | None]]] = {}    # value id -> its reads
         for block, who, v in reads(self.fn):
             plain.setdefault(v.id, []).append((block, who))
-            if who is None or who.opcode != "mma" or not _fragments(who):
+            if who is None or not _is_mma(who) or not _fragments(who) \
+                    or (who.opcode == "wgmma" and not any(v is c for c in _fragments(who)[2])):
                 other_uses.setdefault(v.id, set()).add(id(block))
         plans = []
         for h in self.fn.blocks:
@@ -99,9 +110,39 @@ class LoopGroups:
             bodies = [b for b in h.succs if b is h or (b.succs == [h] and b.preds == [h])]
             if len(bodies) == 1:
                 plans += self._plan_block(h, bodies[0], readers, other_uses, plain)
+            else:
+                latch = self._latch(h)
+                if latch is not None:
+                    plans += self._plan_block(h, latch, readers, other_uses, plain, strict=True)
         return plans
 
-    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses, plain) -> list[dict]:
+    def _latch(self, h: ir.Block) -> ir.Block | None:
+        """The block B of a loop of more blocks (a GEMM mainloop's mbarrier wait loop
+        between its loads and its wgmma) that holds the back edge to H, where B runs at most
+        once per iteration: the one predecessor of H inside H's natural loop, whose other
+        successors leave the loop. None for any other shape."""
+        latches = []
+        for b in h.preds:
+            if b is h:
+                return None
+            loop, work = {id(h)}, [b]
+            while work:
+                x = work.pop()
+                if id(x) in loop:
+                    continue
+                if x is self.fn.entry:
+                    break                        # reached without H: not a back edge
+                loop.add(id(x))
+                work += x.preds
+            else:
+                latches.append((b, loop))
+        if len(latches) != 1:
+            return None
+        b, loop = latches[0]
+        return b if all(s is h or id(s) not in loop for s in b.succs) else None
+
+    def _plan_block(self, h: ir.Block, body: ir.Block, readers, other_uses, plain,
+                    strict: bool = False) -> list[dict]:
         pos = {id(ins): i for i, ins in enumerate(body.instrs)}
         by_back: dict[int, list[ir.Phi]] = {}
         for phi in h.phis:
@@ -111,10 +152,11 @@ class LoopGroups:
         # where a phi may be read otherwise: nowhere in a one-block loop (X's results replace
         # it in the group before the loop is left), outside the body in a two-block one (the
         # loop is left from H, where the group holds the phis)
-        barred = {id(body)} if body is not h else None
+        # (a loop of more blocks, `strict`: nowhere either)
+        barred = {id(body)} if body is not h and not strict else None
         plans, taken = [], set()
         for x in body.instrs:
-            if x.opcode not in ("mma", "ldmatrix") or x.guard is not None or len(x.dests) < 2:
+            if not (_is_mma(x) or x.opcode == "ldmatrix") or x.guard is not None or len(x.dests) < 2:
                 continue
             phis = [by_back.get(d.id, []) for d in x.dests]
             if any(len(p) != 1 for p in phis) or any(id(p[0]) in taken for p in phis):
@@ -147,7 +189,7 @@ class LoopGroups:
                 elif g == 2:                     # read as the accumulator: rewritten in place
                     chain = self._chain(m, x, pos, readers, other_uses)
                     ok = ok and chain is not None and len(uses) == 1
-            if not ok or (x.opcode == "mma" and not chain) or (steps and (own or not chain)):
+            if not ok or (_is_mma(x) and not chain) or (steps and (own or not chain)):
                 continue
             taken.update(id(p[0]) for p in phis)
             plans.append({"phis": [p[0] for p in phis], "producer": x, "readers": placed,
@@ -303,7 +345,7 @@ def _steps(group, body: ir.Block, pos, readers, other_uses, plain) -> list[ir.In
         rs = plain.get(p.id, [])
         e = rs[0][1] if rs else None
         if e is None or any(b is not body or w is not e for b, w in rs) or e.guard is not None \
-                or len(e.dests) != 1 or id(e) not in pos or e.opcode == "mma" or e in steps:
+                or len(e.dests) != 1 or id(e) not in pos or e.opcode in ("mma", "wgmma") or e in steps:
             return None
         q = e.dests[0]
         uses = readers.get(q.id, [])

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
-from ptx2sass.frontend.checks import wgmma_kind
+from ptx2sass.frontend.checks import sparse_wgmma_types, wgmma_kind
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import INT_COMPARE, RZ
 from ptx2sass.mir import COPY, VOp
 
 DESC_UR = 8                       # A's descriptor UR8:UR9, B's UR10:UR11
 SCALE_UP = Reg("UP", 0)
 NOT_UPT = Reg("UP", 7, inv=True)
+NOT_UP = Reg("UP", 0, inv=True)
+UPT = Reg("UP", 7)
+URZ = Reg("UR", 255)
+SCALE_URS = (Reg("UR", 6), Reg("UR", 7))     # scratch: a uniform scale-d compare's parameters
 GROUP_SB = SpecialReg("gsb0")
 # A/B type -> (opcode, K, type modifiers after the D type; the operands' types follow for
 # the kinds whose A and B types may differ)
@@ -43,6 +47,23 @@ ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "tf32": ("f32",), "e4m3
                 "e5m2": ("f32", "f16"), "s8": ("s32",), "u8": ("s32",), "b1": ("s32",)}
 N_VALUES = {"HGMMA": range(8, 257, 8), "QGMMA": range(8, 257, 8),
             "IGMMA": (8, 16, 24, *range(32, 257, 16)), "BGMMA": (8, 16, 24, *range(32, 257, 16))}
+
+
+def wgmma_accumulator(ins) -> list | None:
+    """C's source values of a `wgmma.mma_async` whose scale-d is not the constant 0 (C is
+    read, and D = C is one register group a loop may carry in place: isel/loop_groups.py);
+    None otherwise. Sources: A (a descriptor or 4 registers), B, scale-d, the immediates, C."""
+    if ins.opcode != "wgmma" or "mma_async" not in ins.modifiers or not ins.dests:
+        return None
+    n_d = len(ins.dests)
+    head = ins.srcs[:-n_d]
+    sparse = 2 if "sp" in ins.modifiers else 0          # the metadata and the selector
+    if len(ins.srcs) <= n_d or len(head) - sparse not in (3, 5, 6, 7, 8, 9):
+        return None
+    scale_d = head[(5 if len(head) - sparse in (6, 8, 9) else 2) + sparse]
+    if isinstance(scale_d, ir.Const) and scale_d.value == 0:
+        return None
+    return list(ins.srcs[-n_d:])
 
 
 class WarpgroupMma:
@@ -81,17 +102,26 @@ class WarpgroupMma:
         if shape is None or len(types) != 2:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}`")
         opcode, k, extra = KINDS[types[0]]
+        sparse = "sp" in mods
         n_text = shape[4:shape.index("k")]
         n = int(n_text) if n_text.isdigit() else 0
         kind = wgmma_kind("." + t for t in types)
+        if sparse:
+            kind = f"Sparse wgmma.mma_async with {sparse_wgmma_types(types)}"
+            if opcode == "BGMMA":
+                self.refuse(f"Unknown modifier '.{shape}'" if shape != f"m64n{n}k{k}"
+                            else "Illegal modifier '.sp' for instruction 'wgmma.mma_async'")
+            k *= 2
         if n not in N_VALUES[opcode]:
             self.refuse(f"Unknown modifier '.{shape}'")
         if dtype not in ACCUMULATORS[types[0]] or KINDS[types[1]][0] != opcode \
                 or (extra is not None and types[0] != types[1]):
             self.refuse("Unexpected instruction types specified for 'wgmma.mma_async'")
+        if not sparse and shape == f"m64n{n}k{2 * k}" and opcode != "BGMMA":
+            self.refuse(f"Illegal matrix shape '.{shape}' for instruction '{kind}'")
         if shape != f"m64n{n}k{k}":
             self.refuse(f"Illegal instruction types specified for '{kind}' with shape '.{shape}'")
-        tokens = [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
+        tokens = (["SP"] if sparse else []) + [f"64x{n}x{k}"] + ([dtype.upper()] if opcode in ("HGMMA", "QGMMA") else [])
         if extra is None:
             tokens += [t.upper() for t in types]
         else:
@@ -107,16 +137,27 @@ class WarpgroupMma:
         accumulator, srcs = srcs[-n_d:], srcs[:-n_d]
         scaled = opcode == "QGMMA" or extra == ("TF32",)
         immediates = 4 if opcode == "HGMMA" and not scaled else 2 if scaled else 0
-        a_regs = len(srcs) == 6 + immediates - (1 if immediates == 4 else 0)
-        if not a_regs and len(srcs) != 3 + immediates:
+        extra_srcs = 2 if sparse else 0                 # the metadata and the selector
+        a_regs = len(srcs) == 6 + immediates - (1 if immediates == 4 else 0) + extra_srcs
+        if not a_regs and len(srcs) != 3 + immediates + extra_srcs:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}` with {len(srcs)} operands")
         a, srcs = (srcs[:4], srcs[4:]) if a_regs else (srcs[0], srcs[1:])
+        metadata = None
+        if sparse:
+            metadata, selector = srcs[1], self.known_constant(srcs[2])
+            if isinstance(metadata, ir.Const) or selector is None:
+                raise CompileError("Arguments mismatch for instruction 'wgmma.mma_async'",
+                                   self.file, self.line)
+            if selector not in ((0, 1) if opcode == "HGMMA" else (0,)):
+                self.refuse(f"Argument 4 of instruction '{kind}': unexpected value '{selector}', "
+                            f"expected to be {'0 or 1' if opcode == 'HGMMA' else '0'}")
+            srcs = srcs[:1] + srcs[3:]
         b, scale_d = srcs[0], srcs[1]
         imms = [self.known_constant(v) for v in srcs[2:]]
         imms = [-1 if v is not None and v & 0xFFFFFFFF == 0xFFFFFFFF else v for v in imms]
         for i, v in enumerate(imms):
             # ptxas counts arguments from 0 (d); the scales come before the transposes
-            position = (5 if a_regs else 4) + i
+            position = (5 if a_regs else 4) + i + extra_srcs
             scales = i < 2
             if v not in ((-1, 1) if scales else (0, 1)):
                 self.refuse(f"Argument {position} of instruction '{kind}': unexpected value "
@@ -153,15 +194,72 @@ class WarpgroupMma:
         else:
             operands.append(group)
             if scale is None:
-                self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
-                operands.append(SCALE_UP)
+                uniform = self.uniform_scale_d(scale_d)
+                if uniform is None:
+                    self.emit("VOTEU", ("ANY",), [SCALE_UP, self.pred_operand(scale_d)], guarded=False)
+                operands.append(NOT_UP if uniform == "inverted" else SCALE_UP)
+        if sparse:
+            # the metadata register, and HGMMA's sparsity selector (QGMMA/IGMMA: 0, not shown);
+            # kept live until the wait, as A's registers (what the tensor core reads when is
+            # not known)
+            meta = self.as_reg(self.part_of(metadata, 0))
+            operands.append(meta)
+            self.wgmma_reads.append(meta)
+            if opcode == "HGMMA":
+                operands.append(Imm(selector))
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
         # D's values are the group's parts: the next MMA of a chain accumulates into the
         # group in place (a copy would read registers the tensor core is still writing)
-        self.note_wide(ins, group.reg, tuple(op for op in operands[1:2] if isinstance(op, VOp)))
+        # (A's registers, no B group, C = D's group: a loop may carry it, isel/loop_groups.py)
+        self.note_wide(ins, group.reg, (fragment if a_regs else None, None, group))
         for i, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(group.reg, i)], guarded=False)
+
+    def uniform_scale_d(self, pred) -> str | None:
+        """scale-d computed by an integer `setp` of kernel parameters and immediates, as
+        ptxas 13.5 writes it: the compare on the uniform datapath into UP0 (`ULDC UR6, c[..]`,
+        `UISETP.NE.U32.AND UP0, UPT, UR6, URZ, UPT`) rather than ISETP + VOTEU.ANY; "plain",
+        or "inverted" where ptxas compares the complement and the MMA reads `!UP0` (PTX's
+        eq, lt and le, after the immediate is moved second: ne, ge, gt; lo/ls/hi/hs, ne, gt
+        and ge are kept). None (nothing emitted) for any other predicate."""
+        if not hasattr(self, "_wgmma_setps"):
+            self._wgmma_setps = {ins.dests[0].id: ins for b in self.fn.blocks for ins in b.instrs
+                                 if ins.opcode == "setp" and ins.dests}
+        setp = self._wgmma_setps.get(pred.id) if isinstance(pred, ir.Value) else None
+        if setp is None or setp.guard is not None or len(setp.dests) != 1 or len(setp.srcs) != 2 \
+                or setp.type not in ("u32", "s32", "b32"):
+            return None
+        cmp = next((m for m in setp.modifiers if m in INT_COMPARE), None)
+        if cmp is None or any(m in ("and", "or", "xor") for m in setp.modifiers):
+            return None
+        sources = []
+        for ur, v in zip(SCALE_URS, setp.srcs):
+            if isinstance(v, ir.Value) and len(self.param_values.get(v.id, ())) == 1:
+                sources.append((ur, self.param_values[v.id][0]))
+            elif isinstance(v, ir.Const):
+                sources.append((None, v.value & 0xFFFFFFFF))
+            else:
+                return None
+        if all(ur is None for ur, _ in sources):
+            return None
+        if sources[0][0] is None:            # the immediate second, the compare mirrored
+            sources.reverse()
+            cmp = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo",
+                   "ls": "hs", "hs": "ls"}.get(cmp, cmp)
+        complement = {"eq": "ne", "lt": "ge", "le": "gt"}.get(cmp)
+        op, unsigned = INT_COMPARE[complement or cmp]
+        unsigned = unsigned if unsigned is not None else setp.type != "s32"
+        operands = []
+        for ur, v in sources:
+            if ur is not None:
+                self.emit("ULDC", (), [ur, v], guarded=False)
+                operands.append(ur)
+            else:
+                operands.append(URZ if v == 0 else self.imm32(v))
+        self.emit("UISETP", (op,) + (("U32",) if unsigned else ()) + ("AND",),
+                  [SCALE_UP, UPT, *operands, UPT], guarded=False)
+        return "inverted" if complement else "plain"
 
     def arrive_after_copies(self) -> None:
         """The fence's WARPGROUP.ARRIVE after the copies that just filled the MMA's register

@@ -138,6 +138,11 @@ def prepare_launch(task: tuple[str, str, str, int]) -> dict:
     if launch.threads > max_threads:
         record["skip"] = f"{launch.threads} threads (more than --max-threads {max_threads})"
         return record
+    if launch.arch is not None:          # an arch-specific target: only on its base arch's device
+        if launch.arch.rstrip("af") != arch:
+            record["skip"] = f"needs {launch.arch} (a bundle for {launch.arch.rstrip('af')})"
+            return record
+        arch = launch.arch
     names = sorted(set(launch.buffers) | set(launch.sizes))
     record["buffers"] = {n: {"size": max(len(launch.buffers.get(n, b"")), launch.sizes.get(n, 0)),
                              "init": launch.buffers.get(n)} for n in names}

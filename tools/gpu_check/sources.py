@@ -26,8 +26,9 @@ from .compare import FLOATS
 
 CORPORA = ("zluda", "cuda", "tinygrad", "triton", "llvm")
 # also preparable: bigger tinygrad kernels (--corpus tinygrad_large), fresh fuzz programs
-# (--corpus fuzz) and saved ones (--corpus fuzzfile), without references
-EXTRA_CORPORA = ("tinygrad_large", "fuzz", "fuzzfile")
+# (--corpus fuzz) and saved ones (--corpus fuzzfile), without references; sm_90a's warpgroup
+# MMA mainloops (--corpus wgmma, NumPy references; only in an sm_90 bundle)
+EXTRA_CORPORA = ("tinygrad_large", "fuzz", "fuzzfile", "wgmma")
 
 _NUMPY_NAMES = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
                 np.dtype(np.uint64): "u64", np.dtype(np.int8): "s8", np.dtype(np.int16): "s16",
@@ -59,6 +60,8 @@ class Launch:
     sizes: dict[str, int] = field(default_factory=dict)
     expected: Callable[[], dict[str, bytes]] | None = None
     fmad: bool = True                         # False: both compilers get --fmad=false (fuzz cases)
+    arch: str | None = None                   # compile for this arch-specific target (e.g.
+                                              # sm_90a) when the bundle is for its base (sm_90)
 
     @property
     def id(self) -> str:
@@ -376,13 +379,41 @@ def _case_launch(corpus: str, key: str, case, filename: str) -> Launch:
                   fmad=case.fmad)
 
 
+# --------------------------------------------------------------------------- wgmma (sm_90a)
+
+def _wgmma_launch(key: str) -> Launch:
+    """A GEMM mainloop of tools/wgmma_kloop.py (one warpgroup, D = A @ B through HGMMA):
+    D's fragment against NumPy's, bit for bit (small integers: every sum is exact)."""
+    from tools import wgmma_kloop
+    case = next(c for c in wgmma_kloop.CASES if c.name == key)
+    ptx = wgmma_kloop.ptx(case)
+    path = REPO / ".cache" / "gpu_check_wgmma" / f"{key}.ptx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ptx)
+    args = wgmma_kloop.launch_args(case)
+    want = wgmma_kloop.expected(case)
+    return Launch("wgmma", key, ptx, path.name, path, "kloop", [1, 1, 1], [wgmma_kloop.THREADS, 1, 1], 0,
+                  _bytes_of({"img": args["img"], "d": args["d"]}),
+                  [{"buffer": "img"}, {"buffer": "d"}, {"type": "u32", "value": args["ktiles"]},
+                   {"type": "u64", "value": args["da"]}, {"type": "u64", "value": args["db"]},
+                   {"type": "u32", "value": args["acc"]}],
+                  [{"buffer": "d", "check": {"kind": "bits", "dtype": "f32"}}],
+                  expected=lambda: {"d": want.tobytes()}, arch="sm_90a")
+
+
+def _wgmma_keys() -> list[str]:
+    from tools import wgmma_kloop
+    return [c.name for c in wgmma_kloop.CASES]
+
+
 _SOURCES = {"zluda": (_zluda_keys, _zluda_launch), "cuda": (_cuda_keys, _cuda_launch),
             "tinygrad": (lambda: sorted(_tinygrad_entries("tinygrad")), _tinygrad_launch),
             "triton": (_triton_keys, _triton_launch), "llvm": (_llvm_keys, _llvm_launch),
             "tinygrad_large": (lambda: sorted(_tinygrad_entries("tinygrad_large")),
                                lambda key: _tinygrad_launch(key, "tinygrad_large")),
             "fuzz": (lambda: [str(s) for s in FUZZ_SEEDS], _fuzz_launch),
-            "fuzzfile": (lambda: [p.stem for p in FUZZ_FILES], _fuzz_file_launch)}
+            "fuzzfile": (lambda: [p.stem for p in FUZZ_FILES], _fuzz_file_launch),
+            "wgmma": (_wgmma_keys, _wgmma_launch)}
 
 
 def keys(corpus: str) -> list[str]:
