@@ -12,7 +12,7 @@ branch leftovers24)."""
 import pytest
 
 NAMES = {"triton": {"layer_norm", "flash_attn_fwd", "flash_attn_causal", "int64_rows", "softmax_rows", "matmul_masked"},
-         "llvm": {"divide", "safe_checks", "int64_rows", "recursion"},
+         "llvm": {"divide", "safe_checks", "recursion"},
          "zluda": {"rem", "mul_hi", "redux_sync_op_s32"}}
 
 # (producer, result file, register of the result, reader class, reader): ptxas's least distance
