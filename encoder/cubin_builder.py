@@ -516,8 +516,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
             local_sym[k.name] = len(syms) - 1
 
+    # -c: a module of functions only names its variables before the leading function's text;
+    # where it has kernels too, ptxas names the leading function's text first (then the
+    # variables, then the rest), and its symbol before the exported variables'
+    has_entry = any(k.is_entry for k in kernels)
     for i, k in enumerate(file_order):
-        lead_function = i == 0 and not k.is_entry     # seen: its module's variables come first
+        lead_function = i == 0 and not k.is_entry and not (relocatable and has_entry)
         if not lead_function:
             _local_function_symbol(k)
             section_symbol(f".text.{k.name}")
@@ -608,7 +612,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for k in file_order:
         if k.name in local_sym:
             pass
-        elif k is not file_order[0] or k.is_entry:
+        elif k is not file_order[0] or k.is_entry or (relocatable and has_entry):
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
@@ -653,7 +657,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
                 syms.append(sym)
                 var_sym[sym.name] = len(syms) - 1
-            if not k.is_entry and k.name not in local_sym:   # a leading function after them (seen with one `.func`)
+            if not k.is_entry and k.name not in local_sym and k.name not in func_sym:   # a leading function after them (seen with one `.func`)
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1

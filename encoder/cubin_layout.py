@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False      # typing.TYPE_CHECKING, without importing typing at start-up
 
-from .elf_layout import STB_LOCAL, STT_SECTION
+from .elf_layout import ET_REL, STB_LOCAL, STT_SECTION
 
 if TYPE_CHECKING:
     from .cubin import Cubin, Kernel
@@ -138,6 +138,8 @@ def default_shstrtab(c: Cubin, section_names: list[str]) -> list[str]:
     section order, then 14 empty strings."""
     if _cubin_style(c) == "hopper":
         return ["", *section_names] + [""] * HOPPER_SHSTRTAB_PADDING
+    if c.e_type == ET_REL:
+        return _relocatable_names(c, section_names, symbols=False)
     names = ["", ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
              ".note.nv.cuinfo", ".nv.info"]
     module_data = _module_data_sections(c)
@@ -167,6 +169,8 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
         # the nameless internal symbol a shared-memory kernel leaves was `.nv.reservedSmem.cap`
         return ["", *dict.fromkeys(s.name or (RESERVED_CAP if s.other == STV_INTERNAL else "")
                                    for s in c.symbols[1:] if s.name or s.other == STV_INTERNAL)]
+    if c.e_type == ET_REL:
+        return _relocatable_names(c, section_names, symbols=True)
     names = [""] + list(c.prototype_strings) + [
         ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
         ".note.nv.cuinfo", ".nv.info"]
@@ -191,3 +195,52 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     names += [s.name for s in c.symbols if s.bind != STB_LOCAL]
     seen: set[str] = set()
     return [n for n in names if not (n in seen or seen.add(n))]
+
+
+def _relocatable_names(c: Cubin, section_names: list[str], symbols: bool) -> list[str]:
+    """ptxas -c's string tables (sm_75..sm_89), read off ptxas 13.5.37's cubins: only the
+    sections it writes are named (no `.nv.shared` for a function, no parameter bank or
+    `.rel.nv.constant0` for it, no `.nv.rel.action`), per function in file order: text,
+    `.nv.info`, a kernel's shared memory, the module data after the first, the text's
+    relocation sections in section order, a kernel's parameter bank. `.strtab` (`symbols`)
+    adds the prototype strings first, each LOCAL symbol's name where ptxas creates it (a
+    local function's before its text, variables after their sections, `_param` after the
+    first parameter bank) and the GLOBAL/WEAK names last, in symbol order."""
+    kernel_names = {k.name for k in c.kernels}
+    has_entry = any(k.is_entry for k in c.kernels)
+    data_secs = _module_data_sections(c)
+    local = [s for s in c.symbols if s.bind == STB_LOCAL and s.type != STT_SECTION and s.name]
+    names = [""] + (list(c.prototype_strings) if symbols else []) + [
+        ".shstrtab", ".strtab", ".symtab", ".symtab_shndx", ".note.nv.tkinfo",
+        ".note.nv.cuinfo", ".nv.info"]
+    for i, k in enumerate(c.kernels):
+        text = f".text.{k.name}"
+        data = [] if i else [s.name for s in c.symbols if s.name in data_secs and s.type == STT_SECTION
+                             or symbols and s in local and s.section in data_secs]
+        if not k.is_entry and not has_entry:    # (functions only: the module data first)
+            names += data
+        if symbols:     # a LOCAL function's own symbol, before its section's
+            names += [s.name for s in local if s.section == text and s.name == k.name]
+        names.append(text)
+        if not k.is_entry and has_entry:        # (a leading function: after its text)
+            names += data
+        names.append(f".nv.info.{k.name}")
+        if k.is_entry:
+            names += [f".nv.shared.{k.name}"] + data
+        if k.const2 is not None:
+            names.append(f".nv.constant2.{k.name}")
+        if symbols:     # local functions inside the text
+            names += [s.name for s in local if s.section == text and s.name not in kernel_names]
+        names += [f".{kind}.text.{k.name}" for kind in reloc_kinds(k)]
+        if k.const0 is not None:
+            names.append(f".nv.constant0.{k.name}")
+            if symbols:
+                names.append("_param")
+    names += _debug_names(c) + [rs.name for rs in c.reloc_sections
+                                if not rs.name.endswith("debug_frame")]
+    names += [".rel.debug_frame", ".rela.debug_frame", ".nv.callgraph", ".nv.prototype"]
+    if symbols:
+        names += [s.name for s in c.symbols if s.bind != STB_LOCAL]
+    seen: set[str] = set()
+    out = [n for n in names if not (n in seen or seen.add(n))]
+    return out if symbols else out + [n for n in section_names if n not in seen]
