@@ -24,6 +24,15 @@ RULES = {
                 "an LDS address overwritten 27 cycles after issue",
     # branch leftovers24's held-out audit sample (seeds 34110000-34110039)
     "34110035": "HFMA2.SAT -> IMAD.IADD (FMA pipe) 5",
+    # the lead's fuzz campaign 22 (seeds 33000060-, held out): sm_100's later pairs
+    "33000081": "VOTEU's UP guards LDCU 5 and UMOV 6 after",
+    "33000474": "F2IP.U8 -> LOP3 4",
+    "33000609": "VOTEU's UP read by PLOP3 1 after, guarding ULOP3 5 after",
+    "33000636": "CS2R.32 -> IMAD 5",
+    "33000369": "HSET2 -> HSETP2 4",
+    "33000687": "HFMA2 -> HADD2 4",
+    "33001409": "VOTEU's UP read by USEL 1 after",
+    "33000695": "IADD3 -> IMAD.HI's addend high half 3",
 }
 
 
