@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from ptx2sass import oracle
+from ptx2sass.encoder import codec
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
 from tests.test_emu_gmma import encode, write_matrix
@@ -389,3 +390,18 @@ def test_unmodelled_m64_faults():
             [np.zeros(IMG, np.uint8), np.zeros((M, 32), np.uint32), np.zeros((M, 8), np.uint32),
              np.uint64(sdesc(0, 128, 256, 0)), np.uint64(sdesc(B_BASE, 128, 256, 0)), np.uint32(d),
              np.uint32(1), np.uint64(0), np.uint64(0), np.zeros(4, np.uint32)])
+
+
+@pytest.mark.parametrize("pair", [20, 62, 254, 255])
+def test_descriptor_pair_is_one_field(pair):
+    """`tmem[URx], idesc[URx+1]` is one 8-bit field (bits 40-47) printed as two operands;
+    ptxas's words only hold a few pairs (UR4, UR10, UR12, UR14), and any other reads as
+    nvdisasm prints it (255: both URZ)."""
+    seed = 0x0011d8000800000600ff040e0c00a5ea    # @!UP2 UTCHMMA ..., tmem[UR4], idesc[UR5], UP0
+    word = codec.put_bits(seed, list(range(40, 48)), pair)
+    listing = oracle.nvdisasm_raw(word.to_bytes(16, "little"), "sm_100").stdout
+    theirs = next(line for line in listing.splitlines() if "UTCHMMA" in line)
+    theirs = " ".join(theirs.split("*/", 1)[1].split(";")[0].split())
+    assert codec.decode_text(word, "sm_100") == theirs
+    if pair < 255:
+        assert codec.encode(codec.decode(word, "sm_100"), "sm_100") == word
