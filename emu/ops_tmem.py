@@ -25,9 +25,10 @@ restriction); anything else is a fault here.
   16-lane shapes (16dp64bit...) are not modelled: a fault names them.
 * `FENCE.VIEW.ASYNC.T` (tcgen05.wait::st; ops_int's no-op) and the waits and fences:
   nothing (loads and stores take effect at once here).
-* `UTCBAR[.MULTICAST] [URa], URb[, URc]` (tcgen05.commit): every earlier asynchronous tcgen05
-  operation is complete at once here, so the commit is one arrive-on of the mbarrier at URa
-  (URc: the CTA mask of .multicast; only this CTA exists in a launch here).
+* `UTCBAR[.MULTICAST] [URa], URb[, URc]` (tcgen05.commit): the warp's earlier asynchronous
+  tcgen05 operations (`TensorMemory.pending`: emu.ops_utcmma's MMAs) complete here, in issue
+  order, then the commit is one arrive-on of the mbarrier at URa (URc: the CTA mask of
+  .multicast; only this CTA exists in a launch here).
 * The `.2CTA` forms (cta_group::2) need a CTA pair, which the emulator does not launch: a fault.
 """
 from __future__ import annotations
@@ -53,6 +54,8 @@ class TensorMemory:
         self.cells = np.zeros((LANES, COLUMNS), np.uint32)
         self.granules = 0             # bit g: granule g allocated
         self.relinquished = False
+        # warp index -> its asynchronous operations (emu.ops_utcmma's MMAs) not yet completed
+        self.pending: dict[int, list] = {}
 
     def allocate(self, count: int) -> int | None:
         if count < 1 or count > GRANULES or count & (count - 1):
@@ -193,6 +196,8 @@ def op_utcbar(w, s, active, mask):
     _single_cta(s)
     if not mask.any():
         return
+    for complete in tensor_memory(w).pending.pop(w.index, ()):
+        complete()
     mem = s.ins.operands[0]
     if "MULTICAST" in s.ins.modifiers and not _uniform(w, s.ins.operands[2]) & 1:
         return                      # this CTA (rank 0) is not in the mask

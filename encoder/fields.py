@@ -179,7 +179,9 @@ def render_shape(shape: str, nums: list) -> str:
             return "{" + ",".join(str(b) for b in range(v.bit_length() - 1, -1, -1) if v >> b & 1) + "}"
         if kind == "f":
             return v
-        if kind in ZERO_OF and v == ZERO_INDEX[kind]:
+        # past the zero register only through a biased field: UTC*MMA's `tmem[URZ], idesc[URZ]`
+        # (the pair's second half at the field + 1; nvdisasm prints URZ for 256)
+        if kind in ZERO_OF and v >= ZERO_INDEX[kind]:
             return ZERO_OF[kind]
         return f"{kind}{v}"
 

@@ -90,8 +90,11 @@ class Mem:
     desc_hidden: bool = field(default=False, compare=False)
     # an address in another memory nvdisasm names before the bracket: `tmem[UR4+0x2]` (tensor
     # memory, sm_100's LDTM/STTM/UTCSHIFT/UTCCP); a shared-memory matrix descriptor
-    # `gdesc[UR8]` is a register (`Reg.gdesc`), since it takes suffixes (`.tnspB`)
+    # `gdesc[UR8]` is a register (`Reg.gdesc`), since it takes suffixes (`.tnspB`);
+    # `idesc[UR5]`: the uniform register holding tcgen05.mma's instruction descriptor (UTC*MMA)
     space: str = ""
+    # selectors after a named-space address: UTC*MMA's `tmem[UR9].A_KEEP` (collector usage)
+    suffix: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

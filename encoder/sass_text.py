@@ -284,7 +284,7 @@ def _const(cur: _Cursor, neg: bool, abs_: bool, inv: bool) -> ConstRef:
 
 
 # addresses in memories named before their bracket (Mem.space)
-_NAMED_SPACES = ("tmem",)
+_NAMED_SPACES = ("tmem", "idesc")
 
 
 def _operand(cur: _Cursor) -> Operand:
@@ -326,7 +326,11 @@ def _operand(cur: _Cursor) -> Operand:
         if cur.take(space):
             if neg or inv or abs_:
                 cur.fail("prefix on an address")
-            return replace(_memory(cur, None), space=space)
+            mem = replace(_memory(cur, None), space=space)
+            reuse, suffix = _suffixes(cur)
+            if reuse:
+                cur.fail("'.reuse' on an address")
+            return replace(mem, suffix=suffix) if suffix else mem
     if cur.peek("desc[") or cur.peek("desc.hidden[") or cur.peek("["):
         if neg or inv or abs_:
             cur.fail("prefix on an address")
@@ -459,7 +463,7 @@ def format_operand(op: Operand) -> str:
         inner = _format_terms(terms, op.offset, keep_zero=not terms)
         spelling = "desc.hidden" if op.desc_hidden else "desc"
         desc = f"{spelling}[{register_name(op.desc)}]" if op.desc is not None else ""
-        return f"{op.space or desc}[{inner}]"
+        return f"{op.space or desc}[{inner}]" + "".join("." + x for x in op.suffix)
     if isinstance(op, SpecialReg):
         return op.name
     if isinstance(op, Label):

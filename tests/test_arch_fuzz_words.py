@@ -64,7 +64,10 @@ isa_soundness found it read F2I.U64.F64/.F16 immediates as f32; their own forms 
 two words it wrote), guarded IABS of a UR, F2I.S64.F16 / FRND.F16.TRUNC of URs.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
-`tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369)."""
+`tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369).
+`utcmma_sm100.words`: ptxas's UTCHMMA/UTCQMMA/UTCIMMA (tcgen05.mma kind::f16/tf32/f8f6f4/i8, A
+from shared or tensor memory, enable-input-d register/immediate, scale-input-d,
+disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py."""
 from pathlib import Path
 
 import pytest
@@ -99,7 +102,8 @@ FILES = (("sm_110", "campaign22_sm110.words"), ("sm_100", "fuzz_arch8_sm100.word
          ("sm_75", "bar_red_registers.words"), ("sm_90", "bar_red_registers.words"),
          ("sm_100", "bar_red_registers.words"), ("sm_120", "bar_red_registers.words"),
          ("sm_100", "tcgen05_sample_sm100.words"),
-         ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"))
+         ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"),
+         ("sm_100", "utcmma_sm100.words"))
 
 
 def _words():

@@ -182,13 +182,12 @@ def classify(base: Probe, p: Probe | None):
         return ("num", k, j, base.nums[k][j], p.nums[k][j])
     if not nums:
         return ("group", shapes, toks)
-    changes = {(base.nums[k][j], p.nums[k][j]) for k, j in nums}
-    if not shapes and not toks and len(changes) == 1 and all(
-            isinstance(base.nums[k][j], int) for k, j in nums):
+    if not shapes and not toks and all(isinstance(base.nums[k][j], int) for k, j in nums) \
+            and len({p.nums[k][j] - base.nums[k][j] for k, j in nums}) == 1:
         # one field printed as several operands (`BAR.SYNC R6, R6`: id and count in one
-        # register): each operand gets the field
-        (old, new), = changes
-        return ("nums", [(k, j, old, new) for k, j in nums])
+        # register; UTC*MMA's `tmem[UR4], idesc[UR5]`: a register pair's two halves, the
+        # second a bias of 1 above the field): each operand gets the field
+        return ("nums", [(k, j, base.nums[k][j], p.nums[k][j]) for k, j in nums])
     return ("fixed",)
 
 

@@ -1,0 +1,204 @@
+"""sm_100a's tcgen05.mma: UTCHMMA (kind::f16 and kind::tf32), UTCQMMA (kind::f8f6f4, e4m3 and
+e5m2) and UTCIMMA (kind::i8), as ptxas 13.5 writes them:
+
+`UTC?MMA A, gdesc[URb], tmem[URd], tmem[URs], idesc[URi][, URm], UPe[, scale]`
+
+* A: `gdesc[URa]` (the 64-bit shared-memory descriptor in URa:URa+1) or `tmem[URa]` (A in
+  tensor memory); B: `gdesc[URb]`; D: `tmem[URd]`, the accumulator in tensor memory.
+* `tmem[URs], idesc[URi]`: a register pair (URs = URi - 1, one field); URi is the PTX
+  instruction descriptor; URs is 0 in every form ptxas writes for a dense MMA (another value
+  is a fault here).
+* URm..URm+3: disable-output-lane (bit l of the 128-bit mask: D's lane l is left alone).
+* UPe: enable-input-d (false: D = A·B); scale: scale-input-d (D = A·B + D·2^-scale).
+The kind is the opcode, the element types come from the instruction descriptor at run time
+(kind::f16 and kind::tf32 give the same word).
+
+A model written from the PTX ISA text ("Instruction descriptor", "Shared memory descriptor",
+"Matrix descriptors", "Data path layout organization"); **not checked on silicon**:
+
+* Instruction descriptor (32 bits): 2 sparsity, 3 saturate (i8), 4-5 D type (0 F16, 1 F32,
+  2 S32), 7-9 A type, 10-12 B type (f16 0 f16, 1 bf16, 2 tf32; f8f6f4 0 e4m3, 1 e5m2; i8 0 u8,
+  1 s8), 13/14 negate A/B, 15/16 transpose A/B (MN-major), 17-22 N >> 3, 24-28 M >> 4.
+* Shared-memory descriptor: the wgmma descriptor's fields (start, LBO, SBO >> 4, base offset
+  49-51) plus bits 46-48 = 0b001, bit 52 the leading-dimension mode, and the swizzle in bits
+  61-63 (0 none, 2 128B, 4 64B, 6 32B). The canonical layouts are wgmma's: the matrix is read
+  by emu.ops_gmma's descriptor decoding after the swizzle code is translated.
+* D (M = 128, cta_group::1): row i in lane lane(d)+i, column j in column col(d)+j, one 32-bit
+  F32 or S32 cell each. A in tensor memory: row i in lane lane(a)+i, its K elements packed
+  low-first into 32-bit columns from col(a) (one row of K is 32 bytes: 8 columns).
+* K is 32 bytes of elements: 16 (f16/bf16), 8 (tf32), 32 (8-bit).
+* Arithmetic: emu.ops_mma's tensor-core model (HMMA's F32 accumulation for f16/bf16/tf32,
+  QMMA's exactly rounded fp8 sum, exact integers, saturated with idesc bit 3).
+* Asynchrony: the operands in registers (descriptors, addresses, enable, scale, mask) are
+  read at issue; the matrices are read and D written when the issuing warp's next
+  tcgen05.commit (UTCBAR) completes (emu.ops_tmem runs the warp's pending operations there, in
+  issue order, before the mbarrier arrive-on). Reading D before that is undefined in PTX.
+
+Not modelled (a fault naming it): M = 64 and M = 256, .WS (tcgen05.mma.ws), .2CTA
+(cta_group::2), sparsity, F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
+block scaling, MN-major operands of types other than 16-bit, a non-zero base offset, the
+absolute leading-dimension mode, the collector-buffer hints (`.A_KEEP` ... are accepted and
+do nothing: they change no result)."""
+from __future__ import annotations
+
+import numpy as np
+
+from types import SimpleNamespace
+
+from ptx2sass.encoder.model import Imm, Mem, Reg
+
+from . import fp
+from .errors import EmuFault
+from .ops_gmma import _smem_matrix
+from .ops_mma import _FP8, _MIN_EXP, _fp8_dot, _hmma_f32, _unpack
+from .ops_tmem import COLUMNS, LANES, _check_allocated, tensor_memory
+from .registry import semantics
+
+U32 = np.uint32
+_TYPES = {"UTCHMMA": {0: "f16", 1: "bf16", 2: "tf32"},
+          "UTCQMMA": {0: "e4m3", 1: "e5m2"},
+          "UTCIMMA": {0: "u8", 1: "s8"}}
+_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "u8": 1, "s8": 1}
+# tcgen05 swizzle code (descriptor bits 61-63) -> wgmma's (bits 62-63)
+_SWIZZLE = {0: 0, 2: 1, 4: 2, 6: 3}
+
+
+def _ur(w, index: int) -> int:
+    """A uniform register's value, read through the warp (so the hazard checker sees it)."""
+    return int(np.atleast_1d(w.r(Reg("UR", index)))[0])
+
+
+def _tmem_address(w, mem: Mem) -> int:
+    a = (_ur(w, mem.ubase.index) if mem.ubase is not None and not mem.ubase.is_zero else 0)
+    return (a + mem.offset) & 0xFFFFFFFF
+
+
+def decode_idesc(opcode: str, idesc: int) -> dict:
+    """The instruction descriptor's fields (PTX ISA table "Instruction descriptor format for
+    .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8")."""
+    if idesc & 0b100:
+        raise EmuFault(f"{opcode}: sparse tcgen05.mma (instruction descriptor bit 2) is not modelled")
+    types = _TYPES[opcode]
+    a, b = (idesc >> 7) & 7, (idesc >> 10) & 7
+    if a not in types or b not in types:
+        raise EmuFault(f"{opcode}: A/B type codes {a}/{b} of the instruction descriptor are not "
+                       f"modelled (known: {types})")
+    dtype = {0: "f16", 1: "f32", 2: "s32"}.get((idesc >> 4) & 3)
+    want = "s32" if opcode == "UTCIMMA" else "f32"
+    if dtype != want:
+        raise EmuFault(f"{opcode}: D type code {(idesc >> 4) & 3} (only {want.upper()} accumulators "
+                       f"are modelled)")
+    return {"a": types[a], "b": types[b], "sat": bool(idesc >> 3 & 1),
+            "neg_a": bool(idesc >> 13 & 1), "neg_b": bool(idesc >> 14 & 1),
+            "mn_a": bool(idesc >> 15 & 1), "mn_b": bool(idesc >> 16 & 1),
+            "n": ((idesc >> 17) & 0x3F) << 3, "m": ((idesc >> 24) & 0x1F) << 4}
+
+
+def wgmma_descriptor(desc: int) -> int:
+    """A tcgen05 shared-memory descriptor as the wgmma descriptor ops_gmma decodes (the same
+    start/LBO/SBO/base-offset fields; the swizzle code moved to bits 62-63)."""
+    if (desc >> 46) & 7 != 1:
+        raise EmuFault(f"tcgen05 shared-memory descriptor 0x{desc:016x}: bits 46-48 must be 0b001")
+    if desc >> 52 & 1:
+        raise EmuFault("tcgen05 shared-memory descriptor: the absolute leading-dimension mode is not modelled")
+    code = desc >> 61
+    if code not in _SWIZZLE:
+        raise EmuFault(f"tcgen05 shared-memory descriptor: swizzle code {code} is not modelled"
+                       + (" (128B with 32B atoms)" if code == 1 else " (invalid)"))
+    return (desc & ((1 << 52) - 1)) | _SWIZZLE[code] << 62
+
+
+def _smem_operand(w, rows: int, k: int, kind: str, desc: int, mn_major: bool) -> np.ndarray:
+    if mn_major and _BYTES[kind] != 2:
+        raise EmuFault(f"tcgen05.mma: MN-major {kind} operands are not modelled")
+    return _smem_matrix(w, np.arange(rows), k, kind, wgmma_descriptor(desc), mn_major)
+
+
+def _tmem_a(cells: np.ndarray, lane: int, col: int, m: int, k: int, kind: str) -> np.ndarray:
+    """A (m x k) from tensor memory: row i in lane lane+i, elements packed low-first."""
+    esize = _BYTES[kind]
+    per = 4 // esize
+    words = cells[lane:lane + m, col:col + k // per]
+    A = np.zeros((m, k))
+    for e in range(per):
+        A[:, e::per] = _unpack(words, e, 8 * esize, kind) if esize < 4 else _unpack(words, 0, 32, kind)
+    return A
+
+
+def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w):
+    """The MMA itself, run when the commit completes it: reads the operands and writes D."""
+    m, n = f["m"], f["n"]
+    k = 32 // _BYTES[f["a"]]
+    lane, col = d_addr >> 16, d_addr & 0xFFFF
+    if lane + m > LANES or col + n > COLUMNS:
+        raise EmuFault(f"{opcode}: D (lane {lane}, column {col}, {m} x {n}) beyond tensor memory")
+    _check_allocated(tm, col, n)
+    if a_src[0] == "tmem":
+        a_lane, a_col = a_src[1] >> 16, a_src[1] & 0xFFFF
+        _check_allocated(tm, a_col, 8)
+        A = _tmem_a(tm.cells, a_lane, a_col, m, k, f["a"])
+    else:
+        A = _smem_operand(w, m, k, f["a"], a_src[1], f["mn_a"])
+    B = _smem_operand(w, n, k, f["b"], desc_b, f["mn_b"]).T
+    if f["neg_a"]:
+        A = -A
+    if f["neg_b"]:
+        B = -B
+    cells = tm.cells[lane:lane + m, col:col + n]
+    integer = opcode == "UTCIMMA"
+    if not enable:
+        C = np.zeros((m, n), dtype=np.int64 if integer else np.float64)
+    elif integer:
+        C = cells.view(np.int32).astype(np.int64)
+    else:
+        C = fp.f32(cells).astype(np.float64) * 2.0 ** -scale
+    if integer:
+        D = A.astype(np.int64) @ B.astype(np.int64) + C
+        if f["sat"]:
+            D = np.clip(D, -(1 << 31), (1 << 31) - 1)
+        out = (D & 0xFFFFFFFF).astype(U32)
+    elif f["a"] in _FP8:
+        out = fp.canonicalise_f32(_fp8_dot(A, B, C).astype(np.float32))
+    else:
+        out = fp.canonicalise_f32(_hmma_f32(A, B, C, _MIN_EXP[f["a"]]).astype(np.float32))
+    cells[keep] = out[keep]
+
+
+@semantics("UTCHMMA", "UTCQMMA", "UTCIMMA")
+def op_utcmma(w, s, active, mask):
+    ins = s.ins
+    op = ins.opcode
+    for mod in ins.modifiers:
+        if mod in ("WS", "2CTA"):
+            raise EmuFault(f"{op}.{mod}: not modelled (tcgen05.mma{'.ws' if mod == 'WS' else ', cta_group::2'})")
+    if not mask.any():
+        return
+    ops = ins.operands
+    a, b, d, low, idesc = ops[:5]
+    rest = list(ops[5:])
+    scale = rest.pop().value if rest and isinstance(rest[-1], Imm) else 0
+    enable_op = rest.pop()
+    lanes_op = rest.pop() if rest else None
+    if _tmem_address(w, low):
+        raise EmuFault(f"{op}: a non-zero low half of the instruction-descriptor pair "
+                       f"(tmem[UR{low.ubase.index}]) is not modelled (ptxas writes 0 for dense MMAs)")
+    f = decode_idesc(op, _ur(w, idesc.ubase.index))
+    if f["m"] != 128:
+        raise EmuFault(f"{op}: M = {f['m']} (only M = 128 of cta_group::1 is modelled)")
+    if f["n"] < 8 or f["n"] > 256 or f["n"] % 16:
+        raise EmuFault(f"{op}: N = {f['n']} is not a valid tcgen05.mma N for M = 128")
+    if isinstance(a, Mem):
+        a_src = ("tmem", _tmem_address(w, a))
+    else:
+        a_src = ("smem", _ur(w, a.index) | _ur(w, a.index + 1) << 32)
+    desc_b = _ur(w, b.index) | _ur(w, b.index + 1) << 32
+    d_addr = _tmem_address(w, d)
+    enable = bool(np.atleast_1d(w.pred(enable_op))[0])
+    keep = np.ones(f["m"], dtype=bool)
+    if lanes_op is not None:
+        disabled = sum(_ur(w, lanes_op.index + i) << (32 * i) for i in range(4))
+        keep = np.array([not disabled >> i & 1 for i in range(f["m"])])
+    tm = tensor_memory(w)
+    cta = SimpleNamespace(cta=w.cta)         # shared memory, read when the commit completes it
+    tm.pending.setdefault(w.index, []).append(
+        lambda: _compute(tm, op, f, a_src, desc_b, d_addr, enable, scale, keep, cta))
