@@ -29,6 +29,7 @@ from ptx2sass.mir import IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, use_def
 from ptx2sass.sched.pre_schedule import PRESSURE_LIMIT, _pressure
 
+LIMIT = PRESSURE_LIMIT
 ROUNDS = 3          # a copied invariant's source may become one in the next round
 CHEAP = frozenset({"LOP3", "IADD3", "SHF", "SGXT", "LEA", "IMAD", "MOV"})
 
@@ -69,8 +70,10 @@ def _candidate_instr(ins: MInstr) -> VOp | None:
     return d
 
 
-def remat_invariants(mf: MFunction, limit: int = PRESSURE_LIMIT) -> int:
-    """Copies cheap invariants into crowded loops; returns how many registers it freed."""
+def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
+    """Copies cheap invariants into crowded loops; returns how many registers it freed.
+    `limit`: the pressure a loop may have (None: `LIMIT`)."""
+    limit = LIMIT if limit is None else limit
     loops = _loops(mf)
     if not loops:
         return 0
