@@ -70,93 +70,111 @@ def _candidate_instr(ins: MInstr) -> VOp | None:
     return d
 
 
-def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
-    """Copies cheap invariants into crowded loops; returns how many registers it freed.
-    `limit`: the pressure a loop may have (None: `LIMIT`)."""
-    limit = LIMIT if limit is None else limit
-    loops = _loops(mf)
-    if not loops:
-        return 0
-    freed = 0
-    rounds = [(h, t) for h, t in loops for _ in range(ROUNDS)]
-    for h, t in rounds:
-        writers: dict[int, list[tuple[MInstr, int]]] = {}
-        readers: dict[int, list[tuple[int, VOp]]] = {}      # vreg -> (block index, operand)
+class _Facts:
+    """Who writes and reads each register, and the liveness, of the function as it is now."""
+
+    def __init__(self, mf: MFunction):
+        self.writers: dict[int, list[tuple[MInstr, int]]] = {}
+        self.readers: dict[int, list[tuple[int, VOp | None]]] = {}   # vreg -> (block, operand)
         for bi, b in enumerate(mf.blocks):
             for ins in b.instrs:
                 for i, op, is_def in register_operands(ins):
                     if is_def:
-                        writers.setdefault(op.reg.id, []).append((ins, bi))
+                        self.writers.setdefault(op.reg.id, []).append((ins, bi))
                     else:
-                        readers.setdefault(op.reg.id, []).append((bi, op if i not in ins.widths else None))
+                        self.readers.setdefault(op.reg.id, []).append((bi, op if i not in ins.widths else None))
+        self.width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
+        self.fresh = fresh_writes(mf)
+        self.live_out = liveness(mf, self.fresh)
+        self.units_out = unit_liveness(mf, self.fresh)
 
-        def single(v: int) -> tuple[MInstr, int] | None:
-            w = [x for x in writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
-            return w[0] if len(w) == 1 else None
 
-        width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
-        fresh = fresh_writes(mf)
-        live_out = liveness(mf, fresh)
-        units_out = unit_liveness(mf, fresh)
-        inside = set(range(h, t + 1))
-        pressure = max(_pressure(mf.blocks[k].instrs, units_out[k], width, fresh) for k in inside)
-        if pressure <= limit:
+def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
+    """Copies cheap invariants into crowded loops; returns how many registers it freed.
+    `limit`: the pressure a loop may have (None: `LIMIT`)."""
+    limit = LIMIT if limit is None else limit
+    freed = 0
+    facts = None
+    for h, t in _loops(mf):
+        for _ in range(ROUNDS):
+            facts = facts or _Facts(mf)
+            n = _round(mf, facts, h, t, limit)
+            if not n:
+                break
+            freed += n
+            facts = None
+    return freed
+
+
+def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
+    """One round on the loop of blocks h..t: the registers it freed."""
+    writers, readers = facts.writers, facts.readers
+    width, fresh, live_out, units_out = facts.width, facts.fresh, facts.live_out, facts.units_out
+    freed = 0
+
+    def single(v: int) -> tuple[MInstr, int] | None:
+        w = [x for x in writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
+        return w[0] if len(w) == 1 else None
+
+    inside = set(range(h, t + 1))
+    pressure = max(_pressure(mf.blocks[k].instrs, units_out[k], width, fresh) for k in inside)
+    if pressure <= limit:
+        return 0
+    header = mf.blocks[h]
+    live_in = set(live_out[h])
+    for ins in reversed(header.instrs):
+        uses, kills = use_def(ins, fresh)
+        live_in.difference_update(kills)
+        live_in.update(uses)
+    written_inside = {op.reg.id for k in inside for ins in mf.blocks[k].instrs
+                      for _, op, is_def in register_operands(ins) if is_def}
+    through = live_in - written_inside
+    cands = []
+    for v in sorted(through):
+        w = single(v)
+        if w is None or w[1] in inside or v in mf.precolored:
             continue
-        header = mf.blocks[h]
-        live_in = set(live_out[h])
-        for ins in reversed(header.instrs):
-            uses, kills = use_def(ins, fresh)
-            live_in.difference_update(kills)
-            live_in.update(uses)
-        written_inside = {op.reg.id for k in inside for ins in mf.blocks[k].instrs
-                          for _, op, is_def in register_operands(ins) if is_def}
-        through = live_in - written_inside
-        cands = []
-        for v in sorted(through):
-            w = single(v)
-            if w is None or w[1] in inside or v in mf.precolored:
+        ins, _ = w
+        d = _candidate_instr(ins)
+        reads = readers.get(v, [])
+        if (d is None or not reads or any(k not in inside or op is None or op.part != d.part
+                                          for k, op in reads)):
+            continue
+        srcs = {op.reg.id for _, op, is_def in register_operands(ins) if not is_def}
+        if not all(single(r) is not None and single(r)[1] not in inside and r not in mf.precolored
+                   and r not in written_inside for r in srcs):
+            continue
+        cands.append((v, ins, frozenset(srcs - through), sorted({k for k, _ in reads})))
+    # those reading only registers live across the loop first (each frees one), then
+    # groups that make one more register live across it for several freed
+    groups: dict[frozenset, list] = {}
+    for c in cands:
+        groups.setdefault(c[2], []).append(c)
+    order = sorted(groups.items(), key=lambda g: (len(g[0]) - len(g[1]), len(g[0])))
+    room = pressure - limit
+    chosen: set[int] = set()
+    sources: set[int] = set()
+    for new_live, group in order:
+        if room <= 0:
+            break
+        take = []
+        for c in sorted(group, key=lambda c: (len(c[3]), c[0])):
+            v, ins = c[0], c[1]
+            srcs = {op.reg.id for _, op, d in register_operands(ins) if not d}
+            if v in sources or srcs & chosen or len(take) - len(new_live) >= room:
                 continue
-            ins, _ = w
-            d = _candidate_instr(ins)
-            reads = readers.get(v, [])
-            if (d is None or not reads or any(k not in inside or op is None or op.part != d.part
-                                              for k, op in reads)):
-                continue
-            srcs = {op.reg.id for _, op, is_def in register_operands(ins) if not is_def}
-            if not all(single(r) is not None and single(r)[1] not in inside and r not in mf.precolored
-                       and r not in written_inside for r in srcs):
-                continue
-            cands.append((v, ins, frozenset(srcs - through), sorted({k for k, _ in reads})))
-        # those reading only registers live across the loop first (each frees one), then
-        # groups that make one more register live across it for several freed
-        groups: dict[frozenset, list] = {}
-        for c in cands:
-            groups.setdefault(c[2], []).append(c)
-        order = sorted(groups.items(), key=lambda g: (len(g[0]) - len(g[1]), len(g[0])))
-        room = pressure - limit
-        chosen: set[int] = set()
-        sources: set[int] = set()
-        for new_live, group in order:
-            group = [c for c in sorted(group, key=lambda c: (len(c[3]), c[0]))
-                     if c[0] not in sources and not ({r for _, op, d in register_operands(c[1]) if not d
-                                                      for r in [op.reg.id]} & chosen)]
-            gain = len(group) - len(new_live)
-            if gain <= 0 or room <= 0:
-                continue
-            take = group[:room + len(new_live)]
-            if len(take) - len(new_live) <= 0:
-                continue
-            for v, ins, _, blocks in take:
-                _copy_into_readers(mf, v, ins, blocks)
-                (_, wb), = [x for x in writers[v] if x[0] is ins]
-                mf.blocks[wb].instrs.remove(ins)        # its only readers read the copies now
-                for w, wb2 in writers[v]:               # a wide register's IMPLICIT_DEF
-                    if w is not ins and w in mf.blocks[wb2].instrs:
-                        mf.blocks[wb2].instrs.remove(w)
-                chosen.add(v)
-                sources.update(op.reg.id for _, op, d in register_operands(ins) if not d)
-            room -= len(take) - len(new_live)
-            freed += len(take) - len(new_live)
+            take.append(c)
+            chosen.add(v)
+            sources.update(srcs)
+        if len(take) - len(new_live) <= 0:
+            continue        # (those left chosen are only skipped by the others: harmless)
+        for v, ins, _, blocks in take:
+            _copy_into_readers(mf, v, ins, blocks)
+            for w, wb in writers[v]:        # it and a wide register's IMPLICIT_DEF go
+                if w in mf.blocks[wb].instrs:
+                    mf.blocks[wb].instrs.remove(w)
+        room -= len(take) - len(new_live)
+        freed += len(take) - len(new_live)
     return freed
 
 
