@@ -33,6 +33,8 @@ from ptx2sass.sched.latency import model as latency_model
 from ptx2sass.sched.list_schedule import schedule as list_schedule
 from ptx2sass.sched.pre_schedule import pre_schedule
 from ptx2sass.isel.dead_parts import remove_dead_parts
+from ptx2sass.isel.forward_moves import forward_moves
+from ptx2sass.isel.remat_invariants import remat_invariants
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.sched.zero_pairs import merge_zero_pairs
 from ptx2sass.isel.combine_adds import combine_adds
@@ -305,8 +307,10 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     legalise_operand_slots(mf, info.name)
     read_high_halves(mf)
     remove_dead_parts(mf)
+    forward_moves(mf)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
+        remat_invariants(mf)
         sink_to_successor(mf)
         pre_schedule(mf, limit)
     frame = layout.frame if layout is not None else Frame()
