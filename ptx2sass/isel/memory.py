@@ -1939,7 +1939,7 @@ class MemorySelection:
             raise self.unsupported("`setmaxnreg` in a .func")
         # `.sync.aligned`: the whole warp issues it; ptxas puts WARPSYNC.ALL before it (first
         # in the retry loop) where a divergent branch may come before (a NOP where none can)
-        sync = self.ir_block in self.maybe_diverged()
+        sync = self.ir_block in self.diverged_blocks
         self.mf.setmaxnreg_diverged |= sync
         maxnreg = self.fn.attributes.get("maxnreg")
         if not maxnreg:
@@ -1971,23 +1971,6 @@ class MemorySelection:
         self.start_block("setmaxnreg_done")
         retry.succs.insert(0, retry)
         retry.preds.append(retry)
-
-    def maybe_diverged(self) -> set:
-        """The IR blocks a branch on a divergent value may lead to (all after it: no
-        reconvergence is assumed, so it errs towards a WARPSYNC too many)."""
-        if getattr(self, "_diverged", None) is None:
-            seen, work = set(), []
-            for b in self.fn.blocks:
-                term = b.instrs[-1] if b.instrs else None
-                if term is not None and term.guard is not None and term.guard.id in self.divergent:
-                    work += b.succs
-            while work:
-                b = work.pop()
-                if b not in seen:
-                    seen.add(b)
-                    work += b.succs
-            self._diverged = seen
-        return self._diverged
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)
