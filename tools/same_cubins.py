@@ -1,10 +1,12 @@
 """Do two checkouts write the same cubins? The proof a refactor owes that it changed nothing.
 
     py -m tools.same_cubins --base DIR [--every 3] [--archs sm_75,sm_80,...] [--corpora zluda,cuda,...]
+                            [--extra FILE ...]
     py -m tools.same_cubins --digests DIR --out FILE ...   (one side only, as JSON)
 
-Every `--every`-th PTX file (by name) of each corpus (tools/corpora.py) is compiled for each
-arch, once with the ptx2sass of this checkout and once with that of the checkout at DIR (e.g.
+Every `--every`-th PTX file (by name) of each corpus (tools/corpora.py; `--corpora none`: none),
+and the `--extra` files (e.g. the tools/isa_seeds kernels of the forms a change touches), are
+compiled for each arch, once with the ptx2sass of this checkout and once with that of the checkout at DIR (e.g.
 `git archive REV | tar -x -C DIR`; nothing to install there: a child process imports DIR's
 folders as the `ptx2sass` packages, as setup.py maps them). A file whose `.target` the arch
 refuses is compiled again with its `.target` rewritten to the arch. A pair counts as the same
@@ -32,14 +34,15 @@ MAPPED = {"ptx2sass": "ptx2sass", "ptx2sass.frontend": "frontend", "ptx2sass.reg
 _TARGET = re.compile(r"(\.target\s+)sm_\d+[a-z]?")
 
 
-def sample(corpora, every: int) -> list[Path]:
-    """Every `every`-th .ptx of each corpus, by name (the first of each included)."""
+def sample(corpora, every: int, extra=()) -> list[Path]:
+    """Every `every`-th .ptx of each corpus, by name (the first of each included), then `extra`."""
     from tools.corpora import corpus_dirs
     dirs = corpus_dirs()
     out = []
     for name in corpora:
-        out += sorted(dirs[name].glob("*.ptx"))[::every]
-    return out
+        if name != "none":
+            out += sorted(dirs[name].glob("*.ptx"))[::every]
+    return out + [Path(f).resolve() for f in extra]
 
 
 def _import_from(root: Path) -> None:
@@ -96,6 +99,8 @@ def digests(root: Path, files: list[Path], archs) -> dict[str, str]:
 def _child(root: Path, args, out: Path) -> dict[str, str]:
     cmd = [sys.executable, "-m", "tools.same_cubins", "--digests", str(root), "--out", str(out),
            "--every", str(args.every), "--archs", ",".join(args.archs), "--corpora", ",".join(args.corpora)]
+    if args.extra:
+        cmd += ["--extra", *map(str, args.extra)]
     subprocess.run(cmd, check=True, cwd=ROOT)
     return json.loads(out.read_text())
 
@@ -109,8 +114,10 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=3)
     ap.add_argument("--archs", type=lambda s: s.split(","), default=list(ARCHS))
     ap.add_argument("--corpora", type=lambda s: s.split(","), default=list(CORPORA))
+    ap.add_argument("--extra", nargs="*", type=Path, default=[], help="more PTX files")
     args = ap.parse_args(argv)
-    files = sample(args.corpora, args.every)
+    args.extra = [f.resolve() for f in args.extra]
+    files = sample(args.corpora, args.every, args.extra)
     if args.digests:
         args.out.write_text(json.dumps(digests(args.digests, files, args.archs), indent=0, sort_keys=True))
         return 0
@@ -121,7 +128,8 @@ def main(argv=None) -> int:
             _child(args.base.resolve(), args, Path(tmp) / "base.json")
         ours = _child(ROOT, args, Path(tmp) / "ours.json")
     differ = sorted(k for k in ours if base.get(k) != ours[k])
-    print(f"{len(files)} files x {len(args.archs)} archs (every {args.every}th of {', '.join(args.corpora)})")
+    print(f"{len(files)} files x {len(args.archs)} archs (every {args.every}th of {', '.join(args.corpora)}; "
+          f"{len(args.extra)} more)")
     for arch in args.archs:
         keys = [k for k in ours if k.endswith(" " + arch)]
         compiled = sum(not ours[k].startswith(("error", "crash")) for k in keys)
