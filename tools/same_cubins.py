@@ -41,6 +41,8 @@ def sample(corpora, every: int, extra=()) -> list[Path]:
     out = []
     for name in corpora:
         if name != "none":
+            if not dirs[name].is_dir():      # the shared folder beside the clone, or $PTX2SASS_SHARED
+                raise SystemExit(f"corpus {name}: no folder {dirs[name]}")
             out += sorted(dirs[name].glob("*.ptx"))[::every]
     return out + [Path(f).resolve() for f in extra]
 
