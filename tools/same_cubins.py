@@ -3,6 +3,7 @@
     py -m tools.same_cubins --base DIR [--every 3] [--archs sm_75,sm_80,...] [--corpora zluda,cuda,...]
                             [--extra FILE ...]
     py -m tools.same_cubins --digests DIR --out FILE ...   (one side only, as JSON)
+    py -m tools.same_cubins --base-digests FILE --our-digests FILE ...   (compare saved ones)
 
 Every `--every`-th PTX file (by name) of each corpus (tools/corpora.py; `--corpora none`: none),
 and the `--extra` files (e.g. the tools/isa_seeds kernels of the forms a change touches), are
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", type=Path, help="the other checkout's root")
     ap.add_argument("--base-digests", type=Path, help="its digests, saved by --digests DIR --out FILE")
+    ap.add_argument("--our-digests", type=Path, help="this checkout's, saved likewise")
     ap.add_argument("--digests", type=Path, help="only write the digests of the checkout at DIR (--out)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--every", type=int, default=3)
@@ -128,7 +130,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         base = json.loads(args.base_digests.read_text()) if args.base_digests else \
             _child(args.base.resolve(), args, Path(tmp) / "base.json")
-        ours = _child(ROOT, args, Path(tmp) / "ours.json")
+        ours = json.loads(args.our_digests.read_text()) if args.our_digests else \
+            _child(ROOT, args, Path(tmp) / "ours.json")
     differ = sorted(k for k in ours if base.get(k) != ours[k])
     print(f"{len(files)} files x {len(args.archs)} archs (every {args.every}th of {', '.join(args.corpora)}; "
           f"{len(args.extra)} more)")
