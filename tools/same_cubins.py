@@ -133,7 +133,7 @@ def main(argv=None) -> int:
         ours = json.loads(args.our_digests.read_text()) if args.our_digests else \
             _child(ROOT, args, Path(tmp) / "ours.json")
     differ = sorted(k for k in ours if base.get(k) != ours[k])
-    print(f"{len(files)} files x {len(args.archs)} archs (every {args.every}th of {', '.join(args.corpora)}; "
+    print(f"{len(files)} files x {len(args.archs)} archs (1 in {args.every} of {', '.join(args.corpora)}; "
           f"{len(args.extra)} more)")
     for arch in args.archs:
         keys = [k for k in ours if k.endswith(" " + arch)]
