@@ -41,7 +41,7 @@ previous one's result is ready) and checks nothing.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,9 +84,11 @@ class WarpTiming:
         self.seq = 0
         # predicate register -> seq of its last write (guards of exclusive writers)
         self.predicate_written: dict[tuple, int] = {}
+        # wgmma groups whose accumulators are in flight, oldest first (`TimingModel._gmma`)
+        self.gmma_groups: list[GmmaGroup] = []
 
     _OWN = ("t", "ready", "pending", "sb_release", "sb_readers", "sb_queues", "seq", "late_reads",
-            "group_issued", "predicate_written")
+            "group_issued", "predicate_written", "gmma_groups")
 
     def clone(self) -> "WarpTiming":
         c = WarpTiming.__new__(WarpTiming)
@@ -100,10 +102,24 @@ class WarpTiming:
         c.late_reads = dict(self.late_reads)
         c.group_issued = dict(self.group_issued)
         c.predicate_written = dict(self.predicate_written)
+        c.gmma_groups = [g.copy() for g in self.gmma_groups]
         for k, v in self.__dict__.items():      # what subclasses of the model keep here
             if k not in self._OWN:
                 setattr(c, k, copy.deepcopy(v))
         return c
+
+
+@dataclass
+class GmmaGroup:
+    """The HGMMA/IGMMA/QGMMA of one wgmma group (up to the one with gsb0, which `closed` it):
+    their accumulator registers, in flight until a WARPGROUP.DEPBAR retires the group, and
+    the offset of its first instruction (named in findings)."""
+    offset: int
+    registers: set = field(default_factory=set)
+    closed: bool = False
+
+    def copy(self) -> "GmmaGroup":
+        return GmmaGroup(self.offset, set(self.registers), self.closed)
 
 
 def _name(reg: tuple) -> str:
@@ -239,31 +255,29 @@ class TimingModel:
         them (chained accumulation). The DEPBAR's writes (the results) are there when it retires:
         no latency to wait for after it."""
         ins = step.ins
-        groups = clock.__dict__.setdefault("gmma", [])
+        groups = clock.gmma_groups
         if ins.opcode == "WARPGROUP":
             if "DEPBAR" not in ins.modifiers:
                 return writes
             keep = next((o.value for o in ins.operands if hasattr(o, "value")), 0)
-            closed = [g for g in groups if g[0]]
+            closed = [g for g in groups if g.closed]
             for g in closed[:max(len(closed) - keep, 0)]:
                 groups.remove(g)
-            if not groups:
-                del clock.__dict__["gmma"]
             return []
         if ins.opcode in _GMMA_OPS:
             count = accumulator_registers(ins)
             d = ins.operands[0].index
-            if not groups or groups[-1][0]:
-                groups.append([False, set(), step.offset])
-            groups[-1][1].update(("R", d + i) for i in range(count))
+            if not groups or groups[-1].closed:
+                groups.append(GmmaGroup(step.offset))
+            groups[-1].registers.update(("R", d + i) for i in range(count))
             if any(getattr(o, "name", "").startswith("gsb") for o in ins.operands):
-                groups[-1][0] = True
+                groups[-1].closed = True
             return writes
         for reg in (*reads, *writes):
             for g in groups:
-                if reg in g[1]:
+                if reg in g.registers:
                     self._flag(step.offset, f"{'reads' if reg in reads else 'writes'} {_name(reg)}, an accumulator "
-                               f"of the wgmma at 0x{g[2]:04x} still in flight (no WARPGROUP.DEPBAR retired it)")
+                               f"of the wgmma at 0x{g.offset:04x} still in flight (no WARPGROUP.DEPBAR retired it)")
                     break
         return writes
 
@@ -294,7 +308,7 @@ class TimingModel:
         # 1. Wait on scoreboards.
         t = clock.t
         op = facts.op
-        if op in _GMMA_OPS or "gmma" in clock.__dict__:
+        if op in _GMMA_OPS or clock.gmma_groups:
             writes = self._gmma(clock, step, reads, writes)
         if facts.special:          # waits, barriers, issue intervals, ldgsts padding
             for sb in facts.wait_sbs:

@@ -215,6 +215,10 @@ class Target:
     # nvdisasm spells F2FP's types (`F2FP.F16.F32.PACK_AB`, `F2FP.BF16.F32…`) from sm_89;
     # sm_80/86/87's reads `F2FP.PACK_AB` / `F2FP.BF16.PACK_AB` for the same words
     f2fp_type_names: bool = True
+    # HADD2.F32 reads a register's high half in place (`HADD2.F32 d, -RZ, w.H1_H1`: cvt.f32.f16
+    # of a word's high half, isel/high_halves.py, as ptxas writes it); every family's table
+    # encodes the form (tests/test_high_halves_target.py asks each arch's table)
+    f32_from_high_half: bool = True
     # sched/latency/<latency>.json: fixed latencies and variable-latency opcodes
     latency: str = "ampere"
     # `.nv.info.<k>` layout: "ampere" (sm_7x/8x) or "hopper" (sm_90: SPARSE_MMA_MASK,

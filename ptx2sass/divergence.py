@@ -181,6 +181,22 @@ def _apart(branch: ir.Block, exit_mask: dict[int, int]) -> bool:
     return True
 
 
+def after_divergent_branches(fn: ir.Function, divergent: set[int]) -> set[ir.Block]:
+    """The blocks a branch on a `divergent` value may lead to: all after it (no
+    reconvergence is assumed, so it errs towards the warp being diverged there)."""
+    seen, work = set(), []
+    for b in fn.blocks:
+        term = b.instrs[-1] if b.instrs else None
+        if term is not None and term.guard is not None and term.guard.id in divergent:
+            work += b.succs
+    while work:
+        b = work.pop()
+        if b not in seen:
+            seen.add(b)
+            work += b.succs
+    return seen
+
+
 def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int]:
     """Ids of the values that may differ between the lanes of a warp. `loads_by_address`:
     a load from global or shared memory at a uniform address is uniform (as ptxas judges a

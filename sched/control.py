@@ -17,6 +17,7 @@ from dataclasses import field, replace
 
 from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import Control, Instruction
+from ptx2sass.fences import ACQUIRE_INVALIDATION, ORDERING_OPCODES, is_acquire_invalidation
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 NUM_SCOREBOARDS = 6
@@ -38,13 +39,13 @@ MIN_STALL = {"BSYNC": 5, "DEPBAR": 4}
 # stalls 2 cycles in ptxas 13.5's sm_89 code (40 of 40), before the lanes it names run on
 MACTIVE_STALL = 2
 NO_YIELD_STALL = 12
-# An acquire access (a `.STRONG` load or atomic) is followed by CCTL.IVALL (`isel.memory`'s
-# ACQUIRE_FENCE); the invalidation waits for the access's result, so that no later load is
-# served from L1 before the access is performed: ptxas 13.5 (sm_89, Triton's atomics_mix:
-# `ATOMG.E.MIN.STRONG.GPU R2, [R2.64]` on SB2, `CCTL.IVALL` waiting on SB2, all six atomics).
-# The invalidation of a fence (MEMBAR, ERRBAR, CCTL.IVALL) has no access of its own.
-ACQUIRE_INVALIDATION = ("CCTL", ("IVALL",))
-FENCES = {"MEMBAR", "ERRBAR", "CCTL", "FENCE"}
+# An acquire access (a `.STRONG` load or atomic) is followed by CCTL.IVALL
+# (`ptx2sass.fences.acquire_fences`); the invalidation waits for the access's result, so that
+# no later load is served from L1 before the access is performed: ptxas 13.5 (sm_89, Triton's
+# atomics_mix: `ATOMG.E.MIN.STRONG.GPU R2, [R2.64]` on SB2, `CCTL.IVALL` waiting on SB2, all
+# six atomics). The invalidation of a fence (MEMBAR, ERRBAR, CCTL.IVALL) has no access of its
+# own; after any CCTL the next invalidation waits for no earlier access either.
+FENCES = ORDERING_OPCODES | {ACQUIRE_INVALIDATION[0]}
 
 
 @dataclass
@@ -186,7 +187,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             slot.wait |= all_free
         need = t
         wait = slot.wait
-        if (ins.opcode, tuple(ins.modifiers)) == ACQUIRE_INVALIDATION and acquire_sb is not None \
+        if is_acquire_invalidation(ins.opcode, ins.modifiers) and acquire_sb is not None \
                 and in_use[acquire_sb]:
             wait |= 1 << acquire_sb
         for r in slot.reads + slot.writes:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptx2sass.fences import ORDERING_OPCODES, is_acquire_invalidation
+
 from .caches import Cache
 from .facts import SmFacts, facts_for
 from .occupancy import Occupancy, occupancy
@@ -33,11 +35,10 @@ from .trace import CtaTrace
 
 _BYPASS_L1 = {"CG", "CV", "STRONG", "VOLATILE"}
 _ATOMIC = {"ATOMG", "ATOM", "RED", "REDG", "ATOMS"}
-# An acquire access (a `.STRONG` load or atomic with a result) is followed by CCTL.IVALL,
-# which waits for the access's result (its scoreboard, in ptxas's control codes and ours:
-# `sched.control`), so that no later load is served from L1 before it; a fence's
-# invalidation (after MEMBAR/ERRBAR) has no access of its own to wait for.
-_FENCES = {"MEMBAR", "ERRBAR", "FENCE"}
+# An acquire access (a `.STRONG` load or atomic with a result) is followed by CCTL.IVALL
+# (`ptx2sass.fences`), which waits for the access's result (its scoreboard, in ptxas's control
+# codes and ours: `sched.control`), so that no later load is served from L1 before it; a
+# fence's invalidation (after MEMBAR/ERRBAR) has no access of its own to wait for.
 # Opcodes with a latency of their own rather than their pipe's (gpus.json "latency" key):
 # a special-register read goes through the variable-latency (MIO) path, not the branch unit.
 _OWN_LATENCY = {"S2R": "s2r", "S2UR": "s2r"}
@@ -238,7 +239,7 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                     v = ready.get(reg)
                     if v is not None and v > r:
                         r = v
-                if op.opcode == "CCTL" and "IVALL" in op.modifiers and w.acquire > r:
+                if is_acquire_invalidation(op.opcode, op.modifiers) and w.acquire > r:
                     r = w.acquire
                 pf = pipe_free[sp].get(pipe, 0.0)
                 if pf > r:
@@ -273,7 +274,7 @@ def _run_sm(ctas: list[CtaTrace], facts: SmFacts, occ: Occupancy, mem: _Memory,
                     done_at = t + mem.m["l1_latency"] if op.writes else t + latency.get("lsu", 4)
                 for reg in op.writes:
                     ready[reg] = done_at
-                if op.opcode in _FENCES:
+                if op.opcode in ORDERING_OPCODES:
                     w.acquire = 0.0
                 elif op.space is not None and op.writes and "STRONG" in op.modifiers:
                     w.acquire = done_at

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.fences import ACQUIRE_INVALIDATION
 from ptx2sass.frontend.multimem import MARK as _MULTIMEM
 from ptx2sass.mir import MInstr, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
@@ -65,7 +66,7 @@ class BulkCopySelection:
                 raise self.unsupported("`cp.async.bulk.wait_group` with a register count")
             self.emit("DEPBAR", ("LE",), [self.ASYNC_GROUPS, Imm(pending)], ndefs=0)
             if "read" not in mods:
-                self.emit("CCTL", ("IVALL",), [], ndefs=0)
+                self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
             return
         if "prefetch" in mods:
             return self.bulk_prefetch(ins)

@@ -7,12 +7,10 @@ machine IR after selection, before the dead-part sweep removes the unread extrac
 Pattern, in one block: t written only by an unguarded `SHF.R.U32.HI t, RZ, 0x10, w` or
 `PRMT t, w, 0x..32, x` (low half of t = high half of w), read by `HADD2.F32 d, -RZ,
 t.H0_H0` (through copies), with w written by one instruction in the function, not between the two. Only
-where the target's table encodes the H1_H1 form."""
+where the target reads high halves in place (`Target.f32_from_high_half`)."""
 from __future__ import annotations
 
-import functools
-
-from ptx2sass.encoder.model import Imm, Instruction, Reg
+from ptx2sass.encoder.model import Imm, Reg
 from ptx2sass.mir import COPY, MFunction, MInstr, VOp, register_operands
 from ptx2sass.mir import writers as register_writers
 
@@ -34,21 +32,8 @@ def _high_half_of(ins: MInstr) -> VOp | None:
     return None
 
 
-@functools.cache
-def _encodable(arch: str) -> bool:
-    from ptx2sass.encoder import codec
-    probe = Instruction("HADD2", ("F32",), (Reg("R", 2), Reg("R", 255, neg=True),
-                                            Reg("R", 4, suffix=("H1_H1",))))
-    try:
-        codec.encode(probe, arch, 0, [])
-        return True
-    except Exception:       # no such form in the arch's table
-        return False
-
-
 def read_high_halves(mf: MFunction) -> int:
-    arch = getattr(mf.target, "name", None)
-    if arch is None or not _encodable(arch):
+    if not getattr(mf.target, "f32_from_high_half", False):     # no target: no table to ask
         return 0
     writers = register_writers(mf)
     rewritten = 0

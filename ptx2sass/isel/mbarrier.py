@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.fences import release_fences
 from ptx2sass.mir import MInstr, VMem, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ
 
@@ -102,7 +103,7 @@ class MbarrierSelection:
 
     # ------------------------------------------------------------------ arrivals
     def release_cta(self) -> None:
-        self.emit("MEMBAR", ("ALL", "CTA"), [], ndefs=0)
+        self.fences(release_fences("CTA"))
 
     def with_uniform(self, mem: VMem) -> VMem:
         """The address with its `+URZ` term (the arrival forms have no other)."""

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
+from ptx2sass.fences import ACQUIRE_INVALIDATION, release_fences
 from ptx2sass.mir import VMem, VOp
 from ptx2sass.isel.common import NOT_PT, PT, RZ, URZ
 
@@ -190,11 +191,10 @@ class SyncsMbarrierSelection:
         self.emit("SYNCS", ("CCTL", "IV"), [self.syncs_address(ins.srcs[0])], ndefs=0)
 
     def syncs_release(self, ins) -> None:
-        """`.release.cluster`: the fences ptxas writes first (.cta and the default: none)."""
+        """`.release.cluster`: the fences ptxas writes first, the CTA's then the GPU's (.cta and
+        the default: none)."""
         if "release" in ins.modifiers and "cluster" in ins.modifiers:
-            for op, mods in (("MEMBAR", ("ALL", "CTA")), ("MEMBAR", ("ALL", "GPU")),
-                             ("ERRBAR", ()), ("CGAERRBAR", ())):
-                self.emit(op, mods, [], ndefs=0)
+            self.fences(release_fences("CTA") + release_fences("GPU"))
 
     def syncs_sink(self, ins) -> bool:
         """The state is `_`."""
@@ -334,7 +334,7 @@ class SyncsMbarrierSelection:
         if "acquire" in ins.modifiers and "cluster" in ins.modifiers:
             if isinstance(p, VOp) and saved is None:
                 self.guard = p
-            self.emit("CCTL", ("IVALL",), [], ndefs=0)
+            self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
             self.guard = saved
 
     def syncs_test_wait(self, ins):

@@ -7,6 +7,8 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.errors import CompileError
+from ptx2sass.fences import (ACQUIRE_INVALIDATION, CLUSTER_ERROR_BARRIER, ERROR_BARRIER, acquire_fences,
+                              release_fences)
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, Reloc, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
@@ -409,11 +411,11 @@ class MemorySelection:
         if tuple(size) == ("256",):
             pre = self.wide256_modifiers(pre)
         if sem == "release":
-            self.fences(self.RELEASE_FENCE, scope)
+            self.fences(release_fences(scope))
         widths = {i: 2 for i, op in enumerate(operands) if isinstance(op, Mem) and op.ubase is not None}
         self.emit(opcode, tuple(mods) + pre + tuple(size) + post, operands, ndefs=ndefs, widths=widths)
         if sem == "acquire":
-            self.fences(self.ACQUIRE_FENCE, scope)
+            self.fences(acquire_fences(scope))
 
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
@@ -1145,12 +1147,6 @@ class MemorySelection:
     # `.cluster` is GPU strength and GPU fences (ptxas 13.5 on sm_90: LDG.E.STRONG.GPU,
     # ATOMG.E.ADD.STRONG.GPU, MEMBAR.ALL.GPU; ERRBAR; CGAERRBAR before a release)
     ATOM_SCOPES = {"cta": "SM", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
-    # Fences ptxas puts around an atomic with memory-ordering semantics, per scope:
-    # before a release (MEMBAR.ALL + ERRBAR), after an acquire (CCTL.IVALL).
-    RELEASE_FENCE = {"SM": [("MEMBAR", ("ALL", "CTA"))],
-                     "GPU": [("MEMBAR", ("ALL", "GPU")), ("ERRBAR", ())],
-                     "SYS": [("MEMBAR", ("ALL", "SYS")), ("ERRBAR", ())]}
-    ACQUIRE_FENCE = {"SM": [], "GPU": [("CCTL", ("IVALL",))], "SYS": [("CCTL", ("IVALL",))]}
 
     def atom_modifiers(self, op: str, ty: str, space: str) -> list[str]:
         """The operation and type modifiers of ATOM/ATOMG/ATOMS/RED for `op` on `ty`."""
@@ -1202,11 +1198,13 @@ class MemorySelection:
         sem = next((m for m in self.ins.modifiers if m in ("acquire", "release", "acq_rel")), None)
         return scope, sem
 
-    def fences(self, table, scope: str) -> None:
-        for opcode, mods in table[scope]:
+    def fences(self, sequence) -> None:
+        """The fences of `sequence` (ptx2sass/fences.py) in order; each ERRBAR followed by
+        CGAERRBAR where the target has clusters."""
+        for opcode, mods in sequence:
             self.emit(opcode, mods, [], ndefs=0)
-            if opcode == "ERRBAR" and self.arch.cga_errbar:
-                self.emit("CGAERRBAR", (), [], ndefs=0)
+            if (opcode, mods) == ERROR_BARRIER and self.arch.cga_errbar:
+                self.emit(*CLUSTER_ERROR_BARRIER, [], ndefs=0)
 
     # Shared-memory atomics ATOMS cannot do: a compare-and-swap loop, as ptxas writes it.
     SHARED_CAS_LOOP = {("add", "f32"), ("add", "f64"), ("add", "u64"), ("add", "s64"), ("add", "f16x2"),
@@ -1410,7 +1408,7 @@ class MemorySelection:
         first = VOp(self.mf.new_vreg())
         load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared": ("LDS", ())}[space]
         if space == "shared" and sem in ("release", "acq_rel"):
-            self.fences(self.RELEASE_FENCE, scope)     # once, before the loop (ptxas: no acquire side)
+            self.fences(release_fences(scope))     # once, before the loop (ptxas: no acquire side)
         self.emit(load[0], load[1], [first, at])
         loop = self.start_block("cas16")
         old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))
@@ -1435,11 +1433,11 @@ class MemorySelection:
         else:
             # a memory order fences each compare-and-swap of the loop, as ptxas does
             if sem in ("release", "acq_rel"):
-                self.fences(self.RELEASE_FENCE, scope)
+                self.fences(release_fences(scope))
             opcode = "ATOMG" if space == "global" else "ATOM"
             self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
             if sem in ("acquire", "acq_rel"):
-                self.fences(self.ACQUIRE_FENCE, scope)
+                self.fences(acquire_fences(scope))
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)
@@ -1543,18 +1541,18 @@ class MemorySelection:
             # a memory order: the release fences before, as for global memory; the acquire's
             # L1 invalidation only where the target's ptxas writes one (sm_90+)
             if sem in ("release", "acq_rel"):
-                self.fences(self.RELEASE_FENCE, scope)
+                self.fences(release_fences(scope))
             mi = self.emit("ATOMS", tuple(mods), [dst, self.address(ins.srcs[0], "shared")] + data)
             mi.warp_combine = combine
             if sem in ("acquire", "acq_rel") and self.arch.shared_acquire_invalidates:
-                self.fences(self.ACQUIRE_FENCE, scope)
+                self.fences(acquire_fences(scope))
             return
         mem = self.address(ins.srcs[0], space)
         if op == "cas":        # the compare-and-swap form names its 64-bit base without `.64`
             mem = VMem(mem.base, mem.offset, wide=True, suffix64=False)
         self.mf.uses_global_descriptor = True
         if sem in ("release", "acq_rel"):
-            self.fences(self.RELEASE_FENCE, scope)
+            self.fences(release_fences(scope))
         strong = ("STRONG", scope)
         if fallbacks:
             self.generic_atomic_with_fallbacks(ins, op, ty, d, mods, strong, mem, data)
@@ -1567,7 +1565,7 @@ class MemorySelection:
         if not fallbacks:
             mi.warp_combine = combine
         if sem in ("acquire", "acq_rel"):
-            self.fences(self.ACQUIRE_FENCE, scope)
+            self.fences(acquire_fences(scope))
 
     def vector_atomic(self, ins, op: str, ty: str, space: str) -> None:
         """atom/red `.v2/.v4/.v8` (sm_90+; global or generic; f32 add, f16/bf16(x2)
@@ -1591,7 +1589,7 @@ class MemorySelection:
         mem = self.address(ins.srcs[0], space)
         self.mf.uses_global_descriptor = True
         if sem in ("release", "acq_rel"):
-            self.fences(self.RELEASE_FENCE, scope)
+            self.fences(release_fences(scope))
         strong = ("E",) + mods + ("STRONG", scope)
         if not read and space == "global":
             self.emit("RED", strong, [mem, data], ndefs=0)
@@ -1601,7 +1599,7 @@ class MemorySelection:
             if read:
                 self.copy_out_vector(ins, t.reg, bits, ty)
         if sem in ("acquire", "acq_rel"):
-            self.fences(self.ACQUIRE_FENCE, scope)
+            self.fences(acquire_fences(scope))
 
     # ------------------------------------------------------------------ barriers
     BAR_REDUCTIONS = {"and": "AND", "or": "OR", "popc": "POPC"}
@@ -1694,11 +1692,11 @@ class MemorySelection:
         self.start_block("cga_barrier")
         if arrive:
             if "relaxed" not in mods:
-                self.fences(self.RELEASE_FENCE, "GPU")
+                self.fences(release_fences("GPU"))
             self.emit("UCGABAR_ARV", (), [], ndefs=0)
         else:
             self.emit("UCGABAR_WAIT", (), [], ndefs=0)
-            self.fences(self.ACQUIRE_FENCE, "GPU")
+            self.fences(acquire_fences("GPU"))
         join = self.start_block("cga_barrier_done")
         skip.operands[0] = Label(join.name)
         start.succs.insert(0, join)
@@ -1739,7 +1737,7 @@ class MemorySelection:
         self.guard = gpu_p
         self.emit("MEMBAR", ("SC", "GPU"), [], ndefs=0)
         self.guard = saved
-        self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
 
     def sel_fence(self, ins):
         """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
@@ -1774,13 +1772,8 @@ class MemorySelection:
             self.emit(opcode, mods, [], ndefs=0)
 
     def memory_barrier(self, kind: str, scope: str) -> None:
-        """MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
-        self.emit("MEMBAR", (kind, scope), [], ndefs=0)
-        if scope != "CTA":
-            self.emit("ERRBAR", (), [], ndefs=0)
-            if self.arch.cga_errbar:
-                self.emit("CGAERRBAR", (), [], ndefs=0)
-            self.emit("CCTL", ("IVALL",), [], ndefs=0)
+        """A fence: MEMBAR; beyond the CTA also ERRBAR and an L1 invalidation (CCTL.IVALL)."""
+        self.fences(release_fences(scope, kind) + acquire_fences(scope))
 
     def known_constant(self, op) -> int | None:
         """The value of an operand that is a constant, or a register moved from one."""
@@ -1946,7 +1939,7 @@ class MemorySelection:
             raise self.unsupported("`setmaxnreg` in a .func")
         # `.sync.aligned`: the whole warp issues it; ptxas puts WARPSYNC.ALL before it (first
         # in the retry loop) where a divergent branch may come before (a NOP where none can)
-        sync = self.ir_block in self.maybe_diverged()
+        sync = self.ir_block in self.diverged_blocks
         self.mf.setmaxnreg_diverged |= sync
         maxnreg = self.fn.attributes.get("maxnreg")
         if not maxnreg:
@@ -1978,23 +1971,6 @@ class MemorySelection:
         self.start_block("setmaxnreg_done")
         retry.succs.insert(0, retry)
         retry.preds.append(retry)
-
-    def maybe_diverged(self) -> set:
-        """The IR blocks a branch on a divergent value may lead to (all after it: no
-        reconvergence is assumed, so it errs towards a WARPSYNC too many)."""
-        if getattr(self, "_diverged", None) is None:
-            seen, work = set(), []
-            for b in self.fn.blocks:
-                term = b.instrs[-1] if b.instrs else None
-                if term is not None and term.guard is not None and term.guard.id in self.divergent:
-                    work += b.succs
-            while work:
-                b = work.pop()
-                if b not in seen:
-                    seen.add(b)
-                    work += b.succs
-            self._diverged = seen
-        return self._diverged
 
     REDUX_OPS = {"add": "SUM", "min": "MIN", "max": "MAX", "and": "AND", "or": "OR", "xor": "XOR"}
     REDUX_UR = Reg("UR", 6)       # scratch uniform register (UR4/UR5 hold the descriptor)

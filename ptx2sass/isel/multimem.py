@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptx2sass.encoder.model import Reg
+from ptx2sass.fences import ACQUIRE_INVALIDATION
 from ptx2sass.mir import VOp
 
 _INTEGER = {"u32": "32", "b32": "32", "s32": "S32", "u64": "64", "b64": "64", "s64": "S64"}
@@ -43,6 +44,6 @@ class MultimemSelection:
         self.emit("LDGMC", ("E", operation, kind) + rounding + ("STRONG", "SYS"), [VOp(t), mem],
                   widths=widths)
         if "acquire" in mods:
-            self.emit("CCTL", ("IVALL",), [], ndefs=0)
+            self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
         bits = 64 if words == 2 and n == 1 else 32
         self.copy_out_vector(ins, t, bits, ty)

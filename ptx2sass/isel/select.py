@@ -114,6 +114,12 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.wgmma_reads: list = []      # A groups the tensor core may still read (isel/wgmma.py)
         self.wgmma_uncommitted: list = []    # MMAs since the last wgmma.commit_group
         self.wgmma_arrive = None             # the last wgmma.fence's WARPGROUP.ARRIVE
+        from ptx2sass.divergence import after_divergent_branches, divergent_values
+        # values that may differ between lanes, and the IR blocks a branch on one may lead to
+        # (where a `.sync.aligned` instruction needs a WARPSYNC first): fixed for the
+        # function before anything is selected
+        self.divergent: set[int] = divergent_values(fn)
+        self.diverged_blocks: set[ir.Block] = after_divergent_branches(fn, self.divergent)
 
     # ------------------------------------------------------------------ helpers
     def unsupported(self, what: str) -> CompileError:
@@ -325,8 +331,6 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
 
     # ------------------------------------------------------------------ driver
     def run(self) -> MFunction:
-        from ptx2sass.divergence import divergent_values
-        self.divergent = divergent_values(self.fn)
         for b in self.fn.blocks:
             self.blocks[id(b)] = MBlock(b.name)
         order = [b for b in self.fn.blocks if b.preds or b is self.fn.entry]
