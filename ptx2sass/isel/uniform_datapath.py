@@ -375,8 +375,10 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         return 0
     for vid, bad in needs_copy.items():
         _copy_for_readers(mf, vid, writes[vid][0], bad)
+    single = {vid for vid in cand if len(writes[vid]) == 1}
     for b in mf.blocks:
         out: list[MInstr] = []
+        loaded: dict[ConstRef, object] = {}     # this block's ULDCs (one per constant)
         for ins in b.instrs:
             defs = [op for _, op, d in register_operands(ins) if d]
             if not defs or defs[0].reg.id not in cand or ins.opcode in (COPY, IMPLICIT_DEF):
@@ -390,9 +392,16 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             if opcode != "ULDC":
                 for k, o in enumerate(ops):
                     if isinstance(o, ConstRef):
-                        t = mf.new_vreg("UR")
-                        out.append(MInstr("ULDC", (), [VOp(t), replace(o, neg=False, inv=False)], 1, None, ins.line))
+                        key = replace(o, neg=False, inv=False)
+                        t = loaded.get(key)
+                        if t is None:
+                            t = loaded[key] = mf.new_vreg("UR")
+                            out.append(MInstr("ULDC", (), [VOp(t), key], 1, None, ins.line))
                         ops[k] = VOp(t, neg=o.neg, inv=o.inv)
+            elif ops[0].reg.id in single:
+                loaded.setdefault(ops[1], ops[0].reg)
+            if opcode == "UMOV" and isinstance(ops[1], VOp):
+                opcode, mods = COPY, ()          # between uniform registers: coalescing may drop it
             ins.opcode, ins.modifiers, ins.operands = opcode, tuple(mods), ops
             out.append(ins)
         b.instrs[:] = out
