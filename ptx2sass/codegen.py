@@ -321,7 +321,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     legalise_operand_slots(mf, info.name)
     read_high_halves(mf)
     remove_dead_parts(mf)
-    if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, True):
+    if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
@@ -743,9 +743,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # concern a few opcodes skip a function without them (one walk instead of one each)
     opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
                for fn in module.functions}
-    if str((options or {}).get("uniform_datapath", True)).lower() in ("false", "0"):
+    if str((options or {}).get("uniform_datapath", False)).lower() in ("true", "1"):
         for fn in module.functions:
-            fn.attributes[UNIFORM_DATAPATH] = False
+            fn.attributes[UNIFORM_DATAPATH] = True
     for fn in module.functions:
         if any(ins.type == "f32x2" for b in fn.blocks for ins in b.instrs):
             lower_f32x2(fn, filename)

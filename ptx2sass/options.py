@@ -208,8 +208,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("suppress-stack-size-warning", "suppress-stack-size-warning", FLAG,
            "Silence the warning for a stack size that cannot be bounded.", effect=USED),
     Option("uniform-datapath", "uniform-datapath", BOOL,
-           "Compute values the whole warp shares in uniform registers (default true; "
-           "not a ptxas option: for A/B measurements).", "<true|false>", default="true",
+           "Compute values the whole warp shares in uniform registers on sm_80..sm_89 "
+           "(default false; not a ptxas option: for A/B measurements).", "<true|false>",
+           default="false",
            hidden=True),
     Option("verbose", "v", FLAG,
            "Print each function's resource use (registers, barriers, memory)."),

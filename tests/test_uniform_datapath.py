@@ -3,8 +3,9 @@ kernel parameters, %ctaid and immediates become U-instructions in allocated UR/U
 vector instructions read them in their uniform slot, a uniform predicate a guard needs is
 copied into a P (PLOP3), loop-carried uniform values stay uniform, and values merged after a
 divergent branch stay vector. Expected values: NumPy, and ptxas's cubin for the same module
-run in the emulator on the same inputs (outputs bit-identical, no hazards). Each listing
-check also compiles with `--uniform-datapath=false`, which must give the vector code."""
+run in the emulator on the same inputs (outputs bit-identical, no hazards). The pass is on
+with `--uniform-datapath=true` (off by default); each check also compiles without it, which
+must give the vector code."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,7 @@ def _ops(cubin: bytes) -> list[str]:
 
 
 def _ours(ptx: str, arch: str = "sm_89", uniform: bool = True) -> bytes:
-    options = {} if uniform else {"uniform_datapath": "false"}
+    options = {"uniform_datapath": "true"} if uniform else {}
     return codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, options, filename="k.ptx")[0]
 
 

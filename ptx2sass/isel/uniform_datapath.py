@@ -41,9 +41,16 @@ UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF
                  "LOP3": "ULOP3", "ISETP": "UISETP", "SEL": "USEL"}
 UNIFORM_SPECIALS = ("SR_CTAID.",)
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
-# ir.Function attribute: False turns the pass off for that function (the hidden
-# --uniform-datapath=false option sets it on every function, for A/B measurements)
+# ir.Function attribute: True turns the pass on for that function (the hidden
+# --uniform-datapath=true option sets it on every function; off by default: on our timing
+# models it measured slower, docs/STATUS.md branch uniform24)
 UNIFORM_DATAPATH = "uniform_datapath"
+# What the pass may spend (docs/STATUS.md, branch uniform24, measured each): `const_loads`,
+# a ULDC for a parameter a converted instruction reads in place; `copies`, a vector copy
+# for readers that cannot take a UR/UP when at least `copy_readers` uniform instructions
+# read the value; `s2ur`, %ctaid read by S2UR; `loops_only`, only values written inside a
+# loop. These defaults are ptxas's rule; the narrower settings measured no better.
+POLICY = {"const_loads": True, "copies": True, "copy_readers": 1, "s2ur": True, "loops_only": False}
 # Uniform registers the code generator writes itself: UR4/UR5 hold the global-memory
 # descriptor (codegen's ULDC.64 UR4, c[0x0][0x118]).
 RESERVED_UR = frozenset({4, 5})
@@ -59,7 +66,7 @@ def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
     URZ/UPT and constant-bank operands left as they are (the caller loads them with ULDC);
     None when the instruction has no such form here."""
     op, mods, ops = mi.opcode, tuple(mi.modifiers), list(mi.operands)
-    if op == "S2R" and len(ops) == 2 and isinstance(ops[1], SpecialReg) \
+    if op == "S2R" and POLICY["s2ur"] and len(ops) == 2 and isinstance(ops[1], SpecialReg) \
             and ops[1].name.startswith(UNIFORM_SPECIALS):
         return "S2UR", (), ops
     if op == "IMAD" and mods == ("MOV", "U32") and len(ops) == 4 \
@@ -281,8 +288,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                     writes.setdefault(op.reg.id, []).append(ins)
                 else:
                     reads.setdefault(op.reg.id, []).append((ins, i, op))
+    from ptx2sass.regalloc.loops import loop_depths
+    in_loop = {id(b) for b, d in zip(mf.blocks, loop_depths(mf)) if d > 0}
     cand: set[int] = set()
     for vid, ws in writes.items():
+        if POLICY["loops_only"] and not any(where[id(w)] in in_loop for w in ws):
+            continue
         v = mf.vregs[vid]
         if v.width != 1 or v.cls not in ("R", "P") or vid in mf.precolored:
             continue
@@ -315,7 +326,7 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 if not (o.is_zero and o.file in ("UR", "UP")):
                     return False
             elif isinstance(o, ConstRef):
-                if opcode != "ULDC" and not _plain_constant(o):
+                if opcode != "ULDC" and (not _plain_constant(o) or not POLICY["const_loads"]):
                     return False
             elif not isinstance(o, (Imm, SpecialReg)):
                 return False
@@ -353,7 +364,8 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 continue
             # a value uniform readers share is worth one vector copy for the others (ptxas's
             # `IMAD.U32 R, RZ, RZ, UR` / `PLOP3 P, PT, PT, PT, UP`); without them it stays
-            if len(writes[vid]) == 1 and any(id(r) in converted for r, _, _ in reads.get(vid, ())):
+            if POLICY["copies"] and len(writes[vid]) == 1 and sum(
+                    id(r) in converted for r, _, _ in reads.get(vid, ())) >= POLICY["copy_readers"]:
                 needs_copy[vid] = bad
             else:
                 cand.discard(vid)
