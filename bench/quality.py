@@ -54,6 +54,7 @@ from ptx2sass.emu.timing.trace import Tee  # noqa: E402
 
 MAX_THREADS = 4096
 SM_MODEL = True          # also time both cubins on the SM-level model (emu.timing)
+OPTIONS: dict = {}       # our compiler's options (--ours-option NAME=VALUE: A/B runs)
 
 
 def static_instructions(cubin: bytes, kernel: str) -> int:
@@ -239,7 +240,7 @@ def measure(corpus, entry, arch: str = "sm_89") -> dict | str:
         ptx = re.sub(r"(\.target\s+)sm_\w+", lambda m: m.group(1) + arch, ptx, count=1)
     try:
         module = codegen.lower_ptx(ptx, arch, filename)
-        ours_cubin, _ = codegen.generate_module(module, arch, filename=filename)
+        ours_cubin, _ = codegen.generate_module(module, arch, dict(OPTIONS), filename=filename)
     except CompileError as e:
         return f"refused: {e.message}"
     if theirs_cubin is None:
@@ -338,9 +339,12 @@ def main(argv=None) -> int:
     ap.add_argument("--by-file", action="store_true", help="also a geomean per source file (kernel class)")
     ap.add_argument("--held-back", action="store_true",
                     help="only the held-back quarter of each corpus (never tuned on)")
+    ap.add_argument("--ours-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="an option for our compiler (e.g. uniform_datapath=false), for A/B runs")
     args = ap.parse_args(argv)
     global SM_MODEL
     SM_MODEL = not args.no_sm_model
+    OPTIONS.update(o.split("=", 1) for o in args.ours_option)
     table = {}
     for name in args.corpus or list(CORPORA):
         corpus = CORPORA[name]()

@@ -282,6 +282,10 @@ class Target:
     # BRA.U branches on a uniform predicate (`BRA.U !UP0, L`: ptxas's setmaxnreg.inc retry,
     # sm_100 and later); sm_90 copies it into P0 with PLOP3 and branches on that
     uniform_predicate_branch: bool = False
+    # integer values uniform by ptxas's rule (every source a parameter, %ctaid, an immediate
+    # or another such value) computed on the uniform datapath: UIADD3/UIMAD/ULEA/USHF/ULOP3/
+    # UISETP/USEL/UMOV into URs and UPs (ptx2sass/isel/uniform_datapath.py)
+    uniform_datapath: bool = False
     # LDGMC's operation for multimem.ld_reduce.add.acc::f32 of half types (ptxas 13.5's
     # spelling: `LDGMC.E.F32ADD.BF16x2` on sm_90, `.HPADD.` on sm_100)
     multimem_f32_accumulate: str = "F32ADD"
@@ -452,13 +456,14 @@ _TABLE = [
     _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
           packed_converts=False, packed_half_converts=False, f2fp_type_names=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False, f2fp_type_names=False),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False, f2fp_type_names=False,
+          uniform_datapath=True),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
-          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False),
+          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True),
     _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, uniform_datapath=True),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",
           driver_cbank=_HOPPER_DRIVER_CBANK, **_HOPPER_CODEGEN),
     # sm_100 (B200): sm_120's cubin facts, constant-bank words and section layout (ptxas

@@ -48,6 +48,7 @@ from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
+from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import lower_mma_forms
@@ -62,6 +63,7 @@ from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, ha
 
 RZ = Reg("R", 255)
 PT = Reg("P", 7)
+UPT = Reg("UP", 7)
 STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
@@ -151,7 +153,7 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
 
 def _is_self_move(opcode: str, modifiers, ops) -> bool:
     """`MOV R0, R0` (or its IMAD form): a move the allocator made redundant."""
-    if opcode == "MOV" and not modifiers and len(ops) == 2:
+    if opcode in ("MOV", "UMOV") and not modifiers and len(ops) == 2:
         src = ops[1]
     elif opcode == "IMAD" and modifiers == ("MOV", "U32") and len(ops) == 4 and ops[1] == ops[2] == RZ:
         src = ops[3]
@@ -166,8 +168,19 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
     d, s = mi.operands[0], mi.operands[1]
     guard = _physical(mi.guard, colors, mf) if mi.guard is not None else None
     guard_reads = [("P", guard.index)] if guard is not None else []
-    if d.reg.cls == "P":
+    if d.reg.cls in ("P", "UP"):
         ds, ss = colors[d.reg.id], colors[s.reg.id]
+        if d.reg.cls == "UP" or s.reg.cls == "UP":       # (isel/uniform_datapath.py)
+            src, df, sf = Reg(s.reg.cls, ss, inv=s.inv), d.reg.cls, s.reg.cls
+            if df == "UP":          # UP <- UP
+                if ds == ss and not s.inv:
+                    return []
+                ins = Instruction("UPLOP3", ("LUT",), (Reg("UP", ds), UPT, UPT, UPT, src, Imm(0x80), Imm(0)),
+                                  guard)
+            else:                   # P <- UP: PLOP3's third predicate source takes a UP
+                ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, PT, PT, src, Imm(0x80), Imm(0)), guard)
+            return [Slot(ins, [(sf, ss)] + guard_reads, [(df, ds)])]
+
         if ds == ss and not s.inv:
             return []
         ins = Instruction("PLOP3", ("LUT",), (Reg("P", ds), PT, Reg("P", ss, inv=s.inv), PT, PT,
@@ -176,14 +189,17 @@ def _lower_copy(mi: MInstr, colors, mf: MFunction) -> list[Slot]:
     out = []
     width = d.width
     dbase = colors[d.reg.id] + (d.part or 0)
+    df = d.reg.cls               # "R", or "UR" (isel/uniform_datapath.py)
+    move = "UMOV" if df == "UR" else "MOV"
     if isinstance(s, VOp):
         sbase = colors[s.reg.id] + (s.part or 0)
+        sf = s.reg.cls
         for k in range(width):
-            if dbase + k != sbase + k:
-                out.append(Slot(Instruction("MOV", (), (Reg("R", dbase + k), Reg("R", sbase + k)), guard),
-                                [("R", sbase + k)] + guard_reads, [("R", dbase + k)]))
+            if dbase + k != sbase + k or df != sf:
+                out.append(Slot(Instruction(move, (), (Reg(df, dbase + k), Reg(sf, sbase + k)), guard),
+                                [(sf, sbase + k)] + guard_reads, [(df, dbase + k)]))
     else:
-        out.append(Slot(Instruction("MOV", (), (Reg("R", dbase), s), guard), list(guard_reads), [("R", dbase)]))
+        out.append(Slot(Instruction(move, (), (Reg(df, dbase), s), guard), list(guard_reads), [(df, dbase)]))
     return out
 
 
@@ -308,6 +324,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     read_high_halves(mf)
     remove_dead_parts(mf)
     forward_moves(mf)
+    if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
+        select_uniform_datapath(mf, info.name)
     limit = _register_limit(fn, max_registers)
     if not keep_order:
         remat_invariants(mf)
@@ -729,6 +747,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # concern a few opcodes skip a function without them (one walk instead of one each)
     opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
                for fn in module.functions}
+    if str((options or {}).get("uniform_datapath", False)).lower() in ("true", "1"):
+        for fn in module.functions:
+            fn.attributes[UNIFORM_DATAPATH] = True
     for fn in module.functions:
         if any(ins.type == "f32x2" for b in fn.blocks for ins in b.instrs):
             lower_f32x2(fn, filename)

@@ -145,6 +145,8 @@ class MFunction:
     value_names: dict = field(default_factory=dict)
     target: object = None                            # the encoder.arch.Target compiled for
     shared_addresses: bool = False                   # computes cluster shared addresses (sm_90)
+    # the physical UR/UP registers virtual "UR"/"UP" ones may take (isel/uniform_datapath.py)
+    uniform_registers: dict = field(default_factory=dict)
 
     def new_vreg(self, cls: str = "R", width: int = 1) -> VReg:
         v = VReg(len(self.vregs), cls, width)

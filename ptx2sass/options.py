@@ -207,6 +207,11 @@ OPTIONS: tuple[Option, ...] = (
            "Silence the mma.sp advisory.", effect=USED),
     Option("suppress-stack-size-warning", "suppress-stack-size-warning", FLAG,
            "Silence the warning for a stack size that cannot be bounded.", effect=USED),
+    Option("uniform-datapath", "uniform-datapath", BOOL,
+           "Compute values the whole warp shares in uniform registers on sm_80..sm_89 "
+           "(default false; not a ptxas option: for A/B measurements).", "<true|false>",
+           default="false",
+           hidden=True),
     Option("verbose", "v", FLAG,
            "Print each function's resource use (registers, barriers, memory)."),
     Option("verbose2", "v2", FLAG, "Like -v, also naming each function as it starts."),

@@ -411,7 +411,9 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     colors: dict[int, int] = {v: c for v, c in mf.precolored.items() if v in set(present)}
     forbidden = forbidden or {}
     uncoloured: list[int] = []
-    for cls in ("P", "R"):
+    for cls in ("P", "R", "UP", "UR"):
+        if cls not in registers:
+            continue
         allowed = registers[cls]
         allowed_set = set(allowed)
         nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
@@ -511,8 +513,8 @@ def _out_of(mf: MFunction, vids: list[int]) -> CompileError:
 def allocate(mf: MFunction, r_limit: int = R_LIMIT) -> Allocation:
     """Colour without spilling: a CompileError when a class runs out."""
     edges, moves, parts, prefs = interference_parts(mf)
-    colors, uncoloured = best_colouring(mf, edges, moves, registers_of(r_limit), None,
-                                        forbidden_registers(mf), parts, prefs)
+    colors, uncoloured = best_colouring(mf, edges, moves, {**registers_of(r_limit), **mf.uniform_registers},
+                                        None, forbidden_registers(mf), parts, prefs)
     if uncoloured:
         raise _out_of(mf, uncoloured)
     return Allocation(colors, _highest_r(mf, colors))
@@ -556,6 +558,7 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
     R32 after the others there, so that a small function saves nothing (as ptxas's)."""
     frame = frame if frame is not None else Frame()
     registers = registers_of(register_budget(max_registers))
+    registers.update(mf.uniform_registers)      # isel/uniform_datapath.py's free URs/UPs
     if must_save is not None:
         low = [r for r in registers["R"] if r < 32]
         registers["R"] = ([r for r in low if not must_save(r)] + [r for r in low if must_save(r)]

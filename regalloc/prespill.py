@@ -39,10 +39,10 @@ def pressures(mf: MFunction, solved: dict | None = None) -> dict[str, int]:
     live_out = liveness(mf, fresh)
     if solved is not None:
         solved.update(fresh=fresh, live_out=live_out)
-    most = {"R": 0, "P": 0}
+    most = {"R": 0, "P": 0, "UR": 0, "UP": 0}
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
-        cur = {"R": 0, "P": 0}
+        cur = {"R": 0, "P": 0, "UR": 0, "UP": 0}
         for v in live:
             cur[vregs[v].cls] += vregs[v].width
         for ins in reversed(b.instrs):

@@ -1,0 +1,424 @@
+"""Integer values the whole warp shares, computed on the uniform datapath (UR/UP registers,
+U-opcodes), as ptxas does on sm_80+ (docs/STATUS.md, branch quality23 and uniform24).
+
+ptxas's rule, read off its Triton code: a value goes to a uniform register when every
+source is a kernel parameter (`ULDC`), `%ctaid` (`S2UR`), an immediate or another uniform
+value, loop-carried values included (a pipelined stage index `UIADD3 +1; UISETP; USEL`).
+A vector instruction reads such a value directly in its constant/immediate slot
+(`IADD3 R, R, UR4, RZ`, `LOP3 R, R, UR`), so the work leaves the vector pipes and the
+value no general register.
+
+Run on the machine IR after selection and slot legalisation, before scheduling and
+allocation. A virtual register becomes uniform (class "UR", or "UP" for a predicate) when
+* every instruction writing it is unguarded and has a uniform form the target's table
+  encodes (IADD3 -> UIADD3, IMAD -> UIMAD, LEA -> ULEA, SHF -> USHF, LOP3 -> ULOP3,
+  ISETP -> UISETP, SEL -> USEL, MOV -> UMOV/ULDC, S2R SR_CTAID -> S2UR, COPY) whose
+  register sources are themselves uniform (parameters in constant bank 0 are loaded with
+  ULDC first: the U-opcodes read no constant bank);
+* none of those writes sits where a divergent branch has split the warp (between a
+  conditional branch not marked uniform and its immediate post-dominator): there lanes
+  take different paths, so a merge of two writes would differ between lanes, and two
+  uniform values live on different paths could share a register that the paths'
+  interleaving (independent thread scheduling) would clobber;
+* every other reader takes a uniform register in that operand slot (the table again);
+  guards, addresses and constant-bank indices take general registers, and a copy into a
+  general register would cost a `MOV R, UR` where coalescing made it free, so such
+  readers keep the value vector (codegen still lowers UR/UP copies of either direction).
+The largest set with these properties is found by removing what breaks them until nothing
+changes (a loop counter and its increment stay together). Functions with calls (which
+clobber every uniform register) or warp-splitting WARPSYNC.EXCLUSIVE are left alone.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
+
+# Vector opcode -> its uniform-datapath twin (same modifiers, same operand order).
+UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF",
+                 "LOP3": "ULOP3", "ISETP": "UISETP", "SEL": "USEL"}
+UNIFORM_SPECIALS = ("SR_CTAID.",)
+URZ, UPT = Reg("UR", 255), Reg("UP", 7)
+# ir.Function attribute: True turns the pass on for that function (the hidden
+# --uniform-datapath=true option sets it on every function; off by default: on our timing
+# models it measured slower, docs/STATUS.md branch uniform24)
+UNIFORM_DATAPATH = "uniform_datapath"
+# What the pass may spend (docs/STATUS.md, branch uniform24, measured each): `const_loads`,
+# a ULDC for a parameter a converted instruction reads in place; `copies`, a vector copy
+# for readers that cannot take a UR/UP when at least `copy_readers` uniform instructions
+# read the value; `s2ur`, %ctaid read by S2UR; `loops_only`, only values written inside a
+# loop. These defaults are ptxas's rule; the narrower settings measured no better.
+POLICY = {"const_loads": True, "copies": True, "copy_readers": 1, "s2ur": True, "loops_only": False}
+# Uniform registers the code generator writes itself: UR4/UR5 hold the global-memory
+# descriptor (codegen's ULDC.64 UR4, c[0x0][0x118]).
+RESERVED_UR = frozenset({4, 5})
+UR_COUNT, UP_COUNT = 63, 7          # UR0..UR62 (URZ is 63 on the wire), UP0..UP6
+
+
+def _is_zero_reg(op, file: str) -> bool:
+    return type(op) is Reg and op.file == file and op.is_zero
+
+
+def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
+    """(opcode, modifiers, operands) of `mi` on the uniform datapath, register zeros as
+    URZ/UPT and constant-bank operands left as they are (the caller loads them with ULDC);
+    None when the instruction has no such form here."""
+    op, mods, ops = mi.opcode, tuple(mi.modifiers), list(mi.operands)
+    if op == "S2R" and POLICY["s2ur"] and len(ops) == 2 and isinstance(ops[1], SpecialReg) \
+            and ops[1].name.startswith(UNIFORM_SPECIALS):
+        return "S2UR", (), ops
+    if op == "IMAD" and mods == ("MOV", "U32") and len(ops) == 4 \
+            and _is_zero_reg(ops[1], "R") and _is_zero_reg(ops[2], "R"):
+        op, mods, ops = "MOV", (), [ops[0], ops[3]]
+    if op == "IMAD" and mods == ("IADD",) and len(ops) == 4 and ops[2] == Imm(1):
+        op, mods, ops = "IADD3", (), [ops[0], ops[1], ops[3], Reg("R", 255)]
+    if op == "MOV":
+        if mods or len(ops) != 2:
+            return None
+        src = ops[1]
+        if isinstance(src, ConstRef):
+            return ("ULDC", (), ops) if _plain_constant(src) else None
+        return "UMOV", (), [ops[0], _to_uniform(src)]
+    twin = UNIFORM_TWINS.get(op)
+    if twin is None or "WIDE" in mods or "HI" in mods and op == "IMAD":
+        return None
+    return twin, mods, [_to_uniform(o) for o in ops]
+
+
+def _plain_constant(c: ConstRef) -> bool:
+    return c.bank == 0 and c.ureg is None and c.ubank is None and not c.abs and not c.suffix
+
+
+def _to_uniform(op):
+    if type(op) is Reg and op.is_zero and op.file in ("R", "P"):
+        return Reg("U" + op.file, op.index, inv=op.inv)
+    return op
+
+
+def _probe(op, uniform: set[int]):
+    """The operand as the encodability probe sees it: a register of its (future) file."""
+    if isinstance(op, VOp):
+        if op.reg.id in uniform:
+            file = "UP" if op.reg.cls == "P" else "UR"
+        else:
+            file = op.reg.cls
+        index = 0 if file.endswith("P") else 4
+        return Reg(file, index, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+    if isinstance(op, (Reg, Imm, ConstRef, SpecialReg)):
+        return op
+    return None
+
+
+def _encodable(arch: str, opcode: str, mods: tuple, ops: list, uniform: set[int]) -> bool:
+    from ptx2sass.isel.operand_slots import _encodable as table_encodes
+    probes = tuple(_probe(o, uniform) for o in ops)
+    if any(p is None for p in probes):
+        return False
+    return table_encodes(arch, opcode, mods, probes)
+
+
+_REVERSED = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE"}
+
+
+def _lut_swap(lut: int, i: int, j: int) -> int:
+    """LOP3's truth table with inputs i and j (0: a, 1: b, 2: c) exchanged."""
+    bi, bj = 2 - i, 2 - j                 # a is the table index's bit 2
+    out = 0
+    for k in range(8):
+        x, y = (k >> bi) & 1, (k >> bj) & 1
+        m = (k & ~((1 << bi) | (1 << bj))) | (y << bi) | (x << bj)
+        if (lut >> k) & 1:
+            out |= 1 << m
+    return out
+
+
+def _orders(mi: MInstr):
+    """(modifiers, operands) forms of vector instruction `mi` computing the same thing:
+    itself, then its commuted sources (so that a uniform register can reach the one slot
+    that takes it: IADD3 R, R, UR, R; LOP3 R, R, UR, R; IMAD R, R, UR, R; ISETP with the
+    comparison reversed; SEL with the predicate inverted; an IMAD.MOV as MOV)."""
+    op, mods, ops, n = mi.opcode, tuple(mi.modifiers), list(mi.operands), mi.ndefs
+    yield mods, ops
+    if op == "IADD3" and len(ops) >= n + 3:
+        for i, j in ((0, 1), (1, 2), (0, 2)):
+            t = list(ops)
+            t[n + i], t[n + j] = ops[n + j], ops[n + i]
+            yield mods, t
+    elif op == "IMAD" and mods == ("MOV", "U32") and len(ops) == 4:
+        yield (), [ops[0], ops[3]]
+    elif op == "IMAD" and "MOV" not in mods and "IADD" not in mods and "SHL" not in mods and len(ops) >= n + 3:
+        t = list(ops)
+        t[n], t[n + 1] = ops[n + 1], ops[n]
+        yield mods, t
+    elif op == "LOP3" and mods == ("LUT",) and len(ops) >= n + 4 and isinstance(ops[n + 3], Imm):
+        for i, j in ((0, 1), (1, 2), (0, 2)):
+            t = list(ops)
+            t[n + i], t[n + j] = ops[n + j], ops[n + i]
+            t[n + 3] = Imm(_lut_swap(ops[n + 3].value, i, j))
+            yield mods, t
+    elif op == "ISETP" and "EX" not in mods and mods and mods[0] in _REVERSED and len(ops) >= n + 2:
+        t = list(ops)
+        t[n], t[n + 1] = ops[n + 1], ops[n]
+        yield (_REVERSED[mods[0]],) + mods[1:], t
+    elif op == "SEL" and len(ops) == 4 and isinstance(ops[3], (VOp, Reg)):
+        yield mods, [ops[0], ops[2], ops[1], replace(ops[3], inv=not ops[3].inv)]
+
+
+def _place(mi: MInstr, uniform: set[int], arch: str):
+    """The first of `_orders(mi)` the table encodes with the uniform values in uniform
+    registers, or None."""
+    for mods, ops in _orders(mi):
+        opcode = "MOV" if mi.opcode == "IMAD" and len(ops) == 2 else mi.opcode
+        if _encodable(arch, opcode, mods, ops, uniform):
+            return opcode, mods, ops
+    return None
+
+
+def _divergent_region(mf: MFunction) -> set[int]:
+    """Ids of the machine blocks between a divergent conditional branch (a guarded BRA not
+    marked uniform, a BRX) and its immediate post-dominator; without one, everything the
+    branch reaches."""
+    blocks = mf.blocks
+    ipdom = ir.immediate_dominators([b for b in blocks if not b.succs], lambda b: b.preds, lambda b: b.succs)
+    region: set[int] = set()
+    for b in blocks:
+        split = any((i.opcode == "BRA" and i.guard is not None and not i.uniform) or i.opcode == "BRX"
+                    for i in b.instrs)
+        if not split or len(b.succs) < 2:
+            continue
+        meet = ipdom.get(id(b))
+        stop = id(meet) if meet is not None else None
+        todo = [s for s in b.succs]
+        seen: set[int] = set()
+        while todo:
+            n = todo.pop()
+            if id(n) == stop or id(n) in seen:
+                continue
+            seen.add(id(n))
+            todo.extend(n.succs)
+        region |= seen
+    return region
+
+
+def _physical_uniforms(mf: MFunction) -> tuple[set[int], set[int]]:
+    """UR and UP indices the code names as physical registers (with room for pairs/quads)."""
+    urs, ups = set(RESERVED_UR), set()
+
+    def note(o):
+        if type(o) is Reg:
+            if o.file == "UR" and not o.is_zero:
+                urs.update(range(o.index, o.index + 4))
+            elif o.file == "UP" and not o.is_zero:
+                ups.add(o.index)
+        elif o is not None and hasattr(o, "__dataclass_fields__") and not isinstance(o, (VOp, Imm)):
+            for name in ("base", "ubase", "desc", "ureg", "ubank"):
+                if hasattr(o, name):
+                    note(getattr(o, name))
+
+    for b in mf.blocks:
+        for ins in b.instrs:
+            for o in ins.operands:
+                note(o)
+            note(ins.guard)
+            for f, k in ins.clobbers:
+                if f == "UR":
+                    urs.add(k)
+                elif f == "UP":
+                    ups.add(k)
+    return urs, ups
+
+
+def _left_alone(mf: MFunction) -> bool:
+    for b in mf.blocks:
+        for ins in b.instrs:
+            if ins.clobbers or ins.opcode in ("CALL", "RET") or (
+                    ins.opcode == "WARPSYNC" and "EXCLUSIVE" in ins.modifiers):
+                return True
+    return False
+
+
+def _copy_for_readers(mf: MFunction, vid: int, writer: MInstr, readers) -> None:
+    """A vector copy of uniform value `vid` right after its one writer, read instead by
+    `readers` ((instruction, operand index or -1 for the guard))."""
+    v = mf.vregs[vid]
+    w = mf.new_vreg(v.cls)
+    for b in mf.blocks:
+        for k, ins in enumerate(b.instrs):
+            if ins is writer:
+                b.instrs.insert(k + 1, MInstr(COPY, (), [VOp(w), VOp(v)], 1, None, ins.line))
+                break
+        else:
+            continue
+        break
+
+    def swap(o):
+        if isinstance(o, VOp) and o.reg is v:
+            return replace(o, reg=w)
+        if isinstance(o, VMem) and isinstance(o.base, VOp) and o.base.reg is v:
+            return replace(o, base=replace(o.base, reg=w))
+        if isinstance(o, ConstRef) and isinstance(o.ureg, VOp) and o.ureg.reg is v:
+            return replace(o, ureg=replace(o.ureg, reg=w))
+        return o
+    for ins, i in readers:
+        if i < 0:
+            ins.guard = swap(ins.guard)
+        else:
+            ins.operands[i] = swap(ins.operands[i])
+
+
+def select_uniform_datapath(mf: MFunction, arch: str) -> int:
+    """Move the uniform integer values of `mf` to UR/UP registers (module docstring);
+    returns how many virtual registers moved."""
+    if _left_alone(mf):
+        return 0
+    region = _divergent_region(mf)
+    urs_taken, ups_taken = _physical_uniforms(mf)
+    ur_pool = [k for k in range(UR_COUNT) if k not in urs_taken]
+    up_pool = [k for k in range(UP_COUNT) if k not in ups_taken]
+    writes: dict[int, list[MInstr]] = {}
+    reads: dict[int, list[tuple[MInstr, int, VOp]]] = {}
+    where: dict[int, int] = {}
+    for b in mf.blocks:
+        for ins in b.instrs:
+            where[id(ins)] = id(b)
+            for i, op, is_def in register_operands(ins):
+                if is_def:
+                    writes.setdefault(op.reg.id, []).append(ins)
+                else:
+                    reads.setdefault(op.reg.id, []).append((ins, i, op))
+    from ptx2sass.regalloc.loops import loop_depths
+    in_loop = {id(b) for b, d in zip(mf.blocks, loop_depths(mf)) if d > 0}
+    cand: set[int] = set()
+    for vid, ws in writes.items():
+        if POLICY["loops_only"] and not any(where[id(w)] in in_loop for w in ws):
+            continue
+        v = mf.vregs[vid]
+        if v.width != 1 or v.cls not in ("R", "P") or vid in mf.precolored:
+            continue
+        if all(w.guard is None and not w.widths and w.shown is None and where[id(w)] not in region for w in ws):
+            cand.add(vid)
+
+    def def_ok(ins: MInstr) -> bool:
+        defs = [op for _, op, d in register_operands(ins) if d]
+        if any(d.part not in (None, 0) or d.reg.id not in cand for d in defs):
+            return False
+        if ins.opcode == IMPLICIT_DEF:
+            return True
+        if ins.opcode == COPY:
+            s = ins.operands[1]
+            return (isinstance(s, VOp) and s.reg.id in cand and s.part in (None, 0) and not s.neg
+                    and not s.abs and not s.suffix and (not s.inv or s.reg.cls == "P")) \
+                or (isinstance(s, Imm) and defs[0].reg.cls == "R")
+        form = _uniform_form(ins)
+        if form is None:
+            return False
+        opcode, mods, ops = form
+        for k, o in enumerate(ops):
+            if k < ins.ndefs:
+                if not (isinstance(o, VOp) or (type(o) is Reg and o.is_zero and o.file in ("UR", "UP"))):
+                    return False
+            elif isinstance(o, VOp):
+                if o.reg.id not in cand or o.part not in (None, 0):
+                    return False
+            elif type(o) is Reg:
+                if not (o.is_zero and o.file in ("UR", "UP")):
+                    return False
+            elif isinstance(o, ConstRef):
+                if opcode != "ULDC" and (not _plain_constant(o) or not POLICY["const_loads"]):
+                    return False
+            elif not isinstance(o, (Imm, SpecialReg)):
+                return False
+        trial = [Reg("UR", 4) if isinstance(o, ConstRef) and opcode != "ULDC" else o for o in ops]
+        return _encodable(arch, opcode, mods, trial, cand)
+
+    def read_ok(ins: MInstr, index: int, op: VOp) -> bool:
+        """A reader that stays on the vector datapath can take the uniform value."""
+        if index < 0 or op.part not in (None, 0):
+            return False                          # a guard; a part of a wide value
+        o = ins.operands[index]
+        if isinstance(o, (VMem, ConstRef)):
+            return False                          # an address or constant-bank index
+        if ins.opcode in (COPY, IMPLICIT_DEF, "BRA", "BRX", "EXIT"):
+            # a copy into a general register costs a MOV where coalescing made it free
+            return False
+        return _place(ins, cand, arch) is not None
+
+    needs_copy: dict[int, list[tuple[MInstr, int]]] = {}    # vreg id -> readers served by a copy
+    changed = True
+    while changed:
+        changed = False
+        converted: set[int] = set()
+        for vid in sorted(cand):
+            if not all(def_ok(w) for w in writes[vid]):
+                cand.discard(vid)
+                changed = True
+        for vid in sorted(cand):
+            for w in writes[vid]:
+                converted.add(id(w))
+        needs_copy.clear()
+        for vid in sorted(cand):
+            bad = [(r, i) for r, i, op in reads.get(vid, ()) if id(r) not in converted and not read_ok(r, i, op)]
+            if not bad:
+                continue
+            # a value uniform readers share is worth one vector copy for the others (ptxas's
+            # `IMAD.U32 R, RZ, RZ, UR` / `PLOP3 P, PT, PT, PT, UP`); without them it stays
+            if POLICY["copies"] and len(writes[vid]) == 1 and sum(
+                    id(r) in converted for r, _, _ in reads.get(vid, ())) >= POLICY["copy_readers"]:
+                needs_copy[vid] = bad
+            else:
+                cand.discard(vid)
+                changed = True
+        if changed:
+            continue
+        # what the files hold: keep the first ones (a value and its sources come first);
+        # every constant a converted instruction reads takes a UR of its own (ULDC)
+        loads = sum(isinstance(o, ConstRef) for vid in cand if mf.vregs[vid].cls == "R"
+                    for w in writes[vid] if w.opcode not in (COPY, IMPLICIT_DEF)
+                    for o in _uniform_form(w)[2] if _uniform_form(w)[0] != "ULDC")
+        for cls, room in (("R", len(ur_pool) - loads), ("P", len(up_pool))):
+            mine = sorted(v for v in cand if mf.vregs[v].cls == cls)
+            if len(mine) > max(room, 0):
+                for vid in mine[max(room, 0):]:
+                    cand.discard(vid)
+                changed = True
+    if not cand:
+        return 0
+    for vid, bad in needs_copy.items():
+        _copy_for_readers(mf, vid, writes[vid][0], bad)
+    single = {vid for vid in cand if len(writes[vid]) == 1}
+    for b in mf.blocks:
+        out: list[MInstr] = []
+        loaded: dict[ConstRef, object] = {}     # this block's ULDCs (one per constant)
+        for ins in b.instrs:
+            defs = [op for _, op, d in register_operands(ins) if d]
+            if not defs or defs[0].reg.id not in cand or ins.opcode in (COPY, IMPLICIT_DEF):
+                if ins.opcode not in (COPY, IMPLICIT_DEF) and any(
+                        op.reg.id in cand for _, op, d in register_operands(ins) if not d):
+                    ins.opcode, ins.modifiers, ops = _place(ins, cand, arch)   # a vector reader
+                    ins.operands = list(ops)
+                out.append(ins)
+                continue
+            opcode, mods, ops = _uniform_form(ins)
+            if opcode != "ULDC":
+                for k, o in enumerate(ops):
+                    if isinstance(o, ConstRef):
+                        key = replace(o, neg=False, inv=False)
+                        t = loaded.get(key)
+                        if t is None:
+                            t = loaded[key] = mf.new_vreg("UR")
+                            out.append(MInstr("ULDC", (), [VOp(t), key], 1, None, ins.line))
+                        ops[k] = VOp(t, neg=o.neg, inv=o.inv)
+            elif ops[0].reg.id in single:
+                loaded.setdefault(ops[1], ops[0].reg)
+            if opcode == "UMOV" and isinstance(ops[1], VOp):
+                opcode, mods = COPY, ()          # between uniform registers: coalescing may drop it
+            ins.opcode, ins.modifiers, ins.operands = opcode, tuple(mods), ops
+            out.append(ins)
+        b.instrs[:] = out
+    for vid in cand:
+        v = mf.vregs[vid]
+        v.cls = "UP" if v.cls == "P" else "UR"
+    mf.uniform_registers = {"UR": ur_pool, "UP": up_pool}
+    return len(cand)
