@@ -9,9 +9,13 @@ run of consecutive steps that the loop would send down its fast path one after t
 that the whole run fits (budget, stop/merge PC, turn) and calls the run's function, which
 calls each step's closure in order, with its guard, exactly as the loop would.
 
-The function is generated once per run and kind (source by `compile()` of our own text, kept
-on the kernel's `Decoded`) and calls `step.run`/`step.run1` through the step, so a step that
-specialises later (emu/program.py's tiers) is called in its current form. Traced (the hazard
+For its first HOT uses a run is a Python loop over its steps (`_loop`); on the next it is
+generated (source by `compile()` of our own text, kept on the kernel's `Decoded`): a
+`compile()` costs ~1.5 ms, which a run used a few times in a launch never earns back (emu31:
+a kernel's second launch, where its runs are made, cost more than its first), while the
+loop, warm, costs ~2% more than the generated code. Both call `step.run`/`step.run1` through
+the step, so a step that specialises later (emu/program.py's tiers) is called in its current
+form. Traced (the hazard
 checker on), groups take the loop: runs that called the checker after each step measured
 slower (0.91-0.96x on the ZLUDA corpus), for reasons not found. A closure that raises stops
 the run there: the function returns how many steps it finished and the
@@ -31,6 +35,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Reg
 
 MIN_RUN = 2
 MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
+HOT = 16                # uses of a run (per kind) as a loop before its code is generated
 
 
 class Run:
@@ -50,9 +55,42 @@ class Run:
         self.one = self.many = None
 
     def make(self, kind: str):
-        fn = _generate(self.steps, "run1" if kind == "one" else "run")
+        """The function for `kind` ("one" or "many") on its first use: the loop, which
+        generates the code in its place once HOT uses have run (or the code, HOT 0)."""
+        attr = "run1" if kind == "one" else "run"
+        fn = _loop(self, kind, attr, HOT) if HOT > 0 else _generate(self.steps, attr)
         setattr(self, kind, fn)
         return fn
+
+
+def _loop(run: Run, kind: str, attr: str, hot: int):
+    """`run`'s steps called one after the other, as the generated function calls them (the
+    one-lane written-out steps through their closures, which compute the same updates);
+    after `hot` calls it puts the generated function in its place on `run`."""
+    plan = tuple((k, s, s.guard, s.reads_clock) for k, s in enumerate(run.steps))
+    left = hot
+    one = attr == "run1"
+
+    def loop(g, active, unflushed):
+        nonlocal left
+        left -= 1
+        if not left:
+            setattr(run, kind, _generate(run.steps, attr))
+        k = 0
+        try:
+            for k, s, guard, clock in plan:
+                if clock:
+                    # the clock it reads counts the group's instructions not yet added
+                    g.m.unflushed = unflushed + k + 1
+                f = s.run1 if one else s.run
+                if guard is None:
+                    f(g, s, active, active)
+                else:
+                    f(g, s, active, active & g.pred(guard))
+        except Exception as e:
+            return k, e
+        return None
+    return loop
 
 
 M32 = 0xFFFFFFFF

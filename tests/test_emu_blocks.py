@@ -4,6 +4,7 @@ budget exceeded at the same instruction."""
 import numpy as np
 import pytest
 
+from ptx2sass.emu import blocks
 from ptx2sass.emu import machine as machine_module
 from ptx2sass.emu import scalar
 from ptx2sass.emu.blocks import Run
@@ -46,6 +47,15 @@ def unfused(monkeypatch):
     return off
 
 
+@pytest.fixture(params=["default", 0, 2])
+def hot(request, monkeypatch):
+    """Runs as loops for their first uses (blocks.HOT as committed: in these few launches,
+    loops only), generated on first use (0), or a loop for two uses and generated after."""
+    if request.param != "default":
+        monkeypatch.setattr(blocks, "HOT", request.param)
+    return request.param
+
+
 STRAIGHT = [
     "S2R R0, SR_TID.X",
     "IMAD.MOV.U32 R1, RZ, RZ, 0x7",
@@ -62,7 +72,7 @@ STRAIGHT = [
 
 
 @pytest.mark.parametrize("threads", [1, 48])
-def test_a_run_computes_what_the_loop_computes(threads):
+def test_a_run_computes_what_the_loop_computes(threads, hot):
     """Thread t writes (7 + t) & 0xff, times 3 plus t where t <= 32 (exact arithmetic), on
     every launch: the third and later ones run the straight line as one fused run (one lane,
     and two warps: the vector closures)."""
@@ -91,7 +101,7 @@ FAULTING = [
 ]
 
 
-def test_a_fault_inside_a_run_is_located_at_its_instruction():
+def test_a_fault_inside_a_run_is_located_at_its_instruction(hot):
     program = _program(FAULTING)
     for _ in range(3):
         launch, _ = _launch(program)
@@ -113,7 +123,7 @@ LOOP = [
 
 @pytest.mark.parametrize("budget", [1, 2, 3, 5, 40, 41, 42, 43, 44, 257, 1000])
 @pytest.mark.parametrize("fused", [True, False])
-def test_the_budget_runs_out_at_the_same_instruction(budget, fused, unfused):
+def test_the_budget_runs_out_at_the_same_instruction(budget, fused, unfused, hot):
     """A loop of four instructions after one: warp-instruction budget + 1 is where it stops,
     0x10 + 16 * ((budget - 1) % 4), with and without fused runs."""
     if not fused:
@@ -187,7 +197,7 @@ INLINE = [
 ]
 
 
-def test_one_lane_runs_write_simple_steps_inline():
+def test_one_lane_runs_write_simple_steps_inline(hot):
     """MOV, IMAD.MOV and IADD3 (negated sources: -x as ~x + 1, -RZ wrapping to 0) written out
     in a one-lane run: 0x10 - 3, -0x10 - 3 + 0x20, their sum (exact arithmetic)."""
     program = _program(INLINE)
@@ -199,7 +209,7 @@ def test_one_lane_runs_write_simple_steps_inline():
 
 
 @pytest.mark.parametrize("fused", [True, False])
-def test_a_register_past_the_kernels_count_faults_at_the_same_step(fused, unfused):
+def test_a_register_past_the_kernels_count_faults_at_the_same_step(fused, unfused, hot):
     """A kernel of 4 registers: the first write past R3 (IADD3 R6, offset 0x40) faults,
     with the written-out steps as with the closures."""
     if not fused:
@@ -227,7 +237,7 @@ CLOCKS = [
 
 
 @pytest.mark.parametrize("threads", [1, 64])
-def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads):
+def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads, hot):
     """The emulated clock is 4 cycles per instruction the warp issued, itself included: the
     4th and 7th instructions read 16 and 28, launch after launch (runs from the third)."""
     program = _program(CLOCKS)
@@ -236,3 +246,35 @@ def test_a_clock_read_inside_a_run_counts_the_instructions_before_it(threads):
         launch.run()
         assert list(out.data.view(np.uint32)) == [16, 28]
     assert [(r.start, r.n) for r in _runs(program)] == [(0, 8)]
+
+
+@pytest.mark.parametrize("threads", [1, 48])
+def test_a_run_is_a_loop_for_its_first_uses_then_generated(threads, monkeypatch):
+    """With HOT 3, one use a launch: the run is made on the second launch and runs as the
+    loop there and on the third and fourth; the fourth generates its code, which the fifth
+    and later launches run (for the kind the group's width asks for: `one` or `many`).
+    Results are the same launch after launch."""
+    monkeypatch.setattr(blocks, "HOT", 3)
+    compiled = []
+    generate = blocks._generate
+    monkeypatch.setattr(blocks, "_generate", lambda *a, **k: compiled.append(a[1]) or generate(*a, **k))
+    program = _program(STRAIGHT)
+    t = np.arange(threads, dtype=np.uint32)
+    want = np.where(t > 32, (7 + t) & 0xFF, ((7 + t) & 0xFF) * 3 + t).astype(np.uint32)
+    kind = "one" if threads == 1 else "many"
+    seen, counts = [], []
+    for _ in range(6):
+        launch, out = _launch(program, (threads,), threads)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == list(want)
+        runs = _runs(program)
+        fn = getattr(runs[0], kind) if runs else None
+        seen.append(None if fn is None else "generated" if fn.__code__.co_filename.startswith("<emu run")
+                    else "loop")
+        counts.append(len(compiled))
+    assert seen == [None, "loop", "loop", "generated", "generated", "generated"]
+    # one lane: the code with its written-out steps and, for a kernel with too few
+    # registers for them, the closures' (made with it)
+    n = 2 if threads == 1 else 1
+    assert counts == [0, 0, 0, n, n, n]
+    assert set(compiled) == {"run1" if threads == 1 else "run"}
