@@ -102,6 +102,7 @@ class LoopGroups:
                     or (who.opcode == "wgmma" and not any(v is c for c in _fragments(who)[2])):
                 other_uses.setdefault(v.id, set()).add(id(block))
         plans = []
+        order = {id(b): i for i, b in enumerate(ir.reverse_postorder(self.fn))}
         for h in self.fn.blocks:
             if not h.phis:
                 continue
@@ -110,7 +111,8 @@ class LoopGroups:
             bodies = [b for b in h.succs if b is h or (b.succs == [h] and b.preds == [h])]
             if len(bodies) == 1:
                 plans += self._plan_block(h, bodies[0], readers, other_uses, plain)
-            else:
+            elif any(order.get(id(p), -1) >= order.get(id(h), 0) for p in h.preds):
+                # (a retreating edge: H heads a loop; a join's walk would cost the whole CFG)
                 latch = self._latch(h)
                 if latch is not None:
                     plans += self._plan_block(h, latch, readers, other_uses, plain, strict=True)
