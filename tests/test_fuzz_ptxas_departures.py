@@ -1270,3 +1270,32 @@ def test_saturating_u16_to_f32_of_abs_of_the_most_negative_s16_is_one():
     assert ours == [0x3F800000, 0x8000]
     assert theirs == [0, 0x8000]
     assert _run_both(ABS_S16_THEN_CVT_U16, [0xFFFF], out_words=2) == [[0x3F800000, 1]] * 2
+
+
+SHR_U16_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    ld.global.u32 %r0, [%d1+4];
+    set.le.f16.f16 %h1, %h0, %h0;
+    shr.u16 %h2, %h1, %r0;
+    st.global.b16 [%d0], %h2;
+    ret;
+}
+"""
+
+
+def test_16bit_unsigned_shift_of_a_half_set_result_keeps_16_bits():
+    """`set.le.f16.f16` of 1.0 with itself gives 1.0 (0x3c00); `shr.u16` by 13 gives 1.
+    ptxas 13.5.37 shifts the whole 32-bit register, whose upper half its HSET2.BF also set to
+    0x3c00: 0x3c003c00 >> 13 = 0x1e001, stored as 0xe001 (as the `shr.b16` departure above;
+    campaign 22's 33003175 on sm_110, the same on sm_89)."""
+    ours, theirs = _run_both(SHR_U16_OF_HALF_SET, [0x3C00, 13], dtype=np.uint16)
+    assert ours == [1]
+    assert theirs == [0xE001]
+
