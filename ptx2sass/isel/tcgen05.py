@@ -1,0 +1,240 @@
+"""tcgen05's tensor memory on sm_100a/f and its family (`Target.tensor_memory`), as ptxas
+13.5 writes it (tests/test_codegen_tcgen05.py's kernels; emu/ops_tmem.py the semantics).
+
+* `tcgen05.alloc.cta_group::1 [dst], ncols`: one elected lane per warp (WARPSYNC.ALL;
+  ELECT; the others branch to the end) asks the allocator `UTCATOMSWS.FIND_AND_SET.ALIGN
+  UP0, URg, URn` for ncols/32 granules, retrying after NANOSLEEP 0x64 while UP0 is false;
+  it then records the granules in the CTA's allocation bitmaps (ATOMS.OR of the granules
+  into the partition word +0x14, of the first granule into +0x18) and stores the address
+  (column = granule*32, lane 0) at dst; WARPSYNC.ALL joins the warp again.
+* `tcgen05.dealloc.cta_group::1 taddr, ncols`: the bitmaps are checked first (columns not
+  allocated, or not starting an allocation, trap: ptxas calls its two guardrail trap
+  functions there, we trap in place with `@P BPT.TRAP 0x1`), then `UTCATOMSWS.AND URZ,
+  ~granules` frees them and one lane clears them from the bitmaps.
+* `tcgen05.relinquish_alloc_permit`: UVIRTCOUNT.DEALLOC.SMPOOL 0x80 and an elected lane's
+  STS.U8 of 1 at the partition's +0x1c.
+* `tcgen05.ld/st.<shape>.xN[.pack::16b|.unpack::16b]`: LDTM/STTM on one aligned register
+  group, the address R2UR'd into a uniform register (`tmem[URa+offset]`); shapes 32x32b
+  (no suffix), 16x64b/16x128b/16x256b (`.16dp64bit`...); 16x32bx2 not yet.
+* `tcgen05.wait::st`: FENCE.VIEW.ASYNC.T; `tcgen05.wait::ld` and the two fences: nothing of
+  their own (ptxas: a NOP; the scoreboards order LDTM's results).
+* `tcgen05.commit.cta_group::1.mbarrier::arrive::one`: once per lane, the ELECT loop of
+  isel/bulk_copy.py around `UTCBAR [URb], URZ` (an arrive-on of the mbarrier at URb when
+  the tcgen05 work issued before completes).
+
+The partition (32 bytes at the end of the reserved shared words, `Target
+.reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
+bitmaps; a function that allocates sets `MFunction.tmem_alloc` (cubin records, layout),
+any tcgen05 use `MFunction.tmem_used` (TCGEN05_1CTA_USED).
+
+A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.isel.common import LUT, NOT_PT, PT, RZ, URZ
+from ptx2sass.mir import COPY, MInstr, VMem, VOp
+
+# the partition's words (offsets from its start): granules allocated, granules starting an
+# allocation, the relinquished byte
+ALLOCATED, STARTS, RELINQUISHED = 0x14, 0x18, 0x1C
+PARTITION_BYTES = 0x20
+GRANULE_COLUMNS = 32
+ALLOC_SLEEP = 0x64               # NANOSLEEP between allocation tries (ptxas's)
+RELINQUISH_COUNT = 0x80          # UVIRTCOUNT.DEALLOC.SMPOOL's operand (ptxas's)
+TRAP_CODE = 0x1
+RANK_SHIFT = 24                  # a shared address's CTA rank (SR_CgaCtaId) bits
+# uniform registers live only inside one selection
+UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
+    Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
+UP_GOT = Reg("UP", 0)
+# PTX shape -> (SASS suffix, registers per .num)
+SHAPES = {"32x32b": ((), 1), "16x64b": (("16dp64bit",), 1), "16x128b": (("16dp128bit",), 2),
+          "16x256b": (("16dp256bit",), 4)}
+
+
+class TensorMemorySelection:
+    def sel_tcgen05(self, ins):
+        if not self.arch.tensor_memory:
+            raise self.unsupported(f"`tcgen05` on {self.arch.name}")
+        kind = ins.modifiers[0] if ins.modifiers else ""
+        if "cta_group::2" in ins.modifiers:
+            raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
+        if kind in ("mma", "cp", "shift") or kind.startswith("mma"):
+            raise self.unsupported("PTX instruction `tcgen05`")
+        if self.guard is not None and kind not in ("ld", "st"):
+            raise self.unsupported(f"guarded `tcgen05.{kind}`")
+        self.mf.tmem_used = True
+        if kind == "alloc":
+            return self.tmem_alloc(ins)
+        if kind == "dealloc":
+            return self.tmem_dealloc(ins)
+        if kind == "relinquish_alloc_permit":
+            return self.tmem_relinquish()
+        if kind in ("ld", "st"):
+            return self.tmem_load_store(ins, kind)
+        if kind == "wait::st":
+            self.emit("FENCE", ("VIEW", "ASYNC", "T"), [], ndefs=0)
+            return
+        if kind in ("wait::ld", "fence::before_thread_sync", "fence::after_thread_sync"):
+            return
+        if kind == "commit":
+            return self.tmem_commit(ins)
+        raise self.unsupported(f"`tcgen05.{kind}`")
+
+    # ------------------------------------------------------------------ helpers
+    def tmem_partition(self) -> None:
+        """UR_PART = the partition's shared address (this CTA's window)."""
+        base = self.arch.reserved_shared_section_bytes
+        self.emit("S2UR", (), [UR_RANK, SpecialReg("SR_CgaCtaId")], guarded=False)
+        self.emit("UMOV", (), [UR_PART, self.imm32(base)], guarded=False)
+        self.emit("ULEA", (), [UR_PART, UR_RANK, UR_PART, Imm(RANK_SHIFT)], guarded=False)
+
+    def tmem_columns(self, ins) -> int:
+        n = self.known_constant(ins.srcs[1])
+        if n is None:
+            raise self.unsupported("`tcgen05` column count in a register")
+        return n
+
+    def uniform_branch(self, target, up: Reg) -> None:
+        """`BRA.U UPn, target` (a branch the whole warp takes or not)."""
+        self.out.append(MInstr("BRA", ("U",), [up, Label(target.name)], 0, None, self.line, uniform=True))
+        self._flow_link(self.current, target)
+
+    # ------------------------------------------------------------------ alloc / dealloc
+    def tmem_alloc(self, ins):
+        self.mf.tmem_alloc = True
+        granules = self.tmem_columns(ins) // GRANULE_COLUMNS
+        dst = ins.srcs[0]
+        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        leader = VOp(self.mf.new_vreg("P"))
+        self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
+        done = self.flow_block("tmem_alloc_done")
+        self.flow_goto(done, when=VOp(leader.reg, inv=True))
+        lane = self.bulk_shared(dst, UR_DST)          # isel/bulk_copy.py (None: in UR_DST)
+        self.tmem_partition()
+        self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
+        self.emit("UTCATOMSWS", ("FIND_AND_SET", "ALIGN"), [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        got = self.flow_block("tmem_alloc_got")
+        self.uniform_branch(got, UP_GOT)
+        retry = self.flow_block("tmem_alloc_retry")
+        self.flow_enter(retry)
+        self.emit("NANOSLEEP", (), [Imm(ALLOC_SLEEP)], ndefs=0)
+        self.emit("UTCATOMSWS", ("FIND_AND_SET", "ALIGN"), [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0, None,
+                               self.line, uniform=True))
+        self._flow_link(retry, retry)
+        self.flow_enter(got)
+        first = VOp(self.mf.new_vreg())
+        self.emit("MOV", (), [first, UR_GRANULE])
+        mask, start, column = (VOp(self.mf.new_vreg()) for _ in range(3))
+        self.emit("SHF", ("L", "U32"), [mask, self.reg_part(ir.Const((1 << granules) - 1, "b32")), first, RZ])
+        self.emit("SHF", ("L", "U32"), [start, self.reg_part(ir.Const(1, "b32")), first, RZ])
+        self.emit("SHF", ("L", "U32"), [column, first, Imm(5), RZ])
+        self.emit("ATOMS", ("OR",), [RZ, Mem(ubase=UR_PART, offset=ALLOCATED), mask])
+        self.emit("ATOMS", ("OR",), [RZ, Mem(ubase=UR_PART, offset=STARTS), start])
+        where = Mem(ubase=UR_DST) if lane is None else VMem(lane, 0, wide=False)
+        self.emit("STS", (), [where, column], ndefs=0)
+        self.flow_enter(done)
+        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+
+    def tmem_relinquish(self):
+        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        leader = VOp(self.mf.new_vreg("P"))
+        self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
+        self.tmem_partition()
+        self.emit("UVIRTCOUNT", ("DEALLOC", "SMPOOL"), [Imm(RELINQUISH_COUNT)], ndefs=0)
+        one = VOp(self.mf.new_vreg())
+        self.move(one, Imm(1))
+        self.guard = leader
+        self.emit("STS", ("U8",), [Mem(ubase=UR_PART, offset=RELINQUISHED), one], ndefs=0)
+        self.guard = None
+
+    def tmem_dealloc(self, ins):
+        self.mf.tmem_alloc = True
+        granules = self.tmem_columns(ins) // GRANULE_COLUMNS
+        column = VOp(self.mf.new_vreg())
+        self.emit("LOP3", ("LUT",), [column, self.reg_part(ins.srcs[0]), Imm(0xFFFF), RZ,
+                                     Imm(LUT["and"]), NOT_PT])
+        self.emit("R2UR", (), [UR_GRANULE, column])
+        self.emit("USHF", ("R", "U32", "HI"), [UR_GRANULE, URZ, Imm(5), UR_GRANULE], guarded=False)
+        self.emit("UMOV", (), [UR_MASK, self.imm32((1 << granules) - 1)], guarded=False)
+        self.emit("UMOV", (), [UR_START, Imm(1)], guarded=False)
+        self.emit("USHF", ("L", "U32"), [UR_MASK, UR_MASK, UR_GRANULE, URZ], guarded=False)
+        self.emit("USHF", ("L", "U32"), [UR_START, UR_START, UR_GRANULE, URZ], guarded=False)
+        self.tmem_partition()
+        for offset, want in ((ALLOCATED, UR_MASK), (STARTS, UR_START)):
+            word, held = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            self.emit("LDS", (), [word, Mem(ubase=UR_PART, offset=offset)])
+            self.emit("LOP3", ("LUT",), [held, word, want, RZ, Imm(LUT["and"]), NOT_PT])
+            bad = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("NE", "AND"), [bad, PT, held, want, PT])
+            self.guard = bad
+            self.emit("BPT", ("TRAP",), [Imm(TRAP_CODE)], ndefs=0)
+            self.guard = None
+        for ur in (UR_MASK, UR_START):
+            self.emit("ULOP3", ("LUT",), [ur, URZ, ur, URZ, Imm(0x33), Reg("UP", 7, inv=True)],
+                      guarded=False)
+        self.emit("UTCATOMSWS", ("AND",), [URZ, UR_MASK], ndefs=0)
+        leader = VOp(self.mf.new_vreg("P"))
+        self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
+        keep_mask, keep_start = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("MOV", (), [keep_mask, UR_MASK])
+        self.emit("MOV", (), [keep_start, UR_START])
+        self.guard = leader
+        self.emit("ATOMS", ("AND",), [RZ, Mem(ubase=UR_PART, offset=ALLOCATED), keep_mask])
+        self.emit("ATOMS", ("AND",), [RZ, Mem(ubase=UR_PART, offset=STARTS), keep_start])
+        self.guard = None
+
+    # ------------------------------------------------------------------ ld / st
+    def tmem_address(self, addr) -> Mem:
+        """`tmem[UR_TMEM+offset]` for a tcgen05.ld/st address operand."""
+        if not isinstance(addr, ir.Address):
+            raise self.unsupported(f"tcgen05 address operand {addr!r}")
+        base = addr.base
+        if isinstance(base, ir.Value) and base.id in self.param_values:
+            self.emit("ULDC", (), [UR_TMEM, self.param_values[base.id][0]], guarded=False)
+        elif isinstance(base, ir.Value):
+            self.emit("R2UR", (), [UR_TMEM, self.reg_part(base)], guarded=False)
+        else:
+            raise self.unsupported(f"tcgen05 address operand {addr!r}")
+        return Mem(ubase=UR_TMEM, offset=addr.offset, space="tmem")
+
+    def tmem_load_store(self, ins, kind):
+        mods = ins.modifiers
+        shape = next((m for m in mods if m in SHAPES or m == "16x32bx2"), None)
+        if shape not in SHAPES:
+            raise self.unsupported(f"`tcgen05.{kind}.{shape}`")
+        suffix, per = SHAPES[shape]
+        num = next(int(m[1:]) for m in mods if m.startswith("x") and m[1:].isdigit())
+        count = per * num
+        tokens = suffix + ((f"x{count // per}",) if num > 1 else ())
+        if kind == "ld" and "pack::16b" in mods:
+            tokens += ("PACK16BIT",)
+        if kind == "st" and "unpack::16b" in mods:
+            tokens += ("EXPAND16BIT",)
+        if kind == "ld":
+            group = VOp(self.mf.new_vreg("R", count)) if count > 1 else VOp(self.mf.new_vreg())
+            mem = self.tmem_address(ins.srcs[0])
+            self.emit("LDTM", tokens, [group, mem])
+            for k, value in enumerate(ins.dests):
+                self.emit(COPY, (), [self.dst(value), VOp(group.reg, k) if count > 1 else group],
+                          guarded=False)
+        else:
+            values = ins.srcs[1:]
+            group = self.gather(values) if count > 1 else self.reg_part(values[0])
+            mem = self.tmem_address(ins.srcs[0])
+            self.emit("STTM", tokens, [mem, group], ndefs=0)
+
+    # ------------------------------------------------------------------ commit
+    def tmem_commit(self, ins):
+        if "multicast::cluster" in ins.modifiers or len(ins.srcs) != 1:
+            raise self.unsupported("`tcgen05.commit.multicast::cluster`")
+        lane = []
+        got = self.bulk_shared(ins.srcs[0], UR_DST)
+        if got is not None:
+            lane.append((got, UR_DST))
+
+        def issue():
+            self.emit("UTCBAR", (), [Mem(ubase=UR_DST), URZ], ndefs=0, guarded=False)
+        self.elect_loop(lane, issue)
