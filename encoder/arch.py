@@ -296,6 +296,9 @@ class Target:
     # tcgen05's tensor memory (sm_100a/f, sm_103a/f, sm_110a/f): LDTM/STTM, the UTCATOMSWS
     # allocator and its bitmaps in the reserved shared words (isel/tcgen05.py)
     tensor_memory: bool = False
+    # VRC_CTA_INIT_COUNT of a kernel using tcgen05 (ptxas 13.5 sm_100a: 0x80, the
+    # UVIRTCOUNT.DEALLOC.SMPOOL count of relinquish_alloc_permit)
+    tmem_vrc_cta_init_count: int = 0x80
     # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)

@@ -96,6 +96,11 @@ class TensorMemorySelection:
             raise self.unsupported("`tcgen05` column count in a register")
         return n
 
+    def warp_sync(self) -> None:
+        """WARPSYNC.ALL around the allocator's code (ptxas lists each in
+        COOP_GROUP_INSTR_OFFSETS, isel/memory.py's warp_sync_op)."""
+        self.warp_sync_op("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+
     def uniform_branch(self, target, up: Reg) -> None:
         """`BRA.U UPn, target` (a branch the whole warp takes or not)."""
         self.out.append(MInstr("BRA", ("U",), [up, Label(target.name)], 0, None, self.line, uniform=True))
@@ -106,7 +111,7 @@ class TensorMemorySelection:
         self.mf.tmem_alloc = True
         granules = self.tmem_columns(ins) // GRANULE_COLUMNS
         dst = ins.srcs[0]
-        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        self.warp_sync()
         leader = VOp(self.mf.new_vreg("P"))
         self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
         done = self.flow_block("tmem_alloc_done")
@@ -136,10 +141,11 @@ class TensorMemorySelection:
         where = Mem(ubase=UR_DST) if lane is None else VMem(lane, 0, wide=False)
         self.emit("STS", (), [where, column], ndefs=0)
         self.flow_enter(done)
-        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        self.warp_sync()
 
     def tmem_relinquish(self):
-        self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0, guarded=False)
+        if not (self.out and self.out[-1].opcode == "WARPSYNC"):      # right after an alloc's
+            self.warp_sync()
         leader = VOp(self.mf.new_vreg("P"))
         self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
         self.tmem_partition()
@@ -153,6 +159,7 @@ class TensorMemorySelection:
     def tmem_dealloc(self, ins):
         self.mf.tmem_alloc = True
         granules = self.tmem_columns(ins) // GRANULE_COLUMNS
+        self.warp_sync()
         column = VOp(self.mf.new_vreg())
         self.emit("LOP3", ("LUT",), [column, self.reg_part(ins.srcs[0]), Imm(0xFFFF), RZ,
                                      Imm(LUT["and"]), NOT_PT])
@@ -185,6 +192,7 @@ class TensorMemorySelection:
         self.emit("ATOMS", ("AND",), [RZ, Mem(ubase=UR_PART, offset=ALLOCATED), keep_mask])
         self.emit("ATOMS", ("AND",), [RZ, Mem(ubase=UR_PART, offset=STARTS), keep_start])
         self.guard = None
+        self.warp_sync()
 
     # ------------------------------------------------------------------ ld / st
     def tmem_address(self, addr) -> Mem:
