@@ -328,7 +328,7 @@ def test_our_commit_is_one_arrival_on_the_mbarrier():
         run(_ours(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=20000)
 
 
-UNIT_OPCODES = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE", "NANOSLEEP", "ELECT")
+UNIT_OPCODES = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE", "UTCCP", "UTCSHIFT")
 
 
 def _unit_instructions(cubin: bytes) -> list[str]:
@@ -337,7 +337,7 @@ def _unit_instructions(cubin: bytes) -> list[str]:
     out = []
     for line in oracle.nvdisasm(cubin, ("-c",)).splitlines():
         m = re.search(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)", line)
-        if m and m.group(2).split(".")[0] in UNIT_OPCODES[:6]:
+        if m and m.group(2).split(".")[0] in UNIT_OPCODES:
             out.append(m.group(2))
     return out
 
@@ -489,3 +489,49 @@ def test_our_16_lane_shapes_are_ptxas_spelling(shape, per, num):
             "  tcgen05.wait::ld.sync.aligned;")
     ptx = HEAD + SHAPED.format(body=body, last=count - 1)
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
+
+
+COPIES = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 ta, .param .u64 desc)
+{{
+  .reg .b32 r<40>;
+  .reg .b64 rd<4>;
+  ld.param.u32 r1, [ta];
+  ld.param.u64 rd1, [desc];
+{per_lane}
+  tcgen05.cp.cta_group::1.128x256b [r1], rd1;
+  tcgen05.cp.cta_group::1.4x256b [r1+4], rd1;
+  tcgen05.cp.cta_group::1.128x128b [r1], rd1;
+  tcgen05.cp.cta_group::1.64x128b.warpx2::02_13 [r1], rd1;
+  tcgen05.cp.cta_group::1.64x128b.warpx2::01_23 [r1], rd1;
+  tcgen05.cp.cta_group::1.32x128b.warpx4 [r1], rd1;
+  tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [r1], rd1;
+  tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [r1], rd1;
+  tcgen05.cp.cta_group::1.4x256b.b8x16.b6x16_p32 [r1], rd1;
+  tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64 [r1], rd1;
+  tcgen05.shift.cta_group::1.down [r1];
+  ret;
+}}
+"""
+PER_LANE = """  mov.u32 r5, %tid.x;
+  and.b32 r5, r5, 3;
+  add.u32 r1, r1, r5;
+  cvt.u64.u32 rd2, r5;
+  add.u64 rd1, rd1, rd2;"""
+
+
+@pytest.mark.parametrize("per_lane", [False, True], ids=["params", "per_lane"])
+def test_our_copies_and_shift_are_ptxas_forms(per_lane):
+    """tcgen05.cp of every shape, warp multicast and decompression, and tcgen05.shift
+    (not modelled by the emulator): our UTCCP/UTCSHIFT opcodes and modifiers are ptxas's,
+    one per lane in an ELECT loop as ptxas's (operands: ptxas adds an address offset in the
+    instruction, `tmem[UR4+0x4]`, we in the register before it)."""
+    ptx = COPIES.format(per_lane=PER_LANE if per_lane else "")
+    ours, theirs = _ours(ptx), _ptxas(ptx)
+    shapes = [_unit_instructions(c) for c in (ours, theirs)]
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 11
+    elects = [sum(" ELECT " in line for line in oracle.nvdisasm(c, ("-c",)).splitlines()) for c in (ours, theirs)]
+    assert elects[0] == elects[1] == 11
+    assert _records(ours) == _records(theirs)

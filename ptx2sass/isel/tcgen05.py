@@ -18,6 +18,11 @@
   (no suffix), 16x64b/16x128b/16x256b (`.16dp64bit`...); 16x32bx2 not yet.
 * `tcgen05.wait::st`: FENCE.VIEW.ASYNC.T; `tcgen05.wait::ld` and the two fences: nothing of
   their own (ptxas: a NOP; the scoreboards order LDTM's results).
+* `tcgen05.cp.cta_group::1.<shape>[.<warpx>][.b8x16.<src fmt>] [taddr], sdesc` and
+  `tcgen05.shift.cta_group::1.down [taddr]`: once per lane in the ELECT loop, `UTCCP.T.S
+  [.<shape>][.U6x16P32|.U4x16P64] tmem[UR11], gdesc[UR12]` / `UTCSHIFT.DOWN tmem[UR11]`
+  (an address offset is added to UR11 first: our table has no offset form of UTCCP, ptxas
+  writes `tmem[UR4+0x4]`). The emulator does not model either (shapes compared with ptxas's).
 * `tcgen05.commit.cta_group::1.mbarrier::arrive::one`: once per lane, the ELECT loop of
   isel/bulk_copy.py around `UTCBAR [URb], URZ` (an arrive-on of the mbarrier at URb when
   the tcgen05 work issued before completes).
@@ -47,7 +52,14 @@ RANK_SHIFT = 24                  # a shared address's CTA rank (SR_CgaCtaId) bit
 # uniform registers live only inside one selection
 UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
     Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
+UR_DESC = Reg("UR", 12)          # tcgen05.cp's shared-memory descriptor pair UR12:UR13
 UP_GOT = Reg("UP", 0)
+# tcgen05.cp's PTX shape [+ warp multicast] -> UTCCP's suffix; source format -> decompression
+COPY_SHAPES = {("128x256b",): (), ("4x256b",): ("4dp256bit",), ("128x128b",): ("128dp128bit",),
+               ("64x128b", "warpx2::02_13"): ("2x64dp128bit_lw02_lw13",),
+               ("64x128b", "warpx2::01_23"): ("2x64dp128bit_lw01_lw23",),
+               ("32x128b", "warpx4"): ("4x32dp128bit",)}
+COPY_FORMATS = {("b8x16", "b6x16_p32"): ("U6x16P32",), ("b8x16", "b4x16_p64"): ("U4x16P64",)}
 # PTX shape -> (SASS suffix, registers per .num)
 SHAPES = {"32x32b": ((), 1), "16x64b": (("16dp64bit",), 1), "16x128b": (("16dp128bit",), 2),
           "16x256b": (("16dp256bit",), 4)}
@@ -60,7 +72,7 @@ class TensorMemorySelection:
         kind = ins.modifiers[0] if ins.modifiers else ""
         if "cta_group::2" in ins.modifiers:
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
-        if kind in ("mma", "cp", "shift") or kind.startswith("mma"):
+        if kind.startswith("mma"):
             raise self.unsupported("PTX instruction `tcgen05`")
         if self.guard is not None and kind not in ("ld", "st"):
             raise self.unsupported(f"guarded `tcgen05.{kind}`")
@@ -80,6 +92,8 @@ class TensorMemorySelection:
             return
         if kind == "commit":
             return self.tmem_commit(ins)
+        if kind in ("cp", "shift"):
+            return self.tmem_copy_shift(ins, kind)
         raise self.unsupported(f"`tcgen05.{kind}`")
 
     # ------------------------------------------------------------------ helpers
@@ -245,4 +259,46 @@ class TensorMemorySelection:
 
         def issue():
             self.emit("UTCBAR", (), [Mem(ubase=UR_DST), URZ], ndefs=0, guarded=False)
+        self.elect_loop(lane, issue)
+
+    # ------------------------------------------------------------------ cp / shift
+    def tmem_copy_shift(self, ins, kind):
+        mods = ins.modifiers[2:]                  # after the kind and the CTA group
+        if kind == "shift":
+            if mods != ("down",):
+                raise self.unsupported(f"`tcgen05.shift.{'.'.join(mods)}`")
+            tokens = ("DOWN",)
+        else:
+            shape = tuple(m for m in mods if "x" in m and not m.startswith("b"))
+            form = tuple(m for m in mods if m.startswith("b") and "x" in m)
+            if shape not in COPY_SHAPES or (form and form not in COPY_FORMATS) \
+                    or len(shape) + len(form) != len(mods):
+                raise self.unsupported(f"`tcgen05.cp.{'.'.join(mods)}`")
+            tokens = ("T", "S") + COPY_SHAPES[shape] + COPY_FORMATS.get(form, ())
+        lane = []
+        addr = ins.srcs[0]
+        if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
+            raise self.unsupported(f"tcgen05 address operand {addr!r}")
+        if addr.base.id in self.param_values:
+            self.emit("ULDC", (), [UR_TMEM, self.param_values[addr.base.id][0]], guarded=False)
+        else:
+            lane.append((self.reg_part(addr.base), UR_TMEM))
+        operands = [Mem(ubase=UR_TMEM, space="tmem")]
+        if kind == "cp":
+            desc = ins.srcs[1]
+            if isinstance(desc, ir.Value) and desc.id in self.param_values:
+                self.emit("ULDC", ("64",), [UR_DESC, self.param_values[desc.id][0]], guarded=False)
+            else:
+                lane += [(self.reg_part(desc, 0), UR_DESC),
+                         (self.reg_part(desc, 1), Reg("UR", UR_DESC.index + 1))]
+            operands.append(Reg("UR", UR_DESC.index, gdesc=True))
+        offset = addr.offset
+
+        def issue():
+            if offset:
+                self.emit("UIADD3", (), [UR_TMEM, UR_TMEM, self.imm32(offset), URZ], guarded=False)
+            mi = self.emit("UTCSHIFT" if kind == "shift" else "UTCCP", tokens, operands, ndefs=0,
+                           guarded=False)
+            if kind == "cp":
+                mi.widths = {1: 2}
         self.elect_loop(lane, issue)
