@@ -71,7 +71,8 @@ def _load_store_problems(ins: ast.Instruction) -> list[str]:
         return out + [f"Unexpected instruction types specified for '{name}'"]
     if len(ins.operands) != (3 if shape == ".16x32bx2" else 2):
         return out + [f"Unexpected number of arguments specified for {name} with shape '{shape}'"]
-    position = 0 if ins.modifiers[0] == ".ld" else 1
+    # st's vector follows the address (and 16x32bx2's half-split offset)
+    position = 0 if ins.modifiers[0] == ".ld" else 2 if shape == ".16x32bx2" else 1
     vector = ins.operands[position]
     count = len(vector.elements) if isinstance(vector, ast.VectorOperand) else 1
     if count != per * num:

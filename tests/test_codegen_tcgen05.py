@@ -535,3 +535,26 @@ def test_our_copies_and_shift_are_ptxas_forms(per_lane):
     elects = [sum(" ELECT " in line for line in oracle.nvdisasm(c, ("-c",)).splitlines()) for c in (ours, theirs)]
     assert elects[0] == elects[1] == 11
     assert _records(ours) == _records(theirs)
+
+
+@pytest.mark.parametrize("num", [1, 2, 64])
+def test_our_half_split_shape_is_ptxas_two_instructions(num):
+    """`.16x32bx2` with its immediate half-split offset: ptxas writes two LDTM/STTM on the
+    same registers (`_t0_t15` at the address, `_t16_t31` at the address plus the offset);
+    so do we. (Before: the frontend refused a valid st, naming argument 1 for the vector.)"""
+    regs = ", ".join(f"r{j}" for j in range(num))
+    body = (f"  tcgen05.st.sync.aligned.16x32bx2.x{num}.b32 [r130], 3, {{{regs}}};\n"
+            f"  tcgen05.ld.sync.aligned.16x32bx2.x{num}.pack::16b.b32 {{{regs}}}, [r130+4], 7;\n"
+            "  tcgen05.wait::ld.sync.aligned;")
+    ptx = HEAD + SHAPED.format(body=body, last=num - 1)
+    assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
+    assert len(_unit_instructions(_ours(ptx))) == 4
+
+
+def test_half_split_store_vector_size_is_ptxas_message():
+    body = "  tcgen05.st.sync.aligned.16x32bx2.x2.b32 [r130], 3, {r0};"
+    ptx = HEAD + SHAPED.format(body=body, last=0)
+    theirs = oracle.ptxas(ptx.encode(), "sm_100a")
+    with pytest.raises(CompileError) as err:
+        compile_ptx(ptx, "sm_100a")
+    assert [d.message for d in err.value.diagnostics if d.severity == "error"] == _messages(theirs.stderr)

@@ -15,7 +15,8 @@
   STS.U8 of 1 at the partition's +0x1c.
 * `tcgen05.ld/st.<shape>.xN[.pack::16b|.unpack::16b]`: LDTM/STTM on one aligned register
   group, the address R2UR'd into a uniform register (`tmem[URa+offset]`); shapes 32x32b
-  (no suffix), 16x64b/16x128b/16x256b (`.16dp64bit`...); 16x32bx2 not yet.
+  (no suffix), 16x64b/16x128b/16x256b (`.16dp64bit`...), 16x32bx2 (two: `_t0_t15`, `_t16_t31`
+  at the immediate offset further).
 * `tcgen05.wait::st`: FENCE.VIEW.ASYNC.T; `tcgen05.wait::ld` and the two fences: nothing of
   their own (ptxas: a NOP; the scoreboards order LDTM's results).
 * `tcgen05.cp.cta_group::1.<shape>[.<warpx>][.b8x16.<src fmt>] [taddr], sdesc` and
@@ -34,6 +35,8 @@ any tcgen05 use `MFunction.tmem_used` (TCGEN05_1CTA_USED).
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
@@ -60,6 +63,8 @@ COPY_SHAPES = {("128x256b",): (), ("4x256b",): ("4dp256bit",), ("128x128b",): ("
                ("64x128b", "warpx2::01_23"): ("2x64dp128bit_lw01_lw23",),
                ("32x128b", "warpx4"): ("4x32dp128bit",)}
 COPY_FORMATS = {("b8x16", "b6x16_p32"): ("U6x16P32",), ("b8x16", "b4x16_p64"): ("U4x16P64",)}
+HALF_SPLIT = "16x32bx2"
+HALF_SUFFIXES = (("16dp32bit_t0_t15",), ("16dp32bit_t16_t31",))
 # PTX shape -> (SASS suffix, registers per .num)
 SHAPES = {"32x32b": ((), 1), "16x64b": (("16dp64bit",), 1), "16x128b": (("16dp128bit",), 2),
           "16x256b": (("16dp256bit",), 4)}
@@ -223,30 +228,49 @@ class TensorMemorySelection:
         return Mem(ubase=UR_TMEM, offset=addr.offset, space="tmem")
 
     def tmem_load_store(self, ins, kind):
+        """LDTM/STTM; `.16x32bx2` is two of them on the same registers, the lower 16 lanes
+        (`_t0_t15`) at the address and the upper (`_t16_t31`) at the address plus the
+        immediate half-split offset, as ptxas writes it."""
         mods = ins.modifiers
-        shape = next((m for m in mods if m in SHAPES or m == "16x32bx2"), None)
-        if shape not in SHAPES:
+        shape = next((m for m in mods if m in SHAPES or m == HALF_SPLIT), None)
+        srcs = list(ins.srcs)
+        if shape == HALF_SPLIT:
+            split = self.known_constant(srcs.pop(1))
+            if split is None:
+                raise self.unsupported(f"`tcgen05.{kind}.16x32bx2` with a register offset")
+            halves = [(HALF_SUFFIXES[0], 0), (HALF_SUFFIXES[1], split)]
+            per = 1
+        elif shape in SHAPES:
+            suffix, per = SHAPES[shape]
+            halves = [(suffix, 0)]
+        else:
             raise self.unsupported(f"`tcgen05.{kind}.{shape}`")
-        suffix, per = SHAPES[shape]
         num = next(int(m[1:]) for m in mods if m.startswith("x") and m[1:].isdigit())
         count = per * num
-        tokens = suffix + ((f"x{count // per}",) if num > 1 else ())
+        extra = ((f"x{num}",) if num > 1 else ())
         if kind == "ld" and "pack::16b" in mods:
-            tokens += ("PACK16BIT",)
+            extra += ("PACK16BIT",)
         if kind == "st" and "unpack::16b" in mods:
-            tokens += ("EXPAND16BIT",)
+            extra += ("EXPAND16BIT",)
         if kind == "ld":
             group = VOp(self.mf.new_vreg("R", count)) if count > 1 else VOp(self.mf.new_vreg())
-            mem = self.tmem_address(ins.srcs[0])
-            self.emit("LDTM", tokens, [group, mem])
+            mem = self.tmem_address(srcs[0])
+            for k, (suffix, split) in enumerate(halves):
+                # the second half keeps the first's lanes: it reads the group too (not shown),
+                # so nothing is given the registers between the two
+                mi = self.emit("LDTM", suffix + extra, [group, replace(mem, offset=mem.offset + split)]
+                               + ([group] if k else []))
+                if k:
+                    mi.shown = (0, 1)
             for k, value in enumerate(ins.dests):
                 self.emit(COPY, (), [self.dst(value), VOp(group.reg, k) if count > 1 else group],
                           guarded=False)
         else:
-            values = ins.srcs[1:]
+            values = srcs[1:]
             group = self.gather(values) if count > 1 else self.reg_part(values[0])
-            mem = self.tmem_address(ins.srcs[0])
-            self.emit("STTM", tokens, [mem, group], ndefs=0)
+            mem = self.tmem_address(srcs[0])
+            for suffix, split in halves:
+                self.emit("STTM", suffix + extra, [replace(mem, offset=mem.offset + split), group], ndefs=0)
 
     # ------------------------------------------------------------------ commit
     def tmem_commit(self, ins):
