@@ -571,3 +571,23 @@ def test_half_split_store_vector_size_is_ptxas_message():
     with pytest.raises(CompileError) as err:
         compile_ptx(ptx, "sm_100a")
     assert [d.message for d in err.value.diagnostics if d.severity == "error"] == _messages(theirs.stderr)
+
+
+GUARDED_COMMIT = COMMIT.replace(
+    "mbarrier.init.shared::cta.b64 [bar], 1;", "mbarrier.init.shared::cta.b64 [bar], {count};").replace(
+    "  @p1 bra WAIT;\n  mov.u32 r2, bar;\n  tcgen05.commit",
+    "  setp.lt.u32 p2, r1, 5;\n  mov.u32 r2, bar;\n  @p2 tcgen05.commit")
+
+
+def test_our_guarded_commit_arrives_once_per_lane_that_holds_it():
+    """`@p tcgen05.commit` with p true in threads 0..4 only (warp 1: in none): five arrivals
+    complete a count-5 phase, and a count-6 phase never completes (warp 1's turn of the ELECT
+    loop issues no UTCBAR: it is guarded by VOTEU.ANY of p). Was refused ("guarded")."""
+    out = np.zeros(64, np.uint32)
+    _run_clean(_ours(GUARDED_COMMIT.format(count=5)), 64, out)
+    assert (out == 2).all()
+    with pytest.raises(EmuFault, match="budget"):
+        run(_ours(GUARDED_COMMIT.format(count=6)), "k", (1, 1, 1), (64, 1, 1),
+            [np.zeros(64, np.uint32)], budget=20000)
+    ptx = GUARDED_COMMIT.format(count=5)
+    assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))

@@ -57,6 +57,7 @@ UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
     Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
 UR_DESC = Reg("UR", 12)          # tcgen05.cp's shared-memory descriptor pair UR12:UR13
 UP_GOT = Reg("UP", 0)
+UP_ANY = Reg("UP", 1)            # a guarded commit/cp/shift: some lane of the warp issues it
 # tcgen05.cp's PTX shape [+ warp multicast] -> UTCCP's suffix; source format -> decompression
 COPY_SHAPES = {("128x256b",): (), ("4x256b",): ("4dp256bit",), ("128x128b",): ("128dp128bit",),
                ("64x128b", "warpx2::02_13"): ("2x64dp128bit_lw02_lw13",),
@@ -79,7 +80,7 @@ class TensorMemorySelection:
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
         if kind.startswith("mma"):
             raise self.unsupported("PTX instruction `tcgen05`")
-        if self.guard is not None and kind not in ("ld", "st"):
+        if self.guard is not None and kind not in ("ld", "st", "commit", "cp", "shift"):
             raise self.unsupported(f"guarded `tcgen05.{kind}`")
         self.mf.tmem_used = True
         if kind == "alloc":
@@ -281,9 +282,21 @@ class TensorMemorySelection:
         if got is not None:
             lane.append((got, UR_DST))
 
+        warp_guard = self.any_lane_guard()
+
         def issue():
-            self.emit("UTCBAR", (), [Mem(ubase=UR_DST), URZ], ndefs=0, guarded=False)
+            mi = self.emit("UTCBAR", (), [Mem(ubase=UR_DST), URZ], ndefs=0, guarded=False)
+            mi.guard = warp_guard
         self.elect_loop(lane, issue)
+
+    def any_lane_guard(self):
+        """For a guarded instruction issued once per lane in the ELECT loop: UP_ANY = the guard
+        holds in some lane (VOTEU.ANY), which guards the unit instruction, so a warp where no
+        lane issues it runs the loop's one turn without it. None when unguarded."""
+        if self.guard is None:
+            return None
+        self.emit("VOTEU", ("ANY",), [UP_ANY, self.guard], guarded=False)
+        return UP_ANY
 
     # ------------------------------------------------------------------ cp / shift
     def tmem_copy_shift(self, ins, kind):
@@ -317,12 +330,14 @@ class TensorMemorySelection:
                          (self.reg_part(desc, 1), Reg("UR", UR_DESC.index + 1))]
             operands.append(Reg("UR", UR_DESC.index, gdesc=True))
         offset = addr.offset
+        warp_guard = self.any_lane_guard()
 
         def issue():
             if offset:
                 self.emit("UIADD3", (), [UR_TMEM, UR_TMEM, self.imm32(offset), URZ], guarded=False)
             mi = self.emit("UTCSHIFT" if kind == "shift" else "UTCCP", tokens, operands, ndefs=0,
                            guarded=False)
+            mi.guard = warp_guard
             if kind == "cp":
                 mi.widths = {1: 2}
         self.elect_loop(lane, issue)
