@@ -584,10 +584,10 @@ def test_our_guarded_commit_arrives_once_per_lane_that_holds_it():
     complete a count-5 phase, and a count-6 phase never completes (warp 1's turn of the ELECT
     loop issues no UTCBAR: it is guarded by VOTEU.ANY of p). Was refused ("guarded")."""
     out = np.zeros(64, np.uint32)
-    _run_clean(_ours(GUARDED_COMMIT.format(count=5)), 64, out)
+    _run_clean(_ours(GUARDED_COMMIT.replace("{count}", "5")), 64, out)
     assert (out == 2).all()
     with pytest.raises(EmuFault, match="budget"):
-        run(_ours(GUARDED_COMMIT.format(count=6)), "k", (1, 1, 1), (64, 1, 1),
+        run(_ours(GUARDED_COMMIT.replace("{count}", "6")), "k", (1, 1, 1), (64, 1, 1),
             [np.zeros(64, np.uint32)], budget=20000)
-    ptx = GUARDED_COMMIT.format(count=5)
+    ptx = GUARDED_COMMIT.replace("{count}", "5")
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
