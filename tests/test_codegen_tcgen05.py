@@ -169,7 +169,7 @@ def test_commit_is_one_arrival_on_the_mbarrier():
     assert (out == 2).all()
     without = COMMIT.replace("  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n", "")
     with pytest.raises(EmuFault, match="budget"):
-        run(_ptxas(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=20000)
+        run(_ptxas(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=2000)
 
 
 UNIT = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE.VIEW.ASYNC.T")
@@ -338,7 +338,7 @@ def test_our_commit_is_one_arrival_on_the_mbarrier():
     assert (out == 2).all()
     without = COMMIT.replace("  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n", "")
     with pytest.raises(EmuFault, match="budget"):
-        run(_ours(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=20000)
+        run(_ours(without), "k", (1, 1, 1), (64, 1, 1), [np.zeros(64, np.uint32)], budget=2000)
 
 
 UNIT_OPCODES = ("LDTM", "STTM", "UTCATOMSWS", "UTCBAR", "UVIRTCOUNT", "FENCE", "UTCCP", "UTCSHIFT")
@@ -588,6 +588,6 @@ def test_our_guarded_commit_arrives_once_per_lane_that_holds_it():
     assert (out == 2).all()
     with pytest.raises(EmuFault, match="budget"):
         run(_ours(GUARDED_COMMIT.replace("{count}", "6")), "k", (1, 1, 1), (64, 1, 1),
-            [np.zeros(64, np.uint32)], budget=20000)
+            [np.zeros(64, np.uint32)], budget=2000)
     ptx = GUARDED_COMMIT.replace("{count}", "5")
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
