@@ -591,3 +591,33 @@ def test_our_guarded_commit_arrives_once_per_lane_that_holds_it():
             [np.zeros(64, np.uint32)], budget=2000)
     ptx = GUARDED_COMMIT.replace("{count}", "5")
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
+
+
+def _multicast(mask: str, in_register: bool) -> str:
+    """COMMIT with `.multicast::cluster` and a 16-bit CTA mask (an immediate, or a register
+    computed per lane)."""
+    ptx = COMMIT.replace("  .reg .pred p<4>;\n", "  .reg .pred p<4>;\n  .reg .b16 h<2>;\n")
+    if in_register:
+        setup = (f"  shr.u32 r5, r1, 10;\n  add.u32 r5, r5, {mask};\n  cvt.u16.u32 h1, r5;\n")
+        operand = "h1"
+    else:
+        setup, operand = "", mask
+    return ptx.replace(
+        "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n",
+        setup + "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
+        f".multicast::cluster.b64 [r2], {operand};\n")
+
+
+@pytest.mark.parametrize("in_register", [False, True], ids=["immediate", "register"])
+def test_our_multicast_commit_arrives_where_the_mask_names_the_cta(in_register):
+    """UTCBAR.MULTICAST with the CTA mask: mask 1 names this CTA (rank 0, the only one the
+    emulator launches), so the count-1 phase completes; mask 2 does not, so it never does.
+    Opcode and modifiers as ptxas's. (Was refused.)"""
+    out = np.zeros(64, np.uint32)
+    _run_clean(_ours(_multicast("1", in_register)), 64, out)
+    assert (out == 2).all()
+    with pytest.raises(EmuFault, match="budget"):
+        run(_ours(_multicast("2", in_register)), "k", (1, 1, 1), (64, 1, 1),
+            [np.zeros(64, np.uint32)], budget=2000)
+    ptx = _multicast("1", in_register)
+    assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx)) == ["UTCBAR.MULTICAST"]

@@ -24,9 +24,11 @@
   [.<shape>][.U6x16P32|.U4x16P64] tmem[UR11], gdesc[UR12]` / `UTCSHIFT.DOWN tmem[UR11]`
   (an address offset is added to UR11 first: our table has no offset form of UTCCP, ptxas
   writes `tmem[UR4+0x4]`). The emulator does not model either (shapes compared with ptxas's).
-* `tcgen05.commit.cta_group::1.mbarrier::arrive::one`: once per lane, the ELECT loop of
-  isel/bulk_copy.py around `UTCBAR [URb], URZ` (an arrive-on of the mbarrier at URb when
-  the tcgen05 work issued before completes).
+* `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.multicast::cluster]`: once per lane,
+  the ELECT loop of isel/bulk_copy.py around `UTCBAR [URb], URZ` (an arrive-on of the
+  mbarrier at URb when the tcgen05 work issued before completes), `UTCBAR.MULTICAST [URb],
+  URZ, URm` with the CTA mask (a register's is R2UR'd by the leader, as ptxas's
+  R2UR.BROADCAST).
 
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
@@ -55,6 +57,7 @@ RANK_SHIFT = 24                  # a shared address's CTA rank (SR_CgaCtaId) bit
 # uniform registers live only inside one selection
 UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
     Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
+UR_CTA_MASK = Reg("UR", 14)      # tcgen05.commit.multicast's CTA mask
 UR_DESC = Reg("UR", 12)          # tcgen05.cp's shared-memory descriptor pair UR12:UR13
 UP_GOT = Reg("UP", 0)
 UP_ANY = Reg("UP", 1)            # a guarded commit/cp/shift: some lane of the warp issues it
@@ -275,17 +278,26 @@ class TensorMemorySelection:
 
     # ------------------------------------------------------------------ commit
     def tmem_commit(self, ins):
-        if "multicast::cluster" in ins.modifiers or len(ins.srcs) != 1:
-            raise self.unsupported("`tcgen05.commit.multicast::cluster`")
+        multicast = "multicast::cluster" in ins.modifiers
+        if len(ins.srcs) != 1 + multicast:
+            raise self.unsupported("`tcgen05.commit` operands")
         lane = []
         got = self.bulk_shared(ins.srcs[0], UR_DST)
         if got is not None:
             lane.append((got, UR_DST))
-
+        operands = [Mem(ubase=UR_DST), URZ]
+        if multicast:        # UTCBAR.MULTICAST [URb], URZ, URmask (the 16-bit CTA mask)
+            mask = self.known_constant(ins.srcs[1])
+            if mask is not None:
+                self.emit("UMOV", (), [UR_CTA_MASK, self.imm32(mask & 0xFFFF)], guarded=False)
+            else:
+                lane.append((self.extend(ins.srcs[1], "u16"), UR_CTA_MASK))
+            operands.append(UR_CTA_MASK)
         warp_guard = self.any_lane_guard()
 
         def issue():
-            mi = self.emit("UTCBAR", (), [Mem(ubase=UR_DST), URZ], ndefs=0, guarded=False)
+            mi = self.emit("UTCBAR", ("MULTICAST",) if multicast else (), operands, ndefs=0,
+                           guarded=False)
             mi.guard = warp_guard
         self.elect_loop(lane, issue)
 
