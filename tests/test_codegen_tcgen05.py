@@ -621,3 +621,28 @@ def test_our_multicast_commit_arrives_where_the_mask_names_the_cta(in_register):
             [np.zeros(64, np.uint32)], budget=2000)
     ptx = _multicast("1", in_register)
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx)) == ["UTCBAR.MULTICAST"]
+
+
+def _register_columns(ptx: str) -> str:
+    """The kernel with its column counts in a register (64 + (tid >> 12), i.e. 64, not a
+    constant to the compiler)."""
+    return ptx.replace("  mov.u32 r3, %tid.x;\n", "  mov.u32 r3, %tid.x;\n  shr.u32 r30, r3, 12;\n"
+                       "  add.u32 r30, r30, 64;\n").replace("[r1], 64;", "[r1], r30;").replace(
+        "b32 r7, 64;", "b32 r7, r30;")
+
+
+def test_our_column_count_in_a_register():
+    """ptxas takes alloc/dealloc's column count in a register (granules = ncols >> 5, mask
+    ~(-1 << granules)); so do we: the round trip gives the manual's layout, and a dealloc
+    of 64 columns at an allocation of 32 traps. (Was refused.)"""
+    out = np.zeros((THREADS, 4), np.uint32)
+    ptx = _register_columns(ROUND_TRIP)
+    assert "r30;" in ptx
+    _run_clean(_ours(ptx), THREADS, out)
+    assert (out == _expected()).all(), np.argwhere(out != _expected())[:5]
+    second = ptx.replace("  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
+                         "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
+                         "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+    with pytest.raises(EmuFault, match="BPT.TRAP"):
+        run(_ours(second), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
+    assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))

@@ -113,11 +113,19 @@ class TensorMemorySelection:
         self.emit("UMOV", (), [UR_PART, self.imm32(base)], guarded=False)
         self.emit("ULEA", (), [UR_PART, UR_RANK, UR_PART, Imm(RANK_SHIFT)], guarded=False)
 
-    def tmem_columns(self, ins) -> int:
-        n = self.known_constant(ins.srcs[1])
-        if n is None:
-            raise self.unsupported("`tcgen05` column count in a register")
-        return n
+    def tmem_granules(self, ins):
+        """(granule count, granule mask) of an alloc/dealloc's column count: ints for an
+        immediate; for a register (as ptxas) ncols >> 5 and ~(-1 << that), per lane."""
+        ncols = ins.srcs[1]
+        n = self.known_constant(ncols)
+        if n is not None:
+            granules = n // GRANULE_COLUMNS
+            return granules, (1 << granules) - 1
+        count, high, mask = (VOp(self.mf.new_vreg()) for _ in range(3))
+        self.emit("SHF", ("R", "S32", "HI"), [count, RZ, Imm(5), self.reg_part(ncols)])
+        self.emit("SHF", ("L", "U32"), [high, self.reg_part(ir.Const(0xFFFFFFFF, "b32")), count, RZ])
+        self.emit("LOP3", ("LUT",), [mask, RZ, high, RZ, Imm(0x33), NOT_PT])
+        return count, mask
 
     def warp_sync(self) -> None:
         """WARPSYNC.ALL around the allocator's code (ptxas lists each in
@@ -132,7 +140,7 @@ class TensorMemorySelection:
     # ------------------------------------------------------------------ alloc / dealloc
     def tmem_alloc(self, ins):
         self.mf.tmem_alloc = True
-        granules = self.tmem_columns(ins) // GRANULE_COLUMNS
+        granules, granule_mask = self.tmem_granules(ins)
         dst = ins.srcs[0]
         self.warp_sync()
         leader = VOp(self.mf.new_vreg("P"))
@@ -141,7 +149,10 @@ class TensorMemorySelection:
         self.flow_goto(done, when=VOp(leader.reg, inv=True))
         lane = self.bulk_shared(dst, UR_DST)          # isel/bulk_copy.py (None: in UR_DST)
         self.tmem_partition()
-        self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
+        if isinstance(granules, int):
+            self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
+        else:
+            self.emit("R2UR", (), [UR_COUNT, granules])
         self.emit("UTCATOMSWS", ("FIND_AND_SET", "ALIGN"), [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
         got = self.flow_block("tmem_alloc_got")
         self.uniform_branch(got, UP_GOT)
@@ -156,7 +167,8 @@ class TensorMemorySelection:
         first = VOp(self.mf.new_vreg())
         self.emit("MOV", (), [first, UR_GRANULE])
         mask, start, column = (VOp(self.mf.new_vreg()) for _ in range(3))
-        self.emit("SHF", ("L", "U32"), [mask, self.reg_part(ir.Const((1 << granules) - 1, "b32")), first, RZ])
+        self.emit("SHF", ("L", "U32"), [mask, (self.reg_part(ir.Const(granule_mask, "b32"))
+                                            if isinstance(granule_mask, int) else granule_mask), first, RZ])
         self.emit("SHF", ("L", "U32"), [start, self.reg_part(ir.Const(1, "b32")), first, RZ])
         self.emit("SHF", ("L", "U32"), [column, first, Imm(5), RZ])
         self.emit("ATOMS", ("OR",), [RZ, Mem(ubase=UR_PART, offset=ALLOCATED), mask])
@@ -181,14 +193,17 @@ class TensorMemorySelection:
 
     def tmem_dealloc(self, ins):
         self.mf.tmem_alloc = True
-        granules = self.tmem_columns(ins) // GRANULE_COLUMNS
         self.warp_sync()
+        _, granule_mask = self.tmem_granules(ins)
         column = VOp(self.mf.new_vreg())
         self.emit("LOP3", ("LUT",), [column, self.reg_part(ins.srcs[0]), Imm(0xFFFF), RZ,
                                      Imm(LUT["and"]), NOT_PT])
         self.emit("R2UR", (), [UR_GRANULE, column])
         self.emit("USHF", ("R", "U32", "HI"), [UR_GRANULE, URZ, Imm(5), UR_GRANULE], guarded=False)
-        self.emit("UMOV", (), [UR_MASK, self.imm32((1 << granules) - 1)], guarded=False)
+        if isinstance(granule_mask, int):
+            self.emit("UMOV", (), [UR_MASK, self.imm32(granule_mask)], guarded=False)
+        else:
+            self.emit("R2UR", (), [UR_MASK, granule_mask])
         self.emit("UMOV", (), [UR_START, Imm(1)], guarded=False)
         self.emit("USHF", ("L", "U32"), [UR_MASK, UR_MASK, UR_GRANULE, URZ], guarded=False)
         self.emit("USHF", ("L", "U32"), [UR_START, UR_START, UR_GRANULE, URZ], guarded=False)
