@@ -68,7 +68,7 @@ KERNEL_ATTRIBUTE_ORDER = {
     # (the cluster records' place against RESERVED_SMEM_USED is not observed)
     "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "MAX_CLUSTER_RANK",
                "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
-               "TCGEN05_1CTA_USED",
+               "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED",
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
@@ -273,8 +273,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.words("AT_ENTRY_FRAGMENTS", AT_ENTRY_FRAGMENT_TMEM_CTA1_V2))
     if info.gb10b_war_bytes or k.tmem_partition:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
-    if k.tmem_used:
-        recs.append(NvInfoRecord.flag("TCGEN05_1CTA_USED"))
+    for group in k.tmem_cta_groups:
+        recs.append(NvInfoRecord.flag(f"TCGEN05_{group}CTA_USED"))
     if hopper:
         recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),

@@ -132,6 +132,7 @@ class MFunction:
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
     multicast_bulk: bool = False            # a multimem bulk copy (UBLKCP/UBLKRED) is issued
     tmem_used: bool = False                 # any tcgen05 instruction (isel/tcgen05.py)
+    tmem_cta_groups: set = field(default_factory=set)   # tcgen05 `.cta_group::N` used (1, 2)
     tmem_alloc: bool = False                # tcgen05.alloc/dealloc: the reserved partition's bitmaps
     # a setmaxnreg after a divergent branch (kept or dropped): ptxas writes CRS_STACK_SIZE 0
     setmaxnreg_diverged: bool = False

@@ -502,6 +502,8 @@ def test_our_16_lane_shapes_are_ptxas_spelling(shape, per, num):
             "  tcgen05.wait::ld.sync.aligned;")
     ptx = HEAD + SHAPED.format(body=body, last=count - 1)
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
+    # ld/st alone: VRC_CTA_INIT_COUNT 0x80 but no TCGEN05_<N>CTA_USED, as ptxas
+    assert _records(_ours(ptx)) == _records(_ptxas(ptx)) == {"VRC_CTA_INIT_COUNT": 0x80}
 
 
 COPIES = """.version 8.7
@@ -535,13 +537,15 @@ PER_LANE = """  mov.u32 r5, %tid.x;
   add.u64 rd1, rd1, rd2;"""
 
 
+@pytest.mark.parametrize("group", [1, 2])
 @pytest.mark.parametrize("per_lane", [False, True], ids=["params", "per_lane"])
-def test_our_copies_and_shift_are_ptxas_forms(per_lane):
+def test_our_copies_and_shift_are_ptxas_forms(per_lane, group):
     """tcgen05.cp of every shape, warp multicast and decompression, and tcgen05.shift
     (not modelled by the emulator): our UTCCP/UTCSHIFT opcodes and modifiers are ptxas's,
     one per lane in an ELECT loop as ptxas's (operands: ptxas adds an address offset in the
-    instruction, `tmem[UR4+0x4]`, we in the register before it)."""
-    ptx = COPIES.format(per_lane=PER_LANE if per_lane else "")
+    instruction, `tmem[UR4+0x4]`, we in the register before it); `.cta_group::2` is the
+    `.2CTA` form and TCGEN05_2CTA_USED, as ptxas's."""
+    ptx = COPIES.format(per_lane=PER_LANE if per_lane else "").replace("cta_group::1", f"cta_group::{group}")
     ours, theirs = _ours(ptx), _ptxas(ptx)
     shapes = [_unit_instructions(c) for c in (ours, theirs)]
     assert shapes[0] == shapes[1] and len(shapes[0]) == 11
@@ -606,6 +610,19 @@ def _multicast(mask: str, in_register: bool) -> str:
         "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [r2];\n",
         setup + "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
         f".multicast::cluster.b64 [r2], {operand};\n")
+
+
+@pytest.mark.parametrize("multicast", [False, True])
+def test_our_pair_commit_is_ptxas_form(multicast):
+    """`.cta_group::2` commit (the emulator launches no CTA pair): UTCBAR.2CTA[.MULTICAST]
+    and TCGEN05_2CTA_USED, as ptxas's."""
+    ptx = (_multicast("3", False) if multicast else COMMIT).replace("cta_group::1", "cta_group::2")
+    ours, theirs = _ours(ptx), _ptxas(ptx)
+    assert _unit_instructions(ours) == _unit_instructions(theirs)
+    assert _unit_instructions(ours)[0].startswith("UTCBAR.2CTA")
+    keys = ("TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED", "VRC_CTA_INIT_COUNT")   # (not the mbarrier's)
+    assert {k: v for k, v in _records(ours).items() if k in keys} == \
+        {k: v for k, v in _records(theirs).items() if k in keys}
 
 
 @pytest.mark.parametrize("in_register", [False, True], ids=["immediate", "register"])

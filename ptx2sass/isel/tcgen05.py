@@ -33,7 +33,8 @@
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
 bitmaps; a function that allocates sets `MFunction.tmem_alloc` (cubin records, layout),
-any tcgen05 use `MFunction.tmem_used` (TCGEN05_1CTA_USED).
+any tcgen05 use `MFunction.tmem_used` (VRC_CTA_INIT_COUNT), each `.cta_group::N`
+`MFunction.tmem_cta_groups` (TCGEN05_<N>CTA_USED).
 
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
@@ -79,13 +80,16 @@ class TensorMemorySelection:
         if not self.arch.tensor_memory:
             raise self.unsupported(f"`tcgen05` on {self.arch.name}")
         kind = ins.modifiers[0] if ins.modifiers else ""
-        if "cta_group::2" in ins.modifiers:
+        pair = "cta_group::2" in ins.modifiers
+        if pair and kind not in ("commit", "cp", "shift"):
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
         if kind.startswith("mma"):
             raise self.unsupported("PTX instruction `tcgen05`")
         if self.guard is not None and kind not in ("ld", "st", "commit", "cp", "shift"):
             raise self.unsupported(f"guarded `tcgen05.{kind}`")
         self.mf.tmem_used = True
+        self.mf.tmem_cta_groups.update(int(m[-1]) for m in ins.modifiers if m.startswith("cta_group::"))
+        self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift)
         if kind == "alloc":
             return self.tmem_alloc(ins)
         if kind == "dealloc":
@@ -311,7 +315,7 @@ class TensorMemorySelection:
         warp_guard = self.any_lane_guard()
 
         def issue():
-            mi = self.emit("UTCBAR", ("MULTICAST",) if multicast else (), operands, ndefs=0,
+            mi = self.emit("UTCBAR", self.tmem_pair + (("MULTICAST",) if multicast else ()), operands, ndefs=0,
                            guarded=False)
             mi.guard = warp_guard
         self.elect_loop(lane, issue)
@@ -331,14 +335,14 @@ class TensorMemorySelection:
         if kind == "shift":
             if mods != ("down",):
                 raise self.unsupported(f"`tcgen05.shift.{'.'.join(mods)}`")
-            tokens = ("DOWN",)
+            tokens = self.tmem_pair + ("DOWN",)
         else:
             shape = tuple(m for m in mods if "x" in m and not m.startswith("b"))
             form = tuple(m for m in mods if m.startswith("b") and "x" in m)
             if shape not in COPY_SHAPES or (form and form not in COPY_FORMATS) \
                     or len(shape) + len(form) != len(mods):
                 raise self.unsupported(f"`tcgen05.cp.{'.'.join(mods)}`")
-            tokens = ("T", "S") + COPY_SHAPES[shape] + COPY_FORMATS.get(form, ())
+            tokens = ("T", "S") + self.tmem_pair + COPY_SHAPES[shape] + COPY_FORMATS.get(form, ())
         lane = []
         addr = ins.srcs[0]
         if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
