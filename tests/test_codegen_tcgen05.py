@@ -743,3 +743,25 @@ def test_loops_of_stores_and_loads_ptxas_and_ours():
         out = np.zeros(THREADS, np.uint32)
         _run_clean(cubin, THREADS, out)
         assert (out == want).all(), np.argwhere(out != want)[:5]
+
+
+def test_two_kernels_one_allocating():
+    """A module of a plain kernel with shared data and the allocating round trip: one
+    0x60-byte reserved section with the partition, each kernel's shared data from 0x400, and
+    the tcgen05 records (VRC_CTA_INIT_COUNT 0x80 included) in the allocating kernel only, as
+    ptxas writes them."""
+    head, body = ROUND_TRIP.split(".visible .entry k", 1)
+    plain = (".visible .entry plain(.param .u64 out)\n{\n  .reg .b64 rd<2>;\n  .shared .align 4 .b32 s;\n"
+             "  ld.param.u64 rd1, [out];\n  st.global.u64 [rd1], rd1;\n  ret;\n}\n")
+    ptx = head + plain + ".visible .entry k" + body
+    from ptx2sass.encoder.cubin import read_cubin
+    keys = ("AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "TCGEN05_1CTA_USED", "VRC_CTA_INIT_COUNT")
+    seen = []
+    for cubin in (_ptxas(ptx), _ours(ptx)):
+        sizes, symbols = _elf(cubin)
+        records = {k.name: {r.name: r.value for r in k.extra_attributes if r.name in keys}
+                   for k in read_cubin(cubin).kernels}
+        seen.append(({n: v for n, v in sizes.items() if n.startswith(".nv.shared.") and "merc" not in n},
+                     {n: v for n, v in symbols.items() if "reserved" in n.lower()}, records))
+    assert seen[0] == seen[1]
+    assert seen[1][1]["__nv_reservedSMEM_tcgen05_partition"] == (0x40, 0x20)
