@@ -301,6 +301,12 @@ class Target:
     # the uniform warp reduction CREDUX (`redux.sync.min/max{.abs}{.NaN}.f32`, sm_100a/sm_103a:
     # the blackwell table's sm_100 forms); the frontend refuses the f32 forms elsewhere
     credux: bool = False
+    # tcgen05's tensor memory (sm_100a/f, sm_103a/f, sm_110a/f): LDTM/STTM, the UTCATOMSWS
+    # allocator and its bitmaps in the reserved shared words (isel/tcgen05.py)
+    tensor_memory: bool = False
+    # VRC_CTA_INIT_COUNT of a kernel using tcgen05 (ptxas 13.5 sm_100a: 0x80, the
+    # UVIRTCOUNT.DEALLOC.SMPOOL count of relinquish_alloc_permit)
+    tmem_vrc_cta_init_count: int = 0x80
     # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
     # sm_120 (None: its own name)
@@ -428,7 +434,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=Tr
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
-                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True,
+                      minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True, tensor_memory=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
 
 # --- sm_75 (Turing) -----------------------------------------------------------------

@@ -230,6 +230,15 @@ class Kernel:
     # sm_90+: ptxas adds 0x2 to the `.nv.info.<k>` record 0x5f (0x101) when the code issues a
     # multimem bulk copy (UBLKCP/UBLKRED of multimem.cp[.reduce].async.bulk)
     multicast_bulk: bool = False
+    # tcgen05 (isel/tcgen05.py): `tmem_used` any tensor-memory instruction (VRC_CTA_INIT_COUNT
+    # = Target.tmem_vrc_cta_init_count); `tmem_cta_groups` the `.cta_group::N` its alloc/dealloc/
+    # relinquish/commit/cp/shift name (TCGEN05_1CTA_USED, TCGEN05_2CTA_USED: ld/st/wait/fence
+    # alone write neither); `tmem_partition` an allocation
+    # (AT_ENTRY_FRAGMENTS TMEM_CTA1_V2, RESERVED_SMEM_USED, and the module's reserved shared
+    # section grows by the 32-byte `__nv_reservedSMEM_tcgen05_partition`)
+    tmem_used: bool = False
+    tmem_cta_groups: tuple[int, ...] = ()
+    tmem_partition: bool = False
     crs_stack_size: int | None = None
     frame_size: int = 0
     # Private copies of out-of-line functions inside this text (ptxas's `$kernel$func`):

@@ -67,7 +67,8 @@ KERNEL_ATTRIBUTE_ORDER = {
     # (GRID_ATTRIBUTES, multimem kernels only: ptx2sass/grid_attributes.py)
     # (the cluster records' place against RESERVED_SMEM_USED is not observed)
     "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "MAX_CLUSTER_RANK",
-               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
+               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
+               "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED",
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
@@ -226,6 +227,13 @@ def compat_section(info, isa_class: int) -> bytes:
         + bytes([3, 0x0E, 0x40, 0x04])
 
 
+# AT_ENTRY_FRAGMENTS' value for a kernel that allocates tensor memory (cuobjdump:
+# AT_ENTRY_FRAGMENT_TMEM_CTA1_V2), and the 32-byte partition of the reserved shared words
+# holding the allocation bitmaps (isel/tcgen05.py), after them
+AT_ENTRY_FRAGMENT_TMEM_CTA1_V2 = 6
+TMEM_PARTITION = "__nv_reservedSMEM_tcgen05_partition"
+TMEM_PARTITION_BYTES = 0x20
+
 SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
 
 
@@ -261,8 +269,12 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
             NvInfoRecord.words("CUDA_API_VERSION", k.cuda_api_version)]
     if k.grid_attributes:
         recs.append(NvInfoRecord.half("GRID_ATTRIBUTES", k.grid_attributes))
-    if info.gb10b_war_bytes:
+    if k.tmem_partition:
+        recs.append(NvInfoRecord.words("AT_ENTRY_FRAGMENTS", AT_ENTRY_FRAGMENT_TMEM_CTA1_V2))
+    if info.gb10b_war_bytes or k.tmem_partition:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
+    for group in k.tmem_cta_groups:
+        recs.append(NvInfoRecord.flag(f"TCGEN05_{group}CTA_USED"))
     if hopper:
         recs += [NvInfoRecord.half("SPARSE_MMA_MASK", k.sparse_mma_mask),
                  NvInfoRecord.half("NVSAL_SW_WAR", _HOPPER_NVSAL_SW_WAR),
@@ -293,7 +305,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if k.reg_reconfig:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["REG_RECONFIG"], Fmt.NVAL, 0))
     if info.vrc_cta_init_count is not None:
-        recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.vrc_cta_init_count))
+        recs.append(NvInfoRecord.byte("VRC_CTA_INIT_COUNT", info.tmem_vrc_cta_init_count if k.tmem_used
+                                      else info.vrc_cta_init_count))
     if k.exit_offsets:
         recs.append(NvInfoRecord.words("EXIT_INSTR_OFFSETS", *k.exit_offsets))
     if k.s2rctaid_offsets:
@@ -541,7 +554,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
-        if i == 0 and info.gb10b_war_bytes:     # it holds a symbol of its own (sm_110)
+        if i == 0 and (info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels)):
+            # it holds a symbol of its own (sm_110's, the tcgen05 partition)
             section_symbol(RESERVED_SHARED)
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
@@ -634,6 +648,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if info.gb10b_war_bytes:
                 syms.append(Symbol("__nv_reservedSMEM_gb10b_war_var", end, info.gb10b_war_bytes, STT_OBJECT,
                                    STB_WEAK, section=RESERVED_SHARED))
+            if any(kk.tmem_partition for kk in kernels):
+                syms.append(Symbol(TMEM_PARTITION, end, TMEM_PARTITION_BYTES, STT_OBJECT, STB_WEAK,
+                                   section=RESERVED_SHARED))
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -805,7 +822,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                data=compat_section(info, isa_class)))
         c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
                                                    16 if info.gb10b_war_bytes else 1,
-                                                   nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes))
+                                                   nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes
+                                                   + (TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels)
+                                                      else 0)))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))

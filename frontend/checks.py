@@ -998,7 +998,7 @@ class Checker:
                 if m in (".release", ".acquire", ".relaxed"):
                     problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
                                     ".version 8.0 or later")
-        if op == "tcgen05" and not (self.target_name[-1:] in ("a", "f") and self.target_sm >= 100):
+        if op == "tcgen05" and not tcgen05.supported(ins, self.target_name, self.target_sm):
             return [p for p in problems if "requires .target" not in p] + \
                 tcgen05.target_problems(ins, self.target_name)
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):

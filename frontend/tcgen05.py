@@ -17,6 +17,7 @@ from ptx2sass.frontend import ast
 
 SHAPES = {".32x32b": (1, 128), ".16x64b": (1, 128), ".16x128b": (2, 64),
           ".16x256b": (4, 32), ".16x32bx2": (1, 128)}     # (registers per num, largest num)
+COPY_SHAPES = (".128x256b", ".4x256b", ".128x128b", ".64x128b", ".32x128b")    # tcgen05.cp
 NUMS = {f".x{1 << k}": 1 << k for k in range(8)}
 CTA_GROUPS = (".cta_group::1", ".cta_group::2")
 
@@ -26,16 +27,34 @@ def _name(ins: ast.Instruction) -> str:
     return "tcgen05" + (ins.modifiers[0].split("::")[0] if ins.modifiers else "")
 
 
+def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
+    """ptxas 13.5 has tcgen05 on the arch-specific (a) and family (f) targets of sm_100 to
+    sm_11x, not on sm_12x; tcgen05.shift on the a targets only."""
+    if target[-1:] not in ("a", "f") or not 100 <= sm < 120:
+        return False
+    return not (tuple(ins.modifiers[:1]) == (".shift",) and target[-1:] == "f")
+
+
 def target_problems(ins: ast.Instruction, target: str) -> list[str]:
-    """ptxas's lines for a tcgen05 instruction on a target without tcgen05."""
-    line = f"Instruction '{_name(ins)}' not supported on .target '{target}'"
-    shape = next((m for m in ins.modifiers if m in SHAPES), None)
+    """ptxas's lines for a tcgen05 instruction on a target without it: the shape as a
+    feature, the instruction, cp's warp multicast as an illegal modifier, the CTA group as a
+    feature."""
+    name = _name(ins)
+    line = f"Instruction '{name}' not supported on .target '{target}'"
+    if target[-1:] == "f" and 100 <= int(target[3:-1]) < 120:
+        return [line]                 # a family target with tcgen05 but not this instruction
+    out = []
+    shape = next((m for m in ins.modifiers if m in SHAPES or m in COPY_SHAPES), None)
     if shape is not None:
-        return [f"Feature '{shape}' not supported on .target '{target}'", line]
+        out.append(f"Feature '{shape}' not supported on .target '{target}'")
+    out.append(line)
+    if name == "tcgen05.cp":
+        out += [f"Illegal modifier '{m}' for instruction 'tcgen05.cp', for arch '{target}'"
+                for m in ins.modifiers if m.startswith(".warpx")]
     group = next((m for m in ins.modifiers if m in CTA_GROUPS), None)
-    if group is not None:
-        return [line, f"Feature '{group}' not supported on .target '{target}'"]
-    return [line]
+    if group is not None and (shape is None or name == "tcgen05.cp"):
+        out.append(f"Feature '{group}' not supported on .target '{target}'")
+    return out
 
 
 def problems(ins: ast.Instruction) -> list[str]:
@@ -71,7 +90,8 @@ def _load_store_problems(ins: ast.Instruction) -> list[str]:
         return out + [f"Unexpected instruction types specified for '{name}'"]
     if len(ins.operands) != (3 if shape == ".16x32bx2" else 2):
         return out + [f"Unexpected number of arguments specified for {name} with shape '{shape}'"]
-    position = 0 if ins.modifiers[0] == ".ld" else 1
+    # st's vector follows the address (and 16x32bx2's half-split offset)
+    position = 0 if ins.modifiers[0] == ".ld" else 2 if shape == ".16x32bx2" else 1
     vector = ins.operands[position]
     count = len(vector.elements) if isinstance(vector, ast.VectorOperand) else 1
     if count != per * num:

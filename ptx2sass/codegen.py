@@ -670,6 +670,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
+    code.tmem_used = mf.tmem_used or any(c.mf.tmem_used for c in callees)
+    code.tmem_cta_groups = set(mf.tmem_cta_groups).union(*(c.mf.tmem_cta_groups for c in callees))
+    code.tmem_alloc = mf.tmem_alloc or any(c.mf.tmem_alloc for c in callees)
     code.setmaxnreg_diverged = mf.setmaxnreg_diverged
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
@@ -858,6 +861,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               reg_reconfig=reg_reconfig(code.instructions),
                               grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
                               multicast_bulk=code.multicast_bulk,
+                              tmem_used=code.tmem_used, tmem_partition=code.tmem_alloc,
+                              tmem_cta_groups=tuple(sorted(code.tmem_cta_groups)),
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")],

@@ -131,6 +131,9 @@ class MFunction:
     uses_global_descriptor: bool = False    # some memory access reads desc[UR4]
     num_barriers: int = 0                   # NUM_BARRIERS: highest barrier id named + 1
     multicast_bulk: bool = False            # a multimem bulk copy (UBLKCP/UBLKRED) is issued
+    tmem_used: bool = False                 # any tcgen05 instruction (isel/tcgen05.py)
+    tmem_cta_groups: set = field(default_factory=set)   # tcgen05 `.cta_group::N` used (1, 2)
+    tmem_alloc: bool = False                # tcgen05.alloc/dealloc: the reserved partition's bitmaps
     # a setmaxnreg after a divergent branch (kept or dropped): ptxas writes CRS_STACK_SIZE 0
     setmaxnreg_diverged: bool = False
     warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)

@@ -25,7 +25,7 @@ MAX_STALL = 15
 # A wait sees a scoreboard only a couple of cycles after its producer issued.
 SCOREBOARD_VISIBLE = 2
 STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS", "SUST", "SURED", "STSM", "REDAS"}
-LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM", "LDGMC"}
+LOADS = {"LD", "LDG", "LDS", "LDL", "LDC", "S2R", "S2UR", "LDSM", "LDGMC", "LDTM"}
 BRANCHES = {"BRA", "EXIT", "RET", "CALL", "BRX", "JMP"}
 # Convergence barriers (ptx2sass/reconverge.py), as ptxas sets them on sm_89: BSYNC always
 # stalls 5 cycles; both keep the yield bit set unless the stall is 12 or more (nvdisasm

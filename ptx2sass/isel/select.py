@@ -50,6 +50,7 @@ from ptx2sass.isel.video import VideoSelection
 from ptx2sass.isel.simd_video import SimdVideoSelection
 from ptx2sass.isel.texture import TextureSelection
 from ptx2sass.isel.wgmma import WarpgroupMma
+from ptx2sass.isel.tcgen05 import TensorMemorySelection
 
 
 # Types of 8/16-bit results that the selected loads and shifts leave zero-extended.
@@ -60,7 +61,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
                Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection,
-               BulkCopySelection, MultimemSelection, WarpgroupMma):
+               BulkCopySelection, MultimemSelection, WarpgroupMma, TensorMemorySelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
