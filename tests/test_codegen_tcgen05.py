@@ -36,7 +36,10 @@ HEAD = """.version 8.7
 .visible .entry k(.param .u64 out)
 {
 """
-ROUND_TRIP = HEAD + """  .reg .b32 r<40>;
+def _allocated(ncols: int) -> str:
+    """Warp 0 allocates `ncols` columns (address in `taddr`) and gives up the permit; every
+    thread then holds its warp's lane quarter of the allocation in r2 (warp in r20, tid r3)."""
+    return HEAD + """  .reg .b32 r<40>;
   .reg .b64 rd<4>;
   .reg .pred p<4>;
   .shared .align 16 .b32 taddr;
@@ -45,7 +48,7 @@ ROUND_TRIP = HEAD + """  .reg .b32 r<40>;
   setp.ne.u32 p1, r20, 0;
   @p1 bra ALLOCATED;
   mov.u32 r1, taddr;
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 64;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], {ncols};
   tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 ALLOCATED:
   tcgen05.fence::before_thread_sync;
@@ -54,7 +57,10 @@ ALLOCATED:
   ld.shared.b32 r2, [taddr];
   shl.b32 r21, r20, 21;
   add.u32 r2, r2, r21;
-  mul.lo.u32 r10, r3, 0x10001;
+""".format(ncols=ncols)
+
+
+ROUND_TRIP = _allocated(64) + """  mul.lo.u32 r10, r3, 0x10001;
   add.u32 r11, r10, 0x30007;
   add.u32 r12, r10, 0x50011;
   add.u32 r13, r10, 0x7001d;
@@ -106,15 +112,19 @@ def test_ptxas_round_trip_kernel_gives_the_manuals_layout():
     assert (out == _expected()).all(), np.argwhere(out != _expected())[:5]
 
 
+def _with_second_allocation(ptx: str) -> str:
+    """`ptx` whose allocating warp allocates 32 more columns before giving up the permit."""
+    return ptx.replace("  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
+                       "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
+                       "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+
+
 def test_second_allocation_takes_the_next_aligned_granules():
     """Warp 0 allocates 64 then 32 columns and uses the second: it starts at column 64 (the
     lowest free place aligned to its size, the manual's power-of-two allocation); freeing 64
     columns there frees columns never allocated, and ptxas's own check of its shared-memory
     allocation bitmaps (filled from the allocator's answers) traps."""
-    ptx = ROUND_TRIP.replace(
-        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
-        "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
-        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+    ptx = _with_second_allocation(ROUND_TRIP)
     with pytest.raises(EmuFault, match="BPT.TRAP"):
         run(_ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
     want = _expected()
@@ -303,10 +313,7 @@ def test_our_round_trip_kernel_gives_the_manuals_layout(target):
 def test_our_second_allocation_and_dealloc_check():
     """As test_second_allocation_takes_the_next_aligned_granules, on our code: the second
     allocation starts at column 64; freeing 64 columns there traps in our bitmap check."""
-    ptx = ROUND_TRIP.replace(
-        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
-        "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
-        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+    ptx = _with_second_allocation(ROUND_TRIP)
     with pytest.raises(EmuFault, match="BPT.TRAP"):
         run(_ours(ptx), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
     want = _expected()
@@ -657,33 +664,13 @@ def test_our_column_count_in_a_register():
     assert "r30;" in ptx
     _run_clean(_ours(ptx), THREADS, out)
     assert (out == _expected()).all(), np.argwhere(out != _expected())[:5]
-    second = ptx.replace("  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n",
-                         "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;\n"
-                         "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n")
+    second = _with_second_allocation(ptx)
     with pytest.raises(EmuFault, match="BPT.TRAP"):
         run(_ours(second), "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros((THREADS, 4), np.uint32)])
     assert _unit_instructions(_ours(ptx)) == _unit_instructions(_ptxas(ptx))
 
 
-LOOP = HEAD + """  .reg .b32 r<40>;
-  .reg .b64 rd<4>;
-  .reg .pred p<4>;
-  .shared .align 16 .b32 taddr;
-  mov.u32 r3, %tid.x;
-  shr.u32 r20, r3, 5;
-  setp.ne.u32 p1, r20, 0;
-  @p1 bra ALLOCATED;
-  mov.u32 r1, taddr;
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 128;
-  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-ALLOCATED:
-  tcgen05.fence::before_thread_sync;
-  bar.sync 0;
-  tcgen05.fence::after_thread_sync;
-  ld.shared.b32 r2, [taddr];
-  shl.b32 r21, r20, 21;
-  add.u32 r2, r2, r21;
-  mov.u32 r22, 0;
+LOOP = _allocated(128) + """  mov.u32 r22, 0;
   mov.u32 r23, r2;
 FILL:
   mad.lo.u32 r10, r3, 7, r22;
