@@ -1272,22 +1272,9 @@ def test_saturating_u16_to_f32_of_abs_of_the_most_negative_s16_is_one():
     assert _run_both(ABS_S16_THEN_CVT_U16, [0xFFFF], out_words=2) == [[0x3F800000, 1]] * 2
 
 
-SHR_U16_OF_HALF_SET = HEAD + """
-.visible .entry k(.param .u64 out, .param .u64 in)
-{
-    .reg .b16 %h<3>;
-    .reg .b32 %r<2>;
-    .reg .b64 %d<2>;
-    ld.param.u64 %d0, [out];
-    ld.param.u64 %d1, [in];
-    ld.global.b16 %h0, [%d1];
-    ld.global.u32 %r0, [%d1+4];
-    set.le.f16.f16 %h1, %h0, %h0;
-    shr.u16 %h2, %h1, %r0;
-    st.global.b16 [%d0], %h2;
-    ret;
-}
-"""
+SHR_U16_OF_HALF_SET = SHIFT16_OF_HALF_SET.replace(
+    "set.nan.f16.f16 %h2, %h0, %h1;\n    shr.b16 %h2, %h2, %r0;",
+    "set.le.f16.f16 %h2, %h0, %h0;\n    shr.u16 %h2, %h2, %r0;")
 
 
 def test_16bit_unsigned_shift_of_a_half_set_result_keeps_16_bits():
