@@ -775,8 +775,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     istypep_used = any("istypep" in found for found in opcodes.values())
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
+        verify = _flag((options or {}).get("verify_ir"))
         for fn in module.functions:
             optimise(fn, contract)
+            if verify:     # (the fuzzer's runner: a pass that breaks SSA is a crash, not a guess)
+                _verified(fn, filename)
     elif full_debug:
         # ptxas -g's code is its unoptimised code less what nothing reads (measured: unread
         # loads of any space, volatile ones aside, and unread arithmetic go), so a shared
@@ -1295,6 +1298,15 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         if fn.name in weak:
             fn.attributes[abi.WEAK_FUNCTION] = True
     return out
+
+
+def _verified(fn: ir.Function, filename: str | None) -> None:
+    """`ir.verify` after the SSA optimisations, as an internal error: a pass that leaves a
+    use its definition does not dominate miscompiles silently (fuzz 33000385)."""
+    try:
+        ir.verify(fn)
+    except ir.IRError as e:
+        raise CompileError(f"internal error: IR check after optimise: {e}", filename) from None
 
 
 def compile_ptx(ptx: str, arch: str = "sm_89", filename: str = "<input>", **options) -> bytes:

@@ -177,7 +177,7 @@ def compile_ptxas(case: Case) -> tuple[bytes | None, str]:
 
 def compile_ours(case: Case) -> bytes:
     import ptx2sass
-    return ptx2sass.compile(ptx_for(case), case.arch, filename="fuzz.ptx", fmad=case.fmad)
+    return ptx2sass.compile(ptx_for(case), case.arch, filename="fuzz.ptx", fmad=case.fmad, verify_ir=True)
 
 
 def load(cubin: bytes, kernel: str):
