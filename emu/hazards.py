@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptx2sass.encoder.model import IndexList
 from ptx2sass.sched.control import MIN_STALL
 from .ops_gmma import accumulator_registers
 from ptx2sass.sched.latency import model_for
@@ -533,9 +534,14 @@ class _StepFacts:
         op = ins.opcode
         self.wait = ins.control.wait
         if op == "DEPBAR":
+            # `DEPBAR.LE SB0, n, {1}`: the braced list names further scoreboards drained to zero
+            # (ptxas's sm_89 code waits on an R2UR's SB1 that way: fuzz 34000492)
             for o in ins.operands:
                 if getattr(o, "file", None) == "SB":
                     self.wait |= 1 << o.index
+                elif isinstance(o, IndexList):
+                    for sb in o.items:
+                        self.wait |= 1 << sb
         self.wait_sbs = tuple(sb for sb in range(6) if self.wait >> sb & 1)
         self.variable = lat.is_variable(op) and op != "CS2R"
         self.queue = lat.queue_of(op)
