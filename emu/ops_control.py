@@ -291,6 +291,12 @@ def op_warpsync(w, s, active, mask):
     waiting = mask.copy()
     if "EXCLUSIVE" in s.ins.modifiers or "COLLECTIVE" in s.ins.modifiers:
         w.excl[waiting] = m[waiting]
+    elif "excl" in w.m.__dict__:
+        # a plain WARPSYNC joins what an EXCLUSIVE one kept apart: lanes that last passed an
+        # EXCLUSIVE of this same mask are no longer a group of their own (fuzz 34001774: a
+        # loop's WARPSYNC.EXCLUSIVE 0xffffffff left its early leavers tagged, so the full
+        # WARPSYNC before an HMMA released the warp as two groups)
+        w.excl[waiting] = 0
     w.state[waiting] = AT_WARPSYNC
     w.wait_arg[waiting] = m[waiting]
     w.release_convergence()
