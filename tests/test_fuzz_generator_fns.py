@@ -25,3 +25,14 @@ def test_fns_register_offsets_are_clamped():
             assert prev.startswith(f"max.s32 {m.group(1)}, ") and prev.endswith(", -33;"), \
                 f"seed {seed}: {prev} then {line.strip()}"
     assert seen >= 3
+
+
+IMMEDIATE_FNS = re.compile(r"^\s*(?:@!?%\w+ )?fns\.b32 %\w+, [^,]+, [^,]+, (-?(?:0x)?[0-9a-fA-F]+);")
+
+
+def test_fns_immediate_offsets_are_not_below_minus_33():
+    """Campaign 23, seed 34002033: an inventory-path `fns.b32 d, m, 3, -2147483648`."""
+    from ptx2sass.fuzz.campaign import Options, make_program
+    text = render(make_program(34002033, Options(arch="sm_89"))).text
+    offsets = [int(m.group(1), 0) for line in text.split("\n") if (m := IMMEDIATE_FNS.match(line))]
+    assert offsets and min(offsets) >= -33

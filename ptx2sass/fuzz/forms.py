@@ -434,8 +434,16 @@ def clamp_fns_offset(b, opcode: str, ops: list) -> str:
     at -33 (into a temporary `ops[3]` then names) and is put before the instruction. ptxas
     13.5.37 gives 0 for offsets far below -32 where the manual finds nothing (0xffffffff;
     tests/test_fuzz.py -k fns); any offset below -33 finds nothing, as -33 does. Campaign 9,
-    seed 20001033: an inventory-path fns with an offset a suld returned."""
-    if opcode != "fns" or len(ops) < 4 or not ops[3].startswith("$"):
+    seed 20001033: an inventory-path fns with an offset a suld returned. An immediate offset
+    below -33 becomes -33 (campaign 23, seed 34002033: `fns.b32 d, m, 3, -2147483648`)."""
+    if opcode != "fns" or len(ops) < 4:
+        return ""
+    if not ops[3].startswith("$"):
+        try:
+            if int(ops[3], 0) < -33:
+                ops[3] = "-33"
+        except ValueError:
+            pass
         return ""
     t = b.tmp("b32")
     line = f"max.s32 {t}, {ops[3]}, -33;\n"
