@@ -200,7 +200,8 @@ def test_reduced_program_with_an_fp8_mma_result_in_a_private_atomic_word_is_ptxa
 def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
     """The near miss: the same first difference (a private atomic word) in a program whose
     fp8 mma writes D to registers C does not hold is no departure; and a contended counter
-    (no thread's own word) is never matched."""
+    (no thread's own word) is not matched by a departure in values (only by one in which
+    threads run an atomic: the unwritten-predicate rule, seed 34001441 below)."""
     import numpy as np
     from ptx2sass.fuzz.program import COUNTER_BYTES, PRIVATE_BYTES
     from ptx2sass.fuzz.runner import known_departure
@@ -367,3 +368,14 @@ def test_a_hazard_off_the_departures_read_stays_an_emu_fail():
         after = _hazards_of_the_departure(known, lambda: listing, program, hazards, findings)
         out = _finish(findings, "", {}, {}, {}, after)
         assert out.cls == cls and out.findings == [list(f) for f in order], (hazards, out.findings)
+
+
+def test_reduced_program_whose_contended_counter_differs_on_an_unwritten_predicate_is_ptxas_wrong():
+    """Campaign 23 (sm_89), seed 34001441 reduced: ptxas guards the `atom.global.dec.u32` of a
+    uniform branch's else side with `@!P1 BRA`, P1 written by nothing before it (the branch
+    reads P0), so its cubin skips the decrements: the first difference is a contended counter,
+    which the runner now also checks against the pinned departures."""
+    path = ROOT / "tests/fuzz_departures/contended_dec_on_unwritten_predicate_s34001441.ptx"
+    out = run_case(read_case(path.read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: ptxas reads a predicate it never writes"]

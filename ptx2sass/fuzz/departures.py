@@ -31,6 +31,9 @@ class Departure:
     # (function, address) of the listing's instructions whose read the departure is: a
     # hazard the emulator finds on one of them is the departure seen again (it ranks first)
     reads: Callable[[str], set[tuple[str, int]]] | None = None
+    # whether it may explain a contended counter (the sum of every thread's atomics): only a
+    # departure in which threads run an atomic or not, not one in a value some thread adds
+    counters: bool = False
 
 
 _UP = re.compile(r"\bUP([0-6])\b")
@@ -368,7 +371,7 @@ DEPARTURES: tuple[Departure, ...] = (
         r".",
         (),
         lambda listing: reads_unwritten_uniform_predicate(listing) or reads_undefined_predicate(listing),
-        lambda ours, theirs, width: True),
+        lambda ours, theirs, width: True, counters=True),
     # a 16-bit shift by a cnot.b32 result (0 or 1): ptxas shifts by a constant 0 (shl.b16,
     # seed 25000673) or by the stack pointer (shr.u16, seed 8900344): the value shifted by
     # one place differs from ptxas's unshifted (or zero) one.
@@ -487,10 +490,13 @@ DEPARTURES: tuple[Departure, ...] = (
 
 
 def recognise(key: str, ours: int, theirs: int, width: int, ptx: str,
-              listing: Callable[[], str]) -> Departure | None:
+              listing: Callable[[], str], counter: bool = False) -> Departure | None:
     """The known departure that explains this first difference, or None. `listing` gives
-    ptxas's SASS text (called only when a rule needs it)."""
+    ptxas's SASS text (called only when a rule needs it); `counter`: the difference is a
+    contended counter, which only departures marked `counters` explain."""
     for d in DEPARTURES:
+        if counter and not d.counters:
+            continue
         if not re.search(d.key, key) or not d.values(ours, theirs, width):
             continue
         if not all(re.search(p, ptx) for p in d.ptx):

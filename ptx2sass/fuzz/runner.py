@@ -533,11 +533,15 @@ def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes, l
     if d is not None:
         return None if d.past else recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
     # no slot differs: the first differing word of a thread's private atomics block, whose
-    # key names the block ("private atomic word"): rules keyed on any instruction read it
+    # key names the block ("private atomic word"), or a contended counter (campaign 23, seed
+    # 34001441: ptxas skipped an `atom.dec` on a predicate it never wrote): rules keyed on
+    # any instruction read it
     a = first_atom_difference(ours, theirs)
-    if a is None or a.thread is None:
+    if a is None:
         return None
-    return recognise(a.key, a.ours, a.theirs, 64, case.text, listing)
+    if a.thread is not None:
+        return recognise(a.key, a.ours, a.theirs, 64, case.text, listing)
+    return recognise(f"contended atom.global.{a.what}", a.ours, a.theirs, 64, case.text, listing, counter=True)
 
 
 def collectives_apart(program, case: Case) -> tuple[str, str] | None:
