@@ -249,11 +249,17 @@ def op_iadd3(w, s, active, mask):
         w.w(d, total.astype(U32, copy=False), mask)
         return
     a, b, c = _terms_u64(w, srcs)
-    s1 = a + b
+    carries = [w.pred(p).astype(U64) for p in cins] if extended else []
+    # Two adders, each with one carry in and one carry out (so each carry is 0 or 1 and
+    # their sum is the whole carry): a + b (+ the first of two carries in), then c and the
+    # other carry. With one carry in, it goes to the second. (Fuzz 34001966: ptxas chains
+    # `IADD3.X R6, P1, P0, ~R6, R6, ~R6, P1, P0`, carry 2 in and out; both in the second
+    # adder made its carry out 2, written as 1.)
+    first_in = carries[0] if len(carries) == 2 else U64(0)
     carry_in = U64(0)
-    if extended:
-        for p in cins:
-            carry_in = carry_in + w.pred(p).astype(U64)
+    for cin in carries[1:] if len(carries) == 2 else carries:
+        carry_in = carry_in + cin
+    s1 = a + b + first_in
     total = s1 + c + carry_in
     w.w(d, (total & M32).astype(U32), mask)
     if pouts:
