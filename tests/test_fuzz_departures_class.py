@@ -225,6 +225,10 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 23 (sm_89), seed 34003205: `set.ne.u32.f32` of a folded 0.0 and a
+    # `set.eq.ftz.s32.f32` result (-1), added with carry: ours 0xffffffff, ptxas 0xfffffffe
+    # (test_f32_ne_of_an_integer_set_result_is_ordered)
+    ("f32_ne_of_integer_set_s34003205.ptx", "f32 ne of an integer set result compares the integers"),
     # campaign 14 (sm_120), seed 26000131: `neg.ftz.f16` of the canonicalised `neg.f16` of a
     # `cnot.b16` result, ours 0x0000, ptxas 0x8000 (test_neg_f16_of_a_cnot_result_flips_the_sign_bit)
     ("neg_f16_of_cnot_s26000131.ptx", "neg.f16 of a cnot.b16 result as integer negation"),

@@ -1286,3 +1286,34 @@ def test_16bit_unsigned_shift_of_a_half_set_result_keeps_16_bits():
     assert ours == [1]
     assert theirs == [0xE001]
 
+
+
+NE_OF_AN_INTEGER_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    set.eq.ftz.s32.f32 %r1, %r0, %r0;
+    set.ne.u32.f32 %r3, 0f00000000, %r1;
+    st.global.u32 [%d0], %r3;
+    st.global.u32 [%d0+4], %r1;
+    ret;
+}
+"""
+
+
+def test_f32_ne_of_an_integer_set_result_is_ordered():
+    """`set.eq.ftz.s32.f32 r1, x, x` gives -1 for a number x (0xffffffff: a NaN as f32);
+    `set.ne.u32.f32 r3, 0.0, r1` is then false by the manual (ne is ordered: false when an
+    operand is NaN). ptxas 13.5.37 compares the integers (-1 != 0: true, 0xffffffff); with a
+    loaded 0.0 instead of the literal, or a loaded 0xffffffff instead of r1, its compare is
+    ordered. Fuzz seed 34003205
+    (campaign 23, sm_89, reduced: an add.cc of the two set results)."""
+    ours, theirs = _run_both(NE_OF_AN_INTEGER_SET, [0x3F800000], out_words=2)
+    assert ours == [0, 0xFFFFFFFF]
+    assert theirs == [0xFFFFFFFF, 0xFFFFFFFF]
+    # x a NaN: r1 = 0, ne(0.0, 0.0) is false for both
+    assert _run_both(NE_OF_AN_INTEGER_SET, [0x7FC00000], out_words=2) == [[0, 0], [0, 0]]

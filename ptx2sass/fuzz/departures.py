@@ -267,6 +267,18 @@ def merged_load_read_by_mma(ptx: str, listing: str) -> bool:
     return _read_by(ptx, merged_narrow_loads(ptx, listing), r"mma\.")
 
 
+_INTEGER_SET = re.compile(r"^\s*(?:@!?%\w+\s+)?set\.\w+(?:\.ftz)?\.[su]32\.f(?:16|32|64) (%\w+),", re.M)
+_F32_NE = re.compile(r"^\s*(?:@!?%\w+\s+)?setp?\.ne(?:\.\w+)*\.f32 [^,]+(?:\|%\w+)?, ([^;]*);", re.M)
+
+
+def ne_of_an_integer_set_result(ptx: str, listing: str) -> bool:
+    """An f32 `set`/`setp.ne` reads a `set.<cmp>.s32` result (0 or -1: -1 is a NaN as f32).
+    ptxas 13.5.37 folds such a compare as an integer one, so `ne(0.0, -1)` is true where the
+    manual's ordered `ne` with a NaN operand is false (campaign 23, seed 34003205)."""
+    sets = set(_INTEGER_SET.findall(ptx))
+    return any(re.search(re.escape(r) + r"\b", m.group(1)) for m in _F32_NE.finditer(ptx) for r in sets)
+
+
 _SATURATED_S32 = re.compile(r"^\s*(?:@!?%\w+\s+)?\w+(?:\.\w+)*\.sat\.s32 (%\w+),", re.M)
 _FLOAT_MINMAX = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:min|max)(?:\.\w+)*\.f32 %\w+, ([^;]*);", re.M)
 
@@ -476,6 +488,17 @@ DEPARTURES: tuple[Departure, ...] = (
         video_reads_a_uniform_index_as_a_register,
         lambda ours, theirs, width: ours != theirs,
         reads=video_uniform_index_reads),
+    # `set.ne.f32` of a `set.<cmp>.s32` result (0 or -1, which is a NaN as f32): ptxas
+    # compares the integers, true for -1 != 0.0 where the manual's ordered ne is false
+    # (campaign 23, seed 34003205 on sm_89): any value downstream.
+    Departure(
+        "f32 ne of an integer set result compares the integers",
+        "test_f32_ne_of_an_integer_set_result_is_ordered",
+        r".",
+        (r"\bset\.\w+(\.ftz)?\.[su]32\.f(16|32|64)\b", r"\bsetp?\.ne(\.\w+)*\.f32\b"),
+        "",
+        lambda ours, theirs, width: ours != theirs,
+        ne_of_an_integer_set_result),
     # `setp.<op>.<and|or|xor>.ftz.f32 p, a, b, q` feeding a branch: ptxas folds the boolean
     # into `@!Q BRA P, target` and writes the compare without .FTZ, so subnormal inputs
     # take the other path (seed 25000269): any value downstream of the branch.
