@@ -225,6 +225,10 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 23 (sm_89), seed 34003432: a shr.b16 result packed beside an e5m2x2 pair by
+    # mov.b64 and unpacked again: ours 0x0000 (the shift), ptxas 0x9952 (the pair)
+    # (test_half_unpacked_beside_an_fp8_pair_is_its_own)
+    ("half_beside_fp8_pair_s34003432.ptx", "half beside an FP8 pair merged by F2FP is read from the wrong half"),
     # campaign 23 (sm_89), seed 34003205: `set.ne.u32.f32` of a folded 0.0 and a
     # `set.eq.ftz.s32.f32` result (-1), added with carry: ours 0xffffffff, ptxas 0xfffffffe
     # (test_f32_ne_of_an_integer_set_result_is_ordered)

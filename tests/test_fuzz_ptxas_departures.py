@@ -1317,3 +1317,39 @@ def test_f32_ne_of_an_integer_set_result_is_ordered():
     assert theirs == [0xFFFFFFFF, 0xFFFFFFFF]
     # x a NaN: r1 = 0, ne(0.0, 0.0) is false for both
     assert _run_both(NE_OF_AN_INTEGER_SET, [0x7FC00000], out_words=2) == [[0, 0], [0, 0]]
+
+
+HALF_BESIDE_AN_FP8_PAIR = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .b32 p)
+{
+    .reg .b16 %h<6>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<3>;
+    ld.param.u64 %d1, [out];
+    ld.param.u64 %d2, [in];
+    ld.global.u32 %r0, [%d2];
+    ld.global.s16 %h0, [%d2+4];
+    ld.global.u8 %h2, [%d2+8];
+    ld.param.b32 %r1, [p];
+    shr.b16 %h1, %h0, %r0;
+    cvt.rn.satfinite.e5m2x2.f16x2 %h3, %r1;
+    mov.b64 %d0, {%h2, %h0, %h3, %h1};
+    mov.b64 {%h1, %h3, %h4, %h5}, %d0;
+    st.global.b64 [%d1], %d0;
+    st.global.b16 [%d1+8], %h5;
+    ret;
+}
+"""
+
+
+def test_half_unpacked_beside_an_fp8_pair_is_its_own():
+    """`mov.b64 d, {h2, h0, h3, h1}` then `mov.b64 {., ., ., h5}, d`: h5 is h1 (the manual's
+    packing order), here 0x1234 >> 3 = 0x246, and d's high word is h3 | h1 << 16 with h3 the
+    FP8 pair of 1.0, 1.0 in e5m2 (0x3c3c). ptxas 13.5.37 writes h3 as `F2FP.SATFINITE.E5M2.
+    F16.UNPACK_B_MERGE_C R9, c[0x0][0x178], R9` (h1 merged above the pair), stores d right,
+    and stores R9's low half, the pair, as h5. Fuzz seed 34003432 (campaign 23, sm_89)."""
+    import numpy as np
+    ours, theirs = _run_both(HALF_BESIDE_AN_FP8_PAIR, [3, 0x1234, 7], params=(np.uint32(0x3C003C00),),
+                             out_words=3)
+    assert ours == [0x12340007, 0x02463C3C, 0x246]
+    assert theirs == [0x12340007, 0x02463C3C, 0x3C3C]
