@@ -1,0 +1,25 @@
+"""ptxas's sm_121 schedules that the hazard checker flagged before blackwell.json (sm_120's
+and sm_121's latency table) learnt the fact each one shows: programs of the lead's fuzz
+campaign 24 (seeds 35000000-, held out until seen), peeled as a campaign does. ptxas's code is
+taken as hazard-free, so a hazard the checker finds in it is the table's error.
+"""
+from pathlib import Path
+
+import pytest
+
+from ptxas_schedules import hazards_in_ptxas_cubin
+
+HERE = Path(__file__).resolve().parent / "ptxas_sm121_schedules"
+
+# seed -> the fact its ptxas cubin needs (what the checker flagged before)
+RULES = {
+    "35000246": "VOTEU's UP read by UPLOP3 1 after",
+    "35000290": "IADD -> IMAD.WIDE's addend high half 3",
+    "35000337": "HSET2 -> HSETP2 4",
+}
+
+
+@pytest.mark.parametrize("seed", sorted(RULES))
+def test_ptxas_sm121_schedule_has_no_hazard(seed):
+    hazards = hazards_in_ptxas_cubin(HERE / f"s{seed}.ptx", "sm_121")
+    assert not hazards, f"{RULES[seed]}: {hazards[0].message}"
