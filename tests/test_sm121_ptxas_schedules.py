@@ -16,6 +16,7 @@ RULES = {
     "35000246": "VOTEU's UP read by UPLOP3 1 after",
     "35000290": "IADD -> IMAD.WIDE's addend high half 3",
     "35000337": "HSET2 -> HSETP2 4",
+    "35000994": "IDP -> IMAD.HI's addend high half 2",
 }
 
 

@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent / "ptxas_sm89_schedules"
 # seed -> the fact its ptxas cubin needs (what the checker flagged before)
 RULES = {
     "34000492": "`DEPBAR.LE SB0, 0x0, {1}` also waits for SB1 (an R2UR's result read after it)",
+    "34004672": "HSET2 -> SUST's data 4",
 }
 
 
