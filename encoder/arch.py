@@ -67,6 +67,14 @@ class Target:
     # writes it: R_CUDA_ABS47_34 in .rel on sm_75-89, type 0x4b in .rela from sm_90 (the
     # sm_8x type patches other bits there: the H200 faulted on -g calls, GPU run 14)
     call_relocation: tuple[int, bool] = (0x3A, False)
+    # The relocation of a read of a module `.const` variable in relocatable output (-c), as
+    # ptxas 13.5.37 writes it: (type for ULDC/LDCU, type for the others, whether the word
+    # keeps bank 3 (the relocated field is then the offset alone), whether always `.rela`).
+    # sm_75-89: R_CUDA_CONST_FIELD19_40 (0x40) over bank and offset, in `.rel` where the
+    # offset into the variable is 0 and `.rela` with it as addend otherwise; sm_90:
+    # R_CUDA_CONST_FIELD21_38 (0x42), `.rela`; sm_100/120: ULDC's LDCU takes
+    # R_CUDA_CONST_FIELD22_37 (0x73)
+    const_relocation: tuple[int, int, bool, bool] = (0x40, 0x40, False, False)
     # Which loops whose only divergence is their own exit get a YIELD (ptx2sass/loop_yield.py,
     # read off ptxas 13.5): "divergent" (sm_75-89) every such loop with an atomic or a
     # strong access; "waits" (sm_90 and later) only one with a strong store, or whose
@@ -392,7 +400,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       loop_yield_own_exit="waits", call_relocation=(0x4B, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       loop_yield_own_exit="waits", call_relocation=(0x4B, True), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
                        cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper",
@@ -424,6 +432,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=Tr
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
+                          const_relocation=(0x73, 0x42, True, True),
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,

@@ -26,7 +26,7 @@ from . import table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, half_kind, operand_shape,
                      parse_view, render_shape, render_view, undo_edits, ungapped, use_family, value_class)
 from .arch import ARCHS, UnknownArch, target
-from .model import Control, Imm, Instruction, Label, Reloc
+from .model import Control, ConstRef, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
 TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")   # no pathlib: start-up
@@ -875,7 +875,7 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     gets those bits."""
     from . import sass_text
     family_of(arch)
-    ins, relocated = without_relocations(ins)
+    ins, relocated = without_relocations(ins, arch)
     if relocated:
         if relocations is None:
             raise EncodeError(f"{ins.mnemonic}: operand {relocated[0][1]} needs a relocation "
@@ -917,17 +917,22 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     return word | ins.control.pack() << CONTROL_SHIFT
 
 
-def without_relocations(ins: Instruction) -> tuple[Instruction, list[tuple[int, object]]]:
+def without_relocations(ins: Instruction, arch: str | None = None) -> tuple[Instruction, list[tuple[int, object]]]:
     """`ins` with its relocated operands as the zero immediate the word holds under the
-    relocation, and the (operand index, operand) of each: a `Reloc` (`32@hi(sym)`) and a
+    relocation, and the (operand index, operand) of each: a `Reloc` (`32@hi(sym)`), a
     `CALL.ABS`/`JMP.ABS` target that is a symbol, not an offset (a call to another function
-    of a relocatable cubin)."""
+    of a relocatable cubin), and a module `.const` variable's constant (`ConstRef.reloc`:
+    offset 0, and bank 0 where the relocated field holds the bank too)."""
     ops, found = [], []
     absolute = "ABS" in ins.modifiers
     for i, op in enumerate(ins.operands):
         if isinstance(op, Reloc) or (absolute and isinstance(op, Label) and op.offset is None):
             found.append((i, op))
             op = Imm(0)
+        elif isinstance(op, ConstRef) and op.reloc is not None:
+            found.append((i, op))
+            keeps_bank = target(arch).const_relocation[2] if arch is not None else True
+            op = replace(op, offset=0, bank=op.bank if keeps_bank else 0, reloc=None)
         ops.append(op)
     return (replace(ins, operands=tuple(ops)) if found else ins), found
 

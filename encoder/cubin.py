@@ -34,6 +34,7 @@ from .nvinfo import (ATTRIBUTE_CODES, MULTICAST_BULK_5F, UNNAMED_5F, Fmt, KParam
 SHT_CUDA_INFO = 0x70000000
 SHT_CUDA_CALLGRAPH = 0x70000001
 SHT_CUDA_CONSTANT0_REL = 0x70000064   # `.nv.constant0.<k>` in relocatable (-c) output
+SHT_CUDA_CONSTANT3_REL = 0x70000067   # `.nv.constant3` (module `.const` variables) in relocatable output
 SHT_CUDA_SHARED_REL = 0x7000000A      # `.nv.shared.<k>` in relocatable (-c) output
 SHN_LORESERVE = 0xFF00
 SHN_COMMON = 0xFFF2      # a COMMON symbol (the linker allocates it; value: its alignment)

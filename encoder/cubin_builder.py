@@ -21,7 +21,7 @@ import struct
 from ptx2sass import __version__
 
 from .arch import UnknownArch, arch_info
-from .cubin import (SHN_COMMON, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
+from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
@@ -42,6 +42,7 @@ STT_CUDA_OBJECT = 13
 HANDLE_SYMBOL_TYPE = {"texref": 10, "samplerref": 11, "surfref": 12}
 HANDLE_RELOCATION = {"texref": 6, "samplerref": 7, "surfref": 52}   # R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX
 STO_CUDA_GLOBAL = 0x20
+STO_CUDA_CONSTANT = 0x80        # relocatable output: a `.const` variable's symbol (ptxas 13.5.37 -c)
 STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
 # Where each `.nv.info.<k>` record goes, as ptxas 13.5 orders them, per `Target.cubin_style`
@@ -480,13 +481,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                       SHF_ALLOC | SHF_WRITE, align, nobits_size=len(blob)))
         else:
             flags = SHF_ALLOC | (SHF_WRITE if sec_name == ".nv.global.init" else 0)
-            kind = SHT_CUDA_GLOBAL_INIT if relocatable and sec_name == ".nv.global.init" else SHT_PROGBITS
+            kind = (SHT_CUDA_GLOBAL_INIT if relocatable and sec_name == ".nv.global.init"
+                    else SHT_CUDA_CONSTANT3_REL if relocatable and sec_name == ".nv.constant3" else SHT_PROGBITS)
             c.sections.append(Section(sec_name, kind, flags, align, data=bytes(blob)))
 
     # Symbols: notes, then per kernel (file order) its sections, module data after the first
     # kernel's text, then the module sections, then the kernels' function symbols.
     syms = c.symbols
     object_kind = ((STT_CUDA_OBJECT, STO_CUDA_GLOBAL) if relocatable else (STT_OBJECT, 0))
+
+    def other_of(g: GlobalVar) -> int:
+        return STO_CUDA_CONSTANT if relocatable and g.section == ".nv.constant3" else object_kind[1]
 
     def section_symbol(name: str) -> int:
         syms.append(Symbol(name, type=STT_SECTION, bind=STB_LOCAL, section=name))
@@ -574,7 +579,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     section_symbol(g.section)
                 if g.name not in visible:       # (visible ones: after the first kernel's)
                     syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
-                                       object_kind[1], section=g.section))
+                                       other_of(g), section=g.section))
                     var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
@@ -665,7 +670,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol("", other=STV_INTERNAL))
         if k is file_order[0]:       # relocatable: visible, undefined and COMMON variables
             exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
-                               STB_WEAK if g.name in weak else STB_GLOBAL, object_kind[1],
+                               STB_WEAK if g.name in weak else STB_GLOBAL, other_of(g),
                                section=g.section) for g in globals_ if g.name in visible]
             exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL, object_kind[1],
                                 shndx=SHN_COMMON if align else 0)

@@ -72,6 +72,9 @@ class ConstRef:
     # with a gap even with no selector after it: kept for printing only (the bits do not
     # depend on it: equal either way)
     gap: bool = field(default=False, compare=False)
+    # relocatable output (-c): (symbol, addend) of a module `.const` variable's read, whose
+    # bank-3 offset the linker writes (R_CUDA_CONST_FIELD*; `Target.const_relocation`)
+    reloc: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -244,12 +244,18 @@ R_CUDA_ABS32_32 = 0x37      # a symbol's whole 32-bit value (the descriptor size
 CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32}
 
 
-def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation) -> list:
+def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation,
+                      const_relocation=None) -> list:
     """The relocations of the word at `pc`: (offset, symbol name, type, addend or None)."""
     from ptx2sass.encoder.codec import without_relocations
     out = []
     for _, op in without_relocations(ins)[1]:
-        if isinstance(op, Reloc):
+        if isinstance(op, ConstRef):        # a module `.const` variable read in relocatable output
+            uniform_type, other_type, _, always_rela = const_relocation
+            symbol, addend = op.reloc
+            kind = uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
+            out.append((pc, symbol, kind, addend if addend or always_rela else None))
+        elif isinstance(op, Reloc):
             kind = CODE_RELOCATION[op.half]
             addend = labels[op.label] if op.label is not None else None
             if addend is None and op.half == "abs" and call_relocation[1]:
@@ -635,10 +641,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     words = bytearray()
     text_relocations = []
     call_relocation = arch_info(info.name).call_relocation
+    const_relocation = arch_info(info.name).const_relocation
     for pc, ins in enumerate(instructions):
         word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
-        text_relocations += _text_relocations(ins, 16 * pc, labels, call_relocation)
+        text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, call_relocation, const_relocation)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None

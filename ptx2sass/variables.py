@@ -42,6 +42,7 @@ EXTERN_SHARED_ALIGN = 16
 class Placement:
     space: str     # "global" (value: bank-4 slot); "const", "shared", "local", "param": byte offset
     value: int     # relocatable output: a "global"'s value is its symbol name (a str)
+    symbol: str | None = None   # relocatable output: a "const"'s symbol, whose reads the linker places
 
 
 @dataclass
@@ -268,7 +269,7 @@ def module_layout(module: ir.Module, filename: str | None = None,
             where = Placement("global", slots[name])
             out.globals_.append(GlobalVar(name, v.size, v.align, init, "global", offsets[name]))
         else:
-            where = Placement("const", const_offsets[name])
+            where = Placement("const", const_offsets[name], name if relocatable else None)
             out.globals_.append(GlobalVar(name, v.size, v.align, init or bytes(v.size), "const",
                                           const_offsets[name]))
         if fn_name is None:

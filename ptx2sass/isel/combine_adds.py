@@ -26,7 +26,7 @@ def _negated(op):
     if isinstance(op, Imm) and op.text is None and not op.neg:
         return Imm((-op.value) & 0xFFFFFFFF)
     if isinstance(op, ConstRef):
-        return ConstRef(op.bank, op.offset, neg=not op.neg)
+        return ConstRef(op.bank, op.offset, neg=not op.neg, reloc=op.reloc)
     if isinstance(op, Reg) and op.is_zero:
         return op
     return None

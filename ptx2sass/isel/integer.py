@@ -129,7 +129,7 @@ class IntegerSelection:
         if isinstance(op, Reg) and op.is_zero:
             return op
         if isinstance(op, ConstRef):
-            return ConstRef(op.bank, op.offset, neg=not op.neg)
+            return ConstRef(op.bank, op.offset, neg=not op.neg, reloc=op.reloc)
         raise self.unsupported("negating this operand")
 
     def invert(self, op):

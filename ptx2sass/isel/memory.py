@@ -200,6 +200,9 @@ class MemorySelection:
 
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
+        if getattr(p, "symbol", None) is not None:
+            # ptxas -c: `UMOV UR, (var)` with a relocation (type 0x3b) the linker fills
+            raise self.unsupported("the address of a module .const variable in relocatable output (-c)")
         base, off = self.window_location(p, offset)
         if base is not None and off:
             d = into or VOp(self.mf.new_vreg())
@@ -648,15 +651,22 @@ class MemorySelection:
         bits = _bits(ins.type)
         if not isinstance(addr, ir.Address) or bits > 64:
             raise self.unsupported(f"`ld.const.{ins.type}`")
-        base, at, ureg = addr.base, addr.offset, None
+        base, at, ureg, symbol = addr.base, addr.offset, None, None
         if isinstance(base, ir.Symbol):
             p = self.placement(base)
             if p.space != "const":
                 raise self.unsupported(f"`ld.const` of the .{p.space} variable `{base.name}`")
             at += p.value + base.offset
+            symbol = p.symbol and (p.symbol, p.value)
         elif isinstance(base, ir.Value):
             r = self.vreg(base)
             ureg = VOp(r, 0 if r.width > 1 else None)
+
+        def bank3(offset: int, **kw) -> ConstRef:
+            """The constant at `offset` of bank 3; in relocatable output the variable's
+            symbol and the offset into it go with it (the linker places the variable)."""
+            reloc = (symbol[0], offset - symbol[1]) if symbol else None
+            return ConstRef(3, offset, reloc=reloc, **kw)
         n = len(ins.dests)
         if bits < 32 and n > 1 and n * bits in (32, 64):      # one word (or two), then fields
             words = n * bits // 32
@@ -666,9 +676,9 @@ class MemorySelection:
             for w in range(words):
                 part = VOp(t, w if words > 1 else None)
                 if ureg is None:
-                    self.move(part, ConstRef(3, at + 4 * w))
+                    self.move(part, bank3(at + 4 * w))
                 else:
-                    self.emit("LDC", (), [part, ConstRef(3, at + 4 * w, ureg=ureg)])
+                    self.emit("LDC", (), [part, bank3(at + 4 * w, ureg=ureg)])
             for k, d in enumerate(ins.dests):
                 word = VOp(t, (k * bits) // 32 if words > 1 else None)
                 self.extract_field(d, word, ((k * bits) % 32) // 8, bits, ins.type)
@@ -681,15 +691,15 @@ class MemorySelection:
                 self.begin_wide(d)
             target = self.dst(d, 0) if narrow else self.dst_whole(d)
             if ureg is not None:
-                self.emit("LDC", _size_modifier(ins.type, True), [target, ConstRef(3, where, ureg=ureg)])
+                self.emit("LDC", _size_modifier(ins.type, True), [target, bank3(where, ureg=ureg)])
             elif bits >= 32 and where % 4 == 0:
                 if self.vreg(d).width > 1 and not narrow:
                     self.begin_wide(d)
                 for k in range(bits // 32 if narrow else self.vreg(d).width):
-                    self.move(self.dst(d, k), ConstRef(3, where + 4 * k))
+                    self.move(self.dst(d, k), bank3(where + 4 * k))
             else:     # a byte or half of a constant word
                 t = VOp(self.mf.new_vreg())
-                self.move(t, ConstRef(3, where & ~3))
+                self.move(t, bank3(where & ~3))
                 if narrow:
                     field = VOp(self.mf.new_vreg())
                     self.extract_field_into(field, t, where % 4, bits, ins.type, extend=True)
