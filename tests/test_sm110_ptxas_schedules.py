@@ -38,6 +38,7 @@ RULES = {
     "33003835": "USHF -> UIMAD.WIDE's addend 4",
     "33002760": "UBREV -> UIMAD 4",
     "33003144": "IMAD.HI's carry-out -> IADD3.X 7",
+    "33002525": "PLOP3 -> R2UR.OR's predicate 2 (as sm_90)",
     "33000338": "a SYNCS.ARRIVE's result overwrites a register an earlier SYNCS.PHASECHK reads under a "
                 "read scoreboard without waiting on it (SYNCS reads in order: store_queue SYNCS)",
 }
