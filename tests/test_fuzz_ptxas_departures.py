@@ -1320,7 +1320,7 @@ def test_f32_ne_of_an_integer_set_result_is_ordered():
     assert _run_both(NE_OF_AN_INTEGER_SET, [0x7FC00000], out_words=2) == [[0, 0], [0, 0]]
 
 
-U16_SET_OF_A_HALF_SET = """
+U16_SET_OF_A_HALF_SET = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {
     .reg .b16 %h<4>;
@@ -1346,13 +1346,13 @@ def test_u16_set_of_a_half_set_result_compares_its_16_bits(target):
     (u8.s8) as an A/B/C element, so one lane of D differed (ours 0x62, ptxas 0x59): not the
     mma or the emulator's sparse model (ptxas's sp-metadata routine on sm_10x gives NumPy's D
     for ordered and random metadata, selectors 0 and 1, in the emulator)."""
-    src = f".version 9.0\n.target {target}\n.address_size 64\n" + U16_SET_OF_A_HALF_SET
+    src = U16_SET_OF_A_HALF_SET.replace(HEAD, f".version 9.0\n.target {target}\n.address_size 64\n")
     assert _run_both(src, [0x4000], arch=target) == [[0], [0xFFFFFFFF]]
     # x = 0.125 (0x3000): 0x3c00 > 0x3000 is true either way
     assert _run_both(src, [0x3000], arch=target) == [[0xFFFFFFFF], [0xFFFFFFFF]]
 
 
-S64_OF_A_HALF_SET_WITH_A_CALL = """
+S64_OF_A_HALF_SET_WITH_A_CALL = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {
     .reg .pred %p<2>;
@@ -1382,7 +1382,7 @@ def test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls(target):
     division's slow path (`div.rz.ftz.f32`), writes the set as `SEL R, RZ, 0x1`: the integer 1
     (as 28001234's neg.f32 and 30003385's cnot above). Without the division both give 15360.
     Campaign 22's 33002318 on sm_110 (reduced: /work/notes/open_33002318.ptx)."""
-    src = f".version 9.0\n.target {target}\n.address_size 64\n" + S64_OF_A_HALF_SET_WITH_A_CALL
+    src = S64_OF_A_HALF_SET_WITH_A_CALL.replace(HEAD, f".version 9.0\n.target {target}\n.address_size 64\n")
     one = 0x3F800000
     ours, theirs = _run_both(src, [0x0105, one], out_words=4, arch=target)
     assert ours == [15360, 0, one, 0]
