@@ -25,6 +25,8 @@ FORMS = {("m16n8k16", "f16"): (2, 2, 3), ("m16n8k32", "f16"): (4, 4, 1),
 def _kernel(arch, shape, ab, ctype, sel, n_a, n_b, n_c, variant="sp", version="7.8", sat=""):
     if arch in ("sm_100", "sm_120"):      # their first PTX versions: 8.6 / 8.7
         version = max(version, "8.7")
+    if arch == "sm_110":
+        version = max(version, "9.0")
     regs = lambda first, n: "{" + ", ".join(f"%r{first + i}" for i in range(n)) + "}"
     if ctype in ("s32", "f16"):
         c, d = regs(8, n_c), regs(20, n_c)
@@ -213,3 +215,22 @@ def test_ordered_metadata_needs_ptx_8_5_as_ptxas_says():
     assert message in theirs.stderr
     with pytest.raises(CompileError, match=message.replace(".", r"\.")):
         codegen.compile_ptx(ptx, "sm_89", "k.ptx")
+
+
+@pytest.mark.parametrize("sel", [0, 1])
+def test_mma_sp_u8_s8_satfinite_on_sm110(sel):
+    """sm_110 (and sm_100): ptxas rewrites `.sp` metadata through a
+    `__cuda_sm_10x_imma_mdata_m16n8k32` call (quad shuffles and A byte swaps) before its
+    IMMA.SP; ours passes the metadata as it is. Both cubins give NumPy's D for the PTX ISA's
+    metadata in the emulator (campaign 22's 33003906 mismatch, `mma.sp` m16n8k32
+    .satfinite.s32.u8.s8, came from an input register, not from the mma)."""
+    ptx = _kernel("sm_110", "m16n8k32", ("u8", "s8"), "s32", sel, 2, 2, 4, sat=".satfinite")
+    words, want = _case("m16n8k32", "u8", "s32", sel, np.random.default_rng(7 + sel), "s8")
+    outs = []
+    for cubin, check in ((codegen.compile_ptx(ptx, "sm_110", "k.ptx"), True),
+                         (oracle.ptxas(ptx, arch="sm_110").output, False)):
+        out = np.zeros(32 * 4, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, words.reshape(-1).copy()], hazard_check=check)
+        assert not (check and res.hazards), res.hazards
+        outs.append(_d_matrix(out, "s32"))
+    assert (outs[0] == want).all() and (outs[1] == want).all()

@@ -22,6 +22,10 @@ PINNED = ROOT / departures.TEST_FILE
 # miss (ours, theirs)): the values that file's test pins for ptx2sass and for ptxas, and a
 # pair the departure cannot give
 CASES = [
+    ("test_u16_set_of_a_half_set_result_compares_its_16_bits", "U16_SET_OF_A_HALF_SET",
+     "set.gt.s32.u16", 0, 0xFFFFFFFF, 32, (0, 0)),
+    ("test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls", "S64_OF_A_HALF_SET_WITH_A_CALL",
+     "cvt.s64.s16", 0x3C00, 1, 64, (0x3C00, 2)),
     ("test_cvt_rzi_of_a_cnot_result_as_f16_truncates_to_zero", "CVT_RZI_OF_A_CNOT_RESULT",
      "cvt.rzi.s8.f16", 0, 1, 16, (0, 2)),
     ("test_max_f32_of_a_saturated_mad_hi_is_the_maximum", "MAX_F32_OF_A_SATURATED_MAD_HI",
@@ -387,3 +391,15 @@ def test_reduced_program_whose_contended_counter_differs_on_an_unwritten_predica
     out = run_case(read_case(path.read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", "ptxas_wrong: ptxas reads a predicate it never writes"]
+
+
+@pytest.mark.parametrize("name, sig", [
+    ("half_set_as_integer_one_s33002318.ptx", "half set result as the integer 1 where the kernel calls"),
+    ("u16_set_of_half_set_into_mma_sp_s33003906.ptx", "16-bit integer set of a half set result reads both halves")])
+def test_campaign22_programs_are_ptxas_wrong(name, sig):
+    """Campaign 22 (sm_110): 33002318 reduced (cvt.s64.s16 of a set.geu.xor.f16.f32 result with
+    a div.rz.ftz.f32 in the kernel), 33003906 whole (set.gt.s32.u16 of a half set result, read
+    by an mma.sp as a source)."""
+    out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", f"ptxas_wrong: {sig}"]

@@ -12,11 +12,12 @@ from ptx2sass import oracle
 HEAD = ".version 8.5\n.target sm_89\n.address_size 64\n"
 
 
-def _run_both(src, inputs, params=(), out_words=1, dtype=np.uint32):
+def _run_both(src, inputs, params=(), out_words=1, dtype=np.uint32, arch=None):
     import ptx2sass
     from ptx2sass.emu.launch import run
     results = []
-    for cubin, check in ((ptx2sass.compile(src), True), (oracle.ptxas(src).output, False)):
+    on = {"arch": arch} if arch else {}
+    for cubin, check in ((ptx2sass.compile(src, **on), True), (oracle.ptxas(src, **on).output, False)):
         out = np.zeros(out_words, dtype)
         run(cubin, "k", (1,), (1,), [out, np.array(inputs, np.uint32), *params], hazard_check=check)
         results.append([int(v) for v in out])
@@ -1353,3 +1354,77 @@ def test_half_unpacked_beside_an_fp8_pair_is_its_own():
                              out_words=3)
     assert ours == [0x12340007, 0x02463C3C, 0x246]
     assert theirs == [0x12340007, 0x02463C3C, 0x3C3C]
+
+
+
+U16_SET_OF_A_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<4>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b16 %h0, [%d1];
+    set.eq.f16.f16 %h1, %h0, %h0;
+    set.gt.s32.u16 %r1, %h1, %h0;
+    st.global.u32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_89", "sm_110"])
+def test_u16_set_of_a_half_set_result_compares_its_16_bits(target):
+    """`set.eq.f16.f16 h1, x, x` of x = 2.0 (0x4000) gives 1.0 (0x3c00); `set.gt.s32.u16 r,
+    h1, x` compares 0x3c00 > 0x4000 as u16: false, 0. ptxas 13.5.37 writes the half set as
+    HSET2.BF (0x3c003c00) and compares the whole 32-bit register: true, -1 (the setp form
+    above, here a `set`). Campaign 22's 33003906 on sm_110: the -1 went into an `mma.sp`
+    (u8.s8) as an A/B/C element, so one lane of D differed (ours 0x62, ptxas 0x59): not the
+    mma or the emulator's sparse model (ptxas's sp-metadata routine on sm_10x gives NumPy's D
+    for ordered and random metadata, selectors 0 and 1, in the emulator)."""
+    src = U16_SET_OF_A_HALF_SET.replace(HEAD, f".version 9.0\n.target {target}\n.address_size 64\n")
+    assert _run_both(src, [0x4000], arch=target) == [[0], [0xFFFFFFFF]]
+    # x = 0.125 (0x3000): 0x3c00 > 0x3000 is true either way
+    assert _run_both(src, [0x3000], arch=target) == [[0xFFFFFFFF], [0xFFFFFFFF]]
+
+
+S64_OF_A_HALF_SET_WITH_A_CALL = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .pred %p<2>;
+    .reg .b16 %h<4>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.s8 %r0, [%d1];
+    ld.global.u8 %h1, [%d1+1];
+    setp.ne.u16 %p0, %h1, 0;
+    ld.global.f32 %r1, [%d1+4];
+    set.geu.xor.f16.f32 %h0, %r0, %r0, !%p0;
+    div.rz.ftz.f32 %r2, %r1, %r1;
+    cvt.s64.s16 %d2, %h0;
+    st.global.b64 [%d0], %d2;
+    st.global.f32 [%d0+8], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_89", "sm_110"])
+def test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls(target):
+    """`set.geu.xor.f16.f32 h, 5, 5, !p` with p true: geu is true, xor false: true, 1.0 as
+    f16 = 0x3c00; `cvt.s64.s16` of it gives 15360. ptxas 13.5.37, when the kernel calls the
+    division's slow path (`div.rz.ftz.f32`), writes the set as `SEL R, RZ, 0x1`: the integer 1
+    (as 28001234's neg.f32 and 30003385's cnot above). Without the division both give 15360.
+    Campaign 22's 33002318 on sm_110 (reduced: /work/notes/open_33002318.ptx)."""
+    src = S64_OF_A_HALF_SET_WITH_A_CALL.replace(HEAD, f".version 9.0\n.target {target}\n.address_size 64\n")
+    one = 0x3F800000
+    ours, theirs = _run_both(src, [0x0105, one], out_words=4, arch=target)
+    assert ours == [15360, 0, one, 0]
+    assert theirs == [1, 0, one, 0]
+    # p false: true xor true = false, +0 from both
+    assert _run_both(src, [0x0005, one], out_words=4, arch=target) == [[0, 0, one, 0]] * 2
+    without_call = src.replace("    div.rz.ftz.f32 %r2, %r1, %r1;\n", "    mov.b32 %r2, %r1;\n")
+    assert _run_both(without_call, [0x0105, one], out_words=4, arch=target) == [[15360, 0, one, 0]] * 2

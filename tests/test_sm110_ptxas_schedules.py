@@ -33,6 +33,14 @@ RULES = {
     "33000687": "HFMA2 -> HADD2 4",
     "33001409": "VOTEU's UP read by USEL 1 after",
     "33000695": "IADD3 -> IMAD.HI's addend high half 3",
+    # branch triage25: campaign 22's single-program distances
+    "33004171": "LOP3 -> IMAD.HI's addend high half 3",
+    "33003835": "USHF -> UIMAD.WIDE's addend 4",
+    "33002760": "UBREV -> UIMAD 4",
+    "33003144": "IMAD.HI's carry-out -> IADD3.X 7",
+    "33002525": "PLOP3 -> R2UR.OR's predicate 2 (as sm_90)",
+    "33000338": "a SYNCS.ARRIVE's result overwrites a register an earlier SYNCS.PHASECHK reads under a "
+                "read scoreboard without waiting on it (SYNCS reads in order: store_queue SYNCS)",
 }
 
 

@@ -374,6 +374,26 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bset\.\w+(\.\w+)*\.f16\.f16\b",),
         r"\bHSET2\.BF\b",
         lambda ours, theirs, width: {ours, theirs} == {0, 1}),
+    # the same with an integer `set` (-1 or 0) of the half set result: a true half set compares
+    # as 0x3c003c00, so `set.gt.s32.u16` of 1.0 and 2.0 gives -1 (campaign 22's 33003906 on
+    # sm_110, seen through an `mma.sp` that took the set's register as a source: any value there).
+    Departure(
+        "16-bit integer set of a half set result reads both halves",
+        "test_u16_set_of_a_half_set_result_compares_its_16_bits",
+        r"^(set\.\w+(\.(and|or|xor))?\.[su]32\.[usb]16|mma(\.\w+)+\.[su](8|4)(\.\w+)*)$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.f16 (%\w+),[^;]*;[\s\S]*\bset\.\w+(\.(and|or|xor))?\.[su]32\.[usb]16 %\w+, (\2\b|[^;]*, \2;)",),
+        r"\bHSET2\.BF\b",
+        lambda ours, theirs, width: ours != theirs),
+    # a 16-bit integer read (cvt.s64.s16) of a `set.*.f16` result where the kernel has a CALL
+    # (a division's slow path): ptxas writes the set as `SEL R, RZ, 0x1` (the integer 1) where
+    # the manual's 1.0 is 0x3c00 (campaign 22's 33002318 on sm_110; as 28001234/30003385).
+    Departure(
+        "half set result as the integer 1 where the kernel calls",
+        "test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls",
+        r"^cvt\.[su](16|32|64)\.[su]16$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.f(16|32|64)\b", r"\bdiv(\.\w+)*\.f(32|64)\b"),
+        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
+        lambda ours, theirs, width: (ours, theirs) == (0x3C00, 1)),
     # a result computed from a predicate ptxas never writes (it dropped the computation that
     # should have set it): a uniform one no instruction writes, or one no path of its
     # function writes (fn2 of seed 22005165 reads the caller's P6): any value, any instruction.
