@@ -17,6 +17,8 @@ RULES = {
     "35000290": "IADD -> IMAD.WIDE's addend high half 3",
     "35000337": "HSET2 -> HSETP2 4",
     "35000994": "IDP -> IMAD.HI's addend high half 2",
+    "35001454": "UF2I -> UIMAD 4",
+    "35001803": "UIMNMX -> UIMAD.WIDE 5",
 }
 
 

@@ -15,6 +15,7 @@ HERE = Path(__file__).resolve().parent / "ptxas_sm89_schedules"
 RULES = {
     "34000492": "`DEPBAR.LE SB0, 0x0, {1}` also waits for SB1 (an R2UR's result read after it)",
     "34004672": "HSET2 -> SUST's data 4",
+    "34005581": "CS2R -> I2F.U64 5",
 }
 
 
