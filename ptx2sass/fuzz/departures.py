@@ -508,17 +508,19 @@ DEPARTURES: tuple[Departure, ...] = (
         video_reads_a_uniform_index_as_a_register,
         lambda ours, theirs, width: ours != theirs,
         reads=video_uniform_index_reads),
-    # `cvt.rn.satfinite.e5m2x2.f16x2 h3, r` packed beside another 16-bit value h1 by
-    # `mov.b64 d, {., ., h3, h1}` and unpacked again: ptxas computes h3 with
-    # `F2FP...UNPACK_B_MERGE_C R, c, Rh1` (h1 above the FP8 pair in one register) and then
-    # stores that register's low half as the unpacked h1 (campaign 23, seed 34003432 on
-    # sm_89): the unpacked half differs.
+    # `cvt.rn.satfinite.e5m2x2.f16x2 h3, r` packed beside another 16-bit value h1 (`mov.b64
+    # d, {., ., h3, h1}` then unpacked again, or stored as a `.v2`/`.v4` of 16-bit values):
+    # ptxas computes h3 with `F2FP...UNPACK_B_MERGE_C R, c, Rh1` (h1 merged into the same
+    # register) and then reads one half of that register for both values (campaign 23,
+    # seed 34003432, sm_89: the unpacked h1 is the pair; campaign 24, seed 35001701, sm_121:
+    # `st.v2.u16 {h0, h1}` stores one half twice): any value downstream.
     Departure(
         "half beside an FP8 pair merged by F2FP is read from the wrong half",
         "test_half_unpacked_beside_an_fp8_pair_is_its_own",
-        r"^mov\.b64$",
-        (r"\bcvt\.rn(\.\w+)*\.e[45]m[23]x2\.f16x2\b", r"\bmov\.b64 \{%\w+, %\w+, %\w+, %\w+\}, %\w+;"),
-        r"\bF2FP(\.\w+)*\.UNPACK_B_MERGE_C\b",
+        r".",
+        (r"\bcvt\.rn(\.\w+)*\.e[45]m[23]x2\.f16x2\b",
+         r"\bmov\.b64 \{%\w+, %\w+, %\w+, %\w+\}, %\w+;|\bst(\.\w+)*\.v[24]\.[bus]16 "),
+        r"\bF2FP(\.\w+)*\.UNPACK_B_MERGE_C R\d+, [^,]+, R(?!Z)\d+",
         lambda ours, theirs, width: ours != theirs),
     # `set.ne.f32` of a `set.<cmp>.s32` result (0 or -1, which is a NaN as f32): ptxas
     # compares the integers, true for -1 != 0.0 where the manual's ordered ne is false
