@@ -19,6 +19,7 @@ RULES = {
     "35000994": "IDP -> IMAD.HI's addend high half 2",
     "35001454": "UF2I -> UIMAD 4",
     "35001803": "UIMNMX -> UIMAD.WIDE 5",
+    "35002426": "LOP3 -> IMAD.HI's addend high half 4",
 }
 
 
