@@ -279,6 +279,15 @@ def ne_of_an_integer_set_result(ptx: str, listing: str) -> bool:
     return any(re.search(re.escape(r) + r"\b", m.group(1)) for m in _F32_NE.finditer(ptx) for r in sets)
 
 
+_CNOT = re.compile(r"^\s*(?:@!?%\w+\s+)?cnot\.b32 (%\w+),", re.M)
+_SHIFT16_BY = re.compile(r"^\s*(?:@!?%\w+\s+)?sh[lr]\.[bus]16 %\w+, [^,]+, (%\w+);", re.M)
+
+
+def shift16_by_a_cnot_result(ptx: str, listing: str) -> bool:
+    """A 16-bit shift whose amount register a `cnot.b32` wrote (the departure below)."""
+    return bool(set(_CNOT.findall(ptx)) & set(_SHIFT16_BY.findall(ptx)))
+
+
 _SATURATED_S32 = re.compile(r"^\s*(?:@!?%\w+\s+)?\w+(?:\.\w+)*\.sat\.s32 (%\w+),", re.M)
 _FLOAT_MINMAX = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:min|max)(?:\.\w+)*\.f32 %\w+, ([^;]*);", re.M)
 
@@ -415,6 +424,17 @@ DEPARTURES: tuple[Departure, ...] = (
         "",
         lambda ours, theirs, width: width == 16 and (
             ours == (theirs << 1) & 0xFFFF or ours == theirs >> 1 or theirs == 0) and ours != theirs),
+    # the same shift read by later instructions (campaign 23, seed 34006593: `cvt.rm.sat.f32.u8`
+    # of `shr.b16 h1, h0, cnot(r)`: 1.0 from ours, 0 from ptxas): any value downstream of a
+    # shift whose amount a cnot wrote.
+    Departure(
+        "16-bit shift by a cnot result does not shift by it (downstream)",
+        "test_16bit_left_shift_by_a_cnot_result_shifts_by_it",
+        r"^(?!sh[lr]\.[bus]16$)",
+        (r"\bcnot\.b32\b", r"\bsh[lr]\.[bus]16\b"),
+        "",
+        lambda ours, theirs, width: ours != theirs,
+        shift16_by_a_cnot_result),
     # fp8 mma on sm_90 (no QMMA: widened to f16, two HMMAs, C added by FADD/HADD2) whose D
     # shares a register with C: ptxas writes D[k] before it adds that register as a later
     # C[j] (seeds 25000665/724/761; 25000778 sees it through a later vabsdiff): any value.
