@@ -399,10 +399,13 @@ DEPARTURES: tuple[Departure, ...] = (
     Departure(
         "half set result as the integer 1 where the kernel calls",
         "test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls",
-        r"^cvt\.[su](16|32|64)\.[su]16$",
-        (r"\bset\.\w+(\.\w+)*\.f16\.f(16|32|64)\b", r"\bdiv(\.\w+)*\.f(32|64)\b"),
-        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
-        lambda ours, theirs, width: (ours, theirs) == (0x3C00, 1)),
+        r"^cvt(\.r[nzmp])?\.[suf](16|32|64)\.[su]16$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.[bfsu](16|32|64)\b", r"\b(div|sqrt|rcp)(\.\w+)*\.f(32|64)\b"),
+        r"\b(SEL R\d+, RZ, 0x1|FSEL R\d+, RZ, 1\.875), !?P[0-6] ",      # (1.875: 1.0's f64 high word)
+        # (the integer, or 15360.0 against 1.0 where the cvt's result is a float: campaign
+        # 24's 35002285, `cvt.rn.f64.s16` of `set.eq.xor.f16.b16` beside a `sqrt.rp.f64`)
+        lambda ours, theirs, width: (ours, theirs) in ((0x3C00, 1), (0x40CE000000000000, 0x3FF0000000000000),
+                                                       (0x46700000, 0x3F800000))),
     # a result computed from a predicate ptxas never writes (it dropped the computation that
     # should have set it): a uniform one no instruction writes, or one no path of its
     # function writes (fn2 of seed 22005165 reads the caller's P6): any value, any instruction.
