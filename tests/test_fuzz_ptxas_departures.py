@@ -1428,3 +1428,33 @@ def test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls(target):
     assert _run_both(src, [0x0005, one], out_words=4, arch=target) == [[0, 0, one, 0]] * 2
     without_call = src.replace("    div.rz.ftz.f32 %r2, %r1, %r1;\n", "    mov.b32 %r2, %r1;\n")
     assert _run_both(without_call, [0x0105, one], out_words=4, arch=target) == [[15360, 0, one, 0]] * 2
+
+
+FP8_PAIR_FROM_A_LOCAL_ARRAY = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .local .align 32 .b32 loc[16];
+    .reg .b16 %h<4>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d1, [out];
+    st.local.u32 [loc+32], 0x8ff34781;
+    st.local.u32 [loc+36], 0x2e2af13a;
+    mov.u64 %d0, loc;
+    ld.local.v4.u16 {%h0, %h2, %h3, %h1}, [%d0+32];
+    cvt.rn.f16x2.e4m3x2 %r0, %h2;
+    st.global.b32 [%d1], %r0;
+    ret;
+}
+"""
+
+
+def test_e4m3_pair_of_a_local_array_half_is_its_value():
+    """h2 is the second 16-bit element at loc+32: 0x8ff3, the e4m3 pair (0xf3, 0x8f) =
+    (-176, -0.029296875), as f16 0xd980 and 0xa780. ptxas 13.5.37 folds the stores into the
+    load and writes `F2FP.F16.E4M3.UNPACK_B R5, <immediate 0x24>`: 0x3200 (0.1875, 0); with
+    `cvt.u32.u16` instead of the conversion it forwards 0x8ff3 right, and a `mov.b16` of the
+    constant converts right too. Fuzz seed 35002150 (campaign 24, sm_121; sm_89 alike)."""
+    ours, theirs = _run_both(FP8_PAIR_FROM_A_LOCAL_ARRAY, [0])
+    assert ours == [0xA780D980]
+    assert theirs == [0x3200]
