@@ -20,6 +20,8 @@ RULES = {
     "35001454": "UF2I -> UIMAD 4",
     "35001803": "UIMNMX -> UIMAD.WIDE 5",
     "35002426": "LOP3 -> IMAD.HI's addend high half 4",
+    "35003176": "CS2R -> STG 5",
+    "35003277": "VOTEU's UP read by UISETP 1 after",
 }
 
 
