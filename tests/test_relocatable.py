@@ -203,7 +203,7 @@ def test_relocatable_cubin_is_built_like_ptxas(name):
     assert ours == theirs
 
 
-def _nvlink(*cubins: bytes, tmp_path) -> bytes:
+def _nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> bytes:
     nvlink = oracle.tool_path("ptxas").parent / "nvlink"
     if not nvlink.is_file():
         pytest.skip("nvlink not installed")
@@ -212,7 +212,7 @@ def _nvlink(*cubins: bytes, tmp_path) -> bytes:
         paths.append(tmp_path / f"m{i}.cubin")
         paths[-1].write_bytes(data)
     out = tmp_path / "linked.cubin"
-    r = subprocess.run([str(nvlink), "-arch=sm_89", *map(str, paths), "-o", str(out)],
+    r = subprocess.run([str(nvlink), f"-arch={arch}", *map(str, paths), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return out.read_bytes()
