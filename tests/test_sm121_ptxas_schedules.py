@@ -22,6 +22,9 @@ RULES = {
     "35002426": "LOP3 -> IMAD.HI's addend high half 4",
     "35003176": "CS2R -> STG 5",
     "35003277": "VOTEU's UP read by UISETP 1 after",
+    "35003490": "PLOP3 -> R2UR's predicate 2",
+    "35003579": "UFADD -> UIMAD 4",
+    "35003608": "UI2F -> UIMAD 5",
 }
 
 
