@@ -229,6 +229,9 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 23 (sm_89), seed 34008588: `cvt.rz.ftz.sat.f32.u32` of an `ld.param::func.s8`
+    # result: ours 1.0, ptxas 0 (test_u32_conversion_of_a_sign_extended_byte_is_unsigned)
+    ("u32_cvt_of_s8_parameter_s34008588.ptx", "u32 conversion of a sign-extended narrow load converts it as signed"),
     # campaign 24 (sm_121), seed 35002150: `cvt.rn.f16x2.e4m3x2` of a 16-bit element loaded
     # from a store-initialised local array: ours 0xa780d980, ptxas 0x3200
     # (test_e4m3_pair_of_a_local_array_half_is_its_value)

@@ -1458,3 +1458,44 @@ def test_e4m3_pair_of_a_local_array_half_is_its_value():
     ours, theirs = _run_both(FP8_PAIR_FROM_A_LOCAL_ARRAY, [0])
     assert ours == [0xA780D980]
     assert theirs == [0x3200]
+
+
+U32_CVT_OF_AN_S8_PARAMETER = HEAD + """
+.visible .func (.param .b32 r0) fn0(.param .b32 a2)
+{
+    .reg .b32 %r<4>;
+    ld.param::func.s8 %r2, [a2];
+    cvt.rz.f32.u32 %r3, %r2;
+    st.param.b32 [r0], %r3;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.f32 %r3, [%d1];
+    {
+        .param .b32 a2;
+        .param .b32 r0;
+        st.param.b32 [a2], %r3;
+        call.uni (r0), fn0, (a2);
+        ld.param.b32 %r1, [r0];
+    }
+    st.global.b32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_u32_conversion_of_a_sign_extended_byte_is_unsigned():
+    """`ld.param::func.s8` sign-extends the byte 0x85 to 0xffffff85; `cvt.rz.f32.u32` of it is
+    4294967168 rounded toward zero (0x4f7fffff). ptxas 13.5.37 inlines the call, loads the
+    byte and writes `I2F.S8.RZ`: -123.0 (0xc2f60000); with `.sat` that is 0 where the manual
+    gives 1.0. A byte without the sign bit converts alike. Fuzz seed 34008588 (campaign 23,
+    sm_89)."""
+    ours, theirs = _run_both(U32_CVT_OF_AN_S8_PARAMETER, [0x3F800085])
+    assert ours == [0x4F7FFFFF]
+    assert theirs == [0xC2F60000]
+    assert _run_both(U32_CVT_OF_AN_S8_PARAMETER, [0x3F800005]) == [[0x40A00000], [0x40A00000]]
