@@ -268,24 +268,19 @@ def merged_load_read_by_mma(ptx: str, listing: str) -> bool:
 
 
 _INTEGER_SET = re.compile(r"^\s*(?:@!?%\w+\s+)?set\.\w+(?:\.ftz)?\.[su]32\.f(?:16|32|64) (%\w+),", re.M)
-_F32_NE = re.compile(r"^\s*(?:@!?%\w+\s+)?setp?\.ne(?:\.\w+)*\.f32 [^,]+(?:\|%\w+)?, ([^;]*);", re.M)
+_CNOT = re.compile(r"^\s*(?:@!?%\w+\s+)?cnot\.b32 (%\w+),", re.M)
 
 
 def ne_of_an_integer_set_result(ptx: str, listing: str) -> bool:
     """An f32 `set`/`setp.ne` reads a `set.<cmp>.s32` result (0 or -1: -1 is a NaN as f32).
     ptxas 13.5.37 folds such a compare as an integer one, so `ne(0.0, -1)` is true where the
     manual's ordered `ne` with a NaN operand is false (campaign 23, seed 34003205)."""
-    sets = set(_INTEGER_SET.findall(ptx))
-    return any(re.search(re.escape(r) + r"\b", m.group(1)) for m in _F32_NE.finditer(ptx) for r in sets)
-
-
-_CNOT = re.compile(r"^\s*(?:@!?%\w+\s+)?cnot\.b32 (%\w+),", re.M)
-_SHIFT16_BY = re.compile(r"^\s*(?:@!?%\w+\s+)?sh[lr]\.[bus]16 %\w+, [^,]+, (%\w+);", re.M)
+    return _read_by(ptx, set(_INTEGER_SET.findall(ptx)), r"setp?\.ne(\.\w+)*\.f32 ")
 
 
 def shift16_by_a_cnot_result(ptx: str, listing: str) -> bool:
-    """A 16-bit shift whose amount register a `cnot.b32` wrote (the departure below)."""
-    return bool(set(_CNOT.findall(ptx)) & set(_SHIFT16_BY.findall(ptx)))
+    """A 16-bit shift that reads a `cnot.b32` result (the departure below)."""
+    return _read_by(ptx, set(_CNOT.findall(ptx)), r"sh[lr]\.[bus]16 ")
 
 
 _SATURATED_S32 = re.compile(r"^\s*(?:@!?%\w+\s+)?\w+(?:\.\w+)*\.sat\.s32 (%\w+),", re.M)
