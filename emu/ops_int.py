@@ -255,10 +255,8 @@ def op_iadd3(w, s, active, mask):
     # other carry. With one carry in, it goes to the second. (Fuzz 34001966: ptxas chains
     # `IADD3.X R6, P1, P0, ~R6, R6, ~R6, P1, P0`, carry 2 in and out; both in the second
     # adder made its carry out 2, written as 1.)
-    first_in = carries[0] if len(carries) == 2 else U64(0)
-    carry_in = U64(0)
-    for cin in carries[1:] if len(carries) == 2 else carries:
-        carry_in = carry_in + cin
+    first_in, later = (carries[0], carries[1:]) if len(carries) == 2 else (U64(0), carries)
+    carry_in = sum(later, U64(0))
     s1 = a + b + first_in
     total = s1 + c + carry_in
     w.w(d, (total & M32).astype(U32), mask)

@@ -245,7 +245,7 @@ CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_
 
 
 def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation,
-                      const_relocation=None) -> list:
+                      const_relocation) -> list:
     """The relocations of the word at `pc`: (offset, symbol name, type, addend or None)."""
     from ptx2sass.encoder.codec import without_relocations
     out = []
@@ -640,12 +640,11 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(Instruction("NOP"))
     words = bytearray()
     text_relocations = []
-    call_relocation = arch_info(info.name).call_relocation
-    const_relocation = arch_info(info.name).const_relocation
     for pc, ins in enumerate(instructions):
         word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
-        text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, call_relocation, const_relocation)
+        text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
+                                              info.const_relocation)
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None

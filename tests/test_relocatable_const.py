@@ -10,8 +10,12 @@ Expected values: the manual's (the variables' initialisers), and ptxas's own mod
 the same way, run in the emulator."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
 
 import ptx2sass
 from ptx2sass import oracle
@@ -75,9 +79,6 @@ def _theirs(src: str, arch: str) -> bytes:
 def _text_relocations(cubin: bytes) -> list[tuple[str, str, int, int | None]]:
     """The distinct (section kind, symbol, type, addend or None) of the text sections'
     relocations (ours may read one word twice where ptxas reads it once)."""
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.relocation import RelocationSection
-    import io
     elf = ELFFile(io.BytesIO(cubin))
     symbols = elf.get_section_by_name(".symtab")
     out = []
@@ -91,8 +92,6 @@ def _text_relocations(cubin: bytes) -> list[tuple[str, str, int, int | None]]:
 
 def _constant_bank(cubin: bytes):
     """(section type, st_other of each of its symbols) of `.nv.constant3`."""
-    from elftools.elf.elffile import ELFFile
-    import io
     elf = ELFFile(io.BytesIO(cubin))
     index = next(i for i, s in enumerate(elf.iter_sections()) if s.name == ".nv.constant3")
     sec = elf.get_section(index)

@@ -200,7 +200,7 @@ class MemorySelection:
 
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
-        if getattr(p, "symbol", None) is not None:
+        if p.symbol is not None:
             # ptxas -c: `UMOV UR, (var)` with a relocation (type 0x3b) the linker fills
             raise self.unsupported("the address of a module .const variable in relocatable output (-c)")
         base, off = self.window_location(p, offset)
