@@ -75,6 +75,10 @@ class Target:
     # R_CUDA_CONST_FIELD21_38 (0x42), `.rela`; sm_100/120: ULDC's LDCU takes
     # R_CUDA_CONST_FIELD22_37 (0x73)
     const_relocation: tuple[int, int, bool, bool] = (0x40, 0x40, False, False)
+    # relocatable output (-c) in the layout we write (sm_75-90); ptxas 13.5's -c cubins for
+    # sm_100 and later also carry `.nv.merc.*` and `.nv.capmerc.text.*` sections (a second,
+    # unfinished form of the code the linker finishes), which we do not write
+    relocatable_output: bool = True
     # Which loops whose only divergence is their own exit get a YIELD (ptx2sass/loop_yield.py,
     # read off ptxas 13.5): "divergent" (sm_75-89) every such loop with an atomic or a
     # strong access; "waits" (sm_90 and later) only one with a strong store, or whose
@@ -432,7 +436,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=Tr
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
-                          const_relocation=(0x73, 0x42, True, True),
+                          const_relocation=(0x73, 0x42, True, True), relocatable_output=False,
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,

@@ -16,6 +16,7 @@ supplies the frame's CFA program. Relocatable output holds kernels only (no `.fu
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import struct
 
 from ptx2sass import __version__
@@ -23,7 +24,8 @@ from ptx2sass import __version__
 from .arch import UnknownArch, arch_info
 from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
-from .elf_layout import (ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+from .cubin_layout import default_strtab
+from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
@@ -165,11 +167,12 @@ def default_cfa_program(k: Kernel, style: str = "ampere") -> bytes:
             + _dwarf_reg(STACK_POINTER) + uleb(k.frame_size) + _advance(last - first))
 
 
-def function_cfa_program(frame_size: int, last_return: int) -> bytes:
+def function_cfa_program(frame_size: int, last_return: int, style: str = "ampere") -> bytes:
     """ptxas's CFA program for a relocatable `.func` (seen without a frame): a row at its
-    start with CFA = R1 + frame size, one at its last RET."""
-    return (_advance(0) + bytes([DW_CFA_def_cfa]) + _dwarf_reg(STACK_POINTER) + uleb(frame_size)
-            + _advance(last_return))
+    start with CFA = R1 + frame size (sm_90: without the empty advance before it), one at
+    its last RET."""
+    return ((b"" if style == "hopper" else _advance(0)) + bytes([DW_CFA_def_cfa])
+            + _dwarf_reg(STACK_POINTER) + uleb(frame_size) + _advance(last_return))
 
 
 def frame_cfa_program(frame_size: int, frame_set_end: int) -> bytes:
@@ -202,6 +205,10 @@ DEFAULT_CALLGRAPH = [(0, -1), (0, -2), (0, -3), (0, -4)]
 # no `.nv.rel.action`.
 SHT_CUDA_COMPAT_INFO = 0x70000086
 RESERVED_SHARED = ".nv.shared.reserved.0"
+# sm_90 -c: weak undefined 8-byte objects ptxas declares in every relocatable cubin, after
+# the first function's symbol (the linker's unified function and data tables)
+UNIFIED_TABLE_SYMBOLS = ("__UDT_OFFSET", "__UFT_OFFSET", "__UFT_CANONICAL", "__UDT_CANONICAL",
+                         "__UFT", "__UDT", "__UFT_END", "__UDT_END")
 DEBUG_SHARED = ".nv_debug.shared"    # -g: where extern shared variables' symbols point (empty)
 RESERVED_CAP = ".nv.reservedSmem.cap"        # cubin_layout keeps the same name
 STO_CUDA_RESERVED_SHARED = 0xA0
@@ -425,8 +432,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if info.phdr_style != "ampere" and info.cubin_style != "hopper":
         raise CubinError(f"building cubins from scratch supports sm_75..sm_90 so far, not {arch}")
     hopper = info.cubin_style == "hopper"
-    if hopper and relocatable:
-        raise CubinError(f"relocatable output for {arch} is not supported yet")
+    if relocatable and not info.relocatable_output:
+        raise CubinError(f"relocatable output for {arch} is not supported")
     kernels = [copy.deepcopy(k) for k in kernels]
     for k in kernels:
         _check_kernel_facts(k, info)
@@ -601,7 +608,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # relocations point into it: then where sm_8x does)
         if k.is_entry and (not hopper or k.handle_slots):
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
-        if relocatable and k.params:
+        if relocatable and k.params and not hopper:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
     # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
@@ -647,9 +654,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 handle_sym[name] = len(syms) - 1
         if hopper and k is file_order[0]:
             end = info.reserved_shared_section_bytes        # the reserved words' first free byte
+            if relocatable:     # the linker's unified function/data tables, then the offset alone
+                syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
-            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+            if not relocatable:
+                syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
+                                   other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
             if info.gb10b_war_bytes:
                 syms.append(Symbol("__nv_reservedSMEM_gb10b_war_var", end, info.gb10b_war_bytes, STT_OBJECT,
                                    STB_WEAK, section=RESERVED_SHARED))
@@ -761,15 +771,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")
-        # the strings first in `.strtab`: the function named last in the PTX (`prototypes`'
-        # order) first, each string once
+        # the strings in `.strtab` (first, sm_90: after the symbols' names; the symbols
+        # are all made by now): the function named last in the PTX (`prototypes`' order)
+        # first, each string once
         listed = set(proto_names)
         c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(prototypes) if e in listed))
-        at, where = 1, {}
-        for p in c.prototype_strings:
-            where[p], at = at, at + len(p.encode()) + 1
+        strtab = StringTable(default_strtab(c, []) if hopper else ["", *c.prototype_strings])
         c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
-                                  b"".join(struct.pack("<Ii", proto_sym[e], where[prototypes[e]])
+                                  b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
                                            for e in sorted(proto_names, key=proto_sym.__getitem__)),
                                   link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
@@ -787,14 +796,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
     frame, frame_relocs, frame_relas = bytearray(), [], []
+    functions_before = 0
     for k in file_order:
         cie_at = len(frame)
         frame += _cie(function=not k.is_entry, device_debug=device_debug)
         if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
             if cie_at:
-                frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
+                # (sm_90: ptxas's addend counts 8 more bytes per `.func` FDE before it, the
+                # size of sm_89's, whose CFA program has an empty advance first: measured)
+                frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64,
+                                              cie_at + 8 * functions_before * hopper))
             else:
                 frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
+            functions_before += not k.is_entry
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,
@@ -825,11 +839,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(info, isa_class)))
-        c.sections.insert(after_debug + 1, Section(RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
-                                                   16 if info.gb10b_war_bytes else 1,
-                                                   nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes
-                                                   + (TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels)
-                                                      else 0)))
+        if not relocatable:
+            c.sections.insert(after_debug + 1, Section(
+                RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
+                nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes
+                + (TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0)))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
@@ -864,6 +878,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:          # ptxas leaves each literal bank's relocation section, empty
         c.reloc_sections += [RelocSection(f".rela.nv.constant2.{k.name}", f".nv.constant2.{k.name}", [])
                              for k in file_order if k.const2 is not None]
+    if hopper and frame_relas:      # sm_90 -c: every entry with its addend, from the last
+        frame_relocs = sorted([replace(r, addend=r.addend or 0) for r in frame_relocs + frame_relas],
+                              key=lambda r: r.offset)
+        frame_relas = []
     if kernels:
         c.reloc_sections.append(RelocSection(".rela.debug_frame" if hopper else ".rel.debug_frame", ".debug_frame",
                                              list(reversed(frame_relocs))))

@@ -167,8 +167,10 @@ def default_strtab(c: Cubin, section_names: list[str]) -> list[str]:
     sm_90: the symbols' names in symbol order."""
     if _cubin_style(c) == "hopper":
         # the nameless internal symbol a shared-memory kernel leaves was `.nv.reservedSmem.cap`
-        return ["", *dict.fromkeys(s.name or (RESERVED_CAP if s.other == STV_INTERNAL else "")
-                                   for s in c.symbols[1:] if s.name or s.other == STV_INTERNAL)]
+        # (-c: the prototype strings after them)
+        return ["", *dict.fromkeys([s.name or (RESERVED_CAP if s.other == STV_INTERNAL else "")
+                                    for s in c.symbols[1:] if s.name or s.other == STV_INTERNAL]
+                                   + list(c.prototype_strings))]
     if c.e_type == ET_REL:
         return _relocatable_names(c, section_names, symbols=True)
     names = [""] + list(c.prototype_strings) + [

@@ -121,7 +121,8 @@ class Reloc:
     `32@hi((kernel + .L_x_4@srel))` (high bits of the address of a label in `symbol`'s
     section, e.g. a return address for an indirect call), or `(sym) (the whole value of
     a symbol the loader defines: txq/suq's descriptor sizes)."""
-    half: str                    # "lo", "hi" or "abs" (the whole 32-bit value: `(sym))
+    half: str                    # "lo", "hi", "abs" (the whole 32-bit value: `(sym)) or
+    #                              "const" (a module `.const` variable's offset in its bank)
     symbol: str
     label: str | None = None     # the `@srel` label added to the symbol
     width: int = 32

@@ -471,7 +471,7 @@ def format_operand(op: Operand) -> str:
     if isinstance(op, IndexList):
         return "{" + ",".join(str(i) for i in op.items) + "}"
     if isinstance(op, Reloc):
-        if op.half == "abs":         # the whole symbol value (nvdisasm: `(sym))
+        if op.half in ("abs", "const"):     # the whole symbol value (nvdisasm: `(sym))
             return f"`({op.symbol})"
         target = op.symbol if op.label is None else f"({op.symbol} + {op.label}@srel)"
         return f"{op.width}@{op.half}({target})"

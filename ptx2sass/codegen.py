@@ -241,7 +241,9 @@ def _signed_immediates(ins: Instruction) -> Instruction:
 # CALL.ABS target's type is the target's (`Target.call_relocation`).
 R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32 = 0x38, 0x39
 R_CUDA_ABS32_32 = 0x37      # a symbol's whole 32-bit value (the descriptor sizes)
-CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32}
+R_CUDA_CONST_ADDRESS = 0x3B  # a `.const` variable's address in its bank (ptxas -c's `UMOV UR, (var)`)
+CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32,
+                   "const": R_CUDA_CONST_ADDRESS}
 
 
 def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation,
@@ -258,7 +260,7 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
         elif isinstance(op, Reloc):
             kind = CODE_RELOCATION[op.half]
             addend = labels[op.label] if op.label is not None else None
-            if addend is None and op.half == "abs" and call_relocation[1]:
+            if addend is None and call_relocation[1]:
                 addend = 0      # sm_90+: the text's relocations carry addends (`.rela`)
             out.append((pc, op.symbol, kind, addend))
         else:
@@ -670,7 +672,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         cfa = frame_cfa_program(frame_size, 16 * sp_set + 16)
     if not fn.is_entry:
         rets = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "RET"]
-        cfa = function_cfa_program(frame_size, rets[-1] if rets else 0)
+        cfa = function_cfa_program(frame_size, rets[-1] if rets else 0, info.cubin_style)
     code = KernelCode(fn.name, instructions, labels, regcount, exits, entry_end, bytes(words),
                       frame_size, mf.num_barriers, cfa)
     code.warp_sync_offsets = warp_sync_offsets
@@ -747,6 +749,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
         raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
+    if relocatable and not info.relocatable_output:
+        raise CompileError(f"relocatable output (-c) for {arch} not supported yet "
+                           f"(sm_75..sm_90 only)", filename)
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})

@@ -239,9 +239,13 @@ def module_layout(module: ir.Module, filename: str | None = None,
     # bank 3 too: the variables with a GLOBAL/WEAK symbol first (ptxas 13.5.37, plain and -c)
     bound = lambda v, fn_name: fn_name is None and v.linkage in (
         ("visible", "weak") if relocatable else ("visible", "common", "weak"))
-    const_offsets, const_end = {}, 0
-    for v, name, _ in sorted(data, key=lambda d: not bound(d[0], d[2])):
-        if v.space == "const":
+    consts = [(v, name) for v, name, fn_name in sorted(data, key=lambda d: not bound(d[0], d[2]))
+              if v.space == "const"]
+    if relocatable:     # (-c: sorted as `.nv.global` is, measured with 13.5.37)
+        const_offsets = _global_offsets(consts)
+    else:               # (else in that order)
+        const_offsets, const_end = {}, 0
+        for v, name in consts:
             const_offsets[name] = align_up(const_end, v.align)
             const_end = const_offsets[name] + v.size
     for v, name, fn_name in data:

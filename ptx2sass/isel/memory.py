@@ -201,8 +201,18 @@ class MemorySelection:
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
         if p.symbol is not None:
-            # ptxas -c: `UMOV UR, (var)` with a relocation (type 0x3b) the linker fills
-            raise self.unsupported("the address of a module .const variable in relocatable output (-c)")
+            # relocatable output: the variable's place in the bank is the linker's (ptxas -c:
+            # `UMOV UR, (var)`, relocation 0x3b; the same relocation on a MOV here)
+            t = VOp(self.mf.new_vreg())
+            self.emit("MOV", (), [t, Reloc("const", p.symbol)], guarded=False)
+            if not offset and into is None:
+                return t
+            d = into or VOp(self.mf.new_vreg())
+            if offset:
+                self.emit("IADD3", (), [d, t, self.imm32(offset), RZ])
+            else:
+                self.move(d, t)
+            return d
         base, off = self.window_location(p, offset)
         if base is not None and off:
             d = into or VOp(self.mf.new_vreg())
