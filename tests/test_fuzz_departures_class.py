@@ -229,6 +229,10 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 25 (sm_103), seed 36000184: `bfe.s32` of a u16 parameter by a per-lane
+    # position: ptxas moves the per-lane shift into a uniform register (R2UR); thread 2
+    # ours 0x10, ptxas 0 (test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane)
+    ("bfe_shift_made_uniform_s36000184.ptx", "bfe's per-lane shift moved into a uniform register"),
     # campaign 23 (sm_89), seed 34008588: `cvt.rz.ftz.sat.f32.u32` of an `ld.param::func.s8`
     # result: ours 1.0, ptxas 0 (test_u32_conversion_of_a_sign_extended_byte_is_unsigned)
     ("u32_cvt_of_s8_parameter_s34008588.ptx", "u32 conversion of a sign-extended narrow load converts it as signed"),

@@ -4,10 +4,14 @@ Each test runs ptx2sass's cubin, which must give the manual's value (worked out 
 the test), and ptxas's cubin, whose different value is pinned so that a ptxas update that
 fixes it shows up here. Both run in the emulator; each program is small enough to read the
 two SASS listings and see the departure (`ptx2sass diff`)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ptx2sass import oracle
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HEAD = ".version 8.5\n.target sm_89\n.address_size 64\n"
 
@@ -1499,3 +1503,39 @@ def test_u32_conversion_of_a_sign_extended_byte_is_unsigned():
     assert ours == [0x4F7FFFFF]
     assert theirs == [0xC2F60000]
     assert _run_both(U32_CVT_OF_AN_S8_PARAMETER, [0x3F800005]) == [[0x40A00000], [0x40A00000]]
+
+
+def _bfe_s32(a: int, pos: int, length: int) -> int:
+    """PTX ISA, bfe.s32: bits pos.. of a, len of them, sign-extended from the last one
+    taken (bit min(pos + len - 1, 31)); pos and len are the low bytes of their operands."""
+    pos, length = pos & 0xFF, length & 0xFF
+    if length == 0:
+        return 0
+    sbit = (a >> min(pos + length - 1, 31)) & 1
+    return sum((((a >> (pos + i)) & 1) if i < length and pos + i <= 31 else sbit) << i for i in range(32))
+
+
+def test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane():
+    """`bfe.s32 %r1, %r11, %r2, %r7` with %r11 a `.u16` kernel parameter and %r2 (pos), %r7
+    (len) loaded per thread, in a kernel that also calls a function and runs an mma (fuzz
+    seed 36000184, campaign 25 on sm_103; sm_100 alike, sm_89 not): every thread's result
+    is its own bfe (PTX ISA). ptxas 13.5.37 shifts per lane, then moves the shifted value
+    into a uniform register (`R2UR UR7, R14`) before the SGXT, so threads whose position
+    differs from the lane R2UR reads get another thread's field (0 for thread 2, whose pos
+    is 0: 0x10 is right). The kernel stores a, pos and len, so the manual's answer is
+    computed from what each compiler's kernel read."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    case = read_case((ROOT / "tests/fuzz_departures/bfe_shift_made_uniform_s36000184.ptx").read_text())
+    case.arch = "sm_100"
+    theirs_cubin, _ = runner.compile_ptxas(case)
+    ours_cubin, early = runner._ours(case, {})
+    assert early is None and theirs_cubin is not None
+    wrong = {}
+    for by, cubin in (("ours", ours_cubin), ("ptxas", theirs_cubin)):
+        out = np.frombuffer(bytes(runner.execute(runner.load(cubin, case.kernel), case, True).buffers["out"]),
+                            np.uint32).reshape(-1, 32)
+        want = [_bfe_s32(int(t[26]), int(t[6]), int(t[16])) for t in out]
+        wrong[by] = [i for i, t in enumerate(out) if int(t[4]) != want[i]]
+    assert wrong["ours"] == []
+    assert 2 in wrong["ptxas"]

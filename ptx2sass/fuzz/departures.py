@@ -305,6 +305,15 @@ def _is_nan32(bits: int) -> bool:
 _AT_LEAST_64 = r"(?:6[4-9]|[7-9]\d|[1-9]\d{2,}|0[xX]0*(?:[4-9a-fA-F][\da-fA-F]|[1-9a-fA-F][\da-fA-F]{2,}))"
 
 
+_SHIFT_THEN_R2UR = re.compile(r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;")
+
+
+def bfe_shift_made_uniform(listing: str) -> bool:
+    """ptxas's listing shifts a value by a register (bfe's `a >> pos`) and moves the result
+    into a uniform register with R2UR: one lane's value for the whole warp."""
+    return bool(_SHIFT_THEN_R2UR.search(listing))
+
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
@@ -582,6 +591,17 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bsetp\.\w+\.(and|or|xor)\.ftz\.f32\b",),
         ftz_dropped_before_branch,
         lambda ours, theirs, width: True),
+    # `bfe.s32 d, a, pos, len` with `a` a kernel parameter and `pos` per lane, in a kernel
+    # with calls and an mma (campaign 25, seed 36000184 on sm_100/sm_103): ptxas computes
+    # `a >> pos` per lane, then moves it into a uniform register (`R2UR UR7, R14`) before
+    # the SGXT, so every lane gets one lane's shifted value.
+    Departure(
+        "bfe's per-lane shift moved into a uniform register",
+        "test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane",
+        r"^bfe\.[su]32$",
+        (r"\bbfe\.[su]32\b",),
+        bfe_shift_made_uniform,
+        lambda ours, theirs, width: ours != theirs),
 )
 
 
