@@ -1,4 +1,4 @@
-"""ptxas 13.5.37's sm_100 schedules that the hazard checker flagged before the sm_100 latency
+"""ptxas 13.5.37's sm_100 (and sm_103) schedules that the hazard checker flagged before the sm_100 latency
 table learnt the rule each one shows (sched/latency/blackwell_sm100.json, `evidence`:
 `campaign16_fuzz`, `qspc`, `arch15`): programs of the lead's fuzz campaign 16 (sm_100, tuning seeds
 28,000,000-28,000,999; held out: 28,001,000-28,001,399, which branch arch15
@@ -41,10 +41,16 @@ RULES = {
     "28002530": "VOTEU's UP -> USEL 1 (arch15's held-out range, seen after its figures)",
     "28002796": "CS2R R, SRZ -> STS of the pair 5 (as above)",
     "28002835": "USHF -> UIMAD.WIDE's addend high half 5 (campaign 17, held-out range, seen after its figures)",
+    "36000040": "HFMA2 -> IMAD.WIDE's addend high half 3 (campaign 25, sm_103, held out until seen; sm_100 alike)",
+    "36000620": "IMAD.HI's carry-out -> IADD3.X 7 (campaign 25, as above)",
+    "36000487": "VOTEU's UP -> UPLOP3 1 (campaign 25, as above)",
+    "36000374": "HSETP2's P -> PLOP3 4 (campaign 25: sm_103's code)",
 }
+# the arch a case is compiled for, where not sm_100 (sm_103 reads sm_100's table)
+ARCH = {"36000374": "sm_103"}
 
 
 @pytest.mark.parametrize("seed", sorted(RULES))
 def test_ptxas_sm100_schedule_has_no_hazard(seed):
-    hazards = hazards_in_ptxas_cubin(HERE / f"s{seed}.ptx", "sm_100")
+    hazards = hazards_in_ptxas_cubin(HERE / f"s{seed}.ptx", ARCH.get(seed, "sm_100"))
     assert not hazards, f"{RULES[seed]}: {hazards[0].message}"
