@@ -290,6 +290,23 @@ def op_mufu(w, s, active, mask):
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
+    if "F16x2" in s.ins.modifiers:
+        # MUFU.<fn>.F16x2 (sm_103's ex2.approx.f16x2): each half of the source as
+        # MUFU.<fn>.F16 takes one, the two FP16 results packed low and high
+        bits = w.r(a_op)
+        out = U32(0)
+        for shift in (0, 16):
+            x = fp.half_to_f64(((bits >> U32(shift)) & U32(0xFFFF)).astype(np.uint16), "f16")
+            if getattr(a_op, "abs", False):
+                x = np.abs(x)
+            if getattr(a_op, "neg", False):
+                x = -x
+            y = _mufu_function(fn, x)
+            with np.errstate(over="ignore"):
+                h = np.where(np.isnan(y), fp.F16_CANONICAL_NAN, y.astype(np.float16).view(np.uint16))
+            out = out | (h.astype(U32) << U32(shift))
+        w.w(d, out, mask)
+        return
     half = "F16" in s.ins.modifiers or "BF16" in s.ins.modifiers
     kind = "bf16" if "BF16" in s.ins.modifiers else "f16"
     if half:
@@ -315,28 +332,7 @@ def op_mufu(w, s, active, mask):
         x = w.rf(a_op).astype(np.float64)
     else:
         x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if fn == "RCP":
-            y = 1.0 / x
-        elif fn == "RSQ":
-            y = 1.0 / np.sqrt(x)
-        elif fn == "SQRT":
-            y = np.sqrt(x)
-        elif fn == "EX2":
-            y = np.exp2(x)
-        elif fn == "LG2":
-            y = np.log2(x)
-        elif fn in ("SIN", "COS"):
-            # whole revolutions dropped first (exact: x is an FP32 value): an integral x
-            # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
-            turns = x - np.floor(x)
-            y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
-            if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
-                y = np.where(turns == 0, np.copysign(0.0, x), y)
-        elif fn == "TANH":
-            y = np.tanh(x)
-        else:
-            raise EmuFault(f"unsupported MUFU function {fn}")
+    y = _mufu_function(fn, x)
     if half and kind == "bf16":
         # MUFU.<fn>.BF16: the result rounded to bf16 (a NaN: the canonical 0x7fff, as f16's)
         h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")
@@ -350,6 +346,32 @@ def op_mufu(w, s, active, mask):
         return
     r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
+
+
+def _mufu_function(fn: str, x):
+    """MUFU's function `fn` of the FP64 values `x` (exact; the caller rounds)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if fn == "RCP":
+            return 1.0 / x
+        if fn == "RSQ":
+            return 1.0 / np.sqrt(x)
+        if fn == "SQRT":
+            return np.sqrt(x)
+        if fn == "EX2":
+            return np.exp2(x)
+        if fn == "LG2":
+            return np.log2(x)
+        if fn in ("SIN", "COS"):
+            # whole revolutions dropped first (exact: x is an FP32 value): an integral x
+            # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
+            turns = x - np.floor(x)
+            y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
+            if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
+                y = np.where(turns == 0, np.copysign(0.0, x), y)
+            return y
+        if fn == "TANH":
+            return np.tanh(x)
+    raise EmuFault(f"unsupported MUFU function {fn}")
 
 
 # --------------------------------------------------------------------------- FP64

@@ -320,8 +320,8 @@ class Target:
     # UVIRTCOUNT.DEALLOC.SMPOOL count of relinquish_alloc_permit)
     tmem_vrc_cta_init_count: int = 0x80
     # the arch whose own forms (the `"arch"` of a form in the family's table) this one reads
-    # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100, for sm_121 as for
-    # sm_120 (None: its own name)
+    # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100 (but for its own
+    # MUFU.EX2.F16x2), for sm_121 as for sm_120 (None: its own name)
     own_forms: str | tuple[str, ...] | None = None
     # `.nv.compat` records ptxas 13.5 adds to sm_90's on this arch (sm_100, sm_120; sm_103,
     # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
@@ -494,7 +494,7 @@ _TABLE = [
     # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
-          own_forms="sm_100"),
+          own_forms=("sm_103", "sm_100")),
     # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
     # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike) but integer min/max, which
     # is sm_8x's IMNMX (sm_110's nvdisasm rejects VIMNMX), sm_90's `.nv.compat`,

@@ -1,0 +1,60 @@
+"""sm_103's `MUFU.EX2.F16x2` (ptxas 13.5.37 writes it for `ex2.approx.f16x2` on sm_103 only;
+sm_100's nvdisasm rejects the word): the decoder reads it with the blackwell table's sm_103
+form, and the emulator computes each half as `MUFU.EX2.F16` does (2^x of the half, rounded to
+FP16, a NaN the canonical 0x7fff). Campaign 25 (seeds 36000240, 36000965: undecodable words,
+then mismatches on ex2.approx.f16x2). Expected values: NumPy's exp2 of each half."""
+import numpy as np
+import pytest
+
+import ptx2sass
+from ptx2sass import oracle
+from ptx2sass.emu.launch import run
+
+SRC = """.version 8.8
+.target sm_103
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %d<4>;
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %d0, %r0, 4;
+    ld.param.u64 %d1, [in];
+    add.s64 %d1, %d1, %d0;
+    ld.global.b32 %r1, [%d1];
+    ex2.approx.f16x2 %r2, %r1;
+    ld.param.u64 %d2, [out];
+    add.s64 %d2, %d2, %d0;
+    st.global.b32 [%d2], %r2;
+    ret;
+}
+"""
+
+
+def _want(words: np.ndarray) -> list[int]:
+    out = []
+    for w in words.tolist():
+        halves = []
+        for shift in (0, 16):
+            x = np.array([(w >> shift) & 0xFFFF], np.uint16).view(np.float16).astype(np.float64)
+            with np.errstate(over="ignore"):
+                y = np.exp2(x)
+                h = 0x7FFF if np.isnan(y[0]) else int(y.astype(np.float16).view(np.uint16)[0])
+            halves.append(h)
+        out.append(halves[0] | halves[1] << 16)
+    return out
+
+
+@pytest.mark.parametrize("by", ["ptxas", "ours"])
+def test_ex2_f16x2_on_sm103_is_two_half_ex2s(by):
+    rng = np.random.default_rng(103)
+    halves = rng.uniform(-20, 20, 64).astype(np.float16).view(np.uint16)
+    halves[:6] = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x0001]     # 0, -0, inf, -inf, NaN, subnormal
+    words = (halves[0::2].astype(np.uint32) | halves[1::2].astype(np.uint32) << 16)
+    cubin = oracle.ptxas(SRC, "sm_103").output if by == "ptxas" else ptx2sass.compile(SRC, "sm_103")
+    if by == "ptxas":
+        assert "MUFU.EX2.F16x2" in oracle.nvdisasm(cubin, ("-c",))
+    out = np.zeros(32, np.uint32)
+    res = run(cubin, "k", (1,), (32,), [words.copy(), out], hazard_check=True)
+    assert not res.hazards
+    assert out.tolist() == _want(words)
