@@ -229,6 +229,10 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 25 (sm_103; reduced on sm_89), seed 36000303: `set.eq.or.f16.s16` of an f16
+    # set result, with a `rem.s16` after: ptxas compares it as 1 (ours 0, ptxas 0x3c00)
+    # (test_s16_compare_of_an_f16_set_result_sees_0x3c00)
+    ("f16_set_as_integer_s36000303.ptx", "f16 set result compared as an integer is taken as 1"),
     # campaign 25 (sm_103), seed 36000184: `bfe.s32` of a u16 parameter by a per-lane
     # position: ptxas moves the per-lane shift into a uniform register (R2UR); thread 2
     # ours 0x10, ptxas 0 (test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane)

@@ -1539,3 +1539,44 @@ def test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane():
         wrong[by] = [i for i, t in enumerate(out) if int(t[4]) != want[i]]
     assert wrong["ours"] == []
     assert 2 in wrong["ptxas"]
+
+
+F16_SET_AS_INTEGER = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    .reg .b64 %x;
+    .reg .pred %p<2>;
+    .reg .pred %t;
+    .reg .b16 %s;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    ld.global.u16 %h1, [%d1+4];
+    ld.global.b64 %x, [%d1+8];
+    setp.ne.u32 %p0, %r1, 0;
+    set.eq.and.f16.s64 %h0, %x, %x, %p0;
+    set.eq.f16.s16 %h2, %h1, %h0;
+    setp.eq.s16 %t, %h2, 0;
+    setp.eq.or.s16 %t, %h2, -1, %t;
+    selp.b16 %s, 7, %h2, %t;
+    rem.s16 %h1, %h2, %s;
+    st.global.b16 [%d0], %h2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("h1, ours, theirs", [(0x3C00, 0x3C00, 0), (1, 0, 0x3C00)])
+def test_s16_compare_of_an_f16_set_result_sees_0x3c00(h1, ours, theirs):
+    """`set.eq.and.f16.s64 %h0, x, x, p` is 1.0 (0x3c00) with p true (PTX ISA, set: an f16
+    destination gets 1.0 for true), so `set.eq.f16.s16 %h2, %h1, %h0` is 1.0 exactly when
+    %h1 = 0x3c00. Where %h2 feeds a `rem.s16` (dead here), ptxas 13.5.37 writes %h0 for the
+    compare as `SEL R0, RZ, 0x1, !P1`: 1 compares equal, 0x3c00 not (fuzz seed 36000303,
+    campaign 25 on sm_103; sm_89 alike). With p false both give the manual's (h0 = 0)."""
+    got_ours, got_theirs = _run_both(F16_SET_AS_INTEGER, [5, h1, 77, 0], out_words=1, dtype=np.uint16)
+    assert got_ours == [ours]
+    assert got_theirs == [theirs]
+    assert _run_both(F16_SET_AS_INTEGER, [0, 0, 77, 0], out_words=1, dtype=np.uint16) == [[0x3C00], [0x3C00]]

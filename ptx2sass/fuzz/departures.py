@@ -602,6 +602,17 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bbfe\.[su]32\b",),
         bfe_shift_made_uniform,
         lambda ours, theirs, width: ours != theirs),
+    # `set.<cmp>.f16.<int>` (1.0 = 0x3c00 when true) compared as an s16 by a second
+    # `set.<cmp>.f16.s16` whose result feeds a `rem.s16` (campaign 25, seed 36000303; sm_89,
+    # sm_100, sm_103 alike): ptxas writes the first result as `SEL R, RZ, 0x1` for the
+    # compare, so 0x3c00 compares unequal and 1 equal.
+    Departure(
+        "f16 set result compared as an integer is taken as 1",
+        "test_s16_compare_of_an_f16_set_result_sees_0x3c00",
+        r"^set\.\w+(\.(and|or|xor))?\.f16\.[su]16$",
+        (r"\bset\.\w+(\.(and|or|xor))?\.f16\.[su](16|32|64)\b", r"\brem\.[su]16\b"),
+        r"\bSEL R\d+, RZ, 0x1, !?P\d",
+        lambda ours, theirs, width: width == 16 and {ours, theirs} <= {0, 0x3C00} and ours != theirs),
 )
 
 
