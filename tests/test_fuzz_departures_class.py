@@ -232,7 +232,13 @@ FIRST_FINDING = [
     # campaign 25 (sm_103; reduced on sm_89), seed 36000303: `set.eq.or.f16.s16` of an f16
     # set result, with a `rem.s16` after: ptxas compares it as 1 (ours 0, ptxas 0x3c00)
     # (test_s16_compare_of_an_f16_set_result_sees_0x3c00)
-    ("f16_set_as_integer_s36000303.ptx", "f16 set result compared as an integer is taken as 1"),
+    ("f16_set_as_integer_s36000303.ptx", "half set result as the integer 1 where the kernel calls"),
+    # campaign 25 (sm_103), seed 36001306: `cvt.s32.s8` of a `set.eq.f16.f32` result, then
+    # abs.s32: ours 0 (0x3c00's low byte), ptxas 1
+    ("f16_set_narrowed_s36001306.ptx", "half set result as the integer 1 where the kernel calls"),
+    # campaign 25 (sm_103), seed 36001465: `abs.bf16x2` of an `add.rz.sat.f32` result: ours
+    # 0x25b06f29, ptxas 0x25b0ef29 (test_abs_bf16x2_of_a_saturated_f32_clears_both_signs)
+    ("abs_bf16x2_of_saturated_s36001465.ptx", "abs.bf16x2 of a saturated f32 keeps a half's sign"),
     # campaign 25 (sm_103), seed 36000184: `bfe.s32` of a u16 parameter by a per-lane
     # position: ptxas moves the per-lane shift into a uniform register (R2UR); thread 2
     # ours 0x10, ptxas 0 (test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane)

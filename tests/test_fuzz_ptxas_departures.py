@@ -1570,13 +1570,40 @@ F16_SET_AS_INTEGER = HEAD + """
 
 
 @pytest.mark.parametrize("h1, ours, theirs", [(0x3C00, 0x3C00, 0), (1, 0, 0x3C00)])
-def test_s16_compare_of_an_f16_set_result_sees_0x3c00(h1, ours, theirs):
+def test_s16_compare_of_an_f16_set_result_beside_a_remainder_sees_0x3c00(h1, ours, theirs):
     """`set.eq.and.f16.s64 %h0, x, x, p` is 1.0 (0x3c00) with p true (PTX ISA, set: an f16
     destination gets 1.0 for true), so `set.eq.f16.s16 %h2, %h1, %h0` is 1.0 exactly when
     %h1 = 0x3c00. Where %h2 feeds a `rem.s16` (dead here), ptxas 13.5.37 writes %h0 for the
     compare as `SEL R0, RZ, 0x1, !P1`: 1 compares equal, 0x3c00 not (fuzz seed 36000303,
-    campaign 25 on sm_103; sm_89 alike). With p false both give the manual's (h0 = 0)."""
+    campaign 25 on sm_103; sm_89 alike; the departure `half set result as the integer 1
+    where the kernel calls`: the remainder's slow path is a call). With p false both give the manual's (h0 = 0)."""
     got_ours, got_theirs = _run_both(F16_SET_AS_INTEGER, [5, h1, 77, 0], out_words=1, dtype=np.uint16)
     assert got_ours == [ours]
     assert got_theirs == [theirs]
     assert _run_both(F16_SET_AS_INTEGER, [0, 0, 77, 0], out_words=1, dtype=np.uint16) == [[0x3C00], [0x3C00]]
+
+
+ABS_BF16X2_OF_SATURATED = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.f32 %r0, [%d1];
+    add.rz.sat.f32 %r0, %r0, %r0;
+    abs.bf16x2 %r1, %r0;
+    st.global.b32 [%d0], %r1;
+    ret;
+}
+"""
+
+
+def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
+    """x = 0x3e12ef29 (0.1435...): add.rz.sat.f32 x + x = 0x3e92ef29 (0.287, in [0, 1]);
+    abs.bf16x2 of those bits clears each half's sign bit (PTX ISA, abs: per half), so
+    0x3e926f29. ptxas 13.5.37 drops the abs (the f32 is not negative) and writes
+    `HFMA2.BF16_V2 R0, -RZ.H0_H0, RZ.H0_H0, R0`: 0x3e92ef29 (fuzz seed 36001465, campaign 25
+    on sm_103; sm_89 alike). A value whose low half has bit 15 clear gives the same on both."""
+    assert _run_both(ABS_BF16X2_OF_SATURATED, [0x3E12EF29]) == [[0x3E926F29], [0x3E92EF29]]
+    assert _run_both(ABS_BF16X2_OF_SATURATED, [0x1F097794]) == [[0x1F897794], [0x1F897794]]

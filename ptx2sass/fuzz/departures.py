@@ -397,19 +397,23 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bset\.\w+(\.\w+)*\.f16\.f16 (%\w+),[^;]*;[\s\S]*\bset\.\w+(\.(and|or|xor))?\.[su]32\.[usb]16 %\w+, (\2\b|[^;]*, \2;)",),
         r"\bHSET2\.BF\b",
         lambda ours, theirs, width: ours != theirs),
-    # a 16-bit integer read (cvt.s64.s16) of a `set.*.f16` result where the kernel has a CALL
-    # (a division's slow path): ptxas writes the set as `SEL R, RZ, 0x1` (the integer 1) where
-    # the manual's 1.0 is 0x3c00 (campaign 22's 33002318 on sm_110; as 28001234/30003385).
+    # an integer read of a `set.*.f16` result where the kernel has a CALL (a division's or
+    # a 16-bit remainder's slow path): ptxas writes the set as `SEL R, RZ, 0x1` (the integer
+    # 1) where the manual's 1.0 is 0x3c00 (campaign 22's 33002318 on sm_110; as
+    # 28001234/30003385): a cvt.s64.s16 of it; an s16 `set...f16.s16` compare of it beside a
+    # `rem.s16` (campaign 25's 36000303: 1.0 against 0x3c00 unequal, against 1 equal); its
+    # low byte through `cvt.s32.s8` then abs.s32 beside an `rcp.rn.f32` (36001306: 1, not 0)
     Departure(
         "half set result as the integer 1 where the kernel calls",
         "test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls",
-        r"^cvt(\.r[nzmp])?\.[suf](16|32|64)\.[su]16$",
-        (r"\bset\.\w+(\.\w+)*\.f16\.[bfsu](16|32|64)\b", r"\b(div|sqrt|rcp)(\.\w+)*\.f(32|64)\b"),
+        r"^(cvt(\.r[nzmp])?\.[suf](16|32|64)\.[su]16|set\.\w+(\.(and|or|xor))?\.f16\.[su]16|abs\.s32)$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.[bfsu](16|32|64)\b", r"\b((div|sqrt|rcp)(\.\w+)*\.f(32|64)|rem\.[su]16)\b"),
         r"\b(SEL R\d+, RZ, 0x1|FSEL R\d+, RZ, 1\.875), !?P[0-6] ",      # (1.875: 1.0's f64 high word)
         # (the integer, or 15360.0 against 1.0 where the cvt's result is a float: campaign
         # 24's 35002285, `cvt.rn.f64.s16` of `set.eq.xor.f16.b16` beside a `sqrt.rp.f64`)
         lambda ours, theirs, width: (ours, theirs) in ((0x3C00, 1), (0x40CE000000000000, 0x3FF0000000000000),
-                                                       (0x46700000, 0x3F800000))),
+                                                       (0x46700000, 0x3F800000))
+        or width == 16 and {ours, theirs} == {0, 0x3C00} or width == 32 and (ours, theirs) == (0, 1)),
     # a result computed from a predicate ptxas never writes (it dropped the computation that
     # should have set it): a uniform one no instruction writes, or one no path of its
     # function writes (fn2 of seed 22005165 reads the caller's P6): any value, any instruction.
@@ -602,17 +606,18 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bbfe\.[su]32\b",),
         bfe_shift_made_uniform,
         lambda ours, theirs, width: ours != theirs),
-    # `set.<cmp>.f16.<int>` (1.0 = 0x3c00 when true) compared as an s16 by a second
-    # `set.<cmp>.f16.s16` whose result feeds a `rem.s16` (campaign 25, seed 36000303; sm_89,
-    # sm_100, sm_103 alike): ptxas writes the first result as `SEL R, RZ, 0x1` for the
-    # compare, so 0x3c00 compares unequal and 1 equal.
+    # `abs.bf16x2` of an `add.rz.sat.f32` result (campaign 25, seed 36001465; sm_89 and sm_103
+    # alike): ptxas drops the abs (a saturated f32 is not negative, but its low half's bit
+    # 15 is a mantissa bit) and writes `HFMA2.BF16_V2 R0, -RZ, RZ, R0`: the low half keeps
+    # its sign bit.
     Departure(
-        "f16 set result compared as an integer is taken as 1",
-        "test_s16_compare_of_an_f16_set_result_sees_0x3c00",
-        r"^set\.\w+(\.(and|or|xor))?\.f16\.[su]16$",
-        (r"\bset\.\w+(\.(and|or|xor))?\.f16\.[su](16|32|64)\b", r"\brem\.[su]16\b"),
-        r"\bSEL R\d+, RZ, 0x1, !?P\d",
-        lambda ours, theirs, width: width == 16 and {ours, theirs} <= {0, 0x3C00} and ours != theirs),
+        "abs.bf16x2 of a saturated f32 keeps a half's sign",
+        "test_abs_bf16x2_of_a_saturated_f32_clears_both_signs",
+        r".",
+        (r"\.sat\.f32\b", r"\babs\.bf16x2\b"),
+        "",
+        lambda ours, theirs, width: ours != theirs and ours & 0x80008000 == 0
+        and ours | (theirs & 0x80008000) == theirs),
 )
 
 
