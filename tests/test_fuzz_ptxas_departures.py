@@ -1607,3 +1607,30 @@ def test_abs_bf16x2_of_a_saturated_f32_clears_both_signs():
     on sm_103; sm_89 alike). A value whose low half has bit 15 clear gives the same on both."""
     assert _run_both(ABS_BF16X2_OF_SATURATED, [0x3E12EF29]) == [[0x3E926F29], [0x3E92EF29]]
     assert _run_both(ABS_BF16X2_OF_SATURATED, [0x1F097794]) == [[0x1F897794], [0x1F897794]]
+
+
+def test_fp8_pairs_stored_together_keep_their_own_values():
+    """`@p cvt.rn.satfinite.relu.e4m3x2.f16x2 %h1, %r1` and `cvt...e5m2x2.f16x2 %h0, %r2`,
+    stored together by `sust.b.2d.v4.b16 {%h0, %h1, %h2, %h1}` (fuzz seed 36002701, campaign
+    25 on sm_103; sm_89 alike). With a wmma in the kernel, ptxas 13.5.37 builds the pair with
+    `F2FP...E5M2.F16.UNPACK_B_MERGE_C R14, R6, R11` (%h1 in R11) and then copies R14 over
+    R11, so %h1 read later is %h0's value. The reference is ptxas's own cubin of the same
+    kernel without the wmma (whose %h1 it keeps); ours must give it with the wmma."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    text = (ROOT / "tests/fuzz_departures/fp8_pair_merge_copied_back_s36002701.ptx").read_text()
+    end = "    add.rz.ftz.f32 %r0, %r0, %r0;\n    st.global.b32 [%g_outp+0], %r0;\n"
+    assert end in text
+    text = text.replace(end, "    cvt.u32.u16 %r0, %h1;\n    st.global.b32 [%g_outp+0], %r0;\n")
+
+    def h1(src, by):
+        case = read_case(src)
+        case.arch = "sm_89"
+        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
+        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+        return np.frombuffer(bytes(out), np.uint32)[0:64:2].tolist()
+    without_wmma = "".join(ln for ln in text.splitlines(keepends=True) if "wmma" not in ln)
+    want = h1(without_wmma, "ptxas")
+    assert h1(without_wmma, "ours") == want
+    assert h1(text, "ours") == want
+    assert h1(text, "ptxas") != want

@@ -305,6 +305,17 @@ def _is_nan32(bits: int) -> bool:
 _AT_LEAST_64 = r"(?:6[4-9]|[7-9]\d|[1-9]\d{2,}|0[xX]0*(?:[4-9a-fA-F][\da-fA-F]|[1-9a-fA-F][\da-fA-F]{2,}))"
 
 
+_MERGED_BACK = re.compile(r"F2FP\.\S*UNPACK_B_MERGE_C (R\d+), R\d+, (R\d+) ;(?:.*\n){0,12}?"
+                          r".*\bIMAD\.MOV\.U32 \2, RZ, RZ, \1 ;")
+
+
+def fp8_merge_copied_back(listing: str) -> bool:
+    """ptxas narrows a pair into `Rd` with Rc's low half above it (F2FP...UNPACK_B_MERGE_C
+    Rd, Ra, Rc), then copies Rd over Rc, whose low half a later read still takes for the
+    16-bit value Rc held."""
+    return bool(_MERGED_BACK.search(listing))
+
+
 _SHIFT_THEN_R2UR = re.compile(r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;")
 
 
@@ -605,6 +616,18 @@ DEPARTURES: tuple[Departure, ...] = (
         r"^bfe\.[su]32$",
         (r"\bbfe\.[su]32\b",),
         bfe_shift_made_uniform,
+        lambda ours, theirs, width: ours != theirs),
+    # two `cvt.rn.satfinite.relu.{e4m3x2,e5m2x2}.f16x2` into 16-bit registers stored together
+    # by a `sust...v4.b16` (campaign 25, seed 36002701; sm_89 to sm_120 alike): ptxas builds
+    # the pair with `F2FP.SATFINITE.RELU.E5M2.F16.UNPACK_B_MERGE_C R14, R6, R11` (the first
+    # value in R11) and then copies R14 over R11, so a later read of the first value's low
+    # half gets the second's (its `sust.b.a2d.b16` and the end value).
+    Departure(
+        "an FP8 pair merged into a 16-bit register's copy reads the other value",
+        "test_fp8_pairs_stored_together_keep_their_own_values",
+        r".",
+        (r"\bcvt\.rn\.satfinite(\.relu)?\.e[45]m[23]x2\.f16x2\b", r"\bsust\.\w+(\.\w+)*\.v[24]\.b16\b"),
+        fp8_merge_copied_back,
         lambda ours, theirs, width: ours != theirs),
     # `abs.bf16x2` of an `add.rz.sat.f32` result (campaign 25, seed 36001465; sm_89 and sm_103
     # alike): ptxas drops the abs (a saturated f32 is not negative, but its low half's bit
