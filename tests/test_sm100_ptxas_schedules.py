@@ -45,9 +45,13 @@ RULES = {
     "36000620": "IMAD.HI's carry-out -> IADD3.X 7 (campaign 25, as above)",
     "36000487": "VOTEU's UP -> UPLOP3 1 (campaign 25, as above)",
     "36000374": "HSETP2's P -> PLOP3 4 (campaign 25: sm_103's code)",
+    "36001496": "USHF -> UIMAD.WIDE's factors 4 (campaign 25: sm_103's code)",
+    "36001788": "PRMT -> IMAD.HI's addend high half 3 (campaign 25: sm_103's code)",
+    "36002489": "PLOP3 -> R2UR's predicate 2 (campaign 25: sm_103's code)",
+    "36003320": "HSETP2's P -> LOP3 4 (campaign 25: sm_103's code)",
 }
 # the arch a case is compiled for, where not sm_100 (sm_103 reads sm_100's table)
-ARCH = {"36000374": "sm_103"}
+ARCH = {seed: "sm_103" for seed in ("36000374", "36001496", "36001788", "36002489", "36003320")}
 
 
 @pytest.mark.parametrize("seed", sorted(RULES))
