@@ -396,6 +396,38 @@ class Warp(Lanes):
             woke = True
         return woke
 
+    def release_blocked(self) -> bool:
+        """Every live lane of the warp waits at a convergence barrier and none is complete:
+        the innermost barrier instance (its BSYNC at the lowest address) whose missing
+        members all wait at other barriers lets its lanes go, as the hardware clears a
+        barrier whose participants are blocked (US patent 10,067,768): ptxas's break from an
+        inner region straight to the outer BSYNC (`@P BRA` to `BSYNC B1`, skipping `BSYNC B0`)
+        leaves B0's other lanes waiting for lanes that wait at B1 for them. The released
+        lanes are no longer awaited by those members at this barrier."""
+        at_bsync = self.state == AT_BSYNC
+        exited = self.state == EXITED
+        if not np.count_nonzero(at_bsync) or np.count_nonzero(~exited & ~at_bsync):
+            return False
+        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
+                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
+        found = []
+        for b, m in keys:
+            waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+            if np.count_nonzero(int_to_mask(m) & ~exited & ~waiting_here):
+                found.append((int(self.pc[waiting_here].min()), b, m))
+        if not found:
+            return False
+        _, b, m = min(found)
+        waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+        missing = int_to_mask(m) & ~exited & ~waiting_here
+        self.state[waiting_here] = READY
+        if "sync_hint" in self.m.__dict__:
+            self.sync_hint[waiting_here] = FULL       # released without their partners
+        self.B[b][missing & (self.B[b] == m)] = m & ~mask_to_int(waiting_here) & FULL
+        self.merge_lanes(waiting_here, m)
+        self._converged = None
+        return True
+
     def describe_wait(self) -> str:
         parts = []
         for lane in range(LANES):
@@ -795,6 +827,8 @@ class Machine:
                 return
             if self._release_barriers(range(len(self.ctaids))):
                 continue
+            if not progressed and self._wake():
+                continue
             if not progressed:
                 self._deadlock()
 
@@ -1104,6 +1138,10 @@ class Machine:
                 woke = True
         if self._release_barriers(range(len(self.ctaids))):
             woke = True
+        if not woke:        # a warp whose every lane waits at a convergence barrier
+            for w in (st == AT_BSYNC).any(axis=1).nonzero()[0].tolist():
+                if self.warp(w).release_blocked():
+                    woke = True
         return woke
 
     def _release_barriers(self, ctas) -> bool:
