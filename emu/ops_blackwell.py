@@ -61,14 +61,31 @@ def op_iadd(w, s, active, mask):
 
 
 def add3_64(w, s, mask) -> None:
-    """`UIADD3.64 d, UPT, UPT, a, b, c`: the 64-bit sum of three uniform pairs (a 32-bit
-    immediate sign-extended, as IADD.64's); ptxas writes the carry-outs as UPT only, so none
-    is computed. It was run as the 32-bit add, leaving d's high word: out-of-bounds
-    addresses in ptxas's sm_100/120 cubins that build pointers with it."""
+    """`UIADD3.64[.X] d, [UPc0, UPc1,] a, b, c[, UPi0, UPi1]`: the 64-bit sum of three uniform
+    pairs (a 32-bit immediate sign-extended, as IADD.64's), with carries as IADD3's: two
+    adders (a + b, then c), the first carry out of each, a lone carry in to the second (ptxas's
+    `UIADD3.64 URZ, UP0, UPT, UR14, UR16, URZ` then `UIADD3.64.X ..., UP0, !UPT`: a 64-bit
+    add.cc/addc, campaign 25's 35003322 on sm_120; the carry out was not written)."""
     ops = s.ins.operands
-    sources = [op for op in ops[1:] if not _is_pred(op)][:3]
-    total = _value64(w, sources[0]) + _value64(w, sources[1]) + _value64(w, sources[2])
-    w.w64(ops[0], total.astype(U64), mask)
+    d, rest = ops[0], list(ops[1:])
+    pouts = []
+    while _is_pred(rest[0]):
+        pouts.append(rest.pop(0))
+    a, b, c = (_sum64_terms(w, op) for op in rest[:3])
+    carries = [w.pred(p).astype(object) for p in rest[3:]] if "X" in s.ins.modifiers else []
+    first_in, later = (carries[0], carries[1:]) if len(carries) == 2 else (0, carries)
+    m64 = (1 << 64) - 1
+    s1 = a + b + first_in
+    total = (s1 & m64) + c + sum(later, 0)
+    w.w64(d, np.array([int(v) & m64 for v in np.atleast_1d(total)], dtype=U64), mask)
+    if pouts:
+        first = np.array([int(v) >> 64 != 0 for v in np.atleast_1d(s1)])
+        second = np.array([int(v) >> 64 != 0 for v in np.atleast_1d(total)])
+        if len(pouts) == 1 or pouts[1].index == 7:
+            w.wp(pouts[0], first | second, mask)
+        else:
+            w.wp(pouts[0], first, mask)
+            w.wp(pouts[1], second, mask)
 
 
 def _sum64_terms(w, op) -> np.ndarray:
