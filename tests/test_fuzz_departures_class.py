@@ -229,6 +229,9 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 24 (sm_121), seed 35000635: a uniform word's high half moved down from the
+    # next uniform register (test_high_half_of_a_uniform_parameter_xor_is_its_own)
+    ("uniform_half_from_next_register_s35000635.ptx", "a uniform word's high half taken from the next uniform register"),
     # campaign 25 (sm_103), seed 36002701: two FP8 pair converts into 16-bit registers stored
     # by one sust.v4.b16: ptxas copies the merged pair over the first (ours 0x7f7fffff, ptxas 0)
     # (test_fp8_pairs_stored_together_keep_their_own_values)

@@ -1634,3 +1634,27 @@ def test_fp8_pairs_stored_together_keep_their_own_values():
     assert h1(without_wmma, "ours") == want
     assert h1(text, "ours") == want
     assert h1(text, "ptxas") != want
+
+
+def test_high_half_of_a_uniform_parameter_xor_is_its_own():
+    """`xor.b32 %tr0, %r8, 0x76a16a26; mov.b32 {%h2, %h1}, %tr0` with %r8 a `.u16` kernel
+    parameter (so its high half is 0) on the path a `.u32` parameter selects: %h1 is 0x76a1
+    (PTX ISA, mov: the vector's second element is the high half). ptxas 13.5.37 (sm_121 fuzz
+    seed 35000635, campaign 24; sm_100/sm_120 alike) loads the parameters with one
+    `LDCU.64 UR4` and moves %h1 down with `UPRMT UR4, UR5, 0x7610, UR4`: the low half of
+    UR5 (the next parameter), not UR4's high half."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    text = (ROOT / "tests/fuzz_departures/uniform_half_from_next_register_s35000635.ptx").read_text()
+    end = "    st.global.b32 [%g_outp+0], %r6;\n    ret;"
+    assert end in text
+    case = read_case(text.replace(end, "    cvt.u32.u16 %r6, %h1;\n" + end))
+    case.arch = "sm_120"
+    assert [p[0] for p in case.params[:3]] == ["p_u0", "p_u1", "p_u2"]
+    got = {}
+    for by in ("ours", "ptxas"):
+        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
+        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+        got[by] = np.frombuffer(bytes(out), np.uint32)[0:64:2].tolist()
+    assert got["ours"] == [0x76A1] * 32          # the else path (p_u2 != 0) for this launch
+    assert got["ptxas"] != got["ours"]

@@ -316,6 +316,13 @@ def fp8_merge_copied_back(listing: str) -> bool:
     return bool(_MERGED_BACK.search(listing))
 
 
+def uniform_half_from_next_register(listing: str) -> bool:
+    """`UPRMT URn, URn+1, 0x7610, URn`: the high half of URn kept, the low half taken from the
+    next uniform register (the pair's other word) where the half the PTX names is URn's own
+    high half."""
+    return any(int(b) == int(a) + 1 for a, b in re.findall(r"\bUPRMT UR(\d+), UR(\d+), 0x7610, UR\1\b", listing))
+
+
 _SHIFT_THEN_R2UR = re.compile(r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;")
 
 
@@ -628,6 +635,17 @@ DEPARTURES: tuple[Departure, ...] = (
         r".",
         (r"\bcvt\.rn\.satfinite(\.relu)?\.e[45]m[23]x2\.f16x2\b", r"\bsust\.\w+(\.\w+)*\.v[24]\.b16\b"),
         fp8_merge_copied_back,
+        lambda ours, theirs, width: ours != theirs),
+    # `mov.b32 {%h2, %h1}, %tr0` of an XOR of a `.u16` kernel parameter loaded with its
+    # neighbours by one `LDCU.64 UR4` (campaign 24, seed 35000635 on sm_121; sm_100/120 alike):
+    # ptxas moves %h1 (UR4's high half) into a low half with `UPRMT UR4, UR5, 0x7610, UR4`,
+    # taking UR5's low half (the next parameter) instead.
+    Departure(
+        "a uniform word's high half taken from the next uniform register",
+        "test_high_half_of_a_uniform_parameter_xor_is_its_own",
+        r".",
+        (r"\bmov\.b32 \{%\w+, %\w+\}, %\w+;", r"\bld\.param\.u16\b"),
+        uniform_half_from_next_register,
         lambda ours, theirs, width: ours != theirs),
     # `abs.bf16x2` of an `add.rz.sat.f32` result (campaign 25, seed 36001465; sm_89 and sm_103
     # alike): ptxas drops the abs (a saturated f32 is not negative, but its low half's bit
