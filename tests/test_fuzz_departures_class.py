@@ -229,6 +229,9 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 23 (sm_89), seed 34007738: b1 mma.xor.popc beside a predicated rem.s16
+    # (test_b1_mma_beside_a_remainder_call_is_the_manual_s)
+    ("b1_mma_beside_rem_call_s34007738.ptx", "b1 mma beside a 16-bit remainder's call"),
     # campaign 24 (sm_121), seed 35000635: a uniform word's high half moved down from the
     # next uniform register (test_high_half_of_a_uniform_parameter_xor_is_its_own)
     ("uniform_half_from_next_register_s35000635.ptx", "a uniform word's high half taken from the next uniform register"),
