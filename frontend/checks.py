@@ -1041,6 +1041,8 @@ class Checker:
                 and ins.modifiers[-2:-1] not in ((".f16",), (".f16x2",)):
             problems.append("Feature 'half precision floating point set instruction with integer "
                             "result' requires PTX ISA .version 6.5 or later")
+        if op in ("min", "max"):
+            problems += _minmax_modifier_problems(op, ins.modifiers, self.version, self.target_sm)
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         problems += self._vector_atomic_problems(ins)
@@ -1112,6 +1114,18 @@ class Checker:
             for operand in ops:
                 self.resolve_names(operand, scope, self.labels)
             return
+        if ins.opcode in ("set", "setp") and len(ops) >= 3:
+            # the predicate operand goes with the boolean operation (.and/.or/.xor): one without
+            # the other is refused, in ptxas 13.5.37's words
+            combines = any(m in (".and", ".or", ".xor") for m in ins.modifiers)
+            if combines != (len(ops) == len(form.operands)):
+                if combines:
+                    self.mismatch(name, ins)
+                else:
+                    self.error(f"Boolean operation is required for instruction '{name}'", ins)
+                for operand in ops:
+                    self.resolve_names(operand, scope, self.labels)
+                return
         choices, relaxed, spaces, memory_operands, vector = _operand_shape(
             ins.opcode, ins.modifiers, form.operands)
         for choice in choices:
@@ -1611,6 +1625,31 @@ SINK_SOURCE = "Sink '_' not allowed as a source operand"
 _BRACKETED = frozenset((ast.VectorOperand, ast.Address))     # where a vector may stand
 
 
+def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: int) -> list[str]:
+    """min/max `.abs` and `.xorsign` (PTX ISA 7.2, sm_86), `.NaN` (7.0, sm_80) and the half
+    types (sm_80), in ptxas 13.5.37's words and order: `.abs` (target, then version), `.NaN`,
+    `.xorsign` (version, then a `Modifier` for its target), the type last."""
+    out = []
+    if ".abs" in modifiers:
+        if sm < 86:
+            out.append("Feature '.abs' requires .target sm_86 or higher")
+        if version < (7, 2):
+            out.append("Feature '.abs' requires PTX ISA .version 7.2 or later")
+    if ".NaN" in modifiers:
+        if version < (7, 0):
+            out.append("Feature '.NaN' requires PTX ISA .version 7.0 or later")
+        if sm < 80:
+            out.append("Modifier '.NaN' requires .target sm_80 or higher")
+    if ".xorsign" in modifiers:
+        if version < (7, 2):
+            out.append("Feature '.xorsign' requires PTX ISA .version 7.2 or later")
+        if sm < 86:
+            out.append("Modifier '.xorsign' requires .target sm_86 or higher")
+    if sm < 80 and modifiers[-1:] in ((".f16",), (".f16x2",)):
+        out.append(f"Feature '{op}.f16 or {op}.f16x2' requires .target sm_80 or higher")
+    return out
+
+
 def _is_256_bit_access(opcode: str, modifiers) -> bool:
     """`ld/st` of 256 bits (`.v8` of 32-bit or `.v4` of 64-bit elements: sm_100+, PTX 8.8,
     global or generic addresses only)."""
@@ -1668,6 +1707,9 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
                      and f.optional_from <= count <= len(f.operands)), None)
         if form is None:
             return None
+    if opcode in ("set", "setp") and any(m in (".and", ".or", ".xor") for m in modifiers) \
+            != (count == len(form.operands)):
+        return None         # a boolean operation without its predicate, or the reverse
     choices, relaxed, _spaces, _memory, vector = _operand_shape(opcode, modifiers, form.operands)
     if choices or vector is not None:
         return None
