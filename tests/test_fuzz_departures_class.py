@@ -229,6 +229,12 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 25 (sm_103): seed 36003549 (cvt.rn.f32.f64 of a cnot.b64 result: ours 0, ptxas
+    # 1.0), 36004785 (neg.s16 of a half set result: ours 0xc400, ptxas 0xbc00), 36004301
+    # (cvt.u16.u8 of a half set result beside a division: ours 0, ptxas 1)
+    ("f32_of_cnot_b64_s36003549.ptx", "f32 convert of a cnot.b64 result converts the integer"),
+    ("neg_s16_of_half_set_s36004785.ptx", "neg.s16 of a half set result negated as a half"),
+    ("u8_of_half_set_s36004301.ptx", "half set result as the integer 1 where the kernel calls"),
     # campaign 23 (sm_89), seed 34007738: b1 mma.xor.popc beside a predicated rem.s16
     # (test_b1_mma_beside_a_remainder_call_is_the_manual_s)
     ("b1_mma_beside_rem_call_s34007738.ptx", "b1 mma beside a 16-bit remainder's call"),

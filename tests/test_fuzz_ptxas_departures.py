@@ -1690,3 +1690,51 @@ def test_b1_mma_beside_a_remainder_call_is_the_manual_s():
         got[by] = np.frombuffer(bytes(out), np.uint32).reshape(32, -1)[:, 2].tolist()
     assert got["ours"] == want
     assert got["ptxas"] != want
+
+
+NEG_S16_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<3>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b64 %d2, [%d1];
+    ld.global.b32 %r0, [%d1+8];
+    ld.global.b32 %r1, [%d1+12];
+    set.neu.f16.f64 %h0, 0d3FF0000000000000, %d2;
+    div.rz.ftz.f32 %r0, %r0, %r1;
+    neg.s16 %h0, %h0;
+    st.global.b16 [%d0], %h0;
+    st.global.b32 [%d0+4], %r0;
+    ret;
+}
+"""
+
+
+def test_neg_s16_of_a_half_set_result_is_the_integer_negation():
+    """`set.neu.f16.f64 %h0, 1.0, 0.0` is 1.0 (0x3c00); `neg.s16` negates the 16 bits as an
+    integer (PTX ISA, neg): 0x10000 - 0x3c00 = 0xc400. ptxas 13.5.37, with a division's call
+    in the kernel, writes a half negation: 0xbc00 (-1.0) (fuzz seed 36004785, campaign 25 on
+    sm_103; sm_89 alike). The division's result (3.0 / 1.0) is the same on both."""
+    ours, theirs = _run_both(NEG_S16_OF_HALF_SET, [0, 0, 0x40400000, 0x3F800000], out_words=2)
+    assert ours == [0xC400, 0x40400000]
+    assert theirs == [0xBC00, 0x40400000]
+
+
+def test_f32_of_a_cnot_b64_result_is_zero():
+    """`cnot.b64 %d0, %d0` is 1 or 0; `cvt.rn.f32.f64` of those bits (the least subnormal
+    double, or +0) rounds to +0.0f (PTX ISA, cvt), and `testp.notanumber` keeps it. ptxas
+    13.5.37 (a loop after it in the kernel) converts the integer 1 to 1.0f where %d0 was 0
+    (fuzz seed 36003549, campaign 25 on sm_103)."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    case = read_case((ROOT / "tests/fuzz_departures/f32_of_cnot_b64_s36003549.ptx").read_text())
+    got = {}
+    for by in ("ours", "ptxas"):
+        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
+        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+        got[by] = np.frombuffer(bytes(out), np.uint32)[::4].tolist()
+    assert set(got["ours"]) == {0}
+    assert 0x3F800000 in got["ptxas"]

@@ -421,17 +421,18 @@ DEPARTURES: tuple[Departure, ...] = (
     # 28001234/30003385): a cvt.s64.s16 of it; an s16 `set...f16.s16` compare of it beside a
     # `rem.s16` (campaign 25's 36000303: 1.0 against 0x3c00 unequal, against 1 equal); its
     # low byte through `cvt.s32.s8` then abs.s32 beside an `rcp.rn.f32` (36001306: 1, not 0)
+    # or through `cvt.u16.u8` beside a `div.rp.f32` (36004301)
     Departure(
         "half set result as the integer 1 where the kernel calls",
         "test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls",
-        r"^(cvt(\.r[nzmp])?\.[suf](16|32|64)\.[su]16|set\.\w+(\.(and|or|xor))?\.f16\.[su]16|abs\.s32)$",
+        r"^(cvt(\.r[nzmp])?\.[suf](16|32|64)\.[su](8|16)|set\.\w+(\.(and|or|xor))?\.f16\.[su]16|abs\.s32)$",
         (r"\bset\.\w+(\.\w+)*\.f16\.[bfsu](16|32|64)\b", r"\b((div|sqrt|rcp)(\.\w+)*\.f(32|64)|rem\.[su]16)\b"),
         r"\b(SEL R\d+, RZ, 0x1|FSEL R\d+, RZ, 1\.875), !?P[0-6] ",      # (1.875: 1.0's f64 high word)
         # (the integer, or 15360.0 against 1.0 where the cvt's result is a float: campaign
         # 24's 35002285, `cvt.rn.f64.s16` of `set.eq.xor.f16.b16` beside a `sqrt.rp.f64`)
         lambda ours, theirs, width: (ours, theirs) in ((0x3C00, 1), (0x40CE000000000000, 0x3FF0000000000000),
                                                        (0x46700000, 0x3F800000))
-        or width == 16 and {ours, theirs} == {0, 0x3C00} or width == 32 and (ours, theirs) == (0, 1)),
+        or width == 16 and {ours, theirs} == {0, 0x3C00} or (ours, theirs) == (0, 1)),
     # a result computed from a predicate ptxas never writes (it dropped the computation that
     # should have set it): a uniform one no instruction writes, or one no path of its
     # function writes (fn2 of seed 22005165 reads the caller's P6): any value, any instruction.
@@ -657,6 +658,26 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\brem\.[su]16\b",),
         r"\bCALL\.REL\.NOINC\b",        # (the subroutine: cuobjdump names it by address)
         lambda ours, theirs, width: ours != theirs),
+    # `neg.s16` of a `set.<cmp>.f16.<type>` result (0x3c00 when true) beside a division's call
+    # (campaign 25, seed 36004785; sm_89 alike): ptxas negates it as a half (0xbc00) where
+    # the integer negation is 0xc400.
+    Departure(
+        "neg.s16 of a half set result negated as a half",
+        "test_neg_s16_of_a_half_set_result_is_the_integer_negation",
+        r"^neg\.s16$",
+        (r"\bset\.\w+(\.(and|or|xor))?\.f16\.\w+",),
+        "",
+        lambda ours, theirs, width: width == 16 and (ours, theirs) == (0xC400, 0xBC00)),
+    # `cvt.rn.f32.f64` of a `cnot.b64` result (0 or 1: 1 is the least subnormal double, 0.0f
+    # once rounded), in a kernel with a loop after it (campaign 25, seed 36003549 on sm_103):
+    # ptxas converts the integer 1 to 1.0f.
+    Departure(
+        "f32 convert of a cnot.b64 result converts the integer",
+        "test_f32_of_a_cnot_b64_result_is_zero",
+        r"^cvt\.rn\.f32\.f64$",
+        (r"\bcnot\.b64\b",),
+        "",
+        lambda ours, theirs, width: (ours, theirs) == (0, 0x3F800000)),
     # `abs.bf16x2` of an `add.rz.sat.f32` result (campaign 25, seed 36001465; sm_89 and sm_103
     # alike): ptxas drops the abs (a saturated f32 is not negative, but its low half's bit
     # 15 is a mantissa bit) and writes `HFMA2.BF16_V2 R0, -RZ, RZ, R0`: the low half keeps
