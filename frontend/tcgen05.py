@@ -64,7 +64,34 @@ def problems(ins: ast.Instruction) -> list[str]:
         return _load_store_problems(ins)
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
+    if kind == ".mma":
+        return _mma_problems(ins)
     return []
+
+
+def _mma_problems(ins: ast.Instruction) -> list[str]:
+    """scale-input-d (the immediate after enable-input-d): ptxas refuses it with
+    kind::f8f6f4 (it takes it with kind::i8 and drops it) and outside [0..15]; the
+    disable-output-lane vector counts as one argument."""
+    ops = ins.operands
+    vector = len(ops) > 4 and isinstance(ops[4], ast.VectorOperand)
+    if len(ops) != 6 + vector:
+        return []
+    out = []
+    scale = ops[-1]
+    value = None
+    if isinstance(scale, ast.IntLit):
+        value = scale.value if scale.value < 1 << 63 else scale.value - (1 << 64)
+    elif isinstance(scale, ast.Unary) and scale.op == "-" and isinstance(scale.operand, ast.IntLit):
+        value = -scale.operand.value
+    if value is None and isinstance(scale, ast.Name):      # a register: not an immediate
+        return ["Arguments mismatch for instruction 'tcgen05.mma'"]
+    if value is not None and not 0 <= value <= 15:
+        out.append(f"Argument {len(ops) - 1} of instruction 'tcgen05.mma': value '{value}' "
+                   "out of range, expected to be in range [0..15]")
+    if ".kind::f8f6f4" in ins.modifiers:
+        out.append("Illegal modifier '.kind::f8f6f4' for instruction 'tcgen05.mma' with 'arg scale-inp-d-imm'")
+    return out
 
 
 def _unknown(ins: ast.Instruction, known) -> list[str]:
