@@ -35,6 +35,16 @@ def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
     return not (tuple(ins.modifiers[:1]) == (".shift",) and target[-1:] == "f")
 
 
+# tcgen05.mma kinds ptxas 13.5 takes on some tcgen05 targets only (kind::i8: not on the family
+# targets nor sm_103a: "Feature '.kind::i8' not supported on .target 'sm_100f'")
+KIND_TARGETS = {".kind::i8": ("sm_100a", "sm_110a")}
+
+
+def kind_target_problems(ins: ast.Instruction, target: str) -> list[str]:
+    return [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+            if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+
+
 def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     """ptxas's lines for a tcgen05 instruction on a target without it: the shape as a
     feature, the instruction, cp's warp multicast as an illegal modifier, the CTA group as a
@@ -54,6 +64,12 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     group = next((m for m in ins.modifiers if m in CTA_GROUPS), None)
     if group is not None and (shape is None or name == "tcgen05.cp"):
         out.append(f"Feature '{group}' not supported on .target '{target}'")
+    sm = int("".join(c for c in target[3:] if c.isdigit()) or 0)
+    for m in ins.modifiers:
+        # tcgen05.mma's kind (kind::f8f6f4 is also mma.sync's feature on the sm_12x a/f targets)
+        if m.startswith(".kind::") and not (m == ".kind::f8f6f4" and target[-1:] in ("a", "f")
+                                            and 120 <= sm < 130):
+            out.append(f"Feature '{m}' not supported on .target '{target}'")
     return out
 
 

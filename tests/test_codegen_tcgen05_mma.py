@@ -185,3 +185,63 @@ def test_i8_scale_input_d_is_dropped_as_ptxas_does():
     theirs, mine = _mma_line(ptxas(ptx)), _mma_line(ours(ptx))
     assert [_shape(x) for x in mine] == [_shape(x) for x in theirs], (mine, theirs)
     assert not mine[0].endswith("0x3")
+
+
+def _k_loop(ptx: str) -> str:
+    """The chained kernel's two MMAs as one MMA in a two-turn loop: the descriptors advance
+    32 bytes (2 in the >> 4 start field) along K inside the 128B swizzle atoms, enable-input-d
+    is the parameter's predicate on the first turn and true after."""
+    lines = ptx.splitlines()
+    first = next(i for i, t in enumerate(lines) if "tcgen05.mma" in t)
+    assert "tcgen05.mma" in lines[first + 1]          # the chained second MMA
+    loop = """  mov.u32 %r30, 0;
+  mov.pred %p5, %p3;
+KLOOP:
+  tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p5;
+  add.u64 %rd1, %rd1, 2;
+  add.u64 %rd2, %rd2, 2;
+  setp.eq.u32 %p5, %r30, %r30;
+  add.u32 %r30, %r30, 1;
+  setp.lt.u32 %p6, %r30, 2;
+  @%p6 bra KLOOP;"""
+    lines[first:first + 2] = [loop]
+    return "\n".join(lines).replace(".reg .pred %p<5>;", ".reg .pred %p<8>;")
+
+
+@pytest.mark.parametrize("enable", [1, 0])
+def test_mma_in_a_k_loop(enable):
+    """One MMA issued in each turn of a K loop (the ELECT loop inside it) = the two chained
+    MMAs' A @ B + A2 @ B2 (+ C when enable-input-d holds on the first turn)."""
+    both("f16", sw_a=128, sw_b=128, chained=True, enable=enable, seed=31, edit=_k_loop)
+
+
+@pytest.mark.parametrize("target,kind", [("sm_100f", "i8"), ("sm_103a", "i8"), ("sm_110f", "i8"),
+                                         ("sm_120a", "f16"), ("sm_120a", "f8f6f4"), ("sm_100", "f8f6f4"),
+                                         ("sm_90a", "tf32"), ("sm_121f", "i8")])
+def test_kind_on_targets_without_it_is_ptxas_messages(target, kind):
+    """kind::i8 only on sm_100a/sm_110a (ptxas refuses it on the family targets and sm_103a,
+    where the blackwell table's UTCIMMA word is not even an instruction nvdisasm reads); on a
+    target without tcgen05 ptxas names the kind after the CTA group (not kind::f8f6f4 on
+    sm_12x a/f, where mma.sync has it)."""
+    ptx = SMALL.replace("{mma}", f"cta_group::1.kind::{kind} [%r2], %rd1, %rd2, %r4, %p1") \
+        .replace(".target sm_100a", f".target {target}").replace(".version 8.7", ".version 9.0")
+    theirs = oracle.ptxas(ptx.encode(), target, name="k")
+    assert not theirs.ok
+    want = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+); error\s*: (.*)", theirs.stderr)]
+    with pytest.raises(CompileError) as err:
+        compile_ptx(ptx, target)
+    assert [(d.line, d.message) for d in err.value.diagnostics if d.severity == "error"] == want
+
+
+@pytest.mark.parametrize("target", ["sm_100f", "sm_103a", "sm_110a"])
+def test_other_targets_write_ptxas_instruction(target):
+    """The family/other tcgen05 targets: the same UTC*MMA line as ptxas (kind::f16, A from
+    a descriptor; kind::f8f6f4, A from tensor memory, disable-output-lane); values are
+    checked on sm_100a only."""
+    for kind, kw in (("f16", {}), ("e4m3", dict(a_tmem=True, lanes=True))):
+        ptx = kernel(kind, 32, **kw).replace(".target sm_100a", f".target {target}") \
+            .replace(".version 8.7", ".version 9.0")
+        theirs = oracle.ptxas(ptx.encode(), target, name="k")
+        assert theirs.ok, theirs.stderr
+        assert [_shape(x) for x in _mma_line(compile_ptx(ptx, target))] == \
+            [_shape(x) for x in _mma_line(theirs.output)]
