@@ -144,7 +144,7 @@ SMALL = """.version 8.7
 }
 """
 MMA_LINE = 14
-NOT_DONE = ["cta_group::2.kind::f16 [%r2], %rd1, %rd2, %r4, %p1",
+NOT_DONE = [
             "ws.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p1",
             "cta_group::1.kind::f16.collector::a::fill [%r2], %rd1, %rd2, %r4, %p1"]
 REFUSED = ["cta_group::1.kind::f8f6f4 [%r2], %rd1, %rd2, %r4, %p1, 2",
@@ -245,3 +245,33 @@ def test_other_targets_write_ptxas_instruction(target):
         assert theirs.ok, theirs.stderr
         assert [_shape(x) for x in _mma_line(compile_ptx(ptx, target))] == \
             [_shape(x) for x in _mma_line(theirs.output)]
+
+
+PAIR_FORMS = ["kind::f16 [%r2], %rd1, %rd2, %r4, %p1",
+              "kind::tf32 [%r2], [%r4], %rd2, %r4, %p1, 3",
+              "kind::f8f6f4 [%r2], %rd1, %rd2, %r4, {%r4, %r2, %r4, %r2, %r4, %r2, %r4, %r2}, 0",
+              "kind::i8 [%r2], [%r4+32], %rd2, %r4, {%r4, %r2, %r4, %r2, %r4, %r2, %r4, %r2}, %p1"]
+
+
+@pytest.mark.parametrize("form", PAIR_FORMS)
+def test_cta_pair_form_is_ptxas(form):
+    """`.cta_group::2`: the `.2CTA` form, an 8-register disable-output-lane group; the same
+    line as ptxas's (the emulator launches no CTA pair, so no values) and TCGEN05_2CTA_USED."""
+    ptx = SMALL.replace("{mma}", f"cta_group::2.{form}")
+    theirs = oracle.ptxas(ptx.encode(), "sm_100a", name="k")
+    assert theirs.ok, theirs.stderr
+    mine = compile_ptx(ptx, "sm_100a")
+    assert [_shape(x) for x in _mma_line(mine)] == [_shape(x) for x in _mma_line(theirs.output)]
+    assert ".2CTA" in _mma_line(mine)[0]
+    assert "TCGEN05_2CTA_USED" in oracle.cuobjdump_elf(mine)
+
+
+def test_both_cta_groups_in_one_function_is_ptxas_error():
+    ptx = SMALL.replace("{mma}", "cta_group::2.kind::f16 [%r2], %rd1, %rd2, %r4, %p1;\n"
+                        "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r2]")
+    theirs = oracle.ptxas(ptx.encode(), "sm_100a", name="k")
+    assert not theirs.ok
+    with pytest.raises(CompileError) as err:
+        compile_ptx(ptx, "sm_100a")
+    assert err.value.line is None
+    assert f"error   : {err.value.message}" in theirs.stderr

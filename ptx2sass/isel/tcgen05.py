@@ -94,7 +94,7 @@ class TensorMemorySelection:
             raise self.unsupported(f"`tcgen05` on {self.arch.name}")
         kind = ins.modifiers[0] if ins.modifiers else ""
         pair = "cta_group::2" in ins.modifiers
-        if pair and kind not in ("commit", "cp", "shift"):
+        if pair and kind not in ("commit", "cp", "shift", "mma"):
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
         if kind.startswith("mma") and kind != "mma":
             raise self.unsupported(f"`tcgen05.{kind}`")
@@ -102,7 +102,7 @@ class TensorMemorySelection:
             raise self.unsupported(f"guarded `tcgen05.{kind}`")
         self.mf.tmem_used = True
         self.mf.tmem_cta_groups.update(int(m[-1]) for m in ins.modifiers if m.startswith("cta_group::"))
-        self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift)
+        self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift, mma)
         if kind == "alloc":
             return self.tmem_alloc(ins)
         if kind == "dealloc":
@@ -390,21 +390,24 @@ class TensorMemorySelection:
 
     # ------------------------------------------------------------------ mma
     def tmem_mma(self, ins):
-        """`tcgen05.mma.cta_group::1.kind::K [d], a, b, idesc[, {lanes}], enable[, scale]`
+        """`tcgen05.mma.cta_group::N.kind::K [d], a, b, idesc[, {lanes}], enable[, scale]`
         (a: a shared-memory descriptor or `[a-tmem]`) -> once per lane in the ELECT loop,
         `UTC{H,Q,I}MMA A, gdesc[UR10], tmem[UR6], tmem[UR4], idesc[UR5][, UR16], UPe[, scale]`
         as ptxas 13.5 writes it: operands in uniform registers (kernel parameters by ULDC
         before the loop, registers by the elected lane's R2UR), the idesc in the upper half of
         a pair whose lower half is 0; enable-input-d an immediate (UPT/!UPT), a compare of
-        kernel parameters (wgmma's UISETP, isel/wgmma.py) or the elected lane's predicate."""
+        kernel parameters (wgmma's UISETP, isel/wgmma.py) or the elected lane's predicate.
+        `.cta_group::2` is the `.2CTA` form with an 8-register disable-output-lane group
+        (compared with ptxas's text only: the emulator launches no CTA pair)."""
         mods = ins.modifiers[2:]
         kinds = [m for m in mods if m.startswith("kind::")]
         if len(kinds) != 1 or kinds[0] not in MMA_OPCODES or len(mods) != 1:
             raise self.unsupported(f"`tcgen05.mma.{'.'.join(ins.modifiers[1:])}`")
         kind = kinds[0]
         srcs = list(ins.srcs)
-        if len(srcs) in (9, 10):
-            lanes, srcs = srcs[4:8], srcs[:4] + srcs[8:]
+        width = 8 if self.tmem_pair else 4          # the disable-output-lane vector's
+        if len(srcs) in (5 + width, 6 + width):
+            lanes, srcs = srcs[4:4 + width], srcs[:4] + srcs[4 + width:]
         elif len(srcs) in (5, 6):
             lanes = None
         else:
@@ -502,10 +505,10 @@ class TensorMemorySelection:
             if per_lane_enable is not None:
                 self.emit("UISETP", ("NE", "U32", "AND"), [UP_ENABLE, UPT, UR_MMA_ENABLE, URZ, UPT],
                           guarded=False)
-            mi = self.emit(MMA_OPCODES[kind], (), operands, ndefs=0, guarded=False)
+            mi = self.emit(MMA_OPCODES[kind], self.tmem_pair, operands, ndefs=0, guarded=False)
             mi.guard = warp_guard
             widths = {k: 2 for k, op in enumerate(operands) if isinstance(op, Reg) and op.gdesc}
             if lanes is not None:
-                widths[operands.index(UR_MMA_LANES)] = 4
+                widths[operands.index(UR_MMA_LANES)] = width
             mi.widths = widths
         self.elect_loop(lane, issue)
