@@ -29,6 +29,11 @@
   mbarrier at URb when the tcgen05 work issued before completes), `UTCBAR.MULTICAST [URb],
   URZ, URm` with the CTA mask (a register's is R2UR'd by the leader, as ptxas's
   R2UR.BROADCAST).
+* `tcgen05.mma.cta_group::N.kind::{f16,tf32,f8f6f4,i8} [d], a-desc|[a-tmem], b-desc, idesc
+  [, {disable-output-lane}], enable-input-d[, scale-input-d]`: once per lane in the ELECT
+  loop, `UTC{H,Q,I}MMA[.2CTA] gdesc[UR8]|tmem[UR8], gdesc[UR10], tmem[UR6], tmem[UR4],
+  idesc[UR5][, UR16], UP0|UPT|!UPT[, scale]` (tmem_mma). The emulator runs it at the
+  warp's next commit (emu/ops_utcmma.py).
 
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
