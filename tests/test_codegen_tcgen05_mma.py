@@ -275,3 +275,18 @@ def test_both_cta_groups_in_one_function_is_ptxas_error():
         compile_ptx(ptx, "sm_100a")
     assert err.value.line is None
     assert f"error   : {err.value.message}" in theirs.stderr
+
+
+@pytest.mark.parametrize("kw", [{}, dict(lanes=True), dict(a_tmem=True)], ids=["desc", "lanes", "tmem"])
+def test_mma_and_commit_hold_a_read_scoreboard_as_ptxas(kw):
+    """UTC*MMA and UTCBAR read their uniform registers after issue (ptxas gives each a read
+    scoreboard and overwrites their URs only under a wait on it: `uniform_late_readers` in
+    sched/latency/blackwell_sm100.json); ours set one as well."""
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.cubin import read_cubin
+    ptx = kernel("f16", 32, **kw)
+    for cubin in (ptxas(ptx), ours(ptx)):
+        text = read_cubin(cubin).kernels[0].text
+        words = [codec.decode(int.from_bytes(text[i:i + 16], "little"), "sm_100") for i in range(0, len(text), 16)]
+        units = [w for w in words if w.opcode in ("UTCHMMA", "UTCQMMA", "UTCIMMA", "UTCBAR")]
+        assert len(units) == 2 and all(w.control.rd_sb != 7 for w in units), [w.control for w in units]
