@@ -290,3 +290,37 @@ def test_mma_and_commit_hold_a_read_scoreboard_as_ptxas(kw):
         words = [codec.decode(int.from_bytes(text[i:i + 16], "little"), "sm_100") for i in range(0, len(text), 16)]
         units = [w for w in words if w.opcode in ("UTCHMMA", "UTCQMMA", "UTCIMMA", "UTCBAR")]
         assert len(units) == 2 and all(w.control.rd_sb != 7 for w in units), [w.control for w in units]
+
+
+def _two_lanes(ptx: str) -> str:
+    """Threads 0 and 1 each issue one MMA (one PTX instruction, per-thread operands): thread
+    0 the first K slice with the parameter's enable-input-d, thread 1 the second slice with
+    enable 1; thread 0 commits. The ELECT loop issues lane 0's MMA first, so D = the chained
+    kernel's A @ B (+ C) + A2 @ B2."""
+    lines = ptx.splitlines()
+    first = next(i for i, t in enumerate(lines) if "tcgen05.mma" in t)
+    lines[first:first + 2] = ["""  setp.eq.u32 %p6, %r3, 1;
+  selp.b64 %rd1, %rd7, %rd1, %p6;
+  selp.b64 %rd2, %rd8, %rd2, %p6;
+  or.pred %p5, %p3, %p6;
+  tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p5;"""]
+    ptx = "\n".join(lines).replace(".reg .pred %p<5>;", ".reg .pred %p<8>;")
+    ptx = ptx.replace("  @%p2 bra ISSUED;\n", "  setp.gt.u32 %p7, %r3, 1;\n  @%p7 bra ISSUED;\n")
+    return ptx.replace("  tcgen05.commit.", "  @!%p2 tcgen05.commit.")
+
+
+def test_two_lanes_issue_in_lane_order():
+    both("f16", sw_a=128, sw_b=128, chained=True, enable=1, seed=32, edit=_two_lanes)
+
+
+def test_two_lanes_with_different_enable_input_d():
+    """Lane 0's enable-input-d false, lane 1's true. Ours reads each issuing lane's own
+    predicate (tcgen05.mma is a single-thread instruction): D = A @ B + A2 @ B2. ptxas 13.5
+    folds the predicate over the warp first (`VOTEU.ANY UP0` before its ELECT loop), so its
+    lane 0 MMA accumulates too: A @ B + C + A2 @ B2 (a departure kept on purpose)."""
+    got, want, result = launch("f16", 32, sw_a=128, sw_b=128, chained=True, enable=0, seed=32,
+                               edit=_two_lanes, compiler=ours, hazards=True)
+    assert np.array_equal(got, want) and not result.hazards
+    theirs, _, _ = launch("f16", 32, sw_a=128, sw_b=128, chained=True, enable=0, seed=32, edit=_two_lanes)
+    with_c, *_ = launch("f16", 32, sw_a=128, sw_b=128, chained=True, enable=1, seed=32, edit=_two_lanes)
+    assert np.array_equal(theirs, with_c) and not np.array_equal(theirs, want)
