@@ -493,7 +493,7 @@ class TimingModel:
                         clock.sb_readers[rd_sb][("unit", facts.read_unit)] = (facts.offset, 0, facts.read_unit, wr_sb, None)
                     for reg in reads:
                         # predicates are consumed at issue, uniform registers too where the table says so
-                        if reg[0] == "R" or (reg[0] == "UR" and not lat.UNIFORM_READ_AT_ISSUE):
+                        if reg[0] == "R" or (reg[0] == "UR" and (facts.uniform_late or not lat.UNIFORM_READ_AT_ISSUE)):
                             clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.read_unit, wr_sb, guard)
                 elif facts.late_reads:
@@ -501,8 +501,9 @@ class TimingModel:
                     # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
                     # overwrites an LDS's UR address the next cycle)
                     for reg in reads:
-                        if reg[0] == "R":
-                            clock.late_reads[reg] = (facts.offset, lanes, t + lat.late_read_window(facts.read_unit),
+                        if reg[0] == "R" or (reg[0] == "UR" and facts.uniform_late):
+                            clock.late_reads[reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                     t + lat.late_read_window(facts.read_unit),
                                                      facts.read_unit, wr_sb, clock.seq, None, guard)
             window = facts.late_window
             if window:
@@ -526,7 +527,7 @@ class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
-                 "addend", "late_reads", "issue_group", "after_barrier", "read_unit", "never", "read_order",
+                 "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
                  "keyed_regs", "landing")
 
@@ -554,7 +555,9 @@ class _StepFacts:
         self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
-        self.late_reads = op in lat.LATE_SOURCE_READS
+        # (UTC*MMA/UTCBAR on sm_100: their uniform registers too, `uniform_late_readers`)
+        self.uniform_late = op in lat.UNIFORM_LATE_READERS
+        self.late_reads = op in lat.LATE_SOURCE_READS or self.uniform_late
         self.issue_group = lat.ISSUE_INTERVAL.get(op)
         self.after_barrier = op in lat.AFTER_BARRIER[0]
         g = ins.guard

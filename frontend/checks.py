@@ -1001,6 +1001,8 @@ class Checker:
         if op == "tcgen05" and not tcgen05.supported(ins, self.target_name, self.target_sm):
             return [p for p in problems if "requires .target" not in p] + \
                 tcgen05.target_problems(ins, self.target_name)
+        if op == "tcgen05":
+            problems += tcgen05.kind_target_problems(ins, self.target_name)
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "

@@ -35,6 +35,16 @@ def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
     return not (tuple(ins.modifiers[:1]) == (".shift",) and target[-1:] == "f")
 
 
+# tcgen05.mma kinds ptxas 13.5 takes on some tcgen05 targets only (kind::i8: not on the family
+# targets nor sm_103a: "Feature '.kind::i8' not supported on .target 'sm_100f'")
+KIND_TARGETS = {".kind::i8": ("sm_100a", "sm_110a")}
+
+
+def kind_target_problems(ins: ast.Instruction, target: str) -> list[str]:
+    return [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+            if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+
+
 def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     """ptxas's lines for a tcgen05 instruction on a target without it: the shape as a
     feature, the instruction, cp's warp multicast as an illegal modifier, the CTA group as a
@@ -54,6 +64,12 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     group = next((m for m in ins.modifiers if m in CTA_GROUPS), None)
     if group is not None and (shape is None or name == "tcgen05.cp"):
         out.append(f"Feature '{group}' not supported on .target '{target}'")
+    sm = int("".join(c for c in target[3:] if c.isdigit()) or 0)
+    for m in ins.modifiers:
+        # tcgen05.mma's kind (kind::f8f6f4 is also mma.sync's feature on the sm_12x a/f targets)
+        if m.startswith(".kind::") and not (m == ".kind::f8f6f4" and target[-1:] in ("a", "f")
+                                            and 120 <= sm < 130):
+            out.append(f"Feature '{m}' not supported on .target '{target}'")
     return out
 
 
@@ -64,7 +80,34 @@ def problems(ins: ast.Instruction) -> list[str]:
         return _load_store_problems(ins)
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
+    if kind == ".mma":
+        return _mma_problems(ins)
     return []
+
+
+def _mma_problems(ins: ast.Instruction) -> list[str]:
+    """scale-input-d (the immediate after enable-input-d): ptxas refuses it with
+    kind::f8f6f4 (it takes it with kind::i8 and drops it) and outside [0..15]; the
+    disable-output-lane vector counts as one argument."""
+    ops = ins.operands
+    vector = len(ops) > 4 and isinstance(ops[4], ast.VectorOperand)
+    if len(ops) != 6 + vector:
+        return []
+    out = []
+    scale = ops[-1]
+    value = None
+    if isinstance(scale, ast.IntLit):
+        value = scale.value if scale.value < 1 << 63 else scale.value - (1 << 64)
+    elif isinstance(scale, ast.Unary) and scale.op == "-" and isinstance(scale.operand, ast.IntLit):
+        value = -scale.operand.value
+    if value is None and isinstance(scale, ast.Name):      # a register: not an immediate
+        return ["Arguments mismatch for instruction 'tcgen05.mma'"]
+    if value is not None and not 0 <= value <= 15:
+        out.append(f"Argument {len(ops) - 1} of instruction 'tcgen05.mma': value '{value}' "
+                   "out of range, expected to be in range [0..15]")
+    if ".kind::f8f6f4" in ins.modifiers:
+        out.append("Illegal modifier '.kind::f8f6f4' for instruction 'tcgen05.mma' with 'arg scale-inp-d-imm'")
+    return out
 
 
 def _unknown(ins: ast.Instruction, known) -> list[str]:

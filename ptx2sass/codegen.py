@@ -130,7 +130,9 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
         elif isinstance(op, Reg) and op.gdesc:        # wgmma's descriptors: A's pair, B's pair
             reads.extend(("UR", op.index + k) for k in range(4))
         elif isinstance(op, Reg) and not op.is_zero and op.file in ("R", "UR", "P", "UP"):
-            (writes if i < mi.ndefs else reads).append((op.file, op.index))
+            # a fixed uniform group (tcgen05.mma's disable-output-lane quad) where `widths` says so
+            width = mi.widths.get(i, 1) if op.file == "UR" else 1
+            (writes if i < mi.ndefs else reads).extend((op.file, op.index + k) for k in range(width))
         elif isinstance(op, VMem):
             if isinstance(op.base, Reg):        # the stack pointer, or RZ
                 if not op.base.is_zero:

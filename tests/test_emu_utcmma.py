@@ -211,7 +211,7 @@ def layout(sw: int, mn_major: bool, esize: int, rows: int):
 
 def launch(kind: str, n: int, *, a_tmem=False, sw_a=0, sw_b=0, mn_a=False, mn_b=False,
            enable=1, en_imm=None, scale=None, neg_a=0, neg_b=0, chained=False, lanes=None,
-           seed=0, sat=0, c_values=None, hazards=False):
+           seed=0, sat=0, c_values=None, hazards=False, compiler=None, edit=None):
     rng = np.random.default_rng(seed)
     k = KINDS[kind][1]
     esize = ESIZE[kind]
@@ -245,11 +245,13 @@ def launch(kind: str, n: int, *, a_tmem=False, sw_a=0, sw_b=0, mn_a=False, mn_b=
     mask = np.zeros(4, np.uint32) if lanes is None else lanes
     ptx = kernel(kind, n, a_tmem=a_tmem, en="%p3" if en_imm is None else str(en_imm), scale=scale,
                  chained=chained, lanes=lanes is not None)
+    if edit is not None:            # a variant of the kernel (tests/test_codegen_tcgen05_mma.py)
+        ptx = edit(ptx)
     args = [img, out, a_words, np.uint64(sdesc(A_BASE, la, sa, sw_a)), np.uint64(sdesc(B_BASE, lb, sb, sw_b)),
             np.uint32(idesc(kind, n, neg_a=neg_a, neg_b=neg_b, mn_a=int(mn_a), mn_b=int(mn_b), sat=sat)),
             np.uint32(enable), np.uint64(sdesc(A_BASE + k * esize, la, sa, sw_a)),
             np.uint64(sdesc(B_BASE + k * esize, lb, sb, sw_b)), mask]
-    result = run(ptxas(ptx), "k", (1, 1, 1), (THREADS, 1, 1), args, hazard_check=hazards)
+    result = run((compiler or ptxas)(ptx), "k", (1, 1, 1), (THREADS, 1, 1), args, hazard_check=hazards)
     on = enable if en_imm is None else en_imm
     sA = -A if neg_a else A
     sB = -B if neg_b else B

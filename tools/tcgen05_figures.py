@@ -1,6 +1,8 @@
 """Size, registers and emulated cycles of ptxas's and our cubins of the tcgen05 kernels of
 tests/test_codegen_tcgen05.py (alloc/st/ld/dealloc round trip, commit, a 32x32b.x32 store and
-load), each run in the emulator with its hazard count (docs/STATUS.md, branch tcgen05b).
+load), each run in the emulator with its hazard count (docs/STATUS.md, branch tcgen05b); and
+of tests/test_emu_utcmma.py's tcgen05.mma kernels (branch utcgen26), whose values are also
+checked against NumPy.
 
     py -m tools.tcgen05_figures
 """
@@ -30,7 +32,31 @@ def main() -> int:
             row.append(f"{who}: {len(k.text) // 16} words, {k.regcount} registers, "
                        f"{result.cycles} cycles, {len(result.hazards)} hazards")
         print(" | ".join(row))
+    mma_figures()
     return 0
+
+
+def mma_figures() -> None:
+    import numpy as np
+    from ptx2sass.compiler import compile as compile_ptx
+    from test_emu_utcmma import launch
+    cases = [("f16", {}), ("e4m3", {"a_tmem": True}), ("s8", {"en_imm": 0}),
+             ("f16", {"lanes": np.array([0xF00F, 1, 0, 0xFFFF0000], np.uint32)})]
+    for kind, kw in cases:
+        row = [f"mma {kind} {' '.join(sorted(kw))}".strip()]
+        for who, compiler in (("ptxas", None), ("ours", lambda p: compile_ptx(p, "sm_100a"))):
+            cubins = []
+
+            def keep(ptx, compiler=compiler):
+                from test_emu_utcmma import ptxas
+                cubins.append((compiler or ptxas)(ptx))
+                return cubins[-1]
+            got, want, result = launch(kind, 32, compiler=keep, hazards=True, **kw)
+            k = read_cubin(cubins[0]).kernels[0]
+            row.append(f"{who}: {len(k.text) // 16} words, {k.regcount} registers, "
+                       f"{result.cycles} cycles, {len(result.hazards)} hazards, "
+                       f"{'= NumPy' if np.array_equal(got, want) else 'WRONG'}")
+        print(" | ".join(row))
 
 
 if __name__ == "__main__":

@@ -370,6 +370,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.place_loop_groups(loop_groups)
         self.place_shared_rank()                 # isel/memory.py
         self.drop_unread_param_moves()
+        if {1, 2} <= self.mf.tmem_cta_groups:     # ptxas's function-wide check (no line)
+            raise CompileError(f"Function '{self.fn.name}' uses single CTA(.cta_group::1) and CTA pair "
+                               "granularity(.cta_group::2) and that is not allowed.", None, None)
         return self.mf
 
     def start_block(self, suffix: str) -> MBlock:

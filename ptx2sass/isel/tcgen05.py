@@ -29,6 +29,11 @@
   mbarrier at URb when the tcgen05 work issued before completes), `UTCBAR.MULTICAST [URb],
   URZ, URm` with the CTA mask (a register's is R2UR'd by the leader, as ptxas's
   R2UR.BROADCAST).
+* `tcgen05.mma.cta_group::N.kind::{f16,tf32,f8f6f4,i8} [d], a-desc|[a-tmem], b-desc, idesc
+  [, {disable-output-lane}], enable-input-d[, scale-input-d]`: once per lane in the ELECT
+  loop, `UTC{H,Q,I}MMA[.2CTA] gdesc[UR8]|tmem[UR8], gdesc[UR10], tmem[UR6], tmem[UR4],
+  idesc[UR5][, UR16], UP0|UPT|!UPT[, scale]` (tmem_mma). The emulator runs it at the
+  warp's next commit (emu/ops_utcmma.py).
 
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
@@ -71,6 +76,19 @@ COPY_FORMATS = {("b8x16", "b6x16_p32"): ("U6x16P32",), ("b8x16", "b4x16_p64"): (
 HALF_SPLIT = "16x32bx2"
 HALF_SUFFIXES = (("16dp32bit_t0_t15",), ("16dp32bit_t16_t31",))
 # PTX shape -> (SASS suffix, registers per .num)
+# tcgen05.mma's kind -> the UTC*MMA opcode (kind::f16 and kind::tf32 share one: the element
+# types are in the instruction descriptor)
+MMA_OPCODES = {"kind::f16": "UTCHMMA", "kind::tf32": "UTCHMMA", "kind::f8f6f4": "UTCQMMA",
+               "kind::i8": "UTCIMMA"}
+MMA_SCALED_KINDS = ("kind::f16", "kind::tf32")        # the kinds with scale-input-d
+# tcgen05.mma's uniform registers (ptxas's choice in its kernels): the idesc pair (its low
+# half 0, shown as `tmem[UR4]`), D's address, A's descriptor pair or address, B's pair, the
+# disable-output-lane quad, a per-lane enable-input-d's scratch
+UR_MMA_IDESC, UR_MMA_D, UR_MMA_A, UR_MMA_B, UR_MMA_LANES, UR_MMA_ENABLE = (
+    Reg("UR", n) for n in (4, 6, 8, 10, 16, 12))
+UP_ENABLE = Reg("UP", 0)
+UPT = Reg("UP", 7)
+NOT_UPT_MMA = Reg("UP", 7, inv=True)
 SHAPES = {"32x32b": ((), 1), "16x64b": (("16dp64bit",), 1), "16x128b": (("16dp128bit",), 2),
           "16x256b": (("16dp256bit",), 4)}
 
@@ -81,15 +99,15 @@ class TensorMemorySelection:
             raise self.unsupported(f"`tcgen05` on {self.arch.name}")
         kind = ins.modifiers[0] if ins.modifiers else ""
         pair = "cta_group::2" in ins.modifiers
-        if pair and kind not in ("commit", "cp", "shift"):
+        if pair and kind not in ("commit", "cp", "shift", "mma"):
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
-        if kind.startswith("mma"):
-            raise self.unsupported("PTX instruction `tcgen05`")
-        if self.guard is not None and kind not in ("ld", "st", "commit", "cp", "shift"):
+        if kind.startswith("mma") and kind != "mma":
+            raise self.unsupported(f"`tcgen05.{kind}`")
+        if self.guard is not None and kind not in ("ld", "st", "commit", "cp", "shift", "mma"):
             raise self.unsupported(f"guarded `tcgen05.{kind}`")
         self.mf.tmem_used = True
         self.mf.tmem_cta_groups.update(int(m[-1]) for m in ins.modifiers if m.startswith("cta_group::"))
-        self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift)
+        self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift, mma)
         if kind == "alloc":
             return self.tmem_alloc(ins)
         if kind == "dealloc":
@@ -107,6 +125,8 @@ class TensorMemorySelection:
             return self.tmem_commit(ins)
         if kind in ("cp", "shift"):
             return self.tmem_copy_shift(ins, kind)
+        if kind == "mma":
+            return self.tmem_mma(ins)
         raise self.unsupported(f"`tcgen05.{kind}`")
 
     # ------------------------------------------------------------------ helpers
@@ -371,4 +391,129 @@ class TensorMemorySelection:
             mi.guard = warp_guard
             if kind == "cp":
                 mi.widths = {1: 2}
+        self.elect_loop(lane, issue)
+
+    # ------------------------------------------------------------------ mma
+    def tmem_mma(self, ins):
+        """`tcgen05.mma.cta_group::N.kind::K [d], a, b, idesc[, {lanes}], enable[, scale]`
+        (a: a shared-memory descriptor or `[a-tmem]`) -> once per lane in the ELECT loop,
+        `UTC{H,Q,I}MMA A, gdesc[UR10], tmem[UR6], tmem[UR4], idesc[UR5][, UR16], UPe[, scale]`
+        as ptxas 13.5 writes it: operands in uniform registers (kernel parameters by ULDC
+        before the loop, registers by the elected lane's R2UR), the idesc in the upper half of
+        a pair whose lower half is 0; enable-input-d an immediate (UPT/!UPT), a compare of
+        kernel parameters (wgmma's UISETP, isel/wgmma.py) or the elected lane's predicate.
+        `.cta_group::2` is the `.2CTA` form with an 8-register disable-output-lane group
+        (compared with ptxas's text only: the emulator launches no CTA pair)."""
+        mods = ins.modifiers[2:]
+        kinds = [m for m in mods if m.startswith("kind::")]
+        if len(kinds) != 1 or kinds[0] not in MMA_OPCODES or len(mods) != 1:
+            raise self.unsupported(f"`tcgen05.mma.{'.'.join(ins.modifiers[1:])}`")
+        kind = kinds[0]
+        srcs = list(ins.srcs)
+        width = 8 if self.tmem_pair else 4          # the disable-output-lane vector's
+        if len(srcs) in (5 + width, 6 + width):
+            lanes, srcs = srcs[4:4 + width], srcs[:4] + srcs[4 + width:]
+        elif len(srcs) in (5, 6):
+            lanes = None
+        else:
+            raise self.unsupported("`tcgen05.mma` operands")
+        d, a, b, idesc, enable = srcs[:5]
+        scale = srcs[5] if len(srcs) == 6 else None
+        if scale is not None:
+            scale = self.known_constant(scale)
+            if scale is None:
+                raise self.unsupported("`tcgen05.mma` with a register scale-input-d")
+        lane = []
+        tail = []
+        # enable-input-d first: wgmma's uniform compare uses UR6/UR7 as scratch
+        en = self.known_constant(enable)
+        if en is not None:
+            tail.append(UPT if en & 1 else NOT_UPT_MMA)
+            per_lane_enable = None
+        else:
+            uniform = self.uniform_scale_d(enable) if isinstance(enable, ir.Value) else None
+            if uniform == "plain":
+                tail.append(UP_ENABLE)
+                per_lane_enable = None
+            else:
+                if uniform is not None:         # an inverted compare: not a form we encode
+                    raise self.unsupported("`tcgen05.mma` with this enable-input-d")
+                per_lane_enable = VOp(self.mf.new_vreg())
+                self.emit("SEL", (), [per_lane_enable, RZ, Imm(1),
+                                      VOp(self.vreg(enable), inv=True)])
+                lane.append((per_lane_enable, UR_MMA_ENABLE))
+                tail.append(UP_ENABLE)
+        # D and (from tensor memory) A: a tensor-memory address (+ an immediate offset)
+        offsets = []
+
+        def tmem_operand(addr, ur):
+            if not isinstance(addr, ir.Address) or not isinstance(addr.base, ir.Value):
+                raise self.unsupported(f"tcgen05 address operand {addr!r}")
+            if addr.base.id in self.param_values:
+                self.emit("ULDC", (), [ur, self.param_values[addr.base.id][0]], guarded=False)
+            else:
+                lane.append((self.reg_part(addr.base), ur))
+            if addr.offset:
+                offsets.append((ur, addr.offset))
+            return Mem(ubase=ur, space="tmem")
+
+        def pair_operand(value, ur):
+            """A 64-bit descriptor into ur:ur+1."""
+            if isinstance(value, ir.Value) and len(self.param_values.get(value.id, ())) == 2:
+                self.emit("ULDC", ("64",), [ur, self.param_values[value.id][0]], guarded=False)
+                return
+            known = self.known_constant(value)
+            for half in range(2):
+                target = Reg("UR", ur.index + half)
+                if known is not None:
+                    self.emit("UMOV", (), [target, self.imm32(known >> 32 * half)], guarded=False)
+                else:
+                    lane.append((self.reg_part(value, half), target))
+
+        d_op = tmem_operand(d, UR_MMA_D)
+        if isinstance(a, ir.Address):
+            a_op = tmem_operand(a, UR_MMA_A)
+        else:
+            pair_operand(a, UR_MMA_A)
+            a_op = Reg("UR", UR_MMA_A.index, gdesc=True)
+        pair_operand(b, UR_MMA_B)
+        b_op = Reg("UR", UR_MMA_B.index, gdesc=True)
+        # the instruction descriptor: the upper half of a pair whose lower half is 0
+        idesc_ur = Reg("UR", UR_MMA_IDESC.index + 1)
+        self.emit("UMOV", (), [UR_MMA_IDESC, URZ], guarded=False)
+        known = self.known_constant(idesc)
+        if known is not None:
+            self.emit("UMOV", (), [idesc_ur, self.imm32(known)], guarded=False)
+        elif isinstance(idesc, ir.Value) and len(self.param_values.get(idesc.id, ())) == 1:
+            self.emit("ULDC", (), [idesc_ur, self.param_values[idesc.id][0]], guarded=False)
+        else:
+            lane.append((self.reg_part(idesc), idesc_ur))
+        operands = [a_op, b_op, d_op, Mem(ubase=UR_MMA_IDESC, space="tmem"),
+                    Mem(ubase=idesc_ur, space="idesc")]
+        if lanes is not None:
+            for k, value in enumerate(lanes):
+                target = Reg("UR", UR_MMA_LANES.index + k)
+                known = self.known_constant(value)
+                if known is not None:
+                    self.emit("UMOV", (), [target, self.imm32(known)], guarded=False)
+                else:
+                    lane.append((self.reg_part(value), target))
+            operands.append(UR_MMA_LANES)
+        operands += tail
+        if scale and kind in MMA_SCALED_KINDS:        # kind::i8: ptxas drops it (frontend/tcgen05.py)
+            operands.append(Imm(scale))
+        warp_guard = self.any_lane_guard()
+
+        def issue():
+            for ur, offset in offsets:
+                self.emit("UIADD3", (), [ur, ur, self.imm32(offset), URZ], guarded=False)
+            if per_lane_enable is not None:
+                self.emit("UISETP", ("NE", "U32", "AND"), [UP_ENABLE, UPT, UR_MMA_ENABLE, URZ, UPT],
+                          guarded=False)
+            mi = self.emit(MMA_OPCODES[kind], self.tmem_pair, operands, ndefs=0, guarded=False)
+            mi.guard = warp_guard
+            widths = {k: 2 for k, op in enumerate(operands) if isinstance(op, Reg) and op.gdesc}
+            if lanes is not None:
+                widths[operands.index(UR_MMA_LANES)] = width
+            mi.widths = widths
         self.elect_loop(lane, issue)

@@ -221,6 +221,10 @@ def _physical_uniforms(mf: MFunction) -> tuple[set[int], set[int]]:
         for ins in b.instrs:
             for o in ins.operands:
                 note(o)
+            for k, width in ins.widths.items():     # a fixed group wider than 4 (tcgen05.mma's ::2 lane mask)
+                o = ins.operands[k] if k < len(ins.operands) else None
+                if type(o) is Reg and o.file == "UR" and not o.is_zero:
+                    urs.update(range(o.index, o.index + width))
             note(ins.guard)
             for f, k in ins.clobbers:
                 if f == "UR":

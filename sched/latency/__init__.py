@@ -165,6 +165,10 @@ class LatencyModel:
         # only their vector registers (sm_90: ptxas overwrites the UR4 of STS/LDS [R+UR4] the
         # next cycles without waiting on the read scoreboard)
         self.UNIFORM_READ_AT_ISSUE: bool = data.get("uniform_read_at_issue", False)
+        # instructions that read their uniform registers after issue all the same, behind a
+        # read scoreboard (sm_100's UTC*MMA / UTCBAR: ptxas overwrites their URs only after
+        # waiting on it)
+        self.UNIFORM_LATE_READERS = frozenset(data.get("uniform_late_readers", []))
         # opcode -> (group, cycles): the least issue distance between two instructions of a
         # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
         # memory opcodes that may issue only `cycles` after a BAR (sm_90)
