@@ -455,6 +455,12 @@ class _Body:
             loop = next((lp for lp in reversed(ctx["loops"]) if lp[0] is s.loop), None)
             if loop is None:
                 return
+            if not (s.cond.uniform and ctx["uniform"]) and contains(
+                    loop[0].body, lambda x: is_barrier(x) or isinstance(x, Op) and x.full_warp):
+                # some lanes leaving a loop whose body runs a barrier or a full-warp op (wmma,
+                # mma, ldmatrix, shfl) would leave the others to run it without them (seed
+                # 36003711: a wmma after `@p1 bra` inside a divergent if): not rendered
+                return
             rd.emit(f"{self.guard_text((s.cond, s.neg))}bra {loop[1]};", indent)
             rd.shapes.append("break" if s.cond.uniform else "divergent_break")
             return
