@@ -1738,3 +1738,50 @@ def test_f32_of_a_cnot_b64_result_is_zero():
         got[by] = np.frombuffer(bytes(out), np.uint32)[::4].tolist()
     assert set(got["ours"]) == {0}
     assert 0x3F800000 in got["ptxas"]
+
+
+SAT_F32_OF_SAT_S16 = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<3>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.b32 %r1, [%d1];
+    cvt.sat.s16.u32 %h1, %r1;
+    cvt.sat.f32.f16 %r0, %h1;
+    st.global.b32 [%d0], %r0;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("word", [0x7FC00000, 0x40000000])
+def test_saturating_f32_of_a_saturated_s16_nan_is_zero(word):
+    """`cvt.sat.s16.u32` of a u32 above 32767 is 0x7fff, a NaN as a half; `cvt.sat.f32.f16`
+    of it is +0 (PTX ISA, cvt: .sat flushes a NaN result to +0). ptxas 13.5.37 gives the
+    canonical NaN 0x7fffffff (fuzz seed 36005660, campaign 25 on sm_103; sm_89 alike). 15360
+    (0x3c00, 1.0 as a half) converts alike on both."""
+    assert _run_both(SAT_F32_OF_SAT_S16, [word]) == [[0], [0x7FFFFFFF]]
+    assert _run_both(SAT_F32_OF_SAT_S16, [0x3C00]) == [[0x3F800000], [0x3F800000]]
+
+
+def test_sin_approx_of_a_huge_constant_is_the_units():
+    """Fuzz seed 36005150 (campaign 25, sm_103): `sin.approx.f32` of a word ptxas knows at
+    compile time (a store-initialised local table: 1401181199, about 1.1e12 as f32). The
+    unit computes sine of revolutions (MUFU.SIN after a prescale), 0 for an argument of 2^23
+    revolutions or more (an H200 does; the manual bounds the error only on [-pi, pi]); ours
+    runs it there: 0. ptxas folds the call with an exact sine (-0.709..., 0xbf35928c) and
+    writes no MUFU.SIN."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    case = read_case((ROOT / "tests/fuzz_departures/sin_approx_folded_s36005150.ptx").read_text())
+    theirs = runner.compile_ptxas(case)[0]
+    assert "MUFU.SIN" not in oracle.nvdisasm(theirs, ("-c",))
+    got = {}
+    for by, cubin in (("ours", runner._ours(case, {})[0]), ("ptxas", theirs)):
+        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+        got[by] = set(np.frombuffer(bytes(out), np.uint32)[::2].tolist())
+    assert got["ours"] == {0}
+    assert 0xBF35928C in got["ptxas"]

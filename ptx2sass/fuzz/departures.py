@@ -678,6 +678,28 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bcnot\.b64\b",),
         "",
         lambda ours, theirs, width: (ours, theirs) == (0, 0x3F800000)),
+    # `cvt.sat.f32.f16` of a `cvt.sat.s16.u32` result (0x7fff for any large u32: a NaN as a
+    # half) (campaign 25, seed 36005660; sm_89 alike): .sat flushes a NaN result to +0 (PTX
+    # ISA, cvt), ptxas gives the canonical NaN.
+    Departure(
+        "saturating f32 convert of a saturated s16 keeps the NaN",
+        "test_saturating_f32_of_a_saturated_s16_nan_is_zero",
+        r"^cvt\.sat\.f32\.f16$",
+        (r"\bcvt\.sat\.s16\.u32\b",),
+        "",
+        lambda ours, theirs, width: (ours, theirs) == (0, 0x7FFFFFFF)),
+    # `sin.approx.f32`/`cos.approx.f32` of a value ptxas knows at compile time (a word of a
+    # store-initialised local table, 36005150: 1401181199's bits, about 1.1e12): ptxas folds
+    # it with an exact sine (no MUFU.SIN in its listing), where the unit (and ours, run on
+    # it) gives 0 for an argument of 2^23 or more revolutions; the manual bounds the error
+    # only on [-pi, pi].
+    Departure(
+        "sin/cos.approx of a constant folded exactly",
+        "test_sin_approx_of_a_huge_constant_is_the_units",
+        r"^(sin|cos)\.approx(\.ftz)?\.f32$",
+        (r"\b(sin|cos)\.approx(\.ftz)?\.f32\b",),
+        lambda listing: not re.search(r"\bMUFU\.(SIN|COS)\b", listing),
+        lambda ours, theirs, width: ours != theirs),
     # `abs.bf16x2` of an `add.rz.sat.f32` result (campaign 25, seed 36001465; sm_89 and sm_103
     # alike): ptxas drops the abs (a saturated f32 is not negative, but its low half's bit
     # 15 is a mantissa bit) and writes `HFMA2.BF16_V2 R0, -RZ, RZ, R0`: the low half keeps
