@@ -31,6 +31,8 @@ only of steps already decoded; a run shorter than MIN_RUN is not made.
 """
 from __future__ import annotations
 
+from types import FunctionType
+
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
 
 MIN_RUN = 2
@@ -66,53 +68,95 @@ class Run:
 def _loop(run: Run, kind: str, attr: str, hot: int):
     """`run`'s steps called one after the other, as the generated function calls them (the
     one-lane written-out steps through their closures, which compute the same updates);
-    after `hot` calls it puts the generated function in its place on `run`."""
-    plan = tuple((k, s, s.guard, s.reads_clock) for k, s in enumerate(run.steps))
+    after `hot` calls it puts the generated function in its place on `run`. The step that
+    raised is found from its offset, so the loop keeps no index."""
+    steps = tuple(run.steps)
+    start = run.start
     left = hot
     one = attr == "run1"
+    clock = any(s.reads_clock for s in steps)
+    guarded = any(s.guard is not None for s in steps)
+
+    def hot_now():
+        setattr(run, kind, _generate(run.steps, attr))
+
+    if not clock and not guarded:
+        if one:
+            def loop(g, active, unflushed):
+                nonlocal left
+                left -= 1
+                if not left:
+                    hot_now()
+                s = None
+                try:
+                    for s in steps:
+                        s.run1(g, s, active, active)
+                except Exception as e:
+                    return (s.offset - start) >> 4, e
+                return None
+        else:
+            def loop(g, active, unflushed):
+                nonlocal left
+                left -= 1
+                if not left:
+                    hot_now()
+                s = None
+                try:
+                    for s in steps:
+                        s.run(g, s, active, active)
+                except Exception as e:
+                    return (s.offset - start) >> 4, e
+                return None
+        return loop
+    plan = tuple((s, s.guard, s.reads_clock) for s in steps)
 
     def loop(g, active, unflushed):
         nonlocal left
         left -= 1
         if not left:
-            setattr(run, kind, _generate(run.steps, attr))
-        k = 0
+            hot_now()
+        s = None
         try:
-            for k, s, guard, clock in plan:
-                if clock:
+            for s, guard, reads in plan:
+                if reads:
                     # the clock it reads counts the group's instructions not yet added
-                    g.m.unflushed = unflushed + k + 1
+                    g.m.unflushed = unflushed + ((s.offset - start) >> 4) + 1
                 f = s.run1 if one else s.run
                 if guard is None:
                     f(g, s, active, active)
                 else:
                     f(g, s, active, active & g.pred(guard))
         except Exception as e:
-            return k, e
+            return (s.offset - start) >> 4, e
         return None
     return loop
 
 
 M32 = 0xFFFFFFFF
+CHUNK = 8              # steps per piece of generated code
+_CODE: dict = {}        # a piece's shape -> its code object, shared by every run in the process
+_GLOBALS = {"__builtins__": __builtins__}
 
 
-def _value(op) -> str | None:
-    """Python source for a plain 32-bit source of one lane (`R`, `RZ`, an integer immediate,
-    `c[bank][offset]`) with no modifier, as the single-lane forms read it; None otherwise."""
+def _value(op) -> tuple | None:
+    """(kind, parameters) of a plain 32-bit source of one lane, as the single-lane forms read
+    it, with no modifier: "z" RZ, "r" (index,) a register, "i" (value,) an integer immediate,
+    "c" (bank, offset) `c[bank][offset]`; None otherwise."""
     if op.__class__ is Reg and op.file == "R" and not (op.neg or op.abs or op.inv or op.suffix):
-        return "0" if op.index == 255 else f"R.item({op.index}, lane)"
+        return ("z", ()) if op.index == 255 else ("r", (op.index,))
     if op.__class__ is Imm and op.text is None and not (op.neg or op.abs):
-        return str(op.value & M32)
+        return "i", (op.value & M32,)
     if op.__class__ is ConstRef and op.ureg is None and op.ubank is None and not (op.neg or op.abs or op.inv
                                                                                   or op.suffix):
-        return f"const({op.bank}, {op.offset}, 4)"
+        return "c", (op.bank, op.offset)
     return None
 
 
-def _inline(step) -> tuple[int, str] | None:
-    """(destination, value source) of a one-lane step simple enough to write inline: an
-    unguarded MOV, IMAD.MOV or IADD3 (no carries, no predicates) into a general register,
-    computing what emu/single_lane.py's closures compute."""
+def _inline(step) -> tuple | None:
+    """(shape, parameters) of a one-lane step simple enough to write inline: an unguarded MOV,
+    IMAD.MOV or IADD3 (no carries, no predicates) into a general register, computing what
+    emu/single_lane.py's closures compute. Shape: ("mov", kind) or ("add", ((neg, kind), ...));
+    parameters: the destination's index, then the sources' (see `_value`)."""
     ins = step.ins
     if step.guard is not None:
         return None
@@ -122,60 +166,134 @@ def _inline(step) -> tuple[int, str] | None:
         return None
     if ins.opcode == "MOV" and len(ops) == 2 and not mods:
         v = _value(ops[1])
-        return None if v is None else (d.index, v)
+        return None if v is None else (("mov", v[0]), (d.index, *v[1]))
     if ins.opcode == "IMAD" and len(ops) == 4 and mods in (("MOV", "U32"), ("MOV",)) \
-            and _value(ops[1]) == "0" and _value(ops[2]) == "0":
+            and _value(ops[1]) == ("z", ()) and _value(ops[2]) == ("z", ()):
         v = _value(ops[3])
-        return None if v is None else (d.index, v)
+        return None if v is None else (("mov", v[0]), (d.index, *v[1]))
     if ins.opcode == "IADD3" and len(ops) == 4 and not mods:
-        terms = []
+        terms, params = [], [d.index]
         for op in ops[1:]:
             neg = op.__class__ is Reg and op.file == "R" and op.neg and not (op.abs or op.inv or op.suffix)
             v = _value(Reg("R", op.index) if neg else op)
             if v is None:
                 return None
-            terms.append(f"(({v}) ^ {M32}) + 1" if neg else v)   # -x as ~x + 1, as the forms do
-        return d.index, f"({' + '.join(terms)}) & {M32}"
+            terms.append((neg, v[0]))                   # -x as ~x + 1, as the forms do
+            params += v[1]
+        return ("add", tuple(terms)), tuple(params)
     return None
 
 
-def _generate(steps: list, attr: str, inline_ok: bool = True):
-    args = ", ".join(f"s{k}=s{k}" for k in range(len(steps)))
-    head = "g, active, unflushed"
-    lines = [f"def run({head}, {args}):", "    k = 0"]
-    # one lane: the simplest steps' register updates written out (no closures);
-    # a launch whose register count their destinations exceed runs the closures (their fault)
-    inline = {k: _inline(s) for k, s in enumerate(steps)} if attr == "run1" and inline_ok else {}
-    inline = {k: v for k, v in inline.items() if v is not None}
-    if len(inline) > 1:
-        top = max(d for d, _ in inline.values())
-        lines += ["    m = g.m", f"    if m.regcount_limit <= {top}:", "        return slow(g, active, unflushed)",
-                  "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
-    else:
-        inline = {}
-    lines.append("    try:")
-    for k, step in enumerate(steps):
-        if k in inline:
-            if k:
-                lines.append(f"        k = {k}")
-            d, v = inline[k]
-            lines.append(f"        R[{d}, lane] = {v}")
-            continue
-        mask = "active" if step.guard is None else "mask"
+def _source(kind: str, names: list) -> str:
+    if kind == "z":
+        return "0"
+    if kind == "r":
+        return f"R.item({names[0]}, lane)"
+    if kind == "i":
+        return names[0]
+    return f"const({names[0]}, {names[1]}, 4)"
+
+
+_WIDTH = {"z": 0, "r": 1, "i": 1, "c": 2}
+
+
+def _code(shape: tuple, attr: str):
+    """The code object of a piece of a run: `shape` has one entry per step, ("call", guarded,
+    reads the clock) or ("inline", its `_inline` shape). Step k is the parameter `s{k}`; an
+    inline step's destination `d{k}` and sources `a{k}_{j}`; `top` the highest destination,
+    `slow` the same piece with no step written out. Defaults bind them per run."""
+    key = (shape, attr)          # (a piece has at most CHUNK steps: no CHUNK in its key)
+    code = _CODE.get(key)
+    if code is not None:
+        return code
+    params, body = [], []
+    inline = any(e[0] == "inline" for e in shape)
+    for k, entry in enumerate(shape):
         if k:
-            lines.append(f"        k = {k}")
-        if step.reads_clock:
+            body.append(f"        k = {k}")
+        if entry[0] == "inline":
+            (how, what), names = entry[1], []
+            params.append(f"d{k}")
+            terms = [what] if how == "mov" else what
+            srcs = []
+            for j, term in enumerate(terms):
+                neg, kind = (False, term) if how == "mov" else term
+                got = [f"a{k}_{j}_{i}" for i in range(_WIDTH[kind])]
+                params += got
+                v = _source(kind, got)
+                srcs.append(f"(({v}) ^ {M32}) + 1" if neg else v)
+            value = srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}"
+            body.append(f"        R[d{k}, lane] = {value}")
+            continue
+        _, guarded, clock = entry
+        params.append(f"s{k}")
+        if clock:
             # the clock it reads counts the group's instructions not yet added, this one too
-            lines.append(f"        g.m.unflushed = unflushed + {k + 1}")
-        if step.guard is not None:
-            lines.append(f"        mask = active & g.pred(s{k}.guard)")
-        lines.append(f"        s{k}.{attr}(g, s{k}, active, {mask})")
-    lines += ["    except Exception as e:", "        return k, e", "    return None"]
-    namespace = {f"s{k}": s for k, s in enumerate(steps)}
+            body.append(f"        g.m.unflushed = unflushed + {k + 1}")
+        if guarded:
+            body.append(f"        mask = active & g.pred(s{k}.guard)")
+        body.append(f"        s{k}.{attr}(g, s{k}, active, {'mask' if guarded else 'active'})")
+    lines = [f"def run(g, active, unflushed, {', '.join(params)}{', top, slow' if inline else ''}):", "    k = 0"]
     if inline:
-        namespace["slow"] = _generate(steps, attr, inline_ok=False)
-    exec(compile("\n".join(lines), f"<emu run at 0x{steps[0].offset:x}>", "exec"), namespace)
-    return namespace["run"]
+        # a launch whose register count the destinations exceed runs the closures (their fault)
+        lines += ["    m = g.m", "    if m.regcount_limit <= top:", "        return slow(g, active, unflushed)",
+                  "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
+    lines += ["    try:", *body, "    except Exception as e:", "        return k, e", "    return None"]
+    code = compile("\n".join(lines), "<emu run>", "exec").co_consts[0]
+    _CODE[key] = code
+    return code
+
+
+def _piece(steps: list, attr: str, inline_ok: bool = True):
+    """The function running `steps` (at most CHUNK), from its shape's shared code."""
+    inline = [_inline(s) for s in steps] if attr == "run1" and inline_ok else [None] * len(steps)
+    if sum(v is not None for v in inline) < 2:
+        inline = [None] * len(steps)
+    shape, defaults = [], []
+    for s, v in zip(steps, inline):
+        if v is None:
+            shape.append(("call", s.guard is not None, s.reads_clock))
+            defaults.append(s)
+        else:
+            shape.append(("inline", v[0]))
+            defaults += v[1]
+    if any(v is not None for v in inline):
+        defaults.append(max(v[1][0] for v in inline if v is not None))
+        made = []
+
+        def slow(g, active, unflushed):
+            if not made:
+                made.append(_piece(steps, attr, inline_ok=False))
+            return made[0](g, active, unflushed)
+        defaults.append(slow)
+    return FunctionType(_code(tuple(shape), attr), _GLOBALS, "run", tuple(defaults))
+
+
+def _generate(steps: list, attr: str, inline_ok: bool = True):
+    """A run's function: its steps in pieces of CHUNK, each piece's code shared with every
+    piece of the same shape (compiled once per process: a run's own `compile()` cost ~36 us
+    a step, more than the code saves a run used a few hundred times)."""
+    if len(steps) <= CHUNK:
+        return _piece(steps, attr, inline_ok)
+    pieces = [_piece(steps[k:k + CHUNK], attr, inline_ok) for k in range(0, len(steps), CHUNK)]
+    return FunctionType(_chain(len(pieces)), _GLOBALS, "run", tuple(pieces))
+
+
+def _chain(n: int):
+    """The code calling a run's `n` pieces `p0`... in order (the k-th's steps start at
+    k * CHUNK: its clock reads count them, its raising step is offset by them)."""
+    key = ("chain", n, CHUNK)
+    code = _CODE.get(key)
+    if code is None:
+        lines = [f"def run(g, active, unflushed, {', '.join(f'p{i}' for i in range(n))}):"]
+        for i in range(n):
+            at = i * CHUNK
+            lines += [f"    out = p{i}(g, active, unflushed{f' + {at}' if at else ''})",
+                      "    if out is not None:",
+                      f"        return {'out' if not at else f'(out[0] + {at}, out[1])'}"]
+        lines.append("    return None")
+        code = _CODE[key] = compile("\n".join(lines), "<emu run>", "exec").co_consts[0]
+    return code
 
 
 def fusable(step) -> bool:
