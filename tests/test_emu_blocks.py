@@ -277,3 +277,68 @@ def test_a_run_is_a_loop_for_its_first_uses_then_generated(threads, monkeypatch)
     # written-out steps, is made only where such a kernel needs it
     assert counts == [0, 0, 0, 1, 1, 1]
     assert set(compiled) == {"run1" if threads == 1 else "run"}
+
+
+def _filler(k: int) -> str:
+    """A step one-lane runs write out (an IADD3 among R8-R15), or a plain closure call."""
+    return f"IADD3 R{8 + k % 8}, R{8 + (k + 1) % 8}, 0x{k + 1:x}, RZ" if k % 3 else f"LOP3.LUT R{8 + k % 8}, R9, 0x{k:x}, RZ, 0xc0, !PT"
+
+
+@pytest.mark.parametrize("threads", [1, 48])
+@pytest.mark.parametrize("at", [2, 7, 8, 9, 16, 25, 33])
+def test_a_fault_in_a_later_piece_of_a_long_run_is_located_at_its_instruction(at, threads, hot):
+    """A run longer than blocks.CHUNK is made of pieces: a misaligned load at index `at`
+    (in the first, second, third... piece) faults at offset 16 * at after `at` + 1
+    instructions per warp, launch after launch."""
+    lines = ["MOV R4, c[0x0][0x160]", "MOV R5, c[0x0][0x164]"] + [_filler(k) for k in range(2, 40)]
+    lines[at] = "LDG.E R6, [R4.64+0x3]"
+    program = _program(lines + ["STG.E [R4.64], R6", "EXIT"])
+    warps = -(-threads // 32)
+    for _ in range(4):
+        launch, _ = _launch(program, (threads,))
+        with pytest.raises(EmuFault, match="misaligned") as fault:
+            launch.run()
+        assert fault.value.offset == 16 * at
+        assert launch.budget.used == (at + 1) * warps
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, at + 1)]      # the steps decoded
+
+
+@pytest.mark.parametrize("threads", [1, 64])
+@pytest.mark.parametrize("first, second", [(3, 12), (8, 9), (17, 30)])
+def test_clock_reads_in_later_pieces_count_the_instructions_before_them(first, second, threads, hot):
+    """4 cycles per instruction the warp issued, itself included (tests above): clock reads
+    at indices `first` and `second` of a 40-step run read 4 * (index + 1)."""
+    lines = ["MOV R4, c[0x0][0x160]", "MOV R5, c[0x0][0x164]"] + [_filler(k) for k in range(2, 40)]
+    lines[first] = "S2R R2, SR_CLOCKLO"
+    lines[second] = "CS2R.32 R3, SR_CLOCKLO"
+    program = _program(lines + ["STG.E.64 [R4.64], R2", "EXIT"])
+    for _ in range(5):
+        launch, out = _launch(program, (threads,), 2)
+        launch.run()
+        assert list(out.data.view(np.uint32)) == [4 * (first + 1), 4 * (second + 1)]
+    assert [(r.start, r.n) for r in _runs(program)] == [(0, 41)]          # the STG too
+
+
+def test_runs_of_one_shape_share_their_code(monkeypatch):
+    """Two kernels whose straight lines differ only in registers and immediates: their runs'
+    generated functions (one lane: IADD3/MOV written out) run one code object per piece, each
+    with its own registers and immediates bound: the sums are each kernel's (exact)."""
+    monkeypatch.setattr(blocks, "HOT", 0)
+
+    def kernel(r: int, imms: list[int]):
+        lines = ["MOV R4, c[0x0][0x160]", "MOV R5, c[0x0][0x164]", f"MOV R{r}, 0x0"]
+        lines += [f"IADD3 R{r}, R{r}, 0x{v:x}, RZ" for v in imms]
+        return _program(lines + [f"STG.E [R4.64], R{r}", "EXIT"])
+
+    a, b = kernel(6, list(range(1, 21))), kernel(9, [3 * v for v in range(1, 21)])
+    for program, want in ((a, 210), (b, 630)):
+        for _ in range(3):
+            launch, out = _launch(program, (1,), 1)
+            launch.run()
+            assert list(out.data.view(np.uint32)) == [want]
+    (ra,), (rb,) = _runs(a), _runs(b)
+    assert ra.n == rb.n == 24 and ra.one is not rb.one
+    assert ra.one.__code__ is rb.one.__code__
+    pieces_a, pieces_b = ra.one.__defaults__, rb.one.__defaults__
+    assert len(pieces_a) == -(-24 // blocks.CHUNK)        # 23 and the STG
+    assert all(p.__code__ is q.__code__ for p, q in zip(pieces_a, pieces_b))
