@@ -31,6 +31,7 @@ only of steps already decoded; a run shorter than MIN_RUN is not made.
 """
 from __future__ import annotations
 
+import weakref
 from types import FunctionType
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
@@ -48,28 +49,35 @@ class Run:
     Each returns None when every step ran, else
     (k, exception): steps before k ran, step k raised."""
 
-    __slots__ = ("start", "n", "steps", "one", "many")
+    __slots__ = ("start", "n", "steps", "one", "many", "first")
 
-    def __init__(self, start: int, steps: list):
+    def __init__(self, start: int, steps: list, first=None):
         self.start = start
         self.n = len(steps)
         self.steps = steps
         self.one = self.many = None
+        self.first = first          # the program's first launch (a weak reference), or None
 
-    def make(self, kind: str):
-        """The function for `kind` ("one" or "many") on its first use: the loop, which
-        generates the code in its place once HOT uses have run (or the code, HOT 0)."""
+    def make(self, kind: str, launch=None):
+        """The function for `kind` ("one" or "many") on its first use: in the program's
+        first launch the loop, which generates the code in its place after HOT uses or on
+        its first use in a later launch; in a later launch the code (HOT 0: always)."""
         attr = "run1" if kind == "one" else "run"
-        fn = _loop(self, kind, attr, HOT) if HOT > 0 else _generate(self.steps, attr)
+        first = self.first
+        if HOT > 0 and first is not None and first() is launch:
+            fn = _loop(self, kind, attr, HOT, first)
+        else:
+            fn = _generate(self.steps, attr)
         setattr(self, kind, fn)
         return fn
 
 
-def _loop(run: Run, kind: str, attr: str, hot: int):
+def _loop(run: Run, kind: str, attr: str, hot: int, first=lambda: None):
     """`run`'s steps called one after the other, as the generated function calls them (the
     one-lane written-out steps through their closures, which compute the same updates);
-    after `hot` calls it puts the generated function in its place on `run`. The step that
-    raised is found from its offset, so the loop keeps no index."""
+    after `hot` calls, or on a call from a launch other than `first()`, it puts the
+    generated function in its place on `run`. The step that raised is found from its
+    offset, so the loop keeps no index."""
     steps = tuple(run.steps)
     start = run.start
     left = hot
@@ -85,7 +93,7 @@ def _loop(run: Run, kind: str, attr: str, hot: int):
             def loop(g, active, unflushed):
                 nonlocal left
                 left -= 1
-                if not left:
+                if not left or first() is not g.launch:
                     hot_now()
                 s = None
                 try:
@@ -98,7 +106,7 @@ def _loop(run: Run, kind: str, attr: str, hot: int):
             def loop(g, active, unflushed):
                 nonlocal left
                 left -= 1
-                if not left:
+                if not left or first() is not g.launch:
                     hot_now()
                 s = None
                 try:
@@ -113,7 +121,7 @@ def _loop(run: Run, kind: str, attr: str, hot: int):
     def loop(g, active, unflushed):
         nonlocal left
         left -= 1
-        if not left:
+        if not left or first() is not g.launch:
             hot_now()
         s = None
         try:
@@ -138,12 +146,15 @@ _CODE: dict = {}        # a piece's shape -> its code object, shared by every ru
 _GLOBALS = {"__builtins__": __builtins__}
 
 
-def _value(op) -> tuple | None:
+def _value(op, neg: bool = False) -> tuple | None:
     """(kind, parameters) of a plain 32-bit source of one lane, as the single-lane forms read
-    it, with no modifier: "z" RZ, "r" (index,) a register, "i" (value,) an integer immediate,
-    "c" (bank, offset) `c[bank][offset]`; None otherwise."""
+    it, with no modifier: "r" (index,) a register, "i" (value,) an integer immediate or RZ
+    (0), "c" (bank, offset) `c[bank][offset]`; None otherwise. `neg`: the register negated
+    (-x as ~x + 1, as the forms do: RZ's is ~0 + 1, which the sum's 32-bit mask makes 0)."""
     if op.__class__ is Reg and op.file == "R" and not (op.neg or op.abs or op.inv or op.suffix):
-        return ("z", ()) if op.index == 255 else ("r", (op.index,))
+        if op.index == 255:
+            return "i", (((0 ^ M32) + 1) if neg else 0,)
+        return ("-r" if neg else "r"), (op.index,)
     if op.__class__ is Imm and op.text is None and not (op.neg or op.abs):
         return "i", (op.value & M32,)
     if op.__class__ is ConstRef and op.ureg is None and op.ubank is None and not (op.neg or op.abs or op.inv
@@ -155,8 +166,9 @@ def _value(op) -> tuple | None:
 def _inline(step) -> tuple | None:
     """(shape, parameters) of a one-lane step simple enough to write inline: an unguarded MOV,
     IMAD.MOV or IADD3 (no carries, no predicates) into a general register, computing what
-    emu/single_lane.py's closures compute. Shape: ("mov", kind) or ("add", ((neg, kind), ...));
+    emu/single_lane.py's closures compute. Shape: ("mov", kind) or ("add", (kind, kind, kind));
     parameters: the destination's index, then the sources' (see `_value`)."""
+    zero = ("i", (0,))
     ins = step.ins
     if step.guard is not None:
         return None
@@ -168,33 +180,33 @@ def _inline(step) -> tuple | None:
         v = _value(ops[1])
         return None if v is None else (("mov", v[0]), (d.index, *v[1]))
     if ins.opcode == "IMAD" and len(ops) == 4 and mods in (("MOV", "U32"), ("MOV",)) \
-            and _value(ops[1]) == ("z", ()) and _value(ops[2]) == ("z", ()):
+            and _value(ops[1]) == zero and _value(ops[2]) == zero:
         v = _value(ops[3])
         return None if v is None else (("mov", v[0]), (d.index, *v[1]))
     if ins.opcode == "IADD3" and len(ops) == 4 and not mods:
         terms, params = [], [d.index]
         for op in ops[1:]:
             neg = op.__class__ is Reg and op.file == "R" and op.neg and not (op.abs or op.inv or op.suffix)
-            v = _value(Reg("R", op.index) if neg else op)
+            v = _value(Reg("R", op.index) if neg else op, neg)
             if v is None:
                 return None
-            terms.append((neg, v[0]))                   # -x as ~x + 1, as the forms do
+            terms.append(v[0])
             params += v[1]
         return ("add", tuple(terms)), tuple(params)
     return None
 
 
 def _source(kind: str, names: list) -> str:
-    if kind == "z":
-        return "0"
     if kind == "r":
         return f"R.item({names[0]}, lane)"
+    if kind == "-r":
+        return f"((R.item({names[0]}, lane)) ^ {M32}) + 1"
     if kind == "i":
         return names[0]
     return f"const({names[0]}, {names[1]}, 4)"
 
 
-_WIDTH = {"z": 0, "r": 1, "i": 1, "c": 2}
+_WIDTH = {"r": 1, "-r": 1, "i": 1, "c": 2}
 
 
 def _code(shape: tuple, attr: str):
@@ -216,12 +228,10 @@ def _code(shape: tuple, attr: str):
             params.append(f"d{k}")
             terms = [what] if how == "mov" else what
             srcs = []
-            for j, term in enumerate(terms):
-                neg, kind = (False, term) if how == "mov" else term
+            for j, kind in enumerate(terms):
                 got = [f"a{k}_{j}_{i}" for i in range(_WIDTH[kind])]
                 params += got
-                v = _source(kind, got)
-                srcs.append(f"(({v}) ^ {M32}) + 1" if neg else v)
+                srcs.append(_source(kind, got))
             value = srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}"
             body.append(f"        R[d{k}, lane] = {value}")
             continue
@@ -317,14 +327,18 @@ def visit(decoded, offset: int):
             break
         run.append(step)
         at += 16
-    made = Run(offset, run) if len(run) >= MIN_RUN else False
+    made = Run(offset, run, decoded.__dict__.get("first_launch")) if len(run) >= MIN_RUN else False
     runs[offset] = made
     return made
 
 
-def runs_of(decoded) -> dict:
-    """The runs made for a kernel's decoding (kept with it, made again when it is)."""
+def runs_of(decoded, launch=None) -> dict:
+    """The runs made for a kernel's decoding (kept with it, made again when it is); the
+    first launch to ask is the program's first (kept as a weak reference: its buffers are
+    not held)."""
     runs = decoded.__dict__.get("runs")
     if runs is None:
         runs = decoded.runs = {}
+        if launch is not None:
+            decoded.first_launch = weakref.ref(launch)
     return runs
