@@ -9,14 +9,20 @@ run of consecutive steps that the loop would send down its fast path one after t
 that the whole run fits (budget, stop/merge PC, turn) and calls the run's function, which
 calls each step's closure in order, with its guard, exactly as the loop would.
 
-For its first HOT uses a run is a Python loop over its steps (`_loop`); on the next it is
-generated (source by `compile()` of our own text, kept on the kernel's `Decoded`): a
-`compile()` costs ~1.5 ms, which a run used a few times in a launch never earns back (emu31:
-a kernel's second launch, where its runs are made, cost more than its first), while the
-loop, warm, costs ~2% more than the generated code. Both call `step.run`/`step.run1` through
-the step, so a step that specialises later (emu/program.py's tiers) is called in its current
-form. Traced (the hazard
-checker on), groups take the loop: runs that called the checker after each step measured
+A run's function is generated code (`_generate`): its steps in pieces of CHUNK, each
+piece's code compiled once per process for its shape (which steps are guarded, read the
+clock, or are written out, and how) and bound to the run's steps, registers and immediates
+as parameter defaults; each piece calls the next as its last act. A `compile()` per run (before emu26) cost ~36 us a step
+(~2 ms a run): 0.5 s of a first replay of the tinygrad programs' launches, and, with
+emu32's loop-until-hot, 0.15 s landing in their third and fourth launches. Shared shapes
+cost ~5 us a step, most of it the first few hundred shapes' compiles.
+
+In the program's first launch a run is a Python loop over its steps (`_loop`) for its first
+HOT uses, then generated; used in any later launch (the program is launched again), it is
+generated at its first use there, so a program's third and later launches generate code
+only for runs of code no earlier launch ran twice. Loop and code both call `step.run`/`step.run1` through the step, so a step that
+specialises later (emu/program.py's tiers) is called in its current form.
+Traced (the hazard checker on), groups take the machine's per-instruction loop: runs that called the checker after each step measured
 slower (0.91-0.96x on the ZLUDA corpus), for reasons not found. A closure that raises stops
 the run there: the function returns how many steps it finished and the
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
@@ -38,7 +44,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Reg
 
 MIN_RUN = 2
 MAX_RUN = 256           # a turn (machine.QUANTUM) is 256 instructions
-HOT = 16                # uses of a run (per kind) as a loop before its code is generated
+HOT = 16                # uses of a run (per kind) as a loop in the program's first launch
 
 
 class Run:
@@ -209,20 +215,22 @@ def _source(kind: str, names: list) -> str:
 _WIDTH = {"r": 1, "-r": 1, "i": 1, "c": 2}
 
 
-def _code(shape: tuple, attr: str):
+def _code(shape: tuple, attr: str, chained: bool):
     """The code object of a piece of a run: `shape` has one entry per step, ("call", guarded,
     reads the clock) or ("inline", its `_inline` shape). Step k is the parameter `s{k}`; an
     inline step's destination `d{k}` and sources `a{k}_{j}`; `top` the highest destination,
-    `slow` the same piece with no step written out. Defaults bind them per run."""
-    key = (shape, attr)          # (a piece has at most CHUNK steps: no CHUNK in its key)
+    `slow` the same piece with no step written out; `base` the index of its first step in
+    the run; `nxt` (`chained`) the next piece, which it calls last, passing on `unflushed`
+    plus its own steps (the next one's clock reads count them). Defaults bind them per run.
+    The step that raised is read off the line the exception left the piece from (no
+    per-step index kept: emu31's idea)."""
+    key = (shape, attr, chained)     # (a piece has at most CHUNK steps: no CHUNK in its key)
     code = _CODE.get(key)
     if code is not None:
         return code
-    params, body = [], []
+    params, body, at = [], [], []         # at: the step of each line of body
     inline = any(e[0] == "inline" for e in shape)
     for k, entry in enumerate(shape):
-        if k:
-            body.append(f"        k = {k}")
         if entry[0] == "inline":
             (how, what), names = entry[1], []
             params.append(f"d{k}")
@@ -234,28 +242,39 @@ def _code(shape: tuple, attr: str):
                 srcs.append(_source(kind, got))
             value = srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}"
             body.append(f"        R[d{k}, lane] = {value}")
+            at.append(k)
             continue
         _, guarded, clock = entry
         params.append(f"s{k}")
         if clock:
             # the clock it reads counts the group's instructions not yet added, this one too
             body.append(f"        g.m.unflushed = unflushed + {k + 1}")
+            at.append(k)
         if guarded:
             body.append(f"        mask = active & g.pred(s{k}.guard)")
+            at.append(k)
         body.append(f"        s{k}.{attr}(g, s{k}, active, {'mask' if guarded else 'active'})")
-    lines = [f"def run(g, active, unflushed, {', '.join(params)}{', top, slow' if inline else ''}):", "    k = 0"]
+        at.append(k)
+    params += ["top", "slow"] if inline else []
+    params += ["base", "nxt"] if chained else ["base"]
+    lines = [f"def run(g, active, unflushed, {', '.join(params)}):"]
     if inline:
         # a launch whose register count the destinations exceed runs the closures (their fault)
         lines += ["    m = g.m", "    if m.regcount_limit <= top:", "        return slow(g, active, unflushed)",
                   "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
-    lines += ["    try:", *body, "    except Exception as e:", "        return k, e", "    return None"]
+    lines.append("    try:")
+    first = len(lines) + 1                # the first body line's number
+    step_of = {first + i: k for i, k in enumerate(at)}
+    lines += [*body, "    except Exception as e:", f"        return base + {step_of!r}[e.__traceback__.tb_lineno], e",
+              f"    return nxt(g, active, unflushed + {len(shape)})" if chained else "    return None"]
     code = compile("\n".join(lines), "<emu run>", "exec").co_consts[0]
     _CODE[key] = code
     return code
 
 
-def _piece(steps: list, attr: str, inline_ok: bool = True):
-    """The function running `steps` (at most CHUNK), from its shape's shared code."""
+def _piece(steps: list, attr: str, inline_ok: bool = True, base: int = 0, nxt=None):
+    """The function running `steps` (at most CHUNK, from index `base` of their run, `nxt`
+    the function running the rest), from its shape's shared code."""
     inline = [_inline(s) for s in steps] if attr == "run1" and inline_ok else [None] * len(steps)
     if sum(v is not None for v in inline) < 2:
         inline = [None] * len(steps)
@@ -273,37 +292,21 @@ def _piece(steps: list, attr: str, inline_ok: bool = True):
 
         def slow(g, active, unflushed):
             if not made:
-                made.append(_piece(steps, attr, inline_ok=False))
+                made.append(_piece(steps, attr, False, base, nxt))
             return made[0](g, active, unflushed)
         defaults.append(slow)
-    return FunctionType(_code(tuple(shape), attr), _GLOBALS, "run", tuple(defaults))
+    defaults += [base, nxt] if nxt is not None else [base]
+    return FunctionType(_code(tuple(shape), attr, nxt is not None), _GLOBALS, "run", tuple(defaults))
 
 
 def _generate(steps: list, attr: str, inline_ok: bool = True):
-    """A run's function: its steps in pieces of CHUNK, each piece's code shared with every
-    piece of the same shape (compiled once per process: a run's own `compile()` cost ~36 us
-    a step, more than the code saves a run used a few hundred times)."""
-    if len(steps) <= CHUNK:
-        return _piece(steps, attr, inline_ok)
-    pieces = [_piece(steps[k:k + CHUNK], attr, inline_ok) for k in range(0, len(steps), CHUNK)]
-    return FunctionType(_chain(len(pieces)), _GLOBALS, "run", tuple(pieces))
-
-
-def _chain(n: int):
-    """The code calling a run's `n` pieces `p0`... in order (the k-th's steps start at
-    k * CHUNK: its clock reads count them, its raising step is offset by them)."""
-    key = ("chain", n, CHUNK)
-    code = _CODE.get(key)
-    if code is None:
-        lines = [f"def run(g, active, unflushed, {', '.join(f'p{i}' for i in range(n))}):"]
-        for i in range(n):
-            at = i * CHUNK
-            lines += [f"    out = p{i}(g, active, unflushed{f' + {at}' if at else ''})",
-                      "    if out is not None:",
-                      f"        return {'out' if not at else f'(out[0] + {at}, out[1])'}"]
-        lines.append("    return None")
-        code = _CODE[key] = compile("\n".join(lines), "<emu run>", "exec").co_consts[0]
-    return code
+    """A run's function: its steps in pieces of CHUNK, each calling the next, each piece's
+    code shared with every piece of the same shape (compiled once per process: a `compile()`
+    per run cost ~36 us a step)."""
+    fn = None
+    for base in reversed(range(0, len(steps), CHUNK)):
+        fn = _piece(steps[base:base + CHUNK], attr, inline_ok, base, fn)
+    return fn
 
 
 def fusable(step) -> bool:
