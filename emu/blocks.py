@@ -272,12 +272,10 @@ def _code(shape: tuple, attr: str, chained: bool):
     return code
 
 
-def _piece(steps: list, attr: str, inline_ok: bool = True, base: int = 0, nxt=None):
+def _piece(steps: list, attr: str, inline: list, base: int = 0, nxt=None):
     """The function running `steps` (at most CHUNK, from index `base` of their run, `nxt`
-    the function running the rest), from its shape's shared code."""
-    inline = [_inline(s) for s in steps] if attr == "run1" and inline_ok else [None] * len(steps)
-    if sum(v is not None for v in inline) < 2:
-        inline = [None] * len(steps)
+    the function running the rest; `inline`: each step's `_inline` or None), from its
+    shape's shared code."""
     shape, defaults = [], []
     for s, v in zip(steps, inline):
         if v is None:
@@ -292,20 +290,24 @@ def _piece(steps: list, attr: str, inline_ok: bool = True, base: int = 0, nxt=No
 
         def slow(g, active, unflushed):
             if not made:
-                made.append(_piece(steps, attr, False, base, nxt))
+                made.append(_piece(steps, attr, [None] * len(steps), base, nxt))
             return made[0](g, active, unflushed)
         defaults.append(slow)
     defaults += [base, nxt] if nxt is not None else [base]
     return FunctionType(_code(tuple(shape), attr, nxt is not None), _GLOBALS, "run", tuple(defaults))
 
 
-def _generate(steps: list, attr: str, inline_ok: bool = True):
+def _generate(steps: list, attr: str):
     """A run's function: its steps in pieces of CHUNK, each calling the next, each piece's
     code shared with every piece of the same shape (compiled once per process: a `compile()`
-    per run cost ~36 us a step)."""
+    per run cost ~36 us a step). One lane: a run with two or more steps simple enough has
+    them written out (fewer, and the set-up they need costs more than the calls)."""
+    inline = [_inline(s) for s in steps] if attr == "run1" else []
+    if sum(v is not None for v in inline) < 2:
+        inline = [None] * len(steps)
     fn = None
     for base in reversed(range(0, len(steps), CHUNK)):
-        fn = _piece(steps[base:base + CHUNK], attr, inline_ok, base, fn)
+        fn = _piece(steps[base:base + CHUNK], attr, inline[base:base + CHUNK], base, fn)
     return fn
 
 
