@@ -261,7 +261,9 @@ def _code(shape: tuple, attr: str, chained: bool):
     if inline:
         # a launch whose register count the destinations exceed runs the closures (their fault)
         lines += ["    m = g.m", "    if m.regcount_limit <= top:", "        return slow(g, active, unflushed)",
-                  "    R = m.R", "    lane = g.lane", "    const = g.launch.const.read"]
+                  "    R = m.R", "    lane = g.lane"]
+        if any("const(" in line for line in body):
+            lines.append("    const = g.launch.const.read")
     lines.append("    try:")
     first = len(lines) + 1                # the first body line's number
     step_of = {first + i: k for i, k in enumerate(at)}
