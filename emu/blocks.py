@@ -9,20 +9,21 @@ run of consecutive steps that the loop would send down its fast path one after t
 that the whole run fits (budget, stop/merge PC, turn) and calls the run's function, which
 calls each step's closure in order, with its guard, exactly as the loop would.
 
-A run's function is generated code (`_generate`): its steps in pieces of CHUNK, each
-piece's code compiled once per process for its shape (which steps are guarded, read the
-clock, or are written out, and how) and bound to the run's steps, registers and immediates
-as parameter defaults; each piece calls the next as its last act. A `compile()` per run (before emu26) cost ~36 us a step
-(~2 ms a run): 0.5 s of a first replay of the tinygrad programs' launches, and, with
-emu32's loop-until-hot, 0.15 s landing in their third and fourth launches. Shared shapes
+A run's function is generated code (`_generate`): its steps in pieces of CHUNK, each piece's
+code compiled once per process for its shape (which steps are guarded, read the clock, or are
+written out, and how) and bound to the run's steps, registers and immediates as parameter
+defaults; each piece calls the next as its last act. A `compile()` per run (before emu26) cost
+~36 us a step (~2 ms a run): 0.5 s of a first replay of the tinygrad programs' launches, and,
+with emu32's loop-until-hot, 0.15 s landing in their third and fourth launches. Shared shapes
 cost ~5 us a step, most of it the first few hundred shapes' compiles.
 
 In the program's first launch a run is a Python loop over its steps (`_loop`) for its first
 HOT uses, then generated; used in any later launch (the program is launched again), it is
-generated at its first use there, so a program's third and later launches generate code
-only for runs of code no earlier launch ran twice. Loop and code both call `step.run`/`step.run1` through the step, so a step that
-specialises later (emu/program.py's tiers) is called in its current form.
-Traced (the hazard checker on), groups take the machine's per-instruction loop: runs that called the checker after each step measured
+generated at its first use there, so a program's third and later launches generate code only
+for runs of code no earlier launch ran twice. Loop and code both call `step.run`/`step.run1`
+through the step, so a step that specialises later (emu/program.py's tiers) is called in its
+current form. Traced (the hazard checker on), groups take the machine's per-instruction loop:
+runs that called the checker after each step measured
 slower (0.91-0.96x on the ZLUDA corpus), for reasons not found. A closure that raises stops
 the run there: the function returns how many steps it finished and the
 exception, and the loop accounts for them and handles it as its own (`PerWarp`: the step
@@ -267,7 +268,8 @@ def _code(shape: tuple, attr: str, chained: bool):
     lines.append("    try:")
     first = len(lines) + 1                # the first body line's number
     step_of = {first + i: k for i, k in enumerate(at)}
-    lines += [*body, "    except Exception as e:", f"        return base + {step_of!r}[e.__traceback__.tb_lineno], e",
+    lines += [*body, "    except Exception as e:",
+              f"        return base + {step_of!r}[e.__traceback__.tb_lineno], e",
               f"    return nxt(g, active, unflushed + {len(shape)})" if chained else "    return None"]
     code = compile("\n".join(lines), "<emu run>", "exec").co_consts[0]
     _CODE[key] = code
