@@ -11,10 +11,11 @@ second round costing more than the first (fused runs made and compiled there).
 
     .venv/bin/python bench/emu_repeat_launch.py --capture launches.pkl
     .venv/bin/python bench/emu_repeat_launch.py --replay launches.pkl [--launches 4] [--runs 3]
-        [--tree ROOT ...] [--hot N ...] [--write times.json]
+        [--tree ROOT ...] [--hot N ...] [--tree-hot N ...] [--write times.json]
 
 `--hot N` adds a variant of this checkout with `emu.blocks.HOT = N` (uses of a fused run as a
-loop before its code is generated; 0: generated on first use, as before emu32). Every
+loop before its code is generated; 0: generated on first use, as before emu32); `--tree-hot N`
+the same for each `--tree` (without it, the tree as it is). Every
 variant's output digests (each launch's buffers after it) must agree, round by round.
 """
 from __future__ import annotations
@@ -74,6 +75,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="processes per variant, interleaved")
     ap.add_argument("--tree", action="append", default=[], help="another checkout (with .venv)")
     ap.add_argument("--hot", type=int, action="append", default=[], help="a variant of this checkout with blocks.HOT = N")
+    ap.add_argument("--tree-hot", type=int, action="append", default=[],
+                    help="variants of each --tree with blocks.HOT = N")
     ap.add_argument("--write", type=Path)
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--one-hot", type=int, help=argparse.SUPPRESS)
@@ -88,7 +91,8 @@ def main(argv=None) -> int:
         return 0
     variants = [("this", str(REPO), None)] if not args.hot else []
     variants += [(f"this HOT={h}", str(REPO), h) for h in args.hot]
-    variants += [(f"tree {t}", t, None) for t in args.tree]
+    variants += [(f"tree {t}", t, None) for t in args.tree if not args.tree_hot]
+    variants += [(f"tree {t} HOT={h}", t, h) for t in args.tree for h in args.tree_hot]
     results: dict[str, list] = {name: [] for name, _, _ in variants}
     digests = {}
     for run in range(args.runs):

@@ -413,7 +413,7 @@ def sites(repeat: int, hz: bool = False) -> dict:
         return n
 
     runs_of = machine_mod.runs_of
-    machine_mod.runs_of = lambda decoded: None
+    machine_mod.runs_of = lambda decoded, launch=None: None
     kept = []
     try:
         for _ in range(3):                  # decoded, then specialised (at a step's third run)

@@ -539,7 +539,7 @@ class Machine:
         self.writes: list[tuple] = []
         self.rotate: dict[int, int] = {}
         self.const32: dict[int, np.ndarray] = {}
-        self.runs = runs_of(self.decoded)                # fused straight-line runs (emu.blocks)
+        self.runs = runs_of(self.decoded, launch)        # fused straight-line runs (emu.blocks)
 
     # State most kernels never touch, made on first use.
     _LAZY = {
@@ -869,7 +869,8 @@ class Machine:
                     if fused.__class__ is Run and ran + fused.n <= left and p + 16 * fused.n <= stop \
                             and used + fused.n * nw <= limit:
                         n = fused.n
-                        f = (fused.one or fused.make("one")) if one else (fused.many or fused.make("many"))
+                        f = (fused.one or fused.make("one", self.launch)) if one \
+                            else (fused.many or fused.make("many", self.launch))
                         out = f(g, active, ran - counted)
                         if out is None:
                             ran += n
