@@ -13,6 +13,24 @@ from ptx2sass import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def _fuzz_out(text: str, by: str, arch: str | None = None) -> np.ndarray:
+    """The `out` words of a fuzz case's kernel as `by` ("ours" or "ptxas") compiles it, run
+    in the emulator (hazards checked on ours)."""
+    from ptx2sass.fuzz import runner
+    from ptx2sass.fuzz.inputs import read_case
+    case = read_case(text)
+    if arch:
+        case.arch = arch
+    cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
+    assert cubin is not None
+    out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+    return np.frombuffer(bytes(out), np.uint32)
+
+
+def _reduced(name: str) -> str:
+    return (ROOT / "tests/fuzz_departures" / name).read_text()
+
 HEAD = ".version 8.5\n.target sm_89\n.address_size 64\n"
 
 
@@ -1524,17 +1542,9 @@ def test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane():
     differs from the lane R2UR reads get another thread's field (0 for thread 2, whose pos
     is 0: 0x10 is right). The kernel stores a, pos and len, so the manual's answer is
     computed from what each compiler's kernel read."""
-    from ptx2sass.fuzz import runner
-    from ptx2sass.fuzz.inputs import read_case
-    case = read_case((ROOT / "tests/fuzz_departures/bfe_shift_made_uniform_s36000184.ptx").read_text())
-    case.arch = "sm_100"
-    theirs_cubin, _ = runner.compile_ptxas(case)
-    ours_cubin, early = runner._ours(case, {})
-    assert early is None and theirs_cubin is not None
     wrong = {}
-    for by, cubin in (("ours", ours_cubin), ("ptxas", theirs_cubin)):
-        out = np.frombuffer(bytes(runner.execute(runner.load(cubin, case.kernel), case, True).buffers["out"]),
-                            np.uint32).reshape(-1, 32)
+    for by in ("ours", "ptxas"):
+        out = _fuzz_out(_reduced("bfe_shift_made_uniform_s36000184.ptx"), by, "sm_100").reshape(-1, 32)
         want = [_bfe_s32(int(t[26]), int(t[6]), int(t[16])) for t in out]
         wrong[by] = [i for i, t in enumerate(out) if int(t[4]) != want[i]]
     assert wrong["ours"] == []
@@ -1616,19 +1626,13 @@ def test_fp8_pairs_stored_together_keep_their_own_values():
     `F2FP...E5M2.F16.UNPACK_B_MERGE_C R14, R6, R11` (%h1 in R11) and then copies R14 over
     R11, so %h1 read later is %h0's value. The reference is ptxas's own cubin of the same
     kernel without the wmma (whose %h1 it keeps); ours must give it with the wmma."""
-    from ptx2sass.fuzz import runner
-    from ptx2sass.fuzz.inputs import read_case
-    text = (ROOT / "tests/fuzz_departures/fp8_pair_merge_copied_back_s36002701.ptx").read_text()
+    text = _reduced("fp8_pair_merge_copied_back_s36002701.ptx")
     end = "    add.rz.ftz.f32 %r0, %r0, %r0;\n    st.global.b32 [%g_outp+0], %r0;\n"
     assert end in text
     text = text.replace(end, "    cvt.u32.u16 %r0, %h1;\n    st.global.b32 [%g_outp+0], %r0;\n")
 
     def h1(src, by):
-        case = read_case(src)
-        case.arch = "sm_89"
-        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        return np.frombuffer(bytes(out), np.uint32)[0:64:2].tolist()
+        return _fuzz_out(src, by, "sm_89")[0:64:2].tolist()
     without_wmma = "".join(ln for ln in text.splitlines(keepends=True) if "wmma" not in ln)
     want = h1(without_wmma, "ptxas")
     assert h1(without_wmma, "ours") == want
@@ -1643,19 +1647,11 @@ def test_high_half_of_a_uniform_parameter_xor_is_its_own():
     seed 35000635, campaign 24; sm_100/sm_120 alike) loads the parameters with one
     `LDCU.64 UR4` and moves %h1 down with `UPRMT UR4, UR5, 0x7610, UR4`: the low half of
     UR5 (the next parameter), not UR4's high half."""
-    from ptx2sass.fuzz import runner
-    from ptx2sass.fuzz.inputs import read_case
-    text = (ROOT / "tests/fuzz_departures/uniform_half_from_next_register_s35000635.ptx").read_text()
+    text = _reduced("uniform_half_from_next_register_s35000635.ptx")
     end = "    st.global.b32 [%g_outp+0], %r6;\n    ret;"
     assert end in text
-    case = read_case(text.replace(end, "    cvt.u32.u16 %r6, %h1;\n" + end))
-    case.arch = "sm_120"
-    assert [p[0] for p in case.params[:3]] == ["p_u0", "p_u1", "p_u2"]
-    got = {}
-    for by in ("ours", "ptxas"):
-        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        got[by] = np.frombuffer(bytes(out), np.uint32)[0:64:2].tolist()
+    text = text.replace(end, "    cvt.u32.u16 %r6, %h1;\n" + end)
+    got = {by: _fuzz_out(text, by, "sm_120")[0:64:2].tolist() for by in ("ours", "ptxas")}
     assert got["ours"] == [0x76A1] * 32          # the else path (p_u2 != 0) for this launch
     assert got["ptxas"] != got["ours"]
 
@@ -1669,9 +1665,9 @@ def test_b1_mma_beside_a_remainder_call_is_the_manual_s():
     ptxas 13.5.37's cubin is not in some lanes (lane 5: 0x397ebce7 for 0x397ebce1)."""
     import struct
     from test_codegen_mma_b1_uniform import _want
-    from ptx2sass.fuzz import runner
     from ptx2sass.fuzz.inputs import launch_data, read_case
-    case = read_case((ROOT / "tests/fuzz_departures/b1_mma_beside_rem_call_s34007738.ptx").read_text())
+    text = _reduced("b1_mma_beside_rem_call_s34007738.ptx")
+    case = read_case(text)
     data = launch_data(case)
     inb = bytes(data.buffers["in"][1])
     p_u0, p_u1 = (data.params[i].value & 0xFFFFFFFF for i in (3, 4))
@@ -1683,11 +1679,7 @@ def test_b1_mma_beside_a_remainder_call_is_the_manual_s():
         r6 = struct.unpack_from("<b", inb, at + 16)[0] & 0xFFFFFFFF
         words[lane, :4], words[lane, 4:6], words[lane, 8:] = (p_u0, p_u1, r6, r5), (r1, r6), (r6, r4, r5, p_u1)
     want = (_want("m16n8k256", "xor", words)[:, 2] & 0xFFFFFFFF).tolist()
-    got = {}
-    for by in ("ours", "ptxas"):
-        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        got[by] = np.frombuffer(bytes(out), np.uint32).reshape(32, -1)[:, 2].tolist()
+    got = {by: _fuzz_out(text, by).reshape(32, -1)[:, 2].tolist() for by in ("ours", "ptxas")}
     assert got["ours"] == want
     assert got["ptxas"] != want
 
@@ -1728,14 +1720,7 @@ def test_f32_of_a_cnot_b64_result_is_zero():
     double, or +0) rounds to +0.0f (PTX ISA, cvt), and `testp.notanumber` keeps it. ptxas
     13.5.37 (a loop after it in the kernel) converts the integer 1 to 1.0f where %d0 was 0
     (fuzz seed 36003549, campaign 25 on sm_103)."""
-    from ptx2sass.fuzz import runner
-    from ptx2sass.fuzz.inputs import read_case
-    case = read_case((ROOT / "tests/fuzz_departures/f32_of_cnot_b64_s36003549.ptx").read_text())
-    got = {}
-    for by in ("ours", "ptxas"):
-        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        got[by] = np.frombuffer(bytes(out), np.uint32)[::4].tolist()
+    got = {by: _fuzz_out(_reduced("f32_of_cnot_b64_s36003549.ptx"), by)[::4].tolist() for by in ("ours", "ptxas")}
     assert set(got["ours"]) == {0}
     assert 0x3F800000 in got["ptxas"]
 
@@ -1776,12 +1761,8 @@ def test_sin_approx_of_a_huge_constant_is_the_units():
     writes no MUFU.SIN."""
     from ptx2sass.fuzz import runner
     from ptx2sass.fuzz.inputs import read_case
-    case = read_case((ROOT / "tests/fuzz_departures/sin_approx_folded_s36005150.ptx").read_text())
-    theirs = runner.compile_ptxas(case)[0]
-    assert "MUFU.SIN" not in oracle.nvdisasm(theirs, ("-c",))
-    got = {}
-    for by, cubin in (("ours", runner._ours(case, {})[0]), ("ptxas", theirs)):
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        got[by] = set(np.frombuffer(bytes(out), np.uint32)[::2].tolist())
+    text = _reduced("sin_approx_folded_s36005150.ptx")
+    assert "MUFU.SIN" not in oracle.nvdisasm(runner.compile_ptxas(read_case(text))[0], ("-c",))
+    got = {by: set(_fuzz_out(text, by)[::2].tolist()) for by in ("ours", "ptxas")}
     assert got["ours"] == {0}
     assert 0xBF35928C in got["ptxas"]
