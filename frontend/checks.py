@@ -536,6 +536,17 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if ins.opcode in _SYNC_REQUIRED and ".sync" not in ins.modifiers:
+            # ptxas 13.5.37 says a non-.sync vote/shfl is gone only of an otherwise valid one
+            before = len(self.errors)
+            self._check_with_sinks(ins, scope)
+            if len(self.errors) == before and self.target_sm >= 70 and self.version >= (6, 4):
+                self.error(f"Instruction '{ins.opcode}' without '.sync' is not supported on "
+                           ".target sm_70 and higher from PTX ISA version 6.4", ins)
+            return
+        self._check_with_sinks(ins, scope)
+
+    def _check_with_sinks(self, ins: ast.Instruction, scope: _Scope):
         first = ins.operands[0] if ins.operands else None
         t = type(first)
         if not (t is ast.Name and first.name == "_" or t is ast.PairOperand
@@ -626,9 +637,13 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
-                problem = _surface_reduction_problem(op, ins.modifiers)
+                problem = _surface_reduction_problem(op, ins.modifiers) or \
+                    _lenient_shape_problem(op, ins.modifiers, len(ins.operands))
                 if problem:
                     self.error(problem, ins)
+                    if problem.startswith("Arguments mismatch"):
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
                     return
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
@@ -639,7 +654,8 @@ class Checker:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
         if problem:
-            self.error(problem, ins)
+            for line in problem.split("\n"):       # several illegal modifiers
+                self.error(line, ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
         if problem:
@@ -959,6 +975,12 @@ class Checker:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
                                                if op + m != prefix]
+        first_type = next((m for m in ins.modifiers if m in isa.TYPE_MODIFIERS), None)
+        for ops, types, needs, feat in isa.TYPE_FEATURES:
+            if op in ops and first_type in types and (needs is None or needs in ins.modifiers) \
+                    and self.version < feat.min_version:
+                problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
+                                f"{feat.min_version[0]}.{feat.min_version[1]} or later")
         if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
             if ".v8" in ins.modifiers:
                 problems.append("Illegal vector size: 8")
@@ -1048,10 +1070,6 @@ class Checker:
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
         problems += self._vector_atomic_problems(ins)
-        if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
-                and self.version >= (6, 4):
-            problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
-                            "sm_70 and higher from PTX ISA version 6.4")
         return problems
 
     def _vector_atomic_problems(self, ins: ast.Instruction) -> list[str]:
@@ -1121,7 +1139,10 @@ class Checker:
             # the other is refused, in ptxas 13.5.37's words
             combines = any(m in (".and", ".or", ".xor") for m in ins.modifiers)
             if combines != (len(ops) == len(form.operands)):
-                if combines:
+                last = ops[-1] if not combines else None
+                sym = self.lookup(last, scope) if type(last) is ast.Name else None
+                if combines or (type(last) is ast.Name and (sym is None or sym.type != ".pred")):
+                    # an extra operand that is no predicate does not fit at all
                     self.mismatch(name, ins)
                 else:
                     self.error(f"Boolean operation is required for instruction '{name}'", ins)
@@ -1649,6 +1670,8 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
             out.append("Modifier '.xorsign' requires .target sm_86 or higher")
     if sm < 80 and modifiers[-1:] in ((".f16",), (".f16x2",)):
         out.append(f"Feature '{op}.f16 or {op}.f16x2' requires .target sm_80 or higher")
+    if version < (7, 0) and modifiers[-1:] in ((".f16",), (".f16x2",)):
+        out.append(f"Feature '{op}.f16 or {op}.f16x2' requires PTX ISA .version 7.0 or later")
     return out
 
 
@@ -1669,14 +1692,36 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
         return f"Unexpected number of state spaces specified in instruction '{opcode}'"
-    for m in modifiers:
-        if m not in vocabulary:
-            if m in (".v2", ".v4", ".v8"):
-                return f"Illegal vector size: {m[2:]}"
-            if m in isa.ROUNDING_MODIFIERS:
-                return f"Illegal rounding modifier for instruction '{opcode}'"
-            return f"Illegal modifier '{m}' for instruction '{opcode}'"
-    problems = [_modifier_problem(f, modifiers, opcode) for f in candidates]
+    subs = isa.SUBOPCODES.get(opcode, ())
+    if name == opcode and subs and all(any(g <= subs for g, req in f.groups if req)
+                                       for f in candidates):
+        # `mul.rn.u32`: without .lo/.hi/.wide it is the float instruction, of a wrong type
+        return f"Unexpected instruction types specified for '{name}'"
+    illegal = [m for m in modifiers if m not in vocabulary]
+    vector = next((m for m in illegal if m in (".v2", ".v4", ".v8")), None)
+    if vector:
+        return f"Illegal vector size: {vector[2:]}"
+    # a float-only comparison on an integer setp/set is ptxas's "Mismatch between instruction
+    # type and comparison qualifier", after the illegal modifiers
+    bad_comparisons = [m for m in illegal if opcode in ("set", "setp") and m in _FLOAT_ONLY_COMPARISONS]
+    illegal = [m for m in illegal if m not in bad_comparisons]
+    if illegal or bad_comparisons:
+        # every illegal modifier, in ptxas 13.5.37's order (probed: .sat, .ftz, .NaN, the
+        # others, a rounding modifier last), named with the instruction's sub-opcode
+        # ('mul.lo'); then what the rest still lacks ("Clamp modifier required")
+        illegal.sort(key=lambda m: _ILLEGAL_ORDER.get(m, 4 if m in isa.ROUNDING_MODIFIERS else 3))
+        out = [f"Illegal rounding modifier for instruction '{name}'" if m in isa.ROUNDING_MODIFIERS
+               else f"Illegal modifier '{m}' for instruction '{name}'" for m in illegal]
+        rest = [m for m in modifiers if m not in illegal]
+        problems = [_modifier_problem(f, rest, name) for f in candidates]
+        if all(problems) and not bad_comparisons \
+                and not any(m in isa.ROUNDING_MODIFIERS for m in illegal):
+            missing = [p for p in problems if not p.startswith(("Illegal", _UNEXPECTED_TYPES))]
+            out += missing[:1]
+        if bad_comparisons:
+            out.append("Mismatch between instruction type and comparison qualifier")
+        return "\n".join(out)
+    problems = [_modifier_problem(f, modifiers, name) for f in candidates]
     missing = [p for p in problems if not p.startswith(("Illegal", _UNEXPECTED_TYPES))]
     if len(candidates) == 1 and not problems[0].startswith(_UNEXPECTED_TYPES):
         return problems[0]
@@ -1685,6 +1730,9 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     return f"Unexpected instruction types specified for '{name}'"
 
 
+_ILLEGAL_ORDER = {".sat": 0, ".ftz": 1, ".NaN": 2}
+_FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+                                     ".lo", ".ls", ".hi", ".hs"))   # and the unsigned-only ones
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
 # the opcodes `Checker.check_opcode_features` has rules for
 _OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
@@ -1750,7 +1798,8 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
     name = _display_name(opcode, others)
-    problem = _operation_type_problem(opcode, others, types)
+    problem = _operation_type_problem(opcode, others, types) or \
+        _type_rule_problem(opcode, others, types, name)
     if problem:
         return None, types, name, problem
     candidates = [f for f in forms if len(f.type_slots) == len(types)
@@ -1807,6 +1856,44 @@ def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str])
             return isa.OPERATION_TYPE_MESSAGES[opcode].format(
                 op=opcode, mod=m, type=t, allowed=" or ".join(allowed),
                 first=allowed[0])
+    return None
+
+
+def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name: str) -> str | None:
+    """`.cc` on a type other than a 32/64-bit integer, and abs/neg of an unsigned type, in
+    ptxas 13.5.37's words (isa.CC_OPCODES, isa.SIGNED_ONLY_OPCODES)."""
+    if len(types) != 1:
+        return None
+    kind = isa.type_class(types[0])
+    if opcode in isa.SIGNED_ONLY_OPCODES and kind == "u":
+        return f"Instruction '{opcode}' applies only to signed numeric types"
+    if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
+            and kind in "usf":
+        if kind == "f":
+            if opcode in ("mad", "madc"):
+                return None         # `mad.lo.cc.f32`: its types are unexpected first
+            return (f"Illegal modifier '.cc' for instruction '{name}'\n"
+                    f"Modifier '.cc' applies only to {name} integer types")
+        return f"Modifier '.cc' applies only to {name} integer types"
+    return None
+
+
+def _lenient_shape_problem(opcode: str, modifiers, count: int) -> str | None:
+    """A leniently checked instruction of `isa.LENIENT_SHAPES` with a type or an operand
+    count it does not take, in ptxas's words."""
+    shape = isa.LENIENT_SHAPES.get(opcode)
+    name = opcode
+    if shape is None and modifiers:
+        name = opcode + modifiers[0]
+        shape = isa.LENIENT_SHAPES.get(name)
+    if shape is None:
+        return None
+    types, operands = shape
+    found = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
+    if len(found) != 1 or found[0] not in types:
+        return f"Unexpected instruction types specified for '{name}'"
+    if count != operands:
+        return f"Arguments mismatch for instruction '{name}'"
     return None
 
 
