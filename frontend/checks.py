@@ -684,6 +684,16 @@ class Checker:
         if ins.opcode in ("setp", "set") and len(self.errors) == reported \
                 and _integer_comparison_mismatch(ins.modifiers):
             self.error("Mismatch between instruction type and comparison qualifier", ins)
+        if ins.opcode in ("min", "max") and len(ins.operands) == 4 and len(self.errors) == reported \
+                and ins.modifiers[-1:] == (".f32",):
+            # three inputs (sm_100, PTX 8.8; not with .xorsign), once the operands passed
+            feature = f"Feature '{ins.opcode}.f32 with 3 input operands'"
+            if self.target_sm < 100:
+                self.error(f"{feature} requires .target sm_100 or higher", ins)
+            if self.version < (8, 8):
+                self.error(f"{feature} requires PTX ISA .version 8.8 or later", ins)
+            if ".xorsign" in ins.modifiers:
+                self.error(f"Illegal modifier '.xorsign' for instruction '{ins.opcode}'", ins)
 
     def multimem_values_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
         """The value registers of multimem.st/red (the source) or ld_reduce (the result) are
@@ -1067,8 +1077,16 @@ class Checker:
                             "result' requires PTX ISA .version 6.5 or later")
         if op in ("min", "max"):
             problems += _minmax_modifier_problems(op, ins.modifiers, self.version, self.target_sm)
+        if op == "fma" and ".oob" in ins.modifiers:
+            # sm_90 and PTX 8.1, before sm_80's `.relu` (ptxas 13.5.37's order)
+            if self.target_sm < 90:
+                problems.append("Modifier '.oob' requires .target sm_90 or higher")
+            if self.version < (8, 1):
+                problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if op == "createpolicy":
+            problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
         problems += self._vector_atomic_problems(ins)
         return problems
 
@@ -1876,6 +1894,31 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
                     f"Modifier '.cc' applies only to {name} integer types")
         return f"Modifier '.cc' applies only to {name} integer types"
     return None
+
+
+def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[str]:
+    """createpolicy.fractional/.range: sm_80 and PTX ISA 7.4, then each eviction priority
+    as written (twice if written twice), its version before its target; a secondary
+    priority other than evict_first/evict_unchanged is refused: ptxas 13.5.37's order."""
+    kind = modifiers[0] if modifiers and modifiers[0] in (".fractional", ".range") else None
+    if kind is None:
+        return []
+    name = "createpolicy" + kind
+    out = []
+    if sm < 80:
+        out.append(f"Feature '{name}' requires .target sm_80 or higher")
+    if version < (7, 4):
+        out.append(f"Feature '{name}' requires PTX ISA .version 7.4 or later")
+    priorities = [m for m in modifiers if m.startswith(".L2::evict_")]
+    if len(priorities) > 1 and priorities[1] not in (".L2::evict_first", ".L2::evict_unchanged"):
+        out.append(f"Unsupported modifier '.{priorities[1][5:]}' as secondary_priority for "
+                   f"instruction '{name}'")
+    for p in priorities:
+        if version < (7, 4):
+            out.append(f"Modifier '{p}' on '{name}' requires PTX ISA .version 7.4 or later")
+        if sm < 80:
+            out.append(f"Modifier '{p}' on '{name}' requires .target sm_80 or higher")
+    return out
 
 
 def _lenient_shape_problem(opcode: str, modifiers, count: int) -> str | None:
