@@ -1911,7 +1911,10 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
         return None
     kind = isa.type_class(types[0])
     if opcode in isa.SIGNED_ONLY_OPCODES and kind == "u":
-        return f"Instruction '{opcode}' applies only to signed numeric types"
+        # a float modifier on it is illegal first (`abs.ftz.u32`)
+        return "\n".join([f"Illegal modifier '{m}' for instruction '{name}'" for m in modifiers
+                          if m == ".ftz"]
+                          + [f"Instruction '{opcode}' applies only to signed numeric types"])
     if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
             and kind in "usf":
         if kind == "f":

@@ -86,6 +86,7 @@ MIXED_CASES = [
     ("8.7", "sm_90", "add.cc.u16 %s0, %s1, %s2"),
     ("8.7", "sm_90", "mad.hi.cc.u16 %s0, %s1, %s2, %s3"),
     ("8.7", "sm_90", "abs.u32 %u0, %u1"),
+    ("8.7", "sm_90", "abs.ftz.u32 %u0, %u1"),
     # f16/bf16 arithmetic rounds .rn only (ours accepted these)
     ("8.7", "sm_90", "fma.rz.ftz.f16 %h0, %h1, %h2, %h3"),
     ("8.7", "sm_90", "add.rz.bf16 %h0, %h1, %h2"),
