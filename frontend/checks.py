@@ -536,6 +536,17 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if ins.opcode in _SYNC_REQUIRED and ".sync" not in ins.modifiers:
+            # ptxas 13.5.37 says a non-.sync vote/shfl is gone only of an otherwise valid one
+            before = len(self.errors)
+            self._check_with_sinks(ins, scope)
+            if len(self.errors) == before and self.target_sm >= 70 and self.version >= (6, 4):
+                self.error(f"Instruction '{ins.opcode}' without '.sync' is not supported on "
+                           ".target sm_70 and higher from PTX ISA version 6.4", ins)
+            return
+        self._check_with_sinks(ins, scope)
+
+    def _check_with_sinks(self, ins: ast.Instruction, scope: _Scope):
         first = ins.operands[0] if ins.operands else None
         t = type(first)
         if not (t is ast.Name and first.name == "_" or t is ast.PairOperand
@@ -626,9 +637,13 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
-                problem = _surface_reduction_problem(op, ins.modifiers)
+                problem = _surface_reduction_problem(op, ins.modifiers) or \
+                    _lenient_shape_problem(op, ins.modifiers, len(ins.operands))
                 if problem:
                     self.error(problem, ins)
+                    if problem.startswith("Arguments mismatch"):
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
                     return
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
@@ -638,11 +653,18 @@ class Checker:
         if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
+        if problem and not problem.startswith(_UNEXPECTED_TYPES) \
+                and self.operands_mismatch_first(ins, types, scope, name):
+            return      # ptxas checks the operands against the types before the modifiers
         if problem:
-            self.error(problem, ins)
+            for line in problem.split("\n"):       # several illegal modifiers
+                self.error(line, ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
         if problem:
+            if problem.startswith(_UNEXPECTED_TYPES):
+                for operand in ins.operands:      # its operands' names are still looked up
+                    self.resolve_names(operand, scope, self.labels)
             return
         n = len(ins.operands)
         if not form.optional_from <= n <= len(form.operands):
@@ -662,12 +684,43 @@ class Checker:
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
 
+    def operands_mismatch_first(self, ins: ast.Instruction, types, scope, name) -> bool:
+        """For an instruction whose modifiers fit no form: whether its operands fit no form
+        of its types either, reported as ptxas does ("Arguments mismatch", unknown symbols)
+        in place of the modifier messages (probed with ptxas 13.5.37, branch reject26)."""
+        n = len(ins.operands)
+        forms = [f for f in isa.FORMS.get(ins.opcode, ()) if len(f.type_slots) == len(types)
+                 and all(t in slot for t, slot in zip(types, f.type_slots))
+                 and f.optional_from <= n <= len(f.operands)
+                 and all(c[0] in "dabc" and c != "dp" for c in f.operands)]
+        if not forms or not types:
+            return False
+        before = len(self.errors), len(self.symbol_errors)
+        for f in forms:
+            self.check_operands(ins, f, tuple(types), scope, name)
+            if len(self.errors) == before[0] and len(self.symbol_errors) == before[1]:
+                return False
+            if f is not forms[-1]:
+                del self.errors[before[0]:]
+                del self.symbol_errors[before[1]:]
+        return True
+
     def check_comparison(self, ins: ast.Instruction, reported: int):
         """setp/set: an integer comparison the source type does not allow, once the operands
         passed (`reported`: the error count before they were checked), as ptxas orders them."""
         if ins.opcode in ("setp", "set") and len(self.errors) == reported \
                 and _integer_comparison_mismatch(ins.modifiers):
             self.error("Mismatch between instruction type and comparison qualifier", ins)
+        if ins.opcode in ("min", "max") and len(ins.operands) == 4 and len(self.errors) == reported \
+                and ins.modifiers[-1:] == (".f32",):
+            # three inputs (sm_100, PTX 8.8; not with .xorsign), once the operands passed
+            feature = f"Feature '{ins.opcode}.f32 with 3 input operands'"
+            if self.target_sm < 100:
+                self.error(f"{feature} requires .target sm_100 or higher", ins)
+            if self.version < (8, 8):
+                self.error(f"{feature} requires PTX ISA .version 8.8 or later", ins)
+            if ".xorsign" in ins.modifiers:
+                self.error(f"Illegal modifier '.xorsign' for instruction '{ins.opcode}'", ins)
 
     def multimem_values_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
         """The value registers of multimem.st/red (the source) or ld_reduce (the result) are
@@ -959,6 +1012,12 @@ class Checker:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
                                                if op + m != prefix]
+        first_type = next((m for m in ins.modifiers if m in isa.TYPE_MODIFIERS), None)
+        for ops, types, needs, feat in isa.TYPE_FEATURES:
+            if op in ops and first_type in types and (needs is None or needs in ins.modifiers) \
+                    and self.version < feat.min_version:
+                problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
+                                f"{feat.min_version[0]}.{feat.min_version[1]} or later")
         if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
             if ".v8" in ins.modifiers:
                 problems.append("Illegal vector size: 8")
@@ -1045,13 +1104,17 @@ class Checker:
                             "result' requires PTX ISA .version 6.5 or later")
         if op in ("min", "max"):
             problems += _minmax_modifier_problems(op, ins.modifiers, self.version, self.target_sm)
+        if op == "fma" and ".oob" in ins.modifiers:
+            # sm_90 and PTX 8.1, before sm_80's `.relu` (ptxas 13.5.37's order)
+            if self.target_sm < 90:
+                problems.append("Modifier '.oob' requires .target sm_90 or higher")
+            if self.version < (8, 1):
+                problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if op == "createpolicy":
+            problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
         problems += self._vector_atomic_problems(ins)
-        if op in _SYNC_REQUIRED and ".sync" not in ins.modifiers and self.target_sm >= 70 \
-                and self.version >= (6, 4):
-            problems.append(f"Instruction '{op}' without '.sync' is not supported on .target "
-                            "sm_70 and higher from PTX ISA version 6.4")
         return problems
 
     def _vector_atomic_problems(self, ins: ast.Instruction) -> list[str]:
@@ -1121,7 +1184,10 @@ class Checker:
             # the other is refused, in ptxas 13.5.37's words
             combines = any(m in (".and", ".or", ".xor") for m in ins.modifiers)
             if combines != (len(ops) == len(form.operands)):
-                if combines:
+                last = ops[-1] if not combines else None
+                sym = self.lookup(last, scope) if type(last) is ast.Name else None
+                if combines or (type(last) is ast.Name and (sym is None or sym.type != ".pred")):
+                    # an extra operand that is no predicate does not fit at all
                     self.mismatch(name, ins)
                 else:
                     self.error(f"Boolean operation is required for instruction '{name}'", ins)
@@ -1649,6 +1715,8 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
             out.append("Modifier '.xorsign' requires .target sm_86 or higher")
     if sm < 80 and modifiers[-1:] in ((".f16",), (".f16x2",)):
         out.append(f"Feature '{op}.f16 or {op}.f16x2' requires .target sm_80 or higher")
+    if version < (7, 0) and modifiers[-1:] in ((".f16",), (".f16x2",)):
+        out.append(f"Feature '{op}.f16 or {op}.f16x2' requires PTX ISA .version 7.0 or later")
     return out
 
 
@@ -1669,14 +1737,36 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
         return f"Unexpected number of state spaces specified in instruction '{opcode}'"
-    for m in modifiers:
-        if m not in vocabulary:
-            if m in (".v2", ".v4", ".v8"):
-                return f"Illegal vector size: {m[2:]}"
-            if m in isa.ROUNDING_MODIFIERS:
-                return f"Illegal rounding modifier for instruction '{opcode}'"
-            return f"Illegal modifier '{m}' for instruction '{opcode}'"
-    problems = [_modifier_problem(f, modifiers, opcode) for f in candidates]
+    subs = isa.SUBOPCODES.get(opcode, ())
+    if name == opcode and subs and all(any(g <= subs for g, req in f.groups if req)
+                                       for f in candidates):
+        # `mul.rn.u32`: without .lo/.hi/.wide it is the float instruction, of a wrong type
+        return f"Unexpected instruction types specified for '{name}'"
+    illegal = [m for m in modifiers if m not in vocabulary]
+    vector = next((m for m in illegal if m in (".v2", ".v4", ".v8")), None)
+    if vector:
+        return f"Illegal vector size: {vector[2:]}"
+    # a float-only comparison on an integer setp/set is ptxas's "Mismatch between instruction
+    # type and comparison qualifier", after the illegal modifiers
+    bad_comparisons = [m for m in illegal if opcode in ("set", "setp") and m in _FLOAT_ONLY_COMPARISONS]
+    illegal = [m for m in illegal if m not in bad_comparisons]
+    if illegal or bad_comparisons:
+        # every illegal modifier, in ptxas 13.5.37's order (probed: .sat, .ftz, .NaN, the
+        # others, a rounding modifier last), named with the instruction's sub-opcode
+        # ('mul.lo'); then what the rest still lacks ("Clamp modifier required")
+        illegal.sort(key=lambda m: _ILLEGAL_ORDER.get(m, 4 if m in isa.ROUNDING_MODIFIERS else 3))
+        out = [f"Illegal rounding modifier for instruction '{name}'" if m in isa.ROUNDING_MODIFIERS
+               else f"Illegal modifier '{m}' for instruction '{name}'" for m in illegal]
+        rest = [m for m in modifiers if m not in illegal]
+        problems = [_modifier_problem(f, rest, name) for f in candidates]
+        if all(problems) and not bad_comparisons \
+                and not any(m in isa.ROUNDING_MODIFIERS for m in illegal):
+            missing = [p for p in problems if not p.startswith(("Illegal", _UNEXPECTED_TYPES))]
+            out += missing[:1]
+        if bad_comparisons:
+            out.append("Mismatch between instruction type and comparison qualifier")
+        return "\n".join(out)
+    problems = [_modifier_problem(f, modifiers, name) for f in candidates]
     missing = [p for p in problems if not p.startswith(("Illegal", _UNEXPECTED_TYPES))]
     if len(candidates) == 1 and not problems[0].startswith(_UNEXPECTED_TYPES):
         return problems[0]
@@ -1685,6 +1775,9 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     return f"Unexpected instruction types specified for '{name}'"
 
 
+_ILLEGAL_ORDER = {".sat": 0, ".ftz": 1, ".NaN": 2}
+_FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+                                     ".lo", ".ls", ".hi", ".hs"))   # and the unsigned-only ones
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
 # the opcodes `Checker.check_opcode_features` has rules for
 _OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
@@ -1750,7 +1843,8 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
     name = _display_name(opcode, others)
-    problem = _operation_type_problem(opcode, others, types)
+    problem = _operation_type_problem(opcode, others, types) or \
+        _type_rule_problem(opcode, others, types, name)
     if problem:
         return None, types, name, problem
     candidates = [f for f in forms if len(f.type_slots) == len(types)
@@ -1807,6 +1901,72 @@ def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str])
             return isa.OPERATION_TYPE_MESSAGES[opcode].format(
                 op=opcode, mod=m, type=t, allowed=" or ".join(allowed),
                 first=allowed[0])
+    return None
+
+
+def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name: str) -> str | None:
+    """`.cc` on a type other than a 32/64-bit integer, and abs/neg of an unsigned type, in
+    ptxas 13.5.37's words (isa.CC_OPCODES, isa.SIGNED_ONLY_OPCODES)."""
+    if len(types) != 1:
+        return None
+    kind = isa.type_class(types[0])
+    if opcode in isa.SIGNED_ONLY_OPCODES and kind == "u":
+        # a float modifier on it is illegal first (`abs.ftz.u32`)
+        return "\n".join([f"Illegal modifier '{m}' for instruction '{name}'" for m in modifiers
+                          if m == ".ftz"]
+                          + [f"Instruction '{opcode}' applies only to signed numeric types"])
+    if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
+            and kind in "usf":
+        if kind == "f":
+            if opcode in ("mad", "madc"):
+                return None         # `mad.lo.cc.f32`: its types are unexpected first
+            return (f"Illegal modifier '.cc' for instruction '{name}'\n"
+                    f"Modifier '.cc' applies only to {name} integer types")
+        return f"Modifier '.cc' applies only to {name} integer types"
+    return None
+
+
+def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[str]:
+    """createpolicy.fractional/.range: sm_80 and PTX ISA 7.4, then each eviction priority
+    as written (twice if written twice), its version before its target; a secondary
+    priority other than evict_first/evict_unchanged is refused: ptxas 13.5.37's order."""
+    kind = modifiers[0] if modifiers and modifiers[0] in (".fractional", ".range") else None
+    if kind is None:
+        return []
+    name = "createpolicy" + kind
+    out = []
+    if sm < 80:
+        out.append(f"Feature '{name}' requires .target sm_80 or higher")
+    if version < (7, 4):
+        out.append(f"Feature '{name}' requires PTX ISA .version 7.4 or later")
+    priorities = [m for m in modifiers if m.startswith(".L2::evict_")]
+    if len(priorities) > 1 and priorities[1] not in (".L2::evict_first", ".L2::evict_unchanged"):
+        out.append(f"Unsupported modifier '.{priorities[1][5:]}' as secondary_priority for "
+                   f"instruction '{name}'")
+    for p in priorities:
+        if version < (7, 4):
+            out.append(f"Modifier '{p}' on '{name}' requires PTX ISA .version 7.4 or later")
+        if sm < 80:
+            out.append(f"Modifier '{p}' on '{name}' requires .target sm_80 or higher")
+    return out
+
+
+def _lenient_shape_problem(opcode: str, modifiers, count: int) -> str | None:
+    """A leniently checked instruction of `isa.LENIENT_SHAPES` with a type or an operand
+    count it does not take, in ptxas's words."""
+    shape = isa.LENIENT_SHAPES.get(opcode)
+    name = opcode
+    if shape is None and modifiers:
+        name = opcode + modifiers[0]
+        shape = isa.LENIENT_SHAPES.get(name)
+    if shape is None:
+        return None
+    types, operands = shape
+    found = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
+    if len(found) != 1 or found[0] not in types:
+        return f"Unexpected instruction types specified for '{name}'"
+    if count != operands:
+        return f"Arguments mismatch for instruction '{name}'"
     return None
 
 

@@ -55,6 +55,8 @@ TYPE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 ROUND_F = "[.rn .rz .rm .rp]"
+# f16/bf16 add/sub/mul and f16 fma take `.rn` alone (ptxas 13.5.37: "Illegal rounding
+# modifier" for the others; bf16 fma takes all four)
 CMP_INT = "{.eq .ne .lt .le .gt .ge .lo .ls .hi .hs}"
 CMP_F = ("{.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan}")
 BOOL = "[.and .or .xor]"
@@ -80,24 +82,24 @@ add   {{.sat}} <.s32>                                        : d, a, b
 add   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 add   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 add   {ROUND_F} <.f64>                                    : d, a, b
-add   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
-add   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+add   [.rn] [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+add   [.rn] <.bf16 .bf16x2>                           : d, a, b
 add   [.sat] <.u16x2 .s16x2>                              : d:b32, a:b32, b:b32
 sub   <$int>                                              : d, a, b
 sub   {{.sat}} <.s32>                                        : d, a, b
 sub   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 sub   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 sub   {ROUND_F} <.f64>                                    : d, a, b
-sub   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
-sub   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+sub   [.rn] [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+sub   [.rn] <.bf16 .bf16x2>                           : d, a, b
 addc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 subc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 mul   {{.lo .hi}} <$int>                                   : d, a, b
 mul   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 mul   {ROUND_F} <.f64>                                    : d, a, b
-mul   {ROUND_F} [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
-mul   {ROUND_F} <.bf16 .bf16x2>                           : d, a, b
+mul   [.rn] [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
+mul   [.rn] <.bf16 .bf16x2>                           : d, a, b
 mad   {{.lo .hi}} [.cc] <$int>                              : d, a, b, c
 mad   {{.hi}} {{.sat}} <.s32>                                : d, a, b, c
 mad   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b, c:wide
@@ -146,7 +148,7 @@ testp {{.finite .infinite .number .notanumber .normal .subnormal}} <.f32 .f64> :
 copysign <.f32 .f64>                                      : d, a, b
 fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] <.f32>             : d, a, b, c
 fma   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
-fma   {{.rn .rz .rm .rp}} [.ftz] [.sat] [.relu] [.oob] <.f16 .f16x2>  : d, a, b, c
+fma   {{.rn}} [.ftz] [.sat] [.relu] [.oob] <.f16 .f16x2>  : d, a, b, c
 fma   {{.rn .rz .rm .rp}} [.relu] [.oob] <.bf16 .bf16x2>     : d, a, b, c
 rcp   {{.approx .rn .rz .rm .rp}} [.ftz] <.f32>            : d, a
 rcp   {{.approx .rn .rz .rm .rp}} [.ftz] <.f64>            : d, a
@@ -210,8 +212,10 @@ red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {{.min .max}} {HINT} [.noftz] <.f16 .f16x2
 red   {ATOM_SEM} {SCOPE} {ATOM_SPACE} {VEC} {{.add .min .max}} {HINT} [.noftz] <.f16 .f16x2 .bf16 .bf16x2 .f32> : m, *, *?
 shfl  {{.sync}} {{.up .down .bfly .idx}} <.b32>              : dp, a, b:b32, c:b32, e:b32
 shfl  {{.up .down .bfly .idx}} <.b32>                       : dp, a, b:b32, c:b32
-vote  [.sync] {{.all .any .uni}} <.pred>                    : p, q, e:b32?
-vote  [.sync] {{.ballot}} <.b32>                            : d, q, e:b32?
+vote  {{.sync}} {{.all .any .uni}} <.pred>                  : p, q, e:b32
+vote  {{.sync}} {{.ballot}} <.b32>                          : d, q, e:b32
+vote  {{.all .any .uni}} <.pred>                            : p, q
+vote  {{.ballot}} <.b32>                                    : d, q
 match {{.any}} {{.sync}} <.b32 .b64>                       : d:b32, a, e:b32
 match {{.all}} {{.sync}} <.b32 .b64>                       : *, a, e:b32
 redux {{.sync}} {{.add .min .max}} <.u32 .s32>                : d, a, e:b32
@@ -247,6 +251,24 @@ alloca <.u32 .u64>                                        : d, a, *?
 stacksave <.u32 .u64>                                     : d
 stackrestore <.u32 .u64>                                  : a
 """
+
+# Instructions whose `.cc` takes 32/64-bit integer types alone ("Modifier '.cc' applies only
+# to add integer types"; a float add/sub also hears its `.cc` is illegal) and those whose
+# unsigned types ptxas names as "applies only to signed numeric types" (ptxas 13.5.37).
+CC_OPCODES = frozenset(("add", "sub", "addc", "subc", "mad", "madc"))
+CC_TYPES = frozenset((".u32", ".s32", ".u64", ".s64"))
+SIGNED_ONLY_OPCODES = frozenset(("abs", "neg"))
+
+# Leniently checked instructions whose type and operand count are still checked (ptxas
+# 13.5.37's "Unexpected instruction types specified for ..." / "Arguments mismatch for
+# instruction ...", probed on branch reject26; a wrong count crashed the code generator):
+# dotted name -> (the types it takes, its operand count).
+LENIENT_SHAPES: dict[str, tuple[frozenset, int]] = {
+    "mapa": (frozenset((".u32", ".u64")), 3),
+    "getctarank": (frozenset((".u32", ".u64")), 2),
+    "movmatrix": (frozenset((".b16",)), 2),
+    "mbarrier.pending_count": (frozenset((".b64",)), 2),
+}
 
 LENIENT_OPCODES = frozenset("""
     red.async fence brx prefetch prefetchu mapa getctarank movmatrix discard
@@ -331,6 +353,11 @@ SUBOPCODES: dict[str, frozenset] = {
     "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
     "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
     "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
+    # probed with ptxas 13.5.37 (branch reject26): 'madc.lo', 'shf.r', 'barrier.red',
+    # 'dp2a.lo', 'div.full' in "Arguments mismatch" and "Unexpected instruction types"
+    "madc": frozenset((".lo", ".hi")), "div": frozenset((".full",)),
+    "dp2a": frozenset((".lo", ".hi")), "shf": frozenset((".l", ".r")),
+    "barrier": frozenset((".red",)),
 }
 
 # The sink `_` as a whole first result ("result discard mode"): the instructions ptxas 13.5
@@ -350,9 +377,7 @@ RESULT_DISCARD_PAIRED: dict[str, frozenset] = {
 # Modifiers that join the instruction's name in that fatal message (more than SUBOPCODES:
 # 'madc.hi', 'shf.l', 'tex.level', 'mbarrier.test_wait.parity', 'cvt.pack', ...).
 RESULT_DISCARD_NAMES: dict[str, frozenset] = {
-    **SUBOPCODES, "madc": frozenset((".lo", ".hi")), "div": frozenset((".full",)),
-    "dp2a": frozenset((".lo", ".hi")), "shf": frozenset((".l", ".r")),
-    "tex": frozenset((".level", ".grad")), "barrier": frozenset((".red",)),
+    **SUBOPCODES, "tex": frozenset((".level", ".grad")),
     "mbarrier": frozenset((".test_wait", ".try_wait", ".parity", ".pending_count")),
     "cvt": frozenset((".pack",)), "clusterlaunchcontrol": frozenset((".query_cancel",)),
     "multimem": frozenset((".ld_reduce",)),
@@ -369,6 +394,7 @@ MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
     (frozenset((".up",)), "Shuffle modifier required for instruction '{op}'"),
     (frozenset((".gl",)), "Membar level required for instruction '{op}'"),
     (frozenset((".aligned",)), ".aligned modifier required for instruction '{op}'"),
+    (frozenset((".clamp", ".wrap")), "Clamp modifier required for instruction '{op}'"),
 )
 
 # Types an atomic operation takes, in the order ptxas lists them in its message.
@@ -607,6 +633,20 @@ FEATURES: dict[str, Feature] = {
     "ld.L2::256B": Feature("cache prefetching", (7, 4), 75),
     "tcgen05": Feature("tcgen05", (8, 6), 100),
 }
+# Features ptxas 13.5.37 names by an instruction's (first) type, with the PTX version each
+# needs (probed at `.version 4.1`/`4.2` and below each number, branch reject26):
+# (opcodes, types, a modifier the instruction must also have or None, the feature).
+_HALVES = frozenset((".f16", ".f16x2"))
+TYPE_FEATURES: tuple[tuple[frozenset, frozenset, str | None, Feature], ...] = (
+    (frozenset(("add", "sub", "mul", "fma", "neg", "abs", "setp", "set")), _HALVES, None,
+     Feature("f16 arithemetic and compare instructions", (4, 2), None)),
+    (frozenset(("neg",)), _HALVES, None, Feature("neg.f16 or neg.f16x2", (6, 0), None)),
+    (frozenset(("abs",)), _HALVES, None, Feature("abs.f16 or abs.f16x2", (6, 5), None)),
+    (frozenset(("ex2",)), _HALVES, None, Feature("ex2.f16/f16x2", (7, 0), None)),
+    (frozenset(("add", "addc", "sub", "subc", "mad", "madc")),
+     frozenset((".u64", ".s64", ".b64")), ".cc", Feature(".cc with 64bit type", (4, 3), None)),
+)
+
 # bf16 arithmetic, comparisons and approximations are sm_90 features (min/max/neg/abs/fma and
 # the conversions are not).
 FEATURES.update({f"{op}.{ty}": Feature(f"{op}.{ty}", (7, 8), 90)

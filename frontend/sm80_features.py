@@ -68,8 +68,6 @@ RULES: tuple[Rule, ...] = (
     _rule("wmma", ".and", "Modifier '.and' on 'wmma.mma'"),
     _rule("wmma", ".bf16 .tf32 .f64", "Instruction 'wmma.mma'", contains="wmma.mma",
           suffix=" requires .target 80 or higher"),
-    _rule("createpolicy", ".range", "Feature 'createpolicy.range'", contains="createpolicy.range"),
-    _rule("createpolicy", ".fractional", "Feature 'createpolicy.fractional'", contains="createpolicy.fractional"),
     _rule("mbarrier", ".inval", "Feature 'mbarrier.inval'"),
     _rule("mbarrier", ".arrive_drop", "Feature 'mbarrier.arrive_drop'"),
     _rule("mbarrier", ".pending_count", "Feature 'mbarrier.pending_count'"),
@@ -78,10 +76,7 @@ RULES: tuple[Rule, ...] = (
     _rule("cp", ".wait_all", "Feature 'cp.async.wait_all'"),
     _rule("cp", ".mbarrier", "Feature 'cp.async.mbarrier.arrive'"),
 )
-# createpolicy's eviction priorities, each named with the policy kind
-RULES += tuple(_rule("createpolicy", f".{kind}", f"Modifier '{p}' on 'createpolicy.{kind}'", all_of=(p,))
-               for kind in ("fractional", "range")
-               for p in (".L2::evict_last", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_unchanged"))
+# createpolicy (sm_80 and PTX 7.4, per eviction priority as written): checks.createpolicy_problems
 # special registers sm_75 has no value for
 SPECIAL_REGISTERS = frozenset(f"%reserved_smem_offset_{s}" for s in ("begin", "end", "cap", "0", "1"))
 
