@@ -235,9 +235,6 @@ FIRST_FINDING = [
     ("f32_of_cnot_b64_s36003549.ptx", "f32 convert of a cnot.b64 result converts the integer"),
     ("neg_s16_of_half_set_s36004785.ptx", "neg.s16 of a half set result negated as a half"),
     ("u8_of_half_set_s36004301.ptx", "half set result as the integer 1 where the kernel calls"),
-    # campaign 23 (sm_89), seed 34007738: b1 mma.xor.popc beside a predicated rem.s16
-    # (test_b1_mma_beside_a_remainder_call_is_the_manual_s)
-    ("b1_mma_beside_rem_call_s34007738.ptx", "b1 mma beside a 16-bit remainder's call"),
     # campaign 24 (sm_121), seed 35000635: a uniform word's high half moved down from the
     # next uniform register (test_high_half_of_a_uniform_parameter_xor_is_its_own)
     ("uniform_half_from_next_register_s35000635.ptx", "a uniform word's high half taken from the next uniform register"),

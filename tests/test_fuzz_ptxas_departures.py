@@ -1660,38 +1660,6 @@ def test_high_half_of_a_uniform_parameter_xor_is_its_own():
     assert got["ptxas"] != got["ours"]
 
 
-def test_b1_mma_beside_a_remainder_call_is_the_manual_s():
-    """Fuzz seed 34007738 (campaign 23, sm_89): `mma.sync.aligned.m16n8k256.row.col.s32.b1.b1
-    .s32.xor.popc {%r7, %r3, %r8, %r5}, {%r0, %r2, %r6, %r5}, {%r1, %r6}, {%r6, %r4, %r5, %r2}`
-    in a kernel with a predicated `rem.s16` (ptxas calls its subroutine for it). D[2] (%r8)
-    of every lane must be C + popc(A ^ B) from the PTX ISA's fragment layouts (NumPy, the
-    reference of tests/test_codegen_mma_b1_uniform.py) on the launch's values; ours is,
-    ptxas 13.5.37's cubin is not in some lanes (lane 5: 0x397ebce7 for 0x397ebce1)."""
-    import struct
-    from test_codegen_mma_b1_uniform import _want
-    from ptx2sass.fuzz import runner
-    from ptx2sass.fuzz.inputs import launch_data, read_case
-    case = read_case((ROOT / "tests/fuzz_departures/b1_mma_beside_rem_call_s34007738.ptx").read_text())
-    data = launch_data(case)
-    inb = bytes(data.buffers["in"][1])
-    p_u0, p_u1 = (data.params[i].value & 0xFFFFFFFF for i in (3, 4))
-    words = np.zeros((32, 12), np.uint32)
-    for lane in range(32):
-        at = lane * case.record
-        r1, r5 = (struct.unpack_from("<I", inb, at + o)[0] for o in (0, 12))
-        r4 = struct.unpack_from("<H", inb, at + 8)[0]
-        r6 = struct.unpack_from("<b", inb, at + 16)[0] & 0xFFFFFFFF
-        words[lane, :4], words[lane, 4:6], words[lane, 8:] = (p_u0, p_u1, r6, r5), (r1, r6), (r6, r4, r5, p_u1)
-    want = (_want("m16n8k256", "xor", words)[:, 2] & 0xFFFFFFFF).tolist()
-    got = {}
-    for by in ("ours", "ptxas"):
-        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
-        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
-        got[by] = np.frombuffer(bytes(out), np.uint32).reshape(32, -1)[:, 2].tolist()
-    assert got["ours"] == want
-    assert got["ptxas"] != want
-
-
 NEG_S16_OF_HALF_SET = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {
