@@ -65,6 +65,13 @@ def op_bra(w, s, active, mask):
         # `@P BRA.U.ANY`: the warp's lanes here all go where the guard holds in any of them
         # (ptxas's ELECT loops: the lanes stay together)
         taken = active if mask.any() else mask
+    elif "U" in mods:
+        # `@P BRA.U`: unanimous, taken only where the guard holds in every lane here, else by
+        # none; the lanes stay together. ptxas skips a predicated subroutine call that way,
+        # `@P1 BRA.U join; BSSY B0, join; @P1 BRA inner; CALL; inner: BSYNC B0; join:` (the
+        # inner per-lane test, fuzz seed 34007738 on sm_89): per lane, the P1 lanes would
+        # reach the join apart from the BSSY and run a BMMA there without the calling lanes.
+        taken = active if bool((mask == active).all()) else np.zeros_like(mask)
     w.set_pc(taken, target)
 
 

@@ -103,7 +103,8 @@ FILES = (("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.word
          ("sm_100", "bar_red_registers.words"), ("sm_120", "bar_red_registers.words"),
          ("sm_100", "tcgen05_sample_sm100.words"),
          ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"),
-         ("sm_100", "utcmma_sm100.words"))
+         ("sm_100", "utcmma_sm100.words"),
+         ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"))
 
 
 def _words():

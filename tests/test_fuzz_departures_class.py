@@ -239,12 +239,13 @@ FIRST_FINDING = [
     ("f32_of_cnot_b64_s36003549.ptx", "f32 convert of a cnot.b64 result converts the integer"),
     ("neg_s16_of_half_set_s36004785.ptx", "neg.s16 of a half set result negated as a half"),
     ("u8_of_half_set_s36004301.ptx", "half set result as the integer 1 where the kernel calls"),
-    # campaign 23 (sm_89), seed 34007738: b1 mma.xor.popc beside a predicated rem.s16
-    # (test_b1_mma_beside_a_remainder_call_is_the_manual_s)
-    ("b1_mma_beside_rem_call_s34007738.ptx", "b1 mma beside a 16-bit remainder's call"),
     # campaign 24 (sm_121), seed 35000635: a uniform word's high half moved down from the
     # next uniform register (test_high_half_of_a_uniform_parameter_xor_is_its_own)
     ("uniform_half_from_next_register_s35000635.ptx", "a uniform word's high half taken from the next uniform register"),
+    # the same seed's whole program, reduced keeping the other form (`MOV.64 R2, UR4` of the
+    # xor, then `MOV R13, UR5`): ours 0xa12ba191, ptxas 0x002b0091
+    # (test_high_half_of_a_uniform_parameter_xor_read_as_a_pair_is_its_own)
+    ("uniform_pair_high_half_s35000635.ptx", "a uniform word's high half taken from the next uniform register"),
     # campaign 25 (sm_103), seed 36002701: two FP8 pair converts into 16-bit registers stored
     # by one sust.v4.b16: ptxas copies the merged pair over the first (ours 0x7f7fffff, ptxas 0)
     # (test_fp8_pairs_stored_together_keep_their_own_values)

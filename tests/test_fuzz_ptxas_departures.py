@@ -1656,32 +1656,41 @@ def test_high_half_of_a_uniform_parameter_xor_is_its_own():
     assert got["ptxas"] != got["ours"]
 
 
-def test_b1_mma_beside_a_remainder_call_is_the_manual_s():
-    """Fuzz seed 34007738 (campaign 23, sm_89): `mma.sync.aligned.m16n8k256.row.col.s32.b1.b1
-    .s32.xor.popc {%r7, %r3, %r8, %r5}, {%r0, %r2, %r6, %r5}, {%r1, %r6}, {%r6, %r4, %r5, %r2}`
-    in a kernel with a predicated `rem.s16` (ptxas calls its subroutine for it). D[2] (%r8)
-    of every lane must be C + popc(A ^ B) from the PTX ISA's fragment layouts (NumPy, the
-    reference of tests/test_codegen_mma_b1_uniform.py) on the launch's values; ours is,
-    ptxas 13.5.37's cubin is not in some lanes (lane 5: 0x397ebce7 for 0x397ebce1)."""
-    import struct
-    from test_codegen_mma_b1_uniform import _want
+def test_high_half_of_a_uniform_parameter_xor_read_as_a_pair_is_its_own():
+    """The other form of that departure, in seed 35000635's whole program (reduced here to
+    `tests/fuzz_departures/uniform_pair_high_half_s35000635.ptx`, sm_121): `xor.b32 %tr3, %r8,
+    0x76a16a26; mov.b32 {%h2, %h1}, %tr3` with %r8 the `.u16` parameter p_u1 = 4 on the path
+    p_u3 = 10 selects, %h1 stored by `st.global.b16 [+104]`: the manual's %h1 is the xor's
+    high half, 0x76a1. ptxas 13.5.37 writes `ULOP3.LUT UR4, UR6, 0x76a16a26, URZ, 0x3c, !UPT`,
+    `MOV.64 R2, UR4` and then `MOV R13, UR5`: %h1 from UR5, a register the xor never wrote."""
+    from ptx2sass.fuzz import departures, runner
     from ptx2sass.fuzz.inputs import launch_data, read_case
-    text = _reduced("b1_mma_beside_rem_call_s34007738.ptx")
-    case = read_case(text)
-    data = launch_data(case)
-    inb = bytes(data.buffers["in"][1])
-    p_u0, p_u1 = (data.params[i].value & 0xFFFFFFFF for i in (3, 4))
-    words = np.zeros((32, 12), np.uint32)
-    for lane in range(32):
-        at = lane * case.record
-        r1, r5 = (struct.unpack_from("<I", inb, at + o)[0] for o in (0, 12))
-        r4 = struct.unpack_from("<H", inb, at + 8)[0]
-        r6 = struct.unpack_from("<b", inb, at + 16)[0] & 0xFFFFFFFF
-        words[lane, :4], words[lane, 4:6], words[lane, 8:] = (p_u0, p_u1, r6, r5), (r1, r6), (r6, r4, r5, p_u1)
-    want = (_want("m16n8k256", "xor", words)[:, 2] & 0xFFFFFFFF).tolist()
-    got = {by: _fuzz_out(text, by).reshape(32, -1)[:, 2].tolist() for by in ("ours", "ptxas")}
-    assert got["ours"] == want
-    assert got["ptxas"] != want
+    case = read_case((ROOT / "tests/fuzz_departures/uniform_pair_high_half_s35000635.ptx").read_text())
+    params = {name: p.value for (name, *_), p in zip(case.params, launch_data(case).params[3:])}
+    assert (params["p_u1"], params["p_u3"] != 0) == (4, True)
+    got = {}
+    for by in ("ours", "ptxas"):
+        cubin = runner.compile_ptxas(case)[0] if by == "ptxas" else runner._ours(case, {})[0]
+        if by == "ptxas":
+            listing = oracle.cuobjdump_sass(cubin)
+            assert departures._pair_read_of_a_word(listing) and "UPRMT" not in listing
+        out = runner.execute(runner.load(cubin, case.kernel), case, by == "ours").buffers["out"]
+        got[by] = int.from_bytes(bytes(out)[104:106], "little")
+    assert got["ours"] == 0x76A1
+    assert got["ptxas"] != 0x76A1
+
+
+def test_pair_read_of_a_word_needs_the_next_register_unwritten():
+    """The pair form's near misses: the high half's register written in between (by the xor
+    as a pair, or by anything), or no pair read of the xor's register."""
+    from ptx2sass.fuzz.departures import _pair_read_of_a_word
+    at = lambda n, text: f"        /*{n:04x}*/                   {text} ;"
+    xor = at(0x10, "ULOP3.LUT UR4, UR6, 0x76a16a26, URZ, 0x3c, !UPT")
+    pair, high = at(0x20, "MOV.64 R2, UR4"), at(0x30, "MOV R13, UR5")
+    assert _pair_read_of_a_word("\n".join([xor, pair, high]))
+    assert not _pair_read_of_a_word("\n".join([xor, at(0x18, "UMOV UR5, URZ"), pair, high]))
+    assert not _pair_read_of_a_word("\n".join([xor, at(0x20, "MOV R2, UR4"), high]))
+    assert not _pair_read_of_a_word("\n".join([xor.replace("UR4, UR6", "UR8, UR6"), pair, high]))
 
 
 NEG_S16_OF_HALF_SET = HEAD + """

@@ -320,7 +320,35 @@ def uniform_half_from_next_register(listing: str) -> bool:
     """`UPRMT URn, URn+1, 0x7610, URn`: the high half of URn kept, the low half taken from the
     next uniform register (the pair's other word) where the half the PTX names is URn's own
     high half."""
-    return any(int(b) == int(a) + 1 for a, b in re.findall(r"\bUPRMT UR(\d+), UR(\d+), 0x7610, UR\1\b", listing))
+    if any(int(b) == int(a) + 1 for a, b in re.findall(r"\bUPRMT UR(\d+), UR(\d+), 0x7610, UR\1\b", listing)):
+        return True
+    return _pair_read_of_a_word(listing)
+
+
+_ULOP3_WORD = re.compile(r"\bULOP3\.LUT UR(\d+), ")
+_DEST = re.compile(r"^\s*(?:/\*\w+\*/)?\s*(?:@!?U?P\w+\s+)?[A-Z][\w.]*\s+(U?R\w+)")
+
+
+def _pair_read_of_a_word(listing: str, window: int = 24) -> bool:
+    """The other form (the whole program of seed 35000635): a 32-bit `ULOP3.LUT URk` (the
+    xor) read as a pair, `MOV.64 Rn, URk`, and its high half then taken as `MOV Rm, URk+1`,
+    a register the xor did not write and nothing between wrote either."""
+    lines = [ln for ln in listing.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/\s+\S", ln)]
+    for i, line in enumerate(lines):
+        m = _ULOP3_WORD.search(line)
+        if not m:
+            continue
+        k = int(m.group(1))
+        seen_pair = False
+        for later in lines[i + 1:i + 1 + window]:
+            if re.search(rf"\bMOV\.64 R\d+, UR{k} ;", later):
+                seen_pair = True
+            elif seen_pair and re.search(rf"\bMOV R\d+, UR{k + 1} ;", later):
+                return True
+            d = _DEST.match(later)
+            if d and d.group(1) in (f"UR{k}", f"UR{k + 1}"):
+                break
+    return False
 
 
 _SHIFT_THEN_R2UR = re.compile(r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;")
@@ -647,16 +675,6 @@ DEPARTURES: tuple[Departure, ...] = (
         r".",
         (r"\bmov\.b32 \{%\w+, %\w+\}, %\w+;", r"\bld\.param\.u16\b"),
         uniform_half_from_next_register,
-        lambda ours, theirs, width: ours != theirs),
-    # a b1 `mma.sync...xor.popc` in a kernel whose predicated `rem.s16` is a call of ptxas's
-    # subroutine (campaign 23, seed 34007738 on sm_89; sm_80/86 alike): D differs from the
-    # manual's C + popc(A ^ B) in some lanes (ours agrees with it).
-    Departure(
-        "b1 mma beside a 16-bit remainder's call",
-        "test_b1_mma_beside_a_remainder_call_is_the_manual_s",
-        r"^mma(\.\w+)*\.b1\.b1\.s32\.xor\.popc$",
-        (r"\brem\.[su]16\b",),
-        r"\bCALL\.REL\.NOINC\b",        # (the subroutine: cuobjdump names it by address)
         lambda ours, theirs, width: ours != theirs),
     # `neg.s16` of a `set.<cmp>.f16.<type>` result (0x3c00 when true) beside a division's call
     # (campaign 25, seed 36004785; sm_89 alike): ptxas negates it as a half (0xbc00) where
