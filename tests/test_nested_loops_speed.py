@@ -116,12 +116,14 @@ def test_crowded_loop_search_walks_each_block_once_per_change(monkeypatch):
     loop's whole body, ~N^2/2 blocks and instructions for N nested loops. A block's pressure
     is now counted once per state of the function and a register's writers say whether the
     loop writes it: calls to `_pressure` and `register_operands` grow with the code (limit
-    2 here so that every loop is weighed; 30 -> 90 loops: 7,387 -> 65,887 calls before, 8.9x; now 455 -> 1,415)."""
+    2 here so that every loop is weighed; 30 -> 90 loops: 7,387 -> 65,887 calls before,
+    8.9x; now 455 -> 1,415)."""
     from ptx2sass.isel import remat_invariants as remat
 
     def calls(n: int) -> int:
         made = []
-        real_run, real_pressure, real_operands = remat.remat_invariants, remat._pressure, remat.register_operands
+        real_run, real_pressure = remat.remat_invariants, remat._pressure
+        real_operands = remat.register_operands
         monkeypatch.setattr(remat, "_pressure", lambda *a: made.append(1) or real_pressure(*a))
         monkeypatch.setattr(remat, "register_operands", lambda i: made.append(1) or real_operands(i))
         monkeypatch.setattr(codegen, "remat_invariants", lambda mf, limit=None: real_run(mf, 2))
