@@ -566,14 +566,21 @@ def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     return t
 
 
+def units_in(units_out: dict[int, set[int]], width: dict[int, int]) -> set[int]:
+    """Every unit of `units_out`'s sets whose register `width` counts: `_pressure`'s `units`,
+    found once per function (filtering each block's live set costs its size per call)."""
+    return {u for u in set().union(*units_out.values()) if u >> UNIT_BITS in width}
+
+
 def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
-              fresh: set = frozenset()) -> int:
+              fresh: set = frozenset(), units: set[int] | None = None) -> int:
     """The most registers of `width`'s vregs live at once, counted per part as the
     allocator's liveness does (`liveness.unit_liveness`; `live_out` holds such units): a
     group filled part by part (an mma fragment gathered by COPYs after its IMPLICIT_DEF)
     holds only the parts written so far, so copying a value into a part costs no register,
-    and a pair whose high half is dead holds one."""
-    live = {u for u in live_out if u >> UNIT_BITS in width}
+    and a pair whose high half is dead holds one. `units` (`units_in`): a superset of
+    `live_out`'s units of `width`'s registers holding no others."""
+    live = live_out & units if units is not None else {u for u in live_out if u >> UNIT_BITS in width}
     cur = peak = len(live)
     for ins in reversed(instrs):
         uses, kills, _ = unit_use_def(ins, fresh)
@@ -626,11 +633,11 @@ def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], sched
     return out
 
 
-def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, lat):
+def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, lat, units=None):
     """The block scheduled for pressure around `limit`, and the pressure it reaches."""
     out = _reorder_block(instrs, live_before,
                          lambda region, after, _: _schedule_for_pressure(region, vfile, lat, width, after, limit))
-    return out, _pressure(out, units_out, width, fresh)
+    return out, _pressure(out, units_out, width, fresh, units)
 
 
 def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
@@ -645,6 +652,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     live_out = liveness(mf)
     fresh = fresh_writes(mf)
     units_out = unit_liveness(mf, fresh)
+    r_units = units_in(units_out, width)
     changed = 0
     for bi, b in enumerate(mf.blocks):
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
@@ -652,16 +660,16 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
                                                                             tied))
-        before = _pressure(b.instrs, units_out[bi], width, fresh)
-        after = _pressure(out, units_out[bi], width, fresh) if out != b.instrs else before
+        before = _pressure(b.instrs, units_out[bi], width, fresh, r_units)
+        after = _pressure(out, units_out[bi], width, fresh, r_units) if out != b.instrs else before
         if min(before, after) > high:
             low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
-                                              PRESSURE_LIMIT, lat)
+                                              PRESSURE_LIMIT, lat, r_units)
             if low_pressure > high:
                 # the block needs many registers whatever the order: use the room up to
                 # the budget for latency rather than stop at the usual limit
                 roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
-                                                      width, low_pressure, lat)
+                                                      width, low_pressure, lat, r_units)
                 if roomy_pressure <= budget:
                     low, low_pressure = roomy, roomy_pressure
             if low_pressure < min(before, after):
@@ -674,7 +682,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
                                     lambda region, after, before: _schedule_region(
                                         region, vfile, lat, after, before, tied, width,
                                         PRESSURE_LIMIT - CAP_MARGIN))
-            capped_pressure = _pressure(capped, units_out[bi], width, fresh)
+            capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units)
             if (capped_pressure <= max(before, PRESSURE_LIMIT)
                     and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
                 out, after = capped, capped_pressure

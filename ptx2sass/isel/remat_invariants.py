@@ -27,7 +27,7 @@ from dataclasses import replace
 from ptx2sass.encoder.model import ConstRef, Reg
 from ptx2sass.mir import IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, use_def
-from ptx2sass.sched.pre_schedule import PRESSURE_LIMIT, _pressure
+from ptx2sass.sched.pre_schedule import PRESSURE_LIMIT, _pressure, units_in
 
 LIMIT = PRESSURE_LIMIT
 ROUNDS = 3          # a copied invariant's source may become one in the next round
@@ -45,8 +45,7 @@ def _loops(mf: MFunction) -> list[tuple[int, int]]:
                 tails[h] = max(i, tails.get(h, i))
     out = []
     for h, t in tails.items():
-        inside = set(range(h, t + 1))
-        if all(index[id(p)] in inside for k in range(h + 1, t + 1) for p in mf.blocks[k].preds):
+        if all(h <= index[id(p)] <= t for k in range(h + 1, t + 1) for p in mf.blocks[k].preds):
             out.append((h, t))
     return sorted(out, key=lambda r: r[1] - r[0])
 
@@ -87,6 +86,17 @@ class _Facts:
         self.fresh = fresh_writes(mf)
         self.live_out = liveness(mf, self.fresh)
         self.units_out = unit_liveness(mf, self.fresh)
+        self.pressure: dict[int, int] = {}  # block -> its pressure, asked by every loop around it
+        self.units: set[int] | None = None
+
+    def block_pressure(self, mf: MFunction, k: int) -> int:
+        p = self.pressure.get(k)
+        if p is None:
+            if self.units is None:
+                self.units = units_in(self.units_out, self.width)
+            p = self.pressure[k] = _pressure(mf.blocks[k].instrs, self.units_out[k], self.width, self.fresh,
+                                             self.units)
+        return p
 
 
 def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
@@ -116,8 +126,7 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
         w = [x for x in writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
         return w[0] if len(w) == 1 else None
 
-    inside = set(range(h, t + 1))
-    pressure = max(_pressure(mf.blocks[k].instrs, units_out[k], width, fresh) for k in inside)
+    pressure = max(facts.block_pressure(mf, k) for k in range(h, t + 1))
     if pressure <= limit:
         return 0
     header = mf.blocks[h]
@@ -126,23 +135,24 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
         uses, kills = use_def(ins, fresh)
         live_in.difference_update(kills)
         live_in.update(uses)
-    written_inside = {op.reg.id for k in inside for ins in mf.blocks[k].instrs
-                      for _, op, is_def in register_operands(ins) if is_def}
-    through = live_in - written_inside
+    def written_inside(v: int) -> bool:     # (a set over the loop's blocks costs its size)
+        return any(h <= bi <= t for _, bi in writers.get(v, ()))
+
+    through = {v for v in live_in if not written_inside(v)}
     cands = []
     for v in sorted(through):
         w = single(v)
-        if w is None or w[1] in inside or v in mf.precolored:
+        if w is None or h <= w[1] <= t or v in mf.precolored:
             continue
         ins, _ = w
         d = _candidate_instr(ins)
         reads = readers.get(v, [])
-        if (d is None or not reads or any(k not in inside or op is None or op.part != d.part
+        if (d is None or not reads or any(not h <= k <= t or op is None or op.part != d.part
                                           for k, op in reads)):
             continue
         srcs = {op.reg.id for _, op, is_def in register_operands(ins) if not is_def}
-        if not all(single(r) is not None and single(r)[1] not in inside and r not in mf.precolored
-                   and r not in written_inside for r in srcs):
+        if not all(single(r) is not None and not h <= single(r)[1] <= t and r not in mf.precolored
+                   and not written_inside(r) for r in srcs):
             continue
         cands.append((v, ins, frozenset(srcs - through), sorted({k for k, _ in reads})))
     # those reading only registers live across the loop first (each frees one), then
