@@ -7,7 +7,7 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS whose body count is a multiple of one of PARTIAL (the first that
+Loops of more than MAX_TRIPS whose body count is a multiple of one of PARTIAL (the largest that
 fits) keep their loop but run that many copies of the body per exit test
 (`_unroll_partially`).
 
@@ -30,7 +30,10 @@ MAX_TRIPS = 16
 # fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
 # bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
 # such loops 64x or fully (H200 GPU check: 8 copies ran 1.5-2x ptxas's time). 2 measured worse.
-PARTIAL = (32, 16, 8, 4, 5, 3, 7)
+# The largest divisor that fits wins: with only (32, 16, 8, 4, 5, 3, 7) a 50-trip loop of
+# 128-bit loads (tinygrad logsumexp) ran 5 copies, ten waits for memory where 10 copies wait
+# five times (ptxas unrolls it fully and keeps 8-20 loads in flight).
+PARTIAL = tuple(range(32, 2, -1))
 MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 # instructions of the unrolled code (or of a partially unrolled body: more copies of a
 # load-heavy body outgrow the pre-allocation scheduler's 64 live registers and its loads go
