@@ -54,7 +54,7 @@ ret;
 """
 
 
-@pytest.mark.parametrize("trips", [50, 36])
+@pytest.mark.parametrize("trips", [50, 36, 25])
 def test_reduction_loop_waits_for_memory_few_times(trips):
     """50 trips ran 5 copies per test, 36 ran 4: now 10 and 12 (SM model, ours/ptxas: 50 trips
     2.58 -> 1.68 as measured; the bound leaves room but fails the old choice)."""
@@ -74,4 +74,5 @@ def test_reduction_loop_waits_for_memory_few_times(trips):
         sm.append(from_result(res, "sm_89").cycles)
     assert outs[0].tobytes() == outs[1].tobytes()
     assert np.array_equal(outs[0], expected)
-    assert sm[0] <= 2 * sm[1], sm
+    print(trips, sm)
+    assert sm[0] <= 1.75 * sm[1], sm

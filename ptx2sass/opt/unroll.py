@@ -25,7 +25,8 @@ from ptx2sass import ir
 from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
-MAX_TRIPS = 16
+MAX_TRIPS = 32
+MAX_PARTIAL_ONLY = 16
 # longer loops: the body this many times per exit test, the first that divides the count and
 # fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
 # bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
@@ -190,7 +191,8 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
         return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
     if size > MAX_INSTRUCTIONS:
-        return False
+        # too long to unroll fully: copies per exit test instead, as for longer loops
+        return runs > MAX_PARTIAL_ONLY and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
     env: dict[int, object] = {}
     for k in range(runs):
