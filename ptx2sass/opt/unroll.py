@@ -7,9 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS whose body count is a multiple of one of PARTIAL (the largest that
-fits) keep their loop but run that many copies of the body per exit test
-(`_unroll_partially`).
+Loops of more than MAX_TRIPS, and those of more than FULL_ONLY_TRIPS too long to unroll fully,
+whose body count is a multiple of one of PARTIAL (the largest that fits) keep their loop but
+run that many copies of the body per exit test (`_unroll_partially`).
 
 A loop qualifies when it is innermost and simple: a header H ending in a conditional branch to
 a body block B that branches straight back (or H branching to itself), entered from one
@@ -25,8 +25,12 @@ from ptx2sass import ir
 from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
+# loops of up to MAX_TRIPS trips unroll fully when the copies fit MAX_INSTRUCTIONS (32, was 16:
+# tinygrad max_axis1's 25 trips of 128-bit loads ran 5 copies per exit test, SM model 1.83x
+# ptxas's, which unrolls it fully; fully 1.29x); those of up to FULL_ONLY_TRIPS that do not fit
+# stay loops, longer ones run copies per exit test (cnn_forward's 25-trip loop: 5 copies)
 MAX_TRIPS = 32
-MAX_PARTIAL_ONLY = 16
+FULL_ONLY_TRIPS = 16
 # longer loops: the body this many times per exit test, the first that divides the count and
 # fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
 # bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
@@ -192,7 +196,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
     if size > MAX_INSTRUCTIONS:
         # too long to unroll fully: copies per exit test instead, as for longer loops
-        return runs > MAX_PARTIAL_ONLY and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
+        return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
     env: dict[int, object] = {}
     for k in range(runs):
