@@ -7,9 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS whose body count is a multiple of one of PARTIAL (the first that
-fits) keep their loop but run that many copies of the body per exit test
-(`_unroll_partially`).
+Loops of more than MAX_TRIPS, and those of more than FULL_ONLY_TRIPS too long to unroll fully,
+whose body count is a multiple of one of PARTIAL (the largest that fits) keep their loop but
+run that many copies of the body per exit test (`_unroll_partially`).
 
 A loop qualifies when it is innermost and simple: a header H ending in a conditional branch to
 a body block B that branches straight back (or H branching to itself), entered from one
@@ -25,12 +25,20 @@ from ptx2sass import ir
 from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
-MAX_TRIPS = 16
+# loops of up to MAX_TRIPS trips unroll fully when the copies fit MAX_INSTRUCTIONS (32, was 16:
+# tinygrad max_axis1's 25 trips of 128-bit loads ran 5 copies per exit test, SM model 1.83x
+# ptxas's, which unrolls it fully; fully 1.29x); those of up to FULL_ONLY_TRIPS that do not fit
+# stay loops, longer ones run copies per exit test (cnn_forward's 25-trip loop: 5 copies)
+MAX_TRIPS = 32
+FULL_ONLY_TRIPS = 16
 # longer loops: the body this many times per exit test, the first that divides the count and
 # fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
 # bound by its loads' latency, and each exit test waits for the copies' loads; ptxas unrolls
 # such loops 64x or fully (H200 GPU check: 8 copies ran 1.5-2x ptxas's time). 2 measured worse.
-PARTIAL = (32, 16, 8, 4, 5, 3, 7)
+# The largest divisor that fits wins: with only (32, 16, 8, 4, 5, 3, 7) a 50-trip loop of
+# 128-bit loads (tinygrad logsumexp) ran 5 copies, ten waits for memory where 10 copies wait
+# five times (ptxas unrolls it fully and keeps 8-20 loads in flight).
+PARTIAL = tuple(range(32, 2, -1))
 MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 # instructions of the unrolled code (or of a partially unrolled body: more copies of a
 # load-heavy body outgrow the pre-allocation scheduler's 64 live registers and its loads go
@@ -186,8 +194,9 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
             return False
         return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    if size > MAX_INSTRUCTIONS:
-        return False
+    if size > MAX_INSTRUCTIONS or (runs > FULL_ONLY_TRIPS and _narrow_loads(h.instrs + body_instrs)):
+        # too long to unroll fully: copies per exit test instead, as for longer loops
+        return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
     env: dict[int, object] = {}
     for k in range(runs):
@@ -232,6 +241,15 @@ class _Blocks:
 
     def __init__(self, fn: ir.Function, skip: ir.Block):
         self.blocks = [b for b in fn.blocks if b is not skip]
+
+
+def _narrow_loads(instrs: list[ir.Instr]) -> bool:
+    """Whether a load among `instrs` reads elements narrower than 32 bits. Loops of 17-32 trips
+    of such loads stay partial: tinygrad max_axis1_float16__r_2_32_25_4 (25 trips of
+    `ld.v4.b16`) unrolled fully came out in source order, one LDG.64 at a time, SM cycles
+    2795 -> 7979 (cause not found)."""
+    return any(i.opcode in ("ld", "ldu") and d.type in ir.TYPES and ir.type_bits(d.type) < 32
+               for i in instrs for d in i.dests)
 
 
 def _loaded_words(instrs: list[ir.Instr]) -> int:
