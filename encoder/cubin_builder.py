@@ -389,7 +389,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
     `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
     The given kernels are not modified: the cubin holds copies.
-    `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89): variables as
+    `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89 and sm_90; sm_90's
+    differences are marked where made): variables as
     CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment) as
     undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
     declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
