@@ -325,12 +325,8 @@ class Warp(Lanes):
         exited = self.state == EXITED
         at_bsync = self.state == AT_BSYNC
         if np.count_nonzero(at_bsync):
-            # one barrier instance: lanes waiting on the same Bx with the same member mask;
-            # it releases once every live member waits on it
-            keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
-                    zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
-            for b, m in sorted(keys):
-                waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+            # a barrier instance releases once every live member waits on it
+            for b, m, waiting_here in self._barrier_instances(at_bsync):
                 members = int_to_mask(m)
                 if not np.count_nonzero(members & ~exited & ~waiting_here):
                     self.state[waiting_here] = READY
@@ -379,20 +375,11 @@ class Warp(Lanes):
             return False
         exited = self.state == EXITED
         yielded = self.m.yielded[self._s]
-        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
-                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
-        for b, m in sorted(keys):
-            waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+        for b, m, waiting_here in self._barrier_instances(at_bsync):
             missing = int_to_mask(m) & ~exited & ~waiting_here
             if not np.count_nonzero(missing) or not yielded[missing].all():
                 continue
-            self.state[waiting_here] = READY
-            if "sync_hint" in self.m.__dict__:
-                self.sync_hint[waiting_here] = FULL       # released without their partners
-            same = missing & (self.B[b] == m)
-            self.B[b][same] = m & ~mask_to_int(waiting_here) & FULL
-            self.merge_lanes(waiting_here, m)
-            self._converged = None
+            self._release_without_partners(b, m, waiting_here, missing)
             woke = True
         return woke
 
@@ -408,25 +395,32 @@ class Warp(Lanes):
         exited = self.state == EXITED
         if not np.count_nonzero(at_bsync) or np.count_nonzero(~exited & ~at_bsync):
             return False
-        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
-                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
-        found = []
-        for b, m in keys:
-            waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
-            if np.count_nonzero(int_to_mask(m) & ~exited & ~waiting_here):
-                found.append((int(self.pc[waiting_here].min()), b, m))
+        found = [(int(self.pc[waiting_here].min()), b, m, waiting_here)
+                 for b, m, waiting_here in self._barrier_instances(at_bsync)
+                 if np.count_nonzero(int_to_mask(m) & ~exited & ~waiting_here)]
         if not found:
             return False
-        _, b, m = min(found)
-        waiting_here = at_bsync & (self.wait_arg == b) & (self.B[b] == m)
-        missing = int_to_mask(m) & ~exited & ~waiting_here
+        _, b, m, waiting_here = min(found, key=lambda f: f[:3])
+        self._release_without_partners(b, m, waiting_here, int_to_mask(m) & ~exited & ~waiting_here)
+        return True
+
+    def _barrier_instances(self, at_bsync: np.ndarray):
+        """(Bx, member mask, lanes waiting on it) of each barrier instance lanes wait at:
+        lanes waiting on the same Bx with the same member mask, in (Bx, mask) order."""
+        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
+                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
+        for b, m in sorted(keys):
+            yield b, m, at_bsync & (self.wait_arg == b) & (self.B[b] == m)
+
+    def _release_without_partners(self, b: int, m: int, waiting_here, missing) -> None:
+        """Let barrier instance (Bx = `b`, members `m`)'s waiting lanes go before its
+        `missing` members arrive; those no longer wait for the released lanes there."""
         self.state[waiting_here] = READY
         if "sync_hint" in self.m.__dict__:
             self.sync_hint[waiting_here] = FULL       # released without their partners
         self.B[b][missing & (self.B[b] == m)] = m & ~mask_to_int(waiting_here) & FULL
         self.merge_lanes(waiting_here, m)
         self._converged = None
-        return True
 
     def describe_wait(self) -> str:
         parts = []
