@@ -19,7 +19,7 @@ import numpy as np
 from ptx2sass.encoder.model import Imm, Reg
 
 from .errors import EmuFault
-from .ops_int import I64, M32, U32, U64, _is_pred, _s64, _terms_u64, op_imnmx, op_viadd
+from .ops_int import I64, M32, U32, U64, _is_pred, _s64, _terms_u64, carries_per_adder, op_imnmx, op_viadd
 from .registry import semantics
 
 
@@ -73,7 +73,7 @@ def add3_64(w, s, mask) -> None:
         pouts.append(rest.pop(0))
     a, b, c = (_sum64_terms(w, op) for op in rest[:3])
     carries = [w.pred(p).astype(object) for p in rest[3:]] if "X" in s.ins.modifiers else []
-    first_in, later = (carries[0], carries[1:]) if len(carries) == 2 else (0, carries)
+    first_in, later = carries_per_adder(carries, 0)
     m64 = (1 << 64) - 1
     s1 = a + b + first_in
     total = (s1 & m64) + c + sum(later, 0)

@@ -294,22 +294,12 @@ def op_mufu(w, s, active, mask):
         # MUFU.<fn>.F16x2 (sm_103's ex2.approx.f16x2): each half of the source as
         # MUFU.<fn>.F16 takes one, the two FP16 results packed low and high
         bits = w.r(a_op)
-        out = U32(0)
-        for shift in (0, 16):
-            x = fp.half_to_f64(((bits >> U32(shift)) & U32(0xFFFF)).astype(np.uint16), "f16")
-            if getattr(a_op, "abs", False):
-                x = np.abs(x)
-            if getattr(a_op, "neg", False):
-                x = -x
-            y = _mufu_function(fn, x)
-            with np.errstate(over="ignore"):
-                h = np.where(np.isnan(y), fp.F16_CANONICAL_NAN, y.astype(np.float16).view(np.uint16))
-            out = out | (h.astype(U32) << U32(shift))
-        w.w(d, out, mask)
+        halves = [_half_result(fn, fp.half_to_f64(((bits >> U32(k)) & U32(0xFFFF)).astype(np.uint16), "f16"),
+                               a_op, "f16").astype(U32) << U32(k) for k in (0, 16)]
+        w.w(d, halves[0] | halves[1], mask)
         return
-    half = "F16" in s.ins.modifiers or "BF16" in s.ins.modifiers
     kind = "bf16" if "BF16" in s.ins.modifiers else "f16"
-    if half:
+    if "F16" in s.ins.modifiers or "BF16" in s.ins.modifiers:
         # MUFU.<fn>.F16: one half of the source (`.H1`: the high one); the FP16 result goes
         # to the low half of Rd, the high half zero (ptxas packs two with PRMT 0x5410).
         if isinstance(a_op, Imm) and a_op.text is not None and not (a_op.value and "NAN" in a_op.text):
@@ -322,30 +312,34 @@ def op_mufu(w, s, active, mask):
             if "H1" in getattr(a_op, "suffix", ()):
                 bits = bits >> U32(16)
             x = fp.half_to_f64((bits & U32(0xFFFF)).astype(np.uint16), kind)
-        if getattr(a_op, "abs", False):
-            x = np.abs(x)
-        if getattr(a_op, "neg", False):
-            x = -x
-    elif fn == "TANH":
+        w.w(d, _half_result(fn, x, a_op, kind).astype(U32), mask)
+        return
+    if fn == "TANH":
         # tanh keeps subnormal inputs and results (the PTX manual; an H200: tanh.approx.f32 of
         # a subnormal x gave x, run 11's fuzz 9300822)
         x = w.rf(a_op).astype(np.float64)
     else:
         x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
     y = _mufu_function(fn, x)
-    if half and kind == "bf16":
-        # MUFU.<fn>.BF16: the result rounded to bf16 (a NaN: the canonical 0x7fff, as f16's)
-        h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")
-        w.w(d, np.where(np.isnan(y), 0x7FFF, h).astype(U32), mask)
-        return
-    if half:
-        with np.errstate(over="ignore"):
-            h = y.astype(np.float16).view(np.uint16)
-        # a NaN result is the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of a NaN)
-        w.w(d, np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h).astype(U32), mask)
-        return
     r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
     w.w(d, fp.canonicalise_f32(r), mask)
+
+
+def _half_result(fn: str, x, op, kind: str):
+    """MUFU.<fn>.F16/.BF16's result bits for the half value(s) `x` of operand `op` (its `|.|`
+    and `-` applied first): rounded to f16 or bf16, a NaN the canonical 0x7fff (an H200:
+    ex2/tanh.approx.f16 of a NaN)."""
+    if getattr(op, "abs", False):
+        x = np.abs(x)
+    if getattr(op, "neg", False):
+        x = -x
+    y = _mufu_function(fn, x)
+    if kind == "bf16":
+        h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")
+        return np.where(np.isnan(y), fp.BF16_CANONICAL_NAN, h)
+    with np.errstate(over="ignore"):
+        h = y.astype(np.float16).view(np.uint16)
+    return np.where(np.isnan(y), fp.F16_CANONICAL_NAN, h)
 
 
 def _mufu_function(fn: str, x):

@@ -255,7 +255,7 @@ def op_iadd3(w, s, active, mask):
     # other carry. With one carry in, it goes to the second. (Fuzz 34001966: ptxas chains
     # `IADD3.X R6, P1, P0, ~R6, R6, ~R6, P1, P0`, carry 2 in and out; both in the second
     # adder made its carry out 2, written as 1.)
-    first_in, later = (carries[0], carries[1:]) if len(carries) == 2 else (U64(0), carries)
+    first_in, later = carries_per_adder(carries, U64(0))
     carry_in = sum(later, U64(0))
     s1 = a + b + first_in
     total = s1 + c + carry_in
@@ -269,6 +269,12 @@ def op_iadd3(w, s, active, mask):
         else:
             w.wp(pouts[0], first, mask)
             w.wp(pouts[1], second, mask)
+
+
+def carries_per_adder(carries: list, zero):
+    """IADD3's carries in split over its two adders (a + b, then c): with two, the first to
+    the first adder; a lone one to the second. (first adder's, [the second's])."""
+    return (carries[0], carries[1:]) if len(carries) == 2 else (zero, carries)
 
 
 def _mul_parts(w, s, a_op, b_op):
