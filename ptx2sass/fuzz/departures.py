@@ -305,17 +305,6 @@ def _is_nan32(bits: int) -> bool:
 _AT_LEAST_64 = r"(?:6[4-9]|[7-9]\d|[1-9]\d{2,}|0[xX]0*(?:[4-9a-fA-F][\da-fA-F]|[1-9a-fA-F][\da-fA-F]{2,}))"
 
 
-_MERGED_BACK = re.compile(r"F2FP\.\S*UNPACK_B_MERGE_C (R\d+), R\d+, (R\d+) ;(?:.*\n){0,12}?"
-                          r".*\bIMAD\.MOV\.U32 \2, RZ, RZ, \1 ;")
-
-
-def fp8_merge_copied_back(listing: str) -> bool:
-    """ptxas narrows a pair into `Rd` with Rc's low half above it (F2FP...UNPACK_B_MERGE_C
-    Rd, Ra, Rc), then copies Rd over Rc, whose low half a later read still takes for the
-    16-bit value Rc held."""
-    return bool(_MERGED_BACK.search(listing))
-
-
 def uniform_half_from_next_register(listing: str) -> bool:
     """`UPRMT URn, URn+1, 0x7610, URn`: the high half of URn kept, the low half taken from the
     next uniform register (the pair's other word) where the half the PTX names is URn's own
@@ -349,15 +338,6 @@ def _pair_read_of_a_word(listing: str, window: int = 24) -> bool:
             if d and d.group(1) in (f"UR{k}", f"UR{k + 1}"):
                 break
     return False
-
-
-_SHIFT_THEN_R2UR = re.compile(r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;")
-
-
-def bfe_shift_made_uniform(listing: str) -> bool:
-    """ptxas's listing shifts a value by a register (bfe's `a >> pos`) and moves the result
-    into a uniform register with R2UR: one lane's value for the whole warp."""
-    return bool(_SHIFT_THEN_R2UR.search(listing))
 
 
 DEPARTURES: tuple[Departure, ...] = (
@@ -651,7 +631,8 @@ DEPARTURES: tuple[Departure, ...] = (
         "test_bfe_of_a_parameter_by_a_per_lane_position_is_per_lane",
         r"^bfe\.[su]32$",
         (r"\bbfe\.[su]32\b",),
-        bfe_shift_made_uniform,
+        # (the shift by a register, then its result moved into a uniform register)
+        r"SHF\.R\.[SU]32\.HI (R\d+), RZ, R\d+, R\d+ ;(?:.*\n){0,16}?.*\bR2UR UR\d+, \1 ;",
         lambda ours, theirs, width: ours != theirs),
     # two `cvt.rn.satfinite.relu.{e4m3x2,e5m2x2}.f16x2` into 16-bit registers stored together
     # by a `sust...v4.b16` (campaign 25, seed 36002701; sm_89 to sm_120 alike): ptxas builds
@@ -663,7 +644,8 @@ DEPARTURES: tuple[Departure, ...] = (
         "test_fp8_pairs_stored_together_keep_their_own_values",
         r".",
         (r"\bcvt\.rn\.satfinite(\.relu)?\.e[45]m[23]x2\.f16x2\b", r"\bsust\.\w+(\.\w+)*\.v[24]\.b16\b"),
-        fp8_merge_copied_back,
+        # (the pair narrowed into Rd above Rc's low half, then Rd copied over Rc)
+        r"F2FP\.\S*UNPACK_B_MERGE_C (R\d+), R\d+, (R\d+) ;(?:.*\n){0,12}?.*\bIMAD\.MOV\.U32 \2, RZ, RZ, \1 ;",
         lambda ours, theirs, width: ours != theirs),
     # `mov.b32 {%h2, %h1}, %tr0` of an XOR of a `.u16` kernel parameter loaded with its
     # neighbours by one `LDCU.64 UR4` (campaign 24, seed 35000635 on sm_121; sm_100/120 alike):
