@@ -4,7 +4,8 @@ instructions it applies to and the message ptxas 13.5 prints for it.
 Read off ptxas 13.5.37 for `.target sm_75`: every inventory form that exists on sm_80 and
 not on sm_75, compiled with `.target sm_75` (tests/test_codegen_turing.py repeats the sweep
 on a sample). `checks.Checker.check_features` reports each rule that matches an
-instruction's opcode and modifiers, after the general `instructions.FEATURES` table.
+instruction's opcode and modifiers, after the general `instructions.FEATURES` table (min/max's
+`.NaN` and half types are `checks._minmax_modifier_problems`', with their other modifiers).
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ def _rule(ops: str, any_of: str, message: str, **kw) -> Rule:
     return Rule(frozenset(ops.split()), tuple(any_of.split()), message, **kw)
 
 
-_FLOAT16_MINMAX = ".f16 .f16x2"
 _MMA_SPARSE_INT = dict(all_of=(".sp",), none_of=(".f16", ".bf16", ".tf32", ".e4m3", ".e5m2"))
 
 RULES: tuple[Rule, ...] = (
@@ -39,9 +39,6 @@ RULES: tuple[Rule, ...] = (
     _rule("cvt mma wmma", ".tf32", "Feature '.tf32'"),
     _rule("cvt", ".f16x2", "Feature 'cvt.f16x2.f32'", all_of=(".f32",)),
     _rule("cvt", ".bf16x2", "Feature 'cvt.bf16x2.f32'", all_of=(".f32",)),
-    _rule("min", _FLOAT16_MINMAX, "Feature 'min.f16 or min.f16x2'"),
-    _rule("max", _FLOAT16_MINMAX, "Feature 'max.f16 or max.f16x2'"),
-    _rule("min max", ".NaN", "Modifier '.NaN'"),
     _rule("cvt fma", ".relu", "Modifier '.relu'"),
     _rule("atom cp ld red st", ".L2::cache_hint", "Modifier '.L2::cache_hint'"),
     _rule("cp", ".L2::256B", "Modifier '.L2::256B'"),
