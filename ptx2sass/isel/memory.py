@@ -203,17 +203,10 @@ class MemorySelection:
         if p.symbol is not None:
             # relocatable output: the variable's place in the bank is the linker's (ptxas -c:
             # `UMOV UR, (var)`, relocation 0x3b; the same relocation on a MOV here)
-            t = VOp(self.mf.new_vreg())
-            self.emit("MOV", (), [t, Reloc("const", p.symbol)], guarded=False)
-            if not offset and into is None:
-                return t
-            d = into or VOp(self.mf.new_vreg())
-            if offset:
-                self.emit("IADD3", (), [d, t, self.imm32(offset), RZ])
-            else:
-                self.move(d, t)
-            return d
-        base, off = self.window_location(p, offset)
+            base, off = VOp(self.mf.new_vreg()), offset
+            self.emit("MOV", (), [base, Reloc("const", p.symbol)], guarded=False)
+        else:
+            base, off = self.window_location(p, offset)
         if base is not None and off:
             d = into or VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [d, base, self.imm32(off), RZ])
