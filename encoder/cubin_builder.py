@@ -806,7 +806,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 # (sm_90: ptxas's addend counts 8 more bytes per `.func` FDE before it, the
                 # size of sm_89's, whose CFA program has an empty advance first: measured)
                 frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64,
-                                              cie_at + 8 * functions_before * hopper))
+                                              cie_at + (8 * functions_before if hopper else 0)))
             else:
                 frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
             functions_before += not k.is_entry
