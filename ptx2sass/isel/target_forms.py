@@ -10,7 +10,9 @@ is a field of `encoder.arch.Target`):
   for sm_90 and the hopper table therefore cannot encode (`Target.alu_constants` false):
   the constant is loaded with LDC into a register first (a register pair with LDC.64 where
   the operand is 64 bits wide, e.g. IMAD.WIDE's addend or an FP64 operand), once per block
-  and constant; a plain move of a constant becomes the LDC itself;
+  and constant; a plain move of a constant becomes the LDC itself, and the two moves of a
+  64-bit pair's halves from one 8-aligned constant become one LDC.64 (ptxas's
+  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address);
 * an IMAD by a power of two 2^k that the target's table has no form for (the hopper table
   knows IMAD's immediate only for the multipliers ptxas wrote, nvdisasm printing powers of
   two as IMAD.SHL): `LEA d, a, c, k`, the same sum ((a << k) + c), as ptxas writes it;
@@ -69,6 +71,8 @@ def apply_target_forms(mf: MFunction, target) -> None:
                 for i in consts:
                     mi.operands[i] = _load(mf, mi, i, loaded, out)
             out.append(mi)
+        if not target.alu_constants:
+            out = _paired_constant_loads(out)
         b.instrs[:] = out
 
 
@@ -110,6 +114,53 @@ def _is_constant_move(mi: MInstr) -> bool:
         return isinstance(mi.operands[1], ConstRef) and mi.operands[1].ureg is None
     return (mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(mi.operands) == 4
             and isinstance(mi.operands[3], ConstRef) and mi.operands[3].ureg is None)
+
+
+def _half_load(mi: MInstr) -> tuple | None:
+    """(register, half, bank, offset) of an unguarded `LDC %rNx2.half, c[bank][offset]` at a
+    known offset, else None."""
+    if mi.opcode != "LDC" or mi.modifiers or mi.guard is not None or mi.ndefs != 1:
+        return None
+    d, c = mi.operands
+    if not isinstance(d, VOp) or d.part not in (0, 1) or d.reg.width != 2 or d.neg or d.abs or d.inv or d.suffix:
+        return None
+    if not isinstance(c, ConstRef) or c.reloc is not None or c.ubank is not None or c.gap \
+            or not (c.ureg is None or c.ureg == RZ) or c.neg or c.abs or c.inv or c.suffix:
+        return None
+    return d.reg, d.part, c.bank, c.offset
+
+
+def _mentions(mi: MInstr, reg) -> bool:
+    """Whether `mi` names virtual register `reg` anywhere (operand, address base, guard)."""
+    for op in [*mi.operands, mi.guard]:
+        base = op.base if isinstance(op, VMem) else op
+        if isinstance(base, VOp) and base.reg == reg:
+            return True
+        if isinstance(op, ConstRef) and isinstance(op.ureg, VOp) and op.ureg.reg == reg:
+            return True
+    return False
+
+
+def _paired_constant_loads(instrs: list[MInstr]) -> list[MInstr]:
+    """Each `LDC r.lo, c[b][o]` (o 8-aligned) followed, with nothing naming r between, by
+    `LDC r.hi, c[b][o + 4]` becomes `LDC.64 r, c[b][o]` where the first stood."""
+    out: list[MInstr] = []
+    open_low: dict = {}          # register -> index in out of its low-half load
+    for mi in instrs:
+        half = _half_load(mi)
+        if half is not None and half[1] == 1 and half[0] in open_low:
+            low = out[open_low.pop(half[0])]
+            _reg, _part, bank, offset = _half_load(low)
+            if bank == half[2] and half[3] == offset + 4:
+                low.modifiers = ("64",)
+                low.operands = [VOp(half[0]), _ldc_address(replace(low.operands[1], ureg=None))]
+                continue
+        for reg in [r for r in open_low if _mentions(mi, r)]:
+            del open_low[reg]
+        if half is not None and half[1] == 0 and half[3] % 8 == 0:
+            open_low[half[0]] = len(out)
+        out.append(mi)
+    return out
 
 
 def _width(mi: MInstr, i: int) -> int:
