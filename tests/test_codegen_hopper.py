@@ -197,3 +197,29 @@ def test_64_bit_constants_load_as_one_ldc64(arch):
         assert not res.hazards
         outs.append(int(got[0]))
     assert outs[0] == outs[1] == 2 + 0x300000000
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_wide_multiply_add_of_a_parameter_takes_its_multiplier_as_an_immediate(arch):
+    """sm_8x's `MOV R3, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x170]` (b a register because c is
+    a constant) is `IMAD.WIDE R2, R0, 0x4, R2` where the addend comes in with LDC.64, as
+    ptxas writes it: no register for the 4, and the same results in the emulator."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    ptx = (root / "examples/vecadd.ptx").read_text()
+    cubin, _ = _ours(ptx, arch)
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(cubin))).functions for e in f.entries]
+    wide = [i for i in words if i.opcode == "IMAD" and "WIDE" in i.modifiers]
+    assert wide and all(type(i.operands[2]).__name__ == "Imm" for i in wide), wide
+    assert not [i for i in words if i.opcode in ("MOV", "IMAD") and "WIDE" not in i.modifiers
+                and any(type(op).__name__ == "Imm" and op.value == 4 for op in i.operands)]
+    from ptx2sass.emu.launch import run
+    n = 100
+    a, b = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32) * 3
+    outs = []
+    for c in (cubin, oracle.ptxas(ptx, arch).output):
+        out = np.zeros(n, np.float32)
+        res = run(c, "vecadd", (1, 1, 1), (128, 1, 1), [a, b, out, np.int32(n)], hazard_check=c is cubin)
+        assert not res.hazards
+        outs.append(out)
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], a + b)

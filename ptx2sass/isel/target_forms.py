@@ -12,7 +12,10 @@ is a field of `encoder.arch.Target`):
   the operand is 64 bits wide, e.g. IMAD.WIDE's addend or an FP64 operand), once per block
   and constant; a plain move of a constant becomes the LDC itself, and the two moves of a
   64-bit pair's halves from one 8-aligned constant become one LDC.64 (ptxas's
-  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address);
+  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address); an IMAD.WIDE
+  whose constant addend became a register takes its multiplier as an immediate again
+  (sm_8x's `MOV R3, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x170]` is ptxas's
+  `IMAD.WIDE R2, R0, 0x4, R2` on sm_90+, where the addend is LDC.64's pair);
 * an IMAD by a power of two 2^k that the target's table has no form for (the hopper table
   knows IMAD's immediate only for the multipliers ptxas wrote, nvdisasm printing powers of
   two as IMAD.SHL): `LEA d, a, c, k`, the same sum ((a << k) + c), as ptxas writes it;
@@ -44,6 +47,7 @@ def apply_target_forms(mf: MFunction, target) -> None:
     renames = dict(target.renamed_opcodes)
     for b in mf.blocks:
         loaded: dict[tuple[int, int, int], VOp] = {}
+        immediates: dict = {}        # register -> the immediate its latest definition moved in
         out: list[MInstr] = []
         for mi in b.instrs:
             if mi.opcode in renames:
@@ -70,10 +74,60 @@ def apply_target_forms(mf: MFunction, target) -> None:
                     consts = []
                 for i in consts:
                     mi.operands[i] = _load(mf, mi, i, loaded, out)
+                if consts:
+                    _immediate_multiplier(mi, immediates, target.name)
+            _note_immediate_moves(mi, immediates)
             out.append(mi)
         if not target.alu_constants:
             out = _paired_constant_loads(out)
         b.instrs[:] = out
+
+
+def _note_immediate_moves(mi: MInstr, immediates: dict) -> None:
+    """Keep `immediates` (register -> Imm) at the block's latest definitions."""
+    for d in mi.defs:
+        if isinstance(d, VOp):
+            immediates.pop(d.reg, None)
+    if mi.guard is not None or mi.ndefs != 1 or not isinstance(mi.operands[0], VOp):
+        return
+    d = mi.operands[0]
+    if d.part is not None or d.reg.width != 1:
+        return
+    if mi.opcode == "MOV" and not mi.modifiers and len(mi.operands) == 2:
+        src = mi.operands[1]
+    elif mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(mi.operands) == 4 \
+            and mi.operands[1] == RZ and mi.operands[2] == RZ:
+        src = mi.operands[3]
+    else:
+        return
+    if isinstance(src, Imm) and src.text is None and not src.neg and not src.abs:
+        immediates[d.reg] = src
+
+
+def _immediate_multiplier(mi: MInstr, immediates: dict, arch: str) -> None:
+    """IMAD.WIDE d, a, r, c where r holds an immediate the target's table encodes in b's
+    place: the immediate itself (the move is then unread, and goes with the dead parts)."""
+    if mi.opcode != "IMAD" or "WIDE" not in mi.modifiers or len(mi.operands) != 4:
+        return
+    b = mi.operands[2]
+    if not isinstance(b, VOp) or b.part is not None or b.neg or b.abs or b.inv or b.suffix:
+        return
+    imm = immediates.get(b.reg)
+    if imm is not None and _encodable_wide(arch, mi.modifiers, imm.value & FULL_MASK):
+        mi.operands[2] = imm
+
+
+@functools.cache
+def _encodable_wide(arch: str, modifiers: tuple[str, ...], multiplier: int) -> bool:
+    """Whether the arch's table encodes `IMAD<modifiers> R0, R2, multiplier, R4` (a wide
+    form: the addend and the result are pairs)."""
+    from ptx2sass.encoder import codec
+    probe = Instruction("IMAD", modifiers, (Reg("R", 0), Reg("R", 2), Imm(multiplier), Reg("R", 4)))
+    try:
+        codec.encode(probe, arch, 0, [])
+        return True
+    except codec.EncodeError:
+        return False
 
 
 def _power_of_two_multiplier(mi: MInstr) -> int | None:
