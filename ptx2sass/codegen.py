@@ -751,9 +751,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
         raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
-    if relocatable and not info.relocatable_output:
-        raise CompileError(f"relocatable output (-c) for {arch} not supported yet "
-                           f"(sm_75..sm_90 only)", filename)
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})
