@@ -812,20 +812,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
     frame, frame_relocs, frame_relas = bytearray(), [], []
-    functions_before = 0
+    fdes_before = 0
     for k in file_order:
         cie_at = len(frame)
         frame += _cie(function=not k.is_entry, device_debug=device_debug)
         if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
-            functions_before += not k.is_entry
             if cie_at:
-                # (sm_90: ptxas's addend counts 8 more bytes per `.func` FDE up to this one,
-                # its own included, the size of sm_89's, whose CFA program has an empty
-                # advance first: measured)
+                # (sm_90+: ptxas's addend is 8 bytes past the CIE per FDE before it, kernel's
+                # or `.func`'s: 112, 224 for CIEs at 104, 208; measured)
                 frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64,
-                                              cie_at + (8 * functions_before if hopper else 0)))
+                                              cie_at + (8 * fdes_before if hopper else 0)))
             else:
                 frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
+            fdes_before += 1
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,

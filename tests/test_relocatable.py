@@ -252,15 +252,87 @@ FUNC_AFTER_KERNEL_FDE = HEADER + """
 """
 
 
+# Several kernels with module variables of each kind, one calling an extern function
+# (EXT_CALLEE); the second FDE's CIE is at 104, the third's at 208.
+THREE_KERNELS = HEADER + """
+.visible .global .align 4 .u32 gv = 11;
+.global .align 8 .u64 lv = 5;
+.const .align 4 .u32 cv[2] = {20, 30};
+.extern .func (.param .b32 r) ext(.param .b32 a);
+.visible .entry k1(.param .u64 p)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.global.u32 %r1, [gv];
+  ld.const.u32 %r2, [cv+4];
+  add.u32 %r1, %r1, %r2;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+.visible .entry k2(.param .u64 p, .param .u32 x)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %r1, [x];
+  { .param .b32 a0; .param .b32 r0;
+    st.param.b32 [a0], %r1;
+    call.uni (r0), ext, (a0);
+    ld.param.b32 %r2, [r0]; }
+  ld.global.u64 %rd2, [lv];
+  cvt.u32.u64 %r3, %rd2;
+  add.u32 %r2, %r2, %r3;
+  st.global.u32 [%rd1+4], %r2;
+  ret;
+}
+.visible .entry k3(.param .u64 p)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.const.u32 %r2, [cv];
+  st.global.u32 [%rd1+8], %r2;
+  ret;
+}
+"""
+EXT_CALLEE = HEADER + """
+.visible .func (.param .b32 r) ext(.param .b32 a)
+{
+  .reg .b32 %r<4>;
+  ld.param.b32 %r1, [a];
+  mul.lo.s32 %r2, %r1, 3;
+  st.param.b32 [r], %r2;
+  ret;
+}
+"""
+
+
 @pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100"])
-def test_frame_cie_pointer_of_a_function_fde_after_a_kernel_s(arch):
-    """sm_90+: ptxas's CIE-pointer addend counts 8 bytes per `.func` FDE up to this one, its
-    own included (112 for a CIE at 104; ours wrote 104): rule from generated modules (tuning
-    seeds of test_relocatable_sm110's generator), held out there."""
-    theirs = _structure(_ptxas_c(FUNC_AFTER_KERNEL_FDE, arch))
-    ours = _structure(_ours_c(FUNC_AFTER_KERNEL_FDE, arch))
+@pytest.mark.parametrize("name", ["func_after_kernel", "three_kernels"])
+def test_frame_cie_pointers_past_the_first_fde(name, arch):
+    """sm_90+: ptxas's CIE-pointer addend is 8 bytes past the CIE per FDE before it, kernel's
+    or `.func`'s (112, 224 for CIEs at 104, 208; ours wrote 104, 208, or +8 per `.func` FDE
+    before it only): from generated modules (tuning seeds of test_relocatable_sm110's
+    generator) and THREE_KERNELS; held out there. sm_89: no addend (REL)."""
+    src = {"func_after_kernel": FUNC_AFTER_KERNEL_FDE, "three_kernels": THREE_KERNELS}[name]
+    theirs, ours = _structure(_ptxas_c(src, arch)), _structure(_ours_c(src, arch))
     assert ours["frame relocations"] == theirs["frame relocations"]
+    if arch == "sm_100":      # (ptxas reads `cv+4` with LDCU: relocation type 0x73, ours LDC, 0x42)
+        for st in (ours, theirs):
+            st["text relocations"] = {k: sorted({r[0] for r in v}) for k, v in st["text relocations"].items()}
     assert ours == theirs
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_110", "sm_120"])
+@pytest.mark.parametrize("kernels_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
+def test_three_kernels_link_and_run(kernels_by, callee_by, arch, tmp_path):
+    """Each kernel of THREE_KERNELS reads its module's variables after nvlink placed them
+    (and k2 calls EXT_CALLEE): the manual's values, 11 + 30, 3 * 7 + 5, 20."""
+    linked = _nvlink((_ours_c if kernels_by == "ours" else _ptxas_c)(THREE_KERNELS, arch),
+                     (_ours_c if callee_by == "ours" else _ptxas_c)(EXT_CALLEE, arch), tmp_path=tmp_path, arch=arch)
+    out = np.zeros(3, np.uint32)
+    for k, params in (("k1", [out]), ("k2", [out, np.uint32(7)]), ("k3", [out])):
+        res = run(linked, k, (1, 1, 1), (1, 1, 1), params, hazard_check=True)
+        assert not res.hazards
+    assert out.tolist() == [11 + 30, 3 * 7 + 5, 20]
 
 
 def _run_nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> tuple[subprocess.CompletedProcess, bytes | None]:
