@@ -534,10 +534,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 local_sym[name] = len(syms) - 1
 
     def _local_function_symbol(k: Kernel) -> None:
-        """A local function reached only through functions (or by none: -c keeps it), before
-        its text's section symbol."""
+        """A local function reached only through functions (or by none: -c keeps it), or a
+        kernel without `.visible`, before its text's section symbol."""
         if k.name in local_functions and k.name not in local_sym:
-            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, STO_CUDA_ENTRY if k.is_entry else 0,
+                               section=f".text.{k.name}"))
             local_sym[k.name] = len(syms) - 1
 
     # -c: a module of functions only names its variables before the leading function's text;
@@ -769,7 +770,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module[1:1] = records
     if texmode_independent:
         module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
-    for k in file_order if not relocatable else ():
+    # (the kernels without `.visible` first, ptxas 13.5: as their LOCAL symbols come first)
+    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not relocatable else ():
         if not k.is_entry:       # (-g's out-of-line functions: ptxas writes none)
             continue
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
