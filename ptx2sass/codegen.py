@@ -885,8 +885,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         _link_target_tables(kernels, codes)
     if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
         # in PTX order), then the other functions in declaration order (the builder reverses)
+        # (the kernels without `.visible` after the others)
         position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
-                    else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    else (1, bool(fn.attributes.get(abi.LOCAL_ENTRY)), i) if fn.is_entry
+                    else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
         pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
         through_pointers = {k.name for k, c in pairs if k.is_entry and c.indirect_callees}

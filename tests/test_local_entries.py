@@ -76,3 +76,18 @@ def test_two_objects_with_a_local_kernel_of_one_name_link(arch, tmp_path):
                                     ("ptxas", lambda s: _ptxas(s, arch, True)))}
     assert _functions(linked["ours"]) == _functions(linked["ptxas"]) == [
         ("ka", "STB_GLOBAL"), ("kb", "STB_GLOBAL"), ("lk", "STB_LOCAL"), ("lk", "STB_LOCAL")]
+
+
+@pytest.mark.parametrize("relocatable", [False, True], ids=["whole", "c"])
+@pytest.mark.parametrize("entries", [LOCALS, OTHERS], ids=["locals", "others"])
+def test_debug_builds_place_local_kernels_after_the_others(entries, relocatable):
+    """-g (sm_89): ptxas writes the kernels with `.visible`/`.weak` first, then those without,
+    each group in PTX order; sections and symbols as ptxas's (the line table's and frame's
+    relocation offsets differ with the code, not compared)."""
+    src = _module("sm_89", *entries)
+    ours = _structure(codegen.compile_ptx(src, arch="sm_89", compile_only=relocatable, debug=True, opt_level=0))
+    r = oracle.ptxas(src, arch="sm_89", options=("-g",) + (("-c",) if relocatable else ()))
+    assert r.ok, r.stderr
+    theirs = _structure(r.output)
+    for key in ("sections", "symbols", "module records", "kernel records", "callgraph"):
+        assert ours[key] == theirs[key], key
