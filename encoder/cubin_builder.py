@@ -789,11 +789,13 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")
-        # the strings in `.strtab` (first, sm_90: after the symbols' names; the symbols
-        # are all made by now): the function named last in the PTX (`prototypes`' order)
-        # first, each string once
+        # the strings in `.strtab`, each once (the symbols are all made by now): sm_8x
+        # first, the function named last in the PTX (`prototypes`' order) first; sm_90+
+        # after the symbols' names, in `.nv.prototype`'s (symbol) order
         listed = set(proto_names)
-        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(prototypes) if e in listed))
+        c.prototype_strings = list(dict.fromkeys(
+            [prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
+            else [prototypes[e] for e in reversed(prototypes) if e in listed]))
         strtab = StringTable(default_strtab(c, []) if hopper else ["", *c.prototype_strings])
         c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
                                   b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
