@@ -519,3 +519,18 @@ def test_sass_only_relocatable_output_past_sm_90(arch, tmp_path):
     assert not any(map(_is_mercury, _section_names(ours)))
     c = read_cubin(ours)
     assert c.e_type == 1 and c.e_flags & 0xFF == 0x04
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("opts", [{"lineinfo": True}, {"debug": True, "opt_level": 0}], ids=["lineinfo", "g"])
+def test_debug_objects_link_and_run(opts, arch, tmp_path):
+    """-c with -lineinfo / -g: nvlink links our caller and callee (sm_100: SASS-only objects
+    with the debug sections) and the program computes what NumPy says."""
+    compile_c = lambda src: codegen.compile_ptx(_for(src, arch), arch=arch, compile_only=True, **opts)
+    linked = _nvlink(compile_c(CALLER), compile_c(CALLEE), tmp_path=tmp_path, arch=arch)
+    data = np.arange(1, 9, dtype=np.uint32) * 7
+    want = data.copy()
+    want[0] = (3 * data[0] + data[2]) + data[1] + 100
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert data.tolist() == want.tolist()
