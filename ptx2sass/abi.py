@@ -161,6 +161,10 @@ LINKABLE = "linkable"
 # called like a link target; one not `.visible` has a local symbol there.
 LOCAL_FUNCTION = "local_function"
 WEAK_FUNCTION = "weak_function"  # `.weak .entry`/`.func`: a WEAK symbol (ptxas, plain and -c)
+# An `.entry` without `.visible`/`.weak` (nvcc's internal-linkage kernels): ptxas 13.5 binds its
+# symbol LOCAL, before its text's section symbol (plain and -c); -c places such kernels first,
+# the last declared first, as uncalled local functions (two objects may each have one of a name)
+LOCAL_ENTRY = "local_entry"
 DECLARED_AT = "declared_at"      # where the function's name first appears (a prototype counts)
 # -g: where a function's or kernel's `brx.idx` tables start in the constant bank 2 (bytes).
 # ptxas gives every table of the module its own place (the kernels' in PTX order, then the
