@@ -74,6 +74,16 @@ _SYNC_REQUIRED = {"vote": "vote", "shfl": "shfl"}
 _STATE_SPACES = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster"))
 
 
+def _extern_redeclaration(earlier, decl: ast.VariableDecl) -> bool:
+    """Whether a module-scope declaration of a name already declared is an `.extern`
+    declaration and a definition of one variable (ptxas 13.5 takes both orders, in one
+    file or across input files)."""
+    first = getattr(earlier, "node", None)
+    if not isinstance(first, ast.VariableDecl) or first.space != decl.space:
+        return False
+    return ".extern" in first.linkage or ".extern" in decl.linkage
+
+
 @dataclass(slots=True)
 class Symbol:
     kind: str                 # 'reg', 'var', 'func', 'label', 'sreg'
@@ -432,6 +442,8 @@ class Checker:
                 _Scope.declared()
                 continue
             if scope.declared_here(d.name):
+                if module_scope and _extern_redeclaration(scope.names.get(d.name), decl):
+                    continue        # `.extern` then the definition (or the reverse): one variable
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)

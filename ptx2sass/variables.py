@@ -26,7 +26,7 @@ slot or byte offset) that addresses the variable.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 
 from ptx2sass import ir
 from ptx2sass.records import dataclass
@@ -179,6 +179,12 @@ def _global_offsets(variables) -> dict[str, int]:
     return out
 
 
+def _defined_here(v: ir.Variable) -> ir.Variable:
+    """An `.extern` variable no input defines, as ptxas's whole-program mode keeps it ("ignoring
+    extern qualifier"): a zero-initialised `.visible` definition."""
+    return replace(v, extern=False, linkage="visible")
+
+
 def module_layout(module: ir.Module, filename: str | None = None,
                   relocatable: bool = False, debug: bool = False) -> ModuleLayout:
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
@@ -225,6 +231,9 @@ def module_layout(module: ir.Module, filename: str | None = None,
         else:
             kept.append((v, name, fn_name))
     data = kept
+    if not relocatable:     # whole program: ptxas defines an unresolved extern itself, as a
+        data = [(_defined_here(v) if v.extern and fn_name is None else v, name, fn_name)   # GLOBAL
+                for v, name, fn_name in data]                                   # symbol (its warning: cli)
     # ptxas's order of a module's `.global`s (bank-4 slots, and the ties of the layout's
     # sort): those with a GLOBAL/WEAK symbol first, then the LOCAL ones, each in declaration
     # order (ptxas 13.5.37, sm_89; whatever order the code names them in)
