@@ -369,7 +369,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
-                relocatable: bool = False, extern_variables: list[tuple[str, int, int]] = (),
+                relocatable: bool = False, extern_variables: list[tuple[str, int, int, str]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
                 debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
@@ -391,8 +391,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     The given kernels are not modified: the cubin holds copies.
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89 and sm_90; sm_90's
     differences are marked where made): variables as
-    CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment) as
-    undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
+    CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment, state
+    space) as undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
     declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
     for MIN_STACK_SIZE,
     `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
@@ -698,9 +698,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
                                STB_WEAK if g.name in weak else STB_GLOBAL, other_of(g),
                                section=g.section) for g in globals_ if g.name in visible]
-            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL, object_kind[1],
+            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL,
+                                STO_CUDA_CONSTANT if space == "const" else object_kind[1],
                                 shndx=SHN_COMMON if align else 0)
-                         for name, size, align in extern_variables]
+                         for name, size, align, space in extern_variables]
             declared = {name: at for at, name in enumerate(variable_order)}
             for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
                 syms.append(sym)

@@ -54,11 +54,12 @@ class ModuleLayout:
     relocations: dict[str, list] = field(default_factory=dict)
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
-    # Relocatable output: `.extern .global` variables another module defines and the
-    # uninitialised `.common` ones the linker allocates: (name, size, alignment; 0: extern),
+    # Relocatable output: `.extern .global/.const` variables another module defines and the
+    # uninitialised `.common` ones the linker allocates: (name, size, alignment; 0: extern,
+    # state space),
     # and the names of module variables other modules may name (`.visible`; in executables
     # also `.common` and `.weak`, whose symbols ptxas binds GLOBAL / WEAK).
-    extern_variables: list[tuple[str, int, int]] = field(default_factory=list)
+    extern_variables: list[tuple[str, int, int, str]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)         # (executables) those bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
@@ -219,15 +220,19 @@ def module_layout(module: ir.Module, filename: str | None = None,
         for v in fn.locals:
             if v.space in ("global", "const"):
                 data.append((v, f"$__{v.name}__{len(data)}", fn.name))
-    # relocatable output: `.extern .global` variables, and the uninitialised `.common` ones,
-    # which ptxas -c (13.5.37) writes as COMMON symbols (value: the alignment) the linker
-    # allocates, take no storage here
+    # relocatable output: `.extern .global/.const` variables, and the uninitialised `.common`
+    # `.global`s, which ptxas -c (13.5.37) writes as COMMON symbols (value: the alignment) the
+    # linker allocates, take no storage here; an extern `.const`'s reads are relocated against
+    # its symbol as a defined one's are
     kept = []
     for v, name, fn_name in data:
         if relocatable and fn_name is None and v.space == "global" and (
                 v.extern or v.linkage == "common" and v.init is None):
-            out.extern_variables.append((name, v.size, 0 if v.extern else v.align))
+            out.extern_variables.append((name, v.size, 0 if v.extern else v.align, "global"))
             out.placements[v.name] = Placement("global", name)
+        elif relocatable and fn_name is None and v.space == "const" and v.extern:
+            out.extern_variables.append((name, v.size, 0, "const"))
+            out.placements[v.name] = Placement("const", 0, name)
         else:
             kept.append((v, name, fn_name))
     data = kept

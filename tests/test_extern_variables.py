@@ -12,7 +12,7 @@ import pytest
 
 from test_cli_inputs import _assert_same, _both
 
-HEADER = ".version 8.5\n.target sm_89\n.address_size 64\n"
+HEADER = ".version 8.8\n.target sm_89\n.address_size 64\n"
 EXTERNS = ".extern .global .align 4 .u32 gx;\n.extern .const .align 4 .u32 cx;\n"
 DEFINITION = ".visible .global .align 4 .u32 gx = 7;\n"
 KERNEL = """.visible .entry k(.param .u64 out)
@@ -50,3 +50,23 @@ def test_extern_variables_as_ptxas(argv, tmp_path, capsys, monkeypatch):
         results.append(int(out[0]))
     defined = "def" in " ".join(argv)
     assert results[0] == results[1] == (7 if defined else 0)
+
+
+DEFINITIONS = HEADER + ".visible .global .align 4 .u32 gx = 7;\n.visible .const .align 4 .u32 cx = 30;\n"
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100"])
+@pytest.mark.parametrize("user_by", ["ours", "ptxas"])
+def test_extern_const_links_under_c(user_by, arch, tmp_path):
+    """`-c` with an `.extern .const` (was 'not supported yet'): an undefined CONSTANT object
+    symbol, reads relocated against it (ptxas's R_CUDA_CONST_FIELD); nvlink links ours or
+    ptxas's user with ptxas's definitions, and the kernel reads the definitions' values."""
+    from test_relocatable import _nvlink, _ours_c, _ptxas_c
+    from ptx2sass.emu.launch import run
+    user_ptx = (HEADER + EXTERNS + KERNEL).replace("sm_89", arch)
+    user = _ours_c(user_ptx, arch) if user_by == "ours" else _ptxas_c(user_ptx, arch)
+    linked = _nvlink(user, _ptxas_c(DEFINITIONS.replace("sm_89", arch), arch), tmp_path=tmp_path, arch=arch)
+    out = np.zeros(1, np.uint32)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [out], hazard_check=user_by == "ours")
+    assert not res.hazards
+    assert int(out[0]) == 37
