@@ -337,6 +337,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
     limit = _register_limit(fn, max_registers)
+    _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
         remat_invariants(mf)
         sink_to_successor(mf)
@@ -1199,6 +1200,19 @@ def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
     if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
         return int(maxrregcount)
     return 0xFF
+
+
+def _check_fixed_registers(mf, limit: int | None, name: str, filename: str | None) -> None:
+    """Out-of-line calls pass their arguments in fixed registers from R4 (ptx2sass.abi);
+    where they reach past the function's register limit, the call is refused rather than
+    the limit exceeded (ptxas passes what does not fit on the stack: not done here)."""
+    if limit is None:
+        return
+    top = max((index + mf.vregs[v].width for v, index in mf.precolored.items()
+               if mf.vregs[v].cls == "R" and index != RZ.index), default=0)
+    if top > limit:
+        raise CompileError(f"function {name}: call arguments in registers up to R{top - 1} past the "
+                           f"register limit {limit} (passing on the stack) not supported yet", filename)
 
 
 def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
