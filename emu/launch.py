@@ -397,14 +397,14 @@ class Launch:
         as one machine; a launch of one thread with no observer on the scalar interpreter
         (emu/scalar.py), which hands it to a machine where it cannot go on."""
         if scalar.suits(self):
-            with gc_paused():
+            with gc_paused(), np.errstate(all="ignore"):        # (see emu/fp.py)
                 scalar.run(self)
             return
         gx, gy, gz = self.grid
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
         batch = 1 if self.sequential else max(1, BATCH_LANES // per_cta)
-        with gc_paused():
+        with gc_paused(), np.errstate(all="ignore"):            # (see emu/fp.py)
             for start in range(0, len(ctaids), batch):
                 machine = Machine(self, ctaids[start:start + batch])
                 if self.timing_model is not None:
