@@ -12,9 +12,10 @@ results, 64-bit integer conversions) goes through exact rational arithmetic per 
 
 Overflow to infinity and invalid operations giving NaN are the GPU's semantics, not errors:
 a launch runs under `np.errstate(all="ignore")` (entered once in `Launch.run`), so the hot
-functions here (`add_rto`, `narrow_f64`, `fadd32`, `fmul32`, `ffma32`, `ffma32_few`) do not
-enter it themselves (~5 us an entry, 2,242 entries over the tinygrad backend programs'
-launches); called outside a launch they may let NumPy warn, with the same results.
+functions here (`add_rto`, `narrow_f64`, `fadd32`, `fmul32`, `ffma32`, `ffma32_few`,
+`fma64_rn`) do not enter it themselves (~5 us an entry, 2,242 entries over the tinygrad
+backend programs' launches); called outside a launch they may let NumPy warn, with the same
+results.
 """
 from __future__ import annotations
 
@@ -384,22 +385,21 @@ def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     go through `fma64` one by one."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
                                   np.asarray(c, np.float64))
-    with np.errstate(all="ignore"):
-        uh = a * b
-        t = _SPLIT * a
-        ah = t - (t - a)
-        al = a - ah
-        t = _SPLIT * b
-        bh = t - (t - b)
-        bl = b - bh
-        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
-        th = c + uh
-        bb = th - c
-        tl = (c - (th - bb)) + (uh - bb)
-        r = th + add_rto(tl, ul)
-        aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
-        ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
-            & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
+    uh = a * b                                  # (under the launch's np.errstate)
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+    th = c + uh
+    bb = th - c
+    tl = (c - (th - bb)) + (uh - bb)
+    r = th + add_rto(tl, ul)
+    aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
+    ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
+        & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
     if not ok.all():
         r = r.copy()
         for i in np.flatnonzero(~ok).tolist():

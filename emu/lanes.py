@@ -401,6 +401,15 @@ class Lanes:
 
     def _put_uniform(self, arr: np.ndarray, index: int, values: np.ndarray, mask) -> None:
         """A uniform register takes, in each warp, the value of its first lane that writes."""
+        if mask is self.active and values.shape == (1,):
+            # every lane writes one value: each warp takes it (no per-lane arrays)
+            if self.warp >= 0:
+                arr[self.warp, index] = values[0]
+                return
+            ws = getattr(self, "ws", None)           # a machine.Group's warps
+            if ws is not None:
+                arr[ws, index] = values[0]
+                return
         if not np.count_nonzero(mask):
             return
         vals = widen(values, self.width)
