@@ -11,7 +11,7 @@ results, 64-bit integer conversions) goes through exact rational arithmetic per 
 (`round_rational`): slow, but only a handful of instructions need it.
 
 Overflow to infinity and invalid operations giving NaN are the GPU's semantics, not errors:
-a launch runs under `np.errstate(all="ignore")` (entered once in `Launch.run`), so the hot
+a launch runs under NumPy's "ignore" error state (`launch.fp_quiet`, once a launch), so the hot
 functions here (`add_rto`, `narrow_f64`, `fadd32`, `fmul32`, `ffma32`, `ffma32_few`,
 `fma64_rn`) do not enter it themselves (~5 us an entry, 2,242 entries over the tinygrad
 backend programs' launches); called outside a launch they may let NumPy warn, with the same

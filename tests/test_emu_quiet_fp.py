@@ -1,4 +1,4 @@
-"""A launch runs its arithmetic under one `np.errstate(all="ignore")` (emu/launch.py), not one
+"""A launch runs its arithmetic under one "ignore" error state (emu/launch.py `fp_quiet`), not one
 per handler call (emu/fp.py): FP32 add/mul/fma on overflowing, infinite, NaN and denormal
 inputs, on few and many lanes (the generic handlers, then the specialised forms on later
 launches), raise no NumPy warning with warnings as errors, and give IEEE 754's results:
@@ -120,3 +120,20 @@ def test_fp32_edges_raise_no_warning_and_round_as_ieee(cubin, lanes):
         assert _same(got[:, 0], want_add), launch
         assert _same(got[:, 1], want_mul), launch
         assert _same(got[:, 2], want_fma), launch
+
+
+def test_the_launch_state_is_errstate_ignore_and_goes_back():
+    from ptx2sass.emu.launch import fp_quiet
+    with np.errstate(all="ignore"):
+        want = np.geterr()
+    for outer in ({}, {"all": "raise"}, {"over": "warn", "invalid": "raise", "divide": "ignore"}):
+        with np.errstate(**outer):
+            before = np.geterr()
+            for _ in range(2):                      # made once, then the kept state
+                with fp_quiet():
+                    assert np.geterr() == want
+                    with np.errstate(invalid="raise"):          # an inner state still rules
+                        with pytest.raises(FloatingPointError):
+                            np.sqrt(np.array([-1.0]))
+                    assert np.geterr() == want
+                assert np.geterr() == before
