@@ -653,9 +653,28 @@ class Checker:
         if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
+        policy = None
+        if op in _CACHE_POLICY_OPCODES and not (problem and problem.startswith(
+                ("Unknown modifier", _UNEXPECTED_TYPES))) and not (op == "red" and ".cas" in ins.modifiers):
+            policy = self.cache_policy_problem(ins, scope)
+            if policy == "mismatch":    # the operands fit no form: that alone is reported
+                self.mismatch(name, ins)
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return
         if problem and not problem.startswith(_UNEXPECTED_TYPES) \
                 and self.operands_mismatch_first(ins, types, scope, name):
             return      # ptxas checks the operands against the types before the modifiers
+        if policy is not None:          # a cache policy without its `.L2::cache_hint`
+            for line in (problem or "").split("\n"):
+                if line:
+                    self.error(line, ins)
+            self.error(f".L2::cache_hint modifier required for instruction '{name}' with "
+                       f"{len(ins.operands)} arguments", ins)
+            self.mismatch(name, ins)
+            for operand in ins.operands:
+                self.resolve_names(operand, scope, self.labels)
+            return
         if problem:
             for line in problem.split("\n"):       # several illegal modifiers
                 self.error(line, ins)
@@ -683,6 +702,30 @@ class Checker:
         self.check_comparison(ins, reported)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def cache_policy_problem(self, ins: ast.Instruction, scope: _Scope) -> str | None:
+        """ld/st/atom/red's optional last operand, an L2 cache policy, which goes with
+        `.L2::cache_hint`: 'mismatch' where the operands fit no form (a policy that is no
+        64-bit integer register or literal, or `.L2::cache_hint` without one), 'hint' for a
+        policy without `.L2::cache_hint` (ptxas 13.5.37: ".L2::cache_hint modifier required
+        for instruction 'ld' with 3 arguments", then "Arguments mismatch"), None else."""
+        op, mods, ops = ins.opcode, ins.modifiers, ins.operands
+        base = 2 if op in ("ld", "st", "red") else 4 if ".cas" in mods else 3
+        hint = ".L2::cache_hint" in mods
+        if len(ops) == base + 1:
+            policy = ops[-1]
+            if type(policy) is ast.IntLit:
+                fits = True
+            else:
+                sym = self.lookup(policy, scope) if type(policy) is ast.Name else None
+                fits = sym is not None and sym.kind == "reg" and sym.vector is None \
+                    and sym.type in (".b64", ".u64", ".s64")
+            if not fits or not hint and ".cas" in mods:    # (cas: no such message)
+                return "mismatch"
+            return None if hint else "hint"
+        if len(ops) == base and hint:
+            return "mismatch"
+        return None
 
     def operands_mismatch_first(self, ins: ast.Instruction, types, scope, name) -> bool:
         """For an instruction whose modifiers fit no form: whether its operands fit no form
@@ -1042,6 +1085,22 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op in ("ld", "st") and ".volatile" in ins.modifiers and ".local" in ins.modifiers \
+                and self.version < (9, 1):
+            problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
+                            "or later")
+        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier":
+            # (ptxas 13.5.37: the version, then the target)
+            if self.version < (7, 8):
+                problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")
+            if self.target_sm < 90:
+                problems.append("Feature '::cluster' requires .target sm_90 or higher")
+        if ".cluster" in ins.modifiers and op in _SCOPED_MEMORY_OPCODES:
+            # (the target, then the version)
+            if self.target_sm < 90:
+                problems.append("Feature '.cluster scope' requires .target sm_90 or higher")
+            if self.version < (7, 8):
+                problems.append("Feature '.cluster scope' requires PTX ISA .version 7.8 or later")
         if self.version < (8, 3):
             for m in ins.modifiers:
                 if m in (".param::func", ".param::entry"):
@@ -1112,6 +1171,9 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if ".L2::cache_hint" in ins.modifiers and op in _CACHE_POLICY_OPCODES \
+                and self.version < (7, 4):
+            problems.append("Modifier '.L2::cache_hint' requires PTX ISA .version 7.4 or later")
         if op == "createpolicy":
             problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
         problems += self._vector_atomic_problems(ins)
@@ -1840,6 +1902,10 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     for m in modifiers:
         if m not in isa.KNOWN_MODIFIERS:
             return None, [], opcode, f"Unknown modifier '{m}'"
+    repeats, kept = _repeated_modifiers(opcode, modifiers)
+    if kept != modifiers:   # ptxas then checks the instruction with the later of each class
+        form, types, name, problem = select_form(opcode, kept)
+        return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
     name = _display_name(opcode, others)
@@ -1861,6 +1927,54 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     if not problem and opcode == "cvt":
         problem = _cvt_rounding_problem(types, others)
     return chosen, tuple(types), name, problem
+
+
+# Modifier classes of which an instruction takes one, and ptxas 13.5.37's message for a
+# second one (probed on branch reject27); the later one is the one it then checks.
+_REPEAT_CLASSES: tuple[tuple[frozenset, str], ...] = (
+    (isa.ROUNDING_MODIFIERS, "Multiple rounding modifiers specified"),
+    (frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ",
+                ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan")), "Multiple comparisons set"),
+    (frozenset((".v2", ".v4", ".v8")), "Multiple vector modifiers specified"),
+)
+_REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
+    **{op: ((frozenset((".and", ".or", ".xor")), "Multiple instruction post-operation flags set"),)
+       for op in ("set", "setp")},
+    "ld": ((frozenset((".ca", ".cg", ".cs", ".lu", ".cv")), "Multiple cache operation modifiers specified"),
+           (frozenset((".weak", ".volatile", ".relaxed", ".acquire")), "Duplicate")),
+    "st": ((frozenset((".wb", ".cg", ".cs", ".wt")), "Multiple cache operation modifiers specified"),
+           (frozenset((".weak", ".volatile", ".relaxed", ".release")), "Duplicate")),
+    **{op: ((frozenset((".any", ".all")), "Multiple .any/.all modifiers specified"),)
+       for op in ("match", "vote")},
+}
+
+
+# written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
+_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync"))
+
+
+def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
+    """ptxas's messages for a second modifier of a class an instruction takes one of (two
+    roundings, comparisons, vector sizes, ...; 'Duplicate .X modifier' for the same one
+    twice, or a second memory order), and the modifiers with the later of each kept."""
+    classes = _REPEAT_CLASSES + _REPEAT_OPCODE_CLASSES.get(opcode, ())
+    out, kept = [], list(modifiers)
+    seen: dict[object, int] = {}
+    for i, m in enumerate(modifiers):
+        if m in isa.TYPE_MODIFIERS or m in _STATE_SPACE_MODIFIERS:
+            continue
+        cls = next(((members, message) for members, message in classes if m in members), None)
+        if cls is None and m not in _SILENT_REPEATS and m != ".ftz":
+            continue
+        key = cls[0] if cls else m
+        if key in seen:
+            if m not in _SILENT_REPEATS:
+                out.append(cls[1] if cls and cls[1] != "Duplicate" else f"Duplicate {m} modifier")
+            kept[seen[key]] = None
+        seen[key] = i
+    if len(kept) == len(modifiers) and None not in kept:
+        return [], modifiers
+    return out, tuple(m for m in kept if m is not None)
 
 
 def _is_lenient(opcode: str, modifiers) -> bool:
@@ -1997,35 +2111,59 @@ def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> 
 
 
 def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
-    """Memory-ordering rules of ld/st: .relaxed/.acquire/.release need a scope."""
-    if opcode in ("ld", "st"):
-        for order in (".relaxed", ".acquire", ".release", ".volatile"):
-            if order in modifiers:
-                for m in modifiers:
-                    if m in _CACHE_OPERATORS:
-                        return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    """ld/st's rules on memory order, cache operators, state space and cache hints: every
+    problem, one a line, in ptxas 13.5.37's order (probed on branch reject27): a cache
+    operator with a memory order, `.nc`, an eviction hint with a cache operator, a space the
+    instruction cannot use, a memory order or `.volatile` on a space it does not apply to,
+    `.mmio`'s rules, a missing scope or memory order, a cache hint on a non-global space."""
+    if opcode in ("atom", "red") and ".L2::cache_hint" in modifiers:
+        return "\n".join(_hint_space_problem(opcode, m) for m in modifiers
+                         if m in _STATE_SPACE_MODIFIERS and m != ".global") or None
+    if opcode not in ("ld", "st"):
+        return None
+    out = []
+    for order in (".relaxed", ".acquire", ".release", ".volatile"):
+        if order in modifiers:
+            out += [f"Modifier '{order}' cannot be combined with modifier '{m}'"
+                    for m in modifiers if m in _CACHE_OPERATORS]
     if opcode == "ld" and ".nc" in modifiers:
         if ".global" not in modifiers:
-            return "Modifier '.nc' requires .global space"
-        if ".lu" in modifiers or ".cv" in modifiers:
-            return "Illegal cache operation for instruction 'ld.nc'"
-    if opcode in ("ld", "st"):
-        cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
-        evict = next((m for m in modifiers if m.startswith(".L1::")), None)
-        if cache and evict:
-            return f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'"
-    if opcode in ("ld", "st") and ".mmio" in modifiers:
-        problem = _mmio_problem(opcode, modifiers)
-        if problem:
-            return problem
-    if opcode in ("ld", "st"):
-        for sem in (".relaxed", ".acquire", ".release"):
-            if sem in modifiers and not any(m in _SCOPES for m in modifiers):
-                return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+            out.append("Modifier '.nc' requires .global space")
+        elif ".lu" in modifiers or ".cv" in modifiers:
+            out.append("Illegal cache operation for instruction 'ld.nc'")
+    cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
+    evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+    if cache and evict:
+        out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
+    space = _space_problem(opcode, modifiers)
+    if space:
+        out.append(space)
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    for order in (".relaxed", ".acquire", ".release", ".volatile"):
+        if order in modifiers:
+            out += [f"Modifier '{order}' cannot be applied to '{m}' space" for m in spaces
+                    if m.startswith((".const", ".param")) or m == ".local" and order != ".volatile"]
+    mmio = ".mmio" in modifiers
+    if mmio:
+        out += _mmio_problems(opcode, modifiers)
+    if not any(m in _SCOPES for m in modifiers):
+        if mmio:
+            out.append(f"Modifier '.mmio' requires scope with '{opcode}' instruction")
+        else:
+            out += [f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+                    for sem in (".relaxed", ".acquire", ".release") if sem in modifiers][:1]
+    else:
         for scope in _SCOPES:
             if scope in modifiers and not any(m in _ORDERS for m in modifiers):
-                return f"Modifier '{scope}' requires memory order with '{opcode}' instruction"
-    return None
+                out.append(f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
+                break
+    if ".L2::cache_hint" in modifiers:
+        out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
+    return "\n".join(out) or None
+
+
+def _hint_space_problem(opcode: str, space: str) -> str:
+    return f"Modifier '.L2::cache_hint' cannot be applied to '{space}' space for instruction '{opcode}'"
 
 
 _ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
@@ -2046,24 +2184,30 @@ def _needless_integer_saturation(modifiers) -> bool:
 _CACHE_OPERATORS = frozenset((".ca", ".cg", ".cs", ".lu", ".cv", ".nc", ".wb", ".wt"))
 
 
-def _mmio_problem(opcode: str, modifiers: list[str]) -> str | None:
+def _mmio_problems(opcode: str, modifiers: list[str]) -> list[str]:
     """`.mmio` ld/st: with `.relaxed` (or ld's `.acquire`, st's `.release`) at `.sys` scope,
-    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words."""
+    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words and
+    order (the order, a vector, the space, the scope, then the hints)."""
     order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
+    out = []
     if not any(m in order for m in modifiers):
-        return (f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
-                f"'{opcode}'")
-    for m in modifiers:
-        if m in _SCOPES and m != ".sys" or m in (".v2", ".v4", ".v8"):
-            return f"Modifier '.mmio' cannot be combined with modifier '{m}'"
-        if m.startswith((".shared", ".local", ".const", ".param")):
-            return f"Modifier '.mmio' cannot be applied to '{m}' space"
-        if m.startswith((".L1::", ".L2::evict")):
-            return f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
-    return None
+        out.append(f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
+                   f"'{opcode}'")
+    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
+            if m in (".v2", ".v4", ".v8")]
+    out += [f"Modifier '.mmio' cannot be applied to '{m}' space" for m in modifiers
+            if m.startswith((".shared", ".local", ".const", ".param"))]
+    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
+            if m in _SCOPES and m != ".sys"]
+    out += [f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
+            for m in modifiers if m.startswith((".L1::", ".L2::evict"))]
+    return out
 
 
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))
+# instructions whose last operand may be an L2 cache policy (with `.L2::cache_hint`)
+_CACHE_POLICY_OPCODES = ("ld", "st", "atom", "red")
+_SCOPED_MEMORY_OPCODES = frozenset(_CACHE_POLICY_OPCODES)
 
 
 def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str | None:

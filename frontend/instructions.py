@@ -94,6 +94,8 @@ sub   [.rn] [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
 sub   [.rn] <.bf16 .bf16x2>                           : d, a, b
 addc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 subc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
+addc  <.u16 .s16>                                         : d, a, b
+subc  <.u16 .s16>                                         : d, a, b
 mul   {{.lo .hi}} <$int>                                   : d, a, b
 mul   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
@@ -106,6 +108,7 @@ mad   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b, c:wid
 mad   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b, c
 mad   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
 madc  {{.lo .hi}} [.cc] <.u32 .s32 .u64 .s64>              : d, a, b, c
+madc  {{.lo .hi}} <.u16 .s16>                                : d, a, b, c
 mul24 {{.lo .hi}} <.u32 .s32>                              : d, a, b
 mad24 {{.lo .hi}} [.sat] <.u32 .s32>                       : d, a, b, c
 sad   <$int>                                              : d, a, b, c

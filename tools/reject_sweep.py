@@ -318,7 +318,7 @@ def main(argv=None):
         if verdict != "agree":
             classes[(kind, verdict)] += 1
             if a.show in (part, "all"):
-                line = ptx.splitlines()[-4].strip() if a.wide else name
+                line = ptx.splitlines()[-3].strip() if a.wide else name
                 print(f"[{verdict}] {kind} {line} {arch} {ptx.splitlines()[0][9:]}: ptxas={theirs.ok} {tm[:1]} ours={ok} {msgs[:1]}")
     for part, c in tally.items():
         print(part, dict(c))

@@ -29,7 +29,7 @@ class CarryArithmetic:
     def carry_op(self, ins, a, b, negate_b: bool, carry_in: bool, product=None) -> None:
         """d = a + b (+ carry) or a - b (- borrow), setting the carry if `.cc`; 64-bit
         operands word by word, the low word's carry into the high word's IADD3.X."""
-        bits = _bits(ins.type)
+        bits = max(_bits(ins.type), 32)    # 16-bit addc/subc/madc (no .cc): a 32-bit word
         if bits not in (32, 64):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
         if self.guard is not None:
@@ -89,9 +89,14 @@ class CarryArithmetic:
             self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
             return
         t = VOp(self.mf.new_vreg())
+        if mode == "hi" and _bits(ins.type) == 16:
+            # ptxas 13.5.37 takes madc.hi.{u,s}16 as the high word of the extended operands'
+            # 32-bit product (IMAD.HI[.U32]: 0 or -1), plus c and the carry
+            ra, sb = self.as_reg(self.extend(a, ins.type)), self.extend(b, ins.type)
+        else:
+            ra, sb = self.reg_part(a), self.part_of(b, 0)
         self.emit("IMAD", ("HI", "U32") if mode == "hi" and ins.type.startswith("u")
-                  else ("HI",) if mode == "hi" else (),
-                  [t, self.reg_part(a), self.part_of(b, 0), RZ])
+                  else ("HI",) if mode == "hi" else (), [t, ra, sb, RZ])
         self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
 
     def sel_madc(self, ins):
