@@ -1085,6 +1085,11 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op == "add" and ".sat" in ins.modifiers and ins.modifiers[-1:] == (".u32",):
+            # PTX 9.2's unsigned saturating add: no target of ptxas 13.5.37 has it
+            if self.version < (9, 2):
+                problems.append("Feature 'add.sat' requires PTX ISA .version 9.2 or later")
+            problems.append(f"Feature 'add.sat' not supported on .target '{self.target_name}'")
         if op in ("ld", "st") and ".volatile" in ins.modifiers and ".local" in ins.modifiers \
                 and self.version < (9, 1):
             problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
@@ -1908,6 +1913,12 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode == "madc" and not {".lo", ".hi"} & set(others):
+        # ptxas 13.5.37 knows only madc.lo/madc.hi: modifiers neither takes are unknown
+        vocabulary = {m for f in forms for g, _ in f.groups for m in g}
+        return None, types, opcode, "\n".join(
+            [f"Unknown modifier '{m}'" for m in others if m not in vocabulary]
+            + ["Not a name of any known instruction: 'madc'"])
     name = _display_name(opcode, others)
     problem = _operation_type_problem(opcode, others, types) or \
         _type_rule_problem(opcode, others, types, name)
@@ -2024,6 +2035,14 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
     if len(types) != 1:
         return None
     kind = isa.type_class(types[0])
+    if ".sat" in modifiers and opcode in isa.CC_OPCODES and kind in "us" \
+            and (opcode not in ("mad", "madc") or ".hi" in modifiers):
+        # integer saturation: s32 alone, never with .cc (add.sat.u32 is a feature no target
+        # of ptxas 13.5.37 has: check_features)
+        if ".cc" in modifiers:
+            return "Modifier '.cc' cannot be combined with modifier '.sat'"
+        if types[0] != ".s32" and (opcode, types[0]) != ("add", ".u32"):
+            return f"Modifier '.sat' does not apply to '{types[0]}' type"
     if opcode in isa.SIGNED_ONLY_OPCODES and kind == "u":
         # a float modifier on it is illegal first (`abs.ftz.u32`)
         return "\n".join([f"Illegal modifier '{m}' for instruction '{name}'" for m in modifiers

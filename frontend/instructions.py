@@ -79,6 +79,7 @@ ATOM_SPACE = "[.global .shared .shared::cta .shared::cluster .const .local .para
 _FORM_TEXT = f"""
 add   <$int>                                              : d, a, b
 add   {{.sat}} <.s32>                                        : d, a, b
+add   {{.sat}} <.u32>                                        : d, a, b
 add   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 add   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 add   {ROUND_F} <.f64>                                    : d, a, b
@@ -96,6 +97,8 @@ addc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 subc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 addc  <.u16 .s16>                                         : d, a, b
 subc  <.u16 .s16>                                         : d, a, b
+addc  {{.sat}} <.s32>                                       : d, a, b
+subc  {{.sat}} <.s32>                                       : d, a, b
 mul   {{.lo .hi}} <$int>                                   : d, a, b
 mul   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
@@ -109,6 +112,7 @@ mad   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b, c
 mad   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
 madc  {{.lo .hi}} [.cc] <.u32 .s32 .u64 .s64>              : d, a, b, c
 madc  {{.lo .hi}} <.u16 .s16>                                : d, a, b, c
+madc  {{.hi}} {{.sat}} <.s32>                                : d, a, b, c
 mul24 {{.lo .hi}} <.u32 .s32>                              : d, a, b
 mad24 {{.lo .hi}} [.sat] <.u32 .s32>                       : d, a, b, c
 sad   <$int>                                              : d, a, b, c

@@ -247,3 +247,34 @@ def test_carry_16(form):
             r = ((ext(a) * ext(b)) >> 32) + c + carry
         want.append(r & 0xFFFF)
     _check(ours, theirs, want)
+
+
+def _sat32(v):
+    return max(-(1 << 31), min((1 << 31) - 1, v)) & 0xFFFFFFFF
+
+
+# ... and addc/subc/madc.hi with .sat on s32 (ptxas accepts them; refused with .cc): the
+# exact sum with the carry in, clamped to the s32 range; ptxas 13.5.37's madc.hi.sat.s32
+# wraps instead (its code has no clamp), and ours does as ptxas.
+@pytest.mark.parametrize("form", ["addc.sat.s32", "subc.sat.s32", "madc.hi.sat.s32"])
+def test_saturating_carry(form):
+    mad = form.startswith("madc")
+    srcs = "%a0, %a1, %a2" if mad else "%a0, %a1"
+    body = ("{ .reg .b32 %t; add.cc.u32 %t, %a3, %a4;\n"
+            f"{form} %o, {srcs}; }}")
+    vals = E32 + [0x7FFFFFFE, 0x80000002, 3]
+    ours, theirs, data = run_both(body, 32, 5, 32, values=vals)
+    want = []
+    for i in range(len(ours)):
+        a, b, c, x, y = (int(v) for v in data[5 * i:5 * i + 5])
+        carry = ((x & 0xFFFFFFFF) + (y & 0xFFFFFFFF)) >> 32
+        if form.startswith("addc"):
+            r = s32(a) + s32(b) + carry
+        elif form.startswith("subc"):
+            r = s32(a) - s32(b) - (1 - carry)
+        else:
+            r = ((s32(a) * s32(b)) >> 32) + s32(c) + carry
+            want.append(r & 0xFFFFFFFF)
+            continue
+        want.append(_sat32(r))
+    _check(ours, theirs, want)

@@ -37,6 +37,10 @@ class CarryArithmetic:
         sets = "cc" in ins.modifiers
         words = bits // 32
         d = ins.dests[0]
+        if "sat" in ins.modifiers and product is None:
+            # addc/subc.sat.s32 (no .cc) as ptxas; its madc.hi.sat.s32 wraps (ptxas 13.5.37
+            # drops the .sat there: so do we)
+            return self.saturating_carry_op(ins, a, b, negate_b, product)
         if words > 1:
             self.begin_wide(d)
         carry = self.carry_in() if carry_in else None
@@ -63,6 +67,16 @@ class CarryArithmetic:
             carry = out_p
         if sets:
             self.carry_flag, self.carry_block = carry, self.out
+
+    def saturating_carry_op(self, ins, a, b, negate_b: bool, product) -> None:
+        """s32 a + b + carry (a - b - borrow), saturated: the wrapped sum with the carry
+        in (IADD3.X), clamped from the operands' and the sum's sign bits as add.sat."""
+        ra = product if product is not None else self.in_register(a)
+        rb = self.in_register(b)
+        s = VOp(self.mf.new_vreg())
+        addend = VOp(rb.reg, rb.part, inv=True) if negate_b else rb
+        self.emit("IADD3", ("X",), [s, ra, addend, RZ, self.carry_in(), NOT_PT])
+        self.saturate_sum(self.dst(ins.dests[0]), ra, rb, s, negate_b)
 
     def sel_addc(self, ins):
         self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=False, carry_in=True)
