@@ -626,8 +626,15 @@ class Checker:
                 self.error(SINK_SOURCE, ins)
             if lenient:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
-                for problem in video_problems(op, ins.modifiers, ins.operands):
+                problems = video_problems(op, ins.modifiers, ins.operands)
+                for problem in problems:
                     self.error(problem, ins)
+                if problems and problems[0].startswith("Arguments mismatch"):
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
+                if not problems and op in _SCALAR_VIDEO and not self.video_operands_fit(ins, scope):
+                    self.mismatch(op, ins)
                 if op == "tcgen05":
                     for problem in tcgen05.problems(ins):
                         self.error(problem, ins)
@@ -662,8 +669,8 @@ class Checker:
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
                 return
-        if problem and not problem.startswith(_UNEXPECTED_TYPES) \
-                and self.operands_mismatch_first(ins, types, scope, name):
+        if problem and not problem.startswith(_UNEXPECTED_TYPES) and not problem.endswith(
+                _NO_INSTRUCTION) and self.operands_mismatch_first(ins, types, scope, name):
             return      # ptxas checks the operands against the types before the modifiers
         if policy is not None:          # a cache policy without its `.L2::cache_hint`
             for line in (problem or "").split("\n"):
@@ -702,6 +709,20 @@ class Checker:
         self.check_comparison(ins, reported)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def video_operands_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
+        """A scalar video instruction's registers are 32-bit integers (ptxas: 'Arguments
+        mismatch' for an .f32 one)."""
+        for operand in ins.operands:
+            if type(operand) is ast.Unary:
+                operand = operand.operand
+            if type(operand) is not ast.Name:
+                continue
+            sym = self.lookup(operand, scope)
+            if sym is not None and sym.kind == "reg" and sym.type is not None \
+                    and sym.type not in (".u32", ".s32", ".b32"):
+                return False
+        return True
 
     def cache_policy_problem(self, ins: ast.Instruction, scope: _Scope) -> str | None:
         """ld/st/atom/red's optional last operand, an L2 cache policy, which goes with
@@ -2251,6 +2272,8 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
 
 
 _UNEXPECTED_TYPES = "Unexpected instruction types specified for"
+_SCALAR_VIDEO = frozenset(("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"))
+_NO_INSTRUCTION = "Not a name of any known instruction: 'madc'"
 
 
 _FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))
