@@ -638,6 +638,16 @@ class Checker:
                 if op == "tcgen05":
                     for problem in tcgen05.problems(ins):
                         self.error(problem, ins)
+                if op == "mbarrier":
+                    from ptx2sass.frontend import mbarrier_shapes
+                    found = mbarrier_shapes.problems(ins.modifiers, ins.operands,
+                                                     lambda n: self.register_type(n, scope))
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
                 if op == "multimem":
                     problems = multimem.problems(ins.modifiers)
                     for problem in problems:
@@ -709,6 +719,13 @@ class Checker:
         self.check_comparison(ins, reported)
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
+
+    def register_type(self, name: str, scope: _Scope) -> str | None:
+        """The declared type of scalar register `name` (None: not a scalar register)."""
+        sym = scope.lookup(name)
+        if sym is None or sym.kind != "reg" or sym.vector is not None:
+            return None
+        return sym.type
 
     def video_operands_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
         """A scalar video instruction's registers are 32-bit integers (ptxas: 'Arguments
