@@ -679,6 +679,18 @@ class Checker:
                 for operand in ins.operands:
                     self.resolve_names(operand, scope, self.labels)
                 return
+        if op == "add" and ".sat" in ins.modifiers and ins.modifiers[-1:] == (".u32",):
+            # PTX 9.2's unsigned saturating add: no target of ptxas 13.5.37 has it (reported
+            # once the operands fit, before the modifiers' problems)
+            if len(ins.operands) != 3:
+                self.mismatch(name, ins)
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return
+            problem = "\n".join(([] if self.version >= (9, 2) else [
+                "Feature 'add.sat' requires PTX ISA .version 9.2 or later"])
+                + [f"Feature 'add.sat' not supported on .target '{self.target_name}'"]
+                + ([problem] if problem else []))
         if problem and not problem.startswith(_UNEXPECTED_TYPES) and not problem.endswith(
                 _NO_INSTRUCTION) and self.operands_mismatch_first(ins, types, scope, name):
             return      # ptxas checks the operands against the types before the modifiers
@@ -773,7 +785,7 @@ class Checker:
         forms = [f for f in isa.FORMS.get(ins.opcode, ()) if len(f.type_slots) == len(types)
                  and all(t in slot for t, slot in zip(types, f.type_slots))
                  and f.optional_from <= n <= len(f.operands)
-                 and all(c[0] in "dabc" and c != "dp" for c in f.operands)]
+                 and all(c[0] in "dabcm*" and c != "dp" for c in f.operands)]
         if not forms or not types:
             return False
         before = len(self.errors), len(self.symbol_errors)
@@ -1123,11 +1135,6 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
-        if op == "add" and ".sat" in ins.modifiers and ins.modifiers[-1:] == (".u32",):
-            # PTX 9.2's unsigned saturating add: no target of ptxas 13.5.37 has it
-            if self.version < (9, 2):
-                problems.append("Feature 'add.sat' requires PTX ISA .version 9.2 or later")
-            problems.append(f"Feature 'add.sat' not supported on .target '{self.target_name}'")
         if op in ("ld", "st") and ".volatile" in ins.modifiers and ".local" in ins.modifiers \
                 and self.version < (9, 1):
             problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
@@ -1834,7 +1841,8 @@ def _is_256_bit_access(opcode: str, modifiers) -> bool:
     return (".v8" in modifiers and bits == 32) or (".v4" in modifiers and bits == 64)
 
 
-def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str) -> str:
+def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str,
+                       types=()) -> str:
     """ptxas's wording when no form fits: a modifier no form of these types knows is
     illegal; a missing required one has its own message; known ones in a combination no
     single form takes are 'unexpected types'."""
@@ -1855,6 +1863,23 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     # type and comparison qualifier", after the illegal modifiers
     bad_comparisons = [m for m in illegal if opcode in ("set", "setp") and m in _FLOAT_ONLY_COMPARISONS]
     illegal = [m for m in illegal if m not in bad_comparisons]
+    stray = [m for m in illegal if m in _ALL_COMPARISONS and opcode not in ("set", "setp")]
+    if stray:
+        # ptxas reads `.lo`, `.equ`, ... on other instructions as comparisons (13.5.37:
+        # 'Comparison qualifier is not allowed for instruction 'add'', then the type mismatch
+        # an unsigned-only comparison on a float type or a float-only one on an integer makes)
+        illegal = [m for m in illegal if m not in stray]
+        rest = [m for m in modifiers if m not in stray]
+        problem = _explain_modifiers(candidates, rest, opcode, name, types) if \
+            all(_modifier_problem(f, rest, name) for f in candidates) else None
+        kinds = {isa.type_class(t) for t in types}
+        float_type = "f" in kinds
+        out = [f"Comparison qualifier is not allowed for instruction '{name}'"]
+        if any((m in _UNSIGNED_COMPARISONS and float_type) or
+               (m in _FLOAT_ONLY_COMPARISONS and m not in _UNSIGNED_COMPARISONS and not float_type)
+               for m in stray):
+            out.append("Mismatch between instruction type and comparison qualifier")
+        return "\n".join(([problem] if problem else []) + out)
     if illegal or bad_comparisons:
         # every illegal modifier, in ptxas 13.5.37's order (probed: .sat, .ftz, .NaN, the
         # others, a rounding modifier last), named with the instruction's sub-opcode
@@ -1883,7 +1908,13 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
 _ILLEGAL_ORDER = {".sat": 0, ".ftz": 1, ".NaN": 2}
 _FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
                                      ".lo", ".ls", ".hi", ".hs"))   # and the unsigned-only ones
+_UNSIGNED_COMPARISONS = frozenset((".lo", ".ls", ".hi", ".hs"))
+_ALL_COMPARISONS = _FLOAT_ONLY_COMPARISONS | frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge"))
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+_ATOMIC_OPERATIONS = frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec",
+                                ".min", ".max"))
+# instructions that take only these state spaces (ptxas 13.5.37's "State space incorrect")
+_SPACE_LIMITED = {"ldu": frozenset((".global",)), "createpolicy.range": frozenset((".global",))}
 # the opcodes `Checker.check_opcode_features` has rules for
 _OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
 
@@ -1899,7 +1930,7 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
             or _is_lenient(opcode, modifiers) or (opcode == "ld" and ".param" in modifiers):
         return None
     form, types, name, problem = select_form(opcode, modifiers)
-    if problem or form is None:
+    if problem or form is None or (opcode == "add" and modifiers[-2:] == (".sat", ".u32")):
         return None
     if not form.optional_from <= count <= len(form.operands):
         form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
@@ -1951,6 +1982,18 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode in ("atom", "red") and not set(others) & _ATOMIC_OPERATIONS:
+        return None, types, opcode, (f"Illegal operation '' for instruction '{opcode}'\n"
+                                     f"Operation  requires  type for instruction '{opcode}'\n"
+                                     f"Reduction operation is required for instruction '{opcode}'")
+    spaces = [m for m in others if m in _STATE_SPACE_MODIFIERS]
+    where = _SPACE_LIMITED.get(opcode + next((m for m in others if m in (".range",)), ""))
+    if where is not None and any(m not in where for m in spaces):
+        # (ptxas 13.5.37: a `::` qualifier is an illegal modifier of its own)
+        name = _display_name(opcode, others)
+        return None, types, name, "\n".join(
+            [f"Illegal modifier '::{m.split('::')[1]}' for instruction '{name}'" for m in spaces
+             if "::" in m] + [f"State space incorrect for instruction '{name}'"])
     if opcode == "madc" and not {".lo", ".hi"} & set(others):
         # ptxas 13.5.37 knows only madc.lo/madc.hi: modifiers neither takes are unknown
         vocabulary = {m for f in forms for g, _ in f.groups for m in g}
@@ -1960,6 +2003,12 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     name = _display_name(opcode, others)
     problem = _operation_type_problem(opcode, others, types) or \
         _type_rule_problem(opcode, others, types, name)
+    if problem and problem.startswith("Modifier '.sat' does not apply") and len(others) > 1:
+        # the other modifiers' problems around it: illegal ones before, a rounding one after
+        _, _, _, rest = select_form(opcode, tuple(m for m in modifiers if m != ".sat"))
+        lines = rest.split("\n") if rest else []
+        rounding = [l for l in lines if l.startswith("Illegal rounding")]
+        problem = "\n".join([l for l in lines if l not in rounding] + [problem] + rounding)
     if problem:
         return None, types, name, problem
     candidates = [f for f in forms if len(f.type_slots) == len(types)
@@ -1970,7 +2019,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return None, types, name, f"Unexpected instruction types specified for '{name}'"
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
-        return None, types, name, _explain_modifiers(candidates, others, opcode, name)
+        return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
     problem = _ordering_problem(opcode, others) or _space_problem(opcode, others) or \
         _required_companion(opcode, others, types)
     if not problem and opcode == "cvt":
@@ -1984,6 +2033,7 @@ _REPEAT_CLASSES: tuple[tuple[frozenset, str], ...] = (
     (isa.ROUNDING_MODIFIERS, "Multiple rounding modifiers specified"),
     (frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ",
                 ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan")), "Multiple comparisons set"),
+    # (a `.lo`/`.hi` that names mul.lo or mad.hi is no comparison: see _repeated_modifiers)
     (frozenset((".v2", ".v4", ".v8")), "Multiple vector modifiers specified"),
 )
 _REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
@@ -2009,8 +2059,11 @@ def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[s
     classes = _REPEAT_CLASSES + _REPEAT_OPCODE_CLASSES.get(opcode, ())
     out, kept = [], list(modifiers)
     seen: dict[object, int] = {}
+    sub = next((m for m in modifiers if m in isa.SUBOPCODES.get(opcode, ())), None)
     for i, m in enumerate(modifiers):
         if m in isa.TYPE_MODIFIERS or m in _STATE_SPACE_MODIFIERS:
+            continue
+        if m == sub and modifiers.index(m) == i:
             continue
         cls = next(((members, message) for members, message in classes if m in members), None)
         if cls is None and m not in _SILENT_REPEATS and m != ".ftz":
@@ -2174,8 +2227,9 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     instruction cannot use, a memory order or `.volatile` on a space it does not apply to,
     `.mmio`'s rules, a missing scope or memory order, a cache hint on a non-global space."""
     if opcode in ("atom", "red") and ".L2::cache_hint" in modifiers:
-        return "\n".join(_hint_space_problem(opcode, m) for m in modifiers
-                         if m in _STATE_SPACE_MODIFIERS and m != ".global") or None
+        return "\n".join(([_space_problem(opcode, modifiers)] if _space_problem(opcode, modifiers)
+                          else []) + [_hint_space_problem(opcode, m) for m in modifiers
+                                      if m in _STATE_SPACE_MODIFIERS and m != ".global"]) or None
     if opcode not in ("ld", "st"):
         return None
     out = []
@@ -2212,7 +2266,9 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     else:
         for scope in _SCOPES:
             if scope in modifiers and not any(m in _ORDERS for m in modifiers):
-                out.append(f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
+                plain = next((m for m in modifiers if m in (".weak", ".volatile")), None)
+                out.append(f"Modifier '{plain}' cannot be combined with modifier '{scope}'" if plain
+                           else f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
                 break
     if ".L2::cache_hint" in modifiers:
         out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
@@ -2278,6 +2334,9 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
         else:
             if m in isa.ROUNDING_MODIFIERS:
                 return f"Illegal rounding modifier for instruction '{opcode}'"
+            if m in _ALL_COMPARISONS and form.opcode not in ("set", "setp"):
+                # (`mul.lo.lo`: the second `.lo` is read as a comparison)
+                return f"Comparison qualifier is not allowed for instruction '{opcode}'"
             return f"Illegal modifier '{m}' for instruction '{opcode}'"
     for gi, (group, required) in enumerate(form.groups):
         if required and gi not in used:
@@ -2338,7 +2397,9 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if any(m not in allowed for m in rounding):
         return "Illegal rounding modifier for instruction 'cvt'"
     if ".ftz" in modifiers and ".f32" not in (dst, src):
-        return "Illegal modifier '.ftz' for instruction 'cvt'"
+        # ptxas 13.5.37: between integers .ftz is illegal too
+        illegal = [] if dst_float or src_float else ["Illegal modifier '.ftz' for instruction 'cvt'"]
+        return "\n".join(illegal + ["Modifier '.ftz' does not apply to this type of convert operation"])
     if ".sat" in modifiers and ((dst == src and not dst_float) or
                                 {dst, src} == {".f16", ".bf16"}):
         return "Illegal modifier '.sat' for instruction 'cvt'"

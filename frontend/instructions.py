@@ -195,9 +195,9 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} [.nc] {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} [.nc] {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem> : V, m, *?
 ldu   [.global] {VEC} <$mem>                              : V, m
-st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
+st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem> : m, W, *?
 bra   [.uni]                                              : l
 ret   [.uni]                                              :
 exit                                                      :

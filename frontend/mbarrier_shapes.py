@@ -55,6 +55,10 @@ def problems(modifiers: tuple, operands: list, register_type) -> list[str]:
             name += ".expect_tx"
     if not _fits(shape, operands, register_type):
         return [f"Arguments mismatch for instruction '{name}'"]
+    if sub in (".arrive", ".arrive_drop") and ".shared::cluster" in modifiers and operands \
+            and not (type(operands[0]) is ast.Name and operands[0].name == "_"):
+        return [f"Sink '_' is expected as a destination operand for instruction '{name}' with "
+                "'.shared::cluster'"]
     return []
 
 
