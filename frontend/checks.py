@@ -1135,6 +1135,12 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op in ("ld", "st") and self.version < (7, 4):
+            problems += [f"Modifier '.{m.split('::')[1]}' on '{op}' requires PTX ISA .version 7.4 "
+                         "or later" for m in ins.modifiers if m.startswith(".L1::")]
+        if op in ("atom", "red") and ".noftz" in ins.modifiers and ins.modifiers[-1:] == (".f32",) \
+                and self.version < (9, 4):
+            problems.append(f"Feature '{op} with .noftz and .f32' requires PTX ISA .version 9.4 or later")
         if op in ("ld", "st") and ".volatile" in ins.modifiers and ".local" in ins.modifiers \
                 and self.version < (9, 1):
             problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
@@ -2045,7 +2051,16 @@ _REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
            (frozenset((".weak", ".volatile", ".relaxed", ".release")), "Duplicate")),
     **{op: ((frozenset((".any", ".all")), "Multiple .any/.all modifiers specified"),)
        for op in ("match", "vote")},
+    **{op: ((frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec", ".min",
+                        ".max")), "Multiple instruction post-operation flags set"),
+            (frozenset((".cta", ".cluster", ".gpu", ".sys")), "Multiple scope modifiers specified"))
+       for op in ("atom", "red")},
+    "redux": ((frozenset((".and", ".or", ".xor", ".add", ".min", ".max")),
+               "Multiple instruction post-operation flags set"),),
 }
+for _op in ("ld", "st"):
+    _REPEAT_OPCODE_CLASSES[_op] += ((frozenset((".cta", ".cluster", ".gpu", ".sys")),
+                                     "Multiple scope modifiers specified"),)
 
 
 # written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
@@ -2072,6 +2087,9 @@ def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[s
         if key in seen:
             if m not in _SILENT_REPEATS:
                 out.append(cls[1] if cls and cls[1] != "Duplicate" else f"Duplicate {m} modifier")
+            if opcode in ("atom", "red", "redux") and cls and cls[1].startswith("Multiple instruction"):
+                kept[i] = None          # (an atomic's first operation is the one it checks)
+                continue
             kept[seen[key]] = None
         seen[key] = i
     if len(kept) == len(modifiers) and None not in kept:
@@ -2270,8 +2288,13 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 out.append(f"Modifier '{plain}' cannot be combined with modifier '{scope}'" if plain
                            else f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
                 break
+    if evict:
+        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
+                f"instruction '{opcode}'" for m in spaces if m != ".global"]
     if ".L2::cache_hint" in modifiers:
         out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
+    out += [f"Instruction '{opcode}' requires '.v8.b32/.v4.b64' type with '{m}' modifier."
+            for m in modifiers if m.startswith(".L2::evict_") and not _is_256_bit_access(opcode, modifiers)]
     return "\n".join(out) or None
 
 

@@ -601,6 +601,8 @@ FEATURES: dict[str, Feature] = {
     "griddepcontrol": Feature("griddepcontrol", (7, 8), 90),
     "setmaxnreg": Feature("setmaxnreg", (8, 0), 90),
     "tanh": Feature("tanh", (7, 0), 75),
+    "shf.l": Feature("shf.l", (3, 1), None),      # (ptxas 13.5.37, branch reject27)
+    "shf.r": Feature("shf.r", (3, 1), None),
     "bmsk": Feature("bmsk", (7, 6), None),
     "szext": Feature("szext", (7, 6), None),
     "add.s16x2": Feature("add.s16x2", (8, 0), 90),

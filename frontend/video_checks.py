@@ -102,6 +102,8 @@ def _simd_problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
         return [f"Unexpected instruction types specified for '{opcode}'"]
     if opcode.startswith("vset") and len([m for m in modifiers if m in _COMPARISONS]) > 1:
         return ["Multiple comparisons set"]
+    if opcode.startswith("vset") and not any(m in _COMPARISONS for m in modifiers):
+        return [f"Comparison modifier required for instruction '{opcode}'"]
     if opcode.startswith("vset") and ".sat" in modifiers:
         return [f"Illegal modifier '.sat' for instruction '{opcode}'"]
     if ".min" in modifiers or ".max" in modifiers:
