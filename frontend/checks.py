@@ -691,9 +691,17 @@ class Checker:
                 "Feature 'add.sat' requires PTX ISA .version 9.2 or later"])
                 + [f"Feature 'add.sat' not supported on .target '{self.target_name}'"]
                 + ([problem] if problem else []))
+        mark = len(self.errors)
         if problem and not problem.startswith(_UNEXPECTED_TYPES) and not problem.endswith(
                 _NO_INSTRUCTION) and self.operands_mismatch_first(ins, types, scope, name):
-            return      # ptxas checks the operands against the types before the modifiers
+            # ptxas checks the operands against the types before the modifiers (but it has
+            # told of two comparisons already)
+            if "Multiple comparisons set" in problem.split("\n"):
+                tail = self.errors[mark:]
+                del self.errors[mark:]
+                self.error("Multiple comparisons set", ins)
+                self.errors += tail
+            return
         if policy is not None:          # a cache policy without its `.L2::cache_hint`
             for line in (problem or "").split("\n"):
                 if line:
@@ -709,6 +717,9 @@ class Checker:
                 self.error(line, ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
+        if problem and form is not None and ins.opcode in ("set", "setp") and all(
+                line.startswith(_REPEAT_MESSAGES) for line in problem.split("\n")):
+            problem = None      # a repeated modifier only: the operands are checked still
         if problem:
             if problem.startswith(_UNEXPECTED_TYPES):
                 for operand in ins.operands:      # its operands' names are still looked up
@@ -791,7 +802,10 @@ class Checker:
         before = len(self.errors), len(self.symbol_errors)
         for f in forms:
             self.check_operands(ins, f, tuple(types), scope, name)
-            if len(self.errors) == before[0] and len(self.symbol_errors) == before[1]:
+            if len(self.symbol_errors) == before[1] and not any(
+                    e.message.startswith("Arguments mismatch") for e in self.errors[before[0]:]):
+                # they fit (set/setp's "Boolean operation is required" comes later)
+                del self.errors[before[0]:]
                 return False
             if f is not forms[-1]:
                 del self.errors[before[0]:]
@@ -976,7 +990,10 @@ class Checker:
         key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
         problems = self.feature_problems.get(key)
         if problems is None:
-            problems = self.feature_problems[key] = self._feature_problems(ins)
+            kept = _repeated_modifiers(ins.opcode, ins.modifiers)[1]
+            # (of a repeated modifier ptxas checks the one it keeps: `st.v8.v2` is no .v8)
+            problems = self.feature_problems[key] = self._feature_problems(
+                ins if kept == ins.modifiers else dataclasses.replace(ins, modifiers=kept))
         for message in problems:
             self.error(message, ins)
         if self.target_sm < 90:                   # no special register is newer otherwise
@@ -2064,6 +2081,7 @@ for _op in ("ld", "st"):
 
 
 # written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
+_REPEAT_MESSAGES = ("Multiple ", "Duplicate ")
 _SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync"))
 
 
@@ -2325,14 +2343,13 @@ def _mmio_problems(opcode: str, modifiers: list[str]) -> list[str]:
     on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words and
     order (the order, a vector, the space, the scope, then the hints)."""
     order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
-    out = []
+    out = [f"Modifier '.mmio' cannot be applied to '{m}' space" for m in modifiers
+           if m.startswith((".shared", ".local", ".const", ".param"))]
     if not any(m in order for m in modifiers):
         out.append(f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
                    f"'{opcode}'")
     out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
             if m in (".v2", ".v4", ".v8")]
-    out += [f"Modifier '.mmio' cannot be applied to '{m}' space" for m in modifiers
-            if m.startswith((".shared", ".local", ".const", ".param"))]
     out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
             if m in _SCOPES and m != ".sys"]
     out += [f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"

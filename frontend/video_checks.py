@@ -85,6 +85,8 @@ def _scalar_shape_problems(opcode: str, modifiers: tuple, operands: list) -> lis
     if opcode == "vset" and not comparisons:
         return ["Comparison modifier required for instruction 'vset'"]
     if opcode in ("vshl", "vshr"):
+        if len([m for m in modifiers if m in (".clamp", ".wrap")]) > 1:
+            return ["Multiple clamp modifiers specified"]
         if not {".clamp", ".wrap"} & set(modifiers):
             return [f"Clamp modifier required for instruction '{opcode}'"]
         if types[2] != ".u32":
