@@ -412,6 +412,8 @@ class Checker:
             self.error("Alignment must be a power of two", decl)
         if decl.type in _INSTRUCTION_ONLY_TYPES:
             self.error(f"Type {decl.type} may only be used as an instruction type", decl)
+        if decl.type == ".b128" and self.version < (8, 3):
+            self.error("Feature 'Type .b128' requires PTX ISA .version 8.3 or later", decl)
         kind = "reg" if decl.space == ".reg" else "var"
         for d in decl.declarators:
             if d.name == "_" and params:
@@ -1040,6 +1042,14 @@ class Checker:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and ".bf16" in pair and len(pair) == 2 \
+                and set(pair) <= set(isa.TYPE_BITS) - {".bf16x2", ".f16x2"}:
+            # ptxas 13.5.37: f32 from bf16 is PTX 7.1, the others but bf16 from f32 7.8
+            need = (7, 1) if tuple(pair) == (".f32", ".bf16") else \
+                None if tuple(pair) == (".bf16", ".f32") else (7, 8)
+            if need and self.version < need and self.target_sm >= 80:
+                self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires PTX ISA .version "
+                           f"{need[0]}.{need[1]} or later", ins)
         if ins.opcode == "cvt" and self.target_sm < 90 and tuple(pair) == (".tf32", ".f32"):
             rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
@@ -1133,7 +1143,11 @@ class Checker:
                 problems.append("Illegal vector size: 8")
             if _is_256_bit_access("ld", ins.modifiers):
                 problems.append("Vector type too large, exceeds 128 bit limit")
+        if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
+            problems.append("Vector type too large, exceeds 128 bit limit")
         wide256 = _is_256_bit_access(op, ins.modifiers)
+        if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
+            keys = [k for k in keys if k != op + ".v8"]
         if wide256 and op + ".v8" not in keys:
             keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
         for key in keys:
@@ -1244,6 +1258,9 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if op == "ld" and any(m in (".L2::64B", ".L2::128B", ".L2::256B") for m in ins.modifiers) \
+                and any(m in _STATE_SPACE_MODIFIERS and m != ".global" for m in ins.modifiers):
+            problems.append("State space incorrect for feature 'cache prefetching'")
         if ".L2::cache_hint" in ins.modifiers and op in _CACHE_POLICY_OPCODES \
                 and self.version < (7, 4):
             problems.append("Modifier '.L2::cache_hint' requires PTX ISA .version 7.4 or later")
@@ -1855,6 +1872,12 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
     return out
 
 
+def _vector_bits(modifiers) -> int:
+    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one."""
+    vec = next((int(m[2:]) for m in modifiers if m in (".v2", ".v4", ".v8")), 0)
+    return vec * isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+
+
 def _is_256_bit_access(opcode: str, modifiers) -> bool:
     """`ld/st` of 256 bits (`.v8` of 32-bit or `.v4` of 64-bit elements: sm_100+, PTX 8.8,
     global or generic addresses only)."""
@@ -2163,6 +2186,7 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
         return None
     kind = isa.type_class(types[0])
     if ".sat" in modifiers and opcode in isa.CC_OPCODES and kind in "us" \
+            and isa.TYPE_BITS.get(types[0], 0) >= 16 \
             and (opcode not in ("mad", "madc") or ".hi" in modifiers):
         # integer saturation: s32 alone, never with .cc (add.sat.u32 is a feature no target
         # of ptxas 13.5.37 has: check_features)
@@ -2178,8 +2202,8 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
     if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
             and kind in "usf":
         if kind == "f":
-            if opcode in ("mad", "madc"):
-                return None         # `mad.lo.cc.f32`: its types are unexpected first
+            if opcode not in ("add", "sub"):
+                return None         # `mad.lo.cc.f32`, `subc.cc.f16`: unexpected types first
             return (f"Illegal modifier '.cc' for instruction '{name}'\n"
                     f"Modifier '.cc' applies only to {name} integer types")
         return f"Modifier '.cc' applies only to {name} integer types"
@@ -2282,6 +2306,8 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     evict = next((m for m in modifiers if m.startswith(".L1::")), None)
     if cache and evict:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
+    if evict and ".volatile" in modifiers:
+        out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '.volatile'")
     space = _space_problem(opcode, modifiers)
     if space:
         out.append(space)
@@ -2345,11 +2371,11 @@ def _mmio_problems(opcode: str, modifiers: list[str]) -> list[str]:
     order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
     out = [f"Modifier '.mmio' cannot be applied to '{m}' space" for m in modifiers
            if m.startswith((".shared", ".local", ".const", ".param"))]
+    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
+            if m in (".v2", ".v4", ".v8")]
     if not any(m in order for m in modifiers):
         out.append(f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
                    f"'{opcode}'")
-    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
-            if m in (".v2", ".v4", ".v8")]
     out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
             if m in _SCOPES and m != ".sys"]
     out += [f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
@@ -2396,9 +2422,22 @@ _FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))
 _INT_ROUNDING = frozenset((".rni", ".rzi", ".rmi", ".rpi"))
 
 
+_CLAMPED_CONVERSIONS = frozenset(((".f16", ".f32"), (".bf16", ".f32"), (".tf32", ".f32")))
+
+
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
+    clamp = next((m for m in modifiers if m in (".relu", ".satfinite")), None)
+    lines = []
+    if clamp and ".sat" in modifiers:
+        lines.append(f"Modifier '{clamp}' cannot be combined with modifier '.sat'")
+    if clamp and dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"] \
+            and (dst, src) not in _CLAMPED_CONVERSIONS:
+        # (ptxas 13.5.37: a scalar .relu/.satfinite narrows f32 to f16/bf16/tf32 only)
+        lines.append("Unexpected instruction types specified for 'cvt'")
+    if lines:
+        return "\n".join(lines)
     scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
     clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
     if ".ftz" in modifiers and clamps:
