@@ -694,8 +694,8 @@ class Checker:
                 + [f"Feature 'add.sat' not supported on .target '{self.target_name}'"]
                 + ([problem] if problem else []))
         mark = len(self.errors)
-        if problem and not problem.startswith(_UNEXPECTED_TYPES) and not problem.endswith(
-                _NO_INSTRUCTION) and self.operands_mismatch_first(ins, types, scope, name):
+        if problem and not problem.startswith(_UNEXPECTED_TYPES) and _NO_INSTRUCTION not in \
+                problem and self.operands_mismatch_first(ins, types, scope, name):
             # ptxas checks the operands against the types before the modifiers (but it has
             # told of two comparisons already)
             if "Multiple comparisons set" in problem.split("\n"):
@@ -1166,6 +1166,8 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (8, 2):
+            problems.append("Feature '.mmio' requires PTX ISA .version 8.2 or later")
         if op in ("ld", "st") and self.version < (7, 4):
             problems += [f"Modifier '.{m.split('::')[1]}' on '{op}' requires PTX ISA .version 7.4 "
                          "or later" for m in ins.modifiers if m.startswith(".L1::")]
@@ -1258,6 +1260,11 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if self.target_sm < 80 and op not in _BF16_RULED:
+            # below sm_80 ptxas names the bf16 type itself first (13.5.37: `set.bf16`,
+            # `add.bf16`, `red.add.bf16`, `ld.bf16`; sm80_features has the other opcodes')
+            problems = [f"Feature '{m}' requires .target sm_80 or higher" for m in ins.modifiers
+                        if m in (".bf16", ".bf16x2")][:1] + problems
         if op == "ld" and any(m in (".L2::64B", ".L2::128B", ".L2::256B") for m in ins.modifiers) \
                 and any(m in _STATE_SPACE_MODIFIERS and m != ".global" for m in ins.modifiers):
             problems.append("State space incorrect for feature 'cache prefetching'")
@@ -1444,6 +1451,10 @@ class Checker:
                     good = False
             return good
         if code == "p":
+            if type(operand) is ast.PairOperand and ins.opcode == "setp" \
+                    and types[:1] in ((".f16",), (".bf16",)):
+                self.error("Predicate output not allowed for instruction 'setp'", ins)
+                return True
             if type(operand) is ast.PairOperand:
                 return self.is_pred(operand.first, scope) & self.is_pred(operand.second, scope)
             if type(operand) is ast.Name and operand.name == "_":
@@ -1895,8 +1906,10 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
-        return f"Unexpected number of state spaces specified in instruction '{opcode}'"
+        return f"Unexpected number of state spaces specified in instruction '{name}'"
     subs = isa.SUBOPCODES.get(opcode, ())
+    if opcode == "dp2a" and not {".lo", ".hi"} & set(modifiers):
+        return "'.hi/.lo' modifier required for instruction 'dp2a'"
     if name == opcode and subs and all(any(g <= subs for g, req in f.groups if req)
                                        for f in candidates):
         # `mul.rn.u32`: without .lo/.hi/.wide it is the float instruction, of a wrong type
@@ -1957,6 +1970,7 @@ _FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".g
 _UNSIGNED_COMPARISONS = frozenset((".lo", ".ls", ".hi", ".hs"))
 _ALL_COMPARISONS = _FLOAT_ONLY_COMPARISONS | frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge"))
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+_BF16_RULED = frozenset(("abs", "cvt", "fma", "max", "min", "mma", "neg", "wmma"))
 _ATOMIC_OPERATIONS = frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec",
                                 ".min", ".max"))
 # instructions that take only these state spaces (ptxas 13.5.37's "State space incorrect")
@@ -2040,12 +2054,13 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return None, types, name, "\n".join(
             [f"Illegal modifier '::{m.split('::')[1]}' for instruction '{name}'" for m in spaces
              if "::" in m] + [f"State space incorrect for instruction '{name}'"])
-    if opcode == "madc" and not {".lo", ".hi"} & set(others):
-        # ptxas 13.5.37 knows only madc.lo/madc.hi: modifiers neither takes are unknown
+    if opcode in ("madc", "mul24", "mad24") and not {".lo", ".hi"} & set(others):
+        # ptxas 13.5.37 knows only madc.lo/madc.hi (mul24.lo, ...): modifiers neither takes
+        # are unknown
         vocabulary = {m for f in forms for g, _ in f.groups for m in g}
         return None, types, opcode, "\n".join(
             [f"Unknown modifier '{m}'" for m in others if m not in vocabulary]
-            + ["Not a name of any known instruction: 'madc'"])
+            + [f"{_NO_INSTRUCTION}'{opcode}'"])
     name = _display_name(opcode, others)
     problem = _operation_type_problem(opcode, others, types) or \
         _type_rule_problem(opcode, others, types, name)
@@ -2095,6 +2110,8 @@ _REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
                         ".max")), "Multiple instruction post-operation flags set"),
             (frozenset((".cta", ".cluster", ".gpu", ".sys")), "Multiple scope modifiers specified"))
        for op in ("atom", "red")},
+    "testp": ((frozenset((".finite", ".infinite", ".number", ".notanumber", ".normal",
+                          ".subnormal")), "Multiple testp operation modifiers specified"),),
     "redux": ((frozenset((".and", ".or", ".xor", ".add", ".min", ".max")),
                "Multiple instruction post-operation flags set"),),
 }
@@ -2185,6 +2202,9 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
     if len(types) != 1:
         return None
     kind = isa.type_class(types[0])
+    if opcode in ("atom", "red") and ".noftz" in modifiers \
+            and types[0] not in (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32"):
+        return f"Illegal modifier '.noftz' for instruction '{opcode}'"
     if ".sat" in modifiers and opcode in isa.CC_OPCODES and kind in "us" \
             and isa.TYPE_BITS.get(types[0], 0) >= 16 \
             and (opcode not in ("mad", "madc") or ".hi" in modifiers):
@@ -2415,7 +2435,7 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
 
 _UNEXPECTED_TYPES = "Unexpected instruction types specified for"
 _SCALAR_VIDEO = frozenset(("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"))
-_NO_INSTRUCTION = "Not a name of any known instruction: 'madc'"
+_NO_INSTRUCTION = "Not a name of any known instruction: "
 
 
 _FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))

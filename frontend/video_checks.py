@@ -91,6 +91,8 @@ def _scalar_shape_problems(opcode: str, modifiers: tuple, operands: list) -> lis
             return [f"Clamp modifier required for instruction '{opcode}'"]
         if types[2] != ".u32":
             return ["Operation requires .u32 type"]
+    if len([m for m in modifiers if m in (".shr7", ".shr15")]) > 1:
+        return ["Multiple shift-right modifiers specified"]
     n = len(operands)
     if not (n == 4 if secondary or opcode == "vmad" else n in (3, 4)):
         return [f"Arguments mismatch for instruction '{opcode}'"]
