@@ -656,6 +656,12 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
+                if op == "mapa":
+                    spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
+                    if spaces and spaces != [".shared::cluster"]:
+                        self.error("State space incorrect for instruction 'mapa'" + (
+                            ", expected '::cluster'" if spaces[0].startswith(".shared") else ""), ins)
+                        return
                 problem = _surface_reduction_problem(op, ins.modifiers) or \
                     _lenient_shape_problem(op, ins.modifiers, len(ins.operands))
                 if problem:
@@ -1043,7 +1049,7 @@ class Checker:
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
         if ins.opcode == "cvt" and ".bf16" in pair and len(pair) == 2 \
-                and set(pair) <= set(isa.TYPE_BITS) - {".bf16x2", ".f16x2"}:
+                and set(pair) <= set(isa.TYPE_BITS) - {".bf16x2", ".f16x2", ".u8", ".s8", ".b8"}:
             # ptxas 13.5.37: f32 from bf16 is PTX 7.1, the others but bf16 from f32 7.8
             need = (7, 1) if tuple(pair) == (".f32", ".bf16") else \
                 None if tuple(pair) == (".bf16", ".f32") else (7, 8)
@@ -1970,6 +1976,9 @@ _FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".g
 _UNSIGNED_COMPARISONS = frozenset((".lo", ".ls", ".hi", ".hs"))
 _ALL_COMPARISONS = _FLOAT_ONLY_COMPARISONS | frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge"))
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+# instructions ptxas knows only with a sub-opcode (`madc.lo`, `shf.l`): without one, no name
+_NAMED_BY_SUBOPCODE = {"madc": frozenset((".lo", ".hi")), "mul24": frozenset((".lo", ".hi")),
+                       "mad24": frozenset((".lo", ".hi")), "shf": frozenset((".l", ".r"))}
 _BF16_RULED = frozenset(("abs", "cvt", "fma", "max", "min", "mma", "neg", "wmma"))
 _ATOMIC_OPERATIONS = frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec",
                                 ".min", ".max"))
@@ -2054,7 +2063,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return None, types, name, "\n".join(
             [f"Illegal modifier '::{m.split('::')[1]}' for instruction '{name}'" for m in spaces
              if "::" in m] + [f"State space incorrect for instruction '{name}'"])
-    if opcode in ("madc", "mul24", "mad24") and not {".lo", ".hi"} & set(others):
+    if opcode in _NAMED_BY_SUBOPCODE and not _NAMED_BY_SUBOPCODE[opcode] & set(others):
         # ptxas 13.5.37 knows only madc.lo/madc.hi (mul24.lo, ...): modifiers neither takes
         # are unknown
         vocabulary = {m for f in forms for g, _ in f.groups for m in g}
@@ -2112,6 +2121,9 @@ _REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
        for op in ("atom", "red")},
     "testp": ((frozenset((".finite", ".infinite", ".number", ".notanumber", ".normal",
                           ".subnormal")), "Multiple testp operation modifiers specified"),),
+    "shfl": ((frozenset((".up", ".down", ".bfly", ".idx")), "Multiple shuffle modifiers specified"),),
+    "prmt": ((frozenset((".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")),
+              "Multiple permute modifiers specified"),),
     "redux": ((frozenset((".and", ".or", ".xor", ".add", ".min", ".max")),
                "Multiple instruction post-operation flags set"),),
 }

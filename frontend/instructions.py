@@ -357,7 +357,7 @@ FORMS: dict[str, list[Form]] = _build()
 SUBOPCODES: dict[str, frozenset] = {
     "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
-    "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
+    "bar": frozenset((".arrive", ".red", ".warp")), "cvta": frozenset((".to",)),
     "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
     "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
     # probed with ptxas 13.5.37 (branch reject26): 'madc.lo', 'shf.r', 'barrier.red',
@@ -401,6 +401,7 @@ MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
     (frozenset((".up",)), "Shuffle modifier required for instruction '{op}'"),
     (frozenset((".gl",)), "Membar level required for instruction '{op}'"),
     (frozenset((".aligned",)), ".aligned modifier required for instruction '{op}'"),
+    (frozenset((".sync",)), ".sync modifier required for instruction '{op}'"),
     (frozenset((".clamp", ".wrap")), "Clamp modifier required for instruction '{op}'"),
 )
 

@@ -43,7 +43,8 @@ def problems(modifiers: tuple, operands: list, register_type) -> list[str]:
         return [f"State space incorrect for instruction '{name}'"]
     types = [m for m in modifiers if m in _TYPES]
     if types != [".b64"]:
-        return [f"Unexpected instruction types specified for '{name}'"]
+        joined = name + (".expect_tx" if ".expect_tx" in modifiers[1:] else "")
+        return [f"Unexpected instruction types specified for '{joined}'"]
     shape = _SHAPES[sub]
     if ".parity" in modifiers and sub in (".test_wait", ".try_wait"):
         name += ".parity"
