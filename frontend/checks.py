@@ -804,7 +804,7 @@ class Checker:
         forms = [f for f in isa.FORMS.get(ins.opcode, ()) if len(f.type_slots) == len(types)
                  and all(t in slot for t, slot in zip(types, f.type_slots))
                  and f.optional_from <= n <= len(f.operands)
-                 and all(c[0] in "dabcmpq*" and c != "dp" for c in f.operands)]
+                 and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)]
         if not forms or not types:
             return False
         before = len(self.errors), len(self.symbol_errors)

@@ -256,6 +256,11 @@ LITERAL_CASES = [
      ["line 13; error   : Comparison modifier required for instruction 'vset4'"]),
     ('8.7', 'sm_90', 'vmin.u32.u32.u32 %u0, %f1, %u2',
      ["line 13; error   : Arguments mismatch for instruction 'vmin'"]),
+    # vote with a type its operation does not take: the operands first (reject26's leftover)
+    ('8.7', 'sm_90', 'vote.sync.all.b32 %p0, %p1, 0xffffffff',
+     ["line 13; error   : Arguments mismatch for instruction 'vote'"]),
+    ('8.7', 'sm_90', 'vote.sync.ballot.pred %u0, %p1, 0xffffffff',
+     ["line 13; error   : Arguments mismatch for instruction 'vote'"]),
     # mbarrier (a missing state crashed the code generator)
     ('8.7', 'sm_90', 'mbarrier.test_wait.shared.b64 %p0, [%l1]',
      ["line 13; error   : Arguments mismatch for instruction 'mbarrier.test_wait'"]),
