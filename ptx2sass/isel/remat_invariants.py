@@ -99,9 +99,11 @@ class _Facts:
         return p
 
 
-def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
+def remat_invariants(mf: MFunction, limit: int | None = None, solved: dict | None = None) -> int:
     """Copies cheap invariants into crowded loops; returns how many registers it freed.
-    `limit`: the pressure a loop may have (None: `LIMIT`)."""
+    `limit`: the pressure a loop may have (None: `LIMIT`). `solved`, where given, receives
+    the liveness of the code as this leaves it, where it has it (`fresh`, `live_out`,
+    `units_out`: what `sched.pre_schedule` would solve again)."""
     limit = LIMIT if limit is None else limit
     freed = 0
     facts = None
@@ -112,7 +114,9 @@ def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
             if not n:
                 break
             freed += n
-            facts = None
+            facts = None        # any change: the facts go (so those left are the code's)
+    if solved is not None and facts is not None:
+        solved.update(fresh=facts.fresh, live_out=facts.live_out, units_out=facts.units_out)
     return freed
 
 
