@@ -88,6 +88,32 @@ class _Facts:
         self.units_out = unit_liveness(mf, self.fresh)
         self.pressure: dict[int, int] = {}  # block -> its pressure, asked by every loop around it
         self.units: set[int] | None = None
+        self._eligible: dict[int, tuple] | None = None
+
+    def single(self, v: int) -> tuple[MInstr, int] | None:
+        """v's one writer (and its block) besides IMPLICIT_DEFs, or None."""
+        w = [x for x in self.writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
+        return w[0] if len(w) == 1 else None
+
+    def eligible(self, mf: MFunction) -> dict[int, tuple]:
+        """What makes a register a candidate in any loop, asked once per state of the code
+        (each loop of a deep nest has hundreds of registers live through it, nearly none of
+        them candidates): v -> (its writer, its block, the first and last block reading it)
+        for a register written once by a copyable instruction, read only by operands of
+        that instruction's part, not precoloured. A loop takes those whose writer is
+        outside it and whose readers are inside."""
+        if self._eligible is None:
+            self._eligible = {}
+            for v, reads in self.readers.items():
+                w = self.single(v)
+                if w is None or v in mf.precolored:
+                    continue
+                d = _candidate_instr(w[0])
+                if d is None or any(op is None or op.part != d.part for _, op in reads):
+                    continue
+                blocks = [k for k, _ in reads]
+                self._eligible[v] = (w[0], w[1], min(blocks), max(blocks))
+        return self._eligible
 
     def block_pressure(self, mf: MFunction, k: int) -> int:
         p = self.pressure.get(k)
@@ -125,10 +151,7 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
     writers, readers = facts.writers, facts.readers
     width, fresh, live_out, units_out = facts.width, facts.fresh, facts.live_out, facts.units_out
     freed = 0
-
-    def single(v: int) -> tuple[MInstr, int] | None:
-        w = [x for x in writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
-        return w[0] if len(w) == 1 else None
+    single = facts.single
 
     pressure = max(facts.block_pressure(mf, k) for k in range(h, t + 1))
     if pressure <= limit:
@@ -142,23 +165,21 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
     def written_inside(v: int) -> bool:     # (a set over the loop's blocks costs its size)
         return any(h <= bi <= t for _, bi in writers.get(v, ()))
 
-    through = {v for v in live_in if not written_inside(v)}
+    def through(v: int) -> bool:            # live across the whole loop
+        return v in live_in and not written_inside(v)
+
+    eligible = facts.eligible(mf)
     cands = []
-    for v in sorted(through):
-        w = single(v)
-        if w is None or h <= w[1] <= t or v in mf.precolored:
-            continue
-        ins, _ = w
-        d = _candidate_instr(ins)
-        reads = readers.get(v, [])
-        if (d is None or not reads or any(not h <= k <= t or op is None or op.part != d.part
-                                          for k, op in reads)):
+    for v in sorted(v for v in live_in if v in eligible):
+        ins, wb, first, last = eligible[v]
+        if h <= wb <= t or not h <= first or not last <= t or written_inside(v):
             continue
         srcs = {op.reg.id for _, op, is_def in register_operands(ins) if not is_def}
         if not all(single(r) is not None and not h <= single(r)[1] <= t and r not in mf.precolored
                    and not written_inside(r) for r in srcs):
             continue
-        cands.append((v, ins, frozenset(srcs - through), sorted({k for k, _ in reads})))
+        cands.append((v, ins, frozenset(r for r in srcs if not through(r)),
+                      sorted({k for k, _ in readers[v]})))
     # those reading only registers live across the loop first (each frees one), then
     # groups that make one more register live across it for several freed
     groups: dict[frozenset, list] = {}
