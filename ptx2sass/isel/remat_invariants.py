@@ -43,10 +43,27 @@ def _loops(mf: MFunction) -> list[tuple[int, int]]:
             h = index[id(s)]
             if h <= i:
                 tails[h] = max(i, tails.get(h, i))
+    # a loop is taken where blocks h+1..t have all their predecessors in h..t: the least
+    # and the most predecessor index over that range, from sparse tables (asking each
+    # block of each loop walked ~N^2/2 blocks for N nested loops)
+    n = len(mf.blocks)
+    lows = [[min((index[id(p)] for p in b.preds), default=n) for b in mf.blocks]]
+    highs = [[max((index[id(p)] for p in b.preds), default=-1) for b in mf.blocks]]
+    span = 1
+    while 2 * span <= n:
+        lo, hi = lows[-1], highs[-1]
+        lows.append([min(lo[k], lo[k + span]) for k in range(n - 2 * span + 1)])
+        highs.append([max(hi[k], hi[k + span]) for k in range(n - 2 * span + 1)])
+        span *= 2
     out = []
     for h, t in tails.items():
-        if all(h <= index[id(p)] <= t for k in range(h + 1, t + 1) for p in mf.blocks[k].preds):
-            out.append((h, t))
+        if t > h:
+            level = (t - h).bit_length() - 1         # blocks h+1..t: t - h of them
+            a, b = t - (1 << level) + 1, h + 1
+            if (min(lows[level][b], lows[level][a]) < h
+                    or max(highs[level][b], highs[level][a]) > t):
+                continue
+        out.append((h, t))
     return sorted(out, key=lambda r: r[1] - r[0])
 
 
@@ -89,6 +106,22 @@ class _Facts:
         self.pressure: dict[int, int] = {}  # block -> its pressure, asked by every loop around it
         self.units: set[int] | None = None
         self._eligible: dict[int, tuple] | None = None
+        self._eligible_ids: set[int] = set()
+        self._ranges: dict[int, tuple[int, int]] = {}   # h -> (t, the most pressure in h..t)
+
+    def range_pressure(self, mf: MFunction, h: int, t: int) -> int:
+        """The most pressure of blocks h..t. A range asked before inside this one counts as
+        its answer (a loop nest asks each enclosing range: the inner one is walked once)."""
+        most, k = 0, h
+        while k <= t:
+            got = self._ranges.get(k)
+            if got is not None and got[0] <= t:
+                most, k = max(most, got[1]), got[0] + 1
+            else:
+                most, k = max(most, self.block_pressure(mf, k)), k + 1
+        if self._ranges.get(h, (-1,))[0] < t:
+            self._ranges[h] = (t, most)
+        return most
 
     def single(self, v: int) -> tuple[MInstr, int] | None:
         """v's one writer (and its block) besides IMPLICIT_DEFs, or None."""
@@ -113,6 +146,7 @@ class _Facts:
                     continue
                 blocks = [k for k, _ in reads]
                 self._eligible[v] = (w[0], w[1], min(blocks), max(blocks))
+            self._eligible_ids = set(self._eligible)
         return self._eligible
 
     def block_pressure(self, mf: MFunction, k: int) -> int:
@@ -153,7 +187,7 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
     freed = 0
     single = facts.single
 
-    pressure = max(facts.block_pressure(mf, k) for k in range(h, t + 1))
+    pressure = facts.range_pressure(mf, h, t)
     if pressure <= limit:
         return 0
     header = mf.blocks[h]
@@ -170,7 +204,7 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
 
     eligible = facts.eligible(mf)
     cands = []
-    for v in sorted(v for v in live_in if v in eligible):
+    for v in sorted(live_in & facts._eligible_ids):
         ins, wb, first, last = eligible[v]
         if h <= wb <= t or not h <= first or not last <= t or written_inside(v):
             continue
