@@ -263,7 +263,7 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
-                     register_limit: int | None = None) -> list[MInstr]:
+                     register_limit: int | None = None, p_ids: set[int] | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -273,7 +273,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit)
+                                          register_limit, p_ids)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -281,7 +281,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit):
+                                          register_limit, p_ids):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -296,10 +296,12 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                live_in: set[int] = frozenset(),
                                tied: dict[int, set[int]] | None = None,
                                width: dict[int, int] | None = None,
-                               register_limit: int | None = None) -> list[MInstr]:
+                               register_limit: int | None = None,
+                               p_ids: set[int] | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
-    load waits for the FMA that consumes an earlier load), as long as one is on its way."""
+    load waits for the FMA that consumes an earlier load), as long as one is on its way.
+    `p_ids`, where given: the predicate vregs (`vfile`'s "P" entries)."""
     n = len(region)
     if n < 3:
         return region
@@ -320,7 +322,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             readers[v] = readers.get(v, 0) + 1
     # predicates from before the region count until their last reader here (all of it for
     # those live through)
-    live_p = {v for v in live_in if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
+    live_p = {v for v in (live_in if p_ids is None else live_in & p_ids)
+              if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
 
     # what each instruction adds to the live predicates, kept until an issue brings the
     # reader count of a predicate it defines or reads to 1 or 0 (choose asks it of many
@@ -434,8 +437,8 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     for j in range(n):
         depth[j] = max((depth[i] + l for i, l in preds[j]), default=0)
     effects = [use_def(ins) for ins in region]
-    live = {v for v in live_after if v in width}
-    cur = sum(width[v] for v in live)
+    live = live_after & width.keys()        # (set operations: hundreds live through deep nests)
+    cur = sum(map(width.__getitem__, live))
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
     order: list[int] = []
@@ -689,6 +692,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         fresh = fresh_writes(mf)
         units_out = unit_liveness(mf, fresh)
     r_units = units_in(units_out, width)
+    p_units = units_in(units_out, preds)
+    p_ids = set(preds)
     changed = 0
     for bi, b in enumerate(mf.blocks):
         if not _reorderable(b.instrs):
@@ -697,7 +702,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         tied = _tied_copies(b.instrs)
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
-                                                                            tied))
+                                                                            tied, p_ids=p_ids))
         count = _live_count(units_out[bi], width, r_units)
         before = _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
         after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
@@ -720,14 +725,14 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             capped = _reorder_block(b.instrs, live_before,
                                     lambda region, after, before: _schedule_region(
                                         region, vfile, lat, after, before, tied, width,
-                                        PRESSURE_LIMIT - CAP_MARGIN))
+                                        PRESSURE_LIMIT - CAP_MARGIN, p_ids))
             capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
             if (capped_pressure <= max(before, PRESSURE_LIMIT)
                     and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
                 out, after = capped, capped_pressure
         if out == b.instrs:
             continue
-        p_count = _live_count(units_out[bi], preds)
+        p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
         p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
         if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
