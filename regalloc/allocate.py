@@ -372,6 +372,8 @@ def _single_choice(allowed: list[int], allowed_set: set[int], taken: set[int],
     """A register for a single value: the lowest free one; with `fill_holes`, below the
     registers given out so far, first one whose aligned pair (then quad) a neighbour
     already breaks, so that wide values coloured later still find aligned places."""
+    if not fill_holes:          # the lowest free one: no list of every free register
+        return next((c for c in allowed if c not in taken and c not in bad_starts), None)
     free = [c for c in allowed if c not in taken and c not in bad_starts]
     if not free:
         return None

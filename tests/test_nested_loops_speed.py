@@ -167,3 +167,22 @@ def test_crowded_loop_candidates_found_once_per_change(monkeypatch):
         return len(made)
     small, large = calls(30), calls(90)
     assert large <= 5 * small, (small, large)
+
+
+def test_hoisting_reads_each_blocks_code_once_while_it_stays(monkeypatch):
+    """Each loop of a nest looked at every instruction of its whole body to learn whether
+    the body only computes (`is_pure` on each) and what it defines: ~N^2/2 instructions
+    for N nested loops (1,884 calls at 40 levels, 15,244 at 120: 8.1x). A block's summary
+    is now kept while its instruction list stays the same, and blocks whose instructions
+    all stay for good are not walked again: 246 and 726 (3.0x)."""
+    from ptx2sass.opt import hoist_invariants
+
+    def asked(n: int) -> int:
+        calls = []
+        real = hoist_invariants.is_pure
+        monkeypatch.setattr(hoist_invariants, "is_pure", lambda i: calls.append(1) or real(i))
+        codegen.compile_ptx(nested_loops(n), "sm_89")
+        monkeypatch.undo()
+        return len(calls)
+    small, large = asked(40), asked(120)
+    assert large <= 3.5 * small, (small, large)
