@@ -182,11 +182,6 @@ def prespill(mf: MFunction, registers: dict[str, list[int]], spill, costs) -> in
     live at once; returns how many values went. `costs()`: vreg id -> spill cost.
     Predicates first (their homes are general registers)."""
     count = 0
-    held = {}                        # class -> all its registers' units: a bound on its pressure
-    for v in mf.vregs:
-        held[v.cls] = held.get(v.cls, 0) + v.width
-    if all(n <= PRESPILL_ABOVE for c, n in held.items() if c in ("P", "R")):
-        return 0                     # (the liveness below costs a solution over the function)
     solved: dict = {}                # the liveness `most` was counted on, while the code is so
     most = pressures(mf, solved)
     for cls in ("P", "R"):
