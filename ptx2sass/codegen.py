@@ -339,9 +339,11 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     limit = _register_limit(fn, max_registers)
     _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
-        remat_invariants(mf)
-        sink_to_successor(mf)
-        pre_schedule(mf, limit)
+        solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
+        remat_invariants(mf, solved=solved)
+        if sink_to_successor(mf):
+            solved = {}
+        pre_schedule(mf, limit, solved)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(
         mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
