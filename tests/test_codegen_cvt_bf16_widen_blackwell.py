@@ -118,3 +118,48 @@ def test_bf16_widening_converts(arch):
     for text in ("F2F.F16.BF16 ", "F2F.F16.BF16.RZ", "F2F.F16.BF16.RM", "F2F.F16.BF16.RP",
                  "F2F.FTZ.F32.BF16", "F2F.F64.BF16"):
         assert text in sass, text
+
+
+GUARDED = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 o, .param .u64 i)
+{{
+.reg .b16 %h<4>; .reg .f64 %d<2>; .reg .f32 %f<2>; .reg .b32 %r<3>; .reg .b64 %rd<8>; .reg .pred %p;
+ld.param.u64 %rd1, [o]; ld.param.u64 %rd2, [i];
+mov.u32 %r1, %tid.x; and.b32 %r2, %r1, 1; setp.eq.u32 %p, %r2, 0;
+mul.wide.u32 %rd3, %r1, 2; add.s64 %rd3, %rd2, %rd3; ld.global.b16 %h1, [%rd3];
+mov.f64 %d1, 0d4000000000000000; mov.f32 %f1, 0f40400000; mov.b16 %h2, 0x1234;
+@%p cvt.f64.bf16 %d1, %h1;
+@%p cvt.ftz.f32.bf16 %f1, %h1;
+@!%p cvt.rm.f16.bf16 %h2, %h1;
+mul.wide.u32 %rd4, %r1, 16; add.s64 %rd4, %rd1, %rd4;
+st.global.f64 [%rd4], %d1; st.global.f32 [%rd4+8], %f1; st.global.b16 [%rd4+12], %h2;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_guarded_bf16_widening_converts(arch):
+    """Under a guard the old values stay where the guard is false (ours = ptxas's = NumPy)."""
+    ptx = GUARDED.format(arch=arch)
+    n = len(INPUTS)
+    f16, f32, f64 = _expected()
+    got = []
+    for cubin, hazards in ((codegen.compile_ptx(ptx, arch, "k.ptx"), True),
+                           (oracle.ptxas(ptx, arch).output, False)):
+        out = np.zeros(n * 4, np.uint32)
+        res = run(cubin, "k", 1, n, [out, INPUTS.copy()], hazard_check=hazards)
+        assert not (hazards and res.hazards), res.hazards[:3]
+        got.append(out.reshape(n, 4))
+    np.testing.assert_array_equal(got[0], got[1])
+    ours = got[0]
+    for t in range(n):
+        even = t % 2 == 0
+        d = int(ours[t, 0]) | int(ours[t, 1]) << 32
+        want64 = f64[t] if even else 0x4000000000000000
+        want32 = f32[t] if even else 0x40400000
+        want16 = 0x1234 if even else f16[t][2]
+        for g, w in ((d, want64), (int(ours[t, 2]), want32), (int(ours[t, 3]) & 0xFFFF, want16)):
+            assert w is None or g == w, (t, hex(g), hex(w))
