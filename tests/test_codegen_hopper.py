@@ -223,3 +223,61 @@ def test_wide_multiply_add_of_a_parameter_takes_its_multiplier_as_an_immediate(a
         assert not res.hazards
         outs.append(out)
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], a + b)
+
+
+UNIFORM_PARAMETERS = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n, .param .u32 k)
+{{
+  .reg .b64 %rd<4>; .reg .b32 %r<6>; .reg .pred %p;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  ld.param.u32 %r5, [k];
+  mov.u32 %r2, %tid.x;
+  setp.ge.s32 %p, %r2, %r1;
+  @%p bra DONE;
+  add.s32 %r3, %r2, %r5;
+  xor.b32 %r4, %r3, %r5;
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+DONE:
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_parameters_read_in_place_come_through_a_uniform_register(arch):
+    """A 32-bit parameter that only ALU slots taking a UR read (the bound of `setp`, an
+    addend, a LOP3 source) is loaded with ULDC/LDCU into a uniform register and read there,
+    as ptxas writes it (`LDCU UR4, c[0x0][0x388]; ISETP.GE.AND P0, PT, R5, UR4, PT`), not
+    with LDC into a general register (was: `LDC R0, c[0x0][0x388]; ISETP ... R0`); no more
+    registers than ptxas's, and the same results in the emulator, hazard-free."""
+    ptx = UNIFORM_PARAMETERS.format(arch=arch)
+    cubin, _ = _ours(ptx, arch)
+    theirs = oracle.ptxas(ptx, arch).output
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(cubin))).functions for e in f.entries]
+    readers = [i for i in words if i.opcode in ("ISETP", "IADD3", "IADD", "LOP3")]
+    assert len(readers) == 3, readers
+    assert all(any(type(op).__name__ == "Reg" and op.file == "UR" for op in i.operands) for i in readers), readers
+    narrow = [i for i in words if i.opcode == "LDC" and "64" not in i.modifiers]
+    assert [i.operands[0].index for i in narrow] == [1], narrow      # only the stack pointer
+    from ptx2sass.encoder.cubin import read_cubin
+
+    def registers(c):
+        (k,) = [k for k in read_cubin(c).kernels if k.name == "k"]
+        return k.regcount
+    assert registers(cubin) <= registers(theirs)
+    from ptx2sass.emu.launch import run
+    outs = []
+    for c in (cubin, theirs):
+        got = np.full(64, 7, np.uint32)
+        res = run(c, "k", (1, 1, 1), (64, 1, 1), [got, np.int32(40), np.uint32(0x1234)], hazard_check=c is cubin)
+        assert not res.hazards
+        outs.append(got)
+    want = np.full(64, 7, np.uint32)
+    want[:40] = (np.arange(40, dtype=np.uint32) + 0x1234) ^ 0x1234
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], want)
